@@ -65,7 +65,33 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
         {"rope_scaling": None},
     ),
     "exaone": ("PretrainedConfig", "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct configuration_exaone.py", {}),
-    "minimax_m3": ("PretrainedConfig", "MiniMaxAI/MiniMax-M3 (no configuration file: model type only)", {}),
+    # Param2 (bharatgenai/Param2-17B-A2.4B-Thinking, trust_remote_code: Megatron-Bridge's param2moe bridge)
+    "param2moe": ("PretrainedConfig", "bharatgenai/Param2-17B-A2.4B-Thinking (its remote configuration class)", {}),
+    # Sarvam's checkpoints ship their own code (auto_map: modeling_sarvam_moe.SarvamMoEForCausalLM in llama.cpp
+    # PR #20275's converter, modeling_sarvam.SarvamMLAForCausalLM in Megatron-Bridge's Sarvam bridge tests); neither
+    # engine registers these model types (vLLM 0.33.0 only patches sarvam_mla's rope validation)
+    # vLLM 0.33.0's BailingMoeModel (SarvamMoEForCausalLM's base) reads embedding_dropout unguarded, so the class
+    # sets it; its value is not at hand and changes no parameter (0.0: vLLM sarvam.py's getattr default). SGLang
+    # 0.5.23 reads pad_token_id (the module note: a published __init__ sets it; not at hand, None: no parameter);
+    # rope_scaling None as bailing_moe's, so transformers 5.x builds the rope_parameters both engines read
+    "sarvam_moe": (
+        "PretrainedConfig",
+        "sarvamai/sarvam-30b (its remote configuration class)",
+        {"embedding_dropout": 0.0, "pad_token_id": None, "rope_scaling": None},
+    ),
+    "sarvam_mla": (
+        "PretrainedConfig",
+        "sarvamai/sarvam-105b (its remote configuration class)",
+        {"pad_token_id": None},
+    ),
+    # the MiniMax-M3 text backbone (MiniMaxM3SparseForCausalLM) as its own config: vLLM 0.33.0 reads swiglu_beta,
+    # which the checkpoint's text_config omits; vLLM's MiniMaxM3TextConfig (transformers_utils/configs/minimax_m3.py)
+    # defaults it to 1.0 ("the checkpoint config omits swiglu_beta, so this default must stay 1.0"); no parameter
+    "minimax_m3": (
+        "PretrainedConfig",
+        "MiniMaxAI/MiniMax-M3 (no configuration file: model type only; vLLM MiniMaxM3TextConfig's swiglu_beta)",
+        {"swiglu_beta": 1.0},
+    ),
     "minicpmo": (
         "Qwen2Config",
         "openbmb/MiniCPM-o-2_6 configuration_minicpm.py (MiniCPMOConfig(Qwen2Config))",
@@ -262,6 +288,9 @@ CHECKPOINT_CONFIGS.update({
     # PanguEmbeddedConfig(PretrainedConfig), model_type "PanguEmbedded" (openPangu-Embedded-7B-V1.1
     # configuration_openpangu_dense.py): sets the config.json's fields as they are
     "PanguEmbedded": ("PretrainedConfig", "openPangu-Embedded-7B-V1.1 configuration_openpangu_dense.py", {}),
+    # openPangu-Ultra-MoE-718B (auto_map AutoConfig configuration_openpangu_moe.PanguUltraMoEConfig); neither engine
+    # registers the model type pangu_ultra_moe (vLLM 0.33.0 models/openpangu.py reads the fields by attribute)
+    "pangu_ultra_moe": ("PretrainedConfig", "openPangu-Ultra-MoE-718B configuration_openpangu_moe.py", {}),
 })  # fmt: skip
 SUB_CONFIGS.update({"NVLM_D": ("llm_config", "vision_config"), "ovis2_5": ("llm_config", "vit_config")})
 # --- wave 5 stand-ins (helper c, session 42) ---

@@ -86,7 +86,6 @@ NO_DEFAULT: dict[str, str] = {
     "NemotronH_Nano_VL_V2": "SGLang's NemotronH_Nano_VL_V2_Config (configs/nano_nemotron_vl.py) defaults no vision "
                             "config (raw_vision_config {}), whose RADIO `args` it reads (KeyError 'args'), and its "
                             "NemotronHConfig reads n_groups, which the class default does not set",
-    "FlintForCausalLM": "vLLM 0.33.0 requires FlashInfer attention for Flint, absent from the harness",
     "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",
     "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
                                       "(vLLM refuses it, SGLang fails on it)",
@@ -158,6 +157,27 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                        "the HF conversion (mistral-community/pixtral-12b, tests/data/configs/towers) "
                                        "names LlavaForConditionalGeneration, which both engines build as that class, "
                                        "and the harness reads config.json only",
+    "BailingMoEForCausalLM": "no checkpoint names it: SGLang 0.5.23's base class (models/bailing_moe.py EntryClass), "
+                             "which BailingMoeForCausalLM and BailingMoeV2ForCausalLM subclass unchanged; judged "
+                             "through their configs (Ling-plus, the Ling-mini-2.0 recon)",
+    "FlintForCausalLM": "no published config at hand (no file in the corpora names the class); and vLLM 0.33.0 "
+                        "models/flint/model.py asserts a FlashInferImpl attention (\"Flint requires FlashInfer "
+                        "attention\"), which the harness's CPU meta build does not select",
+    "MindSporeForCausalLM": "not a model of its own: SGLang 0.5.23 models/mindspore.py hands the config's own "
+                            "architecture to sgl_mindspore's models on Ascend NPU; no config names it",
+    "PanguProMoEV2ForCausalLM": "no published config: none at hand names the class (the openPangu V2 config found, "
+                                "model_type pangu_v2_moe, names PanguV2MoEForCausalLM, which neither engine registers)",
+    "Plamo3ForCausalLM": "no published config at hand: pfnet/plamo-3-nict-{2b,8b,31b}-base's config.json is in none "
+                         "of the corpora (model_type plamo3, llama.cpp PR #17304, PFN's PLaMo 3 blog searched)",
+    "Rnj1ForCausalLM": "no published config: the released Rnj-1 checkpoints name Gemma3ForCausalLM (llama.cpp PR "
+                       "#17811); vLLM's Rnj1ForCausalLM is for \"an upcoming model\" (vLLM PR #39823), unpublished",
+    "SolarForCausalLM": "no published config at hand: upstage/solar-pro-preview-instruct's config.json (its bskcn_* "
+                        "layer lists) is in none of the corpora",
+    "TeleFLMForCausalLM": "no published config at hand: CofeAI/Tele-FLM's (FLM-2-52B) config.json and configuration "
+                          "class are in none of the corpora; the stored model cards stop before their sizes",
+    "XverseMoeForCausalLM": "no published config at hand: xverse/XVERSE-MoE-A4.2B's config.json is in none of the "
+                            "corpora; its published figures (25.8B, 28 layers, 64 experts top-6, 2 shared) leave "
+                            "hidden size, heads, expert width and vocabulary unstated",
 }  # fmt: skip
 
 

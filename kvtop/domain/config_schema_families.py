@@ -204,7 +204,7 @@ class FamilyFields(ConfigSection):
     use_mixed_mlp_moe: Flag | None = None
     use_cla: Flag | None = None  # HunYuan: cross-layer attention (layers reading another's KV)
     cla_share_factor: Layers | None = None
-    sandwich_norm: Flag | None = None  # openPangu: pre- and post-MLP norms on every layer (refused by name)
+    sandwich_norm: Flag | None = None  # openPangu: pre- and post-MLP norms on every layer (Embedded refuses it)
     moe_layer_start_index: LayerCount | None = None
     moe_layer_end_index: Annotated[int, Field(strict=True, ge=-1, le=MAX_LAYERS)] | None = None
     moe_layer_interval: Layers | None = None
@@ -273,6 +273,7 @@ class FamilyFields(ConfigSection):
     ffn_config: DbrxFfnConfig | None = None
     # Ling / Ling 2.0 (bailing_moe): the router's fp32 expert bias, the shared experts' own width (use_bias: above)
     moe_router_enable_expert_bias: Flag | None = None
+    router_enable_expert_bias: Flag | None = None  # openPangu-Ultra-MoE: the fp32 score-correction bias where true
     use_rmsnorm: Flag | None = None  # vLLM's q/k norms: RMSNorm where stated, else LayerNorm
     moe_shared_expert_intermediate_size: Intermediate | None = None
     # MiniCPM-V (minicpmv): which language model the model_type carries (2.6: Qwen2; others refused by name)

@@ -269,9 +269,9 @@ GENERIC: frozenset[str] = frozenset({
     "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",
     "NemotronH_Super_Omni_Reasoning_V3", "OpenCUAForConditionalGeneration", "OpenPanguVLForConditionalGeneration",
     "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",
-    "PanguProMoEV2ForCausalLM", "PanguUltraMoEForCausalLM", "Param2MoEForCausalLM",
+    "PanguProMoEV2ForCausalLM",
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
-    "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM", "SarvamMLAForCausalLM", "SarvamMoEForCausalLM",
+    "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM",
     "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
     "TeleFLMForCausalLM", "XllmForCausalLM", "XverseMoeForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip

@@ -178,6 +178,9 @@ class Shared:
     same_as_expert: bool = False  # one shared expert as wide as a routed one (Llama 4)
     dense_beside: bool = False
     when_field: str | None = None  # a flag that must be on for the shared experts (HunYuan use_mixed_mlp_moe)
+    # `size_field` is the shared experts' total where stated, else `count_field` × the routed expert's size (Param2:
+    # vLLM 0.33.0 models/param2moe.py Param2MoEMoEBlock)
+    total_else_count: bool = False
 
 
 @dataclass(frozen=True)
@@ -268,6 +271,8 @@ class Moe:
             return expert_size
         if s.when_field is not None and not f.flag(s.when_field):
             return 0
+        if s.total_else_count and s.size_field and s.count_field:
+            return f.opt(s.size_field) or f.opt(s.count_field) * expert_size
         size = f.opt(s.size_field) if s.size_field else expert_size
         if s.count_field is not None:
             return f.opt(s.count_field) * size

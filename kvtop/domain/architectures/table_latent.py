@@ -39,6 +39,18 @@ TWO_NORMS = BodyShape()
 AXK1_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"),
                placement=LayerTypes(absent=FirstDense()), router_bias=True)  # fmt: skip
 
+PANGU_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
+                router_bias_when=("router_enable_expert_bias", True))  # fmt: skip
+SARVAM_SOURCE = "vLLM 0.33.0 models/sarvam.py; SGLang 0.5.23 models/sarvam_moe.py"
+SARVAM_MLA_DEFAULTS: d.Defaults = {
+    "first_k_dense_replace": 1,
+    "moe_router_enable_expert_bias": True,
+    "q_lora_rank": None,
+    "tie_word_embeddings": False,
+}
+SARVAM_MLA_MOE = Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
+                     router_bias_when=("moe_router_enable_expert_bias", True))  # fmt: skip
+
 LONGCAT_SOURCE = "transformers v5.20.2 models/longcat_flash/configuration_longcat_flash.py, SGLang 0.5.23 srt/configs/longcat_flash.py"
 LONGCAT_MOE = Moe("n_routed_experts", per_token_field="moe_topk", expert_size_field="expert_ffn_hidden_size",
                   shared=Shared(size_field="ffn_hidden_size"), placement=EveryOther(), router_bias=True, router_fp32=True,
@@ -127,6 +139,21 @@ LATENT: tuple[Architecture, ...] = (
       refused_when=(("ngram_vocab_size_ratio", "LongCat's n-gram embeddings (SGLang NgramEmbedding)"),
                     ("num_hidden_layers", "a stated num_hidden_layers beside num_layers (SGLang builds that many "
                      "layers, vLLM's config class half as many)"))),  # fmt: skip
+    # Sarvam-105B (model_type sarvam_mla; vLLM 0.33.0 models/sarvam.py SarvamMLAForCausalLM, SGLang 0.5.23
+    # models/sarvam_moe.py): DeepSeek-V3's latent attention (q_proj whole where q_lora_rank is None) under Bailing's
+    # expert fields: dense MLPs of intermediate_size below first_k_dense_replace, then num_experts experts of
+    # moe_intermediate_size, num_shared_experts shared, and the fp32 e_score_correction_bias [num_experts] unless
+    # moe_router_enable_expert_bias is false (vLLM SarvamMLAMoE; defaults: vLLM sarvam.py's getattr defaults)
+    A("sarvam_mla", "the checkpoint's configuration class (remote code)", SARVAM_SOURCE, SARVAM_MLA_DEFAULTS,
+      ("SarvamMLAForCausalLM",), latent=Latent(), moe=SARVAM_MLA_MOE, mtp_fields=(),
+      embedding_whole_under_dp_attention=True),
+    # openPangu-Ultra-MoE (model_type pangu_ultra_moe; vLLM 0.33.0 models/openpangu.py PanguUltraMoEForCausalLM, SGLang
+    # 0.5.23 has no class): DeepSeek-V3's latent attention and experts; the fp32 e_score_correction_bias only where
+    # router_enable_expert_bias is stated true (OpenPanguMoE's hasattr check); sandwich_norm adds pre- and post-MLP
+    # RMSNorms to every layer (OpenPanguDecoderLayer: four norms)
+    A("pangu_ultra_moe", "PanguUltraMoEConfig (configuration_openpangu_moe.py, remote code)",
+      "vLLM 0.33.0 models/openpangu.py", {}, ("PanguUltraMoEForCausalLM",), latent=Latent(), moe=PANGU_MOE,
+      mtp_fields=MTP, embedding_whole_under_dp_attention=True, norms_by_word=("sandwich_norm", (("True", 4),))),
     # MiniCPM3: latent attention, a dense MLP
     A("minicpm3", "MiniCPM3Config", tf("minicpm3"), m.MINICPM3, ("MiniCPM3ForCausalLM",), latent=Latent()),
 )

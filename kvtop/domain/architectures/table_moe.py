@@ -35,6 +35,19 @@ from kvtop.domain.architectures.moe_rules import (
 from kvtop.domain.model import BodyShape, LayerKind
 
 A = Architecture
+
+
+def bailing(model_type: str, config_class: str, source: str, classes: tuple[str, ...]) -> Architecture:
+    """A Bailing-MoE-shaped entry (Ling / Ling 2.0 and classes the engines build on it): bailing_moe's rules below."""
+    return A(model_type, config_class, source, {}, classes, attention=Attention(bias_fields=("use_qkv_bias",)),
+             moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
+                     router_bias_when=("moe_router_enable_expert_bias", True)),
+             mtp_fields=(), engine_read_fields=("use_rmsnorm",),  # vLLM's q/k LayerNorms (engines/vllm/attention_biases)
+             refused_when=(
+                 ("use_bias", "biases on every projection and MLP (use_bias: o_proj, MLPs and shared experts too)"),
+                 ("moe_shared_expert_intermediate_size", "shared experts of their own width (moe_shared_expert_"
+                                                         "intermediate_size)"),
+             ))  # fmt: skip
 QK_NORM = Attention(qk_norm=True)
 MTP = ("num_nextn_predict_layers",)
 QWEN_MOE = Moe(
@@ -275,16 +288,26 @@ MOE: tuple[Architecture, ...] = (
     # moe_router_enable_expert_bias (both engines' BailingMoE gate). No class defaults: the two published classes
     # under this model type differ (Ling-plus's BailingMoeConfig defaults use_bias True, Ling 2.0's BailingMoeV2Config
     # False), so what kvtop reads must be stated. The main class builds no MTP layer (the NextN class is the draft).
-    A("bailing_moe", "BailingMoeConfig / BailingMoeV2Config",
-      "vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe.py; the checkpoints' configuration_bailing_moe(_v2).py", {},
-      ("BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoEForCausalLM"),  # the last SGLang's base class
-      attention=Attention(bias_fields=("use_qkv_bias",)),
-      moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
-              router_bias_when=("moe_router_enable_expert_bias", True)),
-      mtp_fields=(), engine_read_fields=("use_rmsnorm",),  # vLLM's q/k LayerNorms (engines/vllm/attention_biases)
-      refused_when=(
-          ("use_bias", "biases on every projection and MLP (use_bias: o_proj, MLPs and shared experts too)"),
-          ("moe_shared_expert_intermediate_size", "shared experts of their own width (moe_shared_expert_"
-                                                  "intermediate_size)"),
-      )),
+    bailing("bailing_moe", "BailingMoeConfig / BailingMoeV2Config",
+            "vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe.py; the checkpoints' configuration_bailing_moe(_v2).py",
+            ("BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoEForCausalLM")),  # the last SGLang's base
+    # Param2 (model_type param2moe; vLLM 0.33.0 models/param2moe.py, SGLang 0.5.23 has no class): Bailing's layout
+    # with its own router: the gate [num_experts, hidden] and its e_score_correction_bias [num_experts] in float32
+    # (GateLinear params_dtype float32), the bias unless moe_router_enable_expert_bias is false; shared experts
+    # moe_shared_expert_intermediate_size wide in all, else num_shared_experts × moe_intermediate_size; q/k RMSNorms
+    # where use_qk_norm. Defaults: vLLM param2moe.py's getattr defaults
+    A("param2moe", "the checkpoint's configuration class (remote code)", "vLLM 0.33.0 models/param2moe.py",
+      {"first_k_dense_replace": 1, "moe_router_enable_expert_bias": True, "num_shared_experts": 1,
+       "use_qk_norm": False, "use_qkv_bias": False, "tie_word_embeddings": False},
+      ("Param2MoEForCausalLM",), attention=Attention(bias_fields=("use_qkv_bias",)),
+      moe=Moe("num_experts", shared=Shared(size_field="moe_shared_expert_intermediate_size",
+                                           count_field="num_shared_experts", total_else_count=True),
+              placement=FirstDense(), router_bias_when=("moe_router_enable_expert_bias", True), router_fp32=True),
+      mtp_fields=(), refused_when=(("use_bias", "an o_proj bias (use_bias: vLLM's Param2MoEAttention)"),)),
+    # Sarvam-30B (model_type sarvam_moe): both engines' SarvamMoEForCausalLM is their Bailing class (vLLM 0.33.0
+    # models/sarvam.py subclasses BailingMoeForCausalLM, renaming the gate's expert bias on load; SGLang 0.5.23
+    # models/sarvam_moe.py BailingMoEForCausalLM), so Bailing's reading: the same fields, biases and refusals
+    bailing("sarvam_moe", "the checkpoint's configuration class (remote code)",
+            "vLLM 0.33.0 models/sarvam.py, bailing_moe.py; SGLang 0.5.23 models/sarvam_moe.py, bailing_moe.py",
+            ("SarvamMoEForCausalLM",)),
 )  # fmt: skip

@@ -41,6 +41,9 @@ def attention_bias_rows(model: ModelSpec, layout: ParallelLayout, layers: range)
 QK_LAYERNORM_UNLESS_RMS: Mapping[str, str] = {
     name: "models/bailing_moe.py BailingAttention: nn.LayerNorm(head_dim) unless use_rmsnorm (v0.13.0, v0.33.0)"
     for name in ("BailingMoeForCausalLM", "BailingMoeV2ForCausalLM")
+} | {
+    "SarvamMoEForCausalLM": "models/sarvam.py SarvamMoEForCausalLM(BailingMoeForCausalLM): bailing_moe.py's "
+                            "BailingAttention, nn.LayerNorm(head_dim) unless use_rmsnorm (v0.33.0)",
 }
 
 
