@@ -14,6 +14,7 @@ from benchmarks.engine_diff import registry_sweep
 from benchmarks.engine_diff.registry_configs import (
     NO_PUBLISHED_CONFIG,
     REGISTRY_DATA,
+    WHY_NO_CONFIG,
     config_for_class,
     default_configs,
     real_configs,
@@ -24,7 +25,7 @@ def test_each_class_without_a_published_config_says_so() -> None:
     no_config = json.loads((REGISTRY_DATA / "no_config.json").read_text())
     have = config_for_class(real_configs() + default_configs())
     for name, why in NO_PUBLISHED_CONFIG.items():
-        assert why.startswith("no published config: ")
+        assert why.startswith(WHY_NO_CONFIG)
         assert no_config[name] == why
         assert name not in have
 

@@ -13,6 +13,7 @@ from benchmarks.engine_diff.registry_configs import (
     NO_DEFAULT,
     NO_PUBLISHED_CONFIG,
     REGISTRY_DATA,
+    WHY_NO_CONFIG,
 )
 
 
@@ -31,7 +32,7 @@ def test_each_engine_linked_class_has_its_default_under_the_engines_model_type()
         assert no_config[name].endswith(why) or no_config[name] == NO_PUBLISHED_CONFIG[name]
     for name, why in NO_PUBLISHED_CONFIG.items():  # a class no published config was found for: its reason first
         assert not (DEFAULT_CONFIGS / f"{name}.json").exists()
-        assert no_config[name] == why and why.startswith("no published config")
+        assert no_config[name] == why and why.startswith(WHY_NO_CONFIG)
 
 
 def test_a_composite_is_written_where_kvtop_names_its_text_sub_config() -> None:

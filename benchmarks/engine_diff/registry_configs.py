@@ -100,6 +100,9 @@ NO_DEFAULT: dict[str, str] = {
 # Registered classes with no config at hand: no checkpoint config.json in the corpora and too few published figures to
 # rebuild one (tests/data/configs/recon/SOURCES.md says how a rebuilt one is sourced); no_config.json carries the
 # reason into docs/fidelity_registry.md's "no config at hand" (searched in session 44, issue 26).
+# The kinds of reason, each the start of one: no config found; a base class no checkpoint names; a dispatcher to other
+# classes, not a model.
+WHY_NO_CONFIG = ("no published config: ", "no checkpoint names it: ", "not a model of its own: ")
 NO_PUBLISHED_CONFIG: dict[str, str] = {
     "KeyeForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-8B-Preview's config.json (model_type "
                                     "Keye, its own class) is not in the corpora; its report (arXiv 2507.01949) names "
@@ -160,22 +163,22 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
     "BailingMoEForCausalLM": "no checkpoint names it: SGLang 0.5.23's base class (models/bailing_moe.py EntryClass), "
                              "which BailingMoeForCausalLM and BailingMoeV2ForCausalLM subclass unchanged; judged "
                              "through their configs (Ling-plus, the Ling-mini-2.0 recon)",
-    "FlintForCausalLM": "no published config at hand (no file in the corpora names the class); and vLLM 0.33.0 "
+    "FlintForCausalLM": "no published config: no file in the corpora names the class; and vLLM 0.33.0 "
                         "models/flint/model.py asserts a FlashInferImpl attention (\"Flint requires FlashInfer "
                         "attention\"), which the harness's CPU meta build does not select",
     "MindSporeForCausalLM": "not a model of its own: SGLang 0.5.23 models/mindspore.py hands the config's own "
                             "architecture to sgl_mindspore's models on Ascend NPU; no config names it",
     "PanguProMoEV2ForCausalLM": "no published config: none at hand names the class (the openPangu V2 config found, "
                                 "model_type pangu_v2_moe, names PanguV2MoEForCausalLM, which neither engine registers)",
-    "Plamo3ForCausalLM": "no published config at hand: pfnet/plamo-3-nict-{2b,8b,31b}-base's config.json is in none "
+    "Plamo3ForCausalLM": "no published config: pfnet/plamo-3-nict-{2b,8b,31b}-base's config.json is in none "
                          "of the corpora (model_type plamo3, llama.cpp PR #17304, PFN's PLaMo 3 blog searched)",
     "Rnj1ForCausalLM": "no published config: the released Rnj-1 checkpoints name Gemma3ForCausalLM (llama.cpp PR "
                        "#17811); vLLM's Rnj1ForCausalLM is for \"an upcoming model\" (vLLM PR #39823), unpublished",
-    "SolarForCausalLM": "no published config at hand: upstage/solar-pro-preview-instruct's config.json (its bskcn_* "
+    "SolarForCausalLM": "no published config: upstage/solar-pro-preview-instruct's config.json (its bskcn_* "
                         "layer lists) is in none of the corpora",
-    "TeleFLMForCausalLM": "no published config at hand: CofeAI/Tele-FLM's (FLM-2-52B) config.json and configuration "
+    "TeleFLMForCausalLM": "no published config: CofeAI/Tele-FLM's (FLM-2-52B) config.json and configuration "
                           "class are in none of the corpora; the stored model cards stop before their sizes",
-    "XverseMoeForCausalLM": "no published config at hand: xverse/XVERSE-MoE-A4.2B's config.json is in none of the "
+    "XverseMoeForCausalLM": "no published config: xverse/XVERSE-MoE-A4.2B's config.json is in none of the "
                             "corpora; its published figures (25.8B, 28 layers, 64 experts top-6, 2 shared) leave "
                             "hidden size, heads, expert width and vocabulary unstated",
 }  # fmt: skip
