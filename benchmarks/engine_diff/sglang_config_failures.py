@@ -125,9 +125,27 @@ ENGINE_FAILURES: dict[Failure, str] = {
         "(from_gguf) or the composite muse_glimmer form (from_dict); a muse_glimmer_text config is transformers "
         "5.19's MuseGlimmerTextConfig, which holds none of them (rope_theta only inside rope_parameters)"
     ),
+    ("models/mamba2.py", "__init__", "'Mamba2Config' object has no attribute 'intermediate_size'"): (
+        "Mamba2DecoderLayer (models/mamba2.py:72) and configs/mamba2.py Mamba2Config.mamba2_cache_params read "
+        "config.intermediate_size; SGLang's Mamba2Config subclasses transformers 5.19's, which defines expand and "
+        "never sets intermediate_size, so a config.json that does not state it builds on no device"
+    ),
     ("utils/hf_transformers/common.py", "get_context_length", "unsupported operand type(s) for *: 'NoneType'"): (
         "get_context_length multiplies the positions by rope_scaling.get('factor', 1); a rope_scaling that states "
         "'factor': null (Ming-flash-omni's video_rope) gives None, not the default 1"
+    ),
+}
+
+# Failures of SGLang's code on a registry default whose config class is not the one a real launch of the class loads,
+# so the failure is the harness's config, not the engine's answer: the table names why (harness-error with a reason).
+# Same keys as ENGINE_FAILURES.
+HARNESS_CONFIG_LIMITS: dict[Failure, str] = {
+    ("models/internvl.py", "__init__", "'InternVLVisionConfig' object has no attribute 'dropout'"): (
+        "the registry default is transformers' InternVLConfig (class_configs.json), whose InternVLVisionConfig has "
+        "no dropout; SGLang 0.5.23's interns1.py builds InternVisionModel (models/internvl.py:89 InternAttention "
+        "reads config.dropout, 247 InternVisionEncoderLayer) from the vision config of the checkpoint's own "
+        "InternS1Config, which a real launch loads with --trust-remote-code (internlm/Intern-S1's user guide: "
+        "sglang.launch_server --trust-remote-code) and the config folder lacks"
     ),
 }
 
@@ -177,6 +195,9 @@ def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None
     why = known_failure(exc, SGLANG_SOURCE, ENGINE_FAILURES)
     if why is not None:
         return "refused", f"{CANNOT} {why}"
+    limit = known_failure(exc, SGLANG_SOURCE, HARNESS_CONFIG_LIMITS)
+    if limit is not None:
+        return "harness-error", f"not the launch's config: {limit}"
     if UNKNOWN_MODEL_TYPE in first and not _has_auto_map(case["dir"]):
         return "refused", (
             "neither transformers nor SGLang's config registry knows the model type and the config.json has no "

@@ -132,6 +132,12 @@ def read_config(
         read = named_tower(config, spec.hidden_size, source)
     if filled and tower is not None and isinstance(section, dict) and read is None:  # the defaults did not read
         absent_why = not_modelled_note(tower, architecture)
+    if filled and tower is not None and (read is not None or absent_why is not None):
+        # the class builds a tower from the section its config class fills in: the engines serve it as multimodal
+        # (SGLang's is_multimodal and VLM fraction read hf_config.vision_config, which the class filled in)
+        update["multimodal"] = True
+        if tower.section == "vision_config" and isinstance(section, dict):
+            update["vision"] = _vision({**tower.defaults, **section}, source)  # the filled section: class defaults
     if absent_why is not None:  # the engine builds a default tower kvtop has no defaults for: named, not zero
         update["not_modelled"] = (*(n for n in spec.not_modelled if n != VISION_NOT_MODELLED), absent_why)
     if read is not None:  # its bytes join the weights book
