@@ -136,16 +136,22 @@ ENGINE_FAILURES: dict[Failure, str] = {
     ),
 }
 
-# Failures of SGLang's code on a registry default whose config class is not the one a real launch of the class loads,
-# so the failure is the harness's config, not the engine's answer: the table names why (harness-error with a reason).
-# Same keys as ENGINE_FAILURES.
+# Failures of SGLang's code on what the harness gives it and a real launch would not (a registry default whose config
+# class is not the one a launch of the class loads; a checkpoint file beyond config.json): the harness's gap, not the
+# engine's answer, so the row stays a harness error with the reason named. Same keys as ENGINE_FAILURES.
 HARNESS_CONFIG_LIMITS: dict[Failure, str] = {
     ("models/internvl.py", "__init__", "'InternVLVisionConfig' object has no attribute 'dropout'"): (
-        "the registry default is transformers' InternVLConfig (class_configs.json), whose InternVLVisionConfig has "
+        "not the launch's config: the registry default is transformers' InternVLConfig (class_configs.json), whose InternVLVisionConfig has "
         "no dropout; SGLang 0.5.23's interns1.py builds InternVisionModel (models/internvl.py:89 InternAttention "
         "reads config.dropout, 247 InternVisionEncoderLayer) from the vision config of the checkpoint's own "
         "InternS1Config, which a real launch loads with --trust-remote-code (internlm/Intern-S1's user guide: "
         "sglang.launch_server --trust-remote-code) and the config folder lacks"
+    ),
+    ("models/mimo_audio.py", "_load_mimo_audio_tokenizer", "[Errno 2] No such file or directory:"): (
+        "a checkpoint folder the config folder lacks: build_audio_encoder loads the checkpoint's audio tokenizer "
+        "(<model>/audio_tokenizer/config.json, then its model.safetensors read with load_file) as a submodule of "
+        "the model; no stand-in: its published config.json is not at hand, SGLang reads real weights from the file, "
+        "and kvtop names that tokenizer not modelled (towers_mimo.py)"
     ),
 }
 
@@ -197,7 +203,7 @@ def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None
         return "refused", f"{CANNOT} {why}"
     limit = known_failure(exc, SGLANG_SOURCE, HARNESS_CONFIG_LIMITS)
     if limit is not None:
-        return "harness-error", f"not the launch's config: {limit}"
+        return "harness-error", limit
     if UNKNOWN_MODEL_TYPE in first and not _has_auto_map(case["dir"]):
         return "refused", (
             "neither transformers nor SGLang's config registry knows the model type and the config.json has no "
