@@ -381,3 +381,21 @@ NO_STAND_IN: dict[str, str] = {
         "registry either"
     ),
 }
+# Ernie4_5_VLMoEConfig(Ernie4_5_MoEConfig(Ernie4_5_Config(PretrainedConfig))), model_type "ernie4_5_moe_vl"
+# (baidu/ERNIE-4.5-VL-28B-A3B-PT's own configuration code, as vendored in GitHub huggingface/transformers
+# src/transformers/models/ernie4_5_vl/configuration_ernie4_5_vl.py before its conversion; transformers 5.20.2 knows
+# only the converted form, ernie4_5_vl_moe): sets the config.json's fields, builds vision_config as
+# DFNRopeVisionTransformerConfig (a config object of its fields; vLLM 0.33.0 and SGLang 0.5.23 ernie45_vl.py read
+# embed_dim, mlp_ratio, in_channels / in_chans … by attribute) and always sets rope_scaling to {"rope_type":
+# "ernie_3d", "freq_allocation": freq_allocation} (default 20); tie_word_embeddings False where the file omits it
+# (Ernie4_5_Config). hidden_act: "silu", which its classes do not define and their json does not state (transformers
+# models/ernie4_5_vl_moe/convert_ernie4_5_vl_moe_to_hf.py: "default value which is not explicit in their json").
+CHECKPOINT_CONFIGS["ernie4_5_moe_vl"] = (
+    "PretrainedConfig",
+    "baidu/ERNIE-4.5-VL-28B-A3B-PT configuration code (Ernie4_5_VLMoEConfig)",
+    {"hidden_act": "silu", "tie_word_embeddings": False},
+)
+SUB_CONFIGS["ernie4_5_moe_vl"] = ("vision_config",)
+DERIVED_DEFAULTS["ernie4_5_moe_vl"] = lambda fields: {
+    "rope_scaling": {"rope_type": "ernie_3d", "freq_allocation": fields.get("freq_allocation", 20)}
+}

@@ -125,6 +125,12 @@ ENGINE_FAILURES: dict[Failure, str] = {
         "(from_gguf) or the composite muse_glimmer form (from_dict); a muse_glimmer_text config is transformers "
         "5.19's MuseGlimmerTextConfig, which holds none of them (rope_theta only inside rope_parameters)"
     ),
+    ("models/ernie45_vl.py", "__init__", "'Ernie4_5_VLMoeVisionConfig' object has no attribute 'in_chans'"): (
+        "ernie45_vl.py:379 (Ernie4_5_VisionTransformer) reads the vision config of ERNIE-4.5-VL's own configuration "
+        "code (in_chans, embed_dim, mlp_ratio); transformers 5.19's converted Ernie4_5_VLMoeConfig (model_type "
+        "ernie4_5_vl_moe) names them in_channels, hidden_size and intermediate_size, so no config.json in the "
+        "transformers format builds"
+    ),
     ("models/mamba2.py", "__init__", "'Mamba2Config' object has no attribute 'intermediate_size'"): (
         "Mamba2DecoderLayer (models/mamba2.py:72) and configs/mamba2.py Mamba2Config.mamba2_cache_params read "
         "config.intermediate_size; SGLang's Mamba2Config subclasses transformers 5.19's, which defines expand and "
