@@ -124,6 +124,28 @@ def test_intern_s1_pro_decoder_layer_without_start_layer_is_refused() -> None:
     _refused_for("internlm--Intern-S1-Pro", "takes no start_layer")
 
 
+def test_mamba2_without_intermediate_size_is_refused_as_kvtop_refuses() -> None:
+    """SGLang 0.5.23's Mamba2Config subclasses transformers 5.19's, which defines `expand` and never sets
+    intermediate_size; models/mamba2.py:72 Mamba2DecoderLayer reads config.intermediate_size. The class default (the
+    registry's config) states none, so every launch of it fails: the engine's refusal, and kvtop's
+    (engines/sglang/config_checks.py UNDEFAULTED_FIELDS_ERAS). Before: 'engine could not build' (an AttributeError
+    taken for a harness gap)."""
+    config = _config("default--Mamba2ForCausalLM")
+    assert "intermediate_size" not in config and config["expand"] == 2
+    _refused_for("default--Mamba2ForCausalLM", "never sets intermediate_size")
+
+
+def test_intern_s1_on_transformers_internvl_default_is_named_not_the_launchs_config() -> None:
+    """The registry's InternS1 default is transformers' InternVLConfig (class_configs.json), whose vision config has
+    no `dropout`; SGLang 0.5.23's interns1.py builds models/internvl.py's InternVisionModel, whose InternAttention
+    reads config.dropout (line 89), from the checkpoint's own InternS1Config (--trust-remote-code). The failure is
+    the harness's config, so the row stays a harness error, with that reason in place of the bare AttributeError."""
+    assert "dropout" not in _config("default--InternS1ForConditionalGeneration")["vision_config"]
+    for row in _rows("default--InternS1ForConditionalGeneration"):
+        assert row["status"] == "harness-error"
+        assert row["message"].startswith("not the launch's config: the registry default is transformers' InternVLConfig")
+
+
 def test_a_stand_ins_failure_is_not_taken_for_the_engines() -> None:
     """A shell's missing field raised inside SGLang's code is no config failure (the runner's own rule stands)."""
     import sys

@@ -208,7 +208,8 @@ CUSTOM_CODE = "contains custom code"  # transformers' refusal of a config whose 
 def custom_code_reason(exc: BaseException, config_dir: str | None) -> str | None:
     """The one-line reason for transformers' "contains custom code" refusal of a config folder: its configuration
     class is the checkpoint's own Python code (auto_map AutoConfig), which neither transformers nor the engine ships
-    and which has no stand-in above; None for any other failure."""
+    and which has no stand-in above, or (a stand-in above loaded the configuration) its modeling class, which an
+    engine's Transformers backend builds with AutoModel; None for any other failure."""
     if CUSTOM_CODE not in str(exc) or not config_dir:
         return None
     import json
@@ -219,7 +220,14 @@ def custom_code_reason(exc: BaseException, config_dir: str | None) -> str | None
             data = json.load(file)
     except (OSError, ValueError):
         return None
-    own = (data.get("auto_map") or {}).get("AutoConfig", "?")
+    auto_map = data.get("auto_map") or {}
+    if data.get("model_type") in CHECKPOINT_CONFIGS:  # the configuration stands in: the model class is what is missing
+        models = ", ".join(f"{key} {value}" for key, value in auto_map.items() if key != "AutoConfig") or "?"
+        return (f"its modeling class is the checkpoint's own code (auto_map {models}), which the engine's Transformers "
+                f"backend runs and a config folder lacks (its configuration class has checkpoint_configs.py's stand-in)")  # fmt: skip
+    own = auto_map.get("AutoConfig", "?")
+    if own in NO_STAND_IN:
+        return f"its configuration class is the checkpoint's own code (auto_map AutoConfig {own}): {NO_STAND_IN[own]}"
     return (f"its configuration class is the checkpoint's own code (auto_map AutoConfig {own}, model_type "
             f"{data.get('model_type')!r}), which a config folder lacks and checkpoint_configs.py has no stand-in for")  # fmt: skip
 
@@ -376,3 +384,57 @@ CHECKPOINT_CONFIGS["phi4-siglip"] = (
     "microsoft/Phi-4-reasoning-vision-15B (class not published here; Phi3Config, the language model vLLM builds)",
     {},
 )
+# --- issue 26 could-not-build rows (helper d, session 44) ---
+# NanbeigeConfig(PretrainedConfig), model_type "nanbeige" (Nanbeige/Nanbeige4.2-3B configuration_nanbeige.py, auto_map
+# AutoConfig configuration_nanbeige.NanbeigeConfig; SGLang 0.5.23 ships the same class as configs/nanbeige.py): sets
+# the config.json's fields, head_dim to hidden_size // num_attention_heads and num_key_value_heads to
+# num_attention_heads where the file omits them, then calls PretrainedConfig. vLLM 0.33.0 registers no config class for
+# it and serves NanbeigeForCausalLM with its Transformers backend (models/registry.py: ("transformers",
+# "TransformersForCausalLM")), which runs the checkpoint's own modeling_nanbeige.py.
+CHECKPOINT_CONFIGS["nanbeige"] = (
+    "PretrainedConfig",
+    "Nanbeige/Nanbeige4.2-3B configuration_nanbeige.py (NanbeigeConfig; SGLang 0.5.23 configs/nanbeige.py)",
+    {},
+)
+DERIVED_DEFAULTS["nanbeige"] = lambda fields: (
+    {"head_dim": fields["hidden_size"] // fields["num_attention_heads"], "num_key_value_heads": fields["num_attention_heads"]}
+    if fields.get("hidden_size") and fields.get("num_attention_heads")
+    else {}
+)
+# Checkpoint configuration classes (auto_map AutoConfig) given no stand-in on purpose, each with why: the row names it.
+NO_STAND_IN: dict[str, str] = {
+    # vikhyatk/moondream2 hf_moondream.py HfConfig(PretrainedConfig), model_type moondream1, config {}
+    "hf_moondream.HfConfig": (
+        "no stand-in, as it would build another model: vLLM 0.33.0 serves HfMoondream as Moondream3ForCausalLM "
+        "(models/registry.py), which builds Moondream3Config(config=hf_config.config) (models/moondream3.py:1055); "
+        "moondream2's empty `config` gives Moondream 3's defaults there (64 experts from layer 4: "
+        "transformers_utils/configs/moondream3.py:78-82), not moondream2's dense text model, whose checkpoint holds "
+        "no expert weights; kvtop refuses the file (no hidden_size); SGLang 0.5.23 registers no HfMoondream"
+    ),
+    # WePOINTS/POINTS-1-5-Qwen-2-5-7B-Chat configuration_pointsv15_chat.py; SGLang 0.5.23 ships the class as
+    # configs/points_v15_chat.py (model_type "pointsv1.5_chat") but maps no config.json to it
+    "configuration_pointsv15_chat.POINTSV15ChatConfig": (
+        "no stand-in can be registered: the config.json states no model_type, which is what a stand-in is registered "
+        "under (AutoConfig.register), so transformers resolves it only by running that auto_map code "
+        "(--trust-remote-code); SGLang 0.5.23's copy of the class (configs/points_v15_chat.py) is not in its config "
+        "registry either"
+    ),
+}
+# Ernie4_5_VLMoEConfig(Ernie4_5_MoEConfig(Ernie4_5_Config(PretrainedConfig))), model_type "ernie4_5_moe_vl"
+# (baidu/ERNIE-4.5-VL-28B-A3B-PT's own configuration code, as vendored in GitHub huggingface/transformers
+# src/transformers/models/ernie4_5_vl/configuration_ernie4_5_vl.py before its conversion; transformers 5.20.2 knows
+# only the converted form, ernie4_5_vl_moe): sets the config.json's fields, builds vision_config as
+# DFNRopeVisionTransformerConfig (a config object of its fields; vLLM 0.33.0 and SGLang 0.5.23 ernie45_vl.py read
+# embed_dim, mlp_ratio, in_channels / in_chans … by attribute) and always sets rope_scaling to {"rope_type":
+# "ernie_3d", "freq_allocation": freq_allocation} (default 20); tie_word_embeddings False where the file omits it
+# (Ernie4_5_Config). hidden_act: "silu", which its classes do not define and their json does not state (transformers
+# models/ernie4_5_vl_moe/convert_ernie4_5_vl_moe_to_hf.py: "default value which is not explicit in their json").
+CHECKPOINT_CONFIGS["ernie4_5_moe_vl"] = (
+    "PretrainedConfig",
+    "baidu/ERNIE-4.5-VL-28B-A3B-PT configuration code (Ernie4_5_VLMoEConfig)",
+    {"hidden_act": "silu", "tie_word_embeddings": False},
+)
+SUB_CONFIGS["ernie4_5_moe_vl"] = ("vision_config",)
+DERIVED_DEFAULTS["ernie4_5_moe_vl"] = lambda fields: {
+    "rope_scaling": {"rope_type": "ernie_3d", "freq_allocation": fields.get("freq_allocation", 20)}
+}

@@ -125,9 +125,39 @@ ENGINE_FAILURES: dict[Failure, str] = {
         "(from_gguf) or the composite muse_glimmer form (from_dict); a muse_glimmer_text config is transformers "
         "5.19's MuseGlimmerTextConfig, which holds none of them (rope_theta only inside rope_parameters)"
     ),
+    ("models/ernie45_vl.py", "__init__", "'Ernie4_5_VLMoeVisionConfig' object has no attribute 'in_chans'"): (
+        "ernie45_vl.py:379 (Ernie4_5_VisionTransformer) reads the vision config of ERNIE-4.5-VL's own configuration "
+        "code (in_chans, embed_dim, mlp_ratio); transformers 5.19's converted Ernie4_5_VLMoeConfig (model_type "
+        "ernie4_5_vl_moe) names them in_channels, hidden_size and intermediate_size, so no config.json in the "
+        "transformers format builds"
+    ),
+    ("models/mamba2.py", "__init__", "'Mamba2Config' object has no attribute 'intermediate_size'"): (
+        "Mamba2DecoderLayer (models/mamba2.py:72) and configs/mamba2.py Mamba2Config.mamba2_cache_params read "
+        "config.intermediate_size; SGLang's Mamba2Config subclasses transformers 5.19's, which defines expand and "
+        "never sets intermediate_size, so a config.json that does not state it builds on no device"
+    ),
     ("utils/hf_transformers/common.py", "get_context_length", "unsupported operand type(s) for *: 'NoneType'"): (
         "get_context_length multiplies the positions by rope_scaling.get('factor', 1); a rope_scaling that states "
         "'factor': null (Ming-flash-omni's video_rope) gives None, not the default 1"
+    ),
+}
+
+# Failures of SGLang's code on what the harness gives it and a real launch would not (a registry default whose config
+# class is not the one a launch of the class loads; a checkpoint file beyond config.json): the harness's gap, not the
+# engine's answer, so the row stays a harness error with the reason named. Same keys as ENGINE_FAILURES.
+HARNESS_CONFIG_LIMITS: dict[Failure, str] = {
+    ("models/internvl.py", "__init__", "'InternVLVisionConfig' object has no attribute 'dropout'"): (
+        "not the launch's config: the registry default is transformers' InternVLConfig (class_configs.json), whose InternVLVisionConfig has "
+        "no dropout; SGLang 0.5.23's interns1.py builds InternVisionModel (models/internvl.py:89 InternAttention "
+        "reads config.dropout, 247 InternVisionEncoderLayer) from the vision config of the checkpoint's own "
+        "InternS1Config, which a real launch loads with --trust-remote-code (internlm/Intern-S1's user guide: "
+        "sglang.launch_server --trust-remote-code) and the config folder lacks"
+    ),
+    ("models/mimo_audio.py", "_load_mimo_audio_tokenizer", "[Errno 2] No such file or directory:"): (
+        "a checkpoint folder the config folder lacks: build_audio_encoder loads the checkpoint's audio tokenizer "
+        "(<model>/audio_tokenizer/config.json, then its model.safetensors read with load_file) as a submodule of "
+        "the model; no stand-in: its published config.json is not at hand, SGLang reads real weights from the file, "
+        "and kvtop names that tokenizer not modelled (towers_mimo.py)"
     ),
 }
 
@@ -177,6 +207,9 @@ def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None
     why = known_failure(exc, SGLANG_SOURCE, ENGINE_FAILURES)
     if why is not None:
         return "refused", f"{CANNOT} {why}"
+    limit = known_failure(exc, SGLANG_SOURCE, HARNESS_CONFIG_LIMITS)
+    if limit is not None:
+        return "harness-error", limit
     if UNKNOWN_MODEL_TYPE in first and not _has_auto_map(case["dir"]):
         return "refused", (
             "neither transformers nor SGLang's config registry knows the model type and the config.json has no "

@@ -31,6 +31,12 @@ ENGINE_FAILURES: dict[Failure, str] = {
         # num_attention_heads (configuration_step3p7.py); models/step3p7.py builds the PerceptionEncoder for every
         # Step3p7ForConditionalGeneration
     ),
+    ("model_executor/models/ernie45_vl.py", "__init__", "'Ernie4_5_VLMoeVisionConfig' object has no attribute 'embed_dim'"): (
+        "ernie45_vl.py:376 (Ernie4_5_VisionTransformer.__init__) reads the vision config of ERNIE-4.5-VL's own "
+        "configuration code (DFNRopeVisionTransformerConfig: embed_dim, mlp_ratio); transformers 5.20.2's converted "
+        "Ernie4_5_VLMoeConfig (model_type ernie4_5_vl_moe) names them hidden_size and intermediate_size, so no "
+        "config.json in the transformers format builds"
+    ),
 }
 
 

@@ -63,8 +63,11 @@ def read_config(
         config, outer = served, validated(OuterConfig, served, source=source)
     nested_key = next((key for key in TEXT_SECTION_KEYS if config.get(key) is not None), None)
     prefix = f"{nested_key}." if nested_key else ""
-    text = validated(TextConfig, config[nested_key] if nested_key else config, source=source, prefix=prefix)
     architecture = outer.architectures[0] if outer.architectures else outer.model_type or "?"
+    if family is None:  # a class kvtop names not modelled is refused so before its fields are read
+        section_type = (config[nested_key] if nested_key else config).get("model_type")
+        _refuse_not_modelled(architecture, (outer.model_type, section_type), source)
+    text = validated(TextConfig, config[nested_key] if nested_key else config, source=source, prefix=prefix)
     stated_type = class_text_model_type(architecture, outer.model_type or "", text.model_type)
     section = config[nested_key] if nested_key else config
     raw_keys = frozenset(k for k, v in section.items() if v not in (None, False, 0, [], {}, ""))
@@ -132,6 +135,12 @@ def read_config(
         read = named_tower(config, spec.hidden_size, source)
     if filled and tower is not None and isinstance(section, dict) and read is None:  # the defaults did not read
         absent_why = not_modelled_note(tower, architecture)
+    if filled and tower is not None and (read is not None or absent_why is not None):
+        # the class builds a tower from the section its config class fills in: the engines serve it as multimodal
+        # (SGLang's is_multimodal and VLM fraction read hf_config.vision_config, which the class filled in)
+        update["multimodal"] = True
+        if tower.section == "vision_config" and isinstance(section, dict):
+            update["vision"] = _vision({**tower.defaults, **section}, source)  # the filled section: class defaults
     if absent_why is not None:  # the engine builds a default tower kvtop has no defaults for: named, not zero
         update["not_modelled"] = (*(n for n in spec.not_modelled if n != VISION_NOT_MODELLED), absent_why)
     if read is not None:  # its bytes join the weights book
@@ -189,6 +198,20 @@ def _entry(
         raise UnsupportedModelError(f"{architecture} ({what}) is not modelled by kvtop: {why}", field="architectures",
                                     source=source)  # fmt: skip
     return generic_entry(stated_type, architecture, text, raw_keys, source)
+
+
+def _refuse_not_modelled(architecture: str, model_types: tuple[object, ...], source: str) -> None:
+    """Refuse a class coverage names not modelled, where no entry reads it (its class or a stated model_type): the
+    same refusal `_entry` makes, before the fields' types are checked (ERNIE-4.5-VL's expert lists would otherwise be
+    refused as "must be an integer")."""
+    if architecture in BY_CLASS_NAME or any(isinstance(t, str) and t in ARCHITECTURES for t in model_types):
+        return
+    why = reason_not_modelled(architecture)
+    if why is not None:
+        stated = next((t for t in model_types if isinstance(t, str) and t), "")
+        what = f"model_type {stated!r}" if stated else "no model_type"
+        raise UnsupportedModelError(f"{architecture} ({what}) is not modelled by kvtop: {why}", field="architectures",
+                                    source=source)  # fmt: skip
 
 
 def _auto_models(auto_map: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:

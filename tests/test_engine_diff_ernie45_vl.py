@@ -1,0 +1,92 @@
+"""ERNIE-4.5-VL (Ernie4_5_VLMoeForConditionalGeneration) in the registry sweep (issue #26).
+
+- The registry default is transformers' converted Ernie4_5_VLMoeConfig (model_type ernie4_5_vl_moe). vLLM 0.33.0 and
+  SGLang 0.5.23 read the vision config of the checkpoint's own configuration code (embed_dim, mlp_ratio, in_chans),
+  which the converted class names otherwise: no transformers-format config builds in either engine (their refusal,
+  engine-failure tables), and kvtop names the class not modelled: both refuse. Before: "engine could not build".
+- The checkpoint's own format, reconstructed (tests/data/configs/recon/recon--baidu--ERNIE-4.5-VL-28B-A3B-PT.json,
+  sources in SOURCES.md beside it), read through checkpoint_configs.py's `ernie4_5_moe_vl` stand-in: both engines
+  build it to the same bytes, which the arithmetic below reproduces from the config by hand. kvtop does not model
+  its per-modality expert groups, tower or resampler and says so (coverage.NOT_MODELLED): "kvtop refuses", named.
+
+Engine figures: tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json (meta builds, TP 1 and 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from benchmarks.engine_diff.registry_sweep import load_rows
+from kvtop.domain.architectures.coverage import verdict
+
+VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23"}
+RECON = "recon--baidu--ERNIE-4.5-VL-28B-A3B-PT"
+DEFAULT = "default--Ernie4_5_VLMoeForConditionalGeneration"
+BF16, FP32 = 2, 4
+
+
+def _row(engine: str, config: str, tp: int) -> dict[str, Any]:
+    return next(r for r in load_rows(engine, VERSIONS[engine]) if r["config"] == config and r["tp"] == tp)
+
+
+def _language_model_bytes(tp: int) -> int:
+    """hidden 2,560, 28 layers, 20 heads and 4 KV heads of 128, vocabulary 103,424 (tied), no bias. Layer 0 dense
+    (intermediate 12,288); layers 1-27 MoE: 64 text experts of 1,536 and 64 vision experts of 512 (gate, up, down),
+    2 shared experts in one MLP of 2 x 1,536, two fp32 routers [64, 2,560] and an fp32 e_score_correction_bias
+    [2, 64]. Split over TP: q/k/v/o (4 KV heads / 2 ranks), every MLP's width, the vocabulary; norms, routers and
+    the bias whole."""
+    hidden, kv, layers, moe_layers, vocab = 2560, 4 * 128, 28, 27, 103_424
+    attention = hidden * (hidden + 2 * kv + hidden)
+    dense = 3 * hidden * 12_288
+    experts = 64 * 3 * hidden * 1536 + 64 * 3 * hidden * 512 + 3 * hidden * 2 * 1536
+    split = layers * attention + dense + moe_layers * experts + vocab * hidden
+    whole = layers * 2 * hidden + hidden
+    routers = moe_layers * (2 * 64 * hidden + 2 * 64)
+    return (split // tp + whole) * BF16 + routers * FP32
+
+
+def _vision_bytes(tp: int) -> int:
+    """DFNRope ViT: patch Linear 3 x 14 x 14 -> 1,280 unbiased; 32 blocks of two LayerNorms, qkv 1,280 -> 3,840 and
+    proj with biases, fc1 1,280 -> 5,120 (mlp_ratio 4) and fc2 with biases; a final LayerNorm. qkv/proj/fc1/fc2
+    weights and the qkv/fc1 biases split over TP; LayerNorms, the patch embedding and proj/fc2 biases whole."""
+    width, inner, blocks = 1280, 5120, 32
+    split = blocks * (width * 3 * width + 3 * width + width * width + width * inner + inner + inner * width)
+    whole = 3 * 14 * 14 * width + blocks * (4 * width + width + width) + 2 * width
+    return (split // tp + whole) * BF16
+
+
+def _resampler_bytes(tp: int) -> int:
+    """Resampler (spatial_conv_size 2, temporal_conv_size 2, in 1,280, out 2,560): spatial Linear 5,120 -> 5,120
+    twice with biases and a LayerNorm(5,120); temporal Linear 10,240 -> 5,120 and 5,120 -> 5,120 with biases and a
+    LayerNorm(5,120); mlp Linear 5,120 -> 2,560 with bias; an RMSNorm(2,560). The linears (weights and biases) split
+    over TP, the three norms whole (the engines' TP 2 build: 23,040 parameters whole = 2 x 2 x 5,120 + 2,560)."""
+    split = 2 * (5120 * 5120 + 5120) + 10_240 * 5120 + 5120 + 5120 * 5120 + 5120 + 5120 * 2560 + 2560
+    whole = 2 * 2 * 5120 + 2560
+    return (split // tp + whole) * BF16
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_transformers_format_default_is_refused_by_both(engine: str) -> None:
+    for tp in (1, 2):
+        row = _row(engine, DEFAULT, tp)
+        assert row["status"] == "refused" and "ERNIE-4.5-VL's own configuration code" in row["message"]
+    assert verdict("Ernie4_5_VLMoeForConditionalGeneration")[0] == "not_modelled"
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_checkpoint_format_builds_to_the_bytes_by_hand(engine: str) -> None:
+    language = "language_model" if engine == "vllm" else "model"
+    assert _language_model_bytes(1) == 57_266_973_184  # 28.6 B parameters, the routers in fp32
+    for tp in (1, 2):
+        (stage,) = _row(engine, RECON, tp)["stages"]
+        parts = stage["param_bytes"]
+        assert parts[language] == _language_model_bytes(tp)
+        assert parts["vision_model"] == _vision_bytes(tp)
+        assert parts["resampler_model"] == _resampler_bytes(tp)
+
+
+def test_sglang_cell_is_28_layers_of_4_kv_heads() -> None:
+    """KV per token: 28 layers x K and V x 4 KV heads (2 a rank at TP 2) x 128 x 2 B."""
+    assert [_row("sglang", RECON, tp)["cell_size"] for tp in (1, 2)] == [28 * 2 * 4 * 128 * 2, 28 * 2 * 2 * 128 * 2]
