@@ -14,6 +14,7 @@ from typing import Any
 
 from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.engines import KVTOP_GPU
+from kvtop.domain.tower_spec import TOWER_KINDS
 
 # The engine's spelling of a KV dtype -> kvtop's flag value.
 KV_DTYPE = {"auto": "auto", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
@@ -139,7 +140,7 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
         "stages": [
             {"pp_rank": r["pp_rank"], "layers": r["layers"], "weights_bytes": r["weights_bytes"],
              "kv_bytes_per_token": r["kv_bytes_per_token"],
-             "vision_bytes": sum(row["bytes"] for row in r["weights"] if row["component"] == "vision"),
+             "vision_bytes": sum(row["bytes"] for row in r["weights"] if row["component"] in TOWER_KINDS),
              "kv_pools": r["kv_pools"]}
             for r in plan["ranks"] if r["tp_rank"] == 0 and r["dp_rank"] == 0
         ],  # fmt: skip

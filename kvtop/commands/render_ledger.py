@@ -11,7 +11,7 @@ from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.ledger import Ledger, RankLedger
-from kvtop.domain.request_capacity import NO_REQUEST_INTERVAL, RequestCapacity
+from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
@@ -53,6 +53,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "steps": [step.model_dump() for step in e.steps], "notes": list(e.notes),
         "not_modelled": list(ledger.model.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
         "config_defaults_used": list(ledger.model.defaults_used),
+        "config_nominal_defaults": list(ledger.model.nominal_defaults),
         "engine_flags": ledger.settings.to_flags(),
         "deployment": deployment_json(ledger),
         "request_capacity": _request_json(ledger.request_capacity),
@@ -185,9 +186,8 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     lines.append("")
     lines += capacity if capacity is not None else capacity_lines(ledger)
     defaulted = (
-        (f"the config leaves out {', '.join(m.defaults_used)}: transformers' class defaults",)
-        if m.defaults_used
-        else ()
+        *((f"the config leaves out {', '.join(m.defaults_used)}: transformers' class defaults",) if m.defaults_used else ()),
+        *(f"the config leaves out {entry}" for entry in m.nominal_defaults),
     )
     for note in (*e.notes, *defaulted, *(f"not modelled: {n}" for n in m.not_modelled)):
         lines.append(f"note: {note}")
@@ -199,7 +199,23 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
 
 def estimate_term_json(term: TermEstimate) -> dict[str, Any]:
     return {"term": term.term.value, "label": term.label, "bytes": term.bytes, "error_bytes": term.error_bytes,
-            "source": term.source, "basis": term.basis, "beyond": term.beyond}  # fmt: skip
+            "source": term.source, "basis": term.basis, "beyond": term.beyond, "within": term.within}  # fmt: skip
+
+
+def term_error(term: TermEstimate) -> str:
+    """A term's error in the plan's table: '± 0.66 GiB', 'in measured' (held in a measured input), or 'exact'."""
+    if term.error_bytes:
+        return f"± {fmt_gib(term.error_bytes)}"
+    return "in measured" if term.within is not None else "exact"
+
+
+def request_interval_json(interval: RequestInterval | None, dominant: TermEstimate | None) -> dict[str, Any] | None:
+    """An attention-free plan's requests at both ends of its budget (`requests_min`/`requests_max`, the state slots
+    under them, whether the engine's cap binds, the term that widens it); null for a model that plans KV tokens."""
+    if interval is None:
+        return None
+    return interval.model_dump() | {"cap_binds": interval.cap_binds, "spread": interval.spread,
+                                    "term": dominant.term.value if dominant else None}  # fmt: skip
 
 
 def plan_json(plan: CapacityPlan) -> dict[str, Any]:
@@ -214,6 +230,9 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
         "kv_budget_min_bytes": plan.kv_budget_min_bytes,
         "kv_budget_max_bytes": plan.kv_budget_max_bytes,
         "interval_term": dominant.term.value if dominant else None,
+        "interval_kind": plan.interval_kind.value,
+        "capacity_fixed_by": plan.fixed_by,
+        "request_interval": request_interval_json(plan.requests, dominant),
         "interval_scale": plan.estimate.interval_scale,
         "interval_scale_basis": plan.estimate.scale_basis,
         "beyond_support": list(plan.beyond_support),
@@ -254,6 +273,9 @@ def interval_line(plan: CapacityPlan) -> str:
         return f"0 tokens at both ends: refused across the assumed host share (see Token capacity){mostly}"
     if kind is IntervalKind.FITS_NOWHERE:
         return f"0 tokens at both ends: it does not fit even where its estimated inputs are kindest{mostly}"
+    if kind is IntervalKind.FIXED_BY_FLAG:
+        return (f"{fmt_tokens(plan.ledger.token_capacity)} tokens, fixed by {plan.fixed_by}: not a memory budget "
+                "(it fits at both ends of the estimated inputs)")  # fmt: skip
     if kind is IntervalKind.ZERO_WIDE:
         return f"{fmt_tokens(plan.ledger.token_capacity)} tokens at both ends (± 0): no estimated input moves it"
     spread = f"(± {fmt_tokens(plan.spread_tokens)})"
@@ -267,6 +289,14 @@ def interval_line(plan: CapacityPlan) -> str:
             f"{spread}{mostly}{beyond}")  # fmt: skip
 
 
+def request_interval_line(plan: CapacityPlan, interval: RequestInterval) -> str:
+    """An attention-free plan's interval, in requests: 'exactly 1,024 requests' where every input is measured."""
+    if plan.exact:
+        return f"exactly {interval.requests:,} requests: every input is measured"
+    dominant = plan.dominant
+    return interval.words(f", mostly {dominant.label} ({dominant.source})" if dominant else "")
+
+
 def plan_text(plan: CapacityPlan) -> str:
     """The ledger's table, with the interval after the capacity and the terms the plan rests on."""
     ledger = plan.ledger
@@ -274,12 +304,12 @@ def plan_text(plan: CapacityPlan) -> str:
                "per GiB of KV budget"] if plan.start is not None and plan.refused_at_centre else None  # fmt: skip
     lines = ledger_text(ledger, refused).split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith(("Token capacity", "DOES NOT FIT"))), len(lines))
-    interval = interval_line(plan) if ledger.request_capacity is None else NO_REQUEST_INTERVAL
+    interval = interval_line(plan) if plan.requests is None else request_interval_line(plan, plan.requests)
     lines.insert(at + 1, f"Interval            {interval}")
     terms = [f"Before the start ({plan.estimate.node_note or 'docs/calibration.md'}): what the plan assumes, per rank"]
     for term in plan.estimate.terms:
-        error = f"± {fmt_gib(term.error_bytes)}" if term.error_bytes else "exact"
-        terms.append(f"  {term.label:<48}{fmt_gib(term.bytes):>12}  {error:<14}{term.source:<11} {term.basis}")
+        basis = f"{term.basis}; held in {term.within}" if term.within else term.basis
+        terms.append(f"  {term.label:<48}{fmt_gib(term.bytes):>12}  {term_error(term):<14}{term.source:<11} {basis}")
     if plan.estimate.scale_basis:
         terms.append(f"  the interval: the errors together {plan.estimate.scale_basis}")
     terms.extend(f"  {note}" for note in plan.estimate.host_notes)

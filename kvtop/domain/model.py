@@ -341,6 +341,9 @@ class ModelSpec(BaseModel):
     weights_as_stored: bool = False
     config_model_type: str = ""  # what config.json calls it, when read as another family (--model-family)
     defaults_used: tuple[str, ...] = ()  # fields the file left out, as `name=class default`
+    # fields the file left out that kvtop fills with a figure of its own, the config class having none (a state-only
+    # model's nominal head): `name=value: what it is`
+    nominal_defaults: tuple[str, ...] = ()
     # config.json's `auto_map` entries of model classes (`AutoModel…`, remote code): (key, "module.Class")
     auto_map_models: tuple[tuple[str, str], ...] = ()
     # the language model's RoPE type as config.json states it (`rope_scaling` / `rope_parameters`: `rope_type`, or

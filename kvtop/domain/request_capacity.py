@@ -5,6 +5,9 @@ bounds how many requests run at once, never how long they are. The figure is the
 pool sized from memory (SGLang 0.5.23 `_handle_max_mamba_cache`, docs/engines/sglang.md §4.2), against its cap on
 running requests. Tokens are not bounded by memory (`TokenBound`); an engine may still cap them by its own rule
 (SGLang's token pool of `--max-total-tokens`, else the context length, at 0 B a token: `token_pool`).
+
+A plan's requests carry the interval the memory budget's does (`RequestInterval`): the slots and the requests solved
+at both ends of the calibrated budget, as the token interval is made for a model that holds KV.
 """
 
 from __future__ import annotations
@@ -15,9 +18,6 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.kv import KvBook
-
-# what a plan's interval says for such a model: the calibrated interval spans tokens, which no memory bounds there
-NO_REQUEST_INTERVAL = "none in requests yet: the calibrated interval spans tokens, which memory does not bound here"
 
 
 class TokenBound(str, Enum):
@@ -49,3 +49,51 @@ def request_capacity(kv: KvBook, engine: EngineResult) -> RequestCapacity | None
     return RequestCapacity(state_bytes_per_request=state, requests_fit=engine.state_slots,
                            engine_cap=engine.max_running_requests, requests=requests,
                            token_pool=engine.token_capacity)  # fmt: skip
+
+
+class RequestInterval(BaseModel):
+    """The requests an attention-free plan holds at both ends of its budget's interval, and the slots under them
+    (0 at an end where the launch does not fit there)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    requests: int  # at the centre
+    requests_min: int
+    requests_max: int
+    slots_min: int  # the state slots the pool holds at the budget's low end
+    slots_max: int
+    engine_cap: int  # the engine's cap on running requests at the centre (SGLang's follows the slots)
+
+    @property
+    def cap_binds(self) -> bool:
+        """The engine's cap, not memory, sets the requests at both ends (the slots reach past it everywhere)."""
+        return self.requests_min == self.requests_max == self.engine_cap and self.slots_min >= self.engine_cap
+
+    @property
+    def spread(self) -> int:
+        """The half-width in requests (the wider side: the budget's arithmetic is not symmetric)."""
+        return max(self.requests - self.requests_min, self.requests_max - self.requests)
+
+    def words(self, mostly: str = "") -> str:
+        """'900 – 1,024 requests (± 124) …; state slots 900 – 1,100': the interval as every view states it
+        (`mostly`: the term that widens it, worded by the caller's view, e.g. ', mostly weights (calibrated)')."""
+        slots = f"state slots {self.slots_min:,} – {self.slots_max:,}"
+        if self.requests_max == 0:
+            return f"0 requests at both ends: it does not fit even where its estimated inputs are kindest{mostly}"
+        if self.cap_binds:
+            return (f"{self.requests:,} requests at both ends: the engine's cap binds, not memory ({slots} fit"
+                    f"{mostly})")  # fmt: skip
+        return f"{self.requests_min:,} – {self.requests_max:,} requests (± {self.spread:,}){mostly}; {slots} fit"
+
+
+def request_interval(
+    central: RequestCapacity, low: RequestCapacity | None, high: RequestCapacity | None
+) -> RequestInterval:
+    """The requests at the centre and at both ends (`low`, `high`: the capacities solved at the budget's ends, None
+    where the launch does not fit there); each end the smaller and the larger of the three, as the token
+    interval's are."""
+    ends = (central, low, high)
+    requests = [end.requests if end is not None else 0 for end in ends]
+    slots = [end.requests_fit if end is not None else 0 for end in ends]
+    return RequestInterval(requests=central.requests, requests_min=min(requests), requests_max=max(requests),
+                           slots_min=min(slots), slots_max=max(slots), engine_cap=central.engine_cap)  # fmt: skip

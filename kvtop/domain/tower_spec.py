@@ -77,6 +77,11 @@ class TowerSplit(BaseModel):
         return f"{spelled} not modelled for {architecture}: counted split over TP, the engine builds more of it whole"
 
 
+# the kinds a tower's weights row is named by (`TowerSpec.kind`): the vision tower, the audio encoder, or both together
+# (the Omni thinkers count their `audio_config` encoder in the vision kind's row)
+TOWER_KINDS = ("vision", "audio", "vision_audio")
+
+
 class TowerSpec(BaseModel):
     """A vision tower and its projector (whole model): its parameters, those every engine splits over TP
     (`kvtop.domain.architectures.towers`), those split only where the head count divides by TP (vLLM
@@ -113,6 +118,8 @@ class TowerSpec(BaseModel):
     head_norm_params: int = 0  # and whole: one head's share of q/k norms over the padded width (InternViT's)
     # what the weights book's tower row holds, in words (the config reader names an audio encoder's)
     label: str = "the vision tower and its projector"
+    # the weights book's row it makes, the kind its description says (`TOWER_KINDS`): an audio encoder is no vision row
+    kind: str = "vision"
 
     def block_rule(self, split: TowerSplit | None) -> BlockSplit | None:
         """The engine's rule for this tower's encoder class, where it states one."""

@@ -19,7 +19,7 @@ from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import LayerKind, ModelSpec
 from kvtop.domain.rank_matrices import ComponentSums, RankMatrices
-from kvtop.domain.tower_spec import TowerSpec, TowerSplit
+from kvtop.domain.tower_spec import TOWER_KINDS, TowerSpec, TowerSplit
 from kvtop.domain.vocab_rows import vocab_padded, vocab_parallel_rows
 from kvtop.domain.weight_compressed import compressed_attention, hyper_connection_head
 from kvtop.domain.weight_matrices import (
@@ -83,7 +83,7 @@ def _rows(acc: ComponentSums, order: Iterable[str]) -> tuple[WeightRow, ...]:
 
 COMPONENT_ORDER = (
     "embedding", "attention", "linear_attention", "mlp", "routed_experts", "shared_experts",
-    "router", "norms", "lm_head", "mtp", "vision",
+    "router", "norms", "lm_head", "mtp", *TOWER_KINDS,
 )  # fmt: skip
 
 
@@ -212,11 +212,11 @@ def _book_from_config(
             params -= model.tower.position_params if transformers else _tower_positions_per_rank(model.tower, tower_tp, tower_split)
         split = layout.tp if params < model.tower.params else 1  # Gemma-4's is whole on every rank (vLLM)
         wider = model.tower.float32_norm_params * (4 - model.dtype_bytes) if tower_split and tower_split.float32_norms else 0
-        rank.acc.add("vision", params, params * model.dtype_bytes + wider, split)
+        rank.acc.add(model.tower.kind, params, params * model.dtype_bytes + wider, split)  # its kind's row
         unmodelled = tower_split.data_parallel_not_modelled(model.architecture) if tower_split else None
         whole_note = ", whole on every rank (data-parallel encoder)" if data_parallel else ""
         whole_note += f" ({unmodelled})" if unmodelled else ""
-        rank.acc.notes["vision"] = f"{model.tower.config_class}: {model.tower.label}{whole_note}"
+        rank.acc.notes[model.tower.kind] = f"{model.tower.config_class}: {model.tower.label}{whole_note}"
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
     # compute each distinct kind once and count it, so a 126-layer model costs a few layers.
     groups: dict[tuple[Hashable, ...], list[int]] = {}

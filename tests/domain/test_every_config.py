@@ -25,6 +25,8 @@ CONFIG_FILES = sorted(p for p in CONFIGS.glob("*.json") if "hf_quant_config" not
 def expected_kv_bytes_per_token(cfg: dict, tp: int) -> int:
     """Independent arithmetic from the raw config: full-length attention layers × per-layer bytes."""
     text = cfg.get("text_config") or cfg
+    if text.get("model_type") in ("mamba", "falcon_mamba", "mamba2"):  # attention-free: a state a request, no KV
+        return 0
     layers = text["num_hidden_layers"]
     if "kv_lora_rank" in text:
         per_layer = (text["kv_lora_rank"] + text["qk_rope_head_dim"]) * 2

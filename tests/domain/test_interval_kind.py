@@ -52,10 +52,26 @@ def test_a_vllm_gb10_start_verdict_is_the_interval_kind(fraction: str, kind: Int
 
 
 def test_a_card_of_its_own_spreads_and_a_measured_free_memory_is_zero_wide() -> None:
-    """vLLM on an H100 asks no share free against a host: a spread of its calibrated terms; SGLang given the free
-    memory after the load (60 GiB) has no estimated input left to move its pool (tests/test_cli_plan_host.py)."""
+    """vLLM on an H100 asks no share free against a host: a spread of its calibrated terms. SGLang given the free
+    memory after the load (60 GiB) still reads the weights: its reserve is the free memory before load × (1 − the
+    fraction), and that is the one after the load + the weights (tests/test_cli_plan_intervals.py works it by hand);
+    given the free memory before the load too, every input it reads is measured (the weights are their difference).
+    LMDeploy sizes its cache from the free memory after the load alone: no estimated input moves it (± 0)."""
     assert _plan("vllm", "H100").interval_kind is IntervalKind.SPREAD
-    measured = MeasuredInputs(free_after_load_bytes=60 << 30)
-    zero = _plan("sglang", "H100", measured=measured)
+    after = _plan("sglang", "H100", measured=MeasuredInputs(free_after_load_bytes=60 << 30))
+    assert after.interval_kind is IntervalKind.SPREAD and after.dominant is not None
+    assert after.dominant.label == "weights"
+    both = MeasuredInputs(free_before_load_bytes=78 << 30, free_after_load_bytes=60 << 30)
+    assert _plan("sglang", "H100", measured=both).interval_kind is IntervalKind.EXACT
+    zero = _plan("lmdeploy", "H100", measured=MeasuredInputs(free_after_load_bytes=60 << 30))
     assert zero.interval_kind is IntervalKind.ZERO_WIDE
     assert interval_line(zero).endswith("tokens at both ends (± 0): no estimated input moves it")
+
+
+def test_llamacpp_words_a_context_fixed_by_c_in_both_views() -> None:
+    """llama.cpp sizes its cache by -c: on a GB10 the assumed host share moves only whether it fits (it fits at both
+    ends: tests/test_cli_plan_intervals.py), so both views say what fixes it, not a width of ± 0."""
+    plan = _plan("llamacpp", "GB10")
+    assert plan.interval_kind is IntervalKind.FIXED_BY_FLAG and plan.fixed_by == "-c" and plan.dominant is None
+    assert "fixed by -c: not a memory budget" in interval_line(plan)
+    assert "131,072, fixed by -c: not a memory budget" in pane_interval_line(plan).plain

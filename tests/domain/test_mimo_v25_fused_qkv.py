@@ -18,6 +18,7 @@ from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.tower_spec import TOWER_KINDS
 from kvtop.domain.weights import WeightsBook, weights_book
 
 WAVE5 = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout" / "wave5"
@@ -40,7 +41,7 @@ def vllm_book(m: ModelSpec, tp: int, version: ResolvedVersion = VLLM) -> Weights
 
 
 def language(book: WeightsBook, component: str | None = None) -> int:
-    return sum(r.bytes for r in book.rows if r.component != "vision" and component in (None, r.component))
+    return sum(r.bytes for r in book.rows if r.component not in TOWER_KINDS and component in (None, r.component))
 
 
 def test_mimo_v25_pro_attention_as_meta_built() -> None:

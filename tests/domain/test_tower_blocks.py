@@ -45,7 +45,7 @@ from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import predict
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.tower_spec import TowerSplit
+from kvtop.domain.tower_spec import TOWER_KINDS, TowerSplit
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
@@ -64,7 +64,7 @@ def _tower_bytes(config: dict[str, Any], tp: int, split: TowerSplit) -> int:
     model = model_from_config(config)
     book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False,
                         tower_split=split)  # fmt: skip
-    (row,) = [row for row in book.rows if row.component == "vision"]
+    (row,) = [row for row in book.rows if row.component in TOWER_KINDS]
     return int(row.bytes)
 
 

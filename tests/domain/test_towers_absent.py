@@ -16,6 +16,7 @@ from kvtop.domain.architectures.towers_absent import TEXT_ONLY_CLASSES
 from kvtop.domain.architectures.towers_coverage import tower_of
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.tower_spec import TOWER_KINDS
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
@@ -31,7 +32,7 @@ def _less(path: str, section: str = "vision_config") -> dict[str, Any]:
 def _vision_rows(config: dict[str, Any]) -> list[Any]:
     book = weights_book(model_from_config(config), ParallelLayout(tp=1), range(0, 1), first_stage=True,
                         last_stage=False)  # fmt: skip
-    return [row for row in book.rows if row.component == "vision"]
+    return [row for row in book.rows if row.component in TOWER_KINDS]
 
 
 @pytest.mark.parametrize(

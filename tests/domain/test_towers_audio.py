@@ -29,6 +29,7 @@ from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLI
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.tower_spec import TOWER_KINDS
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
@@ -47,7 +48,7 @@ def _config(name: str) -> dict:  # type: ignore[type-arg]
 def _tower_bytes(config: dict, tp: int) -> int:  # type: ignore[type-arg]
     model = model_from_config(config)
     book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False)
-    (row,) = [row for row in book.rows if row.component == "vision"]
+    (row,) = [row for row in book.rows if row.component in TOWER_KINDS]
     return int(row.bytes)
 
 
@@ -224,22 +225,24 @@ def test_speech_classes_left_say_what_stops_them(name: str, words: str) -> None:
 # The weights row's note names what the engines build there (vLLM 0.33.0's meta builds, the registry rows'
 # `param_bytes` children): Qwen2-Audio `audio_tower` + `multi_modal_projector` (no vision module); GLM-ASR and
 # Granite-Speech an audio encoder and projector; Qwen2.5-Omni's thinker `audio_tower` and `visual`; Step3-VL
-# `vision_model` alone. Before: every one read "the vision tower and its projector".
+# `vision_model` alone. Before: every one read "the vision tower and its projector", and every row was keyed
+# `vision` (#27): the row is keyed by the kind the description says, audio / vision / both.
 @pytest.mark.parametrize(
-    ("name", "words"),
+    ("name", "kind", "words"),
     [
-        ("Qwen2AudioForConditionalGeneration", "Qwen2AudioEncoderConfig: the audio encoder and its projector"),
-        ("GlmAsrForConditionalGeneration", "GlmAsrEncoderConfig: the audio encoder and its projector"),
-        ("GraniteSpeechForConditionalGeneration", "GraniteSpeechEncoderConfig: the audio encoder and its projector"),
-        ("Qwen2_5OmniModel", "the vision tower, the audio encoder and their projectors"),
-        ("Step3VLForConditionalGeneration", "Step3VisionEncoderConfig: the vision tower and its projector"),
+        ("Qwen2AudioForConditionalGeneration", "audio", "Qwen2AudioEncoderConfig: the audio encoder and its projector"),
+        ("GlmAsrForConditionalGeneration", "audio", "GlmAsrEncoderConfig: the audio encoder and its projector"),
+        ("GraniteSpeechForConditionalGeneration", "audio",
+         "GraniteSpeechEncoderConfig: the audio encoder and its projector"),
+        ("Qwen2_5OmniModel", "vision_audio", "the vision tower, the audio encoder and their projectors"),
+        ("Step3VLForConditionalGeneration", "vision", "Step3VisionEncoderConfig: the vision tower and its projector"),
     ],
 )
-def test_the_tower_row_names_an_audio_encoder(name: str, words: str) -> None:
+def test_the_tower_row_names_an_audio_encoder(name: str, kind: str, words: str) -> None:
     book = weights_book(model_from_config(_config(name)), ParallelLayout(tp=1), range(0, 1), first_stage=True,
                         last_stage=False)  # fmt: skip
-    (row,) = [row for row in book.rows if row.component == "vision"]
-    assert words in row.note
+    (row,) = [row for row in book.rows if row.component in TOWER_KINDS]
+    assert row.component == kind and words in row.note
 
 
 @pytest.mark.parametrize("tp", [1, 2])

@@ -19,6 +19,7 @@ from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLI
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.tower_spec import TOWER_KINDS
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
@@ -39,7 +40,7 @@ def _config() -> dict:  # type: ignore[type-arg]
 def _tower_bytes(config: dict, tp: int) -> int:  # type: ignore[type-arg]
     model = model_from_config(config)
     book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False)
-    (row,) = [row for row in book.rows if row.component == "vision"]
+    (row,) = [row for row in book.rows if row.component in TOWER_KINDS]
     return int(row.bytes)
 
 

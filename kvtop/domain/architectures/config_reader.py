@@ -148,7 +148,8 @@ def read_config(
         label = tower.label(has_audio) if tower is not None else read.label
         if filled and tower is not None:
             label = f"{label}; {absent_note(tower)}"
-        update["tower"] = read if tower is None else read.model_copy(update={"label": label})
+        kind = tower.row_kind(has_audio) if tower is not None else read.kind
+        update["tower"] = read if tower is None else read.model_copy(update={"label": label, "kind": kind})
         audio = tower is not None and tower.audio_counted  # its audio encoder counted too (MiniCPM-o 2.6)
         update["not_modelled"] = tuple(note for note in spec.not_modelled
                                        if note != VISION_NOT_MODELLED and not (audio and note.startswith("audio")))

@@ -219,7 +219,11 @@ def read_architecture(
         facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, facts["layer_attention"])
     facts["not_modelled"] = tuple(not_modelled)
     facts["unstated_fields"] = tuple(name for name in arch.engine_read_fields if f.get(name) is None)
-    facts["defaults_used"] = f.defaults_read()
+    own = dict(arch.own_defaults)
+    read = f.defaults_read()  # `name=value`: the class's defaults, and kvtop's own where the class has none
+    facts["defaults_used"] = tuple(entry for entry in read if entry.split("=", 1)[0] not in own)
+    facts["nominal_defaults"] = tuple(f"{entry}: {own[entry.split('=', 1)[0]]}" for entry in read
+                                      if entry.split("=", 1)[0] in own)  # fmt: skip
     return ModelSpec(**facts)
 
 

@@ -19,6 +19,11 @@ from kvtop.domain.architectures.state_rules import Mamba1State, Mamba2State, Sta
 from kvtop.domain.model import BodyShape, LayerKind, MlpKind
 
 _NO_ATTENTION: dict[str, DefaultValue] = {"num_attention_heads": 1, "max_position_embeddings": 2048}
+# neither is a field of the config classes: what each is, as a plan states it where the file leaves it out
+_OWN_DEFAULTS = (
+    ("num_attention_heads", "kvtop's nominal head (no layer attends; no book reads it)"),
+    ("max_position_embeddings", "vLLM's context where a config names no position field (_get_and_verify_max_len)"),
+)
 # MambaConfig / FalconMambaConfig — models/mamba, models/falcon_mamba (intermediate_size = expand × hidden,
 # written by the class; time_step_rank "auto" = ceil(hidden ÷ 16))
 MAMBA: dict[str, DefaultValue] = {
@@ -58,7 +63,7 @@ def _state_only(model_type: str, config_class: str, defaults: dict[str, DefaultV
     geometry = Geometry(kv_heads=None, head_dim=None, intermediate=None, intermediate_default_factor=4)
     return Architecture(model_type, config_class, tf(model_type), defaults, (name,), geometry=geometry,
                         layers=EveryLayerState(), state=state, body=BodyShape(norms_per_layer=1),
-                        refused_when=_BIAS, engine_read_fields=engine_read)  # fmt: skip
+                        refused_when=_BIAS, engine_read_fields=engine_read, own_defaults=_OWN_DEFAULTS)  # fmt: skip
 
 
 STATE_ONLY: tuple[Architecture, ...] = (

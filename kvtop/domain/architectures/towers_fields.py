@@ -152,6 +152,12 @@ class Tower:
     notes: tuple[str, ...] = ()
     words: str = ""  # what the weights row holds, where not a vision tower and projector (Janus's generation towers)
 
+    def row_kind(self, has_audio_config: bool) -> str:
+        """The weights row's kind (`tower_spec.TOWER_KINDS`), as `label` words it: audio, vision, or both."""
+        if self.audio_counted and self.section != "vision_config":
+            return "audio"
+        return "vision_audio" if self.audio_counted and has_audio_config else "vision"
+
     def label(self, has_audio_config: bool) -> str:
         """What the tower's weights row holds, in words: an audio kind sized by its own section (`audio_config`,
         Granite-Speech's `encoder_config`) is the audio encoder alone; a vision kind that counts `audio_config`

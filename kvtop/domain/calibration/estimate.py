@@ -9,7 +9,8 @@ host, what the host holds is an assumed term where the engine sizes from the fre
 
 - `calibrated_ledger`: the clean prediction (the dashboard's, the planner's, the demo's, `plan`'s centre);
 - `planned_capacity`: that ledger and the capacity at both ends of the interval (the engines' budgets
-  are monotone in every term, so the two ends bracket it; the dominant term names what to measure first);
+  are monotone in every term, though not always the usual way: each end is the least and the most of the centre
+  and the two solves; the dominant term names what to measure first; an attention-free model's requests too);
 - `start_overhead`: what a (re)start finds taken before its weights (the driver's share of nvidia-smi's
   total and the engine's CUDA context and NCCL), which diagnose's restart arithmetic and the demo use.
 """
@@ -38,6 +39,7 @@ from kvtop.domain.gpus import is_unified
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.request_capacity import RequestInterval, request_interval
 
 
 def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
@@ -74,8 +76,20 @@ def _with_measured(
     weights = by_term.get(Term.WEIGHTS)
     if weights is not None and measured.weights_bytes is not None:
         by_term[Term.WEIGHTS] = _measured(weights, measured.weights_bytes, "the resident weights")
-    elif weights is not None and measured.free_after_load_bytes is not None and reads_free_after_load:
-        by_term[Term.WEIGHTS] = _measured(weights, weights.bytes, "the free memory after load (the weights with it)")
+    after = measured.free_after_load_bytes is not None and reads_free_after_load
+    if after and weights is not None and measured.weights_bytes is None and measured.free_before_load_bytes is not None:
+        # both free figures measured: the weights are their difference, still predicted here, and read by no budget
+        by_term[Term.WEIGHTS] = weights.model_copy(update={"error_bytes": 0, "beside_error_bytes": 0, "beyond": None,
+                                                           "within": "the free memory before and after load (measured)"})
+    if after and measured.free_before_load_bytes is None:
+        # only the free memory after the load was measured: what it holds besides the weights (CUDA's total, the
+        # context, a host's share) moves no budget any more; the weights stay predicted, with their error (SGLang's
+        # reserve reads the free memory before load as the one after it + the weights)
+        held = "the free memory after load (measured: --free-after-load)"
+        for term in (Term.CUDA_TOTAL, Term.CONTEXT, Term.HOST):
+            if term in by_term and by_term[term].source != "measured":
+                by_term[term] = by_term[term].model_copy(update={"error_bytes": 0, "beside_error_bytes": 0,
+                                                                 "beyond": None, "within": held})  # fmt: skip
     runtime = [by_term.pop(term) for term in RUNTIME_TERMS if term in by_term] if measured.non_kv_bytes is not None else []
     if runtime:
         by_term[Term.ACTIVATION] = _measured(
@@ -136,7 +150,8 @@ def preload_estimate(
     reads_free_after_load = bool(getattr(rules.calibration, "READS_FREE_AFTER_LOAD", True))
     estimates = _with_measured(estimates, ledger.measured, reads_free_after_load)
     weights = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
-    beside = calibrated.bytes - inputs.weights_bytes if calibrated and weights and weights.source != "measured" else 0
+    predicted = weights is not None and weights.source != "measured" and weights.within is None
+    beside = calibrated.bytes - inputs.weights_bytes if calibrated and predicted else 0
     # a budget without a context term (vLLM's) still has ranks that hold one: the engine's own fit
     context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, fits)
     if context is not None and node is not None:
@@ -164,8 +179,11 @@ class IntervalKind(str, Enum):
     the order they are told apart."""
 
     EXACT = "exact"  # every input measured: the interval is the capacity itself
+    REQUESTS = "requests"  # an attention-free model: the interval is in requests (`CapacityPlan.requests`)
     REFUSED_ACROSS_SPAN = "refused_across_span"  # the start is refused wherever the host holds its assumed share
     FITS_NOWHERE = "fits_nowhere"  # 0 at both ends: it does not fit even where the estimated inputs are kindest
+    # the engine sizes its cache by a flag, not from memory (llama.cpp's -c): memory decides only whether it fits
+    FIXED_BY_FLAG = "fixed_by_flag"
     ZERO_WIDE = "zero_wide"  # no estimated input moves the budget (± 0)
     REFUSED_AT_CENTRE = "refused_at_centre"  # the low end and the centre refused: the headline states the refusal
     REFUSED_AT_HIGH_END = "refused_at_high_end"  # starts at the centre, refused at the span's high end: low end 0
@@ -186,6 +204,8 @@ class CapacityPlan(BaseModel):
     # whether it starts on a unified-memory host holding its assumed share (None: no share of the total is asked
     # free at its start, or the GPU is its own): where refused in the span, the interval's low end is 0
     start: HostStart | None = None
+    # an attention-free model's requests at both ends (None: the model plans KV tokens)
+    requests: RequestInterval | None = None
 
     @property
     def refused_at_centre(self) -> bool:
@@ -196,7 +216,17 @@ class CapacityPlan(BaseModel):
     def zero_wide(self) -> bool:
         """No estimated term moves the KV budget (what was measured fixes it) and the start is never refused."""
         refused = self.start is not None and self.start.refused_in_span
-        return self.kv_budget_min_bytes == self.kv_budget_max_bytes and not refused
+        same = self.kv_budget_min_bytes == self.kv_budget_max_bytes and self.token_capacity_min == self.token_capacity_max
+        return same and not refused
+
+    @property
+    def fixed_by(self) -> str | None:
+        """The flag that sizes the cache where it fits at both ends with the same capacity (memory moves only
+        whether it fits, and not here): llama.cpp's -c; None where memory sizes it or the fit is in doubt."""
+        flag = self.ledger.engine.capacity_fixed_by
+        refused = self.start is not None and self.start.refused_in_span
+        same = self.token_capacity_min == self.token_capacity_max > 0
+        return flag if flag is not None and same and not refused else None
 
     @property
     def interval_kind(self) -> IntervalKind:
@@ -204,10 +234,14 @@ class CapacityPlan(BaseModel):
         start = self.start
         if self.exact:
             return IntervalKind.EXACT
+        if self.requests is not None:
+            return IntervalKind.REQUESTS
         if start is not None and start.refused_across_span:
             return IntervalKind.REFUSED_ACROSS_SPAN
         if self.token_capacity_max == 0:
             return IntervalKind.FITS_NOWHERE
+        if self.fixed_by is not None:
+            return IntervalKind.FIXED_BY_FLAG
         if self.zero_wide:
             return IntervalKind.ZERO_WIDE
         if start is not None and start.refused_in_span:
@@ -221,12 +255,12 @@ class CapacityPlan(BaseModel):
         if self.start is not None and self.start.refused_in_span:
             unified = self.estimate.unified_host
             return host_term(self.ledger.gpu_name, unified.total_bytes) if unified is not None else None
-        return None if self.zero_wide else self.estimate.dominant
+        return None if self.zero_wide or self.fixed_by is not None else self.estimate.dominant
 
     @property
     def beyond_support(self) -> tuple[str, ...]:
         """Each widening for extrapolation, where the interval has a width for it to widen."""
-        return () if self.zero_wide else self.estimate.beyond_support
+        return () if self.zero_wide or self.fixed_by is not None else self.estimate.beyond_support
 
     @property
     def spread_tokens(self) -> int:
@@ -348,14 +382,21 @@ def planned_capacity(
         return _solved(model, share, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, "central", draft)
 
     central = solved("central")
-    low, high = solved("low"), solved("high")
+    ends = (central, solved("low"), solved("high"))
     start = host_start(central, estimate.unified_host, at_fraction)
+    # each end the least and the most of the three solves: a term may move the budget against its usual way (a reserve
+    # that is a share of the free memory before load grows with it: SGLang's, where the free memory after load fixes
+    # the rest), and the ends then swap
+    tokens = [ledger.token_capacity for ledger in ends]
+    budgets = [ledger.engine.kv_budget_bytes for ledger in ends]
+    requests = central.request_capacity
     return CapacityPlan(
         ledger=central,
         estimate=estimate,
         start=start,
-        token_capacity_min=0 if start and start.refused_in_span else min(low.token_capacity, central.token_capacity),
-        token_capacity_max=0 if start and start.refused_across_span else max(high.token_capacity, central.token_capacity),
-        kv_budget_min_bytes=min(low.engine.kv_budget_bytes, central.engine.kv_budget_bytes),
-        kv_budget_max_bytes=max(high.engine.kv_budget_bytes, central.engine.kv_budget_bytes),
+        token_capacity_min=0 if start and start.refused_in_span else min(tokens),
+        token_capacity_max=0 if start and start.refused_across_span else max(tokens),
+        kv_budget_min_bytes=min(budgets),
+        kv_budget_max_bytes=max(budgets),
+        requests=request_interval(requests, ends[1].request_capacity, ends[2].request_capacity) if requests else None,
     )

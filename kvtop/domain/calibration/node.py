@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,7 +30,10 @@ STORE_SCHEMA = 1
 def model_key(model: ModelSpec) -> str:
     """A short hash of the model's architecture facts (not its name or path): equal for the same model
     wherever it is stored, different when any fact the books read differs."""
-    facts = model.model_dump(exclude={"name", "source", "not_modelled", "defaults_used", "config_model_type"})
+    words = ("name", "source", "not_modelled", "defaults_used", "nominal_defaults", "config_model_type")
+    # what the books read, less the words (a tower row's kind names it: stored keys stay as they were)
+    exclude: dict[str, Any] = {**dict.fromkeys(words, True), "tower": {"kind": True}}
+    facts = model.model_dump(exclude=exclude)
     return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -58,6 +58,9 @@ class TermEstimate(BaseModel):
     # an error the engine's rules add beside the fitted one (LMDeploy's staging leftover), already in `error_bytes` as
     # independent errors add (the root of squares): kept where a plan re-reads the fitted one (`with_fitted_error`)
     beside_error_bytes: int = 0
+    # the measured input that holds this term, whose own figure stays an estimate: the budget reads the measured one,
+    # so the term's error moves nothing (`--free-after-load` holds the predicted weights); None: the budget reads it
+    within: str | None = None
 
 
 class CalibratedFigures(BaseModel):

@@ -275,6 +275,9 @@ class EngineResult(BaseModel):
     steps: tuple[BudgetStep, ...]
     notes: tuple[str, ...] = ()
     cell: KvCell | None = None  # the cell the capacity was solved with, where it is not the book's sum
+    # the flag that sizes the cache, not a share of memory (llama.cpp's -c, vLLM's --num-gpu-blocks-override): memory
+    # then decides only whether it fits, and a plan's interval says so rather than a width of ± 0 (None: memory sizes it)
+    capacity_fixed_by: str | None = None
 
     @property
     def unused_budget_bytes(self) -> int:

@@ -8,7 +8,6 @@ from textual.content import Content
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.ledger import Ledger, RankLedger
-from kvtop.domain.request_capacity import NO_REQUEST_INTERVAL
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
 
@@ -110,12 +109,16 @@ def interval_line(plan: CapacityPlan) -> Content:
     of the edit would log as `kvtop plan` plans it (calibrated terms), and the term to measure first; the case is
     the plan's (`CapacityPlan.interval_kind`), the words the pane's."""
     label = (f"{'fresh start':<{LABEL_WIDTH}}", "$text-muted")
-    if plan.ledger.request_capacity is not None:
-        return Content.assemble(label, NO_REQUEST_INTERVAL)
     kind, dominant, start = plan.interval_kind, plan.dominant, plan.start
     if kind is IntervalKind.EXACT:
-        return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)}: every input measured")
+        shown = f"{plan.requests.requests:,} requests" if plan.requests is not None else fmt_tokens(plan.ledger.token_capacity)
+        return Content.assemble(label, f"{shown}: every input measured")
     mostly = (f", mostly {dominant.label} ({dominant.source})" if dominant else "", "$text-muted")
+    if kind is IntervalKind.REQUESTS and plan.requests is not None:  # an attention-free model: in requests
+        return Content.assemble(label, plan.requests.words(mostly[0]))
+    if kind is IntervalKind.FIXED_BY_FLAG:
+        return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)}, fixed by {plan.fixed_by}",
+                                (": not a memory budget (fits at both ends)", "$text-muted"))  # fmt: skip
     if kind is IntervalKind.REFUSED_ACROSS_SPAN:
         return Content.assemble(label, ("0 at both ends: refused across the assumed host share (✗ above)", "$error"),
                                 mostly)  # fmt: skip

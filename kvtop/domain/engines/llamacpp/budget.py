@@ -93,4 +93,5 @@ def solve(inputs: EngineInputs) -> EngineResult:
         max_concurrency=None, reserve_bytes=0, memory_fraction=1.0,
         memory_fraction_source="llama.cpp sizes its KV cache by -c, not by a share of memory", fits=fits,
         shortfall_bytes=0 if fits else pool - max(room, 0), steps=tuple(steps), notes=tuple(notes),
+        capacity_fixed_by="-c",
     )  # fmt: skip

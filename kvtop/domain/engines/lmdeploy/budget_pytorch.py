@@ -148,6 +148,7 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
         state_pool_bytes=state if fits else 0, max_running_requests=max_batches, max_concurrency=None,
         reserve_bytes=runtime, memory_fraction=ratio, memory_fraction_source=ratio_source, fits=fits,
         shortfall_bytes=0 if fits else over or max(3 * per_block - budget, 1), steps=tuple(steps), notes=tuple(notes),
+        capacity_fixed_by="--num-gpu-blocks" if s.num_gpu_blocks_override else None,
     )  # fmt: skip
 
 

@@ -81,7 +81,13 @@ class SglangBudget:
         total = inputs.gpu_total_bytes
         steps.append(BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None))
         pre = meas.free_before_load(total)
-        pre_note = meas.free_before_load_note()
+        pre_note, pre_source, pre_why = meas.free_before_load_note(), meas.free_before_load_source(), ""
+        if meas.free_before_load_bytes is None and meas.free_after_load_bytes is not None:
+            # the load's usage is pre − post (model_runner: weight_load_mem_usage), so a measured post-load figure
+            # gives the pre-load one with the weights: CUDA's total and the context no longer enter
+            pre, pre_note = meas.free_after_load_bytes + inputs.resident_bytes, None
+            pre_source = meas.calibrated.weights_source or "assumed" if meas.calibrated is not None else "assumed"
+            pre_why = "the free memory after load (measured) + the weights"
         if pre_note:
             notes.append(pre_note)
         steps.append(
@@ -89,7 +95,8 @@ class SglangBudget:
                 label="free before weight load (min over ranks)",
                 bytes=pre,
                 measured=meas.free_before_load_bytes is not None,
-                source=meas.free_before_load_source(),
+                source=pre_source,
+                note=pre_why,
             )
         )
         if meas.free_after_load_bytes is not None:

@@ -1,0 +1,147 @@
+"""`kvtop plan`'s interval where an operator read it wrong (#27): an attention-free model's requests, llama.cpp's
+context fixed by -c, SGLang given only the free memory after the load, a state-only model's nominal head, an audio
+tower's row.
+
+Every expected figure is the engine's arithmetic done here by hand on the plan's inputs (the calibrated terms, as
+`plan --json` lists them: `terms`, `interval_scale`, the engine's fraction), never the interval's own code: each end
+moves the one estimated term by round(scale × its error) (one term with an error: the root of squares is itself).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.cli import main
+from tests.conftest import CONFIGS
+from tests.data_paths import DATA
+
+GIB = 1 << 30
+FALCON_MAMBA = str(CONFIGS / "tiiuae--falcon-mamba-7b.json")  # the Hub's config.json (SOURCES.md)
+QWEN2_AUDIO = str(DATA / "engine_diff" / "registry" / "configs" / "Qwen2AudioForConditionalGeneration.json")
+
+
+def plan_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:  # type: ignore[type-arg]
+    assert main(["plan", "--json", "--no-calibration-store", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def plan_text(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["plan", "--no-calibration-store", *args]) == 0
+    return capsys.readouterr().out
+
+
+def _term(out: dict, name: str) -> dict:  # type: ignore[type-arg]
+    return next(term for term in out["terms"] if term["term"] == name)
+
+
+def _moved(out: dict, name: str) -> int:  # type: ignore[type-arg]
+    """How far an end moves the one estimated term: round(interval scale × its error)."""
+    return round(out["interval_scale"] * _term(out, name)["error_bytes"])
+
+
+# Falcon-Mamba-7B on SGLang 0.5.23, TP 1, H100, 78 GiB free before the load (measured: CUDA's total and the context
+# are then exact, the weights the one estimated term). One request's state (SGLang keeps the SSM float32): 64 layers ×
+# (conv 3 × 8,192 × 2 B + SSM 8,192 × 16 × 4 B) = 64 × 573,440 = 36,700,160 B. SGLang 0.5.23 (docs/engines/sglang.md
+# §4.2, §7): rest = free − weights − free × (1 − 0.83); the state's share rest × 0.9 ÷ 1.9; slots = (share − state) //
+# state; running requests min(--max-running-requests 4,000, tokens 100,000 // 2, slots // 3).
+MAMBA_ARGS = ("--cmd", f"python -m sglang.launch_server --model-path {FALCON_MAMBA} --max-total-tokens 100000 "
+              "--max-running-requests 4000", "--gpu", "H100", "--free-memory", "78GiB", "--engine-version", "0.5.23")
+STATE = 64 * (3 * 8192 * 2 + 8192 * 16 * 4)
+
+
+def _slots(weights: int, fraction: float) -> int:
+    free = 78 * GIB
+    rest_gib = (free - weights) / GIB - free / GIB * (1 - fraction)
+    share = rest_gib * 0.9 / (1 + 0.9) * GIB
+    return int((share - STATE) // STATE)
+
+
+def test_an_attention_free_plan_gives_its_requests_an_interval(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: 'none in requests yet'. The weights W = 14,562,107,392 B (64 × 105,312,256 params + 2 × 65,024 ×
+    4,096 + 4,096 = 7,272,665,088 × 2 B, and A_log's 64 × 8,192 × 16 held in float32: + 16,777,216 B) move by their
+    error at each end: 708 slots at the centre, 703 with more weights, 712 with less; requests 236, 234, 237."""
+    out = plan_json(capsys, *MAMBA_ARGS)
+    weights = _term(out, "weights")
+    assert weights["bytes"] == 7_272_665_088 * 2 + 64 * 8192 * 16 * 2 == 14_562_107_392
+    assert weights["source"] == "calibrated" and weights["error_bytes"] > 0
+    fraction, moved = out["memory_fraction"]["value"], _moved(out, "weights")
+    slots = [_slots(weights["bytes"] + delta, fraction) for delta in (0, moved, -moved)]
+    assert slots == [708, 703, 712]
+    interval = out["request_interval"]
+    assert out["request_capacity"]["state_bytes_per_request"] == STATE == 36_700_160
+    assert (interval["slots_min"], interval["slots_max"]) == (703, 712)
+    assert (interval["requests_min"], interval["requests"], interval["requests_max"]) == (703 // 3, 708 // 3, 712 // 3)
+    assert interval["term"] == out["interval_term"] == "weights" and out["interval_kind"] == "requests"
+    text = plan_text(capsys, *MAMBA_ARGS)
+    line = next(line for line in text.splitlines() if line.startswith("Interval"))
+    assert line.endswith("234 – 237 requests (± 2), mostly weights (calibrated); state slots 703 – 712 fit")
+
+
+def test_a_state_only_models_nominal_head_is_named_kvtops(capsys: pytest.CaptureFixture[str]) -> None:
+    """MambaConfig and FalconMambaConfig have no num_attention_heads and no max_position_embeddings: the 1 and the
+    2,048 the reader fills in are kvtop's nominal head and vLLM's default context, not transformers' class defaults."""
+    out = plan_json(capsys, *MAMBA_ARGS)
+    assert out["config_defaults_used"] == []
+    assert out["config_nominal_defaults"] == [
+        "max_position_embeddings=2048: vLLM's context where a config names no position field (_get_and_verify_max_len)",
+        "num_attention_heads=1: kvtop's nominal head (no layer attends; no book reads it)",
+    ]
+    text = plan_text(capsys, *MAMBA_ARGS)
+    assert "transformers' class defaults" not in text
+    assert "note: the config leaves out num_attention_heads=1: kvtop's nominal head" in text
+
+
+def test_llamacpp_on_a_gb10_says_its_context_is_fixed_by_c(capsys: pytest.CaptureFixture[str]) -> None:
+    """llama.cpp sizes its cache by -c (not given: 0, the training context, Llama-3.1-8B's 131,072 positions;
+    common/common.h n_ctx), never from a share of memory: the assumed host share decides only whether it fits, and it
+    fits at both ends (the weights 14.96 GiB + 16 GiB of KV against at least 84.58 − 28.14 GiB left). Before: '± 0: no
+    estimated input moves it', read as measured."""
+    args = ("--model", "llama-3.1-8b", "--engine", "llamacpp", "--gpu", "GB10")
+    out = plan_json(capsys, *args)
+    assert out["token_capacity_min"] == out["token_capacity"] == out["token_capacity_max"] == 131_072
+    assert out["interval_kind"] == "fixed_by_flag" and out["capacity_fixed_by"] == "-c"
+    assert out["interval_term"] is None and _term(out, "host")["source"] == "assumed"
+    line = next(line for line in plan_text(capsys, *args).splitlines() if line.startswith("Interval"))
+    assert "131,072 tokens, fixed by -c: not a memory budget" in line and "± 0" not in line
+
+
+# Llama-3.1-8B on SGLang, the free memory after the load given (60 GiB): SGLang's reserve is the free memory before
+# the load × (1 − 0.83) (model_runner: pre-load memory), and the load's usage is pre − post, so before = 60 GiB + the
+# weights W; KV budget = 60 GiB − the reserve, 131,072 B a token (32 layers × 2 × 8 KV heads × 128 × 2 B).
+def _sglang_tokens(weights: int, fraction: float) -> int:
+    before = 60 * GIB + weights
+    return int((60 - before / GIB * (1 - fraction)) * GIB) // 131_072
+
+
+@pytest.mark.parametrize("gpu", ["H100", "GB10"])
+def test_free_memory_after_load_says_which_input_was_measured(capsys: pytest.CaptureFixture[str], gpu: str) -> None:
+    """Before: the weights were labelled 'measured' (only the free memory was), and the interval ± 0. Now the weights
+    stay the calibrated term with their error (W = 16,127,631,360 B: more weights, a larger reserve), and CUDA's total,
+    the context and a GB10 host's share are held in the measured figure (0 error, said so)."""
+    args = ("--model", "llama-3.1-8b", "--engine", "sglang", "--gpu", gpu, "--free-after-load", "60GiB")
+    out = plan_json(capsys, *args)
+    weights = _term(out, "weights")
+    assert weights["source"] == "calibrated" and weights["within"] is None and weights["error_bytes"] > 0
+    for name in ("cuda_total", "context", *(("host",) if gpu == "GB10" else ())):
+        held = _term(out, name)
+        assert held["error_bytes"] == 0 and held["within"].startswith("the free memory after load (measured")
+    assert not any(term["source"] == "measured" for term in out["terms"])
+    fraction, moved = out["memory_fraction"]["value"], _moved(out, "weights")
+    ends = [_sglang_tokens(weights["bytes"] + delta, fraction) for delta in (0, moved, -moved)]
+    assert [out["token_capacity"], out["token_capacity_min"], out["token_capacity_max"]] == ends
+    assert out["interval_term"] == "weights" and out["beyond_support"] == []
+    if gpu == "H100":  # 0.83: (81,559 − 13,904 MiB) ÷ 81,559 MiB
+        assert ends == [387_044, 386_558, 387_529]
+    text = plan_text(capsys, *args)
+    assert "in measured" in text and "held in the free memory after load (measured: --free-after-load)" in text
+
+
+def test_an_audio_tower_is_keyed_audio(capsys: pytest.CaptureFixture[str]) -> None:
+    """Qwen2-Audio's tower row holds its Whisper encoder and projector: keyed `audio` in the JSON and the table, with
+    the engines' meta build's bytes (vLLM 0.33.0 and SGLang 0.5.23: 1,284,431,872 B, tests/domain/test_towers_audio.py)."""
+    args = ("--model", QWEN2_AUDIO, "--engine", "vllm", "--gpu", "H100", "--max-model-len", "4096")
+    rows = {row["component"]: row["bytes"] for row in plan_json(capsys, *args)["ranks"][0]["weights"]}
+    assert rows["audio"] == 1_284_431_872 and "vision" not in rows
+    assert any(line.startswith("  audio ") for line in plan_text(capsys, *args).splitlines())
