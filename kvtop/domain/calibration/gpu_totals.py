@@ -53,9 +53,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.H100': LinearTerm(
         key='cuda_total.H100', features=('1 GiB',),
-        coefficients=(79.18803,), error_bytes=134217728, records=66,
-        sources=11, gpus=('H100',),
-        novel_error_bytes=134217728, feature_sources=(11,),
+        coefficients=(79.18806,), error_bytes=134217728, records=67,
+        sources=12, gpus=('H100',),
+        novel_error_bytes=134217728, feature_sources=(12,),
     ),
     'cuda_total.H200': LinearTerm(
         key='cuda_total.H200', features=('1 GiB',),
@@ -125,9 +125,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.448852,), error_bytes=461496029, records=15,
+        coefficients=(0.44885,), error_bytes=461498330, records=15,
         sources=15, gpus=(),
-        novel_error_bytes=513185323, feature_sources=(15,),
+        novel_error_bytes=513183022, feature_sources=(15,),
     ),
 }  # fmt: skip
 # END FITTED

@@ -30,13 +30,13 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"sglang.context": (Term.CO
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),
-        coefficients=(0.582988, 0.517481, 0.0, 0.851622), error_bytes=710602594, records=24,
-        sources=22, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=790880045, feature_sources=(22, 5, 4, 5),
+        coefficients=(0.570448, 0.521322, 0.0, 0.862627), error_bytes=711995151, records=25,
+        sources=23, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
+        novel_error_bytes=789432770, feature_sources=(23, 5, 4, 5),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=0.8998, records=14, sources=13,
+    engine='sglang', factor=0.9511, records=15, sources=14,
 )
 # END FITTED
 

@@ -17,7 +17,9 @@
   where the P2P test fails, as on GeForce cards; `custom_all_reduce_on`). From v0.18.0 FlashInfer's all-reduce
   fusion workspace joins it at TP > 1 on Hopper: its bytes come from the code (`fusion_workspace.py`, 1.5 GiB per
   rank before v0.22.0, 2 MiB-rounded buffers from it), the fit takes the rest (`fit_offset`), and an era the corpus holds too few logs of for its own
-  fit takes the previous era's (`NON_TORCH_STAND_IN`: the same growth without the workspace).
+  fit takes the previous era's (`NON_TORCH_STAND_IN`: the same growth without the workspace). Before V1 at TP 8 on
+  H100/H200 it also holds NCCL's NVLS buffers of two communicators (`nvls_buffers.py`: 2 x 2.5 GiB with NCCL 2.20,
+  2 x 1.5 GiB with 2.21), taken off the logged figure before fitting the same way.
 - CUDA graphs: charged to the budget from v0.21.0 (`profile_cudagraph_memory`, PR #38284); before,
   graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`. The
   estimate (printed from v0.18.0, "Estimated CUDA graph memory") captures each mode's two largest sizes
@@ -46,6 +48,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
+from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import (
     GRAPHS_PROFILED,
     batch_limits,
@@ -140,9 +143,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.51, 1.025714, 0.109286), error_bytes=1653562409, records=38,
-        sources=2, gpus=('H100', 'L40S'),
-        novel_error_bytes=1653562409, feature_sources=(2, 2, 2),
+        coefficients=(0.510714, 1.025, 0.109286), error_bytes=1653562409, records=39,
+        sources=3, gpus=('H100', 'L40S'),
+        novel_error_bytes=1653562409, feature_sources=(3, 2, 2),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
@@ -158,15 +161,15 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.266667, 5.413333), error_bytes=5812522407, records=4,
+        coefficients=(0.266667, 3.913333), error_bytes=4201909671, records=4,
         sources=3, gpus=('A100-40GB', 'H200', 'RTX3090'),
-        novel_error_bytes=5812522407, feature_sources=(3, 1), unseen_error_bytes=5812522407,
+        novel_error_bytes=4201909671, feature_sources=(3, 1), unseen_error_bytes=4201909671,
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.14, 0.405), error_bytes=429496730, records=12,
-        sources=5, gpus=('H100', 'L40S'),
-        novel_error_bytes=429496730, feature_sources=(5, 1), unseen_error_bytes=429496730,
+        coefficients=(0.133636, 0.411364), error_bytes=446676599, records=13,
+        sources=6, gpus=('H100', 'L40S'),
+        novel_error_bytes=446676599, feature_sources=(6, 1), unseen_error_bytes=446676599,
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -176,7 +179,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.2623, records=67, sources=30,
+    engine='vllm', factor=1.0341, records=69, sources=32,
 )
 # END FITTED
 
@@ -207,11 +210,13 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 def fit_offset(key: str, inputs: CalibrationInputs) -> int:
     """Bytes of what fit `key` measures that the code sizes, taken off the logged figure before fitting and added to
-    the fit's estimate: FlashInfer's all-reduce fusion workspace in non-torch memory (`fusion_workspace.py`)."""
+    the fit's estimate: FlashInfer's all-reduce fusion workspace (`fusion_workspace.py`) and NCCL's NVLS buffers
+    (`nvls_buffers.py`) in non-torch memory."""
     if key != non_torch_key(inputs):
         return 0
-    workspace = fusion_workspace(inputs, batch_limits(inputs)[0])
-    return workspace.bytes if workspace is not None else 0
+    tokens = batch_limits(inputs)[0]
+    workspace, nvls = fusion_workspace(inputs, tokens), nvls_buffers(inputs, tokens)
+    return (workspace.bytes if workspace is not None else 0) + (nvls.bytes if nvls is not None else 0)
 
 
 def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
@@ -293,8 +298,9 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
 
 
 def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int) -> TermEstimate:
-    """The fitted growth (the era's fit, else its stand-in's, else 0.25 GiB assumed) plus FlashInfer's all-reduce
-    fusion workspace where the code sizes it (`fusion_workspace.py`)."""
+    """The fitted growth (the era's fit, else its stand-in's, else 0.25 GiB assumed) plus what the code sizes: NCCL's
+    NVLS buffers in V0 at TP 8 on H100/H200 (`nvls_buffers.py`) and FlashInfer's all-reduce fusion workspace
+    (`fusion_workspace.py`)."""
     key = non_torch_key(inputs)
     label, stand_in = "vLLM's non-torch memory", NON_TORCH_STAND_IN.get(key)
     fit = fits.get(key) or (fits.get(stand_in) if stand_in else None)
@@ -303,6 +309,11 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
         basis += f"; {key} has too few logs to fit: {fit.key} stands in for the growth beside the workspace"
     estimate = fitted_estimate(Term.NON_TORCH, label, fit, fit_features(key, inputs), basis) or assumed_estimate(
         Term.NON_TORCH, label, GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
+    nvls = nvls_buffers(inputs, tokens)
+    if nvls is not None:
+        estimate = estimate.model_copy(update={
+            "bytes": estimate.bytes + nvls.bytes, "basis": f"{estimate.basis}; + {nvls.why}",
+        })  # fmt: skip
     workspace = fusion_workspace(inputs, tokens)
     if workspace is None:
         return estimate

@@ -1,0 +1,50 @@
+"""V0's MLA absorbed matrices: what vLLM 0.7.1–0.7.3 holds beside an MLA model's checkpoint (weights_held.py).
+
+What the code does. V0's MLA backends (`MLACommonImpl.process_weights_after_loading`, attention/backends/mla/utils.py,
+read in copies of the 0.7.x file) perform matrix absorption when `VLLM_MLA_PERFORM_MATRIX_ABSORPTION` is on (its
+default; an FP8 checkpoint raises "Currently fp8 requires matrix absorption" without it): W_UK is absorbed into the
+query's up-projection, `W_Q_UK = einsum("qnd,lnd -> qnl", W_Q, W_UK)` (q_lora_rank, or hidden where the query has no
+LoRA, × heads on the rank × kv_lora_rank), and W_UV into the output projection, `W_UV_O = einsum("lnd,hnd -> nlh",
+W_UV, W_O)` (heads on the rank × kv_lora_rank × hidden). Both are new tensors kept on the layer (`self.W_Q_UK`,
+`self.W_UV_O`) while q_b_proj, kv_b_proj and o_proj stay registered; with FP8 weights they are re-quantized to FP8
+(`scaled_quantize`, `requantization_enabled`), else held in the activation dtype. The load's measure (V0's
+`model_memory_usage`, taken around `get_model`, which runs `process_weights_after_loading`) counts them, the
+checkpoint does not. Their scales (one per block) are under 1 MiB a rank and not counted.
+
+DeepSeek-R1 (FP8) at TP 8: 61 layers × (1,536 × 16 × 512 + 16 × 512 × 7,168) × 1 B = 4.05 GiB a rank, where vLLM
+0.7.3 on 8 × H200 printed 83.88 GiB of weights against the book's 79.31 (search-index file 20903468563).
+
+Releases. From v0.7.1 (V0's MLA backends; v0.7.0 ran DeepSeek's attention as MHA) to v0.7.3; V1, the default from
+v0.8.0, keeps W_UK and W_UV apart (nothing absorbed into q or o) and is not read here.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
+
+GIB = 1 << 30
+
+ABSORPTION_ERAS: Eras[bool] = Eras((
+    Era("", False, "before v0.7.1: no MLA backend in V0 (DeepSeek's attention run as MHA), nothing absorbed"),
+    Era("0.7.1", True, "V0 MLACommonImpl.process_weights_after_loading: VLLM_MLA_PERFORM_MATRIX_ABSORPTION on"),
+    Era("0.8.0", False, "V1 by default: W_UK and W_UV kept apart, not absorbed into q or o (not read here)"),
+))  # fmt: skip
+
+
+def absorbed_matrices(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """(bytes, why) of W_Q_UK and W_UV_O on the largest rank; None where the release absorbs nothing or the model
+    is not MLA."""
+    model = inputs.model
+    if model is None or model.mla is None or not ABSORPTION_ERAS.at(inputs.version):
+        return None
+    mla, layout = model.mla, inputs.layout
+    heads = max(model.num_attention_heads // max(layout.tp, 1), 1)
+    query_rank = mla.q_lora_rank or model.hidden_size
+    per_layer = query_rank * heads * mla.kv_lora_rank + heads * mla.kv_lora_rank * model.hidden_size
+    fp8 = model.quant.method == "fp8"
+    element = 1 if fp8 else model.dtype_bytes
+    layers = -(-model.num_layers // max(layout.pp, 1))
+    size = layers * per_layer * element
+    return size, (f"V0's MLA absorbed matrices W_Q_UK and W_UV_O ({layers} layers x {per_layer:,} elements x "
+                  f"{element} B{', re-quantized to FP8' if fp8 else ''}: {size / GIB:.2f} GiB)")  # fmt: skip

@@ -1,0 +1,72 @@
+"""NCCL's NVLS buffers in V0's non-torch memory (nvls_buffers.py) and V0's MLA absorbed matrices (mla_absorbed.py).
+
+Expected figures come from elsewhere than the modules: NCCL's own log line in vllm#9699 (`NVLS comm … nHeads 8 buffSize
+4194304 memSize 2097152 nvlsPerRankSize 301989888 nvlsTotalSize 2415919104`, 8 × H200), that issue's GPU blocks with
+NVLS on and off, transport/nvls.cc's arithmetic at v2.21.5 (buffSize = 128 KiB × NCCL_STEPS 8), DeepSeek-R1's config
+(tests/data/configs) and the weights vLLM 0.7.3 printed on 8 × H200 (tests/data/calibration/vllm.jsonl, search-index
+file 20903468563: 83.88 GiB).
+"""
+
+from __future__ import annotations
+
+from benchmarks.calibration.corpus import load
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm import mla_absorbed as mla
+from kvtop.domain.engines.vllm import nvls_buffers as nvls
+from kvtop.domain.engines.vllm.weights_held import held_beside
+from kvtop.domain.layout import ParallelLayout
+
+MIB = 1 << 20
+GIB = 1 << 30
+RECORDS = {record.id: record for record in load("vllm")}
+R1 = "file20903468563-deepseek-r1-h200-tp8"
+
+
+def test_one_communicator_is_the_size_nccl_printed_rounded_to_the_multicast_granularity() -> None:
+    # vllm#9699: nvlsTotalSize 2,415,919,104 B (2,304 MiB) with NCCL 2.20's 4 MiB buffSize; 512 MiB granularity → 2.5 GiB
+    assert nvls.communicator_bytes(4 * MIB) == 2560 * MIB
+    assert nvls.CHANNELS_TP8 * 2 * (4 * MIB + 2 * MIB) * nvls.HEADS_TP8 == 2_415_919_104
+    # NCCL 2.21.5: buffSize 128 KiB × 8 = 1 MiB; 24 × 2 × 3 MiB × 8 = 1,152 MiB → 1,536 MiB
+    assert nvls.communicator_bytes(1 * MIB) == 1536 * MIB
+
+
+def test_two_communicators_at_nccl_2_20_are_what_disabling_nvls_gave_back_in_vllm_9699() -> None:
+    # 17,595 GPU blocks with NVLS on, 227xx off: 5,105–5,204 blocks of 16 tokens × 64,512 B (Llama-3.1-405B at TP 8:
+    # 126 layers × 1 KV head × 128 × 2 × 2 B) = 4.91–5.00 GiB
+    block = 16 * 126 * 1 * 128 * 2 * 2
+    low, high = (22_700 - 17_595) * block, (22_799 - 17_595) * block
+    assert low <= 2 * nvls.communicator_bytes(4 * MIB) <= high + block
+
+
+def test_the_deepseek_r1_h200_start_holds_two_communicators_of_nccl_2_21() -> None:
+    inputs = RECORDS[R1].inputs()
+    found = nvls.nvls_buffers(inputs, 32_000)
+    assert found is not None and found.bytes == 2 * 1536 * MIB  # 3 GiB of its 7.16 GiB of non-torch memory
+
+
+def test_nvls_is_not_taken_off_nvswitch_hopper_at_tp_8_or_in_v1() -> None:
+    inputs = RECORDS[R1].inputs()
+    assert nvls.nvls_buffers(inputs.model_copy(update={"layout": ParallelLayout(tp=4)}), 32_000) is None
+    assert nvls.nvls_buffers(inputs.model_copy(update={"gpu_name": "A100-80GB"}), 32_000) is None
+    v1 = ResolvedVersion(text="0.8.5")
+    assert nvls.nvls_buffers(inputs.model_copy(update={"version": v1}), 32_000) is None
+
+
+def test_deepseek_r1_at_tp_8_absorbs_4_05_gib_a_rank() -> None:
+    inputs = RECORDS[R1].inputs()
+    found = mla.absorbed_matrices(inputs)
+    assert found is not None
+    # config: 61 layers, 128 heads (16 a rank), q_lora_rank 1,536, kv_lora_rank 512, hidden 7,168; FP8 (1 B):
+    # 61 × (1,536 × 16 × 512 + 16 × 512 × 7,168) = 61 × 71,303,168 = 4,349,493,248 B
+    assert found[0] == 4_349_493_248
+    # the weights vLLM 0.7.3 printed: 83.88 GiB; the book's count with what vLLM holds beside it now lands within
+    # 0.6 GiB of it (the book alone: 4.57 GiB short)
+    ledger, held = RECORDS[R1].ledger(), held_beside(inputs)
+    assert ledger is not None and held is not None
+    assert abs(ledger.weights_bytes + held[0] - round(83.88 * GIB)) < 0.6 * GIB
+
+
+def test_no_absorption_before_v0_7_1_or_from_v0_8() -> None:
+    inputs = RECORDS[R1].inputs()
+    for text in ("0.7.0", "0.8.0"):
+        assert mla.absorbed_matrices(inputs.model_copy(update={"version": ResolvedVersion(text=text)})) is None
