@@ -344,6 +344,8 @@ class ModelSpec(BaseModel):
     # fields the file left out that kvtop fills with a figure of its own, the config class having none (a state-only
     # model's nominal head): `name=value: what it is`
     nominal_defaults: tuple[str, ...] = ()
+    # max_position_embeddings is such a nominal figure: the config names no position field (a state-only model)
+    positions_nominal: bool = False
     # config.json's `auto_map` entries of model classes (`AutoModel…`, remote code): (key, "module.Class")
     auto_map_models: tuple[tuple[str, str], ...] = ()
     # the language model's RoPE type as config.json states it (`rope_scaling` / `rope_parameters`: `rope_type`, or

@@ -46,12 +46,18 @@ class Refusal(BaseModel):
         return f"{self.message} ({self.source}){override}"
 
 
-def context_above_positions(ledger: Ledger, *, source: str, override: str) -> Refusal | None:
+def context_above_positions(
+    ledger: Ledger, *, source: str, override: str, stated_wins_without_positions: bool = False
+) -> Refusal | None:
     """A context length given above the model's `max_position_embeddings`: SGLang and vLLM refuse it
     unless told to allow it (kvtop reads the positions as the config states them; a rope scaling the
-    engine multiplies them by is not read, so such a model may start where this says it would not)."""
+    engine multiplies them by is not read, so such a model may start where this says it would not).
+    `stated_wins_without_positions`: the engine takes a stated length as it is where the config names no
+    position field (ModelSpec.positions_nominal), refusing only above a stated one."""
     stated, positions = ledger.settings.context_length, ledger.model.max_position_embeddings
     if stated is None or stated <= positions:
+        return None
+    if stated_wins_without_positions and ledger.model.positions_nominal:
         return None
     engine = ledger.settings.engine
     flag = spelling_of(engine, "context_length")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.ledger import predict
@@ -31,6 +32,37 @@ def test_a_context_above_the_models_positions_is_refused_with_the_override(engin
     assert refused.field == flag and refused.override == override
     assert f"{flag} 262,144 above the model's 131,072 positions" in refused.message
     assert refusals(engine, [flag, "131072"]) == ()  # at the positions: accepted
+
+
+def test_a_config_without_positions_takes_vllms_stated_length_and_sglangs_refusal() -> None:
+    """Falcon-Mamba-7B's config names no position field. vLLM 0.33.0 _get_and_verify_max_len: "If max_model_len is
+    specified, we use it" (2,048 is its default only), so the engine built --max-model-len 32,768 in the flag sweep;
+    SGLang 0.5.23's get_context_length falls back to 2,048 and ModelConfig refuses 32,768 above it (both refuse)."""
+    mamba = CONFIGS / "tiiuae--falcon-mamba-7b.json"
+    assert refusals("vllm", ["--max-model-len", "32768"], config=mamba) == ()
+    (refused,) = refusals("sglang", ["--context-length", "32768"], config=mamba)
+    assert "--context-length 32,768 above the model's 2,048 positions" in refused.message
+
+
+def test_an_attention_free_model_takes_fp8_kv_on_an_a100_under_vllm() -> None:
+    """vLLM 0.33.0 refuses FP8 KV on sm80 where the attention runs TRITON_ATTN; Falcon-Mamba has no attention layer,
+    so no backend is selected and the engine built `--kv-cache-dtype fp8` on sm80 in the flag sweep
+    (tests/data/engine_diff/vllm-0.33.0.json: 70,615,040 tokens, the same state as bf16)."""
+    mamba = CONFIGS / "tiiuae--falcon-mamba-7b.json"
+    assert refusals("vllm", ["--kv-cache-dtype", "fp8"], gpu="A100-80GB", config=mamba) == ()
+    with pytest.raises(InputError, match="refuses FP8 KV for this model on A100-80GB"):
+        refusals("vllm", ["--kv-cache-dtype", "fp8"], gpu="A100-80GB", config=CONFIGS / "openai--gpt-oss-20b.json")  # sinks: TRITON_ATTN
+
+
+def test_an_attention_free_model_runs_without_prefix_caching_so_chunked_prefill_may_be_off() -> None:
+    """vLLM 0.33.0 ModelConfig.is_prefix_caching_supported: False for an attention-free model, so prefix caching is
+    off by default and MambaModelConfig's 'Chunked prefill is required for Mamba prefix caching.' does not fire (the
+    flag sweep built Falcon-Mamba-7B with --no-enable-chunked-prefill); prefix caching asked for on such a model is
+    named not modelled (its 'align' state blocks)."""
+    mamba = CONFIGS / "tiiuae--falcon-mamba-7b.json"
+    assert refusals("vllm", ["--no-enable-chunked-prefill"], config=mamba) == ()
+    with pytest.raises(UnsupportedModelError, match="prefix caching on an attention-free model"):
+        refusals("vllm", ["--no-enable-chunked-prefill", "--enable-prefix-caching"], config=mamba)
 
 
 def test_fp8_ds_mla_needs_mla_and_nvfp4_needs_blackwell_under_vllm() -> None:

@@ -224,6 +224,8 @@ def read_architecture(
     facts["defaults_used"] = tuple(entry for entry in read if entry.split("=", 1)[0] not in own)
     facts["nominal_defaults"] = tuple(f"{entry}: {own[entry.split('=', 1)[0]]}" for entry in read
                                       if entry.split("=", 1)[0] in own)  # fmt: skip
+    facts["positions_nominal"] = any(entry.split("=", 1)[0] == "max_position_embeddings" for entry in read
+                                     if entry.split("=", 1)[0] in own)  # fmt: skip
     return ModelSpec(**facts)
 
 

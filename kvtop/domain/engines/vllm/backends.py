@@ -85,6 +85,8 @@ def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, versi
     cap = compute_capability(gpu_name)
     if cap is None or model.mla is None and not is_quantized(fmt):
         return
+    if model.attention_free:  # no layer attends: vLLM selects no attention backend, so none declines the dtype
+        return
     where = f"{gpu_name} (sm{cap[0]}{cap[1]})"
     fp8 = fmt.startswith("fp8")
     platform = backend_selection(version) == "platform"

@@ -85,7 +85,10 @@ TP_WIDTHS = TpWidths(
 
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
-    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE)]
+    # _get_and_verify_max_len returns a stated --max-model-len as it is where no config key gives the positions
+    # (v0.13.0, v0.33.0 read: "If max_model_len is specified, we use it"); its 2,048 is the default only
+    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE,
+                                     stated_wins_without_positions=True)]  # fmt: skip
     # a tower vLLM cannot split at this TP; `--mm-encoder-tp-mode data` builds the encoder of a class that takes it
     # as at TP 1 (is_vit_use_data_parallel: GLM-4.xV's, the Qwen2.5-VL MLP), so kvtop refuses nothing there; a class
     # that does not take it (GLM-ASR's: no supports_encoder_tp_data) falls back to "weights" and still stops
@@ -118,7 +121,11 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
         ))  # fmt: skip
     settings = ledger.settings
     hybrid = ledger.model.state is not None
-    if hybrid and not chunked_prefill(settings) and mamba_prefix_caching(settings, ledger.version):
+    # an attention-free model (Mamba, FalconMamba) runs without prefix caching unless asked: ModelConfig.
+    # is_prefix_caching_supported is False for attn_type "attention_free" (vllm/config/model.py, v0.33.0 read)
+    caching = mamba_prefix_caching(settings, ledger.version) and (
+        not ledger.model.attention_free or settings.flags.get("enable-prefix-caching") not in (None, False))
+    if hybrid and not chunked_prefill(settings) and caching:
         found.append(Refusal(
             field="--no-enable-chunked-prefill",
             message=f"vLLM {version} refuses a hybrid Mamba model with chunked prefill off while prefix caching "
