@@ -14,7 +14,7 @@ from kvtop.cli_args import ca_file, check_env_token, positive_seconds, prometheu
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import emit
 from kvtop.commands.render_cluster import cluster_json, engines_text
-from kvtop.domain.cluster import ClusterNode, ClusterView
+from kvtop.domain.cluster import ClusterEngine, ClusterNode, ClusterView
 from kvtop.domain.errors import InputError
 from kvtop.units import fmt_gib, gib
 
@@ -73,9 +73,7 @@ def _text(view: ClusterView) -> str:
         age = f" {node.age_seconds:.0f}s" if node.age_seconds is not None else ""
         unexplained = "—" if node.unexplained_bytes is None else fmt_gib(node.unexplained_bytes)
         worst = node.worst_engine
-        shortfall = "—" if worst is None or worst.shortfall_tokens is None else (
-            f"{worst.shortfall_tokens:,} per rank of {worst.engine} ({worst.shortfall_fraction:.1%})"
-        )  # fmt: skip
+        shortfall = "—" if worst is None else shortfall_text(worst)
         name = node.name if node.demo_scenario is None else f"{node.name} (demo)"
         lost = f" ({node.gpus_lost} lost)" if node.gpus_lost else ""
         count = node.gpu_summary.count if node.gpu_summary is not None else 0
@@ -84,6 +82,17 @@ def _text(view: ClusterView) -> str:
         lines += [f"    {note}" for note in node.notes]
         lines += [f"    {line}" for line in gpu_lines(node)]
     return "\n".join(lines + engines_text(view))
+
+
+def shortfall_text(engine: ClusterEngine) -> str:
+    """'120,567 per rank of sglang:41000 (9.9%)'; a rank holding more than its clean prediction is short of
+    nothing ('0 per rank of sglang:41000 (8,093 above the clean prediction)'), never '-8,093 short'."""
+    short = engine.shortfall_tokens
+    if short is None:
+        return "—"
+    if short < 0:
+        return f"0 per rank of {engine.engine} ({-short:,} above the clean prediction)"
+    return f"{short:,} per rank of {engine.engine} ({engine.shortfall_fraction:.1%})"
 
 
 def gpu_lines(node: ClusterNode) -> list[str]:

@@ -285,6 +285,8 @@ def verdict_line(result: Explanation) -> str:
     if result.verdict == "mismatch":
         gap = result.pool_gap_bytes or 0
         agree = " (the token counts agree, which proves nothing here)" if result.gap_tokens == 0 else ""
+        if not gap and result.cause:  # the printed sizes agree: the cause (another model's layers) is the finding
+            return f"verdict: MISMATCH{agree} — {result.cause}"
         printed = "block" if any(check.name == "block" for check in result.pool_checks) else "KV pool"
         return (f"verdict: MISMATCH{agree} — the logged {printed} is {fmt_both(abs(gap))} "
                 f"{'smaller' if gap < 0 else 'larger'} than predicted. {result.cause}")  # fmt: skip

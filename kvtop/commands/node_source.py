@@ -54,7 +54,7 @@ class NodeSource:
         self.observer = observer
         self.label = observer.label
         self._predictor = EnginePredictor(observer.load_model)
-        self._log = read_engine_log(engine_log) if engine_log is not None else None
+        self._log = read_engine_log(engine_log, field="--engine-log") if engine_log is not None else None
         self._remember = remember
 
     @property

@@ -38,6 +38,7 @@ _LAUNCH_MODEL = re.compile(r"(?:--model-path|--model)[ =]([^\s'\"]{1,500})")
 _EXCEPTION = r"\b((?:torch\.(?:cuda\.)?)?(?:ValueError|RuntimeError|AssertionError|OutOfMemoryError)):.*"
 _FAILURE_TOPIC = re.compile(r"(?i)kv.?cache|memory|mem-fraction|max seq len|cache blocks")
 _EXCEPTION_BEFORE = re.compile(r"((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]{0,40}(?:Error|Exception)): $")
+_FIGURE_CHARS = "0123456789.,"  # a figure an unterminated last line may have cut short
 _TRACEBACK_AFTER = re.compile(r",? Traceback \(most recent call last\):.*$")
 # Uvicorn's own lines: every engine's HTTP server says it is up with them (what comes after is not a start)
 _SERVER_READY = ("Application startup complete", "Uvicorn running on")
@@ -400,11 +401,12 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
     )
 
 
-def read_engine_log(path: str | Path) -> EngineLog:
+def read_engine_log(path: str | Path, field: str = "log") -> EngineLog:
     """Read and parse a log file (`-`: standard input), at most `MAX_LOG_BYTES` of it.
 
     Only a regular file is read (a FIFO or a device such as /dev/zero would block or never end);
-    a missing or unreadable file is an `InputError` saying which. A longer log is read up to the
+    a missing or unreadable file is an `InputError` naming `field` (the argument that gave the path:
+    explain's `log`, the dashboard's `--engine-log`) and the file. A longer log is read up to the
     cap: a startup log states its sizing in its first lines.
     """
     if str(path) == "-":
@@ -413,25 +415,40 @@ def read_engine_log(path: str | Path) -> EngineLog:
     try:
         kind = log_path.stat().st_mode
         if stat.S_ISDIR(kind):
-            raise InputError("is a directory, not an engine log file", field="log", source=str(log_path))
+            raise InputError("is a directory, not an engine log file", field=field, source=str(log_path))
         if not stat.S_ISREG(kind):
             raise InputError(
                 "is not a regular file (a pipe or a device): save the log to a file, or pipe it to `-`",
-                field="log",
+                field=field,
                 source=str(log_path),
             )
         with log_path.open("rb") as handle:
             raw = handle.read(MAX_LOG_BYTES + 1)
     except FileNotFoundError:
-        raise InputError("no such engine log file", field="log", source=str(log_path)) from None
+        raise InputError("no such engine log file", field=field, source=str(log_path)) from None
     except OSError as error:
         reason = error.strerror or type(error).__name__
-        raise InputError(f"cannot read the engine log ({reason})", field="log", source=str(log_path)) from None
+        raise InputError(f"cannot read the engine log ({reason})", field=field, source=str(log_path)) from None
     return _parse_start(raw, str(log_path))
+
+
+def _unfinished_line_trimmed(text: str, cut_short: bool) -> str:
+    """`text` without what its last, unterminated line may have lost. A log read as the engine writes
+    it (its stdout block-buffered into a file), or cut at `MAX_LOG_BYTES`, can end mid-line:
+    `#tokens: 2795` of `#tokens: 2795207,` would read as the logged capacity. A line cut by the cap is
+    dropped; otherwise only a number that runs to the very end is left unread (a whole log that
+    lacks its last newline keeps the rest of that line)."""
+    if not text or text.endswith(("\n", "\r")):
+        return text
+    start = text.rfind("\n") + 1
+    last = text[start:]
+    if cut_short:
+        return text[:start]
+    return text[:start] + (last.rstrip(_FIGURE_CHARS) if last[-1] in _FIGURE_CHARS[:10] else last)
 
 
 def _parse_start(raw: bytes, source: str) -> EngineLog:
     """Parse what was read: all of it, or the first `MAX_LOG_BYTES` of a longer log (said so)."""
-    cut = len(raw) > MAX_LOG_BYTES
-    text = raw[:MAX_LOG_BYTES].decode("utf-8", errors="replace")
-    return parse_engine_log(text, source=source, cut_at_bytes=MAX_LOG_BYTES if cut else None)
+    cut_short = len(raw) > MAX_LOG_BYTES
+    text = _unfinished_line_trimmed(raw[:MAX_LOG_BYTES].decode("utf-8", errors="replace"), cut_short)
+    return parse_engine_log(text, source=source, cut_at_bytes=MAX_LOG_BYTES if cut_short else None)

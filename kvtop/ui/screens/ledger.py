@@ -22,9 +22,11 @@ from kvtop.ui.widgets.row_parts import rank_label, short_gpu_name
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
 _ROW_STYLES = {"total": "bold", "gap": "bold $warning", "gpu": "$text-muted", "item": ""}
-LABEL_WIDTH = 23
+LABEL_WIDTH = 23  # the least: "unattributed (hidden)"; a longer label widens the column where it fits
 BYTES_WIDTH = 20
 TOKENS_WIDTH = 10
+#: Columns right of the label: two byte cells and the tokens cell with their gaps, and the scroll's padding.
+_FIGURES_WIDTH = 1 + BYTES_WIDTH + 1 + BYTES_WIDTH + 1 + TOKENS_WIDTH + 3
 PROBE_LABEL_WIDTH = 27  # "probe: bytes/token measured"
 
 
@@ -116,10 +118,24 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
     return Content("\n").join(lines)
 
 
-def table_lines(view: RankLedgerView) -> Content:
+def label_width(labels: list[str], screen_width: int | None) -> int:
+    """The label column: wide enough for the longest label (`weights · routed_experts`, a weights row
+    of the book), as far as the screen leaves room beside the figures; never under `LABEL_WIDTH`."""
+    longest = max((len(label) for label in labels), default=0)
+    room = screen_width - _FIGURES_WIDTH if screen_width is not None else longest
+    return max(LABEL_WIDTH, min(longest, room))
+
+
+def _cell(label: str, width: int) -> str:
+    """`label` in `width` characters; one cut short ends in "…" rather than in a clipped word."""
+    return label if len(label) <= width else f"{label[: width - 1]}…"
+
+
+def table_lines(view: RankLedgerView, screen_width: int | None = None) -> Content:
     """The rows as fixed-width columns: row, predicted, observed, ≈ tokens."""
+    width = label_width([row.label for row in view.rows], screen_width)
     header = Content.styled(
-        f"{'row':<{LABEL_WIDTH}} {'predicted':>{BYTES_WIDTH}} {'observed':>{BYTES_WIDTH}} {'≈ tokens':>{TOKENS_WIDTH}}",
+        f"{'row':<{width}} {'predicted':>{BYTES_WIDTH}} {'observed':>{BYTES_WIDTH}} {'≈ tokens':>{TOKENS_WIDTH}}",
         "bold $text-muted",
     )
     lines = [header]
@@ -128,7 +144,7 @@ def table_lines(view: RankLedgerView) -> Content:
         shown = row.observed_bytes if row.observed_bytes is not None else row.predicted_bytes
         tokens = view.tokens(shown) if row.kind != "gpu" else None
         lines.append(Content.assemble(
-            (f"{row.label[:LABEL_WIDTH]:<{LABEL_WIDTH}} ", style),
+            (f"{_cell(row.label, width):<{width}} ", style),
             _bytes_cell(row.predicted_bytes, "$kv-predicted"), " ", _bytes_cell(row.observed_bytes, style or "$foreground"),
             (f" {fmt_tokens(tokens) if tokens is not None else '':>{TOKENS_WIDTH}}", style),
         ))  # fmt: skip
@@ -240,11 +256,16 @@ class RankLedgerScreen(NodeScreen):
             summary.update("")
             return
         title.update(title_line(view, snapshot))
-        rows = table_lines(view)
+        rows = table_lines(view, self.size.width)
         if self.probe_result is not None:
             rows = Content("\n\n").join([rows, probe_lines(self.probe_result)])
         table.update(rows)
         summary.update(summary_lines(view, snapshot))
+
+    def on_resize(self) -> None:
+        """The label column follows the terminal's width (`label_width`)."""
+        if self.is_mounted:
+            self.show_node(self.node)
 
     def show_probe(self, result: ProbeResult) -> None:
         """Show this GPU's latest probe under the rows."""
