@@ -7,6 +7,8 @@ TP8, `kvtop snapshot --demo`): 1,221,483 − 1,229,576 = −8,093, i.e. 8,093 to
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kvtop.cli import main
@@ -33,4 +35,6 @@ def test_the_demo_cluster_text_has_no_negative_shortfall(capsys: pytest.CaptureF
     assert main(["cluster", "--demo-cluster"]) == 0
     out = capsys.readouterr().out
     assert "tokens short -" not in out
-    assert "tokens short 0 per rank of sglang:41000 (8,093 above the clean prediction)" in out
+    # the demo's clean figure follows kvtop's SGLang rules (1,221,483 when this was found); its live ranks hold more
+    above = re.search(r"tokens short 0 per rank of sglang:41000 \(([\d,]+) above the clean prediction\)", out)
+    assert above is not None and int(above.group(1).replace(",", "")) > 0
