@@ -141,6 +141,10 @@ def read_config(
         update["multimodal"] = True
         if tower.section == "vision_config" and isinstance(section, dict):
             update["vision"] = _vision({**tower.defaults, **section}, source)  # the filled section: class defaults
+    if tower is not None and tower.filled_vision is not None:  # the engine fills in a vision_config (Phi-4-MM)
+        layers, width = tower.filled_vision  # whether kvtop reads the towers or not: the engine serves it multimodal
+        update.update(multimodal=True, vision=VisionSpec(num_layers=layers, hidden_size=width))
+    update["audio_tower"] = update["audio_tower"] or (tower is not None and tower.audio_elsewhere)
     if absent_why is not None:  # the engine builds a default tower kvtop has no defaults for: named, not zero
         update["not_modelled"] = (*(n for n in spec.not_modelled if n != VISION_NOT_MODELLED), absent_why)
     if read is not None:  # its bytes join the weights book

@@ -129,7 +129,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "Molmo2ForConditionalGeneration": "Molmo-2: vLLM's class reads the checkpoint's remote-code config (vit_config, "
     "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), so no engine "
     "build checks an entry; its ViT and adapter besides",
-    "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
     # vLLM 0.33.0 models/bailing_moe_linear.py (SGLang 0.5.23 the same file): lightning-attention layers (BailingMoE-
     # LinearAttention, MiniMax's kernel) between MLA layers by layer_group_size, each a state of heads ÷ TP × head_dim
     # × head_dim per request, no conv (MambaStateShapeCalculator.linear_attention_state_shape, model dtype)
