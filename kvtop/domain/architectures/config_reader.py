@@ -206,8 +206,8 @@ def _entry(
 
 def _refuse_not_modelled(architecture: str, model_types: tuple[object, ...], source: str) -> None:
     """Refuse a class coverage names not modelled, where no entry reads it (its class or a stated model_type): the
-    same refusal `_entry` makes, before the fields' types are checked (ERNIE-4.5-VL's expert lists would otherwise be
-    refused as "must be an integer")."""
+    same refusal `_entry` makes, before the fields' types are checked (a class's list-valued fields would otherwise be
+    refused as "must be an integer" rather than by its reason)."""
     if architecture in BY_CLASS_NAME or any(isinstance(t, str) and t in ARCHITECTURES for t in model_types):
         return
     why = reason_not_modelled(architecture)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.architectures import (
     towers_deepseek_ocr,
+    towers_ernie45_vl,
     towers_isaac,
     towers_janus,
     towers_mimo,
@@ -220,6 +221,10 @@ PHI4MM = Tower(
     words=towers_phi4mm.WORDS, filled_vision=(towers_phi4mm.LAYERS_BUILT, towers_phi4mm.SIGLIP_448["hidden_size"]),
     audio_elsewhere=True,
 )  # fmt: skip
+# ERNIE-4.5-VL (the checkpoint's own format): the DFNRope vision transformer and the resampler (towers_ernie45_vl)
+ERNIE45_VL = Tower(
+    towers_ernie45_vl.CONFIG_CLASS, towers_ernie45_vl.SOURCE, kind="ernie45_vl", words=towers_ernie45_vl.WORDS
+)
 
 # MiniMax-M3's vision config is a CLIPVisionConfig (its class defaults where a field is absent)
 MINIMAX_M3 = Tower(

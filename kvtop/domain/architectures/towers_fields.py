@@ -126,6 +126,7 @@ class Tower:
         "mllama",  # Llama-3.2-Vision's vision model and projector (towers_mllama)
         "phi4_siglip",  # Phi-4-reasoning-vision's SigLIP2 to layer -2 and LLaVA projector (towers_phi4_siglip)
         "phi4mm",  # Phi-4-multimodal's SigLIP, projection and conformer audio encoder (towers_phi4mm)
+        "ernie45_vl",  # ERNIE-4.5-VL's DFNRope vision transformer and resampler (towers_ernie45_vl)
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
