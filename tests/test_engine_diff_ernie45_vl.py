@@ -6,20 +6,31 @@
   engine-failure tables), and kvtop names the class not modelled: both refuse. Before: "engine could not build".
 - The checkpoint's own format, reconstructed (tests/data/configs/recon/recon--baidu--ERNIE-4.5-VL-28B-A3B-PT.json,
   sources in SOURCES.md beside it), read through checkpoint_configs.py's `ernie4_5_moe_vl` stand-in: both engines
-  build it to the same bytes, which the arithmetic below reproduces from the config by hand. kvtop does not model
-  its per-modality expert groups, tower or resampler and says so (coverage.NOT_MODELLED): "kvtop refuses", named.
+  build it to the same bytes, which the arithmetic below reproduces from the config by hand. kvtop reads it with
+  the `ernie4_5_moe_vl` entry (table_moe: the second expert group, MoeSpec.second_group_*; towers_ernie45_vl: the
+  DFNRope tower and resampler) to those bytes at TP 1 and 2. Before (session 44, helper d): "kvtop refuses" (its
+  per-modality expert groups, tower and resampler named not modelled). The transformers format stays refused by
+  kvtop too (its text_config states one expert count where the entry reads a [text, vision] pair).
 
 Engine figures: tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json (meta builds, TP 1 and 2).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS
 from benchmarks.engine_diff.registry_sweep import load_rows
-from kvtop.domain.architectures.coverage import verdict
+from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
+from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
+from kvtop.domain.errors import InputError
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import weights_book
+from tests.data_paths import DATA
 
 VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23"}
 RECON = "recon--baidu--ERNIE-4.5-VL-28B-A3B-PT"
@@ -72,7 +83,23 @@ def test_the_transformers_format_default_is_refused_by_both(engine: str) -> None
     for tp in (1, 2):
         row = _row(engine, DEFAULT, tp)
         assert row["status"] == "refused" and "ERNIE-4.5-VL's own configuration code" in row["message"]
-    assert verdict("Ernie4_5_VLMoeForConditionalGeneration")[0] == "not_modelled"
+    with pytest.raises(InputError, match=r"moe_num_experts: must be one \[text, vision\] pair"):
+        model_from_config(json.loads((DEFAULT_CONFIGS / "Ernie4_5_VLMoeForConditionalGeneration.json").read_text()))
+
+
+@pytest.mark.parametrize(("engine", "split"), [("vllm", VLLM_SPLIT), ("sglang", SGLANG_SPLIT)])
+@pytest.mark.parametrize("tp", [1, 2])
+def test_kvtops_book_holds_the_bytes_by_hand(engine: str, split: object, tp: int) -> None:
+    """The language model (both expert groups, two fp32 routers, the [2, 64] fp32 score bias) and the towers' row
+    (the DFNRope transformer and the resampler) of the first rank, as each engine shards them."""
+    config = json.loads((DATA / "configs" / "recon" / f"{RECON}.json").read_text())
+    model = model_from_config(config)
+    book = weights_book(model, ParallelLayout(tp=tp), range(model.num_layers), first_stage=True, last_stage=True,
+                        tower_split=split)  # fmt: skip
+    towers = sum(int(row.bytes) for row in book.rows if row.component == "vision")
+    assert int(book.total_bytes) - towers == _language_model_bytes(tp)
+    assert towers == _vision_bytes(tp) + _resampler_bytes(tp)
+    assert model.not_modelled == ()
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])

@@ -438,3 +438,12 @@ SUB_CONFIGS["ernie4_5_moe_vl"] = ("vision_config",)
 DERIVED_DEFAULTS["ernie4_5_moe_vl"] = lambda fields: {
     "rope_scaling": {"rope_type": "ernie_3d", "freq_allocation": fields.get("freq_allocation", 20)}
 }
+# Phi4MMConfig(PretrainedConfig), model_type "phi4mm" (microsoft/Phi-4-multimodal-instruct configuration_phi4mm.py,
+# auto_map AutoConfig): sets the config.json's fields as they are (embd_layer, img_processor, audio_processor,
+# vision_lora, speech_lora kept as dicts; img_processor None where absent, its __init__ default); vLLM 0.33.0 and SGLang 0.5.23 phi4mm.py read embd_layer and
+# audio_processor by attribute, img_processor with getattr (vLLM), and neither reads vision_lora / speech_lora.
+CHECKPOINT_CONFIGS["phi4mm"] = (
+    "PretrainedConfig",
+    "microsoft/Phi-4-multimodal-instruct configuration_phi4mm.py (Phi4MMConfig(PretrainedConfig))",
+    {"img_processor": None},
+)

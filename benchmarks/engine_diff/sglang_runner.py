@@ -66,7 +66,9 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                    registry knows: a stand-in class taking the config.json fields as the published
                    class does (checkpoint_configs.py), registered before the cases fork.
   host-values      `torch.linspace` without a device runs on the CPU while the model is built: a vision
-                   tower reads its drop-path rates back as numbers (`.item()`), which meta tensors lack.
+                   tower reads its drop-path rates back as numbers (`.item()`), which meta tensors lack;
+                   and `torch.tensor` of one Python number in standins.HOST_SCALAR_CLASSES (Phi-4-MM's audio
+                   subsampling reads its output length back with `int()` to size a Linear).
   named-tower      a class that loads a vision tower named by checkpoint id in load_weights (0.5.23 llava.py:
                    transformers' from_pretrained(config.mm_vision_tower)) runs its own load_weights with no
                    weights, from_pretrained answering with the class built on meta from that checkpoint's

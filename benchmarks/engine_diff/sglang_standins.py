@@ -16,7 +16,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from standins import FREE_BYTES, PLACEHOLDER_READS, PlaceholderModule, cuda_to_meta, host_linspace
+from standins import (
+    FREE_BYTES,
+    PLACEHOLDER_READS,
+    PlaceholderModule,
+    cuda_to_meta,
+    host_linspace,
+    host_scalars,
+)
 
 GPUS = {
     "sm80": ((8, 0), "NVIDIA A100-SXM4-80GB", 85_899_345_920, 108),
@@ -239,6 +246,7 @@ def build_model(model_config: Any) -> Any:
         torch.device("meta"),
         cuda_to_meta(),
         host_linspace(),
+        host_scalars(),
     ):
         return loader._initialize_model(*arguments)
 

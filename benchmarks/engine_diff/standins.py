@@ -100,6 +100,32 @@ def host_linspace() -> Any:
     return HostLinspace()
 
 
+# host-values: the constructors that size a parameter by a number they read back from `torch.tensor(<number>)`
+HOST_SCALAR_CLASSES = ("NemoConvSubsampling",)
+
+
+def host_scalars() -> Any:
+    """host-values: `torch.tensor` of one Python number, called without a device by a constructor of
+    HOST_SCALAR_CLASSES, is made on the CPU: SGLang 0.5.23 phi4mm_utils.py NemoConvSubsampling sizes its `out`
+    Linear by `int(calc_length(torch.tensor(feat_in, dtype=float)))`, which a meta tensor cannot answer. Other
+    callers keep meta (AbsolutePositionalEncoding moves its table to its `torch.tensor(0.0)`'s device)."""
+    import sys
+
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class HostScalars(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = dict(kwargs or {})
+            number = bool(args) and isinstance(args[0], (int, float)) and not isinstance(args[0], bool)
+            if func is torch.tensor and number and kwargs.get("device") is None:
+                caller = type(sys._getframe(1).f_locals.get("self")).__name__
+                kwargs["device"] = "cpu" if caller in HOST_SCALAR_CLASSES else kwargs.get("device")
+            return func(*args, **kwargs)
+
+    return HostScalars()
+
+
 HARNESS_ERRORS = (AttributeError, ImportError, NameError, TypeError)
 
 

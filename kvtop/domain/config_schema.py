@@ -138,7 +138,7 @@ class TextConfig(FamilyFields):
     num_local_experts: Experts | None = None
     n_routed_experts: Experts | None = None
     num_experts_per_tok: Experts | None = None
-    moe_intermediate_size: Intermediate | None = None
+    moe_intermediate_size: PerLayerIntermediate | None = None  # ERNIE-4.5-VL: one per expert group
     shared_expert_intermediate_size: Intermediate | None = None
     n_shared_experts: Experts | None = None
     moe_shared_expert_intermediate_size: Intermediate | None = None

@@ -16,6 +16,7 @@ from kvtop.domain.config_types import (
     MAX_LAYERS,
     ConfigSection,
     Dim,
+    ExpertGroups,
     Experts,
     Factor,
     Flag,
@@ -23,6 +24,7 @@ from kvtop.domain.config_types import (
     Heads,
     Intermediate,
     LayerCount,
+    LayerIndexGroups,
     LayerIndices,
     LayerNames,
     Layers,
@@ -184,7 +186,7 @@ class FamilyFields(ConfigSection):
     top_k_experts: Experts | None = None  # Gemma-4
     expert_intermediate_size: Intermediate | None = None  # Gemma-4's alternative name
     moe_latent_size: Intermediate | None = None  # NemotronH: experts work in a latent width
-    moe_num_experts: Experts | None = None  # ERNIE 4.5
+    moe_num_experts: ExpertGroups | None = None  # ERNIE 4.5 (ERNIE-4.5-VL: [text, vision])
     moe_k: Experts | None = None
     moe_topk: Experts | None = None  # Aria
     # LongCat-Flash: the experts' width, zero-computation experts (router rows without weights) and their kind,
@@ -205,8 +207,8 @@ class FamilyFields(ConfigSection):
     use_cla: Flag | None = None  # HunYuan: cross-layer attention (layers reading another's KV)
     cla_share_factor: Layers | None = None
     sandwich_norm: Flag | None = None  # openPangu: pre- and post-MLP norms on every layer (Embedded refuses it)
-    moe_layer_start_index: LayerCount | None = None
-    moe_layer_end_index: Annotated[int, Field(strict=True, ge=-1, le=MAX_LAYERS)] | None = None
+    moe_layer_start_index: LayerIndexGroups | None = None  # ERNIE-4.5-VL: one per expert group
+    moe_layer_end_index: LayerIndexGroups | None = None
     moe_layer_interval: Layers | None = None
     expert_layer_period: Layers | None = None  # Jamba
     expert_layer_offset: LayerCount | None = None

@@ -72,6 +72,11 @@ def _window_pattern(value: Any) -> Any:
 
 WindowPattern = Annotated[int | str, BeforeValidator(_window_pattern)]
 PerLayerIntermediate = Annotated[int | list[int], _one_or_per_layer(MAX_INTERMEDIATE)]
+# one integer, or one per expert group (ERNIE-4.5-VL's [text, vision] moe_num_experts, moe_layer_*_index)
+ExpertGroups = Annotated[int | list[int], _one_or_per_layer(MAX_EXPERTS)]
+LayerIndexGroups = Annotated[int, Field(strict=True, ge=-1, le=MAX_LAYERS)] | Annotated[
+    list[int], _one_or_per_layer(MAX_LAYERS + 1)
+]
 PerLayerCount = Annotated[int | list[int], _one_or_per_layer(MAX_LAYERS)]
 PerLayerFlags = Annotated[list[Bit], Field(max_length=MAX_LAYERS)]
 LayerNames = Annotated[list[Name], Field(max_length=MAX_LAYERS)]

@@ -74,6 +74,11 @@ class MoeSpec(BaseModel):
     # zero-computation experts (LongCat-Flash): rows of the router and its score bias, no weights of their own
     zero_experts: int = 0
     zero_expert_type: str | None = None  # their kind as the config states it ("" where it states none)
+    # a second routed group beside the first, on the same layers, with its own router and score-bias rows (ERNIE-4.5-VL's
+    # vision experts: vLLM 0.33.0 ernie45_vl_moe.py / SGLang 0.5.23 ernie45_moe_vl.py `vision_experts`); the first
+    # group (num_routed_experts, expert_intermediate_size) is the text one, which the shared experts are sized by
+    second_group_experts: int = 0
+    second_group_intermediate_size: int = 0
 
     def expert_names(self, layer: int) -> tuple[str, str]:
         """The checkpoint names of `layer`'s experts the quant config is asked about (module, first expert's

@@ -241,6 +241,12 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     # w2: each expert's width rows out, split along its input (TP) or as whole experts (EP)
     rank.matrix("routed_experts", moe.num_routed_experts * width, moe.expert_intermediate_size, shards, experts,
                 tensors=local, row_scale_shards=lay.ep, experts=True)  # fmt: skip
+    if moe.second_group_experts:  # a second group's w13 and w2, split as the first (ERNIE-4.5-VL's vision experts)
+        group, size = moe.second_group_experts, moe.second_group_intermediate_size
+        for _ in range(mats - 1):
+            rank.matrix("routed_experts", group * size, width, shards, experts, tensors=group // lay.ep, experts=True)
+        rank.matrix("routed_experts", group * width, size, shards, experts, tensors=group // lay.ep,
+                    row_scale_shards=lay.ep, experts=True)  # fmt: skip
     expert_format = rank.model.quant.format_of(experts)
     if rank.parts is not None and rank.parts.wna16_expert_scalars and expert_format and expert_format.weight_only_int:
         rank.vector("routed_experts", local * rank.parts.wna16_expert_scalars)
@@ -269,7 +275,8 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     router_fp32 = (moe.router_fp32 and not (rank.parts is not None and rank.parts.router_model_dtype)) or bool(
         rank.parts is not None and rank.parts.router_fp32
     )
-    routes = moe.num_routed_experts + moe.zero_experts  # zero-computation experts: router rows only (LongCat)
+    # zero-computation experts: router rows only (LongCat); a second group: its own router and score-bias rows
+    routes = moe.num_routed_experts + moe.zero_experts + moe.second_group_experts
     rank.vector("router", routes * h, dtype_bytes=4 if router_fp32 else None)
     hashed = layer < moe.hash_layers  # routed by token id: a [vocab, top-k] int32 table, no score bias
     if hashed:

@@ -141,6 +141,10 @@ def read_config(
         update["multimodal"] = True
         if tower.section == "vision_config" and isinstance(section, dict):
             update["vision"] = _vision({**tower.defaults, **section}, source)  # the filled section: class defaults
+    if tower is not None and tower.filled_vision is not None:  # the engine fills in a vision_config (Phi-4-MM)
+        layers, width = tower.filled_vision  # whether kvtop reads the towers or not: the engine serves it multimodal
+        update.update(multimodal=True, vision=VisionSpec(num_layers=layers, hidden_size=width))
+    update["audio_tower"] = update["audio_tower"] or (tower is not None and tower.audio_elsewhere)
     if absent_why is not None:  # the engine builds a default tower kvtop has no defaults for: named, not zero
         update["not_modelled"] = (*(n for n in spec.not_modelled if n != VISION_NOT_MODELLED), absent_why)
     if read is not None:  # its bytes join the weights book
@@ -203,8 +207,8 @@ def _entry(
 
 def _refuse_not_modelled(architecture: str, model_types: tuple[object, ...], source: str) -> None:
     """Refuse a class coverage names not modelled, where no entry reads it (its class or a stated model_type): the
-    same refusal `_entry` makes, before the fields' types are checked (ERNIE-4.5-VL's expert lists would otherwise be
-    refused as "must be an integer")."""
+    same refusal `_entry` makes, before the fields' types are checked (a class's list-valued fields would otherwise be
+    refused as "must be an integer" rather than by its reason)."""
     if architecture in BY_CLASS_NAME or any(isinstance(t, str) and t in ARCHITECTURES for t in model_types):
         return
     why = reason_not_modelled(architecture)

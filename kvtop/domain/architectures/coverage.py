@@ -129,7 +129,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "Molmo2ForConditionalGeneration": "Molmo-2: vLLM's class reads the checkpoint's remote-code config (vit_config, "
     "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), so no engine "
     "build checks an entry; its ViT and adapter besides",
-    "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
     # vLLM 0.33.0 models/bailing_moe_linear.py (SGLang 0.5.23 the same file): lightning-attention layers (BailingMoE-
     # LinearAttention, MiniMax's kernel) between MLA layers by layer_group_size, each a state of heads ÷ TP × head_dim
     # × head_dim per request, no conv (MambaStateShapeCalculator.linear_attention_state_shape, model dtype)
@@ -215,13 +214,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "(attention_gate_func) and grouped norms (layernorm_num_groups): no entry reads them",
     "InternS2MobiusForConditionalGeneration": "Intern-S2-Mobius's routed-expert banks (meta_mlp: num_blocks banks "
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
-    # vLLM 0.33.0 models/ernie45_vl_moe.py Ernie4_5_VLMoeMoE and SGLang 0.5.23 models/ernie45_moe_vl.py: each MoE layer
-    # holds a text and a vision expert group of different widths (moe_num_experts / moe_intermediate_size as lists:
-    # 64 x 1536 and 64 x 512 for the 28B-A3B), two routers and e_score_correction_bias [2, experts]; ernie45_vl.py
-    # builds the DFNRope vision transformer and the variable-resolution resampler (registry sweep, recon config)
-    "Ernie4_5_VLMoeForConditionalGeneration": "ERNIE-4.5-VL's per-modality expert groups (moe_num_experts and "
-    "moe_intermediate_size as [text, vision] lists: two expert widths and two routers a layer), its DFNRope vision "
-    "transformer and resampler: no entry reads them",
 }
 
 # Speech classes read from their engines' model code that stay not modelled, each with what stops it (the audio

@@ -141,13 +141,32 @@ class IndexRange(Placement):
     interval_field: str = "moe_layer_interval"
 
     def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
-        start = f.opt(self.start_field)
-        end = f.opt(self.end_field, layers - 1)
+        starts, ends = f.get(self.start_field), f.get(self.end_field)
+        if isinstance(starts, list) or isinstance(ends, list):  # one range per expert group (ERNIE-4.5-VL)
+            return self._groups(f, layers, starts, ends)
+        return self._range(f, layers, f.opt(self.start_field), f.opt(self.end_field, layers - 1))
+
+    def _range(self, f: Fields, layers: int, start: int, end: int) -> tuple[MlpKind, ...]:
         end = layers - 1 if end < 0 else end
         interval = f.opt(self.interval_field, 1)
         return tuple(
             MOE if start <= i <= end and (i - start) % interval == 0 else DENSE for i in range(layers)
         )
+
+    def _groups(self, f: Fields, layers: int, starts: object, ends: object) -> tuple[MlpKind, ...]:
+        """Each group's range (vLLM 0.33.0 ernie45_vl_moe.py: a layer is MoE where it is in the text group's
+        range, and builds each group's experts where in that group's); kvtop books both groups on the same layers,
+        so ranges covering other layers are refused."""
+        if not (isinstance(starts, list) and isinstance(ends, list) and len(starts) == len(ends) == 2):
+            raise f.error(self.start_field, "must be one [text, vision] pair with moe_layer_end_index")
+        ranges = {self._range(f, layers, start, end) for start, end in zip(starts, ends, strict=True)}
+        if len(ranges) > 1:
+            raise UnsupportedModelError(
+                f"{self.start_field} / {self.end_field}: the expert groups cover different layers "
+                f"({starts}, {ends}); kvtop books both groups on the same layers",
+                field=self.start_field,
+            )
+        return ranges.pop()
 
 
 @dataclass(frozen=True)
@@ -217,6 +236,9 @@ class Moe:
     # (a field, the other names one family's configs give it …): the first stated is read (Step-3.5: transformers'
     # n_routed_experts, the published moe_num_experts / moe_top_k, AIC's num_experts)
     aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the experts field and the expert width as [text, vision] lists, two expert groups a layer (ERNIE-4.5-VL): the
+    # first read as the routed experts, the second as MoeSpec.second_group_*
+    groups: bool = False
 
     def _name(self, f: Fields, field: str) -> str:
         """`field`, or the first of its aliases the config states where it does not state `field` itself."""
@@ -230,12 +252,25 @@ class Moe:
             return False
         return not self.optional or bool(stated)
 
+    def _groups(self, f: Fields) -> tuple[tuple[int, int], tuple[int, int]]:
+        """((experts, width) of the first group, of the second) from the [text, vision] lists."""
+        counts, widths = f.get(self.experts_field), f.get(self.expert_size_field)
+        for name, value in ((self.experts_field, counts), (self.expert_size_field, widths)):
+            if not isinstance(value, list) or len(value) != 2:
+                raise f.error(name, "must be one [text, vision] pair")
+        assert isinstance(counts, list) and isinstance(widths, list)
+        return (counts[0], widths[0]), (counts[1], widths[1])
+
     def spec(self, f: Fields) -> MoeSpec:
-        experts = f.need(self._name(f, self.experts_field))
+        second = (0, 0)
+        if self.groups:
+            (experts, expert_size), second = self._groups(f)
+        else:
+            experts = f.need(self._name(f, self.experts_field))
+            expert_size = f.need(self._name(f, self.expert_size_field))
         per_token = f.need(self._name(f, self.per_token_field))
         if per_token > experts or experts < 1:
             raise f.error(self.per_token_field, f"{per_token} experts per token out of {experts}")
-        expert_size = f.need(self._name(f, self.expert_size_field))
         return MoeSpec(
             num_routed_experts=experts,
             experts_per_token=per_token,
@@ -261,6 +296,8 @@ class Moe:
             gated_experts=self.gated_experts,
             zero_experts=f.opt(self.zero_experts_field) if self.zero_experts_field else 0,
             zero_expert_type=str(f.get(self.zero_type_field) or "") if self.zero_type_field else None,
+            second_group_experts=second[0],
+            second_group_intermediate_size=second[1],
         )
 
     def _shared_size(self, f: Fields, expert_size: int) -> int:

@@ -22,6 +22,7 @@ QK_NORM = Attention(qk_norm=True)
 POST_NORMS = BodyShape(norms_per_layer=4)  # pre and post norms around attention and MLP
 LAYERNORM = BodyShape(norm_bias=True)
 MTP = ("num_nextn_predict_layers",)
+PHI4MM_AUDIO = "audio encoder weights (Phi-4-multimodal's conformer and its projections; not in the weights book)"
 
 DENSE_MORE: tuple[Architecture, ...] = (
     # GLM-4-0414: input, post-attention, post-self-attention and post-MLP norms; q, k, v biases (attention_bias)
@@ -146,4 +147,10 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # note stays only where that section does not read as vLLM's CLIP
     A("phi3_v", "Phi3VConfig (remote code)", "microsoft/Phi-3.5-vision-instruct configuration_phi3_v.py", d.PHI3,
       ("Phi3VForCausalLM",), tower=t.PHI3_V, not_modelled=(VISION_NOT_MODELLED,)),
+    # Phi-4-multimodal: Phi-4-mini's language model (flat config; vLLM 0.33.0 phi4mm.py builds LlamaModel, SGLang
+    # 0.5.23 phi4mm.py LlamaForCausalLM: fused qkv, tied head) beside a SigLIP tower and a conformer audio encoder
+    # (towers_phi4mm). Its vision and speech LoRA weights are not built (served as adapters: --enable-lora's slots).
+    # The notes stay only where the towers do not read as the engines build them
+    A("phi4mm", "Phi4MMConfig (remote code)", "microsoft/Phi-4-multimodal-instruct configuration_phi4mm.py", d.PHI3,
+      ("Phi4MMForCausalLM",), tower=t.PHI4MM, not_modelled=(VISION_NOT_MODELLED, PHI4MM_AUDIO)),
 )  # fmt: skip

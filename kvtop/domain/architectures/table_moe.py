@@ -32,6 +32,7 @@ from kvtop.domain.architectures.moe_rules import (
     SparseOnly,
     SparseStep,
 )
+from kvtop.domain.architectures.reader import VISION_NOT_MODELLED
 from kvtop.domain.model import BodyShape, LayerKind
 
 A = Architecture
@@ -232,6 +233,17 @@ MOE: tuple[Architecture, ...] = (
       attention=Attention(bias_fields=("use_bias",), o_bias_fields=("use_bias",)), mlp_bias_fields=("use_bias",),
       moe=Moe("moe_num_experts", per_token_field="moe_k", shared=Shared(count_field="moe_num_shared_experts"),
               placement=IndexRange(), router_bias=True, router_fp32=True)),
+    # ERNIE-4.5-VL (the checkpoint's own format, Ernie4_5_VLMoEConfig): ERNIE 4.5 MoE's layers with two expert groups
+    # a layer, text and vision, given as [text, vision] lists (vLLM 0.33.0 ernie45_vl_moe.py Ernie4_5_VLMoeMoE, SGLang
+    # 0.5.23 ernie45_moe_vl.py: text_experts and vision_experts FusedMoE, an fp32 gate each, e_score_correction_bias
+    # [2, experts] in fp32, shared experts moe_num_shared_experts × the text width); the DFNRope tower and resampler
+    # (towers_ernie45_vl). The vision note stays only where the tower does not read
+    A("ernie4_5_moe_vl", "Ernie4_5_VLMoEConfig (remote code)", "baidu/ERNIE-4.5-VL-28B-A3B-PT configuration code",
+      m.ERNIE4_5_MOE, ("Ernie4_5_VLMoeForConditionalGeneration",),
+      attention=Attention(bias_fields=("use_bias",), o_bias_fields=("use_bias",)), mlp_bias_fields=("use_bias",),
+      moe=Moe("moe_num_experts", per_token_field="moe_k", shared=Shared(count_field="moe_num_shared_experts"),
+              placement=IndexRange(), router_bias=True, router_fp32=True, groups=True),
+      tower=t.ERNIE45_VL, not_modelled=(VISION_NOT_MODELLED,)),
     # DeepSeek-MoE (v1): standard attention, DeepSeek's experts
     A("deepseek", "DeepseekConfig (remote code)", "deepseek-ai/deepseek-moe-16b-base configuration_deepseek.py",
       d.DEEPSEEK_V2, ("DeepseekForCausalLM",),

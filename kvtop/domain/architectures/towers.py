@@ -9,7 +9,8 @@ towers_moon.py; BLIP-2's and Granite-4.0-Vision's Q-Former towers in towers_blip
 Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py (Ovis2.5's in towers_ovis2_5.py);
 Moondream3's in towers_moondream.py; a tower named by checkpoint id (`mm_vision_tower`, no section) in
 towers_named.py, read by config_reader; Isaac's in towers_isaac.py; Phi-4-reasoning-vision's in
-towers_phi4_siglip.py.
+towers_phi4_siglip.py; Phi-4-multimodal's SigLIP and conformer audio encoder in towers_phi4mm.py; ERNIE-4.5-VL's
+DFNRope transformer and resampler in towers_ernie45_vl.py.
 The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
 switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
@@ -39,6 +40,7 @@ from kvtop.domain.architectures import (
     towers_audio,
     towers_blip,
     towers_deepseek_ocr,
+    towers_ernie45_vl,
     towers_glm,
     towers_intern,
     towers_isaac,
@@ -55,6 +57,7 @@ from kvtop.domain.architectures import (
     towers_ovis2_5,
     towers_phi,
     towers_phi4_siglip,
+    towers_phi4mm,
     towers_step,
     towers_step3_vl,
     towers_vit,
@@ -81,6 +84,12 @@ def read_tower(
             raise InputError(f"must name a layer of the CLIP's 24 (got {image.layer_idx})",
                              field=f"{tower.section}.layer_idx", source=source)  # fmt: skip
         return towers_phi.phi3v_tower(image, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "phi4mm":  # towers_phi4mm: the engines' SigLIP constant, `audio_processor` and `embd_layer`
+        return towers_phi4mm.phi4mm(vision_config, outer, text_hidden, source)
+    if tower.kind == "ernie45_vl":  # towers_ernie45_vl: DFNRope's own names and the outer resampler fields
+        dfn = validated(towers_ernie45_vl.DFNRopeVisionFields, vision_config, source=source, prefix="vision_config.")
+        resampler = validated(towers_ernie45_vl.ErnieResamplerFields, outer, source=source)
+        return towers_ernie45_vl.ernie45_vl(dfn, resampler, text_hidden)
     if tower.kind == "ovis":  # the visual tokenizer's own section and its backbone_config
         tokenizer = validated(towers_ovis.OvisTokenizerFields, vision_config, source=source, prefix=f"{tower.section}.")
         if tokenizer.backbone_config.get("model_type") != "aimv2":

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.architectures import (
     towers_deepseek_ocr,
+    towers_ernie45_vl,
     towers_isaac,
     towers_janus,
     towers_mimo,
@@ -16,6 +17,7 @@ from kvtop.domain.architectures import (
     towers_nvlm,
     towers_ovis2_5,
     towers_phi4_siglip,
+    towers_phi4mm,
     towers_step,
     towers_step3_vl,
 )
@@ -212,6 +214,17 @@ PHI3_V = Tower(
     "CLIPVisionConfig", "Phi-3.5-vision remote code (Phi3ImageEmbedding); vLLM phi3v.py (Phi3HDImageEmbedding), clip.py",
     kind="phi3v", section="img_processor",
 )  # fmt: skip
+# Phi-4-multimodal: SigLIP-so400m-patch14-448 as the engines' constant, its projection, and the conformer audio
+# encoder of `audio_processor` with its projections (towers_phi4mm), read from the `embd_layer` section
+PHI4MM = Tower(
+    towers_phi4mm.CONFIG_CLASS, towers_phi4mm.SOURCE, kind="phi4mm", section="embd_layer", audio_counted=True,
+    words=towers_phi4mm.WORDS, filled_vision=(towers_phi4mm.LAYERS_BUILT, towers_phi4mm.SIGLIP_448["hidden_size"]),
+    audio_elsewhere=True,
+)  # fmt: skip
+# ERNIE-4.5-VL (the checkpoint's own format): the DFNRope vision transformer and the resampler (towers_ernie45_vl)
+ERNIE45_VL = Tower(
+    towers_ernie45_vl.CONFIG_CLASS, towers_ernie45_vl.SOURCE, kind="ernie45_vl", words=towers_ernie45_vl.WORDS
+)
 
 # MiniMax-M3's vision config is a CLIPVisionConfig (its class defaults where a field is absent)
 MINIMAX_M3 = Tower(

@@ -125,6 +125,8 @@ class Tower:
         "glm_asr",
         "mllama",  # Llama-3.2-Vision's vision model and projector (towers_mllama)
         "phi4_siglip",  # Phi-4-reasoning-vision's SigLIP2 to layer -2 and LLaVA projector (towers_phi4_siglip)
+        "phi4mm",  # Phi-4-multimodal's SigLIP, projection and conformer audio encoder (towers_phi4mm)
+        "ernie45_vl",  # ERNIE-4.5-VL's DFNRope vision transformer and resampler (towers_ernie45_vl)
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
@@ -151,6 +153,10 @@ class Tower:
     # what the class builds beside the tower that no config field sizes (MiMo-V2.5's audio tokenizer): "not modelled"
     notes: tuple[str, ...] = ()
     words: str = ""  # what the weights row holds, where not a vision tower and projector (Janus's generation towers)
+    # the (layers, width) of the vision_config an engine fills in for a config with none, which its multimodal
+    # memory rule reads (SGLang 0.5.23 hf_transformers/config.py: Phi4MM's SiglipVisionConfig, 26 layers of 1152)
+    filled_vision: tuple[int, int] | None = None
+    audio_elsewhere: bool = False  # an audio encoder sized by a section other than `audio_config` (Phi-4-MM's)
 
     def row_kind(self, has_audio_config: bool) -> str:
         """The weights row's kind (`tower_spec.TOWER_KINDS`), as `label` words it: audio, vision, or both."""
