@@ -29,6 +29,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2",
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
     "MultiModalityCausalLM",  # Janus: language_config (a LlamaConfig); its towers: towers_janus
+    "Gemma3nForConditionalGeneration",  # text_config (Gemma3nTextConfig); its towers and embedders: towers_gemma3n
     # speech models whose audio encoder and projector are tower data (towers_audio, towers_catalog's audio block)
     "Qwen2AudioForConditionalGeneration", "AudioFlamingo3ForConditionalGeneration",
     "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
@@ -115,8 +116,6 @@ INKLING = (
 NOT_MODELLED: Mapping[str, str] = {
     "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
     "DeepseekV41ForCausalLM": DEEPSEEK_V4,
-    "Gemma3nForConditionalGeneration": "Gemma-3n's audio and MobileNet vision towers (its text class, "
-    "Gemma3nForCausalLM, is planned)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
     # vLLM 0.33.0 molmo.py: fused att_proj and ff_proj (intermediate_size counted twice), attention_layer_norm,
     # norm_after, embedding_size rows, weight_tying, a ViT backbone and adapter; MolmoConfig is remote code

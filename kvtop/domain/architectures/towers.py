@@ -9,7 +9,7 @@ towers_moon.py; BLIP-2's and Granite-4.0-Vision's Q-Former towers in towers_blip
 Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py (Ovis2.5's in towers_ovis2_5.py);
 Moondream3's in towers_moondream.py; a tower named by checkpoint id (`mm_vision_tower`, no section) in
 towers_named.py, read by config_reader; Isaac's in towers_isaac.py; Phi-4-reasoning-vision's in
-towers_phi4_siglip.py.
+towers_phi4_siglip.py; Gemma-3n's MobileNet-v5, USM audio encoder and embedders in towers_gemma3n.py.
 The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
 switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
@@ -39,6 +39,7 @@ from kvtop.domain.architectures import (
     towers_audio,
     towers_blip,
     towers_deepseek_ocr,
+    towers_gemma3n,
     towers_glm,
     towers_intern,
     towers_isaac,
@@ -102,6 +103,8 @@ def read_tower(
                                                                  source=source, prefix="projector_config."))
     if tower.kind == "janus":  # five sections of `cls` and `params` (towers_janus)
         return towers_janus.janus(outer)
+    if tower.kind == "gemma3n":  # `vision_config` names a timm architecture; `audio_config` sizes the USM encoder
+        return towers_gemma3n.gemma3n(outer, text_hidden, source)
     if tower.kind == "minicpm_v":
         vision = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.architectures import (
     towers_deepseek_ocr,
+    towers_gemma3n,
     towers_isaac,
     towers_janus,
     towers_mimo,
@@ -430,6 +431,8 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
     "multi_modality": Tower(towers_janus.CONFIG_CLASS, towers_janus.SOURCE, kind="janus", words=towers_janus.WORDS),
+    "gemma3n": Tower(towers_gemma3n.CONFIG_CLASS, towers_gemma3n.SOURCE, kind="gemma3n", audio_counted=True,
+                     words=towers_gemma3n.WORDS),
     "mimo_v2": MIMO_V2_OMNI,
     "mllama": MLLAMA,
     **AUDIO_BY_OUTER_TYPE,
