@@ -236,6 +236,10 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "Qwen3ASRForConditionalGeneration): not checked against its build",
     "MiDashengLMModel": "MiDashengLM's Dasheng audio transformer (a mel frontend and a 2-D patch embedding; vLLM "
     "0.33.0 / SGLang 0.5.23 midashenglm.py) and subsampling projector: no tower kind yet",
+    "MiMoV2ASRForCausalLM": "MiMo-V2.5-ASR: SGLang 0.5.23 mimo_v2_asr.py (mimo_audio.py "
+    "AudioEncoderMixin.build_audio_encoder) builds the MiMo audio tokenizer from the checkpoint's "
+    "audio_tokenizer/config.json beside its input-local Qwen2Model and speech embeddings: a model config.json does "
+    "not size (the recon config's build stops on that file)",
     "MoonshotKimiaForCausalLM": "Kimi-Audio: vLLM 0.33.0 kimi_audio.py sizes its Whisper encoder from the "
     "checkpoint's whisper-large-v3/config.json (KimiAudioWhisperEncoder), not from config.json",
     "FireRedASR2ForConditionalGeneration": "FireRedASR2's Conformer encoder and adapter (vLLM 0.33.0 "
