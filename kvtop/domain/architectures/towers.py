@@ -9,7 +9,8 @@ towers_moon.py; BLIP-2's and Granite-4.0-Vision's Q-Former towers in towers_blip
 Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py (Ovis2.5's in towers_ovis2_5.py);
 Moondream3's in towers_moondream.py; a tower named by checkpoint id (`mm_vision_tower`, no section) in
 towers_named.py, read by config_reader; Isaac's in towers_isaac.py; Phi-4-reasoning-vision's in
-towers_phi4_siglip.py; Gemma-3n's MobileNet-v5, USM audio encoder and embedders in towers_gemma3n.py.
+towers_phi4_siglip.py; Gemma-3n's MobileNet-v5, USM audio encoder and embedders in towers_gemma3n.py;
+MOSS-Transcribe-Diarize's Whisper encoder and adaptor in towers_moss.py.
 The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
 switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
@@ -50,6 +51,7 @@ from kvtop.domain.architectures import (
     towers_mllama,
     towers_moon,
     towers_moondream,
+    towers_moss,
     towers_muse,
     towers_nvlm,
     towers_ovis,
@@ -120,6 +122,11 @@ def read_tower(
         siglip = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         outer_v = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
         return towers_minicpm.minicpm_v2_6(siglip, outer_v, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "moss_td":  # `audio_config` (a WhisperConfig) and the outer adaptor fields (towers_moss)
+        heads = validated(towers_moss.MossWhisperFields, vision_config, source=source, prefix="audio_config.")
+        adaptor = validated(towers_moss.MossOuterFields, outer, source=source)
+        sizes = towers_audio.audio_sizes(vision_config, tower.defaults, source)
+        return towers_moss.moss_transcribe_diarize(sizes, heads, adaptor, text_hidden)
     if tower.kind in towers_audio.KINDS:  # an audio encoder (and Qwen2.5-Omni's vision tower beside it)
         return _read_audio(tower, vision_config, source, text_hidden, outer)
     if tower.kind == "step3p7":  # SGLang's own field names (towers_step)

@@ -14,6 +14,7 @@ from kvtop.domain.architectures import (
     towers_janus,
     towers_mimo,
     towers_mllama,
+    towers_moss,
     towers_nvlm,
     towers_ovis2_5,
     towers_phi4_siglip,
@@ -399,10 +400,18 @@ GLM_ASR = Tower(
     "GlmAsrEncoderConfig", "transformers models/glmasr; vLLM 0.33.0 glmasr.py; SGLang 0.5.23 glmasr.py",
     kind="glm_asr", section="audio_config", audio_counted=True, absent_default={},
 )  # fmt: skip
+# MOSS-Transcribe-Diarize (towers_moss): WhisperConfig's class defaults where audio_config leaves a field out; where the
+# file has no audio_config, vLLM 0.33.0's MossTranscribeDiarizeConfig fills in Whisper-medium's sizes
+MOSS_TD = Tower(
+    towers_moss.CONFIG_CLASS, towers_moss.SOURCE, kind="moss_td", section="audio_config", audio_counted=True,
+    absent_default={"num_mel_bins": 80, "d_model": 1024, "encoder_layers": 24, "encoder_attention_heads": 16,
+                    "encoder_ffn_dim": 4096, "max_source_positions": 1500},
+)  # fmt: skip
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
     "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
     "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH, "glmasr": GLM_ASR,
+    "moss_transcribe_diarize": MOSS_TD,
 }  # fmt: skip
 # Isaac's SigLIP2 and pixel-shuffle MLP (towers_isaac): PixelShuffleSiglip2VisionConfig's defaults (Siglip2VisionConfig's
 # and 256 patches) where vision_config leaves a field out

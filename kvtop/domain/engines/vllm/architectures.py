@@ -311,6 +311,9 @@ _BLOCKS = (
     ("GlmAsrEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
                                  source="0.33.0 model_executor/models/glmasr.py GlmAsrEncoderAttention "
                                  "(QKVParallelLinear: divide(num_heads, tp))")),
+    ("WhisperEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
+                                  source="0.33.0 model_executor/models/whisper.py WhisperAttention (asserts "
+                                  "num_heads % tp == 0; QKVParallelLinear bias=True, a zero K bias at load)")),
     ("Gemma3nAudioEncoder", BlockSplit(attention="never", mlp="never",
                                        source="0.33.0 model_executor/models/gemma3n_mm.py: AutoModel.from_config("
                                        "audio_config), transformers' Gemma3nAudioEncoder (nn.Linear)")),
