@@ -56,3 +56,40 @@ def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
 def test_the_class_is_a_wrapper_with_its_tower() -> None:
     assert verdict("MossTranscribeDiarizeForConditionalGeneration")[0] == "wrapper"
     assert tower_verdict("MossTranscribeDiarizeForConditionalGeneration")[0] == "tower"
+
+
+AUDIO = "recon--OpenMOSS-Team--MOSS-Audio-4B-Instruct"
+AUDIO_ENCODER = {1: 1_287_248_640, 2: 657_857_280}
+AUDIO_ADAPTERS = {
+    1: 83_886_080 + 251_658_240,
+    2: 41_943_040 + 125_829_120,
+}  # audio_adapter + 3 deepstack mergers
+
+
+def test_moss_audio_bytes_are_the_modules_arithmetic() -> None:
+    """vLLM moss_audio.py at the MOSS-Audio-4B config (d 1280, 32 layers, ffn 5120, stem 480, 128 mel bins, text
+    2560, adapter 8192): three convs 480·9 + 480 + 2·(480²·9 + 480), stem_proj 480·16·1280 + 1280; a layer's q, k, v,
+    out_proj 4d² + 2d (q and v biased) and fc1 d·5120 + 5120, fc2 5120·d split, out_proj's and fc2's biases and two
+    LayerNorms 6d whole; the final LayerNorm 2d. Four GatedMLPs (adapter, three deepstack mergers) of
+    1280 × 2·8192 and 8192 × 2560, unbiased, split."""
+    d, f = 1280, 5120
+    split = 32 * (4 * d * d + 2 * d + d * f + f + f * d)
+    whole = 480 * 9 + 480 + 2 * (480 * 480 * 9 + 480) + 480 * 16 * d + d + 32 * 6 * d + 2 * d
+    assert (BF16 * (whole + split), BF16 * (whole + split // 2)) == (AUDIO_ENCODER[1], AUDIO_ENCODER[2])
+    gated = 1280 * 2 * 8192 + 8192 * 2560
+    assert (BF16 * 4 * gated, BF16 * 4 * gated // 2) == (AUDIO_ADAPTERS[1], AUDIO_ADAPTERS[2])
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_moss_audio_bytes_equal_vllms_meta_build(tp: int) -> None:
+    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (AUDIO, tp))
+    parts = row["stages"][0]["param_bytes"]
+    assert parts["audio_encoder"] == AUDIO_ENCODER[tp]
+    assert parts["audio_adapter"] + parts["deepstack_audio_merger_list"] == AUDIO_ADAPTERS[tp]
+    config = json.loads((DATA / "configs" / "recon" / f"{AUDIO}.json").read_text())
+    model = model_from_config(config, source=AUDIO)
+    book = weights_book(model, ParallelLayout(tp=tp), range(0, 36), first_stage=True, last_stage=True,
+                        tower_split=VLLM_SPLIT)  # fmt: skip
+    (tower,) = [r for r in book.rows if r.component == "vision"]
+    assert int(tower.bytes) == AUDIO_ENCODER[tp] + AUDIO_ADAPTERS[tp]
+    assert verdict("MossAudioModel")[0] == "wrapper" and tower_verdict("MossAudioModel")[0] == "tower"

@@ -35,6 +35,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
     "Qwen3OmniMoeForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
     "GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration",
+    "MossAudioModel",  # Qwen3 over language_config; its encoder, adapter and deepstack mergers: towers_moss
     "MossTranscribeDiarizeForConditionalGeneration",  # Qwen3 over text_config; vLLM's Whisper encoder: towers_moss
     "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
 })  # fmt: skip

@@ -122,6 +122,10 @@ def read_tower(
         siglip = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         outer_v = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
         return towers_minicpm.minicpm_v2_6(siglip, outer_v, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "moss_audio":  # `audio_config` (vLLM's MossAudioEncoderConfig) and the outer adapter fields
+        moss = validated(towers_moss.MossAudioEncoderFields, vision_config, source=source, prefix="audio_config.")
+        adapter_fields = validated(towers_moss.MossAudioOuterFields, outer, source=source)
+        return towers_moss.moss_audio(moss, adapter_fields, text_hidden)
     if tower.kind == "moss_td":  # `audio_config` (a WhisperConfig) and the outer adaptor fields (towers_moss)
         heads = validated(towers_moss.MossWhisperFields, vision_config, source=source, prefix="audio_config.")
         adaptor = validated(towers_moss.MossOuterFields, outer, source=source)

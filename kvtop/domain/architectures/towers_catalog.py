@@ -407,11 +407,14 @@ MOSS_TD = Tower(
     absent_default={"num_mel_bins": 80, "d_model": 1024, "encoder_layers": 24, "encoder_attention_heads": 16,
                     "encoder_ffn_dim": 4096, "max_source_positions": 1500},
 )  # fmt: skip
+# MOSS-Audio (towers_moss): vLLM 0.33.0 moss_audio.py MossAudioEncoderConfig's defaults where a field is absent
+MOSS_AUDIO = Tower("MossAudioEncoderConfig", towers_moss.SOURCE, kind="moss_audio", section="audio_config",
+                   audio_counted=True, absent_default={})  # fmt: skip
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
     "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
     "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH, "glmasr": GLM_ASR,
-    "moss_transcribe_diarize": MOSS_TD,
+    "moss_transcribe_diarize": MOSS_TD, "moss_audio": MOSS_AUDIO,
 }  # fmt: skip
 # Isaac's SigLIP2 and pixel-shuffle MLP (towers_isaac): PixelShuffleSiglip2VisionConfig's defaults (Siglip2VisionConfig's
 # and 256 patches) where vision_config leaves a field out

@@ -1,4 +1,5 @@
-"""MOSS-Transcribe-Diarize's audio encoder and adaptor (MossTranscribeDiarizeForConditionalGeneration, outer model_type
+"""MOSS-Audio's encoder, adapter and deepstack mergers (`moss_audio`, below) and MOSS-Transcribe-Diarize's audio
+encoder and adaptor (MossTranscribeDiarizeForConditionalGeneration, outer model_type
 moss_transcribe_diarize), counted as vLLM 0.33.0 models/moss_transcribe_diarize.py builds them (SGLang registers no
 such class).
 
@@ -26,7 +27,10 @@ from kvtop.domain.config_types import ConfigSection, Dim, Heads
 from kvtop.domain.tower_spec import TowerSpec
 
 CONFIG_CLASS = "MossTranscribeDiarizeConfig (audio_config: WhisperConfig)"
-SOURCE = "vLLM 0.33.0 models/moss_transcribe_diarize.py, models/whisper.py, transformers_utils/configs/moss_transcribe_diarize.py"
+SOURCE = (
+    "vLLM 0.33.0 models/moss_transcribe_diarize.py, models/whisper.py, models/moss_audio.py, "
+    "transformers_utils/configs/moss_transcribe_diarize.py"
+)
 ENCODER = "WhisperEncoder"  # the block class vLLM's TowerSplit.blocks names (whisper.py)
 
 
@@ -59,3 +63,64 @@ def moss_transcribe_diarize(
                      source=SOURCE, head_split_params=blocks, head_split_mlp_params=mlp,
                      heads=heads.encoder_attention_heads, block_mlp_width=ffn, block_class=ENCODER,
                      k_bias_params=layers * d)  # fmt: skip
+
+
+# MOSS-Audio (MossAudioModel, outer model_type moss_audio): vLLM 0.33.0 models/moss_audio.py builds, from
+# `audio_config` (its MossAudioEncoderConfig dataclass: the defaults below where absent), MossAudioEncoder — three
+# Conv2d 3 × 3 (1 → downsample_hidden_size, then → itself, biased), stem_proj (ReplicatedLinear downsample_hidden_size ×
+# ⌈num_mel_bins ÷ 8⌉ → d_model, biased), a sinusoid buffer, encoder_layers layers of q (Column, biased), k (Column),
+# v (Column, biased), out_proj (Row, biased), two LayerNorms, fc1 (Column) and fc2 (Row), biased, then layer_norm and
+# out_proj (ReplicatedLinear d_model → output_dim, unbiased) only where they differ; it raises unless
+# encoder_attention_heads divide by TP. Then audio_adapter and one deepstack merger per deepstack_encoder_layer_indexes
+# entry (at most deepstack_num_inject_layers): GatedMLP output_dim → 2 × adapter_hidden_size (MergedColumn) → the text
+# width (Row), unbiased, split. The language model: Qwen3 over `language_config` (MossQwen3ForCausalLM).
+MOSS_AUDIO_ENCODER = "MossAudioEncoder"  # the block class vLLM's TowerSplit.blocks names
+
+
+class MossAudioEncoderFields(ConfigSection):
+    """MossAudioEncoderConfig's fields (vLLM 0.33.0 moss_audio.py: its defaults where absent)."""
+
+    d_model: Dim = 1280
+    output_dim: Dim = 1280
+    num_mel_bins: Dim = 128
+    encoder_layers: Dim = 32
+    encoder_attention_heads: Heads = 20
+    encoder_ffn_dim: Dim = 5120
+    downsample_hidden_size: Dim = 480
+    deepstack_encoder_layer_indexes: tuple[int, ...] = (8, 16, 24)
+
+
+class MossAudioOuterFields(ConfigSection):
+    """MossAudioConfig's adapter fields (its defaults: adapter_hidden_size 8192, deepstack_num_inject_layers None)."""
+
+    adapter_hidden_size: Dim = 8192
+    deepstack_num_inject_layers: int | None = Field(default=None, ge=0)
+
+
+def moss_audio(audio: MossAudioEncoderFields, outer: MossAudioOuterFields, text_hidden: int) -> TowerSpec:
+    """MOSS-Audio's encoder, adapter and deepstack mergers as vLLM builds them (the comment above)."""
+    d, ffn, layers, stem = (
+        audio.d_model,
+        audio.encoder_ffn_dim,
+        audio.encoder_layers,
+        audio.downsample_hidden_size,
+    )
+    convs = stem * 9 + stem + 2 * (stem * stem * 9 + stem)
+    whole = convs + stem * ((audio.num_mel_bins + 7) // 8) * d + d  # stem_proj
+    whole += (
+        layers * (d + 2 * 2 * d + d) + 2 * d
+    )  # out_proj's and fc2's biases, two LayerNorms; the final LayerNorm
+    whole += d * audio.output_dim if audio.output_dim != d else 0
+    mlp = layers * (d * ffn + ffn + ffn * d)  # fc1 with its bias, fc2's weight
+    blocks = (
+        layers * (d * d + d + d * d + d * d + d + d * d) + mlp
+    )  # q, k, v (q and v biased), out_proj's weight
+    mergers = len(audio.deepstack_encoder_layer_indexes)
+    if outer.deepstack_num_inject_layers is not None:
+        mergers = min(mergers, outer.deepstack_num_inject_layers)
+    adapters = (1 + mergers) * (
+        audio.output_dim * 2 * outer.adapter_hidden_size + outer.adapter_hidden_size * text_hidden
+    )
+    return TowerSpec(params=whole + blocks + adapters, tp_split_params=adapters, config_class="MossAudioEncoderConfig",
+                     source=SOURCE, head_split_params=blocks, head_split_mlp_params=mlp,
+                     heads=audio.encoder_attention_heads, block_mlp_width=ffn, block_class=MOSS_AUDIO_ENCODER)  # fmt: skip

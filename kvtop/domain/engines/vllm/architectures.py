@@ -311,6 +311,9 @@ _BLOCKS = (
     ("GlmAsrEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
                                  source="0.33.0 model_executor/models/glmasr.py GlmAsrEncoderAttention "
                                  "(QKVParallelLinear: divide(num_heads, tp))")),
+    ("MossAudioEncoder", BlockSplit(attention="always", mlp="always",
+                                    source="0.33.0 model_executor/models/moss_audio.py MossAudioAttention (raises "
+                                    "unless encoder_attention_heads % tp == 0), Column/RowParallelLinear")),
     ("WhisperEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
                                   source="0.33.0 model_executor/models/whisper.py WhisperAttention (asserts "
                                   "num_heads % tp == 0; QKVParallelLinear bias=True, a zero K bias at load)")),
