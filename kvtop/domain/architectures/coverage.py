@@ -218,6 +218,15 @@ NOT_MODELLED: Mapping[str, str] = {
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
 }
 
+# Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 registry.py maps both names to nano_nemotron_vl.py
+# NemotronH_Nano_VL_V2; SGLang 0.5.23 nano_nemotron_vl.py subclasses it) with a Parakeet sound encoder
+NEMOTRON_OMNI = (
+    "Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 / SGLang 0.5.23 nano_nemotron_vl.py) — a RADIO "
+    "vision tower sized by its vision_config `args`, which no tower kind reads — with a Parakeet conformer "
+    "sound_encoder and projection (vLLM parakeet.py ProjectedParakeet) that no tower kind reads either; and no "
+    "published config at hand (only ports' fixtures and partial quotes)"
+)
+
 # Speech classes read from their engines' model code that stay not modelled, each with what stops it (the audio
 # classes that are planned: towers_audio; the rest keep _KINDS' general reason).
 SPEECH_NOT_MODELLED: Mapping[str, str] = {
@@ -238,6 +247,8 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "Qwen3ASRForConditionalGeneration): not checked against its build",
     "MiDashengLMModel": "MiDashengLM's Dasheng audio transformer (a mel frontend and a 2-D patch embedding; vLLM "
     "0.33.0 / SGLang 0.5.23 midashenglm.py) and subsampling projector: no tower kind yet",
+    "NemotronH_Nano_Omni_Reasoning_V3": NEMOTRON_OMNI,
+    "NemotronH_Super_Omni_Reasoning_V3": NEMOTRON_OMNI,
     "MiMoV2ASRForCausalLM": "MiMo-V2.5-ASR: SGLang 0.5.23 mimo_v2_asr.py (mimo_audio.py "
     "AudioEncoderMixin.build_audio_encoder) builds the MiMo audio tokenizer from the checkpoint's "
     "audio_tokenizer/config.json beside its input-local Qwen2Model and speech embeddings: a model config.json does "
