@@ -447,3 +447,14 @@ CHECKPOINT_CONFIGS["phi4mm"] = (
     "microsoft/Phi-4-multimodal-instruct configuration_phi4mm.py (Phi4MMConfig(PretrainedConfig))",
     {"img_processor": None},
 )
+# OpenMOSS-Team/MOSS-Audio-4B-Instruct (model_type "moss_audio", MossAudioModel; helper c, session 44, issue 26): its
+# config.json's auto_map names the checkpoint's configuration_moss_audio.py (MossAudioConfig), which a config folder
+# lacks. vLLM 0.33.0 moss_audio.py rebuilds its own MossAudioConfig from the loaded object's audio_config,
+# language_config, adapter_hidden_size and deepstack_num_inject_layers (attributes), so the stand-in takes the file's
+# fields as they are, language_config a Qwen3Config (model_type qwen3), audio_config the dict vLLM reads.
+CHECKPOINT_CONFIGS["moss_audio"] = (
+    "PretrainedConfig",
+    "OpenMOSS/MOSS-Audio src/configuration_moss_audio.py (MossAudioConfig; the class vLLM rebuilds from it)",
+    {},
+)
+SUB_CONFIGS["moss_audio"] = ("language_config",)

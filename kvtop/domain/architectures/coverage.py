@@ -29,11 +29,14 @@ WRAPPERS: frozenset[str] = frozenset({
     "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2",
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
     "MultiModalityCausalLM",  # Janus: language_config (a LlamaConfig); its towers: towers_janus
+    "Gemma3nForConditionalGeneration",  # text_config (Gemma3nTextConfig); its towers and embedders: towers_gemma3n
     # speech models whose audio encoder and projector are tower data (towers_audio, towers_catalog's audio block)
     "Qwen2AudioForConditionalGeneration", "AudioFlamingo3ForConditionalGeneration",
     "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
     "Qwen3OmniMoeForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
     "GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration",
+    "MossAudioModel",  # Qwen3 over language_config; its encoder, adapter and deepstack mergers: towers_moss
+    "MossTranscribeDiarizeForConditionalGeneration",  # Qwen3 over text_config; vLLM's Whisper encoder: towers_moss
     "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
 })  # fmt: skip
 
@@ -115,8 +118,6 @@ INKLING = (
 NOT_MODELLED: Mapping[str, str] = {
     "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
     "DeepseekV41ForCausalLM": DEEPSEEK_V4,
-    "Gemma3nForConditionalGeneration": "Gemma-3n's audio and MobileNet vision towers (its text class, "
-    "Gemma3nForCausalLM, is planned)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
     # vLLM 0.33.0 molmo.py: fused att_proj and ff_proj (intermediate_size counted twice), attention_layer_norm,
     # norm_after, embedding_size rows, weight_tying, a ViT backbone and adapter; MolmoConfig is remote code
@@ -216,6 +217,15 @@ NOT_MODELLED: Mapping[str, str] = {
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
 }
 
+# Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 registry.py maps both names to nano_nemotron_vl.py
+# NemotronH_Nano_VL_V2; SGLang 0.5.23 nano_nemotron_vl.py subclasses it) with a Parakeet sound encoder
+NEMOTRON_OMNI = (
+    "Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 / SGLang 0.5.23 nano_nemotron_vl.py) — a RADIO "
+    "vision tower sized by its vision_config `args`, which no tower kind reads — with a Parakeet conformer "
+    "sound_encoder and projection (vLLM parakeet.py ProjectedParakeet) that no tower kind reads either; and no "
+    "published config at hand (only ports' fixtures and partial quotes)"
+)
+
 # Speech classes read from their engines' model code that stay not modelled, each with what stops it (the audio
 # classes that are planned: towers_audio; the rest keep _KINDS' general reason).
 SPEECH_NOT_MODELLED: Mapping[str, str] = {
@@ -236,6 +246,12 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "Qwen3ASRForConditionalGeneration): not checked against its build",
     "MiDashengLMModel": "MiDashengLM's Dasheng audio transformer (a mel frontend and a 2-D patch embedding; vLLM "
     "0.33.0 / SGLang 0.5.23 midashenglm.py) and subsampling projector: no tower kind yet",
+    "NemotronH_Nano_Omni_Reasoning_V3": NEMOTRON_OMNI,
+    "NemotronH_Super_Omni_Reasoning_V3": NEMOTRON_OMNI,
+    "MiMoV2ASRForCausalLM": "MiMo-V2.5-ASR: SGLang 0.5.23 mimo_v2_asr.py (mimo_audio.py "
+    "AudioEncoderMixin.build_audio_encoder) builds the MiMo audio tokenizer from the checkpoint's "
+    "audio_tokenizer/config.json beside its input-local Qwen2Model and speech embeddings: a model config.json does "
+    "not size (the recon config's build stops on that file)",
     "MoonshotKimiaForCausalLM": "Kimi-Audio: vLLM 0.33.0 kimi_audio.py sizes its Whisper encoder from the "
     "checkpoint's whisper-large-v3/config.json (KimiAudioWhisperEncoder), not from config.json",
     "FireRedASR2ForConditionalGeneration": "FireRedASR2's Conformer encoder and adapter (vLLM 0.33.0 "

@@ -10,7 +10,8 @@ Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py (Ovis2.
 Moondream3's in towers_moondream.py; a tower named by checkpoint id (`mm_vision_tower`, no section) in
 towers_named.py, read by config_reader; Isaac's in towers_isaac.py; Phi-4-reasoning-vision's in
 towers_phi4_siglip.py; Phi-4-multimodal's SigLIP and conformer audio encoder in towers_phi4mm.py; ERNIE-4.5-VL's
-DFNRope transformer and resampler in towers_ernie45_vl.py.
+DFNRope transformer and resampler in towers_ernie45_vl.py; Gemma-3n's MobileNet-v5, USM audio encoder and embedders in towers_gemma3n.py;
+MOSS-Transcribe-Diarize's Whisper encoder and adaptor in towers_moss.py.
 The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
 switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
@@ -41,6 +42,7 @@ from kvtop.domain.architectures import (
     towers_blip,
     towers_deepseek_ocr,
     towers_ernie45_vl,
+    towers_gemma3n,
     towers_glm,
     towers_intern,
     towers_isaac,
@@ -51,6 +53,7 @@ from kvtop.domain.architectures import (
     towers_mllama,
     towers_moon,
     towers_moondream,
+    towers_moss,
     towers_muse,
     towers_nvlm,
     towers_ovis,
@@ -111,6 +114,8 @@ def read_tower(
                                                                  source=source, prefix="projector_config."))
     if tower.kind == "janus":  # five sections of `cls` and `params` (towers_janus)
         return towers_janus.janus(outer)
+    if tower.kind == "gemma3n":  # `vision_config` names a timm architecture; `audio_config` sizes the USM encoder
+        return towers_gemma3n.gemma3n(outer, text_hidden, source)
     if tower.kind == "minicpm_v":
         vision = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)
@@ -126,6 +131,15 @@ def read_tower(
         siglip = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         outer_v = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
         return towers_minicpm.minicpm_v2_6(siglip, outer_v, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "moss_audio":  # `audio_config` (vLLM's MossAudioEncoderConfig) and the outer adapter fields
+        moss = validated(towers_moss.MossAudioEncoderFields, vision_config, source=source, prefix="audio_config.")
+        adapter_fields = validated(towers_moss.MossAudioOuterFields, outer, source=source)
+        return towers_moss.moss_audio(moss, adapter_fields, text_hidden)
+    if tower.kind == "moss_td":  # `audio_config` (a WhisperConfig) and the outer adaptor fields (towers_moss)
+        heads = validated(towers_moss.MossWhisperFields, vision_config, source=source, prefix="audio_config.")
+        adaptor = validated(towers_moss.MossOuterFields, outer, source=source)
+        sizes = towers_audio.audio_sizes(vision_config, tower.defaults, source)
+        return towers_moss.moss_transcribe_diarize(sizes, heads, adaptor, text_hidden)
     if tower.kind in towers_audio.KINDS:  # an audio encoder (and Qwen2.5-Omni's vision tower beside it)
         return _read_audio(tower, vision_config, source, text_hidden, outer)
     if tower.kind == "step3p7":  # SGLang's own field names (towers_step)

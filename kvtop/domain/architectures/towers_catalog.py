@@ -10,10 +10,12 @@ from collections.abc import Mapping
 from kvtop.domain.architectures import (
     towers_deepseek_ocr,
     towers_ernie45_vl,
+    towers_gemma3n,
     towers_isaac,
     towers_janus,
     towers_mimo,
     towers_mllama,
+    towers_moss,
     towers_nvlm,
     towers_ovis2_5,
     towers_phi4_siglip,
@@ -411,10 +413,21 @@ GLM_ASR = Tower(
     "GlmAsrEncoderConfig", "transformers models/glmasr; vLLM 0.33.0 glmasr.py; SGLang 0.5.23 glmasr.py",
     kind="glm_asr", section="audio_config", audio_counted=True, absent_default={},
 )  # fmt: skip
+# MOSS-Transcribe-Diarize (towers_moss): WhisperConfig's class defaults where audio_config leaves a field out; where the
+# file has no audio_config, vLLM 0.33.0's MossTranscribeDiarizeConfig fills in Whisper-medium's sizes
+MOSS_TD = Tower(
+    towers_moss.CONFIG_CLASS, towers_moss.SOURCE, kind="moss_td", section="audio_config", audio_counted=True,
+    absent_default={"num_mel_bins": 80, "d_model": 1024, "encoder_layers": 24, "encoder_attention_heads": 16,
+                    "encoder_ffn_dim": 4096, "max_source_positions": 1500},
+)  # fmt: skip
+# MOSS-Audio (towers_moss): vLLM 0.33.0 moss_audio.py MossAudioEncoderConfig's defaults where a field is absent
+MOSS_AUDIO = Tower("MossAudioEncoderConfig", towers_moss.SOURCE, kind="moss_audio", section="audio_config",
+                   audio_counted=True, absent_default={})  # fmt: skip
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
     "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
     "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH, "glmasr": GLM_ASR,
+    "moss_transcribe_diarize": MOSS_TD, "moss_audio": MOSS_AUDIO,
 }  # fmt: skip
 # Isaac's SigLIP2 and pixel-shuffle MLP (towers_isaac): PixelShuffleSiglip2VisionConfig's defaults (Siglip2VisionConfig's
 # and 256 patches) where vision_config leaves a field out
@@ -443,6 +456,8 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
     "multi_modality": Tower(towers_janus.CONFIG_CLASS, towers_janus.SOURCE, kind="janus", words=towers_janus.WORDS),
+    "gemma3n": Tower(towers_gemma3n.CONFIG_CLASS, towers_gemma3n.SOURCE, kind="gemma3n", audio_counted=True,
+                     words=towers_gemma3n.WORDS),
     "mimo_v2": MIMO_V2_OMNI,
     "mllama": MLLAMA,
     **AUDIO_BY_OUTER_TYPE,

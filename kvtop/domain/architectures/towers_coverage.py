@@ -35,6 +35,8 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "NVLM_D": "NVLM_D", "Ovis2_5": "ovis2_5",
     "DeepseekOCRForCausalLM": "deepseek_vl_v2",
     "MultiModalityCausalLM": "multi_modality",
+    "Gemma3nForConditionalGeneration": "gemma3n",
+    "MossTranscribeDiarizeForConditionalGeneration": "moss_transcribe_diarize", "MossAudioModel": "moss_audio",
     "MllamaForConditionalGeneration": "mllama",
     "Qwen2AudioForConditionalGeneration": "qwen2_audio", "AudioFlamingo3ForConditionalGeneration": "audioflamingo3",
     "Qwen2_5OmniModel": "qwen2_5_omni_thinker", "Qwen2_5OmniForConditionalGeneration": "qwen2_5_omni_thinker",

@@ -52,7 +52,7 @@ class SglangRules(SglangBudget, EngineBase):
         cross_attention_in_pool=True,
         # Gemma-3n's KV-shared layers: 0.5.23's pool sizes every num_hidden_layers layer (no kv-sharing read in
         # model_config.py; meta-built cell 71,680 B for the class default's 35 layers, not 20)
-        shared_layers_keep_kv=frozenset({"Gemma3nForCausalLM"}),
+        shared_layers_keep_kv=frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"}),
     )
     pools_draft_kv = True  # §4.3: the draft reuses the target's max_total_num_tokens
     dcp_splits_kv_heads = True

@@ -287,8 +287,9 @@ _GEMMA3 = ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 _GEMMA4 = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration")
 # Gemma-3n (gemma3n_causal.py): Gemma3nTextScaledWordEmbedding (plain) for embed_tokens and embed_tokens_per_layer,
 # but per_layer_model_projection a ColumnParallelLinear; a qkv_proj and k_norm on every layer, the
-# num_kv_shared_layers ones included (vLLM's gemma3n.py builds q_proj alone there)
-_GEMMA3N = ("Gemma3nForCausalLM",)
+# num_kv_shared_layers ones included (vLLM's gemma3n.py builds q_proj alone there); Gemma3nForConditionalGeneration
+# (gemma3n_mm.py) builds the same Gemma3nTextModel
+_GEMMA3N = ("Gemma3nForCausalLM", "Gemma3nForConditionalGeneration")
 # Kimi-K3's MoonViT (kimi_k3_vl.py MoonViTEncoderLayer: wqkv, wo and MLP2's fc0 / fc1 nn.Linear; the attention
 # backends built with use_data_parallel=True): every block whole on every rank, where vLLM splits them with the
 # heads (towers_moon.kimi_k3). moonshotai--Kimi-K3 meta-built at TP 2: vision_tower 802,428,928 B a rank (vLLM's 406,067,200 B)
@@ -312,6 +313,9 @@ _BLOCKS = (
                                             "srt/layers/attention/vision.py VisionAttention (dist_utils.divide)")),
     ("GlmAsrEncoder", BlockSplit(attention="never", mlp="never",
                                  source="0.5.23 srt/models/glmasr.py: transformers GlmAsrEncoder (nn.Linear)")),
+    ("Gemma3nAudioEncoder", BlockSplit(attention="always", mlp="always",
+                                       source="0.5.23 srt/models/gemma3n_audio.py: QKVParallelLinear (divides the "
+                                       "heads), Column/RowParallelLinear for every other linear")),
 )  # fmt: skip
 # `--mm-enable-dp-encoder` (0.5.23 srt/arg_groups/fields/mm.py: BooleanOptionalAction; first release not pinned,
 # 0.5.6.post2 not read): the classes that read it (`get_mm().mm_enable_dp_encoder`) build the vision encoder

@@ -311,6 +311,15 @@ _BLOCKS = (
     ("GlmAsrEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
                                  source="0.33.0 model_executor/models/glmasr.py GlmAsrEncoderAttention "
                                  "(QKVParallelLinear: divide(num_heads, tp))")),
+    ("MossAudioEncoder", BlockSplit(attention="always", mlp="always",
+                                    source="0.33.0 model_executor/models/moss_audio.py MossAudioAttention (raises "
+                                    "unless encoder_attention_heads % tp == 0), Column/RowParallelLinear")),
+    ("WhisperEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
+                                  source="0.33.0 model_executor/models/whisper.py WhisperAttention (asserts "
+                                  "num_heads % tp == 0; QKVParallelLinear bias=True, a zero K bias at load)")),
+    ("Gemma3nAudioEncoder", BlockSplit(attention="never", mlp="never",
+                                       source="0.33.0 model_executor/models/gemma3n_mm.py: AutoModel.from_config("
+                                       "audio_config), transformers' Gemma3nAudioEncoder (nn.Linear)")),
 )  # fmt: skip
 # The Qwen2.5-VL vision MLP (qwen2_5_vl.py Qwen2_5_VisionMLP: gate_up a MergedColumnParallelLinear, which asserts
 # every output size divides by TP; Qwen2.5-Omni's and EXAONE-4.5's towers build it too) is not padded: a 3,420-wide
