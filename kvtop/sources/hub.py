@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from kvtop.bundled import bundled_dir
 from kvtop.domain.errors import InputError
+from kvtop.domain.mistral_params import model_from_params
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.safetensors_header import MAX_HEADER_BYTES, header_bytes
@@ -98,13 +99,25 @@ def _local_header_bytes(file: Path) -> int:
 
 def _model_name(path: Path) -> str:
     """A config file's model name: its stem ('meta-llama--Llama-3.1-8B'), or for a checkpoint's own
-    `config.json` the folder holding it ('Llama-3.1-8B/config.json' names Llama-3.1-8B, not 'config')."""
-    if path.stem == "config" and path.resolve().parent.name:
+    `config.json` (or Mistral's `params.json`) the folder holding it ('Llama-3.1-8B/config.json' names Llama-3.1-8B,
+    not 'config')."""
+    if path.stem in ("config", "params") and path.resolve().parent.name:
         return path.resolve().parent.name
     return path.stem
 
 
+MISTRAL_PARAMS = "params.json"  # a Mistral-format checkpoint's config (vLLM --config-format mistral)
+
+
+def load_params_file(path: Path, name: str | None = None, *, family: str | None = None) -> ModelSpec:
+    """A Mistral-format `params.json`, read the way vLLM maps it (`domain.mistral_params`)."""
+    params = read_json_object(path, "params", field="--model")
+    return model_from_params(params, source=str(path), name=name or _model_name(path), family=family)
+
+
 def load_config_file(path: Path, name: str | None = None, *, family: str | None = None) -> ModelSpec:
+    if path.name == MISTRAL_PARAMS:
+        return load_params_file(path, name, family=family)
     config = read_json_object(path, "config", field="--model")
     quant = _sibling_quant_config(path)
     return model_from_config(
@@ -132,7 +145,10 @@ def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_D
         )
         raise InputError(f"not a path kvtop can read ({reason})", field="--model", source=cut(ref, 200)) from None
     if is_dir:
-        spec = load_config_file(path / "config.json", name=path.name, family=family)
+        config = path / "config.json"
+        if not config.exists() and (path / MISTRAL_PARAMS).is_file():  # a Mistral-format checkpoint folder
+            config = path / MISTRAL_PARAMS
+        spec = load_config_file(config, name=path.name, family=family)
         return spec.model_copy(update={"checkpoint_bytes": safetensors_bytes(path)})
     if exists:
         reader = model_file_reader(path)  # an engine's own model file (llama.cpp's .gguf)

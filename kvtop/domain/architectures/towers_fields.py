@@ -125,6 +125,7 @@ class Tower:
         "glm_asr",
         "mllama",  # Llama-3.2-Vision's vision model and projector (towers_mllama)
         "phi4_siglip",  # Phi-4-reasoning-vision's SigLIP2 to layer -2 and LLaVA projector (towers_phi4_siglip)
+        "pixtral_mistral_format",  # a Mistral-format Pixtral's encoder and adapter (towers_mistral_format)
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
