@@ -170,3 +170,37 @@ def test_plan_says_the_model_was_read_from_params_json(capsys: pytest.CaptureFix
     assert out["config_format"] == NOTE and out["kv_bytes_per_token"] == 70_272
     assert main(["plan", "--model", folder, "--engine", "vllm", "--tp", "8", "--gpu", "H200"]) == 0
     assert f"note: {NOTE}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_sglang_builds_large3_from_params_json_as_vllm_does(tp: int) -> None:
+    # SGLang 0.5.23 takes its Mistral parser for a path naming mistral-large-3 (mistral_utils.is_mistral_model); its
+    # meta build holds vLLM's bytes, and its cell is the latent's 61 × 576 × 2 B
+    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == LARGE3 and r["tp"] == tp)
+    assert sum(int(b) for b in row["stages"][0]["param_bytes"].values()) == sum(_engine(LARGE3, tp).values())
+    assert row["cell_size"] == 70_272
+
+
+@pytest.mark.parametrize("name", [PIXTRAL, SMALL31])
+def test_sglang_refuses_a_params_json_its_path_does_not_name(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    from kvtop.cli import main
+
+    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == name and r["tp"] == 1)
+    assert (
+        row["status"] == "refused" and "reads a params.json only where the model path names" in row["message"]
+    )
+    argv = [
+        "plan",
+        "--model",
+        str(RECON / name),
+        "--engine",
+        "sglang",
+        "--engine-version",
+        "0.5.23",
+        "--gpu",
+        "H200",
+    ]
+    assert main(argv) == 2
+    assert "reads a params.json only where the model path names mistral-large-3" in capsys.readouterr().err
