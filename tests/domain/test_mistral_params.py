@@ -204,3 +204,23 @@ def test_sglang_refuses_a_params_json_its_path_does_not_name(
     ]
     assert main(argv) == 2
     assert "reads a params.json only where the model path names mistral-large-3" in capsys.readouterr().err
+
+
+MISTRAL_7B = "recon--mistralai--Mistral-7B-v0.1"
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_an_int_sliding_window_windows_every_layer_as_vllm_builds_it(tp: int) -> None:
+    # adapt_config_dict: an int sliding_window → layer_types all sliding_attention; vLLM's spec per layer: a
+    # SlidingWindowSpec of 4096, 8 KV heads ÷ TP of 128, bf16: 2 × (8 / tp) × 128 × 2 B a token (page 65,536 B / 16
+    # at TP 1), 32 layers
+    row = next(r for r in load_rows("vllm", "0.33.0") if r["config"] == MISTRAL_7B and r["tp"] == tp)
+    (spec,) = row["stages"][0]["layer_specs"]
+    assert (spec["kind"], spec["layers"], spec["sliding_window"]) == ("SlidingWindowSpec", 32, 4096)
+    assert spec["page_size_bytes"] // spec["block_size"] == 2 * (8 // tp) * 128 * BF16
+    model = _model(MISTRAL_7B)
+    book = kv_book(model, ParallelLayout(tp=tp), range(32), "bf16", engine_rules("vllm").kv_storage)
+    assert [(p.name, p.layers, p.bytes_per_token) for p in book.pools] == [
+        ("swa", 32, 32 * 2 * (8 // tp) * 128 * BF16)
+    ]
+    assert _book_bytes(model, tp) == sum(_engine(MISTRAL_7B, tp).values())
