@@ -224,3 +224,11 @@ def test_an_int_sliding_window_windows_every_layer_as_vllm_builds_it(tp: int) ->
         ("swa", 32, 32 * 2 * (8 // tp) * 128 * BF16)
     ]
     assert _book_bytes(model, tp) == sum(_engine(MISTRAL_7B, tp).values())
+
+
+def test_explain_says_the_model_was_read_from_params_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from kvtop.cli import main
+
+    log = str(CONFIGS.parent / "cases" / "vllm" / "vllm-10517-llama31-8b-3090-v0" / "engine.log")
+    assert main(["explain", log, "--model", str(RECON / MISTRAL_7B), "--gpu", "RTX3090"]) == 0
+    assert f"note: {NOTE}" in capsys.readouterr().out
