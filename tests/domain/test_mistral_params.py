@@ -232,3 +232,22 @@ def test_explain_says_the_model_was_read_from_params_json(capsys: pytest.Capture
     log = str(CONFIGS.parent / "cases" / "vllm" / "vllm-10517-llama31-8b-3090-v0" / "engine.log")
     assert main(["explain", log, "--model", str(RECON / MISTRAL_7B), "--gpu", "RTX3090"]) == 0
     assert f"note: {NOTE}" in capsys.readouterr().out
+
+
+MINISTRAL3 = "recon--mistralai--Ministral-3-3B-Instruct-2512"
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_ministral3_tied_yarn_and_patch_merge_are_vllms_meta_build(tp: int) -> None:
+    # tied_embeddings true: one [131072, 3072] table (vocab-parallel) and no lm_head of its own; yarn and
+    # llama_4_scaling move no bytes; the tower as Mistral-Small-3.1's (patch 14, merge 2, pre-norm) into width 3072
+    engine = _engine(MINISTRAL3, tp)
+    assert "lm_head" not in engine and _model(MINISTRAL3).tie_word_embeddings
+    config = config_from_params(_params(MINISTRAL3), source=MINISTRAL3)["text_config"]
+    assert config["rope_parameters"]["rope_type"] == "yarn" and config["rope_parameters"]["beta_fast"] == 32.0
+    whole = (3 * 14 * 14 * 1024 + 1024 + 24 * 2 * 1024) * BF16
+    around = (1024 + 1024 * 4 * 1024) * BF16
+    adapter = (1024 * 3072 + 3072 * 3072) * BF16
+    assert engine["vision_language_adapter"] == adapter == 25_165_824
+    assert _book_bytes(_model(MINISTRAL3), tp, "vision") == whole + PIXTRAL_SPLIT // tp + around + adapter
+    assert _book_bytes(_model(MINISTRAL3), tp) == sum(engine.values())
