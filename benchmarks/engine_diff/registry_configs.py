@@ -21,6 +21,7 @@ from typing import Any
 from benchmarks.engine_diff.cases import QUANT_SUFFIX
 from benchmarks.engine_diff.engines import MAX_CONTEXT
 from benchmarks.engine_diff.venvs import REPO
+from kvtop.domain.mistral_params import PARSER_POSITIONS
 
 DATA = REPO / "tests" / "data"
 REGISTRY_DATA = DATA / "engine_diff" / "registry"
@@ -28,6 +29,8 @@ DEFAULT_CONFIGS = REGISTRY_DATA / "configs"
 REGISTRIES = DATA / "architectures" / "engine_registries.json"
 REGISTRY_KEYS = {"vllm": ("vllm_text_generation", "vllm_multimodal"), "sglang": ("sglang",)}
 NOT_CONFIGS = ("transformers_params.json",)
+# a Mistral-format checkpoint's config (vLLM --config-format mistral): judged from the class vLLM maps it to
+MISTRAL_PARAMS = "params.json"
 # The vision towers a config names by checkpoint id (towers_named.py reads them): encoders, not served models
 TOWER_CONFIGS = DATA / "configs" / "towers_named"
 POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
@@ -89,11 +92,6 @@ NO_DEFAULT: dict[str, str] = {
     "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",
     "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
                                       "(vLLM refuses it, SGLang fails on it)",
-    "PixtralForConditionalGeneration": "the class is what vLLM and SGLang build from a Mistral-format checkpoint's "
-                                       "params.json (its vision_encoder section: vLLM transformers_utils/configs/"
-                                       "mistral.py _remap_mistral_vision_args, SGLang utils/hf_transformers/"
-                                       "mistral_utils.py); no config.json names it, and the harness reads config.json "
-                                       "only",
     "XllmForCausalLM": "SGLang's XllmConfig sizes are None by default",
 }  # fmt: skip
 
@@ -155,11 +153,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                       "0.33.0 step_vl.py: a PerceptionEncoder tower)",
     "LlavaOnevision2ForConditionalGeneration": "no published config: conversion and bridge code name the class, with "
                                                "no checkpoint's sizes",
-    "PixtralForConditionalGeneration": "no published config: the class is built from a Mistral-format params.json "
-                                       "only (vLLM transformers_utils/configs/mistral.py, SGLang mistral_utils.py); "
-                                       "the HF conversion (mistral-community/pixtral-12b, tests/data/configs/towers) "
-                                       "names LlavaForConditionalGeneration, which both engines build as that class, "
-                                       "and the harness reads config.json only",
     "BailingMoEForCausalLM": "no checkpoint names it: SGLang 0.5.23's base class (models/bailing_moe.py EntryClass), "
                              "which BailingMoeForCausalLM and BailingMoeV2ForCausalLM subclass unchanged; judged "
                              "through their configs (Ling-plus, the Ling-mini-2.0 recon)",
@@ -205,6 +198,11 @@ class ConfigFile:
     def data(self) -> dict[str, Any]:
         return dict(json.loads(self.path.read_text()))
 
+    @property
+    def mistral_format(self) -> bool:
+        """A Mistral-format `params.json` (the engine is told `--config-format mistral`)."""
+        return self.path.name == MISTRAL_PARAMS
+
     def quant_file(self) -> Path | None:
         beside = self.path.with_name(self.path.name[: -len(".json")] + QUANT_SUFFIX)
         return beside if self.path.name != "config.json" and beside.exists() else None
@@ -215,6 +213,8 @@ class ConfigFile:
         data = self.data()
         text = data.get("text_config") or data.get("llm_config") or {}
         found = [v for v in (data.get(k) or text.get(k) for k in POSITION_KEYS) if isinstance(v, (int, float)) and v > 0]
+        if self.mistral_format:  # vLLM's MistralConfigParser: 128,000 positions where params.json names none
+            found = [data["max_position_embeddings"]] if data.get("max_position_embeddings") else [PARSER_POSITIONS]
         return int(min(MAX_CONTEXT, *found)) if found else NO_POSITIONS_CONTEXT
 
 
@@ -224,7 +224,22 @@ def _architecture(data: dict[str, Any]) -> str:
 
 
 def _reconstructed(path: Path) -> bool:
-    return "RECONSTRUCTED" in path.name or path.name.startswith("recon--")
+    return "RECONSTRUCTED" in path.name or path.name.startswith("recon--") or path.parent.name.startswith("recon--")
+
+
+def _params_architecture(data: dict[str, Any], path: Path) -> str:
+    """The class vLLM builds from a params.json, by kvtop's copy of its mapping (a refused one: the class the refusal
+    names, else Mistral's text class)."""
+    from kvtop.domain.errors import InputError
+    from kvtop.domain.mistral_params import config_from_params
+
+    try:
+        return str(config_from_params(data, source=str(path))["architectures"][0])
+    except InputError:
+        whisper = ((data.get("multimodal") or {}).get("whisper_model_args") or {}).get("encoder_args") or {}
+        if whisper:
+            return "VoxtralRealtimeGeneration" if whisper.get("causal") else "VoxtralForConditionalGeneration"
+        return "MistralForCausalLM"
 
 
 def real_configs() -> list[ConfigFile]:
@@ -242,10 +257,12 @@ def real_configs() -> list[ConfigFile]:
             data = json.loads(path.read_text())
         except (ValueError, UnicodeDecodeError):
             continue
-        if not isinstance(data, dict) or not data.get("architectures") or not isinstance(data["architectures"], list):
+        params = path.name == MISTRAL_PARAMS and isinstance(data, dict) and "dim" in data
+        if not params and (not isinstance(data, dict) or not data.get("architectures")
+                           or not isinstance(data["architectures"], list)):  # fmt: skip
             continue
-        name = path.parent.name if path.name == "config.json" else path.name[: -len(".json")]
-        config = ConfigFile(name, path, _architecture(data), True)
+        name = path.parent.name if path.name in ("config.json", MISTRAL_PARAMS) else path.name[: -len(".json")]
+        config = ConfigFile(name, path, _params_architecture(data, path) if params else _architecture(data), True)
         quant = config.quant_file()
         digest = hashlib.sha256(path.read_bytes() + (quant.read_bytes() if quant else b"")).hexdigest()
         if digest in seen:

@@ -50,6 +50,10 @@ WORK = CACHE / "registry"
 CHECKPOINT_HEADS = REGISTRY_DATA / "checkpoint_heads.json"
 CHECKPOINT_HEAD = "checkpoint_lm_head"
 TPS = (1, 2)
+# vLLM 0.33.0 picks the Mistral parser itself only beside consolidated*.safetensors (transformers_utils/config.py
+# get_config, repo_utils.is_mistral_model_repo), which a config folder lacks: the flag an operator passes (SGLang's
+# runner is given none: not judged on params.json yet)
+MISTRAL_FORMAT_FLAGS = ("--config-format", "mistral")
 KEEP = ("config", "source", "architecture", "tp", "pp", "variant", "kv_dtype", "gpu", "max_model_len", "status",
         "error_type", "message", "cell_size", "seconds")  # fmt: skip
 STAGE_KEEP = ("layers", "param_bytes", "layer_specs")
@@ -67,7 +71,9 @@ def load_rows(engine: str, version: str) -> list[dict[str, Any]]:
 def _model_dir(config: ConfigFile) -> Path:
     folder = WORK / "models" / config.name
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(config.path, folder / "config.json")
+    own, other = ("params.json", "config.json") if config.mistral_format else ("config.json", "params.json")
+    (folder / other).unlink(missing_ok=True)  # a Mistral-format folder holds params.json and no config.json
+    shutil.copyfile(config.path, folder / own)
     marker = folder / CHECKPOINT_HEAD  # vllm_runner's checkpoint-head stand-in
     heads = json.loads(CHECKPOINT_HEADS.read_text())["heads"]
     if config.name in heads:
@@ -81,7 +87,8 @@ def _model_dir(config: ConfigFile) -> Path:
 
 
 def _case(engine: str, config: ConfigFile, tp: int) -> dict[str, Any]:
-    return {"config": config.name, "dir": str(_model_dir(config)), "variant": "default", "flags": [], "tp": tp,
+    flags = list(MISTRAL_FORMAT_FLAGS) if config.mistral_format and engine == "vllm" else []
+    return {"config": config.name, "dir": str(_model_dir(config)), "variant": "default", "flags": flags, "tp": tp,
             "pp": 1, "kv_dtype": "auto", "gpu": FLAG_GPU, "max_model_len": config.context(),
             **budget(ENGINES[engine])}  # fmt: skip
 

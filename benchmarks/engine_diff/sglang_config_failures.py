@@ -199,6 +199,18 @@ def _refused_remote_model(folder: str) -> str | None:
 
 
 CANNOT = "SGLang cannot build this config on any device:"
+# a Mistral-format folder (params.json, no config.json) whose path names none of the models SGLang 0.5.23 reads
+# params.json for (utils/hf_transformers/mistral_utils.py is_mistral_model): get_config reads config.json
+NO_HF_CONFIG = "Unrecognized model in"
+PARAMS_JSON_UNREAD = ("SGLang reads a params.json only where the model path names mistral-large-3, mistral-small-4 or "
+                      "leanstral (utils/hf_transformers/mistral_utils.py is_mistral_model); elsewhere config.json, "
+                      "which a Mistral-format checkpoint lacks")  # fmt: skip
+
+
+def _mistral_format_only(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "params.json")) and not os.path.exists(
+        os.path.join(folder, "config.json")
+    )
 
 
 def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None:
@@ -215,6 +227,8 @@ def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None
             "neither transformers nor SGLang's config registry knows the model type and the config.json has no "
             f"auto_map (no configuration code to trust): {first}"
         )
+    if NO_HF_CONFIG in first and _mistral_format_only(case["dir"]):
+        return "refused", f"{PARAMS_JSON_UNREAD}: {first}"
     refused_code = _refused_remote_model(case["dir"])
     if MODELING_CODE_MISSING in text and refused_code:
         return "refused", (

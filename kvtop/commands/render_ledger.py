@@ -54,6 +54,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "not_modelled": list(ledger.model.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
         "config_defaults_used": list(ledger.model.defaults_used),
         "config_nominal_defaults": list(ledger.model.nominal_defaults),
+        "config_format": ledger.model.config_format or None,
         "engine_flags": ledger.settings.to_flags(),
         "deployment": deployment_json(ledger),
         "request_capacity": _request_json(ledger.request_capacity),
@@ -189,7 +190,8 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         *((f"the config leaves out {', '.join(m.defaults_used)}: transformers' class defaults",) if m.defaults_used else ()),
         *(f"the config leaves out {entry}" for entry in m.nominal_defaults),
     )
-    for note in (*e.notes, *defaulted, *(f"not modelled: {n}" for n in m.not_modelled)):
+    read = (m.config_format,) if m.config_format else ()
+    for note in (*read, *e.notes, *defaulted, *(f"not modelled: {n}" for n in m.not_modelled)):
         lines.append(f"note: {note}")
     flags = " ".join(ledger.settings.to_flags())
     if flags:

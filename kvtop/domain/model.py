@@ -332,6 +332,8 @@ class ModelSpec(BaseModel):
     # SGLang builds the vocab embedding without TP under DP attention (DeepseekV2Model, Llama4Model)
     embedding_whole_under_dp_attention: bool = False
     reading: str = ""  # how the config was read: the architecture entry, or a generic reading and what it assumed
+    # the file was not a config.json: how kvtop read it (Mistral's params.json: kvtop.domain.mistral_params.NOTE)
+    config_format: str = ""
     # the config's class is a speculative-decoding draft read through its model_type's entry: why it is not
     # planned as the served model ('' for any other model; coverage.draft_reason)
     speculative_draft: str = ""

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from kvtop.bundled import bundled_dir
 from kvtop.domain.errors import InputError
+from kvtop.domain.mistral_params import model_from_params
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.safetensors_header import MAX_HEADER_BYTES, header_bytes
@@ -98,13 +99,26 @@ def _local_header_bytes(file: Path) -> int:
 
 def _model_name(path: Path) -> str:
     """A config file's model name: its stem ('meta-llama--Llama-3.1-8B'), or for a checkpoint's own
-    `config.json` the folder holding it ('Llama-3.1-8B/config.json' names Llama-3.1-8B, not 'config')."""
-    if path.stem == "config" and path.resolve().parent.name:
+    `config.json` (or Mistral's `params.json`) the folder holding it ('Llama-3.1-8B/config.json' names Llama-3.1-8B,
+    not 'config')."""
+    if path.stem in ("config", "params") and path.resolve().parent.name:
         return path.resolve().parent.name
     return path.stem
 
 
+MISTRAL_PARAMS = "params.json"  # a Mistral-format checkpoint's config (vLLM --config-format mistral)
+NO_CONFIG = "has no config.json (nor Mistral's params.json) on the hub"
+
+
+def load_params_file(path: Path, name: str | None = None, *, family: str | None = None) -> ModelSpec:
+    """A Mistral-format `params.json`, read the way vLLM maps it (`domain.mistral_params`)."""
+    params = read_json_object(path, "params", field="--model")
+    return model_from_params(params, source=str(path), name=name or _model_name(path), family=family)
+
+
 def load_config_file(path: Path, name: str | None = None, *, family: str | None = None) -> ModelSpec:
+    if path.name == MISTRAL_PARAMS:
+        return load_params_file(path, name, family=family)
     config = read_json_object(path, "config", field="--model")
     quant = _sibling_quant_config(path)
     return model_from_config(
@@ -132,7 +146,10 @@ def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_D
         )
         raise InputError(f"not a path kvtop can read ({reason})", field="--model", source=cut(ref, 200)) from None
     if is_dir:
-        spec = load_config_file(path / "config.json", name=path.name, family=family)
+        config = path / "config.json"
+        if not config.exists() and (path / MISTRAL_PARAMS).is_file():  # a Mistral-format checkpoint folder
+            config = path / MISTRAL_PARAMS
+        spec = load_config_file(config, name=path.name, family=family)
         return spec.model_copy(update={"checkpoint_bytes": safetensors_bytes(path)})
     if exists:
         reader = model_file_reader(path)  # an engine's own model file (llama.cpp's .gguf)
@@ -217,6 +234,8 @@ def _from_hub(repo_id: str, family: str | None, ends_at: float) -> ModelSpec:
         cached = hf.try_to_load_from_cache(repo_id, "config.json")
     except HFValidationError:
         raise InputError("not a valid Hugging Face repo id", field="--model", source=repo_id) from None
+    if not isinstance(cached, str):  # a Mistral-format repo: params.json and no config.json
+        cached = hf.try_to_load_from_cache(repo_id, MISTRAL_PARAMS)
     if isinstance(cached, str):
         config_path = Path(cached)
         quant_path = hf.try_to_load_from_cache(repo_id, "hf_quant_config.json")
@@ -231,6 +250,12 @@ def _from_hub(repo_id: str, family: str | None, ends_at: float) -> ModelSpec:
         )
     else:
         unreachable = _reach_error(repo_id)
+        if (
+            unreachable is not None
+            and NO_CONFIG in str(unreachable)
+            and _reach_error(repo_id, MISTRAL_PARAMS) is None
+        ):
+            unreachable = None  # a Mistral-format repo: its params.json is there
         if unreachable is not None:
             raise unreachable
         try:
@@ -243,14 +268,20 @@ def _from_hub(repo_id: str, family: str | None, ends_at: float) -> ModelSpec:
             ) from None
         reachable, where = True, "Hugging Face hub"
     quant = read_json_object(quant_file, "hf_quant_config", field="--model") if quant_file else None
-    spec = model_from_config(
-        read_json_object(config_path, "config", field="--model"),
-        source=f"{repo_id} ({where})",
-        name=repo_id,
-        hf_quant_config=quant,
-        hf_source=f"{repo_id}/hf_quant_config.json",
-        family=family,
-    )
+    if config_path.name == MISTRAL_PARAMS:
+        params = read_json_object(config_path, "params", field="--model")
+        spec = model_from_params(
+            params, source=f"{repo_id} ({where}, params.json)", name=repo_id, family=family
+        )
+    else:
+        spec = model_from_config(
+            read_json_object(config_path, "config", field="--model"),
+            source=f"{repo_id} ({where})",
+            name=repo_id,
+            hf_quant_config=quant,
+            hf_source=f"{repo_id}/hf_quant_config.json",
+            family=family,
+        )
     if not reachable:
         return spec
     try:
@@ -260,8 +291,8 @@ def _from_hub(repo_id: str, family: str | None, ends_at: float) -> ModelSpec:
     return spec.model_copy(update={"checkpoint_bytes": checkpoint})
 
 
-def _reach_error(repo_id: str) -> InputError | None:
-    """None if the hub answers a HEAD for the repo's config.json within the deadline, else the error."""
+def _reach_error(repo_id: str, file: str = "config.json") -> InputError | None:
+    """None if the hub answers a HEAD for the repo's config.json (or `file`) within the deadline, else the error."""
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
     from huggingface_hub.errors import (
         EntryNotFoundError,
@@ -274,7 +305,7 @@ def _reach_error(repo_id: str) -> InputError | None:
 
     def probe() -> None:
         try:
-            get_hf_file_metadata(hf_hub_url(repo_id, "config.json"), timeout=HUB_REACH_DEADLINE_S)
+            get_hf_file_metadata(hf_hub_url(repo_id, file), timeout=HUB_REACH_DEADLINE_S)
             outcome.append(None)
         except Exception as err:  # noqa: BLE001 - any failure of the probe is reported, by kind, below
             outcome.append(err)
@@ -296,7 +327,7 @@ def _reach_error(repo_id: str) -> InputError | None:
     elif isinstance(err, RepositoryNotFoundError):
         why = "is not on the hub (or is private: set HF_TOKEN)"
     elif isinstance(err, EntryNotFoundError):
-        why = "has no config.json on the hub"
+        why = NO_CONFIG
     elif isinstance(err, HfHubHTTPError):
         status = err.response.status_code if err.response is not None else "an error"
         why = f"could not be read: the hub answered {status}"
@@ -317,7 +348,9 @@ def _download_config(repo_id: str) -> tuple[Path, Path | None]:
 
     try:
         config = Path(hf_hub_download(repo_id, "config.json", etag_timeout=HUB_READ_TIMEOUT_S))
-    except (HfHubHTTPError, EntryNotFoundError, OSError) as err:
+    except EntryNotFoundError:  # a Mistral-format repo (its probe found params.json)
+        return _download_params(repo_id), None
+    except (HfHubHTTPError, OSError) as err:
         raise InputError(
             f"cannot fetch config.json from the hub ({err.__class__.__name__})",
             field="--model",
@@ -330,6 +363,21 @@ def _download_config(repo_id: str) -> tuple[Path, Path | None]:
     except (HfHubHTTPError, EntryNotFoundError, OSError):
         quant = None
     return config, quant
+
+
+def _download_params(repo_id: str) -> Path:
+    """A Mistral-format repo's params.json into the cache."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+
+    try:
+        return Path(hf_hub_download(repo_id, MISTRAL_PARAMS, etag_timeout=HUB_READ_TIMEOUT_S))
+    except (HfHubHTTPError, EntryNotFoundError, OSError) as err:
+        raise InputError(
+            f"cannot fetch config.json or params.json from the hub ({err.__class__.__name__})",
+            field="--model",
+            source=repo_id,
+        ) from None
 
 
 def hub_safetensors_bytes(repo_id: str) -> int | None:

@@ -188,7 +188,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "HYV4ForCausalLM": "Hunyuan-V4's independent hyper-connections (enable_ihc: hc_mult residual streams, each sub-block "
     "wrapped by an HC layer and the streams merged by an hc_head, weights no entry holds) beside gated MLA with "
     "learned sinks and a shared-indexer DSA",
-    "MistralLarge3ForCausalLM": "Mistral-Large-3's params.json layout (no config.json entry)",
     # vLLM 0.33.0 models/inkling/nvidia/model.py and sconv_swa_attn.py: each layer's conv state is one paged
     # SlidingWindowSpec (InklingConvState) of four short-conv streams: K, V, and the attention and MLP outputs
     # (attn_sconv, mlp_sconv, hidden ÷ TP channels)

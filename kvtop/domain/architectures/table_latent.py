@@ -12,10 +12,12 @@ from kvtop.domain.architectures.moe_rules import EveryOther, FirstDense, LayerTy
 from kvtop.domain.model import BodyShape
 
 A = Architecture
-# DeepSeek-V3's noaux_tc routing keeps an fp32 score-correction bias per expert (every V3-shaped checkpoint);
-# V2's only where its topk_method is noaux_tc (its class default is greedy)
+# DeepSeek-V3's noaux_tc routing keeps an fp32 score-correction bias per expert, only where topk_method says
+# noaux_tc (vLLM 0.33.0 deepseek_v2.py DeepseekV2MoE, SGLang 0.5.23 deepseek_v2.py: every V3-shaped checkpoint
+# states it; DeepseekV3Config has no such field, and Mistral-Large-3's params.json maps to topk_method None);
+# V2's likewise (its class default is greedy)
 DEEPSEEK_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
-                   router_bias=True)  # fmt: skip
+                   router_bias_when=("topk_method", "noaux_tc"))  # fmt: skip
 DEEPSEEK_V2_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
                       router_bias_when=("topk_method", "noaux_tc"))  # fmt: skip
 GLM_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
@@ -80,7 +82,10 @@ LATENT: tuple[Architecture, ...] = (
         "DeepseekV2ForCausalLM",
         moe=DEEPSEEK_V2_MOE,
     ),
-    deepseek("deepseek_v3", "DeepseekV3Config", tf("deepseek_v3"), d.DEEPSEEK_V3, "DeepseekV3ForCausalLM"),
+    # Mistral-Large-3: vLLM 0.33.0 models/mistral_large_3.py subclasses DeepseekV3ForCausalLM (its own tensor names
+    # only); its params.json is read as DeepSeek-V3's fields (kvtop.domain.mistral_params)
+    deepseek("deepseek_v3", "DeepseekV3Config", tf("deepseek_v3"), d.DEEPSEEK_V3, "DeepseekV3ForCausalLM",
+             "MistralLarge3ForCausalLM"),  # fmt: skip
     deepseek(
         "deepseek_v32", "DeepseekV32Config", tf("deepseek_v32"), d.DEEPSEEK_V32, "DeepseekV32ForCausalLM"
     ),

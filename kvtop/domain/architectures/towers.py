@@ -50,6 +50,7 @@ from kvtop.domain.architectures import (
     towers_mimo,
     towers_minicpm,
     towers_minimax,
+    towers_mistral_format,
     towers_mllama,
     towers_moon,
     towers_moondream,
@@ -259,6 +260,10 @@ def read_tower(
         return towers_vit.paligemma_siglip(values, projection, tower.config_class, tower.source)
     if tower.kind == "siglip_gemma3":
         return towers_vit.siglip_gemma3(values, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "pixtral_mistral_format":
+        switches = validated(towers_mistral_format.MistralVisionFields, vision_config, source=source,
+                             prefix="vision_config.")  # fmt: skip
+        return towers_mistral_format.pixtral_mistral_format(values, switches, text_hidden, tower.config_class, source)
     if tower.kind == "pixtral_mistral3":
         projector = validated(towers_vit.ProjectorConfig, outer, source=source)
         return towers_vit.pixtral_mistral3(values, text_hidden, projector, tower.config_class, tower.source)

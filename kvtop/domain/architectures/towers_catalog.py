@@ -14,6 +14,7 @@ from kvtop.domain.architectures import (
     towers_isaac,
     towers_janus,
     towers_mimo,
+    towers_mistral_format,
     towers_mllama,
     towers_moss,
     towers_nvlm,
@@ -463,4 +464,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     **AUDIO_BY_OUTER_TYPE,
     "isaac": ISAAC,
     "phi4-siglip": PHI4_SIGLIP,
+    "pixtral": towers_mistral_format.TOWER,  # a Mistral-format checkpoint's (kvtop.domain.mistral_params)
 }  # fmt: skip

@@ -44,6 +44,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "GraniteSpeechForConditionalGeneration": "granite_speech", "GraniteSpeechPlusForConditionalGeneration": "granite_speech_plus",
     "IsaacForConditionalGeneration": "isaac", "Phi4ForCausalLMV": "phi4-siglip",
     "GlmAsrForConditionalGeneration": "glmasr",
+    "PixtralForConditionalGeneration": "pixtral",  # built from a Mistral-format params.json (mistral_params)
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)

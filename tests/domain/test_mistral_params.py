@@ -1,0 +1,253 @@
+"""Mistral-format checkpoints (`params.json`, vLLM `--config-format mistral`) read as vLLM 0.33.0 maps them.
+
+Expected bytes are vLLM 0.33.0's meta build of each params.json folder (benchmarks/engine_diff/registry_sweep.py
+`--engine vllm --set real --only <name>`, the rows in tests/data/engine_diff/registry/vllm-0.33.0.json), written
+out per tensor from vLLM's code below (models/pixtral.py, mistral_large_3.py over deepseek_v2.py); kvtop's side
+is recomputed from the params.json.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.engine_diff.registry_sweep import load_rows
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.kv import kv_book
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.mistral_params import NOTE, config_from_params, model_from_params
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.weights import weights_book
+from kvtop.sources.hub import load_model
+from tests.data_paths import CONFIGS
+
+RECON = CONFIGS / "recon"
+LARGE3 = "recon--mistralai--Mistral-Large-3-675B-Instruct-2512"
+PIXTRAL = "recon--mistralai--Pixtral-12B-2409"
+SMALL31 = "recon--mistralai--Mistral-Small-3.1-24B-Instruct-2503"
+BF16 = 2
+
+
+def _params(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((RECON / name / "params.json").read_text())
+    return loaded
+
+
+def _model(name: str) -> ModelSpec:
+    return model_from_params(_params(name), source=name, name=name)
+
+
+def _book_bytes(model: ModelSpec, tp: int, component: str | None = None) -> int:
+    book = weights_book(
+        model, ParallelLayout(tp=tp), range(model.num_layers), first_stage=True, last_stage=True
+    )
+    return sum(row.bytes for row in book.rows if component is None or row.component == component)
+
+
+def _engine(name: str, tp: int) -> dict[str, int]:
+    row = next(r for r in load_rows("vllm", "0.33.0") if r["config"] == name and r["tp"] == tp)
+    return {child: int(size) for child, size in row["stages"][0]["param_bytes"].items()}
+
+
+def test_a_folder_with_params_json_and_no_config_json_is_read_and_says_how() -> None:
+    model = load_model(str(RECON / PIXTRAL))  # the folder, as an operator points kvtop at a checkpoint
+    assert model.name == PIXTRAL and model.config_format == NOTE
+    assert load_model(str(RECON / PIXTRAL / "params.json")).config_format == NOTE
+
+
+def test_large3_is_deepseek_v3s_layout_with_vllms_kv_per_token() -> None:
+    config = config_from_params(_params(LARGE3), source=LARGE3)
+    assert config["architectures"] == ["MistralLarge3ForCausalLM"] and config["model_type"] == "deepseek_v3"
+    assert (config["n_routed_experts"], config["moe_intermediate_size"], config["first_k_dense_replace"]) == (
+        128,
+        4096,
+        3,
+    )
+    model = _model(LARGE3)
+    # vLLM MLAAttentionSpec per layer: one head of kv_lora_rank 512 + qk_rope_head_dim 64 = 576, bf16 → 1,152 B;
+    # 61 layers → 70,272 B a token (the sweep's logged bytes_per_token at TP 1 and 2: the latent is not split)
+    storage = engine_rules("vllm").kv_storage
+    for tp in (1, 2):
+        book = kv_book(model, ParallelLayout(tp=tp), range(model.num_layers), "bf16", storage)
+        assert sum(pool.bytes_per_token for pool in book.pools) == 61 * 576 * BF16 == 70_272
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_large3_weights_are_vllms_meta_build(tp: int) -> None:
+    engine = _engine(LARGE3, tp)
+    assert sum(engine.values()) == {1: 1_346_842_179_584, 2: 674_398_779_392}[tp]
+    # params.json maps to topk_method None (adapt_config_dict _remap_moe_args), so DeepseekV2MoE builds no fp32
+    # e_score_correction_bias: kvtop counted 58 MoE layers × 128 experts × 4 B = 29,696 B too many before
+    assert _model(LARGE3).moe is not None and not _model(LARGE3).moe.router_bias  # type: ignore[union-attr]
+    assert _book_bytes(_model(LARGE3), tp) == sum(engine.values())
+
+
+# Pixtral-12B's tower as vLLM 0.33.0 pixtral.py builds it (bf16): patch_conv [1024, 3, 16, 16] and ln_pre [1024]
+# whole; 24 blocks of wqkv 3 × [1024, 1024], wo [1024, 1024], w13 2 × [4096, 1024], w2 [1024, 4096] split over TP,
+# their two RMSNorms [1024] whole; the adapter (ReplicatedLinear) w_in [5120, 1024] + bias, w_out [5120, 5120] + bias
+PIXTRAL_WHOLE = (3 * 16 * 16 * 1024 + 1024 + 24 * 2 * 1024) * BF16
+PIXTRAL_SPLIT = 24 * (4 * 1024 * 1024 + 3 * 1024 * 4096) * BF16
+PIXTRAL_ADAPTER = (1024 * 5120 + 5120 + 5120 * 5120 + 5120) * BF16
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_pixtral_tower_and_adapter_are_vllms_meta_build(tp: int) -> None:
+    engine = _engine(PIXTRAL, tp)
+    assert engine["vision_language_adapter"] == PIXTRAL_ADAPTER == 62_935_040  # whole on every rank
+    assert engine["vision_encoder"] == PIXTRAL_WHOLE + PIXTRAL_SPLIT // tp
+    assert _book_bytes(_model(PIXTRAL), tp, "vision") == PIXTRAL_WHOLE + PIXTRAL_SPLIT // tp + PIXTRAL_ADAPTER
+    assert (
+        _book_bytes(_model(PIXTRAL), tp) - _book_bytes(_model(PIXTRAL), tp, "vision")
+        == engine["language_model"]
+    )
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_mistral_small_3_1_patch_merger_and_pre_norm_are_whole(tp: int) -> None:
+    engine = _engine(SMALL31, tp)
+    # patch_size 14; pre_mm_projector_norm [1024] and patch_merger [1024, 4096] whole; adapter without biases
+    whole = (3 * 14 * 14 * 1024 + 1024 + 24 * 2 * 1024) * BF16
+    around = (1024 + 1024 * 4 * 1024) * BF16
+    adapter = (1024 * 5120 + 5120 * 5120) * BF16
+    assert engine["vision_encoder"] == whole + PIXTRAL_SPLIT // tp
+    assert engine["pre_mm_projector_norm"] + engine["patch_merger"] == around
+    assert engine["vision_language_adapter"] == adapter
+    assert _book_bytes(_model(SMALL31), tp, "vision") == whole + PIXTRAL_SPLIT // tp + around + adapter
+
+
+def test_sliding_window_list_becomes_layer_types() -> None:
+    params = {**_params(PIXTRAL), "n_layers": 4, "sliding_window": [None, 4096]}
+    config = config_from_params(params, source="test")["text_config"]
+    assert (
+        config["layer_types"] == ["full_attention", "sliding_attention"] * 2
+        and config["sliding_window"] == 4096
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda p: p.update(sliding_window_pattern=2), "params.json sliding_window_pattern"),
+        (lambda p: p["moe"].update(num_shared_experts=0), "params.json moe.num_shared_experts"),
+        (lambda p: p["moe"].update(route_every_n=2), "params.json moe.route_every_n"),
+        (lambda p: p["moe"].update(dense_every=2), "params.json moe.dense_every"),
+        (lambda p: p["yarn"].update(temperature=2), "params.json yarn.temperature"),
+        (lambda p: p.update(use_biases=True), "params.json use_biases"),
+        (lambda p: p.update(multimodal={"whisper_model_args": {"encoder_args": {"dim": 1280}}}),
+         "params.json multimodal.whisper_model_args"),
+    ],
+)  # fmt: skip
+def test_a_field_that_may_change_the_layout_is_refused_naming_it(edit: Any, field: str) -> None:
+    params = copy.deepcopy(_params(LARGE3))
+    edit(params)
+    with pytest.raises(UnsupportedModelError) as refused:
+        config_from_params(params, source="test")
+    assert refused.value.field == field
+
+
+def test_a_vision_encoder_without_its_sizes_is_an_input_error() -> None:
+    params = copy.deepcopy(_params(PIXTRAL))
+    del params["vision_encoder"]["num_hidden_layers"]
+    with pytest.raises(InputError, match="vision_encoder.depth|vision_encoder.num_hidden_layers"):
+        _model_from(params)
+
+
+def _model_from(params: dict[str, Any]) -> ModelSpec:
+    return model_from_params(params, source=str(Path("test")))
+
+
+def test_plan_says_the_model_was_read_from_params_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from kvtop.cli import main
+
+    folder = str(RECON / LARGE3)
+    assert main(["plan", "--model", folder, "--engine", "vllm", "--tp", "8", "--gpu", "H200", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["config_format"] == NOTE and out["kv_bytes_per_token"] == 70_272
+    assert main(["plan", "--model", folder, "--engine", "vllm", "--tp", "8", "--gpu", "H200"]) == 0
+    assert f"note: {NOTE}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_sglang_builds_large3_from_params_json_as_vllm_does(tp: int) -> None:
+    # SGLang 0.5.23 takes its Mistral parser for a path naming mistral-large-3 (mistral_utils.is_mistral_model); its
+    # meta build holds vLLM's bytes, and its cell is the latent's 61 × 576 × 2 B
+    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == LARGE3 and r["tp"] == tp)
+    assert sum(int(b) for b in row["stages"][0]["param_bytes"].values()) == sum(_engine(LARGE3, tp).values())
+    assert row["cell_size"] == 70_272
+
+
+@pytest.mark.parametrize("name", [PIXTRAL, SMALL31])
+def test_sglang_refuses_a_params_json_its_path_does_not_name(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    from kvtop.cli import main
+
+    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == name and r["tp"] == 1)
+    assert (
+        row["status"] == "refused" and "reads a params.json only where the model path names" in row["message"]
+    )
+    argv = [
+        "plan",
+        "--model",
+        str(RECON / name),
+        "--engine",
+        "sglang",
+        "--engine-version",
+        "0.5.23",
+        "--gpu",
+        "H200",
+    ]
+    assert main(argv) == 2
+    assert "reads a params.json only where the model path names mistral-large-3" in capsys.readouterr().err
+
+
+MISTRAL_7B = "recon--mistralai--Mistral-7B-v0.1"
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_an_int_sliding_window_windows_every_layer_as_vllm_builds_it(tp: int) -> None:
+    # adapt_config_dict: an int sliding_window → layer_types all sliding_attention; vLLM's spec per layer: a
+    # SlidingWindowSpec of 4096, 8 KV heads ÷ TP of 128, bf16: 2 × (8 / tp) × 128 × 2 B a token (page 65,536 B / 16
+    # at TP 1), 32 layers
+    row = next(r for r in load_rows("vllm", "0.33.0") if r["config"] == MISTRAL_7B and r["tp"] == tp)
+    (spec,) = row["stages"][0]["layer_specs"]
+    assert (spec["kind"], spec["layers"], spec["sliding_window"]) == ("SlidingWindowSpec", 32, 4096)
+    assert spec["page_size_bytes"] // spec["block_size"] == 2 * (8 // tp) * 128 * BF16
+    model = _model(MISTRAL_7B)
+    book = kv_book(model, ParallelLayout(tp=tp), range(32), "bf16", engine_rules("vllm").kv_storage)
+    assert [(p.name, p.layers, p.bytes_per_token) for p in book.pools] == [
+        ("swa", 32, 32 * 2 * (8 // tp) * 128 * BF16)
+    ]
+    assert _book_bytes(model, tp) == sum(_engine(MISTRAL_7B, tp).values())
+
+
+def test_explain_says_the_model_was_read_from_params_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from kvtop.cli import main
+
+    log = str(CONFIGS.parent / "cases" / "vllm" / "vllm-10517-llama31-8b-3090-v0" / "engine.log")
+    assert main(["explain", log, "--model", str(RECON / MISTRAL_7B), "--gpu", "RTX3090"]) == 0
+    assert f"note: {NOTE}" in capsys.readouterr().out
+
+
+MINISTRAL3 = "recon--mistralai--Ministral-3-3B-Instruct-2512"
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_ministral3_tied_yarn_and_patch_merge_are_vllms_meta_build(tp: int) -> None:
+    # tied_embeddings true: one [131072, 3072] table (vocab-parallel) and no lm_head of its own; yarn and
+    # llama_4_scaling move no bytes; the tower as Mistral-Small-3.1's (patch 14, merge 2, pre-norm) into width 3072
+    engine = _engine(MINISTRAL3, tp)
+    assert "lm_head" not in engine and _model(MINISTRAL3).tie_word_embeddings
+    config = config_from_params(_params(MINISTRAL3), source=MINISTRAL3)["text_config"]
+    assert config["rope_parameters"]["rope_type"] == "yarn" and config["rope_parameters"]["beta_fast"] == 32.0
+    whole = (3 * 14 * 14 * 1024 + 1024 + 24 * 2 * 1024) * BF16
+    around = (1024 + 1024 * 4 * 1024) * BF16
+    adapter = (1024 * 3072 + 3072 * 3072) * BF16
+    assert engine["vision_language_adapter"] == adapter == 25_165_824
+    assert _book_bytes(_model(MINISTRAL3), tp, "vision") == whole + PIXTRAL_SPLIT // tp + around + adapter
+    assert _book_bytes(_model(MINISTRAL3), tp) == sum(engine.values())
