@@ -20,7 +20,7 @@ from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLI
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.tower_spec import TowerSplit
+from kvtop.domain.tower_spec import TOWER_KINDS, TowerSplit
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
@@ -51,7 +51,7 @@ def _book(config: dict[str, Any], tp: int, split: TowerSplit) -> tuple[int, int]
     model = model_from_config(config)
     book = weights_book(model, ParallelLayout(tp=tp), range(model.num_layers), first_stage=True, last_stage=True,
                         tower_split=split)  # fmt: skip
-    tower = sum(int(row.bytes) for row in book.rows if row.component == "vision")
+    tower = sum(int(row.bytes) for row in book.rows if row.component in TOWER_KINDS)
     return int(book.total_bytes) - tower, tower
 
 

@@ -23,7 +23,7 @@ from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLI
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.tower_spec import TowerSplit
+from kvtop.domain.tower_spec import TOWER_KINDS, TowerSplit
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
@@ -80,7 +80,7 @@ def test_tower_bytes_equal_the_engines_meta_build(engine: str, tp: int) -> None:
     model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)
     book = weights_book(model, ParallelLayout(tp=tp), range(0, 30), first_stage=True, last_stage=True,
                         tower_split=SPLITS[engine])  # fmt: skip
-    (towers,) = [r for r in book.rows if r.component == "vision"]
+    (towers,) = [r for r in book.rows if r.component in TOWER_KINDS]
     assert int(towers.bytes) == sum(BUILT[engine, tp].values())
     assert not any("vision" in note or "audio" in note for note in model.not_modelled)
 

@@ -16,6 +16,7 @@ from kvtop.domain.architectures.towers_coverage import tower_verdict
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.tower_spec import TOWER_KINDS
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
@@ -48,7 +49,7 @@ def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
     model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)
     book = weights_book(model, ParallelLayout(tp=tp), range(0, 28), first_stage=True, last_stage=True,
                         tower_split=VLLM_SPLIT)  # fmt: skip
-    (tower,) = [r for r in book.rows if r.component == "vision"]
+    (tower,) = [r for r in book.rows if r.component in TOWER_KINDS]
     assert int(tower.bytes) == ENCODER[tp] + ADAPTOR
     assert not any("audio" in note for note in model.not_modelled)
 
@@ -90,6 +91,6 @@ def test_moss_audio_bytes_equal_vllms_meta_build(tp: int) -> None:
     model = model_from_config(config, source=AUDIO)
     book = weights_book(model, ParallelLayout(tp=tp), range(0, 36), first_stage=True, last_stage=True,
                         tower_split=VLLM_SPLIT)  # fmt: skip
-    (tower,) = [r for r in book.rows if r.component == "vision"]
+    (tower,) = [r for r in book.rows if r.component in TOWER_KINDS]
     assert int(tower.bytes) == AUDIO_ENCODER[tp] + AUDIO_ADAPTERS[tp]
     assert verdict("MossAudioModel")[0] == "wrapper" and tower_verdict("MossAudioModel")[0] == "tower"
