@@ -21,6 +21,7 @@ from kvtop.domain.config_types import (
     Layers,
     Name,
 )
+from kvtop.domain.tower_spec import TowerKind
 
 
 class TowerConfig(ConfigSection):
@@ -152,7 +153,7 @@ class Tower:
     notes: tuple[str, ...] = ()
     words: str = ""  # what the weights row holds, where not a vision tower and projector (Janus's generation towers)
 
-    def row_kind(self, has_audio_config: bool) -> str:
+    def row_kind(self, has_audio_config: bool) -> TowerKind:
         """The weights row's kind (`tower_spec.TOWER_KINDS`), as `label` words it: audio, vision, or both."""
         if self.audio_counted and self.section != "vision_config":
             return "audio"
