@@ -149,3 +149,35 @@ def test_an_audio_tower_is_keyed_audio(capsys: pytest.CaptureFixture[str]) -> No
     rows = {row["component"]: row["bytes"] for row in plan_json(capsys, *args)["ranks"][0]["weights"]}
     assert rows["audio"] == 1_284_431_872 and "vision" not in rows
     assert any(line.startswith("  audio ") for line in plan_text(capsys, *args).splitlines())
+
+
+# Falcon-Mamba-7B on vLLM on a GB10 (119.70 GiB unified, the host assumed to hold 35.12 GiB ± 28.14): vLLM asks
+# --gpu-memory-utilization × the total free at its start (docs/engines/vllm.md), so 0.95 asks 113.72 GiB (the host may
+# hold 5.99 GiB: below the span's low end, refused across it) and 0.7 asks 83.79 GiB (the host may hold 35.91 GiB:
+# refused only at the span's high end). A refused end holds no request, as it holds no token. Before: '1,024 requests
+# at both ends: the engine's cap binds' beside a Token capacity line saying the start is refused.
+GB10_MAMBA = ("--model", FALCON_MAMBA, "--engine", "vllm", "--gpu", "GB10")
+
+
+def test_an_attention_free_start_refused_across_the_host_span_holds_no_request(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = plan_json(capsys, *GB10_MAMBA, "--gpu-memory-utilization", "0.95")
+    interval = out["request_interval"]
+    assert out["interval_kind"] == "refused_across_span" and out["token_capacity_max"] == 0
+    assert (interval["requests_min"], interval["requests_max"], interval["slots_min"], interval["slots_max"]) == (0,) * 4
+    text = plan_text(capsys, *GB10_MAMBA, "--gpu-memory-utilization", "0.95")
+    line = next(line for line in text.splitlines() if line.startswith("Interval"))
+    assert "0 requests at both ends: refused across the assumed host share" in line and "cap binds" not in line
+
+
+def test_an_attention_free_start_refused_at_the_high_end_holds_none_there(capsys: pytest.CaptureFixture[str]) -> None:
+    out = plan_json(capsys, *GB10_MAMBA, "--gpu-memory-utilization", "0.7")
+    interval = out["request_interval"]
+    assert out["interval_kind"] == "refused_at_high_end" and out["token_capacity_min"] == 0
+    # the other end: vLLM's cap, 1,024 sequences (vllm serve's default for the GPU), below the state slots there
+    assert (interval["requests_min"], interval["requests_max"]) == (0, 1024) and interval["slots_max"] > 1024
+    text = plan_text(capsys, *GB10_MAMBA, "--gpu-memory-utilization", "0.7")
+    line = next(line for line in text.splitlines() if line.startswith("Interval"))
+    assert line.split(None, 1)[1].startswith("0 – 1,024 requests at --gpu-memory-utilization 0.7 (0: refused where "
+                                             "the host holds more than 35.91 GiB)")  # fmt: skip
