@@ -292,11 +292,20 @@ def interval_line(plan: CapacityPlan) -> str:
 
 
 def request_interval_line(plan: CapacityPlan, interval: RequestInterval) -> str:
-    """An attention-free plan's interval, in requests: 'exactly 1,024 requests' where every input is measured."""
+    """An attention-free plan's interval, in requests: 'exactly 1,024 requests' where every input is measured; a
+    start refused on a unified host (`CapacityPlan.interval_kind`) named as the token interval names it."""
+    kind, dominant, start = plan.interval_kind, plan.dominant, plan.start
+    mostly = f", mostly {dominant.label} ({dominant.source})" if dominant else ""
     if plan.exact:
         return f"exactly {interval.requests:,} requests: every input is measured"
-    dominant = plan.dominant
-    return interval.words(f", mostly {dominant.label} ({dominant.source})" if dominant else "")
+    if kind is IntervalKind.REFUSED_ACROSS_SPAN:
+        return f"0 requests at both ends: refused across the assumed host share (see Token capacity){mostly}"
+    if kind in (IntervalKind.REFUSED_AT_CENTRE, IntervalKind.REFUSED_AT_HIGH_END) and start is not None:
+        why = ("0: refused, see Token capacity" if kind is IntervalKind.REFUSED_AT_CENTRE
+               else f"0: refused where the host holds more than {fmt_gib(start.most_held_bytes)}")  # fmt: skip
+        return (f"{interval.requests_min:,} – {interval.requests_max:,} requests at {start.fraction_flag} "
+                f"{start.fraction:g} ({why}){mostly}")  # fmt: skip
+    return interval.words(mostly)
 
 
 def plan_text(plan: CapacityPlan) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -79,7 +80,8 @@ class TowerSplit(BaseModel):
 
 # the kinds a tower's weights row is named by (`TowerSpec.kind`): the vision tower, the audio encoder, or both together
 # (the Omni thinkers count their `audio_config` encoder in the vision kind's row)
-TOWER_KINDS = ("vision", "audio", "vision_audio")
+TowerKind = Literal["vision", "audio", "vision_audio"]
+TOWER_KINDS: tuple[TowerKind, ...] = get_args(TowerKind)
 
 
 class TowerSpec(BaseModel):
@@ -119,7 +121,7 @@ class TowerSpec(BaseModel):
     # what the weights book's tower row holds, in words (the config reader names an audio encoder's)
     label: str = "the vision tower and its projector"
     # the weights book's row it makes, the kind its description says (`TOWER_KINDS`): an audio encoder is no vision row
-    kind: str = "vision"
+    kind: TowerKind = "vision"
 
     def block_rule(self, split: TowerSplit | None) -> BlockSplit | None:
         """The engine's rule for this tower's encoder class, where it states one."""

@@ -18,6 +18,7 @@ from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.hub import load_model
 from kvtop.ui.widgets.plan_result import interval_line as pane_interval_line
+from tests.conftest import CONFIGS
 
 LLAMA = "llama-3.1-8b"
 
@@ -75,3 +76,27 @@ def test_llamacpp_words_a_context_fixed_by_c_in_both_views() -> None:
     assert plan.interval_kind is IntervalKind.FIXED_BY_FLAG and plan.fixed_by == "-c" and plan.dominant is None
     assert "fixed by -c: not a memory budget" in interval_line(plan)
     assert "131,072, fixed by -c: not a memory budget" in pane_interval_line(plan).plain
+
+
+@pytest.mark.parametrize(
+    ("fraction", "kind"),
+    [("0.92", IntervalKind.REFUSED_AT_CENTRE), ("0.7", IntervalKind.REFUSED_AT_HIGH_END),
+     ("0.95", IntervalKind.REFUSED_ACROSS_SPAN), ("0.3", IntervalKind.REQUESTS)],
+)  # fmt: skip
+def test_an_attention_free_plan_on_gb10_takes_the_start_verdict(fraction: str, kind: IntervalKind) -> None:
+    """Falcon-Mamba-7B under the same verdicts as Llama above (the host's share does not depend on the model): a
+    refused start is the refusal's case, its refused ends 0 requests in both views; one that starts across the span
+    is in requests (before: 'REQUESTS' whatever the verdict, the engine's cap at both ends)."""
+    settings = parse_flags("vllm", ["--model", "falcon-mamba", "--gpu-memory-utilization", fraction])
+    plan = planned_capacity(load_model(str(CONFIGS / "tiiuae--falcon-mamba-7b.json")), settings,
+                            gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")  # fmt: skip
+    assert plan.interval_kind is kind and plan.requests is not None
+    pane = pane_interval_line(plan).plain
+    if kind is IntervalKind.REFUSED_AT_CENTRE:
+        assert plan.requests.requests_min == 0 and "0 – " in pane and "requests at 0.92 (0: refused, ✗ above)" in pane
+    if kind is IntervalKind.REFUSED_AT_HIGH_END:
+        assert plan.requests.requests_min == 0 and "requests at 0.7 (0: refused where the host holds more than" in pane
+    if kind is IntervalKind.REFUSED_ACROSS_SPAN:
+        assert plan.requests.requests_max == 0 and "0 at both ends: refused across the assumed host share" in pane
+    if kind is IntervalKind.REQUESTS:
+        assert plan.requests.requests_min > 0 and "requests" in pane

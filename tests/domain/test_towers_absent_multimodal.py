@@ -47,7 +47,7 @@ def test_glm4v_without_vision_config_is_multimodal_as_the_tower_it_books() -> No
     assert without.vision == with_section.vision
 
 
-def test_sglang_keeps_the_multimodal_reserve_off_for_glm4v_without_vision_config() -> None:
+def test_sglang_keeps_the_multimodal_reserve_for_glm4v_without_vision_config() -> None:
     full, less = _configs()
     settings = LaunchSettings(engine="sglang", model="glm4v")
     reserves = [multimodal_reserve_bytes(model_from_config(c), settings, V0523) for c in (full, less)]

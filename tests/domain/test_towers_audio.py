@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import ValidationError
 
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.tower_spec import TOWER_KINDS
+from kvtop.domain.tower_spec import TOWER_KINDS, TowerSpec
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
@@ -243,6 +244,14 @@ def test_the_tower_row_names_an_audio_encoder(name: str, kind: str, words: str) 
                         last_stage=False)  # fmt: skip
     (row,) = [row for row in book.rows if row.component in TOWER_KINDS]
     assert row.component == kind and words in row.note
+
+
+def test_a_tower_row_kind_outside_the_three_is_refused() -> None:
+    """The row's kind is a typed value (`TowerKind`), not any string: a misspelt one would make a weights row no view
+    and no engine-diff sum (benchmarks/engine_diff/kvtop_side.py) reads."""
+    assert TOWER_KINDS == ("vision", "audio", "vision_audio")
+    with pytest.raises(ValidationError):
+        TowerSpec(params=1, tp_split_params=0, config_class="X", source="test", kind="speech")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("tp", [1, 2])

@@ -9,6 +9,7 @@ from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import Architecture, Compressed, Geometry, Latent
 from kvtop.domain.architectures.moe_rules import EveryOther, FirstDense, LayerTypes, Moe, Shared
+from kvtop.domain.architectures.table_moe import BAILING_MOE
 from kvtop.domain.model import BodyShape
 
 A = Architecture
@@ -50,8 +51,6 @@ SARVAM_MLA_DEFAULTS: d.Defaults = {
     "q_lora_rank": None,
     "tie_word_embeddings": False,
 }
-SARVAM_MLA_MOE = Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
-                     router_bias_when=("moe_router_enable_expert_bias", True))  # fmt: skip
 
 LONGCAT_SOURCE = "transformers v5.20.2 models/longcat_flash/configuration_longcat_flash.py, SGLang 0.5.23 srt/configs/longcat_flash.py"
 LONGCAT_MOE = Moe("n_routed_experts", per_token_field="moe_topk", expert_size_field="expert_ffn_hidden_size",
@@ -150,7 +149,7 @@ LATENT: tuple[Architecture, ...] = (
     # moe_intermediate_size, num_shared_experts shared, and the fp32 e_score_correction_bias [num_experts] unless
     # moe_router_enable_expert_bias is false (vLLM SarvamMLAMoE; defaults: vLLM sarvam.py's getattr defaults)
     A("sarvam_mla", "the checkpoint's configuration class (remote code)", SARVAM_SOURCE, SARVAM_MLA_DEFAULTS,
-      ("SarvamMLAForCausalLM",), latent=Latent(), moe=SARVAM_MLA_MOE, mtp_fields=(),
+      ("SarvamMLAForCausalLM",), latent=Latent(), moe=BAILING_MOE, mtp_fields=(),
       embedding_whole_under_dp_attention=True),
     # openPangu-Ultra-MoE (model_type pangu_ultra_moe; vLLM 0.33.0 models/openpangu.py PanguUltraMoEForCausalLM, SGLang
     # 0.5.23 has no class): DeepSeek-V3's latent attention and experts; the fp32 e_score_correction_bias only where

@@ -38,11 +38,17 @@ from kvtop.domain.model import BodyShape, LayerKind
 A = Architecture
 
 
+# Bailing-MoE's expert fields (both engines' bailing_moe.py): dense below first_k_dense_replace, num_experts routed and
+# num_shared_experts shared, the fp32 expert bias unless moe_router_enable_expert_bias is false; Sarvam-105B's latent
+# entry reads them too (table_latent)
+BAILING_MOE = Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
+                  router_bias_when=("moe_router_enable_expert_bias", True))  # fmt: skip
+
+
 def bailing(model_type: str, config_class: str, source: str, classes: tuple[str, ...]) -> Architecture:
     """A Bailing-MoE-shaped entry (Ling / Ling 2.0 and classes the engines build on it): bailing_moe's rules below."""
     return A(model_type, config_class, source, {}, classes, attention=Attention(bias_fields=("use_qkv_bias",)),
-             moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
-                     router_bias_when=("moe_router_enable_expert_bias", True)),
+             moe=BAILING_MOE,
              mtp_fields=(), engine_read_fields=("use_rmsnorm",),  # vLLM's q/k LayerNorms (engines/vllm/attention_biases)
              refused_when=(
                  ("use_bias", "biases on every projection and MLP (use_bias: o_proj, MLPs and shared experts too)"),

@@ -303,12 +303,15 @@ GRANITE4_VISION = Tower(
     {"in_channels": 3}, kind="granite4_vision", vision_defaults=_LLAVA_VISION, absent_default={},
 )  # fmt: skip
 
+# Siglip2VisionConfig's class defaults (transformers models/siglip2), read by every SigLIP2 tower below
+SIGLIP2_DEFAULTS: Mapping[str, int] = {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3,
+                                       "patch_size": 16, "num_patches": 256}  # fmt: skip
+
 # LFM2-VL's SigLIP2 and projector (towers_vit.lfm2_vl): Siglip2VisionConfig's class defaults; vLLM refuses another
 # vision model_type ("Unsupported visual tokenizer type")
 LFM2_VL = Tower(
     "Siglip2VisionConfig", "transformers models/siglip2, models/lfm2_vl; vLLM 0.33.0 lfm2_vl.py, lfm2_siglip2.py; SGLang 0.5.23 lfm2_vl.py",
-    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
-     "num_patches": 256},
+    SIGLIP2_DEFAULTS,
     kind="lfm2_vl", vision_model_types=frozenset({"siglip2_vision_model"}),
     absent_default={"model_type": "siglip2_vision_model"},
 )  # fmt: skip
@@ -317,8 +320,7 @@ LFM2_VL = Tower(
 # where the vision_config dict leaves a field out, patch_size 16 (phi4siglip.py sets it where the dict omits it)
 PHI4_SIGLIP = Tower(
     "Siglip2VisionConfig", towers_phi4_siglip.SOURCE,
-    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
-     "num_patches": 256},
+    SIGLIP2_DEFAULTS,
     kind="phi4_siglip", absent_default={},
 )  # fmt: skip
 
@@ -434,8 +436,7 @@ AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
 # and 256 patches) where vision_config leaves a field out
 ISAAC = Tower(
     "PixelShuffleSiglip2VisionConfig", towers_isaac.SOURCE,
-    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
-     "num_patches": 256},
+    SIGLIP2_DEFAULTS,
     kind="isaac", absent_default={},
 )  # fmt: skip
 

@@ -21,6 +21,7 @@ from kvtop.domain.config_types import (
     Layers,
     Name,
 )
+from kvtop.domain.tower_spec import TowerKind
 
 
 class TowerConfig(ConfigSection):
@@ -162,7 +163,7 @@ class Tower:
     filled_vision: tuple[int, int] | None = None
     audio_elsewhere: bool = False  # an audio encoder sized by a section other than `audio_config` (Phi-4-MM's)
 
-    def row_kind(self, has_audio_config: bool) -> str:
+    def row_kind(self, has_audio_config: bool) -> TowerKind:
         """The weights row's kind (`tower_spec.TOWER_KINDS`), as `label` words it: audio, vision, or both."""
         if self.audio_counted and self.section != "vision_config":
             return "audio"

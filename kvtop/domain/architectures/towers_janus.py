@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kvtop.domain.architectures.towers_vit import siglip_pooling_head, vit_blocks
 from kvtop.domain.tower_spec import TowerSpec
 
 CONFIG_CLASS = "MultiModalityConfig"  # SGLang 0.5.23 configs/janus_pro.py
@@ -100,18 +101,13 @@ def siglip(params: Mapping[str, Any]) -> tuple[int, int] | None:
     select = int(params.get("select_layer", -1))
     layers = min(depth, depth + select + 1) if select <= 0 else min(depth, select)
     mlp, image = int(width * ratio), int(params.get("image_size", 384))
-    split = 3 * width * width + 3 * width + width * width  # qkv weight and bias, proj weight
-    block = split + width + 4 * width + width * mlp + mlp + mlp * width + width
-    pool = (
-        width
-        + (width * width + width)
-        + (2 * width * width + 2 * width)
-        + (width * width + width)
-        + 2 * width
-    )
-    pool += width * mlp + mlp + mlp * width + width
+    # every block's parameters (vit_blocks), of which SGLang splits the attention's qkv (weight, bias) and proj weight
+    # (VisionAttention) and keeps timm's MLP whole
+    blocks = sum(vit_blocks(layers, width, mlp))
+    split = layers * (3 * width * width + 3 * width + width * width)
+    pool = siglip_pooling_head(width, mlp)  # the "map" head
     whole = (image // patch) ** 2 * width + 3 * patch * patch * width + width + 2 * width + pool
-    return whole + layers * block, layers * split
+    return whole + blocks, split
 
 
 def janus(outer: Mapping[str, Any]) -> TowerSpec | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kvtop.domain.architectures.towers_vit import vit_blocks
+from kvtop.domain.architectures.towers_vit import siglip_encoder
 from kvtop.domain.config_types import ConfigSection, Hidden
 from kvtop.domain.tower_spec import TowerSpec
 
@@ -41,9 +41,8 @@ def phi4_siglip(
     config states no mm_hidden_size (vLLM cannot build the projector)."""
     if outer.mm_hidden_size is None:
         return None
-    width, positions = values["hidden_size"], values["num_patches"]
-    blocks_whole, split = vit_blocks(values["depth"] + LAYER + 1, width, values["intermediate_size"])
-    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width + blocks_whole
+    layers = values["depth"] + LAYER + 1
+    whole, split = siglip_encoder(values, values["num_patches"], layers=layers, post_norm=False)
     split += outer.mm_hidden_size * text_hidden + text_hidden + text_hidden * text_hidden  # linear_1, linear_2
     whole += text_hidden  # linear_2's bias
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=SOURCE)

@@ -87,8 +87,15 @@ def _transformers_extra(values: Mapping[str, Any], built: int, clip: bool) -> in
     layer = 2 * 2 * width + 3 * width * width + 3 * width + width * width + width + width * mlp + mlp + mlp * width + width
     extra = (int(values["depth"]) - built) * layer + 2 * width
     if not clip and values.get("vision_use_head", True):
-        extra += 4 * width * width + 2 * width * mlp + mlp + 8 * width
+        extra += siglip_pooling_head(width, mlp)
     return extra
+
+
+def siglip_pooling_head(width: int, mlp: int) -> int:
+    """SigLIP's attention-pooling head (transformers' SiglipMultiheadAttentionPoolingHead, timm's "map" pool): a probe
+    (width), the attention's q, k, v and output projections with biases (transformers' in_proj 3 × width² + 3 ×
+    width and out_proj; timm's q, kv and proj), a LayerNorm, and an MLP width → mlp → width with biases."""
+    return width + (3 * width * width + 3 * width) + (width * width + width) + 2 * width + (2 * width * mlp + mlp + width)
 
 
 def llava_pixtral(
@@ -179,16 +186,20 @@ def _siglip_every_layer(values: Mapping[str, Any]) -> tuple[int, int]:
     """(whole, split over TP) of vLLM siglip.py's / idefics2_vision_model.py's SigLIP with every layer and its
     post-LayerNorm, no head: a Conv2d patch with bias, (image ÷ patch)² positions, blocks of two LayerNorms,
     qkv/out and fc1/fc2 with biases (QKV/Row/Column/Row-parallel: the row-parallel biases whole)."""
-    return _siglip_encoder(values, (values["image_size"] // values["patch_size"]) ** 2)
+    return siglip_encoder(values, (values["image_size"] // values["patch_size"]) ** 2)
 
 
-def _siglip_encoder(values: Mapping[str, Any], positions: int) -> tuple[int, int]:
-    """(whole, split over TP) of a SigLIP / SigLIP2 encoder with every layer and its post-LayerNorm: a biased
-    patch embedding channels × patch² → width, `positions` rows of position table, `vit_blocks`."""
+def siglip_encoder(
+    values: Mapping[str, Any], positions: int, *, layers: int | None = None, post_norm: bool = True
+) -> tuple[int, int]:
+    """(whole, split over TP) of a SigLIP / SigLIP2 encoder: a biased patch embedding channels × patch² → width,
+    `positions` rows of position table, `layers` blocks (`vit_blocks`; None: every one of `depth`) and, where
+    `post_norm`, the post-LayerNorm (Phi-4-reasoning-vision's stops at layer −2 without it)."""
     width = values["hidden_size"]
-    blocks_whole, split = vit_blocks(values["depth"], width, values["intermediate_size"])
+    depth = values["depth"] if layers is None else layers
+    blocks_whole, split = vit_blocks(depth, width, values["intermediate_size"])
     whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width
-    return whole + blocks_whole + 2 * width, split  # the post-LayerNorm
+    return whole + blocks_whole + (2 * width if post_norm else 0), split
 
 
 def vit_blocks(depth: int, width: int, mlp: int, *, qkv_bias: bool = True) -> tuple[int, int]:
@@ -223,7 +234,7 @@ def siglip2_every_layer(values: Mapping[str, Any]) -> tuple[int, int]:
     post-LayerNorm: a biased linear patch embedding channels × patch² → width and a `num_patches`-row nn.Embedding
     table (whole), blocks of two LayerNorms, qkv/out and fc1/fc2 with biases split as QKV/Row/Column/Row-parallel
     (the row-parallel biases whole)."""
-    return _siglip_encoder(values, values["num_patches"])
+    return siglip_encoder(values, values["num_patches"])
 
 
 class Cosmos3EdgeOuterFields(ConfigSection):

@@ -234,8 +234,8 @@ class CapacityPlan(BaseModel):
         start = self.start
         if self.exact:
             return IntervalKind.EXACT
-        if self.requests is not None:
-            return IntervalKind.REQUESTS
+        if self.requests is not None and not (start is not None and start.refused_in_span):
+            return IntervalKind.REQUESTS  # a refused start is the refusal's case, worded in requests by the views
         if start is not None and start.refused_across_span:
             return IntervalKind.REFUSED_ACROSS_SPAN
         if self.token_capacity_max == 0:
@@ -390,6 +390,11 @@ def planned_capacity(
     tokens = [ledger.token_capacity for ledger in ends]
     budgets = [ledger.engine.kv_budget_bytes for ledger in ends]
     requests = central.request_capacity
+    interval = request_interval(requests, ends[1].request_capacity, ends[2].request_capacity) if requests else None
+    if interval is not None and start is not None and start.refused_in_span:  # as the tokens: a refused end holds 0
+        low = {"requests_min": 0, "slots_min": 0}
+        interval = interval.model_copy(update=low | ({"requests_max": 0, "slots_max": 0}
+                                                     if start.refused_across_span else {}))  # fmt: skip
     return CapacityPlan(
         ledger=central,
         estimate=estimate,
@@ -398,5 +403,5 @@ def planned_capacity(
         token_capacity_max=0 if start and start.refused_across_span else max(tokens),
         kv_budget_min_bytes=min(budgets),
         kv_budget_max_bytes=max(budgets),
-        requests=request_interval(requests, ends[1].request_capacity, ends[2].request_capacity) if requests else None,
+        requests=interval,
     )

@@ -216,12 +216,19 @@ class EngineInputs(BaseModel):
         """Everything resident before the KV pool is sized: the weights and the resident terms."""
         return self.weights_bytes + resident_bytes(self.terms)
 
+    @property
+    def weights_source(self) -> TermSource | None:
+        """Where the weights figure comes from: measured (`--weights-memory`), else the calibration's estimate of it
+        (calibrated or assumed); None: the book's count with no calibration."""
+        if self.measured.weights_bytes is not None:
+            return "measured"
+        return self.measured.calibrated.weights_source if self.measured.calibrated is not None else None
+
     def weight_steps(self, label: str = "− weights") -> list[BudgetStep]:
         """The budget lines that charge the weights, then each resident term by name."""
-        measured = self.measured.weights_bytes is not None
-        estimated = self.measured.calibrated.weights_source if self.measured.calibrated is not None else None
+        measured = self.weights_source == "measured"
         steps = [BudgetStep(label=label, bytes=-self.weights_bytes, measured=measured,
-                            source=None if measured else estimated)]  # fmt: skip
+                            source=None if measured else self.weights_source)]  # fmt: skip
         for term in self.terms:
             if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
                 steps.append(

@@ -128,13 +128,16 @@ def interval_line(plan: CapacityPlan) -> Content:
         return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)} at both ends (± 0)",
                                 (": no estimated input moves it", "$text-muted"))  # fmt: skip
     spread = f" (± {fmt_tokens(plan.spread_tokens)})"
+    low, high = fmt_tokens(plan.token_capacity_min), fmt_tokens(plan.token_capacity_max)
+    if plan.requests is not None:  # an attention-free model refused on a unified host: its ends in requests
+        low, high = f"{plan.requests.requests_min:,}", f"{plan.requests.requests_max:,} requests"
     if kind is IntervalKind.REFUSED_AT_CENTRE and start is not None:  # the ✗ line above states the refusal
         spread = f" at {start.fraction:g} (0: refused, ✗ above)"
     elif kind is IntervalKind.REFUSED_AT_HIGH_END and start is not None:
         spread = f" at {start.fraction:g} (0: refused where the host holds more than {fmt_gib(start.most_held_bytes)})"
     return Content.assemble(
         label,
-        f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)}{spread}",
+        f"{low} – {high}{spread}",
         mostly,
         (f" · wider: {', '.join(plan.beyond_support)}" if plan.beyond_support else "", "$warning"),
         (f" · {plan.estimate.node_note}" if plan.estimate.node_note else "", "$success"),

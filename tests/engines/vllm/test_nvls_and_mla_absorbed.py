@@ -42,6 +42,8 @@ def test_the_deepseek_r1_h200_start_holds_two_communicators_of_nccl_2_21() -> No
     inputs = RECORDS[R1].inputs()
     found = nvls.nvls_buffers(inputs, 32_000)
     assert found is not None and found.bytes == 2 * 1536 * MIB  # 3 GiB of its 7.16 GiB of non-torch memory
+    # the NCCL named is the era's (vLLM 0.7.3's torch 2.5.1 pins 2.21.5), not guessed from the buffer's size
+    assert "(24 channels x 2 x (1 + 2 MiB) x 8 heads" in found.why and "NCCL 2.21.5" in found.why
 
 
 def test_nvls_is_not_taken_off_nvswitch_hopper_at_tp_8_or_in_v1() -> None:
@@ -59,6 +61,7 @@ def test_deepseek_r1_at_tp_8_absorbs_4_05_gib_a_rank() -> None:
     # config: 61 layers, 128 heads (16 a rank), q_lora_rank 1,536, kv_lora_rank 512, hidden 7,168; FP8 (1 B):
     # 61 × (1,536 × 16 × 512 + 16 × 512 × 7,168) = 61 × 71,303,168 = 4,349,493,248 B
     assert found[0] == 4_349_493_248
+    assert found[1].endswith(": 4.05 GiB)")  # 4,349,493,248 / 2^30 = 4.0508…: the one GiB (wording.gib)
     # the weights vLLM 0.7.3 printed: 83.88 GiB; the book's count with what vLLM holds beside it now lands within
     # 0.6 GiB of it (the book alone: 4.57 GiB short)
     ledger, held = RECORDS[R1].ledger(), held_beside(inputs)

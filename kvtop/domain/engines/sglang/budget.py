@@ -86,7 +86,7 @@ class SglangBudget:
             # the load's usage is pre − post (model_runner: weight_load_mem_usage), so a measured post-load figure
             # gives the pre-load one with the weights: CUDA's total and the context no longer enter
             pre, pre_note = meas.free_after_load_bytes + inputs.resident_bytes, None
-            pre_source = meas.calibrated.weights_source or "assumed" if meas.calibrated is not None else "assumed"
+            pre_source = inputs.weights_source or "assumed"  # as the weights' figure is (measured with both)
             pre_why = "the free memory after load (measured) + the weights"
         if pre_note:
             notes.append(pre_note)

@@ -50,11 +50,12 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
+from kvtop.domain.wording import MIB
 
-MIB = 1 << 20
 # trtllm_ar.py (<= 0.6.8) rounds each buffer to 2 MiB; CU_MEM_ALLOC_GRANULARITY_RECOMMENDED on Hopper too
 ALLOCATION_GRANULARITY = 2 * MIB
-# on the H100 starts: llm-d's v0.19.0 sweep and sglang#18341's buffer strides
+# CU_MULTICAST_GRANULARITY_RECOMMENDED on the H100 starts: llm-d's v0.19.0 sweep and sglang#18341's buffer strides
+# (NCCL's NVLS buffers are rounded to it too: nvls_buffers.py)
 MULTICAST_GRANULARITY = 512 * MIB
 SIGNAL_PAD_BYTES = 2048  # SymmDeviceMemory.SIGNAL_PAD_SIZE (kSIGNAL_PAD_SIZE)
 BARRIER_FLAGS = 256  # trtllm_ar.py BarrierFlagCount: int32 flags per rank
@@ -100,7 +101,8 @@ def buffer_sizes(tp: int, tokens: int, hidden_size: int, fp32_lamport: bool = Fa
             LAMPORT_BUFFERS * tp * tokens * hidden_size * lamport_element)  # fmt: skip
 
 
-def _round_up(size: int, granularity: int) -> int:
+def round_up(size: int, granularity: int) -> int:
+    """`size` up to a whole number of `granularity` (what a CUDA virtual-memory allocation maps)."""
     return -(-size // granularity) * granularity
 
 
@@ -109,19 +111,19 @@ def held_bytes(sizes: tuple[int, ...], multicast_granularity: int = MULTICAST_GR
     the multicast granularity."""
     held = 0
     for size in sizes:
-        allocation = _round_up(
-            _round_up(size, ALLOCATION_GRANULARITY) + SIGNAL_PAD_BYTES, ALLOCATION_GRANULARITY
+        allocation = round_up(
+            round_up(size, ALLOCATION_GRANULARITY) + SIGNAL_PAD_BYTES, ALLOCATION_GRANULARITY
         )
-        held += _round_up(allocation, multicast_granularity)
+        held += round_up(allocation, multicast_granularity)
     return held
 
 
-def allocation_held_bytes(sizes: tuple[int, ...], allocation_granularity: int = ALLOCATION_GRANULARITY) -> int:
+def allocation_held_bytes(
+    sizes: tuple[int, ...], allocation_granularity: int = ALLOCATION_GRANULARITY
+) -> int:
     """What flashinfer 0.6.10 on allocates for the buffers: each to 16 B, plus its 2,048 B signal pad, to the
     allocation granularity (torch's `CUDASymmetricMemoryAllocator::alloc`; `SymmDeviceMemory` without multicast)."""
-    return sum(
-        _round_up(_round_up(size, 16) + SIGNAL_PAD_BYTES, allocation_granularity) for size in sizes
-    )
+    return sum(round_up(round_up(size, 16) + SIGNAL_PAD_BYTES, allocation_granularity) for size in sizes)
 
 
 def optimization_level(flags: Mapping[str, object]) -> int | None:

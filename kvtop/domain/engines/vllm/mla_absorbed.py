@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
-
-GIB = 1 << 30
+from kvtop.domain.wording import gib
 
 ABSORPTION_ERAS: Eras[bool] = Eras((
     Era("", False, "before v0.7.1: no MLA backend in V0 (DeepSeek's attention run as MHA), nothing absorbed"),
@@ -47,4 +46,4 @@ def absorbed_matrices(inputs: CalibrationInputs) -> tuple[int, str] | None:
     layers = -(-model.num_layers // max(layout.pp, 1))
     size = layers * per_layer * element
     return size, (f"V0's MLA absorbed matrices W_Q_UK and W_UV_O ({layers} layers x {per_layer:,} elements x "
-                  f"{element} B{', re-quantized to FP8' if fp8 else ''}: {size / GIB:.2f} GiB)")  # fmt: skip
+                  f"{element} B{', re-quantized to FP8' if fp8 else ''}: {gib(size)})")  # fmt: skip

@@ -36,14 +36,16 @@ a launch line does not carry).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.fusion_workspace import MULTICAST_GRANULARITY, round_up
 from kvtop.domain.gpus import gpu_model_key
+from kvtop.domain.wording import MIB
 
-MIB = 1 << 20
-MULTICAST_GRANULARITY = 512 * MIB  # CU_MULTICAST_GRANULARITY_RECOMMENDED on the H100 starts (fusion_workspace.py)
 MEM_SIZE = 2 * MIB  # NVLS_MEM_ALIGN_SIZE (transport/nvls.cc)
 # vllm#9699's 8 x H200 line: nvlsPerRankSize 301,989,888 = 24 channels × 2 × (4 MiB + 2 MiB); nHeads 8
 CHANNELS_TP8 = 24
@@ -52,11 +54,21 @@ COMMUNICATORS = 2  # the TP group's pynccl communicator and its device group's t
 CUSTOM_ALL_REDUCE_MAX = 8 * MIB  # CustomAllreduce max_size: larger all-reduces take torch's communicator
 NVLS_GPUS = frozenset({"H100", "H100-SXM", "H200"})
 
-# The NVLS buffer (`buffSize`) of the NCCL the release's torch pin ships; None where not read or set up at first use
-NCCL_BUFFER: Eras[int | None] = Eras((
+
+class NcclNvls(NamedTuple):
+    """The NCCL a release's torch pin ships (its version) and its NVLS buffer (`buffSize`, bytes)."""
+
+    nccl: str
+    buffer: int
+
+
+# The NCCL of the release's torch pin and its NVLS buffer; None where not read or set up at first use
+NCCL_BUFFER: Eras[NcclNvls | None] = Eras((
     Era("", None, "torch <= 2.2 (NCCL 2.18-2.19): not read"),
-    Era("0.5.0", 4 * MIB, "torch 2.3/2.4 pin NCCL 2.20.5: buffSize = buffSizes[NCCL_PROTO_SIMPLE], 4 MiB"),
-    Era("0.6.4", 1 * MIB, "torch 2.5.1 pins NCCL 2.21.5: buffSize = NVLS_CHUNKSIZE (128 KiB) x NCCL_STEPS (8)"),
+    Era("0.5.0", NcclNvls("2.20.5", 4 * MIB),
+        "torch 2.3/2.4 pin NCCL 2.20.5: buffSize = buffSizes[NCCL_PROTO_SIMPLE], 4 MiB"),
+    Era("0.6.4", NcclNvls("2.21.5", 1 * MIB),
+        "torch 2.5.1 pins NCCL 2.21.5: buffSize = NVLS_CHUNKSIZE (128 KiB) x NCCL_STEPS (8)"),
     Era("0.8.0", None, "V1: its init snapshot and the NCCL 2.21-2.26 of torch 2.6-2.7 not read for NVLS"),
 ))  # fmt: skip
 
@@ -70,19 +82,15 @@ class NvlsBuffers(BaseModel):
     why: str
 
 
-def _round_up(size: int, granularity: int) -> int:
-    return -(-size // granularity) * granularity
-
-
 def communicator_bytes(buffer: int, channels: int = CHANNELS_TP8, heads: int = HEADS_TP8) -> int:
     """One communicator's unicast allocation: nvlsTotalSize rounded to the multicast granularity."""
-    return _round_up(channels * 2 * (buffer + MEM_SIZE) * heads, MULTICAST_GRANULARITY)
+    return round_up(channels * 2 * (buffer + MEM_SIZE) * heads, MULTICAST_GRANULARITY)
 
 
 def nvls_buffers(inputs: CalibrationInputs, max_num_batched_tokens: int) -> NvlsBuffers | None:
     """The NVLS buffers this launch's ranks hold in V0's non-torch memory; None where kvtop does not take them."""
-    layout, buffer = inputs.layout, NCCL_BUFFER.at(inputs.version)
-    if buffer is None or layout.tp != 8 or layout.pp > 1 or layout.dp > 1:
+    layout, nccl = inputs.layout, NCCL_BUFFER.at(inputs.version)
+    if nccl is None or layout.tp != 8 or layout.pp > 1 or layout.dp > 1:
         return None
     if inputs.gpu_name is None or gpu_model_key(inputs.gpu_name) not in NVLS_GPUS:
         return None
@@ -90,11 +98,11 @@ def nvls_buffers(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Nvls
     payload = max_num_batched_tokens * model.hidden_size * model.dtype_bytes if model is not None else None
     torch_comm = payload is None or payload > CUSTOM_ALL_REDUCE_MAX or custom_all_reduce_off(inputs)
     communicators = COMMUNICATORS if torch_comm else 1
-    each = communicator_bytes(buffer)
+    each = communicator_bytes(nccl.buffer)
     return NvlsBuffers(bytes=communicators * each, why=(
         f"NCCL's NVLS buffers: {communicators} communicator(s) x {each / MIB:,.0f} MiB ({CHANNELS_TP8} channels x 2 x "
-        f"({buffer // MIB} + 2 MiB) x {HEADS_TP8} heads, to the 512 MiB multicast granularity; NCCL "
-        f"{'2.20' if buffer == 4 * MIB else '2.21'}, made after V0's baseline)"))  # fmt: skip
+        f"({nccl.buffer // MIB} + {MEM_SIZE // MIB} MiB) x {HEADS_TP8} heads, to the {MULTICAST_GRANULARITY // MIB} MiB "
+        f"multicast granularity; NCCL {nccl.nccl}, made after V0's baseline)"))  # fmt: skip
 
 
 def custom_all_reduce_off(inputs: CalibrationInputs) -> bool:
