@@ -38,7 +38,10 @@ def test_every_forked_run_checked_its_shells_and_a_failed_check_is_never_a_figur
     for fixture in _fixtures():
         for row in _forked(fixture):
             if row["status"] == "ok":
-                assert row.get("shells"), f"{fixture['engine']} {row['config']}: no stand-in check recorded"
+                # an SGLang release before the KVCacheConfigurator runs ModelRunner.__init__ itself: no shell
+                # (sglang_legacy.py: `shells` {}, its cell_size None)
+                legacy = fixture["engine"] == "sglang" and row.get("shells") == {} and row.get("cell_size") is None
+                assert row.get("shells") or legacy, f"{fixture['engine']} {row['config']}: no stand-in check recorded"
                 failed = {label: c["not_in_class"] for label, c in row["shells"].items() if c["not_in_class"]}
                 assert not failed, f"{row['config']}: a shell held fields its class never assigns: {failed}"
                 checked += 1

@@ -232,16 +232,28 @@ def custom_code_reason(exc: BaseException, config_dir: str | None) -> str | None
             f"{data.get('model_type')!r}), which a config folder lacks and checkpoint_configs.py has no stand-in for")  # fmt: skip
 
 
-def install_checkpoint_configs(engine_known: frozenset[str] = frozenset()) -> list[str]:
+def install_checkpoint_configs(
+    engine_known: frozenset[str] = frozenset(), engine_configs: Any = None
+) -> list[str]:
     """Registers a stand-in for each model type above that transformers and the engine (`engine_known`,
-    its own config registry) do not know; returns the model types registered."""
+    its own config registry) do not know; returns the model types registered. Where the engine ships a copy of
+    the checkpoint's class in its configs package (`engine_configs`, ENGINE_COPIES) that copy is registered."""
+    import transformers
     from transformers import AutoConfig
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
     done = []
+    for model_type, class_name in ENGINE_COPIES.items():
+        copy = getattr(engine_configs, class_name, None) if engine_configs is not None else None
+        if copy is None or model_type in CONFIG_MAPPING or model_type in engine_known:
+            continue
+        AutoConfig.register(model_type, copy)
+        done.append(model_type)
     for model_type, (base_name, source, defaults) in CHECKPOINT_CONFIGS.items():
         if model_type in CONFIG_MAPPING or model_type in engine_known:
             continue
+        if not hasattr(transformers, base_name):  # an older transformers lacks the published class's base
+            continue  # (Qwen3_5MoeConfig in 4.57): no stand-in, the row stays transformers' own refusal
         AutoConfig.register(model_type, _stand_in(model_type, base_name, source, defaults))
         done.append(model_type)
     return done
@@ -458,3 +470,23 @@ CHECKPOINT_CONFIGS["moss_audio"] = (
     {},
 )
 SUB_CONFIGS["moss_audio"] = ("language_config",)
+# --- flag-sweep harness gaps (helper b, session 44, issue 26) ---
+# Kimi-K2's own configuration class (moonshotai/Kimi-K2-Instruct configuration_deepseek.py, auto_map AutoConfig
+# configuration_deepseek.DeepseekV3Config) is DeepSeek-V3's class under model_type "kimi_k2"; vLLM 0.33.0 maps the model
+# type to transformers' DeepseekV3Config itself (transformers_utils/config.py _CONFIG_REGISTRY: kimi_k2="DeepseekV3Config",
+# "Kimi K2 uses same architecture as DeepSeek V3"). vLLM 0.13.0 and SGLang 0.5.6.post2 (transformers 4.57) map no
+# kimi_k2: a launch runs the checkpoint's class (--trust-remote-code), which this stands in for.
+CHECKPOINT_CONFIGS["kimi_k2"] = (
+    "DeepseekV3Config",
+    "moonshotai/Kimi-K2-Instruct configuration_deepseek.py (DeepseekV3Config, model_type kimi_k2)",
+    {},
+)
+# Checkpoint configuration classes an engine ships a copy of (in its configs package) without mapping the model type to
+# it in its config registry: a launch runs the checkpoint's own class (--trust-remote-code); the engine's copy stands in.
+# model type -> the class's name in the engine's configs package (install_checkpoint_configs' `engine_configs`).
+ENGINE_COPIES: dict[str, str] = {
+    # vLLM 0.13.0 transformers_utils/configs/nemotron_h.py NemotronHConfig (its copy of nvidia's
+    # configuration_nemotron_h.py, Nemotron-3 Nano's MoE fields among them), absent from its _CONFIG_REGISTRY
+    # (transformers_utils/config.py); transformers 4.57.6 has no nemotron_h
+    "nemotron_h": "NemotronHConfig",
+}

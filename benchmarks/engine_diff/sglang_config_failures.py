@@ -32,6 +32,10 @@ SGLANG_SOURCE = "/site-packages/sglang/srt/"
 # (innermost file under sglang/srt/, a function of SGLang's on the traceback, the exception's first line) -> what
 # SGLang reads and why it fails there (0.5.23)
 ENGINE_FAILURES: dict[Failure, str] = {
+    ("models/granitemoehybrid.py", "__init__", "'PPMissingLayer' object has no attribute 'weight'"): (
+        "GraniteMoeHybridForCausalLM ties lm_head.weight to model.embed_tokens.weight (config.tie_word_embeddings); "
+        "under PP a stage other than the first holds embed_tokens as a PPMissingLayer"
+    ),
     ("models/gemma2.py", "__init__", "'Gemma2Config' object has no attribute 'hidden_act'"): (
         "Gemma2DecoderLayer reads config.hidden_act; transformers 5.19's Gemma2Config holds hidden_activation only "
         "and the config.json names no hidden_act"

@@ -18,6 +18,38 @@ from sglang_standins import (
 from standins import FREE_BYTES, cuda_to_meta, refusal_or_harness_error
 
 
+def remote_model_refusal(exc: BaseException, folder: str | None) -> str | None:
+    """The engine's own refusal where the release's Transformers fallback needs the checkpoint's modeling code.
+
+    SGLang 0.5.6.post2 srt/model_loader/utils.py resolve_transformers_arch (an architecture SGLang has no class for)
+    loads every auto_map class (get_class_from_dynamic_module), then, with the default model_impl auto, raises
+    "{arch} has no SGlang implementation and the Transformers implementation is not compatible with SGLang." where
+    the modeling class's is_backend_compatible() (transformers 4.57 PreTrainedModel: its _supports_attention_backend,
+    False by default) is False. A config folder holds no modeling code, so the load fails first (OSError "does not
+    appear to have a file named …"); for a class REMOTE_CODE_WITHOUT_BACKEND lists (its published file read: it sets
+    no _supports_attention_backend) the launch's answer is that refusal, quoted with the reading."""
+    import json
+    import os
+
+    from sglang_config_failures import REMOTE_CODE_WITHOUT_BACKEND
+
+    if not folder or "does not appear to have a file named" not in str(exc):
+        return None
+    if "resolve_transformers_arch" not in "".join(traceback.format_tb(exc.__traceback__)):
+        return None
+    try:
+        with open(os.path.join(folder, "config.json")) as fh:
+            config = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    model_class = (config.get("auto_map") or {}).get("AutoModel")
+    if model_class not in REMOTE_CODE_WITHOUT_BACKEND:  # resolve_transformers_arch takes auto_map's AutoModel
+        return None
+    arch = (config.get("architectures") or ["?"])[0]
+    return (f"{arch} has no SGlang implementation and the Transformers implementation is not compatible with SGLang. "
+            f"({model_class}: {REMOTE_CODE_WITHOUT_BACKEND[model_class]})")  # fmt: skip
+
+
 class _PoolsReached(Exception):
     """pool-sentinel: the first request pool is where sizing ends and GPU allocation starts."""
 
@@ -142,6 +174,9 @@ def run_rank_legacy(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
                 message=text.splitlines()[0][:600] if text else type(exc).__name__,
                 traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
             )
+            refusal = remote_model_refusal(exc, case.get("dir"))
+            if refusal is not None:
+                out.update(status="refused", message=refusal)
         out["placeholder_reads"] = sorted(reads)
     out["shells"] = {}  # no shell: ModelRunner's own __init__ runs
     return out

@@ -155,7 +155,10 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     for rank in ranks[1:]:  # the stages' imports are stage 0's too
         rank.pop(IMPORTED, None)
     first = ranks[0]
-    failed = next((r for r in ranks if r.get("status") != "ok"), None)
+    # A stage that refused is the launch's answer before one that died: a stage whose peer refused and exited
+    # sees its next collective fail (gloo's "Connection closed by peer", granite-4.0-h-small PP 2 / PP 4).
+    failed = next((r for r in ranks if r.get("status") == "refused"), None)
+    failed = failed or next((r for r in ranks if r.get("status") != "ok"), None)
     if failed is not None:  # a stage refused, or died: that is the launch's answer
         out.update({k: v for k, v in failed.items() if k not in ("stage",)})
         return out
@@ -408,7 +411,11 @@ def main() -> int:
     from sglang.srt.model_executor.model_runner import ModelRunner
 
     fields_assigned(ModelRunner)  # the shell's class read once here, before the cases fork
-    install_checkpoint_configs(_engine_config_types())
+    try:
+        import sglang.srt.configs as engine_configs
+    except ImportError:
+        engine_configs = None
+    install_checkpoint_configs(_engine_config_types(), engine_configs)
     for case in cases:
         started = time.monotonic()
         if args.in_process:

@@ -421,11 +421,12 @@ def main() -> int:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO")
     platform = install_import_stand_ins(gpus.pop())
     import vllm.engine.arg_utils  # noqa: F401  (vLLM configures its loggers on import)
+    import vllm.transformers_utils.configs as engine_configs
     import vllm.v1.engine.core  # noqa: F401  (imported once, before the cases fork)
     import vllm.v1.worker.gpu_worker  # noqa: F401
     from vllm.transformers_utils.config import _CONFIG_REGISTRY
 
-    install_checkpoint_configs(frozenset(_CONFIG_REGISTRY))
+    install_checkpoint_configs(frozenset(_CONFIG_REGISTRY), engine_configs)
 
     logging.getLogger("vllm").setLevel(logging.INFO)
     for v2 in (False, True):  # the shells' classes read once here, before the cases fork

@@ -57,7 +57,10 @@ def test_every_launch_the_engines_sized_is_registered_at_that_release() -> None:
     sized = [(engine, release, result) for engine, release, result in _runs() if result["status"] == "ok"]
     # the harness's equal-or-different runs (flag sets after 33b's reruns; session 43: the InternViT-6B recon's 12
     # default-grid rows on each current engine, its flag rows and the mm-dp flag set's)
-    assert len(sized) == 550 + 562 + 758 + 868 + 810 + 726
+    # session 44 (issue 26): the flag sweep's harness gaps answered, 176 more sized (vLLM 0.13.0: Kimi-K2 20,
+    # Nemotron-H-56B / Nemotron-3-Nano / InternLM-20B 24 each; SGLang 0.5.6.post2: Kimi-K2, Gemma-3 24 each; flag rows
+    # at SGLang 0.5.23: 17, vLLM 0.33.0: 19)
+    assert len(sized) == 550 + 562 + 758 + 868 + 810 + 726 + 176
     models = {result["config"]: _model(result["config"]) for _, _, result in sized}
     states = {(engine, release, result["config"]): _check(engine, release, models[result["config"]]).state
               for engine, release, result in sized}  # fmt: skip
@@ -70,7 +73,7 @@ def test_every_launch_refused_for_its_class_is_refused_in_the_engines_words() ->
     # Jamba under SGLang 0.5.23 (12 runs), Step-3.7-Flash under SGLang 0.5.23 and vLLM 0.33.0 (12 each)
     assert sorted({(e, r, x["config"]) for e, r, x in refused}) == [
         ("sglang", "0.5.23", "ai21labs--AI21-Jamba-1.5-Mini"), ("sglang", "0.5.23", "stepfun-ai--Step-3.7-Flash"),
-        ("vllm", "0.33.0", "stepfun-ai--Step-3.7-Flash"),
+        ("sglang", "0.5.6.post2", "internlm--internlm-20b"), ("vllm", "0.33.0", "stepfun-ai--Step-3.7-Flash"),
     ]  # fmt: skip
     for engine, release, result in refused:
         check = _check(engine, release, _model(result["config"]))
@@ -152,7 +155,18 @@ def test_sglang_refuses_remote_code_its_transformers_backend_cannot_take() -> No
             if r["config"] == "internlm--internlm-20b"]  # fmt: skip
     assert len(rows) == 2 and all(r["status"] == "refused" for r in rows)
     assert all("_supports_attention_backend=False" in r["message"] for r in rows)
-    assert _check("sglang", "0.5.6.post2", internlm).state == "custom_code"  # not read there
+    # 0.5.6.post2: resolve_transformers_arch refuses it itself (is_backend_compatible() False, transformers 4.57.1);
+    # the flag-sweep harness's 24 rows (sglang-0.5.6.post2.json) give its words
+    old = _check("sglang", "0.5.6.post2", internlm)
+    assert old.refused and old.engine_words == (
+        "InternLMForCausalLM has no SGlang implementation and the Transformers implementation is not compatible "
+        "with SGLang."
+    )
+    rows = [r for r in json.loads((DIFF / "sglang-0.5.6.post2.json").read_text())["results"]
+            if r["config"] == "internlm--internlm-20b"]  # fmt: skip
+    assert len(rows) == 24 and all(
+        r["status"] == "refused" and r["message"].startswith(old.engine_words) for r in rows
+    )
 
 
 def test_sglang_loads_remote_code_only_through_the_auto_maps_automodel() -> None:

@@ -59,7 +59,9 @@ class Mamba2State(StateRule):
             n_groups=groups,
             inner_size=heads * head_dim,
             ssm_dtype_bytes=2 if (dtype or "float32") in _HALF else 4,
-            ssm_dtype_stated=dtype is not None,
+            # the file's own field, not a class default (transformers 5.x NemotronHConfig's float32, which the
+            # checkpoint's own class that vLLM 0.13.0 runs has not: its release default float16 applies)
+            ssm_dtype_stated=self.ssm_dtype_field is not None and f.stated(self.ssm_dtype_field),
             gated_norm=f.flag(self.norm_field) if self.norm_field else True,
         )
 

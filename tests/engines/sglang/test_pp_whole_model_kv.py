@@ -37,6 +37,10 @@ def _row(config: str, variant: str) -> dict[str, Any]:
         ("MiniMaxAI--MiniMax-M2.5", "pp2", 62 * 4 * 128 * 2 * 2, 338_250),
         ("mistralai--Mistral-Small-3.1-24B-Instruct-2503", "pp2", 40 * 4 * 128 * 2 * 2, 523_008),
         ("google--gemma-4-26B-A4B", "pp4", 184_320, 232_448),
+        # DeciLM (Nemotron-Super-49B): SGLang books all 80 layers, the 31 no-op attention ones too (its pp1 cell),
+        # 8 KV heads ÷ 2 × 128 × 2 × 2 B = 2,048 B each: 163,840 B; 40 GiB ÷ 163,840 = 262,144 (the stage's 40: twice)
+        ("nvidia--Llama-3_3-Nemotron-Super-49B-v1", "pp2", 80 * 4 * 128 * 2 * 2, 262_144),
+        ("nvidia--Llama-3_3-Nemotron-Super-49B-v1", "pp4", 80 * 8 * 128 * 2 * 2, 131_072),  # TP 1: 40 GiB ÷ 327,680
     ],
 )
 def test_every_stage_sizes_kv_for_the_whole_model(config: str, variant: str, cell: int, tokens: int) -> None:

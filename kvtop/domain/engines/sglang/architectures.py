@@ -235,10 +235,19 @@ _V0_5_23_REMOTE_CODE_REFUSED = {
                            "(PreTrainedModel) sets no _supports_attention_backend",
 }  # fmt: skip
 
+# SGLang 0.5.6.post2 registers no InternLMForCausalLM either: srt/model_loader/utils.py resolve_transformers_arch loads
+# the auto_map classes and, with model_impl auto, raises where the AutoModel class's is_backend_compatible() (transformers
+# 4.57.1 PreTrainedModel: `_supports_attention_backend`, False by default) is False (engine-diff run, sglang-0.5.6.post2.json).
+_V0_5_6_POST2_REMOTE_CODE_REFUSED = _V0_5_23_REMOTE_CODE_REFUSED
+# The releases whose refusal of such remote code is TransformersForCausalLM.__init__'s (custom attention backends);
+# before, resolve_transformers_arch's "not compatible" words.
+_CUSTOM_ATTENTION_WORDING = frozenset({"0.5.23"})
+
 RANGES: tuple[RegistryRange, ...] = (
     RegistryRange("0.5.6.post2", "0.5.6.post2", _V0_5_6_POST2, f"{SOURCE}, SGLang 0.5.6.post2 wheel",
                   transformers_backend=_V0_5_6_POST2_TRANSFORMERS,
-                  transformers_incompatible=_V0_5_6_POST2_INCOMPATIBLE, transformers="4.57.1"),
+                  transformers_incompatible=_V0_5_6_POST2_INCOMPATIBLE, transformers="4.57.1",
+                  remote_code_refused=_V0_5_6_POST2_REMOTE_CODE_REFUSED),
     RegistryRange("0.5.23", "0.5.23", _V0_5_23, f"{SOURCE}, SGLang 0.5.23 wheel",
                   transformers_backend=_V0_5_23_TRANSFORMERS, transformers_incompatible=_V0_5_23_INCOMPATIBLE,
                   transformers="5.19.0", remote_code_refused=_V0_5_23_REMOTE_CODE_REFUSED),
@@ -248,10 +257,10 @@ RANGES: tuple[RegistryRange, ...] = (
 
 def _wording(architecture: str, found: RegistryRange) -> str:
     """`resolve_transformers_arch`'s own words (TransformersForCausalLM's for refused remote code)."""
-    if architecture in found.remote_code_refused:
+    if architecture in found.remote_code_refused and found.first in _CUSTOM_ATTENTION_WORDING:
         return (f"Model {architecture} does not support custom attention backends (_supports_attention_backend="
                 "False). The Transformers backend requires custom attention support.")  # fmt: skip
-    if architecture in found.transformers_incompatible:
+    if architecture in found.transformers_incompatible or architecture in found.remote_code_refused:
         return (f"{architecture} has no SGlang implementation and the Transformers implementation is not "
                 "compatible with SGLang.")  # fmt: skip
     return f"Cannot find model module. '{architecture}' is not a registered model in the Transformers library"

@@ -26,6 +26,7 @@ WHOLE_MODEL_KV_ERAS: Eras[frozenset[str]] = Eras((
         "PR #14254's startup log (2025-12-01, main after 0.5.5.post3): Mistral-Small-3.1 at PP 4 loads as "
         "LlavaForConditionalGeneration and every stage allocates K 26.84 GB for 351,850 tokens = 40 of 40 layers"),
     Era("0.5.23", frozenset({
+        "DeciLMForCausalLM",  # models/nemotron_nas.py: start_layer / end_layer on its DeciModel (self.model) only
         "Gemma4ForConditionalGeneration", "MiniMaxM2ForCausalLM", "Mistral3ForConditionalGeneration",
         "Qwen2_5_VLForConditionalGeneration",
     }), "model_runner_components/layer_setup.py _resolve_pp_layer_range: getattr defaults (engine runs, PP 2/4)"),

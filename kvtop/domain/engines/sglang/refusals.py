@@ -27,6 +27,9 @@
 - A tower whose encoder SGLang splits whatever its heads (`TOWER_SPLIT.blocks`, "always") at a TP its heads do not
   divide by: Qwen3-Omni's / Qwen3-ASR's audio encoder (20 heads) at TP 8, VisionAttention's `dist_utils.divide`
   asserts (registry sweep, 0.5.23: the Qwen3-Omni-30B-A3B recon config refuses at TP 8 with an AssertionError).
+- `--pp-size` > 1 on a class that ties its LM head to the embedding by attribute (`PP_TIED_HEAD_ERAS`,
+  GraniteMoeHybridForCausalLM with tie_word_embeddings: 0.5.23 srt/models/granitemoehybrid.py sets
+  `self.lm_head.weight = self.model.embed_tokens.weight`, a PPMissingLayer on a later stage: AttributeError).
 - A dense MLP whose intermediate width does not divide by TP (`TP_WIDTHS`, `kvtop.domain.tp_widths`): srt/layers/
   linear.py MergedColumnParallelLinear asserts every width divides (bare AssertionError), ColumnParallelLinear
   `divide()`s a plain up projection ("X is not divisible by Y"); on a GPU nothing pads them (update_config.py's
@@ -73,6 +76,7 @@ PP_REFUSED_ERAS: Eras[dict[str, str]] = Eras((
         "Gemma3ForConditionalGeneration": _NO_PP_PROXY,
         "Llama4ForConditionalGeneration": _NO_PP_PROXY,
         "InternVLChatModel": _NO_PP_PROXY,  # models/internvl.py InternVLChatModel.forward takes no pp_proxy_tensors
+        "MiMoForCausalLM": _NO_PP_PROXY,  # models/mimo.py MiMoForCausalLM.forward takes no pp_proxy_tensors
         "Qwen3NextForCausalLM": f"models/qwen3_next.py, {_ONE_STAGE}",
         "FalconH1ForCausalLM": f"models/falcon_h1.py, {_ONE_STAGE}",
     }, "engine-diff runs at PP 2 and 4 (tests/data/engine_diff/sglang-0.5.23.flags.json: the engine refuses)"),
@@ -182,11 +186,37 @@ def audio_refusal(ledger: Ledger) -> Refusal | None:
     )
 
 
+# Classes whose constructor ties the LM head to the embedding by attribute (`self.lm_head.weight =
+# self.model.embed_tokens.weight` where config.tie_word_embeddings), which a stage other than the first holds as a
+# PPMissingLayer: "'PPMissingLayer' object has no attribute 'weight'" at model construction (0.5.23 engine-diff
+# runs at PP 2 and 4: granite-4.0-h-small's last stage).
+PP_TIED_HEAD_ERAS: Eras[dict[str, str]] = Eras((
+    Era("", {}, "not checked before 0.5.23"),
+    Era("0.5.23", {"GraniteMoeHybridForCausalLM": "srt/models/granitemoehybrid.py GraniteMoeHybridForCausalLM.__init__"},
+        "engine-diff runs at PP 2 and 4 (tests/data/engine_diff/sglang-0.5.23.flags.json: the engine fails)"),
+))  # fmt: skip
+
+
+def pp_tied_head_refusal(ledger: Ledger) -> Refusal | None:
+    """A class that ties its LM head to a first-stage-only embedding, launched over PP stages."""
+    model = ledger.model
+    source = PP_TIED_HEAD_ERAS.at(ledger.version).get(model.architecture)
+    if ledger.settings.pp < 2 or source is None or not model.tie_word_embeddings:
+        return None
+    return Refusal(
+        field="--pp-size",
+        message=f"SGLang {ledger.version.label} cannot build {model.architecture} with tied embeddings over "
+        f"{ledger.settings.pp} stages ('PPMissingLayer' object has no attribute 'weight': a later stage ties its LM "
+        "head to the embedding only the first holds); use --tp",
+        source=source,
+    )
+
+
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger),
              dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger),
              tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags)),
-             mlp_width_refusal(ledger, TP_WIDTHS), params_json_refusal(ledger)]  # fmt: skip
+             mlp_width_refusal(ledger, TP_WIDTHS), params_json_refusal(ledger), pp_tied_head_refusal(ledger)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:
