@@ -1,6 +1,6 @@
 """Gemma-3n's towers (kvtop.domain.architectures.towers_gemma3n) against vLLM's and SGLang's builds of gemma-3n-E2B.
 
-Oracle: the engines' meta builds of google/gemma-3n-E2B's config.json (tests/data/configs, source in SOURCES.md
+Oracle: the engines' meta builds of google/gemma-3n-E2B's config.json (tests/data/configs/heldout/wave6c, source in SOURCES.md
 there), kept as its registry rows (tests/data/engine_diff/registry/vllm-0.33.0.json, sglang-0.5.23.json; the harness
 venvs lack timm, so these rows were built by the sweep's runner with timm 1.0.31 beside it: SOURCES.md). Both engines:
 vision_tower 588,253,824 B at TP 1 and 2 (timm's MobileNetV5Encoder: conv_stem 1,856, blocks 278,880,000, msfa
@@ -28,7 +28,7 @@ from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
 NAME = "google--gemma-3n-E2B"
-CONFIG = DATA / "configs" / f"{NAME}.json"
+CONFIG = DATA / "configs" / "heldout" / "wave6c" / f"{NAME}.json"
 BF16 = 2
 TOWERS = ("vision_tower", "embed_vision", "audio_tower", "embed_audio")
 # the engines' meta builds (module docstring), by engine and TP
