@@ -102,7 +102,8 @@ NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1 on
 # GPU names that cover a PCIe board too (A100 80GB/40GB PCIe, A800 PCIe): `custom_all_reduce_on` takes them as SXM4,
 # but whether the custom all-reduce runs is the driver's P2P report's to decide, which a plan cannot see (vLLM
 # 0.10.1.1 on two A100-80GB of one pod: 'Custom allreduce is disabled because your platform lacks GPU P2P capability or
-# P2P test failed', dennislee22/vLLM-benchmarking): the non-torch interval keeps both states (`_board_error`)
+# P2P test failed', dennislee22/vLLM-benchmarking; custom_all_reduce.py's P2P check, read at v0.9.2 and v0.33.0: every
+# release with the custom all-reduce): the non-torch interval keeps both states (`_board_error`)
 BOARD_NOT_NAMED = frozenset({"A100", "A100-80GB", "A100-40GB", "A800"})
 # What a worker holds before its weights (`worker init memory snapshot`): the CUDA context, NCCL's
 # communicators once there are several ranks, and an MoE model's all-to-all buffers across TP ranks.
