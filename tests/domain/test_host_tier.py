@@ -87,6 +87,24 @@ def test_vllm_kv_offloading_size_is_over_the_tp_ranks() -> None:
     assert tier.tokens_per_rank == (200 << 30) // (8 * 16 * 40_960) * 16 == 655_360
 
 
+def test_vllm_lmcache_says_its_gpu_staging_buffer_moves_no_kv() -> None:
+    # vllm-project/vllm#21348: `vllm serve Qwen3-235B-A22B-FP8 --tensor-parallel-size 4 --kv-transfer-config
+    # '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}'` on 4 x H100. LMCache 0.3.2's
+    # VLLMPagedMemGPUConnectorV2 holds gpu_buffer [2, layers, chunk_size, KV heads × head dim] in the KV dtype:
+    # 2 × 94 layers × 256 × (1 KV head × 128) × 2 B = 12,320,768 B a rank (the rank's 48,128 B per token × 256),
+    # made in init_device before the profile, so vLLM's budget charges it to no term
+    rules = engine_rules("vllm").deployment
+    setup = DeploymentSetup(host_kv=HostKvRequest(connector="LMCacheConnectorV1", bytes_per_rank=5 * 10**9,
+                                                  stated=False))  # fmt: skip
+    per_token = 94 * 2 * 1 * 128 * 2
+    tier = rules.host_tier(setup, gpu_tokens=178_880, kv_bytes_per_token=per_token, page_size=16, ranks=4, world=4,
+                           version=version("vllm", "0.9.2"))  # fmt: skip
+    assert tier is not None
+    assert 2 * 94 * 256 * 128 * 2 == 256 * per_token == 12_320_768
+    assert "12.3 MB a rank" in tier.detail and "charged to no term" in tier.detail
+    assert tier.bytes_per_rank == 5 * 10**9  # LMCache's default max_local_cpu_size, host memory
+
+
 def test_trtllm_secondary_pool_blocks() -> None:
     # §4.1: blocks2 = int(host_cache_size / bytes_per_token / tokens_per_block)
     rules = engine_rules("trtllm").deployment

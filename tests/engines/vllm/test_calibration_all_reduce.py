@@ -16,6 +16,8 @@ vllm-issue13061-r1-distill-qwen-14b-2x4090), below the 1.79 GiB part, so PCIe GP
 
 from __future__ import annotations
 
+import math
+
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
@@ -61,3 +63,37 @@ def test_pcie_gpus_run_no_custom_all_reduce() -> None:
     # within #27's 5 % (charged the all-reduce part it was -34.7 %); the refit of this stop puts it at -3.6 %
     assert abs(l40s.ledger.engine.kv_budget_bytes / LOGGED_KV - 1) < 0.05
     assert abs(l40s.ledger.token_capacity / LOGGED_TOKENS - 1) < 0.05
+
+
+# Two A100-80GB of one pod at vLLM 0.10.1.1 (dennislee22/vLLM-benchmarking, log/vllm-7B-2gpuA10080GB-0.5GRAM-same-node.log,
+# the corpus record dennislee-qwen2-7b-2xa100-80gb-tp2-u05): `Qwen2-7B-Instruct --tensor-parallel-size 2
+# --gpu-memory-utilization 0.5 --max-model-len 16384`, 'Skipping P2P check and trusting the driver's P2P report',
+# 'Custom allreduce is disabled because your platform lacks GPU P2P capability or P2P test failed' on both ranks,
+# 'Using FlashInfer for top-p & top-k sampling.', 'Model loading took 7.1217 GiB', 'Available KV cache memory:
+# 31.83 GiB', 'GPU KV cache size: 1,192,160 tokens'. Beside the weights the profile charged 0.5 × 79.15 (the
+# A100-80GB's CUDA total its sibling starts printed, GiB) − 7.1217 − 31.83 = 0.62 GiB.
+QWEN_7B = CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"
+A100_LOGGED_TOKENS = 1_192_160
+
+
+def _a100_plan(gpu: str):  # type: ignore[no-untyped-def]
+    settings = parse_flags("vllm", ["--engine-version", "0.10.1.1", "--tp", "2", "--max-model-len", "16384",
+                                    "--gpu-memory-utilization", "0.5"])  # fmt: skip
+    return planned_capacity(load_config_file(QWEN_7B), settings, gpu_total_bytes=gpu_total_bytes(gpu), gpu_name=gpu,
+                            measured=MeasuredInputs(weights_bytes=round(7.1217 * GIB)))  # fmt: skip
+
+
+def test_an_a100_name_leaves_the_custom_all_reduce_to_the_p2p_report() -> None:
+    fit = FITS["vllm.non_torch.v1"]
+    part = round(fit.coefficients[1] * GIB)  # the custom all-reduce's buffers, as the fit measured them
+    a100 = _a100_plan("A100-80GB").estimate.term(Term.NON_TORCH)
+    h100 = _a100_plan("H100").estimate.term(Term.NON_TORCH)
+    assert a100 is not None and h100 is not None
+    assert a100.bytes == h100.bytes == round((fit.coefficients[0] + fit.coefficients[1]) * GIB)  # centred on SXM4
+    assert h100.error_bytes == fit.error_bytes  # an H100's board is named: NVLink, the part is charged as a fact
+    assert a100.error_bytes == round(math.hypot(fit.error_bytes, part))  # both states kept in the A100's interval
+    assert "P2P report decides" in a100.basis
+    # the start printed the custom all-reduce off and FlashInfer's sampler: the interval holds its 1,192,160 tokens
+    plan = _a100_plan("A100-80GB")
+    assert plan.token_capacity_min <= A100_LOGGED_TOKENS <= plan.token_capacity_max
+    assert plan.ledger.token_capacity < A100_LOGGED_TOKENS  # the centre charges both: −4 %

@@ -99,6 +99,12 @@ ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "dense MLP trans
 V0_ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "MLP transient of max_num_batched_tokens")
 # the TP group's all-reduce buffers appear once the custom all-reduce runs (custom_all_reduce_on)
 NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)")
+# GPU names that cover a PCIe board too (A100 80GB/40GB PCIe, A800 PCIe): `custom_all_reduce_on` takes them as SXM4,
+# but whether the custom all-reduce runs is the driver's P2P report's to decide, which a plan cannot see (vLLM
+# 0.10.1.1 on two A100-80GB of one pod: 'Custom allreduce is disabled because your platform lacks GPU P2P capability or
+# P2P test failed', dennislee22/vLLM-benchmarking; custom_all_reduce.py's P2P check, read at v0.9.2 and v0.33.0: every
+# release with the custom all-reduce): the non-torch interval keeps both states (`_board_error`)
+BOARD_NOT_NAMED = frozenset({"A100", "A100-80GB", "A100-40GB", "A800"})
 # What a worker holds before its weights (`worker init memory snapshot`): the CUDA context, NCCL's
 # communicators once there are several ranks, and an MoE model's all-to-all buffers across TP ranks.
 # vLLM's budget does not read it (it takes a share of the total); a restart needs it free.
@@ -179,7 +185,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0341, records=69, sources=32,
+    engine='vllm', factor=1.0076, records=69, sources=32,
 )
 # END FITTED
 
@@ -314,11 +320,28 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
         estimate = estimate.model_copy(update={
             "bytes": estimate.bytes + nvls.bytes, "basis": f"{estimate.basis}; + {nvls.why}",
         })  # fmt: skip
+    estimate = _board_error(estimate, inputs, fit)
     workspace = fusion_workspace(inputs, tokens)
     if workspace is None:
         return estimate
     return estimate.model_copy(update={
         "bytes": estimate.bytes + workspace.bytes, "basis": f"{estimate.basis}; {'+ ' if workspace.modelled else ''}{workspace.why}",
+    })  # fmt: skip
+
+
+def _board_error(estimate: TermEstimate, inputs: CalibrationInputs, fit: LinearTerm | None) -> TermEstimate:
+    """The non-torch estimate with the custom all-reduce's part kept in its interval where the GPU's name leaves the
+    board open (`BOARD_NOT_NAMED`): the fit's own coefficient of the custom all-reduce's buffers, added to the error as
+    independent errors add (as the sampler's path is, `_sampler_path_error`)."""
+    if fit is None or not custom_all_reduce_on(inputs) or inputs.gpu_name is None:
+        return estimate
+    if gpu_model_key(inputs.gpu_name) not in BOARD_NOT_NAMED:
+        return estimate
+    part = round(max(fit.coefficients[1], 0.0) * GIB)
+    return estimate.model_copy(update={
+        "error_bytes": round(math.hypot(estimate.error_bytes, part)),
+        "basis": f"{estimate.basis} (the GPU's name covers PCIe boards too: the driver's P2P report decides, "
+                 f"± {part / GIB:.2f} GiB)",
     })  # fmt: skip
 
 

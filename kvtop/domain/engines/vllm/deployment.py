@@ -71,6 +71,15 @@ DEFAULT_MAX_LORAS = 1  # LoRAConfig.max_loras
 DEFAULT_MAX_LORA_RANK = 16  # LoRAConfig.max_lora_rank
 DEFAULT_SWAP_SPACE_GIB = 4  # V0 CacheConfig.swap_space
 LMCACHE_DEFAULT_CPU_BYTES = 5 * 10**9  # LMCache's max_local_cpu_size default (5.0 GB per worker)
+# LMCache's GPU staging buffer: VLLMPagedMemGPUConnectorV2 (lmcache/v1/gpu_connector.py, read at LMCache 0.3.2, the
+# release of vllm#21348's date) holds one chunk of the rank's KV, [K/V, layers, chunk_size, KV heads × head dim] in the
+# KV dtype: chunk_size (256 by default) × the rank's KV bytes per token. The worker side of the connector is made in
+# init_device (ensure_kv_transfer_initialized), after the memory snapshot and before the weights; memory_profiling counts
+# the torch peak from after the load and the weights by what load_model allocated, so no term of vLLM's budget holds it
+# (gpu_worker.py determine_available_memory, utils memory_profiling, read at v0.9.2): it sits beside the pool, 12.3 MB a
+# rank for Qwen3-235B-A22B at TP 4, and moves no KV figure.
+LMCACHE_CHUNK_TOKENS = 256  # LMCacheEngineConfig.chunk_size's default (LMCACHE_CHUNK_SIZE sets it)
+LMCACHE_GPU_BUFFER = "its GPU staging buffer of 256 tokens' KV"
 SOURCE_SPEC = (
     "config/speculative.py; v1/spec_decode (draft loaded with the model, its layers in the KV specs)"
 )
@@ -333,11 +342,13 @@ def host_tier(
             detail="the size is over every TP rank; one block per chunk, before the chunk's alignment padding",
         )  # fmt: skip
     per_rank = request.bytes_per_rank or 0
+    staging = LMCACHE_CHUNK_TOKENS * kv_bytes_per_token  # the GPU buffer of one chunk's KV on the rank
     return HostTier(
         connector=request.connector, setting="--kv-transfer-config", bytes_per_rank=per_rank,
         tokens_per_rank=per_rank // kv_bytes_per_token if per_rank else 0, gpu_tokens_per_rank=gpu_tokens,
         ranks=ranks, basis=Basis.ASSUMED, state=TermState.MODELLED if per_rank else TermState.NOT_MODELLED,
         source="LMCache config max_local_cpu_size" if per_rank else "kv_connector_extra_config",
-        detail="LMCache's default 5 GB of local CPU cache per worker assumed (LMCACHE_MAX_LOCAL_CPU_SIZE sets it)"
-        if per_rank else "the connector's CPU size is not stated: not modelled",
+        detail=f"LMCache's default 5 GB of local CPU cache per worker assumed (LMCACHE_MAX_LOCAL_CPU_SIZE sets it); "
+               f"{LMCACHE_GPU_BUFFER} ({staging / 1e6:.1f} MB a rank here) is made before vLLM's profile and "
+               f"charged to no term of its KV budget" if per_rank else "the connector's CPU size is not stated: not modelled",
     )  # fmt: skip
