@@ -52,8 +52,8 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "fits": e.fits, "shortfall_bytes": e.shortfall_bytes, "tokens_per_gib": ledger.tokens_per_gib,
         "steps": [step.model_dump() for step in e.steps], "notes": list(e.notes),
         "not_modelled": list(ledger.model.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
-        "config_defaults_used": list(ledger.model.defaults_used),
-        "config_nominal_defaults": list(ledger.model.nominal_defaults),
+        "config_defaults_used": [d.said for d in ledger.model.defaults_used],
+        "config_nominal_defaults": [d.said for d in ledger.model.nominal_defaults],
         "config_format": ledger.model.config_format or None,
         "engine_flags": ledger.settings.to_flags(),
         "deployment": deployment_json(ledger),
@@ -187,8 +187,8 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     lines.append("")
     lines += capacity if capacity is not None else capacity_lines(ledger)
     defaulted = (
-        *((f"the config leaves out {', '.join(m.defaults_used)}: transformers' class defaults",) if m.defaults_used else ()),
-        *(f"the config leaves out {entry}" for entry in m.nominal_defaults),
+        *((f"the config leaves out {', '.join(d.said for d in m.defaults_used)}: transformers' class defaults",) if m.defaults_used else ()),
+        *(f"the config leaves out {d.said}" for d in m.nominal_defaults),
     )
     read = (m.config_format,) if m.config_format else ()
     for note in (*read, *e.notes, *defaulted, *(f"not modelled: {n}" for n in m.not_modelled)):

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.config_default import ConfigDefault, DefaultKind
 from kvtop.domain.quant import NO_QUANT, QuantSpec
 from kvtop.domain.tower_spec import TowerSpec
 
@@ -347,12 +348,9 @@ class ModelSpec(BaseModel):
     # rank holding the whole model holds `checkpoint_bytes` of weights, whatever the config's dtype says
     weights_as_stored: bool = False
     config_model_type: str = ""  # what config.json calls it, when read as another family (--model-family)
-    defaults_used: tuple[str, ...] = ()  # fields the file left out, as `name=class default`
-    # fields the file left out that kvtop fills with a figure of its own, the config class having none (a state-only
-    # model's nominal head): `name=value: what it is`
-    nominal_defaults: tuple[str, ...] = ()
-    # max_position_embeddings is such a nominal figure: the config names no position field (a state-only model)
-    positions_nominal: bool = False
+    # fields the file left out, each with the value read: the class's default, or kvtop's own nominal figure where
+    # the config class has none (a state-only model's head); in the order of their names
+    config_defaults: tuple[ConfigDefault, ...] = ()
     # config.json's `auto_map` entries of model classes (`AutoModel…`, remote code): (key, "module.Class")
     auto_map_models: tuple[tuple[str, str], ...] = ()
     # the language model's RoPE type as config.json states it (`rope_scaling` / `rope_parameters`: `rope_type`, or
@@ -415,6 +413,22 @@ class ModelSpec(BaseModel):
     @property
     def is_mla(self) -> bool:
         return self.mla is not None
+
+    @property
+    def defaults_used(self) -> tuple[ConfigDefault, ...]:
+        """The fields the file left out that take their config class's default."""
+        return tuple(d for d in self.config_defaults if d.kind is DefaultKind.CLASS_DEFAULT)
+
+    @property
+    def nominal_defaults(self) -> tuple[ConfigDefault, ...]:
+        """The fields the file left out that kvtop fills with a figure of its own (the class has no such field)."""
+        return tuple(d for d in self.config_defaults if d.kind is DefaultKind.KVTOP_NOMINAL)
+
+    @property
+    def positions_nominal(self) -> bool:
+        """max_position_embeddings is kvtop's nominal figure: the config names no position field (a state-only
+        model), so an engine that takes a stated context as it is there refuses none above it."""
+        return any(d.field == "max_position_embeddings" for d in self.nominal_defaults)
 
 
 __all__ = [

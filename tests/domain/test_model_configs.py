@@ -60,13 +60,12 @@ def test_gemma3_as_first_published_reads_as_transformers_resaved_it() -> None:
     }
     read_full = model_from_config(full, source="full")
     read_sparse = model_from_config(sparse, source="sparse")
-    assert read_sparse.model_dump(exclude={"source", "defaults_used"}) == read_full.model_dump(
-        exclude={"source", "defaults_used"}
+    assert read_sparse.model_dump(exclude={"source", "config_defaults"}) == read_full.model_dump(
+        exclude={"source", "config_defaults"}
     )
-    assert (
-        "vocab_size=262208" in read_sparse.defaults_used
-        and "max_position_embeddings=131072" in read_sparse.defaults_used
-    )
+    assert {("vocab_size", 262_208), ("max_position_embeddings", 131_072)} <= {
+        (d.field, d.value) for d in read_sparse.defaults_used
+    }
 
 
 GEMMA3_4B_IT = {  # google/gemma-3-4b-it config.json as first published (transformers 4.50.0.dev0)
@@ -109,7 +108,9 @@ def test_gemma3_4b_takes_its_heads_and_head_dim_from_the_class() -> None:
     assert model.layers_of(FULL) == (5, 11, 17, 23, 29) and model.sliding_window == 1024
     assert model.tie_word_embeddings and model.vocab_size == 262_208
     assert kv_bytes_per_token(model) == 34 * 4 * 256 * 2 * 2 == 139_264
-    assert {"num_attention_heads=8", "num_key_value_heads=4", "head_dim=256"} <= set(model.defaults_used)
+    assert {("num_attention_heads", 8), ("num_key_value_heads", 4), ("head_dim", 256)} <= {
+        (d.field, d.value) for d in model.defaults_used
+    }
 
 
 def test_internlm_20b_is_a_llama_twin_with_the_lmdeploy_block_size() -> None:
@@ -196,7 +197,8 @@ def test_gemma2_alternates_sliding_and_full_layers() -> None:
     del cfg["tie_word_embeddings"]
     model = model_from_config(cfg, source="gemma2")
     assert model.layers_of(FULL) == tuple(range(1, 32, 2)) and model.tie_word_embeddings  # Gemma2Config: tied
-    assert model.head_dim == 256 and "head_dim=256" in model.defaults_used  # its class default, not 4096 / 32
+    assert model.head_dim == 256  # its class default, not 4096 / 32
+    assert ("head_dim", 256) in {(d.field, d.value) for d in model.defaults_used}
 
 
 def test_an_unknown_model_type_with_the_standard_fields_is_a_visible_generic_reading() -> None:

@@ -248,5 +248,5 @@ class Architecture:
     # by name (one model_type over language models of several shapes: MiniCPM-V's `version`)
     refused_unless: tuple[tuple[str, str, str], ...] = ()
     # defaults that are kvtop's own figure, not the config class's (its field absent there): (field, what it is), said
-    # as such where the file leaves it out (ModelSpec.nominal_defaults), never as a class default
+    # as such where the file leaves it out (a ConfigDefault of kind KVTOP_NOMINAL), never as a class default
     own_defaults: tuple[tuple[str, str], ...] = ()

@@ -57,9 +57,9 @@ class Fields:
         """The file itself gives the field (not a class default)."""
         return name in self.text.model_fields_set and name not in self._defaulted
 
-    def defaults_read(self) -> tuple[str, ...]:
-        """`name=value` for each class default a reader used (the file left the field out)."""
-        return tuple(f"{name}={value}" for name, value in sorted(self._defaults_read.items()))
+    def defaults_read(self) -> tuple[tuple[str, Any], ...]:
+        """(name, value) for each default a reader used (the file left the field out), in the order of names."""
+        return tuple(sorted(self._defaults_read.items()))
 
     def need(self, name: str) -> int:
         """A count the model cannot be read without (the model's shape: never a class default)."""

@@ -19,6 +19,7 @@ from kvtop.domain.architectures.description import (
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.fope import fope_frequencies
 from kvtop.domain.architectures.layer_rules import ALL_FULL, LAYER_TYPE_WORDS, stated_layer_types
+from kvtop.domain.config_default import ConfigDefault, DefaultKind
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import (
     AttentionGeometry,
@@ -219,14 +220,20 @@ def read_architecture(
         facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, facts["layer_attention"])
     facts["not_modelled"] = tuple(not_modelled)
     facts["unstated_fields"] = tuple(name for name in arch.engine_read_fields if f.get(name) is None)
-    own = dict(arch.own_defaults)
-    read = f.defaults_read()  # `name=value`: the class's defaults, and kvtop's own where the class has none
-    facts["defaults_used"] = tuple(entry for entry in read if entry.split("=", 1)[0] not in own)
-    facts["nominal_defaults"] = tuple(f"{entry}: {own[entry.split('=', 1)[0]]}" for entry in read
-                                      if entry.split("=", 1)[0] in own)  # fmt: skip
-    facts["positions_nominal"] = any(entry.split("=", 1)[0] == "max_position_embeddings" for entry in read
-                                     if entry.split("=", 1)[0] in own)  # fmt: skip
+    facts["config_defaults"] = _config_defaults(f, arch)
     return ModelSpec(**facts)
+
+
+def _config_defaults(f: Fields, arch: Architecture) -> tuple[ConfigDefault, ...]:
+    """Each default the reading used: the class's, or kvtop's own figure where the entry says the class has none."""
+    own = dict(arch.own_defaults)
+    return tuple(
+        ConfigDefault(field=name, value=value, what=own[name], kind=DefaultKind.KVTOP_NOMINAL)
+        if name in own
+        else ConfigDefault(field=name, value=value, what=f"{arch.config_class}'s class default",
+                           kind=DefaultKind.CLASS_DEFAULT)  # fmt: skip
+        for name, value in f.defaults_read()
+    )
 
 
 def _kv_heads(f: Fields, arch: Architecture, heads: int) -> int:

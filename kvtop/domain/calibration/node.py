@@ -30,10 +30,11 @@ STORE_SCHEMA = 1
 def model_key(model: ModelSpec) -> str:
     """A short hash of the model's architecture facts (not its name or path): equal for the same model
     wherever it is stored, different when any fact the books read differs."""
-    words = ("name", "source", "not_modelled", "defaults_used", "nominal_defaults", "config_model_type")
+    words = ("name", "source", "not_modelled", "config_defaults", "config_model_type")
     # what the books read, less the words (a tower row's kind names it: stored keys stay as they were)
     exclude: dict[str, Any] = {**dict.fromkeys(words, True), "tower": {"kind": True}}
-    facts = model.model_dump(exclude=exclude)
+    # positions_nominal was a field when the store's first keys were made: its flag stays in the hash
+    facts = model.model_dump(exclude=exclude) | {"positions_nominal": model.positions_nominal}
     return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
