@@ -56,6 +56,6 @@ def error_of(err: Exception) -> str:
     return error_line(text)
 
 
-def print_error(text: str, *, prefix: str = "kvtop: error: ") -> None:
-    """One error line on stderr: `prefix` then the text, redacted and escaped (`error_line`)."""
-    sys.stderr.write(f"{prefix}{error_line(text)}\n")
+def print_error(text: str, *, prefix: str = "kvtop: error: ", file: TextIO | None = None) -> None:
+    """One error line on stderr (or `file`): `prefix` then the text, redacted and escaped (`error_line`)."""
+    (sys.stderr if file is None else file).write(f"{prefix}{error_line(text)}\n")

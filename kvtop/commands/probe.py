@@ -7,7 +7,8 @@ runtime reserve, the other processes on the GPU and, where NVML is at hand, a fr
 Exit codes: 0 the target fitted (or a fill found room) and the memory came back; 1 the target
 did not fit, memory ran out, or the memory did not come back; 2 a bad request or an environment
 that cannot probe (no NVIDIA driver, no torch, no CUDA, refused, timeout, worker crash); 130
-cancelled (Ctrl-C). A --demo node is refused: it has no memory to allocate.
+cancelled (Ctrl-C). A --demo node is refused: it has no memory to allocate. A probe that does not run
+says why as every command does (`kvtop: error: …`); `--json` names its outcome (`bad_request`, `refused`, …).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TextIO
 
 from kvtop.cli_args import positive_seconds
 from kvtop.commands import SUMMARIES
-from kvtop.commands.output import error_line, print_json
+from kvtop.commands.output import print_error, print_json
 from kvtop.domain.errors import InputError
 from kvtop.domain.probe import (
     ProbeBuffer,
@@ -215,7 +216,7 @@ def run_probe_command(
     else:
         out.write(safe_text(render_probe_result(result)))
     if result.outcome is not ProbeOutcome.CANCELLED and not result.released:
-        err.write(f"kvtop probe: WARNING: MEMORY NOT RELEASED on {result.device}: {error_line(result.message)}\n")
+        print_error(f"MEMORY NOT RELEASED on {result.device}: {result.message}", prefix="kvtop: warning: ", file=err)
     return exit_code(result)
 
 
@@ -232,7 +233,7 @@ def _report_unrun(
     if args.json:
         print_json(result.to_json_dict(), indent=2, file=out)
     else:
-        err.write(f"kvtop probe: {outcome.value}: {error_line(message)}\n")
+        print_error(message, file=err)  # every command's form; the named outcome stays in --json
     return exit_code(result)
 
 

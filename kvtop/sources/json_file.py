@@ -57,7 +57,10 @@ def read_regular_file(path: Path, what: str, *, max_bytes: int, field: str | Non
 
 
 def parse_json_object(text: str, what: str, *, source: str, field: str | None = None) -> dict[str, Any]:
-    """`text` as a JSON object; malformed, too deep or too long a number is one InputError."""
+    """`text` as a JSON object; empty, malformed, too deep or too long a number is one InputError."""
+    if not text.strip():  # json's own message for it ("line 1, column 1: Expecting value") hides what is wrong
+        blank = "empty file" if not text else "empty file (whitespace only)"
+        raise InputError(f"{blank}: a {what} file holds one JSON object", field=field, source=source)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:

@@ -43,7 +43,8 @@ def test_a_file_over_the_cap_is_refused_before_it_is_read(tmp_path: Path) -> Non
         (b'{"hidden_size": ' + b"9" * 5000 + b"}", r"^malformed JSON: Exceeds the limit \(4300 digits\)"),
         (b'{"hidden_size": 4096,', r"^malformed JSON at line 1, column 22"),
         (b"[1, 2]", r"^a config must be a JSON object"),
-        (b"", r"^malformed JSON at line 1, column 1: Expecting value"),
+        (b"", r"^empty file: a config file holds one JSON object"),
+        (b" \n\t\n", r"^empty file \(whitespace only\): a config file holds one JSON object"),
     ],
 )
 def test_a_malformed_file_is_one_line(tmp_path: Path, raw: bytes, pattern: str) -> None:
@@ -63,11 +64,23 @@ def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
 def test_an_unreadable_model_or_scenario_names_its_flag(tmp_path: Path) -> None:
     """Every JSON failure names the flag that pointed at the file (a review found plan's and the
     demo's said only 'malformed JSON' or 'config file not found')."""
-    empty = tmp_path / "empty.log"
-    empty.write_text("")
-    with pytest.raises(InputError, match=r"^--model: malformed JSON at line 1, column 1"):
-        load_model(str(empty))
+    trunc = tmp_path / "trunc.log"
+    trunc.write_text('{"hidden_size": 4096,')
+    with pytest.raises(InputError, match=r"^--model: malformed JSON at line 1, column 22"):
+        load_model(str(trunc))
     with pytest.raises(InputError, match=r"^--model: config file not found in .*config\.json$"):
         load_model(str(tmp_path))
-    with pytest.raises(InputError, match=r"^--demo: malformed JSON at line 1, column 1"):
+    with pytest.raises(InputError, match=r"^--demo: malformed JSON at line 1, column 22"):
+        load_scenario(str(trunc))
+
+
+def test_an_empty_config_says_empty_file_naming_its_path(tmp_path: Path) -> None:
+    """An operator's empty config.json read "malformed JSON at line 1, column 1" (json's own words for it), which
+    sends one looking for a typo: it says "empty file", with the flag and the path."""
+    empty = tmp_path / "config.json"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError) as caught:
+        load_model(str(empty))
+    assert str(caught.value) == f"--model: empty file: a config file holds one JSON object in {empty}"
+    with pytest.raises(InputError, match=rf"^--demo: empty file: a scenario file holds one JSON object in {empty}$"):
         load_scenario(str(empty))

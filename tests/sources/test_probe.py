@@ -231,6 +231,26 @@ def test_read_only_refuses() -> None:
     assert "read-only" in err
 
 
+@pytest.mark.parametrize(
+    ("argv", "outcome", "line"),
+    [
+        (("--device", "cpu", "--tokens", "5"), "bad_request",
+         "kvtop: error: --memory-limit: --device cpu needs --memory-limit SIZE (the stand-in for free memory)\n"),
+        (("--device", "cpu", "--memory-limit", "1GiB", "--fill", "--read-only"), "refused",
+         "kvtop: error: the probe allocates memory and is disabled by --read-only\n"),
+    ],
+)  # fmt: skip
+def test_a_probe_that_does_not_run_says_so_as_every_command_does(
+    argv: tuple[str, ...], outcome: str, line: str
+) -> None:
+    """An operator trial: probe said "kvtop probe: bad_request: …" where every other command says "kvtop: error:
+    …". One form on stderr; --json still names the outcome, nothing on stderr."""
+    code, out, err = _command(*argv)
+    assert (code, out, err) == (2, "", line)
+    code, out, err = _command(*argv, "--json")
+    assert (code, err, json.loads(out)["outcome"]) == (2, "", outcome)
+
+
 def _cuda_request() -> ProbeRequest:
     return ProbeRequest(
         device="cuda:0", buffers=QWEN, target_tokens=1000, chunk_tokens=1000, reserve_bytes=2 * GIB

@@ -56,16 +56,25 @@ def missing_facts(log: EngineLog) -> tuple[str, ...]:
 
 
 def logged_token_capacity(log: EngineLog) -> int | None:
-    """The last `max_total_num_tokens` (a post-capture resize wins), or None."""
-    resized = log.first(
-        SglangRankLog,
-        lambda r: r.post_capture_resizes[-1].max_total_num_tokens if r.post_capture_resizes else None,
+    """The one answer to "what capacity did this log state" (`explain` and `--engine-log` both read it): the last
+    figure SGLang printed after any resize, or None. A post-capture resize (`Post-capture KV sizing:
+    max_total_num_tokens=N`, model_runner's `post_capture_resize_kv_pool`, 2026) is printed after the pool and
+    wins; then the scheduler's `max_total_num_tokens=` (TP0, printed after the pools, docs/engines/sglang.md §2);
+    then a sliding-window model's full-attention pool (`full_layer_tokens=`, `SWAKVPool … full size:`: the
+    `#tokens` line there is a sub-pool's); then the last `KV Cache is allocated. #tokens:` (§11)."""
+    return log.first(SglangRankLog, _stated_capacity)
+
+
+def _stated_capacity(rank: SglangRankLog) -> int | None:
+    """One rank's stated capacity, by the precedence `logged_token_capacity` gives (the last of each line)."""
+    stated = (
+        [r.max_total_num_tokens for r in rank.post_capture_resizes],
+        [s.max_total_num_tokens for s in rank.scheduler_summaries],
+        [s.full_layer_tokens for s in rank.sliding_window_splits],
+        [p.full_tokens for p in rank.swa_pools],
+        [a.tokens for a in rank.kv_allocations],
     )
-    summary = log.first(
-        SglangRankLog,
-        lambda r: r.scheduler_summaries[-1].max_total_num_tokens if r.scheduler_summaries else None,
-    )
-    return resized or summary
+    return next((figures[-1] for figures in ([f for f in kind if f is not None] for kind in stated) if figures), None)
 
 
 def log_kv_dtype(log: EngineLog) -> str | None:
@@ -106,26 +115,27 @@ def _lowest(values: list[Ends]) -> Ends | None:
     return min(values, key=lambda ends: ends[1]) if values else None
 
 
+def _per_token(log: EngineLog, tokens: int | None, page: int) -> int | None:
+    """Bytes per token of the pool that states the capacity (the first printed with `tokens`: the target's, not a
+    draft's), else of the first pool printed with its sizes (a sliding-window sub-pool): sizes ÷ (#tokens + page)."""
+    sized = [
+        (alloc.tokens, sum(s.value_bytes for s in sizes))
+        for rank in log.ranks(SglangRankLog)
+        for alloc in rank.kv_allocations
+        if alloc.tokens is not None and (sizes := [s for s in (alloc.k_size, alloc.v_size, alloc.kv_size) if s])
+    ]
+    pool = next((p for p in sized if p[0] == tokens), sized[0] if sized else None)
+    return None if pool is None else pool[1] // (pool[0] + page)
+
+
 def _logged(log: EngineLog, page: int) -> Logged:
-    tokens = per_token = None
-    for rank in log.ranks(SglangRankLog):
-        for alloc in rank.kv_allocations:
-            if alloc.tokens is not None and tokens is None:
-                tokens = alloc.tokens
-                sizes = [s for s in (alloc.k_size, alloc.v_size, alloc.kv_size) if s is not None]
-                if sizes:
-                    per_token = sum(s.value_bytes for s in sizes) // (alloc.tokens + page)
-        for split in rank.sliding_window_splits:
-            tokens = split.full_layer_tokens if split.full_layer_tokens is not None else tokens
-        for rank_summary in rank.scheduler_summaries:
-            if rank_summary.max_total_num_tokens is not None and tokens is None:
-                tokens = rank_summary.max_total_num_tokens
+    tokens = logged_token_capacity(log)
     summary = log.first(SglangRankLog, lambda r: r.scheduler_summaries[-1] if r.scheduler_summaries else None)
     before, after = _tightest(log)
     weights = log.first(SglangRankLog, lambda r: r.weight_loads[0].mem_usage if r.weight_loads else None)
     return Logged(
-        token_capacity=tokens if tokens is not None else (summary.max_total_num_tokens if summary else None),
-        kv_bytes_per_token=per_token,
+        token_capacity=tokens,
+        kv_bytes_per_token=_per_token(log, tokens, page),
         free_before_load_bytes=before[1] if before else None,
         free_after_load_bytes=after[1] if after else None,
         weights_bytes=weights.value_bytes if weights else None,
@@ -170,6 +180,7 @@ def explain(request: ExplainRequest) -> Explanation:
     """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
     log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
     _refuse_unmodelled_draft(log, model)
+    _refuse_post_capture_resize(log)
     page = _page(model, settings)
     logged = _logged(log, page)
     before, after = _tightest(log)
@@ -238,6 +249,19 @@ def _refuse_unmodelled_draft(log: EngineLog, model: ModelSpec) -> None:
             f"DeepSeek-V4's pools with speculative decoding (the log loads {', '.join(sorted(drafts))} after the "
             "target: draft rings of 16 / 256 rows, the (L+1)/L inflation) are not modelled",
             field="--speculative-algorithm",
+        )
+
+
+def _refuse_post_capture_resize(log: EngineLog) -> None:
+    """A pool re-sized after CUDA-graph capture (`SGLANG_ENABLE_POST_CAPTURE_KV_SIZING`, 2026: model_runner's
+    `post_capture_resize_kv_pool` sizes it from the free memory after the capture, docs/engines/sglang.md §2.5):
+    kvtop's rules size the pool before the capture, so the resized figure is read, never rebuilt."""
+    resized = log.first(SglangRankLog, lambda r: r.post_capture_resizes[-1] if r.post_capture_resizes else None)
+    if resized is not None:
+        raise UnsupportedModelError(
+            f"SGLang's post-capture KV resize (to {resized.max_total_num_tokens} tokens, sized from the free memory "
+            "after CUDA-graph capture) is not modelled: kvtop rebuilds the pool sized before the capture",
+            field="SGLANG_ENABLE_POST_CAPTURE_KV_SIZING",
         )
 
 

@@ -1,0 +1,115 @@
+"""One answer to "what capacity did this SGLang log state", read by `kvtop explain` and by `--engine-log`.
+
+An operator trial found the two disagree: `--engine-log` read only the scheduler summary and the post-capture
+resize, so C04 (whose excerpt ends at `KV Cache is allocated. #tokens: 2795207`) "states no token capacity"
+attached to the demo, while explain read the first `#tokens` and ignored a resize. Expected figures are the
+log lines' own, quoted beside each assertion.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvtop.commands.node_source import DemoSource
+from kvtop.domain.capacity import CapacitySource
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.logged_capacity import logged_token_capacity
+from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
+from kvtop.sources.hub import load_model
+from kvtop.sources.scenario import scenario_dir
+from tests.conftest import CASES, CONFIGS
+
+C04 = CASES / "sglang/C04/engine.log"
+LLAMA_70B = CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json"
+TP8 = parse_flags("sglang", ["--tp", "8"])
+
+# A start with SGLANG_ENABLE_POST_CAPTURE_KV_SIZING, in the engine's own wording: the pool line is
+# memory_pool.py's, the resize model_runner_kv_cache_mixin.py's `post_capture_resize_kv_pool`
+# ("Post-capture KV sizing: max_total_num_tokens=%d, free memory=%.2f GB"), the summary scheduler.py's. No log in
+# tests/data (cases, calibration corpus) holds a resize: these are the format strings filled in. Llama-3-70B at TP 8
+# holds 80 layers × 1 KV head × 128 × 2 B = 20,480 B of K per token per rank: (1,200,000 + 1) × 20,480 B = 22.89 GiB.
+RESIZED = (
+    "[2026-05-04 10:00:01 TP0] KV Cache is allocated. #tokens: 1200000, K size: 22.89 GB, V size: 22.89 GB\n"
+    "[2026-05-04 10:00:01 TP0] Memory pool end. avail mem=27.50 GB\n"
+    "[2026-05-04 10:00:40 TP0] Post-capture KV sizing: max_total_num_tokens=1310720, free memory=3.10 GB\n"
+)
+SUMMARY = (
+    "[2026-05-04 10:00:41 TP0] max_total_num_tokens=1310720, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+    "max_running_requests=4096, context_len=131072, available_gpu_mem=3.05 GB\n"
+)
+
+
+def _explained(log_text_or_path: str | Path) -> int | None:
+    """`kvtop explain`'s reading of the logged capacity (Llama-3.1-70B at TP 8)."""
+    log = (
+        read_engine_log(log_text_or_path)
+        if isinstance(log_text_or_path, Path)
+        else parse_engine_log(log_text_or_path, source="resize.log")
+    )
+    result = explain(ExplainRequest(log=log, model=load_model(str(LLAMA_70B)), settings=TP8))
+    return result.logged.token_capacity
+
+
+def _attached(tmp_path: Path, log: Path) -> tuple[set[tuple[int | None, CapacitySource]], str | None]:
+    """`--engine-log` on the SGLang demo node (Llama-3-70B TP 8), its endpoints unreachable so the log's
+    capacity is the one the ranks show."""
+    scenario = json.loads((scenario_dir() / "llama70b-tp8-sglang.json").read_text())
+    scenario["engines"][0]["endpoint"] = "unreachable"
+    path = tmp_path / "sglang-no-endpoint.json"
+    path.write_text(json.dumps(scenario))
+    snapshot = DemoSource.open(str(path), engine_log=log).collect_at(0)
+    (view,) = snapshot.engines
+    return {(r.capacity.actual_tokens, r.capacity.actual_source) for r in view.ranks if r.capacity}, snapshot.notice
+
+
+def test_c04_states_its_allocated_tokens_to_both_paths(tmp_path: Path) -> None:
+    # C04: "KV Cache is allocated. #tokens: 2795207, K size: 53.31 GB, V size: 53.31 GB" (no scheduler summary)
+    assert logged_token_capacity(read_engine_log(C04)) == 2_795_207
+    assert _explained(C04) == 2_795_207
+    ranks, notice = _attached(tmp_path, C04)
+    assert ranks == {(2_795_207, CapacitySource.LOGGED)}
+    assert notice is None or "states no token capacity" not in notice
+
+
+def test_a_post_capture_resize_is_the_capacity_both_paths_state(tmp_path: Path) -> None:
+    # "KV Cache is allocated. #tokens: 1200000" then "Post-capture KV sizing: max_total_num_tokens=1310720": the
+    # resize wins, whether or not the scheduler's summary (printed after it, the same figure) is in the excerpt
+    for text in (RESIZED, RESIZED + SUMMARY):
+        assert logged_token_capacity(parse_engine_log(text, source="resize.log")) == 1_310_720
+        assert _explained(text) == 1_310_720
+    log = tmp_path / "resize.log"
+    log.write_text(RESIZED)
+    ranks, _ = _attached(tmp_path, log)
+    assert ranks == {(1_310_720, CapacitySource.LOGGED)}
+
+
+def test_explain_names_the_post_capture_resize_not_modelled() -> None:
+    """kvtop sizes the pool before the capture: a resized figure is read and said, never rebuilt as a mismatch."""
+    log = parse_engine_log(RESIZED + SUMMARY, source="resize.log")
+    result = explain(ExplainRequest(log=log, model=load_model(str(LLAMA_70B)), settings=TP8))
+    assert result.verdict == "insufficient" and result.unsolved is not None
+    assert "post-capture KV resize (to 1310720 tokens" in result.unsolved and "not modelled" in result.unsolved
+
+
+def test_a_sliding_window_log_states_its_full_pool_not_the_sub_pool() -> None:
+    # C03: "Use sliding window memory pool. full_layer_tokens=375360, swa_layer_tokens=300288" then
+    # "KV Cache is allocated. #tokens: 300288, …" (the SWA sub-pool's): the capacity is the full-attention pool's
+    log = read_engine_log(CASES / "sglang/C03/engine.log")
+    explained = engine_rules("sglang").explainer.logged_figures(log, parse_flags("sglang", ["--tp", "4"]))
+    assert logged_token_capacity(log) == explained.token_capacity == 375_360
+    # C25: "SWAKVPool mem usage: 79.94 GB, swa size: 798276, full size: 997846"
+    log = read_engine_log(CASES / "sglang/C25/engine.log")
+    assert logged_token_capacity(log) == 997_846
+
+
+def test_two_runs_pasted_in_one_log_state_the_last_printed() -> None:
+    # C09 pastes two runs: "#tokens: 975424, KV size: 43.67 GB" then "#tokens: 1462784, KV size: 54.52 GB"
+    log = read_engine_log(CASES / "sglang/C09/engine.log")
+    explained = engine_rules("sglang").explainer.logged_figures(log, parse_flags("sglang", ["--page-size", "64"]))
+    assert logged_token_capacity(log) == explained.token_capacity == 1_462_784
+    # bytes per token of that pool: 54.52 GiB ÷ (1,462,784 + 64) rows = 40,019 B
+    assert explained.kv_bytes_per_token == round(54.52 * 2**30) // (1_462_784 + 64)
