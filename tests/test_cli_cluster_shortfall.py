@@ -7,13 +7,12 @@ TP8, `kvtop snapshot --demo`): 1,221,483 − 1,229,576 = −8,093, i.e. 8,093 to
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from kvtop.cli import main
 from kvtop.commands.cluster import shortfall_text
 from kvtop.domain.cluster import ClusterEngine
+from tests.calibrated_figures import llama_70b_tokens
 
 
 def _engine(clean: int | None, live: int | None) -> ClusterEngine:
@@ -35,6 +34,8 @@ def test_the_demo_cluster_text_has_no_negative_shortfall(capsys: pytest.CaptureF
     assert main(["cluster", "--demo-cluster"]) == 0
     out = capsys.readouterr().out
     assert "tokens short -" not in out
-    # the demo's clean figure follows kvtop's SGLang rules (1,221,483 when this was found); its live ranks hold more
-    above = re.search(r"tokens short 0 per rank of sglang:41000 \(([\d,]+) above the clean prediction\)", out)
-    assert above is not None and int(above.group(1).replace(",", "")) > 0
+    # the demo's clean figure is kvtop's calibrated plan, by hand from the committed fits (tests/calibrated_figures.py:
+    # 1,221,483 when this was found, 1,221,506 at the fits of da524f1c); its live ranks hold what SGLang sized from the
+    # 77.43 GiB free a real TP 8 start printed (test_demo): 1,229,576
+    above = 1_229_576 - llama_70b_tokens(8)
+    assert f"tokens short 0 per rank of sglang:41000 ({above:,} above the clean prediction)" in out

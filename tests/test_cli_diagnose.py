@@ -10,25 +10,24 @@ import pytest
 from kvtop.cli import main
 from kvtop.commands.node_source import open_node_source
 from kvtop.domain.calibration.estimate import calibrated_ledger
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
+from tests.calibrated_figures import (
+    GIB,
+    MIB,
+    llama_70b_tokens,
+    sglang_context_bytes,
+    sglang_h100_pre_load_bytes,
+)
 from tests.corpus_records import logged_bytes
 
-GIB, MIB = 1 << 30, 1 << 20
 # What a restart of the demo's SGLang finds free before the weights with nothing else on the GPU: CUDA's H100 total
-# (79.18803 GiB) less SGLang's calibrated context at TP 8 on NVLink (0.582988 + 3 × 0.517481 GiB), both fitted on
-# the corpus (docs/calibration.md): 85,027,499,771 − 2,292,901,577 = 82,734,598,194 B
-_CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
-H100_RESTART_FREE = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB) - round(
-    (_CONTEXT + 3 * _PER_TP_DOUBLING_NVLINK) * GIB
-)
+# less SGLang's calibrated context at TP 8 on NVLink, both fitted on the corpus (tests/calibrated_figures.py; at the
+# fits of da524f1c 79.18806 GiB less 0.570448 + 3 × 0.521322 GiB: 85,027,531,983 − 2,291,809,582 = 82,735,722,401 B)
+H100_RESTART_FREE = sglang_h100_pre_load_bytes(8)
 # What diagnose prices a restart on the demo node at: NVML's total less its reserve (the demo's GPUs show CUDA's
 # 79.19 GiB, as vLLM 0.19.0 printed it on an H100: llmd-v019-llama-3.3-70b-fp8dyn-tp4; examples/measured)
-# less the same calibrated context: 85,029,615,043 − 2,292,901,577 = 82,736,713,466 B
-NODE_RESTART_FREE = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total") - round(
-    (_CONTEXT + 3 * _PER_TP_DOUBLING_NVLINK) * GIB
-)
+# less the same calibrated context: 85,029,615,043 − 2,291,809,582 = 82,737,805,461 B at the fits of da524f1c
+NODE_RESTART_FREE = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total") - sglang_context_bytes(8)
 
 
 def diagnose_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
@@ -65,33 +64,36 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
             ledger.model, ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes, measured=measured
         ).token_capacity
 
-    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,483.7 and
-    # 1,092,823.4), so the two are 128,660 apart
-    assert capacity(clean) == 1_221_483 and capacity(clean - 6 * GIB) == 1_092_823
+    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (SGLang's arithmetic by
+    # hand, tests/calibrated_figures.py: at the fits of da524f1c 1,221,506.15 and 1,092,845.87), so the two are
+    # 128,661 apart there (128,660 at the fits before)
+    clean_tokens, squeezed = llama_70b_tokens(8), llama_70b_tokens(8, clean - 6 * GIB)
+    assert capacity(clean) == clean_tokens and capacity(clean - 6 * GIB) == squeezed
     assert (
-        finding["tokens"] == finding["gain_tokens"] == capacity(clean) - capacity(clean - 6 * GIB) == 128_660
+        finding["tokens"] == finding["gain_tokens"] == clean_tokens - squeezed
+        and 128_660 <= clean_tokens - squeezed <= 128_661
     )
     assert finding["bytes"] == 6 * GIB
     # the finding is the waterfall's term: what the rank holds against clean, all of it this cause
-    assert finding["cause"] == "other_processes" and finding["term_tokens"] == -128_660
+    assert finding["cause"] == "other_processes" and finding["term_tokens"] == squeezed - clean_tokens
 
 
 def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left_running(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Left running, the 6 GiB notebook leaves a restart NVML's total less its reserve (the node's CUDA total,
-    79.19 GiB as a real H100 start printed it) less SGLang's context at TP 8 on NVLink (0.582988 + 3 × 0.517481
-    GiB, calibrated, docs/calibration.md) less 6 GiB free; SGLang's reserve is that × (1 − share), its own × (1 −
-    0.818): 0.83 takes it 0.85 GiB below (0.012 × 72,759.9 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1
-    GiB. The weights are the calibrated term (the book 17,640,734,720 and SGLang's rope cache 4,194,304 B): at 0.83
-    the KV budget is 76,294,262,522 − 17,644,929,024 − 76,294,262,522 × 0.17 = 45,679,308,869 B ÷ 40,960 =
-    1,115,217 tokens, at 0.818 1,092,865."""
+    79.19 GiB as a real H100 start printed it) less SGLang's context at TP 8 on NVLink (calibrated,
+    tests/calibrated_figures.py) less 6 GiB free; SGLang's reserve is that × (1 − share), its own × (1 − 0.818): 0.83
+    takes it 0.85 GiB below (0.012 × 72,760.9 MiB at the fits of da524f1c), 0.84 would take 1.56 GiB: kvtop's
+    tolerance is 1 GiB. The weights are the calibrated term (the book 17,640,734,720 and SGLang's rope cache 4,194,304
+    B): at 0.83 the KV budget is 76,295,354,517 − 17,644,929,024 − 76,295,354,517 × 0.17 = 45,680,215,225 B ÷ 40,960
+    = 1,115,239 tokens, at 0.818 1,092,887 (there, +22,352; SGLang's float arithmetic by hand in the helper)."""
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
     alternative = out["findings"][0]["alternative"]
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
     assert ledger is not None
     left = NODE_RESTART_FREE - 6 * GIB
-    assert round(left / MIB, 1) == 72_759.9 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
+    assert 72_700 < left / MIB < 72_800 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
 
     def capacity(**settings: float) -> int:
         measured = MeasuredInputs(free_before_load_bytes=left)
@@ -100,14 +102,16 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
             measured=measured,
         ).token_capacity  # fmt: skip
 
+    at_083, at_0818 = llama_70b_tokens(8, left, fraction=0.83), llama_70b_tokens(8, left)
     assert (alternative["fix"], alternative["limit"], alternative["pids"]) == ("--mem-fraction-static 0.83", "reserve", [4242])
-    assert alternative["tokens"] == capacity(mem_fraction_static=0.83) == 1_115_217
-    assert alternative["restart_tokens"] == capacity() == 1_092_865
-    assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_352
+    assert alternative["tokens"] == capacity(mem_fraction_static=0.83) == at_083
+    assert alternative["restart_tokens"] == capacity() == at_0818
+    assert alternative["gain_tokens"] == at_083 - at_0818 == capacity(mem_fraction_static=0.83) - capacity()
     assert alternative["flags"][-2:] == ["--mem-fraction-static", "0.83"]
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
-    assert "  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +22,352 tokens" in text
+    said = f"  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +{at_083 - at_0818:,} tokens"
+    assert said in text
 
 
 def test_global_demo_flag_works_too(capsys: pytest.CaptureFixture[str]) -> None:
@@ -138,7 +142,8 @@ def test_dp_attention_deepseek_on_vllm_is_healthy(capsys: pytest.CaptureFixture[
 def test_text_output_leads_with_the_finding_and_its_fix(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
-    assert "WARNING  co_tenant  GPU 3  −128,660 tokens/rank" in text
+    cost = llama_70b_tokens(8) - llama_70b_tokens(8, H100_RESTART_FREE - 6 * GIB)  # 128,661 at the fits of da524f1c
+    assert f"WARNING  co_tenant  GPU 3  −{cost:,} tokens/rank" in text
     assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3), then restart sglang:41000" in text
     assert text.index("co_tenant") < text.index("advice (trade-offs")
 

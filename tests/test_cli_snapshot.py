@@ -13,6 +13,7 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.sources.scenario import scenario_names
+from tests.calibrated_figures import GIB, llama_70b_tokens, sglang_h100_pre_load_bytes
 from tests.corpus_records import logged_bytes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,21 +64,25 @@ def test_demo_json_contract_in_a_fresh_process() -> None:
         "meta-llama/Meta-Llama-3-70B-Instruct",
         8,
     )
-    # SGLang 0.5.9's budget by hand (docs/engines/sglang.md §4-§5): pre-load = 79.18803 GiB less its calibrated
-    # context 0.582988 + 0.517481 × log2 8 GiB = 82,734,598,194 B; less the weights 17,644,929,024 B (the checkpoint's
-    # 17,640,734,720 and SGLang's float32 rope cos/sin cache, 8,192 positions × 128 dims × 4 B = 4,194,304) and the
-    # reserve pre-load × (1 − 0.818) = 15,057,696,871.3 B: 50,031,972,298 B (floored) // 40,960 B = 1,221,483 tokens
-    assert engine["predicted"]["token_capacity"] == 1_221_483
+    # SGLang 0.5.9's budget by hand (docs/engines/sglang.md §4-§5; tests/calibrated_figures.py, from the committed
+    # fits): pre-load = CUDA's H100 total less its calibrated context c + d × log2 8 GiB; less the weights
+    # 17,644,929,024 B (the checkpoint's 17,640,734,720 and SGLang's float32 rope cos/sin cache, 8,192 positions × 128
+    # dims × 4 B = 4,194,304) and the reserve pre-load × (1 − 0.818). At the fits of da524f1c (79.18806 GiB, c =
+    # 0.570448, d = 0.521322): 82,735,722,401 − 17,644,929,024 − 15,057,901,476.98 = 50,032,891,900 B // 40,960 B =
+    # 1,221,506 tokens
+    clean = llama_70b_tokens(8)
+    assert engine["predicted"]["token_capacity"] == clean
     assert len(engine["ranks"]) == 8 and all(set(rank) >= RANK_KEYS for rank in engine["ranks"])
     rank = engine["ranks"][0]
     # what SGLang measured and sized (test_demo: 77.43 GiB free before its weights, as a real TP 8 start on an H100
-    # printed it): 1,229,576 tokens, 8,093 above kvtop's prediction, the gap the waterfall leaves unexplained
+    # printed it): 1,229,576 tokens, 8,070 above kvtop's prediction at the fits of da524f1c, the gap the waterfall
+    # leaves unexplained
     assert (
         rank["observed"]["token_capacity"] == 1_229_576 and rank["predicted"]["kv_bytes_per_token"] == 40_960
     )
-    assert [(t["cause"], t["tokens"]) for t in rank["capacity"]["terms"]] == [("unexplained", 1_229_576 - 1_221_483)]
-    # the demo worker sits a few hundred MiB below its predicted resident bytes (a larger pool, 8,093 × 40,960 B,
-    # but 0.38 GiB less context than kvtop's fit), less than the graphs + activations reserve it has not claimed
+    assert [(t["cause"], t["tokens"]) for t in rank["capacity"]["terms"]] == [("unexplained", 1_229_576 - clean)]
+    # the demo worker sits a few hundred MiB below its predicted resident bytes (a larger pool, 8,070 × 40,960 B,
+    # but 0.37 GiB less context than kvtop's fit), less than the graphs + activations reserve it has not claimed
     # (free memory, not a mystery): no byte is unexplained
     gap = rank["observed"]["process_bytes"] - rank["predicted_resident_bytes"]
     assert -rank["predicted"]["reserve_bytes"] < gap < 0 and rank["unexplained_bytes"] == 0
@@ -113,12 +118,14 @@ def test_human_tables_show_gpus_processes_and_ranks(capsys: pytest.CaptureFixtur
     assert main(["snapshot", "--demo", "llama70b-tp8-foreign-gpu3"]) == 0
     text = capsys.readouterr().out
     assert "NVIDIA H100 80GB HBM3" in text and "co-tenant" in text and "python (ada)" in text
-    assert "unexplained GiB" in text and "1,221,483" in text and "1,100,916" in text
+    clean = llama_70b_tokens(8)
+    cost = clean - llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB)
+    assert "unexplained GiB" in text and f"{clean:,}" in text and "1,100,916" in text
     row = next(line for line in text.splitlines() if line.lstrip().startswith("TP3 "))
     # tokens clean (kvtop's prediction), tokens now (what SGLang sized, test_demo), vs clean (the co-tenant's
-    # −128,660 and the unnamed +8,093 gap), and the cause that costs the most, on every rank
-    assert row.split()[6:9] == ["1,221,483", "1,100,916", "−120,567"]
-    assert row.endswith("other processes −128,660 (GPU 3, pid 4242)")
+    # −128,661 and the unnamed +8,071 gap at the fits of da524f1c), and the cause that costs the most, on every rank
+    assert row.split()[6:9] == [f"{clean:,}", "1,100,916", f"−{clean - 1_100_916:,}"]
+    assert row.endswith(f"other processes −{cost:,} (GPU 3, pid 4242)")
     assert row.split()[1:3] == ["3", "41013"]
     # observed and predicted as NVML counts the worker (the TUI's "= worker" row): they differ by
     # the unexplained bytes, here none (the resident figure, 79.65 GiB, holds the context too)
@@ -130,22 +137,25 @@ def test_human_tables_show_gpus_processes_and_ranks(capsys: pytest.CaptureFixtur
 def test_capacity_waterfall_sums_to_what_the_engine_holds(capsys: pytest.CaptureFixture[str]) -> None:
     out = snapshot_json(capsys, "snapshot", "--demo", "llama70b-tp8-foreign-gpu3", "--json")
     [engine] = out["engines"]
+    clean = llama_70b_tokens(8)
+    squeezed = llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB)
+    assert 128_660 <= clean - squeezed <= 128_661  # 128,660.3 by two floors
     for rank in engine["ranks"]:
         capacity = rank["capacity"]
-        assert capacity["clean_tokens"] == engine["plan"]["token_capacity"] == 1_221_483
+        assert capacity["clean_tokens"] == engine["plan"]["token_capacity"] == clean
         # the engine's predicted is the explained state, as its ranks' (the co-tenant applied)
-        assert engine["predicted"]["token_capacity"] == rank["predicted"]["token_capacity"] == 1_092_823
+        assert engine["predicted"]["token_capacity"] == rank["predicted"]["token_capacity"] == squeezed
         # what SGLang sized from what it measured (test_demo: 77.43 GiB free less GPU 3's 6 GiB)
         assert capacity["actual_tokens"] == rank["observed"]["token_capacity"] == 1_100_916
         assert capacity["actual_source"] == "live"
         # SGLang sizes every rank by the least free GPU: GPU 3's 6 GiB co-tenant costs each rank
-        # 6 GiB × 0.818 ÷ 40,960 B = 128,660.3 tokens of budget: the floors of the clean 1,221,483.7 and the squeezed
-        # 1,092,823.4 tokens (50,031,972,298 and 44,762,047,426 B ÷ 40,960 B) differ by 128,660. What is left is the
-        # gap between kvtop's prediction and what SGLang measured, 1,229,576 − 1,221,483 = 8,093 tokens (8,093 ×
-        # 40,960 B more pool than predicted), named by no cause
+        # 6 GiB × 0.818 ÷ 40,960 B = 128,660.3 tokens of budget: at the fits of da524f1c the floors of the clean
+        # 1,221,506.15 and the squeezed 1,092,845.87 tokens (50,032,891,900 and 44,762,967,027 B ÷ 40,960 B) differ by
+        # 128,661. What is left is the gap between kvtop's explained pool and what SGLang sized from what it measured,
+        # 1,100,916 − 1,092,845 = 8,071 tokens there (8,071 × 40,960 B more pool than explained), named by no cause
         assert [(t["cause"], t["tokens"], t["bytes"], t["gpu_index"], t["pid"]) for t in capacity["terms"]] == [
-            ("other_processes", -128_660, 6 * (1 << 30), 3, 4242),
-            ("unexplained", 8_093, -8_093 * 40_960, None, None),
+            ("other_processes", squeezed - clean, 6 * (1 << 30), 3, 4242),
+            ("unexplained", 1_100_916 - squeezed, -(1_100_916 - squeezed) * 40_960, None, None),
         ]
         assert capacity["clean_tokens"] + sum(t["tokens"] for t in capacity["terms"]) == capacity["actual_tokens"]
 

@@ -11,10 +11,8 @@ import pytest
 
 from kvtop.commands.node_source import DemoSource
 from kvtop.domain.calibration.estimate import calibrated_ledger
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_launch_command
@@ -27,19 +25,24 @@ from kvtop.sources.scenario import (
     scenario_dir,
     scenario_names,
 )
+from tests.calibrated_figures import (
+    H100_CUDA_TOTAL_BYTES,
+    H200_CUDA_TOTAL_BYTES,
+    llama_70b_tokens,
+    sglang_context_bytes,
+    vllm_v1_runtime_bytes,
+)
 from tests.corpus_records import logged_bytes, logged_gib
 
 GIB = 1 << 30
 MIB = 1 << 20
 HEALTHY = ("llama70b-tp8-sglang", "dsv3-dp-attention-vllm", "orphan-vllm-worker", "gpu5-lost")
-# The clean prediction's pre-load terms on an H100 (docs/calibration.md), from the fitted constants: CUDA's total is
-# the mean of the H100 totals the corpus's logs printed, 79.18803 GiB (85,027,499,771 B); SGLang's CUDA context and
-# NCCL before the weights are 0.582988 GiB + 0.517481 GiB per doubling of TP on NVLink GPUs (2.135 GiB at TP 8:
-# 2,292,901,577 B). A scenario that sets neither the driver's reserve nor the context gets these, so its engines
-# measure what the prediction expects.
-H100_CUDA_TOTAL = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB)
-_CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
-SGLANG_TP8_CONTEXT = round((_CONTEXT + _PER_TP_DOUBLING_NVLINK * 3) * GIB)
+# The clean prediction's pre-load terms on an H100 come from the committed fits, by hand in tests/calibrated_figures.py
+# (CUDA's total the mean of the H100 totals the corpus's logs printed; SGLang's CUDA context and NCCL before the weights
+# a constant and a part per doubling of TP on NVLink GPUs): at the fits of da524f1c 79.18806 GiB (85,027,531,983 B)
+# and 0.570448 + 0.521322 × 3 GiB at TP 8 (2,291,809,582 B). A scenario that sets neither the driver's reserve nor the
+# context gets these, so its engines measure what the prediction expects.
+SGLANG_TP8_CONTEXT = sglang_context_bytes(8)
 # What the default node's SGLang measured is data (examples/measured/starts.json), never these fits: the
 # 77.43 GiB free before its weights that SGLang 0.5.2rc2 printed at TP 8 on an H100 (corpus record
 # file45518106035-grok-2-fp8-h100-tp8), 83,139,829,432 B.
@@ -87,29 +90,30 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     assert view.engine.engine_id == "sglang:41000"
     assert [rank.rank for rank in view.ranks] == [EngineRank(tp=tp) for tp in range(8)]
     assert view.ledger.kv_bytes_per_token == 40_960
-    # from the launch command alone (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = 85,027,499,771 −
-    # 2,292,901,577 = 82,734,598,194 B; KV budget = pre-load − the weights 17,644,929,024 (the checkpoint's
-    # 17,640,734,720 and the float32 rope cos/sin cache SGLang holds on every rank, 8,192 positions × 128 dims × 4 B =
-    # 4,194,304) − pre-load × (1 − 0.818) 15,057,696,871.3 = 50,031,972,298 B (floored) // 40,960 B =
-    # 1,221,483 tokens
+    # from the launch command alone (SGLang 0.5.9, docs/engines/sglang.md §4-§5; tests/calibrated_figures.py): pre-load
+    # = CUDA's H100 total less SGLang's TP 8 context, at the fits of da524f1c 85,027,531,983 − 2,291,809,582 =
+    # 82,735,722,401 B; KV budget = pre-load − the weights 17,644,929,024 (the checkpoint's 17,640,734,720 and the
+    # float32 rope cos/sin cache SGLang holds on every rank, 8,192 positions × 128 dims × 4 B = 4,194,304) − pre-load ×
+    # (1 − 0.818) 15,057,901,476.98 = 50,032,891,900 B // 40,960 B = 1,221,506 tokens there
+    clean = llama_70b_tokens(8)
     assert view.ledger.weights_bytes == 17_640_734_720 + 8_192 * 128 * 4
-    assert view.ledger.token_capacity == 1_221_483
+    assert view.ledger.token_capacity == clean
     # kvtop's prediction rests on the fits: CUDA's H100 total less SGLang's TP 8 context, the weights the
     # calibrated term (the book and the rope cache).
     settings = parse_launch_command(LLAMA_TP8)
-    free = H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT
+    free = H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT
     solved = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                                measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
-    assert solved.token_capacity == 1_221_483
+    assert solved.token_capacity == clean
     # The engine solved with what it measured, SGLANG_TP8_FREE: 83,139,829,432 − the weights 17,644,929,024 −
-    # 83,139,829,432 × (1 − 0.818) 15,131,448,957 = 50,363,451,451 B // 40,960 B = 1,229,576 tokens; 8,093 more
-    # than predicted (the start left 1.76 GiB of CUDA's 79.19 taken before its weights, the fit says 2.14): the
-    # gap the waterfall shows, as no cause of kvtop's explains it
+    # 83,139,829,432 × (1 − 0.818) 15,131,448,957 = 50,363,451,451 B // 40,960 B = 1,229,576 tokens; 8,070 more
+    # than predicted at the fits of da524f1c (the start left 1.76 GiB of CUDA's 79.19 taken before its weights, the
+    # fit says 2.13): the gap the waterfall shows, as no cause of kvtop's explains it
     measured = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                                  measured=MeasuredInputs(free_before_load_bytes=SGLANG_TP8_FREE))  # fmt: skip
-    assert measured.token_capacity == 1_229_576
+    assert measured.token_capacity == llama_70b_tokens(8, SGLANG_TP8_FREE) == 1_229_576
     assert {rank.observed.token_capacity for rank in view.ranks} == {1_229_576}
-    assert {rank.capacity.change_tokens for rank in view.ranks} == {1_229_576 - 1_221_483}
+    assert {rank.capacity.change_tokens for rank in view.ranks} == {1_229_576 - clean}
     assert {tuple(term.cause for term in rank.capacity.terms) for rank in view.ranks} == {(CapacityCause.UNEXPLAINED,)}
 
 
@@ -128,8 +132,9 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     settings = parse_launch_command(LLAMA_TP8)
     total = gpu_total_bytes("H100")
     tightest = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
-                                 measured=MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
-    assert tightest.token_capacity == 1_092_823
+                                 measured=MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
+    clean, squeezed = llama_70b_tokens(8), llama_70b_tokens(8, H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT - 6 * GIB)
+    assert tightest.token_capacity == squeezed  # 1,092,845 at the fits of da524f1c
     sized = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
                               measured=MeasuredInputs(free_before_load_bytes=SGLANG_TP8_FREE - 6 * GIB))  # fmt: skip
     assert sized.token_capacity == 1_100_916
@@ -137,20 +142,22 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,229,576.5 measured
     # clean, 1,100,916.2 with the co-tenant), so the two pools are 128,660 tokens apart
     assert healthy.engines[0].ranks[0].observed.token_capacity - 1_100_916 == 128_660
-    # the waterfall names the co-tenant on every rank, and the healthy node's gap (1,229,576 measured clean against
-    # 1,221,483 predicted) beside it, unexplained
+    # the waterfall names the co-tenant on every rank (kvtop's own pools' floors: 1,221,506.15 and 1,092,845.87 at the
+    # fits of da524f1c, 128,661 apart), and beside it, unexplained, what SGLang sized against kvtop's explained pool:
+    # 1,100,916 − 1,092,845 = 8,071 there (the healthy node's gap, 1,229,576 − 1,221,506 = 8,070, and the one token
+    # the two pairs of floors differ by)
     for rank in view.ranks:
         cotenant, gap = rank.capacity.terms
-        assert (cotenant.cause.value, cotenant.tokens, cotenant.gpu_index, cotenant.pid) == ("other_processes", -128_660, 3, 4242)
-        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_229_576 - 1_221_483)
+        assert (cotenant.cause.value, cotenant.tokens, cotenant.gpu_index, cotenant.pid) == ("other_processes", squeezed - clean, 3, 4242)
+        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_100_916 - squeezed)
     # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
-    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_221_483
+    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == clean
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
         assert 5.9 * GIB < before.observed.process_bytes - after.observed.process_bytes < 6.1 * GIB
         # one byte view: the rank's predicted row is the explained ledger's, the pool SGLang sized from GPU 3
-        assert after.predicted.token_capacity == 1_092_823
+        assert after.predicted.token_capacity == squeezed
         assert after.predicted.kv_pool_bytes == tightest.ranks[after.gpu_index].kv_pool_bytes
-        assert before.predicted.kv_pool_bytes - after.predicted.kv_pool_bytes == 128_660 * 40_960
+        assert before.predicted.kv_pool_bytes - after.predicted.kv_pool_bytes == (clean - squeezed) * 40_960
         assert abs(after.unexplained_bytes) < GIB
 
 
@@ -170,13 +177,21 @@ def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> N
     # 6,979,321,856 B: ceil(0.9 × 150,119,844,413) − the weights 100,840,747,360 and the rope's cos/sin cache vLLM
     # holds beside them (yarn: 4,096 × 40 = 163,840 positions × 64 rope dims × 2 B = 20,971,520) − 6,979,321,856 =
     # 27,266,819,236 B of KV, 6,062 blocks of 64 tokens (4,497,408 B each, forced for FlashMLA on Hopper). kvtop's
-    # prediction (its fits: 6,469 blocks) is the other figure the demo shows.
+    # prediction is the other figure the demo shows.
     assert view.ledger.weights_bytes == 100_840_747_360 + 163_840 * 64 * 2
     total = logged_bytes("file20903468563-deepseek-r1-h200-tp8:cuda_total")
     runtime = round((logged_gib("file20903468563-deepseek-r1-h200-tp8:activation") + logged_gib("llmd-v011-llama-3.1-8b:non_torch")) * GIB)
     budget = math.ceil(0.9 * total) - view.ledger.weights_bytes - runtime
     assert {rank.observed.token_capacity for rank in view.ranks} == {budget // 4_497_408 * 64} == {6_062 * 64}
-    assert view.ledger.token_capacity == 6_469 * 64
+    # kvtop predicts from its fits (tests/calibrated_figures.py, vLLM V1's arithmetic by hand): CUDA's H200 total, and
+    # the profile's peak on 1,024 seqs × the vocabulary 129,280 of float32 logits and the MoE transient of 8,192 tokens
+    # (8 routed experts × (3 × 2,048 ÷ EP 8 + 7,168) + the shared expert's 3 × 2,048, × 2 B), with non-torch growth
+    # and no custom all-reduce (TP 1): 6,471 blocks at the fits of da524f1c (a runtime of 4.90 GiB)
+    runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=129_280, tokens=8_192, mlp_width=8 * (3 * 2_048 / 8 + 7_168) + 3 * 2_048,
+                                    moe=True, all_reduce=False)  # fmt: skip
+    assert view.ledger.measured.calibrated.non_kv_bytes == runtime
+    predicted = math.ceil(0.9 * H200_CUDA_TOTAL_BYTES) - view.ledger.weights_bytes - runtime
+    assert view.ledger.token_capacity == predicted // 4_497_408 * 64
     assert [rank.engine_index for rank in view.engine.live.ranks] == [str(dp) for dp in range(8)]
 
 
@@ -203,9 +218,15 @@ def test_orphan_worker_holds_70_gib_next_to_a_healthy_engine() -> None:
     runtime = round((logged_gib("llmd-v011-llama-3.1-8b:activation") + logged_gib("llmd-v011-llama-3.1-8b:non_torch")) * GIB)
     budget = math.ceil(total * 0.9) - view.ledger.weights_bytes - runtime
     assert view.ranks[0].observed.token_capacity == budget // 2_097_152 * 16 == 420_992
-    # kvtop predicts from its fits (CUDA's total 79.18803 GiB, a runtime of 4.91 GiB): 144 tokens fewer
-    predicted = math.ceil(H100_CUDA_TOTAL * 0.9) - view.ledger.weights_bytes - view.ledger.measured.calibrated.non_kv_bytes
-    assert view.ledger.token_capacity == predicted // 2_097_152 * 16 == 420_848
+    # kvtop predicts from its fits (tests/calibrated_figures.py, vLLM V1's arithmetic by hand): CUDA's H100 total, and
+    # the profile's peak on 1,024 seqs × the vocabulary 128,256 of float32 logits and the dense MLP transient of 8,192
+    # tokens ((3 × 14,336 + 4,096) × 2 B), with non-torch growth and no custom all-reduce (TP 1): at the fits of
+    # da524f1c 79.18806 GiB and a runtime of 4.90 GiB, 420,896 tokens, 96 fewer than the engine's
+    runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, mlp_width=3 * 14_336 + 4_096,
+                                    moe=False, all_reduce=False)  # fmt: skip
+    assert view.ledger.measured.calibrated.non_kv_bytes == runtime
+    predicted = math.ceil(H100_CUDA_TOTAL_BYTES * 0.9) - view.ledger.weights_bytes - runtime
+    assert view.ledger.token_capacity == predicted // 2_097_152 * 16
 
 
 def test_gpu5_lost_names_the_state_and_the_other_gpus_keep_running() -> None:

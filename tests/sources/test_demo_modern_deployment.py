@@ -18,6 +18,7 @@ from kvtop.sources.demo_plan import NodePlan
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import load_scenario
 from kvtop.ui.ledger_rows import rank_ledger
+from tests.calibrated_figures import H200_CUDA_TOTAL_BYTES, sglang_context_bytes
 from tests.corpus_records import logged_bytes, logged_gib
 
 TICK = 600  # ten minutes in: the counters have a minute of history
@@ -64,16 +65,21 @@ def test_sglang_engine_shows_its_draft_experts_deepep_and_hicache(snapshot: Node
     causes = [CapacityCause.SPECULATIVE, CapacityCause.EXPERT_PARALLEL, CapacityCause.UNEXPLAINED]
     assert [t.cause for t in waterfall.terms] == causes
     assert waterfall.clean_tokens + sum(t.tokens for t in waterfall.terms) == waterfall.actual_tokens
-    # SGLang sized its pool from what it measured, H200_TOTAL − TP4_CONTEXT free before its weights (kvtop's fits
-    # predict 117,552 tokens: CUDA's H200 total 139.935 GiB less SGLang's TP 4 context 0.582988 + 2 × 0.517481 GiB):
-    # the gap is the waterfall's unexplained term
+    # SGLang sized its pool from what it measured, H200_TOTAL − TP4_CONTEXT free before its weights; kvtop's clean
+    # prediction is the same rule from the fits' pre-load (tests/calibrated_figures.py: CUDA's H200 total less SGLang's
+    # TP 4 context; at the fits of da524f1c 117,647 tokens, 117,552 at the fits before): the gap is the waterfall's
+    # unexplained term
     draft = load_model("qwen3-235b-a22b-eagle3")
-    sized = calibrated_ledger(view.ledger.model, view.ledger.settings, gpu_total_bytes=gpu_total_bytes("H200"),
-                              gpu_name="NVIDIA H200", measured=MeasuredInputs(free_before_load_bytes=H200_TOTAL - TP4_CONTEXT),
-                              draft=draft)  # fmt: skip
-    assert waterfall.actual_tokens == sized.token_capacity == 116_440
-    assert waterfall.terms[-1].tokens == 116_440 - view.ledger.token_capacity == 116_440 - 117_552
 
+    def solved(free: int) -> int:
+        return calibrated_ledger(view.ledger.model, view.ledger.settings, gpu_total_bytes=gpu_total_bytes("H200"),
+                                 gpu_name="NVIDIA H200", measured=MeasuredInputs(free_before_load_bytes=free),
+                                 draft=draft).token_capacity  # fmt: skip
+
+    assert waterfall.actual_tokens == solved(H200_TOTAL - TP4_CONTEXT) == 116_440
+    predicted = solved(H200_CUDA_TOTAL_BYTES - sglang_context_bytes(4))
+    assert view.ledger.token_capacity == predicted
+    assert waterfall.terms[-1].tokens == 116_440 - predicted
 
 def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> None:
     view = _view(snapshot, "vllm")
@@ -130,11 +136,12 @@ def test_host_memory_beside_the_host_tiers(snapshot: NodeSnapshot) -> None:
     host = snapshot.observation.host_memory
     assert host is not None and host.total_bytes == 2 << 40
     # the scenario's 2 TiB less what both host tiers pin as the engines sized them (HiCache: --hicache-ratio 2 × the
-    # pool SGLang sized on 4 ranks, 116,440 tokens each, not kvtop's 117,552; offloading 200 GiB) and 5% for the OS
+    # pool SGLang sized on 4 ranks, 116,440 tokens each, not kvtop's clean prediction; offloading 200 GiB) and 5% for the OS
     engines = NodePlan(load_scenario("modern-deployment"), "test", opened_at=0).engines
     tiers = [engine.truth.host_tier for engine in engines if engine.truth.host_tier is not None]
     assert [tier.connector for tier in tiers] == ["HiCache", "OffloadingConnector"]
-    assert tiers[0].bytes_per_rank // 116_440 == _view(snapshot, "sglang").ledger.host_tier.bytes_per_rank // 117_552
+    predicted = _view(snapshot, "sglang").ledger
+    assert tiers[0].bytes_per_rank // 116_440 == predicted.host_tier.bytes_per_rank // predicted.token_capacity
     assert tiers[1].total_bytes == 200 << 30
     pinned = sum(tier.total_bytes for tier in tiers)
     assert host.available_bytes == (2 << 40) - pinned - (2 << 40) // 20

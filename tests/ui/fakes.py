@@ -11,9 +11,7 @@ import threading
 from collections.abc import Callable
 
 from kvtop.domain.calibration.estimate import calibrated_ledger
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -32,6 +30,7 @@ from kvtop.domain.observe import (
 )
 from kvtop.domain.process_identity import ProcessIdentity
 from kvtop.sources.hub import load_model
+from tests.calibrated_figures import sglang_context_bytes
 from tests.data_paths import CONFIGS
 
 LLAMA_70B_CONFIG = CONFIGS / "meta-llama--Meta-Llama-3-70B.json"
@@ -46,12 +45,9 @@ H100_NAME = "NVIDIA H100 80GB HBM3"
 DRIVER_RESERVED_BYTES = 512 * MIB  # NVML v2 `reserved`
 UNTOUCHED_RESERVE_BYTES = 2 * GIB  # runtime reserve a healthy worker has not claimed yet
 CO_TENANT_BYTES = 6 * GIB
-# The planner's pre-load terms on an H100 (docs/calibration.md), from the fitted constants: CUDA's total, the mean
-# of the H100 totals the corpus's logs printed (79.18803 GiB); SGLang's CUDA context and NCCL at TP 8 on NVLink
-# GPUs (0.582988 GiB + 0.517481 GiB per doubling of TP: 2,292,901,577 B)
-H100_CUDA_TOTAL_BYTES = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB)
-_CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
-SGLANG_TP8_CONTEXT_BYTES = round((_CONTEXT + _PER_TP_DOUBLING_NVLINK * 3) * GIB)
+# The planner's pre-load terms on an H100, from the fitted constants (tests/calibrated_figures.py): CUDA's total, the
+# mean of the H100 totals the corpus's logs printed; SGLang's CUDA context and NCCL at TP 8 on NVLink GPUs
+SGLANG_TP8_CONTEXT_BYTES = sglang_context_bytes(8)
 TAKEN_AT = 1_750_000_000.0
 SERVER_PID = 4242
 ENGINE_ID = f"sglang:{SERVER_PID}"

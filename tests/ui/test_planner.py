@@ -15,10 +15,10 @@ from kvtop.sources.hub import load_model
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.units import fmt_gib
+from tests.calibrated_figures import H100_CUDA_TOTAL_BYTES, llama_70b_tokens
 from tests.ui.conftest import wait_for, wait_for_snapshot
 from tests.ui.fakes import (
     CO_TENANT_BYTES,
-    H100_CUDA_TOTAL_BYTES,
     H100_TOTAL_BYTES,
     SGLANG_TP8_CONTEXT_BYTES,
     llama_ledger,
@@ -27,16 +27,16 @@ from tests.ui.fakes import (
     llama_settings,
 )
 
-# The fake node's plan by hand (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = CUDA's H100 total
-# 79.18803 GiB less SGLang's calibrated context 0.582988 + 0.517481 × log2 TP GiB; KV budget = pre-load −
-# weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank. The weights are the
-# book plus the rope's float32 cos/sin cache SGLang holds whole on every rank (8,192 × 128 × 4 B = 4,194,304 B).
-# TP8: 82,734,598,194 − (17,640,734,720 + 4,194,304) − 15,057,696,871 (× 0.182) = 50,031,972,298 B (SGLang's
-# float GiB truncated, 1 B under the whole terms) // 40,960 B = 1,221,483. TP4 (fraction (81,559 − 14,336 MiB)
-# ÷ 81,559 = 0.824): 83,290,239,187 − (35,278,831,616 + 4,194,304) − 14,659,082,097 = 33,348,131,170 B
-# // 81,920 B = 407,081.
-TP8_TOKENS = 1_221_483
-TP4_TOKENS = 407_081
+# The fake node's plan by hand (SGLang 0.5.9, docs/engines/sglang.md §4-§5; tests/calibrated_figures.py, from the
+# committed fits): pre-load = CUDA's H100 total less SGLang's calibrated context c + d × log2 TP GiB; KV budget =
+# pre-load − weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank. The weights are
+# the book plus the rope's float32 cos/sin cache SGLang holds whole on every rank (8,192 × 128 × 4 B = 4,194,304 B).
+# At the fits of da524f1c (79.18806 GiB, c = 0.570448, d = 0.521322), TP8: 82,735,722,401 − (17,640,734,720 +
+# 4,194,304) − 15,057,901,477 (× 0.182) = 50,032,891,900 B // 40,960 B = 1,221,506. TP4 (fraction (81,559 − 14,336
+# MiB) ÷ 81,559 = 0.824): 83,295,487,637 − (35,278,831,616 + 4,194,304) − 14,660,005,824 = 33,352,455,892 B
+# (SGLang's float GiB truncated, 1 B under the whole terms) // 81,920 B = 407,134.
+TP8_TOKENS = llama_70b_tokens(8)
+TP4_TOKENS = llama_70b_tokens(4)
 ROPE_CACHE_BYTES = 8_192 * 128 * 4
 
 
@@ -79,7 +79,8 @@ async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, health
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
-        assert "1,221,483 →     407,081 (−814,402)" in result  # the change, signed
+        # the change, signed (1,221,506 → 407,134, −814,372 at the fits of da524f1c)
+        assert f"{TP8_TOKENS:,} → {TP4_TOKENS:>11,} (−{TP8_TOKENS - TP4_TOKENS:,})" in result
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
@@ -288,8 +289,8 @@ async def test_a_fraction_above_the_engines_own_keeps_too_little_reserve_and_say
 ):
     """SGLang 0.5.9's automatic fraction on an H100 is 0.818 (docs/engines/sglang.md §5: (81,559 −
     14,848 MiB) ÷ 81,559): it keeps pre-load × 0.182 for CUDA graphs and activations. 0.95 keeps only
-    pre-load × 0.05, the pre-load being CUDA's total less SGLang's calibrated TP 8 context = (79.19 − 2.14) GiB ×
-    0.05 = 3.85 GiB: the pool fits, the graphs may not."""
+    pre-load × 0.05, the pre-load being CUDA's total less SGLang's calibrated TP 8 context = (79.19 − 2.13) GiB ×
+    0.05 = 3.85 GiB at the fits of da524f1c: the pool fits, the graphs may not."""
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(100, 40)) as pilot:
         screen = await open_planner(pilot)
@@ -385,7 +386,7 @@ async def test_a_planner_closed_before_it_mounted_does_not_take_the_app_down(mak
 
 async def test_the_planner_reads_this_nodes_earlier_start(make_app, healthy_snapshot):
     """The app hands the calibration store's starts to the planner: a start of the same launch that measured
-    3 GiB of context before the weights replaces SGLang's calibrated 2.15 GiB on both sides."""
+    3 GiB of context before the weights replaces SGLang's calibrated 2.13 GiB (at the fits of da524f1c) on both sides."""
     from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
     from kvtop.domain.calibration.terms import Term
 

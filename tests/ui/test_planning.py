@@ -7,8 +7,8 @@ import pytest
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
 from kvtop.ui.planning import apply_edits, engine_flags, field_texts, plan
+from tests.calibrated_figures import H100_CUDA_TOTAL_BYTES, llama_70b_tokens
 from tests.ui.fakes import (
-    H100_CUDA_TOTAL_BYTES,
     H100_TOTAL_BYTES,
     SGLANG_TP8_CONTEXT_BYTES,
     llama_plan,
@@ -46,17 +46,18 @@ def test_bad_text_names_its_field(texts, message):
 def test_plan_gives_the_same_capacity_as_the_calibrated_prediction(llama):
     """The planner's before and after are `kvtop plan`'s: SGLang sized from CUDA's total less its calibrated
     context (the free memory before load, had it been measured, gives the same figure). By hand (SGLang 0.5.9,
-    docs/engines/sglang.md §4-§5): pre-load = 79.18803 GiB less 0.582988 + 0.517481 × log2 TP GiB; KV budget =
-    pre-load − weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank; the weights
-    are the book plus SGLang's float32 rope cos/sin cache, whole on every rank (8,192 × 128 × 4 B = 4,194,304 B).
-    TP8: 82,734,598,194 − (17,640,734,720 + 4,194,304) − 15,057,696,871 (× 0.182) = 50,031,972,298 B (SGLang's
-    float GiB truncated, 1 B under the whole terms) // 40,960 B = 1,221,483; TP4 (fraction 0.824): 83,290,239,187
-    − (35,278,831,616 + 4,194,304) − 14,659,082,097 = 33,348,131,170 B // 81,920 B = 407,081."""
+    docs/engines/sglang.md §4-§5; tests/calibrated_figures.py, from the committed fits): pre-load = CUDA's H100 total
+    less SGLang's context c + d × log2 TP GiB; KV budget = pre-load − weights − pre-load × (1 − the automatic
+    fraction); tokens = budget // the cell per rank; the weights are the book plus SGLang's float32 rope cos/sin
+    cache, whole on every rank (8,192 × 128 × 4 B = 4,194,304 B). At the fits of da524f1c (79.18806 GiB, c = 0.570448,
+    d = 0.521322), TP8: 82,735,722,401 − (17,640,734,720 + 4,194,304) − 15,057,901,477 (× 0.182) = 50,032,891,900 B
+    // 40,960 B = 1,221,506; TP4 (fraction 0.824): 83,295,487,637 − (35,278,831,616 + 4,194,304) − 14,660,005,824 =
+    33,352,455,892 B (SGLang's float GiB truncated, 1 B under the whole terms) // 81,920 B = 407,134."""
     outcome = plan(llama, llama_settings(), {"tp": "4"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
     free_tp8 = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT_BYTES)
-    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_221_483
-    assert llama_plan(tp=8, measured=free_tp8).token_capacity == 1_221_483
-    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 407_081
+    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == llama_70b_tokens(8)
+    assert llama_plan(tp=8, measured=free_tp8).token_capacity == llama_70b_tokens(8)
+    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == llama_70b_tokens(4)
 
 
 def test_an_invalid_layout_is_an_outcome_with_the_reason_and_its_field(llama):
@@ -79,7 +80,7 @@ def test_engine_flags_use_the_engines_spelling():
 def test_the_planner_plans_with_this_nodes_own_earlier_start(llama):
     """A start of the same launch on this node that measured 3 GiB of context before the weights (the
     calibration store): the planner's before and after plan on it, as `kvtop plan` does. SGLang then sizes
-    from CUDA's total less 3 GiB, not less its calibrated 2.15 GiB: fewer tokens."""
+    from CUDA's total less 3 GiB, not less its calibrated 2.13 GiB (at the fits of da524f1c): fewer tokens."""
     from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
     from kvtop.domain.calibration.terms import Term
 

@@ -140,21 +140,27 @@ async def test_a_notification_never_covers_the_engine_line_with_its_token_figure
 def test_an_orphan_held_gpu_says_orphan_and_an_idle_one_idle():
     """The orphan-vllm-worker demo: GPU 1 holds 70 GiB of a dead server's worker and no engine; gpu5-lost:
     GPU 4 holds nothing. Both read 'OK' before. An engine's GPU shows its tokens against kvtop's prediction: what
-    the demo's engines measured (examples/measured/starts.json) is a little off it, as a real node's is
-    (test_demo: vLLM's 420,992 against 420,848 on the orphan node; on gpu5-lost SGLang's TP 4 sized from 77.64
-    GiB free, 407,836 against 407,081, the calibrated TP 4 plan of test_planner's chain, and vLLM's TP 2 from a
-    5.31 GiB runtime, 957,616 against 958,048)."""
+    the demo's engines measured (examples/measured/starts.json) is a little off it, as a real node's is. kvtop's
+    prediction is its calibrated plan, by hand from the committed fits (tests/calibrated_figures.py); at the fits of
+    da524f1c (test_demo): vLLM's 420,992 against 420,896 on the orphan node; on gpu5-lost SGLang's TP 4 sized from
+    77.64 GiB free, 407,836 against 407,134, the calibrated TP 4 plan of test_planner's chain, and vLLM's TP 2 from a
+    5.31 GiB runtime, 957,616 against 958,048."""
     from kvtop.ui.gpu_filter import parse_filter
     from kvtop.ui.screens.dashboard import gpu_rows
     from kvtop.ui.state import NodeState
     from kvtop.ui.widgets.row_parts import render_row, state_cell
+    from tests.calibrated_figures import llama_70b_tokens, vllm_llama_8b_h100_tokens
 
-    orphaned = gpu_rows(NodeState(source_label="t", snapshot=DemoSource(load_scenario("orphan-vllm-worker")).collect_at(0)))
-    assert [state_cell(row)[0] for row in orphaned] == [f"+{420_992 - 420_848} tok", "ORPHAN"]
+    orphan_node = DemoSource(load_scenario("orphan-vllm-worker")).collect_at(0)
+    orphaned = gpu_rows(NodeState(source_label="t", snapshot=orphan_node))
+    vllm_tp1 = vllm_llama_8b_h100_tokens(1, orphan_node.engines[0].ledger.weights_bytes)
+    assert [state_cell(row)[0] for row in orphaned] == [f"+{420_992 - vllm_tp1} tok", "ORPHAN"]
     assert "ORPHAN" in render_row(orphaned[1], 120).plain and "ORPHAN" in render_row(orphaned[1], 80, compact=True).plain
-    lost = gpu_rows(NodeState(source_label="t", snapshot=DemoSource(load_scenario("gpu5-lost")).collect_at(0)))
-    assert [state_cell(row)[0] for row in lost] == [f"+{407_836 - 407_081} tok"] * 4 + ["IDLE", "LOST"] + [
-        f"−{958_048 - 957_616} tok"
+    lost_node = DemoSource(load_scenario("gpu5-lost")).collect_at(0)
+    lost = gpu_rows(NodeState(source_label="t", snapshot=lost_node))
+    vllm_tp2 = vllm_llama_8b_h100_tokens(2, lost_node.engines[1].ledger.weights_bytes)
+    assert [state_cell(row)[0] for row in lost] == [f"+{407_836 - llama_70b_tokens(4)} tok"] * 4 + ["IDLE", "LOST"] + [
+        f"−{vllm_tp2 - 957_616} tok"
     ] * 2
     assert [row.gpu.index for row in lost if parse_filter("state:idle").matches(row)] == [4]
     assert [row.gpu.index for row in orphaned if parse_filter("orphan").matches(row)] == [1]

@@ -1,0 +1,112 @@
+"""kvtop's calibrated pre-start figures for the demo's engines, by hand from the committed fits.
+
+The fits are inputs, read from ONE place: the blocks `benchmarks/calibration/run.py --write` generates in
+kvtop/domain/calibration/gpu_totals.py and kvtop/domain/engines/<engine>/calibration.py (docs/calibration.md). A refit
+moves them and the figures here follow; the engines' rules are written out here, never called, so a test comparing
+kvtop's figure with one of these still fails where kvtop's rule changes.
+
+- SGLang (docs/engines/sglang.md §4, `KVCacheConfigurator._profile_available_bytes`): rest = (pre-load − weights) GiB
+  − pre-load GiB × (1 − mem_fraction_static), as a float; int(rest × 2^30) bytes // the cell per rank.
+- vLLM V1 before v0.21 (docs/engines/vllm.md §2.4, gpu_worker.py `determine_available_memory`): ceil(CUDA total ×
+  utilisation) − weights − the profiled activation peak − non-torch growth, in whole blocks.
+
+At the fits of da524f1c (SGLang's context 0.570448 + 0.521322 × log2 TP GiB, the H100's CUDA total 79.18806 GiB) the
+demo's Llama-3-70B at TP 8 plans 1,221,506 tokens a rank; each test's comment says the figure it was written at.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
+from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
+from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+
+def fitted_bytes(gib: float) -> int:
+    """A fit's GiB as bytes, to the nearest byte (as a fitted term's estimate rounds it)."""
+    return round(gib * GIB)
+
+
+# CUDA's total of one H100 80GB and one H200: the mean of the totals the corpus's logs printed (cuda_total.<GPU>)
+H100_CUDA_TOTAL_BYTES = fitted_bytes(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0])
+H200_CUDA_TOTAL_BYTES = fitted_bytes(CUDA_TOTAL_FITS["cuda_total.H200"].coefficients[0])
+
+# --- SGLang: the demo's Llama-3-70B (config: tests/data/configs/meta-llama--Meta-Llama-3-70B.json) on H100s ---
+
+# SGLang's float32 rope cos/sin cache, whole on every rank: 8,192 positions × 128 dims × 4 B
+SGLANG_ROPE_CACHE_BYTES = 8_192 * 128 * 4
+# One rank's bf16 checkpoint (hidden 8,192, 80 layers, 64 heads, 8 KV heads of 128, MLP 28,672, vocab 128,256, untied),
+# by hand at TP t: embedding and LM head 2 × 128,256 × 8,192 ÷ t; per layer q and o 2 × 8,192² ÷ t, k and v
+# 2 × 8,192 × 1,024 ÷ t, MLP 3 × 8,192 × 28,672 ÷ t, two norms 2 × 8,192 whole; the final norm 8,192; × 2 B.
+# TP 8: 80 × 106,971,136 + 262,668,288 + 8,192 = 8,820,367,360 params = 17,640,734,720 B
+# TP 4: 80 × 213,925,888 + 525,336,576 + 8,192 = 17,639,415,808 params = 35,278,831,616 B
+LLAMA_70B_CHECKPOINT_BYTES = {8: 17_640_734_720, 4: 35_278_831_616}
+# SGLang 0.5.9's automatic mem_fraction_static on an H100 (docs/engines/sglang.md §5): round((81,559 − reserved) ÷
+# 81,559, 3), reserved 14,848 MiB at TP 8 (0.818) and 14,336 at TP 4 (0.824)
+SGLANG_H100_FRACTION = {8: 0.818, 4: 0.824}
+# bytes per token a rank holds: 80 layers × 2 (K, V) × 8 KV heads ÷ TP × 128 × 2 B
+LLAMA_70B_CELL_BYTES = {8: 40_960, 4: 81_920}
+
+
+def sglang_context_bytes(tp: int) -> int:
+    """What an SGLang rank holds before its weights at TP `tp` on NVLink GPUs (sglang.context: a constant and a part
+    per doubling of TP)."""
+    constant, per_doubling = SGLANG_FITS["sglang.context"].coefficients[:2]
+    return fitted_bytes(constant + per_doubling * math.log2(tp))
+
+
+def sglang_h100_pre_load_bytes(tp: int) -> int:
+    """kvtop's pre-load free memory for a fresh start on an H100: CUDA's total less the context."""
+    return H100_CUDA_TOTAL_BYTES - sglang_context_bytes(tp)
+
+
+def llama_70b_weights_bytes(tp: int) -> int:
+    """The weights an SGLang rank holds: its share of the checkpoint and the rope cache."""
+    return LLAMA_70B_CHECKPOINT_BYTES[tp] + SGLANG_ROPE_CACHE_BYTES
+
+
+def sglang_kv_budget_bytes(pre_load: int, weights: int, fraction: float) -> int:
+    """SGLang's KV budget: its float GiB arithmetic, truncated to bytes (1 B under the whole terms at times)."""
+    rest_gib = (pre_load - weights) / GIB - pre_load / GIB * (1 - fraction)
+    return int(rest_gib * GIB)
+
+
+def llama_70b_tokens(tp: int, pre_load: int | None = None, fraction: float | None = None, cell: int | None = None) -> int:
+    """Tokens a rank of the demo's Llama-3-70B holds on H100s from `pre_load` free (else kvtop's calibrated figure)."""
+    free = sglang_h100_pre_load_bytes(tp) if pre_load is None else pre_load
+    share = SGLANG_H100_FRACTION[tp] if fraction is None else fraction
+    return sglang_kv_budget_bytes(free, llama_70b_weights_bytes(tp), share) // (cell or LLAMA_70B_CELL_BYTES[tp])
+
+
+# --- vLLM V1 (v0.8.0 – v0.16.x: vllm.activation.v1, vllm.non_torch.v1) ---
+
+
+def vllm_v1_runtime_bytes(*, seqs: int, vocab: int, tokens: int, mlp_width: float, moe: bool, all_reduce: bool) -> int:
+    """The profiled activation peak and non-torch growth a V1 start charges: the peak's fit on one float32 copy of
+    the logits (seqs × vocab × 4 B) and the forward's MLP transient (tokens × `mlp_width` × 2 B, dense or MoE), the
+    non-torch fit with or without the custom all-reduce; each rounded to bytes."""
+    constant, logits, dense, routed = VLLM_FITS["vllm.activation.v1"].coefficients
+    transient = tokens * mlp_width * 2 / GIB
+    peak = constant + logits * seqs * vocab * 4 / GIB + (routed if moe else dense) * transient
+    base, reduce = VLLM_FITS["vllm.non_torch.v1"].coefficients
+    return fitted_bytes(peak) + fitted_bytes(base + (reduce if all_reduce else 0.0))
+
+
+def vllm_tokens(*, total: int, weights: int, runtime: int, block_bytes: int, block_tokens: int, util: float = 0.9) -> int:
+    """vLLM's KV tokens a rank holds: ceil(total × util) − weights − runtime, in whole blocks."""
+    return (math.ceil(total * util) - weights - runtime) // block_bytes * block_tokens
+
+
+def vllm_llama_8b_h100_tokens(tp: int, weights: int) -> int:
+    """kvtop's calibrated plan of the demo's vLLM 0.11.0 Llama-3.1-8B (hidden 4,096, MLP 14,336, vocab 128,256, 32 layers
+    of 8 KV heads of 128) at TP `tp` on H100s, the rank holding `weights`: 1,024 seqs and 8,192 tokens profiled (vllm
+    serve's H100 defaults), the custom all-reduce on at TP > 1 (NVLink), blocks of 16 tokens × 32 layers × 2 × 8 ÷ TP
+    heads × 128 × 2 B."""
+    runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, mlp_width=3 * 14_336 / tp + 4_096,
+                                    moe=False, all_reduce=tp > 1)  # fmt: skip
+    return vllm_tokens(total=H100_CUDA_TOTAL_BYTES, weights=weights, runtime=runtime,
+                       block_bytes=16 * 32 * 2 * (8 // tp) * 128 * 2, block_tokens=16)  # fmt: skip
