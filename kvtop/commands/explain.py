@@ -18,6 +18,7 @@ from kvtop.commands.common import (
     measured_from_args,
 )
 from kvtop.commands.output import print_error, print_json, print_text
+from kvtop.commands.render_ledger import step_figure
 from kvtop.domain.engines.registry import display_name, display_names, engine_rules
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -249,9 +250,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     if result.ledger is not None:
         lines.append("Recomputed with the engine's rules (central values):")
         for step in result.ledger.engine.steps:
-            figure = fmt_both(step.bytes) if step.bytes is not None and abs(step.bytes) >= 1 << 20 else (
-                f"{step.bytes:,} B" if step.bytes is not None else f"{step.value:,.0f}")  # fmt: skip
-            lines.append(f"  {step.label:<48}{figure:>30}")
+            lines.append(f"  {step.label:<48}{step_figure(step):>30}")
         source = (
             f"from the estimated {result.estimated.label}'s {result.estimated.source} range"
             if result.estimated is not None

@@ -7,6 +7,7 @@ from typing import Any
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
+from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
 from kvtop.domain.launch_check import architecture_check
@@ -94,6 +95,22 @@ def _kv_heading(label: str, rank: RankLedger) -> list[str]:
     return lines
 
 
+def step_figure(step: BudgetStep) -> str:
+    """A budget step's figure as `plan` and `explain` print it: '17.64 GB (16.43 GiB)' beside '− weights'. A
+    label that states the sign ('− …', '+ …') is followed by the size alone (not '− weights  -17.64 GB'); a
+    step whose bytes run against its label's sign shows its own sign, so nothing is hidden."""
+    if step.bytes is None:
+        value = step.value
+        return f"{value:,.0f}" if value is not None and float(value).is_integer() else f"{value}"
+    size = step.bytes
+    text = fmt_both(abs(size)) if abs(size) >= 1 << 20 else f"{abs(size):,} B"
+    stated = "−" if step.label.startswith("−") else "+" if step.label.startswith("+") else None
+    if stated is None:
+        return text if size >= 0 else (fmt_both(size) if size <= -(1 << 20) else f"{size:,} B")
+    against = (stated == "−") == (size > 0)  # '− x' of a positive size adds: said, not hidden
+    return f"{'+' if size > 0 else '-'}{text}" if against else text
+
+
 def capacity_lines(ledger: Ledger) -> list[str]:
     """The block under the budget: tokens, pool, requests, concurrency and exchange rate, or the shortfall."""
     e, lines = ledger.engine, []
@@ -173,14 +190,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         f"Budget ({display_name(e.engine)} {ledger.version.label}, tightest rank; {ledger.version.detail})"
     )
     for step in e.steps:
-        if step.bytes is not None:
-            figure = fmt_both(step.bytes) if abs(step.bytes) >= 1 << 20 else f"{step.bytes:,} B"
-        else:
-            figure = (
-                f"{step.value:,.0f}"
-                if step.value is not None and float(step.value).is_integer()
-                else f"{step.value}"
-            )
+        figure = step_figure(step)
         source = step.source or ("measured" if step.measured else "")
         note = f"  {step.note}" if step.note else ""
         lines.append(f"  {step.label:<48}{figure:>30}  {source}{note}")

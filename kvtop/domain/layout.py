@@ -239,7 +239,7 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
             source=model.source,
         )
     if layout.pp > model.num_layers:
-        raise LayoutError(f"pp {layout.pp} exceeds the model's {model.num_layers} layers", field="--pp")
+        raise LayoutError(f"{layout.pp:,} pipeline stages exceed the model's {model.num_layers} layers", field="--pp")
     if layout.ep > 1:
         if model.moe is None:
             raise LayoutError(

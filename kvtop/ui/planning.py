@@ -89,6 +89,36 @@ def field_of_error(err: KvtopError, engine: EngineId | None = None) -> str | Non
     return by_label or next((key for key in by_flag if key), None)
 
 
+@dataclass(frozen=True)
+class FieldError:
+    """One field's reason, worded with the field's own label ('PP: needs a whole number, got 'x''), whether
+    the planner's parse or the engine's rules found it (they name it by flag: '--pp')."""
+
+    key: str | None  # the planner field it names (None: no field, e.g. a layout kvtop cannot compute)
+    message: str
+
+
+class FieldErrors(InputError):
+    """Every bad field of an edit, each with its own reason (the planner shows them all, not the first)."""
+
+    def __init__(self, errors: tuple[FieldError, ...]) -> None:
+        super().__init__("; ".join(error.message for error in errors))  # each message names its own field
+        self.errors = errors
+        self.field = next((FIELD_BY_KEY[e.key].label for e in errors if e.key is not None), None)
+
+
+def field_error(err: KvtopError, engine: EngineId | None = None) -> FieldError:
+    """`err` worded for the planner: the field it names by its label ('--pp: pp 999 exceeds…' → 'PP: …')."""
+    if isinstance(err, FieldErrors) and err.errors:
+        return err.errors[0]
+    key, text, name = field_of_error(err, engine), str(err), getattr(err, "field", None)
+    if key is None:
+        return FieldError(None, text)
+    if name and text.startswith(f"{name}: "):
+        text = text[len(name) + 2 :]
+    return FieldError(key, f"{FIELD_BY_KEY[key].label}: {text}")
+
+
 def memory_fraction_field(settings: LaunchSettings) -> str | None:
     """The engine's memory share: SGLang's `--mem-fraction-static`, vLLM's `--gpu-memory-utilization`
     (None: the engine takes no share, llama.cpp)."""
@@ -210,27 +240,34 @@ def _parse(field: PlanField, text: str) -> object:
 
 
 def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSettings:
-    """The base settings with every field replaced by its text; InputError names the first bad field."""
+    """The base settings with every field replaced by its text; `FieldErrors` (an InputError) names every bad
+    field, each with its reason, in the form's order."""
     update: dict[str, object] = {}
     deployment: dict[str, object] = {}
+    errors: list[FieldError] = []
     for key, text in texts.items():
         field = FIELD_BY_KEY[key]
         if key in MEASURED_KEYS:  # not a setting: `measured_edits` reads it
             continue
-        if key in DEPLOYMENT_KEYS:
-            deployment[key] = _parse(field, text)
-            continue
         attribute = memory_fraction_field(base) if key == "memory_fraction" else key
-        if attribute is None:
-            if text.strip():
+        try:
+            if key in DEPLOYMENT_KEYS:
+                deployment[key] = _parse(field, text)
+            elif attribute is not None:
+                update[attribute] = _parse(field, text)
+            elif text.strip():
                 raise InputError(f"{display_name(base.engine)} takes no share of memory", field=field.label)
-            continue
-        update[attribute] = _parse(field, text)
+        except InputError as err:
+            errors.append(field_error(err, base.engine))
     dtype = update.get("kv_cache_dtype")
     accepted = engine_flags_of(base.engine).kv_cache_dtypes
     if isinstance(dtype, str) and dtype not in accepted:
         name = display_name(base.engine)
-        raise InputError(f"{name} has no KV cache dtype {dtype!r} (one of {', '.join(accepted)})", field="KV dtype")
+        errors.append(FieldError("kv_cache_dtype", f"KV dtype: {name} has no KV cache dtype {dtype!r} (one of "
+                                 f"{', '.join(accepted)})"))  # fmt: skip
+    if errors:
+        order = [field.key for field in FIELDS]
+        raise FieldErrors(tuple(sorted(errors, key=lambda e: order.index(e.key) if e.key in order else len(order))))
     edited = base.model_copy(update=update)
     return _with_deployment(edited, deployment) if deployment else edited
 
@@ -259,12 +296,21 @@ class PlanOutcome:
     before: Ledger | None
     after: Ledger | None
     settings: LaunchSettings | None
-    error: str | None = None
-    error_field: str | None = None  # the key of the field the error names
+    errors: tuple[FieldError, ...] = ()  # every field's reason the edit is invalid, in the form's order
     before_error: str | None = None
     # what a fresh start of the edit would log, as `kvtop plan` plans it: the interval around `after` (the
     # same calibrated estimate as before/after and the dashboard, so an unchanged edit changes nothing)
     after_plan: CapacityPlan | None = None
+
+    @property
+    def error(self) -> str | None:
+        """Every reason on one line (None: the edit is valid)."""
+        return "; ".join(error.message for error in self.errors) or None
+
+    @property
+    def error_field(self) -> str | None:
+        """The key of the first field an error names."""
+        return next((error.key for error in self.errors if error.key is not None), None)
 
 
 def _predict(
@@ -336,14 +382,9 @@ def plan(
         edited = measured_edits(measured, texts)
         after = _predict(planned, settings, gpu_total_bytes, gpu_name, edited, draft, node_measures)
     except KvtopError as err:
-        return PlanOutcome(
-            before=before,
-            after=None,
-            settings=None,
-            error=str(err),
-            error_field=field_of_error(err, (base or live).engine),
-            before_error=before_error,
-        )
+        engine = (base or live).engine
+        errors = err.errors if isinstance(err, FieldErrors) else (field_error(err, engine),)
+        return PlanOutcome(before=before, after=None, settings=None, errors=errors, before_error=before_error)
     return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,
                        after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, edited, draft,
                                                node_measures))  # fmt: skip

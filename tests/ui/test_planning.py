@@ -63,7 +63,7 @@ def test_plan_gives_the_same_capacity_as_the_calibrated_prediction(llama):
 def test_an_invalid_layout_is_an_outcome_with_the_reason_and_its_field(llama):
     outcome = plan(llama, llama_settings(), {"tp": "3"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
     assert outcome.after is None
-    assert outcome.error.startswith("--tp: 64 attention heads do not divide over attention TP 3")
+    assert outcome.error.startswith("TP: 64 attention heads do not divide over attention TP 3")  # the field's label
     assert outcome.error_field == "tp"
 
 

@@ -34,7 +34,9 @@ from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.planning import (
     DEPLOYMENT_KEYS,
+    FIELD_BY_KEY,
     FIELDS,
+    FieldError,
     PlanOutcome,
     engine_flags,
     field_of_flag,
@@ -128,9 +130,14 @@ class PlannerScreen(NodeScreen):
         )
         basis = self.basis
         yield Static(self._title(), id="planner-title")
+        with Horizontal(classes="plan-field", id="plan-model-row"):  # the whole width: a hub id is long
+            yield Label(FIELD_BY_KEY["model"].label, classes="plan-label")
+            yield TypedInput(texts["model"], compact=True, elide=True, id="plan-model")
         with Horizontal(id="planner-body"):
             with VerticalScroll(id="plan-form"):
                 for field in FIELDS:
+                    if field.key == "model":
+                        continue
                     with Horizontal(classes="plan-field"):
                         yield Label(field.label, classes="plan-label")
                         if field.kind == "bool":
@@ -244,10 +251,11 @@ class PlannerScreen(NodeScreen):
             error.update(Content.styled(f"✗ {too_large}: not copyable", "bold $error"))
             for key in LAYOUT_FIELDS:
                 self.query_one(f"#plan-{key}").add_class("-invalid")
-        elif self.outcome.error is not None:
-            error.update(Content.styled(f"✗ {self.outcome.error}", "bold $error"))
-            if self.outcome.error_field is not None:
-                self.query_one(f"#plan-{self.outcome.error_field}").add_class("-invalid")
+        elif self.outcome.errors:
+            error.update(Content.styled(errors_text(self.outcome.errors), "bold $error"))
+            for each in self.outcome.errors:
+                if each.key is not None:
+                    self.query_one(f"#plan-{each.key}").add_class("-invalid")
         elif pending and self._model_error:
             error.update(
                 Content.styled(
@@ -405,6 +413,18 @@ class PlannerScreen(NodeScreen):
                 if isinstance(widget, (Select, Input)):
                     widget.value = texts[field.key]
         self.recompute()
+
+
+#: The most field errors the planner lists one per line; the rest are counted ("and 2 more", each field marked).
+ERRORS_SHOWN = 3
+
+
+def errors_text(errors: tuple[FieldError, ...]) -> str:
+    """'✗ TP: …' one line per bad field, the fourth on counted: every field's reason, not only the first's."""
+    lines = [f"✗ {error.message}" for error in errors[:ERRORS_SHOWN]]
+    if len(errors) > ERRORS_SHOWN:
+        lines.append(f"  and {len(errors) - ERRORS_SHOWN} more (the fields marked red)")
+    return "\n".join(lines)
 
 
 def _measured_note(measured: MeasuredInputs) -> str:

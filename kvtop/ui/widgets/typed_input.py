@@ -15,12 +15,41 @@ keys that were typed for it but reached the screen.
 
 from __future__ import annotations
 
+from typing import Any
+
+from rich.text import Text
 from textual import events
+from textual.strip import Strip
 from textual.widgets import Input
 
 
+def elided(text: str, width: int) -> str:
+    """`text` in `width` cells, its middle replaced by '…' when it is longer ('meta-llama/Me…-70B-Instruct'):
+    the organisation and the variant both stay in sight, and the cut is seen."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
 class TypedInput(Input):
-    """An `Input` whose backspace and delete act in key order (see the module doc)."""
+    """An `Input` whose backspace and delete act in key order (see the module doc); with `elide`, a value
+    wider than the field shows elided ('…') while the field is not being edited, never cut without a sign."""
+
+    def __init__(self, *args: Any, elide: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._elide = elide
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if not self._elide or y != 0 or self.has_focus or len(self.value) <= width:
+            return super().render_line(y)
+        console = self.app.console
+        shown = Text(elided(self.value, width), no_wrap=True, end="")
+        strip = Strip(console.render(shown, self.app.console_options.update_width(width + 1)))
+        return strip.extend_cell_length(width + 1).apply_style(self.rich_style)
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "backspace":

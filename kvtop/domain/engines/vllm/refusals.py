@@ -28,6 +28,8 @@
   backend the selector picks (FLASH_ATTN, FLASHINFER on Blackwell) or one `--attention-backend` names, Attention
   raises "use_alibi_sqrt is not supported by backend X." (backends.ALIBI_SQRT_ERAS); `--attention-backend
   TRITON_ATTN` starts.
+- A `--block-size` the release's command line does not take (`block_sizes.py`: v0.13.0's argparse choices 1, 8, 16,
+  32, 64, 128, 256; v0.33.0 any whole number).
 - A dense MLP whose intermediate width does not divide by TP (`TP_WIDTHS`, `kvtop.domain.tp_widths`): gate_up_proj's
   MergedColumnParallelLinear asserts every width divides (bare AssertionError), a plain up projection's
   ColumnParallelLinear `divide()`s it ("X is not divisible by Y"); read in v0.13.0 and v0.33.0 layers/linear.py
@@ -48,6 +50,7 @@ from kvtop.domain.engines.vllm.backends import (
     alibi_sqrt_backend,
 )
 from kvtop.domain.engines.vllm.batching import chunked_prefill
+from kvtop.domain.engines.vllm.block_sizes import block_size_refusal
 from kvtop.domain.engines.vllm.eras import backend_selection
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
@@ -134,6 +137,7 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
         ))  # fmt: skip
     found.append(_alibi_sqrt(ledger))
     found.append(mlp_width_refusal(ledger, TP_WIDTHS))
+    found.append(block_size_refusal(ledger))
     return tuple(refusal for refusal in found if refusal is not None)
 
 

@@ -1,0 +1,45 @@
+"""The `--block-size` values vLLM's command line takes, by release (docs/engines/vllm.md §3.7).
+
+v0.13.0 types `CacheConfig.block_size` as `BlockSize = Literal[1, 8, 16, 32, 64, 128, 256]` (config/cache.py), and
+`EngineArgs.add_cli_args` turns a Literal into argparse `choices` (engine/arg_utils.py `literal_to_kwargs`): any
+other size stops the launch before anything is sized ("argument --block-size: invalid choice: 7 (choose from 1, 8,
+16, 32, 64, 128, 256)", the harness's parser, run on the v0.13.0 wheel). v0.33.0 types it `int = Field(gt=0)`: its
+parser takes any whole number (the harness: 7 and 24 accepted), `CacheConfig` refuses below 1 (kvtop's own field
+check does too). A release between is read as v0.13.0 (the change is not dated); one before v0.13.0 is not read
+(no size refused).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.refusals import Refusal
+
+if TYPE_CHECKING:
+    from kvtop.domain.ledger_values import Ledger
+
+BLOCK_SIZE_FLAG = "--block-size"
+#: The sizes the CLI takes (None: any whole number from 1, or not read).
+CLI_BLOCK_SIZES_ERAS: Eras[tuple[int, ...] | None] = Eras((
+    Era("", None, "before v0.13.0 not read: no size refused"),
+    Era("0.13.0", (1, 8, 16, 32, 64, 128, 256),
+        "v0.13.0 config/cache.py BlockSize = Literal[1, 8, 16, 32, 64, 128, 256], argparse choices "
+        "(engine/arg_utils.py); a release before v0.33.0 read alike, the change not dated"),
+    Era("0.33.0", None, "v0.33.0 config/cache.py block_size: int = Field(gt=0): any whole number from 1"),
+))  # fmt: skip
+
+
+def block_size_refusal(ledger: Ledger) -> Refusal | None:
+    """A `--block-size` the release's command line does not take (None: taken, not stated, or not read)."""
+    block = ledger.settings.page_size
+    era = era_for(CLI_BLOCK_SIZES_ERAS, ledger.version)
+    if block is None or era.value is None or block in era.value:
+        return None
+    sizes = ", ".join(str(size) for size in era.value)
+    return Refusal(
+        field=BLOCK_SIZE_FLAG,
+        message=f"vLLM {ledger.version.label} refuses {BLOCK_SIZE_FLAG} {block}: its command line takes {sizes} "
+        f"('invalid choice: {block}'); from v0.33.0 any whole number",
+        source=era.source,
+    )

@@ -1,0 +1,46 @@
+"""`--block-size` values vLLM's command line refuses (kvtop/domain/engines/vllm/block_sizes.py), read from the wheels
+the harness installs (.cache/engine_diff/vllm-*): v0.13.0's config/cache.py `BlockSize = Literal[1, 8, 16, 32, 64,
+128, 256]` becomes argparse choices, and its parser, run there, says "argument --block-size: invalid choice: 7
+(choose from 1, 8, 16, 32, 64, 128, 256)" (also for 0, 24 and 512; 1, 8, 16 and 256 accepted). v0.33.0's
+`block_size: int = Field(gt=0)`: its parser accepted 7, 24 and 512.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_check import launch_refusals
+from kvtop.domain.ledger import predict
+from kvtop.sources.hub import load_model
+from tests.conftest import CONFIGS
+
+LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+
+
+def refused(version: str, block: int) -> list[str]:
+    settings = parse_flags("vllm", ["--block-size", str(block), "--engine-version", version])
+    ledger = predict(load_model(LLAMA_8B), settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    return [refusal.field for refusal in launch_refusals(ledger)]
+
+
+@pytest.mark.parametrize(("block", "taken"), [(7, False), (24, False), (512, False), (1, True), (8, True),
+                                              (16, True), (256, True)])  # fmt: skip
+def test_v0_13_takes_only_its_literal_sizes(block: int, taken: bool) -> None:
+    assert ("--block-size" not in refused("0.13.0", block)) is taken
+
+
+@pytest.mark.parametrize("block", [7, 24, 512])
+def test_v0_33_takes_any_whole_number(block: int) -> None:
+    assert "--block-size" not in refused("0.33.0", block)
+
+
+def test_plan_refuses_it_naming_the_field_the_range_and_the_source(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["plan", "--model", LLAMA_8B, "--engine", "vllm", "--engine-version", "0.13.0", "--block-size", "7"]
+    assert main(argv) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("kvtop: error: --block-size: vLLM 0.13.0 refuses --block-size 7: its command line takes "
+                           "1, 8, 16, 32, 64, 128, 256")  # fmt: skip
+    assert "from v0.33.0 any whole number" in said and "config/cache.py BlockSize" in said

@@ -1,0 +1,49 @@
+"""A budget step whose label states its sign ('− weights') prints its size once signed: not '− weights  -17.64 GB'
+(issue from the operator trial), in `kvtop plan` and `kvtop explain` alike."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.commands.render_ledger import step_figure
+from kvtop.domain.engines.base import BudgetStep
+from tests.conftest import CASES, CONFIGS
+
+LLAMA_70B = str(CONFIGS / "meta-llama--Meta-Llama-3-70B.json")
+LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+C13_LOG = str(CASES / "sglang" / "C13" / "engine.log")
+
+
+def step_line(text: str, label: str) -> str:
+    return next(line for line in text.splitlines() if line.strip().startswith(label))
+
+
+def test_plan_prints_the_weights_and_the_reserve_it_subtracts_without_a_second_minus(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Llama-3-70B at TP 8 (the weights table): 8,820,367,360 parameters × 2 B = 17,640,734,720 B, plus SGLang's
+    # float32 rope cache 8,192 × 128 × 4 = 4,194,304 B: 17,644,929,024 B = 17.64 GB = 16.43 GiB
+    assert main(["plan", "--model", LLAMA_70B, "--tp", "8", "--gpu", "H100"]) == 0
+    text = capsys.readouterr().out
+    weights = step_line(text, "− weights")
+    assert re.search(r"\s17\.64 GB \(16\.43 GiB\)", weights) and "-" not in weights
+    reserve = step_line(text, "− reserve")
+    assert re.search(r"\s[0-9.]+ GB \([0-9.]+ GiB\)", reserve) and " -" not in reserve and "(-" not in reserve
+
+
+def test_explain_prints_the_reserve_it_subtracts_once_signed(capsys: pytest.CaptureFixture[str]) -> None:
+    # C13's log: 78.81 GiB free before load, SGLang's fraction 0.88: the reserve is 78.81 × 0.12 = 9.457 GiB
+    assert main(["explain", C13_LOG, "--model", LLAMA_8B]) == 0
+    reserve = step_line(capsys.readouterr().out, "− reserve: pre-load × (1 − 0.88)")
+    assert reserve.endswith(" 10.15 GB (9.46 GiB)") and " -" not in reserve and "(-" not in reserve
+
+
+def test_a_step_against_its_labels_sign_keeps_its_own_sign() -> None:
+    assert step_figure(BudgetStep(label="− weights", bytes=-(3 << 30))) == "3.22 GB (3.00 GiB)"
+    assert step_figure(BudgetStep(label="− weights", bytes=3 << 30)) == "+3.22 GB (3.00 GiB)"  # it adds: said
+    assert step_figure(BudgetStep(label="unused", bytes=-(3 << 30))) == "-3.22 GB (-3.00 GiB)"  # no sign in the label
+    assert step_figure(BudgetStep(label="− page rounding", bytes=-4096)) == "4,096 B"
+    assert step_figure(BudgetStep(label="tokens", value=1_209_386)) == "1,209,386"

@@ -1,0 +1,83 @@
+"""The planner's defects an operator trial found (tmux, `kvtop`): a hub id cut to 'meta-llama/Meta' without a
+sign, only the first of several bad fields named, and a layout error worded '--pp:' where the parse says 'PP:'."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input
+
+from kvtop.ui.planning import FieldError
+from kvtop.ui.screens.planner import errors_text
+from kvtop.ui.widgets.typed_input import elided
+from tests.ui.test_planner import open_planner, retype, shown
+
+HUB_ID = "meta-llama/Meta-Llama-3-70B-Instruct"  # 36 characters
+LOCAL = "/models/hub/models--meta-llama--Meta-Llama-3-70B-Instruct/snapshots/0123456789abcdef0123456789abcdef01234567"
+
+
+def field_line(screen, selector: str) -> str:
+    """What the field draws while another field has the focus."""
+    return "".join(segment.text for segment in screen.query_one(selector, Input).render_line(0))
+
+
+@pytest.mark.parametrize("columns", [100, 200])
+async def test_a_hub_id_shows_whole_and_a_longer_path_elided_visibly(make_app, healthy_snapshot, columns):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(columns, 40)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-model", HUB_ID)
+        screen.query_one("#plan-tp").focus()
+        await pilot.pause()
+        assert field_line(screen, "#plan-model").strip() == HUB_ID  # was 'meta-llama/Meta': 15 cells
+        model = screen.query_one("#plan-model", Input)
+        path = LOCAL * 2 if columns == 200 else LOCAL  # 111 or 222 characters: wider than the field either way
+        assert len(path) > model.scrollable_content_region.width
+        model.value = path
+        await pilot.pause()
+        drawn = field_line(screen, "#plan-model").rstrip()
+        assert "…" in drawn and drawn.startswith("/models/hub/") and drawn.endswith(path[-12:])
+        assert len(drawn) == model.scrollable_content_region.width
+        assert model.value == path  # the value is whole; only its drawing is elided
+
+
+async def test_several_bad_fields_are_each_named_and_marked(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_planner(pilot)
+        for selector, text in (("#plan-tp", "0"), ("#plan-pp", "x"), ("#plan-memory_fraction", "2"),
+                               ("#plan-context_length", "32k")):  # fmt: skip
+            await retype(pilot, selector, text)
+        said = shown(screen, "#plan-error").splitlines()
+        # the form's order; each reason by the parse rules (a whole number ≥ 1; a fraction in (0, 1])
+        assert said == [
+            "✗ TP: must be at least 1 (got 0)",
+            "✗ PP: needs a whole number, got 'x'",
+            "✗ memory fraction: must be above 0 and at most 1 (got 2)",
+            "  and 1 more (the fields marked red)",
+        ]
+        marked = {widget.id for widget in screen.query(".-invalid")}
+        assert marked == {"plan-tp", "plan-pp", "plan-memory_fraction", "plan-context_length"}
+        await retype(pilot, "#plan-tp", "8")
+        await retype(pilot, "#plan-pp", "1")
+        await retype(pilot, "#plan-memory_fraction", "")
+        assert shown(screen, "#plan-error") == "✗ context length: needs a whole number, got '32k'"
+
+
+async def test_a_huge_pp_is_worded_by_its_field_like_every_other_error(make_app, healthy_snapshot):
+    """Llama-3-70B has 80 layers (config.json num_hidden_layers); 64 attention heads (num_attention_heads)."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-pp", "9999999999")
+        assert shown(screen, "#plan-error") == "✗ PP: 9,999,999,999 pipeline stages exceed the model's 80 layers"
+        assert screen.query_one("#plan-pp").has_class("-invalid")
+        await retype(pilot, "#plan-pp", "1")
+        await retype(pilot, "#plan-tp", "3")
+        assert shown(screen, "#plan-error").startswith("✗ TP: 64 attention heads do not divide over attention TP 3")
+
+
+def test_the_elision_keeps_both_ends_and_the_error_list_counts_the_rest():
+    assert elided("abcdefghij", 10) == "abcdefghij"
+    assert elided("abcdefghijk", 10) == "abcd…ghijk"
+    errors = tuple(FieldError(key, f"{key}: bad") for key in ("tp", "pp", "ep", "dp", "page_size"))
+    assert errors_text(errors).splitlines()[-1] == "  and 2 more (the fields marked red)"
