@@ -426,8 +426,9 @@ class ModelSpec(BaseModel):
 
     @property
     def positions_nominal(self) -> bool:
-        """max_position_embeddings is kvtop's nominal figure: the config names no position field (a state-only
-        model), so an engine that takes a stated context as it is there refuses none above it."""
+        """max_position_embeddings is kvtop's nominal figure: the config class names no position field (BLOOM, the
+        state-only models: architectures.defaults.NOMINAL_POSITIONS), so an engine that takes a stated context as it
+        is there refuses none above it."""
         return any(d.field == "max_position_embeddings" for d in self.nominal_defaults)
 
 

@@ -61,10 +61,13 @@ def context_above_positions(
         return None
     engine = ledger.settings.engine
     flag = spelling_of(engine, "context_length")
+    # nominal positions are no field of the config: the engine's own figure where it finds none
+    nominal = ledger.model.positions_nominal
+    whose = "its default where the config names no position field" if nominal else "max_position_embeddings"
     return Refusal(
         field=flag,
         message=f"{display_name(engine)} {ledger.version.label} refuses {flag} {stated:,} above the model's "
-        f"{positions:,} positions (max_position_embeddings)",
+        f"{positions:,} positions ({whose})",
         source=source,
         override=override,
     )

@@ -30,18 +30,37 @@ def test_a_state_only_models_head_and_positions_are_kvtops_nominal_figures() -> 
     )
 
 
-def test_blooms_left_out_fields_are_class_defaults_with_typed_values() -> None:
-    """bigscience/bloom-560m's config.json states no length and no tie_word_embeddings (PretrainedConfig: True)."""
+def test_blooms_positions_are_kvtops_nominal_figure_and_its_tie_a_class_default() -> None:
+    """bigscience/bloom-560m's config.json states no length and no tie_word_embeddings (PretrainedConfig: True).
+    BloomConfig has no position field at all (ALiBi: transformers 4.57.6 / 5.20.2 BloomConfig() has none of
+    max_position_embeddings, n_positions, max_seq_len, seq_length, model_max_length, …), so its 2,048 is the engines'
+    figure where no key is found (vLLM _get_and_verify_max_len default_max_len = 2048; SGLang get_context_length's
+    `return 2048`), said as kvtop's nominal figure as Falcon-Mamba's is, never as a class default."""
     model = _model("families/bigscience--bloom-560m.json")
     read = tuple((d.field, d.value, d.kind) for d in model.config_defaults)
-    assert read == (("max_position_embeddings", 2048, CLASS), ("tie_word_embeddings", True, CLASS))
+    assert read == (("max_position_embeddings", 2048, NOMINAL), ("tie_word_embeddings", True, CLASS))
     assert type(read[0][1]) is int and read[1][1] is True  # a number and a flag, not their words
-    assert not model.positions_nominal and model.nominal_defaults == ()
-    assert [d.said for d in model.defaults_used] == [
-        "max_position_embeddings=2048",
-        "tie_word_embeddings=True",
+    assert model.positions_nominal and model.max_position_embeddings == 2048
+    assert [d.said for d in model.defaults_used] == ["tie_word_embeddings=True"]
+    assert model.defaults_used[0].what == "BloomConfig's class default"
+    assert [d.said for d in model.nominal_defaults] == [
+        "max_position_embeddings=2048: vLLM's context where a config names no position field (_get_and_verify_max_len)"
     ]
-    assert model.defaults_used[1].what == "BloomConfig's class default"
+
+
+def test_every_family_without_a_position_field_reads_one_nominal_figure() -> None:
+    """The config classes that name none of vLLM's position keys, found by building every class transformers 4.57.6,
+    5.19.0 and 5.20.2 (or vLLM's configs) register for kvtop's model types with no arguments: BloomConfig,
+    MambaConfig, FalconMambaConfig, Mamba2Config. Each entry fills max_position_embeddings with the same 2,048 and
+    the same words, as kvtop's own figure; no other entry calls its positions kvtop's."""
+    from kvtop.domain.architectures.registry import ARCHITECTURES
+
+    nominal = {mt: (a.defaults["max_position_embeddings"], dict(a.own_defaults)["max_position_embeddings"])
+               for mt, a in ARCHITECTURES.items() if "max_position_embeddings" in dict(a.own_defaults)}  # fmt: skip
+    assert set(nominal) == {"bloom", "mamba", "falcon_mamba", "mamba2"}
+    assert set(nominal.values()) == {
+        (2048, "vLLM's context where a config names no position field (_get_and_verify_max_len)")
+    }
 
 
 def test_a_config_default_says_its_value_as_the_ledger_prints_it() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_check import launch_refusals
@@ -17,8 +18,10 @@ LLAMA_31 = CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"  # max_position_em
 H100 = 81559 << 20
 
 
-def refusals(engine: str, flags: list[str], gpu: str | None = "H100", config=LLAMA_31):
-    ledger = predict(load_model(str(config)), parse_flags(engine, flags), gpu_total_bytes=H100, gpu_name=gpu)
+def refusals(engine: str, flags: list[str], gpu: str | None = "H100", config=LLAMA_31, engine_version: str = ""):
+    version = from_flag(engine_version) if engine_version else None
+    ledger = predict(load_model(str(config)), parse_flags(engine, flags), gpu_total_bytes=H100, gpu_name=gpu,
+                     version=version)  # fmt: skip
     return launch_refusals(ledger)
 
 
@@ -42,6 +45,25 @@ def test_a_config_without_positions_takes_vllms_stated_length_and_sglangs_refusa
     assert refusals("vllm", ["--max-model-len", "32768"], config=mamba) == ()
     (refused,) = refusals("sglang", ["--context-length", "32768"], config=mamba)
     assert "--context-length 32,768 above the model's 2,048 positions" in refused.message
+
+
+def test_bloom_without_a_position_field_takes_vllms_stated_length_and_sglangs_refusal() -> None:
+    """bigscience/bloom-560m: BloomConfig names no position key, so vLLM's derived length is inf and
+    _get_and_verify_max_len (v0.13.0, v0.33.0) returns a stated --max-model-len 4,096 as it is ("If max_model_len is
+    specified, we use it"); SGLang's get_context_length (0.5.6.post2, 0.5.23) returns 2048 and ModelConfig raises
+    "User-specified context_length (4096) is greater than the derived context_length (2048)". SGLang registers no
+    BloomForCausalLM either (the registry sweep's row: "BloomForCausalLM has no SGlang implementation")."""
+    bloom = CONFIGS / "families" / "bigscience--bloom-560m.json"
+    assert refusals("vllm", ["--max-model-len", "4096"], config=bloom) == ()
+    assert refusals("vllm", ["--max-model-len", "4096"], config=bloom, engine_version="0.13.0") == ()
+    for version in ("0.5.23", "0.5.6.post2"):
+        unregistered, context = refusals("sglang", ["--context-length", "4096"], config=bloom, engine_version=version)
+        assert "has no model class for BloomForCausalLM" in unregistered.message
+        assert context.field == "--context-length" and context.override == "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
+        assert context.message.endswith("refuses --context-length 4,096 above the model's 2,048 positions (its "
+                                        "default where the config names no position field)")  # fmt: skip
+    (unregistered,) = refusals("sglang", ["--context-length", "2048"], config=bloom)  # at the 2,048: the class only
+    assert "BloomForCausalLM" in unregistered.message
 
 
 def test_an_attention_free_model_takes_fp8_kv_on_an_a100_under_vllm() -> None:

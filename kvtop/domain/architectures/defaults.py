@@ -19,6 +19,23 @@ def tf(model: str) -> str:
     return f"transformers v5.24.0 src/transformers/models/{model}/configuration_{model}.py"
 
 
+# The positions of a family whose config class names no position field: none of the keys vLLM derives the length
+# from (max_position_embeddings, n_positions, max_seq_len, seq_length, model_max_length, max_target_positions,
+# max_sequence_length, max_seq_length, seq_len) is an attribute of BloomConfig, MambaConfig, FalconMambaConfig or
+# Mamba2Config (each class transformers 4.57.6, 5.19.0 and 5.20.2 or vLLM's configs register for a model_type of the
+# table, built with no arguments: those four alone have none; remote-code classes, not built, are read from their
+# own files). Its 2,048 is no class default but the engines' own figure where no key is found:
+# vLLM's `default_max_len` (v0.13.0, v0.33.0 config/model.py _get_and_verify_max_len, which takes a stated
+# --max-model-len as it is there) and SGLang's get_context_length fallback (0.5.23 utils/hf_transformers/common.py,
+# refusing a --context-length above it). One figure and one sentence for every such family: an entry names both,
+# in its defaults and its own_defaults, so the ledger says it as kvtop's nominal figure (ModelSpec.positions_nominal).
+NOMINAL_POSITIONS: dict[str, DefaultValue] = {"max_position_embeddings": 2048}
+NOMINAL_POSITIONS_SAID = (
+    "max_position_embeddings",
+    "vLLM's context where a config names no position field (_get_and_verify_max_len)",
+)
+
+
 # LlamaConfig — models/llama/configuration_llama.py (GraniteConfig, models/granite/, has the same numbers)
 LLAMA: dict[str, DefaultValue] = {
     "vocab_size": 32000,

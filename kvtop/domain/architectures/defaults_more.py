@@ -7,7 +7,7 @@ computed as the class computes them). The class and file are named above each ta
 
 from __future__ import annotations
 
-from kvtop.domain.architectures.defaults import DefaultValue
+from kvtop.domain.architectures.defaults import NOMINAL_POSITIONS, DefaultValue
 
 # Glm4Config — models/glm4/configuration_glm4.py
 GLM4: dict[str, DefaultValue] = {
@@ -172,10 +172,10 @@ OPT: dict[str, DefaultValue] = {
     "vocab_size": 50272, "num_attention_heads": 12, "ffn_dim": 3072, "max_position_embeddings": 2048,
     "do_layer_norm_before": True, "word_embed_proj_dim": None, "enable_bias": True, "tie_word_embeddings": True
 }  # fmt: skip
-# BloomConfig — models/bloom/configuration_bloom.py: no position field (ALiBi); 2,048 is what vLLM derives for a
-# config that states no length (config/model.py _get_and_verify_max_len's default), said in defaults_used
+# BloomConfig — models/bloom/configuration_bloom.py: no position field (ALiBi), so kvtop's nominal positions
+# (defaults.NOMINAL_POSITIONS: the engines' 2,048 where no key is found), said as such by the entry's own_defaults
 BLOOM: dict[str, DefaultValue] = {
-    "vocab_size": 250880, "num_attention_heads": 8, "max_position_embeddings": 2048, "tie_word_embeddings": True
+    "vocab_size": 250880, "num_attention_heads": 8, **NOMINAL_POSITIONS, "tie_word_embeddings": True
 }  # fmt: skip
 # DbrxConfig — models/dbrx/configuration_dbrx.py (d_model, n_heads, n_layers, max_seq_len: read under their aliases)
 DBRX: dict[str, DefaultValue] = {

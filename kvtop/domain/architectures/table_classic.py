@@ -8,7 +8,7 @@ Sources: each family's modeling file in transformers v5.24.0 (module shapes) and
 from __future__ import annotations
 
 from kvtop.domain.architectures import defaults_more as m
-from kvtop.domain.architectures.defaults import tf
+from kvtop.domain.architectures.defaults import NOMINAL_POSITIONS_SAID, tf
 from kvtop.domain.architectures.description import Architecture, Attention, Geometry, ParallelNorms
 from kvtop.domain.model import BodyShape
 
@@ -58,11 +58,13 @@ CLASSIC: tuple[Architecture, ...] = (
       mlp_bias_fields=("enable_bias",), final_norm_field="do_layer_norm_before",
       body=BodyShape(norm_bias=True, learned_positions=True, positions_offset=2)),
     # BLOOM (vLLM bloom.py): query_key_value and dense with biases, dense_h_to_4h / dense_4h_to_h 4 × hidden with
-    # biases, two LayerNorms a layer, a LayerNorm after the embedding (word_embeddings_layernorm); ALiBi
+    # biases, two LayerNorms a layer, a LayerNorm after the embedding (word_embeddings_layernorm); ALiBi, and no
+    # position field in BloomConfig: kvtop's nominal positions (defaults.NOMINAL_POSITIONS)
     A("bloom", "BloomConfig", tf("bloom"), m.BLOOM, ("BloomForCausalLM",),
       geometry=Geometry(kv_heads=None, head_dim=None, intermediate=None, intermediate_default_factor=4),
       attention=Attention(qkv_bias=True), mlp_gated=False,
-      body=BodyShape(norm_bias=True, mlp_bias=True, o_bias=True, embedding_norm=True)),
+      body=BodyShape(norm_bias=True, mlp_bias=True, o_bias=True, embedding_norm=True),
+      own_defaults=(NOMINAL_POSITIONS_SAID,)),
     # Falcon (vLLM falcon.py): KV heads num_kv_heads under new_decoder_architecture, else one under multi_query,
     # else every head; query_key_value, dense, dense_h_to_4h / dense_4h_to_h biased where `bias`; the MLP
     # 4 × hidden (vLLM builds 4 × hidden whatever ffn_hidden_size says); LayerNorms with biases, as many a layer

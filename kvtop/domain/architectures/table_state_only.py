@@ -4,25 +4,25 @@ models/mamba.py, falcon_mamba.py, mamba2.py). Each request holds one fixed state
 state pool) and no KV per token.
 
 The config classes name no attention heads and no positions: `num_attention_heads` 1 is a nominal head no book
-reads (no layer attends), `max_position_embeddings` 2,048 is vLLM's context where a config names no position field
-(`_get_and_verify_max_len` default_max_len; the registry sweep built both engines at it), a state-only model's length
-being bounded by no memory of kvtop's books.
+reads (no layer attends), `max_position_embeddings` 2,048 kvtop's nominal positions (`defaults.NOMINAL_POSITIONS`:
+vLLM's and SGLang's figure where a config names no position field; the registry sweep built both engines at it), a
+state-only model's length being bounded by no memory of kvtop's books.
 """
 
 from __future__ import annotations
 
-from kvtop.domain.architectures.defaults import DefaultValue, tf
+from kvtop.domain.architectures.defaults import NOMINAL_POSITIONS, NOMINAL_POSITIONS_SAID, DefaultValue, tf
 from kvtop.domain.architectures.description import Architecture, Geometry
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.layer_rules import LayerRule
 from kvtop.domain.architectures.state_rules import Mamba1State, Mamba2State, StateRule
 from kvtop.domain.model import BodyShape, LayerKind, MlpKind
 
-_NO_ATTENTION: dict[str, DefaultValue] = {"num_attention_heads": 1, "max_position_embeddings": 2048}
+_NO_ATTENTION: dict[str, DefaultValue] = {"num_attention_heads": 1, **NOMINAL_POSITIONS}
 # neither is a field of the config classes: what each is, as a plan states it where the file leaves it out
 _OWN_DEFAULTS = (
     ("num_attention_heads", "kvtop's nominal head (no layer attends; no book reads it)"),
-    ("max_position_embeddings", "vLLM's context where a config names no position field (_get_and_verify_max_len)"),
+    NOMINAL_POSITIONS_SAID,
 )
 # MambaConfig / FalconMambaConfig — models/mamba, models/falcon_mamba (intermediate_size = expand × hidden,
 # written by the class; time_step_rank "auto" = ceil(hidden ÷ 16))
