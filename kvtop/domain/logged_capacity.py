@@ -17,11 +17,19 @@ from kvtop.domain.ledger import Ledger
 from kvtop.domain.observe import NodeObservation
 
 
-def logged_token_capacity(log: EngineLog) -> int | None:
-    """The token capacity a startup log states (by its engine's own lines), or None."""
+def logged_token_capacity(log: EngineLog, ledger: Ledger | str | None = None) -> int | None:
+    """The token capacity a startup log states (by its engine's own lines), or None: read as `kvtop explain` reads
+    it (the engine's `logged_figures`) with the settings of the engine's `ledger` and the block its rules give
+    them (a V0 vLLM log states blocks); with no ledger, from the log alone (`logged_token_capacity`)."""
     if log.engine is None:
         return None
-    return engine_rules(log.engine).explainer.logged_token_capacity(log)
+    explainer = engine_rules(log.engine).explainer
+    if not isinstance(ledger, Ledger) or ledger.settings.engine != log.engine:
+        return explainer.logged_token_capacity(log)
+    settings = ledger.settings
+    if settings.page_size is None:
+        settings = settings.model_copy(update={"page_size": ledger.engine.page_size})
+    return explainer.logged_figures(log, settings).token_capacity
 
 
 def with_logged_capacity(
@@ -34,13 +42,14 @@ def with_logged_capacity(
     `ledgers`): a log of another model is not attached. Returns the node and a notice when the log
     matched no engine, several, or another model.
     """
-    capacity = logged_token_capacity(log)
-    if capacity is None:
-        return node, f"the engine log {log.source} states no token capacity"
     candidates = [engine for engine in node.engines if engine.kind == log.engine]
     if len(candidates) > 1 and log.model_path:
         by_model = [e for e in candidates if e.model and Path(e.model).name == Path(log.model_path).name]
         candidates = by_model or candidates
+    ledger = ledgers.get(candidates[0].engine_id) if len(candidates) == 1 else None
+    capacity = logged_token_capacity(log, ledger)
+    if capacity is None:
+        return node, f"the engine log {log.source} states no token capacity"
     if len(candidates) != 1:
         return (
             node,
@@ -49,7 +58,6 @@ def with_logged_capacity(
     target = candidates[0]
     if target.live.token_capacity is not None:
         return node, None
-    ledger = ledgers.get(target.engine_id)
     if isinstance(ledger, Ledger):
         try:
             checks = engine_rules(ledger.settings.engine).explainer.pool_size_checks(

@@ -85,20 +85,15 @@ def missing_facts(log: EngineLog) -> tuple[str, ...]:
     return (*absent, *(() if log.server_args else ("engine_config",)))
 
 
-def logged_token_capacity(log: EngineLog) -> int | None:
-    """Blocks × tokens per block (`max cached tokens` where v0.12+ prints it), or None."""
-    printed = log.first(LmdeployRankLog, lambda r: r.max_cached_tokens[0] if r.max_cached_tokens else None)
-    if printed is not None:
-        return printed
-    config = _cache_config_blocks(log)
-    if config is not None:
-        return config[0] * (config[1] or 64)
-    counts = _counts(log)
-    if not counts:
-        return None
-    block = log.server_args.get("cache_block_seq_len")
-    version = resolve_version(log)
-    return min(counts) * (block if isinstance(block, int) and block > 0 else turbomind_block_len(version))
+def logged_token_capacity(log: EngineLog, settings: LaunchSettings | None = None) -> int | None:
+    """The one answer to "what capacity did this log state" (`explain`'s `Logged` and `--engine-log` both read it,
+    through `_stated`): v0.12+'s `max cached tokens: N` (the least over the ranks), else the PyTorch engine's
+    `CacheConfig(… num_gpu_blocks=N …)` or TurboMind's `max_block_count = N` (least over the ranks) × the block
+    length. Without `settings`, the log alone: its printed `cache_block_seq_len`, else the release's default."""
+    if settings is None:
+        block = log.server_args.get("cache_block_seq_len")
+        settings = LaunchSettings(engine="lmdeploy", page_size=block if isinstance(block, int) and block > 0 else None)
+    return _stated(log, _block_len(log, settings, _version(log, settings)))[0]
 
 
 def log_kv_dtype(log: EngineLog) -> str | None:
@@ -106,9 +101,8 @@ def log_kv_dtype(log: EngineLog) -> str | None:
     return None
 
 
-def _logged(log: EngineLog, block_len: int, free: Measured | None) -> Logged:
-    """The blocks and tokens the log states: v0.12+'s `max cached tokens: N` is the engine's own token figure
-    (blocks × block length × attention CP, §2.3); before it, the blocks × the block length."""
+def _stated(log: EngineLog, block_len: int) -> tuple[int | None, int | None]:
+    """(tokens, blocks) the log states (`logged_token_capacity`)."""
     counts = _counts(log)
     config = _cache_config_blocks(log)
     blocks = config[0] if config else (min(counts) if counts else None)
@@ -118,6 +112,15 @@ def _logged(log: EngineLog, block_len: int, free: Measured | None) -> Logged:
         tokens = min(cached)
         if blocks is None and tokens % block_len == 0:
             blocks = tokens // block_len
+    return tokens, blocks
+
+
+def _logged(log: EngineLog, block_len: int, free: Measured | None) -> Logged:
+    """The blocks and tokens the log states: v0.12+'s `max cached tokens: N` is the engine's own token figure
+    (blocks × block length × attention CP, §2.3); before it, the blocks × the block length."""
+    counts = _counts(log)
+    cached = [count for rank in _ranks(log) for count in rank.max_cached_tokens]
+    tokens, blocks = _stated(log, block_len)
     return Logged(
         token_capacity=tokens, num_gpu_blocks=blocks,
         free_after_load_bytes=free.value_bytes if free else None,

@@ -20,7 +20,7 @@ from kvtop.domain.engines.trtllm.budget import (
     runtime,
     tokens_per_block,
 )
-from kvtop.domain.engines.trtllm.eras import LAST_CEIL_RELEASE, rounding_rule
+from kvtop.domain.engines.trtllm.eras import LAST_CEIL_RELEASE, resolve_version, rounding_rule
 from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
@@ -60,12 +60,20 @@ def _allocations(log: EngineLog) -> list[tuple[Measured, int]]:
     return [(a.memory, a.tokens) for rank in log.ranks(TrtllmRankLog) for a in rank.allocations]
 
 
-def logged_token_capacity(log: EngineLog) -> int | None:
-    """The last `Allocated … (N)` (the real pool), else ≤ v0.8's `Using N tokens in paged KV cache`."""
+def logged_token_capacity(log: EngineLog, settings: LaunchSettings | None = None) -> int | None:
+    """The one answer to "what capacity did this log state" (`explain`'s `Logged` and `--engine-log` both read it):
+    the last `Allocated … (N)` (the real pool), else ≤ v0.8's `Using N tokens in paged KV cache`, else a 2024 C++
+    runtime's `Number of blocks in KV cache primary pool: B` × tokens per block (`_primary_pool_tokens`). Without
+    `settings`, the log alone: the release its lines name (`resolve_version`), the engine's defaults."""
     pools = _allocations(log)
     if pools:
         return pools[-1][1]
-    return log.first(TrtllmRankLog, lambda r: r.legacy_pool_tokens[-1] if r.legacy_pool_tokens else None)
+    legacy = log.first(TrtllmRankLog, lambda r: r.legacy_pool_tokens[-1] if r.legacy_pool_tokens else None)
+    if legacy is not None:
+        return legacy
+    if settings is None:
+        settings = LaunchSettings(engine="trtllm", engine_version=resolve_version(log).text)
+    return _primary_pool_tokens(log, with_log_facts(log, settings))
 
 
 def log_kv_dtype(log: EngineLog) -> str | None:
@@ -148,7 +156,7 @@ def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
     )
     ranks = [r for r in log.ranks(TrtllmRankLog) if r.profiles or r.cpp_memory]
     return Logged(
-        token_capacity=logged_token_capacity(log) or _primary_pool_tokens(log, settings),
+        token_capacity=logged_token_capacity(log, settings),
         num_gpu_blocks=log.first(
             TrtllmRankLog, lambda r: r.primary_pool_blocks[-1] if r.primary_pool_blocks else None
         ),
@@ -218,7 +226,7 @@ def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -
     exact = _exact_max_tokens(log)
     if exact is not None:
         up, down = round_blocks(exact, tpb, "ceil") * tpb, round_blocks(exact, tpb, "floor") * tpb
-        logged = logged_token_capacity(log)
+        logged = logged_token_capacity(log, settings)
         which = (
             "rounds up"
             if logged == up != down
@@ -435,7 +443,7 @@ def _implied_fraction(log: EngineLog, model: ModelSpec, settings: LaunchSettings
     version = ResolvedVersion(text=settings.engine_version)
     if runtime(settings, version) != "tensorrt":
         return None
-    ranked, tokens = log.least(TrtllmRankLog, _cpp_free), logged_token_capacity(log)
+    ranked, tokens = log.least(TrtllmRankLog, _cpp_free), logged_token_capacity(log, settings)
     if ranked is None or not tokens:
         return None
     try:

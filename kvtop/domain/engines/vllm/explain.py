@@ -9,6 +9,7 @@ tokens`; V0 prints `# GPU blocks: N` (`# cuda blocks` in some releases), i.e. N 
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, min_over_ranks
@@ -55,9 +56,26 @@ def _logged_blocks(log: EngineLog) -> int | None:
     return log.first(VllmRankLog, lambda r: r.num_gpu_blocks[0] if r.num_gpu_blocks else None)
 
 
-def logged_token_capacity(log: EngineLog) -> int | None:
-    """`GPU KV cache size: N tokens` (the last one printed), or None."""
-    return log.first(VllmRankLog, lambda r: r.kv_cache_tokens[-1] if r.kv_cache_tokens else None)
+def logged_token_capacity(log: EngineLog, settings: LaunchSettings | None = None) -> int | None:
+    """The one answer to "what capacity did this log state": `explain` (its `Logged`) and `--engine-log` both read
+    it through `_stated`. V1's `GPU KV cache size: N tokens` (the least of each record's first TP × PP, §5), else V0's
+    `# GPU blocks: N` × the block (the flag's; the one explain resolved; a live engine's, from its ledger; else the
+    log's `block size to N`), else V0's refusal `… stored in KV cache (N)`. Without `settings`, the log alone: TP × PP
+    from its printed arguments (1 where it prints none)."""
+    if settings is None:
+        return _stated(log, _printed_block(log), _printed_workers(log))[0]
+    return _stated(log, settings.page_size or _printed_block(log), settings.tp * settings.pp)[0]
+
+
+def _printed_block(log: EngineLog) -> int | None:
+    """The block the log states (`Setting … block size to N`, the last printed), or None."""
+    return log.first(VllmRankLog, lambda r: r.block_sizes[-1] if r.block_sizes else None)
+
+
+def _printed_workers(log: EngineLog) -> int:
+    """TP × PP as the log's printed arguments state them (`tensor_parallel_size`, `pipeline_parallel_size`), else 1."""
+    sizes = [log.server_args.get(key) for key in ("tensor_parallel_size", "pipeline_parallel_size")]
+    return math.prod(size if isinstance(size, int) and size > 0 else 1 for size in sizes)
 
 
 def log_kv_dtype(log: EngineLog) -> str | None:
@@ -122,20 +140,25 @@ def _refused_tokens(log: EngineLog) -> int | None:
     return log.first(VllmRankLog, lambda r: r.token_shortfalls[0].kv_tokens if r.token_shortfalls else None)
 
 
-def _logged(log: EngineLog, block: int | None, workers: int = 1) -> Logged:
-    ranked = log.least(VllmRankLog, lambda r: _rank_available(r, workers))
+def _stated(log: EngineLog, block: int | None, workers: int) -> tuple[int | None, int | None]:
+    """(tokens, V0 blocks) the log states, the blocks counted in tokens by `block` (`logged_token_capacity`)."""
     # ≤ v0.11.0 the engine core prints each worker's figure (TP × PP lines) before it takes the least (§5)
     printed = [min(r.kv_cache_tokens[: max(workers, 1)]) for r in log.ranks(VllmRankLog) if r.kv_cache_tokens]
-    tokens = min(printed) if printed else None
-    blocks = _logged_blocks(log) if tokens is None else None
-    if blocks is not None and block is None:  # no block size known: the refusal's tokens are blocks × block
-        tokens, blocks = _refused_tokens(log), None
-    elif blocks is None and tokens is None:
-        tokens = _refused_tokens(log)
+    if printed:
+        return min(printed), None
+    blocks = _logged_blocks(log)
+    if blocks is None or block is None:  # no block size known: the refusal's tokens are blocks × block
+        return _refused_tokens(log), None
+    return blocks * block, blocks
+
+
+def _logged(log: EngineLog, block: int | None, workers: int = 1) -> Logged:
+    ranked = log.least(VllmRankLog, lambda r: _rank_available(r, workers))
+    tokens, blocks = _stated(log, block, workers)
     concurrency = log.first(VllmRankLog, lambda r: _least_concurrency(r, workers))
     weights = log.first(VllmRankLog, lambda r: r.model_loading[0].memory if r.model_loading else None)
     return Logged(
-        token_capacity=tokens if blocks is None or block is None else blocks * block,
+        token_capacity=tokens,
         num_gpu_blocks=blocks,
         available_kv_bytes=ranked.value.value_bytes if ranked else None,
         available_kv_rank=ranked.rank.label if ranked else None,
@@ -166,8 +189,7 @@ def _printed(ledger: Ledger, logged: Logged) -> int:
 def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
     """What the log states, read without a model: V0's blocks count in tokens by the block size the flag or
     the log states (`Setting … block size to N`), else by the refusal's own token count."""
-    block = settings.page_size or log.first(VllmRankLog, lambda r: r.block_sizes[-1] if r.block_sizes else None)
-    return _logged(log, block, settings.tp * settings.pp)
+    return _logged(log, settings.page_size or _printed_block(log), settings.tp * settings.pp)
 
 
 def _default_block(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None) -> int:
