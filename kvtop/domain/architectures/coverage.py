@@ -119,11 +119,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
     "DeepseekV41ForCausalLM": DEEPSEEK_V4,
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
-    # vLLM 0.33.0 molmo.py: fused att_proj and ff_proj (intermediate_size counted twice), attention_layer_norm,
-    # norm_after, embedding_size rows, weight_tying, a ViT backbone and adapter; MolmoConfig is remote code
-    "MolmoForCausalLM": "Molmo: its config is the checkpoint's remote code (MolmoConfig: embedding_size, "
-    "attention_layer_norm, norm_after, weight_tying), which neither transformers nor vLLM ships, so no engine build "
-    "checks an entry; its ViT backbone and adapter besides",
     # vLLM 0.33.0 molmo2.py reads vit_config / adapter_config and a text config's qkv_bias, use_qk_norm, norm_after,
     # additional_vocab_size; transformers 5.20's Molmo2Config names them otherwise (its default: "'Molmo2Config'
     # object has no attribute 'vit_config'" as vLLM builds it, registry_sweep.py --params)
