@@ -490,3 +490,16 @@ ENGINE_COPIES: dict[str, str] = {
     # (transformers_utils/config.py); transformers 4.57.6 has no nemotron_h
     "nemotron_h": "NemotronHConfig",
 }
+# --- issue 26: Molmo (helper d, session 44, task D3) ---
+# MolmoConfig(PretrainedConfig), model_type "molmo" (allenai/Molmo-7B-D-0924 config_molmo.py, auto_map AutoConfig
+# config_molmo.MolmoConfig): sets the config.json's fields as they are (its __init__ takes vocab_size,
+# embedding_size, hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
+# max_position_embeddings, layer_norm_eps, rope_theta, clip_qkv, qkv_bias, weight_tying, use_position_ids,
+# tie_word_embeddings, attention_layer_norm, norm_after, layer_norm_type, then calls PretrainedConfig). vLLM 0.33.0
+# molmo.py reads embedding_size, qkv_bias, attention_layer_norm, norm_after, layer_norm_type, layer_norm_eps,
+# weight_tying and rope_parameters by attribute; its ViT is vLLM's own VisionBackboneConfig(), not the config's.
+CHECKPOINT_CONFIGS["molmo"] = (
+    "PretrainedConfig",
+    "allenai/Molmo-7B-D-0924 config_molmo.py (MolmoConfig(PretrainedConfig))",
+    {},
+)

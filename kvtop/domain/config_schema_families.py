@@ -280,3 +280,9 @@ class FamilyFields(ConfigSection):
     moe_shared_expert_intermediate_size: Intermediate | None = None
     # MiniCPM-V (minicpmv): which language model the model_type carries (2.6: Qwen2; others refused by name)
     version: float | str | None = None
+    # Molmo (molmo, remote MolmoConfig): the embedding's rows, the head's tie, per-layer q/k norms, the norm kind
+    embedding_size: Vocab | None = None
+    weight_tying: Flag | None = None
+    attention_layer_norm: Flag | None = None
+    norm_after: Flag | None = None
+    layer_norm_type: Name | None = None

@@ -119,17 +119,15 @@ NOT_MODELLED: Mapping[str, str] = {
     "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
     "DeepseekV41ForCausalLM": DEEPSEEK_V4,
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
-    # vLLM 0.33.0 molmo.py: fused att_proj and ff_proj (intermediate_size counted twice), attention_layer_norm,
-    # norm_after, embedding_size rows, weight_tying, a ViT backbone and adapter; MolmoConfig is remote code
-    "MolmoForCausalLM": "Molmo: its config is the checkpoint's remote code (MolmoConfig: embedding_size, "
-    "attention_layer_norm, norm_after, weight_tying), which neither transformers nor vLLM ships, so no engine build "
-    "checks an entry; its ViT backbone and adapter besides",
-    # vLLM 0.33.0 molmo2.py reads vit_config / adapter_config and a text config's qkv_bias, use_qk_norm, norm_after,
-    # additional_vocab_size; transformers 5.20's Molmo2Config names them otherwise (its default: "'Molmo2Config'
-    # object has no attribute 'vit_config'" as vLLM builds it, registry_sweep.py --params)
+    # vLLM 0.33.0 molmo2.py reads vit_config / adapter_config (every VitConfig / AdapterConfig field by getattr) and a
+    # text config's qkv_bias, use_qk_norm, norm_after, additional_vocab_size; transformers 5.20's Molmo2Config names
+    # them otherwise (its default: "'Molmo2Config' object has no attribute 'vit_config'" as vLLM builds it,
+    # registry_sweep.py --params). Searched in session 44 (task D3): allenai/Molmo2-4B/8B's config.json is not in the
+    # corpora (mlx-lm, Swift and Rust ports' test fixtures of 32-128 wide sections only)
     "Molmo2ForConditionalGeneration": "Molmo-2: vLLM's class reads the checkpoint's remote-code config (vit_config, "
-    "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), so no engine "
-    "build checks an entry; its ViT and adapter besides",
+    "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), and no "
+    "checkpoint's config.json is at hand (the corpora hold only test fixtures of it), so no engine build checks an "
+    "entry; its ViT and adapter besides",
     # vLLM 0.33.0 models/bailing_moe_linear.py (SGLang 0.5.23 the same file): lightning-attention layers (BailingMoE-
     # LinearAttention, MiniMax's kernel) between MLA layers by layer_group_size, each a state of heads ÷ TP × head_dim
     # × head_dim per request, no conv (MambaStateShapeCalculator.linear_attention_state_shape, model dtype)
@@ -239,7 +237,8 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "VoxtralRealtimeGeneration": "Voxtral's streaming class (vLLM 0.33.0 voxtral_realtime.py: a causal Whisper "
     "encoder with time embeddings): no tower kind yet",
     "UltravoxModel": "Ultravox: its language model is a checkpoint named by `text_model_id` (vLLM 0.33.0 "
-    "configs/ultravox.py loads its config) or an inline text_config, beside vLLM's split Whisper encoder "
+    "configs/ultravox.py loads its config from that Hub id with get_config when the config is read, which neither a "
+    "config folder nor kvtop holds) or an inline text_config, beside vLLM's split Whisper encoder "
     "(whisper.py) and a stacked-frame projector: no tower kind yet",
     "Qwen3ASRRealtimeGeneration": "Qwen3-ASR's streaming class (vLLM 0.33.0 qwen3_asr_realtime.py over "
     "Qwen3ASRForConditionalGeneration): not checked against its build",

@@ -1,7 +1,8 @@
 """transformers' config class defaults of the older families issue 26's task E gave entries (values only).
 
 Read from each config class of transformers 5.20.2 (the vLLM 0.33.0 harness venv: `<Config>().to_dict()`, the fields
-kvtop reads). The class and file are named above each table.
+kvtop reads). The class and file are named above each table; a checkpoint's own (remote-code) class where transformers
+has none (Molmo) is read from its published configuration file, named the same way.
 """
 
 from __future__ import annotations
@@ -33,3 +34,11 @@ GROK1: dict[str, DefaultValue] = {"head_dim": 128, "tie_word_embeddings": False}
 # Phi3SmallConfig is the checkpoint's remote code (microsoft/Phi-3-small-8k-instruct configuration_phi3_small.py);
 # SGLang 0.5.23 phi3_small.py ties the LM head unless the config says otherwise (getattr(..., True))
 PHI3_SMALL: dict[str, DefaultValue] = {"tie_word_embeddings": True}
+# MolmoConfig — allenai/Molmo-7B-D-0924 config_molmo.py (remote code; its __init__ defaults): vLLM 0.33.0 molmo.py
+# reads `weight_tying` for the head, never tie_word_embeddings (whose class default, True, the entry refuses unequal)
+MOLMO: dict[str, DefaultValue] = {
+    "vocab_size": 50304, "embedding_size": 50304, "hidden_size": 4096, "intermediate_size": 11008,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2048,
+    "qkv_bias": False, "weight_tying": False, "tie_word_embeddings": True, "attention_layer_norm": False,
+    "norm_after": False, "layer_norm_type": "rms",
+}  # fmt: skip

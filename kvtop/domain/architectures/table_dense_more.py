@@ -7,6 +7,7 @@ has no transformers class (named in the entry), and the engines' model files for
 from __future__ import annotations
 
 from kvtop.domain.architectures import defaults as d
+from kvtop.domain.architectures import defaults_legacy as legacy
 from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures import towers_catalog as t
 from kvtop.domain.architectures.defaults import tf
@@ -22,6 +23,8 @@ QK_NORM = Attention(qk_norm=True)
 POST_NORMS = BodyShape(norms_per_layer=4)  # pre and post norms around attention and MLP
 LAYERNORM = BodyShape(norm_bias=True)
 MTP = ("num_nextn_predict_layers",)
+MOLMO_TIED = ("a weight-tied Molmo (vLLM 0.33.0 molmo.py ties its head to self.model.transformer.wte, which its "
+              "MolmoModel lacks: it does not build)")
 PHI4MM_AUDIO = "audio encoder weights (Phi-4-multimodal's conformer and its projections; not in the weights book)"
 
 DENSE_MORE: tuple[Architecture, ...] = (
@@ -153,4 +156,18 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # The notes stay only where the towers do not read as the engines build them
     A("phi4mm", "Phi4MMConfig (remote code)", "microsoft/Phi-4-multimodal-instruct configuration_phi4mm.py", d.PHI3,
       ("Phi4MMForCausalLM",), tower=t.PHI4MM, not_modelled=(VISION_NOT_MODELLED, PHI4MM_AUDIO)),
+    # Molmo (allenai/Molmo-7B-D-0924, Molmo-72B: Qwen2 language models): vLLM 0.33.0 molmo.py MolmoModel — fused qkv
+    # with a bias where qkv_bias; q_norm over hidden and k_norm over KV heads × head_dim (whole) where
+    # attention_layer_norm; gate_up of 2 × intermediate_size ÷ 2 (the config states the fused width); an embedding of
+    # (embedding_size or vocab_size) + 128 rows (ADDITIONAL_VOCAB_SIZE), the LM head embedding_size rows, untied
+    # (weight_tying; tied, vLLM does not build). norm_after moves the two norms, no new tensor. Its ViT, pooling and
+    # projector are vLLM's constant shape (towers_molmo). SGLang 0.5.23 registers no Molmo.
+    A("molmo", "MolmoConfig (remote code)", "allenai/Molmo-7B-D-0924 config_molmo.py; vLLM 0.33.0 molmo.py",
+      legacy.MOLMO, ("MolmoForCausalLM",),
+      geometry=Geometry(vocab="embedding_size", intermediate_divisor=2),
+      attention=Attention(bias_fields=("qkv_bias",), qk_norm_field="attention_layer_norm"),
+      body=BodyShape(qk_norm_width="all", embedding_extra_rows=128), tower=t.MOLMO,
+      refused_when=(("weight_tying", MOLMO_TIED),),
+      refused_unequal=(("tie_word_embeddings", "weight_tying", "vLLM reads weight_tying for the head"),),
+      refused_unless=(("layer_norm_type", "rms", "vLLM 0.33.0 molmo.py asserts RMSNorm"),)),
 )  # fmt: skip

@@ -11,7 +11,7 @@ Moondream3's in towers_moondream.py; a tower named by checkpoint id (`mm_vision_
 towers_named.py, read by config_reader; Isaac's in towers_isaac.py; Phi-4-reasoning-vision's in
 towers_phi4_siglip.py; Phi-4-multimodal's SigLIP and conformer audio encoder in towers_phi4mm.py; ERNIE-4.5-VL's
 DFNRope transformer and resampler in towers_ernie45_vl.py; Gemma-3n's MobileNet-v5, USM audio encoder and embedders in towers_gemma3n.py;
-MOSS-Transcribe-Diarize's Whisper encoder and adaptor in towers_moss.py.
+MOSS-Transcribe-Diarize's Whisper encoder and adaptor in towers_moss.py; Molmo's constant ViT in towers_molmo.py.
 The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
 switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
@@ -52,6 +52,7 @@ from kvtop.domain.architectures import (
     towers_minimax,
     towers_mistral_format,
     towers_mllama,
+    towers_molmo,
     towers_moon,
     towers_moondream,
     towers_moss,
@@ -90,6 +91,8 @@ def read_tower(
         return towers_phi.phi3v_tower(image, text_hidden, tower.config_class, tower.source)
     if tower.kind == "phi4mm":  # towers_phi4mm: the engines' SigLIP constant, `audio_processor` and `embd_layer`
         return towers_phi4mm.phi4mm(vision_config, outer, text_hidden, source)
+    if tower.kind == "molmo":  # towers_molmo: vLLM's constant ViT; the language model's fields size the projector
+        return towers_molmo.molmo(validated(towers_molmo.MolmoProjectorFields, outer, source=source))
     if tower.kind == "ernie45_vl":  # towers_ernie45_vl: DFNRope's own names and the outer resampler fields
         dfn = validated(towers_ernie45_vl.DFNRopeVisionFields, vision_config, source=source, prefix="vision_config.")
         resampler = validated(towers_ernie45_vl.ErnieResamplerFields, outer, source=source)

@@ -16,6 +16,7 @@ from kvtop.domain.architectures import (
     towers_mimo,
     towers_mistral_format,
     towers_mllama,
+    towers_molmo,
     towers_moss,
     towers_nvlm,
     towers_ovis2_5,
@@ -228,6 +229,12 @@ PHI4MM = Tower(
 ERNIE45_VL = Tower(
     towers_ernie45_vl.CONFIG_CLASS, towers_ernie45_vl.SOURCE, kind="ernie45_vl", words=towers_ernie45_vl.WORDS
 )
+# Molmo: no vision section in the file; vLLM builds its VisionBackboneConfig() constant (CLIP ViT-L/14-336 to 23
+# layers), the pooling attention and the projector the language model's sizes (towers_molmo)
+MOLMO = Tower(
+    towers_molmo.CONFIG_CLASS, towers_molmo.SOURCE, kind="molmo", section="vision_backbone",
+    absent_default=towers_molmo.VIT, filled_vision=(towers_molmo.VIT["layers"], towers_molmo.VIT["width"]),
+)  # fmt: skip
 
 # MiniMax-M3's vision config is a CLIPVisionConfig (its class defaults where a field is absent)
 MINIMAX_M3 = Tower(

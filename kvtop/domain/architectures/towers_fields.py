@@ -131,6 +131,7 @@ class Tower:
         "phi4_siglip",  # Phi-4-reasoning-vision's SigLIP2 to layer -2 and LLaVA projector (towers_phi4_siglip)
         "phi4mm",  # Phi-4-multimodal's SigLIP, projection and conformer audio encoder (towers_phi4mm)
         "ernie45_vl",  # ERNIE-4.5-VL's DFNRope vision transformer and resampler (towers_ernie45_vl)
+        "molmo",  # Molmo's ViT, pooling attention and projector, vLLM's constant shape (towers_molmo)
         "pixtral_mistral_format",  # a Mistral-format Pixtral's encoder and adapter (towers_mistral_format)
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
