@@ -7,7 +7,8 @@
   (gate-up output, its activation, the expert caches of a fused MoE: tokens × experts per token ×
   (3 × intermediate ÷ TP + hidden) × 2 B); the sampler's is its float32 logits and the copies
   softmax, top-k/top-p and log-probs make of them (seqs × vocab × 4 B). The fit weighs both, per era
-  (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits). The peak is never less
+  (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits); V0's is the larger side by the
+  code's counts, its fit the sampler's on sampler-bound logs (`v0_profile.py`). The peak is never less
   than the forward's MLP transient (`_forward_floor`), and its interval spans FlashInfer's sampler where the
   install decides the path, and is centred on FlashInfer's where the release and the GPU take it
   (`sampler_path.py`, `_sampler_path_error`).
@@ -58,6 +59,12 @@ from kvtop.domain.engines.vllm.profile_run import (
 )
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
+from kvtop.domain.engines.vllm.v0_profile import (
+    MOE_FORWARD_ERROR,
+    v0_forward_bound,
+    v0_forward_bytes,
+    v0_moe_forward,
+)
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
@@ -96,7 +103,9 @@ READS_FREE_AFTER_LOAD = False
 # dense MLP's gate-up output); V0's corpus holds no MoE start to fit a separate part on.
 ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "dense MLP transient of max_num_batched_tokens",
                        "MoE transient of max_num_batched_tokens")
-V0_ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "MLP transient of max_num_batched_tokens")
+# V0's profile peak is the larger of its forward and its sampler (`v0_profile.py`): the fit is the sampler's, on the
+# starts whose forward the code's count puts below it; a forward-bound start's peak is the forward as counted.
+V0_ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B")
 # the TP group's all-reduce buffers appear once the custom all-reduce runs (custom_all_reduce_on)
 NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)")
 # GPU names that cover a PCIe board too (A100 80GB/40GB PCIe, A800 PCIe): `custom_all_reduce_on` takes them as SXM4,
@@ -130,10 +139,10 @@ FEWER_ROWS_FEATURES: dict[str, tuple[int, ...]] = {
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
-        key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
-        coefficients=(0.0, 5.715139, 0.922015), error_bytes=833820323, records=9,
-        sources=7, gpus=('A10', 'H100', 'H200', 'RTX3090', 'V100-32GB'),
-        novel_error_bytes=833820323, feature_sources=(7, 7, 7),
+        key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B'),
+        coefficients=(0.451937, 6.606439), error_bytes=21475125, records=4,
+        sources=3, gpus=('H100', 'V100-32GB'),
+        novel_error_bytes=21475125, feature_sources=(3, 3),
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -185,7 +194,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0076, records=69, sources=32,
+    engine='vllm', factor=1.3281, records=69, sources=32,
 )
 # END FITTED
 
@@ -202,9 +211,9 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     """Feature values (GiB) of fit `key` for this launch; None where it does not apply (another era; a
     multimodal model, whose encoder profile is not modelled; pipeline stages, whose peaks differ)."""
     if key == activation_key(inputs):
-        if inputs.model is None or inputs.model.multimodal or inputs.layout.pp > 1 or lora(inputs):
-            return None
-        return _activation_features(inputs, inputs.model)
+        if key == "vllm.activation.v0" and (v0_forward_bound(inputs) or v0_moe_forward(inputs)):
+            return None  # its log measures the forward (or a MoE's, not counted), not the sampler the fit is of
+        return _plan_features(key, inputs)
     if key == non_torch_key(inputs):
         return (1.0, 1.0 if custom_all_reduce_on(inputs) else 0.0)
     if key == "vllm.cuda_graphs":
@@ -212,6 +221,14 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     if key == "vllm.context":
         return _context_features(inputs)
     return None
+
+
+def _plan_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """The activation fit's feature values for a plan (a forward-bound V0 launch's too: `_forward_floor` sets its
+    peak); None for a multimodal model, pipeline stages or LoRA."""
+    if inputs.model is None or inputs.model.multimodal or inputs.layout.pp > 1 or lora(inputs):
+        return None
+    return _activation_features(inputs, inputs.model)
 
 
 def fit_offset(key: str, inputs: CalibrationInputs) -> int:
@@ -277,7 +294,8 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     tokens, seqs, why = batch_limits(inputs)
     key = activation_key(inputs)
     label = "vLLM's profiled activation peak"
-    activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), fit_features(key, inputs),
+    values = _plan_features(key, inputs)
+    activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), values,
                                  f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
     # the sampler's path first, then the floor: a peak lowered to FlashInfer's one copy is still never below the
     # forward's MLP transient, taken once here
@@ -285,6 +303,10 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     if activation is None:
         activation = _unfitted_activation(inputs, fits.get(key), key, label, tokens, seqs)
     activation = _sampler_floor(activation, inputs, tokens, seqs)
+    if v0_moe_forward(inputs) and activation.source == "calibrated":
+        activation = assumed_estimate(Term.ACTIVATION, label, activation.bytes, max(activation.error_bytes, MOE_FORWARD_ERROR),
+                                      f"{activation.basis}; a fused MoE's forward in V0 is not counted (v0_profile.py): "
+                                      "± 2 GiB assumed")  # fmt: skip
     found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held(inputs)), activation,
              non_torch_estimate(inputs, fits, tokens)]
     if graphs_charged(inputs):
@@ -357,7 +379,8 @@ def _forward_floor(
     AWQ at 8,192 tokens and 8 seqs on an L40S, vLLM 0.28.0: 0.88 GiB of MLP transient where the fit gives 0.44)."""
     if activation is None or inputs.model is None:
         return activation
-    floor = round(mlp_transient_gib(inputs.model, inputs.layout, tokens) * GIB)
+    v0 = v0_forward_bytes(inputs, tokens)
+    floor = v0 if v0 is not None else round(mlp_transient_gib(inputs.model, inputs.layout, tokens) * GIB)
     if floor <= activation.bytes:
         return activation
     return activation.model_copy(update={
@@ -456,6 +479,6 @@ def _activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[f
     tokens, seqs, _ = batch_limits(inputs)
     logits, mlp = logits_gib(seqs, model), mlp_transient_gib(model, inputs.layout, tokens)
     if activation_key(inputs) == "vllm.activation.v0":
-        return (1.0, logits, mlp)
+        return (1.0, logits)
     moe = model.moe is not None
     return (1.0, logits, 0.0 if moe else mlp, mlp if moe else 0.0)
