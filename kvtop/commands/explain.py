@@ -23,7 +23,7 @@ from kvtop.domain.engines.registry import display_name, display_names, engine_ru
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.explain import Explanation, explain, explain_unsolved
-from kvtop.domain.explain_request import ExplainRequest
+from kvtop.domain.explain_request import ExplainRequest, gpu_total_source
 from kvtop.domain.explanation import EstimatedInput
 from kvtop.domain.launch import (
     LaunchSettings,
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     else:
         request = ExplainRequest(
             log=log, model=model, settings=settings, gpu_total_bytes=gpu_total, gpu_name=gpu_name, given=given,
-            load_mtp=args.load_mtp, version=version,
+            gpu_total_source=gpu_total_source(measured.gpu_total_bytes), load_mtp=args.load_mtp, version=version,
         )  # fmt: skip
         result = explain(request)
     findings = _findings(result)
@@ -250,7 +250,8 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     if result.ledger is not None:
         lines.append("Recomputed with the engine's rules (central values):")
         for step in result.ledger.engine.steps:
-            lines.append(f"  {step.label:<48}{step_figure(step):>30}")
+            source = step.source or ("measured" if step.measured else "")  # as the plan's budget labels them
+            lines.append(f"  {step.label:<48}{step_figure(step):>30}  {source}".rstrip())
         source = (
             f"from the estimated {result.estimated.label}'s {result.estimated.source} range"
             if result.estimated is not None

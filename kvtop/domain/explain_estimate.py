@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from kvtop.domain.calibration.estimate import preload_estimate
 from kvtop.domain.calibration.host_memory import DESKTOP_NOTE
 from kvtop.domain.calibration.ranges import InputRange, free_before_load_range, runtime_range
-from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, Term
+from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, Term, TermSource
 from kvtop.domain.engines.base import CONTEXT_BYTES_RANGE, DEFAULT_CONTEXT_BYTES, MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explanation import EstimatedField, EstimatedInput, Explanation, Logged, judge
@@ -40,8 +40,11 @@ class EstimateRun:
     gpu_name: str | None
     load_mtp: bool
     desktop: bool = False  # a desktop shares the card (`MeasuredInputs.desktop`): the estimate's low end takes it
+    gpu_total_source: TermSource = "measured"  # where `gpu_total_bytes` came from (`explain_request.gpu_total_source`)
 
     def solve(self, measured: MeasuredInputs) -> Ledger:
+        if measured.gpu_total_bytes == self.gpu_total_bytes:  # the GPU named, labelled as its total came
+            measured = measured.with_estimated("gpu_total_bytes", self.gpu_total_source)
         return predict(
             self.model, self.settings, gpu_total_bytes=self.gpu_total_bytes, gpu_name=self.gpu_name,
             measured=measured, load_mtp=self.load_mtp,
@@ -60,8 +63,8 @@ def rebuild_with_estimate(
     measured inputs with the estimated one at `value`), with the value the logged capacity implies."""
     settings, gpu_total_bytes = run.settings, run.gpu_total_bytes
 
-    def solve(value: int) -> Ledger:
-        return run.solve(measured_at(value))
+    def solve(value: int) -> Ledger:  # the estimated figure named as such: its budget step is never "measured"
+        return run.solve(measured_at(value).with_estimated(estimate.field, estimate.source))
 
     central = solve(estimate.value_bytes)
     ends = (solve(estimate.low_bytes).token_capacity, solve(estimate.high_bytes).token_capacity)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -16,7 +17,7 @@ class ExplainRequest(BaseModel):
     """A parsed startup log and what kvtop rebuilds it with.
 
     `gpu_total_bytes`/`gpu_name` (e.g. 'A100-80GB') are the GPU when known (None: not known, an estimate
-    stands in); `given` holds measured figures from the command line, which fill in what the log lacks;
+    stands in), `gpu_total_source` where that total came from (`gpu_total_source`); `given` holds measured figures from the command line, which fill in what the log lacks;
     `version` is whose rules apply and why (reported with the result)."""
 
     model_config = ConfigDict(frozen=True)
@@ -26,6 +27,7 @@ class ExplainRequest(BaseModel):
     settings: LaunchSettings
     gpu_total_bytes: int | None = None
     gpu_name: str | None = None
+    gpu_total_source: TermSource = "measured"
     given: MeasuredInputs = MeasuredInputs()
     load_mtp: bool = False
     version: ResolvedVersion = ResolvedVersion()
@@ -33,3 +35,10 @@ class ExplainRequest(BaseModel):
     def with_settings(self, settings: LaunchSettings) -> ExplainRequest:
         """The same request with other settings (a log's KV dtype applied, a cause candidate tried)."""
         return self.model_copy(update={"settings": settings})
+
+
+def gpu_total_source(given_bytes: int | None) -> TermSource:
+    """Where explain's GPU total comes from: measured where the operator gave it (--gpu-memory) or NVML read it,
+    else assumed: the GPU table's nvidia-smi total for the model named (--gpu; `kvtop.domain.gpus`), which the
+    card is taken to report."""
+    return "measured" if given_bytes is not None else "assumed"

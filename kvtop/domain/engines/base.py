@@ -4,6 +4,7 @@ the engine would allocate and log (the protocols that take them are `protocols.p
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,8 +25,19 @@ DEFAULT_CONTEXT_BYTES = 1 * GIB
 CONTEXT_BYTES_RANGE = (GIB // 4, 2 * GIB)
 
 
+# the figures of `MeasuredInputs` that a log, NVML or the operator may give, or an explanation may estimate
+MeasuredField = Literal[
+    "gpu_total_bytes", "free_before_load_bytes", "free_after_load_bytes", "weights_bytes", "non_kv_bytes",
+    "available_kv_bytes",
+]
+
+
 class MeasuredInputs(BaseModel):
-    """Measured values that replace kvtop's predictions (from NVML, a log, or the operator)."""
+    """Measured values that replace kvtop's predictions (from NVML, a log, or the operator).
+
+    `explain` also solves with figures nothing printed (an input the log lacks, estimated and solved at each end of
+    its range; the GPU table's total for --gpu): `estimated` names those with their source, so that no budget step
+    shows them as measured."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -42,6 +54,27 @@ class MeasuredInputs(BaseModel):
     calibrated: CalibratedFigures | None = None
     draft_weights_bytes: int | None = None  # a speculative draft's resident weights per rank (its own load)
     desktop: bool = False  # the operator says a desktop (Windows, WSL2) shares the GPU (`--desktop`): said, not modelled
+    # figures set above that no log, NVML or operator printed, with where they came from (calibrated or assumed)
+    estimated: tuple[tuple[MeasuredField, TermSource], ...] = ()
+
+    def estimate_source(self, field: MeasuredField) -> TermSource | None:
+        """Where a figure set here came from when it was estimated, not measured (None: measured, or not set)."""
+        found = next((source for name, source in self.estimated if name == field), None)
+        return None if found == "measured" else found
+
+    def is_measured(self, field: MeasuredField) -> bool:
+        """Whether `field` holds a figure a log, NVML or the operator printed (not an estimate)."""
+        return getattr(self, field) is not None and self.estimate_source(field) is None
+
+    def input_step(self, label: str, field: MeasuredField, value: int, note: str = "") -> BudgetStep:
+        """The budget line of an input figure set here: measured, else named by its estimate's source."""
+        return BudgetStep(label=label, bytes=value, note=note, measured=self.is_measured(field),
+                          source=self.estimate_source(field))  # fmt: skip
+
+    def with_estimated(self, field: MeasuredField, source: TermSource) -> MeasuredInputs:
+        """These inputs with `field`'s figure named as an estimate from `source` (a measured source keeps it measured)."""
+        kept = tuple(pair for pair in self.estimated if pair[0] != field)
+        return self.model_copy(update={"estimated": kept if source == "measured" else (*kept, (field, source))})
 
     def free_before_load(self, gpu_total_bytes: int) -> int:
         """The memory free before the weights load (min over ranks): measured, else calibrated (CUDA's
@@ -88,7 +121,7 @@ class MeasuredInputs(BaseModel):
 
     def free_before_load_source(self) -> TermSource:
         if self.free_before_load_bytes is not None:
-            return "measured"
+            return self.estimate_source("free_before_load_bytes") or "measured"
         if self.calibrated is not None and self.calibrated.free_before_load_bytes is not None:
             return self.calibrated.free_before_load_source
         return "assumed"
@@ -115,7 +148,7 @@ class MeasuredInputs(BaseModel):
 
     def non_kv_source(self) -> TermSource:
         if self.non_kv_bytes is not None:
-            return "measured"
+            return self.estimate_source("non_kv_bytes") or "measured"
         if self.calibrated is not None and self.calibrated.non_kv_bytes is not None:
             return self.calibrated.non_kv_source
         return "assumed"
@@ -129,7 +162,7 @@ class MeasuredInputs(BaseModel):
 
     def engine_total_source(self) -> TermSource | None:
         if self.gpu_total_bytes is not None:
-            return "measured"
+            return self.estimate_source("gpu_total_bytes") or "measured"
         if self.calibrated is not None and self.calibrated.cuda_total_bytes:
             return self.calibrated.cuda_total_source
         return None
@@ -221,14 +254,18 @@ class EngineInputs(BaseModel):
         """Where the weights figure comes from: measured (`--weights-memory`), else the calibration's estimate of it
         (calibrated or assumed); None: the book's count with no calibration."""
         if self.measured.weights_bytes is not None:
-            return "measured"
+            return self.measured.estimate_source("weights_bytes") or "measured"
         return self.measured.calibrated.weights_source if self.measured.calibrated is not None else None
+
+    def weights_step(self, label: str = "− weights") -> BudgetStep:
+        """The budget line that charges the weights, labelled by `weights_source` (as the pre-start block's term)."""
+        measured = self.weights_source == "measured"
+        return BudgetStep(label=label, bytes=-self.weights_bytes, measured=measured,
+                          source=None if measured else self.weights_source)  # fmt: skip
 
     def weight_steps(self, label: str = "− weights") -> list[BudgetStep]:
         """The budget lines that charge the weights, then each resident term by name."""
-        measured = self.weights_source == "measured"
-        steps = [BudgetStep(label=label, bytes=-self.weights_bytes, measured=measured,
-                            source=None if measured else self.weights_source)]  # fmt: skip
+        steps = [self.weights_step(label)]
         for term in self.terms:
             if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
                 steps.append(

@@ -75,8 +75,7 @@ def solve(inputs: EngineInputs) -> EngineResult:
     free = inputs.measured.free_before_load(inputs.gpu_total_bytes)
     steps.append(BudgetStep(label="free before the weights load", bytes=free,
                             source=inputs.measured.free_before_load_source()))  # fmt: skip
-    steps.append(BudgetStep(label="− weights" + (" (the GGUF's tensors)" if gguf_weights else ""),
-                            bytes=-weights, measured=inputs.measured.weights_bytes is not None))  # fmt: skip
+    steps.append(inputs.weights_step("− weights" + (" (the GGUF's tensors)" if gguf_weights else "")))
     room = free - weights
     fits = pool <= room
     notes = _offload_notes(inputs)

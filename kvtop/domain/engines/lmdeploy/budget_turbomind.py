@@ -152,7 +152,8 @@ def _blocks(
     if share == "total":
         total = inputs.gpu_total_bytes
         steps.append(BudgetStep(label="GPU memory (cudaMemGetInfo total)", bytes=total,
-                                measured=inputs.measured.gpu_total_bytes is not None))  # fmt: skip
+                                measured=inputs.measured.is_measured("gpu_total_bytes"),
+                                source=inputs.measured.estimate_source("gpu_total_bytes")))  # fmt: skip
         budget = int(total * ratio)
         steps.append(BudgetStep(label=f"size_t(total × {ratio:g})", bytes=budget, note=ratio_source))
         return budget, budget // block_bytes

@@ -53,10 +53,10 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
     """The free memory the engine divides: measured after the weights (least over ranks), else the GPU
     less the CUDA context and NCCL (measured before load, else 1 GiB) less the weights."""
     meas, total = inputs.measured, inputs.gpu_total_bytes
-    steps.append(BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None))
+    steps.append(meas.input_step("GPU memory", "gpu_total_bytes", total))
     if meas.free_after_load_bytes is not None:
         free = meas.free_after_load_bytes
-        steps.append(BudgetStep(label="free after weights (least over ranks)", bytes=free, measured=True))
+        steps.append(meas.input_step("free after weights (least over ranks)", "free_after_load_bytes", free))
         return free
     before = meas.free_before_load(total)
     source = meas.free_before_load_source()
@@ -66,7 +66,7 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
         notes.append(f"free memory after the weights is estimated: {how} − weights; "
                      "--free-after-load gives the engine's own figure")  # fmt: skip
     steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=before - total,
-                            measured=meas.free_before_load_bytes is not None, source=source))  # fmt: skip
+                            measured=meas.is_measured("free_before_load_bytes"), source=source))  # fmt: skip
     steps += inputs.weight_steps()
     free = before - inputs.resident_bytes
     steps.append(BudgetStep(label="free after weights (least over ranks)", bytes=free))

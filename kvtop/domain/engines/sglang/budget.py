@@ -79,7 +79,7 @@ class SglangBudget:
         if runner != 1.0:  # before v0.4.9 the model runner cut a VLM's fraction, given or automatic
             mfs, mfs_source = mfs * runner, f"{mfs_source} × {runner:g} (the model runner's VLM cut)"
         total = inputs.gpu_total_bytes
-        steps.append(BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None))
+        steps.append(meas.input_step("GPU memory", "gpu_total_bytes", total))
         pre = meas.free_before_load(total)
         pre_note, pre_source, pre_why = meas.free_before_load_note(), meas.free_before_load_source(), ""
         if meas.free_before_load_bytes is None and meas.free_after_load_bytes is not None:
@@ -94,14 +94,14 @@ class SglangBudget:
             BudgetStep(
                 label="free before weight load (min over ranks)",
                 bytes=pre,
-                measured=meas.free_before_load_bytes is not None,
+                measured=meas.is_measured("free_before_load_bytes"),
                 source=pre_source,
                 note=pre_why,
             )
         )
         if meas.free_after_load_bytes is not None:
             avail = meas.free_after_load_bytes
-            steps.append(BudgetStep(label="free after weight load", bytes=avail, measured=True))
+            steps.append(meas.input_step("free after weight load", "free_after_load_bytes", avail))
         else:
             avail = pre - inputs.resident_bytes
             steps += inputs.weight_steps()

@@ -197,7 +197,7 @@ def explain(request: ExplainRequest) -> Explanation:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     if before is None and gpu_total_bytes is not None and not missing:
         # no `Load weight begin`: the free memory before the load estimated as `plan` does
-        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, given.desktop, request.gpu_total_source)
         post = after[1] if after else None
         at = lambda pre: MeasuredInputs(  # noqa: E731
             free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=gpu_total_bytes
@@ -206,7 +206,7 @@ def explain(request: ExplainRequest) -> Explanation:
             "sglang", logged, run, free_before_load_estimate(run), at, tuple(notes)
         )
     if after is None and before is not None and gpu_total_bytes is not None and not missing:
-        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, given.desktop, request.gpu_total_source)
         return _with_weights_estimate(logged, run, before, tuple(notes))
     if before is None:
         missing.append(
@@ -224,7 +224,7 @@ def explain(request: ExplainRequest) -> Explanation:
     def solve(pre: int, post: int) -> Ledger:
         measured = MeasuredInputs(
             free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=total
-        )
+        ).with_estimated("gpu_total_bytes", request.gpu_total_source)
         return predict(
             model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp
         )
@@ -236,7 +236,7 @@ def explain(request: ExplainRequest) -> Explanation:
         "sglang", logged, central, low, high, settings, after[2], gpu_total_bytes, kv_memory_logged=False
     )
     result = result.model_copy(update={"notes": tuple(notes)})
-    run = EstimateRun(model, settings, total, gpu_name, load_mtp)
+    run = EstimateRun(model, settings, total, gpu_name, load_mtp, gpu_total_source=request.gpu_total_source)
     return hidden_stage_reserve(result, log, run, before, after)  # PP stages whose load lines are not shown
 
 

@@ -177,7 +177,8 @@ class TrtllmBudget:
             BudgetStep(
                 label="GPU memory",
                 bytes=inputs.gpu_total_bytes,
-                measured=inputs.measured.gpu_total_bytes is not None,
+                measured=inputs.measured.is_measured("gpu_total_bytes"),
+                source=inputs.measured.estimate_source("gpu_total_bytes"),
             )
         ]
         notes: list[str] = []
@@ -237,7 +238,7 @@ class TrtllmBudget:
         free_now: int | None = None  # free once the profiling executor is gone (§4.1): after the weights
         if meas.available_kv_bytes is not None:
             budget = meas.available_kv_bytes
-            steps.append(BudgetStep(label="available KV memory (logged)", bytes=budget, measured=True))
+            steps.append(meas.input_step("available KV memory (logged)", "available_kv_bytes", budget))
         else:
             before = meas.free_before_load(inputs.gpu_total_bytes)
             before_note = meas.free_before_load_note()
@@ -247,13 +248,13 @@ class TrtllmBudget:
                 BudgetStep(
                     label="free before weight load (min over ranks)",
                     bytes=before,
-                    measured=meas.free_before_load_bytes is not None,
+                    measured=meas.is_measured("free_before_load_bytes"),
                     source=meas.free_before_load_source(),
                 )
             )
             if meas.free_after_load_bytes is not None:
                 after = meas.free_after_load_bytes
-                steps.append(BudgetStep(label="free after weight load", bytes=after, measured=True))
+                steps.append(meas.input_step("free after weight load", "free_after_load_bytes", after))
             else:
                 after = before - inputs.resident_bytes
                 steps += inputs.weight_steps()
@@ -266,7 +267,7 @@ class TrtllmBudget:
                 BudgetStep(
                     label="− activation peak, NCCL, CUDA graphs (profiled)",
                     bytes=-reserve,
-                    measured=meas.non_kv_bytes is not None,
+                    measured=meas.is_measured("non_kv_bytes"),
                     source=meas.non_kv_source(),
                 )
             )
@@ -331,9 +332,7 @@ class TrtllmBudget:
         if meas.free_after_load_bytes is not None:
             free = meas.free_after_load_bytes
             steps.append(
-                BudgetStep(
-                    label="free once the engine and its buffers are resident", bytes=free, measured=True
-                )
+                meas.input_step("free once the engine and its buffers are resident", "free_after_load_bytes", free)
             )
         else:
             before = meas.free_before_load(inputs.gpu_total_bytes)
@@ -350,7 +349,7 @@ class TrtllmBudget:
                 BudgetStep(
                     label="free before load",
                     bytes=before,
-                    measured=meas.free_before_load_bytes is not None,
+                    measured=meas.is_measured("free_before_load_bytes"),
                     source=meas.free_before_load_source(),
                 )
             )
@@ -359,7 +358,7 @@ class TrtllmBudget:
                 BudgetStep(
                     label="− execution context, runtime buffers, decoder",
                     bytes=-reserve,
-                    measured=meas.non_kv_bytes is not None,
+                    measured=meas.is_measured("non_kv_bytes"),
                     source=meas.non_kv_source(),
                 )
             )

@@ -8,11 +8,34 @@ max_num_batched_tokens to max(max_model_len, the default) so that a whole prompt
 
 from __future__ import annotations
 
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.eras import LARGE_GPU_BATCH_ERAS, async_scheduling_default, model_runner
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.wording import GIB
+
+ENGINE_ERAS: Eras[str] = Eras((
+    Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
+    Era("0.8.0", "v1", "the V1 engine (vllm/v1/worker/gpu_worker.py): the default from v0.8.0"),
+))
+# V0's max_num_seqs with no flag: EngineArgs.max_num_seqs = 256 (vllm/engine/arg_utils.py up to v0.7.3), kept by
+# `_set_default_args_v0` ("Set max_num_seqs to 256 for VLLM_V0") in v0.8.x; V1 sets it by the GPU (below)
+V0_MAX_NUM_SEQS = 256
+# V1's (`_set_default_args_v1` from v0.8.0, `get_batch_defaults` in v0.13.0 and v0.33.0): 1024 on GPUs with ≥ 70 GiB
+# that are not an A100 (and on every GPU of ≥ 160 GiB), else 256; the API server's and the LLM class's alike
+V1_MAX_NUM_SEQS, V1_SMALL_GPU_MAX_NUM_SEQS = 1024, 256
+
+
+def default_max_num_seqs(
+    total_bytes: int, gpu_name: str | None = None, version: ResolvedVersion | None = None
+) -> tuple[int, str]:
+    """(max_num_seqs, why) with no --max-num-seqs: the engine era's default, read once for the budget's max running
+    requests and for the profiling run's batch (`profile_run.batch_limits`)."""
+    if ENGINE_ERAS.at(version or ResolvedVersion()) == "v0":
+        return V0_MAX_NUM_SEQS, f"V0's default {V0_MAX_NUM_SEQS} seqs (EngineArgs.max_num_seqs, before v0.8.0)"
+    if total_bytes >= 70 * GIB and not is_a100(gpu_name):
+        return V1_MAX_NUM_SEQS, f"V1's default {V1_MAX_NUM_SEQS} seqs on a GPU of ≥ 70 GiB (not an A100)"
+    return V1_SMALL_GPU_MAX_NUM_SEQS, f"V1's default {V1_SMALL_GPU_MAX_NUM_SEQS} seqs (an A100 or under 70 GiB)"
 
 
 def default_batch_limits(
@@ -20,13 +43,15 @@ def default_batch_limits(
 ) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (`EngineArgs.get_batch_defaults`): 16384 on
     GPUs with ≥ 160 GiB in releases that have that tier, 8192 on GPUs with ≥ 70 GiB that are not an A100,
-    else 2048. An unnamed GPU of ≥ 70 GiB counts as no A100."""
+    else 2048 (V1's: V0's tokens follow the context, `profile_run.batch_limits`); max_num_seqs the era's
+    (`default_max_num_seqs`). An unnamed GPU of ≥ 70 GiB counts as no A100."""
+    seqs, _ = default_max_num_seqs(total_bytes, gpu_name, version)
     largest = LARGE_GPU_BATCH_ERAS.at(version or ResolvedVersion())
     if largest is not None and total_bytes >= 160 * GIB:
-        return largest, 1024
+        return largest, seqs
     if total_bytes >= 70 * GIB and not is_a100(gpu_name):
-        return 8192, 1024
-    return 2048, 256
+        return 8192, seqs
+    return 2048, seqs
 
 
 def chunked_prefill(settings: LaunchSettings) -> bool:

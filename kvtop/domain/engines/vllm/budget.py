@@ -98,7 +98,7 @@ class VllmBudget:
             BudgetStep(
                 label="GPU memory" if total == inputs.gpu_total_bytes else "GPU memory as CUDA reports it",
                 bytes=total,
-                measured=meas.gpu_total_bytes is not None,
+                measured=meas.is_measured("gpu_total_bytes"),
                 source=total_source,
             )
         ]
@@ -128,7 +128,7 @@ class VllmBudget:
         elif meas.available_kv_bytes is not None:
             available = meas.available_kv_bytes
             non_kv = requested - inputs.resident_bytes - available
-            steps.append(BudgetStep(label="available KV memory (logged)", bytes=available, measured=True))
+            steps.append(meas.input_step("available KV memory (logged)", "available_kv_bytes", available))
         else:
             non_kv = meas.non_kv(ESTIMATED_NON_KV_BYTES)
             non_kv_source = meas.non_kv_source()
@@ -141,7 +141,7 @@ class VllmBudget:
                 BudgetStep(
                     label="− activation peak, non-torch, CUDA graphs",
                     bytes=-non_kv,
-                    measured=meas.non_kv_bytes is not None,
+                    measured=meas.is_measured("non_kv_bytes"),
                     source=non_kv_source,
                 )
             )

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, era_for
-from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
+from kvtop.domain.engines.vllm.batching import (
+    ENGINE_ERAS,
+    chunked_prefill,
+    default_batch_limits,
+    default_max_num_seqs,
+)
 
-V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
+V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
 # V0's max_num_batched_tokens with chunked prefill on (above 32K of context) and no flag: SchedulerConfig's 512 ("a
 # balance between ITL and TTFT"; a v0.6.4.dev26 start prints "Chunked prefill is enabled with max_num_batched_tokens=
 # 512", search-index id 49009726947) until vllm#10544 (2024-11-21, first released in v0.6.5) made it 2048.
 V0_CHUNKED_TOKENS: Eras[int] = Eras((
     Era("", 512, "V0 SchedulerConfig.__post_init__: 512 tokens with chunked prefill"),
     Era("0.6.5", 2048, "vllm#10544: 2048 tokens with chunked prefill"),
-))
-ENGINE_ERAS: Eras[str] = Eras((
-    Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
-    Era("0.8.0", "v1", "the V1 engine (vllm/v1/worker/gpu_worker.py): the default from v0.8.0"),
 ))
 # `profile_cudagraph_memory` (gpu_model_runner.py) runs from v0.18.0 (PR #30515), behind
 # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS until v0.21.0: its "Estimated CUDA graph memory" line measures the term
@@ -60,12 +61,13 @@ def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:
 def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     """(max_num_batched_tokens, max_num_seqs, why) of the profiling run: the flags, else the era's defaults."""
     s = inputs.settings
+    seqs, _ = default_max_num_seqs(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)  # the budget's own
     if engine_era(inputs) == "v0":
         chunk = V0_CHUNKED_TOKENS.at(inputs.version)
         tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
-        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
-        return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
-    batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
+        why = f"V0 defaults: {seqs} seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
+        return s.max_num_batched_tokens or tokens, s.max_running_requests or seqs, why
+    batched, _ = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
     why = "vllm serve's defaults for the GPU"
     if not s.max_num_batched_tokens and not chunked_prefill(s):  # the whole context in one batch (batching.py)
         batched, why = max(inputs.context_length, batched), f"{why}, max(context, default): chunked prefill off"

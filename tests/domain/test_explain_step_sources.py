@@ -1,0 +1,41 @@
+"""A step of `explain` is measured only where the log or the operator printed its figure (operator trial, I1).
+
+SGLang case C04 (Llama-3-70B, TP 8) logs `Load weight begin. avail mem=137.29 GiB` and no `Load weight end`: with
+--gpu H200 kvtop estimates the free memory after the load, and the GPU's total is its table's nvidia-smi figure.
+Both steps read "measured" before; now the estimate and the table figure say where they came from."""
+
+from __future__ import annotations
+
+import json
+
+from tests.data_paths import CASES, CONFIGS
+
+LOG = str(CASES / "sglang/C04/engine.log")
+ARGV = ["explain", LOG, "--model", str(CONFIGS / "meta-llama--Meta-Llama-3-70B.json"), "--tp", "8", "--json",
+        "--no-calibration-store"]  # fmt: skip
+# Llama-3-70B per rank at TP 8 in bf16: (70,553,706,496 − 1,318,912 norm parameters) ÷ 8 × 2 B + the 1,318,912 norm
+# parameters (80 layers × 2 × 8,192 + 8,192, replicated) × 2 B = 17,640,734,720 B
+WEIGHTS_PER_RANK = (70_553_706_496 - 1_318_912) // 8 * 2 + 1_318_912 * 2
+PRE_LOAD = round(137.29 * 2**30)  # the log's `Load weight begin. avail mem=137.29 GiB` (least over its ranks)
+
+
+def _steps(capsys, *extra: str) -> dict[str, tuple[int | None, bool, str | None]]:
+    from kvtop.cli import main
+
+    assert main([*ARGV, *extra]) == 0
+    out = json.loads(capsys.readouterr().out)
+    return {s["label"]: (s["bytes"], s["measured"], s["source"]) for s in out["steps"]}
+
+
+def test_the_estimated_free_memory_and_the_table_total_are_not_measured(capsys) -> None:
+    steps = _steps(capsys, "--gpu", "H200")
+    assert steps["GPU memory"] == (143_771 * 2**20, False, "assumed")  # kvtop's H200 row: nvidia-smi's 143,771 MiB
+    assert steps["free before weight load (min over ranks)"] == (PRE_LOAD, True, "measured")
+    # 147,414,015,017 − 17,640,734,720 = 129,773,280,297 B (120.86 GiB): kvtop's estimate, its range assumed (±5 %)
+    assert steps["free after weight load"] == (PRE_LOAD - WEIGHTS_PER_RANK, False, "assumed")
+
+
+def test_a_total_the_operator_gives_is_measured(capsys) -> None:
+    steps = _steps(capsys, "--gpu", "H200", "--gpu-memory", "140GiB")
+    assert steps["GPU memory"] == (140 * 2**30, True, None)
+    assert steps["free after weight load"][1:] == (False, "assumed")
