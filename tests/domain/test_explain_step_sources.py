@@ -39,3 +39,30 @@ def test_a_total_the_operator_gives_is_measured(capsys) -> None:
     steps = _steps(capsys, "--gpu", "H200", "--gpu-memory", "140GiB")
     assert steps["GPU memory"] == (140 * 2**30, True, None)
     assert steps["free after weight load"][1:] == (False, "assumed")
+
+
+def test_vllm_s_estimated_non_kv_memory_says_calibrated() -> None:
+    """vllm#10517 (v0.6.4, RTX 3090) without its `Memory profiling results` line: the non-KV memory is the
+    calibration's estimate (test_explain_estimates.py), so its step says calibrated, never measured; the weights
+    the log printed (`Loading model weights took 14.99 GB`) stay measured. Before, both read measured."""
+    from kvtop.domain.explain import explain
+    from kvtop.domain.explain_request import ExplainRequest
+    from kvtop.domain.gpus import gpu_total_bytes
+    from kvtop.domain.launch import parse_flags
+    from kvtop.sources.engine_logs import parse_engine_log
+    from kvtop.sources.hub import load_model
+
+    text = (CASES / "vllm/vllm-10517-llama31-8b-3090-v0/engine.log").read_text()
+    excerpt = "\n".join(line for line in text.splitlines() if "Memory profiling results" not in line)
+    settings = parse_flags("vllm", ["--engine-version", "0.6.4", "--max-model-len", "20000",
+                                    "--gpu-memory-utilization", "0.9"])  # fmt: skip
+    result = explain(ExplainRequest(
+        log=parse_engine_log(excerpt), model=load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")),
+        settings=settings, gpu_total_bytes=gpu_total_bytes("RTX3090"), gpu_name="RTX3090",
+    ))  # fmt: skip
+    assert result.ledger is not None and result.estimated is not None
+    steps = {step.label: step for step in result.ledger.engine.steps}
+    non_kv = steps["− activation peak, non-torch, CUDA graphs"]
+    assert (non_kv.bytes, non_kv.measured, non_kv.source) == (-result.estimated.value_bytes, False, "calibrated")
+    weights = steps["− weights"]
+    assert weights.measured and round(-weights.bytes / 2**30, 2) == 14.99  # the log's figure (GiB, printed "GB")
