@@ -18,7 +18,7 @@ from typing import Any
 from kvtop import __version__
 from kvtop.cli_args import add_calibration_store, ca_file, prometheus_url, refresh_seconds, token_file
 from kvtop.commands import SUMMARIES
-from kvtop.domain.errors import KvtopError
+from kvtop.domain.errors import InputError, KvtopError
 
 _NEGATIVE_VALUE = re.compile(r"-\.?\d")
 """A token that starts like a negative figure ("-5GiB", "-0.1", "-.5"): a value, never an option of kvtop's."""
@@ -52,13 +52,37 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+DEMO_OPTIONS = ("--demo", "--demo-cluster")
+CLUSTER = "cluster"  # the command whose own --demo-cluster reads a demo cluster given before it
+
+
 def _demo_scenario(argv: Sequence[str]) -> list[str]:
-    """`kvtop --demo snapshot`: the command after --demo is no scenario name."""
+    """`kvtop --demo snapshot`, `kvtop --demo-cluster cluster`: the command after the option is no demo name.
+    A --demo-cluster before `cluster` moves after it (its own option, whose default would hide the one given
+    before it); before another command it is refused saying how to write it (no other command reads it)."""
     out = list(argv)
     for index, token in enumerate(out[:-1]):
-        if token == "--demo" and out[index + 1] in COMMANDS:
-            out[index] = "--demo=default"
-    return out
+        if token in DEMO_OPTIONS and out[index + 1] in COMMANDS:
+            out[index] = f"{token}=default"
+    command = next((index for index, token in enumerate(out) if token in COMMANDS), None)
+    if command is None:
+        return out
+    before: list[str] = []
+    moved: list[str] = []
+    index = 0
+    while index < command:
+        token = out[index]
+        if token == "--demo-cluster":  # its name is the next token (an option or nothing: the default)
+            named = index + 1 < command and not out[index + 1].startswith("-")
+            moved.append(f"--demo-cluster={out[index + 1]}" if named else "--demo-cluster=default")
+            index += 2 if named else 1
+            continue
+        (moved if token.startswith("--demo-cluster=") else before).append(token)
+        index += 1
+    if moved and out[command] != CLUSTER:
+        raise InputError(f"`kvtop {out[command]}` reads no demo cluster (the cluster view: kvtop --demo-cluster, "
+                         f"or kvtop {CLUSTER} --demo-cluster [NAME])", field="--demo-cluster")  # fmt: skip
+    return [*before, out[command], *moved, *out[command + 1:]]
 
 
 def _value_options(parser: argparse.ArgumentParser) -> set[str]:
@@ -156,11 +180,11 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    tokens = _demo_scenario(sys.argv[1:] if argv is None else argv)
-    named = next((t for t in tokens if t in COMMANDS), None)
-    parser = build_parser(named, full=named is not None)
-    args, extra = parser.parse_known_args(_join_values(tokens, parser))
     try:
+        tokens = _demo_scenario(sys.argv[1:] if argv is None else argv)
+        named = next((t for t in tokens if t in COMMANDS), None)
+        parser = build_parser(named, full=named is not None)
+        args, extra = parser.parse_known_args(_join_values(tokens, parser))
         if args.command is None:
             if extra:
                 parser.error(f"unrecognized arguments: {_redacted(' '.join(extra))}")

@@ -178,6 +178,7 @@ def _flagged_error_messages(path: Path) -> Iterator[tuple[int, str]]:
 ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
     *((f"kvtop/commands/{name}.py", (name,)) for name in SUBCOMMANDS),
     ("kvtop/commands/tui*.py", ("kvtop",)),
+    ("kvtop/cli.py", ("kvtop", "cluster")),  # a --demo-cluster written before a command: the TUI's and cluster's
     ("kvtop/ui/*", ("kvtop",)),
     ("kvtop/commands/node_args.py", ("snapshot", "diagnose", "export")),
     ("kvtop/commands/node_source.py", ("snapshot", "diagnose", "export", "kvtop")),

@@ -89,7 +89,8 @@ def test_a_state_only_models_nominal_head_is_named_kvtops(capsys: pytest.Capture
     out = plan_json(capsys, *MAMBA_ARGS)
     assert out["config_defaults_used"] == []
     assert out["config_nominal_defaults"] == [
-        "max_position_embeddings=2048: vLLM's context where a config names no position field (_get_and_verify_max_len)",
+        "max_position_embeddings=2048: vLLM's and SGLang's context where a config names no position field "
+        "(vLLM _get_and_verify_max_len, SGLang get_context_length)",
         "num_attention_heads=1: kvtop's nominal head (no layer attends; no book reads it)",
     ]
     text = plan_text(capsys, *MAMBA_ARGS)

@@ -18,7 +18,10 @@ from kvtop.cli import main
 from tests.conftest import CONFIGS
 
 BLOOM = str(CONFIGS / "families" / "bigscience--bloom-560m.json")  # bloom-560m config.json (families/SOURCES.md)
-NOMINAL = "max_position_embeddings=2048: vLLM's context where a config names no position field (_get_and_verify_max_len)"
+NOMINAL = (
+    "max_position_embeddings=2048: vLLM's and SGLang's context where a config names no position field "
+    "(vLLM _get_and_verify_max_len, SGLang get_context_length)"
+)
 
 
 def test_a_bloom_plan_under_vllm_takes_a_stated_4096_as_it_is(capsys: pytest.CaptureFixture[str]) -> None:
@@ -44,3 +47,15 @@ def test_a_bloom_plan_under_sglang_at_4096_is_refused_above_its_2048(capsys: pyt
     assert ("refuses --context-length 4,096 above the model's 2,048 positions (its default where the config names no "
             "position field)") in err  # fmt: skip
     assert "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" in err
+
+
+def test_a_falcon_mamba_plan_under_sglang_names_sglangs_rule_for_its_2048(capsys: pytest.CaptureFixture[str]) -> None:
+    """FalconMambaConfig names no position field; SGLang 0.5.23 (and 0.5.6.post2 utils/hf_transformers_utils.py)
+    `get_context_length` loops over CONTEXT_LENGTH_KEYS and ends `return 2048`: a SGLang plan's context is 2,048 and
+    its note names SGLang's rule, not vLLM's alone (an operator trial read "vLLM's context" on a SGLang plan)."""
+    falcon_mamba = str(CONFIGS / "tiiuae--falcon-mamba-7b.json")  # falcon-mamba-7b config.json (configs/SOURCES.md)
+    args = ["plan", "--json", "--no-calibration-store", "--engine", "sglang", "--model", falcon_mamba, "--gpu", "H100"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["context_length"] == 2048
+    assert out["config_nominal_defaults"][0] == NOMINAL and "SGLang get_context_length" in NOMINAL

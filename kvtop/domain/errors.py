@@ -37,6 +37,8 @@ class InputError(KvtopError):
     def __init__(self, message: str, *, field: str | None = None, source: str | None = None) -> None:
         self.field = field
         self.source = source
+        # the message without its field and file (a reader that renames the field reuses it)
+        self.detail = message
         where = f" in {source}" if source else ""
         what = f"{field}: " if field else ""
         super().__init__(f"{what}{bounded(message)}{where}")  # the field and the file are never cut off

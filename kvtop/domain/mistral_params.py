@@ -88,6 +88,44 @@ VISION_IGNORED = (
 )
 
 
+# the names kvtop's config door and tower read a params.json field under -> the file's own key: the inverse of the
+# maps above, and the sections vLLM's mapping moves (text_config: the text fields of a Pixtral wrapper)
+FILE_KEYS: Mapping[str, str] = {
+    **{hf: key for key, hf in RENAMED.items()},
+    **{hf: key for hf, (key, _) in DEFAULTED.items()},
+    **{hf: f"moe.{key}" for key, hf in MOE_RENAMED.items()},
+    **{f"rope_parameters.{hf}": f"yarn.{key}" for key, hf in YARN_RENAMED.items()},
+    "rope_parameters": "yarn",
+    "quantization_config": "quantization",
+    "layer_types": "sliding_window",
+}
+SECTIONS: Mapping[str, str] = {"text_config.": "", "vision_config.": "vision_encoder.", "params.json ": ""}
+# the vision tower's names for VisionEncoderArgs fields (towers_fields.py aliases) -> the file's
+VISION_KEYS: Mapping[str, str] = {"depth": "num_hidden_layers", "in_channels": "num_channels"}
+FILE_HEADS = (
+    *RENAMED,
+    *(key for key, _ in DEFAULTED.values()),
+    *KEPT,
+    "sliding_window",
+    "moe",
+    "yarn",
+    "quantization",
+)
+
+
+def file_field(field: str) -> str | None:
+    """The params.json key (`params.json n_layers`) behind a field kvtop's door named after vLLM's mapping
+    (`num_hidden_layers`), or None where the field is no key of the file (one vLLM's mapping fixes)."""
+    for prefix, section in SECTIONS.items():
+        if field.startswith(prefix):
+            field = section + field.removeprefix(prefix)
+    if field.startswith("vision_encoder."):
+        key = field.removeprefix("vision_encoder.")
+        return f"params.json vision_encoder.{VISION_KEYS.get(key, key)}"
+    key = FILE_KEYS.get(field, field)
+    return f"params.json {key}" if key.split(".")[0] in FILE_HEADS else None
+
+
 def _refuse(field: str, why: str, source: str) -> UnsupportedModelError:
     return UnsupportedModelError(f"{why} ({NOTE})", field=f"params.json {field}", source=source)
 
@@ -241,5 +279,11 @@ def model_from_params(
 ) -> ModelSpec:
     """A params.json read into a ModelSpec: vLLM's mapping, then kvtop's config door; the model says how."""
     config = config_from_params(params, source=source)
-    spec = model_from_config(config, source=source, name=name, family=family)
+    try:
+        spec = model_from_config(config, source=source, name=name, family=family)
+    except InputError as err:  # named after vLLM's mapping (num_hidden_layers): say the file's key (n_layers)
+        key = file_field(err.field) if err.field else None
+        if key is None or key == err.field:
+            raise
+        raise type(err)(err.detail, field=key, source=err.source) from err
     return spec.model_copy(update={"config_format": NOTE})

@@ -44,7 +44,8 @@ def test_blooms_positions_are_kvtops_nominal_figure_and_its_tie_a_class_default(
     assert [d.said for d in model.defaults_used] == ["tie_word_embeddings=True"]
     assert model.defaults_used[0].what == "BloomConfig's class default"
     assert [d.said for d in model.nominal_defaults] == [
-        "max_position_embeddings=2048: vLLM's context where a config names no position field (_get_and_verify_max_len)"
+        "max_position_embeddings=2048: vLLM's and SGLang's context where a config names no position field "
+        "(vLLM _get_and_verify_max_len, SGLang get_context_length)"
     ]
 
 
@@ -59,7 +60,8 @@ def test_every_family_without_a_position_field_reads_one_nominal_figure() -> Non
                for mt, a in ARCHITECTURES.items() if "max_position_embeddings" in dict(a.own_defaults)}  # fmt: skip
     assert set(nominal) == {"bloom", "mamba", "falcon_mamba", "mamba2"}
     assert set(nominal.values()) == {
-        (2048, "vLLM's context where a config names no position field (_get_and_verify_max_len)")
+        (2048, "vLLM's and SGLang's context where a config names no position field (vLLM _get_and_verify_max_len, "
+               "SGLang get_context_length)")
     }
 
 

@@ -153,8 +153,40 @@ def test_a_field_that_may_change_the_layout_is_refused_naming_it(edit: Any, fiel
 def test_a_vision_encoder_without_its_sizes_is_an_input_error() -> None:
     params = copy.deepcopy(_params(PIXTRAL))
     del params["vision_encoder"]["num_hidden_layers"]
-    with pytest.raises(InputError, match="vision_encoder.depth|vision_encoder.num_hidden_layers"):
+    with pytest.raises(InputError) as missing:
         _model_from(params)
+    # the file's key, not the tower's name for it (depth)
+    assert missing.value.field == "params.json vision_encoder.num_hidden_layers"
+
+
+MISTRAL_7B = "recon--mistralai--Mistral-7B-v0.1"
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "field", "words"),
+    [
+        (MISTRAL_7B, lambda p: p.pop("n_layers"), "params.json n_layers", "missing"),
+        (MISTRAL_7B, lambda p: p.update(n_heads="32"), "params.json n_heads", "must be an integer (got '32')"),
+        (MISTRAL_7B, lambda p: p.update(n_kv_heads=7), "params.json n_kv_heads", "7 KV heads cannot serve 32"),
+        (MISTRAL_7B, lambda p: p.update(dim=-1), "params.json dim", "must be at least 1 (got -1)"),
+        (MISTRAL_7B, lambda p: p.update(tied_embeddings="x"), "params.json tied_embeddings", "must be true or false"),
+        (PIXTRAL, lambda p: p.update(n_heads="x"), "params.json n_heads", "must be an integer"),
+        (PIXTRAL, lambda p: p["vision_encoder"].update(num_channels="x"), "params.json vision_encoder.num_channels",
+         "must be an integer"),
+        (LARGE3, lambda p: p["moe"].update(num_experts="x"), "params.json moe.num_experts", "must be an integer"),
+        (LARGE3, lambda p: p.update(kv_lora_rank="x"), "params.json kv_lora_rank", "must be an integer"),
+    ],
+)  # fmt: skip
+def test_an_error_in_params_json_names_the_files_own_key(
+    name: str, edit: Any, field: str, words: str
+) -> None:
+    """An operator trial read `num_hidden_layers: missing` for a params.json that has no such key (it says
+    `n_layers`; vLLM's _remap_general_mistral_args renames it): the error names the key as the file spells it."""
+    params = copy.deepcopy(_params(name))
+    edit(params)
+    with pytest.raises(InputError) as bad:
+        model_from_params(params, source="params.json")
+    assert bad.value.field == field and str(bad.value).startswith(f"{field}: ") and words in str(bad.value)
 
 
 def _model_from(params: dict[str, Any]) -> ModelSpec:

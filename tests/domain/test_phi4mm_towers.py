@@ -101,6 +101,17 @@ def test_the_book_holds_each_engines_build(engine: str, tp: int) -> None:
     assert towers == built["vision_encoder"] + built["embed_tokens_extend"]
 
 
+def test_the_towers_row_is_named_for_both_encoders_it_holds() -> None:
+    """The row counts vLLM's `vision_encoder` and the conformer beside it (the test above: both in one row), so it is
+    named `vision_audio`, as Gemma-3n's MobileNet-v5 + USM row is; an operator trial read `audio` for it."""
+    model = model_from_config(_config())
+    assert model.tower is not None and model.tower.kind == "vision_audio"
+    assert model.tower.label == "the vision tower, the audio encoder and their projectors"
+    book = weights_book(model, ParallelLayout(tp=1), range(model.num_layers), first_stage=True, last_stage=True,
+                        tower_split=VLLM_SPLIT)  # fmt: skip
+    assert [row.component for row in book.rows if row.component in TOWER_KINDS] == ["vision_audio"]
+
+
 def test_sglang_serves_it_multimodal_with_its_filled_in_siglip() -> None:
     """SGLang 0.5.23 hf_transformers/config.py gives Phi4MMForCausalLM a SiglipVisionConfig of 26 layers of 1152, which
     its VLM memory factor reads; the audio encoder is named for vLLM's encoder-cache term."""

@@ -32,7 +32,8 @@ def tf(model: str) -> str:
 NOMINAL_POSITIONS: dict[str, DefaultValue] = {"max_position_embeddings": 2048}
 NOMINAL_POSITIONS_SAID = (
     "max_position_embeddings",
-    "vLLM's context where a config names no position field (_get_and_verify_max_len)",
+    "vLLM's and SGLang's context where a config names no position field (vLLM _get_and_verify_max_len, "
+    "SGLang get_context_length)",
 )
 
 

@@ -164,20 +164,29 @@ class Tower:
     filled_vision: tuple[int, int] | None = None
     audio_elsewhere: bool = False  # an audio encoder sized by a section other than `audio_config` (Phi-4-MM's)
 
+    def holds(self, has_audio_config: bool) -> tuple[bool, bool]:
+        """Whether the row holds (a vision tower, an audio encoder). An audio kind sized by its own section
+        (`audio_config`, Granite-Speech's `encoder_config`) is the audio encoder alone; a kind that counts an
+        audio encoder holds it where the config has `audio_config` (the Omni thinkers, MiniCPM-o, Gemma-3n) or
+        always where another section sizes it (`audio_elsewhere`: Phi-4-multimodal's `embd_layer`, beside its
+        SigLIP)."""
+        audio_only = self.audio_counted and self.section != "vision_config" and not self.audio_elsewhere
+        audio = self.audio_counted and (has_audio_config or self.audio_elsewhere or audio_only)
+        return not audio_only, audio
+
     def row_kind(self, has_audio_config: bool) -> TowerKind:
-        """The weights row's kind (`tower_spec.TOWER_KINDS`), as `label` words it: audio, vision, or both."""
-        if self.audio_counted and self.section != "vision_config":
-            return "audio"
-        return "vision_audio" if self.audio_counted and has_audio_config else "vision"
+        """The weights row's kind (`tower_spec.TOWER_KINDS`): what the row holds (`holds`), as `label` words it."""
+        vision, audio = self.holds(has_audio_config)
+        return "vision_audio" if vision and audio else "audio" if audio else "vision"
 
     def label(self, has_audio_config: bool) -> str:
-        """What the tower's weights row holds, in words: an audio kind sized by its own section (`audio_config`,
-        Granite-Speech's `encoder_config`) is the audio encoder alone; a vision kind that counts `audio_config`
-        too (the Omni thinkers, MiniCPM-o) holds both where the config has one."""
-        if self.words:
-            return self.words
-        if self.audio_counted and self.section != "vision_config":
-            return "the audio encoder and its projector"
-        if self.audio_counted and has_audio_config:
-            return "the vision tower, the audio encoder and their projectors"
-        return "the vision tower and its projector"
+        """What the tower's weights row holds, in words: the family's own (`words`) or its kind's."""
+        return self.words or ROW_WORDS[self.row_kind(has_audio_config)]
+
+
+# a weights row's words per kind, where the family states none of its own
+ROW_WORDS: Mapping[TowerKind, str] = {
+    "vision": "the vision tower and its projector",
+    "audio": "the audio encoder and its projector",
+    "vision_audio": "the vision tower, the audio encoder and their projectors",
+}
