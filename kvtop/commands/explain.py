@@ -251,7 +251,9 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
         for step in result.ledger.engine.steps:
             figure = fmt_both(step.bytes) if step.bytes is not None and abs(step.bytes) >= 1 << 20 else (
                 f"{step.bytes:,} B" if step.bytes is not None else f"{step.value:,.0f}")  # fmt: skip
-            lines.append(f"  {step.label:<48}{figure:>30}")
+            # where an input came from, as plan prints it (an input the log lacks reads "assumed", never bare);
+            # only the step's own source: a figure kvtop estimated goes into the solve as if measured
+            lines.append(f"  {step.label:<48}{figure:>30}" + (f"  {step.source}" if step.source else ""))
         source = (
             f"from the estimated {result.estimated.label}'s {result.estimated.source} range"
             if result.estimated is not None
