@@ -250,7 +250,9 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     if result.ledger is not None:
         lines.append("Recomputed with the engine's rules (central values):")
         for step in result.ledger.engine.steps:
-            lines.append(f"  {step.label:<48}{step_figure(step):>30}")
+            # where an input came from, as plan prints it (an input the log lacks reads "assumed", never bare);
+            # only the step's own source: a figure kvtop estimated goes into the solve as if measured
+            lines.append(f"  {step.label:<48}{step_figure(step):>30}" + (f"  {step.source}" if step.source else ""))
         source = (
             f"from the estimated {result.estimated.label}'s {result.estimated.source} range"
             if result.estimated is not None

@@ -118,9 +118,13 @@ def capacity_cell(node: ClusterNode) -> Cell:
     more = len(node.engines) - 1
     who = f" {engine.engine}" + (f" (+{more} engine{'s' if more > 1 else ''})" if more > 0 else "")
     now = fmt_tokens(engine.now_token_capacity)
+    # "now" is the engine's figure where the node reports one, else kvtop's prediction (a multi-node engine's
+    # second node): the cell says which, never a prediction as if it were live
+    live = engine.live_token_capacity is not None
+    said = "engine metrics" if engine.from_engine_metrics else "live" if live else "predicted"
     if engine.clean_token_capacity is None:
-        return Cell(f"{now} {'engine metrics' if engine.from_engine_metrics else 'live'}{who}")
-    text = f"{now} / {fmt_tokens(engine.clean_token_capacity)}"
+        return Cell(f"{now} {said}{who}")
+    text = f"{now}{' predicted' if said == 'predicted' else ''} / {fmt_tokens(engine.clean_token_capacity)}"
     shortfall = engine.shortfall_fraction
     if shortfall > 0:
         return Cell(f"{text} (-{shortfall * 100:.1f}%){who}", "warning")
