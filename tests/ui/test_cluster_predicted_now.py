@@ -9,6 +9,7 @@ live figure (the engine's API is on h20-a), yet it read as what the engine holds
 from __future__ import annotations
 
 from kvtop.domain.cluster import ClusterEngine, ClusterNode, ClusterTarget, ClusterView, TargetHealth
+from kvtop.ui.widgets.cluster_table import COLUMNS
 from tests.sources.fake_prometheus import NOW
 from tests.ui.conftest import wait_for
 from tests.ui.test_cluster_app import URL, FakeReader, make_app, rows
@@ -35,5 +36,6 @@ async def test_a_node_without_a_live_figure_shows_its_prediction_as_one() -> Non
         await wait_for(pilot, lambda: app.cluster.view is not None)
         await pilot.pause()
         shown = rows(app)
-        assert shown["h20-b"][-1] == "471,607 predicted / 546,967 (-13.8%) sglang:61500"
-        assert shown["h20-a"][-1] == "485,265 / 546,967 (-11.3%) sglang:61000"
+        tokens = COLUMNS.index("tokens per rank now / clean")
+        assert shown["h20-b"][tokens] == "471,607 predicted / 546,967 (-13.8%) sglang:61500"
+        assert shown["h20-a"][tokens] == "485,265 / 546,967 (-11.3%) sglang:61000"
