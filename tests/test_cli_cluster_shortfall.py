@@ -39,3 +39,25 @@ def test_the_demo_cluster_text_has_no_negative_shortfall(capsys: pytest.CaptureF
     # 77.43 GiB free a real TP 8 start printed (test_demo): 1,229,576
     above = 1_229_576 - llama_70b_tokens(8)
     assert f"tokens short 0 per rank of sglang:41000 ({above:,} above the clean prediction)" in out
+
+
+def test_a_node_without_a_live_figure_says_its_shortfall_is_predicted() -> None:
+    # the demo cluster's h20-b (scenario dsv3-tp16-sglang-node1): the second node of SGLang DeepSeek-V3 TP16, whose
+    # API (and live capacity) is on h20-a; its exporter gives clean 546,967 and predicted 471,607 (a co-tenant on
+    # GPU 3) and no live figure. 546,967 − 471,607 = 75,360 short; ÷ 546,967 = 13.78 %. The engine's live figure,
+    # read on h20-a, is 485,265 (61,702 short): the node's row must not read as that live shortfall.
+    engine = ClusterEngine(instance="10.0.1.11:9401", engine="sglang:61500", source="kvtop",
+                           clean_token_capacity=546_967, predicted_token_capacity=471_607)  # fmt: skip
+    assert shortfall_text(engine) == "75,360 per rank of sglang:61500 (13.8%, predicted: no live figure from this node)"
+    # a live figure: no word added (h20-a)
+    live = engine.model_copy(update={"live_token_capacity": 485_265, "predicted_token_capacity": 546_967})
+    assert shortfall_text(live) == "61,702 per rank of sglang:61500 (11.3%)"
+
+
+def test_the_demo_cluster_marks_its_second_nodes_predicted(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cluster", "--demo-cluster"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if "tokens short" in line}
+    # h20-b and h100-pp-b run the second half of a two-node engine (examples/clusters/demo.json): no live figure
+    assert rows["h20-b"].endswith("(13.8%, predicted: no live figure from this node)")
+    assert rows["h100-pp-b"].endswith("(0.0%, predicted: no live figure from this node)")
+    assert "predicted" not in rows["h20-a"] and "predicted" not in rows["h100-pp-a"]

@@ -18,6 +18,9 @@ from kvtop.domain.cluster import ClusterEngine, ClusterNode, ClusterView
 from kvtop.domain.errors import InputError
 from kvtop.units import fmt_gib, gib
 
+# a node's shortfall where it reports no live figure of its own: kvtop's prediction (the row says so)
+PREDICTED_HERE = "predicted: no live figure from this node"
+
 if TYPE_CHECKING:
     from kvtop.domain.ports import ClusterReaderPort
     from kvtop.sources.prometheus import PrometheusClient
@@ -86,13 +89,16 @@ def _text(view: ClusterView) -> str:
 
 def shortfall_text(engine: ClusterEngine) -> str:
     """'120,567 per rank of sglang:41000 (9.9%)'; a rank holding more than its clean prediction is short of
-    nothing ('0 per rank of sglang:41000 (8,093 above the clean prediction)'), never '-8,093 short'."""
+    nothing ('0 per rank of sglang:41000 (8,093 above the clean prediction)'), never '-8,093 short'. Where the
+    node reports no live figure (the second node of a multi-node engine) the shortfall is kvtop's prediction, and
+    says so: the engine's live figure, read on another node, may differ."""
     short = engine.shortfall_tokens
     if short is None:
         return "—"
+    basis = "" if engine.live_token_capacity is not None else f", {PREDICTED_HERE}"
     if short < 0:
-        return f"0 per rank of {engine.engine} ({-short:,} above the clean prediction)"
-    return f"{short:,} per rank of {engine.engine} ({engine.shortfall_fraction:.1%})"
+        return f"0 per rank of {engine.engine} ({-short:,} above the clean prediction{basis})"
+    return f"{short:,} per rank of {engine.engine} ({engine.shortfall_fraction:.1%}{basis})"
 
 
 def gpu_lines(node: ClusterNode) -> list[str]:

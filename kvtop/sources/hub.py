@@ -107,7 +107,8 @@ def _model_name(path: Path) -> str:
 
 
 MISTRAL_PARAMS = "params.json"  # a Mistral-format checkpoint's config (vLLM --config-format mistral)
-NO_CONFIG = "has no config.json (nor Mistral's params.json) on the hub"
+NO_FOLDER_CONFIG = "has no config.json (nor Mistral's params.json)"
+NO_CONFIG = f"{NO_FOLDER_CONFIG} on the hub"
 
 
 def load_params_file(path: Path, name: str | None = None, *, family: str | None = None) -> ModelSpec:
@@ -149,6 +150,8 @@ def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_D
         config = path / "config.json"
         if not config.exists() and (path / MISTRAL_PARAMS).is_file():  # a Mistral-format checkpoint folder
             config = path / MISTRAL_PARAMS
+        elif not config.exists():  # said as the folder it is, with both files kvtop reads (not '…/config.json')
+            raise InputError(f"the checkpoint folder {NO_FOLDER_CONFIG}", field="--model", source=str(path))
         spec = load_config_file(config, name=path.name, family=family)
         return spec.model_copy(update={"checkpoint_bytes": safetensors_bytes(path)})
     if exists:

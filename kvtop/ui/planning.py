@@ -301,6 +301,9 @@ class PlanOutcome:
     # what a fresh start of the edit would log, as `kvtop plan` plans it: the interval around `after` (the
     # same calibrated estimate as before/after and the dashboard, so an unchanged edit changes nothing)
     after_plan: CapacityPlan | None = None
+    # whether the edit plans the live model (the before column's): where it plans another, the live engine's
+    # own figures (its reported tokens) belong to the before column alone, and the views say so
+    live_model_planned: bool = True
 
     @property
     def error(self) -> str | None:
@@ -369,6 +372,8 @@ def plan(
     """
     before: Ledger | None = None
     before_error: str | None = "the live model is not loaded"
+    # another model loaded in the model field; an unloaded live model cannot be told equal to it
+    live_planned = after_model is None or after_model is model or (model is not None and after_model == model)
     if model is not None:
         try:
             before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured, draft, node_measures), None
@@ -384,7 +389,8 @@ def plan(
     except KvtopError as err:
         engine = (base or live).engine
         errors = err.errors if isinstance(err, FieldErrors) else (field_error(err, engine),)
-        return PlanOutcome(before=before, after=None, settings=None, errors=errors, before_error=before_error)
+        return PlanOutcome(before=before, after=None, settings=None, errors=errors, before_error=before_error,
+                           live_model_planned=live_planned)  # fmt: skip
     return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,
-                       after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, edited, draft,
+                       live_model_planned=live_planned, after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, edited, draft,
                                                node_measures))  # fmt: skip

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kvtop.commands.render_cluster import engine_json, engine_lines
 from kvtop.domain.capacity import CapacitySource
-from kvtop.ui.widgets.engine_table import engine_cells
+from kvtop.ui.widgets.engine_table import ENGINE_COLUMNS, engine_cells
 from tests.conftest import SAMPLES
 from tests.sources.fake_prometheus import FakePrometheus, Target
 from tests.sources.test_cluster_metrics_join import R1_TOKENS, sglang_page
@@ -46,7 +46,7 @@ def test_the_nim_page_states_its_capacity_in_cache_config_info() -> None:
 def test_a_page_before_kv_cache_size_tokens_states_blocks_times_block_size() -> None:
     (engine,) = read(FakePrometheus([Target("vllm", "10.0.3.2:8000", v0110_page({0: 9271}))])).engines
     assert engine.actual == (9_271 * 16, CapacitySource.LIVE) == (148_336, CapacitySource.LIVE)
-    assert engine_cells(engine)[4].text == "148,336 metrics"
+    assert engine_cells(engine)[ENGINE_COLUMNS.index("tokens per rank")].text == "148,336 metrics"
     # a node page before the profile filled the block count ("None") states no capacity, never a zero
     (unsized,) = read(FakePrometheus([
         Target("vllm", "10.0.3.2:8000", v0110_page({0: 9271}).replace('num_gpu_blocks="9271"', 'num_gpu_blocks="None"'))
@@ -68,9 +68,9 @@ def test_vllm_dp_over_two_nodes_names_its_tightest_engine_core() -> None:
     tightest = engine.tightest
     assert tightest is not None and tightest.clear
     assert (tightest.node, tightest.rank, tightest.gpu, tightest.tokens) == ("10.0.1.2:8000", "dp3", None, 144_000)
-    cells = [cell.text for cell in engine_cells(engine)]
-    assert cells[1:4] == ["TP? PP? DP4", "10.0.1.1:8000 DP0–DP1 (API) · 10.0.1.2:8000 DP2–DP3",
-                          "10.0.1.2:8000 dp3"]  # fmt: skip
+    cells = dict(zip(ENGINE_COLUMNS, (cell.text for cell in engine_cells(engine)), strict=True))
+    assert (cells["layout"], cells["where"], cells["tightest rank"]) == (
+        "TP? PP? DP4", "10.0.1.1:8000 DP0–DP1 (API) · 10.0.1.2:8000 DP2–DP3", "10.0.1.2:8000 dp3")  # fmt: skip
     assert engine_lines(engine)[1] == "    tightest rank: 10.0.1.2:8000 (dp3) · engine holds 144,000 tokens per rank (engine metrics)"
     assert engine_json(engine)["engine_metrics_only"] is True
 

@@ -19,7 +19,7 @@ import pytest
 from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.span import ServingRole
-from kvtop.ui.widgets.engine_table import engine_cells
+from kvtop.ui.widgets.engine_table import ENGINE_COLUMNS, engine_cells
 from tests.conftest import SAMPLES
 from tests.sources.fake_prometheus import FakePrometheus, Target
 from tests.sources.test_prometheus import kvtop_page, read
@@ -68,10 +68,10 @@ def test_a_two_node_sglang_engine_is_joined_by_the_ranks_its_metrics_name() -> N
     assert engine.actual == (326_223, CapacitySource.LIVE)  # the server's own max_total_num_tokens
     assert engine.kv_usage_fraction == pytest.approx(0.28)
     assert [d.served_model for d in view.disaggregated] == ["deepseek-r1"]  # engine_type="prefill": one side
-    cells = [cell.text for cell in engine_cells(engine, view.disaggregated)]
-    assert cells[0] == "SGLang deepseek-r1 @10.0.0.1:30000"
-    assert cells[2] == "10.0.0.1:30000 DP0–DP7 TP0–TP7 (API) · 10.0.0.2:30000 DP8–DP15 TP8–TP15"
-    assert cells[4] == "326,223 metrics"
+    cells = dict(zip(ENGINE_COLUMNS, (cell.text for cell in engine_cells(engine, view.disaggregated)), strict=True))
+    assert cells["engine"] == "SGLang deepseek-r1 @10.0.0.1:30000"
+    assert cells["where"] == "10.0.0.1:30000 DP0–DP7 TP0–TP7 (API) · 10.0.0.2:30000 DP8–DP15 TP8–TP15"
+    assert cells["tokens per rank"] == "326,223 metrics"
     assert engine.describe_waterfall() == "326,223 engine metrics, the engine's own figure (no kvtop prediction to compare)"
 
 
@@ -100,7 +100,7 @@ def test_a_part_two_engines_could_own_is_named_not_guessed() -> None:
     assert spans["10.0.2.2:8000"].not_modelled == (
         f"2 engines serve {QWEN} and no label tells which one ranks DP2–DP3 here belong to"
     )
-    tones = {e.pieces[0].instance: engine_cells(e)[2].tone for e in view.engines}
+    tones = {e.pieces[0].instance: engine_cells(e)[ENGINE_COLUMNS.index("where")].tone for e in view.engines}
     assert tones == {"10.0.2.1:8000": "", "10.0.2.2:8000": "warning", "10.0.2.3:8000": ""}
     # the operator's deployment label tells them apart
     labelled = read(FakePrometheus([

@@ -13,7 +13,7 @@ from kvtop.sources.prometheus import ClusterReader, PrometheusClient
 from kvtop.sources.prometheus_node import PrometheusNodeSource
 from kvtop.ui.cluster_app import ClusterApp
 from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
-from kvtop.ui.widgets.engine_table import EngineTable, engine_cells
+from kvtop.ui.widgets.engine_table import ENGINE_COLUMNS, EngineTable, engine_cells
 from kvtop.ui.widgets.gpu_list import GpuList
 from tests.ui.conftest import QUIET_INTERVAL_S, wait_for
 
@@ -42,10 +42,11 @@ async def test_one_row_per_engine_and_enter_opens_the_node_of_its_tightest_rank(
         table = app.cluster_screen.query_one(EngineTable)
         assert table.row_count == 1
         (engine,) = app.cluster.view.engines
-        cells = [cell.text for cell in engine_cells(engine)]
-        assert cells[:4] == ["SGLang DeepSeek-V3 @10.0.1.10:5000", "TP16", "h20-a TP0–TP7 (API) · h20-b TP8–TP15",
-                             "h20-b GPU 3"]  # fmt: skip
-        assert cells[5].startswith("other processes −") and cells[5].endswith("(h20-b GPU 3)")
+        cells = dict(zip(ENGINE_COLUMNS, (cell.text for cell in engine_cells(engine)), strict=True))
+        assert (cells["engine"], cells["layout"], cells["where"], cells["tightest rank"]) == (
+            "SGLang DeepSeek-V3 @10.0.1.10:5000", "TP16", "h20-a TP0–TP7 (API) · h20-b TP8–TP15", "h20-b GPU 3")  # fmt: skip
+        cause = cells["largest cause"]
+        assert cause.startswith("other processes −") and cause.endswith("(h20-b GPU 3)")
         await pilot.press("e")
         notes = app.cluster_screen.query_one("#cluster-notes").render().plain
         assert "Enter: the dashboard of h20-b (its tightest rank's node)" in notes

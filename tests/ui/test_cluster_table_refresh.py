@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult
 
 from kvtop.domain.cluster import ClusterNode, ClusterTarget, ClusterView, TargetHealth
 from kvtop.ui.widgets.cluster_table import ClusterTable
-from kvtop.ui.widgets.engine_table import EngineTable
+from kvtop.ui.widgets.engine_table import ENGINE_COLUMNS, EngineTable
 from tests.sources.fake_prometheus import FakePrometheus, Target
 from tests.sources.test_cluster_metrics_join import R1_TOKENS, sglang_page, vllm_page
 from tests.sources.test_prometheus import read
@@ -89,6 +89,7 @@ async def test_engine_rows_replace_only_their_changed_cells() -> None:
         sglang_row = [e.span.kind for e in after.engines].index("sglang")
         # only the SGLang engine's tightest rank (its first node now holds fewer than the second, issue 31)
         # and tokens cells were replaced
-        assert changed == [(sglang_row, 3), (sglang_row, 4)]
-        assert (rows[sglang_row][3].plain, now[sglang_row][3].plain) == ("—", "10.0.0.1:30000")
-        assert now[sglang_row][4].plain == "300,000 metrics"
+        tight, tokens = ENGINE_COLUMNS.index("tightest rank"), ENGINE_COLUMNS.index("tokens per rank")
+        assert changed == sorted([(sglang_row, tight), (sglang_row, tokens)])
+        assert (rows[sglang_row][tight].plain, now[sglang_row][tight].plain) == ("—", "10.0.0.1:30000")
+        assert now[sglang_row][tokens].plain == "300,000 metrics"

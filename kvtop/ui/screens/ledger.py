@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.probe import ProbeResult
 from kvtop.ui.ledger_rows import RankLedgerView, probe_rows, rank_ledger
@@ -106,13 +107,16 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
         ))  # fmt: skip
     if engine.ledger is not None:
         result = engine.ledger.engine
+        # an engine that takes no share of memory (llama.cpp: the KV cache is sized by -c) has no fraction to
+        # show: its ledger's 1.0 is a placeholder, not a setting of the engine's
+        shared = engine_rules(engine.ledger.settings.engine).memory_fraction_field is not None
+        fraction = f"memory fraction {result.memory_fraction:.3f}" if shared else "no memory fraction"
         lines.append(Content.assemble(
-            ("engine budget  ", "bold"),
-            f"max running requests {result.max_running_requests:,} · memory fraction {result.memory_fraction:.3f}",
+            ("engine budget  ", "bold"), f"max running requests {result.max_running_requests:,} · {fraction}",
         ))  # fmt: skip
-        lines.append(
-            Content.assemble(("fraction from  ", "bold"), (result.memory_fraction_source, "$text-muted"))
-        )
+        lines.append(Content.assemble(
+            ("fraction from  " if shared else "KV sized       ", "bold"), (result.memory_fraction_source, "$text-muted")
+        ))  # fmt: skip
     elif engine.ledger_error:
         lines.append(Content.styled(f"no prediction: {engine.ledger_error}", "$warning"))
     return Content("\n").join(lines)

@@ -41,6 +41,7 @@ from kvtop.ui.planning import (
     engine_flags,
     field_of_flag,
     field_texts,
+    memory_fraction_field,
     plan,
 )
 from kvtop.ui.screens.base import NodeScreen
@@ -79,6 +80,9 @@ class PlannerDraft:
     model_ref: str
     live_model: ModelSpec | None
 
+
+#: The fields whose blank text means the engine's own pick, shown as the field's placeholder ('auto: 0.818').
+DEFAULT_HINTS = ("memory_fraction", "page_size", "context_length", "max_running_requests")
 
 #: The fields whose product is the GPUs a layout needs (marked when it needs more than the node has).
 LAYOUT_FIELDS = ("tp", "pp", "dp")
@@ -330,16 +334,21 @@ class PlannerScreen(NodeScreen):
         )  # fmt: skip
 
     def _show_defaults(self, outcome: PlanOutcome) -> None:
-        """Blank fields show the value the engine would pick, e.g. 'auto: 0.818'."""
-        before = outcome.before
-        if before is None:
-            return
-        defaults = {
-            "memory_fraction": f"{before.engine.memory_fraction:.3f}", "page_size": str(before.engine.page_size),
-            "context_length": str(before.context_length), "max_running_requests": str(before.engine.max_running_requests),
-        }  # fmt: skip
+        """Blank fields show the value the engine would pick for the launch planned, e.g. 'auto: 0.818': read from
+        the after column (its model and layout: a loaded Gemma-3n's 32768 positions and vision-reduced share, not
+        the live Llama's 8192 and 0.818). An edit that does not solve has no such value: the field says only
+        'engine default' until it does, rather than the live engine's figure for another launch."""
+        after = outcome.after
+        defaults = dict.fromkeys(DEFAULT_HINTS, "engine default")
+        if after is not None:
+            shares = memory_fraction_field(after.settings) is not None  # llama.cpp's 1.0 is a placeholder
+            defaults = {
+                "memory_fraction": f"auto: {after.engine.memory_fraction:.3f}" if shares else "no share",
+                "page_size": f"auto: {after.engine.page_size}", "context_length": f"auto: {after.context_length}",
+                "max_running_requests": f"auto: {after.engine.max_running_requests}",
+            }  # fmt: skip
         for key, value in defaults.items():
-            self.query_one(f"#plan-{key}", Input).placeholder = f"auto: {value}"
+            self.query_one(f"#plan-{key}", Input).placeholder = value
 
     @property
     def flags_text(self) -> str | None:

@@ -1,11 +1,14 @@
 """The cluster's node list: one row per node, worst first, read from a frozen `ClusterView`.
 
 ```
-node         health       GPUs     used / total GiB   unexplained   findings             tokens per rank now / clean
-10.0.0.3     ▼ down 4 s      —     —                  —             —                    —
-node-b       ● up 5 s        8     633.9 / 637.2 GiB  -55.27 GiB    1 warning · 2 advice  1,127,125 / 1,255,785 (-10.2%) sglang:4242
-node-c       ● up 5 s        8 (1 lost) …
+node         health       tokens per rank now / clean                   findings              unexplained   GPUs  used / total GiB
+10.0.0.3     ▼ down 4 s   —                                             —                     —                —  —
+node-b       ● up 5 s     1,127,125 / 1,255,785 (-10.2%) sglang:4242    1 warning · 2 advice  -55.27 GiB       8  633.9 / 637.2 GiB
+node-c       ● up 5 s     …
 ```
+
+The tokens come third, before the wider cells: at 100 columns the node, its health and its tokens are on
+screen (the demo cluster's widest, 23 + 10 + 51 columns with padding), the rest a horizontal scroll away.
 
 Tokens are per rank of one engine, never summed across engines (a rank of another model holds
 tokens of another size): the cell shows the engine missing the largest share of its clean capacity.
@@ -27,7 +30,7 @@ from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, ClusterVi
 from kvtop.ui.widgets.keyed_rows import KeyedRowsTable, ToneCell
 from kvtop.units import fmt_gib, fmt_tokens, gib
 
-COLUMNS = ("node", "health", "GPUs", "used / total", "unexplained", "findings", "tokens per rank now / clean")
+COLUMNS = ("node", "health", "tokens per rank now / clean", "findings", "unexplained", "GPUs", "used / total")
 _RIGHT = {"GPUs", "used / total", "unexplained"}
 NONE = "—"
 
@@ -118,9 +121,13 @@ def capacity_cell(node: ClusterNode) -> Cell:
     more = len(node.engines) - 1
     who = f" {engine.engine}" + (f" (+{more} engine{'s' if more > 1 else ''})" if more > 0 else "")
     now = fmt_tokens(engine.now_token_capacity)
+    # "now" is the engine's figure where the node reports one, else kvtop's prediction (a multi-node engine's
+    # second node): the cell says which, never a prediction as if it were live
+    live = engine.live_token_capacity is not None
+    said = "engine metrics" if engine.from_engine_metrics else "live" if live else "predicted"
     if engine.clean_token_capacity is None:
-        return Cell(f"{now} {'engine metrics' if engine.from_engine_metrics else 'live'}{who}")
-    text = f"{now} / {fmt_tokens(engine.clean_token_capacity)}"
+        return Cell(f"{now} {said}{who}")
+    text = f"{now}{' predicted' if said == 'predicted' else ''} / {fmt_tokens(engine.clean_token_capacity)}"
     shortfall = engine.shortfall_fraction
     if shortfall > 0:
         return Cell(f"{text} (-{shortfall * 100:.1f}%){who}", "warning")
@@ -153,11 +160,11 @@ def node_cells(node: ClusterNode) -> tuple[Cell, ...]:
     return (
         Cell(f"{node.name} (demo)", "warning") if node.demo_scenario is not None else Cell(node.name),
         health_cell(node),
+        capacity_cell(node),
+        findings_cell(node),
+        unexplained_cell(node),
         gpus_cell(node),
         memory_cell(node),
-        unexplained_cell(node),
-        findings_cell(node),
-        capacity_cell(node),
     )
 
 

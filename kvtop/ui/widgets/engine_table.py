@@ -1,10 +1,13 @@
 """The cluster's engines: one row per engine, every node's part joined, read from a frozen `ClusterView`.
 
 ```
-engine                               layout        where                                    tightest rank       tokens per rank       largest cause
-SGLang DeepSeek-V3 @10.0.1.10:5000   TP16          h20-a TP0–TP7 (API) · h20-b TP8–TP15     h20-b GPU 3         498,636 live          other processes −75,360 (h20-b GPU 3)
-SGLang llama-3-70b (sglang:82000)    TP4 decode    pd-decode TP0–TP3                        —                   290,943 live          decode limits concurrency: 127,825 short
+engine                               layout        tokens per rank   tightest rank   largest cause                            where
+SGLang DeepSeek-V3 @10.0.1.10:5000   TP16          498,636 live      h20-b GPU 3     other processes −75,360 (h20-b GPU 3)   h20-a TP0–TP7 (API) · h20-b TP8–TP15
+SGLang llama-3-70b (sglang:82000)    TP4 decode    290,943 live      —               decode limits concurrency: 127,825 short pd-decode TP0–TP3
 ```
+
+The tokens come third, the ranks' placement (the widest cell, up to 55 columns on the demo cluster) last: at
+100 columns the engine, its layout and its tokens are on screen.
 
 `engine_cells` turns one engine into tone-tagged text (pure, so the tests read it without a terminal);
 `EngineTable` draws the rows keyed by the engine's name. Enter on a row opens the node of its tightest
@@ -23,7 +26,7 @@ from kvtop.domain.engines.registry import display_name
 from kvtop.ui.widgets.cluster_table import NONE, Cell
 from kvtop.ui.widgets.keyed_rows import KeyedRowsTable, ToneCell
 
-ENGINE_COLUMNS = ("engine", "layout", "where", "tightest rank", "tokens per rank", "largest cause")
+ENGINE_COLUMNS = ("engine", "layout", "tokens per rank", "tightest rank", "largest cause", "where")
 
 
 def engine_label(engine: JoinedEngine) -> str:
@@ -62,10 +65,10 @@ def engine_cells(engine: JoinedEngine, groups: Sequence[DisaggregatedGroup] = ()
     return (
         Cell(engine_label(engine)),
         Cell(f"{first.layout or '?'}{role}"),
-        Cell(where, "warning" if engine.missing_node_ranks or span.not_modelled else ""),
-        tight,
         tokens,
+        tight,
         cause,
+        Cell(where, "warning" if engine.missing_node_ranks or span.not_modelled else ""),
     )
 
 

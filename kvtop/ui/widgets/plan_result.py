@@ -188,13 +188,15 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
             lines.append(refused)
         lines.append(interval_line(outcome.after_plan))
         lines.extend(Content.styled(f"{'':<{LABEL_WIDTH}}{note}", "$warning") for note in outcome.after_plan.estimate.host_notes)
-    if live_tokens is not None:
+    if live_tokens is not None:  # the live engine's own figure: its model at its settings, the before column's
         lines.append(
             Content.assemble(
                 (f"{'engine reports':<{LABEL_WIDTH}}", "$text-muted"),
                 f"{fmt_tokens(live_tokens):>{VALUE_WIDTH}}",
+                ("" if outcome.live_model_planned else "   the live engine's, for its own model: not the one planned",
+                 "$warning"),
             )
-        )
+        )  # fmt: skip
     if after is not None:
         lines.append(Content.styled("per rank (after)", "bold $text-muted"))
         before_stages = list(_stage_rows(before).values()) if before else []
