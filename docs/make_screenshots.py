@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from kvtop.sources.demo import DemoSource
+from kvtop.commands.node_source import DemoSource
 from kvtop.sources.hub import load_model
 from kvtop.ui.app import KvtopApp
 
