@@ -55,12 +55,21 @@ def _check(engine: str, release: str, model: ModelSpec, **settings: object):
 
 def test_every_launch_the_engines_sized_is_registered_at_that_release() -> None:
     sized = [(engine, release, result) for engine, release, result in _runs() if result["status"] == "ok"]
-    # the harness's equal-or-different runs (flag sets after 33b's reruns; session 43: the InternViT-6B recon's 12
-    # default-grid rows on each current engine, its flag rows and the mm-dp flag set's)
-    # session 44 (issue 26): the flag sweep's harness gaps answered, 176 more sized (vLLM 0.13.0: Kimi-K2 20,
-    # Nemotron-H-56B / Nemotron-3-Nano / InternLM-20B 24 each; SGLang 0.5.6.post2: Kimi-K2, Gemma-3 24 each; flag rows
-    # at SGLang 0.5.23: 17, vLLM 0.33.0: 19)
-    assert len(sized) == 550 + 562 + 758 + 868 + 810 + 726 + 176
+    # each fixture's own sized rows, so a re-run that grows or loses rows shows which file moved. The history
+    # (counts of `"status": "ok"` rows in each file at the commit named):
+    # - session 43 (cf819581): sglang 0.5.6.post2 758, 0.5.23 868, 0.5.23 flags 550; vllm 0.13.0 726, 0.33.0 810,
+    #   0.33.0 flags 562 (flag sets after 33b's reruns; the InternViT-6B recon's default-grid and mm-dp flag rows)
+    # - session 44 c4e0b062 (openPangu-Ultra-MoE-718B, Falcon-Mamba-7B over every flag set; SGLang 0.5.23 sized
+    #   neither): vllm 0.33.0 +44 (openPangu 20, Falcon-Mamba 24), 0.33.0 flags +20 (openPangu 10, Falcon-Mamba 10)
+    # - session 44 0e869ea0 (issue 26, the flag sweep's harness gaps answered, 176 more): vllm 0.13.0 +92 (Kimi-K2
+    #   20, Nemotron-H-56B / Nemotron-3-Nano / InternLM-20B 24 each), sglang 0.5.6.post2 +48 (Kimi-K2, Gemma-3 24
+    #   each), sglang 0.5.23 flags +17, vllm 0.33.0 flags +19
+    assert {name: sum(1 for r in json.loads((DIFF / name).read_text())["results"] if r["status"] == "ok")
+            for name in RUNS} == {  # fmt: skip
+        "sglang-0.5.6.post2.json": 758 + 48, "sglang-0.5.23.json": 868, "sglang-0.5.23.flags.json": 550 + 17,
+        "vllm-0.13.0.json": 726 + 92, "vllm-0.33.0.json": 810 + 44, "vllm-0.33.0.flags.json": 562 + 20 + 19,
+    }  # fmt: skip
+    assert len(sized) == 806 + 868 + 567 + 818 + 854 + 601  # every fixture's sized rows reach the check below
     models = {result["config"]: _model(result["config"]) for _, _, result in sized}
     states = {(engine, release, result["config"]): _check(engine, release, models[result["config"]]).state
               for engine, release, result in sized}  # fmt: skip

@@ -28,6 +28,7 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.tower_spec import TOWER_KINDS
 from tests.data_paths import DATA
 
 QWEN25_VL = DATA / "engine_diff" / "configs" / "Qwen--Qwen2.5-VL-7B-Instruct.json"
@@ -44,8 +45,9 @@ def _plan(engine: str, path: Any, flags: list[str]) -> Ledger:
     return predict(model, parse_flags(engine, flags), gpu_total_bytes=gpu_total_bytes("H200"), gpu_name="H200")
 
 
-def _vision(ledger: Ledger) -> tuple[int, int]:
-    (row,) = [row for row in ledger.ranks[0].weights.rows if row.component == "vision"]
+def _tower(ledger: Ledger) -> tuple[int, int]:
+    """The one tower row's bytes and shards: rows are named by the tower's kind (vision, audio, vision_audio)."""
+    (row,) = [row for row in ledger.ranks[0].weights.rows if row.component in TOWER_KINDS]
     return row.bytes, row.shards
 
 
@@ -65,16 +67,16 @@ def test_qwen25_vl_tower_whole_a_rank_with_the_flag_at_tp2() -> None:
         assert _flag_row_bytes(engine, "mm-dp") == _engine_bytes(engine, QWEN25_VL.stem, 1) == whole
         assert _flag_row_bytes(engine, "ctx4k") == _engine_bytes(engine, QWEN25_VL.stem, 2)  # no flag
         split = _engine_bytes(engine, QWEN25_VL.stem, 2)
-        assert _vision(_plan(engine, QWEN25_VL, ["--tp", "2"])) == (split, 2)
+        assert _tower(_plan(engine, QWEN25_VL, ["--tp", "2"])) == (split, 2)
         with_flag = _plan(engine, QWEN25_VL, ["--tp", "2", *FLAG[engine]])
-        assert _vision(with_flag) == (whole, 1)
+        assert _tower(with_flag) == (whole, 1)
         assert not with_flag.settings.unknown_flags  # read, not named as ignored
     assert 1_353_100_288 - _engine_bytes("vllm", QWEN25_VL.stem, 2) == 674_876_160
 
 
 def test_vllm_weights_mode_keeps_the_split() -> None:
     ledger = _plan("vllm", QWEN25_VL, ["--tp", "2", "--mm-encoder-tp-mode", "weights"])
-    assert _vision(ledger) == (678_224_128, 2)
+    assert _tower(ledger) == (678_224_128, 2)
 
 
 def test_qwen3_vl_and_glm45v_whole_with_the_flag() -> None:
@@ -82,11 +84,11 @@ def test_qwen3_vl_and_glm45v_whole_with_the_flag() -> None:
     (12 heads: "12 is not divisible by 8") but builds whole with the flag: each engine's TP-1 visual."""
     for engine in ("vllm", "sglang"):
         ledger = _plan(engine, QWEN3_VL, ["--tp", "2", *FLAG[engine]])
-        assert _vision(ledger) == (_engine_bytes(engine, QWEN3_VL.stem, 1), 1) == (813_914_112, 1)
+        assert _tower(ledger) == (_engine_bytes(engine, QWEN3_VL.stem, 1), 1) == (813_914_112, 1)
         ledger = _plan(engine, QWEN35, ["--tp", "2", *FLAG[engine]])  # Qwen3.5: Qwen3VL's __init__
-        assert _vision(ledger) == (_engine_bytes(engine, QWEN35.stem, 1), 1) == (921_460_192, 1)
+        assert _tower(ledger) == (_engine_bytes(engine, QWEN35.stem, 1), 1) == (921_460_192, 1)
         ledger = _plan(engine, GLM45V, ["--tp", "8", *FLAG[engine]])
-        assert _vision(ledger)[0] == _engine_bytes(engine, GLM45V.stem, 1)
+        assert _tower(ledger)[0] == _engine_bytes(engine, GLM45V.stem, 1)
         assert not launch_refusals(ledger)
     assert _engine_bytes("vllm", GLM45V.stem, 1) == 1_717_363_712
     assert _engine_bytes("sglang", GLM45V.stem, 1) == 1_717_380_096
@@ -97,7 +99,7 @@ def test_a_class_without_the_flag_ignores_it() -> None:
     "weights", its encoder still splits and TP 8 still stops ("20 is not divisible by 8", registry row refused)."""
     plain = _plan("vllm", GLM_ASR, ["--tp", "4"])
     flagged = _plan("vllm", GLM_ASR, ["--tp", "4", "--mm-encoder-tp-mode", "data"])
-    assert _vision(flagged) == _vision(plain)
+    assert _tower(flagged) == _tower(plain) and _tower(plain)[1] == 4  # the audio row, still split over TP 4
     refused = _plan("vllm", GLM_ASR, ["--tp", "8", "--mm-encoder-tp-mode", "data"])
     assert "--tensor-parallel-size" in [refusal.field for refusal in launch_refusals(refused)]
 

@@ -46,7 +46,7 @@ def _row(engine: str, version: str, name: str, tp: int) -> dict[str, Any]:
 @pytest.mark.parametrize("tp", [1, 2])
 def test_weights_are_the_meta_builds(name: str, tp: int) -> None:
     """vLLM 0.33.0 built all three; SGLang 0.5.23 Mamba and FalconMamba (its Mamba2Config reads an
-    intermediate_size transformers' class does not write: the harness-error row) — the same bytes."""
+    intermediate_size transformers' class does not write: the engine's refusal row) — the same bytes."""
     assert sum(_row("vllm", "0.33.0", name, tp)["stages"][0]["param_bytes"].values()) == ENGINE_WEIGHTS[name][tp]
     if name != "Mamba2ForCausalLM":
         assert sum(_row("sglang", "0.5.23", name, tp)["stages"][0]["param_bytes"].values()) == ENGINE_WEIGHTS[name][tp]
@@ -120,13 +120,17 @@ def test_vllm_prefix_caching_on_an_attention_free_model_is_refused_by_name() -> 
 
 def test_sglang_refuses_a_mamba2_config_without_intermediate_size() -> None:
     """SGLang 0.5.23's Mamba2Config reads intermediate_size, which transformers' Mamba2Config never sets: the registry
-    sweep's row of the default is the engine's AttributeError; with it stated (2 × 4,096) SGLang's checks pass."""
+    sweep's row of the default is the engine's refusal (742769d0: sglang_config_failures names models/mamba2.py:72's
+    AttributeError "SGLang cannot build this config on any device"), not a harness error; with it stated
+    (2 × 4,096) SGLang's checks pass."""
     from kvtop.domain.engines.sglang.config_checks import check_config
     from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
     from kvtop.domain.errors import InputError
 
     row = _row("sglang", "0.5.23", "Mamba2ForCausalLM", 1)
-    assert row["status"] == "harness-error" and "intermediate_size" in row["message"]
+    assert row["status"] == "refused" and row["error_type"] == "AttributeError"
+    assert "models/mamba2.py:72" in row["message"]
+    assert row["message"].endswith("AttributeError: 'Mamba2Config' object has no attribute 'intermediate_size'")
     version = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
     with pytest.raises(InputError, match="without intermediate_size"):
         check_config(_model("Mamba2ForCausalLM"), version)
