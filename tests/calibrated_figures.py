@@ -59,6 +59,11 @@ def sglang_context_bytes(tp: int) -> int:
     return fitted_bytes(constant + per_doubling * math.log2(tp))
 
 
+def sglang_unnamed_gpu_context_bytes() -> int:
+    """An SGLang rank's context where no NVLink GPU is named: the fit's constant alone (no part per doubling of TP)."""
+    return fitted_bytes(SGLANG_FITS["sglang.context"].coefficients[0])
+
+
 def sglang_h100_pre_load_bytes(tp: int) -> int:
     """kvtop's pre-load free memory for a fresh start on an H100: CUDA's total less the context."""
     return H100_CUDA_TOTAL_BYTES - sglang_context_bytes(tp)
@@ -80,6 +85,12 @@ def llama_70b_tokens(tp: int, pre_load: int | None = None, fraction: float | Non
     free = sglang_h100_pre_load_bytes(tp) if pre_load is None else pre_load
     share = SGLANG_H100_FRACTION[tp] if fraction is None else fraction
     return sglang_kv_budget_bytes(free, llama_70b_weights_bytes(tp), share) // (cell or LLAMA_70B_CELL_BYTES[tp])
+
+
+def llama_70b_co_tenant_tokens(tp: int, held: int) -> int:
+    """Tokens every rank of the demo's Llama-3-70B loses to `held` bytes of another process on one H100: SGLang sizes
+    every rank by the least pre-load free, so the calibrated pool less the pool `held` bytes smaller (each floored)."""
+    return llama_70b_tokens(tp) - llama_70b_tokens(tp, pre_load=sglang_h100_pre_load_bytes(tp) - held)
 
 
 # --- vLLM V1 (v0.8.0 – v0.16.x: vllm.activation.v1, vllm.non_torch.v1) ---

@@ -20,28 +20,29 @@ import math
 from kvtop.commands.node_source import DemoSource
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.diagnose_findings import AlternativeLimit
-from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.incident import incident
 from kvtop.domain.ledger import predict
+from tests.calibrated_figures import llama_70b_co_tenant_tokens, sglang_unnamed_gpu_context_bytes
 from tests.domain.test_diagnose import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
 
 AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (test_diagnose pins it)
-SGLANG_CONTEXT = SGLANG_FITS["sglang.context"].coefficients[0]  # 0.582988 GiB (no NVLink GPU named: no TP term)
-SGLANG_RESTART = H100 - RESERVED - round(SGLANG_CONTEXT * GIB)  # 80,450.0 MiB free before the weights (81,559 − 512 − 597.0)
+# SGLang's context with no NVLink GPU named (the fit's constant, no TP term; tests/calibrated_figures.py): at the fit of
+# this session's refit 0.570448 GiB = 584.1 MiB, so 81,559 − 512 − 584.1 = 80,462.9 MiB free before the weights
+SGLANG_RESTART = H100 - RESERVED - sglang_unnamed_gpu_context_bytes()
 VLLM_RESTART = H100 - RESERVED - round((0.51 + 1.025714) * GIB)
 
 
 def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None:
-    """6 GiB on GPU 3: a restart with the notebook left running has 80,450.0 − 6,144 = 74,306.0 MiB free.
-    At 0.83 the reserve is that × 0.17, 0.012 × 74,306.0 MiB = 0.87 GiB below SGLang's own (× 0.182); at
-    0.84 it would be 0.022 × 74,306.0 MiB = 1.60 GiB below: 0.83 is the most it may take."""
+    """6 GiB on GPU 3: a restart with the notebook left running has 80,462.9 − 6,144 = 74,318.9 MiB free (at the
+    committed context fit, 0.570448 GiB). At 0.83 the reserve is that × 0.17, 0.012 × 74,318.9 MiB = 0.87 GiB below
+    SGLang's own (× 0.182); at 0.84 it would be 0.022 × 74,318.9 MiB = 1.60 GiB below: 0.83 is the most it may take."""
     plan = llama()
     assert plan.engine.memory_fraction == AUTO
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
     alternative = finding.alternative
     assert alternative is not None
     left = SGLANG_RESTART - 6 * GIB
-    assert round(left / MIB, 1) == 74_306.0
+    assert round(left / MIB, 1) == round(81_559 - 512 - sglang_unnamed_gpu_context_bytes() / MIB - 6_144, 1)
     assert (0.83 - AUTO) * left < GIB <= (0.84 - AUTO) * left  # the hand bound: 0.87 GiB, then 1.60 GiB
     assert (alternative.share, alternative.limit) == (0.83, AlternativeLimit.RESERVE)
     assert alternative.fix == "--mem-fraction-static 0.83" and alternative.flag == "--mem-fraction-static"
@@ -118,17 +119,20 @@ def test_the_incident_line_offers_it_and_shortens_by_width() -> None:
         "— stop it, then restart sglang:41000 to recover them; or keep it and restart with "
         f"--mem-fraction-static 0.83 to win back {alternative.gain_tokens:,} tokens per rank"
     )
-    # the demo's co-tenant costs every rank 128,660 tokens (test_demo: 6 GiB × 0.818 ÷ 40,960 B = 128,660.3, the
-    # two pools floored to whole tokens: 1,221,469.7 clean, 1,092,809.4 with the co-tenant)
-    assert tenant.tokens == 128_660
+    # the demo's co-tenant costs every rank what 6 GiB less pre-load free takes from SGLang's pool (tests/calibrated_
+    # figures.py: 6 GiB × 0.818 ÷ 40,960 B = 128,660.3, the two pools floored to whole tokens; at the committed fits
+    # 1,221,506 clean and 1,092,845 with the co-tenant: 128,661)
+    lost = llama_70b_co_tenant_tokens(8, 6 * GIB)
+    assert 6 * GIB * AUTO / 40_960 - 1 < lost < 6 * GIB * AUTO / 40_960 + 1
+    assert tenant.tokens == lost
     assert answer.within(200) == (
-        "GPU 3 (rank TP3 of sglang:41000) is 128,660 tokens short: pid 4242 (python, 6.00 GiB) holds it — "
+        f"GPU 3 (rank TP3 of sglang:41000) is {lost:,} tokens short: pid 4242 (python, 6.00 GiB) holds it — "
         "stop it, then restart sglang:41000; or --mem-fraction-static 0.83"
     )
     assert answer.within(118) == (
-        "GPU 3 −128,660 tokens: stop pid 4242 (python, 6.00 GiB), then restart sglang:41000; or --mem-fraction-static 0.83"
+        f"GPU 3 −{lost:,} tokens: stop pid 4242 (python, 6.00 GiB), then restart sglang:41000; or --mem-fraction-static 0.83"
     )
-    assert answer.within(77) == "GPU 3 −128,660 tokens: stop pid 4242 (python), then restart sglang:41000"
-    assert answer.within(40) == "GPU 3 −128,660 tokens: stop pid 4242"
-    assert answer.within(20) == "GPU 3 −128,660 toke…"
+    assert answer.within(77) == f"GPU 3 −{lost:,} tokens: stop pid 4242 (python), then restart sglang:41000"
+    assert answer.within(40) == f"GPU 3 −{lost:,} tokens: stop pid 4242"
+    assert answer.within(20) == f"GPU 3 −{lost:,} tokens"[:19] + "…"
     assert all(len(answer.within(width)) <= width for width in range(1, 300))

@@ -3,6 +3,7 @@ table, an httpx MockTransport for the engines' endpoints and a model loader of p
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import httpx
@@ -17,6 +18,7 @@ from kvtop.domain.observe import EndpointState, NodeObservation, NvmlState
 from kvtop.sources.hub import load_model
 from kvtop.sources.nvml import NvmlSource
 from kvtop.units import GIB
+from tests.calibrated_figures import H100_CUDA_TOTAL_BYTES
 from tests.data_paths import CASES, SAMPLES
 from tests.fakes.fake_process_table import (
     CONTAINER_PID_MIB,
@@ -185,8 +187,9 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # float32 expert biases in place of the book's bf16 ones (w13's eighth and its padded rows, w2's whole, as the
     # engines' meta-built w2_weight_bias [128, 2880]): 14,499,840 B a layer (vllm/weights_held.py); together
     # 36 × 28,612,608 = 1,030,053,888 B; with the router's bias bf16 (mlp.router.bias [128] bfloat16, as the
-    # engines build it) the book and these leave 66,405,115,467 B of 0.95 × CUDA's H100 total (79.18803 GiB) with
-    # CUDA graphs at the 2 GiB once assumed and the native sampler's copies of the logits, before vLLM's non-torch
+    # engines build it) the book, these, CUDA graphs at the 2 GiB once assumed and the native sampler's copies of the
+    # logits take 14,371,009,316 B of ceil(0.95 × CUDA's H100 total) (no refit since c1bed684 moved them: at the H100
+    # fit of then, 79.18803 GiB, they left 66,405,115,467 B; the committed fit, tests/calibrated_figures.py), before vLLM's non-torch
     # memory; from v0.18 at TP > 1 that is FlashInfer's all-reduce + RMSNorm fusion workspace (fusion_workspace.py:
     # min(1 MiB ÷ (2,880 × 2 B), 1,024) = 182 tokens at TP 8, the one-shot buffer, the barrier flags and the three
     # Lamport buffers each with its 2,048 B signal pad rounded to 2 MiB: 8 + 2 + 24 = 34 MiB) and the fit of
@@ -197,7 +200,8 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # latest release's CUDA-graph estimate is the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and
     # 51 FULL sizes (1,024 seqs on an H100): (50 + 50) × 36 layers ÷ 1000, which gives back 2 GiB − that fit;
     # the rope's float32 cos/sin cache on every rank (131,072 positions × 64 dims × 4 B) takes its bytes:
-    # 68,461,676,306 B, 928,570 blocks of 16 tokens at 73,728 B, 8,329 blocks a request (2 batches of
+    # 68,461,676,306 B at 79.18803 GiB, 928,570 blocks of 16 tokens at 73,728 B (928,571 at the 79.18806 GiB of the
+    # refit da524f1c: 0.95 × 0.00003 GiB = 30,601 B more), 8,329 blocks a request (2 batches of
     # --max-num-batched-tokens 1024 in flight)
     experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
     bias_rows = 128 * 2 * (384 - 360) * 2  # w13's padded bias rows in bf16
@@ -217,10 +221,11 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     workspace = (8 + 2 + 24) << 20  # FlashInfer's fusion workspace at TP 8 (182 tokens × 2,880)
     non_torch = round((non_torch_fit[0] + non_torch_fit[1]) * GIB) + workspace
     assert non_torch == 713_451_110
-    budget = 66_405_115_467 - non_torch + 2 * GIB - graphs - rope_cache + flashinfer
-    assert budget == 68_461_676_306
-    assert view.ledger.engine.num_blocks == budget // 73_728 == 928_570
-    assert len(view.ranks) == 8 and view.ledger.token_capacity == 928_570 * 131_072 // 8_329 == 14_612_741
+    left = math.ceil(0.95 * H100_CUDA_TOTAL_BYTES) - 14_371_009_316
+    budget = left - non_torch + 2 * GIB - graphs - rope_cache + flashinfer
+    blocks = budget // 73_728
+    assert view.ledger.engine.num_blocks == blocks
+    assert len(view.ranks) == 8 and view.ledger.token_capacity == blocks * 131_072 // 8_329
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
 
 
