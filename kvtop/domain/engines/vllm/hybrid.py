@@ -124,10 +124,12 @@ def hybrid_blocks(
     return HybridBlocks(block, block * attention, state, per_request, why)
 
 
-def mamba_prefix_caching(settings: LaunchSettings, version: ResolvedVersion) -> bool:
-    """Whether a hybrid runs with prefix caching: from PR #50991 unless --no-enable-prefix-caching; before,
-    never by default (ModelConfig.is_prefix_caching_supported)."""
-    if HYBRID_CACHE_MODE_ERAS.at(version) == "none-v0.13":
+def mamba_prefix_caching(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
+    """Whether a model with Mamba state runs with prefix caching: a hybrid from PR #50991 unless
+    --no-enable-prefix-caching; before, never by default (ModelConfig.is_prefix_caching_supported). An
+    attention-free model never does here: is_prefix_caching_supported is False for it, and asking for it is
+    refused as not modelled (state_only.state_page)."""
+    if model.attention_free or HYBRID_CACHE_MODE_ERAS.at(version) == "none-v0.13":
         return False
     return settings.flags.get("no-enable-prefix-caching") in (None, False)
 

@@ -124,11 +124,7 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
         ))  # fmt: skip
     settings = ledger.settings
     hybrid = ledger.model.state is not None
-    # an attention-free model (Mamba, FalconMamba) runs without prefix caching unless asked: ModelConfig.
-    # is_prefix_caching_supported is False for attn_type "attention_free" (vllm/config/model.py, v0.33.0 read)
-    caching = mamba_prefix_caching(settings, ledger.version) and (
-        not ledger.model.attention_free or settings.flags.get("enable-prefix-caching") not in (None, False))
-    if hybrid and not chunked_prefill(settings) and caching:
+    if hybrid and not chunked_prefill(settings) and mamba_prefix_caching(ledger.model, settings, ledger.version):
         found.append(Refusal(
             field="--no-enable-chunked-prefill",
             message=f"vLLM {version} refuses a hybrid Mamba model with chunked prefill off while prefix caching "
