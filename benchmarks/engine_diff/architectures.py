@@ -42,8 +42,11 @@ LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backb
 KV_KIND = {  # vLLM spec class -> kvtop pool
     "FullAttentionSpec": "full", "MLAAttentionSpec": "full", "SinkFullAttentionSpec": "full",
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",
-    "MambaSpec": "state", "IndexerSpec": "dsa_index",
+    "MambaSpec": "state", "IndexerSpec": "dsa_index", "CircularBufferSpec": "ring",
 }  # fmt: skip
+# pools a request holds a fixed page of, whatever its length (compared per request, not per token): a Mamba state;
+# a CircularBufferSpec ring (vLLM 0.33.0 kv_cache_interface.py: one block per request, kvtop's kv_ring.py)
+PER_REQUEST = ("state", "ring")
 # vLLM 0.33 gives DSA's indexer key cache an MLAAttentionSpec of its own (head size 132, uint8), and MiniMax-M3's
 # lightning-indexer key cache one too (MiniMaxM3IndexerCache, models/minimax_m3/common/indexer.py: one bf16 head of
 # sparse_index_dim, registered as `<layer>.self_attn.attn.index_cache`): its layer name, not its spec class, says
@@ -75,13 +78,13 @@ def _language_bytes(param_bytes: dict[str, int]) -> tuple[int, int]:
 
 
 def _engine_kv(layer_specs: list[dict[str, Any]]) -> dict[str, tuple[int, float]]:
-    """kvtop pool name -> (layers, bytes per layer per token; per request for state)."""
+    """kvtop pool name -> (layers, bytes per layer per token; per request for a state or a ring)."""
     out: dict[str, tuple[int, float]] = {}
     for spec in layer_specs:
         kind = KV_KIND.get(spec["kind"].split("[")[0], spec["kind"])
         if str(spec.get("first", "")).endswith(INDEXER_CACHE_SUFFIXES):
             kind = "dsa_index"
-        per = spec["page_size_bytes"] if kind == "state" else spec["page_size_bytes"] / spec["block_size"]
+        per = spec["page_size_bytes"] if kind in PER_REQUEST else spec["page_size_bytes"] / spec["block_size"]
         layers, seen = out.get(kind, (0, per))
         out[kind] = (layers + spec["layers"], seen if seen == per else -1.0)  # -1: layers of one kind differ
     return out
@@ -115,6 +118,8 @@ def _kvtop_kv(pools: list[dict[str, Any]], engine: str, plan: dict[str, Any]) ->
             if engine == "vllm" and full is not None and plan.get("block_size"):
                 per_request = float(plan["block_size"] * int(full["bytes_per_layer_token"]))
             out["state"] = (pool["layers"], per_request)
+        elif name == "ring":
+            out["ring"] = (pool["layers"], pool["bytes_per_request"] / max(pool["layers"], 1))
         elif name == "full" and engine == "vllm" and plan.get("config_sliding_window") and "swa" not in by_name:
             out["swa"] = (pool["layers"], pool["bytes_per_layer_token"])
         else:

@@ -1,9 +1,9 @@
-"""The KV book: bytes per token per rank, per pool (full, sliding window, DSA index, state).
+"""The KV book: bytes per token per rank, per pool (full, sliding window, DSA index, state, ring).
 
 Per layer and token, MHA/GQA/MQA keep `kv_heads_per_rank × (head_dim + v_head_dim)` elements
 (K and V widths may differ); MLA keeps one latent of `kv_lora_rank + qk_rope_head_dim`,
 never divided by attention TP; DSA adds the indexer key. Linear-attention / Mamba layers
-keep a fixed state per request instead. FP8 is one byte per element; FP4 is half a byte plus
+keep a fixed state per request instead, and a circular buffer (kv_ring.py) one page per request. FP8 is one byte per element; FP4 is half a byte plus
 a one-byte scale per 16 elements; MXFP8 one byte plus a scale per 32. INT8 / INT4 (LMDeploy's
 `quant_policy` 8 / 4) are one byte / half a byte per element, plus a scale and a zero point in the
 model's dtype per token, per head, for K and for V where the engine keeps them (`KvStorage`).
@@ -151,11 +151,11 @@ class KvPool(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    name: Literal["full", "swa", "dsa_index", "state"]
+    name: Literal["full", "swa", "dsa_index", "state", "ring"]
     layers: int
     bytes_per_token: int = 0  # for token pools, all its layers together
     bytes_per_layer_token: float = 0.0
-    bytes_per_request: int = 0  # for the state pool (conv + ssm state of one request)
+    bytes_per_request: int = 0  # for the state pool (conv + ssm state of one request); the ring pool's one page
     row_shape: tuple[int, ...] = ()  # per layer, per token: (heads, width) as the engine allocates
     tensors_per_layer: int = 1  # K and V = 2, MLA latent = 1
     torch_dtype: str = "bfloat16"
@@ -199,6 +199,12 @@ class KvBook(BaseModel):
     @property
     def state_bytes_per_request(self) -> int:
         pool = self.pool("state")
+        return pool.bytes_per_request if pool else 0
+
+    @property
+    def ring_bytes_per_request(self) -> int:
+        """The circular buffers' page of every ring layer, which one request holds for its whole life (kv_ring.py)."""
+        pool = self.pool("ring")
         return pool.bytes_per_request if pool else 0
 
 

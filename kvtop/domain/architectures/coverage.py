@@ -96,18 +96,23 @@ JET = (
     "JetBlock linear attention: its dynamic short convolution (a kernel-generator MLP per layer) has no state rule, "
     "and no config is at hand (SGLang's JetNemotronConfig defaults every size to None)"
 )
+# The three below keep a circular buffer (vLLM 0.33.0 CircularBufferSpec): kvtop's ring pool (kv_ring.py) holds its
+# page; what each still lacks is named.
 GLM5_NEXT = (
-    "GLM-5-Next's KDA layers beside MLA whose DSA indexer keeps tail keys in a circular-buffer cache "
-    "(CircularBufferSpec): kvtop's KV books have no circular-buffer pool"
+    "GLM-5-Next's kpool indexer (FP8 index keys one per index_kpool tokens, and a tail ring of "
+    "index_kpool × next_power_of_2(cdiv(index_kpool + speculative tokens, index_kpool)) rows of [key, gate score]), "
+    "its KDA layers (Glm5NextLinearAttention's state) and its mHC hyper-connections (hc_mult residual streams): "
+    "no entry reads them"
 )
 QWEN4_EXP = (
-    "Qwen4-Exp's QSA side caches (a ring of raw index keys, CircularBufferSpec, and one compressed key per "
-    "compress_ratio tokens) and its n-gram per-layer embedding table (expert-TP sharded or in pinned host memory): "
-    "kvtop's books have neither"
+    "Qwen4-Exp's QSA caches (one compressed key per indexer_compress_ratio tokens, and a raw-key ring of "
+    "round_up(indexer_compress_ratio + speculative tokens, indexer_compress_ratio) rows), its hyper-connections "
+    "(hc_count residual streams, an hc_lowrank mixer) and its n-gram per-layer embedding table (expert-TP sharded or "
+    "in pinned host memory): no entry reads them"
 )
 STEP5 = (
-    "Step-5's compressed sparse attention (a tail ring, CircularBufferSpec, beside an indexer fused into qkv) and "
-    "MegaMoE experts: kvtop's KV books have no circular-buffer pool"
+    "Step-5 (step5 config): its attention layers, and under a sparse_config its indexer fused into qkv with an "
+    "8-token summary cache and a tail ring of one main KV page per request: no entry reads them"
 )
 INKLING = (
     "Inkling's per-layer conv state held as one paged sliding-window cache (SlidingWindowSpec) of four short-conv "
@@ -169,16 +174,21 @@ NOT_MODELLED: Mapping[str, str] = {
     "ZayaForCausalLM": "Zaya's compressed convolutional attention (CCA: a conv over q and k, two conv buffers of "
     "state per request) alternating with router-MLP expert blocks on its 'hybrid' layers: no entry reads them",
     # vLLM 0.33.0 models/glm5next/common: KDA layers (kda.py Glm5NextLinearAttention, a MambaSpec) beside MLA with a
-    # DSA indexer whose tail keys sit in a CircularBufferSpec cache (attention.py Glm5NextTailCache)
+    # DSA indexer whose keys are kept one per index_kpool tokens (attention.py Glm5NextIndexerCache, tokens_per_state)
+    # and whose tail keys sit in a CircularBufferSpec ring (attention.py 156-179 Glm5NextTailCache); mHC per layer
+    # (model.py Glm5NextDecoderLayer, config.mhc, hc_mult streams)
     "Glm5NextForCausalLM": GLM5_NEXT,
     "Glm5NextForConditionalGeneration": GLM5_NEXT + "; and its vision tower",
-    # vLLM 0.33.0 models/qwen4_exp: QSA layers keep a ring of raw index keys (qsa_cache.py CircularBufferSpec) and one
-    # compressed key per compress_ratio tokens (MLAAttentionSpec tokens_per_state); the per-layer embedding (PLE) is
-    # an n-gram table sharded over expert TP or kept in pinned host memory (common/ngram_embedding.py)
+    # vLLM 0.33.0 models/qwen4_exp: QSA layers keep a ring of raw index keys (qsa_cache.py 842-860 CircularBufferSpec)
+    # and one compressed key per compress_ratio tokens (866-875 MLAAttentionSpec tokens_per_state); the per-layer
+    # embedding (PLE) is an n-gram table sharded over expert TP or kept in pinned host memory
+    # (common/ngram_embedding.py); transformers' Qwen4ExpTextConfig requires hc_count > 1 (hyper-connections)
     "Qwen4ExpForCausalLM": QWEN4_EXP,
     "Qwen4ExpForConditionalGeneration": QWEN4_EXP + "; and its vision tower",
-    # vLLM 0.33.0 models/step5/nvidia: compressed sparse attention with a tail ring (csa_tail_ring.py,
-    # CircularBufferSpec), an indexer fused into qkv (Step5FusedQKVIndexerLinear), MegaMoE experts (mega_moe.py)
+    # vLLM 0.33.0 models/step5/nvidia: under a sparse_config (config.py checkpoint_has_step5_sparse_config) an indexer
+    # fused into qkv (model.py Step5FusedQKVIndexerLinear), an 8-token summary cache (sparse_summary_cache.py, a
+    # FullAttentionSpec of tokens_per_state 8) and a tail ring sized to the main page (csa_tail_ring.py 166-189);
+    # MegaMoE experts only under --moe-backend deep_gemm_mega_moe (model.py Step5MoE)
     "Step5ForCausalLM": STEP5,
     "Step5ForConditionalGeneration": STEP5 + "; and its vision tower",
     # vLLM 0.33.0 transformers_utils/configs/hy_v4.py and models/hy_v4: MLA with DSA (indexer_types full / shared),
