@@ -111,8 +111,9 @@ QWEN4_EXP = (
     "in pinned host memory): no entry reads them"
 )
 STEP5 = (
-    "Step-5 (step5 config): its attention layers, and under a sparse_config its indexer fused into qkv with an "
-    "8-token summary cache and a tail ring of one main KV page per request: no entry reads them"
+    "Step-5's compressed sparse attention (vLLM builds only a config with a sparse_config section): its indexer "
+    "fused into qkv, an 8-token summary cache beside each main page and a tail ring of one main KV page per "
+    "request: no entry reads the step5 fields"
 )
 INKLING = (
     "Inkling's per-layer conv state held as one paged sliding-window cache (SlidingWindowSpec) of four short-conv "
@@ -188,7 +189,10 @@ NOT_MODELLED: Mapping[str, str] = {
     # vLLM 0.33.0 models/step5/nvidia: under a sparse_config (config.py checkpoint_has_step5_sparse_config) an indexer
     # fused into qkv (model.py Step5FusedQKVIndexerLinear), an 8-token summary cache (sparse_summary_cache.py, a
     # FullAttentionSpec of tokens_per_state 8) and a tail ring sized to the main page (csa_tail_ring.py 166-189);
-    # MegaMoE experts only under --moe-backend deep_gemm_mega_moe (model.py Step5MoE)
+    # MegaMoE experts only under --moe-backend deep_gemm_mega_moe (model.py Step5MoE). Meta builds of the class
+    # defaults (session 45): vLLM refuses Step5Config's ("Step5 requires a checkpoint with a sparse_config section"),
+    # Qwen4ExpTextConfig's ("unsupported output_gate_type=None") and cannot build Glm5NextTextConfig's (it reads
+    # config.mhc, which the class does not define): each needs a published config
     "Step5ForCausalLM": STEP5,
     "Step5ForConditionalGeneration": STEP5 + "; and its vision tower",
     # vLLM 0.33.0 transformers_utils/configs/hy_v4.py and models/hy_v4: MLA with DSA (indexer_types full / shared),
