@@ -176,7 +176,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         lines.append("")
         lines += _kv_heading(label, rank)
         for pool in rank.kv.pools:
-            if pool.name == "state":
+            if pool.per_request:
                 lines.append(
                     f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_request:>14,} B per request"
                 )

@@ -160,6 +160,11 @@ class KvPool(BaseModel):
     tensors_per_layer: int = 1  # K and V = 2, MLA latent = 1
     torch_dtype: str = "bfloat16"
 
+    @property
+    def per_request(self) -> bool:
+        """A fixed page each request holds whatever its length (a state, a ring), not bytes per token."""
+        return self.name in ("state", "ring")
+
 
 class KvBook(BaseModel):
     """Everything one rank's KV cache costs, per token (and per request for state)."""

@@ -32,7 +32,7 @@ def buffers_from_ledger(ledger: Ledger) -> tuple[list[ProbeBuffer], int]:
     model, kv = ledger.model, ledger.ranks[0].kv
     buffers: list[ProbeBuffer] = []
     for pool in kv.pools:
-        if pool.name == "state":
+        if pool.per_request:  # a state or a ring: no token buffer
             continue
         if pool.name == "dsa_index" and model.dsa_index_head_dim:
             buffers.append(dsa_index_buffer(pool.layers, model.dsa_index_head_dim))

@@ -53,3 +53,10 @@ def test_a_request_holds_one_page_per_ring_layer_and_no_bytes_per_token() -> Non
 def test_a_ring_has_rows() -> None:
     with pytest.raises(ValueError):
         RingBuffer(rows=0, key_width=128)
+
+
+def test_a_ring_is_read_per_request_as_a_state_is() -> None:
+    # the views (render_ledger, probe_plan) ask the pool, not its name: a ring's 12,288 B are per request
+    ring = ring_pool(RingBuffer(rows=4, key_width=128), layers=12)
+    full = KvPool(name="full", layers=1, bytes_per_token=4_096, bytes_per_layer_token=4_096.0)
+    assert (ring.per_request, KvPool(name="state", layers=1).per_request, full.per_request) == (True, True, False)
