@@ -20,9 +20,15 @@ from kvtop.domain.engines.trtllm.budget import (
     runtime,
     tokens_per_block,
 )
-from kvtop.domain.engines.trtllm.eras import LAST_CEIL_RELEASE, resolve_version, rounding_rule
+from kvtop.domain.engines.trtllm.eras import (
+    ENGINE_TOKENS_PER_BLOCK_ERAS,
+    LAST_CEIL_RELEASE,
+    engine_tokens_per_block,
+    resolve_version,
+    rounding_rule,
+)
 from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import Era, ResolvedVersion, VersionSource
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explain_request import ExplainRequest
@@ -148,6 +154,57 @@ def _primary_pool_tokens(log: EngineLog, settings: LaunchSettings) -> int | None
     return blocks * (_logged_tokens_per_block(log) or tokens_per_block(settings, version))
 
 
+def primary_pool_assumption(log: EngineLog, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Which reading of `primary pool: B` blocks kvtop took, where the tokens per block are neither logged nor
+    set and the release is not stated (`version` read from the log's wording or dates, or not at all): the
+    engine build's default changed between releases (`ENGINE_TOKENS_PER_BLOCK_ERAS`), so the capacity is
+    B × the default of the release taken, an assumption said with the other readings (#2268: 631 × 32 = 20,192
+    as ~0.19.0, 631 × 64 = 40,384 as 0.13)."""
+    stated = (
+        version.source in (VersionSource.FLAG, VersionSource.ENDPOINT)
+        or (version.source == VersionSource.LOG and not version.approximate)
+        or (version.source == VersionSource.NOT_STATED and settings.engine_version is not None)  # the caller's
+    )
+    if stated or settings.page_size or _logged_tokens_per_block(log) or _allocations(log):
+        return None
+    if log.first(TrtllmRankLog, lambda r: r.legacy_pool_tokens or None) is not None:
+        return None
+    blocks = log.first(TrtllmRankLog, lambda r: r.primary_pool_blocks[-1] if r.primary_pool_blocks else None)
+    resolved = ResolvedVersion(text=settings.engine_version)
+    if blocks is None or runtime(settings, resolved) != "tensorrt":
+        return None
+    taken = engine_tokens_per_block(resolved)
+    others = [era for era in ENGINE_TOKENS_PER_BLOCK_ERAS if era.value != taken]
+    if not others:
+        return None
+    why = _WHY.get(version.source, "inferred")
+    other = "; ".join(
+        f"builds {f'from {era.since}' if era.since else 'before ' + _next_since(era)} took {era.value}: "
+        f"{blocks:,} × {era.value} = {blocks * era.value:,}"
+        for era in others
+    )
+    return (
+        f"assumed: {blocks:,} primary-pool blocks × {taken} tokens per block, the TensorRT engine build's default "
+        f"at {version.label}, the release {why}; the log states neither its release nor tokens_per_block, and "
+        f"{other} (pass --engine-version or --kv_cache_config.tokens_per_block)"
+    )
+
+
+_WHY = {
+    VersionSource.LOG: "its lines' wording points to",
+    VersionSource.LOG_DATES: "out when its lines are dated",
+    VersionSource.SERVER_ARGS: "its printed arguments point to",
+    VersionSource.NOT_STATED: "kvtop takes when none is stated (the latest)",
+}
+
+
+def _next_since(era: Era[int]) -> str:
+    """The first release after `era` (where the next era starts)."""
+    eras = list(ENGINE_TOKENS_PER_BLOCK_ERAS)
+    index = eras.index(era)
+    return eras[index + 1].since if index + 1 < len(eras) else "now"
+
+
 def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
     profile = log.first(TrtllmRankLog, lambda r: r.profiles[-1] if r.profiles else None)
     ranked = log.least(TrtllmRankLog, _available) or log.least(TrtllmRankLog, _cpp_free)
@@ -250,6 +307,9 @@ def explain(request: ExplainRequest) -> Explanation:
     settings = with_log_facts(log, settings)
     version = ResolvedVersion(text=settings.engine_version)
     logged = _logged(log, settings)
+    assumption = primary_pool_assumption(log, settings, request.version)
+    if assumption is not None:
+        logged = logged.model_copy(update={"capacity_assumption": assumption})
     backend = runtime(settings, version)
     pick = _available if backend == "pytorch" else _cpp_free
     ranked = log.least(TrtllmRankLog, pick)
