@@ -270,6 +270,10 @@ class PlannerScreen(NodeScreen):
             error.update(
                 Content.styled(f"model: press Enter to load {values['model'].strip()!r}", "$warning")
             )
+        elif (after := self.outcome.after) is not None and not after.engine.fits:
+            short = fmt_gib(after.engine.shortfall_bytes)
+            error.update(Content.styled(f"✓ valid input, but it does not fit: {short} short per rank (no KV pool: "
+                                        "the engine would not start)", "$warning"))  # fmt: skip
         else:
             error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
         if self.outcome.settings is None:
