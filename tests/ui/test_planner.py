@@ -416,3 +416,18 @@ async def test_a_valid_edit_that_does_not_fit_says_so_not_just_valid(make_app, h
         short = fmt_gib(after.engine.shortfall_bytes)
         assert said.startswith(f"✓ valid input, but it does not fit: {short} short per rank")
         assert f"no, {short} short" in shown(screen, "#plan-result")
+
+
+async def test_shift_tab_from_tp_reaches_the_model_field_not_the_form(make_app, healthy_snapshot):
+    """An operator trial pressed shift+tab from TP (where the planner opens) to type a model: the focus went to
+    the form's scroll container, so the name's letters ran the screen's keys (its `z` paused the screen; a `q`
+    quits). The form is no tab stop: shift+tab reaches the model field, tab comes back to TP."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_planner(pilot)
+        assert app.focused is not None and app.focused.id == "plan-tp"
+        await pilot.press("shift+tab")
+        assert app.focused is not None and app.focused.id == "plan-model"
+        await pilot.press("tab")
+        assert app.focused is not None and app.focused.id == "plan-tp"
+        assert screen.is_current

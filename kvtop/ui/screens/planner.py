@@ -138,7 +138,9 @@ class PlannerScreen(NodeScreen):
             yield Label(FIELD_BY_KEY["model"].label, classes="plan-label")
             yield TypedInput(texts["model"], compact=True, elide=True, id="plan-model")
         with Horizontal(id="planner-body"):
-            with VerticalScroll(id="plan-form"):
+            # no tab stop of its own: shift+tab from TP reaches the model field, never a container where a typed
+            # name's letters would run the screen's keys (q quits, z pauses, c copies)
+            with VerticalScroll(id="plan-form", can_focus=False):
                 for field in FIELDS:
                     if field.key == "model":
                         continue
