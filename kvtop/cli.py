@@ -119,6 +119,31 @@ def _join_values(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[s
 COMMANDS = tuple(SUMMARIES)
 
 
+def _keep_given_before(parser: argparse.ArgumentParser, args: argparse.Namespace, tokens: list[str]) -> None:
+    """An option given before the command that the command takes too (`kvtop --token-file F cluster`,
+    `kvtop --no-calibration-store plan …`): argparse writes the command's default over the value given before
+    it, so that value is set again, unless the command's own option was given (it is the nearer)."""
+    command = next((index for index, token in enumerate(tokens) if token in COMMANDS), None)
+    if not command:
+        return
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    own = subparsers.choices.get(tokens[command])
+    top = {option: action for action in parser._actions for option in action.option_strings}
+    shared = [
+        (action, top[option])
+        for action in (own._actions if own is not None else ())
+        for option in action.option_strings[:1]
+        if option in top and action.default is not argparse.SUPPRESS and option not in ("-h", "--help")
+    ]
+    if not shared:
+        return
+    before, _ = parser.parse_known_args(tokens[:command])
+    for action, outer in shared:
+        value = getattr(before, outer.dest, outer.default)
+        if value != outer.default and getattr(args, action.dest, action.default) == action.default:
+            setattr(args, action.dest, value)
+
+
 def build_parser(only: str | None = None, *, full: bool = True) -> argparse.ArgumentParser:
     """The CLI with every subcommand's parser; with `only`, just that one (a faster start).
 
@@ -184,7 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         tokens = _demo_scenario(sys.argv[1:] if argv is None else argv)
         named = next((t for t in tokens if t in COMMANDS), None)
         parser = build_parser(named, full=named is not None)
-        args, extra = parser.parse_known_args(_join_values(tokens, parser))
+        joined = _join_values(tokens, parser)
+        args, extra = parser.parse_known_args(joined)
+        _keep_given_before(parser, args, joined)
         if args.command is None:
             if extra:
                 parser.error(f"unrecognized arguments: {_redacted(' '.join(extra))}")

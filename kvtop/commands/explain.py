@@ -234,6 +234,8 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     logged = result.logged
     if logged.token_capacity is not None:
         lines.append(f"  logged capacity      {fmt_tokens(logged.token_capacity)} tokens")
+        if logged.capacity_assumption is not None:
+            lines.append(f"  {'':<20} ({logged.capacity_assumption})")
     for label, value in (("free before load", logged.free_before_load_bytes), ("free after load", logged.free_after_load_bytes),
                          ("weights (mem usage)", logged.weights_bytes), ("available KV memory", logged.available_kv_bytes)):  # fmt: skip
         if value is not None:

@@ -43,6 +43,9 @@ class Logged(BaseModel):
     max_concurrency: float | None = None
     context_length: int | None = None
     ranks_seen: int = 0
+    # the stated capacity rests on a default the log does not state (TensorRT-LLM's tokens per primary-pool block
+    # of a release read from its wording): which reading was taken, why, and the other reading
+    capacity_assumption: str | None = None
 
 
 class PoolSizeCheck(BaseModel):

@@ -40,7 +40,7 @@ def with_logged_capacity(
     The engine is the only one of the log's kind (narrowed by the log's model path when several
     are), and the KV pools the log printed must be what that engine's model gives (its predicted
     `ledgers`): a log of another model is not attached. Returns the node and a notice when the log
-    matched no engine, several, or another model.
+    matched no engine, several, or another model, or is not used (the engine reports its own capacity).
     """
     candidates = [engine for engine in node.engines if engine.kind == log.engine]
     if len(candidates) > 1 and log.model_path:
@@ -56,8 +56,11 @@ def with_logged_capacity(
             f"the engine log {log.source} matches {len(candidates)} running {log.engine} engines: not attached",
         )
     target = candidates[0]
-    if target.live.token_capacity is not None:
-        return node, None
+    if target.live.token_capacity is not None:  # its endpoint's figure is the live one: the log is not needed
+        return node, (
+            f"the engine log {log.source} is not used: {target.engine_id} reports its own token capacity "
+            f"({target.live.token_capacity:,})"
+        )
     if isinstance(ledger, Ledger):
         try:
             checks = engine_rules(ledger.settings.engine).explainer.pool_size_checks(

@@ -8,7 +8,10 @@ Mistral-Large-3 (DeepSeek-V3's layout, class MistralLarge3ForCausalLM), a list `
 YaRN as `rope_parameters`, `quantization` as `quantization_config`, and a `vision_encoder` section as the
 Pixtral wrapper (PixtralForConditionalGeneration) over the text config. A field kvtop does not know, or one whose
 value changes the layout in a way no entry reads, is refused naming it, never dropped. Every model read so
-carries `config_format` (said as a note by plan and explain).
+carries `config_format` (said as a note by plan and explain). A key the model needs is required: vLLM's config
+from a params.json is a bare PreTrainedConfig, so no class default stands in for a missing one (an error naming
+the file's key); a missing `n_kv_heads` is `n_heads` (llama.py LlamaDecoderLayer's getattr), a latent model's
+missing `q_lora_rank` no query compression (deepseek_v2.py's hasattr), as vLLM reads them.
 """
 
 from __future__ import annotations
@@ -246,6 +249,8 @@ def config_from_params(params: Mapping[str, Any], *, source: str) -> dict[str, A
         rest, (*RENAMED, *(m for m, _ in DEFAULTED.values()), *KEPT, *IGNORED, "sliding_window"), "", source
     )
     text: dict[str, Any] = {RENAMED.get(k, k): v for k, v in rest.items() if k not in IGNORED}
+    if "num_key_value_heads" not in text and "num_attention_heads" in text:  # llama.py LlamaDecoderLayer's getattr
+        text["num_key_value_heads"] = text["num_attention_heads"]
     for hf_key, (key, default) in DEFAULTED.items():
         text.pop(key, None)
         text[hf_key] = rest.get(key, default)
@@ -253,6 +258,8 @@ def config_from_params(params: Mapping[str, Any], *, source: str) -> dict[str, A
     _sliding(text, source)
     if quant:
         text["quantization_config"] = _quantization(_object(quant, "quantization", source), source)
+    if text.get("qk_nope_head_dim") and "q_lora_rank" not in text:  # deepseek_v2.py: hasattr(config, "q_lora_rank")
+        text["q_lora_rank"] = None
     if text.get("qk_nope_head_dim") and moe is None:
         moe = {**DENSE_MLA_MOE, "first_k_dense_replace": text.get("num_hidden_layers"),
                "expert_hidden_dim": text.get("intermediate_size")}  # fmt: skip
@@ -286,4 +293,21 @@ def model_from_params(
         if key is None or key == err.field:
             raise
         raise type(err)(err.detail, field=key, source=err.source) from err
+    _refuse_class_defaults(spec, source)
     return spec.model_copy(update={"config_format": NOTE})
+
+
+def _refuse_class_defaults(spec: ModelSpec, source: str) -> None:
+    """A key the file leaves out that kvtop's door would fill with a config class's default: vLLM reads params.json
+    into a bare PreTrainedConfig (adapt_config_dict → PreTrainedConfig.from_dict), which has no class defaults,
+    so its model class fails on the missing attribute; the error names the file's key (Pixtral's `n_layers`,
+    Large-3's `moe.expert_hidden_dim`), never the class's value silently."""
+    for default in spec.defaults_used:
+        key = file_field(default.field)
+        if key is not None:
+            raise InputError(
+                f"missing (vLLM reads params.json with no config class's defaults; {default.what} "
+                f"{default.value!r} is not read in its place)",
+                field=key,
+                source=source,
+            )

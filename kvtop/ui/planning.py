@@ -234,7 +234,7 @@ def _parse(field: PlanField, text: str) -> object:
         raise InputError(f"needs {kind}, got {raw!r}", field=field.label) from None
     if field.kind.startswith("float") and not 0 < value <= 1:
         raise InputError(f"must be above 0 and at most 1 (got {raw})", field=field.label)
-    if field.kind.startswith("int") and value < (0 if field.kind == "int0" else 1):
+    if (field.kind.startswith("int") or field.kind == "slots?") and value < (0 if field.kind == "int0" else 1):
         raise InputError(f"must be at least {0 if field.kind == 'int0' else 1} (got {raw})", field=field.label)
     return value
 

@@ -7,6 +7,10 @@ TensorRT-LLM: the PyTorch backend's insufficient-memory failure (1.0), the ≤ v
 
 from __future__ import annotations
 
+import json
+
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
@@ -119,3 +123,28 @@ def test_the_primary_pool_of_a_dev_build_is_rebuilt_with_its_eras_block() -> Non
     assert result.logged.num_gpu_blocks == 631
     assert result.logged.token_capacity == 631 * 64 == 40_384
     assert result.verdict == "match" and result.token_capacity == 40_384
+
+
+def test_the_primary_pool_without_a_release_names_the_reading_it_took() -> None:
+    """#2268's log states neither its release nor its tokens per block; its wording (`primary pool`, v0.9–v0.19)
+    is read as ~0.19.0, whose engine build takes 32 tokens a block, where the thread's 0.13 dev build took 64
+    (case.json: 631 blocks, worked check 631 × 64 = 40,384). The capacity is then an assumption, said."""
+    case = json.loads((CASES / "trtllm/trtllm-2268-qwen15-7b-primary-pool/case.json").read_text())
+    blocks = case["logged"]["primary_blocks"]
+    log = read_engine_log(CASES / "trtllm/trtllm-2268-qwen15-7b-primary-pool/engine.log")
+    version = engine_rules("trtllm").resolve_version(log)
+    settings = parse_flags("trtllm", []).model_copy(update={"engine_version": version.text})
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "meta-llama--Llama-2-7b-hf.json")), settings=settings,
+        version=version,
+    ))  # fmt: skip
+    assert result.logged.token_capacity == blocks * 32 == 20_192
+    assumption = result.logged.capacity_assumption
+    assert assumption is not None and assumption.startswith(f"assumed: {blocks} primary-pool blocks × 32 tokens")
+    assert f"builds before 0.19.0 took 64: {blocks} × 64 = 40,384" in assumption
+    # the release given: the engine's own figure, no assumption
+    given = _explain(
+        "trtllm/trtllm-2268-qwen15-7b-primary-pool", "meta-llama--Llama-2-7b-hf.json",
+        "--engine-version", "0.13.0.dev2024082000", version=from_flag("0.13.0.dev2024082000"),
+    )  # fmt: skip
+    assert given.logged.token_capacity == blocks * 64 and given.logged.capacity_assumption is None

@@ -175,6 +175,13 @@ MISTRAL_7B = "recon--mistralai--Mistral-7B-v0.1"
          "must be an integer"),
         (LARGE3, lambda p: p["moe"].update(num_experts="x"), "params.json moe.num_experts", "must be an integer"),
         (LARGE3, lambda p: p.update(kv_lora_rank="x"), "params.json kv_lora_rank", "must be an integer"),
+        # vLLM reads params.json into a bare PreTrainedConfig (mistral.py adapt_config_dict): no class default
+        # stands in for a key its classes read as an attribute (was: MistralConfig's 32 layers, DeepseekV3Config's
+        # moe_intermediate_size 2048, taken silently)
+        (PIXTRAL, lambda p: p.pop("n_layers"), "params.json n_layers", "missing"),
+        (PIXTRAL, lambda p: p.pop("hidden_dim"), "params.json hidden_dim", "missing"),
+        (LARGE3, lambda p: p["moe"].pop("expert_hidden_dim"), "params.json moe.expert_hidden_dim", "missing"),
+        (LARGE3, lambda p: p["moe"].pop("num_experts"), "params.json moe.num_experts", "missing"),
     ],
 )  # fmt: skip
 def test_an_error_in_params_json_names_the_files_own_key(
@@ -187,6 +194,19 @@ def test_an_error_in_params_json_names_the_files_own_key(
     with pytest.raises(InputError) as bad:
         model_from_params(params, source="params.json")
     assert bad.value.field == field and str(bad.value).startswith(f"{field}: ") and words in str(bad.value)
+
+
+def test_keys_vllm_reads_with_a_fallback_take_vllms_fallback_not_a_class_default() -> None:
+    """Without `n_kv_heads` vLLM's LlamaDecoderLayer takes `getattr(config, "num_key_value_heads",
+    config.num_attention_heads)`: every head its own KV (the file's n_heads 32), not MistralConfig's 8; without
+    `q_lora_rank` DeepseekV2's `hasattr` builds no query compression (None), not DeepseekV3Config's 1536."""
+    params = copy.deepcopy(_params(MISTRAL_7B))
+    del params["n_kv_heads"]
+    assert _model_from(params).num_kv_heads == _params(MISTRAL_7B)["n_heads"] == 32
+    params = copy.deepcopy(_params(LARGE3))
+    del params["q_lora_rank"]
+    model = _model_from(params)
+    assert model.mla is not None and model.mla.q_lora_rank is None
 
 
 def _model_from(params: dict[str, Any]) -> ModelSpec:

@@ -106,10 +106,22 @@ def test_a_sliding_window_log_states_its_full_pool_not_the_sub_pool() -> None:
     assert logged_token_capacity(log) == 997_846
 
 
-def test_two_runs_pasted_in_one_log_state_the_last_printed() -> None:
-    # C09 pastes two runs: "#tokens: 975424, KV size: 43.67 GB" then "#tokens: 1462784, KV size: 54.52 GB"
+def test_two_runs_pasted_in_one_log_state_the_latest_start_by_its_lines_times() -> None:
+    # C09 pastes two runs: "[2025-10-07 23:17:19 DP0 TP0] … #tokens: 975424, KV size: 43.67 GB" then
+    # "[2025-10-07 22:29:11 DP0 TP0] … #tokens: 1462784, KV size: 54.52 GB": the later start is printed first,
+    # and it is the run case.json's logged.kv_tokens names (975,424; the other is its `main_branch_run`)
     log = read_engine_log(CASES / "sglang/C09/engine.log")
+    case = json.loads((CASES / "sglang/C09/case.json").read_text())
     explained = engine_rules("sglang").explainer.logged_figures(log, parse_flags("sglang", ["--page-size", "64"]))
-    assert logged_token_capacity(log) == explained.token_capacity == 1_462_784
-    # bytes per token of that pool: 54.52 GiB ÷ (1,462,784 + 64) rows = 40,019 B
-    assert explained.kv_bytes_per_token == round(54.52 * 2**30) // (1_462_784 + 64)
+    assert logged_token_capacity(log) == explained.token_capacity == case["logged"]["kv_tokens"] == 975_424
+    # bytes per token of that pool: 43.67 GiB ÷ (975,424 + 64) rows = 48,068 B
+    assert explained.kv_bytes_per_token == round(43.67 * 2**30) // (975_424 + 64) == 48_068
+
+
+def test_a_log_without_dates_states_the_start_printed_last() -> None:
+    # no date in the prefix (`[23:17:19 TP0]`): nothing orders the runs but the print order
+    text = (
+        "[23:17:19 TP0] KV Cache is allocated. #tokens: 975424, KV size: 43.67 GB\n"
+        "[22:29:11 TP0] KV Cache is allocated. #tokens: 1462784, KV size: 54.52 GB\n"
+    )
+    assert logged_token_capacity(parse_engine_log(text, source="undated.log")) == 1_462_784

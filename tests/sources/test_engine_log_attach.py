@@ -57,3 +57,17 @@ def test_a_log_of_another_model_is_not_attached_and_says_so(tmp_path: Path) -> N
     (view,) = snapshot.engines
     assert snapshot.notice is not None and "printed a KV block that llama-3-70b does not give" in snapshot.notice
     assert {r.capacity.actual_source for r in view.ranks if r.capacity} == {CapacitySource.PREDICTED}
+
+
+def test_a_log_beside_an_engine_that_reports_its_capacity_is_said_not_used() -> None:
+    """An operator trial passed C09's log (two DeepSeek-V3.2 runs) to the SGLang demo, whose Llama-3-70B engine
+    reports its own capacity on its endpoint: the log was dropped without a word. It is still not used (the
+    engine's own figure is the live one), and the snapshot now says so."""
+    log = CASES / "sglang/C09/engine.log"
+    snapshot = DemoSource.open(str(scenario_dir() / "llama70b-tp8-sglang.json"), engine_log=log).collect_at(0)
+    (view,) = snapshot.engines
+    reported = {r.capacity.actual_tokens for r in view.ranks if r.capacity}
+    assert {r.capacity.actual_source for r in view.ranks if r.capacity} != {CapacitySource.LOGGED}
+    assert len(reported) == 1 and snapshot.notice == (
+        f"the engine log {log} is not used: {view.engine.engine_id} reports its own token capacity ({reported.pop():,})"
+    )

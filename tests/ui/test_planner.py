@@ -400,3 +400,34 @@ async def test_the_planner_reads_this_nodes_earlier_start(make_app, healthy_snap
         screen = await open_planner(pilot)
         expected = llama_plan(measured=free).token_capacity
         assert screen.outcome.before.token_capacity == screen.outcome.after.token_capacity == expected < TP8_TOKENS
+
+
+async def test_a_valid_edit_that_does_not_fit_says_so_not_just_valid(make_app, healthy_snapshot):
+    """An operator trial set the memory fraction to 0.0001: the table said `fits  no, 16.43 GiB short` while the
+    status line said only `✓ valid` (the input is valid; the launch is not one the engine starts). The line now
+    names the plan's shortfall, the figure the table's `fits` row shows."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-memory_fraction", "0.0001")
+        after = screen.outcome.after
+        assert after is not None and not after.engine.fits and after.token_capacity == 0
+        said = " ".join(shown(screen, "#plan-error").split())
+        short = fmt_gib(after.engine.shortfall_bytes)
+        assert said.startswith(f"✓ valid input, but it does not fit: {short} short per rank")
+        assert f"no, {short} short" in shown(screen, "#plan-result")
+
+
+async def test_shift_tab_from_tp_reaches_the_model_field_not_the_form(make_app, healthy_snapshot):
+    """An operator trial pressed shift+tab from TP (where the planner opens) to type a model: the focus went to
+    the form's scroll container, so the name's letters ran the screen's keys (its `z` paused the screen; a `q`
+    quits). The form is no tab stop: shift+tab reaches the model field, tab comes back to TP."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_planner(pilot)
+        assert app.focused is not None and app.focused.id == "plan-tp"
+        await pilot.press("shift+tab")
+        assert app.focused is not None and app.focused.id == "plan-model"
+        await pilot.press("tab")
+        assert app.focused is not None and app.focused.id == "plan-tp"
+        assert screen.is_current

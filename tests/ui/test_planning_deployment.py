@@ -60,6 +60,10 @@ def test_a_draft_method_for_vllm_is_written_as_its_speculative_config() -> None:
     [
         ({"host_kv_gib": "lots"}, "host KV GiB: needs a size in GiB above 0"),
         ({"redundant_experts": "-2"}, "redundant experts: must be at least 0"),
+        # an operator trial read '--max-loras-per-batch: expected a whole number ≥ 1' (the engine flag's check,
+        # the field not marked): the field's own check names it
+        ({"lora_slots": "-1"}, r"LoRA slots: must be at least 1 \(got -1\)"),
+        ({"lora_slots": "0"}, r"LoRA slots: must be at least 1 \(got 0\)"),
         ({"spec_method": "WARP9"}, "--speculative-algorithm: must be one of"),
     ],
 )

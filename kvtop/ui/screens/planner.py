@@ -138,7 +138,9 @@ class PlannerScreen(NodeScreen):
             yield Label(FIELD_BY_KEY["model"].label, classes="plan-label")
             yield TypedInput(texts["model"], compact=True, elide=True, id="plan-model")
         with Horizontal(id="planner-body"):
-            with VerticalScroll(id="plan-form"):
+            # no tab stop of its own: shift+tab from TP reaches the model field, never a container where a typed
+            # name's letters would run the screen's keys (q quits, z pauses, c copies)
+            with VerticalScroll(id="plan-form", can_focus=False):
                 for field in FIELDS:
                     if field.key == "model":
                         continue
@@ -270,6 +272,10 @@ class PlannerScreen(NodeScreen):
             error.update(
                 Content.styled(f"model: press Enter to load {values['model'].strip()!r}", "$warning")
             )
+        elif (after := self.outcome.after) is not None and not after.engine.fits:
+            short = fmt_gib(after.engine.shortfall_bytes)
+            error.update(Content.styled(f"✓ valid input, but it does not fit: {short} short per rank (no KV pool: "
+                                        "the engine would not start)", "$warning"))  # fmt: skip
         else:
             error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
         if self.outcome.settings is None:

@@ -7,6 +7,9 @@ two decimals of GiB each, and sizes its pool from them with `mem_fraction_static
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 from kvtop.domain.engine_log import EngineLog, Measured
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
@@ -56,25 +59,45 @@ def missing_facts(log: EngineLog) -> tuple[str, ...]:
 
 
 def logged_token_capacity(log: EngineLog) -> int | None:
-    """The one answer to "what capacity did this log state" (`explain` and `--engine-log` both read it): the last
-    figure SGLang printed after any resize, or None. A post-capture resize (`Post-capture KV sizing:
+    """The one answer to "what capacity did this log state" (`explain` and `--engine-log` both read it): the
+    figure of the latest start after any resize, or None. A post-capture resize (`Post-capture KV sizing:
     max_total_num_tokens=N`, model_runner's `post_capture_resize_kv_pool`, 2026) is printed after the pool and
     wins; then the scheduler's `max_total_num_tokens=` (TP0, printed after the pools, docs/engines/sglang.md §2);
     then a sliding-window model's full-attention pool (`full_layer_tokens=`, `SWAKVPool … full size:`: the
-    `#tokens` line there is a sub-pool's); then the last `KV Cache is allocated. #tokens:` (§11)."""
+    `#tokens` line there is a sub-pool's); then `KV Cache is allocated. #tokens:` (§11). Of each kind the
+    latest start's (`_latest`: by the lines' times, else the last printed)."""
     return log.first(SglangRankLog, _stated_capacity)
 
 
+_Record = TypeVar("_Record")
+
+
+def _latest(records: Sequence[_Record], at: Callable[[_Record], str | None]) -> _Record | None:
+    """The record of the latest start: by the time its line carries (`at`) when every one carries a date (a log
+    of two runs pasted out of order, C09, printed the later run first), else the last printed; equal times, the
+    last printed."""
+    if not records:
+        return None
+    times = [at(record) for record in records]
+    if any(time is None for time in times):
+        return records[-1]
+    return records[max(range(len(records)), key=lambda index: (times[index], index))]
+
+
 def _stated_capacity(rank: SglangRankLog) -> int | None:
-    """One rank's stated capacity, by the precedence `logged_token_capacity` gives (the last of each line)."""
+    """One rank's stated capacity, by the precedence `logged_token_capacity` gives (the latest of each line)."""
     stated = (
-        [r.max_total_num_tokens for r in rank.post_capture_resizes],
-        [s.max_total_num_tokens for s in rank.scheduler_summaries],
-        [s.full_layer_tokens for s in rank.sliding_window_splits],
-        [p.full_tokens for p in rank.swa_pools],
-        [a.tokens for a in rank.kv_allocations],
+        [(r.max_total_num_tokens, r.at) for r in rank.post_capture_resizes],
+        [(s.max_total_num_tokens, s.at) for s in rank.scheduler_summaries],
+        [(s.full_layer_tokens, s.at) for s in rank.sliding_window_splits],
+        [(p.full_tokens, p.at) for p in rank.swa_pools],
+        [(a.tokens, a.at) for a in rank.kv_allocations],
     )
-    return next((figures[-1] for figures in ([f for f in kind if f is not None] for kind in stated) if figures), None)
+    for kind in stated:
+        latest = _latest([(figure, at) for figure, at in kind if figure is not None], lambda pair: pair[1])
+        if latest is not None:
+            return latest[0]
+    return None
 
 
 def log_kv_dtype(log: EngineLog) -> str | None:
@@ -130,7 +153,7 @@ def _per_token(log: EngineLog, tokens: int | None, page: int) -> int | None:
 
 def _logged(log: EngineLog, page: int) -> Logged:
     tokens = logged_token_capacity(log)
-    summary = log.first(SglangRankLog, lambda r: r.scheduler_summaries[-1] if r.scheduler_summaries else None)
+    summary = log.first(SglangRankLog, lambda r: _latest(r.scheduler_summaries, lambda s: s.at))
     before, after = _tightest(log)
     weights = log.first(SglangRankLog, lambda r: r.weight_loads[0].mem_usage if r.weight_loads else None)
     return Logged(

@@ -70,6 +70,7 @@ _USING_DTYPE = re.compile(r"Using KV cache dtype: ([\w.]{1,60})")
 _MFS = re.compile(rf"(?:--mem-fraction-static=|mem_fraction_static=)({_NUM})")
 _MIN_VIABLE = re.compile(rf"minimum viable = [^=]{{0,40}}= ({_NUM})")
 _ALLOWED = re.compile(r"maximum allowed length \((\d{1,20}) tokens\)")
+_STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d(?:[.,]\d{1,6})?)")
 
 
 @lru_cache(maxsize=4096)
@@ -98,6 +99,12 @@ def _seconds(text: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
+def _stamp(text: str) -> str | None:
+    """The date and time SGLang's prefix carries (`[2025-10-07 23:17:19 DP0 TP0]` → `2025-10-07 23:17:19`)."""
+    match = _STAMP.search(text[:200])
+    return f"{match.group(1)} {match.group(2).replace(',', '.')}" if match else None
+
+
 def _append(fields: Fields, name: str, **values: object) -> bool:
     """Append the stated `values` as one record (made a model in `freeze`), unless there are none."""
     stated = {key: value for key, value in values.items() if value is not None}
@@ -105,6 +112,14 @@ def _append(fields: Fields, name: str, **values: object) -> bool:
         return False
     fields[name].append(stated)
     return True
+
+
+def _append_stamped(text: str, fields: Fields, name: str, **values: object) -> bool:
+    """`_append` for a line that states a capacity: the record keeps the time of its line (`_stamp`)."""
+    took = _append(fields, name, **values)
+    if took and (at := _stamp(text)) is not None:
+        fields[name][-1]["at"] = at
+    return took
 
 
 def _init_dist(text: str, fields: Fields) -> bool:
@@ -139,7 +154,8 @@ def _load_end(text: str, fields: Fields) -> bool:
 
 
 def _kv_allocated(text: str, fields: Fields) -> bool:
-    return _append(
+    return _append_stamped(
+        text,
         fields,
         "kv_allocations",
         dtype=_str(_KV_DTYPE, text),
@@ -151,7 +167,8 @@ def _kv_allocated(text: str, fields: Fields) -> bool:
 
 
 def _swa_pool(text: str, fields: Fields) -> bool:
-    return _append(
+    return _append_stamped(
+        text,
         fields,
         "swa_pools",
         mem_usage=_gib(_SWA, text),
@@ -161,7 +178,8 @@ def _swa_pool(text: str, fields: Fields) -> bool:
 
 
 def _sliding_window(text: str, fields: Fields) -> bool:
-    return _append(
+    return _append_stamped(
+        text,
         fields,
         "sliding_window_splits",
         full_layer_tokens=_int(_FULL_LAYER, text),
@@ -210,7 +228,7 @@ def _summary(text: str, fields: Fields) -> bool:
         return False
     values = {key: _int(pattern, text) for key, pattern in _SUMMARY.items()}
     available = _gib(_AVAILABLE_GPU_MEM, text)
-    return _append(fields, "scheduler_summaries", available_gpu_mem=available, **values)
+    return _append_stamped(text, fields, "scheduler_summaries", available_gpu_mem=available, **values)
 
 
 def _profiled(text: str, fields: Fields) -> bool:
@@ -229,7 +247,7 @@ def _post_capture(text: str, fields: Fields) -> bool:
     if match is None:
         return False
     resize = PostCaptureResize(
-        max_total_num_tokens=int(match.group(1)), free_memory=_measured(match.group(2))
+        max_total_num_tokens=int(match.group(1)), free_memory=_measured(match.group(2)), at=_stamp(text)
     )
     fields["post_capture_resizes"].append(resize)
     return True

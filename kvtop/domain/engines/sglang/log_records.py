@@ -18,6 +18,13 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class _Stamped(_Frozen):
+    """A line that states a capacity, with the time its prefix carries (`2025-10-07 23:17:19`, None without a
+    date): a log of two runs pasted out of order is read by it (docs/engines/sglang.md §11)."""
+
+    at: str | None = None
+
+
 class WeightLoad(_Frozen):
     """One `Load weight begin` / `Load weight end` pair (the second pair is a speculative draft)."""
 
@@ -30,7 +37,7 @@ class WeightLoad(_Frozen):
     quant: str | None = None
 
 
-class KvAllocation(_Frozen):
+class KvAllocation(_Stamped):
     """`KV Cache is allocated`: one pool (MHA K and V, or MLA/DSA one KV buffer)."""
 
     dtype: str | None = None
@@ -40,7 +47,7 @@ class KvAllocation(_Frozen):
     kv_size: Measured | None = None
 
 
-class SwaPoolUsage(_Frozen):
+class SwaPoolUsage(_Stamped):
     """`SWAKVPool mem usage: X GB, swa size: S, full size: F`."""
 
     mem_usage: Measured | None = None
@@ -48,7 +55,7 @@ class SwaPoolUsage(_Frozen):
     full_tokens: int | None = None
 
 
-class SlidingWindowSplit(_Frozen):
+class SlidingWindowSplit(_Stamped):
     """`Use sliding window memory pool. full_layer_tokens=F, swa_layer_tokens=S`."""
 
     full_layer_tokens: int | None = None
@@ -73,7 +80,7 @@ class GraphCapture(_Frozen):
     elapsed_s: float | None = None
 
 
-class SchedulerSummary(_Frozen):
+class SchedulerSummary(_Stamped):
     """The scheduler's `max_total_num_tokens=…, …, available_gpu_mem=… GB` line (TP0 only)."""
 
     max_total_num_tokens: int | None = None
@@ -91,7 +98,7 @@ class ProfiledTokenOverride(_Frozen):
     profiled_tokens: int
 
 
-class PostCaptureResize(_Frozen):
+class PostCaptureResize(_Stamped):
     """`Post-capture KV sizing: max_total_num_tokens=N, free memory=X GB`."""
 
     max_total_num_tokens: int | None = None

@@ -22,6 +22,7 @@ from kvtop.domain.engines.trtllm.budget import (
 )
 from kvtop.domain.engines.trtllm.eras import LAST_CEIL_RELEASE, resolve_version, rounding_rule
 from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
+from kvtop.domain.engines.trtllm.primary_pool import logged_tokens_per_block, primary_pool_assumption
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
@@ -81,17 +82,6 @@ def log_kv_dtype(log: EngineLog) -> str | None:
     return None
 
 
-def _logged_tokens_per_block(log: EngineLog) -> int | None:
-    return log.first(
-        TrtllmRankLog,
-        lambda r: (
-            r.tokens_per_block[-1]
-            if r.tokens_per_block
-            else next((b.tokens_per_block for b in r.blocks_per_sequence if b.tokens_per_block), None)
-        ),
-    )
-
-
 def _python_lines(log: EngineLog) -> bool:
     return any(
         r.pytorch_backend or r.profiles or r.weights_inside_torch or r.max_tokens_set
@@ -103,7 +93,7 @@ def with_log_facts(log: EngineLog, settings: LaunchSettings) -> LaunchSettings:
     """The settings with what the log states and the flags left unsaid: tokens per block, the runtime,
     the batch limits the executor printed."""
     update: dict[str, object] = {}
-    tpb = _logged_tokens_per_block(log)
+    tpb = logged_tokens_per_block(log)
     if settings.page_size is None and tpb:
         update["page_size"] = tpb
     if settings.backend is None:
@@ -145,7 +135,7 @@ def _primary_pool_tokens(log: EngineLog, settings: LaunchSettings) -> int | None
     if blocks is None:
         return None
     version = ResolvedVersion(text=settings.engine_version)
-    return blocks * (_logged_tokens_per_block(log) or tokens_per_block(settings, version))
+    return blocks * (logged_tokens_per_block(log) or tokens_per_block(settings, version))
 
 
 def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
@@ -250,6 +240,9 @@ def explain(request: ExplainRequest) -> Explanation:
     settings = with_log_facts(log, settings)
     version = ResolvedVersion(text=settings.engine_version)
     logged = _logged(log, settings)
+    assumption = primary_pool_assumption(log, settings, request.version)
+    if assumption is not None:
+        logged = logged.model_copy(update={"capacity_assumption": assumption})
     backend = runtime(settings, version)
     pick = _available if backend == "pytorch" else _cpp_free
     ranked = log.least(TrtllmRankLog, pick)

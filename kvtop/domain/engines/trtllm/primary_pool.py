@@ -1,0 +1,81 @@
+"""TensorRT-LLM's `Number of blocks in KV cache primary pool: B` read as a capacity, and when that reading is an
+assumption: B × tokens per block, where the engine build's default tokens per block changed between releases
+(`ENGINE_TOKENS_PER_BLOCK_ERAS`: 64 in 2023–2024 builds, 32 by v0.19; docs/engines/trtllm.md §4.2) and a log
+that states neither its release nor its tokens per block leaves the product to the release kvtop takes."""
+
+from __future__ import annotations
+
+from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.engines.trtllm.budget import runtime
+from kvtop.domain.engines.trtllm.eras import ENGINE_TOKENS_PER_BLOCK_ERAS, engine_tokens_per_block
+from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
+from kvtop.domain.engines.versions import Era, ResolvedVersion, VersionSource
+from kvtop.domain.launch import LaunchSettings
+
+
+def logged_tokens_per_block(log: EngineLog) -> int | None:
+    """The tokens per block the log prints (`tokens_per_block`, or a blocks-per-sequence line's), or None."""
+    return log.first(
+        TrtllmRankLog,
+        lambda r: (
+            r.tokens_per_block[-1]
+            if r.tokens_per_block
+            else next((b.tokens_per_block for b in r.blocks_per_sequence if b.tokens_per_block), None)
+        ),
+    )
+
+
+def _allocated(log: EngineLog) -> bool:
+    """Whether the log prints an `Allocated … (N)` pool (its own capacity, no product needed)."""
+    return any(rank.allocations for rank in log.ranks(TrtllmRankLog))
+
+
+def primary_pool_assumption(log: EngineLog, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Which reading of `primary pool: B` blocks kvtop took, where the tokens per block are neither logged nor
+    set and the release is not stated (`version` read from the log's wording or dates, or not at all): the
+    engine build's default changed between releases (`ENGINE_TOKENS_PER_BLOCK_ERAS`), so the capacity is
+    B × the default of the release taken, an assumption said with the other readings (#2268: 631 × 32 = 20,192
+    as ~0.19.0, 631 × 64 = 40,384 as 0.13)."""
+    stated = (
+        version.source in (VersionSource.FLAG, VersionSource.ENDPOINT)
+        or (version.source == VersionSource.LOG and not version.approximate)
+        or (version.source == VersionSource.NOT_STATED and settings.engine_version is not None)  # the caller's
+    )
+    if stated or settings.page_size or logged_tokens_per_block(log) or _allocated(log):
+        return None
+    if log.first(TrtllmRankLog, lambda r: r.legacy_pool_tokens or None) is not None:
+        return None
+    blocks = log.first(TrtllmRankLog, lambda r: r.primary_pool_blocks[-1] if r.primary_pool_blocks else None)
+    resolved = ResolvedVersion(text=settings.engine_version)
+    if blocks is None or runtime(settings, resolved) != "tensorrt":
+        return None
+    taken = engine_tokens_per_block(resolved)
+    others = [era for era in ENGINE_TOKENS_PER_BLOCK_ERAS if era.value != taken]
+    if not others:
+        return None
+    why = _WHY.get(version.source, "inferred")
+    other = "; ".join(
+        f"builds {f'from {era.since}' if era.since else 'before ' + _next_since(era)} took {era.value}: "
+        f"{blocks:,} × {era.value} = {blocks * era.value:,}"
+        for era in others
+    )
+    return (
+        f"assumed: {blocks:,} primary-pool blocks × {taken} tokens per block, the TensorRT engine build's default "
+        f"at {version.label}, the release {why}; the log states neither its release nor tokens_per_block, and "
+        f"{other} (pass --engine-version or --kv_cache_config.tokens_per_block)"
+    )
+
+
+_WHY = {
+    VersionSource.LOG: "its lines' wording points to",
+    VersionSource.LOG_DATES: "out when its lines are dated",
+    VersionSource.SERVER_ARGS: "its printed arguments point to",
+    VersionSource.NOT_STATED: "kvtop takes when none is stated (the latest)",
+}
+
+
+def _next_since(era: Era[int]) -> str:
+    """The first release after `era` (where the next era starts)."""
+    eras = list(ENGINE_TOKENS_PER_BLOCK_ERAS)
+    index = eras.index(era)
+    return eras[index + 1].since if index + 1 < len(eras) else "now"
