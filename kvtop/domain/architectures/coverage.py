@@ -128,14 +128,7 @@ NOT_MODELLED: Mapping[str, str] = {
     "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), and no "
     "checkpoint's config.json is at hand (the corpora hold only test fixtures of it), so no engine build checks an "
     "entry; its ViT and adapter besides",
-    # vLLM 0.33.0 models/bailing_moe_linear.py (SGLang 0.5.23 the same file): lightning-attention layers (BailingMoE-
-    # LinearAttention, MiniMax's kernel) between MLA layers by layer_group_size, each a state of heads ÷ TP × head_dim
-    # × head_dim per request, no conv (MambaStateShapeCalculator.linear_attention_state_shape, model dtype)
-    "BailingMoeV2_5ForCausalLM": LIGHTNING.format(
-        "Ling-2.5's lightning-attention layers (between MLA layers by layer_group_size)"
-    )
-    + "; and "
-    + BAILING_WIDTH,
+    # BailingMoeV2_5ForCausalLM (Ling-2.5's lightning attention between MLA layers) is planned: table_lightning.py
     # vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py (and bailing_mm_v3.py): Ling-3's KDA linear-attention
     # layers (a recurrent state and short convolutions per request) between MLA layers by layer_group_size; SGLang
     # built the default of vLLM's BailingMoeV3TextConfig (20 layers, 16 of them KDA) as 32,386,121,728 B at TP 1
