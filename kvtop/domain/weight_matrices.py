@@ -193,11 +193,15 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
         # dense row-parallel, the gated group RMSNorm inner ÷ TP wide; the checkpoint names them under `attention`
         names = (f"model.layers.{layer}.attention", f"model.layers.{layer}.self_attn", *names)
         out_names = names
+        # (MiniCPM-SALA, SGLang 0.5.23 models/minicpm.py MiniCPMLightningMixer: qkv_proj, q_norm / k_norm where
+        # qk_norm, z_proj where use_output_gate, o_norm where use_output_norm, o_proj)
         rank.matrix("linear_attention", 3 * s.inner_size, h, tp, names)
         if s.qk_norm:
             rank.vector("norms", 2 * s.head_dim)
-        rank.matrix("linear_attention", s.inner_size, h, tp, names)
-        rank.vector("norms", s.inner_size, tp)
+        if s.gate_proj:
+            rank.matrix("linear_attention", s.inner_size, h, tp, names)
+        if s.gated_norm:
+            rank.vector("norms", s.inner_size, tp)
     elif s.kind is StateKind.SHORT_CONV:  # in_proj (B, C, x), depthwise conv, out_proj
         rank.matrix("linear_attention", 3 * h, h, tp, names)
         rank.vector("linear_attention", h * s.conv_kernel, tp)

@@ -112,3 +112,51 @@ def test_a_ling_3_config_is_refused_by_its_kda_layers() -> None:
     data.update(architectures=["BailingMoeV3ForCausalLM"], short_conv_kernel_size=4)
     with pytest.raises(UnsupportedModelError, match="Ling-3's KDA layers"):
         model_from_config(data, source="ling-3-shaped")
+
+
+SALA = CONFIG.parent / "recon--openbmb--MiniCPM-SALA.json"
+
+
+def sala_plan(tp: int) -> Any:
+    m = model_from_config(json.loads(SALA.read_text()), source="minicpm-sala")
+    settings = parse_flags("sglang", ["--tp", str(tp), "--engine-version", "0.5.23", "--context-length", "8192"])
+    return predict(m, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100", measured=BUDGET)
+
+
+def test_minicpm_sala_on_sglang() -> None:
+    """MiniCPM-SALA (recon--openbmb--MiniCPM-SALA.json: 32 layers of 4,096, 8 minicpm4 and 24 lightning-attn by
+    mixer_types, vocab 73,448, untied). SGLang 0.5.23 models/minicpm.py, bf16 (B): embed_tokens and lm_head padded
+    to 73,472 rows (VocabParallelEmbedding's 64) × 4,096; every layer two norms of 4,096 and MiniCPMMLP gate_up
+    [32,768, 4,096] and down [4,096, 16,384]; a minicpm4 layer (MiniCPMAttention) qkv_proj [(32 + 2 × 2) × 128,
+    4,096], o_proj [4,096, 4,096] and o_gate [4,096, 4,096] (attn_use_output_gate); a lightning layer
+    (MiniCPMLightningMixer) qkv_proj [3 × 4,096, 4,096], q_norm and k_norm [128], z_proj [4,096, 4,096]
+    (use_output_gate), o_norm [4,096] (use_output_norm), o_proj [4,096, 4,096]; the final norm. The meta build:
+    18,352,918,528 + 601,882,624 B at TP 1, 9,176,731,648 + 300,941,312 at TP 2; the GPTQModel run that printed the
+    config logged "Pre-Quantized model size: 18076.38MB" (unpadded: 18,954,407,936 B = 18,076.39 MiB)."""
+    h = 4096
+    minicpm4 = (36 * 128 * h + h * h + h * h) * 2
+    lightning = (3 * h * h + 2 * 128 + h * h + h + h * h) * 2
+    expected = 2 * 73_472 * h * 2 + (32 * 2 * h + h) * 2 + 32 * 3 * h * 16_384 * 2 + 8 * minicpm4 + 24 * lightning
+    tp1, tp2 = sala_plan(1), sala_plan(2)
+    assert tp1.ranks[0].weights.total_bytes == expected == 18_352_918_528 + 601_882_624
+    assert tp2.ranks[0].weights.total_bytes == 9_176_731_648 + 300_941_312
+    # the cell (8 minicpm4 layers × K and V × 2 KV heads × 128 × 2 B; one head a rank at TP 2): the meta build's
+    assert tp1.ranks[0].kv.full_bytes_per_token == 8 * 2 * 2 * 128 * 2 == 8_192
+    assert tp2.ranks[0].kv.full_bytes_per_token == 4_096
+    # MiniCPMHybridConfig.mamba2_cache_params: (lightning_nkv ÷ TP, 128, 128) float32, no conv, 24 layers
+    assert tp1.ranks[0].kv.state_bytes_per_request == 24 * 32 * 128 * 128 * 4
+    assert tp2.ranks[0].kv.state_bytes_per_request == 24 * 16 * 128 * 128 * 4
+    assert any("sparse_config" in note for note in tp1.model.not_modelled)
+
+
+def test_mixer_types_repeat_to_the_layer_count() -> None:
+    """MiniCPMHybridConfig: `(mixer_types × repeats)[:num_hidden_layers]`, aliases read ("lightning" is
+    lightning-attn); a list longer than the layers is refused, as the class raises ValueError."""
+    data = json.loads(SALA.read_text())
+    data.update(num_hidden_layers=5, mixer_types=["minicpm4", "lightning"])
+    m = model_from_config(data, source="minicpm-sala-5")
+    full, linear = LayerKind.FULL, LayerKind.LINEAR
+    assert m.layer_attention == (full, linear, full, linear, full)
+    data.update(mixer_types=["minicpm4"] * 6)
+    with pytest.raises(Exception, match="mixer_types"):
+        model_from_config(data, source="minicpm-sala-long")

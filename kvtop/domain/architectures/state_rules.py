@@ -182,9 +182,19 @@ class LightningState(StateRule):
     head_dim_field: str = "head_dim"
     qk_norm_field: str | None = "use_qk_norm"
     rope_field: str | None = "qk_rope_head_dim"
+    gate_field: str | None = None  # a flag for the output gate projection (None: always one)
+    norm_field: str | None = None  # a flag for the output norm (None: always one)
+    # the fields read where heads_field / head_dim_field are absent (MiniCPMHybridConfig: lightning_nh falls back
+    # to num_attention_heads, lightning_head_dim to head_dim)
+    heads_fallback: str | None = None
+    head_dim_fallback: str | None = None
+
+    def _read(self, f: Fields, name: str, fallback: str | None) -> int:
+        return f.need(fallback) if fallback is not None and f.get(name) is None else f.need(name)
 
     def spec(self, f: Fields) -> StateSpec:
-        heads, head_dim = f.need(self.heads_field), f.need(self.head_dim_field)
+        heads = self._read(f, self.heads_field, self.heads_fallback)
+        head_dim = self._read(f, self.head_dim_field, self.head_dim_fallback)
         return StateSpec(
             kind=StateKind.LIGHTNING,
             conv_dim=0,
@@ -195,5 +205,7 @@ class LightningState(StateRule):
             n_groups=0,
             inner_size=heads * head_dim,
             qk_norm=f.flag(self.qk_norm_field) if self.qk_norm_field else False,
+            gate_proj=f.flag(self.gate_field) if self.gate_field else True,
+            gated_norm=f.flag(self.norm_field) if self.norm_field else True,
             rope_head_dim=f.need(self.rope_field) if self.rope_field else 0,
         )

@@ -4,12 +4,24 @@ KV as usual (`state_rules.LightningState`)."""
 
 from __future__ import annotations
 
-from kvtop.domain.architectures.description import Architecture, Latent
-from kvtop.domain.architectures.layer_rules import EveryNthFullOf
+from kvtop.domain.architectures.description import Architecture, Attention, Latent
+from kvtop.domain.architectures.layer_rules import EveryNthFullOf, RepeatedWords
 from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared
 from kvtop.domain.architectures.state_rules import LightningState
 
 A = Architecture
+
+# SGLang 0.5.23 configs/minicpm.py MiniCPMHybridConfig's defaults for the flags its classes read (the lightning heads
+# and width fall back to num_attention_heads / head_dim: LightningState's fallbacks)
+MINICPM_SALA_DEFAULTS = {
+    "qk_norm": True, "use_output_gate": False, "use_output_norm": False, "attn_use_output_gate": False,
+    "attention_bias": False, "tie_word_embeddings": False,
+}  # fmt: skip
+MINICPM_SPARSE = (
+    "InfLLM-v2 sparse attention on the minicpm4 layers (sparse_config): SGLang 0.5.23's MiniCPM backend "
+    "(layers/attention/minicpm/backend.py attach_compressed_cache) keeps compressed keys (kernel_size / kernel_stride) "
+    "beside the KV pool's tokens, which the plan does not count"
+)
 
 LIGHTNING: tuple[Architecture, ...] = (
     # Ling-2.5 / Ring-2.5 (model_type bailing_hybrid, BailingMoeV2_5ForCausalLM; vLLM 0.33.0 models/
@@ -40,4 +52,22 @@ LIGHTNING: tuple[Architecture, ...] = (
           ("moe_shared_expert_intermediate_size", "shared experts of their own width (moe_shared_expert_"
                                                   "intermediate_size)"),
       )),
+    # MiniCPM-SALA (model_type minicpm_sala, SGLang 0.5.23 models/minicpm.py; vLLM 0.33.0 registers no class):
+    # mixer_types picks, per layer, MiniCPM-4 attention (MiniCPMAttention: qkv_proj of num_attention_heads /
+    # num_key_value_heads × head_dim, o_proj, o_gate hidden → heads × head_dim where attn_use_output_gate, no q/k
+    # norms) or a lightning mixer (MiniCPMLightningMixer: qkv_proj of lightning_nh heads thrice — lightning_nkv must
+    # equal it —, q_norm / k_norm where qk_norm, z_proj where use_output_gate, o_norm where use_output_norm, o_proj),
+    # its state MiniCPMHybridConfig.mamba2_cache_params: (lightning_nkv ÷ TP, lightning_head_dim, lightning_head_dim)
+    # in float32, no conv; a dense gated MLP on every layer; an untied LM head by default
+    A("minicpm_sala", "MiniCPMHybridConfig", "SGLang 0.5.23 srt/configs/minicpm.py, srt/models/minicpm.py",
+      MINICPM_SALA_DEFAULTS, ("MiniCPMSALAForCausalLM",), layers=RepeatedWords(),
+      attention=Attention(qk_norm_field=None, output_gate_proj_field="attn_use_output_gate"),
+      state=LightningState(heads_field="lightning_nh", head_dim_field="lightning_head_dim", qk_norm_field="qk_norm",
+                           rope_field=None, gate_field="use_output_gate", norm_field="use_output_norm",
+                           heads_fallback="num_attention_heads", head_dim_fallback="head_dim"),
+      mtp_fields=(),
+      not_modelled_when=(("sparse_config", MINICPM_SPARSE),),
+      refused_when=(("attention_bias", "biases on every projection (attention_bias: qkv, o_proj, o_gate, z_proj)"),),
+      refused_unequal=(("lightning_nkv", "lightning_nh", "lightning attention with fewer KV heads, which "
+                                                         "MiniCPMHybridConfig refuses"),)),
 )  # fmt: skip
