@@ -8,7 +8,10 @@ read the model this returns, so no view derives its own. Which spellings cast, a
 engine's `LoadCasts` (its `flags.py`). A cast the engine's table does not have (bitsandbytes at load,
 a dtype kvtop does not know) leaves the checkpoint's model and is named by `not_modelled_cast`. A class
 that builds no vision tower unless the launch asks for one (SGLang's Llama-4: `LoadCasts.towers_unbuilt`)
-is served without it, so no book counts a tower the engine never loads.
+is served without it, so no book counts a tower the engine never loads. A lightning-attention state an engine
+reads at another width than the config's head_dim (vLLM 0.33.0 reading Ling-2.5 through transformers'
+BailingHybridConfig: qk_rope_head_dim, `LoadCasts.state_width_from_rope`) is served at that width, so the weights
+and state books both hold the engine's.
 """
 
 from __future__ import annotations
