@@ -8,7 +8,7 @@ here too.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
@@ -171,6 +171,17 @@ class FamilyFields(ConfigSection):
     num_dense_layers: LayerCount | None = None  # AFMoE, LFM2-MoE: dense layers before the experts
     use_expert_bias: Flag | None = None  # LFM2-MoE: an fp32 e_score_correction_bias on the gate
     global_attn_every_n_layers: Layers | None = None  # AFMoE: full attention on every n-th layer
+    layer_group_size: Layers | None = None  # Ling-2.5 (bailing_hybrid): full attention on every n-th layer
+    short_conv_kernel_size: Dim | None = None  # Ling-3 (bailing_hybrid): KDA's short conv, which the entry refuses
+    # MiniCPM-SALA (minicpm_sala): each layer's mixer (minicpm4 attention or lightning-attn) and the lightning heads
+    mixer_types: LayerNames | None = None
+    lightning_nh: Heads | None = None
+    lightning_nkv: Heads | None = None
+    lightning_head_dim: HeadDim | None = None
+    attn_use_output_gate: Flag | None = None
+    use_output_gate: Flag | None = None
+    use_output_norm: Flag | None = None
+    sparse_config: dict[str, Any] | None = None  # MiniCPM-SALA: InfLLM-v2 sparse attention on the minicpm4 layers
     routed_expert_hidden_size: Intermediate | None = None  # Kimi-K3: experts work in this latent width
     latent_moe_use_norm: Flag | None = None  # Kimi-K3: an RMSNorm on the latent (routed_expert_norm)
     mla_use_output_gate: Flag | None = None  # Kimi-K3: MLA's g_proj, hidden → heads × v_head_dim

@@ -32,6 +32,10 @@ class LoadCasts(BaseModel):
     # `multimodal_flag` (a key of `LaunchSettings.flags`), by release, each era with its engine source
     towers_unbuilt: Eras[frozenset[str]] | None = None
     multimodal_flag: str = ""
+    # architectures whose config class, as this engine reads it, replaces head_dim with qk_rope_head_dim, so the
+    # lightning-attention state and projections are that wide (`StateSpec.rope_head_dim`), by release, each era
+    # with its engine source
+    state_width_from_rope: Eras[frozenset[str]] | None = None
     releases: str = ""  # the releases the table holds for, e.g. "vLLM 0.4.0 – 0.24.0"
     source: str = ""  # the engine code it comes from
 

@@ -121,6 +121,7 @@ class StateKind(str, Enum):
     GATED_DELTA_NET = "gated_delta_net"  # qkvz and beta/alpha projections (Qwen3-Next, Qwen3.5)
     KIMI_DELTA = "kimi_delta"  # KDA: q, k, v each with a short conv, a gate and beta (Kimi-Linear)
     SHORT_CONV = "short_conv"  # a gated short convolution, conv state only (LFM2)
+    LIGHTNING = "lightning"  # lightning attention: qkv, an output gate and its group norm, no conv (Ling-2.5)
 
 
 class StateSpec(BaseModel):
@@ -146,6 +147,13 @@ class StateSpec(BaseModel):
     dt_bc_norms: bool = False  # Jamba's RMSNorms on dt, B and C (weights only)
     a_log_fp32: bool = True  # a gated delta net's A_log in fp32 (Qwen3-Next); False: the model dtype (OLMo-Hybrid)
     full_rank_gate: bool = False  # KDA's output gate one hidden → inner projection, not low rank (Kimi-K3; weights)
+    qk_norm: bool = False  # lightning attention's per-head q/k RMSNorms, head_dim each, whole on every rank (weights)
+    # lightning attention's output gate, hidden → inner split over TP (Ling-2.5 g_proj, MiniCPM-SALA z_proj; weights);
+    # its group RMSNorm over the inner width is `gated_norm`
+    gate_proj: bool = True
+    # lightning attention's width where an engine's config class replaces head_dim with qk_rope_head_dim
+    # (transformers' BailingHybridConfig, which vLLM reads): `LoadCasts.state_width_from_rope`; 0: none
+    rope_head_dim: int = 0
 
 
 class AttentionGeometry(BaseModel):

@@ -8,7 +8,10 @@ read the model this returns, so no view derives its own. Which spellings cast, a
 engine's `LoadCasts` (its `flags.py`). A cast the engine's table does not have (bitsandbytes at load,
 a dtype kvtop does not know) leaves the checkpoint's model and is named by `not_modelled_cast`. A class
 that builds no vision tower unless the launch asks for one (SGLang's Llama-4: `LoadCasts.towers_unbuilt`)
-is served without it, so no book counts a tower the engine never loads.
+is served without it, so no book counts a tower the engine never loads. A lightning-attention state an engine
+reads at another width than the config's head_dim (vLLM 0.33.0 reading Ling-2.5 through transformers'
+BailingHybridConfig: qk_rope_head_dim, `LoadCasts.state_width_from_rope`) is served at that width, so the weights
+and state books both hold the engine's.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ class LoadCast(BaseModel):
     applied: tuple[str, ...] = ()  # each cast in words
     not_modelled: str | None = None  # the flag that re-casts in a way kvtop does not model
     tower_unbuilt: bool = False  # the class builds no vision tower at this launch (served text-only)
+    state_width: int | None = None  # the lightning state's width as the engine's config class reads it; None: unchanged
 
 
 def _casts(settings: LaunchSettings) -> LoadCasts:
@@ -93,7 +97,16 @@ def load_cast(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersi
     if unbuilt:
         applied.append(f"no vision tower: {model.architecture} is served text-only")
     return LoadCast(dtype_bytes=dtype_bytes, quant=quant, applied=tuple(applied), not_modelled=missed,
-                    tower_unbuilt=unbuilt)  # fmt: skip
+                    tower_unbuilt=unbuilt, state_width=state_width(model, settings, version))  # fmt: skip
+
+
+def state_width(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> int | None:
+    """The lightning state's width where this release reads the config through a class that replaces head_dim with
+    qk_rope_head_dim (`LoadCasts.state_width_from_rope`); None where it keeps the config's head_dim."""
+    rule, state = _casts(settings).state_width_from_rope, model.state
+    if rule is None or state is None or not state.rope_head_dim or state.rope_head_dim == state.head_dim:
+        return None
+    return state.rope_head_dim if model.architecture in rule.at(_version(settings, version)) else None
 
 
 def served_model(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> ModelSpec:
@@ -104,10 +117,12 @@ def served_model(model: ModelSpec, settings: LaunchSettings, version: ResolvedVe
     checkpoint = _checkpoint_of(model)
     cast = load_cast(checkpoint, settings, version)
     said = _unmodelled_note(cast.not_modelled)
-    if cast.dtype_bytes is None and cast.quant is None and said is None and not cast.tower_unbuilt:
+    if cast.dtype_bytes is None and cast.quant is None and said is None and not cast.tower_unbuilt and (
+        cast.state_width is None
+    ):
         return checkpoint
     key = (id(checkpoint), settings.engine, _dtype(settings), (settings.quantization or "").strip().lower(),
-           cast.tower_unbuilt)  # fmt: skip
+           cast.tower_unbuilt, cast.state_width)  # fmt: skip
     return _SERVED.get(key, checkpoint, lambda: _cast(checkpoint, cast, said))
 
 
@@ -131,6 +146,11 @@ def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
         update["dtype_bytes"] = cast.dtype_bytes
     if cast.tower_unbuilt:  # the engine's rules still read its architecture (and `vision`) to know it text-only
         update["tower"] = None
+    if cast.state_width is not None and model.state is not None:  # every book reads the engine's width
+        width = cast.state_width
+        update["state"] = model.state.model_copy(
+            update={"head_dim": width, "state_size": width, "inner_size": model.state.num_heads * width}
+        )
     if cast.quant is not None and cast.quant.ignored:  # nor its KV dtype: the format is not applied at all
         update["quant"] = cast.quant
     elif cast.quant is not None:

@@ -187,6 +187,21 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
             rank.matrix("linear_attention", s.head_dim, h, 1, names)  # g_a
             rank.matrix("linear_attention", s.inner_size, s.head_dim, tp, names)  # g_b
         rank.vector("norms", s.head_dim)
+    elif s.kind is StateKind.LIGHTNING:  # query_key_value, q/k norms, g_proj, g_norm; dense below (no conv)
+        # both engines' BailingMoELinearAttention (vLLM 0.33.0 layers/mamba/linear/bailing_linear_attn.py, SGLang
+        # 0.5.23 models/bailing_moe_linear.py): QKVParallelLinear of heads × head_dim thrice, g_proj column- and
+        # dense row-parallel, the gated group RMSNorm inner ÷ TP wide; the checkpoint names them under `attention`
+        names = (f"model.layers.{layer}.attention", f"model.layers.{layer}.self_attn", *names)
+        out_names = names
+        # (MiniCPM-SALA, SGLang 0.5.23 models/minicpm.py MiniCPMLightningMixer: qkv_proj, q_norm / k_norm where
+        # qk_norm, z_proj where use_output_gate, o_norm where use_output_norm, o_proj)
+        rank.matrix("linear_attention", 3 * s.inner_size, h, tp, names)
+        if s.qk_norm:
+            rank.vector("norms", 2 * s.head_dim)
+        if s.gate_proj:
+            rank.matrix("linear_attention", s.inner_size, h, tp, names)
+        if s.gated_norm:
+            rank.vector("norms", s.inner_size, tp)
     elif s.kind is StateKind.SHORT_CONV:  # in_proj (B, C, x), depthwise conv, out_proj
         rank.matrix("linear_attention", 3 * h, h, tp, names)
         rank.vector("linear_attention", h * s.conv_kernel, tp)

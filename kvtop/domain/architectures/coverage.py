@@ -77,10 +77,6 @@ DEEPSEEK_V4 = (
 )
 
 # Reasons several classes share: what exactly kvtop lacks.
-LIGHTNING = (
-    "{}: a lightning-attention state (heads × head_dim × head_dim per request, no conv) that no state rule "
-    "describes"
-)
 # vLLM 0.33.0 reads a bailing_hybrid config (Ling-2.5's and Ling-3's) through transformers 5.20.2's BailingHybridConfig
 # (vLLM's _CONFIG_REGISTRY has none), whose __post_init__ replaces head_dim with qk_rope_head_dim (128 → 64;
 # linear_head_dim keeps 128; checked in the venv); SGLang 0.5.23 registers its own BailingHybridConfig, which keeps it
@@ -134,14 +130,7 @@ NOT_MODELLED: Mapping[str, str] = {
     "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), and no "
     "checkpoint's config.json is at hand (the corpora hold only test fixtures of it), so no engine build checks an "
     "entry; its ViT and adapter besides",
-    # vLLM 0.33.0 models/bailing_moe_linear.py (SGLang 0.5.23 the same file): lightning-attention layers (BailingMoE-
-    # LinearAttention, MiniMax's kernel) between MLA layers by layer_group_size, each a state of heads ÷ TP × head_dim
-    # × head_dim per request, no conv (MambaStateShapeCalculator.linear_attention_state_shape, model dtype)
-    "BailingMoeV2_5ForCausalLM": LIGHTNING.format(
-        "Ling-2.5's lightning-attention layers (between MLA layers by layer_group_size)"
-    )
-    + "; and "
-    + BAILING_WIDTH,
+    # BailingMoeV2_5ForCausalLM (Ling-2.5's lightning attention between MLA layers) is planned: table_lightning.py
     # vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py (and bailing_mm_v3.py): Ling-3's KDA linear-attention
     # layers (a recurrent state and short convolutions per request) between MLA layers by layer_group_size; SGLang
     # built the default of vLLM's BailingMoeV3TextConfig (20 layers, 16 of them KDA) as 32,386,121,728 B at TP 1
@@ -151,10 +140,8 @@ NOT_MODELLED: Mapping[str, str] = {
     "BailingMoeV3VLForConditionalGeneration": BAILING_V3_KDA + "; and its vision tower",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
-    # SGLang 0.5.23 models/minicpm.py MiniCPMDecoderLayer: mixer_types picks MiniCPM-4 attention or a lightning-
-    # attention mixer (MiniCPMLightningMixer: lightning_nh heads of lightning_head_dim, the shared linear-attention
-    # backend's state) per layer; configs/minicpm.py MiniCPMHybridConfig
-    "MiniCPMSALAForCausalLM": LIGHTNING.format("MiniCPM-SALA's lightning-attention mixers (mixer_types)"),
+    # MiniCPMSALAForCausalLM (SGLang 0.5.23: MiniCPM-4 attention or lightning mixers by mixer_types) is planned:
+    # table_lightning.py
     # SGLang 0.5.23 models/jet_nemotron.py JetBlock: qkvabz_proj, A_log (fp32), dt_bias, a gated o_norm and a dynamic
     # short conv over v whose kernel a per-layer generator MLP makes (dconv_generator_reduction); configs/
     # jet_nemotron.py sizes its state as Mamba2's (v heads × head_v × head_k; conv over q, k and v channels)

@@ -72,6 +72,7 @@ class Attention:
     output_gate_field: str | None = None  # … where a config flag says so (Qwen3.5 attn_output_gate)
     head_gate_field: str | None = None  # a flag: g_proj, one gate per head (heads × hidden: Laguna `gating`)
     output_gate_proj: bool = False  # its own module: heads × head_dim × hidden (Muse-Glimmer output_gate_proj)
+    output_gate_proj_field: str | None = None  # … where a config flag says so (MiniCPM-SALA attn_use_output_gate: o_gate)
     output_gate_bias: bool = False  # … and a bias per head on that gate (Beam gate_bias [heads], split with them)
     latent_gate_field: str | None = None  # a flag: MLA's g_proj, hidden → heads × v_head_dim (Kimi-K3)
     heads_per_layer_field: str | None = None  # query heads per layer, a list (Laguna num_attention_heads_per_layer)

@@ -380,3 +380,29 @@ def stated_layer_types(
         return tuple(words[item] for item in stated)
     except KeyError as missing:
         raise f.error("layer_types", f"unknown layer type {missing}") from None
+
+
+_MIXER_WORDS: Mapping[str, LayerKind] = {
+    "minicpm4": FULL, "minicpm": FULL, "standard": FULL, "attention": FULL, "attn": FULL,
+    "lightning": LINEAR, "lightning_attn": LINEAR, "lightning-attn": LINEAR,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RepeatedWords(LayerRule):
+    """One word per layer from a list the class repeats to the layer count (SGLang 0.5.23 configs/minicpm.py
+    MiniCPMHybridConfig: `(mixer_types × repeats)[:num_hidden_layers]`, its aliases; absent: every layer `absent`;
+    a list longer than the layers or an unknown word is refused, as the class raises)."""
+
+    list_field: str = "mixer_types"
+    words: Mapping[str, LayerKind] = field(default_factory=lambda: _MIXER_WORDS)
+    absent: LayerKind = FULL
+
+    def attention(self, f: Fields, layers: int) -> tuple[LayerKind, ...]:
+        stated = f.get(self.list_field)
+        if not stated:
+            return (self.absent,) * layers
+        if len(stated) > layers or set(stated) - set(self.words):
+            raise f.error(self.list_field, f"must list at most {layers} of {' '.join(self.words)}")
+        repeats = -(-layers // len(stated))
+        return tuple(self.words[w] for w in (list(stated) * repeats)[:layers])

@@ -125,7 +125,8 @@ def read_architecture(
                 "head_gate": _head_gate(f, arch.attention.head_gate_field),
                 "fused_qkv_chunks": f.opt("num_key_value_heads") or 0
                 if arch.attention.fused_qkv_field and f.get(arch.attention.fused_qkv_field) == "fused_qkv" else 0,
-                "output_gate_proj": arch.attention.output_gate_proj,
+                "output_gate_proj": arch.attention.output_gate_proj
+                or bool(arch.attention.output_gate_proj_field and f.flag(arch.attention.output_gate_proj_field)),
                 "output_gate_bias": arch.attention.output_gate_bias,
                 "sink_keys": bool(arch.attention.sink_keys_field and f.flag(arch.attention.sink_keys_field)),
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),

@@ -15,10 +15,11 @@ from kvtop.domain.architectures.table_hybrid import HYBRID
 from kvtop.domain.architectures.table_latent import LATENT
 from kvtop.domain.architectures.table_layouts import LAYOUTS
 from kvtop.domain.architectures.table_legacy import LEGACY
+from kvtop.domain.architectures.table_lightning import LIGHTNING
 from kvtop.domain.architectures.table_moe import MOE
 from kvtop.domain.architectures.table_state_only import STATE_ONLY
 
-_ENTRIES: tuple[Architecture, ...] = (*DENSE, *DENSE_MORE, *CLASSIC, *MOE, *LATENT, *HYBRID, *LAYOUTS, *LEGACY, *STATE_ONLY)
+_ENTRIES: tuple[Architecture, ...] = (*DENSE, *DENSE_MORE, *CLASSIC, *MOE, *LATENT, *HYBRID, *LIGHTNING, *LAYOUTS, *LEGACY, *STATE_ONLY)
 ARCHITECTURES: Mapping[str, Architecture] = {entry.model_type: entry for entry in _ENTRIES}
 assert len(ARCHITECTURES) == len(_ENTRIES), "two entries read the same model_type"
 # The engines' architecture class names (config.json `architectures`) → the entry that serves each: an engine

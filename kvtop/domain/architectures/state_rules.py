@@ -10,6 +10,7 @@ temporal state of `heads × head_dim × state` elements.
   (read as d_inner heads of head_dim 1; SGLang's `create_full_rank`).
 - Kimi Delta Attention: q, k, v each head × head_dim with a short conv; state head_dim × head_dim per head.
 - Short conv (LFM2): the conv state only, hidden × (L_cache − 1).
+- Lightning attention (Ling-2.5, MiniCPM-SALA): no conv; a state of head_dim × head_dim per head.
 """
 
 from __future__ import annotations
@@ -163,4 +164,48 @@ class ShortConvState(StateRule):
             state_size=0,
             n_groups=0,
             inner_size=hidden,
+        )
+
+
+@dataclass(frozen=True)
+class LightningState(StateRule):
+    """Lightning attention (MiniMax's kernel): q, k, v of `heads` × `head_dim` each, no conv, a state of
+    head_dim × head_dim per head (vLLM 0.33.0 mamba_utils.py `linear_attention_state_shape`: (heads ÷ TP, head_dim,
+    head_dim); SGLang 0.5.23 configs/bailing_hybrid.py `mamba2_cache_params`: Mamba2StateShape with no conv
+    (conv_kernel 1, n_groups 0), state_size = head_dim). Read as a Mamba2 state of no conv: conv_kernel 1, the
+    temporal state heads × head_dim × head_dim.
+
+    `rope_field`: the width an engine reads instead of head_dim where its config class replaces it (StateSpec's
+    rope_head_dim; None: no engine does)."""
+
+    heads_field: str = "num_attention_heads"
+    head_dim_field: str = "head_dim"
+    qk_norm_field: str | None = "use_qk_norm"
+    rope_field: str | None = "qk_rope_head_dim"
+    gate_field: str | None = None  # a flag for the output gate projection (None: always one)
+    norm_field: str | None = None  # a flag for the output norm (None: always one)
+    # the fields read where heads_field / head_dim_field are absent (MiniCPMHybridConfig: lightning_nh falls back
+    # to num_attention_heads, lightning_head_dim to head_dim)
+    heads_fallback: str | None = None
+    head_dim_fallback: str | None = None
+
+    def _read(self, f: Fields, name: str, fallback: str | None) -> int:
+        return f.need(fallback) if fallback is not None and f.get(name) is None else f.need(name)
+
+    def spec(self, f: Fields) -> StateSpec:
+        heads = self._read(f, self.heads_field, self.heads_fallback)
+        head_dim = self._read(f, self.head_dim_field, self.head_dim_fallback)
+        return StateSpec(
+            kind=StateKind.LIGHTNING,
+            conv_dim=0,
+            conv_kernel=1,
+            num_heads=heads,
+            head_dim=head_dim,
+            state_size=head_dim,
+            n_groups=0,
+            inner_size=heads * head_dim,
+            qk_norm=f.flag(self.qk_norm_field) if self.qk_norm_field else False,
+            gate_proj=f.flag(self.gate_field) if self.gate_field else True,
+            gated_norm=f.flag(self.norm_field) if self.norm_field else True,
+            rope_head_dim=f.need(self.rope_field) if self.rope_field else 0,
         )

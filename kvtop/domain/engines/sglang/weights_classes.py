@@ -10,6 +10,10 @@ build, docs/fidelity_registry.md's held-out `tiiuae--Falcon-H1-0.5B`):
   claims is left to the book (no such checkpoint checked).
 Releases before 0.5.6.post2 are not read, so the book's count stands for them (`CLASS_RULE_ERAS`).
 
+BailingMoeV2_5ForCausalLM (models/bailing_moe_linear.py, read in 0.5.23, its first release) builds its untied LM
+head with params_dtype float32: 4 B a parameter where the book counts the model dtype (`_fp32_head`; Ring-V2.5's
+class defaults: 157,184 × 2,048 × 2 B = 643,825,664 B more at TP 1, the 0.5.23 meta build's).
+
 Lfm2ForCausalLM (models/lfm2.py, read in 0.5.23; 0.5.6.post2 has no LFM2 class) always builds its own `lm_head`
 (ParallelLMHead, vocab × hidden ÷ TP) and, for a tied checkpoint, copies embed_tokens into it at load
 (`load_weights`: "Handle tied lm_head weight"): a tied config holds the matrix twice, where the book counts one.
@@ -55,7 +59,12 @@ from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weights import WeightRow, weights_book
 
 UNUSED_QK_NORMS = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1HybridAttentionDecoderLayer
-FP32_HEAD = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1ForCausalLM.__init__: lm_head.float()
+# the LM head held in fp32, by class: falcon_h1.py FalconH1ForCausalLM.__init__ lm_head.float() (a tied head is the
+# embedding, cast too); bailing_moe_linear.py BailingMoeV2_5ForCausalLM.__init__ ParallelLMHead(params_dtype=
+# torch.float32) unless tie_word_embeddings (the head is then word_embeddings, in the model dtype; read in 0.5.23,
+# the class's first release: Ring-V2.5's class defaults, 157,184 × 2,048 × 2 B more at TP 1, the meta build's)
+FP32_HEAD = frozenset({"FalconH1ForCausalLM", "BailingMoeV2_5ForCausalLM"})
+FP32_HEAD_UNTIED_ONLY = frozenset({"BailingMoeV2_5ForCausalLM"})
 ATTENTION_KINDS = (LayerKind.FULL, LayerKind.SLIDING)
 QK_NORM_WHEN_STATED = frozenset({"HunYuanDenseV1ForCausalLM"})  # hunyuan.py HunYuanAttention: use_qk_norm
 CLASS_RULE_ERAS: Eras[bool] = Eras((
@@ -144,6 +153,7 @@ def _fp32_head(
     """The LM head's rows on this rank at fp32 less the book's model-dtype count of them (the last stage)."""
     if (
         model.architecture not in FP32_HEAD
+        or (model.architecture in FP32_HEAD_UNTIED_ONLY and model.tie_word_embeddings)
         or layers.stop != model.num_layers
         or model.dtype_bytes >= SCALE_FP32
     ):
@@ -155,7 +165,8 @@ def _fp32_head(
     params = vocab_parallel_rows(model.vocab_size, layout.tp) * (model.embedding_size or model.hidden_size)
     more = params * (SCALE_FP32 - model.dtype_bytes)
     return WeightRow(component="fp32_lm_head", params=0, bytes=more, shards=layout.tp, bytes_per_param=0.0,
-                     note="SGLang holds this class's LM head in fp32 (falcon_h1.py lm_head.float())")  # fmt: skip
+                     note="SGLang holds this class's LM head in fp32 (falcon_h1.py lm_head.float(), "
+                          "bailing_moe_linear.py ParallelLMHead params_dtype float32)")  # fmt: skip
 
 
 def _head_padded_to_128(

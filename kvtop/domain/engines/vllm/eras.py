@@ -185,6 +185,18 @@ MLA_HYBRID_ALIGNMENT_ERAS: Eras[int] = Eras((
         "the release that added it is not pinned"),
 ))  # fmt: skip
 # NemotronH's SSM state dtype when its config names none (NemotronHForCausalLMConfig, §4.4): bytes per element.
+# Lightning attention's width (LoadCasts.state_width_from_rope, docs/engines/vllm.md §4.4): vLLM's _CONFIG_REGISTRY
+# has no bailing_hybrid, so a Ling-2.5 config is read through transformers 5.20.2's BailingHybridConfig (pinned by
+# the 0.33.0 wheel), whose __post_init__ sets head_dim = qk_rope_head_dim; layers/mamba/linear/base.py
+# LinearAttention and MambaStateShapeCalculator.linear_attention_state_shape then read that width (128 → 64 on
+# Ring-V2.5's class defaults: 16 × 64 × 64 × 2 B = 131,072 B of state a layer at TP 1, the meta build's MambaSpec
+# padded to 147,456). v0.13.0 has no BailingMoeV2_5ForCausalLM.
+STATE_WIDTH_FROM_ROPE_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "no lightning-attention class read with a narrowed head_dim before v0.33.0"),
+    Era("0.33.0", frozenset({"BailingMoeV2_5ForCausalLM"}),
+        "models/bailing_moe_linear.py over transformers 5.20.2 BailingHybridConfig.__post_init__ (head_dim = "
+        "qk_rope_head_dim); the release that added the class is not pinned (read as v0.33.0)"),
+))  # fmt: skip
 NEMOTRON_H_SSM_DTYPE_ERAS: Eras[int] = Eras((
     Era("", 2, "v0.13.0 NemotronHForCausalLMConfig: mamba_ssm_cache_dtype from the config, else float16"),
     Era(

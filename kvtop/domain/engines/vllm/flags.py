@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
+from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
@@ -70,9 +71,12 @@ LOAD_CASTS = LoadCasts(
     dtypes=(("auto", None), ("half", 2), ("float16", 2), ("bfloat16", 2), ("float", 4), ("float32", 4)),
     online_quant=(("fp8", ONLINE_FP8),),
     ignores_unclaimed_modelopt=UNCLAIMED_MODELOPT,
+    state_width_from_rope=STATE_WIDTH_FROM_ROPE_ERAS,
     releases="--dtype: every release kvtop models; online fp8: v0.4.0 on (Fp8LinearMethod, activation_scheme dynamic); "
-    "unclaimed ModelOpt fields: v0.13.0 and v0.33.0 (both wheels read; earlier releases not read)",
-    source="vllm/config/model.py (_get_and_verify_dtype), model_executor/layers/quantization/fp8.py",
+    "unclaimed ModelOpt fields: v0.13.0 and v0.33.0 (both wheels read; earlier releases not read); the lightning "
+    "width from qk_rope_head_dim: v0.33.0",
+    source="vllm/config/model.py (_get_and_verify_dtype), model_executor/layers/quantization/fp8.py, "
+    "transformers 5.20.2 models/bailing_hybrid/configuration_bailing_hybrid.py",
 )
 
 
