@@ -226,8 +226,6 @@ NEMOTRON_OMNI = (
 # Speech classes read from their engines' model code that stay not modelled, each with what stops it (the audio
 # classes that are planned: towers_audio; the rest keep _KINDS' general reason).
 SPEECH_NOT_MODELLED: Mapping[str, str] = {
-    "WhisperForConditionalGeneration": "an encoder-decoder: its decoder's cross-attention KV over the audio "
-    "encoder's states (vLLM 0.33.0 / SGLang 0.5.23 whisper.py), a KV layout kvtop's budgets do not plan",
     "CohereAsrForConditionalGeneration": "an encoder-decoder ASR model: its decoder's cross-attention KV (vLLM 0.33.0 "
     "cohere_asr.py CohereASRDecoderLayer), a KV layout kvtop's budgets do not plan",
     "VoxtralForConditionalGeneration": "Voxtral: vLLM 0.33.0 voxtral.py builds it from Mistral's params.json form "
