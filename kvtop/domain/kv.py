@@ -399,8 +399,7 @@ ENCODER_DECODER_NOT_MODELLED = (
     "an encoder-decoder's KV is not modelled: the decoder's cross-attention KV over the encoder's states (a fixed "
     "number of encoder tokens a request: vLLM 0.33.0 sizes it as its own KV cache group of CrossAttentionSpec "
     "pages beside the self-attention group, sharing one block pool; SGLang 0.5.23 holds the encoder's, the "
-    "decoder's and the cross-attention layers in one token pool) is a capacity kvtop's budgets do not solve "
-    "(the weights are booked)"
+    "decoder's and the cross-attention layers in one token pool) is a capacity kvtop's budgets do not solve"
 )
 COMPRESSED_NOT_MODELLED = (
     "compressed attention (DeepSeek-V4 compress_ratios: a latent per 4 or 128 tokens by layer, compressor states, "
