@@ -1,7 +1,8 @@
 """Whisper (WhisperForConditionalGeneration: architectures/table_encdec.py, towers_whisper.py) against the engines'
 own classes built on the meta device (tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json) for two
-real config.json (tests/data/configs/families, SOURCES.md there): the weights book equal on both engines at TP 1
-and 2, the expected bytes written here from the engines' module code; the KV refused by name.
+real config.json (tests/data/configs/families, SOURCES.md there) and large-v3-turbo's reconstruction (recon/: 4
+decoder layers under a 32-layer encoder): the weights book equal on both engines at TP 1 and 2, the expected bytes
+written here from the engines' module code; the KV refused by name.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
 FAMILIES = DATA / "configs" / "families"
+RECON = DATA / "configs" / "recon"
 SGLANG = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
 B = 2  # large-v3 states float16, small float32 (both engines load it bf16): two bytes a parameter either way
 
-# (d_model, encoder/decoder layers, ffn, mel bins, vocab) of each config
+# (d_model, encoder layers, decoder layers, ffn, mel bins, vocab) of each config
 SHAPES = {
-    "openai--whisper-small": (768, 12, 3072, 80, 51865),
-    "openai--whisper-large-v3": (1280, 32, 5120, 128, 51866),
+    "openai--whisper-small": (768, 12, 12, 3072, 80, 51865),
+    "openai--whisper-large-v3": (1280, 32, 32, 5120, 128, 51866),
+    "recon--openai--whisper-large-v3-turbo": (1280, 32, 4, 5120, 128, 51866),
 }
 
 
@@ -61,7 +64,8 @@ def sglang_head_params(d: int, vocab: int, tp: int) -> int:
 
 
 def model(name: str) -> ModelSpec:
-    return model_from_config(json.loads((FAMILIES / f"{name}.json").read_text()), source=name)
+    folder = RECON if name.startswith("recon--") else FAMILIES
+    return model_from_config(json.loads((folder / f"{name}.json").read_text()), source=name)
 
 
 def engine_row(engine: str, version: str, name: str, tp: int) -> dict[str, Any]:
@@ -72,10 +76,12 @@ def test_the_engines_bytes_are_the_modules_arithmetic() -> None:
     """The meta builds' bytes by top-level child are the hand arithmetic above: vLLM's `model` holds the encoder
     and decoder (proj_out tied, nothing more); SGLang's `encoder`, `decoder` and `proj_out` apart."""
     expected = {("openai--whisper-small", 1): 483_525_120, ("openai--whisper-small", 2): 285_187_584,
-                ("openai--whisper-large-v3", 1): 3_087_226_880, ("openai--whisper-large-v3", 2): 1_618_524_160}  # fmt: skip
+                ("openai--whisper-large-v3", 1): 3_087_226_880, ("openai--whisper-large-v3", 2): 1_618_524_160,
+        ("recon--openai--whisper-large-v3-turbo", 1): 1_617_858_560,
+        ("recon--openai--whisper-large-v3-turbo", 2): 883_517_440}  # fmt: skip
     for (name, tp), total in expected.items():
-        d, layers, ffn, mels, vocab = SHAPES[name]
-        enc, dec = encoder_params(d, layers, ffn, mels, tp), decoder_params(d, layers, ffn, vocab, tp)
+        d, enc_layers, layers, ffn, mels, vocab = SHAPES[name]
+        enc, dec = encoder_params(d, enc_layers, ffn, mels, tp), decoder_params(d, layers, ffn, vocab, tp)
         assert (
             B * (enc + dec)
             == total
@@ -93,14 +99,15 @@ def test_the_engines_bytes_are_the_modules_arithmetic() -> None:
 @pytest.mark.parametrize("tp", [1, 2])
 def test_vllms_weights_book_equals_its_build(name: str, tp: int) -> None:
     m = model(name)
-    d, layers, ffn, mels, vocab = SHAPES[name]
+    d, enc_layers, layers, ffn, mels, vocab = SHAPES[name]
     book = weights_book(m, ParallelLayout(tp=tp), range(m.num_layers), first_stage=True, last_stage=True,
                         tower_split=VLLM_SPLIT)  # fmt: skip
     rows = {r.component: int(r.bytes) for r in book.rows}
-    assert rows["audio"] == B * encoder_params(d, layers, ffn, mels, tp)
+    assert m.num_layers == layers
+    assert rows["audio"] == B * encoder_params(d, enc_layers, ffn, mels, tp)
     assert "lm_head" not in rows  # proj_out is embed_tokens (tie_weights)
     assert book.total_bytes == B * (
-        encoder_params(d, layers, ffn, mels, tp) + decoder_params(d, layers, ffn, vocab, tp)
+        encoder_params(d, enc_layers, ffn, mels, tp) + decoder_params(d, layers, ffn, vocab, tp)
     )
 
 
@@ -108,12 +115,12 @@ def test_vllms_weights_book_equals_its_build(name: str, tp: int) -> None:
 @pytest.mark.parametrize("tp", [1, 2])
 def test_sglangs_weights_book_equals_its_build(name: str, tp: int) -> None:
     m = model(name)
-    d, layers, ffn, mels, vocab = SHAPES[name]
+    d, enc_layers, layers, ffn, mels, vocab = SHAPES[name]
     book = weights_book(m, ParallelLayout(tp=tp), range(m.num_layers), first_stage=True, last_stage=True,
                         tower_split=SGLANG_SPLIT, parts=sglang_parts(m, 0, 1, SGLANG))  # fmt: skip
     rows = {r.component: int(r.bytes) for r in book.rows}
     assert rows["lm_head"] == B * sglang_head_params(d, vocab, tp)
-    assert book.total_bytes == B * (encoder_params(d, layers, ffn, mels, tp) + decoder_params(d, layers, ffn, vocab, tp)
+    assert book.total_bytes == B * (encoder_params(d, enc_layers, ffn, mels, tp) + decoder_params(d, layers, ffn, vocab, tp)
                                     + sglang_head_params(d, vocab, tp))  # fmt: skip
 
 
@@ -146,3 +153,16 @@ def test_the_kv_is_refused_by_name(engine: str) -> None:
     with pytest.raises(UnsupportedModelError, match="encoder-decoder"):
         kv_book(m, ParallelLayout(), range(m.num_layers), "bf16", engine_rules(engine).kv_storage)
     assert "cross-attention KV" in ENCODER_DECODER_NOT_MODELLED
+
+
+def test_turbo_is_the_published_parameter_count() -> None:
+    """openai/whisper-large-v3-turbo's card: "809 million parameters". transformers' count of the reconstruction is
+    the engines' less the K biases they add (32 encoder layers, and 4 decoder layers × self and cross): 808,878,080."""
+    d, enc_layers, layers, ffn, mels, vocab = SHAPES["recon--openai--whisper-large-v3-turbo"]
+    engines = encoder_params(d, enc_layers, ffn, mels, 1) + decoder_params(d, layers, ffn, vocab, 1)
+    assert engines - (enc_layers + 2 * layers) * d == 808_878_080
+    assert round((engines - (enc_layers + 2 * layers) * d) / 1e6) == 809
+    assert (
+        engine_row("sglang", "0.5.23", "recon--openai--whisper-large-v3-turbo", 1)["cell_size"]
+        == (32 + 2 * 4) * 5120
+    )
