@@ -390,11 +390,12 @@ CROSS_NOT_MODELLED = (
 )
 # An encoder-decoder's KV (Whisper): the decoder's self-attention KV per token beside its cross-attention KV over the
 # encoder's states, a fixed number a request. vLLM 0.33.0 gives the cross-attention layers their own KV cache group
-# (v1/kv_cache_interface.py CrossAttentionSpec: cdiv(max_num_encoder_input_tokens, block) pages a request, the
-# same page as the self-attention's) drawing on one block pool, and logs capacity as num_blocks ÷ (both groups'
-# pages a request) × max_model_len (v1/core/kv_cache_utils.py get_max_concurrency_for_kv_cache_config); SGLang
-# 0.5.23 whisper.py gives the encoder's, the decoder's and the cross-attention layers each a layer of its one token
-# pool (RadixAttention layer ids 0 … encoder_layers + 2 × decoder_layers − 1). Neither is solved by kvtop's budgets.
+# (v1/kv_cache_interface.py CrossAttentionSpec: cdiv(max_num_encoder_input_tokens, block) pages a request, which
+# config/scheduler.py sets to max_num_batched_tokens; the self-attention's page size) drawing on one block pool, and
+# logs capacity as num_blocks ÷ (both groups' pages a request) × max_model_len (v1/core/kv_cache_utils.py
+# get_max_concurrency_for_kv_cache_config); SGLang 0.5.23 whisper.py gives the encoder's, the decoder's and the
+# cross-attention layers each a layer of its one token pool (configs/model_config.py num_attention_layers =
+# encoder_layers + 2 × decoder_layers). Neither is solved by kvtop's budgets.
 ENCODER_DECODER_NOT_MODELLED = (
     "an encoder-decoder's KV is not modelled: the decoder's cross-attention KV over the encoder's states (a fixed "
     "number of encoder tokens a request: vLLM 0.33.0 sizes it as its own KV cache group of CrossAttentionSpec "
