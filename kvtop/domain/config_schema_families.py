@@ -30,6 +30,7 @@ from kvtop.domain.config_types import (
     Layers,
     Name,
     PerLayerFlags,
+    Positions,
     Vocab,
 )
 
@@ -252,6 +253,11 @@ class FamilyFields(ConfigSection):
     enable_bias: Flag | None = None
     do_layer_norm_before: Flag | None = None
     word_embed_proj_dim: Dim | None = None
+    # Whisper's decoder (table_encdec.py; its encoder's fields are the tower's, towers_whisper)
+    decoder_layers: Layers | None = None
+    decoder_attention_heads: Heads | None = None
+    decoder_ffn_dim: Intermediate | None = None
+    max_target_positions: Positions | None = None
     # DeepSeek-V4's compressed attention: a compress ratio per layer (then per MTP layer), grouped o LoRAs,
     # hyper-connection streams, token-id routed layers, its routed experts' stored type ("fp4": MXFP4)
     compress_ratios: Annotated[list[CompressRatio], Field(max_length=MAX_LAYERS)] | None = None

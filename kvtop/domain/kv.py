@@ -308,6 +308,8 @@ def kv_book(
         return _compressed_book(model, layers, fmt, storage, draft_layers)
     if not storage.cross_attention_in_pool and any(i in model.cross_attention_layers for i in layers):
         raise UnsupportedModelError(CROSS_NOT_MODELLED, field="cross_attention_layers", source=model.source)
+    if model.body.cross_attention:
+        raise UnsupportedModelError(ENCODER_DECODER_NOT_MODELLED, field="is_encoder_decoder", source=model.source)
     latent = _stores_latent(model, storage)
 
     def heads_of(layer: int) -> int:
@@ -396,6 +398,20 @@ def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout, storage: K
 
 CROSS_NOT_MODELLED = (
     "cross-attention KV (Mllama's image layers, an encoder's tokens per request) is not modelled for this engine"
+)
+# An encoder-decoder's KV (Whisper): the decoder's self-attention KV per token beside its cross-attention KV over the
+# encoder's states, a fixed number a request. vLLM 0.33.0 gives the cross-attention layers their own KV cache group
+# (v1/kv_cache_interface.py CrossAttentionSpec: cdiv(max_num_encoder_input_tokens, block) pages a request, which
+# config/scheduler.py sets to max_num_batched_tokens; the self-attention's page size) drawing on one block pool, and
+# logs capacity as num_blocks ÷ (both groups' pages a request) × max_model_len (v1/core/kv_cache_utils.py
+# get_max_concurrency_for_kv_cache_config); SGLang 0.5.23 whisper.py gives the encoder's, the decoder's and the
+# cross-attention layers each a layer of its one token pool (configs/model_config.py num_attention_layers =
+# encoder_layers + 2 × decoder_layers). Neither is solved by kvtop's budgets.
+ENCODER_DECODER_NOT_MODELLED = (
+    "an encoder-decoder's KV is not modelled: the decoder's cross-attention KV over the encoder's states (a fixed "
+    "number of encoder tokens a request: vLLM 0.33.0 sizes it as its own KV cache group of CrossAttentionSpec "
+    "pages beside the self-attention group, sharing one block pool; SGLang 0.5.23 holds the encoder's, the "
+    "decoder's and the cross-attention layers in one token pool) is a capacity kvtop's budgets do not solve"
 )
 COMPRESSED_NOT_MODELLED = (
     "compressed attention (DeepSeek-V4 compress_ratios: a latent per 4 or 128 tokens by layer, compressor states, "

@@ -218,6 +218,10 @@ class BodyShape(BaseModel):
     # a low-rank query (Step-3's share_q_dim): the fused qkv_proj holds q_low | K | V rows, whole on every rank, then
     # an inter_norm of q_low and wq q_low → heads × head_dim split with the heads (vLLM 0.33.0 step3_text.py); 0: none
     q_low_rank: int = 0
+    # an encoder-decoder's cross-attention beside every layer's self-attention (Whisper's encoder_attn): q_proj and
+    # out_proj hidden × hidden, k and v hidden × hidden each, all biased (the engines add the K bias the checkpoint
+    # lacks), split with the heads but out_proj's bias; its KV over the encoder's states is kv.py's refusal
+    cross_attention: bool = False
 
 
 class SharedBlockSpec(BaseModel):

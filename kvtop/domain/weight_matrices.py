@@ -84,6 +84,14 @@ def attention(rank: RankMatrices, layer: int) -> None:
     if layer in m.cross_attention_layers:  # q_norm, k_norm RMSNorm(head_dim); the attention and MLP tanh gates
         rank.vector("norms", 2 * hd)
         rank.vector("attention", 2)
+    if m.body.cross_attention:  # encoder_attn: q, the merged k|v, out_proj (vLLM 0.33.0 / SGLang 0.5.23 whisper.py)
+        cross = (f"model.layers.{layer}.encoder_attn", *names)
+        rank.matrix("attention", q_params, h, tp, cross)
+        rank.matrix("attention", 2 * kv_rank * hd, h, 1, cross)
+        rank.matrix("attention", h, g.heads * vd, tp, cross, row_scale_shards=1)
+        rank.vector("attention", q_params, tp)
+        rank.vector("attention", 2 * kv_rank * hd)
+        rank.vector("attention", h)
     if m.body.sink_keys and kv_width:  # sink_k [KV heads of the rank, head_dim] (SGLang 0.5.23 iquest_q1.py)
         rank.vector("attention", kv_rank * hd)
     if m.dsa_index_head_dim and m.indexed(layer):  # MiniMax-M3: index_q sharded as K/V, one index_k head

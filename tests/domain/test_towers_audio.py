@@ -213,7 +213,7 @@ def test_a_top_level_tie_is_the_one_the_thinker_is_read_with() -> None:
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("WhisperForConditionalGeneration", "cross-attention KV"),
+        ("CohereAsrForConditionalGeneration", "cross-attention KV"),
         ("VoxtralForConditionalGeneration", "params.json"),
         ("MoonshotKimiaForCausalLM", "whisper-large-v3"),
     ],

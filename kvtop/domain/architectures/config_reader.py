@@ -25,6 +25,7 @@ from kvtop.domain.architectures.towers import read_tower
 from kvtop.domain.architectures.towers_absent import absent_note, absent_section, not_modelled_note
 from kvtop.domain.architectures.towers_catalog import AUDIO_BY_OUTER_TYPE
 from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
+from kvtop.domain.architectures.towers_fields import ROOT
 from kvtop.domain.architectures.towers_named import named_tower
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -125,7 +126,7 @@ def read_config(
     # over Qwen3.5's text entry, whose Qwen ViT would misread MiniCPM's SigLIP section)
     tower = TOWERS_BY_OUTER_TYPE.get(outer.model_type or "") or entry.tower
     read, absent_why = None, None
-    section = config.get(tower.section) if tower is not None else None
+    section = None if tower is None else config if tower.section == ROOT else config.get(tower.section)
     filled = tower is not None and section is None and not isinstance(config.get(NAMED_TOWER), str)
     if filled and tower is not None:  # the class builds its tower from the section its config class fills in
         section, absent_why = absent_section(tower, architecture)

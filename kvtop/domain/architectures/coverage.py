@@ -227,10 +227,14 @@ NEMOTRON_OMNI = (
 # Speech classes read from their engines' model code that stay not modelled, each with what stops it (the audio
 # classes that are planned: towers_audio; the rest keep _KINDS' general reason).
 SPEECH_NOT_MODELLED: Mapping[str, str] = {
-    "WhisperForConditionalGeneration": "an encoder-decoder: its decoder's cross-attention KV over the audio "
-    "encoder's states (vLLM 0.33.0 / SGLang 0.5.23 whisper.py), a KV layout kvtop's budgets do not plan",
+    # vLLM 0.33.0 cohere_asr.py (SGLang 0.5.23 registers no such class): Whisper's mechanism (table_encdec.py), its
+    # KV refused alike, but a NeMo config no entry reads: ConformerEncoder from the nested `encoder` dict,
+    # CohereASRDecoder from `transf_decoder.config_dict` (hidden_size, inner_size, num_attention_heads) and `head`
     "CohereAsrForConditionalGeneration": "an encoder-decoder ASR model: its decoder's cross-attention KV (vLLM 0.33.0 "
-    "cohere_asr.py CohereASRDecoderLayer), a KV layout kvtop's budgets do not plan",
+    "cohere_asr.py CohereASRDecoderLayer: a CrossAttentionSpec group, as Whisper's, kv.ENCODER_DECODER_NOT_MODELLED) "
+    "and a NeMo-style config no entry reads: a Conformer encoder (ConvSubsampling, relative-position attention, "
+    "convolution modules) sized by the nested `encoder` dict, the decoder by `transf_decoder.config_dict` and the "
+    "head by `head.num_classes`",
     "VoxtralForConditionalGeneration": "Voxtral: vLLM 0.33.0 voxtral.py builds it from Mistral's params.json form "
     "(audio_config.downsample_factor, window_size and the tokenizer), SGLang 0.5.23 voxtral.py from config.json "
     "(downsample_factor from intermediate_size ÷ hidden_size), so one config.json is not what both build; its "

@@ -66,6 +66,7 @@ from kvtop.domain.architectures import (
     towers_step,
     towers_step3_vl,
     towers_vit,
+    towers_whisper,
 )
 from kvtop.domain.architectures.towers_bee import BEE_CLASS, bee_projector
 from kvtop.domain.architectures.towers_fields import Qwen2VLVisionFields, TowerConfig
@@ -139,6 +140,10 @@ def read_tower(
         moss = validated(towers_moss.MossAudioEncoderFields, vision_config, source=source, prefix="audio_config.")
         adapter_fields = validated(towers_moss.MossAudioOuterFields, outer, source=source)
         return towers_moss.moss_audio(moss, adapter_fields, text_hidden)
+    if tower.kind == "whisper":  # the top-level WhisperConfig's encoder fields (towers_whisper)
+        sizes = validated(towers_audio.WhisperEncoderFields, vision_config, source=source)
+        heads_w = validated(towers_whisper.WhisperHeadFields, vision_config, source=source)
+        return towers_whisper.whisper_tower(sizes, heads_w)
     if tower.kind == "moss_td":  # `audio_config` (a WhisperConfig) and the outer adaptor fields (towers_moss)
         heads = validated(towers_moss.MossWhisperFields, vision_config, source=source, prefix="audio_config.")
         adaptor = validated(towers_moss.MossOuterFields, outer, source=source)

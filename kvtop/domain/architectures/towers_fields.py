@@ -128,13 +128,14 @@ class Tower:
         "mimo_v2_omni",
         "glm_asr",
         "mllama",  # Llama-3.2-Vision's vision model and projector (towers_mllama)
+        "whisper",  # Whisper's encoder, sized by the top-level config beside its decoder (towers_whisper)
         "phi4_siglip",  # Phi-4-reasoning-vision's SigLIP2 to layer -2 and LLaVA projector (towers_phi4_siglip)
         "phi4mm",  # Phi-4-multimodal's SigLIP, projection and conformer audio encoder (towers_phi4mm)
         "ernie45_vl",  # ERNIE-4.5-VL's DFNRope vision transformer and resampler (towers_ernie45_vl)
         "molmo",  # Molmo's ViT, pooling attention and projector, vLLM's constant shape (towers_molmo)
         "pixtral_mistral_format",  # a Mistral-format Pixtral's encoder and adapter (towers_mistral_format)
     ] = "qwen"
-    section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
+    section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor; ROOT: the top level)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
@@ -183,6 +184,8 @@ class Tower:
         """What the tower's weights row holds, in words: the family's own (`words`) or its kind's."""
         return self.words or ROW_WORDS[self.row_kind(has_audio_config)]
 
+
+ROOT = "."  # `Tower.section` of a tower the config's top level sizes beside the decoder (Whisper's encoder)
 
 # a weights row's words per kind, where the family states none of its own
 ROW_WORDS: Mapping[TowerKind, str] = {

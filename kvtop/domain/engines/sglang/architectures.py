@@ -325,7 +325,12 @@ _BLOCKS = (
     ("Gemma3nAudioEncoder", BlockSplit(attention="always", mlp="always",
                                        source="0.5.23 srt/models/gemma3n_audio.py: QKVParallelLinear (divides the "
                                        "heads), Column/RowParallelLinear for every other linear")),
+    ("WhisperEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
+                                  source="0.5.23 srt/models/whisper.py WhisperAttention (asserts num_heads % tp == 0; "
+                                  "QKVParallelLinear, biased: a K bias the checkpoint lacks), fc1 / fc2 Column/Row")),
 )  # fmt: skip
+# whisper.py WhisperDecoder: embed_tokens an nn.Embedding (vocab × d_model whole, unpadded)
+_WHISPER = ("WhisperForConditionalGeneration",)
 # `--mm-enable-dp-encoder` (0.5.23 srt/arg_groups/fields/mm.py: BooleanOptionalAction; first release not pinned,
 # 0.5.6.post2 not read): the classes that read it (`get_mm().mm_enable_dp_encoder`) build the vision encoder
 # "replicated", as at TP 1 — listed, the ones whose whole tower (blocks, merger, position table) is built so:
@@ -352,7 +357,7 @@ DATA_PARALLEL_UNMODELLED = (
     "Qwen3OmniMoeForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
 )  # fmt: skip
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
-                         block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N, k_eq_v_holds_v=_GEMMA4,
+                         block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N + _WHISPER, k_eq_v_holds_v=_GEMMA4,
                          post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
                          shared_kv_holds_kv=_GEMMA3N, whole_blocks=_WHOLE_BLOCKS, blocks=_BLOCKS,
                          second_out_proj=("Step3VisionEncoderConfig",),

@@ -50,7 +50,15 @@ EVERY_STAGE_ERAS: Eras[dict[str, EveryStage]] = Eras((
 ))  # fmt: skip
 
 
+# Classes that build their LM head apart whatever the config's tie_word_embeddings: whisper.py (0.5.23; first release
+# not pinned) WhisperForConditionalGeneration.proj_out a ParallelLMHead of its own (vocab padded, split over TP), its
+# load_weights copying embed_tokens' weight into it (openai--whisper-large-v3 meta-built: proj_out 132,874,240 B at
+# TP 1, 51,904 × 1,280 × 2 B)
+UNTIED_HEAD = frozenset({"WhisperForConditionalGeneration"})
+
+
 def stage_parts(model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
     """The parts this release's class of `model` builds on stage `pp_rank` of `pp`."""
     every = EVERY_STAGE_ERAS.at(version).get(model.architecture)
-    return parts_of_stage(every, model.tie_word_embeddings, pp_rank, pp)
+    parts = parts_of_stage(every, model.tie_word_embeddings, pp_rank, pp)
+    return parts.model_copy(update={"tied_head": False}) if model.architecture in UNTIED_HEAD else parts

@@ -355,7 +355,11 @@ DATA_PARALLEL_UNMODELLED = (
     "OpsColQwen3Model", "QianfanOCRForConditionalGeneration", "Qwen3VLNemotronEmbedModel",
     "Step3VLForConditionalGeneration", "Step3p7ForConditionalGeneration", "StepVLForConditionalGeneration",
 )  # fmt: skip
+# 0.33.0 models/whisper.py WhisperDecoder: embed_tokens an nn.Embedding (vocab × d_model whole, unpadded), proj_out a
+# ParallelLMHead tied to it (its weight is the embedding's)
+_WHISPER = ("WhisperForConditionalGeneration",)
 TOWER_SPLIT = TowerSplit(k_eq_v_holds_v=("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), blocks=_BLOCKS,
+                         whole_embedding=_WHISPER,
                          mlp_divides=True, data_parallel_flag=("mm-encoder-tp-mode", "data"),
                          data_parallel=DATA_PARALLEL_ENCODER,
                          data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED)  # fmt: skip
