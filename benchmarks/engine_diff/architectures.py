@@ -38,7 +38,8 @@ def clip(text: str) -> str:
 # (init_vllm_registered_model) beside the tower (visual_tokenizer / vpm) and the visual embedding table (vte)
 # "text": vLLM 0.33.0 moondream3.py builds its language model as the child `text` (under _mark_language_model)
 LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm",
-                     "output", "llm", "text")  # fmt: skip
+                     "output", "llm", "text",
+                     "decoder")  # vLLM 0.33.0 midashenglm.py: the Qwen2ForCausalLM is `decoder`  # fmt: skip
 KV_KIND = {  # vLLM spec class -> kvtop pool
     "FullAttentionSpec": "full", "MLAAttentionSpec": "full", "SinkFullAttentionSpec": "full",
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",

@@ -470,6 +470,12 @@ CHECKPOINT_CONFIGS["moss_audio"] = (
     {},
 )
 SUB_CONFIGS["moss_audio"] = ("language_config",)
+# mispeech/midashenglm-7b (model_type "midashenglm"; helper c, session 45, issue 26): SGLang 0.5.23 ships no config class
+# for it (vLLM 0.33.0 maps it to its own MiDashengLMConfig); the checkpoint's configuration_midashenglm.py holds
+# audio_encoder_config (a DashengConfig) and text_config (a Qwen2_5OmniTextConfig) as config objects, which SGLang's
+# midashenglm.py reads by attribute.
+CHECKPOINT_CONFIGS["midashenglm"] = ("PretrainedConfig", "mispeech/midashenglm-7b configuration_midashenglm.py", {})
+SUB_CONFIGS["midashenglm"] = ("audio_encoder_config", "text_config")
 # --- flag-sweep harness gaps (helper b, session 44, issue 26) ---
 # Kimi-K2's own configuration class (moonshotai/Kimi-K2-Instruct configuration_deepseek.py, auto_map AutoConfig
 # configuration_deepseek.DeepseekV3Config) is DeepSeek-V3's class under model_type "kimi_k2"; vLLM 0.33.0 maps the model

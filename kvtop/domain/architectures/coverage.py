@@ -37,6 +37,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration",
     "MossAudioModel",  # Qwen3 over language_config; its encoder, adapter and deepstack mergers: towers_moss
     "MossTranscribeDiarizeForConditionalGeneration",  # Qwen3 over text_config; vLLM's Whisper encoder: towers_moss
+    "MiDashengLMModel",  # Qwen2 over text_config; the Dasheng audio transformer and projector: towers_dasheng
     "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
 })  # fmt: skip
 
@@ -242,8 +243,6 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "(whisper.py) and a stacked-frame projector: no tower kind yet",
     "Qwen3ASRRealtimeGeneration": "Qwen3-ASR's streaming class (vLLM 0.33.0 qwen3_asr_realtime.py over "
     "Qwen3ASRForConditionalGeneration): not checked against its build",
-    "MiDashengLMModel": "MiDashengLM's Dasheng audio transformer (a mel frontend and a 2-D patch embedding; vLLM "
-    "0.33.0 / SGLang 0.5.23 midashenglm.py) and subsampling projector: no tower kind yet",
     "NemotronH_Nano_Omni_Reasoning_V3": NEMOTRON_OMNI,
     "NemotronH_Super_Omni_Reasoning_V3": NEMOTRON_OMNI,
     "MiMoV2ASRForCausalLM": "MiMo-V2.5-ASR: SGLang 0.5.23 mimo_v2_asr.py (mimo_audio.py "

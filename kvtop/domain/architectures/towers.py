@@ -40,6 +40,7 @@ from typing import Any
 from kvtop.domain.architectures import (
     towers_audio,
     towers_blip,
+    towers_dasheng,
     towers_deepseek_ocr,
     towers_ernie45_vl,
     towers_gemma3n,
@@ -144,6 +145,10 @@ def read_tower(
         adaptor = validated(towers_moss.MossOuterFields, outer, source=source)
         sizes = towers_audio.audio_sizes(vision_config, tower.defaults, source)
         return towers_moss.moss_transcribe_diarize(sizes, heads, adaptor, text_hidden)
+    if tower.kind == "dasheng":  # `audio_encoder_config` (a DashengConfig) and the outer subsample_factor
+        dasheng = validated(towers_dasheng.DashengFields, vision_config, source=source, prefix=f"{tower.section}.")
+        subsample = validated(towers_dasheng.MiDashengOuterFields, outer, source=source)
+        return towers_dasheng.midashenglm(dasheng, subsample, text_hidden)
     if tower.kind in towers_audio.KINDS:  # an audio encoder (and Qwen2.5-Omni's vision tower beside it)
         return _read_audio(tower, vision_config, source, text_hidden, outer)
     if tower.kind == "step3p7":  # SGLang's own field names (towers_step)

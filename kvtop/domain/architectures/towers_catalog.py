@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvtop.domain.architectures import (
+    towers_dasheng,
     towers_deepseek_ocr,
     towers_ernie45_vl,
     towers_gemma3n,
@@ -437,7 +438,7 @@ AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
     "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
     "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH, "glmasr": GLM_ASR,
-    "moss_transcribe_diarize": MOSS_TD, "moss_audio": MOSS_AUDIO,
+    "moss_transcribe_diarize": MOSS_TD, "moss_audio": MOSS_AUDIO, towers_dasheng.OUTER_TYPE: towers_dasheng.TOWER,
 }  # fmt: skip
 # Isaac's SigLIP2 and pixel-shuffle MLP (towers_isaac): PixelShuffleSiglip2VisionConfig's defaults (Siglip2VisionConfig's
 # and 256 patches) where vision_config leaves a field out

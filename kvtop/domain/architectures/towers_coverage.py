@@ -43,7 +43,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "Qwen3OmniMoeForConditionalGeneration": "qwen3_omni_moe_thinker", "Qwen3ASRForConditionalGeneration": "qwen3_asr_thinker",
     "GraniteSpeechForConditionalGeneration": "granite_speech", "GraniteSpeechPlusForConditionalGeneration": "granite_speech_plus",
     "IsaacForConditionalGeneration": "isaac", "Phi4ForCausalLMV": "phi4-siglip",
-    "GlmAsrForConditionalGeneration": "glmasr",
+    "GlmAsrForConditionalGeneration": "glmasr", "MiDashengLMModel": "midashenglm",
     "PixtralForConditionalGeneration": "pixtral",  # built from a Mistral-format params.json (mistral_params)
 }  # fmt: skip
 

@@ -114,6 +114,7 @@ class Tower:
         "nvlm_d",
         "deepseek_ocr",
         "moss_audio",  # MOSS-Audio: its encoder, adapter and deepstack mergers (towers_moss)
+        "dasheng",  # MiDashengLM: the Dasheng audio transformer and subsampling projector (towers_dasheng)
         "moss_td",  # MOSS-Transcribe-Diarize: vLLM's Whisper encoder and the VQ adaptor (towers_moss)
         "gemma3n",  # Gemma-3n: MobileNet-v5, the USM audio encoder and both embedders (towers_gemma3n)
         "janus",  # Janus / Janus-Pro: SigLIP, aligners, VQ-16 and the generation head (towers_janus)
