@@ -476,6 +476,12 @@ SUB_CONFIGS["moss_audio"] = ("language_config",)
 # midashenglm.py reads by attribute.
 CHECKPOINT_CONFIGS["midashenglm"] = ("PretrainedConfig", "mispeech/midashenglm-7b configuration_midashenglm.py", {})
 SUB_CONFIGS["midashenglm"] = ("audio_encoder_config", "text_config")
+# moonshotai/Kimi-Audio-7B-Instruct (model_type "moonshot_kimia"; helper c, session 45): its auto_map names the
+# checkpoint's configuration_moonshot_kimia.py, KimiAudioConfig(Qwen2Config) with the kimia_* fields; vLLM 0.33.0
+# registers no config class for it.
+CHECKPOINT_CONFIGS["moonshot_kimia"] = (
+    "Qwen2Config", "moonshotai/Kimi-Audio-7B-Instruct configuration_moonshot_kimia.py (KimiAudioConfig(Qwen2Config))", {},
+)
 # --- flag-sweep harness gaps (helper b, session 44, issue 26) ---
 # Kimi-K2's own configuration class (moonshotai/Kimi-K2-Instruct configuration_deepseek.py, auto_map AutoConfig
 # configuration_deepseek.DeepseekV3Config) is DeepSeek-V3's class under model_type "kimi_k2"; vLLM 0.33.0 maps the model

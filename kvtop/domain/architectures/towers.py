@@ -48,6 +48,7 @@ from kvtop.domain.architectures import (
     towers_intern,
     towers_isaac,
     towers_janus,
+    towers_kimi_audio,
     towers_mimo,
     towers_minicpm,
     towers_minimax,
@@ -145,6 +146,11 @@ def read_tower(
         adaptor = validated(towers_moss.MossOuterFields, outer, source=source)
         sizes = towers_audio.audio_sizes(vision_config, tower.defaults, source)
         return towers_moss.moss_transcribe_diarize(sizes, heads, adaptor, text_hidden)
+    if tower.kind == "kimi_audio":  # whisper-large-v3's sizes (Tower.absent_default) and kimia_adaptor_input_dim
+        heads = validated(towers_moss.MossWhisperFields, vision_config, source=source, prefix=f"{tower.section}.")
+        sizes = towers_audio.audio_sizes(vision_config, tower.defaults, source)
+        adaptor_in = validated(towers_kimi_audio.KimiAudioOuterFields, outer, source=source)
+        return towers_kimi_audio.kimi_audio(sizes, heads, adaptor_in, text_hidden)
     if tower.kind == "dasheng":  # `audio_encoder_config` (a DashengConfig) and the outer subsample_factor
         dasheng = validated(towers_dasheng.DashengFields, vision_config, source=source, prefix=f"{tower.section}.")
         subsample = validated(towers_dasheng.MiDashengOuterFields, outer, source=source)
