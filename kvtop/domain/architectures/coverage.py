@@ -37,6 +37,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration",
     "MossAudioModel",  # Qwen3 over language_config; its encoder, adapter and deepstack mergers: towers_moss
     "MossTranscribeDiarizeForConditionalGeneration",  # Qwen3 over text_config; vLLM's Whisper encoder: towers_moss
+    "FunAudioChatForConditionalGeneration",  # Qwen3 over text_config; both audio encoders: towers_funaudiochat
     "MiDashengLMModel",  # Qwen2 over text_config; the Dasheng audio transformer and projector: towers_dasheng
     "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
 })  # fmt: skip
@@ -253,8 +254,6 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "fireredasr2.py): no tower kind yet",
     "FunASRForConditionalGeneration": "FunASR's SANM encoder (vLLM 0.33.0 funasr.py SenseVoiceEncoderSmall): no "
     "tower kind yet",
-    "FunAudioChatForConditionalGeneration": "Fun-Audio-Chat's continuous and discrete audio encoders (vLLM 0.33.0 "
-    "funaudiochat.py): no tower kind yet",
 }
 
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in

@@ -43,6 +43,7 @@ from kvtop.domain.architectures import (
     towers_dasheng,
     towers_deepseek_ocr,
     towers_ernie45_vl,
+    towers_funaudiochat,
     towers_gemma3n,
     towers_glm,
     towers_intern,
@@ -151,6 +152,10 @@ def read_tower(
         sizes = towers_audio.audio_sizes(vision_config, tower.defaults, source)
         adaptor_in = validated(towers_kimi_audio.KimiAudioOuterFields, outer, source=source)
         return towers_kimi_audio.kimi_audio(sizes, heads, adaptor_in, text_hidden)
+    if tower.kind == "funaudiochat":  # `audio_config` (FunAudioChatAudioEncoderConfig)
+        fun = validated(towers_funaudiochat.FunAudioChatAudioFields, vision_config, source=source,
+                        prefix=f"{tower.section}.")  # fmt: skip
+        return towers_funaudiochat.funaudiochat(towers_audio.audio_sizes(vision_config, tower.defaults, source), fun)
     if tower.kind == "dasheng":  # `audio_encoder_config` (a DashengConfig) and the outer subsample_factor
         dasheng = validated(towers_dasheng.DashengFields, vision_config, source=source, prefix=f"{tower.section}.")
         subsample = validated(towers_dasheng.MiDashengOuterFields, outer, source=source)

@@ -11,6 +11,7 @@ from kvtop.domain.architectures import (
     towers_dasheng,
     towers_deepseek_ocr,
     towers_ernie45_vl,
+    towers_funaudiochat,
     towers_gemma3n,
     towers_isaac,
     towers_janus,
@@ -440,7 +441,7 @@ AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
     "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH, "glmasr": GLM_ASR,
     "moss_transcribe_diarize": MOSS_TD, "moss_audio": MOSS_AUDIO, towers_dasheng.OUTER_TYPE: towers_dasheng.TOWER,
-    towers_kimi_audio.OUTER_TYPE: towers_kimi_audio.TOWER,
+    towers_kimi_audio.OUTER_TYPE: towers_kimi_audio.TOWER, towers_funaudiochat.OUTER_TYPE: towers_funaudiochat.TOWER,
 }  # fmt: skip
 # Isaac's SigLIP2 and pixel-shuffle MLP (towers_isaac): PixelShuffleSiglip2VisionConfig's defaults (Siglip2VisionConfig's
 # and 256 patches) where vision_config leaves a field out

@@ -314,6 +314,10 @@ _BLOCKS = (
     ("MossAudioEncoder", BlockSplit(attention="always", mlp="always",
                                     source="0.33.0 model_executor/models/moss_audio.py MossAudioAttention (raises "
                                     "unless encoder_attention_heads % tp == 0), Column/RowParallelLinear")),
+    ("FunAudioChatAudioEncoder", BlockSplit(attention="always", mlp="never", k_bias=True,
+                                            source="0.33.0 model_executor/models/funaudiochat.py "
+                                            "FunAudioChatAudioAttention (QKVParallelLinear bias=True, divides the "
+                                            "heads), FunAudioChatAudioEncoderLayer fc1 / fc2 nn.Linear")),
     ("DashengAudioTransformer", BlockSplit(attention="always", mlp="always",
                                            source="0.33.0 model_executor/models/midashenglm.py DashengAttention "
                                            "(asserts num_heads % tp == 0), DashengMlp Column/RowParallelLinear")),
