@@ -479,6 +479,10 @@ SUB_CONFIGS["midashenglm"] = ("audio_encoder_config", "text_config")
 # moonshotai/Kimi-Audio-7B-Instruct (model_type "moonshot_kimia"; helper c, session 45): its auto_map names the
 # checkpoint's configuration_moonshot_kimia.py, KimiAudioConfig(Qwen2Config) with the kimia_* fields; vLLM 0.33.0
 # registers no config class for it.
+# FireRedASR2-LLM's vLLM conversion (allendou/FireRedASR2-LLM-vllm, trust_remote_code in vLLM's own tests): Qwen2
+# fields beside audio_encoder_conf (a dict ConformerEncoder takes as keyword arguments) and encoder_downsample_rate;
+# no config class in vLLM 0.33.0 or transformers.
+CHECKPOINT_CONFIGS["fireredasr2"] = ("Qwen2Config", "allendou/FireRedASR2-LLM-vllm's configuration (remote code)", {})
 CHECKPOINT_CONFIGS["moonshot_kimia"] = (
     "Qwen2Config", "moonshotai/Kimi-Audio-7B-Instruct configuration_moonshot_kimia.py (KimiAudioConfig(Qwen2Config))", {},
 )

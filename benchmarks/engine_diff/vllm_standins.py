@@ -406,10 +406,13 @@ HOST_VALUE_MODULE_FUNCTIONS = (("vllm.model_executor.models.step1", "_get_step_a
 # (layers/activation.py, 0.33.0: `float(self.beta.detach().cpu().float().item())`, Apertus' MLP activation),
 # its __init__ run under the CPU device as a whole (its two 1-element parameters keep their shapes and dtype,
 # so their bytes are the ones a GPU build holds); GeluAndMulSparse (same file: `normal_dist.icdf(target_sparsity_
-# tensor).item()`, Gemma-3n's sparse MLP activation of its first layers; no parameter).
+# tensor).item()`, Gemma-3n's sparse MLP activation of its first layers; no parameter); RelPositionalEncoding
+# (models/conformer_encoder.py, 0.33.0: `torch.log(torch.tensor(10000.0)).item()`, FireRedASR2's Conformer; a
+# non-persistent buffer, no parameter).
 HOST_VALUE_CLASSES = (
     ("vllm.model_executor.layers.activation", "XIELU"),
     ("vllm.model_executor.layers.activation", "GeluAndMulSparse"),
+    ("vllm.model_executor.models.conformer_encoder", "RelPositionalEncoding"),
 )
 # ... and the engine's own methods that pick values by a boolean mask of their own small tensors, whose result's
 # shape depends on those values (`torch.nonzero` has no meta kernel): run under the CPU device, the result moved to
