@@ -63,7 +63,7 @@ def _is_language(child: str) -> bool:
     the text width, vLLM blip2.py) is the multimodal stack's, not the language model's."""
     if child.endswith(".text_model"):  # Idefics3 / SmolVLM's model.text_model (vllm_runner._param_bytes)
         return True
-    if child == "model.decoder":  # FireRedASR2's Qwen2 beside model.encoder / model.encoder_projector
+    if child == "model.decoder":  # FireRedASR2's Qwen2 / Fun-ASR's Qwen3 beside their model.encoder
         return True
     if child.startswith("thinker."):  # SGLang's Qwen3-Omni thinker.model / thinker.lm_head (sglang_standins)
         return _is_language(child.split(".", 1)[1])

@@ -250,8 +250,6 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "AudioEncoderMixin.build_audio_encoder) builds the MiMo audio tokenizer from the checkpoint's "
     "audio_tokenizer/config.json beside its input-local Qwen2Model and speech embeddings: a model config.json does "
     "not size (the recon config's build stops on that file)",
-    "FunASRForConditionalGeneration": "FunASR's SANM encoder (vLLM 0.33.0 funasr.py SenseVoiceEncoderSmall): no "
-    "tower kind yet",
 }
 
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in

@@ -44,6 +44,7 @@ from kvtop.domain.architectures import (
     towers_deepseek_ocr,
     towers_ernie45_vl,
     towers_fireredasr2,
+    towers_funasr,
     towers_funaudiochat,
     towers_gemma3n,
     towers_glm,
@@ -153,6 +154,9 @@ def read_tower(
         sizes = towers_audio.audio_sizes(vision_config, tower.defaults, source)
         adaptor_in = validated(towers_kimi_audio.KimiAudioOuterFields, outer, source=source)
         return towers_kimi_audio.kimi_audio(sizes, heads, adaptor_in, text_hidden)
+    if tower.kind == "funasr":  # `audio_encoder_conf` (SenseVoiceEncoderSmall's arguments)
+        return towers_funasr.funasr(validated(towers_funasr.SenseVoiceConf, vision_config, source=source,
+                                              prefix=f"{tower.section}."))  # fmt: skip
     if tower.kind == "fireredasr2":  # `audio_encoder_conf` (ConformerEncoder's arguments), encoder_downsample_rate
         conformer = validated(towers_fireredasr2.ConformerConf, vision_config, source=source, prefix=f"{tower.section}.")
         rate = validated(towers_fireredasr2.FireRedOuterFields, outer, source=source)

@@ -12,6 +12,7 @@ from kvtop.domain.architectures import (
     towers_deepseek_ocr,
     towers_ernie45_vl,
     towers_fireredasr2,
+    towers_funasr,
     towers_funaudiochat,
     towers_gemma3n,
     towers_isaac,
@@ -437,6 +438,9 @@ MOSS_TD = Tower(
 # MOSS-Audio (towers_moss): vLLM 0.33.0 moss_audio.py MossAudioEncoderConfig's defaults where a field is absent
 MOSS_AUDIO = Tower("MossAudioEncoderConfig", towers_moss.SOURCE, kind="moss_audio", section="audio_config",
                    audio_counted=True, absent_default={})  # fmt: skip
+# Towers read by the class a config names, where its model_type is a text-only entry's (Fun-ASR's config is a
+# Qwen3Config: model_type qwen3)
+TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER}
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,

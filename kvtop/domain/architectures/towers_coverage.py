@@ -15,7 +15,7 @@ from typing import Literal
 
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.architectures.registry import BY_CLASS_NAME
-from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE
+from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE, TOWERS_BY_CLASS
 from kvtop.domain.architectures.towers_fields import Tower
 
 TowerVerdict = Literal["tower", "no_tower", "not_modelled"]
@@ -58,6 +58,8 @@ NO_TOWER = "no tower kind in kvtop's book yet: the plan says 'vision tower weigh
 
 def tower_of(class_name: str) -> Tower | None:
     """The tower kvtop reads for a config naming this class (None: none)."""
+    if class_name in TOWERS_BY_CLASS:
+        return TOWERS_BY_CLASS[class_name]
     entry = BY_CLASS_NAME.get(class_name)
     if entry is not None and entry.tower is not None:
         return entry.tower

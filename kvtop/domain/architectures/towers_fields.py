@@ -115,6 +115,7 @@ class Tower:
         "deepseek_ocr",
         "moss_audio",  # MOSS-Audio: its encoder, adapter and deepstack mergers (towers_moss)
         "kimi_audio",  # Kimi-Audio: vLLM's Whisper encoder (whisper-large-v3's sizes) and VQ adaptor (towers_kimi_audio)
+        "funasr",  # Fun-ASR: the SANM encoder and its adaptor (towers_funasr)
         "fireredasr2",  # FireRedASR2: its Conformer encoder and adapter, replicated (towers_fireredasr2)
         "funaudiochat",  # Fun-Audio-Chat: its continuous and discrete audio encoders (towers_funaudiochat)
         "dasheng",  # MiDashengLM: the Dasheng audio transformer and subsampling projector (towers_dasheng)
