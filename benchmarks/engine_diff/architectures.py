@@ -38,7 +38,8 @@ def clip(text: str) -> str:
 # (init_vllm_registered_model) beside the tower (visual_tokenizer / vpm) and the visual embedding table (vte)
 # "text": vLLM 0.33.0 moondream3.py builds its language model as the child `text` (under _mark_language_model)
 LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm",
-                     "output", "llm", "text")  # fmt: skip
+                     "output", "llm", "text",
+                     "decoder")  # vLLM 0.33.0 midashenglm.py: the Qwen2ForCausalLM is `decoder`  # fmt: skip
 KV_KIND = {  # vLLM spec class -> kvtop pool
     "FullAttentionSpec": "full", "MLAAttentionSpec": "full", "SinkFullAttentionSpec": "full",
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",
@@ -64,6 +65,8 @@ def _is_language(child: str) -> bool:
     """A top-level child of the language model; BLIP-2's `language_projection` (the Q-Former's projector into
     the text width, vLLM blip2.py) is the multimodal stack's, not the language model's."""
     if child.endswith(".text_model"):  # Idefics3 / SmolVLM's model.text_model (vllm_runner._param_bytes)
+        return True
+    if child == "model.decoder":  # FireRedASR2's Qwen2 / Fun-ASR's Qwen3 beside their model.encoder
         return True
     if child.startswith("thinker."):  # SGLang's Qwen3-Omni thinker.model / thinker.lm_head (sglang_standins)
         return _is_language(child.split(".", 1)[1])

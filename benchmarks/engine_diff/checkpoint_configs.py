@@ -470,6 +470,14 @@ CHECKPOINT_CONFIGS["moss_audio"] = (
     {},
 )
 SUB_CONFIGS["moss_audio"] = ("language_config",)
+# Speech checkpoints (helper c, session 45, issue 26) whose configuration is their own code: midashenglm (SGLang 0.5.23
+# has no class; audio_encoder_config and text_config read as objects), moonshot_kimia (KimiAudioConfig(Qwen2Config)),
+# fireredasr2 (allendou/FireRedASR2-LLM-vllm: Qwen2 fields beside audio_encoder_conf, a dict of ConformerEncoder's
+# keyword arguments). vLLM 0.33.0 ships a config class for none but midashenglm.
+CHECKPOINT_CONFIGS["midashenglm"] = ("PretrainedConfig", "mispeech/midashenglm-7b configuration_midashenglm.py", {})
+SUB_CONFIGS["midashenglm"] = ("audio_encoder_config", "text_config")
+CHECKPOINT_CONFIGS["moonshot_kimia"] = ("Qwen2Config", "moonshotai/Kimi-Audio-7B-Instruct configuration_moonshot_kimia.py", {})
+CHECKPOINT_CONFIGS["fireredasr2"] = ("Qwen2Config", "allendou/FireRedASR2-LLM-vllm's configuration (remote code)", {})
 # --- flag-sweep harness gaps (helper b, session 44, issue 26) ---
 # Kimi-K2's own configuration class (moonshotai/Kimi-K2-Instruct configuration_deepseek.py, auto_map AutoConfig
 # configuration_deepseek.DeepseekV3Config) is DeepSeek-V3's class under model_type "kimi_k2"; vLLM 0.33.0 maps the model

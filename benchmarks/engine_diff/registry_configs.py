@@ -33,6 +33,13 @@ NOT_CONFIGS = ("transformers_params.json",)
 MISTRAL_PARAMS = "params.json"
 # The vision towers a config names by checkpoint id (towers_named.py reads them): encoders, not served models
 TOWER_CONFIGS = DATA / "configs" / "towers_named"
+# A checkpoint's configs in subfolders the engine reads beside config.json (a config folder holds config.json only):
+# config name -> {subfolder: the file copied there as its config.json}. Kimi-Audio: vLLM 0.33.0 kimi_audio.py
+# KimiAudioWhisperEncoder reads WhisperConfig.from_pretrained(model, subfolder="whisper-large-v3"), the checkpoint's
+# copy of openai/whisper-large-v3's config (towers_named/SOURCES.md).
+SUBFOLDER_CONFIGS: dict[str, dict[str, Path]] = {
+    "recon--moonshotai--Kimi-Audio-7B-Instruct": {"whisper-large-v3": TOWER_CONFIGS / "openai--whisper-large-v3.json"},
+}
 POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                  "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
 NO_POSITIONS_CONTEXT = 2048  # vLLM's default_max_len where a config names none of them

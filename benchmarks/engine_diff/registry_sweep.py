@@ -36,6 +36,7 @@ from benchmarks.engine_diff.registry_configs import (
     NO_DEFAULT,
     NO_PUBLISHED_CONFIG,
     REGISTRY_DATA,
+    SUBFOLDER_CONFIGS,
     ConfigFile,
     config_for_class,
     default_configs,
@@ -83,6 +84,9 @@ def _model_dir(config: ConfigFile) -> Path:
     quant = config.quant_file()
     if quant is not None:
         shutil.copyfile(quant, folder / "hf_quant_config.json")
+    for sub, source in SUBFOLDER_CONFIGS.get(config.name, {}).items():  # configs the engine reads in a subfolder
+        (folder / sub).mkdir(exist_ok=True)
+        shutil.copyfile(source, folder / sub / "config.json")
     return folder
 
 

@@ -23,6 +23,7 @@ from standins import (
     cuda_to_meta,
     host_linspace,
     host_scalars,
+    stand_in_mel_banks,
 )
 
 GPUS = {
@@ -125,6 +126,7 @@ def install_stand_ins(gpu: str) -> None:
     import transformers.utils.import_utils  # noqa: F401  (decides torchvision is absent, as it is)
 
     sys.meta_path.insert(0, _AbsentPackages())
+    stand_in_mel_banks()
     if importlib.machinery.PathFinder.find_spec("deep_gemm") is None:  # device-queries: DeepGEMM's SM count
         import deep_gemm  # the placeholder module
 

@@ -26,6 +26,25 @@ FREE_BYTES = {"now": 0}
 PLACEHOLDER_READS: set[str] = set()
 
 
+def stand_in_mel_banks() -> None:
+    """mel-banks: torchaudio is absent here (NEVER_INSTALL: its builds pull a CUDA torch), a placeholder package; the
+    one call a constructor makes of it, MiDashengLM's DashengFrontend (vLLM 0.33.0 / SGLang 0.5.23 midashenglm.py)
+    registering `torchaudio.functional.melscale_fbanks(n_freqs, …, n_mels, …)` as a non-persistent buffer, needs a
+    tensor: a zero (n_freqs × n_mels) one stands in. A buffer, no parameter: no figure the comparison reads."""
+    import torch
+
+    if importlib.machinery.PathFinder.find_spec("torchaudio") is not None:
+        return  # installed: the real package builds its own
+    import torchaudio.functional as functional  # the placeholder package (each runner's absent-packages finder)
+
+    def melscale_fbanks(n_freqs: int, f_min: float, f_max: float, n_mels: int, sample_rate: int, *args: Any,
+                        **kwargs: Any) -> Any:  # fmt: skip
+        PLACEHOLDER_READS.add("torchaudio.functional.melscale_fbanks (a zero buffer)")
+        return torch.zeros(n_freqs, n_mels)
+
+    functional.melscale_fbanks = melscale_fbanks
+
+
 class PlaceholderModule(importlib.abc.Loader):
     """absent-packages: a package that is not installed here loads as a module (and package) whose
     every attribute is `placeholder()` (each runner brings the placeholder its engine needs); each

@@ -40,6 +40,10 @@ def param_bytes(model: Any) -> dict[str, int]:
     by its own children, so the judge tells the towers from the language model (architectures._language_bytes)."""
     names = [name for name, _ in model.named_parameters(remove_duplicate=True)]
     nesting = {name.split(".", 1)[0] for name in names if name.split(".")[1:2] == ["text_model"]}
+    # FireRedASR2 (fireredasr2.py: model.encoder, model.encoder_projector) and Fun-ASR (funasr.py: model.encoder)
+    # beside the language model model.decoder
+    nesting |= {name.split(".", 1)[0] for name in names if name.split(".")[1:2] == ["encoder_projector"]}
+    nesting |= {name.split(".", 1)[0] for name in names if name.split(".")[1:3] == ["encoder", "audio_encoder"]}
     out: dict[str, int] = {}
     for name, param in model.named_parameters(remove_duplicate=True):
         parts = name.split(".")

@@ -8,7 +8,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   absent-packages        torchvision (its CUDA build cannot sit beside CPU torch 2.13; transformers'
                          image processors import it at module level), flashinfer.comm (its
                          import opens libcudart; all-reduce fusion only), cuda-python (fused
-                         all-reduce workspaces), tilelang (DeepSeek-V4's mHC kernels) and DeepSeek-V4's
+                         all-reduce workspaces), torchaudio (its one constructor call, a mel filter bank
+                         buffer: standins.stand_in_mel_banks), tilelang (DeepSeek-V4's mHC kernels) and DeepSeek-V4's
                          CuteDSL compressor kernels (their JIT warmup registered at build) resolve to
                          placeholders; every placeholder a case
                          reads is recorded in its row (`placeholder_reads`).
@@ -79,7 +80,7 @@ import sys
 import types
 from typing import Any
 
-from standins import PLACEHOLDER_READS, PlaceholderModule
+from standins import PLACEHOLDER_READS, PlaceholderModule, stand_in_mel_banks
 from vllm_input_standins import install_input_stand_ins
 
 GPUS = {
@@ -170,6 +171,7 @@ class _AbsentPackages(importlib.abc.MetaPathFinder):
     NAMES = (
         "torchvision",
         "flashinfer.comm",
+        "torchaudio",  # NEVER_INSTALL; its constructor call: standins.stand_in_mel_banks
         "tilelang",  # DeepSeek-V4's mHC kernels (vllm.tilelang_utils raises without it): kernels, no parameters
         # DeepSeek-V4's compressor registers its CuteDSL kernels' JIT warmup at build (compressor.py): kernels only
         "vllm.models.deepseek_v4.nvidia.ops.sparse_attn_compress_cutedsl",
@@ -238,6 +240,7 @@ def install_import_stand_ins(gpu: str) -> Any:
     import transformers.utils.import_utils  # noqa: F401  (decides torchvision is absent, as it is)
 
     sys.meta_path.insert(0, _AbsentPackages())
+    stand_in_mel_banks()
     torch.cuda.Stream = _Placeholder  # type: ignore[misc,assignment]
     torch.cuda.Event = _Placeholder  # type: ignore[misc,assignment]
 
@@ -403,10 +406,13 @@ HOST_VALUE_MODULE_FUNCTIONS = (("vllm.model_executor.models.step1", "_get_step_a
 # (layers/activation.py, 0.33.0: `float(self.beta.detach().cpu().float().item())`, Apertus' MLP activation),
 # its __init__ run under the CPU device as a whole (its two 1-element parameters keep their shapes and dtype,
 # so their bytes are the ones a GPU build holds); GeluAndMulSparse (same file: `normal_dist.icdf(target_sparsity_
-# tensor).item()`, Gemma-3n's sparse MLP activation of its first layers; no parameter).
+# tensor).item()`, Gemma-3n's sparse MLP activation of its first layers; no parameter); RelPositionalEncoding
+# (models/conformer_encoder.py, 0.33.0: `torch.log(torch.tensor(10000.0)).item()`, FireRedASR2's Conformer; a
+# non-persistent buffer, no parameter).
 HOST_VALUE_CLASSES = (
     ("vllm.model_executor.layers.activation", "XIELU"),
     ("vllm.model_executor.layers.activation", "GeluAndMulSparse"),
+    ("vllm.model_executor.models.conformer_encoder", "RelPositionalEncoding"),
 )
 # ... and the engine's own methods that pick values by a boolean mask of their own small tensors, whose result's
 # shape depends on those values (`torch.nonzero` has no meta kernel): run under the CPU device, the result moved to

@@ -47,6 +47,9 @@ class TowerSplit(BaseModel):
     # towers (by TowerSpec.config_class) whose blocks the engine gives a second output projection (SGLang 0.5.23
     # step3_vl.py: Step3VisionAttention's out_proj beside its VisionAttention's proj)
     second_out_proj: tuple[str, ...] = ()
+    # towers (by TowerSpec.config_class) whose projector linears the engine builds biased where another builds them
+    # unbiased (vLLM 0.33.0 midashenglm.py: Column/RowParallelLinear's default bias=True; SGLang 0.5.23 bias=False)
+    projector_bias: tuple[str, ...] = ()
     # per encoder class (TowerSpec.block_class), when its attention and MLP split (kvtop.domain.tower_blocks)
     blocks: tuple[tuple[str, BlockSplit], ...] = ()
     # The engine's data-parallel encoder: the launch flag (as `LaunchSettings.flags` keys it) and the value that
@@ -113,6 +116,8 @@ class TowerSpec(BaseModel):
     transformers_params: int = 0
     second_out_proj_split_params: int = 0  # a second output projection a block (TowerSplit.second_out_proj): split
     second_out_proj_whole_params: int = 0  # … and its biases, whole
+    projector_bias_split_params: int = 0  # projector biases an engine adds (TowerSplit.projector_bias): split
+    projector_bias_whole_params: int = 0  # … and whole (a row-parallel bias)
     block_class: str = ""  # the encoder class whose head_split_params each engine divides its way (TowerSplit.blocks)
     block_mlp_width: int = 0  # of its MLPs (head_split_mlp_params) the width a `width` rule reads; a fused K bias:
     k_bias_params: int = 0
@@ -163,6 +168,9 @@ class TowerSpec(BaseModel):
         if self.config_class in how.second_out_proj:
             shared += self.second_out_proj_split_params
             whole += self.second_out_proj_whole_params
+        if self.config_class in how.projector_bias:
+            shared += self.projector_bias_split_params
+            whole += self.projector_bias_whole_params
         if self.mlp_width:  # padded MLP units join the split part
             shared += (math.ceil(self.mlp_width / how.mlp_multiple) * how.mlp_multiple - self.mlp_width) * self.mlp_unit_params
         if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)

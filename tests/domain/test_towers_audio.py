@@ -215,7 +215,6 @@ def test_a_top_level_tie_is_the_one_the_thinker_is_read_with() -> None:
     [
         ("CohereAsrForConditionalGeneration", "cross-attention KV"),
         ("VoxtralForConditionalGeneration", "params.json"),
-        ("MoonshotKimiaForCausalLM", "whisper-large-v3"),
     ],
 )
 def test_speech_classes_left_say_what_stops_them(name: str, words: str) -> None:

@@ -23,7 +23,7 @@ from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
 from kvtop.domain.architectures.towers import read_tower
 from kvtop.domain.architectures.towers_absent import absent_note, absent_section, not_modelled_note
-from kvtop.domain.architectures.towers_catalog import AUDIO_BY_OUTER_TYPE
+from kvtop.domain.architectures.towers_catalog import AUDIO_BY_OUTER_TYPE, TOWERS_BY_CLASS
 from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
 from kvtop.domain.architectures.towers_fields import ROOT
 from kvtop.domain.architectures.towers_named import named_tower
@@ -103,7 +103,8 @@ def read_config(
         quant=quant,
         multimodal=outer.vision_config is not None or any(isinstance(config.get(k), dict) for k in OTHER_VISION_SECTIONS)
         or isinstance(config.get(NAMED_TOWER), str) or isinstance(config.get("audio_config"), dict)
-        or (outer.model_type or "") in AUDIO_BY_OUTER_TYPE,  # an audio tower in another section (Granite-Speech)
+        or (outer.model_type or "") in AUDIO_BY_OUTER_TYPE  # an audio tower in another section (Granite-Speech)
+        or architecture in TOWERS_BY_CLASS,  # or one its class names (Fun-ASR)
         vision=_vision(outer.vision_config, source),
         tie_word_embeddings=tie,
         config_model_type=stated_type,
@@ -124,7 +125,7 @@ def read_config(
         update["speculative_draft"] = f"{architecture} (model_type {stated_type!r}) is not modelled by kvtop: {why}"
     # the outer model_type's tower first: a wrapper over a shared text entry with a tower of its own (MiniCPM-V 4.6
     # over Qwen3.5's text entry, whose Qwen ViT would misread MiniCPM's SigLIP section)
-    tower = TOWERS_BY_OUTER_TYPE.get(outer.model_type or "") or entry.tower
+    tower = TOWERS_BY_OUTER_TYPE.get(outer.model_type or "") or TOWERS_BY_CLASS.get(architecture) or entry.tower
     read, absent_why = None, None
     section = None if tower is None else config if tower.section == ROOT else config.get(tower.section)
     filled = tower is not None and section is None and not isinstance(config.get(NAMED_TOWER), str)

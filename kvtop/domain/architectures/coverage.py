@@ -37,6 +37,8 @@ WRAPPERS: frozenset[str] = frozenset({
     "GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration",
     "MossAudioModel",  # Qwen3 over language_config; its encoder, adapter and deepstack mergers: towers_moss
     "MossTranscribeDiarizeForConditionalGeneration",  # Qwen3 over text_config; vLLM's Whisper encoder: towers_moss
+    "FunAudioChatForConditionalGeneration",  # Qwen3 over text_config; both audio encoders: towers_funaudiochat
+    "MiDashengLMModel",  # Qwen2 over text_config; the Dasheng audio transformer and projector: towers_dasheng
     "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
 })  # fmt: skip
 
@@ -247,22 +249,12 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "(whisper.py) and a stacked-frame projector: no tower kind yet",
     "Qwen3ASRRealtimeGeneration": "Qwen3-ASR's streaming class (vLLM 0.33.0 qwen3_asr_realtime.py over "
     "Qwen3ASRForConditionalGeneration): not checked against its build",
-    "MiDashengLMModel": "MiDashengLM's Dasheng audio transformer (a mel frontend and a 2-D patch embedding; vLLM "
-    "0.33.0 / SGLang 0.5.23 midashenglm.py) and subsampling projector: no tower kind yet",
     "NemotronH_Nano_Omni_Reasoning_V3": NEMOTRON_OMNI,
     "NemotronH_Super_Omni_Reasoning_V3": NEMOTRON_OMNI,
     "MiMoV2ASRForCausalLM": "MiMo-V2.5-ASR: SGLang 0.5.23 mimo_v2_asr.py (mimo_audio.py "
     "AudioEncoderMixin.build_audio_encoder) builds the MiMo audio tokenizer from the checkpoint's "
     "audio_tokenizer/config.json beside its input-local Qwen2Model and speech embeddings: a model config.json does "
     "not size (the recon config's build stops on that file)",
-    "MoonshotKimiaForCausalLM": "Kimi-Audio: vLLM 0.33.0 kimi_audio.py sizes its Whisper encoder from the "
-    "checkpoint's whisper-large-v3/config.json (KimiAudioWhisperEncoder), not from config.json",
-    "FireRedASR2ForConditionalGeneration": "FireRedASR2's Conformer encoder and adapter (vLLM 0.33.0 "
-    "fireredasr2.py): no tower kind yet",
-    "FunASRForConditionalGeneration": "FunASR's SANM encoder (vLLM 0.33.0 funasr.py SenseVoiceEncoderSmall): no "
-    "tower kind yet",
-    "FunAudioChatForConditionalGeneration": "Fun-Audio-Chat's continuous and discrete audio encoders (vLLM 0.33.0 "
-    "funaudiochat.py): no tower kind yet",
 }
 
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in

@@ -51,7 +51,10 @@ DENSE: tuple[Architecture, ...] = (
     A("qwen2_5_vl_text", "Qwen2_5_VLTextConfig", tf("qwen2_5_vl"), d.QWEN2_VL_TEXT,
       ("Qwen2_5_VLForConditionalGeneration",), layers=Qwen2Window(), attention=Attention(qkv_bias=True),
       tower=t.QWEN2_5_VL),
-    A("qwen3", "Qwen3Config", tf("qwen3"), d.QWEN3, ("Qwen3ForCausalLM",), layers=Qwen2Window(), attention=QK_NORM),
+    # FunASRForConditionalGeneration: vLLM 0.33.0 funasr.py's config is a Qwen3Config (Qwen3Model and a LM head), its
+    # SANM encoder read by class (towers_catalog.TOWERS_BY_CLASS)
+    A("qwen3", "Qwen3Config", tf("qwen3"), d.QWEN3, ("Qwen3ForCausalLM", "FunASRForConditionalGeneration"),
+      layers=Qwen2Window(), attention=QK_NORM),
     A("qwen3_vl_text", "Qwen3VLTextConfig", tf("qwen3_vl"), d.QWEN3_VL_TEXT, ("Qwen3VLForConditionalGeneration",),
       attention=QK_NORM, tower=t.QWEN3_VL),
     A("gemma", "GemmaConfig", tf("gemma"), d.GEMMA, ("GemmaForCausalLM",)),

@@ -47,6 +47,16 @@ DENSE_MORE: tuple[Architecture, ...] = (
     A("minicpmv", "MiniCPMVConfig (remote code)", "openbmb/MiniCPM-V-2_6 configuration_minicpm.py", d.QWEN2,
       ("MiniCPMV",), layers=Qwen2Window(), attention=Attention(qkv_bias=True), tower=t.MINICPM_V2_6,
       refused_unless=(("version", "2.6", "MiniCPM-V 2.6's Qwen2 language model"),)),
+    # Kimi-Audio: KimiAudioConfig subclasses Qwen2Config; vLLM 0.33.0 kimi_audio.py builds Qwen2ForCausalLM over the
+    # config itself (q, k, v biases; its MIMO branch not built) beside a Whisper encoder sized from the checkpoint's
+    # whisper-large-v3/config.json and the VQ adaptor (towers_kimi_audio: assumed whisper-large-v3's sizes, said so)
+    A("moonshot_kimia", "KimiAudioConfig (remote code)", "moonshotai/Kimi-Audio-7B-Instruct configuration_moonshot_kimia.py",
+      d.QWEN2, ("MoonshotKimiaForCausalLM",), layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
+    # FireRedASR2-LLM: vLLM 0.33.0 fireredasr2.py builds Qwen2ForCausalLM over the config itself (q, k, v biases)
+    # beside a replicated Conformer encoder and adapter sized by `audio_encoder_conf` (towers_fireredasr2)
+    A("fireredasr2", "FireRedASR2 config (remote code; Qwen2 fields)", "vLLM 0.33.0 model_executor/models/fireredasr2.py",
+      d.QWEN2, ("FireRedASR2ForConditionalGeneration",), layers=Qwen2Window(), attention=Attention(qkv_bias=True),
+      tower=t.FIREREDASR2),
     A("ministral3", "Ministral3Config", tf("ministral3"), m.MINISTRAL3, ("Ministral3ForCausalLM",)),
     A("smollm3", "SmolLM3Config", tf("smollm3"), m.SMOLLM3, ("SmolLM3ForCausalLM",)),
     # Seed-OSS: q, k, v biases (attention_bias), o_proj's own flag (attention_out_bias)

@@ -40,13 +40,18 @@ from typing import Any
 from kvtop.domain.architectures import (
     towers_audio,
     towers_blip,
+    towers_dasheng,
     towers_deepseek_ocr,
     towers_ernie45_vl,
+    towers_fireredasr2,
+    towers_funasr,
+    towers_funaudiochat,
     towers_gemma3n,
     towers_glm,
     towers_intern,
     towers_isaac,
     towers_janus,
+    towers_kimi_audio,
     towers_mimo,
     towers_minicpm,
     towers_minimax,
@@ -149,6 +154,26 @@ def read_tower(
         adaptor = validated(towers_moss.MossOuterFields, outer, source=source)
         sizes = towers_audio.audio_sizes(vision_config, tower.defaults, source)
         return towers_moss.moss_transcribe_diarize(sizes, heads, adaptor, text_hidden)
+    if tower.kind == "kimi_audio":  # whisper-large-v3's sizes (Tower.absent_default) and kimia_adaptor_input_dim
+        heads = validated(towers_moss.MossWhisperFields, vision_config, source=source, prefix=f"{tower.section}.")
+        sizes = towers_audio.audio_sizes(vision_config, tower.defaults, source)
+        adaptor_in = validated(towers_kimi_audio.KimiAudioOuterFields, outer, source=source)
+        return towers_kimi_audio.kimi_audio(sizes, heads, adaptor_in, text_hidden)
+    if tower.kind == "funasr":  # `audio_encoder_conf` (SenseVoiceEncoderSmall's arguments)
+        return towers_funasr.funasr(validated(towers_funasr.SenseVoiceConf, vision_config, source=source,
+                                              prefix=f"{tower.section}."))  # fmt: skip
+    if tower.kind == "fireredasr2":  # `audio_encoder_conf` (ConformerEncoder's arguments), encoder_downsample_rate
+        conformer = validated(towers_fireredasr2.ConformerConf, vision_config, source=source, prefix=f"{tower.section}.")
+        rate = validated(towers_fireredasr2.FireRedOuterFields, outer, source=source)
+        return towers_fireredasr2.fireredasr2(conformer, rate, text_hidden)
+    if tower.kind == "funaudiochat":  # `audio_config` (FunAudioChatAudioEncoderConfig)
+        fun = validated(towers_funaudiochat.FunAudioChatAudioFields, vision_config, source=source,
+                        prefix=f"{tower.section}.")  # fmt: skip
+        return towers_funaudiochat.funaudiochat(towers_audio.audio_sizes(vision_config, tower.defaults, source), fun)
+    if tower.kind == "dasheng":  # `audio_encoder_config` (a DashengConfig) and the outer subsample_factor
+        dasheng = validated(towers_dasheng.DashengFields, vision_config, source=source, prefix=f"{tower.section}.")
+        subsample = validated(towers_dasheng.MiDashengOuterFields, outer, source=source)
+        return towers_dasheng.midashenglm(dasheng, subsample, text_hidden)
     if tower.kind in towers_audio.KINDS:  # an audio encoder (and Qwen2.5-Omni's vision tower beside it)
         return _read_audio(tower, vision_config, source, text_hidden, outer)
     if tower.kind == "step3p7":  # SGLang's own field names (towers_step)

@@ -25,7 +25,9 @@ SERVED_WITH_TOWER = frozenset({"HfMoondream"})
 
 def absent_note(tower: Tower) -> str:
     """The tower row's note where the section was filled in: the class defaults, or the sizes the outer config
-    class fills in (llava's CLIP-L/336)."""
+    class fills in (llava's CLIP-L/336); a tower sized from another file of the checkpoint says so (absent_words)."""
+    if tower.absent_words:
+        return tower.absent_words
     built = (
         f"transformers' {tower.config_class} defaults"
         if not tower.absent_default

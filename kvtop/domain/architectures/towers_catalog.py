@@ -8,11 +8,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvtop.domain.architectures import (
+    towers_dasheng,
     towers_deepseek_ocr,
     towers_ernie45_vl,
+    towers_fireredasr2,
+    towers_funasr,
+    towers_funaudiochat,
     towers_gemma3n,
     towers_isaac,
     towers_janus,
+    towers_kimi_audio,
     towers_mimo,
     towers_mistral_format,
     towers_mllama,
@@ -433,11 +438,17 @@ MOSS_TD = Tower(
 # MOSS-Audio (towers_moss): vLLM 0.33.0 moss_audio.py MossAudioEncoderConfig's defaults where a field is absent
 MOSS_AUDIO = Tower("MossAudioEncoderConfig", towers_moss.SOURCE, kind="moss_audio", section="audio_config",
                    audio_counted=True, absent_default={})  # fmt: skip
+# Towers read by the class a config names, where its model_type is a text-only entry's (Fun-ASR's config is a
+# Qwen3Config: model_type qwen3)
+TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER}
+FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
     "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
     "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH, "glmasr": GLM_ASR,
-    "moss_transcribe_diarize": MOSS_TD, "moss_audio": MOSS_AUDIO,
+    "moss_transcribe_diarize": MOSS_TD, "moss_audio": MOSS_AUDIO, towers_dasheng.OUTER_TYPE: towers_dasheng.TOWER,
+    towers_kimi_audio.OUTER_TYPE: towers_kimi_audio.TOWER, towers_funaudiochat.OUTER_TYPE: towers_funaudiochat.TOWER,
+    "fireredasr2": FIREREDASR2,  # also the entry's tower (by class name, whatever the model_type)
 }  # fmt: skip
 # Isaac's SigLIP2 and pixel-shuffle MLP (towers_isaac): PixelShuffleSiglip2VisionConfig's defaults (Siglip2VisionConfig's
 # and 256 patches) where vision_config leaves a field out

@@ -15,7 +15,7 @@ from typing import Literal
 
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.architectures.registry import BY_CLASS_NAME
-from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE
+from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE, TOWERS_BY_CLASS
 from kvtop.domain.architectures.towers_fields import Tower
 
 TowerVerdict = Literal["tower", "no_tower", "not_modelled"]
@@ -43,7 +43,8 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "Qwen3OmniMoeForConditionalGeneration": "qwen3_omni_moe_thinker", "Qwen3ASRForConditionalGeneration": "qwen3_asr_thinker",
     "GraniteSpeechForConditionalGeneration": "granite_speech", "GraniteSpeechPlusForConditionalGeneration": "granite_speech_plus",
     "IsaacForConditionalGeneration": "isaac", "Phi4ForCausalLMV": "phi4-siglip",
-    "GlmAsrForConditionalGeneration": "glmasr",
+    "GlmAsrForConditionalGeneration": "glmasr", "MiDashengLMModel": "midashenglm",
+    "MoonshotKimiaForCausalLM": "moonshot_kimia", "FunAudioChatForConditionalGeneration": "funaudiochat",
     "PixtralForConditionalGeneration": "pixtral",  # built from a Mistral-format params.json (mistral_params)
 }  # fmt: skip
 
@@ -57,6 +58,8 @@ NO_TOWER = "no tower kind in kvtop's book yet: the plan says 'vision tower weigh
 
 def tower_of(class_name: str) -> Tower | None:
     """The tower kvtop reads for a config naming this class (None: none)."""
+    if class_name in TOWERS_BY_CLASS:
+        return TOWERS_BY_CLASS[class_name]
     entry = BY_CLASS_NAME.get(class_name)
     if entry is not None and entry.tower is not None:
         return entry.tower

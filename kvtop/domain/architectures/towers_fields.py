@@ -114,6 +114,11 @@ class Tower:
         "nvlm_d",
         "deepseek_ocr",
         "moss_audio",  # MOSS-Audio: its encoder, adapter and deepstack mergers (towers_moss)
+        "kimi_audio",  # Kimi-Audio: vLLM's Whisper encoder (whisper-large-v3's sizes) and VQ adaptor (towers_kimi_audio)
+        "funasr",  # Fun-ASR: the SANM encoder and its adaptor (towers_funasr)
+        "fireredasr2",  # FireRedASR2: its Conformer encoder and adapter, replicated (towers_fireredasr2)
+        "funaudiochat",  # Fun-Audio-Chat: its continuous and discrete audio encoders (towers_funaudiochat)
+        "dasheng",  # MiDashengLM: the Dasheng audio transformer and subsampling projector (towers_dasheng)
         "moss_td",  # MOSS-Transcribe-Diarize: vLLM's Whisper encoder and the VQ adaptor (towers_moss)
         "gemma3n",  # Gemma-3n: MobileNet-v5, the USM audio encoder and both embedders (towers_gemma3n)
         "janus",  # Janus / Janus-Pro: SigLIP, aligners, VQ-16 and the generation head (towers_janus)
@@ -157,6 +162,9 @@ class Tower:
     # ({}: the vision config class's defaults, Llama4Config's vision_config None -> Llama4VisionConfig(); llava's
     # CLIP-L/336); None: unknown, the tower is "not modelled" (towers_absent)
     absent_default: Mapping[str, Any] | None = None
+    # where absent_default stands in for a file other than config.json (Kimi-Audio's whisper-large-v3/config.json):
+    # the row's words for it, in place of "the … its config class fills in" (towers_absent.absent_note)
+    absent_words: str = ""
     # what the class builds beside the tower that no config field sizes (MiMo-V2.5's audio tokenizer): "not modelled"
     notes: tuple[str, ...] = ()
     words: str = ""  # what the weights row holds, where not a vision tower and projector (Janus's generation towers)

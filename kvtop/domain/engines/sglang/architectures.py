@@ -322,6 +322,9 @@ _BLOCKS = (
                                             "srt/layers/attention/vision.py VisionAttention (dist_utils.divide)")),
     ("GlmAsrEncoder", BlockSplit(attention="never", mlp="never",
                                  source="0.5.23 srt/models/glmasr.py: transformers GlmAsrEncoder (nn.Linear)")),
+    ("DashengAudioTransformer", BlockSplit(attention="always", mlp="always",
+                                           source="0.5.23 srt/models/midashenglm.py DashengAttention's VisionAttention "
+                                           "(dist_utils.divide), DashengMlp Column/RowParallelLinear")),
     ("Gemma3nAudioEncoder", BlockSplit(attention="always", mlp="always",
                                        source="0.5.23 srt/models/gemma3n_audio.py: QKVParallelLinear (divides the "
                                        "heads), Column/RowParallelLinear for every other linear")),

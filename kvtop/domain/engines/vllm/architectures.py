@@ -314,6 +314,13 @@ _BLOCKS = (
     ("MossAudioEncoder", BlockSplit(attention="always", mlp="always",
                                     source="0.33.0 model_executor/models/moss_audio.py MossAudioAttention (raises "
                                     "unless encoder_attention_heads % tp == 0), Column/RowParallelLinear")),
+    ("FunAudioChatAudioEncoder", BlockSplit(attention="always", mlp="never", k_bias=True,
+                                            source="0.33.0 model_executor/models/funaudiochat.py "
+                                            "FunAudioChatAudioAttention (QKVParallelLinear bias=True, divides the "
+                                            "heads), FunAudioChatAudioEncoderLayer fc1 / fc2 nn.Linear")),
+    ("DashengAudioTransformer", BlockSplit(attention="always", mlp="always",
+                                           source="0.33.0 model_executor/models/midashenglm.py DashengAttention "
+                                           "(asserts num_heads % tp == 0), DashengMlp Column/RowParallelLinear")),
     ("WhisperEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
                                   source="0.33.0 model_executor/models/whisper.py WhisperAttention (asserts "
                                   "num_heads % tp == 0; QKVParallelLinear bias=True, a zero K bias at load)")),
@@ -358,8 +365,9 @@ DATA_PARALLEL_UNMODELLED = (
 # 0.33.0 models/whisper.py WhisperDecoder: embed_tokens an nn.Embedding (vocab × d_model whole, unpadded), proj_out a
 # ParallelLMHead tied to it (its weight is the embedding's)
 _WHISPER = ("WhisperForConditionalGeneration",)
+# vLLM 0.33.0 midashenglm.py AudioProjectorSubsample: Column/RowParallelLinear with their default bias=True
 TOWER_SPLIT = TowerSplit(k_eq_v_holds_v=("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), blocks=_BLOCKS,
-                         whole_embedding=_WHISPER,
+                         whole_embedding=_WHISPER, projector_bias=("DashengConfig",),
                          mlp_divides=True, data_parallel_flag=("mm-encoder-tp-mode", "data"),
                          data_parallel=DATA_PARALLEL_ENCODER,
                          data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED)  # fmt: skip
