@@ -59,9 +59,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.H200': LinearTerm(
         key='cuda_total.H200', features=('1 GiB',),
-        coefficients=(139.935,), error_bytes=134217728, records=2,
-        sources=2, gpus=('H200',),
-        novel_error_bytes=268435606, feature_sources=(2,),
+        coefficients=(139.893333,), error_bytes=134217728, records=3,
+        sources=3, gpus=('H200',),
+        novel_error_bytes=268435531, feature_sources=(3,),
     ),
     'cuda_total.L4': LinearTerm(
         key='cuda_total.L4', features=('1 GiB',),
@@ -125,9 +125,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.44885,), error_bytes=461498330, records=15,
+        coefficients=(0.451628,), error_bytes=458302644, records=15,
         sources=15, gpus=(),
-        novel_error_bytes=513183022, feature_sources=(15,),
+        novel_error_bytes=516378707, feature_sources=(15,),
     ),
 }  # fmt: skip
 # END FITTED

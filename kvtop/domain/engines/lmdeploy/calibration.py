@@ -38,7 +38,7 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"lmdeploy.context": (Term.
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='lmdeploy', factor=0.9617, records=4, sources=4,
+    engine='lmdeploy', factor=0.9663, records=4, sources=4,
 )
 # END FITTED
 

@@ -146,9 +146,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.02187, 9.565813, 0.089461, 0.027157), error_bytes=242017526, records=10,
-        sources=4, gpus=('H100', 'L40S'),
-        novel_error_bytes=242017526, feature_sources=(4, 4, 3, 2),
+        coefficients=(0.022205, 9.565728, 0.089135, 0.027395), error_bytes=134767912, records=11,
+        sources=5, gpus=('H100', 'H200', 'L40S'),
+        novel_error_bytes=134767912, feature_sources=(5, 5, 3, 3),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -158,9 +158,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.510714, 1.025, 0.109286), error_bytes=1653562409, records=39,
-        sources=3, gpus=('H100', 'L40S'),
-        novel_error_bytes=1653562409, feature_sources=(3, 2, 2),
+        coefficients=(0.510714, 0.983452, 0.0), error_bytes=1269699707, records=40,
+        sources=4, gpus=('H100', 'H200', 'L40S'),
+        novel_error_bytes=1269699707, feature_sources=(4, 3, 3),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
@@ -182,9 +182,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.133636, 0.411364), error_bytes=446676599, records=13,
-        sources=6, gpus=('H100', 'L40S'),
-        novel_error_bytes=446676599, feature_sources=(6, 1), unseen_error_bytes=446676599,
+        coefficients=(0.133636, 0.689697), error_bytes=901943131, records=14,
+        sources=7, gpus=('H100', 'H200', 'L40S'),
+        novel_error_bytes=901943131, feature_sources=(7, 2),
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -194,7 +194,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.3281, records=69, sources=32,
+    engine='vllm', factor=1.3791, records=73, sources=35,
 )
 # END FITTED
 
