@@ -64,7 +64,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   checkpoint-config  a model type whose configuration class ships with the checkpoint (its own Python
                    code, run by `--trust-remote-code`) that neither transformers nor SGLang's config
                    registry knows: a stand-in class taking the config.json fields as the published
-                   class does (checkpoint_configs.py), registered before the cases fork.
+                   class does (checkpoint_configs.py; checkpoint_config_classes.py registers them before
+                   the cases fork).
   host-values      `torch.linspace` without a device runs on the CPU while the model is built: a vision
                    tower reads its drop-path rates back as numbers (`.item()`), which meta tensors lack;
                    and `torch.tensor` of one Python number in standins.HOST_SCALAR_CLASSES (Phi-4-MM's audio
@@ -92,7 +93,7 @@ import time
 import traceback
 from typing import Any
 
-from checkpoint_configs import custom_code_reason, install_checkpoint_configs
+from checkpoint_config_classes import custom_code_reason, install_checkpoint_configs
 from isolation import IMPORTED, run_in_child, run_in_children, warm_imports
 from sglang_config_failures import classify
 from sglang_legacy import run_rank_legacy

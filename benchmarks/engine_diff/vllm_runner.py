@@ -40,7 +40,7 @@ import traceback
 from typing import Any
 
 import vllm_readings as readings
-from checkpoint_configs import custom_code_reason, install_checkpoint_configs
+from checkpoint_config_classes import custom_code_reason, install_checkpoint_configs
 from engine_failures import first_line
 from isolation import run_in_child, warm_imports
 from standins import (

@@ -45,7 +45,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   checkpoint-config      a model type whose configuration class ships with the checkpoint (its own
                          Python code, run by `--trust-remote-code`) and that neither transformers nor
                          vLLM's config registry knows: a stand-in class taking the config.json fields as
-                         the published class does (checkpoint_configs.py), registered before the cases fork.
+                         the published class does (checkpoint_configs.py; checkpoint_config_classes.py
+                         registers them before the cases fork).
   host-values            the engine's own functions whose small tensors a constructor reads back as
                          numbers (ALiBi slopes: `.tolist()`) run under the CPU device, as they hold values
                          on `cuda` (vllm_standins.HOST_VALUE_FUNCTIONS), as do constructors that read their

@@ -184,7 +184,7 @@ def test_a_checkpoints_own_configuration_code_is_named_as_the_reason(engine: str
     """transformers refuses these config folders ("contains custom code"): each config.json names its configuration
     class in auto_map.AutoConfig, the checkpoint's own Python file, or, where checkpoint_configs.py stands in for
     that class, its modeling classes (auto_map AutoModel...); the rows say which in one line
-    (checkpoint_configs.custom_code_reason), a harness limit, not the engine's answer."""
+    (checkpoint_config_classes.custom_code_reason), a harness limit, not the engine's answer."""
     version = {"vllm": "0.33.0", "sglang": "0.5.23"}[engine]
     for tp in (1, 2):
         row = next(r for r in load_rows(engine, version) if r["config"] == config and r["tp"] == tp)
