@@ -8,6 +8,7 @@ two decimals of GiB each, and sizes its pool from them with `mem_fraction_static
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import TypeVar
 
 from kvtop.domain.engine_log import EngineLog, Measured
@@ -72,7 +73,7 @@ def logged_token_capacity(log: EngineLog) -> int | None:
 _Record = TypeVar("_Record")
 
 
-def _latest(records: Sequence[_Record], at: Callable[[_Record], str | None]) -> _Record | None:
+def _latest(records: Sequence[_Record], at: Callable[[_Record], datetime | None]) -> _Record | None:
     """The record of the latest start: by the time its line carries (`at`) when every one carries a date (a log
     of two runs pasted out of order, C09, printed the later run first), else the last printed; equal times, the
     last printed."""

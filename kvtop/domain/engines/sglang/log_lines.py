@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -99,10 +100,14 @@ def _seconds(text: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def _stamp(text: str) -> str | None:
-    """The date and time SGLang's prefix carries (`[2025-10-07 23:17:19 DP0 TP0]` → `2025-10-07 23:17:19`)."""
+def _stamp(text: str) -> datetime | None:
+    """The date and time SGLang's prefix carries (`[2025-10-07 23:17:19 DP0 TP0]`; a fraction of a second after
+    `.` or `,`), or None."""
     match = _STAMP.search(text[:200])
-    return f"{match.group(1)} {match.group(2).replace(',', '.')}" if match else None
+    if match is None:
+        return None
+    clock = match.group(2).replace(",", ".")
+    return datetime.strptime(f"{match.group(1)} {clock}", "%Y-%m-%d %H:%M:%S.%f" if "." in clock else "%Y-%m-%d %H:%M:%S")
 
 
 def _append(fields: Fields, name: str, **values: object) -> bool:

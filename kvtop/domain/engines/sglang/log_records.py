@@ -7,6 +7,7 @@ ints; each rank keeps its values in printed order, because a log can hold two we
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -19,10 +20,10 @@ class _Frozen(BaseModel):
 
 
 class _Stamped(_Frozen):
-    """A line that states a capacity, with the time its prefix carries (`2025-10-07 23:17:19`, None without a
+    """A line that states a capacity, with the time its prefix carries (`[2025-10-07 23:17:19 TP0]`, None without a
     date): a log of two runs pasted out of order is read by it (docs/engines/sglang.md §11)."""
 
-    at: str | None = None
+    at: datetime | None = None
 
 
 class WeightLoad(_Frozen):
