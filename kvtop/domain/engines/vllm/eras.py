@@ -184,7 +184,6 @@ MLA_HYBRID_ALIGNMENT_ERAS: Eras[int] = Eras((
     Era("0.33.0", 128, "v0.33.0 platforms/interface.py Platform._align_hybrid_block_size (model_config.use_mla); "
         "the release that added it is not pinned"),
 ))  # fmt: skip
-# NemotronH's SSM state dtype when its config names none (NemotronHForCausalLMConfig, §4.4): bytes per element.
 # Lightning attention's width (LoadCasts.state_width_from_rope, docs/engines/vllm.md §4.4): vLLM's _CONFIG_REGISTRY
 # has no bailing_hybrid, so a Ling-2.5 config is read through transformers 5.20.2's BailingHybridConfig (pinned by
 # the 0.33.0 wheel), whose __post_init__ sets head_dim = qk_rope_head_dim; layers/mamba/linear/base.py
@@ -197,6 +196,7 @@ STATE_WIDTH_FROM_ROPE_ERAS: Eras[frozenset[str]] = Eras((
         "models/bailing_moe_linear.py over transformers 5.20.2 BailingHybridConfig.__post_init__ (head_dim = "
         "qk_rope_head_dim); the release that added the class is not pinned (read as v0.33.0)"),
 ))  # fmt: skip
+# NemotronH's SSM state dtype when its config names none (NemotronHForCausalLMConfig, §4.4): bytes per element.
 NEMOTRON_H_SSM_DTYPE_ERAS: Eras[int] = Eras((
     Era("", 2, "v0.13.0 NemotronHForCausalLMConfig: mamba_ssm_cache_dtype from the config, else float16"),
     Era(
