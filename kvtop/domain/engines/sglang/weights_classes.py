@@ -59,12 +59,12 @@ from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weights import WeightRow, weights_book
 
 UNUSED_QK_NORMS = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1HybridAttentionDecoderLayer
-# the LM head held in fp32, by class: falcon_h1.py FalconH1ForCausalLM.__init__ lm_head.float() (a tied head is the
-# embedding, cast too); bailing_moe_linear.py BailingMoeV2_5ForCausalLM.__init__ ParallelLMHead(params_dtype=
-# torch.float32) unless tie_word_embeddings (the head is then word_embeddings, in the model dtype; read in 0.5.23,
-# the class's first release: Ring-V2.5's class defaults, 157,184 × 2,048 × 2 B more at TP 1, the meta build's)
-FP32_HEAD = frozenset({"FalconH1ForCausalLM", "BailingMoeV2_5ForCausalLM"})
-FP32_HEAD_UNTIED_ONLY = frozenset({"BailingMoeV2_5ForCausalLM"})
+# the LM head held in fp32, by class -> whether a tied head (the embedding itself) is cast too: falcon_h1.py
+# FalconH1ForCausalLM.__init__ lm_head.float() (a tied head is the embedding, cast too: True);
+# bailing_moe_linear.py BailingMoeV2_5ForCausalLM.__init__ ParallelLMHead(params_dtype=torch.float32) unless
+# tie_word_embeddings (the head is then word_embeddings, in the model dtype: False; read in 0.5.23, the class's first
+# release: Ring-V2.5's class defaults, 157,184 × 2,048 × 2 B more at TP 1, the meta build's)
+FP32_HEAD: dict[str, bool] = {"FalconH1ForCausalLM": True, "BailingMoeV2_5ForCausalLM": False}
 ATTENTION_KINDS = (LayerKind.FULL, LayerKind.SLIDING)
 QK_NORM_WHEN_STATED = frozenset({"HunYuanDenseV1ForCausalLM"})  # hunyuan.py HunYuanAttention: use_qk_norm
 CLASS_RULE_ERAS: Eras[bool] = Eras((
@@ -153,7 +153,7 @@ def _fp32_head(
     """The LM head's rows on this rank at fp32 less the book's model-dtype count of them (the last stage)."""
     if (
         model.architecture not in FP32_HEAD
-        or (model.architecture in FP32_HEAD_UNTIED_ONLY and model.tie_word_embeddings)
+        or (model.tie_word_embeddings and not FP32_HEAD[model.architecture])
         or layers.stop != model.num_layers
         or model.dtype_bytes >= SCALE_FP32
     ):
