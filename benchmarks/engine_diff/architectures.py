@@ -17,13 +17,14 @@ Each difference's reading is arch_readings.py's; one stage's figures are a `stag
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 from benchmarks.engine_diff.arch_readings import arch_reading
 from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
 from benchmarks.engine_diff.stage_check import StageCheck
 from benchmarks.engine_diff.table import Row, load_fixtures
+from kvtop.domain.kv import KvPool
 
 
 def clip(text: str) -> str:
@@ -45,9 +46,12 @@ KV_KIND = {  # vLLM spec class -> kvtop pool
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",
     "MambaSpec": "state", "IndexerSpec": "dsa_index", "CircularBufferSpec": "ring",
 }  # fmt: skip
-# pools a request holds a fixed page of, whatever its length (compared per request, not per token): a Mamba state;
-# a CircularBufferSpec ring (vLLM 0.33.0 kv_cache_interface.py: one block per request, kvtop's kv_ring.py)
-PER_REQUEST = ("state", "ring")
+# pools a request holds a fixed page of, whatever its length (compared per request, not per token): kvtop's own
+# answer (KvPool.per_request: a Mamba state; a CircularBufferSpec ring, vLLM 0.33.0 kv_cache_interface.py one block
+# per request, kv_ring.py), asked of every pool name the book knows
+PER_REQUEST = frozenset(
+    name for name in get_args(KvPool.model_fields["name"].annotation) if KvPool(name=name, layers=0).per_request
+)
 # vLLM 0.33 gives DSA's indexer key cache an MLAAttentionSpec of its own (head size 132, uint8), and MiniMax-M3's
 # lightning-indexer key cache one too (MiniMaxM3IndexerCache, models/minimax_m3/common/indexer.py: one bf16 head of
 # sparse_index_dim, registered as `<layer>.self_attn.attn.index_cache`): its layer name, not its spec class, says
