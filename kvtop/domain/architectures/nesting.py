@@ -35,10 +35,10 @@ FIXED_TEXT: Mapping[str, str] = {
     # text_config (a qwen2_5_omni_text section)
     "qwen2_5_omni_thinker": "qwen2",
     "qwen3_omni_moe_thinker": "qwen3_vl_moe_text",
-    "qwen3_asr_thinker": "qwen3",
+    "qwen3_asr_thinker": "qwen3",  # vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py: Qwen3ForCausalLM over text_config
     # vLLM 0.33.0 moss_transcribe_diarize.py: Qwen3ForCausalLM over text_config (MossTranscribeDiarizeConfig: Qwen3Config)
     "moss_transcribe_diarize": "qwen3",
-    "moss_audio": "qwen3",  # vLLM 0.33.0 moss_audio.py MossAudioConfig: Qwen3Config(**language_config)  # vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py: Qwen3ForCausalLM over text_config
+    "moss_audio": "qwen3",  # vLLM 0.33.0 moss_audio.py MossAudioConfig: Qwen3Config(**language_config)
     "funaudiochat": "qwen3",  # vLLM 0.33.0 funaudiochat.py: Qwen3ForCausalLM over text_config whatever its model_type
     "midashenglm": "qwen2",  # vLLM 0.33.0 / SGLang 0.5.23 midashenglm.py: Qwen2ForCausalLM over text_config
     "step3_vl": "step3_text",  # Step3VLConfig (vLLM / SGLang configs/step3_vl.py): text_config a Step3TextConfig
