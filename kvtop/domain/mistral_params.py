@@ -8,7 +8,7 @@ Mistral-Large-3 (DeepSeek-V3's layout, class MistralLarge3ForCausalLM), a list `
 YaRN as `rope_parameters`, `quantization` as `quantization_config`, and a `vision_encoder` section as the
 Pixtral wrapper (PixtralForConditionalGeneration) over the text config. A field kvtop does not know, or one whose
 value changes the layout in a way no entry reads, is refused naming it, never dropped. Every model read so
-carries `config_format` (said as a note by plan and explain). A key the model needs is required: vLLM's config
+carries `config_format` (said as a note by plan and explain). A key the model needs is required: vLLM 0.33.0's config
 from a params.json is a bare PreTrainedConfig, so no class default stands in for a missing one (an error naming
 the file's key); a missing `n_kv_heads` is `n_heads` (llama.py LlamaDecoderLayer's getattr), a latent model's
 missing `q_lora_rank` no query compression (deepseek_v2.py's hasattr), as vLLM reads them.
