@@ -50,15 +50,21 @@ EVERY_STAGE_ERAS: Eras[dict[str, EveryStage]] = Eras((
 ))  # fmt: skip
 
 
-# Classes that build their LM head apart whatever the config's tie_word_embeddings: whisper.py (0.5.23; first release
-# not pinned) WhisperForConditionalGeneration.proj_out a ParallelLMHead of its own (vocab padded, split over TP), its
-# load_weights copying embed_tokens' weight into it (openai--whisper-large-v3 meta-built: proj_out 132,874,240 B at
-# TP 1, 51,904 × 1,280 × 2 B)
-UNTIED_HEAD = frozenset({"WhisperForConditionalGeneration"})
+# Classes that build their LM head apart whatever the config's tie_word_embeddings, by release: whisper.py
+# WhisperForConditionalGeneration.proj_out a ParallelLMHead of its own (vocab padded, split over TP), its load_weights
+# copying embed_tokens' weight into it (openai--whisper-large-v3 meta-built: proj_out 132,874,240 B at TP 1, 51,904 ×
+# 1,280 × 2 B)
+UNTIED_HEAD_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "not read before 0.5.23 (0.5.6.post2 has no whisper.py): the config's tying"),
+    Era("0.5.23", frozenset({"WhisperForConditionalGeneration"}),
+        "sglang/srt/models/whisper.py proj_out ParallelLMHead (meta build, TP 1 and 2); the release that added it "
+        "is not pinned"),
+))  # fmt: skip
 
 
 def stage_parts(model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
     """The parts this release's class of `model` builds on stage `pp_rank` of `pp`."""
     every = EVERY_STAGE_ERAS.at(version).get(model.architecture)
     parts = parts_of_stage(every, model.tie_word_embeddings, pp_rank, pp)
-    return parts.model_copy(update={"tied_head": False}) if model.architecture in UNTIED_HEAD else parts
+    untied = model.architecture in UNTIED_HEAD_ERAS.at(version)
+    return parts.model_copy(update={"tied_head": False}) if untied else parts
