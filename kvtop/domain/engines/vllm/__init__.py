@@ -42,7 +42,8 @@ class VllmRules(VllmBudget, EngineBase):
     # latent attention runs as plain Attention (models/minicpm3.py MiniCPM3Attention: num_kv_heads = the rank's
     # heads, head size qk_nope + qk_rope, V padded to it; read in v0.13.0 and v0.33.0)
     kv_storage = KvStorage(
-        fp4_scales_per_head=True, draft_kv_as_layers=True, mla_as_heads=frozenset({"MiniCPM3ForCausalLM"})
+        fp4_scales_per_head=True, draft_kv_as_layers=True, mla_as_heads=frozenset({"MiniCPM3ForCausalLM"}),
+        encoder_decoder="cross_pool",  # §4.8: a CrossAttentionSpec group beside the decoder's (encdec.py)
     )
     pp_remainder: PpRemainder = "second_to_last"
     sizes_every_rank_from_least_free = False  # §4: each worker its own memory, then the least block count
