@@ -143,3 +143,10 @@ def test_kvtop_plan_on_sglang_divides_by_the_96_layer_cell() -> None:
     plan = json.loads(out.stdout)
     assert plan["kv_bytes_per_token"] == (32 + 2 * 32) * 5_120 == 491_520
     assert plan["token_capacity"] == plan["kv_budget_bytes"] // 491_520
+
+
+def test_vllm_before_the_releases_read_refuses_by_name() -> None:
+    """V0's encoder-decoder runner kept cross-attention block tables of its own (not read): refused, not planned."""
+    settings = parse_flags("vllm", ["--engine-version", "0.8.5"])
+    with pytest.raises(UnsupportedModelError, match="encoder-decoder"):
+        predict(model_from_config(json.loads(LARGE_V3.read_text())), settings, gpu_total_bytes=80 * GIB)

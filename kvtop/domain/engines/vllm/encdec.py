@@ -14,7 +14,16 @@ most max_num_seqs × max_model_len (engine/arg_utils.py _set_default_max_num_seq
 from __future__ import annotations
 
 from kvtop.domain.engines.base import KvCell
+from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.launch import LaunchSettings
+
+# Where kvtop reads the cross-attention group (`KvStorage.encoder_decoder = "cross_pool"`); before it, refused by name
+CROSS_GROUP_ERAS: Eras[bool] = Eras((
+    Era("", False, "V0's encoder-decoder runner (cross-attention block tables per sequence group) and V1 before "
+        "PR #21088 (V1 Whisper: CrossAttentionSpec, CrossAttentionManager): not read"),
+    Era("0.13.0", True, "read at v0.13.0 and v0.33.0: v1/kv_cache_interface.py CrossAttentionSpec, "
+        "config/scheduler.py max_num_encoder_input_tokens; PR #21088's first release not pinned, a v0.15.1 log agrees"),
+))  # fmt: skip
 
 
 def encoder_tokens(settings: LaunchSettings, default: int, max_seqs: int, max_len: int) -> tuple[int, str]:
