@@ -150,3 +150,19 @@ def test_vllm_before_the_releases_read_refuses_by_name() -> None:
     settings = parse_flags("vllm", ["--engine-version", "0.8.5"])
     with pytest.raises(UnsupportedModelError, match="encoder-decoder"):
         predict(model_from_config(json.loads(LARGE_V3.read_text())), settings, gpu_total_bytes=80 * GIB)
+
+
+def test_kvtop_explain_reads_the_encoder_budget_from_the_log() -> None:
+    """With no GPU named, the log's `Encoder cache will be initialized with a budget of 2048 tokens` is the
+    max_num_batched_tokens (= encoder_cache_size): concurrency 4,153 / (28 + 2,048 ÷ 16) = 26.62, as logged; kvtop's
+    80 GiB stand-in would otherwise take 8,192 (4,153 / 540 = 7.69)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "kvtop", "explain", str(CASES / "vllm/wsl-v0151-whisper-large-v3/engine.log"),
+         "--model", str(LARGE_V3), "--json", "--no-calibration-store"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["verdict"] == "match" and any("encoder cache budget" in n for n in result["notes"])
+    # the cell: 156 blocks of 2,621,440 B over 448 tokens = 912,822.86 B, rounded up
+    assert result["predicted"]["kv_bytes_per_token"] == -(-(156 * BLOCK) // 448) == 912_823
