@@ -40,11 +40,13 @@ def clip(text: str) -> str:
 # "text": vLLM 0.33.0 moondream3.py builds its language model as the child `text` (under _mark_language_model)
 LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm",
                      "output", "llm", "text",
+                     "proj_out",  # Whisper's LM head beside `decoder` (SGLang 0.5.23 whisper.py: a ParallelLMHead)
                      "decoder")  # vLLM 0.33.0 midashenglm.py: the Qwen2ForCausalLM is `decoder`  # fmt: skip
 KV_KIND = {  # vLLM spec class -> kvtop pool
     "FullAttentionSpec": "full", "MLAAttentionSpec": "full", "SinkFullAttentionSpec": "full",
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",
     "MambaSpec": "state", "IndexerSpec": "dsa_index", "CircularBufferSpec": "ring",
+    "CrossAttentionSpec": "cross",  # an encoder-decoder's cross-attention (Whisper: kvtop's cross pool, vllm/encdec.py)
 }  # fmt: skip
 # pools a request holds a fixed page of, whatever its length (compared per request, not per token): kvtop's own
 # answer (KvPool.per_request: a Mamba state; a CircularBufferSpec ring, vLLM 0.33.0 kv_cache_interface.py one block

@@ -44,6 +44,8 @@ def param_bytes(model: Any) -> dict[str, int]:
     # beside the language model model.decoder
     nesting |= {name.split(".", 1)[0] for name in names if name.split(".")[1:2] == ["encoder_projector"]}
     nesting |= {name.split(".", 1)[0] for name in names if name.split(".")[1:3] == ["encoder", "audio_encoder"]}
+    # Whisper (whisper.py WhisperModel: model.encoder, whose conv1 is its own, beside model.decoder)
+    nesting |= {name.split(".", 1)[0] for name in names if name.split(".")[1:3] == ["encoder", "conv1"]}
     out: dict[str, int] = {}
     for name, param in model.named_parameters(remove_duplicate=True):
         parts = name.split(".")

@@ -258,6 +258,7 @@ class FamilyFields(ConfigSection):
     decoder_attention_heads: Heads | None = None
     decoder_ffn_dim: Intermediate | None = None
     max_target_positions: Positions | None = None
+    encoder_layers: Layers | None = None  # … and its encoder's layers, which SGLang's one token pool also sizes
     # DeepSeek-V4's compressed attention: a compress ratio per layer (then per MTP layer), grouped o LoRAs,
     # hyper-connection streams, token-id routed layers, its routed experts' stored type ("fp4": MXFP4)
     compress_ratios: Annotated[list[CompressRatio], Field(max_length=MAX_LAYERS)] | None = None

@@ -1,12 +1,14 @@
-"""The KV book: bytes per token per rank, per pool (full, sliding window, DSA index, state, ring).
+"""The KV book: bytes per token per rank, per pool (full, sliding window, DSA index, state, ring, cross).
 
 Per layer and token, MHA/GQA/MQA keep `kv_heads_per_rank × (head_dim + v_head_dim)` elements
 (K and V widths may differ); MLA keeps one latent of `kv_lora_rank + qk_rope_head_dim`,
 never divided by attention TP; DSA adds the indexer key. Linear-attention / Mamba layers
-keep a fixed state per request instead, and a circular buffer (kv_ring.py) one page per request. FP8 is one byte per element; FP4 is half a byte plus
-a one-byte scale per 16 elements; MXFP8 one byte plus a scale per 32. INT8 / INT4 (LMDeploy's
-`quant_policy` 8 / 4) are one byte / half a byte per element, plus a scale and a zero point in the
-model's dtype per token, per head, for K and for V where the engine keeps them (`KvStorage`).
+keep a fixed state per request instead, and a circular buffer (kv_ring.py) one page per request.
+An encoder-decoder's cross-attention layers keep the encoder's tokens (`KvStorage.encoder_decoder`).
+FP8 is one byte per element; FP4 is half a byte plus a one-byte scale per 16 elements; MXFP8 one
+byte plus a scale per 32. INT8 / INT4 (LMDeploy's `quant_policy` 8 / 4) are one byte / half a byte per
+element, plus a scale and a zero point in the model's dtype per token, per head, for K and for V where the
+engine keeps them (`KvStorage`).
 """
 
 from __future__ import annotations
@@ -101,6 +103,12 @@ class KvStorage(BaseModel):
     # cross-attention layers (Mllama's `ModelSpec.cross_attention_layers`) keep their encoder tokens' KV in the one
     # token pool as full-attention layers (SGLang); False: the engine's cross-attention cache is not modelled
     cross_attention_in_pool: bool = False
+    # an encoder-decoder's cross-attention KV (Whisper: `ModelSpec.encoder_layers`, `BodyShape.cross_attention`):
+    # "one_pool" the encoder's and the cross-attention layers are more layers of the one token pool, each the
+    # decoder's row (SGLang 0.5.23: num_attention_layers = encoder_layers + 2 × decoder_layers); "cross_pool" the
+    # cross-attention layers a pool of their own whose tokens a request holds are the encoder's, not its length
+    # (vLLM 0.33.0 CrossAttentionSpec, engines/vllm/encdec.py); "": not modelled (ENCODER_DECODER_NOT_MODELLED)
+    encoder_decoder: Literal["", "one_pool", "cross_pool"] = ""
 
 
 def resolve_kv_format(
@@ -151,7 +159,7 @@ class KvPool(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    name: Literal["full", "swa", "dsa_index", "state", "ring"]
+    name: Literal["full", "swa", "dsa_index", "state", "ring", "cross"]  # cross: an encoder's tokens a request
     layers: int
     bytes_per_token: int = 0  # for token pools, all its layers together
     bytes_per_layer_token: float = 0.0
@@ -308,7 +316,7 @@ def kv_book(
         return _compressed_book(model, layers, fmt, storage, draft_layers)
     if not storage.cross_attention_in_pool and any(i in model.cross_attention_layers for i in layers):
         raise UnsupportedModelError(CROSS_NOT_MODELLED, field="cross_attention_layers", source=model.source)
-    if model.body.cross_attention:
+    if model.body.cross_attention and not storage.encoder_decoder:
         raise UnsupportedModelError(ENCODER_DECODER_NOT_MODELLED, field="is_encoder_decoder", source=model.source)
     latent = _stores_latent(model, storage)
 
@@ -341,11 +349,15 @@ def kv_book(
     held_no_op = len(no_op) if storage.pool_holds_no_op_layers and plain and full_layers else 0
     # drafts an engine stores as extra full layers (docs/engines: the draft's KV beside the target's)
     as_layers = draft_layers if storage.draft_kv_as_layers and full_layers else 0
-    for name, members in (("full", full_layers), ("swa", sliding_layers)):
+    # an encoder-decoder's encoder and cross-attention layers, as the engine holds them (KvStorage.encoder_decoder)
+    one_pool = model.encoder_layers + len(full_layers) if model.body.cross_attention else 0
+    cross = [("cross", full_layers)] if model.body.cross_attention and storage.encoder_decoder == "cross_pool" else []
+    one_pool = one_pool if storage.encoder_decoder == "one_pool" else 0
+    for name, members in (("full", full_layers), ("swa", sliding_layers), *cross):
         if not members:
             continue
         each = [layer_bytes(i) for i in members]
-        extra = as_layers + held_no_op if name == "full" else 0
+        extra = as_layers + held_no_op + one_pool if name == "full" else 0
         total = sum(per for per, _, _ in each) + extra * each[0][0]
         held = len(members) + extra
         pools.append(
@@ -406,12 +418,11 @@ CROSS_NOT_MODELLED = (
 # logs capacity as num_blocks ÷ (both groups' pages a request) × max_model_len (v1/core/kv_cache_utils.py
 # get_max_concurrency_for_kv_cache_config); SGLang 0.5.23 whisper.py gives the encoder's, the decoder's and the
 # cross-attention layers each a layer of its one token pool (configs/model_config.py num_attention_layers =
-# encoder_layers + 2 × decoder_layers). Neither is solved by kvtop's budgets.
+# encoder_layers + 2 × decoder_layers): `KvStorage.encoder_decoder` says which; an engine with neither refuses.
 ENCODER_DECODER_NOT_MODELLED = (
-    "an encoder-decoder's KV is not modelled: the decoder's cross-attention KV over the encoder's states (a fixed "
-    "number of encoder tokens a request: vLLM 0.33.0 sizes it as its own KV cache group of CrossAttentionSpec "
-    "pages beside the self-attention group, sharing one block pool; SGLang 0.5.23 holds the encoder's, the "
-    "decoder's and the cross-attention layers in one token pool) is a capacity kvtop's budgets do not solve"
+    "an encoder-decoder's KV is not modelled for this engine: the decoder's cross-attention KV over the encoder's "
+    "states (a fixed number of encoder tokens a request; kvtop models vLLM 0.33.0's CrossAttentionSpec group and "
+    "SGLang 0.5.23's one token pool, not this engine's)"
 )
 COMPRESSED_NOT_MODELLED = (
     "compressed attention (DeepSeek-V4 compress_ratios: a latent per 4 or 128 tokens by layer, compressor states, "

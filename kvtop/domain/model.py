@@ -220,7 +220,8 @@ class BodyShape(BaseModel):
     q_low_rank: int = 0
     # an encoder-decoder's cross-attention beside every layer's self-attention (Whisper's encoder_attn): q_proj and
     # out_proj hidden × hidden, k and v hidden × hidden each, all biased (the engines add the K bias the checkpoint
-    # lacks), split with the heads but out_proj's bias; its KV over the encoder's states is kv.py's refusal
+    # lacks), split with the heads but out_proj's bias; its KV over the encoder's states each engine's own
+    # (kv.py `KvStorage.encoder_decoder`)
     cross_attention: bool = False
 
 
@@ -298,6 +299,9 @@ class ModelSpec(BaseModel):
     # weights; their KV sits in the same pool as the other layers' (SGLang 0.5.23 mllama.py, RadixAttention
     # is_cross_attention), so the KV book counts them as full-attention layers
     cross_attention_layers: tuple[int, ...] = ()
+    # an encoder-decoder's encoder layers (Whisper's encoder_layers; 0: none): SGLang 0.5.23 gives each a layer of its
+    # one token pool beside the decoder's (configs/model_config.py num_attention_layers), kv.py `KvStorage.encoder_decoder`
+    encoder_layers: int = 0
     shared_block: SharedBlockSpec | None = None  # Zamba2: its full-attention layers run a shared block
     sliding_window: int | None = None
     # the config's `sliding_window` where the family gives no window pattern and no `layer_types` (Mistral,

@@ -2,7 +2,7 @@
 own classes built on the meta device (tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json) for two
 real config.json (tests/data/configs/families, SOURCES.md there) and large-v3-turbo's reconstruction (recon/: 4
 decoder layers under a 32-layer encoder): the weights book equal on both engines at TP 1 and 2, the expected bytes
-written here from the engines' module code; the KV refused by name.
+written here from the engines' module code (the KV books against the engines': test_whisper_kv.py).
 """
 
 from __future__ import annotations
@@ -14,13 +14,10 @@ import pytest
 
 from benchmarks.engine_diff.registry_sweep import load_rows
 from kvtop.domain.architectures.coverage import verdict
-from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.sglang.pp_parts import stage_parts as sglang_parts
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
-from kvtop.domain.errors import UnsupportedModelError
-from kvtop.domain.kv import ENCODER_DECODER_NOT_MODELLED, kv_book
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
@@ -73,8 +70,8 @@ def engine_row(engine: str, version: str, name: str, tp: int) -> dict[str, Any]:
 
 
 def test_the_engines_bytes_are_the_modules_arithmetic() -> None:
-    """The meta builds' bytes by top-level child are the hand arithmetic above: vLLM's `model` holds the encoder
-    and decoder (proj_out tied, nothing more); SGLang's `encoder`, `decoder` and `proj_out` apart."""
+    """The meta builds' bytes by top-level child are the hand arithmetic above: vLLM's `model.encoder` and
+    `model.decoder` (proj_out tied, nothing more); SGLang's `encoder`, `decoder` and `proj_out` apart."""
     expected = {("openai--whisper-small", 1): 483_525_120, ("openai--whisper-small", 2): 285_187_584,
                 ("openai--whisper-large-v3", 1): 3_087_226_880, ("openai--whisper-large-v3", 2): 1_618_524_160,
         ("recon--openai--whisper-large-v3-turbo", 1): 1_617_858_560,
@@ -82,11 +79,9 @@ def test_the_engines_bytes_are_the_modules_arithmetic() -> None:
     for (name, tp), total in expected.items():
         d, enc_layers, layers, ffn, mels, vocab = SHAPES[name]
         enc, dec = encoder_params(d, enc_layers, ffn, mels, tp), decoder_params(d, layers, ffn, vocab, tp)
-        assert (
-            B * (enc + dec)
-            == total
-            == engine_row("vllm", "0.33.0", name, tp)["stages"][0]["param_bytes"]["model"]
-        )
+        vllm = engine_row("vllm", "0.33.0", name, tp)["stages"][0]["param_bytes"]
+        assert B * (enc + dec) == total == sum(vllm.values())
+        assert vllm == {"model.encoder": B * enc, "model.decoder": B * dec}
         sglang = engine_row("sglang", "0.5.23", name, tp)["stages"][0]["param_bytes"]
         assert sglang == {
             "encoder": B * enc,
@@ -133,26 +128,6 @@ def test_the_decoder_is_read_from_its_own_fields() -> None:
     assert (m.max_position_embeddings, m.tie_word_embeddings, m.architecture) == (
         448, True, "WhisperForConditionalGeneration")  # fmt: skip
     assert verdict("WhisperForConditionalGeneration")[0] == "entry"
-
-
-@pytest.mark.parametrize("engine", ["vllm", "sglang"])
-def test_the_kv_is_refused_by_name(engine: str) -> None:
-    """Both engines hold the cross-attention KV their own way (kv.ENCODER_DECODER_NOT_MODELLED): refused, never a
-    self-attention-only figure (vLLM's specs: 32 FullAttentionSpec and 32 CrossAttentionSpec layers of 81,920-B
-    pages at TP 1; SGLang's cell 491,520 B = (32 + 2 × 32) layers × 2 × 20 × 64 × 2 B)."""
-    m = model("openai--whisper-large-v3")
-    kinds = [
-        s["kind"]
-        for s in engine_row("vllm", "0.33.0", "openai--whisper-large-v3", 1)["stages"][0]["layer_specs"]
-    ]
-    assert (kinds.count("FullAttentionSpec"), kinds.count("CrossAttentionSpec")) == (32, 32)
-    assert (
-        engine_row("sglang", "0.5.23", "openai--whisper-large-v3", 1)["cell_size"]
-        == (32 + 2 * 32) * 2 * 20 * 64 * 2
-    )
-    with pytest.raises(UnsupportedModelError, match="encoder-decoder"):
-        kv_book(m, ParallelLayout(), range(m.num_layers), "bf16", engine_rules(engine).kv_storage)
-    assert "cross-attention KV" in ENCODER_DECODER_NOT_MODELLED
 
 
 def test_turbo_is_the_published_parameter_count() -> None:

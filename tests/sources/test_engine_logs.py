@@ -97,6 +97,7 @@ VLLM_PICKS: dict[str, Callable[[VllmRankLog], Any]] = {
     "kv_cache_size_gib": lambda r: next((v.figures.get("kv_cache_size") for v in r.v0_profiles), None),
     "refusal_kv_tokens": lambda r: _attr(r.token_shortfalls, 0, "kv_tokens"),
     "refusal_max_seq_len": lambda r: _attr(r.token_shortfalls, 0, "max_seq_len"),
+    "encoder_cache_budget_tokens": lambda r: _nth(r.encoder_cache_budgets, 0),  # an encoder-decoder's (§4.8)
 }
 # LMDeploy (docs/engines/lmdeploy.md §2.4): TurboMind's `[BlockManager]` triple and the session-length
 # truncation, printed once per TP rank thread with no rank in the line.

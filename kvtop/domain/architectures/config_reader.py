@@ -104,7 +104,8 @@ def read_config(
         multimodal=outer.vision_config is not None or any(isinstance(config.get(k), dict) for k in OTHER_VISION_SECTIONS)
         or isinstance(config.get(NAMED_TOWER), str) or isinstance(config.get("audio_config"), dict)
         or (outer.model_type or "") in AUDIO_BY_OUTER_TYPE  # an audio tower in another section (Granite-Speech)
-        or architecture in TOWERS_BY_CLASS,  # or one its class names (Fun-ASR)
+        or architecture in TOWERS_BY_CLASS  # or one its class names (Fun-ASR)
+        or (entry.tower is not None and entry.tower.section == ROOT),  # or its top level sizes (Whisper's encoder)
         vision=_vision(outer.vision_config, source),
         tie_word_embeddings=tie,
         config_model_type=stated_type,

@@ -230,10 +230,10 @@ NEMOTRON_OMNI = (
 # classes that are planned: towers_audio; the rest keep _KINDS' general reason).
 SPEECH_NOT_MODELLED: Mapping[str, str] = {
     # vLLM 0.33.0 cohere_asr.py (SGLang 0.5.23 registers no such class): Whisper's mechanism (table_encdec.py), its
-    # KV refused alike, but a NeMo config no entry reads: ConformerEncoder from the nested `encoder` dict,
+    # KV the same cross pool (engines/vllm/encdec.py), but a NeMo config no entry reads: ConformerEncoder from the nested `encoder` dict,
     # CohereASRDecoder from `transf_decoder.config_dict` (hidden_size, inner_size, num_attention_heads) and `head`
     "CohereAsrForConditionalGeneration": "an encoder-decoder ASR model: its decoder's cross-attention KV (vLLM 0.33.0 "
-    "cohere_asr.py CohereASRDecoderLayer: a CrossAttentionSpec group, as Whisper's, kv.ENCODER_DECODER_NOT_MODELLED) "
+    "cohere_asr.py CohereASRDecoderLayer: a CrossAttentionSpec group, as Whisper's: engines/vllm/encdec.py) "
     "and a NeMo-style config no entry reads: a Conformer encoder (ConvSubsampling, relative-position attention, "
     "convolution modules) sized by the nested `encoder` dict, the decoder by `transf_decoder.config_dict` and the "
     "head by `head.num_classes`",

@@ -235,6 +235,9 @@ class Architecture:
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige's num_loops): the KV book counts the
     # attention layers this many times, the weights book once (ModelSpec.kv_passes)
     kv_passes_field: str | None = None
+    # an encoder-decoder's encoder layer count (Whisper's encoder_layers: ModelSpec.encoder_layers), which SGLang's
+    # one token pool also sizes
+    encoder_layers_field: str | None = None
     # a field whose being set adds attention residual blocks (Kimi-K3 attn_res_block_size: BodyShape.attention_residuals)
     attention_residual_field: str | None = None
     # a field listing the layers that attend to an encoder's states (Mllama cross_attention_layers: ModelSpec)

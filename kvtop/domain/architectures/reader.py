@@ -216,6 +216,8 @@ def read_architecture(
         facts["kv_passes"] = f.opt(arch.kv_passes_field, 1)
         if facts["kv_passes"] < 1:
             raise f.error(arch.kv_passes_field, "must be at least 1 (a pass over the layers)")
+    if arch.encoder_layers_field is not None:
+        facts["encoder_layers"] = f.opt(arch.encoder_layers_field)
     facts["mtp_layers"] = next((f.opt(name) for name in arch.mtp_fields if f.get(name) is not None), 0)
     if arch.kv_shared_field is not None:
         facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, facts["layer_attention"])

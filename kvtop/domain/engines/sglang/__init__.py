@@ -50,6 +50,9 @@ class SglangRules(SglangBudget, EngineBase):
         # §6.1: Mllama's cross-attention layers (0.5.23 mllama.py RadixAttention is_cross_attention) hold their
         # image tokens in the same pool, a slot of every layer (cell 163,840 B for the class default, as a dense one)
         cross_attention_in_pool=True,
+        # §6.1: Whisper's encoder and cross-attention layers are layers of the one pool, each the decoder's row
+        # (0.5.23 configs/model_config.py num_attention_layers = encoder_layers + 2 × decoder_layers)
+        encoder_decoder="one_pool",
         # Gemma-3n's KV-shared layers: 0.5.23's pool sizes every num_hidden_layers layer (no kv-sharing read in
         # model_config.py; meta-built cell 71,680 B for the class default's 35 layers, not 20)
         shared_layers_keep_kv=frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"}),

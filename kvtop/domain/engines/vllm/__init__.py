@@ -18,6 +18,7 @@ from kvtop.domain.engines.vllm.backends import block_size, checkpoint_fp8_dsa_ds
 from kvtop.domain.engines.vllm.budget import VllmBudget, start_request_bytes, starting_utilization
 from kvtop.domain.engines.vllm.config_checks import check_config
 from kvtop.domain.engines.vllm.dsv4 import DSV4_ERAS, ROW_BYTES
+from kvtop.domain.engines.vllm.encdec import CROSS_GROUP_ERAS
 from kvtop.domain.engines.vllm.eras import CALENDAR, honours_checkpoint_kv_dtype, resolve_version
 from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
@@ -42,7 +43,8 @@ class VllmRules(VllmBudget, EngineBase):
     # latent attention runs as plain Attention (models/minicpm3.py MiniCPM3Attention: num_kv_heads = the rank's
     # heads, head size qk_nope + qk_rope, V padded to it; read in v0.13.0 and v0.33.0)
     kv_storage = KvStorage(
-        fp4_scales_per_head=True, draft_kv_as_layers=True, mla_as_heads=frozenset({"MiniCPM3ForCausalLM"})
+        fp4_scales_per_head=True, draft_kv_as_layers=True, mla_as_heads=frozenset({"MiniCPM3ForCausalLM"}),
+        encoder_decoder="cross_pool",  # §4.8: a CrossAttentionSpec group beside the decoder's (encdec.py)
     )
     pp_remainder: PpRemainder = "second_to_last"
     sizes_every_rank_from_least_free = False  # §4: each worker its own memory, then the least block count
@@ -83,7 +85,7 @@ class VllmRules(VllmBudget, EngineBase):
     ) -> KvStorage:
         """§3.3: `auto` follows a ModelOpt checkpoint's FP8 KV from v0.14; §3: DeepSeek V3.2's FP8 latent is
         `fp8_ds_mla` on every GPU, later only on Hopper (FLASHMLA_SPARSE) and never for `auto`'s checkpoint FP8
-        (backends.py); §4.4: the Mamba SSM state's dtype; §4.7: DeepSeek-V4's row from 0.33.0."""
+        (backends.py); §4.4: the Mamba SSM state's dtype; §4.7: DeepSeek-V4's row from 0.33.0; §4.8: the cross group."""
         majors = checkpoint_fp8_dsa_ds_mla_majors(model, settings.kv_cache_dtype, version)
         return self.kv_storage.model_copy(
             update={
@@ -93,6 +95,8 @@ class VllmRules(VllmBudget, EngineBase):
                 "unstated_ssm_dtype_bytes": unstated_ssm_dtype_bytes(model, version),
                 # §4.7: DeepSeek-V4's fp8_ds_mla row (584 B) where its specs are read (dsv4.py), else refused
                 "compressed_latent_bytes": ROW_BYTES if DSV4_ERAS.at(version) else 0,
+                # §4.8: an encoder-decoder's cross-attention group where it is read (encdec.py), else refused
+                "encoder_decoder": "cross_pool" if CROSS_GROUP_ERAS.at(version) else "",
             }
         )
 

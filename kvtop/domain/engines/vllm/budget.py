@@ -21,6 +21,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
 from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batches, default_batch_limits
 from kvtop.domain.engines.vllm.dsv4 import MLA_BLOCK, dsv4_rank
+from kvtop.domain.engines.vllm.encdec import GRAPHS_NOTE, encdec_cell, encoder_tokens
 from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
@@ -181,6 +182,13 @@ class VllmBudget:
                     f"max_num_batched_tokens: vLLM's default {batched_default} assumed; the GPU model is "
                     "not known (2048 on an A100): --max-num-batched-tokens makes it exact"
                 )
+        encoder = 0
+        if any(kind == "cross" for kind, _ in groups):  # §4.8: cross-attention pages follow the encoder's tokens
+            encoder, encoder_why = encoder_tokens(s, batched_default, max_seqs, max_len)
+            steps.append(BudgetStep(label="encoder tokens a request's cross-attention holds", value=encoder,
+                                    note=encoder_why))  # fmt: skip
+            if s.kv_cache_memory_bytes is None and meas.available_kv_bytes is None and meas.non_kv_bytes is None:
+                notes.append(GRAPHS_NOTE)
         dcp = inputs.layout.dcp
         mamba_blocks = hybrid.mamba_blocks_per_request if hybrid else 0
         if dsv4 is not None:
@@ -188,7 +196,9 @@ class VllmBudget:
         elif state_only is not None:
             blocks_per_request = 1
         else:
-            blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp, mamba_blocks, unified)
+            blocks_per_request = self._blocks_per_request(
+                m, groups, block, max_len, in_flight, dcp, mamba_blocks, unified, encoder
+            )
         from_memory = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
         num_blocks = from_memory if s.num_gpu_blocks_override is None else s.num_gpu_blocks_override
         steps.append(
@@ -220,7 +230,8 @@ class VllmBudget:
             max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0), unused_bytes=unused,
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
             shortfall_bytes=0 if fits else over or needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
-            cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else None,
+            cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (
+                encdec_cell(blocks_per_request, page_bytes * group_size, max_len, encoder) if encoder else None),
             state_slots=num_blocks if state_only is not None and fits else 0, capacity_fixed_by=fixed_by,
         )  # fmt: skip
 
@@ -249,6 +260,11 @@ class VllmBudget:
             return kinds, size, hybrid.page_bytes, None
         swa = kv.pool("swa")
         index = kv.pool("dsa_index")
+        cross = kv.pool("cross")
+        if cross is not None and full is not None and swa is None:  # §4.8: two groups of one page, one pool
+            size = group_size_of((full.layers, cross.layers))
+            kinds = [("full", math.ceil(full.layers / size)), ("cross", math.ceil(cross.layers / size))]
+            return kinds, size, int(block * full.bytes_per_layer_token), None
         attention = full or swa
         per_layer = attention.bytes_per_layer_token if attention is not None else 0.0
         if index is not None and attention is not None:  # one group of per-layer sizes: latent + indexer key
@@ -293,9 +309,10 @@ class VllmBudget:
         dcp: int,
         mamba_blocks: int,
         unified: UnifiedPages | None = None,
+        encoder: int = 0,
     ) -> int:
         """Σ over groups of the blocks one request of `max_len` tokens takes (docs/engines/vllm.md §3, §4.4, §5),
-        each group at its own block size where pages were unified (§4.6)."""
+        each group at its own block size where pages were unified (§4.6); a cross-attention group the `encoder` tokens (§4.8)."""
         window = m.sliding_window or m.config_sliding_window or max_len
         local_len = math.ceil(max_len / dcp)  # L′: decode context parallel splits a request's tokens
         total = 0
@@ -303,6 +320,8 @@ class VllmBudget:
         for kind, count in groups:
             if kind == "full":
                 total += count * math.ceil(local_len / full_block)
+            elif kind == "cross":  # CrossAttentionSpec.max_memory_usage_bytes ÷ page (encdec.py)
+                total += count * math.ceil(encoder / block)
             elif kind == "mamba":  # MambaSpec.max_memory_usage_bytes ÷ page
                 total += count * mamba_blocks
             elif kind == "chunked":

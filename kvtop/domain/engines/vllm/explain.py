@@ -201,14 +201,19 @@ def _default_block(model: ModelSpec, settings: LaunchSettings, gpu_name: str | N
 def _log_hardware(
     log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_name: str | None
 ) -> tuple[LaunchSettings, str | None, list[str]]:
-    """The GPU the log names where no --gpu did, and the block its attention backend takes where no --block-size
-    did (an MLA block differs by backend: TRITON_MLA 16, FLASHMLA 64, CUTLASS_MLA 128; §3.1)."""
+    """The GPU the log names where no --gpu did, the block its attention backend takes where no --block-size
+    did (an MLA block differs by backend: TRITON_MLA 16, FLASHMLA 64, CUTLASS_MLA 128; §3.1), and an
+    encoder-decoder's max_num_batched_tokens from its encoder cache budget (§4.8)."""
     notes = []
     named = log_gpu_name(log)
     if gpu_name is None and named is not None:
         gpu_name = named
         notes.append(f"GPU {named}: from the log (the device name in a kernel-config path); no --gpu was given")
     version = ResolvedVersion(text=settings.engine_version)
+    budget = log.first(VllmRankLog, lambda r: r.encoder_cache_budgets[0] if r.encoder_cache_budgets else None)
+    if model.body.cross_attention and settings.max_num_batched_tokens is None and budget is not None:
+        settings = settings.model_copy(update={"max_num_batched_tokens": budget})  # §4.8: the cross blocks follow it
+        notes.append(f"max_num_batched_tokens {budget:,}: the log's encoder cache budget (= max_num_batched_tokens)")
     found = log_block(log, model, version) if settings.page_size is None else None
     if found is not None:
         block, why = found

@@ -75,6 +75,7 @@ _BACKEND_ALIASES = {"FLASH_ATTENTION": "FLASH_ATTN", "FLASHINFER_MLA": "FLASHINF
 _DEVICE_NAME = re.compile(r"vllm/model_executor/\S{0,200}?device_name=([A-Za-z][\w-]{1,80}?)(?:\.json|[,\s]|$)")
 _ASSIGNED_PP = re.compile(r"in world size \d{1,6} is assigned as DP rank \d{1,6}, PP rank (\d{1,6})")
 _INIT_ENGINE = re.compile(rf"warmup model\) took ({NUM})\s*s")
+_ENCODER_BUDGET = re.compile(r"Encoder cache will be initialized with a budget of (\d{1,12}) tokens")
 
 
 def _blocks(text: str, fields: Fields) -> bool:
@@ -202,6 +203,7 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("CUDA graph pool memory:", _pool),
     *MEMORY_HANDLERS,
     ("warmup model) took", single("init_engine_seconds", _INIT_ENGINE, float)),
+    ("Encoder cache will be initialized", single("encoder_cache_budgets", _ENCODER_BUDGET, int)),
     ("block size to ", single("block_sizes", _BLOCK_SIZE, int)),
     ("kv cache block size to ", single("forced_blocks", _BACKEND_BLOCK, int)),
     (" backend", _backend),

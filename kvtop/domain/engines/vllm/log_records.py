@@ -165,6 +165,9 @@ class VllmRankLog(RankLog):
     """The attention backend a `Using X backend` line names, in vLLM's enum spelling (`Using Triton MLA
     backend.` → TRITON_MLA; `Using AttentionBackendEnum.FLASHMLA backend.` → FLASHMLA)."""
     forced_blocks: tuple[int, ...] = ()
+    encoder_cache_budgets: tuple[int, ...] = ()
+    """`Encoder cache will be initialized with a budget of N tokens` (gpu_model_runner.py): N = encoder_cache_size
+    = max_num_batched_tokens (config/scheduler.py), what an encoder-decoder's cross-attention blocks follow."""
     """`Forcing kv cache block size to N for X backend.` / `Setting kv cache block size to N for X backend(s).`"""
     device_names: tuple[str, ...] = ()
     """The CUDA device name a line states (`…/fused_moe/configs/E=160,N=192,device_name=NVIDIA_A100-SXM4-40GB.json`)."""

@@ -1,0 +1,53 @@
+"""vLLM's encoder-decoder KV (Whisper; docs/engines/vllm.md §4.8): the decoder's self-attention layers one
+FullAttentionSpec group, its cross-attention layers a CrossAttentionSpec group of the same page, both drawing block
+ids from the one pool (kvtop's "cross" pool, kv.py `KvStorage.encoder_decoder`).
+
+A request holds `cdiv(max_model_len, block)` self-attention blocks and `cdiv(max_num_encoder_input_tokens, block)`
+cross-attention blocks (v0.33.0 v1/kv_cache_interface.py CrossAttentionSpec.max_memory_usage_bytes, lines 1221-1228;
+v0.13.0 the same class, lines 275-285), and `max_num_encoder_input_tokens = max_num_batched_tokens`
+(config/scheduler.py SchedulerConfig.__post_init__, v0.33.0 line 306, v0.13.0 line 226): not the encoder's 1,500
+positions. An encoder-decoder supports no chunked prefill (config/model.py is_chunked_prefill_supported: False for
+attn_type "encoder_decoder"), so the default max_num_batched_tokens is max(max_model_len, the GPU's default), at
+most max_num_seqs × max_model_len (engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.base import KvCell
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.launch import LaunchSettings
+
+# Where kvtop reads the cross-attention group (`KvStorage.encoder_decoder = "cross_pool"`); before it, refused by name
+CROSS_GROUP_ERAS: Eras[bool] = Eras((
+    Era("", False, "V0's encoder-decoder runner (cross-attention block tables per sequence group) and V1 before "
+        "PR #21088 (V1 Whisper: CrossAttentionSpec, CrossAttentionManager): not read"),
+    Era("0.13.0", True, "read at v0.13.0 and v0.33.0: v1/kv_cache_interface.py CrossAttentionSpec, "
+        "config/scheduler.py max_num_encoder_input_tokens; PR #21088's first release not pinned, a v0.15.1 log agrees"),
+))  # fmt: skip
+
+
+def encoder_tokens(settings: LaunchSettings, default: int, max_seqs: int, max_len: int) -> tuple[int, str]:
+    """(max_num_encoder_input_tokens, where it comes from): --max-num-batched-tokens, else the default with chunked
+    prefill off (the encoder-decoder's)."""
+    if settings.max_num_batched_tokens:
+        return settings.max_num_batched_tokens, "max_num_encoder_input_tokens = --max-num-batched-tokens"
+    tokens = min(max(max_len, default), max_seqs * max_len)
+    return tokens, (
+        f"max_num_encoder_input_tokens = max_num_batched_tokens: min(max(max_model_len, vLLM's default {default:,}), "
+        f"max_num_seqs {max_seqs:,} × max_model_len) (chunked prefill off for an encoder-decoder)"
+    )
+
+
+def encdec_cell(blocks_per_request: int, block_bytes: int, max_len: int, encoder: int) -> KvCell:
+    """What a token costs in the capacity vLLM logs (tokens = blocks ÷ blocks a request × max_model_len): a
+    max-length request's self-attention and cross-attention blocks, each a block of every layer of its group."""
+    return KvCell(bytes_per_token=blocks_per_request * block_bytes / max_len, unit="per token of a max-length request",
+                  counts=f"{blocks_per_request:,} blocks of {block_bytes:,} B per {max_len:,} tokens: the decoder's "
+                  f"self-attention rows and its cross-attention rows over {encoder:,} encoder tokens")  # fmt: skip
+
+
+# what an encoder-decoder's start does that kvtop's runtime terms do not split out (docs/engines/vllm.md §4.8)
+GRAPHS_NOTE = (
+    "an encoder-decoder runs CUDA graphs FULL_DECODE_ONLY (config/vllm.py: 'Encoder-decoder models do not support "
+    "…'), fewer than the estimate's PIECEWISE + FULL: not modelled apart, the estimate kept (assumed)"
+)
