@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from kvtop.domain.architectures.registry import BY_CLASS_NAME
+from kvtop.domain.architectures.table_lightning import BAILING_V3, BAILING_V3_KDA
 
 Verdict = Literal["entry", "wrapper", "not_modelled", "generic"]
 
@@ -79,17 +80,8 @@ DEEPSEEK_V4 = (
 )
 
 # Reasons several classes share: what exactly kvtop lacks.
-# vLLM 0.33.0 reads a bailing_hybrid config (Ling-2.5's and Ling-3's) through transformers 5.20.2's BailingHybridConfig
-# (vLLM's _CONFIG_REGISTRY has none), whose __post_init__ replaces head_dim with qk_rope_head_dim (128 → 64;
-# linear_head_dim keeps 128; checked in the venv); SGLang 0.5.23 registers its own BailingHybridConfig, which keeps it
-BAILING_WIDTH = (
-    "the engines disagree on their width (vLLM 0.33.0 reads bailing_hybrid through transformers 5.20.2's "
-    "BailingHybridConfig, which sets head_dim to qk_rope_head_dim; SGLang keeps head_dim)"
-)
-BAILING_V3_KDA = (
-    "Ling-3's KDA layers: their full-rank forget gate (f_proj) and fused qkvb projection have no state rule"
-)
-BAILING_V3 = BAILING_V3_KDA + ", and " + BAILING_WIDTH
+# Ling-3's (BAILING_V3, BAILING_V3_KDA, BAILING_WIDTH) live beside the bailing_hybrid entry, whose refusal of a
+# class-less Ling-3 config says the same (table_lightning.py)
 JET = (
     "JetBlock linear attention: its dynamic short convolution (a kernel-generator MLP per layer) has no state rule, "
     "and no config is at hand (SGLang's JetNemotronConfig defaults every size to None)"
