@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Literal
 
 from kvtop.domain.architectures.registry import BY_CLASS_NAME
-from kvtop.domain.architectures.table_lightning import BAILING_V3, BAILING_V3_KDA
 
 Verdict = Literal["entry", "wrapper", "not_modelled", "generic"]
 
@@ -80,8 +79,6 @@ DEEPSEEK_V4 = (
 )
 
 # Reasons several classes share: what exactly kvtop lacks.
-# Ling-3's (BAILING_V3, BAILING_V3_KDA, BAILING_WIDTH) live beside the bailing_hybrid entry, whose refusal of a
-# class-less Ling-3 config says the same (table_lightning.py)
 JET = (
     "JetBlock linear attention: its dynamic short convolution (a kernel-generator MLP per layer) has no state rule, "
     "and no config is at hand (SGLang's JetNemotronConfig defaults every size to None)"
@@ -124,14 +121,12 @@ NOT_MODELLED: Mapping[str, str] = {
     "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), and no "
     "checkpoint's config.json is at hand (the corpora hold only test fixtures of it), so no engine build checks an "
     "entry; its ViT and adapter besides",
-    # BailingMoeV2_5ForCausalLM (Ling-2.5's lightning attention between MLA layers) is planned: table_lightning.py
-    # vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py (and bailing_mm_v3.py): Ling-3's KDA linear-attention
-    # layers (a recurrent state and short convolutions per request) between MLA layers by layer_group_size; SGLang
-    # built the default of vLLM's BailingMoeV3TextConfig (20 layers, 16 of them KDA) as 32,386,121,728 B at TP 1
-    # vLLM 0.33.0's BailingMoeV3KimiDeltaAttention builds KDA from config.head_dim (BAILING_WIDTH) and raises unless
-    # no_kda_lora, which transformers' class does not define
-    "BailingMoeV3ForCausalLM": BAILING_V3,
-    "BailingMoeV3VLForConditionalGeneration": BAILING_V3_KDA + "; and its vision tower",
+    # BailingMoeV2_5ForCausalLM (Ling-2.5's lightning attention between MLA layers) is planned: table_lightning.py;
+    # BailingMoeV3ForCausalLM (Ling-3's KDA between MLA layers) too: table_hybrid.py bailing_moe_v3
+    # vLLM 0.33.0 / SGLang 0.5.23 bailing_mm_v3.py: Ling-3's language model under a Qwen3-MoE ViT
+    # (vision_config model_type qwen3_moe_vit) with M-RoPE (mrope_section)
+    "BailingMoeV3VLForConditionalGeneration": "Ling-3-VL's vision tower (qwen3_moe_vit) and its text section: no tower "
+    "entry reads the tower, and the wrapper's text_config is not read as the bailing_moe_v3 entry",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
     # MiniCPMSALAForCausalLM (SGLang 0.5.23: MiniCPM-4 attention or lightning mixers by mixer_types) is planned:

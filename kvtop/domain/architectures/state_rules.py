@@ -148,6 +148,31 @@ class KimiDeltaState(StateRule):
 
 
 @dataclass(frozen=True)
+class BailingKdaState(StateRule):
+    """Ling-3's KDA (vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py BailingMoeV3KimiDeltaAttention / BailingKDA):
+    num_attention_heads × head_dim, a short conv of short_conv_kernel_size on q, k and v, and, under no_kda_lora (which
+    both engines' Ling-3 classes build: vLLM raises without it), full-rank forget and output gates (f_proj, g_proj);
+    the state Kimi-Linear's (`MambaStateShapeCalculator.kda_state_shape`). `rope_head_dim`: the width vLLM's
+    BailingHybridConfig reads instead of head_dim (`LoadCasts.state_width_from_rope`)."""
+
+    def spec(self, f: Fields) -> StateSpec:
+        heads, head_dim = f.need("num_attention_heads"), f.need("head_dim")
+        return StateSpec(
+            kind=StateKind.KIMI_DELTA,
+            conv_dim=3 * heads * head_dim,
+            conv_kernel=f.need("short_conv_kernel_size"),
+            num_heads=heads,
+            head_dim=head_dim,
+            state_size=head_dim,
+            n_groups=heads,
+            inner_size=heads * head_dim,
+            full_rank_gate=True,
+            full_rank_forget=True,
+            rope_head_dim=f.need("qk_rope_head_dim"),
+        )
+
+
+@dataclass(frozen=True)
 class ShortConvState(StateRule):
     """LFM2's gated short convolution: hidden channels over `conv_L_cache − 1` positions, no temporal state."""
 

@@ -23,18 +23,11 @@ MINICPM_SPARSE = (
     "beside the KV pool's tokens, which the plan does not count"
 )
 
-# vLLM 0.33.0 reads a bailing_hybrid config (Ling-2.5's and Ling-3's) through transformers 5.20.2's BailingHybridConfig
-# (vLLM's _CONFIG_REGISTRY has none), whose __post_init__ replaces head_dim with qk_rope_head_dim (128 → 64;
-# linear_head_dim keeps 128; checked in the venv); SGLang 0.5.23 registers its own BailingHybridConfig, which keeps it
-BAILING_WIDTH = (
-    "the engines disagree on their width (vLLM 0.33.0 reads bailing_hybrid through transformers 5.20.2's "
-    "BailingHybridConfig, which sets head_dim to qk_rope_head_dim; SGLang keeps head_dim)"
+# Ling-3 shares Ling-2.5's model_type; kvtop reads it by its class (table_hybrid.py bailing_moe_v3, nesting.CLASS_TEXT)
+LING_3_BY_CLASS = (
+    "Ling-3's KDA layers (short_conv_kernel_size) in a config that names no class: kvtop reads Ling-3 by its class, "
+    "BailingMoeV3ForCausalLM (the bailing_moe_v3 entry), which this config does not name; this"
 )
-BAILING_V3_KDA = (
-    "Ling-3's KDA layers: their full-rank forget gate (f_proj) and fused qkvb projection have no state rule"
-)
-# BailingMoeV3ForCausalLM's reason (coverage.NOT_MODELLED); the entry below refuses a Ling-3 config in these words
-BAILING_V3 = BAILING_V3_KDA + ", and " + BAILING_WIDTH
 
 LIGHTNING: tuple[Architecture, ...] = (
     # Ling-2.5 / Ring-2.5 (model_type bailing_hybrid, BailingMoeV2_5ForCausalLM; vLLM 0.33.0 models/
@@ -59,8 +52,8 @@ LIGHTNING: tuple[Architecture, ...] = (
       refused_when=(
           # Ling-3 (BailingMoeV3ForCausalLM) shares the model_type: its KDA layers carry a short conv (SGLang 0.5.23
           # configs/bailing_hybrid.py: use_kda = short_conv_kernel_size is not None). A config naming that class is
-          # refused by coverage's reason before this entry reads it (config_reader); one naming no class, here
-          ("short_conv_kernel_size", f"BailingMoeV3ForCausalLM (short_conv_kernel_size): {BAILING_V3}; this"),
+          # read by its own entry (nesting.CLASS_TEXT); one naming no class, here
+          ("short_conv_kernel_size", LING_3_BY_CLASS),
           ("use_bias", "biases on every projection (use_bias: the lightning dense and qkv, MLPs)"),
           ("use_qkv_bias", "a bias on the lightning layers' query_key_value (use_qkv_bias)"),
           ("moe_shared_expert_intermediate_size", "shared experts of their own width (moe_shared_expert_"
