@@ -186,11 +186,16 @@ NOT_MODELLED: Mapping[str, str] = {
     # "physical routed-expert bank count does not match num_blocks") beside the layers, and each layer's kind comes
     # from the checkpoint's own text_config.layer_types (configs/interns2_mobius.py keeps it "verbatim"; its default
     # has none); vLLM 0.33.0 reads the config only through the checkpoint's remote code
-    # vLLM 0.33.0 models/alice_ai.py: layer_types picks, per layer, full attention (Qwen3NextAttention) or a KDA
-    # linear-attention layer (KimiGatedDeltaNetAttention, a recurrent state per request: kda_state_shape), with an
-    # attention-residual block (_AttentionResidualFinal); no config class in transformers or vLLM (remote code)
-    "AliceAIForCausalLM": "AliceAI's KDA linear-attention layers (a recurrent state per request) and attention "
-    "residuals: no entry reads them",
+    # vLLM 0.33.0 models/alice_ai.py: layer_types picks, per layer, full attention (Qwen3NextAttention, its output
+    # gate on) or Kimi-Linear's KDA (_make_kimi_kda_config: low-rank gates, key and value heads equal or it raises),
+    # Qwen3-Next-style experts (shared_expert_gate, fp32 e_score_correction_bias), and attention residuals
+    # (attn_res_proj / mlp_res_proj ReplicatedLinear and their norm weights a layer, _AttentionResidualFinal). No
+    # config class in transformers 5.20.2 or vLLM 0.33.0's registry (remote code), and no config.json in the corpora
+    # (searched in session 45, task A2: `AliceAIForCausalLM`; only a later vLLM's AliceAIConfig test defaults)
+    "AliceAIForCausalLM": "AliceAI: no config to read — vLLM 0.33.0 takes it only through the checkpoint's remote "
+    "configuration code and no config.json is at hand, so no engine build checks an entry (its KDA and gated "
+    "attention are Kimi-Linear's and Qwen3-Next's; its attention residuals, a projection and a norm for each "
+    "attention and MLP and a final mixer, are read by no entry)",
     # vLLM 0.33.0 models/domyn_edge.py DomynEdgeDecoderLayer: each layer's head_dim from per_layer_config, its
     # sliding window from window_sizes and RoPE or none from position_layers, four norms a layer
     "DomynEdgeForCausalLM": "DomynEdge's per-layer head sizes, windows and positions (per_layer_config, "
