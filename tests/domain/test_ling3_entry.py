@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
@@ -125,3 +125,13 @@ def test_vllm_0_33_0_refuses_ling_3_tiny_as_published() -> None:
         assert refused.value.field == field
         assert {row["status"] for row in rows("vllm", "0.33.0", name).values()} == {"refused"}
     assert plan(FLOAT_BOUND, "sglang", "0.5.23", 1).ranks[0].weights.total_bytes == total(1, 128)
+
+
+def test_layers_past_the_last_group_are_refused() -> None:
+    """SGLang 0.5.23 bailing_moe_v3.py asserts num_layers % layer_group_size == 0; vLLM 0.33.0 _is_kda_layer makes
+    the remainder MLA: neither read, refused by name."""
+    data = json.loads((RECON / f"{TINY}.json").read_text())
+    data["num_hidden_layers"] = 26
+    with pytest.raises(UnsupportedModelError) as refused:
+        model_from_config(data, source="ling-3-26-layers")
+    assert refused.value.field == "layer_group_size" and "26 layers in groups of 4" in str(refused.value)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.architectures.fields import Fields
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import StateKind, StateSpec
 
 _HALF = ("bfloat16", "float16", "bf16", "fp16")
@@ -157,6 +158,13 @@ class BailingKdaState(StateRule):
 
     def spec(self, f: Fields) -> StateSpec:
         heads, head_dim = f.need("num_attention_heads"), f.need("head_dim")
+        layers, group = f.need("num_hidden_layers"), f.need("layer_group_size")
+        if layers % group:  # SGLang asserts it; vLLM makes the layers past the last group MLA
+            raise UnsupportedModelError(
+                f"{layers} layers in groups of {group} (SGLang 0.5.23 bailing_moe_v3.py asserts num_layers % "
+                "layer_group_size == 0; vLLM 0.33.0's _is_kda_layer makes the remainder MLA) is not modelled",
+                field=f.prefix + "layer_group_size", source=f.source,
+            )  # fmt: skip
         return StateSpec(
             kind=StateKind.KIMI_DELTA,
             conv_dim=3 * heads * head_dim,

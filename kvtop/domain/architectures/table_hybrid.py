@@ -130,8 +130,8 @@ HYBRID: tuple[Architecture, ...] = (
     # experts and num_shared_experts × moe_shared_expert_intermediate_size shared behind an fp32 router with an fp32
     # expert bias (moe_router_enable_expert_bias). No class defaults: the checkpoint's own BailingMoeV3Config (remote
     # code). Meta-built (recon--inclusionAI--Ling-3.0-tiny, SGLang 0.5.23): 15,313,925,248 B of model at TP 1.
-    # Not read: the layers past the last whole group, which both engines make MLA (none where layer_group_size
-    # divides num_hidden_layers, refused otherwise), and MTP (the main class builds none).
+    # Not read: layers past the last whole group (SGLang asserts there are none; vLLM makes them MLA): refused by
+    # BailingKdaState; MTP (the main class builds none).
     A("bailing_moe_v3", "the checkpoint's BailingMoeV3Config (remote code)",
       "vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py", {}, ("BailingMoeV3ForCausalLM",),
       layers=EveryNthFullOf(interval_field="layer_group_size"), latent=Latent(),
