@@ -37,6 +37,11 @@ ENGINE_FAILURES: dict[Failure, str] = {
         "Ernie4_5_VLMoeConfig (model_type ernie4_5_vl_moe) names them hidden_size and intermediate_size, so no "
         "config.json in the transformers format builds"
     ),
+    ("model_executor/models/bailing_moe_v3.py", "__init__", "'BailingHybridConfig' object has no attribute 'use_bias'"): (
+        "bailing_moe_v3.py:435 (BailingMoeV3MLP.__init__) reads config.use_bias, which transformers 5.20.2's "
+        "BailingHybridConfig (vLLM's reading of model_type bailing_hybrid) does not define, so a Ling-3 config that "
+        "does not state use_bias does not build"
+    ),
 }
 
 

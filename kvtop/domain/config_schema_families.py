@@ -173,7 +173,9 @@ class FamilyFields(ConfigSection):
     use_expert_bias: Flag | None = None  # LFM2-MoE: an fp32 e_score_correction_bias on the gate
     global_attn_every_n_layers: Layers | None = None  # AFMoE: full attention on every n-th layer
     layer_group_size: Layers | None = None  # Ling-2.5 (bailing_hybrid): full attention on every n-th layer
-    short_conv_kernel_size: Dim | None = None  # Ling-3 (bailing_hybrid): KDA's short conv, which the entry refuses
+    short_conv_kernel_size: Dim | None = None  # Ling-3 (bailing_hybrid, BailingMoeV3ForCausalLM): KDA's short conv
+    gated_attention_proj_granularity_type: str | None = None  # Ling-3: MLA's g_proj, head_wise or element_wise
+    no_kda_lora: Flag | None = None  # Ling-3: KDA's forget and output gates full rank (f_proj, g_proj)
     # MiniCPM-SALA (minicpm_sala): each layer's mixer (minicpm4 attention or lightning-attn) and the lightning heads
     mixer_types: LayerNames | None = None
     lightning_nh: Heads | None = None

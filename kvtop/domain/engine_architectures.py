@@ -154,9 +154,11 @@ class RegistryTable:
         with_transformers = (
             f" (with transformers {found.transformers}, as its wheel installs)" if found.transformers else ""
         )
+        remote = found.remote_code_refused.get(architecture, "") if custom_code else ""
+        why = f"; the config's auto_map remote code does not rescue it: {remote}" if remote else ""
         return ArchitectureCheck(state="refused", architecture=architecture, source=found.source, engine_words=words,
                                  message=f"{name} {at} has no model class for {architecture}: {words!r}"
-                                 f"{with_transformers}")  # fmt: skip
+                                 f"{with_transformers}{why}")  # fmt: skip
 
 
 class EngineArchitectures(Protocol):

@@ -147,6 +147,8 @@ class StateSpec(BaseModel):
     dt_bc_norms: bool = False  # Jamba's RMSNorms on dt, B and C (weights only)
     a_log_fp32: bool = True  # a gated delta net's A_log in fp32 (Qwen3-Next); False: the model dtype (OLMo-Hybrid)
     full_rank_gate: bool = False  # KDA's output gate one hidden → inner projection, not low rank (Kimi-K3; weights)
+    # KDA's forget gate one hidden → inner projection (f_proj), not f_a / f_b (Ling-3 no_kda_lora; weights)
+    full_rank_forget: bool = False
     qk_norm: bool = False  # lightning attention's per-head q/k RMSNorms, head_dim each, whole on every rank (weights)
     # lightning attention's output gate, hidden → inner split over TP (Ling-2.5 g_proj, MiniCPM-SALA z_proj; weights);
     # its group RMSNorm over the inner width is `gated_norm`
@@ -198,6 +200,7 @@ class BodyShape(BaseModel):
     # Moondream3's tau scaling: tau_alpha [heads] and tau_wq, tau_wv [heads, 3 × hidden], split with the heads
     tau_scaling: bool = False
     latent_output_gate: bool = False  # MLA's g_proj: hidden → heads × v_head_dim, split with the heads (Kimi-K3)
+    latent_head_gate: bool = False  # MLA's g_proj one gate per head: hidden → heads, split with them (Ling-3 head_wise)
     # Kimi-K3's attention residual blocks: each layer two hidden-wide norms and two 1 × hidden score projections,
     # the final norm's stage one more of each (attn_res_block_size)
     attention_residuals: bool = False

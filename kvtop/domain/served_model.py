@@ -147,9 +147,11 @@ def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
     if cast.tower_unbuilt:  # the engine's rules still read its architecture (and `vision`) to know it text-only
         update["tower"] = None
     if cast.state_width is not None and model.state is not None:  # every book reads the engine's width
-        width = cast.state_width
-        update["state"] = model.state.model_copy(
-            update={"head_dim": width, "state_size": width, "inner_size": model.state.num_heads * width}
+        width, state = cast.state_width, model.state
+        # a conv over q, k and v (Ling-3's KDA: 3 × heads × head_dim) narrows with them; lightning attention has none
+        conv_dim = state.conv_dim * width // state.head_dim
+        update["state"] = state.model_copy(
+            update={"head_dim": width, "state_size": width, "inner_size": state.num_heads * width, "conv_dim": conv_dim}
         )
     if cast.quant is not None and cast.quant.ignored:  # nor its KV dtype: the format is not applied at all
         update["quant"] = cast.quant

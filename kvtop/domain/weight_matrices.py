@@ -134,6 +134,8 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
     rank.vector("norms", norm_width(m, mla.kv_lora_rank) if m.body.norm_gate_rank else mla.kv_lora_rank)
     if m.body.latent_output_gate:  # g_proj: hidden → heads × v_head_dim, split with the heads (Kimi-K3)
         rank.matrix("attention", m.num_attention_heads * mla.v_head_dim, h, tp, named("g_proj"))
+    if m.body.latent_head_gate:  # g_proj: hidden → heads, split with them (Ling-3 head_wise: vLLM 0.33.0 / SGLang
+        rank.matrix("attention", m.num_attention_heads, h, tp, named("g_proj"))  # 0.5.23 bailing_moe_v3.py)
     if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
         index = m.dsa_index_head_dim
         rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, named("indexer.wq_b"))
@@ -187,8 +189,11 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
         rank.matrix("linear_attention", s.num_heads, h, tp, names)  # beta
         rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A_log
         rank.vector("linear_attention", s.inner_size, tp, dtype_bytes=4)  # dt_bias
-        rank.matrix("linear_attention", s.head_dim, h, 1, names)  # f_a
-        rank.matrix("linear_attention", s.inner_size, s.head_dim, tp, names)  # f_b
+        if s.full_rank_forget:  # f_proj (Ling-3 no_kda_lora: both engines' bailing_moe_v3.py)
+            rank.matrix("linear_attention", s.inner_size, h, tp, names)
+        else:
+            rank.matrix("linear_attention", s.head_dim, h, 1, names)  # f_a
+            rank.matrix("linear_attention", s.inner_size, s.head_dim, tp, names)  # f_b
         if s.full_rank_gate:  # g_proj (Kimi-K3 use_full_rank_gate)
             rank.matrix("linear_attention", s.inner_size, h, tp, names)
         else:

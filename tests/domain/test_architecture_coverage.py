@@ -88,8 +88,8 @@ def test_intern_s2_mobius_is_refused_naming_its_expert_banks() -> None:
 @pytest.mark.parametrize(
     ("name", "model_type", "said"),
     [
-        # vLLM 0.33.0 models/alice_ai.py: KimiGatedDeltaNetAttention layers by layer_types (kda_state_shape)
-        ("AliceAIForCausalLM", "alice_ai", r"KDA linear-attention layers"),
+        # vLLM 0.33.0 models/alice_ai.py: KDA layers by layer_types, attention residuals; remote-code config only
+        ("AliceAIForCausalLM", "alice_ai", r"attention residuals, a projection and a norm for each"),
         # vLLM 0.33.0 models/domyn_edge.py: per_layer_config[i].head_dim, window_sizes[i][0], position_layers[i]
         ("DomynEdgeForCausalLM", "domyn_edge", r"per_layer_config, window_sizes, position_layers"),
         # vLLM 0.33.0 models/k2_horizon.py, SGLang 0.5.23 models/xllm.py: mova_num_experts, attention_gate_func

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from kvtop.domain.architectures.table_lightning import LING_3_BY_CLASS
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
@@ -105,13 +106,17 @@ def test_sglang_keeps_head_dim_and_holds_the_head_in_fp32() -> None:
     assert tp1.ranks[0].kv.full_bytes_per_token == 4 * 576 * 2  # the meta build's cell_size, 4,608
 
 
-def test_a_ling_3_config_is_refused_by_its_kda_layers() -> None:
+def test_a_ling_3_config_naming_no_class_is_refused_by_its_kda_layers() -> None:
     """Ling-3 shares model_type bailing_hybrid; its KDA layers carry short_conv_kernel_size (SGLang 0.5.23
-    configs/bailing_hybrid.py: use_kda = short_conv_kernel_size is not None)."""
+    configs/bailing_hybrid.py: use_kda = short_conv_kernel_size is not None). kvtop reads Ling-3 by its class
+    (test_ling3_entry.py); a config naming none is refused by the field, saying so."""
     data = config()
-    data.update(architectures=["BailingMoeV3ForCausalLM"], short_conv_kernel_size=4)
-    with pytest.raises(UnsupportedModelError, match="Ling-3's KDA layers"):
+    data.update(short_conv_kernel_size=4)
+    del data["architectures"]
+    with pytest.raises(UnsupportedModelError) as by_field:
         model_from_config(data, source="ling-3-shaped")
+    assert by_field.value.field == "short_conv_kernel_size"
+    assert LING_3_BY_CLASS in str(by_field.value)
 
 
 SALA = CONFIG.parent / "recon--openbmb--MiniCPM-SALA.json"

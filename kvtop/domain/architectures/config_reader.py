@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes
-from kvtop.domain.architectures.coverage import draft_reason, reason_not_modelled
+from kvtop.domain.architectures.coverage import NOT_MODELLED, draft_reason, reason_not_modelled
 from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.eagle3 import read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
@@ -211,8 +211,13 @@ def _entry(
 def _refuse_not_modelled(architecture: str, model_types: tuple[object, ...], source: str) -> None:
     """Refuse a class coverage names not modelled, where no entry reads it (its class or a stated model_type): the
     same refusal `_entry` makes, before the fields' types are checked (a class's list-valued fields would otherwise be
-    refused as "must be an integer" rather than by its reason)."""
-    if architecture in BY_CLASS_NAME or any(isinstance(t, str) and t in ARCHITECTURES for t in model_types):
+    refused as "must be an integer" rather than by its reason). A class coverage names by name (`NOT_MODELLED`) is
+    refused so even where its model_type has an entry: the engines build the class, not the model_type (Ling-3's
+    BailingMoeV3ForCausalLM shares Ling-2.5's bailing_hybrid)."""
+    named = architecture not in BY_CLASS_NAME and architecture in NOT_MODELLED
+    if not named and (
+        architecture in BY_CLASS_NAME or any(isinstance(t, str) and t in ARCHITECTURES for t in model_types)
+    ):
         return
     why = reason_not_modelled(architecture)
     if why is not None:

@@ -79,17 +79,6 @@ DEEPSEEK_V4 = (
 )
 
 # Reasons several classes share: what exactly kvtop lacks.
-# vLLM 0.33.0 reads a bailing_hybrid config (Ling-2.5's and Ling-3's) through transformers 5.20.2's BailingHybridConfig
-# (vLLM's _CONFIG_REGISTRY has none), whose __post_init__ replaces head_dim with qk_rope_head_dim (128 → 64;
-# linear_head_dim keeps 128; checked in the venv); SGLang 0.5.23 registers its own BailingHybridConfig, which keeps it
-BAILING_WIDTH = (
-    "the engines disagree on their width (vLLM 0.33.0 reads bailing_hybrid through transformers 5.20.2's "
-    "BailingHybridConfig, which sets head_dim to qk_rope_head_dim; SGLang keeps head_dim)"
-)
-BAILING_V3_KDA = (
-    "Ling-3's KDA layers: their full-rank forget gate (f_proj) and fused qkvb projection have no state rule"
-)
-BAILING_V3 = BAILING_V3_KDA + ", and " + BAILING_WIDTH
 JET = (
     "JetBlock linear attention: its dynamic short convolution (a kernel-generator MLP per layer) has no state rule, "
     "and no config is at hand (SGLang's JetNemotronConfig defaults every size to None)"
@@ -132,14 +121,12 @@ NOT_MODELLED: Mapping[str, str] = {
     "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), and no "
     "checkpoint's config.json is at hand (the corpora hold only test fixtures of it), so no engine build checks an "
     "entry; its ViT and adapter besides",
-    # BailingMoeV2_5ForCausalLM (Ling-2.5's lightning attention between MLA layers) is planned: table_lightning.py
-    # vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py (and bailing_mm_v3.py): Ling-3's KDA linear-attention
-    # layers (a recurrent state and short convolutions per request) between MLA layers by layer_group_size; SGLang
-    # built the default of vLLM's BailingMoeV3TextConfig (20 layers, 16 of them KDA) as 32,386,121,728 B at TP 1
-    # vLLM 0.33.0's BailingMoeV3KimiDeltaAttention builds KDA from config.head_dim (BAILING_WIDTH) and raises unless
-    # no_kda_lora, which transformers' class does not define
-    "BailingMoeV3ForCausalLM": BAILING_V3,
-    "BailingMoeV3VLForConditionalGeneration": BAILING_V3_KDA + "; and its vision tower",
+    # BailingMoeV2_5ForCausalLM (Ling-2.5's lightning attention between MLA layers) is planned: table_lightning.py;
+    # BailingMoeV3ForCausalLM (Ling-3's KDA between MLA layers) too: table_hybrid.py bailing_moe_v3
+    # vLLM 0.33.0 / SGLang 0.5.23 bailing_mm_v3.py: Ling-3's language model under a Qwen3-MoE ViT
+    # (vision_config model_type qwen3_moe_vit) with M-RoPE (mrope_section)
+    "BailingMoeV3VLForConditionalGeneration": "Ling-3-VL's vision tower (qwen3_moe_vit) and its text section: no tower "
+    "entry reads the tower, and the wrapper's text_config is not read as the bailing_moe_v3 entry",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
     # MiniCPMSALAForCausalLM (SGLang 0.5.23: MiniCPM-4 attention or lightning mixers by mixer_types) is planned:
@@ -199,11 +186,16 @@ NOT_MODELLED: Mapping[str, str] = {
     # "physical routed-expert bank count does not match num_blocks") beside the layers, and each layer's kind comes
     # from the checkpoint's own text_config.layer_types (configs/interns2_mobius.py keeps it "verbatim"; its default
     # has none); vLLM 0.33.0 reads the config only through the checkpoint's remote code
-    # vLLM 0.33.0 models/alice_ai.py: layer_types picks, per layer, full attention (Qwen3NextAttention) or a KDA
-    # linear-attention layer (KimiGatedDeltaNetAttention, a recurrent state per request: kda_state_shape), with an
-    # attention-residual block (_AttentionResidualFinal); no config class in transformers or vLLM (remote code)
-    "AliceAIForCausalLM": "AliceAI's KDA linear-attention layers (a recurrent state per request) and attention "
-    "residuals: no entry reads them",
+    # vLLM 0.33.0 models/alice_ai.py: layer_types picks, per layer, full attention (Qwen3NextAttention, its output
+    # gate on) or Kimi-Linear's KDA (_make_kimi_kda_config: low-rank gates, key and value heads equal or it raises),
+    # Qwen3-Next-style experts (shared_expert_gate, fp32 e_score_correction_bias), and attention residuals
+    # (attn_res_proj / mlp_res_proj ReplicatedLinear and their norm weights a layer, _AttentionResidualFinal). No
+    # config class in transformers 5.20.2 or vLLM 0.33.0's registry (remote code), and no config.json in the corpora
+    # (searched in session 45, task A2: `AliceAIForCausalLM`; only a later vLLM's AliceAIConfig test defaults)
+    "AliceAIForCausalLM": "AliceAI: no config to read — vLLM 0.33.0 takes it only through the checkpoint's remote "
+    "configuration code and no config.json is at hand, so no engine build checks an entry (its KDA and gated "
+    "attention are Kimi-Linear's and Qwen3-Next's; its attention residuals, a projection and a norm for each "
+    "attention and MLP and a final mixer, are read by no entry)",
     # vLLM 0.33.0 models/domyn_edge.py DomynEdgeDecoderLayer: each layer's head_dim from per_layer_config, its
     # sliding window from window_sizes and RoPE or none from position_layers, four norms a layer
     "DomynEdgeForCausalLM": "DomynEdge's per-layer head sizes, windows and positions (per_layer_config, "

@@ -75,6 +75,9 @@ class Attention:
     output_gate_proj_field: str | None = None  # … where a config flag says so (MiniCPM-SALA attn_use_output_gate: o_gate)
     output_gate_bias: bool = False  # … and a bias per head on that gate (Beam gate_bias [heads], split with them)
     latent_gate_field: str | None = None  # a flag: MLA's g_proj, hidden → heads × v_head_dim (Kimi-K3)
+    # a field naming MLA's g_proj granularity: "head_wise" hidden → heads, "element_wise" hidden → heads × v_head_dim
+    # (Ling-3 gated_attention_proj_granularity_type; both engines' bailing_moe_v3.py), absent or other: none
+    latent_gate_kind_field: str | None = None
     heads_per_layer_field: str | None = None  # query heads per layer, a list (Laguna num_attention_heads_per_layer)
     # a field whose value "fused_qkv" says the checkpoint's qkv_proj holds all Q rows, then each KV head's K and V
     # rows together, one chunk per KV head (MiMo-V2's attention_projection_layout)

@@ -112,6 +112,8 @@ CLASS_TEXT: Mapping[str, str] = {
     "LlavaQwenForCausalLM": "qwen2",
     "Grok1ForCausalLM": "grok-1",
     "Grok1ModelForCausalLM": "grok-1",
+    # Ling-3: its config says bailing_hybrid (Ling-2.5's model_type); both engines build bailing_moe_v3.py's class
+    "BailingMoeV3ForCausalLM": "bailing_moe_v3",
 }
 
 

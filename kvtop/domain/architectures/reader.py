@@ -129,7 +129,9 @@ def read_architecture(
                 or bool(arch.attention.output_gate_proj_field and f.flag(arch.attention.output_gate_proj_field)),
                 "output_gate_bias": arch.attention.output_gate_bias,
                 "sink_keys": bool(arch.attention.sink_keys_field and f.flag(arch.attention.sink_keys_field)),
-                "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),
+                "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field))
+                or _latent_gate_kind(f, arch) == "element_wise",
+                "latent_head_gate": _latent_gate_kind(f, arch) == "head_wise",
                 "laurel_rank": f.opt(arch.laurel_field) if arch.laurel_field else arch.body.laurel_rank,
                 "altup_inputs": f.opt(arch.altup_field) if arch.altup_field else arch.body.altup_inputs,
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
@@ -373,6 +375,13 @@ def _norms_by_word(f: Fields, arch: Architecture) -> int:
         return arch.body.norms_per_layer
     field, counts = arch.norms_by_word
     return dict(counts).get(str(f.get(field)), arch.body.norms_per_layer)
+
+
+def _latent_gate_kind(f: Fields, arch: Architecture) -> str:
+    """MLA's g_proj granularity where the entry reads one (`Attention.latent_gate_kind_field`), else ''."""
+    field = arch.attention.latent_gate_kind_field
+    value = f.get(field) if field else None
+    return value if isinstance(value, str) else ""
 
 
 def _head_gate(f: Fields, field: str | None) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.architectures.fields import Fields
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import StateKind, StateSpec
 
 _HALF = ("bfloat16", "float16", "bf16", "fp16")
@@ -144,6 +145,38 @@ class KimiDeltaState(StateRule):
             n_groups=heads,
             inner_size=heads * head_dim,
             full_rank_gate=bool(linear.use_full_rank_gate),
+        )
+
+
+@dataclass(frozen=True)
+class BailingKdaState(StateRule):
+    """Ling-3's KDA (vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py BailingMoeV3KimiDeltaAttention / BailingKDA):
+    num_attention_heads × head_dim, a short conv of short_conv_kernel_size on q, k and v, and, under no_kda_lora (which
+    both engines' Ling-3 classes build: vLLM raises without it), full-rank forget and output gates (f_proj, g_proj);
+    the state Kimi-Linear's (`MambaStateShapeCalculator.kda_state_shape`). `rope_head_dim`: the width vLLM's
+    BailingHybridConfig reads instead of head_dim (`LoadCasts.state_width_from_rope`)."""
+
+    def spec(self, f: Fields) -> StateSpec:
+        heads, head_dim = f.need("num_attention_heads"), f.need("head_dim")
+        layers, group = f.need("num_hidden_layers"), f.need("layer_group_size")
+        if layers % group:  # SGLang asserts it; vLLM makes the layers past the last group MLA
+            raise UnsupportedModelError(
+                f"{layers} layers in groups of {group} (SGLang 0.5.23 bailing_moe_v3.py asserts num_layers % "
+                "layer_group_size == 0; vLLM 0.33.0's _is_kda_layer makes the remainder MLA) is not modelled",
+                field=f.prefix + "layer_group_size", source=f.source,
+            )  # fmt: skip
+        return StateSpec(
+            kind=StateKind.KIMI_DELTA,
+            conv_dim=3 * heads * head_dim,
+            conv_kernel=f.need("short_conv_kernel_size"),
+            num_heads=heads,
+            head_dim=head_dim,
+            state_size=head_dim,
+            n_groups=heads,
+            inner_size=heads * head_dim,
+            full_rank_gate=True,
+            full_rank_forget=True,
+            rope_head_dim=f.need("qk_rope_head_dim"),
         )
 
 

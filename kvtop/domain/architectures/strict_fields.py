@@ -23,6 +23,10 @@ TYPED_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
     # base SGLang 0.5.23 loads deepseek_v4 through (utils/hf_transformers/common.py _DeepseekV4ConfigAlias);
     # RedHatAI/DeepSeek-V4-Flash-NVFP4-FP8's config.json states null
     "deepseek_v4": (("kv_lora_rank", int),),
+    # BailingHybridConfig.kda_lower_bound: float (transformers 5.20.2 models/bailing_hybrid/configuration_bailing_hybrid.py
+    # @strict); inclusionAI/Ling-3.0-tiny's config.json states -5. Ling-3's class reads it as kvtop's bailing_moe_v3
+    # (nesting.CLASS_TEXT); Ling-2.5's configs state no such field
+    "bailing_moe_v3": (("kda_lower_bound", float),),
 }
 _ABSENT = object()
 

@@ -19,6 +19,7 @@ from kvtop.domain.architectures.layer_rules import (
 from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared, SparseStep
 from kvtop.domain.architectures.moe_rules import PeriodOffset as ExpertPeriod
 from kvtop.domain.architectures.state_rules import (
+    BailingKdaState,
     GatedDeltaNetState,
     KimiDeltaState,
     Mamba1State,
@@ -121,4 +122,25 @@ HYBRID: tuple[Architecture, ...] = (
               latent_modules=("routed_expert_down_proj", "routed_expert_up_proj"),
               latent_norm_field="latent_moe_use_norm"),
       attention_residual_field="attn_res_block_size"),
+    # Ling-3 (BailingMoeV3ForCausalLM; its config says model_type bailing_hybrid, Ling-2.5's: the class picks this
+    # entry, nesting.CLASS_TEXT). vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py: KDA (BailingKdaState: qkvb
+    # fused, f_proj and g_proj full rank, q/k/v short convs, A_log, dt_bias, o_norm, o_proj) on every layer but each
+    # layer_group_size-th, MLA there (fused q_a / kv_a whole, q_b, kv_b, dense; g_proj one gate per head where
+    # gated_attention_proj_granularity_type is head_wise); a dense MLP below first_k_dense_replace, then num_experts
+    # experts and num_shared_experts × moe_shared_expert_intermediate_size shared behind an fp32 router with an fp32
+    # expert bias (moe_router_enable_expert_bias). No class defaults: the checkpoint's own BailingMoeV3Config (remote
+    # code). Meta-built (recon--inclusionAI--Ling-3.0-tiny, SGLang 0.5.23): 15,313,925,248 B of model at TP 1.
+    # Not read: layers past the last whole group (SGLang asserts there are none; vLLM makes them MLA): refused by
+    # BailingKdaState; MTP (the main class builds none).
+    A("bailing_moe_v3", "the checkpoint's BailingMoeV3Config (remote code)",
+      "vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py", {}, ("BailingMoeV3ForCausalLM",),
+      layers=EveryNthFullOf(interval_field="layer_group_size"), latent=Latent(),
+      attention=Attention(latent_gate_kind_field="gated_attention_proj_granularity_type"), state=BailingKdaState(),
+      moe=Moe("num_experts", shared=Shared(size_field="moe_shared_expert_intermediate_size",
+                                           count_field="num_shared_experts"),
+              placement=FirstDense(), router_bias_when=("moe_router_enable_expert_bias", True), router_fp32=True),
+      mtp_fields=(), engine_read_fields=("use_bias",),  # vLLM 0.33.0 reads it off a class without it
+      refused_when=(("use_bias", "biases on the MLPs (use_bias)"),),
+      refused_unless=(("no_kda_lora", "True", "low-rank KDA gates: vLLM 0.33.0 raises 'BailingMoeV3 KDA currently "
+                                              "expects no_kda_lora=True'"),)),
 )  # fmt: skip

@@ -23,6 +23,12 @@ MINICPM_SPARSE = (
     "beside the KV pool's tokens, which the plan does not count"
 )
 
+# Ling-3 shares Ling-2.5's model_type; kvtop reads it by its class (table_hybrid.py bailing_moe_v3, nesting.CLASS_TEXT)
+LING_3_BY_CLASS = (
+    "Ling-3's KDA layers (short_conv_kernel_size) in a config that names no class: kvtop reads Ling-3 by its class, "
+    "BailingMoeV3ForCausalLM (the bailing_moe_v3 entry), which this config does not name; this"
+)
+
 LIGHTNING: tuple[Architecture, ...] = (
     # Ling-2.5 / Ring-2.5 (model_type bailing_hybrid, BailingMoeV2_5ForCausalLM; vLLM 0.33.0 models/
     # bailing_moe_linear.py with layers/mamba/linear/bailing_linear_attn.py, SGLang 0.5.23 models/
@@ -44,9 +50,10 @@ LIGHTNING: tuple[Architecture, ...] = (
               router_bias_when=("moe_router_enable_expert_bias", True), router_fp32=True),
       mtp_fields=(),
       refused_when=(
-          # Ling-3 (BailingMoeV3ForCausalLM) shares the model_type: its KDA layers carry a short conv
-          ("short_conv_kernel_size", "Ling-3's KDA layers (short_conv_kernel_size: BailingMoeV3ForCausalLM's "
-                                     "full-rank forget gate and fused qkvb projection), which no state rule describes"),
+          # Ling-3 (BailingMoeV3ForCausalLM) shares the model_type: its KDA layers carry a short conv (SGLang 0.5.23
+          # configs/bailing_hybrid.py: use_kda = short_conv_kernel_size is not None). A config naming that class is
+          # read by its own entry (nesting.CLASS_TEXT); one naming no class, here
+          ("short_conv_kernel_size", LING_3_BY_CLASS),
           ("use_bias", "biases on every projection (use_bias: the lightning dense and qkv, MLPs)"),
           ("use_qkv_bias", "a bias on the lightning layers' query_key_value (use_qkv_bias)"),
           ("moe_shared_expert_intermediate_size", "shared experts of their own width (moe_shared_expert_"

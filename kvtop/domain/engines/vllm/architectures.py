@@ -262,11 +262,23 @@ _DROPPED_0_33_0 = {
     "StableLMEpochForCausalLM": "0.28.0", "PrithviGeoSpatialMAE": "0.28.0",
 }  # fmt: skip
 
+# Classes vLLM 0.33.0 does not register whose checkpoint's remote code it cannot take: _try_resolve_transformers
+# (registry.py) imports the auto_map's AutoModel… class with try_get_class_from_dynamic_module, which returns None
+# where the import fails, and then (model_impl auto) returns None, so _raise_for_unsupported stops the launch with
+# "Model architectures [...] are not supported for now." (read at 0.33.0). 0.13.0 (transformers 4.57.6, which still
+# defines is_torch_fx_available) imports it and judges `_supports_attention_backend`: not read, so "not checked".
+_V0_33_0_REMOTE_CODE_REFUSED = {
+    "MiniCPMSALAForCausalLM": "openbmb/MiniCPM-SALA modeling_minicpm_sala.py imports is_torch_fx_available from "
+                              "transformers.utils.import_utils (its line as a public patch script for the file "
+                              "quotes it), which transformers 5.20.2, the 0.33.0 wheel's, no longer defines",
+}  # fmt: skip
+
 RANGES: tuple[RegistryRange, ...] = (
     RegistryRange("0.13.0", "0.13.0", _V0_13_0, f"{SOURCE}, vLLM 0.13.0 wheel",
                   transformers_backend=_V0_13_0_TRANSFORMERS, transformers="4.57.6", dropped=_DROPPED_0_13_0),
     RegistryRange("0.33.0", "0.33.0", _V0_33_0, f"{SOURCE}, vLLM 0.33.0 wheel",
-                  transformers_backend=_V0_33_0_TRANSFORMERS, transformers="5.20.2", dropped=_DROPPED_0_33_0),
+                  transformers_backend=_V0_33_0_TRANSFORMERS, transformers="5.20.2", dropped=_DROPPED_0_33_0,
+                  remote_code_refused=_V0_33_0_REMOTE_CODE_REFUSED),
 )  # fmt: skip
 
 

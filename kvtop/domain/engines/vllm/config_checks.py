@@ -21,6 +21,10 @@
 - A Nemotron-H config that gives its layers as `layers_block_type` only (no `hybrid_override_pattern`) on v0.13.0:
   its own NemotronHConfig (transformers_utils/configs/nemotron_h.py) reads only the pattern string and falls back
   to its default pattern, another model than the list; v0.33.0 loads transformers 5.x's class, which reads the list.
+- Ling-3 (BailingMoeV3ForCausalLM) on v0.33.0: vLLM reads its bailing_hybrid config through transformers 5.20.2's
+  @strict BailingHybridConfig, which refuses an integer kda_lower_bound (Ling-3.0-tiny's -5: "expected float, got
+  int") and defines no use_bias, which models/bailing_moe_v3.py BailingMoeV3MLP reads (AttributeError): the registry
+  sweep's rows of recon--inclusionAI--Ling-3.0-tiny and its -float-bound variant.
 - Hunyuan-V3 (HYV3ForCausalLM) on v0.33.0 without route_norm, first_k_dense_replace or expert_hidden_dim:
   models/hy_v3.py reads them off transformers 5.20.2's HYV3Config, which defines none ("first_k_dense_replace not
   exist", or AttributeError).
@@ -80,7 +84,9 @@ LOOPED_NOT_MODELLED = (
 # v0.13.0 4.57.6 (no strict validation); a release between takes v0.13.0's reading
 STRICT_CONFIG_TYPES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "before v0.33.0 read: transformers 4.x (v0.13.0 pins 4.57.6) does not check field types"),
-    Era("0.33.0", frozenset({"dbrx"}), "v0.33.0 pins transformers 5.20.2: models/dbrx/configuration_dbrx.py @strict"),
+    Era("0.33.0", frozenset({"dbrx", "bailing_moe_v3"}),
+        "v0.33.0 pins transformers 5.20.2: models/dbrx/configuration_dbrx.py, models/bailing_hybrid/"
+        "configuration_bailing_hybrid.py @strict (Ling-3's bailing_hybrid config: kvtop's bailing_moe_v3)"),
 ))  # fmt: skip
 # classes v0.33.0 builds through its Transformers backend with modules the family's entry does not read
 BACKEND_NOT_MODELLED_ERAS: Eras[frozenset[str]] = Eras((
@@ -99,8 +105,10 @@ BLOCK_LIST_READ_ERAS: Eras[bool] = Eras((
 UNDEFAULTED_FIELDS_ERAS: Eras[dict[str, tuple[str, ...]]] = Eras((
     Era("", {}, "before v0.33.0 not read: none refused"),
     Era("0.33.0", {"LongcatFlashForCausalLM": ("mla_scale_q_lora", "mla_scale_kv_lora", "zero_expert_type"),
-                   "HYV3ForCausalLM": ("route_norm", "first_k_dense_replace", "expert_hidden_dim")},
-        "v0.33.0 models/longcat_flash.py, models/hy_v3.py over transformers 5.20.2's config classes (no such fields)"),
+                   "HYV3ForCausalLM": ("route_norm", "first_k_dense_replace", "expert_hidden_dim"),
+                   "BailingMoeV3ForCausalLM": ("use_bias",)},
+        "v0.33.0 models/longcat_flash.py, models/hy_v3.py, models/bailing_moe_v3.py (BailingMoeV3MLP: config.use_bias) "
+        "over transformers 5.20.2's config classes (no such fields)"),
 ))  # fmt: skip
 # model types v0.33.0's AutoConfig (transformers 5.20.2) and its _CONFIG_REGISTRY both lack, seen in real configs
 UNKNOWN_MODEL_TYPES_ERAS: Eras[frozenset[str]] = Eras((

@@ -192,9 +192,10 @@ MLA_HYBRID_ALIGNMENT_ERAS: Eras[int] = Eras((
 # padded to 147,456). v0.13.0 has no BailingMoeV2_5ForCausalLM.
 STATE_WIDTH_FROM_ROPE_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "no lightning-attention class read with a narrowed head_dim before v0.33.0"),
-    Era("0.33.0", frozenset({"BailingMoeV2_5ForCausalLM"}),
-        "models/bailing_moe_linear.py over transformers 5.20.2 BailingHybridConfig.__post_init__ (head_dim = "
-        "qk_rope_head_dim); the release that added the class is not pinned (read as v0.33.0)"),
+    Era("0.33.0", frozenset({"BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM"}),
+        "models/bailing_moe_linear.py, models/bailing_moe_v3.py (Ling-3's KDA: BailingMoeV3KimiDeltaAttention reads "
+        "config.head_dim) over transformers 5.20.2 BailingHybridConfig.__post_init__ (head_dim = qk_rope_head_dim); "
+        "the release that added the classes is not pinned (read as v0.33.0)"),
 ))  # fmt: skip
 # NemotronH's SSM state dtype when its config names none (NemotronHForCausalLMConfig, §4.4): bytes per element.
 NEMOTRON_H_SSM_DTYPE_ERAS: Eras[int] = Eras((
