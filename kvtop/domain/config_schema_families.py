@@ -8,12 +8,13 @@ here too.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator, Field
 
 from kvtop.domain.config_types import (
     MAX_LAYERS,
+    MAX_POSITIONS,
     ConfigSection,
     Dim,
     ExpertGroups,
@@ -32,9 +33,11 @@ from kvtop.domain.config_types import (
     PerLayerFlags,
     Positions,
     Vocab,
+    Window,
 )
 
 CompressRatio = Annotated[int, Field(strict=True, ge=0, le=1024)]  # tokens per compressed entry (0: none)
+BlockCount = Annotated[int, Field(strict=True, ge=0, le=MAX_POSITIONS)]  # a count of KV blocks (0: none)
 
 
 class LinearAttnConfig(ConfigSection):
@@ -91,6 +94,22 @@ class Step3OtherAttention(ConfigSection):
     num_attention_heads: Heads | None = None
     num_attention_groups: Heads | None = None
     head_dim: HeadDim | None = None
+
+
+class InfLLMSparseConfig(ConfigSection):
+    """MiniCPM-SALA's `sparse_config` (InfLLM-v2 on the minicpm4 layers): the keys SGLang 0.5.23 reads from it
+    (layers/attention/minicpm/backend.py MiniCPMAttnBackend.__init__). kvtop reads only that it is there (SGLang's
+    configs/minicpm.py has_minicpm_sparse_attention: `sparse_config is not None`), which names the compressed keys the
+    plan leaves out (table_lightning.MINICPM_SPARSE); the keys are typed so a malformed section is refused at the file.
+    An empty section is still a section (a model is truthy): SGLang turns the backend on, then fails on the keys."""
+
+    kernel_size: Dim | None = None
+    kernel_stride: Dim | None = None
+    init_blocks: BlockCount | None = None  # the first blocks every query attends (0 allowed)
+    block_size: Dim | None = None
+    window_size: Window | None = None  # 0: no local window (the backend checks window_size >= 0)
+    dense_len: Window | None = None  # tokens attended densely before the sparse path (8,192 in MiniCPM-SALA)
+    topk: Dim | None = None
 
 
 class DbrxFfnConfig(ConfigSection):
@@ -184,7 +203,7 @@ class FamilyFields(ConfigSection):
     attn_use_output_gate: Flag | None = None
     use_output_gate: Flag | None = None
     use_output_norm: Flag | None = None
-    sparse_config: dict[str, Any] | None = None  # MiniCPM-SALA: InfLLM-v2 sparse attention on the minicpm4 layers
+    sparse_config: InfLLMSparseConfig | None = None  # MiniCPM-SALA: InfLLM-v2 sparse attention on the minicpm4 layers
     routed_expert_hidden_size: Intermediate | None = None  # Kimi-K3: experts work in this latent width
     latent_moe_use_norm: Flag | None = None  # Kimi-K3: an RMSNorm on the latent (routed_expert_norm)
     mla_use_output_gate: Flag | None = None  # Kimi-K3: MLA's g_proj, hidden → heads × v_head_dim
