@@ -96,15 +96,36 @@ def llama_70b_co_tenant_tokens(tp: int, held: int) -> int:
 # --- vLLM V1 (v0.8.0 – v0.16.x: vllm.activation.v1, vllm.non_torch.v1) ---
 
 
-def vllm_v1_runtime_bytes(*, seqs: int, vocab: int, tokens: int, mlp_width: float, moe: bool, all_reduce: bool) -> int:
-    """The profiled activation peak and non-torch growth a V1 start charges: the peak's fit on one float32 copy of
-    the logits (seqs × vocab × 4 B) and the forward's MLP transient (tokens × `mlp_width` × 2 B, dense or MoE), the
-    non-torch fit with or without the custom all-reduce; each rounded to bytes."""
-    constant, logits, dense, routed = VLLM_FITS["vllm.activation.v1"].coefficients
+def _vllm_peak_and_growth(era: tuple[str, str], *, seqs: int, vocab: int, tokens: int, mlp_width: float, moe: bool,
+                          all_reduce: bool) -> int:
+    """The activation fit `era[0]` on one float32 copy of the logits (seqs × vocab × 4 B) and the forward's MLP
+    transient (tokens × `mlp_width` × 2 B, dense or MoE), and the non-torch fit `era[1]` with or without the custom
+    all-reduce; each rounded to bytes."""
+    constant, logits, dense, routed = VLLM_FITS[f"vllm.activation.{era[0]}"].coefficients
     transient = tokens * mlp_width * 2 / GIB
     peak = constant + logits * seqs * vocab * 4 / GIB + (routed if moe else dense) * transient
-    base, reduce = VLLM_FITS["vllm.non_torch.v1"].coefficients
+    base, reduce = VLLM_FITS[f"vllm.non_torch.{era[1]}"].coefficients
     return fitted_bytes(peak) + fitted_bytes(base + (reduce if all_reduce else 0.0))
+
+
+def vllm_v1_runtime_bytes(*, seqs: int, vocab: int, tokens: int, mlp_width: float, moe: bool, all_reduce: bool) -> int:
+    """The profiled activation peak and non-torch growth a V1 start charges (V1's fits of both)."""
+    return _vllm_peak_and_growth(("v1", "v1"), seqs=seqs, vocab=vocab, tokens=tokens, mlp_width=mlp_width, moe=moe,
+                                 all_reduce=all_reduce)  # fmt: skip
+
+
+# --- vLLM from v0.21.0 (vllm.activation.v17, vllm.non_torch.v18, vllm.cuda_graphs: docs/engines/vllm.md §2.4) ---
+
+
+def vllm_v21_runtime_bytes(*, seqs: int, vocab: int, tokens: int, mlp_width: float, moe: bool, all_reduce: bool,
+                           workspace: int, graph_nodes: float) -> int:
+    """What a start from v0.21.0 charges beside weights and KV: the v17 peak and the v18 growth (as V1's), FlashInfer's
+    all-reduce fusion workspace (`workspace` bytes, which the code sizes, outside the fit) and the CUDA-graph estimate's
+    fit on `graph_nodes` (graphs captured beyond each mode's first × layers on the rank ÷ 1000); each rounded to bytes."""
+    first, per_node = VLLM_FITS["vllm.cuda_graphs"].coefficients
+    runtime = _vllm_peak_and_growth(("v17", "v18"), seqs=seqs, vocab=vocab, tokens=tokens, mlp_width=mlp_width,
+                                    moe=moe, all_reduce=all_reduce)  # fmt: skip
+    return runtime + workspace + fitted_bytes(first + per_node * graph_nodes)
 
 
 def vllm_tokens(*, total: int, weights: int, runtime: int, block_bytes: int, block_tokens: int, util: float = 0.9) -> int:

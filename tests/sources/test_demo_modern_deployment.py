@@ -18,7 +18,13 @@ from kvtop.sources.demo_plan import NodePlan
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import load_scenario
 from kvtop.ui.ledger_rows import rank_ledger
-from tests.calibrated_figures import H200_CUDA_TOTAL_BYTES, sglang_context_bytes
+from tests.calibrated_figures import (
+    H200_CUDA_TOTAL_BYTES,
+    LLAMA_70B_CHECKPOINT_BYTES,
+    sglang_context_bytes,
+    vllm_tokens,
+    vllm_v21_runtime_bytes,
+)
 from tests.corpus_records import logged_bytes, logged_gib
 
 TICK = 600  # ten minutes in: the counters have a minute of history
@@ -91,10 +97,7 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     assert host.bytes_per_rank == (200 << 30) // 4  # --kv-offloading-size 200 over TP4
     waterfall = view.ranks[0].capacity
     assert waterfall is not None and [t.cause for t in waterfall.terms] == [CapacityCause.LORA, CapacityCause.UNEXPLAINED]
-    # vLLM sized its share of the CUDA total it measured, less its measured runtime (kvtop's fits: 1,156,800; among
-    # them the CUDA-graph estimate, 0.333999 + 0.184319 × 8.0 GiB: 51 PIECEWISE + 51 FULL graphs, 50 + 50 beyond each
-    # mode's first × 80 layers ÷ 1000, and the non-torch memory at TP 4, v0.33.0: the v18 remainder 0.252188 + 0.379062
-    # GiB plus FlashInfer's fusion workspace, three buffers held as 38 MiB, fusion_workspace.py)
+    # vLLM sized its share of the CUDA total it measured, less its measured runtime
     measured = MeasuredInputs(gpu_total_bytes=H200_TOTAL, free_before_load_bytes=H200_TOTAL - TP4_CONTEXT,
                               non_kv_bytes=VLLM_RUNTIME)  # fmt: skip
     sized = calibrated_ledger(view.ledger.model, view.ledger.settings, gpu_total_bytes=H200_TOTAL,
@@ -104,9 +107,25 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     # block of 16 = 72,224 blocks, 1,155,584 tokens (with v0.19.0's workspace in the runtime it was 1,136,416)
     assert VLLM_RUNTIME == 4_742_835_077
     assert waterfall.actual_tokens == sized.token_capacity == 1_155_584
-    # what is left is CUDA's H200 total, measured 139.81 GiB against the fit's 139.893333 (the mean of three logs' since
-    # session 45: 0.083 GiB × 0.92 of it), and the runtime's 16 MiB more than kvtop's fits (1.924 + 0.668 + 1.809 GiB)
-    assert waterfall.terms[-1].tokens == 1_155_584 - view.ledger.token_capacity == 1_155_584 - 1_156_800
+    # kvtop's clean prediction is the same rule on the fits (tests/calibrated_figures.py, by hand; 1,156,800 tokens at
+    # the fits of 92ecbd45): CUDA's H200 total from its fit, vllm serve's defaults on a GPU of 70 GiB and more (1,024
+    # seqs, 8,192 tokens), Llama-3-70B's MLP at TP 4 (3 × 28,672 ÷ 4 + 8,192 wide, dense), the custom all-reduce on
+    # (NVLink), FlashInfer's fusion workspace at v0.33.0 (10 + 2 + 26 MiB, fusion_workspace.py) and the CUDA-graph
+    # estimate on 51 PIECEWISE + 51 FULL graphs (50 + 50 beyond each mode's first × 80 layers ÷ 1000). The LoRA slots
+    # by hand: 4 slots × 80 layers × rank 64 × the A and B widths a TP 4 rank holds, q 8,192 + 2,048, k and v
+    # 8,192 + 256 each, o 2,048 + 8,192, gate and up 8,192 + 7,168 each, down 7,168 + 8,192 (83,456) × 2 B
+    lora = 4 * 80 * 64 * 83_456 * 2
+    assert lora == 3_418_357_760
+    runtime = vllm_v21_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, mlp_width=3 * 28_672 / 4 + 8_192,
+                                     moe=False, all_reduce=True, workspace=38 * MIB, graph_nodes=(50 + 50) * 80 / 1000)
+    # the weights as the by-hand line above counts them (35,283,025,920 B): the rank's bf16 checkpoint and 4 MiB beside it
+    weights = LLAMA_70B_CHECKPOINT_BYTES[4] + 4 * MIB
+    predicted = vllm_tokens(total=H200_CUDA_TOTAL_BYTES, weights=weights + lora, runtime=runtime,
+                            block_bytes=1_310_720, block_tokens=16, util=0.92)  # fmt: skip
+    assert view.ledger.token_capacity == predicted
+    # what is left is CUDA's H200 total, measured 139.81 GiB against the fit's (the mean of the logs' totals), and the
+    # runtime vLLM measured against kvtop's fits
+    assert waterfall.terms[-1].tokens == 1_155_584 - predicted
 
 
 def test_the_rank_ledger_lists_the_resident_terms_and_still_adds_up(snapshot: NodeSnapshot) -> None:

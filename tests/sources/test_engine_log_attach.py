@@ -11,11 +11,14 @@ rank × 128 dims × (K + V) × (1 B + the per-head fp16 scale and zero point, 4 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from kvtop.commands.node_source import DemoSource
 from kvtop.domain.capacity import CapacitySource
 from kvtop.sources.scenario import scenario_dir
+from tests.calibrated_figures import llama_70b_tokens
+from tests.corpus_records import logged_bytes
 from tests.data_paths import CASES
 
 BLOCK_BYTES = 64 * 80 * 2 * 128 * 2 * (1 * 128 + 4) // 128
@@ -66,8 +69,15 @@ def test_a_log_beside_an_engine_that_reports_its_capacity_is_said_not_used() -> 
     log = CASES / "sglang/C09/engine.log"
     snapshot = DemoSource.open(str(scenario_dir() / "llama70b-tp8-sglang.json"), engine_log=log).collect_at(0)
     (view,) = snapshot.engines
-    reported = {r.capacity.actual_tokens for r in view.ranks if r.capacity}
-    assert {r.capacity.actual_source for r in view.ranks if r.capacity} != {CapacitySource.LOGGED}
-    assert len(reported) == 1 and snapshot.notice == (
-        f"the engine log {log} is not used: {view.engine.engine_id} reports its own token capacity ({reported.pop():,})"
+    # what the engine reports is what SGLang sized from the free memory the demo's start measured (tests/sources/
+    # test_demo.py: the 77.43 GiB before its weights a real TP 8 start printed), by SGLang's rule written out in
+    # tests/calibrated_figures.py: 1,229,576 tokens a rank; never one of the pools the fed log printed
+    live = llama_70b_tokens(8, pre_load=logged_bytes("file45518106035-grok-2-fp8-h100-tp8:free_before_load"))
+    logged = {int(n) for n in re.findall(r"KV Cache is allocated\. #tokens: (\d+)", log.read_text())}
+    assert logged == {975_424, 1_462_784} and live == 1_229_576
+    assert {(r.capacity.actual_tokens, r.capacity.actual_source) for r in view.ranks if r.capacity} == {
+        (live, CapacitySource.LIVE)
+    }
+    assert snapshot.notice == (
+        f"the engine log {log} is not used: {view.engine.engine_id} reports its own token capacity (1,229,576)"
     )
