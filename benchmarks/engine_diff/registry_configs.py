@@ -36,9 +36,11 @@ TOWER_CONFIGS = DATA / "configs" / "towers_named"
 # A checkpoint's configs in subfolders the engine reads beside config.json (a config folder holds config.json only):
 # config name -> {subfolder: the file copied there as its config.json}. Kimi-Audio: vLLM 0.33.0 kimi_audio.py
 # KimiAudioWhisperEncoder reads WhisperConfig.from_pretrained(model, subfolder="whisper-large-v3"), the checkpoint's
-# copy of openai/whisper-large-v3's config (towers_named/SOURCES.md).
+# copy of openai/whisper-large-v3's config: the served model's own file (families/, its source in families/SOURCES.md).
 SUBFOLDER_CONFIGS: dict[str, dict[str, Path]] = {
-    "recon--moonshotai--Kimi-Audio-7B-Instruct": {"whisper-large-v3": TOWER_CONFIGS / "openai--whisper-large-v3.json"},
+    "recon--moonshotai--Kimi-Audio-7B-Instruct": {
+        "whisper-large-v3": DATA / "configs" / "families" / "openai--whisper-large-v3.json"
+    },
 }
 POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                  "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip

@@ -37,6 +37,12 @@ ENGINE_FAILURES: dict[Failure, str] = {
         "Ernie4_5_VLMoeConfig (model_type ernie4_5_vl_moe) names them hidden_size and intermediate_size, so no "
         "config.json in the transformers format builds"
     ),
+    ("model_executor/models/voxtral.py", "__init__", "'VoxtralEncoderConfig' object has no attribute 'downsample_factor'"): (
+        "voxtral.py:327 (VoxtralForConditionalGeneration.__init__) reads audio_config.downsample_factor, which "
+        "only vLLM's Mistral-format parser writes (transformers_utils/configs/mistral.py, from params.json's "
+        "whisper_model_args); transformers 5.20.2's VoxtralEncoderConfig has no such field, so no config.json "
+        "builds (vLLM serves Voxtral with --config-format mistral)"
+    ),
 }
 
 

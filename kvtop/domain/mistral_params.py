@@ -214,8 +214,10 @@ def _vision(params: dict[str, Any], source: str) -> dict[str, Any] | None:
     if multimodal is not None:
         multimodal = _object(multimodal, "multimodal", source)
         if multimodal.get("whisper_model_args"):
-            raise _refuse("multimodal.whisper_model_args", "Voxtral's Whisper encoder and adapter "
-                          "(VoxtralForConditionalGeneration): no tower kind reads them", source)  # fmt: skip
+            raise _refuse("multimodal.whisper_model_args", "Voxtral's Mistral-format form (vLLM 0.33.0 "
+                          "configs/mistral.py _remap_mistral_audio_args: a WhisperConfig from encoder_args and "
+                          "downsample_args, built by whisper.py with a float32 position table): not read; its "
+                          "config.json form is (towers_voxtral)", source)  # fmt: skip
         _check_known(multimodal, ("vision_encoder_args",), "multimodal.", source)
         section = multimodal.get("vision_encoder_args") or section
     if section is None:

@@ -40,6 +40,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "FunAudioChatForConditionalGeneration",  # Qwen3 over text_config; both audio encoders: towers_funaudiochat
     "MiDashengLMModel",  # Qwen2 over text_config; the Dasheng audio transformer and projector: towers_dasheng
     "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
+    "VoxtralForConditionalGeneration",  # Llama over text_config; the Whisper encoder and adapter: towers_voxtral
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -237,10 +238,6 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "and a NeMo-style config no entry reads: a Conformer encoder (ConvSubsampling, relative-position attention, "
     "convolution modules) sized by the nested `encoder` dict, the decoder by `transf_decoder.config_dict` and the "
     "head by `head.num_classes`",
-    "VoxtralForConditionalGeneration": "Voxtral: vLLM 0.33.0 voxtral.py builds it from Mistral's params.json form "
-    "(audio_config.downsample_factor, window_size and the tokenizer), SGLang 0.5.23 voxtral.py from config.json "
-    "(downsample_factor from intermediate_size ÷ hidden_size), so one config.json is not what both build; its "
-    "split Whisper encoder and adapter have no tower kind yet",
     "VoxtralRealtimeGeneration": "Voxtral's streaming class (vLLM 0.33.0 voxtral_realtime.py: a causal Whisper "
     "encoder with time embeddings): no tower kind yet",
     "UltravoxModel": "Ultravox: its language model is a checkpoint named by `text_model_id` (vLLM 0.33.0 "

@@ -41,6 +41,7 @@ FIXED_TEXT: Mapping[str, str] = {
     "moss_audio": "qwen3",  # vLLM 0.33.0 moss_audio.py MossAudioConfig: Qwen3Config(**language_config)  # vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py: Qwen3ForCausalLM over text_config
     "funaudiochat": "qwen3",  # vLLM 0.33.0 funaudiochat.py: Qwen3ForCausalLM over text_config whatever its model_type
     "midashenglm": "qwen2",  # vLLM 0.33.0 / SGLang 0.5.23 midashenglm.py: Qwen2ForCausalLM over text_config
+    "voxtral": "llama",  # SGLang 0.5.23 voxtral.py: LlamaForCausalLM(text_config) whatever its model_type
     "step3_vl": "step3_text",  # Step3VLConfig (vLLM / SGLang configs/step3_vl.py): text_config a Step3TextConfig
     "mllama": "mllama_text_model",  # MllamaConfig: text_config is a MllamaTextConfig
     "cohere_compass": "cohere_compass_text",  # CohereCompassConfig: text_config a CohereCompassTextConfig
