@@ -42,6 +42,15 @@ SUBFOLDER_CONFIGS: dict[str, dict[str, Path]] = {
         "whisper-large-v3": DATA / "configs" / "families" / "openai--whisper-large-v3.json"
     },
 }
+# Checkpoints a config names by Hub id, whose config the engine fetches as it reads the file (the Hub is not
+# reachable here): config name -> {Hub id: the file the sweep writes as WORK/<Hub id>/config.json}. The runners run
+# in WORK, where vLLM's get_config finds the id as a local folder. Ultravox: vLLM 0.33.0 configs/ultravox.py
+# UltravoxConfig.__setattr__ get_config(text_model_id) (families/SOURCES.md: Llama-3.2-1B-Instruct).
+HUB_ID_CONFIGS: dict[str, dict[str, Path]] = {
+    "recon--fixie-ai--ultravox-v0_5-llama-3_2-1b": {
+        "meta-llama/Llama-3.2-1B-Instruct": DATA / "configs" / "families" / "meta-llama--Llama-3.2-1B-Instruct.json"
+    },
+}
 POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                  "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
 NO_POSITIONS_CONTEXT = 2048  # vLLM's default_max_len where a config names none of them

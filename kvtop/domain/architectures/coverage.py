@@ -41,6 +41,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "MiDashengLMModel",  # Qwen2 over text_config; the Dasheng audio transformer and projector: towers_dasheng
     "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
     "VoxtralForConditionalGeneration",  # Llama over text_config; the Whisper encoder and adapter: towers_voxtral
+    "UltravoxModel",  # the text model text_model_id names (named_text) or text_config; its towers: towers_ultravox
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -240,10 +241,6 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "head by `head.num_classes`",
     "VoxtralRealtimeGeneration": "Voxtral's streaming class (vLLM 0.33.0 voxtral_realtime.py: a causal Whisper "
     "encoder with time embeddings): no tower kind yet",
-    "UltravoxModel": "Ultravox: its language model is a checkpoint named by `text_model_id` (vLLM 0.33.0 "
-    "configs/ultravox.py loads its config from that Hub id with get_config when the config is read, which neither a "
-    "config folder nor kvtop holds) or an inline text_config, beside vLLM's split Whisper encoder "
-    "(whisper.py) and a stacked-frame projector: no tower kind yet",
     "Qwen3ASRRealtimeGeneration": "Qwen3-ASR's streaming class (vLLM 0.33.0 qwen3_asr_realtime.py over "
     "Qwen3ASRForConditionalGeneration): not checked against its build",
     "NemotronH_Nano_Omni_Reasoning_V3": NEMOTRON_OMNI,

@@ -91,6 +91,7 @@ AUTO_TEXT: Mapping[str, str] = {
     "audioflamingo3": "qwen2",  # AudioFlamingo3Config
     "granite_speech": "granite",  # GraniteSpeechConfig: text_config through AutoConfig, default granite
     "granite_speech_plus": "granite",
+    "ultravox": "llama",  # vLLM 0.33.0 configs/ultravox.py: CONFIG_MAPPING[text_config's model_type or llama]
     "glmasr": "llama",  # GlmAsrConfig: text_config through AutoConfig, default llama (its _default_text_config_kwargs)
 }
 

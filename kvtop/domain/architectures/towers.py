@@ -70,6 +70,7 @@ from kvtop.domain.architectures import (
     towers_phi4mm,
     towers_step,
     towers_step3_vl,
+    towers_ultravox,
     towers_vit,
     towers_voxtral,
     towers_whisper,
@@ -175,6 +176,11 @@ def read_tower(
         dasheng = validated(towers_dasheng.DashengFields, vision_config, source=source, prefix=f"{tower.section}.")
         subsample = validated(towers_dasheng.MiDashengOuterFields, outer, source=source)
         return towers_dasheng.midashenglm(dasheng, subsample, text_hidden)
+    if tower.kind == "ultravox":  # `audio_config` (a WhisperConfig) and UltravoxConfig's projector fields
+        sizes_u = validated(towers_audio.WhisperEncoderFields, vision_config, source=source, prefix="audio_config.")
+        heads_u = validated(towers_whisper.WhisperHeadFields, vision_config, source=source, prefix="audio_config.")
+        outer_u = validated(towers_ultravox.UltravoxOuterFields, outer, source=source)
+        return towers_ultravox.ultravox(sizes_u, heads_u, outer_u, text_hidden, source)
     if tower.kind == "voxtral":  # `audio_config` (a VoxtralEncoderConfig): SGLang's build (towers_voxtral)
         voxtral_heads = validated(towers_voxtral.VoxtralEncoderHeads, vision_config, source=source,
                                   prefix=f"{tower.section}.")  # fmt: skip
