@@ -237,8 +237,9 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "CohereAsrForConditionalGeneration": "an encoder-decoder ASR model: its decoder's cross-attention KV (vLLM 0.33.0 "
     "cohere_asr.py CohereASRDecoderLayer: a CrossAttentionSpec group, as Whisper's, kv.ENCODER_DECODER_NOT_MODELLED) "
     "and a NeMo-style config no entry reads: a Conformer encoder (ConvSubsampling, relative-position attention, "
-    "convolution modules) sized by the nested `encoder` dict, the decoder by `transf_decoder.config_dict` and the "
-    "head by `head.num_classes`",
+    "convolution modules: NeMo's own, cohere_asr.py ConformerEncoder, not the conformer_encoder.py one "
+    "towers_fireredasr2 counts) sized by the nested `encoder` dict, the decoder by `transf_decoder.config_dict` and "
+    "the head by `head.num_classes`",
     "VoxtralRealtimeGeneration": "Voxtral's streaming class (vLLM 0.33.0 voxtral_realtime.py: a causal Whisper "
     "encoder with time embeddings): no tower kind yet",
     "Qwen3ASRRealtimeGeneration": "Qwen3-ASR's streaming class (vLLM 0.33.0 qwen3_asr_realtime.py over "
