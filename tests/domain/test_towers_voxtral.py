@@ -1,6 +1,7 @@
 """Voxtral's Whisper encoder and adapter (kvtop.domain.architectures.towers_voxtral) against SGLang 0.5.23's meta
-build of the reconstructed Voxtral-Mini-3B-2507 config (tests/data/configs/recon, sources in SOURCES.md there), kept
-as its registry rows (tests/data/engine_diff/registry/sglang-0.5.23.json); vLLM 0.33.0 refuses a config.json of it.
+build of the reconstructed Voxtral-Mini-3B-2507 config.json and vLLM 0.33.0's of its params.json (vLLM refuses the
+config.json; tests/data/configs/recon, sources in SOURCES.md there), kept as their registry rows
+(tests/data/engine_diff/registry/sglang-0.5.23.json, vllm-0.33.0.json).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.architectures.towers_coverage import tower_verdict
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.engines.vllm.config_checks import check_config
 from kvtop.domain.errors import InputError
 from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.mistral_params import model_from_params
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
@@ -27,6 +30,9 @@ BF16 = 2
 ENCODER = {1: 1_274_019_840, 2: 644_587_520}
 ADAPTER = 50_331_648
 LANGUAGE = {1: 8_028_272_640, 2: 4_014_323_712}
+PARAMS = "recon--mistralai--Voxtral-Mini-3B-2507-params"
+# vLLM's whisper_encoder: the same modules with embed_positions built in float32 (init_in_fp32), 1500 · 1280 · 2 B more
+VLLM_ENCODER = {1: 1_277_859_840, 2: 648_427_520}
 
 
 def test_the_engines_bytes_are_the_modules_arithmetic() -> None:
@@ -82,3 +88,26 @@ def test_vllm_refuses_a_config_json_of_it() -> None:
 def test_the_class_is_a_wrapper_with_its_tower() -> None:
     assert verdict("VoxtralForConditionalGeneration")[0] == "wrapper"
     assert tower_verdict("VoxtralForConditionalGeneration")[0] == "tower"
+
+
+def test_vllms_encoder_holds_its_position_table_in_float32() -> None:
+    """vLLM 0.33.0 voxtral.py VoxtralEncoderModel: partial(WhisperEncoder, init_in_fp32=True); whisper.py builds
+    embed_positions (1500 × 1280) under set_default_torch_dtype(float32): 4 B a parameter where bf16 holds 2."""
+    for tp in (1, 2):
+        assert VLLM_ENCODER[tp] - ENCODER[tp] == 1500 * 1280 * (4 - BF16)
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_the_params_json_form_equals_vllms_meta_build(tp: int) -> None:
+    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (PARAMS, tp))
+    parts = row["stages"][0]["param_bytes"]
+    assert (parts["whisper_encoder"], parts["audio_language_adapter"]) == (VLLM_ENCODER[tp], ADAPTER)
+    assert parts["language_model"] == LANGUAGE[tp]
+    params = json.loads((DATA / "configs" / "recon" / PARAMS / "params.json").read_text())
+    model = model_from_params(params, source=PARAMS)
+    book = weights_book(model, ParallelLayout(tp=tp), range(0, 30), first_stage=True, last_stage=True,
+                        tower_split=VLLM_SPLIT)  # fmt: skip
+    (tower,) = [r for r in book.rows if r.component == "audio"]
+    assert int(tower.bytes) == VLLM_ENCODER[tp] + ADAPTER
+    assert sum(int(r.bytes) for r in book.rows if r.component != "audio") == LANGUAGE[tp]
+    assert not model.not_modelled and model.config_format

@@ -18,10 +18,15 @@ transformers' VoxtralConfig in config.json), counted as SGLang 0.5.23 srt/models
 
 vLLM 0.33.0 voxtral.py builds the class from Mistral's params.json form only (`--config-format mistral`): it reads
 `audio_config.downsample_factor`, which a transformers VoxtralEncoderConfig does not have, so a config.json is
-refused there (the registry row says so) and kvtop's plan of it is SGLang's build.
+refused there (engines/vllm/config_checks.PARAMS_JSON_ONLY_ERAS). From a params.json (kvtop: mistral_params, the
+WhisperConfig _remap_mistral_audio_args makes, downsample_factor stated) it builds whisper.py's WhisperEncoder — the
+same modules and split — with `init_in_fp32=True`: the position table in float32 (`float32_table_params`,
+TowerSplit.float32_tables), and `whisper_encoder` / `audio_language_adapter` for the children's names.
 """
 
 from __future__ import annotations
+
+from pydantic import AliasChoices, Field
 
 from kvtop.domain.architectures.towers_audio import WhisperEncoderFields, whisper_encoder
 from kvtop.domain.architectures.towers_fields import Tower
@@ -39,9 +44,12 @@ DEFAULTS = {"d_model": 1280, "encoder_layers": 32, "encoder_ffn_dim": 5120, "num
 
 
 class VoxtralEncoderHeads(ConfigSection):
-    """VoxtralEncoderConfig's head count (num_attention_heads, default 20) and a stated downsample_factor."""
+    """VoxtralEncoderConfig's head count (num_attention_heads, default 20; the WhisperConfig vLLM makes of a
+    params.json: encoder_attention_heads) and a stated downsample_factor."""
 
-    num_attention_heads: Heads = 20
+    num_attention_heads: Heads = Field(
+        default=20, validation_alias=AliasChoices("num_attention_heads", "encoder_attention_heads")
+    )
     downsample_factor: Dim | None = None
 
 
@@ -55,7 +63,8 @@ def voxtral(sizes: WhisperEncoderFields, heads: VoxtralEncoderHeads, text_hidden
     return TowerSpec(params=whisper_encoder(sizes) + adapter, tp_split_params=0, config_class=CONFIG_CLASS,
                      source=SOURCE, head_split_params=blocks, head_split_mlp_params=mlp,
                      heads=heads.num_attention_heads, block_mlp_width=ffn, block_class=ENCODER,
-                     k_bias_params=layers * d, label=LABEL, kind="audio")  # fmt: skip
+                     k_bias_params=layers * d, label=LABEL, kind="audio",
+                     float32_table_params=sizes.max_source_positions * d)  # fmt: skip
 
 
 # VoxtralConfig fills in VoxtralEncoderConfig() where the file has no audio_config
