@@ -66,7 +66,8 @@ def test_bytes_equal_vllms_meta_build(tp: int) -> None:
 
 def test_the_plan_says_where_the_language_model_came_from() -> None:
     model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)
-    assert "meta-llama/Llama-3.2-1B-Instruct's published config (text_model_id" in model.reading
+    (words,) = model.read_from  # a note in plan and explain (render_ledger, explain)
+    assert "meta-llama/Llama-3.2-1B-Instruct's published config (text_model_id" in words
 
 
 def test_a_checkpoint_kvtop_holds_no_copy_of_is_refused_by_its_field() -> None:

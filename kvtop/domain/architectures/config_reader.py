@@ -75,7 +75,6 @@ def read_config(
     section = config[nested_key] if nested_key else config
     raw_keys = frozenset(k for k, v in section.items() if v not in (None, False, 0, [], {}, ""))
     entry, reading = _entry(stated_type, architecture, text, raw_keys, family, source)
-    reading = f"{reading}; {named_words}" if named_words else reading
     stated = frozenset(text.model_fields_set)
     tie = text.tie_word_embeddings if "tie_word_embeddings" in stated else outer.tie_word_embeddings
     absent = {} if family is not None else {k: v for k, v in entry.defaults.items() if k not in stated}
@@ -122,6 +121,7 @@ def read_config(
         "strict_type_mismatches": strict_type_mismatches(stated_type, section),
         "mm_patch_merge_type": merge if isinstance(merge := config.get("mm_patch_merge_type"), str) else "",
         "audio_tower": isinstance(config.get("audio_config"), dict),
+        "read_from": (named_words,) if named_words else (),
     }  # fmt: skip
     update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
     if (why := draft_reason(architecture)) is not None:
