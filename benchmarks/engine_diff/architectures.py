@@ -76,8 +76,8 @@ def _is_language(child: str) -> bool:
         return True
     if child.startswith("thinker."):  # SGLang's Qwen3-Omni thinker.model / thinker.lm_head (sglang_standins)
         return _is_language(child.split(".", 1)[1])
-    if child == "vision_language_adapter":  # a Mistral-format Pixtral's adapter into the text width (vLLM pixtral.py)
-        return False
+    if child in ("vision_language_adapter", "audio_language_adapter"):  # a Mistral-format Pixtral's / Voxtral's
+        return False  # adapter into the text width (vLLM 0.33.0 pixtral.py, voxtral.py): the tower's
     return child in LANGUAGE_CHILDREN or ("language" in child and not child.endswith("_projection"))
 
 

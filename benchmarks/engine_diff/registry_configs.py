@@ -36,9 +36,20 @@ TOWER_CONFIGS = DATA / "configs" / "towers_named"
 # A checkpoint's configs in subfolders the engine reads beside config.json (a config folder holds config.json only):
 # config name -> {subfolder: the file copied there as its config.json}. Kimi-Audio: vLLM 0.33.0 kimi_audio.py
 # KimiAudioWhisperEncoder reads WhisperConfig.from_pretrained(model, subfolder="whisper-large-v3"), the checkpoint's
-# copy of openai/whisper-large-v3's config (towers_named/SOURCES.md).
+# copy of openai/whisper-large-v3's config: the served model's own file (families/, its source in families/SOURCES.md).
 SUBFOLDER_CONFIGS: dict[str, dict[str, Path]] = {
-    "recon--moonshotai--Kimi-Audio-7B-Instruct": {"whisper-large-v3": TOWER_CONFIGS / "openai--whisper-large-v3.json"},
+    "recon--moonshotai--Kimi-Audio-7B-Instruct": {
+        "whisper-large-v3": DATA / "configs" / "families" / "openai--whisper-large-v3.json"
+    },
+}
+# Checkpoints a config names by Hub id, whose config the engine fetches as it reads the file (the Hub is not
+# reachable here): config name -> {Hub id: the file the sweep writes as WORK/<Hub id>/config.json}. The runners run
+# in WORK, where vLLM's get_config finds the id as a local folder. Ultravox: vLLM 0.33.0 configs/ultravox.py
+# UltravoxConfig.__setattr__ get_config(text_model_id) (families/SOURCES.md: Llama-3.2-1B-Instruct).
+HUB_ID_CONFIGS: dict[str, dict[str, Path]] = {
+    "recon--fixie-ai--ultravox-v0_5-llama-3_2-1b": {
+        "meta-llama/Llama-3.2-1B-Instruct": DATA / "configs" / "families" / "meta-llama--Llama-3.2-1B-Instruct.json"
+    },
 }
 POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                  "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip

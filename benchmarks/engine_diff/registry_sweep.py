@@ -33,6 +33,7 @@ from benchmarks.engine_diff.published_fields import DERIVED_FIELDS, NOT_WRITTEN
 from benchmarks.engine_diff.registry_configs import (
     DEFAULT_CONFIGS,
     ENGINE_CONFIG_TYPES,
+    HUB_ID_CONFIGS,
     NO_DEFAULT,
     NO_PUBLISHED_CONFIG,
     REGISTRY_DATA,
@@ -87,6 +88,9 @@ def _model_dir(config: ConfigFile) -> Path:
     for sub, source in SUBFOLDER_CONFIGS.get(config.name, {}).items():  # configs the engine reads in a subfolder
         (folder / sub).mkdir(exist_ok=True)
         shutil.copyfile(source, folder / sub / "config.json")
+    for hub_id, source in HUB_ID_CONFIGS.get(config.name, {}).items():  # a checkpoint it names by Hub id
+        (WORK / hub_id).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, WORK / hub_id / "config.json")
     return folder
 
 

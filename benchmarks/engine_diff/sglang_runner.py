@@ -41,6 +41,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                    recorded in its row (`placeholder_reads`). A module whose import SGLang guards
                    with its own fallback (`sgl_kernel.scalar_type`: get_scalar_types' mock) fails
                    to import, as where the package is absent (ENGINE_FALLBACKS).
+                   mistral_common (absent): only `mistral_common.audio.mel_filter_bank`, which Voxtral's
+                   constructor registers as a buffer, stands in (standins.stand_in_mistral_mel_filters).
   stage-processes  one process per pipeline stage (its TP rank 0), joined in a real gloo group:
                    SGLang's collectives (the MIN of the token count, barriers) run between them;
                    the TP ranks of a stage hold the same values, so a collective over them is one

@@ -24,6 +24,7 @@ from standins import (
     host_linspace,
     host_scalars,
     stand_in_mel_banks,
+    stand_in_mistral_mel_filters,
 )
 
 GPUS = {
@@ -127,6 +128,7 @@ def install_stand_ins(gpu: str) -> None:
 
     sys.meta_path.insert(0, _AbsentPackages())
     stand_in_mel_banks()
+    stand_in_mistral_mel_filters()
     if importlib.machinery.PathFinder.find_spec("deep_gemm") is None:  # device-queries: DeepGEMM's SM count
         import deep_gemm  # the placeholder module
 

@@ -45,6 +45,34 @@ def stand_in_mel_banks() -> None:
     functional.melscale_fbanks = melscale_fbanks
 
 
+def stand_in_mistral_mel_filters() -> None:
+    """mistral-mel-filters: mistral_common is absent from SGLang's venv; SGLang 0.5.23 voxtral.py
+    VoxtralForConditionalGeneration._init_mel_filters imports `mistral_common.audio.mel_filter_bank` and registers its
+    (num_frequency_bins × num_mel_bins) answer as a buffer. Only that module stands in (a zero array of that shape;
+    every other mistral_common import still fails, as where the package is absent). A buffer, no parameter: no
+    figure the comparison reads."""
+    import sys
+
+    import numpy
+
+    if importlib.machinery.PathFinder.find_spec("mistral_common") is not None:
+        return  # installed: the real package answers
+
+    def mel_filter_bank(num_frequency_bins: int, num_mel_bins: int, *args: Any, **kwargs: Any) -> Any:
+        PLACEHOLDER_READS.add("mistral_common.audio.mel_filter_bank (a zero buffer)")
+        return numpy.zeros((num_frequency_bins, num_mel_bins), dtype=numpy.float32)
+
+    package = types.ModuleType("mistral_common")
+    package.__path__ = []
+    package.__spec__ = importlib.machinery.ModuleSpec("mistral_common", None, is_package=True)
+    audio = types.ModuleType("mistral_common.audio")
+    audio.__spec__ = importlib.machinery.ModuleSpec("mistral_common.audio", None)
+    audio.mel_filter_bank = mel_filter_bank  # type: ignore[attr-defined]
+    package.audio = audio  # type: ignore[attr-defined]
+    sys.modules.setdefault("mistral_common", package)
+    sys.modules.setdefault("mistral_common.audio", audio)
+
+
 class PlaceholderModule(importlib.abc.Loader):
     """absent-packages: a package that is not installed here loads as a module (and package) whose
     every attribute is `placeholder()` (each runner brings the placeholder its engine needs); each

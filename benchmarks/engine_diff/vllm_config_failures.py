@@ -42,6 +42,12 @@ ENGINE_FAILURES: dict[Failure, str] = {
         "BailingHybridConfig (vLLM's reading of model_type bailing_hybrid) does not define, so a Ling-3 config that "
         "does not state use_bias does not build"
     ),
+    ("model_executor/models/voxtral.py", "__init__", "'VoxtralEncoderConfig' object has no attribute 'downsample_factor'"): (
+        "voxtral.py:327 (VoxtralForConditionalGeneration.__init__) reads audio_config.downsample_factor, which "
+        "only vLLM's Mistral-format parser writes (transformers_utils/configs/mistral.py, from params.json's "
+        "whisper_model_args); transformers 5.20.2's VoxtralEncoderConfig has no such field, so no config.json "
+        "builds (vLLM serves Voxtral with --config-format mistral)"
+    ),
 }
 
 

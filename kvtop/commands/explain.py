@@ -221,6 +221,7 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
         "estimated": result.estimated.model_dump() if result.estimated else None,
         "steps": [s.model_dump() for s in result.ledger.engine.steps] if result.ledger else [],
         "config_format": (result.ledger.model.config_format or None) if result.ledger else None,
+        "read_from": list(result.ledger.model.read_from) if result.ledger else [],
     }  # fmt: skip
     if findings:
         out["findings"] = [f.model_dump(mode="json", exclude={"fix_settings"}) for f in findings]
@@ -246,7 +247,9 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     if result.log_cut_at_bytes is not None:
         lines.append(f"  note: the log is longer than kvtop reads: only its first {fmt_bytes(result.log_cut_at_bytes)} "
                      "were parsed (a restart after that is not in this explanation: cut the log to the start you want)")  # fmt: skip
-    read = (result.ledger.model.config_format,) if result.ledger is not None and result.ledger.model.config_format else ()
+    read: tuple[str, ...] = ((result.ledger.model.config_format,) if result.ledger is not None
+                             and result.ledger.model.config_format else ())  # fmt: skip
+    read += result.ledger.model.read_from if result.ledger is not None else ()
     for note in (*read, *result.notes):
         lines.append(f"  note: {note}")
     if result.ledger is not None:

@@ -55,7 +55,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "not_modelled": list(ledger.model.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
         "config_defaults_used": [d.said for d in ledger.model.defaults_used],
         "config_nominal_defaults": [d.said for d in ledger.model.nominal_defaults],
-        "config_format": ledger.model.config_format or None,
+        "config_format": ledger.model.config_format or None, "read_from": list(ledger.model.read_from),
         "engine_flags": ledger.settings.to_flags(),
         "deployment": deployment_json(ledger),
         "request_capacity": _request_json(ledger.request_capacity),
@@ -200,7 +200,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         *((f"the config leaves out {', '.join(d.said for d in m.defaults_used)}: transformers' class defaults",) if m.defaults_used else ()),
         *(f"the config leaves out {d.said}" for d in m.nominal_defaults),
     )
-    read = (m.config_format,) if m.config_format else ()
+    read = ((m.config_format,) if m.config_format else ()) + m.read_from
     for note in (*read, *e.notes, *defaulted, *(f"not modelled: {n}" for n in m.not_modelled)):
         lines.append(f"note: {note}")
     flags = " ".join(ledger.settings.to_flags())

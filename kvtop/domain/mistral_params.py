@@ -6,8 +6,10 @@ calls it, transformers_utils/config.py `MistralConfigParser`, fills `max_positio
 the file names none), written once below as data: renamed fields, fields with vLLM's defaults, the MoE block of
 Mistral-Large-3 (DeepSeek-V3's layout, class MistralLarge3ForCausalLM), a list `sliding_window` as `layer_types`,
 YaRN as `rope_parameters`, `quantization` as `quantization_config`, and a `vision_encoder` section as the
-Pixtral wrapper (PixtralForConditionalGeneration) over the text config. A field kvtop does not know, or one whose
-value changes the layout in a way no entry reads, is refused naming it, never dropped. Every model read so
+Pixtral wrapper (PixtralForConditionalGeneration) over the text config, and `multimodal.whisper_model_args` as
+Voxtral (VoxtralForConditionalGeneration: the WhisperConfig `_remap_mistral_audio_args` makes, towers_voxtral). A
+field kvtop does not know, or one whose value changes the layout in a way no entry reads, is refused naming it,
+never dropped. Every model read so
 carries `config_format` (said as a note by plan and explain). A key the model needs is required: vLLM 0.33.0's config
 from a params.json is a bare PreTrainedConfig, so no class default stands in for a missing one (an error naming
 the file's key); a missing `n_kv_heads` is `n_heads` (llama.py LlamaDecoderLayer's getattr), a latent model's
@@ -89,6 +91,13 @@ VISION_IGNORED = (
     "image_end_token_id",
     "max_image_size",
 )
+# _remap_mistral_audio_args (Voxtral): multimodal.whisper_model_args.encoder_args key -> the WhisperConfig key vLLM
+# builds (audio_encoding_args.num_mel_bins and downsample_args.downsample_factor beside); keys that size nothing kvtop
+# counts (the encoder's vocabulary and head width, its biases: whisper.py builds every projection biased); `causal`
+# (VoxtralRealtimeGeneration) and any other key refused
+AUDIO_RENAMED: Mapping[str, str] = {"dim": "d_model", "n_layers": "encoder_layers", "hidden_dim": "encoder_ffn_dim",
+                                    "n_heads": "encoder_attention_heads", "max_source_positions": "max_source_positions"}  # fmt: skip
+AUDIO_IGNORED = ("audio_encoding_args", "head_dim", "vocab_size", "n_kv_heads", "use_biases", "pos_embed", "causal")
 
 
 # the names kvtop's config door and tower read a params.json field under -> the file's own key: the inverse of the
@@ -213,10 +222,7 @@ def _vision(params: dict[str, Any], source: str) -> dict[str, Any] | None:
     multimodal = params.pop("multimodal", None)
     if multimodal is not None:
         multimodal = _object(multimodal, "multimodal", source)
-        if multimodal.get("whisper_model_args"):
-            raise _refuse("multimodal.whisper_model_args", "Voxtral's Whisper encoder and adapter "
-                          "(VoxtralForConditionalGeneration): no tower kind reads them", source)  # fmt: skip
-        _check_known(multimodal, ("vision_encoder_args",), "multimodal.", source)
+        _check_known(multimodal, ("vision_encoder_args", "whisper_model_args"), "multimodal.", source)
         section = multimodal.get("vision_encoder_args") or section
     if section is None:
         return None
@@ -225,9 +231,40 @@ def _vision(params: dict[str, Any], source: str) -> dict[str, Any] | None:
     return {"model_type": "pixtral_mistral_format", **{k: vision[k] for k in VISION_FIELDS if k in vision}}
 
 
+def _audio(params: dict[str, Any], source: str) -> dict[str, Any] | None:
+    """Voxtral's `multimodal.whisper_model_args` as the audio_config vLLM 0.33.0 builds (AUDIO_RENAMED), or None."""
+    multimodal = params.get("multimodal")
+    whisper = multimodal.pop("whisper_model_args", None) if isinstance(multimodal, dict) else None
+    if not whisper:
+        return None
+    whisper = _object(whisper, "multimodal.whisper_model_args", source)
+    where = "multimodal.whisper_model_args."
+    encoder = _object(whisper.get("encoder_args"), f"{where}encoder_args", source)
+    if encoder.get("causal"):
+        raise _refuse(f"{where}encoder_args.causal", "Voxtral-Realtime's causal Whisper encoder "
+                      "(VoxtralRealtimeGeneration): not modelled", source)  # fmt: skip
+    _check_known(encoder, (*AUDIO_RENAMED, *AUDIO_IGNORED), f"{where}encoder_args.", source)
+    encoding = _object(encoder.get("audio_encoding_args"), f"{where}encoder_args.audio_encoding_args", source)
+    downsample = _object(whisper.get("downsample_args"), f"{where}downsample_args", source)
+    audio = {hf: encoder[key] for key, hf in AUDIO_RENAMED.items() if key in encoder}
+    audio["num_mel_bins"] = encoding.get("num_mel_bins")
+    audio["downsample_factor"] = downsample.get("downsample_factor")
+    required = {**{hf: f"encoder_args.{key}" for key, hf in AUDIO_RENAMED.items() if key != "max_source_positions"},
+                "num_mel_bins": "encoder_args.audio_encoding_args.num_mel_bins",
+                "downsample_factor": "downsample_args.downsample_factor"}  # fmt: skip
+    for hf, key in required.items():
+        if audio.get(hf) is None:  # vLLM's _remap_mistral_audio_args indexes it: KeyError
+            raise InputError("missing (vLLM's _remap_mistral_audio_args reads it)", field=f"params.json {where}{key}",
+                             source=source)  # fmt: skip
+    return {"model_type": "whisper", **audio}
+
+
 def config_from_params(params: Mapping[str, Any], *, source: str) -> dict[str, Any]:
     """The config.json vLLM 0.33.0 makes of a params.json (see the module docstring), as a dict kvtop's door reads."""
     rest = dict(params)
+    if isinstance(rest.get("multimodal"), dict):
+        rest["multimodal"] = dict(rest["multimodal"])
+    audio = _audio(rest, source)
     vision = _vision(rest, source)
     if rest.get("model_type") == "mamba":
         raise _refuse(
@@ -272,6 +309,9 @@ def config_from_params(params: Mapping[str, Any], *, source: str) -> dict[str, A
         if not {"original_max_position_embeddings", "beta"} <= scaling.keys():
             raise InputError("must name original_max_position_embeddings and beta (vLLM asserts them)",
                              field="params.json llama_4_scaling", source=source)  # fmt: skip
+    if audio is not None:  # Voxtral: vLLM's VoxtralForConditionalGeneration over the text config (towers_voxtral)
+        return {"model_type": "voxtral", "architectures": ["VoxtralForConditionalGeneration"], "text_config": text,
+                "audio_config": audio}  # fmt: skip
     if vision is None:
         return text
     outer: dict[str, Any] = {"model_type": "pixtral", "architectures": ["PixtralForConditionalGeneration"],

@@ -354,6 +354,9 @@ class ModelSpec(BaseModel):
     reading: str = ""  # how the config was read: the architecture entry, or a generic reading and what it assumed
     # the file was not a config.json: how kvtop read it (Mistral's params.json: kvtop.domain.mistral_params.NOTE)
     config_format: str = ""
+    # parts read from outside the file, said as notes: a language model named by checkpoint id whose published config
+    # kvtop holds (Ultravox's text_model_id: kvtop.domain.architectures.named_text)
+    read_from: tuple[str, ...] = ()
     # the config's class is a speculative-decoding draft read through its model_type's entry: why it is not
     # planned as the served model ('' for any other model; coverage.draft_reason)
     speculative_draft: str = ""

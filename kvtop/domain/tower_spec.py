@@ -34,6 +34,9 @@ class TowerSplit(BaseModel):
     block_mlp_whole: bool = False  # block MLPs built nn.Linear (SGLang kimi_k25.py MLP2), where the tower says
     post_norm: bool = False  # a final LayerNorm built that another engine skips (SGLang's MiniMax-M3 tower)
     float32_norms: bool = False  # LayerNorms the tower names (TowerSpec.float32_norm_params) held in float32
+    # encoder classes (TowerSpec.block_class) whose position table the engine builds in float32 whatever the model's
+    # dtype (TowerSpec.float32_table_params; vLLM 0.33.0 voxtral.py: WhisperEncoder(init_in_fp32=True))
+    float32_tables: tuple[str, ...] = ()
     # towers (by TowerSpec.config_class) whose head-split blocks the engine builds nn.Linear, whole on every rank
     # (SGLang 0.5.23 kimi_k3_vl.py: Kimi-K3's MoonViT runs data-parallel)
     whole_blocks: tuple[str, ...] = ()
@@ -110,6 +113,7 @@ class TowerSpec(BaseModel):
     head_split_mlp_params: int = 0  # of head_split_params: block MLPs, whole where TowerSplit.block_mlp_whole
     post_norm_params: int = 0  # a final LayerNorm not in `params`, built whole where TowerSplit.post_norm
     float32_norm_params: int = 0  # of `params`: whole LayerNorms held in float32 where TowerSplit.float32_norms
+    float32_table_params: int = 0  # of `params`: a whole position table held in float32 where TowerSplit.float32_tables
     # the tower as transformers' own classes hold it (every layer whatever vision_feature_layer, its post-norm and
     # SigLIP's pooling head where vision_use_head): what a Transformers backend builds, whole on every rank
     # (StageParts.tower_as_transformers); 0 where the kind does not count it

@@ -212,6 +212,8 @@ def _book_from_config(
             params -= model.tower.position_params if transformers else _tower_positions_per_rank(model.tower, tower_tp, tower_split)
         split = layout.tp if params < model.tower.params else 1  # Gemma-4's is whole on every rank (vLLM)
         wider = model.tower.float32_norm_params * (4 - model.dtype_bytes) if tower_split and tower_split.float32_norms else 0
+        if tower_split and model.tower.block_class in tower_split.float32_tables:  # a float32 position table
+            wider += model.tower.float32_table_params * (4 - model.dtype_bytes)
         rank.acc.add(model.tower.kind, params, params * model.dtype_bytes + wider, split)  # its kind's row
         unmodelled = tower_split.data_parallel_not_modelled(model.architecture) if tower_split else None
         whole_note = ", whole on every rank (data-parallel encoder)" if data_parallel else ""

@@ -138,8 +138,10 @@ def test_sliding_window_list_becomes_layer_types() -> None:
         (lambda p: p["moe"].update(dense_every=2), "params.json moe.dense_every"),
         (lambda p: p["yarn"].update(temperature=2), "params.json yarn.temperature"),
         (lambda p: p.update(use_biases=True), "params.json use_biases"),
-        (lambda p: p.update(multimodal={"whisper_model_args": {"encoder_args": {"dim": 1280}}}),
-         "params.json multimodal.whisper_model_args"),
+        (lambda p: p.update(multimodal={"whisper_model_args": {"encoder_args": {"dim": 1280, "causal": True}}}),
+         "params.json multimodal.whisper_model_args.encoder_args.causal"),
+        (lambda p: p.update(multimodal={"whisper_model_args": {"encoder_args": {"dim": 1280, "ffn_type": "glu"}}}),
+         "params.json multimodal.whisper_model_args.encoder_args.ffn_type"),
     ],
 )  # fmt: skip
 def test_a_field_that_may_change_the_layout_is_refused_naming_it(edit: Any, field: str) -> None:

@@ -214,7 +214,6 @@ def test_a_top_level_tie_is_the_one_the_thinker_is_read_with() -> None:
     ("name", "words"),
     [
         ("CohereAsrForConditionalGeneration", "cross-attention KV"),
-        ("VoxtralForConditionalGeneration", "params.json"),
     ],
 )
 def test_speech_classes_left_say_what_stops_them(name: str, words: str) -> None:

@@ -1,6 +1,6 @@
 """Kimi-Audio's Whisper encoder and VQ adaptor (kvtop.domain.architectures.towers_kimi_audio) against vLLM's build of
 the reconstructed Kimi-Audio-7B-Instruct config with openai/whisper-large-v3's config in its whisper-large-v3 subfolder
-(tests/data/configs/recon and towers_named, sources in the SOURCES.md there), kept as its registry rows
+(tests/data/configs/recon and families, sources in the SOURCES.md there), kept as its registry rows
 (tests/data/engine_diff/registry/vllm-0.33.0.json). SGLang 0.5.23 registers no such class.
 """
 

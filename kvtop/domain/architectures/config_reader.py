@@ -17,6 +17,7 @@ from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.eagle3 import read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
+from kvtop.domain.architectures.named_text import named_text
 from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, class_text_model_type, served_config
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
@@ -62,6 +63,7 @@ def read_config(
     outer = validated(OuterConfig, config, source=source)  # first: the file must be an object
     if (served := served_config(config)) is not config:  # Qwen2.5-Omni: the thinker the engines build (SERVED_SECTION)
         config, outer = served, validated(OuterConfig, served, source=source)
+    config, named_words = named_text(config, source)  # Ultravox: the language model named by checkpoint id
     nested_key = next((key for key in TEXT_SECTION_KEYS if config.get(key) is not None), None)
     prefix = f"{nested_key}." if nested_key else ""
     architecture = outer.architectures[0] if outer.architectures else outer.model_type or "?"
@@ -120,6 +122,7 @@ def read_config(
         "strict_type_mismatches": strict_type_mismatches(stated_type, section),
         "mm_patch_merge_type": merge if isinstance(merge := config.get("mm_patch_merge_type"), str) else "",
         "audio_tower": isinstance(config.get("audio_config"), dict),
+        "read_from": (named_words,) if named_words else (),
     }  # fmt: skip
     update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
     if (why := draft_reason(architecture)) is not None:

@@ -40,6 +40,8 @@ WRAPPERS: frozenset[str] = frozenset({
     "FunAudioChatForConditionalGeneration",  # Qwen3 over text_config; both audio encoders: towers_funaudiochat
     "MiDashengLMModel",  # Qwen2 over text_config; the Dasheng audio transformer and projector: towers_dasheng
     "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
+    "VoxtralForConditionalGeneration",  # Llama over text_config; the Whisper encoder and adapter: towers_voxtral
+    "UltravoxModel",  # the text model text_model_id names (named_text) or text_config; its towers: towers_ultravox
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -227,18 +229,11 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "CohereAsrForConditionalGeneration": "an encoder-decoder ASR model: its decoder's cross-attention KV (vLLM 0.33.0 "
     "cohere_asr.py CohereASRDecoderLayer: a CrossAttentionSpec group, as Whisper's: engines/vllm/encdec.py) "
     "and a NeMo-style config no entry reads: a Conformer encoder (ConvSubsampling, relative-position attention, "
-    "convolution modules) sized by the nested `encoder` dict, the decoder by `transf_decoder.config_dict` and the "
-    "head by `head.num_classes`",
-    "VoxtralForConditionalGeneration": "Voxtral: vLLM 0.33.0 voxtral.py builds it from Mistral's params.json form "
-    "(audio_config.downsample_factor, window_size and the tokenizer), SGLang 0.5.23 voxtral.py from config.json "
-    "(downsample_factor from intermediate_size ÷ hidden_size), so one config.json is not what both build; its "
-    "split Whisper encoder and adapter have no tower kind yet",
+    "convolution modules: NeMo's own, cohere_asr.py ConformerEncoder, not the conformer_encoder.py one "
+    "towers_fireredasr2 counts) sized by the nested `encoder` dict, the decoder by `transf_decoder.config_dict` and "
+    "the head by `head.num_classes`",
     "VoxtralRealtimeGeneration": "Voxtral's streaming class (vLLM 0.33.0 voxtral_realtime.py: a causal Whisper "
     "encoder with time embeddings): no tower kind yet",
-    "UltravoxModel": "Ultravox: its language model is a checkpoint named by `text_model_id` (vLLM 0.33.0 "
-    "configs/ultravox.py loads its config from that Hub id with get_config when the config is read, which neither a "
-    "config folder nor kvtop holds) or an inline text_config, beside vLLM's split Whisper encoder "
-    "(whisper.py) and a stacked-frame projector: no tower kind yet",
     "Qwen3ASRRealtimeGeneration": "Qwen3-ASR's streaming class (vLLM 0.33.0 qwen3_asr_realtime.py over "
     "Qwen3ASRForConditionalGeneration): not checked against its build",
     "NemotronH_Nano_Omni_Reasoning_V3": NEMOTRON_OMNI,

@@ -41,6 +41,7 @@ FIXED_TEXT: Mapping[str, str] = {
     "moss_audio": "qwen3",  # vLLM 0.33.0 moss_audio.py MossAudioConfig: Qwen3Config(**language_config)
     "funaudiochat": "qwen3",  # vLLM 0.33.0 funaudiochat.py: Qwen3ForCausalLM over text_config whatever its model_type
     "midashenglm": "qwen2",  # vLLM 0.33.0 / SGLang 0.5.23 midashenglm.py: Qwen2ForCausalLM over text_config
+    "voxtral": "llama",  # SGLang 0.5.23 voxtral.py: LlamaForCausalLM(text_config) whatever its model_type
     "step3_vl": "step3_text",  # Step3VLConfig (vLLM / SGLang configs/step3_vl.py): text_config a Step3TextConfig
     "mllama": "mllama_text_model",  # MllamaConfig: text_config is a MllamaTextConfig
     "cohere_compass": "cohere_compass_text",  # CohereCompassConfig: text_config a CohereCompassTextConfig
@@ -90,6 +91,7 @@ AUTO_TEXT: Mapping[str, str] = {
     "audioflamingo3": "qwen2",  # AudioFlamingo3Config
     "granite_speech": "granite",  # GraniteSpeechConfig: text_config through AutoConfig, default granite
     "granite_speech_plus": "granite",
+    "ultravox": "llama",  # vLLM 0.33.0 configs/ultravox.py: CONFIG_MAPPING[text_config's model_type or llama]
     "glmasr": "llama",  # GlmAsrConfig: text_config through AutoConfig, default llama (its _default_text_config_kwargs)
 }
 

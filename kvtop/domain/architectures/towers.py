@@ -70,7 +70,9 @@ from kvtop.domain.architectures import (
     towers_phi4mm,
     towers_step,
     towers_step3_vl,
+    towers_ultravox,
     towers_vit,
+    towers_voxtral,
     towers_whisper,
 )
 from kvtop.domain.architectures.towers_bee import BEE_CLASS, bee_projector
@@ -174,6 +176,16 @@ def read_tower(
         dasheng = validated(towers_dasheng.DashengFields, vision_config, source=source, prefix=f"{tower.section}.")
         subsample = validated(towers_dasheng.MiDashengOuterFields, outer, source=source)
         return towers_dasheng.midashenglm(dasheng, subsample, text_hidden)
+    if tower.kind == "ultravox":  # `audio_config` (a WhisperConfig) and UltravoxConfig's projector fields
+        sizes_u = validated(towers_audio.WhisperEncoderFields, vision_config, source=source, prefix="audio_config.")
+        heads_u = validated(towers_whisper.WhisperHeadFields, vision_config, source=source, prefix="audio_config.")
+        outer_u = validated(towers_ultravox.UltravoxOuterFields, outer, source=source)
+        return towers_ultravox.ultravox(sizes_u, heads_u, outer_u, text_hidden, source)
+    if tower.kind == "voxtral":  # `audio_config` (a VoxtralEncoderConfig): SGLang's build (towers_voxtral)
+        voxtral_heads = validated(towers_voxtral.VoxtralEncoderHeads, vision_config, source=source,
+                                  prefix=f"{tower.section}.")  # fmt: skip
+        sizes = towers_audio.audio_sizes(vision_config, tower.defaults, source)
+        return towers_voxtral.voxtral(sizes, voxtral_heads, text_hidden)
     if tower.kind in towers_audio.KINDS:  # an audio encoder (and Qwen2.5-Omni's vision tower beside it)
         return _read_audio(tower, vision_config, source, text_hidden, outer)
     if tower.kind == "step3p7":  # SGLang's own field names (towers_step)

@@ -29,6 +29,8 @@ from kvtop.domain.architectures import (
     towers_phi4mm,
     towers_step,
     towers_step3_vl,
+    towers_ultravox,
+    towers_voxtral,
 )
 from kvtop.domain.architectures.towers_fields import Tower
 
@@ -449,6 +451,7 @@ AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "moss_transcribe_diarize": MOSS_TD, "moss_audio": MOSS_AUDIO, towers_dasheng.OUTER_TYPE: towers_dasheng.TOWER,
     towers_kimi_audio.OUTER_TYPE: towers_kimi_audio.TOWER, towers_funaudiochat.OUTER_TYPE: towers_funaudiochat.TOWER,
     "fireredasr2": FIREREDASR2,  # also the entry's tower (by class name, whatever the model_type)
+    towers_voxtral.OUTER_TYPE: towers_voxtral.TOWER, towers_ultravox.OUTER_TYPE: towers_ultravox.TOWER,
 }  # fmt: skip
 # Isaac's SigLIP2 and pixel-shuffle MLP (towers_isaac): PixelShuffleSiglip2VisionConfig's defaults (Siglip2VisionConfig's
 # and 256 patches) where vision_config leaves a field out

@@ -44,6 +44,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "GraniteSpeechForConditionalGeneration": "granite_speech", "GraniteSpeechPlusForConditionalGeneration": "granite_speech_plus",
     "IsaacForConditionalGeneration": "isaac", "Phi4ForCausalLMV": "phi4-siglip",
     "GlmAsrForConditionalGeneration": "glmasr", "MiDashengLMModel": "midashenglm",
+    "VoxtralForConditionalGeneration": "voxtral", "UltravoxModel": "ultravox",
     "MoonshotKimiaForCausalLM": "moonshot_kimia", "FunAudioChatForConditionalGeneration": "funaudiochat",
     "PixtralForConditionalGeneration": "pixtral",  # built from a Mistral-format params.json (mistral_params)
 }  # fmt: skip

@@ -118,6 +118,8 @@ class Tower:
         "funasr",  # Fun-ASR: the SANM encoder and its adaptor (towers_funasr)
         "fireredasr2",  # FireRedASR2: its Conformer encoder and adapter, replicated (towers_fireredasr2)
         "funaudiochat",  # Fun-Audio-Chat: its continuous and discrete audio encoders (towers_funaudiochat)
+        "ultravox",  # Ultravox: vLLM's Whisper encoder and the feed-forward projector (towers_ultravox)
+        "voxtral",  # Voxtral: its Whisper encoder and audio-language adapter, SGLang's build (towers_voxtral)
         "dasheng",  # MiDashengLM: the Dasheng audio transformer and subsampling projector (towers_dasheng)
         "moss_td",  # MOSS-Transcribe-Diarize: vLLM's Whisper encoder and the VQ adaptor (towers_moss)
         "gemma3n",  # Gemma-3n: MobileNet-v5, the USM audio encoder and both embedders (towers_gemma3n)

@@ -5,7 +5,7 @@ vLLM 0.33.0 models/kimi_audio.py builds them (SGLang 0.5.23 registers no such cl
   checkpoint's `whisper-large-v3/config.json` subfolder (`HFWhisperConfig.from_pretrained(model, subfolder=…)`), not
   from config.json. kvtop cannot read that file: the tower is sized as openai/whisper-large-v3's published config
   (d_model 1280, 32 encoder layers, 20 heads, FFN 5120, 128 mel bins, 1500 positions;
-  tests/data/configs/towers_named/SOURCES.md), which the subfolder's name says it is, and the row says so
+  tests/data/configs/families/SOURCES.md), which the subfolder's name says it is, and the row says so
   (`Tower.absent_words`). The modules are MOSS-Transcribe-Diarize's (towers_moss): conv1, conv2, a position table,
   QKVParallelLinear with a K bias the checkpoint lacks, Row out_proj, Column fc1 / Row fc2 split over TP
   (`TowerSplit.blocks["WhisperEncoder"]`: it asserts the heads divide), norms and Row biases whole.
@@ -27,7 +27,7 @@ from kvtop.domain.tower_spec import TowerSpec
 CONFIG_CLASS = "WhisperConfig (the checkpoint's whisper-large-v3/config.json)"
 SOURCE = "vLLM 0.33.0 models/kimi_audio.py (KimiAudioWhisperEncoder, KimiAudioMultiModalProjector), models/whisper.py"
 OUTER_TYPE = "moonshot_kimia"
-# openai/whisper-large-v3's encoder sizes (tests/data/configs/towers_named/openai--whisper-large-v3.json)
+# openai/whisper-large-v3's encoder sizes (tests/data/configs/families/openai--whisper-large-v3.json)
 WHISPER_LARGE_V3 = {"d_model": 1280, "encoder_layers": 32, "encoder_attention_heads": 20, "encoder_ffn_dim": 5120,
                     "num_mel_bins": 128, "max_source_positions": 1500}  # fmt: skip
 ABSENT_WORDS = (

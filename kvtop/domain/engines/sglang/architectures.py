@@ -331,6 +331,10 @@ _BLOCKS = (
     ("WhisperEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
                                   source="0.5.23 srt/models/whisper.py WhisperAttention (asserts num_heads % tp == 0; "
                                   "QKVParallelLinear, biased: a K bias the checkpoint lacks), fc1 / fc2 Column/Row")),
+    ("VoxtralWhisperEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
+                                         source="0.5.23 srt/models/voxtral.py VoxtralWhisperAttention "
+                                         "(QKVParallelLinear, its default bias: a zero K bias at load; "
+                                         "RowParallelLinear out_proj), Column fc1 / Row fc2")),
 )  # fmt: skip
 # whisper.py WhisperDecoder: embed_tokens an nn.Embedding (vocab × d_model whole, unpadded)
 _WHISPER = ("WhisperForConditionalGeneration",)

@@ -333,6 +333,9 @@ _BLOCKS = (
     ("DashengAudioTransformer", BlockSplit(attention="always", mlp="always",
                                            source="0.33.0 model_executor/models/midashenglm.py DashengAttention "
                                            "(asserts num_heads % tp == 0), DashengMlp Column/RowParallelLinear")),
+    ("VoxtralWhisperEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
+                                         source="0.33.0 model_executor/models/voxtral.py VoxtralEncoderModel: "
+                                         "whisper.py WhisperEncoder (its attention and MLP as below)")),
     ("WhisperEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
                                   source="0.33.0 model_executor/models/whisper.py WhisperAttention (asserts "
                                   "num_heads % tp == 0; QKVParallelLinear bias=True, a zero K bias at load)")),
@@ -380,6 +383,7 @@ _WHISPER = ("WhisperForConditionalGeneration",)
 # vLLM 0.33.0 midashenglm.py AudioProjectorSubsample: Column/RowParallelLinear with their default bias=True
 TOWER_SPLIT = TowerSplit(k_eq_v_holds_v=("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), blocks=_BLOCKS,
                          whole_embedding=_WHISPER, projector_bias=("DashengConfig",),
+                         float32_tables=("VoxtralWhisperEncoder",),  # voxtral.py: WhisperEncoder(init_in_fp32=True)
                          mlp_divides=True, data_parallel_flag=("mm-encoder-tp-mode", "data"),
                          data_parallel=DATA_PARALLEL_ENCODER,
                          data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED)  # fmt: skip

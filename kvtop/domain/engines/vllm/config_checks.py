@@ -40,6 +40,9 @@
   PerceptionEncoder, whose __init__ (step_vl.py:361-364) reads the vision config's output_dim or width, heads and
   layers; transformers 5.20.2's Step3p7VisionConfig renames width, heads and layers on load (__post_init__ pops them
   into hidden_size, num_attention_heads, num_hidden_layers) and has no output_dim: AttributeError.
+- Voxtral (VoxtralForConditionalGeneration) from a config.json, on v0.13.0 and v0.33.0: models/voxtral.py
+  __init__ reads `audio_config.downsample_factor`, which only vLLM's Mistral-format parser writes (from params.json,
+  `--config-format mistral`); transformers' VoxtralEncoderConfig (4.57.6, 5.20.2) has no such field: AttributeError.
 """
 
 from __future__ import annotations
@@ -127,6 +130,16 @@ BROKEN_CLASSES_ERAS: Eras[dict[str, str]] = Eras((
         "v0.33.0 models/step3p7.py -> models/step_vl.py PerceptionEncoder; transformers 5.20.2 "
         "configuration_step3p7.py Step3p7VisionConfig.__post_init__"),
 ))  # fmt: skip
+# classes vLLM builds from a Mistral-format params.json only: a config.json of them fails in its own code, → why
+PARAMS_JSON_ONLY_ERAS: Eras[dict[str, str]] = Eras((
+    Era("", {}, "before v0.13.0 not read"),
+    Era("0.13.0", {"VoxtralForConditionalGeneration": (
+        "voxtral.py VoxtralForConditionalGeneration.__init__ reads audio_config.downsample_factor, which only its "
+        "Mistral-format parser writes (params.json's whisper_model_args; --config-format mistral) and transformers' "
+        "VoxtralEncoderConfig does not define: AttributeError")},
+        "v0.13.0 voxtral.py:354 (transformers 4.57.6), v0.33.0 voxtral.py:327 (transformers 5.20.2); "
+        "transformers_utils/configs/mistral.py _remap_mistral_audio_args"),
+))  # fmt: skip
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."
 )
@@ -145,6 +158,10 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
     broken = era_for(BROKEN_CLASSES_ERAS, version).value.get(model.architecture)
     if broken is not None:
         raise InputError(f"vLLM {version.label} cannot build {model.architecture} from any config: {broken}",
+                         field="architectures", source=model.source)  # fmt: skip
+    params_only = era_for(PARAMS_JSON_ONLY_ERAS, version).value.get(model.architecture)
+    if params_only is not None and not model.config_format:
+        raise InputError(f"vLLM {version.label} cannot build {model.architecture} from a config.json: {params_only}",
                          field="architectures", source=model.source)  # fmt: skip
     known = era_for(ROPE_TYPES_ERAS, version).value
     if known and model.rope_type and model.rope_type not in known:
