@@ -23,6 +23,7 @@ from kvtop.domain.gpus import compute_capability, gpu_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 
+PoolName = Literal["full", "swa", "dsa_index", "state", "ring", "cross"]
 KvFormat = Literal["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "fp4", "mxfp8", "int8", "int4"]
 
 _ALIASES: dict[str, KvFormat] = {
@@ -159,7 +160,7 @@ class KvPool(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    name: Literal["full", "swa", "dsa_index", "state", "ring", "cross"]  # cross: an encoder's tokens a request
+    name: PoolName  # cross: an encoder's tokens a request
     layers: int
     bytes_per_token: int = 0  # for token pools, all its layers together
     bytes_per_layer_token: float = 0.0
@@ -175,7 +176,8 @@ class KvPool(BaseModel):
 
 
 class KvBook(BaseModel):
-    """Everything one rank's KV cache costs, per token (and per request for state)."""
+    """Everything one rank's KV cache costs, per token (and per request for a state or a ring: each engine's budget
+    counts the pools it models and refuses a book with another by name, `refuse_uncounted_pools`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -214,11 +216,35 @@ class KvBook(BaseModel):
         pool = self.pool("state")
         return pool.bytes_per_request if pool else 0
 
-    @property
-    def ring_bytes_per_request(self) -> int:
-        """The circular buffers' page of every ring layer, which one request holds for its whole life (kv_ring.py)."""
-        pool = self.pool("ring")
-        return pool.bytes_per_request if pool else 0
+
+# What each pool holds, said where an engine's budget does not count it (`refuse_uncounted_pools`)
+POOL_HOLDS: dict[PoolName, str] = {
+    "full": "full-attention KV per token",
+    "swa": "sliding-window KV per token",
+    "dsa_index": "the DSA indexer's keys per token",
+    "state": "a linear-attention / Mamba state per request",
+    "ring": "a circular buffer's page per ring layer per request (vLLM 0.33.0 CircularBufferSpec, kv_ring.py)",
+    "cross": "cross-attention KV over an encoder's tokens per request",
+}
+POOL_NOT_MODELLED = (
+    "the {name} pool ({holds}: {size}) is not modelled by {engine}'s budget: its capacity would leave those bytes out"
+)
+
+
+def refuse_uncounted_pools(kv: KvBook, counted: frozenset[PoolName], engine: str, source: str | None = None) -> None:
+    """Refuse, by name, a book holding a pool `engine`'s budget does not count (`counted`), rather than solve a
+    capacity that silently leaves its bytes out: a per-request pool has 0 B per token, so no sum would notice."""
+    for pool in kv.pools:
+        if pool.name not in counted:
+            size = f"{pool.bytes_per_request:,} B a request" if pool.per_request else f"{pool.bytes_per_token:,} B a token"
+            message = POOL_NOT_MODELLED.format(name=pool.name, holds=POOL_HOLDS[pool.name], size=size, engine=engine)
+            raise UnsupportedModelError(message, field="kv pools", source=source)
+
+
+def kv_dtype_bytes(fmt: KvFormat) -> int:
+    """Bytes of one element of the KV format's torch dtype (`TORCH_DTYPE`: a packed FP4 / INT4 pair is one uint8),
+    what an engine's cache spec multiplies its widths by."""
+    return _ELEMENT_BYTES[fmt]
 
 
 def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, storage: KvStorage, gpu_name: str | None = None) -> bool:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kvtop.domain.kv import KvPool
+from kvtop.domain.kv import TORCH_DTYPE, KvFormat, KvPool, kv_dtype_bytes
 
 
 class RingBuffer(BaseModel):
-    """One layer's ring on one rank, as the engine's spec states it (rows, head slots, widths, element bytes)."""
+    """One layer's ring on one rank, as the engine's spec states it (rows, head slots, widths in elements of the KV
+    format's dtype: its bytes and torch dtype both read from kv.py, so they cannot disagree)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -26,18 +27,17 @@ class RingBuffer(BaseModel):
     heads: int = Field(default=1, gt=0)  # head slots of a row (the spec's num_kv_heads)
     key_width: int = Field(gt=0)  # elements of the "K" half of a row (head_size)
     value_width: int = Field(default=0, ge=0)  # elements of the "V" half (head_size_v; 0 for a key ring)
-    element_bytes: int = Field(default=2, gt=0)
-    torch_dtype: str = "bfloat16"
+    kv_format: KvFormat = "bf16"  # the spec's dtype (vLLM: the cache dtype, kv_cache_interface.py AttentionSpec.dtype)
 
     @property
     def page_bytes(self) -> int:
         """The one page a request holds in this layer: heads × rows × (K + V widths) × element bytes."""
-        return self.heads * self.rows * (self.key_width + self.value_width) * self.element_bytes
+        return self.heads * self.rows * (self.key_width + self.value_width) * kv_dtype_bytes(self.kv_format)
 
 
 def ring_pool(ring: RingBuffer, layers: int) -> KvPool:
     """The ring pool of `layers` layers of one rank: one page each per request, however long the request."""
     return KvPool(
         name="ring", layers=layers, bytes_per_request=ring.page_bytes * layers,
-        row_shape=(ring.heads, ring.key_width + ring.value_width), tensors_per_layer=1, torch_dtype=ring.torch_dtype,
+        row_shape=(ring.heads, ring.key_width + ring.value_width), tensors_per_layer=1, torch_dtype=TORCH_DTYPE[ring.kv_format],
     )  # fmt: skip

@@ -47,7 +47,17 @@ def test_a_request_holds_one_page_per_ring_layer_and_no_bytes_per_token() -> Non
     assert (pool.name, pool.layers, pool.bytes_per_request, pool.bytes_per_token) == ("ring", 12, 12_288, 0)
     full = KvPool(name="full", layers=1, bytes_per_token=4_096, bytes_per_layer_token=4_096.0)
     book = KvBook(kv_format="bf16", kv_heads_per_rank=1, pools=(full, pool))
-    assert (book.ring_bytes_per_request, book.full_bytes_per_token, book.state_bytes_per_request) == (12_288, 4_096, 0)
+    ring = book.pool("ring")
+    assert ring is not None
+    assert (ring.bytes_per_request, book.full_bytes_per_token, book.state_bytes_per_request) == (12_288, 4_096, 0)
+
+
+def test_a_rings_bytes_and_torch_dtype_follow_its_one_kv_format() -> None:
+    # the QSA ring above in FP8 KV: 1 × 4 × 128 × 1 = 512 B a page, allocated as float8_e4m3fn (vLLM's fp8 cache
+    # dtype); 12 layers: 6,144 B a request
+    pool = ring_pool(RingBuffer(rows=4, key_width=128, kv_format="fp8_e4m3"), layers=12)
+    assert (pool.bytes_per_request, pool.torch_dtype) == (6_144, "float8_e4m3fn")
+    assert ring_pool(RingBuffer(rows=4, key_width=128), layers=1).torch_dtype == "bfloat16"
 
 
 def test_a_ring_has_rows() -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, cast
 
 from kvtop.domain.engines.catalogue import engine_module
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.kv import KvStorage
+from kvtop.domain.kv import KvStorage, PoolName, refuse_uncounted_pools
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts, guarded_parts
 from kvtop.domain.model import ModelSpec
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kvtop.domain.deployment import DeploymentRules
     from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_simulation import EngineSimulation
+    from kvtop.domain.engines.base import EngineInputs, EngineResult
     from kvtop.domain.engines.protocols import EngineDiagnosis, EngineExplainer
     from kvtop.domain.ledger_values import Ledger
     from kvtop.domain.log_dialect import LogDialect
@@ -106,8 +107,22 @@ class EngineBase(EngineModules):
             return None
         return int(value)
 
+    # the pools its budget counts (or refuses with a reason of its own); a book holding another is refused by name
+    # before the budget runs (`solve`), never sized without it: per-request pools have 0 B a token, so no sum notices
+    budget_pools: frozenset[PoolName] = frozenset({"full", "swa", "dsa_index", "state"})
+
     # the protocol's members each engine states (declared here so the defaults below can read them)
     kv_storage: KvStorage
+    display_name: str
+
+    def solve(self, inputs: EngineInputs) -> EngineResult:
+        """Its budget (`solve_budget`), after every pool of the book is one it counts (`refuse_uncounted_pools`)."""
+        refuse_uncounted_pools(inputs.kv, self.budget_pools, self.display_name, inputs.model.source)
+        return self.solve_budget(inputs)
+
+    def solve_budget(self, inputs: EngineInputs) -> EngineResult:
+        """The engine's own budget of one rank set (each package's budget module states it)."""
+        raise NotImplementedError
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

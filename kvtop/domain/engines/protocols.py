@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from kvtop.domain.deployment import DeploymentRules
 from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
-from kvtop.domain.kv import KvStorage
+from kvtop.domain.kv import KvStorage, PoolName
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts
 from kvtop.domain.model import ModelSpec
@@ -112,6 +112,7 @@ class EngineRules(Protocol):
     id: str
     display_name: str
     kv_storage: KvStorage
+    budget_pools: frozenset[PoolName]  # the pools `solve` counts; a book with another is refused by name
     pp_remainder: PpRemainder
     # The least free GPU sizes every rank (SGLang's MIN all-reduce over the world) — else each
     # worker is sized from its own memory and the engine takes the least block count (vLLM).

@@ -74,7 +74,7 @@ class LlamacppRules(EngineBase):
 
         return resolve_version(log)
 
-    def solve(self, inputs: EngineInputs) -> EngineResult:
+    def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         return solve(inputs)
 
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:

@@ -11,9 +11,9 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 
 
 class LmdeployBudget:
-    """`solve`: TurboMind's or the PyTorch engine's blocks for one rank set (every rank gets the same count)."""
+    """`solve_budget`: TurboMind's or the PyTorch engine's blocks for one rank set (every rank gets the same count)."""
 
-    def solve(self, inputs: EngineInputs) -> EngineResult:
+    def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         if inputs.layout.pp > 1:
             raise InputError("LMDeploy has no pipeline parallelism (use --tp, or --dp for replicas)", field="--pp")
         if inputs.layout.dcp > 1:

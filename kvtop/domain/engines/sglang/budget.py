@@ -53,9 +53,9 @@ DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
 
 
 class SglangBudget:
-    """`solve`: the budget of one rank set, from the tightest rank's memory (docs/engines/sglang.md §4, §6, §7)."""
+    """`solve_budget`: the budget of one rank set, from the tightest rank's memory (docs/engines/sglang.md §4, §6, §7)."""
 
-    def solve(self, inputs: EngineInputs) -> EngineResult:
+    def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
         check_launch(inputs)
         steps: list[BudgetStep] = []

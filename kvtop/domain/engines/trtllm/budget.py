@@ -150,9 +150,9 @@ def _context_parallel(settings: LaunchSettings) -> int:
 
 
 class TrtllmBudget:
-    """`solve`: one rank's pool from its memory; the engine MIN-reduces the tokens over every rank (§5)."""
+    """`solve_budget`: one rank's pool from its memory; the engine MIN-reduces the tokens over every rank (§5)."""
 
-    def solve(self, inputs: EngineInputs) -> EngineResult:
+    def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         m, s, kv, version = inputs.model, inputs.settings, inputs.kv, inputs.version
         if kv.pool("state") is not None:
             raise UnsupportedModelError(

@@ -30,7 +30,7 @@ from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_o
 from kvtop.domain.engines.vllm.state_only import state_page
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
 from kvtop.domain.errors import UnsupportedModelError
-from kvtop.domain.kv import KvBook
+from kvtop.domain.kv import KvBook, PoolName
 from kvtop.domain.layout import pp_layer_range
 from kvtop.domain.model import LayerKind, ModelSpec
 from kvtop.domain.wording import GIB
@@ -76,9 +76,14 @@ FREE_AFTER_LOAD_UNUSED = (
 
 
 class VllmBudget:
-    """`solve`: one worker's blocks from its own KV memory and its own layers (docs/engines/vllm.md §3–§5)."""
+    """`solve_budget`: one worker's blocks from its own KV memory and its own layers (docs/engines/vllm.md §3–§5)."""
 
-    def solve(self, inputs: EngineInputs) -> EngineResult:
+    # §4.8: an encoder-decoder's CrossAttentionSpec group counts beside the decoder's (encdec.py, v0.33.0). Not the
+    # ring: v0.33.0's CircularBufferSpec layers (kv_cache_interface.py 968-1005) take a page a request each from the
+    # same block pool, a group kvtop does not size yet, so a book with one is refused by name (EngineBase.solve)
+    budget_pools: frozenset[PoolName] = frozenset({"full", "swa", "dsa_index", "state", "cross"})
+
+    def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         m, s, kv, meas = inputs.model, inputs.settings, inputs.kv, inputs.measured
         check_weights(m, s, inputs.layout, inputs.gpu_name, inputs.version)  # §3.6, as the config is built
         check_tower_heads(m, inputs.layout, inputs.version)  # §3.6, as the tower is built
