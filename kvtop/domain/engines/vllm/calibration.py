@@ -20,7 +20,9 @@
   rank before v0.22.0, 2 MiB-rounded buffers from it), the fit takes the rest (`fit_offset`), and an era the corpus holds too few logs of for its own
   fit takes the previous era's (`NON_TORCH_STAND_IN`: the same growth without the workspace). Before V1 at TP 8 on
   H100/H200 it also holds NCCL's NVLS buffers of two communicators (`nvls_buffers.py`: 2 x 2.5 GiB with NCCL 2.20,
-  2 x 1.5 GiB with 2.21), taken off the logged figure before fitting the same way.
+  2 x 1.5 GiB with 2.21), taken off the logged figure before fitting the same way. Before v0.11.0 the worker
+  snapshots before the TP group's NCCL init, which the growth then holds: V1's fit leaves such starts out, and a
+  plan adds the context fit's part beyond one rank (`calibration_snapshot.py`).
 - CUDA graphs: charged to the budget from v0.21.0 (`profile_cudagraph_memory`, PR #38284); before,
   graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`. The
   estimate (printed from v0.18.0, "Estimated CUDA graph memory") captures each mode's two largest sizes
@@ -48,6 +50,11 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.engines.vllm.calibration_snapshot import (
+    init_inside,
+    nccl_inside_non_torch,
+    startup_free_is_context,
+)
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import (
@@ -81,20 +88,26 @@ ACTIVATION_ERAS: Eras[str] = Eras((
 # What `non_torch_memory` counts: at v0.6.4 (vllm#9352, until #10511) the whole device's used memory (every process on
 # the GPU) less this process's torch-allocated bytes: the CUDA context, library handles, torch's pool left reserved (V0's
 # FlashInfer workspace is a torch tensor, never in it); v0.4.x and v0.6.5-v0.6.6 against a baseline, the context
-# outside (docs/engines/vllm.md, the non-torch bullet); from v0.7.0 its growth while profiling (PR #12126); from v0.18.0
+# outside (docs/engines/vllm.md, the non-torch bullet); from v0.7.0 its growth while profiling (PR #12126), in V1 before
+# v0.11.0 with the TP group's NCCL and custom all-reduce init inside it (`calibration_snapshot.py`); from v0.18.0
 # FlashInfer's all-reduce fusion workspace too (`fusion_workspace.py`: 1.5 GiB per rank at TP 2–8 on Hopper up to
 # v0.21, each buffer at the 2 MiB allocation granularity from v0.22.0; counted apart from the fit).
 NON_TORCH_ERAS: Eras[str] = Eras((
     Era("", "v06", "before v0.7: the device's used memory less this process's torch allocations (v0.6.4), or its "
                    "growth from a baseline (v0.4.x, v0.6.5-v0.6.6)"),
     Era("0.7.0", "v0", "PR #12126: the growth of non-torch memory while profiling"),
-    Era("0.8.0", "v1", "V1's memory_profiling: the growth while profiling"),
+    Era("0.8.0", "v1", "V1's memory_profiling: the growth from the worker's init snapshot (before v0.11.0 with the "
+                       "TP group's NCCL init inside, counted apart: calibration_snapshot.py)"),
     Era("0.18.0", "v18", "V1 from v0.18.0: the growth less FlashInfer's all-reduce fusion workspace"),
 ))
 # The fit that stands in for an era's remainder where the corpus holds too few logs of the era to fit it: v0.18's
 # growth less the workspace is V1's (NCCL's channels connected by the profile's first large all-reduces, CUDA's
 # lazily loaded kernels): 0.55 GiB at TP 2 on H100 at v0.11.0, 0.57 at v0.19.0 once the workspace is taken off.
 NON_TORCH_STAND_IN = {"vllm.non_torch.v18": "vllm.non_torch.v1"}
+# The fits whose rows are the growth after the TP group's NCCL init: a start whose worker snapshots before that init
+# (V1 before v0.11.0, `calibration_snapshot.py`) at TP × PP > 1 is judged, not fitted, and planned as the fit plus the
+# init the context fit measures beyond one rank (`init_inside`). V0's fits keep the init in (their rows hold it alike).
+INIT_APART = frozenset({"vllm.non_torch.v1"})
 # §2.4: the pool is ceil(total × gpu_memory_utilization) less the weights and what the profile finds, never the free
 # memory after the load (gpu_worker.py determine_available_memory, v0.8.0–v0.33.0): --free-after-load measures
 # no term of vLLM's, so the weights stay the calibrated book (the estimate reads this, `preload_estimate`)
@@ -158,9 +171,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.510714, 0.983452, 0.0), error_bytes=1269699707, records=40,
-        sources=4, gpus=('H100', 'H200', 'L40S'),
-        novel_error_bytes=1269699707, feature_sources=(4, 3, 3),
+        coefficients=(0.510714, 1.025, 0.494286), error_bytes=64424509, records=38,
+        sources=2, gpus=('H100',),
+        novel_error_bytes=64424509, feature_sources=(2, 1, 1), unseen_error_bytes=1653562410,
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
@@ -182,9 +195,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.133636, 0.689697), error_bytes=901943131, records=14,
-        sources=7, gpus=('H100', 'H200', 'L40S'),
-        novel_error_bytes=901943131, feature_sources=(7, 2),
+        coefficients=(0.126, 0.419), error_bytes=467077693, records=12,
+        sources=5, gpus=('H100',),
+        novel_error_bytes=467077693, feature_sources=(5, 1), unseen_error_bytes=467077693,
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -215,12 +228,20 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
             return None  # its log measures the forward (or a MoE's, not counted), not the sampler the fit is of
         return _plan_features(key, inputs)
     if key == non_torch_key(inputs):
-        return (1.0, 1.0 if custom_all_reduce_on(inputs) else 0.0)
+        if key in INIT_APART and nccl_inside_non_torch(inputs):
+            return None  # its figure holds the TP group's init, which the fit leaves to the context's part
+        return _non_torch_features(inputs)
     if key == "vllm.cuda_graphs":
         return _graph_features(inputs)
     if key == "vllm.context":
-        return _context_features(inputs)
+        # a log whose startup snapshot precedes NCCL's init printed the free memory before NCCL, not before the weights
+        return _context_features(inputs) if startup_free_is_context(inputs) else None
     return None
+
+
+def _non_torch_features(inputs: CalibrationInputs) -> tuple[float, ...]:
+    """(1, the custom all-reduce runs)."""
+    return (1.0, 1.0 if custom_all_reduce_on(inputs) else 0.0)
 
 
 def _plan_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
@@ -335,8 +356,10 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
     basis = f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}"
     if fit is not None and fit.key != key:
         basis += f"; {key} has too few logs to fit: {fit.key} stands in for the growth beside the workspace"
-    estimate = fitted_estimate(Term.NON_TORCH, label, fit, fit_features(key, inputs), basis) or assumed_estimate(
+    estimate = fitted_estimate(Term.NON_TORCH, label, fit, _non_torch_features(inputs), basis) or assumed_estimate(
         Term.NON_TORCH, label, GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
+    if fit is not None and fit.key in INIT_APART and custom_all_reduce_on(inputs):
+        estimate = init_inside(estimate, context(inputs, fits), fits, inputs, charged=not _board_open(inputs))
     nvls = nvls_buffers(inputs, tokens)
     if nvls is not None:
         estimate = estimate.model_copy(update={
@@ -351,13 +374,16 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
     })  # fmt: skip
 
 
+def _board_open(inputs: CalibrationInputs) -> bool:
+    """Whether the GPU's name covers PCIe boards too (`BOARD_NOT_NAMED`): the driver's P2P report decides."""
+    return inputs.gpu_name is not None and gpu_model_key(inputs.gpu_name) in BOARD_NOT_NAMED
+
+
 def _board_error(estimate: TermEstimate, inputs: CalibrationInputs, fit: LinearTerm | None) -> TermEstimate:
     """The non-torch estimate with the custom all-reduce's part kept in its interval where the GPU's name leaves the
     board open (`BOARD_NOT_NAMED`): the fit's own coefficient of the custom all-reduce's buffers, added to the error as
     independent errors add (as the sampler's path is, `_sampler_path_error`)."""
-    if fit is None or not custom_all_reduce_on(inputs) or inputs.gpu_name is None:
-        return estimate
-    if gpu_model_key(inputs.gpu_name) not in BOARD_NOT_NAMED:
+    if fit is None or not custom_all_reduce_on(inputs) or not _board_open(inputs):
         return estimate
     part = round(max(fit.coefficients[1], 0.0) * GIB)
     return estimate.model_copy(update={
