@@ -27,7 +27,7 @@ from kvtop.sources.bounded_http import (
     UnreadableEncoding,
     read_bounded,
 )
-from kvtop.sources.prometheus_access import TOKEN_ENV, redact_url, tls_context
+from kvtop.sources.prometheus_access import TOKEN_ENV, redact_url, tls_context, without_token
 from kvtop.sources.prometheus_join import join_answers
 from kvtop.sources.prometheus_memory import AnswerMemory
 from kvtop.sources.prometheus_parse import (
@@ -64,6 +64,7 @@ class PrometheusClient:
         self.shown_url = redact_url(self.url)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._token_sent = bool(token)
+        self._token = token
         self._http = httpx.Client(
             headers=headers, timeout=timeout_s, transport=transport,
             verify=tls_context(ca_file) if ca_file else True,
@@ -101,10 +102,11 @@ class PrometheusClient:
             ) from err
         if answer.status_code in (401, 403):
             raise PrometheusError(PrometheusState.UNAUTHORIZED, self._refused(answer.status_code))
+        content = without_token(answer.content, self._token)  # before any of it is quoted or cut
         if answer.status_code < 400:  # the series typed last time when only the evaluation stamp moved
-            return self._memory.typed((expr, keep_nan), answer.content,
-                                      lambda: _vector(_decoded(answer.content), expr, keep_nan=keep_nan))  # fmt: skip
-        payload = _decoded(answer.content)
+            return self._memory.typed((expr, keep_nan), content,
+                                      lambda: _vector(_decoded(content), expr, keep_nan=keep_nan))  # fmt: skip
+        payload = _decoded(content)
         if answer.status_code >= 400 and not (isinstance(payload, dict) and payload.get("status") == "error"):
             raise PrometheusError(
                 PrometheusState.HTTP_ERROR, f"{self.shown_url} answered HTTP {answer.status_code}"

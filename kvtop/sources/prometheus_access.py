@@ -24,6 +24,18 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+def without_token(content: bytes, token: str | None) -> bytes:
+    """An answer with the bearer token kvtop sent masked wherever it is repeated (as JSON writes it too: a `/`
+    may be escaped `\\/`): a proxy or server that echoes a refused token bare in its error, where no secret's
+    name or shape gives it away (`bad token Q7vX…`), must not have kvtop print it (the redactor masks by name
+    and shape; only the client knows the token's value)."""
+    if not token:
+        return content
+    for form in {token, token.replace("/", "\\/")}:
+        content = content.replace(form.encode(), b"***")
+    return content
+
+
 def load_token(token_file: str | None, env: Mapping[str, str] = os.environ) -> str | None:
     """The bearer token: --token-file wins over $KVTOP_PROMETHEUS_TOKEN; None when neither is set."""
     if token_file:
