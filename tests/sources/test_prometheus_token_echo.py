@@ -68,4 +68,3 @@ def test_a_token_the_server_repeats_in_its_error_is_never_printed(
             leaked = fragments(token, out + err)
             assert leaked == 0  # first: the line below would print the text
             assert shown in err and err.startswith("kvtop: error: prometheus query_error: ")
-
