@@ -27,7 +27,14 @@ from kvtop.sources.bounded_http import (
     UnreadableEncoding,
     read_bounded,
 )
-from kvtop.sources.prometheus_access import TOKEN_ENV, redact_url, tls_context, without_token
+from kvtop.sources.prometheus_access import (
+    TOKEN_ENV,
+    not_the_api,
+    redact_url,
+    tls_context,
+    why_unreachable,
+    without_token,
+)
 from kvtop.sources.prometheus_join import join_answers
 from kvtop.sources.prometheus_memory import AnswerMemory
 from kvtop.sources.prometheus_parse import (
@@ -98,11 +105,14 @@ class PrometheusClient:
             raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"{self.shown_url}: {err}") from err
         except httpx.HTTPError as err:
             raise PrometheusError(
-                PrometheusState.UNREACHABLE, f"cannot reach {self.shown_url} ({type(err).__name__})"
+                PrometheusState.UNREACHABLE, f"cannot reach {self.shown_url} ({why_unreachable(err, self.url)})"
             ) from err
         if answer.status_code in (401, 403):
             raise PrometheusError(PrometheusState.UNAUTHORIZED, self._refused(answer.status_code))
         content = without_token(answer.content, self._token)  # before any of it is quoted or cut
+        wrong = not_the_api(answer.status_code, content, answer.headers.get("location"))
+        if wrong is not None:
+            raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"{self.shown_url} {wrong}")
         if answer.status_code < 400:  # the series typed last time when only the evaluation stamp moved
             return self._memory.typed((expr, keep_nan), content,
                                       lambda: _vector(_decoded(content), expr, keep_nan=keep_nan))  # fmt: skip
