@@ -13,6 +13,7 @@ from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import NodeObservation
 from kvtop.domain.preferences import Preferences
 from kvtop.domain.process_identity import ProcessIdentity
+from kvtop.domain.redact import RedactedModel, RedactedStr
 
 
 class SnapshotSource(Protocol):
@@ -58,7 +59,7 @@ class ProcessSignal(str, Enum):
     INTERRUPT = "SIGINT"  # as Ctrl-C would
 
 
-class SignalRequest(BaseModel):
+class SignalRequest(RedactedModel):
     """One signal to one named process, with what the operator was shown when confirming it.
 
     `identity` is the process as the snapshot named it (pid, start, user id, executable): a sender
@@ -66,13 +67,13 @@ class SignalRequest(BaseModel):
     kvtop could not name has no identity, so no request can be made for it.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True)  # RedactedModel's: its copies are validated, so redacted
 
     identity: ProcessIdentity
     signal: ProcessSignal
     gpu_index: int | None = None
     used_bytes: int | None = None  # what NVML said the process held on that GPU
-    command: str = ""  # its command line, already redacted (what the log records)
+    command: RedactedStr = ""  # its command line, redacted when the request is built (the action log keeps it)
     forced: bool = False  # the operator overrode the refusal to signal an engine's own process
 
     @property

@@ -157,11 +157,7 @@ _BACKSLASHES = re.compile(r"\\*")
 def redact_text(text: str) -> str:
     """Redact secrets inside one free-text string (a shell line, a header, a URL, JSON, a message): URL
     user-info, tokens of a known shape, and values by the name they are given."""
-    if "@" in text:
-        text = _redact_userinfo(text)
-    if "://" in text:
-        text = _CUT_USERINFO.sub(MASK, text)
-    text = mask_secret_shapes(text)
+    text = mask_secret_shapes(text)  # URL user-info too (secret_userinfo.py)
     if _has_trigger(text):
         text = _redact_pairs(text)
     return text
@@ -309,67 +305,6 @@ def _scheme_value(text: str, end: int) -> tuple[int, int] | None:
         return None
     token = _SCHEME_TOKEN.match(text, at) or _CUT_SCHEME_TOKEN.match(text, at)
     return token.span() if token else None
-
-
-# --- URL user-info ---------------------------------------------------------------------------
-
-_LAST_BOUND = re.compile(r"[\s\"'`][^\s\"'`]*\Z")  # searched up to an '@': where its word begins
-_AUTHORITY_END = re.compile(r"[/?#]")
-_PLAUSIBLE_HOST = re.compile(
-    r"(?:\[[0-9A-Fa-f:.]+\]|localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)(?::\d+)?", re.IGNORECASE
-)
-_ASSIGNED = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*=")  # `--db-url=` or `DATABASE_URL=` before a value
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-_URL_WORD_END = re.compile(r"[^\s\"'`]*")
-# A URL cut short (`…`, or the text's end) inside its user-info, before the '@' that would mark it (`https://bob:Pw9X…`):
-# what follows the colon is no port (digits), so it is a password's start.
-_CUT_USERINFO = re.compile(r"(?<=://)(?!\[)[^\s\"'`/?#@:…]*:(?!\d*(?:…|\Z))[^\s\"'`/?#@…]+(?=…|\Z)")
-
-
-def _redact_userinfo(text: str) -> str:
-    """`scheme://user:password@host` → `scheme://***@host`, also without a scheme (`user:pass@host`)."""
-    out: list[str] = []
-    done = 0
-    for at in re.finditer("@", text):
-        if at.start() < done:
-            continue
-        bound = _LAST_BOUND.search(text, done, at.start())
-        word_start = bound.start() + 1 if bound else done
-        word_end = _URL_WORD_END.match(text, at.start()).end()  # type: ignore[union-attr]
-        span = _userinfo_span(text[word_start:word_end])
-        if span is None:
-            out.append(text[done:word_end])
-        else:
-            out += (text[done : word_start + span[0]], MASK, text[word_start + span[1] : word_end])
-        done = word_end
-    if not out:
-        return text
-    out.append(text[done:])
-    return "".join(out)
-
-
-def _userinfo_span(word: str) -> tuple[int, int] | None:
-    """The span of the user-info in one word holding an '@', or None when it has none."""
-    last_at = word.rfind("@")
-    assigned = _ASSIGNED.match(word)
-    start = assigned.end() if assigned else 0  # `--db-url=…`, `DATABASE_URL=…`
-    scheme = _SCHEME.match(word, start)
-    if scheme is not None and scheme.end() <= last_at:
-        start = scheme.end()
-        found = _AUTHORITY_END.search(word, start)
-        authority_end = found.start() if found else len(word)
-        at_in_authority = word.rfind("@", start, authority_end)
-        if at_in_authority != -1:  # `TOKEN@host`, `:pass@host`, `user:p@ss@host`
-            has_password = word.find(":", start, at_in_authority) != -1
-            return start, last_at if has_password else at_in_authority  # `user:p@s/s@host`: to the last '@'
-        # an '@' after a '/': a password holding '/' (`user:pa/ss@host`), unless a real host came first
-        if start == authority_end or _PLAUSIBLE_HOST.fullmatch(word, start, authority_end):
-            return None
-        return start, last_at
-    colon = word.find(":", start, last_at)  # `user:pass@host` without a scheme
-    if colon == -1 or "/" in word[start:colon] or last_at + 1 >= len(word) or not word[last_at + 1].isalnum():
-        return None
-    return start, last_at
 
 
 # --- argv and mappings -----------------------------------------------------------------------

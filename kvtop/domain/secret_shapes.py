@@ -9,7 +9,8 @@ masked wherever they stand (`mask_secret_shapes`):
   `sk-`, NVIDIA `nvapi-`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-`, Slack `xoxb-`, Google `AIza`,
   AWS key ids `AKIA…`, Stripe, npm, PyPI, Vault, Databricks and others (`_PREFIXED`);
 - a JSON Web Token (three base64url parts, the first two starting `eyJ`) and a PEM private key;
-- the secret part of a webhook URL (Slack, Discord) and a Telegram bot token.
+- the secret part of a webhook URL (Slack, Discord) and a Telegram bot token;
+- a URL's user-info (`user:password@`: `kvtop.domain.secret_userinfo`).
 
 A body must look random (letters of both cases or digits among letters, as generated tokens do),
 so words that happen to start alike (`sk-learn-model-card`, `hf_transfer_enabled`) stay readable.
@@ -24,6 +25,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+
+from kvtop.domain.secret_userinfo import mask_userinfo
 
 MASK = "***"
 
@@ -120,8 +123,10 @@ def _mask_cut(match: re.Match[str]) -> str:
 
 
 def mask_secret_shapes(text: str) -> str:
-    """`text` with every token of a known secret shape replaced by `***` (whatever names it), and a
-    token cut short at the end of the text masked after its issuer's prefix."""
+    """`text` with every token of a known secret shape replaced by `***` (whatever names it), a URL's
+    user-info (`secret_userinfo`), and a token cut short at the end of the text masked after its issuer's prefix."""
+    if "@" in text or "://" in text:
+        text = mask_userinfo(text)
     if not _TRIGGERS.search(text):
         return text
     text = _CUT.sub(_mask_cut, _TOKENS.sub(_mask_token, text))

@@ -27,7 +27,14 @@ from kvtop.sources.bounded_http import (
     UnreadableEncoding,
     read_bounded,
 )
-from kvtop.sources.prometheus_access import TOKEN_ENV, redact_url, tls_context
+from kvtop.sources.prometheus_access import (
+    TOKEN_ENV,
+    not_the_api,
+    redact_url,
+    tls_context,
+    why_unreachable,
+    without_token,
+)
 from kvtop.sources.prometheus_join import join_answers
 from kvtop.sources.prometheus_memory import AnswerMemory
 from kvtop.sources.prometheus_parse import (
@@ -64,6 +71,7 @@ class PrometheusClient:
         self.shown_url = redact_url(self.url)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._token_sent = bool(token)
+        self._token = token
         self._http = httpx.Client(
             headers=headers, timeout=timeout_s, transport=transport,
             verify=tls_context(ca_file) if ca_file else True,
@@ -97,14 +105,18 @@ class PrometheusClient:
             raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"{self.shown_url}: {err}") from err
         except httpx.HTTPError as err:
             raise PrometheusError(
-                PrometheusState.UNREACHABLE, f"cannot reach {self.shown_url} ({type(err).__name__})"
+                PrometheusState.UNREACHABLE, f"cannot reach {self.shown_url} ({why_unreachable(err, self.url)})"
             ) from err
         if answer.status_code in (401, 403):
             raise PrometheusError(PrometheusState.UNAUTHORIZED, self._refused(answer.status_code))
+        content = without_token(answer.content, self._token)  # before any of it is quoted or cut
+        wrong = not_the_api(answer.status_code, content, answer.headers.get("location"))
+        if wrong is not None:
+            raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"{self.shown_url} {wrong}")
         if answer.status_code < 400:  # the series typed last time when only the evaluation stamp moved
-            return self._memory.typed((expr, keep_nan), answer.content,
-                                      lambda: _vector(_decoded(answer.content), expr, keep_nan=keep_nan))  # fmt: skip
-        payload = _decoded(answer.content)
+            return self._memory.typed((expr, keep_nan), content,
+                                      lambda: _vector(_decoded(content), expr, keep_nan=keep_nan))  # fmt: skip
+        payload = _decoded(content)
         if answer.status_code >= 400 and not (isinstance(payload, dict) and payload.get("status") == "error"):
             raise PrometheusError(
                 PrometheusState.HTTP_ERROR, f"{self.shown_url} answered HTTP {answer.status_code}"

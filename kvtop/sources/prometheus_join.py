@@ -69,12 +69,16 @@ def join_answers(
     `ignored` and not used."""
     answers, ignored = typed_answers(answers)
     names, by_host = _node_names(answers)
+    node_names = set(names.values())
     nodes: dict[str, _NodeParts] = {}
 
     def node_of(instance: str) -> str:
         known = names.get(instance)
         if known is None:  # remembered: 1,000 nodes' answers ask it ~13,000 times of ~2,000 instances
-            aliases = by_host.get(_host(instance), set())
+            host = _host(instance)
+            # no exporter scraped at this host, but a node is named it (DCGM scraped by address, its
+            # `Hostname` the name an engine is scraped by): the engine is on that node
+            aliases = by_host.get(host) or ({host} if host in node_names else set())
             known = names[instance] = next(iter(aliases)) if len(aliases) == 1 else instance
         return known
 

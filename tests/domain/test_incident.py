@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
-from kvtop.domain.incident import ALL_CLEAR, age, incident_answer
+from kvtop.domain.incident import ALL_CLEAR, NO_ENGINE, age, incident_answer
 from kvtop.domain.observe import ProcessRole
 from tests.domain.test_diagnose import GIB, H100, RESERVED, co_tenant, llama, node, only, sglang_capacity
 
@@ -39,6 +39,17 @@ def test_an_orphan_on_a_gpu_no_engine_uses_is_a_whole_gpu_and_a_healthy_node_is_
     )
     healthy = node(llama())
     assert incident_answer(healthy, diagnose(healthy)) == (None, ALL_CLEAR)
+
+
+def test_a_node_without_an_engine_is_not_said_to_hold_its_plan() -> None:
+    """A GPU-only node (the cluster's DCGM-only nodes; a node between engines): no rank has a plan, so the
+    answer says nothing was checked, where it said "every rank holds what its plan predicts"."""
+    healthy = node(llama())
+    bare = healthy.model_copy(update={
+        "engines": (), "observation": healthy.observation.model_copy(update={"engines": ()}),
+    })  # fmt: skip
+    assert not bare.engines and not bare.observation.engines
+    assert incident_answer(bare, diagnose(bare)) == (None, NO_ENGINE)
 
 
 def test_an_age_is_its_largest_whole_unit() -> None:

@@ -50,7 +50,7 @@ def identity_of(process: subprocess.Popen[bytes], **changes: object) -> ProcessI
 def request_for(process: subprocess.Popen[bytes], signal: ProcessSignal, **changes: object) -> SignalRequest:
     return SignalRequest(
         identity=identity_of(process, **changes), signal=signal, gpu_index=3, used_bytes=6 << 30,
-        command="python -c sleep --token=[REDACTED]",
+        command="python -c sleep --token=***",
     )  # fmt: skip
 
 
@@ -74,7 +74,7 @@ def test_sigterm_ends_the_process_and_is_logged(tmp_path, child):
         "forced": False,
         "state": "sent",
     }
-    assert line["command"] == "python -c sleep --token=[REDACTED]"
+    assert line["command"] == "python -c sleep --token=***"
 
 
 def test_sigkill_and_sigint_are_the_signals_named(tmp_path, child):
@@ -185,3 +185,18 @@ def test_the_action_log_lives_under_xdg_state_home(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_STATE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert default_action_log() == tmp_path / ".local" / "state" / "kvtop" / "actions.log"
+
+
+def test_the_action_log_keeps_no_secret_of_the_command_however_the_request_was_built(tmp_path, child):
+    """The action log stays on the node: a request's command is redacted when the request is built
+    (`SignalRequest.command` is a RedactedStr), not only because the process panel passed a redacted one."""
+    secret = "Q7vXk2pLm9ZrT4wB"
+    raw = f"python serve.py --api-key {secret} --model-path https://bob:{secret}@hub.internal/m HF_TOKEN={secret}"
+    log = tmp_path / "actions.log"
+    request = request_for(child, ProcessSignal.TERMINATE).model_copy(update={"command": raw})  # validated too
+    outcome = SimulatedSignalSender(ActionLog(log), "demo:test").send(request)
+    (line,) = log_lines(log)
+    assert line["state"] == outcome.state.value  # the line of this request was written
+    leaked = secret[:6] in log.read_text() or secret[:6] in outcome.model_dump_json()
+    assert not leaked
+    assert line["command"] == "python serve.py --api-key *** --model-path https://***@hub.internal/m HF_TOKEN=***"
