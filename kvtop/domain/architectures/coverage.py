@@ -200,11 +200,8 @@ NOT_MODELLED: Mapping[str, str] = {
     # sliding window from window_sizes and RoPE or none from position_layers, four norms a layer
     "DomynEdgeForCausalLM": "DomynEdge's per-layer head sizes, windows and positions (per_layer_config, "
     "window_sizes, position_layers): no entry reads them",
-    # vLLM 0.33.0 models/k2_horizon.py and SGLang 0.5.23 models/xllm.py: value experts (MoVA: mova_num_experts,
-    # mova_num_experts_per_tok) beside the routed MLP experts, an attention output gate (attention_gate_func) and
-    # grouped RMSNorms (layernorm_num_groups); SGLang's K2HorizonConfig is an empty shell (sizes from the checkpoint)
-    "K2HorizonForCausalLM": "K2-Horizon's value experts (MoVA: mova_num_experts), attention output gates "
-    "(attention_gate_func) and grouped norms (layernorm_num_groups): no entry reads them",
+    # K2HorizonForCausalLM is planned (table_moe.py k2_horizon); its MoVA value experts, attention gate and per-head
+    # q/k norms are refused by name there
     "InternS2MobiusForConditionalGeneration": "Intern-S2-Mobius's routed-expert banks (meta_mlp: num_blocks banks "
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
 }
