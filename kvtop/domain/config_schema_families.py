@@ -195,6 +195,11 @@ class FamilyFields(ConfigSection):
     short_conv_kernel_size: Dim | None = None  # Ling-3 (bailing_hybrid, BailingMoeV3ForCausalLM): KDA's short conv
     gated_attention_proj_granularity_type: str | None = None  # Ling-3: MLA's g_proj, head_wise or element_wise
     no_kda_lora: Flag | None = None  # Ling-3: KDA's forget and output gates full rank (f_proj, g_proj)
+    # K2-Horizon (k2_horizon): value experts, an attention gate, per-head q/k norms (refused by name), a router bias
+    mova_num_experts: Experts | None = None
+    attention_gate_func: Name | None = None
+    query_key_norm: Flag | None = None
+    moe_gate_bias: Flag | None = None
     # MiniCPM-SALA (minicpm_sala): each layer's mixer (minicpm4 attention or lightning-attn) and the lightning heads
     mixer_types: LayerNames | None = None
     lightning_nh: Heads | None = None

@@ -92,8 +92,6 @@ def test_intern_s2_mobius_is_refused_naming_its_expert_banks() -> None:
         ("AliceAIForCausalLM", "alice_ai", r"attention residuals, a projection and a norm for each"),
         # vLLM 0.33.0 models/domyn_edge.py: per_layer_config[i].head_dim, window_sizes[i][0], position_layers[i]
         ("DomynEdgeForCausalLM", "domyn_edge", r"per_layer_config, window_sizes, position_layers"),
-        # vLLM 0.33.0 models/k2_horizon.py, SGLang 0.5.23 models/xllm.py: mova_num_experts, attention_gate_func
-        ("K2HorizonForCausalLM", "k2_horizon", r"MoVA: mova_num_experts"),
     ],
 )
 def test_a_remote_code_class_whose_layout_no_entry_reads_is_refused(name: str, model_type: str, said: str) -> None:

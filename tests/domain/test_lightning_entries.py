@@ -19,7 +19,7 @@ import pytest
 
 from kvtop.domain.architectures.table_lightning import LING_3_BY_CLASS
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
@@ -60,8 +60,8 @@ def config() -> dict[str, Any]:
     return data
 
 
-def plan(engine: str, tp: int) -> Any:
-    m = model_from_config(config(), source="ring-v2.5-class")
+def plan(engine: str, tp: int, data: dict[str, Any] | None = None) -> Any:
+    m = model_from_config(data or config(), source="ring-v2.5-class")
     settings = parse_flags(engine, ["--tp", str(tp), "--engine-version", VERSIONS[engine], "--max-model-len", "8192"])
     return predict(m, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100", measured=BUDGET)
 
@@ -117,6 +117,27 @@ def test_a_ling_3_config_naming_no_class_is_refused_by_its_kda_layers() -> None:
         model_from_config(data, source="ling-3-shaped")
     assert by_field.value.field == "short_conv_kernel_size"
     assert LING_3_BY_CLASS in str(by_field.value)
+
+
+def test_layers_past_the_last_group_are_lightning_in_vllm_and_refused_by_sglang() -> None:
+    """22 layers in groups of 5: both engines' is_linear_layer ((i + 1) % 5 != 0) makes layers 20 and 21 lightning;
+    vLLM 0.33.0 builds them so (bailing_moe_linear.py BailingMoeV2_5Model: no check), SGLang 0.5.23's
+    BailingMoeV2_5Model asserts num_layers % layer_group_size == 0 (config_checks.WHOLE_GROUP_CLASSES_ERAS). The
+    meta builds (recon--inclusionAI--Ring-V2.5-class-22-layers rows): vLLM 35,193,607,680 B of `model` + 643,825,664
+    of lm_head at TP 1 (17,623,649,792 + 321,912,832 at TP 2), layers 20-21 a MambaSpec; SGLang's AssertionError
+    "num_layers=22 must be divided by layer_group_size=5" at TP 1 and 2."""
+    data = config()
+    data.update(num_hidden_layers=22)
+    vllm = plan("vllm", 1, data)
+    # body(64) for 20 layers, plus two lightning MoE layers (norms 2 × 2,048 each), and the LM head
+    expected = body(64) + 2 * (2 * H * 2 + lightning(64) + MOE) + EMBEDDING
+    assert vllm.ranks[0].weights.total_bytes == expected == 35_193_607_680 + 643_825_664
+    assert plan("vllm", 2, data).ranks[0].weights.total_bytes == 17_623_649_792 + 321_912_832
+    assert vllm.ranks[0].kv.state_bytes_per_request == 18 * 16 * 64 * 64 * 2
+    assert vllm.ranks[0].kv.full_bytes_per_token == 4 * 576 * 2
+    with pytest.raises(InputError) as refused:
+        plan("sglang", 1, data)
+    assert refused.value.field == "layer_group_size" and "22 layers" in str(refused.value)
 
 
 SALA = CONFIG.parent / "recon--openbmb--MiniCPM-SALA.json"

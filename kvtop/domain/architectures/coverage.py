@@ -145,13 +145,22 @@ NOT_MODELLED: Mapping[str, str] = {
     "DoryForCausalLM": "Dory's attention-only and MLP-only layers (layer_types) looped n_recurrent_loops times with "
     "a KV cache per loop (vLLM 0.33.0 models/dory.py, TP 1 only): no entry reads them",
     "HrmTextForCausalLM": "a hierarchical recurrent model (no entry)",
-    # SGLang 0.5.23 models/zaya.py and configs/zaya.py: "hybrid" layers alternate CCA attention (q and k through two
-    # causal Conv1d over q‖k, v from two projections of the current and previous hidden state) and a ZayaBlock
-    # (a router MLP over a down-projected state, 16 experts + a skip), with residual scaling vectors; each CCA layer
-    # keeps K and V and a per-request conv state of two buffers (mamba2_cache_params: (q+kv heads) × head_dim / TP
-    # × (cca_time0 + cca_time1 − 2), and the whole hidden_size × 1)
-    "ZayaForCausalLM": "Zaya's compressed convolutional attention (CCA: a conv over q and k, two conv buffers of "
-    "state per request) alternating with router-MLP expert blocks on its 'hybrid' layers: no entry reads them",
+    # SGLang 0.5.23 models/zaya.py and configs/zaya.py (vLLM 0.33.0 registers no class): 2 × n interleaved layers,
+    # a CCA layer then a ZayaBlock. CCA: linear_q / linear_k (column-split), val_proj1 / val_proj2 (replicated, v
+    # from the current and the previous hidden state), conv_qk (two depthwise Conv1d over q‖k, kernels cca_time0 /
+    # cca_time1), a temperature per k head, o_proj; each keeps K and V (num_query_groups heads) and a per-request
+    # state of two buffers (mamba2_cache_params: (q + kv heads) × head_dim ÷ TP × (cca_time0 + cca_time1 − 2), and
+    # hidden_size × 1, mamba_cache_dtype). ZayaBlock: ZayaRouter (down_proj to zaya_mlp_expansion with a bias, an EDA
+    # RMSNorm and router_states_scale, a three-Linear GELU router_mlp to num_experts + 1 where zaya_use_mod, fp32
+    # balancing_biases) and experts of ffn_hidden_size; ResidualScaling vectors a layer. SGLang 0.5.23's own
+    # ZayaConfig (registered over transformers') reads only the legacy Megatron-named schema: a transformers-native
+    # config (Zyphra/ZAYA1-8B: layer_types, moe_intermediate_size, router_hidden_size) is built with its legacy
+    # defaults. Meta build of Zyphra/ZAYA1-8B-legacy (heldout, session 45): 17,680,978,080 B at TP 1 (tied head),
+    # 8,888,725,584 B a rank at TP 2, cell 40,960 B at TP 1 (40 CCA layers × K and V × 2 heads × 128 × 2 B)
+    "ZayaForCausalLM": "Zaya's compressed convolutional attention (CCA: linear_q/linear_k, two value projections of "
+    "the current and previous hidden state, a two-stage conv over q‖k, a per-head temperature) whose layers keep K and "
+    "V and a per-request state of two conv buffers, and its ZayaRouter blocks (a router MLP over a down-projected "
+    "state, experts + a skip) with residual-scaling vectors: no weight piece, state rule or entry reads them",
     # vLLM 0.33.0 models/glm5next/common: KDA layers (kda.py Glm5NextLinearAttention, a MambaSpec) beside MLA with a
     # DSA indexer whose keys are kept one per index_kpool tokens (attention.py Glm5NextIndexerCache, tokens_per_state)
     # and whose tail keys sit in a CircularBufferSpec ring (attention.py 156-179 Glm5NextTailCache); mHC per layer
@@ -198,15 +207,17 @@ NOT_MODELLED: Mapping[str, str] = {
     "configuration code and no config.json is at hand, so no engine build checks an entry (its KDA and gated "
     "attention are Kimi-Linear's and Qwen3-Next's; its attention residuals, a projection and a norm for each "
     "attention and MLP and a final mixer, are read by no entry)",
-    # vLLM 0.33.0 models/domyn_edge.py DomynEdgeDecoderLayer: each layer's head_dim from per_layer_config, its
-    # sliding window from window_sizes and RoPE or none from position_layers, four norms a layer
+    # vLLM 0.33.0 models/domyn_edge.py DomynEdgeDecoderLayer: each layer's head_dim from per_layer_config (transformers
+    # 5.20's heterogeneous-config overrides), its sliding window from window_sizes and RoPE or none from
+    # position_layers, four norms a layer. No config class in vLLM 0.33.0 or transformers 5.20.2 (remote code), and
+    # no config.json in the corpora (searched in session 45, task A3: DomynEdgeForCausalLM, domyn_edge,
+    # position_layers); the one public DomynEdgeConfig (a vLLM fork's, model_type domynedge) writes head_sizes, a
+    # list, not the per_layer_config vLLM 0.33.0 reads
     "DomynEdgeForCausalLM": "DomynEdge's per-layer head sizes, windows and positions (per_layer_config, "
-    "window_sizes, position_layers): no entry reads them",
-    # vLLM 0.33.0 models/k2_horizon.py and SGLang 0.5.23 models/xllm.py: value experts (MoVA: mova_num_experts,
-    # mova_num_experts_per_tok) beside the routed MLP experts, an attention output gate (attention_gate_func) and
-    # grouped RMSNorms (layernorm_num_groups); SGLang's K2HorizonConfig is an empty shell (sizes from the checkpoint)
-    "K2HorizonForCausalLM": "K2-Horizon's value experts (MoVA: mova_num_experts), attention output gates "
-    "(attention_gate_func) and grouped norms (layernorm_num_groups): no entry reads them",
+    "window_sizes, position_layers): no entry reads them, and no config is at hand (remote code only; the one public "
+    "config class writes head_sizes, not the per_layer_config vLLM 0.33.0 reads) for an engine build to check one",
+    # K2HorizonForCausalLM is planned (table_moe.py k2_horizon); its MoVA value experts, attention gate and per-head
+    # q/k norms are refused by name there
     "InternS2MobiusForConditionalGeneration": "Intern-S2-Mobius's routed-expert banks (meta_mlp: num_blocks banks "
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
 }

@@ -322,6 +322,26 @@ MOE: tuple[Architecture, ...] = (
                                            count_field="num_shared_experts", total_else_count=True),
               placement=FirstDense(), router_bias_when=("moe_router_enable_expert_bias", True), router_fp32=True),
       mtp_fields=(), refused_when=(("use_bias", "an o_proj bias (use_bias: vLLM's Param2MoEAttention)"),)),
+    # K2-Horizon (model_type k2_horizon; vLLM 0.33.0 models/k2_horizon.py, SGLang 0.5.23 models/xllm.py over its
+    # configs/k2_horizon.py shell: the checkpoint's config.json holds every size): GQA (qkv, o_proj; partial RoPE of
+    # rope_head_dim, no weights), a dense MLP of intermediate_size on mlp_only_layers, elsewhere (every
+    # decoder_sparse_step-th) num_experts experts and num_shared_experts × moe_intermediate_size shared behind a
+    # router in the model dtype (vLLM GateLinear, SGLang XllmMoEGate) with an fp32 bias where moe_gate_bias. Grouped
+    # norms (layernorm_num_groups) hold hidden_size weights whatever the groups (vLLM K2HorizonRMSNorm, SGLang
+    # XllmGroupRMSNorm): read as plain norms. Not read, refused by name: MoVA value experts, the attention gate and
+    # per-head q/k norms (the published IFM/K2-Horizon-375B-A23B states none of them)
+    A("k2_horizon", "the checkpoint's config (SGLang 0.5.23 configs/k2_horizon.py K2HorizonConfig, an empty shell)",
+      "vLLM 0.33.0 models/k2_horizon.py; SGLang 0.5.23 models/xllm.py", {}, ("K2HorizonForCausalLM",),
+      moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=SparseStep(),
+              router_bias_when=("moe_gate_bias", True), dense_at_most=0),
+      mtp_fields=(),
+      refused_when=(
+          ("attention_gate_func", "an attention output gate (attention_gate_func: gate_proj hidden → heads × "
+                                  "head_dim, vLLM 0.33.0 k2_horizon.py K2HorizonAttention)"),
+          ("query_key_norm", "q/k norms with a weight per head (query_key_norm)"),
+      ),
+      refused_over=(("mova_num_experts", 0, "value experts (MoVA: mova_num_experts routed value projections and a "
+                                            "v_router a layer, vLLM 0.33.0 K2HorizonMoVAAttention)"),)),
     # Sarvam-30B (model_type sarvam_moe): both engines' SarvamMoEForCausalLM is their Bailing class (vLLM 0.33.0
     # models/sarvam.py subclasses BailingMoeForCausalLM, renaming the gate's expert bias on load; SGLang 0.5.23
     # models/sarvam_moe.py BailingMoEForCausalLM), so Bailing's reading: the same fields, biases and refusals

@@ -43,6 +43,9 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
 - MuseGlimmerForCausalLM from a transformers-form text config (model_type muse_glimmer_text): models/muse_glimmer.py
   reads SGLang's own MuseGlimmerConfig fields (output_soft_cap_temp, rope_theta, no_rope_layers …), built from a
   GGUF file or the composite muse_glimmer form; transformers 5.19's MuseGlimmerTextConfig holds none of them.
+- Ling-2.5 (BailingMoeV2_5ForCausalLM) whose num_hidden_layers layer_group_size does not divide: models/
+  bailing_moe_linear.py BailingMoeV2_5Model asserts `num_layers % layer_group_size == 0` (vLLM 0.33.0 builds the
+  layers past the last group as lightning layers, as kvtop reads them: its is_linear_layer, (i + 1) % group != 0).
 Releases before 0.5.23 are not checked (no refusal); later ones take 0.5.23's reading, as every era here.
 """
 
@@ -51,7 +54,7 @@ from __future__ import annotations
 from kvtop.domain.architectures.strict_fields import refuse_strict_types
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import ModelSpec
+from kvtop.domain.model import LayerKind, ModelSpec
 
 _NOT_CHECKED = "not checked before 0.5.23"
 # model types AutoConfig (transformers 5.19.0) and SGLang's _CONFIG_REGISTRY both lack, seen in real configs
@@ -110,6 +113,14 @@ FOREIGN_CONFIG_CLASS_ERAS: Eras[dict[tuple[str, str], str]] = Eras((
     Era("", {}, _NOT_CHECKED),
     Era("0.5.23", {("MuseGlimmerForCausalLM", "muse_glimmer_text"): "output_soft_cap_temp"},
         "models/muse_glimmer.py MuseGlimmerForCausalLM reads configs/muse_glimmer.py MuseGlimmerConfig's fields"),
+))  # fmt: skip
+
+# classes whose model asserts that layer_group_size divides num_hidden_layers (their layer rule puts full attention
+# on each group's last layer, so the last layer is full exactly when the groups are whole)
+WHOLE_GROUP_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), _NOT_CHECKED),
+    Era("0.5.23", frozenset({"BailingMoeV2_5ForCausalLM"}),
+        "models/bailing_moe_linear.py BailingMoeV2_5Model.__init__: assert num_layers % layer_group_size == 0"),
 ))  # fmt: skip
 
 # the model types whose config class SGLang loads is a transformers `@strict` one (architectures/strict_fields)
@@ -219,6 +230,13 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             f"SGLang {label}'s NemotronHConfig reads layers_block_type words {', '.join(sorted(words))} only; this "
             f"config states {', '.join(unread)} (transformers 5.x's names): 'contains invalid types'",
             field="layers_block_type",
+            source=model.source,
+        )
+    if arch in WHOLE_GROUP_CLASSES_ERAS.at(version) and model.layer_attention[-1:] != (LayerKind.FULL,):
+        raise InputError(
+            f"SGLang {label} cannot build {arch} with {model.num_layers} layers: its model asserts num_layers % "
+            "layer_group_size == 0 (the layers past the last group would have no full-attention layer)",
+            field="layer_group_size",
             source=model.source,
         )
     if arch in HETEROGENEOUS_TEXT_CLASSES_ERAS.at(version):

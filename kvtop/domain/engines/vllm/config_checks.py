@@ -35,7 +35,8 @@
   (transformers_utils/config.py `_CONFIG_REGISTRY`) knows, with no `auto_map` (no configuration code ships to
   trust): v0.33.0's get_config hands it to AutoConfig, which raises "The checkpoint you are trying to load has model
   type `deepseek_ref` but Transformers does not recognize this architecture" (sgl-project's DeepSeek-V4 FP8 configs;
-  the registry names `deepseek_v4`, not it). Only the types seen in real configs are listed.
+  the registry names `deepseek_v4`, not it; IFM/K2-Horizon-375B-A23B's `k2_horizon`, whose model vLLM registers
+  without a config class). Only the types seen in real configs are listed.
 - Step-3.7 (Step3p7ForConditionalGeneration) on v0.33.0, whatever the config: models/step3p7.py builds step_vl.py's
   PerceptionEncoder, whose __init__ (step_vl.py:361-364) reads the vision config's output_dim or width, heads and
   layers; transformers 5.20.2's Step3p7VisionConfig renames width, heads and layers on load (__post_init__ pops them
@@ -116,9 +117,11 @@ UNDEFAULTED_FIELDS_ERAS: Eras[dict[str, tuple[str, ...]]] = Eras((
 # model types v0.33.0's AutoConfig (transformers 5.20.2) and its _CONFIG_REGISTRY both lack, seen in real configs
 UNKNOWN_MODEL_TYPES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "before v0.33.0 not read"),
-    Era("0.33.0", frozenset({"deepseek_ref"}),
-        "v0.33.0 transformers_utils/config.py get_config: _CONFIG_REGISTRY (deepseek_v4, not deepseek_ref), else "
-        "AutoConfig.from_pretrained"),
+    # k2_horizon: IFM/K2-Horizon-375B-A23B's config.json (no auto_map); vLLM 0.33.0 registers the model
+    # (models/k2_horizon.py) but no config class, nor does transformers 5.20.2 (registry sweep: TP 1 and 2 refused)
+    Era("0.33.0", frozenset({"deepseek_ref", "k2_horizon"}),
+        "v0.33.0 transformers_utils/config.py get_config: _CONFIG_REGISTRY (deepseek_v4, not deepseek_ref; no "
+        "k2_horizon), else AutoConfig.from_pretrained"),
 ))  # fmt: skip
 # classes no config lets vLLM build (its own code fails on what transformers' config class holds), → why
 BROKEN_CLASSES_ERAS: Eras[dict[str, str]] = Eras((
