@@ -144,6 +144,21 @@ def _keep_given_before(parser: argparse.ArgumentParser, args: argparse.Namespace
             setattr(args, action.dest, value)
 
 
+def _given_after_command(
+    parser: argparse.ArgumentParser, err: InputError, extra: Sequence[str], command: str
+) -> InputError | None:
+    """An engine flag refused that is one of kvtop's own options, given after the command (`kvtop probe --model M
+    --demo`): the engine's parse named it "not a flag of SGLang", though it is kvtop's; say where it goes."""
+    option = err.field
+    top = {o for action in parser._actions for o in action.option_strings} - {"-h", "--help"}
+    if option not in top or not any(token.split("=", 1)[0] == option for token in extra):
+        return None
+    return InputError(
+        f"an option of kvtop itself, not of the engine: give it before the command (kvtop {option} … {command} …)",
+        field=option,
+    )
+
+
 def build_parser(only: str | None = None, *, full: bool = True) -> argparse.ArgumentParser:
     """The CLI with every subcommand's parser; with `only`, just that one (a faster start).
 
@@ -220,7 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_tui(args)
         if extra and not getattr(args, "accepts_engine_flags", False):
             parser.error(f"unrecognized arguments: {_redacted(' '.join(extra))}")
-        return int(args.handler(args, extra))
+        try:
+            return int(args.handler(args, extra))
+        except InputError as err:
+            raise _given_after_command(parser, err, extra, args.command) or err from None
     except KvtopError as err:
         from kvtop.commands.output import error_of
 

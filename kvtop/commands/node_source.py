@@ -74,8 +74,8 @@ class NodeSource:
         log_notice = None
         if self._log is not None:
             node, log_notice = with_logged_capacity(node, self._log, ledgers)
-            if log_notice is None and self._remember is not None:
-                log_notice = self._remember_start(node, ledgers)
+            if self._remember is not None and any(e.live.token_capacity_logged for e in node.engines):
+                log_notice = join_notices(log_notice, self._remember_start(node, ledgers))
         notice = join_notices(self.notice, ownerless_notice(node), log_notice)
         return build_snapshot(node, ledgers, source=self.label, notice=notice)
 

@@ -65,9 +65,15 @@ class FlagAlternative(BaseModel):
     def describe(self) -> str:
         """The alternative with its price, as the findings pane and `diagnose` print it: 'keep pid 4242
         running and restart sglang:41000 with --mem-fraction-static 0.83: +22,750 tokens per rank over a
-        restart as launched (1,142,838 against 1,120,088); runtime reserve 12.29 GiB, …'."""
+        restart as launched (1,142,838 against 1,120,088, both on the memory measured free now, not the prediction
+        as started); runtime reserve 12.29 GiB, …'."""
         if self.restart_tokens:
-            held = f"+{self.gain_tokens:,} tokens per rank over a restart as launched on the memory free now ({self.tokens:,} against {self.restart_tokens:,})"
+            # both restarts are replayed on the memory measured free now; the engine line's "predicted" is another
+            # question (the engine as it started, on kvtop's calibrated estimate of a clean GPU), so it may differ
+            held = (
+                f"+{self.gain_tokens:,} tokens per rank over a restart as launched ({self.tokens:,} against "
+                f"{self.restart_tokens:,}, both on the memory measured free now, not the prediction as started)"
+            )
         else:
             held = f"{self.tokens:,} tokens per rank (as launched it would not start)"
         reserve = f"runtime reserve {gib(self.reserve_bytes)}"

@@ -21,15 +21,27 @@ def logged_token_capacity(log: EngineLog, ledger: Ledger | str | None = None) ->
     """The token capacity a startup log states (by its engine's own lines), or None: read as `kvtop explain` reads
     it (the engine's `logged_figures`) with the settings of the engine's `ledger` and the block its rules give
     them (a V0 vLLM log states blocks); with no ledger, from the log alone (`logged_token_capacity`)."""
+    return _reading(log, ledger)[0]
+
+
+def _reading(log: EngineLog, ledger: Ledger | str | None) -> tuple[int | None, str | None]:
+    """(the capacity the log states, the assumption that reading rests on — `Logged.capacity_assumption`, the
+    field explain prints: TensorRT-LLM's primary-pool blocks × a release's default tokens per block)."""
     if log.engine is None:
-        return None
+        return None, None
     explainer = engine_rules(log.engine).explainer
     if not isinstance(ledger, Ledger) or ledger.settings.engine != log.engine:
-        return explainer.logged_token_capacity(log)
-    settings = ledger.settings
-    if settings.page_size is None:
-        settings = settings.model_copy(update={"page_size": ledger.engine.page_size})
-    return explainer.logged_figures(log, settings).token_capacity
+        return explainer.logged_token_capacity(log), None
+    launched = ledger.settings
+    if launched.page_size is not None:
+        logged = explainer.logged_figures(log, launched)
+        return logged.token_capacity, logged.capacity_assumption
+    tokens = explainer.logged_figures(log, launched.model_copy(update={"page_size": ledger.engine.page_size}))
+    # the block the rules give is itself the release's default: whether reading by it is an assumption, the
+    # launch as given says (no block set)
+    as_launched = explainer.logged_figures(log, launched)
+    same = as_launched.token_capacity == tokens.token_capacity
+    return tokens.token_capacity, as_launched.capacity_assumption if same else None
 
 
 def with_logged_capacity(
@@ -47,7 +59,10 @@ def with_logged_capacity(
         by_model = [e for e in candidates if e.model and Path(e.model).name == Path(log.model_path).name]
         candidates = by_model or candidates
     ledger = ledgers.get(candidates[0].engine_id) if len(candidates) == 1 else None
-    capacity = logged_token_capacity(log, ledger)
+    if not candidates and log.engine is not None:  # said first: "matches 0 running vllm engines" read oddly
+        name = engine_rules(log.engine).display_name
+        return node, f"the engine log {log.source} is {name}'s, and no {name} engine runs on this node: not attached"
+    capacity, assumption = _reading(log, ledger)
     if capacity is None:
         return node, f"the engine log {log.source} states no token capacity"
     if len(candidates) != 1:
@@ -74,9 +89,10 @@ def with_logged_capacity(
                 f"the engine log {log.source} printed a KV {'/'.join(differ)} that {ledger.model.name} "
                 f"does not give ({target.engine_id}): a log of another model or layout, not attached"
             )
+    read = f"token capacity from the engine log {log.source}" + (f" ({assumption})" if assumption else "")
     live = target.live.model_copy(update={
-        "token_capacity": capacity, "token_capacity_logged": True,
-        "notes": (*target.live.notes, f"token capacity from the engine log {log.source}"),
+        "token_capacity": capacity, "token_capacity_logged": True, "notes": (*target.live.notes, read),
     })  # fmt: skip
     engines = tuple(e.model_copy(update={"live": live}) if e is target else e for e in node.engines)
-    return node.model_copy(update={"engines": engines}), None
+    # attached; an assumed reading is said where explain says it (an estimate is never a fact)
+    return node.model_copy(update={"engines": engines}), (f"{target.engine_id}: {read}" if assumption else None)

@@ -51,7 +51,14 @@ class KvtopBaseApp(App[int]):
     CSS_PATH = "kvtop.tcss"
     COMMAND_PALETTE_DISPLAY = "ctrl+p"
     # htop's, k9s's, nvitop's habit: ctrl+c quits from anywhere (Textual would copy a selection)
-    BINDINGS = [Binding("ctrl+c", "quit", "Quit", show=False, priority=True)]
+    # Tab and shift+tab move the focus at the app, as the key arrives (priority): a plain binding runs once the
+    # key has bubbled up from the focused field, and the keys typed right behind it ("Tab 2" in one burst) were
+    # by then forwarded to the field being left (the planner's TP took the 2 meant for DP)
+    BINDINGS = [
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+        Binding("tab", "app.focus_next", "Next field", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", "Previous field", show=False, priority=True),
+    ]
 
     now: reactive[float] = reactive(0.0, init=False, repaint=False)
 

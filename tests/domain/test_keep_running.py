@@ -56,7 +56,8 @@ def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None
     assert alternative.settings.mem_fraction_static == 0.83
     assert alternative.describe().startswith(
         f"keep pid 9001 running and restart sglang:4242 with --mem-fraction-static 0.83: +{alternative.gain_tokens:,} "
-        f"tokens per rank over a restart as launched on the memory free now ({alternative.tokens:,} against {alternative.restart_tokens:,}); "
+        f"tokens per rank over a restart as launched ({alternative.tokens:,} against {alternative.restart_tokens:,}, "
+        "both on the memory measured free now, not the prediction as started); "
         f"runtime reserve {left * 0.17 / GIB:.2f} GiB (SGLang keeps {left * 0.182 / GIB:.2f} GiB itself)"
     )
 
@@ -136,3 +137,23 @@ def test_the_incident_line_offers_it_and_shortens_by_width() -> None:
     assert answer.within(40) == f"GPU 3 −{lost:,} tokens: stop pid 4242"
     assert answer.within(20) == f"GPU 3 −{lost:,} tokens"[:19] + "…"
     assert all(len(answer.within(width)) <= width for width in range(1, 300))
+
+
+def test_a_restart_as_launched_and_the_engines_predicted_capacity_answer_two_questions() -> None:
+    """The engine line's "predicted" is the engine as it started: the plan's own pre-load free (its calibrated
+    estimate, 84,447,068,160 B at this session's fits) less the 6 GiB there before it. "A restart as launched" is replayed on what
+    NVML leaves free now: 81,559 − 512 MiB reserved − SGLang's context fit, less the same 6 GiB. The two bases
+    differ (the measured reserve is not the calibrated one), so the figures do, and the finding says on which
+    basis its own figure stands."""
+    plan = llama()
+    snapshot = node(plan, others={3: (co_tenant(9001, 6 * GIB),)})
+    explained = snapshot.engines[0].explained
+    assert explained is not None
+    started = plan.measured.free_before_load(plan.gpu_total_bytes)  # the plan's calibrated start
+    assert started != SGLANG_RESTART  # NVML's 512 MiB reserved and the fitted context: another basis
+    assert explained.token_capacity == sglang_capacity(plan, started - 6 * GIB)
+    alternative = only(diagnose(snapshot), "co_tenant").alternative
+    assert alternative is not None
+    assert alternative.restart_tokens == sglang_capacity(plan, SGLANG_RESTART - 6 * GIB)
+    assert alternative.restart_tokens != explained.token_capacity
+    assert "both on the memory measured free now, not the prediction as started" in alternative.describe()

@@ -14,6 +14,7 @@ from pathlib import Path
 from kvtop.commands.node_source import DemoSource
 from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.sglang.log_records import SglangRankLog
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
@@ -26,6 +27,7 @@ from tests.conftest import CASES, CONFIGS
 C04 = CASES / "sglang/C04/engine.log"
 LLAMA_70B = CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json"
 TP8 = parse_flags("sglang", ["--tp", "8"])
+GIB = 1 << 30
 
 # A start with SGLANG_ENABLE_POST_CAPTURE_KV_SIZING, in the engine's own wording: the pool line is
 # memory_pool.py's, the resize model_runner_kv_cache_mixin.py's `post_capture_resize_kv_pool`
@@ -125,3 +127,49 @@ def test_a_log_without_dates_states_the_start_printed_last() -> None:
         "[22:29:11 TP0] KV Cache is allocated. #tokens: 1462784, KV size: 54.52 GB\n"
     )
     assert logged_token_capacity(parse_engine_log(text, source="undated.log")) == 1_462_784
+
+
+# Two starts of one server in one file, each in SGLang's own wording (model_runner.py's `Load weight begin. avail
+# mem=%.2f GB` / `Load weight end. type=…, dtype=…, avail mem=%.2f GB, mem usage=%.2f GB.`, memory_pool.py's pool
+# line, scheduler.py's summary), filled in with two runs' figures: the first start loads 131.60 GB into 137.34 GB
+# free, the second (after a co-tenant took 6 GB) 131.60 GB into 131.30 GB; C24's lines for the draft's second load.
+_FIRST_START = (
+    "[2026-05-04 09:00:00 TP0] Load weight begin. avail mem=137.34 GB\n"
+    "[2026-05-04 09:01:00 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=120.94 GB, mem usage=16.40 GB.\n"
+    "[2026-05-04 09:01:05 TP0] KV Cache is allocated. #tokens: 2795207, K size: 53.31 GB, V size: 53.31 GB\n"
+    "[2026-05-04 09:01:05 TP0] Memory pool end. avail mem=11.87 GB\n"
+)
+_SECOND_START = (
+    "[2026-05-04 10:00:00 TP0] Load weight begin. avail mem=131.30 GB\n"
+    "[2026-05-04 10:01:00 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=114.90 GB, mem usage=16.40 GB.\n"
+    "[2026-05-04 10:01:05 TP0] KV Cache is allocated. #tokens: 2600000, K size: 49.59 GB, V size: 49.59 GB\n"
+    "[2026-05-04 10:01:05 TP0] Memory pool end. avail mem=10.98 GB\n"
+)
+
+
+def _figures(text: str) -> tuple[int | None, int | None, int | None, int | None]:
+    log = parse_engine_log(text, source="two-starts.log")
+    logged = engine_rules("sglang").explainer.logged_figures(log, TP8)
+    return logged.token_capacity, logged.free_before_load_bytes, logged.free_after_load_bytes, logged.weights_bytes
+
+
+def test_two_starts_state_the_free_memory_and_weights_of_the_start_their_capacity_is_read_from() -> None:
+    # the latest start (10:00) is the second: 2,600,000 tokens, loaded into 131.30 GB, 114.90 GB left, 16.40 GB of
+    # weights — never the first start's 137.34 GB before beside the second's 114.90 GB after (as read before)
+    second = (2_600_000, round(131.30 * GIB), round(114.90 * GIB), round(16.40 * GIB))
+    assert _figures(_FIRST_START + _SECOND_START) == second
+    # pasted out of order (the later start printed first, as C09): the lines' times still pick the 10:00 start
+    assert _figures(_SECOND_START + _FIRST_START) == second
+
+
+def test_a_draft_load_stays_part_of_its_start() -> None:
+    # C24 (one start, a DSpark draft): "Load weight begin. avail mem=111.47 GB" (the target), the draft's
+    # "Load weight end … avail mem=14.74 GB, mem usage=2.80 GB." printed after it and before any pool line: free
+    # before load is the target's 111.47 GB, after load the draft's 14.74 GB, the weights the target's 94.00 GB
+    log = read_engine_log(CASES / "sglang/C24/engine.log")
+    (rank,) = [r for r in log.ranks(SglangRankLog) if r.weight_loads]
+    assert [load.start for load in rank.weight_loads] == [0, 0] and rank.draft_load is not None
+    logged = engine_rules("sglang").explainer.logged_figures(log, TP8)
+    assert (logged.free_before_load_bytes, logged.free_after_load_bytes, logged.weights_bytes) == (
+        round(111.47 * GIB), round(14.74 * GIB), round(94.00 * GIB)
+    )

@@ -67,3 +67,21 @@ def test_the_layout_rule():
     assert list_layout(8, 9, 60) == (True, 8)  # 60×15: compact, the worst finding's head below
     assert list_layout(8, 6, 60) == (True, 5)  # shorter still: the list scrolls
     assert list_layout(8, 43, 60) == (True, 8)  # too narrow for the two-line bars
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 20), (200, 50)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_legends_headings_stand_over_their_columns(make_app, size):
+    """An operator trial at 100 columns: the legend ran 11 cells past the bars, so "NVML used" and "KV" stood
+    over the trend, not over their figures. Each heading now ends (NVML used: the figure '79.2 GiB' is right-aligned)
+    or starts (KV) in the column of the first GPU row's own text."""
+    node = DemoSource.open("llama70b-tp8-sglang").collect_at(0)
+    app = make_app(FakeSource(node, label="demo:llama70b-tp8-sglang"))
+    async with app.run_test(size=size) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.pause()
+        legend = app.screen.query_one("#legend").render().plain
+        row = app.screen.query_one(GpuList).row_text(0).splitlines()[0]
+        assert legend.index("NVML used") + len("NVML used") == row.index("GiB") + len("GiB")
+        assert legend.index("│KV") + 1 == row.index("KV ")
+        bar_end = max(row.rindex(glyph) for glyph in "█▓▒▚×·" if glyph in row)
+        assert legend.index("│ NVML") == bar_end  # the bar's last cell carries the separator

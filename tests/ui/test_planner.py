@@ -80,7 +80,7 @@ async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, health
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
         # the change, signed (1,221,506 → 407,134, −814,372 at the fits of da524f1c)
-        assert f"{TP8_TOKENS:,} → {TP4_TOKENS:>11,} (−{TP8_TOKENS - TP4_TOKENS:,})" in result
+        assert f"{TP8_TOKENS:,} → {TP4_TOKENS:>12,} (−{TP8_TOKENS - TP4_TOKENS:,})" in result  # 12: the column
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"

@@ -4,11 +4,13 @@ sign, only the first of several bad fields named, and a layout error worded '--p
 from __future__ import annotations
 
 import pytest
+from textual import events
 from textual.widgets import Input
 
 from kvtop.ui.planning import FieldError
 from kvtop.ui.screens.planner import errors_text
 from kvtop.ui.widgets.typed_input import elided
+from tests.ui.conftest import wait_for
 from tests.ui.test_planner import open_planner, retype, shown
 
 HUB_ID = "meta-llama/Meta-Llama-3-70B-Instruct"  # 36 characters
@@ -81,3 +83,43 @@ def test_the_elision_keeps_both_ends_and_the_error_list_counts_the_rest():
     assert elided("abcdefghijk", 10) == "abcd…ghijk"
     errors = tuple(FieldError(key, f"{key}: bad") for key in ("tp", "pp", "ep", "dp", "page_size"))
     assert errors_text(errors).splitlines()[-1] == "  and 2 more (the fields marked red)"
+
+
+async def test_keys_typed_right_behind_tab_land_in_the_next_field(make_app, healthy_snapshot):
+    """tmux `send-keys Tab` then at once `-l 2`: both keys queued before either is handled. The app moves the
+    focus as Tab arrives, so the 2 goes to the field after TP (PP, its 1 selected on focus), and TP keeps its 8."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_planner(pilot)
+        tp, pp = screen.query_one("#plan-tp", Input), screen.query_one("#plan-pp", Input)
+        assert screen.focused is tp and (tp.value, pp.value) == ("8", "1")
+        app.post_message(events.Key("tab", "\t"))
+        app.post_message(events.Key("2", "2"))
+        await wait_for(pilot, lambda: pp.value != "1" or tp.value != "8")
+        for _ in range(3):
+            await pilot.pause()
+        assert (tp.value, pp.value) == ("8", "2")  # was ('82', '1'): the 2 went into TP
+        assert screen.focused is pp
+        app.post_message(events.Key("shift+tab", None))
+        app.post_message(events.Key("4", "4"))
+        await wait_for(pilot, lambda: tp.value != "8")
+        for _ in range(3):
+            await pilot.pause()
+        assert (tp.value, pp.value) == ("4", "2")
+
+
+async def test_an_eagle3_draft_no_config_names_is_not_modelled_as_plan_says(make_app, healthy_snapshot):
+    """`kvtop plan --model llama-3-70b --tp 8 --speculative-algorithm EAGLE3` prints `draft weights  not modelled`
+    with "the config states no MTP layers and no draft model was named (--speculative-draft-model-path)"; the
+    planner showed '—' beside the model (none) for the same edit."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-spec_method", "EAGLE3")
+        result = shown(screen, "#plan-result")
+        (beside,) = [line for line in result.splitlines() if line.startswith("beside the model")]
+        assert beside.split("→")[1].strip() == "not modelled"
+        assert (
+            "draft weights: not modelled (the config states no MTP layers and no draft model was named "
+            "(--speculative-draft-model-path))"
+        ) in " ".join(result.split())

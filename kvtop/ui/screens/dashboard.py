@@ -27,24 +27,28 @@ from kvtop.ui.widgets.box import Box
 from kvtop.ui.widgets.findings import TITLE as FINDINGS_TITLE
 from kvtop.ui.widgets.findings import FindingLike, FindingsPane, finding_tone
 from kvtop.ui.widgets.footer import Footer
-from kvtop.ui.widgets.gpu_list import GpuList
+from kvtop.ui.widgets.gpu_list import EDGE_WIDTH, GpuList
 from kvtop.ui.widgets.memory_bar import (
     LEGEND_ORDER,
     ORPHAN,
     SERVER,
     WORKER,
     SegmentKind,
+    fitted_legend,
     legend,
     observed_segments,
 )
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import (
     COMPACT_STATE_WIDTH,
+    COMPACT_UTIL_MIN_WIDTH,
+    FIGURE_WIDTH,
     MIN_TWO_LINE_WIDTH,
     RANK_WIDTH,
-    VITALS_MIN_WIDTH,
     CapacityCell,
     GpuRowData,
+    compact_bar_width,
+    heading_widths,
 )
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_tokens_brief
@@ -140,6 +144,7 @@ class DashboardScreen(NodeScreen):
     BLANK = True  # its widgets cover it: drawn as blank lines when a tick repaints (see widgets/box.py)
 
     _legend_extra: tuple[SegmentKind, ...] = ()  # kinds the legend adds because some row shows them
+    _legend_shown: Content | None = None  # the legend line last drawn (redrawn only when it reads differently)
 
     BINDINGS = [
         Binding("slash", "filter", "Filter"),
@@ -212,13 +217,31 @@ class DashboardScreen(NodeScreen):
             reverse = " ↑ reversed (S)" if self.sort_reverse else ""
             sort = f"sorted: {SORT_KEYS[self.sort_index].name} (s){reverse} │ "
             return Content.assemble((sort, "bold $accent"), legend(compact, kinds))
-        vitals = "vitals" not in self.hidden_columns and self.size.width - 1 >= VITALS_MIN_WIDTH
-        history = " · history" if "history" not in self.hidden_columns else ""
+        history = "history" not in self.hidden_columns
+        shown_vitals = "vitals" not in self.hidden_columns
+        if self.is_mounted and self.query_one(GpuList).compact:  # one line a GPU: the same, over its columns
+            width = self._row_width()
+            bar = compact_bar_width(width, shown_vitals, history)
+            util = "      GPU util" if shown_vitals and width >= COMPACT_UTIL_MIN_WIDTH else ""  # under " KV 100% "'s end
+            return Content.assemble(
+                (head, "bold $text-muted"),
+                fitted_legend(bar - 1, kinds),
+                (f"│{'NVML used':>{FIGURE_WIDTH}}│KV{util}{' · history' * history}", "$text-muted"),
+            )
+        # two lines a GPU: each heading over its column, at the widths the rows are drawn with (at 100 columns the
+        # legend ran 11 cells past the bars and pushed "NVML used" and "KV" off their figures)
+        bar, vitals_cells, trend = heading_widths(self._row_width(), shown_vitals, history)
+        vitals_head = f"{'│GPU util·°C·W·clock':<{vitals_cells}}"[:vitals_cells] if vitals_cells else ""
         return Content.assemble(
             (head, "bold $text-muted"),
-            legend(compact, kinds),
-            (f"│ NVML used │ {'GPU util · °C · W · SM clock │ ' if vitals else ''}KV{history}", "$text-muted"),
+            fitted_legend(bar - 1, kinds),
+            (f"│{'NVML used':>{FIGURE_WIDTH}}{vitals_head}{('│KV' + ' · history' * history)[:trend]}", "$text-muted"),
         )
+
+    def _row_width(self) -> int:
+        """The width the GPU rows are drawn at (the list's, less its edge)."""
+        region = self.query_one(GpuList).scrollable_content_region.width if self.is_mounted else 0
+        return (region or self.size.width) - EDGE_WIDTH
 
     def _fit_layout(self) -> None:
         """Size the GPU list (two lines per GPU or one) and leave the findings every other line."""
@@ -239,7 +262,10 @@ class DashboardScreen(NodeScreen):
         compact, lines = list_layout(len(gpus.shown_gpus) or gpus.row_count, room, self.size.width)
         if gpus.compact != compact:
             gpus.compact = compact
-            legend_box.update(self._legend())
+        legend = self._legend()  # at the list's width now (it settles after a resize)
+        if legend != self._legend_shown:
+            self._legend_shown = legend
+            legend_box.update(legend)
         if not gpus.shown_gpus and gpus.row_count:
             lines = 0  # the filter hides every GPU: the line saying so takes their place
         if gpus.styles.height is None or gpus.styles.height.value != lines:

@@ -50,6 +50,16 @@ def legend(compact: bool = False, kinds: Sequence[SegmentKind] = LEGEND_ORDER) -
     return Content.assemble(*parts)
 
 
+def fitted_legend(width: int, kinds: Sequence[SegmentKind] = LEGEND_ORDER) -> Content:
+    """The legend in exactly `width` cells (the bar column, so the headings after it stand over their figures):
+    the labels whole, else their first words, else cut with a visible '…'."""
+    for compact in (False, True):
+        shown = legend(compact, kinds)
+        if shown.cell_length <= width:
+            return shown.pad_right(width - shown.cell_length)
+    return shown.truncate(width, ellipsis=True, pad=True)
+
+
 def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | None:
     """What NVML and the engine say the GPU holds, split as far as the figures allow."""
     if gpu.total_bytes is None or gpu.used_bytes is None:

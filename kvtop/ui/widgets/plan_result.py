@@ -7,12 +7,13 @@ from collections.abc import Callable
 from textual.content import Content
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
+from kvtop.domain.deployment import Charge
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
 
 LABEL_WIDTH = 17
-VALUE_WIDTH = 11
+VALUE_WIDTH = 12  # 'not modelled', the widest a cell says
 
 
 def _concurrency(ledger: Ledger) -> str:
@@ -51,9 +52,23 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
 
 
 def _beside(ledger: Ledger) -> str:
-    """What the tightest rank's draft, redundant experts and LoRA slots hold before the pool ('—': none)."""
+    """What the tightest rank's draft, redundant experts and LoRA slots hold before the pool ('—': none). A term kvtop
+    cannot price (an EAGLE-3 draft named by no config) is `plan`'s named state, never '—': 'not modelled', or '≥'
+    the priced ones beside it (`unpriced_lines` says which and why)."""
     held = max((rank.resident_terms_bytes for rank in ledger.ranks), default=0)
+    if any(t.charge is Charge.RESIDENT and not t.modelled for t in ledger.terms):
+        return f"≥ {fmt_gib(held)}" if held else "not modelled"
     return fmt_gib(held) if held else "—"
+
+
+def unpriced_lines(ledger: Ledger) -> list[Content]:
+    """Each term `plan` names not modelled, with its reason: 'draft weights: not modelled (the config states no MTP
+    layers and no draft model was named (--speculative-draft-model-path))'."""
+    return [
+        Content.styled(f"{t.label}: not modelled" + (f" ({t.detail})" if t.detail else ""), "$warning")
+        for t in ledger.terms
+        if not t.modelled
+    ]
 
 
 def _fits(ledger: Ledger) -> str:
@@ -183,6 +198,7 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
         if label == "tokens per rank" and before is not None and after is not None and after.request_capacity is None:
             line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
         lines.append(line)
+    lines.extend(unpriced_lines(after) if after is not None else [])
     if outcome.after_plan is not None:
         if (refused := start_line(outcome.after_plan)) is not None:
             lines.append(refused)

@@ -224,6 +224,12 @@ def _geometry(width: int, vitals: bool = True, history: bool = True) -> _Geometr
     return _Geometry(trend, bar, body, LABEL_WIDTH + bar + FIGURE_WIDTH + shown + trend, body + shown + trend, shown)
 
 
+def heading_widths(width: int, vitals: bool = True, history: bool = True) -> tuple[int, int, int]:
+    """(bar, vitals, trend) cells of a two-line row `width` cells wide: the dashboard's legend line is laid over them."""
+    geometry = _geometry(width, vitals, history)
+    return geometry.bar, geometry.vitals, geometry.trend
+
+
 #: NVML's vitals beside the bars: utilisation and its history, then temperature, power and SM clock.
 VITALS_WIDTH = 20
 #: Narrower rows leave the vitals out (the bars need the room); `V` hides them anywhere.
@@ -417,6 +423,11 @@ def _compact_geometry(width: int, vitals: bool = True, history: bool = True) -> 
     return _CompactGeometry(
         spark, bar, COMPACT_INDEX_WIDTH + RANK_WIDTH + COMPACT_STATE_WIDTH + bar + FIGURE_WIDTH, util
     )
+
+
+def compact_bar_width(width: int, vitals: bool = True, history: bool = True) -> int:
+    """The bar's cells of a one-line row `width` cells wide (the legend line is laid over it)."""
+    return _compact_geometry(width, vitals, history).bar
 
 
 #: One line per GPU shows NVML's utilisation from this width (`V` hides it).

@@ -7,16 +7,12 @@ two decimals of GiB each, and sizes its pool from them with `mem_fraction_static
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import TypeVar
-
 from kvtop.domain.engine_log import EngineLog, Measured
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
 from kvtop.domain.engines.sglang.dsa import page_size_of
 from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS, auto_fraction_reads_gpu
-from kvtop.domain.engines.sglang.log_records import SglangRankLog
+from kvtop.domain.engines.sglang.log_records import SglangRankLog, latest
 from kvtop.domain.engines.sglang.pp_stages import hidden_stage_reserve
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError, UnsupportedModelError
@@ -66,23 +62,8 @@ def logged_token_capacity(log: EngineLog) -> int | None:
     wins; then the scheduler's `max_total_num_tokens=` (TP0, printed after the pools, docs/engines/sglang.md §2);
     then a sliding-window model's full-attention pool (`full_layer_tokens=`, `SWAKVPool … full size:`: the
     `#tokens` line there is a sub-pool's); then `KV Cache is allocated. #tokens:` (§11). Of each kind the
-    latest start's (`_latest`: by the lines' times, else the last printed)."""
+    latest start's (`latest`: by the lines' times, else the last printed)."""
     return log.first(SglangRankLog, _stated_capacity)
-
-
-_Record = TypeVar("_Record")
-
-
-def _latest(records: Sequence[_Record], at: Callable[[_Record], datetime | None]) -> _Record | None:
-    """The record of the latest start: by the time its line carries (`at`) when every one carries a date (a log
-    of two runs pasted out of order, C09, printed the later run first), else the last printed; equal times, the
-    last printed."""
-    if not records:
-        return None
-    times = [at(record) for record in records]
-    if any(time is None for time in times):
-        return records[-1]
-    return records[max(range(len(records)), key=lambda index: (times[index], index))]
 
 
 def _stated_capacity(rank: SglangRankLog) -> int | None:
@@ -95,9 +76,9 @@ def _stated_capacity(rank: SglangRankLog) -> int | None:
         [(a.tokens, a.at) for a in rank.kv_allocations],
     )
     for kind in stated:
-        latest = _latest([(figure, at) for figure, at in kind if figure is not None], lambda pair: pair[1])
-        if latest is not None:
-            return latest[0]
+        stated_last = latest([(figure, at) for figure, at in kind if figure is not None], lambda pair: pair[1])
+        if stated_last is not None:
+            return stated_last[0]
     return None
 
 
@@ -114,8 +95,9 @@ def _ends(value: Measured | None) -> Ends | None:
 
 
 def _rank_memory(rank: SglangRankLog) -> tuple[Ends | None, Ends | None]:
-    """(free before the first load, free after the last) of one rank; before from after + usage if unprinted."""
-    loads = rank.weight_loads
+    """(free before the first load, free after the last) of one rank's latest start (`started_loads`: a log of
+    two runs never pairs one run's before with the other's after); before from after + usage if unprinted."""
+    loads = rank.started_loads
     if not loads:
         return None, None
     first, last = loads[0], loads[-1]
@@ -154,9 +136,9 @@ def _per_token(log: EngineLog, tokens: int | None, page: int) -> int | None:
 
 def _logged(log: EngineLog, page: int) -> Logged:
     tokens = logged_token_capacity(log)
-    summary = log.first(SglangRankLog, lambda r: _latest(r.scheduler_summaries, lambda s: s.at))
+    summary = log.first(SglangRankLog, lambda r: latest(r.scheduler_summaries, lambda s: s.at))
     before, after = _tightest(log)
-    weights = log.first(SglangRankLog, lambda r: r.weight_loads[0].mem_usage if r.weight_loads else None)
+    weights = log.first(SglangRankLog, lambda r: r.target_load.mem_usage if r.target_load else None)
     return Logged(
         token_capacity=tokens,
         kv_bytes_per_token=_per_token(log, tokens, page),

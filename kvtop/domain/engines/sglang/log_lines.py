@@ -134,8 +134,28 @@ def _init_dist(text: str, fields: Fields) -> bool:
     return usage is not None
 
 
+#: The lines a start prints after its weights: a load printed after one of them opens another start.
+_POOL_LINES = ("kv_allocations", "memory_pool_end_avail", "scheduler_summaries", "swa_pools", "mamba_allocations")
+#: A reading's own bookkeeping (not a record): the pool lines seen at the last load (the lists keep only the first and
+#: last few values, so their lengths can stand still while lines are read; a change of any one still shows).
+_SEEN = "_pool_lines_at_load"
+
+
+def _new_load(text: str, fields: Fields, **values: object) -> bool:
+    """A weight load's record, with its line's time and its start (`WeightLoad.start`): the previous load's, unless
+    a pool line was printed since (target and draft share one start; a second run's load opens the next)."""
+    seen = tuple((len(fields[name]), repr(fields[name][-1:])) for name in _POOL_LINES if name in fields)
+    loads = fields["weight_loads"]
+    start = 0 if not loads else loads[-1].get("start", 0) + ((fields[_SEEN][-1:] or [None])[0] != seen)
+    if not _append_stamped(text, fields, "weight_loads", **values):
+        return False
+    loads[-1]["start"] = start
+    fields[_SEEN][:] = [seen]
+    return True
+
+
 def _load_begin(text: str, fields: Fields) -> bool:
-    return _append(fields, "weight_loads", avail_before=_gib(_AVAIL, text))
+    return _new_load(text, fields, avail_before=_gib(_AVAIL, text))
 
 
 def _load_end(text: str, fields: Fields) -> bool:
@@ -153,9 +173,8 @@ def _load_end(text: str, fields: Fields) -> bool:
     loads = fields["weight_loads"]
     if loads and loads[-1].get("avail_after") is None and loads[-1].get("mem_usage") is None:
         loads[-1].update(stated)
-    else:
-        loads.append(stated)
-    return True
+        return True
+    return _new_load(text, fields, **stated)
 
 
 def _kv_allocated(text: str, fields: Fields) -> bool:
@@ -332,7 +351,7 @@ def freeze(rank: RankKey, fields: Fields) -> SglangRankLog:
     values: dict[str, Any] = {
         name: tuple(_RECORDS[name](**item) if isinstance(item, dict) else item for item in items)
         for name, items in fields.items()
-        if items
+        if items and name != _SEEN
     }
     dtypes = values.pop("kv_cache_dtype", ())
     return SglangRankLog(rank=rank, kv_cache_dtype=dtypes[0] if dtypes else None, **values)

@@ -7,8 +7,9 @@ ints; each rank keeps its values in printed order, because a log can hold two we
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,9 +27,12 @@ class _Stamped(_Frozen):
     at: datetime | None = None
 
 
-class WeightLoad(_Frozen):
-    """One `Load weight begin` / `Load weight end` pair (the second pair is a speculative draft)."""
+class WeightLoad(_Stamped):
+    """One `Load weight begin` / `Load weight end` pair (the second pair of a start is a speculative draft).
+    `at`: its first line's time; `start`: how many pool lines (KV allocated, memory pool end, the scheduler's
+    summary) the rank had printed before it, the same for every load of one start (target and draft)."""
 
+    start: int = 0
     avail_before: Measured | None = None
     avail_after: Measured | None = None
     mem_usage: Measured | None = None
@@ -136,11 +140,38 @@ class SglangRankLog(RankLog):
     """From a rejected request: `maximum allowed length (N tokens)` (SGLang's max_req_input_len)."""
 
     @property
+    def started_loads(self) -> tuple[WeightLoad, ...]:
+        """The weight loads of the latest start (`latest` over the starts, each by its first load's time): a log of
+        two runs pasted in one file states the free memory and weights of the start its capacity is read from."""
+        starts: dict[int, list[WeightLoad]] = {}
+        for load in self.weight_loads:
+            starts.setdefault(load.start, []).append(load)
+        chosen = latest(list(starts.values()), lambda loads: loads[0].at)
+        return tuple(chosen or ())
+
+    @property
     def target_load(self) -> WeightLoad | None:
-        """The first weight load (the served model)."""
-        return self.weight_loads[0] if self.weight_loads else None
+        """The latest start's first weight load (the served model)."""
+        loads = self.started_loads
+        return loads[0] if loads else None
 
     @property
     def draft_load(self) -> WeightLoad | None:
-        """The second weight load, when a speculative draft model was loaded."""
-        return self.weight_loads[1] if len(self.weight_loads) > 1 else None
+        """The latest start's second weight load, when a speculative draft model was loaded."""
+        loads = self.started_loads
+        return loads[1] if len(loads) > 1 else None
+
+
+_Record = TypeVar("_Record")
+
+
+def latest(records: Sequence[_Record], at: Callable[[_Record], datetime | None]) -> _Record | None:
+    """The record of the latest start, THE rule for every figure a log of several starts states (capacity, free
+    memory, weights): by the time its line carries (`at`) when every one carries a date (a log of two runs pasted
+    out of order, C09, printed the later run first), else the last printed; equal times, the last printed."""
+    if not records:
+        return None
+    times = [at(record) for record in records]
+    if any(time is None for time in times):
+        return records[-1]
+    return records[max(range(len(records)), key=lambda index: (times[index], index))]
