@@ -189,9 +189,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                         "layer lists) is in none of the corpora",
     "TeleFLMForCausalLM": "no published config: CofeAI/Tele-FLM's (FLM-2-52B) config.json and configuration "
                           "class are in none of the corpora; the stored model cards stop before their sizes",
-    "XverseMoeForCausalLM": "no published config: xverse/XVERSE-MoE-A4.2B's config.json is in none of the "
-                            "corpora; its published figures (25.8B, 28 layers, 64 experts top-6, 2 shared) leave "
-                            "hidden size, heads, expert width and vocabulary unstated",
 }  # fmt: skip
 
 
