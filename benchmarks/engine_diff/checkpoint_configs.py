@@ -103,6 +103,13 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "microsoft/Phi-3-small-8k-instruct configuration_phi3_small.py",
         {"rope_scaling": None},
     ),
+    # XverseConfig takes rope_scaling=None and sets it (as public ports copy the checkpoint's file: goingshr/SMoE
+    # configs/configuration_xverse.py); SGLang 0.5.23 xverse_moe.py reads it through get_rope_config
+    "xverse": (
+        "PretrainedConfig",
+        "xverse/XVERSE-MoE-A4.2B configuration_xverse.py (XverseConfig(PretrainedConfig))",
+        {"rope_scaling": None},
+    ),
 }
 
 # Defaults the published __init__ derives from other fields (applied where the config omits the field or states

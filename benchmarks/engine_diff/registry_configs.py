@@ -125,12 +125,18 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                     "Qwen3-8B and SigLIP-400M-384-14, but no source at hand states its vocabulary or "
                                     "projector sizes, and transformers' KeyeConfig defaults are Qwen2-72B's shapes",
     "KeyeVL1_5ForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-1_5-8B's config.json is not in the "
-                                         "corpora, nor a source stating its vocabulary and vision sizes",
+                                         "corpora, nor a source stating its vocabulary and vision sizes (session "
+                                         "45: `\"model_type\": \"keye`, Keye-VL-1_5-8B searched; ports name the "
+                                         "checkpoint only)",
     "KananaVForConditionalGeneration": "no published config: kakaocorp's Kanana-V config.json (its text, vision and "
-                                       "projector sections) is not in the corpora, nor a source stating its sizes",
+                                       "projector sections) is not in the corpora, nor a source stating its sizes "
+                                       "(session 45: a public model-card reader's test fixture states the text "
+                                       "section's vocabulary 102,400, width 3,072, 28 layers, 16 / 8 heads, not its "
+                                       "intermediate_size, vision_config or projector_config)",
     "OpenCUAForConditionalGeneration": "no published config: xlangai/OpenCUA-7B's config.json is not in the corpora; "
                                        "its card says Qwen2.5-VL-7B-Instruct's weights with 1D RoPE, but no source at "
-                                       "hand states its text_config's vocabulary",
+                                       "hand states its text_config's vocabulary (its tokenizer is its own; session "
+                                       "45 found only OpenCUA-32B's total shard bytes, 66,905,598,456)",
     "Ovis2_6ForCausalLM": "no published config: AIDC-AI/Ovis2.6-2B, the checkpoint vLLM's docs name, was announced "
                           "as coming when vLLM PR #34426 added Ovis2.6, and no config of it is in the corpora",
     "Ovis2_6_MoeForCausalLM": "no published config: AIDC-AI/Ovis2.6-30B-A3B's config.json (llm_config, vit_config, "
@@ -182,16 +188,17 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
     "PanguProMoEV2ForCausalLM": "no published config: none at hand names the class (the openPangu V2 config found, "
                                 "model_type pangu_v2_moe, names PanguV2MoEForCausalLM, which neither engine registers)",
     "Plamo3ForCausalLM": "no published config: pfnet/plamo-3-nict-{2b,8b,31b}-base's config.json is in none "
-                         "of the corpora (model_type plamo3, llama.cpp PR #17304, PFN's PLaMo 3 blog searched)",
+                         "of the corpora (model_type plamo3, llama.cpp PR #17304, PFN's PLaMo 3 blog searched; "
+                         "session 45: Plamo3Config's published defaults and engine unit tests' toy sizes only, "
+                         "and a GGUF table's 2B width 2,560, no heads, window or vocabulary)",
     "Rnj1ForCausalLM": "no published config: the released Rnj-1 checkpoints name Gemma3ForCausalLM (llama.cpp PR "
                        "#17811); vLLM's Rnj1ForCausalLM is for \"an upcoming model\" (vLLM PR #39823), unpublished",
     "SolarForCausalLM": "no published config: upstage/solar-pro-preview-instruct's config.json (its bskcn_* "
-                        "layer lists) is in none of the corpora",
+                        "layer lists) is in none of the corpora (session 45: SGLang's pipeline test states its 64 "
+                        "layers and bskcn lists, a blog its 22.1B; no source states its widths, heads or "
+                        "vocabulary)",
     "TeleFLMForCausalLM": "no published config: CofeAI/Tele-FLM's (FLM-2-52B) config.json and configuration "
                           "class are in none of the corpora; the stored model cards stop before their sizes",
-    "XverseMoeForCausalLM": "no published config: xverse/XVERSE-MoE-A4.2B's config.json is in none of the "
-                            "corpora; its published figures (25.8B, 28 layers, 64 experts top-6, 2 shared) leave "
-                            "hidden size, heads, expert width and vocabulary unstated",
 }  # fmt: skip
 
 

@@ -281,7 +281,7 @@ GENERIC: frozenset[str] = frozenset({
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
     "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM",
     "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
-    "TeleFLMForCausalLM", "XllmForCausalLM", "XverseMoeForCausalLM", "YiVLForCausalLM",
+    "TeleFLMForCausalLM", "XllmForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip
 
 

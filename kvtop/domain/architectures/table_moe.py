@@ -348,4 +348,20 @@ MOE: tuple[Architecture, ...] = (
     bailing("sarvam_moe", "the checkpoint's configuration class (remote code)",
             "vLLM 0.33.0 models/sarvam.py, bailing_moe.py; SGLang 0.5.23 models/sarvam_moe.py, bailing_moe.py",
             ("SarvamMoEForCausalLM",)),
+    # XVERSE-MoE (SGLang 0.5.23 models/xverse_moe.py XverseMoeForCausalLM; vLLM 0.33.0 registers no such class): MHA
+    # (num_key_value_heads, else num_attention_heads) on every layer, head_dim hidden_size // heads, no biases; on
+    # every layer num_experts experts intermediate_size wide (XverseMLP each, split by TP), moe_top_k a token, a
+    # bias-free router [num_experts, hidden] in the model dtype, and one shared MLP num_shared_experts ×
+    # intermediate_size wide. Read by class: the checkpoints' model_type is xverse, which the dense XVERSE models
+    # (XverseForCausalLM, read as llama) share. Defaults: XverseConfig's (the checkpoint's configuration_xverse.py)
+    A("xverse_moe", "XverseConfig (the checkpoint's configuration_xverse.py, remote code)",
+      "SGLang 0.5.23 models/xverse_moe.py; xverse/XVERSE-MoE-A4.2B configuration_xverse.py",
+      {"vocab_size": 100278, "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 40,
+       "num_attention_heads": 40, "num_key_value_heads": None, "max_position_embeddings": 8192,
+       "tie_word_embeddings": False, "attention_bias": False, "moe_top_k": 6, "num_experts": 64,
+       "num_shared_experts": 2},
+      ("XverseMoeForCausalLM",),
+      moe=Moe("num_experts", per_token_field="moe_top_k", expert_size_field="intermediate_size",
+              shared=Shared(count_field="num_shared_experts")),
+      mtp_fields=()),
 )  # fmt: skip
