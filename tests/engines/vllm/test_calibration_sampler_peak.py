@@ -13,6 +13,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.engines.vllm import calibration
+from kvtop.domain.engines.vllm.calibration_activation import activation_features
 from kvtop.domain.engines.vllm.sampler_peak import (
     counted_sampler_bytes,
     logits_copies,
@@ -128,7 +129,7 @@ def test_the_fit_never_charges_less_than_the_count() -> None:
     activation = next(t for t in calibration.terms(_inputs(GEMMA)) if t.term is Term.ACTIVATION)
     counted = _counted(GEMMA)
     assert counted is not None
-    if fit.predict(calibration._activation_features(_inputs(GEMMA), GEMMA)) < counted:
+    if fit.predict(activation_features(_inputs(GEMMA), GEMMA)) < counted:
         assert activation.bytes == counted
     assert activation.bytes >= counted
 

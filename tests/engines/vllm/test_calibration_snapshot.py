@@ -13,6 +13,7 @@ from __future__ import annotations
 from benchmarks.calibration.corpus import load
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.vllm import calibration as vllm
+from kvtop.domain.engines.vllm.calibration_non_torch import non_torch_estimate
 from kvtop.domain.engines.vllm.calibration_snapshot import nccl_inside_non_torch, startup_free_is_context
 from kvtop.units import GIB
 
@@ -40,7 +41,7 @@ def test_the_v1_fit_leaves_the_init_out_and_the_plan_adds_the_context_part() -> 
     assert vllm.fit_features("vllm.non_torch.v1", qwen3_next) is None  # judged, not fitted
     assert vllm.fit_features("vllm.non_torch.v1", RECORDS["llmd-v011-qwen3-32b-tp2"].inputs()) == (1.0, 1.0)
     fit, context = vllm.FITS["vllm.non_torch.v1"], vllm.FITS["vllm.context"]
-    term = vllm.non_torch_estimate(qwen3_next, vllm.FITS, 8192)
+    term = non_torch_estimate(qwen3_next, vllm.FITS, 8192)
     # the growth after NCCL's init (the custom all-reduce on: H200s on NVLink) plus the context's part beyond one rank
     # for an MoE model at TP 2 (its TP > 1 and MoE coefficients)
     grown = fit.predict((1.0, 1.0))
@@ -54,6 +55,6 @@ def test_the_v1_fit_leaves_the_init_out_and_the_plan_adds_the_context_part() -> 
 def test_a_pcie_start_before_v0_11_is_charged_no_init() -> None:
     # 8 x L40S at v0.10.2 (custom all-reduce off on PCIe) printed 0.21 GiB of non-torch memory at TP 8
     l40s = RECORDS["file38962983769-qwen3-235b-fp8-8xl40s-tp8"].inputs()
-    term = vllm.non_torch_estimate(l40s, vllm.FITS, 8192)
+    term = non_torch_estimate(l40s, vllm.FITS, 8192)
     assert term.bytes == vllm.FITS["vllm.non_torch.v1"].predict((1.0, 0.0))
     assert term.term is Term.NON_TORCH

@@ -55,7 +55,7 @@ def init_inside(estimate: TermEstimate, context: TermEstimate, fits: dict[str, L
     Charged on GPUs the custom all-reduce runs on (the caller's test): the context's multi-rank part is measured on
     NVLink H100s, and PCIe starts whose snapshot precedes NCCL's init print little (8 x L40S at v0.10.2: 0.21 GiB).
     Not `charged` (a GPU name that covers PCIe boards too, whose P2P report decides): the part is kept in the interval
-    only, as the custom all-reduce's is (calibration.py `_board_error`)."""
+    only, as the custom all-reduce's is (calibration_non_torch.py `_board_error`)."""
     fit = fits.get(context.fit_key or "")
     if fit is None or context.values is None or not nccl_inside_non_torch(inputs):
         return estimate

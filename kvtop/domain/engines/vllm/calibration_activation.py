@@ -1,0 +1,166 @@
+"""vLLM's profiled activation peak (`torch_peak_increase`), the fit read with the floors vLLM's code sets under it.
+
+`profile_run` runs the model on `max_num_batched_tokens` tokens, then the sampler on `max_num_seqs` requests. The
+forward's largest transient is the MLP's (gate-up output, its activation, the expert caches of a fused MoE: tokens ×
+experts per token × (3 × intermediate ÷ TP + hidden) × 2 B); the sampler's is its float32 logits and the copies
+softmax, top-k/top-p and log-probs make of them (seqs × vocab × 4 B). The fit weighs both, per era (V0 before 0.8.0,
+V1 after: V1's sampler keeps several more copies of the logits); V0's is the larger side by the code's counts, its fit
+the sampler's on sampler-bound logs (`v0_profile.py`). The peak is never less than the forward's MLP transient
+(`_forward_floor`) nor the sampler as the code counts it (`_sampler_floor`), and its interval spans FlashInfer's
+sampler where the install decides the path, and is centred on FlashInfer's where the release and the GPU take it
+(`sampler_path.py`, `_sampler_path_error`). Apart from calibration.py so the fits' table stays one screen.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.calibration.features import assumed_estimate, fitted_estimate, logits_gib, mlp_transient_gib
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.engines.vllm.calibration_eras import activation_key
+from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
+from kvtop.domain.engines.vllm.sampler_path import sampler_path
+from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
+from kvtop.domain.engines.vllm.v0_profile import MOE_FORWARD_ERROR, v0_forward_bytes, v0_moe_forward
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB
+
+LABEL = "vLLM's profiled activation peak"
+
+
+def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
+    """The peak for a plan: the era's fit for the sampler's path, floored by the forward's MLP transient and the
+    sampler as the code counts it; else the unfitted estimate, said why."""
+    tokens, seqs, why = batch_limits(inputs)
+    key = activation_key(inputs)
+    activation = fitted_estimate(Term.ACTIVATION, LABEL, fits.get(key), plan_features(inputs),
+                                 f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
+    # the sampler's path first, then the floor: a peak lowered to FlashInfer's one copy is still never below the
+    # forward's MLP transient, taken once here
+    activation = _forward_floor(_sampler_path_error(activation, inputs, fits.get(key), seqs), inputs, tokens)
+    if activation is None:
+        activation = _unfitted_activation(inputs, fits.get(key), key, LABEL, tokens, seqs)
+    activation = _sampler_floor(activation, inputs, tokens, seqs)
+    if v0_moe_forward(inputs) and activation.source == "calibrated":
+        activation = assumed_estimate(Term.ACTIVATION, LABEL, activation.bytes, max(activation.error_bytes, MOE_FORWARD_ERROR),
+                                      f"{activation.basis}; a fused MoE's forward in V0 is not counted (v0_profile.py): "
+                                      "± 2 GiB assumed")  # fmt: skip
+    return activation
+
+
+def plan_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """The activation fit's feature values for a plan (a forward-bound V0 launch's too: `_forward_floor` sets its
+    peak); None for a multimodal model, pipeline stages or LoRA."""
+    if inputs.model is None or inputs.model.multimodal or inputs.layout.pp > 1 or lora(inputs):
+        return None
+    return activation_features(inputs, inputs.model)
+
+
+def _forward_floor(
+    activation: TermEstimate | None, inputs: CalibrationInputs, tokens: int
+) -> TermEstimate | None:
+    """The fitted peak, or the forward's own MLP transient where that is larger. `profile_run` runs the forward over
+    `max_num_batched_tokens` before the sampler (V0 model_runner.profile_run, V1 gpu_model_runner.profile_run →
+    _dummy_run, every release), and the MLP holds its gate-up output and the activation's output at once (tokens ×
+    (3 × intermediate ÷ TP + hidden) × 2 B, `mlp_transient_gib`); the torch peak is the larger of that and the sampler's
+    copies, never less than either. The fits' logs (8,192 tokens with 1,024 seqs on H100, 2,048 with 256) are
+    sampler-bound, so their MLP coefficient is near 0; a launch of many tokens and few seqs is forward-bound (Qwen3-14B
+    AWQ at 8,192 tokens and 8 seqs on an L40S, vLLM 0.28.0: 0.88 GiB of MLP transient where the fit gives 0.44)."""
+    if activation is None or inputs.model is None:
+        return activation
+    v0 = v0_forward_bytes(inputs, tokens)
+    floor = v0 if v0 is not None else round(mlp_transient_gib(inputs.model, inputs.layout, tokens) * GIB)
+    if floor <= activation.bytes:
+        return activation
+    return activation.model_copy(update={
+        "bytes": floor, "basis": f"{activation.basis}; the forward's MLP transient at {tokens:,} tokens, larger than the fit",
+    })  # fmt: skip
+
+
+def _unfitted_activation(
+    inputs: CalibrationInputs, fit: LinearTerm | None, key: str, label: str, tokens: int, seqs: int
+) -> TermEstimate:
+    """The peak where no fit gives it. A multimodal model (or pipeline stages, LoRA) takes the text model's fit, said
+    to be a guess; an era whose logs are too few to fit takes the sampler as vLLM's code counts it (v0.17+ on the
+    native path, `sampler_peak.py`) or the forward's MLP transient, the larger, ± the 2 GiB the assumption had; else
+    2 GiB, said why."""
+    model = inputs.model
+    if fit is not None and model is not None:
+        guess = max(fit.predict(activation_features(inputs, model)), 0)
+        return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), "the text model's fit: an "
+                                "encoder's profile run, pipeline stages and LoRA buffers are not modelled")  # fmt: skip
+    counted = _counted_sampler(inputs, tokens, seqs)
+    if counted is not None and model is not None:
+        forward = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB)
+        return assumed_estimate(
+            Term.ACTIVATION, label, max(counted, forward), 2 * GIB,
+            f"{key} has too few logs to fit: the sampler's {logits_copies(model):g} copies of {seqs:,} seqs × "
+            f"{model.vocab_size:,} × 4 B and the forward's output, as vLLM's code counts them (sampler_peak.py), or the "
+            f"forward's MLP transient at {tokens:,} tokens, the larger; ± 2 GiB assumed (no log of another source "
+            "measures the count's error)",
+        )  # fmt: skip
+    why = f"2 GiB assumed: {key} has too few logs to fit" if model else "2 GiB assumed: the model's config is not known"
+    return assumed_estimate(Term.ACTIVATION, label, 2 * GIB, 2 * GIB, why)
+
+
+def _counted_sampler(inputs: CalibrationInputs, tokens: int, seqs: int) -> int | None:
+    """The sampler's peak as vLLM's code counts it (`sampler_peak.py`); None where the path is not counted, and on
+    pipeline stages (the sampler runs on the last only) or with LoRA (its buffers join the profile)."""
+    if inputs.model is None or inputs.layout.pp > 1 or lora(inputs):
+        return None
+    return counted_sampler_bytes(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, tokens, seqs)
+
+
+def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, seqs: int) -> TermEstimate:
+    """The peak never below the sampler as vLLM's code counts it: `profile_run` holds those copies whatever the fit
+    says. It binds where the vocabulary is large (Gemma-3's 262,208 at 1,024 seqs: 3.72 GiB counted, the v17 fit's
+    text form 3.53; its v0.19.0 log printed 3.99)."""
+    counted = _counted_sampler(inputs, tokens, seqs)
+    if counted is None or counted <= activation.bytes:
+        return activation
+    return activation.model_copy(update={
+        "bytes": counted, "basis": f"{activation.basis}; the sampler as vLLM's code counts it, larger (sampler_peak.py)",
+    })  # fmt: skip
+
+
+def _sampler_path_error(
+    activation: TermEstimate | None, inputs: CalibrationInputs, fit: LinearTerm | None, seqs: int
+) -> TermEstimate | None:
+    """The fitted peak for the sampler's path (`sampler_path.py`). The fits count the native path's copies of the
+    logits (their logs are v0.8-v0.19 starts on it); FlashInfer's keeps one of them (vLLM 0.10.1.1, Qwen2-7B at 256
+    seqs: 0.50-0.62 GiB beside weights and KV on FlashInfer, 1.56 on the native path). Where the install decides
+    the path, the interval is widened by the copies beyond one; where the release and the GPU take FlashInfer's,
+    the peak is lowered by them and the interval keeps them, for a start whose FlashInfer build fails or that sets
+    VLLM_USE_FLASHINFER_SAMPLER=0. `_forward_floor` applies after it."""
+    if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
+        return activation
+    path, why = sampler_path(inputs.version, inputs.gpu_name)
+    if path == "native":
+        return activation
+    copies = max(fit.coefficients[1] - 1, 0.0)  # the fit's logits coefficient: copies of seqs × vocab × 4 B
+    extra = round(copies * logits_gib(seqs, inputs.model) * GIB)
+    if not extra:
+        return activation
+    error = round(math.hypot(activation.error_bytes, extra))
+    if path == "either":
+        return activation.model_copy(update={
+            "error_bytes": error,
+            "basis": f"{activation.basis}; FlashInfer's or the native top-k/top-p sampler, not known before the start",
+        })  # fmt: skip
+    return activation.model_copy(update={
+        "bytes": max(activation.bytes - extra, 0), "error_bytes": error,
+        "basis": f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond one "
+                 "taken off, kept in the interval",
+    })  # fmt: skip
+
+
+def activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[float, ...]:
+    """(1, logits, the forward's transient): V0's as one feature, V1's split into dense and MoE parts."""
+    tokens, seqs, _ = batch_limits(inputs)
+    logits, mlp = logits_gib(seqs, model), mlp_transient_gib(model, inputs.layout, tokens)
+    if activation_key(inputs) == "vllm.activation.v0":
+        return (1.0, logits)
+    moe = model.moe is not None
+    return (1.0, logits, 0.0 if moe else mlp, mlp if moe else 0.0)

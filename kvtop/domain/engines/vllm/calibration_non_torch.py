@@ -1,0 +1,126 @@
+"""vLLM's non-torch memory (`non_torch_increase`) and what a worker holds before its weights (docs/engines/vllm.md §2).
+
+Non-torch memory grows while profiling with the TP group's custom all-reduce buffers: a constant, plus a part once
+the custom all-reduce runs (TP > 1 on NVLink GPUs, unless disabled: vLLM's custom_all_reduce.py turns it off on more
+than two GPUs joined only by PCIe, and on two where the P2P test fails, as on GeForce cards; `custom_all_reduce_on`).
+From v0.18.0 FlashInfer's all-reduce fusion workspace joins it at TP > 1 on Hopper: its bytes come from the code
+(`fusion_workspace.py`), the fit takes the rest (calibration.py `fit_offset`), and an era the corpus holds too few logs
+of takes the previous era's fit (`NON_TORCH_STAND_IN`). Before V1 at TP 8 on H100/H200 it also holds NCCL's NVLS
+buffers of two communicators (`nvls_buffers.py`). Before v0.11.0 the worker snapshots before the TP group's NCCL init,
+which the growth then holds: a plan adds the context fit's part beyond one rank (`calibration_snapshot.py`), so the
+context term (the CUDA context, NCCL's communicators, an MoE's all-to-all buffers) lives here beside it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.calibration.features import (
+    CONTEXT_LABEL,
+    assumed_estimate,
+    context_estimate,
+    fitted_estimate,
+)
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.engines.vllm.calibration_eras import INIT_APART, NON_TORCH_STAND_IN, non_torch_key
+from kvtop.domain.engines.vllm.calibration_snapshot import init_inside
+from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
+from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
+from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
+from kvtop.domain.wording import GIB
+
+# GPU names that cover a PCIe board too (A100 80GB/40GB PCIe, A800 PCIe): `custom_all_reduce_on` takes them as SXM4,
+# but whether the custom all-reduce runs is the driver's P2P report's to decide, which a plan cannot see (vLLM
+# 0.10.1.1 on two A100-80GB of one pod: 'Custom allreduce is disabled because your platform lacks GPU P2P capability or
+# P2P test failed', dennislee22/vLLM-benchmarking; custom_all_reduce.py's P2P check, read at v0.9.2 and v0.33.0: every
+# release with the custom all-reduce): the non-torch interval keeps both states (`_board_error`)
+BOARD_NOT_NAMED = frozenset({"A100", "A100-80GB", "A100-40GB", "A800"})
+
+
+def non_torch_features(inputs: CalibrationInputs) -> tuple[float, ...]:
+    """(1, the custom all-reduce runs)."""
+    return (1.0, 1.0 if custom_all_reduce_on(inputs) else 0.0)
+
+
+def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
+    """Whether the TP group's all-reduce buffers (most of non-torch memory's growth at TP > 1) are held: TP > 1,
+    not `--disable-custom-all-reduce`, and GPUs joined by NVLink. vLLM's custom_all_reduce.py (read at v0.13.0
+    and v0.33.0) turns the custom all-reduce off on more than two GPUs joined only by PCIe ("not supported on
+    more than two PCIe-only GPUs", as 4 x L40S at v0.19.0 printed) and on two where `_can_p2p` fails ("lacks
+    GPU P2P capability or P2P test failed": GeForce cards, most cloud VMs), and its symmetric-memory
+    all-reduce needs compute capability 9.0 or later (symm_mem.py). Two PCIe GPUs whose P2P test passes keep
+    the custom all-reduce, which kvtop cannot see; no start in the corpus shows the growth there, while two
+    do without it: 2 x RTX 4090 at vLLM 0.7.2 printed 0.25 GiB of non-torch memory at TP 2 (vllm#13061),
+    and 2 x L4 at v0.28.0 charged 0.76 GiB beside weights and KV at TP 2 (search-index id 59672298265), where
+    the H100 runs add 1.8 GiB at TP > 1 (1.5 of it FlashInfer's fusion workspace before v0.22.0,
+    `fusion_workspace.py`). An
+    unnamed GPU keeps vLLM's rule on TP alone."""
+    tp = inputs.layout.tp
+    if tp <= 1 or inputs.settings.flags.get("disable-custom-all-reduce") not in (None, False):
+        return False
+    if inputs.gpu_name is None:
+        return tp <= 2
+    return gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
+
+
+def context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """(1, several ranks, MoE across TP ranks); None where the model is not known and TP > 1."""
+    layout = inputs.layout
+    if inputs.model is None and layout.tp > 1:
+        return None
+    moe = inputs.model is not None and inputs.model.moe is not None and layout.tp > 1
+    return (1.0, 1.0 if layout.tp * layout.pp > 1 else 0.0, 1.0 if moe else 0.0)
+
+
+def context_term(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
+    """What a worker holds before its weights load (not a term of vLLM's budget: a restart needs it free)."""
+    return context_estimate("vllm.context", CONTEXT_LABEL, fits, inputs, context_features(inputs))
+
+
+def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int) -> TermEstimate:
+    """The fitted growth (the era's fit, else its stand-in's, else 0.25 GiB assumed) plus what the code sizes: NCCL's
+    NVLS buffers in V0 at TP 8 on H100/H200 (`nvls_buffers.py`) and FlashInfer's all-reduce fusion workspace
+    (`fusion_workspace.py`)."""
+    key = non_torch_key(inputs)
+    label, stand_in = "vLLM's non-torch memory", NON_TORCH_STAND_IN.get(key)
+    fit = fits.get(key) or (fits.get(stand_in) if stand_in else None)
+    basis = f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}"
+    if fit is not None and fit.key != key:
+        basis += f"; {key} has too few logs to fit: {fit.key} stands in for the growth beside the workspace"
+    estimate = fitted_estimate(Term.NON_TORCH, label, fit, non_torch_features(inputs), basis) or assumed_estimate(
+        Term.NON_TORCH, label, GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
+    if fit is not None and fit.key in INIT_APART and custom_all_reduce_on(inputs):
+        estimate = init_inside(estimate, context_term(inputs, fits), fits, inputs, charged=not _board_open(inputs))
+    nvls = nvls_buffers(inputs, tokens)
+    if nvls is not None:
+        estimate = estimate.model_copy(update={
+            "bytes": estimate.bytes + nvls.bytes, "basis": f"{estimate.basis}; + {nvls.why}",
+        })  # fmt: skip
+    estimate = _board_error(estimate, inputs, fit)
+    workspace = fusion_workspace(inputs, tokens)
+    if workspace is None:
+        return estimate
+    return estimate.model_copy(update={
+        "bytes": estimate.bytes + workspace.bytes, "basis": f"{estimate.basis}; {'+ ' if workspace.modelled else ''}{workspace.why}",
+    })  # fmt: skip
+
+
+def _board_open(inputs: CalibrationInputs) -> bool:
+    """Whether the GPU's name covers PCIe boards too (`BOARD_NOT_NAMED`): the driver's P2P report decides."""
+    return inputs.gpu_name is not None and gpu_model_key(inputs.gpu_name) in BOARD_NOT_NAMED
+
+
+def _board_error(estimate: TermEstimate, inputs: CalibrationInputs, fit: LinearTerm | None) -> TermEstimate:
+    """The non-torch estimate with the custom all-reduce's part kept in its interval where the GPU's name leaves the
+    board open (`BOARD_NOT_NAMED`): the fit's own coefficient of the custom all-reduce's buffers, added to the error as
+    independent errors add (as the sampler's path is, `_sampler_path_error`)."""
+    if fit is None or not custom_all_reduce_on(inputs) or not _board_open(inputs):
+        return estimate
+    part = round(max(fit.coefficients[1], 0.0) * GIB)
+    return estimate.model_copy(update={
+        "error_bytes": round(math.hypot(estimate.error_bytes, part)),
+        "basis": f"{estimate.basis} (the GPU's name covers PCIe boards too: the driver's P2P report decides, "
+                 f"± {part / GIB:.2f} GiB)",
+    })  # fmt: skip
