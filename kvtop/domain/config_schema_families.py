@@ -187,7 +187,8 @@ class FamilyFields(ConfigSection):
     num_mtp_layers: LayerCount | None = None
     # more expert layouts
     num_experts_per_token: Experts | None = None  # Kimi-Linear
-    num_shared_experts: Experts | None = None  # Kimi-Linear
+    num_shared_experts: Experts | None = None  # Kimi-Linear, XVERSE-MoE
+    moe_top_k: Experts | None = None  # XVERSE-MoE, Step-3: experts a token (unlisted, a stated value read as the default)
     num_dense_layers: LayerCount | None = None  # AFMoE, LFM2-MoE: dense layers before the experts
     use_expert_bias: Flag | None = None  # LFM2-MoE: an fp32 e_score_correction_bias on the gate
     global_attn_every_n_layers: Layers | None = None  # AFMoE: full attention on every n-th layer

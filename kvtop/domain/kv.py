@@ -224,7 +224,7 @@ POOL_HOLDS: dict[PoolName, str] = {
     "dsa_index": "the DSA indexer's keys per token",
     "state": "a linear-attention / Mamba state per request",
     "ring": "a circular buffer's page per ring layer per request (vLLM 0.33.0 CircularBufferSpec, kv_ring.py)",
-    "cross": "cross-attention KV over an encoder's tokens per request",
+    "cross": "cross-attention KV per encoder token, as many a request as its encoder's tokens",
 }
 POOL_NOT_MODELLED = (
     "the {name} pool ({holds}: {size}) is not modelled by {engine}'s budget: its capacity would leave those bytes out"

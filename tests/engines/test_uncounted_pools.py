@@ -67,5 +67,9 @@ def test_a_cross_pool_counts_only_where_the_budget_sizes_its_group(engine: str) 
     if engine == "vllm":
         return
     inputs, _ = _inputs(engine, cross)
-    with pytest.raises(UnsupportedModelError, match="the cross pool .* is not modelled by"):
+    with pytest.raises(UnsupportedModelError) as refused:
         engine_rules(engine).solve(inputs)
+    # counted per encoder token (KvPool.per_request is False for it): 32 layers × 2,048 B = 65,536 B a token
+    message = str(refused.value)
+    assert "the cross pool (cross-attention KV per encoder token" in message and "65,536 B a token" in message
+    assert "per request" not in message and f"is not modelled by {display_name(engine)}'s budget" in message

@@ -28,7 +28,7 @@ DENSE: tuple[Architecture, ...] = (
     A("llama", "LlamaConfig", tf("llama"), d.LLAMA,
       ("LlamaForCausalLM", "LLaMAForCausalLM", "AquilaForCausalLM", "AquilaModel", "CwmForCausalLM",
        "IQuestCoderForCausalLM", "TeleChat3ForCausalLM", "Fairseq2LlamaForCausalLM",
-       "MotifForCausalLM", "XverseForCausalLM", "YiForCausalLM", "TorchNativeLlamaForCausalLM")),
+       "MotifForCausalLM", "YiForCausalLM", "TorchNativeLlamaForCausalLM")),
     A("granite", "GraniteConfig", tf("granite"), d.LLAMA, ("GraniteForCausalLM", "GraniteSWAForCausalLM")),
     A("olmo", "OlmoConfig", tf("olmo"), d.OLMO2, ("OlmoForCausalLM",),
       body=BodyShape(norms_per_layer=0, final_norm=False)),  # OlmoLayerNorm: no parameters

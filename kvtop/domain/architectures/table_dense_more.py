@@ -13,7 +13,7 @@ from kvtop.domain.architectures import towers_catalog as t
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import Architecture, Attention, Geometry
 from kvtop.domain.architectures.layer_rules import DeciBlocks, EveryNthFull, Qwen2Window
-from kvtop.domain.architectures.moe_rules import Moe
+from kvtop.domain.architectures.moe_rules import Moe, Shared
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED
 from kvtop.domain.model import BodyShape
 
@@ -106,6 +106,14 @@ DENSE_MORE: tuple[Architecture, ...] = (
     A("minicpm", "MiniCPMConfig (remote code)", "openbmb/MiniCPM-2B-sft-bf16 configuration_minicpm.py", d.LLAMA,
       ("MiniCPMForCausalLM",),
       moe=Moe("num_experts", expert_size_field="intermediate_size", optional=True)),
+    # XVERSE (XverseForCausalLM, model_type xverse): read as Llama, as before this entry. XVERSE-MoE-A4.2B's checkpoint
+    # names this class too, with num_experts / moe_top_k / num_shared_experts (the fields table_moe's xverse_moe
+    # reads): read here so an engine that builds the class dense refuses it by name (SGLang 0.5.23 models/xverse.py,
+    # vLLM 0.13.0's LlamaForCausalLM); by class, so model_type xverse stays free for XverseMoeForCausalLM's reading
+    A("xverse_dense", "LlamaConfig (the checkpoints' XverseConfig is remote code)", tf("llama"), d.LLAMA,
+      ("XverseForCausalLM",),
+      moe=Moe("num_experts", per_token_field="moe_top_k", expert_size_field="intermediate_size",
+              shared=Shared(count_field="num_shared_experts"), optional=True)),
     # Baichuan-7B/13B: W_pack (q, k, v) without bias, RMSNorm (remote code; vLLM dropped it in 0.23)
     A("baichuan", "BaichuanConfig (remote code)", "baichuan-inc/Baichuan2-7B-Base configuration_baichuan.py",
       d.LLAMA, ("BaichuanForCausalLM", "BaiChuanForCausalLM"), geometry=Geometry(kv_heads=None)),

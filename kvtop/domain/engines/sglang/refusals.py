@@ -20,6 +20,8 @@
   builds a dense MiniCPMMLP whatever `num_experts` says, while MiniCPMForCausalLM.load_weights maps the checkpoint's
   `experts.N.w1/w2/w3` onto `ws` / `w2s` parameters it never built (`params_dict[name]`: KeyError), so the launch
   fails at weight load; the meta build (registry sweep) sizes the dense model. Releases before not checked.
+  XVERSE-MoE-A4.2B alike: its checkpoint names XverseForCausalLM (num_experts 64), which 0.5.23's srt/models/xverse.py
+  builds as a dense Llama (XverseMLP) and whose load_weights meets mlp.experts.N.* / mlp.router with no parameter.
 - A Bailing omni checkpoint (Ming-Omni: `audio_config`) on BailingMMNativeForConditionalGeneration /
   BailingMM2NativeForConditionalGeneration: 0.5.23's srt/models/bailing_mm.py (the classes' first release; 0.5.6.post2
   has none) raises "Audio is not supported by the Bailing SGLang port; use an image/video-only checkpoint" when
@@ -146,23 +148,29 @@ def bnb_tp_refusal(ledger: Ledger) -> Refusal | None:
     )
 
 
-DENSE_ONLY_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "not checked before 0.5.23"),
-    Era("0.5.23", frozenset({"MiniCPMForCausalLM"}), "srt/models/minicpm.py: MiniCPMDecoderLayer builds MiniCPMMLP "
-                                                     "only; load_weights maps experts to ws/w2s it never built"),
+# class → the engine file that builds it dense and fails to load the experts (`params_dict[name]`: KeyError)
+DENSE_ONLY_ERAS: Eras[dict[str, str]] = Eras((
+    Era("", {}, "not checked before 0.5.23"),
+    Era("0.5.23", {
+        "MiniCPMForCausalLM": "srt/models/minicpm.py MiniCPMDecoderLayer (MiniCPMMLP only) / "
+                              "MiniCPMForCausalLM.load_weights (experts onto ws/w2s it never built)",
+        "XverseForCausalLM": "srt/models/xverse.py XverseDecoderLayer (XverseMLP only) / XverseForCausalLM"
+                             ".load_weights (mlp.experts.N.*, mlp.router onto parameters it never built)",
+    }, "read in 0.5.23's model files"),
 ))  # fmt: skip
 
 
 def experts_refusal(ledger: Ledger) -> Refusal | None:
     """A config with experts on a class SGLang builds dense only: its checkpoint's experts cannot load."""
     model = ledger.model
-    if model.moe is None or model.architecture not in DENSE_ONLY_ERAS.at(ledger.version):
+    source = DENSE_ONLY_ERAS.at(ledger.version).get(model.architecture)
+    if model.moe is None or source is None:
         return None
     return Refusal(
         field="num_experts",
         message=f"SGLang {ledger.version.label}'s {model.architecture} builds a dense MLP whatever num_experts says "
         f"({model.moe.num_routed_experts} here): the checkpoint's experts have no parameters to load into",
-        source="srt/models/minicpm.py MiniCPMDecoderLayer / MiniCPMForCausalLM.load_weights",
+        source=source,
     )
 
 

@@ -35,13 +35,17 @@
   ColumnParallelLinear `divide()`s it ("X is not divisible by Y"); read in v0.13.0 and v0.33.0 layers/linear.py
   (harness: Llama-2-13B's 13,824 at TP 5 refuses). Before it, the vocabulary padded to a multiple of 64 must divide
   (VocabParallelEmbedding; harness: Qwen2.5-1.5B's 151,936 at TP 6, "151936 is not divisible by 6").
+- A config with experts on a class vLLM builds dense (`DENSE_ONLY_ERAS`): XVERSE-MoE-A4.2B's checkpoint names
+  XverseForCausalLM (num_experts 64), which v0.13.0's registry maps to models/llama.py LlamaForCausalLM (a dense
+  LlamaMLP); LlamaModel.load_weights meets mlp.experts.N.* / mlp.router with no parameter (`params_dict[name]`:
+  KeyError). The class was dropped after v0.23.0 (v0.33.0 refuses it by name, architectures.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtop.domain.engines.versions import era_for
+from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.architectures import MLP_SOURCE, TOWER_SPLIT
 from kvtop.domain.engines.vllm.backends import (
     ALIBI_SQRT_BACKEND,
@@ -85,6 +89,32 @@ TP_WIDTHS = TpWidths(
         "model passing another padding_size is not told apart",
     ),
 )
+
+
+# class → the engine file that builds it dense and fails to load the experts
+DENSE_ONLY_ERAS: Eras[dict[str, str]] = Eras((
+    Era("", {}, "not checked before v0.13.0"),
+    Era("0.13.0", {
+        "XverseForCausalLM": "model_executor/models/registry.py (XverseForCausalLM → llama LlamaForCausalLM), "
+                             "models/llama.py LlamaDecoderLayer (LlamaMLP only) / LlamaModel.load_weights",
+    }, "read in v0.13.0"),
+    Era("0.24.0", {}, "XverseForCausalLM dropped after v0.23.0: the registry refuses the class (v0.33.0's "
+                      "_PREVIOUSLY_SUPPORTED_MODELS, architectures.py)"),
+))  # fmt: skip
+
+
+def experts_refusal(ledger: Ledger) -> Refusal | None:
+    """A config with experts on a class vLLM builds dense only: its checkpoint's experts cannot load."""
+    model = ledger.model
+    source = DENSE_ONLY_ERAS.at(ledger.version).get(model.architecture)
+    if model.moe is None or source is None:
+        return None
+    return Refusal(
+        field="num_experts",
+        message=f"vLLM {ledger.version.label} builds {model.architecture} as a dense Llama whatever num_experts says "
+        f"({model.moe.num_routed_experts} here): the checkpoint's experts have no parameters to load into",
+        source=source,
+    )
 
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
@@ -134,6 +164,7 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found.append(_alibi_sqrt(ledger))
     found.append(mlp_width_refusal(ledger, TP_WIDTHS))
     found.append(block_size_refusal(ledger))
+    found.append(experts_refusal(ledger))
     return tuple(refusal for refusal in found if refusal is not None)
 
 
