@@ -29,8 +29,8 @@ from kvtop.domain.wording import gib, whole_gpus
 
 #: What the sentence says when no finding is a fault (advice aside).
 ALL_CLEAR = "nothing lost to a fault: every rank holds what its plan predicts"
-#: ...and when no engine runs there, so no rank has a plan to hold it to (a GPU-only node of the cluster, read
-#: from DCGM, or a node between engines): saying every rank holds its plan would claim a check never made.
+#: ...and when no engine there has a plan (none runs, or none has a ledger: a GPU-only node of the cluster read
+#: from DCGM, an engine seen only through its own metrics, a node between engines): saying every rank holds its plan would claim a check never made.
 NO_ENGINE = "no engine rank here has a plan to check it against: nothing was diagnosed"
 _PROCESS_RULES = (Rule.CO_TENANT, Rule.ORPHAN_WORKER)
 
@@ -59,10 +59,12 @@ class IncidentAnswer(BaseModel):
 
 def incident(snapshot: NodeSnapshot, findings: Sequence[Finding]) -> IncidentAnswer:
     """The worst fault's answer (the first of the worst severity), or ALL_CLEAR when nothing is wrong
-    (NO_ENGINE when no engine runs there to be wrong)."""
+    (NO_ENGINE when no engine there has a plan to be wrong against: none runs, or none has a ledger)."""
     faults = [f for f in findings if f.severity is not Severity.INFO]
     if not faults:
-        return IncidentAnswer(severity=None, forms=(ALL_CLEAR if snapshot.engines else NO_ENGINE,))
+        # an engine with no ledger has no plan its ranks were checked against
+        planned = any(view.ledger is not None for view in snapshot.engines)
+        return IncidentAnswer(severity=None, forms=(ALL_CLEAR if planned else NO_ENGINE,))
     worst = min(faults, key=lambda f: SEVERITY_ORDER[f.severity])
     return IncidentAnswer(severity=worst.severity, forms=_forms(snapshot, worst))
 

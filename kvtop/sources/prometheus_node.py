@@ -171,7 +171,7 @@ class PrometheusNodeSource:
             else:
                 message = "DCGM exports no used and free figures for this GPU"
                 observed.append(gpu.observation(index, GpuState.ERROR, message, None))
-        notice = "read through Prometheus from DCGM: GPUs only" + (
+        notice = "read through Prometheus from DCGM" + (
             " (kvtop export lists no GPU)" if has_kvtop else " (no kvtop exporter on this node)"
         )
         observation = NodeObservation(taken_at=self._clock(), gpus=tuple(observed))

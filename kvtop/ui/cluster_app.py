@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.reactive import reactive
 
 from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterNode, ClusterView
+from kvtop.domain.cluster_node_engines import with_cluster_engines
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import ClusterReaderPort, ModelLoader, SnapshotSource
 from kvtop.ui.base_app import KvtopBaseApp
@@ -153,7 +154,8 @@ class ClusterApp(KvtopBaseApp):
         def read() -> NodeArrived:
             nonlocal source
             source = source or self._node_source_factory(name)
-            snapshot = source.collect()
+            # the engines on the node are the cluster join's answer, as the engine table has them
+            snapshot = with_cluster_engines(source.collect(), self.cluster.view, name)
             findings = diagnose_quietly(snapshot) if any(e.ledger for e in snapshot.engines) else None
             return NodeArrived(generation, snapshot, findings)
 

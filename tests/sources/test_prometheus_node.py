@@ -126,7 +126,7 @@ def test_dcgm_mib_become_bytes_for_a_node_without_kvtop() -> None:
     assert (gpu.used_bytes, gpu.free_bytes, gpu.reserved_bytes) == (0, 45459 * MIB, 608 * MIB)
     assert gpu.total_bytes == 46067 * MIB  # used + free + reserved
     assert snapshot.engines == ()
-    assert snapshot.notice == "read through Prometheus from DCGM: GPUs only (no kvtop exporter on this node)"
+    assert snapshot.notice == "read through Prometheus from DCGM (no kvtop exporter on this node)"
 
 
 def test_dcgm_lowercase_hostname_and_a_gpu_without_used_figures() -> None:

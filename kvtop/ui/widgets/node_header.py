@@ -63,7 +63,9 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
     if live.token_capacity is not None:
         mismatch = predicted is not None and live.token_capacity != predicted.token_capacity
         parts.append((f" / {fmt_tokens(live.token_capacity)} live", "bold $warning" if mismatch else ""))
-    elif live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):
+    if live.kv_usage_fraction is not None and not view.ranks:  # no rank row to show the engine's own usage
+        parts.append(f" · KV {live.kv_usage_fraction:.0%} used")
+    if live.token_capacity is None and live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):
         parts.append((f" · endpoint {live.state.value}: {live.message or 'no detail'}", "$warning"))
     if ledger is not None and ledger.tokens_per_gib and not compact:
         parts.append(f" · {ledger.tokens_per_gib:,.0f} tok/GiB")

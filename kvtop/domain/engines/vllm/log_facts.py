@@ -4,23 +4,46 @@ reads once per log, beside the per-rank handlers of `log_lines` (docs/engines/vl
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 
-from kvtop.domain.log_args import parse_call_args, parse_dict_args
+from kvtop.domain.log_args import ArgValue, parse_call_args, parse_dict_args
 from kvtop.domain.log_dialect import LogFacts, RankTuple, rank_from_tags, version_line
 
 _VERSION = re.compile(r"(?:LLM engine \(v|vLLM (?:API )?server version )(\d[\w.+-]{0,40})")
 
 
+#: config objects vLLM prints as their dataclass repr in its args (`'kv_transfer_config': KVTransferConfig(
+#: kv_connector='P2pNcclConnector', …)`, vllm/config/kv_transfer.py), where the flag takes a JSON object
+_CONFIG_REPRS = {"kv_transfer_config": "KVTransferConfig("}
+
+
+def _config_json(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
+    """`args` with each config repr of `_CONFIG_REPRS` as the JSON object its flag takes: its fields that read
+    (scalars, and a dict of scalars such as `kv_connector_extra_config`); other fields are left out."""
+    for key, head in _CONFIG_REPRS.items():
+        text = args.get(key)
+        if not isinstance(text, str) or not text.startswith(head):
+            continue
+        fields: dict[str, object] = {}
+        for name, value in parse_call_args(text, len(head)).items():
+            if isinstance(value, str) and value.startswith("{"):
+                fields[name] = parse_dict_args(value)
+            elif not (isinstance(value, str) and (value.startswith("[") or "(" in value)):  # no list, no repr
+                fields[name] = value
+        args = {**args, key: json.dumps(fields)}
+    return args
+
+
 def non_default_args(line: str, facts: LogFacts) -> bool:
-    args = parse_dict_args(line, line.find("non-default args:"))
+    args = _config_json(parse_dict_args(line, line.find("non-default args:")))
     facts.server_args = {**args, **facts.server_args}
     return bool(args)
 
 
 def namespace_args(line: str, facts: LogFacts) -> bool:
-    args = parse_call_args(line, line.find("Namespace(") + len("Namespace("))
+    args = _config_json(parse_call_args(line, line.find("Namespace(") + len("Namespace(")))
     facts.server_args = {**args, **facts.server_args}
     return bool(args)
 
