@@ -29,6 +29,7 @@ RECON = CONFIGS / "recon"
 TINY = "recon--inclusionAI--Ling-3.0-tiny"
 FLOAT_BOUND = f"{TINY}-float-bound"  # kda_lower_bound -5.0 (vLLM's strict class takes it)
 LOADABLE = f"{TINY}-float-bound-no-bias"  # … and use_bias false, which vLLM's BailingMoeV3MLP reads
+LORA = f"{TINY}-kda-lora"  # LOADABLE with no_kda_lora false (use_kda_lora true): a variant, not a published config
 GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 H, V, HEADS = 1536, 157_184, 16
@@ -53,17 +54,29 @@ def kda(tp: int, width: int) -> int:
     return bf16 * 2 + fp32 * 4
 
 
+def kda_lora(tp: int) -> int:
+    """One KDA layer with low-rank gates (SGLang 0.5.23 kimi_linear.py KimiDeltaAttention, no_kda_lora False and no
+    quantization: its do_fuse_qkvbfg branch): fused_qkvbfg_a_proj (MergedColumnParallelRepeatedLinear) = q, k, v, b
+    [3 × 2,048 + 16, 1,536] split + f_a, g_a [128, 1,536] each repeated whole (linear.py:1884-1885; kimi_linear.py:309); fused_fg_b_proj
+    (ColumnParallelBatchedLinear) [2, 2,048 ÷ TP, 128] (linear.py:1944; kimi_linear.py:322), the model dtype; the rest as kda()."""
+    inner = HEADS * 128
+    bf16 = ((3 * inner + HEADS) * H + 2 * inner * 128 + inner * H) // tp + 2 * 128 * H + 128
+    fp32 = (3 * inner * 4 + HEADS + inner) // tp
+    return bf16 * 2 + fp32 * 4
+
+
 def moe(tp: int) -> int:
     """Layers 1-23: 128 experts and one shared of 3 × 512 × 1,536 split over TP; the router [128, 1,536] and its
     expert_bias [128] fp32, whole."""
     return (129 * 3 * 512 * H // tp) * 2 + 128 * H * 4 + 128 * 4
 
 
-def total(tp: int, width: int) -> int:
+def total(tp: int, width: int, low_rank: bool = False) -> int:
     """Embedding and untied LM head (vocab-parallel: 157,184 rows divide), 49 hidden-wide norms, 6 MLA, 18 KDA,
     layer 0's dense MLP [2 × 4,608 + 4,608 over 1,536], 23 MoE layers."""
     norms = (24 * 2 + 1) * H * 2
-    return 2 * V * H * 2 // tp + norms + 6 * mla(tp) + 18 * kda(tp, width) + 3 * 4608 * H * 2 // tp + 23 * moe(tp)
+    linear = 18 * (kda_lora(tp) if low_rank else kda(tp, width))
+    return 2 * V * H * 2 // tp + norms + 6 * mla(tp) + linear + 3 * 4608 * H * 2 // tp + 23 * moe(tp)
 
 
 def model(name: str) -> Any:
@@ -125,6 +138,30 @@ def test_vllm_0_33_0_refuses_ling_3_tiny_as_published() -> None:
         assert refused.value.field == field
         assert {row["status"] for row in rows("vllm", "0.33.0", name).values()} == {"refused"}
     assert plan(FLOAT_BOUND, "sglang", "0.5.23", 1).ranks[0].weights.total_bytes == total(1, 128)
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_sglang_0_5_23_low_rank_kda_gates(tp: int) -> None:
+    """no_kda_lora false: SGLang builds Kimi-Linear's low-rank f / g gates (f_a, g_a whole; f_b, g_b split); the
+    state is unchanged (the gates are weights only)."""
+    expected = total(tp, 128, low_rank=True)
+    assert expected == {1: 15_603_332_224, 2: 7_825_543_744}[tp]
+    built = rows("sglang", "0.5.23", LORA)[tp]
+    assert sum(built["stages"][0]["param_bytes"].values()) == expected and built["cell_size"] == 6_912
+    m = model(LORA)
+    assert m.state is not None and not (m.state.full_rank_gate or m.state.full_rank_forget)
+    rank = plan(LORA, "sglang", "0.5.23", tp).ranks[0]
+    assert rank.weights.total_bytes == expected
+    assert rank.kv.state_bytes_per_request == 18 * (3 * 3 * 2048 * 2 + 16 * 128 * 128 * 4) // tp
+
+
+def test_vllm_0_33_0_refuses_low_rank_kda_gates() -> None:
+    """vLLM 0.33.0 bailing_moe_v3.py:686-687: "BailingMoeV3 KDA currently expects no_kda_lora=True" (ValueError in
+    BailingMoeV3KimiDeltaAttention.__init__); the sweep's rows: refused at TP 1 and 2."""
+    with pytest.raises(InputError) as refused:
+        plan(LORA, "vllm", "0.33.0", 1)
+    assert refused.value.field == "no_kda_lora" and "expects no_kda_lora=True" in str(refused.value)
+    assert {row["status"] for row in rows("vllm", "0.33.0", LORA).values()} == {"refused"}
 
 
 def test_layers_past_the_last_group_are_refused() -> None:

@@ -151,9 +151,10 @@ class KimiDeltaState(StateRule):
 @dataclass(frozen=True)
 class BailingKdaState(StateRule):
     """Ling-3's KDA (vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py BailingMoeV3KimiDeltaAttention / BailingKDA):
-    num_attention_heads × head_dim, a short conv of short_conv_kernel_size on q, k and v, and, under no_kda_lora (which
-    both engines' Ling-3 classes build: vLLM raises without it), full-rank forget and output gates (f_proj, g_proj);
-    the state Kimi-Linear's (`MambaStateShapeCalculator.kda_state_shape`). `rope_head_dim`: the width vLLM's
+    num_attention_heads × head_dim, a short conv of short_conv_kernel_size on q, k and v; under no_kda_lora full-rank
+    forget and output gates (f_proj, g_proj), else (the engines' default, False) Kimi-Linear's low-rank f_a / g_a
+    (head_dim, whole) and f_b / g_b (split): SGLang 0.5.23 kimi_linear.py KimiDeltaAttention (fused_qkvbfg_a_proj,
+    fused_fg_b_proj); vLLM 0.33.0 refuses it (engines/vllm/config_checks.py); the state Kimi-Linear's (`MambaStateShapeCalculator.kda_state_shape`). `rope_head_dim`: the width vLLM's
     BailingHybridConfig reads instead of head_dim (`LoadCasts.state_width_from_rope`)."""
 
     def spec(self, f: Fields) -> StateSpec:
@@ -165,6 +166,8 @@ class BailingKdaState(StateRule):
                 "layer_group_size == 0; vLLM 0.33.0's _is_kda_layer makes the remainder MLA) is not modelled",
                 field=f.prefix + "layer_group_size", source=f.source,
             )  # fmt: skip
+        # SGLang 0.5.23 configs/bailing_hybrid.py defaults no_kda_lora=False (vLLM 0.33.0's getattr likewise)
+        full_rank = f.flag("no_kda_lora")
         return StateSpec(
             kind=StateKind.KIMI_DELTA,
             conv_dim=3 * heads * head_dim,
@@ -174,8 +177,8 @@ class BailingKdaState(StateRule):
             state_size=head_dim,
             n_groups=heads,
             inner_size=heads * head_dim,
-            full_rank_gate=True,
-            full_rank_forget=True,
+            full_rank_gate=full_rank,
+            full_rank_forget=full_rank,
             rope_head_dim=f.need("qk_rope_head_dim"),
         )
 

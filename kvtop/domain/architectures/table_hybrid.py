@@ -124,7 +124,8 @@ HYBRID: tuple[Architecture, ...] = (
       attention_residual_field="attn_res_block_size"),
     # Ling-3 (BailingMoeV3ForCausalLM; its config says model_type bailing_hybrid, Ling-2.5's: the class picks this
     # entry, nesting.CLASS_TEXT). vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py: KDA (BailingKdaState: qkvb
-    # fused, f_proj and g_proj full rank, q/k/v short convs, A_log, dt_bias, o_norm, o_proj) on every layer but each
+    # fused, f_proj and g_proj full rank under no_kda_lora, else f_a / g_a + f_b / g_b, q/k/v short convs, A_log,
+    # dt_bias, o_norm, o_proj) on every layer but each
     # layer_group_size-th, MLA there (fused q_a / kv_a whole, q_b, kv_b, dense; g_proj one gate per head where
     # gated_attention_proj_granularity_type is head_wise); a dense MLP below first_k_dense_replace, then num_experts
     # experts and num_shared_experts × moe_shared_expert_intermediate_size shared behind an fp32 router with an fp32
@@ -140,7 +141,6 @@ HYBRID: tuple[Architecture, ...] = (
                                            count_field="num_shared_experts"),
               placement=FirstDense(), router_bias_when=("moe_router_enable_expert_bias", True), router_fp32=True),
       mtp_fields=(), engine_read_fields=("use_bias",),  # vLLM 0.33.0 reads it off a class without it
-      refused_when=(("use_bias", "biases on the MLPs (use_bias)"),),
-      refused_unless=(("no_kda_lora", "True", "low-rank KDA gates: vLLM 0.33.0 raises 'BailingMoeV3 KDA currently "
-                                              "expects no_kda_lora=True'"),)),
+      # low-rank KDA gates (no_kda_lora false) planned as Kimi-Linear's (BailingKdaState); vLLM 0.33.0 refuses them
+      refused_when=(("use_bias", "biases on the MLPs (use_bias)"),)),
 )  # fmt: skip

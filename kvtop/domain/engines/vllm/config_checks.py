@@ -24,7 +24,9 @@
 - Ling-3 (BailingMoeV3ForCausalLM) on v0.33.0: vLLM reads its bailing_hybrid config through transformers 5.20.2's
   @strict BailingHybridConfig, which refuses an integer kda_lower_bound (Ling-3.0-tiny's -5: "expected float, got
   int") and defines no use_bias, which models/bailing_moe_v3.py BailingMoeV3MLP reads (AttributeError): the registry
-  sweep's rows of recon--inclusionAI--Ling-3.0-tiny and its -float-bound variant.
+  sweep's rows of recon--inclusionAI--Ling-3.0-tiny and its -float-bound variant. With low-rank KDA gates
+  (no_kda_lora false, the config classes' default) BailingMoeV3KimiDeltaAttention.__init__ raises "BailingMoeV3 KDA
+  currently expects no_kda_lora=True" (models/bailing_moe_v3.py:686-687): the -kda-lora variant's rows.
 - Hunyuan-V3 (HYV3ForCausalLM) on v0.33.0 without route_norm, first_k_dense_replace or expert_hidden_dim:
   models/hy_v3.py reads them off transformers 5.20.2's HYV3Config, which defines none ("first_k_dense_replace not
   exist", or AttributeError).
@@ -51,7 +53,7 @@ from __future__ import annotations
 from kvtop.domain.architectures.strict_fields import refuse_strict_types
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.model import ModelSpec
+from kvtop.domain.model import ModelSpec, StateKind
 
 # get_rope's RoPE types (and the legacy names patch_legacy_rope_type / patch_rope_parameters_dict rename), read at
 # v0.13.0 and v0.33.0 (rotary_embedding/__init__.py; transformers_utils/config.py); a release between takes the
@@ -143,6 +145,12 @@ PARAMS_JSON_ONLY_ERAS: Eras[dict[str, str]] = Eras((
         "v0.13.0 voxtral.py:354 (transformers 4.57.6), v0.33.0 voxtral.py:327 (transformers 5.20.2); "
         "transformers_utils/configs/mistral.py _remap_mistral_audio_args"),
 ))  # fmt: skip
+# classes whose KDA vLLM builds only with full-rank gates (no_kda_lora): low-rank (f_a / f_b, g_a / g_b) refused
+FULL_RANK_KDA_ONLY_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before v0.33.0 no Ling-3 class"),
+    Era("0.33.0", frozenset({"BailingMoeV3ForCausalLM"}),
+        "v0.33.0 models/bailing_moe_v3.py:686-687 (BailingMoeV3KimiDeltaAttention.__init__); first release not pinned"),
+))  # fmt: skip
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."
 )
@@ -201,6 +209,12 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             field=missing[0],
             source=model.source,
         )
+    state = model.state
+    low_rank_kda = state is not None and state.kind is StateKind.KIMI_DELTA and not state.full_rank_forget
+    if low_rank_kda and model.architecture in era_for(FULL_RANK_KDA_ONLY_ERAS, version).value:
+        raise InputError(f"vLLM {version.label} refuses {model.architecture}'s low-rank KDA gates (no_kda_lora false): "
+                         "'BailingMoeV3 KDA currently expects no_kda_lora=True'", field="no_kda_lora",
+                         source=model.source)  # fmt: skip
     if model.architecture in era_for(BACKEND_NOT_MODELLED_ERAS, version).value:
         raise UnsupportedModelError(
             f"vLLM {version.label} builds {model.architecture} with its Transformers backend from transformers' modules "
