@@ -19,6 +19,11 @@ from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 UNUSED_SHOWN = 256 * MIB
 
 
+def pool_token(name: str) -> str:
+    """What one token of a token pool is: a cross pool's rows follow the encoder's tokens (kv.py `KvPool.name`)."""
+    return "encoder token" if name == "cross" else "token"
+
+
 def rank_json(rank: RankLedger) -> dict[str, Any]:
     return {
         "rank": rank.rank, "gpu_index": rank.gpu_index, "dp_rank": rank.dp_rank, "pp_rank": rank.pp_rank,
@@ -28,7 +33,8 @@ def rank_json(rank: RankLedger) -> dict[str, Any]:
         "reserve_bytes": rank.reserve_bytes, "context_bytes": rank.context_bytes, "context_source": rank.context_source,
         "context_error_bytes": rank.context_error_bytes, "token_capacity": rank.token_capacity,
         "weights": [row.model_dump() for row in rank.weights.rows],
-        "kv_pools": [pool.model_dump(exclude={"row_shape", "tensors_per_layer", "torch_dtype"}) for pool in rank.kv.pools],
+        "kv_pools": [pool.model_dump(exclude={"row_shape", "tensors_per_layer", "torch_dtype"})
+                     | {"bytes_per": "request" if pool.per_request else pool_token(pool.name)} for pool in rank.kv.pools],
         "resident_terms_bytes": rank.resident_terms_bytes, "terms": [term_json(term) for term in rank.terms],
     }  # fmt: skip
 
@@ -88,7 +94,14 @@ def _kv_heading(label: str, rank: RankLedger) -> list[str]:
     cell = rank.kv_cell
     if cell is None:
         return [f"KV per token per rank — {label}: {rank.kv_bytes_per_token:,} B ({fmt_bytes(rank.kv_bytes_per_token)})"]
-    lines = [f"KV {cell.unit} per rank — {label}: {cell.bytes_per_token:,.2f} B ({cell.counts})"]
+    if cell.request_pages:  # the engine counts requests of pages, not bytes a token: said in whole figures
+        lines = [
+            f"KV per max-length request per rank — {label}: {cell.request_pages:,} blocks × {cell.page_bytes:,} B = "
+            f"{cell.request_bytes:,} B ({fmt_bytes(cell.request_bytes)}) for {cell.request_tokens:,} tokens ({cell.counts}); "
+            f"tokens = int(blocks ÷ {cell.request_pages:,} × {cell.request_tokens:,})"
+        ]
+    else:
+        lines = [f"KV {cell.unit} per rank — {label}: {cell.bytes_per_token:,.2f} B ({cell.counts})"]
     if cell.fixed_bytes:
         lines.append(f"  + {fmt_both(cell.fixed_bytes)} fixed before any token: {cell.fixed_what}")
     lines.append("  the book's raw rows per layer-token (the cell above folds them):")
@@ -182,7 +195,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
                 )
             else:
                 lines.append(
-                    f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_token:>14,} B per token"
+                    f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_token:>14,} B per {pool_token(pool.name)}"
                 )
         lines.append("")
     lines += deployment_lines(ledger)

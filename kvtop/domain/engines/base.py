@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.deployment import Basis, BudgetTerm, Charge, resident_bytes
@@ -218,6 +218,17 @@ class KvCell(BaseModel):
     counts: str  # what the bytes hold
     fixed_bytes: int = 0  # bytes the pool takes before any token (per-request state rings)
     fixed_what: str = ""
+    # where the engine counts tokens per request (vLLM: tokens = pages ÷ request_pages × request_tokens), the
+    # request in whole figures: `bytes_per_token` is then request_bytes ÷ request_tokens, a quotient no pool holds
+    request_pages: int = 0
+    page_bytes: int = 0
+    request_tokens: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def request_bytes(self) -> int:
+        """What one request of `request_tokens` holds: its pages × a page's bytes (0 where no request is counted)."""
+        return self.request_pages * self.page_bytes
 
     @property
     def whole_bytes(self) -> int:

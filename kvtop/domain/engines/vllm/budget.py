@@ -236,7 +236,7 @@ class VllmBudget:
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
             shortfall_bytes=0 if fits else over or needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (
-                encdec_cell(blocks_per_request, page_bytes * group_size, max_len, encoder) if encoder else None),
+                encdec_cell(block, blocks_per_request, page_bytes * group_size, max_len, encoder) if encoder else None),
             state_slots=num_blocks if state_only is not None and fits else 0, capacity_fixed_by=fixed_by,
         )  # fmt: skip
 

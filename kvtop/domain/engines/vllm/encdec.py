@@ -38,12 +38,15 @@ def encoder_tokens(settings: LaunchSettings, default: int, max_seqs: int, max_le
     )
 
 
-def encdec_cell(blocks_per_request: int, block_bytes: int, max_len: int, encoder: int) -> KvCell:
-    """What a token costs in the capacity vLLM logs (tokens = blocks ÷ blocks a request × max_model_len): a
-    max-length request's self-attention and cross-attention blocks, each a block of every layer of its group."""
+def encdec_cell(block: int, blocks_per_request: int, block_bytes: int, max_len: int, encoder: int) -> KvCell:
+    """What a max-length request holds in the capacity vLLM logs (tokens = int(blocks ÷ blocks a request ×
+    max_model_len)): its self-attention blocks over max_model_len tokens and its cross-attention blocks over
+    `encoder` encoder tokens, each block a page of every layer of its group (all pages one size)."""
+    cross = -(-encoder // block)
     return KvCell(bytes_per_token=blocks_per_request * block_bytes / max_len, unit="per token of a max-length request",
-                  counts=f"{blocks_per_request:,} blocks of {block_bytes:,} B per {max_len:,} tokens: the decoder's "
-                  f"self-attention rows and its cross-attention rows over {encoder:,} encoder tokens")  # fmt: skip
+                  counts=f"{blocks_per_request - cross:,} self-attention blocks over {max_len:,} decoder tokens + "
+                  f"{cross:,} cross-attention blocks over {encoder:,} encoder tokens",
+                  request_pages=blocks_per_request, page_bytes=block_bytes, request_tokens=max_len)  # fmt: skip
 
 
 # what an encoder-decoder's start does that kvtop's runtime terms do not split out (docs/engines/vllm.md §4.8)

@@ -1,0 +1,29 @@
+"""The context length SGLang sizes its request slots with (docs/engines/sglang.md §7.1), where it is not the one
+kvtop reads from the config: `ModelConfig._derive_context_length` takes --context-length, else
+`get_context_length(hf_text_config)`, the first of max_sequence_length, seq_length, max_seq_len, model_max_length,
+max_position_embeddings the config holds, else 2048 (0.5.23 srt/configs/model_config.py, utils/hf_transformers/
+common.py CONTEXT_LENGTH_KEYS). Whisper's config holds none of them (its decoder's 448 positions are
+max_target_positions): SGLang plans Whisper at 2048, which `resolve_max_num_reqs` (int(tokens ÷ context_len × 512)
+clamped to 2048..4096) and the req_to_token rows ((n + 1) × (context_len + 4) int32) read.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+
+# get_context_length's answer where the config holds none of its keys (common.py, 0.5.23)
+FALLBACK_CONTEXT = 2048
+# architectures whose config holds none of CONTEXT_LENGTH_KEYS (read at 0.5.23: transformers 5.19 WhisperConfig has
+# no max_position_embeddings; whisper.py is new in 0.5.23, 0.5.6.post2 builds no Whisper)
+NO_CONTEXT_KEY = frozenset({"WhisperForConditionalGeneration"})
+
+
+def engine_context(model: ModelSpec, settings: LaunchSettings, context: int) -> tuple[int, str]:
+    """(the context_len SGLang sizes requests with, why where it is not `context`, kvtop's reading)."""
+    if settings.context_length or model.architecture not in NO_CONTEXT_KEY:
+        return context, ""
+    return FALLBACK_CONTEXT, (
+        f"SGLang's context_len {FALLBACK_CONTEXT:,}: get_context_length's fallback, the config holding none of its "
+        f"keys (the decoder's {context:,} positions are max_target_positions)"
+    )
