@@ -137,22 +137,39 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                        "its card says Qwen2.5-VL-7B-Instruct's weights with 1D RoPE, but no source at "
                                        "hand states its text_config's vocabulary (its tokenizer is its own; session "
                                        "45 found only OpenCUA-32B's total shard bytes, 66,905,598,456)",
-    "Ovis2_6ForCausalLM": "no published config: AIDC-AI/Ovis2.6-2B, the checkpoint vLLM's docs name, was announced "
-                          "as coming when vLLM PR #34426 added Ovis2.6, and no config of it is in the corpora",
+    "Ovis2_6ForCausalLM": "no published config: AIDC-AI/Ovis2.6-2B, the checkpoint vLLM's docs name, was announced as "
+                          "coming when vLLM PR #34426 added Ovis2.6, and no config of it is in the corpora (session "
+                          "45: `\"Ovis2_6`, Ovis2.6-2B searched; only engine registries and docs name it)",
     "Ovis2_6_MoeForCausalLM": "no published config: AIDC-AI/Ovis2.6-30B-A3B's config.json (llm_config, vit_config, "
-                              "visual_vocab_size) is not in the corpora, nor a source stating them",
+                              "visual_vocab_size) is not in the corpora, nor a source stating them (session 45: "
+                              "Ovis2.6-30B-A3B, ovis2_6_moe searched; OCR benchmark tables, run scripts and "
+                              "GPTQModel's ovis2_6_moe definition test name it, with no sizes)",
     "Llama_Nemotron_Nano_VL": "no published config: nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's config.json (its RADIO "
-                              "vision_config and projector sizes) is not in the corpora",
-    "HCXVisionV2ForCausalLM": "no published config: naver-hyperclovax/HyperCLOVAX-SEED-Think-32B's config.json is "
-                              "not in the corpora; a published comparison quotes its text section (72 layers, 5120 "
-                              "wide, 40 heads, 8 KV heads, vocabulary 128,256) but not its intermediate_size",
+                              "vision_config and projector sizes) is not in the corpora (session 45: "
+                              "Llama_Nemotron_Nano_VL, the checkpoint and vLLM PR #20349 / issue #19360 searched; "
+                              "ports (an ONNX builder, a Rust LlamaNemotronVL) read the fields, none states them)",
+    "HCXVisionV2ForCausalLM": "no published config: naver-hyperclovax/HyperCLOVAX-SEED-Think-32B's config.json is not "
+                              "in the corpora; a published analysis "
+                              "(serithemage/korea-ai-foundation-model-verification docs/05-hyperclovax-analysis.md at "
+                              "dbc7de7a) quotes its text section (72 layers, 5,120 wide, 40 / 8 heads of 128, "
+                              "intermediate 24,192, vocabulary 128,256, rope_theta 5e7, silu, eps 1e-5) and vision "
+                              "section (qwen2_5_vl, depth 32, 1,280 wide, 16 heads, patch 14, out 5,120), one source "
+                              "only and not use_post_norm (four norms a layer or two), tie_word_embeddings or the "
+                              "vision MLP / window fields; transformers' HyperCLOVAXConfig defaults are Granite's, "
+                              "not the 32B's (session 45)",
     "GLM4VForCausalLM": "no published config: THUDM/glm-4v-9b's config.json (model_type chatglm with its EVA2-CLIP "
                         "vision_config) is not in the corpora",
     "DeepseekVL2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only (the "
-                              "corpora hold DeepSeek-OCR's of the same model_type); and SGLang 0.5.23 deepseek_vl2.py "
-                              "builds its SigLIP with timm, absent from the harness venvs (it would not build)",
-    "DeepseekVLV2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only; and "
-                               "vLLM 0.33.0 deepseek_vl2.py builds its SigLIP with timm, absent from the harness venvs",
+                              "corpora hold DeepSeek-OCR's of the same model_type; session 45: `\"model_type\": "
+                              "\"deepseek_vl_v2\"` and the -tiny/-small config URLs searched, found only as links); "
+                              "and SGLang 0.5.23 deepseek_vl2.py (line 231) builds its SigLIP with "
+                              "timm.create_model(\"vit_so400m_patch14_siglip_384.webli\"): the harness venvs hold no "
+                              "timm (\"Please install timm\"), so it would not build",
+    "DeepseekVLV2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only "
+                               "(session 45: searched as for DeepseekVL2ForCausalLM); and vLLM 0.33.0 deepseek_vl2.py "
+                               "(line 469) builds its SigLIP with "
+                               "timm.create_model(\"vit_so400m_patch14_siglip_384.webli\"): the harness venvs hold no "
+                               "timm (\"Please install timm\"), so it would not build",
     "DotsVLMForCausalLM": "no published config: no source at hand states dots.vlm1's (SGLang's DotsVLMConfig reads "
                           "DeepSeek fields at the top level and a DotsVisionConfig vision_config)",
     "Dots3NoteForCausalLM": "no published config: only engine ports and tests name the class, with no sizes; vLLM "
@@ -160,10 +177,19 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
     "XllmForCausalLM": "no published config: an xLLM K2MoE-375B test states a few of its fields (61 layers, 192 "
                        "experts, hidden 6,144), not its vocabulary or expert widths",
     "MossVLForConditionalGeneration": "no published config: SGLang's and ports' code only, no checkpoint's sizes",
-    "NVILAForConditionalGeneration": "no published config: only SGLang's own lists name the class, no sizes",
-    "NVILALiteForConditionalGeneration": "no published config: only SGLang's own lists name the class, no sizes",
-    "Sarashina2VisionForCausalLM": "no published config: sarashina2-vision's is the Hub's only (SGLang PR 10632 and "
-                                   "a GGUF converter name the class, not its sizes)",
+    "NVILAForConditionalGeneration": "no published config: only SGLang's own lists name the class, no sizes (session "
+                                     "45: NVILA-8B / NVILA-15B searched; run scripts and model lists name the "
+                                     "checkpoints, none states a config)",
+    "NVILALiteForConditionalGeneration": "no published config: only SGLang's own lists name the class, no sizes "
+                                         "(session 45: nvila_lite, NVILALite and Heron-NVILA-Lite searched; "
+                                         "Heron-NVILA-Lite-1B-hf's card names its parts (Qwen2.5-0.5B-Instruct, "
+                                         "paligemma-siglip-so400m-patch14-448, mlp_downsample_2x2_fix projector) but "
+                                         "not its config's class, vocabulary or projector sizes; a third-party "
+                                         "NVILALiteConfig is Qwen2Config / SiglipVisionConfig defaults)",
+    "Sarashina2VisionForCausalLM": "no published config: sarashina2-vision's is the Hub's only (SGLang PR 10632 and a "
+                                   "GGUF converter name the class, not its sizes; session 45: `\"model_type\": "
+                                   "\"sarashina2_vision\"`, Sarashina2Vision and the 8b / 14b config URLs searched; "
+                                   "evaluation scripts name the checkpoints only)",
     "YiVLForCausalLM": "no published config: none at hand; and SGLang 0.5.23 yivl.py loads its CLIP with "
                        "CLIPVisionModel.from_pretrained from the checkpoint's mm_vision_tower folder, which a config "
                        "folder lacks (it would not build)",
@@ -171,7 +197,9 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                             "vision_config's RADIO `args`, which both engines read, is stated by no source at hand",
     "OpenPanguVLForConditionalGeneration": "no published config: ports and registries name the class, no sizes",
     "RForConditionalGeneration": "no published config: YannQi/R-4B's config.json is the Hub's only (vLLM's test "
-                                 "registry names the checkpoint, not its sizes)",
+                                 "registry names the checkpoint, not its sizes; session 45: `\"model_type\": \"rvl\"` "
+                                 "and R-4B searched; the yannqi/R-4B GitHub repository holds its README only, naming "
+                                 "SigLIP2-so400m-patch14-384 and Qwen3 without sizes)",
     "RadioMBartPrefixForCausalLM": "no published config: no source at hand names the class",
     "StepVLForConditionalGeneration": "no published config: no source at hand states a StepVL checkpoint's (vLLM "
                                       "0.33.0 step_vl.py: a PerceptionEncoder tower)",
@@ -187,10 +215,12 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                             "architecture to sgl_mindspore's models on Ascend NPU; no config names it",
     "PanguProMoEV2ForCausalLM": "no published config: none at hand names the class (the openPangu V2 config found, "
                                 "model_type pangu_v2_moe, names PanguV2MoEForCausalLM, which neither engine registers)",
-    "Plamo3ForCausalLM": "no published config: pfnet/plamo-3-nict-{2b,8b,31b}-base's config.json is in none "
-                         "of the corpora (model_type plamo3, llama.cpp PR #17304, PFN's PLaMo 3 blog searched; "
-                         "session 45: Plamo3Config's published defaults and engine unit tests' toy sizes only, "
-                         "and a GGUF table's 2B width 2,560, no heads, window or vocabulary)",
+    "Plamo3ForCausalLM": "no published config: pfnet/plamo-3-nict-{2b,8b,31b}-base's config.json is in none of the "
+                         "corpora (model_type plamo3, llama.cpp PR #17304, PFN's PLaMo 3 blog searched; session 45: "
+                         "Plamo3Config's published defaults and engine unit tests' toy sizes only, and a GGUF table's "
+                         "2B width 2,560, no heads, window or vocabulary; session 45 C5: GGUF `plamo3.*` metadata "
+                         "keys searched (a GGUF reader's toy test only); an SGLang MMLU benchmark README states "
+                         "plamo-3-nict-2604-31b-base's 64 layers and 256K context, not its widths or heads)",
     "Rnj1ForCausalLM": "no published config: the released Rnj-1 checkpoints name Gemma3ForCausalLM (llama.cpp PR "
                        "#17811); vLLM's Rnj1ForCausalLM is for \"an upcoming model\" (vLLM PR #39823), unpublished",
     "SolarForCausalLM": "no published config: upstage/solar-pro-preview-instruct's config.json (its bskcn_* "
