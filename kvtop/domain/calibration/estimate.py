@@ -102,10 +102,10 @@ def _with_measured(
     return tuple(sorted(by_term.values(), key=lambda estimate: order.index(estimate.term)))
 
 
-def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettings) -> TermEstimate:
+def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettings, model: ModelSpec) -> TermEstimate:
     """A term this node measured at an earlier start of the same launch, else the estimate."""
     value = node.terms.get(estimate.term)
-    runtime_applies = Term.ACTIVATION in node.terms and node.same_runtime(settings)
+    runtime_applies = Term.ACTIVATION in node.terms and node.same_runtime(settings, model)
     if value is None or (estimate.term in RUNTIME_TERMS and not runtime_applies):
         return estimate
     if estimate.term is Term.CUDA_TOTAL and Term.CONTEXT not in node.terms and not runtime_applies:
@@ -146,7 +146,7 @@ def preload_estimate(
     node = latest_match(node_measures, ledger.settings.engine, ledger.settings.engine_version, ledger.gpu_name,
                         ledger.model, ledger.settings)  # fmt: skip
     if node is not None:
-        estimates = tuple(_from_node(estimate, node, ledger.settings) for estimate in estimates)
+        estimates = tuple(_from_node(estimate, node, ledger.settings, ledger.model) for estimate in estimates)
     reads_free_after_load = bool(getattr(rules.calibration, "READS_FREE_AFTER_LOAD", True))
     estimates = _with_measured(estimates, ledger.measured, reads_free_after_load)
     weights = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
@@ -155,7 +155,7 @@ def preload_estimate(
     # a budget without a context term (vLLM's) still has ranks that hold one: the engine's own fit
     context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, fits)
     if context is not None and node is not None:
-        context = _from_node(context, node, ledger.settings)
+        context = _from_node(context, node, ledger.settings, ledger.model)
     scale = rules.calibration.INTERVAL_SCALE if fits is None else scale
     fraction = ledger.engine.memory_fraction
     free_measured = ledger.measured.free_before_load_bytes is not None or ledger.measured.free_after_load_bytes is not None

@@ -49,6 +49,17 @@ def runtime_settings(settings: LaunchSettings) -> dict[str, int | bool | str | N
     }
 
 
+#: activation dtype words (a launch's `--dtype`, a log's `torch.*` repr) → bytes an element
+_DTYPE_BYTES = {"bfloat16": 2, "bf16": 2, "float16": 2, "half": 2, "fp16": 2, "float32": 4, "float": 4, "fp32": 4}  # fmt: skip
+
+
+def dtype_width(dtype: str | None, model: ModelSpec) -> int | str:
+    """Bytes an activation element takes: the checkpoint's where the launch says none or `auto`; a name
+    kvtop does not know stays itself (it matches only the same name)."""
+    word = (dtype or "auto").lower().removeprefix("torch.")
+    return model.dtype_bytes if word == "auto" else _DTYPE_BYTES.get(word, word)
+
+
 class NodeMeasure(BaseModel):
     """One engine start on this node: when, what launch, and each term its log measured (bytes)."""
 
@@ -74,9 +85,18 @@ class NodeMeasure(BaseModel):
             and self.tp == settings.tp and self.pp == settings.pp and self.model_key == model_key(model)
         )  # fmt: skip
 
-    def same_runtime(self, settings: LaunchSettings) -> bool:
-        """The runtime terms (activation, non-torch, graphs) apply only to the same profiled batch."""
-        return self.settings == runtime_settings(settings)
+    def same_runtime(self, settings: LaunchSettings, model: ModelSpec | None = None) -> bool:
+        """The runtime terms (activation, non-torch, graphs) apply only to the same profiled batch. With `model`
+        the activation dtype is compared by its width: a log prints the one the engine resolved
+        (`dtype=torch.bfloat16`) where the plan of the same launch says none (the checkpoint's)."""
+        plan = runtime_settings(settings)
+        if model is None:
+            return self.settings == plan
+        stored = self.settings.get("dtype")
+        return (
+            {**self.settings, "dtype": None} == {**plan, "dtype": None}
+            and dtype_width(stored if isinstance(stored, str) else None, model) == dtype_width(settings.dtype, model)
+        )  # fmt: skip
 
 
 def latest_match(

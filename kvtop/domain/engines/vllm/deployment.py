@@ -15,6 +15,14 @@
   the OffloadingConnector's `cpu_bytes_to_use` (config/vllm.py `_post_init_kv_transfer_config`); the
   CPU pool holds `cpu_bytes // (world × bytes per block per worker)` blocks (v1/kv_offload/cpu/spec.py).
 - V0 (before v0.11.0): `--swap-space` GiB (4) per worker of pinned CPU blocks, `int(swap // block bytes)`.
+- `--kv-transfer-config` (P/D connectors) and the local calibration store: from v0.13.0 (read there and at v0.33.0)
+  the worker's connector is made in `Worker.initialize_from_config` (`ensure_kv_transfer_initialized(vllm_config,
+  kv_cache_config)`), after `determine_available_memory` sized the KV cache, and registers the allocated KV
+  (`register_kv_caches`); up to v0.11.0 it was made in `init_device` after the init snapshot, where P2pNccl's
+  constructor holds pinned host memory only, the example/SharedStorage connector nothing and LMCache a torch
+  buffer no term counts. A connector's bytes are in no measured term: its start is stored under the plain
+  start's key (docs/engines/vllm.md §12,
+  the disaggregated start).
 """
 
 from __future__ import annotations
