@@ -121,3 +121,15 @@ def test_a_plain_llama_keeps_its_positions(capsys: pytest.CaptureFixture[str], e
     args = ["--model", LLAMA, "--engine", engine, "--gpu", "H100", "--json"]
     assert json.loads(plan(capsys, *args))["context_length"] == 131_072
     assert json.loads(plan(capsys, *args, flag, "8192"))["context_length"] == 8_192
+
+
+def test_sglang_checks_a_stated_context_against_its_derived_2048(capsys: pytest.CaptureFixture[str]) -> None:
+    """`_derive_context_length` refuses a --context-length above the derived one (2,048 for Whisper, not the
+    decoder's 448): 1,024 starts and is the context every figure reads; 4,096 is refused naming 2,048."""
+    base = ["--model", LARGE_V3, "--engine", "sglang", "--gpu", "H100", "--engine-version", "0.5.23"]
+    cmd = "python -m sglang.launch_server --context-length"
+    out = json.loads(plan(capsys, *base, "--json", "--cmd", f"{cmd} 1024"))
+    assert out["context_length"] == 1_024
+    assert out["ranks"][0]["req_to_token_bytes"] == (out["max_running_requests"] + 1) * (1_024 + 4) * 4
+    assert main(["plan", "--no-calibration-store", *base, "--cmd", f"{cmd} 4096"]) != 0
+    assert "refuses --context-length 4,096 above the model's 2,048 positions" in capsys.readouterr().err

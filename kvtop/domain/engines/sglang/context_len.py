@@ -39,3 +39,11 @@ def context_note(model: ModelSpec, settings: LaunchSettings) -> str:
         f"SGLang's context_len {FALLBACK_CONTEXT:,}: get_context_length's fallback, the config holding none of its "
         f"keys (the decoder's {model.max_position_embeddings:,} positions are max_target_positions)"
     )
+
+
+def derived_context(model: ModelSpec, settings: LaunchSettings) -> tuple[int, str] | None:
+    """What `_derive_context_length` checks a stated --context-length against, where it is not the config's
+    positions: (its fallback, in words); None where it is them."""
+    if model.architecture not in NO_CONTEXT_KEY:
+        return None
+    return FALLBACK_CONTEXT, "SGLang's derived context_len: get_context_length's fallback, the config holding none of its keys"
