@@ -162,7 +162,7 @@ def judge(
         gpus=settings.tp * settings.pp,
         ranks_seen=logged.ranks_seen,
         page_size=central.engine.page_size,
-        context_length=settings.context_length or central.model.max_position_embeddings,
+        context_length=central.context_length,
         logged_pool_bytes_per_token=logged.kv_bytes_per_token,
         kv_room_bytes=kv_room_bytes,
         gpu_total_bytes=gpu_total_bytes,

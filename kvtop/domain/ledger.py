@@ -164,7 +164,7 @@ def _solve(
     storage = rules.kv_storage_for(model, settings, version)
     fmt = resolve_kv_format(settings.kv_cache_dtype, model, storage, gpu_name=gpu_name)
     mtp = load_mtp or setup.loads_mtp(model)
-    context = settings.context_length or model.max_position_embeddings
+    context = rules.context_length(model, settings, version)  # the engine's: every figure reads this one
     stages: list[tuple[range, WeightsBook, KvBook, tuple[BudgetTerm, ...]]] = []
     plain = None  # the last stage's KV book without a draft's layers (what a host tier mirrors)
     for pp_rank in range(layout.pp):

@@ -47,14 +47,18 @@ class Refusal(BaseModel):
 
 
 def context_above_positions(
-    ledger: Ledger, *, source: str, override: str, stated_wins_without_positions: bool = False
+    ledger: Ledger, *, source: str, override: str, stated_wins_without_positions: bool = False,
+    derived: tuple[int, str] | None = None,
 ) -> Refusal | None:
     """A context length given above the model's `max_position_embeddings`: SGLang and vLLM refuse it
     unless told to allow it (kvtop reads the positions as the config states them; a rope scaling the
     engine multiplies them by is not read, so such a model may start where this says it would not).
     `stated_wins_without_positions`: the engine takes a stated length as it is where the config names no
-    position field (ModelSpec.positions_nominal), refusing only above a stated one."""
+    position field (ModelSpec.positions_nominal), refusing only above a stated one. `derived`: (the length, whose)
+    where the engine derives another than the config's positions (SGLang's get_context_length fallback)."""
     stated, positions = ledger.settings.context_length, ledger.model.max_position_embeddings
+    if derived is not None:
+        positions = derived[0]
     if stated is None or stated <= positions:
         return None
     if stated_wins_without_positions and ledger.model.positions_nominal:
@@ -64,6 +68,7 @@ def context_above_positions(
     # nominal positions are no field of the config: the engine's own figure where it finds none
     nominal = ledger.model.positions_nominal
     whose = "its default where the config names no position field" if nominal else "max_position_embeddings"
+    whose = derived[1] if derived is not None else whose
     return Refusal(
         field=flag,
         message=f"{display_name(engine)} {ledger.version.label} refuses {flag} {stated:,} above the model's "

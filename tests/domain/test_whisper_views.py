@@ -84,3 +84,52 @@ def test_sglang_on_an_h100_is_4096(capsys: pytest.CaptureFixture[str]) -> None:
     out = json.loads(plan(capsys, *SGLANG))
     assert out["token_capacity"] > 16_384 and out["max_running_requests"] == 4_096
     assert out["ranks"][0]["req_to_token_bytes"] == 4_097 * 2_052 * 4 == 33_628_176
+
+
+LLAMA = str(DATA / "configs" / "families" / "meta-llama--Llama-3.2-1B-Instruct.json")
+
+
+@pytest.mark.parametrize(
+    ("engine", "version", "context"),
+    [
+        # SGLang 0.5.23 _derive_context_length → get_context_length's fallback 2,048 (no CONTEXT_LENGTH_KEYS key)
+        ("sglang", "0.5.23", 2_048),
+        # vLLM _get_and_verify_max_len reads max_target_positions 448 (the config's own field)
+        ("vllm", "0.33.0", 448),
+    ],
+)
+def test_one_context_length_per_launch(
+    capsys: pytest.CaptureFixture[str], engine: str, version: str, context: int
+) -> None:
+    """The context the engine runs with is the one every figure reads: the header, --json context_length and the
+    full-context requests (token capacity ÷ context), and SGLang's req_to_token rows (context_len + 4)."""
+    args = ["--model", LARGE_V3, "--engine", engine, "--gpu", "H100", "--engine-version", version]
+    out = json.loads(plan(capsys, *args, "--json"))
+    assert out["context_length"] == context
+    assert out["requests_at_context_length"] == pytest.approx(out["token_capacity"] / context)
+    if engine == "sglang":
+        assert out["ranks"][0]["req_to_token_bytes"] == (out["max_running_requests"] + 1) * (context + 4) * 4
+    text = plan(capsys, *args)
+    assert f"·  context {context:,}\n" in text.splitlines(keepends=True)[0]
+    assert f"requests of {context:,} tokens" in text or f"at {context:,} tokens per request" in text
+
+
+@pytest.mark.parametrize(("engine", "flag"), [("sglang", "--context-length"), ("vllm", "--max-model-len")])
+def test_a_plain_llama_keeps_its_positions(capsys: pytest.CaptureFixture[str], engine: str, flag: str) -> None:
+    """Llama-3.2-1B's config.json max_position_embeddings 131,072 (a CONTEXT_LENGTH_KEYS key for SGLang, vLLM's
+    max_model_len default) is the context both engines run with; --context-length overrides it."""
+    args = ["--model", LLAMA, "--engine", engine, "--gpu", "H100", "--json"]
+    assert json.loads(plan(capsys, *args))["context_length"] == 131_072
+    assert json.loads(plan(capsys, *args, flag, "8192"))["context_length"] == 8_192
+
+
+def test_sglang_checks_a_stated_context_against_its_derived_2048(capsys: pytest.CaptureFixture[str]) -> None:
+    """`_derive_context_length` refuses a --context-length above the derived one (2,048 for Whisper, not the
+    decoder's 448): 1,024 starts and is the context every figure reads; 4,096 is refused naming 2,048."""
+    base = ["--model", LARGE_V3, "--engine", "sglang", "--gpu", "H100", "--engine-version", "0.5.23"]
+    cmd = "python -m sglang.launch_server --context-length"
+    out = json.loads(plan(capsys, *base, "--json", "--cmd", f"{cmd} 1024"))
+    assert out["context_length"] == 1_024
+    assert out["ranks"][0]["req_to_token_bytes"] == (out["max_running_requests"] + 1) * (1_024 + 4) * 4
+    assert main(["plan", "--no-calibration-store", *base, "--cmd", f"{cmd} 4096"]) != 0
+    assert "refuses --context-length 4,096 above the model's 2,048 positions" in capsys.readouterr().err

@@ -159,6 +159,10 @@ class EngineBase(EngineModules):
     def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
         """Nothing it refuses from the config alone."""
 
+    def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+        """The launch's context length, else the config's positions (vLLM's max_model_len default)."""
+        return settings.context_length or model.max_position_embeddings
+
     def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int] | None:
         """Its workers' titles name their ranks (or `ranks_by_gpu_order` ranks them)."""
         return None

@@ -217,6 +217,11 @@ class EngineRules(Protocol):
         the engine fails there first, whatever kvtop could or could not read of the weights."""
         ...
 
+    def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+        """The context length this launch runs with, as the engine decides it: the one figure the request cap,
+        the request slots and every full-context figure read."""
+        ...
+
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:

@@ -85,6 +85,27 @@ def test_plan_gives_the_engines_blocks_and_logged_tokens(capsys: pytest.CaptureF
     out = json.loads(capsys.readouterr().out)
     assert (out["num_blocks"], out["token_capacity"], out["page_size"]) == (num_blocks, tokens, 256)
     assert out["kv_cell"]["bytes_per_token"] == 6_810 * 1_002_240 / 32_768
+    # the request in whole figures: 6,810 blocks a max-length request (as above) × the widest page 1,002,240 B
+    cell = out["kv_cell"]
+    assert (cell["request_pages"], cell["page_bytes"], cell["request_tokens"]) == (6_810, 1_002_240, 32_768)
+    assert cell["request_bytes"] == 6_810 * 1_002_240 == 6_825_254_400
+
+
+def test_the_table_says_a_request_in_whole_blocks(capsys: pytest.CaptureFixture[str]) -> None:
+    """The text says what the engine counts (tokens = int(blocks ÷ blocks a request × max_model_len)), each group's
+    blocks of a 32,768-token request as the test above adds them, and no fractional byte a token (6,810 ×
+    1,002,240 ÷ 32,768 = 208,290.23 is no figure a pool holds)."""
+    argv = ["plan", "--model", _path("deepseek-ai--DeepSeek-V4-Flash"), "--engine", "vllm", "--engine-version",
+            "0.33.0", "--gpu", "H100", "--tp", "8", "--max-model-len", "32768", "--kv-cache-memory-bytes",
+            str(40 * (1 << 30)), "--no-calibration-store"]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert ("KV per max-length request per rank — ranks 0–7: 6,810 blocks × 1,002,240 B = 6,825,254,400 B "
+            "(6.36 GiB) for 32,768 tokens (5 packed KV cache groups: 259 (64-token blocks, window 128) + 259 "
+            "(64-token blocks, window 128) + 128 (256-token blocks, full) + 4,099 (4-token blocks, window 8) + "
+            "2,065 (8-token blocks, window 128)") in text  # fmt: skip
+    assert "tokens = int(blocks ÷ 6,810 × 32,768)" in text
+    assert "208,290" not in text
 
 
 def test_an_earlier_release_and_a_bf16_cache_are_refused_by_name(capsys: pytest.CaptureFixture[str]) -> None:

@@ -122,6 +122,12 @@ class SglangRules(SglangBudget, EngineBase):
             parts = build(parts, model, version)
         return parts
 
+    def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+        """§7.1: `_derive_context_length`, whose fallback is 2048 where the config holds no context key (context_len.py)."""
+        from kvtop.domain.engines.sglang.context_len import engine_context
+
+        return engine_context(model, settings)
+
     def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
         """§4.7: the configs its config classes and model code fail on (config_checks.py)."""
         from kvtop.domain.engines.sglang.config_checks import check_config

@@ -20,7 +20,7 @@ from kvtop.domain.engines.base import (
     KvCell,
 )
 from kvtop.domain.engines.sglang.checks import check_launch
-from kvtop.domain.engines.sglang.context_len import engine_context
+from kvtop.domain.engines.sglang.context_len import context_note
 from kvtop.domain.engines.sglang.dsa import dsa_kv_note, page_size_of
 from kvtop.domain.engines.sglang.dsv4 import DEFAULT_MAX_REQUESTS, dsv4_pool_bytes, dsv4_pools
 from kvtop.domain.engines.sglang.eras import (
@@ -158,7 +158,7 @@ class SglangBudget:
             pool_bytes = 0
         slots_per_request = mamba_ratio(m, s, inputs.version)[0] if state_slots else 1
         asked = s.max_running_requests or (DEFAULT_MAX_REQUESTS if m.compressed is not None else None)  # dsv4.py
-        context, context_why = engine_context(m, s, inputs.context_length)  # context_len.py: Whisper's 2048
+        context, context_why = inputs.context_length, context_note(m, s)  # the engine's (context_len.py: Whisper's 2048)
         requests = self._max_requests(tokens, context, asked, lay.attn_dp, state_slots, slots_per_request)
         req_to_token = (requests + 1) * (context + 4) * 4 if fits else 0
         state_bytes = (state_slots + 1) * state if state_slots else 0

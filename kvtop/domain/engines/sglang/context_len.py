@@ -4,7 +4,8 @@ kvtop reads from the config: `ModelConfig._derive_context_length` takes --contex
 max_position_embeddings the config holds, else 2048 (0.5.23 srt/configs/model_config.py, utils/hf_transformers/
 common.py CONTEXT_LENGTH_KEYS). Whisper's config holds none of them (its decoder's 448 positions are
 max_target_positions): SGLang plans Whisper at 2048, which `resolve_max_num_reqs` (int(tokens ÷ context_len × 512)
-clamped to 2048..4096) and the req_to_token rows ((n + 1) × (context_len + 4) int32) read.
+clamped to 2048..4096), the req_to_token rows ((n + 1) × (context_len + 4) int32) and every full-context figure read
+(the ledger's one context length, `SglangRules.context_length`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,30 @@ FALLBACK_CONTEXT = 2048
 NO_CONTEXT_KEY = frozenset({"WhisperForConditionalGeneration"})
 
 
-def engine_context(model: ModelSpec, settings: LaunchSettings, context: int) -> tuple[int, str]:
-    """(the context_len SGLang sizes requests with, why where it is not `context`, kvtop's reading)."""
-    if settings.context_length or model.architecture not in NO_CONTEXT_KEY:
-        return context, ""
-    return FALLBACK_CONTEXT, (
+def _falls_back(model: ModelSpec, settings: LaunchSettings) -> bool:
+    return not settings.context_length and model.architecture in NO_CONTEXT_KEY
+
+
+def engine_context(model: ModelSpec, settings: LaunchSettings) -> int:
+    """The context_len SGLang runs the launch with."""
+    if _falls_back(model, settings):
+        return FALLBACK_CONTEXT
+    return settings.context_length or model.max_position_embeddings
+
+
+def context_note(model: ModelSpec, settings: LaunchSettings) -> str:
+    """Why the context_len is not the config's positions, where it is not; else empty."""
+    if not _falls_back(model, settings):
+        return ""
+    return (
         f"SGLang's context_len {FALLBACK_CONTEXT:,}: get_context_length's fallback, the config holding none of its "
-        f"keys (the decoder's {context:,} positions are max_target_positions)"
+        f"keys (the decoder's {model.max_position_embeddings:,} positions are max_target_positions)"
     )
+
+
+def derived_context(model: ModelSpec, settings: LaunchSettings) -> tuple[int, str] | None:
+    """What `_derive_context_length` checks a stated --context-length against, where it is not the config's
+    positions: (its fallback, in words); None where it is them."""
+    if model.architecture not in NO_CONTEXT_KEY:
+        return None
+    return FALLBACK_CONTEXT, "SGLang's derived context_len: get_context_length's fallback, the config holding none of its keys"

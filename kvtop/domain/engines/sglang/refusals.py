@@ -44,6 +44,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
+from kvtop.domain.engines.sglang.context_len import derived_context
 from kvtop.domain.engines.sglang.params_json import params_json_refusal
 from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
 from kvtop.domain.engines.versions import Era, Eras
@@ -221,7 +222,8 @@ def pp_tied_head_refusal(ledger: Ledger) -> Refusal | None:
 
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
-    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger),
+    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE, derived=derived_context(
+                 ledger.model, ledger.settings)), dsa_kv_refusal(ledger),
              dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger),
              tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags)),
              mlp_width_refusal(ledger, TP_WIDTHS), params_json_refusal(ledger), pp_tied_head_refusal(ledger)]  # fmt: skip

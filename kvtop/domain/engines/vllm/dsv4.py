@@ -92,12 +92,20 @@ class Dsv4Packing:
 
     def cell(self, max_len: int, in_flight: int) -> KvCell:
         """What a token costs in the capacity vLLM logs: a max-length request's blocks, every block the widest
-        group's page, over its tokens (tokens = blocks in the pool ÷ blocks a request × max_model_len)."""
-        blocks = self.blocks_per_request(max_len, in_flight)
+        group's page, over its tokens (tokens = blocks in the pool ÷ blocks a request × max_model_len). The
+        request is carried in whole figures (blocks, a block's bytes, tokens), the views' words for it; the
+        quotient a token is only the figure the capacity divides by."""
+        per_group = [g.blocks_per_request(max_len, in_flight) for g in self.groups]
+        blocks = sum(per_group)
+        split = " + ".join(
+            f"{n:,} ({g.block}-token blocks, {f'window {g.window:,}' if g.window else 'full'})"
+            for n, g in zip(per_group, self.groups, strict=True)
+        )
         return KvCell(bytes_per_token=blocks * self.block_bytes / max_len, unit="per token of a max-length request",
-                      counts=f"{blocks:,} blocks of {self.block_bytes:,} B per {max_len:,} tokens: every layer's "
-                      "sliding-window rows and compressor states, the compressed latents and index keys "
-                      "(packed KV cache groups)")  # fmt: skip
+                      counts=f"{len(self.groups)} packed KV cache groups: {split}, every block the widest group's "
+                      "page: every layer's sliding-window rows and compressor states, the compressed latents and "
+                      "index keys",
+                      request_pages=blocks, page_bytes=self.block_bytes, request_tokens=max_len)  # fmt: skip
 
 
 def _page(tokens_per_block: int, tokens_per_state: int, content_bytes: int) -> int:
