@@ -10,7 +10,8 @@
   the `ernie4_5_moe_vl` entry (table_moe: the second expert group, MoeSpec.second_group_*; towers_ernie45_vl: the
   DFNRope tower and resampler) to those bytes at TP 1 and 2. Before (session 44, helper d): "kvtop refuses" (its
   per-modality expert groups, tower and resampler named not modelled). The transformers format stays refused by
-  kvtop too (its text_config states one expert count where the entry reads a [text, vision] pair).
+  kvtop too, named not modelled (its text_config states one expert count where the entry reads a [text, vision]
+  pair: a converted layout, not a type slip; before, "must be one [text, vision] pair").
 
 Engine figures: tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json (meta builds, TP 1 and 2).
 """
@@ -26,7 +27,7 @@ from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS
 from benchmarks.engine_diff.registry_sweep import load_rows
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
@@ -83,8 +84,16 @@ def test_the_transformers_format_default_is_refused_by_both(engine: str) -> None
     for tp in (1, 2):
         row = _row(engine, DEFAULT, tp)
         assert row["status"] == "refused" and "ERNIE-4.5-VL's own configuration code" in row["message"]
-    with pytest.raises(InputError, match=r"moe_num_experts: must be one \[text, vision\] pair"):
-        model_from_config(json.loads((DEFAULT_CONFIGS / "Ernie4_5_VLMoeForConditionalGeneration.json").read_text()))
+    # kvtop's side: a named not-modelled layout, not a type complaint (#26 config type audit). The file's own
+    # values: text_config.moe_num_experts 64 (one int, transformers 5.20.2 Ernie4_5_VLMoeTextConfig's default) beside
+    # moe_intermediate_size [1536, 512]; before, "text_config.moe_num_experts: must be one [text, vision] pair".
+    config = json.loads((DEFAULT_CONFIGS / "Ernie4_5_VLMoeForConditionalGeneration.json").read_text())
+    assert config["text_config"]["moe_num_experts"] == 64
+    assert config["text_config"]["moe_intermediate_size"] == [1536, 512]
+    with pytest.raises(UnsupportedModelError, match=r"one expert count \(64\) for both expert groups") as refused:
+        model_from_config(config)
+    assert refused.value.field == "text_config.moe_num_experts"
+    assert "must be" not in str(refused.value)
 
 
 @pytest.mark.parametrize(("engine", "split"), [("vllm", VLLM_SPLIT), ("sglang", SGLANG_SPLIT)])

@@ -255,6 +255,18 @@ class Moe:
     def _groups(self, f: Fields) -> tuple[tuple[int, int], tuple[int, int]]:
         """((experts, width) of the first group, of the second) from the [text, vision] lists."""
         counts, widths = f.get(self.experts_field), f.get(self.expert_size_field)
+        if isinstance(counts, int) and not isinstance(counts, bool) and isinstance(widths, list):
+            # one count for both groups beside a [text, vision] width pair: transformers' converted layout of the
+            # family (ERNIE-4.5-VL's Ernie4_5_VLMoeTextConfig, model_type ernie4_5_vl_moe_text, transformers 5.20:
+            # moe_num_experts int, MoE layers from mlp_layer_types, the tower's fields renamed) — a layout, not a type
+            # slip, so it is named not modelled rather than refused as "must be one pair" (#26 config type audit)
+            raise UnsupportedModelError(
+                f"one expert count ({counts}) for both expert groups beside a {self.expert_size_field} pair is a "
+                f"converted layout kvtop does not model: it reads the checkpoint's own format, one [text, vision] "
+                f"pair for each (with each group's layer range)",
+                field=f.prefix + self.experts_field,
+                source=f.source,
+            )
         for name, value in ((self.experts_field, counts), (self.expert_size_field, widths)):
             if not isinstance(value, list) or len(value) != 2:
                 raise f.error(name, "must be one [text, vision] pair")
