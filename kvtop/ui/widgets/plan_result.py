@@ -41,7 +41,7 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
     ("max running reqs", lambda ledger: fmt_tokens(ledger.engine.max_running_requests)),
     ("concurrency @ctx", _concurrency),
     ("context length", lambda ledger: fmt_tokens(ledger.context_length)),
-    ("KV B/token/rank", lambda ledger: fmt_bytes(ledger.kv_bytes_per_token)),
+    ("KV B/token/rank", lambda ledger: _cell(ledger)),
     ("tokens per GiB", lambda ledger: f"{ledger.tokens_per_gib:,.0f}"),
     ("beside the model", lambda ledger: _beside(ledger)),
     ("host KV tokens", lambda ledger: fmt_tokens(ledger.host_tier.tokens_per_rank) if ledger.host_tier else "—"),
@@ -49,6 +49,13 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
     ("GPUs", lambda ledger: str(ledger.layout.gpus)),
     ("fits", lambda ledger: _fits(ledger)),
 )
+
+
+def _cell(ledger: Ledger) -> str:
+    """The ledger's KV bytes per token per rank, '≥' it where a term of the cell is not modelled (an EAGLE-3 draft
+    named by no config: its layers unknown), as `plan` lists it beside the model."""
+    shown = fmt_bytes(ledger.kv_bytes_per_token)
+    return f"≥ {shown}" if any(t.charge is Charge.KV_CELL and not t.modelled for t in ledger.terms) else shown
 
 
 def _beside(ledger: Ledger) -> str:
