@@ -139,3 +139,18 @@ async def test_an_eagle3_draft_no_config_names_leaves_the_cell_as_a_lower_bound_
         before, after = (side.strip() for side in cell.removeprefix("KV B/token/rank").split("→"))
         assert (before, after) == ("40.00 KiB", "≥ 40.00 KiB")
         assert "draft KV: not modelled (the draft's layers are not known" in " ".join(result.split())
+
+
+async def test_sglangs_full_context_requests_are_not_called_concurrency(make_app, healthy_snapshot):
+    """SGLang states no max concurrency: the row is the pool's tokens ÷ the context (`plan`'s 'Full-context reqs'),
+    which the planner named 'concurrency @ctx' and showed above a max running requests of 64."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-max_running_requests", "64")
+        rows = {line[:17].strip(): line[17:] for line in shown(screen, "#plan-result").splitlines()}
+        assert "concurrency @ctx" not in rows
+        tokens = int(rows["tokens per rank"].split("→")[1].split()[0].replace(",", ""))
+        context = int(rows["context length"].split("→")[1].strip().replace(",", ""))
+        assert rows["reqs fit @ctx"].split("→")[1].strip() == f"{tokens / context:,.2f}"  # 1,221,939 ÷ 8,192
+        assert rows["max running reqs"].split("→")[1].strip() == "64"

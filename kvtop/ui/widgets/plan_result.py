@@ -58,6 +58,16 @@ def _cell(ledger: Ledger) -> str:
     return f"≥ {shown}" if any(t.charge is Charge.KV_CELL and not t.modelled for t in ledger.terms) else shown
 
 
+def _row_label(label: str, before: Ledger | None, after: Ledger | None) -> str:
+    """The concurrency row's name where the engine states no max concurrency (SGLang): 'reqs fit @ctx', the
+    full-context requests the pool holds (`plan`'s 'Full-context reqs'), not capped by max running reqs, which a
+    'concurrency' of 1,230.95 beside a cap of 64 read as."""
+    shown = [ledger for ledger in (after, before) if ledger is not None]
+    if label == "concurrency @ctx" and shown and shown[0].engine.max_concurrency is None:
+        return "reqs fit @ctx"
+    return label
+
+
 def _beside(ledger: Ledger) -> str:
     """What the tightest rank's draft, redundant experts and LoRA slots hold before the pool ('—': none). A term kvtop
     cannot price (an EAGLE-3 draft named by no config) is `plan`'s named state, never '—': 'not modelled', or '≥'
@@ -201,7 +211,7 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
         shown_after = value(after) if after else "invalid"
         if label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
             shown_after = "refused"  # at the assumed host share: the line under the table says why
-        line = _line(label, shown_before, shown_after, shown_before != shown_after)
+        line = _line(_row_label(label, before, after), shown_before, shown_after, shown_before != shown_after)
         if label == "tokens per rank" and before is not None and after is not None and after.request_capacity is None:
             line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
         lines.append(line)
