@@ -78,6 +78,16 @@ def _beside(ledger: Ledger) -> str:
     return fmt_gib(held) if held else "—"
 
 
+def cell_lines(ledger: Ledger) -> list[Content]:
+    """What the KV row's bytes are where the engine solves with its own cell (`plan`'s heading): 'KV B/token/rank:
+    per token of a max-length request (540 blocks of 2,621,440 B per 448 tokens: …)', not a token's own rows."""
+    cell = ledger.kv_cell
+    if cell is None:
+        return []
+    fixed = f"; + {fmt_gib(cell.fixed_bytes)} fixed before any token" if cell.fixed_bytes else ""
+    return [Content.styled(f"KV B/token/rank: {cell.unit} ({cell.counts}){fixed}", "$text-muted")]
+
+
 def unpriced_lines(ledger: Ledger) -> list[Content]:
     """Each term `plan` names not modelled, with its reason: 'draft weights: not modelled (the config states no MTP
     layers and no draft model was named (--speculative-draft-model-path))'."""
@@ -215,6 +225,7 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
         if label == "tokens per rank" and before is not None and after is not None and after.request_capacity is None:
             line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
         lines.append(line)
+    lines.extend(cell_lines(after) if after is not None else [])
     lines.extend(unpriced_lines(after) if after is not None else [])
     if outcome.after_plan is not None:
         if (refused := start_line(outcome.after_plan)) is not None:
