@@ -153,6 +153,9 @@ def _given_after_command(
     top = {o for action in parser._actions for o in action.option_strings} - {"-h", "--help"}
     if option not in top or not any(token.split("=", 1)[0] == option for token in extra):
         return None
+    if command == "explain" and option == "--engine-log":  # before the command it would not reach explain either
+        return InputError("explain reads the log as its own argument: kvtop explain LOG (--engine-log is for the "
+                          "live views: kvtop --engine-log LOG snapshot)", field=option)  # fmt: skip
     return InputError(
         f"an option of kvtop itself, not of the engine: give it before the command (kvtop {option} … {command} …)",
         field=option,

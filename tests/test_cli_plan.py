@@ -358,4 +358,14 @@ def test_a_long_weights_row_keeps_the_columns_aligned(capsys: pytest.CaptureFixt
     header, *rows = lines[start + 1 : lines.index("", start)]
     assert any(row.lstrip().startswith("calibrated_beyond_book") for row in rows)
     end = header.index("bytes") + len("bytes")
-    assert all(row[end - 1] == ")" and row[end - 4 : end - 1] == "GiB" for row in rows)
+    assert all(row[:end].endswith(("GiB)", "MiB", "KiB")) for row in rows)  # a row under 0.01 GB in MiB
+
+
+def test_a_row_under_a_hundredth_of_a_gb_shows_its_bytes_not_zeros(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama-3-70B TP8 on SGLang: the norms row, 80 layers × 2 norms × 8,192 + the final 8,192 = 1,318,912
+    params × 2 B = 2,637,824 B, and the rope cache beyond the book, 8,192 positions × 128 × 4 B = 4,194,304 B,
+    read '0.00 GB (0.00 GiB)' (and '0  0.000  1' for the latter's params, B/param and shards)."""
+    assert main(["plan", "--model", "llama-3-70b", "--tp", "8", "--no-calibration-store"]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("  ")}
+    assert rows["norms"][1:] == ["1,318,912", "2.000", "1", f"{2_637_824 / (1 << 20):.2f}", "MiB"]  # 2.52 MiB
+    assert rows["calibrated_beyond_book"][1:6] == ["—", "—", "—", f"{4_194_304 / (1 << 20):.2f}", "MiB"]

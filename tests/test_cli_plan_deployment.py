@@ -55,6 +55,19 @@ def test_plan_text_names_each_term_and_how_it_is_charged(capsys: pytest.CaptureF
     assert "--speculative-draft-model-path qwen3-235b-a22b-eagle3" in out  # the draft written in SGLang's flags
 
 
+def test_eagle3_with_no_draft_named_keeps_the_target_cell_and_names_the_draft_kv(capsys: pytest.CaptureFixture[str]) -> None:
+    """SGLang takes the draft's path from the model only for its MTP architectures (server_args.py, read at
+    0.5.6.post2): for Llama the draft's layers are unknown, so its KV is named not modelled, never a silent 0."""
+    code, out, _ = _plan(capsys, "--model", "llama-3-70b", "--tp", "8", "--speculative-algorithm", "EAGLE3", "--json")
+    assert code == 0
+    data = json.loads(out)
+    # 80 layers × (8 KV heads ÷ 8) × 128 × 2 (K, V) × 2 B: the target's cell alone
+    assert data["kv_bytes_per_token"] == 80 * 1 * 128 * 2 * 2 == 40_960
+    states = {(t["label"], t["charge"]): t["state"] for t in data["deployment"]["terms"]}
+    assert states[("draft KV", "kv_cell")] == "not_modelled"
+    assert states[("draft weights", "resident")] == "not_modelled"
+
+
 def test_headroom_short_is_found_before_the_oom() -> None:
     # SGLang v0.5.14's automatic share keeps nothing for DeepEP's buffers; v0.5.15 added 2 GiB for them
     model = load_model("qwen3-235b-a22b")

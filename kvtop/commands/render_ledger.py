@@ -13,6 +13,7 @@ from kvtop.domain.fit import FittingLayout
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
+from kvtop.domain.weights import WeightRow
 from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
@@ -164,6 +165,20 @@ def request_lines(ledger: Ledger, capacity: RequestCapacity) -> list[str]:
     ]
 
 
+def _book_cells(row: WeightRow) -> str:
+    """Params, bytes per param and shards; '—' for a row the book did not count in parameters (the calibrated
+    bytes beyond the book), never '0  0.000' beside bytes it holds."""
+    if not row.params and row.bytes:
+        return f"{'—':>16}{'—':>9}{'—':>8}"
+    return f"{row.params:>16,}{row.bytes_per_param:>9.3f}{row.shards:>8}"
+
+
+def _row_bytes(num_bytes: int) -> str:
+    """'17.64 GB (16.43 GiB)'; a row under 0.01 GB (norms, a rope cache) in binary units, '2.52 MiB', where the two
+    decimals of GB would read 0.00."""
+    return fmt_both(num_bytes) if num_bytes >= 5_000_000 or not num_bytes else fmt_bytes(num_bytes)
+
+
 def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     """The ledger as a table (`capacity`: the block under the budget, where a plan says more than the ledger)."""
     e, m = ledger.engine, ledger.model
@@ -179,10 +194,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         lines.append(f"  {'component':<{name}}{'params':>16}{'B/param':>9}{'shards':>8}  {'bytes':>28}")
         for row in rank.weights.rows:
             note = f"  {row.note}" if row.note else ""
-            lines.append(
-                f"  {row.component:<{name}}{row.params:>16,}{row.bytes_per_param:>9.3f}{row.shards:>8}  "
-                f"{fmt_both(row.bytes):>28}{note}"
-            )
+            lines.append(f"  {row.component:<{name}}{_book_cells(row)}  {_row_bytes(row.bytes):>28}{note}")
         lines.append(
             f"  {'total':<{name}}{rank.weights.total_params:>16,}{'':>17}  {fmt_both(rank.weights_bytes):>28}"
         )

@@ -123,3 +123,34 @@ async def test_an_eagle3_draft_no_config_names_is_not_modelled_as_plan_says(make
             "draft weights: not modelled (the config states no MTP layers and no draft model was named "
             "(--speculative-draft-model-path))"
         ) in " ".join(result.split())
+
+
+async def test_an_eagle3_draft_no_config_names_leaves_the_cell_as_a_lower_bound_as_plan_says(make_app, healthy_snapshot):
+    """`kvtop plan --model llama-3-70b --tp 8 --speculative-algorithm EAGLE3` prints `KV per token per rank — ranks
+    0–7: 40,960 B (40.00 KiB)` and `draft KV  not modelled` (the draft's layers unknown); Llama-3-70B TP8's cell by
+    hand: 80 layers × (8 KV heads ÷ 8) × 128 × 2 (K, V) × 2 B = 40,960 B. The planner showed '40.00 KiB → 40.00 KiB'
+    and no word of the draft KV; it shows the same cell, a lower bound, and the term with its reason."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-spec_method", "EAGLE3")
+        result = shown(screen, "#plan-result")
+        (cell,) = [line for line in result.splitlines() if line.startswith("KV B/token/rank")]
+        before, after = (side.strip() for side in cell.removeprefix("KV B/token/rank").split("→"))
+        assert (before, after) == ("40.00 KiB", "≥ 40.00 KiB")
+        assert "draft KV: not modelled (the draft's layers are not known" in " ".join(result.split())
+
+
+async def test_sglangs_full_context_requests_are_not_called_concurrency(make_app, healthy_snapshot):
+    """SGLang states no max concurrency: the row is the pool's tokens ÷ the context (`plan`'s 'Full-context reqs'),
+    which the planner named 'concurrency @ctx' and showed above a max running requests of 64."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-max_running_requests", "64")
+        rows = {line[:17].strip(): line[17:] for line in shown(screen, "#plan-result").splitlines()}
+        assert "concurrency @ctx" not in rows
+        tokens = int(rows["tokens per rank"].split("→")[1].split()[0].replace(",", ""))
+        context = int(rows["context length"].split("→")[1].strip().replace(",", ""))
+        assert rows["reqs fit @ctx"].split("→")[1].strip() == f"{tokens / context:,.2f}"  # 1,221,939 ÷ 8,192
+        assert rows["max running reqs"].split("→")[1].strip() == "64"

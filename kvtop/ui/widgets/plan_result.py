@@ -41,7 +41,7 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
     ("max running reqs", lambda ledger: fmt_tokens(ledger.engine.max_running_requests)),
     ("concurrency @ctx", _concurrency),
     ("context length", lambda ledger: fmt_tokens(ledger.context_length)),
-    ("KV B/token/rank", lambda ledger: fmt_bytes(ledger.kv_bytes_per_token)),
+    ("KV B/token/rank", lambda ledger: _cell(ledger)),
     ("tokens per GiB", lambda ledger: f"{ledger.tokens_per_gib:,.0f}"),
     ("beside the model", lambda ledger: _beside(ledger)),
     ("host KV tokens", lambda ledger: fmt_tokens(ledger.host_tier.tokens_per_rank) if ledger.host_tier else "—"),
@@ -49,6 +49,23 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
     ("GPUs", lambda ledger: str(ledger.layout.gpus)),
     ("fits", lambda ledger: _fits(ledger)),
 )
+
+
+def _cell(ledger: Ledger) -> str:
+    """The ledger's KV bytes per token per rank, '≥' it where a term of the cell is not modelled (an EAGLE-3 draft
+    named by no config: its layers unknown), as `plan` lists it beside the model."""
+    shown = fmt_bytes(ledger.kv_bytes_per_token)
+    return f"≥ {shown}" if any(t.charge is Charge.KV_CELL and not t.modelled for t in ledger.terms) else shown
+
+
+def _row_label(label: str, before: Ledger | None, after: Ledger | None) -> str:
+    """The concurrency row's name where the engine states no max concurrency (SGLang): 'reqs fit @ctx', the
+    full-context requests the pool holds (`plan`'s 'Full-context reqs'), not capped by max running reqs, which a
+    'concurrency' of 1,230.95 beside a cap of 64 read as."""
+    shown = [ledger for ledger in (after, before) if ledger is not None]
+    if label == "concurrency @ctx" and shown and shown[0].engine.max_concurrency is None:
+        return "reqs fit @ctx"
+    return label
 
 
 def _beside(ledger: Ledger) -> str:
@@ -59,6 +76,16 @@ def _beside(ledger: Ledger) -> str:
     if any(t.charge is Charge.RESIDENT and not t.modelled for t in ledger.terms):
         return f"≥ {fmt_gib(held)}" if held else "not modelled"
     return fmt_gib(held) if held else "—"
+
+
+def cell_lines(ledger: Ledger) -> list[Content]:
+    """What the KV row's bytes are where the engine solves with its own cell (`plan`'s heading): 'KV B/token/rank:
+    per token of a max-length request (540 blocks of 2,621,440 B per 448 tokens: …)', not a token's own rows."""
+    cell = ledger.kv_cell
+    if cell is None:
+        return []
+    fixed = f"; + {fmt_gib(cell.fixed_bytes)} fixed before any token" if cell.fixed_bytes else ""
+    return [Content.styled(f"KV B/token/rank: {cell.unit} ({cell.counts}){fixed}", "$text-muted")]
 
 
 def unpriced_lines(ledger: Ledger) -> list[Content]:
@@ -194,10 +221,11 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
         shown_after = value(after) if after else "invalid"
         if label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
             shown_after = "refused"  # at the assumed host share: the line under the table says why
-        line = _line(label, shown_before, shown_after, shown_before != shown_after)
+        line = _line(_row_label(label, before, after), shown_before, shown_after, shown_before != shown_after)
         if label == "tokens per rank" and before is not None and after is not None and after.request_capacity is None:
             line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
         lines.append(line)
+    lines.extend(cell_lines(after) if after is not None else [])
     lines.extend(unpriced_lines(after) if after is not None else [])
     if outcome.after_plan is not None:
         if (refused := start_line(outcome.after_plan)) is not None:

@@ -238,6 +238,10 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
                                 state=TermState.NOT_MODELLED, source=SOURCE_SPEC,
                                 detail=f"{method}'s own cell term (scale_kv_cell_size_per_token_for_dflash) is not "
                                 "modelled"))  # fmt: skip
+    elif setup.spec_kind is SpecKind.MTP and not model.mtp_layers:  # the draft's layers unknown: its cell too
+        found.append(_term(base, charge=Charge.KV_CELL, label="draft KV", state=TermState.NOT_MODELLED,
+                                source=SOURCE_SPEC, detail="the draft's layers are not known (no MTP layers in the "
+                                "config, no --speculative-draft-model-path): the cell shown is the target's alone"))  # fmt: skip
     elif cell:
         layers = inputs.kv_with_draft.draft_layers
         assumed = setup.spec_kind is SpecKind.DRAFT_MODEL and inputs.draft is None
