@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.commands.explain import settings_for_log
-from kvtop.domain.engines.registry import ENGINE_IDS
+from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
@@ -40,6 +40,8 @@ def test_a_named_cause_rebuilds_the_logged_figure(case_dir: Path, config: Path) 
     settings = settings_for_log(
         {**log.server_args, **log.engine_config}, engine, [], str(config), log.launch_command
     )
+    if settings.engine_version is None:  # as `kvtop explain` does: the release the log's own lines name
+        settings = settings.model_copy(update={"engine_version": engine_rules(engine).resolve_version(log).text})
     model = load_model(str(config))
     result = explain(ExplainRequest(log=log, model=model, settings=settings))
     if result.verdict != "mismatch":

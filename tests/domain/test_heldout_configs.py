@@ -1,6 +1,6 @@
-"""Issue 26: a held-out set of 131 real configs of the architectures served today (tests/data/configs/heldout,
+"""Issue 26: a held-out set of 136 real configs of the architectures served today (tests/data/configs/heldout,
 sources in its SOURCES.md) is planned ≥ 95 %, with KV per token and weights, vision towers included, equal to
-independent figures (`test_the_held_out_criterion`: 106 of the 125 planned; 19 have no oracle, 6 are refused).
+independent figures (`test_the_held_out_criterion`: 110 of the 135 planned; 25 have no oracle, 1 is refused by name).
 
 - KV per token (TP 1, bf16): `heldout_expectations.kv_bytes_per_token`, derived from the raw JSON by the
   engines' per-layer KV rules (see that module), against kvtop's KV book.
@@ -34,10 +34,11 @@ FILES = sorted(p for p in HELDOUT.glob("*.json") if not p.name.endswith(".hf_qua
                and p.name != "transformers_params.json")  # fmt: skip
 PARAMS = json.loads((HELDOUT / "transformers_params.json").read_text())
 
-# What kvtop refuses, and the field that stops it (each a named "not modelled", never a wrong number): none now
-# (Nanbeige-4.2's loops are planned: each pass over its 22 weight-tied layers keeps KV of its own, SGLang 0.5.23's
-# cell 44 layers' KV; tests/domain/test_remote_code_entries.py).
-REFUSED: dict[str, str] = {}
+# What kvtop refuses, and the field that stops it (each a named "not modelled", never a wrong number): Zaya's
+# compressed convolutional attention and router-MLP blocks (coverage.NOT_MODELLED; tests/domain/test_zaya_refused.py).
+# Nanbeige-4.2's loops are planned: each pass over its 22 weight-tied layers keeps KV of its own, SGLang 0.5.23's
+# cell 44 layers' KV; tests/domain/test_remote_code_entries.py.
+REFUSED: dict[str, str] = {"Zyphra--ZAYA1-8B-legacy": "architectures"}
 # DeepSeek-V4's KV is its engine's pools, not a sum of per-layer rows (a latent per 4 or 128 tokens): SGLang's
 # pool is checked against the engine in tests/domain/test_deepseek_v4.py; other engines refuse it by name.
 COMPRESSED = {
