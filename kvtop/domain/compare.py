@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.base import EngineResult, MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import LaunchSettings, check_kv_dtype, check_parallel, spelling_of
 from kvtop.domain.launch_check import architecture_check
@@ -89,7 +89,7 @@ class Comparison(BaseModel):
     layout: ParallelLayout
     gpu_total_bytes: int
     gpu_name: str | None
-    context_length: int
+    context_length: int  # the reference engine's (its rule decides it, also where it cannot plan the launch)
     kv_cache_dtype: str  # as asked ("auto": each engine's default)
     reference: EngineId
     rows: tuple[EngineRow, ...]
@@ -173,13 +173,12 @@ def compare_engines(
     same: tuple[SameBudget, ...] = ()
     if target is not None:
         same = tuple(_same_budget(ledgers[e], target, solve) for e in engines[1:] if e in ledgers)
-    first = next(iter(ledgers.values()), None)
     return Comparison(
         model_name=model.name,
         layout=layout_from_settings(settings),
         gpu_total_bytes=gpu_total_bytes,
         gpu_name=gpu_name,
-        context_length=first.context_length if first else settings.context_length or model.max_position_embeddings,
+        context_length=_reference_context(model, settings, engines[0], reference),
         kv_cache_dtype=settings.kv_cache_dtype,
         reference=engines[0],
         rows=tuple(rows),
@@ -187,6 +186,14 @@ def compare_engines(
         same_budget=same,
         not_carried=not_carried,
     )
+
+
+def _reference_context(model: ModelSpec, settings: LaunchSettings, engine: EngineId, ledger: Ledger | None) -> int:
+    """The context length the reference engine runs the launch with: its ledger's, else (it cannot plan the
+    launch) its own rule (`EngineRules.context_length`) at its latest modelled release, never another engine's."""
+    if ledger is not None:
+        return ledger.context_length
+    return engine_rules(engine).context_length(model, settings.model_copy(update={"engine": engine}), NOT_STATED)
 
 
 def _engine_settings(settings: LaunchSettings, engine: EngineId) -> LaunchSettings:

@@ -270,7 +270,8 @@ def _book_from_config(
             rank.acc.notes["mtp"] = (
                 f"{model.mtp_layers} MTP layer(s) loaded only with speculative decoding"
             )
-    if model.tie_word_embeddings and parts.embedding and parts.lm_head:
+    tied_here = model.tie_word_embeddings if parts.tied_head is None else parts.tied_head
+    if tied_here and parts.embedding and parts.lm_head:  # the engine's untie rule (StageParts.tied_head), as charged above
         rank.acc.notes["embedding"] = "tied with the LM head (one matrix)"
     for name, held, guarded in (("embedding", parts.embedding, first_stage), ("lm_head", parts.lm_head, last_stage)):
         if held and not guarded and name in rank.acc.parts:

@@ -296,3 +296,20 @@ def test_absolute_budget_follows_each_release() -> None:
     # … and its PyTorch engine's --num-gpu-blocks: 64-token blocks of 80 × (K, V) × 2 heads × 128 × 2 B (each
     # descriptor a multiple of 256 B already) = 5,242,880 B → 4,096 blocks
     assert absolute(ledger("lmdeploy", "--backend", "pytorch"), gib20) == {"num_gpu_blocks_override": 4096}
+
+
+WHISPER = _model("families/openai--whisper-large-v3.json")  # decoder max_target_positions 448, no context key
+
+
+def test_the_header_context_is_the_reference_engines_even_where_it_cannot_plan() -> None:
+    """One truth: `Comparison.context_length` is the reference engine's `context_length` rule. SGLang runs
+    Whisper at 2,048 (0.5.23 get_context_length's fallback: WhisperConfig holds none of CONTEXT_LENGTH_KEYS);
+    vLLM and TensorRT-LLM at the config's 448 positions. At TP 8 (20 heads ÷ 8) no engine plans the launch,
+    and the header still says SGLang's 2,048, not the config's 448."""
+    assert _compare(WHISPER, "sglang,vllm").context_length == 2048
+    assert _compare(WHISPER, "vllm,sglang").context_length == 448
+    failed = _compare(WHISPER, "sglang,trtllm", tp=8)
+    assert all(row.error for row in failed.rows)
+    assert failed.context_length == 2048
+    # TensorRT-LLM models no encoder-decoder KV: its row fails, and the header is its 448, not SGLang's 2,048
+    assert _compare(WHISPER, "trtllm,sglang").context_length == 448

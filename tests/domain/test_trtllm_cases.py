@@ -166,3 +166,21 @@ def test_a_multi_rank_log_is_sized_from_its_least_budget_and_dated_in_its_own_fo
     assert result.logged.available_kv_rank == "rank=1" and result.logged.available_kv_bytes == 14 * GIB
     # 14 GiB / (32 × 4 × 128 × 2 × 2 = 65,536 B at TP 2) = 229,376 tokens: the log's 114,688 is half that
     assert result.verdict == "mismatch" and result.token_capacity == 229_376
+
+
+def test_the_logs_inferred_max_seq_len_is_the_one_context_the_ledger_and_the_pool_note_read() -> None:
+    """One truth: `max_seq_len is not specified, using inferred value N` is the context the ledger runs with
+    (its full-context figures) and the one the temporary-pool note sizes its dummy requests with. The DGX Spark
+    log, its inferred 131,072 edited to 4,096 (gpt-oss-120b's config says 131,072: the two would differ): dummy
+    requests of min(8,192, 4,096 − 1) = 4,095 tokens, 4,095 + 4,095 + 2, each + 2 (1 generated, + 1 overlap
+    scheduler, mid-2025 `_get_token_num_for_estimation`) rounded up to 32-token blocks: 129 + 129 + 1 = 259 blocks
+    = 8,288 tokens (the log's 8,224 was sized at 131,072: one request of 8,192 → 257 blocks)."""
+    text = (CASES / "trtllm" / "trtllm-dgxspark-gptoss120b-v110rc3" / "engine.log").read_text()
+    log = parse_engine_log(text.replace("using inferred value 131072", "using inferred value 4096"))
+    version = engine_rules("trtllm").resolve_version(log)
+    settings = parse_flags("trtllm", []).model_copy(update={"engine_version": version.text})
+    model = load_model(str(CONFIGS / "openai--gpt-oss-120b.json"))
+    result = explain(ExplainRequest(log=log, model=model, settings=settings, version=version))
+    assert model.max_position_embeddings == 131_072
+    assert result.ledger is not None and result.ledger.context_length == 4_096
+    assert any("logged 8,224 tokens ≠ kvtop's 8,288" in note for note in result.notes)

@@ -101,6 +101,8 @@ def test_vllms_weights_book_equals_its_build(name: str, tp: int) -> None:
     assert m.num_layers == layers
     assert rows["audio"] == B * encoder_params(d, enc_layers, ffn, mels, tp)
     assert "lm_head" not in rows  # proj_out is embed_tokens (tie_weights)
+    notes = {r.component: r.note for r in book.rows}
+    assert notes["embedding"] == "tied with the LM head (one matrix)"
     assert book.total_bytes == B * (
         encoder_params(d, enc_layers, ffn, mels, tp) + decoder_params(d, layers, ffn, vocab, tp)
     )
@@ -115,6 +117,8 @@ def test_sglangs_weights_book_equals_its_build(name: str, tp: int) -> None:
                         tower_split=SGLANG_SPLIT, parts=sglang_parts(m, 0, 1, SGLANG))  # fmt: skip
     rows = {r.component: int(r.bytes) for r in book.rows}
     assert rows["lm_head"] == B * sglang_head_params(d, vocab, tp)
+    # proj_out is a matrix of its own (whisper.py), so the embedding row must not call itself the head too
+    assert "tied" not in {r.component: r.note for r in book.rows}["embedding"]
     assert book.total_bytes == B * (encoder_params(d, enc_layers, ffn, mels, tp) + decoder_params(d, layers, ffn, vocab, tp)
                                     + sglang_head_params(d, vocab, tp))  # fmt: skip
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.refusals import Refusal
+from kvtop.domain.refusals import MODEL_FLAG, Refusal
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger_values import Ledger
@@ -34,7 +34,7 @@ def params_json_refusal(ledger: Ledger) -> Refusal | None:
     if eagle:
         return None
     return Refusal(
-        field="--model-path",
+        field=MODEL_FLAG,  # kvtop's option that named the checkpoint (SGLang's --model-path), as every model refusal
         message=f"SGLang {ledger.version.label} reads a params.json only where the model path names "
         f"{', '.join(words)}; elsewhere it reads config.json, which this checkpoint lacks",
         source=SOURCE,

@@ -91,8 +91,11 @@ def _python_lines(log: EngineLog) -> bool:
 
 def with_log_facts(log: EngineLog, settings: LaunchSettings) -> LaunchSettings:
     """The settings with what the log states and the flags left unsaid: tokens per block, the runtime,
-    the batch limits the executor printed."""
+    the batch limits the executor printed, the max_seq_len it inferred (the context every figure reads)."""
     update: dict[str, object] = {}
+    inferred = log.first(TrtllmRankLog, lambda r: r.inferred_max_seq_len[0] if r.inferred_max_seq_len else None)
+    if settings.context_length is None and inferred:  # `max_seq_len is not specified, using inferred value N`
+        update["context_length"] = inferred
     tpb = logged_tokens_per_block(log)
     if settings.page_size is None and tpb:
         update["page_size"] = tpb
@@ -210,8 +213,7 @@ def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -
     pools = _allocations(log)
     tpb = ledger.engine.page_size
     if len(pools) > 1 and runtime(settings, version) == "pytorch":
-        context = settings.context_length or _first_seq_len(log) or model.max_position_embeddings
-        predicted = estimation_tokens(settings, context, tpb, version)
+        predicted = estimation_tokens(settings, ledger.context_length, tpb, version)  # the engine's rule, as the ledger
         same = "=" if predicted == pools[0][1] else "≠"
         notes.append(
             f"temporary pool of the profiling run: logged {pools[0][1]:,} tokens {same} kvtop's {predicted:,} "
@@ -232,10 +234,6 @@ def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -
             f"the log prints max_tokens {exact:,}: ceil → {up:,}, floor → {down:,}; logged {logged:,}: the engine {which} (§4.1)"
         )
     return notes
-
-
-def _first_seq_len(log: EngineLog) -> int | None:
-    return log.first(TrtllmRankLog, lambda r: r.inferred_max_seq_len[0] if r.inferred_max_seq_len else None)
 
 
 def explain(request: ExplainRequest) -> Explanation:
