@@ -4,22 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvtop.domain.deployment import BudgetTerm, Charge, HostTier, TermState
+from kvtop.domain.deployment import CHARGE_WORDS, BudgetTerm, Charge, HostTier, TermState
 from kvtop.domain.diagnose_findings import Thresholds
 from kvtop.domain.diagnose_headroom import headroom_short
 from kvtop.domain.headroom import Headroom, headroom_of
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.whatif import Replay
 from kvtop.units import fmt_both, fmt_tokens
-
-_CHARGED = {
-    Charge.WEIGHTS: "in the weights",
-    Charge.RESIDENT: "before the pool",
-    Charge.KV_CELL: "per cached token",
-    Charge.RESERVE: "engine's reserve",
-    Charge.AFTER_POOL: "after the pool",
-    Charge.HOST: "host memory",
-}
 
 
 def term_json(term: BudgetTerm) -> dict[str, Any]:
@@ -67,7 +58,7 @@ def deployment_lines(ledger: Ledger) -> list[str]:
     for term in terms:
         basis = "" if not term.modelled else term.basis.value
         lines.append(
-            f"  {term.feature.value:<16}{term.label:<54}{_figure(term):>30}  {_CHARGED[term.charge]:<17}{basis}"
+            f"  {term.feature.value:<16}{term.label:<54}{_figure(term):>30}  {CHARGE_WORDS[term.charge]:<17}{basis}"
         )
     if host is not None:
         lines.append(host_tier_line(host))

@@ -67,6 +67,17 @@ class Charge(str, Enum):
     HOST = "host"
 
 
+#: How each charge is said, by `plan`'s "Beside the model" and the planner alike.
+CHARGE_WORDS: dict[Charge, str] = {
+    Charge.WEIGHTS: "in the weights",
+    Charge.RESIDENT: "before the pool",
+    Charge.KV_CELL: "per cached token",
+    Charge.RESERVE: "engine's reserve",
+    Charge.AFTER_POOL: "after the pool",
+    Charge.HOST: "host memory",
+}
+
+
 class Basis(str, Enum):
     """Where a term's figure comes from."""
 
@@ -238,6 +249,18 @@ class DeploymentRules(Protocol):
 def resident_bytes(terms: tuple[BudgetTerm, ...]) -> int:
     """Bytes the terms hold before the KV pool is sized (the engine charges them like weights)."""
     return sum(t.bytes for t in terms if t.charge is Charge.RESIDENT and t.modelled)
+
+
+def gpu_terms_beside(terms: tuple[BudgetTerm, ...]) -> tuple[BudgetTerm, ...]:
+    """The modelled terms that hold GPU bytes outside the weights book and the KV pool, however the engine charges
+    them (before the pool, in its reserve, after the pool): a draft's KV cell is the pool's own."""
+    held = (Charge.RESIDENT, Charge.RESERVE, Charge.AFTER_POOL)
+    return tuple(t for t in terms if t.charge in held and t.modelled and t.bytes)
+
+
+def gpu_bytes_beside(terms: tuple[BudgetTerm, ...]) -> int:
+    """What `gpu_terms_beside` holds on one rank: the planner's 'beside the model'."""
+    return sum(t.bytes for t in gpu_terms_beside(terms))
 
 
 def terms_of(terms: tuple[BudgetTerm, ...], feature: Feature) -> tuple[BudgetTerm, ...]:

@@ -116,6 +116,9 @@ def label_count(labels: Mapping[str, str], name: str) -> int | None:
 class EngineSpanRule(Protocol):
     """How one engine spreads over nodes (each package's `span` module)."""
 
+    #: the flags that say the launch is one node of several (a layout on one node has none of them)
+    node_flags: frozenset[str]
+
     def span(self, settings: LaunchSettings) -> EngineSpan:
         """The engine this launch belongs to, from the engine's own flags."""
         ...

@@ -18,7 +18,7 @@ from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, en
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, spelling_of
-from kvtop.domain.ledger import Ledger
+from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
 
@@ -269,7 +269,28 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
         order = [field.key for field in FIELDS]
         raise FieldErrors(tuple(sorted(errors, key=lambda e: order.index(e.key) if e.key in order else len(order))))
     edited = base.model_copy(update=update)
-    return _with_deployment(edited, deployment) if deployment else edited
+    return _on_its_nodes(base, _with_deployment(edited, deployment) if deployment else edited)
+
+
+def _on_its_nodes(base: LaunchSettings, edited: LaunchSettings) -> LaunchSettings:
+    """The edit's multi-node flags follow its layout: with each node holding the GPUs it held (the base's GPUs
+    over its nodes), a layout that fits one node drops the engine's node flags (its span's `node_flags`), and
+    one over another count of nodes says that count in `--nnodes`."""
+    rule = engine_rules(base.engine).span_rule
+    try:
+        nodes = rule.span(base).nnodes
+        per_node = max(layout_from_settings(base).gpus // nodes, 1)
+        wanted = -(-layout_from_settings(edited).gpus // per_node)
+    except KvtopError:
+        return edited  # the launch's own message says what is wrong
+    if nodes <= 1 or wanted == nodes:
+        return edited
+    if wanted == 1:
+        kept = {key: value for key, value in edited.flags.items() if f"--{key}" not in rule.node_flags}
+        return edited.model_copy(update={"flags": kept})
+    if "nnodes" not in edited.flags:
+        return edited
+    return edited.model_copy(update={"flags": {**edited.flags, "nnodes": str(wanted)}})
 
 
 def measured_edits(measured: MeasuredInputs | None, texts: Mapping[str, str]) -> MeasuredInputs | None:

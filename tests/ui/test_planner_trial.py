@@ -109,16 +109,19 @@ async def test_keys_typed_right_behind_tab_land_in_the_next_field(make_app, heal
 
 
 async def test_an_eagle3_draft_no_config_names_is_not_modelled_as_plan_says(make_app, healthy_snapshot):
-    """`kvtop plan --model llama-3-70b --tp 8 --speculative-algorithm EAGLE3` prints `draft weights  not modelled`
-    with "the config states no MTP layers and no draft model was named (--speculative-draft-model-path)"; the
-    planner showed '—' beside the model (none) for the same edit."""
+    """`kvtop plan --model llama-3-70b --tp 8 --speculative-algorithm EAGLE3 --engine-version 0.5.9` prints `draft
+    weights  not modelled` with "the config states no MTP layers and no draft model was named
+    (--speculative-draft-model-path)" and the reserve for the draft and its CUDA graphs, 2048 MiB (2.00 GiB) in
+    the engine's reserve; the planner showed '—' beside the model (none) for the same edit. It shows the priced
+    reserve as a lower bound beside the unpriced weights, and each term as plan lists it."""
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(120, 45)) as pilot:
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-spec_method", "EAGLE3")
         result = shown(screen, "#plan-result")
         (beside,) = [line for line in result.splitlines() if line.startswith("beside the model")]
-        assert beside.split("→")[1].strip() == "not modelled"
+        assert beside.split("→")[1].strip() == "≥ 2.00 GiB"
+        assert "reserve for the draft and its CUDA graphs: 2.00 GiB, engine's reserve (computed)" in result
         assert (
             "draft weights: not modelled (the config states no MTP layers and no draft model was named "
             "(--speculative-draft-model-path))"

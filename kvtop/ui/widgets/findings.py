@@ -27,6 +27,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from kvtop.domain.wording import whole_gpus
+from kvtop.ui.widgets.hanging import Hanging
 from kvtop.units import fmt_tokens
 
 TITLE = "Findings (f) · each gap's cause, its fix and the tokens at stake"
@@ -103,19 +104,19 @@ def finding_text(finding: FindingLike, note: str | None = None) -> Content:
     tokens = signed_tokens(finding)
     if tokens:
         head.append((tokens, "bold"))
-    lines = [Content.assemble(*head)]
+    lines = [(Content.assemble(*head), 2)]  # each line's wrapped rest continues under its text (its hang)
     summary = getattr(finding, "summary", None)
     if summary:
-        lines.append(Content(f"  {summary}"))
+        lines.append((Content(f"  {summary}"), 2))
     evidence = [finding.evidence] if isinstance(finding.evidence, str) else list(finding.evidence)
-    lines += [Content.styled(f"  {fact}", "$text-muted") for fact in evidence if fact]
-    lines.append(Content.assemble("  fix: ", (finding.fix, "$success")))
+    lines += [(Content.styled(f"  {fact}", "$text-muted"), 2) for fact in evidence if fact]
+    lines.append((Content.assemble("  fix: ", (finding.fix, "$success")), 7))
     alternative = getattr(finding, "alternative", None)  # the memory flag that leaves the processes running
     if alternative is not None:
-        lines.append(Content.assemble("  or:  ", (alternative.describe(), "$success")))
+        lines.append((Content.assemble("  or:  ", (alternative.describe(), "$success")), 7))
     if note:
-        lines.append(Content.styled(f"  {note}", "bold $warning"))
-    return Content("\n").join(lines)
+        lines.append((Content.styled(f"  {note}", "bold $warning"), 2))
+    return Hanging(lines)
 
 
 class FindingItem(Static):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from textual.content import Content
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
-from kvtop.domain.deployment import Charge
+from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_bytes_beside, gpu_terms_beside
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
@@ -69,13 +69,23 @@ def _row_label(label: str, before: Ledger | None, after: Ledger | None) -> str:
 
 
 def _beside(ledger: Ledger) -> str:
-    """What the tightest rank's draft, redundant experts and LoRA slots hold before the pool ('—': none). A term kvtop
-    cannot price (an EAGLE-3 draft named by no config) is `plan`'s named state, never '—': 'not modelled', or '≥'
-    the priced ones beside it (`unpriced_lines` says which and why)."""
-    held = max((rank.resident_terms_bytes for rank in ledger.ranks), default=0)
+    """What the tightest rank's deployment holds on the GPU beside the model, however the engine charges it (before
+    the pool, its reserve, after the pool: `gpu_bytes_beside`, each term under the table as `plan` lists it; '—':
+    none). A term kvtop cannot price (an EAGLE-3 draft named by no config) is `plan`'s named state, never '—': 'not
+    modelled', or '≥' the priced ones beside it (`unpriced_lines` says which and why)."""
+    held = max((gpu_bytes_beside(rank.terms) for rank in ledger.ranks), default=0)
     if any(t.charge is Charge.RESIDENT and not t.modelled for t in ledger.terms):
         return f"≥ {fmt_gib(held)}" if held else "not modelled"
     return fmt_gib(held) if held else "—"
+
+
+def beside_lines(ledger: Ledger) -> list[Content]:
+    """Each priced term of the 'beside the model' row, worded as `plan` lists it: 'multimodal reserve: encoder cache
+    and feature pools: 0.10 GiB, engine's reserve (assumed)'."""
+    return [
+        Content.styled(f"{t.label}: {fmt_gib(t.bytes)}, {CHARGE_WORDS[t.charge]} ({t.basis.value})", "$text-muted")
+        for t in gpu_terms_beside(ledger.terms)
+    ]
 
 
 def cell_lines(ledger: Ledger) -> list[Content]:
@@ -226,6 +236,7 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
             line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
         lines.append(line)
     lines.extend(cell_lines(after) if after is not None else [])
+    lines.extend(beside_lines(after) if after is not None else [])
     lines.extend(unpriced_lines(after) if after is not None else [])
     if outcome.after_plan is not None:
         if (refused := start_line(outcome.after_plan)) is not None:

@@ -10,6 +10,7 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.span import EngineSpan, MetricsRank
 
 FLAGS = frozenset({"--rpc"})
+node_flags = FLAGS  # its RPC servers are other machines (EngineSpanRule.node_flags)
 
 
 def span(settings: LaunchSettings) -> EngineSpan:

@@ -15,6 +15,7 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.span import EngineSpan, MetricsRank, flag_count
 
 FLAGS = frozenset({"--nnodes", "--node-rank"})
+node_flags = FLAGS  # every one says a node of several (EngineSpanRule.node_flags)
 
 
 def span(settings: LaunchSettings) -> EngineSpan:

@@ -38,6 +38,9 @@ FLAGS = frozenset({
     "--nnodes", "--node-rank", "--dist-init-addr", "--nccl-init-addr", "--served-model-name",
     "--disaggregation-mode", "--disaggregation-transfer-backend", "--disaggregation-bootstrap-port",
 })  # fmt: skip
+#: the flags of one node of several (`--nnodes N --node-rank i --dist-init-addr HOST:PORT`)
+NODE_FLAGS = frozenset({"--nnodes", "--node-rank", "--dist-init-addr", "--nccl-init-addr"})
+node_flags = NODE_FLAGS  # the protocol's name (EngineSpanRule.node_flags)
 
 
 def span(settings: LaunchSettings) -> EngineSpan:

@@ -16,6 +16,7 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.span import EngineSpan, MetricsRank, ranks_per_node
 
 FLAGS: frozenset[str] = frozenset()
+node_flags = FLAGS  # the MPI world is in the environment, not in flags (EngineSpanRule.node_flags)
 
 
 def span(settings: LaunchSettings) -> EngineSpan:

@@ -46,6 +46,12 @@ FLAGS = frozenset({
     "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-size-local",
     "--data-parallel-start-rank", "--distributed-executor-backend", "--kv-transfer-config",
 })  # fmt: skip
+#: the flags of one node of several: multiprocessing over nodes, data parallel over nodes (the module docstring)
+NODE_FLAGS = frozenset({
+    "--nnodes", "--node-rank", "--master-addr", "--master-port", "--headless", "--data-parallel-address",
+    "--data-parallel-rpc-port", "--data-parallel-size-local", "--data-parallel-start-rank",
+})  # fmt: skip
+node_flags = NODE_FLAGS  # the protocol's name (EngineSpanRule.node_flags)
 
 
 def _transfer_config(settings: LaunchSettings) -> dict[str, object]:
