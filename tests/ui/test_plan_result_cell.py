@@ -20,9 +20,12 @@ def test_whispers_cell_is_named_per_token_of_a_max_length_request() -> None:
     assert 16 * 32 * 20 * 64 * 2 * 2 == 2_621_440 and 448 // 16 + 8192 // 16 == 540
     assert ledger.kv_bytes_per_token == -(-540 * 2_621_440 // 448)  # 3,159,772: the cell rounded up
     (line,) = cell_lines(ledger)
-    assert line.plain.startswith(
-        "KV B/token/rank: per token of a max-length request (540 blocks of 2,621,440 B per 448 tokens"
+    assert line.plain == (
+        "KV B/token/rank: per token of a max-length request (28 self-attention blocks over 448 decoder tokens"
+        " + 512 cross-attention blocks over 8,192 encoder tokens)"
     )
+    assert ledger.kv_cell is not None and ledger.kv_cell.request_pages == 540
+    assert ledger.kv_cell.page_bytes == 2_621_440 and ledger.kv_cell.request_tokens == 448
 
 
 def test_a_plain_cell_adds_no_line() -> None:
