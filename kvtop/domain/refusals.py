@@ -12,6 +12,7 @@ variables may have been set).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
@@ -75,6 +76,23 @@ def context_above_positions(
         f"{positions:,} positions ({whose})",
         source=source,
         override=override,
+    )
+
+
+def dense_only_refusal(ledger: Ledger, builds_dense: Mapping[str, str]) -> Refusal | None:
+    """A config with experts on a class the engine builds dense only (`builds_dense`: class → the engine file that
+    builds it so, read at the ledger's release): the checkpoint's experts have no parameters to load into, and the
+    engine's load_weights stops on them (`params_dict[name]`: KeyError). Each engine states its classes as data."""
+    model = ledger.model
+    source = builds_dense.get(model.architecture)
+    if model.moe is None or source is None:
+        return None
+    return Refusal(
+        field="num_experts",
+        message=f"{display_name(ledger.settings.engine)} {ledger.version.label} builds {model.architecture} dense "
+        f"whatever num_experts says ({model.moe.num_routed_experts} here): the checkpoint's experts have no "
+        "parameters to load into",
+        source=source,
     )
 
 

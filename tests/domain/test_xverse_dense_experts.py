@@ -53,14 +53,14 @@ def test_the_checkpoints_experts_are_read_under_its_dense_class(tmp_path: Path) 
 
 def test_sglang_refuses_the_experts_it_builds_dense(tmp_path: Path) -> None:
     (refused,) = _refusals(_config(tmp_path, experts=True), "sglang", "0.5.23")
-    assert refused.startswith("num_experts: SGLang 0.5.23's XverseForCausalLM builds a dense MLP")
+    assert refused.startswith("num_experts: SGLang 0.5.23 builds XverseForCausalLM dense whatever num_experts says")
     assert "(64 here)" in refused and "srt/models/xverse.py" in refused
     assert _refusals(_config(tmp_path, experts=False), "sglang", "0.5.23") == ()
 
 
 def test_vllm_0_13_builds_it_as_a_dense_llama(tmp_path: Path) -> None:
     (refused,) = _refusals(_config(tmp_path, experts=True), "vllm", "0.13.0")
-    assert refused.startswith("num_experts: vLLM 0.13.0 builds XverseForCausalLM as a dense Llama")
+    assert refused.startswith("num_experts: vLLM 0.13.0 builds XverseForCausalLM dense whatever num_experts says")
     assert "(64 here)" in refused and "models/llama.py" in refused
     assert _refusals(_config(tmp_path, experts=False), "vllm", "0.13.0") == ()
 

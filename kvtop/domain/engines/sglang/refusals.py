@@ -49,7 +49,7 @@ from kvtop.domain.engines.sglang.params_json import params_json_refusal
 from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import AttentionKind
-from kvtop.domain.refusals import Refusal, context_above_positions, tower_blocks_refusal
+from kvtop.domain.refusals import Refusal, context_above_positions, dense_only_refusal, tower_blocks_refusal
 from kvtop.domain.tp_widths import DivideCheck, TpWidths, mlp_width_refusal
 
 if TYPE_CHECKING:
@@ -162,17 +162,8 @@ DENSE_ONLY_ERAS: Eras[dict[str, str]] = Eras((
 
 
 def experts_refusal(ledger: Ledger) -> Refusal | None:
-    """A config with experts on a class SGLang builds dense only: its checkpoint's experts cannot load."""
-    model = ledger.model
-    source = DENSE_ONLY_ERAS.at(ledger.version).get(model.architecture)
-    if model.moe is None or source is None:
-        return None
-    return Refusal(
-        field="num_experts",
-        message=f"SGLang {ledger.version.label}'s {model.architecture} builds a dense MLP whatever num_experts says "
-        f"({model.moe.num_routed_experts} here): the checkpoint's experts have no parameters to load into",
-        source=source,
-    )
+    """A config with experts on a class SGLang builds dense only (DENSE_ONLY_ERAS): its checkpoint's experts cannot load."""
+    return dense_only_refusal(ledger, DENSE_ONLY_ERAS.at(ledger.version))
 
 
 AUDIO_REFUSED_ERAS: Eras[frozenset[str]] = Eras((

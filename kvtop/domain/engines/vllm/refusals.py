@@ -60,7 +60,7 @@ from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
-from kvtop.domain.refusals import Refusal, context_above_positions, tower_blocks_refusal
+from kvtop.domain.refusals import Refusal, context_above_positions, dense_only_refusal, tower_blocks_refusal
 from kvtop.domain.tp_widths import DivideCheck, TpWidths, mlp_width_refusal
 
 if TYPE_CHECKING:
@@ -104,17 +104,8 @@ DENSE_ONLY_ERAS: Eras[dict[str, str]] = Eras((
 
 
 def experts_refusal(ledger: Ledger) -> Refusal | None:
-    """A config with experts on a class vLLM builds dense only: its checkpoint's experts cannot load."""
-    model = ledger.model
-    source = DENSE_ONLY_ERAS.at(ledger.version).get(model.architecture)
-    if model.moe is None or source is None:
-        return None
-    return Refusal(
-        field="num_experts",
-        message=f"vLLM {ledger.version.label} builds {model.architecture} as a dense Llama whatever num_experts says "
-        f"({model.moe.num_routed_experts} here): the checkpoint's experts have no parameters to load into",
-        source=source,
-    )
+    """A config with experts on a class vLLM builds dense only (DENSE_ONLY_ERAS): its checkpoint's experts cannot load."""
+    return dense_only_refusal(ledger, DENSE_ONLY_ERAS.at(ledger.version))
 
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
