@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.architectures.config_dtype import DTYPE_BYTES
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.explanation import Explanation
@@ -49,15 +50,12 @@ def runtime_settings(settings: LaunchSettings) -> dict[str, int | bool | str | N
     }
 
 
-#: activation dtype words (a launch's `--dtype`, a log's `torch.*` repr) → bytes an element
-_DTYPE_BYTES = {"bfloat16": 2, "bf16": 2, "float16": 2, "half": 2, "fp16": 2, "float32": 4, "float": 4, "fp32": 4}  # fmt: skip
-
-
 def dtype_width(dtype: str | None, model: ModelSpec) -> int | str:
-    """Bytes an activation element takes: the checkpoint's where the launch says none or `auto`; a name
-    kvtop does not know stays itself (it matches only the same name)."""
+    """Bytes an activation element takes (a launch's `--dtype` or a log's `torch.*` repr, read by the checkpoint
+    dtype table, config_dtype.DTYPE_BYTES): the checkpoint's where the launch says none or `auto`; a name kvtop does
+    not know stays itself (it matches only the same name)."""
     word = (dtype or "auto").lower().removeprefix("torch.")
-    return model.dtype_bytes if word == "auto" else _DTYPE_BYTES.get(word, word)
+    return model.dtype_bytes if word == "auto" else DTYPE_BYTES.get(word, word)
 
 
 class NodeMeasure(BaseModel):
