@@ -53,6 +53,13 @@ DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
 
 
+def resolve_max_num_reqs(tokens: int, context: int, requested: int | None, attn_dp: int) -> int:
+    """§7 resolve_max_num_reqs, before a Mamba hybrid's state-slot cap: --max-running-requests per attention-DP rank,
+    else int(tokens ÷ context_len × 512) clamped to 2,048..4,096; at most tokens ÷ 2 either way."""
+    if requested:
+        return min(requested // attn_dp, tokens // 2)
+    return min(max(2048, min(4096, int(tokens / context * 512))), tokens // 2)
+
 class SglangBudget:
     """`solve_budget`: the budget of one rank set, from the tightest rank's memory (docs/engines/sglang.md §4, §6, §7)."""
 
@@ -286,10 +293,7 @@ class SglangBudget:
         """§7 resolve_max_num_reqs; a Mamba hybrid at most its slots ÷ slots per request (§4.2.1)."""
         if tokens <= 0:
             return 0
-        if requested:
-            n = min(requested // attn_dp, tokens // 2)
-        else:
-            n = min(max(2048, min(4096, int(tokens / context * 512))), tokens // 2)
+        n = resolve_max_num_reqs(tokens, context, requested, attn_dp)
         if state_slots:
             n = min(n, state_slots // slots_per_request)
         return n

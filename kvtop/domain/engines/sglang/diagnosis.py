@@ -21,6 +21,7 @@ from kvtop.domain.diagnose_findings import (
 )
 from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # the least free sizes all
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
+from kvtop.domain.engines.sglang.budget import resolve_max_num_reqs
 from kvtop.domain.engines.sglang.eras import mamba_ratio
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
@@ -199,10 +200,9 @@ def _req_to_token(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Fin
 
 def _uncapped_requests(ledger: Ledger) -> int:
     """Max running requests before the state-pool cap (§7)."""
-    tokens, s = ledger.token_capacity, ledger.settings
-    if s.max_running_requests:
-        return min(s.max_running_requests // ledger.layout.attn_dp, tokens // 2)
-    return min(max(2048, min(4096, int(tokens / ledger.context_length * 512))), tokens // 2)
+    return resolve_max_num_reqs(
+        ledger.token_capacity, ledger.context_length, ledger.settings.max_running_requests, ledger.layout.attn_dp
+    )
 
 
 def _mamba_caps_requests(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
