@@ -19,6 +19,7 @@ from kvtop.commands.common import (
 )
 from kvtop.commands.output import print_error, print_json, print_text
 from kvtop.commands.render_ledger import step_figure
+from kvtop.domain.capacity_assumption import assumption_words
 from kvtop.domain.engines.registry import display_name, display_names, engine_rules
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -236,7 +237,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     if logged.token_capacity is not None:
         lines.append(f"  logged capacity      {fmt_tokens(logged.token_capacity)} tokens")
         if logged.capacity_assumption is not None:
-            lines.append(f"  {'':<20} ({logged.capacity_assumption})")
+            lines.append(f"  {'':<20} ({assumption_words(logged.capacity_assumption)})")
     for label, value in (("free before load", logged.free_before_load_bytes), ("free after load", logged.free_after_load_bytes),
                          ("weights (mem usage)", logged.weights_bytes), ("available KV memory", logged.available_kv_bytes)):  # fmt: skip
         if value is not None:

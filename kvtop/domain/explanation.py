@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
+from kvtop.domain.capacity_assumption import CapacityAssumption
 from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause
@@ -44,8 +45,9 @@ class Logged(BaseModel):
     context_length: int | None = None
     ranks_seen: int = 0
     # the stated capacity rests on a default the log does not state (TensorRT-LLM's tokens per primary-pool block
-    # of a release read from its wording): which reading was taken, why, and the other reading
-    capacity_assumption: str | None = None
+    # of a release read from its wording): the reading taken, the release and why, the other readings (typed; the
+    # views word it with capacity_assumption.assumption_words)
+    capacity_assumption: CapacityAssumption | None = None
 
 
 class PoolSizeCheck(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from kvtop.domain.capacity_assumption import CapacityAssumption, assumption_words
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import KvtopError
@@ -24,7 +25,7 @@ def logged_token_capacity(log: EngineLog, ledger: Ledger | str | None = None) ->
     return _reading(log, ledger)[0]
 
 
-def _reading(log: EngineLog, ledger: Ledger | str | None) -> tuple[int | None, str | None]:
+def _reading(log: EngineLog, ledger: Ledger | str | None) -> tuple[int | None, CapacityAssumption | None]:
     """(the capacity the log states, the assumption that reading rests on — `Logged.capacity_assumption`, the
     field explain prints: TensorRT-LLM's primary-pool blocks × a release's default tokens per block)."""
     if log.engine is None:
@@ -89,7 +90,9 @@ def with_logged_capacity(
                 f"the engine log {log.source} printed a KV {'/'.join(differ)} that {ledger.model.name} "
                 f"does not give ({target.engine_id}): a log of another model or layout, not attached"
             )
-    read = f"token capacity from the engine log {log.source}" + (f" ({assumption})" if assumption else "")
+    read = f"token capacity from the engine log {log.source}" + (
+        f" ({assumption_words(assumption)})" if assumption else ""
+    )
     live = target.live.model_copy(update={
         "token_capacity": capacity, "token_capacity_logged": True, "notes": (*target.live.notes, read),
     })  # fmt: skip

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 
+from kvtop.commands.explain import explanation_json, explanation_text
+from kvtop.domain.capacity_assumption import CapacityAssumption, OtherReading
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.engines.versions import from_flag
+from kvtop.domain.engines.versions import VersionSource, from_flag
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
@@ -139,9 +141,22 @@ def test_the_primary_pool_without_a_release_names_the_reading_it_took() -> None:
         version=version,
     ))  # fmt: skip
     assert result.logged.token_capacity == blocks * 32 == 20_192
+    # a typed value across the seam: the blocks, the default taken and the release it rests on, the other reading
     assumption = result.logged.capacity_assumption
-    assert assumption is not None and assumption.startswith(f"assumed: {blocks} primary-pool blocks × 32 tokens")
-    assert f"builds before 0.19.0 took 64: {blocks} × 64 = 40,384" in assumption
+    assert assumption == CapacityAssumption(
+        blocks=631, tokens_per_block=32, release="~0.19.0", release_source=VersionSource.LOG,
+        others=(OtherReading(tokens_per_block=64, since=None, until="0.19.0", tokens=631 * 64),),
+        settle_flags=("--engine-version", "--kv_cache_config.tokens_per_block"),
+    )  # fmt: skip
+    assert assumption.tokens == blocks * 32 == result.logged.token_capacity
+    # JSON says it as data; the text view words it
+    said = explanation_json(result)["logged"]["capacity_assumption"]
+    assert (said["kind"], said["blocks"], said["tokens_per_block"], said["others"][0]["tokens"]) == (
+        "primary_pool_tokens_per_block", 631, 32, 40_384,
+    )
+    text = explanation_text(result, (), "engine.log")
+    assert f"(assumed: {blocks} primary-pool blocks × 32 tokens per block" in text
+    assert f"builds before 0.19.0 took 64: {blocks} × 64 = 40,384" in text
     # the release given: the engine's own figure, no assumption
     given = _explain(
         "trtllm/trtllm-2268-qwen15-7b-primary-pool", "meta-llama--Llama-2-7b-hf.json",

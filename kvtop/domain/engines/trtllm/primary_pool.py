@@ -5,6 +5,7 @@ that states neither its release nor its tokens per block leaves the product to t
 
 from __future__ import annotations
 
+from kvtop.domain.capacity_assumption import CapacityAssumption, OtherReading
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.trtllm.budget import runtime
 from kvtop.domain.engines.trtllm.eras import ENGINE_TOKENS_PER_BLOCK_ERAS, engine_tokens_per_block
@@ -30,11 +31,13 @@ def _allocated(log: EngineLog) -> bool:
     return any(rank.allocations for rank in log.ranks(TrtllmRankLog))
 
 
-def primary_pool_assumption(log: EngineLog, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+def primary_pool_assumption(
+    log: EngineLog, settings: LaunchSettings, version: ResolvedVersion
+) -> CapacityAssumption | None:
     """Which reading of `primary pool: B` blocks kvtop took, where the tokens per block are neither logged nor
     set and the release is not stated (`version` read from the log's wording or dates, or not at all): the
     engine build's default changed between releases (`ENGINE_TOKENS_PER_BLOCK_ERAS`), so the capacity is
-    B × the default of the release taken, an assumption said with the other readings (#2268: 631 × 32 = 20,192
+    B × the default of the release taken, an assumption with the other readings (#2268: 631 × 32 = 20,192
     as ~0.19.0, 631 × 64 = 40,384 as 0.13)."""
     stated = (
         version.source in (VersionSource.FLAG, VersionSource.ENDPOINT)
@@ -50,28 +53,22 @@ def primary_pool_assumption(log: EngineLog, settings: LaunchSettings, version: R
     if blocks is None or runtime(settings, resolved) != "tensorrt":
         return None
     taken = engine_tokens_per_block(resolved)
-    others = [era for era in ENGINE_TOKENS_PER_BLOCK_ERAS if era.value != taken]
+    others = tuple(
+        OtherReading(tokens_per_block=era.value, since=era.since or None, until=_next_since(era),
+                     tokens=blocks * era.value)
+        for era in ENGINE_TOKENS_PER_BLOCK_ERAS
+        if era.value != taken
+    )  # fmt: skip
     if not others:
         return None
-    why = _WHY.get(version.source, "inferred")
-    other = "; ".join(
-        f"builds {f'from {era.since}' if era.since else 'before ' + _next_since(era)} took {era.value}: "
-        f"{blocks:,} × {era.value} = {blocks * era.value:,}"
-        for era in others
-    )
-    return (
-        f"assumed: {blocks:,} primary-pool blocks × {taken} tokens per block, the TensorRT engine build's default "
-        f"at {version.label}, the release {why}; the log states neither its release nor tokens_per_block, and "
-        f"{other} (pass --engine-version or --kv_cache_config.tokens_per_block)"
-    )
+    return CapacityAssumption(
+        blocks=blocks, tokens_per_block=taken, release=version.label, release_source=version.source,
+        others=others, settle_flags=SETTLE_FLAGS,
+    )  # fmt: skip
 
 
-_WHY = {
-    VersionSource.LOG: "its lines' wording points to",
-    VersionSource.LOG_DATES: "out when its lines are dated",
-    VersionSource.SERVER_ARGS: "its printed arguments point to",
-    VersionSource.NOT_STATED: "kvtop takes when none is stated (the latest)",
-}
+# the flags that make the reading a fact: the release, or the tokens per block (trtllm-serve's extra options)
+SETTLE_FLAGS = ("--engine-version", "--kv_cache_config.tokens_per_block")
 
 
 def _next_since(era: Era[int]) -> str:
