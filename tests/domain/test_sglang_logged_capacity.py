@@ -173,3 +173,20 @@ def test_a_draft_load_stays_part_of_its_start() -> None:
     assert (logged.free_before_load_bytes, logged.free_after_load_bytes, logged.weights_bytes) == (
         round(111.47 * GIB), round(14.74 * GIB), round(94.00 * GIB)
     )
+
+
+def test_every_restart_of_a_log_pasted_in_a_loop_opens_its_own_start() -> None:
+    # 70 identical undated starts (one `Load weight begin` each, then its pool lines; `_FIRST_START`'s figures):
+    # the reader keeps the first and last 32 values of a kind, so from the 33rd start on the pool lists' lengths and
+    # last values stand still. Each load still follows a pool line, so each is its own start (0..69): the last start
+    # holds one load and no speculative draft (read before as the last 6 loads sharing one start, a "draft")
+    one = (
+        "[09:00:00 TP0] Load weight begin. avail mem=137.34 GB\n"
+        "[09:01:00 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=120.94 GB, mem usage=16.40 GB.\n"
+        "[09:01:05 TP0] KV Cache is allocated. #tokens: 2795207, K size: 53.31 GB, V size: 53.31 GB\n"
+        "[09:01:05 TP0] Memory pool end. avail mem=11.87 GB\n"
+    )
+    log = parse_engine_log(one * 70, source="loop.log")
+    (rank,) = log.ranks(SglangRankLog)
+    assert rank.weight_loads[-1].start == 69 and rank.weight_loads[0].start == 0
+    assert len(rank.started_loads) == 1 and rank.draft_load is None

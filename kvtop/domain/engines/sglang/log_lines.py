@@ -134,23 +134,30 @@ def _init_dist(text: str, fields: Fields) -> bool:
     return usage is not None
 
 
-#: The lines a start prints after its weights: a load printed after one of them opens another start.
-_POOL_LINES = ("kv_allocations", "memory_pool_end_avail", "scheduler_summaries", "swa_pools", "mamba_allocations")
-#: A reading's own bookkeeping (not a record): the pool lines seen at the last load (the lists keep only the first and
-#: last few values, so their lengths can stand still while lines are read; a change of any one still shows).
-_SEEN = "_pool_lines_at_load"
+def _pool_line(handler: Handler) -> Handler:
+    """`handler` of a line a start prints after its weights (KV allocated, SWA and Mamba pools, memory pool end, the
+    scheduler's summary: `HANDLERS`): a line it takes marks the rank's last load as followed by its pool
+    (`WeightLoad.pool_after`), so the next load opens the next start."""
+
+    def handle(text: str, fields: Fields) -> bool:
+        took = handler(text, fields)
+        loads = fields["weight_loads"]
+        if took and loads:
+            loads[-1]["pool_after"] = True
+        return took
+
+    return handle
 
 
 def _new_load(text: str, fields: Fields, **values: object) -> bool:
-    """A weight load's record, with its line's time and its start (`WeightLoad.start`): the previous load's, unless
-    a pool line was printed since (target and draft share one start; a second run's load opens the next)."""
-    seen = tuple((len(fields[name]), repr(fields[name][-1:])) for name in _POOL_LINES if name in fields)
+    """A weight load's record, with its line's time and its start (`WeightLoad.start`): a `Load weight begin` (or
+    an end line with no begin open) opens the next start where the previous load was followed by a pool line
+    (`pool_after`), else it is that load's start (target and draft share one start)."""
     loads = fields["weight_loads"]
-    start = 0 if not loads else loads[-1].get("start", 0) + ((fields[_SEEN][-1:] or [None])[0] != seen)
+    start = 0 if not loads else loads[-1]["start"] + (1 if loads[-1].get("pool_after") else 0)
     if not _append_stamped(text, fields, "weight_loads", **values):
         return False
     loads[-1]["start"] = start
-    fields[_SEEN][:] = [seen]
     return True
 
 
@@ -317,13 +324,13 @@ HANDLERS: tuple[tuple[str, Handler], ...] = (
     ("Init torch distributed ends", _init_dist),
     ("Load weight begin", _load_begin),
     ("Load weight end", _load_end),
-    ("KV Cache is allocated", _kv_allocated),
-    ("SWAKVPool mem usage", _swa_pool),
+    ("KV Cache is allocated", _pool_line(_kv_allocated)),
+    ("SWAKVPool mem usage", _pool_line(_swa_pool)),
     ("Use sliding window memory pool", _sliding_window),
-    ("Mamba Cache is allocated", _mamba),
-    ("Memory pool end", _pool_end),
+    ("Mamba Cache is allocated", _pool_line(_mamba)),
+    ("Memory pool end", _pool_line(_pool_end)),
     ("Capture ", _capture),
-    ("max_total_num_tokens=", _summary),
+    ("max_total_num_tokens=", _pool_line(_summary)),
     ("is larger than the profiled value", _profiled),
     ("Post-capture KV sizing", _post_capture),
     ("of the KV budget for post-sizing", _mm_reserve),
@@ -351,7 +358,7 @@ def freeze(rank: RankKey, fields: Fields) -> SglangRankLog:
     values: dict[str, Any] = {
         name: tuple(_RECORDS[name](**item) if isinstance(item, dict) else item for item in items)
         for name, items in fields.items()
-        if items and name != _SEEN
+        if items
     }
     dtypes = values.pop("kv_cache_dtype", ())
     return SglangRankLog(rank=rank, kv_cache_dtype=dtypes[0] if dtypes else None, **values)

@@ -29,10 +29,12 @@ class _Stamped(_Frozen):
 
 class WeightLoad(_Stamped):
     """One `Load weight begin` / `Load weight end` pair (the second pair of a start is a speculative draft).
-    `at`: its first line's time; `start`: how many pool lines (KV allocated, memory pool end, the scheduler's
-    summary) the rank had printed before it, the same for every load of one start (target and draft)."""
+    `at`: its first line's time; `start`: which start of the rank it belongs to (0, 1, …), the same for every load
+    of one start (target and draft); `pool_after`: a pool line (KV allocated, memory pool end, the scheduler's
+    summary) was printed after it, so the next load opens the next start."""
 
     start: int = 0
+    pool_after: bool = False
     avail_before: Measured | None = None
     avail_after: Measured | None = None
     mem_usage: Measured | None = None
