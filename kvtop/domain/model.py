@@ -333,6 +333,10 @@ class ModelSpec(BaseModel):
     state: StateSpec | None = None
     mtp_layers: int = 0
     max_position_embeddings: int
+    # the config field the positions were read from: the schema's max_position_embeddings (which reads each of its
+    # aliases: max_sequence_length, seq_length, n_positions, model_max_length, max_seq_len), or the entry's own
+    # (Whisper's decoder: max_target_positions); an engine that looks for context keys reads this
+    positions_field: str = "max_position_embeddings"
     # the embedding's (and a tied LM head's) width where it differs from hidden_size, with a projection in and out
     # (OPT-350m's word_embed_proj_dim 512 under hidden 1,024); None: hidden_size
     embedding_size: int | None = None
@@ -355,7 +359,7 @@ class ModelSpec(BaseModel):
     # the file was not a config.json: how kvtop read it (Mistral's params.json: kvtop.domain.mistral_params.NOTE)
     config_format: str = ""
     # parts read from outside the file, said as notes: a language model named by checkpoint id whose published config
-    # kvtop holds (Ultravox's text_model_id: kvtop.domain.architectures.named_text)
+    # kvtop holds (Ultravox's text_model_id: kvtop.domain.architectures.named_text; the copies examples/models/named/)
     read_from: tuple[str, ...] = ()
     # the config's class is a speculative-decoding draft read through its model_type's entry: why it is not
     # planned as the served model ('' for any other model; coverage.draft_reason)

@@ -103,6 +103,7 @@ def read_architecture(
         "intermediate_size": _intermediate(f, arch, hidden),
         "mlp_gated": arch.mlp_gated,
         "max_position_embeddings": f.need(g.positions),
+        "positions_field": g.positions,
         "quant": quant,
         "multimodal": multimodal,
         "vision": vision,

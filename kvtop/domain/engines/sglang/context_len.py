@@ -15,13 +15,20 @@ from kvtop.domain.model import ModelSpec
 
 # get_context_length's answer where the config holds none of its keys (common.py, 0.5.23)
 FALLBACK_CONTEXT = 2048
-# architectures whose config holds none of CONTEXT_LENGTH_KEYS (read at 0.5.23: transformers 5.19 WhisperConfig has
-# no max_position_embeddings; whisper.py is new in 0.5.23, 0.5.6.post2 builds no Whisper)
-NO_CONTEXT_KEY = frozenset({"WhisperForConditionalGeneration"})
+# the keys get_context_length looks for, in its order (0.5.23 utils/hf_transformers/common.py CONTEXT_LENGTH_KEYS):
+# kvtop's schema reads each as max_position_embeddings, so a model whose positions came from another field
+# (`ModelSpec.positions_field`: Whisper's max_target_positions; transformers 5.19 WhisperConfig has no
+# max_position_embeddings) holds none of them. whisper.py is new in 0.5.23; 0.5.6.post2 builds no Whisper
+CONTEXT_LENGTH_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
+
+
+def holds_no_context_key(model: ModelSpec) -> bool:
+    """The config holds none of CONTEXT_LENGTH_KEYS: its positions were read from another field."""
+    return model.positions_field not in CONTEXT_LENGTH_KEYS
 
 
 def _falls_back(model: ModelSpec, settings: LaunchSettings) -> bool:
-    return not settings.context_length and model.architecture in NO_CONTEXT_KEY
+    return not settings.context_length and holds_no_context_key(model)
 
 
 def engine_context(model: ModelSpec, settings: LaunchSettings) -> int:
@@ -37,13 +44,13 @@ def context_note(model: ModelSpec, settings: LaunchSettings) -> str:
         return ""
     return (
         f"SGLang's context_len {FALLBACK_CONTEXT:,}: get_context_length's fallback, the config holding none of its "
-        f"keys (the decoder's {model.max_position_embeddings:,} positions are max_target_positions)"
+        f"keys (the decoder's {model.max_position_embeddings:,} positions are {model.positions_field})"
     )
 
 
 def derived_context(model: ModelSpec, settings: LaunchSettings) -> tuple[int, str] | None:
     """What `_derive_context_length` checks a stated --context-length against, where it is not the config's
     positions: (its fallback, in words); None where it is them."""
-    if model.architecture not in NO_CONTEXT_KEY:
+    if not holds_no_context_key(model):
         return None
     return FALLBACK_CONTEXT, "SGLang's derived context_len: get_context_length's fallback, the config holding none of its keys"
