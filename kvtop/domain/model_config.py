@@ -13,6 +13,7 @@ the door that calls them sits above both (the import graph has no model <-> arch
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kvtop.domain.architectures.config_reader import read_config
@@ -27,12 +28,16 @@ def model_from_config(
     hf_quant_config: dict[str, Any] | None = None,
     hf_source: str = "hf_quant_config.json",
     family: str | None = None,
+    named_configs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ModelSpec:
     """Normalise a Hugging Face `config.json` into a ModelSpec, through its architecture entry.
 
     `family` forces the entry to read the config as (`--model-family`); the config's own class defaults
-    then do not apply, so every field that entry reads must be in the file.
+    then do not apply, so every field that entry reads must be in the file. `named_configs`: the configs of the
+    checkpoints kvtop holds, by Hub id (`kvtop.sources.hub.named_text_configs`), for a language model a config
+    names by id (Ultravox's text_model_id; architectures/named_text.py).
     """
     return read_config(
-        config, source=source, name=name, hf_quant_config=hf_quant_config, hf_source=hf_source, family=family
+        config, source=source, name=name, hf_quant_config=hf_quant_config, hf_source=hf_source, family=family,
+        named_configs=named_configs,
     )

@@ -17,8 +17,10 @@ import re
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from kvtop.bundled import bundled_dir
@@ -45,6 +47,18 @@ def preset_dir() -> Path:
     if override:
         return Path(override)
     return bundled_dir("examples", "models")
+
+
+@lru_cache(maxsize=1)
+def named_text_configs() -> Mapping[str, Mapping[str, Any]]:
+    """The published configs kvtop holds of checkpoints a config names by Hub id (Ultravox's text_model_id:
+    domain/architectures/named_text.py), by id: examples/models/named/<owner>--<name>.json (sources in
+    examples/models/README.md). Package data, not presets."""
+    folder = bundled_dir("examples", "models", "named")
+    return MappingProxyType({
+        path.stem.replace("--", "/", 1): read_json_object(path, "config", field="text_model_id")
+        for path in sorted(folder.glob("*.json"))
+    })  # fmt: skip
 
 
 def preset_names() -> list[str]:
@@ -129,6 +143,7 @@ def load_config_file(path: Path, name: str | None = None, *, family: str | None 
         hf_quant_config=quant[0] if quant else None,
         hf_source=quant[1] if quant else "hf_quant_config.json",
         family=family,
+        named_configs=named_text_configs(),
     )
 
 
@@ -284,6 +299,7 @@ def _from_hub(repo_id: str, family: str | None, ends_at: float) -> ModelSpec:
             hf_quant_config=quant,
             hf_source=f"{repo_id}/hf_quant_config.json",
             family=family,
+            named_configs=named_text_configs(),
         )
     if not reachable:
         return spec

@@ -18,6 +18,7 @@ from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
+from kvtop.sources.hub import named_text_configs
 from tests.data_paths import DATA
 
 NAME = "recon--fixie-ai--ultravox-v0_5-llama-3_2-1b"
@@ -55,7 +56,7 @@ def test_bytes_equal_vllms_meta_build(tp: int) -> None:
     parts = row["stages"][0]["param_bytes"]
     assert (parts["audio_tower"], parts["multi_modal_projector"]) == (ENCODER[tp], PROJECTOR)
     assert parts["language_model"] == LANGUAGE[tp]
-    model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)
+    model = model_from_config(json.loads(CONFIG.read_text()), source=NAME, named_configs=named_text_configs())
     book = weights_book(model, ParallelLayout(tp=tp), range(0, 16), first_stage=True, last_stage=True,
                         tower_split=TOWER_SPLIT)  # fmt: skip
     (tower,) = [r for r in book.rows if r.component == "audio"]
@@ -65,7 +66,7 @@ def test_bytes_equal_vllms_meta_build(tp: int) -> None:
 
 
 def test_the_plan_says_where_the_language_model_came_from() -> None:
-    model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)
+    model = model_from_config(json.loads(CONFIG.read_text()), source=NAME, named_configs=named_text_configs())
     (words,) = model.read_from  # a note in plan and explain (render_ledger, explain)
     assert "meta-llama/Llama-3.2-1B-Instruct's published config (text_model_id" in words
 
@@ -73,17 +74,29 @@ def test_the_plan_says_where_the_language_model_came_from() -> None:
 def test_a_checkpoint_kvtop_holds_no_copy_of_is_refused_by_its_field() -> None:
     config = {**json.loads(CONFIG.read_text()), "text_model_id": "meta-llama/Llama-3.1-70B-Instruct"}
     with pytest.raises(UnsupportedModelError, match="fetches from the Hub") as refused:
-        model_from_config(config, source=NAME)
+        model_from_config(config, source=NAME, named_configs=named_text_configs())
     assert refused.value.field == "text_model_id"
 
 
 def test_a_transformer_projector_is_refused_by_its_field() -> None:
     config = {**json.loads(CONFIG.read_text()), "num_projector_layers": 2}
     with pytest.raises(UnsupportedModelError, match="UltravoxTransformerProjector") as refused:
-        model_from_config(config, source=NAME)
+        model_from_config(config, source=NAME, named_configs=named_text_configs())
     assert refused.value.field == "num_projector_layers"
 
 
 def test_the_class_is_a_wrapper_with_its_tower() -> None:
     assert verdict("UltravoxModel")[0] == "wrapper"
     assert tower_verdict("UltravoxModel")[0] == "tower"
+
+
+def test_the_named_checkpoints_config_is_package_data_one_copy_with_its_source() -> None:
+    # examples/models/named/ holds meta-llama/Llama-3.2-1B-Instruct's published config.json, the same file as
+    # tests/data/configs/families/ (its source in SOURCES.md there: the benchmark's quoted LLAMA_3_2_1B_CFG,
+    # hidden 2,048, 16 layers, 8 KV heads, vocab 128,256)
+    published = json.loads((DATA / "configs" / "families" / "meta-llama--Llama-3.2-1B-Instruct.json").read_text())
+    assert dict(named_text_configs()) == {"meta-llama/Llama-3.2-1B-Instruct": published}
+    # the domain holds none: without the copies handed in, the id is refused by its field
+    with pytest.raises(UnsupportedModelError, match="known: none") as refused:
+        model_from_config(json.loads(CONFIG.read_text()), source=NAME)
+    assert refused.value.field == "text_model_id"

@@ -9,6 +9,7 @@ field that stops it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes
@@ -57,13 +58,15 @@ def read_config(
     hf_quant_config: dict[str, Any] | None,
     hf_source: str,
     family: str | None,
+    named_configs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ModelSpec:
     """See the module docstring; `family` forces the entry to read the config as (`--model-family`): the
-    config's own class defaults then do not apply, so every field that entry reads must be in the file."""
+    config's own class defaults then do not apply, so every field that entry reads must be in the file.
+    `named_configs`: the checkpoints' configs kvtop holds, by Hub id, for a language model named by id (named_text)."""
     outer = validated(OuterConfig, config, source=source)  # first: the file must be an object
     if (served := served_config(config)) is not config:  # Qwen2.5-Omni: the thinker the engines build (SERVED_SECTION)
         config, outer = served, validated(OuterConfig, served, source=source)
-    config, named_words = named_text(config, source)  # Ultravox: the language model named by checkpoint id
+    config, named_words = named_text(config, source, named_configs or {})  # Ultravox: the language model named by checkpoint id
     nested_key = next((key for key in TEXT_SECTION_KEYS if config.get(key) is not None), None)
     prefix = f"{nested_key}." if nested_key else ""
     architecture = outer.architectures[0] if outer.architectures else outer.model_type or "?"
