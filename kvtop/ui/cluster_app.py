@@ -77,6 +77,23 @@ class NodeFailed(Message):
         self.reason = reason
 
 
+class LatestView:
+    """The cluster view handed to the open node's worker: the app sets each view it receives (on its own thread),
+    the worker takes the latest at each read. Threads never read the app's reactive state (docs/design.md)."""
+
+    def __init__(self, view: ClusterView | None) -> None:
+        self._lock = threading.Lock()
+        self._view = view
+
+    def set(self, view: ClusterView | None) -> None:
+        with self._lock:
+            self._view = view
+
+    def get(self) -> ClusterView | None:
+        with self._lock:
+            return self._view
+
+
 @dataclass(frozen=True)
 class ExportedFindings:
     """Findings of one severity as the node's own kvtop export counted them (Prometheus has no causes)."""
@@ -128,6 +145,7 @@ class ClusterApp(KvtopBaseApp):
         self._node_name: str | None = None
         self._node_generation = 0
         self._node_screen: ClusterNodeScreen | None = None
+        self._node_view = LatestView(None)  # the open node's worker's cluster view (`LatestView`)
         self._history = GpuHistory()
         self.set_reactive(ClusterApp.cluster, ClusterState(source_label=label))
         self.cluster_screen = ClusterScreen(self.cluster, self.now, interval_s)
@@ -147,15 +165,17 @@ class ClusterApp(KvtopBaseApp):
         )
 
     @work(thread=True, exclusive=True, group="node", exit_on_error=False)
-    def stream_node(self, name: str, generation: int) -> None:
-        """The open node's worker: build its source, then collect, diagnose, post, wait."""
+    def stream_node(self, name: str, generation: int, views: LatestView) -> None:
+        """The open node's worker: build its source, then collect, diagnose, post, wait. `views` hands it the
+        cluster views the app receives (it reads nothing of the app's state)."""
         source: SnapshotSource | None = None  # built by the first read, so its failure is shown too
+        factory = self._node_source_factory
 
         def read() -> NodeArrived:
             nonlocal source
-            source = source or self._node_source_factory(name)
+            source = source or factory(name)
             # the engines on the node are the cluster join's answer, as the engine table has them
-            snapshot = with_cluster_engines(source.collect(), self.cluster.view, name)
+            snapshot = with_cluster_engines(source.collect(), views.get(), name)
             findings = diagnose_quietly(snapshot) if any(e.ledger for e in snapshot.engines) else None
             return NodeArrived(generation, snapshot, findings)
 
@@ -169,6 +189,7 @@ class ClusterApp(KvtopBaseApp):
         self.cluster = ClusterState(
             source_label=self.cluster.source_label, view=message.view, received_at=self._clock()
         )
+        self._node_view.set(message.view)
 
     @on(ClusterFailed)
     def show_cluster_failure(self, message: ClusterFailed) -> None:
@@ -225,7 +246,8 @@ class ClusterApp(KvtopBaseApp):
         self.node = NodeState(source_label=f"{message.name} through {self.cluster.source_label}")
         self._node_screen = ClusterNodeScreen(self.node, self.now, self._interval_s)
         self.push_screen(self._node_screen)
-        self.stream_node(message.name, self._node_generation)
+        self._node_view = LatestView(self.cluster.view)
+        self.stream_node(message.name, self._node_generation, self._node_view)
 
     @on(ClusterNodeScreen.Closed)
     def close_node(self) -> None:
@@ -265,4 +287,4 @@ class ClusterApp(KvtopBaseApp):
             return
         self.stream_cluster()
         if self._node_name is not None:
-            self.stream_node(self._node_name, self._node_generation)
+            self.stream_node(self._node_name, self._node_generation, self._node_view)

@@ -11,12 +11,16 @@ what it lacks. Pages recorded (tests/data/samples, SOURCES.md): the L40S DCGM pa
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+
+import kvtop.ui
 from kvtop.domain.cluster_node_engines import NOT_MODELLED
 from kvtop.domain.incident import NO_ENGINE
 from kvtop.sources.hub import load_model
 from kvtop.sources.prometheus import ClusterReader, PrometheusClient
 from kvtop.sources.prometheus_node import PrometheusNodeSource
-from kvtop.ui.cluster_app import ClusterApp
+from kvtop.ui.cluster_app import ClusterApp, ClusterArrived
 from kvtop.ui.screens.cluster import ClusterNodeScreen
 from kvtop.ui.widgets.engine_table import EngineTable
 from kvtop.ui.widgets.node_header import NodeHeader
@@ -85,4 +89,40 @@ async def test_a_vllm_engine_on_the_dcgm_node_shows_the_tokens_its_own_metrics_s
         assert (view.engine.kind, view.engine.model) == ("vllm", "qwen3-vl-235b-awq")
         assert view.engine.live.token_capacity == 551_520  # cache_config_info kv_cache_size_tokens="551520"
         assert "551,520 live" in header and "KV 0% used" in header
+    client.close()
+
+
+class _ThreadGuardedApp(ClusterApp):
+    """A ClusterApp whose reactive cluster state may be read on the app's own thread only (docs/design.md: threads
+    post messages; the app hands a worker what it needs)."""
+
+    CSS_PATH = str(Path(kvtop.ui.__file__).parent / ClusterApp.CSS_PATH)  # a subclass's path is read beside its file
+
+    def __getattribute__(self, name: str) -> object:
+        if name == "cluster" and threading.current_thread() is not threading.main_thread():
+            raise AssertionError(f"a worker thread ({threading.current_thread().name}) read the app's cluster state")
+        return super().__getattribute__(name)
+
+
+async def test_the_node_worker_gets_the_cluster_view_handed_in_and_the_newest_one_after() -> None:
+    client = PrometheusClient(URL, transport=FakePrometheus(
+        (Target("dcgm", "10.0.0.7:9400", L40S), Target("sglang", "gpu1-wl8sg:30000", SGLANG))
+    ).transport())  # fmt: skip
+    app = _ThreadGuardedApp(ClusterReader(client, clock=lambda: NOW),
+                            lambda name: PrometheusNodeSource(client, name, clock=lambda: NOW), load_model,
+                            theme="dark", interval_s=QUIET_INTERVAL_S, label=URL)  # fmt: skip
+    async with app.run_test(size=(200, 40)) as pilot:
+        await wait_for(pilot, lambda: app.cluster.view is not None, rounds=3000)
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.node.snapshot is not None or app.node.failure is not None, rounds=3000)
+        assert app.node.failure is None
+        assert app.node.snapshot is not None  # the join's SGLang engine, from the view handed in at the start
+        assert [v.engine.kind for v in app.node.snapshot.engines] == ["sglang"]
+        # each cluster view the app receives is handed on to the open node's worker
+        view = app.cluster.view
+        assert view is not None and app._node_view.get() is view
+        app.post_message(ClusterArrived(view.model_copy()))
+        await wait_for(pilot, lambda: app.cluster.view is not view, rounds=3000)
+        assert app._node_view.get() is app.cluster.view
     client.close()
