@@ -205,14 +205,9 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                       "0.33.0 step_vl.py: a PerceptionEncoder tower)",
     "LlavaOnevision2ForConditionalGeneration": "no published config: conversion and bridge code name the class, with "
                                                "no checkpoint's sizes",
-    "BailingMoEForCausalLM": "no checkpoint names it: SGLang 0.5.23's base class (models/bailing_moe.py EntryClass), "
-                             "which BailingMoeForCausalLM and BailingMoeV2ForCausalLM subclass unchanged; judged "
-                             "through their configs (Ling-plus, the Ling-mini-2.0 recon)",
     "FlintForCausalLM": "no published config: no file in the corpora names the class; and vLLM 0.33.0 "
                         "models/flint/model.py asserts a FlashInferImpl attention (\"Flint requires FlashInfer "
                         "attention\"), which the harness's CPU meta build does not select",
-    "MindSporeForCausalLM": "not a model of its own: SGLang 0.5.23 models/mindspore.py hands the config's own "
-                            "architecture to sgl_mindspore's models on Ascend NPU; no config names it",
     "PanguProMoEV2ForCausalLM": "no published config: none at hand names the class (the openPangu V2 config found, "
                                 "model_type pangu_v2_moe, names PanguV2MoEForCausalLM, which neither engine registers)",
     "Plamo3ForCausalLM": "no published config: pfnet/plamo-3-nict-{2b,8b,31b}-base's config.json is in none of the "
