@@ -169,10 +169,25 @@ def _check_nested_nvfp4_group(inputs: EngineInputs) -> None:
 # to num_kv_heads // tp = 0 rows. The engine's meta build of the class defaults at TP 2 holds the whole model on
 # each rank (TorchNativeLlamaForCausalLM 13,214,687,232 B against a 6,738,681,856 B shard).
 TORCH_NATIVE_TP = frozenset({"TorchNativeLlamaForCausalLM", "TorchNativePhi3ForCausalLM"})
+# TorchNativePhi3ForCausalLM is TorchNativeLlamaForCausalLM unchanged (`pass`): load_weights_to_module maps only the
+# unfused names (.q_proj / .k_proj / .v_proj, .gate_proj / .up_proj), and Phi-3's checkpoints store qkv_proj and
+# gate_up_proj fused, which then reach the fused parameters' own loaders without a shard id: "TypeError:
+# qkv_proj_weight_loader() missing 1 required positional argument: 'loaded_shard_id'" (read in 0.5.6.post2 and
+# 0.5.23, the same code; the loader run on CPU in session 46). It fails while loading, before the KV pool is sized,
+# at every TP; the meta build (no load) builds it.
+TORCH_NATIVE_UNLOADABLE = frozenset({"TorchNativePhi3ForCausalLM"})
 
 
 def _check_torch_native_tp(inputs: EngineInputs) -> None:
     model, tp = inputs.model, inputs.layout.tp
+    if model.architecture in TORCH_NATIVE_UNLOADABLE:
+        raise UnsupportedModelError(
+            f"SGLang's {model.architecture} cannot load a Phi-3 checkpoint: its loader (torch_native_llama.py "
+            f"load_weights_to_module) maps only unfused q/k/v and gate/up tensor names, and Phi-3's checkpoints "
+            f"store qkv_proj and gate_up_proj fused (\"qkv_proj_weight_loader() missing 1 required positional "
+            f"argument: 'loaded_shard_id'\" while loading); serve it as Phi3ForCausalLM",
+            field="architectures",
+        )
     if tp > 1 and model.architecture in TORCH_NATIVE_TP:
         raise UnsupportedModelError(
             f"SGLang's {model.architecture} builds every attention and MLP Linear whole on each rank and shards "
