@@ -171,28 +171,52 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                "timm.create_model(\"vit_so400m_patch14_siglip_384.webli\"): the harness venvs hold no "
                                "timm (\"Please install timm\"), so it would not build",
     "DotsVLMForCausalLM": "no published config: no source at hand states dots.vlm1's (SGLang's DotsVLMConfig reads "
-                          "DeepSeek fields at the top level and a DotsVisionConfig vision_config)",
-    "Dots3NoteForCausalLM": "no published config: only engine ports and tests name the class, with no sizes; vLLM "
-                            "also reads the checkpoint's tokenizer (image padding token), which a config folder lacks",
-    "XllmForCausalLM": "no published config: an xLLM K2MoE-375B test states a few of its fields (61 layers, 192 "
-                       "experts, hidden 6,144), not its vocabulary or expert widths",
-    "MossVLForConditionalGeneration": "no published config: SGLang's and ports' code only, no checkpoint's sizes",
+                          "DeepSeek fields at the top level and a DotsVisionConfig vision_config; session 46: "
+                          "`\"model_type\": \"dots_vlm`, `\"DotsVLMForCausalLM\"` searched: engine model_config lists and "
+                          "ports' copies of DotsVLMConfig (image_token_id 128815 its only figure), no sizes)",
+    "Dots3NoteForCausalLM": "no published config: the checkpoint's config.json is in none of the corpora; vLLM "
+                            "0.33.0 models/dots3_note builds a vision MoE tower and a Whisper audio encoder "
+                            "(config.whisper_config) beside the text model, and reads the checkpoint's tokenizer "
+                            "(image padding token), which a config folder lacks (session 46: `\"model_type\": \"dots3` "
+                            "searched; lightseekorg/tokenspeed test/runtime/test_dots3_note_model.py at aed8cbaf "
+                            "states the text section's sizes (46 layers, hidden 5,120, vocabulary 152,064, full MLA "
+                            "layers at 0 and i % 4 == 1 with a DSA indexer of 64 heads × 128, SWA MLA layers of "
+                            "their own ranks and heads, window 513, headwise gates, 256 experts of 1,536), not the "
+                            "vision or audio sections; and no entry reads that hybrid)",
+    "XllmForCausalLM": "no published config: an xLLM K2MoE-375B test states some of its fields (61 layers, hidden "
+                       "6,144, 48 / 8 heads of 128, rope_head_dim 64, 192 experts, mlp_only_layers [0, 1, 2], "
+                       "524,288 positions), not its vocabulary or expert widths (session 46: `\"model_type\": \"xllm` "
+                       "searched: parity and checkpoint-port tests, toy sizes otherwise)",
+    "MossVLForConditionalGeneration": "no published config: SGLang's and ports' code only, no checkpoint's sizes "
+                                      "(session 46: `\"model_type\": \"moss_vl` searched: a KV-budget test's "
+                                      "Qwen2.5-7B-class text figures and a registry test, no vision or projector "
+                                      "sizes)",
     "NVILAForConditionalGeneration": "no published config: only SGLang's own lists name the class, no sizes (session "
                                      "45: NVILA-8B / NVILA-15B searched; run scripts and model lists name the "
-                                     "checkpoints, none states a config)",
+                                     "checkpoints, none states a config; session 46: `\"model_type\": \"nvila`, "
+                                     "`\"NVILAForConditionalGeneration\"` searched: engine lists only; SGLang 0.5.23 "
+                                     "nvila.py's NVILAConfig is the checkpoint's remote configuration (_auto_class "
+                                     "AutoConfig, not registered by SGLang), its defaults transformers' Qwen2Config "
+                                     "and SiglipVisionConfig, not a checkpoint)",
     "NVILALiteForConditionalGeneration": "no published config: only SGLang's own lists name the class, no sizes "
                                          "(session 45: nvila_lite, NVILALite and Heron-NVILA-Lite searched; "
                                          "Heron-NVILA-Lite-1B-hf's card names its parts (Qwen2.5-0.5B-Instruct, "
                                          "paligemma-siglip-so400m-patch14-448, mlp_downsample_2x2_fix projector) but "
                                          "not its config's class, vocabulary or projector sizes; a third-party "
-                                         "NVILALiteConfig is Qwen2Config / SiglipVisionConfig defaults)",
-    "Sarashina2VisionForCausalLM": "no published config: sarashina2-vision's is the Hub's only (SGLang PR 10632 and a "
-                                   "GGUF converter name the class, not its sizes; session 45: `\"model_type\": "
+                                         "NVILALiteConfig is Qwen2Config / SiglipVisionConfig defaults; session 46: "
+                                         "`\"model_type\": \"nvila` searched: an action model's local NVILA-Lite-2B "
+                                         "path only)",
+    "Sarashina2VisionForCausalLM": "no published config: sarashina2-vision's is the Hub's only (SGLang PR 10632 and "
+                                   "a GGUF converter name the class, not its sizes; session 45: `\"model_type\": "
                                    "\"sarashina2_vision\"`, Sarashina2Vision and the 8b / 14b config URLs searched; "
-                                   "evaluation scripts name the checkpoints only)",
-    "YiVLForCausalLM": "no published config: none at hand; and SGLang 0.5.23 yivl.py loads its CLIP with "
-                       "CLIPVisionModel.from_pretrained from the checkpoint's mm_vision_tower folder, which a config "
-                       "folder lacks (it would not build)",
+                                   "evaluation scripts name the checkpoints only; session 46: "
+                                   "`\"Sarashina2VisionForCausalLM\"` searched: converters map it to llama / qwen2-VL, "
+                                   "no sizes)",
+    "YiVLForCausalLM": "no published config: none at hand (session 46: `\"YiVLForCausalLM\"` searched: SGLang's "
+                       "conversion script sets architectures YiVLForCausalLM and image_token_index 64002 on "
+                       "01-ai/Yi-VL's own config.json, which is not in the corpora); and SGLang 0.5.23 yivl.py loads "
+                       "its CLIP with CLIPVisionModel.from_pretrained from the checkpoint's mm_vision_tower folder, "
+                       "which a config folder lacks (it would not build)",
     "NemotronH_Nano_VL_V2": "no published config: the found copies are test fixtures (a 4-layer llm_config); the real "
                             "vision_config's RADIO `args`, which both engines read, is stated by no source at hand",
     "OpenPanguVLForConditionalGeneration": "no published config: ports and registries name the class, no sizes",
@@ -205,30 +229,38 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                       "0.33.0 step_vl.py: a PerceptionEncoder tower)",
     "LlavaOnevision2ForConditionalGeneration": "no published config: conversion and bridge code name the class, with "
                                                "no checkpoint's sizes",
-    "BailingMoEForCausalLM": "no checkpoint names it: SGLang 0.5.23's base class (models/bailing_moe.py EntryClass), "
-                             "which BailingMoeForCausalLM and BailingMoeV2ForCausalLM subclass unchanged; judged "
-                             "through their configs (Ling-plus, the Ling-mini-2.0 recon)",
-    "FlintForCausalLM": "no published config: no file in the corpora names the class; and vLLM 0.33.0 "
-                        "models/flint/model.py asserts a FlashInferImpl attention (\"Flint requires FlashInfer "
-                        "attention\"), which the harness's CPU meta build does not select",
-    "MindSporeForCausalLM": "not a model of its own: SGLang 0.5.23 models/mindspore.py hands the config's own "
-                            "architecture to sgl_mindspore's models on Ascend NPU; no config names it",
+    "FlintForCausalLM": "no published config: no file in the corpora names the class (session 46: "
+                        "`\"FlintForCausalLM\"` searched again, no hit); and vLLM 0.33.0 models/flint/model.py asserts "
+                        "a FlashInferImpl attention (\"Flint requires FlashInfer attention\"), which the harness's CPU "
+                        "meta build does not select",
     "PanguProMoEV2ForCausalLM": "no published config: none at hand names the class (the openPangu V2 config found, "
-                                "model_type pangu_v2_moe, names PanguV2MoEForCausalLM, which neither engine registers)",
+                                "model_type pangu_v2_moe, names PanguV2MoEForCausalLM, which neither engine "
+                                "registers; session 46: `\"PanguProMoEV2ForCausalLM\"` searched: Ascend NPU plugins' "
+                                "registrations (omni-npu) and ports' registries, no config)",
     "Plamo3ForCausalLM": "no published config: pfnet/plamo-3-nict-{2b,8b,31b}-base's config.json is in none of the "
                          "corpora (model_type plamo3, llama.cpp PR #17304, PFN's PLaMo 3 blog searched; session 45: "
-                         "Plamo3Config's published defaults and engine unit tests' toy sizes only, and a GGUF table's "
-                         "2B width 2,560, no heads, window or vocabulary; session 45 C5: GGUF `plamo3.*` metadata "
-                         "keys searched (a GGUF reader's toy test only); an SGLang MMLU benchmark README states "
-                         "plamo-3-nict-2604-31b-base's 64 layers and 256K context, not its widths or heads)",
+                         "Plamo3Config's published defaults and engine unit tests' toy sizes only, and a GGUF "
+                         "table's 2B width 2,560, no heads, window or vocabulary; session 45 C5: GGUF `plamo3.*` "
+                         "metadata keys searched (a GGUF reader's toy test only); an SGLang MMLU benchmark README "
+                         "states plamo-3-nict-2604-31b-base's 64 layers and 256K context, not its widths or heads; "
+                         "session 46: `\"model_type\": \"plamo3\"` no hit, `\"Plamo3ForCausalLM\"` finds registries, toy "
+                         "tests and a visualiser's 24-layer 4,096-wide example, no checkpoint's; vLLM 0.33.0 "
+                         "plamo3.py's Plamo3Config is a type stub with no defaults)",
     "Rnj1ForCausalLM": "no published config: the released Rnj-1 checkpoints name Gemma3ForCausalLM (llama.cpp PR "
-                       "#17811); vLLM's Rnj1ForCausalLM is for \"an upcoming model\" (vLLM PR #39823), unpublished",
-    "SolarForCausalLM": "no published config: upstage/solar-pro-preview-instruct's config.json (its bskcn_* "
-                        "layer lists) is in none of the corpora (session 45: SGLang's pipeline test states its 64 "
-                        "layers and bskcn lists, a blog its 22.1B; no source states its widths, heads or "
-                        "vocabulary)",
-    "TeleFLMForCausalLM": "no published config: CofeAI/Tele-FLM's (FLM-2-52B) config.json and configuration "
-                          "class are in none of the corpora; the stored model cards stop before their sizes",
+                       "#17811); vLLM's Rnj1ForCausalLM is for \"an upcoming model\" (vLLM PR #39823), unpublished "
+                       "(session 46: `\"Rnj1ForCausalLM\"` searched: registries only; vLLM 0.33.0 rnj1.py reads a "
+                       "Gemma3TextConfig whose layer_types name \"chunked_attention\" layers (a block-local window "
+                       "with one block of lookback), which no released config states)",
+    "SolarForCausalLM": "no published config: upstage/solar-pro-preview-instruct's config.json (its bskcn_* layer "
+                        "lists) is in none of the corpora (session 45: SGLang's pipeline test states its 64 layers "
+                        "and bskcn lists, a blog its 22.1B; no source states its widths, heads or vocabulary; "
+                        "session 46: `\"bskcn_1\"`, `\"SolarForCausalLM\"` searched: a Rust port's reader of the bskcn "
+                        "keys and engines' example lists, no sizes)",
+    "TeleFLMForCausalLM": "no published config: CofeAI/Tele-FLM's (FLM-2-52B) config.json and configuration class "
+                          "are in none of the corpora; the stored model cards stop before their sizes (session 46: "
+                          "`\"mup_scale_factor\"`, `\"TeleFLMForCausalLM\"` searched: ports' readers of input_mult / "
+                          "output_mult / mup_scale_factor with toy values, and example lists naming "
+                          "CofeAI/FLM-2-52B-Instruct-2407)",
 }  # fmt: skip
 
 

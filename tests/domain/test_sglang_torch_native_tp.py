@@ -1,5 +1,6 @@
 """SGLang's TorchNative classes build every Linear whole on each rank and shard them only while loading
-(models/torch_native_llama.py): kvtop plans them at TP 1 and names TP > 1 as not modelled.
+(models/torch_native_llama.py): kvtop plans TorchNativeLlamaForCausalLM at TP 1 and names TP > 1 as not modelled;
+TorchNativePhi3ForCausalLM cannot load Phi-3's fused checkpoints at any TP, and kvtop refuses it saying so.
 
 The engine figures are its meta build of the registry sweep's default configs (tests/data/engine_diff/registry/
 sglang-0.5.23.json): at TP 2 each rank holds nearly the whole TP-1 model (only the embedding and LM head split).
@@ -43,5 +44,22 @@ def test_torch_native_at_tp2_is_named_not_modelled(config: str) -> None:
     assert engine_weights(config, 2) > engine_weights(config, 1) * 0.9
     with pytest.raises(UnsupportedModelError) as refused:
         plan(config, 2)
-    assert refused.value.field == "--tp"
+    # TorchNativePhi3ForCausalLM: its load refusal comes first (test_torch_native_phi3_cannot_load_phi3_checkpoints)
+    assert refused.value.field == ("architectures" if config == "TorchNativePhi3ForCausalLM" else "--tp")
+    if config == "TorchNativePhi3ForCausalLM":
+        return  # refused at every TP
+    # o_proj / down_proj: model_parallel.py _shard_tensor's strided view keeps the whole storage (torch 2.13.0)
+    assert "o_proj and down_proj keep their whole storage" in str(refused.value)
+    assert "caching allocator" in str(refused.value)
     assert plan(config, 1).weights_bytes > 0
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_torch_native_phi3_cannot_load_phi3_checkpoints(tp: int) -> None:
+    """SGLang 0.5.23 torch_native_llama.py: load_weights_to_module's stacked mapping names .q_proj / .k_proj /
+    .v_proj and .gate_proj / .up_proj; ".q_proj" is not in "model.layers.0.self_attn.qkv_proj.weight" (nor ".up_proj"
+    in "...mlp.gate_up_proj.weight"), so Phi-3's fused tensors go to qkv_proj_weight_loader(param, loaded_weight)
+    with no shard id: TypeError (that loader run on CPU, session 46). The meta build loads nothing (TP 1 "ok")."""
+    with pytest.raises(UnsupportedModelError) as refused:
+        plan("TorchNativePhi3ForCausalLM", tp)
+    assert refused.value.field == "architectures" and "loaded_shard_id" in str(refused.value)

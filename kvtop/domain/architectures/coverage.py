@@ -224,6 +224,12 @@ NOT_MODELLED: Mapping[str, str] = {
     "config class writes head_sizes, not the per_layer_config vLLM 0.33.0 reads) for an engine build to check one",
     # K2HorizonForCausalLM is planned (table_moe.py k2_horizon); its MoVA value experts, attention gate and per-head
     # q/k norms are refused by name there
+    # SGLang 0.5.23 model_loader/utils.py get_model_architecture: under --model-impl mindspore every config's
+    # architectures become ["MindSporeForCausalLM"], and models/mindspore.py (_get_arch_from_config) builds the
+    # config's own class from sgl_mindspore.models on an Ascend NPU; no config names this class
+    "MindSporeForCausalLM": "not a model of its own: SGLang's MindSpore backend (--model-impl mindspore, Ascend NPU) "
+    "builds the class the config names from sgl_mindspore's models; kvtop plans that class (read the config) and "
+    "does not model the MindSpore backend's KV pool",
     "InternS2MobiusForConditionalGeneration": "Intern-S2-Mobius's routed-expert banks (meta_mlp: num_blocks banks "
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
 }
@@ -277,7 +283,7 @@ GENERIC: frozenset[str] = frozenset({
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
     "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
-    "LlavaVidForCausalLM", "MellumForCausalLM", "MindSporeForCausalLM",
+    "LlavaVidForCausalLM", "MellumForCausalLM",
     "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
     "MossVLForConditionalGeneration",
     "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",

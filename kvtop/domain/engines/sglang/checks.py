@@ -155,21 +155,46 @@ def _check_nested_nvfp4_group(inputs: EngineInputs) -> None:
 
 
 # Classes that build every attention and MLP Linear whole on each rank (plain torch.nn.Linear) and shard them only
-# while loading: their weight loaders narrow qkv_proj and gate_up_proj to the rank's part, then
-# ModelRunner.apply_torch_tp turns o_proj and down_proj into DTensor shards (models/torch_native_llama.py,
-# model_runner.py `supports_torch_tp`; read in 0.5.6.post2 and 0.5.23). The engine's meta build of the class
-# defaults at TP 2 holds the whole model on each rank (TorchNativeLlamaForCausalLM 13,214,687,232 B against a
-# 6,738,681,856 B shard); what a rank keeps after loading rests on the caching allocator: not modelled.
+# while loading (models/torch_native_llama.py, model_runner.py `supports_torch_tp`; read in 0.5.6.post2 and 0.5.23).
+# What a rank keeps after loading, read again in 0.5.23 (session 46):
+# - qkv_proj / gate_up_proj: their weight loaders replace the whole tensor by a narrowed clone (the rank's part),
+#   freeing the whole one to the caching allocator;
+# - o_proj / down_proj: ModelRunner.apply_torch_tp (layers/model_parallel.py RowwiseParallelMaybeWait) wraps
+#   `full_tensor[slices]`, a strided view, as the DTensor's local shard, so the whole tensor's storage stays
+#   resident on every rank (checked on torch 2.13.0: the local shard shares the full tensor's storage);
+# - embed_tokens / lm_head: VocabParallelEmbedding / ParallelLMHead, split as every class's.
+# The rank's resident bytes then rest on which freed whole qkv / gate_up blocks the caching allocator reuses for
+# later layers' narrowed clones (a reused segment stays reserved through get_available_gpu_memory's empty_cache):
+# not defined by the model's shapes, so not modelled. And with fewer KV heads than --tp the loader narrows k and v
+# to num_kv_heads // tp = 0 rows. The engine's meta build of the class defaults at TP 2 holds the whole model on
+# each rank (TorchNativeLlamaForCausalLM 13,214,687,232 B against a 6,738,681,856 B shard).
 TORCH_NATIVE_TP = frozenset({"TorchNativeLlamaForCausalLM", "TorchNativePhi3ForCausalLM"})
+# TorchNativePhi3ForCausalLM is TorchNativeLlamaForCausalLM unchanged (`pass`): load_weights_to_module maps only the
+# unfused names (.q_proj / .k_proj / .v_proj, .gate_proj / .up_proj), and Phi-3's checkpoints store qkv_proj and
+# gate_up_proj fused, which then reach the fused parameters' own loaders without a shard id: "TypeError:
+# qkv_proj_weight_loader() missing 1 required positional argument: 'loaded_shard_id'" (read in 0.5.6.post2 and
+# 0.5.23, the same code; the loader run on CPU in session 46). It fails while loading, before the KV pool is sized,
+# at every TP; the meta build (no load) builds it.
+TORCH_NATIVE_UNLOADABLE = frozenset({"TorchNativePhi3ForCausalLM"})
 
 
 def _check_torch_native_tp(inputs: EngineInputs) -> None:
     model, tp = inputs.model, inputs.layout.tp
+    if model.architecture in TORCH_NATIVE_UNLOADABLE:
+        raise UnsupportedModelError(
+            f"SGLang's {model.architecture} cannot load a Phi-3 checkpoint: its loader (torch_native_llama.py "
+            f"load_weights_to_module) maps only unfused q/k/v and gate/up tensor names, and Phi-3's checkpoints "
+            f"store qkv_proj and gate_up_proj fused (\"qkv_proj_weight_loader() missing 1 required positional "
+            f"argument: 'loaded_shard_id'\" while loading); serve it as Phi3ForCausalLM",
+            field="architectures",
+        )
     if tp > 1 and model.architecture in TORCH_NATIVE_TP:
         raise UnsupportedModelError(
             f"SGLang's {model.architecture} builds every attention and MLP Linear whole on each rank and shards "
-            f"them only while loading (torch_native_llama.py weight loaders, apply_torch_tp): its weights per rank "
-            f"at --tp {tp} are not modelled (the whole model while it builds); plan it at --tp 1",
+            f"them only while loading (torch_native_llama.py weight loaders, apply_torch_tp): o_proj and down_proj "
+            f"keep their whole storage on every rank (a view as the DTensor shard), and what stays reserved of the "
+            f"freed whole qkv_proj / gate_up_proj rests on the caching allocator, so its weights per rank at --tp "
+            f"{tp} are not modelled (the whole model while it builds); plan it at --tp 1",
             field="--tp",
         )
 

@@ -1,0 +1,60 @@
+"""SGLang's base class BailingMoEForCausalLM (issue 26): a config naming it is planned as Ling-plus's, and vLLM,
+which registers no such class, refuses it.
+
+SGLang 0.5.23 models/bailing_moe.py: `class BailingMoeForCausalLM(BailingMoEForCausalLM): pass` and EntryClass lists
+all three, so the base class builds what BailingMoeForCausalLM builds. The config is Ling-plus's own with that class
+named (tests/data/configs/recon/SOURCES.md); the registry sweep's SGLang builds of it recorded 581,205,821,952 B at
+TP 1 and 290,634,140,160 B at TP 2 (tests/data/engine_diff/registry/sglang-0.5.23.json), the same as Ling-plus's.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.domain.architectures.registry import BY_CLASS_NAME
+from kvtop.domain.engines.sglang import architectures as sglang_architectures
+from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.engines.vllm import architectures as vllm_architectures
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import weights_book
+from tests.data_paths import DATA
+
+CONFIG = DATA / "configs" / "recon" / "recon--inclusionAI--Ling-plus-as-BailingMoE.json"
+BF16 = 2
+
+
+def test_the_variant_is_ling_plus_under_the_base_class() -> None:
+    ling = json.loads((DATA / "configs" / "heldout" / "inclusionAI--Ling-plus.json").read_text())
+    variant = json.loads(CONFIG.read_text())
+    assert variant == {**ling, "architectures": ["BailingMoEForCausalLM"]}
+    assert BY_CLASS_NAME["BailingMoEForCausalLM"] is BY_CLASS_NAME["BailingMoeForCausalLM"]
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_weights_are_sglangs_build_of_the_base_class(tp: int) -> None:
+    """bf16, Ling-plus's sizes (88 layers, hidden 5,376, 42 / 6 heads of 128, 64 experts of 3,072, one shared expert,
+    vocabulary 126,464 untied, no expert bias, no q/k norms), SGLang 0.5.23 bailing_moe.py's parameters per rank:
+    word_embeddings and lm_head [126464 / tp, 5376]; per layer query_key_value [(42 + 2 × 6) / tp × 128, 5376],
+    dense [5376, 5376 / tp], two norms [5376]; gate [64, 5376] whole; experts w13 [64, 2 × 3072 / tp, 5376] and w2
+    [64, 5376, 3072 / tp]; the shared expert gate_up [2 × 3072 / tp, 5376], down [5376, 3072 / tp]; final norm [5376]."""
+    vocab, hidden = 126464, 5376
+    attention = (54 // tp) * 128 * hidden + hidden * hidden // tp + 2 * hidden
+    moe = 64 * hidden + 64 * (2 * 3072 // tp) * hidden + 64 * hidden * (3072 // tp)
+    moe += (2 * 3072 // tp) * hidden + hidden * (3072 // tp)
+    expected = (2 * (vocab // tp) * hidden + 88 * (attention + moe) + hidden) * BF16
+    assert expected == {1: 581_205_821_952, 2: 290_634_140_160}[tp]
+    m = model_from_config(json.loads(CONFIG.read_text()), source=CONFIG.name)
+    book = weights_book(m, ParallelLayout(tp=tp), range(m.num_layers), first_stage=True, last_stage=True)
+    assert book.total_bytes == expected
+
+
+def test_sglang_registers_the_base_class_and_vllm_does_not() -> None:
+    at = ResolvedVersion(text="0.33.0", source=VersionSource.FLAG)
+    refused = vllm_architectures.TABLE.check_class("BailingMoEForCausalLM", at, custom_code=False)
+    assert refused.refused and "BailingMoEForCausalLM" in refused.message
+    sglang = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
+    found = sglang_architectures.TABLE.check_class("BailingMoEForCausalLM", sglang, custom_code=False)
+    assert found.state == "registered"
