@@ -42,6 +42,7 @@ LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backb
                      "output", "llm", "text",
                      "proj_out",  # Whisper's LM head beside `decoder` (SGLang 0.5.23 whisper.py: a ParallelLMHead)
                      "decoder")  # vLLM 0.33.0 midashenglm.py: the Qwen2ForCausalLM is `decoder`  # fmt: skip
+GLM4V_LANGUAGE = ("transformer.embedding", "transformer.encoder", "transformer.output_layer")
 KV_KIND = {  # vLLM spec class -> kvtop pool
     "FullAttentionSpec": "full", "MLAAttentionSpec": "full", "SinkFullAttentionSpec": "full",
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",
@@ -73,6 +74,8 @@ def _is_language(child: str) -> bool:
     if child.endswith(".text_model"):  # Idefics3 / SmolVLM's model.text_model (vllm_runner._param_bytes)
         return True
     if child == "model.decoder":  # FireRedASR2's Qwen2 / Fun-ASR's Qwen3 beside their model.encoder
+        return True
+    if child in GLM4V_LANGUAGE:  # GLM-4V-9B's ChatGLM beside its transformer.vision (vllm_readings.param_bytes)
         return True
     if child.startswith("thinker."):  # SGLang's Qwen3-Omni thinker.model / thinker.lm_head (sglang_standins)
         return _is_language(child.split(".", 1)[1])

@@ -157,8 +157,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                               "only and not use_post_norm (four norms a layer or two), tie_word_embeddings or the "
                               "vision MLP / window fields; transformers' HyperCLOVAXConfig defaults are Granite's, "
                               "not the 32B's (session 45)",
-    "GLM4VForCausalLM": "no published config: THUDM/glm-4v-9b's config.json (model_type chatglm with its EVA2-CLIP "
-                        "vision_config) is not in the corpora",
     "DeepseekVL2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only (the "
                               "corpora hold DeepSeek-OCR's of the same model_type; session 45: `\"model_type\": "
                               "\"deepseek_vl_v2\"` and the -tiny/-small config URLs searched, found only as links); "

@@ -46,6 +46,9 @@ def param_bytes(model: Any) -> dict[str, int]:
     nesting |= {name.split(".", 1)[0] for name in names if name.split(".")[1:3] == ["encoder", "audio_encoder"]}
     # Whisper (whisper.py WhisperModel: model.encoder, whose conv1 is its own, beside model.decoder)
     nesting |= {name.split(".", 1)[0] for name in names if name.split(".")[1:3] == ["encoder", "conv1"]}
+    # GLM-4V-9B (glm4v.py GLM4VModel: transformer.vision, its EVA2-CLIP and GLU, beside ChatGLM's transformer.embedding,
+    # transformer.encoder and transformer.output_layer)
+    nesting |= {name.split(".", 1)[0] for name in names if name.split(".")[1:3] == ["vision", "transformer"]}
     out: dict[str, int] = {}
     for name, param in model.named_parameters(remove_duplicate=True):
         parts = name.split(".")

@@ -276,7 +276,7 @@ GENERIC: frozenset[str] = frozenset({
     "Cohere2VisionForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration",
     "Dots3NoteForCausalLM", "DotsVLMForCausalLM",
-    "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM", "GLM4VForCausalLM",
+    "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM",
     "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
     "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration",

@@ -145,9 +145,10 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # Orion: LayerNorm with biases
     A("orion", "OrionConfig (remote code)", "OrionStarAI/Orion-14B-Base configuration_orion.py", d.LLAMA,
       ("OrionForCausalLM",), body=LAYERNORM),
-    # ChatGLM-2/3 and GLM-4-9B's original release: its own field names, q, k, v bias (add_qkv_bias)
+    # ChatGLM-2/3 and GLM-4-9B's original release: its own field names, q, k, v bias (add_qkv_bias); GLM-4V-9B's
+    # GLM4VForCausalLM is this language model with an EVA2-CLIP tower (towers_catalog.TOWERS_BY_CLASS)
     A("chatglm", "ChatGLMConfig (remote code)", "THUDM/chatglm3-6b configuration_chatglm.py", {},
-      ("ChatGLMModel", "ChatGLMForConditionalGeneration"),
+      ("ChatGLMModel", "ChatGLMForConditionalGeneration", "GLM4VForCausalLM"),
       geometry=Geometry(layers="num_layers", kv_heads="multi_query_group_num", kv_heads_if="multi_query_attention",
                         head_dim="kv_channels", intermediate="ffn_hidden_size", vocab="padded_vocab_size"),
       attention=Attention(bias_fields=("add_qkv_bias",))),

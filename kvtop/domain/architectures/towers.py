@@ -43,6 +43,7 @@ from kvtop.domain.architectures import (
     towers_dasheng,
     towers_deepseek_ocr,
     towers_ernie45_vl,
+    towers_eva2clip,
     towers_fireredasr2,
     towers_funasr,
     towers_funaudiochat,
@@ -197,6 +198,10 @@ def read_tower(
     if tower.kind == "step3_vl":  # Step3VisionEncoderConfig and the outer projector fields (towers_step3_vl)
         step3 = validated(towers_step3_vl.Step3VisionFields, vision_config, source=source, prefix="vision_config.")
         return towers_step3_vl.step3_vl(step3, validated(towers_step3_vl.Step3VLOuterFields, outer, source=source))
+    if tower.kind == "eva2clip":  # GLM-4V-9B: the section's own names, the outer ChatGLM ffn_hidden_size
+        eva = validated(towers_eva2clip.Eva2ClipVisionFields, vision_config, source=source, prefix="vision_config.")
+        return towers_eva2clip.eva2clip(eva, validated(towers_eva2clip.Eva2ClipOuterFields, outer, source=source),
+                                        text_hidden)  # fmt: skip
     if tower.kind == "mimo_v2_omni":  # Mimo_VLVisionConfig and the `audio_config` encoder (towers_mimo)
         return towers_mimo.mimo_v2_omni(vision_config, outer, source)
     if tower.kind == "mllama":  # MllamaVisionConfig's fields (towers_mllama)

@@ -11,6 +11,7 @@ from kvtop.domain.architectures import (
     towers_dasheng,
     towers_deepseek_ocr,
     towers_ernie45_vl,
+    towers_eva2clip,
     towers_fireredasr2,
     towers_funasr,
     towers_funaudiochat,
@@ -442,7 +443,11 @@ MOSS_AUDIO = Tower("MossAudioEncoderConfig", towers_moss.SOURCE, kind="moss_audi
                    audio_counted=True, absent_default={})  # fmt: skip
 # Towers read by the class a config names, where its model_type is a text-only entry's (Fun-ASR's config is a
 # Qwen3Config: model_type qwen3)
-TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER}
+# GLM-4V-9B's EVA2-CLIP and GLU projector (towers_eva2clip): its config is a ChatGLM one (model_type chatglm, shared
+# with the text-only GLM-4-9B) with a `vision_config` vLLM reads with no defaults (none filled in where absent)
+EVA2CLIP = Tower(towers_eva2clip.CONFIG_CLASS, towers_eva2clip.SOURCE, kind="eva2clip")
+TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER,
+                                        "GLM4VForCausalLM": EVA2CLIP}  # fmt: skip
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
