@@ -121,53 +121,74 @@ NO_DEFAULT: dict[str, str] = {
 WHY_NO_CONFIG = ("no published config: ", "no checkpoint names it: ", "not a model of its own: ")
 NO_PUBLISHED_CONFIG: dict[str, str] = {
     "KeyeForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-8B-Preview's config.json (model_type "
-                                    "Keye, its own class) is not in the corpora; its report (arXiv 2507.01949) names "
-                                    "Qwen3-8B and SigLIP-400M-384-14, but no source at hand states its vocabulary or "
-                                    "projector sizes, and transformers' KeyeConfig defaults are Qwen2-72B's shapes",
-    "KeyeVL1_5ForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-1_5-8B's config.json is not in the "
-                                         "corpora, nor a source stating its vocabulary and vision sizes (session "
-                                         "45: `\"model_type\": \"keye`, Keye-VL-1_5-8B searched; ports name the "
-                                         "checkpoint only)",
-    "KananaVForConditionalGeneration": "no published config: kakaocorp's Kanana-V config.json (its text, vision and "
-                                       "projector sections) is not in the corpora, nor a source stating its sizes "
-                                       "(session 45: a public model-card reader's test fixture states the text "
-                                       "section's vocabulary 102,400, width 3,072, 28 layers, 16 / 8 heads, not its "
-                                       "intermediate_size, vision_config or projector_config)",
-    "OpenCUAForConditionalGeneration": "no published config: xlangai/OpenCUA-7B's config.json is not in the corpora; "
-                                       "its card says Qwen2.5-VL-7B-Instruct's weights with 1D RoPE, but no source at "
-                                       "hand states its text_config's vocabulary (its tokenizer is its own; session "
-                                       "45 found only OpenCUA-32B's total shard bytes, 66,905,598,456)",
-    "Ovis2_6ForCausalLM": "no published config: AIDC-AI/Ovis2.6-2B, the checkpoint vLLM's docs name, was announced as "
-                          "coming when vLLM PR #34426 added Ovis2.6, and no config of it is in the corpora (session "
-                          "45: `\"Ovis2_6`, Ovis2.6-2B searched; only engine registries and docs name it)",
+                                    "Keye, its own class) is not in the corpora; its report (arXiv 2507.01949) "
+                                    "names Qwen3-8B and SigLIP-400M-384-14, but no source at hand states its "
+                                    "vocabulary or projector sizes, and transformers' KeyeConfig defaults are "
+                                    "Qwen2-72B's shapes; session 46: the pages corpus (the card and its mirrors) "
+                                    "holds no config",
+    "KeyeVL1_5ForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-1_5-8B's config.json is not in "
+                                         "the corpora, nor a source stating its vocabulary and vision sizes "
+                                         "(session 45: `\"model_type\": \"keye`, Keye-VL-1_5-8B searched; ports "
+                                         "name the checkpoint only); session 46: "
+                                         "`KeyeVL1_5ForConditionalGeneration` and the pages corpus: an MLX "
+                                         "re-upload's card (andrevp/Keye-VL-1.5-8B-MLX-4bit) names a 27-layer ViT "
+                                         "and a 36-layer Qwen3 of 32 / 8 heads, not the widths, vocabulary or "
+                                         "projector; a transformers port's KeyeVL1_5TextConfig defaults are "
+                                         "Qwen2-72B's",
+    "KananaVForConditionalGeneration": "no published config: kakaocorp's Kanana-V config.json (its text, vision "
+                                       "and projector sections) is not in the corpora, nor a source stating its "
+                                       "sizes (session 45: a public model-card reader's test fixture states the "
+                                       "text section's vocabulary 102,400, width 3,072, 28 layers, 16 / 8 heads, "
+                                       "not its intermediate_size, vision_config or projector_config); session 46: "
+                                       "`\"model_type\": \"kanana-1.5-v` finds that fixture only",
+    "OpenCUAForConditionalGeneration": "no published config: xlangai/OpenCUA-7B's config.json is not in the "
+                                       "corpora; its card says Qwen2.5-VL-7B-Instruct's weights with 1D RoPE, but "
+                                       "no source at hand states its text_config's vocabulary (its tokenizer is "
+                                       "its own; session 45 found only OpenCUA-32B's total shard bytes, "
+                                       "66,905,598,456); session 46: `\"model_type\": \"opencua\"` and the "
+                                       "config.json URL (none), `\"media_placeholder_token_id\"` (ports' code) and "
+                                       "the pages corpus (no copy of the file)",
+    "Ovis2_6ForCausalLM": "no published config: AIDC-AI/Ovis2.6-2B, the checkpoint vLLM's docs name, was announced "
+                          "as coming when vLLM PR #34426 added Ovis2.6, and no config of it is in the corpora "
+                          "(session 45: `\"Ovis2_6`, Ovis2.6-2B searched; only engine registries and docs name "
+                          "it); session 46: `\"model_type\": \"ovis2_6` finds none",
     "Ovis2_6_MoeForCausalLM": "no published config: AIDC-AI/Ovis2.6-30B-A3B's config.json (llm_config, vit_config, "
                               "visual_vocab_size) is not in the corpora, nor a source stating them (session 45: "
                               "Ovis2.6-30B-A3B, ovis2_6_moe searched; OCR benchmark tables, run scripts and "
-                              "GPTQModel's ovis2_6_moe definition test name it, with no sizes)",
-    "Llama_Nemotron_Nano_VL": "no published config: nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's config.json (its RADIO "
-                              "vision_config and projector sizes) is not in the corpora (session 45: "
+                              "GPTQModel's ovis2_6_moe definition test name it, with no sizes); session 46: "
+                              "`\"model_type\": \"ovis2_6` none; `visual_vocab_size` finds Ovis 1.x / 2.x code and "
+                              "a training port's defaults only",
+    "Llama_Nemotron_Nano_VL": "no published config: nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's config.json (its "
+                              "RADIO vision_config and projector sizes) is not in the corpora (session 45: "
                               "Llama_Nemotron_Nano_VL, the checkpoint and vLLM PR #20349 / issue #19360 searched; "
-                              "ports (an ONNX builder, a Rust LlamaNemotronVL) read the fields, none states them)",
-    "HCXVisionV2ForCausalLM": "no published config: naver-hyperclovax/HyperCLOVAX-SEED-Think-32B's config.json is not "
-                              "in the corpora; a published analysis "
-                              "(serithemage/korea-ai-foundation-model-verification docs/05-hyperclovax-analysis.md at "
-                              "dbc7de7a) quotes its text section (72 layers, 5,120 wide, 40 / 8 heads of 128, "
+                              "ports (an ONNX builder, a Rust LlamaNemotronVL) read the fields, none states them); "
+                              "session 46: its `architectures` line (none) and the issues corpus (vLLM PR #20349's "
+                              "review, NVIDIA example notebooks) state no sizes",
+    "HCXVisionV2ForCausalLM": "no published config: naver-hyperclovax/HyperCLOVAX-SEED-Think-32B's config.json is "
+                              "not in the corpora; a published analysis "
+                              "(serithemage/korea-ai-foundation-model-verification docs/05-hyperclovax-analysis.md "
+                              "at dbc7de7a) quotes its text section (72 layers, 5,120 wide, 40 / 8 heads of 128, "
                               "intermediate 24,192, vocabulary 128,256, rope_theta 5e7, silu, eps 1e-5) and vision "
-                              "section (qwen2_5_vl, depth 32, 1,280 wide, 16 heads, patch 14, out 5,120), one source "
-                              "only and not use_post_norm (four norms a layer or two), tie_word_embeddings or the "
-                              "vision MLP / window fields; transformers' HyperCLOVAXConfig defaults are Granite's, "
-                              "not the 32B's (session 45)",
-    "DeepseekVL2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only (the "
-                              "corpora hold DeepSeek-OCR's of the same model_type; session 45: `\"model_type\": "
-                              "\"deepseek_vl_v2\"` and the -tiny/-small config URLs searched, found only as links); "
-                              "and SGLang 0.5.23 deepseek_vl2.py (line 231) builds its SigLIP with "
-                              "timm.create_model(\"vit_so400m_patch14_siglip_384.webli\"): the harness venvs hold no "
-                              "timm (\"Please install timm\"), so it would not build",
+                              "section (qwen2_5_vl, depth 32, 1,280 wide, 16 heads, patch 14, out 5,120), one "
+                              "source only and not use_post_norm (four norms a layer or two), tie_word_embeddings "
+                              "or the vision MLP / window fields; transformers' HyperCLOVAXConfig defaults are "
+                              "Granite's, not the 32B's (session 45); session 46: `\"model_type\": "
+                              "\"hyperclovax_vision_v2\"` finds none",
+    "DeepseekVL2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only "
+                              "(the corpora hold DeepSeek-OCR's of the same model_type; session 45: "
+                              "`\"model_type\": \"deepseek_vl_v2\"` and the -tiny/-small config URLs searched, "
+                              "found only as links); and SGLang 0.5.23 deepseek_vl2.py (line 231) builds its "
+                              "SigLIP with timm.create_model(\"vit_so400m_patch14_siglip_384.webli\"): the harness "
+                              "venvs hold no timm (\"Please install timm\"), so it would not build; session 46: "
+                              "`\"model_type\": \"deepseek_vl_v2\"` again: DeepSeek-OCR / OCR-2 copies and test "
+                              "fixtures only",
     "DeepseekVLV2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only "
-                               "(session 45: searched as for DeepseekVL2ForCausalLM); and vLLM 0.33.0 deepseek_vl2.py "
-                               "(line 469) builds its SigLIP with "
-                               "timm.create_model(\"vit_so400m_patch14_siglip_384.webli\"): the harness venvs hold no "
-                               "timm (\"Please install timm\"), so it would not build",
+                               "(session 45: searched as for DeepseekVL2ForCausalLM); and vLLM 0.33.0 "
+                               "deepseek_vl2.py (line 469) builds its SigLIP with "
+                               "timm.create_model(\"vit_so400m_patch14_siglip_384.webli\"): the harness venvs hold "
+                               "no timm (\"Please install timm\"), so it would not build; session 46: "
+                               "`\"model_type\": \"deepseek_vl_v2\"` again: DeepSeek-OCR / OCR-2 copies and test "
+                               "fixtures only",
     "DotsVLMForCausalLM": "no published config: no source at hand states dots.vlm1's (SGLang's DotsVLMConfig reads "
                           "DeepSeek fields at the top level and a DotsVisionConfig vision_config; session 46: "
                           "`\"model_type\": \"dots_vlm`, `\"DotsVLMForCausalLM\"` searched: engine model_config lists and "
@@ -215,18 +236,28 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                        "01-ai/Yi-VL's own config.json, which is not in the corpora); and SGLang 0.5.23 yivl.py loads "
                        "its CLIP with CLIPVisionModel.from_pretrained from the checkpoint's mm_vision_tower folder, "
                        "which a config folder lacks (it would not build)",
-    "NemotronH_Nano_VL_V2": "no published config: the found copies are test fixtures (a 4-layer llm_config); the real "
-                            "vision_config's RADIO `args`, which both engines read, is stated by no source at hand",
-    "OpenPanguVLForConditionalGeneration": "no published config: ports and registries name the class, no sizes",
+    "NemotronH_Nano_VL_V2": "no published config: the found copies are test fixtures (a 4-layer llm_config); the "
+                            "real vision_config's RADIO `args`, which both engines read, is stated by no source at "
+                            "hand (session 46: `\"NemotronH_Nano_VL_V2\"` finds registries, loaders and a "
+                            "patched-config test, no vision_config)",
+    "OpenPanguVLForConditionalGeneration": "no published config: ports and registries name the class, no sizes "
+                                           "(session 46: `\"model_type\": \"openpangu_vl\"` finds a weight-remap "
+                                           "test without sizes and a 2-layer fixture, hidden 32)",
     "RForConditionalGeneration": "no published config: YannQi/R-4B's config.json is the Hub's only (vLLM's test "
-                                 "registry names the checkpoint, not its sizes; session 45: `\"model_type\": \"rvl\"` "
-                                 "and R-4B searched; the yannqi/R-4B GitHub repository holds its README only, naming "
-                                 "SigLIP2-so400m-patch14-384 and Qwen3 without sizes)",
+                                 "registry names the checkpoint, not its sizes; session 45: `\"model_type\": "
+                                 "\"rvl\"` and R-4B searched; the yannqi/R-4B GitHub repository holds its README "
+                                 "only, naming SigLIP2-so400m-patch14-384 and Qwen3 without sizes); session 46: "
+                                 "`\"model_type\": \"rvl\"` none; vLLM 0.33.0 rvl.py builds LlavaOnevision's "
+                                 "layout with its own projector (pre_norm, linear_1, linear_2), sized by sections "
+                                 "no source states",
     "RadioMBartPrefixForCausalLM": "no published config: no source at hand names the class",
     "StepVLForConditionalGeneration": "no published config: no source at hand states a StepVL checkpoint's (vLLM "
-                                      "0.33.0 step_vl.py: a PerceptionEncoder tower)",
-    "LlavaOnevision2ForConditionalGeneration": "no published config: conversion and bridge code name the class, with "
-                                               "no checkpoint's sizes",
+                                      "0.33.0 step_vl.py: a PerceptionEncoder tower); session 46: "
+                                      "`\"StepVLForConditionalGeneration\"` finds registries, a GGUF converter and "
+                                      "vLLM's encoder CUDA-graph test (dummy overrides), no checkpoint's sizes",
+    "LlavaOnevision2ForConditionalGeneration": "no published config: conversion and bridge code name the class, "
+                                               "with no checkpoint's sizes (session 46: `\"model_type\": "
+                                               "\"llava_onevision2\"` finds none)",
     "FlintForCausalLM": "no published config: no file in the corpora names the class (session 46: "
                         "`\"FlintForCausalLM\"` searched again, no hit); and vLLM 0.33.0 models/flint/model.py asserts "
                         "a FlashInferImpl attention (\"Flint requires FlashInfer attention\"), which the harness's CPU "
