@@ -42,6 +42,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
     "VoxtralForConditionalGeneration",  # Llama over text_config; the Whisper encoder and adapter: towers_voxtral
     "UltravoxModel",  # the text model text_model_id names (named_text) or text_config; its towers: towers_ultravox
+    "BailingMoeV3VLForConditionalGeneration",  # Ling-3 over text_config; its ViT and linear_proj: towers_bailing
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -125,16 +126,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "entry; its ViT and adapter besides",
     # BailingMoeV2_5ForCausalLM (Ling-2.5's lightning attention between MLA layers) is planned: table_lightning.py;
     # BailingMoeV3ForCausalLM (Ling-3's KDA between MLA layers) too: table_hybrid.py bailing_moe_v3
-    # vLLM 0.33.0 / SGLang 0.5.23 bailing_mm_v3.py: Ling-3's language model under a Qwen3-MoE ViT
-    # (vision_config model_type qwen3_moe_vit) with M-RoPE (mrope_section)
-    # its ViT is Qwen3-VL-MoE's (SGLang 0.5.23 qwen3_vl.py Qwen3VLMoeVisionModel; towers_catalog.QWEN3_VL_MOE fits,
-    # save SGLang's BailingMoeV3VLConfig defaulting deepstack_visual_indexes to []); its language model the
-    # bailing_moe_v3 entry's, low-rank KDA gates included (SGLang's BailingHybridConfig default; vLLM refuses them)
-    "BailingMoeV3VLForConditionalGeneration": "Ling-3-VL (bailing_mm_v3.py): its ViT is Qwen3-VL-MoE's, but no tower "
-    "entry reads the wrapper's linear_proj (Linear(out_hidden_size, text hidden_size), GELU, Linear(hidden, hidden), "
-    "biased, whole on every rank) nor disable_merger_proj (no merger MLP: hidden_size × spatial_merge_size² wide), "
-    "nor is its text_config (bailing_hybrid) read as the bailing_moe_v3 entry; no checkpoint config at hand (the corpora "
-    "hold only test fixtures of it, which state disable_merger_proj true)",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
     # MiniCPMSALAForCausalLM (SGLang 0.5.23: MiniCPM-4 attention or lightning mixers by mixer_types) is planned:
