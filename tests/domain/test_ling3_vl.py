@@ -17,6 +17,7 @@ import pytest
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
+from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
@@ -26,6 +27,7 @@ from tests.data_paths import DATA
 
 NAME = "recon--inclusionAI--Ling-3-VL-class"
 CONFIG = CONFIGS / "recon" / f"{NAME}.json"
+INT_BOUND = f"{NAME}-int-bound"  # kda_lower_bound -5 as Ling-3.0-tiny's config states it (an int)
 GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 W, MLP, DEPTH, H = 1152, 4304, 27, 1536  # the ViT's width, MLP, blocks; the text model's hidden size
@@ -77,14 +79,14 @@ def test_tower_per_rank_as_each_engine_splits_it(tp: int) -> None:
     assert 2 * tower.params_per_rank(tp, VLLM_SPLIT) == vllm and 2 * tower.params_per_rank(tp, SGLANG_SPLIT) == sglang
 
 
-def rows(engine: str, version: str) -> dict[int, dict[str, Any]]:
+def rows(engine: str, version: str, name: str = NAME) -> dict[int, dict[str, Any]]:
     fixture = json.loads((DATA / "engine_diff" / "registry" / f"{engine}-{version}.json").read_text())
-    return {int(row["tp"]): row for row in fixture["rows"] if row["config"] == NAME}
+    return {int(row["tp"]): row for row in fixture["rows"] if row["config"] == name}
 
 
-def plan(engine: str, version: str, tp: int) -> Any:
+def plan(engine: str, version: str, tp: int, name: str = NAME) -> Any:
     settings = parse_flags(engine, ["--tp", str(tp), "--engine-version", version, "--max-model-len", "8192"])
-    model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)
+    model = model_from_config(json.loads((CONFIGS / "recon" / f"{name}.json").read_text()), source=name)
     return predict(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100", measured=BUDGET)
 
 
@@ -111,3 +113,28 @@ def test_a_tower_the_engines_build_apart_is_not_read(section: dict[str, Any]) ->
     data["vision_config"].update(section)
     model = model_from_config(data)
     assert model.tower is None and any("vision" in note for note in model.not_modelled)
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_vllm_0_33_0_builds_an_integer_kda_bound_under_the_wrapper(tp: int) -> None:
+    """The text-only class is refused with kda_lower_bound -5 (transformers' @strict BailingHybridConfig:
+    test_ling3_entry.py); the wrapper's own BailingMoeV3TextConfig (vLLM 0.33.0 transformers_utils/configs/
+    bailing_moe_v3_vl.py) does not check it, and the meta build is the float file's, byte for byte."""
+    assert rows("vllm", "0.33.0", INT_BOUND)[tp]["stages"] == rows("vllm", "0.33.0")[tp]["stages"]
+    float_plan, int_plan = plan("vllm", "0.33.0", tp), plan("vllm", "0.33.0", tp, INT_BOUND)
+    assert int_plan.ranks[0].weights.total_bytes == float_plan.ranks[0].weights.total_bytes == TEXT[tp] + {
+        1: 850_668_000, 2: 429_949_296}[tp]  # fmt: skip
+
+
+def test_low_rank_kda_gates_under_the_wrapper() -> None:
+    """no_kda_lora false: vLLM 0.33.0's wrapper builds BailingMoeV3ForCausalLM, whose KDA raises (bailing_moe_v3.py
+    :686-687; the sweep's rows: refused at TP 1 and 2); SGLang 0.5.23 builds the low-rank gates: 15,603,332,224 B of
+    language model at TP 1 (by hand in test_ling3_entry.py) beside the same tower."""
+    lora = f"{NAME}-kda-lora"
+    with pytest.raises(InputError) as refused:
+        plan("vllm", "0.33.0", 1, lora)
+    assert refused.value.field == "no_kda_lora"
+    assert {row["status"] for row in rows("vllm", "0.33.0", lora).values()} == {"refused"}
+    built = rows("sglang", "0.5.23", lora)[1]["stages"][0]["param_bytes"]
+    assert built["model"] == 15_603_332_224 and built["visual"] + built["linear_proj"] == 850_668_000
+    assert plan("sglang", "0.5.23", 1, lora).ranks[0].weights.total_bytes == 15_603_332_224 + 850_668_000
