@@ -138,3 +138,15 @@ def test_low_rank_kda_gates_under_the_wrapper() -> None:
     built = rows("sglang", "0.5.23", lora)[1]["stages"][0]["param_bytes"]
     assert built["model"] == 15_603_332_224 and built["visual"] + built["linear_proj"] == 850_668_000
     assert plan("sglang", "0.5.23", 1, lora).ranks[0].weights.total_bytes == 15_603_332_224 + 850_668_000
+
+
+def test_sglang_data_parallel_encoder_builds_the_tower_whole() -> None:
+    """--mm-enable-dp-encoder: SGLang 0.5.23 bailing_mm_v3.py passes use_data_parallel to Qwen3VLMoeVisionModel
+    (qwen3_vl.py: blocks and merger replicated, pos_embed enable_tp=False), linear_proj nn.Linear: at TP 2 each rank
+    holds the TP-1 build's visual + linear_proj (the registry row: 831,787,488 + 18,880,512 B)."""
+    built = rows("sglang", "0.5.23")[1]["stages"][0]["param_bytes"]
+    settings = parse_flags("sglang", ["--tp", "2", "--engine-version", "0.5.23", "--mm-enable-dp-encoder"])
+    model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)
+    ledger = predict(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100", measured=BUDGET)
+    (row,) = [r for r in ledger.ranks[0].weights.rows if r.component == "vision"]
+    assert row.bytes == built["visual"] + built["linear_proj"] == 850_668_000
