@@ -122,7 +122,7 @@ def read_config(
         "rope_type": _rope_type(config[nested_key] if nested_key else config),
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
         and outer.model_type == config["text_config"].get("model_type"),
-        "strict_type_mismatches": strict_type_mismatches(stated_type, section),
+        "strict_type_mismatches": strict_type_mismatches(stated_type, section, outer.model_type or ""),
         "mm_patch_merge_type": merge if isinstance(merge := config.get("mm_patch_merge_type"), str) else "",
         "audio_tower": isinstance(config.get("audio_config"), dict),
         "read_from": (named_words,) if named_words else (),

@@ -42,6 +42,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
     "VoxtralForConditionalGeneration",  # Llama over text_config; the Whisper encoder and adapter: towers_voxtral
     "UltravoxModel",  # the text model text_model_id names (named_text) or text_config; its towers: towers_ultravox
+    "BailingMoeV3VLForConditionalGeneration",  # Ling-3 over text_config; its ViT and linear_proj: towers_bailing
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -125,16 +126,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "entry; its ViT and adapter besides",
     # BailingMoeV2_5ForCausalLM (Ling-2.5's lightning attention between MLA layers) is planned: table_lightning.py;
     # BailingMoeV3ForCausalLM (Ling-3's KDA between MLA layers) too: table_hybrid.py bailing_moe_v3
-    # vLLM 0.33.0 / SGLang 0.5.23 bailing_mm_v3.py: Ling-3's language model under a Qwen3-MoE ViT
-    # (vision_config model_type qwen3_moe_vit) with M-RoPE (mrope_section)
-    # its ViT is Qwen3-VL-MoE's (SGLang 0.5.23 qwen3_vl.py Qwen3VLMoeVisionModel; towers_catalog.QWEN3_VL_MOE fits,
-    # save SGLang's BailingMoeV3VLConfig defaulting deepstack_visual_indexes to []); its language model the
-    # bailing_moe_v3 entry's, low-rank KDA gates included (SGLang's BailingHybridConfig default; vLLM refuses them)
-    "BailingMoeV3VLForConditionalGeneration": "Ling-3-VL (bailing_mm_v3.py): its ViT is Qwen3-VL-MoE's, but no tower "
-    "entry reads the wrapper's linear_proj (Linear(out_hidden_size, text hidden_size), GELU, Linear(hidden, hidden), "
-    "biased, whole on every rank) nor disable_merger_proj (no merger MLP: hidden_size × spatial_merge_size² wide), "
-    "nor is its text_config (bailing_hybrid) read as the bailing_moe_v3 entry; no checkpoint config at hand (the corpora "
-    "hold only test fixtures of it, which state disable_merger_proj true)",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
     # MiniCPMSALAForCausalLM (SGLang 0.5.23: MiniCPM-4 attention or lightning mixers by mixer_types) is planned:
@@ -247,16 +238,38 @@ NEMOTRON_OMNI = (
 # classes that are planned: towers_audio; the rest keep _KINDS' general reason).
 SPEECH_NOT_MODELLED: Mapping[str, str] = {
     # vLLM 0.33.0 cohere_asr.py (SGLang 0.5.23 registers no such class): Whisper's mechanism (table_encdec.py), its
-    # KV the same cross pool (engines/vllm/encdec.py), but a NeMo config no entry reads: ConformerEncoder from the nested `encoder` dict,
-    # CohereASRDecoder from `transf_decoder.config_dict` (hidden_size, inner_size, num_attention_heads) and `head`
-    "CohereAsrForConditionalGeneration": "an encoder-decoder ASR model: its decoder's cross-attention KV (vLLM 0.33.0 "
-    "cohere_asr.py CohereASRDecoderLayer: a CrossAttentionSpec group, as Whisper's: engines/vllm/encdec.py) "
-    "and a NeMo-style config no entry reads: a Conformer encoder (ConvSubsampling, relative-position attention, "
-    "convolution modules: NeMo's own, cohere_asr.py ConformerEncoder, not the conformer_encoder.py one "
-    "towers_fireredasr2 counts) sized by the nested `encoder` dict, the decoder by `transf_decoder.config_dict` and "
-    "the head by `head.num_classes`",
-    "VoxtralRealtimeGeneration": "Voxtral's streaming class (vLLM 0.33.0 voxtral_realtime.py: a causal Whisper "
-    "encoder with time embeddings): no tower kind yet",
+    # KV the same cross pool (engines/vllm/encdec.py), but a NeMo config no entry reads: ConformerEncoder from the nested
+    # `encoder` dict (cohere_asr.py:1375-1398 index feat_in, n_layers, d_model, feat_out, causal_downsampling,
+    # subsampling, subsampling_factor, subsampling_conv_channels, ff_expansion_factor, self_attention_model, n_heads,
+    # att_context_size, xscaling, untie_biases, pos_emb_max_len, conv_kernel_size, conv_norm_type, conv_context_size),
+    # CohereASRDecoder from `transf_decoder.config_dict` (hidden_size, inner_size, num_attention_heads) and `head`.
+    # transformers 5.20.2's CohereAsrConfig (@strict, flat fields and a parakeet_encoder encoder_config) has none of
+    # them, so vLLM cannot build the class default. Searched in session 46 (task G: `"transf_decoder"`,
+    # `"max_audio_clip_s"`): only a partial quote of CohereLabs/cohere-transcribe-03-2026's config.json is in the
+    # corpora (a Swift port's test: encoder 1,280 × 48 layers, 8 heads, ff × 4, conv 9, subsampling 8 of 256
+    # channels, 128 mels; decoder 1,024 × 8, inner 4,096, 8 heads; head 16,384 classes), without the eight
+    # encoder keys vLLM indexes beyond it (causal_downsampling … conv_context_size)
+    "CohereAsrForConditionalGeneration": "an encoder-decoder ASR model: its decoder's self- and cross-attention KV "
+    "would be Whisper's pieces (vLLM 0.33.0 cohere_asr.py CohereASRDecoderLayer: a CrossAttentionSpec group, "
+    "engines/vllm/encdec.py), but its NeMo-style config is read by no entry (the decoder sized by "
+    "`transf_decoder.config_dict`, the head by `head.num_classes`) and its encoder by no tower kind (cohere_asr.py "
+    "ConformerEncoder, NeMo's: ConvSubsampling, RelPositionMultiHeadAttention with linear_pos and pos_bias_u/v, "
+    "ConformerConvolution with BatchNorm, two feed-forwards a layer, all nn.Linear, whole on every rank; not the "
+    "conformer_encoder.py one towers_fireredasr2 counts), sized by the nested `encoder` dict; and no complete config "
+    "is at hand (a partial quote of CohereLabs/cohere-transcribe-03-2026's lacks eight encoder keys vLLM indexes; "
+    "transformers' CohereAsrConfig has none of the NeMo sections, so vLLM cannot build its default)",
+    # vLLM 0.33.0 voxtral_realtime.py VoxtralRealtimeGeneration(VoxtralForConditionalGeneration): TimeEmbedding holds a
+    # non-persistent buffer only; the language model's ada_rms_norm_t_cond MLPs (mistral.py:161-178) and biased
+    # projections (use_biases) mistral_params refuses by name; the audio encoder is whisper_causal.py WhisperCausalEncoder (voxtral.py:726-731, is_causal), whose
+    # WhisperCausalAttentionWithBlockPooling layers (whisper_causal.py:355-426) are KV-cache attention layers
+    "VoxtralRealtimeGeneration": "Voxtral's streaming class (vLLM 0.33.0 voxtral_realtime.py): its causal Whisper "
+    "encoder (whisper_causal.py WhisperCausalEncoder: causal convs, RMSNorms, RoPE, sliding-window attention) keeps "
+    "its own KV in the engine's pool, one AttentionSpec a layer with tokens_per_state 1 / block_pool_size and its "
+    "sliding window in pooled units (WhisperCausalAttentionWithBlockPooling.get_kv_cache_spec), which no KV group "
+    "kind reads (a pool per audio frame beside the language model's per-token pools); its language model's "
+    "adaptive-RMSNorm conditioning MLPs (mistral.py ada_rms_norm_t_cond) and biased projections no entry reads; and its "
+    "__init__ reads the Mistral tokenizer's audio_encoder config (tekken.json: get_num_delay_tokens), which a config "
+    "alone does not give",
     "Qwen3ASRRealtimeGeneration": "Qwen3-ASR's streaming class (vLLM 0.33.0 qwen3_asr_realtime.py over "
     "Qwen3ASRForConditionalGeneration): not checked against its build",
     "NemotronH_Nano_Omni_Reasoning_V3": NEMOTRON_OMNI,

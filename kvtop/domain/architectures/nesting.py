@@ -45,6 +45,9 @@ FIXED_TEXT: Mapping[str, str] = {
     "step3_vl": "step3_text",  # Step3VLConfig (vLLM / SGLang configs/step3_vl.py): text_config a Step3TextConfig
     "mllama": "mllama_text_model",  # MllamaConfig: text_config is a MllamaTextConfig
     "cohere_compass": "cohere_compass_text",  # CohereCompassConfig: text_config a CohereCompassTextConfig
+    # Ling-3-VL: vLLM 0.33.0 BailingMoeV3TextConfig / SGLang 0.5.23 BailingHybridConfig(**text_config), built as
+    # BailingMoeV3ForCausalLM (bailing_moe_v3_vl.py / bailing_mm_v3.py) whatever its model_type (bailing_hybrid)
+    "bailing_moe_v3_vl": "bailing_moe_v3",
 }
 # Configs whose served model is one section of theirs: vLLM 0.33.0 registers Qwen2_5OmniModel and
 # Qwen2_5OmniForConditionalGeneration as Qwen2_5OmniThinkerForConditionalGeneration, which builds from

@@ -28,6 +28,11 @@ TYPED_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
     # (nesting.CLASS_TEXT); Ling-2.5's configs state no such field
     "bailing_moe_v3": (("kda_lower_bound", float),),
 }
+# Outer model types whose config class builds the text section with its own (not @strict) class, so the strict class of
+# the section's model type is never met: vLLM 0.33.0 transformers_utils/configs/bailing_moe_v3_vl.py
+# BailingMoeV3TextConfig (kda_lower_bound: float | None, unchecked) and SGLang 0.5.23 configs/bailing_hybrid.py
+# BailingHybridConfig (Ling-3-VL's text_config; recon--inclusionAI--Ling-3-VL-class-int-bound: -5 built by both)
+OWN_TEXT_CLASS: frozenset[str] = frozenset({"bailing_moe_v3_vl"})
 _ABSENT = object()
 
 
@@ -46,8 +51,11 @@ def _mismatch(value: Any, declared: type) -> bool:
     return not isinstance(value, declared)  # int: None or any other type is refused
 
 
-def strict_type_mismatches(model_type: str, config: dict[str, Any]) -> tuple[str, ...]:
-    """The fields of `model_type`'s strict config class that `config` states with another type."""
+def strict_type_mismatches(model_type: str, config: dict[str, Any], outer_type: str = "") -> tuple[str, ...]:
+    """The fields of `model_type`'s strict config class that `config` states with another type; none where the outer
+    config class (`outer_type`) builds the section with its own class (OWN_TEXT_CLASS)."""
+    if outer_type in OWN_TEXT_CLASS:
+        return ()
     return tuple(
         name
         for name, declared in TYPED_FIELDS.get(model_type, ())

@@ -39,6 +39,7 @@ from typing import Any
 
 from kvtop.domain.architectures import (
     towers_audio,
+    towers_bailing,
     towers_blip,
     towers_dasheng,
     towers_deepseek_ocr,
@@ -204,6 +205,14 @@ def read_tower(
                                         text_hidden)  # fmt: skip
     if tower.kind == "mimo_v2_omni":  # Mimo_VLVisionConfig and the `audio_config` encoder (towers_mimo)
         return towers_mimo.mimo_v2_omni(vision_config, outer, source)
+    if tower.kind == "bailing_v3_vl":  # the Qwen3 ViT without its merger MLP and Ling-3-VL's linear_proj
+        bailing = validated(towers_bailing.BailingVisionFields, vision_config, source=source, prefix="vision_config.")
+        qwen = read_tower(replace(tower, kind="qwen", deepstack=False), vision_config, source, text_hidden, outer)
+        if qwen is None or not towers_bailing.engines_agree(bailing):
+            return None
+        qwen_vit = {**tower.defaults, **{k: v for k, v in vision_config.items() if k in tower.defaults}}
+        return towers_bailing.bailing_v3_vl(qwen, qwen_vit["hidden_size"], qwen_vit["spatial_merge_size"],
+                                            qwen_vit["out_hidden_size"], text_hidden)  # fmt: skip
     if tower.kind == "mllama":  # MllamaVisionConfig's fields (towers_mllama)
         mllama = validated(towers_mllama.MllamaVisionFields, vision_config, source=source, prefix="vision_config.")
         return towers_mllama.mllama_vision(mllama, text_hidden)

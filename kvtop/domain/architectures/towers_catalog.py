@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvtop.domain.architectures import (
+    towers_bailing,
     towers_dasheng,
     towers_deepseek_ocr,
     towers_ernie45_vl,
@@ -79,6 +80,9 @@ QWEN3_VL_MOE = Tower(
     "Qwen3VLMoeVisionConfig", "transformers models/qwen3_vl_moe (Qwen3VLMoeVisionModel)",
     {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True,
 )  # fmt: skip
+# Ling-3-VL (towers_bailing): Qwen3-VL-MoE's ViT sizes, the class defaults of both engines' vision configs (vLLM
+# 0.33.0 BailingMoeV3VisionConfig, SGLang 0.5.23 Qwen3VLMoeVisionConfig); its merger and linear_proj are the kind's
+BAILING_V3_VL = Tower("BailingMoeV3VisionConfig", towers_bailing.SOURCE, _QWEN3_VISION, kind="bailing_v3_vl")
 # Cohere Compass: vLLM 0.33.0 cohere_compass.py Cohere_VisionTransformer is Qwen3-VL's vision transformer module for
 # module (a biased Conv3d patch, a position table, LayerNorms with biases, biased qkv / proj / fc1 / fc2, a merger and
 # one postshuffle-norm merger per deepstack index, split over TP alike); CohereCompassVisionConfig's defaults are
@@ -492,4 +496,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "isaac": ISAAC,
     "phi4-siglip": PHI4_SIGLIP,
     "pixtral": towers_mistral_format.TOWER,  # a Mistral-format checkpoint's (kvtop.domain.mistral_params)
+    "bailing_moe_v3_vl": BAILING_V3_VL,
 }  # fmt: skip

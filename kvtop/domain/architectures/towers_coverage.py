@@ -47,10 +47,13 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "VoxtralForConditionalGeneration": "voxtral", "UltravoxModel": "ultravox",
     "MoonshotKimiaForCausalLM": "moonshot_kimia", "FunAudioChatForConditionalGeneration": "funaudiochat",
     "PixtralForConditionalGeneration": "pixtral",  # built from a Mistral-format params.json (mistral_params)
+    "BailingMoeV3VLForConditionalGeneration": "bailing_moe_v3_vl",  # Ling-3-VL's ViT and linear_proj (towers_bailing)
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)
 NO_TOWER_BECAUSE: Mapping[str, str] = {
+    "BailingMoeV3VLForConditionalGeneration": "planned where vision_config states disable_merger_proj true and no "
+    "deepstack_visual_indexes; otherwise SGLang builds merger MLPs vLLM does not, and the note stays",
     "LlavaForConditionalGeneration": "planned over CLIP, SigLIP or Pixtral; another vision model keeps the note",
 }
 

@@ -148,8 +148,9 @@ PARAMS_JSON_ONLY_ERAS: Eras[dict[str, str]] = Eras((
 # classes whose KDA vLLM builds only with full-rank gates (no_kda_lora): low-rank (f_a / f_b, g_a / g_b) refused
 FULL_RANK_KDA_ONLY_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "before v0.33.0 no Ling-3 class"),
-    Era("0.33.0", frozenset({"BailingMoeV3ForCausalLM"}),
-        "v0.33.0 models/bailing_moe_v3.py:686-687 (BailingMoeV3KimiDeltaAttention.__init__); first release not pinned"),
+    Era("0.33.0", frozenset({"BailingMoeV3ForCausalLM", "BailingMoeV3VLForConditionalGeneration"}),
+        "v0.33.0 models/bailing_moe_v3.py:686-687 (BailingMoeV3KimiDeltaAttention.__init__; Ling-3-VL's "
+        "bailing_moe_v3_vl.py builds BailingMoeV3ForCausalLM over text_config); first release not pinned"),
 ))  # fmt: skip
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."
