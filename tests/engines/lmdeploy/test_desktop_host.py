@@ -38,6 +38,7 @@ DESKTOP_HELD = 844 << 20  # case 1703: 9 blocks of 75 MiB ÷ 0.8, rounded up to 
 # group. internlm-chat-20b: 60 layers × (40 × 15,360 qkv + 40 × 5,120 o + 40 × 27,648 w1|w3 + 108 × 5,120 w2) groups
 ZEROS_1703 = 60 * (40 * 15_360 + 40 * 5_120 + 40 * 27_648 + 108 * 5_120) * 3 // 2  # 223,027,200 B = 212.7 MiB
 ZEROS_STEP = "− zero points TurboMind holds in 16 bits (the book: as the checkpoint packs them)"
+PAGES_STEP = "− weight tensors rounded up to whole device pages (one cudaMalloc each)"
 RATIO = 0.8  # --cache-max-entry-count's default at 0.4.2 (TurbomindEngineConfig, PytorchEngineConfig)
 
 
@@ -126,9 +127,10 @@ def test_explain_reads_the_line_as_desktop_says_it(
         note.startswith(NOTE) for note in plain["notes"])  # fmt: skip
     steps = {step["label"]: step["bytes"] for step in from_line["steps"]}
     low_free_after = (
-        from_line["estimated"]["low_bytes"] + steps["− weights"] + steps[ZEROS_STEP]
-    )  # the low end: the same weights book, and the zero points TurboMind widens to 16 bits
+        from_line["estimated"]["low_bytes"] + steps["− weights"] + steps[ZEROS_STEP] + steps[PAGES_STEP]
+    )  # the low end: the same weights book, the zero points TurboMind widens to 16 bits, its tensors' pages
     assert steps[ZEROS_STEP] == -ZEROS_1703
+    assert steps[PAGES_STEP] == -509_280_256  # test_turbomind_pages.py's hand count (v0.4.2: a cudaMalloc a tensor)
     block = 75 << 20  # the log's `block_size = 75 MB`
     assert from_line["predicted"]["token_capacity_min"] == math.floor(low_free_after * RATIO) // block * 64
 

@@ -8,6 +8,7 @@
     ratio ≥ 1         blocks = int(ratio) (before v0.15)
     v0.6.2 – v0.8.x   from a Hugging Face checkpoint, free less torch's cache of the LM head's staging (§15.1)
     4-bit AWQ/GPTQ    free less the zero points TurboMind holds in 16 bits beyond the book's packed ones (§15.6)
+    v0.2.2 – v0.5.x   free less the pages each weight tensor's own cudaMalloc leaves unused (§15.7)
     tokens = blocks × block_len; session_len is truncated to it when longer
 
 Sliding-window layers are cached at full length (gpt-oss: all 24 layers, §2.1).
@@ -22,6 +23,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
     TURBOMIND_EXPORT_STAGING_ERAS,
     TURBOMIND_LAYER_STAGING_ERAS,
     TURBOMIND_LINEAR_STATE_SINCE,
+    TURBOMIND_WEIGHT_PAGES_ERAS,
     default_max_batch,
     default_ratio,
     since,
@@ -29,6 +31,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
     turbomind_share,
 )
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
+from kvtop.domain.engines.lmdeploy.turbomind_pages import PAGE_BYTES, page_rounding_bytes
 from kvtop.domain.engines.lmdeploy.turbomind_weights import ZERO_SOURCE, zero_point_extra_bytes
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -135,6 +138,32 @@ def staging_leftover_bytes(model: ModelSpec, settings: LaunchSettings, version: 
     return copies * rows * model.hidden_size * model.dtype_bytes
 
 
+def held_page_bytes(inputs: EngineInputs) -> int | None:
+    """What a rank's weight tensors take beyond their bytes in whole pages, in the releases that cudaMalloc each
+    (docs/engines/lmdeploy.md §15.7); 0 in the others or where the weights or the free memory are measured, None
+    where the release does so but kvtop does not list the model's tensors."""
+    if inputs.measured.weights_bytes is not None or inputs.measured.free_after_load_bytes is not None:
+        return 0
+    if not era_for(TURBOMIND_WEIGHT_PAGES_ERAS, inputs.version).value:
+        return 0
+    return page_rounding_bytes(inputs.model, inputs.layout.tp)
+
+
+def _page_step(inputs: EngineInputs, steps: list[BudgetStep], notes: list[str]) -> int:
+    """The pages charge as a step (or, for a model whose tensors are not listed, a note naming it not modelled)."""
+    pages = held_page_bytes(inputs)
+    era = era_for(TURBOMIND_WEIGHT_PAGES_ERAS, inputs.version)
+    if pages is None:
+        notes.append(f"not modelled: the pages LMDeploy {inputs.version.label}'s per-tensor cudaMalloc leaves unused "
+                     "(kvtop lists TurboMind's tensors of dense 16-bit and 4-bit group models only)")  # fmt: skip
+        return 0
+    if pages:
+        steps.append(BudgetStep(label="− weight tensors rounded up to whole device pages (one cudaMalloc each)",
+                                bytes=-pages, note=f"{era.source}; the page assumed {PAGE_BYTES >> 20} MiB (the "
+                                                   "driver's large page, not printed): an estimate"))  # fmt: skip
+    return pages
+
+
 def _blocks(
     inputs: EngineInputs, share: str, ratio: float, ratio_source: str, state_bytes: int, block_bytes: int,
     steps: list[BudgetStep], notes: list[str],
@@ -163,6 +192,7 @@ def _blocks(
         steps.append(BudgetStep(label="− zero points TurboMind holds in 16 bits (the book: as the checkpoint packs them)",
                                 bytes=-zeros, note=ZERO_SOURCE))  # fmt: skip
         free -= zeros
+    free -= _page_step(inputs, steps, notes)
     staged = export_staging_bytes(inputs)
     if staged:
         era = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version)

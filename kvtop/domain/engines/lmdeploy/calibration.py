@@ -22,7 +22,10 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.lmdeploy.budget_turbomind import staging_leftover_bytes
+from kvtop.domain.engines.lmdeploy.eras import TURBOMIND_WEIGHT_PAGES_ERAS
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
+from kvtop.domain.engines.lmdeploy.turbomind_pages import page_rounding_bytes
+from kvtop.domain.engines.versions import era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.wording import GIB, MIB
 
@@ -49,13 +52,14 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the context before the weights load, the weights; where TurboMind stages a checkpoint through
-    torch (v0.6.2 – v0.8.x, §15.1), the weights' error holds the staging's leftover, which its charge leaves out."""
+    torch (v0.6.2 – v0.8.x, §15.1), the weights' error holds the staging's leftover, which its charge leaves out,
+    and where it cudaMallocs each tensor (≤ v0.5.x, §15.7) the pages' charge, whose page size is assumed."""
     found = free_memory_terms("lmdeploy.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
     found = tuple(_widened(term) if term.term is Term.CONTEXT else term for term in found)
-    leftover = _staging_leftover(inputs)
-    if not leftover:
+    leftover, pages = _staging_leftover(inputs), _pages(inputs)
+    if not leftover and not pages:
         return found
-    return tuple(_with_leftover(term, leftover) if term.term is Term.WEIGHTS else term for term in found)
+    return tuple(_with_beside(term, leftover, pages) if term.term is Term.WEIGHTS else term for term in found)
 
 
 def _widened(context: TermEstimate) -> TermEstimate:
@@ -84,13 +88,33 @@ def _staging_leftover(inputs: CalibrationInputs) -> int:
     return staging_leftover_bytes(inputs.model, inputs.settings, inputs.version, inputs.layout.tp)
 
 
-def _with_leftover(weights: TermEstimate, leftover: int) -> TermEstimate:
-    """The weights term with the staging's leftover beside its error (independent errors: the root of squares)."""
+def _pages(inputs: CalibrationInputs) -> int:
+    """The pages charge of a TurboMind release that cudaMallocs each weight tensor (§15.7): its page size is
+    assumed, so the charge is its own error (0 where it is not charged)."""
+    if inputs.model is None or not era_for(TURBOMIND_WEIGHT_PAGES_ERAS, inputs.version).value:
+        return 0
+    try:
+        backend, _ = resolve_backend(inputs.model, inputs.settings, inputs.version)
+    except InputError:
+        return 0
+    return (page_rounding_bytes(inputs.model, inputs.layout.tp) or 0) if backend == "turbomind" else 0
+
+
+def _with_beside(weights: TermEstimate, leftover: int, pages: int) -> TermEstimate:
+    """The weights term with the staging's leftover and the pages' assumed size beside its error (independent
+    errors: the root of squares)."""
+    beside = round(math.hypot(leftover, pages))
+    basis = weights.basis
+    if leftover:
+        basis += (f"; ± {leftover / MIB:,.0f} MiB of torch's cache the staging charge leaves out "
+                  "(the largest layer matrix's rank slice × its copies, lmdeploy.md §15.1)")  # fmt: skip
+    if pages:
+        basis += (f"; ± {pages / MIB:,.0f} MiB: the pages each weight tensor's cudaMalloc leaves unused, charged "
+                  "with a page size assumed (lmdeploy.md §15.7)")  # fmt: skip
     return weights.model_copy(update={
-        "error_bytes": round(math.hypot(weights.error_bytes, leftover)),
-        "beside_error_bytes": leftover,  # kept when a judged plan swaps in the fitted error (with_fitted_error)
-        "basis": f"{weights.basis}; ± {leftover / MIB:,.0f} MiB of torch's cache the staging charge leaves out "
-                 "(the largest layer matrix's rank slice × its copies, lmdeploy.md §15.1)",
+        "error_bytes": round(math.hypot(weights.error_bytes, beside)),
+        "beside_error_bytes": beside,  # kept when a judged plan swaps in the fitted error (with_fitted_error)
+        "basis": basis,
     })  # fmt: skip
 
 

@@ -79,6 +79,13 @@ TURBOMIND_LAYER_STAGING_ERAS: Eras[int] = Eras((
     Era("0.6.2", 2, "module.py v0.6.2 Ffn._export: map(transpose, w123), save_split(w1, split_dim=-1)"),
     Era("0.9.0", 0, "PR #3570 (2025-05-19) 'perform torch.cuda.empty_cache() after conversion'"),
 ))
+# §15.7: each weight tensor its own cudaMalloc (`deviceMalloc`, utils/memory_utils.cu), rounded by the driver to
+# whole pages before the count; read at v0.2.2, v0.3.0, v0.4.2, v0.5.3. True: charged (turbomind_pages.py).
+TURBOMIND_WEIGHT_PAGES_ERAS: Eras[bool] = Eras((
+    Era("", True, "memory_utils.cu ≤ v0.5.x deviceMalloc: one cudaMalloc per weight tensor (read at v0.2.2, v0.3.0, v0.4.2, v0.5.3)"),
+    Era("0.6.0", False, "LlamaDenseWeight v0.6.0 lays scales and zeros apart (not read for pages); v0.6.4 "
+                        "deviceMalloc is cudaMallocAsync from the device's pool"),
+))
 # §2.4: the block-size print: integer MiB (`block_size_ >> 20`) until v0.8.0, then `%.3f` MiB (main from 2025-03-24,
 # builds whose version.py still says 0.7.2.post1; v0.7.3 was tagged without it, §15.4).
 BLOCK_PRINT_FLOAT_SINCE = Era("0.8.0", True, "commit 63b13e834 (PR #3229, 2025-03-24): '%.3f MB'")
