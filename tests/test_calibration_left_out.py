@@ -40,12 +40,13 @@ def test_an_era_with_few_rows_is_fitted_on_its_kept_feature() -> None:
 
 
 def test_the_v011_sweep_judged_without_itself_takes_the_v1_eras_other_logs() -> None:
-    """Left out, llm-d-planner's v0.11.0 sweep leaves V1's era (v0.8.0-v0.16.x) four logs from four sources (the
-    v0.15/v0.16 Qwen3-14B starts, and two v0.10.2 starts: Qwen3-235B-FP8 on 8 × L40S, Qwen3-Next-80B on 2 × H200): too
-    few for four features (six rows), enough for the sampler's logits alone. gpt-oss-20b's line logs an activation
-    peak of 7.38 GiB at 1,024 seqs (H100's default) × its 201,088-token vocabulary × 4 B = 0.767 GiB of logits."""
+    """Left out, llm-d-planner's v0.11.0 sweep leaves V1's era (v0.8.0-v0.16.x) five logs from five sources (the
+    v0.15/v0.16 Qwen3-14B starts, and three v0.10.2 starts: Qwen3-235B-FP8 on 8 × L40S, Qwen3-Next-80B on 2 × H200,
+    Qwen3-8B-FP8 on an RTX 4090): too few for four features (six rows), enough for the sampler's logits alone.
+    gpt-oss-20b's line logs an activation peak of 7.38 GiB at 1,024 seqs (H100's default) × its 201,088-token
+    vocabulary × 4 B = 0.767 GiB of logits."""
     fit = fit_all(CORPUS, leave_out=LLMD_V011)["vllm.activation.v1"]
-    assert fit.records == 4 and fit.sources == 4
+    assert fit.records == 5 and fit.sources == 5
     logits = 1024 * 201088 * 4 / GIB
     assert fit.predict_gib((1.0, logits, 0.0, 0.0)) == pytest.approx(7.38, abs=0.15)
 

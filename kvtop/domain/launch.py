@@ -106,6 +106,10 @@ class EngineFlags(Protocol):
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         """(index after the entry point, positional model) when argv launches this engine's server."""
 
+    def as_parsed(self, spelling: str) -> str:
+        """The flag as the engine's own parser reads it before matching a name (vLLM's turns `--a_b` into
+        `--a-b`); an engine whose parser takes names as typed returns `spelling`."""
+
 
 def engine_flags(engine: EngineId) -> EngineFlags:
     """The engine's command-line vocabulary (its package's `FLAGS`)."""
@@ -326,13 +330,14 @@ def parse_flags(
     extra: dict[str, str | bool] = {}
     unknown: list[str] = []  # flags neither the engine's nor kvtop's: kept in `flags`, named as ignored
     spelled: dict[str, str] = {}  # field -> the spelling the user typed, for error messages
-    for spelling, raw in pairs:
+    for typed, raw in pairs:
+        spelling = engine_flags(engine).as_parsed(typed)
         own_flag = engine_flags(engine).own_flags.get(spelling) if engine_line else None
         if own_flag is not None:
             raise InputError(
                 f"kvtop's own flag ({own_flag.says}), which {display_name(engine)} would reject: "
                 "give it to kvtop, outside --cmd",
-                field=spelling,
+                field=typed,
             )
         field = _field_of(engine, spelling)
         if field is None and spelling.startswith("--no-") and _field_of(engine, "--" + spelling[5:]):
@@ -342,15 +347,15 @@ def parse_flags(
             continue
         if field is None:
             if strict:
-                reason = _other_engines_flag(engine, spelling)
+                reason = _other_engines_flag(engine, typed) or _other_engines_flag(engine, spelling)
                 raise InputError(
-                    reason or f"not a flag of {display_name(engine)} that kvtop knows", field=spelling
+                    reason or f"not a flag of {display_name(engine)} that kvtop knows", field=typed
                 )
             extra[spelling.lstrip("-")] = raw
-            unknown.append(spelling)
+            unknown.append(typed)
             continue
-        values[field] = typed_value(FIELD_TYPES[field], raw, spelling, sized=field in HUMAN_READABLE_INTS)
-        spelled[field] = spelling
+        values[field] = typed_value(FIELD_TYPES[field], raw, typed, sized=field in HUMAN_READABLE_INTS)
+        spelled[field] = typed
     if strict and positionals:
         raise InputError(f"unexpected argument {positionals[0][:80]!r}", field="command line")
     if model is not None and "model" not in values:

@@ -89,9 +89,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.RTX4090': LinearTerm(
         key='cuda_total.RTX4090', features=('1 GiB',),
-        coefficients=(23.52,), error_bytes=134217728, records=1,
-        sources=1, gpus=('RTX4090',),
-        novel_error_bytes=134217728, feature_sources=(1,),
+        coefficients=(23.525,), error_bytes=134217728, records=2,
+        sources=2, gpus=('RTX4090',),
+        novel_error_bytes=134217728, feature_sources=(2,),
     ),
     'cuda_total.RTX5090': LinearTerm(
         key='cuda_total.RTX5090', features=('1 GiB',),
@@ -125,9 +125,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.451628,), error_bytes=458302644, records=15,
+        coefficients=(0.451294,), error_bytes=458686123, records=15,
         sources=15, gpus=(),
-        novel_error_bytes=516378707, feature_sources=(15,),
+        novel_error_bytes=515995228, feature_sources=(15,),
     ),
 }  # fmt: skip
 # END FITTED

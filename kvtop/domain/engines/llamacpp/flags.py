@@ -103,6 +103,9 @@ class LlamacppFlags:
             out += ["-ub", ubatch]
         return out
 
+    def as_parsed(self, spelling: str) -> str:
+        return spelling  # llama-server matches option names as typed
+
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         """`llama-server …` (its model comes by `-m`, never positionally), or Ollama's llama.cpp runner:
         `ollama_llama_server --model … --ctx-size … --parallel …` (ollama llm/server.go) or `ollama runner …`

@@ -106,6 +106,9 @@ class LmdeployFlags:
         policy = quant_policy(settings.kv_cache_dtype)
         return [*out, "--quant-policy", str(policy)] if policy else out
 
+    def as_parsed(self, spelling: str) -> str:
+        return spelling  # lmdeploy's CLI is argparse: option names match as typed
+
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         """`lmdeploy serve api_server MODEL …` (or `serve gradio`, or `python -m lmdeploy serve …`)."""
         for index, token in enumerate(argv):

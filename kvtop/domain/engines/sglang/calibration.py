@@ -30,13 +30,13 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"sglang.context": (Term.CO
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),
-        coefficients=(0.567337, 0.515628, 0.0, 0.866349), error_bytes=682052626, records=25,
+        coefficients=(0.568885, 0.515186, 0.0, 0.865178), error_bytes=681740920, records=25,
         sources=23, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=765145755, feature_sources=(23, 5, 4, 5),
+        novel_error_bytes=764991708, feature_sources=(23, 5, 4, 5),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=0.9898, records=15, sources=14,
+    engine='sglang', factor=0.9895, records=15, sources=14,
 )
 # END FITTED
 

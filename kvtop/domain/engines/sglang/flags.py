@@ -100,6 +100,9 @@ class SglangFlags:
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         return written_flags(settings, PREFERRED)
 
+    def as_parsed(self, spelling: str) -> str:
+        return spelling  # argparse matches option names as typed (server_args.py: dashes only)
+
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         for index, token in enumerate(argv):
             if token in ("sglang.launch_server", "sglang.srt.server", "dynamo.sglang"):  # Dynamo: SGLang's ServerArgs

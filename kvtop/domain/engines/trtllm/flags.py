@@ -206,6 +206,9 @@ class TrtllmFlags:
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         return written_flags(settings, PREFERRED)
 
+    def as_parsed(self, spelling: str) -> str:
+        return spelling  # click matches option names as declared: both spellings are listed in SPELLINGS
+
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         for index, token in enumerate(argv):
             nxt = argv[index + 1] if index + 1 < len(argv) else ""

@@ -94,9 +94,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.022205, 9.565728, 0.089135, 0.027395), error_bytes=134767912, records=11,
-        sources=5, gpus=('H100', 'H200', 'L40S'),
-        novel_error_bytes=134767912, feature_sources=(5, 5, 3, 3),
+        coefficients=(0.009217, 9.586678, 0.090286, 0.025282), error_bytes=86988002, records=12,
+        sources=6, gpus=('H100', 'H200', 'L40S', 'RTX4090'),
+        novel_error_bytes=86988002, feature_sources=(6, 6, 4, 3),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -106,9 +106,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.510714, 1.025, 0.494286), error_bytes=64424509, records=38,
-        sources=2, gpus=('H100',),
-        novel_error_bytes=64424509, feature_sources=(2, 1, 1), unseen_error_bytes=1653562410,
+        coefficients=(0.508621, 1.027094, 0.494286), error_bytes=65191468, records=39,
+        sources=3, gpus=('H100', 'RTX4090'),
+        novel_error_bytes=65191468, feature_sources=(3, 1, 1), unseen_error_bytes=1696512082,
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
@@ -130,9 +130,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.126, 0.419), error_bytes=467077693, records=12,
-        sources=5, gpus=('H100',),
-        novel_error_bytes=467077693, feature_sources=(5, 1), unseen_error_bytes=467077693,
+        coefficients=(0.116364, 0.428636), error_bytes=487478788, records=13,
+        sources=6, gpus=('H100', 'RTX4090'),
+        novel_error_bytes=487478788, feature_sources=(6, 1), unseen_error_bytes=487478788,
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -142,7 +142,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.3791, records=73, sources=35,
+    engine='vllm', factor=1.3791, records=75, sources=37,
 )
 # END FITTED
 

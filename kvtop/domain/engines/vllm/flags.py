@@ -80,6 +80,21 @@ LOAD_CASTS = LoadCasts(
 )
 
 
+# vLLM's FlexibleArgumentParser.parse_args rewrites every `--` option's name, up to its first ".", with "_" as "-"
+# before argparse matches it, so `--gpu_memory_utilization 0.8` is `--gpu-memory-utilization 0.8`
+# (vllm/utils/argparse_utils.py, read at v0.13.0 and v0.33.0; a v0.10.2 start launched with
+# `--gpu_memory_utilization 0.8` logs `Requested memory: 0.80 (util)`, the calibration record
+# file34681159919-qwen3-8b-fp8-4090-v0102; releases before v0.10.2 not checked). docs/engines/vllm.md §3.12.
+
+
+def as_parsed(spelling: str) -> str:
+    """`--a_b[.c_d]` as vLLM's parser reads it: `--a-b[.c_d]` (only the name before the first "." is rewritten)."""
+    if not spelling.startswith("--"):
+        return spelling
+    name, dot, rest = spelling[2:].partition(".")
+    return "--" + name.replace("_", "-") + dot + rest
+
+
 class VllmFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
@@ -121,6 +136,9 @@ class VllmFlags:
         read = [token for flag in sorted(self.read_by_rules) if (value := settings.flags.get(flag.lstrip("-"))) is not None
                 for token in (flag, str(value))]  # fmt: skip
         return [*written_flags(settings, PREFERRED), *read]
+
+    def as_parsed(self, spelling: str) -> str:
+        return as_parsed(spelling)
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         for index, token in enumerate(argv):
