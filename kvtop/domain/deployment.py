@@ -246,6 +246,20 @@ class DeploymentRules(Protocol):
         ...
 
 
+def no_draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
+    """`DeploymentRules.draft_kv_layers` of an engine whose draft kvtop names as not modelled: no layers added
+    to the target's cell (its `terms` say the draft's cost is not modelled)."""
+    return 0
+
+
+def no_host_tier(
+    setup: DeploymentSetup, *, gpu_tokens: int, kv_bytes_per_token: int, page_size: int, ranks: int, world: int,
+    version: ResolvedVersion,
+) -> HostTier | None:  # fmt: skip
+    """`DeploymentRules.host_tier` of an engine that keeps no host KV tier kvtop reads from its flags."""
+    return None
+
+
 def resident_bytes(terms: tuple[BudgetTerm, ...]) -> int:
     """Bytes the terms hold before the KV pool is sized (the engine charges them like weights)."""
     return sum(t.bytes for t in terms if t.charge is Charge.RESIDENT and t.modelled)

@@ -8,11 +8,15 @@ name the flag in every error, and write a planner edit back in the engine's own 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.span import flag_set, flag_text
+
+if TYPE_CHECKING:
+    from kvtop.domain.deployment import Feature
 
 __all__ = [
     "flag_set",
@@ -23,6 +27,7 @@ __all__ = [
     "flag_words",
     "without_flags",
     "with_flags",
+    "feature_remover",
 ]
 
 
@@ -87,3 +92,15 @@ def with_flags(settings: LaunchSettings, values: Mapping[str, str | bool | None]
         else:
             flags[spelling] = value
     return settings.model_copy(update={"flags": flags})
+
+
+def feature_remover(
+    feature_flags: Mapping[Feature, Iterable[str]],
+) -> Callable[[LaunchSettings, Feature], LaunchSettings]:
+    """`DeploymentRules.without` of an engine whose features are each a set of its flags (`feature_flags`, without
+    dashes): the launch with the feature's flags removed (a feature it has no flags for: the launch as it was)."""
+
+    def without(settings: LaunchSettings, feature: Feature) -> LaunchSettings:
+        return without_flags(settings, feature_flags.get(feature, ()))
+
+    return without

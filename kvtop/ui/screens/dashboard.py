@@ -191,15 +191,8 @@ class DashboardScreen(NodeScreen):
         self.query_one(GpuList).focus()
 
     def on_key(self, event: events.Key) -> None:
-        """`/` opens the filter as its key arrives here, so the keys typed right behind it (queued to the
-        widget focused before) belong to the filter, not to the screen (see TypedInput.take_stray_key)."""
-        box = self.query_one("#filter", TypedInput)
-        if event.key == "slash" and not box.is_focused:
-            event.stop()
-            event.prevent_default()
-            self.action_filter()
-            return
-        box.take_stray_key(event)
+        """`/` opens the filter as its key arrives here (see TypedInput.take_screen_key)."""
+        self.query_one("#filter", TypedInput).take_screen_key(event, open_field=self.action_filter)
 
     def on_resize(self) -> None:
         self.query_one("#legend", Static).update(self._legend())

@@ -153,15 +153,8 @@ class ProcessScreen(NodeScreen):
                 self.notify(f"pid {pid} untagged: it exited or now names another process", severity="warning")
 
     def on_key(self, event: events.Key) -> None:
-        """`/` opens the filter as its key arrives here, so the keys typed right behind it (queued to the
-        widget focused before) belong to the filter, not to the screen (see TypedInput.take_stray_key)."""
-        box = self.query_one("#processes-filter", TypedInput)
-        if event.key == "slash" and not box.is_focused:
-            event.stop()
-            event.prevent_default()
-            self.action_filter()
-            return
-        box.take_stray_key(event)
+        """`/` opens the filter as its key arrives here (see TypedInput.take_screen_key)."""
+        self.query_one("#processes-filter", TypedInput).take_screen_key(event, open_field=self.action_filter)
 
     def on_resize(self) -> None:
         self.show_node(self.node)

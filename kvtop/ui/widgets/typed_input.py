@@ -9,12 +9,13 @@ edit lands where it was typed. Used for the planner's fields and the dashboard's
 A field opened by a key has the same race one step earlier: the terminal hands over "/gpu:3" at once,
 the app forwards every key to the widget focused *then* (the GPU list), and every one of them bubbles up
 to the screen before `/` reaches its binding; they would run as the screen's keys ("p": the planner). So
-the screen opens its field as `/` arrives (its `on_key`), and `take_stray_key` gives the field the text
-keys that were typed for it but reached the screen.
+the screen opens its field as `/` arrives (its `on_key` calls `take_screen_key`), and `take_stray_key` gives
+the field the text keys that were typed for it but reached the screen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -61,6 +62,17 @@ class TypedInput(Input):
             return
         event.stop()
         event.prevent_default()
+
+    def take_screen_key(self, event: events.Key, open_field: Callable[[], None]) -> None:
+        """A key that reached the screen: `/` opens the field (`open_field`) as it arrives, so the keys typed
+        right behind it (queued to the widget focused before) belong to the field, not to the screen; a text
+        key typed for the open field is taken into it (`take_stray_key`)."""
+        if event.key == "slash" and not self.is_focused:
+            event.stop()
+            event.prevent_default()
+            open_field()
+            return
+        self.take_stray_key(event)
 
     def take_stray_key(self, event: events.Key) -> bool:
         """Insert a text key (or backspace) that reached the screen while this field has the focus: one

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_findings import Finding, LedgerRule, Severity, Thresholds
+from kvtop.domain.diagnose_findings import Finding, LedgerRule, Thresholds
+from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
-from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
     from kvtop.domain.diagnose_engine import EngineOnNode
@@ -60,18 +60,9 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
 
 def restart_finding(engine: EngineOnNode) -> Finding | None:
     """`restart_will_not_fit`: the cache `-c` asks for no longer fits beside the weights on the GPU as it is now."""
-    assert engine.ledger is not None and engine.replay is not None
-    now = engine.now()
-    tight = min(now, key=lambda g: now[g])
-    solved = engine.replay.solve(free_shift=now[tight] - engine.replay.free_before_load_bytes)
-    if solved is None or solved.engine.fits:
-        return None
-    capacity = engine.ledger.token_capacity
-    return engine.finding(
-        rule="restart_will_not_fit", severity=Severity.CRITICAL, gpus=(tight,), bytes=solved.engine.shortfall_bytes,
-        tokens=capacity, gain_tokens=capacity,
-        summary=f"a restart of {engine.id} would fail to allocate its KV cache: GPU {tight} has {gib(now[tight])} free",
-        fix=f"free memory on GPU {tight}, or a smaller -c, or -ctk q8_0 -ctv q8_0",
+    return restart_without_kv(
+        engine, leaves="would fail to allocate its KV cache",
+        fix=lambda _, gpu: f"free memory on GPU {gpu}, or a smaller -c, or -ctk q8_0 -ctv q8_0",
         evidence=("llama.cpp allocates the whole -c at start: 'failed to allocate buffer for kv cache'",),
     )  # fmt: skip
 

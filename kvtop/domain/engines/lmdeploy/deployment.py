@@ -12,15 +12,14 @@ from kvtop.domain.deployment import (
     Charge,
     DeploymentSetup,
     Feature,
-    HostTier,
     SpecKind,
     TermInputs,
     TermState,
+    no_draft_kv_layers,
+    no_host_tier,
 )
-from kvtop.domain.deployment_flags import flag_int, flag_text, with_flags, without_flags
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.deployment_flags import feature_remover, flag_int, flag_text, with_flags
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import ModelSpec
 
 SPEC_FLAGS = ("speculative-algorithm", "speculative-draft-model", "speculative-num-draft-tokens")
 LORA_FLAGS = ("adapters",)
@@ -41,16 +40,14 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     )  # fmt: skip
 
 
-def without(settings: LaunchSettings, feature: Feature) -> LaunchSettings:
-    return without_flags(settings, _FEATURE_FLAGS.get(feature, ()))
+without = feature_remover(_FEATURE_FLAGS)
 
 
 def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettings:
     return with_flags(settings, {"speculative-algorithm": setup.spec_method})
 
 
-def draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
-    return 0
+draft_kv_layers = no_draft_kv_layers
 
 
 def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
@@ -70,8 +67,4 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
     return tuple(found)
 
 
-def host_tier(
-    setup: DeploymentSetup, *, gpu_tokens: int, kv_bytes_per_token: int, page_size: int, ranks: int, world: int,
-    version: ResolvedVersion,
-) -> HostTier | None:  # fmt: skip
-    return None
+host_tier = no_host_tier

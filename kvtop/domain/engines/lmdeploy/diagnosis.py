@@ -26,6 +26,7 @@ from kvtop.domain.engines.lmdeploy.budget_pytorch import block_bytes
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_ALIGNED_SINCE, since, turbomind_share
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
+from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
@@ -111,21 +112,9 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
 def restart_finding(engine: EngineOnNode) -> Finding | None:
     """`restart_will_not_fit`: a restart on the GPUs as they are now leaves no KV block (TurboMind) or ≤ 2
     (the PyTorch engine: 'No enough gpu memory for kv cache.')."""
-    assert engine.ledger is not None and engine.replay is not None
-    now = engine.now()
-    tight = min(now, key=lambda g: now[g])
-    solved = engine.replay.solve(free_shift=now[tight] - engine.replay.free_before_load_bytes)
-    if solved is None or solved.engine.fits:
-        return None
-    held = engine.clean[tight] - now[tight]
-    capacity = engine.ledger.token_capacity
-    return engine.finding(
-        rule="restart_will_not_fit", severity=Severity.CRITICAL, gpus=(tight,), bytes=solved.engine.shortfall_bytes,
-        tokens=capacity, gain_tokens=capacity,
-        summary=f"a restart of {engine.id} leaves no KV blocks: GPU {tight} would have {gib(now[tight])} free",
-        fix=f"free {gib(held)} on GPU {tight} (stop its other processes)" if held else f"free memory on GPU {tight}, or use more GPUs",
-        evidence=("LMDeploy: 'No enough gpu memory for kv cache.' (PyTorch engine) / max_block_count = 0 (TurboMind)",),
-    )  # fmt: skip
+    return restart_without_kv(engine, leaves="leaves no KV blocks", evidence=(
+        "LMDeploy: 'No enough gpu memory for kv cache.' (PyTorch engine) / max_block_count = 0 (TurboMind)",
+    ))  # fmt: skip
 
 
 def _kv_quant_policy(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:

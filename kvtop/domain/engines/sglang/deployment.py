@@ -31,6 +31,7 @@ from kvtop.domain.deployment import (
     TermState,
 )
 from kvtop.domain.deployment_flags import (
+    feature_remover,
     flag_float,
     flag_int,
     flag_set,
@@ -148,8 +149,7 @@ def _stacked(modules: tuple[str, ...] | None) -> tuple[str, ...] | None:
     return LORA_MODULES if "all" in names else tuple(m for m in LORA_MODULES if m in names)
 
 
-def without(settings: LaunchSettings, feature: Feature) -> LaunchSettings:
-    return without_flags(settings, _FEATURE_FLAGS[feature])
+without = feature_remover(_FEATURE_FLAGS)
 
 
 def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettings:

@@ -21,6 +21,7 @@ from kvtop.domain.diagnose_findings import (
 )
 from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # the least free sizes all
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
+from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.engines.sglang.budget import resolve_max_num_reqs
 from kvtop.domain.engines.sglang.eras import mamba_ratio
 from kvtop.domain.launch import LaunchSettings
@@ -116,27 +117,12 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
     assert engine.ledger is not None and engine.replay is not None
     now = engine.now()
     tight, loose = min(now, key=lambda g: now[g]), max(now, key=lambda g: now[g])
-    capacity, fraction = engine.ledger.token_capacity, engine.ledger.engine.memory_fraction
-    solved = engine.replay.solve(free_shift=now[tight] - engine.replay.free_before_load_bytes)
-    if solved is not None and not solved.engine.fits:
-        held = engine.clean[tight] - now[tight]
-        return engine.finding(
-            rule="restart_will_not_fit",
-            severity=Severity.CRITICAL,
-            gpus=(tight,),
-            bytes=solved.engine.shortfall_bytes,
-            tokens=capacity,
-            summary=f"a restart of {engine.id} leaves no KV memory: GPU {tight} would have {gib(now[tight])} free",
-            gain_tokens=capacity,
-            fix=(
-                f"free {gib(held)} on GPU {tight} (stop its other processes)"
-                if held
-                else f"free memory on GPU {tight}, or use more GPUs"
-            ),
-            evidence=(
-                f"SGLang: 'Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={fraction:g}'",
-            ),
-        )
+    fraction = engine.ledger.engine.memory_fraction
+    found = restart_without_kv(engine, leaves="leaves no KV memory", evidence=(
+        f"SGLang: 'Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={fraction:g}'",
+    ))  # fmt: skip
+    if found is not None:
+        return found
     if now[tight] >= BALANCE_RATIO * now[loose]:
         return None
     tokens = max(0, engine.restart_capacity(dict.fromkeys(now, now[loose])) - engine.restart_capacity(now))

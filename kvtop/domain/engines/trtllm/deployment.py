@@ -20,11 +20,11 @@ from kvtop.domain.deployment import (
     SpecKind,
     TermInputs,
     TermState,
+    no_draft_kv_layers,
 )
-from kvtop.domain.deployment_flags import flag_int, flag_text, with_flags, without_flags
+from kvtop.domain.deployment_flags import feature_remover, flag_int, flag_text, with_flags
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import ModelSpec
 
 SPEC_FLAGS = ("speculative_config.decoding_type", "speculative_config.max_draft_len",
               "speculative_config.speculative_model_dir", "speculative_config.num_nextn_predict_layers")  # fmt: skip
@@ -65,8 +65,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     )  # fmt: skip
 
 
-def without(settings: LaunchSettings, feature: Feature) -> LaunchSettings:
-    return without_flags(settings, _FEATURE_FLAGS[feature])
+without = feature_remover(_FEATURE_FLAGS)
 
 
 def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettings:
@@ -76,8 +75,7 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
     })  # fmt: skip
 
 
-def draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
-    return 0  # the draft's KV cost is not modelled (named by `terms`)
+draft_kv_layers = no_draft_kv_layers  # the draft's KV cost is not modelled (named by `terms`)
 
 
 def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:

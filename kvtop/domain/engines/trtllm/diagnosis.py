@@ -22,6 +22,7 @@ from kvtop.domain.diagnose_findings import (
 )
 from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # the least free sizes all
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
+from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.engines.trtllm.budget import runtime
 from kvtop.domain.engines.trtllm.eras import DEFAULT_FRACTION, caps_by_total_bytes
 from kvtop.domain.launch import LaunchSettings
@@ -111,31 +112,9 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
 
 def restart_finding(engine: EngineOnNode) -> Finding | None:
     """`restart_will_not_fit`: a restart on the GPUs as they are now leaves no KV memory."""
-    assert engine.ledger is not None and engine.replay is not None
-    now = engine.now()
-    tight = min(now, key=lambda g: now[g])
-    solved = engine.replay.solve(free_shift=now[tight] - engine.replay.free_before_load_bytes)
-    if solved is None or solved.engine.fits:
-        return None
-    held = engine.clean[tight] - now[tight]
-    capacity = engine.ledger.token_capacity
-    return engine.finding(
-        rule="restart_will_not_fit",
-        severity=Severity.CRITICAL,
-        gpus=(tight,),
-        bytes=solved.engine.shortfall_bytes,
-        tokens=capacity,
-        summary=f"a restart of {engine.id} leaves no KV memory: GPU {tight} would have {gib(now[tight])} free",
-        gain_tokens=capacity,
-        fix=(
-            f"free {gib(held)} on GPU {tight} (stop its other processes)"
-            if held
-            else f"free memory on GPU {tight}, or use more GPUs"
-        ),
-        evidence=(
-            "TensorRT-LLM sizes every rank from the tightest: no KV block fits after the weights and the profiled peak",
-        ),
-    )
+    return restart_without_kv(engine, leaves="leaves no KV memory", evidence=(
+        "TensorRT-LLM sizes every rank from the tightest: no KV block fits after the weights and the profiled peak",
+    ))  # fmt: skip
 
 
 def _fraction_below_default(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
