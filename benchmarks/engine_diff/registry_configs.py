@@ -51,6 +51,14 @@ HUB_ID_CONFIGS: dict[str, dict[str, Path]] = {
         "meta-llama/Llama-3.2-1B-Instruct": DATA / "configs" / "families" / "meta-llama--Llama-3.2-1B-Instruct.json"
     },
 }
+# Tokenizer files an engine reads as it builds the model (a config folder holds config.json only): config name ->
+# {file name: its JSON}. Dots3 NOTE: vLLM 0.33.0 models/dots3_note/nvidia/multimodal.py Dots3NoteForCausalLM.__init__
+# reads added_tokens.json's "<|imgpad|>" (IMAGE_PAD, common/processor.py) into config.image_token_index, used only
+# when images are embedded at run time: the id is a stand-in (151665, past the Qwen-2.5 tokenizer's special tokens,
+# whose bos / eos ids 151643 / 151645 the config names; no checkpoint's file is at hand) and sizes nothing.
+TOKENIZER_FILES: dict[str, dict[str, dict[str, int]]] = {
+    "recon--tokenspeed--Dots3Note-text": {"added_tokens.json": {"<|imgpad|>": 151665}},
+}
 POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                  "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
 NO_POSITIONS_CONTEXT = 2048  # vLLM's default_max_len where a config names none of them
@@ -101,8 +109,6 @@ NO_DEFAULT: dict[str, str] = {
                                "DeepseekV2Config, whose num_experts_per_tok is None, and writes it back as "
                                "text_config, which its __init__ does not read; deepseek_vl2.py builds its vision "
                                "encoder with timm, which the harness venv lacks ('Please install timm')",
-    "Dots3NoteForCausalLM": "vLLM reads the checkpoint's tokenizer (image padding token), which a config folder "
-                            "lacks; vLLM's and SGLang's Dots3 defaults differ",
     "DotsVLMForCausalLM": "SGLang's DotsVLMConfig sizes are None by default",
     "NemotronH_Nano_VL_V2": "SGLang's NemotronH_Nano_VL_V2_Config (configs/nano_nemotron_vl.py) defaults no vision "
                             "config (raw_vision_config {}), whose RADIO `args` it reads (KeyError 'args'), and its "
@@ -193,15 +199,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                           "DeepSeek fields at the top level and a DotsVisionConfig vision_config; session 46: "
                           "`\"model_type\": \"dots_vlm`, `\"DotsVLMForCausalLM\"` searched: engine model_config lists and "
                           "ports' copies of DotsVLMConfig (image_token_id 128815 its only figure), no sizes)",
-    "Dots3NoteForCausalLM": "no published config: the checkpoint's config.json is in none of the corpora; vLLM "
-                            "0.33.0 models/dots3_note builds a vision MoE tower and a Whisper audio encoder "
-                            "(config.whisper_config) beside the text model, and reads the checkpoint's tokenizer "
-                            "(image padding token), which a config folder lacks (session 46: `\"model_type\": \"dots3` "
-                            "searched; lightseekorg/tokenspeed test/runtime/test_dots3_note_model.py at aed8cbaf "
-                            "states the text section's sizes (46 layers, hidden 5,120, vocabulary 152,064, full MLA "
-                            "layers at 0 and i % 4 == 1 with a DSA indexer of 64 heads × 128, SWA MLA layers of "
-                            "their own ranks and heads, window 513, headwise gates, 256 experts of 1,536), not the "
-                            "vision or audio sections; and no entry reads that hybrid)",
     "XllmForCausalLM": "no published config: an xLLM K2MoE-375B test states some of its fields (61 layers, hidden "
                        "6,144, 48 / 8 heads of 128, rope_head_dim 64, 192 experts, mlp_only_layers [0, 1, 2], "
                        "524,288 positions), not its vocabulary or expert widths (session 46: `\"model_type\": \"xllm` "

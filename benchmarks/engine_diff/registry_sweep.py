@@ -38,6 +38,7 @@ from benchmarks.engine_diff.registry_configs import (
     NO_PUBLISHED_CONFIG,
     REGISTRY_DATA,
     SUBFOLDER_CONFIGS,
+    TOKENIZER_FILES,
     ConfigFile,
     config_for_class,
     default_configs,
@@ -88,6 +89,8 @@ def _model_dir(config: ConfigFile) -> Path:
     for sub, source in SUBFOLDER_CONFIGS.get(config.name, {}).items():  # configs the engine reads in a subfolder
         (folder / sub).mkdir(exist_ok=True)
         shutil.copyfile(source, folder / sub / "config.json")
+    for name, content in TOKENIZER_FILES.get(config.name, {}).items():  # tokenizer files it reads as it builds
+        (folder / name).write_text(json.dumps(content) + "\n")
     for hub_id, source in HUB_ID_CONFIGS.get(config.name, {}).items():  # a checkpoint it names by Hub id
         (WORK / hub_id).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, WORK / hub_id / "config.json")

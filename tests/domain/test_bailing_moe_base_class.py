@@ -2,9 +2,10 @@
 which registers no such class, refuses it.
 
 SGLang 0.5.23 models/bailing_moe.py: `class BailingMoeForCausalLM(BailingMoEForCausalLM): pass` and EntryClass lists
-all three, so the base class builds what BailingMoeForCausalLM builds. The config is Ling-plus's own with that class
-named (tests/data/configs/recon/SOURCES.md); the registry sweep's SGLang builds of it recorded 581,205,821,952 B at
-TP 1 and 290,634,140,160 B at TP 2 (tests/data/engine_diff/registry/sglang-0.5.23.json), the same as Ling-plus's.
+all three, so the base class builds what BailingMoeForCausalLM builds. The config is Ling-plus's own (auto_map
+included) with that class named (tests/data/configs/recon/SOURCES.md); the registry sweep's SGLang builds of it
+recorded 581,205,821,952 B at TP 1 and 290,634,140,160 B at TP 2 (tests/data/engine_diff/registry/sglang-0.5.23.json),
+the same as Ling-plus's.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import json
 
 import pytest
 
+from kvtop.cli import main
 from kvtop.domain.architectures.registry import BY_CLASS_NAME
-from kvtop.domain.engines.sglang import architectures as sglang_architectures
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
-from kvtop.domain.engines.vllm import architectures as vllm_architectures
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
@@ -51,10 +53,30 @@ def test_weights_are_sglangs_build_of_the_base_class(tp: int) -> None:
     assert book.total_bytes == expected
 
 
-def test_sglang_registers_the_base_class_and_vllm_does_not() -> None:
-    at = ResolvedVersion(text="0.33.0", source=VersionSource.FLAG)
-    refused = vllm_architectures.TABLE.check_class("BailingMoEForCausalLM", at, custom_code=False)
-    assert refused.refused and "BailingMoEForCausalLM" in refused.message
+@pytest.mark.parametrize("release", ["0.13.0", "0.33.0"])
+def test_vllm_refuses_the_base_class_whose_remote_code_does_not_rescue_it(
+    release: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The config keeps Ling-plus's auto_map, so the check is the model's own (custom code), not a bare class name.
+    vLLM 0.33.0's own refusal, the registry sweep's rows for this config at TP 1 and 2 (vllm-0.33.0.json):
+    "Value error, Model architectures ['BailingMoEForCausalLM'] are not supported for now." The auto_map's
+    modeling_bailing_moe.py (inclusionAI/Ling models/) raises ImportError under transformers 5.20.2
+    (is_torch_fx_available) and imports under 4.57.6 with BailingMoeModel.is_backend_compatible() False (both
+    imported here in the wheels' environments), so vLLM 0.33.0 and 0.13.0 registry.py _try_resolve_transformers
+    return None and _raise_for_unsupported speaks."""
+    m = model_from_config(json.loads(CONFIG.read_text()), source=CONFIG.name)
+    assert m.auto_map_models  # the remote code is named: without the rule this was "custom code", planned
+    at = ResolvedVersion(text=release, source=VersionSource.FLAG)
+    check = engine_rules("vllm").architectures.check(m, LaunchSettings(engine="vllm", model="m"), at)
+    assert check.refused
+    assert check.engine_words == "Model architectures ['BailingMoEForCausalLM'] are not supported for now."
+    assert f"vLLM {release}" in check.message and "modeling_bailing_moe.py" in check.message
+    assert main(["plan", "--model", str(CONFIG), "--engine", "vllm", "--engine-version", release]) == 2
+    assert "has no model class for BailingMoEForCausalLM" in capsys.readouterr().err
+
+
+def test_sglang_registers_the_base_class() -> None:
+    m = model_from_config(json.loads(CONFIG.read_text()), source=CONFIG.name)
     sglang = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
-    found = sglang_architectures.TABLE.check_class("BailingMoEForCausalLM", sglang, custom_code=False)
-    assert found.state == "registered"
+    check = engine_rules("sglang").architectures.check(m, LaunchSettings(engine="sglang", model="m"), sglang)
+    assert check.state == "registered"

@@ -221,6 +221,15 @@ NOT_MODELLED: Mapping[str, str] = {
     "MindSporeForCausalLM": "not a model of its own: SGLang's MindSpore backend (--model-impl mindspore, Ascend NPU) "
     "builds the class the config names from sgl_mindspore's models; kvtop plans that class (read the config) and "
     "does not model the MindSpore backend's KV pool",
+    # vLLM 0.33.0 models/dots3_note/nvidia/model.py, meta-built from recon--tokenspeed--Dots3Note-text (the registry
+    # sweep's rows): 13 full DSA layers (0 and i % 4 == 1) whose MLA rows Dots3NotePaddedMLAAttention pads to the
+    # sliding layers' (swa_kv_lora_rank + swa_qk_rope_head_dim = 1,088 bf16, not 576) beside a 132 B indexer key,
+    # and 33 SlidingWindowMLASpec layers (window 513) of their own shape (64 heads, q/kv LoRA 1,024 / 1,024, nope 192)
+    "Dots3NoteForCausalLM": "Dots3 NOTE: its sliding-window MLA layers have their own latent shape (swa_* heads, "
+    "LoRA ranks and head dims), which no entry reads per layer kind (KindGeometry holds only heads and head dims), "
+    "its full DSA layers' latent cache rows are padded to the sliding layers' row (vLLM 0.33.0 "
+    "Dots3NotePaddedMLAAttention: swa_kv_lora_rank + swa_qk_rope_head_dim), which no latent spec carries, and its "
+    "vision MoE ViT and audio encoder (vision_config / audio_config) have no tower entry",
     "InternS2MobiusForConditionalGeneration": "Intern-S2-Mobius's routed-expert banks (meta_mlp: num_blocks banks "
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
 }
@@ -288,7 +297,7 @@ GENERIC: frozenset[str] = frozenset({
     "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
     "Cohere2VisionForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration",
-    "Dots3NoteForCausalLM", "DotsVLMForCausalLM",
+    "DotsVLMForCausalLM",
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM",
     "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",

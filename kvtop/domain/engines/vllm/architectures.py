@@ -262,20 +262,37 @@ _DROPPED_0_33_0 = {
     "StableLMEpochForCausalLM": "0.28.0", "PrithviGeoSpatialMAE": "0.28.0",
 }  # fmt: skip
 
-# Classes vLLM 0.33.0 does not register whose checkpoint's remote code it cannot take: _try_resolve_transformers
+# Classes vLLM does not register whose checkpoint's remote code it cannot take: _try_resolve_transformers
 # (registry.py) imports the auto_map's AutoModel… class with try_get_class_from_dynamic_module, which returns None
-# where the import fails, and then (model_impl auto) returns None, so _raise_for_unsupported stops the launch with
-# "Model architectures [...] are not supported for now." (read at 0.33.0). 0.13.0 (transformers 4.57.6, which still
-# defines is_torch_fx_available) imports it and judges `_supports_attention_backend`: not read, so "not checked".
+# where the import fails, and then (model_impl auto) returns None; a class that imports is kept only where
+# is_backend_compatible() (its `_supports_attention_backend`) or, from 0.33.0, _can_set_attn_implementation() (its
+# module calls ALL_ATTENTION_FUNCTIONS.get_interface) holds, else None again. Either way _raise_for_unsupported stops
+# the launch with "Model architectures [...] are not supported for now." (read at 0.13.0 and 0.33.0). MiniCPM-SALA
+# imports under 0.13.0 (transformers 4.57.6 still defines is_torch_fx_available); its flags were not read there, so
+# "not checked". BailingMoEForCausalLM (SGLang's base class; a config naming it keeps Ling-plus's auto_map) is the
+# Ling family's published modeling_bailing_moe.py (inclusionAI/Ling models/, last changed at ceb34760, read at
+# 5ccaeae0): imported here in each wheel's environment, 0.33.0's raises ImportError and 0.13.0's gives a
+# BailingMoeModel with is_backend_compatible() False and _can_set_attn_implementation() False.
+_LING_REMOTE = "inclusionAI/Ling models/modeling_bailing_moe.py (Ling-plus's auto_map modeling_bailing_moe)"
+_V0_13_0_REMOTE_CODE_REFUSED = {
+    "BailingMoEForCausalLM": f"{_LING_REMOTE}: its BailingMoePreTrainedModel sets no _supports_attention_backend, so "
+                             "BailingMoeModel.is_backend_compatible() is False with transformers 4.57.6, the 0.13.0 "
+                             "wheel's, and _try_resolve_transformers returns None",
+}  # fmt: skip
 _V0_33_0_REMOTE_CODE_REFUSED = {
     "MiniCPMSALAForCausalLM": "openbmb/MiniCPM-SALA modeling_minicpm_sala.py imports is_torch_fx_available from "
                               "transformers.utils.import_utils (its line as a public patch script for the file "
                               "quotes it), which transformers 5.20.2, the 0.33.0 wheel's, no longer defines",
+    "BailingMoEForCausalLM": f"{_LING_REMOTE} imports is_torch_fx_available from transformers.utils.import_utils, "
+                             "which transformers 5.20.2, the 0.33.0 wheel's, no longer defines (and its "
+                             "BailingMoeAttention(nn.Module) calls no ALL_ATTENTION_FUNCTIONS.get_interface, so "
+                             "imported it would still not be backend-compatible)",
 }  # fmt: skip
 
 RANGES: tuple[RegistryRange, ...] = (
     RegistryRange("0.13.0", "0.13.0", _V0_13_0, f"{SOURCE}, vLLM 0.13.0 wheel",
-                  transformers_backend=_V0_13_0_TRANSFORMERS, transformers="4.57.6", dropped=_DROPPED_0_13_0),
+                  transformers_backend=_V0_13_0_TRANSFORMERS, transformers="4.57.6", dropped=_DROPPED_0_13_0,
+                  remote_code_refused=_V0_13_0_REMOTE_CODE_REFUSED),
     RegistryRange("0.33.0", "0.33.0", _V0_33_0, f"{SOURCE}, vLLM 0.33.0 wheel",
                   transformers_backend=_V0_33_0_TRANSFORMERS, transformers="5.20.2", dropped=_DROPPED_0_33_0,
                   remote_code_refused=_V0_33_0_REMOTE_CODE_REFUSED),
