@@ -51,6 +51,30 @@ class LinearAttnConfig(ConfigSection):
     use_full_rank_gate: Flag | None = None  # Kimi-K3: g_proj hidden → heads × head_dim (else g_a / g_b, low rank)
 
 
+class JetBlockSection(ConfigSection):
+    """Jet-Nemotron's `efficient_attention_config.jet`: one JetBlock's heads, widths and dynamic conv (SGLang 0.5.23
+    configs/jet_nemotron.py JetBlockConfig)."""
+
+    num_heads: Heads | None = None
+    head_dim: HeadDim | None = None
+    expand_v: Factor | None = None  # value head width = int(head_dim × expand_v)
+    conv_size: Dim | None = None
+    dconv_generator_reduction: Dim | None = None
+
+
+class JetSwaSection(ConfigSection):
+    """Jet-Nemotron's `efficient_attention_config.swa`: its sliding layers' window."""
+
+    window_size: Window | None = None
+
+
+class EfficientAttentionConfig(ConfigSection):
+    """Jet-Nemotron's `efficient_attention_config`: a section per `layer_types` word it configures."""
+
+    jet: JetBlockSection | None = None
+    swa: JetSwaSection | None = None
+
+
 class SparseAttentionConfig(ConfigSection):
     """MiniMax-M3's `sparse_attention_config`: which layers run the indexed sparse branch, and its index key."""
 
@@ -273,6 +297,7 @@ class FamilyFields(ConfigSection):
     block_ffn_dim_multiplier: Factor | None = None
     block_multiple_of: Dim | None = None
     linear_attn_config: LinearAttnConfig | None = None  # Kimi-Linear
+    efficient_attention_config: EfficientAttentionConfig | None = None  # Jet-Nemotron
     sparse_attention_config: SparseAttentionConfig | None = None  # MiniMax-M3
     block_configs: Annotated[list[BlockConfig], Field(max_length=MAX_LAYERS)] | None = None  # DeciLM
     # OPT: its MLP width, biases, pre-norm (a final norm only then) and embedding width (projected in and out)

@@ -122,6 +122,7 @@ class StateKind(str, Enum):
     KIMI_DELTA = "kimi_delta"  # KDA: q, k, v each with a short conv, a gate and beta (Kimi-Linear)
     SHORT_CONV = "short_conv"  # a gated short convolution, conv state only (LFM2)
     LIGHTNING = "lightning"  # lightning attention: qkv, an output gate and its group norm, no conv (Ling-2.5)
+    JET = "jet"  # JetBlock: q, k, v, a, b, z in one projection, a dynamic conv over v from a kernel generator MLP
 
 
 class StateSpec(BaseModel):
@@ -156,6 +157,9 @@ class StateSpec(BaseModel):
     # lightning attention's width where an engine's config class replaces head_dim with qk_rope_head_dim
     # (transformers' BailingHybridConfig, which vLLM reads): `LoadCasts.state_width_from_rope`; 0: none
     rope_head_dim: int = 0
+    # JetBlock's dynamic conv: its kernel generator's hidden width is inner_size ÷ this (dconv_generator_reduction;
+    # weights only); 0: none
+    dconv_reduction: int = 0
 
 
 class AttentionGeometry(BaseModel):

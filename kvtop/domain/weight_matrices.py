@@ -215,6 +215,21 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
             rank.matrix("linear_attention", s.inner_size, h, tp, names)
         if s.gated_norm:
             rank.vector("norms", s.inner_size, tp)
+    elif s.kind is StateKind.JET:  # qkvabz_proj, A_log, dt_bias, the dynamic conv's kernel generator, o_norm
+        # SGLang 0.5.23 models/jet_nemotron.py JetBlock: qkvabz_proj a MergedColumnParallelLinear of q, k (key_width
+        # each), v, z (inner each), a and b (a head each); A_log (fp32) and dt_bias num_heads wide, whole on every
+        # rank; DynamicShortConvolutionKernelGenerator w1 (hidden → inner ÷ reduction) and w2 (→ inner × kernel,
+        # a bias) both ColumnParallelLinear; o_norm one value head wide; o_proj below
+        names = (f"model.layers.{layer}.self_attn", *names)
+        out_names = names
+        rank.matrix("linear_attention", 2 * key_width + 2 * s.inner_size + 2 * s.num_heads, h, tp, names)
+        rank.vector("linear_attention", s.num_heads, dtype_bytes=4)  # A_log
+        rank.vector("linear_attention", s.num_heads)  # dt_bias
+        generator = s.inner_size // s.dconv_reduction
+        rank.matrix("linear_attention", generator, h, tp, names)
+        rank.matrix("linear_attention", s.inner_size * s.conv_kernel, generator, tp, names)
+        rank.vector("linear_attention", s.inner_size * s.conv_kernel, tp)  # w2's bias
+        rank.vector("norms", s.head_dim)
     elif s.kind is StateKind.SHORT_CONV:  # in_proj (B, C, x), depthwise conv, out_proj
         rank.matrix("linear_attention", 3 * h, h, tp, names)
         rank.vector("linear_attention", h * s.conv_kernel, tp)

@@ -82,9 +82,10 @@ DEEPSEEK_V4 = (
 )
 
 # Reasons several classes share: what exactly kvtop lacks.
-JET = (
-    "JetBlock linear attention: its dynamic short convolution (a kernel-generator MLP per layer) has no state rule, "
-    "and no config is at hand (SGLang's JetNemotronConfig defaults every size to None)"
+JET_VLM = (
+    "Jet-Nemotron's VLM: its SiglipVisionModel tower and 2×2-downsample projector (jet_vlm.py JetVLMMultiModalProjector) "
+    "no tower entry reads, and no checkpoint's config.json is at hand (JetVLMConfig's defaults leave the text "
+    "JetNemotronConfig's sizes None); its language model is JetNemotronForCausalLM (table_hybrid.py jet_nemotron)"
 )
 # The three below keep a circular buffer (vLLM 0.33.0 CircularBufferSpec): kvtop's ring pool (kv_ring.py) holds its
 # page; what each still lacks is named.
@@ -126,15 +127,12 @@ NOT_MODELLED: Mapping[str, str] = {
     "entry; its ViT and adapter besides",
     # BailingMoeV2_5ForCausalLM (Ling-2.5's lightning attention between MLA layers) is planned: table_lightning.py;
     # BailingMoeV3ForCausalLM (Ling-3's KDA between MLA layers) too: table_hybrid.py bailing_moe_v3
-    "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
-    "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
+    # KimiK3LinearForCausalLM (Kimi-K3's text-only class, SGLang 0.5.23 kimi_k3.py: the wrapper's language_model) is
+    # planned: table_hybrid.py kimi_linear
     # MiniCPMSALAForCausalLM (SGLang 0.5.23: MiniCPM-4 attention or lightning mixers by mixer_types) is planned:
     # table_lightning.py
-    # SGLang 0.5.23 models/jet_nemotron.py JetBlock: qkvabz_proj, A_log (fp32), dt_bias, a gated o_norm and a dynamic
-    # short conv over v whose kernel a per-layer generator MLP makes (dconv_generator_reduction); configs/
-    # jet_nemotron.py sizes its state as Mamba2's (v heads × head_v × head_k; conv over q, k and v channels)
-    "JetNemotronForCausalLM": JET,
-    "JetVLMForConditionalGeneration": JET + "; and its vision tower",
+    # JetNemotronForCausalLM is planned: table_hybrid.py jet_nemotron (JetBlock: state_rules.JetBlockState)
+    "JetVLMForConditionalGeneration": JET_VLM,
     "IQuestLoopCoderForCausalLM": "a looped decoder (layers run more than once)",
     # vLLM 0.33.0 models/dory.py: DoryDecoderLayer is an attention-only or an MLP-only layer by layer_types, the
     # recurrent layers run n_recurrent_loops times with a KV cache per loop (recurrent_kv_cache_mode "per_loop"),
@@ -283,10 +281,14 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "Qwen3ASRForConditionalGeneration): not checked against its build",
     "NemotronH_Nano_Omni_Reasoning_V3": NEMOTRON_OMNI,
     "NemotronH_Super_Omni_Reasoning_V3": NEMOTRON_OMNI,
-    "MiMoV2ASRForCausalLM": "MiMo-V2.5-ASR: SGLang 0.5.23 mimo_v2_asr.py (mimo_audio.py "
-    "AudioEncoderMixin.build_audio_encoder) builds the MiMo audio tokenizer from the checkpoint's "
-    "audio_tokenizer/config.json beside its input-local Qwen2Model and speech embeddings: a model config.json does "
-    "not size (the recon config's build stops on that file)",
+    # session 46 (G2): mimo_audio.py:1259-1343 build_audio_encoder ends in _load_mimo_audio_tokenizer, which reads
+    # <model>/audio_tokenizer/config.json and model.safetensors (or pytorch_model.bin) and moves the tokenizer to
+    # cuda:torch.cuda.current_device() in bf16 inside __init__; no copy of that config is at hand
+    "MiMoV2ASRForCausalLM": "MiMo-V2.5-ASR: SGLang 0.5.23 mimo_v2_asr.py builds, beside its MiMoForCausalLM "
+    "language model, an input-local Qwen2Model, speech embeddings and a projection sized by audio_config that no tower "
+    "entry reads, and its __init__ loads a MiMoAudioTokenizer from the checkpoint's audio_tokenizer/config.json and "
+    "weights onto the CUDA device (mimo_audio.py build_audio_encoder): a size no config.json gives and a build no meta "
+    "device runs (the recon config's build stops on that file)",
 }
 
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in

@@ -11,6 +11,7 @@ temporal state of `heads × head_dim × state` elements.
 - Kimi Delta Attention: q, k, v each head × head_dim with a short conv; state head_dim × head_dim per head.
 - Short conv (LFM2): the conv state only, hidden × (L_cache − 1).
 - Lightning attention (Ling-2.5, MiniCPM-SALA): no conv; a state of head_dim × head_dim per head.
+- JetBlock (Jet-Nemotron): sized as Mamba2's by SGLang, value heads × key head per head.
 """
 
 from __future__ import annotations
@@ -244,4 +245,34 @@ class LightningState(StateRule):
             gate_proj=f.flag(self.gate_field) if self.gate_field else True,
             gated_norm=f.flag(self.norm_field) if self.norm_field else True,
             rope_head_dim=f.need(self.rope_field) if self.rope_field else 0,
+        )
+
+
+JET = "efficient_attention_config.jet"
+
+
+@dataclass(frozen=True)
+class JetBlockState(StateRule):
+    """Jet-Nemotron's JetBlock (SGLang 0.5.23 models/jet_nemotron.py; its state configs/jet_nemotron.py
+    `mamba2_cache_params`): `efficient_attention_config.jet`'s num_heads of head_dim keys and int(head_dim × expand_v)
+    values; SGLang sizes its state as Mamba2's (Mamba2StateShape.create: intermediate_size the value width, n_groups
+    num_heads, state_size head_dim, conv over value + 2 × key channels of which the dynamic conv uses the last value
+    width), the temporal state heads × value head × key head."""
+
+    def spec(self, f: Fields) -> StateSpec:
+        heads, head_k = f.need(f"{JET}.num_heads"), f.need(f"{JET}.head_dim")
+        expand = f.get(f"{JET}.expand_v")
+        if expand is None:
+            raise f.error(f"{JET}.expand_v", f"missing (a {f.model_type} config needs it)")
+        head_v = int(head_k * expand)  # JetBlock.__init__: int(head_k_dim * expand_v), truncated
+        return StateSpec(
+            kind=StateKind.JET,
+            conv_dim=heads * head_v + 2 * heads * head_k,
+            conv_kernel=f.need(f"{JET}.conv_size"),
+            num_heads=heads,
+            head_dim=head_v,
+            state_size=head_k,
+            n_groups=heads,
+            inner_size=heads * head_v,
+            dconv_reduction=f.need(f"{JET}.dconv_generator_reduction"),
         )

@@ -21,6 +21,7 @@ from kvtop.domain.architectures.moe_rules import PeriodOffset as ExpertPeriod
 from kvtop.domain.architectures.state_rules import (
     BailingKdaState,
     GatedDeltaNetState,
+    JetBlockState,
     KimiDeltaState,
     Mamba1State,
     Mamba2State,
@@ -112,9 +113,11 @@ HYBRID: tuple[Architecture, ...] = (
     # Kimi-K3's additions, each by its config field (SGLang 0.5.23 kimi_k3.py, vLLM 0.33.0 kimi_k3/nvidia/model.py):
     # experts in a latent width (routed_expert_hidden_size: routed_expert_down_proj / up_proj, whole on every rank,
     # routed_expert_norm where latent_moe_use_norm), MLA's output gate g_proj (mla_use_output_gate), KDA's
-    # full-rank gate (linear_attn_config.use_full_rank_gate) and attention residual blocks (attn_res_block_size)
+    # full-rank gate (linear_attn_config.use_full_rank_gate) and attention residual blocks (attn_res_block_size).
+    # KimiK3LinearForCausalLM, Kimi-K3's text-only class, is the wrapper's language_model (SGLang 0.5.23 kimi_k3.py)
     A("kimi_linear", "KimiLinearConfig", tf("kimi_linear"), m.KIMI_LINEAR,
-      ("KimiLinearForCausalLM", "KimiK3ForConditionalGeneration"), layers=KimiLinearLayers(), latent=Latent(),
+      ("KimiLinearForCausalLM", "KimiK3ForConditionalGeneration", "KimiK3LinearForCausalLM"), layers=KimiLinearLayers(),
+      latent=Latent(),
       attention=Attention(latent_gate_field="mla_use_output_gate"), state=KimiDeltaState(),
       moe=Moe("num_experts", per_token_field="num_experts_per_token",
               shared=Shared(count_field="num_shared_experts"), placement=FirstDense(), router_bias=True,
@@ -143,4 +146,14 @@ HYBRID: tuple[Architecture, ...] = (
       mtp_fields=(), engine_read_fields=("use_bias",),  # vLLM 0.33.0 reads it off a class without it
       # low-rank KDA gates (no_kda_lora false) planned as Kimi-Linear's (BailingKdaState); vLLM 0.33.0 refuses them
       refused_when=(("use_bias", "biases on the MLPs (use_bias)"),)),
+    # Jet-Nemotron (SGLang 0.5.23 models/jet_nemotron.py; vLLM 0.33.0 registers no class): each layer what
+    # layer_types says, "jet" a JetBlock (JetBlockState: efficient_attention_config.jet), "attn" / "swa" Qwen2-style
+    # attention (qkv bias, head_dim hidden ÷ heads; "swa" windowed by efficient_attention_config.swa.window_size,
+    # SGLang's one token pool: JetNemotronForCausalLM is no hybrid-SWA class), Qwen2MLP on every layer. No class
+    # defaults: SGLang's JetNemotronConfig leaves every size None.
+    A("jet_nemotron", "JetNemotronConfig (SGLang 0.5.23 configs/jet_nemotron.py)", "SGLang 0.5.23 models/jet_nemotron.py",
+      {}, ("JetNemotronForCausalLM",), layers=StatedOnly(),
+      layer_type_words={"jet": LINEAR_KIND, "attn": LayerKind.FULL, "swa": LayerKind.SLIDING},
+      window_field="efficient_attention_config.swa.window_size", attention=Attention(qkv_bias=True),
+      state=JetBlockState(), mtp_fields=()),
 )  # fmt: skip

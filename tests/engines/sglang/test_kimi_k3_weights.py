@@ -104,3 +104,22 @@ def test_attention_residual_blocks_are_counted_with_the_norms() -> None:
     routed_expert_norm [3584] (92); all bf16, whole at any TP."""
     norms = 93 * 6 * 7168 + 3 * 7168 + MLA_LAYERS * (1536 + 512) + KDA_LAYERS * 128 + MOE_LAYERS * 3584
     assert _bytes(_book("0.5.23"), "norms") == _bytes(_book("0.5.23", 2), "norms") == norms * BF16
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_text_only_class_is_the_wrappers_language_model(tp: int) -> None:
+    """KimiK3LinearForCausalLM (recon--moonshotai--Kimi-K3-text: the checkpoint's text_config naming the text class;
+    recon/SOURCES.md) is the wrapper's `language_model` (kimi_k3.py KimiK3ForConditionalGeneration builds
+    KimiK3LinearForCausalLM(config.text_config)): its meta build's `model` + `lm_head` (163,840 × 7,168 bf16, split
+    over TP) equal the wrapper's language_model above, no tower; the cell 27,648 B the same."""
+    row = next(
+        r for r in load_rows("sglang", "0.5.23") if r["config"] == f"recon--{K3}-text" and r["tp"] == tp
+    )
+    assert row["architecture"] == "KimiK3LinearForCausalLM" and row["status"] == "ok"
+    params = row["stages"][0]["param_bytes"]
+    assert params["lm_head"] == 163840 * 7168 // tp * BF16
+    assert params["model"] + params["lm_head"] == ENGINE_LANGUAGE_MODEL[tp]
+    plan = kvtop_answer("sglang", "0.5.23", row)
+    assert plan["status"] == "ok"
+    assert [stage["weights_bytes"] for stage in plan["stages"]] == [ENGINE_LANGUAGE_MODEL[tp]]
+    assert plan["cell_bytes"] == row["cell_size"] == MLA_LAYERS * (512 + 64) * BF16
