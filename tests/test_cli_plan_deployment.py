@@ -39,7 +39,10 @@ def test_plan_json_carries_every_term_and_the_host_tier(capsys: pytest.CaptureFi
     assert data["ranks"][0]["resident_terms_bytes"] == lora["bytes"]
     host = deployment["host_tier"]
     assert host["bytes_per_rank"] == 25 * GIB and host["total_bytes"] == 200 * GIB
-    assert data["engine_flags"][-2:] == ["--kv-offloading-size", "200"]
+    # each flag once, the switch bare (was every deployment flag twice, and '--enable-lora True': vLLM's argparse
+    # takes a switch alone)
+    assert data["engine_flags"] == ["--tensor-parallel-size", "8", "--enable-lora", "--kv-offloading-size", "200",
+                                    "--max-lora-rank", "64", "--max-loras", "4"]  # fmt: skip
     assert deployment["headroom"]["short_bytes"] == 0
 
 

@@ -24,7 +24,7 @@ from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.placement import Placement
@@ -81,6 +81,12 @@ def _model_and_device(
     """The model the settings name, the measured inputs, and the GPU's (total bytes, name)."""
     from kvtop.sources.hub import load_model
 
+    if not settings.model and getattr(args, "cmd", None):  # the pasted launch is what lacks it: say so there
+        raise InputError(
+            f"the launch command names no model (add {spelling_of(settings.engine, 'model')} M to it, or give "
+            "--model PATH|PRESET|HUB_ID)",
+            field="--cmd",
+        )
     if not settings.model:
         raise InputError(
             "no model given (use --model PATH|PRESET|HUB_ID or --cmd '<launch command>')", field="--model"

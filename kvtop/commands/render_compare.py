@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from kvtop.domain.compare import Comparison, EngineRow, SameBudget, SameBudgetMethod
@@ -83,7 +84,7 @@ def _same_line(same: SameBudget) -> str:
     name = display_name(same.engine)
     if same.error is not None or same.method is None:
         return f"  {name:<15}{same.error}"
-    flags = " ".join(same.flags)
+    flags = shlex.join(same.flags)
     return (
         f"  {name:<15}{fmt_both(same.kv_budget_bytes):>22}{fmt_tokens(same.token_capacity):>17}  "
         f"{flags}{_METHOD_NOTES[same.method]}"

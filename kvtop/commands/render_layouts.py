@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,5 +100,5 @@ def layouts_text(plans: Sequence[LayoutPlan]) -> str:
     for plan in plans:
         if plan.ledger is not None and plan.placement is not None:
             lines.append(f"  {plan.spec.text:<18}{placement_text(plan.ledger, plan.placement).replace(chr(10), chr(10) + ' ' * 20)}")
-            lines.append(f"  {'':<18}flags: {' '.join(plan.ledger.settings.to_flags())}")
+            lines.append(f"  {'':<18}flags: {shlex.join(plan.ledger.settings.to_flags())}")
     return "\n".join(lines)

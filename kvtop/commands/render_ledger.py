@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
@@ -228,7 +229,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     read = ((m.config_format,) if m.config_format else ()) + m.read_from
     for note in (*read, *e.notes, *defaulted, *(f"not modelled: {n}" for n in m.not_modelled)):
         lines.append(f"note: {note}")
-    flags = " ".join(ledger.settings.to_flags())
+    flags = shlex.join(ledger.settings.to_flags())  # pasted into a shell: a JSON value quoted whole
     if flags:
         lines.append(f"engine flags: {flags}")
     return "\n".join(lines)
@@ -381,7 +382,7 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
     else:
         lines.append(
             f"smallest layout that fits: {smallest.gpus}× {gpu}, {fmt_tokens(smallest.token_capacity)} tokens per rank "
-            f"(engine flags: {' '.join(smallest.settings.to_flags())})"
+            f"(engine flags: {shlex.join(smallest.settings.to_flags())})"
         )
     return lines
 

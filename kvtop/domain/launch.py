@@ -206,13 +206,14 @@ class LaunchSettings(BaseModel):
         deployment flags it keeps verbatim (a draft, LoRA, host KV: kvtop.domain.deployment)."""
         # the flags its `deployment` module keeps verbatim (`DeploymentRules.flags`)
         deployment: frozenset[str] = engine_module(self.engine, "deployment").flags
-        kept = [
+        own = engine_flags(self.engine).to_flags(self)
+        kept = [  # a flag the engine's own list already wrote (vLLM's --speculative-config, read by its rules) once
             token
             for key, value in self.flags.items()
-            if f"--{key}" in deployment and value is not False
+            if f"--{key}" in deployment and f"--{key}" not in own and value is not False
             for token in ([f"--{key}"] if value is True else [f"--{key}", str(value)])
         ]
-        return [*engine_flags(self.engine).to_flags(self), *kept]
+        return [*own, *kept]
 
 
 def spelling_of(engine: EngineId, field: str) -> str:

@@ -47,7 +47,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("home,end", "first / last GPU", "dashboard"),
     KeyHelp("enter", "rank ledger of the selected GPU (or click twice)", "dashboard"),
     KeyHelp("x", "process table of the selected GPU", "dashboard"),
-    KeyHelp("X", "process table of every GPU (nvitop's; a there narrows it to one GPU)", "dashboard"),
+    KeyHelp("X", "process table of every GPU (nvitop's); in it, a narrows it to the selected GPU", "dashboard"),
     KeyHelp("g", "tree: engines → their processes → the ranks each holds (Enter: a rank's ledger)", "dashboard"),
     KeyHelp(
         "slash",
@@ -86,6 +86,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("enter", "in the model field: load that model (preset, config path or hub id)", "planner"),
     KeyHelp("ctrl+r", "reset every field to the live settings", "planner"),
     KeyHelp("c", "copy the engine flags (outside a field)", "planner"),
+    KeyHelp("pageup,pagedown", "scroll the result pane where the terminal is too short for it", "planner"),
 )
 
 CLUSTER_SECTIONS = ("everywhere", "node list", "engine list", "node dashboard")

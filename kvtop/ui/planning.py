@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.calibration.estimate import CapacityPlan, calibrated_ledger, planned_capacity
 from kvtop.domain.calibration.node import NodeMeasure
-from kvtop.domain.deployment import HostKvRequest
+from kvtop.domain.deployment import DeploymentSetup, HostKvRequest
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
@@ -153,21 +153,40 @@ def _with_deployment(settings: LaunchSettings, values: Mapping[str, object]) -> 
     setup = rules.setup(settings)
     method = values.get("spec_method")
     slots, rank, host = values.get("lora_slots"), values.get("lora_rank"), values.get("host_kv_gib")
-    update: dict[str, object] = {
-        "spec_method": method if isinstance(method, str) and method.lower() != "none" else None,
-        "redundant_experts": values.get("redundant_experts") or 0,
-        "lora": slots is not None,
-        "max_loras": slots if isinstance(slots, int) else None,
-        "max_lora_rank": rank,
-        "host_kv": _host_request(host),
+    spec = method if isinstance(method, str) and method.lower() != "none" else None
+    parts: dict[str, dict[str, object]] = {  # each field's part of the setup
+        # another method: the launch's draft was the old one's
+        "spec_method": {"spec_method": spec, **({"draft_model": None} if spec != setup.spec_method else {})},
+        "redundant_experts": {"redundant_experts": values.get("redundant_experts") or 0},
+        "lora_slots": {"lora": slots is not None, "max_loras": slots if isinstance(slots, int) else None},
+        "lora_rank": {"max_lora_rank": rank},
+        "host_kv_gib": {"host_kv": _host_request(host)},
     }
-    if update["spec_method"] != setup.spec_method:
-        update["draft_model"] = None  # another method: the launch's draft was the old one's
+    update = {name: value for part in parts.values() for name, value in part.items()}
     edited = rules.with_setup(settings, setup.model_copy(update=update))
-    if rules.setup(edited).host_kv is None and update["host_kv"] is not None:  # the engine's own checks ran too
+    try:
+        checked = rules.setup(edited)  # the engine's own checks of the flags the fields wrote
+    except InputError as err:
+        raise _deployment_error(err, settings, setup, parts) from None
+    if checked.host_kv is None and update["host_kv"] is not None:
         kind = "host KV sized as a share of the GPU pool" if isinstance(host, tuple) else "host KV tier kvtop models"
         raise InputError(f"{display_name(settings.engine)} has no {kind}", field="host KV GiB")
     return edited
+
+
+def _deployment_error(
+    err: InputError, settings: LaunchSettings, setup: DeploymentSetup, parts: Mapping[str, Mapping[str, object]]
+) -> InputError:
+    """The engine's refusal of a flag a deployment field wrote ('--speculative-algorithm: must be one of …'),
+    named by that field's label, so the planner marks the field and words it like every other field's error;
+    the field is the one whose part of the setup writes the flag the refusal names (unchanged where none does)."""
+    flag = str(getattr(err, "field", None) or "").removeprefix("--")
+    rules = engine_rules(settings.engine).deployment
+    for key, part in parts.items():
+        written = rules.with_setup(settings, setup.model_copy(update=dict(part))).flags
+        if flag and flag in written and written[flag] != settings.flags.get(flag):
+            return InputError(f"{err.field} {err.detail}", field=FIELD_BY_KEY[key].label, source=err.source)
+    return err
 
 
 def _host_request(value: object) -> HostKvRequest | None:

@@ -64,7 +64,8 @@ def test_a_draft_method_for_vllm_is_written_as_its_speculative_config() -> None:
         # the field not marked): the field's own check names it
         ({"lora_slots": "-1"}, r"LoRA slots: must be at least 1 \(got -1\)"),
         ({"lora_slots": "0"}, r"LoRA slots: must be at least 1 \(got 0\)"),
-        ({"spec_method": "WARP9"}, "--speculative-algorithm: must be one of"),
+        # the engine's refusal of the flag the field wrote: named by the field's label, the flag kept in the words
+        ({"spec_method": "WARP9"}, "speculative: --speculative-algorithm must be one of"),
     ],
 )
 def test_bad_deployment_text_names_its_field(texts: dict[str, str], message: str) -> None:

@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from kvtop.ui.keys import KEYS, SECTIONS, KeyHelp, key_label
 from kvtop.ui.widgets.footer import Footer
+from kvtop.ui.widgets.hanging import Hanging
 
 READ_ONLY_NOTE = "--read-only: actions that change anything (the probe, signals) are hidden."
 
@@ -21,30 +22,30 @@ def help_text(
     sections: tuple[str, ...] = SECTIONS,
     read_only_note: str = READ_ONLY_NOTE,
 ) -> Content:
-    """The key table by section; every key column as wide as the widest key, plus two spaces."""
+    """The key table by section; every key column as wide as the widest key, plus two spaces. A description
+    too long for the box wraps under its own text, not at the box's left edge under the keys."""
     shown = [entry for entry in keys if not (read_only and entry.changes_something)]
     width = max((len(key_label(entry.keys)) for entry in shown), default=0) + 2
-    lines = [Content.styled("kvtop keys", "bold $primary")]
+    lines = [(Content.styled("kvtop keys", "bold $primary"), 0)]
     for section in sections:
-        lines.append(Content.styled(section, "bold underline $text-muted"))
+        lines.append((Content.styled(section, "bold underline $text-muted"), 0))
         for entry in shown:
             if entry.where != section:
                 continue
-            lines.append(
-                Content.assemble((f"  {key_label(entry.keys):<{width}}", "bold $accent"), entry.description)
-            )
+            key = Content.styled(f"  {key_label(entry.keys):<{width}}", "bold $accent")
+            lines.append((Content.assemble(key, entry.description), len(key)))
     lines += [
-        Content(""),
-        Content.styled(
+        (Content(""), 0),
+        (Content.styled(
             "The mouse works too: click a GPU to select it, click it again for its ledger.", "$text-muted"
-        ),
-        Content.styled(
+        ), 0),
+        (Content.styled(
             "Bars: top = observed (NVML + engine), bottom = predicted ledger, same scale.", "$text-muted"
-        ),
-    ]
+        ), 0),
+    ]  # fmt: skip
     if read_only:
-        lines.append(Content.styled(read_only_note, "$warning"))
-    return Content("\n").join(lines)
+        lines.append((Content.styled(read_only_note, "$warning"), 0))
+    return Hanging(lines)
 
 
 class HelpScreen(ModalScreen[None]):

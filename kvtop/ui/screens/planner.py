@@ -93,6 +93,8 @@ class PlannerScreen(NodeScreen):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("ctrl+r", "reset", "Reset to live", priority=True),
         Binding("c", "copy_flags", "Copy flags"),
+        Binding("pageup", "scroll_result('up')", "Scroll the result", show=False),
+        Binding("pagedown", "scroll_result('down')", "Scroll the result", show=False),
     ]
 
     class ModelLoaded(Message):
@@ -177,7 +179,9 @@ class PlannerScreen(NodeScreen):
                                 compact=True,
                                 id=f"plan-{field.key}",
                             )
-            yield Static(id="plan-result")
+            # its own scroll, no tab stop: on a short terminal the per-rank rows scroll into view, never cut off
+            with VerticalScroll(id="plan-result-box", can_focus=False):
+                yield Static(id="plan-result")
         yield Static(id="plan-error")
         with Horizontal(id="plan-flags-row"):
             yield Static(id="plan-flags")
@@ -399,6 +403,11 @@ class PlannerScreen(NodeScreen):
         else:
             self._model_error = f"model: {message.error}"
         self.recompute()
+
+    def action_scroll_result(self, direction: str) -> None:
+        """Page the result pane (no tab stop of its own) while a field keeps the focus."""
+        box = self.query_one("#plan-result-box", VerticalScroll)
+        box.scroll_page_up(animate=False) if direction == "up" else box.scroll_page_down(animate=False)
 
     @on(Button.Pressed, "#plan-copy")
     def action_copy_flags(self) -> None:

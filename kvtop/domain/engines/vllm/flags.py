@@ -133,8 +133,9 @@ class VllmFlags:
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         if settings.ep != 1 and not settings.enable_expert_parallel:  # EP over tp × dp: vLLM's only spelling
             settings = settings.model_copy(update={"enable_expert_parallel": True})
+        # a switch (--enable-lora) alone, as vLLM's argparse takes it: 'True' after it is an unrecognized argument
         read = [token for flag in sorted(self.read_by_rules) if (value := settings.flags.get(flag.lstrip("-"))) is not None
-                for token in (flag, str(value))]  # fmt: skip
+                and value is not False for token in ((flag,) if value is True else (flag, str(value)))]  # fmt: skip
         return [*written_flags(settings, PREFERRED), *read]
 
     def as_parsed(self, spelling: str) -> str:
