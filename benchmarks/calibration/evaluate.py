@@ -19,6 +19,11 @@ from dataclasses import dataclass
 from benchmarks.calibration.corpus import MIB, Record, load_gpu_totals
 from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, scale_fit
 from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.features import (
+    ASSUMED_CONTEXT_ERROR_FEATURES,
+    ASSUMED_CONTEXT_ERROR_KEY,
+    assumed_context_gib,
+)
 from kvtop.domain.calibration.fit import held_out_quantile
 from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_estimate, cuda_total_key
 from kvtop.domain.calibration.linear import (
@@ -35,7 +40,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, ERROR_FEATURES, LOADED_ERROR_KEY, runtime_cast
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key
+from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key, is_unified
 from kvtop.units import GIB
 
 Corpus = dict[str, list[Record]]
@@ -110,6 +115,7 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
 def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
     """Every engine's fits, the CUDA totals and the weights book's errors, on every record but `leave_out`."""
     fits = {**cuda_total_fits(corpus, leave_out), **weights_fits(corpus, leave_out)}
+    fits.update(assumed_context_fits(corpus, fits, leave_out))
     for engine, records in corpus.items():
         calibration = engine_rules(engine).calibration
         for key, (_, names) in calibration.FIT_TERMS.items():
@@ -302,6 +308,35 @@ def weights_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, Line
         fits[key] = LinearTerm(key=key, features=ERROR_FEATURES, coefficients=(error,), error_bytes=0,
                                records=len(rows), sources=len({s for _, s in rows}))  # fmt: skip
     return fits
+
+
+def context_misses(corpus: Corpus, totals: dict[str, LinearTerm],
+                   leave_out: str | None = None) -> list[tuple[Record, float]]:  # fmt: skip
+    """(record, |measured − assumed| GiB) for every record (but `leave_out`) whose log measured the context before the
+    load, against `features.assumed_context_gib` at its TP; unified-memory and desktop hosts left out (what their host
+    holds is in the figure and is not the engine's)."""
+    found = []
+    for record in _records(corpus, leave_out):
+        if is_unified(record.gpu) or record.desktop or record.excluded(Term.CONTEXT):
+            continue
+        measured = observed(record, Term.CONTEXT, totals)
+        if measured is not None:
+            found.append((record, abs(measured / GIB - assumed_context_gib(int(record.raw.get("tp") or 1)))))
+    return found
+
+
+def assumed_context_fits(corpus: Corpus, totals: dict[str, LinearTerm],
+                         leave_out: str | None = None) -> dict[str, LinearTerm]:  # fmt: skip
+    """The assumed context's half-width: the 90th percentile of `context_misses`, each source weighing as one (as a
+    fit's held-out error is measured); none where no record measured the context."""
+    rows = context_misses(corpus, totals, leave_out)
+    if not rows:
+        return {}
+    error = held_out_quantile([miss for _, miss in rows], ERROR_QUANTILE, [record.source for record, _ in rows])
+    return {ASSUMED_CONTEXT_ERROR_KEY: LinearTerm(
+        key=ASSUMED_CONTEXT_ERROR_KEY, features=ASSUMED_CONTEXT_ERROR_FEATURES, coefficients=(round(error, 3),),
+        error_bytes=0, records=len(rows), sources=len({record.source for record, _ in rows}),
+    )}  # fmt: skip
 
 
 FitCache = dict[str, dict[str, LinearTerm]]  # the fits without each source, made once per run

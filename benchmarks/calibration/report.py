@@ -16,6 +16,7 @@ from benchmarks.calibration.evaluate import (
     term_rows,
     weights_errors,
 )
+from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_GIB, ASSUMED_CONTEXT_ERROR_KEY
 from kvtop.domain.calibration.fit import quantile
 from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.domain.calibration.linear import LinearTerm
@@ -113,6 +114,14 @@ def _weights_table(corpus: Corpus) -> list[str]:
     return lines
 
 
+def _assumed_context(fits: dict[str, LinearTerm]) -> str:
+    """The assumed context's error in words, and the starts that measured it."""
+    fit = fits.get(ASSUMED_CONTEXT_ERROR_KEY)
+    if fit is None:
+        return f"{ASSUMED_CONTEXT_ERROR_GIB:.2f} GiB stated (no log measured the context)"
+    return f"{fit.coefficients[0]:.2f} GiB over {fit.records} starts of {fit.sources} sources"
+
+
 def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str, list[Judged]],
            blind_weights: dict[str, list[Judged]], scores: Scores | None = None) -> str:  # fmt: skip
     count = sum(len(records) for records in corpus.values())
@@ -167,7 +176,10 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "scores with split conformal prediction's small-sample correction over the engine's sources (⌈(n + 1) × 0.9⌉-th",
         "of n, each source weighing as one: the largest below 9 sources), so that a log from a new source falls inside",
         "with probability ≥ 0.9 where sources are exchangeable. A scale above 1 says the terms' errors together were too",
-        "narrow for logs from elsewhere (correlated terms, sources unlike the corpus); below 1, wider than needed.",
+        "narrow for logs from elsewhere (correlated terms, sources unlike the corpus); below 1, wider than needed. Below 9",
+        "sources the largest score guarantees less than 0.9, and the scale is kept at 1 or more: so few records may widen",
+        "the terms' stated errors, not narrow them (an assumed term's error would otherwise be fitted to the very records",
+        "it is judged on; LMDeploy's four, whose blind judge of case 3411 took × 0.28 of the other three until session 46).",
         "",
         *_scale_rows(corpus, scores or {}),
         "",
@@ -185,7 +197,11 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         f"  `plan --desktop` says so and its low end takes the most such starts held ({DESKTOP_HELD_BYTES / GIB:.2f} GiB;"
         " `host_memory.py`).",
         "  TensorRT-LLM's context and profiled terms and LMDeploy's context stay **assumed** (0.75 GiB + 0.75 GiB per",
-        "  doubling of TP of context, 2 GiB of profiled runtime), with the wide intervals that says: no LMDeploy log at hand",
+        f"  doubling of TP of context, ± {_assumed_context(fits)}; 2 GiB of profiled runtime), with the",
+        "  wide intervals that says (the context's error is how far the contexts the other starts measured fell from the",
+        "  assumption, the 90th percentile with each source as one, unified-memory and desktop hosts left out; never the",
+        "  capacity misses of the records it is judged on: LMDeploy's took ± 2 GiB from cases 3411 and 4285 until",
+        "  session 46): no LMDeploy log at hand",
         "  prints its free memory or its weights (TurboMind prints blocks only; the PyTorch engine its free memory at DEBUG",
         "  level only), three TensorRT-LLM starts measure the context and none outside a unified-memory host the PyTorch",
         "  backend's profiled peak (\"Not fitted\" below says what each fit needs). A TensorRT engine's C++ runtime",

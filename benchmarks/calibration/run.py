@@ -5,7 +5,8 @@
 
 The fitted constants live in each engine's package (`kvtop/domain/engines/<engine>/calibration.py`
 FITS and INTERVAL_SCALE), the CUDA totals in `kvtop/domain/calibration/gpu_totals.py` and the weights book's error in
-`kvtop/domain/calibration/weights.py`, each between `# BEGIN FITTED` and `# END FITTED`.
+`kvtop/domain/calibration/weights.py`, the assumed context's error in `kvtop/domain/calibration/features.py`,
+each between `# BEGIN FITTED` and `# END FITTED`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from benchmarks.calibration.evaluate import (  # noqa: E402
 )
 from benchmarks.calibration.report import render  # noqa: E402
 from kvtop.domain.calibration.coverage import IntervalScale  # noqa: E402
+from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY  # noqa: E402
 from kvtop.domain.calibration.linear import LinearTerm  # noqa: E402
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY  # noqa: E402
 
@@ -72,6 +74,12 @@ def fitted_blocks(corpus: Corpus, scores: Scores | None = None) -> dict[Path, st
         blocks[DOMAIN / "engines" / engine / "calibration.py"] = f"{_literal(mine, 'FITS')}\n{_scale_literal(scale)}"
     totals = {key: fit for key, fit in fits.items() if key.startswith("cuda_total.")}
     blocks[DOMAIN / "calibration" / "gpu_totals.py"] = _literal(totals, "CUDA_TOTAL_FITS")
+    assumed = fits.get(ASSUMED_CONTEXT_ERROR_KEY)
+    blocks[DOMAIN / "calibration" / "features.py"] = (
+        f"ASSUMED_CONTEXT_ERROR_GIB = {assumed.coefficients[0]!r}\nASSUMED_CONTEXT_RECORDS = {assumed.records}\n"
+        f"ASSUMED_CONTEXT_SOURCES = {assumed.sources}" if assumed is not None
+        else "ASSUMED_CONTEXT_ERROR_GIB = 0.75\nASSUMED_CONTEXT_RECORDS = 0\nASSUMED_CONTEXT_SOURCES = 0"
+    )
     loaded, built = fits[LOADED_ERROR_KEY], fits[BUILT_ERROR_KEY]
     blocks[DOMAIN / "calibration" / "weights.py"] = (
         f"WEIGHTS_RELATIVE_ERROR = {loaded.coefficients[0]!r}\nWEIGHTS_RECORDS = {loaded.records}\n"

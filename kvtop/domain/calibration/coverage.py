@@ -8,11 +8,13 @@ units of its own interval's half-width on the side it fell (`coverage_score`). T
 (`held_out_quantile(..., corrected=True)`): of n sources, ⌈(n + 1) × 0.9⌉-th by weight, so that a log from a new
 source falls inside the scaled interval with probability ≥ 0.9 where the sources are exchangeable. It is an
 `IntervalScale` of its own, kept beside the engine's fits (its calibration module's `INTERVAL_SCALE`, written by
-`benchmarks/calibration/run.py --write`); an engine without one keeps 1.
+`benchmarks/calibration/run.py --write`); an engine without one keeps 1, and one judged on fewer than 9 sources keeps
+at least 1 (`scale_fit`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -52,8 +54,15 @@ def coverage_score(
 
 
 def scale_fit(engine: str, scores: Sequence[float], sources: Sequence[str]) -> IntervalScale | None:
-    """The engine's interval scale from its blind plans' scores (None for none)."""
+    """The engine's interval scale from its blind plans' scores (None for none).
+
+    Of fewer sources than the correction needs (⌈(n + 1) × 0.9⌉ > n: fewer than 9) the quantile is the largest score,
+    which guarantees less than 0.9; such a scale may widen the terms' errors together but not narrow them: below 1 it
+    would shrink the errors the terms state (an assumed term's among them) to fit the few records it is judged on."""
     if not scores:
         return None
     scale = held_out_quantile(scores, ERROR_QUANTILE, sources, corrected=True)
-    return IntervalScale(engine=engine, factor=round(scale, 4), records=len(scores), sources=len(set(sources)))
+    count = len(set(sources))
+    if math.ceil((count + 1) * ERROR_QUANTILE - 1e-9) > count:
+        scale = max(scale, 1.0)
+    return IntervalScale(engine=engine, factor=round(scale, 4), records=len(scores), sources=count)

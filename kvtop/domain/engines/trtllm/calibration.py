@@ -80,7 +80,7 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='trtllm', factor=0.838, records=10, sources=10,
+    engine='trtllm', factor=0.6711, records=10, sources=10,
 )
 # END FITTED
 
