@@ -148,6 +148,14 @@ holds towers that kvtop's book does not and its plan names "not modelled": the p
 them, so not counted equal); different (a tower kvtop neither holds nor names is one); kvtop refuses (its reason);
 engine refuses (kvtop plans a launch the engine refuses); both refuse (agreement); engine could not build (the
 harness could not run its class: error, one line).
+The kvtop column: entry (an entry of kvtop's lists the class: its reading is the one checked here); wrapper (its
+language model is read through its text section by an entry, its towers by tower data); not_modelled (refused, or a
+part named "not modelled", with the reason); generic (no entry lists the class). An operator's plan of a generic class
+says which reading it got: where its model_type or its text section's names an entry, "class … has no architecture
+entry of its own: read as <entry> by its <field>; not checked against the engines' model code" (plan --json:
+`unchecked_class`); else "generic reading: no architecture entry for '…'; assumed …" where its fields are a standard
+decoder's, or a refusal naming the field that stops it. An "equal" for a generic class holds for the config it was
+built from, not for the class.
 """
 
 

@@ -18,7 +18,7 @@ from kvtop.commands.common import (
     measured_from_args,
 )
 from kvtop.commands.output import print_error, print_json, print_text
-from kvtop.commands.render_ledger import step_figure
+from kvtop.commands.render_ledger import step_figure, unchecked_json
 from kvtop.domain.capacity_assumption import assumption_words
 from kvtop.domain.engines.registry import display_name, display_names, engine_rules
 from kvtop.domain.engines.versions import from_flag
@@ -223,6 +223,7 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
         "steps": [s.model_dump() for s in result.ledger.engine.steps] if result.ledger else [],
         "config_format": (result.ledger.model.config_format or None) if result.ledger else None,
         "read_from": list(result.ledger.model.read_from) if result.ledger else [],
+        "unchecked_class": unchecked_json(result.ledger.model.unchecked_class) if result.ledger else None,
     }  # fmt: skip
     if findings:
         out["findings"] = [f.model_dump(mode="json", exclude={"fix_settings"}) for f in findings]
@@ -248,9 +249,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     if result.log_cut_at_bytes is not None:
         lines.append(f"  note: the log is longer than kvtop reads: only its first {fmt_bytes(result.log_cut_at_bytes)} "
                      "were parsed (a restart after that is not in this explanation: cut the log to the start you want)")  # fmt: skip
-    read: tuple[str, ...] = ((result.ledger.model.config_format,) if result.ledger is not None
-                             and result.ledger.model.config_format else ())  # fmt: skip
-    read += result.ledger.model.read_from if result.ledger is not None else ()
+    read = result.ledger.model.reading_notes if result.ledger is not None else ()
     for note in (*read, *result.notes):
         lines.append(f"  note: {note}")
     if result.ledger is not None:

@@ -14,6 +14,7 @@ from kvtop.domain.fit import FittingLayout
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
+from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
 from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
@@ -64,11 +65,18 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "config_defaults_used": [d.said for d in ledger.model.defaults_used],
         "config_nominal_defaults": [d.said for d in ledger.model.nominal_defaults],
         "config_format": ledger.model.config_format or None, "read_from": list(ledger.model.read_from),
+        "unchecked_class": unchecked_json(ledger.model.unchecked_class),
         "engine_flags": ledger.settings.to_flags(),
         "deployment": deployment_json(ledger),
         "request_capacity": _request_json(ledger.request_capacity),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
     }  # fmt: skip
+
+
+def unchecked_json(found: UncheckedClass | None) -> dict[str, Any] | None:
+    """The config's class read through an entry that does not list it (`UncheckedClass`, with its note); null
+    where the class is checked or read generically (a generic reading says so in `not_modelled`)."""
+    return None if found is None else found.model_dump() | {"note": found.said}
 
 
 def _request_json(capacity: RequestCapacity | None) -> dict[str, Any] | None:
@@ -226,8 +234,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         *((f"the config leaves out {', '.join(d.said for d in m.defaults_used)}: transformers' class defaults",) if m.defaults_used else ()),
         *(f"the config leaves out {d.said}" for d in m.nominal_defaults),
     )
-    read = ((m.config_format,) if m.config_format else ()) + m.read_from
-    for note in (*read, *e.notes, *defaulted, *(f"not modelled: {n}" for n in m.not_modelled)):
+    for note in (*m.reading_notes, *e.notes, *defaulted, *(f"not modelled: {n}" for n in m.not_modelled)):
         lines.append(f"note: {note}")
     flags = shlex.join(ledger.settings.to_flags())  # pasted into a shell: a JSON value quoted whole
     if flags:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.config_default import ConfigDefault, DefaultKind
 from kvtop.domain.quant import NO_QUANT, QuantSpec
 from kvtop.domain.tower_spec import TowerSpec
+from kvtop.domain.unchecked_class import UncheckedClass
 
 
 class AttentionKind(str, Enum):
@@ -368,6 +369,9 @@ class ModelSpec(BaseModel):
     # the config's class is a speculative-decoding draft read through its model_type's entry: why it is not
     # planned as the served model ('' for any other model; coverage.draft_reason)
     speculative_draft: str = ""
+    # the config's class has no entry of its own and is read through another (its model_type's or its text
+    # section's): said in every view (kvtop.domain.unchecked_class); None where the class is checked or read generically
+    unchecked_class: UncheckedClass | None = None
     quant: QuantSpec = NO_QUANT
     multimodal: bool = False
     vision: VisionSpec | None = None  # None: no `vision_config` (SGLang then skips its VLM fraction rule)
@@ -439,6 +443,13 @@ class ModelSpec(BaseModel):
         """No layer attends (Mamba, Mamba2, FalconMamba): every request holds one fixed state and no KV per token;
         the nominal head the config reading needs is read by no book."""
         return self.state is not None and all(kind is LayerKind.LINEAR for kind in self.layer_attention)
+
+    @property
+    def reading_notes(self) -> tuple[str, ...]:
+        """How the config was read, said as notes by every view: its format where not a config.json, parts read
+        from elsewhere, and a class read through an entry that does not list it (`unchecked_class`)."""
+        unchecked = (self.unchecked_class.said,) if self.unchecked_class is not None else ()
+        return ((self.config_format,) if self.config_format else ()) + self.read_from + unchecked
 
     @property
     def is_mla(self) -> bool:

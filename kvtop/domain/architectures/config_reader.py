@@ -13,13 +13,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes
-from kvtop.domain.architectures.coverage import NOT_MODELLED, draft_reason, reason_not_modelled
+from kvtop.domain.architectures.coverage import NOT_MODELLED, WRAPPERS, draft_reason, reason_not_modelled
 from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.eagle3 import read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
 from kvtop.domain.architectures.named_text import named_text
-from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, class_text_model_type, served_config
+from kvtop.domain.architectures.nesting import (
+    CLASS_TEXT,
+    TEXT_SECTION_KEYS,
+    class_text_model_type,
+    served_config,
+    text_type_field,
+)
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
@@ -33,6 +39,7 @@ from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, va
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec, VisionSpec
 from kvtop.domain.quant import quant_from_config
+from kvtop.domain.unchecked_class import UncheckedClass
 
 AUDIO_NOT_MODELLED = "audio tower weights (`audio_config`: not in the weights book)"
 # Vision sections other than `vision_config` that say the class builds a tower (its weights "not modelled" unless a
@@ -128,6 +135,8 @@ def read_config(
         "read_from": (named_words,) if named_words else (),
     }  # fmt: skip
     update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
+    if family is None and outer.architectures and entry.config_class != GENERIC_CLASS:
+        update["unchecked_class"] = _unchecked(architecture, entry, outer.model_type or "", nested_key, text.model_type)
     if (why := draft_reason(architecture)) is not None:
         update["speculative_draft"] = f"{architecture} (model_type {stated_type!r}) is not modelled by kvtop: {why}"
     # the outer model_type's tower first: a wrapper over a shared text entry with a tower of its own (MiniCPM-V 4.6
@@ -212,6 +221,22 @@ def _entry(
         raise UnsupportedModelError(f"{architecture} ({what}) is not modelled by kvtop: {why}", field="architectures",
                                     source=source)  # fmt: skip
     return generic_entry(stated_type, architecture, text, raw_keys, source)
+
+
+def _unchecked(
+    architecture: str, entry: Architecture, outer_type: str, section_key: str | None, nested_type: str | None
+) -> UncheckedClass | None:
+    """The class read through an entry that does not list it (`UncheckedClass`); None where it is checked: an entry's
+    own class, a class fixed to a language model (nesting.CLASS_TEXT), a wrapper read through its text section
+    (coverage.WRAPPERS), or a speculative draft (said as one: `speculative_draft`)."""
+    if architecture in BY_CLASS_NAME or architecture in CLASS_TEXT or architecture in WRAPPERS:
+        return None
+    if draft_reason(architecture) is not None:
+        return None
+    by, field = text_type_field(outer_type, section_key, nested_type)
+    return UncheckedClass(
+        architecture=architecture, read_as=entry.model_type, config_class=entry.config_class, by=by, field=field
+    )
 
 
 def _refuse_not_modelled(architecture: str, model_types: tuple[object, ...], source: str) -> None:

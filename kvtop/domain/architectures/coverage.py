@@ -291,8 +291,10 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "device runs (the recon config's build stops on that file)",
 }
 
-# Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in
-# the plan, "generic reading: …"), or refuses naming the field that stops it.
+# Classes no entry lists. A config of one whose model_type (or text section's) names an entry is read by that entry,
+# and the plan says so: "class … has no architecture entry of its own: read as …; not checked against the engines'
+# model code" (ModelSpec.unchecked_class); else read generically (standard decoder fields: the plan says "generic
+# reading: …"), or refused naming the field that stops it.
 GENERIC: frozenset[str] = frozenset({
     "Alpamayo2Super", "AriaForConditionalGeneration",
     "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration",

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kvtop.domain.unchecked_class import ReadBy
+
 TEXT_SECTION_KEYS = ("text_config", "llm_config", "language_config")
 
 # Wrappers whose text model has a fixed class (`sub_configs` with a concrete class in the wrapper's file)
@@ -125,3 +127,15 @@ CLASS_TEXT: Mapping[str, str] = {
 def class_text_model_type(architecture: str, outer_type: str, nested_type: str | None) -> str:
     """The `model_type` the language model is read as: the class's fixed one (CLASS_TEXT), else text_model_type."""
     return CLASS_TEXT.get(architecture) or text_model_type(outer_type, nested_type)
+
+
+def text_type_field(outer_type: str, section_key: str | None, nested_type: str | None) -> tuple[ReadBy, str]:
+    """How text_model_type found the type it reads (for a class with no entry of its own: `UncheckedClass`):
+    (by the config's model_type or by its text section, the field and value that chose it)."""
+    if outer_type in FIXED_TEXT:
+        return "text_section", f"model_type {outer_type!r}, whose text section is always {FIXED_TEXT[outer_type]}"
+    if outer_type in AUTO_TEXT and not (nested_type and nested_type != outer_type):
+        return "text_section", f"model_type {outer_type!r}, whose text section defaults to {AUTO_TEXT[outer_type]}"
+    if section_key is not None and nested_type:
+        return "text_section", f"{section_key}.model_type {nested_type!r}"
+    return "model_type", f"model_type {outer_type!r}"

@@ -1,0 +1,93 @@
+"""A config whose class kvtop has no entry for, read through its model_type's or its text section's entry, is said
+so (#26 item 5): `ModelSpec.unchecked_class`, from the config reader; a class an entry lists, a wrapper read through
+its text section, a generic reading (its own note) and a forced family stay without it.
+
+Qwen3-VL-8B-Instruct's config (tests/data/configs/heldout, Qwen/Qwen3-VL-8B-Instruct's config.json) with its class
+renamed KeyeVL1_5ForConditionalGeneration and model_type keye_vl_1_5 (Keye-VL-1.5's class, which no entry lists;
+coverage.GENERIC): transformers has no keye_vl_1_5 wrapper, so its text_config's model_type qwen3_vl_text chose the
+entry.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from benchmarks.engine_diff.registry_configs import real_configs
+from kvtop.domain.architectures.coverage import verdict
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.model_config import model_from_config
+from tests.conftest import CONFIGS
+
+QWEN3_VL = CONFIGS / "heldout" / "Qwen--Qwen3-VL-8B-Instruct.json"
+
+
+def keye_config() -> dict[str, Any]:
+    config = json.loads(QWEN3_VL.read_text())
+    return config | {"architectures": ["KeyeVL1_5ForConditionalGeneration"], "model_type": "keye_vl_1_5"}
+
+
+def test_a_class_without_an_entry_read_by_its_text_section_is_named() -> None:
+    found = model_from_config(keye_config()).unchecked_class
+    assert found is not None
+    assert (found.architecture, found.read_as, found.config_class, found.by, found.field) == (
+        "KeyeVL1_5ForConditionalGeneration", "qwen3_vl_text", "Qwen3VLTextConfig", "text_section",
+        "text_config.model_type 'qwen3_vl_text'",
+    )  # fmt: skip
+    assert found.said == (
+        "class KeyeVL1_5ForConditionalGeneration has no architecture entry of its own: read as qwen3_vl_text "
+        "(Qwen3VLTextConfig) by its text_config.model_type 'qwen3_vl_text'; not checked against the engines' model code"
+    )
+    assert model_from_config(keye_config()).reading_notes == (found.said,)
+
+
+def test_a_class_read_by_its_own_model_type_is_named() -> None:
+    config = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
+    found = model_from_config(config | {"architectures": ["FooForCausalLM"]}).unchecked_class
+    assert found is not None and (found.read_as, found.by, found.field) == ("llama", "model_type", "model_type 'llama'")
+
+
+def test_checked_classes_generic_readings_and_forced_families_carry_none() -> None:
+    llama = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
+    assert model_from_config(json.loads(QWEN3_VL.read_text())).unchecked_class is None  # an entry's class
+    assert model_from_config(llama).unchecked_class is None  # LlamaForCausalLM: the llama entry's class
+    plamo = llama | {"architectures": ["Plamo3ForCausalLM"], "model_type": "plamo3"}
+    generic = model_from_config(plamo)
+    assert generic.unchecked_class is None  # its generic reading says so itself
+    assert any(n.startswith("generic reading: no architecture entry for 'plamo3'") for n in generic.not_modelled)
+    forced = llama | {"architectures": ["FooForCausalLM"], "model_type": "foo"}
+    assert model_from_config(forced, family="llama").unchecked_class is None  # --model-family: said as forced
+
+
+# Every real config under tests/data that gains the note (the engine_diff sweep's set, deduplicated by content): each
+# a class coverage.py lists as read generically (docs/fidelity_registry.md's kvtop column "generic"), and
+# MiMoV2ASRForCausalLM, which coverage.SPEECH_NOT_MODELLED names not modelled but whose model_type qwen2 has an entry
+# (kvtop plans its language model through it: the note is all that says the class was never compared)
+FLAGGED = {
+    "AIDC-AI--Ovis2-34B": ("Ovis", "qwen2"),
+    "AIDC-AI--Ovis2.5-9B": ("Ovis2_5", "qwen3"),
+    "inclusionAI--Ming-Lite-Omni-Preview": ("BailingMMNativeForConditionalGeneration", "bailing_moe"),
+    "liuhaotian--llava-v1.6-vicuna-7b": ("LlavaLlamaForCausalLM", "llama"),
+    "recon--lmms-lab--LLaVA-NeXT-Video-7B": ("LlavaVidForCausalLM", "llama"),
+    "recon--XiaomiMiMo--MiMo-V2.5-ASR": ("MiMoV2ASRForCausalLM", "qwen2"),
+}
+
+
+def test_no_checked_real_config_gains_the_note() -> None:
+    flagged, read = {}, 0
+    for config in real_configs():
+        if config.path.name == "params.json":  # Mistral's format: its class is kvtop's own mapping to an entry's
+            continue
+        quant = config.quant_file()
+        try:
+            model = model_from_config(json.loads(config.path.read_text()), source=str(config.path),
+                                      hf_quant_config=json.loads(quant.read_text()) if quant else None)  # fmt: skip
+        except KvtopError:  # refused: never planned
+            continue
+        read += 1
+        if model.unchecked_class is not None:
+            flagged[config.name] = (model.unchecked_class.architecture, model.unchecked_class.read_as)
+    assert read >= 300, read  # 302 read, 5 refused, 6 params.json (session 46)
+    assert flagged == FLAGGED
+    kinds = {verdict(architecture)[0] for architecture, _ in FLAGGED.values() if architecture != "MiMoV2ASRForCausalLM"}
+    assert kinds == {"generic"}
