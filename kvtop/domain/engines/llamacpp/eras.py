@@ -42,18 +42,18 @@ KV_LOG_DIALECTS: Eras[Dialect] = Eras((
     Era("b6400", "kv_cache", "src/llama-kv-cache.cpp (rename of 2025-08/09): `llama_kv_cache: size = X MiB (N cells, "
         "L layers, S/T seqs)`"),
 ), order=build_order)  # fmt: skip
-# §1.2: how llama_context pads the context it is given.
+# docs/engines/llamacpp.md §1 (the rule), §4 (by build): how llama_context pads the context it is given.
 CTX_PAD_256_ERAS: Eras[bool] = Eras((
     Era("", False, "src/llama-context.cpp before PR #17046: `n_ctx` as given (older builds padded inside the cache)"),
     Era("b6980", True, "src/llama-context.cpp: `cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256)` and "
         "`n_ctx_seq = GGML_PAD(n_ctx / n_seq_max, 256)` (PR #17046, 2025-11)"),
 ), order=build_order)  # fmt: skip
-# §1.1: llama-server's default context: 4096 tokens, then 0 = the model's training context.
+# llamacpp.md §1 (defaults), §4: llama-server's default context: 4096 tokens, then 0 = the training context.
 DEFAULT_CTX_ERAS: Eras[int] = Eras((
     Era("", 4096, "common/common.h: `int32_t n_ctx = 4096; // context size`"),
     Era("b6980", 0, "common/common.h: `int32_t n_ctx = 0; // context size, 0 == context the model was trained with`"),
 ), order=build_order)  # fmt: skip
-# §1.1: llama-server's default slot count: 1, then -1 = auto (4 slots sharing one unified cache).
+# llamacpp.md §1 (defaults), §4: llama-server's default slot count: 1, then -1 = auto (4 slots, one unified cache).
 DEFAULT_PARALLEL_ERAS: Eras[int] = Eras((
     Era("", 1, "common/common.h: `int32_t n_parallel = 1`"),
     Era("b6800", -1, "tools/server/server.cpp: `n_parallel = -1` (auto) → 4 slots with `kv_unified = true`"),

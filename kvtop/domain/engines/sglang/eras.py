@@ -169,15 +169,15 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, s
         parts = f", {pcg:.0f} of it prefill graphs"
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    extra, why = deployment_reserve_mib(inputs)  # on top of the floor (§17.1, §17.2)
+    extra, why = deployment_reserve_mib(inputs)  # on top of the floor (docs/engines/sglang.md §19.1, §19.2)
     reserved += extra
     fraction = round((gpu_mib - reserved) / gpu_mib, 3)
     return fraction, f"({gpu_mib} − {reserved:.0f} MiB reserve{parts}{why}) ÷ {gpu_mib} MiB"
 
 
 def deployment_reserve_mib(inputs: EngineInputs) -> tuple[float, str]:
-    """MiB the automatic fraction adds for a speculative draft (§17.1) and DeepEP buffers (§17.2), and how
-    the reason reads ('' when none)."""
+    """MiB the automatic fraction adds for a speculative draft (docs/engines/sglang.md §19.1) and DeepEP buffers
+    (§19.2), and how the reason reads ('' when none)."""
     setup = deployment_setup(inputs.settings)
     parts: list[str] = []
     total = 0

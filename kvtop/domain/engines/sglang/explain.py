@@ -260,8 +260,8 @@ def _refuse_unmodelled_draft(log: EngineLog, model: ModelSpec) -> None:
 
 def _refuse_post_capture_resize(log: EngineLog) -> None:
     """A pool re-sized after CUDA-graph capture (`SGLANG_ENABLE_POST_CAPTURE_KV_SIZING`, 2026: model_runner's
-    `post_capture_resize_kv_pool` sizes it from the free memory after the capture, docs/engines/sglang.md §2.5):
-    kvtop's rules size the pool before the capture, so the resized figure is read, never rebuilt."""
+    `post_capture_resize_kv_pool` sizes it from the free memory after the capture, docs/engines/sglang.md §2
+    step 5, §18): kvtop's rules size the pool before the capture, so the resized figure is read, never rebuilt."""
     resized = log.first(SglangRankLog, lambda r: r.post_capture_resizes[-1] if r.post_capture_resizes else None)
     if resized is not None:
         raise UnsupportedModelError(
