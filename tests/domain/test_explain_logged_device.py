@@ -104,3 +104,14 @@ def test_tensorrt_llm_total_logged_and_its_default_fraction_said(capsys) -> None
     fraction = _step(out, "× free_gpu_memory_fraction ")
     assert fraction["label"] == "× free_gpu_memory_fraction 0.899999976, default (not in the log)"
     assert round(fraction["bytes"] / GIB, 2) == round(17.83 * 0.9, 2)  # 16.05 GiB: 0.9 of the logged 17.83 GiB
+
+
+def test_sglang_fraction_from_no_flag_is_said_a_default(capsys) -> None:
+    """SGLang prints no GPU total and its mem_fraction_static only in server_args, which C13's log lacks: without
+    --mem-fraction-static the fraction is the release's default, said so; with it, the flag's."""
+    log = CASES / "sglang" / "C13" / "engine.log"
+    config = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+    reserve = _step(_explain(capsys, log, "--model", config), "− reserve: ")
+    assert reserve["label"].endswith(", default (not in the log)")
+    flagged = _step(_explain(capsys, log, "--model", config, "--mem-fraction-static", "0.88"), "− reserve: ")
+    assert flagged["label"] == "− reserve: pre-load × (1 − 0.88)"
