@@ -308,7 +308,7 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
         settings = settings.model_copy(update={"context_length": logged.context_length})
     if available is None and from_flags is None and gpu_total_bytes is not None and not missing:
         run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop)
-        return _with_estimate(log, logged, run, notes)
+        return _with_estimate(log, logged, run, notes, stated)
     if available is None and from_flags is None:
         missing.append(
             "`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line, "
@@ -366,9 +366,12 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     return result
 
 
-def _with_estimate(log: EngineLog, logged: Logged, run: EstimateRun, notes: list[str]) -> Explanation:
-    """No KV-memory line, but the GPU is named: the non-KV runtime memory estimated as `plan` does (the
-    weights as the log states them, else predicted), the KV memory what the utilisation leaves."""
+def _with_estimate(
+    log: EngineLog, logged: Logged, run: EstimateRun, notes: list[str], stated: int | None
+) -> Explanation:
+    """No KV-memory line, but the GPU is named (or the log states its total, `stated`): the non-KV runtime memory
+    estimated as `plan` does (the weights as the log states them, else predicted), the KV memory what the
+    utilisation leaves."""
     override = log.first(VllmRankLog, lambda r: r.blocks_overrides[0] if r.blocks_overrides else None)
     if override is not None and run.settings.num_gpu_blocks_override is None:
         settings = run.settings.model_copy(update={"num_gpu_blocks_override": override.override})
@@ -385,7 +388,9 @@ def _with_estimate(log: EngineLog, logged: Logged, run: EstimateRun, notes: list
     total = engine_total(run) if estimate.source != "assumed" else None
 
     def at(non_kv: int) -> MeasuredInputs:
-        return MeasuredInputs(non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes, calibrated=total)
+        return MeasuredInputs(
+            non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes, calibrated=total, gpu_total_bytes=stated
+        )  # the log's CUDA total, where stated, wins over the calibrated one
 
     return rebuild_with_estimate("vllm", logged, run, estimate, at, said)
 
