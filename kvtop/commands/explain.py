@@ -254,9 +254,10 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
         lines.append(f"  note: {note}")
     if result.ledger is not None:
         lines.append("Recomputed with the engine's rules (central values):")
+        width = max((48, *(len(step.label) for step in result.ledger.engine.steps)))  # the figures in one column
         for step in result.ledger.engine.steps:
             source = step.source or ("measured" if step.measured else "")  # as the plan's budget labels them
-            lines.append(f"  {step.label:<48}{step_figure(step):>30}  {source}".rstrip())
+            lines.append(f"  {step.label:<{width}}{step_figure(step):>30}  {source}".rstrip())
         source = (
             f"from the estimated {result.estimated.label}'s {result.estimated.source} range"
             if result.estimated is not None

@@ -9,12 +9,15 @@ its likely cause) when it does not, `insufficient` when the log lacks what the c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.capacity_assumption import CapacityAssumption
+from kvtop.domain.engine_log_records import Measured
+from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause
@@ -25,6 +28,9 @@ Verdict = Literal["match", "mismatch", "insufficient", "failed_start"]
 EstimatedField = Literal["free_before_load_bytes", "free_after_load_bytes", "non_kv_bytes", "available_kv_bytes"]
 PLACEHOLDER_GPU_BYTES = 80 << 30  # only the automatic memory fraction reads the GPU total; a log states it
 Ends = tuple[int, int, int]  # (low, value, high) bytes of a rounded figure
+# where the memory fraction an engine's budget used came from: a flag (given, or the log's printed arguments), the
+# log's own line, or the release's default (the log states none)
+FractionOrigin = Literal["flag", "log", "default"]
 
 
 class Logged(BaseModel):
@@ -44,10 +50,25 @@ class Logged(BaseModel):
     max_concurrency: float | None = None
     context_length: int | None = None
     ranks_seen: int = 0
+    gpu_total_bytes: int | None = None  # the device total the engine printed (CUDA's), where it did
+    memory_fraction: float | None = None  # the memory fraction the engine printed it was asked for, where it did
     # the stated capacity rests on a default the log does not state (TensorRT-LLM's tokens per primary-pool block
     # of a release read from its wording): the reading taken, the release and why, the other readings (typed; the
     # views word it with capacity_assumption.assumption_words)
     capacity_assumption: CapacityAssumption | None = None
+
+
+class LoggedDevice(BaseModel):
+    """The GPU's total and the memory fraction an engine printed at its start, each with the line that printed it
+    in the engine's words (None: not printed). explain solves with them where no --gpu or flag says, as measured
+    figures, so that neither the 80 GiB stand-in nor a default stands beside a log that states otherwise."""
+
+    model_config = ConfigDict(frozen=True)
+
+    total: Measured | None = None
+    total_line: str = ""
+    fraction: float | None = None
+    fraction_line: str = ""
 
 
 class PoolSizeCheck(BaseModel):
@@ -173,12 +194,40 @@ def judge(
     return base.model_copy(update={**update, "cause": likely_cause(facts)})
 
 
+def steps_said(ledger: Ledger, said: Callable[[BudgetStep], dict[str, object] | None]) -> Ledger:
+    """The ledger with each budget step `said` answers for updated (its label, note, measured…), as explain
+    words an input's origin that the budget, which solves plans too, cannot know."""
+    steps = tuple(step.model_copy(update=update) if (update := said(step)) else step for step in ledger.engine.steps)
+    return ledger.model_copy(update={"engine": ledger.engine.model_copy(update={"steps": steps})})
+
+
 def stand_in_gpu_said(ledger: Ledger) -> Ledger:
     """The GPU-memory step, when no --gpu was given, named as the stand-in it is (never as measured)."""
-    steps = tuple(
-        step.model_copy(update={"label": "GPU memory (a stand-in: pass --gpu)", "measured": False})
-        if step.label == "GPU memory" and step.bytes == PLACEHOLDER_GPU_BYTES
-        else step
-        for step in ledger.engine.steps
+    stand_in = {"label": "GPU memory (a stand-in: pass --gpu)", "measured": False}
+    return steps_said(ledger, lambda s: stand_in if s.label == "GPU memory" and s.bytes == PLACEHOLDER_GPU_BYTES else None)
+
+
+def logged_total_said(ledger: Ledger, line: str = "", total: int | None = None) -> Ledger:
+    """The GPU-memory step named as the log's own figure, as the available KV memory is: the measured step, or
+    the one of `total` bytes (an estimate's ledger, solved at the logged total); `line`: the line that printed it,
+    kept as the step's note."""
+    logged: dict[str, object] = {"label": "GPU memory (logged)", "measured": True, **({"note": line} if line else {})}
+    return steps_said(
+        ledger,
+        lambda s: logged if s.label == "GPU memory" and (s.measured if total is None else s.bytes == total) else None,
     )
-    return ledger.model_copy(update={"engine": ledger.engine.model_copy(update={"steps": steps})})
+
+
+def fraction_said(ledger: Ledger, label_start: str, origin: FractionOrigin, line: str = "") -> Ledger:
+    """The budget step of the memory fraction (its label starts `label_start`, the engine's own wording) said as
+    the log's (`line`, kept as its note) or as a default the log does not state; a flag's is the budget's wording."""
+    if origin == "flag":
+        return ledger
+    suffix = ", the log's fraction" if origin == "log" else ", default (not in the log)"
+
+    def said(step: BudgetStep) -> dict[str, object] | None:
+        if not step.label.startswith(label_start):
+            return None
+        return {"label": step.label + suffix, **({"note": f"the log's {line}"} if origin == "log" and line else {})}
+
+    return steps_said(ledger, said)

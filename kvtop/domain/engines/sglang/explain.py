@@ -23,8 +23,10 @@ from kvtop.domain.explanation import (
     Ends,
     EstimatedInput,
     Explanation,
+    FractionOrigin,
     Logged,
     PoolSizeCheck,
+    fraction_said,
     judge,
 )
 from kvtop.domain.launch import LaunchSettings
@@ -243,7 +245,12 @@ def explain(request: ExplainRequest) -> Explanation:
     )
     result = result.model_copy(update={"notes": tuple(notes)})
     run = EstimateRun(model, settings, total, gpu_name, load_mtp, gpu_total_source=request.gpu_total_source)
-    return hidden_stage_reserve(result, log, run, before, after)  # PP stages whose load lines are not shown
+    result = hidden_stage_reserve(result, log, run, before, after)  # PP stages whose load lines are not shown
+    # SGLang prints no GPU total; its fraction only in server_args (read as a flag): else the default, said as one
+    origin: FractionOrigin = "flag" if settings.mem_fraction_static is not None else "default"
+    if result.ledger is None:
+        return result
+    return result.model_copy(update={"ledger": fraction_said(result.ledger, "− reserve: pre-load × (1 − ", origin)})
 
 
 def _refuse_unmodelled_draft(log: EngineLog, model: ModelSpec) -> None:

@@ -27,7 +27,16 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
+from kvtop.domain.explanation import (
+    PLACEHOLDER_GPU_BYTES,
+    Explanation,
+    FractionOrigin,
+    Logged,
+    PoolSizeCheck,
+    fraction_said,
+    judge,
+    logged_total_said,
+)
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -239,7 +248,10 @@ def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -
 def explain(request: ExplainRequest) -> Explanation:
     """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
     log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
+    given_fraction = settings.free_gpu_memory_fraction
     settings = with_log_facts(log, settings)
+    origin: FractionOrigin = "flag" if given_fraction is not None else (
+        "log" if settings.free_gpu_memory_fraction is not None else "default")  # fmt: skip
     version = ResolvedVersion(text=settings.engine_version)
     logged = _logged(log, settings)
     assumption = primary_pool_assumption(log, settings, request.version)
@@ -314,18 +326,11 @@ def explain(request: ExplainRequest) -> Explanation:
         gpu_total_bytes,
         kv_memory_logged=True,
     )
-    if stated and result.ledger is not None:
-        result = result.model_copy(update={"ledger": _total_logged(result.ledger)})
+    if result.ledger is not None:  # the log's total and fraction said as the log's, a default as one
+        ledger = logged_total_said(result.ledger) if stated else result.ledger
+        line = f"`fraction is set {settings.free_gpu_memory_fraction}`" if origin == "log" else ""
+        result = result.model_copy(update={"ledger": fraction_said(ledger, "× free_gpu_memory_fraction ", origin, line)})
     return result.model_copy(update={"notes": tuple(notes)})
-
-
-def _total_logged(ledger: Ledger) -> Ledger:
-    """The GPU-memory step named as the log's own figure (measured), as the available KV memory is."""
-    steps = tuple(
-        step.model_copy(update={"label": "GPU memory (logged)"}) if step.label == "GPU memory" and step.measured else step
-        for step in ledger.engine.steps
-    )
-    return ledger.model_copy(update={"engine": ledger.engine.model_copy(update={"steps": steps})})
 
 
 def _refusal_notes(log: EngineLog) -> list[str]:

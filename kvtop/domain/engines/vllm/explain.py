@@ -20,6 +20,7 @@ from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name
+from kvtop.domain.engines.vllm.log_launch import device_said, launch_fraction, logged_device
 from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
 from kvtop.domain.engines.vllm.ray_logs import hidden_tighter_worker
 from kvtop.domain.explain_estimate import EstimateRun, engine_total, rebuild_with_estimate, runtime_estimate
@@ -157,6 +158,7 @@ def _logged(log: EngineLog, block: int | None, workers: int = 1) -> Logged:
     tokens, blocks = _stated(log, block, workers)
     concurrency = log.first(VllmRankLog, lambda r: _least_concurrency(r, workers))
     weights = log.first(VllmRankLog, lambda r: r.model_loading[0].memory if r.model_loading else None)
+    device = logged_device(log)
     return Logged(
         token_capacity=tokens,
         num_gpu_blocks=blocks,
@@ -166,6 +168,8 @@ def _logged(log: EngineLog, block: int | None, workers: int = 1) -> Logged:
         max_concurrency=float(concurrency.concurrency.text) if concurrency else None,
         context_length=concurrency.tokens_per_request if concurrency else None,
         ranks_seen=sum(1 for rank in log.ranks(VllmRankLog) if _is_worker(rank)),
+        gpu_total_bytes=device.total.value_bytes if device.total else None,
+        memory_fraction=device.fraction,
     )
 
 
@@ -271,8 +275,20 @@ def _given(
 
 def explain(request: ExplainRequest) -> Explanation:
     """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
-    log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
+    device = logged_device(request.log)
+    stated = device.total.value_bytes if device.total is not None and request.gpu_total_bytes is None else None
+    settings, fraction_from, fraction_notes = launch_fraction(request.settings, device)
+    result = _explain(request.with_settings(settings), stated, fraction_notes)
+    return device_said(result, device, stated, fraction_from)
+
+
+def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[str]) -> Explanation:
+    """`explain` with the launch's fraction in the settings and `stated`, the device total the log prints where no
+    --gpu says (measured; else None)."""
+    log, model, settings, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_name, request.given, request.load_mtp
+    gpu_total_bytes = request.gpu_total_bytes or stated
     settings, gpu_name, hardware_notes = _log_hardware(log, model, settings, gpu_name)
+    hardware_notes += fraction_notes
     block = settings.page_size or _default_block(model, settings, gpu_name)
     workers = settings.tp * settings.pp
     logged = _logged(log, block, workers)
@@ -292,7 +308,7 @@ def explain(request: ExplainRequest) -> Explanation:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     if available is None and from_flags is None and gpu_total_bytes is not None and not missing:
         run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop)
-        return _with_estimate(log, logged, run, notes)
+        return _with_estimate(log, logged, run, notes, stated)
     if available is None and from_flags is None:
         missing.append(
             "`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line, "
@@ -320,7 +336,9 @@ def explain(request: ExplainRequest) -> Explanation:
         def at(end: str) -> MeasuredInputs:
             value: int = getattr(available, end)
             by_stage = tuple(getattr(s.value, end) for s in stages) if stages else None
-            return MeasuredInputs(available_kv_bytes=value, available_kv_bytes_by_stage=by_stage)
+            return MeasuredInputs(
+                available_kv_bytes=value, available_kv_bytes_by_stage=by_stage, gpu_total_bytes=stated
+            )
 
         central = solve(at("value_bytes"))
         low = _printed(solve(at("low_bytes")), logged)
@@ -333,7 +351,7 @@ def explain(request: ExplainRequest) -> Explanation:
             )
     else:
         assert from_flags is not None
-        central = solve(from_flags)
+        central = solve(from_flags.model_copy(update={"gpu_total_bytes": stated}))
         low = high = _printed(central, logged)
         room = None
     result = judge(
@@ -348,9 +366,12 @@ def explain(request: ExplainRequest) -> Explanation:
     return result
 
 
-def _with_estimate(log: EngineLog, logged: Logged, run: EstimateRun, notes: list[str]) -> Explanation:
-    """No KV-memory line, but the GPU is named: the non-KV runtime memory estimated as `plan` does (the
-    weights as the log states them, else predicted), the KV memory what the utilisation leaves."""
+def _with_estimate(
+    log: EngineLog, logged: Logged, run: EstimateRun, notes: list[str], stated: int | None
+) -> Explanation:
+    """No KV-memory line, but the GPU is named (or the log states its total, `stated`): the non-KV runtime memory
+    estimated as `plan` does (the weights as the log states them, else predicted), the KV memory what the
+    utilisation leaves."""
     override = log.first(VllmRankLog, lambda r: r.blocks_overrides[0] if r.blocks_overrides else None)
     if override is not None and run.settings.num_gpu_blocks_override is None:
         settings = run.settings.model_copy(update={"num_gpu_blocks_override": override.override})
@@ -367,7 +388,9 @@ def _with_estimate(log: EngineLog, logged: Logged, run: EstimateRun, notes: list
     total = engine_total(run) if estimate.source != "assumed" else None
 
     def at(non_kv: int) -> MeasuredInputs:
-        return MeasuredInputs(non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes, calibrated=total)
+        return MeasuredInputs(
+            non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes, calibrated=total, gpu_total_bytes=stated
+        )  # the log's CUDA total, where stated, wins over the calibrated one
 
     return rebuild_with_estimate("vllm", logged, run, estimate, at, said)
 

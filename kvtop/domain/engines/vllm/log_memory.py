@@ -1,10 +1,11 @@
 """vLLM's memory messages of several sentences, one handler per sentence (docs/engines/vllm.md §2, §6, §9).
 
 The V1 startup ledger (`Free memory on device … on startup`, the desired utilization, `Actual usage is …`,
-the suggested `--kv-cache-memory`) and its shortfall, the admission error (`… GiB KV cache is needed …`) with
-its estimated length, the token shortfall, `kv_cache_memory_bytes`' reservation, and V0's memory profile:
-each sentence completes the latest record of its process (`log_figures.merge`), so a message reflowed over
-several lines is read whole. `MEMORY_HANDLERS` is their part of the dialect's table (`log_lines.HANDLERS`).
+the suggested `--kv-cache-memory`) and its shortfall, the DEBUG `Requested memory: u (util), R GiB`, the
+admission error (`… GiB KV cache is needed …`) with its estimated length, the token shortfall,
+`kv_cache_memory_bytes`' reservation, and V0's memory profile: each sentence completes the latest record of its
+process (`log_figures.merge`), so a message reflowed over several lines is read whole. `MEMORY_HANDLERS` is
+their part of the dialect's table (`log_lines.HANDLERS`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from kvtop.domain.engines.vllm.log_figures import (
     number_before,
     rounded_text,
 )
-from kvtop.domain.engines.vllm.log_records import KvMemoryReserved, KvTokenShortfall
+from kvtop.domain.engines.vllm.log_records import KvMemoryReserved, KvTokenShortfall, RequestedMemory
 from kvtop.domain.log_dialect import Fields, RankHandler
 
 _FREE = re.compile(rf"Free memory on device\s*(?:\S{{1,40}}\s+)?\(({NUM})/{GIB_FIGURE}\) on startup")
@@ -51,6 +52,7 @@ _TOKEN_SHORTFALL = re.compile(
     r"max seq len \((\d{1,20})\) is larger than the maximum number of tokens that can be stored in KV cache \((\d{1,20})\)"
 )
 _RESERVED = re.compile(rf"Initial free memory {GIB_FIGURE}, reserved {GIB_FIGURE} memory for KV Cache")
+_REQUESTED = re.compile(rf"Initial free memory: {GIB_FIGURE}; Requested memory: ({NUM}) \(util\), {GIB_FIGURE}")
 _PROFILE_PAIR = re.compile(rf"(\w{{1,40}})=({NUM})\s*GiB")
 _PROFILE_UTIL = re.compile(rf"gpu_memory_utilization[ =(]{{1,2}}({NUM})")
 _PROFILE_TOTAL = re.compile(rf"total_gpu_memory \({GIB_FIGURE}\) x gpu_memory_utilization \(({NUM})\) = {GIB_FIGURE}")
@@ -149,6 +151,17 @@ def _reserved(text: str, fields: Fields) -> bool:
     return True
 
 
+def _requested(text: str, fields: Fields) -> bool:
+    match = _REQUESTED.search(text)
+    if match is None:
+        return False
+    requested = RequestedMemory(
+        initial_free=gib(match.group(1)), util=rounded_text(match.group(2)), requested=gib(match.group(3))
+    )
+    fields["requested_memories"].append(requested)
+    return True
+
+
 def _add_profile(fields: Fields, figures: dict[str, Measured], util: float | None, *, new: bool) -> bool:
     profiles = fields["v0_profiles"]
     if not figures and util is None:
@@ -191,6 +204,7 @@ MEMORY_HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("estimated maximum model length is", _estimated_len),
     ("stored in KV cache (", _token_shortfall),
     ("as specified by kv_cache_memory_bytes", _reserved),
+    ("Requested memory: ", _requested),
     ("Memory profiling results", _profile_results),
     ("x gpu_memory_utilization (", _profile_total),
     (" take", _profile_sentences),

@@ -117,6 +117,15 @@ class KvTokenShortfall(_Frozen):
     kv_tokens: int
 
 
+class RequestedMemory(_Frozen):
+    """DEBUG `Initial free memory: F GiB; Requested memory: u (util), R GiB` (V1 gpu_worker.py
+    `determine_available_memory`: u `%.2f` at v0.10.2 and v0.13.0, `%f` at v0.33.0)."""
+
+    initial_free: Measured
+    util: Rounded
+    requested: Measured
+
+
 class KvMemoryReserved(_Frozen):
     """`Initial free memory F GiB, reserved R GiB memory for KV Cache as specified by kv_cache_memory_bytes`."""
 
@@ -155,6 +164,7 @@ class VllmRankLog(RankLog):
     admission_errors: tuple[KvAdmissionError, ...] = ()
     token_shortfalls: tuple[KvTokenShortfall, ...] = ()
     kv_memory_reserved: tuple[KvMemoryReserved, ...] = ()
+    requested_memories: tuple[RequestedMemory, ...] = ()
     v0_profiles: tuple[V0MemoryProfile, ...] = ()
     init_engine_seconds: tuple[float, ...] = ()
     block_sizes: tuple[int, ...] = ()
