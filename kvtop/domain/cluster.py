@@ -249,6 +249,11 @@ class ClusterView(_Frozen):
     def nodes_not_up(self) -> int:
         return sum(1 for node in self.nodes if node.health is not TargetHealth.UP)
 
+    @property
+    def nodes_simulated(self) -> int:
+        """Nodes whose series a demo serves (`demo="1"`: `kvtop export --demo`, a demo engine page), not real GPUs."""
+        return sum(1 for node in self.nodes if node.demo_scenario is not None)
+
 
 def worst_first_key(node: ClusterNode) -> tuple[int, int, int, int, float, str]:
     """Down, then stale targets; then more GPUs lost; then more unexplained bytes; then heavier

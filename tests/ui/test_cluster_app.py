@@ -139,12 +139,12 @@ async def test_nodes_are_listed_worst_first_with_ages_and_figures():
         await pilot.pause()
         shown = rows(app)
         assert list(shown) == ["gpu-node-02", "gpu-node-03", "gpu-node-01"]
-        # in COLUMNS order: health, tokens per rank now / clean, findings, unexplained, GPUs, used / total
-        assert shown["gpu-node-02"][1:] == ["▼ down 4 s", "—", "—", "—", "—", "—"]
-        assert shown["gpu-node-03"][1:] == ["▲ stale 300 s", "—", "—", "—", "1", "0.0 / 45.0 GiB"]
+        # in COLUMNS order: health, tokens per rank now / clean, findings, engine, unexplained, GPUs, used / total
+        assert shown["gpu-node-02"][1:] == ["▼ down 4 s", "—", "—", "—", "—", "—", "—"]
+        assert shown["gpu-node-03"][1:] == ["▲ stale 300 s", "—", "—", "—", "—", "1", "0.0 / 45.0 GiB"]
         used = sum(g.used_bytes or 0 for g in llama_snapshot(co_tenant_gpu=3).observation.gpus)
         assert shown["gpu-node-01"][1:] == [
-            "● up 5 s", "1,127,125 / 1,255,785 (-10.2%) sglang:4242", "1 warning · 2 advice", "+2.00 GiB", "8",
+            "● up 5 s", "1,127,125 / 1,255,785 (−10.2%)", "1 warning · 2 advice", "sglang:4242", "+2.00 GiB", "8",
             f"{used / GIB:,.1f} / {8 * H100_TOTAL_BYTES / GIB:,.1f} GiB",
         ]  # fmt: skip
         assert f"kvtop cluster │ {URL} │ 3 nodes · 2 not up │ ● live · every 3600 s" in header(app)

@@ -37,5 +37,7 @@ async def test_a_node_without_a_live_figure_shows_its_prediction_as_one() -> Non
         await pilot.pause()
         shown = rows(app)
         tokens = COLUMNS.index("tokens per rank now / clean")
-        assert shown["h20-b"][tokens] == "471,607 predicted / 546,967 (-13.8%) sglang:61500"
-        assert shown["h20-a"][tokens] == "485,265 / 546,967 (-11.3%) sglang:61000"
+        assert shown["h20-b"][tokens] == "471,607 predicted / 546,967 (−13.8%)"
+        assert shown["h20-a"][tokens] == "485,265 / 546,967 (−11.3%)"
+        engine = COLUMNS.index("engine")  # the engine the tokens are of, in its own column (session 46, G3)
+        assert (shown["h20-b"][engine], shown["h20-a"][engine]) == ("sglang:61500", "sglang:61000")

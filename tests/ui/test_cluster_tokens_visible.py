@@ -36,11 +36,11 @@ async def test_the_tokens_columns_fit_in_100_columns() -> None:
         # says both and the shortfall they make, (predicted − clean) ÷ clean to one decimal
         tokens = COLUMNS.index("tokens per rank now / clean")
         cell = nodes.get_row("h20-b")[tokens].plain
-        found = re.fullmatch(r"([\d,]+) predicted / ([\d,]+) \((-\d+\.\d)%\) sglang:61500", cell)
+        found = re.fullmatch(r"([\d,]+) predicted / ([\d,]+) \((−\d+\.\d)%\)", cell)
         assert found, cell
         predicted, clean = (int(found.group(i).replace(",", "")) for i in (1, 2))
         assert 400_000 < predicted < clean < 600_000
-        assert found.group(3) == f"{(predicted - clean) / clean * 100:.1f}"
+        assert found.group(3) == f"{(predicted - clean) / clean * 100:.1f}".replace("-", "−")
         assert len(cell) + 2 <= nodes.ordered_columns[tokens].get_render_width(nodes)
         engines = app.cluster_screen.query_one(EngineTable)
         drawn, room = _through(engines, ENGINE_COLUMNS, "tokens per rank")

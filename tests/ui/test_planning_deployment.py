@@ -71,3 +71,26 @@ def test_a_draft_method_for_vllm_is_written_as_its_speculative_config() -> None:
 def test_bad_deployment_text_names_its_field(texts: dict[str, str], message: str) -> None:
     with pytest.raises(InputError, match=message):
         apply_edits(llama_settings(), texts)
+
+
+@pytest.mark.parametrize(
+    ("engine", "flag"),
+    [
+        ("vllm", "--speculative-config"),
+        ("lmdeploy", "--speculative-algorithm"),
+        # TensorRT-LLM's field was dropped (with_setup did not write it): 'foo' planned as no speculation at all
+        ("trtllm", "--speculative_config.decoding_type"),
+    ],
+)
+def test_an_unknown_method_marks_the_speculative_field_on_every_engine(engine: str, flag: str) -> None:
+    # session 46, G3: the planner accepted 'foo' for all three; SGLang already refused it (the case above)
+    settings = llama_settings().model_copy(update={"engine": engine, "engine_version": None})
+    with pytest.raises(InputError, match=f"speculative: {flag} must be one of .*got 'foo'") as caught:
+        apply_edits(settings, {"spec_method": "foo"})
+    assert caught.value.field == "speculative"
+
+
+def test_a_known_method_for_tensorrt_llm_is_written_as_its_decoding_type() -> None:
+    settings = llama_settings().model_copy(update={"engine": "trtllm", "engine_version": None})
+    edited = apply_edits(settings, {"spec_method": "Eagle3"})
+    assert edited.flags["speculative_config.decoding_type"] == "Eagle3"

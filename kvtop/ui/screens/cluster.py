@@ -9,6 +9,8 @@ node's dashboard (read-only).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -30,11 +32,16 @@ from kvtop.ui.widgets.footer import Footer
 _WORDING = Wording(
     failing="prometheus failing", silent="prometheus has not answered", first="the first answer"
 )
+#: A cluster whose every node is a demo (`kvtop --demo-cluster`) is never "live", as a demo node is not.
+_DEMO_WORDING = replace(_WORDING, fresh="simulated")
 
 
 def freshness(state: ClusterState, now: float, interval_s: float) -> Content:
-    """'● live · every 5 s', '▲ STALE · prometheus failing: … · showing data 12 s old', or waiting."""
-    return shared_freshness(state.age_s(now), state.failure, interval_s, _WORDING)
+    """'● live · every 5 s' ('● simulated · …' when every node is a demo), '▲ STALE · prometheus failing: … ·
+    showing data 12 s old', or waiting."""
+    view = state.view
+    demo = view is not None and bool(view.nodes) and view.nodes_simulated == len(view.nodes)
+    return shared_freshness(state.age_s(now), state.failure, interval_s, _DEMO_WORDING if demo else _WORDING)
 
 
 def header_text(state: ClusterState, now: float, interval_s: float) -> Content:
@@ -43,8 +50,11 @@ def header_text(state: ClusterState, now: float, interval_s: float) -> Content:
     parts: list[str | tuple[str, str] | Content] = [("kvtop cluster", "bold $primary"), f" │ {source} │ "]
     if view is not None:
         not_up = view.nodes_not_up
+        simulated = view.nodes_simulated
         parts += [
             f"{len(view.nodes)} nodes",
+            # a mixed cluster stays "live" for its real nodes and says how many are demos (each row says which)
+            (f" ({simulated} simulated)" if 0 < simulated < len(view.nodes) else "", "bold $warning"),
             (f" · {not_up} not up" if not_up else " · all up", "bold $error" if not_up else "$success"),
             " │ ",
         ]

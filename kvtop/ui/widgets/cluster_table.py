@@ -1,14 +1,16 @@
 """The cluster's node list: one row per node, worst first, read from a frozen `ClusterView`.
 
 ```
-node         health       tokens per rank now / clean                   findings              unexplained   GPUs  used / total GiB
-10.0.0.3     ▼ down 4 s   —                                             —                     —                —  —
-node-b       ● up 5 s     1,127,125 / 1,255,785 (-10.2%) sglang:4242    1 warning · 2 advice  -55.27 GiB       8  633.9 / 637.2 GiB
+node         health       tokens per rank now / clean     findings              engine        unexplained  GPUs  used / total GiB
+10.0.0.3     ▼ down 4 s   —                               —                     —             —               —  —
+node-b       ● up 5 s     1,127,125 / 1,255,785 (−10.2%)  1 warning · 2 advice  sglang:4242   -55.27 GiB      8  633.9 / 637.2 GiB
 node-c       ● up 5 s     …
 ```
 
-The tokens come third, before the wider cells: at 100 columns the node, its health and its tokens are on
-screen (the demo cluster's widest, 23 + 10 + 51 columns with padding), the rest a horizontal scroll away.
+The tokens come third and the findings fourth, before the wider cells: at 100 columns the node, its health,
+its tokens and its findings are on screen whole (the demo cluster's widest, 23 + 10 + 38 + 23 = 94 columns with
+padding), the engine the tokens are of (also in the engine list below) and the rest a horizontal scroll away.
+A shortfall under 0.05 % is stated in tokens ('(−464 tokens)'): '(−0.0%)' would say nothing.
 
 Tokens are per rank of one engine, never summed across engines (a rank of another model holds
 tokens of another size): the cell shows the engine missing the largest share of its clean capacity.
@@ -28,9 +30,9 @@ from rich.text import Text
 
 from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, ClusterView, GpuSource, TargetHealth
 from kvtop.ui.widgets.keyed_rows import KeyedRowsTable, ToneCell
-from kvtop.units import fmt_gib, fmt_tokens, gib
+from kvtop.units import fmt_gib, fmt_signed, fmt_tokens, gib
 
-COLUMNS = ("node", "health", "tokens per rank now / clean", "findings", "unexplained", "GPUs", "used / total")
+COLUMNS = ("node", "health", "tokens per rank now / clean", "findings", "engine", "unexplained", "GPUs", "used / total")
 _RIGHT = {"GPUs", "used / total", "unexplained"}
 NONE = "—"
 
@@ -112,26 +114,40 @@ def findings_cell(node: ClusterNode) -> Cell:
     return Cell(" · ".join([*(f"{count} {severity}" for severity, count in open_), *([advice] if advice else [])]), tone)
 
 
-def capacity_cell(node: ClusterNode) -> Cell:
-    """The worst engine's tokens per rank now over its clean prediction, the share missing and its id
-    (engines are never summed: their ranks hold tokens of different sizes)."""
+def engine_cell(node: ClusterNode) -> Cell:
+    """The engine whose tokens the tokens cell shows, 'sglang:4242 (+1 engine)' when the node runs more."""
     engine = node.worst_engine
     if engine is None or engine.now_token_capacity is None:
         return Cell(NONE, "muted")
     more = len(node.engines) - 1
-    who = f" {engine.engine}" + (f" (+{more} engine{'s' if more > 1 else ''})" if more > 0 else "")
+    return Cell(engine.engine + (f" (+{more} engine{'s' if more > 1 else ''})" if more > 0 else ""))
+
+
+def shortfall_text(short_tokens: int, fraction: float) -> str:
+    """'−13.8%', or '−464 tokens' where the share rounds to 0.0 % (a typographic minus, as every change)."""
+    if round(fraction * 100, 1) == 0:
+        return f"{fmt_signed(-short_tokens)} tokens"
+    return f"−{fraction * 100:.1f}%"
+
+
+def capacity_cell(node: ClusterNode) -> Cell:
+    """The worst engine's tokens per rank now over its clean prediction and the share missing (engines are
+    never summed: their ranks hold tokens of different sizes; `engine_cell` names the engine)."""
+    engine = node.worst_engine
+    if engine is None or engine.now_token_capacity is None:
+        return Cell(NONE, "muted")
     now = fmt_tokens(engine.now_token_capacity)
     # "now" is the engine's figure where the node reports one, else kvtop's prediction (a multi-node engine's
     # second node): the cell says which, never a prediction as if it were live
     live = engine.live_token_capacity is not None
     said = "engine metrics" if engine.from_engine_metrics else "live" if live else "predicted"
     if engine.clean_token_capacity is None:
-        return Cell(f"{now} {said}{who}")
+        return Cell(f"{now} {said}")
     text = f"{now}{' predicted' if said == 'predicted' else ''} / {fmt_tokens(engine.clean_token_capacity)}"
-    shortfall = engine.shortfall_fraction
-    if shortfall > 0:
-        return Cell(f"{text} (-{shortfall * 100:.1f}%){who}", "warning")
-    return Cell(text + who)
+    short = engine.shortfall_tokens
+    if short is not None and short > 0:
+        return Cell(f"{text} ({shortfall_text(short, engine.shortfall_fraction)})", "warning")
+    return Cell(text)
 
 
 def no_node_view(node: ClusterNode) -> str | None:
@@ -162,6 +178,7 @@ def node_cells(node: ClusterNode) -> tuple[Cell, ...]:
         health_cell(node),
         capacity_cell(node),
         findings_cell(node),
+        engine_cell(node),
         unexplained_cell(node),
         gpus_cell(node),
         memory_cell(node),

@@ -19,7 +19,9 @@ from kvtop.domain.deployment import (
     no_host_tier,
 )
 from kvtop.domain.deployment_flags import feature_remover, flag_int, flag_text, with_flags
+from kvtop.domain.engines.lmdeploy.spec_methods import METHOD_ERAS
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.spec_methods import check_method
 
 SPEC_FLAGS = ("speculative-algorithm", "speculative-draft-model", "speculative-num-draft-tokens")
 LORA_FLAGS = ("adapters",)
@@ -30,9 +32,11 @@ _FEATURE_FLAGS = {Feature.SPECULATIVE: SPEC_FLAGS, Feature.LORA: LORA_FLAGS}
 
 def setup(settings: LaunchSettings) -> DeploymentSetup:
     algorithm = flag_text(settings, "speculative-algorithm")
+    # argparse refuses any other value (lmdeploy/spec_methods.py)
+    check_method(algorithm, METHOD_ERAS, settings.engine_version, flag="--speculative-algorithm")
     kind = None
-    if algorithm is not None:
-        kind = SpecKind.MTP if algorithm.lower() in ("deepseek_mtp", "mtp") else SpecKind.DRAFT_MODEL
+    if algorithm is not None:  # deepseek_mtp, qwen3_5_mtp, hy3_mtp: the model's own MTP layers
+        kind = SpecKind.MTP if algorithm.endswith("_mtp") else SpecKind.DRAFT_MODEL
     return DeploymentSetup(
         spec_method=algorithm, spec_kind=kind, draft_model=flag_text(settings, "speculative-draft-model"),
         draft_tokens=flag_int(settings, "speculative-num-draft-tokens", least=1),

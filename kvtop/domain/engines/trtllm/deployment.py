@@ -23,8 +23,10 @@ from kvtop.domain.deployment import (
     no_draft_kv_layers,
 )
 from kvtop.domain.deployment_flags import feature_remover, flag_int, flag_text, with_flags
+from kvtop.domain.engines.trtllm.spec_methods import METHOD_ERAS, fold
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.spec_methods import check_method
 
 SPEC_FLAGS = ("speculative_config.decoding_type", "speculative_config.max_draft_len",
               "speculative_config.speculative_model_dir", "speculative_config.num_nextn_predict_layers")  # fmt: skip
@@ -44,6 +46,9 @@ SOURCE_HOST = (
 
 def setup(settings: LaunchSettings) -> DeploymentSetup:
     decoding = flag_text(settings, "speculative_config.decoding_type")
+    # a value no decoding config takes fails TensorRT-LLM's validation (trtllm/spec_methods.py)
+    check_method(decoding, METHOD_ERAS, settings.engine_version, flag="--speculative_config.decoding_type",
+                 fold=fold)  # fmt: skip
     kind = None
     if decoding is not None:
         word = decoding.lower()
@@ -72,6 +77,8 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
     host = setup.host_kv
     return with_flags(settings, {
         "kv_cache_config.host_cache_size": str(host.bytes_per_rank) if host and host.bytes_per_rank else None,
+        # the planner's method field: written, so the engine's check above sees it (it was dropped)
+        "speculative_config.decoding_type": setup.spec_method,
     })  # fmt: skip
 
 

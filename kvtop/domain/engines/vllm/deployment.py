@@ -59,9 +59,11 @@ from kvtop.domain.deployment_math import (
     redundant_expert_bytes,
 )
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.spec_methods import check_method
 
 SPEC_FLAGS = ("speculative-config", "speculative-model", "num-speculative-tokens")
 EXPERT_FLAGS = ("enable-eplb", "eplb-config", "num-redundant-experts", "all2all-backend")
@@ -113,6 +115,8 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
             if "eagle" in str(draft).lower()
             else "draft_model"
         )
+    # a method the release's SpeculativeMethod lacks stops vLLM in validation (vllm/spec_methods.py)
+    check_method(method, METHOD_ERAS, settings.engine_version, flag="--speculative-config")
     tokens = spec.get("num_speculative_tokens") or flag_int(settings, "num-speculative-tokens", least=1)
     if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1):
         raise InputError(f"num_speculative_tokens must be a whole number ≥ 1 (got {tokens!r})",

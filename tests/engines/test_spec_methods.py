@@ -1,0 +1,103 @@
+"""A speculative method the engine's release does not take is refused with its flag and the accepted values
+(session 46, task G3), for vLLM, LMDeploy and TensorRT-LLM as SGLang already did.
+
+Before: `kvtop plan --engine vllm --speculative-config '{"method": "foo", ...}'`, LMDeploy's
+`--speculative-algorithm foo` and TensorRT-LLM's `speculative_config.decoding_type: foo` were planned as a draft
+model. Expected values are the engines' own lists, read in their code (cited at each case), never kvtop's tables.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.domain.deployment import SpecKind
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
+
+
+def _setup(engine: str, flags: dict[str, str | bool], version: str | None = None):
+    settings = LaunchSettings(engine=engine, engine_version=version, flags=flags)
+    return engine_rules(engine).deployment.setup(settings)
+
+
+def _vllm(method: str) -> dict[str, str | bool]:
+    return {"speculative-config": f'{{"method": "{method}", "model": "draft", "num_speculative_tokens": 2}}'}
+
+
+@pytest.mark.parametrize(
+    ("engine", "flags", "flag", "named"),
+    [
+        ("vllm", _vllm("foo"), "--speculative-config", "eagle3"),
+        ("lmdeploy", {"speculative-algorithm": "foo"}, "--speculative-algorithm", "deepseek_mtp"),
+        ("trtllm", {"speculative_config.decoding_type": "foo"}, "--speculative_config.decoding_type", "Eagle3"),
+    ],
+)
+def test_an_unknown_method_is_refused_naming_the_flag_and_the_accepted_values(engine, flags, flag, named) -> None:
+    with pytest.raises(InputError, match="must be one of") as caught:
+        _setup(engine, flags)
+    assert caught.value.field == flag
+    assert named in str(caught.value) and "'foo'" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "taken"),
+    [
+        # vllm 0.13.0 config/speculative.py: SpeculativeMethod = Literal["ngram", "medusa", "mlp_speculator",
+        # "draft_model", "suffix", EagleModelTypes] (eagle, eagle3 and eight MTP types): no dflash yet
+        ("0.13.0", "medusa", True),
+        ("0.13.0", "dflash", False),
+        # vllm 0.33.0: medusa and mlp_speculator gone; dflash (DFlashModelTypes), ngram_gpu, dspark, custom_class in
+        ("0.33.0", "medusa", False),
+        ("0.33.0", "dflash", True),
+        ("0.33.0", "kimi_k3_mtp", True),
+        (None, "medusa", True),  # no release stated: a method some release takes is never refused
+        (None, "dflash", True),
+        (None, "EAGLE3", False),  # a pydantic Literal: the case is the engine's
+    ],
+)
+def test_vllm_takes_each_releases_methods(version: str | None, method: str, taken: bool) -> None:
+    if taken:
+        assert _setup("vllm", _vllm(method), version).spec_method == method
+    else:
+        with pytest.raises(InputError, match=f"got '{method}'"):
+            _setup("vllm", _vllm(method), version)
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "outcome"),
+    [
+        # lmdeploy/cli/utils.py add_spec_group, choices=: v0.11.0 ['eagle', 'eagle3', 'deepseek_mtp'];
+        # v0.12.3 adds 'qwen3_5_mtp' (PR #4437); v0.16.0 'hy3_mtp' (PR #4815); v0.10.2 has no such flag
+        ("0.12.2", "qwen3_5_mtp", "must be one of eagle, eagle3, deepseek_mtp "),
+        ("0.12.3", "qwen3_5_mtp", SpecKind.MTP),
+        ("0.15.0", "hy3_mtp", "must be one of eagle, eagle3, deepseek_mtp, qwen3_5_mtp "),
+        ("0.16.0", "hy3_mtp", SpecKind.MTP),
+        ("0.16.0", "eagle3", SpecKind.DRAFT_MODEL),
+        ("0.10.2", "eagle", "this release has no speculative decoding"),
+        (None, "EAGLE3", "must be one of"),  # argparse choices compare exactly
+    ],
+)
+def test_lmdeploy_takes_each_releases_choices(version: str | None, method: str, outcome: object) -> None:
+    flags: dict[str, str | bool] = {"speculative-algorithm": method}
+    if isinstance(outcome, SpecKind):
+        assert _setup("lmdeploy", flags, version).spec_kind is outcome
+    else:
+        with pytest.raises(InputError, match=str(outcome)):
+            _setup("lmdeploy", flags, version)
+
+
+@pytest.mark.parametrize(
+    ("method", "kind"),
+    [
+        # 2025 llm_args.py DecodingBaseConfig.from_dict keys "MTP", "DraftTarget"; 2026 main's Literals
+        # "Draft_Target", "Eagle3", "SA": every tree's spelling is taken (no release tag was read)
+        ("MTP", SpecKind.MTP),
+        ("DraftTarget", SpecKind.DRAFT_MODEL),
+        ("Draft_Target", SpecKind.DRAFT_MODEL),
+        ("Eagle3", SpecKind.DRAFT_MODEL),
+        ("NGram", SpecKind.NGRAM),
+    ],
+)
+def test_trtllm_takes_the_decoding_types_of_the_trees_read(method: str, kind: SpecKind) -> None:
+    assert _setup("trtllm", {"speculative_config.decoding_type": method}).spec_kind is kind
