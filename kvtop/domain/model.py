@@ -226,6 +226,10 @@ class BodyShape(BaseModel):
     # lacks), split with the heads but out_proj's bias; its KV over the encoder's states each engine's own
     # (kv.py `KvStorage.encoder_decoder`)
     cross_attention: bool = False
+    # a looped decoder's gate per layer mixing the first pass's attention with the pass's own (IQuest-LoopCoder
+    # gate_projections.N: ColumnParallelLinear(head_dim, heads, bias), split with the heads; vLLM 0.33.0 / SGLang
+    # 0.5.23 iquest_loopcoder.py LoopGateProjection)
+    loop_gate: bool = False
 
 
 class SharedBlockSpec(BaseModel):
@@ -298,6 +302,10 @@ class ModelSpec(BaseModel):
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige num_loops; SGLang 0.5.23
     # num_attention_layers = layers × passes): the KV book counts each attention layer this many times
     kv_passes: int = 1
+    # the passes after the first keep KV of the last `sliding_window` tokens only, a sliding-window layer each
+    # (IQuest-LoopCoder's loop_window_size: vLLM 0.33.0 / SGLang 0.5.23 iquest_loopcoder.py, an attention per loop,
+    # loop 0 full and the others windowed); False: every pass keeps the layers' own kinds (Nanbeige)
+    later_passes_slide: bool = False
     # layers that attend to the image encoder's states (Mllama): q/k norms and two tanh gates beside the layer's
     # weights; their KV sits in the same pool as the other layers' (SGLang 0.5.23 mllama.py, RadixAttention
     # is_cross_attention), so the KV book counts them as full-attention layers

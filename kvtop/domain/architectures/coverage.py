@@ -135,7 +135,6 @@ NOT_MODELLED: Mapping[str, str] = {
     # jet_nemotron.py sizes its state as Mamba2's (v heads × head_v × head_k; conv over q, k and v channels)
     "JetNemotronForCausalLM": JET,
     "JetVLMForConditionalGeneration": JET + "; and its vision tower",
-    "IQuestLoopCoderForCausalLM": "a looped decoder (layers run more than once)",
     # vLLM 0.33.0 models/dory.py: DoryDecoderLayer is an attention-only or an MLP-only layer by layer_types, the
     # recurrent layers run n_recurrent_loops times with a KV cache per loop (recurrent_kv_cache_mode "per_loop"),
     # and DoryForCausalLM raises "Dory currently supports tensor_parallel_size=1 only"

@@ -238,6 +238,8 @@ class Architecture:
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige's num_loops): the KV book counts the
     # attention layers this many times, the weights book once (ModelSpec.kv_passes)
     kv_passes_field: str | None = None
+    # the window the passes after the first keep KV of (ModelSpec.later_passes_slide: IQuest's loop_window_size)
+    kv_pass_window_field: str | None = None
     # an encoder-decoder's encoder layer count (Whisper's encoder_layers: ModelSpec.encoder_layers), which SGLang's
     # one token pool also sizes
     encoder_layers_field: str | None = None

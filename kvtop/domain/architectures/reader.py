@@ -219,6 +219,11 @@ def read_architecture(
         facts["kv_passes"] = f.opt(arch.kv_passes_field, 1)
         if facts["kv_passes"] < 1:
             raise f.error(arch.kv_passes_field, "must be at least 1 (a pass over the layers)")
+    if arch.kv_pass_window_field is not None and facts.get("kv_passes", 1) > 1:
+        window = f.opt(arch.kv_pass_window_field)
+        if window < 1 or LayerKind.SLIDING in facts["layer_attention"]:
+            raise f.error(arch.kv_pass_window_field, "must be at least 1, over layers of full attention")
+        facts["sliding_window"], facts["later_passes_slide"] = window, True
     if arch.encoder_layers_field is not None:
         facts["encoder_layers"] = f.opt(arch.encoder_layers_field)
     facts["mtp_layers"] = next((f.opt(name) for name in arch.mtp_fields if f.get(name) is not None), 0)
