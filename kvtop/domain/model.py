@@ -230,6 +230,12 @@ class BodyShape(BaseModel):
     # gate_projections.N: ColumnParallelLinear(head_dim, heads, bias), split with the heads; vLLM 0.33.0 / SGLang
     # 0.5.23 iquest_loopcoder.py LoopGateProjection)
     loop_gate: bool = False
+    # LongCat-Flash-Lite's n-gram embedders (vLLM 0.33.0 longcat_flash_ngram.py NgramEmbedding): `ngram_tables`
+    # tables of ngram_rows rows in all, ngram_width wide, one VocabParallelEmbedding (padded, split over TP), and
+    # oe_projection [tables, width, hidden], whole on every rank; built with the embedding (the first stage); 0: none
+    ngram_tables: int = 0
+    ngram_rows: int = 0
+    ngram_width: int = 0
 
 
 class SharedBlockSpec(BaseModel):

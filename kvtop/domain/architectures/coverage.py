@@ -114,7 +114,6 @@ INKLING = (
 NOT_MODELLED: Mapping[str, str] = {
     "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
     "DeepseekV41ForCausalLM": DEEPSEEK_V4,
-    "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
     # vLLM 0.33.0 molmo2.py reads vit_config / adapter_config (every VitConfig / AdapterConfig field by getattr) and a
     # text config's qkv_bias, use_qk_norm, norm_after, additional_vocab_size; transformers 5.20's Molmo2Config names
     # them otherwise (its default: "'Molmo2Config' object has no attribute 'vit_config'" as vLLM builds it,
