@@ -304,6 +304,15 @@ DERIVED_DEFAULTS["nanbeige"] = lambda fields: (
     if fields.get("hidden_size") and fields.get("num_attention_heads")
     else {}
 )
+# IQuestLoopCoderConfig(PretrainedConfig), model_type "iquestloopcoder" (IQuestLab/IQuest-Coder-V1-40B-Loop-Instruct
+# configuration_iquestloopcoder.py, index id 61845863474): sets the config.json's fields, then calls
+# PretrainedConfig; neither transformers nor the engines ship it (vLLM 0.33.0 and SGLang 0.5.23 iquest_loopcoder.py
+# read the fields by attribute, loop_num and loop_window_size by getattr)
+CHECKPOINT_CONFIGS["iquestloopcoder"] = (
+    "PretrainedConfig",
+    "IQuestLab/IQuest-Coder-V1-40B-Loop-Instruct configuration_iquestloopcoder.py (IQuestLoopCoderConfig)",
+    {},
+)
 # Checkpoint configuration classes (auto_map AutoConfig) given no stand-in on purpose, each with why: the row names it.
 NO_STAND_IN: dict[str, str] = {
     # vikhyatk/moondream2 hf_moondream.py HfConfig(PretrainedConfig), model_type moondream1, config {}

@@ -169,6 +169,11 @@ class FamilyFields(ConfigSection):
     attn_output_gate: Flag | None = None  # Qwen3.5: q_proj also emits a per-head output gate
     headwise_attn_output_gate: Flag | None = None  # Spark-2.5: g_proj, one output gate per head
     num_loops: Layers | None = None  # Nanbeige-4.2: passes over the tied layers, KV per pass
+    loop_num: Layers | None = None  # IQuest-LoopCoder: the same, its passes after the first windowed
+    loop_window_size: Window | None = None  # … to this many tokens
+    # LongCat-Flash-Lite's n-gram tables (ngram_vocab_size_ratio with LongCat-Flash's fields below)
+    emb_split_num: Layers | None = None  # … tables per n-gram order
+    emb_neighbor_num: Layers | None = None  # … the longest n-gram (orders 2 … n)
     multi_query: Flag | None = None  # GPTBigCode, Falcon: one KV head
     multi_query_attention: Flag | None = None  # ChatGLM: KV heads are multi_query_group_num
     multi_query_group_num: Heads | None = None

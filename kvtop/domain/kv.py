@@ -366,10 +366,14 @@ def kv_book(
 
     dtype = "uint8" if _ds_mla_layout(model, fmt, storage, gpu_name) else TORCH_DTYPE[fmt]
     pools: list[KvPool] = []
-    passes = range(model.kv_passes)  # a looped model's attention layers keep KV once per pass (Nanbeige)
+    # a looped model's attention layers keep KV once per pass (Nanbeige); the passes after the first windowed
+    # where the model says so (IQuest-LoopCoder: ModelSpec.later_passes_slide)
+    passes = range(1 if model.later_passes_slide else model.kv_passes)
+    later = range(model.kv_passes - 1 if model.later_passes_slide else 0)
     full_kinds = (LayerKind.FULL, LayerKind.SHARED) if model.architecture in storage.shared_layers_keep_kv else (LayerKind.FULL,)
     full_layers = [i for _ in passes for i in layers if model.layer_attention[i] in full_kinds]
     sliding_layers = [i for _ in passes for i in layers if model.layer_attention[i] is LayerKind.SLIDING]
+    sliding_layers += [i for _ in later for i in layers if model.layer_attention[i] in full_kinds]
     no_op = [i for i in layers if model.layer_attention[i] is LayerKind.NONE and not model.has_state(i)]
     plain = not any(model.layer_attention[i] is LayerKind.SLIDING or model.has_state(i) for i in layers)
     held_no_op = len(no_op) if storage.pool_holds_no_op_layers and plain and full_layers else 0

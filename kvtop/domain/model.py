@@ -231,6 +231,16 @@ class BodyShape(BaseModel):
     # lacks), split with the heads but out_proj's bias; its KV over the encoder's states each engine's own
     # (kv.py `KvStorage.encoder_decoder`)
     cross_attention: bool = False
+    # a looped decoder's gate per layer mixing the first pass's attention with the pass's own (IQuest-LoopCoder
+    # gate_projections.N: ColumnParallelLinear(head_dim, heads, bias), split with the heads; vLLM 0.33.0 / SGLang
+    # 0.5.23 iquest_loopcoder.py LoopGateProjection)
+    loop_gate: bool = False
+    # LongCat-Flash-Lite's n-gram embedders (vLLM 0.33.0 longcat_flash_ngram.py NgramEmbedding): `ngram_tables`
+    # tables of ngram_rows rows in all, ngram_width wide, one VocabParallelEmbedding (padded, split over TP), and
+    # oe_projection [tables, width, hidden], whole on every rank; built with the embedding (the first stage); 0: none
+    ngram_tables: int = 0
+    ngram_rows: int = 0
+    ngram_width: int = 0
 
 
 class SharedBlockSpec(BaseModel):
@@ -303,6 +313,10 @@ class ModelSpec(BaseModel):
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige num_loops; SGLang 0.5.23
     # num_attention_layers = layers × passes): the KV book counts each attention layer this many times
     kv_passes: int = 1
+    # the passes after the first keep KV of the last `sliding_window` tokens only, a sliding-window layer each
+    # (IQuest-LoopCoder's loop_window_size: vLLM 0.33.0 / SGLang 0.5.23 iquest_loopcoder.py, an attention per loop,
+    # loop 0 full and the others windowed); False: every pass keeps the layers' own kinds (Nanbeige)
+    later_passes_slide: bool = False
     # layers that attend to the image encoder's states (Mllama): q/k norms and two tanh gates beside the layer's
     # weights; their KV sits in the same pool as the other layers' (SGLang 0.5.23 mllama.py, RadixAttention
     # is_cross_attention), so the KV book counts them as full-attention layers

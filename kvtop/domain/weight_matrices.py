@@ -57,6 +57,9 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.matrix("attention", q_params, h, tp, names)  # and SGLang 0.5.23 models/muse_glimmer.py)
     if m.body.output_gate_bias:  # gate_bias [heads] split with them (vLLM 0.33.0 / SGLang 0.5.23 Beam)
         rank.vector("attention", g.heads, tp)
+    if m.body.loop_gate:  # IQuest-LoopCoder gate_projections.N: head_dim → heads with a bias, split with the heads
+        rank.matrix("attention", g.heads, hd, tp, (f"model.gate_projections.{layer}", *names))
+        rank.vector("attention", g.heads, tp)
     # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
     kv_width = 0 if shared_kv else kv_rank * (hd + (vd if g.kv_projections == 2 else 0))
     if kv_width:  # K and V as the checkpoint holds them (a per-tensor scale each)

@@ -197,6 +197,11 @@ def _book_from_config(
             rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
         if model.per_layer_input_size:
             per_layer_embeddings(rank, plain, tower_split is not None and model.architecture in tower_split.per_layer_split)
+        if model.body.ngram_tables:  # LongCat-Flash-Lite: oe_embedder (vocab-parallel) and oe_projection (whole)
+            b = model.body
+            rows = vocab_parallel_rows(b.ngram_rows, embedding_shards)
+            rank.acc.add("embedding", rows * b.ngram_width, rows * b.ngram_width * model.dtype_bytes, embedding_shards)
+            rank.vector("embedding", b.ngram_tables * b.ngram_width * h)
         for _ in range(max(model.body.altup_inputs - 1, 0)):  # Gemma-3n's altup_projections: column-parallel
             rank.matrix("embedding", h, h, layout.tp, ("model.altup_projections",))
     if parts.tower and model.tower is not None:  # the vision tower and projector, its big matrices split over TP

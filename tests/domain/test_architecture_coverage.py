@@ -58,11 +58,12 @@ def test_most_text_generation_architectures_are_planned_by_an_entry() -> None:
 
 
 def test_a_config_of_a_not_modelled_class_is_refused_with_its_reason() -> None:
-    """LongCat's n-gram model: its layout no entry reads, so it says so rather than planning it as another."""
-    ngram = {"architectures": ["LongcatFlashNgramForCausalLM"], "model_type": "longcat_flash_ngram", "hidden_size": 768,
-             "num_hidden_layers": 24, "vocab_size": 50280}  # fmt: skip
-    with pytest.raises(UnsupportedModelError, match=r"^architectures: LongcatFlashNgramForCausalLM .*n-gram"):
-        model_from_config(ngram, source="ngram")
+    """Dory's looped attention-only and MLP-only layers: its layout no entry reads, so it says so rather than
+    planning it as another."""
+    dory = {"architectures": ["DoryForCausalLM"], "model_type": "dory", "hidden_size": 768,
+            "num_hidden_layers": 24, "vocab_size": 50280}  # fmt: skip
+    with pytest.raises(UnsupportedModelError, match=r"^architectures: DoryForCausalLM .*n_recurrent_loops"):
+        model_from_config(dory, source="dory")
     v4 = json.loads((CONFIGS / "heldout" / "deepseek-ai--DeepSeek-V4-Flash.json").read_text())
     # DeepSeek-V4's multimodal wrapper (vLLM 0.33.0's class) has no entry; its language model's class has one
     wrapped = {**v4, "architectures": ["DeepseekV4ForConditionalGeneration"], "model_type": "deepseek_v4_vl"}

@@ -115,7 +115,6 @@ INKLING = (
 NOT_MODELLED: Mapping[str, str] = {
     "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
     "DeepseekV41ForCausalLM": DEEPSEEK_V4,
-    "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
     # vLLM 0.33.0 molmo2.py reads vit_config / adapter_config (every VitConfig / AdapterConfig field by getattr) and a
     # text config's qkv_bias, use_qk_norm, norm_after, additional_vocab_size; transformers 5.20's Molmo2Config names
     # them otherwise (its default: "'Molmo2Config' object has no attribute 'vit_config'" as vLLM builds it,
@@ -133,12 +132,18 @@ NOT_MODELLED: Mapping[str, str] = {
     # table_lightning.py
     # JetNemotronForCausalLM is planned: table_hybrid.py jet_nemotron (JetBlock: state_rules.JetBlockState)
     "JetVLMForConditionalGeneration": JET_VLM,
-    "IQuestLoopCoderForCausalLM": "a looped decoder (layers run more than once)",
     # vLLM 0.33.0 models/dory.py: DoryDecoderLayer is an attention-only or an MLP-only layer by layer_types, the
     # recurrent layers run n_recurrent_loops times with a KV cache per loop (recurrent_kv_cache_mode "per_loop"),
-    # and DoryForCausalLM raises "Dory currently supports tensor_parallel_size=1 only"
-    "DoryForCausalLM": "Dory's attention-only and MLP-only layers (layer_types) looped n_recurrent_loops times with "
-    "a KV cache per loop (vLLM 0.33.0 models/dory.py, TP 1 only): no entry reads them",
+    # and DoryForCausalLM raises "Dory currently supports tensor_parallel_size=1 only". What an entry lacks (session
+    # 46, task C2): passes over a layer range only (ModelSpec.kv_passes counts every layer: Dory's loops cover
+    # n_input_layers … + n_recurrent_layers, one KV each under per_loop, one under last_loop), the nGPT vectors
+    # (DoryAttention sqk, s_gate [heads × head_dim], attn_alpha / mlp_alpha [hidden], DoryMLP suv_gate, suv_up
+    # [intermediate], lm_head.logit_scale [vocab]; no norms at all), the class's default pattern where layer_types is
+    # absent (odd layers mlp, i % 8 == 6 full, else sliding) and a vLLM refusal above TP 1; no checkpoint config with
+    # n_recurrent_loops > 1 is in the corpora (vLLM's test config: 16 / 40 / 16 layers, one loop)
+    "DoryForCausalLM": "Dory's attention-only and MLP-only layers (layer_types) whose recurrent range "
+    "(n_input_layers … + n_recurrent_layers) runs n_recurrent_loops times with a KV cache per loop, its nGPT scale "
+    "vectors and no norms (vLLM 0.33.0 models/dory.py, TP 1 only): no entry reads passes over part of the layers",
     "HrmTextForCausalLM": "a hierarchical recurrent model (no entry)",
     # SGLang 0.5.23 models/zaya.py and configs/zaya.py (vLLM 0.33.0 registers no class): 2 × n interleaved layers,
     # a CCA layer then a ZayaBlock. CCA: linear_q / linear_k (column-split), val_proj1 / val_proj2 (replicated, v

@@ -42,3 +42,11 @@ MOLMO: dict[str, DefaultValue] = {
     "qkv_bias": False, "weight_tying": False, "tie_word_embeddings": True, "attention_layer_norm": False,
     "norm_after": False, "layer_norm_type": "rms",
 }  # fmt: skip
+# IQuestLoopCoderConfig (remote code: IQuestLab/IQuest-Coder-V1-40B-Loop-Instruct configuration_iquestloopcoder.py,
+# index id 61845863474): loop_num 2 and loop_window_size 64, the same defaults vLLM 0.33.0 and SGLang 0.5.23
+# iquest_loopcoder.py read with getattr; head_dim is stated but both engines size heads hidden ÷ heads
+IQUEST_LOOPCODER: dict[str, DefaultValue] = {
+    "vocab_size": 76800, "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 80,
+    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 8192,
+    "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "loop_num": 2, "loop_window_size": 64,
+}  # fmt: skip

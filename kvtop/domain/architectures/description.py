@@ -238,6 +238,11 @@ class Architecture:
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige's num_loops): the KV book counts the
     # attention layers this many times, the weights book once (ModelSpec.kv_passes)
     kv_passes_field: str | None = None
+    # the window the passes after the first keep KV of (ModelSpec.later_passes_slide: IQuest's loop_window_size)
+    kv_pass_window_field: str | None = None
+    # (ratio, split, neighbour) fields of n-gram embedders beside the token embedding (LongCat-Flash-Lite:
+    # ngram_vocab_size_ratio, emb_split_num, emb_neighbor_num; BodyShape.ngram_tables), read where the ratio is set
+    ngram_fields: tuple[str, str, str] | None = None
     # an encoder-decoder's encoder layer count (Whisper's encoder_layers: ModelSpec.encoder_layers), which SGLang's
     # one token pool also sizes
     encoder_layers_field: str | None = None

@@ -138,6 +138,7 @@ def read_architecture(
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
                 "fope_frequencies": _fope(f, arch, head_dim) if arch.attention.fope else 0,
                 "q_low_rank": f.opt(arch.attention.q_low_rank_field) if arch.attention.q_low_rank_field else 0,
+                **_ngram(f, arch, hidden),
             }
         ),
         "embedding_whole_under_dp_attention": arch.embedding_whole_under_dp_attention,
@@ -219,6 +220,11 @@ def read_architecture(
         facts["kv_passes"] = f.opt(arch.kv_passes_field, 1)
         if facts["kv_passes"] < 1:
             raise f.error(arch.kv_passes_field, "must be at least 1 (a pass over the layers)")
+    if arch.kv_pass_window_field is not None and facts.get("kv_passes", 1) > 1:
+        window = f.opt(arch.kv_pass_window_field)
+        if window < 1 or LayerKind.SLIDING in facts["layer_attention"]:
+            raise f.error(arch.kv_pass_window_field, "must be at least 1, over layers of full attention")
+        facts["sliding_window"], facts["later_passes_slide"] = window, True
     if arch.encoder_layers_field is not None:
         facts["encoder_layers"] = f.opt(arch.encoder_layers_field)
     facts["mtp_layers"] = next((f.opt(name) for name in arch.mtp_fields if f.get(name) is not None), 0)
@@ -376,6 +382,20 @@ def _norms_by_word(f: Fields, arch: Architecture) -> int:
         return arch.body.norms_per_layer
     field, counts = arch.norms_by_word
     return dict(counts).get(str(f.get(field)), arch.body.norms_per_layer)
+
+
+def _ngram(f: Fields, arch: Architecture, hidden: int) -> dict[str, int]:
+    """LongCat-Flash-Lite's n-gram tables (vLLM 0.33.0 longcat_flash_ngram.py NgramEmbedding): split × (neighbours
+    − 1) tables, table i of int(ratio × vocab + 2i + 1) rows, hidden ÷ tables wide; none where the ratio is unset."""
+    if arch.ngram_fields is None or f.get(arch.ngram_fields[0]) is None:
+        return {}
+    ratio_field, split_field, neighbour_field = arch.ngram_fields
+    tables = f.need(split_field) * (f.need(neighbour_field) - 1)
+    if tables < 1 or hidden // tables < 1:
+        raise f.error(split_field, "must give at least one n-gram table, each at least one wide")
+    m = float(f.get(ratio_field)) * f.need("vocab_size")
+    return {"ngram_tables": tables, "ngram_rows": sum(int(m + 2 * i + 1) for i in range(tables)),
+            "ngram_width": hidden // tables}  # fmt: skip
 
 
 def _latent_gate_kind(f: Fields, arch: Architecture) -> str:

@@ -131,6 +131,15 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # the KV num_loops × the layers (ModelSpec.kv_passes)
     A("nanbeige", "NanbeigeConfig (remote code)", "Nanbeige/Nanbeige4.2-3B configuration_nanbeige.py", m.NANBEIGE,
       ("NanbeigeForCausalLM",), kv_passes_field="num_loops"),
+    # IQuest-Coder-V1-Loop: Llama's modules (no biases, heads hidden ÷ heads whatever head_dim says) run loop_num
+    # times; vLLM 0.33.0 / SGLang 0.5.23 iquest_loopcoder.py LoopCoderAttention build an attention per loop, loop 0
+    # full and the others windowed to loop_window_size (vLLM: a CacheConfig of sliding_window; SGLang:
+    # sliding_window_size), and a gate_projections.N per layer (BodyShape.loop_gate)
+    A("iquestloopcoder", "IQuestLoopCoderConfig (remote code)",
+      "IQuestLab/IQuest-Coder-V1-40B-Loop-Instruct configuration_iquestloopcoder.py", legacy.IQUEST_LOOPCODER,
+      ("IQuestLoopCoderForCausalLM",), geometry=Geometry(head_dim=None), attention=Attention(bias_fields=()),
+      mlp_bias_fields=(), body=BodyShape(loop_gate=True), kv_passes_field="loop_num",
+      kv_pass_window_field="loop_window_size"),
     # TeleChat2 (vLLM 0.33.0 models/telechat2.py TeleChat2Model over LlamaModel; SGLang 0.5.23 registers none): its
     # own field names (n_layer, n_head, ffn_hidden_size, as its attribute_map reads them: the config schema's aliases
     # but ffn_hidden_size; its length seq_length, as vLLM derives the context from it), head_dim hidden ÷ heads;

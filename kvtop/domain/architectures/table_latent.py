@@ -143,6 +143,17 @@ LATENT: tuple[Architecture, ...] = (
       refused_when=(("ngram_vocab_size_ratio", "LongCat's n-gram embeddings (SGLang NgramEmbedding)"),
                     ("num_hidden_layers", "a stated num_hidden_layers beside num_layers (SGLang builds that many "
                      "layers, vLLM's config class half as many)"))),  # fmt: skip
+    # LongCat-Flash-Lite (vLLM 0.33.0 models/longcat_flash_ngram.py; SGLang 0.5.23 registers no such class): the same
+    # FlashModel (config.py _ARCHITECTURE_TO_MODEL_TYPE: a checkpoint without model_type read as transformers'
+    # LongcatFlashConfig) with NgramEmbedding beside embed_tokens (BodyShape.ngram_tables); its MTP (model.mtp.) is
+    # dropped by the loader
+    A("longcat_flash_ngram", "LongcatFlashConfig", LONGCAT_SOURCE, m.LONGCAT_FLASH, ("LongcatFlashNgramForCausalLM",),
+      geometry=Geometry(layers="num_layers", blocks_per_layer=2, intermediate="ffn_hidden_size"), latent=Latent(),
+      moe=LONGCAT_MOE, mtp_fields=(),
+      engine_read_fields=("mla_scale_q_lora", "mla_scale_kv_lora", "zero_expert_type"),
+      ngram_fields=("ngram_vocab_size_ratio", "emb_split_num", "emb_neighbor_num"),
+      refused_when=(("num_hidden_layers", "a stated num_hidden_layers beside num_layers (vLLM's config class builds "
+                     "half as many layers)"),)),  # fmt: skip
     # Sarvam-105B (model_type sarvam_mla; vLLM 0.33.0 models/sarvam.py SarvamMLAForCausalLM, SGLang 0.5.23
     # models/sarvam_moe.py): DeepSeek-V3's latent attention (q_proj whole where q_lora_rank is None) under Bailing's
     # expert fields: dense MLPs of intermediate_size below first_k_dense_replace, then num_experts experts of

@@ -29,6 +29,9 @@ WHOLE_MODEL_KV_ERAS: Eras[frozenset[str]] = Eras((
         "DeciLMForCausalLM",  # models/nemotron_nas.py: start_layer / end_layer on its DeciModel (self.model) only
         "Gemma4ForConditionalGeneration", "MiniMaxM2ForCausalLM", "Mistral3ForConditionalGeneration",
         "Qwen2_5_VLForConditionalGeneration",
+        # models/iquest_loopcoder.py: start_layer / end_layer on its IQuestLoopCoderModel only (registry sweep, TP 1:
+        # the stage range [0, 160) of 80 layers × loop_num 2, a cell of 320 layers × 4,096 B = 1,310,720 B)
+        "IQuestLoopCoderForCausalLM",
     }), "model_runner_components/layer_setup.py _resolve_pp_layer_range: getattr defaults (engine runs, PP 2/4)"),
 ))  # fmt: skip
 
@@ -64,7 +67,12 @@ def kv_layers_of_stage(model: ModelSpec, layers: range, version: ResolvedVersion
     """Every layer of the model where this release's top-level class states no stage range; every full-attention
     layer and the stage's own for a class whose Mamba state stays the stage's; else `layers`."""
     if model.architecture in era_for(WHOLE_MODEL_KV_ERAS, version).value:
-        return range(model.num_layers)
+        if model.kv_passes == 1:
+            return range(model.num_layers)
+        # a looped class's whole model is configs/model_config.py's num_attention_layers, num_hidden_layers ×
+        # loop_num (each layer once per pass), which layer_setup.py resolve_layer_indices multiplies by loop_num
+        # again for the pool (num_effective_layers); kv.py then keeps each listed layer once per pass
+        return [i for _ in range(model.kv_passes) for i in range(model.num_layers)]
     if model.architecture in WHOLE_MODEL_ATTENTION_ERAS.at(version):
         full = {i for i, kind in enumerate(model.layer_attention) if kind is LayerKind.FULL}
         return sorted(full | set(layers))
@@ -73,7 +81,15 @@ def kv_layers_of_stage(model: ModelSpec, layers: range, version: ResolvedVersion
 
 def whole_model_kv_note(model: ModelSpec, pp: int, version: ResolvedVersion) -> str | None:
     """A line for the plan where every PP stage sizes its KV for the whole model."""
-    if pp > 1 and model.architecture in era_for(WHOLE_MODEL_KV_ERAS, version).value:
+    whole = model.architecture in era_for(WHOLE_MODEL_KV_ERAS, version).value
+    if whole and model.kv_passes > 1:
+        passes, layers = model.kv_passes, model.num_layers
+        return (
+            f"the pool holds {layers * passes * passes} layers, {passes} × the {layers * passes} the passes use: "
+            f"{model.architecture} states no start_layer / end_layer, so the stage is num_attention_layers "
+            f"({layers} × {passes}), then multiplied by the passes again (docs/engines/sglang.md §8.3.1)"
+        )
+    if pp > 1 and whole:
         return (
             f"every PP stage sizes KV for all {model.num_layers} layers: {model.architecture} states no "
             "start_layer / end_layer (docs/engines/sglang.md §8.3.1)"

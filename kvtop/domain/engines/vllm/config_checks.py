@@ -85,6 +85,12 @@ LOOPED_NOT_MODELLED = (
     "a looped transformer on vLLM: its Transformers backend keeps one KV per num_hidden_layers layer, which each "
     "pass over the weight-tied layers would share (models/transformers/base.py); not planned without a build of it"
 )
+# looped classes vLLM builds itself, an Attention per loop (kv.py reads the passes): v0.33.0 iquest_loopcoder.py
+# LoopCoderAttention (loop 0 full, the others windowed to loop_window_size); v0.13.0 has no such file
+LOOPED_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before v0.33.0 read: no looped class of vLLM's own"),
+    Era("0.33.0", frozenset({"IQuestLoopCoderForCausalLM"}), "v0.33.0 models/iquest_loopcoder.py"),
+))  # fmt: skip
 # the model types whose config class vLLM loads is a transformers `@strict` one (architectures/strict_fields): v0.33.0
 # pins transformers 5.20.2 (DbrxConfig; its deepseek_v4 is transformers' DeepseekV4Config, without kv_lora_rank),
 # v0.13.0 4.57.6 (no strict validation); a release between takes v0.13.0's reading
@@ -191,7 +197,7 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             source=model.source,
         )
     refuse_strict_types(model, era_for(STRICT_CONFIG_TYPES_ERAS, version).value, f"vLLM {version.label} (transformers 5.20)")
-    if model.kv_passes > 1:
+    if model.kv_passes > 1 and model.architecture not in era_for(LOOPED_CLASSES_ERAS, version).value:
         raise UnsupportedModelError(f"{model.kv_passes} passes ({LOOPED_NOT_MODELLED}) are not modelled",
                                     field="num_loops", source=model.source)  # fmt: skip
     if model.block_words and not era_for(BLOCK_LIST_READ_ERAS, version).value:
