@@ -2,7 +2,7 @@
 at the assumed host share, said as `kvtop plan` says it; and the `desktop` setting, what `kvtop plan --desktop` says,
 as a what-if field.
 
-A desktop sharing the card (Windows, WSL2) holds up to 844 MiB beyond a Linux server's before the engine starts
+A desktop sharing the card (Windows, WSL2) holds up to 246 MiB beyond a Linux server's before the engine starts
 (host_memory.py `DESKTOP_HELD_BYTES`: lmdeploy#1703's 9 blocks × 75 MiB ÷ 0.8). kvtop does not model it: the plan's
 low end takes it, its centre does not. The fake node is SGLang 0.5.9 serving Llama-3-70B at TP8 on H100s (fakes.py).
 """
@@ -22,7 +22,7 @@ from kvtop.ui.widgets.plan_result import outcome_table
 from tests.ui.fakes import LLAMA_70B_CONFIG
 from tests.ui.test_planner import TP8_TOKENS, open_planner, shown
 
-DESKTOP_BYTES = 844 << 20  # 884,998,144 B
+DESKTOP_BYTES = 246 << 20  # 257,949,696 B
 TOKEN_BYTES = 40_960  # Llama-3-70B at TP8: 80 layers × 2 × 1 KV head × 128 × 2 B
 
 
@@ -37,7 +37,7 @@ async def test_the_desktop_field_moves_the_low_end_as_plan_desktop_does(
     make_app, healthy_snapshot, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SGLang's pool is the free memory before the load × its fraction (0.818 at TP8 on an H100) less the weights
-    (docs/engines/sglang.md §4), so 844 MiB less free is 0.818 × 884,998,144 B ÷ 40,960 B ≈ 17,674 tokens fewer at
+    (docs/engines/sglang.md §4), so 246 MiB less free is 0.818 × 257,949,696 B ÷ 40,960 B ≈ 5,151 tokens fewer at
     the low end; the centre (what the engine gives where no desktop takes more) stays."""
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(120, 50)) as pilot:

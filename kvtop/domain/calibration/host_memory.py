@@ -49,10 +49,12 @@ HOST_LABEL = "what the host holds (unified memory)"
 
 # What a desktop sharing the card (Windows' display, WSL2 under it) was seen to hold before the load beyond what a
 # Linux start of the same engine holds: the RTX 3090 SGLang start under WSL2 held 0.82 GiB (23.58 − 22.76 printed)
-# where SGLang's TP 1 context fit is 0.58 GiB (0.24 GiB more); lmdeploy#1703's Windows start sized 118 blocks of
-# 75 MiB at 0.8 of the free memory where kvtop's plan of it gives 127: 9 × 75 MiB ÷ 0.8 = 844 MiB less free than
-# planned. kvtop does not model the desktop; the low end of a plan that says one is there takes the larger.
-DESKTOP_HELD_BYTES = 844 << 20
+# where SGLang's TP 1 context fit is 0.58 GiB (0.24 GiB more: 245.76 MiB); lmdeploy#1703's Windows start sized 118
+# blocks of 75 MiB at 0.8 of the free memory where kvtop's plan of it gives 119 (since TurboMind's zero points and
+# per-tensor pages are charged, docs/engines/lmdeploy.md §15.6–15.7; 127 before): 1 × 75 MiB ÷ 0.8 = 93.75 MiB less
+# free than planned. kvtop does not model the desktop; the low end of a plan that says one is there takes the larger,
+# rounded up to the MiB (session 46: was 844 MiB, set from 1703's 9 blocks before its zero points and pages).
+DESKTOP_HELD_BYTES = 246 << 20
 DESKTOP_NOTE = (
     "memory the desktop holds (not modelled): a desktop (Windows, WSL2) shares this GPU and holds memory before the "
     "engine starts, which the plan leaves out"
