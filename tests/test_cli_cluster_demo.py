@@ -90,3 +90,12 @@ def test_a_node_whose_scenario_is_unknown_names_its_field(tmp_path: Path, capsys
     assert main(["cluster", "--demo-cluster", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kvtop: error: nodes[0].scenario: node 'a': ") and "no-such-scenario" in err
+
+
+def test_the_demo_cluster_says_it_is_simulated_first(demo_json: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    # examples/clusters/demo.json: 10 nodes each serving a demo scenario's exporter page, and 2 demo engine pages
+    # (engine_targets): 12 nodes, every one simulated
+    assert (demo_json["nodes_simulated"], demo_json["simulated"], len(demo_json["nodes"])) == (12, True, 12)
+    assert main(["cluster", "--demo-cluster"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head == "http://prometheus.demo:9090: 12 nodes (simulated), 0 not up (worst first)"

@@ -74,14 +74,15 @@ def test_under_demo_the_json_says_demo(
     snapshot_args = [*demo, "snapshot", "--json"] if where == "before" else ["snapshot", "--json", *demo]
     assert main(snapshot_args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["source"] == "demo:gpu5-lost"
+    assert out["source"] == "demo:gpu5-lost" and out["simulated"] is True
     assert out["nvml"] == {
         "state": "demo",
         "message": "a simulated node (demo scenario 'gpu5-lost'): no NVIDIA driver was read",
         "driver_version": None,  # the scenario's driver is not claimed as this machine's
     }
     assert main(["diagnose", "--json", *demo]) == 1  # GPU 5 is lost: a critical finding
-    assert json.loads(capsys.readouterr().out)["source"] == "demo:gpu5-lost"
+    out = json.loads(capsys.readouterr().out)
+    assert out["source"] == "demo:gpu5-lost" and out["simulated"] is True
 
 
 def test_under_demo_the_text_headers_say_simulated(capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,6 +106,7 @@ def test_the_probe_refuses_a_demo_node(capsys: pytest.CaptureFixture[str]) -> No
 def test_the_cluster_view_marks_a_node_whose_exporter_serves_a_demo() -> None:
     """`kvtop export --demo` on one node, a real node beside it: the cluster says which is simulated."""
     from kvtop.commands.cluster import _text
+    from kvtop.commands.render_cluster import cluster_json
     from kvtop.sources.prometheus import ClusterReader, PrometheusClient
     from kvtop.ui.widgets.cluster_table import node_cells
     from tests.sources.fake_prometheus import NOW, FakePrometheus, Target
@@ -118,7 +120,12 @@ def test_the_cluster_view_marks_a_node_whose_exporter_serves_a_demo() -> None:
     nodes = {node.name: node for node in view.nodes}
     assert nodes["demo-node"].demo_scenario == "llama70b-tp8-sglang" and nodes["real-node"].demo_scenario is None
     assert "simulated: kvtop export serves the demo scenario 'llama70b-tp8-sglang'" in nodes["demo-node"].notes[0]
-    node_lines = _text(view).split("\n\n")[0].splitlines()[1:]  # the engines follow after a blank line
+    text = _text(view)
+    # the first line says how many of the nodes are demos (each row says which); JSON carries it typed
+    assert text.startswith("http://prometheus.test:9090: 2 nodes (1 of 2 simulated), 0 not up (worst first)\n")
+    data = cluster_json(view)
+    assert (data["nodes_simulated"], data["simulated"]) == (1, False)
+    node_lines = text.split("\n\n")[0].splitlines()[1:]  # the engines follow after a blank line
     rows = {line.split()[0]: line for line in node_lines if not line.startswith(" ")}
     assert rows["demo-node"].startswith("demo-node (demo) ") and "(demo)" not in rows["real-node"]
     assert node_cells(nodes["demo-node"])[0].text == "demo-node (demo)"
@@ -136,3 +143,35 @@ def _exported(source: DemoSource, node: str) -> str:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(collector)
     return generate_latest(registry).decode()
+
+
+def test_a_real_node_is_not_simulated(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The field is false where NVML was read (one fake A100, no engine): a script can test it either way."""
+    from kvtop.commands.node_source import LiveSource
+    from kvtop.sources.nvml import NvmlSource
+    from tests.fakes.fake_process_table import FakeProcessTable
+    from tests.fakes.fake_pynvml import gpu_from_mib
+
+    gpu = gpu_from_mib("NVIDIA A100-SXM4-80GB", 0, total_mib=81_920, reserved_mib=557, used_mib=0, bus_id="00000000:07:00.0")
+    nvml = NvmlSource(nvml_module=FakePynvml([gpu]), clock=lambda: 1_700_000_100.0)
+    live = LiveSource(nvml=nvml, table=FakeProcessTable.of([]))
+    monkeypatch.setattr("kvtop.commands.node_source.open_node_source", lambda *args, **kwargs: live)
+    for command in ("snapshot", "diagnose"):
+        assert main([command, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["source"], out["simulated"]) == ("nvml", False)
+        assert main([command]) == 0
+        assert "simulated" not in capsys.readouterr().out.splitlines()[0]
+
+
+def test_export_of_a_demo_says_so_on_its_first_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`kvtop export --demo`: its one line (stderr; stdout stays empty) says simulated before the URL it serves."""
+
+    def interrupted(self: object) -> None:
+        raise KeyboardInterrupt  # Ctrl-C at once: the served page is checked in tests/sources/test_exporter.py
+
+    monkeypatch.setattr("kvtop.sources.exporter.Exporter.wait", interrupted)
+    assert main(["export", "--demo", "gpu5-lost", "--listen", "127.0.0.1:0"]) == 0
+    out, err = capsys.readouterr()
+    first = err.splitlines()[0]
+    assert out == "" and first.startswith('kvtop export: serving demo:gpu5-lost (a simulated node: every series carries demo="1") on http://127.0.0.1:')

@@ -18,8 +18,8 @@ from kvtop.domain.cluster import ClusterEngine, ClusterNode, ClusterView
 from kvtop.domain.errors import InputError
 from kvtop.units import fmt_gib, gib
 
-# a node's shortfall where it reports no live figure of its own: kvtop's prediction (the row says so)
-PREDICTED_HERE = "predicted: no live figure from this node"
+# a node's "now" where it reports no live figure of its own: kvtop's prediction (the row says so)
+PREDICTED_HERE = "no live figure from this node"
 
 if TYPE_CHECKING:
     from kvtop.domain.ports import ClusterReaderPort
@@ -66,8 +66,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+def simulated_words(view: ClusterView) -> str:
+    """' (simulated)' when every node is a demo, ' (1 of 12 simulated)' when some are, else nothing."""
+    if view.simulated:
+        return " (simulated)"
+    return f" ({view.nodes_simulated} of {len(view.nodes)} simulated)" if view.nodes_simulated else ""
+
+
 def _text(view: ClusterView) -> str:
-    lines = [f"{view.prometheus_url}: {len(view.nodes)} nodes, {view.nodes_not_up} not up (worst first)"]
+    lines = [f"{view.prometheus_url}: {len(view.nodes)} nodes{simulated_words(view)}, {view.nodes_not_up} not up "
+             "(worst first)"]  # fmt: skip
     if view.missing:
         lines.append(f"partial: no answer within --timeout {view.deadline_s:g} s for: {', '.join(view.missing)}")
     if view.ignored:
@@ -76,29 +84,38 @@ def _text(view: ClusterView) -> str:
         age = f" {node.age_seconds:.0f}s" if node.age_seconds is not None else ""
         unexplained = "—" if node.unexplained_bytes is None else fmt_gib(node.unexplained_bytes)
         worst = node.worst_engine
-        shortfall = "—" if worst is None else shortfall_text(worst)
+        tokens = "—" if worst is None else tokens_text(worst)
         name = node.name if node.demo_scenario is None else f"{node.name} (demo)"
         lost = f" ({node.gpus_lost} lost)" if node.gpus_lost else ""
         count = node.gpu_summary.count if node.gpu_summary is not None else 0
         lines.append(f"{name:<28} {node.health.value}{age:<6} gpus {count:>2}{lost}  unexplained {unexplained:>10}  "
-                     f"findings {node.findings_total:>2}  advice {node.advice_total:>2}  tokens short {shortfall}")  # fmt: skip
+                     f"findings {node.findings_total:>2}  advice {node.advice_total:>2}  tokens {tokens}")  # fmt: skip
         lines += [f"    {note}" for note in node.notes]
         lines += [f"    {line}" for line in gpu_lines(node)]
     return "\n".join(lines + engines_text(view))
 
 
-def shortfall_text(engine: ClusterEngine) -> str:
-    """'120,567 per rank of sglang:41000 (9.9%)'; a rank holding more than its clean prediction is short of
-    nothing ('0 per rank of sglang:41000 (8,093 above the clean prediction)'), never '-8,093 short'. Where the
-    node reports no live figure (the second node of a multi-node engine) the shortfall is kvtop's prediction, and
-    says so: the engine's live figure, read on another node, may differ."""
-    short = engine.shortfall_tokens
-    if short is None:
+def tokens_text(engine: ClusterEngine) -> str:
+    """What a rank holds now over its clean prediction and the share missing, as the cluster table's cell says it:
+    '1,100,916 / 1,221,483 (−9.9%) per rank of sglang:41000', '957,616 / 958,080 (−464 tokens) …' where the
+    share rounds to 0.0 %. A rank holding more than its clean prediction is short of nothing ('… (8,093 above
+    the clean prediction)'). Where the node reports no live figure (the second node of a multi-node engine) "now"
+    is kvtop's prediction, and says so: the engine's live figure, read on another node, may differ."""
+    now, clean = engine.now_token_capacity, engine.clean_token_capacity
+    if now is None:
         return "—"
-    basis = "" if engine.live_token_capacity is not None else f", {PREDICTED_HERE}"
+    of = f" per rank of {engine.engine}"
+    if clean is None:
+        said = "engine metrics" if engine.from_engine_metrics else "live"
+        return f"{now:,} ({said}, no clean prediction){of}"
+    predicted = engine.live_token_capacity is None
+    text = f"{now:,}{' predicted' if predicted else ''} / {clean:,}"
+    short = engine.shortfall_tokens or 0
     if short < 0:
-        return f"0 per rank of {engine.engine} ({-short:,} above the clean prediction{basis})"
-    return f"{short:,} per rank of {engine.engine} ({engine.shortfall_fraction:.1%}{basis})"
+        text += f" ({-short:,} above the clean prediction)"
+    elif engine.shortfall_said is not None:
+        text += f" ({engine.shortfall_said})"
+    return text + of + (f" — {PREDICTED_HERE}" if predicted else "")
 
 
 def gpu_lines(node: ClusterNode) -> list[str]:

@@ -15,7 +15,6 @@ from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, collect_once
 from kvtop.commands.output import print_json, print_text
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.observe import NvmlState
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,9 +38,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise KvtopError(f"cannot read this node: {snapshot.observation.nvml_message or snapshot.notice}")
     findings = diagnose(snapshot)
     _, answer = incident_answer(snapshot, findings)
+    source, notice, simulated = snapshot.source, snapshot.notice, snapshot.simulated  # a demo says so in both
     if args.json:
-        print_json(findings_json(findings, source=snapshot.source, notice=snapshot.notice, answer=answer))
+        print_json(findings_json(findings, source=source, notice=notice, simulated=simulated, answer=answer))
     else:
-        simulated = snapshot.observation.nvml_state is NvmlState.DEMO
-        print_text(findings_text(findings, source=snapshot.source, notice=snapshot.notice, simulated=simulated, answer=answer))
+        print_text(findings_text(findings, source=source, notice=notice, simulated=simulated, answer=answer))
     return 1 if any(is_problem(f) for f in findings) else 0

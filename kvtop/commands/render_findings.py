@@ -39,10 +39,13 @@ def finding_json(finding: Finding) -> dict[str, Any]:
 
 
 def findings_json(
-    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None, answer: str | None = None
+    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None, answer: str | None = None,
+    simulated: bool = False,
 ) -> dict[str, Any]:
+    """`simulated`: a demo node's findings (`--demo`), not this machine's; the JSON says so as the text's first line."""
     return {
         "source": source,
+        "simulated": simulated,
         "notice": notice,
         "answer": answer,
         "findings": [finding_json(f) for f in findings if is_problem(f)],

@@ -15,7 +15,7 @@ from kvtop.commands.render_ledger import ledger_json, rank_json
 from kvtop.domain.capacity import CapacityWaterfall
 from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
-from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState, NvmlState
+from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState
 from kvtop.domain.pressure import pressure_of
 from kvtop.units import fmt_signed, fmt_tokens, gib
 
@@ -27,6 +27,7 @@ def snapshot_json(snapshot: NodeSnapshot) -> dict[str, Any]:
     node = snapshot.observation
     return {
         "source": snapshot.source,
+        "simulated": snapshot.simulated,  # a demo scenario, not this machine (`source` names it: "demo:<scenario>")
         "notice": snapshot.notice,
         "taken_at": node.taken_at,
         "nvml": {
@@ -243,7 +244,7 @@ def _largest(waterfall: CapacityWaterfall | None) -> str:
 def snapshot_text(snapshot: NodeSnapshot) -> str:
     node = snapshot.observation
     head = f"kvtop snapshot · {snapshot.source}"
-    if node.nvml_state is NvmlState.DEMO:
+    if snapshot.simulated:
         head += f" ({SIMULATED})"
     if node.driver_version:
         head += f" · driver {node.driver_version}"

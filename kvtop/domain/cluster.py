@@ -13,6 +13,7 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.cluster_engines import DisaggregatedGroup, JoinedEngine
+from kvtop.domain.wording import signed
 
 
 class _Frozen(BaseModel):
@@ -155,6 +156,7 @@ class ClusterEngine(_Frozen):
         """What a rank holds now: the engine's own figure, else kvtop's prediction."""
         return self.live_token_capacity if self.live_token_capacity is not None else self.predicted_token_capacity
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def shortfall_tokens(self) -> int | None:
         """Clean minus now, per rank (positive: capacity missing); None where either is unknown."""
@@ -165,6 +167,18 @@ class ClusterEngine(_Frozen):
     def shortfall_fraction(self) -> float:
         shortfall, clean = self.shortfall_tokens, self.clean_token_capacity
         return shortfall / clean if shortfall and clean else 0.0
+
+    @property
+    def shortfall_said(self) -> str | None:
+        """'−13.8%', or '−464 tokens' where the share rounds to 0.0 % ('−0.0%' would say nothing); a typographic
+        minus, as every change. None where nothing is missing (a rank at or above its clean figure) or unknown.
+        The one spelling the cluster's table, `kvtop cluster` text and its JSON (`shortfall`) read."""
+        short = self.shortfall_tokens
+        if short is None or short <= 0:
+            return None
+        if round(self.shortfall_fraction * 100, 1) == 0:
+            return f"{signed(-short)} tokens"
+        return f"−{self.shortfall_fraction * 100:.1f}%"
 
 
 class ClusterNode(_Frozen):
@@ -249,10 +263,17 @@ class ClusterView(_Frozen):
     def nodes_not_up(self) -> int:
         return sum(1 for node in self.nodes if node.health is not TargetHealth.UP)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def nodes_simulated(self) -> int:
         """Nodes whose series a demo serves (`demo="1"`: `kvtop export --demo`, a demo engine page), not real GPUs."""
         return sum(1 for node in self.nodes if node.demo_scenario is not None)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def simulated(self) -> bool:
+        """Every node is a demo (`kvtop cluster --demo-cluster`): the whole view is simulated, never "live"."""
+        return bool(self.nodes) and self.nodes_simulated == len(self.nodes)
 
 
 def worst_first_key(node: ClusterNode) -> tuple[int, int, int, int, float, str]:

@@ -22,6 +22,7 @@ from kvtop.domain.observe import (
     GpuObservation,
     GpuProcess,
     NodeObservation,
+    NvmlState,
     ProcessRole,
 )
 from kvtop.domain.redact import RedactedModel, RedactedStr
@@ -156,6 +157,12 @@ class NodeSnapshot(RedactedModel):
     engines: tuple[EngineView, ...] = ()
     source: RedactedStr = "nvml"  # "nvml", "demo:<scenario>", "prometheus:<url>"
     notice: RedactedStr | None = None  # e.g. "no NVIDIA driver: showing the demo node"
+
+    @property
+    def simulated(self) -> bool:
+        """A demo scenario (`--demo`), not this machine's GPUs: every output says so (text's first line, JSON's
+        `"simulated": true`)."""
+        return self.observation.nvml_state is NvmlState.DEMO
 
     def rank_on_gpu(self, gpu_index: int) -> RankView | None:
         found = self.ranks_by_gpu.get(gpu_index)

@@ -40,7 +40,7 @@ def freshness(state: ClusterState, now: float, interval_s: float) -> Content:
     """'● live · every 5 s' ('● simulated · …' when every node is a demo), '▲ STALE · prometheus failing: … ·
     showing data 12 s old', or waiting."""
     view = state.view
-    demo = view is not None and bool(view.nodes) and view.nodes_simulated == len(view.nodes)
+    demo = view is not None and view.simulated
     return shared_freshness(state.age_s(now), state.failure, interval_s, _DEMO_WORDING if demo else _WORDING)
 
 

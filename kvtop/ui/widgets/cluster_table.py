@@ -10,7 +10,8 @@ node-c       ● up 5 s     …
 The tokens come third and the findings fourth, before the wider cells: at 100 columns the node, its health,
 its tokens and its findings are on screen whole (the demo cluster's widest, 23 + 10 + 38 + 23 = 94 columns with
 padding), the engine the tokens are of (also in the engine list below) and the rest a horizontal scroll away.
-A shortfall under 0.05 % is stated in tokens ('(−464 tokens)'): '(−0.0%)' would say nothing.
+A shortfall under 0.05 % is stated in tokens ('(−464 tokens)'): '(−0.0%)' would say nothing
+(`ClusterEngine.shortfall_said`, which `kvtop cluster` text reads too).
 
 Tokens are per rank of one engine, never summed across engines (a rank of another model holds
 tokens of another size): the cell shows the engine missing the largest share of its clean capacity.
@@ -30,7 +31,7 @@ from rich.text import Text
 
 from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, ClusterView, GpuSource, TargetHealth
 from kvtop.ui.widgets.keyed_rows import KeyedRowsTable, ToneCell
-from kvtop.units import fmt_gib, fmt_signed, fmt_tokens, gib
+from kvtop.units import fmt_gib, fmt_tokens, gib
 
 COLUMNS = ("node", "health", "tokens per rank now / clean", "findings", "engine", "unexplained", "GPUs", "used / total")
 _RIGHT = {"GPUs", "used / total", "unexplained"}
@@ -123,13 +124,6 @@ def engine_cell(node: ClusterNode) -> Cell:
     return Cell(engine.engine + (f" (+{more} engine{'s' if more > 1 else ''})" if more > 0 else ""))
 
 
-def shortfall_text(short_tokens: int, fraction: float) -> str:
-    """'−13.8%', or '−464 tokens' where the share rounds to 0.0 % (a typographic minus, as every change)."""
-    if round(fraction * 100, 1) == 0:
-        return f"{fmt_signed(-short_tokens)} tokens"
-    return f"−{fraction * 100:.1f}%"
-
-
 def capacity_cell(node: ClusterNode) -> Cell:
     """The worst engine's tokens per rank now over its clean prediction and the share missing (engines are
     never summed: their ranks hold tokens of different sizes; `engine_cell` names the engine)."""
@@ -144,10 +138,8 @@ def capacity_cell(node: ClusterNode) -> Cell:
     if engine.clean_token_capacity is None:
         return Cell(f"{now} {said}")
     text = f"{now}{' predicted' if said == 'predicted' else ''} / {fmt_tokens(engine.clean_token_capacity)}"
-    short = engine.shortfall_tokens
-    if short is not None and short > 0:
-        return Cell(f"{text} ({shortfall_text(short, engine.shortfall_fraction)})", "warning")
-    return Cell(text)
+    share = engine.shortfall_said  # '−13.8%', '−464 tokens': the domain's one spelling (`kvtop cluster` reads it too)
+    return Cell(f"{text} ({share})", "warning") if share is not None else Cell(text)
 
 
 def no_node_view(node: ClusterNode) -> str | None:
