@@ -13,7 +13,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes
-from kvtop.domain.architectures.coverage import NOT_MODELLED, WRAPPERS, draft_reason, reason_not_modelled
+from kvtop.domain.architectures.coverage import (
+    WRAPPERS,
+    draft_reason,
+    named_not_modelled,
+    reason_not_modelled,
+)
 from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.eagle3 import read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
@@ -242,10 +247,10 @@ def _unchecked(
 def _refuse_not_modelled(architecture: str, model_types: tuple[object, ...], source: str) -> None:
     """Refuse a class coverage names not modelled, where no entry reads it (its class or a stated model_type): the
     same refusal `_entry` makes, before the fields' types are checked (a class's list-valued fields would otherwise be
-    refused as "must be an integer" rather than by its reason). A class coverage names by name (`NOT_MODELLED`) is
-    refused so even where its model_type has an entry: the engines build the class, not the model_type (Ling-3's
-    BailingMoeV3ForCausalLM shares Ling-2.5's bailing_hybrid)."""
-    named = architecture not in BY_CLASS_NAME and architecture in NOT_MODELLED
+    refused as "must be an integer" rather than by its reason). A class coverage names by name
+    (`coverage.NAMED_NOT_MODELLED`: the decoders' and the speech classes' tables) is refused so even where its
+    model_type has an entry: the engines build the class, not the model_type (MiMo-V2.5-ASR's qwen2)."""
+    named = named_not_modelled(architecture) is not None
     if not named and (
         architecture in BY_CLASS_NAME or any(isinstance(t, str) and t in ARCHITECTURES for t in model_types)
     ):

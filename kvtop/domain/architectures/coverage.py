@@ -296,21 +296,25 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "device runs (the recon config's build stops on that file)",
 }
 
+# Every class kvtop names not modelled, with its reason: the one lookup the refusal reads (`named_not_modelled`), so a
+# config naming one is refused with that reason by plan, explain and the TUI, even where its model_type (or its text
+# section's) has an entry (MiMo-V2.5-ASR's qwen2): the engines build the class, not the model_type.
+NAMED_NOT_MODELLED: Mapping[str, str] = {**NOT_MODELLED, **SPEECH_NOT_MODELLED}
+
 # Classes no entry lists. A config of one whose model_type (or text section's) names an entry is read by that entry,
 # and the plan says so: "class … has no architecture entry of its own: read as …; not checked against the engines'
 # model code" (ModelSpec.unchecked_class); else read generically (standard decoder fields: the plan says "generic
 # reading: …"), or refused naming the field that stops it.
 GENERIC: frozenset[str] = frozenset({
-    "Alpamayo2Super", "AriaForConditionalGeneration",
+    "AriaForConditionalGeneration",
     "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration",
     "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
     "Cohere2VisionForConditionalGeneration",
-    "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration",
+    "Cosmos3EdgeForConditionalGeneration",
     "DotsVLMForCausalLM",
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM",
     "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
-    "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration",
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
     "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
@@ -318,7 +322,7 @@ GENERIC: frozenset[str] = frozenset({
     "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
     "MossVLForConditionalGeneration",
     "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",
-    "NemotronH_Super_Omni_Reasoning_V3", "OpenCUAForConditionalGeneration", "OpenPanguVLForConditionalGeneration",
+    "OpenCUAForConditionalGeneration", "OpenPanguVLForConditionalGeneration",
     "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",
     "PanguProMoEV2ForCausalLM",
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
@@ -335,10 +339,8 @@ def verdict(class_name: str) -> tuple[Verdict, str]:
         return "entry", f"architecture entry {entry.model_type} ({entry.config_class})"
     if class_name in WRAPPERS:
         return "wrapper", "a multimodal wrapper: its language model is read through its text section"
-    if class_name in NOT_MODELLED:
-        return "not_modelled", NOT_MODELLED[class_name]
-    if class_name in SPEECH_NOT_MODELLED:
-        return "not_modelled", SPEECH_NOT_MODELLED[class_name]
+    if (named := named_not_modelled(class_name)) is not None:
+        return "not_modelled", named
     for pattern, why in _KINDS:
         if pattern.search(class_name):
             return "not_modelled", why
@@ -348,6 +350,14 @@ def verdict(class_name: str) -> tuple[Verdict, str]:
         "generic",
         "not in the engines' registries kvtop read (vLLM 0.33.0, SGLang 0.5.23): read generically",
     )
+
+
+def named_not_modelled(class_name: str) -> str | None:
+    """The reason kvtop gives for a class it names not modelled (`NAMED_NOT_MODELLED`); None for any other class
+    (an entry's class, a wrapper, a kind `_KINDS` refuses by pattern, or a generic reading)."""
+    if class_name in BY_CLASS_NAME:
+        return None
+    return NAMED_NOT_MODELLED.get(class_name)
 
 
 def draft_reason(class_name: str) -> str | None:

@@ -53,9 +53,19 @@ DENSE: tuple[Architecture, ...] = (
       tower=t.QWEN2_5_VL),
     # FunASRForConditionalGeneration: vLLM 0.33.0 funasr.py's config is a Qwen3Config (Qwen3Model and a LM head), its
     # SANM encoder read by class (towers_catalog.TOWERS_BY_CLASS)
-    A("qwen3", "Qwen3Config", tf("qwen3"), d.QWEN3, ("Qwen3ForCausalLM", "FunASRForConditionalGeneration"),
+    # IsaacForConditionalGeneration: vLLM 0.33.0 isaac.py builds its language model as Qwen3ForCausalLM
+    # (init_vllm_registered_model, architectures=["Qwen3ForCausalLM"]) from text_config (model_type qwen3), its
+    # SigLIP2 tower read by its outer model_type (towers_isaac); equal on vLLM 0.33.0 at TP 1 and 2 in the registry
+    # sweep (default--IsaacForConditionalGeneration: language model, tower and KV specs); SGLang 0.5.23 registers none
+    A("qwen3", "Qwen3Config", tf("qwen3"), d.QWEN3,
+      ("Qwen3ForCausalLM", "FunASRForConditionalGeneration", "IsaacForConditionalGeneration"),
       layers=Qwen2Window(), attention=QK_NORM),
-    A("qwen3_vl_text", "Qwen3VLTextConfig", tf("qwen3_vl"), d.QWEN3_VL_TEXT, ("Qwen3VLForConditionalGeneration",),
+    # Cosmos3ForConditionalGeneration (vLLM 0.33.0 and SGLang 0.5.23 cosmos3.py) and Alpamayo2Super (vLLM 0.33.0
+    # alpamayo2_super.py, SGLang 0.5.23 registers none) subclass Qwen3VLForConditionalGeneration: its text model and
+    # its tower (this entry's), equal at TP 1 and 2 in the registry sweep's default configs (language model, tower,
+    # KV specs; docs/fidelity_registry.md)
+    A("qwen3_vl_text", "Qwen3VLTextConfig", tf("qwen3_vl"), d.QWEN3_VL_TEXT,
+      ("Qwen3VLForConditionalGeneration", "Cosmos3ForConditionalGeneration", "Alpamayo2Super"),
       attention=QK_NORM, tower=t.QWEN3_VL),
     A("gemma", "GemmaConfig", tf("gemma"), d.GEMMA, ("GemmaForCausalLM",)),
     A("gemma2", "Gemma2Config", tf("gemma2"), d.GEMMA2, ("Gemma2ForCausalLM",), layers=Alternate(), body=GEMMA_BODY),

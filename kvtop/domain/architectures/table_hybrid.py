@@ -63,8 +63,12 @@ HYBRID: tuple[Architecture, ...] = (
       ("Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM"), layers=EveryNthFullOf(),
       attention=Attention(qk_norm=True, output_gate_field="attn_output_gate"), state=QWEN3_5_STATE,
       mtp_fields=("mtp_num_hidden_layers",), tower=t.QWEN3_5),
+    # InternS2PreviewForConditionalGeneration (vLLM 0.33.0 interns2_preview.py, SGLang 0.5.23 interns2preview.py)
+    # subclasses Qwen3_5MoeForConditionalGeneration: its text model and tower, equal on both at TP 1 and 2 in the
+    # registry sweep's default config (language model, tower, KV specs; docs/fidelity_registry.md)
     A("qwen3_5_moe_text", "Qwen3_5MoeTextConfig", tf("qwen3_5_moe"), m.QWEN3_5_MOE_TEXT,
-      ("Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM"), layers=EveryNthFullOf(),
+      ("Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM", "InternS2PreviewForConditionalGeneration"),
+      layers=EveryNthFullOf(),
       attention=Attention(qk_norm=True, output_gate_field="attn_output_gate"), state=QWEN3_5_STATE, moe=QWEN_MOE,
       mtp_fields=("mtp_num_hidden_layers",), tower=t.QWEN3_5_MOE),
     # Jamba: attention every attn_layer_period-th layer (from the offset), Mamba1 between (its dt/B/C norms);

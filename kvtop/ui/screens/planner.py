@@ -47,6 +47,7 @@ from kvtop.ui.planning import (
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
+from kvtop.ui.widgets.model_notes import model_notes_text
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.plan_result import outcome_table
 from kvtop.ui.widgets.typed_input import TypedInput
@@ -139,6 +140,7 @@ class PlannerScreen(NodeScreen):
         with Horizontal(classes="plan-field", id="plan-model-row"):  # the whole width: a hub id is long
             yield Label(FIELD_BY_KEY["model"].label, classes="plan-label")
             yield TypedInput(texts["model"], compact=True, elide=True, id="plan-model")
+        yield Static(id="plan-model-notes")  # how the planned model's config was read (shown where it has notes)
         with Horizontal(id="planner-body"):
             # no tab stop of its own: shift+tab from TP reaches the model field, never a container where a typed
             # name's letters would run the screen's keys (q quits, z pauses, c copies)
@@ -244,6 +246,7 @@ class PlannerScreen(NodeScreen):
             node_measures=self._node_measures,
         )
         self._show_defaults(self.outcome)
+        self._show_model_notes()
         self.query_one("#planner-title", Static).update(self._title())
         result.update(outcome_table(self.outcome, basis.live_token_capacity))
         for field in FIELDS:
@@ -297,6 +300,12 @@ class PlannerScreen(NodeScreen):
                     engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)",
                 )
             )
+
+    def _show_model_notes(self) -> None:
+        """The planned (after) model's reading notes under the model field; hidden where it has none."""
+        notes = self.query_one("#plan-model-notes", Static)
+        notes.update(text := model_notes_text(self._model))
+        notes.display = bool(text.plain)
 
     def too_large(self) -> str | None:
         """'needs 16 GPUs, the node has 8' when the edited layout cannot run here (None: it can)."""

@@ -1,0 +1,65 @@
+"""The planner says how the planned model's config was read, under the model field (#26, session 46 task D4): the
+notes `kvtop plan` prints for the model, from `ModelSpec.reading_notes` and `ModelSpec.not_modelled`; a class kvtop
+names not modelled is refused there with its reason.
+
+Before: loading a class read through an entry that does not list it (Keye-VL-1.5's over Qwen3-VL's text entry) or a
+model_type read generically (plamo3) planned in the TUI with no word of either, where `plan` printed both notes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import Static
+
+from kvtop.domain.architectures.coverage import SPEECH_NOT_MODELLED
+from tests.conftest import CONFIGS
+from tests.domain.test_unchecked_class import keye_config
+from tests.ui.conftest import wait_for
+from tests.ui.test_planner import open_planner, retype, shown
+
+# the plan's note for the Keye config (tests/test_cli_plan_unchecked_class.py NOTE, the same words)
+KEYE_NOTE = (
+    "note: class KeyeVL1_5ForConditionalGeneration has no architecture entry of its own: read as qwen3_vl_text "
+    "(Qwen3VLTextConfig) by its text_config.model_type 'qwen3_vl_text'; not checked against the engines' model code"
+)
+MIMO_ASR = CONFIGS / "recon" / "recon--XiaomiMiMo--MiMo-V2.5-ASR.json"
+
+
+def notes(screen) -> str:
+    return " ".join(shown(screen, "#plan-model-notes").split())  # unwrapped: a long note wraps at the screen's width
+
+
+async def load(pilot, screen, ref: str) -> None:
+    await retype(pilot, "#plan-model", ref)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: screen._model_ref == ref or "model: " in shown(screen, "#plan-error"))
+    await pilot.pause()
+
+
+async def test_the_planner_shows_how_a_model_was_read(make_app, healthy_snapshot, tmp_path: Path):
+    keye = tmp_path / "keye.json"
+    keye.write_text(json.dumps(keye_config()))
+    llama = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
+    plamo = tmp_path / "plamo.json"
+    plamo.write_text(json.dumps(llama | {"architectures": ["Plamo3ForCausalLM"], "model_type": "plamo3"}))
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(200, 50)) as pilot:
+        screen = await open_planner(pilot)
+        box = screen.query_one("#plan-model-notes", Static)
+        assert not box.display and notes(screen) == ""  # the live Llama-3-70B: an entry's class, nothing left out
+
+        await load(pilot, screen, str(keye))
+        assert box.display and notes(screen) == KEYE_NOTE
+
+        await load(pilot, screen, str(plamo))
+        assert notes(screen).startswith(
+            "note: not modelled: generic reading: no architecture entry for 'plamo3'; assumed "
+        )
+        assert notes(screen).endswith("; not checked against the engines' model code")
+
+        await load(pilot, screen, str(MIMO_ASR))  # refused with its reason; the plan stays the last model's
+        error = " ".join(shown(screen, "#plan-error").split())
+        assert "MiMoV2ASRForCausalLM (model_type 'qwen2') is not modelled by kvtop: " in error
+        assert " ".join(SPEECH_NOT_MODELLED["MiMoV2ASRForCausalLM"].split()) in error
