@@ -84,3 +84,19 @@ def test_a_log_that_singles_out_no_term_keeps_nothing_and_says_so(capsys: pytest
     assert err.count("\n") == 1 and "nothing kept from this start" in err
     assert store_lines() == []
     assert plan(capsys, *flags)["calibrated_on_node"] is None
+
+
+def test_a_start_of_another_release_or_layout_is_named_not_used(capsys: pytest.CaptureFixture[str]) -> None:
+    """C13's release is read off the log's dates (2025-01-23 → 0.4.1.post7): a plan of the newest rules, or of
+    TP 2, does not take that start's figures, and says so in one line with what differs."""
+    explain(capsys, CASES / "sglang" / "C13" / "engine.log", *SGLANG)
+    newest = [flag for flag in SGLANG if flag not in ("--engine-version", "0.4.1.post7")]
+    assert plan(capsys, *newest)["calibrated_on_node"] is None
+    assert main(["plan", "--model", LLAMA_8B, *newest]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "(2025-01-23) not used here: it ran 0.4.1.post7" in err
+    assert "--engine-version 0.4.1.post7 to use it" in err
+    assert main(["plan", "--model", LLAMA_8B, *SGLANG, "--tp", "2"]) == 0
+    assert "it ran TP1 PP1, this plan TP2 PP1" in capsys.readouterr().err
+    assert main(["plan", "--model", LLAMA_8B, *SGLANG, "--tp", "2", "--no-calibration-store"]) == 0
+    assert capsys.readouterr().err == ""

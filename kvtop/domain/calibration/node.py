@@ -106,6 +106,31 @@ def latest_match(
     return max(found, key=lambda m: m.date) if found else None
 
 
+def unused_start(
+    measures: tuple[NodeMeasure, ...], engine: str, version: str | None, gpu_name: str | None, model: ModelSpec,
+    settings: LaunchSettings,
+) -> str | None:  # fmt: skip
+    """Why this node's newest start of the same model, GPU model and engine gives a plan none of its terms (another
+    release, layout or profiled batch), in words for one line; None where there is none or the plan used it."""
+    key, gpu = model_key(model), gpu_model_key(gpu_name)
+    near = [m for m in measures if m.engine == engine and m.gpu == gpu and m.model_key == key]
+    if not near:
+        return None
+    start = max(near, key=lambda m: m.date)
+    ran = start.engine_version or "a release not known"
+    differs = []
+    if start.engine_version != version:
+        plan = f"this plan {version}" if version else f"this plan the newest (--engine-version {ran} to use it)"
+        differs.append(f"ran {ran}, {plan}")
+    if (start.tp, start.pp) != (settings.tp, settings.pp):
+        differs.append(f"ran TP{start.tp} PP{start.pp}, this plan TP{settings.tp} PP{settings.pp}")
+    if not differs and not start.same_runtime(settings, model):
+        differs.append("profiled another batch (its runtime charge is that batch's)")
+    if not differs:
+        return None
+    return f"this node's calibration store has a start of this model on the {gpu} ({start.date}) not used here: it {'; it '.join(differs)}"
+
+
 def measure_of_start(
     ledger: Ledger, *, date: str, free_before_load_bytes: int | None, weights_bytes: int | None,
     runtime_measured: bool,
