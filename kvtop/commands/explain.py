@@ -175,6 +175,10 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     return 0
 
 
+#: What explain says when the log measured no term a plan of the launch estimates (the store is left as it was).
+NOTHING_KEPT = "calibration store: nothing kept from this start (its log singles out none of the terms a plan estimates)"
+
+
 def _remember_start(args: argparse.Namespace, result: Explanation, log_date: str | None) -> None:
     """Keep what this start measured in the local calibration store (docs/calibration.md), unless it is off;
     a store that cannot be written says so on stderr in one line."""
@@ -186,7 +190,7 @@ def _remember_start(args: argparse.Namespace, result: Explanation, log_date: str
     if store_disabled(args.no_calibration_store):
         return
     measure = measure_of_explanation(result, date=log_date or datetime.date.today().isoformat())
-    notice = append_measure(measure) if measure is not None else None
+    notice = append_measure(measure) if measure is not None else NOTHING_KEPT
     if notice:
         print_error(notice, prefix="note: ")
 

@@ -103,6 +103,7 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
     """The plan the command line describes: its ledger with every unmeasured term calibrated, and the
     capacity interval (this node's earlier starts of the same launch used unless the store is off)."""
     from kvtop.domain.calibration.estimate import planned_capacity
+    from kvtop.domain.calibration.node import unused_start
     from kvtop.sources.calibration_store import read_store, store_disabled
 
     deployment = deployment_from_args(args, settings_from_args(args, extra))
@@ -112,9 +113,15 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
     store = read_store() if not store_disabled(args.no_calibration_store) else None
     if store is not None and store.notice:
         print_error(store.notice, prefix="note: ")
-    return planned_capacity(model, deployment.settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
+    plan = planned_capacity(model, deployment.settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
                             load_mtp=args.load_mtp, draft=deployment.draft,
                             node_measures=store.measures if store else ())  # fmt: skip
+    if store is not None and plan.estimate.node_note is None:
+        unused = unused_start(store.measures, deployment.settings.engine, deployment.settings.engine_version,
+                              name, model, deployment.settings)  # fmt: skip
+        if unused:
+            print_error(unused, prefix="note: ")
+    return plan
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:

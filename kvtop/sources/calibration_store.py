@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kvtop.domain.calibration.node import NodeMeasure
+from kvtop.domain.calibration.node import STORE_SCHEMA, NodeMeasure
 
 STORE_NAME = "calibration.jsonl"
 OFF_ENV = "KVTOP_NO_CALIBRATION_STORE"
@@ -54,18 +54,28 @@ def read_store(path: Path | None = None) -> StoreRead:
         return StoreRead()
     except OSError as err:
         return StoreRead(notice=f"calibration store {path} not read ({err.strerror or err}): plans use the corpus's fits")
-    measures, bad = [], 0
+    measures, bad, other_schema = [], 0, 0
     for line in raw.decode("utf-8", errors="replace").splitlines():
         if not line.strip():
             continue
         try:
-            measures.append(NodeMeasure.model_validate(json.loads(line)))
+            measure = NodeMeasure.model_validate(json.loads(line))
         except (ValueError, ValidationError):
             bad += 1
-    notice = (
-        f"calibration store {path}: {bad} unreadable line(s) ignored (delete the file to start afresh)" if bad else None
-    )
-    return StoreRead(measures=tuple(measures), notice=notice)
+            continue
+        if measure.schema_version != STORE_SCHEMA:  # another kvtop's line: its terms may mean something else
+            other_schema += 1
+            continue
+        measures.append(measure)
+    return StoreRead(measures=tuple(measures), notice=_notice(path, bad, other_schema))
+
+
+def _notice(path: Path, bad: int, other_schema: int) -> str | None:
+    """The one line a store with lines not used gives (None: every line was read)."""
+    if not bad and not other_schema:
+        return None
+    why = f", {other_schema} of another store schema than {STORE_SCHEMA}" if other_schema else ""
+    return f"calibration store {path}: {bad + other_schema} unreadable line(s) ignored{why} (delete the file to start afresh)"
 
 
 def append_measure(measure: NodeMeasure, path: Path | None = None) -> str | None:

@@ -131,6 +131,19 @@ def test_this_nodes_own_start_of_the_same_launch_replaces_the_fits() -> None:
     batch = preload_estimate(ledger, node_measures=(node(max_num_batched_tokens=2048),))
     assert batch.node_note is not None  # the weights still apply
     assert batch.term(Term.ACTIVATION).source == "calibrated"  # type: ignore[union-attr]
+    # a start that kept only its runtime charge gives another batch nothing: the plan does not say it used it
+    runtime_only = node(max_num_batched_tokens=2048).model_copy(update={"terms": {Term.CUDA_TOTAL: 79 * GIB,
+                                                                                  Term.ACTIVATION: 3 * GIB}})
+    assert preload_estimate(ledger, node_measures=(runtime_only,)).node_note is None
+
+
+def test_the_nodes_weights_reach_the_budget_not_only_the_terms_table() -> None:
+    """The node's 15 GiB of weights (`node()`) are what the plan's ranks hold, in place of the book's
+    16,060,522,496 B (test_a_launch_that_recasts_its_weights_counts_the_cast) and its calibrated rope cache."""
+    model = load_config_file(LLAMA_8B)
+    settings = parse_flags("vllm", ["--engine-version", "0.19.0"])
+    plan = planned_capacity(model, settings, gpu_total_bytes=H100, gpu_name="H100", node_measures=(node(),))
+    assert {rank.weights.total_bytes for rank in plan.ledger.ranks} == {15 * GIB}
 
 
 def test_an_nvml_name_keys_the_gpu_model_its_totals_are_fitted_on() -> None:

@@ -57,3 +57,19 @@ def test_the_flag_and_the_environment_turn_it_off(monkeypatch: pytest.MonkeyPatc
     assert store_disabled()
     monkeypatch.setenv(OFF_ENV, "0")
     assert not store_disabled()
+
+
+def test_a_truncated_line_wrong_types_and_another_schema_are_one_line(tmp_path: Path) -> None:
+    """A line cut short, one whose tp is a word, and one a later kvtop wrote (schema 2, its terms perhaps
+    meaning something else): none is used, the newer one no less than the broken ones; the notice is one line."""
+    path = tmp_path / "calibration.jsonl"
+    append_measure(MEASURE, path)
+    line = json.dumps(MEASURE.model_dump(mode="json"))
+    newer = MEASURE.model_dump(mode="json") | {"schema_version": 2, "date": "2027-01-01"}
+    wrong = MEASURE.model_dump(mode="json") | {"tp": "two"}
+    with path.open("a") as handle:
+        handle.write(line[:40] + "\n" + json.dumps(wrong) + "\n" + json.dumps(newer) + "\n")
+    read = read_store(path)
+    assert read.measures == (MEASURE,)
+    assert read.notice is not None and "\n" not in read.notice
+    assert "3 unreadable line(s) ignored, 1 of another store schema than 1" in read.notice

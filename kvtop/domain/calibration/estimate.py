@@ -145,17 +145,26 @@ def preload_estimate(
     calibrated = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     node = latest_match(node_measures, ledger.settings.engine, ledger.settings.engine_version, ledger.gpu_name,
                         ledger.model, ledger.settings)  # fmt: skip
+    node_used = False  # whether a term is the node's: a start of another profiled batch may give none
+    node_weights: TermEstimate | None = None
     if node is not None:
-        estimates = tuple(_from_node(estimate, node, ledger.settings, ledger.model) for estimate in estimates)
+        from_node = tuple(_from_node(estimate, node, ledger.settings, ledger.model) for estimate in estimates)
+        node_used = any(new is not old for new, old in zip(from_node, estimates, strict=True))
+        node_weights = next((new for new, old in zip(from_node, estimates, strict=True)
+                             if new.term is Term.WEIGHTS and new is not old), None)  # fmt: skip
+        estimates = from_node
     reads_free_after_load = bool(getattr(rules.calibration, "READS_FREE_AFTER_LOAD", True))
     estimates = _with_measured(estimates, ledger.measured, reads_free_after_load)
     weights = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     predicted = weights is not None and weights.source != "measured" and weights.within is None
     beside = calibrated.bytes - inputs.weights_bytes if calibrated and predicted else 0
+    if node_weights is not None and weights is not None and weights.within is None and ledger.measured.weights_bytes is None:
+        beside = node_weights.bytes - inputs.weights_bytes  # the node's weights reach the budget as the book's + this
     # a budget without a context term (vLLM's) still has ranks that hold one: the engine's own fit
     context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, fits)
     if context is not None and node is not None:
-        context = _from_node(context, node, ledger.settings, ledger.model)
+        from_node_context = _from_node(context, node, ledger.settings, ledger.model)
+        node_used, context = node_used or from_node_context is not context, from_node_context
     scale = rules.calibration.INTERVAL_SCALE if fits is None else scale
     fraction = ledger.engine.memory_fraction
     free_measured = ledger.measured.free_before_load_bytes is not None or ledger.measured.free_after_load_bytes is not None
@@ -163,7 +172,7 @@ def preload_estimate(
         engine=ledger.settings.engine,
         scale=scale,
         terms=estimates,
-        node_note=f"calibrated on this node, {node.date}" if node is not None else None,
+        node_note=f"calibrated on this node, {node.date}" if node is not None and node_used else None,
         weights_beside_book_bytes=beside,
         context=context,
         unified_host=unified_host(total, charged=from_free, fraction=fraction,

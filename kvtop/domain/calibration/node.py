@@ -106,6 +106,31 @@ def latest_match(
     return max(found, key=lambda m: m.date) if found else None
 
 
+def unused_start(
+    measures: tuple[NodeMeasure, ...], engine: str, version: str | None, gpu_name: str | None, model: ModelSpec,
+    settings: LaunchSettings,
+) -> str | None:  # fmt: skip
+    """Why this node's newest start of the same model, GPU model and engine gives a plan none of its terms (another
+    release, layout or profiled batch), in words for one line; None where there is none or the plan used it."""
+    key, gpu = model_key(model), gpu_model_key(gpu_name)
+    near = [m for m in measures if m.engine == engine and m.gpu == gpu and m.model_key == key]
+    if not near:
+        return None
+    start = max(near, key=lambda m: m.date)
+    ran = start.engine_version or "a release not known"
+    differs = []
+    if start.engine_version != version:
+        plan = f"this plan {version}" if version else f"this plan the newest (--engine-version {ran} to use it)"
+        differs.append(f"ran {ran}, {plan}")
+    if (start.tp, start.pp) != (settings.tp, settings.pp):
+        differs.append(f"ran TP{start.tp} PP{start.pp}, this plan TP{settings.tp} PP{settings.pp}")
+    if not differs and not start.same_runtime(settings, model):
+        differs.append("profiled another batch (its runtime charge is that batch's)")
+    if not differs:
+        return None
+    return f"this node's calibration store has a start of this model on the {gpu} ({start.date}) not used here: it {'; it '.join(differs)}"
+
+
 def measure_of_start(
     ledger: Ledger, *, date: str, free_before_load_bytes: int | None, weights_bytes: int | None,
     runtime_measured: bool,
@@ -127,7 +152,11 @@ def measure_of_start(
         terms[Term.WEIGHTS] = weights_bytes
     if runtime_measured:
         terms[Term.CUDA_TOTAL] = total
-        terms[Term.ACTIVATION] = ledger.engine.reserve_bytes  # the engine's non-KV charge, measured together
+        # the engine's non-KV charge, solved beside the ledger's weights: where the start's own weights are kept
+        # instead, the charge gives up their difference, so that weights + charge stay what the start measured
+        ledger_weights = ledger.measured.weights_bytes or max((rank.weights.total_bytes for rank in ledger.ranks), default=0)
+        beside = weights_bytes - ledger_weights if weights_bytes is not None and ledger.ranks else 0
+        terms[Term.ACTIVATION] = ledger.engine.reserve_bytes - beside
         terms[Term.NON_TORCH] = terms[Term.CUDA_GRAPHS] = 0
     if not terms:
         return None
@@ -145,7 +174,16 @@ def measure_of_explanation(result: Explanation, *, date: str) -> NodeMeasure | N
     if result.ledger is None:
         return None
     logged = result.logged
+    weights = logged.weights_bytes
+    if weights is None and logged.free_before_load_bytes is not None and logged.free_after_load_bytes is not None:
+        # what the load took, as the plan reads both free figures (estimate._with_measured): SGLang's own
+        # 'mem usage' is this difference (model_executor/model_runner.py, load_model)
+        weights = logged.free_before_load_bytes - logged.free_after_load_bytes
+    # the runtime charge is known where the engine's reserve was solved from the logged KV memory (vLLM's
+    # requested − weights − KV); an engine that took the logged figure as its budget, or read its free memory once
+    # everything was resident (TensorRT-LLM), charged a reserve of 0 that no log measured: nothing to keep
+    runtime = logged.available_kv_bytes is not None and result.ledger.engine.reserve_bytes > 0
     return measure_of_start(
         result.ledger, date=date, free_before_load_bytes=logged.free_before_load_bytes,
-        weights_bytes=logged.weights_bytes, runtime_measured=logged.available_kv_bytes is not None,
+        weights_bytes=weights, runtime_measured=runtime,
     )  # fmt: skip
