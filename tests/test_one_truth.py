@@ -150,6 +150,25 @@ def test_the_co_tenant_node_has_one_named_cause() -> None:
         assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_100_916 - squeezed)
 
 
+def test_the_restart_as_launched_is_one_figure_in_every_finding() -> None:
+    """`diagnose` printed 1,093,278 as the FP8 advice's base and 1,093,320 as the co-tenant's "or:" restart as
+    launched: the advice read the explained ledger (CUDA's calibrated H100 total less SGLang's TP 8 context, less the
+    6 GiB notebook), the restart NVML's free + processes − context, where NVML's reserved (491,194,941 B in the demo)
+    is not CUDA's (calibrated 493,278,001 B): 2,083,060 B more, 41 tokens. Both are now SGLang's pool from the same
+    pre-load less the 6 GiB (SGLang sizes every rank by the least free GPU), by the engine's arithmetic done in
+    tests/calibrated_figures.py."""
+    as_launched = llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB)
+    findings = diagnose(_snapshot("llama70b-tp8-foreign-gpu3"))
+    (co_tenant,) = [f for f in findings if f.rule == "co_tenant"]
+    (fp8,) = [f for f in findings if f.rule == "bf16_kv_where_fp8_supported"]
+    assert co_tenant.alternative is not None
+    assert co_tenant.alternative.restart_tokens == as_launched
+    assert f"capacity {as_launched:,} → " in " ".join(fp8.evidence)
+    assert fp8.gain_tokens == llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB, cell=20_480) - as_launched
+    # the co-tenant's fix: a restart without it gains what the waterfall says it costs
+    assert co_tenant.gain_tokens == llama_70b_tokens(8) - as_launched
+
+
 def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
     """The same 6 GiB notebook, started an hour after the engine: SGLang sized its pool without it,
     so the waterfall names no cause (only the gap between kvtop's prediction and what SGLang measured) and the
