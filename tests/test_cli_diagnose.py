@@ -15,7 +15,6 @@ from tests.calibrated_figures import (
     GIB,
     MIB,
     llama_70b_tokens,
-    sglang_context_bytes,
     sglang_h100_pre_load_bytes,
 )
 
