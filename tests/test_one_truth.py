@@ -218,3 +218,24 @@ def test_an_unexplained_loss_holds_bytes_like_every_other_cause() -> None:
     (term,) = capacity.waterfalls[0].terms
     assert term.cause is CapacityCause.UNEXPLAINED
     assert (term.tokens, term.bytes) == (-lost, lost * clean.kv_bytes_per_token)
+
+
+def test_the_token_gap_and_the_byte_gap_have_two_names() -> None:
+    """Demo llama70b-tp8-sglang, GPU 0: SGLang holds 1,229,576 tokens live (test_demo) against kvtop's 1,221,934
+    (tests/calibrated_figures.py), +7,642 tokens that are the engine's figure against the prediction; its worker's
+    bytes are what the prediction says (the rank ledger's byte gap, 0.00 GiB). They were both "unexplained"."""
+    view = _snapshot("llama70b-tp8-sglang").engines[0]
+    rank = view.ranks[0]
+    (term,) = rank.capacity.terms
+    assert term.tokens == 1_229_576 - llama_70b_tokens(8)
+    assert term.describe() == f"engine vs prediction +{1_229_576 - llama_70b_tokens(8):,}"
+    assert rank.capacity.describe() == (
+        f"clean {llama_70b_tokens(8):,} → engine vs prediction +{1_229_576 - llama_70b_tokens(8):,} → 1,229,576 live"
+    )
+    assert term.cause.value == "unexplained"  # the id in JSON and metrics stays
+    from kvtop.ui.ledger_rows import rank_ledger
+
+    ledger = rank_ledger(_snapshot("llama70b-tp8-sglang"), 0)
+    assert ledger is not None
+    rows = {row.label: row for row in ledger.rows}
+    assert "unexplained" not in rows and rows["unexplained bytes"].observed_bytes == rank.unexplained_bytes

@@ -146,7 +146,7 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
         LedgerRow(f"= worker pid {rank.pid}", prediction.worker_bytes, observed.process_bytes, "total")
     )
     gap = rank.unexplained_bytes
-    rows.append(LedgerRow("unexplained", None, gap, "gap"))
+    rows.append(LedgerRow("unexplained bytes", None, gap, "gap"))  # bytes: the waterfall's tokens say "engine vs prediction"
     return rows, prediction
 
 
