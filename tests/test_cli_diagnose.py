@@ -15,19 +15,13 @@ from tests.calibrated_figures import (
     GIB,
     MIB,
     llama_70b_tokens,
-    sglang_context_bytes,
     sglang_h100_pre_load_bytes,
 )
-from tests.corpus_records import logged_bytes
 
 # What a restart of the demo's SGLang finds free before the weights with nothing else on the GPU: CUDA's H100 total
 # less SGLang's calibrated context at TP 8 on NVLink, both fitted on the corpus (tests/calibrated_figures.py; at the
 # fits of da524f1c 79.18806 GiB less 0.570448 + 3 × 0.521322 GiB: 85,027,531,983 − 2,291,809,582 = 82,735,722,401 B)
 H100_RESTART_FREE = sglang_h100_pre_load_bytes(8)
-# What diagnose prices a restart on the demo node at: NVML's total less its reserve (the demo's GPUs show CUDA's
-# 79.19 GiB, as vLLM 0.19.0 printed it on an H100: llmd-v019-llama-3.3-70b-fp8dyn-tp4; examples/measured)
-# less the same calibrated context: 85,029,615,043 − 2,291,809,582 = 82,737,805,461 B at the fits of da524f1c
-NODE_RESTART_FREE = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total") - sglang_context_bytes(8)
 
 
 def diagnose_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
@@ -81,9 +75,10 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
 def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left_running(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Left running, the 6 GiB notebook leaves a restart NVML's total less its reserve (the node's CUDA total,
-    79.19 GiB as a real H100 start printed it) less SGLang's context at TP 8 on NVLink (calibrated,
-    tests/calibrated_figures.py) less 6 GiB free; SGLang's reserve is that × (1 − share), its own × (1 − 0.818): 0.83
+    """Left running, the 6 GiB notebook leaves a restart the pre-load the demo's ledger stands on (CUDA's calibrated
+    H100 total less SGLang's context at TP 8 on NVLink, tests/calibrated_figures.py) less 6 GiB free, the explained
+    pool's basis (one figure for a restart as launched; NVML's reserve, 2,083,060 B less than the calibrated driver
+    share, made it 41 tokens more before session 46); SGLang's reserve is that × (1 − share), its own × (1 − 0.818): 0.83
     takes it 0.85 GiB below (0.012 × 72,760.9 MiB at the fits of da524f1c), 0.84 would take 1.56 GiB: kvtop's
     tolerance is 1 GiB. The weights are the calibrated term (the book 17,640,734,720 and SGLang's rope cache 4,194,304
     B): at 0.83 the KV budget is 76,295,354,517 − 17,644,929,024 − 76,295,354,517 × 0.17 = 45,680,215,225 B ÷ 40,960
@@ -92,7 +87,7 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
     alternative = out["findings"][0]["alternative"]
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
     assert ledger is not None
-    left = NODE_RESTART_FREE - 6 * GIB
+    left = H100_RESTART_FREE - 6 * GIB
     assert 72_700 < left / MIB < 72_800 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
 
     def capacity(**settings: float) -> int:

@@ -315,6 +315,30 @@ def test_a_plan_that_does_not_fit_names_its_defaults_and_the_smallest_layout_tha
     assert out["smallest_fit"] == {"gpus": 4, "token_capacity": at_tp4["token_capacity"], "engine_flags": ["--tp-size", "4"]}
 
 
+def test_a_memory_share_that_fits_no_layout_is_named_with_the_layout_at_the_engines_own(capsys) -> None:
+    """Llama-3-70B under vLLM with --gpu-memory-utilization 0.0001: vLLM budgets ceil(79.19 GiB × 0.0001) = 8.1 MiB
+    per GPU, below 141 GB of bf16 weights ÷ 32 ranks = 4.4 GB, so no layout up to 32 H100s fits and the flag is why;
+    at vLLM's own share (0.92) TP 2 is the fewest GPUs that do: 65.71 GiB of weights per rank under 72.85 GiB, TP 1's
+    131 GiB over the whole GPU."""
+    import json
+
+    from kvtop.cli import main
+
+    base = ["plan", "--model", "llama-3-70b", "--engine", "vllm", "--gpu", "H100"]
+    assert main([*base, "--gpu-memory-utilization", "0.0001"]) == 0
+    text = capsys.readouterr().out
+    assert main([*base, "--tp", "2", "--json"]) == 0
+    at_tp2 = json.loads(capsys.readouterr().out)
+    assert at_tp2["fits"]
+    assert (
+        "no layout up to 32× H100 (79.65 GiB) fits with --gpu-memory-utilization 0.0001; at the engine's own share "
+        f"2× H100 (79.65 GiB) fits, {at_tp2['token_capacity']:,} tokens per rank (engine flags: --tensor-parallel-size 2)"
+    ) in text
+    assert main([*base, "--gpu-memory-utilization", "0.0001", "--json"]) == 0
+    fit = json.loads(capsys.readouterr().out)["smallest_fit"]
+    assert (fit["gpus"], fit["dropped"]) == (2, "--gpu-memory-utilization 0.0001")
+
+
 @pytest.mark.parametrize(
     ("args", "field", "says"),
     [(["--context-length", "262144"], "--context-length", "SGLang latest refuses --context-length 262,144 above the model's 131,072 positions"),

@@ -150,6 +150,25 @@ def test_the_co_tenant_node_has_one_named_cause() -> None:
         assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_100_916 - squeezed)
 
 
+def test_the_restart_as_launched_is_one_figure_in_every_finding() -> None:
+    """`diagnose` printed 1,093,278 as the FP8 advice's base and 1,093,320 as the co-tenant's "or:" restart as
+    launched: the advice read the explained ledger (CUDA's calibrated H100 total less SGLang's TP 8 context, less the
+    6 GiB notebook), the restart NVML's free + processes − context, where NVML's reserved (491,194,941 B in the demo)
+    is not CUDA's (calibrated 493,278,001 B): 2,083,060 B more, 41 tokens. Both are now SGLang's pool from the same
+    pre-load less the 6 GiB (SGLang sizes every rank by the least free GPU), by the engine's arithmetic done in
+    tests/calibrated_figures.py."""
+    as_launched = llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB)
+    findings = diagnose(_snapshot("llama70b-tp8-foreign-gpu3"))
+    (co_tenant,) = [f for f in findings if f.rule == "co_tenant"]
+    (fp8,) = [f for f in findings if f.rule == "bf16_kv_where_fp8_supported"]
+    assert co_tenant.alternative is not None
+    assert co_tenant.alternative.restart_tokens == as_launched
+    assert f"capacity {as_launched:,} → " in " ".join(fp8.evidence)
+    assert fp8.gain_tokens == llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB, cell=20_480) - as_launched
+    # the co-tenant's fix: a restart without it gains what the waterfall says it costs
+    assert co_tenant.gain_tokens == llama_70b_tokens(8) - as_launched
+
+
 def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
     """The same 6 GiB notebook, started an hour after the engine: SGLang sized its pool without it,
     so the waterfall names no cause (only the gap between kvtop's prediction and what SGLang measured) and the
@@ -199,3 +218,24 @@ def test_an_unexplained_loss_holds_bytes_like_every_other_cause() -> None:
     (term,) = capacity.waterfalls[0].terms
     assert term.cause is CapacityCause.UNEXPLAINED
     assert (term.tokens, term.bytes) == (-lost, lost * clean.kv_bytes_per_token)
+
+
+def test_the_token_gap_and_the_byte_gap_have_two_names() -> None:
+    """Demo llama70b-tp8-sglang, GPU 0: SGLang holds 1,229,576 tokens live (test_demo) against kvtop's 1,221,934
+    (tests/calibrated_figures.py), +7,642 tokens that are the engine's figure against the prediction; its worker's
+    bytes are what the prediction says (the rank ledger's byte gap, 0.00 GiB). They were both "unexplained"."""
+    view = _snapshot("llama70b-tp8-sglang").engines[0]
+    rank = view.ranks[0]
+    (term,) = rank.capacity.terms
+    assert term.tokens == 1_229_576 - llama_70b_tokens(8)
+    assert term.describe() == f"engine vs prediction +{1_229_576 - llama_70b_tokens(8):,}"
+    assert rank.capacity.describe() == (
+        f"clean {llama_70b_tokens(8):,} → engine vs prediction +{1_229_576 - llama_70b_tokens(8):,} → 1,229,576 live"
+    )
+    assert term.cause.value == "unexplained"  # the id in JSON and metrics stays
+    from kvtop.ui.ledger_rows import rank_ledger
+
+    ledger = rank_ledger(_snapshot("llama70b-tp8-sglang"), 0)
+    assert ledger is not None
+    rows = {row.label: row for row in ledger.rows}
+    assert "unexplained" not in rows and rows["unexplained bytes"].observed_bytes == rank.unexplained_bytes

@@ -258,7 +258,7 @@ def render_probe_result(result: ProbeResult) -> str:
         f" (+{result.padding_rows} padding rows) in {result.chunks} chunks{touched}"
     )
     rows.append(f"  bytes          {fmt_both(result.bytes_allocated)}")
-    measured = "—" if result.bytes_per_token_measured is None else f"{result.bytes_per_token_measured:,.1f}"
+    measured = result.describe_measured()
     delta = result.measured_vs_predicted
     delta_text = "" if delta is None else f" ({delta:+.2%}, padding page included)"
     rows.append(

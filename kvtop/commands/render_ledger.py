@@ -386,6 +386,11 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
     gpu = f"{ledger.gpu_name or 'GPU'} ({fmt_gib(ledger.gpu_total_bytes)})"
     if smallest is None:
         lines.append(f"no layout up to 32× {gpu} fits this launch")
+    elif smallest.dropped:
+        lines.append(
+            f"no layout up to 32× {gpu} fits with {smallest.dropped}; at the engine's own share {smallest.gpus}× {gpu} "
+            f"fits, {fmt_tokens(smallest.token_capacity)} tokens per rank (engine flags: {shlex.join(smallest.settings.to_flags())})"
+        )
     else:
         lines.append(
             f"smallest layout that fits: {smallest.gpus}× {gpu}, {fmt_tokens(smallest.token_capacity)} tokens per rank "
@@ -399,4 +404,6 @@ def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> d
     fit = None
     if smallest is not None:
         fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": smallest.settings.to_flags()}
+        if smallest.dropped:  # the launch's memory share fits no layout: this one is at the engine's own
+            fit["dropped"] = smallest.dropped
     return {"smallest_fit": fit, "assumed": list(defaults)}

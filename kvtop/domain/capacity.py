@@ -17,7 +17,8 @@ For each rank:
                                                                       the engine budgets a share of
                                                                       the total)
             a cap (--max-total-tokens, a block override)
-            unexplained                                              (the rest: actual − all above)
+            unexplained                                              (the rest: actual − all above; shown
+                                                                      "engine vs prediction", not bytes)
     actual  the engine's live figure, else the one its log printed, else the prediction
 
 so that `clean + Σ terms == actual` exactly, in integer tokens. The state after every explained
@@ -49,6 +50,14 @@ class CapacityCause(str, Enum):
     CAP = "cap"  # --max-total-tokens, --num-gpu-blocks-override
     UNEXPLAINED = "unexplained"  # the engine's own figure, less everything above
 
+    @property
+    def label(self) -> str:
+        """The cause as a person reads it: the id's words, but the unexplained term is "engine vs prediction" (the
+        engine's own token figure against kvtop's with every measured cause), never read for the rank's
+        "unexplained bytes" (worker memory no predicted term holds, `RankView.unexplained_bytes`): the demo's
+        GPU 0 said "unexplained +7,642" tokens beside an "unexplained" 0.00 GiB."""
+        return "engine vs prediction" if self is CapacityCause.UNEXPLAINED else self.value.replace("_", " ")
+
 
 class CapacitySource(str, Enum):
     """Where a rank's actual capacity comes from."""
@@ -74,7 +83,7 @@ class CapacityTerm(BaseModel):
         where = ""
         if self.gpu_index is not None:
             where = f" (GPU {self.gpu_index}" + (f", pid {self.pid})" if self.pid else ")")
-        return f"{self.cause.value.replace('_', ' ')} {signed(self.tokens)}{where}"
+        return f"{self.cause.label} {signed(self.tokens)}{where}"
 
 
 class CapacityWaterfall(BaseModel):

@@ -77,7 +77,7 @@ class ClusterTerm(_Frozen):
 
     def describe(self) -> str:
         where = f" ({self.node}" + (f" GPU {self.gpu})" if self.gpu else ")") if self.node else ""
-        return f"{self.cause.value.replace('_', ' ')} {signed(self.tokens)}{where}"
+        return f"{self.cause.label} {signed(self.tokens)}{where}"
 
 
 class TightestRank(_Frozen):

@@ -68,19 +68,39 @@ class EngineOnNode:
         self.gpus: dict[int, GpuObservation] = {
             g: gpu for g in self.ranks if (gpu := snapshot.observation.gpu(g))
         }
-        total = view.ledger.gpu_total_bytes if view.ledger else 0
-        # what a restart takes before its weights (the calibrated estimate: the driver's share and the
-        # engine's CUDA context and NCCL by TP and GPU); NVML's free memory, where read, stays measured
-        overhead = start_overhead(view.ledger) if view.ledger else None
-        driver = overhead.driver_bytes if overhead else 0  # no ledger: no restart is priced (no replay)
-        context = overhead.context_bytes if overhead else MeasuredInputs().context_before_load(total)
         self.clean: dict[int, int] = {}  # free at a restart if nothing but this engine were on the GPU
         for g, gpu in self.gpus.items():
-            if gpu.free_bytes is None:
-                self.clean[g] = (gpu.total_bytes or total) - driver - context
-            else:
-                mine = self.ranks[g].observed.process_bytes or 0
-                self.clean[g] = gpu.free_bytes + mine + self.outside(g) - context
+            self.clean[g] = self._clean_free(gpu)
+
+    def _clean_free(self, gpu: GpuObservation) -> int:
+        """Free before load at a restart with no other process on `gpu`.
+
+        Where the engine's budget reads that figure (`sizes_every_rank_from_least_free`: SGLang, LMDeploy,
+        TensorRT-LLM) it is the ledger's own pre-load free (the one its waterfall's "clean", the explained ledger
+        and every advice are solved on: measured where the engine logged it, else CUDA's calibrated total less the
+        context), less what NVML counts used beyond the driver's reserve, this rank's worker and other engines' and
+        tenants' processes (the engine's own extra processes, memory no process lists). NVML's
+        reserve is not CUDA's: free + processes − context put a restart 2,083,060 B (41 tokens) above the same
+        launch's explained pool on the demo H100 (NVML reserved 491,194,941 B against the calibrated 493,278,001 B),
+        two figures for one restart as launched. Elsewhere (vLLM's start check) NVML's free stays the fact."""
+        ledger = self.view.ledger
+        total = ledger.gpu_total_bytes if ledger else 0
+        if ledger is not None and self.replay is not None and self.rules.sizes_every_rank_from_least_free:
+            if gpu.free_bytes is None or gpu.total_bytes is None:
+                return self.replay.free_before_load_bytes
+            reserve = gpu.reserved_bytes if gpu.reserved_bytes is not None else start_overhead(ledger).driver_bytes
+            mine = self.ranks[gpu.index].observed.process_bytes or 0
+            held = gpu.total_bytes - gpu.free_bytes - reserve - mine - self.outside(gpu.index)
+            return self.replay.free_before_load_bytes - max(0, held)
+        # what a restart takes before its weights (the calibrated estimate: the driver's share and the
+        # engine's CUDA context and NCCL by TP and GPU); NVML's free memory, where read, stays measured
+        overhead = start_overhead(ledger) if ledger else None
+        driver = overhead.driver_bytes if overhead else 0  # no ledger: no restart is priced (no replay)
+        context = overhead.context_bytes if overhead else MeasuredInputs().context_before_load(total)
+        if gpu.free_bytes is None:
+            return (gpu.total_bytes or total) - driver - context
+        mine = self.ranks[gpu.index].observed.process_bytes or 0
+        return gpu.free_bytes + mine + self.outside(gpu.index) - context
 
     @property
     def node_diagnosis(self) -> EngineNodeDiagnosis:

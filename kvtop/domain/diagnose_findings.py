@@ -65,14 +65,13 @@ class FlagAlternative(BaseModel):
     def describe(self) -> str:
         """The alternative with its price, as the findings pane and `diagnose` print it: 'keep pid 4242
         running and restart sglang:41000 with --mem-fraction-static 0.83: +22,750 tokens per rank over a
-        restart as launched (1,142,838 against 1,120,088, both on the memory measured free now, not the prediction
-        as started); runtime reserve 12.29 GiB, …'."""
+        restart as launched (1,115,631 against 1,093,274, both with the processes held now); runtime reserve …'.
+        A restart as launched is the ledger's own pre-load less what others hold now (`EngineOnNode.clean`): with
+        the same processes as at the start it is the explained pool, the figure the advice and the planner start from."""
         if self.restart_tokens:
-            # both restarts are replayed on the memory measured free now; the engine line's "predicted" is another
-            # question (the engine as it started, on kvtop's calibrated estimate of a clean GPU), so it may differ
             held = (
                 f"+{self.gain_tokens:,} tokens per rank over a restart as launched ({self.tokens:,} against "
-                f"{self.restart_tokens:,}, both on the memory measured free now, not the prediction as started)"
+                f"{self.restart_tokens:,}, both with the processes held now)"
             )
         else:
             held = f"{self.tokens:,} tokens per rank (as launched it would not start)"

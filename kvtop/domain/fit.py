@@ -4,7 +4,10 @@ Only tensor parallelism grows (by powers of two up to one node's eight GPUs, the
 eight), on the same GPU, under the same engine, release and settings: each candidate is solved as
 `kvtop plan` solves it (`planned_capacity`: the engine's own rules, unmeasured terms calibrated for that
 layout), so the answer is the capacity `kvtop plan` prints for it. A layout the
-model cannot take (heads that do not divide) is skipped, not reported.
+model cannot take (heads that do not divide) is skipped, not reported. Where none fits and the launch set the
+engine's memory share (vLLM's `--gpu-memory-utilization`, SGLang's `--mem-fraction-static`, …), the same search
+runs again at the engine's own share, from the launch's layout: a share too small to fit anywhere is named as
+the reason (`FittingLayout.dropped`), not left as "no layout fits".
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger
 
 #: (tp, pp) tried in order: one node first, then whole nodes of eight as pipeline stages
@@ -28,19 +32,34 @@ class FittingLayout(BaseModel):
     settings: LaunchSettings
     gpus: int
     token_capacity: int
+    dropped: str | None = None  # the launch's flag it leaves out ('--gpu-memory-utilization 0.0001'), if any
 
 
 def smallest_fitting_layout(ledger: Ledger) -> FittingLayout | None:
-    """The fewest GPUs (more TP, then PP) on which `ledger`'s launch fits; None when it fits already or
-    when no candidate up to 32 GPUs does."""
+    """The fewest GPUs (more TP, then PP) on which `ledger`'s launch fits; else, where the launch set the engine's
+    memory share, the fewest at the engine's own share (`dropped` names the flag); None when it fits already or
+    when nothing up to 32 GPUs does."""
     if ledger.engine.fits:
         return None
-    base = ledger.settings
+    found = _smallest(ledger, ledger.settings, same_layout=False)
+    field = engine_rules(ledger.settings.engine).memory_fraction_field
+    share = getattr(ledger.settings, field) if field else None
+    if found is not None or field is None or share is None:
+        return found
+    own = _smallest(ledger, ledger.settings.model_copy(update={field: None}), same_layout=True)
+    flag = f"{spelling_of(ledger.settings.engine, field)} {share:g}"
+    return own.model_copy(update={"dropped": flag}) if own is not None else None
+
+
+def _smallest(ledger: Ledger, base: LaunchSettings, *, same_layout: bool) -> FittingLayout | None:
+    """The first layout (the launch's own first where `same_layout`, then more TP, then PP) where `base` fits."""
     measured = ledger.measured.model_copy(update={"calibrated": None})  # re-estimated for each layout
+    layouts = [(base.tp, base.pp)] if same_layout else []
     for tp, pp in CANDIDATES:
         tp, pp = max(tp, base.tp), max(pp, base.pp)
-        if tp * pp * base.dp <= ledger.layout.gpus:
-            continue
+        if tp * pp * base.dp > ledger.layout.gpus:
+            layouts.append((tp, pp))
+    for tp, pp in layouts:
         settings = base.model_copy(update={"tp": tp, "pp": pp})
         try:
             candidate = planned_capacity(

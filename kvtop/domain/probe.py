@@ -235,7 +235,9 @@ class ProbeResult(BaseModel):
     padding_rows: int = 0
     bytes_allocated: int = 0
     bytes_per_token_predicted: int = 0
-    bytes_per_token_measured: float | None = None
+    bytes_per_token_measured: float | None = None  # measured_bytes ÷ tokens_allocated (a ratio, not bytes)
+    # what the probe measured its pages take: CUDA's free-memory drop to the peak, else the bytes it allocated
+    measured_bytes: int | None = None
     reserve_bytes: int = 0
     budget_bytes: int | None = None
     context_bytes: int | None = None
@@ -279,6 +281,22 @@ class ProbeResult(BaseModel):
         if self.bytes_allocated <= 0:
             return None
         return self.seconds / (self.bytes_allocated / 2**30)
+
+    @property
+    def measured_per_token_bytes(self) -> int | None:
+        """The bytes per token measured, to the nearest whole byte (halves up): bytes are integers."""
+        if self.measured_bytes is not None and self.tokens_allocated > 0:
+            return (2 * self.measured_bytes + self.tokens_allocated) // (2 * self.tokens_allocated)
+        return None if self.bytes_per_token_measured is None else int(self.bytes_per_token_measured + 0.5)
+
+    def describe_measured(self) -> str:
+        """'40,962 B (1,073,725,440 B ÷ 26,213 tokens)': the whole bytes per token and what was measured; '—'."""
+        per_token = self.measured_per_token_bytes
+        if per_token is None:
+            return "—"
+        if self.measured_bytes is None:
+            return f"{per_token:,} B"
+        return f"{per_token:,} B ({self.measured_bytes:,} B ÷ {self.tokens_allocated:,} tokens)"
 
     @property
     def measured_vs_predicted(self) -> float | None:

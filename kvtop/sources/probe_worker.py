@@ -329,6 +329,7 @@ def probe(
         bytes_allocated=bytes_allocated,
         bytes_per_token_predicted=request.bytes_per_token_predicted,
         bytes_per_token_measured=(consumed / tokens) if tokens else None,
+        measured_bytes=consumed if tokens else None,
         reserve_bytes=request.reserve_bytes,
         budget_bytes=free_before - request.reserve_bytes,
         context_bytes=context_bytes,

@@ -146,7 +146,7 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
         LedgerRow(f"= worker pid {rank.pid}", prediction.worker_bytes, observed.process_bytes, "total")
     )
     gap = rank.unexplained_bytes
-    rows.append(LedgerRow("unexplained", None, gap, "gap"))
+    rows.append(LedgerRow("unexplained bytes", None, gap, "gap"))  # bytes: the waterfall's tokens say "engine vs prediction"
     return rows, prediction
 
 
@@ -228,9 +228,9 @@ def probe_rows(result: ProbeResult) -> tuple[ProbeRow, ...]:
     else:
         planned_tokens = "fill"
     per_token = "—"
-    if result.bytes_per_token_measured is not None:
+    if (whole := result.measured_per_token_bytes) is not None:
         delta = result.measured_vs_predicted
-        per_token = f"{result.bytes_per_token_measured:,.1f}" + ("" if delta is None else f" ({delta:+.2%})")
+        per_token = f"{whole:,}" + ("" if delta is None else f" ({delta:+.2%})")
     return (
         ProbeRow("probe: tokens proven", planned_tokens, f"{result.tokens_allocated:,}" if measured else "—"),
         ProbeRow("probe: bytes/token measured", f"{predicted:,}" if predicted else "—", per_token),

@@ -14,7 +14,6 @@ import pytest
 
 from kvtop.domain.diagnose import Finding, Severity, diagnose, diagnose_ledger
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.node import NodeSnapshot, build_snapshot
@@ -246,10 +245,10 @@ def test_an_engine_process_on_gpu0_makes_it_the_tightest_rank_for_every_rank() -
     helper = co_tenant(4300, 3 * GIB, role=ProcessRole.ENGINE_SERVER, engine_id=f"sglang:{SERVER}")
     finding = only(diagnose(node(plan, others={0: (helper,)})), "rank_imbalance")
     assert finding.gpus == (0,) and finding.bytes == 3 * GIB
-    # the finding prices a restart at the calibrated free memory before load: the H100 less the driver's reserve
-    # less SGLang's fitted context (0.597783 GiB, no NVLink GPU named: no TP term) = 84,342,074,463 B, where the
-    # pools are 1,253,688 and 1,189,358 tokens (3 GiB × 0.818 ÷ 40,960 B = 64,330.1, each pool floored)
-    restart = H100 - RESERVED - round(SGLANG_FITS["sglang.context"].coefficients[0] * GIB)
+    # the finding prices a restart at the plan's own pre-load free (the H100 less kvtop's default 1 GiB context,
+    # `predict` with nothing measured: the figure its explained pool stands on), GPU 0 less the helper's 3 GiB
+    # (3 GiB × 0.818 ÷ 40,960 B = 64,330.1, each pool floored)
+    restart = H100 - GIB
     assert finding.tokens == sglang_capacity(plan, restart) - sglang_capacity(plan, restart - 3 * GIB) == 64_330
     assert "pids 4300" in finding.fix
 

@@ -1,9 +1,10 @@
 """The co-tenant's other way out (kvtop.domain.keep_running): leave it running, move the engine's memory flag.
 
 The node of tests/domain/test_diagnose.py: Meta-Llama-3-70B at TP8 on eight H100s (81,559 MiB, 512 MiB
-driver-reserved as NVML reads it; the GPU model is not named). A restart finds what NVML leaves free less the
-engine's own context, at its calibrated figure (docs/calibration.md): SGLang's at TP 8 with no NVLink GPU
-named, 0.582988 GiB (`sglang.context`), or vLLM's with several ranks, 0.51 + 1.025714 GiB (`vllm.context`). Every figure below is re-solved by
+driver-reserved as NVML reads it; the GPU model is not named). A restart of SGLang (which sizes every rank by the
+least free GPU) starts from the plan's own pre-load free, the figure its explained pool stands on, less what others
+hold now; vLLM's finds what NVML leaves free less its context at its calibrated figure (docs/calibration.md), with
+several ranks 0.51 + 1.025714 GiB (`vllm.context`). Every figure below is re-solved by
 `predict` with the free memory written out by hand, and the share's bounds by SGLang's and vLLM's own
 arithmetic:
 
@@ -22,27 +23,28 @@ from kvtop.domain.diagnose import diagnose
 from kvtop.domain.diagnose_findings import AlternativeLimit
 from kvtop.domain.incident import incident
 from kvtop.domain.ledger import predict
-from tests.calibrated_figures import llama_70b_co_tenant_tokens, sglang_unnamed_gpu_context_bytes
+from tests.calibrated_figures import llama_70b_co_tenant_tokens
 from tests.domain.test_diagnose import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
 
 AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (test_diagnose pins it)
-# SGLang's context with no NVLink GPU named (the fit's constant, no TP term; tests/calibrated_figures.py): at the fit of
-# this session's refit 0.570448 GiB = 584.1 MiB, so 81,559 − 512 − 584.1 = 80,462.9 MiB free before the weights
-SGLANG_RESTART = H100 - RESERVED - sglang_unnamed_gpu_context_bytes()
+# The plan's own pre-load free (`predict` with nothing measured: the total less kvtop's default context,
+# DEFAULT_CONTEXT_BYTES = 1 GiB): 81,559 − 1,024 = 80,535 MiB before the weights. NVML's 512 MiB reserve is not
+# CUDA's: a restart read as NVML free + processes − context was another figure for the same restart (session 46)
+SGLANG_RESTART = H100 - GIB
 VLLM_RESTART = H100 - RESERVED - round((0.51 + 1.025714) * GIB)
 
 
 def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None:
-    """6 GiB on GPU 3: a restart with the notebook left running has 80,462.9 − 6,144 = 74,318.9 MiB free (at the
-    committed context fit, 0.570448 GiB). At 0.83 the reserve is that × 0.17, 0.012 × 74,318.9 MiB = 0.87 GiB below
-    SGLang's own (× 0.182); at 0.84 it would be 0.022 × 74,318.9 MiB = 1.60 GiB below: 0.83 is the most it may take."""
+    """6 GiB on GPU 3: a restart with the notebook left running has 80,535 − 6,144 = 74,391 MiB free. At 0.83 the
+    reserve is that × 0.17, 0.012 × 74,391 MiB = 0.87 GiB below SGLang's own (× 0.182); at 0.84 it would be
+    0.022 × 74,391 MiB = 1.60 GiB below: 0.83 is the most it may take."""
     plan = llama()
     assert plan.engine.memory_fraction == AUTO
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
     alternative = finding.alternative
     assert alternative is not None
     left = SGLANG_RESTART - 6 * GIB
-    assert round(left / MIB, 1) == round(81_559 - 512 - sglang_unnamed_gpu_context_bytes() / MIB - 6_144, 1)
+    assert left / MIB == 81_559 - 1_024 - 6_144
     assert (0.83 - AUTO) * left < GIB <= (0.84 - AUTO) * left  # the hand bound: 0.87 GiB, then 1.60 GiB
     assert (alternative.share, alternative.limit) == (0.83, AlternativeLimit.RESERVE)
     assert alternative.fix == "--mem-fraction-static 0.83" and alternative.flag == "--mem-fraction-static"
@@ -57,15 +59,15 @@ def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None
     assert alternative.describe().startswith(
         f"keep pid 9001 running and restart sglang:4242 with --mem-fraction-static 0.83: +{alternative.gain_tokens:,} "
         f"tokens per rank over a restart as launched ({alternative.tokens:,} against {alternative.restart_tokens:,}, "
-        "both on the memory measured free now, not the prediction as started); "
+        "both with the processes held now); "
         f"runtime reserve {left * 0.17 / GIB:.2f} GiB (SGLang keeps {left * 0.182 / GIB:.2f} GiB itself)"
     )
 
 
 def test_a_share_below_sglangs_own_is_raised_to_the_least_that_gives_every_token_back() -> None:
-    """At --mem-fraction-static 0.7, stopping the notebook gives 80,193.8 MiB × 0.7 of budget back; with it
-    left running the share must be 0.7 × 80,193.8 ÷ 74,049.8 = 0.7581 or more: 0.76 reaches it, 0.75 does
-    not, and its reserve (74,049.8 MiB × 0.24 = 17.4 GiB) is above SGLang's own."""
+    """At --mem-fraction-static 0.7, stopping the notebook gives 80,535 MiB × 0.7 of budget back; with it
+    left running the share must be 0.7 × 80,535 ÷ 74,391 = 0.7578 or more: 0.76 reaches it, 0.75 does
+    not, and its reserve (74,391 MiB × 0.24 = 17.4 GiB) is above SGLang's own."""
     plan = llama("sglang", "--mem-fraction-static", "0.7")
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
     alternative = finding.alternative
@@ -139,21 +141,16 @@ def test_the_incident_line_offers_it_and_shortens_by_width() -> None:
     assert all(len(answer.within(width)) <= width for width in range(1, 300))
 
 
-def test_a_restart_as_launched_and_the_engines_predicted_capacity_answer_two_questions() -> None:
-    """The engine line's "predicted" is the engine as it started: the plan's own pre-load free (its calibrated
-    estimate, 84,447,068,160 B at this session's fits) less the 6 GiB there before it. "A restart as launched" is replayed on what
-    NVML leaves free now: 81,559 − 512 MiB reserved − SGLang's context fit, less the same 6 GiB. The two bases
-    differ (the measured reserve is not the calibrated one), so the figures do, and the finding says on which
-    basis its own figure stands."""
+def test_a_restart_as_launched_is_the_engines_explained_pool_with_the_same_processes() -> None:
+    """One figure for one question: with the same 6 GiB held as when it started, a restart as launched is the
+    explained pool (the engine line's "predicted", the FP8 advice's base, the planner's before): SGLang's pool from
+    the plan's pre-load (81,559 − 1,024 MiB) less the 6 GiB. It was NVML's 81,559 − 512 MiB reserved − SGLang's
+    context fit, another basis for the same restart (session 46: 1,093,320 beside 1,093,278 on the demo)."""
     plan = llama()
     snapshot = node(plan, others={3: (co_tenant(9001, 6 * GIB),)})
     explained = snapshot.engines[0].explained
     assert explained is not None
-    started = plan.measured.free_before_load(plan.gpu_total_bytes)  # the plan's calibrated start
-    assert started != SGLANG_RESTART  # NVML's 512 MiB reserved and the fitted context: another basis
-    assert explained.token_capacity == sglang_capacity(plan, started - 6 * GIB)
     alternative = only(diagnose(snapshot), "co_tenant").alternative
     assert alternative is not None
-    assert alternative.restart_tokens == sglang_capacity(plan, SGLANG_RESTART - 6 * GIB)
-    assert alternative.restart_tokens != explained.token_capacity
-    assert "both on the memory measured free now, not the prediction as started" in alternative.describe()
+    assert alternative.restart_tokens == explained.token_capacity == sglang_capacity(plan, SGLANG_RESTART - 6 * GIB)
+    assert "both with the processes held now" in alternative.describe()

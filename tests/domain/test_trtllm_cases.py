@@ -59,6 +59,13 @@ def test_4275_engine_0_19_matches_with_its_fp8_kv() -> None:
     assert result.verdict == "match"
     assert (result.token_capacity_min, result.token_capacity_max) == (262_848, 263_008)
     assert result.pool_checks[0].predicted_bytes_per_token == 65_536 and result.pool_checks[0].within_rounding
+    # the fraction as the launch states it (trtllm-serve's default 0.9, case.json), the C++ float the engine
+    # multiplies (0.9f = 0.89999997615814208984375) noted once beside it: it printed "0.899999976"
+    assert result.ledger is not None
+    (step,) = [step for step in result.ledger.engine.steps if "free_gpu_memory_fraction" in step.label]
+    assert (step.label, step.note) == (
+        "× free_gpu_memory_fraction 0.9", "the engine multiplies it as a C++ float, 0.899999976"
+    )
 
 
 def test_4275_without_its_kv_dtype_names_what_would_rebuild_it_and_that_the_log_cannot_tell() -> None:

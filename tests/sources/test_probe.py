@@ -139,7 +139,22 @@ def test_human_output_states_measured_predicted_and_release(torch_runs: TorchRun
     text = render_probe_result(result)
     assert "20,000 allocated" in text
     assert "predicted 57,344" in text
+    # on the CPU the probe measures the bytes it allocated: the 20,000 tokens and the padding page, 20,001 × 57,344 B
+    # = 1,146,937,344 B, ÷ 20,000 = 57,346.87, shown as whole bytes with what was measured
+    assert "measured 57,347 B (1,146,937,344 B ÷ 20,000 tokens)" in text
     assert "released       yes" in text
+
+
+def test_bytes_per_token_measured_are_whole_bytes_with_their_total() -> None:
+    """`probe` printed 'bytes/token measured 131,137.5': 4,297,113,600 B over 32,768 tokens is 131,137.5, a ratio;
+    the byte figure is rounded to the nearest whole byte (a half up) and shown beside the total and the tokens."""
+    result = ProbeResult(
+        outcome=ProbeOutcome.OK, message="", device="cuda:0", tokens_allocated=32_768,
+        bytes_allocated=4_297_113_600, bytes_per_token_measured=4_297_113_600 / 32_768, measured_bytes=4_297_113_600,
+    )  # fmt: skip
+    assert result.measured_per_token_bytes == 131_138
+    assert result.describe_measured() == "131,138 B (4,297,113,600 B ÷ 32,768 tokens)"
+    assert "bytes/token    measured 131,138 B (4,297,113,600 B ÷ 32,768 tokens) · predicted" in render_probe_result(result)
 
 
 def test_timeout_kills_the_child() -> None:

@@ -44,7 +44,7 @@ def filled(request: ProbeRequest) -> ProbeResult:
         outcome=ProbeOutcome.OK, message=f"filled {FILLED_TOKENS:,} tokens, keeping the reserve free",
         device=request.device, mode="fill", tokens_allocated=FILLED_TOKENS, padding_rows=1,
         bytes_allocated=allocated, bytes_per_token_predicted=request.bytes_per_token_predicted,
-        bytes_per_token_measured=allocated / FILLED_TOKENS, reserve_bytes=request.reserve_bytes,
+        bytes_per_token_measured=allocated / FILLED_TOKENS, measured_bytes=allocated, reserve_bytes=request.reserve_bytes,
         budget_bytes=GIB, free_before_bytes=GIB + request.reserve_bytes, chunks=1, touched=True,
         seconds=0.5, released=True, release_check="process exited",
     )  # fmt: skip
@@ -173,7 +173,7 @@ async def test_run_shows_progress_then_the_result(make_app, roomy):
         result = text(app, "#probe-result")
         assert "OK: filled 26,213 tokens, keeping the reserve free" in result
         assert "26,213 allocated (+1 padding rows) · 1,023.98 MiB in 1 chunks" in result
-        assert "measured 40,961.6 · predicted 40,960 (+0.00%" in result
+        assert "measured 40,962 B (1,073,725,440 B ÷ 26,213 tokens) · predicted 40,960 (+0.00%" in result  # 26,214 × 40,960 B
         assert "0.50 s · 2.0 GiB/s" in result
         assert "released    yes" in result
         assert not screen.query_one("#probe-progress").display
@@ -202,7 +202,7 @@ async def test_the_rank_ledger_shows_the_probe_rows(make_app, roomy):
         table = text(app, "#ledger-table")
         assert "probe · cuda:3 · OK: filled 26,213 tokens" in table
         assert "probe: tokens proven" in table and "≤ 26,214" in table and "26,213" in table
-        assert "probe: bytes/token measured" in table and "40,961.6 (+0.00%)" in table
+        assert "probe: bytes/token measured" in table and "40,962 (+0.00%)" in table  # 26,214 × 40,960 B ÷ 26,213 = 40,961.56
         assert "probe: released" in table
         await pilot.press("escape", "enter")  # reopened, the ledger still shows GPU 3's last probe
         await wait_for(pilot, lambda: isinstance(app.screen, RankLedgerScreen) and app.screen is not ledger)

@@ -151,7 +151,7 @@ def test_both_columns_add_up_to_the_gpu_total_and_nothing_is_unexplained(co_tena
     assert worker.predicted_bytes + sum(r.predicted_bytes for r in rest) == H100_TOTAL_BYTES
     assert worker.observed_bytes + sum(r.observed_bytes for r in rest) == H100_TOTAL_BYTES
     assert rows["GPU total"].predicted_bytes == H100_TOTAL_BYTES
-    assert rows["unexplained"].observed_bytes == 0  # driver reserved and free have rows of their own
+    assert rows["unexplained bytes"].observed_bytes == 0  # driver reserved and free have rows of their own
 
 
 def test_the_driver_reserved_bytes_move_out_of_sglangs_context(healthy_snapshot):

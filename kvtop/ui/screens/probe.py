@@ -76,9 +76,7 @@ def result_text(result: ProbeResult) -> Content:
                 f"(+{result.padding_rows} padding rows) · {fmt_bytes(result.bytes_allocated)} in {result.chunks} chunks"
             )
         )
-        measured = (
-            "—" if result.bytes_per_token_measured is None else f"{result.bytes_per_token_measured:,.1f}"
-        )
+        measured = result.describe_measured()
         delta = result.measured_vs_predicted
         lines.append(
             Content(

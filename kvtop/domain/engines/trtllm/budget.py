@@ -280,7 +280,7 @@ class TrtllmBudget:
                 )
             steps.append(BudgetStep(label="free at the profiled peak", bytes=free))
             budget = int(free * fraction)
-            steps.append(BudgetStep(label=f"× free_gpu_memory_fraction {fraction:.9g}", bytes=budget))
+            steps.append(_fraction_step(inputs, fraction, budget))
         steps.insert(
             1,
             BudgetStep(
@@ -364,7 +364,7 @@ class TrtllmBudget:
             )
         budget = int(fraction * free)
         tokens = int(fraction * free / manager) if free > 0 and manager else 0
-        steps.append(BudgetStep(label=f"× free_gpu_memory_fraction {fraction:.9g}", bytes=budget))
+        steps.append(_fraction_step(inputs, fraction, budget))
         if s.kv_cache_max_tokens is not None and s.kv_cache_max_tokens < tokens:
             tokens = s.kv_cache_max_tokens
             steps.append(BudgetStep(label="capped by kv_cache_config.max_tokens", value=tokens))
@@ -374,3 +374,12 @@ class TrtllmBudget:
             )
         )
         return budget, tokens, reserve
+
+
+def _fraction_step(inputs: EngineInputs, fraction: float, budget: int) -> BudgetStep:
+    """The budget's fraction step: the launch's value as its config states it (0.9), the float the engine
+    multiplies noted once where they differ (a C++ float, `as_engine_fraction`: 0.899999976 for 0.9)."""
+    given = inputs.settings.free_gpu_memory_fraction
+    configured = given if given is not None else DEFAULT_FRACTION
+    note = f"the engine multiplies it as a C++ float, {fraction:.9g}" if fraction != configured else ""
+    return BudgetStep(label=f"× free_gpu_memory_fraction {configured:g}", bytes=budget, note=note)

@@ -223,12 +223,15 @@ class VllmBudget:
         fits = available > 0 and num_blocks >= blocks_per_request and over == 0
         concurrency = num_blocks / blocks_per_request if fits else 0.0
         tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
+        refusal = ""
         if fits:
             every_group = sum(count for _, count in groups)  # §5 History: each group of each kind
             tokens, tokens_label = self._logged_tokens(
                 inputs.version, num_blocks, blocks_per_request, every_group, block, max_len, dcp
             )
-        steps.append(BudgetStep(label=tokens_label, value=tokens))
+        elif not over:
+            tokens_label, refusal = _refusal(available, num_blocks, blocks_per_request, block, max_len)
+        steps.append(BudgetStep(label=tokens_label, value=tokens, note=refusal))
         return EngineResult(
             engine="vllm", token_capacity=tokens, page_size=block, num_blocks=num_blocks,
             kv_budget_bytes=max(available, 0), kv_pool_bytes=num_blocks * page_bytes * group_size if fits else 0,
@@ -352,3 +355,24 @@ class VllmBudget:
             times_dcp = f" × {dcp}" if dcp > 1 else ""
             return by_blocks, f"tokens: blocks // {groups} × {block}{times_dcp} (vLLM {version.label})"
         return by_concurrency, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
+
+
+def _refusal(available: int, num_blocks: int, per_request: int, block: int, max_len: int) -> tuple[str, str]:
+    """(the step's label, its note) where vLLM refuses to start: no KV memory, or one request of the max seq len
+    needs more blocks than the memory makes. vLLM v1 `_check_enough_kv_cache_memory` (vllm/v1/core/
+    kv_cache_planning.py at v0.33.0, kv_cache_utils.py before; docs/engines/vllm.md §4.2) raises "No available
+    memory for the cache blocks" or "To serve at least one request with the model's max seq len (L), (X GiB KV cache
+    is needed, which is larger than the available KV cache memory (Y GiB). Based on the available memory, the
+    estimated maximum model length is N." Where a request's blocks are its length's (one full-attention group), N is
+    the blocks × their tokens and the pool holds that many."""
+    if available <= 0:
+        return "tokens: 0, no KV memory left", "vLLM refuses to start: 'No available memory for the cache blocks'"
+    label = f"tokens: one request needs {per_request:,} blocks"
+    note = (
+        f"vLLM refuses to start: 'To serve at least one request with the model's max seq len ({max_len}), …' "
+        f"({num_blocks:,} blocks fit)"
+    )
+    if per_request == math.ceil(max_len / block) and num_blocks > 0:
+        longest = num_blocks * block
+        note += f"; --max-model-len {longest} or less starts with {longest:,} tokens (vLLM's estimated maximum)"
+    return label, note
