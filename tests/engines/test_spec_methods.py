@@ -114,9 +114,13 @@ def test_trtllm_takes_the_decoding_types_of_the_trees_read(method: str, kind: Sp
         # (DFLASH, UNO, DSPARK, EAGLE, EAGLE3, FROZEN_KV_MTP, STANDALONE, NGRAM) or the alias NEXTN
         ("0.5.23", "dflash", SpecKind.MTP),  # no draft path given: the model's own layers (its term not modelled)
         ("0.5.23", "ngram", SpecKind.NGRAM),
-        # LOOKAHEAD, which kvtop took until session 46, is a name neither wheel read takes (ValueError at 0.5.23)
+        # LOOKAHEAD: an earlier tree's spec_info.py from_string name_map (NONE, EAGLE, EAGLE3, STANDALONE, LOOKAHEAD),
+        # NGRAM's name before it; neither wheel read takes it (0.5.23: ValueError "Unknown speculative algorithm")
         ("0.5.23", "LOOKAHEAD", "must be one of"),
-        (None, "LOOKAHEAD", "no release kvtop read takes it"),
+        ("0.5.6.post2", "LOOKAHEAD", "must be one of"),
+        ("0.5.2", "LOOKAHEAD", SpecKind.NGRAM),
+        (None, "LOOKAHEAD", SpecKind.NGRAM),  # no release stated: a name some release takes is never refused
+        (None, "WARP", "no release kvtop read takes it"),
         (None, "FROZEN_KV_MTP", SpecKind.MTP),  # no release stated: a name some release takes is never refused
     ],
 )

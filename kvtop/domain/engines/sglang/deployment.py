@@ -104,7 +104,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     check_method(algorithm, METHOD_ERAS, settings.engine_version, flag="--speculative-algorithm", fold=str.upper)
     draft = flag_text(settings, "speculative-draft-model-path", "speculative-draft-model")
     kind = None
-    if algorithm == "NGRAM":
+    if algorithm in ("NGRAM", "LOOKAHEAD"):  # LOOKAHEAD: NGRAM's name in an earlier tree (spec_methods.py)
         kind = SpecKind.NGRAM
     elif algorithm == "NEXTN" or (algorithm is not None and (draft is None or draft == settings.model)):
         kind = SpecKind.MTP  # the model's own next-n layers (or a draft kvtop was not told of)
