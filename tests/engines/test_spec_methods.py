@@ -101,3 +101,34 @@ def test_lmdeploy_takes_each_releases_choices(version: str | None, method: str, 
 )
 def test_trtllm_takes_the_decoding_types_of_the_trees_read(method: str, kind: SpecKind) -> None:
     assert _setup("trtllm", {"speculative_config.decoding_type": method}).spec_kind is kind
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "outcome"),
+    [
+        # sglang 0.5.6.post2 server_args.py: --speculative-algorithm choices=["EAGLE", "EAGLE3", "NEXTN", "STANDALONE",
+        # "NGRAM"]: no DFLASH yet
+        ("0.5.6.post2", "NEXTN", SpecKind.MTP),
+        ("0.5.6.post2", "DFLASH", "must be one of EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM "),
+        # 0.5.23 speculative/spec_info.py SpeculativeAlgorithm.from_string: name.upper() among the enum's names
+        # (DFLASH, UNO, DSPARK, EAGLE, EAGLE3, FROZEN_KV_MTP, STANDALONE, NGRAM) or the alias NEXTN
+        ("0.5.23", "dflash", SpecKind.MTP),  # no draft path given: the model's own layers (its term not modelled)
+        ("0.5.23", "ngram", SpecKind.NGRAM),
+        # LOOKAHEAD: an earlier tree's spec_info.py from_string name_map (NONE, EAGLE, EAGLE3, STANDALONE, LOOKAHEAD),
+        # NGRAM's name before it; neither wheel read takes it (0.5.23: ValueError "Unknown speculative algorithm")
+        ("0.5.23", "LOOKAHEAD", "must be one of"),
+        ("0.5.6.post2", "LOOKAHEAD", "must be one of"),
+        ("0.5.2", "LOOKAHEAD", SpecKind.NGRAM),
+        (None, "LOOKAHEAD", SpecKind.NGRAM),  # no release stated: a name some release takes is never refused
+        (None, "WARP", "no release kvtop read takes it"),
+        (None, "FROZEN_KV_MTP", SpecKind.MTP),  # no release stated: a name some release takes is never refused
+    ],
+)
+def test_sglang_takes_each_releases_algorithms(version: str | None, method: str, outcome: object) -> None:
+    flags: dict[str, str | bool] = {"speculative-algorithm": method}
+    if isinstance(outcome, SpecKind):
+        assert _setup("sglang", flags, version).spec_kind is outcome
+    else:
+        with pytest.raises(InputError, match=str(outcome)) as caught:
+            _setup("sglang", flags, version)
+        assert caught.value.field == "--speculative-algorithm"

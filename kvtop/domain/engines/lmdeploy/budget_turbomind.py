@@ -31,7 +31,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
     turbomind_share,
 )
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
-from kvtop.domain.engines.lmdeploy.turbomind_pages import PAGE_BYTES, page_rounding_bytes
+from kvtop.domain.engines.lmdeploy.turbomind_pages import PAGE_BYTES, charged_page_bytes
 from kvtop.domain.engines.lmdeploy.turbomind_weights import ZERO_SOURCE, zero_point_extra_bytes
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -144,9 +144,7 @@ def held_page_bytes(inputs: EngineInputs) -> int | None:
     where the release does so but kvtop does not list the model's tensors."""
     if inputs.measured.weights_bytes is not None or inputs.measured.free_after_load_bytes is not None:
         return 0
-    if not era_for(TURBOMIND_WEIGHT_PAGES_ERAS, inputs.version).value:
-        return 0
-    return page_rounding_bytes(inputs.model, inputs.layout.tp)
+    return charged_page_bytes(inputs.model, inputs.layout.tp, inputs.version)
 
 
 def _page_step(inputs: EngineInputs, steps: list[BudgetStep], notes: list[str]) -> int:

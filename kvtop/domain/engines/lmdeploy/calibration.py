@@ -22,10 +22,8 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.lmdeploy.budget_turbomind import staging_leftover_bytes
-from kvtop.domain.engines.lmdeploy.eras import TURBOMIND_WEIGHT_PAGES_ERAS
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
-from kvtop.domain.engines.lmdeploy.turbomind_pages import page_rounding_bytes
-from kvtop.domain.engines.versions import era_for
+from kvtop.domain.engines.lmdeploy.turbomind_pages import charged_page_bytes
 from kvtop.domain.errors import InputError
 from kvtop.domain.wording import MIB
 
@@ -76,13 +74,16 @@ def _staging_leftover(inputs: CalibrationInputs) -> int:
 def _pages(inputs: CalibrationInputs) -> int:
     """The pages charge of a TurboMind release that cudaMallocs each weight tensor (§15.7): its page size is
     assumed, so the charge is its own error (0 where it is not charged)."""
-    if inputs.model is None or not era_for(TURBOMIND_WEIGHT_PAGES_ERAS, inputs.version).value:
+    if inputs.model is None:
         return 0
     try:
         backend, _ = resolve_backend(inputs.model, inputs.settings, inputs.version)
     except InputError:
         return 0
-    return (page_rounding_bytes(inputs.model, inputs.layout.tp) or 0) if backend == "turbomind" else 0
+    if backend != "turbomind":
+        return 0
+    pages = charged_page_bytes(inputs.model, inputs.layout.tp, inputs.version)
+    return pages or 0  # None: tensors not listed, the budget's note names them not modelled
 
 
 def _with_beside(weights: TermEstimate, leftover: int, pages: int) -> TermEstimate:

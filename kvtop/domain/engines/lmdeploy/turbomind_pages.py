@@ -16,10 +16,21 @@ allocates them from the device's stream-ordered pool (`cudaMallocAsync`): not re
 
 from __future__ import annotations
 
+from kvtop.domain.engines.lmdeploy.eras import TURBOMIND_WEIGHT_PAGES_ERAS
+from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.model import LayerKind, MlpKind, ModelSpec
 
 PAGE_BYTES = 2 << 20  # the driver's large page (assumed: not printed)
 HALF_BYTES = 2  # scales_and_zeros are half whatever T
+
+
+def charged_page_bytes(model: ModelSpec, tp: int, version: ResolvedVersion) -> int | None:
+    """The pages charge of a TurboMind start of `version`: `page_rounding_bytes` in the releases that cudaMalloc each
+    weight tensor (eras.TURBOMIND_WEIGHT_PAGES_ERAS), 0 in the others; None where the release charges them but kvtop
+    does not list the model's tensors. The one rule the budget's step and the calibration's error both read."""
+    if not era_for(TURBOMIND_WEIGHT_PAGES_ERAS, version).value:
+        return 0
+    return page_rounding_bytes(model, tp)
 
 
 def page_rounding_bytes(model: ModelSpec, tp: int) -> int | None:

@@ -60,10 +60,12 @@ from kvtop.domain.engines.sglang.deployment_eras import (
 from kvtop.domain.engines.sglang.eagle3 import SOURCE as EAGLE3_SOURCE
 from kvtop.domain.engines.sglang.eagle3 import eagle3_head_bytes
 from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
+from kvtop.domain.engines.sglang.spec_methods import METHOD_ERAS
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.spec_methods import check_method
 from kvtop.domain.wording import MIB
 
 SPEC_FLAGS = ("speculative-algorithm", "speculative-draft-model-path", "speculative-draft-model",
@@ -85,9 +87,6 @@ _FEATURE_FLAGS = {
     Feature.SPECULATIVE: SPEC_FLAGS, Feature.EXPERT_PARALLEL: EXPERT_FLAGS, Feature.LORA: LORA_FLAGS,
     Feature.HOST_KV: HOST_FLAGS, Feature.ENCODER: (),
 }  # fmt: skip
-# SpeculativeAlgorithm (speculative/spec_info.py): NEXTN is EAGLE with the model's own next-n layers
-ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "LOOKAHEAD", "DFLASH", "DSPARK", "UNO",
-              "FROZEN_KV_MTP")  # fmt: skip
 _OWN_KV_TERM = ("DFLASH", "DSPARK", "UNO", "FROZEN_KV_MTP")  # §6.1: their own cell terms, not modelled
 DEFAULT_MAX_LORAS_PER_BATCH = 8  # ServerArgs.max_loras_per_batch
 SOURCE_SPEC = (
@@ -100,12 +99,12 @@ SOURCE_EPLB = "eplb/expert_location.py _init_common: physical = logical + ep_num
 def setup(settings: LaunchSettings) -> DeploymentSetup:
     """What the launch turns on beside the model (a malformed value names the flag)."""
     algorithm = (flag_text(settings, "speculative-algorithm") or "").upper() or None
-    if algorithm is not None and algorithm not in ALGORITHMS:
-        raise InputError(f"must be one of {', '.join(ALGORITHMS)} (got {algorithm[:40]!r})",
-                         field="--speculative-algorithm")  # fmt: skip
+    # a name the release does not take stops the launch (sglang/spec_methods.py); NEXTN is EAGLE drafting with the
+    # model's own next-n layers
+    check_method(algorithm, METHOD_ERAS, settings.engine_version, flag="--speculative-algorithm", fold=str.upper)
     draft = flag_text(settings, "speculative-draft-model-path", "speculative-draft-model")
     kind = None
-    if algorithm in ("NGRAM", "LOOKAHEAD"):
+    if algorithm in ("NGRAM", "LOOKAHEAD"):  # LOOKAHEAD: NGRAM's name in an earlier tree (spec_methods.py)
         kind = SpecKind.NGRAM
     elif algorithm == "NEXTN" or (algorithm is not None and (draft is None or draft == settings.model)):
         kind = SpecKind.MTP  # the model's own next-n layers (or a draft kvtop was not told of)

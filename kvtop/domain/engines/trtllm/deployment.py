@@ -56,7 +56,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
             SpecKind.MTP
             if word == "mtp"
             else SpecKind.NGRAM
-            if word in ("ngram", "ngrams")
+            if word == "ngram"  # the only spelling check_method lets through (any case)
             else SpecKind.DRAFT_MODEL
         )
     host = flag_int(settings, "kv_cache_config.host_cache_size")
