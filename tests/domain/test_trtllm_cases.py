@@ -64,7 +64,7 @@ def test_4275_engine_0_19_matches_with_its_fp8_kv() -> None:
     assert result.ledger is not None
     (step,) = [step for step in result.ledger.engine.steps if "free_gpu_memory_fraction" in step.label]
     assert (step.label, step.note) == (
-        "× free_gpu_memory_fraction 0.9", "the engine multiplies it as a C++ float, 0.899999976"
+        "× free_gpu_memory_fraction 0.9, default (not in the log)", "the engine multiplies it as a C++ float, 0.899999976"
     )
 
 
