@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,14 @@ from kvtop.commands.common import (
 from kvtop.commands.output import print_error, print_json, print_text
 from kvtop.commands.render_ledger import step_figure, unchecked_json
 from kvtop.domain.capacity_assumption import assumption_words
+from kvtop.domain.doc_refs import qualified
+from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.registry import display_name, display_names, engine_rules
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.explain import Explanation, explain, explain_unsolved
 from kvtop.domain.explain_request import ExplainRequest, gpu_total_source
-from kvtop.domain.explanation import EstimatedInput
+from kvtop.domain.explanation import EstimatedInput, step_source
 from kvtop.domain.launch import (
     LaunchSettings,
     check_parallel,
@@ -258,10 +261,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
         lines.append(f"  note: {note}")
     if result.ledger is not None:
         lines.append("Recomputed with the engine's rules (central values):")
-        width = max((48, *(len(step.label) for step in result.ledger.engine.steps)))  # the figures in one column
-        for step in result.ledger.engine.steps:
-            source = step.source or ("measured" if step.measured else "")  # as the plan's budget labels them
-            lines.append(f"  {step.label:<{width}}{step_figure(step):>30}  {source}".rstrip())
+        lines += _steps_text(result.ledger.engine.steps)
         source = (
             f"from the estimated {result.estimated.label}'s {result.estimated.source} range"
             if result.estimated is not None
@@ -281,7 +281,20 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     lines.append(verdict_line(result))
     for finding in findings:
         lines.append(f"finding [{finding.severity}] {finding.rule}: {finding.fix}")
-    return "\n".join(lines)
+    return qualified("\n".join(lines), result.engine)  # a "§N" names the engine's doc
+
+
+def _steps_text(steps: Sequence[BudgetStep]) -> list[str]:
+    """Each budget step: its label, figure and where the figure came from (measured, calibrated, assumed; a
+    default or stand-in in its label), then its note (the log line it was read from, the term's basis) indented
+    beneath, wrapped to 100 columns."""
+    width = max((48, *(len(step.label) for step in steps)))  # the figures in one column
+    lines: list[str] = []
+    for step in steps:
+        lines.append(f"  {step.label:<{width}}{step_figure(step):>30}  {step_source(step)}".rstrip())
+        if step.note:
+            lines += textwrap.wrap(step.note, 100, initial_indent="      ↳ ", subsequent_indent="        ")
+    return lines
 
 
 def verdict_line(result: Explanation) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
+from kvtop.domain.doc_refs import qualified
 from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
@@ -239,7 +240,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     flags = shlex.join(ledger.settings.to_flags())  # pasted into a shell: a JSON value quoted whole
     if flags:
         lines.append(f"engine flags: {flags}")
-    return "\n".join(lines)
+    return qualified("\n".join(lines), ledger.engine.engine)  # a "§N" names the engine's doc
 
 
 def estimate_term_json(term: TermEstimate) -> dict[str, Any]:
@@ -374,7 +375,7 @@ def plan_text(plan: CapacityPlan) -> str:
     if check.state != "registered":  # served otherwise, or not checked: said beside the notes
         flags = next((i for i, line in enumerate(lines) if line.startswith("engine flags:")), len(lines))
         lines.insert(flags, f"note: {check.message}")
-    return "\n".join([*lines[:budget], *terms, "", *lines[budget:]])
+    return qualified("\n".join([*lines[:budget], *terms, "", *lines[budget:]]), ledger.engine.engine)
 
 def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tuple[str, ...]) -> list[str]:
     """Under a plan that does not fit: which inputs were kvtop's defaults, and the fewest GPUs that fit."""

@@ -23,6 +23,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger
+from kvtop.domain.wording import gib
 
 Verdict = Literal["match", "mismatch", "insufficient", "failed_start"]
 EstimatedField = Literal["free_before_load_bytes", "free_after_load_bytes", "non_kv_bytes", "available_kv_bytes"]
@@ -69,6 +70,28 @@ class LoggedDevice(BaseModel):
     total_line: str = ""
     fraction: float | None = None
     fraction_line: str = ""
+
+
+def logged_total_first(
+    logged: Measured | None, line: str, given_bytes: int | None, given_source: TermSource, gpu_name: str | None
+) -> tuple[int | None, list[str]]:
+    """The device total explain solves with where the log prints one (CUDA's, which the engine measured and sized
+    its pool from): the log's over --gpu's GPU-table total (assumed: what the card is taken to report); only a
+    measured total (--gpu-memory) overrides it. Returns (the log's total to solve with, else None; notes saying
+    a given total the log contradicts, by how much, beyond the printed figure's rounding)."""
+    if logged is None:
+        return None, []
+    if given_bytes is None:
+        return logged.value_bytes, []
+    differs = not logged.low_bytes <= given_bytes <= logged.high_bytes
+    gap = given_bytes - logged.value_bytes
+    by = f"{'+' if gap >= 0 else '−'}{gib(abs(gap))}"
+    if given_source == "measured":
+        said = f"--gpu-memory {gib(given_bytes)}: kvtop was told it and solves with it, but the log prints {line} ({by})"
+        return None, [said] if differs else []
+    said = (f"--gpu {gpu_name or ''}: the GPU table's total {gib(given_bytes)} differs from the log's {line} by {by}; "
+            "kvtop solves with the log's (CUDA's total, which the engine measured)")  # fmt: skip
+    return logged.value_bytes, [said] if differs else []
 
 
 class PoolSizeCheck(BaseModel):
@@ -194,6 +217,14 @@ def judge(
     return base.model_copy(update={**update, "cause": likely_cause(facts)})
 
 
+def step_source(step: BudgetStep) -> str:
+    """Where a budget step's figure came from, in a word, as explain prints it beside the figure: its term's
+    source (measured, calibrated, assumed), 'measured' for a figure read from the log or given, '' for the
+    engine's arithmetic on them (a default or a stand-in says so in its label; the line a figure was read from
+    is the step's note)."""
+    return step.source or ("measured" if step.measured else "")
+
+
 def steps_said(ledger: Ledger, said: Callable[[BudgetStep], dict[str, object] | None]) -> Ledger:
     """The ledger with each budget step `said` answers for updated (its label, note, measured…), as explain
     words an input's origin that the budget, which solves plans too, cannot know."""
@@ -211,7 +242,8 @@ def logged_total_said(ledger: Ledger, line: str = "", total: int | None = None) 
     """The GPU-memory step named as the log's own figure, as the available KV memory is: the measured step, or
     the one of `total` bytes (an estimate's ledger, solved at the logged total); `line`: the line that printed it,
     kept as the step's note."""
-    logged: dict[str, object] = {"label": "GPU memory (logged)", "measured": True, **({"note": line} if line else {})}
+    read = {"note": f"the log's {line}"} if line else {}
+    logged: dict[str, object] = {"label": "GPU memory (logged)", "measured": True, **read}
     return steps_said(
         ledger,
         lambda s: logged if s.label == "GPU memory" and (s.measured if total is None else s.bytes == total) else None,
@@ -228,6 +260,7 @@ def fraction_said(ledger: Ledger, label_start: str, origin: FractionOrigin, line
     def said(step: BudgetStep) -> dict[str, object] | None:
         if not step.label.startswith(label_start):
             return None
-        return {"label": step.label + suffix, **({"note": f"the log's {line}"} if origin == "log" and line else {})}
+        read = {"note": f"the log's {line}", "source": "measured"} if origin == "log" and line else {}
+        return {"label": step.label + suffix, **read}
 
     return steps_said(ledger, said)

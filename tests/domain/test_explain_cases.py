@@ -196,7 +196,7 @@ def test_a_launch_command_pasted_into_the_log_supplies_its_flags() -> None:
 def test_the_dgx_spark_logs_own_device_total_replaces_the_80_gib_stand_in(capsys) -> None:
     """TensorRT-LLM's profiling line states `device total memory 119.70 GiB` (the GB10's unified memory,
     case.json's device_total_gib 119.7): explain showed "GPU memory (a stand-in: pass --gpu) 80.00 GiB"
-    beside it. Without --gpu the log's figure is the GPU memory, measured; with --gpu the operator's wins.
+    beside it. The log's figure is the GPU memory, measured, with or without --gpu (only --gpu-memory overrides it).
     The capacity is unchanged (the PyTorch backend sizes from the logged available memory): 86,656 central."""
     from kvtop.cli import main
 
@@ -205,7 +205,10 @@ def test_the_dgx_spark_logs_own_device_total_replaces_the_80_gib_stand_in(capsys
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["steps"][0] == {"label": "GPU memory (logged)", "bytes": round(119.70 * 2**30), "value": None,
-                               "note": "", "measured": True, "source": None}  # fmt: skip
+                               "note": "the log's `device total memory 119.70 GiB`", "measured": True, "source": None}  # fmt: skip
     assert (out["verdict"], out["predicted"]["token_capacity"]) == ("match", 86_656)
+    # --gpu names the GPU table's total, which the engine never sized from: the log's CUDA total still wins (B3),
+    # and the table's 81,559 MiB = 79.65 GiB is said, 40.05 GiB below the logged 119.70 GiB
     assert main([*argv[:-1], "--gpu", "H100"]) == 0
-    assert "GPU memory (logged)" not in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "GPU memory (logged)" in text and "by −40.05 GiB" in text

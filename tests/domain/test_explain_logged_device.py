@@ -44,7 +44,7 @@ def test_the_logs_cuda_total_and_fraction_replace_the_stand_in_and_the_default(c
     gpu = out["steps"][0]
     # `Free memory on device (23.08/23.53 GiB) on startup`: CUDA's total, measured
     assert (gpu["label"], gpu["bytes"], gpu["measured"]) == ("GPU memory (logged)", round(23.53 * GIB), True)
-    assert gpu["note"] == "`Free memory on device (23.08/23.53 GiB) on startup`"
+    assert gpu["note"] == "the log's `Free memory on device (23.08/23.53 GiB) on startup`"
     requested = _step(out, "requested: ")
     assert requested["label"] == "requested: ceil(total × 0.8), the log's fraction"
     assert requested["bytes"] == math.ceil(round(23.53 * GIB) * 0.8)
@@ -71,12 +71,14 @@ def test_the_debug_line_alone_gives_the_fraction_and_no_total(capsys, tmp_path: 
     assert requested["note"] == "the log's `Requested memory: 0.80 (util), 18.82 GiB`"
 
 
-def test_the_operators_flags_win_and_a_contradiction_is_said(capsys) -> None:
+def test_the_operators_fraction_wins_and_a_contradiction_is_said(capsys) -> None:
+    """--gpu-memory-utilization, the engine's own flag, overrides the logged fraction (said); --gpu H100 does not
+    override the logged total (tests/domain/test_explain_precedence.py)."""
     out = _explain(
         capsys, QWEN3_8B / "engine.log", "--model", str(QWEN3_8B_CONFIG), "--gpu", "H100",
         "--gpu-memory-utilization", "0.9",
     )  # fmt: skip
-    assert out["steps"][0]["label"] == "GPU memory"
+    assert (out["steps"][0]["label"], out["steps"][0]["bytes"]) == ("GPU memory (logged)", round(23.53 * GIB))
     assert _step(out, "requested: ")["label"] == "requested: ceil(total × 0.9)"
     assert any("--gpu-memory-utilization 0.9" in note and "(0.8, 18.82 GiB)" in note for note in out["notes"])
 

@@ -35,6 +35,7 @@ from kvtop.domain.explanation import (
     PoolSizeCheck,
     fraction_said,
     judge,
+    logged_total_first,
     logged_total_said,
 )
 from kvtop.domain.launch import LaunchSettings
@@ -187,14 +188,16 @@ def _exact_max_tokens(log: EngineLog) -> int | None:
     return log.first(TrtllmRankLog, lambda r: r.max_tokens_set[-1] if len(r.max_tokens_set) > 1 else None)
 
 
-def _stated_total(log: EngineLog) -> int | None:
-    """The device total the log prints, in bytes: measured, where no --gpu says otherwise. The PyTorch
+def _stated_total(log: EngineLog) -> tuple[Measured | None, str]:
+    """The device total the log prints and its line: measured, which wins over --gpu's table total. The PyTorch
     backend's profiling line (`device total memory 119.70 GiB`, tensorrt_llm/_torch/pyexecutor/_util.py), else
     the C++ runtime's (`Memory usage when calculating max tokens in paged kv cache: total: 31.84 GiB`,
     KVCacheManager::calculateMaxNumBlocks, v0.9+; docs/engines/trtllm.md §4.2)."""
     total = log.first(TrtllmRankLog, lambda r: next((p.device_total for p in reversed(r.profiles) if p.device_total), None))
-    total = total or log.first(TrtllmRankLog, lambda r: r.cpp_memory[-1].total if r.cpp_memory else None)
-    return total.value_bytes if total else None
+    if total is not None:
+        return total, f"`device total memory {total.text} GiB`"
+    total = log.first(TrtllmRankLog, lambda r: r.cpp_memory[-1].total if r.cpp_memory else None)
+    return total, f"`Memory usage when calculating max tokens in paged kv cache: total: {total.text} GiB`" if total else ""
 
 
 def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[str]:
@@ -287,8 +290,10 @@ def explain(request: ExplainRequest) -> Explanation:
         return Explanation(
             engine="trtllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
-    stated = None if gpu_total_bytes else _stated_total(log)  # --gpu wins; else the log's own total
-    total = gpu_total_bytes or stated or PLACEHOLDER_GPU_BYTES
+    printed, line = _stated_total(log)  # the log's own total wins over --gpu's table total; --gpu-memory over it
+    stated, total_notes = logged_total_first(printed, line, gpu_total_bytes, request.gpu_total_source, gpu_name)
+    notes += total_notes
+    total = stated or gpu_total_bytes or PLACEHOLDER_GPU_BYTES
 
     def solve(end: int, s: LaunchSettings) -> Ledger:
         measured = (
@@ -323,11 +328,11 @@ def explain(request: ExplainRequest) -> Explanation:
         high,
         settings,
         available.high_bytes,
-        gpu_total_bytes,
+        stated or gpu_total_bytes,
         kv_memory_logged=True,
     )
     if result.ledger is not None:  # the log's total and fraction said as the log's, a default as one
-        ledger = logged_total_said(result.ledger) if stated else result.ledger
+        ledger = logged_total_said(result.ledger, line) if stated else result.ledger
         line = f"`fraction is set {settings.free_gpu_memory_fraction}`" if origin == "log" else ""
         result = result.model_copy(update={"ledger": fraction_said(ledger, "× free_gpu_memory_fraction ", origin, line)})
     return result.model_copy(update={"notes": tuple(notes)})

@@ -31,6 +31,7 @@ from kvtop.domain.explanation import (
     Logged,
     PoolSizeCheck,
     judge,
+    logged_total_first,
 )
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -276,9 +277,12 @@ def _given(
 def explain(request: ExplainRequest) -> Explanation:
     """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
     device = logged_device(request.log)
-    stated = device.total.value_bytes if device.total is not None and request.gpu_total_bytes is None else None
+    given = request.gpu_total_bytes, request.gpu_total_source, request.gpu_name
+    stated, total_notes = logged_total_first(device.total, device.total_line, *given)
+    if stated is not None:  # the log's total wins over --gpu's table total (the GPU's name is kept)
+        request = request.model_copy(update={"gpu_total_bytes": None})
     settings, fraction_from, fraction_notes = launch_fraction(request.settings, device)
-    result = _explain(request.with_settings(settings), stated, fraction_notes)
+    result = _explain(request.with_settings(settings), stated, [*total_notes, *fraction_notes])
     return device_said(result, device, stated, fraction_from)
 
 
