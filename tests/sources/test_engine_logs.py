@@ -377,6 +377,27 @@ def test_wrapped_admission_error_is_one_record() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("case_id", "printed"),
+    [
+        # each log is the one ValueError line: `… larger than the available KV cache memory (0.93 GiB)`, `(3.18 GiB)`,
+        # `(5.44 GiB)`
+        ("vllm-15871-deepseek-v2-lite-offload", ["0.93"]),
+        ("vllm-34076-qwen3-coder-30b-fp8-pp2-hetero", ["3.18"]),
+        ("vllm-44376-deepseek-v4-flash-gh200-tp2", ["5.44"]),
+        # `Available KV cache memory: 22.5 GiB` before the error quoting the same 22.5: one figure, not two
+        ("spark-vllm-docker-396-minimax-m27-awq-tp2", ["22.5"]),
+    ],
+)
+def test_the_admission_errors_available_memory_is_the_logs_kv_memory(case_id: str, printed: list[str]) -> None:
+    """vLLM's admission error quotes the KV memory `Available KV cache memory: X GiB` prints (V1
+    check_enough_kv_cache_memory is handed determine_available_memory's result): an excerpt of the error alone
+    still states it."""
+    (rank,) = _case_log("vllm", case_id).ranks(VllmRankLog)
+    assert [m.text for m in rank.available_kv_cache_memory] == printed
+    assert rank.available_kv_cache_memory[0] == rank.admission_errors[0].available
+
+
 def test_sglang_errors_and_draft_load() -> None:
     error = _case_log("sglang", "C26").ranks(SglangRankLog)[0].budget_errors[0]
     assert (error.kind, error.mem_fraction_static, error.minimum_viable.text) == (

@@ -38,6 +38,20 @@ def test_the_log_lines_are_read() -> None:
     assert full.size.contains(2 * 8192 * 12 * 544)
 
 
+def test_the_training_context_warning_states_the_cells_a_slot_uses(capsys: pytest.CaptureFixture[str]) -> None:
+    """`llama_context: n_ctx_per_seq (8192) < n_ctx_train (131072) -- …` is the gpt-oss log's only context line: its
+    8192 is cparams.n_ctx_seq, the logged context length. The Hermes log prints it beside `n_ctx_seq     = 32768`
+    (32768 both), Ollama's older log beside `n_ctx_per_seq = 2048` (2048 both): one figure, read from either."""
+    (gpt_oss,) = read_engine_log(str(GPT_OSS)).ranks(LlamacppRankLog)
+    assert gpt_oss.n_ctx_seq == (8192,) and gpt_oss.n_ctx == ()
+    (hermes,) = read_engine_log(str(HERMES)).ranks(LlamacppRankLog)
+    assert hermes.n_ctx_seq == (32768, 32768)
+    (older,) = read_engine_log(str(LOGS / "ollama-llama31-8b-np4-kv-self-size" / "engine.log")).ranks(LlamacppRankLog)
+    assert older.n_ctx_seq == (2048, 2048)
+    out = explain_json(capsys, str(GPT_OSS), "--model", str(CONFIGS / "openai--gpt-oss-20b.json"))
+    assert out["logged"]["context_length"] == 8192 and out["verdict"] == "match"
+
+
 def test_ollama_launch_line_is_the_logs_launch() -> None:
     log = read_engine_log(str(HERMES))
     assert log.launch_command is not None

@@ -24,6 +24,11 @@ _SUMMARY = re.compile(
 _KV_SELF = re.compile(rf"KV self size += +({_NUM}) MiB, K \(({_TYPE})\): +({_NUM}) MiB, V \(({_TYPE})\): +({_NUM}) MiB")
 _CONTEXT = re.compile(r"(?:llama_context|llama_new_context_with_model): (n_ctx|n_ctx_seq|n_ctx_per_seq|n_seq_max|"
                       r"n_ubatch|kv_unified) += (\w{1,12})\s*$")  # fmt: skip
+# the comparison with the training context, printed whether or not `n_ctx_seq = N` is (llama-context.cpp: INFO
+# `n_ctx_seq (N) < n_ctx_train (M) -- the full capacity …`, WARN `… > n_ctx_train (M) -- possible training context
+# overflow`; `n_ctx_per_seq (N)` before the 2025 rename): N is cparams.n_ctx_seq, the cells one slot can use
+_CTX_VS_TRAIN = re.compile(r"(?:llama_context|llama_new_context_with_model): n_ctx(?:_per)?_seq \((\d{1,12})\) [<>] "
+                           r"n_ctx_train \(\d{1,12}\)")  # fmt: skip
 _OFFLOADED = re.compile(r"offloaded (\d{1,5})/(\d{1,5}) layers to GPU")
 _SLOTS = re.compile(r"initializing slots, n_slots = (\d{1,5})")
 _N_SWA = re.compile(r"print_info: n_swa += (\d{1,9})\s*$")
@@ -62,7 +67,10 @@ def _swa_next(text: str, fields: Fields) -> bool:
 def _context(text: str, fields: Fields) -> bool:
     match = _CONTEXT.search(text)
     if match is None:
-        return False
+        versus = _CTX_VS_TRAIN.search(text)
+        if versus is not None:
+            fields["n_ctx_seq"].append(int(versus.group(1)))
+        return versus is not None
     name, value = match.groups()
     if name == "kv_unified":
         fields["kv_unified"].append(value == "true")

@@ -122,6 +122,10 @@ def _admission(text: str, fields: Fields) -> bool:
         "available": found_gib(_ADMISSION_AVAILABLE, text),
         "estimated_max_model_len": int(estimated.group(1)) if estimated else None,
     }
+    if values["available"] is not None and not fields["available_kv_cache_memory"]:
+        # the figure `Available KV cache memory: X GiB` prints (V1 gpu_worker.determine_available_memory's result,
+        # which check_enough_kv_cache_memory quotes): the log's KV memory where an excerpt kept only the error
+        fields["available_kv_cache_memory"].append(values["available"])
     return merge(fields["admission_errors"], values, new=True)
 
 
