@@ -182,11 +182,6 @@ NOT_MODELLED: Mapping[str, str] = {
     # config.mhc, which the class does not define): each needs a published config
     "Step5ForCausalLM": STEP5,
     "Step5ForConditionalGeneration": STEP5 + "; and its vision tower",
-    # vLLM 0.33.0 transformers_utils/configs/hy_v4.py and models/hy_v4: MLA with DSA (indexer_types full / shared),
-    # a gated MLA output, learned sinks per head and independent hyper-connections (enable_ihc, hc_mult streams)
-    "HYV4ForCausalLM": "Hunyuan-V4's independent hyper-connections (enable_ihc: hc_mult residual streams, each sub-block "
-    "wrapped by an HC layer and the streams merged by an hc_head, weights no entry holds) beside gated MLA with "
-    "learned sinks and a shared-indexer DSA",
     # vLLM 0.33.0 models/inkling/nvidia/model.py and sconv_swa_attn.py: each layer's conv state is one paged
     # SlidingWindowSpec (InklingConvState) of four short-conv streams: K, V, and the attention and MLP outputs
     # (attn_sconv, mlp_sconv, hidden ÷ TP channels)
