@@ -241,6 +241,12 @@ class BodyShape(BaseModel):
     ngram_tables: int = 0
     ngram_rows: int = 0
     ngram_width: int = 0
+    # hyper-connections (weight_hyper.py): `hc_streams` residual streams, each sub-block (attention, MLP) wrapped by an
+    # fp32 mixer, the streams merged by an fp32 head before the final norm; `hc_comb` adds the streams' n × n mixing
+    # rows (mHC) to the pre and post gates each mixer holds (Hunyuan-V4's iHC has none); 0: none
+    hc_streams: int = 0
+    hc_comb: bool = False
+    latent_sinks: bool = False  # MLA's learned sink logit per head, fp32, split with the heads (Hunyuan-V4)
 
 
 class SharedBlockSpec(BaseModel):

@@ -10,6 +10,7 @@ from collections.abc import Callable, Hashable
 from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind
 from kvtop.domain.rank_matrices import RankMatrices
 from kvtop.domain.vocab_rows import vocab_parallel_rows
+from kvtop.domain.weight_hyper import hyper_connection_layer
 
 
 def kv_chunk_padding(rank: RankMatrices, heads: int, kv_heads: int, hd: int, vd: int, names: tuple[str, ...]) -> None:
@@ -137,6 +138,8 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
     rank.vector("norms", norm_width(m, mla.kv_lora_rank) if m.body.norm_gate_rank else mla.kv_lora_rank)
     if m.body.latent_output_gate:  # g_proj: hidden → heads × v_head_dim, split with the heads (Kimi-K3)
         rank.matrix("attention", m.num_attention_heads * mla.v_head_dim, h, tp, named("g_proj"))
+    if m.body.latent_sinks:  # learnable_sink_param [heads of the rank], fp32 (SGLang 0.5.23 / vLLM 0.33.0 hy_v4)
+        rank.vector("attention", m.num_attention_heads, tp, dtype_bytes=4)
     if m.body.latent_head_gate:  # g_proj: hidden → heads, split with them (Ling-3 head_wise: vLLM 0.33.0 / SGLang
         rank.matrix("attention", m.num_attention_heads, h, tp, named("g_proj"))  # 0.5.23 bailing_moe_v3.py)
     if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
@@ -373,6 +376,7 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
         rank.matrix("embedding", model.hidden_size, width, 1, (names + ".per_layer_projection",))
         rank.vector("norms", model.hidden_size)
     laurel_and_altup(rank, layer)
+    hyper_connection_layer(rank)
 
 
 def laurel_and_altup(rank: RankMatrices, layer: int) -> None:

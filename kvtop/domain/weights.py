@@ -22,6 +22,7 @@ from kvtop.domain.rank_matrices import ComponentSums, RankMatrices
 from kvtop.domain.tower_spec import TOWER_KINDS, TowerSpec, TowerSplit
 from kvtop.domain.vocab_rows import vocab_padded, vocab_parallel_rows
 from kvtop.domain.weight_compressed import compressed_attention, hyper_connection_head
+from kvtop.domain.weight_hyper import hyper_connection_merge
 from kvtop.domain.weight_matrices import (
     layer_signature,
     layer_weights,
@@ -250,6 +251,7 @@ def _book_from_config(
             rank.matrix("embedding", h, h, layout.tp, ("model.altup_unembed_projections",))
         if model.compressed is not None:
             hyper_connection_head(rank)
+        hyper_connection_merge(rank)
     if parts.lm_head:
         tied = model.tie_word_embeddings if parts.tied_head is None else parts.tied_head
         if not (tied and parts.embedding):  # tied: the stage's embedding is its head

@@ -188,17 +188,19 @@ NOT_MODELLED: Mapping[str, str] = {
     # config.mhc, which the class does not define): each needs a published config
     "Step5ForCausalLM": STEP5,
     "Step5ForConditionalGeneration": STEP5 + "; and its vision tower",
-    # vLLM 0.33.0 transformers_utils/configs/hy_v4.py and models/hy_v4: MLA with DSA (indexer_types full / shared),
-    # a gated MLA output, learned sinks per head and independent hyper-connections (enable_ihc, hc_mult streams)
-    "HYV4ForCausalLM": "Hunyuan-V4's independent hyper-connections (enable_ihc: hc_mult residual streams, each sub-block "
-    "wrapped by an HC layer and the streams merged by an hc_head, weights no entry holds) beside gated MLA with "
-    "learned sinks and a shared-indexer DSA",
     # vLLM 0.33.0 models/inkling/nvidia/model.py and sconv_swa_attn.py: each layer's conv state is one paged
     # SlidingWindowSpec (InklingConvState) of four short-conv streams: K, V, and the attention and MLP outputs
     # (attn_sconv, mlp_sconv, hidden ÷ TP channels)
     "InklingForCausalLM": INKLING,
     "InklingForConditionalGeneration": INKLING + "; and its vision tower",
-    "MuseSparkForConditionalGeneration": "Muse's layout (no entry yet)",
+    # vLLM 0.33.0 models/muse_spark/nvidia/model.py and common/ (layers.py, vision.py, audio.py), SGLang 0.5.23
+    # models/muse_spark_omni.py; no published config: vLLM's MuseSparkConfig has no defaults (has_no_defaults_at_init,
+    # it refuses a missing section), transformers' has (text 62 layers × 8,192, 256 experts)
+    "MuseSparkForConditionalGeneration": "Muse Spark's text layers (a fused Q|K|V|O-gate projection "
+    "MuseSpark1xQKVOGateParallelLinear after a pre-QKV norm, a channel-wise norm-preserving residual gate around each "
+    "sub-block, routed experts behind a replicated pooler/unpooler of moe_hidden_size with a pre-expert norm, a RoPE "
+    "theta per layer) and its towers (a NaViT vision encoder, adapter and vision_projection; a four-stage conv audio "
+    "encoder): no entry reads them, and no published config sizes them",
     # SGLang 0.5.23 models/interns2_mobius.py: the routed experts live in num_blocks banks (model.meta_mlp, checked
     # "physical routed-expert bank count does not match num_blocks") beside the layers, and each layer's kind comes
     # from the checkpoint's own text_config.layer_types (configs/interns2_mobius.py keeps it "verbatim"; its default

@@ -78,6 +78,8 @@ class Attention:
     # a field naming MLA's g_proj granularity: "head_wise" hidden → heads, "element_wise" hidden → heads × v_head_dim
     # (Ling-3 gated_attention_proj_granularity_type; both engines' bailing_moe_v3.py), absent or other: none
     latent_gate_kind_field: str | None = None
+    latent_gate_if: str | None = None  # a flag that must be on for that granularity to apply (Hunyuan-V4 gated_mla)
+    latent_sink_field: str | None = None  # a flag: MLA's fp32 sink logit per head (Hunyuan-V4 learnable_sink)
     heads_per_layer_field: str | None = None  # query heads per layer, a list (Laguna num_attention_heads_per_layer)
     # a field whose value "fused_qkv" says the checkpoint's qkv_proj holds all Q rows, then each KV head's K and V
     # rows together, one chunk per KV head (MiMo-V2's attention_projection_layout)
@@ -137,6 +139,10 @@ class Latent:
     # the indexer's rope interleaved rather than NeoX style (GLM-5: true; DeepSeek-V3.2 states none: NeoX), which
     # decides whether SGLang fuses its wk with weights_proj (engines/sglang/layer_build.py)
     index_rope_interleave: str = "indexer_rope_interleave"
+    # a field naming each layer's attention, where only `sparse_words` layers run DSA (the others attend plainly and
+    # keep no indexer); the engines disagree where it is absent, so it must be stated (Hunyuan-V4 layer_types)
+    sparse_types: str | None = None
+    sparse_words: tuple[str, ...] = ("sparse_attention", "sparse", "indexed_attention", "deepseek_sparse_attention")
 
 
 @dataclass(frozen=True)
@@ -262,3 +268,5 @@ class Architecture:
     # defaults that are kvtop's own figure, not the config class's (its field absent there): (field, what it is), said
     # as such where the file leaves it out (a ConfigDefault of kind KVTOP_NOMINAL), never as a class default
     own_defaults: tuple[tuple[str, str], ...] = ()
+    # (a flag, the streams' field): hyper-connections where the flag is on (Hunyuan-V4 enable_ihc, hc_mult: BodyShape)
+    hyper_connection_fields: tuple[str, str] | None = None

@@ -102,4 +102,11 @@ def indexed_layers(f: Fields, latent: Latent, layers: int) -> tuple[bool, ...]:
     else:
         freq, offset = f.opt(latent.index_freq, 1), f.opt(latent.index_offset, 2)
         indexed = tuple(max(i - offset + 1, 0) % freq == 0 for i in range(layers))
+    if latent.sparse_types is not None:  # only sparse layers build an indexer (vLLM 0.33.0 hy_v4 attention.py)
+        words = f.get(latent.sparse_types)
+        if not isinstance(words, list) or len(words) != layers:
+            raise UnsupportedModelError(
+                f"each layer's attention unstated ({layers} layers): SGLang 0.5.23 (configs/hy_v4.py) then runs DSA on "
+                "every layer and vLLM 0.33.0 on none", field=f.prefix + latent.sparse_types, source=f.source)  # fmt: skip
+        indexed = tuple(own and word in latent.sparse_words for own, word in zip(indexed, words, strict=True))
     return () if all(indexed) else indexed

@@ -133,6 +133,9 @@ def read_architecture(
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field))
                 or _latent_gate_kind(f, arch) == "element_wise",
                 "latent_head_gate": _latent_gate_kind(f, arch) == "head_wise",
+                "latent_sinks": bool(arch.attention.latent_sink_field and f.flag(arch.attention.latent_sink_field)),
+                "hc_streams": f.need(arch.hyper_connection_fields[1])
+                if arch.hyper_connection_fields and f.flag(arch.hyper_connection_fields[0]) else 0,
                 "laurel_rank": f.opt(arch.laurel_field) if arch.laurel_field else arch.body.laurel_rank,
                 "altup_inputs": f.opt(arch.altup_field) if arch.altup_field else arch.body.altup_inputs,
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
@@ -400,9 +403,10 @@ def _ngram(f: Fields, arch: Architecture, hidden: int) -> dict[str, int]:
 
 def _latent_gate_kind(f: Fields, arch: Architecture) -> str:
     """MLA's g_proj granularity where the entry reads one (`Attention.latent_gate_kind_field`), else ''."""
-    field = arch.attention.latent_gate_kind_field
-    value = f.get(field) if field else None
-    return value if isinstance(value, str) else ""
+    field, flag = arch.attention.latent_gate_kind_field, arch.attention.latent_gate_if
+    value = f.get(field) if field and (flag is None or f.flag(flag)) else None
+    # Hunyuan-V4 spells them "elementwise" / "headwise" (vLLM 0.33.0 models/hy_v4/nvidia/attention.py)
+    return {"elementwise": "element_wise", "headwise": "head_wise"}.get(value, value) if isinstance(value, str) else ""
 
 
 def _head_gate(f: Fields, field: str | None) -> bool:

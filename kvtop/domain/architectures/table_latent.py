@@ -7,7 +7,7 @@ from __future__ import annotations
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures.defaults import tf
-from kvtop.domain.architectures.description import Architecture, Compressed, Geometry, Latent
+from kvtop.domain.architectures.description import Architecture, Attention, Compressed, Geometry, Latent
 from kvtop.domain.architectures.moe_rules import EveryOther, FirstDense, LayerTypes, Moe, Shared
 from kvtop.domain.architectures.table_moe import BAILING_MOE
 from kvtop.domain.model import BodyShape
@@ -56,6 +56,33 @@ LONGCAT_SOURCE = "transformers v5.20.2 models/longcat_flash/configuration_longca
 LONGCAT_MOE = Moe("n_routed_experts", per_token_field="moe_topk", expert_size_field="expert_ffn_hidden_size",
                   shared=Shared(size_field="ffn_hidden_size"), placement=EveryOther(), router_bias=True, router_fp32=True,
                   zero_experts_field="zero_expert_num", zero_type_field="zero_expert_type")  # fmt: skip
+
+# Hunyuan-V4 (HYV4ForCausalLM): vLLM 0.33.0 transformers_utils/configs/hy_v4.py HYV4Config's defaults (SGLang 0.5.23
+# configs/hy_v4.py the same values); experts where mlp_layer_types says "sparse" (absent: one dense layer first), the
+# gate fp32 and an fp32 expert_bias always (vLLM models/hy_v4/nvidia/moe.py HYV4MoEFused GateLinear params_dtype,
+# expert_bias; SGLang DeepseekV2MoE under topk_method noaux_tc, set by its config class)
+HYV4_SOURCE = ("vLLM 0.33.0 transformers_utils/configs/hy_v4.py HYV4Config, models/hy_v4/nvidia; SGLang 0.5.23 "
+               "configs/hy_v4.py, models/hunyuan_v4.py")  # fmt: skip
+HYV4_DEFAULTS: d.Defaults = {
+    "vocab_size": 120832, "hidden_size": 2816, "intermediate_size": 6912, "moe_intermediate_size": 768,
+    "num_hidden_layers": 34, "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 262144,
+    "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 256, "n_shared_experts": 1,
+    "num_experts_per_tok": 8, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 192,
+    "qk_rope_head_dim": 64, "v_head_dim": 256, "index_head_dim": 128, "index_n_heads": 16, "enable_ihc": True,
+    "hc_mult": 4, "gated_mla": True, "gating_type": "elementwise", "learnable_sink": True,
+    "num_nextn_predict_layers": 1,
+}  # fmt: skip
+HYV4_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"),
+               placement=LayerTypes(absent=FirstDense(default_first=1)), router_bias=True, router_fp32=True)  # fmt: skip
+# MLA with DSA where layer_types says sparse (shared indexer layers keep no key), the elementwise gate (linear_gate:
+# hidden → heads × v_head_dim, split with the heads), an fp32 sink per head, iHC's mixers (weight_hyper.py)
+HYV4 = Architecture(
+    "hy_v4", "HYV4Config", HYV4_SOURCE, HYV4_DEFAULTS, ("HYV4ForCausalLM",),
+    latent=Latent(use_field=None, sparse_types="layer_types"), moe=HYV4_MOE, mtp_fields=MTP,
+    attention=Attention(latent_gate_kind_field="gating_type", latent_gate_if="gated_mla",
+                        latent_sink_field="learnable_sink"),
+    hyper_connection_fields=("enable_ihc", "hc_mult"), embedding_whole_under_dp_attention=True,
+)  # fmt: skip
 
 
 def deepseek(
@@ -171,4 +198,5 @@ LATENT: tuple[Architecture, ...] = (
       mtp_fields=MTP, embedding_whole_under_dp_attention=True, norms_by_word=("sandwich_norm", (("True", 4),))),
     # MiniCPM3: latent attention, a dense MLP
     A("minicpm3", "MiniCPM3Config", tf("minicpm3"), m.MINICPM3, ("MiniCPM3ForCausalLM",), latent=Latent()),
+    HYV4,
 )
