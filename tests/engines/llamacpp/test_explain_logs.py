@@ -67,7 +67,7 @@ def test_llama_31_8b_matches_to_the_cell(capsys: pytest.CaptureFixture[str]) -> 
     # 32768 cells × 32 layers × 1024 elements × 2 B (f16) = 2048 MiB each, as printed
     assert checks["K"]["predicted_bytes"] == checks["V"]["predicted_bytes"] == 32768 * 32 * 1024 * 2 == 2048 * MIB
     assert all(check["within_rounding"] for check in checks.values())
-    assert any("15/33 layers" in note for note in out["notes"])  # partial offload named
+    assert any("CPU 2,304.00 MiB, CUDA0 1,792.00 MiB" in note for note in out["notes"])  # partial offload named
 
 
 def test_gemma2_unified_four_slots_and_its_swa_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

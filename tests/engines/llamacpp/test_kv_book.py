@@ -94,9 +94,11 @@ def test_bad_cache_types_and_ranks_name_the_flag() -> None:
         ledger(config, "-c 4096 --tp 2")
 
 
-def test_partial_offload_is_named_not_modelled() -> None:
-    notes = ledger(str(CONFIGS / "meta-llama--Llama-3.1-8B.json"), "-c 4096 -ngl 15").engine.notes
-    assert any(note.startswith("not modelled: -ngl 15") for note in notes)
+def test_partial_offload_keeps_the_cpu_layers_kv_off_the_gpu_and_names_their_weights() -> None:
+    """-ngl 15 of 32 layers: 18 layers' KV on the host (test_kv_placement.py); their weights are not modelled."""
+    engine = ledger(str(CONFIGS / "meta-llama--Llama-3.1-8B.json"), "-c 4096 -ngl 15").engine
+    assert engine.kv_pool_bytes == 4096 * 14 * 2048 * 2  # 14 layers on the GPU, f16
+    assert any(note.startswith("not modelled: the weights of CPU layers") for note in engine.notes)
 
 
 def test_the_weights_book_is_the_gguf_tensors_it_charges(tmp_path: Path) -> None:

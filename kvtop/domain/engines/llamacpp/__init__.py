@@ -3,7 +3,8 @@
 llama.cpp allocates `-c` cells (padded to 256) in one stream or one per slot (`-np`), each cell one
 row per layer of `n_embd_k_gqa` K elements and `n_embd_v_gqa` V elements in the ggml types `-ctk` and
 `-ctv` (q8_0: 34 bytes per 32 elements); sliding-window layers get their own, smaller cache
-(docs/engines/llamacpp.md). It has no TP/PP/DP ranks: one GPU, every layer offloaded, is what kvtop models.
+(docs/engines/llamacpp.md). It has no TP/PP/DP ranks: one GPU is what kvtop models; the KV of layers
+`-ngl`/`-nkvo` keep on the CPU is in host memory, out of the GPU ledger (§10).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.llamacpp.budget import solve
 from kvtop.domain.engines.llamacpp.eras import DEFAULT_PORT
-from kvtop.domain.engines.llamacpp.flags import BOTH_TYPES_FLAGS, V_TYPE_FLAGS, LlamacppFlags, flag_value
-from kvtop.domain.engines.llamacpp.ggml_types import DEFAULT_CACHE_TYPE, cache_type
+from kvtop.domain.engines.llamacpp.flags import LlamacppFlags, cache_types
+from kvtop.domain.engines.llamacpp.ggml_types import cache_type
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
@@ -26,16 +27,6 @@ FORMAT_NAMES: tuple[tuple[str, str], ...] = (
     ("auto", "fp16"), ("f32", "fp32"), ("f16", "fp16"), ("bf16", "bf16"), ("q8_0", "int8"), ("q4_0", "int4"), ("q4_1", "int4"),
     ("iq4_nl", "int4"), ("q5_0", "int4"), ("q5_1", "int4"),
 )  # fmt: skip
-
-
-def cache_types(settings: LaunchSettings) -> tuple[str, str]:
-    """(K type, V type) as llama.cpp names them: `-ctk` and `-ctv`, else Ollama's runner's one
-    `--kv-cache-type` for both, else f16."""
-    both = flag_value(settings, BOTH_TYPES_FLAGS)
-    default = both.strip().lower() if isinstance(both, str) else DEFAULT_CACHE_TYPE
-    k = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" else default
-    v = flag_value(settings, V_TYPE_FLAGS)
-    return k.strip().lower(), (v.strip().lower() if isinstance(v, str) else default)
 
 
 class LlamacppRules(EngineBase):

@@ -2,7 +2,8 @@
 
     K bytes = cells × Σ full layers ggml_row_size(type_k, n_embd_k_gqa)     (+ SWA cells × Σ SWA layers)
     V bytes = cells × Σ full layers ggml_row_size(type_v, n_embd_v_gqa)
-    fits    = the GGUF's tensors (else the predicted weights) + K + V ≤ free memory
+    host    = the KV of the layers llama.cpp keeps on the CPU (-nkvo: all; -ngl N: the first n_layer + 1 − N)
+    fits    = the GGUF's tensors (else the predicted weights) + the GPU's K + V ≤ free memory
 
 The pool is what `-c` asks for, not what memory allows: a launch that does not fit fails to allocate
 (or, with `--fit`, is shrunk: not modelled). Compute buffers are not in this plan.
@@ -13,15 +14,10 @@ from __future__ import annotations
 from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import build_number
-from kvtop.domain.engines.llamacpp.flags import (
-    FIT_FLAGS,
-    GPU_LAYERS_FLAGS,
-    SPLIT_FLAGS,
-    LlamacppFlags,
-    flag_value,
-)
+from kvtop.domain.engines.llamacpp.flags import FIT_FLAGS, SPLIT_FLAGS, LlamacppFlags, cache_types, flag_value
+from kvtop.domain.engines.llamacpp.placement import SOURCE, cpu_layers, host_bytes, planned
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import AttentionKind
+from kvtop.domain.model import AttentionKind, LayerKind
 
 NOT_MODELLED_FIT = ("--fit may lower the context (and the GPU layers) when memory is short: kvtop does not model "
                     "its search and plans the context asked for")  # fmt: skip
@@ -30,13 +26,6 @@ NOT_MODELLED_FIT = ("--fit may lower the context (and the GPU layers) when memor
 def _offload_notes(inputs: EngineInputs) -> list[str]:
     """What the launch asks that kvtop does not model, said rather than guessed."""
     notes: list[str] = []
-    layers = flag_value(inputs.settings, GPU_LAYERS_FLAGS)
-    if isinstance(layers, str) and layers.strip().lstrip("-").isdigit():
-        wanted = int(layers)
-        if 0 <= wanted <= inputs.model.num_layers:
-            notes.append(f"not modelled: -ngl {wanted} offloads fewer layers than the model's {inputs.model.num_layers + 1} "
-                         "(its repeating layers and the output): the KV of CPU layers stays in host memory, and this "
-                         "plan counts every layer's KV on the GPU")  # fmt: skip
     if flag_value(inputs.settings, SPLIT_FLAGS) is not None:
         notes.append("not modelled: a multi-GPU split (-sm/-ts) puts each layer's KV on its own GPU; this plan is one GPU")
     if flag_value(inputs.settings, FIT_FLAGS) is not None or inputs.settings.context_length is None:
@@ -70,6 +59,15 @@ def solve(inputs: EngineInputs) -> EngineResult:
         steps.append(BudgetStep(label="bytes per sliding-window cell", value=swa))
         pool += cells.total_swa_cells * swa
     steps.append(BudgetStep(label="KV cache (K + V, every stream)", bytes=pool))
+    placement = planned(model, inputs.settings)
+    k_type, v_type = cache_types(inputs.settings)
+    cells_of = {LayerKind.FULL: cells.total_cells, LayerKind.SLIDING: cells.total_swa_cells}
+    host = min(host_bytes(model, placement, cells_of, k_type, v_type), pool)
+    gpu_pool = pool - host
+    if placement.any_on_host:
+        steps.append(BudgetStep(label=f"of which in host memory, {len(placement.host_layers)} layers", bytes=host,
+                                note=f"{placement.why} ({SOURCE})"))  # fmt: skip
+        steps.append(BudgetStep(label="KV on the GPU", bytes=gpu_pool))
     gguf_weights = model.weights_as_stored and inputs.measured.weights_bytes is None  # the weights book's one row
     weights = inputs.weights_bytes
     free = inputs.measured.free_before_load(inputs.gpu_total_bytes)
@@ -77,20 +75,26 @@ def solve(inputs: EngineInputs) -> EngineResult:
                             source=inputs.measured.free_before_load_source()))  # fmt: skip
     steps.append(inputs.weights_step("− weights" + (" (the GGUF's tensors)" if gguf_weights else "")))
     room = free - weights
-    fits = pool <= room
+    fits = gpu_pool <= room
     notes = _offload_notes(inputs)
+    if placement.any_on_host:
+        notes.append(f"{host:,} B of KV ({len(placement.host_layers)} of {model.num_layers} layers' K and V) is in host "
+                     f"memory ({placement.why}): not in the GPU ledger; kvtop does not check that the host has it")  # fmt: skip
+    if cpu_layers(model, inputs.settings):
+        notes.append("not modelled: the weights of CPU layers stay in host memory; this plan counts every weight "
+                     "on the GPU")  # fmt: skip
     if not model.weights_as_stored and inputs.measured.weights_bytes is None:
         notes.append("weights predicted from config.json at the model's dtype: a quantised GGUF is smaller "
                      "(pass the .gguf file as --model)")  # fmt: skip
     notes.append("compute buffers (sized at start from n_ubatch and the context) are not in this plan")
     if not fits:
-        notes.append(f"-c {cells.requested_ctx:,} needs {pool:,} B of KV where {max(room, 0):,} B is free after the "
-                     "weights: llama.cpp would fail to allocate its KV buffer")  # fmt: skip
+        notes.append(f"-c {cells.requested_ctx:,} needs {gpu_pool:,} B of KV on the GPU where {max(room, 0):,} B is free "
+                     "after the weights: llama.cpp would fail to allocate its KV buffer")  # fmt: skip
     return EngineResult(
         engine="llamacpp", token_capacity=cells.total_cells if fits else 0, swa_token_capacity=cells.total_swa_cells or None,
-        page_size=1, num_blocks=None, kv_budget_bytes=pool, kv_pool_bytes=pool, max_running_requests=cells.n_seq_max,
+        page_size=1, num_blocks=None, kv_budget_bytes=gpu_pool, kv_pool_bytes=gpu_pool, max_running_requests=cells.n_seq_max,
         max_concurrency=None, reserve_bytes=0, memory_fraction=1.0,
         memory_fraction_source="llama.cpp sizes its KV cache by -c, not by a share of memory", fits=fits,
-        shortfall_bytes=0 if fits else pool - max(room, 0), steps=tuple(steps), notes=tuple(notes),
+        shortfall_bytes=0 if fits else gpu_pool - max(room, 0), steps=tuple(steps), notes=tuple(notes),
         capacity_fixed_by="-c",
     )  # fmt: skip

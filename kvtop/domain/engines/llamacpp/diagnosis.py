@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_findings import Finding, LedgerRule, Thresholds
+from kvtop.domain.engines.llamacpp.flags import cache_types
+from kvtop.domain.engines.llamacpp.placement import KvPlacement, host_bytes, planned
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
@@ -47,8 +49,15 @@ def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> in
 
 
 def absolute_budget(ledger: Ledger, kv_bytes: int) -> dict[str, int | float] | None:
-    """The context whose cache takes `kv_bytes`: `-c` cells (whole 256-cell steps)."""
-    per_cell = ledger.kv_bytes_per_token
+    """The context whose cache takes `kv_bytes` of GPU memory: `-c` cells (whole 256-cell steps); a cell's GPU
+    share is its layers' on the GPU (placement.py: none under -nkvo, when no context answers)."""
+    model, settings = ledger.model, ledger.settings
+    every = KvPlacement(host_layers=tuple(range(model.num_layers)), why="")
+    k_type, v_type = cache_types(settings)
+    one = {kind: 1 for kind in set(model.layer_attention)}
+    total = host_bytes(model, every, one, k_type, v_type)
+    on_gpu = total - host_bytes(model, planned(model, settings), one, k_type, v_type)
+    per_cell = ledger.kv_bytes_per_token * on_gpu // total if total else ledger.kv_bytes_per_token
     cells = kv_bytes // per_cell // 256 * 256 if per_cell else 0
     return {"context_length": cells} if cells >= 256 else None
 

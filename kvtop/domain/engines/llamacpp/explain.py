@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.cause_search import changed
+from kvtop.domain.engines.llamacpp import kv_buffers
 from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS, first_build
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
@@ -130,13 +131,13 @@ def logged_settings(log: EngineLog, settings: LaunchSettings) -> LaunchSettings:
     return settings.model_copy(update={**update, "flags": flags})
 
 
-def _notes(log: EngineLog, model: ModelSpec) -> list[str]:
-    notes: list[str] = []
-    offloaded = _first(log, "offloaded_layers")
-    if isinstance(offloaded, tuple) and offloaded[0] < offloaded[1]:
-        notes.append(f"the log offloads {offloaded[0]}/{offloaded[1]} layers to the GPU: the KV of the others is in "
-                     "host memory (not modelled: the capacity is the same, the GPU's share is not)")  # fmt: skip
-    return notes
+def _notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[str]:
+    """Where the log's KV buffers are, beside the rule's host/GPU split (kv_buffers.py)."""
+    buffers = tuple(buffer for rank in log.ranks(LlamacppRankLog) for buffer in rank.kv_buffers)
+    repeating, offloaded = _first(log, "repeating_on_gpu"), _first(log, "offloaded_layers")
+    found = kv_buffers.check(model, settings, _caches(log), buffers, repeating if isinstance(repeating, int) else None,
+                             offloaded if isinstance(offloaded, tuple) else None)  # fmt: skip
+    return [found.note()] if found is not None and (found.predicted_host or found.host_high) else []
 
 
 def explain(request: ExplainRequest) -> Explanation:
@@ -155,7 +156,7 @@ def explain(request: ExplainRequest) -> Explanation:
     result = judge("llamacpp", logged, ledger, cells, cells, settings, None, total, kv_memory_logged=True,
                    predicted_tokens=cells)  # fmt: skip
     checks = pool_size_checks(log, model, settings, load_mtp)
-    notes = _notes(log, model)
+    notes = _notes(log, model, settings)
     swa = next((cache for cache in _caches(log) if cache.sliding), None)
     predicted_swa = ledger.engine.swa_token_capacity
     if swa is not None and swa.total_cells is not None and predicted_swa is not None and swa.total_cells != predicted_swa:

@@ -4,8 +4,8 @@
 `-ctk/--cache-type-k` and `-ctv/--cache-type-v` the ggml types of K and V apart (kvtop's KV dtype is
 K's; V's is read from the flags), `--kv-unified` one cache stream shared by every slot, `--swa-full`
 a full-size sliding-window cache, `-ub` the micro-batch that the sliding-window cache adds to its
-window. What kvtop does not model (offload of fewer layers than the model has, multi-GPU split modes,
-`--fit`'s context shrinking) is kept verbatim and named in the plan's notes.
+window. `-nkvo` and `-ngl` place the KV (placement.py, §10). What kvtop does not model (multi-GPU split
+modes, `--fit`'s context shrinking) is kept verbatim and named in the plan's notes.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.llamacpp.deployment import FLAGS as DEPLOYMENT_FLAGS
-from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
+from kvtop.domain.engines.llamacpp.ggml_types import DEFAULT_CACHE_TYPE, KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
@@ -33,6 +33,8 @@ NO_UNIFIED_FLAGS = ("no-kv-unified",)
 SWA_FULL_FLAGS = ("swa-full",)
 UBATCH_FLAGS = ("ub", "ubatch-size")
 GPU_LAYERS_FLAGS = ("ngl", "gpu-layers", "n-gpu-layers")
+NO_KV_OFFLOAD_FLAGS = ("nkvo", "no-kv-offload")  # cparams.offload_kqv = false: every layer's KV in host memory
+KV_OFFLOAD_FLAGS = ("kvo", "kv-offload")  # the default spelled out (common/arg.cpp)
 SPLIT_FLAGS = ("sm", "split-mode", "ts", "tensor-split")
 FIT_FLAGS = ("fit", "fitt", "fit-target", "fitc", "fit-ctx")
 # flags read by the budget, and flags that change nothing kvtop sizes (kept as typed)
@@ -41,7 +43,8 @@ PASSTHROUGH: frozenset[str] = frozenset({
     "-ngl", "--gpu-layers", "--n-gpu-layers", "-sm", "--split-mode", "-ts", "--tensor-split", "-fit", "--fit",
     "-fitt", "--fit-target", "-fitc", "--fit-ctx", "-fa", "--flash-attn", "-b", "--batch-size", "-t", "--threads",
     "--jinja", "-a", "--alias", "--mlock", "--no-mmap", "-hf", "--hf-repo", "--metrics", "--slots", "--no-slots",
-    "--api-key", "--kv-cache-type", "--multiuser-cache", "--main-gpu", "--mmproj", "--verbose",
+    "--api-key", "--kv-cache-type", "--multiuser-cache", "--main-gpu", "--mmproj", "--verbose", "-nkvo",
+    "--no-kv-offload", "-kvo", "--kv-offload",
 }) | DEPLOYMENT_FLAGS | SPAN_FLAGS  # fmt: skip
 _DTYPES = ("auto", *KV_CACHE_TYPES)
 
@@ -95,7 +98,7 @@ class LlamacppFlags:
         if isinstance(v_type, str):
             out += ["-ctv", v_type]
         for names, spelled in ((UNIFIED_FLAGS, "--kv-unified"), (NO_UNIFIED_FLAGS, "--no-kv-unified"),
-                               (SWA_FULL_FLAGS, "--swa-full")):  # fmt: skip
+                               (SWA_FULL_FLAGS, "--swa-full"), (NO_KV_OFFLOAD_FLAGS, "--no-kv-offload")):  # fmt: skip
             if flag_on(settings, names):
                 out.append(spelled)
         ubatch = flag_value(settings, UBATCH_FLAGS)
@@ -117,3 +120,13 @@ class LlamacppFlags:
             if name == "ollama" and argv[index + 1 : index + 2] == ["runner"] and "--ollama-engine" not in argv:
                 return index + 2, None
         return None
+
+
+def cache_types(settings: LaunchSettings) -> tuple[str, str]:
+    """(K type, V type) as llama.cpp names them: `-ctk` and `-ctv`, else Ollama's runner's one
+    `--kv-cache-type` for both, else f16."""
+    both = flag_value(settings, BOTH_TYPES_FLAGS)
+    default = both.strip().lower() if isinstance(both, str) else DEFAULT_CACHE_TYPE
+    k = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" else default
+    v = flag_value(settings, V_TYPE_FLAGS)
+    return k.strip().lower(), (v.strip().lower() if isinstance(v, str) else default)

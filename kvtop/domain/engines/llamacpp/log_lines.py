@@ -12,7 +12,7 @@ import re
 
 from kvtop.domain.engine_log import RankKey
 from kvtop.domain.engines.llamacpp.eras import stated_build
-from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog, mib_figure
+from kvtop.domain.engines.llamacpp.log_records import KvBuffer, KvCacheSummary, LlamacppRankLog, mib_figure
 from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler
 
 _NUM = r"\d{1,9}\.\d{2}"
@@ -29,6 +29,10 @@ _CONTEXT = re.compile(r"(?:llama_context|llama_new_context_with_model): (n_ctx|n
 # overflow`; `n_ctx_per_seq (N)` before the 2025 rename): N is cparams.n_ctx_seq, the cells one slot can use
 _CTX_VS_TRAIN = re.compile(r"(?:llama_context|llama_new_context_with_model): n_ctx(?:_per)?_seq \((\d{1,12})\) [<>] "
                            r"n_ctx_train \(\d{1,12}\)")  # fmt: skip
+# one line per device buffer of a cache, before its summary (src/llama-kv-cache.cpp: `%s: %10s KV buffer size = %8.2f
+# MiB`, `__func__` llama_kv_cache / llama_kv_cache_unified / the older llama_kv_cache_init)
+_KV_BUFFER = re.compile(rf"llama_kv_cache\w{{0,12}}: +([\w.-]{{1,40}}) KV buffer size = +({_NUM}) MiB")
+_REPEATING = re.compile(r"offloading (\d{1,5}) repeating layers to GPU")
 _OFFLOADED = re.compile(r"offloaded (\d{1,5})/(\d{1,5}) layers to GPU")
 _SLOTS = re.compile(r"initializing slots, n_slots = (\d{1,5})")
 _N_SWA = re.compile(r"print_info: n_swa += (\d{1,9})\s*$")
@@ -81,6 +85,15 @@ def _context(text: str, fields: Fields) -> bool:
     return True
 
 
+def _kv_buffer(text: str, fields: Fields) -> bool:
+    match = _KV_BUFFER.search(text)
+    if match is None:
+        return False
+    device, mib = match.groups()
+    fields["kv_buffers"].append(KvBuffer(device=device, size=mib_figure(mib), sliding=bool(fields["next_is_swa"])))
+    return True
+
+
 def _offloaded(text: str, fields: Fields) -> bool:
     match = _OFFLOADED.search(text)
     if match is None:
@@ -116,6 +129,8 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("llama_context: ", _context),
     ("llama_new_context_with_model: ", _context),
     ("layers to GPU", _offloaded),
+    ("KV buffer size", _kv_buffer),
+    ("repeating layers to GPU", _int("repeating_on_gpu", _REPEATING)),
     ("n_slots = ", _int("slots", _SLOTS)),
     ("print_info: n_swa", _int("n_swa", _N_SWA)),
     ("build", _build),

@@ -49,6 +49,20 @@ class KvCacheSummary(BaseModel):
         return self.cells * (self.streams or 1) if self.cells is not None else None
 
 
+class KvBuffer(BaseModel):
+    """One `<device> KV buffer size = X MiB` line: the bytes of one cache on one device (`CPU`: host memory)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    device: str  # ggml_backend_buffer_name: `CPU`, `CUDA0`, `Metal`, `HTP0`, `Vulkan0`, …
+    size: Measured
+    sliding: bool = False  # printed after `creating     SWA KV cache`
+
+    @property
+    def on_host(self) -> bool:
+        return self.device.upper().startswith("CPU")
+
+
 class LlamacppRankLog(RankLog):
     """Everything llama-server printed (one process)."""
 
@@ -59,6 +73,8 @@ class LlamacppRankLog(RankLog):
     n_ubatch: tuple[int, ...] = ()
     kv_unified: tuple[bool, ...] = ()
     offloaded_layers: tuple[tuple[int, int], ...] = ()  # `offloaded 15/33 layers to GPU`
+    repeating_on_gpu: tuple[int, ...] = ()  # `load_tensors: offloading 14 repeating layers to GPU`
+    kv_buffers: tuple[KvBuffer, ...] = ()  # `llama_kv_cache:       CUDA0 KV buffer size =  1792.00 MiB`
     slots: tuple[int, ...] = ()  # `initializing slots, n_slots = 4`
     n_swa: tuple[int, ...] = ()  # print_info: n_swa
     builds: tuple[int, ...] = ()  # `build: 6980 (5e4f…)` / `main: build = 3673 (…)`: llama.cpp's build number
