@@ -132,3 +132,17 @@ def test_sglang_takes_each_releases_algorithms(version: str | None, method: str,
         with pytest.raises(InputError, match=str(outcome)) as caught:
             _setup("sglang", flags, version)
         assert caught.value.field == "--speculative-algorithm"
+
+
+@pytest.mark.parametrize("method", ["NONE", "none", "None"])
+def test_sglang_0_5_23_reads_none_in_any_case_as_no_speculation(method: str) -> None:
+    # sglang 0.5.23 speculative/spec_info.py: SpeculativeAlgorithm has a NONE member and from_string does
+    # cls[name.upper()], so "none" in any case is SpeculativeAlgorithm.NONE (is_none(): no draft, no speculation)
+    setup = _setup("sglang", {"speculative-algorithm": method}, "0.5.23")
+    assert setup.spec_method is None and setup.spec_kind is None and setup.draft_model is None
+
+
+def test_sglang_0_5_6_post2_refuses_none() -> None:
+    # sglang 0.5.6.post2 server_args.py: argparse choices=["EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"]
+    with pytest.raises(InputError, match="must be one of EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM "):
+        _setup("sglang", {"speculative-algorithm": "NONE"}, "0.5.6.post2")
