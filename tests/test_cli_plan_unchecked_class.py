@@ -32,7 +32,8 @@ def test_plan_text_and_json_name_the_unchecked_class(tmp_path: Path, capsys: pyt
     main([*args, "--json"])
     out = json.loads(capsys.readouterr().out)
     assert out["kv_bytes_per_token"] == 36 * 8 * 128 * 2 * 2 == 147_456
-    assert out["unchecked_class"]["by"] == "text_section"
+    chosen = out["unchecked_class"]["chosen_by"]  # JSON: the field and its value as data, the note words them
+    assert (chosen["by"], chosen["field"], chosen["value"]) == ("text_section", "text_config.model_type", "qwen3_vl_text")
     assert out["unchecked_class"]["read_as"] == "qwen3_vl_text"
     assert "note: " + out["unchecked_class"]["note"] == NOTE
 

@@ -11,11 +11,29 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
-from kvtop.domain.engines.versions import VersionSource
+from kvtop.domain.engines.versions import VersionSource, parse_release
 
 AssumptionKind = Literal["primary_pool_tokens_per_block"]
+
+
+class ReleaseSpan(BaseModel):
+    """The releases a default held in: from `first` up to, not including, `next`. None is an open end, never a
+    word: `first` None is from the earliest release kvtop read, `next` None is still the default at the latest.
+    Each given end is a release label `parse_release` reads ('0.19.0'), refused otherwise."""
+
+    model_config = ConfigDict(frozen=True)
+
+    first: str | None
+    next: str | None
+
+    @field_validator("first", "next")
+    @classmethod
+    def _a_release(cls, label: str | None) -> str | None:
+        if label is not None and parse_release(label) is None:
+            raise ValueError(f"not a release label: {label[:40]!r}")
+        return label
 
 
 class OtherReading(BaseModel):
@@ -24,8 +42,7 @@ class OtherReading(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     tokens_per_block: int
-    since: str | None  # the first release of this default (None: the earliest era)
-    until: str  # the release the next default starts at ('now' for the latest era)
+    releases: ReleaseSpan  # the releases whose builds took this default
     tokens: int
 
 
@@ -63,8 +80,7 @@ def assumption_words(assumption: CapacityAssumption) -> str:
     a = assumption
     why = _WHY.get(a.release_source, "inferred")
     other = "; ".join(
-        f"builds {f'from {o.since}' if o.since else 'before ' + o.until} took {o.tokens_per_block}: "
-        f"{a.blocks:,} × {o.tokens_per_block} = {o.tokens:,}"
+        f"{_builds(o.releases)} took {o.tokens_per_block}: {a.blocks:,} × {o.tokens_per_block} = {o.tokens:,}"
         for o in a.others
     )
     return (
@@ -72,3 +88,12 @@ def assumption_words(assumption: CapacityAssumption) -> str:
         f"default at {a.release}, the release {why}; the log states neither its release nor "
         f"tokens_per_block, and {other} (pass {' or '.join(a.settle_flags)})"
     )
+
+
+def _builds(span: ReleaseSpan) -> str:
+    """'builds from 0.19.0', 'builds before 0.19.0', 'builds 0.9.0 to before 0.19.0' or 'every build'."""
+    if span.first is not None and span.next is not None:
+        return f"builds {span.first} to before {span.next}"
+    if span.first is not None:
+        return f"builds from {span.first}"
+    return f"builds before {span.next}" if span.next is not None else "every build"

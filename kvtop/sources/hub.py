@@ -12,6 +12,7 @@ length and the JSON header only). Every header is validated (`domain.safetensors
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import struct
@@ -50,15 +51,21 @@ def preset_dir() -> Path:
 
 
 @lru_cache(maxsize=1)
-def named_text_configs() -> Mapping[str, Mapping[str, Any]]:
-    """The published configs kvtop holds of checkpoints a config names by Hub id (Ultravox's text_model_id:
-    domain/architectures/named_text.py), by id: examples/models/named/<owner>--<name>.json (sources in
-    examples/models/README.md). Package data, not presets."""
+def _named_text_configs_read() -> Mapping[str, Mapping[str, Any]]:
+    """The named configs as read once (never handed out: a caller gets its own copy)."""
     folder = bundled_dir("examples", "models", "named")
     return MappingProxyType({
         path.stem.replace("--", "/", 1): read_json_object(path, "config", field="text_model_id")
         for path in sorted(folder.glob("*.json"))
     })  # fmt: skip
+
+
+def named_text_configs() -> Mapping[str, Mapping[str, Any]]:
+    """The published configs kvtop holds of checkpoints a config names by Hub id (Ultravox's text_model_id:
+    domain/architectures/named_text.py), by id: examples/models/named/<owner>--<name>.json (sources in
+    examples/models/README.md). Package data, not presets. Each call gets its own deep copy of the cached
+    read, so a caller that edits a nested dict cannot change what the next caller reads."""
+    return MappingProxyType(copy.deepcopy(dict(_named_text_configs_read())))
 
 
 def preset_names() -> list[str]:

@@ -79,9 +79,14 @@ def field_of_flag(flag: str, engine: EngineId | None = None) -> str | None:
     return setting if setting in _SETTING_KEYS else None
 
 
+def named_field(err: KvtopError) -> str | None:
+    """The field or flag an error names: an InputError's `field`; any other KvtopError names none."""
+    return err.field if isinstance(err, InputError) else None
+
+
 def field_of_error(err: KvtopError, engine: EngineId | None = None) -> str | None:
     """The planner field an error names (by label or by engine flag), if any."""
-    name = getattr(err, "field", None)
+    name = named_field(err)
     if not name:
         return None
     by_label = next((field.key for field in FIELDS if field.label == name), None)
@@ -111,7 +116,7 @@ def field_error(err: KvtopError, engine: EngineId | None = None) -> FieldError:
     """`err` worded for the planner: the field it names by its label ('--pp: pp 999 exceeds…' → 'PP: …')."""
     if isinstance(err, FieldErrors) and err.errors:
         return err.errors[0]
-    key, text, name = field_of_error(err, engine), str(err), getattr(err, "field", None)
+    key, text, name = field_of_error(err, engine), str(err), named_field(err)
     if key is None:
         return FieldError(None, text)
     if name and text.startswith(f"{name}: "):
@@ -180,7 +185,7 @@ def _deployment_error(
     """The engine's refusal of a flag a deployment field wrote ('--speculative-algorithm: must be one of …'),
     named by that field's label, so the planner marks the field and words it like every other field's error;
     the field is the one whose part of the setup writes the flag the refusal names (unchanged where none does)."""
-    flag = str(getattr(err, "field", None) or "").removeprefix("--")
+    flag = (err.field or "").removeprefix("--")
     rules = engine_rules(settings.engine).deployment
     for key, part in parts.items():
         written = rules.with_setup(settings, setup.model_copy(update=dict(part))).flags

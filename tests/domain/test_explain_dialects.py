@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from kvtop.commands.explain import explanation_json, explanation_text
-from kvtop.domain.capacity_assumption import CapacityAssumption, OtherReading
+from kvtop.domain.capacity_assumption import CapacityAssumption, OtherReading, ReleaseSpan
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import VersionSource, from_flag
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
@@ -145,7 +147,7 @@ def test_the_primary_pool_without_a_release_names_the_reading_it_took() -> None:
     assumption = result.logged.capacity_assumption
     assert assumption == CapacityAssumption(
         blocks=631, tokens_per_block=32, release="~0.19.0", release_source=VersionSource.LOG,
-        others=(OtherReading(tokens_per_block=64, since=None, until="0.19.0", tokens=631 * 64),),
+        others=(OtherReading(tokens_per_block=64, releases=ReleaseSpan(first=None, next="0.19.0"), tokens=631 * 64),),
         settle_flags=("--engine-version", "--kv_cache_config.tokens_per_block"),
     )  # fmt: skip
     assert assumption.tokens == blocks * 32 == result.logged.token_capacity
@@ -163,3 +165,10 @@ def test_the_primary_pool_without_a_release_names_the_reading_it_took() -> None:
         "--engine-version", "0.13.0.dev2024082000", version=from_flag("0.13.0.dev2024082000"),
     )  # fmt: skip
     assert given.logged.token_capacity == blocks * 64 and given.logged.capacity_assumption is None
+
+
+def test_a_release_span_is_two_release_labels_or_open_ends_never_a_word() -> None:
+    # 'now' was the latest era's sentinel for "no next release": an open end is None, and a word is refused
+    assert ReleaseSpan(first="0.19.0", next=None).next is None
+    with pytest.raises(ValueError, match="not a release label: 'now'"):
+        ReleaseSpan(first="0.19.0", next="now")

@@ -100,3 +100,14 @@ def test_the_named_checkpoints_config_is_package_data_one_copy_with_its_source()
     with pytest.raises(UnsupportedModelError, match="known: none") as refused:
         model_from_config(json.loads(CONFIG.read_text()), source=NAME)
     assert refused.value.field == "text_model_id"
+
+
+def test_a_callers_edit_of_a_named_config_does_not_reach_the_next_caller() -> None:
+    # the published config's hidden_size is 2,048 (tests/data/configs/families/SOURCES.md); a caller that edits its
+    # copy (a nested dict too) leaves the next caller's read as published
+    first = named_text_configs()["meta-llama/Llama-3.2-1B-Instruct"]
+    assert isinstance(first, dict) and isinstance(first["rope_scaling"], dict)
+    first["hidden_size"] = 1
+    first["rope_scaling"]["factor"] = -1.0
+    again = named_text_configs()["meta-llama/Llama-3.2-1B-Instruct"]
+    assert again["hidden_size"] == 2048 and again["rope_scaling"]["factor"] == 32.0

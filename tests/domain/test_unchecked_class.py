@@ -17,6 +17,7 @@ from benchmarks.engine_diff.registry_configs import real_configs
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.unchecked_class import ChosenBy
 from tests.conftest import CONFIGS
 
 QWEN3_VL = CONFIGS / "heldout" / "Qwen--Qwen3-VL-8B-Instruct.json"
@@ -30,10 +31,11 @@ def keye_config() -> dict[str, Any]:
 def test_a_class_without_an_entry_read_by_its_text_section_is_named() -> None:
     found = model_from_config(keye_config()).unchecked_class
     assert found is not None
-    assert (found.architecture, found.read_as, found.config_class, found.by, found.field) == (
-        "KeyeVL1_5ForConditionalGeneration", "qwen3_vl_text", "Qwen3VLTextConfig", "text_section",
-        "text_config.model_type 'qwen3_vl_text'",
+    assert (found.architecture, found.read_as, found.config_class) == (
+        "KeyeVL1_5ForConditionalGeneration", "qwen3_vl_text", "Qwen3VLTextConfig",
     )  # fmt: skip
+    # a field and a value, typed: the config's text_config.model_type holds 'qwen3_vl_text' (QWEN3_VL's config.json)
+    assert found.chosen_by == ChosenBy(by="text_section", field="text_config.model_type", value="qwen3_vl_text")
     assert found.said == (
         "class KeyeVL1_5ForConditionalGeneration has no architecture entry of its own: read as qwen3_vl_text "
         "(Qwen3VLTextConfig) by its text_config.model_type 'qwen3_vl_text'; not checked against the engines' model code"
@@ -44,7 +46,8 @@ def test_a_class_without_an_entry_read_by_its_text_section_is_named() -> None:
 def test_a_class_read_by_its_own_model_type_is_named() -> None:
     config = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
     found = model_from_config(config | {"architectures": ["FooForCausalLM"]}).unchecked_class
-    assert found is not None and (found.read_as, found.by, found.field) == ("llama", "model_type", "model_type 'llama'")
+    assert found is not None and found.read_as == "llama"
+    assert found.chosen_by == ChosenBy(by="model_type", field="model_type", value="llama")
 
 
 def test_checked_classes_generic_readings_and_forced_families_carry_none() -> None:
@@ -89,3 +92,11 @@ def test_no_checked_real_config_gains_the_note() -> None:
     assert flagged == FLAGGED
     kinds = {verdict(architecture)[0] for architecture, _ in FLAGGED.values()}
     assert kinds == {"generic"}
+
+
+def test_a_wrappers_model_type_is_worded_with_the_text_section_it_gives() -> None:
+    # the field and value stay data; the wording adds the rule (a fixed or a default text section)
+    fixed = ChosenBy(by="text_section", field="model_type", value="foo_vl", section_rule="always", section_type="qwen2")
+    assert fixed.words() == "model_type 'foo_vl', whose text section is always qwen2"
+    auto = fixed.model_copy(update={"section_rule": "defaults_to"})
+    assert auto.words() == "model_type 'foo_vl', whose text section defaults to qwen2"

@@ -132,3 +132,47 @@ def test_sglang_takes_each_releases_algorithms(version: str | None, method: str,
         with pytest.raises(InputError, match=str(outcome)) as caught:
             _setup("sglang", flags, version)
         assert caught.value.field == "--speculative-algorithm"
+
+
+@pytest.mark.parametrize("method", ["NONE", "none", "None"])
+def test_sglang_0_5_23_reads_none_in_any_case_as_no_speculation(method: str) -> None:
+    # sglang 0.5.23 speculative/spec_info.py: SpeculativeAlgorithm has a NONE member and from_string does
+    # cls[name.upper()], so "none" in any case is SpeculativeAlgorithm.NONE (is_none(): no draft, no speculation)
+    setup = _setup("sglang", {"speculative-algorithm": method}, "0.5.23")
+    assert setup.spec_method is None and setup.spec_kind is None and setup.draft_model is None
+
+
+def test_sglang_0_5_6_post2_refuses_none() -> None:
+    # sglang 0.5.6.post2 server_args.py: argparse choices=["EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"]
+    with pytest.raises(InputError, match="must be one of EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM "):
+        _setup("sglang", {"speculative-algorithm": "NONE"}, "0.5.6.post2")
+
+
+@pytest.mark.parametrize(
+    ("method", "kind", "label"),
+    [
+        # 2025 llm_args.py from_dict: "Lookahead" (LookaheadDecodingConfig: the target's own lookahead windows and
+        # n-gram pool, no draft model); 2026 main: "SA" (suffix automaton of the tokens so far, no model) and
+        # "User_Provided" (a drafter object the user's code passes): none is a draft model's weights and KV
+        ("Lookahead", SpecKind.NGRAM, "Lookahead decoding buffers, no draft model (Lookahead)"),
+        ("SA", SpecKind.NGRAM, "suffix-automaton drafting state, no draft model (SA)"),
+        ("User_Provided", SpecKind.DRAFT_MODEL, "the user-provided drafter's memory (User_Provided)"),
+        ("Eagle3", SpecKind.DRAFT_MODEL, "draft weights and KV (Eagle3)"),
+    ],
+)
+def test_trtllm_words_each_drafters_not_modelled_term_as_what_it_is(method: str, kind: SpecKind, label: str) -> None:
+    import json
+
+    from kvtop.domain.deployment import TermState
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.ledger import predict
+    from kvtop.domain.model_config import model_from_config
+    from tests.conftest import CONFIGS
+
+    assert _setup("trtllm", {"speculative_config.decoding_type": method}).spec_kind is kind
+    name = "meta-llama--Llama-3.1-8B-Instruct.json"
+    model = model_from_config(json.loads((CONFIGS / name).read_text()), source=name)
+    settings = parse_flags("trtllm", [f"--speculative_config.decoding_type={method}"], strict=True)
+    ledger = predict(model, settings, gpu_total_bytes=80 << 30, gpu_name="H100")
+    found = [t for t in ledger.terms if t.label.endswith(f"({method})")]
+    assert [t.label for t in found] == [label] and found[0].state is TermState.NOT_MODELLED

@@ -238,10 +238,10 @@ def _unchecked(
         return None
     if draft_reason(architecture) is not None:
         return None
-    by, field = text_type_field(outer_type, section_key, nested_type)
     return UncheckedClass(
-        architecture=architecture, read_as=entry.model_type, config_class=entry.config_class, by=by, field=field
-    )
+        architecture=architecture, read_as=entry.model_type, config_class=entry.config_class,
+        chosen_by=text_type_field(outer_type, section_key, nested_type),
+    )  # fmt: skip
 
 
 def _refuse_not_modelled(architecture: str, model_types: tuple[object, ...], source: str) -> None:

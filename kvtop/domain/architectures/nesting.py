@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kvtop.domain.unchecked_class import ReadBy
+from kvtop.domain.unchecked_class import ChosenBy
 
 TEXT_SECTION_KEYS = ("text_config", "llm_config", "language_config")
 
@@ -129,13 +129,15 @@ def class_text_model_type(architecture: str, outer_type: str, nested_type: str |
     return CLASS_TEXT.get(architecture) or text_model_type(outer_type, nested_type)
 
 
-def text_type_field(outer_type: str, section_key: str | None, nested_type: str | None) -> tuple[ReadBy, str]:
-    """How text_model_type found the type it reads (for a class with no entry of its own: `UncheckedClass`):
-    (by the config's model_type or by its text section, the field and value that chose it)."""
+def text_type_field(outer_type: str, section_key: str | None, nested_type: str | None) -> ChosenBy:
+    """How text_model_type found the type it reads (for a class with no entry of its own: `UncheckedClass`): by the
+    config's model_type or by its text section, the field and value that chose it."""
     if outer_type in FIXED_TEXT:
-        return "text_section", f"model_type {outer_type!r}, whose text section is always {FIXED_TEXT[outer_type]}"
+        return ChosenBy(by="text_section", field="model_type", value=outer_type, section_rule="always",
+                        section_type=FIXED_TEXT[outer_type])  # fmt: skip
     if outer_type in AUTO_TEXT and not (nested_type and nested_type != outer_type):
-        return "text_section", f"model_type {outer_type!r}, whose text section defaults to {AUTO_TEXT[outer_type]}"
+        return ChosenBy(by="text_section", field="model_type", value=outer_type, section_rule="defaults_to",
+                        section_type=AUTO_TEXT[outer_type])  # fmt: skip
     if section_key is not None and nested_type:
-        return "text_section", f"{section_key}.model_type {nested_type!r}"
-    return "model_type", f"model_type {outer_type!r}"
+        return ChosenBy(by="text_section", field=f"{section_key}.model_type", value=nested_type)
+    return ChosenBy(by="model_type", field="model_type", value=outer_type)

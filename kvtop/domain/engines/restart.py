@@ -1,7 +1,9 @@
-"""The restart rule of every engine whose restart sizes its KV pool from the GPUs' free memory as it is then:
-the launch re-solved at the tightest GPU as it is now, and the finding where no KV fits there. Each engine's
-`diagnosis` module gives its own words (what the restart leaves, its log's line, its own fix); the figures are
-solved once, here."""
+"""The restart rule SGLang, LMDeploy, TensorRT-LLM and llama.cpp share (vLLM has its own): the launch re-solved
+(its `WhatIf` replay) at the tightest GPU as it is now, and the finding where no KV fits there. What a restart
+sizes lives in each replay: SGLang, LMDeploy and TensorRT-LLM size the KV pool from the free memory then (a
+restart gets less); llama.cpp allocates the `-c` it is given whatever is free (all of it, or a failed
+allocation). Each engine's `diagnosis` module gives its own words (what the restart leaves, its log's line, its
+own fix); the figures are solved once, here."""
 
 from __future__ import annotations
 

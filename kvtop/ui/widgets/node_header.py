@@ -12,7 +12,7 @@ from kvtop.domain.diagnose_findings import Severity
 from kvtop.domain.engines.registry import display_names
 from kvtop.domain.incident import incident
 from kvtop.domain.node import EngineView
-from kvtop.domain.observe import EndpointState, NvmlState
+from kvtop.domain.observe import EndpointState
 from kvtop.domain.pressure import pressure_of
 from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
@@ -28,7 +28,7 @@ def freshness(state: NodeState, now: float, interval_s: float) -> Content:
     """'● live · every 1 s' ('● simulated · …' on a demo node), '● late · 2 s ago', '▲ STALE 12 s · …' or
     'waiting for the first snapshot'."""
     snapshot = state.snapshot
-    demo = snapshot is not None and snapshot.observation.nvml_state is NvmlState.DEMO
+    demo = snapshot is not None and snapshot.simulated
     return shared_freshness(state.age_s(now), state.failure, interval_s, _DEMO_WORDING if demo else _WORDING)
 
 

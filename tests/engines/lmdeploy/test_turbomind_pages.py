@@ -32,3 +32,30 @@ def test_fp16_20b_tensors_rounded_to_pages() -> None:
     and down 141,557,760 each (67.5 pages, 1,048,576 over each): 3 MiB a layer, × 60 = 188,743,680, plus 2 × 524,288
     for the embedding and LM head = 189,792,256 B."""
     assert page_rounding_bytes(load_model(str(PLAIN_20B)), 1) == 189_792_256
+
+
+def _weights_term(version: str):  # type: ignore[no-untyped-def]
+    from kvtop.domain.calibration.inputs import CalibrationInputs
+    from kvtop.domain.calibration.terms import Term
+    from kvtop.domain.engines.lmdeploy.calibration import terms
+    from kvtop.domain.engines.versions import ResolvedVersion
+    from kvtop.domain.launch import LaunchSettings
+    from kvtop.domain.layout import ParallelLayout
+
+    inputs = CalibrationInputs(
+        model=load_model(str(CONFIGS / "mistralai--Mixtral-8x7B-v0.1.json")),
+        settings=LaunchSettings(engine="lmdeploy", engine_version=version, flags={"backend": "turbomind"}),
+        layout=ParallelLayout(tp=1), gpu_name="A100-80GB", gpu_total_bytes=80 << 30,
+        version=ResolvedVersion(text=version), weights_bytes=40 << 30, context_length=4096,
+    )  # fmt: skip
+    return next(term for term in terms(inputs) if term.term is Term.WEIGHTS)
+
+
+def test_an_moe_models_pages_are_said_left_out_of_the_weights_interval() -> None:
+    """Mixtral on TurboMind v0.5.3 (memory_utils.cu deviceMalloc: one cudaMalloc per weight tensor, §15.7): its MoE
+    tensors are not listed, so no bound for their pages is known; the weights interval says it leaves them out, and
+    adds nothing, where v0.6.0 (no per-tensor cudaMalloc) says nothing of pages."""
+    old, new = _weights_term("0.5.3"), _weights_term("0.6.0")
+    assert "the interval leaves out the pages each weight tensor's cudaMalloc leaves unused" in old.basis
+    assert "cudaMalloc" not in new.basis
+    assert old.error_bytes == new.error_bytes and old.beside_error_bytes == 0

@@ -53,9 +53,15 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     and where it cudaMallocs each tensor (≤ v0.5.x, §15.7) the pages' charge, whose page size is assumed."""
     found = free_memory_terms("lmdeploy.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
     leftover, pages = _staging_leftover(inputs), _pages(inputs)
-    if not leftover and not pages:
+    if not leftover and pages == 0:  # pages None: charged but not bounded, said in the weights term
         return found
     return tuple(_with_beside(term, leftover, pages) if term.term is Term.WEIGHTS else term for term in found)
+
+
+#: where the release charges the pages but kvtop does not list the model's TurboMind tensors (MoE, MLA, …) no bound is
+#: known: the weights term says its interval leaves them out, as the budget's step names them not modelled (§15.7)
+PAGES_OMITTED = ("; the interval leaves out the pages each weight tensor's cudaMalloc leaves unused: kvtop does not "
+                 "list this model's TurboMind tensors, so it has no bound for them (not modelled, lmdeploy.md §15.7)")
 
 
 def _staging_leftover(inputs: CalibrationInputs) -> int:
@@ -71,9 +77,10 @@ def _staging_leftover(inputs: CalibrationInputs) -> int:
     return staging_leftover_bytes(inputs.model, inputs.settings, inputs.version, inputs.layout.tp)
 
 
-def _pages(inputs: CalibrationInputs) -> int:
+def _pages(inputs: CalibrationInputs) -> int | None:
     """The pages charge of a TurboMind release that cudaMallocs each weight tensor (§15.7): its page size is
-    assumed, so the charge is its own error (0 where it is not charged)."""
+    assumed, so the charge is its own error (0 where it is not charged; None where it is but the model's tensors are
+    not listed: the interval says it leaves them out)."""
     if inputs.model is None:
         return 0
     try:
@@ -82,14 +89,13 @@ def _pages(inputs: CalibrationInputs) -> int:
         return 0
     if backend != "turbomind":
         return 0
-    pages = charged_page_bytes(inputs.model, inputs.layout.tp, inputs.version)
-    return pages or 0  # None: tensors not listed, the budget's note names them not modelled
+    return charged_page_bytes(inputs.model, inputs.layout.tp, inputs.version)
 
 
-def _with_beside(weights: TermEstimate, leftover: int, pages: int) -> TermEstimate:
+def _with_beside(weights: TermEstimate, leftover: int, pages: int | None) -> TermEstimate:
     """The weights term with the staging's leftover and the pages' assumed size beside its error (independent
-    errors: the root of squares)."""
-    beside = round(math.hypot(leftover, pages))
+    errors: the root of squares); pages None: the basis says the interval leaves them out (`PAGES_OMITTED`)."""
+    beside = round(math.hypot(leftover, pages or 0))
     basis = weights.basis
     if leftover:
         basis += (f"; ± {leftover / MIB:,.0f} MiB of torch's cache the staging charge leaves out "
@@ -97,6 +103,8 @@ def _with_beside(weights: TermEstimate, leftover: int, pages: int) -> TermEstima
     if pages:
         basis += (f"; ± {pages / MIB:,.0f} MiB: the pages each weight tensor's cudaMalloc leaves unused, charged "
                   "with a page size assumed (lmdeploy.md §15.7)")  # fmt: skip
+    if pages is None:
+        basis += PAGES_OMITTED
     return weights.model_copy(update={
         "error_bytes": round(math.hypot(weights.error_bytes, beside)),
         "beside_error_bytes": beside,  # kept when a judged plan swaps in the fitted error (with_fitted_error)

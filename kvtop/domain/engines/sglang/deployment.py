@@ -60,7 +60,7 @@ from kvtop.domain.engines.sglang.deployment_eras import (
 from kvtop.domain.engines.sglang.eagle3 import SOURCE as EAGLE3_SOURCE
 from kvtop.domain.engines.sglang.eagle3 import eagle3_head_bytes
 from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
-from kvtop.domain.engines.sglang.spec_methods import METHOD_ERAS
+from kvtop.domain.engines.sglang.spec_methods import METHOD_ERAS, NO_SPECULATION
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
@@ -102,6 +102,8 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     # a name the release does not take stops the launch (sglang/spec_methods.py); NEXTN is EAGLE drafting with the
     # model's own next-n layers
     check_method(algorithm, METHOD_ERAS, settings.engine_version, flag="--speculative-algorithm", fold=str.upper)
+    if algorithm == NO_SPECULATION:  # the releases that take NONE read it as no speculation (spec_methods.py)
+        algorithm = None
     draft = flag_text(settings, "speculative-draft-model-path", "speculative-draft-model")
     kind = None
     if algorithm in ("NGRAM", "LOOKAHEAD"):  # LOOKAHEAD: NGRAM's name in an earlier tree (spec_methods.py)

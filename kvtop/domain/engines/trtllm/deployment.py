@@ -23,7 +23,7 @@ from kvtop.domain.deployment import (
     no_draft_kv_layers,
 )
 from kvtop.domain.deployment_flags import feature_remover, flag_int, flag_text, with_flags
-from kvtop.domain.engines.trtllm.spec_methods import METHOD_ERAS, fold
+from kvtop.domain.engines.trtllm.spec_methods import METHOD_ERAS, Drafter, drafter, fold
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.spec_methods import check_method
@@ -44,21 +44,40 @@ SOURCE_HOST = (
 )
 
 
+# the shared kind: MTP the model's own layers; model-free drafting (n-grams, Lookahead's own windows, SA's suffix
+# automaton, hidden-state saving) loads no draft weights; the rest load a draft (a user-provided or engine-chosen one
+# may: kvtop does not know)
+_SPEC_KIND = {
+    Drafter.MTP: SpecKind.MTP, Drafter.NGRAM: SpecKind.NGRAM, Drafter.LOOKAHEAD: SpecKind.NGRAM,
+    Drafter.SUFFIX_AUTOMATON: SpecKind.NGRAM, Drafter.SAVE_STATE: SpecKind.NGRAM,
+}  # fmt: skip
+# the not-modelled term by drafter, (label, what is not modelled); None: nothing beside the pool (n-grams)
+_DRAFT_COST = (
+    "TensorRT-LLM adds the draft's own KV cost per token to the estimator and loads its weights first; not modelled"
+)
+_TERM: dict[Drafter, tuple[str, str] | None] = {
+    Drafter.DRAFT_MODEL: ("draft weights and KV", _DRAFT_COST),
+    Drafter.MTP: ("draft weights and KV", _DRAFT_COST),
+    Drafter.NGRAM: None,
+    Drafter.LOOKAHEAD: ("Lookahead decoding buffers, no draft model",
+                        "the target drafts itself (lookahead windows, an n-gram pool): its buffers are not modelled"),
+    Drafter.SUFFIX_AUTOMATON: ("suffix-automaton drafting state, no draft model",
+                               "each request's suffix automaton (SA) and its draft tokens are not modelled"),
+    Drafter.USER_PROVIDED: ("the user-provided drafter's memory",
+                            "the user's drafter code holds what it holds: kvtop cannot know it; not modelled"),
+    Drafter.CHOSEN_BY_ENGINE: ("the drafter TensorRT-LLM chooses",
+                               "AUTO picks the method at start: which, and its cost, are not modelled"),
+    Drafter.SAVE_STATE: ("saved hidden states, no drafting",
+                         "SaveState keeps hidden states to train a draft: their memory is not modelled"),
+}  # fmt: skip
+
+
 def setup(settings: LaunchSettings) -> DeploymentSetup:
     decoding = flag_text(settings, "speculative_config.decoding_type")
     # a value no decoding config takes fails TensorRT-LLM's validation (trtllm/spec_methods.py)
     check_method(decoding, METHOD_ERAS, settings.engine_version, flag="--speculative_config.decoding_type",
                  fold=fold)  # fmt: skip
-    kind = None
-    if decoding is not None:
-        word = decoding.lower()
-        kind = (
-            SpecKind.MTP
-            if word == "mtp"
-            else SpecKind.NGRAM
-            if word == "ngram"  # the only spelling check_method lets through (any case)
-            else SpecKind.DRAFT_MODEL
-        )
+    kind = None if decoding is None else _SPEC_KIND.get(drafter(decoding), SpecKind.DRAFT_MODEL)
     host = flag_int(settings, "kv_cache_config.host_cache_size")
     return DeploymentSetup(
         spec_method=decoding, spec_kind=kind, draft_model=flag_text(settings, "speculative_config.speculative_model_dir"),
@@ -88,13 +107,13 @@ draft_kv_layers = no_draft_kv_layers  # the draft's KV cost is not modelled (nam
 def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
     setup = inputs.setup
     found: list[BudgetTerm] = []
-    if setup.spec_kind is not None and setup.spec_kind is not SpecKind.NGRAM:
+    term = _TERM[drafter(setup.spec_method)] if setup.spec_method is not None else None
+    if term is not None:
         found.append(BudgetTerm(
-            feature=Feature.SPECULATIVE, charge=Charge.KV_CELL, label=f"draft weights and KV ({setup.spec_method})",
+            feature=Feature.SPECULATIVE, charge=Charge.KV_CELL, label=f"{term[0]} ({setup.spec_method})",
             state=TermState.NOT_MODELLED, setting=f"speculative_config.decoding_type: {setup.spec_method}",
-            source="_torch/pyexecutor/_util.py KvCacheCreator._get_kv_size_per_token (draft cost, §1.1)",
-            detail="TensorRT-LLM adds the draft's own KV cost per token to the estimator and loads its weights first; "
-            "not modelled",
+            source="_torch/pyexecutor/_util.py KvCacheCreator._get_kv_size_per_token (draft cost, §1.1); "
+            "trtllm/spec_methods.py Drafter", detail=term[1],
         ))  # fmt: skip
     slots = flag_int(inputs.settings, "moe_config.load_balancer.num_slots")
     if slots:

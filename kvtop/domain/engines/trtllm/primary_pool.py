@@ -5,7 +5,7 @@ that states neither its release nor its tokens per block leaves the product to t
 
 from __future__ import annotations
 
-from kvtop.domain.capacity_assumption import CapacityAssumption, OtherReading
+from kvtop.domain.capacity_assumption import CapacityAssumption, OtherReading, ReleaseSpan
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.trtllm.budget import runtime
 from kvtop.domain.engines.trtllm.eras import ENGINE_TOKENS_PER_BLOCK_ERAS, engine_tokens_per_block
@@ -54,8 +54,7 @@ def primary_pool_assumption(
         return None
     taken = engine_tokens_per_block(resolved)
     others = tuple(
-        OtherReading(tokens_per_block=era.value, since=era.since or None, until=_next_since(era),
-                     tokens=blocks * era.value)
+        OtherReading(tokens_per_block=era.value, releases=_releases(era), tokens=blocks * era.value)
         for era in ENGINE_TOKENS_PER_BLOCK_ERAS
         if era.value != taken
     )  # fmt: skip
@@ -71,8 +70,9 @@ def primary_pool_assumption(
 SETTLE_FLAGS = ("--engine-version", "--kv_cache_config.tokens_per_block")
 
 
-def _next_since(era: Era[int]) -> str:
-    """The first release after `era` (where the next era starts)."""
+def _releases(era: Era[int]) -> ReleaseSpan:
+    """The releases `era` covers: from its first (None: from the start) to where the next era starts (None: the
+    latest era)."""
     eras = list(ENGINE_TOKENS_PER_BLOCK_ERAS)
     index = eras.index(era)
-    return eras[index + 1].since if index + 1 < len(eras) else "now"
+    return ReleaseSpan(first=era.since or None, next=eras[index + 1].since if index + 1 < len(eras) else None)

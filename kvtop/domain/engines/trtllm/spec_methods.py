@@ -10,6 +10,8 @@ release is checked against the union of the trees read, and spellings are compar
 
 from __future__ import annotations
 
+from enum import Enum
+
 from kvtop.domain.engines.versions import Era, Eras
 
 METHODS = ("MTP", "Medusa", "Eagle", "Eagle3", "Lookahead", "NGram", "DraftTarget", "SaveState", "UserProvided",
@@ -23,3 +25,27 @@ METHOD_ERAS: Eras[tuple[str, ...]] = Eras((
 def fold(word: str) -> str:
     """'Draft_Target', 'drafttarget' → 'drafttarget': the spellings the trees read differ only so."""
     return word.replace("_", "").lower()
+
+
+class Drafter(str, Enum):
+    """What a decoding_type drafts with, each worded honestly in the not-modelled term (trtllm/deployment.py)."""
+
+    DRAFT_MODEL = "draft_model"  # Eagle, Eagle3, DraftTarget, PARD, DFlash, DSpark, Medusa's heads: a draft's weights
+    MTP = "mtp"  # the target's own next-n layers
+    NGRAM = "ngram"  # the prompt's n-grams: no model
+    LOOKAHEAD = "lookahead"  # Lookahead: the target itself drafts (Jacobi lookahead windows, an n-gram pool), no draft
+    SUFFIX_AUTOMATON = "suffix_automaton"  # SA: a per-request suffix automaton of the tokens so far, no model
+    USER_PROVIDED = "user_provided"  # UserProvided: a drafter the user's code supplies, its memory unknown to kvtop
+    CHOSEN_BY_ENGINE = "chosen_by_engine"  # AUTO: TensorRT-LLM picks the method
+    SAVE_STATE = "save_state"  # SaveState: saves hidden states for training a draft, no drafting
+
+
+_DRAFTERS = {
+    "mtp": Drafter.MTP, "ngram": Drafter.NGRAM, "lookahead": Drafter.LOOKAHEAD, "sa": Drafter.SUFFIX_AUTOMATON,
+    "userprovided": Drafter.USER_PROVIDED, "auto": Drafter.CHOSEN_BY_ENGINE, "savestate": Drafter.SAVE_STATE,
+}  # fmt: skip
+
+
+def drafter(decoding_type: str) -> Drafter:
+    """The drafter a decoding_type (any spelling `fold` takes) names; the rest of METHODS load a draft's weights."""
+    return _DRAFTERS.get(fold(decoding_type), Drafter.DRAFT_MODEL)
