@@ -50,12 +50,14 @@ def read_store(path: Path | None = None) -> StoreRead:
     try:
         with path.open("rb") as handle:
             size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - MAX_STORE_BYTES))
+            start = handle.seek(max(0, size - MAX_STORE_BYTES - 1))  # the byte before: was a line cut?
             raw = handle.read()
     except FileNotFoundError:
         return StoreRead()
     except OSError as err:
         return StoreRead(notice=f"calibration store {path} not read ({err.strerror or err}): plans use the corpus's fits")
+    if start > 0:  # up to the first newline: a line the window cut (older than it, not unreadable), else nothing
+        raw = raw.partition(b"\n")[2]
     measures, bad, other_schema = [], 0, 0
     for line in raw.decode("utf-8", errors="replace").splitlines():
         if not line.strip():
