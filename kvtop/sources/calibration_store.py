@@ -3,7 +3,7 @@
 `$XDG_STATE_HOME/kvtop/calibration.jsonl` (else `~/.local/state/kvtop/calibration.jsonl`). Written when
 kvtop reads an engine's start (`kvtop explain`; a live node's `--engine-log` once it matches its engine), read by later plans of the same launch
 (`kvtop.domain.calibration.node`). Each line holds counts and an architecture hash, never a path, host
-or argument value. `--no-calibration-store` (or `KVTOP_NO_CALIBRATION_STORE=1`) turns both off; a line
+or argument value; a store kvtop creates is its user's alone (0600 in a 0700 kvtop folder). `--no-calibration-store` (or `KVTOP_NO_CALIBRATION_STORE=1`) turns both off; a line
 that does not read is skipped and the plan says so in one line; a store that cannot be written is a
 one-line notice, never a failed command.
 """
@@ -22,6 +22,8 @@ from kvtop.domain.calibration.node import STORE_SCHEMA, NodeMeasure
 STORE_NAME = "calibration.jsonl"
 OFF_ENV = "KVTOP_NO_CALIBRATION_STORE"
 MAX_STORE_BYTES = 4 << 20  # a store grown past this is read from its end (the newest starts)
+STORE_FILE_MODE = 0o600  # a new store: read and written by its user only (the umask may narrow it further)
+STORE_DIR_MODE = 0o700  # the kvtop folder kvtop creates for it (folders above it keep the system's default)
 
 
 def store_path() -> Path:
@@ -48,12 +50,14 @@ def read_store(path: Path | None = None) -> StoreRead:
     try:
         with path.open("rb") as handle:
             size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - MAX_STORE_BYTES))
+            start = handle.seek(max(0, size - MAX_STORE_BYTES - 1))  # the byte before: was a line cut?
             raw = handle.read()
     except FileNotFoundError:
         return StoreRead()
     except OSError as err:
         return StoreRead(notice=f"calibration store {path} not read ({err.strerror or err}): plans use the corpus's fits")
+    if start > 0:  # up to the first newline: a line the window cut (older than it, not unreadable), else nothing
+        raw = raw.partition(b"\n")[2]
     measures, bad, other_schema = [], 0, 0
     for line in raw.decode("utf-8", errors="replace").splitlines():
         if not line.strip():
@@ -79,11 +83,13 @@ def _notice(path: Path, bad: int, other_schema: int) -> str | None:
 
 
 def append_measure(measure: NodeMeasure, path: Path | None = None) -> str | None:
-    """Add one start to the store; a one-line notice when it cannot be written (None: written)."""
+    """Add one start to the store; a one-line notice when it cannot be written (None: written). A store kvtop
+    creates is the user's alone (file 0600, its kvtop folder 0700): it says which models and engines this node runs."""
     path = path or store_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
+        path.parent.mkdir(mode=STORE_DIR_MODE, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, STORE_FILE_MODE)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(measure.model_dump(mode="json"), sort_keys=True) + "\n")
     except OSError as err:
         return f"calibration store {path} not written ({err.strerror or err}); --no-calibration-store turns it off"

@@ -73,3 +73,35 @@ def test_a_truncated_line_wrong_types_and_another_schema_are_one_line(tmp_path: 
     assert read.measures == (MEASURE,)
     assert read.notice is not None and "\n" not in read.notice
     assert "3 unreadable line(s) ignored, 1 of another store schema than 1" in read.notice
+
+
+def test_a_new_store_is_its_users_alone(tmp_path: Path) -> None:
+    """It names the models and engines this node runs: kvtop creates the file 0600 and its kvtop folder 0700
+    (whatever the umask allows beyond that), never world-readable as a plain open()'s 0644 would be."""
+    import os
+    import stat
+
+    old = os.umask(0o022)  # the common default, under which open("a") would give 0644
+    try:
+        path = tmp_path / "state" / "kvtop" / "calibration.jsonl"
+        assert append_measure(MEASURE, path) is None
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_a_store_read_from_its_end_drops_the_cut_line_unsaid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_STORE_BYTES the store is read from its end: the line the window cuts through is older than it, not
+    an unreadable one, so no notice is given (each line is len(line) bytes; the window holds the last two and a part)."""
+    import kvtop.sources.calibration_store as store
+
+    path = tmp_path / "calibration.jsonl"
+    for _ in range(3):
+        append_measure(MEASURE, path)
+    line = len(path.read_bytes()) // 3
+    monkeypatch.setattr(store, "MAX_STORE_BYTES", 2 * line + 10)
+    read = read_store(path)
+    assert read.measures == (MEASURE, MEASURE) and read.notice is None
+    monkeypatch.setattr(store, "MAX_STORE_BYTES", 2 * line)  # a window starting on a line's first byte keeps it
+    assert read_store(path).measures == (MEASURE, MEASURE)
