@@ -94,7 +94,7 @@ class CompressedSpec(BaseModel):
     raw latents and, where its compress ratio is 4 or 128, over one compressed latent per that many tokens,
     read by a compressor (and on ratio-4 layers picked by an indexer of its own compressed keys). One latent of
     `head_dim` (nope + rope) per entry, one KV head; q through a LoRA (`q_lora_rank`), o through `o_groups`
-    grouped LoRAs of `o_lora_rank`; `hc_mult` hyper-connection streams mixed by fp32 parameters on every layer."""
+    grouped LoRAs of `o_lora_rank`. Its hyper-connections are the body's (`BodyShape.hc_streams`, `hc_comb`)."""
 
     model_config = ConfigDict(frozen=True)
     ratios: tuple[int, ...]  # per main layer: 0 (window only), 4 or 128
@@ -102,7 +102,6 @@ class CompressedSpec(BaseModel):
     q_lora_rank: int
     o_groups: int
     o_lora_rank: int
-    hc_mult: int
     index_head_dim: int
     index_heads: int
     rope_head_dim: int
@@ -243,7 +242,7 @@ class BodyShape(BaseModel):
     ngram_width: int = 0
     # hyper-connections (weight_hyper.py): `hc_streams` residual streams, each sub-block (attention, MLP) wrapped by an
     # fp32 mixer, the streams merged by an fp32 head before the final norm; `hc_comb` adds the streams' n × n mixing
-    # rows (mHC) to the pre and post gates each mixer holds (Hunyuan-V4's iHC has none); 0: none
+    # rows (mHC: DeepSeek-V4) to the pre and post gates each mixer holds (Hunyuan-V4's iHC has none); 0: none
     hc_streams: int = 0
     hc_comb: bool = False
     latent_sinks: bool = False  # MLA's learned sink logit per head, fp32, split with the heads (Hunyuan-V4)

@@ -1,4 +1,4 @@
-"""DeepSeek-V4's weights beyond the generic book: its compressed attention layer and its hyper-connections.
+"""DeepSeek-V4's weights beyond the generic book: its compressed attention layer.
 
 As SGLang 0.5.23 builds them (models/deepseek_v4.py `MqaAttentionBase`, `Compressor`, `Indexer`,
 `make_hc_mixing_params`, `make_hc_head_params`), checked against its meta-built parameters (benchmarks/
@@ -14,9 +14,10 @@ engine_diff `registry_sweep.py --params`, docs/engines/architectures.md):
   (vLLM 0.33.0: in the model dtype, `StageParts.compressor_norm_model_dtype`);
   coff is 2 on ratio-4 layers (their windows overlap), 1 on ratio-128 ones;
 - on a ratio-4 layer, an indexer: `wq_b` (q_lora → index heads × index_head_dim, replicated, quantized), a bf16
-  `weights_proj` (hidden → index heads) and its own ratio-4 compressor of index_head_dim;
-- every layer's two hyper-connection mixers (attention, MoE): fp32 `fn` [(2 + hc) × hc, hc × hidden], `base`
-  [(2 + hc) × hc] and `scale` [3]; the model's head mixer `fn` [hc, hc × hidden], `base` [hc], `scale` [1].
+  `weights_proj` (hidden → index heads) and its own ratio-4 compressor of index_head_dim.
+
+Its hyper-connection mixers (`make_hc_mixing_params`, `make_hc_head_params`) are weight_hyper.py's, with comb rows:
+the reader sets `BodyShape.hc_streams` from `hc_mult` (latent_rules.compressed).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from collections.abc import Callable
 from kvtop.domain.rank_matrices import RankMatrices
 
 FP32 = 4
-HC_SCALES = 3  # each mixer's pre, post and combination scales
 
 
 def _overlap(ratio: int) -> int:
@@ -47,7 +47,7 @@ def _compressor(
 
 
 def compressed_attention(rank: RankMatrices, layer: int) -> None:
-    """One DeepSeek-V4 attention layer on one rank (the module docstring), its hyper-connection mixers with it."""
+    """One DeepSeek-V4 attention layer on one rank (the module docstring)."""
     m, tp, h = rank.model, rank.layout.attn_tp, rank.model.hidden_size
     c = m.compressed
     assert c is not None
@@ -73,13 +73,3 @@ def compressed_attention(rank: RankMatrices, layer: int) -> None:
         rank.matrix("attention", c.index_heads * c.index_head_dim, c.q_lora_rank, 1, named("indexer.wq_b"))
         rank.matrix("attention", c.index_heads, h, 1, named("indexer.weights_proj"), quantizable=False)
         _compressor(rank, 4, c.index_head_dim, named, "indexer.compressor")
-    mix = (2 + c.hc_mult) * c.hc_mult
-    rank.vector("norms", 2 * (mix * c.hc_mult * h + mix + HC_SCALES), dtype_bytes=FP32)  # hc_attn_*, hc_ffn_*
-    rank.acc.notes["norms"] = "with the hyper-connections' fp32 mixers (DeepSeek-V4 hc_mult streams)"
-
-
-def hyper_connection_head(rank: RankMatrices) -> None:
-    """The model's last mixer of the `hc_mult` streams into one (hc_head_fn, base, scale: fp32, whole)."""
-    c = rank.model.compressed
-    assert c is not None
-    rank.vector("norms", c.hc_mult * c.hc_mult * rank.model.hidden_size + c.hc_mult + 1, dtype_bytes=FP32)

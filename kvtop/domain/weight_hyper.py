@@ -8,8 +8,10 @@ gate group. A head mixer merges the streams before the final norm: `hc_head_fn` 
 
 Hunyuan-V4 (iHC, no comb): vLLM 0.33.0 models/hy_v4/nvidia/hc.py HYV4HCPreLayer (hc_fn 2n rows, hc_scale [2],
 hc_base [2n]) and HYV4HCHeadLayer, SGLang 0.5.23 models/hunyuan_v4.py the same shapes; HYV4DecoderLayer holds two
-(hc_attn_layer, hc_mlp_layer). DeepSeek-V4's mixers, with comb rows, are counted with its compressed attention
-(weight_compressed.py).
+(hc_attn_layer, hc_mlp_layer). DeepSeek-V4 (mHC, comb rows; `hc_mult` streams, latent_rules.compressed): SGLang
+0.5.23 models/deepseek_v4.py `make_hc_mixing_params` (fn [(2 + n) × n, n × hidden], base [(2 + n) × n], scale [3])
+for `hc_attn` and `hc_ffn`, `make_hc_head_params` (fn [n, n × hidden], base [n], scale [1]); vLLM 0.33.0
+models/deepseek_v4/nvidia/model.py the same shapes (`mix_hc`, `hc_head_fn`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from kvtop.domain.model import LayerKind, ModelSpec
 from kvtop.domain.rank_matrices import ComponentSums, RankMatrices
 from kvtop.domain.tower_spec import TOWER_KINDS, TowerSpec, TowerSplit
 from kvtop.domain.vocab_rows import vocab_padded, vocab_parallel_rows
-from kvtop.domain.weight_compressed import compressed_attention, hyper_connection_head
+from kvtop.domain.weight_compressed import compressed_attention
 from kvtop.domain.weight_hyper import hyper_connection_merge
 from kvtop.domain.weight_matrices import (
     layer_signature,
@@ -249,8 +249,6 @@ def _book_from_config(
             rank.vector("norms", 2 * h)
         for _ in range(max(model.body.altup_inputs - 1, 0)):  # Gemma-3n's altup_unembed_projections
             rank.matrix("embedding", h, h, layout.tp, ("model.altup_unembed_projections",))
-        if model.compressed is not None:
-            hyper_connection_head(rank)
         hyper_connection_merge(rank)
     if parts.lm_head:
         tied = model.tie_word_embeddings if parts.tied_head is None else parts.tied_head

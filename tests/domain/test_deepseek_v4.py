@@ -90,6 +90,22 @@ def test_one_flash_layer_is_the_engines_shapes() -> None:
     )  # + the indexer compressor norm [128] fp32
 
 
+def test_the_hyper_connection_mixers_are_the_engines_shapes() -> None:
+    """DeepSeek-V4-Flash at TP 2, layer 3 (ratio 128) with the final norm: the norms row by hand from SGLang 0.5.23
+    models/deepseek_v4.py's shapes (hc_mult 4, hidden 4,096). bf16: q_norm [1,024], kv_norm [512], the layer's two
+    RMSNorms [4,096] each and the final norm [4,096]; fp32: the c128 compressor's norm [512], `hc_attn` and `hc_ffn`
+    from make_hc_mixing_params (fn [(2 + 4) × 4 = 24, 4 × 4,096], base [24], scale [3]) and the head's from
+    make_hc_head_params (fn [4, 4 × 4,096], base [4], scale [1]); all whole on every rank."""
+    m = model("deepseek-ai--DeepSeek-V4-Flash")
+    assert (m.body.hc_streams, m.body.hc_comb) == (4, True)  # the config's hc_mult, with comb rows
+    parts = engine_rules("sglang").stage_parts(m, 0, 1, SGLANG)
+    book = weights_book(m, ParallelLayout(tp=2), range(3, 4), first_stage=False, last_stage=True, parts=parts)
+    norms = next(r for r in book.rows if r.component == "norms")
+    bf16 = 1024 + 512 + 2 * 4096 + 4096
+    fp32 = 512 + 2 * (24 * 4 * 4096 + 24 + 3) + 4 * 4 * 4096 + 4 + 1
+    assert (norms.params, norms.bytes) == (bf16 + fp32, 2 * bf16 + 4 * fp32) == (866_363, 3_437_804)
+
+
 def test_hash_routed_layers_hold_a_token_table_and_no_score_bias() -> None:
     """Layers 0–2 (num_hash_layers 3): mlp.topk.tid2eid [129280, 6] int32, no e_score_correction_bias [256] fp32."""
     m, layout = model("deepseek-ai--DeepSeek-V4-Flash"), ParallelLayout(tp=1)

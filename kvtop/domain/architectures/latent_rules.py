@@ -78,10 +78,12 @@ def compressed(f: Fields, rule: Compressed, facts: dict[str, Any]) -> None:
         raise f.error(rule.ratios, f"ratios other than {COMPRESS_RATIOS} are not modelled")
     facts["compressed"] = CompressedSpec(
         ratios=ratios[:layers], window=f.need(rule.window), q_lora_rank=f.need(rule.q_lora),
-        o_groups=f.need(rule.o_groups), o_lora_rank=f.need(rule.o_lora), hc_mult=f.need(rule.hc_mult),
+        o_groups=f.need(rule.o_groups), o_lora_rank=f.need(rule.o_lora),
         index_head_dim=f.need(rule.index_dim), index_heads=f.need(rule.index_heads), rope_head_dim=f.need(rule.rope),
         experts_fp4=(f.get("expert_dtype") or "fp4") == "fp4",
     )  # fmt: skip
+    # its hyper-connections: `hc_mult` streams whose mixers also mix the streams (comb rows; weight_hyper.py)
+    facts["body"] = facts["body"].model_copy(update={"hc_streams": f.need(rule.hc_mult), "hc_comb": True})
     facts["layer_attention"] = tuple(LayerKind.FULL if r else LayerKind.SLIDING for r in ratios[:layers])
     facts["sliding_window"] = facts["compressed"].window
     facts.pop("config_sliding_window", None)
