@@ -191,6 +191,13 @@ class TextConfig(FamilyFields):
     )
     layers_block_type: LayerNames | None = None  # NemotronH's newer configs: one block word per layer
 
+    @field_validator("rope_scaling", mode="before")
+    @classmethod
+    def _false_rope_scaling_is_none(cls, value: Any) -> Any:
+        """Megatron-named configs write `rope_scaling: false` for none (Zyphra/ZAYA1-8B-legacy; SGLang 0.5.23
+        configs/zaya.py takes any non-dict as the default RoPE)."""
+        return None if value is False else value
+
     @field_validator(*sorted(CORE_FIELDS), mode="before")
     @classmethod
     def _core_is_not_null(cls, value: Any) -> Any:

@@ -8,7 +8,7 @@ here too.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
@@ -31,6 +31,7 @@ from kvtop.domain.config_types import (
     Layers,
     Name,
     PerLayerFlags,
+    PerLayerIntermediate,
     Positions,
     Vocab,
     Window,
@@ -283,6 +284,21 @@ class FamilyFields(ConfigSection):
     # multi-token prediction layers, under each family's name
     mtp_num_hidden_layers: LayerCount | None = None  # Qwen3.5
     num_mtp_modules: LayerCount | None = None  # MiniMax
+    # Zaya (SGLang 0.5.23 configs/zaya.py ZayaConfig): the router MLP, CCA's conv kernels, residual scaling, and the
+    # per-layer lists and flags the zaya entry refuses by name
+    moe_router_topk: Experts | None = None
+    num_query_groups: Heads | None = None
+    zaya_mlp_expansion: PerLayerIntermediate | None = None
+    zaya_use_eda: Flag | None = None
+    zaya_use_mod: Flag | None = None
+    scale_residual_merge: Flag | None = None
+    cca_time0: Dim | None = None
+    cca_time1: Dim | None = None
+    zaya_layers: Annotated[list[Any], Field(max_length=MAX_LAYERS)] | None = None
+    swa_layers: Annotated[list[Any], Field(max_length=MAX_LAYERS)] | None = None
+    cca_num_q_heads: Annotated[list[Any], Field(max_length=MAX_LAYERS)] | None = None
+    num_query_groups_list: Annotated[list[Any], Field(max_length=MAX_LAYERS)] | None = None
+    ffn_hidden_size_list: Annotated[list[Any], Field(max_length=MAX_LAYERS)] | None = None
     # Mamba fields of Jamba, Falcon-H1, Granite-4 and Mamba itself
     attn_layer_period: Layers | None = None
     attn_layer_offset: LayerCount | None = None

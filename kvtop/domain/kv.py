@@ -435,7 +435,7 @@ def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout, storage: K
     conv_dim = s.inner_size + 2 * groups * s.state_size
     conv = conv_dim // tp * (s.conv_kernel - 1) * 2
     temporal = s.num_heads // tp * s.head_dim * s.state_size * ssm_bytes
-    return conv + temporal
+    return conv + temporal + s.whole_conv * 2  # a whole second conv buffer, one position (Zaya's CCA)
 
 
 CROSS_NOT_MODELLED = (

@@ -81,6 +81,10 @@ class MoeSpec(BaseModel):
     # group (num_routed_experts, expert_intermediate_size) is the text one, which the shared experts are sized by
     second_group_experts: int = 0
     second_group_intermediate_size: int = 0
+    # a router MLP in place of the router matrix (ZayaRouter): its width (0: none), EDA scale, skip route
+    router_mlp: int = 0
+    router_mlp_eda: bool = False
+    router_mlp_skip: bool = False
 
     def expert_names(self, layer: int) -> tuple[str, str]:
         """The checkpoint names of `layer`'s experts the quant config is asked about (module, first expert's
@@ -123,6 +127,7 @@ class StateKind(str, Enum):
     SHORT_CONV = "short_conv"  # a gated short convolution, conv state only (LFM2)
     LIGHTNING = "lightning"  # lightning attention: qkv, an output gate and its group norm, no conv (Ling-2.5)
     JET = "jet"  # JetBlock: q, k, v, a, b, z in one projection, a dynamic conv over v from a kernel generator MLP
+    CCA = "cca"  # compressed convolutional attention beside its layer's attention: value projections, conv stages (Zaya)
 
 
 class StateSpec(BaseModel):
@@ -160,6 +165,8 @@ class StateSpec(BaseModel):
     # JetBlock's dynamic conv: its kernel generator's hidden width is inner_size ÷ this (dconv_generator_reduction;
     # weights only); 0: none
     dconv_reduction: int = 0
+    whole_conv: int = 0  # a second conv buffer, channels × 1 position whole on every rank (Zaya CCA's hidden)
+    conv_kernels: tuple[int, ...] = ()  # CCA's two conv stages' kernels (cca_time0, cca_time1; weights only)
 
 
 class AttentionGeometry(BaseModel):
@@ -246,6 +253,7 @@ class BodyShape(BaseModel):
     hc_streams: int = 0
     hc_comb: bool = False
     latent_sinks: bool = False  # MLA's learned sink logit per head, fp32, split with the heads (Hunyuan-V4)
+    residual_scales: int = 0  # hidden-wide scale vectors a layer (Zaya: 4; layer 0 half, the final norm's stage 4)
 
 
 class SharedBlockSpec(BaseModel):

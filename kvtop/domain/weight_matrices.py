@@ -236,6 +236,9 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
         rank.matrix("linear_attention", s.inner_size * s.conv_kernel, generator, tp, names)
         rank.vector("linear_attention", s.inner_size * s.conv_kernel, tp)  # w2's bias
         rank.vector("norms", s.head_dim)
+    elif s.kind is StateKind.CCA:  # beside the layer's q, k (split) and o (`attention`)
+        cca(rank, layer)
+        return
     elif s.kind is StateKind.SHORT_CONV:  # in_proj (B, C, x), depthwise conv, out_proj
         rank.matrix("linear_attention", 3 * h, h, tp, names)
         rank.vector("linear_attention", h * s.conv_kernel, tp)
@@ -259,6 +262,26 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
         if s.gated_norm:  # Mixer2RMSNormGated: the inner width split over TP
             rank.vector("norms", s.inner_size, tp)
     rank.matrix("linear_attention", h, s.inner_size, tp, out_names, row_scale_shards=1)
+
+
+def cca(rank: RankMatrices, layer: int) -> None:
+    """Zaya's CCA pieces beyond `attention`'s q, k, V of the rank's KV heads, and o (SGLang 0.5.23 models/zaya.py):
+    val_proj1 / val_proj2, hidden → KV heads × head_dim ÷ 2 each, replicated (544-557: the V rows `attention` did not
+    count on this rank); conv_qk, a depthwise Conv1d of kernel cca_time0 and one grouped by the rank's heads of
+    cca_time1, both biased, over q‖k split by TP (568-585); temp, one per KV head, split (588)."""
+    m, tp = rank.model, rank.layout.attn_tp
+    s = m.state
+    assert s is not None
+    g = m.geometry(layer)
+    names = (f"model.layers.{layer}.self_attn", f"model.layers.{layer}.self_attn.q_proj")
+    whole, held = g.kv_heads * g.v_head_dim, rank.layout.kv_heads_per_rank(g.kv_heads) * g.v_head_dim
+    if whole > held:
+        rank.matrix("attention", whole - held, m.hidden_size, 1, names, opens_module=False)
+    time0, time1 = s.conv_kernels
+    channels = s.conv_dim // tp
+    rank.vector("linear_attention", channels * time0 + channels)
+    rank.vector("linear_attention", channels * s.head_dim * time1 + channels)
+    rank.vector("linear_attention", s.n_groups, tp)
 
 
 def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
@@ -326,7 +349,12 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     )
     # zero-computation experts: router rows only (LongCat); a second group: its own router and score-bias rows
     routes = moe.num_routed_experts + moe.zero_experts + moe.second_group_experts
-    rank.vector("router", routes * h, dtype_bytes=4 if router_fp32 else None)
+    if moe.router_mlp:  # ZayaRouter: down_proj (biased), its norm, the EDA scale, three biased Linears to the routes
+        w = moe.router_mlp  # (SGLang 0.5.23 models/zaya.py 1046-1089), whole on every rank
+        out = routes + int(moe.router_mlp_skip)
+        rank.vector("router", h * w + w + w + w * int(moe.router_mlp_eda) + 2 * (w * w + w) + w * out)
+    else:
+        rank.vector("router", routes * h, dtype_bytes=4 if router_fp32 else None)
     hashed = layer < moe.hash_layers  # routed by token id: a [vocab, top-k] int32 table, no score bias
     if hashed:
         rank.vector("router", m.vocab_size * moe.experts_per_token, dtype_bytes=4)
@@ -368,6 +396,9 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
     if model.body.sublayer_norms:  # a no-op sublayer has no norm (DeciLM)
         norms = int(kind is not LayerKind.NONE) + int(model.layer_mlp[layer] is not MlpKind.NONE)
     rank.vector("norms", norm_width(model, model.hidden_size) * norms)
+    if model.body.residual_scales:  # Zaya's ResidualScaling: half of them at layer 0 (models/zaya.py 96-111)
+        scales = model.body.residual_scales // (2 if layer == 0 else 1)
+        rank.vector("norms", scales * model.hidden_size)
     if model.body.attention_residuals:  # two norms and two 1 × hidden score projections (Kimi-K3), never quantized
         rank.vector("norms", 4 * model.hidden_size)
     if model.per_layer_input_size:  # Gemma-4's per-layer input: a gate and a projection back (replicated), a norm
@@ -421,7 +452,8 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
     kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
              model.indexed(layer), model.compressed.ratios[layer] if model.compressed else None,
              model.moe is not None and layer < model.moe.hash_layers,
-             layer == 0 and model.body.first_layer_norms > 0, layer in model.cross_attention_layers)  # fmt: skip
+             layer == 0 and (model.body.first_layer_norms > 0 or model.body.residual_scales > 0),
+             layer in model.cross_attention_layers)  # fmt: skip
     if not model.quant.excluded and not model.quant.mixed:
         return kinds
     prefix = f"model.layers.{layer}"

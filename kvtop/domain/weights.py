@@ -247,6 +247,7 @@ def _book_from_config(
         rank.vector("norms", norm_width(model, h))
         if model.body.attention_residuals:  # the output's residual norm and score projection (Kimi-K3)
             rank.vector("norms", 2 * h)
+        rank.vector("norms", model.body.residual_scales * h)  # Zaya's final ResidualScaling (models/zaya.py 1482)
         for _ in range(max(model.body.altup_inputs - 1, 0)):  # Gemma-3n's altup_unembed_projections
             rank.matrix("embedding", h, h, layout.tp, ("model.altup_unembed_projections",))
         hyper_connection_merge(rank)

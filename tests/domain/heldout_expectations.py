@@ -44,6 +44,8 @@ def _attention_layers(t: dict[str, Any], layers: int) -> list[int]:
         return [i for i, w in enumerate(t["layers_block_type"]) if w == "attention"]
     if isinstance(t.get("linear_attn_config"), dict):  # kimi_linear: 1-based full_attn_layers
         return [i - 1 for i in t["linear_attn_config"]["full_attn_layers"]]
+    if t.get("model_type") == "zaya":  # SGLang 0.5.23 configs/zaya.py full_attention_layer_ids: the even layers
+        return [i for i in range(layers) if i % 2 == 0]
     if "attn_layer_period" in t:  # jamba.py: i % period == offset
         return [i for i in range(layers) if i % t["attn_layer_period"] == t.get("attn_layer_offset", 0)]
     if "block_configs" in t:  # nemotron_nas.py: no_op / replace_with_linear attention holds no KV

@@ -34,11 +34,10 @@ FILES = sorted(p for p in HELDOUT.glob("*.json") if not p.name.endswith(".hf_qua
                and p.name != "transformers_params.json")  # fmt: skip
 PARAMS = json.loads((HELDOUT / "transformers_params.json").read_text())
 
-# What kvtop refuses, and the field that stops it (each a named "not modelled", never a wrong number): Zaya's
-# compressed convolutional attention and router-MLP blocks (coverage.NOT_MODELLED; tests/domain/test_zaya_refused.py).
-# Nanbeige-4.2's loops are planned: each pass over its 22 weight-tied layers keeps KV of its own, SGLang 0.5.23's
+# What kvtop refuses, and the field that stops it (each a named "not modelled", never a wrong number): none. Zaya's
+# CCA layers and ZayaBlocks are planned as SGLang 0.5.23 builds them (tests/domain/test_zaya.py). Nanbeige-4.2's loops are planned: each pass over its 22 weight-tied layers keeps KV of its own, SGLang 0.5.23's
 # cell 44 layers' KV; tests/domain/test_remote_code_entries.py.
-REFUSED: dict[str, str] = {"Zyphra--ZAYA1-8B-legacy": "architectures"}
+REFUSED: dict[str, str] = {}
 # DeepSeek-V4's KV is its engine's pools, not a sum of per-layer rows (a latent per 4 or 128 tokens): SGLang's
 # pool is checked against the engine in tests/domain/test_deepseek_v4.py; other engines refuse it by name.
 COMPRESSED = {

@@ -272,17 +272,6 @@ def test_gigachat3_5_latent_attention_layers() -> None:
     assert weights(m, 1) == 1_636_634_560
 
 
-def test_zaya_is_named_not_modelled() -> None:
-    """SGLang 0.5.23 builds ZayaForCausalLM (the sweep's rows: 9,377,628,240 B and a 20,480-B cell at TP 1) with
-    compressed convolutional attention and a per-request conv state no entry reads: refused by name, with why."""
-    assert {row["status"] for row in engine_rows("sglang", "ZayaForCausalLM").values()} == {"ok"}
-    with pytest.raises(UnsupportedModelError) as refused:
-        model(config("ZayaForCausalLM"))
-    assert refused.value.field == "architectures" and "compressed convolutional attention" in str(
-        refused.value
-    )
-
-
 def test_hunyuan_moe_v1_on_vllm_0_33_is_refused_as_its_transformers_backend_builds_it() -> None:
     """vLLM 0.33.0's registry maps HunYuanMoEV1ForCausalLM to ("transformers", "TransformersMoEForCausalLM"), whose
     transformers HunYuanMoEV1DecoderLayer always builds HunYuanMoEV1Moe (gate wg in fp32, experts, shared_mlp) and

@@ -145,28 +145,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "(n_input_layers … + n_recurrent_layers) runs n_recurrent_loops times with a KV cache per loop, its nGPT scale "
     "vectors and no norms (vLLM 0.33.0 models/dory.py, TP 1 only): no entry reads passes over part of the layers",
     "HrmTextForCausalLM": "a hierarchical recurrent model (no entry)",
-    # SGLang 0.5.23 models/zaya.py and configs/zaya.py (vLLM 0.33.0 registers no class): num_hidden_layers layers,
-    # the even ones CCA with no MLP, the odd ones a ZayaBlock with no attention (_layer_class, 1414-1418). CCA:
-    # linear_q / linear_k (column-split at TP > 1, 503-535), val_proj1 / val_proj2 (hidden → kv heads × head_dim ÷ 2
-    # each, replicated, 544-557), conv_qk (a depthwise Conv1d and one grouped by heads a rank over q‖k, kernels
-    # cca_time0 / cca_time1, with biases, 568-585), temp (a K head, 588), o_proj (row-split, 949). ZayaBlock:
-    # ZayaRouter (down_proj hidden → zaya_mlp_expansion with a bias, rmsnorm_eda, router_states_scale where
-    # zaya_use_eda, router_mlp of three Linears to num_experts + 1 where zaya_use_mod, 1046-1089; an fp32
-    # balancing_biases buffer, not a parameter) and FusedMoE experts of ffn_hidden_size ÷ 2 (1230). ResidualScaling
-    # (96-111): two hidden vectors at layer 0, four at every later layer and at the final norm. Those shapes by hand
-    # equal the meta build of Zyphra/ZAYA1-8B-legacy (heldout): 17,680,978,080 B at TP 1 (tied head), 8,888,725,584 B
-    # a rank at TP 2 (tests/domain/test_zaya_refused.py); cell 40,960 B at TP 1 (40 CCA layers × K and V × 2 heads ×
-    # 128 × 2 B). State (configs/zaya.py 246-303 mamba2_cache_params, the CCA layers): two conv buffers a layer,
-    # (num_attention_heads + num_key_value_heads) × head_dim ÷ TP × (cca_time0 + cca_time1 − 2) and hidden × 1 whole
-    # on every rank, in the conv dtype (SGLANG_MAMBA_CONV_DTYPE, bf16; the config's mamba_cache_dtype is not read),
-    # temporal (1, 1, 0): 9,216 B a layer, 368,640 B a request at TP 1, 266,240 B at TP 2 (SGLang's own
-    # mamba_cache_per_req, run on the held-out config, session 46). SGLang's ZayaConfig reads only the legacy
-    # Megatron-named schema: a transformers-native config (Zyphra/ZAYA1-8B) is built with its legacy defaults.
-    "ZayaForCausalLM": "Zaya's compressed convolutional attention (CCA: linear_q/linear_k, two value projections of "
-    "the current and previous hidden state, a two-stage conv over q‖k, a per-head temperature) whose layers keep K and "
-    "V and a per-request state of two conv buffers (one split by TP, one whole on every rank: StateSpec has one), and "
-    "its ZayaRouter blocks (a router MLP over a down-projected state, experts + a skip) in layers with no attention, "
-    "with residual-scaling vectors: no weight piece, state rule or entry reads them",
     # vLLM 0.33.0 models/glm5next/common: KDA layers (kda.py Glm5NextLinearAttention, a MambaSpec) beside MLA with a
     # DSA indexer whose keys are kept one per index_kpool tokens (attention.py Glm5NextIndexerCache, tokens_per_state)
     # and whose tail keys sit in a CircularBufferSpec ring (attention.py 156-179 Glm5NextTailCache); mHC per layer

@@ -170,6 +170,20 @@ class PeriodOffset(LayerRule):
 
 
 @dataclass(frozen=True)
+class AttentionThenMlp(LayerRule):
+    """Full attention with no MLP on even layers, an MLP with no attention on odd ones (SGLang 0.5.23 models/zaya.py
+    `_layer_class`, 1414-1418); ZayaConfig drops a stated `layer_types` (its classes read `zaya_layers`)."""
+
+    reads_layer_types: ClassVar[bool] = False
+
+    def attention(self, f: Fields, layers: int) -> tuple[LayerKind, ...]:
+        return tuple(FULL if i % 2 == 0 else NONE for i in range(layers))
+
+    def mlp(self, f: Fields, layers: int) -> tuple[MlpKind, ...] | None:
+        return tuple(MlpKind.NONE if i % 2 == 0 else MlpKind.MOE for i in range(layers))
+
+
+@dataclass(frozen=True)
 class IndexList(LayerRule):
     """Attention on the layers a list names (0-based, or 1-based where the family counts so), `other`
     elsewhere; an absent list: `absent` on every layer (Falcon-H1's attn_layer_indices: every layer)."""

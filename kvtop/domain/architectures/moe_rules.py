@@ -239,6 +239,10 @@ class Moe:
     # the experts field and the expert width as [text, vision] lists, two expert groups a layer (ERNIE-4.5-VL): the
     # first read as the routed experts, the second as MoeSpec.second_group_*
     groups: bool = False
+    # a router MLP of this field's width in place of the router matrix, its EDA scale and skip route where these flags
+    # are on (Zaya's zaya_mlp_expansion, zaya_use_eda, zaya_use_mod: SGLang 0.5.23 models/zaya.py ZayaRouter)
+    router_mlp_fields: tuple[str, str, str] | None = None
+    expert_size_divisor: int = 1  # the expert width is the field ÷ this (Zaya: ffn_hidden_size // 2, zaya.py 1230)
 
     def _name(self, f: Fields, field: str) -> str:
         """`field`, or the first of its aliases the config states where it does not state `field` itself."""
@@ -279,7 +283,7 @@ class Moe:
             (experts, expert_size), second = self._groups(f)
         else:
             experts = f.need(self._name(f, self.experts_field))
-            expert_size = f.need(self._name(f, self.expert_size_field))
+            expert_size = f.need(self._name(f, self.expert_size_field)) // self.expert_size_divisor
         per_token = f.need(self._name(f, self.per_token_field))
         if per_token > experts or experts < 1:
             raise f.error(self.per_token_field, f"{per_token} experts per token out of {experts}")
@@ -310,7 +314,14 @@ class Moe:
             zero_expert_type=str(f.get(self.zero_type_field) or "") if self.zero_type_field else None,
             second_group_experts=second[0],
             second_group_intermediate_size=second[1],
+            **self._router_mlp(f),
         )
+
+    def _router_mlp(self, f: Fields) -> dict[str, int | bool]:
+        if self.router_mlp_fields is None:
+            return {}
+        width, eda, skip = self.router_mlp_fields
+        return {"router_mlp": f.need(width), "router_mlp_eda": f.flag(eda), "router_mlp_skip": f.flag(skip)}
 
     def _shared_size(self, f: Fields, expert_size: int) -> int:
         s = self.shared

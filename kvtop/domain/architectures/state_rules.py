@@ -276,3 +276,30 @@ class JetBlockState(StateRule):
             inner_size=heads * head_v,
             dconv_reduction=f.need(f"{JET}.dconv_generator_reduction"),
         )
+
+
+@dataclass(frozen=True)
+class CcaState(StateRule):
+    """Zaya's compressed convolutional attention (SGLang 0.5.23 configs/zaya.py `mamba2_cache_params`, 246-303):
+    on every CCA layer a conv buffer of (num_attention_heads + num_key_value_heads) × head_dim channels split by TP
+    over cca_time0 + cca_time1 − 2 positions, a second of hidden_size × 1 whole on every rank (`whole_conv`: it
+    feeds the replicated value projections), no temporal state ((1, 1, 0)); both in the conv dtype (bf16)."""
+
+    time0_field: str = "cca_time0"
+    time1_field: str = "cca_time1"
+
+    def spec(self, f: Fields) -> StateSpec:
+        heads, kv_heads, head_dim = f.need("num_attention_heads"), f.need("num_key_value_heads"), f.need("head_dim")
+        time0, time1 = f.need(self.time0_field), f.need(self.time1_field)
+        return StateSpec(
+            kind=StateKind.CCA,
+            conv_dim=(heads + kv_heads) * head_dim,
+            conv_kernel=time0 + time1 - 1,  # the state keeps conv_kernel − 1 = (time0 − 1) + (time1 − 1) positions
+            num_heads=kv_heads,  # the heads TP must split, never replicate (models/zaya.py 465-475 asserts it)
+            head_dim=head_dim,
+            state_size=0,
+            n_groups=kv_heads,
+            inner_size=(heads + kv_heads) * head_dim,
+            whole_conv=f.need("hidden_size"),
+            conv_kernels=(time0, time1),
+        )

@@ -6,9 +6,10 @@ from __future__ import annotations
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures import towers_catalog as t
-from kvtop.domain.architectures.defaults import tf
+from kvtop.domain.architectures.defaults import DefaultValue, tf
 from kvtop.domain.architectures.description import Architecture, Attention, Geometry, Latent, WidthAdjust
 from kvtop.domain.architectures.layer_rules import (
+    AttentionThenMlp,
     BlockPattern,
     EveryNthFullOf,
     IndexList,
@@ -20,6 +21,7 @@ from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared, Sparse
 from kvtop.domain.architectures.moe_rules import PeriodOffset as ExpertPeriod
 from kvtop.domain.architectures.state_rules import (
     BailingKdaState,
+    CcaState,
     GatedDeltaNetState,
     JetBlockState,
     KimiDeltaState,
@@ -30,6 +32,17 @@ from kvtop.domain.architectures.state_rules import (
 from kvtop.domain.model import BodyShape, LayerKind
 
 LINEAR_KIND = LayerKind.LINEAR
+# ZayaConfig — SGLang 0.5.23 srt/configs/zaya.py 41-93 (the class SGLang registers over transformers' own zaya)
+ZAYA: dict[str, DefaultValue] = {
+    "hidden_size": 2048, "num_hidden_layers": 80, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128,
+    "vocab_size": 262272, "ffn_hidden_size": 4096, "num_experts": 16, "moe_router_topk": 1,
+    "max_position_embeddings": 32768, "tie_word_embeddings": True, "rope_theta": 1_000_000,
+    "attention_bias": False, "lm_head_bias": False, "zaya_mlp_expansion": 256,
+    "zaya_use_mod": True, "zaya_use_eda": True, "scale_residual_merge": True, "cca_time0": 2, "cca_time1": 2,
+    "sliding_window": None, "zaya_layers": None, "swa_layers": None, "cca_num_q_heads": None,
+    "num_query_groups_list": None, "ffn_hidden_size_list": None,
+}  # fmt: skip
+_ZAYA_LISTS = "per-layer lists (SGLang 0.5.23 configs/zaya.py reads the first nonzero entry; the model indexes them)"
 A = Architecture
 QWEN_MOE = Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size", gate=True),
                placement=SparseStep())  # fmt: skip
@@ -81,6 +94,23 @@ HYBRID: tuple[Architecture, ...] = (
       layers=IndexList(), parallel_state=True,
       state=Mamba2State(heads_field="mamba_n_heads", head_dim_field="mamba_d_head", state_field="mamba_d_state",
                         norm_field="mamba_rms_norm")),
+    # Zaya (SGLang 0.5.23 models/zaya.py; vLLM 0.33.0 registers no class): even layers CCA (q, k and o as attention,
+    # value projections, conv stages and temp as its state mixer: weight_matrices.cca) with no MLP, odd layers a
+    # ZayaBlock (ZayaRouter MLP, FusedMoE experts of ffn_hidden_size ÷ 2, no shared expert) with no attention; one
+    # norm a layer, ResidualScaling's four hidden vectors a layer (two at layer 0, four at the final norm)
+    A("zaya", "ZayaConfig", "SGLang 0.5.23 srt/configs/zaya.py", ZAYA, ("ZayaForCausalLM",),
+      geometry=Geometry(intermediate="ffn_hidden_size"), layers=AttentionThenMlp(), parallel_state=True,
+      state=CcaState(), body=BodyShape(norms_per_layer=1, residual_scales=4),
+      moe=Moe("num_experts", per_token_field="moe_router_topk", expert_size_field="ffn_hidden_size",
+              expert_size_divisor=2, router_mlp_fields=("zaya_mlp_expansion", "zaya_use_eda", "zaya_use_mod")),
+      refused_when=(("attention_bias", "CCA's q / k and o_proj biases (attention_bias)"),
+                    ("lm_head_bias", "an LM head bias (lm_head_bias)"),
+                    ("zaya_layers", "a stated Zaya layer pattern (zaya_layers)"),
+                    ("swa_layers", "sliding-window CCA layers (swa_layers)"),
+                    ("cca_num_q_heads", _ZAYA_LISTS), ("num_query_groups_list", _ZAYA_LISTS),
+                    ("ffn_hidden_size_list", _ZAYA_LISTS)),
+      refused_unless=(("scale_residual_merge", "True", "ResidualScaling in every layer"),),
+      refused_unequal=(("num_query_groups", "num_key_value_heads", "ZayaConfig asserts them equal"),)),
     # Granite-4.0-H: layer_types mamba / attention; experts and a shared MLP (shared_intermediate_size)
     A("granitemoehybrid", "GraniteMoeHybridConfig", tf("granitemoehybrid"), m.GRANITEMOEHYBRID,
       ("GraniteMoeHybridForCausalLM",), state=GRANITE_MAMBA,

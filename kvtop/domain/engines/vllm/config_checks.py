@@ -18,6 +18,8 @@
   HunYuanMoEV1 modules — experts and a shared MLP on every layer whatever `num_experts`, an fp32 gate, q/k norms
   always (models/hunyuan_v1_moe/modeling_hunyuan_v1_moe.py) — not the hunyuan_v1_moe entry's reading (SGLang's
   models/hunyuan.py, and v0.13.0's own hunyuan_v1.py, read alike): refused as not modelled, not planned.
+- Zaya (ZayaForCausalLM) on v0.33.0: no class of vLLM's own; its Transformers backend would build transformers
+  5.20.2's Zaya layers, not SGLang's CCA layers and ZayaBlocks the zaya entry reads (BACKEND_NOT_MODELLED_ERAS).
 - A Nemotron-H config that gives its layers as `layers_block_type` only (no `hybrid_override_pattern`) on v0.13.0:
   its own NemotronHConfig (transformers_utils/configs/nemotron_h.py) reads only the pattern string and falls back
   to its default pattern, another model than the list; v0.33.0 loads transformers 5.x's class, which reads the list.
@@ -101,9 +103,14 @@ STRICT_CONFIG_TYPES_ERAS: Eras[frozenset[str]] = Eras((
         "configuration_bailing_hybrid.py @strict (Ling-3's bailing_hybrid config: kvtop's bailing_moe_v3)"),
 ))  # fmt: skip
 # classes v0.33.0 builds through its Transformers backend with modules the family's entry does not read
-BACKEND_NOT_MODELLED_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "v0.13.0 hunyuan_v1.py builds HunYuanMoEV1 as SGLang does (read, not meta-built)"),
-    Era("0.33.0", frozenset({"HunYuanMoEV1ForCausalLM"}),
+# (ZayaForCausalLM: transformers 5.20.2's models/zaya, "hybrid" layers each of attention and experts, not SGLang's
+# legacy CCA / ZayaBlock alternation the zaya entry reads; its @strict ZayaConfig also refuses the legacy config's
+# rope_scaling false: the registry sweep's rows of Zyphra--ZAYA1-8B-legacy, StrictDataclassFieldValidationError)
+BACKEND_NOT_MODELLED_ERAS: Eras[dict[str, str]] = Eras((
+    Era("", {}, "v0.13.0 hunyuan_v1.py builds HunYuanMoEV1 as SGLang does (read, not meta-built); no Zaya class"),
+    Era("0.33.0", {"HunYuanMoEV1ForCausalLM": "experts and a shared MLP on every layer whatever num_experts, an fp32 "
+                   "gate, q/k norms", "ZayaForCausalLM": "transformers' own Zaya layers, not SGLang's CCA layers and "
+                   "ZayaBlocks"},
         "v0.33.0 registry.py _TRANSFORMERS_SUPPORTED_MODELS (TransformersMoEForCausalLM); first release not pinned"),
 ))  # fmt: skip
 # whether the release's NemotronHConfig reads `layers_block_type` (else only hybrid_override_pattern)
@@ -222,11 +229,11 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
         raise InputError(f"vLLM {version.label} refuses {model.architecture}'s low-rank KDA gates (no_kda_lora false): "
                          "'BailingMoeV3 KDA currently expects no_kda_lora=True'", field="no_kda_lora",
                          source=model.source)  # fmt: skip
-    if model.architecture in era_for(BACKEND_NOT_MODELLED_ERAS, version).value:
+    backend = era_for(BACKEND_NOT_MODELLED_ERAS, version).value.get(model.architecture)
+    if backend is not None:
         raise UnsupportedModelError(
             f"vLLM {version.label} builds {model.architecture} with its Transformers backend from transformers' modules "
-            "(experts and a shared MLP on every layer whatever num_experts, an fp32 gate, q/k norms), which kvtop's "
-            "entry (SGLang's class) does not read: not modelled on this release",
+            f"({backend}), which kvtop's entry (SGLang's class) does not read: not modelled on this release",
             field="architectures",
             source=model.source,
         )
