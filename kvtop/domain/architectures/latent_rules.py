@@ -8,8 +8,9 @@ from typing import Any
 
 from kvtop.domain.architectures.description import Architecture, Compressed, Latent, SparseIndex
 from kvtop.domain.architectures.fields import Fields
+from kvtop.domain.compressed_spec import CompressedSpec
 from kvtop.domain.errors import UnsupportedModelError
-from kvtop.domain.model import AttentionKind, CompressedSpec, LayerKind, MlaSpec
+from kvtop.domain.model import AttentionKind, LayerKind, MlaSpec
 from kvtop.domain.quant import QuantSpec
 
 COMPRESS_RATIOS = (0, 4, 128)  # DeepSeek-V4's (SGLang 0.5.23 also asserts 1 and 2, which no checkpoint uses)
