@@ -2,7 +2,8 @@
 
     K bytes = cells × Σ full layers ggml_row_size(type_k, n_embd_k_gqa)     (+ SWA cells × Σ SWA layers)
     V bytes = cells × Σ full layers ggml_row_size(type_v, n_embd_v_gqa)
-    host    = the KV of the layers llama.cpp keeps on the CPU (-nkvo: all; -ngl N: the first n_layer + 1 − N)
+    host    = the KV of the layers llama.cpp keeps on the CPU (-nkvo: all; -ngl N: the first n_layer + 1 − N;
+              no -ngl: the build's default, §10)
     fits    = the GGUF's tensors (else the predicted weights) + the GPU's K + V ≤ free memory
 
 The pool is what `-c` asks for, not what memory allows: a launch that does not fit fails to allocate
@@ -15,7 +16,7 @@ from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import build_number
 from kvtop.domain.engines.llamacpp.flags import FIT_FLAGS, SPLIT_FLAGS, LlamacppFlags, cache_types, flag_value
-from kvtop.domain.engines.llamacpp.placement import SOURCE, cpu_layers, host_bytes, planned
+from kvtop.domain.engines.llamacpp.placement import SOURCE, KvPlacement, cpu_layers, host_bytes, planned
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import AttentionKind, LayerKind
 
@@ -59,7 +60,7 @@ def solve(inputs: EngineInputs) -> EngineResult:
         steps.append(BudgetStep(label="bytes per sliding-window cell", value=swa))
         pool += cells.total_swa_cells * swa
     steps.append(BudgetStep(label="KV cache (K + V, every stream)", bytes=pool))
-    placement = planned(model, inputs.settings)
+    placement = planned(model, inputs.settings, build)
     k_type, v_type = cache_types(inputs.settings)
     cells_of = {LayerKind.FULL: cells.total_cells, LayerKind.SLIDING: cells.total_swa_cells}
     host = min(host_bytes(model, placement, cells_of, k_type, v_type), pool)
@@ -80,7 +81,12 @@ def solve(inputs: EngineInputs) -> EngineResult:
     if placement.any_on_host:
         notes.append(f"{host:,} B of KV ({len(placement.host_layers)} of {model.num_layers} layers' K and V) is in host "
                      f"memory ({placement.why}): not in the GPU ledger; kvtop does not check that the host has it")  # fmt: skip
-    if cpu_layers(model, inputs.settings):
+    if placement.assumed and placement.otherwise is not None:
+        other = KvPlacement(host_layers=placement.otherwise, why="")
+        other_host = min(host_bytes(model, other, cells_of, k_type, v_type), pool)
+        notes.append(f"assumed: {placement.assumed}; there {other_host:,} B of KV would be in host memory and "
+                     f"{pool - other_host:,} B on the GPU")  # fmt: skip
+    if cpu_layers(model, inputs.settings, build):
         notes.append("not modelled: the weights of CPU layers stay in host memory; this plan counts every weight "
                      "on the GPU")  # fmt: skip
     if not model.weights_as_stored and inputs.measured.weights_bytes is None:

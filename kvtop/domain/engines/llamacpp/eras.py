@@ -1,5 +1,5 @@
 """llama.cpp's rules that changed between builds, each with its first build and its source
-(docs/engines/llamacpp.md §1–§4), and how a log says which build printed it.
+(docs/engines/llamacpp.md §1–§4, §10), and how a log says which build printed it.
 
 llama.cpp names its releases by build number (`b6980`, printed `build: 6980 (5e4f…)` or
 `version: 6980 (…)`), not by a semantic version: its eras are `Eras` like every engine's, ordered by
@@ -57,6 +57,15 @@ DEFAULT_CTX_ERAS: Eras[int] = Eras((
 DEFAULT_PARALLEL_ERAS: Eras[int] = Eras((
     Era("", 1, "common/common.h: `int32_t n_parallel = 1`"),
     Era("b6800", -1, "tools/server/server.cpp: `n_parallel = -1` (auto) → 4 slots with `kv_unified = true`"),
+), order=build_order)  # fmt: skip
+# llamacpp.md §10: what no `-ngl` means. llama-server's `common_params.n_gpu_layers = -1` is "use the library's
+# default" (common/common.cpp sets `mparams.n_gpu_layers` only when it is not −1), so the default is
+# `llama_model_default_params().n_gpu_layers`: 0 (every layer on the CPU) on CUDA/ROCm/Vulkan builds, then 999
+# (every layer on the GPU). First build approximate, by the PR's date.
+DEFAULT_GPU_LAYERS_ERAS: Eras[int] = Eras((
+    Era("", 0, "src/llama-model.cpp `llama_model_default_params`: `n_gpu_layers = 0` (999 only under GGML_USE_METAL)"),
+    Era("b6350", 999, "src/llama-model.cpp `llama_model_default_params`: `n_gpu_layers = 999` (PR #15434, 2025-08; "
+        "documented in `-ngl`'s help by PR #15771, 2025-09-03)"),
 ), order=build_order)  # fmt: skip
 AUTO_PARALLEL_SLOTS = 4  # tools/server: -np -1 → 4 slots, one unified KV stream
 DEFAULT_UBATCH = 512  # common_params.n_ubatch

@@ -136,7 +136,7 @@ def _notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[s
     buffers = tuple(buffer for rank in log.ranks(LlamacppRankLog) for buffer in rank.kv_buffers)
     repeating, offloaded = _first(log, "repeating_on_gpu"), _first(log, "offloaded_layers")
     found = kv_buffers.check(model, settings, _caches(log), buffers, repeating if isinstance(repeating, int) else None,
-                             offloaded if isinstance(offloaded, tuple) else None)  # fmt: skip
+                             offloaded if isinstance(offloaded, tuple) else None, log_build(log)[0])  # fmt: skip
     return [found.note()] if found is not None and (found.predicted_host or found.host_high) else []
 
 

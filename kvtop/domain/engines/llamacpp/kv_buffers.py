@@ -48,20 +48,20 @@ class KvBufferCheck:
 
 
 def _placement(model: ModelSpec, settings: LaunchSettings, repeating: int | None,
-               offloaded: tuple[int, int] | None) -> KvPlacement:  # fmt: skip
+               offloaded: tuple[int, int] | None, build: int | None) -> KvPlacement:  # fmt: skip
     if flag_on(settings, NO_KV_OFFLOAD_FLAGS):
-        return planned(model, settings)
+        return planned(model, settings, build)
     if repeating is not None:
         return logged(model, repeating)
     if offloaded is not None:
         done, of = offloaded  # A counts the output layer when it is offloaded (A = -ngl when -ngl ≤ n_layer + 1)
         return logged(model, model.num_layers if done >= of else max(done - 1, 0))
-    return planned(model, settings)
+    return planned(model, settings, build)  # no offload line: -ngl, else the log's build's default
 
 
 def check(
     model: ModelSpec, settings: LaunchSettings, caches: tuple[KvCacheSummary, ...], buffers: tuple[KvBuffer, ...],
-    repeating: int | None, offloaded: tuple[int, int] | None,
+    repeating: int | None, offloaded: tuple[int, int] | None, build: int | None = None,
 ) -> KvBufferCheck | None:  # fmt: skip
     """None where the log prints no buffer line or no cache summary with its cells."""
     full = next((cache for cache in caches if not cache.sliding), None)
@@ -69,7 +69,7 @@ def check(
         return None
     swa = next((cache for cache in caches if cache.sliding), None)
     cells = {LayerKind.FULL: full.total_cells, LayerKind.SLIDING: swa.total_cells or 0 if swa else 0}
-    placement = _placement(model, settings, repeating, offloaded)
+    placement = _placement(model, settings, repeating, offloaded, build)
     every = KvPlacement(host_layers=tuple(range(model.num_layers)), why="")
     devices: dict[str, int] = {}
     for buffer in buffers:
