@@ -37,6 +37,9 @@ class StageParts(BaseModel):
     # the engine ties the LM head to the embedding otherwise than the model's tie_word_embeddings (vLLM 0.33.0: a
     # multimodal wrapper's own value, engines/vllm/pp_parts.tied); None: the model's
     tied_head: bool | None = None
+    # the hyper-connections' head mixer (weight_hyper.hyper_connection_merge) where the class builds it otherwise
+    # than with the final norm (vLLM 0.33.0's DeepSeek-V4: on every stage, engines/vllm/pp_parts.py); None: with it
+    head_mixer: bool | None = None
     attention_scalars: int = 0
     attention_scalar_bytes: int | None = None  # each scalar's width; None: the model dtype (vLLM's)
     # the scalars only on the layers without a lightning indexer: the indexed ones' attention is the engine's own
@@ -125,6 +128,7 @@ class EveryStage(BaseModel):
     lm_head: bool = False
     tied_head_is_embedding: bool = False
     tower: bool = False  # the vision tower and projector, less its learned position table (first stage only)
+    head_mixer: bool = False  # the hyper-connections' head mixer (hc_head_fn, base, scale)
 
 
 def guarded_parts(pp_rank: int, pp: int) -> StageParts:
@@ -145,6 +149,7 @@ def parts_of_stage(every: EveryStage | None, tied: bool, pp_rank: int, pp: int) 
     return StageParts(
         embedding=embedding, final_norm=guarded.final_norm or every.final_norm, lm_head=lm_head,
         tower=guarded.tower or every.tower, tower_positions=guarded.tower_positions,
+        head_mixer=True if every.head_mixer else None,
     )  # fmt: skip
 
 

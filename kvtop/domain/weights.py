@@ -250,6 +250,7 @@ def _book_from_config(
         rank.vector("norms", model.body.residual_scales * h)  # Zaya's final ResidualScaling (models/zaya.py 1482)
         for _ in range(max(model.body.altup_inputs - 1, 0)):  # Gemma-3n's altup_unembed_projections
             rank.matrix("embedding", h, h, layout.tp, ("model.altup_unembed_projections",))
+    if parts.final_norm if parts.head_mixer is None else parts.head_mixer:  # hc streams' merge (StageParts)
         hyper_connection_merge(rank)
     if parts.lm_head:
         tied = model.tie_word_embeddings if parts.tied_head is None else parts.tied_head

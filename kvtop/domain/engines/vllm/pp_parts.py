@@ -5,8 +5,10 @@ of a tied model), `norm` and `lm_head` only where `is_last_rank`, a `PPMissingLa
 qwen2.py, qwen3.py, deepseek_v2.py, glm4_moe.py). The classes below build them with no guard, so every stage's
 rank holds them. Architectures are data here, by release: read from vLLM 0.33.0's own model classes built on
 the meta device at TP1×PP4 and TP2×PP2 (tests/data/engine_diff/vllm-0.33.0.flags.json, variants pp2/pp4: each
-stage's `lm_head` child and its `model` bytes, equal on every stage of an even split). Earlier releases are
-not checked (no PP run of them): kvtop keeps the guarded stages there.
+stage's `lm_head` child and its `model` bytes, equal on every stage of an even split). DeepSeek-V4 builds its
+hyper-connections' head mixer on every stage (`EveryStage.head_mixer`; a TP1×PP2 meta build of DeepSeek-V4-Flash,
+tests/engines/vllm/test_dsv4_pp_head_mixer.py). Earlier releases are not checked (no PP run of them): kvtop keeps
+the guarded stages there.
 """
 
 from __future__ import annotations
@@ -50,8 +52,15 @@ EVERY_STAGE_ERAS: Eras[dict[str, EveryStage]] = Eras((
         # (granite-4.0-h-small TP1×PP4: every stage 16,720,240,128 B; a guarded split's middle stages hold
         # 100,352 × 4,096 × 2 B + 8,192 B less)
         "GraniteMoeHybridForCausalLM": EveryStage(embedding=True, final_norm=True),
+        # models/deepseek_v4/nvidia/model.py DeepseekV4Model.__init__ (lines 883-903): hc_head_fn [hc_mult, hc_mult
+        # × hidden], hc_head_base [hc_mult], hc_head_scale [1] fp32 with no is_last_rank guard (the norm, line 878,
+        # and lm_head, line 1344, guarded); cpu/, amd/, xpu/ model.py the same; the multimodal wrapper
+        # (common/vl_model.py) builds it as its language model. DeepSeek-V4-Flash TP1×PP2 meta build: stage 0
+        # holds the three, 262,144 + 16 + 4 B, beside embed_tokens and no norm
+        "DeepseekV4ForCausalLM": EveryStage(head_mixer=True),
+        "DeepseekV4ForConditionalGeneration": EveryStage(head_mixer=True),
     }, "vllm/model_executor/models/{mixtral,qwen3_moe,gpt_oss,jamba,nemotron_h,qwen3_next,qwen3_5,gemma3,gemma4,"
-       "granitemoehybrid}.py: no "
+       "granitemoehybrid}.py, vllm/models/deepseek_v4/nvidia/model.py: no "
        "is_first_rank / is_last_rank guard (engine-diff meta builds, PP 2 and 4)"),
 ))  # fmt: skip
 
