@@ -194,8 +194,9 @@ def _remember_start(args: argparse.Namespace, result: Explanation, log_date: str
         return
     measure = measure_of_explanation(result, date=log_date or datetime.date.today().isoformat())
     notice = append_measure(measure) if measure is not None else NOTHING_KEPT
-    if notice:
-        print_error(notice, prefix="note: ")
+    for line in (notice, measure.note() if measure is not None else None):
+        if line:
+            print_error(line, prefix="note: ")
 
 
 def _findings(result: Explanation) -> list[Any]:

@@ -83,14 +83,44 @@ def _notice(path: Path, bad: int, other_schema: int) -> str | None:
 
 
 def append_measure(measure: NodeMeasure, path: Path | None = None) -> str | None:
-    """Add one start to the store; a one-line notice when it cannot be written (None: written). A store kvtop
+    """Add one start to the store, in place of a line of the same start (`NodeMeasure.start_key`: explaining
+    a log again keeps one line); a one-line notice when it cannot be written (None: written). A store kvtop
     creates is the user's alone (file 0600, its kvtop folder 0700): it says which models and engines this node runs."""
     path = path or store_path()
+    line = json.dumps(measure.model_dump(mode="json"), sort_keys=True) + "\n"
     try:
         path.parent.mkdir(mode=STORE_DIR_MODE, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, STORE_FILE_MODE)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(measure.model_dump(mode="json"), sort_keys=True) + "\n")
+        kept = _other_starts(path, measure.start_key())
+        if kept is None:  # no line of this start: appended
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, STORE_FILE_MODE)
+            with os.fdopen(fd, "a", encoding="utf-8") as handle:
+                handle.write(line)
+        else:  # rewritten beside, then moved over it: a reader never sees half a store
+            spare = path.with_name(f".{path.name}.{os.getpid()}")
+            fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, STORE_FILE_MODE)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(b"".join(kept) + line.encode())
+            os.replace(spare, path)
     except OSError as err:
         return f"calibration store {path} not written ({err.strerror or err}); --no-calibration-store turns it off"
     return None
+
+
+def _other_starts(path: Path, key: tuple[object, ...]) -> list[bytes] | None:
+    """The store's lines less those of the start `key` (an unreadable line stays as it was); None where no line
+    is of that start or there is no store."""
+    try:
+        lines = path.read_bytes().splitlines(keepends=True)
+    except FileNotFoundError:
+        return None
+    kept = [line for line in lines if _key_of(line) != key]
+    if len(kept) == len(lines):
+        return None
+    return [line if line.endswith(b"\n") else line + b"\n" for line in kept]
+
+
+def _key_of(line: bytes) -> tuple[object, ...] | None:
+    try:
+        return NodeMeasure.model_validate(json.loads(line)).start_key()
+    except (ValueError, ValidationError):
+        return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 import pytest
@@ -20,11 +21,29 @@ MEASURE = NodeMeasure(
 
 def test_a_start_written_is_read_back(tmp_path: Path) -> None:
     path = tmp_path / "kvtop" / "calibration.jsonl"
-    assert append_measure(MEASURE, path) is None and append_measure(MEASURE, path) is None
-    assert read_store(path).measures == (MEASURE, MEASURE)
+    later = MEASURE.model_copy(update={"date": "2026-12-01"})  # another start of the same launch
+    assert append_measure(MEASURE, path) is None and append_measure(later, path) is None
+    assert read_store(path).measures == (MEASURE, later)
     line = json.loads(path.read_text().splitlines()[0])
     assert set(line) == {"date", "engine", "engine_version", "gpu", "tp", "pp", "model_key", "model_type", "settings",
-                         "terms", "schema_version"}  # fmt: skip
+                         "terms", "schema_version", "together"}  # fmt: skip
+
+
+def test_the_same_start_kept_again_is_one_line_the_newest(tmp_path: Path) -> None:
+    """Explaining a log again gives a line of the same start (engine, release, GPU, layout, model, settings, the
+    log's date): it replaces the line there was, whatever kvtop measured of it then; another start is kept beside,
+    and a line that does not read stays as it was."""
+    path = tmp_path / "calibration.jsonl"
+    other = MEASURE.model_copy(update={"tp": 1})
+    again = MEASURE.model_copy(update={"terms": {Term.WEIGHTS: 7 * 2**30}})
+    append_measure(MEASURE, path)
+    append_measure(other, path)
+    with path.open("a") as handle:
+        handle.write("{not json\n")
+    assert append_measure(MEASURE, path) is None and append_measure(again, path) is None
+    assert read_store(path).measures == (other, again)
+    assert path.read_text().count("\n") == 3 and "{not json\n" in path.read_text()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and [p.name for p in tmp_path.iterdir()] == ["calibration.jsonl"]
 
 
 def test_the_store_lives_in_the_xdg_state_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -79,7 +98,6 @@ def test_a_new_store_is_its_users_alone(tmp_path: Path) -> None:
     """It names the models and engines this node runs: kvtop creates the file 0600 and its kvtop folder 0700
     (whatever the umask allows beyond that), never world-readable as a plain open()'s 0644 would be."""
     import os
-    import stat
 
     old = os.umask(0o022)  # the common default, under which open("a") would give 0644
     try:
@@ -97,11 +115,12 @@ def test_a_store_read_from_its_end_drops_the_cut_line_unsaid(tmp_path: Path, mon
     import kvtop.sources.calibration_store as store
 
     path = tmp_path / "calibration.jsonl"
-    for _ in range(3):
-        append_measure(MEASURE, path)
+    starts = [MEASURE.model_copy(update={"date": f"2026-11-{day}"}) for day in (28, 29, 30)]  # lines of one length
+    for start in starts:
+        append_measure(start, path)
     line = len(path.read_bytes()) // 3
     monkeypatch.setattr(store, "MAX_STORE_BYTES", 2 * line + 10)
     read = read_store(path)
-    assert read.measures == (MEASURE, MEASURE) and read.notice is None
+    assert read.measures == tuple(starts[1:]) and read.notice is None
     monkeypatch.setattr(store, "MAX_STORE_BYTES", 2 * line)  # a window starting on a line's first byte keeps it
-    assert read_store(path).measures == (MEASURE, MEASURE)
+    assert read_store(path).measures == tuple(starts[1:])

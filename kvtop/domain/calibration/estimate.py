@@ -53,7 +53,7 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
 
 def _measured(estimate: TermEstimate, value: int, what: str) -> TermEstimate:
     return estimate.model_copy(update={"bytes": value, "error_bytes": 0, "source": "measured", "basis": f"measured: {what}",
-                                     "beyond": None})
+                                     "beyond": None, "origin": "input"})
 
 
 def _with_measured(
@@ -105,16 +105,21 @@ def _with_measured(
 def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettings, model: ModelSpec) -> TermEstimate:
     """A term this node measured at an earlier start of the same launch, else the estimate."""
     value = node.terms.get(estimate.term)
-    runtime_applies = Term.ACTIVATION in node.terms and node.same_runtime(settings, model)
+    runtime_applies = node.terms.get(Term.ACTIVATION, -1) >= 0 and node.same_runtime(settings, model)
     if value is None or (estimate.term in RUNTIME_TERMS and not runtime_applies):
         return estimate
     if estimate.term is Term.CUDA_TOTAL and Term.CONTEXT not in node.terms and not runtime_applies:
         return estimate  # the total was kept only as the one the runtime charge was solved against
+    if estimate.term is Term.WEIGHTS and node.together and not runtime_applies:
+        return estimate  # weights kept with the runtime charge in them (their split not determined): not alone
     if estimate.term is Term.WEIGHTS:  # the node's weights stand beside the book's, whatever its version
         value = value if value > 0 else estimate.bytes
+    if value < 0:  # a store line written before negative terms were refused: nothing measured it
+        return estimate
+    together = " (weights and runtime charge together)" if node.together and estimate.term is Term.WEIGHTS else ""
     return estimate.model_copy(update={
         "bytes": value, "error_bytes": NODE_REPEAT_ERROR_BYTES, "source": "measured", "beyond": None,
-        "basis": f"measured on this node at a start on {node.date}",
+        "basis": f"measured on this node at a start on {node.date}{together}", "origin": "node",
     })  # fmt: skip
 
 
@@ -149,9 +154,8 @@ def preload_estimate(
     node_weights: TermEstimate | None = None
     if node is not None:
         from_node = tuple(_from_node(estimate, node, ledger.settings, ledger.model) for estimate in estimates)
-        node_used = any(new is not old for new, old in zip(from_node, estimates, strict=True))
-        node_weights = next((new for new, old in zip(from_node, estimates, strict=True)
-                             if new.term is Term.WEIGHTS and new is not old), None)  # fmt: skip
+        node_used = any(estimate.origin == "node" for estimate in from_node)
+        node_weights = next((e for e in from_node if e.term is Term.WEIGHTS and e.origin == "node"), None)
         estimates = from_node
     reads_free_after_load = bool(getattr(rules.calibration, "READS_FREE_AFTER_LOAD", True))
     estimates = _with_measured(estimates, ledger.measured, reads_free_after_load)
@@ -163,8 +167,8 @@ def preload_estimate(
     # a budget without a context term (vLLM's) still has ranks that hold one: the engine's own fit
     context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, fits)
     if context is not None and node is not None:
-        from_node_context = _from_node(context, node, ledger.settings, ledger.model)
-        node_used, context = node_used or from_node_context is not context, from_node_context
+        context = _from_node(context, node, ledger.settings, ledger.model)
+        node_used = node_used or context.origin == "node"
     scale = rules.calibration.INTERVAL_SCALE if fits is None else scale
     fraction = ledger.engine.memory_fraction
     free_measured = ledger.measured.free_before_load_bytes is not None or ledger.measured.free_after_load_bytes is not None

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
@@ -36,6 +37,7 @@ class EngineCalibration(Protocol):
     FITS: dict[str, LinearTerm]  # the committed fits, by key (docs/calibration.md)
     INTERVAL_SCALE: IntervalScale | None  # the committed interval scale (coverage.py); None: unscaled
     FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]]  # each fit's term and what its coefficients multiply
+    START_MEASURES: StartMeasures  # which terms a start's log measures (the calibration store keeps only those)
 
     def terms(self, inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
         """Every term this launch's budget reads, estimated with `fits` (the committed ones in a plan; a

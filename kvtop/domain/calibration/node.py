@@ -17,12 +17,13 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.architectures.config_dtype import DTYPE_BYTES
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.explanation import Explanation
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import GIB, MIB
 
 NODE_REPEAT_ERROR_BYTES = 64 * MIB  # how far two starts of the same launch on one node differ (an assumption)
 STORE_SCHEMA = 1
@@ -74,6 +75,23 @@ class NodeMeasure(BaseModel):
     model_type: str  # for a person reading the store: 'llama', 'qwen3_moe'
     settings: dict[str, int | bool | str | None]
     terms: dict[Term, int]
+    # the weights term holds the runtime charge too: the start proved their sum, not how it splits (the free
+    # memory's drop across the load exceeded the weights and charge the logged KV memory leaves); applied only
+    # with the runtime terms, never alone
+    together: bool = False
+
+    def start_key(self) -> tuple[object, ...]:
+        """What identifies the start (not what kvtop measured of it): one store line per key."""
+        return (self.engine, self.engine_version, self.gpu, self.tp, self.pp, self.model_key,
+                json.dumps(self.settings, sort_keys=True), self.date)  # fmt: skip
+
+    def note(self) -> str | None:
+        """The one line a start whose weights and runtime charge are kept together gives (None: split)."""
+        if not self.together:
+            return None
+        return ("calibration store: this start's weights and runtime charge are kept together "
+                f"({self.terms.get(Term.WEIGHTS, 0) / GIB:.2f} GiB): the free memory's drop across the load exceeds "
+                "what its logged KV memory leaves, so their split is not determined; a plan of another batch uses neither")  # fmt: skip
 
     def matches(self, engine: str, version: str | None, gpu_name: str | None, model: ModelSpec,
                 settings: LaunchSettings) -> bool:  # fmt: skip
@@ -136,9 +154,10 @@ def measure_of_start(
     runtime_measured: bool,
 ) -> NodeMeasure | None:  # fmt: skip
     """What one start measured, as a store line: `ledger` rebuilt from the start's log (its measured inputs
-    applied), the free memory before load and the weights the log printed, and (`runtime_measured`: the log
-    printed its KV memory, so the engine's charge besides the weights is known) the runtime terms together.
-    None when the GPU model is not known (a plan could never match it)."""
+    applied), the free memory before load and the weights the log printed, and (`runtime_measured`: the engine
+    solved its charge besides the weights from the KV memory its log printed) the runtime terms together.
+    No term is negative: where the start's weights exceed the weights and charge together, their sum is what it
+    proved (kept as the weights, `together`). None when the GPU model is not known (a plan could never match it)."""
     if not ledger.gpu_name:
         return None
     terms: dict[Term, int] = {}
@@ -150,12 +169,16 @@ def measure_of_start(
         terms[Term.CONTEXT] = total - free_before_load_bytes
     if weights_bytes is not None:
         terms[Term.WEIGHTS] = weights_bytes
+    together = False
     if runtime_measured:
         terms[Term.CUDA_TOTAL] = total
         # the engine's non-KV charge, solved beside the ledger's weights: where the start's own weights are kept
         # instead, the charge gives up their difference, so that weights + charge stay what the start measured
         ledger_weights = ledger.measured.weights_bytes or max((rank.weights.total_bytes for rank in ledger.ranks), default=0)
-        beside = weights_bytes - ledger_weights if weights_bytes is not None and ledger.ranks else 0
+        proved = ledger_weights + ledger.engine.reserve_bytes  # weights and charge together: what the KV memory leaves
+        if weights_bytes is not None and ledger.ranks and weights_bytes > proved:
+            terms[Term.WEIGHTS], together = proved, True  # the split is not determined: the sum, never a negative charge
+        beside = terms.get(Term.WEIGHTS, ledger_weights) - ledger_weights if ledger.ranks else 0
         terms[Term.ACTIVATION] = ledger.engine.reserve_bytes - beside
         terms[Term.NON_TORCH] = terms[Term.CUDA_GRAPHS] = 0
     if not terms:
@@ -163,7 +186,7 @@ def measure_of_start(
     return NodeMeasure(
         date=date, engine=ledger.settings.engine, engine_version=ledger.settings.engine_version,
         gpu=gpu_model_key(ledger.gpu_name), tp=ledger.settings.tp, pp=ledger.settings.pp, model_key=model_key(ledger.model),
-        model_type=ledger.model.model_type, settings=runtime_settings(ledger.settings), terms=terms,
+        model_type=ledger.model.model_type, settings=runtime_settings(ledger.settings), terms=terms, together=together,
     )  # fmt: skip
 
 
@@ -174,15 +197,15 @@ def measure_of_explanation(result: Explanation, *, date: str) -> NodeMeasure | N
     if result.ledger is None:
         return None
     logged = result.logged
+    facts = engine_rules(result.ledger.settings.engine).calibration.START_MEASURES
     weights = logged.weights_bytes
-    if weights is None and logged.free_before_load_bytes is not None and logged.free_after_load_bytes is not None:
-        # what the load took, as the plan reads both free figures (estimate._with_measured): SGLang's own
-        # 'mem usage' is this difference (model_executor/model_runner.py, load_model)
-        weights = logged.free_before_load_bytes - logged.free_after_load_bytes
-    # the runtime charge is known where the engine's reserve was solved from the logged KV memory (vLLM's
-    # requested − weights − KV); an engine that took the logged figure as its budget, or read its free memory once
-    # everything was resident (TensorRT-LLM), charged a reserve of 0 that no log measured: nothing to keep
-    runtime = logged.available_kv_bytes is not None and result.ledger.engine.reserve_bytes > 0
+    drop = (logged.free_before_load_bytes - logged.free_after_load_bytes
+            if logged.free_before_load_bytes is not None and logged.free_after_load_bytes is not None else None)  # fmt: skip
+    if weights is None and facts.weights_from_free_drop:
+        weights = drop  # what the load took, as the engine itself counts it (its package's START_MEASURES)
+    # the runtime charge is measured only where the engine solved it from the KV memory its log printed (vLLM); an
+    # engine that took the logged figure as its budget or never charged one measured none (0 is no measure there)
+    runtime = facts.runtime_charge and logged.available_kv_bytes is not None
     return measure_of_start(
         result.ledger, date=date, free_before_load_bytes=logged.free_before_load_bytes,
         weights_bytes=weights, runtime_measured=runtime,

@@ -21,6 +21,9 @@ from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.host_estimate import DesktopHost, UnifiedHost
 
 TermSource = Literal["measured", "calibrated", "assumed"]
+# where a term's figure was put: the engine's calibration (a fit or an assumption), this node's store of an earlier
+# start, or a measured input of this plan (a flag, a log, NVML)
+TermOrigin = Literal["estimate", "node", "input"]
 
 
 class Term(str, Enum):
@@ -61,6 +64,7 @@ class TermEstimate(BaseModel):
     # the measured input that holds this term, whose own figure stays an estimate: the budget reads the measured one,
     # so the term's error moves nothing (`--free-after-load` holds the predicted weights); None: the budget reads it
     within: str | None = None
+    origin: TermOrigin = "estimate"
 
 
 class CalibratedFigures(BaseModel):

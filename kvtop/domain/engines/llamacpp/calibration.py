@@ -17,11 +17,16 @@ from kvtop.domain.calibration.features import (
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"llamacpp.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+# what a start's log measures of the terms, read by the calibration store (calibration/node.py)
+START_MEASURES = StartMeasures(source=(
+    "docs/engines/llamacpp.md §1: the cache is sized by -c, not from memory: no charge or free figure is solved"
+))
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = None

@@ -20,6 +20,7 @@ from kvtop.domain.calibration.features import (
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.lmdeploy.budget_turbomind import staging_leftover_bytes
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
@@ -35,6 +36,10 @@ from kvtop.domain.wording import MIB
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"lmdeploy.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+# what a start's log measures of the terms, read by the calibration store (calibration/node.py)
+START_MEASURES = StartMeasures(source=(
+    "docs/engines/lmdeploy.md: the PyTorch engine's runtime reserve is its logits formula of the launch (budget_pytorch.py), printed by no log line; TurboMind charges none"
+))
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(

@@ -17,6 +17,7 @@ from kvtop.domain.calibration.features import CONTEXT_LABEL, context_estimate, t
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.sglang.weights_held import held_beside
@@ -27,6 +28,10 @@ CONTEXT_FEATURES = ("1 GiB", "log2(TP) on NVLink GPUs", "log2(TP) on PCIe GPUs",
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"sglang.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+# what a start's log measures of the terms, read by the calibration store (calibration/node.py)
+START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
+    "sglang/srt/model_executor/model_runner.py load_model (v0.3–v0.5.23): 'mem usage' is avail mem before − after the load; its reserve is the fraction's rest, not a profiled charge"
+))
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),

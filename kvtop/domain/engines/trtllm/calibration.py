@@ -22,6 +22,7 @@ from kvtop.domain.calibration.features import (
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
@@ -77,6 +78,10 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
 }
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+# what a start's log measures of the terms, read by the calibration store (calibration/node.py)
+START_MEASURES = StartMeasures(source=(
+    "docs/engines/trtllm.md §4.1–4.2: the KV budget is a fraction of the memory free at the profiled peak (PyTorch backend) or once the engine is resident (C++ runtime); the log prints that free figure, no charge besides the weights alone"
+))
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(

@@ -23,6 +23,7 @@ from kvtop.domain.calibration.features import assumed_estimate, fitted_estimate
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import era_for
@@ -85,6 +86,10 @@ FEWER_ROWS_FEATURES: dict[str, tuple[int, ...]] = {
 }
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+# what a start's log measures of the terms, read by the calibration store (calibration/node.py)
+START_MEASURES = StartMeasures(runtime_charge=True, source=(
+    "vllm/v1/worker/gpu_worker.py determine_available_memory (v0.8.0–v0.33.0) and vllm/worker/worker.py (V0): the KV memory is requested − weights − the profiled non-KV charge, all logged"
+))
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B'),
