@@ -43,7 +43,7 @@ child_of() {
 }
 free_mib() { nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits -i "$GPU" | tr -d ' '; }
 
-# Prints the figures of one result JSON file (the --json contract, kvtop.probe/1).
+# Prints the figures of one result JSON file (the --json contract, kvtop.probe/2).
 summarize() {
   "$PY" - "$1" <<'PYEOF'
 import json, sys
@@ -53,13 +53,14 @@ try:
 except (OSError, ValueError) as error:
     print(f"  no result JSON ({error})"); raise SystemExit(0)
 def gib(v): return "—" if v is None else f"{v / GIB:,.2f} GiB"
-m, p = d.get("bytes_per_token_measured"), d.get("bytes_per_token_predicted")
+measured = d.get("measured") or {}
+m, p = measured.get("bytes_per_token"), d.get("bytes_per_token_predicted")
 delta = f" ({m / p - 1:+.3%})" if m and p else ""
 spg = d.get("seconds_per_gib")
 print(f"  outcome        {d['outcome']}: {d['message']}")
 print(f"  tokens         {d['tokens_allocated']:,} (target {d.get('target_tokens')}), {d['chunks']} chunks, touched={d['touched']}")
 print(f"  bytes          {d['bytes_allocated']:,} B = {gib(d['bytes_allocated'])}")
-print(f"  bytes/token    measured {m if m is None else round(m, 1)} vs predicted {p}{delta}")
+print(f"  bytes/token    measured {m} (of {measured.get('total_bytes')} B ÷ {measured.get('tokens')} tokens) vs predicted {p}{delta}")
 print(f"  CUDA context   {gib(d.get('context_bytes'))} (driver free before the child minus after its CUDA init)")
 print(f"  time to fill   {d['seconds']:.2f} s" + ("" if spg is None else f" = {spg:.4f} s/GiB ({1 / spg:,.1f} GiB/s)")
       + f"; start-up {d.get('init_seconds') or 0:.2f} s; wall {d.get('wall_seconds') or 0:.2f} s")

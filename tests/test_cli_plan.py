@@ -336,7 +336,8 @@ def test_a_memory_share_that_fits_no_layout_is_named_with_the_layout_at_the_engi
     ) in text
     assert main([*base, "--gpu-memory-utilization", "0.0001", "--json"]) == 0
     fit = json.loads(capsys.readouterr().out)["smallest_fit"]
-    assert (fit["gpus"], fit["dropped"]) == (2, "--gpu-memory-utilization 0.0001")
+    dropped = {"setting": "gpu_memory_utilization", "flag": "--gpu-memory-utilization", "value": 0.0001}
+    assert (fit["gpus"], fit["dropped"]) == (2, dropped)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from kvtop.domain.doc_refs import qualified
 from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
+from kvtop.domain.launch import spelling_of
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
@@ -387,9 +388,10 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
     gpu = f"{ledger.gpu_name or 'GPU'} ({fmt_gib(ledger.gpu_total_bytes)})"
     if smallest is None:
         lines.append(f"no layout up to 32× {gpu} fits this launch")
-    elif smallest.dropped:
+    elif smallest.dropped is not None:
+        flag = spelling_of(ledger.settings.engine, smallest.dropped.setting)
         lines.append(
-            f"no layout up to 32× {gpu} fits with {smallest.dropped}; at the engine's own share {smallest.gpus}× {gpu} "
+            f"no layout up to 32× {gpu} fits with {flag} {smallest.dropped.value:g}; at the engine's own share {smallest.gpus}× {gpu} "
             f"fits, {fmt_tokens(smallest.token_capacity)} tokens per rank (engine flags: {shlex.join(smallest.settings.to_flags())})"
         )
     else:
@@ -405,6 +407,8 @@ def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> d
     fit = None
     if smallest is not None:
         fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": smallest.settings.to_flags()}
-        if smallest.dropped:  # the launch's memory share fits no layout: this one is at the engine's own
-            fit["dropped"] = smallest.dropped
+        if smallest.dropped is not None:  # the launch's memory share fits no layout: this one is at the engine's own
+            dropped = smallest.dropped
+            flag = spelling_of(smallest.settings.engine, dropped.setting)
+            fit["dropped"] = {"setting": dropped.setting, "flag": flag, "value": dropped.value}
     return {"smallest_fit": fit, "assumed": list(defaults)}

@@ -7,21 +7,30 @@ layout), so the answer is the capacity `kvtop plan` prints for it. A layout the
 model cannot take (heads that do not divide) is skipped, not reported. Where none fits and the launch set the
 engine's memory share (vLLM's `--gpu-memory-utilization`, SGLang's `--mem-fraction-static`, …), the same search
 runs again at the engine's own share, from the launch's layout: a share too small to fit anywhere is named as
-the reason (`FittingLayout.dropped`), not left as "no layout fits".
+the reason (`FittingLayout.dropped`: the setting and its value, which the views word), not left as "no layout fits".
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, spelling_of
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 
 #: (tp, pp) tried in order: one node first, then whole nodes of eight as pipeline stages
 CANDIDATES: tuple[tuple[int, int], ...] = ((2, 1), (4, 1), (8, 1), (8, 2), (8, 4))
+
+
+class DroppedShare(BaseModel):
+    """The launch's memory share that fits no layout: the `LaunchSettings` field it sets and its value."""
+
+    model_config = ConfigDict(frozen=True)
+
+    setting: str  # the engine's `memory_fraction_field`, e.g. "gpu_memory_utilization" (spelled by the views)
+    value: float = Field(gt=0.0)
 
 
 class FittingLayout(BaseModel):
@@ -32,7 +41,7 @@ class FittingLayout(BaseModel):
     settings: LaunchSettings
     gpus: int
     token_capacity: int
-    dropped: str | None = None  # the launch's flag it leaves out ('--gpu-memory-utilization 0.0001'), if any
+    dropped: DroppedShare | None = None  # the launch's memory share it leaves out, if any
 
 
 def smallest_fitting_layout(ledger: Ledger) -> FittingLayout | None:
@@ -43,12 +52,20 @@ def smallest_fitting_layout(ledger: Ledger) -> FittingLayout | None:
         return None
     found = _smallest(ledger, ledger.settings, same_layout=False)
     field = engine_rules(ledger.settings.engine).memory_fraction_field
-    share = getattr(ledger.settings, field) if field else None
+    share = None if field is None else launch_share(ledger.settings, field)
     if found is not None or field is None or share is None:
         return found
     own = _smallest(ledger, ledger.settings.model_copy(update={field: None}), same_layout=True)
-    flag = f"{spelling_of(ledger.settings.engine, field)} {share:g}"
-    return own.model_copy(update={"dropped": flag}) if own is not None else None
+    dropped = DroppedShare(setting=field, value=share)
+    return own.model_copy(update={"dropped": dropped}) if own is not None else None
+
+
+def launch_share(settings: LaunchSettings, field: str) -> float | None:
+    """The memory share `settings` set in the engine's `field` (None: the engine's own), checked to be a number."""
+    value: object = settings.model_dump(include={field}).get(field)
+    if value is None or isinstance(value, float):
+        return value
+    raise TypeError(f"{field} is no memory share of LaunchSettings (it holds {type(value).__name__})")
 
 
 def _smallest(ledger: Ledger, base: LaunchSettings, *, same_layout: bool) -> FittingLayout | None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 #: Bytes per element for the torch dtype names a probe may allocate (fp8 is stored as uint8 by
 #: SGLang, the same bytes either way).
@@ -37,7 +37,8 @@ DTYPE_ITEMSIZE: dict[str, int] = {
 RELEASE_TOLERANCE_BYTES = 256 * 2**20
 
 #: Version of the `--json` contract; bumped only when a field changes meaning or goes away.
-PROBE_JSON_SCHEMA = "kvtop.probe/1"
+PROBE_JSON_SCHEMA = "kvtop.probe/2"  # 2: `measured` (whole bytes per token, its total and tokens) replaced
+# the float `bytes_per_token_measured` and the bare `measured_bytes`
 
 _DEVICE = re.compile(r"^(cpu|cuda:\d+)$")
 
@@ -214,6 +215,29 @@ class ProbeRequest(BaseModel):
         return predicted_bytes_per_token(self.buffers)
 
 
+class MeasuredPerToken(BaseModel):
+    """What one token was measured to cost: `total_bytes` ÷ `tokens`, to the whole byte (halves up).
+
+    `total_bytes` is CUDA's free-memory drop to the peak, else (on cpu) the bytes allocated; it may be
+    negative when another process freed memory meanwhile, and is then shown as measured, not hidden.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    total_bytes: int
+    tokens: int = Field(ge=1)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def bytes_per_token(self) -> int:
+        """The one figure every view shows: bytes are integers, so the ratio is rounded, halves up."""
+        return (2 * self.total_bytes + self.tokens) // (2 * self.tokens)
+
+    def describe(self) -> str:
+        """'40,962 B (1,073,725,440 B ÷ 26,213 tokens)': the figure and what it came from."""
+        return f"{self.bytes_per_token:,} B ({self.total_bytes:,} B ÷ {self.tokens:,} tokens)"
+
+
 class ProbeResult(BaseModel):
     """What the probe measured. Bytes are ints; `None` means not measured (never a guess).
 
@@ -235,9 +259,7 @@ class ProbeResult(BaseModel):
     padding_rows: int = 0
     bytes_allocated: int = 0
     bytes_per_token_predicted: int = 0
-    bytes_per_token_measured: float | None = None  # measured_bytes ÷ tokens_allocated (a ratio, not bytes)
-    # what the probe measured its pages take: CUDA's free-memory drop to the peak, else the bytes it allocated
-    measured_bytes: int | None = None
+    measured: MeasuredPerToken | None = None  # None when no token was allocated
     reserve_bytes: int = 0
     budget_bytes: int | None = None
     context_bytes: int | None = None
@@ -282,28 +304,24 @@ class ProbeResult(BaseModel):
             return None
         return self.seconds / (self.bytes_allocated / 2**30)
 
-    @property
-    def measured_per_token_bytes(self) -> int | None:
-        """The bytes per token measured, to the nearest whole byte (halves up): bytes are integers."""
-        if self.measured_bytes is not None and self.tokens_allocated > 0:
-            return (2 * self.measured_bytes + self.tokens_allocated) // (2 * self.tokens_allocated)
-        return None if self.bytes_per_token_measured is None else int(self.bytes_per_token_measured + 0.5)
+    @model_validator(mode="after")
+    def _measured_over_the_tokens_allocated(self) -> ProbeResult:
+        if self.measured is not None and self.measured.tokens != self.tokens_allocated:
+            raise ValueError(
+                f"measured over {self.measured.tokens:,} tokens, but {self.tokens_allocated:,} were allocated"
+            )
+        return self
 
     def describe_measured(self) -> str:
-        """'40,962 B (1,073,725,440 B ÷ 26,213 tokens)': the whole bytes per token and what was measured; '—'."""
-        per_token = self.measured_per_token_bytes
-        if per_token is None:
-            return "—"
-        if self.measured_bytes is None:
-            return f"{per_token:,} B"
-        return f"{per_token:,} B ({self.measured_bytes:,} B ÷ {self.tokens_allocated:,} tokens)"
+        """The measured figure with its total and tokens (`MeasuredPerToken.describe`); '—' when none."""
+        return "—" if self.measured is None else self.measured.describe()
 
     @property
     def measured_vs_predicted(self) -> float | None:
-        """measured ÷ predicted − 1 (0.0 is an exact match); None when either is missing."""
-        if self.bytes_per_token_measured is None or self.bytes_per_token_predicted <= 0:
+        """The whole measured bytes per token ÷ predicted − 1 (0.0 is an exact match); None when either is missing."""
+        if self.measured is None or self.bytes_per_token_predicted <= 0:
             return None
-        return self.bytes_per_token_measured / self.bytes_per_token_predicted - 1.0
+        return self.measured.bytes_per_token / self.bytes_per_token_predicted - 1.0
 
     def to_json_dict(self) -> dict[str, Any]:
         """The stable `--json` contract: every field, plus `schema`, `target_met` and `seconds_per_gib`."""

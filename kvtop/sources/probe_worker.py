@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from kvtop.domain.probe import (
     RELEASE_TOLERANCE_BYTES,
+    MeasuredPerToken,
     ProbeBuffer,
     ProbeOutcome,
     ProbeRequest,
@@ -328,8 +329,7 @@ def probe(
         padding_rows=request.page_size if tokens else 0,
         bytes_allocated=bytes_allocated,
         bytes_per_token_predicted=request.bytes_per_token_predicted,
-        bytes_per_token_measured=(consumed / tokens) if tokens else None,
-        measured_bytes=consumed if tokens else None,
+        measured=MeasuredPerToken(total_bytes=consumed, tokens=tokens) if tokens else None,
         reserve_bytes=request.reserve_bytes,
         budget_bytes=free_before - request.reserve_bytes,
         context_bytes=context_bytes,

@@ -228,9 +228,9 @@ def probe_rows(result: ProbeResult) -> tuple[ProbeRow, ...]:
     else:
         planned_tokens = "fill"
     per_token = "—"
-    if (whole := result.measured_per_token_bytes) is not None:
+    if result.measured is not None:
         delta = result.measured_vs_predicted
-        per_token = f"{whole:,}" + ("" if delta is None else f" ({delta:+.2%})")
+        per_token = f"{result.measured.bytes_per_token:,}" + ("" if delta is None else f" ({delta:+.2%})")
     return (
         ProbeRow("probe: tokens proven", planned_tokens, f"{result.tokens_allocated:,}" if measured else "—"),
         ProbeRow("probe: bytes/token measured", f"{predicted:,}" if predicted else "—", per_token),

@@ -9,16 +9,15 @@ log's own figures.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
 
-from kvtop.cli import main
 from kvtop.domain.engines.vllm.log_launch import logged_device
 from kvtop.sources.engine_logs import read_engine_log
 from tests.conftest import CASES, CONFIGS, DATA
+from tests.explain_cli import explain_json
 
 GIB = 2**30
 QWEN3_8B = CASES / "vllm" / "vllm-v0102-qwen3-8b-fp8-4090-underscore-flags"
@@ -30,17 +29,12 @@ def _no_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
 
 
-def _explain(capsys: pytest.CaptureFixture[str], log: Path, *argv: str) -> dict:  # type: ignore[type-arg]
-    assert main(["explain", str(log), *argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def _step(out: dict, start: str) -> dict:  # type: ignore[type-arg]
     return next(step for step in out["steps"] if step["label"].startswith(start))
 
 
 def test_the_logs_cuda_total_and_fraction_replace_the_stand_in_and_the_default(capsys) -> None:
-    out = _explain(capsys, QWEN3_8B / "engine.log", "--model", str(QWEN3_8B_CONFIG))
+    out = explain_json(capsys, QWEN3_8B / "engine.log", "--model", str(QWEN3_8B_CONFIG))
     gpu = out["steps"][0]
     # `Free memory on device (23.08/23.53 GiB) on startup`: CUDA's total, measured
     assert (gpu["label"], gpu["bytes"], gpu["measured"]) == ("GPU memory (logged)", round(23.53 * GIB), True)
@@ -64,7 +58,7 @@ def test_the_debug_line_alone_gives_the_fraction_and_no_total(capsys, tmp_path: 
     log.write_text("".join(line for line in lines if "Free memory on device" not in line))
     device = logged_device(read_engine_log(str(log)))
     assert (device.total, device.fraction) == (None, 0.8)
-    out = _explain(capsys, log, "--model", str(QWEN3_8B_CONFIG))
+    out = explain_json(capsys, log, "--model", str(QWEN3_8B_CONFIG))
     assert out["steps"][0]["label"] == "GPU memory (a stand-in: pass --gpu)"
     requested = _step(out, "requested: ")
     assert requested["label"] == "requested: ceil(total × 0.8), the log's fraction"
@@ -74,7 +68,7 @@ def test_the_debug_line_alone_gives_the_fraction_and_no_total(capsys, tmp_path: 
 def test_the_operators_fraction_wins_and_a_contradiction_is_said(capsys) -> None:
     """--gpu-memory-utilization, the engine's own flag, overrides the logged fraction (said); --gpu H100 does not
     override the logged total (tests/domain/test_explain_precedence.py)."""
-    out = _explain(
+    out = explain_json(
         capsys, QWEN3_8B / "engine.log", "--model", str(QWEN3_8B_CONFIG), "--gpu", "H100",
         "--gpu-memory-utilization", "0.9",
     )  # fmt: skip
@@ -91,7 +85,7 @@ def test_v0_profile_states_both() -> None:
 
 def test_a_default_the_log_does_not_state_is_said_so(capsys) -> None:
     """LMCache#1739's log prints neither the total nor the fraction: vLLM's default, said as one."""
-    out = _explain(capsys, CASES / "vllm" / "lmcache-1739-qwen3-14b" / "engine.log", "--model", "llama-3.1-8b")
+    out = explain_json(capsys, CASES / "vllm" / "lmcache-1739-qwen3-14b" / "engine.log", "--model", "llama-3.1-8b")
     assert out["steps"][0]["label"] == "GPU memory (a stand-in: pass --gpu)"
     assert _step(out, "requested: ")["label"] == "requested: ceil(total × 0.92), default (not in the log)"
 
@@ -100,7 +94,7 @@ def test_tensorrt_llm_total_logged_and_its_default_fraction_said(capsys) -> None
     """TensorRT-LLM's C++ runtime (v0.19, RTX 5090): `Memory usage when calculating max tokens in paged kv cache: total:
     31.84 GiB, available: 17.83 GiB`; no line states free_gpu_memory_fraction, so 0.9 (a C++ float) is the default."""
     case = CASES / "trtllm" / "trtllm-4275-llama31-8b-fp8kv-rtx5090-v019"
-    out = _explain(capsys, case / "engine.log", "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    out = explain_json(capsys, case / "engine.log", "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
     gpu = out["steps"][0]
     assert (gpu["label"], gpu["bytes"], gpu["measured"]) == ("GPU memory (logged)", round(31.84 * GIB), True)
     fraction = _step(out, "× free_gpu_memory_fraction ")
@@ -113,7 +107,7 @@ def test_sglang_fraction_from_no_flag_is_said_a_default(capsys) -> None:
     --mem-fraction-static the fraction is the release's default, said so; with it, the flag's."""
     log = CASES / "sglang" / "C13" / "engine.log"
     config = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
-    reserve = _step(_explain(capsys, log, "--model", config), "− reserve: ")
+    reserve = _step(explain_json(capsys, log, "--model", config), "− reserve: ")
     assert reserve["label"].endswith(", default (not in the log)")
-    flagged = _step(_explain(capsys, log, "--model", config, "--mem-fraction-static", "0.88"), "− reserve: ")
+    flagged = _step(explain_json(capsys, log, "--model", config, "--mem-fraction-static", "0.88"), "− reserve: ")
     assert flagged["label"] == "− reserve: pre-load × (1 − 0.88)"

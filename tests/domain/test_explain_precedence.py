@@ -9,13 +9,11 @@ are the log's own figures and the table's MiB done by hand.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from kvtop.cli import main
 from tests.conftest import CASES, CONFIGS, DATA
+from tests.explain_cli import explain_json
 
 GIB = 2**30
 MIB = 2**20
@@ -30,13 +28,8 @@ def _no_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
 
 
-def _explain(capsys: pytest.CaptureFixture[str], log: Path, *argv: str) -> dict:  # type: ignore[type-arg]
-    assert main(["explain", str(log), *argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def test_the_logged_cuda_total_wins_over_the_gpu_tables(capsys) -> None:
-    out = _explain(capsys, QWEN3_8B / "engine.log", "--model", str(QWEN3_8B_CONFIG), "--gpu", "RTX4090")
+    out = explain_json(capsys, QWEN3_8B / "engine.log", "--model", str(QWEN3_8B_CONFIG), "--gpu", "RTX4090")
     gpu = out["steps"][0]
     assert (gpu["label"], gpu["bytes"], gpu["source"]) == ("GPU memory (logged)", round(23.53 * GIB), "measured")
     assert gpu["measured"] and "Free memory on device (23.08/23.53 GiB)" in gpu["note"]
@@ -49,7 +42,7 @@ def test_the_logged_cuda_total_wins_over_the_gpu_tables(capsys) -> None:
 
 
 def test_a_measured_gpu_memory_overrides_the_log_and_the_contradiction_is_said(capsys) -> None:
-    out = _explain(capsys, QWEN3_8B / "engine.log", "--model", str(QWEN3_8B_CONFIG), "--gpu-memory", "24GiB")
+    out = explain_json(capsys, QWEN3_8B / "engine.log", "--model", str(QWEN3_8B_CONFIG), "--gpu-memory", "24GiB")
     gpu = out["steps"][0]
     assert (gpu["label"], gpu["bytes"]) == ("GPU memory", 24 * GIB)
     said = [note for note in out["notes"] if note.startswith("--gpu-memory 24.00 GiB")]
@@ -59,10 +52,10 @@ def test_a_measured_gpu_memory_overrides_the_log_and_the_contradiction_is_said(c
 def test_a_table_total_inside_the_logs_rounding_is_not_said(capsys) -> None:
     """TensorRT-LLM v0.19 on an RTX 5090: `… total: 31.84 GiB`; the table's 32,607 MiB = 31.843 GiB lies inside
     [31.835, 31.845], so nothing contradicts; --gpu H100 (81,559 MiB = 79.65 GiB) is overridden and said."""
-    out = _explain(capsys, TRTLLM_5090 / "engine.log", "--model", str(LLAMA_8B), "--gpu", "RTX5090")
+    out = explain_json(capsys, TRTLLM_5090 / "engine.log", "--model", str(LLAMA_8B), "--gpu", "RTX5090")
     assert (out["steps"][0]["label"], out["steps"][0]["bytes"]) == ("GPU memory (logged)", round(31.84 * GIB))
     assert not any(note.startswith("--gpu") for note in out["notes"])
-    out = _explain(capsys, TRTLLM_5090 / "engine.log", "--model", str(LLAMA_8B), "--gpu", "H100")
+    out = explain_json(capsys, TRTLLM_5090 / "engine.log", "--model", str(LLAMA_8B), "--gpu", "H100")
     assert out["steps"][0]["bytes"] == round(31.84 * GIB)
     assert round(81_559 * MIB / GIB - 31.84, 2) == 47.81
     assert any(note.startswith("--gpu H100") and "+47.81 GiB" in note for note in out["notes"])

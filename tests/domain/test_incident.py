@@ -5,7 +5,7 @@ from __future__ import annotations
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.incident import ALL_CLEAR, NO_ENGINE, age, incident_answer
 from kvtop.domain.observe import ProcessRole
-from tests.domain.test_diagnose import GIB, H100, co_tenant, llama, node, only, sglang_capacity
+from tests.diagnose_node import GIB, H100, co_tenant, llama, node, only, sglang_capacity
 
 
 def test_two_co_tenants_on_one_gpu_are_named_with_their_bytes_and_age() -> None:

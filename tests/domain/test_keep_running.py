@@ -1,6 +1,6 @@
 """The co-tenant's other way out (kvtop.domain.keep_running): leave it running, move the engine's memory flag.
 
-The node of tests/domain/test_diagnose.py: Meta-Llama-3-70B at TP8 on eight H100s (81,559 MiB, 512 MiB
+The node of tests/diagnose_node.py: Meta-Llama-3-70B at TP8 on eight H100s (81,559 MiB, 512 MiB
 driver-reserved as NVML reads it; the GPU model is not named). A restart of SGLang (which sizes every rank by the
 least free GPU) starts from the plan's own pre-load free, the figure its explained pool stands on, less what others
 hold now; vLLM's finds what NVML leaves free less its context at its calibrated figure (docs/calibration.md), with
@@ -24,7 +24,7 @@ from kvtop.domain.diagnose_findings import AlternativeLimit
 from kvtop.domain.incident import incident
 from kvtop.domain.ledger import predict
 from tests.calibrated_figures import llama_70b_co_tenant_tokens
-from tests.domain.test_diagnose import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
+from tests.diagnose_node import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
 
 AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (test_diagnose pins it)
 # The plan's own pre-load free (`predict` with nothing measured: the total less kvtop's default context,

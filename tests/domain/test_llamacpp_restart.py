@@ -24,7 +24,7 @@ from kvtop.domain.observe import (
 )
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
-from tests.domain.test_diagnose import H100, RESERVED, co_tenant, only
+from tests.diagnose_node import H100, RESERVED, co_tenant, only
 
 GIB = 1 << 30
 SERVER = 4400

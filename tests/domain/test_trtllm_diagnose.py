@@ -27,7 +27,7 @@ from kvtop.domain.observe import (
 )
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
-from tests.domain.test_diagnose import CLEAN, CONTEXT, H100, LLAMA_70B, RESERVED, co_tenant, only, problems
+from tests.diagnose_node import CLEAN, CONTEXT, H100, LLAMA_70B, RESERVED, co_tenant, only, problems
 
 GIB = 1 << 30
 SERVER = 4300

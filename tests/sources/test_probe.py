@@ -22,7 +22,14 @@ import psutil
 import pytest
 
 from kvtop.commands.probe import add_probe_arguments, render_probe_result, run_probe_command
-from kvtop.domain.probe import ProbeBuffer, ProbeOutcome, ProbeRequest, ProbeResult, mha_buffers
+from kvtop.domain.probe import (
+    MeasuredPerToken,
+    ProbeBuffer,
+    ProbeOutcome,
+    ProbeRequest,
+    ProbeResult,
+    mha_buffers,
+)
 from kvtop.sources.probe import WORKER_MODULE, run_probe
 from tests.data_paths import CONFIGS
 
@@ -106,7 +113,9 @@ def test_target_met_measures_the_predicted_bytes_and_releases(torch_runs: TorchR
     assert result.outcome is ProbeOutcome.OK, result.message
     assert result.tokens_allocated == 20_000
     assert result.bytes_allocated == 20_001 * 57_344  # the engine's size + page rows
-    assert result.bytes_per_token_measured == pytest.approx(57_344, rel=0.01)
+    # on cpu the probe measures the bytes it allocated: 20,001 rows × 57,344 B ÷ 20,000 tokens = 57,346.87 → 57,347
+    assert result.measured == MeasuredPerToken(total_bytes=20_001 * 57_344, tokens=20_000)
+    assert result.measured.bytes_per_token == 57_347
     assert result.touched and result.released
     assert result.free_at_peak_bytes == 4 * GIB - 20_001 * 57_344
     assert _pid_gone(result.worker_pid or 0)
@@ -129,8 +138,15 @@ def test_limit_hit_is_target_not_met_exit_1_with_the_json_contract(torch_runs: T
     assert data["outcome"] == "target_not_met" and data["target_met"] is False
     assert 0 < data["tokens_allocated"] <= GIB // 57_344
     assert data["bytes_allocated"] <= GIB
-    for key in ("device", "bytes_per_token_measured", "bytes_per_token_predicted", "released", "seconds"):
+    for key in ("device", "measured", "bytes_per_token_predicted", "released", "seconds"):
         assert key in data
+    assert data["schema"] == "kvtop.probe/2"
+    assert "bytes_per_token_measured" not in data and "measured_bytes" not in data  # one figure, in `measured`
+    measured = data["measured"]  # on cpu the bytes allocated: (tokens + the padding page) × 57,344 B
+    assert measured["tokens"] == data["tokens_allocated"]
+    assert measured["total_bytes"] == data["bytes_allocated"] == (data["tokens_allocated"] + 1) * 57_344
+    total, tokens = measured["total_bytes"], measured["tokens"]
+    assert isinstance(measured["bytes_per_token"], int) and abs(measured["bytes_per_token"] - total / tokens) <= 0.5
     assert data["device"] == "cpu" and data["released"] is True
 
 
@@ -148,13 +164,28 @@ def test_human_output_states_measured_predicted_and_release(torch_runs: TorchRun
 def test_bytes_per_token_measured_are_whole_bytes_with_their_total() -> None:
     """`probe` printed 'bytes/token measured 131,137.5': 4,297,113,600 B over 32,768 tokens is 131,137.5, a ratio;
     the byte figure is rounded to the nearest whole byte (a half up) and shown beside the total and the tokens."""
+    measured = MeasuredPerToken(total_bytes=4_297_113_600, tokens=32_768)
     result = ProbeResult(
         outcome=ProbeOutcome.OK, message="", device="cuda:0", tokens_allocated=32_768,
-        bytes_allocated=4_297_113_600, bytes_per_token_measured=4_297_113_600 / 32_768, measured_bytes=4_297_113_600,
+        bytes_allocated=4_297_113_600, bytes_per_token_predicted=131_072, measured=measured,
     )  # fmt: skip
-    assert result.measured_per_token_bytes == 131_138
+    assert measured.bytes_per_token == 131_138
     assert result.describe_measured() == "131,138 B (4,297,113,600 B ÷ 32,768 tokens)"
     assert "bytes/token    measured 131,138 B (4,297,113,600 B ÷ 32,768 tokens) · predicted" in render_probe_result(result)
+    # the delta reads the same whole figure: 131,138 ÷ 131,072 − 1 = 66 ÷ 131,072 = +0.0504 % (shown +0.05%)
+    assert result.measured_vs_predicted == 66 / 131_072
+    assert result.to_json_dict()["measured"] == {
+        "total_bytes": 4_297_113_600, "tokens": 32_768, "bytes_per_token": 131_138,
+    }  # fmt: skip
+
+
+def test_a_measurement_over_other_tokens_than_allocated_is_refused() -> None:
+    """The measured figure's tokens are the tokens allocated: a result that says otherwise is not built."""
+    with pytest.raises(ValueError, match="measured over 100 tokens, but 200 were allocated"):
+        ProbeResult(
+            outcome=ProbeOutcome.OK, message="", device="cpu", tokens_allocated=200,
+            measured=MeasuredPerToken(total_bytes=100 * 4_096, tokens=100),
+        )  # fmt: skip
 
 
 def test_timeout_kills_the_child() -> None:

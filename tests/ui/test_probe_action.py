@@ -15,7 +15,7 @@ import threading
 import pytest
 
 from kvtop.commands.node_source import DemoSource
-from kvtop.domain.probe import ProbeOutcome, ProbeRequest, ProbeResult
+from kvtop.domain.probe import MeasuredPerToken, ProbeOutcome, ProbeRequest, ProbeResult
 from kvtop.domain.probe_plan import tokens_within, tui_probe_request
 from kvtop.sources.probe import run_probe
 from kvtop.ui.keys import KEYS
@@ -44,7 +44,7 @@ def filled(request: ProbeRequest) -> ProbeResult:
         outcome=ProbeOutcome.OK, message=f"filled {FILLED_TOKENS:,} tokens, keeping the reserve free",
         device=request.device, mode="fill", tokens_allocated=FILLED_TOKENS, padding_rows=1,
         bytes_allocated=allocated, bytes_per_token_predicted=request.bytes_per_token_predicted,
-        bytes_per_token_measured=allocated / FILLED_TOKENS, measured_bytes=allocated, reserve_bytes=request.reserve_bytes,
+        measured=MeasuredPerToken(total_bytes=allocated, tokens=FILLED_TOKENS), reserve_bytes=request.reserve_bytes,
         budget_bytes=GIB, free_before_bytes=GIB + request.reserve_bytes, chunks=1, touched=True,
         seconds=0.5, released=True, release_check="process exited",
     )  # fmt: skip
@@ -334,8 +334,8 @@ async def test_the_real_runner_fills_host_memory_through_the_app(make_app, roomy
         assert result.outcome is ProbeOutcome.OK, result.message
         assert result.released
         assert 0 < result.tokens_allocated <= tokens_within(cpu_request, 512 * MIB) == 13_106
-        assert result.bytes_per_token_measured is not None
-        assert abs(result.bytes_per_token_measured / KV_BYTES_PER_TOKEN - 1) < 0.01
+        assert result.measured is not None
+        assert abs(result.measured.bytes_per_token / KV_BYTES_PER_TOKEN - 1) < 0.01
         assert "released    yes" in text(app, "#probe-result")
 
 

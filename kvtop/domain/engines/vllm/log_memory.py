@@ -122,9 +122,15 @@ def _admission(text: str, fields: Fields) -> bool:
         "available": found_gib(_ADMISSION_AVAILABLE, text),
         "estimated_max_model_len": int(estimated.group(1)) if estimated else None,
     }
-    if values["available"] is not None and not fields["available_kv_cache_memory"]:
-        # the figure `Available KV cache memory: X GiB` prints (V1 gpu_worker.determine_available_memory's result,
-        # which check_enough_kv_cache_memory quotes): the log's KV memory where an excerpt kept only the error
+    if values["available"] is not None and not fields["available_kv_cache_memory"] and not fields["blocks_overrides"]:
+        # The log's KV memory where an excerpt kept only the error (docs/engines/vllm.md §4.2). The check quotes
+        # the worker's `determine_available_memory()`, the figure `Available KV cache memory: X GiB` prints
+        # (engine/core.py `_initialize_kv_caches` → get_kv_cache_configs → check_enough_kv_cache_memory): read in
+        # a v0.8.3.dev172 log (case vllm-15871) and the v0.13.0 wheel (kv_cache_utils.py). Not where an
+        # `Overriding num_gpu_blocks` line came first: from v0.20.1 (PR #41069, v0.33.0 kv_cache_planning.py
+        # get_kv_cache_configs) the check quotes override × bytes per block. From v0.29.0 (PR #47272, merge
+        # 76fb6d210a57, 2026-08-20, absent from v0.28.0; present in the v0.33.0 wheel) it quotes that less one
+        # block (the null block): read as is, one block below the log's KV memory, not modelled (no block here).
         fields["available_kv_cache_memory"].append(values["available"])
     return merge(fields["admission_errors"], values, new=True)
 
