@@ -38,7 +38,8 @@ RELEASE_TOLERANCE_BYTES = 256 * 2**20
 
 #: Version of the `--json` contract; bumped only when a field changes meaning or goes away.
 PROBE_JSON_SCHEMA = "kvtop.probe/2"  # 2: `measured` (whole bytes per token, its total and tokens) replaced
-# the float `bytes_per_token_measured` and the bare `measured_bytes`
+# the float `bytes_per_token_measured` and the bare `measured_bytes`; the contract's flat `bytes_per_token_measured`
+# stays, written from `measured.bytes_per_token` (the same integer: one figure, two keys for scripts of /1)
 
 _DEVICE = re.compile(r"^(cpu|cuda:\d+)$")
 
@@ -324,9 +325,11 @@ class ProbeResult(BaseModel):
         return self.measured.bytes_per_token / self.bytes_per_token_predicted - 1.0
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The stable `--json` contract: every field, plus `schema`, `target_met` and `seconds_per_gib`."""
+        """The stable `--json` contract: every field, plus `schema`, `target_met`, `seconds_per_gib` and the flat
+    `bytes_per_token_measured` that scripts of kvtop.probe/1 read (ops tooling and the project's contract check)."""
         data: dict[str, Any] = {"schema": PROBE_JSON_SCHEMA}
         data.update(self.model_dump(mode="json"))
+        data["bytes_per_token_measured"] = None if self.measured is None else self.measured.bytes_per_token
         data["target_met"] = self.target_met
         data["seconds_per_gib"] = self.seconds_per_gib
         return data
