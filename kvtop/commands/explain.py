@@ -28,7 +28,7 @@ from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.explain import Explanation, explain, explain_unsolved
 from kvtop.domain.explain_request import ExplainRequest, gpu_total_source
-from kvtop.domain.explanation import EstimatedInput, step_source
+from kvtop.domain.explanation import EstimatedInput, findings_beside_verdict, step_source
 from kvtop.domain.launch import (
     LaunchSettings,
     check_parallel,
@@ -206,7 +206,7 @@ def _findings(result: Explanation) -> list[Any]:
         from kvtop.domain.diagnose import diagnose_ledger
     except ImportError:
         return []
-    return list(diagnose_ledger(result.ledger))
+    return list(findings_beside_verdict(result, diagnose_ledger(result.ledger)))
 
 
 def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[str, Any]:
