@@ -94,3 +94,14 @@ def test_sglang_041s_pool_sizes_check_against_the_schedulers_tokens(capsys: pyte
     checks = {check["name"]: check for check in out["pool_checks"]}
     assert set(checks) == {"K", "V"}
     assert all(c["rows"] == 444_501 and c["predicted_bytes"] == 29_130_817_536 and c["within_rounding"] for c in checks.values())
+
+
+def test_a_refusal_after_logged_kv_memory_is_rebuilt_from_it(capsys: pytest.CaptureFixture[str]) -> None:
+    # vllm#27508 (gpt-oss-120b, H100): `Available KV cache memory: 1.71 GiB`, then `EngineCore failed to start.`:
+    # 1.71 GiB ÷ 589,824 B per block (18 layers of a group × 8 KV heads × 64 × 2 (K, V) × 2 B × 16 tokens) = 3,112
+    # blocks, fewer than one 131,072-token request's 131,072 / 16 = 8,192 full-attention blocks alone: vLLM refuses
+    log = CASES / "vllm" / "vllm-27508-gpt-oss-120b-h100" / "engine.log"
+    out = _explain(capsys, str(log), "--model", str(CONFIGS / "openai--gpt-oss-120b.json"), "--gpu", "H100")
+    assert (out["verdict"], out["logged"]["token_capacity"], out["predicted"]["token_capacity"]) == ("failed_start", None, 0)
+    assert any("`Available KV cache memory: 1.71 GiB` before the refusal" in note for note in out["notes"])
+    assert "3,112 blocks fit" in next(step["note"] for step in out["steps"] if step["label"].startswith("tokens:"))

@@ -337,6 +337,10 @@ def _refusal_said(result: Explanation) -> str:
     if not tokens or result.capacity_verdict is None:
         if tokens == 0:
             return "the engine sized a KV pool of 0 tokens, with which it cannot start"
+        if tokens is None and result.token_capacity is not None:  # its KV memory logged, no capacity printed
+            rebuilt = ("kvtop's rules refuse too (0 tokens: one request does not fit)" if result.token_capacity == 0
+                       else f"kvtop's rules give {fmt_tokens(result.token_capacity)} tokens")  # fmt: skip
+            return f"the engine refused to start after logging its KV memory, with no capacity printed; from it {rebuilt}"
         return "the engine refused to start, so it printed no KV capacity to rebuild"
     rebuilt = {
         "match": "kvtop rebuilds it (inside the predicted interval)",

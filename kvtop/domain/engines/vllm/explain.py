@@ -322,7 +322,10 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
             "`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line, "
             "V0's `kv_cache_size`, or --non-kv-memory with --gpu; or --gpu to estimate it)"
         )
-    if missing:
+    # a refused start that logged its KV memory but no capacity (vllm#27508): the pool those bytes make is rebuilt
+    before_refusal = len(missing) == 1 and logged.token_capacity is None and available is not None
+    before_refusal = before_refusal and log.startup_error is not None
+    if missing and not before_refusal:
         return Explanation(
             engine="vllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
@@ -341,6 +344,10 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
         gpus = (gpu_name, NOT_HOPPER_STAND_IN) if open_gpu else (gpu_name,)
         return tuple(_printed(solve(measured, gpu), logged) for gpu in gpus)
 
+    if before_refusal:
+        assert available is not None
+        return _sized_before_refusal(logged, solve(MeasuredInputs(available_kv_bytes=available.value_bytes,
+                                     gpu_total_bytes=stated)), available, (*notes, *missing))  # fmt: skip
     if available is not None:
         version = ResolvedVersion(text=settings.engine_version)
         stages = _least_by_stage(log, settings.pp, settings.tp) if per_worker_stages(version) else None
@@ -380,6 +387,22 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
         rank = ranked.rank.label if ranked else None
         result = hidden_tighter_worker(result, log, run, available.value_bytes, rank)
     return result
+
+
+def _sized_before_refusal(logged: Logged, central: Ledger, available: Measured, notes: tuple[str, ...]) -> Explanation:
+    """No capacity printed before the refusal: what vLLM's rules make of the logged KV memory, said as a note (the
+    verdict stays the refusal's; nothing printed to compare)."""
+    tokens = _printed(central, logged)
+    said = (
+        "vLLM's rules refuse too: one request of max_model_len does not fit (the budget's last step)"
+        if tokens == 0
+        else f"vLLM's rules give {tokens:,} tokens (the log prints none to compare)"
+    )
+    note = f"the log's `Available KV cache memory: {available.text} GiB` before the refusal: {said}"
+    return Explanation(
+        engine="vllm", logged=logged, verdict="insufficient", ledger=central, token_capacity=tokens,
+        kv_bytes_per_token=central.kv_bytes_per_token, notes=(*notes, note),
+    )  # fmt: skip
 
 
 def _with_estimate(
