@@ -28,7 +28,7 @@ from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.explain import Explanation, explain, explain_unsolved
 from kvtop.domain.explain_request import ExplainRequest, gpu_total_source
-from kvtop.domain.explanation import EstimatedInput, step_source
+from kvtop.domain.explanation import EstimatedInput, findings_beside_verdict, step_source
 from kvtop.domain.launch import (
     LaunchSettings,
     check_parallel,
@@ -207,7 +207,7 @@ def _findings(result: Explanation) -> list[Any]:
         from kvtop.domain.diagnose import diagnose_ledger
     except ImportError:
         return []
-    return list(diagnose_ledger(result.ledger))
+    return list(findings_beside_verdict(result, diagnose_ledger(result.ledger)))
 
 
 def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[str, Any]:
@@ -338,6 +338,10 @@ def _refusal_said(result: Explanation) -> str:
     if not tokens or result.capacity_verdict is None:
         if tokens == 0:
             return "the engine sized a KV pool of 0 tokens, with which it cannot start"
+        if tokens is None and result.token_capacity is not None:  # its KV memory logged, no capacity printed
+            rebuilt = ("kvtop's rules refuse too (0 tokens: one request does not fit)" if result.token_capacity == 0
+                       else f"kvtop's rules give {fmt_tokens(result.token_capacity)} tokens")  # fmt: skip
+            return f"the engine refused to start after logging its KV memory, with no capacity printed; from it {rebuilt}"
         return "the engine refused to start, so it printed no KV capacity to rebuild"
     rebuilt = {
         "match": "kvtop rebuilds it (inside the predicted interval)",

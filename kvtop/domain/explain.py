@@ -15,7 +15,7 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck, stand_in_gpu_said
+from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck, sources_said, stand_in_gpu_said
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
@@ -118,11 +118,12 @@ def _with_reproducing_cause(result: Explanation, request: ExplainRequest) -> Exp
             else "the logged pool sizes"
         )
         cause = f"{label}: with it kvtop rebuilds {what}"
-        return result.model_copy(update={"cause": cause, "cause_flags": tuple(candidate.to_flags())})
+        update = {"cause": cause, "cause_flags": tuple(candidate.to_flags()), "cause_settings": (candidate,)}
+        return result.model_copy(update=update)
     if rebuilding:
         each = "; ".join(f"{label} ({' '.join(candidate.to_flags())})" for label, candidate, _ in rebuilding)
         cause = f"cause not settled: each of these rebuilds the log's figures, and the log does not say which ran: {each}"
-        return result.model_copy(update={"cause": cause})
+        return result.model_copy(update={"cause": cause, "cause_settings": tuple(c for _, c, _ in rebuilding)})
     kinds = sorted({label.split(" (")[0].rsplit(" ", 1)[0] for label in tried})
     unknown = (
         f"cause unknown: {result.cause}; no single change rebuilds the logged figure "
@@ -168,8 +169,9 @@ def explain(request: ExplainRequest) -> Explanation:
         "engine_version": version,
         "log_cut_at_bytes": log.cut_at_bytes,
     }
-    if request.gpu_total_bytes is None and result.ledger is not None:
-        update["ledger"] = stand_in_gpu_said(result.ledger)
+    if result.ledger is not None:
+        ledger = stand_in_gpu_said(result.ledger) if request.gpu_total_bytes is None else result.ledger
+        update["ledger"] = sources_said(ledger)
     return result.model_copy(update=update)
 
 

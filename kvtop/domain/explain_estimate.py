@@ -58,19 +58,25 @@ def rebuild_with_estimate(
     estimate: EstimatedInput,
     measured_at: Callable[[int], MeasuredInputs],
     notes: tuple[str, ...] = (),
+    printed: Callable[[Ledger], int] | None = None,
 ) -> Explanation:
     """The logged capacity against the capacities at the estimate's ends (`measured_at(value)`: the engine's
-    measured inputs with the estimated one at `value`), with the value the logged capacity implies."""
+    measured inputs with the estimated one at `value`), with the value the logged capacity implies. `printed`: the
+    figure the engine prints from a ledger where it is not the token capacity (a pool sized before a refusal)."""
     settings, gpu_total_bytes = run.settings, run.gpu_total_bytes
+    figure = printed or (lambda ledger: ledger.token_capacity)
 
     def solve(value: int) -> Ledger:  # the estimated figure named as such: its budget step is never "measured"
         return run.solve(measured_at(value).with_estimated(estimate.field, estimate.source))
 
     central = solve(estimate.value_bytes)
-    ends = (solve(estimate.low_bytes).token_capacity, solve(estimate.high_bytes).token_capacity)
+    ends = (figure(solve(estimate.low_bytes)), figure(solve(estimate.high_bytes)))
     low, high = min(ends), max(ends)
-    result = judge(engine, logged, central, low, high, settings, None, gpu_total_bytes, kv_memory_logged=False)
-    implied = _implied(solve, logged.token_capacity, gpu_total_bytes)
+    result = judge(
+        engine, logged, central, low, high, settings, None, gpu_total_bytes, kv_memory_logged=False,
+        predicted_tokens=figure(central) if printed else None,
+    )  # fmt: skip
+    implied = _implied(lambda value: figure(solve(value)), logged.token_capacity, gpu_total_bytes)
     said = estimate.model_copy(update={"implied_bytes": implied})
     if result.verdict == "mismatch":
         needs = (
@@ -90,7 +96,7 @@ def rebuild_with_estimate(
     return result.model_copy(update={"estimated": said, "notes": (*notes, *result.notes, *host)})
 
 
-def _implied(solve: Callable[[int], Ledger], tokens: int | None, ceiling: int) -> int | None:
+def _implied(solve: Callable[[int], int], tokens: int | None, ceiling: int) -> int | None:
     """The value (to 1 MiB) in [0, `ceiling`] at which the capacity reaches the logged one, where the capacity
     rises or falls steadily with the input; None when no value in the range gives it. A value the budget
     refuses (less memory than the weights) holds no tokens."""
@@ -99,7 +105,7 @@ def _implied(solve: Callable[[int], Ledger], tokens: int | None, ceiling: int) -
 
     def capacity(value: int) -> int:
         try:
-            return solve(value).token_capacity
+            return solve(value)
         except KvtopError:
             return 0
 

@@ -9,13 +9,14 @@ its likely cause) when it does not, `insufficient` when the log lacks what the c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.capacity_assumption import CapacityAssumption
+from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.engine_log_records import Measured
 from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.catalogue import display_name
@@ -144,6 +145,8 @@ class Explanation(BaseModel):
     pool_gap_bytes: int | None = None  # logged − predicted size of the printed pools (or block) that disagree
     cause: str | None = None
     cause_flags: tuple[str, ...] | None = None  # the engine flags with which kvtop rebuilds the logged figure
+    # the settings of every change that rebuilds the logged figures (one: the cause; several: not settled)
+    cause_settings: tuple[LaunchSettings, ...] = ()
     missing: tuple[str, ...] = ()
     ledger: Ledger | None = None  # the central prediction, with the engine's steps
     pool_checks: tuple[PoolSizeCheck, ...] = ()
@@ -225,6 +228,12 @@ def step_source(step: BudgetStep) -> str:
     return step.source or ("measured" if step.measured else "")
 
 
+def sources_said(ledger: Ledger) -> Ledger:
+    """Every step's `source` as `step_source` words it (a figure read from the log: measured), so the text, the
+    JSON and any other view read one word per step, whichever engine's explainer marked it."""
+    return steps_said(ledger, lambda s: {"source": step_source(s)} if step_source(s) and s.source is None else None)
+
+
 def steps_said(ledger: Ledger, said: Callable[[BudgetStep], dict[str, object] | None]) -> Ledger:
     """The ledger with each budget step `said` answers for updated (its label, note, measured…), as explain
     words an input's origin that the budget, which solves plans too, cannot know."""
@@ -264,3 +273,20 @@ def fraction_said(ledger: Ledger, label_start: str, origin: FractionOrigin, line
         return {"label": step.label + suffix, **read}
 
     return steps_said(ledger, said)
+
+
+def findings_beside_verdict(result: Explanation, findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """The findings that do not contradict the verdict: one whose change a rebuilding cause already makes (the
+    verdict says fp8 KV may be what ran; a finding would still advise switching to fp8) is left out — one fact."""
+    if result.ledger is None or not result.cause_settings:
+        return tuple(findings)
+    ran = result.ledger.settings.model_dump()
+    causes = [cause.model_dump() for cause in result.cause_settings]
+
+    def said(finding: Finding) -> bool:
+        if finding.fix_settings is None:
+            return False
+        change = {k: v for k, v in finding.fix_settings.model_dump().items() if ran.get(k) != v}
+        return bool(change) and any(all(cause.get(k) == v for k, v in change.items()) for cause in causes)
+
+    return tuple(finding for finding in findings if not said(finding))

@@ -37,7 +37,7 @@ def test_the_estimated_free_memory_and_the_table_total_are_not_measured(capsys) 
 
 def test_a_total_the_operator_gives_is_measured(capsys) -> None:
     steps = _steps(capsys, "--gpu", "H200", "--gpu-memory", "140GiB")
-    assert steps["GPU memory"] == (140 * 2**30, True, None)
+    assert steps["GPU memory"] == (140 * 2**30, True, "measured")  # one word for a measured step, JSON as text
     assert steps["free after weight load"][1:] == (False, "assumed")
 
 

@@ -361,9 +361,12 @@ def test_c13_with_a_70b_model_never_asks_for_more_memory_than_the_gpu_has() -> N
         log=log, model=model, settings=parse_flags("sglang", ["--mem-fraction-static", "0.88"]),
     ))
     assert result.verdict == "mismatch" and result.cause is not None
-    # 444,500 logged tokens × 327,680 B = 135.65 GiB, against 63.72 GiB (+ rounding) free after load
+    # `K size: 27.13 GB, V size: 27.13 GB` over 0.4.1's `max_total_num_tokens=444500` (+ 1 page): about 131,071 B per
+    # token of K+V, not the 70B's 327,680 (B4: the pool check reads the scheduler's tokens where #tokens is absent)
     assert result.cause.startswith(
-        "cause unknown: the logged 444,500 tokens at 327,680 B per token would need 135.65 GiB"
+        "cause unknown: KV geometry: the log's K+V pool (27.13 GiB + 27.13 GiB for 444,501 rows, about 131,071 B per"
     )
+    # 444,500 logged tokens × 327,680 B = 135.65 GiB, against 63.72 GiB (+ rounding) free after load
+    assert "the logged 444,500 tokens at 327,680 B per token would need 135.65 GiB" in result.cause
     assert "63.73 GiB free after weight load" in result.cause and "geometry differs" in result.cause
     assert "more memory than" not in result.cause

@@ -81,7 +81,23 @@ def _stated_capacity(rank: SglangRankLog) -> int | None:
         stated_last = latest([(figure, at) for figure, at in kind if figure is not None], lambda pair: pair[1])
         if stated_last is not None:
             return stated_last[0]
-    return None
+    # `max_total_tokens=A is larger than the profiled value B` with B ≤ 0 (model_runner.init_memory_pool): the
+    # profile left no memory for KV, the engine then takes B and refuses ("Not enough memory"): a pool of 0 tokens
+    negative = [o.profiled_tokens for o in rank.profiled_token_overrides if o.profiled_tokens <= 0]
+    return 0 if negative else None
+
+
+def _negative_profile(log: EngineLog) -> list[str]:
+    """The profile's own figure where it left no KV memory (the logged capacity 0 is read from it)."""
+    profiled = log.first(
+        SglangRankLog, lambda r: next((o for o in r.profiled_token_overrides if o.profiled_tokens <= 0), None)
+    )
+    if profiled is None:
+        return []
+    return [
+        f"the log's `max_total_tokens={profiled.max_total_tokens} is larger than the profiled value "
+        f"{profiled.profiled_tokens}`: the profile left no memory for the KV pool (logged as 0 tokens)"
+    ]
 
 
 def log_kv_dtype(log: EngineLog) -> str | None:
@@ -193,6 +209,7 @@ def explain(request: ExplainRequest) -> Explanation:
     logged = _logged(log, page)
     before, after = _tightest(log)
     before, after, notes = _given(before, after, given)
+    notes += _negative_profile(log)
     missing = []
     version = ResolvedVersion(text=settings.engine_version)
     if settings.mem_fraction_static is None and gpu_total_bytes is None and auto_fraction_reads_gpu(version):
@@ -326,10 +343,14 @@ def pool_size_checks(
     page = ledger.engine.page_size
     dtype = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" else full.torch_dtype
     checks = []
+    # ≤ 0.4.1 printed `K size: X GB, V size: Y GB` without `#tokens`: the pool's size is then the scheduler's
+    # `max_total_num_tokens=N` (the pool is built with it, before the scheduler prints it)
+    scheduled = [s.max_total_num_tokens for s in ranks[0].scheduler_summaries if s.max_total_num_tokens is not None]
     for alloc in ranks[0].kv_allocations:
-        if alloc.tokens is None:
+        tokens = alloc.tokens if alloc.tokens is not None else (scheduled[-1] if scheduled else None)
+        if tokens is None:
             continue
-        rows = alloc.tokens + page
+        rows = tokens + page
         sizes = (
             ("K", alloc.k_size, full.bytes_per_token // 2),
             ("V", alloc.v_size, full.bytes_per_token // 2),
@@ -342,7 +363,7 @@ def pool_size_checks(
             checks.append(
                 PoolSizeCheck(
                     name=name,
-                    tokens=alloc.tokens,
+                    tokens=tokens,
                     rows=rows,
                     logged_text=measured.text,
                     logged_bytes=measured.value_bytes,

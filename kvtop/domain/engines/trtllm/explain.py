@@ -37,6 +37,7 @@ from kvtop.domain.explanation import (
     judge,
     logged_total_first,
     logged_total_said,
+    steps_said,
 )
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -333,9 +334,23 @@ def explain(request: ExplainRequest) -> Explanation:
     )
     if result.ledger is not None:  # the log's total and fraction said as the log's, a default as one
         ledger = logged_total_said(result.ledger, line) if stated else result.ledger
+        ledger = _budget_line_said(ledger, available, backend == "pytorch")
         line = f"`fraction is set {settings.free_gpu_memory_fraction}`" if origin == "log" else ""
         result = result.model_copy(update={"ledger": fraction_said(ledger, "× free_gpu_memory_fraction ", origin, line)})
     return result.model_copy(update={"notes": tuple(notes)})
+
+
+def _budget_line_said(ledger: Ledger, available: Measured, pytorch: bool) -> Ledger:
+    """The step that reads the log's free memory, with the line it was read from as its note (one rule for every
+    logged step: measured, and its line)."""
+    line = (
+        f"the log's `available KV cache memory when calculating max tokens: {available.text} GiB`"
+        if pytorch
+        else f"the log's `Memory usage when calculating max tokens in paged kv cache: … available: {available.text} GiB`"
+    )
+    return steps_said(
+        ledger, lambda s: {"note": line} if s.measured and not s.note and s.bytes == available.value_bytes else None
+    )
 
 
 def _refusal_notes(log: EngineLog) -> list[str]:

@@ -269,21 +269,30 @@ chunked_local_hybrid = CHUNKED_LOCAL_HYBRID_ERAS.at
 
 
 def _v0_lines(log: EngineLog) -> bool:
-    """V0's own lines: `# GPU blocks` / `# cuda blocks` with no `GPU KV cache size`, or its profiling summary."""
+    """V0's own lines: `# GPU blocks` / `# cuda blocks` with no `GPU KV cache size`, its profiling summary, or its
+    refusal `The model's max seq len (L) is larger than … stored in KV cache (N)` (V1 words it `To serve at least
+    one request …`)."""
     ranks = log.ranks(VllmRankLog)
     blocks = any(r.num_gpu_blocks for r in ranks) and not any(r.kv_cache_tokens for r in ranks)
-    return blocks or any(r.v0_profiles for r in ranks)
+    return blocks or any(r.v0_profiles or r.token_shortfalls for r in ranks)
 
 
 def resolve_version(log: EngineLog) -> ResolvedVersion:
     """The release whose rules read this log: its version line, else V0's lines, else its dates."""
     hint = None
     if not log.release_version and not log.first_date and _v0_lines(log):
+        early_v1 = any(r.v1_gpu_blocks for r in log.ranks(VllmRankLog))
         hint = ResolvedVersion(
             text=V0_RELEASE,
             approximate=True,
             source=VersionSource.LOG,
-            detail="V0 lines (`# GPU blocks`, `Memory profiling results`): the V0 engine (the default before v0.8.0)",
+            detail=(
+                "early V1 lines (`kv_cache_utils.py] # GPU blocks`, before `GPU KV cache size` came): the V1 engine "
+                "before v0.8.0 (opt-in), whose defaults (0.9, blocks × block size) are V0's"
+                if early_v1
+                else "V0 lines (`# GPU blocks`, `Memory profiling results`, or its `max seq len … larger than` "
+                "refusal): the V0 engine (the default before v0.8.0)"
+            ),
         )
     return resolve(
         engine_name="vLLM",

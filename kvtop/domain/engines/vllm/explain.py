@@ -19,6 +19,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
+from kvtop.domain.engines.vllm.hybrid import NOT_HOPPER_STAND_IN, gpu_sets_gdn_block
 from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name
 from kvtop.domain.engines.vllm.log_launch import device_said, launch_fraction, logged_device
 from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
@@ -149,8 +150,11 @@ def _stated(log: EngineLog, block: int | None, workers: int) -> tuple[int | None
     if printed:
         return min(printed), None
     blocks = _logged_blocks(log)
+    refused = _refused_tokens(log)
+    if blocks is None and refused is not None and block and refused % block == 0:
+        return refused, refused // block  # V0's refusal states the pool it sized: its blocks × block (§9)
     if blocks is None or block is None:  # no block size known: the refusal's tokens are blocks × block
-        return _refused_tokens(log), None
+        return refused, None
     return blocks * block, blocks
 
 
@@ -318,7 +322,10 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
             "`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line, "
             "V0's `kv_cache_size`, or --non-kv-memory with --gpu; or --gpu to estimate it)"
         )
-    if missing:
+    # a refused start that logged its KV memory but no capacity (vllm#27508): the pool those bytes make is rebuilt
+    before_refusal = len(missing) == 1 and logged.token_capacity is None and available is not None
+    before_refusal = before_refusal and log.startup_error is not None
+    if missing and not before_refusal:
         return Explanation(
             engine="vllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
@@ -328,11 +335,19 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
         settings = settings.model_copy(update={"num_gpu_blocks_override": override.override})
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
 
-    def solve(measured: MeasuredInputs) -> Ledger:
-        return predict(
-            model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp
-        )
+    open_gpu = gpu_sets_gdn_block(model, gpu_name)  # the block differs by GPU: both readings bound the interval
 
+    def solve(measured: MeasuredInputs, gpu: str | None = gpu_name) -> Ledger:
+        return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu, measured=measured, load_mtp=load_mtp)
+
+    def printed(measured: MeasuredInputs) -> tuple[int, ...]:
+        gpus = (gpu_name, NOT_HOPPER_STAND_IN) if open_gpu else (gpu_name,)
+        return tuple(_printed(solve(measured, gpu), logged) for gpu in gpus)
+
+    if before_refusal:
+        assert available is not None
+        return _sized_before_refusal(logged, solve(MeasuredInputs(available_kv_bytes=available.value_bytes,
+                                     gpu_total_bytes=stated)), available, (*notes, *missing))  # fmt: skip
     if available is not None:
         version = ResolvedVersion(text=settings.engine_version)
         stages = _least_by_stage(log, settings.pp, settings.tp) if per_worker_stages(version) else None
@@ -345,8 +360,12 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
             )
 
         central = solve(at("value_bytes"))
-        low = _printed(solve(at("low_bytes")), logged)
-        high = _printed(solve(at("high_bytes")), logged)
+        low, high = min(printed(at("low_bytes"))), max(printed(at("high_bytes")))
+        if open_gpu:
+            notes.append(
+                "the log names no GPU: a GDN hybrid's block aligns to 64 tokens on Hopper (FlashInfer's GDN prefill "
+                "checkpoints), to 16 elsewhere; the interval spans both (pass --gpu to settle it)"
+            )
         room = available.high_bytes
         if stages:
             notes.append(
@@ -368,6 +387,22 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
         rank = ranked.rank.label if ranked else None
         result = hidden_tighter_worker(result, log, run, available.value_bytes, rank)
     return result
+
+
+def _sized_before_refusal(logged: Logged, central: Ledger, available: Measured, notes: tuple[str, ...]) -> Explanation:
+    """No capacity printed before the refusal: what vLLM's rules make of the logged KV memory, said as a note (the
+    verdict stays the refusal's; nothing printed to compare)."""
+    tokens = _printed(central, logged)
+    said = (
+        "vLLM's rules refuse too: one request of max_model_len does not fit (the budget's last step)"
+        if tokens == 0
+        else f"vLLM's rules give {tokens:,} tokens (the log prints none to compare)"
+    )
+    note = f"the log's `Available KV cache memory: {available.text} GiB` before the refusal: {said}"
+    return Explanation(
+        engine="vllm", logged=logged, verdict="insufficient", ledger=central, token_capacity=tokens,
+        kv_bytes_per_token=central.kv_bytes_per_token, notes=(*notes, note),
+    )  # fmt: skip
 
 
 def _with_estimate(
@@ -396,7 +431,7 @@ def _with_estimate(
             non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes, calibrated=total, gpu_total_bytes=stated
         )  # the log's CUDA total, where stated, wins over the calibrated one
 
-    return rebuild_with_estimate("vllm", logged, run, estimate, at, said)
+    return rebuild_with_estimate("vllm", logged, run, estimate, at, said, lambda ledger: _printed(ledger, logged))
 
 
 def pool_size_checks(

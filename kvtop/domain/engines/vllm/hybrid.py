@@ -78,6 +78,16 @@ def _flashinfer_gdn(model: ModelSpec, gpu_name: str | None) -> bool:
     return _gdn(model) and cap == (9, 0) and model.architecture not in FLA_ONLY_GDN
 
 
+# a GPU other than Hopper (no FlashInfer GDN prefill): where the log names no GPU, its block is the other reading
+NOT_HOPPER_STAND_IN = "A100"
+
+
+def gpu_sets_gdn_block(model: ModelSpec, gpu_name: str | None) -> bool:
+    """Whether an unnamed GPU leaves the block size open: a GDN hybrid's block aligns to FlashInfer's 64-token
+    checkpoints on Hopper, to the backend's 16 elsewhere, and a log of two lines names neither."""
+    return gpu_name is None and _flashinfer_gdn(model, None)
+
+
 def hybrid_blocks(
     model: ModelSpec,
     kv: KvBook,

@@ -86,6 +86,8 @@ def _blocks(text: str, fields: Fields) -> bool:
         name = "num_cpu_blocks" if device.endswith("cpu") else "num_gpu_blocks"
         if device.endswith(("gpu", "cuda", "cpu")):
             fields[name].append(count(match.group(1)))
+            if name == "num_gpu_blocks" and "kv_cache_utils.py" in text[: match.start()]:
+                fields["v1_gpu_blocks"].append(count(match.group(1)))
             took = True
     return took
 

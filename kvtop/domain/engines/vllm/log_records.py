@@ -154,6 +154,7 @@ class VllmRankLog(RankLog):
     max_concurrency: tuple[Concurrency, ...] = ()
     num_gpu_blocks: tuple[int, ...] = ()
     num_cpu_blocks: tuple[int, ...] = ()
+    v1_gpu_blocks: tuple[int, ...] = ()  # `# GPU blocks: N` from V1's kv_cache_utils.py (early V1, before v0.8)
     blocks_overrides: tuple[BlocksOverride, ...] = ()
     graph_advisories: tuple[GraphAdvisory, ...] = ()
     estimated_cuda_graph_memory: tuple[Measured, ...] = ()
