@@ -184,13 +184,15 @@ def _deployment_error(
 ) -> InputError:
     """The engine's refusal of a flag a deployment field wrote ('--speculative-algorithm: must be one of …'),
     named by that field's label, so the planner marks the field and words it like every other field's error;
-    the field is the one whose part of the setup writes the flag the refusal names (unchanged where none does)."""
+    the field is the one whose part of the setup writes the flag the refusal names (unchanged where none does).
+    The flag keeps its colon, as `kvtop plan` words it: a refusal need not start with 'must' ('this release has
+    no speculative decoding', LMDeploy before v0.11.0)."""
     flag = (err.field or "").removeprefix("--")
     rules = engine_rules(settings.engine).deployment
     for key, part in parts.items():
         written = rules.with_setup(settings, setup.model_copy(update=dict(part))).flags
         if flag and flag in written and written[flag] != settings.flags.get(flag):
-            return InputError(f"{err.field} {err.detail}", field=FIELD_BY_KEY[key].label, source=err.source)
+            return InputError(f"{err.field}: {err.detail}", field=FIELD_BY_KEY[key].label, source=err.source)
     return err
 
 
@@ -214,6 +216,8 @@ def field_texts(settings: LaunchSettings, measured: MeasuredInputs | None = None
             continue
         attribute = memory_fraction_field(settings) if field.key == "memory_fraction" else field.key
         value = getattr(settings, attribute) if attribute is not None else None
+        if field.key == "ep":  # the EP the layout runs (an expert-parallel switch's tp × dp), as the layout row says
+            value = settings.effective_ep
         texts[field.key] = (
             "" if value is None else ("on" if value is True else "off" if value is False else str(value))
         )
@@ -292,8 +296,21 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
     if errors:
         order = [field.key for field in FIELDS]
         raise FieldErrors(tuple(sorted(errors, key=lambda e: order.index(e.key) if e.key in order else len(order))))
-    edited = base.model_copy(update=update)
+    edited = base.model_copy(update=_expert_switch(base, update))
     return _on_its_nodes(base, _with_deployment(edited, deployment) if deployment else edited)
+
+
+def _expert_switch(base: LaunchSettings, update: dict[str, object]) -> dict[str, object]:
+    """The EP field against a launch that spreads experts by a switch (`enable_expert_parallel`, ep 1: EP is
+    tp × dp): the EP it showed keeps the switch (so it follows a TP or DP edit), 1 turns it off, any other
+    count is written as that EP (the engine's own check says whether it may be)."""
+    if not (base.enable_expert_parallel and base.ep == 1) or "ep" not in update:
+        return update
+    if update["ep"] == base.effective_ep:
+        return {**update, "ep": 1}
+    if update["ep"] == 1:
+        return {**update, "enable_expert_parallel": False}
+    return update
 
 
 def _on_its_nodes(base: LaunchSettings, edited: LaunchSettings) -> LaunchSettings:

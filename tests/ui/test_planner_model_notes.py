@@ -24,6 +24,13 @@ KEYE_NOTE = (
     "note: class KeyeVL1_5ForConditionalGeneration has no architecture entry of its own: read as qwen3_vl_text "
     "(Qwen3VLTextConfig) by its text_config.model_type 'qwen3_vl_text'; not checked against the engines' model code"
 )
+# the plan's note on the class at the demo's SGLang 0.5.9 (session 46, F5: the planner planned another model with no
+# word of it, where `plan --engine-version 0.5.9` said it): kvtop read SGLang's EntryClass lists from the 0.5.6.post2
+# and 0.5.23 wheels only (tests/data/engine_diff/sglang-*.flags.json), and 0.5.9 is neither
+KEYE_AT_059 = (
+    "note: whether SGLang 0.5.9 registers KeyeVL1_5ForConditionalGeneration is not checked: kvtop read its registry "
+    "at 0.5.6.post2, 0.5.23 only"
+)
 MIMO_ASR = CONFIGS / "recon" / "recon--XiaomiMiMo--MiMo-V2.5-ASR.json"
 
 
@@ -51,13 +58,16 @@ async def test_the_planner_shows_how_a_model_was_read(make_app, healthy_snapshot
         assert not box.display and notes(screen) == ""  # the live Llama-3-70B: an entry's class, nothing left out
 
         await load(pilot, screen, str(keye))
-        assert box.display and notes(screen) == KEYE_NOTE
+        assert box.display and notes(screen) == f"{KEYE_NOTE} {KEYE_AT_059}"
 
         await load(pilot, screen, str(plamo))
         assert notes(screen).startswith(
             "note: not modelled: generic reading: no architecture entry for 'plamo3'; assumed "
         )
-        assert notes(screen).endswith("; not checked against the engines' model code")
+        assert notes(screen).endswith(
+            "; not checked against the engines' model code note: whether SGLang 0.5.9 registers Plamo3ForCausalLM is "
+            "not checked: kvtop read its registry at 0.5.6.post2, 0.5.23 only"
+        )
 
         await load(pilot, screen, str(MIMO_ASR))  # refused with its reason; the plan stays the last model's
         error = " ".join(shown(screen, "#plan-error").split())

@@ -65,7 +65,7 @@ def test_a_draft_method_for_vllm_is_written_as_its_speculative_config() -> None:
         ({"lora_slots": "-1"}, r"LoRA slots: must be at least 1 \(got -1\)"),
         ({"lora_slots": "0"}, r"LoRA slots: must be at least 1 \(got 0\)"),
         # the engine's refusal of the flag the field wrote: named by the field's label, the flag kept in the words
-        ({"spec_method": "WARP9"}, "speculative: --speculative-algorithm must be one of"),
+        ({"spec_method": "WARP9"}, "speculative: --speculative-algorithm: must be one of"),
     ],
 )
 def test_bad_deployment_text_names_its_field(texts: dict[str, str], message: str) -> None:
@@ -85,8 +85,22 @@ def test_bad_deployment_text_names_its_field(texts: dict[str, str], message: str
 def test_an_unknown_method_marks_the_speculative_field_on_every_engine(engine: str, flag: str) -> None:
     # session 46, G3: the planner accepted 'foo' for all three; SGLang already refused it (the case above)
     settings = llama_settings().model_copy(update={"engine": engine, "engine_version": None})
-    with pytest.raises(InputError, match=f"speculative: {flag} must be one of .*got 'foo'") as caught:
+    with pytest.raises(InputError, match=f"speculative: {flag}: must be one of .*got 'foo'") as caught:
         apply_edits(settings, {"spec_method": "foo"})
+    assert caught.value.field == "speculative"
+
+
+def test_lmdeploy_before_speculative_decoding_reads_as_a_sentence() -> None:
+    # session 46, F5: the planner said '✗ speculative: --speculative-algorithm this release has no speculative
+    # decoding' (flag and refusal run together). LMDeploy 0.10.0's `lmdeploy serve api_server` has no
+    # --speculative-algorithm at all (lmdeploy/cli/utils.py add_spec_group appears in v0.11.0), so any method is
+    # refused; the words keep the flag's colon, as `kvtop plan ... --speculative-algorithm foo` prints them.
+    settings = llama_settings().model_copy(update={"engine": "lmdeploy", "engine_version": "0.10.0"})
+    with pytest.raises(InputError) as caught:
+        apply_edits(settings, {"spec_method": "foo"})
+    assert str(caught.value.detail).startswith(
+        "--speculative-algorithm: this release has no speculative decoding (got 'foo'; release 0.10.0: "
+    ), caught.value.detail
     assert caught.value.field == "speculative"
 
 

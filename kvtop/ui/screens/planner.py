@@ -28,7 +28,7 @@ from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.launch_check import launch_refusals
+from kvtop.domain.launch_check import architecture_check, launch_refusals
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
@@ -302,9 +302,11 @@ class PlannerScreen(NodeScreen):
             )
 
     def _show_model_notes(self) -> None:
-        """The planned (after) model's reading notes under the model field; hidden where it has none."""
+        """The planned (after) model's reading notes under the model field, and for a model the live engine does
+        not run, whether its release registers the class (as `plan` says it); hidden where it has none."""
         notes = self.query_one("#plan-model-notes", Static)
-        notes.update(text := model_notes_text(self._model))
+        after = self.outcome.after if self.outcome is not None and not self.outcome.live_model_planned else None
+        notes.update(text := model_notes_text(self._model, architecture_check(after) if after is not None else None))
         notes.display = bool(text.plain)
 
     def too_large(self) -> str | None:
