@@ -112,3 +112,12 @@ def test_a_gpu_budget_buys_cells_at_their_gpu_share() -> None:
     assert absolute_budget(partial, 1792 * MIB) == {"context_length": 1792 * MIB // (14 * 2048 * 2)} == {"context_length": 32768}
     host = predict(model, parse_flags("llamacpp", ["-c", "4096", "-np", "1", "-nkvo"]), gpu_total_bytes=24 * GIB)
     assert absolute_budget(host, 1792 * MIB) is None
+
+
+def test_the_pasted_engine_flags_keep_ngl(capsys: pytest.CaptureFixture[str]) -> None:
+    """`-ngl` decides where the KV sits (§10), so the launch line plan prints keeps it (an operator trial found
+    `engine flags: -c 32768` with `-ngl 15` dropped: the pasted launch would offload every layer)."""
+    code = main(["plan", "--model", "llama-3.1-8b", "--engine", "llamacpp", "-c", "32768", "-ngl", "15", "--gpu", "H100"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "engine flags: -c 32768 -ngl 15" in out

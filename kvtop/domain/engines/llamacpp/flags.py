@@ -104,6 +104,9 @@ class LlamacppFlags:
         ubatch = flag_value(settings, UBATCH_FLAGS)
         if isinstance(ubatch, str):
             out += ["-ub", ubatch]
+        gpu_layers = flag_value(settings, GPU_LAYERS_FLAGS)
+        if isinstance(gpu_layers, str):  # where the KV sits (placement.py, §10): a pasted launch keeps it
+            out += ["-ngl", gpu_layers]
         return out
 
     def as_parsed(self, spelling: str) -> str:
