@@ -169,7 +169,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
             gpu_total_source=gpu_total_source(measured.gpu_total_bytes), load_mtp=args.load_mtp, version=version,
         )  # fmt: skip
         result = explain(request)
-    findings = _findings(result)
+    findings, result = _findings(result)
     if args.json:
         print_json(explanation_json(result, findings), indent=None, compact=True)
     else:
@@ -199,15 +199,24 @@ def _remember_start(args: argparse.Namespace, result: Explanation, log_date: str
             print_error(line, prefix="note: ")
 
 
-def _findings(result: Explanation) -> list[Any]:
-    """The findings the log alone supports (rules that need no live node)."""
+def _findings(result: Explanation) -> tuple[list[Any], Explanation]:
+    """The findings the log alone supports (rules that need no live node), and the explanation with one note per
+    finding left out because the verdict's cause already makes its change (so a reader sees where it went)."""
     if result.ledger is None:
-        return []
+        return [], result
     try:
         from kvtop.domain.diagnose import diagnose_ledger
     except ImportError:
-        return []
-    return list(findings_beside_verdict(result, diagnose_ledger(result.ledger)))
+        return [], result
+    every = diagnose_ledger(result.ledger)
+    kept = findings_beside_verdict(result, every)
+    folded = [
+        f"finding {finding.rule} ({finding.fix}) folded into the verdict: its change is one the cause names as "
+        "rebuilding the logged figures"
+        for finding in every
+        if finding not in kept
+    ]
+    return list(kept), result.model_copy(update={"notes": (*result.notes, *folded)}) if folded else result
 
 
 def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[str, Any]:
