@@ -22,11 +22,12 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"llamacpp.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
-# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 # what a start's log measures of the terms, read by the calibration store (calibration/node.py)
 START_MEASURES = StartMeasures(source=(
     "docs/engines/llamacpp.md §1: the cache is sized by -c, not from memory: no charge or free figure is solved"
 ))
+
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = None

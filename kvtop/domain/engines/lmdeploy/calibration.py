@@ -35,11 +35,12 @@ from kvtop.domain.wording import MIB
 
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"lmdeploy.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
-# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 # what a start's log measures of the terms, read by the calibration store (calibration/node.py)
 START_MEASURES = StartMeasures(source=(
     "docs/engines/lmdeploy.md: the PyTorch engine's runtime reserve is its logits formula of the launch (budget_pytorch.py), printed by no log line; TurboMind charges none"
 ))
+
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(

@@ -27,11 +27,12 @@ BLACKWELL_MAJOR = 10  # compute capability 10.x (B200, GB200, B300) and 12.x (RT
 CONTEXT_FEATURES = ("1 GiB", "log2(TP) on NVLink GPUs", "log2(TP) on PCIe GPUs", "1 GiB on Blackwell GPUs")
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"sglang.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
-# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 # what a start's log measures of the terms, read by the calibration store (calibration/node.py)
 START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
     "sglang/srt/model_executor/model_runner.py load_model (v0.3–v0.5.23): 'mem usage' is avail mem before − after the load; its reserve is the fraction's rest, not a profiled charge"
 ))
+
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),

@@ -77,11 +77,12 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.runtime": (Term.ACTIVATION, RUNTIME_FEATURES),
 }
 
-# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 # what a start's log measures of the terms, read by the calibration store (calibration/node.py)
 START_MEASURES = StartMeasures(source=(
     "docs/engines/trtllm.md §4.1–4.2: the KV budget is a fraction of the memory free at the profiled peak (PyTorch backend) or once the engine is resident (C++ runtime); the log prints that free figure, no charge besides the weights alone"
 ))
+
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(

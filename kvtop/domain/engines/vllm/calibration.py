@@ -85,11 +85,12 @@ FEWER_ROWS_FEATURES: dict[str, tuple[int, ...]] = {
     f"vllm.activation.{era.value}": (1,) for era in ACTIVATION_ERAS  # index of "max_num_seqs × vocab × 4 B"
 }
 
-# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 # what a start's log measures of the terms, read by the calibration store (calibration/node.py)
 START_MEASURES = StartMeasures(runtime_charge=True, source=(
     "vllm/v1/worker/gpu_worker.py determine_available_memory (v0.8.0–v0.33.0) and vllm/worker/worker.py (V0): the KV memory is requested − weights − the profiled non-KV charge, all logged"
 ))
+
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B'),
