@@ -85,6 +85,8 @@ class EngineFlags(Protocol):
     kv_cache_dtypes: tuple[str, ...]  # what `--kv-cache-dtype` accepts
     load_casts: LoadCasts  # what `--dtype` and online `--quantization` do to the weights at load (served_model.py)
     specials: Mapping[str, tuple[int, str]]  # field -> (a value below 1 it documents, its meaning)
+    # how its server takes the model on the launch line: the flag, or None where it is the first positional
+    model_flag: str | None
     choices: Mapping[str, tuple[str, ...]]  # field -> the words it accepts (e.g. the runtime: backend)
 
     # flags the engine has that do not change KV sizing: accepted as typed and kept verbatim in `flags`
@@ -226,6 +228,13 @@ def spelling_of(engine: EngineId, field: str) -> str:
     return next(
         (flag for flag, name in KVTOP_SPELLINGS.items() if name == field), "--" + field.replace("_", "-")
     )
+
+
+def model_args(engine: EngineId, model: str) -> list[str]:
+    """The model as the engine's server takes it: `[flag, model]`, or `[model]` where its CLI takes the model
+    positionally (`EngineFlags.model_flag` None); written before every other flag, where a positional belongs."""
+    flag = engine_flags(engine).model_flag
+    return [model] if flag is None else [flag, model]
 
 
 def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mapping[str, str]) -> None:

@@ -17,7 +17,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
-from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, spelling_of
+from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, model_args
 from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
@@ -344,10 +344,11 @@ def measured_edits(measured: MeasuredInputs | None, texts: Mapping[str, str]) ->
 
 
 def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
-    """The flags to paste into the engine's launch command."""
+    """The flags to paste into the engine's launch command, the model first as the engine takes it
+    (a flag, or positionally: `trtllm-serve MODEL …`, `lmdeploy serve api_server MODEL …`)."""
     flags = settings.to_flags()
     if with_model and settings.model:
-        flags = [spelling_of(settings.engine, "model"), settings.model, *flags]
+        flags = [*model_args(settings.engine, settings.model), *flags]
     return shlex.join(flags)
 
 

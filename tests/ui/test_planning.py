@@ -6,6 +6,7 @@ import pytest
 
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
 from kvtop.ui.planning import apply_edits, engine_flags, field_texts, plan
 from tests.calibrated_figures import H100_CUDA_TOTAL_BYTES, llama_70b_tokens
 from tests.ui.fakes import (
@@ -94,3 +95,25 @@ def test_the_planner_plans_with_this_nodes_own_earlier_start(llama):
     assert outcome.before.token_capacity == outcome.after.token_capacity == llama_plan(measured=free).token_capacity
     assert outcome.after.token_capacity < llama_plan().token_capacity
     assert outcome.after_plan is not None and outcome.after_plan.estimate.node_note == "calibrated on this node, 2026-11-30"
+
+
+@pytest.mark.parametrize(
+    ("engine", "expected"),
+    [
+        # trtllm-serve takes the model positionally (tensorrt_llm/commands/serve.py: @click.argument("model"));
+        # --tp_size is its click option for tp
+        ("trtllm", "Qwen/Qwen3-8B --tp_size 8"),
+        # lmdeploy serve api_server takes it positionally (lmdeploy/cli/serve.py: add_argument('model_path'))
+        ("lmdeploy", "Qwen/Qwen3-8B --tp 8"),
+        ("sglang", "--model-path Qwen/Qwen3-8B --tp-size 8"),  # server_args.py: --model-path, --tp-size
+        ("vllm", "--model Qwen/Qwen3-8B --tensor-parallel-size 8"),  # arg_utils.py: --model, --tensor-parallel-size
+    ],
+)
+def test_pasted_flags_give_the_model_as_each_engine_takes_it(engine, expected):
+    settings = LaunchSettings(engine=engine, model="Qwen/Qwen3-8B", tp=8)
+    assert engine_flags(settings, with_model=True) == expected
+
+
+def test_llamacpp_takes_its_model_by_dash_m():
+    # llama-server: common/arg.cpp {"-m", "--model"}; it has no positional model
+    assert engine_flags(LaunchSettings(engine="llamacpp", model="/m/q.gguf"), with_model=True) == "-m /m/q.gguf"

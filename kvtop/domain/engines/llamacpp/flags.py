@@ -70,6 +70,8 @@ class LlamacppFlags:
     spellings: Mapping[str, str] = SPELLINGS
     own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
     kv_cache_dtypes: tuple[str, ...] = _DTYPES
+    # how the server takes its model (common/arg.cpp `{"-m", "--model"}`: llama-server takes no positional model)
+    model_flag: str | None = "-m"
     specials: Mapping[str, tuple[int, str]] = {"context_length": (0, "takes the model's training context")}
     choices: Mapping[str, tuple[str, ...]] = {}
     passthrough: frozenset[str] = PASSTHROUGH

@@ -77,6 +77,10 @@ class LmdeployFlags:
     spellings: Mapping[str, str] = SPELLINGS
     own_flags: Mapping[str, OwnFlag] = OWN_FLAGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    # how the server takes its model (every release, lmdeploy/cli/serve.py add_parser_api_server:
+    # `parser.add_argument('model_path', type=str)`, `lmdeploy serve api_server MODEL [options]`; it has no
+    # model option)
+    model_flag: str | None = None
     # PytorchEngineConfig.num_gpu_blocks = 0: size the pool from free memory (its default)
     specials: Mapping[str, tuple[int, str]] = {"num_gpu_blocks_override": (0, "sizes the pool from free memory")}
     choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}

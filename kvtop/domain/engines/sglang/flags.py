@@ -71,6 +71,9 @@ class SglangFlags:
     spellings: Mapping[str, str] = SPELLINGS
     own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    # how the server takes its model (server_args.py ServerArgs.add_cli_args: `--model-path` (alias
+    # `--model`), every release)
+    model_flag: str | None = "--model-path"
     # every flag it does not model is refused when typed to kvtop, but --enable-multimodal, which SGLang's
     # rules read from `flags` (docs/engines/sglang.md §4.4: Gemma-3 and Llama-4 are text-only without it)
     passthrough: frozenset[str] = (  # span.py, deployment.py and the tower's split (architectures.TOWER_SPLIT) read these

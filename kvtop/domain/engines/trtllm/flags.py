@@ -167,6 +167,9 @@ class TrtllmFlags:
     spellings: Mapping[str, str] = SPELLINGS
     own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    # how the server takes its model (every release kvtop models, tensorrt_llm/commands/serve.py: `@click.argument("model", type=str)`,
+    # `trtllm-serve MODEL [options]`; it has no model option)
+    model_flag: str | None = None
     passthrough: frozenset[str] = PASSTHROUGH
     read_by_rules: frozenset[str] = frozenset()
     # llm_args.py: max_gpu_total_bytes 0 is "unset" (the fraction decides)

@@ -100,6 +100,10 @@ class VllmFlags:
     spellings: Mapping[str, str] = SPELLINGS
     own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    # how the server takes its model (vllm/engine/arg_utils.py EngineArgs.add_cli_args `--model`: taken by
+    # `vllm serve` (beside its optional positional model_tag, entrypoints/cli/serve.py) and by the
+    # openai.api_server module alike)
+    model_flag: str | None = "--model"
     # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
     passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG}
