@@ -31,14 +31,18 @@ class MismatchFacts:
     page_size: int
     context_length: int | None = None
     logged_pool_bytes_per_token: int | None = None  # from SGLang's printed pool sizes
+    logged_pool_bytes_per_token_ends: tuple[int, int] | None = None  # its ends from the sizes' 2-decimal rounding
     kv_room_bytes: int | None = None  # SGLang: free after weight load (high end); vLLM: available KV
     gpu_total_bytes: int | None = None  # stated (--gpu / --gpu-memory), never a stand-in
 
 
 def likely_cause(facts: MismatchFacts) -> str:
     """One sentence: why the logged capacity is not the predicted one."""
-    cell, told = facts.cell_bytes, facts.logged_pool_bytes_per_token
-    if told and abs(told - cell) > max(1, cell // 100):
+    cell, told, ends = facts.cell_bytes, facts.logged_pool_bytes_per_token, facts.logged_pool_bytes_per_token_ends
+    capped = _token_cap(facts)
+    if capped:
+        return capped
+    if told and abs(told - cell) > max(1, cell // 100) and not (ends and ends[0] <= cell <= ends[1]):
         return (f"the log's pool costs {told:,} B per token but the model and flags give {cell:,} B: the KV dtype, "
                 f"layer count or heads per rank differ from what kvtop was told")  # fmt: skip
     if facts.gap_tokens < 0 and facts.ranks_seen < facts.gpus:
@@ -54,6 +58,17 @@ def likely_cause(facts: MismatchFacts) -> str:
                 "reserve, another process)")  # fmt: skip
     return ("the engine had more memory than the log's figures imply (a different memory fraction, page size "
             "or KV dtype than assumed)")  # fmt: skip
+
+
+def _token_cap(facts: MismatchFacts) -> str | None:
+    """Fewer tokens than the memory allows while the printed pool sizes hold kvtop's cell within their rounding:
+    the pool was sized by a token cap, not by the memory (SGLang's `--max-total-tokens`, or the context bound)."""
+    ends = facts.logged_pool_bytes_per_token_ends
+    if ends is None or facts.gap_tokens >= 0 or facts.kv_memory_logged or not ends[0] <= facts.cell_bytes <= ends[1]:
+        return None
+    return (f"the log's pool costs {ends[0]:,}–{ends[1]:,} B per token (its printed sizes' rounding), which holds "
+            f"kvtop's {facts.cell_bytes:,} B: the cell agrees, so the {facts.logged_tokens:,} tokens are a token cap "
+            "(a --max-total-tokens flag or the context bound), not the memory")  # fmt: skip
 
 
 def _geometry_list(facts: MismatchFacts, block_word: str, context_word: str) -> str:

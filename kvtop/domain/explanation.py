@@ -43,9 +43,15 @@ class Logged(BaseModel):
     token_capacity: int | None = None
     num_gpu_blocks: int | None = None  # vLLM V0 prints blocks, not tokens (token_capacity = blocks × block)
     kv_bytes_per_token: int | None = None  # (K + V) ÷ (#tokens + page), where both are printed
+    # the ends of that figure from the printed sizes' rounding (0.12 GiB: 0.115–0.125 GiB)
+    kv_bytes_per_token_low: int | None = None
+    kv_bytes_per_token_high: int | None = None
     free_before_load_bytes: int | None = None
     free_after_load_bytes: int | None = None
-    weights_bytes: int | None = None
+    weights_bytes: int | None = None  # the served (target) model's load only
+    # a speculative draft's own load, where the log prints a second one: free after load is after both
+    free_after_target_load_bytes: int | None = None
+    draft_weights_bytes: int | None = None
     available_kv_bytes: int | None = None
     available_kv_rank: str | None = None  # the rank whose figure is the minimum ('TP1', 'unranked')
     max_running_requests: int | None = None
@@ -213,11 +219,16 @@ def judge(
         page_size=central.engine.page_size,
         context_length=central.context_length,
         logged_pool_bytes_per_token=logged.kv_bytes_per_token,
+        logged_pool_bytes_per_token_ends=_ends_of(logged.kv_bytes_per_token_low, logged.kv_bytes_per_token_high),
         kv_room_bytes=kv_room_bytes,
         gpu_total_bytes=gpu_total_bytes,
     )
     update = {"verdict": "mismatch", "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
     return base.model_copy(update={**update, "cause": likely_cause(facts)})
+
+
+def _ends_of(low: int | None, high: int | None) -> tuple[int, int] | None:
+    return None if low is None or high is None else (low, high)
 
 
 def step_source(step: BudgetStep) -> str:

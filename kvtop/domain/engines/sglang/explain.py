@@ -139,17 +139,21 @@ def _lowest(values: list[Ends]) -> Ends | None:
     return min(values, key=lambda ends: ends[1]) if values else None
 
 
-def _per_token(log: EngineLog, tokens: int | None, page: int) -> int | None:
+def _per_token(log: EngineLog, tokens: int | None, page: int) -> Ends | None:
     """Bytes per token of the pool that states the capacity (the first printed with `tokens`: the target's, not a
-    draft's), else of the first pool printed with its sizes (a sliding-window sub-pool): sizes ÷ (#tokens + page)."""
+    draft's), else of the first pool printed with its sizes (a sliding-window sub-pool): sizes ÷ (#tokens + page),
+    as (low, value, high) from the sizes' 2-decimal rounding."""
     sized = [
-        (alloc.tokens, sum(s.value_bytes for s in sizes))
+        (alloc.tokens, tuple(sum(getattr(s, end) for s in sizes) for end in ("low_bytes", "value_bytes", "high_bytes")))
         for rank in log.ranks(SglangRankLog)
         for alloc in rank.kv_allocations
         if alloc.tokens is not None and (sizes := [s for s in (alloc.k_size, alloc.v_size, alloc.kv_size) if s])
     ]
     pool = next((p for p in sized if p[0] == tokens), sized[0] if sized else None)
-    return None if pool is None else pool[1] // (pool[0] + page)
+    if pool is None:
+        return None
+    rows = pool[0] + page
+    return (pool[1][0] // rows, pool[1][1] // rows, pool[1][2] // rows)
 
 
 def _logged(log: EngineLog, page: int) -> Logged:
@@ -157,9 +161,16 @@ def _logged(log: EngineLog, page: int) -> Logged:
     summary = log.first(SglangRankLog, lambda r: latest(r.scheduler_summaries, lambda s: s.at))
     before, after = _tightest(log)
     weights = log.first(SglangRankLog, lambda r: r.target_load.mem_usage if r.target_load else None)
+    target = log.first(SglangRankLog, lambda r: r.target_load if r.draft_load else None)
+    draft = log.first(SglangRankLog, lambda r: r.draft_load.mem_usage if r.draft_load else None)
+    per_token = _per_token(log, tokens, page)
     return Logged(
         token_capacity=tokens,
-        kv_bytes_per_token=_per_token(log, tokens, page),
+        kv_bytes_per_token=per_token[1] if per_token else None,
+        kv_bytes_per_token_low=per_token[0] if per_token else None,
+        kv_bytes_per_token_high=per_token[2] if per_token else None,
+        free_after_target_load_bytes=target.avail_after.value_bytes if target and target.avail_after else None,
+        draft_weights_bytes=draft.value_bytes if draft else None,
         free_before_load_bytes=before[1] if before else None,
         free_after_load_bytes=after[1] if after else None,
         weights_bytes=weights.value_bytes if weights else None,
@@ -325,7 +336,8 @@ def _with_weights_estimate(logged: Logged, run: EstimateRun, before: Ends, notes
 def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
     """What the log states, read without a model (bytes per token only where the page size is given)."""
     logged = _logged(log, settings.page_size or 1)
-    return logged if settings.page_size else logged.model_copy(update={"kv_bytes_per_token": None})
+    unpaged = {"kv_bytes_per_token": None, "kv_bytes_per_token_low": None, "kv_bytes_per_token_high": None}
+    return logged if settings.page_size else logged.model_copy(update=unpaged)
 
 
 def pool_size_checks(
