@@ -247,8 +247,16 @@ def sources_said(ledger: Ledger) -> Ledger:
 
 def steps_said(ledger: Ledger, said: Callable[[BudgetStep], dict[str, object] | None]) -> Ledger:
     """The ledger with each budget step `said` answers for updated (its label, note, measured…), as explain
-    words an input's origin that the budget, which solves plans too, cannot know."""
-    steps = tuple(step.model_copy(update=update) if (update := said(step)) else step for step in ledger.engine.steps)
+    words an input's origin that the budget, which solves plans too, cannot know. The updated step is validated
+    as a new `BudgetStep` (model_copy would take a misspelt field or a wrong type silently)."""
+
+    def updated(step: BudgetStep, update: dict[str, object]) -> BudgetStep:
+        unknown = set(update) - set(BudgetStep.model_fields)
+        if unknown:
+            raise ValueError(f"not fields of a budget step: {sorted(unknown)}")
+        return BudgetStep.model_validate({**step.model_dump(), **update})
+
+    steps = tuple(updated(step, update) if (update := said(step)) else step for step in ledger.engine.steps)
     return ledger.model_copy(update={"engine": ledger.engine.model_copy(update={"steps": steps})})
 
 
