@@ -124,6 +124,8 @@ def _with_reproducing_cause(result: Explanation, request: ExplainRequest) -> Exp
         each = "; ".join(f"{label} ({' '.join(candidate.to_flags())})" for label, candidate, _ in rebuilding)
         cause = f"cause not settled: each of these rebuilds the log's figures, and the log does not say which ran: {each}"
         return result.model_copy(update={"cause": cause, "cause_settings": tuple(c for _, c, _ in rebuilding)})
+    if result.cause_from_log:  # the log's figures name the cause; no flag change was needed to find it
+        return result
     kinds = sorted({label.split(" (")[0].rsplit(" ", 1)[0] for label in tried})
     unknown = (
         f"cause unknown: {result.cause}; no single change rebuilds the logged figure "

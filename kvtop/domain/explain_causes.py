@@ -39,9 +39,6 @@ class MismatchFacts:
 def likely_cause(facts: MismatchFacts) -> str:
     """One sentence: why the logged capacity is not the predicted one."""
     cell, told, ends = facts.cell_bytes, facts.logged_pool_bytes_per_token, facts.logged_pool_bytes_per_token_ends
-    capped = _token_cap(facts)
-    if capped:
-        return capped
     if told and abs(told - cell) > max(1, cell // 100) and not (ends and ends[0] <= cell <= ends[1]):
         return (f"the log's pool costs {told:,} B per token but the model and flags give {cell:,} B: the KV dtype, "
                 f"layer count or heads per rank differ from what kvtop was told")  # fmt: skip
@@ -60,9 +57,10 @@ def likely_cause(facts: MismatchFacts) -> str:
             "or KV dtype than assumed)")  # fmt: skip
 
 
-def _token_cap(facts: MismatchFacts) -> str | None:
+def token_cap(facts: MismatchFacts) -> str | None:
     """Fewer tokens than the memory allows while the printed pool sizes hold kvtop's cell within their rounding:
-    the pool was sized by a token cap, not by the memory (SGLang's `--max-total-tokens`, or the context bound)."""
+    the pool was sized by a token cap, not by the memory (SGLang's `--max-total-tokens`, or the context bound).
+    A cause read from the log's own figures, not a guess: `likely_cause` is asked only where this is None."""
     ends = facts.logged_pool_bytes_per_token_ends
     if ends is None or facts.gap_tokens >= 0 or facts.kv_memory_logged or not ends[0] <= facts.cell_bytes <= ends[1]:
         return None

@@ -21,7 +21,7 @@ from kvtop.domain.engine_log_records import Measured
 from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.explain_causes import MismatchFacts, likely_cause
+from kvtop.domain.explain_causes import MismatchFacts, likely_cause, token_cap
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.wording import gib
@@ -150,6 +150,8 @@ class Explanation(BaseModel):
     gap_bytes: int | None = None  # gap_tokens × the predicted bytes per token (the capacity gap in bytes)
     pool_gap_bytes: int | None = None  # logged − predicted size of the printed pools (or block) that disagree
     cause: str | None = None
+    # the cause is read from the log's own figures (its printed pool sizes hold kvtop's cell: a token cap), not guessed
+    cause_from_log: bool = False
     cause_flags: tuple[str, ...] | None = None  # the engine flags with which kvtop rebuilds the logged figure
     # the settings of every change that rebuilds the logged figures (one: the cause; several: not settled)
     cause_settings: tuple[LaunchSettings, ...] = ()
@@ -223,8 +225,9 @@ def judge(
         kv_room_bytes=kv_room_bytes,
         gpu_total_bytes=gpu_total_bytes,
     )
+    capped = token_cap(facts)
     update = {"verdict": "mismatch", "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
-    return base.model_copy(update={**update, "cause": likely_cause(facts)})
+    return base.model_copy(update={**update, "cause": capped or likely_cause(facts), "cause_from_log": bool(capped)})
 
 
 def _ends_of(low: int | None, high: int | None) -> tuple[int, int] | None:
