@@ -411,3 +411,15 @@ CHECKPOINT_CONFIGS["molmo"] = (
     "allenai/Molmo-7B-D-0924 config_molmo.py (MolmoConfig(PretrainedConfig))",
     {},
 )
+# --- issue 26: LLaVA-OneVision-2 (helper b, session 47) ---
+# LlavaOnevision2Config(PretrainedConfig), model_type "llava_onevision2" (lmms-lab's configuration_llava_onevision2.py:
+# it builds text_config as the transformers class of its model_type, Qwen3Config by default, and vision_config as
+# LlavaOnevision2VisionConfig, a PretrainedConfig of the raw fields whose model_type is "llava_onevision2" too).
+# vLLM 0.33.0 registers no config class for it (models/llava_onevision2.py reads text_config and vision_config by
+# attribute; the vision section is built here as this stand-in of its fields, which it only reads).
+CHECKPOINT_CONFIGS["llava_onevision2"] = (
+    "PretrainedConfig",
+    "lmms-lab LLaVA-OneVision-2 configuration_llava_onevision2.py (LlavaOnevision2Config(PretrainedConfig))",
+    {},
+)
+SUB_CONFIGS["llava_onevision2"] = ("text_config", "vision_config")

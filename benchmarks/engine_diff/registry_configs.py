@@ -154,32 +154,12 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                        "66,905,598,456); session 46: `\"model_type\": \"opencua\"` and the "
                                        "config.json URL (none), `\"media_placeholder_token_id\"` (ports' code) and "
                                        "the pages corpus (no copy of the file)",
-    "Ovis2_6ForCausalLM": "no published config: AIDC-AI/Ovis2.6-2B, the checkpoint vLLM's docs name, was announced "
-                          "as coming when vLLM PR #34426 added Ovis2.6, and no config of it is in the corpora "
-                          "(session 45: `\"Ovis2_6`, Ovis2.6-2B searched; only engine registries and docs name "
-                          "it); session 46: `\"model_type\": \"ovis2_6` finds none",
-    "Ovis2_6_MoeForCausalLM": "no published config: AIDC-AI/Ovis2.6-30B-A3B's config.json (llm_config, vit_config, "
-                              "visual_vocab_size) is not in the corpora, nor a source stating them (session 45: "
-                              "Ovis2.6-30B-A3B, ovis2_6_moe searched; OCR benchmark tables, run scripts and "
-                              "GPTQModel's ovis2_6_moe definition test name it, with no sizes); session 46: "
-                              "`\"model_type\": \"ovis2_6` none; `visual_vocab_size` finds Ovis 1.x / 2.x code and "
-                              "a training port's defaults only",
     "Llama_Nemotron_Nano_VL": "no published config: nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's config.json (its "
                               "RADIO vision_config and projector sizes) is not in the corpora (session 45: "
                               "Llama_Nemotron_Nano_VL, the checkpoint and vLLM PR #20349 / issue #19360 searched; "
                               "ports (an ONNX builder, a Rust LlamaNemotronVL) read the fields, none states them); "
                               "session 46: its `architectures` line (none) and the issues corpus (vLLM PR #20349's "
                               "review, NVIDIA example notebooks) state no sizes",
-    "HCXVisionV2ForCausalLM": "no published config: naver-hyperclovax/HyperCLOVAX-SEED-Think-32B's config.json is "
-                              "not in the corpora; a published analysis "
-                              "(serithemage/korea-ai-foundation-model-verification docs/05-hyperclovax-analysis.md "
-                              "at dbc7de7a) quotes its text section (72 layers, 5,120 wide, 40 / 8 heads of 128, "
-                              "intermediate 24,192, vocabulary 128,256, rope_theta 5e7, silu, eps 1e-5) and vision "
-                              "section (qwen2_5_vl, depth 32, 1,280 wide, 16 heads, patch 14, out 5,120), one "
-                              "source only and not use_post_norm (four norms a layer or two), tie_word_embeddings "
-                              "or the vision MLP / window fields; transformers' HyperCLOVAXConfig defaults are "
-                              "Granite's, not the 32B's (session 45); session 46: `\"model_type\": "
-                              "\"hyperclovax_vision_v2\"` finds none",
     "DeepseekVL2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only "
                               "(the corpora hold DeepSeek-OCR's of the same model_type; session 45: "
                               "`\"model_type\": \"deepseek_vl_v2\"` and the -tiny/-small config URLs searched, "
@@ -237,9 +217,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                             "real vision_config's RADIO `args`, which both engines read, is stated by no source at "
                             "hand (session 46: `\"NemotronH_Nano_VL_V2\"` finds registries, loaders and a "
                             "patched-config test, no vision_config)",
-    "OpenPanguVLForConditionalGeneration": "no published config: ports and registries name the class, no sizes "
-                                           "(session 46: `\"model_type\": \"openpangu_vl\"` finds a weight-remap "
-                                           "test without sizes and a 2-layer fixture, hidden 32)",
     "RForConditionalGeneration": "no published config: YannQi/R-4B's config.json is the Hub's only (vLLM's test "
                                  "registry names the checkpoint, not its sizes; session 45: `\"model_type\": "
                                  "\"rvl\"` and R-4B searched; the yannqi/R-4B GitHub repository holds its README "
@@ -252,9 +229,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                       "0.33.0 step_vl.py: a PerceptionEncoder tower); session 46: "
                                       "`\"StepVLForConditionalGeneration\"` finds registries, a GGUF converter and "
                                       "vLLM's encoder CUDA-graph test (dummy overrides), no checkpoint's sizes",
-    "LlavaOnevision2ForConditionalGeneration": "no published config: conversion and bridge code name the class, "
-                                               "with no checkpoint's sizes (session 46: `\"model_type\": "
-                                               "\"llava_onevision2\"` finds none)",
     "FlintForCausalLM": "no published config: no file in the corpora names the class (session 46: "
                         "`\"FlintForCausalLM\"` searched again, no hit); and vLLM 0.33.0 models/flint/model.py asserts "
                         "a FlashInferImpl attention (\"Flint requires FlashInfer attention\"), which the harness's CPU "

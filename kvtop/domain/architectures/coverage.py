@@ -221,6 +221,18 @@ NOT_MODELLED: Mapping[str, str] = {
     "vision MoE ViT and audio encoder (vision_config / audio_config) have no tower entry",
     "InternS2MobiusForConditionalGeneration": "Intern-S2-Mobius's routed-expert banks (meta_mlp: num_blocks banks "
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
+    # session 47 (issue 26): vLLM 0.33.0 openpangu_vl.py read; searched again (find_string on the class, on
+    # openpangu_vl and on `class OpenPanguVLConfig`): registries, an Ascend plugin's registration, a Rust port's
+    # 2-layer fixture (hidden 32) and copies of configuration_openpangu_vl.py (OpenPanguVLConfig: text_config 34
+    # layers of 4,096, vision_config 26 of 1,536), from whose defaults a config could be composed; the build stops it
+    "OpenPanguVLForConditionalGeneration": "openPangu-VL: vLLM 0.33.0 openpangu_vl.py builds its own vision "
+    "transformer (OpenPanguVisionTransformer: an unbiased Conv3d patch, RMSNorm blocks whose MLP is gate_up / down "
+    "where vision_config.hidden_act is silu, else up / down, padded to the TP size; a final RMSNorm; one patch "
+    "merger per mm_unit_vision_select_layer entry; vision_projection to the outer hidden_size), which no tower kind "
+    "reads; no checkpoint's config.json is at hand, and the harness cannot build the class to check one: it refuses "
+    "every vision attention backend but FLASH_ATTN (\"Pangu-VL does not support … backend now\"), which the CPU "
+    "meta build does not select, and its __init__ loads the checkpoint's image processor (_parse_preprocess_params), "
+    "which a config folder lacks",
 }
 
 # Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 registry.py maps both names to nano_nemotron_vl.py
@@ -308,7 +320,7 @@ GENERIC: frozenset[str] = frozenset({
     "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
     "MossVLForConditionalGeneration",
     "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",
-    "OpenCUAForConditionalGeneration", "OpenPanguVLForConditionalGeneration",
+    "OpenCUAForConditionalGeneration",
     "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",
     "PanguProMoEV2ForCausalLM",
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",

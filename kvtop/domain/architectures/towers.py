@@ -65,6 +65,7 @@ from kvtop.domain.architectures import (
     towers_moss,
     towers_muse,
     towers_nvlm,
+    towers_onevision2,
     towers_ovis,
     towers_ovis2_5,
     towers_phi,
@@ -118,6 +119,9 @@ def read_tower(
         navit = validated(towers_ovis2_5.Siglip2NavitFields, vision_config, source=source, prefix=f"{tower.section}.")
         outer25 = validated(towers_ovis2_5.Ovis25OuterFields, outer, source=source)
         return towers_ovis2_5.ovis2_5(navit, outer25, tower.config_class)
+    if tower.kind == "onevision2":  # towers_onevision2: the OneVision encoder, its merger to the text width
+        ov2 = validated(towers_onevision2.OneVision2Fields, vision_config, source=source, prefix="vision_config.")
+        return towers_onevision2.onevision2(ov2, text_hidden)
     if tower.kind == "moondream3":  # the `config` section's `vision` dict
         encoder = validated(towers_moondream.Moondream3VisionFields, vision_config.get("vision") or {},
                             source=source, prefix="config.vision.")  # fmt: skip
@@ -343,6 +347,7 @@ def read_tower(
     mergers = 1 + (len(values.get("deepstack_visual_indexes") or ()) if tower.deepstack else 0)
     split += mergers * (merged * merged + merged + merged * out)
     whole += (2 if tower.norm_bias else 1) * width + out  # the main merger's norm is over width
+    whole += out * text_hidden + text_hidden if tower.text_projector else 0  # a projector past the merger
     if mergers > 1:
         whole += (mergers - 1) * (2 * merged + out)  # deepstack mergers norm after the shuffle (LayerNorm)
     rows = values["num_position_embeddings"] if tower.position_table else 0

@@ -6,6 +6,7 @@ model_type builds. The architecture tables name these; `towers.py` reads them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from kvtop.domain.architectures import (
     towers_bailing,
@@ -26,6 +27,7 @@ from kvtop.domain.architectures import (
     towers_molmo,
     towers_moss,
     towers_nvlm,
+    towers_onevision2,
     towers_ovis2_5,
     towers_phi4_siglip,
     towers_phi4mm,
@@ -72,6 +74,10 @@ EXAONE4_5 = Tower(
     norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True, grouped_kv=True,
     absent_default={},
 )  # fmt: skip
+# HyperCLOVA X SEED Think: Qwen2.5-VL's ViT (HyperCLOVAXVisionV2Config's vision default) and mm_projector, a biased
+# nn.Linear out_hidden_size → the text width, replicated (vLLM 0.33.0 hyperclovax_vision_v2.py HCXVisionV2ForCausalLM)
+HCX_VISION_V2 = replace(QWEN2_5_VL, source="transformers models/hyperclovax_vision_v2; vLLM 0.33.0 "
+                        "hyperclovax_vision_v2.py", text_projector=True)  # fmt: skip
 QWEN3_VL = Tower(
     "Qwen3VLVisionConfig", "transformers models/qwen3_vl (Qwen3VLVisionModel)",
     {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True,
@@ -484,7 +490,7 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
     "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
     "ovis2_5": Tower("Siglip2NavitConfig", towers_ovis2_5.SOURCE, kind="ovis2_5", section="vit_config"),
-    "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
+    "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5, "hyperclovax_vision_v2": HCX_VISION_V2,
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
     "multi_modality": Tower(towers_janus.CONFIG_CLASS, towers_janus.SOURCE, kind="janus", words=towers_janus.WORDS),
@@ -497,4 +503,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "phi4-siglip": PHI4_SIGLIP,
     "pixtral": towers_mistral_format.TOWER,  # a Mistral-format checkpoint's (kvtop.domain.mistral_params)
     "bailing_moe_v3_vl": BAILING_V3_VL,
+    "llava_onevision2": Tower(towers_onevision2.CONFIG_CLASS, towers_onevision2.SOURCE, kind="onevision2"),
 }  # fmt: skip

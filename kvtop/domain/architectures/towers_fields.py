@@ -143,6 +143,7 @@ class Tower:
         "pixtral_mistral_format",  # a Mistral-format Pixtral's encoder and adapter (towers_mistral_format)
         "eva2clip",  # GLM-4V-9B's EVA2-CLIP tower and GLU projector, vLLM's build (towers_eva2clip)
         "bailing_v3_vl",  # Ling-3-VL: the Qwen3 ViT without its merger MLP, and linear_proj (towers_bailing)
+        "onevision2",  # LLaVA-OneVision-2: its OneVision encoder and patch merger (towers_onevision2)
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor; ROOT: the top level)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
@@ -155,6 +156,9 @@ class Tower:
     mlp_gated: bool = False  # gate, up and down (Qwen2.5-VL) rather than fc1, fc2
     grouped_kv: bool = False  # qkv of num_heads queries and num_key_value_heads K/V, width ÷ num_heads each (EXAONE-4.5)
     deepstack: bool = False  # one more merger per deepstack_visual_indexes entry (Qwen3-VL)
+    # a biased nn.Linear out_hidden_size → the language model's width after the merger, whole on every rank
+    # (HyperCLOVA X SEED Think's mm_projector: vLLM 0.33.0 hyperclovax_vision_v2.py HCXVisionV2ForCausalLM.__init__)
+    text_projector: bool = False
     # every engine splits the block MLPs with the heads (Kimi-VL's MoonViT: SGLang kimi_vl_moonvit.py builds MLP2
     # with use_tensor_parallel), where another tower of the kind has an engine build them whole (Kimi-K2.5's)
     block_mlp_split: bool = False
