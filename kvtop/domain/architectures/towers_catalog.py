@@ -25,6 +25,7 @@ from kvtop.domain.architectures import (
     towers_mllama,
     towers_molmo,
     towers_moss,
+    towers_nvila,
     towers_nvlm,
     towers_ovis2_5,
     towers_phi4_siglip,
@@ -497,4 +498,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "phi4-siglip": PHI4_SIGLIP,
     "pixtral": towers_mistral_format.TOWER,  # a Mistral-format checkpoint's (kvtop.domain.mistral_params)
     "bailing_moe_v3_vl": BAILING_V3_VL,
+    **towers_nvila.BY_OUTER_TYPE,  # NVILA, NVILA-Lite, Sarashina2-Vision (SGLang 0.5.23's builds)
 }  # fmt: skip
