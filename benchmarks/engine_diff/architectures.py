@@ -84,8 +84,19 @@ def _is_language(child: str) -> bool:
     return child in LANGUAGE_CHILDREN or ("language" in child and not child.endswith("_projection"))
 
 
+# A language model held as one child (`llm`, `language_model`): a top-level `norm` beside it is the multimodal
+# stack's, not the text model's final norm (SGLang 0.5.23 sarashina2_vision.py:72 `self.norm = nn.LayerNorm(text
+# hidden)` over the vision tower's output, beside `self.llm` and `self.visual`).
+WHOLE_LANGUAGE = ("llm", "language_model")
+
+
+def is_language_child(child: str, param_bytes: dict[str, int]) -> bool:
+    """_is_language, less a top-level `norm` beside a language model held as one child (WHOLE_LANGUAGE)."""
+    return _is_language(child) and not (child == "norm" and any(c in WHOLE_LANGUAGE for c in param_bytes))
+
+
 def _language_bytes(param_bytes: dict[str, int]) -> tuple[int, int]:
-    language = sum(b for child, b in param_bytes.items() if _is_language(child))
+    language = sum(b for child, b in param_bytes.items() if is_language_child(child, param_bytes))
     return language, sum(param_bytes.values()) - language
 
 

@@ -423,3 +423,19 @@ CHECKPOINT_CONFIGS["llava_onevision2"] = (
     {},
 )
 SUB_CONFIGS["llava_onevision2"] = ("text_config", "vision_config")
+# --- issue 26: SGLang's remaining vision classes (helper f, session 47) ---
+# NVILAConfig / NVILALiteConfig(PretrainedConfig), model_types "nvila" / "nvila_lite": the checkpoints' own classes
+# (_auto_class AutoConfig), copied into SGLang 0.5.23 models/nvila.py:33-62 / nvila_lite.py:33-62 but not registered by
+# it; each builds text_config as a Qwen2Config and vision_config as a SiglipVisionConfig from the JSON, then calls
+# PretrainedConfig (image_token_id / video_token_id -1 where absent; the model reads neither to size a weight).
+# Sarashina2VisionConfig, model_type "sarashina2_vision" (sbintuitions/sarashina2-vision-*'s own class, not in the
+# corpora): SGLang 0.5.23 models/sarashina2_vision.py:57-95 reads text_config (LlamaConfig(**text_config.__dict__)
+# where its model_type is llama), vision_config's fields by attribute (qwen2_vl.py:299-307) and the top-level
+# vocab_size / rms_norm_eps; the stand-in keeps the JSON's sections as config objects.
+CHECKPOINT_CONFIGS.update({
+    "nvila": ("PretrainedConfig", "NVILA checkpoints' NVILAConfig (SGLang 0.5.23 models/nvila.py copy)", {}),
+    "nvila_lite": ("PretrainedConfig", "NVILA-Lite checkpoints' NVILALiteConfig (SGLang 0.5.23 nvila_lite.py copy)", {}),
+    "sarashina2_vision": ("PretrainedConfig", "sbintuitions/sarashina2-vision's Sarashina2VisionConfig (not published "
+                          "here; SGLang 0.5.23 sarashina2_vision.py reads its sections by attribute)", {}),
+})  # fmt: skip
+SUB_CONFIGS.update({name: ("text_config", "vision_config") for name in ("nvila", "nvila_lite", "sarashina2_vision")})

@@ -183,36 +183,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                        "6,144, 48 / 8 heads of 128, rope_head_dim 64, 192 experts, mlp_only_layers [0, 1, 2], "
                        "524,288 positions), not its vocabulary or expert widths (session 46: `\"model_type\": \"xllm` "
                        "searched: parity and checkpoint-port tests, toy sizes otherwise)",
-    "MossVLForConditionalGeneration": "no published config: SGLang's and ports' code only, no checkpoint's sizes "
-                                      "(session 46: `\"model_type\": \"moss_vl` searched: a KV-budget test's "
-                                      "Qwen2.5-7B-class text figures and a registry test, no vision or projector "
-                                      "sizes)",
-    "NVILAForConditionalGeneration": "no published config: only SGLang's own lists name the class, no sizes (session "
-                                     "45: NVILA-8B / NVILA-15B searched; run scripts and model lists name the "
-                                     "checkpoints, none states a config; session 46: `\"model_type\": \"nvila`, "
-                                     "`\"NVILAForConditionalGeneration\"` searched: engine lists only; SGLang 0.5.23 "
-                                     "nvila.py's NVILAConfig is the checkpoint's remote configuration (_auto_class "
-                                     "AutoConfig, not registered by SGLang), its defaults transformers' Qwen2Config "
-                                     "and SiglipVisionConfig, not a checkpoint)",
-    "NVILALiteForConditionalGeneration": "no published config: only SGLang's own lists name the class, no sizes "
-                                         "(session 45: nvila_lite, NVILALite and Heron-NVILA-Lite searched; "
-                                         "Heron-NVILA-Lite-1B-hf's card names its parts (Qwen2.5-0.5B-Instruct, "
-                                         "paligemma-siglip-so400m-patch14-448, mlp_downsample_2x2_fix projector) but "
-                                         "not its config's class, vocabulary or projector sizes; a third-party "
-                                         "NVILALiteConfig is Qwen2Config / SiglipVisionConfig defaults; session 46: "
-                                         "`\"model_type\": \"nvila` searched: an action model's local NVILA-Lite-2B "
-                                         "path only)",
-    "Sarashina2VisionForCausalLM": "no published config: sarashina2-vision's is the Hub's only (SGLang PR 10632 and "
-                                   "a GGUF converter name the class, not its sizes; session 45: `\"model_type\": "
-                                   "\"sarashina2_vision\"`, Sarashina2Vision and the 8b / 14b config URLs searched; "
-                                   "evaluation scripts name the checkpoints only; session 46: "
-                                   "`\"Sarashina2VisionForCausalLM\"` searched: converters map it to llama / qwen2-VL, "
-                                   "no sizes)",
-    "YiVLForCausalLM": "no published config: none at hand (session 46: `\"YiVLForCausalLM\"` searched: SGLang's "
-                       "conversion script sets architectures YiVLForCausalLM and image_token_index 64002 on "
-                       "01-ai/Yi-VL's own config.json, which is not in the corpora); and SGLang 0.5.23 yivl.py loads "
-                       "its CLIP with CLIPVisionModel.from_pretrained from the checkpoint's mm_vision_tower folder, "
-                       "which a config folder lacks (it would not build)",
     "NemotronH_Nano_VL_V2": "no published config: the found copies are test fixtures (a 4-layer llm_config); the "
                             "real vision_config's RADIO `args`, which both engines read, is stated by no source at "
                             "hand (session 46: `\"NemotronH_Nano_VL_V2\"` finds registries, loaders and a "

@@ -124,7 +124,8 @@ def _unbooked_towers(row: dict[str, Any], checks: list[Any], plan: dict[str, Any
     kvtop's book (architectures.stage_checks' towers_bytes): TOWER_NOT_MODELLED where kvtop's plan names a tower
     not modelled, else DIFFERENT (kvtop's weights short by the towers and nothing said)."""
     check = next(c for c in checks if c.towers_bytes)
-    children = sorted(k for k in row["stages"][check.stage]["param_bytes"] if not architectures._is_language(k))
+    param_bytes = row["stages"][check.stage]["param_bytes"]
+    children = sorted(k for k in param_bytes if not architectures.is_language_child(k, param_bytes))
     towers = f"stage {check.stage} towers: kvtop 0 B, engine {check.towers_bytes:,} B ({', '.join(children)})"
     named = [note for note in plan.get("not_modelled", ()) if any(w in note.lower() for w in TOWER_WORDS)]
     if named:

@@ -43,6 +43,8 @@ WRAPPERS: frozenset[str] = frozenset({
     "VoxtralForConditionalGeneration",  # Llama over text_config; the Whisper encoder and adapter: towers_voxtral
     "UltravoxModel",  # the text model text_model_id names (named_text) or text_config; its towers: towers_ultravox
     "BailingMoeV3VLForConditionalGeneration",  # Ling-3 over text_config; its ViT and linear_proj: towers_bailing
+    # SGLang 0.5.23 only: Qwen2 / Llama over text_config; SigLIP and projector, or the Qwen2-VL ViT: towers_nvila
+    "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration", "Sarashina2VisionForCausalLM",
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -219,6 +221,16 @@ NOT_MODELLED: Mapping[str, str] = {
     "its full DSA layers' latent cache rows are padded to the sliding layers' row (vLLM 0.33.0 "
     "Dots3NotePaddedMLAAttention: swa_kv_lora_rank + swa_qk_rope_head_dim), which no latent spec carries, and its "
     "vision MoE ViT and audio encoder (vision_config / audio_config) have no tower entry",
+    # SGLang 0.5.23 models/moss_vl.py:1052-1090 MossVLTextModel: a layer whose id is in cross_attention_layers is a
+    # MossVLCrossAttentionDecoderLayer (q/k/v/o, q/k norms, RadixAttention is_cross_attention=True: the image tokens'
+    # K and V), the others Qwen3-style self-attention; :1199 MossVLVisionModel (Conv3d patch, position table, blocks,
+    # merger and deepstack mergers) and a separator_token; arg_groups/model_overrides/moss_vl.py asserts flashinfer
+    # prefill. MossVLConfig is the checkpoint's own code, in neither SGLang nor transformers
+    "MossVLForConditionalGeneration": "MOSS-VL: its text model's cross_attention_layers are cross-attention decoder "
+    "layers over the image tokens (SGLang 0.5.23 moss_vl.py MossVLCrossAttentionDecoderLayer: a RadixAttention "
+    "with is_cross_attention, K and V of the image tokens), which no entry reads beside self-attention layers, and its MossVLVisionModel "
+    "(patch, position table, blocks, deepstack mergers) has no tower kind; its config class is the checkpoint's own "
+    "(no published config or class defaults at hand to build one from)",
     "InternS2MobiusForConditionalGeneration": "Intern-S2-Mobius's routed-expert banks (meta_mlp: num_blocks banks "
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
     # session 47 (issue 26): vLLM 0.33.0 openpangu_vl.py read; searched again (find_string on the class, on
@@ -318,13 +330,11 @@ GENERIC: frozenset[str] = frozenset({
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
     "LlavaVidForCausalLM", "MellumForCausalLM",
     "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
-    "MossVLForConditionalGeneration",
-    "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",
     "OpenCUAForConditionalGeneration",
     "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",
     "PanguProMoEV2ForCausalLM",
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
-    "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM",
+    "Rnj1ForCausalLM",
     "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
     "TeleFLMForCausalLM", "XllmForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip

@@ -64,6 +64,7 @@ from kvtop.domain.architectures import (
     towers_moondream,
     towers_moss,
     towers_muse,
+    towers_nvila,
     towers_nvlm,
     towers_onevision2,
     towers_ovis,
@@ -231,6 +232,12 @@ def read_tower(
         return None
     given = {key: value for key, value in stated.model_dump().items() if value is not None}
     values = {**tower.defaults, **given}
+    if tower.kind in ("nvila", "nvila_lite"):  # towers_nvila: transformers' SigLIP and the projector, whole
+        return towers_nvila.nvila(values, tower.kind, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "sarashina2_vision":  # towers_nvila: the Qwen2-VL ViT and the LayerNorm over its output
+        qwen = read_tower(replace(tower, kind="qwen2_vl"), vision_config, source, text_hidden, outer)
+        return None if qwen is None else towers_nvila.with_output_norm(qwen, text_hidden, tower.config_class,
+                                                                       tower.source)  # fmt: skip
     if tower.kind == "qwen2_vl":  # its own names: embed_dim the width, hidden_size the merger's output
         qwen2 = validated(Qwen2VLVisionFields, vision_config, source=source, prefix="vision_config.")
         values = {**values, "hidden_size": qwen2.embed_dim, "out_hidden_size": qwen2.hidden_size,

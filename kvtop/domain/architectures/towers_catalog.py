@@ -26,6 +26,7 @@ from kvtop.domain.architectures import (
     towers_mllama,
     towers_molmo,
     towers_moss,
+    towers_nvila,
     towers_nvlm,
     towers_onevision2,
     towers_ovis2_5,
@@ -504,4 +505,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "pixtral": towers_mistral_format.TOWER,  # a Mistral-format checkpoint's (kvtop.domain.mistral_params)
     "bailing_moe_v3_vl": BAILING_V3_VL,
     "llava_onevision2": Tower(towers_onevision2.CONFIG_CLASS, towers_onevision2.SOURCE, kind="onevision2"),
+    **towers_nvila.BY_OUTER_TYPE,  # NVILA, NVILA-Lite, Sarashina2-Vision (SGLang 0.5.23's builds)
 }  # fmt: skip

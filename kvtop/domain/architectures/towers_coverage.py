@@ -49,6 +49,8 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "MoonshotKimiaForCausalLM": "moonshot_kimia", "FunAudioChatForConditionalGeneration": "funaudiochat",
     "PixtralForConditionalGeneration": "pixtral",  # built from a Mistral-format params.json (mistral_params)
     "BailingMoeV3VLForConditionalGeneration": "bailing_moe_v3_vl",  # Ling-3-VL's ViT and linear_proj (towers_bailing)
+    "NVILAForConditionalGeneration": "nvila", "NVILALiteForConditionalGeneration": "nvila_lite",  # towers_nvila
+    "Sarashina2VisionForCausalLM": "sarashina2_vision",
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)
@@ -56,6 +58,11 @@ NO_TOWER_BECAUSE: Mapping[str, str] = {
     "BailingMoeV3VLForConditionalGeneration": "planned where vision_config states disable_merger_proj true and no "
     "deepstack_visual_indexes; otherwise SGLang builds merger MLPs vLLM does not, and the note stays",
     "LlavaForConditionalGeneration": "planned over CLIP, SigLIP or Pixtral; another vision model keeps the note",
+    # SGLang 0.5.23 yivl.py:41-49 load_weights: CLIPVisionModel.from_pretrained(model, subfolder=mm_vision_tower)
+    "YiVLForCausalLM": "its CLIP is loaded in load_weights from the checkpoint's mm_vision_tower folder (SGLang 0.5.23 "
+    "yivl.py: CLIPVisionModel.from_pretrained, float16), sized by that folder's config, not config.json; its "
+    "projector (YiVLMultiModalProjector, whole) is not counted either: the plan says 'vision tower weights … not "
+    "modelled'",
 }
 
 NO_TOWER = "no tower kind in kvtop's book yet: the plan says 'vision tower weights … not modelled'"

@@ -144,6 +144,9 @@ class Tower:
         "eva2clip",  # GLM-4V-9B's EVA2-CLIP tower and GLU projector, vLLM's build (towers_eva2clip)
         "bailing_v3_vl",  # Ling-3-VL: the Qwen3 ViT without its merger MLP, and linear_proj (towers_bailing)
         "onevision2",  # LLaVA-OneVision-2: its OneVision encoder and patch merger (towers_onevision2)
+        "nvila",  # NVILA's transformers SigLIP and projector, whole (towers_nvila)
+        "nvila_lite",  # NVILA-Lite's (towers_nvila)
+        "sarashina2_vision",  # Sarashina2-Vision: the Qwen2-VL ViT and its output LayerNorm (towers_nvila)
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor; ROOT: the top level)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
