@@ -314,7 +314,7 @@ GENERIC: frozenset[str] = frozenset({
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
     "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM",
     "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
-    "TeleFLMForCausalLM", "XllmForCausalLM", "YiVLForCausalLM",
+    "TeleFLMForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip
 
 

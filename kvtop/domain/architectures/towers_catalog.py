@@ -11,6 +11,7 @@ from kvtop.domain.architectures import (
     towers_bailing,
     towers_dasheng,
     towers_deepseek_ocr,
+    towers_dots_vlm,
     towers_ernie45_vl,
     towers_eva2clip,
     towers_fireredasr2,
@@ -497,4 +498,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "phi4-siglip": PHI4_SIGLIP,
     "pixtral": towers_mistral_format.TOWER,  # a Mistral-format checkpoint's (kvtop.domain.mistral_params)
     "bailing_moe_v3_vl": BAILING_V3_VL,
+    "dots_vlm": Tower(towers_dots_vlm.CONFIG_CLASS, towers_dots_vlm.SOURCE, kind="dots_vlm", absent_default={}),
 }  # fmt: skip
