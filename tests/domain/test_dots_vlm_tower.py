@@ -1,6 +1,6 @@
-"""dots.vlm1 (DotsVLMForCausalLM, model_type dots_vlm): its language model read generically from the top level (a
-DeepSeek-V2 MLA decoder) and its vision transformer and patch merger as tower data (towers_dots_vlm), against SGLang
-0.5.23's meta builds.
+"""dots.vlm1 (DotsVLMForCausalLM, model_type dots_vlm): its language model read from the top level by the
+deepseek_v2 entry (nesting.CLASS_TEXT: SGLang builds DeepseekV2ForCausalLM over it) and its vision transformer and
+patch merger as tower data (towers_dots_vlm), against SGLang 0.5.23's meta builds.
 
 The config is composed (tests/data/engine_diff/registry/configs/DotsVLMForCausalLM.json, its SOURCES.md): SGLang's
 DotsVLMConfig passes every top-level field to its DeepseekV2Config (configs/deepseekvl2.py), whose defaults are 30
@@ -61,6 +61,11 @@ def tower(tp: int) -> int:
     patch = 1536 * 3 * 14 * 14 + 1536 + 1536
     merger = 2 * 1536 + 6144 * 6144 + 6144 + 6144 * 1536 + 1536
     return (attention + blocks + patch + 1536 + merger) * 2
+
+
+def test_read_by_the_deepseek_v2_entry() -> None:
+    m = model_from_config(config(), source="dots-vlm-composed")
+    assert m.reading.startswith("architecture entry deepseek_v2") and m.moe is None and m.not_modelled == ()
 
 
 def rank(tp: int) -> Any:
