@@ -145,7 +145,10 @@ SGLANG = EngineSpec(
 
 ENGINES = {spec.name: spec for spec in (VLLM, SGLANG)}
 
-# Never installed: CUDA builds, or packages that would pull a CUDA torch.
+# Never installed: CUDA builds, or packages that would pull a CUDA torch. Nor is timm, which both engines'
+# deepseek_vl2.py build DeepSeek-VL2's SigLIP with (timm.create_model): every timm release requires torchvision (timm
+# 1.0.20's metadata: torch, torchvision, pyyaml, huggingface_hub, safetensors), so DeepseekVL2ForCausalLM's and
+# DeepseekVLV2ForCausalLM's rows stay "engine could not build" ("Please install timm"; session 47).
 NEVER_INSTALL = {
     "torch",
     "torchvision",

@@ -104,19 +104,12 @@ NO_DEFAULT: dict[str, str] = {
     "BailingMM2NativeForConditionalGeneration": "SGLang's BailingMM2Config leaves llm_config's intermediate_size None",
     "BailingMoeV3VLForConditionalGeneration": "vLLM's BailingMoeV3VLConfig defaults no_kda_lora False, "
                                               "which vLLM's bailing_moe_v3.py refuses",
-    "DeepseekVL2ForCausalLM": "SGLang's DeepseekVL2Config sizes are None by default",
-    "DeepseekVLV2ForCausalLM": "vLLM's DeepseekVLV2Config defaults its language_config to transformers' "
-                               "DeepseekV2Config, whose num_experts_per_tok is None, and writes it back as "
-                               "text_config, which its __init__ does not read; deepseek_vl2.py builds its vision "
-                               "encoder with timm, which the harness venv lacks ('Please install timm')",
-    "DotsVLMForCausalLM": "SGLang's DotsVLMConfig sizes are None by default",
     "NemotronH_Nano_VL_V2": "SGLang's NemotronH_Nano_VL_V2_Config (configs/nano_nemotron_vl.py) defaults no vision "
                             "config (raw_vision_config {}), whose RADIO `args` it reads (KeyError 'args'), and its "
                             "NemotronHConfig reads n_groups, which the class default does not set",
     "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",
     "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
                                       "(vLLM refuses it, SGLang fails on it)",
-    "XllmForCausalLM": "SGLang's XllmConfig sizes are None by default",
 }  # fmt: skip
 
 # Registered classes with no config at hand: no checkpoint config.json in the corpora and too few published figures to
@@ -160,29 +153,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                               "ports (an ONNX builder, a Rust LlamaNemotronVL) read the fields, none states them); "
                               "session 46: its `architectures` line (none) and the issues corpus (vLLM PR #20349's "
                               "review, NVIDIA example notebooks) state no sizes",
-    "DeepseekVL2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only "
-                              "(the corpora hold DeepSeek-OCR's of the same model_type; session 45: "
-                              "`\"model_type\": \"deepseek_vl_v2\"` and the -tiny/-small config URLs searched, "
-                              "found only as links); and SGLang 0.5.23 deepseek_vl2.py (line 231) builds its "
-                              "SigLIP with timm.create_model(\"vit_so400m_patch14_siglip_384.webli\"): the harness "
-                              "venvs hold no timm (\"Please install timm\"), so it would not build; session 46: "
-                              "`\"model_type\": \"deepseek_vl_v2\"` again: DeepSeek-OCR / OCR-2 copies and test "
-                              "fixtures only",
-    "DeepseekVLV2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only "
-                               "(session 45: searched as for DeepseekVL2ForCausalLM); and vLLM 0.33.0 "
-                               "deepseek_vl2.py (line 469) builds its SigLIP with "
-                               "timm.create_model(\"vit_so400m_patch14_siglip_384.webli\"): the harness venvs hold "
-                               "no timm (\"Please install timm\"), so it would not build; session 46: "
-                               "`\"model_type\": \"deepseek_vl_v2\"` again: DeepSeek-OCR / OCR-2 copies and test "
-                               "fixtures only",
-    "DotsVLMForCausalLM": "no published config: no source at hand states dots.vlm1's (SGLang's DotsVLMConfig reads "
-                          "DeepSeek fields at the top level and a DotsVisionConfig vision_config; session 46: "
-                          "`\"model_type\": \"dots_vlm`, `\"DotsVLMForCausalLM\"` searched: engine model_config lists and "
-                          "ports' copies of DotsVLMConfig (image_token_id 128815 its only figure), no sizes)",
-    "XllmForCausalLM": "no published config: an xLLM K2MoE-375B test states some of its fields (61 layers, hidden "
-                       "6,144, 48 / 8 heads of 128, rope_head_dim 64, 192 experts, mlp_only_layers [0, 1, 2], "
-                       "524,288 positions), not its vocabulary or expert widths (session 46: `\"model_type\": \"xllm` "
-                       "searched: parity and checkpoint-port tests, toy sizes otherwise)",
     "NemotronH_Nano_VL_V2": "no published config: the found copies are test fixtures (a 4-layer llm_config); the "
                             "real vision_config's RADIO `args`, which both engines read, is stated by no source at "
                             "hand (session 46: `\"NemotronH_Nano_VL_V2\"` finds registries, loaders and a "

@@ -84,7 +84,8 @@ def _install_tokenizer_vocab() -> None:
 
 # token-id-tokenizer: model classes whose __init__ asks the tokenizer for a media token's id, which
 # `--skip-tokenizer-init` leaves out (cached_tokenizer_from_config returns None): 0.33.0 deepseek_ocr.py
-# DeepseekOCRForCausalLM.__init__ and deepseek_ocr2.py read tokenizer.vocab["<image>"] into self.image_token_id,
+# DeepseekOCRForCausalLM.__init__, deepseek_ocr2.py and deepseek_vl2.py (DeepseekVLV2ForCausalLM.__init__, line 377)
+# read tokenizer.vocab["<image>"] into self.image_token_id,
 # used only to merge image embeddings at run time; 0.33.0 isaac.py IsaacForConditionalGeneration.__init__
 # (_resolve_vision_token_id) takes tokenizer.encode(config.vision_token, add_special_tokens=False)[0] as the config's
 # image_token_id, likewise read only when image embeddings are merged. The stand-in's vocabulary answers any token
@@ -92,6 +93,7 @@ def _install_tokenizer_vocab() -> None:
 TOKEN_ID_TOKENIZER_MODULES = (
     "vllm.model_executor.models.deepseek_ocr",
     "vllm.model_executor.models.deepseek_ocr2",
+    "vllm.model_executor.models.deepseek_vl2",
     "vllm.model_executor.models.isaac",
 )
 

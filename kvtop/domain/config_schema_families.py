@@ -231,6 +231,9 @@ class FamilyFields(ConfigSection):
     attention_gate_func: Name | None = None
     query_key_norm: Flag | None = None
     moe_gate_bias: Flag | None = None
+    # xLLM (xllm): the same refused by its own spellings (SGLang 0.5.23 models/xllm.py)
+    num_values: Experts | None = None
+    apply_attn_gate: Flag | None = None
     # MiniCPM-SALA (minicpm_sala): each layer's mixer (minicpm4 attention or lightning-attn) and the lightning heads
     mixer_types: LayerNames | None = None
     lightning_nh: Heads | None = None

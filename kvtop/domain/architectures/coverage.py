@@ -336,7 +336,7 @@ GENERIC: frozenset[str] = frozenset({
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
     "Rnj1ForCausalLM",
     "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
-    "TeleFLMForCausalLM", "XllmForCausalLM", "YiVLForCausalLM",
+    "TeleFLMForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip
 
 

@@ -121,6 +121,9 @@ CLASS_TEXT: Mapping[str, str] = {
     "Grok1ModelForCausalLM": "grok-1",
     # Ling-3: its config says bailing_hybrid (Ling-2.5's model_type); both engines build bailing_moe_v3.py's class
     "BailingMoeV3ForCausalLM": "bailing_moe_v3",
+    # dots.vlm1: SGLang 0.5.23 dots_vlm.py builds DeepseekV2ForCausalLM over DotsVLMConfig's DeepseekV2Config(**the
+    # top level) (configs/dots_vlm.py)
+    "DotsVLMForCausalLM": "deepseek_v2",
 }
 
 

@@ -4,6 +4,8 @@ the indexer's key where the config has `index_head_dim`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures.defaults import tf
@@ -106,7 +108,10 @@ LATENT: tuple[Architecture, ...] = (
         tf("deepseek_v2"),
         d.DEEPSEEK_V2,
         "DeepseekV2ForCausalLM",
-        moe=DEEPSEEK_V2_MOE,
+        # n_routed_experts null: a dense MLP on every layer, as both engines' deepseek_v2.py build it (vLLM 0.33.0
+        # DeepseekV2DecoderLayer is_moe_layer, SGLang 0.5.23 _is_layer_sparse: `n_routed_experts is not None`;
+        # SGLang's DeepseekV2Config default, configs/deepseekvl2.py, which DeepSeek-VL2's and dots.vlm1's read)
+        moe=replace(DEEPSEEK_V2_MOE, optional=True),
     ),
     # Mistral-Large-3: vLLM 0.33.0 models/mistral_large_3.py subclasses DeepseekV3ForCausalLM (its own tensor names
     # only); its params.json is read as DeepSeek-V3's fields (kvtop.domain.mistral_params)

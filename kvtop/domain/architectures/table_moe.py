@@ -37,6 +37,11 @@ from kvtop.domain.model import BodyShape, LayerKind
 
 A = Architecture
 
+# xLLM's and K2-Horizon's experts (SGLang 0.5.23 models/xllm.py XllmDecoderLayer, XllmSparseMoeBlock, XllmMoEGate; vLLM
+# 0.33.0 models/k2_horizon.py): dense on mlp_only_layers, else every decoder_sparse_step-th layer num_experts experts
+# and num_shared_experts × moe_intermediate_size shared; the router in the model dtype, its bias fp32 where moe_gate_bias
+XLLM_MOE = Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=SparseStep(),
+               router_bias_when=("moe_gate_bias", True), dense_at_most=0)  # fmt: skip
 
 # Bailing-MoE's expert fields (both engines' bailing_moe.py): dense below first_k_dense_replace, num_experts routed and
 # num_shared_experts shared, the fp32 expert bias unless moe_router_enable_expert_bias is false; Sarvam-105B's latent
@@ -332,9 +337,7 @@ MOE: tuple[Architecture, ...] = (
     # per-head q/k norms (the published IFM/K2-Horizon-375B-A23B states none of them)
     A("k2_horizon", "the checkpoint's config (SGLang 0.5.23 configs/k2_horizon.py K2HorizonConfig, an empty shell)",
       "vLLM 0.33.0 models/k2_horizon.py; SGLang 0.5.23 models/xllm.py", {}, ("K2HorizonForCausalLM",),
-      moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=SparseStep(),
-              router_bias_when=("moe_gate_bias", True), dense_at_most=0),
-      mtp_fields=(),
+      moe=XLLM_MOE, mtp_fields=(),
       refused_when=(
           ("attention_gate_func", "an attention output gate (attention_gate_func: gate_proj hidden → heads × "
                                   "head_dim, vLLM 0.33.0 k2_horizon.py K2HorizonAttention)"),
@@ -342,6 +345,18 @@ MOE: tuple[Architecture, ...] = (
       ),
       refused_over=(("mova_num_experts", 0, "value experts (MoVA: mova_num_experts routed value projections and a "
                                             "v_router a layer, vLLM 0.33.0 K2HorizonMoVAAttention)"),)),
+    # xLLM (model_type xllm, SGLang 0.5.23 models/xllm.py XllmForCausalLM over configs/k2_horizon.py's XllmConfig, an
+    # empty shell): the module K2-Horizon's is, read by the same fields (XLLM_MOE); xllm.py's own spellings of what
+    # it refuses on its plain path (_validate_mova_config: "Legacy K2 checkpoints use model_type=xllm for the
+    # ordinary attention path"): MoVA value experts num_values, the attention gate apply_attn_gate, q/k norms
+    A("xllm", "the checkpoint's config (SGLang 0.5.23 configs/k2_horizon.py XllmConfig, an empty shell)",
+      "SGLang 0.5.23 models/xllm.py", {}, ("XllmForCausalLM",), moe=XLLM_MOE, mtp_fields=(),
+      refused_when=(
+          ("apply_attn_gate", "an attention output gate (apply_attn_gate: SGLang 0.5.23 xllm.py XllmGatedAttention)"),
+          ("query_key_norm", "q/k norms with a weight per head (query_key_norm)"),
+      ),
+      refused_over=(("num_values", 0, "value experts (MoVA: num_values routed value projections a layer, SGLang "
+                                      "0.5.23 xllm.py XllmMoVAAttention)"),)),
     # Sarvam-30B (model_type sarvam_moe): both engines' SarvamMoEForCausalLM is their Bailing class (vLLM 0.33.0
     # models/sarvam.py subclasses BailingMoeForCausalLM, renaming the gate's expert bias on load; SGLang 0.5.23
     # models/sarvam_moe.py BailingMoEForCausalLM), so Bailing's reading: the same fields, biases and refusals

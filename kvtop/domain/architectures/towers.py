@@ -43,6 +43,7 @@ from kvtop.domain.architectures import (
     towers_blip,
     towers_dasheng,
     towers_deepseek_ocr,
+    towers_dots_vlm,
     towers_ernie45_vl,
     towers_eva2clip,
     towers_fireredasr2,
@@ -105,6 +106,9 @@ def read_tower(
         return towers_phi4mm.phi4mm(vision_config, outer, text_hidden, source)
     if tower.kind == "molmo":  # towers_molmo: vLLM's constant ViT; the language model's fields size the projector
         return towers_molmo.molmo(validated(towers_molmo.MolmoProjectorFields, outer, source=source))
+    if tower.kind == "dots_vlm":  # towers_dots_vlm: DotsVisionConfig's names, its defaults where absent
+        return towers_dots_vlm.dots_vlm(validated(towers_dots_vlm.DotsVisionFields, vision_config, source=source,
+                                                  prefix="vision_config."))  # fmt: skip
     if tower.kind == "ernie45_vl":  # towers_ernie45_vl: DFNRope's own names and the outer resampler fields
         dfn = validated(towers_ernie45_vl.DFNRopeVisionFields, vision_config, source=source, prefix="vision_config.")
         resampler = validated(towers_ernie45_vl.ErnieResamplerFields, outer, source=source)

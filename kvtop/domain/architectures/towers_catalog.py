@@ -12,6 +12,7 @@ from kvtop.domain.architectures import (
     towers_bailing,
     towers_dasheng,
     towers_deepseek_ocr,
+    towers_dots_vlm,
     towers_ernie45_vl,
     towers_eva2clip,
     towers_fireredasr2,
@@ -506,4 +507,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "bailing_moe_v3_vl": BAILING_V3_VL,
     "llava_onevision2": Tower(towers_onevision2.CONFIG_CLASS, towers_onevision2.SOURCE, kind="onevision2"),
     **towers_nvila.BY_OUTER_TYPE,  # NVILA, NVILA-Lite, Sarashina2-Vision (SGLang 0.5.23's builds)
+    "dots_vlm": Tower(towers_dots_vlm.CONFIG_CLASS, towers_dots_vlm.SOURCE, kind="dots_vlm", absent_default={}),
 }  # fmt: skip

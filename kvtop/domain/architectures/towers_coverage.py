@@ -51,6 +51,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "BailingMoeV3VLForConditionalGeneration": "bailing_moe_v3_vl",  # Ling-3-VL's ViT and linear_proj (towers_bailing)
     "NVILAForConditionalGeneration": "nvila", "NVILALiteForConditionalGeneration": "nvila_lite",  # towers_nvila
     "Sarashina2VisionForCausalLM": "sarashina2_vision",
+    "DotsVLMForCausalLM": "dots_vlm",  # dots.vlm1's vision transformer and patch merger (towers_dots_vlm)
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)

@@ -317,6 +317,8 @@ _BLOCKS = (
     ("Glm4vVisionTransformer", BlockSplit(attention="pad",
                                           source="0.5.23 srt/models/glm4v.py; srt/layers/attention/vision_utils.py "
                                           "update_vit_attn_dummy_heads_config")),
+    ("DotsVisionTransformer", BlockSplit(attention="pad", source="0.5.23 srt/models/dots_vlm_vit.py "
+                                         "DotsVisionTransformer._update_vision_config (num_dummy_heads)")),
     ("Qwen3OmniMoeAudioEncoder", BlockSplit(attention="always", mlp="width",
                                             source="0.5.23 srt/models/qwen3_omni_moe.py Qwen3OmniMoeAudioEncoderLayer; "
                                             "srt/layers/attention/vision.py VisionAttention (dist_utils.divide)")),
