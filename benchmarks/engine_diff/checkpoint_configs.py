@@ -411,3 +411,16 @@ CHECKPOINT_CONFIGS["molmo"] = (
     "allenai/Molmo-7B-D-0924 config_molmo.py (MolmoConfig(PretrainedConfig))",
     {},
 )
+# --- issue 26: NemotronH_Nano_VL_V2 (helper c, session 47) ---
+# The checkpoint's own configuration class (nvidia Nemotron Nano VL V2's remote code, auto_map AutoConfig), model_type
+# "NemotronH_Nano_VL_V2": a PretrainedConfig holding llm_config (NemotronHConfig) and vision_config (the RADIO
+# section, a PretrainedConfig of its raw fields: `args`, `preferred_resolution`, `patch_size`) as config objects, as
+# SGLang 0.5.23 configs/nano_nemotron_vl.py (its copy) does. vLLM 0.33.0 ships no config class for the model type
+# (transformers_utils/config.py maps only the llm_config attribute to text_config); models/nano_nemotron_vl.py reads
+# config.text_config, config.vision_config.args and the outer fields by attribute.
+CHECKPOINT_CONFIGS["NemotronH_Nano_VL_V2"] = (
+    "PretrainedConfig",
+    "nvidia Nemotron Nano VL V2 configuration (NemotronH_Nano_VL_V2_Config, as SGLang 0.5.23 ships its copy)",
+    {},
+)
+SUB_CONFIGS["NemotronH_Nano_VL_V2"] = ("llm_config", "vision_config")

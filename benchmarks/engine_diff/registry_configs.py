@@ -110,9 +110,6 @@ NO_DEFAULT: dict[str, str] = {
                                "text_config, which its __init__ does not read; deepseek_vl2.py builds its vision "
                                "encoder with timm, which the harness venv lacks ('Please install timm')",
     "DotsVLMForCausalLM": "SGLang's DotsVLMConfig sizes are None by default",
-    "NemotronH_Nano_VL_V2": "SGLang's NemotronH_Nano_VL_V2_Config (configs/nano_nemotron_vl.py) defaults no vision "
-                            "config (raw_vision_config {}), whose RADIO `args` it reads (KeyError 'args'), and its "
-                            "NemotronHConfig reads n_groups, which the class default does not set",
     "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",
     "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
                                       "(vLLM refuses it, SGLang fails on it)",
@@ -233,10 +230,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                        "01-ai/Yi-VL's own config.json, which is not in the corpora); and SGLang 0.5.23 yivl.py loads "
                        "its CLIP with CLIPVisionModel.from_pretrained from the checkpoint's mm_vision_tower folder, "
                        "which a config folder lacks (it would not build)",
-    "NemotronH_Nano_VL_V2": "no published config: the found copies are test fixtures (a 4-layer llm_config); the "
-                            "real vision_config's RADIO `args`, which both engines read, is stated by no source at "
-                            "hand (session 46: `\"NemotronH_Nano_VL_V2\"` finds registries, loaders and a "
-                            "patched-config test, no vision_config)",
     "OpenPanguVLForConditionalGeneration": "no published config: ports and registries name the class, no sizes "
                                            "(session 46: `\"model_type\": \"openpangu_vl\"` finds a weight-remap "
                                            "test without sizes and a 2-layer fixture, hidden 32)",

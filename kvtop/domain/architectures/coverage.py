@@ -226,9 +226,9 @@ NOT_MODELLED: Mapping[str, str] = {
 # Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 registry.py maps both names to nano_nemotron_vl.py
 # NemotronH_Nano_VL_V2; SGLang 0.5.23 nano_nemotron_vl.py subclasses it) with a Parakeet sound encoder
 NEMOTRON_OMNI = (
-    "Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 / SGLang 0.5.23 nano_nemotron_vl.py) — a RADIO "
-    "vision tower sized by its vision_config `args`, which no tower kind reads — with a Parakeet conformer "
-    "sound_encoder and projection (vLLM parakeet.py ProjectedParakeet) that no tower kind reads either; and no "
+    "Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 / SGLang 0.5.23 nano_nemotron_vl.py) — its RADIO "
+    "vision tower and mlp1 as towers_radio reads them for NemotronH_Nano_VL_V2 — with a Parakeet conformer "
+    "sound_encoder and projection (vLLM parakeet.py ProjectedParakeet) that no tower kind reads; and no "
     "published config at hand (only ports' fixtures and partial quotes)"
 )
 

@@ -70,6 +70,7 @@ from kvtop.domain.architectures import (
     towers_phi,
     towers_phi4_siglip,
     towers_phi4mm,
+    towers_radio,
     towers_step,
     towers_step3_vl,
     towers_ultravox,
@@ -303,6 +304,8 @@ def read_tower(
     if tower.kind == "cosmos3_edge":
         merger = validated(towers_vit.Cosmos3EdgeOuterFields, outer, source=source)
         return towers_vit.cosmos3_edge(values, merger, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "radio":  # towers_radio: `args.model` names the ViT; the outer fields size mlp1
+        return towers_radio.radio(vision_config, outer, text_hidden, source)
     if tower.kind == "nvlm_d":  # towers_nvlm: InternViT with vLLM's dummy heads, NVLM-D's mlp1
         return towers_nvlm.nvlm_d(values, vision_config, outer, text_hidden, tower.config_class, where=source)
     if tower.kind == "idefics3":

@@ -32,7 +32,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "SmolVLMForConditionalGeneration": "smolvlm", "Blip2ForConditionalGeneration": "blip-2",
     "Granite4VisionForConditionalGeneration": "granite4_vision", "Lfm2VlForConditionalGeneration": "lfm2_vl",
     "Cosmos3EdgeForConditionalGeneration": "cosmos3_edge", "Exaone4_5_ForConditionalGeneration": "exaone4_5", "Ovis": "ovis", "AriaForConditionalGeneration": "aria", "Cohere2VisionForConditionalGeneration": "cohere2_vision",
-    "NVLM_D": "NVLM_D", "Ovis2_5": "ovis2_5",
+    "NVLM_D": "NVLM_D", "Ovis2_5": "ovis2_5", "NemotronH_Nano_VL_V2": "NemotronH_Nano_VL_V2",
     "DeepseekOCRForCausalLM": "deepseek_vl_v2",
     "MultiModalityCausalLM": "multi_modality",
     "Gemma3nForConditionalGeneration": "gemma3n",
