@@ -424,3 +424,15 @@ CHECKPOINT_CONFIGS["NemotronH_Nano_VL_V2"] = (
     {},
 )
 SUB_CONFIGS["NemotronH_Nano_VL_V2"] = ("llm_config", "vision_config")
+# StepRoboticsConfig(PretrainedConfig), model_type "step_robotics" (stepfun-ai/Step3-VL-10B
+# configuration_step_robotics.py, auto_map AutoConfig): text_config (a Qwen3Config) and vision_config (the
+# PerceptionEncoder's fields: width, layers, heads, mlp_ratio, ... as SGLang 0.5.23's Step3p7VisionEncoderConfig
+# names them) as config objects. Neither vLLM 0.33.0 nor SGLang 0.5.23 ships a config class for the model type;
+# both engines' StepVLForConditionalGeneration (vLLM step_vl.py, SGLang step3_vl_10b.py) read config.text_config,
+# config.vision_config.<field> and config.projector_bias by attribute.
+CHECKPOINT_CONFIGS["step_robotics"] = (
+    "PretrainedConfig",
+    "stepfun-ai/Step3-VL-10B configuration_step_robotics.py (StepRoboticsConfig)",
+    {},
+)
+SUB_CONFIGS["step_robotics"] = ("text_config", "vision_config")

@@ -241,10 +241,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                  "layout with its own projector (pre_norm, linear_1, linear_2), sized by sections "
                                  "no source states",
     "RadioMBartPrefixForCausalLM": "no published config: no source at hand names the class",
-    "StepVLForConditionalGeneration": "no published config: no source at hand states a StepVL checkpoint's (vLLM "
-                                      "0.33.0 step_vl.py: a PerceptionEncoder tower); session 46: "
-                                      "`\"StepVLForConditionalGeneration\"` finds registries, a GGUF converter and "
-                                      "vLLM's encoder CUDA-graph test (dummy overrides), no checkpoint's sizes",
     "LlavaOnevision2ForConditionalGeneration": "no published config: conversion and bridge code name the class, "
                                                "with no checkpoint's sizes (session 46: `\"model_type\": "
                                                "\"llava_onevision2\"` finds none)",

@@ -27,6 +27,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "KimiVLForConditionalGeneration", "DeepseekVL2ForCausalLM", "DeepseekVLV2ForCausalLM",
     "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration", "PaliGemmaForConditionalGeneration",
     "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2",
+    "StepVLForConditionalGeneration",  # Step3-VL-10B: Qwen3 over text_config; its PerceptionEncoder: towers_step
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
     "MultiModalityCausalLM",  # Janus: language_config (a LlamaConfig); its towers: towers_janus
     "Gemma3nForConditionalGeneration",  # text_config (Gemma3nTextConfig); its towers and embedders: towers_gemma3n
@@ -313,7 +314,7 @@ GENERIC: frozenset[str] = frozenset({
     "PanguProMoEV2ForCausalLM",
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
     "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM",
-    "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
+    "SolarForCausalLM", "Step1ForCausalLM",
     "TeleFLMForCausalLM", "XllmForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip
 

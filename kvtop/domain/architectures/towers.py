@@ -196,7 +196,7 @@ def read_tower(
         if towers_step.sglang_reading_differs(step, vision_config):
             return None
         bias = validated(towers_step.Step3p7OuterFields, outer, source=source)
-        return towers_step.step3p7(step, bias, text_hidden, tower.config_class)
+        return towers_step.step3p7(step, bias, text_hidden, tower.config_class, tower.source)
     if tower.kind == "step3_vl":  # Step3VisionEncoderConfig and the outer projector fields (towers_step3_vl)
         step3 = validated(towers_step3_vl.Step3VisionFields, vision_config, source=source, prefix="vision_config.")
         return towers_step3_vl.step3_vl(step3, validated(towers_step3_vl.Step3VLOuterFields, outer, source=source))

@@ -451,8 +451,12 @@ MOSS_AUDIO = Tower("MossAudioEncoderConfig", towers_moss.SOURCE, kind="moss_audi
 # GLM-4V-9B's EVA2-CLIP and GLU projector (towers_eva2clip): its config is a ChatGLM one (model_type chatglm, shared
 # with the text-only GLM-4-9B) with a `vision_config` vLLM reads with no defaults (none filled in where absent)
 EVA2CLIP = Tower(towers_eva2clip.CONFIG_CLASS, towers_eva2clip.SOURCE, kind="eva2clip")
+# Step3-VL-10B (StepVLForConditionalGeneration, model_type step_robotics: its checkpoint's own configuration class)
+# builds Step-3.7's PerceptionEncoder and vit_large_projector in both engines (towers_step.STEP_VL_SOURCE)
+STEP_VL = Tower("StepRoboticsConfig.vision_config", towers_step.STEP_VL_SOURCE, kind="step3p7")
 TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER,
-                                        "GLM4VForCausalLM": EVA2CLIP}  # fmt: skip
+                                        "GLM4VForCausalLM": EVA2CLIP,
+                                        "StepVLForConditionalGeneration": STEP_VL}  # fmt: skip
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
