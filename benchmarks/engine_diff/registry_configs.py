@@ -161,12 +161,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                               "GPTQModel's ovis2_6_moe definition test name it, with no sizes); session 46: "
                               "`\"model_type\": \"ovis2_6` none; `visual_vocab_size` finds Ovis 1.x / 2.x code and "
                               "a training port's defaults only",
-    "Llama_Nemotron_Nano_VL": "no published config: nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's config.json (its "
-                              "RADIO vision_config and projector sizes) is not in the corpora (session 45: "
-                              "Llama_Nemotron_Nano_VL, the checkpoint and vLLM PR #20349 / issue #19360 searched; "
-                              "ports (an ONNX builder, a Rust LlamaNemotronVL) read the fields, none states them); "
-                              "session 46: its `architectures` line (none) and the issues corpus (vLLM PR #20349's "
-                              "review, NVIDIA example notebooks) state no sizes",
     "HCXVisionV2ForCausalLM": "no published config: naver-hyperclovax/HyperCLOVAX-SEED-Think-32B's config.json is "
                               "not in the corpora; a published analysis "
                               "(serithemage/korea-ai-foundation-model-verification docs/05-hyperclovax-analysis.md "
@@ -240,7 +234,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                  "`\"model_type\": \"rvl\"` none; vLLM 0.33.0 rvl.py builds LlavaOnevision's "
                                  "layout with its own projector (pre_norm, linear_1, linear_2), sized by sections "
                                  "no source states",
-    "RadioMBartPrefixForCausalLM": "no published config: no source at hand names the class",
     "LlavaOnevision2ForConditionalGeneration": "no published config: conversion and bridge code name the class, "
                                                "with no checkpoint's sizes (session 46: `\"model_type\": "
                                                "\"llava_onevision2\"` finds none)",

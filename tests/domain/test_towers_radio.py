@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_sweep import load_rows
+from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
@@ -100,3 +101,16 @@ def test_registers_and_teachers_size_the_class_tokens() -> None:
 )
 def test_where_the_engines_part_the_tower_is_not_modelled(change: dict[str, Any]) -> None:
     assert _vision_bytes(_model({**_config(), **change}), 1) == 0
+
+
+@pytest.mark.parametrize(
+    ("class_name", "words"),
+    [
+        # vLLM nemotron_vl.py AutoModel.from_config; nemotron_parse3_5.py MBartDecoderNoPos
+        ("Llama_Nemotron_Nano_VL", "checkpoint's own C-RADIO code"),
+        ("RadioMBartPrefixForCausalLM", "MBart decoder"),
+    ],
+)
+def test_the_other_radio_classes_are_named_not_modelled(class_name: str, words: str) -> None:
+    kind, why = verdict(class_name)
+    assert kind == "not_modelled" and words in why and "config" in why
