@@ -439,3 +439,28 @@ CHECKPOINT_CONFIGS.update({
                           "here; SGLang 0.5.23 sarashina2_vision.py reads its sections by attribute)", {}),
 })  # fmt: skip
 SUB_CONFIGS.update({name: ("text_config", "vision_config") for name in ("nvila", "nvila_lite", "sarashina2_vision")})
+# --- issue 26: NemotronH_Nano_VL_V2 (helper c, session 47) ---
+# The checkpoint's own configuration class (nvidia Nemotron Nano VL V2's remote code, auto_map AutoConfig), model_type
+# "NemotronH_Nano_VL_V2": a PretrainedConfig holding llm_config (NemotronHConfig) and vision_config (the RADIO
+# section, a PretrainedConfig of its raw fields: `args`, `preferred_resolution`, `patch_size`) as config objects, as
+# SGLang 0.5.23 configs/nano_nemotron_vl.py (its copy) does. vLLM 0.33.0 ships no config class for the model type
+# (transformers_utils/config.py maps only the llm_config attribute to text_config); models/nano_nemotron_vl.py reads
+# config.text_config, config.vision_config.args and the outer fields by attribute.
+CHECKPOINT_CONFIGS["NemotronH_Nano_VL_V2"] = (
+    "PretrainedConfig",
+    "nvidia Nemotron Nano VL V2 configuration (NemotronH_Nano_VL_V2_Config, as SGLang 0.5.23 ships its copy)",
+    {},
+)
+SUB_CONFIGS["NemotronH_Nano_VL_V2"] = ("llm_config", "vision_config")
+# StepRoboticsConfig(PretrainedConfig), model_type "step_robotics" (stepfun-ai/Step3-VL-10B
+# configuration_step_robotics.py, auto_map AutoConfig): text_config (a Qwen3Config) and vision_config (the
+# PerceptionEncoder's fields: width, layers, heads, mlp_ratio, ... as SGLang 0.5.23's Step3p7VisionEncoderConfig
+# names them) as config objects. Neither vLLM 0.33.0 nor SGLang 0.5.23 ships a config class for the model type;
+# both engines' StepVLForConditionalGeneration (vLLM step_vl.py, SGLang step3_vl_10b.py) read config.text_config,
+# config.vision_config.<field> and config.projector_bias by attribute.
+CHECKPOINT_CONFIGS["step_robotics"] = (
+    "PretrainedConfig",
+    "stepfun-ai/Step3-VL-10B configuration_step_robotics.py (StepRoboticsConfig)",
+    {},
+)
+SUB_CONFIGS["step_robotics"] = ("text_config", "vision_config")

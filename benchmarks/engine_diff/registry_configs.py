@@ -104,9 +104,6 @@ NO_DEFAULT: dict[str, str] = {
     "BailingMM2NativeForConditionalGeneration": "SGLang's BailingMM2Config leaves llm_config's intermediate_size None",
     "BailingMoeV3VLForConditionalGeneration": "vLLM's BailingMoeV3VLConfig defaults no_kda_lora False, "
                                               "which vLLM's bailing_moe_v3.py refuses",
-    "NemotronH_Nano_VL_V2": "SGLang's NemotronH_Nano_VL_V2_Config (configs/nano_nemotron_vl.py) defaults no vision "
-                            "config (raw_vision_config {}), whose RADIO `args` it reads (KeyError 'args'), and its "
-                            "NemotronHConfig reads n_groups, which the class default does not set",
     "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",
     "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
                                       "(vLLM refuses it, SGLang fails on it)",
@@ -147,16 +144,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                        "66,905,598,456); session 46: `\"model_type\": \"opencua\"` and the "
                                        "config.json URL (none), `\"media_placeholder_token_id\"` (ports' code) and "
                                        "the pages corpus (no copy of the file)",
-    "Llama_Nemotron_Nano_VL": "no published config: nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's config.json (its "
-                              "RADIO vision_config and projector sizes) is not in the corpora (session 45: "
-                              "Llama_Nemotron_Nano_VL, the checkpoint and vLLM PR #20349 / issue #19360 searched; "
-                              "ports (an ONNX builder, a Rust LlamaNemotronVL) read the fields, none states them); "
-                              "session 46: its `architectures` line (none) and the issues corpus (vLLM PR #20349's "
-                              "review, NVIDIA example notebooks) state no sizes",
-    "NemotronH_Nano_VL_V2": "no published config: the found copies are test fixtures (a 4-layer llm_config); the "
-                            "real vision_config's RADIO `args`, which both engines read, is stated by no source at "
-                            "hand (session 46: `\"NemotronH_Nano_VL_V2\"` finds registries, loaders and a "
-                            "patched-config test, no vision_config)",
     "RForConditionalGeneration": "no published config: YannQi/R-4B's config.json is the Hub's only (vLLM's test "
                                  "registry names the checkpoint, not its sizes; session 45: `\"model_type\": "
                                  "\"rvl\"` and R-4B searched; the yannqi/R-4B GitHub repository holds its README "
@@ -164,11 +151,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                  "`\"model_type\": \"rvl\"` none; vLLM 0.33.0 rvl.py builds LlavaOnevision's "
                                  "layout with its own projector (pre_norm, linear_1, linear_2), sized by sections "
                                  "no source states",
-    "RadioMBartPrefixForCausalLM": "no published config: no source at hand names the class",
-    "StepVLForConditionalGeneration": "no published config: no source at hand states a StepVL checkpoint's (vLLM "
-                                      "0.33.0 step_vl.py: a PerceptionEncoder tower); session 46: "
-                                      "`\"StepVLForConditionalGeneration\"` finds registries, a GGUF converter and "
-                                      "vLLM's encoder CUDA-graph test (dummy overrides), no checkpoint's sizes",
     "FlintForCausalLM": "no published config: no file in the corpora names the class (session 46: "
                         "`\"FlintForCausalLM\"` searched again, no hit); and vLLM 0.33.0 models/flint/model.py asserts "
                         "a FlashInferImpl attention (\"Flint requires FlashInfer attention\"), which the harness's CPU "

@@ -90,11 +90,14 @@ def _install_tokenizer_vocab() -> None:
 # (_resolve_vision_token_id) takes tokenizer.encode(config.vision_token, add_special_tokens=False)[0] as the config's
 # image_token_id, likewise read only when image embeddings are merged. The stand-in's vocabulary answers any token
 # with id 0, and its encode a one-token list [0], each read recorded. No parameter or KV figure reads them.
+# 0.33.0 nano_nemotron_vl.py NemotronH_Nano_VL_V2.__init__ encodes <img>, </img> and <image> into the token ids its
+# video embedding merges at run time (_img_*_token_ids): likewise.
 TOKEN_ID_TOKENIZER_MODULES = (
     "vllm.model_executor.models.deepseek_ocr",
     "vllm.model_executor.models.deepseek_ocr2",
     "vllm.model_executor.models.deepseek_vl2",
     "vllm.model_executor.models.isaac",
+    "vllm.model_executor.models.nano_nemotron_vl",
 )
 
 

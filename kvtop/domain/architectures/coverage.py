@@ -26,7 +26,8 @@ WRAPPERS: frozenset[str] = frozenset({
     "InternVLChatModel", "InternVLForConditionalGeneration", "H2OVLChatModel", "SkyworkR1VChatModel", "NVLM_D",
     "KimiVLForConditionalGeneration", "DeepseekVL2ForCausalLM", "DeepseekVLV2ForCausalLM",
     "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration", "PaliGemmaForConditionalGeneration",
-    "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2",
+    "NemotronH_Nano_VL_V2",  # NemotronH over llm_config; its C-RADIO tower and mlp1: towers_radio
+    "StepVLForConditionalGeneration",  # Step3-VL-10B: Qwen3 over text_config; its PerceptionEncoder: towers_step
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
     "MultiModalityCausalLM",  # Janus: language_config (a LlamaConfig); its towers: towers_janus
     "Gemma3nForConditionalGeneration",  # text_config (Gemma3nTextConfig); its towers and embedders: towers_gemma3n
@@ -245,14 +246,39 @@ NOT_MODELLED: Mapping[str, str] = {
     "every vision attention backend but FLASH_ATTN (\"Pangu-VL does not support … backend now\"), which the CPU "
     "meta build does not select, and its __init__ loads the checkpoint's image processor (_parse_preprocess_params), "
     "which a config folder lacks",
+    # vLLM 0.33.0 nemotron_vl.py LlamaNemotronVLChatModel._init_vision_model (lines 167-177): AutoModel.from_config(
+    # config.vision_config, trust_remote_code=...), the checkpoint's own C-RADIO modelling code (nvidia/C-RADIOv2-H's
+    # radio_model.py: a timm ViT under RADIO's patch generator and input conditioner), which vLLM does not ship (no
+    # AutoModel registration of `radio`; its own radio.py RadioModel is what nano_nemotron_vl.py builds); _init_mlp1
+    # (lines 179-202): LayerNorm, Linear, GELU, Linear with biases, whole. SGLang 0.5.23 registers no such class.
+    # Searched: sessions 45-46 (the checkpoint, vLLM PR #20349, issue #19360), session 47 (`"cls_token_per_teacher"`,
+    # `"vit_huge_patch16_224"`): no config.json of nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1
+    "Llama_Nemotron_Nano_VL": "Llama-3.1-Nemotron-Nano-VL: vLLM 0.33.0 nemotron_vl.py builds its vision model from the "
+    "checkpoint's own C-RADIO code (AutoModel.from_config(vision_config, trust_remote_code)), which vLLM does not "
+    "ship, so no engine build checks a tower kind for it (towers_radio counts vLLM's own RadioModel, which "
+    "NemotronH_Nano_VL_V2 builds) and a plan would be short by the tower; and no published config states its "
+    "RADIO vision_config or projector sizes (nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's config.json is in none of "
+    "the corpora searched in sessions 45-47)",
+    # vLLM 0.33.0 nemotron_parse3_5.py RadioMBartPrefixForCausalLM (lines 657-720; SGLang 0.5.23 registers no such
+    # class): RadioWithNeck (lines 517-590: radio.py RadioModel from `encoder.args`, conv1 / conv2 / sum_proj necks to
+    # decoder.d_model, three LayerNorms) and MBartDecoderNoPos (lines 265-320: scaled embeddings, no positions,
+    # layernorm_embedding and layer_norm, decoder_layers of self-attention only, QKV / Row-parallel, KV-cached over
+    # the image prefix: causal_vision_prefix, no cross-attention), sized by the config's `encoder` / `decoder`
+    # sections and read through the checkpoint's own configuration code (no config class in vLLM or transformers)
+    "RadioMBartPrefixForCausalLM": "Nemotron-Parse 3.5: vLLM 0.33.0 nemotron_parse3_5.py builds an MBart decoder "
+    "without positions (MBartDecoderNoPos: scaled embeddings, layernorm_embedding, self-attention layers cached over "
+    "a causal image prefix, no cross-attention) sized by the config's `decoder` section (d_model, decoder_layers, "
+    "decoder_attention_heads, decoder_ffn_dim, vocab_size), which no architecture entry reads, below a RADIO encoder "
+    "with a neck (RadioWithNeck: conv1, conv2, sum_proj to d_model) that no tower kind counts; and no config is at "
+    "hand (its configuration is the checkpoint's own code; no source names the class)",
 }
 
 # Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 registry.py maps both names to nano_nemotron_vl.py
 # NemotronH_Nano_VL_V2; SGLang 0.5.23 nano_nemotron_vl.py subclasses it) with a Parakeet sound encoder
 NEMOTRON_OMNI = (
-    "Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 / SGLang 0.5.23 nano_nemotron_vl.py) — a RADIO "
-    "vision tower sized by its vision_config `args`, which no tower kind reads — with a Parakeet conformer "
-    "sound_encoder and projection (vLLM parakeet.py ProjectedParakeet) that no tower kind reads either; and no "
+    "Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 / SGLang 0.5.23 nano_nemotron_vl.py) — its RADIO "
+    "vision tower and mlp1 as towers_radio reads them for NemotronH_Nano_VL_V2 — with a Parakeet conformer "
+    "sound_encoder and projection (vLLM parakeet.py ProjectedParakeet) that no tower kind reads; and no "
     "published config at hand (only ports' fixtures and partial quotes)"
 )
 
@@ -333,9 +359,9 @@ GENERIC: frozenset[str] = frozenset({
     "OpenCUAForConditionalGeneration",
     "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",
     "PanguProMoEV2ForCausalLM",
-    "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
+    "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration",
     "Rnj1ForCausalLM",
-    "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
+    "SolarForCausalLM", "Step1ForCausalLM",
     "TeleFLMForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip
 

@@ -73,6 +73,7 @@ from kvtop.domain.architectures import (
     towers_phi,
     towers_phi4_siglip,
     towers_phi4mm,
+    towers_radio,
     towers_step,
     towers_step3_vl,
     towers_ultravox,
@@ -204,7 +205,7 @@ def read_tower(
         if towers_step.sglang_reading_differs(step, vision_config):
             return None
         bias = validated(towers_step.Step3p7OuterFields, outer, source=source)
-        return towers_step.step3p7(step, bias, text_hidden, tower.config_class)
+        return towers_step.step3p7(step, bias, text_hidden, tower.config_class, tower.source)
     if tower.kind == "step3_vl":  # Step3VisionEncoderConfig and the outer projector fields (towers_step3_vl)
         step3 = validated(towers_step3_vl.Step3VisionFields, vision_config, source=source, prefix="vision_config.")
         return towers_step3_vl.step3_vl(step3, validated(towers_step3_vl.Step3VLOuterFields, outer, source=source))
@@ -318,6 +319,8 @@ def read_tower(
     if tower.kind == "cosmos3_edge":
         merger = validated(towers_vit.Cosmos3EdgeOuterFields, outer, source=source)
         return towers_vit.cosmos3_edge(values, merger, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "radio":  # towers_radio: `args.model` names the ViT; the outer fields size mlp1
+        return towers_radio.radio(vision_config, outer, text_hidden, source)
     if tower.kind == "nvlm_d":  # towers_nvlm: InternViT with vLLM's dummy heads, NVLM-D's mlp1
         return towers_nvlm.nvlm_d(values, vision_config, outer, text_hidden, tower.config_class, where=source)
     if tower.kind == "idefics3":

@@ -33,6 +33,7 @@ from kvtop.domain.architectures import (
     towers_ovis2_5,
     towers_phi4_siglip,
     towers_phi4mm,
+    towers_radio,
     towers_step,
     towers_step3_vl,
     towers_ultravox,
@@ -458,8 +459,12 @@ MOSS_AUDIO = Tower("MossAudioEncoderConfig", towers_moss.SOURCE, kind="moss_audi
 # GLM-4V-9B's EVA2-CLIP and GLU projector (towers_eva2clip): its config is a ChatGLM one (model_type chatglm, shared
 # with the text-only GLM-4-9B) with a `vision_config` vLLM reads with no defaults (none filled in where absent)
 EVA2CLIP = Tower(towers_eva2clip.CONFIG_CLASS, towers_eva2clip.SOURCE, kind="eva2clip")
+# Step3-VL-10B (StepVLForConditionalGeneration, model_type step_robotics: its checkpoint's own configuration class)
+# builds Step-3.7's PerceptionEncoder and vit_large_projector in both engines (towers_step.STEP_VL_SOURCE)
+STEP_VL = Tower("StepRoboticsConfig.vision_config", towers_step.STEP_VL_SOURCE, kind="step3p7")
 TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER,
-                                        "GLM4VForCausalLM": EVA2CLIP}  # fmt: skip
+                                        "GLM4VForCausalLM": EVA2CLIP,
+                                        "StepVLForConditionalGeneration": STEP_VL}  # fmt: skip
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
@@ -494,6 +499,7 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "ovis2_5": Tower("Siglip2NavitConfig", towers_ovis2_5.SOURCE, kind="ovis2_5", section="vit_config"),
     "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5, "hyperclovax_vision_v2": HCX_VISION_V2,
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
+    "NemotronH_Nano_VL_V2": Tower(towers_radio.CONFIG_CLASS, towers_radio.SOURCE, kind="radio"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
     "multi_modality": Tower(towers_janus.CONFIG_CLASS, towers_janus.SOURCE, kind="janus", words=towers_janus.WORDS),
     "gemma3n": Tower(towers_gemma3n.CONFIG_CLASS, towers_gemma3n.SOURCE, kind="gemma3n", audio_counted=True,

@@ -34,6 +34,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "Cosmos3EdgeForConditionalGeneration": "cosmos3_edge", "Exaone4_5_ForConditionalGeneration": "exaone4_5", "Ovis": "ovis", "AriaForConditionalGeneration": "aria", "Cohere2VisionForConditionalGeneration": "cohere2_vision",
     "NVLM_D": "NVLM_D", "Ovis2_5": "ovis2_5", "Ovis2_6ForCausalLM": "ovis2_5", "Ovis2_6_MoeForCausalLM": "ovis2_5",
     "HCXVisionV2ForCausalLM": "hyperclovax_vision_v2", "LlavaOnevision2ForConditionalGeneration": "llava_onevision2",
+    "NemotronH_Nano_VL_V2": "NemotronH_Nano_VL_V2",
     "DeepseekOCRForCausalLM": "deepseek_vl_v2",
     "MultiModalityCausalLM": "multi_modality",
     "Gemma3nForConditionalGeneration": "gemma3n",

@@ -142,6 +142,7 @@ class Tower:
         "molmo",  # Molmo's ViT, pooling attention and projector, vLLM's constant shape (towers_molmo)
         "pixtral_mistral_format",  # a Mistral-format Pixtral's encoder and adapter (towers_mistral_format)
         "eva2clip",  # GLM-4V-9B's EVA2-CLIP tower and GLU projector, vLLM's build (towers_eva2clip)
+        "radio",  # Nemotron Nano VL V2's C-RADIO ViT and mlp1 (towers_radio)
         "bailing_v3_vl",  # Ling-3-VL: the Qwen3 ViT without its merger MLP, and linear_proj (towers_bailing)
         "onevision2",  # LLaVA-OneVision-2: its OneVision encoder and patch merger (towers_onevision2)
         "nvila",  # NVILA's transformers SigLIP and projector, whole (towers_nvila)

@@ -29,6 +29,10 @@ from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, L
 from kvtop.domain.tower_spec import TowerSpec
 
 SOURCE = "SGLang 0.5.23 configs/step3p7.py, models/step3p7.py, models/step3_vl_10b.py (PerceptionEncoder)"
+# Step3-VL-10B's StepVLForConditionalGeneration: the same PerceptionEncoder and vit_large_projector in both engines
+# (vLLM 0.33.0 step_vl.py: QKVParallelLinear / RowParallelLinear attention, Column / Row MLP, Conv2dLayer conv1 and
+# downsamplers, ColumnParallelLinear projector; SGLang 0.5.23 step3_vl_10b.py), its section read by the same fields
+STEP_VL_SOURCE = "vLLM 0.33.0 step_vl.py; SGLang 0.5.23 models/step3_vl_10b.py (PerceptionEncoder)"
 
 
 class Step3p7VisionFields(ConfigSection):
@@ -61,7 +65,7 @@ def sglang_reading_differs(vision: Step3p7VisionFields, section: dict[str, Any])
 
 
 def step3p7(
-    vision: Step3p7VisionFields, outer: Step3p7OuterFields, text_hidden: int, config_class: str
+    vision: Step3p7VisionFields, outer: Step3p7OuterFields, text_hidden: int, config_class: str, source: str = SOURCE
 ) -> TowerSpec:
     """The PerceptionEncoder's and vit_large_projector's parameters, whole and split over TP."""
     width, mlp = vision.width, int(vision.width * vision.mlp_ratio)
@@ -77,4 +81,4 @@ def step3p7(
     whole += width * 2 * width * 9 + 2 * width + 2 * width * 4 * width * 9 + 4 * width  # the two downsamplers
     projector = 4 * width * text_hidden + (text_hidden if outer.projector_bias else 0)
     split = vision.layers * block_split + projector
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=SOURCE)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
