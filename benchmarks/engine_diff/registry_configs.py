@@ -147,13 +147,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                                        "text section's vocabulary 102,400, width 3,072, 28 layers, 16 / 8 heads, "
                                        "not its intermediate_size, vision_config or projector_config); session 46: "
                                        "`\"model_type\": \"kanana-1.5-v` finds that fixture only",
-    "OpenCUAForConditionalGeneration": "no published config: xlangai/OpenCUA-7B's config.json is not in the "
-                                       "corpora; its card says Qwen2.5-VL-7B-Instruct's weights with 1D RoPE, but "
-                                       "no source at hand states its text_config's vocabulary (its tokenizer is "
-                                       "its own; session 45 found only OpenCUA-32B's total shard bytes, "
-                                       "66,905,598,456); session 46: `\"model_type\": \"opencua\"` and the "
-                                       "config.json URL (none), `\"media_placeholder_token_id\"` (ports' code) and "
-                                       "the pages corpus (no copy of the file)",
     "Ovis2_6ForCausalLM": "no published config: AIDC-AI/Ovis2.6-2B, the checkpoint vLLM's docs name, was announced "
                           "as coming when vLLM PR #34426 added Ovis2.6, and no config of it is in the corpora "
                           "(session 45: `\"Ovis2_6`, Ovis2.6-2B searched; only engine registries and docs name "
@@ -240,13 +233,6 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
     "OpenPanguVLForConditionalGeneration": "no published config: ports and registries name the class, no sizes "
                                            "(session 46: `\"model_type\": \"openpangu_vl\"` finds a weight-remap "
                                            "test without sizes and a 2-layer fixture, hidden 32)",
-    "RForConditionalGeneration": "no published config: YannQi/R-4B's config.json is the Hub's only (vLLM's test "
-                                 "registry names the checkpoint, not its sizes; session 45: `\"model_type\": "
-                                 "\"rvl\"` and R-4B searched; the yannqi/R-4B GitHub repository holds its README "
-                                 "only, naming SigLIP2-so400m-patch14-384 and Qwen3 without sizes); session 46: "
-                                 "`\"model_type\": \"rvl\"` none; vLLM 0.33.0 rvl.py builds LlavaOnevision's "
-                                 "layout with its own projector (pre_norm, linear_1, linear_2), sized by sections "
-                                 "no source states",
     "RadioMBartPrefixForCausalLM": "no published config: no source at hand names the class",
     "StepVLForConditionalGeneration": "no published config: no source at hand states a StepVL checkpoint's (vLLM "
                                       "0.33.0 step_vl.py: a PerceptionEncoder tower); session 46: "

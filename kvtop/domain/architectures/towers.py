@@ -77,7 +77,7 @@ from kvtop.domain.architectures import (
     towers_voxtral,
     towers_whisper,
 )
-from kvtop.domain.architectures.towers_bee import BEE_CLASS, bee_projector
+from kvtop.domain.architectures.towers_bee import ONEVISION, bee_projector, pre_norm_projector
 from kvtop.domain.architectures.towers_fields import Qwen2VLVisionFields, TowerConfig
 from kvtop.domain.architectures.towers_fields import (
     Tower as Tower,  # re-exported: description.py
@@ -241,11 +241,13 @@ def read_tower(
         if stated.model_type == "pixtral":
             return towers_vit.llava_pixtral(values, text_hidden, llava, "PixtralVisionConfig", tower.source)
         named = "SiglipVisionConfig" if stated.model_type == "siglip_vision_model" else "CLIPVisionConfig"
-        spec = towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
-        if BEE_CLASS in (outer.get("architectures") or ()) and outer.get("model_type") == "llava_onevision":
+        pre_norm = pre_norm_projector(outer)  # Bee's, R-4B's: llava-onevision's tower, its own projector
+        outer_type = ONEVISION if pre_norm is not None else str(outer.get("model_type"))
+        spec = towers_vit.llava_tower(values, text_hidden, llava, outer_type, named, tower.source)
+        if pre_norm is not None:
             projector_bias = text_hidden if llava.multimodal_projector_bias else 0
             onevision = values["hidden_size"] * text_hidden + text_hidden * text_hidden + 2 * projector_bias  # whole
-            return bee_projector(spec, values["hidden_size"], text_hidden, onevision)
+            return bee_projector(spec, values["hidden_size"], text_hidden, onevision, *pre_norm)
         return spec
     if tower.kind == "minimax_vl":
         mini = validated(towers_minimax.MiniMaxVisionFields, vision_config, source=source, prefix="vision_config.")

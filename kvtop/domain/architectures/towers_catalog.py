@@ -484,7 +484,7 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
     "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
     "ovis2_5": Tower("Siglip2NavitConfig", towers_ovis2_5.SOURCE, kind="ovis2_5", section="vit_config"),
-    "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
+    "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5, "opencua": QWEN2_5_VL, "rvl": LLAVA_ONEVISION,
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
     "multi_modality": Tower(towers_janus.CONFIG_CLASS, towers_janus.SOURCE, kind="janus", words=towers_janus.WORDS),

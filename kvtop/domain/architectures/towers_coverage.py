@@ -48,6 +48,8 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "MoonshotKimiaForCausalLM": "moonshot_kimia", "FunAudioChatForConditionalGeneration": "funaudiochat",
     "PixtralForConditionalGeneration": "pixtral",  # built from a Mistral-format params.json (mistral_params)
     "BailingMoeV3VLForConditionalGeneration": "bailing_moe_v3_vl",  # Ling-3-VL's ViT and linear_proj (towers_bailing)
+    "OpenCUAForConditionalGeneration": "opencua",  # Qwen2.5-VL's ViT (vLLM 0.33.0 opencua.py)
+    "RForConditionalGeneration": "rvl",  # llava-onevision's SigLIP and its pre-norm projector (towers_bee)
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)
