@@ -432,3 +432,12 @@ CHECKPOINT_CONFIGS["rvl"] = (
     "YannQi/R-4B (its remote configuration class, not at hand; LlavaOnevisionConfig's fields, which vLLM rvl.py reads)",
     {},
 )
+# Keye-VL (Kwai-Keye/Keye-VL-8B-Preview, model_type "Keye") and Keye-VL-1.5 (Kwai-Keye/Keye-VL-1_5-8B): their remote
+# configuration classes are not at hand. vLLM 0.33.0 keye.py builds the language model as Qwen3ForCausalLM over the
+# top-level config itself (init_vllm_registered_model with no hf_config, keye.py:1231-1235) and the tower from
+# config.vision_config by attribute (KeyeSiglipVisionModel, keye.py:1218-1229; keye_vl1_5.py:521 reads its
+# spatial_merge_size): transformers' Qwen3Config stands in, building vision_config as the class its model_type names
+# (SiglipVisionConfig, which keeps spatial_merge_size as a field).
+for _keye in ("Keye", "KeyeVL1_5"):
+    CHECKPOINT_CONFIGS[_keye] = ("Qwen3Config", "Kwai-Keye's remote configuration class (not at hand; Qwen3Config)", {})
+    SUB_CONFIGS[_keye] = ("vision_config",)

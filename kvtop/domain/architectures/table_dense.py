@@ -57,8 +57,11 @@ DENSE: tuple[Architecture, ...] = (
     # (init_vllm_registered_model, architectures=["Qwen3ForCausalLM"]) from text_config (model_type qwen3), its
     # SigLIP2 tower read by its outer model_type (towers_isaac); equal on vLLM 0.33.0 at TP 1 and 2 in the registry
     # sweep (default--IsaacForConditionalGeneration: language model, tower and KV specs); SGLang 0.5.23 registers none
+    # KeyeForConditionalGeneration / KeyeVL1_5ForConditionalGeneration: vLLM 0.33.0 keye.py builds Qwen3ForCausalLM
+    # over the top-level config (model_type Keye / KeyeVL1_5), its SigLIP tower by class (towers_keye)
     A("qwen3", "Qwen3Config", tf("qwen3"), d.QWEN3,
-      ("Qwen3ForCausalLM", "FunASRForConditionalGeneration", "IsaacForConditionalGeneration"),
+      ("Qwen3ForCausalLM", "FunASRForConditionalGeneration", "IsaacForConditionalGeneration",
+       "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration"),
       layers=Qwen2Window(), attention=QK_NORM),
     # Cosmos3ForConditionalGeneration (vLLM 0.33.0 and SGLang 0.5.23 cosmos3.py) and Alpamayo2Super (vLLM 0.33.0
     # alpamayo2_super.py, SGLang 0.5.23 registers none) subclass Qwen3VLForConditionalGeneration: its text model and

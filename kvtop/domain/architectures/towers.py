@@ -53,6 +53,7 @@ from kvtop.domain.architectures import (
     towers_intern,
     towers_isaac,
     towers_janus,
+    towers_keye,
     towers_kimi_audio,
     towers_mimo,
     towers_minicpm,
@@ -213,6 +214,9 @@ def read_tower(
         qwen_vit = {**tower.defaults, **{k: v for k, v in vision_config.items() if k in tower.defaults}}
         return towers_bailing.bailing_v3_vl(qwen, qwen_vit["hidden_size"], qwen_vit["spatial_merge_size"],
                                             qwen_vit["out_hidden_size"], text_hidden)  # fmt: skip
+    if tower.kind == "keye":  # towers_keye: SigLIP and its projector, by the class the config names
+        keye = validated(towers_keye.KeyeVisionFields, vision_config, source=source, prefix="vision_config.")
+        return towers_keye.keye(keye, str((outer.get("architectures") or [""])[0]), text_hidden)
     if tower.kind == "mllama":  # MllamaVisionConfig's fields (towers_mllama)
         mllama = validated(towers_mllama.MllamaVisionFields, vision_config, source=source, prefix="vision_config.")
         return towers_mllama.mllama_vision(mllama, text_hidden)

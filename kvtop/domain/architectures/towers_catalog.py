@@ -19,6 +19,7 @@ from kvtop.domain.architectures import (
     towers_gemma3n,
     towers_isaac,
     towers_janus,
+    towers_keye,
     towers_kimi_audio,
     towers_mimo,
     towers_mistral_format,
@@ -451,7 +452,7 @@ MOSS_AUDIO = Tower("MossAudioEncoderConfig", towers_moss.SOURCE, kind="moss_audi
 # with the text-only GLM-4-9B) with a `vision_config` vLLM reads with no defaults (none filled in where absent)
 EVA2CLIP = Tower(towers_eva2clip.CONFIG_CLASS, towers_eva2clip.SOURCE, kind="eva2clip")
 TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER,
-                                        "GLM4VForCausalLM": EVA2CLIP}  # fmt: skip
+                                        "GLM4VForCausalLM": EVA2CLIP, **towers_keye.TOWERS_BY_CLASS}  # fmt: skip
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,

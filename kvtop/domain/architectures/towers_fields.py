@@ -143,6 +143,7 @@ class Tower:
         "pixtral_mistral_format",  # a Mistral-format Pixtral's encoder and adapter (towers_mistral_format)
         "eva2clip",  # GLM-4V-9B's EVA2-CLIP tower and GLU projector, vLLM's build (towers_eva2clip)
         "bailing_v3_vl",  # Ling-3-VL: the Qwen3 ViT without its merger MLP, and linear_proj (towers_bailing)
+        "keye",  # Keye-VL / Keye-VL-1.5: SigLIP with a packing position table, and mlp_AR (towers_keye)
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor; ROOT: the top level)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
