@@ -1,5 +1,5 @@
-"""Classes the engines build as subclasses of an entry's class are listed in that entry (#26, session 46 task D4; Keye's two
-in session 47):
+"""Classes the engines build as subclasses of an entry's class are listed in that entry (#26, session 46 task D4; Keye's two, R-4B's
+and OpenCUA's in session 47):
 kvtop reads their default configs through the same entry and the same tower as before, the registry sweep found
 each equal to the engines' meta builds, and kvtop no longer calls them unchecked.
 
@@ -28,6 +28,8 @@ LISTED = {
     "IsaacForConditionalGeneration": ("qwen3", ("vllm",)),  # vLLM 0.33.0 isaac.py: a Qwen3ForCausalLM + SigLIP2
     "KeyeForConditionalGeneration": ("qwen3", ("vllm",)),  # vLLM 0.33.0 keye.py: a Qwen3ForCausalLM + SigLIP
     "KeyeVL1_5ForConditionalGeneration": ("qwen3", ("vllm",)),  # keye_vl1_5.py: the same, its own mlp_AR
+    "RForConditionalGeneration": ("qwen3", ("vllm",)),  # vLLM 0.33.0 rvl.py: llava-onevision over a Qwen3 text_config
+    "OpenCUAForConditionalGeneration": ("qwen2", ("vllm",)),  # opencua.py: Qwen2ForCausalLM + Qwen2.5-VL's ViT
 }
 VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23"}
 
