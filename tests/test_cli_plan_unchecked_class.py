@@ -1,8 +1,8 @@
 """`plan`, `plan --json` and `explain` say, from the one `ModelSpec.unchecked_class`, that a config's class was read
 through another entry and never checked (#26 item 5).
 
-Before: Qwen3-VL-8B-Instruct's config (tests/data/configs/heldout) renamed KeyeVL1_5ForConditionalGeneration /
-keye_vl_1_5 planned 17.60 GB of weights and 147,456 B a token on vLLM with no word that the class was never checked.
+Before: Qwen3-VL-8B-Instruct's config (tests/data/configs/heldout) renamed HyperCLOVAXForCausalLM /
+hyperclovax (Keye-VL-1.5's class before session 47) planned 17.60 GB of weights and 147,456 B a token on vLLM with no word that the class was never checked.
 147,456 B by hand from the file's text_config: 36 layers × 8 KV heads × head_dim 128 × (K + V) × 2 B (bfloat16).
 """
 
@@ -15,17 +15,17 @@ import pytest
 
 from kvtop.cli import main
 from tests.conftest import CASES, CONFIGS
-from tests.domain.test_unchecked_class import keye_config
+from tests.domain.test_unchecked_class import unchecked_config
 
 NOTE = (
-    "note: class KeyeVL1_5ForConditionalGeneration has no architecture entry of its own: read as qwen3_vl_text "
+    "note: class HyperCLOVAXForCausalLM has no architecture entry of its own: read as qwen3_vl_text "
     "(Qwen3VLTextConfig) by its text_config.model_type 'qwen3_vl_text'; not checked against the engines' model code"
 )
 
 
 def test_plan_text_and_json_name_the_unchecked_class(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "keye.json"
-    path.write_text(json.dumps(keye_config()))
+    path.write_text(json.dumps(unchecked_config()))
     args = ["plan", "--model", str(path), "--engine", "vllm", "--gpu", "H100", "--no-calibration-store"]
     main(args)
     assert NOTE in capsys.readouterr().out.splitlines()

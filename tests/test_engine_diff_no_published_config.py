@@ -31,7 +31,7 @@ def test_each_class_without_a_published_config_says_so() -> None:
 
 
 def test_a_defaults_run_writes_the_reason_not_the_lookup_error(tmp_path: Path) -> None:
-    name = "KeyeForConditionalGeneration"
+    name = "Llama_Nemotron_Nano_VL"
     (tmp_path / "no_config.json").write_text("{}")
 
     def answers(_engine: str, pairs: list[list[str | None]]) -> dict[str, Any]:

@@ -464,3 +464,33 @@ CHECKPOINT_CONFIGS["step_robotics"] = (
     {},
 )
 SUB_CONFIGS["step_robotics"] = ("text_config", "vision_config")
+# --- issue 26: OpenCUA and R-4B (helper a, session 47) ---
+# OpenCUAConfig(PretrainedConfig), model_type "opencua" (xlangai/OpenCUA-7B's configuration class, as vLLM shipped its
+# copy: GitHub vllm-project/vllm vllm/transformers_utils/configs/opencua.py at 84e613438d88c1dcdf06cc9875462c272f8f9df9):
+# builds vision_config as Qwen2_5_VLVisionConfig and text_config as Qwen2Config from their JSON objects, sets
+# ignore_index / media_placeholder_token_id, then calls PretrainedConfig(pad_token_id=0). vLLM 0.33.0 opencua.py reads
+# config.vision_config and config.text_config by attribute (its Qwen2_5_VisionTransformer, its Qwen2ForCausalLM).
+CHECKPOINT_CONFIGS["opencua"] = (
+    "PretrainedConfig",
+    "xlangai/OpenCUA-7B configuration_opencua.py (OpenCUAConfig; vLLM's copy at 84e61343)",
+    {"pad_token_id": 0},
+)
+SUB_CONFIGS["opencua"] = ("vision_config", "text_config")
+# YannQi/R-4B's configuration class (model_type "rvl", remote code) is not at hand; vLLM 0.33.0 rvl.py builds
+# RForConditionalGeneration as LlavaOnevisionForConditionalGeneration over the same fields (vision_config,
+# text_config, vision_feature_layer, image_grid_pinpoints ...) with its own projector, so transformers'
+# LlavaOnevisionConfig stands in under the model type.
+CHECKPOINT_CONFIGS["rvl"] = (
+    "LlavaOnevisionConfig",
+    "YannQi/R-4B (its remote configuration class, not at hand; LlavaOnevisionConfig's fields, which vLLM rvl.py reads)",
+    {},
+)
+# Keye-VL (Kwai-Keye/Keye-VL-8B-Preview, model_type "Keye") and Keye-VL-1.5 (Kwai-Keye/Keye-VL-1_5-8B): their remote
+# configuration classes are not at hand. vLLM 0.33.0 keye.py builds the language model as Qwen3ForCausalLM over the
+# top-level config itself (init_vllm_registered_model with no hf_config, keye.py:1231-1235) and the tower from
+# config.vision_config by attribute (KeyeSiglipVisionModel, keye.py:1218-1229; keye_vl1_5.py:521 reads its
+# spatial_merge_size): transformers' Qwen3Config stands in, building vision_config as the class its model_type names
+# (SiglipVisionConfig, which keeps spatial_merge_size as a field).
+for _keye in ("Keye", "KeyeVL1_5"):
+    CHECKPOINT_CONFIGS[_keye] = ("Qwen3Config", "Kwai-Keye's remote configuration class (not at hand; Qwen3Config)", {})
+    SUB_CONFIGS[_keye] = ("vision_config",)

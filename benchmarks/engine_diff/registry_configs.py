@@ -116,41 +116,6 @@ NO_DEFAULT: dict[str, str] = {
 # classes, not a model.
 WHY_NO_CONFIG = ("no published config: ", "no checkpoint names it: ", "not a model of its own: ")
 NO_PUBLISHED_CONFIG: dict[str, str] = {
-    "KeyeForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-8B-Preview's config.json (model_type "
-                                    "Keye, its own class) is not in the corpora; its report (arXiv 2507.01949) "
-                                    "names Qwen3-8B and SigLIP-400M-384-14, but no source at hand states its "
-                                    "vocabulary or projector sizes, and transformers' KeyeConfig defaults are "
-                                    "Qwen2-72B's shapes; session 46: the pages corpus (the card and its mirrors) "
-                                    "holds no config",
-    "KeyeVL1_5ForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-1_5-8B's config.json is not in "
-                                         "the corpora, nor a source stating its vocabulary and vision sizes "
-                                         "(session 45: `\"model_type\": \"keye`, Keye-VL-1_5-8B searched; ports "
-                                         "name the checkpoint only); session 46: "
-                                         "`KeyeVL1_5ForConditionalGeneration` and the pages corpus: an MLX "
-                                         "re-upload's card (andrevp/Keye-VL-1.5-8B-MLX-4bit) names a 27-layer ViT "
-                                         "and a 36-layer Qwen3 of 32 / 8 heads, not the widths, vocabulary or "
-                                         "projector; a transformers port's KeyeVL1_5TextConfig defaults are "
-                                         "Qwen2-72B's",
-    "KananaVForConditionalGeneration": "no published config: kakaocorp's Kanana-V config.json (its text, vision "
-                                       "and projector sections) is not in the corpora, nor a source stating its "
-                                       "sizes (session 45: a public model-card reader's test fixture states the "
-                                       "text section's vocabulary 102,400, width 3,072, 28 layers, 16 / 8 heads, "
-                                       "not its intermediate_size, vision_config or projector_config); session 46: "
-                                       "`\"model_type\": \"kanana-1.5-v` finds that fixture only",
-    "OpenCUAForConditionalGeneration": "no published config: xlangai/OpenCUA-7B's config.json is not in the "
-                                       "corpora; its card says Qwen2.5-VL-7B-Instruct's weights with 1D RoPE, but "
-                                       "no source at hand states its text_config's vocabulary (its tokenizer is "
-                                       "its own; session 45 found only OpenCUA-32B's total shard bytes, "
-                                       "66,905,598,456); session 46: `\"model_type\": \"opencua\"` and the "
-                                       "config.json URL (none), `\"media_placeholder_token_id\"` (ports' code) and "
-                                       "the pages corpus (no copy of the file)",
-    "RForConditionalGeneration": "no published config: YannQi/R-4B's config.json is the Hub's only (vLLM's test "
-                                 "registry names the checkpoint, not its sizes; session 45: `\"model_type\": "
-                                 "\"rvl\"` and R-4B searched; the yannqi/R-4B GitHub repository holds its README "
-                                 "only, naming SigLIP2-so400m-patch14-384 and Qwen3 without sizes); session 46: "
-                                 "`\"model_type\": \"rvl\"` none; vLLM 0.33.0 rvl.py builds LlavaOnevision's "
-                                 "layout with its own projector (pre_norm, linear_1, linear_2), sized by sections "
-                                 "no source states",
     "FlintForCausalLM": "no published config: no file in the corpora names the class (session 46: "
                         "`\"FlintForCausalLM\"` searched again, no hit); and vLLM 0.33.0 models/flint/model.py asserts "
                         "a FlashInferImpl attention (\"Flint requires FlashInfer attention\"), which the harness's CPU "

@@ -1,4 +1,5 @@
-"""Four classes the engines build as subclasses of an entry's class are listed in that entry (#26, session 46 task D4):
+"""Classes the engines build as subclasses of an entry's class are listed in that entry (#26, session 46 task D4; Keye's two, R-4B's
+and OpenCUA's in session 47):
 kvtop reads their default configs through the same entry and the same tower as before, the registry sweep found
 each equal to the engines' meta builds, and kvtop no longer calls them unchecked.
 
@@ -25,6 +26,10 @@ LISTED = {
     "Alpamayo2Super": ("qwen3_vl_text", ("vllm",)),  # vLLM 0.33.0 alpamayo2_super.py: Qwen3VL's subclass
     "InternS2PreviewForConditionalGeneration": ("qwen3_5_moe_text", ("vllm", "sglang")),  # Qwen3.5-MoE's subclass
     "IsaacForConditionalGeneration": ("qwen3", ("vllm",)),  # vLLM 0.33.0 isaac.py: a Qwen3ForCausalLM + SigLIP2
+    "KeyeForConditionalGeneration": ("qwen3", ("vllm",)),  # vLLM 0.33.0 keye.py: a Qwen3ForCausalLM + SigLIP
+    "KeyeVL1_5ForConditionalGeneration": ("qwen3", ("vllm",)),  # keye_vl1_5.py: the same, its own mlp_AR
+    "RForConditionalGeneration": ("qwen3", ("vllm",)),  # vLLM 0.33.0 rvl.py: llava-onevision over a Qwen3 text_config
+    "OpenCUAForConditionalGeneration": ("qwen2", ("vllm",)),  # opencua.py: Qwen2ForCausalLM + Qwen2.5-VL's ViT
 }
 VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23"}
 

@@ -3,8 +3,8 @@ so (#26 item 5): `ModelSpec.unchecked_class`, from the config reader; a class an
 its text section, a generic reading (its own note) and a forced family stay without it.
 
 Qwen3-VL-8B-Instruct's config (tests/data/configs/heldout, Qwen/Qwen3-VL-8B-Instruct's config.json) with its class
-renamed KeyeVL1_5ForConditionalGeneration and model_type keye_vl_1_5 (Keye-VL-1.5's class, which no entry lists;
-coverage.GENERIC): transformers has no keye_vl_1_5 wrapper, so its text_config's model_type qwen3_vl_text chose the
+renamed HyperCLOVAXForCausalLM and model_type hyperclovax (a class both engines register, which no entry lists;
+coverage.GENERIC; Keye-VL-1.5's until session 47 gave it the qwen3 entry): transformers has no hyperclovax config, so its text_config's model_type qwen3_vl_text chose the
 entry.
 """
 
@@ -23,24 +23,24 @@ from tests.conftest import CONFIGS
 QWEN3_VL = CONFIGS / "heldout" / "Qwen--Qwen3-VL-8B-Instruct.json"
 
 
-def keye_config() -> dict[str, Any]:
+def unchecked_config() -> dict[str, Any]:
     config = json.loads(QWEN3_VL.read_text())
-    return config | {"architectures": ["KeyeVL1_5ForConditionalGeneration"], "model_type": "keye_vl_1_5"}
+    return config | {"architectures": ["HyperCLOVAXForCausalLM"], "model_type": "hyperclovax"}
 
 
 def test_a_class_without_an_entry_read_by_its_text_section_is_named() -> None:
-    found = model_from_config(keye_config()).unchecked_class
+    found = model_from_config(unchecked_config()).unchecked_class
     assert found is not None
     assert (found.architecture, found.read_as, found.config_class) == (
-        "KeyeVL1_5ForConditionalGeneration", "qwen3_vl_text", "Qwen3VLTextConfig",
+        "HyperCLOVAXForCausalLM", "qwen3_vl_text", "Qwen3VLTextConfig",
     )  # fmt: skip
     # a field and a value, typed: the config's text_config.model_type holds 'qwen3_vl_text' (QWEN3_VL's config.json)
     assert found.chosen_by == ChosenBy(by="text_section", field="text_config.model_type", value="qwen3_vl_text")
     assert found.said == (
-        "class KeyeVL1_5ForConditionalGeneration has no architecture entry of its own: read as qwen3_vl_text "
+        "class HyperCLOVAXForCausalLM has no architecture entry of its own: read as qwen3_vl_text "
         "(Qwen3VLTextConfig) by its text_config.model_type 'qwen3_vl_text'; not checked against the engines' model code"
     )
-    assert model_from_config(keye_config()).reading_notes == (found.said,)
+    assert model_from_config(unchecked_config()).reading_notes == (found.said,)
 
 
 def test_a_class_read_by_its_own_model_type_is_named() -> None:

@@ -2,7 +2,7 @@
 notes `kvtop plan` prints for the model, from `ModelSpec.reading_notes` and `ModelSpec.not_modelled`; a class kvtop
 names not modelled is refused there with its reason.
 
-Before: loading a class read through an entry that does not list it (Keye-VL-1.5's over Qwen3-VL's text entry) or a
+Before: loading a class read through an entry that does not list it (HyperCLOVAX's over Qwen3-VL's text entry) or a
 model_type read generically (plamo3) planned in the TUI with no word of either, where `plan` printed both notes.
 """
 
@@ -15,20 +15,20 @@ from textual.widgets import Static
 
 from kvtop.domain.architectures.coverage import SPEECH_NOT_MODELLED
 from tests.conftest import CONFIGS
-from tests.domain.test_unchecked_class import keye_config
+from tests.domain.test_unchecked_class import unchecked_config
 from tests.ui.conftest import wait_for
 from tests.ui.test_planner import open_planner, retype, shown
 
-# the plan's note for the Keye config (tests/test_cli_plan_unchecked_class.py NOTE, the same words)
+# the plan's note for the renamed config (tests/test_cli_plan_unchecked_class.py NOTE, the same words)
 KEYE_NOTE = (
-    "note: class KeyeVL1_5ForConditionalGeneration has no architecture entry of its own: read as qwen3_vl_text "
+    "note: class HyperCLOVAXForCausalLM has no architecture entry of its own: read as qwen3_vl_text "
     "(Qwen3VLTextConfig) by its text_config.model_type 'qwen3_vl_text'; not checked against the engines' model code"
 )
 # the plan's note on the class at the demo's SGLang 0.5.9 (session 46, F5: the planner planned another model with no
 # word of it, where `plan --engine-version 0.5.9` said it): kvtop read SGLang's EntryClass lists from the 0.5.6.post2
 # and 0.5.23 wheels only (tests/data/engine_diff/sglang-*.flags.json), and 0.5.9 is neither
 KEYE_AT_059 = (
-    "note: whether SGLang 0.5.9 registers KeyeVL1_5ForConditionalGeneration is not checked: kvtop read its registry "
+    "note: whether SGLang 0.5.9 registers HyperCLOVAXForCausalLM is not checked: kvtop read its registry "
     "at 0.5.6.post2, 0.5.23 only"
 )
 MIMO_ASR = CONFIGS / "recon" / "recon--XiaomiMiMo--MiMo-V2.5-ASR.json"
@@ -47,7 +47,7 @@ async def load(pilot, screen, ref: str) -> None:
 
 async def test_the_planner_shows_how_a_model_was_read(make_app, healthy_snapshot, tmp_path: Path):
     keye = tmp_path / "keye.json"
-    keye.write_text(json.dumps(keye_config()))
+    keye.write_text(json.dumps(unchecked_config()))
     llama = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
     plamo = tmp_path / "plamo.json"
     plamo.write_text(json.dumps(llama | {"architectures": ["Plamo3ForCausalLM"], "model_type": "plamo3"}))

@@ -44,7 +44,9 @@ DENSE: tuple[Architecture, ...] = (
     A("mistral", "MistralConfig", tf("mistral"), d.MISTRAL, ("MistralForCausalLM",)),
     A("ministral", "MinistralConfig", tf("ministral"), d.MISTRAL, ("MinistralForCausalLM",), layers=AllSliding()),
     A("phi3", "Phi3Config", tf("phi3"), d.PHI3, ("Phi3ForCausalLM", "TorchNativePhi3ForCausalLM")),
-    A("qwen2", "Qwen2Config", tf("qwen2"), d.QWEN2, ("Qwen2ForCausalLM",),
+    # OpenCUAForConditionalGeneration: vLLM 0.33.0 opencua.py builds Qwen2ForCausalLM from text_config (model_type
+    # qwen2) beside Qwen2.5-VL's ViT (towers_catalog.BY_OUTER_TYPE["opencua"]); equal at TP 1 and 2 in the sweep
+    A("qwen2", "Qwen2Config", tf("qwen2"), d.QWEN2, ("Qwen2ForCausalLM", "OpenCUAForConditionalGeneration"),
       layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
     A("qwen2_vl_text", "Qwen2VLTextConfig", tf("qwen2_vl"), d.QWEN2_VL_TEXT, ("Qwen2VLForConditionalGeneration",),
       layers=Qwen2Window(), attention=Attention(qkv_bias=True), tower=t.QWEN2_VL),
@@ -57,8 +59,13 @@ DENSE: tuple[Architecture, ...] = (
     # (init_vllm_registered_model, architectures=["Qwen3ForCausalLM"]) from text_config (model_type qwen3), its
     # SigLIP2 tower read by its outer model_type (towers_isaac); equal on vLLM 0.33.0 at TP 1 and 2 in the registry
     # sweep (default--IsaacForConditionalGeneration: language model, tower and KV specs); SGLang 0.5.23 registers none
+    # KeyeForConditionalGeneration / KeyeVL1_5ForConditionalGeneration: vLLM 0.33.0 keye.py builds Qwen3ForCausalLM
+    # over the top-level config (model_type Keye / KeyeVL1_5), its SigLIP tower by class (towers_keye);
+    # RForConditionalGeneration (R-4B): vLLM 0.33.0 rvl.py, llava-onevision's layout over a Qwen3 text_config, its
+    # tower by outer model_type rvl (towers_bee); each equal at TP 1 and 2 in the registry sweep
     A("qwen3", "Qwen3Config", tf("qwen3"), d.QWEN3,
-      ("Qwen3ForCausalLM", "FunASRForConditionalGeneration", "IsaacForConditionalGeneration"),
+      ("Qwen3ForCausalLM", "FunASRForConditionalGeneration", "IsaacForConditionalGeneration",
+       "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration", "RForConditionalGeneration"),
       layers=Qwen2Window(), attention=QK_NORM),
     # Cosmos3ForConditionalGeneration (vLLM 0.33.0 and SGLang 0.5.23 cosmos3.py) and Alpamayo2Super (vLLM 0.33.0
     # alpamayo2_super.py, SGLang 0.5.23 registers none) subclass Qwen3VLForConditionalGeneration: its text model and

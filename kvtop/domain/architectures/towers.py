@@ -54,6 +54,7 @@ from kvtop.domain.architectures import (
     towers_intern,
     towers_isaac,
     towers_janus,
+    towers_keye,
     towers_kimi_audio,
     towers_mimo,
     towers_minicpm,
@@ -81,7 +82,7 @@ from kvtop.domain.architectures import (
     towers_voxtral,
     towers_whisper,
 )
-from kvtop.domain.architectures.towers_bee import BEE_CLASS, bee_projector
+from kvtop.domain.architectures.towers_bee import ONEVISION, bee_projector, pre_norm_projector
 from kvtop.domain.architectures.towers_fields import Qwen2VLVisionFields, TowerConfig
 from kvtop.domain.architectures.towers_fields import (
     Tower as Tower,  # re-exported: description.py
@@ -223,6 +224,9 @@ def read_tower(
         qwen_vit = {**tower.defaults, **{k: v for k, v in vision_config.items() if k in tower.defaults}}
         return towers_bailing.bailing_v3_vl(qwen, qwen_vit["hidden_size"], qwen_vit["spatial_merge_size"],
                                             qwen_vit["out_hidden_size"], text_hidden)  # fmt: skip
+    if tower.kind == "keye":  # towers_keye: SigLIP and its projector, by the class the config names
+        keye = validated(towers_keye.KeyeVisionFields, vision_config, source=source, prefix="vision_config.")
+        return towers_keye.keye(keye, str((outer.get("architectures") or [""])[0]), text_hidden)
     if tower.kind == "mllama":  # MllamaVisionConfig's fields (towers_mllama)
         mllama = validated(towers_mllama.MllamaVisionFields, vision_config, source=source, prefix="vision_config.")
         return towers_mllama.mllama_vision(mllama, text_hidden)
@@ -257,11 +261,13 @@ def read_tower(
         if stated.model_type == "pixtral":
             return towers_vit.llava_pixtral(values, text_hidden, llava, "PixtralVisionConfig", tower.source)
         named = "SiglipVisionConfig" if stated.model_type == "siglip_vision_model" else "CLIPVisionConfig"
-        spec = towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
-        if BEE_CLASS in (outer.get("architectures") or ()) and outer.get("model_type") == "llava_onevision":
+        pre_norm = pre_norm_projector(outer)  # Bee's, R-4B's: llava-onevision's tower, its own projector
+        outer_type = ONEVISION if pre_norm is not None else str(outer.get("model_type"))
+        spec = towers_vit.llava_tower(values, text_hidden, llava, outer_type, named, tower.source)
+        if pre_norm is not None:
             projector_bias = text_hidden if llava.multimodal_projector_bias else 0
             onevision = values["hidden_size"] * text_hidden + text_hidden * text_hidden + 2 * projector_bias  # whole
-            return bee_projector(spec, values["hidden_size"], text_hidden, onevision)
+            return bee_projector(spec, values["hidden_size"], text_hidden, onevision, *pre_norm)
         return spec
     if tower.kind == "minimax_vl":
         mini = validated(towers_minimax.MiniMaxVisionFields, vision_config, source=source, prefix="vision_config.")

@@ -21,6 +21,7 @@ from kvtop.domain.architectures import (
     towers_gemma3n,
     towers_isaac,
     towers_janus,
+    towers_keye,
     towers_kimi_audio,
     towers_mimo,
     towers_mistral_format,
@@ -464,7 +465,7 @@ EVA2CLIP = Tower(towers_eva2clip.CONFIG_CLASS, towers_eva2clip.SOURCE, kind="eva
 STEP_VL = Tower("StepRoboticsConfig.vision_config", towers_step.STEP_VL_SOURCE, kind="step3p7")
 TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER,
                                         "GLM4VForCausalLM": EVA2CLIP,
-                                        "StepVLForConditionalGeneration": STEP_VL}  # fmt: skip
+                                        "StepVLForConditionalGeneration": STEP_VL, **towers_keye.TOWERS_BY_CLASS}  # fmt: skip
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
@@ -498,6 +499,7 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
     "ovis2_5": Tower("Siglip2NavitConfig", towers_ovis2_5.SOURCE, kind="ovis2_5", section="vit_config"),
     "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5, "hyperclovax_vision_v2": HCX_VISION_V2,
+    "opencua": QWEN2_5_VL, "rvl": LLAVA_ONEVISION,
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "NemotronH_Nano_VL_V2": Tower(towers_radio.CONFIG_CLASS, towers_radio.SOURCE, kind="radio"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),

@@ -53,6 +53,8 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "NVILAForConditionalGeneration": "nvila", "NVILALiteForConditionalGeneration": "nvila_lite",  # towers_nvila
     "Sarashina2VisionForCausalLM": "sarashina2_vision",
     "DotsVLMForCausalLM": "dots_vlm",  # dots.vlm1's vision transformer and patch merger (towers_dots_vlm)
+    "OpenCUAForConditionalGeneration": "opencua",  # Qwen2.5-VL's ViT (vLLM 0.33.0 opencua.py)
+    "RForConditionalGeneration": "rvl",  # llava-onevision's SigLIP and its pre-norm projector (towers_bee)
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)
