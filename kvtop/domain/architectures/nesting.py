@@ -121,6 +121,8 @@ CLASS_TEXT: Mapping[str, str] = {
     "Grok1ModelForCausalLM": "grok-1",
     # Ling-3: its config says bailing_hybrid (Ling-2.5's model_type); both engines build bailing_moe_v3.py's class
     "BailingMoeV3ForCausalLM": "bailing_moe_v3",
+    # vLLM 0.33.0 rnj1.py reads a Gemma3TextConfig (model_type gemma3_text) with its own layer kinds
+    "Rnj1ForCausalLM": "rnj1",
 }
 
 
