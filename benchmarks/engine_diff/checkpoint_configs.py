@@ -494,3 +494,38 @@ CHECKPOINT_CONFIGS["rvl"] = (
 for _keye in ("Keye", "KeyeVL1_5"):
     CHECKPOINT_CONFIGS[_keye] = ("Qwen3Config", "Kwai-Keye's remote configuration class (not at hand; Qwen3Config)", {})
     SUB_CONFIGS[_keye] = ("vision_config",)
+# --- issue 26: composed configs (helper d, session 47) ---
+# SolarConfig(PretrainedConfig), model_type "solar" (upstage/solar-pro-preview-instruct configuration_solar.py, auto_map
+# AutoConfig; its __init__ as LoRAX ships a copy: predibase/lorax server/lorax_server/models/custom_modeling/
+# flash_solar_modeling.py @ 52710ea7): sets the config.json's fields as they are (sizes, bskcn_1..4, bskcn_tv,
+# sliding_window) and passes pad/bos/eos and tie_word_embeddings to PretrainedConfig. Neither vLLM 0.33.0 nor SGLang
+# 0.5.23 registers a config class for the model type; both engines' solar.py read the fields by attribute.
+CHECKPOINT_CONFIGS["solar"] = (
+    "PretrainedConfig",
+    "upstage/solar-pro-preview-instruct configuration_solar.py (SolarConfig(PretrainedConfig))",
+    {},
+)
+# Plamo3Config(PretrainedConfig), model_type "plamo3" (pfnet/plamo-3-nict-* configuration_plamo3.py, auto_map
+# AutoConfig; its __init__ as SGLang ships a copy: sgl-project/sglang python/sglang/srt/configs/plamo3.py @ 33918d47):
+# sets the config.json's fields as they are, derives interleaved_sliding_window (None on every
+# sliding_window_pattern-th layer, window_size elsewhere: is_full_attn) and answers layer_types from it (a property,
+# never written). vLLM 0.33.0 registers no config class for the model type; models/plamo3.py reads layer_types,
+# interleaved_sliding_window, rope_local_theta and head_dim by attribute.
+CHECKPOINT_CONFIGS["plamo3"] = (
+    "PretrainedConfig",
+    "pfnet/plamo-3-nict configuration_plamo3.py (Plamo3Config(PretrainedConfig), SGLang's copy @ 33918d47)",
+    {},
+)
+
+
+def _plamo3_layers(fields: dict[str, Any]) -> dict[str, Any]:
+    """Plamo3Config.__init__'s interleaved_sliding_window and its layer_types property."""
+    layers, every, window = (fields.get(k) for k in ("num_hidden_layers", "sliding_window_pattern", "window_size"))
+    if not (layers and every and window):
+        return {}
+    windows = [None if (i + 1) % every == 0 else window for i in range(layers)]
+    kinds = ["full_attention" if w is None else "sliding_attention" for w in windows]
+    return {"interleaved_sliding_window": windows, "layer_types": kinds}
+
+
+DERIVED_DEFAULTS["plamo3"] = _plamo3_layers

@@ -116,38 +116,6 @@ NO_DEFAULT: dict[str, str] = {
 # classes, not a model.
 WHY_NO_CONFIG = ("no published config: ", "no checkpoint names it: ", "not a model of its own: ")
 NO_PUBLISHED_CONFIG: dict[str, str] = {
-    "FlintForCausalLM": "no published config: no file in the corpora names the class (session 46: "
-                        "`\"FlintForCausalLM\"` searched again, no hit); and vLLM 0.33.0 models/flint/model.py asserts "
-                        "a FlashInferImpl attention (\"Flint requires FlashInfer attention\"), which the harness's CPU "
-                        "meta build does not select",
-    "PanguProMoEV2ForCausalLM": "no published config: none at hand names the class (the openPangu V2 config found, "
-                                "model_type pangu_v2_moe, names PanguV2MoEForCausalLM, which neither engine "
-                                "registers; session 46: `\"PanguProMoEV2ForCausalLM\"` searched: Ascend NPU plugins' "
-                                "registrations (omni-npu) and ports' registries, no config)",
-    "Plamo3ForCausalLM": "no published config: pfnet/plamo-3-nict-{2b,8b,31b}-base's config.json is in none of the "
-                         "corpora (model_type plamo3, llama.cpp PR #17304, PFN's PLaMo 3 blog searched; session 45: "
-                         "Plamo3Config's published defaults and engine unit tests' toy sizes only, and a GGUF "
-                         "table's 2B width 2,560, no heads, window or vocabulary; session 45 C5: GGUF `plamo3.*` "
-                         "metadata keys searched (a GGUF reader's toy test only); an SGLang MMLU benchmark README "
-                         "states plamo-3-nict-2604-31b-base's 64 layers and 256K context, not its widths or heads; "
-                         "session 46: `\"model_type\": \"plamo3\"` no hit, `\"Plamo3ForCausalLM\"` finds registries, toy "
-                         "tests and a visualiser's 24-layer 4,096-wide example, no checkpoint's; vLLM 0.33.0 "
-                         "plamo3.py's Plamo3Config is a type stub with no defaults)",
-    "Rnj1ForCausalLM": "no published config: the released Rnj-1 checkpoints name Gemma3ForCausalLM (llama.cpp PR "
-                       "#17811); vLLM's Rnj1ForCausalLM is for \"an upcoming model\" (vLLM PR #39823), unpublished "
-                       "(session 46: `\"Rnj1ForCausalLM\"` searched: registries only; vLLM 0.33.0 rnj1.py reads a "
-                       "Gemma3TextConfig whose layer_types name \"chunked_attention\" layers (a block-local window "
-                       "with one block of lookback), which no released config states)",
-    "SolarForCausalLM": "no published config: upstage/solar-pro-preview-instruct's config.json (its bskcn_* layer "
-                        "lists) is in none of the corpora (session 45: SGLang's pipeline test states its 64 layers "
-                        "and bskcn lists, a blog its 22.1B; no source states its widths, heads or vocabulary; "
-                        "session 46: `\"bskcn_1\"`, `\"SolarForCausalLM\"` searched: a Rust port's reader of the bskcn "
-                        "keys and engines' example lists, no sizes)",
-    "TeleFLMForCausalLM": "no published config: CofeAI/Tele-FLM's (FLM-2-52B) config.json and configuration class "
-                          "are in none of the corpora; the stored model cards stop before their sizes (session 46: "
-                          "`\"mup_scale_factor\"`, `\"TeleFLMForCausalLM\"` searched: ports' readers of input_mult / "
-                          "output_mult / mup_scale_factor with toy values, and example lists naming "
-                          "CofeAI/FLM-2-52B-Instruct-2407)",
 }  # fmt: skip
 
 

@@ -72,7 +72,7 @@ def one_line(text: str, width: int = 160) -> str:
 
 def kvtop_answer(engine: str, version: str, row: dict[str, Any]) -> dict[str, Any]:
     """`kvtop plan --json` of the row's config and layout, as kvtop_side runs it for the main sweep."""
-    case = {**{k: row[k] for k in ("config", "tp", "kv_dtype", "gpu", "max_model_len")}, "flags": [],
+    case = {**{k: row[k] for k in ("config", "tp", "kv_dtype", "gpu", "max_model_len")}, "flags": row.get("flags", []),
             **budget(ENGINES[engine])}  # fmt: skip
     with mock.patch.object(kvtop_side, "config_path", lambda name: configs_by_name()[name].path):
         return kvtop_side.kvtop_plan(engine, version, case)

@@ -57,6 +57,16 @@ TPS = (1, 2)
 # get_config, repo_utils.is_mistral_model_repo), which a config folder lacks: the flag an operator passes (SGLang's
 # runner is given none: not judged on params.json yet)
 MISTRAL_FORMAT_FLAGS = ("--config-format", "mistral")
+# Classes vLLM 0.33.0 builds on one attention backend only, which its selector never picks first: the flag an operator
+# passes (the row keeps it, and kvtop plans the row with it). Rnj1ForCausalLM: rnj1.py passes chunk_lookback to every
+# layer's Attention, which only TRITON_ATTN's impl takes (FLASH_ATTN's raises TypeError 'unexpected keyword argument
+# chunk_lookback'; kvtop refuses it there: engines/vllm/backends.CHUNK_LOOKBACK_ERAS).
+BACKEND_FLAGS: dict[str, tuple[str, ...]] = {"Rnj1ForCausalLM": ("--attention-backend", "TRITON_ATTN")}
+# Classes vLLM 0.33.0 builds on Blackwell only, swept there (the row keeps its gpu): FlintForCausalLM's
+# models/flint/model.py asserts a FlashInferImpl ("Flint requires FlashInfer attention"), and FlashInfer takes its
+# attention sinks on sm100 only (on sm90 the default FLASH_ATTN fails that assertion; FLASHINFER is refused: "attention
+# sinks not supported", registry sweep, TP 1 and 2); on sm100 the selector picks FLASHINFER first.
+CLASS_GPUS: dict[str, str] = {"FlintForCausalLM": "sm100"}
 KEEP = ("config", "source", "architecture", "tp", "pp", "variant", "kv_dtype", "gpu", "max_model_len", "status",
         "error_type", "message", "cell_size", "seconds")  # fmt: skip
 STAGE_KEEP = ("layers", "param_bytes", "layer_specs")
@@ -99,14 +109,17 @@ def _model_dir(config: ConfigFile) -> Path:
 
 def _case(engine: str, config: ConfigFile, tp: int) -> dict[str, Any]:
     flags = list(MISTRAL_FORMAT_FLAGS) if config.mistral_format and engine == "vllm" else []
+    flags += list(BACKEND_FLAGS.get(config.architecture, ())) if engine == "vllm" else []
     return {"config": config.name, "dir": str(_model_dir(config)), "variant": "default", "flags": flags, "tp": tp,
-            "pp": 1, "kv_dtype": "auto", "gpu": FLAG_GPU, "max_model_len": config.context(),
+            "pp": 1, "kv_dtype": "auto", "gpu": CLASS_GPUS.get(config.architecture, FLAG_GPU), "max_model_len": config.context(),
             **budget(ENGINES[engine])}  # fmt: skip
 
 
 def _row(answer: dict[str, Any], config: ConfigFile) -> dict[str, Any]:
     row = {k: answer[k] for k in KEEP if k in answer}
     row.update(source=config.source, architecture=config.architecture)
+    if config.architecture in BACKEND_FLAGS and answer.get("flags"):  # the backend flag the case ran with
+        row["flags"] = list(answer["flags"])
     if isinstance(row.get("message"), str):
         row["message"] = row["message"].splitlines()[0][:300] if row["message"] else ""
         tail = [line.strip() for line in answer.get("traceback_tail") or [] if line.strip()]

@@ -65,6 +65,10 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          tokenizer (DeepSeek-OCR's vocab["<image>"], Isaac's encode(vision_token); used only at
                          run time) gets a vocabulary answering id 0 and an encode answering [0]
                          (vllm_input_standins.TOKEN_ID_TOKENIZER_MODULES; each read recorded).
+  flashinfer-cubins      on sm100, FlashInfer's TRTLLM attention cubins count as held (vllm/utils/flashinfer.py
+                         has_nvidia_artifactory: the flashinfer-cubin package, else NVIDIA's artifactory reached at
+                         run time; no network here): a Blackwell node that serves FlashInfer's attention sinks
+                         (FlashInferBackend.supports_sink) holds them, and Flint builds only on that backend.
   load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
                          lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
                          launch reading such a checkpoint does (`--load-format dummy` never calls it).
@@ -176,6 +180,9 @@ class _AbsentPackages(importlib.abc.MetaPathFinder):
         "tilelang",  # DeepSeek-V4's mHC kernels (vllm.tilelang_utils raises without it): kernels, no parameters
         # DeepSeek-V4's compressor registers its CuteDSL kernels' JIT warmup at build (compressor.py): kernels only
         "vllm.models.deepseek_v4.nvidia.ops.sparse_attn_compress_cutedsl",
+        # Flint's CuteDSL decode attention (TP 1 on sm100: FlintAttention.__init__ imports it; CuteDSL, the
+        # `cutlass` package, is absent here): a kernel, no parameters
+        "vllm.models.flint.ops.decode_attention",
     )
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
@@ -307,6 +314,12 @@ def install_import_stand_ins(gpu: str) -> Any:
         from vllm.models.beam.nvidia.allreduce import BeamAllReduceWorkspace
 
         BeamAllReduceWorkspace.create = classmethod(lambda cls, *args, **kwargs: None)  # type: ignore[method-assign,assignment]
+
+    if gpu == "sm100":  # flashinfer-cubins: see the module docstring
+        with contextlib.suppress(ImportError, AttributeError):
+            import vllm.utils.flashinfer as flashinfer_utils
+
+            flashinfer_utils.has_nvidia_artifactory = lambda: True
 
     with contextlib.suppress(
         ImportError, AttributeError

@@ -230,6 +230,7 @@ class BodyShape(BaseModel):
     hc_streams: int = 0
     hc_comb: bool = False
     latent_sinks: bool = False  # MLA's learned sink logit per head, fp32, split with the heads (Hunyuan-V4)
+    sinks_fp32: bool = False  # attention sinks (ModelSpec.attention_sinks) held in fp32 (Flint's make_attention_sink)
     residual_scales: int = 0  # hidden-wide scale vectors a layer (Zaya: 4; layer 0 half, the final norm's stage 4)
 
 

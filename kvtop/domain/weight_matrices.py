@@ -82,7 +82,7 @@ def attention(rank: RankMatrices, layer: int) -> None:
     if m.body.o_bias:
         rank.vector("attention", h)
     if m.attention_sinks or g.sinks:
-        rank.vector("attention", g.heads, tp)
+        rank.vector("attention", g.heads, tp, dtype_bytes=4 if m.body.sinks_fp32 else None)
     if m.body.tau_scaling:  # tau_alpha [heads], tau_wq and tau_wv [heads, 3 × hidden] (vLLM 0.33.0 moondream3.py)
         rank.vector("attention", g.heads * (1 + 2 * 3 * h), tp)
     if layer in m.cross_attention_layers:  # q_norm, k_norm RMSNorm(head_dim); the attention and MLP tanh gates

@@ -284,6 +284,17 @@ NOT_MODELLED: Mapping[str, str] = {
     "decoder_attention_heads, decoder_ffn_dim, vocab_size), which no architecture entry reads, below a RADIO encoder "
     "with a neck (RadioWithNeck: conv1, conv2, sum_proj to d_model) that no tower kind counts; and no config is at "
     "hand (its configuration is the checkpoint's own code; no source names the class)",
+    # vLLM 0.33.0 openpangu.py: PanguProMoEV2ForCausalLM is OpenPanguMoEModel, whose OpenPanguDecoderLayer picks MLA
+    # (kv_lora_rank), else OpenPanguSinkAttention where param_sink_number > 0 (a StaticSinkAttention:
+    # layers/attention/static_sink_attention.py get_kv_cache_spec -> SinkFullAttentionSpec, sink_len blocks held once
+    # per layer beside the requests' own), else OpenPanguEmbeddedAttention; sandwich_norm adds two norms a layer.
+    # Session 47 (helper d): no config class ships with either engine and the corpora hold no PanguProMoEV2 config
+    # (omni-npu registrations, ports' registries); the openPangu V2 config at hand names PanguV2MoEForCausalLM
+    # (model_type pangu_v2_moe: MLA, DSA, MoME and mHC layers an Ascend plugin builds, not this class)
+    "PanguProMoEV2ForCausalLM": "openPangu Pro-MoE V2 (vLLM 0.33.0 openpangu.py OpenPanguMoEModel): its sink "
+    "attention (param_sink_number learned K/V rows a layer, held as sink blocks once per layer: vLLM's "
+    "SinkFullAttentionSpec), per-layer interleaved_sliding_window and sandwich norms have no entry, no pool holds the "
+    "sink blocks, and no config at hand (no config class ships with the engines) states the class's sizes",
 }
 
 # Nemotron-3 Omni: NemotronH_Nano_VL_V2's build (vLLM 0.33.0 registry.py maps both names to nano_nemotron_vl.py
@@ -361,7 +372,7 @@ GENERIC: frozenset[str] = frozenset({
     "Cohere2VisionForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration",
     "DotsVLMForCausalLM",
-    "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM",
+    "Exaone4_5_ForConditionalGeneration",
     "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
     "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
@@ -369,9 +380,7 @@ GENERIC: frozenset[str] = frozenset({
     "LlavaVidForCausalLM", "MellumForCausalLM",
     "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
     "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",
-    "PanguProMoEV2ForCausalLM",
-    "Phi4ForCausalLMV", "Plamo3ForCausalLM",
-    "Rnj1ForCausalLM",
+    "Phi4ForCausalLMV",
     "SolarForCausalLM", "Step1ForCausalLM",
     "TeleFLMForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip

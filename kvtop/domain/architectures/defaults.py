@@ -376,3 +376,19 @@ PANGU_EMBEDDED: dict[str, DefaultValue] = {
     "tie_word_embeddings": False,
     "bias": True,
 }
+
+# Plamo3Config (remote code) — pfnet/plamo-3-nict configuration_plamo3.py, as SGLang ships its copy (sgl-project/sglang
+# python/sglang/srt/configs/plamo3.py @ 33918d47): every sliding_window_pattern-th layer full, window_size elsewhere
+PLAMO3: dict[str, DefaultValue] = {
+    "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 4,
+    "head_dim": 128, "max_position_embeddings": 2048, "window_size": 2048, "sliding_window_pattern": 8,
+    "intermediate_size": 13312, "vocab_size": 32000, "tie_word_embeddings": True, "attention_bias": False,
+}  # fmt: skip
+# FlintConfig — vLLM 0.33.0 vllm/models/flint/configs.py (vLLM's own class: transformers_utils/config.py
+# _CONFIG_REGISTRY flint); its layer_types default every layer full, its mlp_only_layers none
+FLINT: dict[str, DefaultValue] = {
+    "vocab_size": 150144, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 49,
+    "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "max_position_embeddings": 262144,
+    "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 513, "moe_intermediate_size": 512,
+    "shared_expert_intermediate_size": 1024, "num_experts_per_tok": 6, "num_experts": 256,
+}  # fmt: skip

@@ -86,13 +86,15 @@ class Alternate(LayerRule):
 
 @dataclass(frozen=True)
 class EveryNthFull(LayerRule):
-    """Full on every n-th layer, sliding between (Gemma3TextConfig: `sliding_window_pattern`; OLMo 3: 4)."""
+    """Full on every n-th layer, sliding between (Gemma3TextConfig: `sliding_window_pattern`; OLMo 3: 4), when the
+    window (`window_field`: Plamo3Config's `window_size`) is set."""
 
     every_field: str | None = "sliding_window_pattern"
     every: int = 6
+    window_field: str = "sliding_window"
 
     def attention(self, f: Fields, layers: int) -> tuple[LayerKind, ...]:
-        if _window(f) < 1:
+        if _window(f, self.window_field) < 1:
             return (FULL,) * layers
         stated = f.get(self.every_field) if self.every_field else None
         if isinstance(stated, str):  # letters per layer, repeating: L local (sliding), G global (EXAONE-4)

@@ -124,6 +124,8 @@ CLASS_TEXT: Mapping[str, str] = {
     # dots.vlm1: SGLang 0.5.23 dots_vlm.py builds DeepseekV2ForCausalLM over DotsVLMConfig's DeepseekV2Config(**the
     # top level) (configs/dots_vlm.py)
     "DotsVLMForCausalLM": "deepseek_v2",
+    # vLLM 0.33.0 rnj1.py reads a Gemma3TextConfig (model_type gemma3_text) with its own layer kinds
+    "Rnj1ForCausalLM": "rnj1",
 }
 
 

@@ -15,7 +15,7 @@ from kvtop.domain.architectures.description import Architecture, Attention, Geom
 from kvtop.domain.architectures.layer_rules import DeciBlocks, EveryNthFull, Qwen2Window
 from kvtop.domain.architectures.moe_rules import Moe, Shared
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED
-from kvtop.domain.model import BodyShape
+from kvtop.domain.model import BodyShape, LayerKind
 
 A = Architecture
 AUDIO_NOT_MODELLED = "audio encoder weights (Whisper encoder and its projection; not in the weights book)"
@@ -184,6 +184,24 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # The notes stay only where the towers do not read as the engines build them
     A("phi4mm", "Phi4MMConfig (remote code)", "microsoft/Phi-4-multimodal-instruct configuration_phi4mm.py", d.PHI3,
       ("Phi4MMForCausalLM",), tower=t.PHI4MM, not_modelled=(VISION_NOT_MODELLED, PHI4MM_AUDIO)),
+    # PLaMo 3 (pfnet/plamo-3-nict-*): Llama's fused qkv (no bias, whatever attention_bias says) and gated MLP, q/k
+    # RMSNorms of head_dim, four norms a layer (pre/post mixer, pre/post MLP), the head tied by default; full
+    # attention on every sliding_window_pattern-th layer, window_size elsewhere (vLLM 0.33.0 models/plamo3.py
+    # Plamo3AttentionMixer 146-205, Plamo3DecoderLayer 252-270; per_layer_sliding_window from the class's
+    # interleaved_sliding_window). SGLang 0.5.23 registers no Plamo3.
+    A("plamo3", "Plamo3Config (remote code)", "pfnet/plamo-3-nict configuration_plamo3.py (SGLang's copy @ 33918d47)",
+      d.PLAMO3, ("Plamo3ForCausalLM",), layers=EveryNthFull(every=8, window_field="window_size"),
+      window_field="window_size", attention=Attention(qk_norm=True), body=POST_NORMS),
+    # Rnj-1's coming model (vLLM 0.33.0 models/rnj1.py, "an upcoming model", PR #39823): a Gemma3TextConfig read by
+    # Gemma-3's modules (q/k norms of head_dim, four norms a layer, the head tied by default), whose layer_types
+    # differ: a "chunked_attention" layer keeps a block-local window of sliding_window tokens (Rnj1Attention 141-170:
+    # per_layer_sliding_window, one chunk of lookback: vLLM's SlidingWindowSpec), every other layer full, its
+    # "sliding_attention" too (no window passed). Fixed to this entry by its class (nesting.CLASS_TEXT), whatever
+    # model_type the config names (gemma3_text). Built on TRITON_ATTN only (engines/vllm/backends.py).
+    A("rnj1", "Gemma3TextConfig (read by Rnj1ForCausalLM)", "vLLM 0.33.0 models/rnj1.py; " + tf("gemma3"),
+      d.GEMMA3_TEXT, ("Rnj1ForCausalLM",), attention=Attention(qk_norm=True), body=POST_NORMS,
+      layer_type_words={"full_attention": LayerKind.FULL, "sliding_attention": LayerKind.FULL,
+                        "chunked_attention": LayerKind.SLIDING}),
     # Molmo (allenai/Molmo-7B-D-0924, Molmo-72B: Qwen2 language models): vLLM 0.33.0 molmo.py MolmoModel — fused qkv
     # with a bias where qkv_bias; q_norm over hidden and k_norm over KV heads × head_dim (whole) where
     # attention_layer_norm; gate_up of 2 × intermediate_size ÷ 2 (the config states the fused width); an embedding of

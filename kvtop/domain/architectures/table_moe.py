@@ -119,6 +119,14 @@ MOE: tuple[Architecture, ...] = (
       layers=Qwen2Window(moe=True), moe=QWEN_MOE),
     A("qwen3_moe", "Qwen3MoeConfig", tf("qwen3_moe"), d.QWEN3_MOE, ("Qwen3MoeForCausalLM",),
       attention=QK_NORM, moe=QWEN_MOE),
+    # Flint (vLLM 0.33.0 models/flint/model.py; SGLang 0.5.23 registers none): Qwen3-MoE's layers (qkv bias from
+    # attention_bias, q/k norms of head_dim) with a learned fp32 sink logit per head (FlintAttention:
+    # make_attention_sink(heads of the rank, float32)), sliding layers from layer_types; experts behind a bf16 router
+    # (GateLinear) beside one ungated shared expert of shared_expert_intermediate_size (FlintSparseMoeBlock), a dense
+    # MLP of intermediate_size on mlp_only_layers. Built on FlashInfer only (Blackwell: registry_sweep.CLASS_GPUS).
+    A("flint", "FlintConfig", "vLLM 0.33.0 vllm/models/flint/configs.py", d.FLINT, ("FlintForCausalLM",),
+      attention=Attention(qk_norm=True, sinks=True), body=BodyShape(sinks_fp32=True),
+      moe=Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size"), placement=SparseStep())),
     # Intern-S1-Pro's language model (vLLM 0.33.0 models/interns1_pro.py InternS1ProMoeLLMForCausalLM, a
     # Qwen3MoeForCausalLM): Qwen3-MoE's layers (q/k norms, experts behind a bf16 router, no shared expert) with FoPE
     # (architectures/fope.py: cos_coef and sin_coef once a stage); SGLang 0.5.23 cannot build the class (refused)

@@ -186,3 +186,56 @@ def alibi_sqrt_backend(
     if named == ALIBI_SQRT_BACKEND or (named is None and capability(gpu_name) < (8, 0)):
         return None
     return named or ("FLASHINFER" if capability(gpu_name)[0] == 10 else "FLASH_ATTN")
+
+
+# Classes whose every layer's Attention takes chunk_lookback (block-local "chunked_attention" layers: -1 on the
+# others, still passed), which only TRITON_ATTN's impl takes: FlashAttentionImpl.__init__ (and FlashInfer's) has no
+# such parameter and raises TypeError "got an unexpected keyword argument 'chunk_lookback'" as the layers are built
+CHUNK_LOOKBACK_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before v0.33.0 not read (v0.13.0 registers no Rnj1ForCausalLM)"),
+    Era("0.33.0", frozenset({"Rnj1ForCausalLM"}),
+        "v0.33.0 models/rnj1.py Rnj1Attention: Attention(chunk_lookback=…) on every layer; first release not pinned"),
+))  # fmt: skip
+
+
+def chunk_lookback_backend(
+    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, stated: object
+) -> str | None:
+    """The backend vLLM would fail `model` on (FLASH_ATTN's and FLASHINFER's impls take no chunk_lookback), or None:
+    TRITON_ATTN, a class without it, a GPU below Ampere, or another named backend (not read)."""
+    if model.architecture not in era_for(CHUNK_LOOKBACK_ERAS, version).value:
+        return None
+    named = str(stated).upper() if isinstance(stated, str) and stated.lower() != "auto" else None
+    if named is None and capability(gpu_name) < (8, 0):
+        return None
+    picked = named or ("FLASHINFER" if capability(gpu_name)[0] == 10 else "FLASH_ATTN")
+    return picked if picked in CHUNK_LOOKBACK_REFUSING else None
+
+
+# the impls whose __init__ has no chunk_lookback parameter and no **kwargs (v1/attention/backends/flash_attn.py
+# FlashAttentionImpl, flashinfer.py FlashInferImpl): the selector's picks from Ampere on
+CHUNK_LOOKBACK_REFUSING = {"FLASH_ATTN": "FlashAttentionImpl", "FLASHINFER": "FlashInferImpl"}
+
+
+# Classes built on FLASHINFER only: Flint's attention asserts a FlashInferImpl ("Flint requires FlashInfer attention",
+# models/flint/model.py FlintAttention.__init__), which the selector picks first on Blackwell only (FLASH_ATTN before)
+FLASHINFER_ONLY_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before v0.33.0 not read (v0.13.0 registers no FlintForCausalLM)"),
+    Era("0.33.0", frozenset({"FlintForCausalLM"}),
+        "v0.33.0 models/flint/model.py FlintAttention: assert isinstance(impl, FlashInferImpl); first release not pinned"),
+))  # fmt: skip
+FLASHINFER_BACKEND = "FLASHINFER"
+
+
+def flashinfer_only_backend(
+    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, stated: object
+) -> str | None:
+    """The backend vLLM would build `model`'s attention on where it is not FLASHINFER (its assertion fails there), or
+    None: FLASHINFER named or picked (Blackwell), a class without the rule, or a GPU below Ampere (not read)."""
+    if model.architecture not in era_for(FLASHINFER_ONLY_ERAS, version).value:
+        return None
+    named = str(stated).upper() if isinstance(stated, str) and stated.lower() != "auto" else None
+    if named is None and capability(gpu_name) < (8, 0):
+        return None
+    picked = named or (FLASHINFER_BACKEND if capability(gpu_name)[0] == 10 else "FLASH_ATTN")
+    return None if picked == FLASHINFER_BACKEND else picked

@@ -28,6 +28,11 @@
   backend the selector picks (FLASH_ATTN, FLASHINFER on Blackwell) or one `--attention-backend` names, Attention
   raises "use_alibi_sqrt is not supported by backend X." (backends.ALIBI_SQRT_ERAS); `--attention-backend
   TRITON_ATTN` starts.
+- Rnj-1 (Rnj1ForCausalLM, v0.33.0): its Attention takes chunk_lookback on every layer, which only TRITON_ATTN's impl
+  takes; on any other backend building a layer raises TypeError "… got an unexpected keyword argument
+  'chunk_lookback'" (backends.CHUNK_LOOKBACK_ERAS); `--attention-backend TRITON_ATTN` starts.
+- Flint (FlintForCausalLM, v0.33.0): its attention asserts a FlashInferImpl; on any other backend (FLASH_ATTN, the
+  selector's pick before Blackwell) "Flint requires FlashInfer attention" (backends.FLASHINFER_ONLY_ERAS).
 - A `--block-size` the release's command line does not take (`block_sizes.py`: v0.13.0's argparse choices 1, 8, 16,
   32, 64, 128, 256; v0.33.0 any whole number).
 - A dense MLP whose intermediate width does not divide by TP (`TP_WIDTHS`, `kvtop.domain.tp_widths`): gate_up_proj's
@@ -51,7 +56,13 @@ from kvtop.domain.engines.vllm.backends import (
     ALIBI_SQRT_BACKEND,
     ALIBI_SQRT_ERAS,
     ATTENTION_BACKEND_FLAG,
+    CHUNK_LOOKBACK_ERAS,
+    CHUNK_LOOKBACK_REFUSING,
+    FLASHINFER_BACKEND,
+    FLASHINFER_ONLY_ERAS,
     alibi_sqrt_backend,
+    chunk_lookback_backend,
+    flashinfer_only_backend,
 )
 from kvtop.domain.engines.vllm.batching import chunked_prefill
 from kvtop.domain.engines.vllm.block_sizes import block_size_refusal
@@ -153,6 +164,8 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
             source="MambaModelConfig.verify_and_update_config (vllm/model_executor/models/config.py)",
         ))  # fmt: skip
     found.append(_alibi_sqrt(ledger))
+    found.append(_chunk_lookback(ledger))
+    found.append(_flashinfer_only(ledger))
     found.append(mlp_width_refusal(ledger, TP_WIDTHS))
     found.append(block_size_refusal(ledger))
     found.append(experts_refusal(ledger))
@@ -172,6 +185,38 @@ def _alibi_sqrt(ledger: Ledger) -> Refusal | None:
         f"supported by backend {backend}.'); add {ATTENTION_BACKEND_FLAG} {ALIBI_SQRT_BACKEND}",
         source="model_executor/layers/attention/attention.py Attention.__init__; "
         + era_for(ALIBI_SQRT_ERAS, ledger.version).source,
+    )
+
+
+def _chunk_lookback(ledger: Ledger) -> Refusal | None:
+    """Rnj-1 (chunk_lookback on every layer's Attention) on any backend but TRITON_ATTN: fails as its layers are built."""
+    stated = ledger.settings.flags.get(ATTENTION_BACKEND_FLAG.lstrip("-"))
+    backend = chunk_lookback_backend(ledger.model, ledger.gpu_name, ledger.version, stated)
+    if backend is None:
+        return None
+    impl = CHUNK_LOOKBACK_REFUSING[backend]
+    return Refusal(
+        field=ATTENTION_BACKEND_FLAG,
+        message=f"vLLM {ledger.version.label} fails {ledger.model.architecture} on {backend}: its attention passes "
+        f"chunk_lookback, which only {ALIBI_SQRT_BACKEND} takes ('{impl}.__init__() got an unexpected keyword "
+        f"argument 'chunk_lookback''); add {ATTENTION_BACKEND_FLAG} {ALIBI_SQRT_BACKEND}",
+        source="model_executor/layers/attention/attention.py Attention.__init__ (impl_cls(**extra_impl_args)); "
+        + era_for(CHUNK_LOOKBACK_ERAS, ledger.version).source,
+    )
+
+
+def _flashinfer_only(ledger: Ledger) -> Refusal | None:
+    """Flint (its attention asserts a FlashInferImpl) on any other backend: refused as its layers are built."""
+    stated = ledger.settings.flags.get(ATTENTION_BACKEND_FLAG.lstrip("-"))
+    backend = flashinfer_only_backend(ledger.model, ledger.gpu_name, ledger.version, stated)
+    if backend is None:
+        return None
+    return Refusal(
+        field=ATTENTION_BACKEND_FLAG,
+        message=f"vLLM {ledger.version.label} refuses {ledger.model.architecture} on {backend}: its attention runs on "
+        f"{FLASHINFER_BACKEND} only ('Flint requires FlashInfer attention'), which the selector picks first on "
+        f"Blackwell; add {ATTENTION_BACKEND_FLAG} {FLASHINFER_BACKEND}",
+        source=era_for(FLASHINFER_ONLY_ERAS, ledger.version).source,
     )
 
 
