@@ -1,5 +1,6 @@
 """How much torch's cache keeps on GPU 0 after LMDeploy's ImageEncoder loads InternVL2.5-8B's vision tower
-(docs/engines/lmdeploy.md §15.3, case 3411). A replay of the allocator's rules, not a GPU measurement.
+(docs/engines/lmdeploy.md §15.3, case 3411), and after TurboMind's converter then stages the language model through
+it (§15.1). A replay of the allocator's rules, not a GPU measurement.
 
 What runs (LMDeploy 0.7.x, `InternVLVisionModel.build_model` → accelerate's `load_checkpoint_and_dispatch`, one
 device in the map): every shard is read whole onto GPU 0 (`load_state_dict`: `safe_load_file(shard, device=0)`,
@@ -17,7 +18,16 @@ merges with its free neighbours in its segment.
 The checkpoint's tensors per shard are InternVL2.5-8B's `model.safetensors.index.json` (a copy in a public
 repository, search-index id 47771165735: the vision tower and layers 0 – 7 with the embedding in shard 1, the
 projector `mlp1` with layers 30 – 31 and the LM head in shard 4); the MPO checkpoint of case 3411 is assumed to
-be sharded the same way. Run: `python benchmarks/lmdeploy_encoder_cache.py`.
+be sharded the same way.
+
+The export (main 3f414b595, the case's build, = v0.7.x): `SafetensorsLoader.items` yields each layer once its tensors
+are read (on the CPU) and each shard's other tensors after its layers; `InternLM2Reader` puts every attention and MLP
+matrix on the GPU (`policy.to_cuda`); `module.py` then, per layer: the norms (`export_weight`: `.cuda()`), the
+attention (wqkv whole, q/k/v reshaped copies, wo whole; wqkv freed; `permute_v2` copies of q and k, `merge_qkv_v2`'s
+cat, the copies freed, wo's transposed view made contiguous), the MLP (w1, w2, w3 whole, a zero-pad clone of each,
+`pad_out_dims`/`pad_in_dims`, each made contiguous in turn); the embedding after shard 1's layers, the LM head
+after shard 4's (`Misc`: one contiguous copy each at TP 1). Nothing empties the cache before TurboMind counts.
+Run: `python benchmarks/lmdeploy_encoder_cache.py`.
 """
 
 from __future__ import annotations
@@ -172,10 +182,70 @@ def replay_encoder_load(shards: dict[int, dict[str, int]], kept: tuple[str, ...]
     return sum(block.size for block in live), allocator.reserved
 
 
+def _layer_export(allocator: CachingAllocator, hidden: int, inter: int, heads: int, kv_heads: int, dim: int) -> None:
+    """One InternLM2 layer through `module.py` (bf16, TP 1), in the order its tensors are made and freed."""
+    b = 2
+    for _ in range(2):  # attention_norm, ffn_norm
+        allocator.free(allocator.malloc(hidden * b))
+    q_rows, kv_rows = heads * dim, kv_heads * dim
+    wqkv = allocator.malloc((q_rows + 2 * kv_rows) * hidden * b)
+    q, k, v = (allocator.malloc(rows * hidden * b) for rows in (q_rows, kv_rows, kv_rows))
+    wo = allocator.malloc(q_rows * hidden * b)
+    allocator.free(wqkv)
+    q2, k2 = allocator.malloc(q_rows * hidden * b), allocator.malloc(kv_rows * hidden * b)
+    qkv = allocator.malloc((q_rows + 2 * kv_rows) * hidden * b)
+    allocator.free(q2)
+    allocator.free(k2)
+    allocator.free(allocator.malloc(q_rows * hidden * b))  # wo made contiguous
+    for block in (qkv, q, k, v, wo):
+        allocator.free(block)
+    whole = [allocator.malloc(inter * hidden * b) for _ in range(3)]  # w1, w2, w3 read whole
+    clones = [allocator.malloc(inter * hidden * b) for _ in range(3)]  # their zero-pad clones
+    for _ in range(3):
+        allocator.free(allocator.malloc(inter * hidden * b))  # each made contiguous in turn
+    for block in clones + whole:
+        allocator.free(block)
+
+
+def replay_export(allocator: CachingAllocator, layers_per_shard: tuple[int, ...] = (8, 11, 11, 2)) -> None:
+    """InternLM2.5-7B's conversion (32 layers; the embedding after shard 1's layers, the LM head after shard 4's)."""
+    hidden, inter, vocab = 4096, 14336, 92553
+    for shard, count in enumerate(layers_per_shard):
+        for _ in range(count):
+            _layer_export(allocator, hidden, inter, heads=32, kv_heads=8, dim=128)
+        if shard == 0:
+            allocator.free(allocator.malloc(vocab * hidden * 2))  # tok_embeddings
+        if shard == len(layers_per_shard) - 1:
+            allocator.free(allocator.malloc(hidden * 2))  # norm
+            allocator.free(allocator.malloc(vocab * hidden * 2))  # output
+
+
+def replay_case_3411() -> tuple[int, int, int]:
+    """(fp16 tower bytes, reserved after the ImageEncoder, reserved when TurboMind counts) on GPU 0."""
+    allocator = CachingAllocator()
+    live: list[Block] = []
+    for _, tensors in sorted(internvl25_8b_shards().items()):
+        names = sorted(tensors)
+        loaded = [allocator.malloc(tensors[name]) for name in names]
+        live += [allocator.malloc(tensors[name]) for name in names if name.startswith(("vision_model.", "mlp1."))]
+        for block in loaded:
+            allocator.free(block)
+    allocator.empty_cache()
+    after_encoder = allocator.reserved
+    replay_export(allocator)
+    return sum(block.size for block in live), after_encoder, allocator.reserved
+
+
 def main() -> None:
     held, reserved = replay_encoder_load(internvl25_8b_shards(), ("vision_model.", "mlp1."))
     print(f"InternVL2.5-8B tower and projector in fp16: {held / MIB:,.1f} MiB; torch reserves after "
           f"empty_cache: {reserved / MIB:,.1f} MiB; beyond the tensors: {(reserved - held) / MIB:,.1f} MiB")  # fmt: skip
+    export_only = CachingAllocator()
+    replay_export(export_only)
+    tower, _, counted = replay_case_3411()
+    print(f"the export alone reserves {export_only.reserved / MIB:,.1f} MiB; after the ImageEncoder and the export "
+          f"torch reserves {counted / MIB:,.1f} MiB when TurboMind counts, {(counted - tower) / MIB:,.1f} MiB "
+          "beyond the fp16 tower")  # fmt: skip
 
 
 if __name__ == "__main__":

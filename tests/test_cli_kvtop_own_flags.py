@@ -75,10 +75,11 @@ def test_typed_to_kvtop_it_is_accepted_and_drops_the_staging(
     capsys: pytest.CaptureFixture[str], launch: list[str]
 ) -> None:
     """v0.8.0 stages a Hugging Face checkpoint's LM head through torch (lmdeploy.md §15.1): its rank slice,
-    128,256 × 4,096 bf16 params, twice; a workspace stages nothing. The pool is size_t(free × 0.8)."""
+    128,256 × 4,096 bf16 params, twice, beside one layer's MLP (14,336 × 4,096 bf16: 3 read whole, 3 zero-pad clones,
+    1 contiguous slice at TP 1); a workspace stages nothing. The pool is size_t(free × 0.8)."""
     checkpoint = _plan(capsys, *launch)
     workspace = _plan(capsys, *launch, "--turbomind-workspace")
-    staging = 128_256 * 4_096 * 2 * 2
+    staging = 128_256 * 4_096 * 2 * 2 + 7 * 14_336 * 4_096 * 2
     assert _step(checkpoint, STAGING) == -staging and _step(workspace, STAGING) is None
     free = _step(workspace, "free after weights (least over ranks)")
     assert free is not None and free == _step(checkpoint, "free after weights (least over ranks)")

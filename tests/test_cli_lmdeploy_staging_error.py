@@ -1,11 +1,11 @@
-"""TurboMind's staging charge (docs/engines/lmdeploy.md §15.1) is a lower bound: the smaller tensors staged before
-the LM head leave segments in torch's cache too. Its error, the largest layer matrix's rank slice × the era's live
-copies, widens the weights term's error and so the plan's interval; a workspace or the PyTorch engine has none.
+"""TurboMind's staging charge (docs/engines/lmdeploy.md §15.1) leaves out the attention's own segments in torch's
+cache. Their estimate, the q, k, v and o projections read whole and copied once, widens the weights term's error and
+so the plan's interval; a workspace or the PyTorch engine has none.
 
-Expected figures from Llama-3.1-8B's config.json (intermediate_size 14,336, hidden_size 4,096, bfloat16) and the
-layers' live copies in LMDeploy's converter: 0 up to v0.6.1 (each shard's reader emptied torch's cache) and from
-v0.9.0 (PR #3570), 2 from v0.6.2, whose `module.py` stages the MLP's matrices as transposed views (`Ffn._export`:
-`map(transpose, w123)`), which `.cuda()` keeps and `.contiguous()` copies.
+Expected figures from Llama-3.1-8B's config.json (32 heads, 8 KV heads, head_dim 128, hidden_size 4,096, bfloat16)
+and LMDeploy's converter: 0 up to v0.6.1 (each shard's reader emptied torch's cache) and from v0.9.0 (PR #3570); from
+v0.6.2 the reader puts each projection whole on the GPU (`policy.to_cuda`) and `module.py` copies it once more
+(`permute_v2`/`merge_qkv_v2` for q, k, v; `.contiguous()` of wo's transposed view), whatever the TP.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 
 LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
-MLP_SLICE = 14_336 * 4_096 * 2  # one rank's MLP matrix at TP 1, bf16: 112 MiB
+ATTENTION = 2 * (32 + 8 + 8 + 32) * 128 * 4_096 * 2  # q, k, v, o read whole and copied once, bf16: 160 MiB
 
 
 def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
@@ -48,10 +48,10 @@ def _half_width(plan: dict) -> float:
 @pytest.mark.parametrize(
     ("version", "tp", "leftover"),
     [
-        ("0.8.0", "1", 2 * MLP_SLICE),  # v0.8.0 stages a transposed view: two live copies
-        ("0.7.0", "1", 2 * MLP_SLICE),  # the LM head is staged as stored, the layers' matrices as .t() views
-        ("0.6.2", "1", 2 * MLP_SLICE),  # the first loader that empties no cache
-        ("0.8.0", "2", 2 * MLP_SLICE // 2),  # 7,168 of the MLP's rows a rank
+        ("0.8.0", "1", ATTENTION),
+        ("0.7.0", "1", ATTENTION),
+        ("0.6.2", "1", ATTENTION),  # the first loader that empties no cache
+        ("0.8.0", "2", ATTENTION),  # read whole on the first GPU whatever the TP
         ("0.6.1", "1", 0),  # each shard's reader emptied the cache
         ("0.9.0", "1", 0),  # PR #3570 empties it after conversion
     ],
@@ -71,10 +71,10 @@ def test_the_interval_widens_by_the_leftover_and_the_pytorch_engine_has_none(
     checkpoint = _plan(capsys, "--engine-version", "0.8.0")
     workspace = _plan(capsys, "--engine-version", "0.8.0", "--turbomind-workspace")
     # the budget is size_t(free × 0.8); the interval's half-width is 0.8 × scale × √(Σ errors²)
-    added = 0.8 * checkpoint["interval_scale"] * 2 * MLP_SLICE
+    added = 0.8 * checkpoint["interval_scale"] * ATTENTION
     assert math.isclose(_half_width(checkpoint) ** 2, _half_width(workspace) ** 2 + added**2, rel_tol=1e-6)
     staging = next(step for step in checkpoint["steps"] if "staging" in step["label"])
-    assert "up to 224 MiB more (in the interval)" in staging["note"]
+    assert "about 160 MiB more (in the interval)" in staging["note"]
     pytorch = _plan(capsys, "--engine-version", "0.8.0", "--backend", "pytorch")
     assert _weights_error(pytorch) == _weights_error(workspace)
 
@@ -85,7 +85,7 @@ def test_a_judged_plan_keeps_the_leftover_beside_its_fitted_error(
 ) -> None:
     """A plan judged blind (benchmarks/calibration/evaluate.py) re-reads the book's relative error from fits that left
     its source out (`weights.with_fitted_error`); the staging leftover is the engine's, not the fit's, and stays
-    beside it: root of the squares of the book × the fitted error and 2 × 14,336 × 4,096 × 2 B (v0.8.0, TP 1). At the
+    beside it: root of the squares of the book × the fitted error and 2 × 80 × 128 × 4,096 × 2 B (v0.8.0, TP 1). At the
     committed error the judged term is the one `plan` prints."""
     settings = LaunchSettings(engine="lmdeploy", model=LLAMA_8B, engine_version="0.8.0")
     ledger = predict(load_model(LLAMA_8B), settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
@@ -93,6 +93,6 @@ def test_a_judged_plan_keeps_the_leftover_beside_its_fitted_error(
                      records=1)  # fmt: skip
     judged = preload_estimate(ledger, fits={**CUDA_TOTAL_FITS, **FITS, LOADED_ERROR_KEY: fit}).term(Term.WEIGHTS)
     assert judged is not None
-    assert judged.error_bytes == round(math.hypot(round(judged.bytes * relative_error), 2 * MLP_SLICE))
+    assert judged.error_bytes == round(math.hypot(round(judged.bytes * relative_error), ATTENTION))
     if relative_error == WEIGHTS_RELATIVE_ERROR:
         assert judged.error_bytes == _weights_error(_plan(capsys, "--engine-version", "0.8.0"))

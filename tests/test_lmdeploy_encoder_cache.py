@@ -4,7 +4,14 @@ each expected figure worked by hand from CUDACachingAllocator.cpp's constants (k
 
 from __future__ import annotations
 
-from benchmarks.lmdeploy_encoder_cache import MIB, CachingAllocator, internvl25_8b_shards, replay_encoder_load
+from benchmarks.lmdeploy_encoder_cache import (
+    MIB,
+    CachingAllocator,
+    internvl25_8b_shards,
+    replay_case_3411,
+    replay_encoder_load,
+    replay_export,
+)
 
 
 def test_mid_sized_requests_share_a_20_mib_segment() -> None:
@@ -60,3 +67,24 @@ def test_replay_keeps_the_tower_and_less_than_a_quarter_gib_more() -> None:
     assert held >= 675_166_208
     # far from the 2.0 GiB case 3411 leaves (docs/engines/lmdeploy.md §15.3)
     assert held <= reserved < held + 256 * MIB
+
+
+def test_the_export_alone_keeps_one_layers_staging_and_the_lm_head() -> None:
+    """InternLM2.5-7B's conversion at TP 1 (docs/engines/lmdeploy.md §15.1), segments worked by hand: the embedding's
+    92,553 × 4,096 × 2 = 758,194,176 B rounded up to 2 MiB, 724 MiB (the LM head, the same size, reuses it); the MLP's
+    7 live matrices of 14,336 × 4,096 × 2 B = 112 MiB each, 784 MiB; the attention's wqkv (48 MiB), q (32), k and v
+    (8 each, one 20 MiB segment), wo (32); q's permuted copy (32) and k's (8) carved from wqkv's freed 48, the merged
+    qkv a new 48, wo's contiguous copy in the first 48 again; the norms a 2 MiB small segment. Every later layer
+    reuses them: 724 + 784 + 48 + 32 + 20 + 32 + 48 + 2 = 1,690 MiB."""
+    allocator = CachingAllocator()
+    replay_export(allocator)
+    assert allocator.reserved == 1_690 * MIB
+
+
+def test_case_3411_torch_holds_more_than_the_lm_head_when_turbomind_counts() -> None:
+    """After the ImageEncoder and the export: the tower, the LM head's 724 MiB segment and the MLP's 784 MiB that the
+    staging charge now counts, the attention's 182 MiB and the encoder's fragments beside them."""
+    tower, after_encoder, counted = replay_case_3411()
+    assert after_encoder - tower < 256 * MIB
+    assert counted - tower >= (724 + 784) * MIB
+    assert counted - after_encoder <= 1_690 * MIB

@@ -128,14 +128,16 @@ def _staged(ledger: Ledger) -> int | None:
 @pytest.mark.parametrize(
     ("flags", "staged"),
     [
-        # §15.1 (v0.8.0, PR #3423): the LM head staged transposed and made contiguous: 2 × 128,256 × 4,096 × 2 B (bf16)
-        (["--engine-version", "0.8.0"], 2 * 128_256 * 4_096 * 2),
-        # its rank slice at TP 2: 128,256 / 2 = 64,128 rows (the vocabulary divides: no `pad_weight` rows)
-        (["--engine-version", "0.8.0", "--tp", "2"], 2 * 64_128 * 4_096 * 2),
+        # §15.1 (v0.8.0, PR #3423): the LM head staged transposed and made contiguous: 2 × 128,256 × 4,096 × 2 B (bf16),
+        # beside one layer's MLP: 3 matrices of 14,336 × 4,096 read whole, their 3 zero-pad clones, one rank slice
+        (["--engine-version", "0.8.0"], 2 * 128_256 * 4_096 * 2 + 7 * 14_336 * 4_096 * 2),
+        # its rank slice at TP 2: 128,256 / 2 = 64,128 rows (the vocabulary divides: no `pad_weight` rows); the MLP's
+        # matrices are read whole whatever the TP, the slice made contiguous is 7,168 rows
+        (["--engine-version", "0.8.0", "--tp", "2"], 2 * 64_128 * 4_096 * 2 + (6 * 14_336 + 7_168) * 4_096 * 2),
         # PR #2621's loader (v0.6.2) is the first without the per-shard empty_cache; until v0.8.0 the LM head is
         # staged as it is stored (contiguous rows): one copy
-        (["--engine-version", "0.6.2"], 128_256 * 4_096 * 2),
-        (["--engine-version", "0.7.3"], 128_256 * 4_096 * 2),
+        (["--engine-version", "0.6.2"], 128_256 * 4_096 * 2 + 7 * 14_336 * 4_096 * 2),
+        (["--engine-version", "0.7.3"], 128_256 * 4_096 * 2 + 7 * 14_336 * 4_096 * 2),
         # until v0.6.1 each checkpoint shard's reader emptied torch's cache (BaseReader.clean_up)
         (["--engine-version", "0.6.1"], None),
         (["--engine-version", "0.4.2"], None),
@@ -171,10 +173,11 @@ def test_a_workspace_is_turbominds() -> None:
 
 def test_case_3411_internvl_from_the_hub_before_v0_9() -> None:
     """Case 3411 (InternVL2.5-8B-MPO on an A100 80GB, a main build of mid-April 2025 whose version.py says
-    0.7.2.post1, before PR #3423: 6,214 blocks of 8 MiB logged; lmdeploy.md §15.4). The staging is 92,553 × 4,096
-    × 2 B (InternLM2.5-7B's LM head, bf16, one copy):
-    758,194,176 × 0.8 / 8 MiB = 72.3 blocks fewer than the same plan from v0.9.0, all of them toward the log's count
-    (the plan stays above it)."""
+    0.7.2.post1, before PR #3423: 6,214 blocks of 8 MiB logged; lmdeploy.md §15.1, §15.4). The staging is
+    InternLM2.5-7B's LM head, 92,553 × 4,096 × 2 B = 758,194,176 (bf16, one copy), and one layer's MLP: w1, w2, w3
+    (14,336 × 4,096 × 2 B = 117,440,512 each) read whole, their three zero-pad clones and one contiguous copy, 7 ×
+    117,440,512 = 822,083,584: 1,580,277,760 × 0.8 / 8 MiB = 150.7 blocks fewer than the same plan from v0.9.0,
+    all of them toward the log's count (the plan stays above it)."""
     model = load_model(str(CONFIGS.parent / "calibration" / "configs" / "OpenGVLab--InternVL2_5-8B-MPO.RECONSTRUCTED.json"))
 
     def blocks(version: str) -> tuple[int, int | None]:
@@ -183,8 +186,8 @@ def test_case_3411_internvl_from_the_hub_before_v0_9() -> None:
         return ledger.engine.num_blocks, _staged(ledger)
 
     (before, staged), (after, _) = blocks("0.7.2.post1"), blocks("0.9.0")
-    assert staged == 758_194_176
-    assert after - before in (72, 73)
+    assert staged == 758_194_176 + 822_083_584
+    assert after - before in (150, 151)
     assert before > 6_214
 
 

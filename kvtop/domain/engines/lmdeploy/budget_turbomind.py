@@ -104,16 +104,46 @@ def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
 
 def export_staging_bytes(inputs: EngineInputs) -> int:
     """What torch's caching allocator still holds on the first GPU when TurboMind (v0.6.2 – v0.8.x) measures free
-    memory after converting a Hugging Face checkpoint (docs/engines/lmdeploy.md §15.1): at least the copies of the
-    largest tensor it staged live at once, the LM head's rank slice (vocabulary padded to a multiple of TP,
-    `pad_weight`). 0 in the releases that empty the cache, for a workspace, or where the free memory is measured."""
+    memory after converting a Hugging Face checkpoint (docs/engines/lmdeploy.md §15.1): the segments of the largest
+    set of tensors staged live at once, one layer's MLP (`layer_staging_bytes`), and the LM head's rank slice × its
+    live copies (vocabulary padded to a multiple of TP, `pad_weight`) where that slice is larger than an MLP matrix:
+    a smaller one is carved from the layers' freed segments (the embedding and head are staged after a shard's
+    layers). 0 in the releases that empty the cache, for a workspace, or where the free memory is measured."""
     s, model = inputs.settings, inputs.model
     if s.turbomind_workspace or inputs.measured.free_after_load_bytes is not None:
         return 0
     copies = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version).value
     tp = max(inputs.layout.tp, 1)
     rows = -(-model.vocab_size // tp)  # ceil: the vocabulary padded to a multiple of TP, one rank's slice
-    return copies * rows * model.hidden_size * model.dtype_bytes
+    head = rows * model.hidden_size * model.dtype_bytes
+    layers = layer_staging_bytes(model, s, inputs.version, tp)
+    if layers and head <= _mlp_matrix_bytes(model):
+        return layers
+    return copies * head + layers
+
+
+def layer_staging_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion, tp: int) -> int:
+    """One layer's MLP staged through torch, all live at once (§15.1, `TURBOMIND_LAYER_STAGING_ERAS`): its three
+    matrices read whole, their zero-pad clones, and one rank slice made contiguous. The cache keeps those segments
+    and every later layer reuses them. 0 for a workspace, outside the era, or for a quantized checkpoint, whose
+    reader unpacks on the GPU in other shapes (not modelled: `staging_leftover_bytes` keeps it as error)."""
+    if settings.turbomind_workspace or model.quant.quantized:
+        return 0
+    return _mlp_staging(model, version, tp)
+
+
+def _mlp_staging(model: ModelSpec, version: ResolvedVersion, tp: int) -> int:
+    whole = era_for(TURBOMIND_LAYER_STAGING_ERAS, version).value
+    rows = _mlp_rows(model)
+    return (whole * rows + -(-rows // max(tp, 1))) * model.hidden_size * model.dtype_bytes if whole else 0
+
+
+def _mlp_rows(model: ModelSpec) -> int:
+    return max((model.intermediate_size, *model.layer_intermediate))
+
+
+def _mlp_matrix_bytes(model: ModelSpec) -> int:
+    return _mlp_rows(model) * model.hidden_size * model.dtype_bytes
 
 
 def held_zero_point_bytes(inputs: EngineInputs) -> int:
@@ -125,17 +155,17 @@ def held_zero_point_bytes(inputs: EngineInputs) -> int:
 
 
 def staging_leftover_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion, tp: int) -> int:
-    """The error of the staging charge (docs/engines/lmdeploy.md §15.1): `export_staging_bytes` is a lower bound,
-    since the smaller tensors staged before the LM head leave segments in torch's cache too (tens to hundreds of
-    MiB). Each layer's tensors are staged one at a time (`BaseOutputModel.export_weight`: `.cuda().contiguous()`),
-    each reusing the last one's cached segment, so what stays is the largest layer matrix's rank slice, the MLP's
-    (`ceil(intermediate / tp) × hidden × dtype bytes`), × its live copies: two from v0.6.2, where the layers are
-    staged as transposed views (`TURBOMIND_LAYER_STAGING_ERAS`), whatever the LM head's. 0 where nothing is staged."""
-    if settings.turbomind_workspace:
+    """The error of the staging charge (docs/engines/lmdeploy.md §15.1): the attention's staging leaves segments of
+    its own beside the MLP's. Its projections are read whole (`to_cuda`, whatever the TP) and each is copied once
+    more (q/k/v reordered, `permute_v2`, `merge_qkv_v2`'s cat, wo made contiguous): about 2 × (q, k, v and o
+    matrices), an estimate (the allocator's packing decides; a replay of InternVL2.5-8B's gives 180 MiB against
+    160, benchmarks/lmdeploy_encoder_cache.py). A quantized checkpoint's MLP staging, not charged, is in it too.
+    0 where nothing is staged (a workspace, outside the era)."""
+    if settings.turbomind_workspace or not era_for(TURBOMIND_LAYER_STAGING_ERAS, version).value:
         return 0
-    copies = era_for(TURBOMIND_LAYER_STAGING_ERAS, version).value
-    rows = -(-model.intermediate_size // max(tp, 1))
-    return copies * rows * model.hidden_size * model.dtype_bytes
+    outputs = 2 * (model.num_attention_heads + model.num_kv_heads) * model.head_dim  # q, k, v, o
+    attention = 2 * outputs * model.hidden_size * model.dtype_bytes  # read whole and copied once: not by TP
+    return attention + (_mlp_staging(model, version, tp) if model.quant.quantized else 0)
 
 
 def held_page_bytes(inputs: EngineInputs) -> int | None:
@@ -194,15 +224,21 @@ def _blocks(
     staged = export_staging_bytes(inputs)
     if staged:
         era = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version)
+        layers = layer_staging_bytes(inputs.model, s, inputs.version, inputs.layout.tp)
         leftover = staging_leftover_bytes(inputs.model, s, inputs.version, inputs.layout.tp)
+        head = (f"the LM head's rank slice × {era.value} ({(staged - layers) / MIB:,.0f} MiB): {era.source}"
+                if staged > layers else "the LM head's slice fits the layers' freed segments")  # fmt: skip
+        mlp = (f"one layer's MLP: 3 matrices read whole, their 3 zero-pad clones and one rank slice made contiguous "
+               f"({layers / MIB:,.0f} MiB: {era_for(TURBOMIND_LAYER_STAGING_ERAS, inputs.version).source})"
+               if layers else "a quantized checkpoint's layer staging: not modelled")  # fmt: skip
         steps.append(BudgetStep(label="− torch's cache of the weights' staging (first GPU)", bytes=-staged,
-                                note=f"the LM head's rank slice × {era.value}: {era.source}; a lower bound: the "
-                                     f"smaller tensors' segments may hold up to {leftover / MIB:,.0f} MiB more "
-                                     "(in the interval)"))  # fmt: skip
+                                note=f"{mlp}; {head}; the attention's segments may hold about "
+                                     f"{leftover / MIB:,.0f} MiB more (in the interval)"))  # fmt: skip
         notes.append("a Hugging Face checkpoint is copied into TurboMind through torch on the first GPU, whose cache "
-                     f"keeps the LM head's staging before LMDeploy {inputs.version.label} measures free memory "
-                     "(v0.6.2 – v0.8.x); a converted workspace stages nothing: kvtop's own --turbomind-workspace "
-                     "says the model path is one (not an LMDeploy flag: LMDeploy tells it by its triton_models/)")  # fmt: skip
+                     f"keeps the layers' and the LM head's staging before LMDeploy {inputs.version.label} measures "
+                     "free memory (v0.6.2 – v0.8.x); a converted workspace stages nothing: kvtop's own "
+                     "--turbomind-workspace says the model path is one (not an LMDeploy flag: LMDeploy tells it by "
+                     "its triton_models/)")  # fmt: skip
         free -= staged
     budget = int(free * ratio)
     label = "object cache: size_t(free × {:g})" if share == "object_cache" else "size_t(free × {:g})"

@@ -44,7 +44,7 @@ START_MEASURES = StartMeasures(source=(
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='lmdeploy', factor=1.0691, records=4, sources=4,
+    engine='lmdeploy', factor=1.0, records=4, sources=4,
 )
 # END FITTED
 
@@ -55,7 +55,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the context before the weights load, the weights; where TurboMind stages a checkpoint through
-    torch (v0.6.2 – v0.8.x, §15.1), the weights' error holds the staging's leftover, which its charge leaves out,
+    torch (v0.6.2 – v0.8.x, §15.1), the weights' error holds the attention's staging, which its charge leaves out,
     and where it cudaMallocs each tensor (≤ v0.5.x, §15.7) the pages' charge, whose page size is assumed."""
     found = free_memory_terms("lmdeploy.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
     leftover, pages = _staging_leftover(inputs), _pages(inputs)
@@ -105,7 +105,7 @@ def _with_beside(weights: TermEstimate, leftover: int, pages: int | None) -> Ter
     basis = weights.basis
     if leftover:
         basis += (f"; ± {leftover / MIB:,.0f} MiB of torch's cache the staging charge leaves out "
-                  "(the largest layer matrix's rank slice × its copies, lmdeploy.md §15.1)")  # fmt: skip
+                  "(the attention's projections read whole and copied once, lmdeploy.md §15.1)")  # fmt: skip
     if pages:
         basis += (f"; ± {pages / MIB:,.0f} MiB: the pages each weight tensor's cudaMalloc leaves unused, charged "
                   "with a page size assumed (lmdeploy.md §15.7)")  # fmt: skip

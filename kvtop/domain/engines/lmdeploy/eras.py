@@ -70,13 +70,17 @@ TURBOMIND_EXPORT_STAGING_ERAS: Eras[int] = Eras((
     Era("0.8.0", 2, "PR #3423 (2025-04-22) module.py Misc: save_split(output_weight.t(), split_dim=1)"),
     Era("0.9.0", 0, "PR #3570 (2025-05-19) 'perform torch.cuda.empty_cache() after conversion'"),
 ))
-# §15.1: the layers' matrices are staged as transposed views from the start of that loader (`module.py` Ffn:
-# `w1, w2, w3 = map(transpose, w123)`, `transpose(x) = x.t()`; w1/w3 split over their last dimension, a dense view
-# at any TP): `.cuda()` keeps the view's strides and `.contiguous()` copies it, two live copies of the MLP's rank
-# slice, whatever the LM head's era. The value: copies of the largest layer matrix the cache keeps.
+# §15.1: each layer's MLP is staged with all of these live at once (read at v0.6.2, v0.7.0, v0.7.3, main 3f414b595 of
+# 2025-04-16 and v0.8.0): its three matrices read whole onto the GPU by the reader (`policy.to_cuda`, the input policy
+# of a 16-bit checkpoint: `LlamaReader._ffn`/`InternLM2Reader._ffn` call `self.transform`), a clone of each made by
+# its zero pad (`module.py` `Ffn._export`: `pad_out_dims(w1)`, `pad_out_dims(w3)`, `pad_in_dims(w2)`; torch's
+# `constant_pad_nd` returns `clone()` when no pad is positive), and the contiguous copy of one rank slice
+# (`export_weight`: `param.cuda().contiguous()` of a transposed view, one slice at a time). The value: whole
+# matrices live beside that slice. The cache keeps their segments, since nothing empties it.
 TURBOMIND_LAYER_STAGING_ERAS: Eras[int] = Eras((
     Era("", 0, "source_model/base.py ≤ v0.6.1: BaseReader.clean_up ends with torch.cuda.empty_cache() per shard"),
-    Era("0.6.2", 2, "module.py v0.6.2 Ffn._export: map(transpose, w123), save_split(w1, split_dim=-1)"),
+    Era("0.6.2", 6, "v0.6.2 policy.py to_cuda (the reader's copies) + module.py Ffn._export pad_out_dims/pad_in_dims "
+                    "(clones) + target_model/base.py export_weight .cuda().contiguous() (one rank slice)"),
     Era("0.9.0", 0, "PR #3570 (2025-05-19) 'perform torch.cuda.empty_cache() after conversion'"),
 ))
 # §15.7: each weight tensor its own cudaMalloc (`deviceMalloc`, utils/memory_utils.cu), rounded by the driver to
