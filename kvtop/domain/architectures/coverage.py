@@ -31,7 +31,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
     "MultiModalityCausalLM",  # Janus: language_config (a LlamaConfig); its towers: towers_janus
     "Gemma3nForConditionalGeneration",  # text_config (Gemma3nTextConfig); its towers and embedders: towers_gemma3n
-    # speech models whose audio encoder and projector are tower data (towers_audio, towers_catalog's audio block)
+    # speech models whose audio encoder and projector are tower data (towers_audio, towers_catalog_audio)
     "Qwen2AudioForConditionalGeneration", "AudioFlamingo3ForConditionalGeneration",
     "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
     "Qwen3OmniMoeForConditionalGeneration", "Qwen3ASRForConditionalGeneration",

@@ -29,7 +29,7 @@ split with it, a row-parallel layer's bias, the norms, the patch embedding and t
 Where engines shard a part differently (a position table, replicated linears, a projector, a padded MLP) the
 TowerSpec names it and each engine's `architectures.TOWER_SPLIT` says how it does. The tower lives on the first
 pipeline stage. The descriptions themselves (one `Tower` per family, and the tower each outer model_type
-builds) are in towers_catalog.py; this module reads them.
+builds) are in towers_catalog.py, the audio-only towers in towers_catalog_audio.py; this module reads them.
 """
 
 from __future__ import annotations

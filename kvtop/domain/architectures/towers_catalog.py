@@ -1,6 +1,8 @@
 """Every vision tower kvtop describes, as data: one `Tower` per family (its config class, its source, its class
-defaults and the kind `towers.read_tower` reads it with), and `BY_OUTER_TYPE`, the tower each outer config
-model_type builds. The architecture tables name these; `towers.py` reads them.
+defaults and the kind `towers.read_tower` reads it with), and the lookup tables: `BY_OUTER_TYPE`, the tower each
+outer config model_type builds, `AUDIO_BY_OUTER_TYPE` (the speech and omni towers among them) and
+`TOWERS_BY_CLASS`, the tower a class builds whatever its model_type. The audio-only towers with no family module
+of their own are in towers_catalog_audio.py. The architecture tables name these; `towers.py` reads them.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from kvtop.domain.architectures import (
     towers_mistral_format,
     towers_mllama,
     towers_molmo,
-    towers_moss,
     towers_nvila,
     towers_nvlm,
     towers_onevision2,
@@ -40,6 +41,7 @@ from kvtop.domain.architectures import (
     towers_ultravox,
     towers_voxtral,
 )
+from kvtop.domain.architectures import towers_catalog_audio as audio
 from kvtop.domain.architectures.towers_fields import Tower
 
 _QWEN3_VISION = {
@@ -390,31 +392,15 @@ MOONDREAM3 = Tower(
 # replicated projector, as SGLang 0.5.23 mllama.py builds them (towers_mllama; MllamaVisionConfig's defaults there)
 MLLAMA = Tower(towers_mllama.CONFIG_CLASS, towers_mllama.SOURCE, kind="mllama", absent_default={})
 
-# --- Audio encoders (towers_audio: the `audio_config` section; audio_counted: no audio note) ---
-_WHISPER_LARGE = {"d_model": 1280, "encoder_layers": 32, "encoder_ffn_dim": 5120, "num_mel_bins": 128,
-                  "max_source_positions": 1500}  # fmt: skip
-# Qwen2-Audio: transformers' Qwen2AudioEncoder (a Whisper encoder) and Qwen2AudioMultiModalProjector, built whole
-# by vLLM 0.33.0 and SGLang 0.5.23 qwen2_audio.py; Qwen2AudioEncoderConfig's class defaults where a field is absent,
-# and where the section is: transformers 5.20.2 Qwen2AudioConfig.sub_configs_defaults builds it with Whisper-large's
-# sizes (d_model 1280, 32 layers, ffn 5120, 128 mel bins, 1500 positions)
-QWEN2_AUDIO = Tower(
-    "Qwen2AudioEncoderConfig", "transformers models/qwen2_audio; vLLM 0.33.0 / SGLang 0.5.23 qwen2_audio.py",
-    _WHISPER_LARGE, kind="qwen2_audio", section="audio_config", audio_counted=True,
-    absent_default={},
-)  # fmt: skip
-# AudioFlamingo3: vLLM 0.33.0 audioflamingo3.py (AudioFlamingo3Encoder, a Qwen2AudioEncoder, and a two-linear
-# projector, whole); AudioFlamingo3EncoderConfig's class defaults (Whisper-large's sizes) where a field is absent
-AUDIOFLAMINGO3 = Tower(
-    "AudioFlamingo3EncoderConfig", "transformers models/audioflamingo3; vLLM 0.33.0 audioflamingo3.py",
-    _WHISPER_LARGE, kind="audioflamingo3", section="audio_config", audio_counted=True, absent_default={},
-)  # fmt: skip
+# --- Omni towers: a vision transformer and an audio encoder (towers_audio; audio_counted: no audio note). The
+# audio-only towers with no family module of their own are in towers_catalog_audio.py ---
 # Qwen2.5-Omni's thinker (the section vLLM 0.33.0 builds: nesting.SERVED_SECTION): Qwen2.5-VL's vision transformer
 # (Qwen2_5OmniVisionEncoderConfig's class defaults, Qwen2.5-VL's switches) and Qwen2_5OmniAudioEncoder
 # (Qwen2_5OmniAudioEncoderConfig's defaults: Whisper-large's sizes, output_dim 3584: towers_audio.OmniAudioFields)
 QWEN2_5_OMNI = Tower(
     "Qwen2_5OmniVisionEncoderConfig", "transformers models/qwen2_5_omni; vLLM 0.33.0 qwen2_5_omni_thinker.py, qwen2_5_vl.py",
     QWEN2_5_VL.defaults, kind="qwen2_5_omni", norm_bias=False, patch_bias=False, position_table=False,
-    mlp_gated=True, audio_counted=True, audio_defaults=_WHISPER_LARGE, absent_default={},
+    mlp_gated=True, audio_counted=True, audio_defaults=audio.WHISPER_LARGE, absent_default={},
 )  # fmt: skip
 # Qwen3-Omni-MoE's thinker (vLLM 0.33.0 qwen3_omni_moe_thinker.py): Qwen3-VL's vision transformer with deepstack
 # mergers (Qwen3OmniMoeVisionEncoderConfig's defaults) and Qwen3OmniMoeAudioEncoder (Whisper-large's sizes;
@@ -422,56 +408,31 @@ QWEN2_5_OMNI = Tower(
 QWEN3_OMNI = Tower(
     "Qwen3OmniMoeVisionEncoderConfig", "transformers models/qwen3_omni_moe; vLLM 0.33.0 qwen3_omni_moe_thinker.py",
     {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, kind="qwen3_omni", deepstack=True,
-    audio_counted=True, audio_defaults=_WHISPER_LARGE, absent_default={"image_size": 768},
-)  # fmt: skip
-# Qwen3-ASR's thinker: the same audio encoder alone (vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py; vLLM's
-# Qwen3ASRConfig's audio defaults are Whisper-large's sizes)
-QWEN3_ASR = Tower(
-    "Qwen3ASRAudioEncoderConfig", "vLLM 0.33.0 configs/qwen3_asr.py, qwen3_asr.py; SGLang 0.5.23 qwen3_asr.py",
-    _WHISPER_LARGE, kind="qwen3_asr", section="audio_config", audio_counted=True, absent_default={},
-)  # fmt: skip
-# Granite-Speech (and -Plus): vLLM 0.33.0 granite_speech.py's Conformer CTC encoder and Q-Former projector
-GRANITE_SPEECH = Tower(
-    "GraniteSpeechEncoderConfig", "transformers models/granite_speech; vLLM 0.33.0 granite_speech.py, blip2.py",
-    kind="granite_speech", section="encoder_config", audio_counted=True, absent_default={},
+    audio_counted=True, audio_defaults=audio.WHISPER_LARGE, absent_default={"image_size": 768},
 )  # fmt: skip
 # MiMo-V2.5 (`mimo_v2` with a vision_config: vLLM 0.33.0 builds MiMoV2OmniForCausalLM): its ViT and audio encoder
 MIMO_V2_OMNI = Tower(
     towers_mimo.CONFIG_CLASS, towers_mimo.SOURCE, kind="mimo_v2_omni", audio_counted=True,
     notes=(towers_mimo.AUDIO_TOKENIZER_NOT_MODELLED,),
 )  # fmt: skip
-# GLM-ASR: GlmAsrEncoder and GlmAsrMultiModalProjector (towers_audio.glm_asr), built its own way by each engine
-GLM_ASR = Tower(
-    "GlmAsrEncoderConfig", "transformers models/glmasr; vLLM 0.33.0 glmasr.py; SGLang 0.5.23 glmasr.py",
-    kind="glm_asr", section="audio_config", audio_counted=True, absent_default={},
-)  # fmt: skip
-# MOSS-Transcribe-Diarize (towers_moss): WhisperConfig's class defaults where audio_config leaves a field out; where the
-# file has no audio_config, vLLM 0.33.0's MossTranscribeDiarizeConfig fills in Whisper-medium's sizes
-MOSS_TD = Tower(
-    towers_moss.CONFIG_CLASS, towers_moss.SOURCE, kind="moss_td", section="audio_config", audio_counted=True,
-    absent_default={"num_mel_bins": 80, "d_model": 1024, "encoder_layers": 24, "encoder_attention_heads": 16,
-                    "encoder_ffn_dim": 4096, "max_source_positions": 1500},
-)  # fmt: skip
-# MOSS-Audio (towers_moss): vLLM 0.33.0 moss_audio.py MossAudioEncoderConfig's defaults where a field is absent
-MOSS_AUDIO = Tower("MossAudioEncoderConfig", towers_moss.SOURCE, kind="moss_audio", section="audio_config",
-                   audio_counted=True, absent_default={})  # fmt: skip
-# Towers read by the class a config names, where its model_type is a text-only entry's (Fun-ASR's config is a
-# Qwen3Config: model_type qwen3)
 # GLM-4V-9B's EVA2-CLIP and GLU projector (towers_eva2clip): its config is a ChatGLM one (model_type chatglm, shared
 # with the text-only GLM-4-9B) with a `vision_config` vLLM reads with no defaults (none filled in where absent)
 EVA2CLIP = Tower(towers_eva2clip.CONFIG_CLASS, towers_eva2clip.SOURCE, kind="eva2clip")
 # Step3-VL-10B (StepVLForConditionalGeneration, model_type step_robotics: its checkpoint's own configuration class)
 # builds Step-3.7's PerceptionEncoder and vit_large_projector in both engines (towers_step.STEP_VL_SOURCE)
 STEP_VL = Tower("StepRoboticsConfig.vision_config", towers_step.STEP_VL_SOURCE, kind="step3p7")
+# Towers read by the class a config names, where its model_type is a text-only entry's (Fun-ASR's config is a
+# Qwen3Config: model_type qwen3)
 TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER,
                                         "GLM4VForCausalLM": EVA2CLIP,
                                         "StepVLForConditionalGeneration": STEP_VL, **towers_keye.TOWERS_BY_CLASS}  # fmt: skip
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
-    "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
-    "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
-    "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH, "glmasr": GLM_ASR,
-    "moss_transcribe_diarize": MOSS_TD, "moss_audio": MOSS_AUDIO, towers_dasheng.OUTER_TYPE: towers_dasheng.TOWER,
+    "qwen2_audio": audio.QWEN2_AUDIO, "audioflamingo3": audio.AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
+    "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": audio.QWEN3_ASR,
+    "granite_speech": audio.GRANITE_SPEECH, "granite_speech_plus": audio.GRANITE_SPEECH, "glmasr": audio.GLM_ASR,
+    "moss_transcribe_diarize": audio.MOSS_TD, "moss_audio": audio.MOSS_AUDIO,
+    towers_dasheng.OUTER_TYPE: towers_dasheng.TOWER,
     towers_kimi_audio.OUTER_TYPE: towers_kimi_audio.TOWER, towers_funaudiochat.OUTER_TYPE: towers_funaudiochat.TOWER,
     "fireredasr2": FIREREDASR2,  # also the entry's tower (by class name, whatever the model_type)
     towers_voxtral.OUTER_TYPE: towers_voxtral.TOWER, towers_ultravox.OUTER_TYPE: towers_ultravox.TOWER,
