@@ -19,8 +19,13 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_configs import REGISTRY_DATA
-from benchmarks.engine_diff.registry_judge import judge, kvtop_answer
+from benchmarks.engine_diff.registry_configs import (
+    REGISTRY_DATA,
+    config_for_class,
+    default_configs,
+    variant_configs,
+)
+from benchmarks.engine_diff.registry_judge import configs_by_name, judge, kvtop_answer
 from benchmarks.engine_diff.registry_sweep import load_rows
 from kvtop.domain.model import LayerKind
 from kvtop.domain.model_config import model_from_config
@@ -115,3 +120,15 @@ def test_exaone4_5_read_generically_holds_its_windows_beyond_the_window(
         and plan["tokens"] == int(blocks / per_request * positions) == tokens[tp - 1]
     )
     assert judge("vllm", "0.33.0", row).verdict == "equal"
+
+
+def test_a_variant_config_is_judged_with_its_class_but_never_chosen_for_it() -> None:
+    """`<Class>--<what>.json` under the composed configs: read as the class's, swept beside its config."""
+    chosen = config_for_class(default_configs())
+    assert chosen["SolarForCausalLM"].name == CONFIGS[2048]
+    variants = {c.name: c.architecture for c in variant_configs()}
+    assert variants[CONFIGS[4096]] == "SolarForCausalLM"
+    assert (
+        configs_by_name()[CONFIGS[4096]].context() == 4096
+        and configs_by_name()[CONFIGS[2048]].context() == 2048
+    )
