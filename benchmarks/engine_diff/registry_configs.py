@@ -26,6 +26,7 @@ from kvtop.domain.mistral_params import PARSER_POSITIONS
 DATA = REPO / "tests" / "data"
 REGISTRY_DATA = DATA / "engine_diff" / "registry"
 DEFAULT_CONFIGS = REGISTRY_DATA / "configs"
+VARIANT = "--"  # `<Class>--<what>.json` under DEFAULT_CONFIGS: a second composed config of the class
 REGISTRIES = DATA / "architectures" / "engine_registries.json"
 REGISTRY_KEYS = {"vllm": ("vllm_text_generation", "vllm_multimodal"), "sglang": ("sglang",)}
 NOT_CONFIGS = ("transformers_params.json",)
@@ -218,7 +219,16 @@ def real_configs() -> list[ConfigFile]:
 
 
 def default_configs() -> list[ConfigFile]:
-    return [ConfigFile(f"default--{p.stem}", p, p.stem, False) for p in sorted(DEFAULT_CONFIGS.glob("*.json"))]
+    """The composed configs, one per class (`<Class>.json`) first, then a class's variants (`<Class>--<what>.json`:
+    a second composed config judging what the first cannot, e.g. a context beyond a window), never chosen as the
+    class's config (config_for_class) but swept with it under `--set classes`."""
+    paths = sorted(DEFAULT_CONFIGS.glob("*.json"), key=lambda p: (p.stem.split(VARIANT)[0], VARIANT in p.stem, p.stem))
+    return [ConfigFile(f"default--{p.stem}", p, p.stem.split(VARIANT)[0], False) for p in paths]
+
+
+def variant_configs() -> list[ConfigFile]:
+    """The composed variants (`<Class>--<what>.json`) of default_configs."""
+    return [c for c in default_configs() if VARIANT in c.path.stem]
 
 
 def registered(engine: str) -> list[str]:

@@ -23,6 +23,7 @@ from benchmarks.engine_diff.registry_configs import (
     default_configs,
     planned_classes,
     real_configs,
+    variant_configs,
 )
 from benchmarks.engine_diff.registry_judge import (
     BOTH_REFUSE,
@@ -97,6 +98,9 @@ def _class_cell(rows: list[Judged]) -> str:
 
 def class_table(results: dict[str, list[Judged]]) -> tuple[list[str], dict[str, Counter[str]]]:
     chosen = config_for_class(real_configs() + default_configs())
+    variants: dict[str, list[str]] = {}
+    for variant in variant_configs():  # a class's second composed config, judged with its first
+        variants.setdefault(variant.architecture, []).append(variant.name)
     kinds = {name: (kind, why) for e in SWEPT for name, kind, why in planned_classes(e)}
     lines = ["| class | kvtop | config | vLLM 0.33.0 | SGLang 0.5.23 |", "|---|---|---|---|---|"]
     counts: dict[str, Counter[str]] = {e: Counter() for e in SWEPT}
@@ -118,11 +122,13 @@ def class_table(results: dict[str, list[Judged]]) -> tuple[list[str], dict[str, 
                 cell = f"no config at hand: {one_line(no_config.get(name, ''), 100)}"
                 counts[engine]["no config"] += 1
             else:
-                rows = [r for r in results[engine] if r.config == config.name]
+                names = {config.name, *variants.get(name, ())}
+                rows = [r for r in results[engine] if r.config in names]
                 cell = _class_cell(rows)
                 counts[engine][cell.split(":", 1)[0]] += 1
             cells.append(cell.replace("|", "/"))
         source = "—" if config is None else ("default: " if not config.real else "") + f"`{config.name}`"
+        source += "".join(f", `{v}`" for v in variants.get(name, ()) if config is not None)
         lines.append(f"| {name} | {kind} | {source} | {cells[0]} | {cells[1]} |")
     return lines, counts
 

@@ -44,6 +44,7 @@ from benchmarks.engine_diff.registry_configs import (
     default_configs,
     planned_classes,
     real_configs,
+    variant_configs,
 )
 from benchmarks.engine_diff.run import HERE, _env, relative_paths
 from benchmarks.engine_diff.venvs import CACHE, ensure_venv
@@ -269,7 +270,9 @@ def main() -> int:
     else:
         planned = {name for name, kind, _ in planned_classes(args.engine) if kind != "not_modelled"}
         chosen = config_for_class(real_configs() + default_configs())
+        variants = [c for c in variant_configs() if c.architecture in planned]
         configs = sorted({c.name: c for n, c in chosen.items() if n in planned}.values(), key=lambda c: c.name)
+        configs += variants
     if args.only:
         configs = [c for c in configs if c.name in args.only.split(",")]
     if args.skip_done:

@@ -3,7 +3,7 @@ notes `kvtop plan` prints for the model, from `ModelSpec.reading_notes` and `Mod
 names not modelled is refused there with its reason.
 
 Before: loading a class read through an entry that does not list it (HyperCLOVAX's over Qwen3-VL's text entry) or a
-model_type read generically (plamo3) planned in the TUI with no word of either, where `plan` printed both notes.
+model_type read generically (teleflm) planned in the TUI with no word of either, where `plan` printed both notes.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ async def test_the_planner_shows_how_a_model_was_read(make_app, healthy_snapshot
     keye = tmp_path / "keye.json"
     keye.write_text(json.dumps(unchecked_config()))
     llama = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
-    plamo = tmp_path / "plamo.json"
-    plamo.write_text(json.dumps(llama | {"architectures": ["Plamo3ForCausalLM"], "model_type": "plamo3"}))
+    teleflm = tmp_path / "teleflm.json"
+    teleflm.write_text(json.dumps(llama | {"architectures": ["TeleFLMForCausalLM"], "model_type": "teleflm"}))
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(200, 50)) as pilot:
         screen = await open_planner(pilot)
@@ -60,12 +60,12 @@ async def test_the_planner_shows_how_a_model_was_read(make_app, healthy_snapshot
         await load(pilot, screen, str(keye))
         assert box.display and notes(screen) == f"{KEYE_NOTE} {KEYE_AT_059}"
 
-        await load(pilot, screen, str(plamo))
+        await load(pilot, screen, str(teleflm))
         assert notes(screen).startswith(
-            "note: not modelled: generic reading: no architecture entry for 'plamo3'; assumed "
+            "note: not modelled: generic reading: no architecture entry for 'teleflm'; assumed "
         )
         assert notes(screen).endswith(
-            "; not checked against the engines' model code note: whether SGLang 0.5.9 registers Plamo3ForCausalLM is "
+            "; not checked against the engines' model code note: whether SGLang 0.5.9 registers TeleFLMForCausalLM is "
             "not checked: kvtop read its registry at 0.5.6.post2, 0.5.23 only"
         )
 

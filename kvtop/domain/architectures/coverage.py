@@ -381,7 +381,7 @@ GENERIC: frozenset[str] = frozenset({
     "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
     "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",
     "Phi4ForCausalLMV",
-    "SolarForCausalLM", "Step1ForCausalLM",
+    "Step1ForCausalLM",
     "TeleFLMForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip
 

@@ -392,3 +392,9 @@ FLINT: dict[str, DefaultValue] = {
     "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 513, "moe_intermediate_size": 512,
     "shared_expert_intermediate_size": 1024, "num_experts_per_tok": 6, "num_experts": 256,
 }  # fmt: skip
+# SolarConfig (remote code) — upstage/solar-pro-preview-instruct configuration_solar.py, as LoRAX ships its copy
+# (predibase/lorax server/lorax_server/models/custom_modeling/flash_solar_modeling.py @ 52710ea7): Llama's sizes,
+# num_key_value_heads None (→ the heads), and a sliding_window of 2,047 that vLLM applies to every layer
+SOLAR: dict[str, DefaultValue] = {
+    **LLAMA, "sliding_window": 2047, "mlp_bias": False,
+}  # fmt: skip

@@ -147,7 +147,13 @@ def generic_entry(
     if "layer_types" in stated:
         assumed.append("each layer's attention from layer_types")
     elif text.sliding_window:
-        assumed.append("full attention on every layer (the config's sliding_window is not read as a pattern)")
+        # ModelSpec.config_sliding_window: vLLM's CacheConfig window on every layer that gets no per-layer window from
+        # its class (vLLM 0.33.0 layers/attention/attention.py 265-273; docs/engines/vllm.md §3.4; Solar's solar.py)
+        assumed.append(
+            f"the config's sliding_window ({text.sliding_window:,}) on every layer for vLLM, as it windows a class "
+            "that passes no window of its own, full attention for the other engines (a window pattern of the "
+            "class's own is not read)"
+        )
     reading = (
         f"generic reading: no architecture entry for {stated_type or architecture!r}; assumed "
         + "; ".join(assumed)

@@ -192,6 +192,16 @@ DENSE_MORE: tuple[Architecture, ...] = (
     A("plamo3", "Plamo3Config (remote code)", "pfnet/plamo-3-nict configuration_plamo3.py (SGLang's copy @ 33918d47)",
       d.PLAMO3, ("Plamo3ForCausalLM",), layers=EveryNthFull(every=8, window_field="window_size"),
       window_field="window_size", attention=Attention(qk_norm=True), body=POST_NORMS),
+    # Solar (upstage Solar Pro Preview, SolarConfig: remote code): Llama's modules (vLLM 0.33.0 / SGLang 0.5.23 solar.py:
+    # fused qkv with a bias where attention_bias or bias, gated MLP with one where mlp_bias, two norms a layer); the
+    # bskcn_* skip connections blend hidden states in forward and hold no tensor. Its sliding_window has no pattern:
+    # vLLM 0.33.0 passes no per-layer window (solar.py 162-170), so every layer takes CacheConfig's sliding_window
+    # (attention.py 265-273: a SlidingWindowSpec each, the config's window: ModelSpec.config_sliding_window, vllm.md
+    # §3.4); SGLang 0.5.23 passes none to RadixAttention (solar.py 161-169) and lists no Solar in is_hybrid_swa_model
+    # (configs/model_config.py 2651-2697): one full pool, every token kept
+    A("solar", "SolarConfig (remote code)", "upstage/solar-pro-preview-instruct configuration_solar.py (LoRAX's copy "
+      "@ 52710ea7); vLLM 0.33.0 / SGLang 0.5.23 models/solar.py", d.SOLAR, ("SolarForCausalLM",),
+      attention=Attention(bias_fields=("attention_bias", "bias"))),
     # Rnj-1's coming model (vLLM 0.33.0 models/rnj1.py, "an upcoming model", PR #39823): a Gemma3TextConfig read by
     # Gemma-3's modules (q/k norms of head_dim, four norms a layer, the head tied by default), whose layer_types
     # differ: a "chunked_attention" layer keeps a block-local window of sliding_window tokens (Rnj1Attention 141-170:
