@@ -72,7 +72,23 @@ VISION_CONFIG_ELSEWHERE_ERAS: Eras[Mapping[str, str]] = Eras((
         "NemotronH_Nano_VL_V2": "raw_vision_config",
         # configs/qwen3_omni.py Qwen3OmniMoeConfig: thinker_config (Qwen3OmniMoeThinkerConfig) holds vision_config
         "Qwen3OmniMoeForConditionalGeneration": "thinker_config.vision_config",
-    }, "configs/nano_nemotron_vl.py raw_vision_config; configs/qwen3_omni.py thinker_config.vision_config"),
+        # served by the Transformers backend (0.5.23): transformers' Qwen2_5OmniConfig holds it in thinker_config
+        "Qwen2_5OmniForConditionalGeneration": "thinker_config.vision_config",
+    }, "configs/nano_nemotron_vl.py raw_vision_config; configs/qwen3_omni.py, transformers Qwen2_5OmniConfig: "
+       "thinker_config.vision_config"),
+))  # fmt: skip
+# … and the other way: LLaVA's own format names its tower by checkpoint id (`mm_vision_tower`) with no vision section;
+# its checkpoints' model_type `llava` makes transformers' LlavaConfig (configuration_llava.py, 4.57.1 and 5.19.0) fill
+# in its default vision_config, CLIPVisionConfig(hidden_size=1024, num_hidden_layers=24, …), which the factor reads:
+# × 0.95 × 1 (get_config of SGLang 0.5.6.post2 and 0.5.23 over the configs under tests/data). Only where SGLang serves
+# the class as multimodal: LlavaLlama/LlavaQwen/LlavaVid are in multimodal_model_archs (0.5.6.post2, 0.5.23);
+# YiVLForCausalLM is not, and is multimodal from 0.5.23's has_multimodal_subconfig (hf_config is not hf_text_config).
+FILLED_VISION = VisionSpec(num_layers=24, hidden_size=1024)
+_LLAVA_FORMAT = frozenset({"LlavaLlamaForCausalLM", "LlavaQwenForCausalLM", "LlavaVidForCausalLM"})
+VISION_CONFIG_FILLED_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", _LLAVA_FORMAT, "transformers configuration_llava.py LlavaConfig: the default CLIPVisionConfig"),
+    Era("0.5.23", _LLAVA_FORMAT | {"YiVLForCausalLM"},
+        "configs/model_config.py has_multimodal_subconfig makes YiVL multimodal (not checked before 0.5.23)"),
 ))  # fmt: skip  # the `LaunchSettings.flags` key of --enable-multimodal
 
 
@@ -134,9 +150,12 @@ def multimodal_reserve_bytes(
 
 
 def vlm_factor_vision(model: ModelSpec, version: ResolvedVersion) -> tuple[VisionSpec | None, str]:
-    """The `vision_config` §5's VLM factor reads (None: it reads none and leaves the fraction), and, where the config
-    states one the rule does not see (`VISION_CONFIG_ELSEWHERE_ERAS`), why."""
+    """The `vision_config` §5's VLM factor reads (None: it reads none and leaves the fraction): the config's, the one
+    LlavaConfig fills in (`VISION_CONFIG_FILLED_ERAS`), or none, with why, where the config class keeps the config's
+    elsewhere (`VISION_CONFIG_ELSEWHERE_ERAS`)."""
     kept = VISION_CONFIG_ELSEWHERE_ERAS.at(version).get(model.architecture)
+    if model.vision is None and model.architecture in VISION_CONFIG_FILLED_ERAS.at(version):
+        return FILLED_VISION, "LlavaConfig's default vision_config: config.json states none"
     if kept is None or model.vision is None:
         return model.vision, ""
     return None, (f"no factor for the vision tower: {model.architecture}'s config class keeps vision_config as "
