@@ -18,6 +18,7 @@ import pytest
 
 from benchmarks.engine_diff.registry_sweep import load_rows
 from kvtop.domain.architectures.coverage import verdict
+from kvtop.domain.architectures.towers_coverage import tower_verdict
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
@@ -103,14 +104,35 @@ def test_where_the_engines_part_the_tower_is_not_modelled(change: dict[str, Any]
     assert _vision_bytes(_model({**_config(), **change}), 1) == 0
 
 
-@pytest.mark.parametrize(
-    ("class_name", "words"),
-    [
-        # vLLM nemotron_vl.py AutoModel.from_config; nemotron_parse3_5.py MBartDecoderNoPos
-        ("Llama_Nemotron_Nano_VL", "checkpoint's own C-RADIO code"),
-        ("RadioMBartPrefixForCausalLM", "MBart decoder"),
-    ],
-)
-def test_the_other_radio_classes_are_named_not_modelled(class_name: str, words: str) -> None:
-    kind, why = verdict(class_name)
-    assert kind == "not_modelled" and words in why and "config" in why
+def test_nemotron_parse_is_named_not_modelled() -> None:
+    # vLLM nemotron_parse3_5.py MBartDecoderNoPos under RadioWithNeck: no entry reads the decoder section
+    kind, why = verdict("RadioMBartPrefixForCausalLM")
+    assert kind == "not_modelled" and "MBart decoder" in why and "config" in why
+
+
+def test_llama_nemotron_vl_plans_its_language_model_and_names_its_tower_not_modelled() -> None:
+    # vLLM nemotron_vl.py: the language model is init_vllm_registered_model(llm_config), a Llama; the vision model
+    # AutoModel.from_config from the checkpoint's own C-RADIO code, which towers_radio (vLLM's RadioModel) is not
+    assert verdict("Llama_Nemotron_Nano_VL")[0] == "wrapper"
+    kind, why = tower_verdict("Llama_Nemotron_Nano_VL")
+    assert kind == "no_tower" and "checkpoint's own C-RADIO code" in why and "mlp1" in why
+
+
+def test_llama_nemotron_vl_language_model_is_the_llama_of_its_llm_config() -> None:
+    """A composed config (no published one: registry_configs.NO_PUBLISHED_CONFIG): Llama-3.1-8B-Instruct's config.json
+    (tests/data/configs) as llm_config, beside a RADIO vision_config. Llama-3.1-8B by hand: embed_tokens and lm_head
+    2 × 128,256 × 4,096 = 1,050,673,152; a layer q/o 2 × 4,096², k/v 2 × 1,024 × 4,096, gate/up/down 3 × 14,336 ×
+    4,096, two norms 2 × 4,096 = 218,112,000, × 32 = 6,979,584,000; the final norm 4,096: 8,030,261,248 parameters;
+    KV 32 layers × 2 × 8 heads × 128 × 2 B = 131,072 B a token. The tower adds nothing and is named."""
+    llm = json.loads((DATA / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
+    config = {
+        "architectures": ["Llama_Nemotron_Nano_VL"], "model_type": "Llama_Nemotron_Nano_VL", "llm_config": llm,
+        "vision_config": {"model_type": "radio", "args": {"model": "vit_huge_patch16_224"}},
+        "vit_hidden_size": 1280, "projector_hidden_size": 4096, "downsample_ratio": 0.5, "torch_dtype": "bfloat16",
+    }  # fmt: skip
+    model = model_from_config(config, source="composed Llama_Nemotron_Nano_VL")
+    assert model.model_type == "llama" and model.tower is None and model.multimodal
+    assert any(note.startswith("vision tower weights") for note in model.not_modelled)
+    book = weights_book(model, ParallelLayout(), range(model.num_layers), first_stage=True, last_stage=True)
+    assert book.total_params == 8_030_261_248 and not any(row.component == "vision" for row in book.rows)
+    assert model.num_layers * 2 * model.num_kv_heads * model.head_dim * BF16 == 131_072

@@ -27,6 +27,9 @@ WRAPPERS: frozenset[str] = frozenset({
     "KimiVLForConditionalGeneration", "DeepseekVL2ForCausalLM", "DeepseekVLV2ForCausalLM",
     "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration", "PaliGemmaForConditionalGeneration",
     "NemotronH_Nano_VL_V2",  # NemotronH over llm_config; its C-RADIO tower and mlp1: towers_radio
+    # vLLM 0.33.0 nemotron_vl.py LlamaNemotronVLChatModel: init_vllm_registered_model(config.get_text_config()), a
+    # Llama over llm_config; its tower is the checkpoint's own code (towers_coverage.NO_TOWER_BECAUSE)
+    "Llama_Nemotron_Nano_VL",
     "StepVLForConditionalGeneration",  # Step3-VL-10B: Qwen3 over text_config; its PerceptionEncoder: towers_step
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
     "MultiModalityCausalLM",  # Janus: language_config (a LlamaConfig); its towers: towers_janus
@@ -259,19 +262,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "every vision attention backend but FLASH_ATTN (\"Pangu-VL does not support … backend now\"), which the CPU "
     "meta build does not select, and its __init__ loads the checkpoint's image processor (_parse_preprocess_params), "
     "which a config folder lacks",
-    # vLLM 0.33.0 nemotron_vl.py LlamaNemotronVLChatModel._init_vision_model (lines 167-177): AutoModel.from_config(
-    # config.vision_config, trust_remote_code=...), the checkpoint's own C-RADIO modelling code (nvidia/C-RADIOv2-H's
-    # radio_model.py: a timm ViT under RADIO's patch generator and input conditioner), which vLLM does not ship (no
-    # AutoModel registration of `radio`; its own radio.py RadioModel is what nano_nemotron_vl.py builds); _init_mlp1
-    # (lines 179-202): LayerNorm, Linear, GELU, Linear with biases, whole. SGLang 0.5.23 registers no such class.
-    # Searched: sessions 45-46 (the checkpoint, vLLM PR #20349, issue #19360), session 47 (`"cls_token_per_teacher"`,
-    # `"vit_huge_patch16_224"`): no config.json of nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1
-    "Llama_Nemotron_Nano_VL": "Llama-3.1-Nemotron-Nano-VL: vLLM 0.33.0 nemotron_vl.py builds its vision model from the "
-    "checkpoint's own C-RADIO code (AutoModel.from_config(vision_config, trust_remote_code)), which vLLM does not "
-    "ship, so no engine build checks a tower kind for it (towers_radio counts vLLM's own RadioModel, which "
-    "NemotronH_Nano_VL_V2 builds) and a plan would be short by the tower; and no published config states its "
-    "RADIO vision_config or projector sizes (nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's config.json is in none of "
-    "the corpora searched in sessions 45-47)",
     # vLLM 0.33.0 nemotron_parse3_5.py RadioMBartPrefixForCausalLM (lines 657-720; SGLang 0.5.23 registers no such
     # class): RadioWithNeck (lines 517-590: radio.py RadioModel from `encoder.args`, conv1 / conv2 / sum_proj necks to
     # decoder.d_model, three LayerNorms) and MBartDecoderNoPos (lines 265-320: scaled embeddings, no positions,

@@ -62,6 +62,15 @@ NO_TOWER_BECAUSE: Mapping[str, str] = {
     "BailingMoeV3VLForConditionalGeneration": "planned where vision_config states disable_merger_proj true and no "
     "deepstack_visual_indexes; otherwise SGLang builds merger MLPs vLLM does not, and the note stays",
     "LlavaForConditionalGeneration": "planned over CLIP, SigLIP or Pixtral; another vision model keeps the note",
+    # vLLM 0.33.0 nemotron_vl.py LlamaNemotronVLChatModel._init_vision_model (lines 167-177; 0.13.0 line 430):
+    # AutoModel.from_config(config.vision_config, trust_remote_code), the checkpoint's own C-RADIO modelling code
+    # (nvidia/C-RADIOv2-H's radio_model.py: a timm ViT under RADIO's patch generator and input conditioner), which
+    # vLLM does not ship (its own radio.py RadioModel is what nano_nemotron_vl.py builds, and towers_radio counts);
+    # _init_mlp1 (lines 179-202): LayerNorm, Linear, GELU, Linear with biases, whole. SGLang 0.5.23 registers none.
+    "Llama_Nemotron_Nano_VL": "its vision model is the checkpoint's own C-RADIO code (vLLM 0.33.0 nemotron_vl.py: "
+    "AutoModel.from_config(vision_config, trust_remote_code)), which no engine ships, so no engine build checks a "
+    "tower kind for it (towers_radio counts vLLM's own RadioModel, which NemotronH_Nano_VL_V2 builds); its "
+    "projector (mlp1, whole) is not counted either: the plan says 'vision tower weights … not modelled'",
     # SGLang 0.5.23 yivl.py:41-49 load_weights: CLIPVisionModel.from_pretrained(model, subfolder=mm_vision_tower)
     "YiVLForCausalLM": "its CLIP is loaded in load_weights from the checkpoint's mm_vision_tower folder (SGLang 0.5.23 "
     "yivl.py: CLIPVisionModel.from_pretrained, float16), sized by that folder's config, not config.json; its "

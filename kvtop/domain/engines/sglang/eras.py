@@ -18,7 +18,7 @@ from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
 from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
-from kvtop.domain.engines.sglang.multimodal import is_multimodal
+from kvtop.domain.engines.sglang.multimodal import is_multimodal, vlm_factor_vision
 from kvtop.domain.engines.versions import (
     Era,
     Eras,
@@ -235,7 +235,7 @@ def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
     fraction, how = era.value(inputs, gpu_mib)
     source = f"auto {inputs.version.label}: {how}"
     vlm = era_for(VLM_ERAS, inputs.version).value
-    vision = inputs.model.vision
+    vision, why = vlm_factor_vision(inputs.model, inputs.version)
     multimodal = is_multimodal(inputs.model, inputs.settings, inputs.version)
     if multimodal and vlm[0] == "auto":
         fraction *= vlm[1]
@@ -243,7 +243,10 @@ def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
     elif multimodal and vlm[0] == "tower" and vision is not None:  # not rounded again
         tower = vit_size_factor(vision)
         fraction *= vlm[1] * tower
-        source += f" × {vlm[1]:g} × {tower:.5f} for the vision tower ({vision.num_layers} layers of width {vision.hidden_size})"
+        source += f" × {vlm[1]:g} × {tower:.5f} for the vision tower ({vision.num_layers} layers of width {vision.hidden_size}"
+        source += f"; {why})" if why else ")"
+    elif multimodal and vlm[0] == "tower" and why:
+        source += f" ({why})"
     return fraction, source
 
 

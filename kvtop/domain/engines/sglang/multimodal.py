@@ -6,10 +6,12 @@ it; kept apart from either so that neither imports the other.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.gpus import gpu_capability
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import ModelSpec
+from kvtop.domain.model import ModelSpec, VisionSpec
 from kvtop.domain.wording import MIB
 
 VLM_CACHE_MIB = 100  # SGLANG_VLM_CACHE_SIZE_MB
@@ -54,7 +56,40 @@ TOWER_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.5.23", frozenset({"Llama4ForConditionalGeneration"}),
         "models/mllama4.py Llama4ForConditionalGeneration: has_vision = has_vision_weights and enable_multimodal"),
 ))  # fmt: skip
-MULTIMODAL_FLAG = "enable-multimodal"  # the `LaunchSettings.flags` key of --enable-multimodal
+MULTIMODAL_FLAG = "enable-multimodal"
+
+# §5: adjust_mem_fraction_for_vlm reads `getattr(model_config.hf_config, "vision_config", None)` and leaves the
+# fraction as it is where that is None (0.5.6.post2 server_args.py ServerArgs.adjust_mem_fraction_for_vlm, 0.5.23
+# arg_groups/memory_hook.py). These classes' config classes keep config.json's vision section under another
+# attribute, so the VLM factor is 1 though the class builds its tower and is multimodal (`model_config.py`
+# multimodal_model_archs). Read at 0.5.6.post2 and 0.5.23 (each config class built by SGLang's get_config from the
+# configs under tests/data: getattr(hf_config, "vision_config") is None) and at main 008b79d2; the classes are
+# refused where a release does not register them, so the rule holds for every release that does.
+VISION_CONFIG_ELSEWHERE_ERAS: Eras[Mapping[str, str]] = Eras((
+    Era("", {
+        # configs/nano_nemotron_vl.py NemotronH_Nano_VL_V2_Config.__init__: self.raw_vision_config = vision_config
+        # (a dict; the RADIO config is made from it by create_radio_config); sgl-project/sglang#12277
+        "NemotronH_Nano_VL_V2": "raw_vision_config",
+        # configs/qwen3_omni.py Qwen3OmniMoeConfig: thinker_config (Qwen3OmniMoeThinkerConfig) holds vision_config
+        "Qwen3OmniMoeForConditionalGeneration": "thinker_config.vision_config",
+        # served by the Transformers backend (0.5.23): transformers' Qwen2_5OmniConfig holds it in thinker_config
+        "Qwen2_5OmniForConditionalGeneration": "thinker_config.vision_config",
+    }, "configs/nano_nemotron_vl.py raw_vision_config; configs/qwen3_omni.py, transformers Qwen2_5OmniConfig: "
+       "thinker_config.vision_config"),
+))  # fmt: skip
+# … and the other way: LLaVA's own format names its tower by checkpoint id (`mm_vision_tower`) with no vision section;
+# its checkpoints' model_type `llava` makes transformers' LlavaConfig (configuration_llava.py, 4.57.1 and 5.19.0) fill
+# in its default vision_config, CLIPVisionConfig(hidden_size=1024, num_hidden_layers=24, …), which the factor reads:
+# × 0.95 × 1 (get_config of SGLang 0.5.6.post2 and 0.5.23 over the configs under tests/data). Only where SGLang serves
+# the class as multimodal: LlavaLlama/LlavaQwen/LlavaVid are in multimodal_model_archs (0.5.6.post2, 0.5.23);
+# YiVLForCausalLM is not, and is multimodal from 0.5.23's has_multimodal_subconfig (hf_config is not hf_text_config).
+FILLED_VISION = VisionSpec(num_layers=24, hidden_size=1024)
+_LLAVA_FORMAT = frozenset({"LlavaLlamaForCausalLM", "LlavaQwenForCausalLM", "LlavaVidForCausalLM"})
+VISION_CONFIG_FILLED_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", _LLAVA_FORMAT, "transformers configuration_llava.py LlavaConfig: the default CLIPVisionConfig"),
+    Era("0.5.23", _LLAVA_FORMAT | {"YiVLForCausalLM"},
+        "configs/model_config.py has_multimodal_subconfig makes YiVL multimodal (not checked before 0.5.23)"),
+))  # fmt: skip  # the `LaunchSettings.flags` key of --enable-multimodal
 
 
 def tower_unbuilt_note(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
@@ -112,3 +147,16 @@ def multimodal_reserve_bytes(
     if transport in _MM_FEATURE_POOL_TRANSPORTS:
         reserved_mib += MM_FEATURE_CACHE_MIB
     return reserved_mib * MIB
+
+
+def vlm_factor_vision(model: ModelSpec, version: ResolvedVersion) -> tuple[VisionSpec | None, str]:
+    """The `vision_config` §5's VLM factor reads (None: it reads none and leaves the fraction): the config's, the one
+    LlavaConfig fills in (`VISION_CONFIG_FILLED_ERAS`), or none, with why, where the config class keeps the config's
+    elsewhere (`VISION_CONFIG_ELSEWHERE_ERAS`)."""
+    kept = VISION_CONFIG_ELSEWHERE_ERAS.at(version).get(model.architecture)
+    if model.vision is None and model.architecture in VISION_CONFIG_FILLED_ERAS.at(version):
+        return FILLED_VISION, "LlavaConfig's default vision_config: config.json states none"
+    if kept is None or model.vision is None:
+        return model.vision, ""
+    return None, (f"no factor for the vision tower: {model.architecture}'s config class keeps vision_config as "
+                  f"{kept}, and adjust_mem_fraction_for_vlm reads hf_config.vision_config")  # fmt: skip
