@@ -138,6 +138,14 @@ class EngineLog(_Frozen):
             )
         return requested
 
+    @property
+    def prefix_tp(self) -> tuple[int, tuple[int, ...]] | None:
+        """The TP size the rank prefixes name, the highest `TPn` + 1 (ranks count from 0: `[… TP7]` means at least 8;
+        an excerpt may leave ranks out, never add one), with the TP ranks seen; None where no prefix names TP1 or
+        more."""
+        seen = sorted({record.rank.tp for record in self.records if record.rank.tp is not None})
+        return (seen[-1] + 1, tuple(seen)) if seen and seen[-1] > 0 else None
+
     def ranks(self, kind: type[_R]) -> tuple[_R, ...]:
         """The records of one engine's kind (`SglangRankLog`, `VllmRankLog`…), in rank order."""
         return tuple(record for record in self.records if isinstance(record, kind))

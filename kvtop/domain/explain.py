@@ -1,7 +1,8 @@
 """Rebuild the capacity an engine logged from the same measured inputs, and say if it matches.
 
 The engine's package reads its own lines and solves its own budget (`engines/<id>/explain.py`);
-this module adds what holds for every engine: the log's KV dtype used when none was given, a KV
+this module adds what holds for every engine: the log's KV dtype used when none was given, the TP its rank
+prefixes name where no launch line or flag gave one (`EngineLog.prefix_tp`), a KV
 pool whose printed size the model's bytes per token cannot give (a `mismatch` of geometry even when
 the token counts agree — a `--max-total-tokens` cap makes them agree for any model), and a log that
 shows the engine refusing to start with no capacity printed (`failed_start`). A log whose line proves a desktop
@@ -46,6 +47,25 @@ def _with_log_kv_dtype(stated: str | None, settings: LaunchSettings) -> tuple[La
         return settings.model_copy(update={"kv_cache_dtype": logged}), [note]
     if _canonical_kv_dtype(settings.kv_cache_dtype) not in (None, logged):
         return settings, [f"KV dtype: kvtop was told {settings.kv_cache_dtype} but the log states {stated}"]
+    return settings, []
+
+
+def _with_prefix_tp(log: EngineLog, settings: LaunchSettings) -> tuple[LaunchSettings, list[str]]:
+    """The TP size the log's rank prefixes name, used where neither a launch line nor a flag gave one (`tp` not set):
+    said, and where a TP was given that the prefixes contradict, said too."""
+    read = log.prefix_tp
+    if read is None:
+        return settings, []
+    size, seen = read
+    ranks = ", ".join(f"TP{rank}" for rank in seen)
+    if "tp" not in settings.model_fields_set and settings.tp == 1:
+        note = (
+            f"TP {size}: read from the log's rank prefixes ({ranks}: the highest is TP{size - 1}, ranks count from 0); "
+            "no launch line or --tp gave it"
+        )
+        return settings.model_copy(update={"tp": size}), [note]
+    if settings.tp < size:
+        return settings, [f"TP: kvtop was told {settings.tp}, but the log's rank prefixes reach TP{size - 1} ({ranks})"]
     return settings, []
 
 
@@ -145,7 +165,9 @@ def explain(request: ExplainRequest) -> Explanation:
     if architecture.refused and not served:  # the engine had no class for it: nothing to rebuild
         return explain_unsolved(log, settings, architecture.message, version)
     log_dtype = explainer.log_kv_dtype(log)
+    settings, tp_notes = _with_prefix_tp(log, settings)
     settings, dtype_notes = _with_log_kv_dtype(log_dtype, settings)
+    dtype_notes = [*tp_notes, *dtype_notes]
     request = request.with_settings(settings)
     if log.desktop is not None:  # the log proves what --desktop says: one fact, however it is known
         request = request.model_copy(update={"given": request.given.model_copy(update={"desktop": True})})

@@ -39,6 +39,18 @@ def test_c13_llama31_8b_matches_inside_the_rounding_interval() -> None:
     assert result.verdict == "match"
 
 
+def test_c04_tp_is_read_from_the_rank_prefixes_where_no_launch_line_says_it() -> None:
+    """C04 (sgl-project/sglang#11716) keeps lines of TP0, TP5 and TP7 and no server_args: ranks count from 0, so TP7
+    means TP 8. Llama-3.1-70B at TP 8 holds 80 layers × (8 KV heads ÷ 8) × 128 × 2 B = 20,480 B of K a token, and
+    (2,795,207 + 1) × 20,480 B = 53.31 GiB, the log's `K size: 53.31 GB` (at TP 1, 8 × that: the pool would differ)."""
+    assert round((2_795_207 + 1) * 80 * 1 * 128 * 2 / 2**30, 2) == 53.31
+    result = run_explain("sglang/C04", "meta-llama--Llama-3.1-70B-Instruct.json")
+    assert any(note.startswith("TP 8: read from the log's rank prefixes (TP0, TP5, TP7") for note in result.notes)
+    assert result.pool_checks and all(check.within_rounding for check in result.pool_checks)
+    told = run_explain("sglang/C04", "meta-llama--Llama-3.1-70B-Instruct.json", "--tp", "4")
+    assert "TP: kvtop was told 4, but the log's rank prefixes reach TP7 (TP0, TP5, TP7)" in told.notes
+
+
 @pytest.mark.parametrize(
     ("case", "config", "flags", "k_text"),
     [

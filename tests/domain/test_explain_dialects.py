@@ -48,6 +48,18 @@ def test_pytorch_backend_insufficient_memory_is_a_trtllm_failed_start() -> None:
     assert "the executor could not create its KV cache with 108.86 GiB free of 140.06 GiB" in result.notes
 
 
+def test_pytorch_backend_model_line_is_the_measured_weights() -> None:
+    """TensorRT-LLM#5872's creation summary: `Model: 139.55 / 110.70` (free GiB before / after the model was built,
+    pyexecutor's `_ExecutorMemoryMonitor`, `.2f`), so the weights took 139.55 − 110.70 = 28.85 GiB on the rank,
+    within ± 0.01 GiB of the two roundings. The log has no profile line; the summary's figure is read as measured."""
+    result = _explain(
+        "trtllm/trtllm-5872-qwen3-235b-kv-not-created", "Qwen--Qwen3-235B-A22B-FP8.json",
+        "--tp_size", "8", "--ep_size", "8",
+    )  # fmt: skip
+    assert result.logged.weights_bytes == round(139.55 * 2**30) - round(110.70 * 2**30)
+    assert round(result.logged.weights_bytes / 2**30, 2) == 28.85
+
+
 def test_triton_total_tokens_line_and_its_pool_bytes() -> None:
     """tensorrtllm_backend#309: `Allocate 3657433088 bytes` / `Using 13952 total tokens in paged KV cache, and
     24 blocks per sequence` on each of two TP ranks: 3,657,433,088 ÷ 13,952 = 262,144 B = 32 layers × (32 ÷ 2)

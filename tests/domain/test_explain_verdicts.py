@@ -162,6 +162,25 @@ def test_spark_396_keeps_the_figures_its_refused_start_printed() -> None:
     assert "23.25 GiB KV cache is needed" in (result.startup_error or "")
 
 
+def test_spark_396_estimated_length_pins_the_blocks_vllm_counted() -> None:
+    """MiniMax-M2.7 at TP 2 (heldout config: 62 layers, 8 KV heads of 128, bf16): 62 × 2 × 4 × 128 × 2 B = 126,976 B a
+    token, 2,031,616 B a block of 16. The log: 196,608 tokens need 12,288 blocks = 23.25 GiB ('23.25 GiB KV cache is
+    needed'), 'the estimated maximum model length is 190272' = 11,892 blocks the check counted. At v0.29.1 the check
+    counts the memory less the null block (vLLM PR #47272), so the pool holds 11,893 blocks; 22.5 GiB read as printed
+    makes 11,891 (24,159,191,040 // 2,031,616), whose estimate, one block held back, would be 190,240."""
+    log = read_engine_log(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log")
+    flags = ["--tensor-parallel-size", "2", "--max-model-len", "196608", "--engine-version", "0.29.1"]
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "heldout/MiniMaxAI--MiniMax-M2.7.json")),
+        settings=parse_flags("vllm", flags),
+    ))  # type: ignore[arg-type]
+    assert result.ledger is not None
+    engine = result.ledger.engine
+    assert engine.num_blocks == 11_892 + 1 and not engine.fits
+    assert "--max-model-len 190272 or less starts" in engine.steps[-1].note
+    assert any("11,892 blocks of 16 counted + 1 held back" in note for note in result.notes)
+
+
 @pytest.mark.parametrize("text", ["", "\x00\x01\xff garbage", "lorem ipsum 12.5 GB avail mem\n" * 20])
 def test_a_log_with_no_engine_line_is_an_input_error(text: str) -> None:
     shown = [display_name(engine) for engine in ENGINE_IDS]

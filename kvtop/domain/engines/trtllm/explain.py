@@ -152,12 +152,19 @@ def _primary_pool_tokens(log: EngineLog, settings: LaunchSettings) -> int | None
     return blocks * (logged_tokens_per_block(log) or tokens_per_block(settings, version))
 
 
+def logged_model_weights(log: EngineLog) -> Measured | None:
+    """The weights the 1.0+ creation summary measured where its profile line is absent: the free memory before the
+    model was built less the free memory after (`Model: B / A`; the most a rank took, the one the pool is sized by)."""
+    taken = [(c.weights, r) for r in log.ranks(TrtllmRankLog) for c in r.model_creation[:1]]
+    return max(taken, key=lambda pair: pair[0].value_bytes)[0] if taken else None
+
+
 def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
     profile = log.first(TrtllmRankLog, lambda r: r.profiles[-1] if r.profiles else None)
     ranked = log.least(TrtllmRankLog, _available) or log.least(TrtllmRankLog, _cpp_free)
     weights = log.first(
         TrtllmRankLog, lambda r: r.weights_inside_torch[0] if r.weights_inside_torch else None
-    )
+    ) or logged_model_weights(log)
     ranks = [r for r in log.ranks(TrtllmRankLog) if r.profiles or r.cpp_memory]
     return Logged(
         token_capacity=logged_token_capacity(log, settings),

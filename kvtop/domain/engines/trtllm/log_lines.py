@@ -18,6 +18,7 @@ from kvtop.domain.engines.trtllm.log_records import (
     BlocksPerSequence,
     CppMemory,
     ExecutorSummary,
+    ModelCreation,
     PoolAllocation,
     ProfileSummary,
     TrtllmRankLog,
@@ -35,6 +36,7 @@ _LEGACY_PER_SEQUENCE = re.compile(rf"tokens in paged KV cache, and {_COUNT} bloc
 _NOT_CREATED = re.compile(r"The following component could not be created: ([A-Za-z][\w ()-]{0,60}?)\s*$")
 _CREATION_FREE = re.compile(rf"Free GPU memory before component creation attempt \(GiB\): ({_NUM})")
 _CREATION_TOTAL = re.compile(rf"Total GPU memory \(GiB\): ({_NUM})")
+_MODEL_CREATION = re.compile(rf"(?:^|\s)Model: ({_NUM}) / ({_NUM})\s*$")
 _CPP_MEMORY = re.compile(
     rf"Memory usage when calculating max tokens in paged kv cache: total: ({_NUM}) GiB, available: ({_NUM}) GiB"
 )
@@ -157,6 +159,14 @@ def _profiled(text: str, fields: Fields) -> bool:
     return True
 
 
+def _model_creation(text: str, fields: Fields) -> bool:
+    match = _MODEL_CREATION.search(text)
+    if match is None:
+        return False
+    fields["model_creation"].append(ModelCreation(before=_gib(match.group(1)), after=_gib(match.group(2))))
+    return True
+
+
 def _max_tokens(text: str, fields: Fields) -> bool:
     match = _BOTH_SET.search(text) or _SET_BY.search(text)
     if match is None:
@@ -186,6 +196,7 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("could not be created:", single("components_not_created", _NOT_CREATED, str)),
     ("before component creation attempt (GiB):", single("free_before_creation", _CREATION_FREE, _gib)),
     ("Total GPU memory (GiB):", single("creation_total", _CREATION_TOTAL, _gib)),
+    ("Model: ", _model_creation),
     ("Memory usage when calculating max tokens in paged kv cache", _cpp_memory),
     ("Number of blocks in KV cache primary pool", single("primary_pool_blocks", _PRIMARY, int)),
     ("Max KV cache blocks per sequence", _per_sequence),

@@ -38,6 +38,23 @@ class PoolAllocation(_Frozen):
     tokens: int
 
 
+class ModelCreation(_Frozen):
+    """`Model: B / A` in the 1.0+ PyTorch backend's creation summary ("Previously created components and free GPU
+    memory before/after creation (GiB)", pyexecutor `_ExecutorMemoryMonitor`, `.2f`): the free memory before and after
+    the model was built on the device, so B − A is what its weights took."""
+
+    before: Measured
+    after: Measured
+
+    @property
+    def weights(self) -> Measured:
+        """B − A with the interval of the two rounded figures (each ± half a hundredth of a GiB)."""
+        value = self.before.value_bytes - self.after.value_bytes
+        low, high = self.before.low_bytes - self.after.high_bytes, self.before.high_bytes - self.after.low_bytes
+        text = f"{self.before.text} − {self.after.text}"
+        return Measured(value_bytes=value, low_bytes=low, high_bytes=high, decimals=2, text=text, unit="GiB")
+
+
 class BlocksPerSequence(_Frozen):
     """`Max KV cache blocks per sequence: M [window size=W], tokens per block=T, primary blocks=P, …`."""
 
@@ -97,6 +114,7 @@ class TrtllmRankLog(RankLog):
     components_not_created: tuple[str, ...] = ()  # `The following component could not be created: KV cache`
     free_before_creation: tuple[Measured, ...] = ()  # `Free GPU memory before component creation attempt (GiB): F`
     creation_total: tuple[Measured, ...] = ()  # `Total GPU memory (GiB): T`
+    model_creation: tuple[ModelCreation, ...] = ()  # `Model: B / A` (free GiB before / after the model was built)
     engine_size: tuple[Measured, ...] = ()  # `Loaded engine size: N MiB`
     execution_context: tuple[
         Measured, ...

@@ -22,7 +22,12 @@ from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_q
 from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batches, default_batch_limits
 from kvtop.domain.engines.vllm.dsv4 import MLA_BLOCK, dsv4_rank
 from kvtop.domain.engines.vllm.encdec import GRAPHS_NOTE, encdec_cell, encoder_tokens
-from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
+from kvtop.domain.engines.vllm.eras import (
+    admission_reserved_blocks,
+    chunked_local_hybrid,
+    default_utilization,
+    token_print_rule,
+)
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
 from kvtop.domain.engines.vllm.page_unify import UnifiedPages, unified_pages
@@ -220,7 +225,8 @@ class VllmBudget:
         # core's least over the workers, §4, arrives as one): only a larger one can fail to allocate
         within = fixed_by == "--num-gpu-blocks-override" and s.kv_cache_memory_bytes is None and num_blocks <= from_memory
         over = inputs.fixed_pool_overflow(num_blocks * page_bytes * group_size, fixed_by, notes) if fixed_by and not within else 0
-        fits = available > 0 and num_blocks >= blocks_per_request and over == 0
+        held = admission_reserved_blocks(inputs.version)  # v0.29.0+: the check leaves the null block out (§4.2)
+        fits = available > 0 and num_blocks - held >= blocks_per_request and over == 0
         concurrency = num_blocks / blocks_per_request if fits else 0.0
         tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
         refusal = ""
@@ -230,7 +236,7 @@ class VllmBudget:
                 inputs.version, num_blocks, blocks_per_request, every_group, block, max_len, dcp
             )
         elif not over:
-            tokens_label, refusal = _refusal(available, num_blocks, blocks_per_request, block, max_len)
+            tokens_label, refusal = _refusal(available, num_blocks, blocks_per_request, block, max_len, held)
         steps.append(BudgetStep(label=tokens_label, value=tokens, note=refusal))
         return EngineResult(
             engine="vllm", token_capacity=tokens, page_size=block, num_blocks=num_blocks,
@@ -357,14 +363,17 @@ class VllmBudget:
         return by_concurrency, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
 
 
-def _refusal(available: int, num_blocks: int, per_request: int, block: int, max_len: int) -> tuple[str, str]:
+def _refusal(
+    available: int, num_blocks: int, per_request: int, block: int, max_len: int, held: int = 0
+) -> tuple[str, str]:
     """(the step's label, its note) where vLLM refuses to start: no KV memory, or one request of the max seq len
     needs more blocks than the memory makes. vLLM v1 `_check_enough_kv_cache_memory` (vllm/v1/core/
     kv_cache_planning.py at v0.33.0, kv_cache_utils.py before; docs/engines/vllm.md §4.2) raises "No available
     memory for the cache blocks" or "To serve at least one request with the model's max seq len (L), (X GiB KV cache
     is needed, which is larger than the available KV cache memory (Y GiB). Based on the available memory, the
     estimated maximum model length is N." Where a request's blocks are its length's (one full-attention group), N is
-    the blocks × their tokens and the pool holds that many."""
+    the blocks the check counts × their tokens: from v0.29.0 the check counts one block fewer than the pool holds
+    (`held`, the null block: `admission_reserved_blocks`), and the pool still holds them all."""
     if available <= 0:
         return "tokens: 0, no KV memory left", "vLLM refuses to start: 'No available memory for the cache blocks'"
     label = f"tokens: one request needs {per_request:,} blocks"
@@ -372,7 +381,13 @@ def _refusal(available: int, num_blocks: int, per_request: int, block: int, max_
         f"vLLM refuses to start: 'To serve at least one request with the model's max seq len ({max_len}), …' "
         f"({num_blocks:,} blocks fit)"
     )
-    if per_request == math.ceil(max_len / block) and num_blocks > 0:
-        longest = num_blocks * block
-        note += f"; --max-model-len {longest} or less starts with {longest:,} tokens (vLLM's estimated maximum)"
+    if per_request == math.ceil(max_len / block) and num_blocks > held:
+        longest = (num_blocks - held) * block
+        if held:
+            note += (
+                f"; --max-model-len {longest} or less starts (vLLM's estimated maximum: the check leaves "
+                f"{held} of the {num_blocks:,} blocks out, the null block)"
+            )
+        else:
+            note += f"; --max-model-len {longest} or less starts with {longest:,} tokens (vLLM's estimated maximum)"
     return label, note

@@ -33,6 +33,15 @@ TOKEN_PRINT_ERAS: Eras[TokenPrint] = Eras((
     Era("", "blocks", "vllm/v1/core/kv_cache_utils.py: num_blocks // len(groups) × block_size (× dcp)"),
     Era("0.20.1", "concurrency", "PR #41069: int(num_blocks / blocks_per_request × max_model_len)"),
 ))
+# Blocks the admission check holds back (§4.2): from PR #47272 (merge 76fb6d210a57, 2026-08-20; absent from v0.28.0,
+# first in v0.29.0) `get_kv_cache_configs` checks one request of max_model_len, and estimates the longest that fits,
+# against the KV memory less one block of the worker's groups (`check_memory`: the null block BlockPool keeps); the
+# pool it allocates still takes the whole memory (v0.33.0 wheel, v1/core/kv_cache_planning.py).
+ADMISSION_RESERVED_BLOCKS_ERAS: Eras[int] = Eras((
+    Era("", 0, "v0.13.0 kv_cache_utils.py check_enough_kv_cache_memory: the whole available memory"),
+    Era("0.29.0", 1, "PR #47272 (first in v0.29.0): check_memory = available − one block (the null block)"),
+))
+admission_reserved_blocks = ADMISSION_RESERVED_BLOCKS_ERAS.at
 # How pipeline stages share the block count (§4): before v0.8.2 the executor took the least memory
 # over all workers and divided by the largest stage's layers; from v0.8.2 (#14079) each worker sizes
 # its blocks from its own memory and its own layers, and the least block count wins.

@@ -16,6 +16,7 @@ from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, min_over_r
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.admission import pinned_memory, printed_estimate
 from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
@@ -346,8 +347,15 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
 
     if before_refusal:
         assert available is not None
-        return _sized_before_refusal(logged, solve(MeasuredInputs(available_kv_bytes=available.value_bytes,
-                                     gpu_total_bytes=stated)), available, (*notes, *missing))  # fmt: skip
+        central = solve(MeasuredInputs(available_kv_bytes=available.value_bytes, gpu_total_bytes=stated))
+        estimate = printed_estimate(log)
+        if estimate is not None:  # the printed length pins the memory closer than two decimals (admission.py)
+            pinned, said = pinned_memory(available, central, estimate, ResolvedVersion(text=settings.engine_version))
+            notes.append(said)
+            if pinned is not None:
+                available = pinned
+                central = solve(MeasuredInputs(available_kv_bytes=pinned.value_bytes, gpu_total_bytes=stated))
+        return _sized_before_refusal(logged, central, available, (*notes, *missing))
     if available is not None:
         version = ResolvedVersion(text=settings.engine_version)
         stages = _least_by_stage(log, settings.pp, settings.tp) if per_worker_stages(version) else None

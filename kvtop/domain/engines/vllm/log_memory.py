@@ -130,7 +130,8 @@ def _admission(text: str, fields: Fields) -> bool:
         # `Overriding num_gpu_blocks` line came first: from v0.20.1 (PR #41069, v0.33.0 kv_cache_planning.py
         # get_kv_cache_configs) the check quotes override × bytes per block. From v0.29.0 (PR #47272, merge
         # 76fb6d210a57, 2026-08-20, absent from v0.28.0; present in the v0.33.0 wheel) it quotes that less one
-        # block (the null block): read as is, one block below the log's KV memory, not modelled (no block here).
+        # block (the null block): read as is, one block below the log's KV memory (no block size here; the budget
+        # counts it from v0.29.0, eras.ADMISSION_RESERVED_BLOCKS_ERAS).
         fields["available_kv_cache_memory"].append(values["available"])
     return merge(fields["admission_errors"], values, new=True)
 
