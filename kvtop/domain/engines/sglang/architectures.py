@@ -315,6 +315,9 @@ _BLOCKS = (
     ("InternVisionModel", BlockSplit(attention="pad",
                                      source="0.5.23 srt/models/internvl.py InternAttention; "
                                      "srt/layers/attention/vision_utils.py update_vit_attn_dummy_heads_config")),
+    ("InternVLVisionModel", BlockSplit(attention="pad",
+                                       source="0.5.23 srt/models/interns1.py builds internvl.py's InternVisionModel "
+                                       "(InternAttention) over InternVLVisionConfig; update_vit_attn_dummy_heads_config")),
     ("Glm4vVisionTransformer", BlockSplit(attention="pad",
                                           source="0.5.23 srt/models/glm4v.py; srt/layers/attention/vision_utils.py "
                                           "update_vit_attn_dummy_heads_config")),
