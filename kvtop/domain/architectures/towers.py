@@ -75,6 +75,7 @@ from kvtop.domain.architectures import (
     towers_phi,
     towers_phi4_siglip,
     towers_phi4mm,
+    towers_points,
     towers_radio,
     towers_step,
     towers_step3_vl,
@@ -249,6 +250,9 @@ def read_tower(
         qwen = read_tower(replace(tower, kind="qwen2_vl"), vision_config, source, text_hidden, outer)
         return None if qwen is None else towers_nvila.with_output_norm(qwen, text_hidden, tower.config_class,
                                                                        tower.source)  # fmt: skip
+    if tower.kind == "points_v15":  # towers_points: the Qwen2-VL ViT and a second merger, its vision_projector
+        qwen = read_tower(replace(tower, kind="qwen2_vl"), vision_config, source, text_hidden, outer)
+        return None if qwen is None else towers_points.with_projector(qwen, text_hidden)
     if tower.kind == "qwen2_vl":  # its own names: embed_dim the width, hidden_size the merger's output
         qwen2 = validated(Qwen2VLVisionFields, vision_config, source=source, prefix="vision_config.")
         values = {**values, "hidden_size": qwen2.embed_dim, "out_hidden_size": qwen2.hidden_size,

@@ -34,6 +34,7 @@ from kvtop.domain.architectures import (
     towers_ovis2_5,
     towers_phi4_siglip,
     towers_phi4mm,
+    towers_points,
     towers_radio,
     towers_step,
     towers_step3_vl,
@@ -465,7 +466,8 @@ EVA2CLIP = Tower(towers_eva2clip.CONFIG_CLASS, towers_eva2clip.SOURCE, kind="eva
 STEP_VL = Tower("StepRoboticsConfig.vision_config", towers_step.STEP_VL_SOURCE, kind="step3p7")
 TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER,
                                         "GLM4VForCausalLM": EVA2CLIP,
-                                        "StepVLForConditionalGeneration": STEP_VL, **towers_keye.TOWERS_BY_CLASS}  # fmt: skip
+                                        "StepVLForConditionalGeneration": STEP_VL, **towers_keye.TOWERS_BY_CLASS,
+                                        "POINTSV15ChatModel": towers_points.TOWER}  # fmt: skip
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
