@@ -5,7 +5,9 @@ DeepseekVL2ForCausalLM.json), kept as its registry rows (sglang-0.5.23.json), th
 nn.Linear and ReplicatedLinear only): vision 856,451,200 B, projector 27,271,168 B, image_newline and view_seperator
 4,096 B each. vLLM 0.33.0 refuses its default config (grouped top-k without num_expert_group), as kvtop does, so
 vLLM's split of the SigLIP MLPs is read from its code (deepseek_vl2.py:426-447 patch_vit_for_tp) and checked here
-by arithmetic only.
+by arithmetic; a vLLM 0.33.0 meta build of that default with language_config num_experts_per_tok 6, n_group 1,
+topk_group 1 and moe_intermediate_size 1408 (`registry_sweep.py --params`, session 47, not kept as a fixture) held
+883,730,560 B of tower at TP 1 and 605,950,400 B at TP 2 (fc1 [2152, 1152] and fc2 [1152, 2152] in all 28 MLPs).
 """
 
 from __future__ import annotations
