@@ -135,15 +135,15 @@ def test_mamba2_without_intermediate_size_is_refused_as_kvtop_refuses() -> None:
     _refused_for("default--Mamba2ForCausalLM", "never sets intermediate_size")
 
 
-def test_intern_s1_on_transformers_internvl_default_is_named_not_the_launchs_config() -> None:
+def test_intern_s1_composed_default_states_what_sglang_reads() -> None:
     """The registry's InternS1 default is transformers' InternVLConfig (class_configs.json), whose vision config has
-    no `dropout`; SGLang 0.5.23's interns1.py builds models/internvl.py's InternVisionModel, whose InternAttention
-    reads config.dropout (line 89), from the checkpoint's own InternS1Config (--trust-remote-code). The failure is
-    the harness's config, so the row stays a harness error, with that reason in place of the bare AttributeError."""
-    assert "dropout" not in _config("default--InternS1ForConditionalGeneration")["vision_config"]
-    for row in _rows("default--InternS1ForConditionalGeneration"):
-        assert row["status"] == "harness-error"
-        assert row["message"].startswith("not the launch's config: the registry default is transformers' InternVLConfig")
+    no `dropout` nor `initializer_factor`; SGLang 0.5.23's interns1.py builds models/internvl.py's InternVisionModel,
+    which reads both with no default (line 89 `nn.Dropout(config.dropout)`, 257-258 `config.initializer_factor`).
+    Session 47 composed them in as SGLang's own InternVisionConfig defaults them (configs/internvl.py:226, :230):
+    SGLang builds it at TP 1 and 2 (before: a harness error, HARNESS_CONFIG_LIMITS' reason)."""
+    vision = _config("default--InternS1ForConditionalGeneration")["vision_config"]
+    assert (vision["dropout"], vision["initializer_factor"]) == (0.0, 0.1)
+    assert [row["status"] for row in _rows("default--InternS1ForConditionalGeneration")] == ["ok", "ok"]
 
 
 def test_a_stand_ins_failure_is_not_taken_for_the_engines() -> None:

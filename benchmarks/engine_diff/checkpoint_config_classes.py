@@ -110,6 +110,23 @@ def custom_code_reason(exc: BaseException, config_dir: str | None) -> str | None
             f"{data.get('model_type')!r}), which a config folder lacks and checkpoint_configs.py has no stand-in for")  # fmt: skip
 
 
+def _engine_copy(engine_configs: Any, name: str) -> Any:
+    """The engine's copy of a configuration class: an attribute of its configs package, or `module.Class` of a module
+    in it that the package does not export (SGLang 0.5.23 configs/points_v15_chat.py); None where it has none."""
+    if engine_configs is None:
+        return None
+    module_name, _, class_name = name.rpartition(".")
+    if not module_name:
+        return getattr(engine_configs, name, None)
+    import importlib
+
+    try:
+        module = importlib.import_module(f"{engine_configs.__name__}.{module_name}")
+    except ImportError:
+        return None
+    return getattr(module, class_name, None)
+
+
 def install_checkpoint_configs(
     engine_known: frozenset[str] = frozenset(), engine_configs: Any = None
 ) -> list[str]:
@@ -123,7 +140,7 @@ def install_checkpoint_configs(
 
     done = []
     for model_type, class_name in ENGINE_COPIES.items():
-        copy = getattr(engine_configs, class_name, None) if engine_configs is not None else None
+        copy = _engine_copy(engine_configs, class_name)
         if copy is None or model_type in CONFIG_MAPPING or model_type in engine_known:
             continue
         AutoConfig.register(model_type, copy)

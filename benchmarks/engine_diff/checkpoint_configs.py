@@ -400,6 +400,11 @@ ENGINE_COPIES: dict[str, str] = {
     # configuration_nemotron_h.py, Nemotron-3 Nano's MoE fields among them), absent from its _CONFIG_REGISTRY
     # (transformers_utils/config.py); transformers 4.57.6 has no nemotron_h
     "nemotron_h": "NemotronHConfig",
+    # SGLang 0.5.23 configs/points_v15_chat.py POINTSV15ChatConfig (model_type "pointsv1.5_chat": vision_config a
+    # Qwen2VLVisionConfig, llm_config a Qwen2Config), which its config registry does not map and its configs package
+    # does not export; the composed registry config POINTSV15ChatModel.json states that model_type (the checkpoint's
+    # file states none: NO_STAND_IN)
+    "pointsv1.5_chat": "points_v15_chat.POINTSV15ChatConfig",
 }
 # --- issue 26: Molmo (helper d, session 44, task D3) ---
 # MolmoConfig(PretrainedConfig), model_type "molmo" (allenai/Molmo-7B-D-0924 config_molmo.py, auto_map AutoConfig

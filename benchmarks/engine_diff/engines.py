@@ -5,7 +5,8 @@ the version the engine's own metadata asks for (so an older engine gets its olde
 torch and what is built against a CUDA torch (torchvision, sgl-kernel, …) are never installed:
 torch is the CPU build 2.13.0 and every pip call is constrained to it. FlashInfer's Python package
 goes in for vLLM with `--no-deps` (its import decides vLLM's backend on sm100; its CUDA parts are
-never loaded); Triton goes in for SGLang (imported at module level everywhere; no torch pin).
+never loaded); Triton goes in for SGLang (imported at module level everywhere; no torch pin); timm
+goes in for both with `--no-deps` (DeepSeek-VL2's SigLIP; torchvision stays absent: `TIMM` says why).
 """
 
 from __future__ import annotations
@@ -20,6 +21,17 @@ GPU_GENERATIONS = ("sm80", "sm90", "sm100")
 # kvtop's --gpu for each generation (the stood-in platform reports the same device).
 KVTOP_GPU = {"sm80": "A100-80GB", "sm90": "H100", "sm100": "B200"}
 MAX_CONTEXT = 32_768  # capped at the model's max_position_embeddings (both sides get the same)
+
+
+# timm: both engines' deepseek_vl2.py build DeepSeek-VL2's SigLIP with timm.create_model ("Please install timm"
+# otherwise). Every timm release requires torchvision, whose only builds for torch 2.13.0 (0.28.0 on PyPI) are
+# CUDA builds (_C.so links libtorch_cuda.so; `import torchvision` then fails at torchvision::nms), so timm goes in
+# with --no-deps and torchvision stays absent: the runners' absent-packages placeholder answers timm's
+# `torchvision.transforms` imports (timm.data only; create_model builds the ViT from torch.nn alone). Pinned here:
+# 1.0.29 is the release this machine's index holds (SGLang 0.5.23's metadata asks ==1.0.25, not held; the
+# so400m SigLIP timm builds is the same in both). Its other requirements (pyyaml, huggingface_hub, safetensors)
+# are already in both venvs. A venv made before this line gets it on its next use (venvs.ensure_venv). Session 47.
+TIMM = "timm==1.0.29"
 
 
 @dataclass(frozen=True)
@@ -88,7 +100,7 @@ VLLM = EngineSpec(
         "cuda-python<13",
     ),
     versions=("0.33.0", "0.13.0"),
-    no_deps=("flashinfer-python",),
+    no_deps=("flashinfer-python", TIMM),
 )
 
 SGLANG = EngineSpec(
@@ -141,14 +153,12 @@ SGLANG = EngineSpec(
         "bitsandbytes==0.49.2",
     ),
     versions=("0.5.23", "0.5.6.post2"),
+    no_deps=(TIMM,),
 )
 
 ENGINES = {spec.name: spec for spec in (VLLM, SGLANG)}
 
-# Never installed: CUDA builds, or packages that would pull a CUDA torch. Nor is timm, which both engines'
-# deepseek_vl2.py build DeepSeek-VL2's SigLIP with (timm.create_model): every timm release requires torchvision (timm
-# 1.0.20's metadata: torch, torchvision, pyyaml, huggingface_hub, safetensors), so DeepseekVL2ForCausalLM's and
-# DeepseekVLV2ForCausalLM's rows stay "engine could not build" ("Please install timm"; session 47).
+# Never installed: CUDA builds, or packages that would pull a CUDA torch.
 NEVER_INSTALL = {
     "torch",
     "torchvision",

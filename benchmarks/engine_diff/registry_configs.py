@@ -252,9 +252,21 @@ def planned_classes(engine: str) -> list[tuple[str, str, str]]:
     return [(name, *verdict(name)) for name in registered(engine)]
 
 
+# Classes judged by their composed config (configs/<Class>.json) though a real file names them: the real file's rows
+# stay in the held-out measure as they are (engine could not build), the class's row reads the composed one.
+# POINTSV15ChatModel: WePOINTS--POINTS-1-5-Qwen-2-5-7B-Chat's config.json states no model_type, so no stand-in can be
+# registered for it (checkpoint_configs.NO_STAND_IN); the composed copy states SGLang's own "pointsv1.5_chat".
+# HfMoondream: vLLM 0.33.0 serves the class as Moondream3ForCausalLM over hf_config.config (models/registry.py,
+# moondream3.py); vikhyatk--moondream2's file is another model (moondream1, empty `config`: NO_STAND_IN says why), so
+# the class reads its default, Moondream3Config's (ENGINE_CONFIG_TYPES), the model vLLM builds for it.
+JUDGED_BY_COMPOSED = frozenset({"HfMoondream", "POINTSV15ChatModel"})
+
+
 def config_for_class(configs: list[ConfigFile]) -> dict[str, ConfigFile]:
-    """class -> the config the sweep builds it from: the first real one naming it, else its default."""
+    """class -> the config the sweep builds it from: the first real one naming it, else its default (a class in
+    JUDGED_BY_COMPOSED: its composed default first)."""
     out: dict[str, ConfigFile] = {}
-    for config in [c for c in configs if c.real] + [c for c in configs if not c.real]:
+    composed = [c for c in configs if not c.real and c.architecture in JUDGED_BY_COMPOSED]
+    for config in composed + [c for c in configs if c.real] + [c for c in configs if not c.real]:
         out.setdefault(config.architecture, config)
     return out

@@ -53,6 +53,7 @@ def ensure_venv(spec: EngineSpec, version: str) -> Path:
     root = venv_dir(spec, version)
     python = root / "bin" / "python"
     if (root / ".ready").exists():
+        _top_up_pinned(spec, python, CACHE / f"{spec.name}-{version}.install.log")
         return python
     if root.exists():
         shutil.rmtree(root)
@@ -90,6 +91,15 @@ def ensure_venv(spec: EngineSpec, version: str) -> Path:
     )
     (root / ".ready").write_text("ok\n")
     return python
+
+
+def _top_up_pinned(spec: EngineSpec, python: Path, log: Path) -> None:
+    """A --no-deps package pinned in engines.py after the venv was made (timm, session 47) goes in now."""
+    pinned = [n for n in spec.no_deps if "==" in n]
+    have = installed_versions(python, tuple(n.split("==")[0] for n in pinned))
+    missing = [n for n in pinned if have.get(n.split("==")[0]) != n.split("==")[1]]
+    if missing:
+        _pip(python, "--no-deps", *missing, log=log)
 
 
 def installed_versions(python: Path, names: tuple[str, ...]) -> dict[str, str]:

@@ -78,9 +78,12 @@ def test_the_class_is_a_wrapper_with_its_tower() -> None:
     assert tower_verdict("DeepseekOCRForCausalLM")[0] == "tower"
 
 
-def test_deepseek_vl2_keeps_its_note() -> None:
-    """The same outer model_type deepseek_vl_v2 under DeepseekVL2ForCausalLM builds a SigLIP, not these encoders."""
+def test_deepseek_vl2_reads_its_siglip_not_these_encoders() -> None:
+    """The same outer model_type deepseek_vl_v2 under DeepseekVL2ForCausalLM builds timm's SigLIP so400m
+    (428,225,600 parameters: tests/domain/test_towers_deepseek_vl2.py) and this file's linear projector 2048 → 1280
+    with its bias and two 1280 separators (SGLang 0.5.23 deepseek_vl2.py), not SAM and CLIP."""
     config = {**json.loads(CONFIG.read_text()), "architectures": ["DeepseekVL2ForCausalLM"]}
     model = model_from_config(config, source=NAME)
-    assert model.tower is None
-    assert any("vision" in note for note in model.not_modelled)
+    assert model.tower is not None
+    assert model.tower.params == 428_225_600 + 2048 * 1280 + 1280 + 2 * 1280
+    assert not any("vision" in note for note in model.not_modelled)

@@ -383,4 +383,19 @@ def test_internvl_transformers_format_by_hand() -> None:
     model = _model(path)
     assert model.tower is not None and model.tower.params == oracle == 308_495_104
     mlp = d * (w * i + i + i * w)
-    assert model.tower.tp_split_params == mlp and model.tower.params_per_rank(2) == oracle - mlp // 2
+    vllm = vllm_architectures.TOWER_SPLIT
+    assert model.tower.tp_split_params == mlp and model.tower.params_per_rank(2, vllm) == oracle - mlp // 2
+
+
+def test_internvl_transformers_format_sglang_splits_the_attention() -> None:
+    """SGLang 0.5.23 interns1.py builds internvl.py's InternVisionModel over the same config: InternAttention's qkv
+    (with its bias: attention_bias true) and proj split over TP with the 16 heads (VisionAttention; zero heads padded
+    where they do not divide), fc1 / fc2 as vLLM. At TP 2 a rank holds half of 24 × (4 · 1024² + 3 · 1024) fewer.
+    The registry default (transformers' InternVLConfig, attention_bias false) meta-built by SGLang at TP 2: 372,930,560
+    B of vision_model and mlp1, kvtop's figure (docs/fidelity_registry.md)."""
+    w, i, d = 1024, 4096, 24
+    model = _model(CONFIGS / "towers" / "OpenGVLab--InternVL3-1B-Pretrained-as-internvl.json")
+    assert model.tower is not None
+    mlp, attention = d * (w * i + i + i * w), d * (4 * w * w + 3 * w)
+    sglang = sglang_architectures.TOWER_SPLIT
+    assert model.tower.params_per_rank(2, sglang) == 308_495_104 - mlp // 2 - attention // 2

@@ -43,6 +43,7 @@ from kvtop.domain.architectures import (
     towers_blip,
     towers_dasheng,
     towers_deepseek_ocr,
+    towers_deepseek_vl2,
     towers_dots_vlm,
     towers_ernie45_vl,
     towers_eva2clip,
@@ -74,6 +75,7 @@ from kvtop.domain.architectures import (
     towers_phi,
     towers_phi4_siglip,
     towers_phi4mm,
+    towers_points,
     towers_radio,
     towers_step,
     towers_step3_vl,
@@ -133,10 +135,11 @@ def read_tower(
         encoder = validated(towers_moondream.Moondream3VisionFields, vision_config.get("vision") or {},
                             source=source, prefix="config.vision.")  # fmt: skip
         return towers_moondream.moondream3(encoder, text_hidden, tower.config_class, tower.source)
-    if tower.kind == "deepseek_ocr":  # SAM and CLIP from the engines' constants; `projector_config` sizes the rest
-        head = towers_deepseek_ocr.DeepseekOCRProjectorFields
-        return towers_deepseek_ocr.deepseek_ocr(outer, validated(head, outer.get("projector_config") or {},
-                                                                 source=source, prefix="projector_config."))
+    if tower.kind == "deepseek_ocr":  # SAM and CLIP (OCR) or timm's SigLIP (VL2): constants; `projector_config` the rest
+        section = outer.get("projector_config") or {}
+        ocr = validated(towers_deepseek_ocr.DeepseekOCRProjectorFields, section, source=source, prefix="projector_config.")
+        vl2 = validated(towers_deepseek_vl2.DeepseekVL2ProjectorFields, section, source=source, prefix="projector_config.")
+        return towers_deepseek_ocr.deepseek_ocr(outer, ocr) or towers_deepseek_vl2.deepseek_vl2(outer, vl2)
     if tower.kind == "janus":  # five sections of `cls` and `params` (towers_janus)
         return towers_janus.janus(outer)
     if tower.kind == "gemma3n":  # `vision_config` names a timm architecture; `audio_config` sizes the USM encoder
@@ -247,6 +250,9 @@ def read_tower(
         qwen = read_tower(replace(tower, kind="qwen2_vl"), vision_config, source, text_hidden, outer)
         return None if qwen is None else towers_nvila.with_output_norm(qwen, text_hidden, tower.config_class,
                                                                        tower.source)  # fmt: skip
+    if tower.kind == "points_v15":  # towers_points: the Qwen2-VL ViT and a second merger, its vision_projector
+        qwen = read_tower(replace(tower, kind="qwen2_vl"), vision_config, source, text_hidden, outer)
+        return None if qwen is None else towers_points.with_projector(qwen, text_hidden)
     if tower.kind == "qwen2_vl":  # its own names: embed_dim the width, hidden_size the merger's output
         qwen2 = validated(Qwen2VLVisionFields, vision_config, source=source, prefix="vision_config.")
         values = {**values, "hidden_size": qwen2.embed_dim, "out_hidden_size": qwen2.hidden_size,

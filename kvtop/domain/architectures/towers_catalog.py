@@ -35,6 +35,7 @@ from kvtop.domain.architectures import (
     towers_ovis2_5,
     towers_phi4_siglip,
     towers_phi4mm,
+    towers_points,
     towers_radio,
     towers_step,
     towers_step3_vl,
@@ -425,7 +426,8 @@ STEP_VL = Tower("StepRoboticsConfig.vision_config", towers_step.STEP_VL_SOURCE, 
 # Qwen3Config: model_type qwen3)
 TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER,
                                         "GLM4VForCausalLM": EVA2CLIP,
-                                        "StepVLForConditionalGeneration": STEP_VL, **towers_keye.TOWERS_BY_CLASS}  # fmt: skip
+                                        "StepVLForConditionalGeneration": STEP_VL, **towers_keye.TOWERS_BY_CLASS,
+                                        "POINTSV15ChatModel": towers_points.TOWER}  # fmt: skip
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": audio.QWEN2_AUDIO, "audioflamingo3": audio.AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,

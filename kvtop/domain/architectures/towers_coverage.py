@@ -36,6 +36,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "HCXVisionV2ForCausalLM": "hyperclovax_vision_v2", "LlavaOnevision2ForConditionalGeneration": "llava_onevision2",
     "NemotronH_Nano_VL_V2": "NemotronH_Nano_VL_V2",
     "DeepseekOCRForCausalLM": "deepseek_vl_v2",
+    "DeepseekVL2ForCausalLM": "deepseek_vl_v2", "DeepseekVLV2ForCausalLM": "deepseek_vl_v2",  # towers_deepseek_vl2
     "MultiModalityCausalLM": "multi_modality",
     "Gemma3nForConditionalGeneration": "gemma3n",
     "MossTranscribeDiarizeForConditionalGeneration": "moss_transcribe_diarize", "MossAudioModel": "moss_audio",
@@ -58,7 +59,10 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)
+_VL2 = ("DeepSeek-VL2's own: timm's SigLIP so400m/14-384 and its MlpProjector, sized from the engines' constant and "
+        "projector_config (towers_deepseek_vl2: SGLang 0.5.23 / vLLM 0.33.0 deepseek_vl2.py)")
 NO_TOWER_BECAUSE: Mapping[str, str] = {
+    "DeepseekVL2ForCausalLM": _VL2, "DeepseekVLV2ForCausalLM": _VL2,
     "BailingMoeV3VLForConditionalGeneration": "planned where vision_config states disable_merger_proj true and no "
     "deepstack_visual_indexes; otherwise SGLang builds merger MLPs vLLM does not, and the note stays",
     "LlavaForConditionalGeneration": "planned over CLIP, SigLIP or Pixtral; another vision model keeps the note",

@@ -99,6 +99,7 @@ class Tower:
         "muse_glimmer",
         "siglip_paligemma",
         "qwen2_vl",
+        "points_v15",  # POINTS-1.5: the Qwen2-VL ViT and a second merger (towers_points)
         "glm4v",
         "idefics3",
         "kimi_k3",

@@ -17,6 +17,8 @@ InternVL's transformers format (`internvl`, vLLM interns1.py + interns1_vit.py) 
 other names (InternVLVisionConfig: `attention_bias`, `use_qk_norm`, image and patch sizes as pairs, an optional
 mask token, a final LayerNorm unless `use_mean_pooling`), builds every layer, and keeps q/k/v and the output
 projection nn.Linear (whole): only fc1 (with its bias) and fc2 split over TP; its projector is nn.Linear too.
+SGLang 0.5.23 interns1.py builds internvl.py's InternVisionModel over that config: the attention split as in
+InternVL's remote-code format (zero heads padded), each engine's TowerSplit.blocks["InternVLVisionModel"].
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ from kvtop.domain.tower_spec import TowerSpec
 
 # the engines' rules for its attention (TowerSplit.blocks): vLLM whole where the heads do not divide, SGLang pads them
 BLOCK_CLASS = "InternVisionModel"
+# the transformers format's encoder (vLLM interns1_vit.py: q/k/v and projection nn.Linear; SGLang interns1.py builds
+# internvl.py's InternVisionModel over it: split, zero heads padded)
+HF_BLOCK_CLASS = "InternVLVisionModel"
 
 
 class InternVitFields(ConfigSection):
@@ -156,13 +161,19 @@ def intern_vl_hf(
     norm = (2 if vit.norm_type == "layer_norm" else 1) * width
     whole = width + (width if vit.use_mask_token else 0) + values["in_channels"] * patch**2 * width + width
     whole += ((image // patch) ** 2 + 1) * width if vit.use_absolute_position_embeddings else 0
-    attention = 4 * width * width + (3 * width if vit.attention_bias else 0) + width  # q, k, v, projection + bias
-    whole += depth * (attention + (2 * width if vit.use_qk_norm else 0) + 2 * norm + 2 * width + width)
+    heads = values["num_attention_heads"]
+    attention = 4 * width * width + (3 * width if vit.attention_bias else 0)  # q, k, v (with biases), projection
+    whole += depth * (width + (2 * width if vit.use_qk_norm else 0) + 2 * norm + 2 * width + width)
     whole += 0 if vit.use_mean_pooling else 2 * width
     split = depth * (width * mlp + mlp + mlp * width)  # fc1 (with its bias) and fc2
     shuffled = width * ratio * ratio
     whole += 2 * shuffled + shuffled * text_hidden + text_hidden + text_hidden * text_hidden + text_hidden
+    head_dim = width // heads if heads and width % heads == 0 else 0
+    # the attention, whole in vLLM (nn.Linear), split by SGLang with zero heads padded (TowerSplit.blocks HF_BLOCK_CLASS)
+    per_head = depth * (4 * head_dim * width + (3 * head_dim if vit.attention_bias else 0))
     # transformers' InternVLVisionModel and InternVLMultiModalProjector hold the same parameters (every layer): a
     # Transformers backend builds them whole on every rank (SGLang 0.5.23)
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
-                     transformers_params=whole + split)  # fmt: skip
+    return TowerSpec(params=whole + split + depth * attention, tp_split_params=split, config_class=config_class,
+                     source=source, transformers_params=whole + split + depth * attention,
+                     head_split_params=depth * attention, heads=heads, block_class=HF_BLOCK_CLASS,
+                     head_params=per_head, head_norm_params=depth * 2 * head_dim if vit.use_qk_norm else 0)  # fmt: skip

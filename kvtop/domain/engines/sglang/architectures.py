@@ -302,7 +302,8 @@ _GEMMA3N = ("Gemma3nForCausalLM", "Gemma3nForConditionalGeneration")
 # Kimi-K3's MoonViT (kimi_k3_vl.py MoonViTEncoderLayer: wqkv, wo and MLP2's fc0 / fc1 nn.Linear; the attention
 # backends built with use_data_parallel=True): every block whole on every rank, where vLLM splits them with the
 # heads (towers_moon.kimi_k3). moonshotai--Kimi-K3 meta-built at TP 2: vision_tower 802,428,928 B a rank (vLLM's 406,067,200 B)
-_WHOLE_BLOCKS = ("KimiK3VisionConfig", "VisionEncoderConfig")  # DeepSeek-OCR: CLIP-L of nn.Linear (NoTPAttention)
+# DeepSeek-OCR's CLIP-L (NoTPAttention) and DeepSeek-VL2's timm SigLIP (deepseek_vl2.py:231): nn.Linear, whole
+_WHOLE_BLOCKS = ("KimiK3VisionConfig", "VisionEncoderConfig")
 # How SGLang 0.5.23 divides each encoder class's blocks over TP (kvtop.domain.tower_blocks): Qwen3-Omni's and
 # Qwen3-ASR's audio encoder (qwen3_omni_moe.py Qwen3OmniMoeAudioEncoderLayer, qwen3_asr.py builds the same class):
 # the attention a VisionAttention (use_qkv_parallel, attn_tp: `dist_utils.divide(num_heads, tp)` asserts), fc1 / fc2
@@ -314,6 +315,9 @@ _BLOCKS = (
     ("InternVisionModel", BlockSplit(attention="pad",
                                      source="0.5.23 srt/models/internvl.py InternAttention; "
                                      "srt/layers/attention/vision_utils.py update_vit_attn_dummy_heads_config")),
+    ("InternVLVisionModel", BlockSplit(attention="pad",
+                                       source="0.5.23 srt/models/interns1.py builds internvl.py's InternVisionModel "
+                                       "(InternAttention) over InternVLVisionConfig; update_vit_attn_dummy_heads_config")),
     ("Glm4vVisionTransformer", BlockSplit(attention="pad",
                                           source="0.5.23 srt/models/glm4v.py; srt/layers/attention/vision_utils.py "
                                           "update_vit_attn_dummy_heads_config")),

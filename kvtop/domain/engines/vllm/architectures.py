@@ -332,6 +332,9 @@ _BLOCKS = (
     ("InternVisionModel", BlockSplit(attention="heads",
                                      source="0.33.0 model_executor/models/intern_vit.py InternVisionEncoderLayer: "
                                      "InternParallelAttention where num_heads % tp == 0, else whole")),
+    ("InternVLVisionModel", BlockSplit(attention="never", mlp="never",
+                                       source="0.33.0 model_executor/models/interns1_vit.py InternSdpaAttention: "
+                                       "q_proj, k_proj, v_proj and projection_layer nn.Linear, whole")),
     ("Glm4vVisionTransformer", BlockSplit(attention="always",
                                           source="0.33.0 model_executor/models/glm4_1v.py Glm4vVisionAttention "
                                           "(dist_utils.divide(num_heads, tp))")),
