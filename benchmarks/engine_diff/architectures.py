@@ -6,7 +6,8 @@ two comparisons per stage:
             are not a vision/audio tower or projector), against kvtop's weights book for that rank;
   KV        (vLLM) each layer's KV cache spec — its kind and the bytes one token costs in it (page
             bytes ÷ block size; a Mamba layer's state bytes per request) — against kvtop's KV pools
-            for that rank (full, sliding-window, DSA index, state), layer counts and bytes per layer.
+            for that rank (full, sliding-window, DSA index, state), layer counts and bytes per layer, and
+            each windowed pool's window (tokens) against the window kvtop's vLLM rules give its spec.
 An architecture (a config's `architectures[0]`) is equal where every compared row is; different
 (with the first difference and its reading) where one is not; not modelled where kvtop refuses it.
 Where kvtop's weights book holds a tower (its "vision" row) that row is compared with the engine's tower and
@@ -113,14 +114,37 @@ def _engine_kv(layer_specs: list[dict[str, Any]]) -> dict[str, tuple[int, float]
     return out
 
 
+def _engine_windows(layer_specs: list[dict[str, Any]]) -> dict[str, tuple[int, ...]]:
+    """kvtop pool name -> the windows (tokens) its layers' specs hold, sorted: SlidingWindowSpec's and
+    SlidingWindowMLASpec's sliding_window, ChunkedLocalAttentionSpec's attention_chunk_size (vllm_readings.spec_row
+    records both); a pool whose specs hold none is left out."""
+    out: dict[str, set[int]] = {}
+    for spec in layer_specs:
+        window = spec.get("sliding_window") or spec.get("attention_chunk_size")
+        if isinstance(window, int):
+            out.setdefault(KV_KIND.get(spec["kind"].split("[")[0], spec["kind"]), set()).add(window)
+    return {kind: tuple(sorted(windows)) for kind, windows in out.items()}
+
+
+def window_differences(index: int, layer_specs: list[dict[str, Any]], kinds: set[str], plan: dict[str, Any]) -> list[str]:
+    """Each windowed pool kvtop holds too whose engine specs hold another window than kvtop's (`spec_window`, the
+    window vLLM's spec holds by kvtop's vLLM rules): a window's blocks a request enter vLLM's admission and capacity."""
+    mine = plan.get("spec_window")
+    return [f"stage {index} KV {kind} window (tokens): kvtop {mine}, engine {', '.join(map(str, theirs))}"
+            for kind, theirs in sorted(_engine_windows(layer_specs).items()) if kind in kinds and theirs != (mine,)]
+
+
 def _dsv4_roles(layer_specs: list[dict[str, Any]]) -> dict[str, int]:
     """DeepSeek-V4's specs on vLLM by role (the layer's module after `attn`: swa_cache, compressor.state_cache,
-    indexer.k_cache, ...; the compressed latent itself is `attn`), type, tokens a block and page bytes -> layers:
+    indexer.k_cache, ...; the compressed latent itself is `attn`), type, tokens a block, page bytes and window (a
+    windowed spec's) -> layers:
     its kinds mix page sizes and blocks, which _engine_kv's pool-by-kind view folds together."""
     out: dict[str, int] = {}
     for spec in layer_specs:
         role = str(spec["first"]).split(".attn", 1)[1].lstrip(".") or "attn"
-        key = f"{role} {spec['kind']} block {spec['block_size']} page {spec['page_size_bytes']}"
+        window = spec.get("sliding_window")
+        key = f"{role} {spec['kind']} block {spec['block_size']} page {spec['page_size_bytes']}" + (
+            f" window {window}" if window else "")
         out[key] = out.get(key, 0) + spec["layers"]
     return out
 
@@ -185,6 +209,7 @@ def stage_checks(result: dict[str, Any], engine: str, version: str, plan: dict[s
                         differences.append(
                             f"stage {index} KV {kind} (layers, B/layer/token): kvtop {mine.get(kind)}, engine {theirs.get(kind)}"
                         )
+                differences += window_differences(index, stage["layer_specs"], set(mine), plan)
         span = (int(ours["layers"][0]), int(ours["layers"][1])) if ours is not None else (0, 0)
         checks.append(StageCheck(engine, version, result["config"], layout, tuple(differences), towers, index, span))
     return checks

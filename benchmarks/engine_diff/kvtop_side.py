@@ -148,11 +148,19 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
         # the config's sliding_window over every layer: kvtop's pool "full" is vLLM's one windowed group (§3.4)
         "config_sliding_window": ledger.model.config_sliding_window,
         "dsv4_specs": _dsv4_specs(ledger.model) if "vllm" in argv else None,
+        # the window vLLM's spec of a windowed layer holds (engines/vllm/windows.py), against the engine's
+        "spec_window": _spec_window(ledger) if "vllm" in argv else None,
     }
 
 
+def _spec_window(ledger: Any) -> int | None:
+    from kvtop.domain.engines.vllm.windows import spec_window
+
+    return spec_window(ledger.model, ledger.version)
+
+
 def _dsv4_specs(model: Any) -> dict[str, int] | None:
-    """DeepSeek-V4 on vLLM: kvtop's specs of the model's layers by role, tokens a block and page bytes
+    """DeepSeek-V4 on vLLM: kvtop's specs of the model's layers by role, tokens a block, page bytes and window
     (engines/vllm/dsv4.py layer_specs: what its packed groups and capacity are computed from), in
     architectures._dsv4_roles's keys; None for any other model."""
     from kvtop.domain.engines.vllm.dsv4 import layer_specs
@@ -162,7 +170,8 @@ def _dsv4_specs(model: Any) -> dict[str, int] | None:
     out: dict[str, int] = {}
     for layer in range(model.num_layers):
         for spec in layer_specs(model, layer):
-            key = f"{spec.role} {spec.kind} block {spec.block} page {spec.page_bytes}"
+            key = f"{spec.role} {spec.kind} block {spec.block} page {spec.page_bytes}" + (
+                f" window {spec.window}" if spec.window else "")
             out[key] = out.get(key, 0) + 1
     return out
 

@@ -3,7 +3,8 @@ kvtop's plan of the same config at the same layout (recomputed here, so the doc 
 
 The comparison is the architecture table's (architectures.stage_checks): the language model's parameter bytes
 per rank (and kvtop's tower row against the engine's towers where kvtop's book holds one), and (vLLM) each KV
-pool's layers and bytes per layer per token from the engine's KV cache specs; for SGLang, also the cell (KV
+pool's layers and bytes per layer per token from the engine's KV cache specs, and each windowed pool's window (the
+spec's sliding_window or attention_chunk_size against kvtop's vLLM `spec_window`); for SGLang, also the cell (KV
 bytes per token of the rank, `_cell_size`) against kvtop's cell. A row equal in all that whose engine build
 holds towers outside kvtop's book is not equal: TOWER_NOT_MODELLED where kvtop's plan names the tower "not
 modelled", else different (the plan's weights per rank are short by the towers either way).

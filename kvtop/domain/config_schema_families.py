@@ -39,6 +39,7 @@ from kvtop.domain.config_types import (
 
 CompressRatio = Annotated[int, Field(strict=True, ge=0, le=1024)]  # tokens per compressed entry (0: none)
 BlockCount = Annotated[int, Field(strict=True, ge=0, le=MAX_POSITIONS)]  # a count of KV blocks (0: none)
+SignedWindow = Annotated[int, Field(strict=True, ge=-1, le=MAX_POSITIONS)]  # a window; -1: none
 
 
 class LinearAttnConfig(ConfigSection):
@@ -201,6 +202,8 @@ class FamilyFields(ConfigSection):
     swa_head_dim: HeadDim | None = None
     swa_v_head_dim: HeadDim | None = None
     hybrid_layer_pattern: PerLayerFlags | None = None  # MiMo-V2: 1 a sliding-window layer
+    # MiMo-V2: the window both engines read (not sliding_window); -1 the engines' "no window" (Grok's configs state it)
+    sliding_window_size: SignedWindow | None = None
     attention_projection_layout: str | None = None  # MiMo-V2.5: "fused_qkv", q|k|v fused in K|V chunks
     # IQuest-Q1: its layers as first + block × count + last (the class drops a stated layer_types), sink keys
     first_layers_types: LayerNames | None = None

@@ -206,6 +206,9 @@ class Architecture:
     layer_type_words: Mapping[str, LayerKind] | None = None  # `layer_types` vocabulary (None: the shared one)
     window_field: str = "sliding_window"
     chunked_local: bool = False  # windowed layers are chunked local attention (Llama 4)
+    # the config's window counts the tokens before the query, not the query (Cohere-2: a sliding layer sees
+    # [pos - sliding_window, pos], window + 1 tokens); each engine builds its spec from it its own way (vLLM: windows.py)
+    window_excludes_query: bool = False
     attention: Attention = Attention()
     kind_geometry: tuple[KindGeometry, ...] = ()
     latent: Latent | None = None

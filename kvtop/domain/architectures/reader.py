@@ -110,6 +110,7 @@ def read_architecture(
         "layer_attention": kinds,
         "layer_mlp": (MlpKind.DENSE,) * layers,
         "chunked_local": arch.chunked_local,
+        "window_excludes_query": arch.window_excludes_query,
         "parallel_state": arch.parallel_state,
         "body": arch.body.model_copy(
             update={

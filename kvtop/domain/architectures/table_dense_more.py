@@ -77,9 +77,10 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # EXAONE-4: q/k norms per head; post-attention and post-feedforward norms only; "LLLG" window letters
     A("exaone4", "Exaone4Config", tf("exaone4"), m.EXAONE4, ("Exaone4ForCausalLM",), layers=EveryNthFull(),
       attention=QK_NORM),
-    # Cohere-2 / Command-A: Cohere's one LayerNorm for the parallel block; 3 sliding then 1 full
+    # Cohere-2 / Command-A: Cohere's one LayerNorm for the parallel block; 3 sliding then 1 full; a sliding layer sees
+    # [pos - sliding_window, pos] (vLLM 0.33.0 commandr.py:237-244: its spec at sliding_window + 1)
     A("cohere2", "Cohere2Config", tf("cohere2"), m.COHERE2, ("Cohere2ForCausalLM",),
-      layers=EveryNthFull(every=4), body=BodyShape(norms_per_layer=1)),
+      layers=EveryNthFull(every=4), body=BodyShape(norms_per_layer=1), window_excludes_query=True),
     # Cohere Compass (vLLM 0.33.0 cohere_compass.py CohereCompassDecoderLayer): Cohere's one weight-only LayerNorm for
     # the parallel block, qkv_proj and o_proj biased with attention_bias, a gated MLP (CohereMLP), no q/k norms;
     # full or sliding layers by layer_types (its class default: all full); the LM head tied (asserted); its vision

@@ -181,9 +181,12 @@ MOE: tuple[Architecture, ...] = (
     # MiMo-V2-Flash: sliding layers (hybrid_layer_pattern 1) with their own heads and dims and a sink per head;
     # K 192 / V 128 wide; experts where moe_layer_freq (a list) says, the gate in fp32; MiMo-V2.5's checkpoint
     # fuses q|k|v in K|V chunks (attention_projection_layout fused_qkv: vLLM 0.33.0 mimo_v2.py); MiMoV2OmniForCausalLM
-    # (vLLM 0.33.0 mimo_v2_omni.py) is this language model beside the towers towers_mimo.py describes
+    # (vLLM 0.33.0 mimo_v2_omni.py) is this language model beside the towers towers_mimo.py describes; the window is
+    # `sliding_window_size`, as both engines read it (vLLM 0.33.0 mimo_v2.py:416, SGLang 0.5.23 mimo_v2.py:891; no
+    # default: config.sliding_window_size), never transformers' `sliding_window` (its class sets it to size + 1)
     A("mimo_v2_flash", "MiMoV2FlashConfig", tf("mimo_v2_flash"), m.MIMO_V2_FLASH,
       ("MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM"), layers=PerLayerFlags(),
+      window_field="sliding_window_size",
       attention=Attention(fused_qkv_field="attention_projection_layout"),
       kind_geometry=(KindGeometry(LayerKind.SLIDING, heads="swa_num_attention_heads",
                                   kv_heads="swa_num_key_value_heads", head_dim="swa_head_dim",
@@ -276,9 +279,10 @@ MOE: tuple[Architecture, ...] = (
               router_bias=True), mtp_fields=MTP),
     # Command-A MoE: Cohere-2's attention (3 sliding then 1 full) and one LayerNorm for the parallel block; experts
     # as wide as intermediate_size, num_shared_experts of them in one shared MLP (vLLM 0.33.0 and SGLang 0.5.23
-    # models/cohere2_moe.py: input_layernorm only, a ReplicatedLinear gate)
+    # models/cohere2_moe.py: input_layernorm only, a ReplicatedLinear gate); Cohere-2's window convention (vLLM 0.33.0
+    # cohere2_moe.py:256: its spec at sliding_window + 1)
     A("cohere2_moe", "Cohere2MoeConfig", tf("cohere2_moe"), m.COHERE2_MOE, ("Cohere2MoeForCausalLM",),
-      layers=EveryNthFull(every=4), body=BodyShape(norms_per_layer=1),
+      layers=EveryNthFull(every=4), body=BodyShape(norms_per_layer=1), window_excludes_query=True,
       moe=Moe("num_experts", expert_size_field="intermediate_size", shared=Shared(count_field="num_shared_experts"),
               placement=SparseOnly())),
     # Gemma-4: global layers with their own KV heads and head size (V = K where attention_k_eq_v); the last

@@ -34,6 +34,7 @@ from kvtop.domain.engines.vllm.page_unify import UnifiedPages, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
 from kvtop.domain.engines.vllm.state_only import state_page
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
+from kvtop.domain.engines.vllm.windows import spec_window
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook, PoolName
 from kvtop.domain.layout import pp_layer_range
@@ -207,7 +208,8 @@ class VllmBudget:
             blocks_per_request = 1
         else:
             blocks_per_request = self._blocks_per_request(
-                m, groups, block, max_len, in_flight, dcp, mamba_blocks, unified, encoder
+                groups, block, max_len, spec_window(m, inputs.version) or max_len, in_flight, dcp, mamba_blocks,
+                unified, encoder,
             )
         from_memory = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
         num_blocks = from_memory if s.num_gpu_blocks_override is None else s.num_gpu_blocks_override
@@ -315,10 +317,10 @@ class VllmBudget:
 
     @staticmethod
     def _blocks_per_request(
-        m: ModelSpec,
         groups: list[tuple[str, int]],
         block: int,
         max_len: int,
+        window: int,
         in_flight: int,
         dcp: int,
         mamba_blocks: int,
@@ -326,8 +328,8 @@ class VllmBudget:
         encoder: int = 0,
     ) -> int:
         """Σ over groups of the blocks one request of `max_len` tokens takes (docs/engines/vllm.md §3, §4.4, §5),
-        each group at its own block size where pages were unified (§4.6); a cross-attention group the `encoder` tokens (§4.8)."""
-        window = m.sliding_window or m.config_sliding_window or max_len
+        each group at its own block size where pages were unified (§4.6); a cross-attention group the `encoder` tokens
+        (§4.8); a windowed group `window` tokens, the window vLLM's spec holds (windows.py)."""
         local_len = math.ceil(max_len / dcp)  # L′: decode context parallel splits a request's tokens
         total = 0
         full_block, window_block = (unified.full_block, unified.window_block) if unified else (block, block)

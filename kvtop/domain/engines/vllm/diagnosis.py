@@ -20,6 +20,7 @@ from kvtop.domain.diagnose_findings import (
 )
 from kvtop.domain.engines.vllm.budget import starting_utilization
 from kvtop.domain.engines.vllm.eras import has_kv_cache_memory_bytes
+from kvtop.domain.engines.vllm.windows import spec_window
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.model import AttentionKind, LayerKind
@@ -193,7 +194,7 @@ def _hybrid_manager_disabled(ledger: Ledger, replay: WhatIf, thresholds: Thresho
         fix="remove --disable-hybrid-kv-cache-manager (and any KV connector that forces it)",
         gain_tokens=gain,
         evidence=(
-            f"window {ledger.model.sliding_window:,} tokens on {swa} of {layers} layers, "
+            f"window {spec_window(ledger.model, ledger.version) or 0:,} tokens on {swa} of {layers} layers, "
             f"cached for all {ledger.context_length:,}",
             f"capacity {ledger.token_capacity:,} → {ledger.token_capacity + gain:,} tokens with the hybrid manager",
         ),
