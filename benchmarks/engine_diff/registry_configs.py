@@ -38,9 +38,16 @@ TOWER_CONFIGS = DATA / "configs" / "towers_named"
 # config name -> {subfolder: the file copied there as its config.json}. Kimi-Audio: vLLM 0.33.0 kimi_audio.py
 # KimiAudioWhisperEncoder reads WhisperConfig.from_pretrained(model, subfolder="whisper-large-v3"), the checkpoint's
 # copy of openai/whisper-large-v3's config: the served model's own file (families/, its source in families/SOURCES.md).
+# A subfolder may be nested ("vit/…"): the sweep makes its parents.
 SUBFOLDER_CONFIGS: dict[str, dict[str, Path]] = {
     "recon--moonshotai--Kimi-Audio-7B-Instruct": {
         "whisper-large-v3": DATA / "configs" / "families" / "openai--whisper-large-v3.json"
+    },
+    # Yi-VL: SGLang 0.5.23 yivl.py:44 CLIPVisionModel.from_pretrained(model, subfolder=mm_vision_tower), the folder
+    # the composed config names: Yi-VL-34B's own vit/ config (towers_named/SOURCES.md)
+    "default--YiVLForCausalLM": {
+        "vit/clip-vit-H-14-laion2B-s32B-b79K-yi-vl-34B-448": DATA / "configs" / "towers_named"
+        / "yi-vl--clip-vit-H-14-laion2B-s32B-b79K-yi-vl-34B-448.json"
     },
 }
 # Checkpoints a config names by Hub id, whose config the engine fetches as it reads the file (the Hub is not

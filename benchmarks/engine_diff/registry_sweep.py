@@ -98,7 +98,7 @@ def _model_dir(config: ConfigFile) -> Path:
     if quant is not None:
         shutil.copyfile(quant, folder / "hf_quant_config.json")
     for sub, source in SUBFOLDER_CONFIGS.get(config.name, {}).items():  # configs the engine reads in a subfolder
-        (folder / sub).mkdir(exist_ok=True)
+        (folder / sub).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, folder / sub / "config.json")
     for name, content in TOKENIZER_FILES.get(config.name, {}).items():  # tokenizer files it reads as it builds
         (folder / name).write_text(json.dumps(content) + "\n")

@@ -266,7 +266,9 @@ def load_named_tower(model: Any, hf_config: Any) -> str | None:
     models/llava.py LlavaBaseForCausalLM) has none after its constructor. The class's own load_weights runs here
     with no weights, each from_pretrained answering with its class built from the named checkpoint's published
     vision config on the meta device, in the dtype asked: the engine's code picks the class, the dtype and where it
-    goes. Returns the id loaded, or None (no id, a tower already built, or an id without a published config here:
+    goes. A class loading it from a folder of its own checkpoint (`subfolder=`, SGLang 0.5.23 yivl.py) gets the
+    class built from that folder's config.json, which the sweep places (registry_configs.SUBFOLDER_CONFIGS).
+    Returns the id loaded, or None (no id, a tower already built, or an id without a published config here:
     then the build holds no tower, as before)."""
     import torch
     import transformers
@@ -275,13 +277,18 @@ def load_named_tower(model: Any, hf_config: Any) -> str | None:
     if not isinstance(name, str) or getattr(model, "vision_tower", False) is not None:
         return None
     path = NAMED_TOWER_CONFIGS / (name.replace("/", "--") + ".json")
-    if not path.is_file():
+    # or a folder the checkpoint itself ships (Yi-VL's "./vit/…": yivl.py from_pretrained(model, subfolder=…)),
+    # its config.json placed there by the sweep (registry_configs.SUBFOLDER_CONFIGS)
+    shipped = (Path(str(getattr(hf_config, "_name_or_path", ""))) / name / "config.json").is_file()
+    if not path.is_file() and not shipped:
         return None
-    vision = json.loads(path.read_text())["vision_config"]
+    vision = json.loads(path.read_text())["vision_config"] if path.is_file() else {}
 
-    def from_config(cls: Any, _name: str, *args: Any, torch_dtype: Any = None, dtype: Any = None, **kw: Any) -> Any:
+    def from_config(cls: Any, _name: str, *args: Any, torch_dtype: Any = None, dtype: Any = None,
+                    subfolder: str = "", **kw: Any) -> Any:  # fmt: skip
+        config = cls.config_class.from_pretrained(_name, subfolder=subfolder) if subfolder else cls.config_class(**vision)
         with torch.device("meta"):
-            tower = cls(cls.config_class(**vision))
+            tower = cls(config)
         return tower.to(torch_dtype or dtype or torch.get_default_dtype())
 
     own = {cls: cls.__dict__.get("from_pretrained") for cls in (transformers.CLIPVisionModel, transformers.SiglipVisionModel)}

@@ -38,7 +38,7 @@ from kvtop.domain.architectures.towers import read_tower
 from kvtop.domain.architectures.towers_absent import absent_note, absent_section, not_modelled_note
 from kvtop.domain.architectures.towers_catalog import AUDIO_BY_OUTER_TYPE, TOWERS_BY_CLASS
 from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
-from kvtop.domain.architectures.towers_fields import ROOT
+from kvtop.domain.architectures.towers_fields import ROOT, ROW_WORDS
 from kvtop.domain.architectures.towers_named import named_tower
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -147,15 +147,16 @@ def read_config(
     # the outer model_type's tower first: a wrapper over a shared text entry with a tower of its own (MiniCPM-V 4.6
     # over Qwen3.5's text entry, whose Qwen ViT would misread MiniCPM's SigLIP section)
     tower = TOWERS_BY_OUTER_TYPE.get(outer.model_type or "") or TOWERS_BY_CLASS.get(architecture) or entry.tower
-    read, absent_why = None, None
+    read, absent_why, tower_words = None, None, None
     section = None if tower is None else config if tower.section == ROOT else config.get(tower.section)
     filled = tower is not None and section is None and not isinstance(config.get(NAMED_TOWER), str)
     if filled and tower is not None:  # the class builds its tower from the section its config class fills in
         section, absent_why = absent_section(tower, architecture)
     if tower is not None and isinstance(section, dict):  # `vision_config`, or the section the tower names
         read = read_tower(tower, section, source, spec.hidden_size, config)
-    elif isinstance(config.get(NAMED_TOWER), str):  # a tower named by checkpoint id (towers_named)
-        read = named_tower(config, spec.hidden_size, source)
+    elif isinstance(config.get(NAMED_TOWER), str):  # a tower named by checkpoint id, or a folder the class ships
+        read = named_tower(config, spec.hidden_size, source, architecture)  # (towers_named)
+        tower_words = None if read is None or read.label == ROW_WORDS["vision"] else read.label
     if filled and tower is not None and isinstance(section, dict) and read is None:  # the defaults did not read
         absent_why = not_modelled_note(tower, architecture)
     if filled and tower is not None and (read is not None or absent_why is not None):
@@ -173,6 +174,7 @@ def read_config(
     if read is not None:  # its bytes join the weights book
         has_audio = isinstance(config.get("audio_config"), dict)
         label = tower.label(has_audio) if tower is not None else read.label
+        label = tower_words or label  # Yi-VL's: the subfolder's sizes assumed (towers_named.SUBFOLDER_TOWERS)
         if filled and tower is not None:
             label = f"{label}; {absent_note(tower)}"
         kind = tower.row_kind(has_audio) if tower is not None else read.kind

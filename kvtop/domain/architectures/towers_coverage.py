@@ -55,6 +55,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "Sarashina2VisionForCausalLM": "sarashina2_vision",
     "DotsVLMForCausalLM": "dots_vlm",  # dots.vlm1's vision transformer and patch merger (towers_dots_vlm)
     "OpenCUAForConditionalGeneration": "opencua",  # Qwen2.5-VL's ViT (vLLM 0.33.0 opencua.py)
+    "YiVLForCausalLM": "llava",  # its CLIP from the checkpoint's vit/ folder (towers_named.SUBFOLDER_TOWERS)
     "RForConditionalGeneration": "rvl",  # llava-onevision's SigLIP and its pre-norm projector (towers_bee)
 }  # fmt: skip
 
@@ -75,11 +76,10 @@ NO_TOWER_BECAUSE: Mapping[str, str] = {
     "AutoModel.from_config(vision_config, trust_remote_code)), which no engine ships, so no engine build checks a "
     "tower kind for it (towers_radio counts vLLM's own RadioModel, which NemotronH_Nano_VL_V2 builds); its "
     "projector (mlp1, whole) is not counted either: the plan says 'vision tower weights … not modelled'",
-    # SGLang 0.5.23 yivl.py:41-49 load_weights: CLIPVisionModel.from_pretrained(model, subfolder=mm_vision_tower)
-    "YiVLForCausalLM": "its CLIP is loaded in load_weights from the checkpoint's mm_vision_tower folder (SGLang 0.5.23 "
-    "yivl.py: CLIPVisionModel.from_pretrained, float16), sized by that folder's config, not config.json; its "
-    "projector (YiVLMultiModalProjector, whole) is not counted either: the plan says 'vision tower weights … not "
-    "modelled'",
+    # SGLang 0.5.23 yivl.py:41-48 load_weights: CLIPVisionModel.from_pretrained(model, subfolder=mm_vision_tower)
+    "YiVLForCausalLM": "planned where mm_vision_tower names the checkpoint's own folder: the CLIP sized as Yi-VL's "
+    "published vit/ config (CLIP ViT-H/14-448, assumed: kvtop does not read the folder) and YiVLMultiModalProjector "
+    "(towers_named.SUBFOLDER_TOWERS: SGLang 0.5.23 yivl.py)",
 }
 
 NO_TOWER = "no tower kind in kvtop's book yet: the plan says 'vision tower weights … not modelled'"

@@ -12,6 +12,13 @@ the checkpoint's published config, which kvtop cannot fetch: NAMED_TOWERS holds 
 in tests/data/configs/towers_named/); another id keeps the tower "not modelled" (reader.VISION_NOT_MODELLED).
 The tower is held in float16 whatever the model's dtype: bytes are the model's dtype bytes, right for the 2-byte
 dtypes SGLang serves (bfloat16 / float16), not for `--dtype float32`.
+
+Yi-VL (SGLang 0.5.23 models/yivl.py YiVLForCausalLM) names no checkpoint but a folder its own checkpoint ships
+(`mm_vision_tower` "./vit/clip-vit-H-14-laion2B-s32B-b79K-yi-vl-*-448"): load_weights (yivl.py:41-48) loads
+`CLIPVisionModel.from_pretrained(_name_or_path, torch_dtype=float16, subfolder=…)`, whole; its projector
+(YiVLMultiModalProjector, yivl.py:96-108) is nn.Linear mm_hidden → hidden, LayerNorm, nn.Linear hidden → hidden,
+LayerNorm, biased, whole. kvtop reads config.json only: the tower is sized as the folder's published config
+(SUBFOLDER_TOWERS, tests/data/configs/towers_named/SOURCES.md), an assumption the weights row states.
 """
 
 from __future__ import annotations
@@ -39,6 +46,24 @@ NAMED_TOWERS: Mapping[str, Mapping[str, Any]] = {
         "in_channels": 3, "image_size": 384, "patch_size": 14, "vision_use_head": True,
     },
 }  # fmt: skip
+# Towers a class loads from a folder inside its own checkpoint (`mm_vision_tower` a relative path), by class: the
+# folder's published config (CLIP ViT-H/14 at 448: Yi-VL-34B's vit/…-yi-vl-34B-448/config.json), the LayerNorms
+# the class's projector adds (text-wide, weight and bias each), and the row's words for the assumed sizes
+YI_VL_CLIP_H14_448: Mapping[str, Any] = {
+    "model_type": "clip_vision_model", "depth": 32, "hidden_size": 1280, "intermediate_size": 5120, "in_channels": 3,
+    "image_size": 448, "patch_size": 14,
+}  # fmt: skip
+YI_VL_SOURCE = (
+    "SGLang 0.5.23 models/yivl.py YiVLForCausalLM.load_weights (CLIPVisionModel.from_pretrained(subfolder="
+    "mm_vision_tower), whole) and YiVLMultiModalProjector"
+)
+YI_VL_WORDS = (
+    "the vision tower and its projector; the engine sizes the CLIP from the checkpoint's mm_vision_tower folder, "
+    "which kvtop does not read: Yi-VL's published CLIP ViT-H/14-448 sizes assumed"
+)
+SUBFOLDER_TOWERS: Mapping[str, tuple[Mapping[str, Any], int, str, str]] = {
+    "YiVLForCausalLM": (YI_VL_CLIP_H14_448, 2, YI_VL_SOURCE, YI_VL_WORDS),
+}
 CONFIG_CLASSES = {"clip_vision_model": "CLIPVisionConfig", "siglip_vision_model": "SiglipVisionConfig"}
 
 
@@ -49,9 +74,13 @@ class NamedTowerFields(ConfigSection):
     mm_hidden_size: Hidden
 
 
-def named_tower(outer: dict[str, Any], text_hidden: int, source: str) -> TowerSpec | None:
-    """The named tower and the projector, whole on every rank; None where the id is not in NAMED_TOWERS."""
+def named_tower(outer: dict[str, Any], text_hidden: int, source: str, architecture: str = "") -> TowerSpec | None:
+    """The named tower and the projector, whole on every rank; None where the id is not in NAMED_TOWERS (nor the
+    class in SUBFOLDER_TOWERS)."""
     values = NAMED_TOWERS.get(str(outer.get("mm_vision_tower")))
+    norms, tower_source, words = 0, NAMED_TOWER_SOURCE, ""
+    if architecture in SUBFOLDER_TOWERS:
+        values, norms, tower_source, words = SUBFOLDER_TOWERS[architecture]
     if values is None:
         return None
     fields = validated(NamedTowerFields, outer, source=source)
@@ -61,6 +90,8 @@ def named_tower(outer: dict[str, Any], text_hidden: int, source: str) -> TowerSp
     config_class = CONFIG_CLASSES[values["model_type"]]
     every_layer = {**values, "vision_feature_layer": -1}
     as_transformers = llava_tower(every_layer, text_hidden, LlavaProjectorConfig(), "llava", config_class,
-                                  NAMED_TOWER_SOURCE).transformers_params  # fmt: skip
-    return TowerSpec(params=as_transformers, tp_split_params=0, config_class=config_class, source=NAMED_TOWER_SOURCE,
+                                  tower_source).transformers_params  # fmt: skip
+    as_transformers += norms * 2 * text_hidden  # the projector's LayerNorms (Yi-VL's ln_1, ln_2)
+    spec = TowerSpec(params=as_transformers, tp_split_params=0, config_class=config_class, source=tower_source,
                      transformers_params=as_transformers)  # fmt: skip
+    return spec.model_copy(update={"label": words}) if words else spec
