@@ -64,8 +64,8 @@ def test_a_defaults_run_merges_no_config_as_the_fixtures_merge() -> None:
     from benchmarks.engine_diff.registry_sweep import merge_no_config
 
     committed = json.loads((REGISTRY_DATA / "no_config.json").read_text())
-    asked = {"Llama_Nemotron_Nano_VL": "LookupError: again", "NewForCausalLM": "LookupError: new"}
+    asked = {"K2HorizonForCausalLM": "LookupError: again", "NewForCausalLM": "LookupError: new"}
     merged = merge_no_config(committed, asked, made=["H2OVLChatModel"])
     assert merged["InternLM3ForCausalLM"] == committed["InternLM3ForCausalLM"]
-    assert "H2OVLChatModel" not in merged and merged["Llama_Nemotron_Nano_VL"] == "LookupError: again"
+    assert "H2OVLChatModel" not in merged and merged["K2HorizonForCausalLM"] == "LookupError: again"
     assert len(merged) == len(committed) - 1 + 1  # one made, one new

@@ -97,3 +97,28 @@ CHECKPOINT_CONFIGS["rvl"] = (
 for _keye in ("Keye", "KeyeVL1_5"):
     CHECKPOINT_CONFIGS[_keye] = ("Qwen3Config", "Kwai-Keye's remote configuration class (not at hand; Qwen3Config)", {})
     SUB_CONFIGS[_keye] = ("vision_config",)
+# --- issue 26: Kanana-V (helper e, session 47) ---
+# KananaVConfig(PretrainedConfig), model_type "kanana-1.5-v" (kakaocorp/kanana-1.5-v-3b-instruct's configuration.py,
+# auto_map AutoConfig; its copy in the code corpus): builds vision_config (KananaVVisionConfig), projector_config
+# (KananaVVisualProjectorConfig), both PretrainedConfigs of their fields, and text_config (KananaLanguageConfig, a
+# LlamaConfig) as config objects. vLLM 0.33.0 ships no config class for it (registry.py maps only the model class);
+# models/kanana_v.py reads config.vision_config, config.projector_config and config.text_config by attribute.
+CHECKPOINT_CONFIGS["kanana-1.5-v"] = (
+    "PretrainedConfig",
+    "kakaocorp/kanana-1.5-v-3b-instruct configuration.py (KananaVConfig)",
+    {},
+)
+SUB_CONFIGS["kanana-1.5-v"] = ("vision_config", "projector_config", "text_config")
+# Llama_Nemotron_Nano_VL (helper e, session 47): the checkpoint's own configuration class (nvidia
+# Llama-3.1-Nemotron-Nano-VL-8B-V1's remote code, not at hand), model_type "Llama_Nemotron_Nano_VL": a PretrainedConfig
+# holding llm_config (a LlamaConfig) and vision_config (C-RADIO's, a PretrainedConfig of its raw fields) as config
+# objects, as its sibling NemotronH_Nano_VL_V2's class does. vLLM 0.33.0 ships no config class for it
+# (transformers_utils/config.py maps llm_config to text_config); models/nemotron_vl.py reads config.get_text_config(),
+# config.vision_config.patch_size and the outer fields by attribute; its vision model is vllm_input_standins'
+# remote-vision-model stand-in.
+CHECKPOINT_CONFIGS["Llama_Nemotron_Nano_VL"] = (
+    "PretrainedConfig",
+    "nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's configuration class (remote code; not at hand)",
+    {},
+)
+SUB_CONFIGS["Llama_Nemotron_Nano_VL"] = ("llm_config", "vision_config")

@@ -124,15 +124,6 @@ NO_DEFAULT: dict[str, str] = {
 # classes, not a model.
 WHY_NO_CONFIG = ("no published config: ", "no checkpoint names it: ", "not a model of its own: ")
 NO_PUBLISHED_CONFIG: dict[str, str] = {
-    "Llama_Nemotron_Nano_VL": "no published config: nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's config.json (its "
-                              "RADIO vision_config and projector sizes) is not in the corpora (session 45: "
-                              "Llama_Nemotron_Nano_VL, the checkpoint and vLLM PR #20349 / issue #19360 searched; "
-                              "ports (an ONNX builder, a Rust LlamaNemotronVL) read the fields, none states them); "
-                              "session 46: its `architectures` line (none) and the issues corpus (vLLM PR #20349's "
-                              "review, NVIDIA example notebooks) state no sizes; session 47: "
-                              "`\"cls_token_per_teacher\"`, `\"vit_huge_patch16_224\"` none. A composed config "
-                              "would not build on meta either: vLLM 0.33.0 nemotron_vl.py builds the vision model "
-                              "from the checkpoint's own C-RADIO code (AutoModel.from_config, trust_remote_code)",
 }  # fmt: skip
 
 

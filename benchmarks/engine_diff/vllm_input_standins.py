@@ -13,10 +13,11 @@ from standins import PLACEHOLDER_READS
 
 
 def install_input_stand_ins() -> None:
-    """Install the three stand-ins (each a no-op on releases without the class or module it patches)."""
+    """Install the four stand-ins (each a no-op on releases without the class or module it patches)."""
     _install_tokenizer_vocab()
     _install_processor_free_info()
     _install_token_id_tokenizer()
+    _install_remote_vision_model()
 
 
 # processor-free-info: processing infos whose __init__ loads the checkpoint's image processor
@@ -133,3 +134,28 @@ def _install_token_id_tokenizer() -> None:
             return _TokenIdTokenizer() if tokenizer is None else tokenizer
 
         module.cached_tokenizer_from_config = from_config
+
+
+# remote-vision-model: a model class whose vision model is the checkpoint's own modelling code, which vLLM does not
+# ship and a config folder lacks: 0.33.0 nemotron_vl.py LlamaNemotronVLChatModel._init_vision_model (lines 167-177)
+# returns AutoModel.from_config(config.vision_config, trust_remote_code), Llama-Nemotron-Nano-VL's C-RADIO
+# (radio_model.py of nvidia's checkpoint). The stand-in is an empty module (no parameters), its build recorded: the
+# row's vision_model holds nothing, and kvtop names that tower not modelled (towers_coverage.NO_TOWER_BECAUSE), so
+# the row judges the language model (and shows the engine's mlp1, which kvtop does not count).
+REMOTE_VISION_MODELS = (("vllm.model_executor.models.nemotron_vl", "LlamaNemotronVLChatModel"),)
+
+
+def _install_remote_vision_model() -> None:
+    for module_name, class_name in REMOTE_VISION_MODELS:
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except Exception:  # releases without the class (or whose module does not import here)
+            continue
+
+        def _init_vision_model(self: Any, *args: Any, _name: str = class_name, **kwargs: Any) -> Any:
+            import torch
+
+            PLACEHOLDER_READS.add(f"{_name}._init_vision_model: the checkpoint's own vision model (empty)")
+            return torch.nn.Module()
+
+        cls._init_vision_model = _init_vision_model

@@ -118,21 +118,28 @@ def test_llama_nemotron_vl_plans_its_language_model_and_names_its_tower_not_mode
     assert kind == "no_tower" and "checkpoint's own C-RADIO code" in why and "mlp1" in why
 
 
-def test_llama_nemotron_vl_language_model_is_the_llama_of_its_llm_config() -> None:
-    """A composed config (no published one: registry_configs.NO_PUBLISHED_CONFIG): Llama-3.1-8B-Instruct's config.json
-    (tests/data/configs) as llm_config, beside a RADIO vision_config. Llama-3.1-8B by hand: embed_tokens and lm_head
-    2 × 128,256 × 4,096 = 1,050,673,152; a layer q/o 2 × 4,096², k/v 2 × 1,024 × 4,096, gate/up/down 3 × 14,336 ×
-    4,096, two norms 2 × 4,096 = 218,112,000, × 32 = 6,979,584,000; the final norm 4,096: 8,030,261,248 parameters;
-    KV 32 layers × 2 × 8 heads × 128 × 2 B = 131,072 B a token. The tower adds nothing and is named."""
-    llm = json.loads((DATA / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
-    config = {
-        "architectures": ["Llama_Nemotron_Nano_VL"], "model_type": "Llama_Nemotron_Nano_VL", "llm_config": llm,
-        "vision_config": {"model_type": "radio", "args": {"model": "vit_huge_patch16_224"}},
-        "vit_hidden_size": 1280, "projector_hidden_size": 4096, "downsample_ratio": 0.5, "torch_dtype": "bfloat16",
-    }  # fmt: skip
-    model = model_from_config(config, source="composed Llama_Nemotron_Nano_VL")
+@pytest.mark.parametrize("tp", (1, 2))
+def test_llama_nemotron_vl_language_model_is_the_llama_of_its_llm_config(tp: int) -> None:
+    """The registry sweep's composed config (tests/data/engine_diff/registry/configs/Llama_Nemotron_Nano_VL.json,
+    SOURCES.md: Llama-3.1-8B-Instruct's config.json as llm_config; no published config at hand). Llama-3.1-8B by hand:
+    embed_tokens and lm_head 2 × 128,256 × 4,096 = 1,050,673,152; a layer q/o 2 × 4,096², k/v 2 × 1,024 × 4,096,
+    gate/up/down 3 × 14,336 × 4,096, two norms 2 × 4,096 = 218,112,000, × 32 = 6,979,584,000; the final norm 4,096:
+    8,030,261,248 parameters, split by TP but for the norms (2 × 32 + 1 of 4,096); KV 32 layers × 2 × 8 heads × 128
+    × 2 B = 131,072 B a token. vLLM 0.33.0's meta build of it (registry row; its C-RADIO an empty stand-in, the
+    checkpoint's own code) holds language_model 16,060,522,496 B at TP 1 and 8,030,527,488 B at TP 2, and mlp1
+    (nemotron_vl.py:179-202: LayerNorm(5,120), Linear 5,120 → 4,096, Linear 4,096 → 4,096, biased, whole)
+    75,534,336 B at both, which kvtop does not count: the tower is named."""
+    row = next(
+        r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == ("default--Llama_Nemotron_Nano_VL", tp)
+    )  # fmt: skip
+    norms = (2 * 32 + 1) * 4096
+    language = 8_030_261_248 if tp == 1 else (8_030_261_248 - norms) // 2 + norms
+    mlp1 = 2 * 5120 + (5120 * 4096 + 4096) + (4096 * 4096 + 4096)
+    assert row["stages"][0]["param_bytes"] == {"language_model": language * BF16, "mlp1": mlp1 * BF16}
+    model = model_from_config(json.loads((DATA / "engine_diff" / "registry" / "configs" /
+                                          "Llama_Nemotron_Nano_VL.json").read_text()))  # fmt: skip
     assert model.model_type == "llama" and model.tower is None and model.multimodal
     assert any(note.startswith("vision tower weights") for note in model.not_modelled)
-    book = weights_book(model, ParallelLayout(), range(model.num_layers), first_stage=True, last_stage=True)
-    assert book.total_params == 8_030_261_248 and not any(row.component == "vision" for row in book.rows)
+    book = weights_book(model, ParallelLayout(tp=tp), range(model.num_layers), first_stage=True, last_stage=True)
+    assert book.total_bytes == language * BF16 and not any(row.component == "vision" for row in book.rows)
     assert model.num_layers * 2 * model.num_kv_heads * model.head_dim * BF16 == 131_072

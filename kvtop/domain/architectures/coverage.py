@@ -30,6 +30,9 @@ WRAPPERS: frozenset[str] = frozenset({
     # vLLM 0.33.0 nemotron_vl.py LlamaNemotronVLChatModel: init_vllm_registered_model(config.get_text_config()), a
     # Llama over llm_config; its tower is the checkpoint's own code (towers_coverage.NO_TOWER_BECAUSE)
     "Llama_Nemotron_Nano_VL",
+    # vLLM 0.33.0 kanana_v.py: LlamaForCausalLM over text_config; its Qwen2-VL ViT less the merger and its
+    # DynamicCAbstractor (timm RegStage stages, readout MLP): towers_kanana
+    "KananaVForConditionalGeneration",
     "StepVLForConditionalGeneration",  # Step3-VL-10B: Qwen3 over text_config; its PerceptionEncoder: towers_step
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
     "MultiModalityCausalLM",  # Janus: language_config (a LlamaConfig); its towers: towers_janus
@@ -189,19 +192,6 @@ NOT_MODELLED: Mapping[str, str] = {
     # "physical routed-expert bank count does not match num_blocks") beside the layers, and each layer's kind comes
     # from the checkpoint's own text_config.layer_types (configs/interns2_mobius.py keeps it "verbatim"; its default
     # has none); vLLM 0.33.0 reads the config only through the checkpoint's remote code
-    # vLLM 0.33.0 models/kanana_v.py: KananaVForConditionalGeneration.__init__ (kanana_v.py:596-612) builds
-    # CustomQwen2VLVE (Qwen2-VL's vision transformer less its merger, from vision_config), DynamicCAbstractor from
-    # projector_config (kanana_v.py:126-190: an optional pos_emb of pos_emb_size rows, two timm RegStage stages of
-    # `depth` RegNet bottleneck blocks with LayerNorm2d around a PatchMerge of merge_size, a SiLU readout MLP of
-    # mlp_depth Linears) and LlamaForCausalLM over text_config; the module imports timm at its top (kanana_v.py:12-14).
-    # Searched sessions 45-47 (`"model_type": "kanana-1.5-v`, KananaVForConditionalGeneration): only a model-card
-    # reader's fixture with text sizes; no class at hand gives projector_config defaults
-    "KananaVForConditionalGeneration": "Kanana-V: its projector, vLLM 0.33.0's DynamicCAbstractor (kanana_v.py: two "
-    "timm RegStage stages of RegNet bottleneck blocks with LayerNorm2d around a patch merge, a positional table and a "
-    "SiLU readout MLP, sized by projector_config), is read by no tower kind, and no source at hand sizes it "
-    "(kakaocorp/kanana-1.5-v-3b-instruct's config.json is not in the corpora and no config class gives "
-    "projector_config defaults); nor can the engine harness build the class (kanana_v.py imports timm, which the "
-    "harness venvs lack)",
     # vLLM 0.33.0 models/alice_ai.py: layer_types picks, per layer, full attention (Qwen3NextAttention, its output
     # gate on) or Kimi-Linear's KDA (_make_kimi_kda_config: low-rank gates, key and value heads equal or it raises),
     # Qwen3-Next-style experts (shared_expert_gate, fp32 e_score_correction_bias), and attention residuals

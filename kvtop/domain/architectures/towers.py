@@ -55,6 +55,7 @@ from kvtop.domain.architectures import (
     towers_intern,
     towers_isaac,
     towers_janus,
+    towers_kanana,
     towers_keye,
     towers_kimi_audio,
     towers_mimo,
@@ -237,6 +238,15 @@ def read_tower(
         muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
         adapter = validated(towers_muse.MuseOuterFields, outer, source=source)
         return towers_muse.muse_glimmer(muse, adapter, text_hidden, tower.config_class, tower.source, source)
+    if tower.kind == "kanana_v":  # towers_kanana: the Qwen2-VL ViT less its merger, and the abstractor
+        kanana_vit = {k: v for k, v in vision_config.items() if k != "image_size"}  # "dynamic": sizes nothing
+        qwen = read_tower(replace(tower, kind="qwen2_vl"), kanana_vit, source, text_hidden, outer)
+        merge = validated(TowerConfig, kanana_vit, source=source, prefix="vision_config.").spatial_merge_size
+        kanana_merger = validated(Qwen2VLVisionFields, kanana_vit, source=source, prefix="vision_config.")
+        proj = validated(towers_kanana.KananaProjectorFields, outer.get("projector_config") or {}, source=source,
+                         prefix="projector_config.")  # fmt: skip
+        return None if qwen is None else towers_kanana.kanana_v(
+            qwen, kanana_merger.embed_dim, merge or tower.defaults["spatial_merge_size"], kanana_merger.hidden_size, proj)
     paired = ("image_size", "patch_size") if tower.kind == "intern_vl_hf" else ()  # pairs: InternVlVisionFields
     shared = {key: value for key, value in vision_config.items() if key not in paired}
     stated = validated(TowerConfig, shared, source=source, prefix="vision_config.")

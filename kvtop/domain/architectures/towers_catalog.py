@@ -23,6 +23,7 @@ from kvtop.domain.architectures import (
     towers_gemma3n,
     towers_isaac,
     towers_janus,
+    towers_kanana,
     towers_keye,
     towers_kimi_audio,
     towers_mimo,
@@ -477,6 +478,7 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "pixtral": towers_mistral_format.TOWER,  # a Mistral-format checkpoint's (kvtop.domain.mistral_params)
     "bailing_moe_v3_vl": BAILING_V3_VL,
     "llava_onevision2": Tower(towers_onevision2.CONFIG_CLASS, towers_onevision2.SOURCE, kind="onevision2"),
+    **towers_kanana.BY_OUTER_TYPE,  # Kanana-V (vLLM 0.33.0's build)
     **towers_nvila.BY_OUTER_TYPE,  # NVILA, NVILA-Lite, Sarashina2-Vision (SGLang 0.5.23's builds)
     "dots_vlm": Tower(towers_dots_vlm.CONFIG_CLASS, towers_dots_vlm.SOURCE, kind="dots_vlm", absent_default={}),
 }  # fmt: skip

@@ -150,6 +150,7 @@ class Tower:
         "nvila_lite",  # NVILA-Lite's (towers_nvila)
         "sarashina2_vision",  # Sarashina2-Vision: the Qwen2-VL ViT and its output LayerNorm (towers_nvila)
         "dots_vlm",  # dots.vlm1's vision transformer and patch merger, SGLang's build (towers_dots_vlm)
+        "kanana_v",  # Kanana-V: the Qwen2-VL ViT less its merger, and the DynamicCAbstractor (towers_kanana)
         "keye",  # Keye-VL / Keye-VL-1.5: SigLIP with a packing position table, and mlp_AR (towers_keye)
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor; ROOT: the top level)
