@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
 from kvtop.domain.engines.versions import LATEST, parse_release
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch_tokens import split_command, split_tokens, typed_value
+from kvtop.domain.launch_tokens import env_assignments, split_command, split_tokens, typed_value
 from kvtop.domain.load_casts import LoadCasts
 
 # canonical field -> value type (the engines' spellings live in their packages)
@@ -410,7 +410,9 @@ def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
     rest = tokens[start:]
     if model is not None:
         rest = rest[1:]
-    return parse_flags(engine, rest, model=model, engine_line=True)
+    settings = parse_flags(engine, rest, model=model, engine_line=True)
+    env = env_assignments(tokens[:start])  # kept in `flags` by name: an engine's rules read the ones they know
+    return settings.model_copy(update={"flags": {**env, **settings.flags}}) if env else settings
 
 
 def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> list[str]:

@@ -5,6 +5,7 @@ the engine accepts, is `launch.py`'s (`parse_flags`); this module knows no engin
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 
@@ -33,6 +34,16 @@ def split_command(command: str) -> list[str]:
         return shlex.split(joined)
     except ValueError as err:
         raise InputError(f"cannot read the command ({err})", field="--cmd") from None
+
+
+_ENV_ASSIGNMENT = re.compile(r"([A-Z_][A-Z0-9_]{0,80})=(.{0,400})", re.DOTALL)
+
+
+def env_assignments(tokens: Sequence[str]) -> dict[str, str]:
+    """`NAME=VALUE` tokens before a command (`VLLM_MXFP4_USE_MARLIN=1 vllm serve …`, `env NAME=VALUE …`): the
+    environment the launch line sets, upper-case names only (a flag never is one)."""
+    found = (_ENV_ASSIGNMENT.fullmatch(token) for token in tokens)
+    return {match.group(1): match.group(2) for match in found if match is not None}
 
 
 def split_tokens(tokens: Sequence[str]) -> tuple[list[str], list[tuple[str, str | bool]]]:

@@ -43,6 +43,7 @@ from kvtop.domain.engines.vllm.calibration_non_torch import (
 )
 from kvtop.domain.engines.vllm.calibration_snapshot import nccl_inside_non_torch, startup_free_is_context
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
+from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import GRAPHS_PROFILED, batch_limits, graph_counts, graphs_charged
 from kvtop.domain.engines.vllm.v0_profile import v0_forward_bound, v0_moe_forward
@@ -148,7 +149,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.5196, records=76, sources=38,
+    engine='vllm', factor=1.2972, records=76, sources=38,
 )
 # END FITTED
 
@@ -203,7 +204,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
     tokens = batch_limits(inputs)[0]
     activation = activation_estimate(inputs, fits)
-    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held(inputs)), activation,
+    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), _weights(inputs), activation,
              non_torch_estimate(inputs, fits, tokens)]
     if graphs_charged(inputs):
         placeholder = v2_placeholder(inputs)
@@ -221,10 +222,25 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     return tuple(found)
 
 
+def _weights(inputs: CalibrationInputs) -> TermEstimate:
+    """The weights term: the book and what the load holds beside it (`held`), with the error of an MXFP4 backend
+    the plan assumed beside the fitted one (mxfp4_weights.py; root of squares, kept for `with_fitted_error`)."""
+    estimate = weights_estimate(inputs, extra=held(inputs))
+    backend = backend_weights(inputs)
+    if backend is None or not backend[1] or estimate.source != "calibrated":
+        return estimate
+    return estimate.model_copy(update={
+        "error_bytes": round(math.hypot(estimate.error_bytes, backend[1])), "beside_error_bytes": backend[1],
+        "basis": f"{estimate.basis}; {backend[2]}",
+    })  # fmt: skip
+
+
 def held(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """What vLLM's load holds beside the book: the loader's own tensors (rope cache, MXFP4 copies) and the caching
-    allocator's rounding of the weights (`weights_held.py`)."""
-    parts = [part for part in (held_beside(inputs), allocator_rounding(inputs)) if part is not None]
+    """What vLLM's load holds beside the book: the loader's own tensors (rope cache, MXFP4 copies), the caching
+    allocator's rounding of the weights (`weights_held.py`) and a stated Marlin backend's layout (mxfp4_weights.py)."""
+    backend = backend_weights(inputs)
+    marlin = (backend[0], backend[2]) if backend is not None and backend[0] else None
+    parts = [part for part in (held_beside(inputs), allocator_rounding(inputs), marlin) if part is not None]
     if not parts:
         return None
     return sum(size for size, _ in parts), "; ".join(why for _, why in parts)

@@ -8,6 +8,7 @@ import json
 import re
 from functools import lru_cache
 
+from kvtop.domain.engines.vllm.mxfp4_backend import MEASURED_KEY
 from kvtop.domain.log_args import ArgValue, parse_call_args, parse_dict_args
 from kvtop.domain.log_dialect import LogFacts, RankTuple, rank_from_tags, version_line
 
@@ -56,6 +57,20 @@ def hybrid_off(line: str, facts: LogFacts) -> bool:
     sized as full attention (§3.4), as `--disable-hybrid-kv-cache-manager` would."""
     facts.decided("disable_hybrid_kv_cache_manager=True")
     return True
+
+
+# mxfp4.py `get_mxfp4_backend` (v0.10.1 … v0.13.0): 'Using Marlin backend' / 'Using Triton backend' (`info_once`; with
+# LoRA '[get_mxfp4_backend_with_lora] Using … backend'); fp8.py's '… backend for FP8 MoE' and XPU's 'Using Triton
+# backend.' end otherwise. Kept as the decision mxfp4_backend.py reads as measured.
+_MXFP4_BACKEND = re.compile(r"\bUsing (Marlin|Triton) backend\s*$")
+
+
+def mxfp4_backend(line: str, facts: LogFacts) -> bool:
+    """The MXFP4 MoE backend vLLM chose (Marlin or Triton), whose layout sizes the experts (§20.1)."""
+    match = _MXFP4_BACKEND.search(line)
+    if match:
+        facts.decided(f"{MEASURED_KEY}={match.group(1).lower()}")
+    return match is not None
 
 
 def engine_config(line: str, facts: LogFacts) -> bool:

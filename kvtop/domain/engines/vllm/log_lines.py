@@ -15,6 +15,7 @@ from kvtop.domain.engine_log import RankKey
 from kvtop.domain.engines.vllm.log_facts import (
     engine_config,
     hybrid_off,
+    mxfp4_backend,
     namespace_args,
     non_default_args,
     rank_of_processes,
@@ -245,6 +246,8 @@ DIALECT = LogDialect(
         ("LLM engine (v", engine_config),
         ("server version ", version),
         ("Turning off hybrid kv cache manager", hybrid_off),
+        ("Using Marlin backend", mxfp4_backend),
+        ("Using Triton backend", mxfp4_backend),
     ),
     launch=re.compile(
         r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve"

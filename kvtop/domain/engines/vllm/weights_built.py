@@ -42,9 +42,11 @@ class Mxfp4Experts:
     padded_hidden: int
 
 
-def mxfp4_experts(model: ModelSpec, layout: ParallelLayout, gpu_name: str | None, version: ResolvedVersion) -> Mxfp4Experts | None:
-    """vLLM's MXFP4 experts on this rank (Hopper's Triton or Ampere/Ada's Marlin backend); None where the model has
-    none or the backend is not modelled."""
+def mxfp4_experts(
+    model: ModelSpec, layout: ParallelLayout, gpu_name: str | None, version: ResolvedVersion, backend: str | None = None
+) -> Mxfp4Experts | None:
+    """vLLM's MXFP4 experts on this rank (Hopper's Triton or Ampere/Ada's Marlin backend; `backend` "marlin" builds
+    Hopper's as Marlin does: mxfp4_backend.py); None where the model has none or the backend is not modelled."""
     moe = model.moe
     if moe is None or model.quant.method != "mxfp4":
         return None
@@ -61,7 +63,7 @@ def mxfp4_experts(model: ModelSpec, layout: ParallelLayout, gpu_name: str | None
     else:  # every expert, its intermediate size split over TP (× the DP replicas: layout.moe_shards)
         experts, width = moe.num_routed_experts, moe.expert_intermediate_size // layout.moe_shards
     hidden = model.hidden_size
-    if capability[0] == 8:
+    if capability[0] == 8 or backend == "marlin":
         return Mxfp4Experts("marlin", experts, width, math.ceil(width / MARLIN_PAD[0]) * MARLIN_PAD[0], hidden,
                             math.ceil(hidden / MARLIN_PAD[1]) * MARLIN_PAD[1])  # fmt: skip
     return Mxfp4Experts("triton", experts, width, math.ceil(width / TRITON_PAD) * TRITON_PAD, hidden, hidden)
@@ -76,16 +78,22 @@ def _padding_bytes(built: Mxfp4Experts, model: ModelSpec) -> float:
     return grown
 
 
+def padding_bytes(model: ModelSpec, layers: range, built: Mxfp4Experts | None) -> int:
+    """What `built`'s padding adds over the MoE layers among `layers` (0 where nothing is padded)."""
+    if built is None or (built.padded, built.padded_hidden) == (built.width, built.hidden):
+        return 0
+    moe_layers = sum(1 for layer in layers if model.layer_mlp[layer] is MlpKind.MOE)
+    return max(round(moe_layers * _padding_bytes(built, model)), 0)
+
+
 def built_rows(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
 ) -> tuple[WeightRow, ...]:
-    """The rows vLLM's classes add to the book on one rank of the stage holding `layers`."""
+    """The rows vLLM's classes add to the book on one rank of the stage holding `layers` (the GPU's default backend:
+    a launch's own is the calibration's, mxfp4_backend.py)."""
     built = mxfp4_experts(model, layout, gpu_name, version)
-    if built is None or (built.padded, built.padded_hidden) == (built.width, built.hidden):
-        return ()
-    moe_layers = sum(1 for layer in layers if model.layer_mlp[layer] is MlpKind.MOE)
-    nbytes = round(moe_layers * _padding_bytes(built, model))
-    if nbytes <= 0:
+    nbytes = padding_bytes(model, layers, built)
+    if built is None or nbytes <= 0:
         return ()
     sizes = f"width {built.width:,} → {built.padded:,}" + (
         f", hidden {built.hidden:,} → {built.padded_hidden:,}" if built.padded_hidden != built.hidden else "")

@@ -50,6 +50,7 @@ import math
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.vllm.mla_absorbed import absorbed_matrices
+from kvtop.domain.engines.vllm.mxfp4_backend import TRITON, mxfp4_backend
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.rope_cache import rope_cache_bytes
@@ -78,10 +79,11 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     return rope_cache_bytes(model, width, "rotary_embedding/base.py")
 
 
-def _mxfp4(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """vLLM's MXFP4 experts on Hopper (Triton): what they hold after load beside the parameters they build (the
-    padded width is the book's row: weights_built.py); Marlin repacks in place, so nothing beside."""
-    model, built = inputs.model, _triton_experts(inputs)
+def _mxfp4(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tuple[int, str] | None:
+    """vLLM's MXFP4 experts on Hopper (Triton; `built`: these experts whatever the launch runs): what they hold after
+    load beside the parameters they build (the padded width is the book's row: weights_built.py); Marlin repacks in
+    place, so nothing beside."""
+    model, built = inputs.model, built or _triton_experts(inputs)
     if model is None or model.moe is None or built is None:
         return None
     moe, layout, hidden, experts, padded = model.moe, inputs.layout, built.hidden, built.experts, built.padded
@@ -118,12 +120,26 @@ def swizzled_scales(built: Mxfp4Experts) -> tuple[int, int]:
 
 
 def _triton_experts(inputs: CalibrationInputs) -> Mxfp4Experts | None:
-    """vLLM's MXFP4 experts on this rank where Hopper's Triton backend builds them; None elsewhere (Marlin repacks
-    in place: nothing beside)."""
+    """vLLM's MXFP4 experts on this rank where Hopper's Triton backend builds them (the launch's backend,
+    mxfp4_backend.py); None elsewhere (Marlin repacks in place: nothing beside)."""
+    chosen = mxfp4_backend(inputs.settings, inputs.gpu_name, inputs.version)
+    return None if chosen is None or chosen.name != TRITON else triton_built(inputs)
+
+
+def triton_built(inputs: CalibrationInputs) -> Mxfp4Experts | None:
+    """The experts as Hopper's Triton backend builds them, whichever backend the launch runs."""
     if inputs.model is None:
         return None
     built = mxfp4_experts(inputs.model, inputs.layout, inputs.gpu_name, inputs.version)
-    return built if built is not None and built.backend == "triton" else None
+    return built if built is not None and built.backend == TRITON else None
+
+
+def triton_held(inputs: CalibrationInputs) -> int:
+    """What Hopper's Triton experts hold beside their built parameters, with the allocator's rounding of them (0
+    where the launch has none): the part of the weights Marlin would not hold (mxfp4_weights.py)."""
+    built = triton_built(inputs)
+    parts = (_mxfp4(inputs, built), _mxfp4_rounding(inputs, built)) if built is not None else ()
+    return sum(part[0] for part in parts if part is not None)
 
 
 def _moe_layers_on_rank(model: ModelSpec, pp: int) -> int:
@@ -177,7 +193,7 @@ def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
     return extra, "torch's caching allocator: weights within 1 MiB under a 2 MiB boundary hold the whole segment"
 
 
-def _mxfp4_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
+def _mxfp4_rounding(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tuple[int, str] | None:
     """The allocator's rounding of what vLLM's MXFP4 experts on Hopper's Triton backend certainly hold, per MoE layer on
     the rank: the checkpoint's block-32 scales (w13: experts × 2 × padded × hidden ÷ 32 B; w2: experts × hidden × padded
     ÷ 32 B), which stay registered on the layer, their swizzled, padded copies (`swizzled_scales`) and the float32
@@ -185,7 +201,7 @@ def _mxfp4_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
     triton_kernels' layout decides whether they are the checkpoint's tensor (StridedLayout: a view, torch < 2.8.1)
     or a new one. gpt-oss-120b at TP 1: its scales (63.3 and 31.6 MiB) hold 64 and 32 MiB, the swizzled copies
     (64.7 MiB, split; 33.75 MiB) 64.7 and 34 MiB: 1.4 MiB a layer, 48 MiB over 36 layers. None elsewhere."""
-    model, built = inputs.model, _triton_experts(inputs)
+    model, built = inputs.model, built or _triton_experts(inputs)
     if model is None or model.moe is None or built is None:
         return None
     experts, hidden, padded = built.experts, built.hidden, built.padded
