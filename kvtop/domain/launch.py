@@ -93,6 +93,9 @@ class EngineFlags(Protocol):
     passthrough: frozenset[str]
     # of those, the ones a rule reads from `flags` (a refusal, a tower's split): `--help` lists them apart
     read_by_rules: frozenset[str]
+    # environment variables a rule reads from a launch line's leading `NAME=VALUE` tokens; every other assignment
+    # there (HF_TOKEN=…, an API key) is dropped at parse time, never kept, shown or written
+    env_read: frozenset[str]
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses).
@@ -411,7 +414,9 @@ def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
     if model is not None:
         rest = rest[1:]
     settings = parse_flags(engine, rest, model=model, engine_line=True)
-    env = env_assignments(tokens[:start])  # kept in `flags` by name: an engine's rules read the ones they know
+    # only the assignments the engine's rules read are kept (in `flags`, by name): the rest may be secrets
+    env = {name: value for name, value in env_assignments(tokens[:start]).items()
+           if name in engine_flags(engine).env_read}  # fmt: skip
     return settings.model_copy(update={"flags": {**env, **settings.flags}}) if env else settings
 
 

@@ -76,6 +76,7 @@ class LlamacppFlags:
     choices: Mapping[str, tuple[str, ...]] = {}
     passthrough: frozenset[str] = PASSTHROUGH
     read_by_rules: frozenset[str] = frozenset()
+    env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "kv_cache_dtype" and isinstance(value, str) and value != "auto":

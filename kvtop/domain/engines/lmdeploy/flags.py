@@ -87,6 +87,7 @@ class LmdeployFlags:
     # span.py and deployment.py read these; every other flag it does not model is refused
     passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS
     read_by_rules: frozenset[str] = passthrough  # span.py and deployment.py read them
+    env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too

@@ -80,6 +80,7 @@ class SglangFlags:
         frozenset({"--enable-multimodal", *ENCODER_DP_FLAGS}) | SPAN_FLAGS | DEPLOYMENT_FLAGS
     )
     read_by_rules: frozenset[str] = passthrough  # every one: span.py, deployment.py, rules.py, TOWER_SPLIT
+    env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
     choices: Mapping[str, tuple[str, ...]] = {}

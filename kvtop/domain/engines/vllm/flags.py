@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
+from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN_ENV
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
@@ -111,6 +112,7 @@ class VllmFlags:
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch):
     # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG}
+    env_read: frozenset[str] = frozenset({MARLIN_ENV})  # leading NAME=VALUE the rules read (mxfp4_backend.py)
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 
