@@ -246,11 +246,18 @@ class SharedBlockSpec(BaseModel):
 
 
 class VisionSpec(BaseModel):
-    """The vision tower's size as SGLang's VLM rule reads it (`vision_config`, docs/engines/sglang.md §5)."""
+    """`vision_config`'s tower size: kvtop's reading (`num_layers` and `hidden_size`, taking `depth` and `embed_dim`
+    too) and the section's integer fields under the config's own keys (`stated`), which an engine's rule reads through
+    its own config class (SGLang's VLM factor: `engines/sglang/multimodal.py`, docs/engines/sglang.md §5)."""
 
     model_config = ConfigDict(frozen=True)
-    num_layers: int = 24  # SGLang's default when `vision_config` does not say
+    num_layers: int = 24  # 24 × 1024 where the section says neither (SGLang's getattr defaults)
     hidden_size: int = 1024
+    stated: tuple[tuple[str, int], ...] = ()  # (config key, value), sorted; a filled section: with its class defaults
+
+    def field(self, key: str) -> int | None:
+        """The integer the section states under `key` (None: not stated)."""
+        return dict(self.stated).get(key)
 
 
 class Eagle3Head(BaseModel):

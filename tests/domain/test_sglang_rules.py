@@ -32,8 +32,10 @@ def load(name: str) -> ModelSpec:
 
 
 def test_vision_config_sizes_are_read() -> None:
-    assert load(GEMMA3).vision == VisionSpec(num_layers=27, hidden_size=1152)
-    assert load(SCOUT).vision == VisionSpec(num_layers=34, hidden_size=1408)
+    gemma3, scout = load(GEMMA3).vision, load(SCOUT).vision
+    assert gemma3 is not None and (gemma3.num_layers, gemma3.hidden_size) == (27, 1152)
+    assert scout is not None and (scout.num_layers, scout.hidden_size) == (34, 1408)
+    assert (gemma3.field("num_hidden_layers"), gemma3.field("hidden_size")) == (27, 1152)  # under the keys SGLang reads
     assert load(GPT_OSS).vision is None
 
 
@@ -41,7 +43,7 @@ def test_vision_config_without_sizes_takes_sglangs_defaults() -> None:
     cfg = json.loads((CONFIGS / GEMMA3).read_text())
     cfg["vision_config"] = {"model_type": "siglip_vision_model"}
     vision = model_from_config(cfg, source=GEMMA3).vision
-    assert vision == VisionSpec(num_layers=24, hidden_size=1024)
+    assert vision == VisionSpec(num_layers=24, hidden_size=1024, stated=())
     assert vision is not None and vit_size_factor(vision) == 1.0  # 24·1024² / (24·1024²) = 1
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
+from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes, vlm_factor_vision
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model_config import model_from_config
@@ -44,7 +44,13 @@ def test_glm4v_without_vision_config_is_multimodal_as_the_tower_it_books() -> No
         24,
         1536,
     )
-    assert without.vision == with_section.vision
+    assert with_section.vision is not None
+    assert (without.vision.num_layers, without.vision.hidden_size) == (
+        with_section.vision.num_layers,
+        with_section.vision.hidden_size,
+    )
+    # SGLang's factor reads the filled-in Glm4vVisionConfig as the stated one: no num_hidden_layers (depth), 24 × 1536
+    assert vlm_factor_vision(without, V0523) == vlm_factor_vision(with_section, V0523)
 
 
 def test_sglang_keeps_the_multimodal_reserve_for_glm4v_without_vision_config() -> None:

@@ -164,10 +164,12 @@ def read_config(
         # (SGLang's is_multimodal and VLM fraction read hf_config.vision_config, which the class filled in)
         update["multimodal"] = True
         if tower.section == "vision_config" and isinstance(section, dict):
-            update["vision"] = _vision({**tower.defaults, **section}, source)  # the filled section: class defaults
+            as_class = _class_keys(tower.config_class, {**tower.defaults, **section})  # the filled section: its defaults
+            update["vision"] = _vision(as_class, source)
     if tower is not None and tower.filled_vision is not None:  # the engine fills in a vision_config (Phi-4-MM)
         layers, width = tower.filled_vision  # whether kvtop reads the towers or not: the engine serves it multimodal
-        update.update(multimodal=True, vision=VisionSpec(num_layers=layers, hidden_size=width))
+        fields = (("hidden_size", width), ("num_hidden_layers", layers))  # the filled SiglipVisionConfig's own names
+        update.update(multimodal=True, vision=VisionSpec(num_layers=layers, hidden_size=width, stated=fields))
     update["audio_tower"] = update["audio_tower"] or (tower is not None and tower.audio_elsewhere)
     if absent_why is not None:  # the engine builds a default tower kvtop has no defaults for: named, not zero
         update["not_modelled"] = (*(n for n in spec.not_modelled if n != VISION_NOT_MODELLED), absent_why)
@@ -275,13 +277,32 @@ def _auto_models(auto_map: dict[str, Any] | None) -> tuple[tuple[str, str], ...]
     return tuple(found)
 
 
+# The vision config classes (transformers 5.19.0) that name their layer count `num_hidden_layers`, where a tower's
+# defaults say `depth` (towers_fields.TowerConfig reads either): a filled section's fields under the class's own names,
+# which an engine's rule reads by attribute (VisionSpec.stated; Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Glm4v's classes keep
+# `depth`).
+_LAYERS_NAMED_NUM_HIDDEN_LAYERS = frozenset({
+    "Llama4VisionConfig", "Idefics3VisionConfig", "SiglipVisionConfig", "Siglip2VisionConfig",
+    "PixelShuffleSiglip2VisionConfig", "CLIPVisionConfig",
+})  # fmt: skip
+
+
+def _class_keys(config_class: str, section: dict[str, Any]) -> dict[str, Any]:
+    """`section` with a tower default's `depth` under the class's own name (`_LAYERS_NAMED_NUM_HIDDEN_LAYERS`)."""
+    if config_class not in _LAYERS_NAMED_NUM_HIDDEN_LAYERS or "depth" not in section:
+        return section
+    renamed = {k: v for k, v in section.items() if k != "depth"}
+    return {**renamed, "num_hidden_layers": section.get("num_hidden_layers", section["depth"])}
+
+
 def _vision(vision: dict[str, Any] | None, source: str) -> VisionSpec | None:
     """`vision_config`'s layer count and width; SGLang's defaults (24, 1024) stand in for absent ones."""
     if vision is None:
         return None
     tower = validated(VisionConfig, vision, source=source, prefix="vision_config.")
-    sizes = {"num_layers": tower.num_hidden_layers, "hidden_size": tower.hidden_size}
-    return VisionSpec(**{k: v for k, v in sizes.items() if v is not None})
+    sizes: dict[str, Any] = {"num_layers": tower.num_hidden_layers, "hidden_size": tower.hidden_size}
+    stated = tuple(sorted((k, v) for k, v in vision.items() if isinstance(v, int) and not isinstance(v, bool)))
+    return VisionSpec(**{k: v for k, v in sizes.items() if v is not None}, stated=stated)
 
 
 def _rope_type(section: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from kvtop.domain.engines.sglang.eras import vit_size_factor
 from kvtop.domain.engines.sglang.multimodal import vlm_factor_vision
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.launch import parse_flags
@@ -88,3 +89,59 @@ def test_llava_format_takes_the_vision_config_llavaconfig_fills_in(path: Path, v
     model = _model(path)
     assert model.vision is None
     assert _fraction(model, version) == pytest.approx(fraction, abs=1e-12)
+
+
+# --- the tower size the factor reads: the attributes of SGLang's config object, not kvtop's tower reading ---
+# Expected readings: each release's own get_config (SGLang 0.5.6.post2 and 0.5.23 harness venvs) run over these files,
+# then getattr(hf_config.vision_config, "num_hidden_layers", 24) and getattr(..., "hidden_size", 1024), as
+# adjust_mem_fraction_for_vlm reads them; the class sources say why.
+HELDOUT = DATA / "configs" / "heldout"
+QWEN2_5_VL = HELDOUT / "Qwen--Qwen2.5-VL-7B-Instruct.json"
+KIMI_K2_5 = HELDOUT / "moonshotai--Kimi-K2.5.json"
+V0523 = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
+
+
+@pytest.mark.parametrize(("path", "read"), [
+    # transformers' Qwen2_5_VLVisionConfig / Qwen3VLVisionConfig / Qwen3_5VisionConfig keep the count as `depth`: no
+    # num_hidden_layers attribute, SGLang's 24 (kvtop's tower reading: 32, 27, 27)
+    (QWEN2_5_VL, (24, 1280)),
+    (HELDOUT / "Qwen--Qwen3-VL-8B-Instruct.json", (24, 1152)),
+    (HELDOUT / "Qwen--Qwen3.5-27B.json", (24, 1152)),
+    # configs/kimi_k25.py KimiK25VisionConfig(**vision_config): the section's vt_* keys stay vt_* attributes, so
+    # num_hidden_layers and hidden_size are the class defaults 27 and 1152 (kvtop's tower reading: 24 × 1024)
+    (KIMI_K2_5, (27, 1152)),
+    # configs/kimi_k3.py KimiK3VisionConfig: num_hidden_layers = vt_num_hidden_layers (27), hidden_size = vt_hidden_size
+    (HELDOUT / "moonshotai--Kimi-K3.json", (27, 1024)),
+    # MiMoV2Config keeps vision_config a dict: getattr(dict, …) finds neither (kvtop's tower reading: 28 × 1280)
+    (HELDOUT / "wave5" / "XiaomiMiMo--MiMo-V2.5.json", (24, 1024)),
+    # no vision_config: Llama4Config fills in Llama4VisionConfig(), whose num_hidden_layers is 34 and hidden_size 768
+    (DATA / "engine_diff" / "configs" / "meta-llama--Llama-4-Maverick-17B-128E-Instruct.json", (34, 768)),
+    (GEMMA3, (27, 1152)),  # SiglipVisionConfig: num_hidden_layers and hidden_size stated, read as they are
+])  # fmt: skip
+def test_the_factor_reads_the_attributes_sglangs_config_object_gives(path: Path, read: tuple[int, int]) -> None:
+    vision, _ = vlm_factor_vision(_model(path), V0523)
+    assert vision is not None and (vision.num_layers, vision.hidden_size) == read
+
+
+@pytest.mark.parametrize("version", sorted(AUTO))
+def test_qwen2_5_vl_takes_sglangs_24_layers(version: str) -> None:
+    """Qwen2.5-VL-7B (depth 32, hidden_size 1280): 24 × 1280² / (24 × 1024²) = 1.5625, 1 − 0.1 × 0.5625 = 0.94375,
+    × 0.95 = 0.8965625 (was 32 layers: 32 × 1280² / (24 × 1024²) = 2.0833…, 1 − 0.10833… = 0.891666…, × 0.95 =
+    0.847083…). At 0.5.23 on 81,559 MiB: 0.830 × 0.8965625 = 0.74414688 (was 0.70307917)."""
+    assert _fraction(_model(QWEN2_5_VL), version) == pytest.approx(AUTO[version] * 0.95 * 0.94375, abs=1e-12)
+    assert AUTO[version] * 0.95 * 0.94375 == pytest.approx(AUTO[version] * 0.8965625, abs=1e-12)
+
+
+def test_the_plan_says_what_sglang_reads() -> None:
+    settings = parse_flags("sglang", []).model_copy(update={"engine_version": "0.5.23"})
+    notes = " ".join(step.note for step in predict(_model(QWEN2_5_VL), settings, gpu_total_bytes=H100).engine.steps)
+    assert "24 layers of width 1280" in notes and "no num_hidden_layers" in notes and "32 × 1280" in notes
+
+
+def test_kimi_k2_5_factor_is_the_logged_one() -> None:
+    """docs/engines/sglang.md §5's logged start (Kimi-K2.5, MI355X, TP 8): mem_fraction_static 0.8260405859375
+    = 0.908 × 0.95 × 0.9576171875, and 1 − 0.1 × (27 × 1152² / (24 × 1024²) − 1) = 0.9576171875: the class defaults'
+    27 × 1152 (kvtop read 24 × 1024 before: a term of 1, 0.8626)."""
+    vision, _ = vlm_factor_vision(_model(KIMI_K2_5), V0523)
+    assert vision is not None and vit_size_factor(vision) == 0.9576171875
+    assert 0.908 * 0.95 * vit_size_factor(vision) == pytest.approx(0.8260405859375, abs=1e-12)

@@ -209,7 +209,12 @@ AUTO_FRACTION_ERAS: Eras[FractionRule] = Eras((
 ))
 
 # VLMs: a multiplier on the model runner's copy (also with a given --mem-fraction-static), then a
-# factor on the automatic value only, from the vision tower's size.
+# factor on the automatic value only, from the vision tower's size (as SGLang reads it: vlm_vision.py).
+# 0.5.23 has a second form, `mem_fraction_static − 8 × 1024 ÷ gpu_mem` where post-capture KV sizing is planned
+# (arg_groups/memory_hook.py adjust_mem_fraction_for_vlm; overrides.py post_capture_kv_sizing_planned): only with
+# SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (environ.py: default False), which a launch sets in its environment and only
+# Muse Spark's hook sets by itself (muse_spark_hook.py; a class kvtop refuses). kvtop predicts the default launch;
+# a log of a post-capture resize is named not modelled by explain (explain.py _refuse_post_capture_resize).
 VlmRule = tuple[str, float]  # ("runner" | "auto" | "tower", factor)
 VLM_ERAS: Eras[VlmRule] = Eras((
     Era("", ("runner", 0.95), "model_runner.py: is_multimodal → mem_fraction_static × 0.95"),

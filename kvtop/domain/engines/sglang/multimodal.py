@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kvtop.domain.engines.sglang.vlm_vision import vision_reading
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.gpus import gpu_capability
 from kvtop.domain.launch import LaunchSettings
@@ -83,7 +84,7 @@ VISION_CONFIG_ELSEWHERE_ERAS: Eras[Mapping[str, str]] = Eras((
 # × 0.95 × 1 (get_config of SGLang 0.5.6.post2 and 0.5.23 over the configs under tests/data). Only where SGLang serves
 # the class as multimodal: LlavaLlama/LlavaQwen/LlavaVid are in multimodal_model_archs (0.5.6.post2, 0.5.23);
 # YiVLForCausalLM is not, and is multimodal from 0.5.23's has_multimodal_subconfig (hf_config is not hf_text_config).
-FILLED_VISION = VisionSpec(num_layers=24, hidden_size=1024)
+FILLED_VISION = VisionSpec(num_layers=24, hidden_size=1024, stated=(("hidden_size", 1024), ("num_hidden_layers", 24)))
 _LLAVA_FORMAT = frozenset({"LlavaLlamaForCausalLM", "LlavaQwenForCausalLM", "LlavaVidForCausalLM"})
 VISION_CONFIG_FILLED_ERAS: Eras[frozenset[str]] = Eras((
     Era("", _LLAVA_FORMAT, "transformers configuration_llava.py LlavaConfig: the default CLIPVisionConfig"),
@@ -150,13 +151,16 @@ def multimodal_reserve_bytes(
 
 
 def vlm_factor_vision(model: ModelSpec, version: ResolvedVersion) -> tuple[VisionSpec | None, str]:
-    """The `vision_config` §5's VLM factor reads (None: it reads none and leaves the fraction): the config's, the one
-    LlavaConfig fills in (`VISION_CONFIG_FILLED_ERAS`), or none, with why, where the config class keeps the config's
-    elsewhere (`VISION_CONFIG_ELSEWHERE_ERAS`)."""
+    """The tower size §5's VLM factor reads (None: it reads no `vision_config` and leaves the fraction), with why
+    where that is not the section as it stands: LlavaConfig's filled-in one (`VISION_CONFIG_FILLED_ERAS`), none where
+    the config class keeps it elsewhere (`VISION_CONFIG_ELSEWHERE_ERAS`), else the attributes SGLang's config object
+    gives (`vision_reading`)."""
     kept = VISION_CONFIG_ELSEWHERE_ERAS.at(version).get(model.architecture)
     if model.vision is None and model.architecture in VISION_CONFIG_FILLED_ERAS.at(version):
         return FILLED_VISION, "LlavaConfig's default vision_config: config.json states none"
-    if kept is None or model.vision is None:
-        return model.vision, ""
-    return None, (f"no factor for the vision tower: {model.architecture}'s config class keeps vision_config as "
-                  f"{kept}, and adjust_mem_fraction_for_vlm reads hf_config.vision_config")  # fmt: skip
+    if model.vision is None:
+        return None, ""
+    if kept is not None:
+        return None, (f"no factor for the vision tower: {model.architecture}'s config class keeps vision_config as "
+                      f"{kept}, and adjust_mem_fraction_for_vlm reads hf_config.vision_config")  # fmt: skip
+    return vision_reading(model.architecture, model.vision, version)
