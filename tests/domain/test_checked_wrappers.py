@@ -31,6 +31,8 @@ CHECKED = {
     "Ovis2_6_MoeForCausalLM": ("qwen3_moe", ("vllm",)),  # the same class over a Qwen3-MoE llm_config
     "Ovis2_5": ("qwen3", ("vllm",)),  # vLLM 0.33.0 ovis2_5.py over AIDC-AI/Ovis2.5-9B's llm_config
     "Ovis": ("qwen2", ("vllm",)),  # vLLM 0.33.0 ovis.py over AIDC-AI/Ovis2-34B's llm_config, its AIMv2 tower
+    # SGLang 0.5.23 dots_vlm.py: DeepseekV2ForCausalLM over the top level (nesting.CLASS_TEXT), towers_dots_vlm
+    "DotsVLMForCausalLM": ("deepseek_v2", ("sglang",)),
 }
 # the checkpoints' config.json (held-out; SOURCES.md beside them) where the class has one, else its composed default
 CHECKPOINTS = {"Ovis2_5": "heldout/wave4b/AIDC-AI--Ovis2.5-9B", "Ovis": "heldout/wave2/AIDC-AI--Ovis2-34B"}

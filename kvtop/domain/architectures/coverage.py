@@ -56,6 +56,8 @@ WRAPPERS: frozenset[str] = frozenset({
     # checkpoints' configs, AIDC-AI/Ovis2.5-9B and Ovis2-34B
     "POINTSV15ChatModel", "LlavaOnevision2ForConditionalGeneration", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM",
     "Ovis2_5", "Ovis",
+    # SGLang 0.5.23 dots.vlm1: DeepseekV2ForCausalLM over the top level (nesting.CLASS_TEXT), towers_dots_vlm
+    "DotsVLMForCausalLM",
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -368,7 +370,6 @@ GENERIC: frozenset[str] = frozenset({
     "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
     "Cohere2VisionForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration",
-    "DotsVLMForCausalLM",
     "Exaone4_5_ForConditionalGeneration",
     "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
