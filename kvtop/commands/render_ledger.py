@@ -233,7 +233,11 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     lines.append("")
     lines += capacity if capacity is not None else capacity_lines(ledger)
     defaulted = (
-        *((f"the config leaves out {', '.join(d.said for d in m.defaults_used)}: transformers' class defaults",) if m.defaults_used else ()),
+        *(  # whose defaults they are: the entry's config class (ConfigDefault.what), not always transformers'
+            f"the config leaves out {', '.join(d.said for d in m.defaults_used if d.what == what)}: {what}"
+            + ("s" if sum(d.what == what for d in m.defaults_used) > 1 else "")
+            for what in dict.fromkeys(d.what for d in m.defaults_used)
+        ),
         *(f"the config leaves out {d.said}" for d in m.nominal_defaults),
     )
     for note in (*m.reading_notes, *e.notes, *defaulted, *(f"not modelled: {n}" for n in m.not_modelled)):

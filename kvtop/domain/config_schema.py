@@ -134,7 +134,11 @@ class TextConfig(FamilyFields):
     no_rope_layers: Annotated[list[Bit], Field(max_length=MAX_LAYERS)] | None = None
     no_rope_layer_interval: Layers | None = None
     # mixture of experts
-    num_experts: Experts | None = None
+    # transformers 5.x writes Qwen3-MoE's (Qwen3-VL-MoE's, Qwen3-Omni-MoE's, MiniMax-M2's …) as num_local_experts
+    # (their attribute_map num_experts -> num_local_experts), which the engines read as config.num_experts
+    num_experts: Experts | None = Field(
+        default=None, validation_alias=AliasChoices("num_experts", "num_local_experts")
+    )
     num_local_experts: Experts | None = None
     n_routed_experts: Experts | None = None
     num_experts_per_tok: Experts | None = None

@@ -204,6 +204,9 @@ class FamilyFields(ConfigSection):
     hybrid_layer_pattern: PerLayerFlags | None = None  # MiMo-V2: 1 a sliding-window layer
     # MiMo-V2: the window both engines read (not sliding_window); -1 the engines' "no window" (Grok's configs state it)
     sliding_window_size: SignedWindow | None = None
+    # PLaMo 3: its windowed layers' window (Plamo3Config derives interleaved_sliding_window from it; vLLM 0.33.0
+    # plamo3.py:205 reads that per layer)
+    window_size: Window | None = None
     attention_projection_layout: str | None = None  # MiMo-V2.5: "fused_qkv", q|k|v fused in K|V chunks
     # IQuest-Q1: its layers as first + block × count + last (the class drops a stated layer_types), sink keys
     first_layers_types: LayerNames | None = None

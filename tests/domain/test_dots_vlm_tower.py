@@ -50,11 +50,12 @@ def language(tp: int) -> int:
 
 
 def tower(tp: int) -> int:
-    """SGLang 0.5.23 models/dots_vlm_vit.py, bf16 (B): the patch Conv2dLayer [1,536, 3, 14, 14] and its bias, an
-    RMSNorm; 42 blocks of norm1, norm2 [1,536], fc1 / fc3 [4,224, 1,536] and fc2 (nn.Linear, whole) and the attention:
+    """SGLang 0.5.23 models/dots_vlm_vit.py (built by dots_vlm.py:81), bf16 (B): the patch Conv2dLayer [1,536, 3, 14,
+    14] and its bias (:121), an RMSNorm (:127); 42 blocks (:216; DotsVisionBlock :164-178) of norm1, norm2 [1,536],
+    fc1 / fc3 [4,224, 1,536] and fc2 (nn.Linear, whole: :103-105) and the attention (VisionAttention, :164):
     qkv_proj [3 × heads × 128, 1,536] and proj [1,536, heads × 128], the 12 heads padded to a multiple of TP with zero
-    heads (_update_vision_config: 16 at TP 8) and split; post_trunk_norm; the merger's LayerNorm [1,536] with its bias
-    and nn.Linear 6,144 → 6,144 and 6,144 → 1,536 with biases (whole)."""
+    heads (_update_vision_config: 16 at TP 8) and split; post_trunk_norm (:224); the merger (:226; PatchMerger
+    :53-59) LayerNorm [1,536] with its bias and nn.Linear 6,144 → 6,144 and 6,144 → 1,536 with biases (whole)."""
     heads = -(-12 // tp) * tp
     attention = 42 * (3 * heads * 128 * 1536 + 1536 * heads * 128) // tp
     blocks = 42 * (2 * 1536 + 3 * 4224 * 1536)

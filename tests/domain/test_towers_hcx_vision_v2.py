@@ -7,11 +7,11 @@ Qwen2_5_VLVisionConfig(), text_config HyperCLOVAXConfig(); SOURCES.md beside it)
 `benchmarks/engine_diff/registry_sweep.py --engine vllm --set classes --only default--HCXVisionV2ForCausalLM` and kept
 as the registry rows (tests/data/engine_diff/registry/vllm-0.33.0.json; SGLang 0.5.23 registers no such class):
   visual 6,166,050,304 B at TP 1, 3,087,705,856 B a rank at TP 2; mm_projector 29,368,320 B at both.
-By hand from vLLM 0.33.0 hyperclovax_vision_v2.py HCXVisionV2ForCausalLM.__init__ (Qwen2_5_VisionTransformer of
-vision_config; mm_projector nn.Linear(out_hidden_size, text_config.hidden_size), biased, replicated) and qwen2_5_vl.py
-(Conv3d patch unbiased; per block two RMSNorms, qkv QKVParallelLinear biased, proj RowParallelLinear with its bias
-whole, gate_up MergedColumnParallelLinear biased, down RowParallelLinear, its bias whole; the merger's RMSNorm ln_q,
-mlp.0 Column biased, mlp.2 Row, its bias whole), width 3584, MLP 3420, depth 32, patch 14, temporal 2, merge 2,
+By hand from vLLM 0.33.0 hyperclovax_vision_v2.py HCXVisionV2ForCausalLM.__init__ (:432 Qwen2_5_VisionTransformer
+of vision_config; :438 mm_projector nn.Linear(out_hidden_size, text_config.hidden_size), biased, replicated) and
+qwen2_5_vl.py (:554 Conv3d patch unbiased; per block :492-501 two RMSNorms, :378 qkv QKVParallelLinear biased, :389
+proj RowParallelLinear with its bias whole, :327 gate_up MergedColumnParallelLinear biased, :336 down
+RowParallelLinear, its bias whole; the merger :591-593, RMSNorm ln_q, mlp.0 Column biased, mlp.2 Row, its bias whole), width 3584, MLP 3420, depth 32, patch 14, temporal 2, merge 2,
 out 3584, text width 4096, bf16.
 """
 

@@ -38,17 +38,18 @@ def config(name: str) -> dict[str, Any]:
 
 
 def visual(tp: int) -> int:
-    """keye.py: the biased Conv2d patch 3 × 16² → 768, (224 ÷ 16)² = 196 positions and 32,768 packing positions,
-    whole; per block two LayerNorms and out_proj's and fc2's biases whole, qkv (3 × 768, biased), out_proj, fc1 3,072
-    (biased) and fc2 split; the post_layernorm."""
+    """vLLM 0.33.0 keye.py:201-214 (KeyeVisionEmbeddings): the biased Conv2d patch 3 × 16² → 768, (224 ÷ 16)² = 196
+    positions and 32,768 packing positions, whole; per block (KeyeSiglipEncoderLayer keye.py:476-482, its attention
+    keye.py:357-366, siglip.py:430-437 SiglipMLP) two LayerNorms and out_proj's and fc2's biases whole, qkv (3 × 768,
+    biased), out_proj, fc1 3,072 (biased) and fc2 split; the post_layernorm (keye.py:630)."""
     whole = 3 * 16 * 16 * W + W + (196 + 32_768) * W + BLOCKS * (4 * W + W + W) + 2 * W
     split = BLOCKS * (3 * W * W + 3 * W + W * W + W * M + M + M * W)
     return 2 * (whole + split // tp)
 
 
 def projector(tp: int, pre_norm_width: int) -> int:
-    """mlp_AR: pre_norm LayerNorm (weight, bias), linear_1 3,072 → 3,072 (Column, biased), linear_2 3,072 → 4,096
-    (Row, its bias whole)."""
+    """mlp_AR (keye.py:783-793 Projector, keye_vl1_5.py:216-226 KeyeVL1_5Projector): pre_norm LayerNorm (weight,
+    bias), linear_1 3,072 → 3,072 (Column, biased), linear_2 3,072 → 4,096 (Row, its bias whole)."""
     merged = 4 * W
     return 2 * (2 * pre_norm_width + T + (merged * merged + merged + merged * T) // tp)
 

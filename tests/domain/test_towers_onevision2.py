@@ -6,11 +6,12 @@ LLaVA-OneVision-2's checkpoint converter states them), by `benchmarks/engine_dif
 --set classes --only default--LlavaOnevision2ForConditionalGeneration` and kept as the registry rows
 (tests/data/engine_diff/registry/vllm-0.33.0.json; SGLang 0.5.23 registers no such class):
   visual 656,175,104 B at TP 1, 328,843,264 B a rank at TP 2.
-By hand from vLLM 0.33.0 llava_onevision2.py: LlavaOnevision2VisionEmbeddings (Conv2d 3 → 1024, kernel 14, no
-bias), layernorm_pre (LayerNorm), 24 LlavaOnevision2VisionTowerBlock (two LayerNorms; qkv QKVParallelLinear
-1024 → 3 × 1024 biased; proj RowParallelLinear 1024², its bias whole; fc1 ColumnParallelLinear 1024 → 4096 biased;
-fc2 RowParallelLinear 4096 → 1024, its bias whole), LlavaOnevision2PatchMerger (ln_q LayerNorm 1024; mlp.0
-ColumnParallelLinear 4096² biased; mlp.2 RowParallelLinear 4096 → text_config.hidden_size 2048, its bias whole), bf16.
+By hand from vLLM 0.33.0 llava_onevision2.py: LlavaOnevision2VisionEmbeddings (:824, Conv2d 3 → 1024, kernel 14, no
+bias), layernorm_pre (:1170, LayerNorm), 24 LlavaOnevision2VisionTowerBlock (:1024-1034: two LayerNorms; qkv
+QKVParallelLinear 1024 → 3 × 1024 biased, :907; proj RowParallelLinear 1024², its bias whole, :918; fc1
+ColumnParallelLinear 1024 → 4096 biased, :851; fc2 RowParallelLinear 4096 → 1024, its bias whole, :859),
+LlavaOnevision2PatchMerger (:1075-1076: ln_q LayerNorm 1024; mlp.0 ColumnParallelLinear 4096² biased; mlp.2
+RowParallelLinear 4096 → text_config.hidden_size 2048, its bias whole; built at :1192), bf16.
 """
 
 from __future__ import annotations

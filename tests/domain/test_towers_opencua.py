@@ -34,10 +34,10 @@ W, M, DEPTH, OUT, T, V, LAYERS, FF = 3584, 3420, 32, 3584, 4096, 151_936, 32, 22
 
 
 def visual(tp: int) -> int:
-    """vLLM qwen2_5_vl.py: per block two RMSNorms [3,584], qkv 3,584 → 3 × 3,584 with bias, proj with bias, gate_up
-    2 × 3,420 with biases and down with bias, split but proj's and down's biases; the unbiased Conv3d patch
-    3 × 2 × 14² → 3,584, whole; the merger: ln_q [3,584], mlp.0 14,336 → 14,336 biased (split), mlp.2 14,336 → 3,584
-    (split, its bias whole)."""
+    """vLLM 0.33.0 qwen2_5_vl.py (built by opencua.py:248): per block (:492-501) two RMSNorms [3,584], qkv (:378)
+    3,584 → 3 × 3,584 with bias, proj (:389) with bias, gate_up (:327) 2 × 3,420 with biases and down (:336) with bias,
+    split but proj's and down's biases; the unbiased Conv3d patch (:554) 3 × 2 × 14² → 3,584, whole; the merger
+    (:591-593): ln_q [3,584], mlp.0 14,336 → 14,336 biased (split), mlp.2 14,336 → 3,584 (split, its bias whole)."""
     split = DEPTH * (3 * W * W + 3 * W + W * W + 2 * W * M + 2 * M + M * W) + 4 * W * 4 * W + 4 * W + 4 * W * OUT
     whole = 3 * 2 * 14 * 14 * W + DEPTH * (2 * W + W + W) + W + OUT
     return 2 * (whole + split // tp)

@@ -31,9 +31,10 @@ MERGER_WHOLE = 2 * W + TEXT  # ln_q and the row-parallel fc2's bias
 
 
 def test_the_engines_bytes_are_the_towers_arithmetic() -> None:
-    """Qwen2VisionTransformer (SGLang 0.5.23 qwen2_vl.py): Conv3d patch 3·2·14² → 1280 without bias, 32 blocks (two
-    LayerNorms, qkv 1280 → 3·1280 and proj with biases, fc1 / fc2 1280 ↔ 5120 with biases) and its merger; the
-    vision_projector is a second Qwen2VisionPatchMerger(d_model 3584, context_dim 1280): 44,575,744 parameters."""
+    """Qwen2VisionTransformer (SGLang 0.5.23 qwen2_vl.py:289-334): Conv3d patch 3·2·14² → 1280 without bias (:198),
+    32 blocks (Qwen2VisionBlock :142-155: two LayerNorms, qkv 1280 → 3·1280 and proj with biases, fc1 / fc2 1280 ↔
+    5120 with biases, :107-114) and its merger (:223-224); the vision_projector is a second
+    Qwen2VisionPatchMerger(d_model 3584, context_dim 1280) (points_v15_chat.py:98-100): 44,575,744 parameters."""
     block = 4 * W + 3 * W * W + 3 * W + W * W + W + 2 * W * MLP + MLP + W
     vit = 3 * 2 * 14 * 14 * W + DEPTH * block + MERGER
     assert MERGER == 44_575_744

@@ -34,11 +34,12 @@ W, MLP, DEPTH, T, V, LAYERS, FF = 1152, 4304, 26, 4096, 151_936, 32, 22_016
 
 
 def tower(tp: int) -> int:
-    """vLLM siglip.py up to vision_feature_layer -1 (all 26 blocks, no post-LayerNorm, no head): the biased Conv2d
-    patch 3 × 14² → 1,152 and 27² = 729 positions, whole; per block two LayerNorms and out's and fc2's biases whole,
-    qkv (3 × 1,152 with bias), out, fc1 4,304 (with bias) and fc2 split. image_newline [4,096]; rvl.py
-    RVLMultiModalProjector: pre_norm LayerNorm [1,152] (weight, bias), linear_1 1,152 → 4,096 and linear_2 4,096 →
-    4,096, biased nn.Linear, whole."""
+    """vLLM 0.33.0 siglip.py up to vision_feature_layer -1 (all 26 blocks, no post-LayerNorm, no head; built by
+    llava_onevision.py:496): the biased Conv2d patch (:267) 3 × 14² → 1,152 and 27² = 729 positions (:277), whole; per
+    block (:471-477) two LayerNorms and out's and fc2's biases whole, qkv (:357, 3 × 1,152 with bias), out (:366), fc1
+    4,304 (:430, with bias) and fc2 (:437) split. image_newline [4,096] (llava_onevision.py:502); rvl.py:57-67
+    RVLMultiModalProjector (built at :103): pre_norm LayerNorm [1,152] (weight, bias), linear_1 1,152 → 4,096 and
+    linear_2 4,096 → 4,096, biased nn.Linear, whole."""
     whole = 3 * 14 * 14 * W + W + 729 * W + DEPTH * (4 * W + W + W)
     split = DEPTH * (3 * W * W + 3 * W + W * W + W * MLP + MLP + MLP * W)
     projector = 2 * W + W * T + T + T * T + T
@@ -46,9 +47,10 @@ def tower(tp: int) -> int:
 
 
 def language_model(tp: int) -> int:
-    """vLLM qwen3.py: embedding and untied lm_head (151,936 rows, vocab-parallel), per layer qkv 4,096 → 3 × 4,096
-    unbiased, o_proj, gate_up 2 × 22,016 and down split; input / post-attention norms [4,096] and q_norm / k_norm
-    [128] whole; the final norm."""
+    """vLLM 0.33.0 qwen3.py (its Qwen2 model, qwen2.py): embedding (qwen2.py:371) and untied lm_head (qwen3.py:307;
+    151,936 rows, vocab-parallel), per layer qkv 4,096 → 3 × 4,096 unbiased (qwen3.py:106), o_proj (:115), gate_up
+    2 × 22,016 and down (qwen2.py:91-98) split; input / post-attention norms [4,096] (qwen3.py:226-227) and q_norm /
+    k_norm [128] (:153-154) whole; the final norm (qwen2.py:395)."""
     split = 2 * V * T + LAYERS * (3 * T * T + T * T + 3 * T * FF)
     whole = LAYERS * (2 * T + 2 * 128) + T
     return 2 * (split // tp + whole)

@@ -4,11 +4,12 @@ step3_vl_10b.py both build.
 
 Config: the composed registry config (tests/data/engine_diff/registry/configs/StepVLForConditionalGeneration.json:
 SGLang's Step3p7VisionEncoderConfig() defaults, transformers' Qwen3Config() text model, projector_bias false).
-Expected bytes are the engines' code arithmetic by hand (step_vl.py PerceptionEncoder.__init__: conv1
-Conv2dLayer(3 → width, kernel 14, no bias), ln_pre, (728 ÷ 14)² = 2,704 positions, no class token; per block
-QKVParallelLinear(width → 3 × width, bias), out_proj RowParallelLinear(bias), ln_1, ln_2, ls_1 / ls_2 gammas, fc1 /
-fc2 (int(width × 8960 ÷ 1536) = 8,960, biases); vit_downsampler1 / 2 Conv2d 3×3 width → 2w → 4w with biases;
-vit_large_projector ColumnParallelLinear(4w → 4,096, no bias)), checked against both engines' meta builds as the
+Expected bytes are the engines' code arithmetic by hand (vLLM 0.33.0 step_vl.py PerceptionEncoder.__init__: conv1
+Conv2dLayer(3 → width, kernel 14, no bias) :373, ln_pre :381, (728 ÷ 14)² = 2,704 positions :413, no class token;
+per block QKVParallelLinear(width → 3 × width, bias) :207, out_proj RowParallelLinear(bias) :216, ln_1, ln_2
+:288-289, ls_1 / ls_2 gammas :278-283, fc1 / fc2 (int(width × 8960 ÷ 1536) = 8,960, biases) :158-167;
+vit_downsampler1 / 2 Conv2d 3×3 width → 2w → 4w with biases :399-402; vit_large_projector ColumnParallelLinear(4w →
+4,096, no bias) :515), checked against both engines' meta builds as the
 registry sweep recorded them (vllm-0.33.0.json and sglang-0.5.23.json: the same bytes in both).
 """
 

@@ -104,6 +104,17 @@ def test_plamo3_windows_every_layer_but_each_eighth_and_kvtop_plans_it_equal(tp:
     assert model.layer_attention.count(LayerKind.FULL) == 4 and model.qk_norm
 
 
+def test_plamo3_reads_the_window_size_its_file_states() -> None:
+    """Plamo3Config.__init__ (SGLang's copy, configs/plamo3.py @ 33918d47) derives interleaved_sliding_window from the
+    file's window_size (None on every sliding_window_pattern-th layer), which vLLM 0.33.0 plamo3.py:205 reads per
+    layer: a stated 1,024 is the window, never the class's 2,048, and no note says the file left it out."""
+    config = _config("Plamo3ForCausalLM")
+    assert config["window_size"] == 2048
+    model = model_from_config({**config, "window_size": 1024})
+    assert model.sliding_window == 1024 and not model.defaults_used
+    assert not model_from_config(config).defaults_used  # stated: not a class default
+
+
 def _rnj1_bytes(tp: int) -> int:
     """vLLM 0.33.0 rnj1.py on Gemma3TextConfig's defaults: Rnj1Attention 118-138 (qkv of 8 + 2 × 4 heads × 256, o,
     q_norm and k_norm of head_dim), Rnj1MLP (gate_up 2 × 9,216, down), Rnj1DecoderLayer 226-234 (four norms of

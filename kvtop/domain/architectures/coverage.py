@@ -52,6 +52,15 @@ WRAPPERS: frozenset[str] = frozenset({
     "BailingMoeV3VLForConditionalGeneration",  # Ling-3 over text_config; its ViT and linear_proj: towers_bailing
     # SGLang 0.5.23 only: Qwen2 / Llama over text_config; SigLIP and projector, or the Qwen2-VL ViT: towers_nvila
     "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration", "Sarashina2VisionForCausalLM",
+    # checked in session 47 on composed configs, equal to the engines' meta builds (tests/domain/test_checked_wrappers):
+    # SGLang 0.5.23 POINTS-1.5, Qwen2 over llm_config and towers_points; vLLM 0.33.0 LLaVA-OneVision-2, Qwen3 over
+    # text_config and towers_onevision2; vLLM 0.33.0 Ovis2.6 (ovis2_5.py Ovis2_5), Qwen3 / Qwen3-MoE over llm_config
+    # and the ovis2_5 tower; Ovis2.5 (the same vLLM class) and Ovis (ovis.py, its AIMv2 tower: towers_ovis) on their
+    # checkpoints' configs, AIDC-AI/Ovis2.5-9B and Ovis2-34B
+    "POINTSV15ChatModel", "LlavaOnevision2ForConditionalGeneration", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM",
+    "Ovis2_5", "Ovis",
+    # SGLang 0.5.23 dots.vlm1: DeepseekV2ForCausalLM over the top level (nesting.CLASS_TEXT), towers_dots_vlm
+    "DotsVLMForCausalLM",
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -351,15 +360,13 @@ GENERIC: frozenset[str] = frozenset({
     "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
     "Cohere2VisionForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration",
-    "DotsVLMForCausalLM",
     "Exaone4_5_ForConditionalGeneration",
     "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
     "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
-    "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
+    "LlavaMistralForCausalLM", "LlavaQwenForCausalLM",
     "LlavaVidForCausalLM", "MellumForCausalLM",
     "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
-    "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",
     "Phi4ForCausalLMV",
     "Step1ForCausalLM",
     "TeleFLMForCausalLM", "YiVLForCausalLM",

@@ -420,6 +420,10 @@ MIMO_V2_OMNI = Tower(
 # GLM-4V-9B's EVA2-CLIP and GLU projector (towers_eva2clip): its config is a ChatGLM one (model_type chatglm, shared
 # with the text-only GLM-4-9B) with a `vision_config` vLLM reads with no defaults (none filled in where absent)
 EVA2CLIP = Tower(towers_eva2clip.CONFIG_CLASS, towers_eva2clip.SOURCE, kind="eva2clip")
+# POINTS-1.5 (towers_points) and Sarashina2-Vision (towers_nvila): the qwen2_vl kind's tower and more, read with
+# QWEN2_VL's defaults and switches; a vision_config left out is not modelled (absent_default None)
+POINTS_V15 = replace(QWEN2_VL, source=towers_points.SOURCE, kind="points_v15", absent_default=None)
+SARASHINA2 = replace(QWEN2_VL, source=towers_nvila.SOURCE_SARASHINA2, kind="sarashina2_vision", absent_default=None)
 # Step3-VL-10B (StepVLForConditionalGeneration, model_type step_robotics: its checkpoint's own configuration class)
 # builds Step-3.7's PerceptionEncoder and vit_large_projector in both engines (towers_step.STEP_VL_SOURCE)
 STEP_VL = Tower("StepRoboticsConfig.vision_config", towers_step.STEP_VL_SOURCE, kind="step3p7")
@@ -428,7 +432,7 @@ STEP_VL = Tower("StepRoboticsConfig.vision_config", towers_step.STEP_VL_SOURCE, 
 TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER,
                                         "GLM4VForCausalLM": EVA2CLIP,
                                         "StepVLForConditionalGeneration": STEP_VL, **towers_keye.TOWERS_BY_CLASS,
-                                        "POINTSV15ChatModel": towers_points.TOWER}  # fmt: skip
+                                        "POINTSV15ChatModel": POINTS_V15}  # fmt: skip
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": audio.QWEN2_AUDIO, "audioflamingo3": audio.AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
@@ -479,6 +483,6 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "bailing_moe_v3_vl": BAILING_V3_VL,
     "llava_onevision2": Tower(towers_onevision2.CONFIG_CLASS, towers_onevision2.SOURCE, kind="onevision2"),
     **towers_kanana.BY_OUTER_TYPE,  # Kanana-V (vLLM 0.33.0's build)
-    **towers_nvila.BY_OUTER_TYPE,  # NVILA, NVILA-Lite, Sarashina2-Vision (SGLang 0.5.23's builds)
+    **towers_nvila.BY_OUTER_TYPE, "sarashina2_vision": SARASHINA2,  # SGLang 0.5.23's builds
     "dots_vlm": Tower(towers_dots_vlm.CONFIG_CLASS, towers_dots_vlm.SOURCE, kind="dots_vlm", absent_default={}),
 }  # fmt: skip

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kvtop.domain.architectures.towers_vit import siglip_pooling_head, vit_blocks
 from kvtop.domain.config_types import ConfigSection, Hidden, Name
 from kvtop.domain.tower_spec import TowerSpec
 
@@ -47,20 +48,13 @@ class DeepseekVL2ProjectorFields(ConfigSection):
     token_pooling: bool = False
 
 
-def _mlp() -> tuple[int, int]:
-    """One timm Mlp (fc1 and fc2 with biases): (its parameters, those vLLM splits: fc1 with its bias, fc2's weight)."""
-    return 2 * WIDTH * MLP + MLP + WIDTH, WIDTH * MLP + MLP + MLP * WIDTH
-
-
 def siglip() -> tuple[int, int]:
     """SigLIP so400m's parameters and those vLLM splits at TP > 1 (its 28 MLPs': 27 blocks and the pooling head)."""
-    mlp, mlp_split = _mlp()
-    norm = 2 * WIDTH
-    attention = 4 * WIDTH * WIDTH + 4 * WIDTH  # qkv and proj, with biases
-    block = 2 * norm + attention + mlp
+    mlp_split = WIDTH * MLP + MLP + MLP * WIDTH  # one timm Mlp's fc1 with its bias and fc2's weight (vLLM's split)
+    blocks = sum(vit_blocks(DEPTH, WIDTH, MLP))  # two LayerNorms, qkv / proj and fc1 / fc2 with biases
     embeddings = 3 * PATCH * PATCH * WIDTH + WIDTH + (IMAGE // PATCH) ** 2 * WIDTH
-    pool = WIDTH + attention + norm + mlp  # the latent, q / kv / proj with biases, its LayerNorm and MLP
-    return embeddings + DEPTH * block + norm + pool, (DEPTH + 1) * mlp_split
+    pool = siglip_pooling_head(WIDTH, MLP)  # the latent, q / kv / proj with biases, its LayerNorm and MLP
+    return embeddings + blocks + 2 * WIDTH + pool, (DEPTH + 1) * mlp_split
 
 
 def projector(fields: DeepseekVL2ProjectorFields) -> int | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvtop.domain.architectures.towers_fields import Tower
+from kvtop.domain.architectures.towers_vit import vit_blocks
 from kvtop.domain.config_types import ConfigSection, Dim, Heads, Hidden, Intermediate, Layers
 from kvtop.domain.tower_spec import TowerSpec
 
@@ -45,9 +46,9 @@ def keye(vision: KeyeVisionFields, architecture: str, text_hidden: int) -> Tower
     """The tower and projector as vLLM builds them (module docstring)."""
     w, m, blocks = vision.hidden_size, vision.intermediate_size, vision.num_hidden_layers
     positions = (vision.image_size // vision.patch_size) ** 2 + PACKING_POSITIONS
+    blocks_whole, split = vit_blocks(blocks, w, m)  # SigLIP's blocks, split as vLLM's siglip.py splits them
     whole = vision.num_channels * vision.patch_size**2 * w + w + positions * w  # patch (biased), two tables
-    whole += blocks * (2 * 2 * w + w + w) + 2 * w  # two LayerNorms, out_proj's and fc2's biases; post_layernorm
-    split = blocks * (3 * w * w + 3 * w + w * w + w * m + m + m * w)
+    whole += blocks_whole + 2 * w  # post_layernorm
     merged = MERGE * w
     whole += 2 * (merged if architecture == KEYE_1_5 else w) + text_hidden  # pre_norm; linear_2's bias
     split += merged * merged + merged + merged * text_hidden  # linear_1 with its bias; linear_2's weight

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvtop.domain.architectures.towers_fields import Tower
-from kvtop.domain.architectures.towers_vit import siglip_pooling_head
+from kvtop.domain.architectures.towers_vit import siglip_encoder, siglip_pooling_head
 from kvtop.domain.tower_spec import TowerSpec
 
 SOURCE_NVILA = "SGLang 0.5.23 models/nvila.py (SiglipVisionModel, NVILAMultiModalProjector)"
@@ -36,16 +36,9 @@ MM_HIDDEN = {"nvila": 3456, "nvila_lite": 1152}  # each module's constant MM_HID
 def siglip_model(values: Mapping[str, Any]) -> int:
     """transformers' SiglipVisionModel: a biased Conv2d patch embedding, (image ÷ patch)² positions, `depth` blocks
     (two LayerNorms; q, k, v, out, fc1, fc2 biased), the post-LayerNorm and the pooling head where vision_use_head."""
-    width, mlp, patch = (
-        int(values["hidden_size"]),
-        int(values["intermediate_size"]),
-        int(values["patch_size"]),
-    )
-    embeddings = int(values["in_channels"]) * patch * patch * width + width
-    embeddings += (int(values["image_size"]) // patch) ** 2 * width
-    block = 2 * 2 * width + 4 * (width * width + width) + (width * mlp + mlp) + (mlp * width + width)
-    head = siglip_pooling_head(width, mlp) if values.get("vision_use_head", True) else 0
-    return embeddings + int(values["depth"]) * block + 2 * width + head
+    whole, split = siglip_encoder(values, (int(values["image_size"]) // int(values["patch_size"])) ** 2)
+    head = siglip_pooling_head(values["hidden_size"], values["intermediate_size"]) if values.get("vision_use_head", True) else 0
+    return whole + split + head
 
 
 def projector(kind: str, text_hidden: int) -> int:
@@ -77,10 +70,4 @@ _SIGLIP = {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_chann
            "patch_size": 16}  # fmt: skip
 NVILA = Tower("SiglipVisionConfig", SOURCE_NVILA, _SIGLIP, kind="nvila")
 NVILA_LITE = Tower("SiglipVisionConfig", SOURCE_NVILA_LITE, _SIGLIP, kind="nvila_lite")
-# the qwen2_vl kind's switches (towers_catalog.QWEN2_VL: LayerNorms, an unbiased Conv3d patch, no position table)
-SARASHINA2 = Tower(
-    "Qwen2VLVisionConfig", SOURCE_SARASHINA2,
-    {"depth": 32, "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
-    kind="sarashina2_vision", patch_bias=False, position_table=False,
-)  # fmt: skip
-BY_OUTER_TYPE = {"nvila": NVILA, "nvila_lite": NVILA_LITE, "sarashina2_vision": SARASHINA2}
+BY_OUTER_TYPE = {"nvila": NVILA, "nvila_lite": NVILA_LITE}  # Sarashina2-Vision's: towers_catalog (QWEN2_VL's)

@@ -14,6 +14,7 @@ ColumnParallelLinear of width × merge² square, mlp.2 a RowParallelLinear to th
 
 from __future__ import annotations
 
+from kvtop.domain.architectures.towers_vit import vit_blocks
 from kvtop.domain.config_types import ConfigSection, Dim, Hidden, Intermediate, Layers
 from kvtop.domain.tower_spec import TowerSpec
 
@@ -38,8 +39,8 @@ def onevision2(vision: OneVision2Fields, text_hidden: int) -> TowerSpec:
     width, mlp, depth = vision.hidden_size, vision.intermediate_size, vision.num_hidden_layers
     merged = width * vision.spatial_merge_size**2
     whole = vision.num_channels * vision.patch_size**2 * width + 2 * width  # patch embedding; layernorm_pre
-    whole += depth * (4 * width + width + width)  # two LayerNorms, proj's and fc2's biases
-    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    blocks_whole, split = vit_blocks(depth, width, mlp)  # the blocks: CLIP's / SigLIP's layout and split
+    whole += blocks_whole
     whole += 2 * width + text_hidden  # ln_q; mlp.2's bias
     split += merged * merged + merged + merged * text_hidden  # mlp.0 with its bias; mlp.2
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=CONFIG_CLASS, source=SOURCE)

@@ -12,19 +12,11 @@ vision_encoder 1,351,518,208 B and vision_projector 89,151,488 B at TP 1; 677,51
 
 from __future__ import annotations
 
-from kvtop.domain.architectures.towers_fields import Tower
 from kvtop.domain.tower_spec import TowerSpec
 
 CONFIG_CLASS = "Qwen2VLVisionConfig"  # SGLang 0.5.23 configs/points_v15_chat.py builds vision_config as one
 SOURCE = "SGLang 0.5.23 models/points_v15_chat.py (Qwen2VisionTransformer and a second Qwen2VisionPatchMerger)"
 CONTEXT_DIM, MERGE = 1280, 2  # the engine's constants (points_v15_chat.py context_dim; the merger's default)
-
-# the qwen2_vl kind's switches (towers_catalog.QWEN2_VL: LayerNorms, an unbiased Conv3d patch, no position table)
-TOWER = Tower(
-    CONFIG_CLASS, SOURCE,
-    {"depth": 32, "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
-    kind="points_v15", patch_bias=False, position_table=False,
-)  # fmt: skip
 
 
 def with_projector(qwen: TowerSpec, text_hidden: int) -> TowerSpec:
