@@ -177,8 +177,24 @@ def test_spark_396_estimated_length_pins_the_blocks_vllm_counted() -> None:
     assert result.ledger is not None
     engine = result.ledger.engine
     assert engine.num_blocks == 11_892 + 1 and not engine.fits
+    assert engine.block_bytes == 62 * 2 * 4 * 128 * 2 * 16 == 2_031_616
+    assert engine.estimated_max_model_len == (11_893 - 1) * 16 == 190_272  # the log's printed estimate
     assert "--max-model-len 190272 or less starts" in engine.steps[-1].note
     assert any("11,892 blocks of 16 counted + 1 held back" in note for note in result.notes)
+
+
+def test_spark_396_estimate_kvtop_cannot_make_names_its_block() -> None:
+    """Told neither TP 2 nor the release, kvtop builds MiniMax-M2.7 at TP 1 (8 KV heads a rank): 62 × 2 × 8 × 128 × 2
+    B × 16 = 4,063,232 B a block; the log's 11,892 + 1 blocks of that would be 45 GiB, not 22.5: kvtop says its
+    block is what differs, and keeps the printed memory."""
+    log = read_engine_log(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log")
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "heldout/MiniMaxAI--MiniMax-M2.7.json")),
+        settings=parse_flags("vllm", []),
+    ))  # type: ignore[arg-type]
+    said = "which 22.5 GiB cannot make at kvtop's 4,063,232 B a block"
+    assert any(said in note and "the printed memory kept" in note for note in result.notes)
+    assert result.logged.available_kv_bytes == Measured.from_text("22.5").value_bytes
 
 
 @pytest.mark.parametrize("text", ["", "\x00\x01\xff garbage", "lorem ipsum 12.5 GB avail mem\n" * 20])
