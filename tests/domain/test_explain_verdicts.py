@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kvtop.cli import main
 from kvtop.domain.engine_log import Measured
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, display_name
@@ -181,6 +182,23 @@ def test_spark_396_estimated_length_pins_the_blocks_vllm_counted() -> None:
     assert engine.estimated_max_model_len == (11_893 - 1) * 16 == 190_272  # the log's printed estimate
     assert "--max-model-len 190272 or less starts" in engine.steps[-1].note
     assert any("11,892 blocks of 16 counted + 1 held back" in note for note in result.notes)
+
+
+def test_spark_396_refusal_names_the_max_model_len_kvtop_explains_with(capsys) -> None:
+    """The refusal reads 'To serve at least one request with the model's max seq len (196608)': vLLM's
+    max_model_len, which no other line of the excerpt prints. Explained with it (not the config's 204,800), one
+    request needs ceil(196,608 ÷ 16) = 12,288 blocks, the log's '23.25 GiB KV cache is needed' (12,288 × 2,031,616 B
+    = 23.25 GiB at TP 2)."""
+    assert int(23.25 * 2**30) == 12_288 * 2_031_616
+    log = read_engine_log(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log")
+    assert "max_model_len=196608" in log.decisions
+    argv = ["explain", str(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log"), "--engine", "vllm",
+            "--model", str(CONFIGS / "heldout/MiniMaxAI--MiniMax-M2.7.json"), "--gpu", "GB10",
+            "--no-calibration-store", "--tensor-parallel-size", "2"]  # fmt: skip
+    assert main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "one request needs 12,288 blocks" in text and "max seq len (196608)" in text
+    assert "204800" not in text and "204,800" not in text
 
 
 def test_spark_396_estimate_kvtop_cannot_make_names_its_block() -> None:

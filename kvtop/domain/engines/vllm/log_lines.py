@@ -18,6 +18,7 @@ from kvtop.domain.engines.vllm.log_facts import (
     namespace_args,
     non_default_args,
     rank_of_processes,
+    refused_length,
     version,
 )
 from kvtop.domain.engines.vllm.log_figures import (
@@ -245,6 +246,7 @@ DIALECT = LogDialect(
         ("LLM engine (v", engine_config),
         ("server version ", version),
         ("Turning off hybrid kv cache manager", hybrid_off),
+        ("max seq len (", refused_length),
     ),
     launch=re.compile(
         r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve"
