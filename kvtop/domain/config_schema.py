@@ -70,9 +70,10 @@ class RopeScaling(ConfigSection):
 class VisionConfig(ConfigSection):
     """`vision_config`: the tower size SGLang's VLM fraction rule reads."""
 
-    num_hidden_layers: Layers | None = Field(
-        default=None, validation_alias=AliasChoices("num_hidden_layers", "depth")
-    )
+    # `getattr(vision_config, "num_hidden_layers", 24)` (SGLang 0.5.23 arg_groups/memory_hook.py:440, 0.5.6.post2
+    # server_args.py:4412): a section that names its depth `depth` (transformers' Qwen2_5_VLVisionConfig,
+    # Qwen3VLVisionConfig, Qwen3VLMoeVisionConfig in 4.57.1 and 5.19.0 have no num_hidden_layers) gives the default
+    num_hidden_layers: Layers | None = None
     hidden_size: Hidden | None = Field(
         default=None, validation_alias=AliasChoices("hidden_size", "embed_dim")
     )

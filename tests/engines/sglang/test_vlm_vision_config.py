@@ -88,3 +88,24 @@ def test_llava_format_takes_the_vision_config_llavaconfig_fills_in(path: Path, v
     model = _model(path)
     assert model.vision is None
     assert _fraction(model, version) == pytest.approx(fraction, abs=1e-12)
+
+
+QWEN25_VL = DATA / "configs" / "heldout" / "Qwen--Qwen2.5-VL-7B-Instruct.json"
+QWEN3_VL = DATA / "configs" / "heldout" / "Qwen--Qwen3-VL-8B-Instruct.json"
+
+
+@pytest.mark.parametrize(("path", "version", "tower"), [
+    # 24 × 1280² / (24 × 1024²) = 1.5625: 1 − 0.1 × 0.5625 = 0.94375 (kvtop read depth 32 before: 0.89167)
+    (QWEN25_VL, "0.5.23", 0.94375), (QWEN25_VL, "0.5.6.post2", 0.94375),
+    # 24 × 1152² / (24 × 1024²) = 1.265625: 1 − 0.1 × 0.265625 = 0.9734375 (depth 27 before: 0.9576171875)
+    (QWEN3_VL, "0.5.23", 0.9734375),
+])  # fmt: skip
+def test_a_vision_section_naming_its_depth_depth_gives_sglangs_24_layers(
+    path: Path, version: str, tower: float
+) -> None:
+    """SGLang reads `getattr(vision_config, "num_hidden_layers", 24)` (0.5.23 memory_hook.py:440, 0.5.6.post2
+    server_args.py:4412); transformers' Qwen2_5_VLVisionConfig and Qwen3VLVisionConfig (4.57.1 and 5.19.0, built from
+    these configs) have `depth` and no num_hidden_layers, so the term is 24 layers of the section's hidden_size."""
+    model = _model(path)
+    assert model.vision is not None and model.vision.num_layers == 24
+    assert _fraction(model, version) == pytest.approx(AUTO[version] * 0.95 * tower, abs=1e-12)
