@@ -169,9 +169,10 @@ ALIBI_SQRT_BACKEND = "TRITON_ATTN"
 # not supported by backend X." (model_executor/layers/attention/attention.py) on any backend but TRITON_ATTN, which
 # the selector never picks first on Ampere or later (FLASH_ATTN, or FLASHINFER on Blackwell, come ahead of it)
 ALIBI_SQRT_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "before v0.33.0 not read (v0.13.0 registers no Step1ForCausalLM)"),
-    Era("0.33.0", frozenset({"Step1ForCausalLM"}),
-        "v0.33.0 models/step1.py Step1Attention: Attention(use_alibi_sqrt=True); first release not pinned"),
+    Era("", frozenset(), "before v0.16.0: no Step1ForCausalLM (models/step1.py absent from the v0.15.1 sdist)"),
+    Era("0.16.0", frozenset({"Step1ForCausalLM"}),
+        "v0.16.0 models/step1.py:146 Step1Attention: Attention(use_alibi_sqrt=True), attention.py:279-281 (first in "
+        "the v0.16.0 sdist; v0.33.0 step1.py:145, attention.py:363-364)"),
 ))  # fmt: skip
 
 
