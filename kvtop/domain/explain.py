@@ -138,12 +138,16 @@ def _with_reproducing_cause(result: Explanation, request: ExplainRequest) -> Exp
             else "the logged pool sizes"
         )
         cause = f"{label}: with it kvtop rebuilds {what}"
-        update = {"cause": cause, "cause_flags": tuple(candidate.to_flags()), "cause_settings": (candidate,)}
+        update = {
+            "cause": cause, "cause_flags": tuple(candidate.to_flags()), "cause_settings": (candidate,),
+            "cause_from_log": False,  # the cause is now the rebuilding change, not the log's own figures
+        }  # fmt: skip
         return result.model_copy(update=update)
     if rebuilding:
         each = "; ".join(f"{label} ({' '.join(candidate.to_flags())})" for label, candidate, _ in rebuilding)
         cause = f"cause not settled: each of these rebuilds the log's figures, and the log does not say which ran: {each}"
-        return result.model_copy(update={"cause": cause, "cause_settings": tuple(c for _, c, _ in rebuilding)})
+        settings = tuple(c for _, c, _ in rebuilding)
+        return result.model_copy(update={"cause": cause, "cause_settings": settings, "cause_from_log": False})
     if result.cause_from_log:  # the log's figures name the cause; no flag change was needed to find it
         return result
     kinds = sorted({label.split(" (")[0].rsplit(" ", 1)[0] for label in tried})

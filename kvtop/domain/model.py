@@ -370,7 +370,7 @@ class ModelSpec(BaseModel):
     parallel_state: bool = False  # every attention layer also runs a state mixer beside it (Falcon-H1)
     chunked_local: bool = False  # its windowed layers are chunked local attention (Llama 4), not a sliding window
     # the config's sliding_window counts the tokens before the query (Cohere-2: a layer sees window + 1 tokens); vLLM
-    # 0.33.0 builds its SlidingWindowSpec at window + 1 (engines/vllm/windows.py)
+    # v0.29.0+ builds its SlidingWindowSpec at window + 1 (engines/vllm/windows.py)
     window_excludes_query: bool = False
     body: BodyShape = BodyShape()
     # SGLang builds the vocab embedding without TP under DP attention (DeepseekV2Model, Llama4Model)

@@ -60,6 +60,20 @@ def test_pytorch_backend_model_line_is_the_measured_weights() -> None:
     assert round(result.logged.weights_bytes / 2**30, 2) == 28.85
 
 
+def test_pytorch_backend_lowercase_model_stage_is_not_read_as_weights() -> None:
+    """Later releases print the summary's stages as `ExecutorMemoryType` values (virtual_memory.py:
+    MODEL_ENGINE_MAIN = "model", beside a MODEL_WEIGHTS_MAIN "model_weights" stage of its own), so `model: B / A` is
+    not the `Model:` stage whose B − A is the weights: left unread, no weights figure, rather than a wrong one."""
+    text = (CASES / "trtllm/trtllm-5872-qwen3-235b-kv-not-created/engine.log").read_text()
+    log = parse_engine_log(text.replace("Model: 139.55 / 110.70", "model: 139.55 / 110.70"), source="later.log")
+    assert log.engine == "trtllm"
+    settings = parse_flags("trtllm", ["--tp_size", "8", "--ep_size", "8"])
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json")), settings=settings,
+    ))  # type: ignore[arg-type]
+    assert result.verdict == "failed_start" and result.logged.weights_bytes is None
+
+
 def test_triton_total_tokens_line_and_its_pool_bytes() -> None:
     """tensorrtllm_backend#309: `Allocate 3657433088 bytes` / `Using 13952 total tokens in paged KV cache, and
     24 blocks per sequence` on each of two TP ranks: 3,657,433,088 ÷ 13,952 = 262,144 B = 32 layers × (32 ÷ 2)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kvtop.cli import main
 from kvtop.domain.engine_log import Measured
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, display_name
@@ -177,8 +178,41 @@ def test_spark_396_estimated_length_pins_the_blocks_vllm_counted() -> None:
     assert result.ledger is not None
     engine = result.ledger.engine
     assert engine.num_blocks == 11_892 + 1 and not engine.fits
+    assert engine.block_bytes == 62 * 2 * 4 * 128 * 2 * 16 == 2_031_616
+    assert engine.estimated_max_model_len == (11_893 - 1) * 16 == 190_272  # the log's printed estimate
     assert "--max-model-len 190272 or less starts" in engine.steps[-1].note
     assert any("11,892 blocks of 16 counted + 1 held back" in note for note in result.notes)
+
+
+def test_spark_396_refusal_names_the_max_model_len_kvtop_explains_with(capsys) -> None:
+    """The refusal reads 'To serve at least one request with the model's max seq len (196608)': vLLM's
+    max_model_len, which no other line of the excerpt prints. Explained with it (not the config's 204,800), one
+    request needs ceil(196,608 ÷ 16) = 12,288 blocks, the log's '23.25 GiB KV cache is needed' (12,288 × 2,031,616 B
+    = 23.25 GiB at TP 2)."""
+    assert int(23.25 * 2**30) == 12_288 * 2_031_616
+    log = read_engine_log(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log")
+    assert "max_model_len=196608" in log.decisions
+    argv = ["explain", str(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log"), "--engine", "vllm",
+            "--model", str(CONFIGS / "heldout/MiniMaxAI--MiniMax-M2.7.json"), "--gpu", "GB10",
+            "--no-calibration-store", "--tensor-parallel-size", "2"]  # fmt: skip
+    assert main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "one request needs 12,288 blocks" in text and "max seq len (196608)" in text
+    assert "204800" not in text and "204,800" not in text
+
+
+def test_spark_396_estimate_kvtop_cannot_make_names_its_block() -> None:
+    """Told neither TP 2 nor the release, kvtop builds MiniMax-M2.7 at TP 1 (8 KV heads a rank): 62 × 2 × 8 × 128 × 2
+    B × 16 = 4,063,232 B a block; the log's 11,892 + 1 blocks of that would be 45 GiB, not 22.5: kvtop says its
+    block is what differs, and keeps the printed memory."""
+    log = read_engine_log(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log")
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "heldout/MiniMaxAI--MiniMax-M2.7.json")),
+        settings=parse_flags("vllm", []),
+    ))  # type: ignore[arg-type]
+    said = "which 22.5 GiB cannot make at kvtop's 4,063,232 B a block"
+    assert any(said in note and "the printed memory kept" in note for note in result.notes)
+    assert result.logged.available_kv_bytes == Measured.from_text("22.5").value_bytes
 
 
 @pytest.mark.parametrize("text", ["", "\x00\x01\xff garbage", "lorem ipsum 12.5 GB avail mem\n" * 20])

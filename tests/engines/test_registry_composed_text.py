@@ -197,6 +197,17 @@ def test_kvtop_refuses_rnj1_off_triton_with_the_engines_words(extra: tuple[str, 
     assert not _backend_refusals(_ledger("Rnj1ForCausalLM", version="0.13.0"))
 
 
+@pytest.mark.parametrize(("name", "version", "refused"), [
+    # vLLM sdists: models/rnj1.py first in v0.20.0 (absent from v0.19.1), Attention(chunk_lookback=…) at :174, and
+    # v0.20.0 flash_attn.py:597-610 FlashAttentionImpl.__init__ takes no chunk_lookback
+    ("Rnj1ForCausalLM", "0.19.1", False), ("Rnj1ForCausalLM", "0.20.0", True),
+    # vllm/models/flint/ first in v0.33.0 (absent from v0.32.0); model.py:318 asserts a FlashInferImpl
+    ("FlintForCausalLM", "0.32.0", False), ("FlintForCausalLM", "0.33.0", True),
+])  # fmt: skip
+def test_the_backend_refusals_start_with_the_release_that_added_the_class(name: str, version: str, refused: bool) -> None:
+    assert bool(_backend_refusals(_ledger(name, version=version))) is refused
+
+
 def test_kvtop_refuses_flint_off_flashinfer_and_plans_it_on_blackwell() -> None:
     """The registry sweep on sm90 (no flag): FLASH_ATTN, "Flint requires FlashInfer attention" (AssertionError)."""
     (message,) = _backend_refusals(_ledger("FlintForCausalLM"))

@@ -309,6 +309,10 @@ class EngineResult(BaseModel):
     swa_token_capacity: int | None = None
     page_size: int
     num_blocks: int | None = None  # vLLM
+    block_bytes: int | None = None  # vLLM: the bytes one block takes over the worker's groups (page × group size)
+    # vLLM: the longest max_model_len its admission check admits, (blocks − the ones it holds back) × block tokens,
+    # where one request's blocks are its length's (one full-attention group); None where they are not, or no vLLM
+    estimated_max_model_len: int | None = None
     kv_budget_bytes: int  # bytes the engine hands to the KV pools
     kv_pool_bytes: int  # bytes the pools really take (padding rows, state, index included)
     state_pool_bytes: int = 0

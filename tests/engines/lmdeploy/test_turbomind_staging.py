@@ -46,3 +46,20 @@ def test_the_mlp_is_read_whole_whatever_the_tp() -> None:
 def test_nothing_before_v0_6_2_or_from_v0_9() -> None:
     assert _staging(INTERNVL25_8B, "0.6.1", 1) == (0, 0)
     assert _staging(INTERNVL25_8B, "0.9.0", 1) == (0, 0)
+
+
+def test_an_moe_models_layer_staging_is_not_modelled() -> None:
+    """Qwen3-30B-A3B's layers are all MoE (128 experts of 768 rows; its config's intermediate_size 6,144 is no layer's):
+    the dense reader's `Ffn._export` charge does not describe them, so nothing is charged for the layers. The export
+    charge is then the LM head's slice alone, 2 copies at v0.8.0: 2 × 151,936 × 2,048 × 2 B = 1,244,659,712 B (it was
+    that + 7 × 6,144 × 2,048 × 2 = 176,160,768 B of a dense MLP no layer has)."""
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.ledger import predict
+
+    model = load_model(str(CONFIGS / "Qwen--Qwen3-30B-A3B.json"))
+    assert _staging(CONFIGS / "Qwen--Qwen3-30B-A3B.json", "0.8.0", 1)[0] == 0
+    settings = parse_flags("lmdeploy", ["--backend", "turbomind", "--engine-version", "0.8.0"])
+    ledger = predict(model, settings, gpu_total_bytes=80 << 30, gpu_name="A100-80GB")
+    step = next(step for step in ledger.engine.steps if "staging" in step.label)
+    assert step.bytes == -2 * 151_936 * 2_048 * 2 == -1_244_659_712
+    assert "an MoE model's layer staging (its experts' shapes, not read): not modelled" in step.note

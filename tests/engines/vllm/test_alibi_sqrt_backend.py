@@ -59,6 +59,9 @@ def test_triton_attn_starts_it(spelling: tuple[str, ...]) -> None:
     assert not launch_refusals(ledger(*spelling))
 
 
-def test_not_read_before_v0_33_0() -> None:
-    """vLLM 0.13.0 registers no Step1ForCausalLM (its models/ has no step1.py): no backend rule read there."""
-    assert not [r for r in launch_refusals(ledger(version="0.13.0")) if r.field == "--attention-backend"]
+@pytest.mark.parametrize(("version", "refused"), [("0.13.0", False), ("0.15.1", False), ("0.16.0", True)])
+def test_from_the_release_that_added_step1(version: str, refused: bool) -> None:
+    """vLLM sdists: models/step1.py is absent from v0.13.0 and v0.15.1, first in v0.16.0 (step1.py:146
+    `use_alibi_sqrt=True`; attention.py:279-281 raises on a backend whose supports_alibi_sqrt() is False)."""
+    found = [r for r in launch_refusals(ledger(version=version)) if r.field == "--attention-backend"]
+    assert bool(found) is refused

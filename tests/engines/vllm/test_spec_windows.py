@@ -94,3 +94,11 @@ def test_cohere2_window_at_v0_13_is_the_config_window() -> None:
     """v0.13.0 commandr.py:186-190 passes config.sliding_window itself (WINDOW_PLUS_QUERY_ERAS' first era)."""
     plan = kvtop_answer("vllm", "0.13.0", _row("default--Cohere2ForCausalLM", 1))
     assert plan["status"] == "ok" and plan["spec_window"] == 4096
+
+
+@pytest.mark.parametrize(("version", "window"), [("0.28.0", 4096), ("0.29.0", 4097)])
+def test_cohere2_window_plus_one_starts_in_v0_29(version: str, window: int) -> None:
+    """vLLM sdists: v0.28.0 cohere2_moe.py:211 `self.sliding_window = config.sliding_window`, v0.29.0 :211
+    `config.sliding_window + 1` (commandr.py:238-245 the same): the first release with the +1."""
+    plan = kvtop_answer("vllm", version, _row("default--Cohere2ForCausalLM", 1))
+    assert plan["status"] == "ok" and plan["spec_window"] == window

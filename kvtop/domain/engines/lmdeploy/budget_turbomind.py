@@ -125,11 +125,19 @@ def export_staging_bytes(inputs: EngineInputs) -> int:
 def layer_staging_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion, tp: int) -> int:
     """One layer's MLP staged through torch, all live at once (§15.1, `TURBOMIND_LAYER_STAGING_ERAS`): its three
     matrices read whole, their zero-pad clones, and one rank slice made contiguous. The cache keeps those segments
-    and every later layer reuses them. 0 for a workspace, outside the era, or for a quantized checkpoint, whose
-    reader unpacks on the GPU in other shapes (not modelled: `staging_leftover_bytes` keeps it as error)."""
-    if settings.turbomind_workspace or model.quant.quantized:
+    and every later layer reuses them. 0 for a workspace, outside the era, for a quantized checkpoint, whose
+    reader unpacks on the GPU in other shapes (not modelled: `staging_leftover_bytes` keeps it as error), or for an
+    MoE model, whose experts `module.py` MoeFfn stages one by one in their own shapes (not read: not modelled)."""
+    if settings.turbomind_workspace or model.quant.quantized or model.moe is not None:
         return 0
     return _mlp_staging(model, version, tp)
+
+
+def _unstaged_layers_why(model: ModelSpec) -> str:
+    """Why `layer_staging_bytes` charges nothing where the era stages layers (said in the step)."""
+    if model.moe is not None:
+        return "an MoE model's layer staging (its experts' shapes, not read): not modelled"
+    return "a quantized checkpoint's layer staging: not modelled"
 
 
 def _mlp_staging(model: ModelSpec, version: ResolvedVersion, tp: int) -> int:
@@ -230,7 +238,7 @@ def _blocks(
                 if staged > layers else "the LM head's slice fits the layers' freed segments")  # fmt: skip
         mlp = (f"one layer's MLP: 3 matrices read whole, their 3 zero-pad clones and one rank slice made contiguous "
                f"({layers / MIB:,.0f} MiB: {era_for(TURBOMIND_LAYER_STAGING_ERAS, inputs.version).source})"
-               if layers else "a quantized checkpoint's layer staging: not modelled")  # fmt: skip
+               if layers else _unstaged_layers_why(inputs.model))  # fmt: skip
         steps.append(BudgetStep(label="− torch's cache of the weights' staging (first GPU)", bytes=-staged,
                                 note=f"{mlp}; {head}; the attention's segments may hold about "
                                      f"{leftover / MIB:,.0f} MiB more (in the interval)"))  # fmt: skip

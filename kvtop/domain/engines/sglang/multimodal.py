@@ -57,7 +57,7 @@ TOWER_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.5.23", frozenset({"Llama4ForConditionalGeneration"}),
         "models/mllama4.py Llama4ForConditionalGeneration: has_vision = has_vision_weights and enable_multimodal"),
 ))  # fmt: skip
-MULTIMODAL_FLAG = "enable-multimodal"
+MULTIMODAL_FLAG = "enable-multimodal"  # the `LaunchSettings.flags` key of --enable-multimodal
 
 # §5: adjust_mem_fraction_for_vlm reads `getattr(model_config.hf_config, "vision_config", None)` and leaves the
 # fraction as it is where that is None (0.5.6.post2 server_args.py ServerArgs.adjust_mem_fraction_for_vlm, 0.5.23
@@ -90,7 +90,7 @@ VISION_CONFIG_FILLED_ERAS: Eras[frozenset[str]] = Eras((
     Era("", _LLAVA_FORMAT, "transformers configuration_llava.py LlavaConfig: the default CLIPVisionConfig"),
     Era("0.5.23", _LLAVA_FORMAT | {"YiVLForCausalLM"},
         "configs/model_config.py has_multimodal_subconfig makes YiVL multimodal (not checked before 0.5.23)"),
-))  # fmt: skip  # the `LaunchSettings.flags` key of --enable-multimodal
+))  # fmt: skip
 
 
 def tower_unbuilt_note(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:

@@ -41,7 +41,9 @@ class PoolAllocation(_Frozen):
 class ModelCreation(_Frozen):
     """`Model: B / A` in the 1.0+ PyTorch backend's creation summary ("Previously created components and free GPU
     memory before/after creation (GiB)", pyexecutor `_ExecutorMemoryMonitor`, `.2f`): the free memory before and after
-    the model was built on the device, so B − A is what its weights took."""
+    the model was built on the device, so B − A is what its weights took. Only where `_ExecutorCreationStage`'s value
+    is "Model" (trtllm-5872, 1.0.0rc); later releases print `ExecutorMemoryType` values (`model`, `model_weights`), not
+    read (docs/engines/trtllm.md)."""
 
     before: Measured
     after: Measured

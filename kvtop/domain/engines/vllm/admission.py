@@ -34,18 +34,17 @@ def pinned_memory(
     """The KV memory within the printed figure's rounding that makes vLLM's estimate `estimate`, and what was read;
     None where the ledger's request is not its length's blocks or the two disagree (said, the printed one kept)."""
     engine = ledger.engine
-    block, per_token = engine.page_size, ledger.kv_bytes_per_token
-    last = engine.steps[-1].note if engine.steps else ""
-    if not block or not per_token or "estimated maximum" not in last or estimate % block:
+    block, per_block = engine.page_size, engine.block_bytes  # the budget's block: page × group size (budget.py)
+    if not block or not per_block or engine.estimated_max_model_len is None or estimate % block:
         return None, "the log's estimated maximum model length is not a whole number of one group's blocks: not read"
     held = admission_reserved_blocks(version)
-    per_block = block * per_token
     pool = estimate // block + held  # blocks the memory made: those the check counted, and the one it held back
     low, high = max(available.low_bytes, pool * per_block), min(available.high_bytes, (pool + 1) * per_block - 1)
     counted = f"the log's estimated maximum model length {estimate:,} is {estimate // block:,} blocks of {block} counted"
     counted += f" + {held} held back (the null block, v0.29.0+)" if held else ""
     if low > high:
-        return None, f"{counted}, which {available.text} GiB cannot make: the printed memory kept"
+        return None, (f"{counted}, which {available.text} GiB cannot make at kvtop's {per_block:,} B a block: the "
+                      "model, TP, KV dtype or release kvtop was told differ from the run's; the printed memory kept")
     pinned = Measured(
         value_bytes=(low + high) // 2, low_bytes=low, high_bytes=high, decimals=available.decimals,
         text=available.text, unit=available.unit,

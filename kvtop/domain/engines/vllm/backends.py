@@ -169,9 +169,10 @@ ALIBI_SQRT_BACKEND = "TRITON_ATTN"
 # not supported by backend X." (model_executor/layers/attention/attention.py) on any backend but TRITON_ATTN, which
 # the selector never picks first on Ampere or later (FLASH_ATTN, or FLASHINFER on Blackwell, come ahead of it)
 ALIBI_SQRT_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "before v0.33.0 not read (v0.13.0 registers no Step1ForCausalLM)"),
-    Era("0.33.0", frozenset({"Step1ForCausalLM"}),
-        "v0.33.0 models/step1.py Step1Attention: Attention(use_alibi_sqrt=True); first release not pinned"),
+    Era("", frozenset(), "before v0.16.0: no Step1ForCausalLM (models/step1.py absent from the v0.15.1 sdist)"),
+    Era("0.16.0", frozenset({"Step1ForCausalLM"}),
+        "v0.16.0 models/step1.py:146 Step1Attention: Attention(use_alibi_sqrt=True), attention.py:279-281 (first in "
+        "the v0.16.0 sdist; v0.33.0 step1.py:145, attention.py:363-364)"),
 ))  # fmt: skip
 
 
@@ -192,9 +193,10 @@ def alibi_sqrt_backend(
 # others, still passed), which only TRITON_ATTN's impl takes: FlashAttentionImpl.__init__ (and FlashInfer's) has no
 # such parameter and raises TypeError "got an unexpected keyword argument 'chunk_lookback'" as the layers are built
 CHUNK_LOOKBACK_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "before v0.33.0 not read (v0.13.0 registers no Rnj1ForCausalLM)"),
-    Era("0.33.0", frozenset({"Rnj1ForCausalLM"}),
-        "v0.33.0 models/rnj1.py Rnj1Attention: Attention(chunk_lookback=…) on every layer; first release not pinned"),
+    Era("", frozenset(), "before v0.20.0: no Rnj1ForCausalLM (models/rnj1.py absent from the v0.19.1 sdist)"),
+    Era("0.20.0", frozenset({"Rnj1ForCausalLM"}),
+        "v0.20.0 models/rnj1.py:174 Rnj1Attention: Attention(chunk_lookback=…) on every layer (first in the v0.20.0 "
+        "sdist; v0.33.0 :170), flash_attn.py:597-610 FlashAttentionImpl.__init__ without it"),
 ))  # fmt: skip
 
 
@@ -220,9 +222,9 @@ CHUNK_LOOKBACK_REFUSING = {"FLASH_ATTN": "FlashAttentionImpl", "FLASHINFER": "Fl
 # Classes built on FLASHINFER only: Flint's attention asserts a FlashInferImpl ("Flint requires FlashInfer attention",
 # models/flint/model.py FlintAttention.__init__), which the selector picks first on Blackwell only (FLASH_ATTN before)
 FLASHINFER_ONLY_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "before v0.33.0 not read (v0.13.0 registers no FlintForCausalLM)"),
+    Era("", frozenset(), "before v0.33.0: no FlintForCausalLM (vllm/models/flint/ absent from the v0.32.0 sdist)"),
     Era("0.33.0", frozenset({"FlintForCausalLM"}),
-        "v0.33.0 models/flint/model.py FlintAttention: assert isinstance(impl, FlashInferImpl); first release not pinned"),
+        "v0.33.0 vllm/models/flint/model.py:318 FlintAttention: assert isinstance(impl, FlashInferImpl) (first in v0.33.0)"),
 ))  # fmt: skip
 FLASHINFER_BACKEND = "FLASHINFER"
 

@@ -229,6 +229,8 @@ class VllmBudget:
         over = inputs.fixed_pool_overflow(num_blocks * page_bytes * group_size, fixed_by, notes) if fixed_by and not within else 0
         held = admission_reserved_blocks(inputs.version)  # v0.29.0+: the check leaves the null block out (§4.2)
         fits = available > 0 and num_blocks - held >= blocks_per_request and over == 0
+        length_blocks = blocks_per_request == math.ceil(max_len / block) and num_blocks > held
+        estimate = (num_blocks - held) * block if length_blocks else None  # vLLM's estimated maximum (§4.2)
         concurrency = num_blocks / blocks_per_request if fits else 0.0
         tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
         refusal = ""
@@ -238,10 +240,11 @@ class VllmBudget:
                 inputs.version, num_blocks, blocks_per_request, every_group, block, max_len, dcp
             )
         elif not over:
-            tokens_label, refusal = _refusal(available, num_blocks, blocks_per_request, block, max_len, held)
+            tokens_label, refusal = _refusal(available, num_blocks, blocks_per_request, block, max_len, estimate, held)
         steps.append(BudgetStep(label=tokens_label, value=tokens, note=refusal))
         return EngineResult(
             engine="vllm", token_capacity=tokens, page_size=block, num_blocks=num_blocks,
+            block_bytes=page_bytes * group_size, estimated_max_model_len=estimate,
             kv_budget_bytes=max(available, 0), kv_pool_bytes=num_blocks * page_bytes * group_size if fits else 0,
             max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0), unused_bytes=unused,
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
@@ -366,7 +369,7 @@ class VllmBudget:
 
 
 def _refusal(
-    available: int, num_blocks: int, per_request: int, block: int, max_len: int, held: int = 0
+    available: int, num_blocks: int, per_request: int, block: int, max_len: int, estimate: int | None, held: int
 ) -> tuple[str, str]:
     """(the step's label, its note) where vLLM refuses to start: no KV memory, or one request of the max seq len
     needs more blocks than the memory makes. vLLM v1 `_check_enough_kv_cache_memory` (vllm/v1/core/
@@ -374,8 +377,9 @@ def _refusal(
     memory for the cache blocks" or "To serve at least one request with the model's max seq len (L), (X GiB KV cache
     is needed, which is larger than the available KV cache memory (Y GiB). Based on the available memory, the
     estimated maximum model length is N." Where a request's blocks are its length's (one full-attention group), N is
-    the blocks the check counts × their tokens: from v0.29.0 the check counts one block fewer than the pool holds
-    (`held`, the null block: `admission_reserved_blocks`), and the pool still holds them all."""
+    the blocks the check counts × their tokens (`estimate`, the budget's): from v0.29.0 the check counts one block
+    fewer than the pool holds (`held`, the null block: `admission_reserved_blocks`), and the pool still holds them
+    all."""
     if available <= 0:
         return "tokens: 0, no KV memory left", "vLLM refuses to start: 'No available memory for the cache blocks'"
     label = f"tokens: one request needs {per_request:,} blocks"
@@ -383,8 +387,8 @@ def _refusal(
         f"vLLM refuses to start: 'To serve at least one request with the model's max seq len ({max_len}), …' "
         f"({num_blocks:,} blocks fit)"
     )
-    if per_request == math.ceil(max_len / block) and num_blocks > held:
-        longest = (num_blocks - held) * block
+    if estimate is not None:
+        longest = estimate
         if held:
             note += (
                 f"; --max-model-len {longest} or less starts (vLLM's estimated maximum: the check leaves "

@@ -39,7 +39,8 @@ TOKEN_PRINT_ERAS: Eras[TokenPrint] = Eras((
 # pool it allocates still takes the whole memory (v0.33.0 wheel, v1/core/kv_cache_planning.py).
 ADMISSION_RESERVED_BLOCKS_ERAS: Eras[int] = Eras((
     Era("", 0, "v0.13.0 kv_cache_utils.py check_enough_kv_cache_memory: the whole available memory"),
-    Era("0.29.0", 1, "PR #47272 (first in v0.29.0): check_memory = available − one block (the null block)"),
+    Era("0.29.0", 1, "PR #47272, first in v0.29.0 (absent from the v0.28.0 sdist): v0.29.0 v1/core/kv_cache_utils.py"
+        ":2319-2325 check_memory = available − one block (the null block), :979-985 the same in its check"),
 ))
 admission_reserved_blocks = ADMISSION_RESERVED_BLOCKS_ERAS.at
 # How pipeline stages share the block count (§4): before v0.8.2 the executor took the least memory

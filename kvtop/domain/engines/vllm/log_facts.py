@@ -73,6 +73,21 @@ def mxfp4_backend(line: str, facts: LogFacts) -> bool:
     return match is not None
 
 
+# the admission check's refusals name max_model_len (`vllm_config.model_config.max_model_len`): V1 "To serve at least
+# one request with the model's max seq len (L), …" (v0.13.0 v1/core/kv_cache_utils.py, v0.33.0
+# v1/core/kv_cache_planning.py _check_enough_kv_cache_memory), V0 "The model's max seq len (L) is larger than …"
+# (worker.py raise_if_cache_size_invalid); §4.2
+_REFUSED_LENGTH = re.compile(r"(?:one request with the models?'s? max seq len|The model's max seq len) \((\d{1,20})\)")
+
+
+def refused_length(line: str, facts: LogFacts) -> bool:
+    """The max_model_len a refused start names, read as the launch's where no printed argument gave one."""
+    match = _REFUSED_LENGTH.search(line)
+    if match is not None:
+        facts.decided(f"max_model_len={match.group(1)}")
+    return match is not None
+
+
 def engine_config(line: str, facts: LogFacts) -> bool:
     """`Initializing a V1 LLM engine (v0.24.0) with config: model='…', …`."""
     found_version = version(line, facts)

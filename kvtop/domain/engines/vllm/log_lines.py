@@ -19,6 +19,7 @@ from kvtop.domain.engines.vllm.log_facts import (
     namespace_args,
     non_default_args,
     rank_of_processes,
+    refused_length,
     version,
 )
 from kvtop.domain.engines.vllm.log_figures import (
@@ -248,6 +249,7 @@ DIALECT = LogDialect(
         ("Turning off hybrid kv cache manager", hybrid_off),
         ("Using Marlin backend", mxfp4_backend),
         ("Using Triton backend", mxfp4_backend),
+        ("max seq len (", refused_length),
     ),
     launch=re.compile(
         r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve"

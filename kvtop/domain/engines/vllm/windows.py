@@ -3,7 +3,7 @@
 window blocks are counted from (budget.py `_blocks_per_request`).
 
 It is the config's window, except where the family's window counts the tokens before the query
-(`ModelSpec.window_excludes_query`, Cohere-2): vLLM 0.33.0 builds those layers at window + 1
+(`ModelSpec.window_excludes_query`, Cohere-2): vLLM from v0.29.0 builds those layers at window + 1
 (`WINDOW_PLUS_QUERY_ERAS`).
 """
 
@@ -15,11 +15,12 @@ from kvtop.domain.model import ModelSpec
 # Cohere-2's sliding layers (Cohere2ForCausalLM, Cohere2MoeForCausalLM, Cohere2Vision's language model): the spec's
 # window is the config's, or one more (the query) where the family's window excludes it.
 WINDOW_PLUS_QUERY_ERAS: Eras[bool] = Eras((
-    Era("", False, "v0.13.0 commandr.py:186-190 CohereAttention: per_layer_sliding_window = config.sliding_window"),
-    Era("0.33.0", True,
-        "v0.33.0 commandr.py:237-244 and cohere2_moe.py:256: config.sliding_window + 1 ('cohere swa layer sees "
-        "[pos - sliding_window, pos]'), the same +1 in single_type_kv_cache_manager.py's eviction; the release that "
-        "added it is not pinned (read as v0.33.0, the first one seen with it)"),
+    Era("", False, "v0.13.0 commandr.py:186-190 CohereAttention: per_layer_sliding_window = config.sliding_window "
+        "(so to v0.28.0: cohere2_moe.py:211 self.sliding_window = config.sliding_window)"),
+    Era("0.29.0", True,
+        "v0.29.0 commandr.py:238-245 and cohere2_moe.py:211: config.sliding_window + 1 ('cohere swa layer sees "
+        "[pos - sliding_window, pos]'; absent from the v0.28.0 sdist, first in v0.29.0's; v0.33.0 commandr.py:237-244, "
+        "cohere2_moe.py:256), the same +1 in single_type_kv_cache_manager.py's eviction"),
 ))  # fmt: skip
 
 
