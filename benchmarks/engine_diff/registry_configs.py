@@ -106,8 +106,9 @@ ENGINE_CONFIG_TYPES: dict[str, tuple[str, str, str]] = {
                                       "IsaacConfig (transformers_utils/configs/isaac.py), models/isaac.py"),
 }  # fmt: skip
 
-# Classes whose engine ships a config class whose defaults are not a model the engine builds (no_config.json
-# carries the reason into docs/fidelity_registry.md's "no config at hand").
+# Classes whose engine ships a config class whose defaults are not a model the engine builds: never written as a
+# default; where no other config names the class, no_config.json carries the reason into docs/fidelity_registry.md's
+# "no config at hand" (none since session 47: each has a real or reconstructed config).
 NO_DEFAULT: dict[str, str] = {
     "BailingMM2NativeForConditionalGeneration": "SGLang's BailingMM2Config leaves llm_config's intermediate_size None",
     "BailingMoeV3VLForConditionalGeneration": "vLLM's BailingMoeV3VLConfig defaults no_kda_lora False, "

@@ -7,7 +7,9 @@ pool's layers and bytes per layer per token from the engine's KV cache specs, an
 spec's sliding_window or attention_chunk_size against kvtop's vLLM `spec_window`); for SGLang, also the cell (KV
 bytes per token of the rank, `_cell_size`) against kvtop's cell. A row equal in all that whose engine build
 holds towers outside kvtop's book is not equal: TOWER_NOT_MODELLED where kvtop's plan names the tower "not
-modelled", else different (the plan's weights per rank are short by the towers either way).
+modelled", else different (the plan's weights per rank are short by the towers either way). A row equal in all that,
+its tower row included, whose plan names a part of the tower "not modelled" is PART_NOT_MODELLED (that part is
+compared on neither side).
 
 A speculative draft's config (`DRAFT_TARGETS`) that the engine builds as a class is judged as a draft: the
 engine's parameter bytes of the class and its cell against kvtop's draft terms (weights per rank, KV per token)
@@ -38,6 +40,12 @@ EQUAL, DIFFERENT, KVTOP_REFUSES, ENGINE_REFUSES, NOT_BUILT, BOTH_REFUSE = (
 # does not and its plan names "not modelled": the plan's weights per rank are short by those bytes, so the row is
 # not counted equal (a tower kvtop neither holds nor names is a difference: a silently missing figure).
 TOWER_NOT_MODELLED = "equal (language model); tower not modelled"
+# Both sides' tower rows equal (kvtop's book holds the tower's counted part, the engine's build the same bytes), but
+# kvtop's plan names a part of the tower "not modelled" that neither side's bytes hold (Llama-Nemotron-Nano-VL's
+# C-RADIO vision model: the checkpoint's own code, an empty stand-in in the harness; only mlp1 compared): not
+# counted equal, since a part is compared on neither side.
+PART_NOT_MODELLED = "equal (language model and tower row); a tower part not modelled"
+OUT_OF_BOOK = "not in the weights book"  # how a note names a part whose bytes kvtop's book leaves out (a tower's notes)
 TOWER_WORDS = ("tower", "vision", "visual", "audio", "image")  # a not-modelled note of kvtop's that names a tower
 
 
@@ -134,6 +142,15 @@ def _unbooked_towers(row: dict[str, Any], checks: list[Any], plan: dict[str, Any
     return DIFFERENT, f"{towers}, kvtop's plan names no tower not modelled"
 
 
+def _named_part(plan: dict[str, Any]) -> str | None:
+    """kvtop's note naming a tower part not modelled where its book holds a tower row (compared, and equal), else
+    None: the row is then PART_NOT_MODELLED rather than equal."""
+    if not any(int(stage.get("vision_bytes", 0)) for stage in plan.get("stages", ())):
+        return None
+    return next((note for note in plan.get("not_modelled", ()) if OUT_OF_BOOK in note
+                 and any(w in note.lower() for w in TOWER_WORDS)), None)  # fmt: skip
+
+
 def judge(engine: str, version: str, row: dict[str, Any]) -> Judged:
     config = configs_by_name()[row["config"]]
 
@@ -170,6 +187,8 @@ def judge(engine: str, version: str, row: dict[str, Any]) -> Judged:
     kvtop_side_ones = [(text, rule) for text, rule, harness in read if not harness]
     if not kvtop_side_ones and any(check.towers_bytes for check in checks):
         return out(*_unbooked_towers(row, checks, plan))
+    if not kvtop_side_ones and (part := _named_part(plan)) is not None:
+        return out(PART_NOT_MODELLED, f"tower row compared; kvtop: {part}")
     if not kvtop_side_ones:  # none, or each a reading of the comparison itself (A6, A7, A11), not of kvtop
         return out(EQUAL, "; ".join(sorted({f"harness reading {rule}" for _, rule, _ in read})))
     text, rule = kvtop_side_ones[0]

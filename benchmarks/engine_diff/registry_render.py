@@ -30,6 +30,7 @@ from benchmarks.engine_diff.registry_judge import (
     DIFFERENT,
     EQUAL,
     NOT_BUILT,
+    PART_NOT_MODELLED,
     TOWER_NOT_MODELLED,
     Judged,
     judge,
@@ -51,12 +52,13 @@ def judged() -> dict[str, list[Judged]]:
 
 def _config_outcome(rows: list[Judged]) -> tuple[str, str]:
     """One config's outcome over its TPs: equal where every layout is (or both refuse it); else the first other
-    (one that is not TOWER_NOT_MODELLED before one that is: a difference in the language model says more)."""
+    (one that is not TOWER_NOT_MODELLED / PART_NOT_MODELLED before one that is: a difference in the language model
+    says more)."""
     built = [r for r in rows if r.verdict != NOT_BUILT]
     if not built:
         return NOT_BUILT, rows[0].detail if rows else ""
     others = sorted((r for r in built if r.verdict not in (EQUAL, BOTH_REFUSE)),
-                    key=lambda r: r.verdict == TOWER_NOT_MODELLED)  # fmt: skip
+                    key=lambda r: r.verdict in (TOWER_NOT_MODELLED, PART_NOT_MODELLED))  # fmt: skip
     other = others[0] if others else None
     if other is not None:
         return other.verdict, f"TP{other.tp}: {other.detail}"
@@ -83,9 +85,9 @@ def held_out(rows: list[Judged]) -> tuple[dict[str, tuple[str, str]], str]:
             + ", ".join(f"{n} {o}" for o, n in sorted(counts.items()) if o != EQUAL)
             + f" ({read} of the different with a reading of docs/fidelity.md); beside the share, "
             + f"{len(rebuilt)} reconstructed: " + ", ".join(f"{n} {o}" for o, n in sorted(beside.items())))  # fmt: skip
-    towers = [c for c, (o, _) in outcomes.items() if o == TOWER_NOT_MODELLED]
+    towers = [c for c, (o, _) in outcomes.items() if o in (TOWER_NOT_MODELLED, PART_NOT_MODELLED)]
     if towers:
-        line += f". Tower not modelled (not counted equal): {', '.join(f'`{c}`' for c in towers)}"
+        line += f". Tower, or a part of it, not modelled (not counted equal): {', '.join(f'`{c}`' for c in towers)}"
     return outcomes, line
 
 
@@ -152,7 +154,10 @@ parameter bytes and cell against kvtop's draft weights and draft KV per token, p
 served model, kvtop's refusal of it as a served model agrees.
 Outcomes: equal; equal (language model); tower not modelled (the language model equal, but the engine's build
 holds towers that kvtop's book does not and its plan names "not modelled": the plan's weights per rank are short by
-them, so not counted equal); different (a tower kvtop neither holds nor names is one); kvtop refuses (its reason);
+them, so not counted equal); equal (language model and tower row); a tower part not modelled (both equal,
+kvtop's tower row against the engine's tower bytes, but kvtop's plan names a part of the tower "not modelled" that
+neither side holds: compared on neither side, so not counted equal); different (a tower kvtop neither holds nor
+names is one); kvtop refuses (its reason);
 engine refuses (kvtop plans a launch the engine refuses); both refuse (agreement); engine could not build (the
 harness could not run its class: error, one line).
 The kvtop column: entry (an entry of kvtop's lists the class: its reading is the one checked here); wrapper (its

@@ -231,18 +231,20 @@ def write_defaults(engine: str) -> list[str]:
             (DEFAULT_CONFIGS / f"{name}.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     no_config = REGISTRY_DATA / "no_config.json"
     previous = json.loads(no_config.read_text()) if no_config.exists() else {}
-    kept = merge_no_config(previous, failed, made.keys() - failed.keys())
+    kept = merge_no_config(previous, failed, wanted, made.keys() - failed.keys())
     no_config.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
     return sorted(made)
 
 
-def merge_no_config(previous: dict[str, str], failed: dict[str, str], made: Iterable[str]) -> dict[str, str]:
-    """no_config.json merged as the fixtures are: this run's failures in place of the same classes', the classes it
-    made a default for taken out, and every class it did not ask (one that has a real config now, or is not
-    modelled) kept with its reason: a run asks only for the classes without a config, so writing its failures alone
-    dropped the others'."""
-    kept = {name: why for name, why in previous.items() if name not in set(made)}
-    return {**kept, **failed}
+def merge_no_config(
+    previous: dict[str, str], failed: dict[str, str], wanted: Iterable[str], made: Iterable[str]
+) -> dict[str, str]:
+    """no_config.json as docs/fidelity_registry.md's "no config at hand" reads it: the classes this run wanted (kvtop
+    plans them, no config names them) and did not make a default for, each with this run's reason (else the one it
+    had). A class that has a config now, or is not modelled, is not wanted and is dropped (it was kept before
+    session 47, which left H2OVLChatModel and 21 others listed after their configs were committed)."""
+    without = set(wanted) - set(made)
+    return {name: why for name, why in {**previous, **failed}.items() if name in without}
 
 
 def main() -> int:

@@ -140,8 +140,8 @@ def _install_token_id_tokenizer() -> None:
 # ship and a config folder lacks: 0.33.0 nemotron_vl.py LlamaNemotronVLChatModel._init_vision_model (lines 167-177)
 # returns AutoModel.from_config(config.vision_config, trust_remote_code), Llama-Nemotron-Nano-VL's C-RADIO
 # (radio_model.py of nvidia's checkpoint). The stand-in is an empty module (no parameters), its build recorded: the
-# row's vision_model holds nothing, and kvtop names that tower not modelled (towers_coverage.NO_TOWER_BECAUSE), so
-# the row judges the language model (and shows the engine's mlp1, which kvtop does not count).
+# row's vision_model holds nothing, and kvtop names that vision model not modelled (towers_nemotron_vl), so the row
+# compares the language model and mlp1 (registry_judge.PART_NOT_MODELLED: a part compared on neither side).
 REMOTE_VISION_MODELS = (("vllm.model_executor.models.nemotron_vl", "LlamaNemotronVLChatModel"),)
 
 

@@ -72,7 +72,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   remote-vision-model    a class whose vision model is the checkpoint's own code (Llama-Nemotron-Nano-VL's
                          C-RADIO, AutoModel.from_config with trust_remote_code) builds an empty module in its
                          place (vllm_input_standins.REMOTE_VISION_MODELS; each build recorded): kvtop names
-                         that tower not modelled, and the row judges the language model.
+                         that vision model not modelled, and the row compares the language
+                         model and mlp1 (registry_judge.PART_NOT_MODELLED).
   load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
                          lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
                          launch reading such a checkpoint does (`--load-format dummy` never calls it).

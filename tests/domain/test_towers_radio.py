@@ -18,7 +18,6 @@ import pytest
 
 from benchmarks.engine_diff.registry_sweep import load_rows
 from kvtop.domain.architectures.coverage import verdict
-from kvtop.domain.architectures.towers_coverage import tower_verdict
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
@@ -108,38 +107,3 @@ def test_nemotron_parse_is_named_not_modelled() -> None:
     # vLLM nemotron_parse3_5.py MBartDecoderNoPos under RadioWithNeck: no entry reads the decoder section
     kind, why = verdict("RadioMBartPrefixForCausalLM")
     assert kind == "not_modelled" and "MBart decoder" in why and "config" in why
-
-
-def test_llama_nemotron_vl_plans_its_language_model_and_names_its_tower_not_modelled() -> None:
-    # vLLM nemotron_vl.py: the language model is init_vllm_registered_model(llm_config), a Llama; the vision model
-    # AutoModel.from_config from the checkpoint's own C-RADIO code, which towers_radio (vLLM's RadioModel) is not
-    assert verdict("Llama_Nemotron_Nano_VL")[0] == "wrapper"
-    kind, why = tower_verdict("Llama_Nemotron_Nano_VL")
-    assert kind == "no_tower" and "checkpoint's own C-RADIO code" in why and "mlp1" in why
-
-
-@pytest.mark.parametrize("tp", (1, 2))
-def test_llama_nemotron_vl_language_model_is_the_llama_of_its_llm_config(tp: int) -> None:
-    """The registry sweep's composed config (tests/data/engine_diff/registry/configs/Llama_Nemotron_Nano_VL.json,
-    SOURCES.md: Llama-3.1-8B-Instruct's config.json as llm_config; no published config at hand). Llama-3.1-8B by hand:
-    embed_tokens and lm_head 2 × 128,256 × 4,096 = 1,050,673,152; a layer q/o 2 × 4,096², k/v 2 × 1,024 × 4,096,
-    gate/up/down 3 × 14,336 × 4,096, two norms 2 × 4,096 = 218,112,000, × 32 = 6,979,584,000; the final norm 4,096:
-    8,030,261,248 parameters, split by TP but for the norms (2 × 32 + 1 of 4,096); KV 32 layers × 2 × 8 heads × 128
-    × 2 B = 131,072 B a token. vLLM 0.33.0's meta build of it (registry row; its C-RADIO an empty stand-in, the
-    checkpoint's own code) holds language_model 16,060,522,496 B at TP 1 and 8,030,527,488 B at TP 2, and mlp1
-    (nemotron_vl.py:179-202: LayerNorm(5,120), Linear 5,120 → 4,096, Linear 4,096 → 4,096, biased, whole)
-    75,534,336 B at both, which kvtop does not count: the tower is named."""
-    row = next(
-        r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == ("default--Llama_Nemotron_Nano_VL", tp)
-    )  # fmt: skip
-    norms = (2 * 32 + 1) * 4096
-    language = 8_030_261_248 if tp == 1 else (8_030_261_248 - norms) // 2 + norms
-    mlp1 = 2 * 5120 + (5120 * 4096 + 4096) + (4096 * 4096 + 4096)
-    assert row["stages"][0]["param_bytes"] == {"language_model": language * BF16, "mlp1": mlp1 * BF16}
-    model = model_from_config(json.loads((DATA / "engine_diff" / "registry" / "configs" /
-                                          "Llama_Nemotron_Nano_VL.json").read_text()))  # fmt: skip
-    assert model.model_type == "llama" and model.tower is None and model.multimodal
-    assert any(note.startswith("vision tower weights") for note in model.not_modelled)
-    book = weights_book(model, ParallelLayout(tp=tp), range(model.num_layers), first_stage=True, last_stage=True)
-    assert book.total_bytes == language * BF16 and not any(row.component == "vision" for row in book.rows)
-    assert model.num_layers * 2 * model.num_kv_heads * model.head_dim * BF16 == 131_072

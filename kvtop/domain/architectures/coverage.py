@@ -28,7 +28,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration", "PaliGemmaForConditionalGeneration",
     "NemotronH_Nano_VL_V2",  # NemotronH over llm_config; its C-RADIO tower and mlp1: towers_radio
     # vLLM 0.33.0 nemotron_vl.py LlamaNemotronVLChatModel: init_vllm_registered_model(config.get_text_config()), a
-    # Llama over llm_config; its tower is the checkpoint's own code (towers_coverage.NO_TOWER_BECAUSE)
+    # Llama over llm_config; mlp1 counted, its vision model (the checkpoint's own code) named: towers_nemotron_vl
     "Llama_Nemotron_Nano_VL",
     # vLLM 0.33.0 kanana_v.py: LlamaForCausalLM over text_config; its Qwen2-VL ViT less the merger and its
     # DynamicCAbstractor (timm RegStage stages, readout MLP): towers_kanana

@@ -68,6 +68,7 @@ from kvtop.domain.architectures import (
     towers_moondream,
     towers_moss,
     towers_muse,
+    towers_nemotron_vl,
     towers_nvila,
     towers_nvlm,
     towers_onevision2,
@@ -218,6 +219,8 @@ def read_tower(
         eva = validated(towers_eva2clip.Eva2ClipVisionFields, vision_config, source=source, prefix="vision_config.")
         return towers_eva2clip.eva2clip(eva, validated(towers_eva2clip.Eva2ClipOuterFields, outer, source=source),
                                         text_hidden)  # fmt: skip
+    if tower.kind == "nemotron_vl":  # towers_nemotron_vl: mlp1 alone, sized by the outer fields
+        return towers_nemotron_vl.mlp1(outer, text_hidden, source)
     if tower.kind == "mimo_v2_omni":  # Mimo_VLVisionConfig and the `audio_config` encoder (towers_mimo)
         return towers_mimo.mimo_v2_omni(vision_config, outer, source)
     if tower.kind == "bailing_v3_vl":  # the Qwen3 ViT without its merger MLP and Ling-3-VL's linear_proj

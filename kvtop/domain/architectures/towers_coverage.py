@@ -35,6 +35,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "NVLM_D": "NVLM_D", "Ovis2_5": "ovis2_5", "Ovis2_6ForCausalLM": "ovis2_5", "Ovis2_6_MoeForCausalLM": "ovis2_5",
     "HCXVisionV2ForCausalLM": "hyperclovax_vision_v2", "LlavaOnevision2ForConditionalGeneration": "llava_onevision2",
     "NemotronH_Nano_VL_V2": "NemotronH_Nano_VL_V2",
+    "Llama_Nemotron_Nano_VL": "Llama_Nemotron_Nano_VL",  # mlp1 counted, its vision model named (towers_nemotron_vl)
     "DeepseekOCRForCausalLM": "deepseek_vl_v2",
     "DeepseekVL2ForCausalLM": "deepseek_vl_v2", "DeepseekVLV2ForCausalLM": "deepseek_vl_v2",  # towers_deepseek_vl2
     "MultiModalityCausalLM": "multi_modality",
@@ -67,15 +68,10 @@ NO_TOWER_BECAUSE: Mapping[str, str] = {
     "BailingMoeV3VLForConditionalGeneration": "planned where vision_config states disable_merger_proj true and no "
     "deepstack_visual_indexes; otherwise SGLang builds merger MLPs vLLM does not, and the note stays",
     "LlavaForConditionalGeneration": "planned over CLIP, SigLIP or Pixtral; another vision model keeps the note",
-    # vLLM 0.33.0 nemotron_vl.py LlamaNemotronVLChatModel._init_vision_model (lines 167-177; 0.13.0 line 430):
-    # AutoModel.from_config(config.vision_config, trust_remote_code), the checkpoint's own C-RADIO modelling code
-    # (nvidia/C-RADIOv2-H's radio_model.py: a timm ViT under RADIO's patch generator and input conditioner), which
-    # vLLM does not ship (its own radio.py RadioModel is what nano_nemotron_vl.py builds, and towers_radio counts);
-    # _init_mlp1 (lines 179-202): LayerNorm, Linear, GELU, Linear with biases, whole. SGLang 0.5.23 registers none.
-    "Llama_Nemotron_Nano_VL": "its vision model is the checkpoint's own C-RADIO code (vLLM 0.33.0 nemotron_vl.py: "
-    "AutoModel.from_config(vision_config, trust_remote_code)), which no engine ships, so no engine build checks a "
-    "tower kind for it (towers_radio counts vLLM's own RadioModel, which NemotronH_Nano_VL_V2 builds); its "
-    "projector (mlp1, whole) is not counted either: the plan says 'vision tower weights … not modelled'",
+    # vLLM 0.33.0 nemotron_vl.py: _init_vision_model (lines 167-177) is AutoModel.from_config(vision_config,
+    # trust_remote_code), the checkpoint's own C-RADIO code no engine ships; _init_mlp1 (179-202) is counted
+    "Llama_Nemotron_Nano_VL": "the projector (mlp1) only: its vision model, the checkpoint's own C-RADIO code "
+    "(AutoModel.from_config with trust_remote_code), is named not modelled in the plan (towers_nemotron_vl)",
     # SGLang 0.5.23 yivl.py:41-48 load_weights: CLIPVisionModel.from_pretrained(model, subfolder=mm_vision_tower)
     "YiVLForCausalLM": "planned where mm_vision_tower names the checkpoint's own folder: the CLIP sized as Yi-VL's "
     "published vit/ config (CLIP ViT-H/14-448, assumed: kvtop does not read the folder) and YiVLMultiModalProjector "

@@ -144,6 +144,7 @@ class Tower:
         "pixtral_mistral_format",  # a Mistral-format Pixtral's encoder and adapter (towers_mistral_format)
         "eva2clip",  # GLM-4V-9B's EVA2-CLIP tower and GLU projector, vLLM's build (towers_eva2clip)
         "radio",  # Nemotron Nano VL V2's C-RADIO ViT and mlp1 (towers_radio)
+        "nemotron_vl",  # Llama-Nemotron-Nano-VL's mlp1 alone, its vision model named (towers_nemotron_vl)
         "bailing_v3_vl",  # Ling-3-VL: the Qwen3 ViT without its merger MLP, and linear_proj (towers_bailing)
         "onevision2",  # LLaVA-OneVision-2: its OneVision encoder and patch merger (towers_onevision2)
         "nvila",  # NVILA's transformers SigLIP and projector, whole (towers_nvila)
