@@ -6,6 +6,8 @@ SGLang's registries with this verdict (written by benchmarks/architectures/multi
 A class's tower is its entry's (`Architecture.tower`), or, for a wrapper whose language model is a shared entry,
 the tower its config's outer `model_type` picks (`towers.BY_OUTER_TYPE`): `OUTER_TYPE_BY_CLASS` says which
 model_type each such class's checkpoints carry (the engines' config classes: vLLM 0.33.0 and transformers 5.24.0).
+A class whose config names its tower by checkpoint id or folder (`mm_vision_tower`: LLaVA-NeXT's format, Yi-VL) has
+the verdict `towers_named.class_verdict` gives from the data the plan's named_tower reads.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from collections.abc import Mapping
 from typing import Literal
 
 from kvtop.domain.architectures.coverage import verdict
-from kvtop.domain.architectures.registry import BY_CLASS_NAME
+from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE, TOWERS_BY_CLASS
 from kvtop.domain.architectures.towers_fields import Tower
+from kvtop.domain.architectures.towers_named import class_verdict
 
 TowerVerdict = Literal["tower", "no_tower", "not_modelled"]
 
@@ -56,8 +59,15 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "Sarashina2VisionForCausalLM": "sarashina2_vision",
     "DotsVLMForCausalLM": "dots_vlm",  # dots.vlm1's vision transformer and patch merger (towers_dots_vlm)
     "OpenCUAForConditionalGeneration": "opencua",  # Qwen2.5-VL's ViT (vLLM 0.33.0 opencua.py)
-    "YiVLForCausalLM": "llava",  # its CLIP from the checkpoint's vit/ folder (towers_named.SUBFOLDER_TOWERS)
+    "YiVLForCausalLM": "llava",  # its config's model_type; its verdict is towers_named.class_verdict's (the vit/ folder)
     "RForConditionalGeneration": "rvl",  # llava-onevision's SigLIP and its pre-norm projector (towers_bee)
+    # the model_type their checkpoints' configs carry, whose tower the plan books (config_reader: the outer type's
+    # tower first); each judged equal to the engines' meta builds in docs/fidelity_registry.md
+    "SkyworkR1VChatModel": "skywork_chat", "H2OVLChatModel": "h2ovl_chat",  # InternViT and mlp1 (towers_catalog)
+    "InternS1ForConditionalGeneration": "internvl", "KananaVForConditionalGeneration": "kanana-1.5-v",
+    "BeeForConditionalGeneration": "llava_onevision",  # its pre-norm projector (towers.pre_norm_projector)
+    "MiMoV2OmniForCausalLM": "mimo_v2",  # MiMo-V2.5's ViT and audio encoder (towers_catalog, towers_mimo)
+    "HfMoondream": "moondream3",  # vLLM 0.33.0 serves it with Moondream3's class (towers_absent.SERVED_WITH_TOWER)
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)
@@ -72,10 +82,6 @@ NO_TOWER_BECAUSE: Mapping[str, str] = {
     # trust_remote_code), the checkpoint's own C-RADIO code no engine ships; _init_mlp1 (179-202) is counted
     "Llama_Nemotron_Nano_VL": "the projector (mlp1) only: its vision model, the checkpoint's own C-RADIO code "
     "(AutoModel.from_config with trust_remote_code), is named not modelled in the plan (towers_nemotron_vl)",
-    # SGLang 0.5.23 yivl.py:41-48 load_weights: CLIPVisionModel.from_pretrained(model, subfolder=mm_vision_tower)
-    "YiVLForCausalLM": "planned where mm_vision_tower names the checkpoint's own folder: the CLIP sized as Yi-VL's "
-    "published vit/ config (CLIP ViT-H/14-448, assumed: kvtop does not read the folder) and YiVLMultiModalProjector "
-    "(towers_named.SUBFOLDER_TOWERS: SGLang 0.5.23 yivl.py)",
 }
 
 NO_TOWER = "no tower kind in kvtop's book yet: the plan says 'vision tower weights … not modelled'"
@@ -89,7 +95,10 @@ def tower_of(class_name: str) -> Tower | None:
     if entry is not None and entry.tower is not None:
         return entry.tower
     outer = OUTER_TYPE_BY_CLASS.get(class_name)
-    return BY_OUTER_TYPE.get(outer) if outer else None
+    if outer is None:
+        return None
+    by_entry = ARCHITECTURES[outer].tower if outer in ARCHITECTURES else None  # the entry its model_type reads
+    return BY_OUTER_TYPE.get(outer) or by_entry
 
 
 def tower_verdict(class_name: str) -> tuple[TowerVerdict, str]:
@@ -98,6 +107,8 @@ def tower_verdict(class_name: str) -> tuple[TowerVerdict, str]:
     kind, why = verdict(class_name)
     if kind == "not_modelled":
         return "not_modelled", why
+    if (named := class_verdict(class_name)) is not None:  # LLaVA-NeXT's format, Yi-VL: the tower named, not stated
+        return "tower", named
     tower = tower_of(class_name)
     if tower is None:
         return "no_tower", NO_TOWER_BECAUSE.get(class_name, NO_TOWER)

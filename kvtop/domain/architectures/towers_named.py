@@ -65,6 +65,38 @@ SUBFOLDER_TOWERS: Mapping[str, tuple[Mapping[str, Any], int, str, str]] = {
     "YiVLForCausalLM": (YI_VL_CLIP_H14_448, 2, YI_VL_SOURCE, YI_VL_WORDS),
 }
 CONFIG_CLASSES = {"clip_vision_model": "CLIPVisionConfig", "siglip_vision_model": "SiglipVisionConfig"}
+# The classes whose configs name their tower by checkpoint id (`mm_vision_tower`), with the engine code that loads
+# it: named_tower reads the id, class_verdict (docs/multimodal.md's verdict, towers_coverage) reads this and
+# NAMED_TOWERS, so the doc says what the plan books. SGLang 0.5.23: models/llava.py EntryClass (lines 898-903) and
+# load_weights (lines 477-481: CLIP or SigLIP by the id); models/llavavid.py load_weights (lines 226-235: CLIP only)
+LLAVAVID_SOURCE = (
+    "SGLang 0.5.23 models/llavavid.py LlavaVidForCausalLM.load_weights (CLIPVisionModel.from_pretrained("
+    "mm_vision_tower), whole) and LlavaMultiModalProjector"
+)
+# class → (the source, the model types of NAMED_TOWERS its load_weights can build)
+_BOTH = frozenset({"clip_vision_model", "siglip_vision_model"})
+NAMED_TOWER_CLASSES: Mapping[str, tuple[str, frozenset[str]]] = {
+    "LlavaLlamaForCausalLM": (NAMED_TOWER_SOURCE, _BOTH), "LlavaQwenForCausalLM": (NAMED_TOWER_SOURCE, _BOTH),
+    "LlavaMistralForCausalLM": (NAMED_TOWER_SOURCE, _BOTH),
+    "LlavaVidForCausalLM": (LLAVAVID_SOURCE, frozenset({"clip_vision_model"})),
+}  # fmt: skip
+
+
+def class_verdict(architecture: str) -> str | None:
+    """What the plan books for this class's named tower, in the words docs/multimodal.md shows (the config class and
+    source first, then where it holds); None for a class that names no tower by id or folder."""
+    if architecture in SUBFOLDER_TOWERS:
+        values, _, source, _ = SUBFOLDER_TOWERS[architecture]
+        return (f"{CONFIG_CLASSES[values['model_type']]} ({source}); planned where mm_vision_tower names the "
+                "checkpoint's own folder: the CLIP sized as Yi-VL's published vit/ config (CLIP ViT-H/14-448, "
+                "assumed: kvtop does not read the folder; towers_named.SUBFOLDER_TOWERS)")  # fmt: skip
+    if architecture not in NAMED_TOWER_CLASSES:
+        return None
+    source, types = NAMED_TOWER_CLASSES[architecture]
+    ids = sorted(name for name, values in NAMED_TOWERS.items() if values["model_type"] in types)
+    classes = " or ".join(sorted(CONFIG_CLASSES[t] for t in types))
+    return (f"{classes} ({source}); planned where mm_vision_tower names a checkpoint kvtop holds ({', '.join(ids)}; "
+            "towers_named.NAMED_TOWERS); another id keeps the note 'vision tower weights … not modelled'")  # fmt: skip
 
 
 class NamedTowerFields(ConfigSection):
@@ -76,11 +108,14 @@ class NamedTowerFields(ConfigSection):
 
 def named_tower(outer: dict[str, Any], text_hidden: int, source: str, architecture: str = "") -> TowerSpec | None:
     """The named tower and the projector, whole on every rank; None where the id is not in NAMED_TOWERS (nor the
-    class in SUBFOLDER_TOWERS)."""
+    class in SUBFOLDER_TOWERS), or names a kind the class does not build (NAMED_TOWER_CLASSES: LlavaVid, CLIP only)."""
     values = NAMED_TOWERS.get(str(outer.get("mm_vision_tower")))
     norms, tower_source, words = 0, NAMED_TOWER_SOURCE, ""
     if architecture in SUBFOLDER_TOWERS:
         values, norms, tower_source, words = SUBFOLDER_TOWERS[architecture]
+    if architecture in NAMED_TOWER_CLASSES and values is not None:  # LLaVA-NeXT-Video builds CLIP only
+        tower_source, types = NAMED_TOWER_CLASSES[architecture]
+        values = values if values["model_type"] in types else None
     if values is None:
         return None
     fields = validated(NamedTowerFields, outer, source=source)
