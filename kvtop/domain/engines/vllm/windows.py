@@ -3,23 +3,39 @@
 window blocks are counted from (budget.py `_blocks_per_request`).
 
 It is the config's window, except where the family's window counts the tokens before the query
-(`ModelSpec.window_excludes_query`, Cohere-2): vLLM 0.33.0 builds those layers at window + 1
-(`WINDOW_PLUS_QUERY_ERAS`).
+(`ModelSpec.window_excludes_query`, Cohere-2): vLLM builds those layers at window + 1 from v0.29.0
+(`WINDOW_PLUS_QUERY_ERAS`). Beside the window, a multi-module MTP launch keeps k − 1 more trailing tokens
+(`SlidingWindowSpec.extra_retained_tokens`, §3.4.2), which kvtop does not model: `extra_retained_tokens` says
+where a launch may take that path.
 """
 
 from __future__ import annotations
 
+from kvtop.domain.deployment import DeploymentSetup, SpecKind
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.model import ModelSpec
 
 # Cohere-2's sliding layers (Cohere2ForCausalLM, Cohere2MoeForCausalLM, Cohere2Vision's language model): the spec's
 # window is the config's, or one more (the query) where the family's window excludes it.
 WINDOW_PLUS_QUERY_ERAS: Eras[bool] = Eras((
-    Era("", False, "v0.13.0 commandr.py:186-190 CohereAttention: per_layer_sliding_window = config.sliding_window"),
-    Era("0.33.0", True,
-        "v0.33.0 commandr.py:237-244 and cohere2_moe.py:256: config.sliding_window + 1 ('cohere swa layer sees "
-        "[pos - sliding_window, pos]'), the same +1 in single_type_kv_cache_manager.py's eviction; the release that "
-        "added it is not pinned (read as v0.33.0, the first one seen with it)"),
+    Era("", False, "commandr.py:190 CohereAttention: self.sliding_window = config.sliding_window (v0.13.0; "
+        ":188-191 in every wheel to v0.28.0, and v0.28.0's new cohere2_moe.py:211 the same)"),
+    Era("0.29.0", True,
+        "commandr.py:245 (v0.29.0; :244 at v0.33.0) and cohere2_moe.py:211 (v0.29.0; :256 at v0.33.0): "
+        "config.sliding_window + 1 ('cohere swa layer sees [pos - sliding_window, pos]'), the same +1 in "
+        "single_type_kv_cache_manager.py's eviction; first in the v0.29.0 wheel (v0.28.0's has the config's window)"),
+))  # fmt: skip
+
+# SlidingWindowSpec.extra_retained_tokens (kv_cache_interface.py): trailing tokens a sliding group keeps below its
+# window, added to `max_admission_blocks_per_request`'s tokens (so to vLLM's admission check and capacity).
+EXTRA_RETAINED_ERAS: Eras[bool] = Eras((
+    Era("", False, "kv_cache_interface.py SlidingWindowSpec has no extra_retained_tokens (wheels v0.13.0 … v0.27.1)"),
+    Era("0.28.0", True,
+        "v0.28.0 kv_cache_utils.py:2137: num_speculative_tokens − 1 where speculative_config.use_multi_module_mtp() "
+        "(config/speculative.py:1501: method 'mtp' and min(draft hf_config.num_nextn_predict_layers (1 if absent), k) "
+        "> 1); from v0.31.0 max(0, num_prefill_lookahead_tokens − 1) (config/vllm.py:657: k for multi-module MTP, 1 "
+        "for other EAGLE-family methods, else 0), the same figure; v0.33.0 kv_cache_planning.py:1636, "
+        "kv_cache_interface.py:938"),
 ))  # fmt: skip
 
 
@@ -39,3 +55,16 @@ def spec_window_source(model: ModelSpec, version: ResolvedVersion) -> str:
     if model.window_excludes_query and not model.chunked_local:
         return era_for(WINDOW_PLUS_QUERY_ERAS, version).source
     return "the config's window as stated (Attention per_layer_sliding_window / attention_chunk_size)"
+
+
+def extra_retained_tokens(model: ModelSpec, setup: DeploymentSetup, version: ResolvedVersion) -> int:
+    """The most tokens a sliding group of this launch may keep below its window (k − 1), 0 where vLLM keeps none:
+    the release has the field, the method is MTP, k > 1, the config states more than one MTP layer and a layer
+    slides (not chunked local: ChunkedLocalAttentionSpec takes none). Whether vLLM takes it rests on the draft
+    config's `num_nextn_predict_layers` after `SpeculativeConfig.hf_config_override`, which some families pin
+    (MiMo-V2: 1); kvtop does not model that, so a launch that may take it is said "not modelled" (§3.4.2). k
+    unstated is the draft's n_predict (config/speculative.py:1601-1603), read as the config's MTP layers."""
+    k = setup.draft_tokens or model.mtp_layers
+    slides = (model.sliding_window or model.config_sliding_window) is not None and not model.chunked_local
+    taken = setup.spec_kind is SpecKind.MTP and min(model.mtp_layers, k) > 1 and slides
+    return k - 1 if taken and EXTRA_RETAINED_ERAS.at(version) else 0
