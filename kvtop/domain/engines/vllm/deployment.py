@@ -60,7 +60,6 @@ from kvtop.domain.deployment_math import (
 )
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS
-from kvtop.domain.engines.vllm.windows import EXTRA_RETAINED_ERAS, extra_retained_tokens
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -275,17 +274,6 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
                                     detail="the config states no MTP layers (num_nextn_predict_layers)"))  # fmt: skip
     else:
         found.append(_draft_weights(inputs, setting))
-    extra = extra_retained_tokens(model, setup, inputs.version)
-    if extra:  # §3.4.2: vLLM may keep k − 1 more tokens a sliding group; kvtop's blocks per request leave them out
-        found.append(BudgetTerm(
-            feature=Feature.SPECULATIVE, charge=Charge.RESERVE, state=TermState.NOT_MODELLED, setting=setting,
-            label=f"sliding window's extra retained tokens: up to {extra} a request",
-            source=era_for(EXTRA_RETAINED_ERAS, inputs.version).source,
-            detail=f"multi-module MTP: vLLM keeps up to k − 1 = {extra} more tokens below each sliding window "
-            "(SlidingWindowSpec.extra_retained_tokens), which can add a block per sliding group to a request's "
-            "admission blocks and so lower capacity; whether it does rests on the draft config's "
-            "num_nextn_predict_layers after vLLM's per-family override, which kvtop does not read",
-        ))  # fmt: skip
     cell = inputs.kv_with_draft.full_bytes_per_token - inputs.kv.full_bytes_per_token
     if cell:
         with_draft, plain = inputs.kv_with_draft.pool("full"), inputs.kv.pool("full")

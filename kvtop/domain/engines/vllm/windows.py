@@ -5,8 +5,8 @@ window blocks are counted from (budget.py `_blocks_per_request`).
 It is the config's window, except where the family's window counts the tokens before the query
 (`ModelSpec.window_excludes_query`, Cohere-2): vLLM builds those layers at window + 1 from v0.29.0
 (`WINDOW_PLUS_QUERY_ERAS`). Beside the window, a multi-module MTP launch keeps k − 1 more trailing tokens
-(`SlidingWindowSpec.extra_retained_tokens`, §3.4.2), which kvtop does not model: `extra_retained_tokens` says
-where a launch may take that path.
+(`SlidingWindowSpec.extra_retained_tokens`, §3.4.2: `extra_retained_tokens`), which budget.py adds to a request's
+sliding blocks.
 """
 
 from __future__ import annotations
@@ -57,14 +57,22 @@ def spec_window_source(model: ModelSpec, version: ResolvedVersion) -> str:
     return "the config's window as stated (Attention per_layer_sliding_window / attention_chunk_size)"
 
 
+# Classes whose MTP draft vLLM builds with num_nextn_predict_layers pinned (SpeculativeConfig.hf_config_override,
+# v0.33.0 config/speculative.py:806-845, the same from v0.28.0: "vLLM currently supports only the first MiMo-V2 MTP
+# layer", _MIMO_V2_*_NUM_MTP_LAYERS = 1 in models/mimo_v2_mtp.py:53-54); every other class vLLM registers that kvtop
+# reads counts its MTP layers from the config's own num_nextn_predict_layers (the architecture entries' mtp_fields;
+# Qwen3.5's mtp_num_hidden_layers has no sliding layer beside it).
+DRAFT_LAYERS_PINNED: dict[str, int] = {"MiMoV2FlashForCausalLM": 1, "MiMoV2ForCausalLM": 1, "MiMoV2OmniForCausalLM": 1}
+
+
 def extra_retained_tokens(model: ModelSpec, setup: DeploymentSetup, version: ResolvedVersion) -> int:
-    """The most tokens a sliding group of this launch may keep below its window (k − 1), 0 where vLLM keeps none:
-    the release has the field, the method is MTP, k > 1, the config states more than one MTP layer and a layer
-    slides (not chunked local: ChunkedLocalAttentionSpec takes none). Whether vLLM takes it rests on the draft
-    config's `num_nextn_predict_layers` after `SpeculativeConfig.hf_config_override`, which some families pin
-    (MiMo-V2: 1); kvtop does not model that, so a launch that may take it is said "not modelled" (§3.4.2). k
-    unstated is the draft's n_predict (config/speculative.py:1601-1603), read as the config's MTP layers."""
-    k = setup.draft_tokens or model.mtp_layers
+    """The tokens each sliding group of this launch keeps below its window (`SlidingWindowSpec.
+    extra_retained_tokens`, §3.4.2): k − 1 where the release has the field, the method is MTP (vLLM normalises
+    every `*_mtp` to it), min(the draft's num_nextn_predict_layers, k) > 1 and a layer slides (not chunked local:
+    ChunkedLocalAttentionSpec takes none); else 0. k unstated is the draft's n_predict (config/speculative.py
+    :1601-1603), its MTP layers."""
+    layers = DRAFT_LAYERS_PINNED.get(model.name, model.mtp_layers)
+    k = setup.draft_tokens or layers
     slides = (model.sliding_window or model.config_sliding_window) is not None and not model.chunked_local
-    taken = setup.spec_kind is SpecKind.MTP and min(model.mtp_layers, k) > 1 and slides
+    taken = setup.spec_kind is SpecKind.MTP and min(layers, k) > 1 and slides
     return k - 1 if taken and EXTRA_RETAINED_ERAS.at(version) else 0
