@@ -6,8 +6,9 @@ of the composed configs tests/data/engine_diff/registry/configs/{Cohere2ForCausa
 beside them); the figures below are written out from vLLM 0.33.0's code, never from kvtop.
 
 - Cohere-2: commandr.py:237-244 builds a sliding layer at `config.sliding_window + 1` ("cohere swa layer sees
-  [pos - sliding_window, pos]"): SlidingWindowSpec.sliding_window 4,097 for the config's 4,096 (v0.13.0's commandr.py
-  :186-190 passes the config's own). cohere2_moe.py:256 the same for Cohere2MoeForCausalLM.
+  [pos - sliding_window, pos]"): SlidingWindowSpec.sliding_window 4,097 for the config's 4,096; cohere2_moe.py:256
+  the same for Cohere2MoeForCausalLM. First in the v0.29.0 wheel; v0.13.0 … v0.28.0's commandr.py:190 passes the
+  config's own.
 - MiMo-V2: mimo_v2.py:416 passes `config.sliding_window_size` (128 in the composed config, whose `sliding_window` is
   129: transformers' MiMoV2FlashConfig default); SGLang 0.5.23 mimo_v2.py:891 reads the same field.
 """
@@ -90,15 +91,9 @@ def test_judge_names_a_window_kvtop_does_not_hold() -> None:
     assert window_differences(0, specs[:2], {"full"}, {"spec_window": None}) == []  # no pool of kvtop's: told apart
 
 
-def test_cohere2_window_at_v0_13_is_the_config_window() -> None:
-    """v0.13.0 commandr.py:186-190 passes config.sliding_window itself (WINDOW_PLUS_QUERY_ERAS' first era)."""
-    plan = kvtop_answer("vllm", "0.13.0", _row("default--Cohere2ForCausalLM", 1))
-    assert plan["status"] == "ok" and plan["spec_window"] == 4096
-
-
-@pytest.mark.parametrize(("version", "window"), [("0.28.0", 4096), ("0.29.0", 4097)])
-def test_cohere2_window_plus_one_starts_in_v0_29(version: str, window: int) -> None:
-    """vLLM sdists: v0.28.0 cohere2_moe.py:211 `self.sliding_window = config.sliding_window`, v0.29.0 :211
-    `config.sliding_window + 1` (commandr.py:238-245 the same): the first release with the +1."""
+@pytest.mark.parametrize(("version", "window"), [("0.13.0", 4096), ("0.28.0", 4096), ("0.29.0", 4097)])
+def test_cohere2_window_is_the_config_window_before_v0_29(version: str, window: int) -> None:
+    """commandr.py:190 passes config.sliding_window itself in every wheel v0.13.0 … v0.28.0; the v0.29.0 wheel's
+    commandr.py:245 (cohere2_moe.py:211) is the first with `config.sliding_window + 1` (WINDOW_PLUS_QUERY_ERAS)."""
     plan = kvtop_answer("vllm", version, _row("default--Cohere2ForCausalLM", 1))
     assert plan["status"] == "ok" and plan["spec_window"] == window

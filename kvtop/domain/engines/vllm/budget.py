@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
 from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batches, default_batch_limits
+from kvtop.domain.engines.vllm.deployment import setup as vllm_setup
 from kvtop.domain.engines.vllm.dsv4 import MLA_BLOCK, dsv4_rank
 from kvtop.domain.engines.vllm.encdec import GRAPHS_NOTE, encdec_cell, encoder_tokens
 from kvtop.domain.engines.vllm.eras import (
@@ -34,7 +35,7 @@ from kvtop.domain.engines.vllm.page_unify import UnifiedPages, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
 from kvtop.domain.engines.vllm.state_only import state_page
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
-from kvtop.domain.engines.vllm.windows import spec_window
+from kvtop.domain.engines.vllm.windows import EXTRA_RETAINED_ERAS, extra_retained_tokens, spec_window
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook, PoolName
 from kvtop.domain.layout import pp_layer_range
@@ -193,6 +194,11 @@ class VllmBudget:
                     f"max_num_batched_tokens: vLLM's default {batched_default} assumed; the GPU model is "
                     "not known (2048 on an A100): --max-num-batched-tokens makes it exact"
                 )
+        # 0 for a chunked local model (its spec takes none), so it rides on the in-flight tokens below
+        retained = extra_retained_tokens(m, vllm_setup(s), inputs.version) if any(k == "swa" for k, _ in groups) else 0
+        if retained:  # §3.4.2: multi-module MTP keeps k − 1 more tokens below each sliding window
+            steps.append(BudgetStep(label="tokens a sliding group keeps below its window (multi-module MTP: k − 1)",
+                                    value=retained, note=era_for(EXTRA_RETAINED_ERAS, inputs.version).source))
         encoder = 0
         if any(kind == "cross" for kind, _ in groups):  # §4.8: cross-attention pages follow the encoder's tokens
             encoder, encoder_why = encoder_tokens(s, batched_default, max_seqs, max_len)
@@ -208,8 +214,8 @@ class VllmBudget:
             blocks_per_request = 1
         else:
             blocks_per_request = self._blocks_per_request(
-                groups, block, max_len, spec_window(m, inputs.version) or max_len, in_flight, dcp, mamba_blocks,
-                unified, encoder,
+                groups, block, max_len, spec_window(m, inputs.version) or max_len, in_flight + retained, dcp,
+                mamba_blocks, unified, encoder,
             )
         from_memory = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
         num_blocks = from_memory if s.num_gpu_blocks_override is None else s.num_gpu_blocks_override
