@@ -102,3 +102,11 @@ def test_cohere2_window_plus_one_starts_in_v0_29(version: str, window: int) -> N
     `config.sliding_window + 1` (commandr.py:238-245 the same): the first release with the +1."""
     plan = kvtop_answer("vllm", version, _row("default--Cohere2ForCausalLM", 1))
     assert plan["status"] == "ok" and plan["spec_window"] == window
+
+
+def test_the_spec_window_is_a_vllm_reading_only() -> None:
+    """vLLM's harness spec names the reading (engines.py VLLM.plan_readings); SGLang's meta rows record no spec window,
+    so its kvtop row carries none (the harness asks no engine's name)."""
+    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == "default--Cohere2ForCausalLM" and r["tp"] == 1)
+    plan = kvtop_answer("sglang", "0.5.23", row)
+    assert plan["status"] == "ok" and "spec_window" not in plan and "dsv4_specs" not in plan
