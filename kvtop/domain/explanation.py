@@ -50,6 +50,8 @@ class Logged(BaseModel):
     free_before_load_bytes: int | None = None
     free_after_load_bytes: int | None = None
     weights_bytes: int | None = None  # the served (target) model's load only
+    # how the views label that figure, in the engine's own words (the line it was read from), set by its explainer
+    weights_label: str = "weights"
     # a speculative draft's own load, where the log prints a second one: free after load is after both
     free_after_target_load_bytes: int | None = None
     draft_weights_bytes: int | None = None
