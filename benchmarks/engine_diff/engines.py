@@ -46,6 +46,9 @@ class EngineSpec:
     # pull CUDA wheels, but whose presence decides what the engine picks (FlashInfer backends).
     no_deps: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    # kvtop's readings its judge sets beside this engine's specs: (key in kvtop's plan row, "module:function" called
+    # with kvtop's ledger), so the harness's shared code never asks which engine it runs
+    plan_readings: tuple[tuple[str, str], ...] = ()
 
 
 VLLM = EngineSpec(
@@ -101,6 +104,10 @@ VLLM = EngineSpec(
     ),
     versions=("0.33.0", "0.13.0"),
     no_deps=("flashinfer-python", TIMM),
+    plan_readings=(
+        ("dsv4_specs", "benchmarks.engine_diff.kvtop_vllm_readings:dsv4_specs"),
+        ("spec_window", "benchmarks.engine_diff.kvtop_vllm_readings:spec_window"),
+    ),
 )
 
 SGLANG = EngineSpec(

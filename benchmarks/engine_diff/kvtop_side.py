@@ -10,10 +10,11 @@ The same argv a person would type, through kvtop's own plan entry (parser, `buil
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 from benchmarks.engine_diff.cases import config_path
-from benchmarks.engine_diff.engines import KVTOP_GPU
+from benchmarks.engine_diff.engines import ENGINES, KVTOP_GPU
 from kvtop.domain.tower_spec import TOWER_KINDS
 
 # The engine's spelling of a KV dtype -> kvtop's flag value.
@@ -82,11 +83,11 @@ def kvtop_plan(engine: str, version: str, case: dict[str, Any]) -> dict[str, Any
     {"status": "refused", "message"} (kvtop's one-line error). Memoised by command line."""
     argv = tuple(plan_argv(engine, version, case))
     if argv not in _PLANS:
-        _PLANS[argv] = _plan(argv)
+        _PLANS[argv] = _plan(engine, argv)
     return _PLANS[argv]
 
 
-def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
+def _plan(engine: str, argv: tuple[str, ...]) -> dict[str, Any]:
     global _PARSER
     from kvtop.cli import build_parser
     from kvtop.commands.plan import build_ledger
@@ -147,33 +148,19 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
         "not_modelled": plan["not_modelled"],
         # the config's sliding_window over every layer: kvtop's pool "full" is vLLM's one windowed group (§3.4)
         "config_sliding_window": ledger.model.config_sliding_window,
-        "dsv4_specs": _dsv4_specs(ledger.model) if "vllm" in argv else None,
-        # the window vLLM's spec of a windowed layer holds (engines/vllm/windows.py), against the engine's
-        "spec_window": _spec_window(ledger) if "vllm" in argv else None,
+        # what this engine's judge also compares (EngineSpec.plan_readings: vLLM's spec window, DeepSeek-V4 specs)
+        **plan_readings(engine, ledger),
     }
 
 
-def _spec_window(ledger: Any) -> int | None:
-    from kvtop.domain.engines.vllm.windows import spec_window
-
-    return spec_window(ledger.model, ledger.version)
-
-
-def _dsv4_specs(model: Any) -> dict[str, int] | None:
-    """DeepSeek-V4 on vLLM: kvtop's specs of the model's layers by role, tokens a block, page bytes and window
-    (engines/vllm/dsv4.py layer_specs: what its packed groups and capacity are computed from), in
-    architectures._dsv4_roles's keys; None for any other model."""
-    from kvtop.domain.engines.vllm.dsv4 import layer_specs
-
-    if model.compressed is None:
-        return None
-    out: dict[str, int] = {}
-    for layer in range(model.num_layers):
-        for spec in layer_specs(model, layer):
-            key = f"{spec.role} {spec.kind} block {spec.block} page {spec.page_bytes}" + (
-                f" window {spec.window}" if spec.window else "")
-            out[key] = out.get(key, 0) + 1
-    return out
+def plan_readings(engine: str, ledger: Any) -> dict[str, Any]:
+    """The engine's own readings of kvtop's ledger, each under its key (`EngineSpec.plan_readings`, "module:function"
+    of a function taking the ledger); none for an engine that names none."""
+    readings: dict[str, Any] = {}
+    for key, target in ENGINES[engine].plan_readings:
+        module, name = target.split(":")
+        readings[key] = getattr(import_module(module), name)(ledger)
+    return readings
 
 
 def kvtop_draft_plan(engine: str, version: str, case: dict[str, Any], draft: str) -> dict[str, Any]:

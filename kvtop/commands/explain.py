@@ -257,7 +257,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
         if logged.capacity_assumption is not None:
             lines.append(f"  {'':<20} ({assumption_words(logged.capacity_assumption)})")
     draft = logged.draft_weights_bytes is not None  # a draft's load is its own step: free after load is after both
-    for label, value in (("free before load", logged.free_before_load_bytes), ("weights (mem usage)", logged.weights_bytes),
+    for label, value in (("free before load", logged.free_before_load_bytes), (logged.weights_label, logged.weights_bytes),
                          ("free after target", logged.free_after_target_load_bytes), ("draft weights", logged.draft_weights_bytes),
                          ("free after all loads" if draft else "free after load", logged.free_after_load_bytes),
                          ("available KV memory", logged.available_kv_bytes)):  # fmt: skip

@@ -34,6 +34,8 @@ class MismatchFacts:
     logged_pool_bytes_per_token_ends: tuple[int, int] | None = None  # its ends from the sizes' 2-decimal rounding
     kv_room_bytes: int | None = None  # SGLang: free after weight load (high end); vLLM: available KV
     gpu_total_bytes: int | None = None  # stated (--gpu / --gpu-memory), never a stand-in
+    # what caps the engine's tokens apart from memory, in its own flags (`token_caps_of` in explanation.py)
+    token_caps: str = "the context bound"
 
 
 def likely_cause(facts: MismatchFacts) -> str:
@@ -59,14 +61,15 @@ def likely_cause(facts: MismatchFacts) -> str:
 
 def token_cap(facts: MismatchFacts) -> str | None:
     """Fewer tokens than the memory allows while the printed pool sizes hold kvtop's cell within their rounding:
-    the pool was sized by a token cap, not by the memory (SGLang's `--max-total-tokens`, or the context bound).
+    the pool was sized by a token cap, not by the memory (the engine's cap flag, `facts.token_caps`, or the context
+    bound).
     A cause read from the log's own figures, not a guess: `likely_cause` is asked only where this is None."""
     ends = facts.logged_pool_bytes_per_token_ends
     if ends is None or facts.gap_tokens >= 0 or facts.kv_memory_logged or not ends[0] <= facts.cell_bytes <= ends[1]:
         return None
     return (f"the log's pool costs {ends[0]:,}–{ends[1]:,} B per token (its printed sizes' rounding), which holds "
             f"kvtop's {facts.cell_bytes:,} B: the cell agrees, so the {facts.logged_tokens:,} tokens are a token cap "
-            "(a --max-total-tokens flag or the context bound), not the memory")  # fmt: skip
+            f"({facts.token_caps}), not the memory")  # fmt: skip
 
 
 def _geometry_list(facts: MismatchFacts, block_word: str, context_word: str) -> str:

@@ -20,9 +20,10 @@ from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.engine_log_records import Measured
 from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.catalogue import display_name
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause, token_cap
-from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.wording import gib
 
@@ -49,6 +50,8 @@ class Logged(BaseModel):
     free_before_load_bytes: int | None = None
     free_after_load_bytes: int | None = None
     weights_bytes: int | None = None  # the served (target) model's load only
+    # how the views label that figure, in the engine's own words (the line it was read from), set by its explainer
+    weights_label: str = "weights"
     # a speculative draft's own load, where the log prints a second one: free after load is after both
     free_after_target_load_bytes: int | None = None
     draft_weights_bytes: int | None = None
@@ -224,10 +227,18 @@ def judge(
         logged_pool_bytes_per_token_ends=_ends_of(logged.kv_bytes_per_token_low, logged.kv_bytes_per_token_high),
         kv_room_bytes=kv_room_bytes,
         gpu_total_bytes=gpu_total_bytes,
+        token_caps=token_caps_of(engine),
     )
     capped = token_cap(facts)
     update = {"verdict": "mismatch", "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
     return base.model_copy(update={**update, "cause": capped or likely_cause(facts), "cause_from_log": bool(capped)})
+
+
+def token_caps_of(engine: str) -> str:
+    """What caps the engine's tokens apart from memory, in its own flags: the settings its rules name as caps
+    (`cap_fields`: SGLang's --max-total-tokens, vLLM's --num-gpu-blocks-override), or only the context bound."""
+    flags = [spelling_of(engine, field) for field in engine_rules(engine).cap_fields]
+    return f"a {' or '.join(flags)} flag or the context bound" if flags else "the context bound"
 
 
 def _ends_of(low: int | None, high: int | None) -> tuple[int, int] | None:

@@ -147,12 +147,13 @@ def generic_entry(
     if "layer_types" in stated:
         assumed.append("each layer's attention from layer_types")
     elif text.sliding_window:
-        # ModelSpec.config_sliding_window: vLLM's CacheConfig window on every layer that gets no per-layer window from
-        # its class (vLLM 0.33.0 layers/attention/attention.py 265-273; docs/engines/vllm.md §3.4; Solar's solar.py)
+        # ModelSpec.config_sliding_window: each engine's book says whether it windows a layer whose class passes no
+        # window of its own (vLLM does: docs/engines/vllm.md §3.4, engines/vllm; the others keep every token); the
+        # note names no engine (shared code), the engine's own rule is what the figures follow
         assumed.append(
-            f"the config's sliding_window ({text.sliding_window:,}) on every layer for vLLM, as it windows a class "
-            "that passes no window of its own, full attention for the other engines (a window pattern of the "
-            "class's own is not read)"
+            f"the config's sliding_window ({text.sliding_window:,}) on every layer where the engine windows a class "
+            "that passes no window of its own, full attention where it does not (a window pattern of the class's "
+            "own is not read)"
         )
     reading = (
         f"generic reading: no architecture entry for {stated_type or architecture!r}; assumed "

@@ -97,3 +97,11 @@ def test_cohere2_window_is_the_config_window_before_v0_29(version: str, window: 
     commandr.py:245 (cohere2_moe.py:211) is the first with `config.sliding_window + 1` (WINDOW_PLUS_QUERY_ERAS)."""
     plan = kvtop_answer("vllm", version, _row("default--Cohere2ForCausalLM", 1))
     assert plan["status"] == "ok" and plan["spec_window"] == window
+
+
+def test_the_spec_window_is_a_vllm_reading_only() -> None:
+    """vLLM's harness spec names the reading (engines.py VLLM.plan_readings); SGLang's meta rows record no spec window,
+    so its kvtop row carries none (the harness asks no engine's name)."""
+    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == "default--Cohere2ForCausalLM" and r["tp"] == 1)
+    plan = kvtop_answer("sglang", "0.5.23", row)
+    assert plan["status"] == "ok" and "spec_window" not in plan and "dsv4_specs" not in plan

@@ -174,6 +174,7 @@ def _logged(log: EngineLog, page: int) -> Logged:
         free_before_load_bytes=before[1] if before else None,
         free_after_load_bytes=after[1] if after else None,
         weights_bytes=weights.value_bytes if weights else None,
+        weights_label="weights (mem usage)",  # `Load weight end. ... mem usage=X GB`
         max_running_requests=summary.max_running_requests if summary else None,
         context_length=summary.context_len if summary else None,
         ranks_seen=len([r for r in log.ranks(SglangRankLog) if r.weight_loads]),

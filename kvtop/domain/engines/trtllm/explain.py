@@ -162,9 +162,8 @@ def logged_model_weights(log: EngineLog) -> Measured | None:
 def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
     profile = log.first(TrtllmRankLog, lambda r: r.profiles[-1] if r.profiles else None)
     ranked = log.least(TrtllmRankLog, _available) or log.least(TrtllmRankLog, _cpp_free)
-    weights = log.first(
-        TrtllmRankLog, lambda r: r.weights_inside_torch[0] if r.weights_inside_torch else None
-    ) or logged_model_weights(log)
+    profiled = log.first(TrtllmRankLog, lambda r: r.weights_inside_torch[0] if r.weights_inside_torch else None)
+    weights = profiled or logged_model_weights(log)
     ranks = [r for r in log.ranks(TrtllmRankLog) if r.profiles or r.cpp_memory]
     return Logged(
         token_capacity=logged_token_capacity(log, settings),
@@ -175,6 +174,8 @@ def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
         available_kv_bytes=ranked.value.value_bytes if ranked else None,
         available_kv_rank=ranked.rank.label if ranked else None,
         weights_bytes=weights.value_bytes if weights else None,
+        # the line it was read from: the profiling line's `(inside torch)` figure, else the creation summary's `Model: B / A`
+        weights_label="weights (inside torch)" if profiled else "weights (Model: line)",
         max_running_requests=log.first(
             TrtllmRankLog, lambda r: r.executor_summaries[-1].max_batch_size if r.executor_summaries else None
         ),

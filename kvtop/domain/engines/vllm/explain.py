@@ -171,6 +171,7 @@ def _logged(log: EngineLog, block: int | None, workers: int = 1) -> Logged:
         available_kv_bytes=ranked.value.value_bytes if ranked else None,
         available_kv_rank=ranked.rank.label if ranked else None,
         weights_bytes=weights.value_bytes if weights else None,
+        weights_label="weights (loading took)",  # `Model loading took X GiB memory`
         max_concurrency=float(concurrency.concurrency.text) if concurrency else None,
         context_length=concurrency.tokens_per_request if concurrency else None,
         ranks_seen=sum(1 for rank in log.ranks(VllmRankLog) if _is_worker(rank)),
