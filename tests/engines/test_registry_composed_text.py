@@ -193,6 +193,9 @@ def test_kvtop_refuses_rnj1_off_triton_with_the_engines_words(extra: tuple[str, 
     argument 'chunk_lookback'"."""
     (message,) = _backend_refusals(_ledger("Rnj1ForCausalLM", *extra, gpu=gpu))
     assert f"'{impl}.__init__() got an unexpected keyword argument 'chunk_lookback''" in message
+    # the remedy the sweep's build took (registry_sweep.BACKEND_FLAGS; v0.33.0 triton_attn.py:494
+    # TritonAttentionImpl.__init__(…, chunk_lookback: int = -1)), named by the rule's own constant
+    assert message.endswith("add --attention-backend TRITON_ATTN")
     assert not _backend_refusals(_ledger("Rnj1ForCausalLM", "--attention-backend", "TRITON_ATTN"))
     assert not _backend_refusals(_ledger("Rnj1ForCausalLM", version="0.13.0"))
 
