@@ -69,3 +69,13 @@ def test_checkpoint_heads_name_real_configs_with_their_evidence() -> None:
         data = configs[name].data()
         assert not (data.get("text_config") or data).get("tie_word_embeddings", False), name
         assert head["tensor"].endswith("lm_head.weight") and head["source"], name
+
+
+def test_a_generic_class_read_through_an_entry_says_which(rendered: str) -> None:
+    """HfMoondream has no entry of its own, but its judged config (configs/HfMoondream.json, composed from vLLM 0.33.0's
+    Moondream3Config, which registry.py:549 serves the class with) states model_type "moondream3": the plan reads it
+    with that entry and says so, and the kvtop column says the same, not a bare "generic"."""
+    config = json.loads((REGISTRY_DATA / "configs" / "HfMoondream.json").read_text())
+    assert config["model_type"] == "moondream3"
+    row = next(line for line in rendered.splitlines() if line.startswith("| HfMoondream |"))
+    assert row.split(" | ")[1] == "generic: read as moondream3 by model_type"

@@ -19,6 +19,7 @@ if __package__ in (None, ""):
 from benchmarks.engine_diff.engines import ENGINES
 from benchmarks.engine_diff.registry_configs import (
     REGISTRY_DATA,
+    ConfigFile,
     config_for_class,
     default_configs,
     planned_classes,
@@ -39,6 +40,8 @@ from benchmarks.engine_diff.registry_judge import (
 from benchmarks.engine_diff.registry_sweep import load_rows
 from benchmarks.engine_diff.run import relative_paths
 from benchmarks.engine_diff.venvs import REPO
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.model_config import model_from_config
 
 DOC = REPO / "docs" / "fidelity_registry.md"
 SWEPT = ("vllm", "sglang")
@@ -98,6 +101,21 @@ def _class_cell(rows: list[Judged]) -> str:
     return outcome if not detail else f"{outcome}: {one_line(detail, 140)}"
 
 
+def _kvtop_column(kind: str, config: ConfigFile | None) -> str:
+    """The kvtop column: coverage's verdict, except a generic class whose judged config the plan reads through an
+    entry (its model_type's or its text section's): what the plan does, "generic: read as <entry> by <field>"
+    (ModelSpec.unchecked_class, the note the plan prints), e.g. HfMoondream's config read by the moondream3 entry."""
+    if kind != "generic" or config is None:
+        return kind
+    try:
+        unchecked = model_from_config(json.loads(config.path.read_text())).unchecked_class
+    except KvtopError:
+        return kind
+    if unchecked is None:
+        return kind
+    return f"generic: read as {unchecked.read_as} by {unchecked.chosen_by.field}"
+
+
 def class_table(results: dict[str, list[Judged]]) -> tuple[list[str], dict[str, Counter[str]]]:
     chosen = config_for_class(real_configs() + default_configs())
     variants: dict[str, list[str]] = {}
@@ -131,7 +149,7 @@ def class_table(results: dict[str, list[Judged]]) -> tuple[list[str], dict[str, 
             cells.append(cell.replace("|", "/"))
         source = "—" if config is None else ("default: " if not config.real else "") + f"`{config.name}`"
         source += "".join(f", `{v}`" for v in variants.get(name, ()) if config is not None)
-        lines.append(f"| {name} | {kind} | {source} | {cells[0]} | {cells[1]} |")
+        lines.append(f"| {name} | {_kvtop_column(kind, config)} | {source} | {cells[0]} | {cells[1]} |")
     return lines, counts
 
 
@@ -162,8 +180,9 @@ engine refuses (kvtop plans a launch the engine refuses); both refuse (agreement
 harness could not run its class: error, one line).
 The kvtop column: entry (an entry of kvtop's lists the class: its reading is the one checked here); wrapper (its
 language model is read through its text section by an entry, its towers by tower data); not_modelled (refused, or a
-part named "not modelled", with the reason); generic (no entry lists the class). An operator's plan of a generic class
-says which reading it got: where its model_type or its text section's names an entry, "class … has no architecture
+part named "not modelled", with the reason); generic (no entry lists the class; "generic: read as <entry> by <field>"
+where the plan reads the judged config through that entry). An operator's plan of a generic class says which reading
+it got: where its model_type or its text section's names an entry, "class … has no architecture
 entry of its own: read as <entry> by its <field>; not checked against the engines' model code" (plan --json:
 `unchecked_class`); else "generic reading: no architecture entry for '…'; assumed …" where its fields are a standard
 decoder's, or a refusal naming the field that stops it. An "equal" for a generic class holds for the config it was

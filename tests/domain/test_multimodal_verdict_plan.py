@@ -25,13 +25,9 @@ from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
 DOC = DATA.parents[1] / "docs" / "multimodal.md"
-# Files whose plan differs from their class's verdict for a reason of the file, not the class
-FILE_DISAGREES = {
-    # MLC's copy of Ministral-3-3B states the outer model_type 'ministral3' (the text model's type; the published
-    # checkpoint states mistral3): the plan picks the tower by outer model_type and names the Pixtral tower
-    # "not modelled" (a note, not a silent zero), where vLLM 0.33.0 builds Mistral3ForConditionalGeneration's by class
-    "configs/heldout/mlc--ministral3_3b_2512.json": ("tower", "no_tower"),
-}
+# Files whose plan differs from their class's verdict for a reason of the file, not the class: none since session 47
+# (MLC's Ministral-3-3B, outer model_type 'ministral3', now gets Pixtral by its class: test below)
+FILE_DISAGREES: dict[str, tuple[str, str]] = {}
 
 
 def _doc_verdicts() -> dict[str, tuple[str, str]]:
@@ -124,3 +120,22 @@ def test_llava_next_video_over_siglip_stays_not_modelled() -> None:
     config = {**json.loads((DATA / path).read_text()), "architectures": ["LlavaVidForCausalLM"]}
     model = model_from_config(config, source=str(path))
     assert model.tower is None and VISION_NOT_MODELLED in model.not_modelled
+
+
+def test_mistral3_class_books_pixtral_whatever_its_outer_model_type() -> None:
+    """MLC's copy of Ministral-3-3B states the outer model_type 'ministral3' (the published checkpoint's is mistral3);
+    vLLM 0.33.0 builds the tower by class: registry.py:541-543 Mistral3ForConditionalGeneration, mistral3.py:401
+    (asserts PixtralVisionConfig), 479-486 (PixtralHFVisionModel, Mistral3MultiModalProjector). By hand from its
+    vision_config (width 1,024, MLP 4,096, 24 layers, patch 14, 3 channels; merge 2; text 3,072; no projector bias),
+    pixtral.py and mistral3.py: patch_conv 3·14²·1,024 = 602,112; ln_pre 1,024; a layer 2·1,024 norms + 4·1,024² +
+    3·1,024·4,096 = 16,779,264, × 24 = 402,702,336; projector norm 1,024, patch merger 4·1,024·1,024 = 4,194,304,
+    linear_1 1,024·3,072 = 3,145,728, linear_2 3,072² = 9,437,184: 420,083,712 parameters; split over TP: the layers'
+    24·16,777,216 and linear_1 + linear_2 = 415,236,096. (Both engines refuse this file for its text section:
+    docs/fidelity_registry.md "both refuse"; no engine bytes for it, so the arithmetic is the check.)"""
+    path = "configs/heldout/mlc--ministral3_3b_2512.json"
+    config = json.loads((DATA / path).read_text())
+    assert config["model_type"] == "ministral3"
+    tower = model_from_config(config, source=path).tower
+    assert tower is not None and tower.config_class == "PixtralVisionConfig"
+    assert (tower.params, tower.tp_split_params) == (420_083_712, 415_236_096)
+    assert tower.projector_params == 3_145_728 + 9_437_184

@@ -64,7 +64,7 @@ def test_checked_classes_generic_readings_and_forced_families_carry_none() -> No
 
 
 # Every real config under tests/data that gains the note (the engine_diff sweep's set, deduplicated by content): each
-# a class coverage.py lists as read generically (docs/fidelity_registry.md's kvtop column "generic"). MiMoV2ASRForCausalLM
+# a class coverage.py lists as read generically (docs/fidelity_registry.md's kvtop column "generic: read as …"). MiMoV2ASRForCausalLM
 # (model_type qwen2), which coverage.SPEECH_NOT_MODELLED names not modelled, is refused with its reason (session 46, D4).
 # Ovis2-34B's and Ovis2.5-9B's classes, equal to vLLM 0.33.0's meta builds with their towers, are wrappers since
 # session 47 (tests/domain/test_checked_wrappers.py)

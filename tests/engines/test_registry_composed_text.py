@@ -17,10 +17,15 @@ code (file and lines named), never from kvtop. kvtop plans each equal.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
+from benchmarks.engine_diff import kvtop_side
+from benchmarks.engine_diff.cases import budget
+from benchmarks.engine_diff.engines import ENGINES
 from benchmarks.engine_diff.registry_configs import REGISTRY_DATA
 from benchmarks.engine_diff.registry_judge import judge, kvtop_answer
 from benchmarks.engine_diff.registry_sweep import load_rows
@@ -77,6 +82,35 @@ def test_llama_shaped_classes_build_as_llama_and_kvtop_plans_them_equal(engine: 
     assert plan["stages"][0]["weights_bytes"] == sum(expected.values())
     assert plan["bytes_per_token"] == per_token
     assert judge(engine, VERSIONS[engine], row).verdict == "equal"
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("tp", [1, 2])
+def test_teleflm_typed_config_is_read_by_the_llama_entry_through_its_class(
+    engine: str, tp: int, tmp_path: Path
+) -> None:
+    """Tele-FLM's checkpoints state model_type teleflm, which no entry reads: vLLM 0.33.0 teleflm.py
+    (TeleFLMForCausalLM(LlamaForCausalLM)) and SGLang 0.5.23 teleflm.py:50-90 (TeleFLMModel(LlamaModel)) build a Llama
+    body; use_mup true makes them read input_mult, output_mult and mup_scale_factor, scalars that size nothing. So the
+    plan reads the llama entry by the class (no "unchecked class" note), and its bytes are the same engine rows'."""
+    config = {**_config("TeleFLMForCausalLM"), "model_type": "teleflm", "use_mup": True, "input_mult": 1.0,
+              "output_mult": 1.0, "mup_scale_factor": 1.0}  # fmt: skip
+    model = model_from_config(config)
+    assert model.reading == (
+        "architecture entry llama (LlamaConfig), by its class TeleFLMForCausalLM (model_type 'teleflm')"
+    )
+    assert model.unchecked_class is None
+    row = _row(engine, "TeleFLMForCausalLM", tp)
+    expected = _llama_bytes(config, tp)  # TP 1: 13,214,687,232 + 262,144,000 B, the engines' meta rows
+    assert row["stages"][0]["param_bytes"] == expected
+    path = tmp_path / "teleflm.json"
+    path.write_text(json.dumps(config))
+    case = {**{k: row[k] for k in ("tp", "kv_dtype", "gpu", "max_model_len")}, "config": "teleflm", "flags": [],
+            **budget(ENGINES[engine])}  # fmt: skip
+    with mock.patch.object(kvtop_side, "config_path", lambda name: path):
+        plan = kvtop_side.kvtop_plan(engine, VERSIONS[engine], case)
+    assert plan["stages"][0]["weights_bytes"] == sum(expected.values())
+    assert plan["bytes_per_token"] == 32 * 2 * (32 // tp) * 128 * BF16  # TP 1: 524,288 B (SGLang's cell_size)
 
 
 def _plamo3_bytes(tp: int) -> int:
@@ -193,6 +227,9 @@ def test_kvtop_refuses_rnj1_off_triton_with_the_engines_words(extra: tuple[str, 
     argument 'chunk_lookback'"."""
     (message,) = _backend_refusals(_ledger("Rnj1ForCausalLM", *extra, gpu=gpu))
     assert f"'{impl}.__init__() got an unexpected keyword argument 'chunk_lookback''" in message
+    # the remedy the sweep's build took (registry_sweep.BACKEND_FLAGS; v0.33.0 triton_attn.py:494
+    # TritonAttentionImpl.__init__(…, chunk_lookback: int = -1)), named by the rule's own constant
+    assert message.endswith("add --attention-backend TRITON_ATTN")
     assert not _backend_refusals(_ledger("Rnj1ForCausalLM", "--attention-backend", "TRITON_ATTN"))
     assert not _backend_refusals(_ledger("Rnj1ForCausalLM", version="0.13.0"))
 

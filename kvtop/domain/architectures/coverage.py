@@ -369,7 +369,7 @@ GENERIC: frozenset[str] = frozenset({
     "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
     "Phi4ForCausalLMV",
     "Step1ForCausalLM",
-    "TeleFLMForCausalLM", "YiVLForCausalLM",
+    "YiVLForCausalLM",
 })  # fmt: skip
 
 

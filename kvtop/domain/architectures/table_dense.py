@@ -28,7 +28,11 @@ DENSE: tuple[Architecture, ...] = (
     A("llama", "LlamaConfig", tf("llama"), d.LLAMA,
       ("LlamaForCausalLM", "LLaMAForCausalLM", "AquilaForCausalLM", "AquilaModel", "CwmForCausalLM",
        "IQuestCoderForCausalLM", "TeleChat3ForCausalLM", "Fairseq2LlamaForCausalLM",
-       "MotifForCausalLM", "YiForCausalLM", "TorchNativeLlamaForCausalLM")),
+       "MotifForCausalLM", "YiForCausalLM", "TorchNativeLlamaForCausalLM",
+       # Tele-FLM (its checkpoints' model_type teleflm): vLLM 0.33.0 teleflm.py TeleFLMForCausalLM(LlamaForCausalLM),
+       # SGLang 0.5.23 teleflm.py:50-90 TeleFLMModel(LlamaModel): a Llama body; use_mup's input_mult, output_mult and
+       # mup_scale_factor scale embeddings and logits, sizing nothing
+       "TeleFLMForCausalLM")),
     A("granite", "GraniteConfig", tf("granite"), d.LLAMA, ("GraniteForCausalLM", "GraniteSWAForCausalLM")),
     A("olmo", "OlmoConfig", tf("olmo"), d.OLMO2, ("OlmoForCausalLM",),
       body=BodyShape(norms_per_layer=0, final_norm=False)),  # OlmoLayerNorm: no parameters

@@ -433,7 +433,11 @@ STEP_VL = Tower("StepRoboticsConfig.vision_config", towers_step.STEP_VL_SOURCE, 
 TOWERS_BY_CLASS: Mapping[str, Tower] = {"FunASRForConditionalGeneration": towers_funasr.TOWER,
                                         "GLM4VForCausalLM": EVA2CLIP,
                                         "StepVLForConditionalGeneration": STEP_VL, **towers_keye.TOWERS_BY_CLASS,
-                                        "POINTSV15ChatModel": POINTS_V15}  # fmt: skip
+                                        "POINTSV15ChatModel": POINTS_V15,
+                                        # the class builds Pixtral whatever the outer model_type (MLC's Ministral-3
+                                        # states ministral3): vLLM 0.33.0 registry.py:541-543, mistral3.py:401
+                                        # (asserts PixtralVisionConfig), 479-486 (tower and projector)
+                                        "Mistral3ForConditionalGeneration": PIXTRAL_MISTRAL3}  # fmt: skip
 FIREREDASR2 = towers_fireredasr2.TOWER  # the `fireredasr2` entry's tower (table_dense_more)
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": audio.QWEN2_AUDIO, "audioflamingo3": audio.AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,

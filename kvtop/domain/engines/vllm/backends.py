@@ -217,6 +217,9 @@ def chunk_lookback_backend(
 # the impls whose __init__ has no chunk_lookback parameter and no **kwargs (v1/attention/backends/flash_attn.py
 # FlashAttentionImpl, flashinfer.py FlashInferImpl): the selector's picks from Ampere on
 CHUNK_LOOKBACK_REFUSING = {"FLASH_ATTN": "FlashAttentionImpl", "FLASHINFER": "FlashInferImpl"}
+# the one backend whose impl takes chunk_lookback (v0.33.0 v1/attention/backends/triton_attn.py:494
+# TritonAttentionImpl.__init__(…, chunk_lookback: int = -1)): the same name as ALIBI_SQRT_BACKEND, another rule's
+CHUNK_LOOKBACK_BACKEND = "TRITON_ATTN"
 
 
 # Classes built on FLASHINFER only: Flint's attention asserts a FlashInferImpl ("Flint requires FlashInfer attention",

@@ -56,6 +56,7 @@ from kvtop.domain.engines.vllm.backends import (
     ALIBI_SQRT_BACKEND,
     ALIBI_SQRT_ERAS,
     ATTENTION_BACKEND_FLAG,
+    CHUNK_LOOKBACK_BACKEND,
     CHUNK_LOOKBACK_ERAS,
     CHUNK_LOOKBACK_REFUSING,
     FLASHINFER_BACKEND,
@@ -198,8 +199,8 @@ def _chunk_lookback(ledger: Ledger) -> Refusal | None:
     return Refusal(
         field=ATTENTION_BACKEND_FLAG,
         message=f"vLLM {ledger.version.label} fails {ledger.model.architecture} on {backend}: its attention passes "
-        f"chunk_lookback, which only {ALIBI_SQRT_BACKEND} takes ('{impl}.__init__() got an unexpected keyword "
-        f"argument 'chunk_lookback''); add {ATTENTION_BACKEND_FLAG} {ALIBI_SQRT_BACKEND}",
+        f"chunk_lookback, which only {CHUNK_LOOKBACK_BACKEND} takes ('{impl}.__init__() got an unexpected keyword "
+        f"argument 'chunk_lookback''); add {ATTENTION_BACKEND_FLAG} {CHUNK_LOOKBACK_BACKEND}",
         source="model_executor/layers/attention/attention.py Attention.__init__ (impl_cls(**extra_impl_args)); "
         + era_for(CHUNK_LOOKBACK_ERAS, ledger.version).source,
     )
