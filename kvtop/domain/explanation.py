@@ -19,8 +19,7 @@ from kvtop.domain.capacity_assumption import CapacityAssumption
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.engine_log_records import Measured
 from kvtop.domain.engines.base import BudgetStep
-from kvtop.domain.engines.catalogue import display_name
-from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.catalogue import display_name, engine_module
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause, token_cap
 from kvtop.domain.launch import LaunchSettings, spelling_of
@@ -237,7 +236,10 @@ def judge(
 def token_caps_of(engine: str) -> str:
     """What caps the engine's tokens apart from memory, in its own flags: the settings its rules name as caps
     (`cap_fields`: SGLang's --max-total-tokens, vLLM's --num-gpu-blocks-override), or only the context bound."""
-    flags = [spelling_of(engine, field) for field in engine_rules(engine).cap_fields]
+    # the engine's package by id (as launch.py reads its FLAGS): registry sits above this module (it names the
+    # protocols, which name Explanation), so importing it here would close an import circle
+    cap_fields: tuple[str, ...] = engine_module(engine).RULES.cap_fields
+    flags = [spelling_of(engine, field) for field in cap_fields]
     return f"a {' or '.join(flags)} flag or the context bound" if flags else "the context bound"
 
 

@@ -3,7 +3,7 @@ notes `kvtop plan` prints for the model, from `ModelSpec.reading_notes` and `Mod
 names not modelled is refused there with its reason.
 
 Before: loading a class read through an entry that does not list it (HyperCLOVAX's over Qwen3-VL's text entry) or a
-model_type read generically (teleflm) planned in the TUI with no word of either, where `plan` printed both notes.
+model_type read generically (a name no entry lists; teleflm until session 47 listed it under llama) planned in the TUI with no word of either, where `plan` printed both notes.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ async def test_the_planner_shows_how_a_model_was_read(make_app, healthy_snapshot
     keye = tmp_path / "keye.json"
     keye.write_text(json.dumps(unchecked_config()))
     llama = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
-    teleflm = tmp_path / "teleflm.json"
-    teleflm.write_text(json.dumps(llama | {"architectures": ["TeleFLMForCausalLM"], "model_type": "teleflm"}))
+    teleflm = tmp_path / "quux.json"
+    teleflm.write_text(json.dumps(llama | {"architectures": ["QuuxForCausalLM"], "model_type": "quux"}))
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(200, 50)) as pilot:
         screen = await open_planner(pilot)
@@ -62,10 +62,10 @@ async def test_the_planner_shows_how_a_model_was_read(make_app, healthy_snapshot
 
         await load(pilot, screen, str(teleflm))
         assert notes(screen).startswith(
-            "note: not modelled: generic reading: no architecture entry for 'teleflm'; assumed "
+            "note: not modelled: generic reading: no architecture entry for 'quux'; assumed "
         )
         assert notes(screen).endswith(
-            "; not checked against the engines' model code note: whether SGLang 0.5.9 registers TeleFLMForCausalLM is "
+            "; not checked against the engines' model code note: whether SGLang 0.5.9 registers QuuxForCausalLM is "
             "not checked: kvtop read its registry at 0.5.6.post2, 0.5.23 only"
         )
 
