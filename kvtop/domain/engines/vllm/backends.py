@@ -8,6 +8,8 @@ unnamed or unknown GPU is read as Hopper (kvtop's default H100) for the block si
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import TRITON_FP8_ERAS, backend_selection, honours_checkpoint_kv_dtype
 from kvtop.domain.errors import InputError
@@ -163,8 +165,7 @@ def checkpoint_fp8_dsa_ds_mla_majors(
 # `--attention-backend` (EngineArgs.attention_backend, vllm/engine/arg_utils.py): the enum name in any case, "auto"
 # the selector's pick (AttentionConfig.validate_backend_before). Passed through the launch (flags.py), read here.
 ATTENTION_BACKEND_FLAG = "--attention-backend"
-# the one backend whose supports_alibi_sqrt() is True (v1/attention/backends/triton_attn.py)
-ALIBI_SQRT_BACKEND = "TRITON_ATTN"
+
 # Classes whose attention takes ALiBi with a square root: Attention(use_alibi_sqrt=True) raises "use_alibi_sqrt is
 # not supported by backend X." (model_executor/layers/attention/attention.py) on any backend but TRITON_ATTN, which
 # the selector never picks first on Ampere or later (FLASH_ATTN, or FLASHINFER on Blackwell, come ahead of it)
@@ -174,20 +175,6 @@ ALIBI_SQRT_ERAS: Eras[frozenset[str]] = Eras((
         "v0.16.0 models/step1.py:146 Step1Attention: Attention(use_alibi_sqrt=True), attention.py:279-281 (first in "
         "the v0.16.0 sdist; v0.33.0 step1.py:145, attention.py:363-364)"),
 ))  # fmt: skip
-
-
-def alibi_sqrt_backend(
-    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, stated: object
-) -> str | None:
-    """The backend vLLM would refuse `model` on (its ALiBi square root is TRITON_ATTN's alone), or None where it
-    starts: `--attention-backend TRITON_ATTN`, a class without it, or a GPU below Ampere (not read)."""
-    if model.architecture not in era_for(ALIBI_SQRT_ERAS, version).value:
-        return None
-    named = str(stated).upper() if isinstance(stated, str) and stated.lower() != "auto" else None
-    if named == ALIBI_SQRT_BACKEND or (named is None and capability(gpu_name) < (8, 0)):
-        return None
-    return named or ("FLASHINFER" if capability(gpu_name)[0] == 10 else "FLASH_ATTN")
-
 
 # Classes whose every layer's Attention takes chunk_lookback (block-local "chunked_attention" layers: -1 on the
 # others, still passed), which only TRITON_ATTN's impl takes: FlashAttentionImpl.__init__ (and FlashInfer's) has no
@@ -199,29 +186,6 @@ CHUNK_LOOKBACK_ERAS: Eras[frozenset[str]] = Eras((
         "sdist; v0.33.0 :170), flash_attn.py:597-610 FlashAttentionImpl.__init__ without it"),
 ))  # fmt: skip
 
-
-def chunk_lookback_backend(
-    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, stated: object
-) -> str | None:
-    """The backend vLLM would fail `model` on (FLASH_ATTN's and FLASHINFER's impls take no chunk_lookback), or None:
-    TRITON_ATTN, a class without it, a GPU below Ampere, or another named backend (not read)."""
-    if model.architecture not in era_for(CHUNK_LOOKBACK_ERAS, version).value:
-        return None
-    named = str(stated).upper() if isinstance(stated, str) and stated.lower() != "auto" else None
-    if named is None and capability(gpu_name) < (8, 0):
-        return None
-    picked = named or ("FLASHINFER" if capability(gpu_name)[0] == 10 else "FLASH_ATTN")
-    return picked if picked in CHUNK_LOOKBACK_REFUSING else None
-
-
-# the impls whose __init__ has no chunk_lookback parameter and no **kwargs (v1/attention/backends/flash_attn.py
-# FlashAttentionImpl, flashinfer.py FlashInferImpl): the selector's picks from Ampere on
-CHUNK_LOOKBACK_REFUSING = {"FLASH_ATTN": "FlashAttentionImpl", "FLASHINFER": "FlashInferImpl"}
-# the one backend whose impl takes chunk_lookback (v0.33.0 v1/attention/backends/triton_attn.py:494
-# TritonAttentionImpl.__init__(…, chunk_lookback: int = -1)): the same name as ALIBI_SQRT_BACKEND, another rule's
-CHUNK_LOOKBACK_BACKEND = "TRITON_ATTN"
-
-
 # Classes built on FLASHINFER only: Flint's attention asserts a FlashInferImpl ("Flint requires FlashInfer attention",
 # models/flint/model.py FlintAttention.__init__), which the selector picks first on Blackwell only (FLASH_ATTN before)
 FLASHINFER_ONLY_ERAS: Eras[frozenset[str]] = Eras((
@@ -229,18 +193,64 @@ FLASHINFER_ONLY_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.33.0", frozenset({"FlintForCausalLM"}),
         "v0.33.0 vllm/models/flint/model.py:318 FlintAttention: assert isinstance(impl, FlashInferImpl) (first in v0.33.0)"),
 ))  # fmt: skip
-FLASHINFER_BACKEND = "FLASHINFER"
 
 
-def flashinfer_only_backend(
-    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, stated: object
+@dataclass(frozen=True)
+class OneBackendFeature:
+    """An attention feature only one backend serves: the classes that use it (by release), that backend, the
+    backends known to refuse it, and the engine's words when a layer is built on another."""
+
+    eras: Eras[frozenset[str]]  # the classes whose attention uses it, by release
+    serves: str  # the one backend that serves it: the remedy `--attention-backend` names
+    refusing: dict[str, str] | None  # backend → its impl class, the ones read to refuse; None: every other backend
+    verb: str  # what vLLM does to the launch: "refuses" (a raised check) or "fails" (a TypeError)
+    why: str  # what the attention needs, after "its attention"
+    words: str  # the engine's error text, with {backend} and {impl}
+    after: str  # said after the engine's words, before the remedy
+    site: str  # where the engine raises, ahead of the era's source ("": the era's source says it)
+
+
+_ATTENTION_INIT = "model_executor/layers/attention/attention.py Attention.__init__"
+# Read in this order by refusals.launch_refusals; each row's eras give its classes and sources.
+ONE_BACKEND_FEATURES: tuple[OneBackendFeature, ...] = (
+    # Step-1: only TRITON_ATTN's supports_alibi_sqrt() is True (v1/attention/backends/triton_attn.py)
+    OneBackendFeature(
+        eras=ALIBI_SQRT_ERAS, serves="TRITON_ATTN", refusing=None, verb="refuses",
+        why="takes ALiBi with a square root, which only TRITON_ATTN serves",
+        words="use_alibi_sqrt is not supported by backend {backend}.", after="", site=_ATTENTION_INIT,
+    ),
+    # Rnj-1: the impls whose __init__ has no chunk_lookback parameter and no **kwargs (v1/attention/backends/
+    # flash_attn.py FlashAttentionImpl, flashinfer.py FlashInferImpl), the selector's picks from Ampere on; the one
+    # whose impl takes it is v0.33.0 triton_attn.py:494 TritonAttentionImpl.__init__(…, chunk_lookback: int = -1)
+    OneBackendFeature(
+        eras=CHUNK_LOOKBACK_ERAS, serves="TRITON_ATTN",
+        refusing={"FLASH_ATTN": "FlashAttentionImpl", "FLASHINFER": "FlashInferImpl"}, verb="fails",
+        why="passes chunk_lookback, which only TRITON_ATTN takes",
+        words="{impl}.__init__() got an unexpected keyword argument 'chunk_lookback'", after="",
+        site=f"{_ATTENTION_INIT} (impl_cls(**extra_impl_args))",
+    ),
+    # Flint: FLASHINFER named or picked (Blackwell) starts it; FLASHINFER named on Hopper is not refused
+    OneBackendFeature(
+        eras=FLASHINFER_ONLY_ERAS, serves="FLASHINFER", refusing=None, verb="refuses",
+        why="runs on FLASHINFER only", words="Flint requires FlashInfer attention",
+        after=", which the selector picks first on Blackwell", site="",
+    ),
+)  # fmt: skip
+
+
+def refused_backend(
+    feature: OneBackendFeature, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, stated: object
 ) -> str | None:
-    """The backend vLLM would build `model`'s attention on where it is not FLASHINFER (its assertion fails there), or
-    None: FLASHINFER named or picked (Blackwell), a class without the rule, or a GPU below Ampere (not read)."""
-    if model.architecture not in era_for(FLASHINFER_ONLY_ERAS, version).value:
+    """The backend vLLM would build `model`'s attention on where `feature` stops it, or None where it starts: the
+    serving backend named or picked, a class without the feature, a GPU below Ampere with none named (not read), or
+    a named backend outside `feature.refusing` where that is given (not read)."""
+    if model.architecture not in era_for(feature.eras, version).value:
         return None
     named = str(stated).upper() if isinstance(stated, str) and stated.lower() != "auto" else None
     if named is None and capability(gpu_name) < (8, 0):
         return None
-    picked = named or (FLASHINFER_BACKEND if capability(gpu_name)[0] == 10 else "FLASH_ATTN")
-    return None if picked == FLASHINFER_BACKEND else picked
+    # the selector's pick from Ampere on: FLASHINFER first on Blackwell, FLASH_ATTN before it
+    picked = named or ("FLASHINFER" if capability(gpu_name)[0] == 10 else "FLASH_ATTN")
+    if picked == feature.serves or feature.refusing is not None and picked not in feature.refusing:
+        return None
+    return picked

@@ -53,17 +53,10 @@ from typing import TYPE_CHECKING
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.architectures import MLP_SOURCE, TOWER_SPLIT
 from kvtop.domain.engines.vllm.backends import (
-    ALIBI_SQRT_BACKEND,
-    ALIBI_SQRT_ERAS,
     ATTENTION_BACKEND_FLAG,
-    CHUNK_LOOKBACK_BACKEND,
-    CHUNK_LOOKBACK_ERAS,
-    CHUNK_LOOKBACK_REFUSING,
-    FLASHINFER_BACKEND,
-    FLASHINFER_ONLY_ERAS,
-    alibi_sqrt_backend,
-    chunk_lookback_backend,
-    flashinfer_only_backend,
+    ONE_BACKEND_FEATURES,
+    OneBackendFeature,
+    refused_backend,
 )
 from kvtop.domain.engines.vllm.batching import chunked_prefill
 from kvtop.domain.engines.vllm.block_sizes import block_size_refusal
@@ -164,60 +157,28 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
             "is on ('Chunked prefill is required for Mamba prefix caching.'); add --no-enable-prefix-caching",
             source="MambaModelConfig.verify_and_update_config (vllm/model_executor/models/config.py)",
         ))  # fmt: skip
-    found.append(_alibi_sqrt(ledger))
-    found.append(_chunk_lookback(ledger))
-    found.append(_flashinfer_only(ledger))
+    found += [_one_backend(ledger, feature) for feature in ONE_BACKEND_FEATURES]
     found.append(mlp_width_refusal(ledger, TP_WIDTHS))
     found.append(block_size_refusal(ledger))
     found.append(experts_refusal(ledger))
     return tuple(refusal for refusal in found if refusal is not None)
 
 
-def _alibi_sqrt(ledger: Ledger) -> Refusal | None:
-    """Step-1 (ALiBi with a square root) on any backend but TRITON_ATTN: refused as its layers are built."""
+def _one_backend(ledger: Ledger, feature: OneBackendFeature) -> Refusal | None:
+    """A class whose attention only `feature.serves` serves (Step-1, Rnj-1, Flint) on another backend: refused or
+    failed as its layers are built (backends.ONE_BACKEND_FEATURES)."""
     stated = ledger.settings.flags.get(ATTENTION_BACKEND_FLAG.lstrip("-"))
-    backend = alibi_sqrt_backend(ledger.model, ledger.gpu_name, ledger.version, stated)
+    backend = refused_backend(feature, ledger.model, ledger.gpu_name, ledger.version, stated)
     if backend is None:
         return None
+    impl = (feature.refusing or {}).get(backend, "")
+    words = feature.words.format(backend=backend, impl=impl)
+    era = era_for(feature.eras, ledger.version).source
     return Refusal(
         field=ATTENTION_BACKEND_FLAG,
-        message=f"vLLM {ledger.version.label} refuses {ledger.model.architecture} on {backend}: its attention "
-        f"takes ALiBi with a square root, which only {ALIBI_SQRT_BACKEND} serves ('use_alibi_sqrt is not "
-        f"supported by backend {backend}.'); add {ATTENTION_BACKEND_FLAG} {ALIBI_SQRT_BACKEND}",
-        source="model_executor/layers/attention/attention.py Attention.__init__; "
-        + era_for(ALIBI_SQRT_ERAS, ledger.version).source,
-    )
-
-
-def _chunk_lookback(ledger: Ledger) -> Refusal | None:
-    """Rnj-1 (chunk_lookback on every layer's Attention) on any backend but TRITON_ATTN: fails as its layers are built."""
-    stated = ledger.settings.flags.get(ATTENTION_BACKEND_FLAG.lstrip("-"))
-    backend = chunk_lookback_backend(ledger.model, ledger.gpu_name, ledger.version, stated)
-    if backend is None:
-        return None
-    impl = CHUNK_LOOKBACK_REFUSING[backend]
-    return Refusal(
-        field=ATTENTION_BACKEND_FLAG,
-        message=f"vLLM {ledger.version.label} fails {ledger.model.architecture} on {backend}: its attention passes "
-        f"chunk_lookback, which only {CHUNK_LOOKBACK_BACKEND} takes ('{impl}.__init__() got an unexpected keyword "
-        f"argument 'chunk_lookback''); add {ATTENTION_BACKEND_FLAG} {CHUNK_LOOKBACK_BACKEND}",
-        source="model_executor/layers/attention/attention.py Attention.__init__ (impl_cls(**extra_impl_args)); "
-        + era_for(CHUNK_LOOKBACK_ERAS, ledger.version).source,
-    )
-
-
-def _flashinfer_only(ledger: Ledger) -> Refusal | None:
-    """Flint (its attention asserts a FlashInferImpl) on any other backend: refused as its layers are built."""
-    stated = ledger.settings.flags.get(ATTENTION_BACKEND_FLAG.lstrip("-"))
-    backend = flashinfer_only_backend(ledger.model, ledger.gpu_name, ledger.version, stated)
-    if backend is None:
-        return None
-    return Refusal(
-        field=ATTENTION_BACKEND_FLAG,
-        message=f"vLLM {ledger.version.label} refuses {ledger.model.architecture} on {backend}: its attention runs on "
-        f"{FLASHINFER_BACKEND} only ('Flint requires FlashInfer attention'), which the selector picks first on "
-        f"Blackwell; add {ATTENTION_BACKEND_FLAG} {FLASHINFER_BACKEND}",
-        source=era_for(FLASHINFER_ONLY_ERAS, ledger.version).source,
+        message=f"vLLM {ledger.version.label} {feature.verb} {ledger.model.architecture} on {backend}: its attention "
+        f"{feature.why} ('{words}'){feature.after}; add {ATTENTION_BACKEND_FLAG} {feature.serves}",
+        source=f"{feature.site}; {era}" if feature.site else era,
     )
 
 
