@@ -1,5 +1,5 @@
 """Step-1 (Step1ForCausalLM) on vLLM 0.33.0: its attention takes ALiBi with a square root, which only TRITON_ATTN
-serves (kvtop.domain.engines.vllm.backends.ALIBI_SQRT_ERAS, refusals._alibi_sqrt).
+serves (kvtop.domain.engines.vllm.backends.ALIBI_SQRT_ERAS, refusals._one_backend (its ONE_BACKEND_FEATURES row)).
 
 Oracle: vLLM 0.33.0's meta build of the registry sweep's default config
 (tests/data/engine_diff/registry/configs/Step1ForCausalLM.json) at TP 1 and 2 on sm90 with no flag refuses it:
