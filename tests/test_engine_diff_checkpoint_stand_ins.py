@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_judge import EQUAL, judge
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 
 BF16 = 2
 LING, EXAONE = "inclusionAI--Ling-plus", "LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct"
@@ -30,7 +30,7 @@ LING_BYTES = {
 
 
 def _row(engine: str, config: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows(engine, VERSIONS[engine]) if r["config"] == config and r["tp"] == tp)
+    return row_of(engine, VERSIONS[engine], config, tp)
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])

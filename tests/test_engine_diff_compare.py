@@ -68,9 +68,9 @@ def test_minimax_m3_index_cache_is_the_dsa_index_pool() -> None:
     # nvidia--MiniMax-M3-NVFP4 at TP 1 holds 57 of them, page 32,768 B per 128 tokens = 1 head × 128 × 2 B = 256 B a
     # token; its 60 attention layers' FullAttentionSpec pages are 4 KV heads × 128 × 2 (K, V) × 2 B = 2,048 B a token
     from benchmarks.engine_diff.architectures import _engine_kv
-    from benchmarks.engine_diff.registry_sweep import load_rows
+    from benchmarks.engine_diff.registry_sweep import row_of
 
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == ("nvidia--MiniMax-M3-NVFP4", 1))
+    row = row_of("vllm", "0.33.0", "nvidia--MiniMax-M3-NVFP4", 1)
     pools = _engine_kv(row["stages"][0]["layer_specs"])
     assert pools == {"full": (60, 4 * 128 * 2 * 2), "dsa_index": (57, 128 * 2)}
 
@@ -80,7 +80,7 @@ def test_sglangs_marlin_wna16_act_order_indices_are_not_in_the_loaded_weights(mo
     # w13/w2_g_idx_sort_indices with [E, 0] tensors unless the checkpoint's actorder is "group"; its shape tensors
     # stay. Kimi-K2.5 at TP 1: [384, 7168] and [384, 2048] int32 each, twice, on 60 layers = 1,698,693,120 B of its
     # meta build (595,904,229,376 B) the loaded model does not hold: the committed row's 594,205,536,256 B.
-    from benchmarks.engine_diff.registry_sweep import load_rows
+    from benchmarks.engine_diff.registry_sweep import row_of
     from benchmarks.engine_diff.run import HERE
 
     monkeypatch.syspath_prepend(str(HERE))  # the runners' flat imports, as in the engine's venv
@@ -121,7 +121,7 @@ def test_sglangs_marlin_wna16_act_order_indices_are_not_in_the_loaded_weights(mo
 
     assert param_bytes(Model(None)) == {"model": 384 * 2 * 4}
     assert param_bytes(Model("group")) == {"model": 384 * (2 * 7168 + 2 * 2048 + 2) * 4}
-    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == ("moonshotai--Kimi-K2.5", 1))
+    row = row_of("sglang", "0.5.23", "moonshotai--Kimi-K2.5", 1)
     emptied = 60 * 384 * (7168 + 2048) * 2 * 4
     assert row["stages"][0]["param_bytes"]["language_model"] == 595_904_229_376 - emptied == 594_205_536_256
 
@@ -149,11 +149,11 @@ def test_laguna_real_configs_are_equal_on_both_engines() -> None:
     # 40,894,464 B more for its fp32 LagunaMoEGate (39 × 256 × 2,048 × 2 B) and its k/v scales (40 × 2 × 4 B):
     # 35,353,895,488 B; its cell 139,264 B in bf16, the model keeping no quant_config for auto to read
     from benchmarks.engine_diff.registry_judge import EQUAL, judge
-    from benchmarks.engine_diff.registry_sweep import load_rows
+    from benchmarks.engine_diff.registry_sweep import load_rows, row_of
 
     for engine, version in (("vllm", "0.33.0"), ("sglang", "0.5.23")):
         rows = [r for r in load_rows(engine, version) if r["config"].startswith("poolside--Laguna")]
         assert len(rows) == 4
         assert {judge(engine, version, row).verdict for row in rows} == {EQUAL}
-    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == ("poolside--Laguna-XS.2-FP8", 1))
+    row = row_of("sglang", "0.5.23", "poolside--Laguna-XS.2-FP8", 1)
     assert (sum(row["stages"][0]["param_bytes"].values()), row["cell_size"]) == (35_353_895_488, 139_264)

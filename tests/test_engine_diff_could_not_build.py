@@ -28,7 +28,7 @@ import pytest
 
 from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS
 from benchmarks.engine_diff.registry_judge import BOTH_REFUSE, EQUAL, judge
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 
 BF16 = 2
 VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23"}
@@ -37,7 +37,7 @@ BLOCK = 16  # vLLM's tokens a page for these specs
 
 
 def _row(engine: str, config: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows(engine, VERSIONS[engine]) if r["config"] == config and r["tp"] == tp)
+    return row_of(engine, VERSIONS[engine], config, tp)
 
 
 def _internlm3_bytes(tp: int) -> int:

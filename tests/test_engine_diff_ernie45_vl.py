@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.errors import UnsupportedModelError
@@ -40,7 +40,7 @@ BF16, FP32 = 2, 4
 
 
 def _row(engine: str, config: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows(engine, VERSIONS[engine]) if r["config"] == config and r["tp"] == tp)
+    return row_of(engine, VERSIONS[engine], config, tp)
 
 
 def _language_model_bytes(tp: int) -> int:

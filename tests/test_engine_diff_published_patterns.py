@@ -24,7 +24,7 @@ import pytest
 
 from benchmarks.engine_diff.registry_configs import DATA, DEFAULT_CONFIGS
 from benchmarks.engine_diff.registry_judge import BOTH_REFUSE, EQUAL, judge
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 
 BF16 = 2
 
@@ -34,7 +34,7 @@ def _default(name: str) -> dict[str, Any]:
 
 
 def _row(config: str, tp: int, engine: str = "sglang", version: str = "0.5.23") -> dict[str, Any]:
-    return next(r for r in load_rows(engine, version) if r["config"] == config and r["tp"] == tp)
+    return row_of(engine, version, config, tp)
 
 
 def test_the_defaults_state_the_published_patterns() -> None:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.engine_diff.registry_judge import PART_NOT_MODELLED, judge
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 
 VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23"}
 
 
 def _row(engine: str, config: str, tp: int) -> dict:
-    return next(r for r in load_rows(engine, VERSIONS[engine]) if r["config"] == config and r["tp"] == tp)
+    return row_of(engine, VERSIONS[engine], config, tp)
 
 
 # Parameter bytes of each meta build (sum over its top-level children), TP 1 and TP 2.

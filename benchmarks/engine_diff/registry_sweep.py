@@ -16,6 +16,7 @@ tests/data/engine_diff/registry/<engine>-<version>.json; kvtop's side is recompu
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import subprocess
@@ -80,6 +81,21 @@ def fixture_path(engine: str, version: str) -> Path:
 def load_rows(engine: str, version: str) -> list[dict[str, Any]]:
     path = fixture_path(engine, version)
     return list(json.loads(path.read_text())["rows"]) if path.exists() else []
+
+
+@functools.cache
+def _first_rows(engine: str, version: str) -> dict[tuple[str, int], dict[str, Any]]:
+    """(config, tp) -> the fixture's first row of that case, the fixture read once (vllm-0.33.0.json is 2.5 MB)."""
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in load_rows(engine, version):
+        rows.setdefault((row["config"], row["tp"]), row)
+    return rows
+
+
+def row_of(engine: str, version: str, config: str, tp: int) -> dict[str, Any]:
+    """The engine's row of `config` at `tp` (its first, as the fixture lists them), for reading only; KeyError if
+    the fixture holds none."""
+    return _first_rows(engine, version)[(config, tp)]
 
 
 def _model_dir(config: ConfigFile) -> Path:

@@ -16,7 +16,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
 from kvtop.domain.layout import ParallelLayout
@@ -47,7 +47,7 @@ def test_the_engines_figures_by_hand() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_weights_equal_vllms_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{NAME}", tp))
+    row = row_of("vllm", "0.33.0", f"default--{NAME}", tp)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["language_model"], parts["visual"]) == ENGINE_BYTES[tp]
     model = model_from_config(json.loads(CONFIG.read_text()))

@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.fope import fope_frequencies
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
 from kvtop.domain.layout import ParallelLayout
@@ -39,7 +39,7 @@ def test_fope_keeps_the_engines_45_frequencies() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_language_model_bytes_equal_vllms_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (S1_PRO, tp))
+    row = row_of("vllm", "0.33.0", S1_PRO, tp)
     assert row["stages"][0]["param_bytes"]["language_model"] == ENGINE_LANGUAGE_MODEL[tp]
     model = model_from_config(json.loads(CONFIG.read_text()))
     assert model.body.fope_frequencies == 45 and model.qk_norm
@@ -62,7 +62,7 @@ def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
     )
     whole = 3 * 2 * 16 * 16 * w + w + 2304 * w + blocks * (4 * w + w + w) + 2 * w + 4096
     assert 2 * (whole + split) == ENGINE_VISUAL[1] and 2 * (whole + split // 2) == ENGINE_VISUAL[2]
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (S1_PRO, tp))
+    row = row_of("vllm", "0.33.0", S1_PRO, tp)
     assert row["stages"][0]["param_bytes"]["visual"] == ENGINE_VISUAL[tp]
     model = model_from_config(json.loads(CONFIG.read_text()))
     book = weights_book(model, ParallelLayout(tp=tp), range(94), first_stage=True, last_stage=True,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import load_rows, row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
@@ -76,7 +76,7 @@ def test_flat_merge_adds_no_image_newline() -> None:
     ],
 )
 def test_language_model_per_rank_is_sglangs_meta_build(name: str, tp: int, engine_bytes: int) -> None:
-    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == name and r["tp"] == tp)
+    row = row_of("sglang", "0.5.23", name, tp)
     assert row["stages"][0]["param_bytes"]["language_model"] == engine_bytes
     assert _language_model_bytes(_model(name), tp) == engine_bytes
 

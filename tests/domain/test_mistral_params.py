@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import kv_book
@@ -50,7 +50,7 @@ def _book_bytes(model: ModelSpec, tp: int, component: str | None = None) -> int:
 
 
 def _engine(name: str, tp: int) -> dict[str, int]:
-    row = next(r for r in load_rows("vllm", "0.33.0") if r["config"] == name and r["tp"] == tp)
+    row = row_of("vllm", "0.33.0", name, tp)
     return {child: int(size) for child, size in row["stages"][0]["param_bytes"].items()}
 
 
@@ -230,7 +230,7 @@ def test_plan_says_the_model_was_read_from_params_json(capsys: pytest.CaptureFix
 def test_sglang_builds_large3_from_params_json_as_vllm_does(tp: int) -> None:
     # SGLang 0.5.23 takes its Mistral parser for a path naming mistral-large-3 (mistral_utils.is_mistral_model); its
     # meta build holds vLLM's bytes, and its cell is the latent's 61 × 576 × 2 B
-    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == LARGE3 and r["tp"] == tp)
+    row = row_of("sglang", "0.5.23", LARGE3, tp)
     assert sum(int(b) for b in row["stages"][0]["param_bytes"].values()) == sum(_engine(LARGE3, tp).values())
     assert row["cell_size"] == 70_272
 
@@ -241,7 +241,7 @@ def test_sglang_refuses_a_params_json_its_path_does_not_name(
 ) -> None:
     from kvtop.cli import main
 
-    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == name and r["tp"] == 1)
+    row = row_of("sglang", "0.5.23", name, 1)
     assert (
         row["status"] == "refused" and "reads a params.json only where the model path names" in row["message"]
     )
@@ -268,7 +268,7 @@ def test_an_int_sliding_window_windows_every_layer_as_vllm_builds_it(tp: int) ->
     # adapt_config_dict: an int sliding_window → layer_types all sliding_attention; vLLM's spec per layer: a
     # SlidingWindowSpec of 4096, 8 KV heads ÷ TP of 128, bf16: 2 × (8 / tp) × 128 × 2 B a token (page 65,536 B / 16
     # at TP 1), 32 layers
-    row = next(r for r in load_rows("vllm", "0.33.0") if r["config"] == MISTRAL_7B and r["tp"] == tp)
+    row = row_of("vllm", "0.33.0", MISTRAL_7B, tp)
     (spec,) = row["stages"][0]["layer_specs"]
     assert (spec["kind"], spec["layers"], spec["sliding_window"]) == ("SlidingWindowSpec", 32, 4096)
     assert spec["page_size_bytes"] // spec["block_size"] == 2 * (8 // tp) * 128 * BF16

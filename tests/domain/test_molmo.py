@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.layout import ParallelLayout
@@ -34,7 +34,7 @@ def _config() -> dict[str, Any]:
 
 
 def _row(tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows("vllm", "0.33.0") if r["config"] == RECON and r["tp"] == tp)
+    return row_of("vllm", "0.33.0", RECON, tp)
 
 
 def _language_model_bytes(tp: int) -> tuple[int, int]:

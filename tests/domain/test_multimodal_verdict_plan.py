@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED
 from kvtop.domain.architectures.towers_named import NAMED_TOWER_CLASSES, SUBFOLDER_TOWERS
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -108,7 +108,7 @@ def test_llava_next_video_books_clip_l_whole_on_every_rank() -> None:
     for tp in (1, 2):
         book = weights_book(model, ParallelLayout(tp=tp), range(model.num_layers), first_stage=True, last_stage=True)
         assert next(row for row in book.rows if row.component == "vision").bytes == 648_974_336
-        row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == Path(path).stem and r["tp"] == tp)
+        row = row_of("sglang", "0.5.23", Path(path).stem, tp)
         built = row["stages"][0]["param_bytes"]
         assert (built["vision_tower"], built["multi_modal_projector"]) == (607_014_912, 41_959_424)
 

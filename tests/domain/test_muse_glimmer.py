@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
@@ -42,7 +42,7 @@ def _model() -> ModelSpec:
 
 
 def _engine_language_bytes(engine: str, version: str, tp: int) -> int:
-    row = next(r for r in load_rows(engine, version) if r["config"] == MUSE and r["tp"] == tp)
+    row = row_of(engine, version, MUSE, tp)
     children = row["stages"][0]["param_bytes"]
     return int(children["model"]) + int(children["lm_head"])
 
@@ -85,7 +85,7 @@ def test_muse_glimmer_language_model_per_rank_is_vllms(tp: int, engine_bytes: in
 def test_sglang_pads_muse_glimmers_head_to_128_rows(tp: int, padded_rows: int) -> None:
     # SGLang 0.5.23 muse_glimmer.py ParallelLMHead(padding_size=128): lm_head.weight [202112, 6656] at TP 1 and
     # [101056, 6656] at TP 2 in the sweep's meta build, where the 64-row padding of 202,048 gives 202,048 / 101,024
-    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == MUSE and r["tp"] == tp)
+    row = row_of("sglang", "0.5.23", MUSE, tp)
     assert row["stages"][0]["param_bytes"]["lm_head"] == (202112 // tp) * 6656 * BF16
     model = _model()
     rows = engine_rules("sglang").weights_built(model, ParallelLayout(tp=tp), range(model.num_layers), "H100",

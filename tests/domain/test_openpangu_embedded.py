@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.errors import InputError
@@ -59,7 +59,7 @@ def test_openpangu_book_is_vllms_meta_build_tensor_by_tensor() -> None:
 
 @pytest.mark.parametrize(("tp", "engine_bytes"), [(1, 16_062_300_160), (2, 8_031_571_968)])
 def test_openpangu_language_model_per_rank_is_vllms(tp: int, engine_bytes: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if r["config"] == PANGU and r["tp"] == tp)
+    row = row_of("vllm", "0.33.0", PANGU, tp)
     children = row["stages"][0]["param_bytes"]
     assert int(children["model"]) + int(children["lm_head"]) == engine_bytes
     assert tp > 1 or engine_bytes == ATTENTION + MLP + NORMS + 2 * PADDED_VOCAB * 4096 * BF16

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
@@ -56,7 +56,7 @@ def _book(config: dict[str, Any], tp: int, split: TowerSplit) -> tuple[int, int]
 
 
 def _engine(engine: str, tp: int) -> dict[str, int]:
-    row = next(r for r in load_rows(engine, ENGINES[engine][0]) if (r["config"], r["tp"]) == (NAME, tp))
+    row = row_of(engine, ENGINES[engine][0], NAME, tp)
     assert row["status"] == "ok", row.get("message")
     return dict(row["stages"][0]["param_bytes"])
 

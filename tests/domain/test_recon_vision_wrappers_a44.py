@@ -18,7 +18,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -45,7 +45,7 @@ def _book(name: str, tp: int) -> tuple[int, int]:
 
 
 def _engine(name: str, tp: int) -> dict[str, int]:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (name, tp))
+    row = row_of("vllm", "0.33.0", name, tp)
     return dict(row["stages"][0]["param_bytes"])
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
@@ -44,7 +44,7 @@ def _bytes(book: WeightsBook, component: str) -> int:
 
 
 def _row(engine: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows(engine, VERSIONS[engine]) if r["config"] == CONFIG and r["tp"] == tp)
+    return row_of(engine, VERSIONS[engine], CONFIG, tp)
 
 
 def test_experts_shared_expert_and_dense_layers_are_the_engines() -> None:

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -40,7 +40,7 @@ def test_the_projector_is_its_parts_by_hand() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{NAME}", tp))
+    row = row_of("vllm", "0.33.0", f"default--{NAME}", tp)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["vision_tower"], parts["multi_modal_projector"]) == ENGINE_TOWER_BYTES[tp]
     model = model_from_config(json.loads(CONFIG.read_text()))

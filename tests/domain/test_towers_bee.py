@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -30,7 +30,7 @@ PROJECTOR_BYTES = 2 * (1152 + 1152 + 16384 * 1152 + 16384 + 4096 * 16384 + 4096)
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{NAME}", tp))
+    row = row_of("vllm", "0.33.0", f"default--{NAME}", tp)
     held = row["stages"][0]["param_bytes"]
     assert held["multi_modal_projector"] == PROJECTOR_BYTES == 172_012_032
     assert (

@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.towers_blip import qformer_params
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
 from kvtop.domain.layout import ParallelLayout
@@ -42,7 +42,7 @@ ENGINE_TOWER_BYTES = {
 
 @pytest.mark.parametrize(("name", "tp"), sorted(ENGINE_TOWER_BYTES))
 def test_tower_bytes_equal_vllms_meta_build(name: str, tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{name}", tp))
+    row = row_of("vllm", "0.33.0", f"default--{name}", tp)
     parts = row["stages"][0]["param_bytes"]
     assert {key: parts[key] for key in ENGINE_TOWER_BYTES[(name, tp)]} == ENGINE_TOWER_BYTES[(name, tp)]
     model = model_from_config(json.loads((CONFIGS / f"{name}.json").read_text()))

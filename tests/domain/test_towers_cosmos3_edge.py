@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
@@ -44,7 +44,7 @@ def test_the_merger_is_its_parts_by_hand() -> None:
 @pytest.mark.parametrize(("engine", "tp"), sorted(ENGINE_PARTS))
 def test_tower_bytes_equal_the_engines_meta_build(engine: str, tp: int) -> None:
     version, split = ENGINES[engine]
-    row = next(r for r in load_rows(engine, version) if (r["config"], r["tp"]) == (f"default--{NAME}", tp))
+    row = row_of(engine, version, f"default--{NAME}", tp)
     parts = row["stages"][0]["param_bytes"]
     assert {key: parts[key] for key in ENGINE_PARTS[(engine, tp)]} == ENGINE_PARTS[(engine, tp)]
     model = model_from_config(json.loads(CONFIG.read_text()))

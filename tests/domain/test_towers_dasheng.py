@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.architectures.towers_coverage import tower_verdict
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
@@ -51,7 +51,7 @@ def test_the_engines_bytes_are_the_modules_arithmetic() -> None:
 @pytest.mark.parametrize("engine,version", [("vllm", "0.33.0"), ("sglang", "0.5.23")])
 @pytest.mark.parametrize("tp", [1, 2])
 def test_tower_bytes_equal_the_engines_meta_build(engine: str, version: str, tp: int) -> None:
-    row = next(r for r in load_rows(engine, version) if (r["config"], r["tp"]) == (NAME, tp))
+    row = row_of(engine, version, NAME, tp)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["audio_encoder"], parts["audio_projector"]) == (ENCODER[tp], PROJECTOR[(engine, tp)])
     model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.architectures.towers_coverage import tower_verdict
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
@@ -50,7 +50,7 @@ def test_the_engines_bytes_are_the_encoders_arithmetic() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_tower_bytes_equal_sglangs_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == (NAME, tp))
+    row = row_of("sglang", "0.5.23", NAME, tp)
     parts = row["stages"][0]["param_bytes"]
     assert {key: parts[key] for key in ENGINE_PARTS} == ENGINE_PARTS
     model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)

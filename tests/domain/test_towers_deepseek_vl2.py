@@ -16,7 +16,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
@@ -59,7 +59,7 @@ def test_the_engines_bytes_are_the_towers_arithmetic() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_tower_bytes_equal_sglangs_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == (NAME, tp))
+    row = row_of("sglang", "0.5.23", NAME, tp)
     parts = row["stages"][0]["param_bytes"]
     assert {key: parts[key] for key in ENGINE_PARTS} == ENGINE_PARTS
     assert _vision_bytes(tp, SGLANG_SPLIT) == sum(ENGINE_PARTS.values()) == 883_730_560

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.architectures.towers_coverage import tower_verdict
 from kvtop.domain.architectures.towers_gemma3n import Gemma3nAudioFields, audio_encoder
@@ -74,7 +74,7 @@ def test_the_engines_bytes_are_the_modules_arithmetic() -> None:
 @pytest.mark.parametrize(("engine", "tp"), sorted(BUILT))
 def test_tower_bytes_equal_the_engines_meta_build(engine: str, tp: int) -> None:
     version = {"vllm": "0.33.0", "sglang": "0.5.23"}[engine]
-    row = next(r for r in load_rows(engine, version) if (r["config"], r["tp"]) == (NAME, tp))
+    row = row_of(engine, version, NAME, tp)
     parts = row["stages"][0]["param_bytes"]
     assert {key: parts[key] for key in TOWERS} == BUILT[engine, tp]
     model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)

@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
@@ -37,7 +37,7 @@ ENGINES = {"vllm": ("0.33.0", VLLM_SPLIT), "sglang": ("0.5.23", SGLANG_SPLIT)}
 @pytest.mark.parametrize(("engine", "tp"), sorted(ENGINE_VISUAL_BYTES))
 def test_tower_bytes_equal_the_engines_meta_build(name: str, engine: str, tp: int) -> None:
     version, split = ENGINES[engine]
-    row = next(r for r in load_rows(engine, version) if (r["config"], r["tp"]) == (f"default--{name}", tp))
+    row = row_of(engine, version, f"default--{name}", tp)
     assert row["stages"][0]["param_bytes"]["visual"] == ENGINE_VISUAL_BYTES[(engine, tp)]
     model = model_from_config(json.loads((CONFIGS / f"{name}.json").read_text()))
     book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False,

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -29,7 +29,7 @@ ENGINE_TOWER_BYTES = {1: 304_791_552 + 37_748_736, 2: 156_077_568 + 37_748_736}
 @pytest.mark.parametrize("name", ["Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration"])
 @pytest.mark.parametrize("tp", [1, 2])
 def test_tower_bytes_equal_vllms_meta_build(name: str, tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{name}", tp))
+    row = row_of("vllm", "0.33.0", f"default--{name}", tp)
     children = row["stages"][0]["param_bytes"]
     assert children["model.vision_model"] + children["model.connector"] == ENGINE_TOWER_BYTES[tp]
     model = model_from_config(json.loads((CONFIGS / f"{name}.json").read_text()))

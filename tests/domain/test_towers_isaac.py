@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -41,7 +41,7 @@ def test_the_tower_is_its_parts_by_hand() -> None:
 
 @pytest.mark.parametrize("tp", sorted(ENGINE_BYTES))
 def test_tower_bytes_equal_the_engines_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{NAME}", tp))
+    row = row_of("vllm", "0.33.0", f"default--{NAME}", tp)
     assert row["stages"][0]["param_bytes"]["vision_embedding"] == ENGINE_BYTES[tp]
     model = model_from_config(json.loads(CONFIG.read_text()))
     book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False,

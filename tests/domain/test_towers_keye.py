@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
@@ -66,7 +66,7 @@ def plan(name: str, tp: int) -> Any:
 @pytest.mark.parametrize("name", [KEYE, KEYE_1_5])
 @pytest.mark.parametrize("tp", [1, 2])
 def test_the_engines_bytes_are_the_configs_arithmetic(name: str, tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{name}", tp))
+    row = row_of("vllm", "0.33.0", f"default--{name}", tp)
     held = row["stages"][0]["param_bytes"]
     assert held["visual"] == visual(tp) == {1: 221_925_888, 2: 136_926_720}[tp]
     assert held["mlp_AR"] == projector(tp, PRE_NORM[name])

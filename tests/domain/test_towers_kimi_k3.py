@@ -19,7 +19,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
@@ -47,7 +47,7 @@ def test_the_engines_bytes_are_the_configs_arithmetic() -> None:
 @pytest.mark.parametrize(("engine", "tp"), sorted(ENGINE_TOWER_BYTES))
 def test_tower_bytes_equal_the_engines_meta_build(engine: str, tp: int) -> None:
     version, split = ENGINES[engine]
-    row = next(r for r in load_rows(engine, version) if (r["config"], r["tp"]) == (K3, tp))
+    row = row_of(engine, version, K3, tp)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["vision_tower"], parts["mm_projector"]) == ENGINE_TOWER_BYTES[(engine, tp)]
     model = model_from_config(json.loads((CONFIGS / "heldout" / f"{K3}.json").read_text()))

@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.layout import ParallelLayout
@@ -45,7 +45,7 @@ def test_the_projector_split_is_its_linears_by_hand() -> None:
 @pytest.mark.parametrize(("engine", "tp"), sorted(ENGINE_TOWER_BYTES))
 def test_tower_bytes_equal_the_engines_meta_build(engine: str, tp: int) -> None:
     version, split = ENGINES[engine]
-    row = next(r for r in load_rows(engine, version) if (r["config"], r["tp"]) == (f"default--{NAME}", tp))
+    row = row_of(engine, version, f"default--{NAME}", tp)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["vision_tower"], parts["multi_modal_projector"]) == ENGINE_TOWER_BYTES[(engine, tp)]
     model = model_from_config(json.loads(CONFIG.read_text()))

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -42,7 +42,7 @@ def test_the_engines_bytes_are_the_configs_arithmetic() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{NAME}", tp))
+    row = row_of("vllm", "0.33.0", f"default--{NAME}", tp)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["vision"], parts["vision_proj"]) == ENGINE_TOWER_BYTES[tp]
     model = model_from_config(json.loads(CONFIG.read_text()))
@@ -57,7 +57,7 @@ def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
 def test_a_config_without_its_section_builds_the_defaults(name: str) -> None:
     """vLLM's Moondream3Config reads `config.vision` (absent: its defaults); its registry serves HfMoondream with
     the same class (default--HfMoondream's rows hold the same vision and vision_proj bytes)."""
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{name}", 1))
+    row = row_of("vllm", "0.33.0", f"default--{name}", 1)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["vision"], parts["vision_proj"]) == ENGINE_TOWER_BYTES[1]
     config = {**json.loads(CONFIG.read_text()), "architectures": [name]}

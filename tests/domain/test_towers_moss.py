@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.architectures.towers_coverage import tower_verdict
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
@@ -43,7 +43,7 @@ def test_the_engines_bytes_are_the_modules_arithmetic() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (NAME, tp))
+    row = row_of("vllm", "0.33.0", NAME, tp)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["whisper_encoder"], parts["vq_adaptor"]) == (ENCODER[tp], ADAPTOR)
     model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)
@@ -83,7 +83,7 @@ def test_moss_audio_bytes_are_the_modules_arithmetic() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_moss_audio_bytes_equal_vllms_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (AUDIO, tp))
+    row = row_of("vllm", "0.33.0", AUDIO, tp)
     parts = row["stages"][0]["param_bytes"]
     assert parts["audio_encoder"] == AUDIO_ENCODER[tp]
     assert parts["audio_adapter"] + parts["deepstack_audio_merger_list"] == AUDIO_ADAPTERS[tp]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.towers_named import NAMED_TOWERS
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -56,7 +56,7 @@ def test_named_tower_and_projector_whole_on_every_rank(name: str, tower: int, pr
     book = weights_book(model, ParallelLayout(tp=tp), range(model.num_layers), first_stage=True, last_stage=True)
     vision = next(row for row in book.rows if row.component == "vision")
     assert vision.bytes == tower + projector
-    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == name and r["tp"] == tp)
+    row = row_of("sglang", "0.5.23", name, tp)
     built = row["stages"][0]["param_bytes"]
     assert (built["vision_tower"], built["multi_modal_projector"]) == (tower, projector)
 

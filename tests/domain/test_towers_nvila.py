@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import load_rows, row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -70,7 +70,7 @@ def test_the_parts_by_hand_are_the_engines_bytes() -> None:
 @pytest.mark.parametrize("name", sorted(ENGINE))
 @pytest.mark.parametrize("tp", (1, 2))
 def test_tower_bytes_equal_the_engines_meta_build(name: str, tp: int) -> None:
-    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == (f"default--{name}", tp))
+    row = row_of("sglang", "0.5.23", f"default--{name}", tp)
     built = row["stages"][0]["param_bytes"]
     assert {child: built[child] for child in ENGINE[name][tp]} == ENGINE[name][tp]
     model = model_from_config(json.loads((CONFIGS / f"{name}.json").read_text()))

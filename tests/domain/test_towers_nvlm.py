@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.errors import InputError
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -60,7 +60,7 @@ def test_nvlm_tower_is_vllms_meta_build_tensor_by_tensor() -> None:
 
 @pytest.mark.parametrize(("tp", "engine_bytes"), [(1, 13_346_779_392), (2, 7_300_507_392)])
 def test_nvlm_tower_per_rank_is_vllms(tp: int, engine_bytes: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if r["config"] == NVLM and r["tp"] == tp)
+    row = row_of("vllm", "0.33.0", NVLM, tp)
     children = row["stages"][0]["param_bytes"]
     assert int(children["vision_model"]) + int(children["mlp1"]) == engine_bytes
     # TP 2: 32 heads divide, so qkv, proj, fc1 and fc2 split; the rest (and mlp1) whole on every rank

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
@@ -58,7 +58,7 @@ def plan(tp: int) -> Any:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_the_engines_bytes_are_the_configs_arithmetic(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{NAME}", tp))
+    row = row_of("vllm", "0.33.0", f"default--{NAME}", tp)
     held = row["stages"][0]["param_bytes"]
     assert held["visual"] == visual(tp) == {1: 6_166_050_304, 2: 3_087_705_856}[tp]
     assert held["language_model"] == language_model(tp) == {1: 24_099_692_544, 2: 12_050_112_512}[tp]

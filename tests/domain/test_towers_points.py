@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -44,7 +44,7 @@ def test_the_engines_bytes_are_the_towers_arithmetic() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_tower_bytes_equal_sglangs_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == (NAME, tp))
+    row = row_of("sglang", "0.5.23", NAME, tp)
     parts = row["stages"][0]["param_bytes"]
     assert {key: parts[key] for key in ENGINE[tp]} == ENGINE[tp]
     model = model_from_config(json.loads(CONFIG.read_text()), source=NAME)

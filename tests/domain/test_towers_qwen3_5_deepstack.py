@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -41,7 +41,7 @@ def _vision_bytes(config: dict[str, Any], tp: int) -> int:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_tower_bytes_equal_sglangs_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == (f"default--{NAME}", tp))
+    row = row_of("sglang", "0.5.23", f"default--{NAME}", tp)
     assert row["stages"][0]["param_bytes"]["visual"] == ENGINE_VISUAL_BYTES[tp]
     assert _vision_bytes(json.loads(CONFIG.read_text()), tp) == ENGINE_VISUAL_BYTES[tp]
 

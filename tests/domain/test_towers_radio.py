@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -65,7 +65,7 @@ def test_radio_tower_is_the_engines_arithmetic() -> None:
 @pytest.mark.parametrize(("tp", "engine_bytes"), [(1, 1_378_939_392), (2, 749_507_072)])
 def test_radio_tower_per_rank_is_the_engines(engine: str, tp: int, engine_bytes: int) -> None:
     version = "0.33.0" if engine == "vllm" else "0.5.23"
-    row = next(r for r in load_rows(engine, version) if r["config"] == NAME and r["tp"] == tp)
+    row = row_of(engine, version, NAME, tp)
     children = row["stages"][0]["param_bytes"]
     assert int(children["vision_model"]) + int(children["mlp1"]) == engine_bytes
     # TP 2: 16 heads divide, so qkv, proj, fc1 and fc2 split; the patch generator, the rest and mlp1 whole

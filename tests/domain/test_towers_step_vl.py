@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -68,7 +68,7 @@ def test_step_vl_tower_is_the_engines_arithmetic() -> None:
 @pytest.mark.parametrize("tp", [1, 2])
 def test_step_vl_per_rank_is_the_engines(engine: str, tp: int) -> None:
     version = "0.33.0" if engine == "vllm" else "0.5.23"
-    row = next(r for r in load_rows(engine, version) if r["config"] == NAME and r["tp"] == tp)
+    row = row_of(engine, version, NAME, tp)
     children = row["stages"][0]["param_bytes"]
     tower = int(children["vision_model"]) + int(children["vit_large_projector"])
     # the blocks' split parts and the projector split over TP; the patch, norms, table, gammas, biases of the

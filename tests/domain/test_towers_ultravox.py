@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.architectures.towers_coverage import tower_verdict
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
@@ -52,7 +52,7 @@ def test_the_engines_bytes_are_the_modules_arithmetic() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_bytes_equal_vllms_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (NAME, tp))
+    row = row_of("vllm", "0.33.0", NAME, tp)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["audio_tower"], parts["multi_modal_projector"]) == (ENCODER[tp], PROJECTOR)
     assert parts["language_model"] == LANGUAGE[tp]

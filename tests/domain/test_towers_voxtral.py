@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import load_rows, row_of
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.architectures.towers_coverage import tower_verdict
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
@@ -60,7 +60,7 @@ def test_the_engines_bytes_are_the_modules_arithmetic() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_bytes_equal_sglangs_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == (NAME, tp))
+    row = row_of("sglang", "0.5.23", NAME, tp)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["audio_tower"], parts["multi_modal_projector"]) == (ENCODER[tp], ADAPTER)
     assert parts["language_model"] == LANGUAGE[tp]
@@ -99,7 +99,7 @@ def test_vllms_encoder_holds_its_position_table_in_float32() -> None:
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_the_params_json_form_equals_vllms_meta_build(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (PARAMS, tp))
+    row = row_of("vllm", "0.33.0", PARAMS, tp)
     parts = row["stages"][0]["param_bytes"]
     assert (parts["whisper_encoder"], parts["audio_language_adapter"]) == (VLLM_ENCODER[tp], ADAPTER)
     assert parts["language_model"] == LANGUAGE[tp]

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.towers_named import YI_VL_CLIP_H14_448
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -59,7 +59,7 @@ def test_yi_vl_tower_and_projector_whole_on_every_rank(tp: int) -> None:
     assert vision.bytes == CLIP_H_448 + PROJECTOR
     assert model.tower is not None and "assumed" in model.tower.label  # the folder is not read: sizes assumed
     assert not any("vision tower" in note for note in model.not_modelled)
-    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == "default--YiVLForCausalLM" and r["tp"] == tp)
+    row = row_of("sglang", "0.5.23", "default--YiVLForCausalLM", tp)
     built = row["stages"][0]["param_bytes"]
     assert (built["vision_tower"], built["multi_modal_projector"]) == (CLIP_H_448, PROJECTOR)
 

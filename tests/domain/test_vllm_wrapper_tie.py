@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang import SglangRules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import VllmRules
@@ -39,7 +39,7 @@ def _total(rules: VllmRules | SglangRules, version: str, split: object) -> int:
 
 
 def test_vllm_0_33_ties_the_head_by_the_wrappers_value() -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{NAME}", 1))
+    row = row_of("vllm", "0.33.0", f"default--{NAME}", 1)
     assert sum(row["stages"][0]["param_bytes"].values()) == ENGINE_STAGE_BYTES == 23_530_051_584
     assert (CONFIG["tie_word_embeddings"], CONFIG["text_config"]["tie_word_embeddings"]) == (True, False)
     assert _total(VllmRules(), "0.33.0", VLLM_SPLIT) == ENGINE_STAGE_BYTES

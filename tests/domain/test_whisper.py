@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.sglang.pp_parts import stage_parts as sglang_parts
@@ -66,7 +66,7 @@ def model(name: str) -> ModelSpec:
 
 
 def engine_row(engine: str, version: str, name: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows(engine, version) if (r["config"], r["tp"]) == (name, tp))
+    return row_of(engine, version, name, tp)
 
 
 def test_the_engines_bytes_are_the_modules_arithmetic() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import UnsupportedModelError
@@ -46,7 +46,7 @@ def model(name: str) -> ModelSpec:
 
 
 def engine_row(engine: str, version: str, name: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows(engine, version) if (r["config"], r["tp"]) == (name, tp))
+    return row_of(engine, version, name, tp)
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.kv import state_bytes_per_request
 from kvtop.domain.layout import ParallelLayout, validate_layout
@@ -39,7 +39,7 @@ def _model(name: str) -> ModelSpec:
 
 
 def _row(engine: str, version: str, name: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows(engine, version) if r["config"] == f"default--{name}" and r["tp"] == tp)
+    return row_of(engine, version, f"default--{name}", tp)
 
 
 @pytest.mark.parametrize("name", sorted(ENGINE_WEIGHTS))

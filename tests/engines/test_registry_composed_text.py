@@ -28,7 +28,7 @@ from benchmarks.engine_diff.cases import budget
 from benchmarks.engine_diff.engines import ENGINES
 from benchmarks.engine_diff.registry_configs import REGISTRY_DATA
 from benchmarks.engine_diff.registry_judge import judge, kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
@@ -48,7 +48,7 @@ def _config(name: str) -> dict[str, Any]:
 
 def _row(engine: str, name: str, tp: int) -> dict[str, Any]:
     config = f"default--{name}"
-    return next(r for r in load_rows(engine, VERSIONS[engine]) if r["config"] == config and r["tp"] == tp)
+    return row_of(engine, VERSIONS[engine], config, tp)
 
 
 def _llama_bytes(c: dict[str, Any], tp: int) -> dict[str, int]:

@@ -26,7 +26,7 @@ from benchmarks.engine_diff.registry_configs import (
     variant_configs,
 )
 from benchmarks.engine_diff.registry_judge import configs_by_name, judge, kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import load_rows, row_of
 from kvtop.domain.model import LayerKind
 from kvtop.domain.model_config import model_from_config
 
@@ -105,7 +105,7 @@ def test_exaone4_5_read_generically_holds_its_windows_beyond_the_window(
     at 8,192, 512 + 3 × 513 = 2,051 (at 2,048: 128 + 3 × 129 = 515); tokens int(blocks ÷ per request × L)."""
     name = {2048: "default--Exaone4_5_ForConditionalGeneration",
             8192: "default--Exaone4_5_ForConditionalGeneration--positions-8192"}[positions]  # fmt: skip
-    row = next(r for r in load_rows("vllm", "0.33.0") if r["config"] == name and r["tp"] == tp)
+    row = row_of("vllm", "0.33.0", name, tp)
     page = BLOCK * 2 * (32 // tp) * 128 * BF16  # K and V of 32 KV heads × 128 a block (TP 1: 262,144 B)
     kinds = {
         (s["kind"], s.get("sliding_window"), s["page_size_bytes"]) for s in row["stages"][0]["layer_specs"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
@@ -30,7 +30,7 @@ def test_hunyuan_without_use_qk_norm_builds_no_qk_norms() -> None:
     layer = 12288 * 4096 + 4096 * 4096 + 22016 * 4096 + 4096 * 11008 + 2 * 4096
     assert (2 * 290944 * 4096 + 32 * layer + 4096) * 2 == 17_719_369_728
     for tp in (1, 2):
-        row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == HUNYUAN and r["tp"] == tp)
+        row = row_of("sglang", "0.5.23", HUNYUAN, tp)
         plan = kvtop_answer("sglang", "0.5.23", row)
         assert plan["stages"][0]["weights_bytes"] == sum(row["stages"][0]["param_bytes"].values())
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
@@ -35,7 +35,7 @@ BF16 = 2
 
 
 def _row(tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows("sglang", "0.5.23") if r["config"] == CONFIG and r["tp"] == tp)
+    return row_of("sglang", "0.5.23", CONFIG, tp)
 
 
 @pytest.mark.parametrize(

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 
 
 def _row(config: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows("sglang", "0.5.23") if r["config"] == config and r["tp"] == tp)
+    return row_of("sglang", "0.5.23", config, tp)
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import load_rows, row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
@@ -36,7 +36,7 @@ def _model() -> ModelSpec:
 
 
 def _row(tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows("sglang", "0.5.23") if r["config"] == K3 and r["tp"] == tp)
+    return row_of("sglang", "0.5.23", K3, tp)
 
 
 def _book(version: str, tp: int = 1) -> WeightsBook:

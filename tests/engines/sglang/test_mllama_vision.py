@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 
 CONFIG = "default--MllamaForConditionalGeneration"
 BF16 = 2
@@ -30,7 +30,7 @@ PROJECTOR = 7680 * 4096 + 4096  # ReplicatedLinear(vision_output_dim → text hi
 
 
 def _row(tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows("sglang", "0.5.23") if r["config"] == CONFIG and r["tp"] == tp)
+    return row_of("sglang", "0.5.23", CONFIG, tp)
 
 
 @pytest.mark.parametrize("tp", [1, 2])

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.kv import resolve_kv_format
@@ -36,7 +36,7 @@ FALCON, GEMMA4, QWEN36 = (
 
 
 def _row(config: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows("sglang", "0.5.23") if r["config"] == config and r["tp"] == tp)
+    return row_of("sglang", "0.5.23", config, tp)
 
 
 def _json(name: str) -> dict[str, Any]:

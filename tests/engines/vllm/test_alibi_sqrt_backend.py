@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
@@ -39,7 +39,7 @@ def ledger(*extra: str, version: str = "0.33.0", gpu: str = "H100") -> Ledger:
 
 def test_the_engine_refuses_the_default_backend() -> None:
     for tp in (1, 2):
-        row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{NAME}", tp))
+        row = row_of("vllm", "0.33.0", f"default--{NAME}", tp)
         assert row["status"] == "refused" and "use_alibi_sqrt is not supported by backend FLASH_ATTN" in row["message"]
 
 

@@ -17,11 +17,11 @@ import pytest
 
 from benchmarks.engine_diff.architectures import _dsv4_roles
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 
 
 def _row(config: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows("vllm", "0.33.0") if r["config"] == config and r["tp"] == tp)
+    return row_of("vllm", "0.33.0", config, tp)
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.engines.vllm.config_checks import check_config
 from kvtop.domain.errors import InputError
@@ -22,7 +22,7 @@ PATH = DATA / "engine_diff" / "registry" / "configs" / "Gemma4UnifiedForConditio
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_both_refuse_it(tp: int) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if r["config"] == CONFIG and r["tp"] == tp)
+    row = row_of("vllm", "0.33.0", CONFIG, tp)
     assert row["status"] == "refused" and "requires a vision configuration" in row["message"]
     plan = kvtop_answer("vllm", "0.33.0", row)
     assert plan["status"] != "ok" and "requires a vision configuration" in plan["message"]

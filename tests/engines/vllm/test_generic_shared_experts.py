@@ -17,7 +17,7 @@ import json
 import pytest
 
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.architectures.generic import SHARED_COUNTS
 
 CONFIG = "inclusionAI--Ling-plus"
@@ -30,7 +30,7 @@ CONFIG = "inclusionAI--Ling-plus"
 def test_ling_plus_weights_and_kv_equal_vllms_meta_build(
     tp: int, engine_weights: int, engine_kv_per_token: int
 ) -> None:
-    row = next(r for r in load_rows("vllm", "0.33.0") if r["config"] == CONFIG and r["tp"] == tp)
+    row = row_of("vllm", "0.33.0", CONFIG, tp)
     plan = kvtop_answer("vllm", "0.33.0", row)
     assert plan["status"] == "ok"
     assert plan["stages"][0]["weights_bytes"] == engine_weights

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
@@ -30,7 +30,7 @@ ENGINE_LANGUAGE_MODEL = {1: 1_559_965_580_416, 2: 785_731_856_576}
 
 
 def _row(tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows("vllm", "0.33.0") if r["config"] == K3 and r["tp"] == tp)
+    return row_of("vllm", "0.33.0", K3, tp)
 
 
 def _book(version: str) -> WeightsBook:

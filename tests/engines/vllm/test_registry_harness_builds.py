@@ -23,13 +23,13 @@ import pytest
 
 from benchmarks.engine_diff.registry_configs import REGISTRY_DATA
 from benchmarks.engine_diff.registry_judge import kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 
 BF16 = 2
 
 
 def _row(config: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows("vllm", "0.33.0") if r["config"] == config and r["tp"] == tp)
+    return row_of("vllm", "0.33.0", config, tp)
 
 
 def _apertus_bytes(tp: int) -> dict[str, int]:
@@ -187,6 +187,6 @@ def test_a_checkpoints_own_configuration_code_is_named_as_the_reason(engine: str
     (checkpoint_config_classes.custom_code_reason), a harness limit, not the engine's answer."""
     version = {"vllm": "0.33.0", "sglang": "0.5.23"}[engine]
     for tp in (1, 2):
-        row = next(r for r in load_rows(engine, version) if r["config"] == config and r["tp"] == tp)
+        row = row_of(engine, version, config, tp)
         assert row["status"] == "harness-error"
         assert row["message"].startswith(reason)

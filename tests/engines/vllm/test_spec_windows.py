@@ -21,7 +21,7 @@ import pytest
 
 from benchmarks.engine_diff.architectures import window_differences
 from benchmarks.engine_diff.registry_judge import judge, kvtop_answer
-from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.registry_sweep import row_of
 
 GIB = 1 << 30
 BLOCK = 16
@@ -29,7 +29,7 @@ COHERE2 = ("default--Cohere2ForCausalLM", "default--Cohere2MoeForCausalLM", "def
 
 
 def _row(config: str, tp: int) -> dict[str, Any]:
-    return next(r for r in load_rows("vllm", "0.33.0") if r["config"] == config and r["tp"] == tp)
+    return row_of("vllm", "0.33.0", config, tp)
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -102,6 +102,6 @@ def test_cohere2_window_is_the_config_window_before_v0_29(version: str, window: 
 def test_the_spec_window_is_a_vllm_reading_only() -> None:
     """vLLM's harness spec names the reading (engines.py VLLM.plan_readings); SGLang's meta rows record no spec window,
     so its kvtop row carries none (the harness asks no engine's name)."""
-    row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == "default--Cohere2ForCausalLM" and r["tp"] == 1)
+    row = row_of("sglang", "0.5.23", "default--Cohere2ForCausalLM", 1)
     plan = kvtop_answer("sglang", "0.5.23", row)
     assert plan["status"] == "ok" and "spec_window" not in plan and "dsv4_specs" not in plan
