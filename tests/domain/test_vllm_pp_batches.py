@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.batching import concurrent_batches
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.launch import parse_flags
 from tests.domain.vllm_engine_cases import engine_figures, figures, flag_plan, flag_row
 
 MISTRAL = "mistralai--Mistral-7B-v0.1"  # sliding window 4,096, dense
@@ -40,9 +43,20 @@ def _in_flight(ledger) -> str:
 def test_the_runner_by_release() -> None:
     """v0.13.0: async scheduling off (pp batches); the V2-for-dense-models era (PR #44443, read as v0.25.0)
     keeps pp + 1 for a dense model and pp for an MoE model (the V1 runner turns async scheduling off)."""
-    assert _in_flight(flag_plan("pp2", MISTRAL, version="0.13.0")) == "tokens in flight: 2 × max_num_batched_tokens 8,192"
-    assert _in_flight(flag_plan("pp2", MISTRAL, version="0.25.0")) == "tokens in flight: 3 × max_num_batched_tokens 8,192"
-    assert _in_flight(flag_plan("pp2", GPT_OSS, version="0.25.0")) == "tokens in flight: 2 × max_num_batched_tokens 8,192"
+    launch = parse_flags("vllm", ["--pp", "2"])
+    assert concurrent_batches(launch, 2, ResolvedVersion(text="0.13.0"), moe=False)[0] == 2
+    assert concurrent_batches(launch, 2, ResolvedVersion(text="0.25.0"), moe=False)[0] == 3
+    assert concurrent_batches(launch, 2, ResolvedVersion(text="0.25.0"), moe=True)[0] == 2
+
+
+def test_before_v0_26_a_window_counts_one_batch_in_flight() -> None:
+    """The batches matter to a windowed spec only from v0.26.0: before, SlidingWindowSpec.max_memory_usage_bytes
+    adds scheduler_config.max_num_batched_tokens alone (v0.13.0 wheel kv_cache_interface.py:226-233, v0.25.1 :561);
+    v0.26.0 :584 adds VllmConfig.max_in_flight_tokens = max_concurrent_batches × max_num_batched_tokens."""
+    one = "tokens in flight: 1 × max_num_batched_tokens 8,192"
+    assert _in_flight(flag_plan("pp2", MISTRAL, version="0.13.0")) == one
+    assert _in_flight(flag_plan("pp2", MISTRAL, version="0.25.0")) == one
+    assert _in_flight(flag_plan("pp2", MISTRAL, version="0.26.0")) == "tokens in flight: 3 × max_num_batched_tokens 8,192"
 
 
 def test_explicit_async_scheduling_under_the_v1_runner_at_pp2_is_not_modelled() -> None:

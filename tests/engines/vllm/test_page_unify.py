@@ -96,9 +96,86 @@ def test_an_mla_page_that_does_not_divide_is_refused() -> None:
         unified_pages(3_072.0, 4_096.0, 16, True, V033)
 
 
-def test_releases_before_the_read_one_still_refuse_by_name() -> None:
-    with pytest.raises(UnsupportedModelError, match="not modelled before 0.33.0"):
-        unified_pages(2_048.0, 4_096.0, 16, False, ResolvedVersion(text="0.20.1"))
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        # v0.12.0 wheel kv_cache_utils.py:885-922: a page that does not divide raises NotImplementedError
+        ("0.19.0", "Cannot unify by adjusting block_size"),
+        # v0.24.0 :1049-1100: padded only where the backend reads KV by block stride, which kvtop does not read
+        ("0.25.0", "indexes_kv_by_block_stride"),
+    ],
+)  # fmt: skip
+def test_a_page_that_does_not_divide_before_v0_29(version: str, expected: str) -> None:
+    with pytest.raises(UnsupportedModelError, match=expected):
+        unified_pages(3_072.0, 4_096.0, 16, False, ResolvedVersion(text=version))
+
+
+def test_from_v0_29_a_non_mla_page_that_does_not_divide_is_padded() -> None:
+    """v0.29.0 wheel kv_cache_utils.py:1135-1197: replace(spec, page_size_padded=max_page_size), the block kept."""
+    pages = unified_pages(3_072.0, 4_096.0, 16, False, ResolvedVersion(text="0.29.0"))
+    assert (pages.page_bytes, pages.full_block, pages.window_block) == (65_536, 16, 16)
+
+
+def test_before_v0_12_unequal_pages_are_refused_as_vllm_refuses_them() -> None:
+    """v0.11.2 wheel kv_cache_utils.py:1140-1177: get_kv_cache_groups has no unification; unequal pages reach
+    `raise NotImplementedError`."""
+    with pytest.raises(UnsupportedModelError, match="NotImplementedError before 0.12.0"):
+        unified_pages(2_048.0, 4_096.0, 16, False, ResolvedVersion(text="0.11.2"))
+
+
+GEMMA4 = CONFIGS / "heldout" / "google--gemma-4-26B-A4B.json"
+A100 = 80 << 30
+KV_20_GIB = 21_474_836_480
+
+
+def _gemma4_a100(version: str) -> Any:
+    flags = ["--max-model-len", "32768", "--max-num-batched-tokens", "2048", "--kv-cache-memory-bytes",
+             str(KV_20_GIB), "--engine-version", version]  # fmt: skip
+    return predict(load_model(str(GEMMA4)), parse_flags("vllm", flags), gpu_total_bytes=A100, gpu_name="A100-80GB").engine
+
+
+@pytest.mark.parametrize("version", ["0.19.0", "0.33.0"])
+def test_gemma4_26b_a4b_tp1_pages_and_blocks(version: str) -> None:
+    """TP 1 (config: 8 KV heads × 256 on the sliding layers; 2 global KV heads × 512 on the full ones, K and V
+    both stored, gemma4.py Attention(num_kv_heads, head_dim) in v0.19.0 and v0.33.0): sliding 8 × (256 + 256) × 2 B
+    = 8,192 B a token, full 2 × (512 + 512) × 2 = 4,096 B. At block 16 (TRITON_ATTN on A100, forced by
+    Gemma4Config for head dims 256 ≠ 512 > 256: preferred block 16) the pages are 131,072 and 65,536 B; 65,536
+    divides 131,072, so unify_kv_cache_spec_page_size gives the full layers 16 × 2 = 32 tokens a block (v0.19.0
+    kv_cache_utils.py:914-951, v0.33.0 kv_cache_planning.py:346-408, the same arithmetic)."""
+    pages = unified_pages(4_096.0, 8_192.0, 16, False, ResolvedVersion(text=version))
+    assert (pages.page_bytes, pages.full_block, pages.window_block) == (131_072, 32, 16)
+
+
+def test_gemma4_26b_a4b_at_v0_19_0_by_hand() -> None:
+    """v0.19.0, A100, 20 GiB of KV (--kv-cache-memory-bytes), L 32,768. 25 sliding + 5 full layers:
+    _get_kv_cache_groups_uniform_page_size group_size 5 (25 ≥ 1.5 × 5), 5 + 1 groups; get_num_blocks
+    21,474,836,480 // 131,072 // 5 = 32,768 blocks. _report_kv_cache_config (v0.19.0 :1287-1329) prints
+    num_blocks // 6 groups × min block 16 = 5,461 × 16 = 87,376 tokens. Maximum concurrency
+    (get_max_concurrency_for_kv_cache_config :802-820): full cdiv(32,768, 32) = 1,024 blocks; each sliding group
+    cdiv(min(1,024 − 1 + 2,048, 32,768), 16) + 1 = 193 (SlidingWindowSpec: max_num_batched_tokens, one batch):
+    1,024 + 5 × 193 = 1,989; 32,768 / 1,989."""
+    engine = _gemma4_a100("0.19.0")
+    assert (engine.page_size, engine.num_blocks, engine.block_bytes) == (16, 32_768, 5 * 131_072)
+    assert engine.token_capacity == 32_768 // 6 * 16 == 87_376
+    assert engine.max_concurrency == pytest.approx(32_768 / 1_989)
+
+
+def test_gemma4_26b_a4b_at_v0_33_0_by_hand() -> None:
+    """The same launch at v0.33.0: the same 32,768 blocks of 655,360 B; a sliding group now counts
+    max_in_flight_tokens = 2 batches (async scheduling) × 2,048: cdiv(1,023 + 4,096, 16) + 1 = 321 blocks;
+    1,024 + 5 × 321 = 2,629 a request; int(32,768 / 2,629 × 32,768) = 408,422 tokens."""
+    engine = _gemma4_a100("0.33.0")
+    assert (engine.page_size, engine.num_blocks, engine.block_bytes) == (16, 32_768, 655_360)
+    assert engine.token_capacity == int(32_768 / 2_629 * 32_768) == 408_422
+
+
+def test_mimo_v2_before_v0_20_is_refused_for_its_padded_v() -> None:
+    """v0.19.0 mimo_v2_flash.py:288-316 builds Attention(heads, head_dim 192) and pads V (128) to 192 in forward:
+    the cache holds 192 + 192 a head, not kvtop's 192 + 128."""
+    model = load_model(str(CONFIGS / "heldout" / "XiaomiMiMo--MiMo-V2-Flash.json"))
+    flags = ["--tp", "2", "--max-model-len", "32768", "--engine-version", "0.19.0"]
+    with pytest.raises(UnsupportedModelError, match="padded to K's width"):
+        predict(model, parse_flags("vllm", flags), gpu_total_bytes=H200, gpu_name="H200")
 
 
 def test_gemma4_without_the_hybrid_manager_sums_every_layers_page() -> None:

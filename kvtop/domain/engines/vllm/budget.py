@@ -31,11 +31,16 @@ from kvtop.domain.engines.vllm.eras import (
 )
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
-from kvtop.domain.engines.vllm.page_unify import UnifiedPages, unified_pages
+from kvtop.domain.engines.vllm.page_unify import UnifiedPages, check_v_width, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
 from kvtop.domain.engines.vllm.state_only import state_page
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
-from kvtop.domain.engines.vllm.windows import EXTRA_RETAINED_ERAS, extra_retained_tokens, spec_window
+from kvtop.domain.engines.vllm.windows import (
+    EXTRA_RETAINED_ERAS,
+    IN_FLIGHT_BATCHES_ERAS,
+    extra_retained_tokens,
+    spec_window,
+)
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook, PoolName
 from kvtop.domain.layout import pp_layer_range
@@ -95,6 +100,7 @@ class VllmBudget:
         check_weights(m, s, inputs.layout, inputs.gpu_name, inputs.version)  # §3.6, as the config is built
         check_tower_heads(m, inputs.layout, inputs.version)  # §3.6, as the tower is built
         check_attention(m, kv.kv_format, inputs.gpu_name, inputs.version)  # §3.5, as the layers are
+        check_v_width(m, inputs.version)  # §4.6: MiMo-V2's V padded to K's width before v0.20.0
         hybrid, state_only = None, None
         if m.attention_free:  # §4.4: every layer a MambaSpec, one block a request (state_only.py)
             state_only = state_page(kv, s, inputs.context_length)
@@ -181,6 +187,8 @@ class VllmBudget:
         if any(kind in ("swa", "chunked") for kind, _ in groups):  # only windowed groups read the in-flight tokens
             batched, source = batched_tokens(s, batched_default, max_seqs, max_len)
             batches, batches_why = concurrent_batches(s, inputs.layout.pp, inputs.version, m.moe is not None)
+            if not IN_FLIGHT_BATCHES_ERAS.at(inputs.version):  # the spec counts one batch before v0.26.0
+                batches, batches_why = 1, era_for(IN_FLIGHT_BATCHES_ERAS, inputs.version).source
             in_flight = batches * batched
             steps.append(
                 BudgetStep(

@@ -39,6 +39,16 @@ EXTRA_RETAINED_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
+# The tokens in flight a windowed spec (SlidingWindowSpec, ChunkedLocalAttentionSpec) counts beside its window in
+# max_memory_usage_bytes: one batch (max_num_batched_tokens) or every concurrent batch (max_in_flight_tokens).
+IN_FLIGHT_BATCHES_ERAS: Eras[bool] = Eras((
+    Era("", False, "kv_cache_interface.py SlidingWindowSpec / ChunkedLocalAttentionSpec.max_memory_usage_bytes: "
+        "scheduler_config.max_num_batched_tokens, one batch (v0.14.0 :263, v0.19.0 :262, v0.25.1 :561)"),
+    Era("0.26.0", True, "v0.26.0 kv_cache_interface.py:584 (:517 chunked local): VllmConfig.max_in_flight_tokens = "
+        "max_concurrent_batches × max_num_batched_tokens (config/vllm.py:525-533); absent from the v0.25.1 wheel"),
+))  # fmt: skip
+
+
 def spec_window(model: ModelSpec, version: ResolvedVersion) -> int | None:
     """The tokens vLLM's spec of the model's windowed layers holds (None: no window): the chunk of a chunked local
     layer, else the config's window (its layer pattern's, or the config's over every layer, §3.4), plus the query
