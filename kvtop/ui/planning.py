@@ -113,12 +113,16 @@ class FieldErrors(InputError):
 
 
 def field_error(err: KvtopError, engine: EngineId | None = None) -> FieldError:
-    """`err` worded for the planner: the field it names by its label ('--pp: pp 999 exceeds…' → 'PP: …')."""
+    """`err` worded for the planner: the field it names by its label ('--pp: pp 999 exceeds…' → 'PP: …'). A form
+    field's reason leaves out the model file it was found in ('… attention TP 3 in /home/…/llama-3-70b.json'): the
+    model row above names the model, and the path only wrapped the line at 80 columns; the model field keeps it."""
     if isinstance(err, FieldErrors) and err.errors:
         return err.errors[0]
     key, text, name = field_of_error(err, engine), str(err), named_field(err)
     if key is None:
         return FieldError(None, text)
+    if key != "model" and isinstance(err, InputError) and err.source:
+        text = text.removesuffix(f" in {err.source}")
     if name and text.startswith(f"{name}: "):
         text = text[len(name) + 2 :]
     return FieldError(key, f"{FIELD_BY_KEY[key].label}: {text}")
