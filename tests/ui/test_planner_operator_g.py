@@ -61,3 +61,28 @@ async def test_ctrl_u_typed_fast_clears_the_old_text_and_keeps_the_new(make_app,
         app.post_message(events.Key("1", "1"))
         await wait_for(pilot, lambda: tp.value != "4")
         assert tp.value == "14"
+
+
+async def test_a_lora_rank_without_lora_slots_is_named_not_dropped(make_app, healthy_snapshot):
+    """With LoRA slots off no LoRA flag is written, the rank's neither: the planner said '✓ valid' and copied
+    '--tp-size 8', the 64 typed gone unseen. It is the rank field's error now, its text kept; slots on takes it."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-lora_rank", "64")
+        said = shown(screen, "#plan-error")
+        assert said == "✗ LoRA rank: no effect while LoRA slots is off (give it a count or 'default')"
+        assert len(said) < 80 and screen.query_one("#plan-lora_rank", Input).has_class("-invalid")
+        assert screen.query_one("#plan-lora_rank", Input).value == "64"
+        await retype(pilot, "#plan-lora_slots", "4")
+        flags = shown(screen, "#plan-flags")
+        assert "--max-loras-per-batch 4" in flags and "--max-lora-rank 64" in flags  # SGLang's spellings
+
+
+async def test_a_host_size_past_the_bound_names_the_bound(make_app, healthy_snapshot):
+    """The field takes 0 < GiB < 2**20 = 1,048,576: a larger size was told 'needs a size in GiB above 0'."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-host_kv_gib", "2000000")
+        assert "needs a size in GiB above 0 and under 1,048,576 (or x2" in shown(screen, "#plan-error")
