@@ -1,7 +1,8 @@
-"""The planner's defects an operator trial found (session 48, tmux at 80×24, 100×30 and 160×45 on the demo node):
+"""Defects an operator trial found (session 48, tmux at 80×24, 100×30 and 160×45 on the demo nodes), in the planner:
 a layout error naming the model's file path (the status line wrapped at 80 columns), a plan 'at risk' said only in
-a per-rank line scrolled out of sight while the status said '✓ valid', and 'ctrl+u' typed with the new text behind
-it clearing that text too (Textual runs the binding after the queued characters)."""
+a per-rank line scrolled out of sight while the status said '✓ valid', 'ctrl+u' typed with the new text behind
+it clearing that text too (Textual runs the binding after the queued characters), a LoRA rank dropped unseen, a host
+size's bound unsaid; and in the process pane, a filter's error overwritten by the next redraw."""
 
 from __future__ import annotations
 
@@ -86,3 +87,35 @@ async def test_a_host_size_past_the_bound_names_the_bound(make_app, healthy_snap
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-host_kv_gib", "2000000")
         assert "needs a size in GiB above 0 and under 1,048,576 (or x2" in shown(screen, "#plan-error")
+
+
+async def test_a_process_filter_that_does_not_parse_stays_said_and_hides_nothing(make_app, co_tenant_snapshot):
+    """The process pane drew 'filter: re: not a regular expression …' once, and the next redraw (a tick, a row
+    highlighted) put the selected row's command over it, the table left filtered by the text typed before: 're:[('
+    showed '1 process(es) (filtered)' with no word why. Now the reason stays and every process is shown, as the
+    dashboard's GPU filter does (test_filter_and_sort.py)."""
+    from textual.widgets import Static
+
+    from kvtop.ui.screens.processes import ProcessScreen
+
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("X")  # every GPU's processes
+        await wait_for(pilot, lambda: isinstance(app.screen, ProcessScreen))
+        screen = app.screen
+        every = len(screen._rows)
+        await pilot.press("slash", *"pid:4242")
+        await wait_for(pilot, lambda: len(screen._rows) < every)
+        await pilot.press("space", *"re:[(")
+        detail = screen.query_one("#processes-detail", Static)
+        said = "filter: re: not a regular expression '[(' (unterminated character set at position 0)"
+        await wait_for(pilot, lambda: detail.render().plain == said)
+        assert len(screen._rows) == every  # nothing hidden by the words typed before
+        screen.show_node(screen.node)  # the next tick's redraw
+        await pilot.pause()
+        assert detail.render().plain == said
+        await pilot.press("backspace", "backspace")  # 're:[' still does not parse; 're:' … then a valid filter
+        await pilot.press("ctrl+u", *"pid:4242")
+        await wait_for(pilot, lambda: len(screen._rows) < every)
+        assert not detail.render().plain.startswith("filter:")
