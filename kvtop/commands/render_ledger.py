@@ -280,7 +280,11 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
     """The ledger's contract, with the capacity interval and every pre-load term (docs/calibration.md)."""
     dominant = plan.dominant
     check = architecture_check(plan.ledger)
-    return ledger_json(plan.ledger) | {
+    ledger = plan.ledger
+    return ledger_json(ledger) | {
+        # what the GPU's total is, as the header says it (a plan's GPU is --gpu's table figure or --gpu-memory)
+        "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes,
+                "total_is": total_said(ledger.gpu_name, ledger.gpu_total_bytes)},
         "architecture_check": {"state": check.state, "architecture": check.architecture, "message": check.message,
                                "source": check.source},
         "token_capacity_min": plan.token_capacity_min,

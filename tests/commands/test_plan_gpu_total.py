@@ -41,3 +41,12 @@ def test_compare_and_layouts_name_the_total_as_plan_does(capsys: pytest.CaptureF
     assert "4× H100 (79.65 GiB, nvidia-smi's total)  ·  KV auto" in plan(capsys, "--tp", "4", "--compare", "all", engine=())[0]
     lines = plan(capsys, "--layouts", "1x8 tp8", "1x8 tp4 dp2")
     assert "  ·  H100 (79.65 GiB, nvidia-smi's total)  ·  " in lines[0]
+
+
+def test_the_json_names_the_total_as_the_header_does(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    out = json.loads("\n".join(plan(capsys, "--gpu", "H100", "--json")))
+    assert out["gpu"] == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "nvidia-smi's total"}
+    cuda = next(term for term in out["terms"] if term["term"] == "cuda_total")
+    assert cuda["bytes"] == H100_CUDA_TOTAL_BYTES and cuda["label"] == "GPU memory as CUDA reports it"
