@@ -13,7 +13,7 @@ import importlib
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from kvtop import __version__
 from kvtop.cli_args import add_calibration_store, ca_file, prometheus_url, refresh_seconds, token_file
@@ -162,6 +162,18 @@ def _given_after_command(
     )
 
 
+def _unrecognized(parser: argparse.ArgumentParser, tokens: Sequence[str], extra: Sequence[str], command: str) -> NoReturn:
+    """Refuse arguments no parser took, pointing at the help that lists what is taken there: the command's own
+    (`kvtop snapshot --bogus`: 'see kvtop snapshot --help', was 'kvtop --help', which lists no option of snapshot)
+    where every one was given after the command, else kvtop's."""
+    message = f"unrecognized arguments: {_redacted(' '.join(extra))}"
+    after = list(tokens[tokens.index(command) + 1 :]) if command in tokens else []
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    own = subparsers.choices.get(command)
+    target: argparse.ArgumentParser = own if own is not None and all(token in after for token in extra) else parser
+    target.error(message)
+
+
 def build_parser(only: str | None = None, *, full: bool = True) -> argparse.ArgumentParser:
     """The CLI with every subcommand's parser; with `only`, just that one (a faster start).
 
@@ -237,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_tui(args)
         if extra and not getattr(args, "accepts_engine_flags", False):
-            parser.error(f"unrecognized arguments: {_redacted(' '.join(extra))}")
+            _unrecognized(parser, joined, extra, args.command)
         try:
             return int(args.handler(args, extra))
         except InputError as err:

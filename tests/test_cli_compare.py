@@ -28,7 +28,7 @@ def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(caps
     code, out, _ = run(capsys, "--compare", "all")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("meta-llama--Llama-3.1-70B  ·  TP4 on 4× H100 (79.65 GiB)")
+    assert lines[0].startswith("meta-llama--Llama-3.1-70B  ·  TP4 on 4× H100 (79.65 GiB, nvidia-smi's total)")
     rows = {line.split()[0]: line for line in lines if line.startswith("  ") and line.split()[1:2] == ["latest"]}
     assert list(rows) == ["SGLang", "vLLM", "LMDeploy", "TensorRT-LLM", "llama.cpp"]
     assert "--tp: llama.cpp has no tensor" in rows.pop("llama.cpp")  # a row message: it has no TP ranks

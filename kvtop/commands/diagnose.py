@@ -16,10 +16,16 @@ from kvtop.commands.node_args import add_node_arguments, collect_once
 from kvtop.commands.output import print_json, print_text
 from kvtop.domain.errors import KvtopError
 
+#: The exit status as `--help` states it (the module doc's): a script reads it without the text.
+EXIT_STATUS = (
+    "exit status: 0 nothing wrong (advice, such as FP8 KV, does not count); 1 a finding of severity warning or "
+    "critical; 2 an error (no readable node)"
+)
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "diagnose", help=SUMMARIES["diagnose"], allow_abbrev=False,
+        "diagnose", help=SUMMARIES["diagnose"], allow_abbrev=False, epilog=EXIT_STATUS,
     )  # fmt: skip
     parser.add_argument(
         "--json", action="store_true", help="print the stable JSON contract: {findings, advice}"

@@ -262,7 +262,7 @@ def render_probe_result(result: ProbeResult) -> str:
     delta = result.measured_vs_predicted
     delta_text = "" if delta is None else f" ({delta:+.2%}, padding page included)"
     rows.append(
-        f"  bytes/token    measured {measured} · predicted {fmt_tokens(result.bytes_per_token_predicted)}{delta_text}"
+        f"  bytes/token    measured {measured} · predicted {result.bytes_per_token_predicted:,} B{delta_text}"
     )
     if result.context_bytes is not None:
         rows.append(f"  CUDA context   {fmt_bytes(result.context_bytes)}")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from kvtop.commands.render_ledger import gpu_shown
 from kvtop.domain.compare import Comparison, EngineRow, SameBudget, SameBudgetMethod
 from kvtop.domain.engines.registry import display_name
-from kvtop.units import fmt_both, fmt_gib, fmt_tokens
+from kvtop.units import fmt_both, fmt_tokens
 
 _METHOD_NOTES = {
     SameBudgetMethod.ABSOLUTE: "",
@@ -95,8 +96,8 @@ def comparison_text(comparison: Comparison) -> str:
     c = comparison
     dtype = "auto (each engine's default)" if c.kv_cache_dtype == "auto" else c.kv_cache_dtype
     lines = [
-        f"{c.model_name}  ·  {c.layout.describe()} on {c.layout.gpus}× {c.gpu_name or 'GPU'} "
-        f"({fmt_gib(c.gpu_total_bytes)})  ·  KV {dtype}  ·  context {c.context_length:,}",
+        f"{c.model_name}  ·  {c.layout.describe()} on {c.layout.gpus}× {gpu_shown(c.gpu_name, c.gpu_total_bytes)}"
+        f"  ·  KV {dtype}  ·  context {c.context_length:,}",
         "",
         f"  {'engine (rules)':<21}{'memory setting (default)':<42}{'KV budget per rank':>22}  {'KV per token':<16}"
         f"{'tokens per rank':>13}{'max reqs':>10}  fits",

@@ -6,11 +6,12 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from kvtop.commands.render_ledger import gpu_shown
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.layouts import LayoutPlan
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.placement import Placement
-from kvtop.units import fmt_both, fmt_gib
+from kvtop.units import fmt_both
 
 
 def placement_json(placement: Placement | None) -> dict[str, Any] | None:
@@ -78,7 +79,7 @@ def layouts_text(plans: Sequence[LayoutPlan]) -> str:
     if solved is not None:
         lines += [
             f"{solved.model.name}  ·  {display_name(solved.settings.engine)} {solved.version.label}  ·  "
-            f"{solved.gpu_name or 'GPU'} ({fmt_gib(solved.gpu_total_bytes)})  ·  KV {solved.kv_format}  ·  "
+            f"{gpu_shown(solved.gpu_name, solved.gpu_total_bytes)}  ·  KV {solved.kv_format}  ·  "
             f"context {solved.context_length:,}",
             "",
         ]

@@ -12,6 +12,7 @@ from kvtop.domain.doc_refs import qualified
 from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
+from kvtop.domain.gpus import total_said
 from kvtop.domain.launch import spelling_of
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.ledger import Ledger, RankLedger
@@ -190,12 +191,18 @@ def _row_bytes(num_bytes: int) -> str:
     return fmt_both(num_bytes) if num_bytes >= 5_000_000 or not num_bytes else fmt_bytes(num_bytes)
 
 
+def gpu_shown(name: str | None, total_bytes: int) -> str:
+    """'H100 (79.65 GiB, nvidia-smi's total)': the GPU a header names, with what its total is (`gpus.total_said`),
+    apart from the CUDA total a calibrated budget sizes from ('GPU memory as CUDA reports it', 79.19 GiB)."""
+    return f"{name or 'GPU'} ({fmt_gib(total_bytes)}, {total_said(name, total_bytes)})"
+
+
 def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     """The ledger as a table (`capacity`: the block under the budget, where a plan says more than the ledger)."""
     e, m = ledger.engine, ledger.model
     lines = [
         f"{m.name}  ·  {display_name(e.engine)} {ledger.version.label}  ·  {ledger.layout.describe()} on {ledger.layout.gpus}× "
-        f"{ledger.gpu_name or 'GPU'} ({fmt_gib(ledger.gpu_total_bytes)})  ·  KV {ledger.kv_format}  ·  "
+        f"{gpu_shown(ledger.gpu_name, ledger.gpu_total_bytes)}  ·  KV {ledger.kv_format}  ·  "
         f"context {ledger.context_length:,}",
         "",
     ]
@@ -273,7 +280,11 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
     """The ledger's contract, with the capacity interval and every pre-load term (docs/calibration.md)."""
     dominant = plan.dominant
     check = architecture_check(plan.ledger)
-    return ledger_json(plan.ledger) | {
+    ledger = plan.ledger
+    return ledger_json(ledger) | {
+        # what the GPU's total is, as the header says it (a plan's GPU is --gpu's table figure or --gpu-memory)
+        "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes,
+                "total_is": total_said(ledger.gpu_name, ledger.gpu_total_bytes)},
         "architecture_check": {"state": check.state, "architecture": check.architecture, "message": check.message,
                                "source": check.source},
         "token_capacity_min": plan.token_capacity_min,

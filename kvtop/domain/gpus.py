@@ -156,3 +156,18 @@ def sm_count(name: str | None) -> int | None:
         return None
     known = _known_model(_model_token(name), GPU_SMS)
     return GPU_SMS[known] if known else None
+
+
+def total_said(name: str | None, total_bytes: int) -> str:
+    """What a GPU total shown beside the GPU's name is, for `plan`'s header ('1× H100 (79.65 GiB, nvidia-smi's
+    total)'): the table's figure for the model named (`GPU_TOTAL_MIB`, nvidia-smi's; on a unified-memory device the
+    host's memory as CUDA reports it, `UNIFIED_TOTAL_MIB`), else a total given for it ('--gpu-memory'). Said because
+    it is not the total the engines size from: CUDA reports less than nvidia-smi (79.19 against 79.65 GiB on an
+    H100), which a plan estimates as its own row, 'GPU memory as CUDA reports it' (docs/calibration.md)."""
+    try:
+        table = gpu_total_bytes(name) if name else None
+    except InputError:  # a name the tables do not know: its total was given
+        table = None
+    if table != total_bytes:
+        return "--gpu-memory"
+    return "CUDA's total on unified memory" if is_unified(name) else "nvidia-smi's total"

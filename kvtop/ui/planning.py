@@ -113,12 +113,16 @@ class FieldErrors(InputError):
 
 
 def field_error(err: KvtopError, engine: EngineId | None = None) -> FieldError:
-    """`err` worded for the planner: the field it names by its label ('--pp: pp 999 exceeds…' → 'PP: …')."""
+    """`err` worded for the planner: the field it names by its label ('--pp: pp 999 exceeds…' → 'PP: …'). A form
+    field's reason leaves out the model file it was found in ('… attention TP 3 in /home/…/llama-3-70b.json'): the
+    model row above names the model, and the path only wrapped the line at 80 columns; the model field keeps it."""
     if isinstance(err, FieldErrors) and err.errors:
         return err.errors[0]
     key, text, name = field_of_error(err, engine), str(err), named_field(err)
     if key is None:
         return FieldError(None, text)
+    if key != "model" and isinstance(err, InputError) and err.source:
+        text = text.removesuffix(f" in {err.source}")
     if name and text.startswith(f"{name}: "):
         text = text[len(name) + 2 :]
     return FieldError(key, f"{FIELD_BY_KEY[key].label}: {text}")
@@ -248,8 +252,9 @@ def _parse(field: PlanField, text: str) -> object:
             size = float(raw[1:] if ratio else raw)
         except ValueError:
             size = float("nan")
-        if not 0 < size < 1 << 20:
-            raise InputError(f"needs a size in GiB above 0 (or x2: twice the GPU pool), got {raw!r}", field=field.label)
+        if not 0 < size < 1 << 20:  # '99999999999999999999' was told 'above 0': the bound it broke is said
+            raise InputError(f"needs a size in GiB above 0 and under {1 << 20:,} (or x2: twice the GPU pool), got "
+                             f"{raw!r}", field=field.label)  # fmt: skip
         return ("x", size) if ratio else size
     if not raw:
         if field.kind.endswith("?"):
@@ -287,6 +292,10 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
                 raise InputError(f"{display_name(base.engine)} takes no share of memory", field=field.label)
         except InputError as err:
             errors.append(field_error(err, base.engine))
+    if deployment.get("lora_rank") is not None and deployment.get("lora_slots") is None:
+        # with LoRA off the setup writes no LoRA flag, the rank's neither: the edit is said, not dropped unseen
+        errors.append(FieldError("lora_rank", "LoRA rank: no effect while LoRA slots is off (give it a count or "
+                                 "'default')"))  # fmt: skip
     dtype = update.get("kv_cache_dtype")
     accepted = engine_flags_of(base.engine).kv_cache_dtypes
     if isinstance(dtype, str) and dtype not in accepted:

@@ -124,7 +124,7 @@ async def test_p_states_gpu_buffers_reserve_and_the_co_tenant_sharing_the_gpu(ma
         assert "reserve   14.31 GiB kept free (the engine's runtime reserve" in plan
         assert "(free 16.41 GiB − reserve 14.31 GiB)" in plan
         assert "GPU 3 with 2 other process(es)" in plan
-        assert "pid 9001 python3 (jupyter-kernel) 6.00 GiB · co tenant" in plan
+        assert "pid 9001 python3 (jupyter-kernel) 6.00 GiB · co-tenant" in plan
         assert "pid 4246 python3 (sglang::scheduler_TP3) 56.74 GiB · engine worker" in plan
         assert {"y", "n"} <= set(footer_keys(app))
         assert runner.requests == []
@@ -173,7 +173,7 @@ async def test_run_shows_progress_then_the_result(make_app, roomy):
         result = text(app, "#probe-result")
         assert "OK: filled 26,213 tokens, keeping the reserve free" in result
         assert "26,213 allocated (+1 padding rows) · 1,023.98 MiB in 1 chunks" in result
-        assert "measured 40,962 B (1,073,725,440 B ÷ 26,213 tokens) · predicted 40,960 (+0.00%" in result  # 26,214 × 40,960 B
+        assert "measured 40,962 B (1,073,725,440 B ÷ 26,213 tokens) · predicted 40,960 B (+0.00%" in result  # 26,214 × 40,960 B
         assert "0.50 s · 2.0 GiB/s" in result
         assert "released    yes" in result
         assert not screen.query_one("#probe-progress").display

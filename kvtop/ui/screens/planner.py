@@ -49,7 +49,7 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.model_notes import model_notes_text
 from kvtop.ui.widgets.node_header import NodeHeader
-from kvtop.ui.widgets.plan_result import outcome_table
+from kvtop.ui.widgets.plan_result import outcome_table, reserve_short
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
@@ -283,6 +283,9 @@ class PlannerScreen(NodeScreen):
             short = fmt_gib(after.engine.shortfall_bytes)
             error.update(Content.styled(f"✓ valid input, but it does not fit: {short} short per rank (no KV pool: "
                                         "the engine would not start)", "$warning"))  # fmt: skip
+        elif (after := self.outcome.after) is not None and (risk := reserve_short(after)) is not None:
+            # the per-rank rows' ✗ line is scrolled out of sight on a short terminal: the status says it too
+            error.update(Content.styled(f"✓ valid input, but at risk: {risk}", "$warning"))
         else:
             error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
         if self.outcome.settings is None:

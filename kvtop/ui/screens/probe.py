@@ -80,7 +80,7 @@ def result_text(result: ProbeResult) -> Content:
         delta = result.measured_vs_predicted
         lines.append(
             Content(
-                f"{'bytes/token':<12}measured {measured} · predicted {fmt_tokens(result.bytes_per_token_predicted)}"
+                f"{'bytes/token':<12}measured {measured} · predicted {result.bytes_per_token_predicted:,} B"
                 + ("" if delta is None else f" ({delta:+.2%}, padding page included)")
             )
         )

@@ -19,6 +19,7 @@ from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, GpuState
 from kvtop.domain.probe import ProbeRequest
 from kvtop.domain.probe_plan import MIN_GPU_RESERVE_BYTES, fill_budget_bytes, tokens_within, tui_probe_request
+from kvtop.ui.process_rows import role_name
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
 
 #: Sources whose GPUs are this machine's own (anything else is simulated or remote).
@@ -108,11 +109,11 @@ def plan_probe(
 
 
 def process_line(process: GpuProcess) -> str:
-    """'pid 9001 python3 (jupyter-kernel) 6.00 GiB · co tenant'."""
+    """'pid 9001 python3 (jupyter-kernel) 6.00 GiB · co-tenant': the role as the process table names it."""
     name = process.name or "?"
     title = f" ({process.title})" if process.title and process.title != name else ""
     used = "? GiB" if process.used_bytes is None else fmt_gib(process.used_bytes)
-    return f"pid {process.pid} {name}{title} {used} · {process.role.value.replace('_', ' ')}"
+    return f"pid {process.pid} {name}{title} {used} · {role_name(process.role)}"
 
 
 def _buffers_line(request: ProbeRequest) -> str:

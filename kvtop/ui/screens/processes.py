@@ -99,6 +99,7 @@ class ProcessScreen(NodeScreen):
         self.can_signal = can_signal
         self.tagged: dict[int, ProcessIdentity] = {}  # pid → the process it named when tagged
         self.row_filter = ProcessFilter()
+        self.filter_error: str | None = None  # why the typed filter does not parse (said until it does)
         self.sort_index = 0
         self._wanted_pid = select_pid  # the pid to select once the rows are in
         self._rows: tuple[ProcessRow, ...] = ()
@@ -237,6 +238,9 @@ class ProcessScreen(NodeScreen):
     def _show_detail(self) -> None:
         row = self.selected_row
         detail = self.query_one("#processes-detail", Static)
+        if self.filter_error is not None:  # kept over the row's command, which the next tick redraws
+            detail.update(Content.styled(f"filter: {self.filter_error}", "bold $error"))
+            return
         if row is None:
             where = "on this GPU" if self.gpu_index is not None else "on any GPU"
             matching = " that matches the filter" if self.row_filter.terms else ""
@@ -293,11 +297,13 @@ class ProcessScreen(NodeScreen):
 
     @on(Input.Changed, "#processes-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
+        """A filter that does not parse is said below the table until it does, every process shown meanwhile (as
+        the dashboard's GPU filter does): the error was drawn once and the next tick's redraw of the selected row's
+        command replaced it, the table left filtered by the text typed before."""
         try:
-            self.row_filter = parse_process_filter(event.value)
+            self.row_filter, self.filter_error = parse_process_filter(event.value), None
         except FilterError as error:
-            self.query_one("#processes-detail", Static).update(Content.styled(f"filter: {error}", "bold $error"))
-            return
+            self.row_filter, self.filter_error = ProcessFilter(), str(error)
         self.show_node(self.node)
 
     @on(Input.Submitted, "#processes-filter")

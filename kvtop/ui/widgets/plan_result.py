@@ -115,16 +115,22 @@ def _fits(ledger: Ledger) -> str:
     return "at risk" if ledger.engine.reserve_short_bytes else "yes"
 
 
-def reserve_warning(ledger: Ledger) -> Content | None:
-    """The line under the table when the plan's runtime reserve is below what the engine keeps itself."""
+def reserve_short(ledger: Ledger) -> str | None:
+    """'runtime reserve 0.77 GiB < 14.03 GiB the engine keeps for …' where the plan's runtime reserve is below what
+    the engine keeps itself (the 'at risk' of the fits row); None where it is not."""
     e = ledger.engine
     if not e.reserve_short_bytes or e.reserve_needed_bytes is None:
         return None
-    return Content.styled(
-        f"✗ runtime reserve {fmt_gib(e.reserve_bytes)} < {fmt_gib(e.reserve_needed_bytes)} the engine keeps for "
-        "CUDA graphs and activations: it may run out of memory",
-        "bold $error",
+    return (
+        f"runtime reserve {fmt_gib(e.reserve_bytes)} < {fmt_gib(e.reserve_needed_bytes)} the engine keeps for "
+        "CUDA graphs and activations: it may run out of memory"
     )
+
+
+def reserve_warning(ledger: Ledger) -> Content | None:
+    """The line under the table when the plan's runtime reserve is below what the engine keeps itself."""
+    short = reserve_short(ledger)
+    return None if short is None else Content.styled(f"✗ {short}", "bold $error")
 
 
 _RANK_ROWS: tuple[tuple[str, Callable[[RankLedger], str]], ...] = (

@@ -4,7 +4,9 @@ Textual's `Input` (8.x) runs backspace and delete as key bindings, and a binding
 the key has travelled up to the app: a character typed right behind it is inserted first.
 Typed fast, "⌫4" on a field showing "8" (selected on focus) put the 4 in place of the 8 and
 then deleted it, and the planner showed an empty TP. Handled here as the keys arrive, each
-edit lands where it was typed. Used for the planner's fields and the dashboard's filter.
+edit lands where it was typed: backspace and delete, and every other key Textual's `Input` binds to a cursor move or
+a deletion (`EDIT_KEYS`: "ctrl+u -1" typed fast left the field empty, the "-1" in before the line was cleared). Used
+for the planner's fields and the dashboard's filter.
 
 A field opened by a key has the same race one step earlier: the terminal hands over "/gpu:3" at once,
 the app forwards every key to the widget focused *then* (the GPU list), and every one of them bubbles up
@@ -20,8 +22,23 @@ from typing import Any
 
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.strip import Strip
 from textual.widgets import Input
+
+#: The `Input` actions run as their key arrives (no argument: a shifted, selecting move stays a binding).
+IN_ORDER_ACTIONS = frozenset({
+    "cursor_left", "cursor_right", "cursor_left_word", "cursor_right_word", "home", "end",
+    "delete_left", "delete_right", "delete_left_word", "delete_right_word", "delete_left_all", "delete_right_all",
+})  # fmt: skip
+
+#: Each key `Input` binds to one of those actions, read from its bindings (ctrl+u → delete_left_all).
+EDIT_KEYS: dict[str, str] = {
+    key.strip(): binding.action
+    for binding in Input.BINDINGS
+    if isinstance(binding, Binding) and binding.action in IN_ORDER_ACTIONS
+    for key in binding.key.split(",")
+}
 
 
 def elided(text: str, width: int) -> str:
@@ -53,13 +70,11 @@ class TypedInput(Input):
         return strip.extend_cell_length(width + 1).apply_style(self.rich_style)
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.key == "backspace":
-            self.action_delete_left()
-        elif event.key == "delete":
-            self.action_delete_right()
-        else:
+        action = EDIT_KEYS.get(event.key)
+        if action is None:
             await super()._on_key(event)
             return
+        getattr(self, f"action_{action}")()
         event.stop()
         event.prevent_default()
 
