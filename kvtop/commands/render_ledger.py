@@ -124,7 +124,9 @@ def _kv_heading(label: str, rank: RankLedger) -> list[str]:
 def step_figure(step: BudgetStep) -> str:
     """A budget step's figure as `plan` and `explain` print it: '17.64 GB (16.43 GiB)' beside '− weights'. A
     label that states the sign ('− …', '+ …') is followed by the size alone (not '− weights  -17.64 GB'); a
-    step whose bytes run against its label's sign shows its own sign, so nothing is hidden."""
+    step whose bytes run against its label's sign shows its own sign, so nothing is hidden. The glyph read is the
+    one printed beside the figure, not a meaning: the sign of the figure is its bytes', and a typed sign beside
+    the label would be a second statement of what the printed label already says (one that could disagree)."""
     if step.bytes is None:
         value = step.value
         return f"{value:,.0f}" if value is not None and float(value).is_integer() else f"{value}"

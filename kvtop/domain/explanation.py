@@ -277,32 +277,41 @@ def steps_said(ledger: Ledger, said: Callable[[BudgetStep], dict[str, object] | 
 
 
 def stand_in_gpu_said(ledger: Ledger) -> Ledger:
-    """The GPU-memory step, when no --gpu was given, named as the stand-in it is (never as measured)."""
+    """The GPU total's step (its role, whatever the engine's wording), when no --gpu was given and it holds the
+    stand-in, named as the stand-in it is (never as measured); a total the log printed stays the log's, even at
+    exactly the stand-in's bytes."""
     stand_in = {"label": "GPU memory (a stand-in: pass --gpu)", "measured": False}
-    return steps_said(ledger, lambda s: stand_in if s.label == "GPU memory" and s.bytes == PLACEHOLDER_GPU_BYTES else None)
+
+    def said(step: BudgetStep) -> dict[str, object] | None:
+        held = step.role == "gpu_total" and step.bytes == PLACEHOLDER_GPU_BYTES
+        return stand_in if held and not step.measured else None
+
+    return steps_said(ledger, said)
 
 
 def logged_total_said(ledger: Ledger, line: str = "", total: int | None = None) -> Ledger:
-    """The GPU-memory step named as the log's own figure, as the available KV memory is: the measured step, or
-    the one of `total` bytes (an estimate's ledger, solved at the logged total); `line`: the line that printed it,
-    kept as the step's note."""
+    """The GPU total's step (its role) named as the log's own figure, as the available KV memory is: the measured
+    step, or the one of `total` bytes (an estimate's ledger, solved at the logged total); `line`: the line that
+    printed it, kept as the step's note."""
     read = {"note": f"the log's {line}"} if line else {}
     logged: dict[str, object] = {"label": "GPU memory (logged)", "measured": True, **read}
-    return steps_said(
-        ledger,
-        lambda s: logged if s.label == "GPU memory" and (s.measured if total is None else s.bytes == total) else None,
-    )
+
+    def said(step: BudgetStep) -> dict[str, object] | None:
+        found = step.measured if total is None else step.bytes == total
+        return logged if step.role == "gpu_total" and found else None
+
+    return steps_said(ledger, said)
 
 
-def fraction_said(ledger: Ledger, label_start: str, origin: FractionOrigin, line: str = "") -> Ledger:
-    """The budget step of the memory fraction (its label starts `label_start`, the engine's own wording) said as
-    the log's (`line`, kept as its note) or as a default the log does not state; a flag's is the budget's wording."""
+def fraction_said(ledger: Ledger, origin: FractionOrigin, line: str = "") -> Ledger:
+    """The memory fraction's step (its role; its label is the engine's own wording) said as the log's (`line`, kept
+    as its note) or as a default the log does not state; a flag's is the budget's wording."""
     if origin == "flag":
         return ledger
     suffix = ", the log's fraction" if origin == "log" else ", default (not in the log)"
 
     def said(step: BudgetStep) -> dict[str, object] | None:
-        if not step.label.startswith(label_start):
+        if step.role != "memory_fraction":
             return None
         read = {"note": f"the log's {line}", "source": "measured"} if origin == "log" and line else {}
         return {"label": step.label + suffix, **read}

@@ -217,7 +217,8 @@ def test_the_dgx_spark_logs_own_device_total_replaces_the_80_gib_stand_in(capsys
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["steps"][0] == {"label": "GPU memory (logged)", "bytes": round(119.70 * 2**30), "value": None,
-                               "note": "the log's `device total memory 119.70 GiB`", "measured": True, "source": "measured"}  # fmt: skip
+                               "note": "the log's `device total memory 119.70 GiB`", "measured": True, "source": "measured",
+                               "role": "gpu_total"}  # fmt: skip
     assert (out["verdict"], out["predicted"]["token_capacity"]) == ("match", 86_656)
     # --gpu names the GPU table's total, which the engine never sized from: the log's CUDA total still wins (B3),
     # and the table's 81,559 MiB = 79.65 GiB is said, 40.05 GiB below the logged 119.70 GiB

@@ -31,6 +31,11 @@ MeasuredField = Literal[
     "available_kv_bytes",
 ]
 
+# what a budget step is, for the callers that find one (explain says the GPU total as a stand-in or as the log's,
+# and where the memory fraction came from): typed, so that no caller reads meaning from the label the operator
+# reads, whose wording is each engine's own ("GPU memory (cudaMemGetInfo total)", "− reserve: pre-load × (1 − f)")
+StepRole = Literal["gpu_total", "memory_fraction"]
+
 
 class MeasuredInputs(BaseModel):
     """Measured values that replace kvtop's predictions (from NVML, a log, or the operator).
@@ -66,10 +71,12 @@ class MeasuredInputs(BaseModel):
         """Whether `field` holds a figure a log, NVML or the operator printed (not an estimate)."""
         return getattr(self, field) is not None and self.estimate_source(field) is None
 
-    def input_step(self, label: str, field: MeasuredField, value: int, note: str = "") -> BudgetStep:
+    def input_step(
+        self, label: str, field: MeasuredField, value: int, note: str = "", role: StepRole | None = None
+    ) -> BudgetStep:
         """The budget line of an input figure set here: measured, else named by its estimate's source."""
         return BudgetStep(label=label, bytes=value, note=note, measured=self.is_measured(field),
-                          source=self.estimate_source(field))  # fmt: skip
+                          source=self.estimate_source(field), role=role)  # fmt: skip
 
     def with_estimated(self, field: MeasuredField, source: TermSource) -> MeasuredInputs:
         """These inputs with `field`'s figure named as an estimate from `source` (a measured source keeps it measured)."""
@@ -204,6 +211,8 @@ class BudgetStep(BaseModel):
     note: str = ""
     measured: bool = False
     source: TermSource | None = None  # where an input figure came from (None: the engine's arithmetic)
+    # the step a caller finds by what it is (the GPU total, the memory fraction), set where the budget builds it
+    role: StepRole | None = None
 
 
 class KvCell(BaseModel):

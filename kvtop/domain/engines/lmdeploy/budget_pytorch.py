@@ -122,7 +122,8 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
         if era.value == "fixed_share":
             ratio, ratio_source = FIXED_SHARE, f"fixed {FIXED_SHARE:g} ({era.source})"
         budget = int(free * share)
-        steps.append(BudgetStep(label=f"free × {share:g}", bytes=budget, note=ratio_source))
+        steps.append(BudgetStep(label=f"free × {share:g}", bytes=budget, note=ratio_source,
+                                role="memory_fraction"))  # fmt: skip
         blocks = int(free * share / per_block)
     else:
         free -= state
@@ -135,7 +136,8 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
         else:
             budget = int((free - runtime) * ratio)
             blocks = int((free - runtime) * ratio / per_block) if free > runtime else 0
-        steps.append(BudgetStep(label=f"(free − runtime) × {ratio:g}", bytes=budget, note=ratio_source))
+        steps.append(BudgetStep(label=f"(free − runtime) × {ratio:g}", bytes=budget, note=ratio_source,
+                                role="memory_fraction"))  # fmt: skip
     steps.append(BudgetStep(label=f"bytes per block: {block} tokens, every layer's descriptors", value=per_block))
     steps.append(BudgetStep(label="blocks (num_gpu_blocks)", value=blocks))
     tokens = blocks * block

@@ -218,9 +218,11 @@ def _blocks(
         total = inputs.gpu_total_bytes
         steps.append(BudgetStep(label="GPU memory (cudaMemGetInfo total)", bytes=total,
                                 measured=inputs.measured.is_measured("gpu_total_bytes"),
-                                source=inputs.measured.estimate_source("gpu_total_bytes")))  # fmt: skip
+                                source=inputs.measured.estimate_source("gpu_total_bytes"),
+                                role="gpu_total"))  # fmt: skip
         budget = int(total * ratio)
-        steps.append(BudgetStep(label=f"size_t(total × {ratio:g})", bytes=budget, note=ratio_source))
+        steps.append(BudgetStep(label=f"size_t(total × {ratio:g})", bytes=budget, note=ratio_source,
+                                role="memory_fraction"))  # fmt: skip
         return budget, budget // block_bytes
     free = free_after_weights(inputs, steps, notes)
     zeros = held_zero_point_bytes(inputs)
@@ -250,7 +252,7 @@ def _blocks(
         free -= staged
     budget = int(free * ratio)
     label = "object cache: size_t(free × {:g})" if share == "object_cache" else "size_t(free × {:g})"
-    steps.append(BudgetStep(label=label.format(ratio), bytes=budget, note=ratio_source))
+    steps.append(BudgetStep(label=label.format(ratio), bytes=budget, note=ratio_source, role="memory_fraction"))
     if share == "object_cache":
         notes.append("v0.15+: KV blocks share the object cache with prefix-cache checkpoints and linear state; "
                      "the token count is an upper bound")  # fmt: skip

@@ -257,11 +257,12 @@ def explain(request: ExplainRequest) -> Explanation:
             engine="sglang", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
+    total_source = request.gpu_total_source if gpu_total_bytes is not None else "assumed"  # a stand-in: never measured
 
     def solve(pre: int, post: int) -> Ledger:
         measured = MeasuredInputs(
             free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=total
-        ).with_estimated("gpu_total_bytes", request.gpu_total_source)
+        ).with_estimated("gpu_total_bytes", total_source)
         return predict(
             model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp
         )
@@ -279,7 +280,7 @@ def explain(request: ExplainRequest) -> Explanation:
     origin: FractionOrigin = "flag" if settings.mem_fraction_static is not None else "default"
     if result.ledger is None:
         return result
-    return result.model_copy(update={"ledger": fraction_said(result.ledger, "− reserve: pre-load × (1 − ", origin)})
+    return result.model_copy(update={"ledger": fraction_said(result.ledger, origin)})
 
 
 def _refuse_unmodelled_draft(log: EngineLog, model: ModelSpec) -> None:

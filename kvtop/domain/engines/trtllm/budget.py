@@ -179,6 +179,7 @@ class TrtllmBudget:
                 bytes=inputs.gpu_total_bytes,
                 measured=inputs.measured.is_measured("gpu_total_bytes"),
                 source=inputs.measured.estimate_source("gpu_total_bytes"),
+                role="gpu_total",
             )
         ]
         notes: list[str] = []
@@ -382,4 +383,5 @@ def _fraction_step(inputs: EngineInputs, fraction: float, budget: int) -> Budget
     given = inputs.settings.free_gpu_memory_fraction
     configured = given if given is not None else DEFAULT_FRACTION
     note = f"the engine multiplies it as a C++ float, {fraction:.9g}" if fraction != configured else ""
-    return BudgetStep(label=f"× free_gpu_memory_fraction {configured:g}", bytes=budget, note=note)
+    label = f"× free_gpu_memory_fraction {configured:g}"
+    return BudgetStep(label=label, bytes=budget, note=note, role="memory_fraction")

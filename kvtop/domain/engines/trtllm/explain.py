@@ -344,7 +344,7 @@ def explain(request: ExplainRequest) -> Explanation:
         ledger = logged_total_said(result.ledger, line) if stated else result.ledger
         ledger = _budget_line_said(ledger, available, backend == "pytorch")
         line = f"`fraction is set {settings.free_gpu_memory_fraction}`" if origin == "log" else ""
-        result = result.model_copy(update={"ledger": fraction_said(ledger, "× free_gpu_memory_fraction ", origin, line)})
+        result = result.model_copy(update={"ledger": fraction_said(ledger, origin, line)})
     return result.model_copy(update={"notes": tuple(notes)})
 
 

@@ -119,6 +119,7 @@ class VllmBudget:
                 bytes=total,
                 measured=meas.is_measured("gpu_total_bytes"),
                 source=total_source,
+                role="gpu_total",
             )
         ]
         notes: list[str] = [f"{m.quant.source}: {m.quant.ignored}"] if m.quant.ignored else []
@@ -130,7 +131,9 @@ class VllmBudget:
             util, util_source = default_utilization(inputs.version)
         requested = math.ceil(total * util)
         steps.append(
-            BudgetStep(label=f"requested: ceil(total × {util:g})", bytes=requested, note=util_source)
+            BudgetStep(
+                label=f"requested: ceil(total × {util:g})", bytes=requested, note=util_source, role="memory_fraction"
+            )
         )
         gpu_name = inputs.gpu_name
         batched_default, seqs_default = default_batch_limits(total, gpu_name, inputs.version)

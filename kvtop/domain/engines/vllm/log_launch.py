@@ -112,5 +112,5 @@ def device_said(
     ledger = (
         logged_total_said(result.ledger, device.total_line, stated) if stated is not None else result.ledger
     )
-    ledger = fraction_said(ledger, "requested: ceil(total × ", fraction_from, device.fraction_line)
+    ledger = fraction_said(ledger, fraction_from, device.fraction_line)
     return result.model_copy(update={"ledger": ledger})
