@@ -7,6 +7,8 @@ blocks. kvtop plans the KV cache; it refuses the launches vLLM would not start, 
 
 from __future__ import annotations
 
+import math
+
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import BLOCK_FP8_SHARD_ERAS, MODELOPT_FP8_CAPABILITY_ERAS
 from kvtop.domain.engines.vllm.moe_split import check_expert_split
@@ -17,6 +19,9 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 
 FP8_NATIVE = (8, 9)
+# the least block v0.29.0+ refines a block-FP8 expert shard to (fused_moe/oracle/fp8.py refine_fp8_moe_block_shape:
+# `if refine < 32: return None`, then Fp8MoEMethod.create_weights raises 'not divisible by … block_n')
+REFINED_BLOCK_MIN = 32
 # GPTQ checkpoints quantized in activation order (desc_act with groups): refused by
 # gptq_utils.normalize_and_validate_gptq_desc_act ("no longer supported") in v0.33.0; the release that first
 # refused them is not pinned (v0.13.0's act-order path was not read: assumed to load them)
@@ -95,7 +100,8 @@ def _check_block_fp8_experts(
     where: str,
     version: ResolvedVersion,
 ) -> None:
-    """Block-FP8 experts split over TP (no expert parallelism) must keep whole blocks per rank."""
+    """Block-FP8 experts split over TP (no expert parallelism) must keep whole blocks per rank; from v0.29.0 a
+    shard a finer block (≥ 32) divides runs on sm89+ (Triton, the refined scales)."""
     block = model.quant.block
     if model.moe is None or block is None or settings.effective_ep > 1 or settings.enable_expert_parallel:
         return
@@ -104,10 +110,14 @@ def _check_block_fp8_experts(
     if size % shards == 0 and (size // shards) % block[0] == 0:
         return
     shard = f"{size} / {shards} = {size / shards:g}"
-    if BLOCK_FP8_SHARD_ERAS.at(version) == "every_gpu":
+    # from v0.29.0 the finer block gcd(block_n, block_k, shard, hidden), where ≥ 32, is taken instead
+    refined = math.gcd(block[0], block[1], size // shards, model.hidden_size)
+    every_gpu = BLOCK_FP8_SHARD_ERAS.at(version) == "every_gpu"
+    if every_gpu or refined < REFINED_BLOCK_MIN:
+        finer = "" if every_gpu else f"; no finer block ≥ {REFINED_BLOCK_MIN} divides it (gcd {refined})"
         raise InputError(
             f"vLLM {version.label} refuses block-FP8 experts whose TP shard is not whole {block[0]}-wide blocks "
-            f"(moe_intermediate_size {shard}: 'not divisible by weight quantization block_n'); "
+            f"(moe_intermediate_size {shard}: 'not divisible by weight quantization block_n'{finer}); "
             "use a TP that keeps whole blocks, or --enable-expert-parallel",
             field="--tp",
             source=model.source,
