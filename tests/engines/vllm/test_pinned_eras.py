@@ -23,6 +23,7 @@ from kvtop.domain.engines.vllm.eras import (
     MLA_HYBRID_ALIGNMENT_ERAS,
     MODEL_RUNNER_ERAS,
     NEMOTRON_H_SSM_DTYPE_ERAS,
+    PREFILL_CHECKPOINT_ERAS,
     TRITON_ATTN_FP8_SM89_ERAS,
     TRITON_MLA_FP8_ERAS,
     chunked_local_hybrid,
@@ -50,6 +51,7 @@ def test_each_pinned_era_starts_where_the_wheels_put_it() -> None:
     assert _sinces(HYBRID_CACHE_MODE_ERAS) == ["", "0.26.0", "0.28.0"]
     assert _sinces(TRITON_MLA_FP8_ERAS) == ["", "0.18.0", "0.26.0"]
     assert _sinces(TRITON_ATTN_FP8_SM89_ERAS) == ["", "0.24.0"]
+    assert _sinces(PREFILL_CHECKPOINT_ERAS) == ["", "0.32.0", "0.33.0"]
     assert [chunked_local_hybrid(ResolvedVersion(text=v)) for v in ("0.13.0", "0.14.0")] == [False, True]
 
 
@@ -163,3 +165,25 @@ def test_a_moe_model_at_pp_2_runs_the_v2_runner_from_v0_29(version: str, batches
     version_ = ResolvedVersion(text=version)
     assert concurrent_batches(parse_flags("vllm", []), 2, version_, moe=True)[0] == batches
     assert concurrent_batches(parse_flags("vllm", []), 2, version_, moe=False)[0] == 3  # dense: V2 from v0.25.0
+
+
+@pytest.mark.parametrize(("version", "per_mamba_group", "tokens"), [("0.31.0", 2, 80_029), ("0.32.0", 3, 54_757)])
+def test_mamba2_layers_hold_a_prefill_checkpoint_block_from_v0_32(version: str, per_mamba_group: int, tokens: int) -> None:
+    """mamba_mixer2.py:1107 (v0.32.0; absent from v0.31.0): in 'align' mode a Mamba2 group holds 2 + 1 checkpoint
+    blocks a request (MambaSpec.max_memory_usage_bytes). Nemotron-H-56B TP 1 on an A100 (float32 SSM, block 4,128):
+    40 GiB ÷ (10 layers × 4,128 × 4,096 B) = 254 blocks; a request takes 1 attention block (4,096 ≤ 4,128) + 6 Mamba
+    groups × 2 or 3: int(254 ÷ 13 × 4,096) = 80,029, int(254 ÷ 19 × 4,096) = 54,757."""
+    assert int(254 / (1 + 6 * per_mamba_group) * 4096) == tokens
+    plan = kvtop_plan("vllm", version, _case(NEMOTRON_H, 1, "sm80"))
+    assert (plan["block_size"], plan["num_blocks"], plan["tokens"]) == (4128, 254, tokens)
+
+
+@pytest.mark.parametrize(("version", "block"), [("0.32.0", 144), ("0.33.0", 192)])
+def test_gdn_blocks_align_to_flashinfer_checkpoints_from_v0_33(version: str, block: int) -> None:
+    """Qwen3-Next TP 8 on an H100: a GDN layer's state 1,024 × 3 × 2 B + 4 × 128 × 128 × 2 B = 137,216 B, an
+    attention token 1 KV head × 256 × 2 × 2 B = 1,024 B. v0.32.0: 16 × cdiv(137,216, 16 × 1,024) = 144; v0.33.0
+    (gdn/qwen_gdn_linear_attn.py:748, platforms/interface.py:1089-1094) aligns to lcm(16, 64) = 64: 64 × 3 = 192."""
+    state = 1024 * 3 * 2 + 4 * 128 * 128 * 2
+    assert {144: 16 * -(-state // (16 * 1024)), 192: 64 * -(-state // (64 * 1024))}[block] == block
+    plan = kvtop_plan("vllm", version, _case("Qwen--Qwen3-Next-80B-A3B-Thinking", 8, "sm90"))
+    assert plan["block_size"] == block

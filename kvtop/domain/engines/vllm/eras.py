@@ -208,6 +208,18 @@ HYBRID_CACHE_MODE_ERAS: Eras[HybridCacheMode] = Eras((
         "for every class (v0.27.1 :616 still 'all' for the Mamba-prefix-caching classes)",
     ),
 ))
+# Which Mamba layers export a prefill checkpoint in 'align' mode (§4.4): one more state block a request, and for GDN
+# under FlashInfer's prefill a block aligned to its 64-token checkpoints.
+PrefillCheckpoints = Literal["none", "mamba2", "mamba2_gdn"]
+PREFILL_CHECKPOINT_ERAS: Eras[PrefillCheckpoints] = Eras((
+    Era("", "none", "no layer exports one (v0.29.0-v0.31.0 kv_cache_interface.py MambaSpec has "
+        "num_prefill_checkpoint_blocks, which MambaMixer2 and GDN leave 0)"),
+    Era("0.32.0", "mamba2", "first in v0.32.0: layers/mamba/mamba_mixer2.py:1107 num_prefill_checkpoint_blocks=1, "
+        "alignment 1 (absent from v0.31.0); kv_cache_interface.py MambaSpec.max_memory_usage_bytes 2 + checkpoints"),
+    Era("0.33.0", "mamba2_gdn", "first in v0.33.0: layers/mamba/gdn/qwen_gdn_linear_attn.py:748 (FlashInfer's GDN "
+        "prefill), platforms/interface.py:1089-1094 aligns the block to get_mamba_prefill_checkpoint_alignment "
+        "(layers/mamba/abstract.py:98; absent from v0.32.0)"),
+))  # fmt: skip
 # The hybrid classes that support Mamba prefix caching (models/interfaces.py SupportsMambaPrefixCaching, read at
 # v0.26.0 and v0.27.1: falcon_h1.py, granitemoehybrid.py, jamba.py, nemotron_h.py, zamba2.py; mamba.py and
 # mamba2.py are attention-free, never prefix-cached): their default mamba_cache_mode is 'all' in the 'all-or-align'

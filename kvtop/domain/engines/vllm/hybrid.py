@@ -18,6 +18,7 @@ from kvtop.domain.engines.vllm.eras import (
     MAMBA_PREFIX_CACHING_ALL,
     MLA_HYBRID_ALIGNMENT_ERAS,
     NEMOTRON_H_SSM_DTYPE_ERAS,
+    PREFILL_CHECKPOINT_ERAS,
 )
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS
 from kvtop.domain.errors import UnsupportedModelError
@@ -123,11 +124,11 @@ def hybrid_blocks(
         why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids without prefix caching)"
         return HybridBlocks(block, block * attention, state, 1, why)
     align = max(BACKEND_BLOCK, settings.page_size or BACKEND_BLOCK, mla_align)  # MLA: a multiple of 128 (§4.4)
-    checkpoints = 0
-    if mode == "align":
+    checkpoints, exported = 0, PREFILL_CHECKPOINT_ERAS.at(version)
+    if mode == "align" and exported != "none":
         if model.state is not None and model.state.kind is StateKind.MAMBA2:
             checkpoints = 1  # MambaMixer2 exports its block-boundary state (alignment 1); Mamba1 does not
-        elif _flashinfer_gdn(model, gpu_name):
+        elif exported == "mamba2_gdn" and _flashinfer_gdn(model, gpu_name):
             checkpoints = 1
             align = math.lcm(align, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT)
     block = align * math.ceil(state / (align * attention))
