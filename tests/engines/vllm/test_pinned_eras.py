@@ -8,6 +8,7 @@ comments; the configs are the engine-diff harness's (tests/data/configs, SOURCES
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -28,7 +29,12 @@ from kvtop.domain.engines.vllm.eras import (
     TRITON_MLA_FP8_ERAS,
     chunked_local_hybrid,
 )
-from kvtop.domain.launch import parse_flags
+from kvtop.domain.engines.vllm.kernels import check_weights
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.launch import LaunchSettings, parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model_config import model_from_config
+from tests.data_paths import CONFIGS
 
 GIB = 1 << 30
 
@@ -187,3 +193,39 @@ def test_gdn_blocks_align_to_flashinfer_checkpoints_from_v0_33(version: str, blo
     assert {144: 16 * -(-state // (16 * 1024)), 192: 64 * -(-state // (64 * 1024))}[block] == block
     plan = kvtop_plan("vllm", version, _case("Qwen--Qwen3-Next-80B-A3B-Thinking", 8, "sm90"))
     assert plan["block_size"] == block
+
+
+def _llama_with(quantization_config: dict[str, Any]) -> Any:
+    cfg = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
+    return model_from_config({**cfg, "quantization_config": quantization_config}, source="llama")
+
+
+def _weights_refusal(model: Any, version: str, gpu: str = "H100") -> str | None:
+    try:
+        check_weights(model, LaunchSettings(engine="vllm"), ParallelLayout(tp=1), gpu, ResolvedVersion(text=version))
+    except KvtopError as err:
+        return str(err)
+    return None
+
+
+@pytest.mark.parametrize(("version", "refused"), [("0.27.1", False), ("0.28.0", True)])
+def test_bitsandbytes_is_gone_from_v0_28(version: str, refused: bool) -> None:
+    """v0.27.1 quantization/__init__.py:28, :156 name bitsandbytes (BitsAndBytesConfig); v0.28.0's list does not."""
+    model = _llama_with({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"})
+    assert (_weights_refusal(model, version) is not None) == refused
+
+
+@pytest.mark.parametrize(("version", "refused"), [("0.29.0", False), ("0.30.0", True)])
+def test_gptq_activation_order_is_refused_from_v0_30(version: str, refused: bool) -> None:
+    """v0.30.0 quantization/utils/gptq_utils.py:23-37: desc_act with groups raises (absent from v0.29.0)."""
+    model = _llama_with({"bits": 4, "group_size": 128, "desc_act": True, "sym": True, "quant_method": "gptq"})
+    assert (_weights_refusal(model, version) is not None) == refused
+
+
+@pytest.mark.parametrize(("version", "refused"), [("0.23.0", True), ("0.24.0", False)])
+def test_an_mxfp8_checkpoint_loads_from_v0_24(version: str, refused: bool) -> None:
+    """v0.24.0 quantization/__init__.py:166-169 maps a checkpoint's `quant_method: mxfp8` to ModelOptMxFp8Config;
+    v0.19.0-v0.23.0 name mxfp8 only for online MXFP8 (Mxfp8Config, not serialized), read as refused."""
+    path = CONFIGS / "heldout" / "wave5" / "MiniMaxAI--MiniMax-M3-MXFP8.json"
+    model = model_from_config(json.loads(path.read_text()), source=path.stem)
+    assert (_weights_refusal(model, version) is not None) == refused

@@ -23,26 +23,28 @@ FP8_NATIVE = (8, 9)
 # `if refine < 32: return None`, then Fp8MoEMethod.create_weights raises 'not divisible by … block_n')
 REFINED_BLOCK_MIN = 32
 # GPTQ checkpoints quantized in activation order (desc_act with groups): refused by
-# gptq_utils.normalize_and_validate_gptq_desc_act ("no longer supported") in v0.33.0; the release that first
-# refused them is not pinned (v0.13.0's act-order path was not read: assumed to load them)
+# gptq_utils.normalize_and_validate_gptq_desc_act ("no longer supported") from v0.30.0 (absent from v0.29.0's wheel;
+# the act-order path before was not read: assumed to load them)
 GPTQ_ACT_ORDER_REFUSED_ERAS: Eras[bool] = Eras((
     Era("", False, "gptq_marlin's act-order path (g_idx sorted); v0.13.0 not read, assumed"),
-    Era("0.33.0", True, "gptq_utils.normalize_and_validate_gptq_desc_act: refuses desc_act=True with groups"),
+    Era("0.30.0", True, "first in v0.30.0: quantization/utils/gptq_utils.py:23-37 "
+        "normalize_and_validate_gptq_desc_act refuses desc_act=True with groups (auto_gptq.py:118, moe_wna16.py)"),
 ))
 # bitsandbytes checkpoints: vLLM 0.33.0 has no such quantization method (QuantizationMethods lacks it, no override
 # claims quant_method "bitsandbytes"), so config/model.py _verify_quantization raises "Unknown quantization
-# method"; earlier vLLMs had BitsAndBytesConfig (read at a main commit of the 0.1x line); the release that
-# dropped it is not pinned
+# method"; earlier vLLMs had BitsAndBytesConfig, the last v0.27.x (quantization/__init__.py:28, :156)
 BITSANDBYTES_REFUSED_ERAS: Eras[bool] = Eras((
-    Era("", False, "quantization/bitsandbytes.py BitsAndBytesConfig (a 0.1x main commit; removal not pinned)"),
-    Era("0.33.0", True, "QuantizationMethods has no bitsandbytes: _verify_quantization 'Unknown quantization method'"),
+    Era("", False, "quantization/bitsandbytes.py BitsAndBytesConfig (v0.27.1 quantization/__init__.py:28, :156)"),
+    Era("0.28.0", True, "first in v0.28.0: QuantizationMethods has no bitsandbytes: _verify_quantization 'Unknown "
+        "quantization method'"),
 ))
 # A checkpoint's `quant_method: mxfp8` (MiniMax-M3-MXFP8): v0.13.0 has no such method (quantization/__init__.py,
-# read: 'Unknown quantization method'); v0.33.0 maps it to ModelOptMxFp8Config (get_min_capability 80); the release
-# that added it is not pinned
+# read: 'Unknown quantization method'); from v0.24.0 it maps to ModelOptMxFp8Config (get_min_capability 80)
 MXFP8_REFUSED_ERAS: Eras[bool] = Eras((
-    Era("", True, "read at v0.13.0: quantization/__init__.py has no 'mxfp8' (releases between not checked)"),
-    Era("0.33.0", False, "v0.33.0 quantization/__init__.py: 'mxfp8': ModelOptMxFp8Config; first release not pinned"),
+    Era("", True, "v0.13.0 quantization/__init__.py has no 'mxfp8'; v0.19.0-v0.23.0 name it for online MXFP8 "
+        "(v0.19.0 :157 Mxfp8Config, is_checkpoint_fp8_serialized=False), not a checkpoint loader: read as refused"),
+    Era("0.24.0", False, "first in v0.24.0: quantization/__init__.py:166-169 'mxfp8': ModelOptMxFp8Config "
+        "(MiniMax-style checkpoints)"),
 ))
 
 
