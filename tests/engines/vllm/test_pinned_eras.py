@@ -229,3 +229,19 @@ def test_an_mxfp8_checkpoint_loads_from_v0_24(version: str, refused: bool) -> No
     path = CONFIGS / "heldout" / "wave5" / "MiniMaxAI--MiniMax-M3-MXFP8.json"
     model = model_from_config(json.loads(path.read_text()), source=path.stem)
     assert (_weights_refusal(model, version) is not None) == refused
+
+
+def test_the_layer_and_format_eras_start_where_the_wheels_put_them() -> None:
+    """The first release whose wheel has each (file:line in each era's source; the release before lacks it)."""
+    from kvtop.domain.engines.vllm import kv_scales, layer_build, moe_split, tower_heads, transformers_backend
+
+    assert _sinces(kv_scales.MODELOPT_MLA_SCALES_ERAS) == ["", "0.17.0"]  # modelopt.py:176
+    assert _sinces(kv_scales.CT_E5M2_UNSTATED_REFUSED_ERAS) == ["", "0.24.0"]  # attention.py:170-182
+    assert _sinces(kv_scales.CT_KV_SCALARS_ERAS) == ["", "0.15.0"]  # compressed_tensors.py:1000
+    assert _sinces(layer_build.INDEXER_WK_UNQUANTIZED_ERAS) == ["", "0.20.0"]  # deepseek_v2.py:641-645
+    assert _sinces(layer_build.GPTQ_EXPERT_ZEROS_ERAS) == ["", "0.13.0", "0.27.0"]  # auto_gptq.py:585-594
+    assert _sinces(layer_build.FUSED_QKV_PAD_ERAS) == ["", "0.33.0"]  # mimo_v2.py:264, absent from v0.32.0
+    assert _sinces(moe_split.SPLIT_ASSERT_ERAS) == ["", "0.24.0"]  # fused_moe/config.py:1306
+    assert _sinces(moe_split.CT_GROUPS_CHECKED_ERAS) == ["", "0.24.0"]  # compressed_tensors_moe_wna16.py:100-114
+    assert _sinces(transformers_backend.REPLICATED_MLP_ERAS) == ["", "0.25.0"]  # registry.py:643
+    assert _sinces(tower_heads.DIVIDED_HEADS_CHECKED_ERAS) == ["", "0.21.0"]  # mimo_v2_omni.py:156-157
