@@ -118,15 +118,16 @@ def test_a_configs_sliding_window_windows_every_layer(config: str, gpu: str, tok
 
 def test_v0_13_turns_the_hybrid_manager_off_for_chunked_local_attention() -> None:
     """V11, Llama-4-Scout TP 8 auto, vllm-0.13.0.json: one full-attention group of 48 layers,
-    109,226 blocks × 16 = 1,747,616 tokens; v0.33.0 keeps chunked groups (its own figure)."""
+    109,226 blocks × 16 = 1,747,616 tokens; v0.33.0 keeps chunked groups (its own figure). The env default flips to
+    1 in v0.14.0 (its wheel's envs.py:1468-1469; v0.13.0's reads "0")."""
     assert _same_as_engine("0.13.0", LLAMA4, 8, "auto", "sm90")[:2] == (1_747_616, 109_226)
     assert _same_as_engine("0.33.0", LLAMA4, 8, "auto", "sm90")[0] == 2_150_921
-    assert [chunked_local_hybrid(ResolvedVersion(text=v)) for v in ("0.13.0", "0.23.0", None)] == [
+    assert [chunked_local_hybrid(ResolvedVersion(text=v)) for v in ("0.13.0", "0.14.0", None)] == [
         False,
         True,
         True,
     ]
-    assert [era.since for era in CHUNKED_LOCAL_HYBRID_ERAS] == ["", "0.10.1", "0.23.0"]
+    assert [era.since for era in CHUNKED_LOCAL_HYBRID_ERAS] == ["", "0.10.1", "0.14.0"]
 
 
 @pytest.mark.parametrize(

@@ -43,8 +43,11 @@ def plan(path: Path, version: str, *flags: str) -> Ledger:
 REFUSED = [
     (AIR, "0.13.0", ("--tp", "1", "--dp", "3"), "moe_intermediate_size 1408 does not divide over the 3 ranks"),
     (AIR, "0.33.0", ("--tp", "1", "--dp", "3"), "FusedMoEConfig.__post_init__ asserts"),
+    (AIR, "0.24.0", ("--tp", "1", "--dp", "3"), "FusedMoEConfig.__post_init__ asserts"),  # config.py:1306 from v0.24.0
     (GPTQ, "0.33.0", ("--tp", "4", "--dp", "4"), "(tp 4 × dp 4: 48 wide, hidden 2048)"),
     (CT, "0.33.0", ("--tp", "8", "--dp", "8"), "per tensor-parallel partition (32) to be divisible by group_size (64)"),
+    # the check is first in v0.24.0 (compressed_tensors_moe_wna16.py:100-114; absent from v0.23.0)
+    (CT, "0.24.0", ("--tp", "8", "--dp", "8"), "per tensor-parallel partition (32) to be divisible by group_size (64)"),
 ]
 
 
@@ -63,6 +66,7 @@ PLANNED = [
     (GPTQ, "0.33.0", ("--tp", "2",)),  # 384: Marlin, groups of 128
     (CT, "0.33.0", ("--tp", "8", "--dp", "4")),  # 64: whole groups
     (CT, "0.13.0", ("--tp", "8", "--dp", "8")),  # v0.13.0's compressed-tensors MoE divides without a check
+    (CT, "0.23.0", ("--tp", "8", "--dp", "8")),  # ... as does v0.23.0's
 ]
 
 

@@ -367,8 +367,8 @@ _BLOCKS = (
 # every output size divides by TP; Qwen2.5-Omni's and EXAONE-4.5's towers build it too) is not padded: a 3,420-wide
 # MLP stops the build at TP 8 (meta-built, default--Exaone4_5_ForConditionalGeneration: AssertionError, linear.py).
 MLP_SOURCE = "0.33.0 model_executor/layers/linear.py MergedColumnParallelLinear: output_size % tp_size == 0"
-# `--mm-encoder-tp-mode data` (v0.13.0 and v0.33.0 config/multimodal.py MultiModalConfig.mm_encoder_tp_mode; first
-# release not pinned): for a class with `supports_encoder_tp_data = True` (models/interfaces.py SupportsMultiModal)
+# `--mm-encoder-tp-mode data` (first in v0.10.2: config/__init__.py:453 ModelConfig.mm_encoder_tp_mode, absent from
+# v0.10.1; read at v0.13.0 and v0.33.0 config/multimodal.py MultiModalConfig.mm_encoder_tp_mode): for a class with `supports_encoder_tp_data = True` (models/interfaces.py SupportsMultiModal)
 # vision.py is_vit_use_data_parallel() is true and the encoder's linears are built `disable_tp=True` (whole), the
 # projector too where it lives in the encoder; ModelConfig.__post_init__ (config/model.py) turns the flag back to
 # "weights" for any other class ("This model does not support `--mm-encoder-tp-mode data`"). Listed: the classes

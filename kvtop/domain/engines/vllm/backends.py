@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.eras import TRITON_FP8_ERAS, backend_selection, honours_checkpoint_kv_dtype
+from kvtop.domain.engines.vllm.eras import (
+    TRITON_ATTN_FP8_SM89_ERAS,
+    TRITON_MLA_FP8_ERAS,
+    backend_selection,
+    honours_checkpoint_kv_dtype,
+)
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvFormat
@@ -102,9 +107,9 @@ def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, versi
         return
     if fmt == "fp8_e5m2":
         _check_diffkv_e5m2(model, where, cap, version)
-    era = TRITON_FP8_ERAS.at(version)
     if model.mla is not None and fp8:
-        if era == "attention_only" and cap[0] not in (9, 10):
+        era = TRITON_MLA_FP8_ERAS.at(version)
+        if era == "none" and cap[0] not in (9, 10):
             raise InputError(
                 f"vLLM {version.label} has no MLA backend for FP8 KV on {where}: FLASHMLA, CUTLASS_MLA and "
                 "FLASHINFER_MLA need Hopper or Blackwell, TRITON_MLA takes no FP8 KV; use --kv-cache-dtype auto",
@@ -117,7 +122,7 @@ def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, versi
                 field="--kv-cache-dtype",
             )
         return
-    if fp8 and era == "sm89" and cap < FP8_NATIVE and _falls_to_triton(model, cap):
+    if fp8 and TRITON_ATTN_FP8_SM89_ERAS.at(version) and cap < FP8_NATIVE and _falls_to_triton(model, cap):
         raise InputError(
             f"vLLM {version.label} refuses FP8 KV for this model on {where}: it runs TRITON_ATTN there "
             "(FLASH_ATTN and FLASHINFER decline it), whose FP8 (native fp8e4nv) needs sm89+; use --kv-cache-dtype auto",

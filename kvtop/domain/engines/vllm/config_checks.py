@@ -108,17 +108,25 @@ STRICT_CONFIG_TYPES_ERAS: Eras[frozenset[str]] = Eras((
 # rope_scaling false: the registry sweep's rows of Zyphra--ZAYA1-8B-legacy, StrictDataclassFieldValidationError)
 BACKEND_NOT_MODELLED_ERAS: Eras[dict[str, str]] = Eras((
     Era("", {}, "v0.13.0 hunyuan_v1.py builds HunYuanMoEV1 as SGLang does (read, not meta-built); no Zaya class"),
+    Era("0.29.0", {"HunYuanMoEV1ForCausalLM": "experts and a shared MLP on every layer whatever num_experts, an fp32 "
+                   "gate, q/k norms"},
+        "first in v0.29.0: registry.py:688 _TRANSFORMERS_SUPPORTED_MODELS maps HunYuanMoEV1ForCausalLM to "
+        "TransformersMoEForCausalLM (v0.28.0 registry.py:129: hunyuan_v1)"),
     Era("0.33.0", {"HunYuanMoEV1ForCausalLM": "experts and a shared MLP on every layer whatever num_experts, an fp32 "
                    "gate, q/k norms", "ZayaForCausalLM": "transformers' own Zaya layers, not SGLang's CCA layers and "
                    "ZayaBlocks"},
-        "v0.33.0 registry.py _TRANSFORMERS_SUPPORTED_MODELS (TransformersMoEForCausalLM); first release not pinned"),
+        "v0.33.0 registry.py:756 (TransformersMoEForCausalLM); Zaya is in no release's registry: the Transformers "
+        "backend builds it from transformers' models/zaya (in 5.16.1, v0.32.0's and v0.33.0's floor), read at "
+        "v0.33.0 only"),
 ))  # fmt: skip
 # whether the release's NemotronHConfig reads `layers_block_type` (else only hybrid_override_pattern)
 BLOCK_LIST_READ_ERAS: Eras[bool] = Eras((
     Era("", True, "before v0.13.0 not read"),
     Era("0.13.0", False, "v0.13.0 transformers_utils/configs/nemotron_h.py: hybrid_override_pattern only"),
-    Era("0.33.0", True, "v0.33.0 loads transformers 5.20.2's NemotronHConfig (layers_block_type); first release "
-                        "not pinned"),
+    Era("0.32.0", True, "v0.33.0 loads transformers 5.20.2's NemotronHConfig (layers_block_type); first in v0.32.0, "
+        "which drops transformers_utils/configs/nemotron_h.py and requires transformers>=5.16.1, whose NemotronHConfig "
+        "reads the list in 5.20's words (mlp, linear_attention, full_attention, moe; the 5.16.1 wheel). v0.24.0-v0.31.0 "
+        "require >=5.5.3 / >=5.10.4, whose lists take other words (5.5.3: mamba, attention, moe): read as not"),
 ))  # fmt: skip
 # fields a class reads that its config class does not define, by class (ModelSpec.unstated_fields names the unstated)
 UNDEFAULTED_FIELDS_ERAS: Eras[dict[str, tuple[str, ...]]] = Eras((
@@ -160,10 +168,13 @@ PARAMS_JSON_ONLY_ERAS: Eras[dict[str, str]] = Eras((
 ))  # fmt: skip
 # classes whose KDA vLLM builds only with full-rank gates (no_kda_lora): low-rank (f_a / f_b, g_a / g_b) refused
 FULL_RANK_KDA_ONLY_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "before v0.33.0 no Ling-3 class"),
-    Era("0.33.0", frozenset({"BailingMoeV3ForCausalLM", "BailingMoeV3VLForConditionalGeneration"}),
-        "v0.33.0 models/bailing_moe_v3.py:686-687 (BailingMoeV3KimiDeltaAttention.__init__; Ling-3-VL's "
-        "bailing_moe_v3_vl.py builds BailingMoeV3ForCausalLM over text_config); first release not pinned"),
+    Era("", frozenset(), "before v0.28.0 no Ling-3 class (v0.27.1 registry.py has no BailingMoeV3ForCausalLM)"),
+    Era("0.28.0", frozenset({"BailingMoeV3ForCausalLM"}),
+        "first in v0.28.0: models/bailing_moe_v3.py:644-645 (BailingMoeV3KimiDeltaAttention.__init__: 'expects "
+        "no_kda_lora=True'), registry.py:82"),
+    Era("0.30.0", frozenset({"BailingMoeV3ForCausalLM", "BailingMoeV3VLForConditionalGeneration"}),
+        "first in v0.30.0: registry.py:353 BailingMoeV3VLForConditionalGeneration (bailing_moe_v3_vl.py builds "
+        "BailingMoeV3ForCausalLM over text_config); v0.33.0 bailing_moe_v3.py:686-687"),
 ))  # fmt: skip
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."

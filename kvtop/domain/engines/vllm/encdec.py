@@ -19,10 +19,13 @@ from kvtop.domain.launch import LaunchSettings
 
 # Where kvtop reads the cross-attention group (`KvStorage.encoder_decoder = "cross_pool"`); before it, refused by name
 CROSS_GROUP_ERAS: Eras[bool] = Eras((
-    Era("", False, "V0's encoder-decoder runner (cross-attention block tables per sequence group) and V1 before "
-        "PR #21088 (V1 Whisper: CrossAttentionSpec, CrossAttentionManager): not read"),
-    Era("0.13.0", True, "read at v0.13.0 and v0.33.0: v1/kv_cache_interface.py CrossAttentionSpec, "
-        "config/scheduler.py max_num_encoder_input_tokens; PR #21088's first release not pinned, a v0.15.1 log agrees"),
+    Era("", False, "V0's encoder-decoder runner (cross-attention block tables per sequence group), and V1's from "
+        "PR #21088 (CrossAttentionSpec, first in v0.10.2 v1/kv_cache_interface.py:225) through v0.12.0, whose "
+        "encoder budget is the encoder's length (v0.12.0 config/vllm.py:739-740 get_encdec_max_encoder_len): "
+        "not modelled"),
+    Era("0.13.0", True, "first in v0.13.0 (read there and at v0.33.0; a v0.15.1 log agrees): v1/kv_cache_interface.py "
+        "CrossAttentionSpec, config/scheduler.py:226 max_num_encoder_input_tokens = max_num_batched_tokens, no "
+        "encoder-length override left in config/vllm.py"),
 ))  # fmt: skip
 
 

@@ -52,8 +52,8 @@ PER_WORKER_STAGES_SINCE = "0.8.2"
 KV_CACHE_MEMORY_BYTES_SINCE = "0.11.0"
 
 
-# Releases below are pinned where a wheel was read (v0.13.0 and v0.33.0, installed by benchmarks/engine_diff);
-# where a rule changed between the two, the release is read from the PR's date and marked "not pinned".
+# Releases below are pinned from the released wheels (PyPI vllm-X-cp38-abi3-manylinux*.whl, read with unzip -p): each
+# era names the first release whose code has it, with file:line there, and the release before that lacks it.
 
 # `--kv-cache-dtype auto` follows a ModelOpt checkpoint's `kv_cache_quant_algo` (FP8 → fp8_e4m3, §3.3).
 CHECKPOINT_KV_DTYPE_ERAS: Eras[bool] = Eras((
@@ -61,8 +61,8 @@ CHECKPOINT_KV_DTYPE_ERAS: Eras[bool] = Eras((
     Era(
         "0.14.0",
         True,
-        "PR #30785 (opened 2025-12-16, absent from v0.13.0): EngineArgs.create_engine_config → "
-        "resolve_kv_cache_dtype_string (vllm/utils/torch_utils.py); read as first in v0.14.0, not pinned",
+        "PR #30785, first in v0.14.0 (absent from v0.13.0's wheel): v0.14.0 engine/arg_utils.py:1398 "
+        "EngineArgs.create_engine_config → resolve_kv_cache_dtype_string (utils/torch_utils.py:301)",
     ),
 ))
 # Async scheduling on unless asked off (§3: max_concurrent_batches 2 at pp 1).
@@ -71,8 +71,9 @@ ASYNC_SCHEDULING_ERAS: Eras[bool] = Eras((
     Era(
         "0.14.0",
         True,
-        "PR #27614 (vLLM issue #27679): async_scheduling None → on unless incompatible (VllmConfig."
-        "__post_init__); after v0.13.0, before #31998 (2026-01-08); read as first in v0.14.0, not pinned",
+        "PR #27614 (vLLM issue #27679), first in v0.14.0: config/scheduler.py:133 async_scheduling default None, "
+        "config/vllm.py:588-628 VllmConfig.__post_init__ turns None on unless incompatible (v0.13.0 "
+        "scheduler.py:133: False)",
     ),
 ))
 # The model runner `vllm serve` picks (VllmConfig.use_v2_model_runner, §3): at pp > 1 with async scheduling
@@ -83,15 +84,18 @@ MODEL_RUNNER_ERAS: Eras[ModelRunner] = Eras((
     Era(
         "0.25.0",
         "v2_dense",
-        "PR #44443 (merged 2026-07-02, 'Enable by default for all dense models'): V2 for models without "
-        "experts; read as first in v0.25.0, not pinned",
+        "PR #44443 ('Enable by default for all dense models'), first in v0.25.0: config/vllm.py:557-574 "
+        "_is_default_v2_model_runner_model `any(arch in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES) or not is_moe` "
+        "(DeepseekV2, Qwen2Moe, GraniteMoe listed; hybrids and attention-free models kept on V1, which kvtop "
+        "does not split out). v0.22.0-v0.24.0 ran V2 only for a listed few (v0.22.0 :69 Qwen3ForCausalLM; "
+        "v0.23.0 + Llama, Mistral, dense unquantized; v0.24.0 + DeepseekV2, Qwen2Moe, GraniteMoe): read as V1",
     ),
     Era(
-        "0.33.0",
+        "0.29.0",
         "v2",
-        "v0.33.0 VllmConfig.use_v2_model_runner: V2 wherever Triton imports and no unsupported feature is asked "
-        "for (every GPU install); the release that extended it to MoE models is not pinned (read as v0.33.0, "
-        "the first seen with it)",
+        "first in v0.29.0: config/vllm.py:645 VllmConfig.use_v2_model_runner drops the architecture test — V2 "
+        "wherever Triton imports and no unsupported feature is asked for (ROCm keeps a V1 list); v0.28.0 "
+        ":691-712 still `is_default_v2_architecture or not model_config.is_moe`",
     ),
 ))
 # Default max_num_batched_tokens of the API server on GPUs with ≥ 160 GiB (B200, B300): 16384 (§3).
@@ -100,8 +104,8 @@ LARGE_GPU_BATCH_ERAS: Eras[int | None] = Eras((
     Era(
         "0.28.0",
         16384,
-        "EngineArgs.get_batch_defaults: `device_memory >= 160 * GiB_bytes` → 16384 (present in v0.33.0; "
-        "read as new in v0.28.0 from a third-party reading of arg_utils.py at v0.27.0 / v0.28.0)",
+        "first in v0.28.0: engine/arg_utils.py:2582 EngineArgs.get_batch_defaults `device_memory >= 160 * "
+        "GiB_bytes` → 16384 (absent from v0.27.1's arg_utils.py)",
     ),
 ))
 # How the attention backend and its block size are chosen (§3.1): forced by the platform, or the backend's.
@@ -117,29 +121,35 @@ BACKEND_SELECTION_ERAS: Eras[BackendSelection] = Eras((
     Era(
         "0.18.0",
         "backend",
-        "PR #35122: Platform.update_block_size_for_backend takes the chosen backend's preferred size "
-        "(FLASH_ATTN_MLA / TRITON_MLA 16, FLASHMLA 64, FLASHINFER_MLA 32); read as first in v0.18.0, "
-        "not pinned",
+        "PR #35122, first in v0.18.0: platforms/interface.py:427 Platform.update_block_size_for_backend takes "
+        "the chosen backend's preferred size (FLASH_ATTN_MLA / TRITON_MLA 16, FLASHMLA 64, FLASHINFER_MLA 32), "
+        "called from v1/executor/*_executor.py (absent from v0.17.1)",
     ),
 ))
-# FP8 KV on the Triton backends (§3.5): TRITON_MLA has none; then both need native fp8e4nv (sm89+).
-TritonFp8 = Literal["attention_only", "sm89"]
-TRITON_FP8_ERAS: Eras[TritonFp8] = Eras((
-    Era("", "attention_only", "v0.13.0: TRITON_MLA takes only `auto` KV; TRITON_ATTN takes FP8 on any GPU"),
-    Era(
-        "0.23.0",
-        "sm89",
-        "PR #43914 (opened 2026-05-28): TritonAttentionImpl / TritonMLAImpl refuse FP8 KV below sm89; "
-        "read as first in v0.23.0, not pinned",
-    ),
-))
+# FP8 KV on TRITON_MLA (§3.5): none; then on any GPU; then only with native fp8e4nv (sm89+).
+TritonMlaFp8 = Literal["none", "any_gpu", "sm89"]
+TRITON_MLA_FP8_ERAS: Eras[TritonMlaFp8] = Eras((
+    Era("", "none", "v0.13.0 v1/attention/backends/mla/triton_mla.py:31 supported_kv_cache_dtypes = ['auto'] "
+        "(v0.17.1 :31 auto, bfloat16)"),
+    Era("0.18.0", "any_gpu", "first in v0.18.0: triton_mla.py:32-36 supported_kv_cache_dtypes adds fp8, fp8_e4m3 "
+        "(dequantized to BF16 in the kernel), no capability check"),
+    Era("0.26.0", "sm89", "PR #43914's MLA half, first in v0.26.0: triton_mla.py:187-196 TritonMLAImpl refuses FP8 "
+        "KV below sm89 ('native FP8 (fp8e4nv) requires SM89+'; absent from v0.25.1)"),
+))  # fmt: skip
+# FP8 KV on TRITON_ATTN (§3.5): taken on any GPU; then refused below sm89.
+TRITON_ATTN_FP8_SM89_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.13.0 TritonAttentionImpl: FP8 KV on any GPU"),
+    Era("0.24.0", True, "PR #43914, first in v0.24.0: v1/attention/backends/triton_attn.py:471-481 "
+        "TritonAttentionImpl.__init__ refuses FP8 KV below sm89 (absent from v0.23.0)"),
+))  # fmt: skip
 # ModelOpt FP8 weights' minimum compute capability (§3.6).
 MODELOPT_FP8_CAPABILITY_ERAS: Eras[tuple[int, int]] = Eras((
     Era("", (8, 9), "v0.13.0: ModelOptFp8Config.get_min_capability = 89"),
     Era(
         "0.27.0",
         (8, 0),
-        "PR #50019 (opened 2026-07-27, FP8 emulation on sm80): 89 → 80; read as first in v0.27.0, not pinned",
+        "PR #50019 (FP8 emulation on sm80), first in v0.27.0: quantization/modelopt.py:407-408 "
+        "ModelOptFp8Config.get_min_capability 89 → 80 (v0.26.0: 89)",
     ),
 ))
 # Block-FP8 MoE experts whose TP shard is not a multiple of the 128 block (§3.6): refused everywhere, or
@@ -148,10 +158,13 @@ BlockFp8Shard = Literal["every_gpu", "below_sm89"]
 BLOCK_FP8_SHARD_ERAS: Eras[BlockFp8Shard] = Eras((
     Era("", "every_gpu", "v0.13.0 Fp8MoEMethod.create_weights: 'not divisible by … block_n'"),
     Era(
-        "0.33.0",
+        "0.29.0",
         "below_sm89",
-        "v0.33.0 select_fp8_moe_backend (fused_moe/oracle/fp8.py): no backend on sm80; the release that "
-        "dropped the create_weights check is not pinned (read as v0.33.0, the first one seen without it)",
+        "first in v0.29.0: fused_moe/oracle/fp8.py:272-302 refine_fp8_moe_block_shape refines the block to "
+        "gcd(block_n, block_k, shard, hidden) where that is ≥ 32, and quantization/fp8.py:566-584 "
+        "Fp8MoEMethod.create_weights raises only without a refinement; the refined key is served only by "
+        "Triton under supports_fp8 (experts/triton_moe.py), so sm80 finds no backend (v0.28.0 fp8.py:534-547 "
+        "raises on every GPU)",
     ),
 ))
 # Llama 4's chunked local attention under the hybrid KV cache manager (§4.1).
@@ -164,15 +177,16 @@ CHUNKED_LOCAL_HYBRID_ERAS: Eras[bool] = Eras((
         "manager off (VllmConfig.__post_init__)",
     ),
     Era(
-        "0.23.0",
+        "0.14.0",
         True,
-        "PR #29627: the env default becomes 1; read as first in v0.23.0 (PR #46553 dates the ROCm Llama-4 "
-        "regression it caused between v0.22 and v0.23), not pinned",
+        "PR #29627, first in v0.14.0: envs.py:1468-1469 VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "
+        "default '1' (v0.13.0 envs.py: '0')",
     ),
 ))
-# Hybrid Mamba models (§4.4): prefix caching off by default and v0.13's block rule, then on with
-# mamba_cache_mode 'align' (Platform._align_hybrid_block_size).
-HybridCacheMode = Literal["none-v0.13", "align"]
+# Hybrid Mamba models (§4.4): prefix caching off by default and v0.13's block rule, then on with mamba_cache_mode
+# 'all' for the classes that support Mamba prefix caching (not modelled) and 'align' for the others, then 'align'
+# for every class (Platform._align_hybrid_block_size).
+HybridCacheMode = Literal["none-v0.13", "all-or-align", "align"]
 HYBRID_CACHE_MODE_ERAS: Eras[HybridCacheMode] = Eras((
     Era(
         "",
@@ -181,18 +195,45 @@ HYBRID_CACHE_MODE_ERAS: Eras[HybridCacheMode] = Eras((
         "HybridAttentionMambaModelConfig.verify_and_update_config sizes the block",
     ),
     Era(
+        "0.26.0",
+        "all-or-align",
+        "first in v0.26.0: config/model.py:1896 ModelConfig.is_prefix_caching_supported is True for generative "
+        "hybrids (v0.25.1 :1885 False); models/config.py:559-561 MambaModelConfig sets mamba_cache_mode 'all' "
+        "where the class supports Mamba prefix caching (MAMBA_PREFIX_CACHING_ALL), else 'align'",
+    ),
+    Era(
         "0.28.0",
         "align",
-        "PR #50991 (2026-08-04): prefix caching on for hybrids, mamba_cache_mode 'align' "
-        "(MambaModelConfig); read as first in v0.28.0, not pinned",
+        "PR #50991, first in v0.28.0: models/config.py:603-604 MambaModelConfig sets mamba_cache_mode 'align' "
+        "for every class (v0.27.1 :616 still 'all' for the Mamba-prefix-caching classes)",
     ),
 ))
+# Which Mamba layers export a prefill checkpoint in 'align' mode (§4.4): one more state block a request, and for GDN
+# under FlashInfer's prefill a block aligned to its 64-token checkpoints.
+PrefillCheckpoints = Literal["none", "mamba2", "mamba2_gdn"]
+PREFILL_CHECKPOINT_ERAS: Eras[PrefillCheckpoints] = Eras((
+    Era("", "none", "no layer exports one (v0.29.0-v0.31.0 kv_cache_interface.py MambaSpec has "
+        "num_prefill_checkpoint_blocks, which MambaMixer2 and GDN leave 0)"),
+    Era("0.32.0", "mamba2", "first in v0.32.0: layers/mamba/mamba_mixer2.py:1107 num_prefill_checkpoint_blocks=1, "
+        "alignment 1 (absent from v0.31.0); kv_cache_interface.py MambaSpec.max_memory_usage_bytes 2 + checkpoints"),
+    Era("0.33.0", "mamba2_gdn", "first in v0.33.0: layers/mamba/gdn/qwen_gdn_linear_attn.py:748 (FlashInfer's GDN "
+        "prefill), platforms/interface.py:1089-1094 aligns the block to get_mamba_prefill_checkpoint_alignment "
+        "(layers/mamba/abstract.py:98; absent from v0.32.0)"),
+))  # fmt: skip
+# The hybrid classes that support Mamba prefix caching (models/interfaces.py SupportsMambaPrefixCaching, read at
+# v0.26.0 and v0.27.1: falcon_h1.py, granitemoehybrid.py, jamba.py, nemotron_h.py, zamba2.py; mamba.py and
+# mamba2.py are attention-free, never prefix-cached): their default mamba_cache_mode is 'all' in the 'all-or-align'
+# era, which kvtop does not model.
+MAMBA_PREFIX_CACHING_ALL: frozenset[str] = frozenset({
+    "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM", "JambaForCausalLM", "NemotronHForCausalLM",
+    "NemotronHPuzzleForCausalLM", "Zamba2ForCausalLM",
+})  # fmt: skip
 # MLA / Mamba hybrids (Kimi-Linear): the attention block a multiple of 128 ("TRTLLM/FlashInfer MLA decode kernels
 # require the physical number of kernel blocks to be aligned to 128 / kernel_block_size"), §4.4; 0 = not modelled.
 MLA_HYBRID_ALIGNMENT_ERAS: Eras[int] = Eras((
-    Era("", 0, "not read before v0.33.0: an MLA hybrid's block is not modelled"),
-    Era("0.33.0", 128, "v0.33.0 platforms/interface.py Platform._align_hybrid_block_size (model_config.use_mla); "
-        "the release that added it is not pinned"),
+    Era("", 0, "before v0.27.0 (whose alignment has no MLA term) an MLA hybrid's block is not modelled"),
+    Era("0.27.0", 128, "first in v0.27.0: platforms/interface.py:883-889 Platform._align_hybrid_block_size "
+        "(model_config.use_mla: max(alignment, 128)); absent from v0.26.0's"),
 ))  # fmt: skip
 # Lightning attention's width (LoadCasts.state_width_from_rope, docs/engines/vllm.md §4.4): vLLM's _CONFIG_REGISTRY
 # has no bailing_hybrid, so a Ling-2.5 config is read through transformers 5.20.2's BailingHybridConfig (pinned by
@@ -205,16 +246,20 @@ STATE_WIDTH_FROM_ROPE_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.33.0", frozenset({"BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM"}),
         "models/bailing_moe_linear.py, models/bailing_moe_v3.py (Ling-3's KDA: BailingMoeV3KimiDeltaAttention reads "
         "config.head_dim) over transformers 5.20.2 BailingHybridConfig.__post_init__ (head_dim = qk_rope_head_dim); "
-        "the release that added the classes is not pinned (read as v0.33.0)"),
+        "the classes are older (V2_5 from v0.17.0 registry.py:85, V3 from v0.28.0 :82), the narrowing is "
+        "transformers': BailingHybridConfig is first in transformers 5.20.0 (absent from 5.19.0), which v0.31.0 "
+        "(<5.18.0) and v0.32.0 (<5.20.0) exclude and v0.33.0 (>=5.16.1,<5.21.0) resolves to; v0.17.0-v0.19.1 "
+        "(<5) never have it, v0.20.0-v0.30.0 (uncapped: >=4.56 / >=5.5.3 / >=5.10.4) only when installed after "
+        "5.20.0 came: read as wide there"),
 ))  # fmt: skip
 # NemotronH's SSM state dtype when its config names none (NemotronHForCausalLMConfig, §4.4): bytes per element.
 NEMOTRON_H_SSM_DTYPE_ERAS: Eras[int] = Eras((
     Era("", 2, "v0.13.0 NemotronHForCausalLMConfig: mamba_ssm_cache_dtype from the config, else float16"),
     Era(
-        "0.33.0",
+        "0.20.0",
         4,
-        "v0.33.0: DEFAULT_MAMBA_SSM_CACHE_DTYPE = float32; the release that changed it is not pinned (read "
-        "as v0.33.0, the first seen with it)",
+        "first in v0.20.0: models/config.py:410 NemotronHForCausalLMConfig.DEFAULT_MAMBA_SSM_CACHE_DTYPE = "
+        "'float32' (v0.19.1: getattr(hf_config, 'mamba_ssm_cache_dtype', 'float16'))",
     ),
 ))
 

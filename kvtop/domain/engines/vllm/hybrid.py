@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.eras import (
     HYBRID_CACHE_MODE_ERAS,
+    MAMBA_PREFIX_CACHING_ALL,
     MLA_HYBRID_ALIGNMENT_ERAS,
     NEMOTRON_H_SSM_DTYPE_ERAS,
+    PREFILL_CHECKPOINT_ERAS,
 )
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS
 from kvtop.domain.errors import UnsupportedModelError
@@ -103,16 +105,18 @@ def hybrid_blocks(
     if (model.mla is not None and not mla_align) or full is None or kv.pool("swa") is not None or (
         layout.pp > 1 and not merged
     ):
+        mla_since = MLA_HYBRID_ALIGNMENT_ERAS[-1].since
+        before = " before 0.33.0" if layout.pp > 1 else f" before {mla_since}" if model.mla is not None else ""
         raise UnsupportedModelError(
-            "vLLM's hybrid Mamba layout is modelled for full-attention (MLA from 0.33.0; not sliding-window) hybrids "
-            "at pp 1 only" + (" before 0.33.0" if layout.pp > 1 or model.mla is not None else ""),
+            f"vLLM's hybrid Mamba layout is modelled for full-attention (MLA from {mla_since}; not sliding-window) "
+            f"hybrids at pp 1 only{before}",
             field="engine",
             source=model.source,
         )
     attention = int(full.bytes_per_layer_token)  # one token of one attention layer
     state_pool = kv.pool("state")
     state = state_pool.bytes_per_request // state_pool.layers if state_pool and state_pool.layers else 0
-    mode = _cache_mode(settings, version)
+    mode = _cache_mode(model, settings, version)
     if mode == "none-v0.13":  # HybridAttentionMambaModelConfig (no prefix caching for hybrids)
         cap = compute_capability(gpu_name) or (9, 0)
         align = 32 if cap[0] == 10 and model.head_dim == 256 else BACKEND_BLOCK  # flashinfer#1993
@@ -120,11 +124,11 @@ def hybrid_blocks(
         why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids without prefix caching)"
         return HybridBlocks(block, block * attention, state, 1, why)
     align = max(BACKEND_BLOCK, settings.page_size or BACKEND_BLOCK, mla_align)  # MLA: a multiple of 128 (§4.4)
-    checkpoints = 0
-    if mode == "align":
+    checkpoints, exported = 0, PREFILL_CHECKPOINT_ERAS.at(version)
+    if mode == "align" and exported != "none":
         if model.state is not None and model.state.kind is StateKind.MAMBA2:
             checkpoints = 1  # MambaMixer2 exports its block-boundary state (alignment 1); Mamba1 does not
-        elif _flashinfer_gdn(model, gpu_name):
+        elif exported == "mamba2_gdn" and _flashinfer_gdn(model, gpu_name):
             checkpoints = 1
             align = math.lcm(align, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT)
     block = align * math.ceil(state / (align * attention))
@@ -135,7 +139,7 @@ def hybrid_blocks(
 
 
 def mamba_prefix_caching(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
-    """Whether a model with Mamba state runs with prefix caching: a hybrid from PR #50991 unless
+    """Whether a model with Mamba state runs with prefix caching: a hybrid from v0.26.0 unless
     --no-enable-prefix-caching; before, never by default (ModelConfig.is_prefix_caching_supported). An
     attention-free model never does here: is_prefix_caching_supported is False for it, and asking for it is
     refused as not modelled (state_only.state_page)."""
@@ -144,13 +148,25 @@ def mamba_prefix_caching(model: ModelSpec, settings: LaunchSettings, version: Re
     return settings.flags.get("no-enable-prefix-caching") in (None, False)
 
 
-def _cache_mode(settings: LaunchSettings, version: ResolvedVersion) -> str:
-    """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): with prefix caching on (the default from
-    PR #50991) 'none' becomes 'align'; `none` under --no-enable-prefix-caching; before, hybrids kept prefix
-    caching off (v0.13's rule)."""
+def _cache_mode(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
+    """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): with prefix caching on (the default for
+    hybrids from v0.26.0) 'none' becomes 'align' ('all' for a Mamba-prefix-caching class in v0.26.0-v0.27.1, not
+    modelled); `none` under --no-enable-prefix-caching; before, hybrids kept prefix caching off (v0.13's rule)."""
     default = HYBRID_CACHE_MODE_ERAS.at(version)
     flags = settings.flags
     asked = flags.get("mamba-cache-mode")
+    if (
+        default == "all-or-align"
+        and model.architecture in MAMBA_PREFIX_CACHING_ALL
+        and asked in (None, "none", "all")
+        and flags.get("no-enable-prefix-caching") in (None, False)
+    ):
+        raise UnsupportedModelError(
+            f"vLLM {version.label}'s default mamba_cache_mode for {model.architecture} with prefix caching on is "
+            "'all' (models/config.py MambaModelConfig: the class supports Mamba prefix caching), which is not "
+            "modelled; give --no-enable-prefix-caching (mamba_cache_mode 'none')",
+            field="--mamba-cache-mode",
+        )
     if default == "none-v0.13":
         if flags.get("enable-prefix-caching") not in (None, False) or asked not in (None, "none"):
             raise UnsupportedModelError(

@@ -7,6 +7,8 @@ blocks. kvtop plans the KV cache; it refuses the launches vLLM would not start, 
 
 from __future__ import annotations
 
+import math
+
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import BLOCK_FP8_SHARD_ERAS, MODELOPT_FP8_CAPABILITY_ERAS
 from kvtop.domain.engines.vllm.moe_split import check_expert_split
@@ -17,27 +19,32 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 
 FP8_NATIVE = (8, 9)
+# the least block v0.29.0+ refines a block-FP8 expert shard to (fused_moe/oracle/fp8.py refine_fp8_moe_block_shape:
+# `if refine < 32: return None`, then Fp8MoEMethod.create_weights raises 'not divisible by … block_n')
+REFINED_BLOCK_MIN = 32
 # GPTQ checkpoints quantized in activation order (desc_act with groups): refused by
-# gptq_utils.normalize_and_validate_gptq_desc_act ("no longer supported") in v0.33.0; the release that first
-# refused them is not pinned (v0.13.0's act-order path was not read: assumed to load them)
+# gptq_utils.normalize_and_validate_gptq_desc_act ("no longer supported") from v0.30.0 (absent from v0.29.0's wheel;
+# the act-order path before was not read: assumed to load them)
 GPTQ_ACT_ORDER_REFUSED_ERAS: Eras[bool] = Eras((
     Era("", False, "gptq_marlin's act-order path (g_idx sorted); v0.13.0 not read, assumed"),
-    Era("0.33.0", True, "gptq_utils.normalize_and_validate_gptq_desc_act: refuses desc_act=True with groups"),
+    Era("0.30.0", True, "first in v0.30.0: quantization/utils/gptq_utils.py:23-37 "
+        "normalize_and_validate_gptq_desc_act refuses desc_act=True with groups (auto_gptq.py:118, moe_wna16.py)"),
 ))
 # bitsandbytes checkpoints: vLLM 0.33.0 has no such quantization method (QuantizationMethods lacks it, no override
 # claims quant_method "bitsandbytes"), so config/model.py _verify_quantization raises "Unknown quantization
-# method"; earlier vLLMs had BitsAndBytesConfig (read at a main commit of the 0.1x line); the release that
-# dropped it is not pinned
+# method"; earlier vLLMs had BitsAndBytesConfig, the last v0.27.x (quantization/__init__.py:28, :156)
 BITSANDBYTES_REFUSED_ERAS: Eras[bool] = Eras((
-    Era("", False, "quantization/bitsandbytes.py BitsAndBytesConfig (a 0.1x main commit; removal not pinned)"),
-    Era("0.33.0", True, "QuantizationMethods has no bitsandbytes: _verify_quantization 'Unknown quantization method'"),
+    Era("", False, "quantization/bitsandbytes.py BitsAndBytesConfig (v0.27.1 quantization/__init__.py:28, :156)"),
+    Era("0.28.0", True, "first in v0.28.0: QuantizationMethods has no bitsandbytes: _verify_quantization 'Unknown "
+        "quantization method'"),
 ))
 # A checkpoint's `quant_method: mxfp8` (MiniMax-M3-MXFP8): v0.13.0 has no such method (quantization/__init__.py,
-# read: 'Unknown quantization method'); v0.33.0 maps it to ModelOptMxFp8Config (get_min_capability 80); the release
-# that added it is not pinned
+# read: 'Unknown quantization method'); from v0.24.0 it maps to ModelOptMxFp8Config (get_min_capability 80)
 MXFP8_REFUSED_ERAS: Eras[bool] = Eras((
-    Era("", True, "read at v0.13.0: quantization/__init__.py has no 'mxfp8' (releases between not checked)"),
-    Era("0.33.0", False, "v0.33.0 quantization/__init__.py: 'mxfp8': ModelOptMxFp8Config; first release not pinned"),
+    Era("", True, "v0.13.0 quantization/__init__.py has no 'mxfp8'; v0.19.0-v0.23.0 name it for online MXFP8 "
+        "(v0.19.0 :157 Mxfp8Config, is_checkpoint_fp8_serialized=False), not a checkpoint loader: read as refused"),
+    Era("0.24.0", False, "first in v0.24.0: quantization/__init__.py:166-169 'mxfp8': ModelOptMxFp8Config "
+        "(MiniMax-style checkpoints)"),
 ))
 
 
@@ -95,7 +102,8 @@ def _check_block_fp8_experts(
     where: str,
     version: ResolvedVersion,
 ) -> None:
-    """Block-FP8 experts split over TP (no expert parallelism) must keep whole blocks per rank."""
+    """Block-FP8 experts split over TP (no expert parallelism) must keep whole blocks per rank; from v0.29.0 a
+    shard a finer block (≥ 32) divides runs on sm89+ (Triton, the refined scales)."""
     block = model.quant.block
     if model.moe is None or block is None or settings.effective_ep > 1 or settings.enable_expert_parallel:
         return
@@ -104,10 +112,14 @@ def _check_block_fp8_experts(
     if size % shards == 0 and (size // shards) % block[0] == 0:
         return
     shard = f"{size} / {shards} = {size / shards:g}"
-    if BLOCK_FP8_SHARD_ERAS.at(version) == "every_gpu":
+    # from v0.29.0 the finer block gcd(block_n, block_k, shard, hidden), where ≥ 32, is taken instead
+    refined = math.gcd(block[0], block[1], size // shards, model.hidden_size)
+    every_gpu = BLOCK_FP8_SHARD_ERAS.at(version) == "every_gpu"
+    if every_gpu or refined < REFINED_BLOCK_MIN:
+        finer = "" if every_gpu else f"; no finer block ≥ {REFINED_BLOCK_MIN} divides it (gcd {refined})"
         raise InputError(
             f"vLLM {version.label} refuses block-FP8 experts whose TP shard is not whole {block[0]}-wide blocks "
-            f"(moe_intermediate_size {shard}: 'not divisible by weight quantization block_n'); "
+            f"(moe_intermediate_size {shard}: 'not divisible by weight quantization block_n'{finer}); "
             "use a TP that keeps whole blocks, or --enable-expert-parallel",
             field="--tp",
             source=model.source,

@@ -34,26 +34,26 @@ SOURCE = "BaseKVCacheMethod.create_weights (vllm/model_executor/layers/quantizat
 E5M2_SOURCE = "_init_kv_cache_quant (vllm/model_executor/layers/attention/attention.py; v0.13.0 attention/layer.py)"
 
 # ModelOpt's KV-cache method on MLA layers: v0.13.0's ModelOptQuantConfigBase.get_quant_method tests `Attention`
-# only; v0.33.0's `(Attention, MLAAttention)` (the release between that changed it is not pinned)
+# only; `(Attention, MLAAttention)` from v0.17.0 (modelopt.py:176; v0.16.0 :182 Attention only)
 MODELOPT_MLA_SCALES_ERAS: Eras[bool] = Eras((
-    Era("", False, "read at v0.13.0 (other releases before 0.33.0 not checked: v0.13.0's rule stands): modelopt.py "
+    Era("", False, "read at v0.13.0, through v0.16.0: modelopt.py "
         "ModelOptQuantConfigBase.get_quant_method: isinstance(layer, Attention)"),
-    Era("0.33.0", True, "v0.33.0 modelopt.py: isinstance(layer, (Attention, MLAAttention)); first release not pinned"),
+    Era("0.17.0", True, "first in v0.17.0: modelopt.py:176 isinstance(layer, (Attention, MLAAttention)) (v0.16.0 "
+        ":182 Attention only)"),
 ))
-# compressed-tensors without a kv_cache_scheme keeps fp8_e5m2 in v0.33.0; v0.13.0 refuses every one (the release
-# between that spared them is not pinned)
+# compressed-tensors without a kv_cache_scheme keeps fp8_e5m2 from v0.24.0; v0.13.0-v0.23.0 refuse every one
 CT_E5M2_UNSTATED_REFUSED_ERAS: Eras[bool] = Eras((
-    Era("", True, "read at v0.13.0 (other releases before 0.33.0 not checked: v0.13.0's rule stands): "
+    Era("", True, "read at v0.13.0, through v0.23.0: "
         "attention/layer.py: any BaseKVCacheMethod refuses fp8_e5m2"),
-    Era("0.33.0", False, "v0.33.0: CompressedTensorsKVCacheMethod without kv_cache_scheme keeps fp8_e5m2; "
-        "first release not pinned"),
+    Era("0.24.0", False, "first in v0.24.0: layers/attention/attention.py:170-182 CompressedTensorsKVCacheMethod "
+        "without kv_cache_scheme keeps fp8_e5m2 (v0.23.0 refuses every BaseKVCacheMethod)"),
 ))
 # CompressedTensorsKVCacheMethod's own create_weights: (fp32 scales, zero points) a layer; None: the base method's
 CT_KV_SCALARS_ERAS: Eras[tuple[int, int] | None] = Eras((
-    Era("", None, "v0.13.0 read: CompressedTensorsKVCacheMethod has no create_weights of its own (the base "
-                  "method's four scalars); releases between not checked"),
-    Era("0.33.0", (3, 3), "v0.33.0 compressed_tensors.py CompressedTensorsKVCacheMethod.create_weights: "
-                          "q/k/v_scale fp32, q/k/v_zero_point default dtype; first release not pinned"),
+    Era("", None, "v0.13.0 and v0.14.0: CompressedTensorsKVCacheMethod has no create_weights of its own (the base "
+                  "method's four scalars)"),
+    Era("0.15.0", (3, 3), "first in v0.15.0: compressed_tensors.py:1000 CompressedTensorsKVCacheMethod.create_weights: "
+                          "q/k/v_scale fp32, q/k/v_zero_point default dtype (the same at v0.33.0 :1144)"),
 ))  # fmt: skip
 _PLAIN_ONLY = ("fp8", "compressed-tensors", "quark")  # schemes whose config gives `Attention` alone a method
 # Classes whose indexed layers attend through a class of their own, no `Attention`: v0.33.0

@@ -17,7 +17,7 @@ as the stage parts the weights book reads (`StageParts.attention_scalars`, `Stag
   with `quant_config=None` ("FP8 wk weights are upcasted to BF16 during loading to maintain fusion",
   Indexer.__init__, vllm/model_executor/models/deepseek_v2.py), so wk is index_head_dim × hidden in the model dtype
   on every indexed layer whatever the checkpoint stores; v0.13.0 builds wk as a ReplicatedLinear with the
-  checkpoint's quant_config (FP8 blocks in DeepSeek-V3.2's). The release between that fused them is not pinned.
+  checkpoint's quant_config (FP8 blocks in DeepSeek-V3.2's); fused from v0.20.0 (deepseek_v2.py:641-645).
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from kvtop.domain.model import AttentionKind, ModelSpec
 FP32 = 4
 INDEXER_WK = "indexer.wk"  # the weights book's module name of DSA's index key projection
 INDEXER_WK_UNQUANTIZED_ERAS: Eras[bool] = Eras((
-    Era("", False, "read at v0.13.0 (other releases before 0.33.0 not checked: v0.13.0's rule stands): "
+    Era("", False, "read at v0.13.0, through v0.19.1: "
         "deepseek_v2.py Indexer: wk = ReplicatedLinear(..., quant_config=quant_config)"),
-    Era("0.33.0", True, "v0.33.0 deepseek_v2.py Indexer: wk_weights_proj = MergedColumnParallelLinear(..., "
-                        "quant_config=None); first release not pinned"),
+    Era("0.20.0", True, "first in v0.20.0: deepseek_v2.py:641-645 Indexer: wk_weights_proj = "
+                        "MergedColumnParallelLinear(..., quant_config=None); absent from v0.19.1 (read at v0.33.0 too)"),
 ))  # fmt: skip
 
 
@@ -61,10 +61,11 @@ WNA16_LINEAR_SHAPE_ERAS: Eras[int] = Eras((
 # the experts' qzeros created and kept for symmetric GPTQ checkpoints too: the word they are packed in
 GPTQ_EXPERT_ZEROS_ERAS: Eras[str | None] = Eras((
     Era("", None, "releases before 0.13.0 not checked: the book's count (no zeros for a symmetric checkpoint)"),
-    Era("0.13.0", "model", "read at v0.13.0 (releases between not checked): gptq_marlin.py "
-                           "GPTQMarlinMoEMethod.create_weights: w13_qzeros, w2_qzeros dtype=params_dtype, kept"),
-    Era("0.33.0", "int32", "v0.33.0 auto_gptq.py AutoGPTQMoEMethod.create_weights: w13_qzeros, w2_qzeros int32; "
-                           "process_weights_after_loading keeps them; first release not pinned"),
+    Era("0.13.0", "model", "read at v0.13.0: gptq_marlin.py GPTQMarlinMoEMethod.create_weights: w13_qzeros, "
+                           "w2_qzeros dtype=params_dtype, kept (v0.22.0-v0.26.0 auto_gptq.py alike)"),
+    Era("0.27.0", "int32", "first in v0.27.0: auto_gptq.py:585-594 AutoGPTQMoEMethod.create_weights: w13_qzeros, "
+                           "w2_qzeros int32 (v0.26.0 :581 params_dtype); process_weights_after_loading keeps them "
+                           "(replace_or_register, v0.27.0 and v0.33.0)"),
 ))  # fmt: skip
 GPTQ_SCHEMES = ("gptq", "gptq_marlin")
 # A block-quantized checkpoint whose q|k|v is fused in K|V chunks (MiMo-V2.5's attention_projection_layout
@@ -73,7 +74,8 @@ GPTQ_SCHEMES = ("gptq", "gptq_marlin")
 # rows share a block (v0.33.0 models/mimo_v2.py _fused_qkv_kv_chunk_rows; chunks = config.num_key_value_heads)
 FUSED_QKV_PAD_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.33.0"),
-    Era("0.33.0", True, "v0.33.0 mimo_v2.py MiMoV2Attention: _fused_qkv_kv_chunk_rows; first release not pinned"),
+    Era("0.33.0", True, "first in v0.33.0: mimo_v2.py:264, :525 MiMoV2Attention: _fused_qkv_kv_chunk_rows (absent "
+        "from v0.32.0's mimo_v2.py)"),
 ))  # fmt: skip
 
 

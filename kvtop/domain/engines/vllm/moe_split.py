@@ -14,8 +14,8 @@ over TP × DP (× PCP) replicas (`FusedMoEParallelConfig.flatten_tp_across_dp_an
   which the halving then passes at once, so the refusal is exactly the halving failing.
 - compressed-tensors weight-only int groups (WNA16, group strategy), v0.33.0
   compressed_tensors_moe_wna16.py CompressedTensorsWNA16MoEMethod.create_weights: the hidden size and the shard
-  must each divide by the group size (ValueError). v0.13.0 (compressed_tensors_moe.py) divides without a check:
-  not refused there (the first release that checks is not pinned).
+  must each divide by the group size (ValueError), first in v0.24.0 (compressed_tensors_moe_wna16.py:100-114 and
+  its Marlin twin :267-283). v0.13.0-v0.23.0 divide without a check: not refused there.
 """
 
 from __future__ import annotations
@@ -31,15 +31,16 @@ from kvtop.domain.quant_spec import ROUTED_EXPERTS, QuantSpec
 SPLIT_ASSERT_ERAS: Eras[str] = Eras((
     Era("", "fused_moe/layer.py FusedMoE.__init__",
         "v0.13.0 fused_moe/layer.py FusedMoE.__init__ (earlier releases not read, taken alike)"),
-    Era("0.33.0", "fused_moe/config.py FusedMoEConfig.__post_init__",
-        "v0.33.0 fused_moe/config.py FusedMoEConfig.__post_init__; the release that moved it is not pinned"),
+    Era("0.24.0", "fused_moe/config.py FusedMoEConfig.__post_init__",
+        "first in v0.24.0: fused_moe/config.py:1306 FusedMoEConfig.__post_init__ (v0.23.0 layer.py:263)"),
 ))  # fmt: skip
 GPTQ_AWQ_SCHEMES = ("gptq", "awq", "gptq_marlin", "awq_marlin")
 WNA16_MIN_GROUP = 32  # MoeWNA16Method.create_weights: assert group_size >= 32 (v0.13.0, v0.33.0)
 WNA16_SOURCE = "quantization/moe_wna16.py MoeWNA16Method.create_weights (v0.13.0, v0.33.0)"
 CT_GROUPS_CHECKED_ERAS: Eras[bool] = Eras((
     Era("", False, "v0.13.0 compressed_tensors_moe.py CompressedTensorsWNA16(Marlin)MoEMethod: floor division, no check"),
-    Era("0.33.0", True, "v0.33.0 compressed_tensors_moe_wna16.py CompressedTensorsWNA16MoEMethod.create_weights"),
+    Era("0.24.0", True, "first in v0.24.0: compressed_tensors_moe/compressed_tensors_moe_wna16.py:100-114 "
+        "CompressedTensorsWNA16MoEMethod.create_weights (and wna16_marlin.py:267-283); absent from v0.23.0"),
 ))  # fmt: skip
 CT = "compressed-tensors"
 

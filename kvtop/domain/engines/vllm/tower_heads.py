@@ -18,9 +18,9 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 
 DIVIDED_HEADS_CHECKED_ERAS: Eras[bool] = Eras((
-    Era("", False, "v0.13.0 read: no tower built with divided heads (no models/mimo_v2_omni.py)"),
-    Era("0.33.0", True, "v0.33.0 models/mimo_v2_omni.py MiMoVisionAttention.__init__ (distributed/utils.py divide); "
-                        "first release not pinned"),
+    Era("", False, "no tower built with divided heads (no models/mimo_v2_omni.py through v0.20.2)"),
+    Era("0.21.0", True, "first in v0.21.0: models/mimo_v2_omni.py:156-157 MiMoVisionAttention.__init__ "
+                        "(distributed/utils.py divide), the same at v0.33.0 :173-174"),
 ))  # fmt: skip
 
 

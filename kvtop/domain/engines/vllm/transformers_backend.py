@@ -21,10 +21,10 @@ from kvtop.domain.model import ModelSpec
 
 REPLICATED_MLP_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "read at v0.13.0: gpt_bigcode.py GPTBigMLP (ColumnParallelLinear c_fc, RowParallelLinear "
-                         "c_proj); releases before 0.33.0 keep it"),
-    Era("0.33.0", frozenset({"GPTBigCodeForCausalLM"}),
-        "v0.33.0 registry.py _TRANSFORMERS_SUPPORTED_MODELS; models/transformers/base.py recursive_replace "
-        "(no tp_plan: the unfused MLP replicated); first release not pinned"),
+                         "c_proj); through v0.24.0 (registry.py:125 gpt_bigcode)"),
+    Era("0.25.0", frozenset({"GPTBigCodeForCausalLM"}),
+        "first in v0.25.0: registry.py:643 _TRANSFORMERS_SUPPORTED_MODELS; models/transformers/base.py:426-450 "
+        "recursive_replace (no tp_plan: 'replicate the rest', the unfused MLP), the same at v0.33.0"),
 ))  # fmt: skip
 
 
