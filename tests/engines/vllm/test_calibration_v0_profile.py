@@ -31,6 +31,7 @@ from kvtop.domain.engines.vllm.v0_profile import (
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.ledger import layout_from_settings
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import CONFIGS
@@ -76,3 +77,57 @@ def test_the_plan_charges_the_larger_side() -> None:
 def test_v1_and_dense_models_are_not_v0_moe() -> None:
     assert v0_forward_bytes(_inputs(20000, "0.8.0")) is None
     assert not v0_moe_forward(_inputs(20000))
+
+
+R1 = load_config_file(CONFIGS / "deepseek-ai--DeepSeek-R1.json")
+# DeepSeek-R1 on 8 x H200 at vLLM 0.7.3, as search-index id 20903468563 launched it (tests/data/calibration/vllm.jsonl)
+R1_FLAGS = ["--tensor-parallel-size", "8", "--max-model-len", "128000", "--max-num-batched-tokens", "32000",
+            "--max-num-seqs", "1024", "--gpu-memory-utilization", "0.85"]  # fmt: skip
+
+
+def _r1_inputs() -> CalibrationInputs:
+    settings = parse_flags("vllm", R1_FLAGS, strict=True)
+    return CalibrationInputs(
+        model=R1, settings=settings, layout=layout_from_settings(settings), gpu_name="H200",
+        gpu_total_bytes=gpu_total_bytes("H200"), version=ResolvedVersion(text="0.7.3"), weights_bytes=0,
+        context_length=128000,
+    )  # fmt: skip
+
+
+def test_a_fused_moe_counts_its_caches_the_shared_output_the_router_and_the_fp8_input() -> None:
+    """By hand from vLLM 0.7.3 (fused_moe.py fused_experts_impl, invoke_fused_moe_kernel; deepseek_v2.py DeepseekV2MoE
+    .forward: the shared experts run first and their output is held; fp8.py Fp8MoEMethod.apply: inplace=True) for
+    DeepSeek-R1 (hidden 7,168; 8 of 256 experts of 2,048 ÷ TP 8 = 256; one shared expert; block-FP8 [128, 128]) at
+    32,000 tokens, at the first expert GEMM:
+    - intermediate_cache1/2/3: 32,000 × 8 × (512 + 256 + 7,168) × 2 B = 4,063,232,000;
+    - the shared experts' output: 32,000 × 7,168 × 2 B = 458,752,000;
+    - the router's logits 32,000 × 256 × 2 B = 16,384,000, its top-k weights and ids 32,000 × 8 × 8 B = 2,048,000;
+    - per_token_group_quant_fp8 of the hidden states: 32,000 × 7,168 × 1 B + 32,000 × 56 groups × 4 B = 236,544,000
+      (the second GEMM's, 256,000 × 256 + 256,000 × 2 × 4 = 67,584,000, is smaller);
+    - the residual and the normed input the experts overwrite: 2 × 458,752,000 = 917,504,000.
+    5,694,464,000 B (5.30 GiB); the log printed 6.37 GiB (the rest is not read) and kvtop counted 4.68 before (the
+    shared experts' MLP transient, 32,000 × 768 × 2 B, in place of their output, and no FP8 input)."""
+    inputs = _r1_inputs()
+    assert v0_moe_forward(inputs)
+    assert v0_forward_bytes(inputs) == 5_694_464_000
+    # the sampler's 8 copies of 1,024 × 129,280 × 4 B and the hidden states: the forward is the larger side
+    assert v0_sampler_bytes(inputs) == 8 * 1024 * 129_280 * 4 + 458_752_000
+    assert v0_forward_bound(inputs)
+
+
+def test_a_fused_moe_runs_its_experts_on_chunks_of_32768_tokens() -> None:
+    """fused_experts_impl sizes its caches for M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE) (32,768 by default at 0.6.4,
+    0.7.1 and 0.7.3) and quantizes each chunk's input; the shared output, the router and the layer's hidden states are
+    the whole batch's. At 65,536 tokens: caches 32,768 × 8 × 7,936 × 2 = 4,160,749,568; shared output 65,536 × 7,168 ×
+    2 = 939,524,096; router 65,536 × 256 × 2 + 65,536 × 64 = 37,748,736; FP8 input 32,768 × 7,168 + 32,768 × 56 × 4 =
+    242,221,056; residual and normed input 1,879,048,192: 7,259,291,648 B."""
+    assert v0_forward_bytes(_r1_inputs(), 65536) == 7_259_291_648
+
+
+def test_the_plan_of_a_v0_fused_moe_charges_the_count_assumed() -> None:
+    settings = parse_flags("vllm", ["--engine-version", "0.7.3", *R1_FLAGS])
+    plan = planned_capacity(R1, settings, gpu_total_bytes=gpu_total_bytes("H200"), gpu_name="H200",
+                            measured=MeasuredInputs(weights_bytes=round(83.88 * GIB)))  # fmt: skip
+    activation = plan.estimate.term(Term.ACTIVATION)
+    assert activation is not None and activation.source == "assumed"
+    assert activation.bytes == 5_694_464_000 and activation.error_bytes == 2 * GIB

@@ -15,10 +15,12 @@ through it (read in the wheels of 0.6.4, 0.7.1 and 0.7.3, session 42h2). So the 
   hidden states. The logs print about 10 (the fit's part: `vllm.activation.v0`); the count decides only which
   side a launch's peak is on.
 
-A fused MoE's forward is not counted so: besides its experts' caches (`mlp_transient_gib`) V0 0.7.x holds the shared
-experts' output, the FP8 block-quantized activations and the MLA prefill's tensors, not read. DeepSeek-R1 at TP 8 on
-H200 (v0.7.3, 32,000 tokens, 1,024 seqs; search-index id 20903468563) printed 6.37 GiB where the count gives 4.68 and
-the sampler 8 copies 3.94: its peak is assumed (± 2 GiB, as an unfitted peak is) and its log fits neither side.
+A fused MoE's forward peaks at its first expert GEMM (`_fused_moe_bytes`: fused_moe.py `fused_experts_impl`, read in
+the wheels of 0.6.4, 0.7.1 and 0.7.3). Its count is not the whole peak: DeepSeek-R1 at TP 8 on H200 (v0.7.3, 32,000
+tokens, 1,024 seqs; search-index id 20903468563) printed 6.37 GiB where the count gives 5.30 (4.68 before the shared
+experts' output and the FP8 input were read) and the sampler's 8 copies 4.37; the 1.07 GiB left is not read (the MLA
+prefill's tensors are freed before the MLP and stay below it: about 3.1 GiB by the same reading, o_proj's out-of-place
+all-reduce included), so the peak stays assumed (± 2 GiB, as an unfitted peak is) and its log fits neither side.
 """
 
 from __future__ import annotations
@@ -26,12 +28,16 @@ from __future__ import annotations
 from kvtop.domain.calibration.features import logits_gib, mlp_transient_gib
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
-from kvtop.domain.model import MlpKind
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.wording import GIB
 
 V0_SAMPLER_COPIES = 8  # layers/sampler.py `_apply_top_k_top_p` at its scatter, with the model-dtype logits (above)
 HELD_HIDDEN = 2  # the decoder layer's residual and normed input, held across its MLP
-MOE_FORWARD_ERROR = 2 * GIB  # a V0 fused MoE's forward, not counted: as wide as an unfitted peak's assumption
+MOE_FORWARD_ERROR = 2 * GIB  # a V0 fused MoE's forward, counted in part only: as wide as an unfitted peak's assumption
+TOPK_BYTES = 8  # fused_moe select_experts: a float32 weight and an int32 id per token and chosen expert
+SCALE_BYTES = 4  # per_token_group_quant_fp8's float32 scale per token and group of block_k inputs
+FUSED_MOE_CHUNK = 32768  # envs.VLLM_FUSED_MOE_CHUNK_SIZE's default (0.6.4-0.7.3): the experts run on chunks of as many tokens
 
 
 def v0_forward_bytes(inputs: CalibrationInputs, tokens: int | None = None) -> int | None:
@@ -40,7 +46,41 @@ def v0_forward_bytes(inputs: CalibrationInputs, tokens: int | None = None) -> in
     if model is None or engine_era(inputs) != "v0":
         return None
     tokens = batch_limits(inputs)[0] if tokens is None else tokens
-    return round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * 2
+    held = HELD_HIDDEN * tokens * model.hidden_size * 2
+    if v0_moe_forward(inputs):
+        return _fused_moe_bytes(model, inputs.layout, tokens) + held
+    return round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + held
+
+
+def _fused_moe_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> int:
+    """What a V0 fused MoE layer holds beside the residual and normed input at its first expert GEMM (vllm 0.6.4-0.7.3
+    fused_moe.py `fused_experts_impl`, deepseek_v2.py / qwen2_moe.py `forward`): the three expert caches (tokens ×
+    experts per token × (2 × intermediate ÷ shards), × intermediate ÷ shards, × hidden, model dtype), allocated before
+    the first GEMM; the shared experts' output (tokens × hidden), computed before the routed experts and held across
+    them (not their MLP transient, freed by then); the router's logits (tokens × experts) and its top-k weights and
+    ids; and for FP8 experts the GEMM's input quantized (`invoke_fused_moe_kernel`: `scaled_fp8_quant`, or
+    `per_token_group_quant_fp8` with a float32 scale per block_k inputs for block-FP8), the larger of the first
+    GEMM's (tokens × hidden) and the second's (tokens × experts per token × intermediate ÷ shards). The caches and the
+    quantized input are a chunk's (`FUSED_MOE_CHUNK` tokens at most); the experts write their result into the normed
+    input (`inplace=True` in every quant method's `apply`)."""
+    moe = model.moe
+    assert moe is not None
+    shards, hidden, topk = max(layout.moe_shards, 1), model.hidden_size, moe.experts_per_token
+    inner, chunk = moe.expert_intermediate_size // shards, min(tokens, FUSED_MOE_CHUNK)
+    caches = chunk * topk * (3 * inner + hidden) * 2
+    shared = tokens * hidden * 2 if moe.shared_intermediate_size else 0
+    router = tokens * moe.num_routed_experts * 2 + tokens * topk * TOPK_BYTES
+    experts = model.quant.routed_experts or model.quant
+    quantized = 0
+    if experts.method == "fp8":
+        group = experts.block[1] if experts.block is not None else None
+        quantized = max(_fp8_input_bytes(chunk, hidden, group), _fp8_input_bytes(chunk * topk, inner, group))
+    return caches + shared + router + quantized
+
+
+def _fp8_input_bytes(rows: int, width: int, group: int | None) -> int:
+    """An FP8 copy of a GEMM's input (1 B per value) and, per token group, its float32 scales (one per tensor else)."""
+    return rows * width + (rows * -(-width // group) * SCALE_BYTES if group else 0)
 
 
 def v0_sampler_bytes(inputs: CalibrationInputs) -> int | None:
@@ -59,6 +99,6 @@ def v0_forward_bound(inputs: CalibrationInputs) -> bool:
 
 
 def v0_moe_forward(inputs: CalibrationInputs) -> bool:
-    """Whether a V0 launch runs a fused MoE, whose forward is not counted (above)."""
+    """Whether a V0 launch runs a fused MoE, whose forward is counted in part only (above)."""
     model = inputs.model
     return model is not None and engine_era(inputs) == "v0" and model.moe is not None and MlpKind.MOE in model.layer_mlp
