@@ -271,7 +271,7 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  MXFP4 through Marlin, 1.7 GiB more weights, as vllm#23278 printed; the log does not say), Mistral-Small's encoder",
         "  profile (v0.11: 2.12 GiB profiled where the text model's fit gives 5.0), a V0 start whose chunked prefill",
         "  profiled 0.22 GiB (A10, v0.7.1, 131072 tokens: its forward at 2,048 tokens alone, 0.23 counted, where 0.7.1's",
-        "  defaults sample 256 rows, whose sort holds 8 copies of 256 × 128,256 × 4 B, 0.98 GiB: the OCI container's launch,",
+        "  defaults sample 256 rows, whose sort holds 9.5 copies of 256 × 128,256 × 4 B, 1.16 GiB: the OCI container's launch,",
         "  not quoted, sampled fewer, and the plan of the defaults charges 1.26), and issue 10702's Llama-3.1-70B at TP 8",
         "  on H200 (v0.6.4), the only pre-0.7 start with the custom all-reduce: without its source the `v06` fit has 3",
         "  records of 2 sources, too few to fit, so its non-torch memory is the assumed 0.25 ± 0.5 GiB (with NVLS's 1.5)",

@@ -9,8 +9,10 @@ By hand from V0's code (Llama-3.1-8B: hidden 4,096, intermediate 14,336, vocabul
 - forward at its MLP: tokens × (3 × 14,336 + 4,096) × 2 B (gate-up output, the activation's output, the down
   projection's output) + 2 × tokens × 4,096 × 2 B (the layer's residual and normed input) = tokens × 110,592 B:
   20,000 → 2,211,840,000 B (2.060 GiB), 29,000 → 3,207,168,000 B (2.987 GiB);
-- sampler: 8 × 256 × 128,256 × 4 B (the sort-based top-k/top-p's copies) + tokens × 4,096 × 2 B (the hidden states):
-  1,050,673,152 + 163,840,000 B at 20,000 tokens (1.13 GiB): the forward is the larger.
+- sampler: 9.5 × 256 × 128,256 × 4 B (the top-k/top-p's `logits.sort` on 256 rows: the bf16 logits, the float32 copy,
+  the sorted values and int64 indices, torch's int64 reverse indices and cub's alternate key and value buffers) +
+  tokens × 4,096 × 2 B (the hidden states): 1,247,674,368 + 163,840,000 B at 20,000 tokens (1.31 GiB): the forward is
+  the larger.
 The old V0 fit added them (5.7 × 0.122 + 0.92 × 1.755 = 2.36 GiB at 20,000 tokens, 0.29 over the log).
 """
 
@@ -58,7 +60,7 @@ def test_the_forward_counts_the_mlp_and_the_layers_held_hidden_states() -> None:
 
 def test_the_sampler_is_the_smaller_side_at_these_batches() -> None:
     inputs = _inputs(20000)
-    assert v0_sampler_bytes(inputs) == 1_050_673_152 + 163_840_000
+    assert v0_sampler_bytes(inputs) == 1_247_674_368 + 163_840_000
     assert v0_forward_bound(inputs)
     assert fit_features("vllm.activation.v0", inputs) is None  # the sampler's fit never sees a forward-bound log
 
@@ -110,8 +112,8 @@ def test_a_fused_moe_counts_its_caches_the_shared_output_the_router_and_the_fp8_
     inputs = _r1_inputs()
     assert v0_moe_forward(inputs)
     assert v0_forward_bytes(inputs) == 5_694_464_000
-    # the sampler's 8 copies of 1,024 × 129,280 × 4 B and the hidden states: the forward is the larger side
-    assert v0_sampler_bytes(inputs) == 8 * 1024 * 129_280 * 4 + 458_752_000
+    # the sort's 9.5 copies of 1,024 × 129,280 × 4 B and the hidden states (5.11 GiB): the forward is the larger side
+    assert v0_sampler_bytes(inputs) == 5_030_543_360 + 458_752_000
     assert v0_forward_bound(inputs)
 
 
@@ -131,3 +133,25 @@ def test_the_plan_of_a_v0_fused_moe_charges_the_count_assumed() -> None:
     activation = plan.estimate.term(Term.ACTIVATION)
     assert activation is not None and activation.source == "assumed"
     assert activation.bytes == 5_694_464_000 and activation.error_bytes == 2 * GIB
+
+
+def test_the_sampler_bound_logs_print_the_sorts_copies() -> None:
+    """Two sampler-bound V0 starts (tests/data/calibration/vllm.jsonl), by hand from `_apply_top_k_top_p`'s
+    `logits.sort` on 256 rows (torch's segmented sort: sorted values and int64 indices, int64 reverse indices, cub's
+    alternate key and value buffers, beside the bf16 and float32 logits: 9.5 × 256 × vocab × 4 B) and the hidden states:
+    - vllm#10511's Meta-Llama-3-8B on an H100 (v0.6.5, 8,192 tokens): 9.5 × 256 × 128,256 × 4 + 8,192 × 4,096 × 2 =
+      1,314,783,232 B (1.22 GiB), printed 1.26;
+    - search-index 4922787267's R1-Distill-Qwen-7B on a V100 (v0.7.1, 2,048 tokens): 9.5 × 256 × 152,064 × 4 +
+      2,048 × 3,584 × 2 = 1,493,958,656 B (1.39 GiB), printed 1.40.
+    The scatter's 8 copies, the count before, gave 1.04 and 1.17."""
+    assert v0_sampler_bytes(_inputs(8192, "0.6.5")) == 1_314_783_232
+    qwen = load_config_file(CONFIGS / "Qwen--Qwen2.5-7B.json")
+    settings = parse_flags("vllm", ["--max-model-len", "2048"], strict=True)
+    v100 = CalibrationInputs(
+        model=qwen, settings=settings, layout=ParallelLayout(), gpu_name="V100-32GB",
+        gpu_total_bytes=gpu_total_bytes("V100-32GB"), version=ResolvedVersion(text="0.7.1"), weights_bytes=0,
+        context_length=2048,
+    )  # fmt: skip
+    assert v0_sampler_bytes(v100) == 1_493_958_656
+    for counted, printed in ((1_314_783_232, 1.26), (1_493_958_656, 1.40)):
+        assert abs(counted / GIB - printed) < 0.04
