@@ -159,7 +159,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     multimodal model, whose encoder profile is not modelled; pipeline stages, whose peaks differ)."""
     if key == activation_key(inputs):
         if key == "vllm.activation.v0" and (v0_forward_bound(inputs) or v0_moe_forward(inputs)):
-            return None  # its log measures the forward (or a MoE's, not counted), not the sampler the fit is of
+            return None  # its log measures the forward (or a MoE's, counted in part only), not the sampler the fit is of
         return plan_features(inputs)
     if key == non_torch_key(inputs):
         if key in INIT_APART and nccl_inside_non_torch(inputs):

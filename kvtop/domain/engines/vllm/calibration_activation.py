@@ -45,8 +45,8 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     activation = _sampler_floor(activation, inputs, tokens, seqs)
     if v0_moe_forward(inputs) and activation.source == "calibrated":
         activation = assumed_estimate(Term.ACTIVATION, LABEL, activation.bytes, max(activation.error_bytes, MOE_FORWARD_ERROR),
-                                      f"{activation.basis}; a fused MoE's forward in V0 is not counted (v0_profile.py): "
-                                      "± 2 GiB assumed")  # fmt: skip
+                                      f"{activation.basis}; a fused MoE's forward in V0 is counted in part only "
+                                      "(v0_profile.py): ± 2 GiB assumed")  # fmt: skip
     return activation
 
 

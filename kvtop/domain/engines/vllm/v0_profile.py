@@ -9,16 +9,18 @@ through it (read in the wheels of 0.6.4, 0.7.1 and 0.7.3, session 42h2). So the 
   (`mlp_transient_gib`), beside the decoder layer's residual and the normed input the MLP was given (tokens × hidden
   × 2 B each): tokens × (3 × intermediate ÷ TP + 3 × hidden) × 2 B for a dense model. Llama-3.1-8B on an RTX 3090 at
   v0.6.4 (vllm#10517) printed 2.07 GiB at 20,000 tokens and 2.99 at 29,000; the count is 2.06 and 2.99;
-- the sampler: the sort-based `_apply_top_k_top_p` (layers/sampler.py; `_dummy_run` sets top-k and top-p) holds the
-  model-dtype logits, their float32 copy, the sorted values and int64 indices, the sorted probabilities, their
-  cumulative sum, two masks and the re-scattered logits at once: 8 copies of seqs × vocab × 4 B, beside the forward's
-  hidden states. The logs print about 10 (the fit's part: `vllm.activation.v0`); the count decides only which
-  side a launch's peak is on.
+- the sampler: the sort-based `_apply_top_k_top_p` (layers/sampler.py; `_dummy_run` sets top-k and top-p) peaks in
+  its `logits.sort` (`_sampler_copies`), beside the forward's hidden states. The logs print about 9.5 copies of seqs ×
+  vocab × 4 B (the fit's part: `vllm.activation.v0`), the count's: vllm#10511's H100 starts 1.26 GiB against 1.22
+  counted, the V100 start at 2,048 tokens 1.40 against 1.39 (the scatter's 8 copies gave 1.04 and 1.17). The count
+  decides only which side a launch's peak is on.
 
-A fused MoE's forward is not counted so: besides its experts' caches (`mlp_transient_gib`) V0 0.7.x holds the shared
-experts' output, the FP8 block-quantized activations and the MLA prefill's tensors, not read. DeepSeek-R1 at TP 8 on
-H200 (v0.7.3, 32,000 tokens, 1,024 seqs; search-index id 20903468563) printed 6.37 GiB where the count gives 4.68 and
-the sampler 8 copies 3.94: its peak is assumed (± 2 GiB, as an unfitted peak is) and its log fits neither side.
+A fused MoE's forward peaks at its first expert GEMM (`_fused_moe_bytes`: fused_moe.py `fused_experts_impl`, read in
+the wheels of 0.6.4, 0.7.1 and 0.7.3). Its count is not the whole peak: DeepSeek-R1 at TP 8 on H200 (v0.7.3, 32,000
+tokens, 1,024 seqs; search-index id 20903468563) printed 6.37 GiB where the count gives 5.30 (4.68 before the shared
+experts' output and the FP8 input were read) and the sampler's 9.5 copies 5.11; the 1.07 GiB left is not read (the MLA
+prefill's tensors are freed before the MLP and stay below it: about 3.1 GiB by the same reading, o_proj's out-of-place
+all-reduce included), so the peak stays assumed (± 2 GiB, as an unfitted peak is) and its log fits neither side.
 """
 
 from __future__ import annotations
@@ -26,12 +28,20 @@ from __future__ import annotations
 from kvtop.domain.calibration.features import logits_gib, mlp_transient_gib
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
-from kvtop.domain.model import MlpKind
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.wording import GIB
 
-V0_SAMPLER_COPIES = 8  # layers/sampler.py `_apply_top_k_top_p` at its scatter, with the model-dtype logits (above)
+SCATTER_COPIES = 8  # `_apply_top_k_top_p` at its scatter: the model-dtype logits (½), the float32 copy, the sorted values,
+# their int64 indices (2), the sorted probabilities, their cumulative sum, two bool masks (¼ each), the scattered result
+SORT_COPIES = 9.5  # in `logits.sort` on 128 rows or more: the model-dtype logits, the float32 copy, torch's sorted values
+# and int64 indices (3), its int64 reverse indices (2) and cub's alternate key and value buffers (3)
+SEGMENTED_SORT_ROWS = 128  # SortStable.cu: from 128 rows torch sorts by cub's segmented radix sort
 HELD_HIDDEN = 2  # the decoder layer's residual and normed input, held across its MLP
-MOE_FORWARD_ERROR = 2 * GIB  # a V0 fused MoE's forward, not counted: as wide as an unfitted peak's assumption
+MOE_FORWARD_ERROR = 2 * GIB  # a V0 fused MoE's forward, counted in part only: as wide as an unfitted peak's assumption
+TOPK_BYTES = 8  # fused_moe select_experts: a float32 weight and an int32 id per token and chosen expert
+SCALE_BYTES = 4  # per_token_group_quant_fp8's float32 scale per token and group of block_k inputs
+FUSED_MOE_CHUNK = 32768  # envs.VLLM_FUSED_MOE_CHUNK_SIZE's default (0.6.4-0.7.3): the experts run on chunks of as many tokens
 
 
 def v0_forward_bytes(inputs: CalibrationInputs, tokens: int | None = None) -> int | None:
@@ -40,16 +50,61 @@ def v0_forward_bytes(inputs: CalibrationInputs, tokens: int | None = None) -> in
     if model is None or engine_era(inputs) != "v0":
         return None
     tokens = batch_limits(inputs)[0] if tokens is None else tokens
-    return round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * 2
+    held = HELD_HIDDEN * tokens * model.hidden_size * 2
+    if v0_moe_forward(inputs):
+        return _fused_moe_bytes(model, inputs.layout, tokens) + held
+    return round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + held
+
+
+def _fused_moe_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> int:
+    """What a V0 fused MoE layer holds beside the residual and normed input at its first expert GEMM (vllm 0.6.4-0.7.3
+    fused_moe.py `fused_experts_impl`, deepseek_v2.py / qwen2_moe.py `forward`): the three expert caches (tokens ×
+    experts per token × (2 × intermediate ÷ shards), × intermediate ÷ shards, × hidden, model dtype), allocated before
+    the first GEMM; the shared experts' output (tokens × hidden), computed before the routed experts and held across
+    them (not their MLP transient, freed by then); the router's logits (tokens × experts) and its top-k weights and
+    ids; and for FP8 experts the GEMM's input quantized (`invoke_fused_moe_kernel`: `scaled_fp8_quant`, or
+    `per_token_group_quant_fp8` with a float32 scale per block_k inputs for block-FP8), the larger of the first
+    GEMM's (tokens × hidden) and the second's (tokens × experts per token × intermediate ÷ shards). The caches and the
+    quantized input are a chunk's (`FUSED_MOE_CHUNK` tokens at most); the experts write their result into the normed
+    input (`inplace=True` in every quant method's `apply`)."""
+    moe = model.moe
+    assert moe is not None
+    shards, hidden, topk = max(layout.moe_shards, 1), model.hidden_size, moe.experts_per_token
+    inner, chunk = moe.expert_intermediate_size // shards, min(tokens, FUSED_MOE_CHUNK)
+    caches = chunk * topk * (3 * inner + hidden) * 2
+    shared = tokens * hidden * 2 if moe.shared_intermediate_size else 0
+    router = tokens * moe.num_routed_experts * 2 + tokens * topk * TOPK_BYTES
+    experts = model.quant.routed_experts or model.quant
+    quantized = 0
+    if experts.method == "fp8":
+        group = experts.block[1] if experts.block is not None else None
+        quantized = max(_fp8_input_bytes(chunk, hidden, group), _fp8_input_bytes(chunk * topk, inner, group))
+    return caches + shared + router + quantized
+
+
+def _fp8_input_bytes(rows: int, width: int, group: int | None) -> int:
+    """An FP8 copy of a GEMM's input (1 B per value) and, per token group, its float32 scales (one per tensor else)."""
+    return rows * width + (rows * -(-width // group) * SCALE_BYTES if group else 0)
 
 
 def v0_sampler_bytes(inputs: CalibrationInputs) -> int | None:
-    """The V0 sampler's peak as the code counts it: 8 copies of seqs × vocab × 4 B and the forward's hidden states."""
+    """The V0 sampler's peak as the code counts it: its copies of seqs × vocab × 4 B (`_sampler_copies`) and the
+    forward's hidden states."""
     model = inputs.model
     if model is None or engine_era(inputs) != "v0":
         return None
     tokens, seqs, _ = batch_limits(inputs)
-    return round(V0_SAMPLER_COPIES * logits_gib(seqs, model) * GIB) + tokens * model.hidden_size * 2
+    return round(_sampler_copies(seqs) * logits_gib(seqs, model) * GIB) + tokens * model.hidden_size * 2
+
+
+def _sampler_copies(rows: int) -> float:
+    """Copies of rows × vocab × 4 B at the V0 sampler's peak. From 128 rows `logits.sort` (torch's SortStable.cu
+    `segmented_sort_pairs`, the int64-index version torch 2.x ran under V0; ATen/cuda/cub.cuh) allocates its int64
+    reverse indices and runs cub's DeviceSegmentedRadixSort::SortPairs without a DoubleBuffer, whose temporary storage
+    holds an alternate key and value buffer: 5 copies beyond the sort's outputs while the model-dtype and float32
+    logits are held, 9.5 in all, above the scatter's 8. Below 128 rows torch sorts by a full sort of (index, segment)
+    pairs, not counted here: the scatter's 8 are its floor."""
+    return SORT_COPIES if rows >= SEGMENTED_SORT_ROWS else SCATTER_COPIES
 
 
 def v0_forward_bound(inputs: CalibrationInputs) -> bool:
@@ -59,6 +114,6 @@ def v0_forward_bound(inputs: CalibrationInputs) -> bool:
 
 
 def v0_moe_forward(inputs: CalibrationInputs) -> bool:
-    """Whether a V0 launch runs a fused MoE, whose forward is not counted (above)."""
+    """Whether a V0 launch runs a fused MoE, whose forward is counted in part only (above)."""
     model = inputs.model
     return model is not None and engine_era(inputs) == "v0" and model.moe is not None and MlpKind.MOE in model.layer_mlp
