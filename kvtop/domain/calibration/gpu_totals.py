@@ -107,9 +107,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.T4': LinearTerm(
         key='cuda_total.T4', features=('1 GiB',),
-        coefficients=(14.74,), error_bytes=134217728, records=1,
-        sources=1, gpus=('T4',),
-        novel_error_bytes=134217728, feature_sources=(1,),
+        coefficients=(14.62,), error_bytes=134217728, records=3,
+        sources=3, gpus=('T4',),
+        novel_error_bytes=193273537, feature_sources=(3,),
     ),
     'cuda_total.V100': LinearTerm(
         key='cuda_total.V100', features=('1 GiB',),
@@ -125,9 +125,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.451294,), error_bytes=458686123, records=15,
+        coefficients=(0.459294,), error_bytes=449482622, records=15,
         sources=15, gpus=(),
-        novel_error_bytes=515995228, feature_sources=(15,),
+        novel_error_bytes=525198730, feature_sources=(15,),
     ),
 }  # fmt: skip
 # END FITTED
