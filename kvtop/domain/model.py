@@ -415,6 +415,10 @@ class ModelSpec(BaseModel):
     # LLaVA-NeXT's `mm_patch_merge_type` ("spatial_unpad", "flat", ...; '' where unstated): its "unpad" merge adds
     # an image_newline vector to the language model in the classes that build one (an engine's rule)
     mm_patch_merge_type: str = ""
+    # a rope stated at the config's top level (`rope_type` beside `original_max_position_embeddings` and
+    # `scaling_factor`, xAI's Grok-2 config.json): (positions = original × factor, rotary width: head_dim, halved
+    # under `rope_rotate_half_dims`), which SGLang's grok.py builds per layer (an engine's rule); () where not stated
+    top_level_rope: tuple[int, int] | tuple[()] = ()
     audio_tower: bool = False  # config.json has an `audio_config` section: an audio encoder (an engine may refuse it)
 
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:

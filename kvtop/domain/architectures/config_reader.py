@@ -9,6 +9,7 @@ field that stops it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -136,6 +137,7 @@ def read_config(
         and outer.model_type == config["text_config"].get("model_type"),
         "strict_type_mismatches": strict_type_mismatches(stated_type, section, outer.model_type or ""),
         "mm_patch_merge_type": merge if isinstance(merge := config.get("mm_patch_merge_type"), str) else "",
+        "top_level_rope": _top_level_rope(config[nested_key] if nested_key else config, spec.head_dim),
         "audio_tower": isinstance(config.get("audio_config"), dict),
         "read_from": (named_words,) if named_words else (),
     }  # fmt: skip
@@ -314,3 +316,15 @@ def _rope_type(section: dict[str, Any]) -> str:
             if isinstance(stated, str):
                 return stated
     return ""
+
+
+def _top_level_rope(section: dict[str, Any], head_dim: int) -> tuple[int, int] | tuple[()]:
+    """A rope the section states at its top level (`rope_type` with `original_max_position_embeddings` and
+    `scaling_factor`, as xAI's Grok-2 config.json does): (positions, rotary width), the positions
+    ceil(original × factor) as `torch.arange` counts them; () where any of the three is missing."""
+    stated, positions, factor = (section.get(k) for k in ("rope_type", "original_max_position_embeddings", "scaling_factor"))
+    if not stated or isinstance(positions, bool) or not isinstance(positions, int) or isinstance(factor, bool):
+        return ()
+    if not isinstance(factor, int | float) or factor <= 0 or positions <= 0:
+        return ()
+    return math.ceil(positions * factor), head_dim // 2 if section.get("rope_rotate_half_dims") else head_dim

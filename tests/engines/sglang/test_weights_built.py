@@ -191,3 +191,28 @@ def test_rope_cache_keeps_the_configs_positions_under_a_shorter_context_length()
     held_default, held_short = held_beside(default), held_beside(short)
     assert held_default is not None and held_short is not None
     assert held_short[0] == held_default[0] == 131_072 * 128 * 4
+
+
+def test_grok2_builds_a_scaled_rope_on_each_layer() -> None:
+    """xAI's Grok-2 config.json (tests/data/configs/heldout/xai-org--grok-2.json) states `rope_type` "original",
+    `original_max_position_embeddings` 8,192 and `scaling_factor` 16.0 at its top level, so SGLang's grok.py
+    (read in 0.5.2rc2: `get_rope_scaling`, then `ScalingRotaryEmbedding(...)` built in each `Grok1Attention`,
+    not through `get_rope`) holds one cache per layer: `torch.arange(8192 * 16.0)` = 131,072 positions ×
+    rotary_dim 128 × 4 B (float32 on CUDA) = 67,108,864 B, × 64 layers = 4,294,967,296 B on every rank, beside
+    the shared `get_rope` module over max_position_embeddings 131,072 × 128 × 4 B = 67,108,864 B. 0.5.0rc2's
+    grok.py has no `get_rope_scaling`: the shared cache only. The start logged at 0.5.2rc2 with
+    `--quantization fp8` at TP 8 (tests/data/calibration/sglang.jsonl, `mem usage=36.73 GB`) holds more than
+    that rank's FP8 book (33,441,185,792 B of layers + 2 × 131,072 ÷ 8 × 8,192 × 2 B of embedding and head, by
+    the shapes in grok.py) with both caches: 1.02 GiB stay unmodelled (docs/engines/sglang.md §20.1)."""
+    from kvtop.domain.engines.sglang.weights_held import held_beside
+
+    inputs = _calibration_inputs("configs/heldout/xai-org--grok-2.json", 8)
+    at_0_5_2rc2 = inputs.model_copy(update={"version": ResolvedVersion(text="0.5.2rc2", source=VersionSource.FLAG)})
+    at_0_5_0rc2 = inputs.model_copy(update={"version": ResolvedVersion(text="0.5.0rc2", source=VersionSource.FLAG)})
+    shared, per_layer = 131_072 * 128 * 4, 64 * 131_072 * 128 * 4
+    held, before = held_beside(at_0_5_2rc2), held_beside(at_0_5_0rc2)
+    assert held is not None and before is not None
+    assert (shared, per_layer) == (67_108_864, 4_294_967_296)
+    assert held[0] == shared + per_layer and before[0] == shared
+    fp8_book = 33_441_185_792 + 2 * (131_072 // 8) * 8_192 * 2
+    assert fp8_book + held[0] < 36.73 * (1 << 30) < fp8_book + held[0] + (1 << 30) * 1.03

@@ -16,19 +16,39 @@ is 256 rows at a context up to the config's, and a longer one is refused (refusa
 Judged against the weights SGLang printed (`mem usage`, or free before less after the load;
 tests/data/calibration/sglang.jsonl): Llama-3.1-8B-Instruct on an H100 (2025-03) book −1.01 % → −0.60 %, on an
 80 GB GPU (0.4.1.post7) −0.88 % → −0.46 %, Qwen2.5-7B's geometry on an RTX 3090 −1.42 % → −0.99 %.
+
+Grok's per-layer scaled rope (models/grok.py, read in 0.5.1, 0.5.2rc2, 0.5.6.post2 and 0.5.23; 0.5.0rc2 has no
+`get_rope_scaling`): `Grok1Attention.__init__` builds the shared `get_rope` module (the cache above), then, where
+`get_rope_scaling(config)` finds a top-level `rope_type`, replaces it with its own `ScalingRotaryEmbedding`,
+constructed directly, not through `get_rope`, so nothing shares it: one per layer of
+`range(config.num_hidden_layers)`, every layer on every rank. Its `_compute_cos_sin_cache` spans
+`torch.arange(original_max_position_embeddings × scaling_factor)` positions × rotary_dim (halved under
+`rope_rotate_half_dims`), float32 on CUDA as above; the shared module stays alive in `_ROPE_DICT`. xAI's Grok-2
+(original 8,192 × 16.0 = 131,072 positions, head 128): 64 × 131,072 × 128 × 4 B = 4 GiB a rank
+(tests/data/calibration/sglang.jsonl's Grok-2 start at TP 8: book 31.71 GiB + 4.00 = 35.71 against 36.73 logged).
 """
 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.rope_cache import rope_cache_bytes
 
 ROPE_CACHE_BYTES = 4  # float32 on CUDA
+GROK_CLASSES = frozenset({"Grok1ForCausalLM", "Grok1ModelForCausalLM"})  # grok.py (the second subclasses the first)
+LAYER_ROPE_ERAS: Eras[bool] = Eras((
+    Era("", False, "no ScalingRotaryEmbedding in models/grok.py before 0.5.1 (0.5.0rc2 read)"),
+    Era("0.5.1", True, "models/grok.py Grok1Attention: a ScalingRotaryEmbedding per layer (read in 0.5.1, 0.5.2rc2, "
+                       "0.5.6.post2, 0.5.23)"),
+))  # fmt: skip
 
 
 def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) SGLang holds on each rank beside the book's count; None where it adds nothing kvtop models."""
-    return rope_cache(inputs)
+    parts = [part for part in (rope_cache(inputs), layer_ropes(inputs)) if part is not None]
+    if not parts:
+        return None
+    return sum(size for size, _ in parts), "; ".join(why for _, why in parts)
 
 
 def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
@@ -36,3 +56,19 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if inputs.model is None:
         return None
     return rope_cache_bytes(inputs.model, ROPE_CACHE_BYTES, "float32 on CUDA, srt/layers/rotary_embedding/base.py")
+
+
+def layer_ropes(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """Grok's own scaled rope on each layer (a config with a top-level rope_type): layers × positions × rotary
+    width × 4 B, whole on every rank."""
+    model = inputs.model
+    if model is None or model.architecture not in GROK_CLASSES or not model.top_level_rope:
+        return None
+    if not LAYER_ROPE_ERAS.at(inputs.version):
+        return None
+    positions, width = model.top_level_rope
+    size = model.num_layers * positions * width * ROPE_CACHE_BYTES
+    return size, (
+        f"Grok's scaled rope on each of its {model.num_layers} layers ({positions:,} positions × {width} × "
+        f"{ROPE_CACHE_BYTES} B, on every rank: models/grok.py ScalingRotaryEmbedding, not shared through get_rope)"
+    )
