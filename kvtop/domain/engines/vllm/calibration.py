@@ -46,6 +46,7 @@ from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import GRAPHS_PROFILED, batch_limits, graph_counts, graphs_charged
+from kvtop.domain.engines.vllm.v0_charge import profile_charge
 from kvtop.domain.engines.vllm.v0_profile import v0_forward_bound, v0_moe_forward
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
@@ -149,7 +150,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=0.9343, records=77, sources=39,
+    engine='vllm', factor=1.2972, records=82, sources=41,
 )
 # END FITTED
 
@@ -162,6 +163,8 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
             return None  # its log measures the forward (or a MoE's, counted in part only), not the sampler the fit is of
         return plan_features(inputs)
     if key == non_torch_key(inputs):
+        if profile_charge(inputs.version).value != "baseline":
+            return None  # before v0.3.1 the profile charges another quantity than the growth (`v0_charge.py`)
         if key in INIT_APART and nccl_inside_non_torch(inputs):
             return None  # its figure holds the TP group's init, which the fit leaves to the context's part
         return non_torch_features(inputs)

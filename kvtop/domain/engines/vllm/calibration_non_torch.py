@@ -28,6 +28,12 @@ from kvtop.domain.engines.vllm.calibration_eras import INIT_APART, NON_TORCH_STA
 from kvtop.domain.engines.vllm.calibration_snapshot import init_inside
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
+from kvtop.domain.engines.vllm.v0_charge import (
+    context_charged,
+    has_custom_all_reduce,
+    not_charged,
+    profile_charge,
+)
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.wording import GIB
 
@@ -60,6 +66,8 @@ def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
     tp = inputs.layout.tp
     if tp <= 1 or inputs.settings.flags.get("disable-custom-all-reduce") not in (None, False):
         return False
+    if not has_custom_all_reduce(inputs.version):  # before v0.3.0 (`v0_charge.py`)
+        return False
     if inputs.gpu_name is None:
         return tp <= 2
     return gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
@@ -80,6 +88,18 @@ def context_term(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> Term
 
 
 def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int) -> TermEstimate:
+    """What the release's profile charges beside torch's peak (`v0_charge.py`): nothing before v0.2.5, the growth and
+    the worker's context in v0.2.5–v0.3.0, the growth from v0.3.1."""
+    charge = profile_charge(inputs.version)
+    if charge.value == "torch_peak":
+        return not_charged(charge)
+    growth = _growth(inputs, fits, tokens)
+    if charge.value == "device_used":
+        return context_charged(growth, context_term(inputs, fits), charge, inputs.version, inputs.layout.tp)
+    return growth
+
+
+def _growth(inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int) -> TermEstimate:
     """The fitted growth (the era's fit, else its stand-in's, else 0.25 GiB assumed) plus what the code sizes: NCCL's
     NVLS buffers in V0 at TP 8 on H100/H200 (`nvls_buffers.py`) and FlashInfer's all-reduce fusion workspace
     (`fusion_workspace.py`)."""

@@ -18,6 +18,7 @@ from kvtop.domain.engines.versions import (
     resolve,
 )
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.engines.vllm.v0_charge import CALENDAR_BEFORE_06
 
 DEFAULT_UTILIZATION_ERAS: Eras[float] = Eras((
     Era("", 0.9, "EngineArgs / CacheConfig.gpu_memory_utilization = 0.9"),
@@ -264,7 +265,7 @@ NEMOTRON_H_SSM_DTYPE_ERAS: Eras[int] = Eras((
 ))
 
 # Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
-CALENDAR: tuple[ReleaseDate, ...] = ReleaseDate.table("""
+CALENDAR: tuple[ReleaseDate, ...] = CALENDAR_BEFORE_06 + ReleaseDate.table("""
 0.6.0 2024-09-05 0.6.1 2024-09-11 0.6.1.post1 2024-09-13 0.6.1.post2 2024-09-13 0.6.2 2024-09-25
 0.6.3 2024-10-14 0.6.3.post1 2024-10-17 0.6.4 2024-11-15 0.6.4.post1 2024-11-15 0.6.5 2024-12-18
 0.6.6 2024-12-27 0.6.6.post1 2024-12-27 0.7.0 2025-01-27 0.7.1 2025-02-01 0.7.2 2025-02-06 0.7.3 2025-02-20

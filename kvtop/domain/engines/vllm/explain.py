@@ -72,8 +72,13 @@ def logged_token_capacity(log: EngineLog, settings: LaunchSettings | None = None
 
 
 def _printed_block(log: EngineLog) -> int | None:
-    """The block the log states (`Setting … block size to N`, the last printed), or None."""
-    return log.first(VllmRankLog, lambda r: r.block_sizes[-1] if r.block_sizes else None)
+    """The block the log states (`Setting … block size to N`, the last printed), else its printed arguments'
+    `block_size` (V0's `args: Namespace(… block_size=16 …)`, where the flag's default is printed), or None."""
+    setting = log.first(VllmRankLog, lambda r: r.block_sizes[-1] if r.block_sizes else None)
+    if setting is not None:
+        return setting
+    printed = log.server_args.get("block_size")
+    return printed if isinstance(printed, int) and not isinstance(printed, bool) and printed > 0 else None
 
 
 def _printed_workers(log: EngineLog) -> int:

@@ -1,0 +1,91 @@
+"""What V0 before v0.3.1 charged as its profile's peak (docs/engines/vllm.md §2, "Before v0.6.0").
+
+vllm/worker/worker.py `profile_num_available_blocks` (`determine_num_available_blocks` from v0.4.1) sizes the pool as
+(total × gpu_memory_utilization − peak) // block bytes after `profile_run` over max(max_model_len, 2048) tokens and
+256 seqs (EngineArgs and SchedulerConfig, unchanged v0.2.0–v0.5.5), block 16, 4 GiB of CPU swap. What `peak` is
+changed twice, read in the wheels of every release from v0.2.0 to v0.6.3:
+
+- v0.2.0–v0.2.4: `torch.cuda.max_memory_allocated()` after `reset_peak_memory_stats` (v0.2.0 worker.py:79-80,
+  119-125; v0.2.4 :93): torch's allocations only, the weights and the profile's tensors. The CUDA context, library
+  workspaces, NCCL and torch's reserved-but-free pool are not charged: non-torch memory is 0 by the code.
+- v0.2.5–v0.3.0: total − free from `torch.cuda.mem_get_info()` after the profile (v0.2.5 worker.py:91-92; v0.3.0
+  :121-122), with no `empty_cache` between: the device's whole used memory, so the CUDA context (and NCCL, and any
+  other process on the GPU) is charged beside V0's growth: the v06 fit plus the context fit. At TP > 1 in v0.2.5 the
+  all-reduce's inputs torch still held (record_stream, until vllm#2151 in v0.2.6) are charged too: not counted, the
+  interval keeps 6 GiB for them.
+- v0.3.1–v0.6.3: init_gpu_memory − free, init_gpu_memory read after set_device and `empty_cache` (v0.3.1
+  worker.py:88-89, 131-134; v0.5.5 :169-170, 227-230; v0.6.3 :171, 228-231): the context outside, the form the v06
+  fit measures (`calibration_eras.NON_TORCH_ERAS`, which holds from here on).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.engines.versions import Era, Eras, ReleaseDate, ResolvedVersion
+from kvtop.domain.wording import GIB
+
+ProfileCharge = Literal["torch_peak", "device_used", "baseline"]
+PROFILE_CHARGE_ERAS: Eras[ProfileCharge] = Eras((
+    Era("", "torch_peak", "v0.2.0 vllm/worker/worker.py:79-80, 119-125: peak = torch.cuda.max_memory_allocated()"),
+    Era("0.2.5", "device_used", "v0.2.5 vllm/worker/worker.py:91-92 (v0.3.0 :121-122): peak = total − free after "
+        "the profile, the CUDA context inside"),
+    Era("0.3.1", "baseline", "v0.3.1 vllm/worker/worker.py:88-89, 131-134 (through v0.6.3 :171, 228-231): peak = "
+        "init_gpu_memory − free, the CUDA context outside"),
+))  # fmt: skip
+profile_charge = PROFILE_CHARGE_ERAS.era
+# The TP group's custom all-reduce (its IPC buffers: most of non-torch memory's growth at TP > 1) exists from v0.3.0.
+CUSTOM_ALL_REDUCE_ERAS: Eras[bool] = Eras((
+    Era("", False, "no custom all-reduce: vllm/model_executor/parallel_utils/custom_all_reduce.py absent from the "
+        "v0.2.7 wheel; NCCL alone"),
+    Era("0.3.0", True, "v0.3.0 vllm/worker/worker.py:86-87 init_custom_ar (parallel_utils/custom_all_reduce.py)"),
+))  # fmt: skip
+has_custom_all_reduce = CUSTOM_ALL_REDUCE_ERAS.at
+# Before v0.2.6 `torch.distributed.all_reduce` (record_stream) kept each all-reduce's input reserved until the stream
+# synchronised, so at TP > 1 the profile's pool grew with the layers; `total − free` (v0.2.5) charges that growth,
+# which kvtop does not count. vllm#2151 (v0.2.6 worker.py:50-56, TORCH_NCCL_AVOID_RECORD_STREAMS=1 with torch 2.1.2
+# pinned) cut Llama-70B's peak at TP 8 from 25.5 to 19.5 GiB: that 6 GiB is the interval's allowance, not a charge.
+ALL_REDUCE_HELD_ERAS: Eras[bool] = Eras((
+    Era("", True, "torch.distributed.all_reduce's record_stream holds its inputs until the stream synchronises"),
+    Era("0.2.6", False, "vllm#2151: v0.2.6 vllm/worker/worker.py:50-56 sets TORCH_NCCL_AVOID_RECORD_STREAMS=1"),
+))  # fmt: skip
+ALL_REDUCE_HELD_ERROR = 6 * GIB  # vllm#2151's Llama-70B TP 8 peak, 25.5 → 19.5 GiB (above)
+
+# The releases before v0.6.0 and the day each was first on PyPI (UTC; each wheel's vllm/worker/worker.py carries the
+# same date). v0.2.1 was yanked ("A bug in tensor parallelism support"); v0.2.1.post1 replaced it.
+CALENDAR_BEFORE_06: tuple[ReleaseDate, ...] = ReleaseDate.table("""
+0.2.0 2023-09-28 0.2.1 2023-10-16 0.2.1.post1 2023-10-17 0.2.2 2023-11-19 0.2.3 2023-12-03 0.2.4 2023-12-11
+0.2.5 2023-12-14 0.2.6 2023-12-17 0.2.7 2024-01-04 0.3.0 2024-01-31 0.3.1 2024-02-16 0.3.2 2024-02-21
+0.3.3 2024-03-01 0.4.0 2024-03-30 0.4.0.post1 2024-04-02 0.4.1 2024-04-24 0.4.2 2024-05-05 0.4.3 2024-06-01
+0.5.0 2024-06-11 0.5.0.post1 2024-06-14 0.5.1 2024-07-05 0.5.2 2024-07-15 0.5.3 2024-07-23 0.5.3.post1 2024-07-23
+0.5.4 2024-08-05 0.5.5 2024-08-23
+""")
+
+NON_TORCH_LABEL = "vLLM's non-torch memory"
+
+
+def not_charged(era: Era[ProfileCharge]) -> TermEstimate:
+    """Non-torch memory where the profile charges torch's allocated peak alone: 0 by the code, not a fit."""
+    return TermEstimate(
+        term=Term.NON_TORCH, label=NON_TORCH_LABEL, bytes=0, error_bytes=0, source="assumed",
+        basis=f"not charged before v0.2.5 ({era.source}: torch's allocations only; the CUDA context, NCCL and "
+              "torch's reserved pool stay outside the budget)",
+    )  # fmt: skip
+
+
+def context_charged(
+    estimate: TermEstimate, context: TermEstimate, era: Era[ProfileCharge], version: ResolvedVersion, tp: int
+) -> TermEstimate:
+    """V0's growth with the worker's context added, where the profile charges the device's whole used memory; at
+    TP > 1 before v0.2.6 the all-reduce's held inputs are charged too, not counted: kept in the interval only."""
+    error = math.hypot(estimate.error_bytes, context.error_bytes)  # independent errors
+    basis = (f"{estimate.basis}; + {context.bytes / GIB:.2f} GiB of CUDA context and NCCL ({context.basis}), which "
+             f"v0.2.5–v0.3.0 charge ({era.source})")  # fmt: skip
+    if tp > 1 and ALL_REDUCE_HELD_ERAS.at(version):
+        error = math.hypot(error, ALL_REDUCE_HELD_ERROR)
+        basis += (f"; not modelled: the all-reduce inputs torch holds at TP > 1 before v0.2.6 (vllm#2151), "
+                  f"± {ALL_REDUCE_HELD_ERROR / GIB:.0f} GiB assumed")  # fmt: skip
+    return estimate.model_copy(update={"bytes": estimate.bytes + context.bytes, "error_bytes": round(error),
+                                       "basis": basis})  # fmt: skip

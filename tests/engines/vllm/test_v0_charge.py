@@ -1,0 +1,126 @@
+"""V0 before v0.6.0: what the profile charges beside torch's peak changed at v0.2.5 and v0.3.1 (`v0_charge.py`).
+
+The figures are vllm#2031's (WoosukKwon, 2023-12-12, tests/data/calibration/vllm.jsonl `vllm-pr2031-*`): Llama-2-7B
+at TP 1 on one A100-80GB, vLLM's defaults, printed `# GPU blocks: 7449` on main (the v0.2.4 form,
+`torch.cuda.max_memory_allocated()`) and `7351` with the PR (the v0.2.5 form, `total − free` after the profile).
+
+By hand from the code: a block is 16 tokens × 524,288 B (32 layers × 32 KV heads × 128 × 2 (K, V) × 2 B) = 8 MiB,
+and `num_gpu_blocks = (total × 0.9 − peak) // block`, so the two forms differ only by what `total − free` holds
+beyond torch's allocated peak: (7,449 − 7,351) × 8 MiB = 0.766 GiB, the CUDA context, NCCL's handles and torch's
+reserved pool. kvtop charges there the v06 non-torch fit plus the context fit, never fitted on these logs.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import ResolvedVersion, from_dates, from_flag
+from kvtop.domain.engines.vllm.calibration_non_torch import custom_all_reduce_on
+from kvtop.domain.engines.vllm.v0_charge import profile_charge
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CASES, CONFIGS
+from tests.explain_cli import explain_json
+
+LLAMA2_7B = load_config_file(CONFIGS / "meta-llama--Llama-2-7b-hf.json")
+LOGGED_BLOCKS = {"0.2.4": 7449, "0.2.5": 7351}  # vllm#2031's comment
+BLOCK = 16 * 524_288
+
+
+def _blocks(version: str) -> tuple[int, int]:
+    """(planned blocks, planned non-torch bytes) of the Llama-2-7B start at `version`, blind."""
+    settings = parse_flags("vllm", ["--engine-version", version])
+    plan = planned_capacity(LLAMA2_7B, settings, gpu_total_bytes=gpu_total_bytes("A100-80GB"), gpu_name="A100-80GB")
+    non_torch = plan.estimate.term(Term.NON_TORCH)
+    assert non_torch is not None
+    return plan.ledger.token_capacity // 16, non_torch.bytes
+
+
+def test_each_release_reads_the_form_its_wheel_holds() -> None:
+    # v0.2.4 worker.py:93 max_memory_allocated; v0.2.5 :91-92 and v0.3.0 :121-122 total − free; v0.3.1 :131-134 and
+    # v0.5.5 :227-230 init_gpu_memory − free
+    forms = {"0.2.0": "torch_peak", "0.2.4": "torch_peak", "0.2.5": "device_used", "0.3.0": "device_used",
+             "0.3.1": "baseline", "0.5.5": "baseline", "0.6.3": "baseline"}  # fmt: skip
+    for version, form in forms.items():
+        assert profile_charge(ResolvedVersion(text=version)).value == form, version
+
+
+def test_before_v025_nothing_but_torch_s_peak_is_charged() -> None:
+    blocks, non_torch = _blocks("0.2.4")
+    assert non_torch == 0
+    assert abs(blocks - LOGGED_BLOCKS["0.2.4"]) / LOGGED_BLOCKS["0.2.4"] < 0.005  # 7,427 planned in session 48
+
+
+def test_v025_charges_the_context_the_log_shows() -> None:
+    before, _ = _blocks("0.2.4")
+    after, non_torch = _blocks("0.2.5")
+    logged = LOGGED_BLOCKS["0.2.4"] - LOGGED_BLOCKS["0.2.5"]  # 98 blocks, 0.766 GiB
+    assert abs((before - after) - logged) <= 3
+    assert abs(non_torch - logged * BLOCK) < 0.05 * 2**30
+    assert abs(after - LOGGED_BLOCKS["0.2.5"]) / LOGGED_BLOCKS["0.2.5"] < 0.005
+
+
+def test_no_custom_all_reduce_before_v030() -> None:
+    # custom_all_reduce.py is absent from the v0.2.7 wheel; v0.3.0 worker.py:86-87 calls init_custom_ar
+    def inputs(version: str) -> CalibrationInputs:
+        return CalibrationInputs(
+            model=LLAMA2_7B, settings=parse_flags("vllm", []), layout=ParallelLayout(tp=4), gpu_name="A100-80GB",
+            gpu_total_bytes=gpu_total_bytes("A100-80GB"), version=ResolvedVersion(text=version), weights_bytes=0,
+            context_length=4096,
+        )  # fmt: skip
+
+    assert not custom_all_reduce_on(inputs("0.2.7"))
+    assert custom_all_reduce_on(inputs("0.3.0"))
+
+
+def test_releases_before_v06_are_known_releases() -> None:
+    calendar = engine_rules("vllm").calendar
+    assert from_flag("0.3.0", calendar).detail == "--engine-version 0.3.0"
+    # the Qwen1.5 start of QwenLM/Qwen3#16, posted 2024-02-06: v0.3.0 (2024-01-31 on PyPI) was the release out
+    assert from_dates(calendar, date(2024, 2, 6), "vLLM").text == "0.3.0"
+    assert from_flag("0.1.7", calendar).detail.endswith("(older than 0.2.0, the oldest release kvtop models: the "
+                                                        "oldest rules apply)")  # fmt: skip
+
+
+def test_a_v041_start_explained_by_its_own_release(capsys: pytest.CaptureFixture[str]) -> None:
+    """The v0.4.1 start of search-index file 29429054722 (Meta-Llama-3-8B-Instruct on one RTX 3090, defaults):
+    `Loading model weights took 14.9595 GB` (GiB), `# GPU blocks: 2358`. By hand from v0.4.1's worker.py:153-154
+    (`(total × 0.9 − peak) // block`, peak = init_gpu_memory − free, the context outside): a block is 16 × 131,072 B
+    (32 layers × 8 KV heads × 128 × 2 × 2 B) = 2 MiB, so the KV is 2,358 × 2,097,152 = 4,945,084,416 B; the
+    requested ceil(25,318,832,210 × 0.9) = 22,786,948,989 B (the RTX 3090's calibrated CUDA total) less the weights
+    16,062,640,816 B leaves 6,724,308,173, and the profile charged the rest: 1,779,223,757 B (1.66 GiB)."""
+    out = explain_json(capsys, CASES / "vllm" / "file29429054722-v041-llama3-8b-3090" / "engine.log",
+                       "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--gpu", "RTX3090",
+                       "--max-model-len", "8192")  # fmt: skip
+    assert out["engine_version"] == "0.4.1" and "older than" not in out["version_detail"]
+    assert out["logged"]["num_gpu_blocks"] == 2358 and out["logged"]["token_capacity"] == 2358 * 16
+    assert out["predicted"]["kv_bytes_per_token"] == 131_072
+    assert abs(out["estimated"]["implied_bytes"] - 1_779_223_757) <= 2_097_152  # within one block
+    assert out["verdict"] == "match"
+    assert abs(out["predicted"]["token_capacity"] - 37_728) / 37_728 < 0.03  # 38,784 planned (+2.8 %)
+
+
+def test_v025_at_tp_above_1_keeps_the_held_all_reduce_inputs_in_the_interval_only() -> None:
+    """vllm#2151 (v0.2.6 worker.py:50-56: TORCH_NCCL_AVOID_RECORD_STREAMS=1) cut Llama-70B's TP 8 peak from 25.5 to
+    19.5 GiB: before it, v0.2.5's total − free charges the all-reduce inputs torch still holds, which kvtop does not
+    count; the 6 GiB stays in the non-torch interval, not in its figure."""
+
+    def non_torch(version: str, tp: int) -> tuple[int, int]:
+        settings = parse_flags("vllm", ["--engine-version", version, "--tensor-parallel-size", str(tp)])
+        plan = planned_capacity(LLAMA2_7B, settings, gpu_total_bytes=gpu_total_bytes("A100-80GB"), gpu_name="A100-80GB")
+        term = plan.estimate.term(Term.NON_TORCH)
+        assert term is not None
+        return term.bytes, term.error_bytes
+
+    (held, held_error), (fixed, fixed_error) = non_torch("0.2.5", 4), non_torch("0.2.6", 4)
+    assert held == fixed  # the same charge: the held inputs are not counted
+    assert held_error ** 2 - fixed_error ** 2 == pytest.approx((6 * 2**30) ** 2, rel=1e-6)  # added as independent
+    assert non_torch("0.2.5", 1)[1] == non_torch("0.2.6", 1)[1]  # one rank runs no all-reduce
