@@ -215,3 +215,25 @@ def test_hybrid_under_pipeline_parallelism_is_refused_by_name_before_0_33() -> N
 
     with pytest.raises(UnsupportedModelError, match=r"^engine: vLLM's hybrid Mamba layout .* at pp 1 only before 0.33"):
         plan("0.13.0", QWEN_NEXT, 4, "auto", "sm90", "--pp", "2")
+
+
+def test_a_hybrid_refusal_names_every_condition_it_breaks() -> None:
+    """Kimi-Linear (MLA + KDA) at pp 2 on 0.26.0 breaks two conditions: an MLA hybrid's block is read from 0.27.0
+    (platforms/interface.py:883-889, absent from v0.26.0) and PP hybrids from 0.33.0 (pp_groups.MERGED_GROUPS_ERAS).
+    The message said only 'before 0.33.0' (the MLA reason dropped); at pp 1 it names the MLA reason alone."""
+    from kvtop.domain.errors import UnsupportedModelError
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.ledger import predict
+    from kvtop.sources.hub import load_model
+    from tests.conftest import CONFIGS
+
+    model = load_model(str(CONFIGS / "heldout" / "wave5" / "moonshotai--Kimi-Linear-48B-A3B-Instruct.json"))
+
+    def refusal(*flags: str) -> str:
+        with pytest.raises(UnsupportedModelError) as found:
+            predict(model, parse_flags("vllm", ["--engine-version", "0.26.0", *flags]), gpu_total_bytes=80 << 30,
+                    gpu_name="H100")  # fmt: skip
+        return str(found.value)
+
+    assert "(an MLA hybrid before 0.27.0; pp 2 before 0.33.0; vLLM 0.26.0)" in refusal("--pp", "2")
+    assert "(an MLA hybrid before 0.27.0; vLLM 0.26.0)" in refusal()

@@ -178,6 +178,23 @@ def test_mimo_v2_before_v0_20_is_refused_for_its_padded_v() -> None:
         predict(model, parse_flags("vllm", flags), gpu_total_bytes=H200, gpu_name="H200")
 
 
+def test_mimo_v2_before_v0_14_is_refused_as_the_unregistered_class_it_is() -> None:
+    """v0.13.0's wheel has no models/mimo_v2_flash.py and its registry.py no MiMoV2 class (v0.14.0 registry.py:162
+    adds MiMoV2FlashForCausalLM): vLLM 0.13.0 stops at 'Model architectures [...] are not supported', not at a padded
+    V it never builds. The padding rule passes it by, and the plan is refused by the registry check."""
+    from kvtop.domain.engines.vllm.page_unify import check_v_width
+    from kvtop.domain.launch_check import launch_refusals
+
+    model = load_model(str(CONFIGS / "heldout" / "XiaomiMiMo--MiMo-V2-Flash.json"))
+    check_v_width(model, ResolvedVersion(text="0.13.0"))  # no refusal by this rule
+    with pytest.raises(UnsupportedModelError, match="padded to K's width"):
+        check_v_width(model, ResolvedVersion(text="0.14.0"))
+    flags = ["--tp", "2", "--max-model-len", "32768", "--engine-version", "0.13.0"]
+    ledger = predict(model, parse_flags("vllm", flags), gpu_total_bytes=H200, gpu_name="H200")
+    refusals = launch_refusals(ledger)
+    assert refusals and "are not supported for now" in refusals[0].message
+
+
 def test_gemma4_without_the_hybrid_manager_sums_every_layers_page() -> None:
     """--disable-hybrid-kv-cache-manager: unify_hybrid_kv_cache_specs makes the sliding layers FullAttentionSpec with
     their own heads, so the specs form one UniformTypeKVCacheSpecs group whose page is the sum of the layers' pages

@@ -105,11 +105,16 @@ def hybrid_blocks(
     if (model.mla is not None and not mla_align) or full is None or kv.pool("swa") is not None or (
         layout.pp > 1 and not merged
     ):
-        mla_since = MLA_HYBRID_ALIGNMENT_ERAS[-1].since
-        before = " before 0.33.0" if layout.pp > 1 else f" before {mla_since}" if model.mla is not None else ""
+        mla_since, merged_since = MLA_HYBRID_ALIGNMENT_ERAS[-1].since, MERGED_GROUPS_ERAS[-1].since
+        reasons = [said for broken, said in (
+            (model.mla is not None and not mla_align, f"an MLA hybrid before {mla_since}"),
+            (full is None, "no full-attention layer"),
+            (kv.pool("swa") is not None, "sliding-window layers"),
+            (layout.pp > 1 and not merged, f"pp {layout.pp} before {merged_since}"),
+        ) if broken]  # fmt: skip
         raise UnsupportedModelError(
             f"vLLM's hybrid Mamba layout is modelled for full-attention (MLA from {mla_since}; not sliding-window) "
-            f"hybrids at pp 1 only{before}",
+            f"hybrids, at pp 1 only before {merged_since}: not here ({'; '.join(reasons)}; vLLM {version.label})",
             field="engine",
             source=model.source,
         )

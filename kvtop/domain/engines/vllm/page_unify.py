@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.backends import DIFFKV_ARCHITECTURES
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import ModelSpec
 
@@ -40,26 +39,31 @@ UNIFIED_PAGES_ERAS: Eras[UnifyRule] = Eras((
         "caught for get_kv_cache_groups' full-allocation fallback"),
 ))  # fmt: skip
 
-#: Whether vLLM stores MiMo-V2's V heads padded to K's width (True) or at their own (`head_size_v`), by release.
+#: Whether vLLM stores MiMo-V2-Flash's V heads padded to K's width (True) or at their own (`head_size_v`), by release.
+#: Only MiMoV2FlashForCausalLM (mimo_v2_flash.py) ever padded: MiMoV2ForCausalLM is first registered in v0.21.0.
 MIMO_V_PADDED_ERAS: Eras[bool] = Eras((
-    Era("", True, "v0.14.0-v0.19.1 wheels model_executor/models/mimo_v2_flash.py MiMoV2Attention: Attention(heads, "
-        "head_dim) with V zero-padded to head_dim in forward (v0.19.0 :288-316): K and V both head_dim wide"),
+    Era("", False, "no MiMo-V2 class before v0.14.0 (v0.13.0 wheel: no models/mimo_v2_flash.py, registry.py names "
+        "none): the release's architecture check refuses the class, not this rule"),
+    Era("0.14.0", True, "v0.14.0-v0.19.1 wheels model_executor/models/mimo_v2_flash.py MiMoV2Attention: "
+        "Attention(heads, head_dim) with V zero-padded to head_dim in forward (v0.19.0 :288-316; v0.14.0 "
+        "registry.py:162 first registers MiMoV2FlashForCausalLM): K and V both head_dim wide"),
     Era("0.20.0", False, "v0.20.0 wheel models/mimo_v2_flash.py MiMoV2Attention :294-314: Attention(..., "
         "head_size_v=v_head_dim) on FlashAttentionDiffKVBackend (models/mimo_v2.py from v0.21.0)"),
 ))  # fmt: skip
+V_PADDED_CLASS = "MiMoV2FlashForCausalLM"  # the class mimo_v2_flash.py registers (v0.14.0 registry.py:162)
 
 
 def check_v_width(model: ModelSpec, version: ResolvedVersion) -> None:
-    """Refuse MiMo-V2 where vLLM pads its narrower V heads to K's width in the cache: kvtop's book keeps V at its
-    own width (MIMO_V_PADDED_ERAS)."""
-    if model.architecture not in DIFFKV_ARCHITECTURES or not MIMO_V_PADDED_ERAS.at(version):
+    """Refuse MiMo-V2-Flash where vLLM pads its narrower V heads to K's width in the cache: kvtop's book keeps V at
+    its own width (MIMO_V_PADDED_ERAS)."""
+    if model.architecture != V_PADDED_CLASS or not MIMO_V_PADDED_ERAS.at(version):
         return
     geometries = [model.geometry(i) for i in range(model.num_layers)]
     narrow = next((g for g in geometries if g.v_head_dim != g.head_dim), None)
     if narrow is not None:
         raise UnsupportedModelError(
             f"vLLM {version.label} stores MiMo-V2's V heads padded to K's width ({narrow.v_head_dim} → "
-            f"{narrow.head_dim}, mimo_v2_flash.py before 0.20.0), which kvtop's KV book does not model",
+            f"{narrow.head_dim}, mimo_v2_flash.py v0.14.0-v0.19.1), which kvtop's KV book does not model",
             field="engine",
             source=model.source,
         )
