@@ -40,6 +40,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, ERROR_FEATURES, LOADED_ERROR_KEY, runtime_cast
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key, is_unified
 from kvtop.units import GIB
 
@@ -240,8 +241,11 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
     if not weights_logged and record.excluded(Term.WEIGHTS):  # its config misstates the weights: no blind plan
         return None
     measured = MeasuredInputs(weights_bytes=weights, desktop=record.desktop)
-    plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
-                            gpu_name=gpu_key(record.gpu), measured=measured, fits=fits, scale=scale)  # fmt: skip
+    try:
+        plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+                                gpu_name=gpu_key(record.gpu), measured=measured, fits=fits, scale=scale)  # fmt: skip
+    except UnsupportedModelError:  # kvtop refuses the launch by name: no blind figure to judge
+        return None
     dominant = plan.dominant.label if plan.dominant else "—"
     if record.tokens:
         return Judged(record, "tokens", record.tokens, plan.ledger.token_capacity, plan.token_capacity_min,

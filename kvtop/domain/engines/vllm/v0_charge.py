@@ -25,6 +25,7 @@ from typing import Literal
 
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ReleaseDate, ResolvedVersion
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.wording import GIB
 
 ProfileCharge = Literal["torch_peak", "device_used", "baseline"]
@@ -46,12 +47,12 @@ has_custom_all_reduce = CUSTOM_ALL_REDUCE_ERAS.at
 # Before v0.2.6 `torch.distributed.all_reduce` (record_stream) kept each all-reduce's input reserved until the stream
 # synchronised, so at TP > 1 the profile's pool grew with the layers; `total − free` (v0.2.5) charges that growth,
 # which kvtop does not count. vllm#2151 (v0.2.6 worker.py:50-56, TORCH_NCCL_AVOID_RECORD_STREAMS=1 with torch 2.1.2
-# pinned) cut Llama-70B's peak at TP 8 from 25.5 to 19.5 GiB: that 6 GiB is the interval's allowance, not a charge.
+# pinned) cut Llama-70B's peak at TP 8 from 25.5 to 19.5 GiB; vllm#2031's Llama-2-70B TP 4 start at v0.2.5 left 13.1 GiB a
+# rank beyond torch's peak. The growth has no form kvtop can state: a plan there is refused by name.
 ALL_REDUCE_HELD_ERAS: Eras[bool] = Eras((
     Era("", True, "torch.distributed.all_reduce's record_stream holds its inputs until the stream synchronises"),
     Era("0.2.6", False, "vllm#2151: v0.2.6 vllm/worker/worker.py:50-56 sets TORCH_NCCL_AVOID_RECORD_STREAMS=1"),
 ))  # fmt: skip
-ALL_REDUCE_HELD_ERROR = 6 * GIB  # vllm#2151's Llama-70B TP 8 peak, 25.5 → 19.5 GiB (above)
 
 # The releases before v0.6.0 and the day each was first on PyPI (UTC; each wheel's vllm/worker/worker.py carries the
 # same date). v0.2.1 was yanked ("A bug in tensor parallelism support"); v0.2.1.post1 replaced it.
@@ -79,13 +80,16 @@ def context_charged(
     estimate: TermEstimate, context: TermEstimate, era: Era[ProfileCharge], version: ResolvedVersion, tp: int
 ) -> TermEstimate:
     """V0's growth with the worker's context added, where the profile charges the device's whole used memory; at
-    TP > 1 before v0.2.6 the all-reduce's held inputs are charged too, not counted: kept in the interval only."""
+    TP > 1 before v0.2.6 the all-reduce's held inputs are charged too: not modelled, refused by name."""
     error = math.hypot(estimate.error_bytes, context.error_bytes)  # independent errors
     basis = (f"{estimate.basis}; + {context.bytes / GIB:.2f} GiB of CUDA context and NCCL ({context.basis}), which "
              f"v0.2.5–v0.3.0 charge ({era.source})")  # fmt: skip
     if tp > 1 and ALL_REDUCE_HELD_ERAS.at(version):
-        error = math.hypot(error, ALL_REDUCE_HELD_ERROR)
-        basis += (f"; not modelled: the all-reduce inputs torch holds at TP > 1 before v0.2.6 (vllm#2151), "
-                  f"± {ALL_REDUCE_HELD_ERROR / GIB:.0f} GiB assumed")  # fmt: skip
+        raise UnsupportedModelError(
+            f"vLLM {version.label} at TP {tp} charges the all-reduce inputs torch still holds (record_stream, until "
+            "vllm#2151 in v0.2.6) with the profile's total − free; that growth is not modelled (Llama-2-70B at TP 4 "
+            "left 13.1 GiB a rank beyond torch's peak, vllm#2031): plan at v0.2.6 or later, or TP 1",
+            field="--engine-version",
+        )
     return estimate.model_copy(update={"bytes": estimate.bytes + context.bytes, "error_bytes": round(error),
                                        "basis": basis})  # fmt: skip
