@@ -67,8 +67,9 @@ def is_unified(name: str | None) -> bool:
 BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
 
 # GPU models whose servers join the GPUs with NVLink (SXM boards; the A100 names are taken as SXM4): the
-# engines' custom all-reduce maps peer buffers on each rank there, and not across PCIe GeForce or L40S cards
-# (no peer access, or not every pair linked), so what a start takes before its weights grows with TP there.
+# engines' custom all-reduce maps peer buffers on each rank there, and not across more than two PCIe cards nor
+# GeForce ones (no peer access, or not every pair linked), so what a start takes before its weights grows with TP
+# there (two PCIe data-centre cards, 2 x L40S, run it without that growth: vllm calibration_non_torch.py).
 NVLINK_GPUS = frozenset({
     "H100", "H100-SXM", "H200", "H20", "H800", "GH200", "A100", "A100-80GB", "A100-40GB", "A800",
     "B200", "GB200", "B300", "GB300",

@@ -50,3 +50,17 @@ def test_the_json_names_the_total_as_the_header_does(capsys: pytest.CaptureFixtu
     assert out["gpu"] == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "nvidia-smi's total"}
     cuda = next(term for term in out["terms"] if term["term"] == "cuda_total")
     assert cuda["bytes"] == H100_CUDA_TOTAL_BYTES and cuda["label"] == "GPU memory as CUDA reports it"
+
+
+@pytest.mark.parametrize("engine", ["sglang", "lmdeploy", "trtllm"])
+def test_each_engine_budget_names_the_total_it_starts_from(capsys: pytest.CaptureFixture[str], engine: str) -> None:
+    """SGLang, LMDeploy and TensorRT-LLM size from the total plan is given (nvidia-smi's, the header's), not
+    CUDA's: their budget's first row was an unnamed 'GPU memory 85.52 GB (79.65 GiB)' beside vLLM's named one."""
+    lines = plan(capsys, "--gpu", "H100", engine=("--engine", engine))
+    first = lines[next(i for i, line in enumerate(lines) if line.startswith("Budget (")) + 1]
+    # 81,559 MiB (the H100's nvidia-smi total) = 85,520,809,984 B = 85.52 GB = 79.65 GiB
+    assert first.lstrip().startswith("GPU memory (nvidia-smi's total)")
+    assert first.rstrip().endswith("85.52 GB (79.65 GiB)")
+    given = plan(capsys, "--gpu-memory", "24GiB", engine=("--engine", engine))
+    first = given[next(i for i, line in enumerate(given) if line.startswith("Budget (")) + 1]
+    assert first.split("  ")[1] == "GPU memory" and first.rstrip().endswith("(24.00 GiB)  measured")

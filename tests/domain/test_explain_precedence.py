@@ -44,7 +44,7 @@ def test_the_logged_cuda_total_wins_over_the_gpu_tables(capsys) -> None:
 def test_a_measured_gpu_memory_overrides_the_log_and_the_contradiction_is_said(capsys) -> None:
     out = explain_json(capsys, QWEN3_8B / "engine.log", "--model", str(QWEN3_8B_CONFIG), "--gpu-memory", "24GiB")
     gpu = out["steps"][0]
-    assert (gpu["label"], gpu["bytes"]) == ("GPU memory", 24 * GIB)
+    assert (gpu["label"], gpu["bytes"]) == ("GPU memory (--gpu-memory)", 24 * GIB)  # said as the operator's
     said = [note for note in out["notes"] if note.startswith("--gpu-memory 24.00 GiB")]
     assert len(said) == 1 and "+0.47 GiB" in said[0]  # 24.00 − 23.53
 

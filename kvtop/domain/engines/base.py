@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.deployment import Basis, BudgetTerm, Charge, resident_bytes
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.gpus import total_said
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
@@ -263,6 +264,14 @@ class EngineInputs(BaseModel):
     version: ResolvedVersion = ResolvedVersion()  # which era of the engine's rules applies
     # the deployment's terms beside the target model (draft, experts, LoRA…: kvtop.domain.deployment)
     terms: tuple[BudgetTerm, ...] = ()
+
+    def gpu_total_label(self) -> str:
+        """The budget's first line, saying what its total is: 'GPU memory (nvidia-smi's total)' for the table's
+        figure (`gpus.total_said`, as `plan`'s header), else '(--gpu-memory)'; a measured total (the operator's
+        --gpu-memory, NVML) is plain 'GPU memory', its step marked measured (explain names a log's as logged)."""
+        if self.measured.is_measured("gpu_total_bytes"):
+            return "GPU memory"
+        return f"GPU memory ({total_said(self.gpu_name, self.gpu_total_bytes)})"
 
     @property
     def resident_bytes(self) -> int:

@@ -103,3 +103,25 @@ def test_an_a100_name_leaves_the_custom_all_reduce_to_the_p2p_report() -> None:
     plan = _a100_plan("A100-80GB")
     assert plan.token_capacity_min <= A100_LOGGED_TOKENS <= plan.token_capacity_max
     assert plan.ledger.token_capacity < A100_LOGGED_TOKENS  # the centre charges both: −4 %
+
+
+# 2 x L40S at vLLM 0.16.0 (tests/data/calibration/vllm.jsonl, search-index id 10876549642): Llama-3-70B-Instruct-AWQ
+# at `--tensor-parallel-size 2`, 'custom_all_reduce.py:216 Registering 13685 cuda graph addresses' (the custom
+# all-reduce runs over PCIe: vLLM 0.16.0 custom_all_reduce.py disables it only above two PCIe-only GPUs or where
+# `_can_p2p` fails), 'Model loading took 18.55 GiB', 'GPU KV cache size: 132,128 tokens'.
+LLAMA_70B_AWQ = CONFIGS / "heldout/calib48/TechxGenus--Meta-Llama-3-70B-Instruct-AWQ.RECONSTRUCTED.json"
+
+
+def test_two_pcie_gpus_are_said_to_run_the_custom_all_reduce_without_the_nvlink_part() -> None:
+    settings = parse_flags("vllm", ["--engine-version", "0.16.0", "--tp", "2"])
+    plan = planned_capacity(load_config_file(LLAMA_70B_AWQ), settings, gpu_total_bytes=gpu_total_bytes("L40S"),
+                            gpu_name="L40S", measured=MeasuredInputs(weights_bytes=round(18.55 * GIB)))  # fmt: skip
+    term = plan.estimate.term(Term.NON_TORCH)
+    assert term is not None and term.bytes == round(FITS["vllm.non_torch.v1"].coefficients[0] * GIB)  # the constant
+    assert "custom all-reduce on where the P2P test passes" in term.basis  # it said "custom all-reduce off"
+    assert "custom all-reduce off" not in term.basis
+    assert abs(plan.ledger.token_capacity / 132_128 - 1) < 0.01  # the log's tokens, the NVLink part not charged
+    four = planned_capacity(load_config_file(LLAMA_70B_AWQ), parse_flags("vllm", ["--engine-version", "0.16.0",
+                            "--tp", "4"]), gpu_total_bytes=gpu_total_bytes("L40S"), gpu_name="L40S")  # fmt: skip
+    four_term = four.estimate.term(Term.NON_TORCH)
+    assert four_term is not None and "custom all-reduce off (more than two PCIe-only GPUs)" in four_term.basis

@@ -53,7 +53,7 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
     """The free memory the engine divides: measured after the weights (least over ranks), else the GPU
     less the CUDA context and NCCL (measured before load, else 1 GiB) less the weights."""
     meas, total = inputs.measured, inputs.gpu_total_bytes
-    steps.append(meas.input_step("GPU memory", "gpu_total_bytes", total, role="gpu_total"))
+    steps.append(meas.input_step(inputs.gpu_total_label(), "gpu_total_bytes", total, role="gpu_total"))
     if meas.free_after_load_bytes is not None:
         free = meas.free_after_load_bytes
         steps.append(meas.input_step("free after weights (least over ranks)", "free_after_load_bytes", free))

@@ -87,7 +87,7 @@ class SglangBudget:
         if runner != 1.0:  # before v0.4.9 the model runner cut a VLM's fraction, given or automatic
             mfs, mfs_source = mfs * runner, f"{mfs_source} × {runner:g} (the model runner's VLM cut)"
         total = inputs.gpu_total_bytes
-        steps.append(meas.input_step("GPU memory", "gpu_total_bytes", total, role="gpu_total"))
+        steps.append(meas.input_step(inputs.gpu_total_label(), "gpu_total_bytes", total, role="gpu_total"))
         pre = meas.free_before_load(total)
         pre_note, pre_source, pre_why = meas.free_before_load_note(), meas.free_before_load_source(), ""
         if meas.free_before_load_bytes is None and meas.free_after_load_bytes is not None:

@@ -76,10 +76,10 @@ class SglangFlags:
     model_flag: str | None = "--model-path"
     # every flag it does not model is refused when typed to kvtop, but --enable-multimodal, which SGLang's
     # rules read from `flags` (docs/engines/sglang.md §4.4: Gemma-3 and Llama-4 are text-only without it)
-    passthrough: frozenset[str] = (  # span.py, deployment.py and the tower's split (architectures.TOWER_SPLIT) read these
-        frozenset({"--enable-multimodal", *ENCODER_DP_FLAGS}) | SPAN_FLAGS | DEPLOYMENT_FLAGS
-    )
-    read_by_rules: frozenset[str] = passthrough  # every one: span.py, deployment.py, rules.py, TOWER_SPLIT
+    # span.py, deployment.py and the tower's split (architectures.TOWER_SPLIT) read these
+    read_by_rules: frozenset[str] = frozenset({"--enable-multimodal", *ENCODER_DP_FLAGS}) | SPAN_FLAGS | DEPLOYMENT_FLAGS
+    # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
+    passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"}
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}

@@ -175,7 +175,7 @@ class TrtllmBudget:
         manager = kv.full_bytes_per_token + kv.swa_bytes_per_token
         steps = [
             BudgetStep(
-                label="GPU memory",
+                label=inputs.gpu_total_label(),
                 bytes=inputs.gpu_total_bytes,
                 measured=inputs.measured.is_measured("gpu_total_bytes"),
                 source=inputs.measured.estimate_source("gpu_total_bytes"),

@@ -279,7 +279,10 @@ def explain(request: ExplainRequest) -> Explanation:
         ("--non-kv-memory", given.non_kv_bytes),
     )
     said = [(flag, value) for flag, value in flags if value is not None]
-    notes = [f"{flag} not used: the log states the memory the pool was sized from" for flag, _ in said]
+    # a flag is unused only where the log states the memory the pool was sized from; without that line the
+    # estimate reads the flags (`_without_budget_line`: "free memory: from --free-after-load, not the log")
+    notes = [] if ranked is None else [
+        f"{flag} not used: the log states the memory the pool was sized from" for flag, _ in said]  # fmt: skip
     notes += _refusal_notes(log)
     missing = []
     if ranked is None:

@@ -115,7 +115,7 @@ class VllmBudget:
         total_source = meas.engine_total_source()
         steps: list[BudgetStep] = [
             BudgetStep(
-                label="GPU memory" if total == inputs.gpu_total_bytes else "GPU memory as CUDA reports it",
+                label=inputs.gpu_total_label() if total == inputs.gpu_total_bytes else "GPU memory as CUDA reports it",
                 bytes=total,
                 measured=meas.is_measured("gpu_total_bytes"),
                 source=total_source,

@@ -57,8 +57,8 @@ def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
     more than two PCIe-only GPUs", as 4 x L40S at v0.19.0 printed) and on two where `_can_p2p` fails ("lacks
     GPU P2P capability or P2P test failed": GeForce cards, most cloud VMs), and its symmetric-memory
     all-reduce needs compute capability 9.0 or later (symm_mem.py). Two PCIe GPUs whose P2P test passes keep
-    the custom all-reduce, which kvtop cannot see; no start in the corpus shows the growth there, while two
-    do without it: 2 x RTX 4090 at vLLM 0.7.2 printed 0.25 GiB of non-torch memory at TP 2 (vllm#13061),
+    the custom all-reduce (`custom_all_reduce_said`), which kvtop cannot see; no start in the corpus shows the
+    growth there (2 x L40S at v0.16.0 ran it and lands at +0.01 % without it), while two do without it: 2 x RTX 4090 at vLLM 0.7.2 printed 0.25 GiB of non-torch memory at TP 2 (vllm#13061),
     and 2 x L4 at v0.28.0 charged 0.76 GiB beside weights and KV at TP 2 (search-index id 59672298265), where
     the H100 runs add 1.8 GiB at TP > 1 (1.5 of it FlashInfer's fusion workspace before v0.22.0,
     `fusion_workspace.py`). An
@@ -71,6 +71,29 @@ def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
     if inputs.gpu_name is None:
         return tp <= 2
     return gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
+
+
+def custom_all_reduce_said(inputs: CalibrationInputs) -> str:
+    """Whether vLLM runs its custom all-reduce here, by vLLM's rule (custom_all_reduce.py, read at v0.4.0, v0.16.0
+    and v0.33.0: off above two GPUs unless fully NVLink-connected, and where `_can_p2p` fails), said apart from
+    the NVLink part the fit charges (`custom_all_reduce_on`): two PCIe GPUs whose P2P test passes run it (2 x L40S
+    at v0.16.0 logged 'custom_all_reduce.py:216 Registering 13685 cuda graph addresses', search-index id
+    10876549642) and add none of that part (its plan without it: +0.01 %)."""
+    tp = inputs.layout.tp
+    if tp <= 1:
+        return "no all-reduce"
+    if inputs.settings.flags.get("disable-custom-all-reduce") not in (None, False):
+        return "custom all-reduce off (--disable-custom-all-reduce)"
+    if not has_custom_all_reduce(inputs.version):
+        return "no custom all-reduce in this release"
+    if custom_all_reduce_on(inputs):
+        return "custom all-reduce on (NVLink: its part charged)"
+    if inputs.gpu_name is None:
+        return "custom all-reduce on if the GPUs are NVLink-connected (no GPU named: its part not charged)"
+    if tp == 2:
+        return ("custom all-reduce on where the P2P test passes (two PCIe GPUs; not GeForce cards or most VMs): "
+                "no NVLink part charged")  # fmt: skip
+    return "custom all-reduce off (more than two PCIe-only GPUs)"
 
 
 def context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
@@ -106,7 +129,7 @@ def _growth(inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int)
     key = non_torch_key(inputs)
     label, stand_in = "vLLM's non-torch memory", NON_TORCH_STAND_IN.get(key)
     fit = fits.get(key) or (fits.get(stand_in) if stand_in else None)
-    basis = f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}"
+    basis = f"TP {inputs.layout.tp}, {custom_all_reduce_said(inputs)}"
     if fit is not None and fit.key != key:
         basis += f"; {key} has too few logs to fit: {fit.key} stands in for the growth beside the workspace"
     estimate = fitted_estimate(Term.NON_TORCH, label, fit, non_torch_features(inputs), basis) or assumed_estimate(

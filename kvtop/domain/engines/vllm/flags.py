@@ -53,6 +53,12 @@ SCHEDULER_FLAGS = frozenset({
 })  # fmt: skip
 # `--mm-encoder-tp-mode` ("weights" | "data"): read as the tower's split (architectures.TOWER_SPLIT.data_parallel_flag)
 ENCODER_TP_FLAG = "--mm-encoder-tp-mode"
+# `--disable-custom-all-reduce` (ParallelConfig.disable_custom_all_reduce; BooleanOptionalAction from EngineArgs'
+# bool fields, v0.33.0 arg_utils.py): the TP group's all-reduce part of non-torch memory, read by
+# calibration_non_torch.custom_all_reduce_on. `--trust-remote-code` (ModelConfig.trust_remote_code) only lets the
+# config's own code load: no memory of its own, accepted as typed
+ALL_REDUCE_FLAGS = frozenset({"--disable-custom-all-reduce", "--no-disable-custom-all-reduce"})
+REMOTE_CODE_FLAGS = frozenset({"--trust-remote-code", "--no-trust-remote-code"})
 KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 
 # `--dtype` (ModelConfig.dtype: `_STR_DTYPE_TO_TORCH_DTYPE`, "float" is float32) builds the model in that
@@ -107,11 +113,14 @@ class VllmFlags:
     model_flag: str | None = "--model"
     # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
-    passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG}
+    passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
+                                   | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
-    # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch):
+    # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
+    # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py):
     # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
-    read_by_rules: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG}
+    read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS
+                                     | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     env_read: frozenset[str] = frozenset({MARLIN_ENV})  # leading NAME=VALUE the rules read (mxfp4_backend.py)
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
