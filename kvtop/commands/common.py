@@ -18,6 +18,7 @@ from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
 from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import GpuTotalOrigin
 from kvtop.domain.launch import (
     FIELD_TYPES,
     KVTOP_SPELLINGS,
@@ -274,6 +275,12 @@ def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
             field="--free-after-load",
         )
     return measured
+
+
+def total_origin_from_args(args: argparse.Namespace) -> GpuTotalOrigin:
+    """Where the total `gpu_from_args` picks comes from, said beside it: --gpu-memory (it wins), else --gpu's
+    table (the H100's where no --gpu is given)."""
+    return GpuTotalOrigin.GIVEN if getattr(args, "gpu_memory", None) is not None else GpuTotalOrigin.TABLE
 
 
 def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, *, assumed: bool) -> None:

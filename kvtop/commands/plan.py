@@ -18,6 +18,7 @@ from kvtop.commands.common import (
     hub_deadline,
     measured_from_args,
     settings_from_args,
+    total_origin_from_args,
 )
 from kvtop.commands.deployment_args import add_deployment_arguments, deployment_from_args
 from kvtop.commands.output import print_error
@@ -95,8 +96,8 @@ def _model_and_device(
         settings.model, family=getattr(args, "model_family", None), deadline_s=hub_deadline(args)
     )
     measured = measured_from_args(args)
-    total, name = gpu_from_args(args, measured)
-    return model, measured, total, name
+    total, name = gpu_from_args(args, measured)  # the total's origin goes with it: the header says it, not its bytes
+    return model, measured.model_copy(update={"gpu_total_origin": total_origin_from_args(args)}), total, name
 
 
 def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:

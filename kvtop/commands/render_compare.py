@@ -96,7 +96,7 @@ def comparison_text(comparison: Comparison) -> str:
     c = comparison
     dtype = "auto (each engine's default)" if c.kv_cache_dtype == "auto" else c.kv_cache_dtype
     lines = [
-        f"{c.model_name}  ·  {c.layout.describe()} on {c.layout.gpus}× {gpu_shown(c.gpu_name, c.gpu_total_bytes)}"
+        f"{c.model_name}  ·  {c.layout.describe()} on {c.layout.gpus}× {gpu_shown(c.gpu_name, c.gpu_total_bytes, c.gpu_total_origin)}"
         f"  ·  KV {dtype}  ·  context {c.context_length:,}",
         "",
         f"  {'engine (rules)':<21}{'memory setting (default)':<42}{'KV budget per rank':>22}  {'KV per token':<16}"

@@ -12,7 +12,7 @@ from kvtop.domain.doc_refs import qualified
 from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
-from kvtop.domain.gpus import total_said
+from kvtop.domain.gpus import GpuTotalOrigin, total_said
 from kvtop.domain.launch import spelling_of
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.ledger import Ledger, RankLedger
@@ -51,7 +51,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "engine": e.engine, "engine_version": ledger.version.text, "version_source": ledger.version.source.value,
         "version_detail": ledger.version.detail, "model": ledger.model.name, "model_source": ledger.model.source,
         "layout": ledger.layout.model_dump() | {"gpus": ledger.layout.gpus, "attn_tp": ledger.layout.attn_tp},
-        "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes},
+        "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes, "total_is": total_is(ledger)},
         "kv_cache_dtype": ledger.kv_format, "context_length": ledger.context_length, "page_size": e.page_size,
         "token_capacity": e.token_capacity, "swa_token_capacity": e.swa_token_capacity,
         "kv_bytes_per_token": ledger.kv_bytes_per_token, "kv_bytes_per_token_exact": ledger.kv_bytes_per_token_exact,
@@ -193,10 +193,18 @@ def _row_bytes(num_bytes: int) -> str:
     return fmt_both(num_bytes) if num_bytes >= 5_000_000 or not num_bytes else fmt_bytes(num_bytes)
 
 
-def gpu_shown(name: str | None, total_bytes: int) -> str:
-    """'H100 (79.65 GiB, nvidia-smi's total)': the GPU a header names, with what its total is (`gpus.total_said`),
-    apart from the CUDA total a calibrated budget sizes from ('GPU memory as CUDA reports it', 79.19 GiB)."""
-    return f"{name or 'GPU'} ({fmt_gib(total_bytes)}, {total_said(name, total_bytes)})"
+def gpu_shown(name: str | None, total_bytes: int, origin: GpuTotalOrigin | None) -> str:
+    """'H100 (79.65 GiB, nvidia-smi's total)': the GPU a header names, with what its total is (`gpus.total_said`
+    of the origin the plan's inputs said), apart from the CUDA total a calibrated budget sizes from ('GPU memory
+    as CUDA reports it', 79.19 GiB); the bare total where no origin was said."""
+    said = f", {total_said(name, origin)}" if origin is not None else ""
+    return f"{name or 'GPU'} ({fmt_gib(total_bytes)}{said})"
+
+
+def total_is(ledger: Ledger) -> str | None:
+    """What the ledger's GPU total is, as the header says it (`gpu.total_is`); None where no origin was said."""
+    origin = ledger.gpu_total_origin
+    return None if origin is None else total_said(ledger.gpu_name, origin)
 
 
 def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
@@ -204,7 +212,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     e, m = ledger.engine, ledger.model
     lines = [
         f"{m.name}  ·  {display_name(e.engine)} {ledger.version.label}  ·  {ledger.layout.describe()} on {ledger.layout.gpus}× "
-        f"{gpu_shown(ledger.gpu_name, ledger.gpu_total_bytes)}  ·  KV {ledger.kv_format}  ·  "
+        f"{gpu_shown(ledger.gpu_name, ledger.gpu_total_bytes, ledger.gpu_total_origin)}  ·  KV {ledger.kv_format}  ·  "
         f"context {ledger.context_length:,}",
         "",
     ]
@@ -284,9 +292,6 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
     check = architecture_check(plan.ledger)
     ledger = plan.ledger
     return ledger_json(ledger) | {
-        # what the GPU's total is, as the header says it (a plan's GPU is --gpu's table figure or --gpu-memory)
-        "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes,
-                "total_is": total_said(ledger.gpu_name, ledger.gpu_total_bytes)},
         "architecture_check": {"state": check.state, "architecture": check.architecture, "message": check.message,
                                "source": check.source},
         "token_capacity_min": plan.token_capacity_min,

@@ -20,6 +20,7 @@ from kvtop.domain.engines.base import EngineResult, MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.gpus import GpuTotalOrigin
 from kvtop.domain.launch import LaunchSettings, check_kv_dtype, check_parallel, spelling_of
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.layout import ParallelLayout
@@ -89,6 +90,7 @@ class Comparison(BaseModel):
     layout: ParallelLayout
     gpu_total_bytes: int
     gpu_name: str | None
+    gpu_total_origin: GpuTotalOrigin | None  # where the total came from, as the plan's inputs said it
     context_length: int  # the reference engine's (its rule decides it, also where it cannot plan the launch)
     kv_cache_dtype: str  # as asked ("auto": each engine's default)
     reference: EngineId
@@ -178,6 +180,7 @@ def compare_engines(
         layout=layout_from_settings(settings),
         gpu_total_bytes=gpu_total_bytes,
         gpu_name=gpu_name,
+        gpu_total_origin=measured.gpu_total_origin,
         context_length=_reference_context(model, settings, engines[0], reference),
         kv_cache_dtype=settings.kv_cache_dtype,
         reference=engines[0],

@@ -7,6 +7,7 @@ an "80 GB" H100 reports 81,559 MiB = 79.65 GiB.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import Enum
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.wording import MIB
@@ -159,16 +160,32 @@ def sm_count(name: str | None) -> int | None:
     return GPU_SMS[known] if known else None
 
 
-def total_said(name: str | None, total_bytes: int) -> str:
+class GpuTotalOrigin(str, Enum):
+    """Where a GPU total came from, said where the total is chosen (`plan`'s --gpu / --gpu-memory), never read
+    back from its bytes: an operator's --gpu-memory of 81559MiB on an H100 equals the table's figure and is still
+    the operator's."""
+
+    TABLE = "table"  # --gpu's table: `GPU_TOTAL_MIB` (nvidia-smi's) or `UNIFIED_TOTAL_MIB` (CUDA's on unified memory)
+    GIVEN = "given"  # the operator's --gpu-memory
+
+
+def total_said(name: str | None, origin: GpuTotalOrigin) -> str:
     """What a GPU total shown beside the GPU's name is, for `plan`'s header ('1× H100 (79.65 GiB, nvidia-smi's
     total)'): the table's figure for the model named (`GPU_TOTAL_MIB`, nvidia-smi's; on a unified-memory device the
     host's memory as CUDA reports it, `UNIFIED_TOTAL_MIB`), else a total given for it ('--gpu-memory'). Said because
     it is not the total the engines size from: CUDA reports less than nvidia-smi (79.19 against 79.65 GiB on an
     H100), which a plan estimates as its own row, 'GPU memory as CUDA reports it' (docs/calibration.md)."""
+    if origin is GpuTotalOrigin.GIVEN:
+        return "--gpu-memory"
+    return "CUDA's total on unified memory" if is_unified(name) else "nvidia-smi's total"
+
+
+def inferred_total_origin(name: str | None, total_bytes: int) -> GpuTotalOrigin:
+    """The origin of a total whose caller did not say it (the TUI's planner, the demos, explain without --gpu or
+    --gpu-memory): the table's where the named model's table figure is these bytes, else given. A fallback only:
+    `plan` and `explain` say the origin they chose (`MeasuredInputs.gpu_total_origin`)."""
     try:
         table = gpu_total_bytes(name) if name else None
     except InputError:  # a name the tables do not know: its total was given
         table = None
-    if table != total_bytes:
-        return "--gpu-memory"
-    return "CUDA's total on unified memory" if is_unified(name) else "nvidia-smi's total"
+    return GpuTotalOrigin.TABLE if table == total_bytes else GpuTotalOrigin.GIVEN

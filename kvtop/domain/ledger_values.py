@@ -16,6 +16,7 @@ from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, resident_bytes
 from kvtop.domain.engines.base import EngineResult, KvCell, MeasuredInputs
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
+from kvtop.domain.gpus import GpuTotalOrigin
 from kvtop.domain.kv import KvBook, KvFormat
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
@@ -80,6 +81,12 @@ class Ledger(BaseModel):
     draft: ModelSpec | None = None  # a speculative draft's architecture, when kvtop was given its config
     setup: DeploymentSetup = DeploymentSetup()  # what the launch turns on beside the model
     host_tier: HostTier | None = None  # KV kept in host memory, per rank
+
+    @property
+    def gpu_total_origin(self) -> GpuTotalOrigin | None:
+        """Where `gpu_total_bytes` came from (--gpu's table, --gpu-memory), as its chooser said it (`plan` does);
+        None where it did not (a snapshot's ledger): then nothing says what the total is."""
+        return self.measured.gpu_total_origin
 
     @property
     def terms(self) -> tuple[BudgetTerm, ...]:

@@ -64,3 +64,22 @@ def test_each_engine_budget_names_the_total_it_starts_from(capsys: pytest.Captur
     given = plan(capsys, "--gpu-memory", "24GiB", engine=("--engine", engine))
     first = given[next(i for i, line in enumerate(given) if line.startswith("Budget (")) + 1]
     assert first.split("  ")[1] == "GPU memory" and first.rstrip().endswith("(24.00 GiB)  measured")
+
+
+def test_a_given_total_equal_to_the_tables_is_still_said_given(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--gpu H100 --gpu-memory 81559MiB` was headed 'nvidia-smi's total': the origin was read back from the bytes,
+    and 81,559 MiB is the H100's table figure (tests/data/samples/nvidia_smi: 'Total : 81559 MiB'). The operator
+    gave it, so it is said as --gpu-memory, in the header and the JSON alike; --gpu alone stays the table's."""
+    import json
+
+    given = ("--gpu", "H100", "--gpu-memory", "81559MiB")
+    assert "  ·  TP1 on 1× H100 (79.65 GiB, --gpu-memory)  ·  " in plan(capsys, *given)[0]  # 81,559 MiB ÷ 1,024
+    out = json.loads("\n".join(plan(capsys, *given, "--json")))
+    assert out["gpu"] == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "--gpu-memory"}
+    table = json.loads("\n".join(plan(capsys, "--gpu", "H100", "--json")))["gpu"]
+    assert table == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "nvidia-smi's total"}
+    assert "  ·  TP1 on 1× H100 (79.65 GiB, nvidia-smi's total)  ·  " in plan(capsys, "--gpu", "H100")[0]
+    # compare and layouts read the same origin
+    compared = plan(capsys, *given, "--tp", "4", "--compare", "all", engine=())[0]
+    assert "4× H100 (79.65 GiB, --gpu-memory)  ·  KV auto" in compared
+    assert "  ·  H100 (79.65 GiB, --gpu-memory)  ·  " in plan(capsys, *given, "--layouts", "1x8 tp8")[0]

@@ -11,6 +11,8 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import concurrent_batches
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import parse_flags
+from kvtop.sources.hub import load_model
+from tests.data_paths import CONFIGS
 from tests.domain.vllm_engine_cases import engine_figures, figures, flag_plan, flag_row
 
 MISTRAL = "mistralai--Mistral-7B-v0.1"  # sliding window 4,096, dense
@@ -44,9 +46,10 @@ def test_the_runner_by_release() -> None:
     """v0.13.0: async scheduling off (pp batches); the V2-for-dense-models era (PR #44443, read as v0.25.0)
     keeps pp + 1 for a dense model and pp for an MoE model (the V1 runner turns async scheduling off)."""
     launch = parse_flags("vllm", ["--pp", "2"])
-    assert concurrent_batches(launch, 2, ResolvedVersion(text="0.13.0"), moe=False)[0] == 2
-    assert concurrent_batches(launch, 2, ResolvedVersion(text="0.25.0"), moe=False)[0] == 3
-    assert concurrent_batches(launch, 2, ResolvedVersion(text="0.25.0"), moe=True)[0] == 2
+    dense, moe = load_model(str(CONFIGS / f"{MISTRAL}.json")), load_model(str(CONFIGS / f"{GPT_OSS}.json"))
+    assert concurrent_batches(launch, 2, ResolvedVersion(text="0.13.0"), dense)[0] == 2
+    assert concurrent_batches(launch, 2, ResolvedVersion(text="0.25.0"), dense)[0] == 3
+    assert concurrent_batches(launch, 2, ResolvedVersion(text="0.25.0"), moe)[0] == 2
 
 
 def test_before_v0_26_a_window_counts_one_batch_in_flight() -> None:

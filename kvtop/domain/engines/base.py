@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.deployment import Basis, BudgetTerm, Charge, resident_bytes
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.gpus import total_said
+from kvtop.domain.gpus import GpuTotalOrigin, inferred_total_origin, total_said
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
@@ -62,6 +62,12 @@ class MeasuredInputs(BaseModel):
     desktop: bool = False  # the operator says a desktop (Windows, WSL2) shares the GPU (`--desktop`): said, not modelled
     # figures set above that no log, NVML or operator printed, with where they came from (calibrated or assumed)
     estimated: tuple[tuple[MeasuredField, TermSource], ...] = ()
+    # where the GPU total solved with came from, said where it was chosen (`plan`: --gpu's table or --gpu-memory)
+    gpu_total_origin: GpuTotalOrigin | None = None
+
+    def total_origin(self, gpu_name: str | None, gpu_total_bytes: int) -> GpuTotalOrigin:
+        """Where the GPU total came from: as its chooser said, else inferred for a caller that did not say."""
+        return self.gpu_total_origin or inferred_total_origin(gpu_name, gpu_total_bytes)
 
     def estimate_source(self, field: MeasuredField) -> TermSource | None:
         """Where a figure set here came from when it was estimated, not measured (None: measured, or not set)."""
@@ -267,11 +273,13 @@ class EngineInputs(BaseModel):
 
     def gpu_total_label(self) -> str:
         """The budget's first line, saying what its total is: 'GPU memory (nvidia-smi's total)' for the table's
-        figure (`gpus.total_said`, as `plan`'s header), else '(--gpu-memory)'; a measured total (the operator's
-        --gpu-memory, NVML) is plain 'GPU memory', its step marked measured (explain names a log's as logged)."""
+        figure, else '(--gpu-memory)' (`gpus.total_said` of the origin its chooser said, as `plan`'s header); a
+        measured total (the operator's --gpu-memory, NVML) is plain 'GPU memory', its step marked measured (explain
+        names a log's as logged)."""
         if self.measured.is_measured("gpu_total_bytes"):
             return "GPU memory"
-        return f"GPU memory ({total_said(self.gpu_name, self.gpu_total_bytes)})"
+        origin = self.measured.total_origin(self.gpu_name, self.gpu_total_bytes)
+        return f"GPU memory ({total_said(self.gpu_name, origin)})"
 
     @property
     def resident_bytes(self) -> int:

@@ -34,6 +34,7 @@ from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
+from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
 GIB = 1 << 30
@@ -169,8 +170,10 @@ def test_a_moe_model_at_pp_2_runs_the_v2_runner_from_v0_29(version: str, batches
     runner keeps pp + 1 = 3 batches in flight, the V1 runner pp = 2. v0.28.0 (:691-712) still runs V1 for a MoE
     model outside its list; v0.29.0 (:645) V2 for every model."""
     version_ = ResolvedVersion(text=version)
-    assert concurrent_batches(parse_flags("vllm", []), 2, version_, moe=True)[0] == batches
-    assert concurrent_batches(parse_flags("vllm", []), 2, version_, moe=False)[0] == 3  # dense: V2 from v0.25.0
+    moe = load_model(str(CONFIGS / "openai--gpt-oss-20b.json"))  # GptOssForCausalLM: experts, not listed
+    dense = load_model(str(CONFIGS / "mistralai--Mistral-7B-v0.1.json"))
+    assert concurrent_batches(parse_flags("vllm", []), 2, version_, moe)[0] == batches
+    assert concurrent_batches(parse_flags("vllm", []), 2, version_, dense)[0] == 3  # dense: V2 from v0.25.0
 
 
 @pytest.mark.parametrize(("version", "per_mamba_group", "tokens"), [("0.31.0", 2, 80_029), ("0.32.0", 3, 54_757)])

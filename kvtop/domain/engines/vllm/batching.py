@@ -9,9 +9,10 @@ max_num_batched_tokens to max(max_model_len, the default) so that a whole prompt
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.eras import LARGE_GPU_BATCH_ERAS, async_scheduling_default, model_runner
+from kvtop.domain.engines.vllm.eras import LARGE_GPU_BATCH_ERAS, async_scheduling_default, runs_v2
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
 
 ENGINE_ERAS: Eras[str] = Eras((
@@ -92,18 +93,19 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion) -> tupl
     return False, f"off by default in vLLM {version.label}"
 
 
-def concurrent_batches(settings: LaunchSettings, pp: int, version: ResolvedVersion, moe: bool) -> tuple[int, str]:
+def concurrent_batches(
+    settings: LaunchSettings, pp: int, version: ResolvedVersion, model: ModelSpec
+) -> tuple[int, str]:
     """(max_concurrent_batches, why) (`VllmConfig.max_concurrent_batches`): pp, or 2 with async scheduling at
     pp 1. At pp > 1 with async scheduling the V2 model runner keeps it (pp + 1 batches) and the V1 runner turns
-    it off (pp); which runner runs is the release's (`MODEL_RUNNER_ERAS`; VLLM_USE_V2_MODEL_RUNNER, which kvtop
-    cannot see, overrides it). Under the V1 runner an explicit --async-scheduling at pp > 1 is not modelled."""
+    it off (pp); which runner runs is the release's and the model's (`eras.runs_v2`; VLLM_USE_V2_MODEL_RUNNER, which
+    kvtop cannot see, overrides it). Under the V1 runner an explicit --async-scheduling at pp > 1 is not modelled."""
     on, why = async_scheduling(settings, version)
     if not on:
         return pp, why
     if pp == 1:
         return 2, f"async scheduling {why}"
-    runner = model_runner(version)
-    if runner == "v2" or runner == "v2_dense" and not moe:
+    if runs_v2(version, model):
         return pp + 1, f"async scheduling {why}: vLLM {version.label}'s V2 model runner keeps it at pp > 1 (pp + 1)"
     if why == "--async-scheduling":
         raise UnsupportedModelError(

@@ -189,7 +189,7 @@ class VllmBudget:
         in_flight = 0
         if any(kind in ("swa", "chunked") for kind, _ in groups):  # only windowed groups read the in-flight tokens
             batched, source = batched_tokens(s, batched_default, max_seqs, max_len)
-            batches, batches_why = concurrent_batches(s, inputs.layout.pp, inputs.version, m.moe is not None)
+            batches, batches_why = concurrent_batches(s, inputs.layout.pp, inputs.version, m)
             if not IN_FLIGHT_BATCHES_ERAS.at(inputs.version):  # the spec counts one batch before v0.26.0
                 batches, batches_why = 1, era_for(IN_FLIGHT_BATCHES_ERAS, inputs.version).source
             in_flight = batches * batched

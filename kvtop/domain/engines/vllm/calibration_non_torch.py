@@ -24,6 +24,7 @@ from kvtop.domain.calibration.features import (
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.calibration_eras import INIT_APART, NON_TORCH_STAND_IN, non_torch_key
 from kvtop.domain.engines.vllm.calibration_snapshot import init_inside
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
@@ -43,6 +44,14 @@ from kvtop.domain.wording import GIB
 # P2P test failed', dennislee22/vLLM-benchmarking; custom_all_reduce.py's P2P check, read at v0.9.2 and v0.33.0: every
 # release with the custom all-reduce): the non-torch interval keeps both states (`_board_error`)
 BOARD_NOT_NAMED = frozenset({"A100", "A100-80GB", "A100-40GB", "A800"})
+# The TP sizes the custom all-reduce takes (`_SUPPORTED_WORLD_SIZES`); at any other it logs 'Custom allreduce is
+# disabled due to an unsupported world size' and NCCL does the all-reduce (no buffers of its own).
+SUPPORTED_WORLD_SIZES_ERAS: Eras[frozenset[int]] = Eras((
+    Era("", frozenset({2, 4, 6, 8}), "v0.3.0 vllm/model_executor/parallel_utils/custom_all_reduce.py:23 (v0.4.0 :24; "
+        "v0.6.4.post1 distributed/device_communicators/custom_all_reduce.py:50, v0.16.0 and v0.26.0 :52)"),
+    Era("0.27.0", frozenset({2, 4, 6, 8, 16}), "first in v0.27.0: device_communicators/custom_all_reduce.py:57 "
+        "CustomAllreduce._SUPPORTED_WORLD_SIZES adds 16 (v0.33.0 :118, checked at :211)"),
+))  # fmt: skip
 
 
 def non_torch_features(inputs: CalibrationInputs) -> tuple[float, ...]:
@@ -52,7 +61,8 @@ def non_torch_features(inputs: CalibrationInputs) -> tuple[float, ...]:
 
 def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
     """Whether the TP group's all-reduce buffers (most of non-torch memory's growth at TP > 1) are held: TP > 1,
-    not `--disable-custom-all-reduce`, and GPUs joined by NVLink. vLLM's custom_all_reduce.py (read at v0.13.0
+    not `--disable-custom-all-reduce`, a TP size the release supports (`SUPPORTED_WORLD_SIZES_ERAS`: TP 3, 5 or 7
+    is off on any GPU), and GPUs joined by NVLink. vLLM's custom_all_reduce.py (read at v0.13.0
     and v0.33.0) turns the custom all-reduce off on more than two GPUs joined only by PCIe ("not supported on
     more than two PCIe-only GPUs", as 4 x L40S at v0.19.0 printed) and on two where `_can_p2p` fails ("lacks
     GPU P2P capability or P2P test failed": GeForce cards, most cloud VMs), and its symmetric-memory
@@ -67,6 +77,8 @@ def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
     if tp <= 1 or inputs.settings.flags.get("disable-custom-all-reduce") not in (None, False):
         return False
     if not has_custom_all_reduce(inputs.version):  # before v0.3.0 (`v0_charge.py`)
+        return False
+    if tp not in SUPPORTED_WORLD_SIZES_ERAS.at(inputs.version):
         return False
     if inputs.gpu_name is None:
         return tp <= 2
@@ -86,6 +98,10 @@ def custom_all_reduce_said(inputs: CalibrationInputs) -> str:
         return "custom all-reduce off (--disable-custom-all-reduce)"
     if not has_custom_all_reduce(inputs.version):
         return "no custom all-reduce in this release"
+    sizes = SUPPORTED_WORLD_SIZES_ERAS.at(inputs.version)
+    if tp not in sizes:
+        listed = ", ".join(str(n) for n in sorted(sizes))
+        return f"custom all-reduce off (TP {tp}: vLLM {inputs.version.label} supports world sizes {listed})"
     if custom_all_reduce_on(inputs):
         return "custom all-reduce on (NVLink: its part charged)"
     if inputs.gpu_name is None:

@@ -19,6 +19,7 @@ from kvtop.domain.engines.versions import (
 )
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.engines.vllm.v0_charge import CALENDAR_BEFORE_06
+from kvtop.domain.model import ModelSpec
 
 DEFAULT_UTILIZATION_ERAS: Eras[float] = Eras((
     Era("", 0.9, "EngineArgs / CacheConfig.gpu_memory_utilization = 0.9"),
@@ -86,18 +87,43 @@ MODEL_RUNNER_ERAS: Eras[ModelRunner] = Eras((
         "0.25.0",
         "v2_dense",
         "PR #44443 ('Enable by default for all dense models'), first in v0.25.0: config/vllm.py:557-574 "
-        "_is_default_v2_model_runner_model `any(arch in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES) or not is_moe` "
-        "(DeepseekV2, Qwen2Moe, GraniteMoe listed; hybrids and attention-free models kept on V1, which kvtop "
-        "does not split out). v0.22.0-v0.24.0 ran V2 only for a listed few (v0.22.0 :69 Qwen3ForCausalLM; "
-        "v0.23.0 + Llama, Mistral, dense unquantized; v0.24.0 + DeepseekV2, Qwen2Moe, GraniteMoe): read as V1",
+        "_is_default_v2_model_runner_model: V1 for a pooling runner, a hybrid or an attention-free model, else V2 "
+        "for a listed class or `not is_moe` (DEFAULT_V2_ARCHITECTURES_ERAS, `default_v2_model`). v0.22.0-v0.24.0 "
+        "ran V2 only for a listed few (v0.22.0 :69 Qwen3ForCausalLM; v0.23.0 + Llama, Mistral, dense unquantized; "
+        "v0.24.0 + DeepseekV2, Qwen2Moe, GraniteMoe): read as V1",
     ),
     Era(
         "0.29.0",
         "v2",
         "first in v0.29.0: config/vllm.py:645 VllmConfig.use_v2_model_runner drops the architecture test — V2 "
         "wherever Triton imports and no unsupported feature is asked for (ROCm keeps a V1 list); v0.28.0 "
-        ":691-712 still `is_default_v2_architecture or not model_config.is_moe`",
+        ":691-712 still the v2_dense era's test",
     ),
+))
+# The v2_dense era's DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (config/vllm.py, read in each wheel): MoE classes it runs on
+# V2 all the same (v0.25.0 :68-74, v0.25.1 the same; v0.26.0 :68 adds Inkling and LongcatFlashNgram; v0.27.0 :69
+# KimiK3; v0.28.0 :69 DeepseekV4).
+DEFAULT_V2_ARCHITECTURES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"}),
+        "v0.25.0 config/vllm.py:68-74"),
+    Era("0.26.0", frozenset({
+        "DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
+        "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"}), "v0.26.0 config/vllm.py:68"),
+    Era("0.27.0", frozenset({
+        "DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
+        "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"}),
+        "v0.27.0 config/vllm.py:69"),
+    Era("0.28.0", frozenset({
+        "DeepseekV2ForCausalLM", "DeepseekV4ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM",
+        "InklingForConditionalGeneration", "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM",
+        "Qwen2MoeForCausalLM"}), "v0.28.0 config/vllm.py:69"),
+))  # fmt: skip
+# A hybrid (Mamba / linear-attention layers beside attention: vLLM's `is_hybrid`) of a listed class runs V2: before,
+# any hybrid ran V1 (v0.26.0 :613 `if is_hybrid: return False`); v0.27.0 :651 `is_hybrid and not
+# is_default_v2_architecture` (v0.28.0 :705 the same). An attention-free model runs V1 throughout (v0.25.0 :568).
+LISTED_HYBRID_V2_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.25.0-v0.26.0 config/vllm.py _is_default_v2_model_runner_model: a hybrid → V1"),
+    Era("0.27.0", True, "v0.27.0 config/vllm.py:651-654: a hybrid of a listed class → V2"),
 ))
 # Default max_num_batched_tokens of the API server on GPUs with ≥ 160 GiB (B200, B300): 16384 (§3).
 LARGE_GPU_BATCH_ERAS: Eras[int | None] = Eras((
@@ -320,6 +346,21 @@ def async_scheduling_default(version: ResolvedVersion) -> Era[bool]:
 
 backend_selection = BACKEND_SELECTION_ERAS.at
 model_runner = MODEL_RUNNER_ERAS.at
+
+
+def runs_v2(version: ResolvedVersion, model: ModelSpec) -> bool:
+    """Whether `vllm serve` runs this generating model on the V2 model runner (VllmConfig.use_v2_model_runner, with
+    VLLM_USE_V2_MODEL_RUNNER unset). In the v2_dense era (v0.25.0-v0.28.x, `_is_default_v2_model_runner_model`): not
+    attention-free, not a hybrid (a recurrent state beside attention: vLLM's `is_hybrid`) unless a listed class from
+    v0.27.0, and a listed class or no experts. A pooling runner (runner_type != "generate") runs V1 as well; kvtop
+    plans generating models only."""
+    runner = model_runner(version)
+    if runner != "v2_dense":
+        return runner == "v2"
+    listed = model.architecture in DEFAULT_V2_ARCHITECTURES_ERAS.at(version)
+    if model.attention_free or model.state is not None and not (listed and LISTED_HYBRID_V2_ERAS.at(version)):
+        return False
+    return listed or model.moe is None
 # Whether Llama 4's chunked layers get their own groups by default (else all layers are full).
 chunked_local_hybrid = CHUNKED_LOCAL_HYBRID_ERAS.at
 

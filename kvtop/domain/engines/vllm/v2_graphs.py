@@ -8,14 +8,15 @@ the KV cache, outside the budget (vllm#49224: a dense Llama-3.1-70B FP8 at TP 8 
 `capture_model`). vllm#53306 (merged 2026-08-24; "CUDA graph memory profiling ... used for KV cache
 auto-sizing" in v0.29.0's release notes, after v0.28.0's 2026-08-26 tag) made V2 capture into a throwaway pool and
 measure: `profile_cudagraph_memory` in v1/worker/gpu/cudagraph_utils.py, read at v0.33.0. Which runner runs is the
-release's (`MODEL_RUNNER_ERAS`: V2 for models without experts from v0.25.0; vllm#49224 names v0.25.1).
+release's and the model's (`eras.runs_v2`: from v0.25.0 V2 for models without experts or of a listed class, but
+hybrids and attention-free models stay on V1 until v0.29.0; vllm#49224 names v0.25.1).
 """
 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.eras import model_runner
+from kvtop.domain.engines.vllm.eras import runs_v2
 
 V2_GRAPHS_MEASURED: Eras[bool] = Eras(
     (
@@ -39,8 +40,8 @@ def v2_placeholder(inputs: CalibrationInputs) -> str | None:
     V1 runner's activation and graph estimate give (the L40S BF16 start 1.80 GiB at 0.92 of 44.45 GiB, kvtop's V1
     form 0.80 + 0.96): charging 0 plans them +2.5 % to +8.8 % over. What V2's profile holds there is not
     attributed, so kvtop keeps the V1 runner's graph figure as that memory and says so."""
-    runner, model = model_runner(inputs.version), inputs.model
-    if model is None or runner == "v1" or runner == "v2_dense" and model.moe is not None:
+    model = inputs.model
+    if model is None or not runs_v2(inputs.version, model):
         return None
     if V2_GRAPHS_MEASURED.at(inputs.version):
         return None
