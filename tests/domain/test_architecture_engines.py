@@ -40,14 +40,15 @@ def test_vllm_unifies_gemma4_pages_and_refuses_before_the_release_read() -> None
     """Gemma-4-26B-A4B at TP 2: sliding layers 8 ÷ 2 KV heads × 256 × 2 × 2 B = 4,096 B a token, global layers
     max(1, 2 ÷ 2) × 512 × 2 × 2 B = 2,048 B: vLLM 0.33.0 doubles the global layers' block to 32 so every page is
     16 × 4,096 = 65,536 B (kv_cache_planning.unify_kv_cache_spec_page_size; the engine-diff rows, e.g. pp2, list
-    FullAttentionSpec block 32 beside SlidingWindowSpec block 16); an older release is refused by name; with one
+    FullAttentionSpec block 32 beside SlidingWindowSpec block 16; so from v0.12.0, PR #29143); a release before it
+    refuses to start (get_kv_cache_groups' NotImplementedError), and kvtop says so by name; with one
     group (--disable-hybrid-kv-cache-manager) every layer counts at full length: 25 × 4,096 + 5 × 2,048."""
     model = load_model(str(HELDOUT / "google--gemma-4-26B-A4B.json"))
     ledger = predict(model, parse_flags("vllm", ["--tp", "2"]), gpu_total_bytes=H200, gpu_name="H200")
     engine = ledger.engine  # 5 layer slots (5 full, 25 sliding: group_size 5) × 65,536 B a block
     assert (engine.page_size, engine.num_blocks) == (16, engine.kv_budget_bytes // (5 * 65_536))
-    old = parse_flags("vllm", ["--tp", "2", "--engine-version", "0.20.1"])
-    with pytest.raises(UnsupportedModelError, match=r"^engine: vLLM.s page-size unification .*\(2048 and 4096 B"):
+    old = parse_flags("vllm", ["--tp", "2", "--engine-version", "0.11.0"])  # get_kv_cache_groups raises before 0.12.0
+    with pytest.raises(UnsupportedModelError, match=r"^engine: vLLM 0.11.0 refuses to start .*\(2048 and 4096 B"):
         predict(model, old, gpu_total_bytes=H200, gpu_name="H200")
     flags = parse_flags("vllm", ["--tp", "2", "--disable-hybrid-kv-cache-manager"])
     ledger = predict(model, flags, gpu_total_bytes=H200, gpu_name="H200")

@@ -60,7 +60,10 @@ WEIGHTS_DIFFER = {
 }
 # No oracle: AIConfigurator trimmed the file to the fields it reads (Step-3.7's head-wise gates and its sliding
 # layers' own head counts are not in it), so transformers builds it from class defaults kvtop does not read.
-NO_WEIGHTS_ORACLE = {"stepfun-ai--Step-3.7-Flash", "stepfun-ai--Step-3.7-Flash-FP8"}
+# xAI's Grok-2 file says model_type "git", which transformers reads as GIT (Microsoft's image-to-text model), not
+# Grok: transformers has no Grok class, so its oracle is SGLang 0.5.23's meta build (the registry sweep: equal) and
+# its start's own count (269.56 B actual, tests/data/calibration/SOURCES.md, session 48).
+NO_WEIGHTS_ORACLE = {"stepfun-ai--Step-3.7-Flash", "stepfun-ai--Step-3.7-Flash-FP8", "xai-org--grok-2"}
 
 
 def read(path: Path) -> ModelSpec:
