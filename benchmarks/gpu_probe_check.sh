@@ -75,7 +75,7 @@ PYEOF
 cat >"$OUTDIR/direct.py" <<'PYEOF'
 import argparse, json, sys
 import pynvml
-from kvtop.domain.probe import ProbeRequest, default_chunk_tokens, mha_buffers, mla_buffer, predicted_bytes_per_token
+from kvtop.domain.probe import ProbeRequest, default_chunk_tokens, mha_buffers, mla_buffer
 from kvtop.sources.probe import run_probe
 
 parser = argparse.ArgumentParser()
@@ -93,7 +93,7 @@ else:
 pynvml.nvmlInit()
 handle = pynvml.nvmlDeviceGetHandleByIndex(args.gpu)
 reader = lambda: int(pynvml.nvmlDeviceGetMemoryInfo(handle).free)
-chunk = default_chunk_tokens(predicted_bytes_per_token(buffers), args.page)
+chunk = default_chunk_tokens(buffers, args.page)
 request = ProbeRequest(device=f"cuda:{args.gpu}", buffers=buffers, page_size=args.page,
                        target_tokens=args.tokens, fill=args.fill, reserve_bytes=2 * 2**30,
                        chunk_tokens=chunk, timeout_s=240.0)

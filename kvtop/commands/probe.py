@@ -30,7 +30,6 @@ from kvtop.domain.probe import (
     ProbeRequest,
     ProbeResult,
     default_chunk_tokens,
-    predicted_bytes_per_token,
 )
 from kvtop.domain.probe_plan import DEFAULT_TIMEOUT_S, buffers_from_ledger, reserve_for, validated_request
 from kvtop.domain.terminal import safe_text
@@ -147,7 +146,7 @@ def build_probe_request(
         raise InputError(f"must be positive (got {args.timeout:g})", field="--timeout")
     chunk = args.chunk_tokens
     if chunk is None:
-        chunk = default_chunk_tokens(predicted_bytes_per_token(buffers), page_size)
+        chunk = default_chunk_tokens(buffers, page_size)
     elif chunk < 1:
         raise InputError(f"must be positive (got {chunk})", field="--chunk-tokens")
     else:

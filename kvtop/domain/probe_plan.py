@@ -17,7 +17,6 @@ from kvtop.domain.probe import (
     default_chunk_tokens,
     dsa_index_buffer,
     mha_buffers,
-    predicted_bytes_per_token,
 )
 from kvtop.domain.wording import GIB
 
@@ -123,7 +122,7 @@ def tui_probe_request(
         fill=tokens is None,
         reserve_bytes=reserve,
         memory_limit_bytes=memory_limit,
-        chunk_tokens=default_chunk_tokens(predicted_bytes_per_token(buffers), page_size),
+        chunk_tokens=default_chunk_tokens(buffers, page_size),
         timeout_s=timeout_s,
     )
 

@@ -39,6 +39,7 @@ from kvtop.domain.probe import (
     ProbeRequest,
     ProbeResult,
     bytes_for_tokens,
+    chunk_end,
     chunk_shapes,
     tensor_sizes,
     verdict,
@@ -207,7 +208,7 @@ def _grow(torch: Any, request: ProbeRequest, meter: Meter, pool: _Pool) -> tuple
     tokens = 0
     lowest_free = meter.free()
     while goal is None or tokens < goal:
-        next_tokens = tokens + step if goal is None else min(tokens + step, goal)
+        next_tokens = chunk_end(tokens, step, page, goal)
         shapes = chunk_shapes(request.buffers, tokens, next_tokens, page)
         fits = meter.free() - meter.estimate(tensor_sizes(shapes)) >= request.reserve_bytes
         if fits:

@@ -76,7 +76,8 @@ def test_tui_request_fills_cuda_n_keeping_the_engines_runtime_reserve(llama_tp8:
     assert request.reserve_bytes == llama_tp8.engine.reserve_bytes  # SGLang's 14.31 GiB
     assert request.memory_limit_bytes is None
     assert request.timeout_s == DEFAULT_TIMEOUT_S == 120.0
-    assert request.chunk_tokens == 26_214  # about 1 GiB of 40,960 B tokens
+    # one K (or V) tensor holds 1 head x 128 x 2 B = 256 B a token: 64 MiB of it is 262,144 tokens (32 x 2 MiB)
+    assert request.chunk_tokens == 262_144
     assert request.bytes_per_token_predicted == 40_960
 
 
