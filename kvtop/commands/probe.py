@@ -84,7 +84,7 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
         "--chunk-tokens",
         type=int,
         metavar="N",
-        help="tokens per allocation chunk, rounded up to the page (default: about 1 GiB)",
+        help="tokens per allocation chunk, rounded up to the page (default: whole 2 MiB granules, about 64 MiB a tensor)",
     )
     # SUPPRESS: a subcommand's default must not overwrite a global --read-only given before it;
     # if this parser already has --read-only, that one is used (read with getattr).
