@@ -119,3 +119,51 @@ def test_asymmetric_gptq_has_no_row() -> None:
     resolved = ResolvedVersion(text="0.33.0", source=VersionSource.FLAG)
     rows = engine_rules("vllm").weights_built(model, ParallelLayout(tp=1), range(model.num_layers), "H100", resolved)
     assert [row for row in rows if row.component == "gptq_zero_points"] == []
+
+
+QWEN3_MOE = "Qwen--Qwen3-30B-A3B-GPTQ-Int4"
+READING_CONFIGS = {**CONFIG_FILES, QWEN3_MOE: DATA / "configs" / "quant" / f"{QWEN3_MOE}.json"}
+
+
+def _read(config: str, gpu: str, tp: int, kvtop: int, engine: int) -> tuple[bool, bool]:
+    """(A20 reads it, A18 reads it): the harness readings of one weights difference, the engine's meta build
+    (create_weights: the same bytes on every GPU) against kvtop's rank on `gpu`."""
+    from unittest import mock
+
+    from benchmarks.engine_diff import quant_readings, stage_check
+
+    layers = json.loads(READING_CONFIGS[config].read_text())["num_hidden_layers"]
+    check = stage_check.StageCheck("vllm", "0.33.0", config, f"TP{tp}", (), 0, 0, (0, layers), gpu)
+    text = f"stage 0 weights: kvtop {kvtop:,} B, engine {engine:,} B ({kvtop - engine:+,})"
+    with mock.patch.object(stage_check, "config_path", lambda name: READING_CONFIGS[name]):
+        return quant_readings.vllm_gptq_dense_unloaded(check, text), quant_readings.vllm_gptq_moe_unloaded(check, text)
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_harness_reads_the_qzeros_marlin_empties_off_sm90(tp: int) -> None:
+    """At sm80 kvtop books no zeros and the meta build (never loaded) holds them: A20, to the byte; at sm90 the two
+    are equal (no difference to read), and a difference of the old size is no longer A20's."""
+    engine = sum(_registry_row(QWEN15, tp)["stages"][0]["param_bytes"].values())
+    assert _read(QWEN15, "sm80", tp, engine - QWEN15_ZEROS[tp], engine) == (True, False)
+    assert _read(QWEN15, "sm90", tp, engine - QWEN15_ZEROS[tp], engine) == (False, False)
+
+
+@pytest.mark.parametrize(("tp", "gpu", "unheld"), [
+    (1, "sm90", 25_411_584), (2, "sm90", 15_974_400), (1, "sm80", 28_950_528), (2, "sm80", 17_743_872),
+])  # fmt: skip
+def test_a18_by_gpu(tp: int, gpu: str, unheld: int) -> None:
+    """Qwen3-30B-A3B-GPTQ: the meta build's unloaded expert biases and quantized gate (25,411,584 B at TP 1), and
+    off sm90 the linear qzeros too (+3,538,944 B; test_quant_engine_parts.test_vllm_gptq_experts_keep_their_zero_points)."""
+    engine = sum(_registry_row(QWEN3_MOE, tp)["stages"][0]["param_bytes"].values())
+    assert _read(QWEN3_MOE, gpu, tp, engine - unheld, engine) == (False, True)
+
+
+@pytest.mark.parametrize(("tp", "unheld"), [(1, 25_411_584), (2, 15_974_400)])
+def test_qwen3_moe_sm90_rank_is_the_build_less_a18(tp: int, unheld: int) -> None:
+    """kvtop's sm90 rank of Qwen3-30B-A3B-GPTQ equals the engine's meta build less what A18 reads there."""
+    model = model_from_config(json.loads(READING_CONFIGS[QWEN3_MOE].read_text()), source=QWEN3_MOE)
+    layout, rules, layers = ParallelLayout(tp=tp), engine_rules("vllm"), range(model.num_layers)
+    parts = rules.stage_parts(model, 0, 1, AT_0_33)
+    book = weights_book(model, layout, layers, first_stage=True, last_stage=True, parts=parts).total_bytes
+    built = sum(r.bytes for r in rules.weights_built(model, layout, layers, "H100", AT_0_33))
+    assert book + built == sum(_registry_row(QWEN3_MOE, tp)["stages"][0]["param_bytes"].values()) - unheld
