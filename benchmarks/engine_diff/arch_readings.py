@@ -10,7 +10,11 @@ import re
 from collections.abc import Callable
 
 from benchmarks.engine_diff.cases import QUANT_SUFFIX, config_path
-from benchmarks.engine_diff.quant_readings import sglang_bnb4_states, vllm_gptq_moe_unloaded
+from benchmarks.engine_diff.quant_readings import (
+    sglang_bnb4_states,
+    vllm_gptq_dense_unloaded,
+    vllm_gptq_moe_unloaded,
+)
 from benchmarks.engine_diff.stage_check import StageCheck, config_value, tp_of, weights_delta
 
 # (id, applies to (architecture, stage check, one difference's text), the reading): the first that applies.
@@ -87,11 +91,21 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "harness: a GPTQ MoE built from config.json alone, never loaded. vLLM 0.33.0 reads which modules are "
         "quantized from the checkpoint's safetensors header (AutoGPTQConfig.maybe_update_config): without one it "
         "quantizes the router gate the checkpoint stores in fp16 (mlp.gate qweight/scales/qzeros, GPTQModel issue "
-        "#1625); and the meta build counts what loading drops: the linear layers' symmetric qzeros "
-        "(MarlinLinearKernel.process_weights_after_loading: marlin_make_empty) and the experts' w13_bias/w2_bias "
-        "a checkpoint without them never loads (AutoGPTQMoEMethod.process_weights_after_loading registers None). "
-        "Exactly those bytes, from the config's shapes: Qwen3-30B-A3B-GPTQ-Int4 28,950,528 B at TP 1, "
-        "17,743,872 B a rank at TP 2",
+        "#1625); and the meta build counts what loading drops: the experts' w13_bias/w2_bias a checkpoint without "
+        "them never loads (AutoGPTQMoEMethod.process_weights_after_loading registers None) and, on a GPU other than "
+        "sm90, the linear layers' symmetric qzeros (MarlinLinearKernel.process_weights_after_loading: "
+        "marlin_make_empty; sm90's Machete keeps them, and so does kvtop's book: engines/vllm/gptq_linear.py). "
+        "Exactly those bytes, from the config's shapes: Qwen3-30B-A3B-GPTQ-Int4 at sm90 25,411,584 B at TP 1, "
+        "15,974,400 B a rank at TP 2; elsewhere 28,950,528 B and 17,743,872 B",
+    ),
+    (
+        "A20",
+        lambda arch, c, text: c.engine == "vllm" and vllm_gptq_dense_unloaded(c, text),
+        "harness: a symmetric GPTQ checkpoint built on the meta device, never loaded: vLLM's GPTQ linear method "
+        "registers qzeros int32 [input ÷ group, output ÷ 8] on every linear layer (auto_gptq.py:389-429, v0.33.0), "
+        "which Marlin, the kernel of every GPU but sm90, empties on loading (marlin.py:172 marlin_make_empty; kvtop's "
+        "book holds them on sm90 only, engines/vllm/gptq_linear.py). Exactly those bytes, from the config's shapes: "
+        "Qwen1.5-7B-Chat-GPTQ-Int4 25,296,896 B at TP 1, 12,648,448 B a rank at TP 2",
     ),
     (
         "A19",

@@ -211,7 +211,8 @@ def stage_checks(result: dict[str, Any], engine: str, version: str, plan: dict[s
                         )
                 differences += window_differences(index, stage["layer_specs"], set(mine), plan)
         span = (int(ours["layers"][0]), int(ours["layers"][1])) if ours is not None else (0, 0)
-        checks.append(StageCheck(engine, version, result["config"], layout, tuple(differences), towers, index, span))
+        checks.append(StageCheck(engine, version, result["config"], layout, tuple(differences), towers, index, span,
+                                 str(result.get("gpu", ""))))  # fmt: skip
     return checks
 
 

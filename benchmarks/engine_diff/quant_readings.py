@@ -1,5 +1,5 @@
 """Readings of the engine-diff comparison for quantized checkpoints whose engine build differs from what the engine
-holds when serving (arch_readings.ARCH_RULES A18, A19): each matches kvtop's weights difference to the byte, from
+holds when serving (arch_readings.ARCH_RULES A18, A19, A20): each matches kvtop's weights difference to the byte, from
 the config's shapes and the engine's code, never from kvtop.
 """
 
@@ -10,13 +10,45 @@ import functools
 from benchmarks.engine_diff.stage_check import StageCheck, config_value, tp_of, weights_delta
 
 
+def _symmetric_gptq(check: StageCheck) -> dict[str, object] | None:
+    quant = config_value(check.config, "quantization_config") or {}
+    return quant if quant.get("quant_method") == "gptq" and quant.get("sym") is True else None
+
+
+def _linear_qzeros(check: StageCheck, mlp_width: int) -> int:
+    """One layer's linear qzeros on one rank (int32, 8 zeros a word, one per group and output; AutoGPTQLinearMethod
+    create_weights): qkv_proj [hidden ÷ g, rank's q+k+v ÷ 8], o_proj [rank's heads × head_dim ÷ g, hidden ÷ 8],
+    and with a dense MLP of `mlp_width` gate_up_proj [hidden ÷ g, 2 × width ÷ TP ÷ 8], down_proj [width ÷ TP ÷ g,
+    hidden ÷ 8]."""
+    value = functools.partial(config_value, check.config)
+    quant = _symmetric_gptq(check) or {}
+    tp, g, h = tp_of(check), int(str(quant["group_size"])), value("hidden_size")
+    heads, kv = value("num_attention_heads"), value("num_key_value_heads")
+    hd = value("head_dim") or h // heads
+    qkv_out = (heads // tp + 2 * max(kv // tp, 1)) * hd
+    attention = h // g * qkv_out // 8 + heads * hd // tp // g * h // 8
+    mlp = h // g * 2 * mlp_width // tp // 8 + mlp_width // tp // g * h // 8
+    return (attention + mlp) * 4
+
+
+def vllm_gptq_dense_unloaded(check: StageCheck, text: str) -> bool:
+    """kvtop short by exactly A20's zeros: a symmetric GPTQ checkpoint of a dense Llama/Qwen2-shaped config on a GPU
+    other than sm90, where Marlin empties the linear qzeros on loading, which the meta build never does."""
+    delta = weights_delta(text)
+    if check.gpu == "sm90" or _symmetric_gptq(check) is None or delta is None:
+        return False
+    value = functools.partial(config_value, check.config)
+    if value("num_experts") or value("num_local_experts") or not value("intermediate_size"):
+        return False
+    return -delta == (check.layers[1] - check.layers[0]) * _linear_qzeros(check, value("intermediate_size"))
+
+
 def vllm_gptq_moe_unloaded(check: StageCheck, text: str) -> bool:
     """kvtop short by exactly what A18 names, a symmetric GPTQ checkpoint of a Qwen3-MoE-shaped config (every layer
-    MoE, no shared expert): per layer and rank, the linear qzeros (int32, 8 zeros a word, one per group and
-    output: qkv_proj [hidden ÷ g, rank's q+k+v ÷ 8], o_proj [rank's heads × head_dim ÷ g, hidden ÷ 8]) + the experts'
-    biases
-    (model dtype: w13 [E, 2 × I ÷ TP], w2 [E, hidden]) + the quantized gate (qweight [hidden ÷ 8, E] and qzeros
-    [hidden ÷ g, E ÷ 8] int32, scales [hidden ÷ g, E]) less the fp16 gate [E, hidden]."""
+    MoE, no shared expert): per layer and rank, on a GPU other than sm90, the linear qzeros Marlin empties
+    (`_linear_qzeros`; on sm90 Machete keeps them and kvtop's book holds them, engines/vllm/gptq_linear.py) + the
+    experts' biases (model dtype: w13 [E, 2 × I ÷ TP], w2 [E, hidden]) + the quantized gate (qweight
+    [hidden ÷ 8, E] and qzeros [hidden ÷ g, E ÷ 8] int32, scales [hidden ÷ g, E]) less the fp16 gate [E, hidden]."""
     quant = config_value(check.config, "quantization_config") or {}
     delta = weights_delta(text)
     if quant.get("quant_method") != "gptq" or quant.get("sym") is not True or delta is None:
@@ -29,10 +61,8 @@ def vllm_gptq_moe_unloaded(check: StageCheck, text: str) -> bool:
     ):
         return False
     tp, g, h, experts = tp_of(check), int(quant["group_size"]), value("hidden_size"), value("num_experts")
-    hd, heads, kv = value("head_dim"), value("num_attention_heads"), value("num_key_value_heads")
     width = 2  # the config's float16
-    qkv_out = (heads // tp + 2 * max(kv // tp, 1)) * hd
-    qzeros = (h // g * qkv_out // 8 + heads * hd // tp // g * h // 8) * 4
+    qzeros = 0 if check.gpu == "sm90" else _linear_qzeros(check, 0)
     bias = (experts * 2 * value("moe_intermediate_size") // tp + experts * h) * width
     gate = h // 8 * experts * 4 + h // g * experts // 8 * 4 + h // g * experts * width - experts * h * width
     return -delta == (check.layers[1] - check.layers[0]) * (qzeros + bias + gate)

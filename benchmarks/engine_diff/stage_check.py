@@ -24,6 +24,7 @@ class StageCheck:
     towers_bytes: int
     stage: int = 0
     layers: tuple[int, int] = (0, 0)  # kvtop's layers of the stage, [start, stop)
+    gpu: str = ""  # the run's GPU generation ("sm90"), where the run says it
 
 
 def weights_delta(text: str) -> int | None:

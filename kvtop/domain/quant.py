@@ -150,7 +150,8 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
         group = qc.group_size or qc.q_group_size or 128
         # packed weights, an fp16 scale per group and output; zero points where the format is asymmetric
         # (AWQ always; GPTQ sym=false: the marlin kernels drop a symmetric checkpoint's qzeros, and vLLM the
-        # g_idx: base_config.get_checkpoint_weight_mapper)
+        # g_idx: base_config.get_checkpoint_weight_mapper; vLLM's Machete kernel, compute capability 9.0, keeps
+        # the qzeros: a row of its own, engines/vllm/gptq_linear.py)
         asymmetric = method.startswith("awq") or qc.sym is False
         return QuantSpec(
             method=f"int{bits}",

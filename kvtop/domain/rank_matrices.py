@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.quant_spec import QuantSpec
 from kvtop.domain.tower_spec import TowerSplit
 
 # a W4A16 expert's input_scale: fp32 in both engines (vLLM 0.33.0's meta build of Qwen3.6-35B-A3B-NVFP4:
@@ -66,12 +67,7 @@ class RankMatrices:
         scales, one per output row, split only so many ways (docs/engines/architectures.md §6); `opens_module`:
         False where the engine fuses this matrix into the previous one's linear module (k and v into qkv_proj, up
         into gate_up_proj), which holds the module's own scalars once (`StageParts.linear_shape_bytes`)."""
-        unquantized = self.parts.unquantized if self.parts is not None else ()
-        if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
-            quantizable = False  # the engine builds this module in the model dtype (its first name says which)
-        renames = self.parts.target_names if self.parts is not None and self.model.quant.targeted else ()
-        asked = tuple(_renamed(name, renames) for name in modules) if renames else modules
-        fmt = self.model.quant.format_of(asked) if quantizable else None
+        fmt = self.format_for(modules, quantizable)
         narrow = self.parts.block_scale_bytes if self.parts is not None else None
         if narrow is not None and fmt is not None and fmt.block is not None:
             fmt = fmt.model_copy(update={"scale_bytes": narrow})
@@ -100,6 +96,15 @@ class RankMatrices:
         if opens_module and not experts and fmt is not None and fmt.weight_only_int and self.parts is not None:
             held += self.parts.linear_shape_bytes  # CT WNA16 `weight_shape`: whole on every rank
         self.acc.add(component, rows * cols / shards, held, shards)
+
+    def format_for(self, modules: tuple[str, ...], quantizable: bool = True) -> QuantSpec | None:
+        """The checkpoint's format of the module `modules` name, as the engine builds it (None: the model dtype)."""
+        unquantized = self.parts.unquantized if self.parts is not None else ()
+        if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
+            return None  # the engine builds this module in the model dtype (its first name says which)
+        renames = self.parts.target_names if self.parts is not None and self.model.quant.targeted else ()
+        asked = tuple(_renamed(name, renames) for name in modules) if renames else modules
+        return self.model.quant.format_of(asked) if quantizable else None
 
     def unused_input_scale_bytes(self) -> int:
         """A W4A16 matrix's input_scale width: the engine's (its stage parts), else the model dtype."""

@@ -89,9 +89,10 @@ def test_vllm_gptq_experts_keep_their_zero_points() -> None:
     """Qwen3-30B-A3B-GPTQ-Int4 (sym, group 128) in vLLM 0.33.0's meta build at TP 1, per layer:
     `experts.w13_qzeros` int32 [128, 16, 192] and `w2_qzeros` int32 [128, 6, 256] (AutoGPTQMoEMethod creates them
     for a symmetric checkpoint too, and process_weights_after_loading keeps them), 113,246,208 B over 48 layers.
-    The engine's total 16,828,084,224 B less the bytes its build counts that serving does not hold (reading A18:
-    linear qzeros 3,538,944 B, unloaded expert biases 44,040,192 B, the gate quantized for want of the checkpoint's
-    header −18,628,608 B) is 16,799,133,696 B; at TP 2 8,430,104,576 − 17,743,872 B."""
+    The engine's total 16,828,084,224 B less the bytes its build counts that serving does not hold off sm90 (reading
+    A18: linear qzeros 3,538,944 B, which sm90's Machete keeps, a weights_built row these stage parts leave out:
+    tests/engines/vllm/test_gptq_machete_zeros.py; unloaded expert biases 44,040,192 B, the gate quantized for want
+    of the checkpoint's header −18,628,608 B) is 16,799,133,696 B; at TP 2 8,430,104,576 − 17,743,872 B."""
     m = model_from_config(
         json.loads((QUANT / "Qwen--Qwen3-30B-A3B-GPTQ-Int4.json").read_text()), source="gptq"
     )

@@ -11,8 +11,9 @@ as the stage parts the weights book reads (`StageParts.attention_scalars`, `Stag
   [E, hidden ÷ group, 2 × moe_intermediate ÷ 8] and w2_qzeros [E, moe_intermediate ÷ group, hidden ÷ 8] int32 for
   every GPTQ checkpoint, symmetric or not; `process_weights_after_loading` transposes them and `replace_or_register`
   keeps them): Qwen3-30B-A3B-GPTQ-Int4 (sym) 48 × (128 × 16 × 192 + 128 × 6 × 256) × 4 B = 113,246,208 B at TP 1.
-  The linear layers' symmetric qzeros are replaced by an empty tensor after loading (not booked), as the experts'
-  biases the checkpoint does not hold (`_loaded_expert_biases`).
+  The linear layers' symmetric qzeros are kept where Machete serves them (compute capability 9.0) and emptied by
+  Marlin elsewhere: the GPU's, so a `weights_built` row (gptq_linear.py), not these stage parts; the experts'
+  biases the checkpoint does not hold are not booked (`_loaded_expert_biases`).
 - DeepSeek sparse attention's indexer: v0.33.0 fuses wk with weights_proj into one MergedColumnParallelLinear built
   with `quant_config=None` ("FP8 wk weights are upcasted to BF16 during loading to maintain fusion",
   Indexer.__init__, vllm/model_executor/models/deepseek_v2.py), so wk is index_head_dim × hidden in the model dtype

@@ -90,7 +90,17 @@ def built_rows(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
 ) -> tuple[WeightRow, ...]:
     """The rows vLLM's classes add to the book on one rank of the stage holding `layers` (the GPU's default backend:
-    a launch's own is the calibration's, mxfp4_backend.py)."""
+    a launch's own is the calibration's, mxfp4_backend.py), and the GPTQ zero points Machete keeps (gptq_linear.py)."""
+    from kvtop.domain.engines.vllm.gptq_linear import gptq_linear_row
+
+    gptq = gptq_linear_row(model, layout, layers, gpu_name, version)
+    return _padding_rows(model, layout, layers, gpu_name, version) + ((gptq,) if gptq is not None else ())
+
+
+def _padding_rows(
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+) -> tuple[WeightRow, ...]:
+    """The MXFP4 experts' padding row, where the backend pads."""
     built = mxfp4_experts(model, layout, gpu_name, version)
     nbytes = padding_bytes(model, layers, built)
     if built is None or nbytes <= 0:
