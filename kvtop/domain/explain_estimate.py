@@ -12,13 +12,14 @@ It also solves the other way: the value of the input that rebuilds the logged ca
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvtop.domain.calibration.estimate import preload_estimate
 from kvtop.domain.calibration.host_memory import DESKTOP_NOTE
 from kvtop.domain.calibration.ranges import InputRange, free_before_load_range, runtime_range
-from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, Term, TermSource
+from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, Term, TermEstimate, TermSource
 from kvtop.domain.engines.base import CONTEXT_BYTES_RANGE, DEFAULT_CONTEXT_BYTES, MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explanation import EstimatedField, EstimatedInput, Explanation, Logged, judge
@@ -71,13 +72,14 @@ def rebuild_with_estimate(
 
     central = solve(estimate.value_bytes)
     ends = (figure(solve(estimate.low_bytes)), figure(solve(estimate.high_bytes)))
-    low, high = min(ends), max(ends)
+    others = other_estimates(central)
+    low, high = with_other_errors(figure(central), ends, others, central.measured, lambda m: figure(run.solve(m)))
     result = judge(
         engine, logged, central, low, high, settings, None, gpu_total_bytes, kv_memory_logged=False,
         predicted_tokens=figure(central) if printed else None,
     )  # fmt: skip
     implied = _implied(lambda value: figure(solve(value)), logged.token_capacity, gpu_total_bytes)
-    said = estimate.model_copy(update={"implied_bytes": implied})
+    said = estimate.model_copy(update={"implied_bytes": implied, "others": others[0]})
     if result.verdict == "mismatch":
         needs = (
             "no value of it gives the logged capacity: the model, KV dtype or layout differ from what kvtop was told"
@@ -94,6 +96,65 @@ def rebuild_with_estimate(
     preload = calibrated_preload(run) if run.desktop else None
     host = tuple(note for note in preload.host_notes if note.startswith(DESKTOP_NOTE)) if preload else ()
     return result.model_copy(update={"estimated": said, "notes": (*notes, *result.notes, *host)})
+
+
+# the terms an input's rebuild may still estimate besides it, and how each reaches the budget: the weights book's
+# (as the plan's ends move it, `CalibratedFigures.weights_extra_bytes`) and CUDA's total where the budget reads the
+# calibrated one (vLLM's share of it). The others (context, runtime, a host's share) are the estimated input's own.
+_MOVABLE = (Term.WEIGHTS, Term.CUDA_TOTAL)
+
+
+def other_estimates(central: Ledger) -> tuple[tuple[TermEstimate, ...], float]:
+    """The terms the rebuild at the estimate's centre still rests on besides the estimated input, and the engine's
+    interval scale: the plan's terms for the log's inputs (`preload_estimate`, which zeroes what the log and the
+    estimated input fix) that carry an error and reach the budget."""
+    try:
+        plan = preload_estimate(central)
+    except KvtopError:
+        return (), 1.0
+    figures = central.measured.calibrated
+    reads_total = figures is not None and figures.cuda_total_bytes is not None and central.measured.gpu_total_bytes is None
+    others = tuple(
+        term for term in plan.terms
+        if term.error_bytes > 0 and term.within is None and term.term in _MOVABLE
+        and (term.term is Term.WEIGHTS or reads_total)
+    )  # fmt: skip
+    return others, plan.interval_scale
+
+
+def _moved(measured: MeasuredInputs, term: TermEstimate, towards_kv: int, scale: float) -> MeasuredInputs:
+    """`measured` with one other term moved by its error × the interval scale towards more KV (+1) or less (−1)."""
+    figures = measured.calibrated or CalibratedFigures()
+    move = round(towards_kv * term.error_bytes * scale)
+    if term.term is Term.WEIGHTS:
+        update = {"weights_extra_bytes": figures.weights_extra_bytes - move}
+    else:
+        update = {"cuda_total_bytes": (figures.cuda_total_bytes or term.bytes) + move}
+    return measured.model_copy(update={"calibrated": figures.model_copy(update=update)})
+
+
+def with_other_errors(
+    central: int, ends: tuple[int, int], others: tuple[tuple[TermEstimate, ...], float], measured: MeasuredInputs,
+    capacity: Callable[[MeasuredInputs], int],
+) -> tuple[int, int]:  # fmt: skip
+    """The interval's ends with every estimated input's error in it: the estimated input's own ends (`ends`) and each
+    other term moved by its error both ways, their moves in tokens added as independent errors add (the root of
+    their squares) on each side. Without other terms, the estimated input's ends as they are."""
+
+    def solved(moved: MeasuredInputs) -> int:
+        try:
+            return capacity(moved)
+        except KvtopError:  # more weights than the budget holds: no tokens
+            return 0
+
+    terms, scale = others
+    moves = [ends] + [(solved(_moved(measured, term, -1, scale)), solved(_moved(measured, term, 1, scale)))
+                      for term in terms]  # fmt: skip
+    below = math.sqrt(sum(max(central - min(pair), 0) ** 2 for pair in moves))
+    above = math.sqrt(sum(max(max(pair) - central, 0) ** 2 for pair in moves))
+    if not terms:
+        return min(ends), max(ends)
+    return max(round(central - below), 0), round(central + above)
 
 
 def _implied(solve: Callable[[int], int], tokens: int | None, ceiling: int) -> int | None:

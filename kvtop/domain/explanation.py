@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.calibration.terms import TermSource
+from kvtop.domain.calibration.terms import TermEstimate, TermSource
 from kvtop.domain.capacity_assumption import CapacityAssumption
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.engine_log_records import Measured
@@ -133,6 +133,9 @@ class EstimatedInput(BaseModel):
     basis: str  # how kvtop estimates it: the calibrated terms with their errors, or the assumption
     source: TermSource = "assumed"  # calibrated: from the fitted terms (docs/calibration.md); else assumed
     implied_bytes: int | None = None  # the value that rebuilds the logged capacity (None: no value does)
+    # the other terms the rebuild estimates, whose errors the interval also holds (the weights book's where the log
+    # states no weights; CUDA's total where the budget reads the calibrated one), each with its unscaled error
+    others: tuple[TermEstimate, ...] = ()
 
 
 class Explanation(BaseModel):

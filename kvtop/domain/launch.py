@@ -36,6 +36,8 @@ FIELD_TYPES: dict[str, type] = {
     # LMDeploy
     "backend": str, "cache_max_entry_count": float, "cache_chunk_size": int, "prefix_cache_state_budget": int,
     "turbomind_workspace": bool,
+    # vLLM: started through its offline `LLM(...)` class (usage context LLM_CLASS), not `vllm serve`
+    "llm_class": bool,
     # TensorRT-LLM: trtllm-serve flags and the --extra_llm_api_options YAML's kv_cache_config keys
     "free_gpu_memory_fraction": float, "kv_cache_max_tokens": int, "max_gpu_total_bytes": int,
     "max_beam_width": int, "extra_llm_api_options": str,
@@ -179,6 +181,9 @@ class LaunchSettings(BaseModel):
     prefix_cache_state_budget: int | None = None  # PyTorch engine: extra SSM state slots for prefix caching
     # the model path is a TurboMind workspace `lmdeploy convert` wrote (`triton_models/`), not a Hugging Face checkpoint
     turbomind_workspace: bool = False
+    # the engine is started through vLLM's offline `LLM(...)` class (UsageContext.LLM_CLASS), whose batch defaults are
+    # not `vllm serve`'s (read by vLLM's package, batching.default_batch_limits)
+    llm_class: bool = False
 
     @field_validator("engine")
     @classmethod

@@ -132,7 +132,7 @@ def test_the_cli_says_match_with_an_estimated_input(tmp_path) -> None:
 
     central = CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] - FITS["sglang.context"].coefficients[0]
     assert f"GiB implied (kvtop's estimate {central:.2f} GiB: GPU memory as CUDA reports it" in verdict
-    assert "calibrated range)" in completed.stdout
+    assert "calibrated range and the error of the weights (± " in completed.stdout  # no `Load weight`: the book's
 
 
 def test_a_model_kvtop_does_not_model_still_gets_its_log_and_refusal_read(tmp_path: Path) -> None:

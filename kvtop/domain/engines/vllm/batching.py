@@ -9,7 +9,12 @@ max_num_batched_tokens to max(max_model_len, the default) so that a whole prompt
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.eras import LARGE_GPU_BATCH_ERAS, async_scheduling_default, runs_v2
+from kvtop.domain.engines.vllm.eras import (
+    LARGE_GPU_BATCH_ERAS,
+    LLM_CLASS_BATCH_ERAS,
+    async_scheduling_default,
+    runs_v2,
+)
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -40,19 +45,23 @@ def default_max_num_seqs(
 
 
 def default_batch_limits(
-    total_bytes: int, gpu_name: str | None = None, version: ResolvedVersion | None = None
+    total_bytes: int, gpu_name: str | None = None, version: ResolvedVersion | None = None, llm_class: bool = False
 ) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (`EngineArgs.get_batch_defaults`): 16384 on
     GPUs with ≥ 160 GiB in releases that have that tier, 8192 on GPUs with ≥ 70 GiB that are not an A100,
     else 2048 (V1's: V0's tokens follow the context, `profile_run.batch_limits`); max_num_seqs the era's
-    (`default_max_num_seqs`). An unnamed GPU of ≥ 70 GiB counts as no A100."""
+    (`default_max_num_seqs`). An unnamed GPU of ≥ 70 GiB counts as no A100. `llm_class`: the offline `LLM(...)`
+    class's tokens instead (`eras.LLM_CLASS_BATCH_ERAS`: 16384 / 8192 from the V1 engine on)."""
+    version = version or ResolvedVersion()
     seqs, _ = default_max_num_seqs(total_bytes, gpu_name, version)
-    largest = LARGE_GPU_BATCH_ERAS.at(version or ResolvedVersion())
+    largest = LARGE_GPU_BATCH_ERAS.at(version)
     if largest is not None and total_bytes >= 160 * GIB:
         return largest, seqs
-    if total_bytes >= 70 * GIB and not is_a100(gpu_name):
-        return 8192, seqs
-    return 2048, seqs
+    large_gpu = total_bytes >= 70 * GIB and not is_a100(gpu_name)
+    offline = LLM_CLASS_BATCH_ERAS.at(version) if llm_class else None
+    if offline is not None:
+        return offline[0] if large_gpu else offline[1], seqs
+    return (8192 if large_gpu else 2048), seqs
 
 
 def chunked_prefill(settings: LaunchSettings) -> bool:

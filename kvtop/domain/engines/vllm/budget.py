@@ -136,7 +136,7 @@ class VllmBudget:
             )
         )
         gpu_name = inputs.gpu_name
-        batched_default, seqs_default = default_batch_limits(total, gpu_name, inputs.version)
+        batched_default, seqs_default = default_batch_limits(total, gpu_name, inputs.version, s.llm_class)
         max_seqs = s.max_running_requests or seqs_default
         unused = 0
         if s.kv_cache_memory_bytes is not None:

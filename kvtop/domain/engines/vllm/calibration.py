@@ -58,8 +58,15 @@ from kvtop.domain.wording import GIB
 READS_FREE_AFTER_LOAD = False
 # V1 splits the forward's transient into a dense MLP's and a fused MoE's (its expert caches are not the
 # dense MLP's gate-up output); V0's corpus holds no MoE start to fit a separate part on.
-ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "dense MLP transient of max_num_batched_tokens",
-                       "MoE transient of max_num_batched_tokens")
+# No constant: the V1 profile's peak is the larger of its forward and its sampler, each of which scales with the batch,
+# and the dummy run's hidden states (max_num_batched_tokens × hidden in the model dtype) stay held while the sampler
+# runs (gpu_model_runner.py profile_run: `hidden_states, last_hidden_states = self._dummy_run(...)`, then
+# `_dummy_sampler_run(last_hidden_states)`, `del hidden_states, output` after; v0.20.0:5848-5859). A constant fitted on
+# H100 starts of 8B-70B models at 8,192 tokens and 1,024 seqs (0.39 GiB at v0.17+) charged a 0.5B model at 4 seqs
+# 0.39 GiB its profile never held (the RTX 5060 Ti records: 0.19-0.31 GiB beside weights and KV for this term and
+# non-torch memory together).
+ACTIVATION_FEATURES = ("hidden states of max_num_batched_tokens", "max_num_seqs × vocab × 4 B",
+                       "dense MLP transient of max_num_batched_tokens", "MoE transient of max_num_batched_tokens")
 # V0's profile peak is the larger of its forward and its sampler (`v0_profile.py`): the fit is the sampler's, on the
 # starts whose forward the code's count puts below it; a forward-bound start's peak is the forward as counted.
 V0_ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B")
@@ -101,16 +108,16 @@ FITS: dict[str, LinearTerm] = {
         novel_error_bytes=21475125, feature_sources=(3, 3),
     ),
     'vllm.activation.v1': LinearTerm(
-        key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.009217, 9.586678, 0.090286, 0.025282), error_bytes=86988002, records=12,
+        key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
+        coefficients=(1.349655, 9.548523, 0.0, 0.0), error_bytes=8454484, records=12,
         sources=6, gpus=('H100', 'H200', 'L40S', 'RTX4090'),
-        novel_error_bytes=86988002, feature_sources=(6, 6, 4, 3),
+        novel_error_bytes=8454484, feature_sources=(6, 6, 4, 3),
     ),
     'vllm.activation.v17': LinearTerm(
-        key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.391187, 3.09698, 0.039291, 0.60056), error_bytes=432863511, records=25,
+        key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
+        coefficients=(1.604238, 3.475366, 0.118314, 0.848556), error_bytes=449948619, records=25,
         sources=3, gpus=('H100',),
-        novel_error_bytes=432863511, feature_sources=(3, 3, 3, 1), unseen_error_bytes=1435706586,
+        novel_error_bytes=449948619, feature_sources=(3, 3, 3, 1), unseen_error_bytes=2146173124,
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
@@ -150,7 +157,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=0.8448, records=93, sources=50,
+    engine='vllm', factor=0.8341, records=93, sources=50,
 )
 # END FITTED
 

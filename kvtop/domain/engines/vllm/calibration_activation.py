@@ -157,10 +157,12 @@ def _sampler_path_error(
 
 
 def activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[float, ...]:
-    """(1, logits, the forward's transient): V0's as one feature, V1's split into dense and MoE parts."""
+    """V0's (1, logits); V1's (the dummy run's hidden states, logits, the forward's transient split into dense and MoE
+    parts): no constant, since every part of V1's profiled peak grows with its batch (calibration.ACTIVATION_FEATURES)."""
     tokens, seqs, _ = batch_limits(inputs)
     logits, mlp = logits_gib(seqs, model), mlp_transient_gib(model, inputs.layout, tokens)
     if activation_key(inputs) == "vllm.activation.v0":
         return (1.0, logits)
     moe = model.moe is not None
-    return (1.0, logits, 0.0 if moe else mlp, mlp if moe else 0.0)
+    hidden = tokens * model.hidden_size * model.dtype_bytes / GIB
+    return (hidden, logits, 0.0 if moe else mlp, mlp if moe else 0.0)

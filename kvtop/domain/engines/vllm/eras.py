@@ -125,6 +125,21 @@ LISTED_HYBRID_V2_ERAS: Eras[bool] = Eras((
     Era("", False, "v0.25.0-v0.26.0 config/vllm.py _is_default_v2_model_runner_model: a hybrid → V1"),
     Era("0.27.0", True, "v0.27.0 config/vllm.py:651-654: a hybrid of a listed class → V2"),
 ))
+# The offline `LLM(...)` class (UsageContext.LLM_CLASS) takes other max_num_batched_tokens defaults than `vllm serve`
+# (OPENAI_API_SERVER) from the V1 engine on: 16384 where the server takes 8192 (≥ 70 GiB and not an A100; v0.8.0 by the
+# name: H100 or H200), 8192 where the server takes 2048; on GPUs of ≥ 160 GiB (from v0.28.0) both take 16384. Its
+# max_num_seqs is the server's in every release read. V0 (before v0.8.0) sets no default by usage context (v0.7.3's
+# arg_utils.py reads it only in `_override_v1_engine_args`, for VLLM_USE_V1).
+LLM_CLASS_BATCH_ERAS: Eras[tuple[int, int] | None] = Eras((
+    Era("", None, "V0: no batch default by usage context (v0.7.3 engine/arg_utils.py:1355-1387, V1's override only)"),
+    Era(
+        "0.8.0",
+        (16384, 8192),
+        "engine/arg_utils.py `_set_default_args_v1` (v0.8.0:1662, 1693-1704: LLM_CLASS 16384 on H100/H200 else 8192), "
+        "`get_batch_defaults` (v0.11.0:1605-1624, v0.20.0:2208-2227, v0.28.0:2582-2610, v0.33.0:2973-3006: 16384 "
+        "at ≥ 70 GiB not an A100, else 8192; ≥ 160 GiB: 16384, as the server's)",
+    ),
+))  # fmt: skip
 # Default max_num_batched_tokens of the API server on GPUs with ≥ 160 GiB (B200, B300): 16384 (§3).
 LARGE_GPU_BATCH_ERAS: Eras[int | None] = Eras((
     Era("", None, "EngineArgs.get_batch_defaults: top tier ≥ 70 GiB and not A100 → 8192"),

@@ -59,6 +59,14 @@ ENCODER_TP_FLAG = "--mm-encoder-tp-mode"
 # config's own code load: no memory of its own, accepted as typed
 ALL_REDUCE_FLAGS = frozenset({"--disable-custom-all-reduce", "--no-disable-custom-all-reduce"})
 REMOTE_CODE_FLAGS = frozenset({"--trust-remote-code", "--no-trust-remote-code"})
+# kvtop's own: the engine is started through vLLM's offline `LLM(...)` class (`from vllm import LLM`; usage context
+# LLM_CLASS), not `vllm serve`: its batch defaults differ (eras.LLM_CLASS_BATCH_ERAS). No flag of vLLM's: refused
+# inside `--cmd`, never written back
+OWN_FLAGS: Mapping[str, OwnFlag] = {
+    "--llm-class": OwnFlag(
+        field="llm_class", says="started through vllm.LLM(...) (offline, usage context LLM_CLASS), not vllm serve"
+    ),
+}
 KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 
 # `--dtype` (ModelConfig.dtype: `_STR_DTYPE_TO_TORCH_DTYPE`, "float" is float32) builds the model in that
@@ -105,7 +113,7 @@ def as_parsed(spelling: str) -> str:
 class VllmFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
-    own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
+    own_flags: Mapping[str, OwnFlag] = OWN_FLAGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     # how the server takes its model (vllm/engine/arg_utils.py EngineArgs.add_cli_args `--model`: taken by
     # `vllm serve` (beside its optional positional model_tag, entrypoints/cli/serve.py) and by the
