@@ -90,6 +90,7 @@ def is_unified(name: str | None) -> bool:
     """Whether a GPU model shares the host's memory (a unified-memory device: GB10, Jetson), by name or NVML name."""
     return bool(name) and _known_model(_model_token(name or ""), UNIFIED_TOTAL_MIB) is not None
 
+
 # GPUs of the Blackwell generation (SM100), where some engine defaults differ (KV dtype, page size).
 BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
 

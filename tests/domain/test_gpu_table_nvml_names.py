@@ -15,7 +15,9 @@ from kvtop.domain.gpus import compute_capability, gpu_model_key, gpu_total_bytes
 from tests.data_paths import SAMPLES
 
 MIB = 2**20
-ROWS = list(csv.DictReader((SAMPLES / "nvidia_smi" / "nvml-names-totals-session49.csv").open(encoding="utf-8")))
+ROWS = list(
+    csv.DictReader((SAMPLES / "nvidia_smi" / "nvml-names-totals-session49.csv").open(encoding="utf-8"))
+)
 # the DGX Station's GB300 is named 'NVIDIA GB300' as the rack's is: its total is reached by its own key only
 BY_NAME = [row for row in ROWS if row["kvtop_key"] != "GB300-DGX-STATION"]
 
