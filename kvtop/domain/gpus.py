@@ -18,6 +18,29 @@ GPU_TOTAL_MIB: dict[str, int] = {
     "A100-80GB": 81920, "A100": 81920, "A100-40GB": 40960,
     "L40S": 46068, "L40": 46068, "A10": 23028, "L4": 23034, "T4": 15360,
     "RTX4090": 24564, "RTX3090": 24576, "RTX5090": 32607, "V100": 16384, "V100-32GB": 32768,
+    # Added in session 49 from public nvidia-smi outputs (`name, memory.total` as NVML names the card; search-index
+    # ids of the public files that print it, several per card):
+    # 'NVIDIA B300 SXM6 AC, 275040 MiB' (63137115739, 71609078484, 59793277385, 69077680576)
+    "B300": 275040,
+    # 'NVIDIA GB300, 284208 MiB' on a 4-GPU GB300 NVL72 compute tray (61984871060: '4× NVIDIA GB300, 284208 MiB
+    # each, aarch64 Grace host, driver 580.173.02'). NVML names the DGX Station's GB300 the same, 'NVIDIA GB300', but
+    # its total is 256,703 MiB (61363111305, 68464188747, 58760980110, 58605965929): a name cannot tell the two
+    # apart, so 'GB300' is the rack's and the station is its own key
+    "GB300": 284208, "GB300-DGX-STATION": 256703,
+    # 'NVIDIA RTX PRO 6000 Blackwell Server Edition, 97887 MiB' (59217273470, 68957989941, 67160152436), the
+    # Workstation Edition's (59921022363, 69614756766, 60149069719) and the Max-Q's (56138566301, 65890345886)
+    "RTXPRO6000": 97887,
+    # 'NVIDIA GH200 480GB, 97871 MiB' (66196318461, 63088167599): the Hopper's own HBM3, not the host's memory
+    "GH200": 97871,
+    # 'NVIDIA H800, 81559 MiB' (69541153581, 70364788613, 71303046155); 'NVIDIA A800-SXM4-80GB, 81920 MiB'
+    # (65942411591, 53255403010, 70380769235, 60651791858)
+    "H800": 81559, "A800": 81920, "A800-80GB": 81920,
+    # 'NVIDIA L20, 46068 MiB' (68825294295, 68405860367, 58118598918, 55538768276; one host printed 49140 MiB,
+    # 52988418300: the card's total without ECC, as the RTX cards below print it by default)
+    "L20": 46068,
+    # 'NVIDIA RTX A6000, 49140 MiB' (63251812615, 55117514964, 62139467065); 'NVIDIA RTX 6000 Ada Generation,
+    # 49140 MiB' (55474634482, 69477610237, 71394619598); 'NVIDIA GeForce RTX 5080' 16303 MiB (47444754202)
+    "RTXA6000": 49140, "RTX6000-ADA": 49140, "RTX5080": 16303,
 }  # fmt: skip
 
 
@@ -42,9 +65,12 @@ UNIFIED_TOTAL_MIB: dict[str, int | None] = {
 def gpu_total_bytes(name: str) -> int:
     """The driver-reported memory of a GPU model, e.g. 'H100' → 81,559 MiB in bytes; on a unified-memory device,
     the host's memory as CUDA reports it there (`UNIFIED_TOTAL_MIB`)."""
-    key = name.upper().replace(" ", "-").replace("_", "-")
-    # a unified device by its model token too ('Jetson Orin NX 16GB' is the 'JETSON-ORIN-NX'), as `is_unified` reads it
-    unified_key = None if key in GPU_TOTAL_MIB else _known_model(_model_token(name), UNIFIED_TOTAL_MIB)
+    key = gpu_key(name)
+    if key not in GPU_TOTAL_MIB and key not in UNIFIED_TOTAL_MIB:
+        # a name by its model token too, as NVML prints it ('NVIDIA B300 SXM6 AC' is the 'B300', 'Jetson Orin NX 16GB'
+        # the 'JETSON-ORIN-NX'), as `gpu_model_key` and `is_unified` read it
+        key = _known_model(_model_token(name), (*GPU_TOTAL_MIB, *UNIFIED_TOTAL_MIB)) or key
+    unified_key = key if key in UNIFIED_TOTAL_MIB else None
     if unified_key is not None:
         unified = UNIFIED_TOTAL_MIB[unified_key]
         if unified is None:
@@ -63,6 +89,7 @@ def gpu_total_bytes(name: str) -> int:
 def is_unified(name: str | None) -> bool:
     """Whether a GPU model shares the host's memory (a unified-memory device: GB10, Jetson), by name or NVML name."""
     return bool(name) and _known_model(_model_token(name or ""), UNIFIED_TOTAL_MIB) is not None
+
 
 # GPUs of the Blackwell generation (SM100), where some engine defaults differ (KV dtype, page size).
 BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
@@ -84,6 +111,12 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "L40S": (8, 9), "L40": (8, 9), "L4": (8, 9), "RTX4090": (8, 9),
     "H100": (9, 0), "H200": (9, 0), "H20": (9, 0), "H800": (9, 0), "GH200": (9, 0),
     "B200": (10, 0), "GB200": (10, 0), "B300": (10, 3), "GB300": (10, 3), "RTX5090": (12, 0),
+    # session 49, from public printouts (search-index ids): B300 'NVIDIA B300 SXM6 AC, 275040 MiB, 10.3' (59793277385),
+    # GB300 'NVIDIA GB300, capability (10, 3)' (66710795876) and the DGX Station's 'compute capability 10.3'
+    # (61363111305, the 'GB300-DGX-STATION' by its prefix), RTX PRO 6000 Blackwell '97887 MiB, compute cap 12.0'
+    # (69692196936, 57912918456), RTX 6000 Ada 'compute capability (8,9)' (71394619598); the A800 is the A100's
+    # GA100 (8.0), the L20 and RTX A6000 as NVIDIA's CUDA GPU list has them (Ada 8.9, GA102 8.6), the RTX 5080 12.0
+    "RTXPRO6000": (12, 0), "RTX5080": (12, 0), "A800": (8, 0), "L20": (8, 9), "RTXA6000": (8, 6), "RTX6000-ADA": (8, 9),
     # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
     "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
     "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
@@ -99,14 +132,22 @@ GPU_SMS: dict[str, int] = {
     "A10": 72, "RTX3090": 82, "L40S": 142, "L40": 142, "L4": 58, "RTX4090": 128,
     "H100": 132, "H100-SXM": 132, "H100-PCIE": 114, "H100-NVL": 132, "H200": 132, "H800": 132, "GH200": 132,
     "H20": 78, "B200": 148, "GB200": 148, "RTX5090": 170,
+    # session 49: B300 '(148 SMs, sm_103a)' from cudaGetDeviceProperties (66621682701, 66517663417), GB300 '(148 SMs)'
+    # in an ncu run (55045193635; the DGX Station's count is not known: no 'GB300-DGX-STATION' here, it reads as
+    # the GB300's by prefix), RTX PRO 6000 Blackwell '188 SMs per GPU, cc 12.0' (60105129015, 60789444590), RTX 6000
+    # Ada '142 SMs ... CC 8.9' (41092802240); the RTX A6000's 10,752 and RTX 5080's 10,752 CUDA cores are 84 SMs of
+    # 128 (NVIDIA's datasheets)
+    "B300": 148, "GB300": 148, "RTXPRO6000": 188, "RTX6000-ADA": 142, "RTXA6000": 84, "RTX5080": 84,
 }  # fmt: skip
 
 
 def _model_token(name: str) -> str:
+    """A name's model token: 'NVIDIA GeForce RTX 4090' → 'RTX4090', 'NVIDIA RTX PRO 6000 Blackwell Server Edition'
+    → 'RTXPRO6000-BLACKWELL-SERVER-EDITION' (the 'RTXPRO6000' by its prefix)."""
     key = name.upper().replace(" ", "-").replace("_", "-")
     for prefix in ("NVIDIA-", "TESLA-", "GEFORCE-"):
         key = key.removeprefix(prefix)
-    return key.replace("RTX-", "RTX")
+    return key.replace("RTX-PRO-", "RTXPRO").replace("RTX-", "RTX")
 
 
 def _names_model(key: str, model: str) -> bool:
