@@ -148,12 +148,12 @@ def vllm_tokens(*, total: int, weights: int, runtime: int, block_bytes: int, blo
     return (math.ceil(total * util) - weights - runtime) // block_bytes * block_tokens
 
 
-def vllm_llama_8b_h100_tokens(tp: int, weights: int) -> int:
+def vllm_llama_8b_h100_tokens(tp: int, weights: int, total: int = H100_CUDA_TOTAL_BYTES) -> int:
     """kvtop's calibrated plan of the demo's vLLM 0.11.0 Llama-3.1-8B (hidden 4,096, MLP 14,336, vocab 128,256, 32 layers
     of 8 KV heads of 128) at TP `tp` on H100s, the rank holding `weights`: 1,024 seqs and 8,192 tokens profiled (vllm
     serve's H100 defaults), the custom all-reduce on at TP > 1 (NVLink), blocks of 16 tokens × 32 layers × 2 × 8 ÷ TP
-    heads × 128 × 2 B."""
+    heads × 128 × 2 B; `total`: CUDA's (the fit's; a demo node's is DEMO_H100_CUDA_TOTAL_BYTES, measured)."""
     runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, mlp_width=3 * 14_336 / tp + 4_096,
                                     moe=False, all_reduce=tp > 1)  # fmt: skip
-    return vllm_tokens(total=H100_CUDA_TOTAL_BYTES, weights=weights, runtime=runtime,
+    return vllm_tokens(total=total, weights=weights, runtime=runtime,
                        block_bytes=16 * 32 * 2 * (8 // tp) * 128 * 2, block_tokens=16)  # fmt: skip
