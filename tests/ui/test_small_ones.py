@@ -151,7 +151,11 @@ def test_an_orphan_held_gpu_says_orphan_and_an_idle_one_idle():
     from kvtop.ui.screens.dashboard import gpu_rows
     from kvtop.ui.state import NodeState
     from kvtop.ui.widgets.row_parts import render_row, state_cell
-    from tests.calibrated_figures import DEMO_H100_CUDA_TOTAL_BYTES, demo_llama_70b_tokens, vllm_llama_8b_h100_tokens
+    from tests.calibrated_figures import (
+        DEMO_H100_CUDA_TOTAL_BYTES,
+        demo_llama_70b_tokens,
+        vllm_llama_8b_h100_tokens,
+    )
 
     orphan_node = DemoSource(load_scenario("orphan-vllm-worker")).collect_at(0)
     orphaned = gpu_rows(NodeState(source_label="t", snapshot=orphan_node))
