@@ -21,6 +21,7 @@ import math
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
+from tests.corpus_records import logged_bytes
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -34,6 +35,9 @@ def fitted_bytes(gib: float) -> int:
 # CUDA's total of one H100 80GB and one H200: the mean of the totals the corpus's logs printed (cuda_total.<GPU>)
 H100_CUDA_TOTAL_BYTES = fitted_bytes(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0])
 H200_CUDA_TOTAL_BYTES = fitted_bytes(CUDA_TOTAL_FITS["cuda_total.H200"].coefficients[0])
+# CUDA's total of the demo's H100s as its NVML v2 reports it (total less reserved, measured as on a live node): the
+# logged start its table of starts names (examples/measured/starts.json), not the fit
+DEMO_H100_CUDA_TOTAL_BYTES = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total")
 
 # --- SGLang: the demo's Llama-3-70B (config: tests/data/configs/meta-llama--Meta-Llama-3-70B.json) on H100s ---
 
@@ -78,6 +82,17 @@ def sglang_kv_budget_bytes(pre_load: int, weights: int, fraction: float) -> int:
     """SGLang's KV budget: its float GiB arithmetic, truncated to bytes (1 B under the whole terms at times)."""
     rest_gib = (pre_load - weights) / GIB - pre_load / GIB * (1 - fraction)
     return int(rest_gib * GIB)
+
+
+def demo_sglang_h100_pre_load_bytes(tp: int) -> int:
+    """The pre-load free memory a demo node's prediction takes: its GPUs' measured CUDA total less the context fit."""
+    return DEMO_H100_CUDA_TOTAL_BYTES - sglang_context_bytes(tp)
+
+
+def demo_llama_70b_tokens(tp: int, pre_load: int | None = None, fraction: float | None = None,
+                          cell: int | None = None) -> int:
+    """`llama_70b_tokens` on a demo node: CUDA's total measured on its GPUs (NVML v2), not the fit."""
+    return llama_70b_tokens(tp, demo_sglang_h100_pre_load_bytes(tp) if pre_load is None else pre_load, fraction, cell)
 
 
 def llama_70b_tokens(tp: int, pre_load: int | None = None, fraction: float | None = None, cell: int | None = None) -> int:
@@ -133,12 +148,12 @@ def vllm_tokens(*, total: int, weights: int, runtime: int, block_bytes: int, blo
     return (math.ceil(total * util) - weights - runtime) // block_bytes * block_tokens
 
 
-def vllm_llama_8b_h100_tokens(tp: int, weights: int) -> int:
+def vllm_llama_8b_h100_tokens(tp: int, weights: int, total: int = H100_CUDA_TOTAL_BYTES) -> int:
     """kvtop's calibrated plan of the demo's vLLM 0.11.0 Llama-3.1-8B (hidden 4,096, MLP 14,336, vocab 128,256, 32 layers
     of 8 KV heads of 128) at TP `tp` on H100s, the rank holding `weights`: 1,024 seqs and 8,192 tokens profiled (vllm
     serve's H100 defaults), the custom all-reduce on at TP > 1 (NVLink), blocks of 16 tokens × 32 layers × 2 × 8 ÷ TP
-    heads × 128 × 2 B."""
+    heads × 128 × 2 B; `total`: CUDA's (the fit's; a demo node's is DEMO_H100_CUDA_TOTAL_BYTES, measured)."""
     runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, mlp_width=3 * 14_336 / tp + 4_096,
                                     moe=False, all_reduce=tp > 1)  # fmt: skip
-    return vllm_tokens(total=H100_CUDA_TOTAL_BYTES, weights=weights, runtime=runtime,
+    return vllm_tokens(total=total, weights=weights, runtime=runtime,
                        block_bytes=16 * 32 * 2 * (8 // tp) * 128 * 2, block_tokens=16)  # fmt: skip

@@ -14,14 +14,14 @@ from kvtop.domain.engines.base import MeasuredInputs
 from tests.calibrated_figures import (
     GIB,
     MIB,
-    llama_70b_tokens,
-    sglang_h100_pre_load_bytes,
+    demo_llama_70b_tokens,
+    demo_sglang_h100_pre_load_bytes,
 )
 
-# What a restart of the demo's SGLang finds free before the weights with nothing else on the GPU: CUDA's H100 total
-# less SGLang's calibrated context at TP 8 on NVLink, both fitted on the corpus (tests/calibrated_figures.py; at the
-# fits of da524f1c 79.18806 GiB less 0.570448 + 3 × 0.521322 GiB: 85,027,531,983 − 2,291,809,582 = 82,735,722,401 B)
-H100_RESTART_FREE = sglang_h100_pre_load_bytes(8)
+# What a restart of the demo's SGLang finds free before the weights with nothing else on the GPU: CUDA's H100 total as
+# the demo's NVML v2 reports it (its total less its reserve: the logged start's 79.19 GiB, measured on the node as on a
+# live one) less SGLang's calibrated context at TP 8 on NVLink, fitted on the corpus (tests/calibrated_figures.py)
+H100_RESTART_FREE = demo_sglang_h100_pre_load_bytes(8)
 
 
 def diagnose_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
@@ -61,7 +61,7 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
     # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (SGLang's arithmetic by
     # hand, tests/calibrated_figures.py: at the fits of da524f1c 1,221,506.15 and 1,092,845.87), so the two are
     # 128,661 apart there (128,660 at the fits before)
-    clean_tokens, squeezed = llama_70b_tokens(8), llama_70b_tokens(8, clean - 6 * GIB)
+    clean_tokens, squeezed = demo_llama_70b_tokens(8), demo_llama_70b_tokens(8, clean - 6 * GIB)
     assert capacity(clean) == clean_tokens and capacity(clean - 6 * GIB) == squeezed
     assert (
         finding["tokens"] == finding["gain_tokens"] == clean_tokens - squeezed
@@ -75,8 +75,8 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
 def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left_running(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Left running, the 6 GiB notebook leaves a restart the pre-load the demo's ledger stands on (CUDA's calibrated
-    H100 total less SGLang's context at TP 8 on NVLink, tests/calibrated_figures.py) less 6 GiB free, the explained
+    """Left running, the 6 GiB notebook leaves a restart the pre-load the demo's ledger stands on (CUDA's H100 total
+    as the demo's NVML v2 reports it, measured again since the live prediction reads total − reserved, less SGLang's context at TP 8 on NVLink, tests/calibrated_figures.py) less 6 GiB free, the explained
     pool's basis (one figure for a restart as launched; NVML's reserve, 2,083,060 B less than the calibrated driver
     share, made it 41 tokens more before session 46); SGLang's reserve is that × (1 − share), its own × (1 − 0.818): 0.83
     takes it 0.85 GiB below (0.012 × 72,760.9 MiB at the fits of da524f1c), 0.84 would take 1.56 GiB: kvtop's
@@ -97,7 +97,7 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
             measured=measured,
         ).token_capacity  # fmt: skip
 
-    at_083, at_0818 = llama_70b_tokens(8, left, fraction=0.83), llama_70b_tokens(8, left)
+    at_083, at_0818 = demo_llama_70b_tokens(8, left, fraction=0.83), demo_llama_70b_tokens(8, left)
     assert (alternative["fix"], alternative["limit"], alternative["pids"]) == ("--mem-fraction-static 0.83", "reserve", [4242])
     assert alternative["tokens"] == capacity(mem_fraction_static=0.83) == at_083
     assert alternative["restart_tokens"] == capacity() == at_0818
@@ -137,7 +137,7 @@ def test_dp_attention_deepseek_on_vllm_is_healthy(capsys: pytest.CaptureFixture[
 def test_text_output_leads_with_the_finding_and_its_fix(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
-    cost = llama_70b_tokens(8) - llama_70b_tokens(8, H100_RESTART_FREE - 6 * GIB)  # 128,661 at the fits of da524f1c
+    cost = demo_llama_70b_tokens(8) - demo_llama_70b_tokens(8, H100_RESTART_FREE - 6 * GIB)  # 128,661 at the fits of da524f1c
     assert f"WARNING  co_tenant  GPU 3  −{cost:,} tokens/rank" in text
     assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3), then restart sglang:41000" in text
     assert text.index("co_tenant") < text.index("advice (trade-offs")

@@ -13,7 +13,7 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.sources.scenario import scenario_names
-from tests.calibrated_figures import GIB, llama_70b_tokens, sglang_h100_pre_load_bytes
+from tests.calibrated_figures import GIB, demo_llama_70b_tokens, demo_sglang_h100_pre_load_bytes
 from tests.corpus_records import logged_bytes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,7 +70,7 @@ def test_demo_json_contract_in_a_fresh_process() -> None:
     # dims × 4 B = 4,194,304) and the reserve pre-load × (1 − 0.818). At the fits of da524f1c (79.18806 GiB, c =
     # 0.570448, d = 0.521322): 82,735,722,401 − 17,644,929,024 − 15,057,901,476.98 = 50,032,891,900 B // 40,960 B =
     # 1,221,506 tokens
-    clean = llama_70b_tokens(8)
+    clean = demo_llama_70b_tokens(8)
     assert engine["predicted"]["token_capacity"] == clean
     assert len(engine["ranks"]) == 8 and all(set(rank) >= RANK_KEYS for rank in engine["ranks"])
     rank = engine["ranks"][0]
@@ -118,8 +118,8 @@ def test_human_tables_show_gpus_processes_and_ranks(capsys: pytest.CaptureFixtur
     assert main(["snapshot", "--demo", "llama70b-tp8-foreign-gpu3"]) == 0
     text = capsys.readouterr().out
     assert "NVIDIA H100 80GB HBM3" in text and "co-tenant" in text and "python (ada)" in text
-    clean = llama_70b_tokens(8)
-    cost = clean - llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB)
+    clean = demo_llama_70b_tokens(8)
+    cost = clean - demo_llama_70b_tokens(8, demo_sglang_h100_pre_load_bytes(8) - 6 * GIB)
     assert "unexplained GiB" in text and f"{clean:,}" in text and "1,100,916" in text
     row = next(line for line in text.splitlines() if line.lstrip().startswith("TP3 "))
     # tokens clean (kvtop's prediction), tokens now (what SGLang sized, test_demo), vs clean (the co-tenant's
@@ -137,8 +137,8 @@ def test_human_tables_show_gpus_processes_and_ranks(capsys: pytest.CaptureFixtur
 def test_capacity_waterfall_sums_to_what_the_engine_holds(capsys: pytest.CaptureFixture[str]) -> None:
     out = snapshot_json(capsys, "snapshot", "--demo", "llama70b-tp8-foreign-gpu3", "--json")
     [engine] = out["engines"]
-    clean = llama_70b_tokens(8)
-    squeezed = llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB)
+    clean = demo_llama_70b_tokens(8)
+    squeezed = demo_llama_70b_tokens(8, demo_sglang_h100_pre_load_bytes(8) - 6 * GIB)
     assert 128_660 <= clean - squeezed <= 128_661  # 128,660.3 by two floors
     for rank in engine["ranks"]:
         capacity = rank["capacity"]

@@ -20,7 +20,7 @@ from kvtop.ui.planning import plan
 from kvtop.ui.screens.dashboard import gpu_rows
 from kvtop.ui.state import NodeState
 from kvtop.units import fmt_tokens_brief
-from tests.calibrated_figures import GIB, llama_70b_tokens, sglang_h100_pre_load_bytes
+from tests.calibrated_figures import GIB, demo_llama_70b_tokens, demo_sglang_h100_pre_load_bytes
 
 SCENARIOS = scenario_names()
 
@@ -139,8 +139,8 @@ def test_the_co_tenant_node_has_one_named_cause() -> None:
     gap between kvtop's explained pool and what SGLang sized from what it measured (77.43 GiB free before its weights,
     as a real TP 8 start on an H100 printed it, less the 6 GiB: 1,100,916 tokens, test_demo) is the same on every
     rank: +8,071 there."""
-    clean = llama_70b_tokens(8)
-    squeezed = llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB)
+    clean = demo_llama_70b_tokens(8)
+    squeezed = demo_llama_70b_tokens(8, demo_sglang_h100_pre_load_bytes(8) - 6 * GIB)
     cost = clean - squeezed
     assert 128_660 <= cost <= 128_661  # 128,660.3 by two floors
     view = _snapshot("llama70b-tp8-foreign-gpu3").engines[0]
@@ -157,16 +157,16 @@ def test_the_restart_as_launched_is_one_figure_in_every_finding() -> None:
     is not CUDA's (calibrated 493,278,001 B): 2,083,060 B more, 41 tokens. Both are now SGLang's pool from the same
     pre-load less the 6 GiB (SGLang sizes every rank by the least free GPU), by the engine's arithmetic done in
     tests/calibrated_figures.py."""
-    as_launched = llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB)
+    as_launched = demo_llama_70b_tokens(8, demo_sglang_h100_pre_load_bytes(8) - 6 * GIB)
     findings = diagnose(_snapshot("llama70b-tp8-foreign-gpu3"))
     (co_tenant,) = [f for f in findings if f.rule == "co_tenant"]
     (fp8,) = [f for f in findings if f.rule == "bf16_kv_where_fp8_supported"]
     assert co_tenant.alternative is not None
     assert co_tenant.alternative.restart_tokens == as_launched
     assert f"capacity {as_launched:,} → " in " ".join(fp8.evidence)
-    assert fp8.gain_tokens == llama_70b_tokens(8, sglang_h100_pre_load_bytes(8) - 6 * GIB, cell=20_480) - as_launched
+    assert fp8.gain_tokens == demo_llama_70b_tokens(8, demo_sglang_h100_pre_load_bytes(8) - 6 * GIB, cell=20_480) - as_launched
     # the co-tenant's fix: a restart without it gains what the waterfall says it costs
-    assert co_tenant.gain_tokens == llama_70b_tokens(8) - as_launched
+    assert co_tenant.gain_tokens == demo_llama_70b_tokens(8) - as_launched
 
 
 def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
@@ -185,7 +185,7 @@ def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
     # the clean prediction (test_demo: CUDA's H100 total less SGLang's calibrated TP 8 context, less the weights with
     # SGLang's rope cache, SGLang's arithmetic: 50,032,891,900 B ÷ 40,960 B at the fits of da524f1c) against what
     # SGLang sized from what it measured (test_demo: 50,363,451,451 B ÷ 40,960 B)
-    assert view.ledger.token_capacity == llama_70b_tokens(8)
+    assert view.ledger.token_capacity == demo_llama_70b_tokens(8)
     assert {rank.capacity.actual_tokens for rank in view.ranks} == {1_229_576}
     (finding,) = [f for f in diagnose(snapshot) if f.rule == "co_tenant"]
     assert finding.tokens == 0 and finding.term_tokens is None and finding.gain_tokens > 128_000
@@ -227,10 +227,10 @@ def test_the_token_gap_and_the_byte_gap_have_two_names() -> None:
     view = _snapshot("llama70b-tp8-sglang").engines[0]
     rank = view.ranks[0]
     (term,) = rank.capacity.terms
-    assert term.tokens == 1_229_576 - llama_70b_tokens(8)
-    assert term.describe() == f"engine vs prediction +{1_229_576 - llama_70b_tokens(8):,}"
+    assert term.tokens == 1_229_576 - demo_llama_70b_tokens(8)
+    assert term.describe() == f"engine vs prediction +{1_229_576 - demo_llama_70b_tokens(8):,}"
     assert rank.capacity.describe() == (
-        f"clean {llama_70b_tokens(8):,} → engine vs prediction +{1_229_576 - llama_70b_tokens(8):,} → 1,229,576 live"
+        f"clean {demo_llama_70b_tokens(8):,} → engine vs prediction +{1_229_576 - demo_llama_70b_tokens(8):,} → 1,229,576 live"
     )
     assert term.cause.value == "unexplained"  # the id in JSON and metrics stays
     from kvtop.ui.ledger_rows import rank_ledger

@@ -17,6 +17,7 @@ from kvtop.commands.common import (
     gpu_from_args,
     hub_deadline,
     measured_from_args,
+    total_origin_from_args,
 )
 from kvtop.commands.output import print_error, print_json, print_text
 from kvtop.commands.render_ledger import step_figure, unchecked_json
@@ -167,6 +168,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         request = ExplainRequest(
             log=log, model=model, settings=settings, gpu_total_bytes=gpu_total, gpu_name=gpu_name, given=given,
             gpu_total_source=gpu_total_source(measured.gpu_total_bytes), load_mtp=args.load_mtp, version=version,
+            gpu_total_origin=total_origin_from_args(args) if gpu_total is not None else None,
         )  # fmt: skip
         result = explain(request)
     findings, result = _findings(result)

@@ -96,6 +96,7 @@ class NodeSource:
             result = explain(ExplainRequest(
                 log=log, model=ledger.model, settings=ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes,
                 gpu_name=ledger.gpu_name, load_mtp=ledger.load_mtp, version=ledger.version,
+                gpu_total_origin=ledger.gpu_total_origin,
             ))  # fmt: skip
         except KvtopError as error:
             return f"the engine log {log.source} was not kept in the calibration store ({error})"

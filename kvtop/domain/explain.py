@@ -199,6 +199,10 @@ def explain(request: ExplainRequest) -> Explanation:
     }
     if result.ledger is not None:
         ledger = stand_in_gpu_said(result.ledger) if request.gpu_total_bytes is None else result.ledger
+        if request.gpu_total_origin is not None and ledger.measured.gpu_total_origin is None:
+            # the total's origin as the request said it, so that no view reads it back from its bytes
+            said = ledger.measured.model_copy(update={"gpu_total_origin": request.gpu_total_origin})
+            ledger = ledger.model_copy(update={"measured": said})
         update["ledger"] = sources_said(ledger)
     return result.model_copy(update=update)
 

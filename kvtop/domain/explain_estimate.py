@@ -23,7 +23,7 @@ from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, T
 from kvtop.domain.engines.base import CONTEXT_BYTES_RANGE, DEFAULT_CONTEXT_BYTES, MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explanation import EstimatedField, EstimatedInput, Explanation, Logged, judge
-from kvtop.domain.gpus import GPU_TOTAL_MIB, UNIFIED_TOTAL_MIB, gpu_key
+from kvtop.domain.gpus import GPU_TOTAL_MIB, UNIFIED_TOTAL_MIB, GpuTotalOrigin, gpu_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -42,10 +42,13 @@ class EstimateRun:
     load_mtp: bool
     desktop: bool = False  # a desktop shares the card (`MeasuredInputs.desktop`): the estimate's low end takes it
     gpu_total_source: TermSource = "measured"  # where `gpu_total_bytes` came from (`explain_request.gpu_total_source`)
+    gpu_total_origin: GpuTotalOrigin | None = None  # and who chose it (`ExplainRequest.gpu_total_origin`)
 
     def solve(self, measured: MeasuredInputs) -> Ledger:
         if measured.gpu_total_bytes == self.gpu_total_bytes:  # the GPU named, labelled as its total came
             measured = measured.with_estimated("gpu_total_bytes", self.gpu_total_source)
+        if measured.gpu_total_origin is None and self.gpu_total_origin is not None:
+            measured = measured.model_copy(update={"gpu_total_origin": self.gpu_total_origin})
         return predict(
             self.model, self.settings, gpu_total_bytes=self.gpu_total_bytes, gpu_name=self.gpu_name,
             measured=measured, load_mtp=self.load_mtp,

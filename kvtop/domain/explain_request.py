@@ -9,6 +9,7 @@ from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.gpus import GpuTotalOrigin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
@@ -28,6 +29,9 @@ class ExplainRequest(BaseModel):
     gpu_total_bytes: int | None = None
     gpu_name: str | None = None
     gpu_total_source: TermSource = "measured"
+    # where `gpu_total_bytes` came from, as its chooser said it (explain's --gpu / --gpu-memory, a live node's NVML);
+    # None where no GPU was named: the ledger's total is then a stand-in, said so
+    gpu_total_origin: GpuTotalOrigin | None = None
     given: MeasuredInputs = MeasuredInputs()
     load_mtp: bool = False
     version: ResolvedVersion = ResolvedVersion()

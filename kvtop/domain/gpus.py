@@ -202,12 +202,24 @@ def sm_count(name: str | None) -> int | None:
 
 
 class GpuTotalOrigin(str, Enum):
-    """Where a GPU total came from, said where the total is chosen (`plan`'s --gpu / --gpu-memory), never read
-    back from its bytes: an operator's --gpu-memory of 81559MiB on an H100 equals the table's figure and is still
-    the operator's."""
+    """Where a GPU total came from, said where the total is chosen (`plan`'s --gpu / --gpu-memory, a live node's
+    NVML), never read back from its bytes: an operator's --gpu-memory of 81559MiB on an H100 equals the table's
+    figure and is still the operator's."""
 
     TABLE = "table"  # --gpu's table: `GPU_TOTAL_MIB` (nvidia-smi's) or `UNIFIED_TOTAL_MIB` (CUDA's on unified memory)
     GIVEN = "given"  # the operator's --gpu-memory
+    NVML = "nvml"  # read on the node from NVML (nvidia-smi's figure of this very GPU): the live and demo predictions
+
+
+def engine_visible_total(total_bytes: int | None, reserved_bytes: int | None) -> int | None:
+    """THE total the engines size from (`cudaMemGetInfo`'s), measured on a live GPU: NVML v2's total less what the
+    driver reserves. On one H200 (driver 580.159.04, CUDA 13.0) `torch.cuda.mem_get_info()` said 150,109,880,320 B
+    of NVML's 150,754,820,096 with 644,939,776 reserved, to the byte (tests/data/samples/nvidia_smi/
+    h200-device-run-*). None where it was not measured: NVML v1 (no reserved figure) or a reserved of 0 (a
+    driver that does not split it): the per-model fit stands in (`calibration.gpu_totals`)."""
+    if total_bytes is None or not reserved_bytes or reserved_bytes >= total_bytes:
+        return None
+    return total_bytes - reserved_bytes
 
 
 def total_said(name: str | None, origin: GpuTotalOrigin) -> str:
@@ -218,6 +230,8 @@ def total_said(name: str | None, origin: GpuTotalOrigin) -> str:
     H100), which a plan estimates as its own row, 'GPU memory as CUDA reports it' (docs/calibration.md)."""
     if origin is GpuTotalOrigin.GIVEN:
         return "--gpu-memory"
+    if origin is GpuTotalOrigin.NVML:
+        return "NVML's total"
     return "CUDA's total on unified memory" if is_unified(name) else "nvidia-smi's total"
 
 

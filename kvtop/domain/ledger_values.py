@@ -89,6 +89,17 @@ class Ledger(BaseModel):
         return self.measured.gpu_total_origin
 
     @property
+    def engine_total_bytes(self) -> int:
+        """The total the engines size from (CUDA's): measured on a live GPU (NVML v2's total less its reserved) or
+        given (--gpu-memory), else the per-model fit the ledger was calibrated with, else `gpu_total_bytes`."""
+        return self.measured.engine_total(self.gpu_total_bytes)
+
+    @property
+    def engine_total_source(self) -> TermSource | None:
+        """Where `engine_total_bytes` comes from (None: nothing estimated it, it is `gpu_total_bytes` itself)."""
+        return self.measured.engine_total_source()
+
+    @property
     def terms(self) -> tuple[BudgetTerm, ...]:
         """The deployment's terms of the rank that holds the most beside its weights (the tightest)."""
         return max(self.ranks, key=lambda r: (r.resident_terms_bytes, len(r.terms))).terms if self.ranks else ()

@@ -11,8 +11,10 @@ from collections.abc import Callable
 
 from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.deployment import SpecKind
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.gpus import GpuTotalOrigin, engine_visible_total
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
@@ -25,14 +27,14 @@ class EnginePredictor:
     """Predicts each engine's ledger from its launch settings and its GPUs' memory.
 
     Ledgers (and the reasons there is none) are cached per (model ref, settings, GPU total,
-    GPU name), so a refresh re-predicts only what changed, and hands back the very same Ledger
+    GPU name, CUDA total measured), so a refresh re-predicts only what changed, and hands back the very same Ledger
     object (later steps memoise by it). A model that cannot be resolved, or a layout the model
     cannot run, becomes the reason string, never an exception.
     """
 
     def __init__(self, model_loader: ModelLoaderFn) -> None:
         self._load_model = model_loader
-        self._cache: dict[tuple[str, str, int, str | None], Ledger | str] = {}
+        self._cache: dict[tuple[str, str, int, str | None, int | None], Ledger | str] = {}
 
     def ledgers(self, node: NodeObservation) -> dict[str, Ledger | str]:
         """engine_id → its Ledger, or one line saying why there is none. An engine is sized by the
@@ -65,21 +67,36 @@ class EnginePredictor:
         sized = [gpu for gpu in gpus if gpu.total_bytes]
         if not sized:
             return "no prediction: the memory of this engine's GPUs could not be read"
-        gpu = min(sized, key=lambda candidate: candidate.total_bytes or 0)
+        gpu = min(sized, key=lambda candidate: (candidate.total_bytes or 0) - (candidate.reserved_bytes or 0))
         total = gpu.total_bytes or 0
-        key = (ref, settings.model_dump_json(), total, gpu.name)
+        measured = gpu_inputs(gpu)
+        key = (ref, settings.model_dump_json(), total, gpu.name, measured.cuda_total_bytes)
         if key not in self._cache:
-            self._cache[key] = self._predict(ref, settings, total, gpu.name)
+            self._cache[key] = self._predict(ref, settings, total, gpu.name, measured)
         return self._cache[key]
 
-    def _predict(self, ref: str, settings: LaunchSettings, total: int, gpu_name: str | None) -> Ledger | str:
+    def _predict(
+        self, ref: str, settings: LaunchSettings, total: int, gpu_name: str | None, measured: MeasuredInputs
+    ) -> Ledger | str:
         try:
             model = self._load_model(ref)
             draft = draft_model(settings, self._load_model)
-            # the clean prediction: NVML's total and GPU name, every pre-load term calibrated (docs/calibration.md)
-            return calibrated_ledger(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, draft=draft)
+            # the clean prediction: NVML's total and GPU name, CUDA's total where NVML v2 measured it, every other
+            # pre-load term calibrated (docs/calibration.md)
+            return calibrated_ledger(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured,
+                                     draft=draft)  # fmt: skip
         except KvtopError as error:
             return f"no prediction for {ref}: {error}"
+
+
+def gpu_inputs(gpu: GpuObservation) -> MeasuredInputs:
+    """What a live GPU measures for a prediction before its engine's own figures: its total is NVML's (said so,
+    `GpuTotalOrigin.NVML`), and the engines' total is NVML v2's less the driver's reserved where v2 answered
+    (`gpus.engine_visible_total`, measured), else the per-model fit (calibrated) stands in."""
+    return MeasuredInputs(
+        gpu_total_origin=GpuTotalOrigin.NVML,
+        cuda_total_bytes=engine_visible_total(gpu.total_bytes, gpu.reserved_bytes),
+    )
 
 
 def draft_model(settings: LaunchSettings, loader: ModelLoaderFn) -> ModelSpec | None:

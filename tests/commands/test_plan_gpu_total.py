@@ -47,7 +47,8 @@ def test_the_json_names_the_total_as_the_header_does(capsys: pytest.CaptureFixtu
     import json
 
     out = json.loads("\n".join(plan(capsys, "--gpu", "H100", "--json")))
-    assert out["gpu"] == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "nvidia-smi's total"}
+    assert out["gpu"] == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "nvidia-smi's total",
+                          "engine_total_bytes": H100_CUDA_TOTAL_BYTES, "engine_total_source": "calibrated"}
     cuda = next(term for term in out["terms"] if term["term"] == "cuda_total")
     assert cuda["bytes"] == H100_CUDA_TOTAL_BYTES and cuda["label"] == "GPU memory as CUDA reports it"
 
@@ -75,9 +76,10 @@ def test_a_given_total_equal_to_the_tables_is_still_said_given(capsys: pytest.Ca
     given = ("--gpu", "H100", "--gpu-memory", "81559MiB")
     assert "  ·  TP1 on 1× H100 (79.65 GiB, --gpu-memory)  ·  " in plan(capsys, *given)[0]  # 81,559 MiB ÷ 1,024
     out = json.loads("\n".join(plan(capsys, *given, "--json")))
-    assert out["gpu"] == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "--gpu-memory"}
+    assert out["gpu"] == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "--gpu-memory",
+                          "engine_total_bytes": 81_559 * 2**20, "engine_total_source": "measured"}
     table = json.loads("\n".join(plan(capsys, "--gpu", "H100", "--json")))["gpu"]
-    assert table == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "nvidia-smi's total"}
+    assert table["total_is"] == "nvidia-smi's total" and table["engine_total_source"] == "calibrated"
     assert "  ·  TP1 on 1× H100 (79.65 GiB, nvidia-smi's total)  ·  " in plan(capsys, "--gpu", "H100")[0]
     # compare and layouts read the same origin
     compared = plan(capsys, *given, "--tp", "4", "--compare", "all", engine=())[0]

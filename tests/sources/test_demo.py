@@ -26,9 +26,8 @@ from kvtop.sources.scenario import (
     scenario_names,
 )
 from tests.calibrated_figures import (
-    H100_CUDA_TOTAL_BYTES,
-    H200_CUDA_TOTAL_BYTES,
-    llama_70b_tokens,
+    DEMO_H100_CUDA_TOTAL_BYTES,
+    demo_llama_70b_tokens,
     sglang_context_bytes,
     vllm_v1_runtime_bytes,
 )
@@ -95,13 +94,14 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     # 82,735,722,401 B; KV budget = pre-load − the weights 17,644,929,024 (the checkpoint's 17,640,734,720 and the
     # float32 rope cos/sin cache SGLang holds on every rank, 8,192 positions × 128 dims × 4 B = 4,194,304) − pre-load ×
     # (1 − 0.818) 15,057,901,476.98 = 50,032,891,900 B // 40,960 B = 1,221,506 tokens there
-    clean = llama_70b_tokens(8)
+    clean = demo_llama_70b_tokens(8)
     assert view.ledger.weights_bytes == 17_640_734_720 + 8_192 * 128 * 4
     assert view.ledger.token_capacity == clean
-    # kvtop's prediction rests on the fits: CUDA's H100 total less SGLang's TP 8 context, the weights the
-    # calibrated term (the book and the rope cache).
+    # kvtop's prediction rests on CUDA's total as the demo's NVML v2 reports it (its total less its reserve: the
+    # logged start's, DEMO_H100_CUDA_TOTAL_BYTES) less SGLang's TP 8 context fit, the weights the calibrated term
+    # (the book and the rope cache).
     settings = parse_launch_command(LLAMA_TP8)
-    free = H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT
+    free = DEMO_H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT
     solved = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                                measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
     assert solved.token_capacity == clean
@@ -111,7 +111,7 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     # fit says 2.13): the gap the waterfall shows, as no cause of kvtop's explains it
     measured = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                                  measured=MeasuredInputs(free_before_load_bytes=SGLANG_TP8_FREE))  # fmt: skip
-    assert measured.token_capacity == llama_70b_tokens(8, SGLANG_TP8_FREE) == 1_229_576
+    assert measured.token_capacity == demo_llama_70b_tokens(8, SGLANG_TP8_FREE) == 1_229_576
     assert {rank.observed.token_capacity for rank in view.ranks} == {1_229_576}
     assert {rank.capacity.change_tokens for rank in view.ranks} == {1_229_576 - clean}
     assert {tuple(term.cause for term in rank.capacity.terms) for rank in view.ranks} == {(CapacityCause.UNEXPLAINED,)}
@@ -132,8 +132,8 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     settings = parse_launch_command(LLAMA_TP8)
     total = gpu_total_bytes("H100")
     tightest = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
-                                 measured=MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
-    clean, squeezed = llama_70b_tokens(8), llama_70b_tokens(8, H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT - 6 * GIB)
+                                 measured=MeasuredInputs(free_before_load_bytes=DEMO_H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
+    clean, squeezed = demo_llama_70b_tokens(8), demo_llama_70b_tokens(8, DEMO_H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT - 6 * GIB)
     assert tightest.token_capacity == squeezed  # 1,092,845 at the fits of da524f1c
     sized = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
                               measured=MeasuredInputs(free_before_load_bytes=SGLANG_TP8_FREE - 6 * GIB))  # fmt: skip
@@ -183,14 +183,15 @@ def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> N
     runtime = round((logged_gib("file20903468563-deepseek-r1-h200-tp8:activation") + logged_gib("llmd-v011-llama-3.1-8b:non_torch")) * GIB)
     budget = math.ceil(0.9 * total) - view.ledger.weights_bytes - runtime
     assert {rank.observed.token_capacity for rank in view.ranks} == {budget // 4_497_408 * 64} == {6_062 * 64}
-    # kvtop predicts from its fits (tests/calibrated_figures.py, vLLM V1's arithmetic by hand): CUDA's H200 total, and
+    # kvtop predicts from CUDA's total as the demo's NVML v2 reports it (the logged total above) and its fits
+    # (tests/calibrated_figures.py, vLLM V1's arithmetic by hand):
     # the profile's peak on 1,024 seqs × the vocabulary 129,280 of float32 logits and the MoE transient of 8,192 tokens
     # (8 routed experts × (3 × 2,048 ÷ EP 8 + 7,168) + the shared expert's 3 × 2,048, × 2 B), with non-torch growth
     # and no custom all-reduce (TP 1): 6,471 blocks at the fits of da524f1c (a runtime of 4.90 GiB)
     runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=129_280, tokens=8_192, mlp_width=8 * (3 * 2_048 / 8 + 7_168) + 3 * 2_048,
                                     moe=True, all_reduce=False)  # fmt: skip
     assert view.ledger.measured.calibrated.non_kv_bytes == runtime
-    predicted = math.ceil(0.9 * H200_CUDA_TOTAL_BYTES) - view.ledger.weights_bytes - runtime
+    predicted = math.ceil(0.9 * total) - view.ledger.weights_bytes - runtime  # CUDA's total as its NVML v2 says it
     assert view.ledger.token_capacity == predicted // 4_497_408 * 64
     assert [rank.engine_index for rank in view.engine.live.ranks] == [str(dp) for dp in range(8)]
 
@@ -218,14 +219,15 @@ def test_orphan_worker_holds_70_gib_next_to_a_healthy_engine() -> None:
     runtime = round((logged_gib("llmd-v011-llama-3.1-8b:activation") + logged_gib("llmd-v011-llama-3.1-8b:non_torch")) * GIB)
     budget = math.ceil(total * 0.9) - view.ledger.weights_bytes - runtime
     assert view.ranks[0].observed.token_capacity == budget // 2_097_152 * 16 == 420_992
-    # kvtop predicts from its fits (tests/calibrated_figures.py, vLLM V1's arithmetic by hand): CUDA's H100 total, and
+    # kvtop predicts from CUDA's total as the demo's NVML v2 reports it (the logged total above, no longer the fit's
+    # 79.18806 GiB) and its fits (tests/calibrated_figures.py, vLLM V1's arithmetic by hand):
     # the profile's peak on 1,024 seqs × the vocabulary 128,256 of float32 logits and the dense MLP transient of 8,192
     # tokens ((3 × 14,336 + 4,096) × 2 B), with non-torch growth and no custom all-reduce (TP 1): at the fits of
     # da524f1c 79.18806 GiB and a runtime of 4.90 GiB, 420,896 tokens, 96 fewer than the engine's
     runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, mlp_width=3 * 14_336 + 4_096,
                                     moe=False, all_reduce=False)  # fmt: skip
     assert view.ledger.measured.calibrated.non_kv_bytes == runtime
-    predicted = math.ceil(H100_CUDA_TOTAL_BYTES * 0.9) - view.ledger.weights_bytes - runtime
+    predicted = math.ceil(total * 0.9) - view.ledger.weights_bytes - runtime  # CUDA's total as its NVML v2 says it
     assert view.ledger.token_capacity == predicted // 2_097_152 * 16
 
 

@@ -64,8 +64,9 @@ def _with_measured(
     does not: its weights stay the calibrated term)."""
     by_term = {estimate.term: estimate for estimate in estimates}
     total, context = by_term.get(Term.CUDA_TOTAL), by_term.get(Term.CONTEXT)
-    if total is not None and measured.gpu_total_bytes is not None:
-        by_term[Term.CUDA_TOTAL] = total = _measured(total, measured.gpu_total_bytes, "--gpu-memory")
+    given = measured.engine_total_given()
+    if total is not None and given is not None:
+        by_term[Term.CUDA_TOTAL] = total = _measured(total, *given)
     if total is not None and context is not None and measured.free_before_load_bytes is not None:
         by_term[Term.CUDA_TOTAL] = _measured(total, total.bytes, "the free memory before load (the total with it)")
         by_term[Term.CONTEXT] = _measured(context, total.bytes - measured.free_before_load_bytes,
@@ -142,7 +143,8 @@ def preload_estimate(
                       for estimate in rules.calibration.terms(inputs, fits))  # fmt: skip
     # a unified-memory host's share, where the engine sizes from the free memory before the load (a context term)
     from_free = {Term.CONTEXT, Term.CUDA_TOTAL} <= {estimate.term for estimate in estimates}
-    total = ledger.measured.gpu_total_bytes or next(
+    given = ledger.measured.engine_total_given()
+    total = given[0] if given is not None else next(
         (estimate.bytes for estimate in estimates if estimate.term is Term.CUDA_TOTAL), ledger.gpu_total_bytes
     )
     host = host_term(ledger.gpu_name, total) if from_free else None
@@ -353,8 +355,8 @@ def start_overhead(ledger: Ledger, fits: dict[str, LinearTerm] | None = None) ->
     rules = engine_rules(ledger.settings.engine)
     figures = ledger.measured.calibrated if fits is None else None  # other fits: the context is theirs
     fits = {**CUDA_TOTAL_FITS, **rules.calibration.FITS} if fits is None else fits
-    given = ledger.measured.gpu_total_bytes  # the engine's total as the operator gave it (--gpu-memory)
-    total = given if given is not None else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, fits).bytes
+    given = ledger.measured.engine_total_given()  # the engine's total as given (--gpu-memory) or measured (NVML v2)
+    total = given[0] if given is not None else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, fits).bytes
     driver = max(ledger.gpu_total_bytes - total, 0)
     measured_free = ledger.measured.free_before_load_bytes
     if measured_free is not None:

@@ -26,6 +26,9 @@ DEFAULT_CONTEXT_BYTES = 1 * GIB
 CONTEXT_BYTES_RANGE = (GIB // 4, 2 * GIB)
 
 
+# what a measured CUDA total on a live GPU is (`MeasuredInputs.cuda_total_bytes`), as a plan's term says it
+CUDA_TOTAL_FROM_NVML = "NVML v2's total less the driver's reserved"
+
 # the figures of `MeasuredInputs` that a log, NVML or the operator may give, or an explanation may estimate
 MeasuredField = Literal[
     "gpu_total_bytes", "free_before_load_bytes", "free_after_load_bytes", "weights_bytes", "non_kv_bytes",
@@ -62,8 +65,21 @@ class MeasuredInputs(BaseModel):
     desktop: bool = False  # the operator says a desktop (Windows, WSL2) shares the GPU (`--desktop`): said, not modelled
     # figures set above that no log, NVML or operator printed, with where they came from (calibrated or assumed)
     estimated: tuple[tuple[MeasuredField, TermSource], ...] = ()
-    # where the GPU total solved with came from, said where it was chosen (`plan`: --gpu's table or --gpu-memory)
+    # where the GPU total solved with came from, said where it was chosen (`plan`: --gpu's table or --gpu-memory; a
+    # live node's prediction: NVML)
     gpu_total_origin: GpuTotalOrigin | None = None
+    # the total the engines size from (CUDA's), measured on a live GPU: NVML v2's total less its reserved
+    # (`gpus.engine_visible_total`); None where not measured (NVML v1, a plan away from the GPU): the fit stands in
+    cuda_total_bytes: int | None = None
+
+    def engine_total_given(self) -> tuple[int, str] | None:
+        """CUDA's total where something measured or gave it, and what: the operator's --gpu-memory (the GPU's total
+        and the engines' alike), else NVML v2's total less its reserved; None: the calibrated fit stands in."""
+        if self.gpu_total_bytes is not None:
+            return self.gpu_total_bytes, "--gpu-memory"
+        if self.cuda_total_bytes is not None:
+            return self.cuda_total_bytes, CUDA_TOTAL_FROM_NVML
+        return None
 
     def total_origin(self, gpu_name: str | None, gpu_total_bytes: int) -> GpuTotalOrigin:
         """Where the GPU total came from: as its chooser said, else inferred for a caller that did not say."""
@@ -168,8 +184,10 @@ class MeasuredInputs(BaseModel):
         return "assumed"
 
     def engine_total(self, gpu_total_bytes: int) -> int:
-        """The total an engine multiplies its share by (vLLM): the GPU memory given, else CUDA's total
-        as calibrated per GPU model (below nvidia-smi's), else the GPU's total."""
+        """The total an engine multiplies its share by (vLLM): the GPU memory given, else CUDA's total measured on
+        the live GPU (NVML v2), else as calibrated per GPU model (below nvidia-smi's), else the GPU's total."""
+        if self.gpu_total_bytes is None and self.cuda_total_bytes is not None:
+            return self.cuda_total_bytes
         if self.gpu_total_bytes is None and self.calibrated is not None and self.calibrated.cuda_total_bytes:
             return self.calibrated.cuda_total_bytes
         return gpu_total_bytes
@@ -177,6 +195,8 @@ class MeasuredInputs(BaseModel):
     def engine_total_source(self) -> TermSource | None:
         if self.gpu_total_bytes is not None:
             return self.estimate_source("gpu_total_bytes") or "measured"
+        if self.cuda_total_bytes is not None:
+            return "measured"
         if self.calibrated is not None and self.calibrated.cuda_total_bytes:
             return self.calibrated.cuda_total_source
         return None

@@ -184,7 +184,8 @@ def explain(request: ExplainRequest) -> Explanation:
     needs_free = ratio < 1 and share != "total" and not settings.num_gpu_blocks_override
     if needs_free and free is None and gpu_total_bytes is not None and not missing:
         # TurboMind before v0.15 prints no free memory: estimated as `plan` does, the weights predicted
-        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop,
+                          gpu_total_origin=request.gpu_total_origin)
         estimate = free_before_load_estimate(run)
         at = lambda pre: MeasuredInputs(free_before_load_bytes=pre)  # noqa: E731
         return rebuild_with_estimate("lmdeploy", logged, run, estimate, at, tuple(notes))

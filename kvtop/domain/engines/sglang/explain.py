@@ -234,7 +234,8 @@ def explain(request: ExplainRequest) -> Explanation:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     if before is None and gpu_total_bytes is not None and not missing:
         # no `Load weight begin`: the free memory before the load estimated as `plan` does
-        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, given.desktop, request.gpu_total_source)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, given.desktop, request.gpu_total_source,
+                          gpu_total_origin=request.gpu_total_origin)
         post = after[1] if after else None
         at = lambda pre: MeasuredInputs(  # noqa: E731
             free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=gpu_total_bytes
@@ -243,7 +244,8 @@ def explain(request: ExplainRequest) -> Explanation:
             "sglang", logged, run, free_before_load_estimate(run), at, tuple(notes)
         )
     if after is None and before is not None and gpu_total_bytes is not None and not missing:
-        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, given.desktop, request.gpu_total_source)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, given.desktop, request.gpu_total_source,
+                          gpu_total_origin=request.gpu_total_origin)
         return _with_weights_estimate(logged, run, before, tuple(notes))
     if before is None:
         missing.append(

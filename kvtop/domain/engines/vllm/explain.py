@@ -322,7 +322,8 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     if settings.context_length is None and logged.context_length is not None:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     if available is None and from_flags is None and gpu_total_bytes is not None and not missing:
-        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop,
+                          gpu_total_origin=request.gpu_total_origin)
         return _with_estimate(log, logged, run, notes, stated)
     if available is None and from_flags is None:
         missing.append(
