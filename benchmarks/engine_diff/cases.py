@@ -1,6 +1,7 @@
 """The sweep: configs × launch flags × TP/PP × KV dtype × GPU generation, one fixed budget per engine.
 
-Two grids, both over every config (tests/data/configs, then tests/data/engine_diff/configs):
+Two grids, both over every config (tests/data/configs, then tests/data/engine_diff/configs; `--configs`
+may also name a config kept deeper under tests/data, found by `config_path`):
   default   TP 1/2/4/8 × KV auto/fp8 × sm80/sm90/sm100, no other flag (the engines' defaults);
   flags     one flag set at a time (FLAG_SETS: PP 2 and 4, block/page size, context length, max
             running requests, chunked prefill off, prefix caching off, fp8_e5m2, and launches the
@@ -25,12 +26,12 @@ from typing import Any
 from benchmarks.engine_diff.engines import GPU_GENERATIONS, MAX_CONTEXT, TPS, EngineSpec
 from benchmarks.engine_diff.venvs import CACHE, REPO
 from kvtop.units import GIB
-from tests.conftest import CONFIGS
+from tests.conftest import CONFIGS, DATA
 
 QUANT_SUFFIX = ".hf_quant_config.json"
 HARNESS_CONFIGS = REPO / "tests" / "data" / "engine_diff" / "configs"
 INDEXES = REPO / "tests" / "data" / "engine_diff" / "indexes"  # model.safetensors.index.json stand-ins
-CONFIG_FOLDERS = (CONFIGS, HARNESS_CONFIGS)  # the first holding a name wins
+CONFIG_FOLDERS = (CONFIGS, HARNESS_CONFIGS)  # the sweep's own configs (top level only); a name in both is an error
 
 # The fixed budgets: vLLM's KV memory (`--kv-cache-memory-bytes`), and SGLang's measured free
 # memory before and after weight load with mem_fraction_static (rest = after − before × (1 − mfs)).
@@ -108,13 +109,27 @@ def config_names() -> list[str]:
     return sorted(names)
 
 
+def _one(name: str, paths: list[Path]) -> Path | None:
+    """The one file of `paths`, None for none; two or more is an error naming them (no silent pick)."""
+    if len(paths) > 1:
+        listed = ", ".join(str(p.relative_to(REPO)) for p in sorted(paths))
+        raise ValueError(f"config {name} is ambiguous: found as {listed}")
+    return paths[0] if paths else None
+
+
 def config_path(name: str) -> Path:
-    """The config's file: tests/data/configs where it is there, else the harness's own folder."""
-    for folder in CONFIG_FOLDERS:
-        path = folder / f"{name}.json"
-        if path.exists():
-            return path
-    raise FileNotFoundError(f"no config named {name} in {', '.join(str(f.relative_to(REPO)) for f in CONFIG_FOLDERS)}")
+    """The config's file: the sweep's folders' top level first (tests/data/configs, tests/data/engine_diff/configs),
+    else the one `<name>.json` anywhere under tests/data (its engine_diff/indexes stand-ins and quant sidecars aside:
+    they share a config's name). Found twice at either step is an error naming both paths. The sweep's folders
+    come first because tests/data/configs/heldout and tests/data/calibration/configs keep copies of some of them."""
+    top = _one(name, [path for folder in CONFIG_FOLDERS if (path := folder / f"{name}.json").exists()])
+    if top is not None:
+        return top
+    deeper = [p for p in DATA.rglob(f"{name}.json") if INDEXES not in p.parents and not p.name.endswith(QUANT_SUFFIX)]
+    found = _one(name, deeper)
+    if found is None:
+        raise FileNotFoundError(f"no config named {name} under {DATA.relative_to(REPO)}")
+    return found
 
 
 def model_dir(name: str) -> Path:

@@ -23,7 +23,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.engine_diff.cases import DEFAULT, FORKED, IN_PROCESS, case_key, cases
+from benchmarks.engine_diff.cases import DEFAULT, FORKED, IN_PROCESS, case_key, cases, config_path
 from benchmarks.engine_diff.engines import ENGINES, GPU_GENERATIONS, TPS, EngineSpec
 from benchmarks.engine_diff.table import fixture_paths, read_fixture
 from benchmarks.engine_diff.venvs import CACHE, REPO, ensure_venv, installed_versions
@@ -181,6 +181,11 @@ def main() -> int:
         help="rebuild the fixtures from the last runs under .cache (no engine run)",
     )
     args = parser.parse_args()
+    for name in args.configs.split(",") if args.configs else ():
+        try:  # a name not found, or found twice, stops the run before any venv is made
+            config_path(name)
+        except (FileNotFoundError, ValueError) as e:
+            parser.error(f"--configs: {e}")
     specs = [ENGINES[args.engine]] if args.engine else list(ENGINES.values())
     if args.order_check:
         from benchmarks.engine_diff.order_check import order_check, write_order_checks

@@ -13,8 +13,10 @@ keeps (read in the wheels of v0.6.2, 0.6.3, 0.7.0, 0.8.0, 0.10.0, 0.11.0, 0.13.0
 - Marlin (SM 7.5 and on, every other GPU kvtop sizes): `setattr(layer, w_zp_name, marlin_make_empty(...))`
   (0.33.0 marlin.py:172) and the empty g_idx without act order: the book's count.
 Machete's GPU: any of compute capability 9.0 or more up to v0.8.x (get_min_capability 90 alone), exactly 9.0 from
-v0.10.0 (machete.py `is_device_capability(90)`). A module Machete refuses on such a GPU goes to the next kernel
-(v0.33.0: Humming, a dependency of the wheel, whose handling of the zeros is not read): not counted, said in the note.
+v0.10.0 (machete.py `is_device_capability(90)`). A module Machete refuses on such a GPU goes to the next kernel that
+takes it (v0.33.0 kernels/linear/__init__.py:539-547: Marlin, which empties them; where Marlin refuses too, a partition
+not whole groups, marlin.py:57-66, Exllama, which keeps them, exllama.py:72-103, on every GPU: not modelled): not
+counted, said in the note.
 Measured by the engine_diff harness (vLLM 0.33.0, sm90, meta build): Qwen1.5-7B-Chat-GPTQ-Int4 25,296,896 B and
 Qwen2.5-7B-Instruct-GPTQ-Int4 25,489,408 B more than the book without this row, at TP 1.
 """

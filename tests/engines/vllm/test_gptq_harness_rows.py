@@ -1,0 +1,89 @@
+"""The engine_diff harness's vLLM 0.33.0 rows of the three symmetric GPTQ configs (default grid, KV auto, TP 1/2,
+sm90, sm80 and sm100): kvtop's rank against the engine's meta build, by GPU (engines/vllm/gptq_linear.py, vllm.md §3.8).
+
+Expected figures, never kvtop's: the engine's parameter bytes (tests/data/engine_diff/vllm-0.33.0.json, each row's
+stage 0 `param_bytes`, built on meta by vLLM's own model class: `create_weights` registers qzeros whatever the
+kernel, so every GPU builds the same bytes) and the shapes vLLM registers, as arithmetic:
+qzeros int32 [input per partition ÷ 128, output per partition ÷ 8] on qkv_proj, o_proj, gate_up_proj, down_proj
+(v0.33.0 auto_gptq.py:389-429). The run's log named the kernel: sm90 "Using MacheteLinearKernel for
+AutoGPTQLinearMethod", sm80 and sm100 "Using MarlinLinearKernel for AutoGPTQLinearMethod" (auto_gptq.py:352), whose
+process_weights_after_loading empties the qzeros (marlin.py:172) — which a meta build never runs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from tests.data_paths import DATA
+
+QWEN15 = "Qwen--Qwen1.5-7B-Chat-GPTQ-Int4.RECONSTRUCTED"
+QWEN25 = "Qwen--Qwen2.5-7B-Instruct-GPTQ-Int4.RECONSTRUCTED"
+QWEN3_MOE = "Qwen--Qwen3-30B-A3B-GPTQ-Int4"
+
+
+def _qzeros(rows_in: int, cols_out: int) -> int:
+    return rows_in // 128 * (cols_out // 8) * 4
+
+
+def _linear_qzeros(layers: int, hidden: int, heads: int, kv_heads: int, mlp: int, tp: int) -> int:
+    """Every layer's linear qzeros on one rank (head_dim 128; `mlp` 0 for a MoE layer's experts, counted apart)."""
+    q, kv, o_in = heads // tp * 128, 2 * kv_heads // tp * 128, heads // tp * 128
+    per_layer = _qzeros(hidden, q + kv) + _qzeros(o_in, hidden)
+    if mlp:
+        per_layer += _qzeros(hidden, 2 * mlp // tp) + _qzeros(mlp // tp, hidden)
+    return layers * per_layer
+
+
+def _moe_unloaded(tp: int) -> int:
+    """Qwen3-30B-A3B (48 layers, hidden 2,048, 128 experts of 768, fp16): per layer the experts' biases w13
+    [128, 2 × 768 ÷ TP] and w2 [128, 2,048], and the quantized gate (qweight [2,048 ÷ 8, 128] and qzeros
+    [16, 128 ÷ 8] int32, scales [16, 128] fp16) less the fp16 gate [128, 2,048] kvtop books (A18)."""
+    bias = (128 * 2 * 768 // tp + 128 * 2048) * 2
+    gate = 2048 // 8 * 128 * 4 + 16 * 128 // 8 * 4 + 16 * 128 * 2 - 128 * 2048 * 2
+    return 48 * (bias + gate)
+
+
+# kvtop's rank less the engine's meta build, by (config, TP, GPU)
+SHORT_BY = {
+    **{(QWEN15, tp, "sm80"): -_linear_qzeros(32, 4096, 32, 32, 11008, tp) for tp in (1, 2)},
+    **{(QWEN25, tp, "sm80"): -_linear_qzeros(28, 3584, 28, 4, 18944, tp) for tp in (1, 2)},
+    **{(name, tp, "sm90"): 0 for name in (QWEN15, QWEN25) for tp in (1, 2)},
+    **{(QWEN3_MOE, tp, "sm90"): -_moe_unloaded(tp) for tp in (1, 2)},
+    **{(QWEN3_MOE, tp, "sm80"): -_moe_unloaded(tp) - _linear_qzeros(48, 2048, 32, 4, 0, tp) for tp in (1, 2)},
+}
+SHORT_BY.update({(config, tp, "sm100"): short for (config, tp, gpu), short in list(SHORT_BY.items()) if gpu == "sm80"})
+
+
+def _row(config: str, tp: int, gpu: str) -> dict[str, Any]:
+    rows = json.loads((DATA / "engine_diff" / "vllm-0.33.0.json").read_text())["results"]
+    return next(
+        r for r in rows
+        if (r["config"], r["tp"], r["gpu"], r["kv_dtype"], r.get("variant", "default")) == (config, tp, gpu, "auto", "default")
+    )  # fmt: skip
+
+
+def test_the_arithmetic_is_the_figures_the_readings_name() -> None:
+    assert [SHORT_BY[(QWEN15, tp, "sm80")] for tp in (1, 2)] == [-25_296_896, -12_648_448]
+    assert [SHORT_BY[(QWEN25, tp, "sm80")] for tp in (1, 2)] == [-25_489_408, -12_744_704]
+    assert [SHORT_BY[(QWEN3_MOE, tp, "sm90")] for tp in (1, 2)] == [-25_411_584, -15_974_400]
+    assert [SHORT_BY[(QWEN3_MOE, tp, "sm80")] for tp in (1, 2)] == [-28_950_528, -17_743_872]
+
+
+@pytest.mark.parametrize("config", [QWEN15, QWEN25, QWEN3_MOE])
+@pytest.mark.parametrize("tp", [1, 2])
+def test_the_meta_build_is_the_same_on_both_gpus(config: str, tp: int) -> None:
+    built = {gpu: sum(_row(config, tp, gpu)["stages"][0]["param_bytes"].values()) for gpu in ("sm80", "sm90", "sm100")}
+    assert built["sm80"] == built["sm90"] == built["sm100"]
+
+
+@pytest.mark.parametrize(("config", "tp", "gpu"), sorted(SHORT_BY))
+def test_kvtop_rank_is_the_build_less_what_the_gpu_kernel_drops(config: str, tp: int, gpu: str) -> None:
+    row = _row(config, tp, gpu)
+    assert row["status"] == "ok" and len(row["stages"]) == 1
+    plan = kvtop_plan("vllm", "0.33.0", row)  # `kvtop plan` as the harness runs it (the config found under tests/data)
+    engine = sum(row["stages"][0]["param_bytes"].values())
+    assert plan["stages"][0]["weights_bytes"] - engine == SHORT_BY[(config, tp, gpu)]
