@@ -18,6 +18,10 @@ import json
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.engines.sglang.attention_backends import check_attention_backend
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
 from tests.conftest import CONFIGS
 
 LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
@@ -80,3 +84,14 @@ def test_a_backend_whose_budget_kvtop_does_not_follow_is_named_not_modelled(
 ) -> None:
     err = _refused(capsys, "--model", LLAMA_8B, "--attention-backend", "aiter")
     assert "mem_fraction_static by 0.85" in err and err.rstrip().endswith("not modelled")
+
+
+def test_fa3_from_0442_and_an_estimated_release_is_not_checked() -> None:
+    """fa3 joins the choices at v0.4.4.post2 (server_args.py:776-781; v0.4.4.post1:723-728 lists flashinfer, triton,
+    torch_native). A release estimated from a log's lines (the corpus's SGLang#4760 start, ~0.4.4.post1 by its
+    printed fields) is not checked: the log's own arguments say the engine took the backend."""
+    fa3 = LaunchSettings(engine="sglang", flags={"attention-backend": "fa3"})
+    check_attention_backend(fa3, "H100", ResolvedVersion(text="0.4.4.post2"))
+    with pytest.raises(InputError, match="torch_native \\(got 'fa3'"):
+        check_attention_backend(fa3, "H100", ResolvedVersion(text="0.4.4.post1"))
+    check_attention_backend(fa3, "H100", ResolvedVersion(text="0.4.4.post1", approximate=True))

@@ -2,7 +2,8 @@
 
 The choices are server_args.py's (`ATTENTION_BACKEND_CHOICES`, arg_groups/choices.py from the 0.5.2x releases), read
 in the wheels of the releases listed; a release between two reads takes the earlier list (a value added in between
-is refused with the release it was read at, and `--engine-version` of a read release takes it).
+is refused with the release it was read at, and `--engine-version` of a read release takes it). A release estimated
+from a log's lines is not checked: the log's own arguments say the engine took the backend.
 
 What a backend changes in the budget is its page: the backends that page their own way set `page_size` before
 SGLang's default of 1 (`_handle_attention_backend_compatibility`, server_args.py; `_mla_backend_page_constraints`,
@@ -24,7 +25,8 @@ ATTENTION_BACKEND_FLAG = "--attention-backend"
 
 _V036 = ("flashinfer", "triton")
 _V040 = (*_V036, "torch_native")
-_V046 = (*_V040, "fa3", "flashmla")
+_V0442 = (*_V040, "fa3")
+_V046 = (*_V0442, "flashmla")
 _V049 = (*_V046, "aiter", "cutlass_mla", "intel_amx", "ascend")
 _V050 = (*_V049, "trtllm_mla", "trtllm_mha", "dual_chunk_flash_attn", "wave")
 _V053 = (*_V050, "flex_attention", "nsa", "fa4")
@@ -35,6 +37,8 @@ _V0523 = (*(name for name in _V0516 if name not in ("cutlass_mla", "dual_chunk_f
 CHOICE_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("", _V036, "server_args.py:573-578 (v0.3.6)"),
     Era("0.4.0", _V040, "server_args.py:602-607 (v0.4.0)"),
+    Era("0.4.4.post2", _V0442, "server_args.py:776-781 (v0.4.4.post2; v0.4.4.post1:723-728 has no fa3, v0.4.5 no "
+                               "flashmla)"),
     Era("0.4.6", _V046, "server_args.py:824-829 (v0.4.6)"),
     Era("0.4.9.post5", _V049, "server_args.py:1209-1222 (v0.4.9.post5)"),
     Era("0.5.0rc2", _V050, "server_args.py:1326-1344 ATTN_BACKENDS (v0.5.0rc2)"),
@@ -105,7 +109,7 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
     if backend is None:
         return
     era = era_for(CHOICE_ERAS, version)
-    if backend not in era.value:
+    if backend not in era.value and not version.approximate:  # an estimated release: the launch's log says it ran
         raise InputError(f"SGLang {version.label} takes one of {', '.join(era.value)} (got {backend[:40]!r}; "
                          f"{era.source})", field=ATTENTION_BACKEND_FLAG)  # fmt: skip
     blackwell = era_for(BLACKWELL_ONLY[backend], version) if backend in BLACKWELL_ONLY else None
