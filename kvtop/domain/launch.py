@@ -309,6 +309,18 @@ def _field_of(engine: EngineId, spelling: str) -> str | None:
     return flags.spellings.get(spelling) or (own.field if own else None) or KVTOP_SPELLINGS.get(spelling)
 
 
+def _respelled(engine: EngineId, typed: str) -> str | None:
+    """'<engine> spells it --a_b' for a typed --a-b: the engine's own flag with '-' and '_' swapped, which a parser
+    that takes names as typed (click, argparse) rejects (None where the engine has no such flag)."""
+    name = typed.removeprefix("--")
+    flags = engine_flags(engine)
+    known = {*flags.spellings, *flags.passthrough}
+    for other in (name.replace("-", "_"), name.replace("_", "-")):
+        if other != name and f"--{other}" in known:
+            return f"{display_name(engine)} spells it --{other}"
+    return None
+
+
 def _other_engines_flag(engine: EngineId, spelling: str) -> str | None:
     """'--context-length is SGLang's flag: vLLM spells it --max-model-len' (None if no engine has it);
     a flag kvtop takes for another engine is named as kvtop's, not that engine's."""
@@ -365,7 +377,8 @@ def parse_flags(
             continue
         if field is None:
             if strict:
-                reason = _other_engines_flag(engine, typed) or _other_engines_flag(engine, spelling)
+                reason = (_respelled(engine, typed) or _other_engines_flag(engine, typed)
+                          or _other_engines_flag(engine, spelling))  # fmt: skip
                 raise InputError(
                     reason or f"not a flag of {display_name(engine)} that kvtop knows", field=typed
                 )

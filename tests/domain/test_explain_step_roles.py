@@ -2,7 +2,7 @@
 
 explain named the GPU-memory step as a stand-in (no --gpu) or as the log's (a printed total) only where the label
 was exactly "GPU memory", and found the fraction's step by each engine's label start passed from its explainer
-(session 48, I). LMDeploy's TurboMind labels its total "GPU memory (cudaMemGetInfo total)" and vLLM's calibrated
+(session 48, I). LMDeploy's TurboMind labels its total "total (cudaMemGetInfo), …" (GetBlockCount's name) and vLLM's calibrated
 total is "GPU memory as CUDA reports it": the role finds them. Each engine's case below, without --gpu, names the
 total a stand-in; where the log prints a total, the log's (its figure read from the log file here). SGLang and
 LMDeploy print no GPU total, so only the stand-in applies to them.
@@ -134,7 +134,7 @@ def test_turbomind_total_is_found_by_its_role_whatever_its_wording() -> None:
     ledger = _tutorial_ledger(vgpu)
     assert ledger.engine.token_capacity == 159 * 128  # the log's `max_block_count = 159` of 128-token blocks
     step = _gpu_step(ledger)
-    assert (step.label, step.bytes) == ("GPU memory (cudaMemGetInfo total)", vgpu)
+    assert (step.label, step.bytes) == ("total (cudaMemGetInfo), taken as --gpu-memory", vgpu)
     assert logged_total_said(ledger, "`20470MiB`", total=vgpu).engine.steps[0].label == "GPU memory (logged)"
     at_stand_in = _tutorial_ledger(PLACEHOLDER_GPU_BYTES)
     said = _gpu_step(stand_in_gpu_said(at_stand_in))

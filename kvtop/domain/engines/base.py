@@ -37,7 +37,7 @@ MeasuredField = Literal[
 
 # what a budget step is, for the callers that find one (explain says the GPU total as a stand-in or as the log's,
 # and where the memory fraction came from): typed, so that no caller reads meaning from the label the operator
-# reads, whose wording is each engine's own ("GPU memory (cudaMemGetInfo total)", "− reserve: pre-load × (1 − f)")
+# reads, whose wording is each engine's own ("total (cudaMemGetInfo), …", "− reserve: pre-load × (1 − f)")
 StepRole = Literal["gpu_total", "memory_fraction"]
 
 

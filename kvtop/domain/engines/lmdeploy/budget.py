@@ -6,8 +6,12 @@ from __future__ import annotations
 from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.lmdeploy.budget_pytorch import solve_pytorch
 from kvtop.domain.engines.lmdeploy.budget_turbomind import solve_turbomind
+from kvtop.domain.engines.lmdeploy.eras import TRUST_REMOTE_CODE_SINCE, since
+from kvtop.domain.engines.lmdeploy.flags import REMOTE_CODE_FLAG
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.launch import LaunchSettings
 
 
 class LmdeployBudget:
@@ -24,5 +28,15 @@ class LmdeployBudget:
                 "not plan one there",
                 field="--model",
             )
+        check_remote_code(inputs.settings, inputs.version)
         backend, why = resolve_backend(inputs.model, inputs.settings, inputs.version)
         return solve_pytorch(inputs, why) if backend == "pytorch" else solve_turbomind(inputs, why)
+
+
+def check_remote_code(settings: LaunchSettings, version: ResolvedVersion) -> None:
+    """`--trust-remote-code` where the release's `serve api_server` has it (v0.13.0 on); before, its argparse
+    rejects the flag, and its loaders trust the model's code themselves."""
+    if REMOTE_CODE_FLAG.lstrip("-") in settings.flags and not since(TRUST_REMOTE_CODE_SINCE, version):
+        raise InputError(f"LMDeploy {version.label}'s serve api_server has no such flag (from v0.13.0: "
+                         f"{TRUST_REMOTE_CODE_SINCE.source}); before it, LMDeploy loads the model's own code "
+                         "without asking", field=REMOTE_CODE_FLAG)  # fmt: skip

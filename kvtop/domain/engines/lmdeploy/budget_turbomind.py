@@ -19,6 +19,7 @@ from __future__ import annotations
 from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.lmdeploy.architectures import TOWER_SPLIT
 from kvtop.domain.engines.lmdeploy.eras import (
+    BLOCK_PRINT_FLOAT_SINCE,
     TURBOMIND_CHUNK_ERAS,
     TURBOMIND_EXPORT_STAGING_ERAS,
     TURBOMIND_LAYER_STAGING_ERAS,
@@ -40,6 +41,8 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import MIB
 
 RATIO_FLAG = "--cache-max-entry-count"
+# v0.1.0 – v0.2.1's share is of CUDA's total in bytes (TURBOMIND_SHARE_ERAS); read in both tags' source
+TOTAL_SOURCE = "BlockManager.cc:84-89 (v0.1.0, v0.2.1) GetBlockCount: cudaMemGetInfo(&free, &total)"
 
 
 def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
@@ -79,7 +82,8 @@ def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
             )
         state_bytes = kv.state_bytes_per_request * max_batch
     budget, blocks = _blocks(inputs, share.value, ratio, ratio_source, state_bytes, block_bytes, steps, notes)
-    steps.append(BudgetStep(label=f"bytes per block: {block_len} tokens × {per_token:,} B", value=block_bytes))
+    steps.append(BudgetStep(label=f"bytes per block: {block_len} tokens × {per_token:,} B", value=block_bytes,
+                            note=printed_block_size(block_bytes, share.value, version)))  # fmt: skip
     steps.append(BudgetStep(label="blocks (max_block_count)", value=blocks))
     tokens = blocks * block_len
     steps.append(BudgetStep(label=f"tokens: blocks × {block_len}", value=tokens))
@@ -100,6 +104,16 @@ def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
         shortfall_bytes=0 if fits else max(block_bytes - budget, 1), steps=tuple(steps),
         notes=(*notes, f"max_batch_size {max_batch}: {batch_source}"),
     )  # fmt: skip
+
+
+def printed_block_size(block_bytes: int, share: str, version: ResolvedVersion) -> str:
+    """The block as TurboMind's `[BlockManager] block_size = … MB` prints it: MiB though it says MB (`block_size_ >>
+    20` up to v0.7.x; `(float)block_size_ / (1 << 20)` with %.3f from v0.8.0, `BLOCK_PRINT_FLOAT_SINCE`); '' from
+    v0.15, whose object cache prints no block size."""
+    if share == "object_cache":
+        return ""
+    text = f"{block_bytes / MIB:.3f}" if since(BLOCK_PRINT_FLOAT_SINCE, version) else f"{block_bytes >> 20}"
+    return f"logged as 'block_size = {text} MB': MiB (2^20 B), though it says MB"
 
 
 def export_staging_bytes(inputs: EngineInputs) -> int:
@@ -200,6 +214,25 @@ def _page_step(inputs: EngineInputs, steps: list[BudgetStep], notes: list[str]) 
     return pages
 
 
+def _total_step(inputs: EngineInputs, steps: list[BudgetStep]) -> int:
+    """v0.1.0 – v0.2.1's `total` (`BlockManager::GetBlockCount`: `cudaMemGetInfo(&free, &total)`, BlockManager.cc:84-89
+    at v0.1.0 and v0.2.1), in bytes and never printed (the log prints only `block_size = N MB`, MiB). It is CUDA's
+    total, below nvidia-smi's (about 79.15 against 80.00 GiB on an A100-80GB): the figure given or measured, else
+    CUDA's as calibrated per GPU model, else, said so, the GPU table's nvidia-smi total."""
+    meas = inputs.measured
+    total = meas.engine_total(inputs.gpu_total_bytes)
+    if meas.is_measured("gpu_total_bytes"):
+        origin = ""
+    elif total != inputs.gpu_total_bytes:
+        origin = ": CUDA's, per GPU model"
+    else:  # no calibration: the table's or the given figure stands for it, said
+        origin = ", taken as " + inputs.gpu_total_label().removeprefix("GPU memory (").removesuffix(")")
+    steps.append(BudgetStep(label=f"total (cudaMemGetInfo){origin}", bytes=total,
+                            measured=meas.is_measured("gpu_total_bytes"), source=meas.engine_total_source(),
+                            note=f"{TOTAL_SOURCE}; not printed", role="gpu_total"))  # fmt: skip
+    return total
+
+
 def _blocks(
     inputs: EngineInputs, share: str, ratio: float, ratio_source: str, state_bytes: int, block_bytes: int,
     steps: list[BudgetStep], notes: list[str],
@@ -215,11 +248,7 @@ def _blocks(
                                 note=ratio_source))  # fmt: skip
         return blocks * block_bytes, blocks
     if share == "total":
-        total = inputs.gpu_total_bytes
-        steps.append(BudgetStep(label="GPU memory (cudaMemGetInfo total)", bytes=total,
-                                measured=inputs.measured.is_measured("gpu_total_bytes"),
-                                source=inputs.measured.estimate_source("gpu_total_bytes"),
-                                role="gpu_total"))  # fmt: skip
+        total = _total_step(inputs, steps)
         budget = int(total * ratio)
         steps.append(BudgetStep(label=f"size_t(total × {ratio:g})", bytes=budget, note=ratio_source,
                                 role="memory_fraction"))  # fmt: skip

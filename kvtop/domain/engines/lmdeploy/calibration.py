@@ -23,6 +23,7 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.lmdeploy.budget_turbomind import staging_leftover_bytes
+from kvtop.domain.engines.lmdeploy.eras import turbomind_share
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.lmdeploy.turbomind_pages import charged_page_bytes
 from kvtop.domain.errors import InputError
@@ -54,10 +55,13 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
-    """CUDA's total, the context before the weights load, the weights; where TurboMind stages a checkpoint through
+    """CUDA's total, the context before the weights load, the weights (CUDA's total alone where TurboMind's share is
+    of the total, v0.1.0 – v0.2.1: neither the context nor the weights move its blocks); where TurboMind stages a checkpoint through
     torch (v0.6.2 – v0.8.x, §15.1), the weights' error holds the attention's staging, which its charge leaves out,
     and where it cudaMallocs each tensor (≤ v0.5.x, §15.7) the pages' charge, whose page size is assumed."""
     found = free_memory_terms("lmdeploy.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
+    if _shares_total(inputs):
+        return tuple(term for term in found if term.term is Term.CUDA_TOTAL)
     leftover, pages = _staging_leftover(inputs), _pages(inputs)
     if not leftover and pages == 0:  # pages None: charged but not bounded, said in the weights term
         return found
@@ -70,15 +74,28 @@ PAGES_OMITTED = ("; the interval leaves out the pages each weight tensor's cudaM
                  "list this model's TurboMind tensors, so it has no bound for them (not modelled, lmdeploy.md §15.7)")
 
 
-def _staging_leftover(inputs: CalibrationInputs) -> int:
-    """`staging_leftover_bytes` of a TurboMind start (0 for the PyTorch engine, which stages nothing)."""
+def _turbomind(inputs: CalibrationInputs) -> bool:
+    """Whether TurboMind serves the launch (False where the budget refuses the launch itself, naming the flag)."""
     if inputs.model is None:
-        return 0
+        return False
     try:
         backend, _ = resolve_backend(inputs.model, inputs.settings, inputs.version)
-    except InputError:  # the budget refuses the launch itself, naming the flag
-        return 0
-    if backend != "turbomind":
+    except InputError:
+        return False
+    return backend == "turbomind"
+
+
+def _shares_total(inputs: CalibrationInputs) -> bool:
+    """TurboMind v0.1.0 – v0.2.1 with a share below 1: `size_t(total × ratio) // block` reads CUDA's total only
+    (`eras.TURBOMIND_SHARE_ERAS`); a ratio of 1 or more is a block count, which reads nothing."""
+    ratio = inputs.settings.cache_max_entry_count
+    return (turbomind_share(inputs.version).value == "total" and (ratio is None or ratio < 1)
+            and _turbomind(inputs))  # fmt: skip
+
+
+def _staging_leftover(inputs: CalibrationInputs) -> int:
+    """`staging_leftover_bytes` of a TurboMind start (0 for the PyTorch engine, which stages nothing)."""
+    if inputs.model is None or not _turbomind(inputs):
         return 0
     return staging_leftover_bytes(inputs.model, inputs.settings, inputs.version, inputs.layout.tp)
 
@@ -87,13 +104,7 @@ def _pages(inputs: CalibrationInputs) -> int | None:
     """The pages charge of a TurboMind release that cudaMallocs each weight tensor (§15.7): its page size is
     assumed, so the charge is its own error (0 where it is not charged; None where it is but the model's tensors are
     not listed: the interval says it leaves them out)."""
-    if inputs.model is None:
-        return 0
-    try:
-        backend, _ = resolve_backend(inputs.model, inputs.settings, inputs.version)
-    except InputError:
-        return 0
-    if backend != "turbomind":
+    if inputs.model is None or not _turbomind(inputs):
         return 0
     return charged_page_bytes(inputs.model, inputs.layout.tp, inputs.version)
 

@@ -58,6 +58,10 @@ TURBOMIND_ONLINE_KV_QUANT_SINCE = Era(
 PYTORCH_KV_QUANT_SINCE = Era("0.6.2", True, "PR #2438 'Support pytorch engine kv int4/int8 quantization'")
 # §2.2: hybrid linear attention: the pooled linear state is carved out of the budget first.
 TURBOMIND_LINEAR_STATE_SINCE = Era("0.13.0", True, "SequenceManager v0.13.0: 'Adjusting block_count … linear'")
+# `serve api_server --trust-remote-code` (store_true): the model's own code may load; no memory of its own. Read in
+# the wheels: absent through v0.12.3, whose loaders pass trust_remote_code=True themselves (tokenizer.py:50)
+TRUST_REMOTE_CODE_SINCE = Era("0.13.0", True, "cli/serve.py:84 (v0.13.0) ArgumentHelper.trust_remote_code, "
+                                              "cli/utils.py:774-779 (PR #4511)")
 # §15.1: loading a Hugging Face checkpoint, TurboMind's converter copies each weight through torch on the current
 # (first) GPU (`export_weight`: `param.cuda().contiguous()`). Until v0.6.1 each checkpoint shard's reader ended with
 # `torch.cuda.empty_cache()` (`BaseReader.clean_up`); PR #2621's loader (v0.6.2) dropped it, so torch's cache keeps the

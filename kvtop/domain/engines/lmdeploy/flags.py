@@ -54,6 +54,9 @@ QUANT_POLICIES: Mapping[str, str] = {
 }  # fmt: skip
 POLICY_OF_FORMAT: Mapping[str, int] = {"int4": 4, "int8": 8, "fp8_e4m3": 16, "fp8": 16, "fp8_e5m2": 17}
 KV_CACHE_DTYPES = ("auto", *QUANT_POLICIES)
+# `serve api_server --trust-remote-code` from v0.13.0 (eras.TRUST_REMOTE_CODE_SINCE): lets the model's own code load,
+# no memory of its own; an earlier release's argparse rejects it (budget.py refuses it there)
+REMOTE_CODE_FLAG = "--trust-remote-code"
 BACKENDS = ("turbomind", "pytorch")
 _NOT_MODELLED_POLICIES = ("42", "turbo_quant")
 
@@ -84,9 +87,10 @@ class LmdeployFlags:
     # PytorchEngineConfig.num_gpu_blocks = 0: size the pool from free memory (its default)
     specials: Mapping[str, tuple[int, str]] = {"num_gpu_blocks_override": (0, "sizes the pool from free memory")}
     choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}
-    # span.py and deployment.py read these; every other flag it does not model is refused
-    passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS
-    read_by_rules: frozenset[str] = passthrough  # span.py and deployment.py read them
+    # span.py and deployment.py read these, and budget.py `--trust-remote-code`'s release (`REMOTE_CODE_FLAG`); every
+    # other flag it does not model is refused
+    passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | {REMOTE_CODE_FLAG}
+    read_by_rules: frozenset[str] = passthrough
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
 
     def refuse(self, field: str, value: object, flag: str) -> None:

@@ -19,6 +19,7 @@ from kvtop.domain.engines.base import (
     EngineResult,
     KvCell,
 )
+from kvtop.domain.engines.sglang.attention_backends import attention_backend, check_attention_backend
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
 from kvtop.domain.engines.sglang.dsa import dsa_kv_note, page_size_of
@@ -68,7 +69,8 @@ class SglangBudget:
         check_launch(inputs)
         steps: list[BudgetStep] = []
         notes: list[str] = []
-        page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version)
+        check_attention_backend(s, inputs.gpu_name, inputs.version)
+        page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, attention_backend(s))
         if page > 1 and page != s.page_size:
             notes.append(f"page size {page}: {why}")
         for note in (

@@ -1,0 +1,97 @@
+"""SGLang's `--attention-backend`, typed: the release's choices, and the page a named backend sets.
+
+Expected values are SGLang's own code, read in its wheels:
+- choices: server_args.py `--attention-backend` choices=["flashinfer", "triton", "torch_native"] (v0.4.0:602-607);
+  ["flashinfer", "triton", "torch_native", "fa3", "flashmla"] (v0.4.6:824-829);
+- FlashMLA: `self.page_size = 64` whatever --page-size said ("FlashMLA only supports a page_size of 64",
+  v0.5.6.post2 server_args.py:1427-1434);
+- TensorRT-LLM MHA: a page outside 16/32/64 becomes 64, and only on Blackwell (v0.5.6.post2 server_args.py:1465-1479);
+  v0.5.23 takes 128 too (arg_groups/overrides.py:1174-1187) and checks no GPU;
+- a named backend leaves `page_size` None to `_handle_page_size`: 1, where Blackwell's default (trtllm_mha) pages by
+  64 (eras.default_page_size).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.domain.engines.sglang.attention_backends import check_attention_backend
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
+from tests.conftest import CONFIGS
+
+LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+DSV3 = str(CONFIGS / "deepseek-ai--DeepSeek-V3.json")
+
+
+@pytest.fixture(autouse=True)
+def _no_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
+
+
+def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> dict:  # type: ignore[type-arg]
+    assert main(["plan", "--json", "--engine", "sglang", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["plan", "--engine", "sglang", *args]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("kvtop: error: --attention-backend: ")
+    return err
+
+
+def test_each_release_takes_its_own_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refused(capsys, "--model", LLAMA_8B, "--engine-version", "0.4.0", "--attention-backend", "fa3")
+    assert "takes one of flashinfer, triton, torch_native (got 'fa3'" in err and "v0.4.0" in err
+    assert _plan(capsys, "--model", LLAMA_8B, "--engine-version", "0.4.6", "--attention-backend", "fa3")["fits"]
+
+
+@pytest.mark.parametrize("page", [[], ["--page-size", "1"]])
+def test_flashmla_pages_by_64_whatever_page_size_says(capsys: pytest.CaptureFixture[str], page: list[str]) -> None:
+    launch = ["--model", DSV3, "--tp", "8", "--gpu", "H200", "--engine-version", "0.5.6.post2"]
+    named = _plan(capsys, *launch, "--attention-backend", "flashmla", *page)
+    assert named["page_size"] == 64
+    assert any("--attention-backend flashmla pages by 64" in note for note in named["notes"])
+
+
+def test_trtllm_mha_is_blackwells_at_0562_and_pages_by_64(capsys: pytest.CaptureFixture[str]) -> None:
+    launch = ["--model", LLAMA_8B, "--engine-version", "0.5.6.post2", "--attention-backend", "trtllm_mha"]
+    assert "Blackwell GPUs only (got H100" in _refused(capsys, *launch, "--gpu", "H100")
+    assert _plan(capsys, *launch, "--gpu", "B200", "--page-size", "128")["page_size"] == 64
+    assert _plan(capsys, *launch, "--gpu", "B200", "--page-size", "32")["page_size"] == 32
+
+
+def test_trtllm_mha_takes_128_at_0523_on_any_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    launch = ["--model", LLAMA_8B, "--engine-version", "0.5.23", "--attention-backend", "trtllm_mha", "--gpu", "H100"]
+    assert _plan(capsys, *launch, "--page-size", "128")["page_size"] == 128
+    assert _plan(capsys, *launch)["page_size"] == 64
+
+
+def test_a_named_backend_replaces_blackwells_default_page(capsys: pytest.CaptureFixture[str]) -> None:
+    launch = ["--model", LLAMA_8B, "--engine-version", "0.5.23", "--gpu", "B200"]
+    assert _plan(capsys, *launch)["page_size"] == 64  # trtllm_mha, the default MHA backend on Blackwell
+    assert _plan(capsys, *launch, "--attention-backend", "triton")["page_size"] == 1
+
+
+def test_a_backend_whose_budget_kvtop_does_not_follow_is_named_not_modelled(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refused(capsys, "--model", LLAMA_8B, "--attention-backend", "aiter")
+    assert "mem_fraction_static by 0.85" in err and err.rstrip().endswith("not modelled")
+
+
+def test_fa3_from_0442_and_an_estimated_release_is_not_checked() -> None:
+    """fa3 joins the choices at v0.4.4.post2 (server_args.py:776-781; v0.4.4.post1:723-728 lists flashinfer, triton,
+    torch_native). A release estimated from a log's lines (the corpus's SGLang#4760 start, ~0.4.4.post1 by its
+    printed fields) is not checked: the log's own arguments say the engine took the backend."""
+    fa3 = LaunchSettings(engine="sglang", flags={"attention-backend": "fa3"})
+    check_attention_backend(fa3, "H100", ResolvedVersion(text="0.4.4.post2"))
+    with pytest.raises(InputError, match="torch_native \\(got 'fa3'"):
+        check_attention_backend(fa3, "H100", ResolvedVersion(text="0.4.4.post1"))
+    check_attention_backend(fa3, "H100", ResolvedVersion(text="0.4.4.post1", approximate=True))
