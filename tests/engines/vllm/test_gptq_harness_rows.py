@@ -1,4 +1,4 @@
-"""The engine_diff harness's vLLM 0.33.0 rows of the three symmetric GPTQ configs (default grid, KV auto, TP 1/2,
+"""The engine_diff harness's vLLM 0.33.0 rows of the three symmetric GPTQ configs (default grid, KV auto, TP 1/2/4/8,
 sm90, sm80 and sm100): kvtop's rank against the engine's meta build, by GPU (engines/vllm/gptq_linear.py, vllm.md §3.8).
 
 Expected figures, never kvtop's: the engine's parameter bytes (tests/data/engine_diff/vllm-0.33.0.json, each row's
@@ -31,7 +31,7 @@ def _qzeros(rows_in: int, cols_out: int) -> int:
 
 def _linear_qzeros(layers: int, hidden: int, heads: int, kv_heads: int, mlp: int, tp: int) -> int:
     """Every layer's linear qzeros on one rank (head_dim 128; `mlp` 0 for a MoE layer's experts, counted apart)."""
-    q, kv, o_in = heads // tp * 128, 2 * kv_heads // tp * 128, heads // tp * 128
+    q, kv, o_in = heads // tp * 128, 2 * max(kv_heads // tp, 1) * 128, heads // tp * 128  # KV heads replicated past TP
     per_layer = _qzeros(hidden, q + kv) + _qzeros(o_in, hidden)
     if mlp:
         per_layer += _qzeros(hidden, 2 * mlp // tp) + _qzeros(mlp // tp, hidden)
@@ -55,6 +55,37 @@ SHORT_BY = {
     **{(QWEN3_MOE, tp, "sm90"): -_moe_unloaded(tp) for tp in (1, 2)},
     **{(QWEN3_MOE, tp, "sm80"): -_moe_unloaded(tp) - _linear_qzeros(48, 2048, 32, 4, 0, tp) for tp in (1, 2)},
 }
+
+
+def _qwen15_marlin_emptied(tp: int, modules: tuple[str, ...]) -> int:
+    """Qwen1.5-7B's qzeros, by module, that Marlin empties at TP 4 and 8: qkv_proj [4,096 → 3 × 4,096 ÷ TP],
+    o_proj [4,096 ÷ TP → 4,096], gate_up_proj [4,096 → 2 × 11,008 ÷ TP]. down_proj (11,008 ÷ TP rows: 21.5 or 10.75
+    groups) is Exllama's, which keeps its 21 or 10 groups (exllama.py:72-103), as the meta build counts them."""
+    by_module = {"qkv": _qzeros(4096, 3 * 4096 // tp), "o": _qzeros(4096 // tp, 4096), "gate_up": _qzeros(4096, 2 * 11008 // tp)}
+    return 32 * sum(by_module[name] for name in modules)
+
+
+# TP 4 and 8, by the kernels the run's log names (.cache/engine_diff/runs/vllm-0.33.0/sm*.log): on sm90 Machete
+# takes every module at TP 4 and qkv_proj and o_proj at TP 8 (gate_up_proj's 2,752 columns are not whole 128-column
+# blocks: Marlin; down_proj's 1,376 rows not whole 64-row blocks nor whole groups: Exllama); on sm80 and sm100
+# Marlin takes all but down_proj, Exllama's. Qwen2.5-7B at TP 4: whole groups and blocks everywhere (o_proj 896
+# rows, down_proj 4,736), so Machete on sm90 and Marlin elsewhere.
+SHORT_BY.update({
+    (QWEN15, 4, "sm90"): 0,
+    (QWEN15, 8, "sm90"): -_qwen15_marlin_emptied(8, ("gate_up",)),
+    **{(QWEN15, tp, "sm80"): -_qwen15_marlin_emptied(tp, ("qkv", "o", "gate_up")) for tp in (4, 8)},
+    (QWEN25, 4, "sm90"): 0,
+    (QWEN25, 4, "sm80"): -_linear_qzeros(28, 3584, 28, 4, 18944, 4),
+})  # fmt: skip
+# Qwen3-30B-A3B at TP 4 and 8: 192 or 96 expert rows a rank are not whole groups of 128, so vLLM builds the MoE
+# WNA16 experts (the run log's "Falling back to Moe WNA16 kernels"; kvtop's row gptq_moe_wna16), without expert
+# biases: the build is kvtop's rank but for the quantized gate the config-only build makes (A18's gate term, here
+# kvtop's fp16 gate the larger) and, off sm90, the linear qzeros Marlin empties.
+_GATE_OVER_BUILD = -48 * (2048 // 8 * 128 * 4 + 16 * 128 // 8 * 4 + 16 * 128 * 2 - 128 * 2048 * 2)
+SHORT_BY.update({
+    **{(QWEN3_MOE, tp, "sm90"): _GATE_OVER_BUILD for tp in (4, 8)},
+    **{(QWEN3_MOE, tp, "sm80"): _GATE_OVER_BUILD - _linear_qzeros(48, 2048, 32, 4, 0, tp) for tp in (4, 8)},
+})  # fmt: skip
 SHORT_BY.update({(config, tp, "sm100"): short for (config, tp, gpu), short in list(SHORT_BY.items()) if gpu == "sm80"})
 
 
@@ -71,10 +102,19 @@ def test_the_arithmetic_is_the_figures_the_readings_name() -> None:
     assert [SHORT_BY[(QWEN25, tp, "sm80")] for tp in (1, 2)] == [-25_489_408, -12_744_704]
     assert [SHORT_BY[(QWEN3_MOE, tp, "sm90")] for tp in (1, 2)] == [-25_411_584, -15_974_400]
     assert [SHORT_BY[(QWEN3_MOE, tp, "sm80")] for tp in (1, 2)] == [-28_950_528, -17_743_872]
+    # Qwen1.5 at TP 8 on sm90: before whole groups and Exllama, kvtop was +196,608 (scales) - 655,360 (Exllama's
+    # qzeros, 10 groups × 512 int32 × 32 layers) off this, the harness's -1,867,776
+    assert SHORT_BY[(QWEN15, 8, "sm90")] == -1_409_024 == -1_867_776 - 196_608 + 655_360
+    assert [SHORT_BY[(QWEN15, tp, "sm80")] for tp in (4, 8)] == [-4_915_200, -2_457_600]
+    assert SHORT_BY[(QWEN25, 4, "sm80")] == -6_372_352
+    # Qwen3-30B-A3B at TP 4: was -66,306,048 on sm90 (48 × -1,381,376: the WNA16 experts' group-64 scales over the
+    # book's Marlin layout, 1,769,472 B a layer, less the gate's 388,096)
+    assert SHORT_BY[(QWEN3_MOE, 4, "sm90")] == 18_628_608 == -66_306_048 + 48 * 1_769_472
+    assert [SHORT_BY[(QWEN3_MOE, tp, "sm80")] for tp in (4, 8)] == [17_743_872, 18_137_088]
 
 
 @pytest.mark.parametrize("config", [QWEN15, QWEN25, QWEN3_MOE])
-@pytest.mark.parametrize("tp", [1, 2])
+@pytest.mark.parametrize("tp", [1, 2, 4])
 def test_the_meta_build_is_the_same_on_both_gpus(config: str, tp: int) -> None:
     built = {gpu: sum(_row(config, tp, gpu)["stages"][0]["param_bytes"].values()) for gpu in ("sm80", "sm90", "sm100")}
     assert built["sm80"] == built["sm90"] == built["sm100"]

@@ -90,11 +90,14 @@ def built_rows(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
 ) -> tuple[WeightRow, ...]:
     """The rows vLLM's classes add to the book on one rank of the stage holding `layers` (the GPU's default backend:
-    a launch's own is the calibration's, mxfp4_backend.py), and the GPTQ zero points Machete keeps (gptq_linear.py)."""
-    from kvtop.domain.engines.vllm.gptq_linear import gptq_linear_row
+    a launch's own is the calibration's, mxfp4_backend.py), and the GPTQ zero points the kernels keep and
+    scales of whole groups (gptq_linear.py), and GPTQ experts Marlin MoE refuses (gptq_moe_fallback.py)."""
+    from kvtop.domain.engines.vllm.gptq_linear import gptq_linear_rows
+    from kvtop.domain.engines.vllm.gptq_moe_fallback import gptq_moe_fallback_row
 
-    gptq = gptq_linear_row(model, layout, layers, gpu_name, version)
-    return _padding_rows(model, layout, layers, gpu_name, version) + ((gptq,) if gptq is not None else ())
+    wna16 = gptq_moe_fallback_row(model, layout, layers, version)
+    gptq = gptq_linear_rows(model, layout, layers, gpu_name, version) + ((wna16,) if wna16 is not None else ())
+    return _padding_rows(model, layout, layers, gpu_name, version) + gptq
 
 
 def _padding_rows(
