@@ -19,13 +19,15 @@ NO_FINDINGS = "No findings"
 _OUTSIDE_ROLES = (ProcessRole.CO_TENANT, ProcessRole.ORPHAN, ProcessRole.UNATTRIBUTED)
 
 
-def empty_findings_note(snapshot: NodeSnapshot) -> tuple[str, ...]:
-    """'No findings: <the incident's sentence>', then (nothing diagnosed) one line per GPU others hold memory on."""
+def empty_findings_note(snapshot: NodeSnapshot) -> tuple[tuple[str, ...], bool]:
+    """('No findings: <the incident's sentence>', then, where nothing was diagnosed, one line per GPU others hold
+    memory on; whether a check was made: False where no engine rank has a plan, so no verdict reads as a pass)."""
     answer = incident(snapshot, ()).sentence
     lines = [f"{NO_FINDINGS}: {answer}"]
-    if answer == NO_ENGINE:
-        lines += [line for gpu in snapshot.observation.gpus if (line := _held_outside(gpu))]
-    return tuple(lines)
+    if answer != NO_ENGINE:
+        return tuple(lines), True
+    lines += [line for gpu in snapshot.observation.gpus if (line := _held_outside(gpu))]
+    return tuple(lines), False
 
 
 def _held_outside(gpu: GpuObservation) -> str | None:

@@ -53,3 +53,32 @@ async def test_a_healthy_planned_node_says_the_all_clear(make_app, healthy_snaps
         app.show_findings([])
         await pilot.pause()
         assert note_lines(app) == [f"No findings: {ALL_CLEAR}"]
+
+
+async def test_nothing_diagnosed_is_not_marked_as_a_check_passed(make_app):
+    """The header said '✓ no engine rank here has a plan to check it against: nothing was diagnosed' (the H200 of
+    tests/data/device/): a ✓ read as all clear for a check never made. It is marked '○', and the pane's verdict is
+    drawn muted, not in the colour of a pass."""
+    app = make_app(h200_snapshot())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for_snapshot(pilot)
+        await wait_for(pilot, lambda: app.screen.query_one(FindingsPane).received)
+        await pilot.pause()
+        header = app.screen.query_one("#header").render().plain.splitlines()
+        assert f"○ {NO_ENGINE}" in header[1] and "✓" not in header[1]
+        note = app.screen.query_one(FindingsPane).query_one(".findings-note").render()
+        head = note.plain.splitlines()[0]
+        styles = {str(span.style) for span in note.spans if span.start < len(head)}
+        assert styles == {"bold $text-muted"}
+
+
+async def test_a_planned_node_without_findings_keeps_its_check_mark(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for_snapshot(pilot)
+        app.show_findings([])
+        await pilot.pause()
+        header = app.screen.query_one("#header").render().plain.splitlines()
+        assert f"✓ {ALL_CLEAR}" in header[1]
+        note = app.screen.query_one(FindingsPane).query_one(".findings-note").render()
+        assert {str(span.style) for span in note.spans} == {"$success"}

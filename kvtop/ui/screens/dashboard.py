@@ -344,8 +344,8 @@ class DashboardScreen(NodeScreen):
     def show_findings(self, findings: Sequence[FindingLike]) -> None:
         """Fill the findings pane; with none, it says the node's verdict (`findings_note`), not a check not made."""
         snapshot = self.node.snapshot
-        note = empty_findings_note(snapshot) if snapshot is not None and not findings else ()
-        self.query_one(FindingsPane).show_findings(findings, note)
+        note, checked = empty_findings_note(snapshot) if snapshot is not None and not findings else ((), True)
+        self.query_one(FindingsPane).show_findings(findings, note, checked=checked)
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
