@@ -13,6 +13,7 @@ from typing import Any
 
 from kvtop.commands.render_ledger import ledger_json, rank_json
 from kvtop.domain.capacity import CapacityWaterfall
+from kvtop.domain.engines.registry import display_names
 from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState
@@ -248,7 +249,7 @@ def snapshot_text(snapshot: NodeSnapshot) -> str:
         head += f" ({SIMULATED})"
     if node.driver_version:
         head += f" · driver {node.driver_version}"
-    head += f" · {len(node.gpus)} GPUs · {len(snapshot.engines)} engine(s)"
+    head += f" · {len(node.gpus)} GPU{'' if len(node.gpus) == 1 else 's'} · {len(snapshot.engines)} engine(s)"
     lines = [head]
     if snapshot.notice:
         lines.append(f"notice: {snapshot.notice}")
@@ -263,4 +264,6 @@ def snapshot_text(snapshot: NodeSnapshot) -> str:
         lines += ["", *processes]
     for view in snapshot.engines:
         lines += ["", *_engine_rows(view)]
+    if not snapshot.engines:  # as the dashboard says it: "0 engine(s)" alone read as a count, not a finding
+        lines += ["", f"no {display_names()} engine found on this node: nothing predicted"]
     return "\n".join(lines)

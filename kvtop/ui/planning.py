@@ -44,6 +44,8 @@ FIELDS: tuple[PlanField, ...] = (
     PlanField("page_size", "page size", "int?"),
     PlanField("context_length", "context length", "int?"),
     PlanField("max_running_requests", "max requests", "int?"),
+    # whose rules solve the after column (`--engine-version`; blank: the latest release's), e.g. an upgrade's
+    PlanField("engine_version", "engine version", "text?"),
     # the deployment beside the model (kvtop.domain.deployment), written in the engine's own flags
     PlanField("spec_method", "speculative", "text?"),
     PlanField("redundant_experts", "redundant experts", "int0"),
@@ -61,7 +63,7 @@ FIELD_BY_KEY = {field.key: field for field in FIELDS}
 #: The planner keys that are `LaunchSettings` fields of the same name (the memory share is each engine's own).
 _SETTING_KEYS = frozenset(
     {"model", "tp", "pp", "ep", "dp", "enable_dp_attention", "kv_cache_dtype", "page_size", "context_length",
-     "max_running_requests"}
+     "max_running_requests", "engine_version"}
 )  # fmt: skip
 
 

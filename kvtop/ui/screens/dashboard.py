@@ -21,6 +21,7 @@ from kvtop.domain.node import RankView
 from kvtop.domain.observe import GpuObservation, GpuState, ProcessRole
 from kvtop.domain.preferences import Preferences
 from kvtop.ui.attention import SORT_KEYS, node_worst_gpu, ordered, tones_by_gpu, worst_gpu
+from kvtop.ui.findings_note import empty_findings_note
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import GpuTrend, NodeState
 from kvtop.ui.widgets.box import Box
@@ -341,7 +342,10 @@ class DashboardScreen(NodeScreen):
         return gpus.selected if gpus.selected in gpus.shown_gpus else None
 
     def show_findings(self, findings: Sequence[FindingLike]) -> None:
-        self.query_one(FindingsPane).show_findings(findings)
+        """Fill the findings pane; with none, it says the node's verdict (`findings_note`), not a check not made."""
+        snapshot = self.node.snapshot
+        note, checked = empty_findings_note(snapshot) if snapshot is not None and not findings else ((), True)
+        self.query_one(FindingsPane).show_findings(findings, note, checked=checked)
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

@@ -83,7 +83,7 @@ class PlannerDraft:
 
 
 #: The fields whose blank text means the engine's own pick, shown as the field's placeholder ('auto: 0.818').
-DEFAULT_HINTS = ("memory_fraction", "page_size", "context_length", "max_running_requests")
+DEFAULT_HINTS = ("memory_fraction", "page_size", "context_length", "max_running_requests", "engine_version")
 
 #: The fields whose product is the GPUs a layout needs (marked when it needs more than the node has).
 LAYOUT_FIELDS = ("tp", "pp", "dp")
@@ -370,6 +370,7 @@ class PlannerScreen(NodeScreen):
                 "memory_fraction": f"auto: {after.engine.memory_fraction:.3f}" if shares else "no share",
                 "page_size": f"auto: {after.engine.page_size}", "context_length": f"auto: {after.context_length}",
                 "max_running_requests": f"auto: {after.engine.max_running_requests}",
+                "engine_version": "latest release",  # blank: the latest release's rules (`--engine-version` unset)
             }  # fmt: skip
         for key, value in defaults.items():
             self.query_one(f"#plan-{key}", Input).placeholder = value

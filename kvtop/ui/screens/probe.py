@@ -96,6 +96,10 @@ def result_text(result: ProbeResult) -> Content:
     return Content("\n").join(lines)
 
 
+#: The phases in which n, Esc or q cancel (the plan unanswered, the probe running); after them they close.
+_CANCELLABLE = ("confirm", "running", "cancelling")
+
+
 class ProbeScreen(ModalScreen[None]):
     """Confirm → running (progress, elapsed, Esc cancels) → result; or why no probe is possible."""
 
@@ -114,7 +118,8 @@ class ProbeScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("y", "run", "Run"),
-        Binding("n,escape,q", "cancel", "Cancel"),
+        Binding("n,escape,q", "cancel", "Cancel"),  # before and while the probe runs
+        Binding("n,escape,q", "close", "Close"),  # once there is nothing left to cancel (as the hint says)
     ]
 
     def __init__(
@@ -164,6 +169,8 @@ class ProbeScreen(ModalScreen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "run":
             return self.phase == "confirm"  # listed (and working) only while the plan awaits a yes
+        if action in ("cancel", "close"):  # the same keys: 'Cancel' while there is something to cancel, then 'Close'
+            return (self.phase in _CANCELLABLE) == (action == "cancel")
         return True
 
     def _hint(self) -> str:
@@ -205,6 +212,10 @@ class ProbeScreen(ModalScreen[None]):
             self.cancel_event.set()
             self._set_phase("cancelling")
             return
+        self.dismiss()
+
+    def action_close(self) -> None:
+        """Close the dialog once the probe is done (or none was possible)."""
         self.dismiss()
 
     def _show_elapsed(self) -> None:

@@ -32,7 +32,8 @@ from kvtop.units import fmt_tokens
 
 TITLE = "Findings (f) · each gap's cause, its fix and the tokens at stake"
 WAITING = "Waiting for the first snapshot to diagnose…"
-NO_FINDINGS = "No findings: every byte is accounted for."
+#: Without the node's own words (`kvtop.ui.findings_note`), an empty pane claims nothing more than this.
+NO_FINDINGS = "No findings"
 
 _SEVERITY_STYLES = {
     "critical": "bold $error",
@@ -168,6 +169,8 @@ class FindingsPane(VerticalScroll, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._findings: tuple[FindingLike, ...] | None = None  # None: nothing shown yet
+        self._empty_note: tuple[str, ...] = (NO_FINDINGS,)  # what an empty pane says
+        self._checked = True  # whether its verdict is a check passed (else: nothing was checked)
         self.selected_index = 0
         self._announced: FindingLike | None = None
 
@@ -180,7 +183,11 @@ class FindingsPane(VerticalScroll, can_focus=True):
     def _note_content(self) -> Content:
         if self._findings is None:
             return Content.styled(WAITING, "$text-muted")
-        return Content.styled(NO_FINDINGS, "$success")
+        head, *rest = self._empty_note
+        return Content("\n").join(
+            [Content.styled(head, "$success" if self._checked else "bold $text-muted"),
+             *(Content.styled(line, "$text-muted") for line in rest)]  # fmt: skip
+        )
 
     @property
     def findings(self) -> tuple[FindingLike, ...]:
@@ -196,11 +203,16 @@ class FindingsPane(VerticalScroll, can_focus=True):
         findings = self.findings
         return findings[self.selected_index] if 0 <= self.selected_index < len(findings) else None
 
-    def show_findings(self, findings: Sequence[FindingLike]) -> None:
-        """Show these findings; unchanged findings cost nothing, changed ones keep the selection."""
-        new = tuple(findings)
-        if new == self._findings:
+    def show_findings(
+        self, findings: Sequence[FindingLike], empty_note: Sequence[str] = (NO_FINDINGS,), *, checked: bool = True
+    ) -> None:
+        """Show these findings (`empty_note`: what the pane says when there are none, one line each, the first
+        its verdict; `checked` False where nothing was checked, so the verdict is not drawn as a pass); unchanged
+        findings cost nothing, changed ones keep the selection."""
+        new, note_lines = tuple(findings), tuple(empty_note) or (NO_FINDINGS,)
+        if new == self._findings and (note_lines, checked) == (self._empty_note, self._checked):
             return
+        self._empty_note, self._checked = note_lines, checked
         old_selected = self.selected_finding
         items = list(self.query(FindingItem))
         if new and len(items) == len(new):

@@ -48,6 +48,7 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
     ("layout", lambda ledger: ledger.layout.describe()),
     ("GPUs", lambda ledger: str(ledger.layout.gpus)),
     ("fits", lambda ledger: _fits(ledger)),
+    ("engine rules", lambda ledger: ledger.version.label),  # the release whose rules solved the column
 )
 
 
