@@ -91,21 +91,26 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "harness: a GPTQ MoE built from config.json alone, never loaded. vLLM 0.33.0 reads which modules are "
         "quantized from the checkpoint's safetensors header (AutoGPTQConfig.maybe_update_config): without one it "
         "quantizes the router gate the checkpoint stores in fp16 (mlp.gate qweight/scales/qzeros, GPTQModel issue "
-        "#1625); and the meta build counts what loading drops: the experts' w13_bias/w2_bias a checkpoint without "
-        "them never loads (AutoGPTQMoEMethod.process_weights_after_loading registers None) and, on a GPU other than "
-        "sm90, the linear layers' symmetric qzeros (MarlinLinearKernel.process_weights_after_loading: "
-        "marlin_make_empty; sm90's Machete keeps them, and so does kvtop's book: engines/vllm/gptq_linear.py). "
-        "Exactly those bytes, from the config's shapes: Qwen3-30B-A3B-GPTQ-Int4 at sm90 25,411,584 B at TP 1, "
-        "15,974,400 B a rank at TP 2; elsewhere 28,950,528 B and 17,743,872 B",
+        "#1625); and the meta build counts what loading drops: where fused Marlin MoE takes the experts (the rank's "
+        "expert rows whole groups: TP 1, 2), the w13_bias/w2_bias a checkpoint without them never loads "
+        "(AutoGPTQMoEMethod.process_weights_after_loading registers None; MoE WNA16, TP 4 and 8, registers none), and "
+        "the symmetric qzeros of each linear module whose kernel is Marlin (marlin.py:172 marlin_make_empty; "
+        "Machete keeps them, as kvtop's book does: engines/vllm/gptq_linear.py, whose kernel choice the reading "
+        "takes). Exactly those bytes, from the config's shapes: Qwen3-30B-A3B-GPTQ-Int4 at sm90 25,411,584 B at TP 1, "
+        "15,974,400 B a rank at TP 2, elsewhere 28,950,528 B and 17,743,872 B; at TP 4 and 8 the gate alone, kvtop "
+        "over by 18,628,608 B on sm90, and elsewhere less the Marlin-emptied qzeros, 17,743,872 B and 18,137,088 B",
     ),
     (
         "A20",
         lambda arch, c, text: c.engine == "vllm" and vllm_gptq_dense_unloaded(c, text),
         "harness: a symmetric GPTQ checkpoint built on the meta device, never loaded: vLLM's GPTQ linear method "
-        "registers qzeros int32 [input ÷ group, output ÷ 8] on every linear layer (auto_gptq.py:389-429, v0.33.0), "
-        "which Marlin, the kernel of every GPU but sm90, empties on loading (marlin.py:172 marlin_make_empty; kvtop's "
-        "book holds them on sm90 only, engines/vllm/gptq_linear.py). Exactly those bytes, from the config's shapes: "
-        "Qwen1.5-7B-Chat-GPTQ-Int4 25,296,896 B at TP 1, 12,648,448 B a rank at TP 2",
+        "registers qzeros int32 [input per partition // group, output ÷ 8] on every linear layer (auto_gptq.py:373, "
+        ":389-429, v0.33.0), which Marlin empties on loading (marlin.py:172 marlin_make_empty); Machete keeps them and "
+        "Exllama replaces them by a tensor of the same shape (exllama.py:72-103), as kvtop's book does "
+        "(engines/vllm/gptq_linear.py, whose per-module kernel choice the reading takes: the run's log names no "
+        "kernel per module). Exactly the Marlin modules' bytes, from the config's shapes: Qwen1.5-7B-Chat-GPTQ-Int4 "
+        "off sm90 25,296,896 B at TP 1, 12,648,448 B a rank at TP 2, 4,915,200 B at TP 4 and 2,457,600 B at TP 8 "
+        "(qkv/o/gate_up; down_proj Exllama's), on sm90 at TP 8 gate_up_proj's 1,409,024 B",
     ),
     (
         "A19",

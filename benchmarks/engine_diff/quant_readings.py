@@ -6,7 +6,10 @@ the config's shapes and the engine's code, never from kvtop.
 from __future__ import annotations
 
 import functools
+import json
+from typing import Any
 
+from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.stage_check import StageCheck, config_value, tp_of, weights_delta
 
 
@@ -15,57 +18,126 @@ def _symmetric_gptq(check: StageCheck) -> dict[str, object] | None:
     return quant if quant.get("quant_method") == "gptq" and quant.get("sym") is True else None
 
 
-def _linear_qzeros(check: StageCheck, mlp_width: int) -> int:
-    """One layer's linear qzeros on one rank (int32, 8 zeros a word, one per group and output; AutoGPTQLinearMethod
-    create_weights): qkv_proj [hidden ÷ g, rank's q+k+v ÷ 8], o_proj [rank's heads × head_dim ÷ g, hidden ÷ 8],
-    and with a dense MLP of `mlp_width` gate_up_proj [hidden ÷ g, 2 × width ÷ TP ÷ 8], down_proj [width ÷ TP ÷ g,
-    hidden ÷ 8]."""
+def _group(check: StageCheck) -> int:
+    return int(str((_symmetric_gptq(check) or {})["group_size"]))
+
+
+# (name, input rows of the rank's partition, output columns, whole input, input split over TP) of one layer's
+# linear modules as vLLM fuses them (QKVParallelLinear, RowParallelLinear, MergedColumnParallelLinear)
+LinearModule = tuple[str, int, int, int, bool]
+
+
+def _linear_modules(check: StageCheck, mlp_width: int) -> list[LinearModule]:
+    """One layer's GPTQ linear modules on one rank: qkv_proj [hidden → rank's q+k+v, KV heads replicated past TP],
+    o_proj [rank's heads × head_dim → hidden], and with a dense MLP of `mlp_width` gate_up_proj [hidden → 2 × width
+    ÷ TP] and down_proj [width ÷ TP → hidden]."""
     value = functools.partial(config_value, check.config)
-    quant = _symmetric_gptq(check) or {}
-    tp, g, h = tp_of(check), int(str(quant["group_size"])), value("hidden_size")
+    tp, h = tp_of(check), value("hidden_size")
     heads, kv = value("num_attention_heads"), value("num_key_value_heads")
     hd = value("head_dim") or h // heads
-    qkv_out = (heads // tp + 2 * max(kv // tp, 1)) * hd
-    attention = h // g * qkv_out // 8 + heads * hd // tp // g * h // 8
-    mlp = h // g * 2 * mlp_width // tp // 8 + mlp_width // tp // g * h // 8
-    return (attention + mlp) * 4
+    modules = [("qkv_proj", h, (heads // tp + 2 * max(kv // tp, 1)) * hd, h, False),
+               ("o_proj", heads * hd // tp, h, heads * hd, tp > 1)]  # fmt: skip
+    if mlp_width:
+        modules += [("gate_up_proj", h, 2 * mlp_width // tp, h, False),
+                    ("down_proj", mlp_width // tp, h, mlp_width, tp > 1)]  # fmt: skip
+    return modules
+
+
+def _qzeros(module: LinearModule, group: int) -> int:
+    """What AutoGPTQLinearMethod.create_weights registers as qzeros, int32 [input per partition // group, output ÷ 8]
+    (v0.33.0 auto_gptq.py:373, :389-429: whole groups of the rank's partition)."""
+    groups = module[1] // group if group > 0 else 1  # channelwise (-1): one group
+    return groups * (module[2] // 8) * 4
+
+
+def _module_kernel(check: StageCheck, module: LinearModule) -> str:
+    """The kernel vLLM gives the module on the run's GPU, by kvtop's reading of choose_mp_linear_kernel
+    (kvtop/domain/engines/vllm/gptq_kernels.py): the fixture's log keeps no per-module kernel line to read instead."""
+    from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+    from kvtop.domain.engines.vllm.gptq_kernels import GPTQ_KERNEL_ERAS, GptqModule, kernel_for
+
+    rule = GPTQ_KERNEL_ERAS.at(ResolvedVersion(text=check.version, source=VersionSource.FLAG))
+    capability = CAPABILITY.get(check.gpu)
+    if rule is None or capability is None:
+        return "?"  # a GPU generation the run does not name: no kernel, no reading
+    fmt = _quant_format(check.config)
+    _, rows_in, cols_out, full_in, split = module
+    return kernel_for(GptqModule(fmt, rows_in, cols_out, full_in, split, False), rule, capability).value
+
+
+@functools.cache
+def _quant_format(config: str) -> Any:
+    """kvtop's QuantSpec of the run's config (what kernel_for reads: scheme, bits, group)."""
+    from kvtop.domain.model_config import model_from_config
+
+    return model_from_config(json.loads(config_path(config).read_text()), source=config).quant
+
+
+CAPABILITY = {"sm80": (8, 0), "sm90": (9, 0), "sm100": (10, 0)}  # the harness's GPU generations
+EMPTYING = ("Marlin", "Marlin, tile-padded")  # marlin.py:172 marlin_make_empty (v0.33.0)
+
+
+def marlin_emptied_qzeros(check: StageCheck, mlp_width: int) -> tuple[int, list[str]]:
+    """One layer's qzeros on one rank that Marlin empties on loading (a meta build keeps them all; Machete keeps
+    them, Exllama replaces them by a tensor of the same shape, exllama.py:72-103), and the modules emptied."""
+    group = _group(check)
+    emptied = [m for m in _linear_modules(check, mlp_width) if _module_kernel(check, m) in EMPTYING]
+    return sum(_qzeros(m, group) for m in emptied), [m[0] for m in emptied]
 
 
 def vllm_gptq_dense_unloaded(check: StageCheck, text: str) -> bool:
-    """kvtop short by exactly A20's zeros: a symmetric GPTQ checkpoint of a dense Llama/Qwen2-shaped config on a GPU
-    other than sm90, where Marlin empties the linear qzeros on loading, which the meta build never does."""
+    """kvtop short by exactly A20's zeros: a symmetric GPTQ checkpoint of a dense Llama/Qwen2-shaped config, the
+    qzeros of the modules whose kernel is Marlin, which empties them on loading, which the meta build never does."""
     delta = weights_delta(text)
-    if check.gpu == "sm90" or _symmetric_gptq(check) is None or delta is None:
+    if _symmetric_gptq(check) is None or delta is None or not delta:
         return False
     value = functools.partial(config_value, check.config)
     if value("num_experts") or value("num_local_experts") or not value("intermediate_size"):
         return False
-    return -delta == (check.layers[1] - check.layers[0]) * _linear_qzeros(check, value("intermediate_size"))
+    emptied, _ = marlin_emptied_qzeros(check, value("intermediate_size"))
+    return -delta == (check.layers[1] - check.layers[0]) * emptied
+
+
+def fused_marlin_moe_takes(check: StageCheck) -> bool:
+    """The experts are fused Marlin MoE's (AutoGPTQMoEMethod, which registers w13_bias/w2_bias) where the group is
+    one Marlin takes, the rank's expert rows are whole groups and the hidden size whole 128s
+    (check_moe_marlin_supports_config); else vLLM falls back to MoE WNA16 ("Falling back to Moe WNA16 kernels"),
+    which registers no biases."""
+    group = _group(check)
+    width = config_value(check.config, "moe_intermediate_size") // tp_of(check)
+    hidden = config_value(check.config, "hidden_size")
+    return group in (-1, 32, 64, 128) and (group == -1 or width % group == 0) and hidden % 128 == 0
+
+
+def _moe_terms(check: StageCheck) -> tuple[int, int, int]:
+    """Per layer and rank: the linear qzeros Marlin empties, the experts' biases (model dtype: w13 [E, 2 × I ÷ TP],
+    w2 [E, hidden]; fused Marlin MoE only) and the quantized gate (qweight [hidden ÷ 8, E] and qzeros
+    [hidden ÷ g, E ÷ 8] int32, scales [hidden ÷ g, E]) less the fp16 gate [E, hidden]."""
+    value = functools.partial(config_value, check.config)
+    tp, g, h, experts = tp_of(check), _group(check), value("hidden_size"), value("num_experts")
+    width = 2  # the config's float16
+    qzeros, _ = marlin_emptied_qzeros(check, 0)
+    bias = (experts * 2 * value("moe_intermediate_size") // tp + experts * h) * width
+    bias = bias if fused_marlin_moe_takes(check) else 0
+    gate = h // 8 * experts * 4 + h // g * experts // 8 * 4 + h // g * experts * width - experts * h * width
+    return qzeros, bias, gate
 
 
 def vllm_gptq_moe_unloaded(check: StageCheck, text: str) -> bool:
-    """kvtop short by exactly what A18 names, a symmetric GPTQ checkpoint of a Qwen3-MoE-shaped config (every layer
-    MoE, no shared expert): per layer and rank, on a GPU other than sm90, the linear qzeros Marlin empties
-    (`_linear_qzeros`; on sm90 Machete keeps them and kvtop's book holds them, engines/vllm/gptq_linear.py) + the
-    experts' biases (model dtype: w13 [E, 2 × I ÷ TP], w2 [E, hidden]) + the quantized gate (qweight
-    [hidden ÷ 8, E] and qzeros [hidden ÷ g, E ÷ 8] int32, scales [hidden ÷ g, E]) less the fp16 gate [E, hidden]."""
-    quant = config_value(check.config, "quantization_config") or {}
+    """kvtop's difference is exactly what A18 names, a symmetric GPTQ checkpoint of a Qwen3-MoE-shaped config
+    (every layer MoE, no shared expert): `_moe_terms` on each layer of the stage."""
     delta = weights_delta(text)
-    if quant.get("quant_method") != "gptq" or quant.get("sym") is not True or delta is None:
+    if _symmetric_gptq(check) is None or delta is None:
         return False
     value = functools.partial(config_value, check.config)
     if (
-        value("mlp_only_layers")
+        not value("num_experts")
+        or value("mlp_only_layers")
         or value("decoder_sparse_step") != 1
         or value("shared_expert_intermediate_size")
     ):
         return False
-    tp, g, h, experts = tp_of(check), int(quant["group_size"]), value("hidden_size"), value("num_experts")
-    width = 2  # the config's float16
-    qzeros = 0 if check.gpu == "sm90" else _linear_qzeros(check, 0)
-    bias = (experts * 2 * value("moe_intermediate_size") // tp + experts * h) * width
-    gate = h // 8 * experts * 4 + h // g * experts // 8 * 4 + h // g * experts * width - experts * h * width
-    return -delta == (check.layers[1] - check.layers[0]) * (qzeros + bias + gate)
+    return -delta == (check.layers[1] - check.layers[0]) * sum(_moe_terms(check))
 
 
 def sglang_bnb4_states(check: StageCheck, text: str) -> bool:

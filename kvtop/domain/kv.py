@@ -148,7 +148,7 @@ def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_
             return "fp8_e4m3"
         if dsa and gpu_key(gpu_name) in storage.auto_fp8_dsa_gpus:
             return "fp8_e4m3"
-        return "fp32" if model.dtype_bytes == 4 else "bf16"
+        return "fp32" if model.dtype_bytes == 4 else model.half_dtype
     try:
         return _ALIASES[requested]
     except KeyError:

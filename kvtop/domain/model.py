@@ -285,6 +285,9 @@ class ModelSpec(BaseModel):
     architecture: str
     model_type: str
     dtype_bytes: int
+    # the 16-bit dtype `--dtype auto` serves it in, by the config's name (architectures/config_dtype.py): what a
+    # 2-byte KV cache under `auto` is called (the same bytes either way)
+    half_dtype: Literal["bf16", "fp16"] = "bf16"
     hidden_size: int
     num_layers: int
     num_attention_heads: int

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -41,6 +42,13 @@ class LoadCast(BaseModel):
     not_modelled: str | None = None  # the flag that re-casts in a way kvtop does not model
     tower_unbuilt: bool = False  # the class builds no vision tower at this launch (served text-only)
     state_width: int | None = None  # the lightning state's width as the engine's config class reads it; None: unchanged
+    half_dtype: Literal["bf16", "fp16"] | None = None  # the 16-bit dtype `--dtype` names, where not the config's
+
+
+# `--dtype` values that name a 16-bit dtype: what a 2-byte KV under `auto` is then called
+HALF_FLAG_NAMES: dict[str, Literal["bf16", "fp16"]] = {
+    "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16", "fp16": "fp16",
+}  # fmt: skip
 
 
 def _casts(settings: LaunchSettings) -> LoadCasts:
@@ -93,11 +101,13 @@ def load_cast(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersi
         elif widths[dtype] is not None and widths[dtype] != model.dtype_bytes:
             dtype_bytes = widths[dtype]
             applied.append(f"--dtype {dtype}: every unquantized tensor in {dtype_bytes} bytes")
+    half = HALF_FLAG_NAMES.get(dtype) if dtype in dict(casts.dtypes) else None
     unbuilt = tower_unbuilt(model, settings, version)
     if unbuilt:
         applied.append(f"no vision tower: {model.architecture} is served text-only")
     return LoadCast(dtype_bytes=dtype_bytes, quant=quant, applied=tuple(applied), not_modelled=missed,
-                    tower_unbuilt=unbuilt, state_width=state_width(model, settings, version))  # fmt: skip
+                    tower_unbuilt=unbuilt, state_width=state_width(model, settings, version),
+                    half_dtype=half if half != model.half_dtype else None)  # fmt: skip
 
 
 def state_width(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> int | None:
@@ -118,7 +128,7 @@ def served_model(model: ModelSpec, settings: LaunchSettings, version: ResolvedVe
     cast = load_cast(checkpoint, settings, version)
     said = _unmodelled_note(cast.not_modelled)
     if cast.dtype_bytes is None and cast.quant is None and said is None and not cast.tower_unbuilt and (
-        cast.state_width is None
+        cast.state_width is None and cast.half_dtype is None
     ):
         return checkpoint
     key = (id(checkpoint), settings.engine, _dtype(settings), (settings.quantization or "").strip().lower(),
@@ -144,6 +154,8 @@ def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
         update["not_modelled"] = (*model.not_modelled, said)
     if cast.dtype_bytes is not None:
         update["dtype_bytes"] = cast.dtype_bytes
+    if cast.half_dtype is not None:
+        update["half_dtype"] = cast.half_dtype
     if cast.tower_unbuilt:  # the engine's rules still read its architecture (and `vision`) to know it text-only
         update["tower"] = None
     if cast.state_width is not None and model.state is not None:  # every book reads the engine's width

@@ -99,9 +99,21 @@ def test_a_cast_kvtop_does_not_model_keeps_the_checkpoint_and_says_so() -> None:
 
 def test_a_sixteen_bit_dtype_on_a_bf16_checkpoint_serves_the_checkpoint_itself() -> None:
     model = load_config_file(LLAMA_8B)
-    for engine, dtype in (("vllm", "half"), ("vllm", "bfloat16"), ("sglang", "auto"), ("lmdeploy", "float16")):
+    for engine, dtype in (("vllm", "bfloat16"), ("sglang", "auto")):
         settings = parse_flags(engine, ["--dtype", dtype])
         assert served_model(model, settings) is model and load_cast(model, settings).not_modelled is None
+
+
+def test_a_float16_dtype_on_a_bf16_checkpoint_keeps_its_bytes_and_names_the_kv_fp16() -> None:
+    """vLLM's `--dtype half` (config/model.py _STR_DTYPE_TO_TORCH_DTYPE, v0.33.0) and LMDeploy's `float16` serve
+    the bf16 checkpoint in float16: the same 2 bytes an element, and the KV under `auto` is float16."""
+    model = load_config_file(LLAMA_8B)
+    assert model.half_dtype == "bf16"  # config.json: "torch_dtype": "bfloat16"
+    for engine, dtype in (("vllm", "half"), ("lmdeploy", "float16")):
+        settings = parse_flags(engine, ["--dtype", dtype])
+        served = served_model(model, settings)
+        assert (served.dtype_bytes, served.half_dtype) == (2, "fp16")
+        assert load_cast(model, settings).not_modelled is None and load_cast(model, settings).applied == ()
 
 
 def test_a_served_model_serves_as_itself() -> None:

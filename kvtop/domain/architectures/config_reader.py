@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes
+from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes, checkpoint_half_dtype
 from kvtop.domain.architectures.coverage import (
     WRAPPERS,
     draft_reason,
@@ -140,6 +140,7 @@ def read_config(
         "top_level_rope": _top_level_rope(config[nested_key] if nested_key else config, spec.head_dim),
         "audio_tower": isinstance(config.get("audio_config"), dict),
         "read_from": (named_words,) if named_words else (),
+        "half_dtype": checkpoint_half_dtype(outer, text, prefix),
     }  # fmt: skip
     update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
     if family is None and outer.architectures and entry.config_class != GENERIC_CLASS:

@@ -17,7 +17,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.engine_diff.arch_readings import arch_reading
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from benchmarks.engine_diff.quant_readings import marlin_emptied_qzeros
+from benchmarks.engine_diff.stage_check import StageCheck
 from tests.data_paths import DATA
 
 QWEN15 = "Qwen--Qwen1.5-7B-Chat-GPTQ-Int4.RECONSTRUCTED"
@@ -127,3 +130,35 @@ def test_kvtop_rank_is_the_build_less_what_the_gpu_kernel_drops(config: str, tp:
     plan = kvtop_plan("vllm", "0.33.0", row)  # `kvtop plan` as the harness runs it (the config found under tests/data)
     engine = sum(row["stages"][0]["param_bytes"].values())
     assert plan["stages"][0]["weights_bytes"] - engine == SHORT_BY[(config, tp, gpu)]
+
+
+# The harness's readings (benchmarks/engine_diff/quant_readings.py, arch_readings.py A18/A20) of every row that
+# differs: each names the rule whose arithmetic gives the expected difference to the byte, and a byte more is
+# "? unexplained".
+DIFFERING = sorted(key for key, short in SHORT_BY.items() if short)
+LAYERS = {QWEN15: 32, QWEN25: 28, QWEN3_MOE: 48}
+ARCH = {QWEN15: "Qwen2ForCausalLM", QWEN25: "Qwen2ForCausalLM", QWEN3_MOE: "Qwen3MoeForCausalLM"}
+
+
+def _check(config: str, tp: int, gpu: str, delta: int) -> tuple[StageCheck, str]:
+    engine = sum(_row(config, tp, gpu)["stages"][0]["param_bytes"].values())
+    text = f"stage 0 weights: kvtop {engine + delta:,} B, engine {engine:,} B ({delta:+,})"
+    return StageCheck("vllm", "0.33.0", config, f"TP{tp}", (text,), 0, 0, (0, LAYERS[config]), gpu), text
+
+
+@pytest.mark.parametrize(("config", "tp", "gpu"), DIFFERING)
+def test_the_harness_reads_each_gptq_row_to_the_byte(config: str, tp: int, gpu: str) -> None:
+    check, text = _check(config, tp, gpu, SHORT_BY[(config, tp, gpu)])
+    assert arch_reading(ARCH[config], check, text).split(" ", 1)[0] == ("A18" if config == QWEN3_MOE else "A20")
+    check, text = _check(config, tp, gpu, SHORT_BY[(config, tp, gpu)] + 4)
+    assert arch_reading(ARCH[config], check, text) == "? unexplained"
+
+
+def test_the_harness_names_the_modules_marlin_empties() -> None:
+    """Qwen1.5-7B at TP 8: on sm90 gate_up_proj alone (2,752 columns, not whole Machete blocks); on sm80 all but
+    down_proj (Exllama's: 1,376 rows, not whole groups)."""
+    sm90, _ = _check(QWEN15, 8, "sm90", 0)
+    sm80, _ = _check(QWEN15, 8, "sm80", 0)
+    assert marlin_emptied_qzeros(sm90, 11008)[1] == ["gate_up_proj"]
+    assert marlin_emptied_qzeros(sm80, 11008)[1] == ["qkv_proj", "o_proj", "gate_up_proj"]
+    assert 32 * marlin_emptied_qzeros(sm90, 11008)[0] == 1_409_024
