@@ -38,6 +38,7 @@ H200_CUDA_TOTAL_BYTES = fitted_bytes(CUDA_TOTAL_FITS["cuda_total.H200"].coeffici
 # CUDA's total of the demo's H100s as its NVML v2 reports it (total less reserved, measured as on a live node): the
 # logged start its table of starts names (examples/measured/starts.json), not the fit
 DEMO_H100_CUDA_TOTAL_BYTES = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total")
+DEMO_H200_CUDA_TOTAL_BYTES = logged_bytes("file20903468563-deepseek-r1-h200-tp8:cuda_total")  # its H200s likewise
 
 # --- SGLang: the demo's Llama-3-70B (config: tests/data/configs/meta-llama--Meta-Llama-3-70B.json) on H100s ---
 
