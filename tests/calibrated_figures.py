@@ -38,6 +38,7 @@ H200_CUDA_TOTAL_BYTES = fitted_bytes(CUDA_TOTAL_FITS["cuda_total.H200"].coeffici
 # CUDA's total of the demo's H100s as its NVML v2 reports it (total less reserved, measured as on a live node): the
 # logged start its table of starts names (examples/measured/starts.json), not the fit
 DEMO_H100_CUDA_TOTAL_BYTES = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total")
+DEMO_H200_CUDA_TOTAL_BYTES = logged_bytes("file20903468563-deepseek-r1-h200-tp8:cuda_total")  # its H200s likewise
 
 # --- SGLang: the demo's Llama-3-70B (config: tests/data/configs/meta-llama--Meta-Llama-3-70B.json) on H100s ---
 
@@ -111,35 +112,45 @@ def llama_70b_co_tenant_tokens(tp: int, held: int) -> int:
 # --- vLLM V1 (v0.8.0 – v0.16.x: vllm.activation.v1, vllm.non_torch.v1) ---
 
 
-def _vllm_peak_and_growth(era: tuple[str, str], *, seqs: int, vocab: int, tokens: int, mlp_width: float, moe: bool,
-                          all_reduce: bool) -> int:
-    """The activation fit `era[0]` on one float32 copy of the logits (seqs × vocab × 4 B) and the forward's MLP
-    transient (tokens × `mlp_width` × 2 B, dense or MoE), and the non-torch fit `era[1]` with or without the custom
-    all-reduce; each rounded to bytes."""
-    constant, logits, dense, routed = VLLM_FITS[f"vllm.activation.{era[0]}"].coefficients
+def vllm_activation_bytes(era: str, *, seqs: int, vocab: int, tokens: int, hidden: int, mlp_width: float,
+                          moe: bool) -> int:
+    """The activation fit `vllm.activation.<era>` (V1's features, no constant: calibration.ACTIVATION_FEATURES) on the
+    dummy run's bf16 hidden states (tokens × `hidden` × 2 B), one float32 copy of the logits (seqs × vocab × 4 B) and
+    the forward's MLP transient (tokens × `mlp_width` × 2 B, dense or MoE); rounded to bytes."""
+    states, logits, dense, routed = VLLM_FITS[f"vllm.activation.{era}"].coefficients
     transient = tokens * mlp_width * 2 / GIB
-    peak = constant + logits * seqs * vocab * 4 / GIB + (routed if moe else dense) * transient
+    return fitted_bytes(states * tokens * hidden * 2 / GIB + logits * seqs * vocab * 4 / GIB
+                        + (routed if moe else dense) * transient)  # fmt: skip
+
+
+def _vllm_peak_and_growth(era: tuple[str, str], *, seqs: int, vocab: int, tokens: int, hidden: int, mlp_width: float,
+                          moe: bool, all_reduce: bool) -> int:
+    """The activation fit `era[0]` (`vllm_activation_bytes`) and the non-torch fit `era[1]` with or without the custom
+    all-reduce; each rounded to bytes."""
+    peak = vllm_activation_bytes(era[0], seqs=seqs, vocab=vocab, tokens=tokens, hidden=hidden, mlp_width=mlp_width,
+                                 moe=moe)  # fmt: skip
     base, reduce = VLLM_FITS[f"vllm.non_torch.{era[1]}"].coefficients
-    return fitted_bytes(peak) + fitted_bytes(base + (reduce if all_reduce else 0.0))
+    return peak + fitted_bytes(base + (reduce if all_reduce else 0.0))
 
 
-def vllm_v1_runtime_bytes(*, seqs: int, vocab: int, tokens: int, mlp_width: float, moe: bool, all_reduce: bool) -> int:
+def vllm_v1_runtime_bytes(*, seqs: int, vocab: int, tokens: int, hidden: int, mlp_width: float, moe: bool,
+                          all_reduce: bool) -> int:
     """The profiled activation peak and non-torch growth a V1 start charges (V1's fits of both)."""
-    return _vllm_peak_and_growth(("v1", "v1"), seqs=seqs, vocab=vocab, tokens=tokens, mlp_width=mlp_width, moe=moe,
-                                 all_reduce=all_reduce)  # fmt: skip
+    return _vllm_peak_and_growth(("v1", "v1"), seqs=seqs, vocab=vocab, tokens=tokens, hidden=hidden,
+                                 mlp_width=mlp_width, moe=moe, all_reduce=all_reduce)  # fmt: skip
 
 
 # --- vLLM from v0.21.0 (vllm.activation.v17, vllm.non_torch.v18, vllm.cuda_graphs: docs/engines/vllm.md §2.4) ---
 
 
-def vllm_v21_runtime_bytes(*, seqs: int, vocab: int, tokens: int, mlp_width: float, moe: bool, all_reduce: bool,
-                           workspace: int, graph_nodes: float) -> int:
+def vllm_v21_runtime_bytes(*, seqs: int, vocab: int, tokens: int, hidden: int, mlp_width: float, moe: bool,
+                           all_reduce: bool, workspace: int, graph_nodes: float) -> int:
     """What a start from v0.21.0 charges beside weights and KV: the v17 peak and the v18 growth (as V1's), FlashInfer's
     all-reduce fusion workspace (`workspace` bytes, which the code sizes, outside the fit) and the CUDA-graph estimate's
     fit on `graph_nodes` (graphs captured beyond each mode's first × layers on the rank ÷ 1000); each rounded to bytes."""
     first, per_node = VLLM_FITS["vllm.cuda_graphs"].coefficients
-    runtime = _vllm_peak_and_growth(("v17", "v18"), seqs=seqs, vocab=vocab, tokens=tokens, mlp_width=mlp_width,
-                                    moe=moe, all_reduce=all_reduce)  # fmt: skip
+    runtime = _vllm_peak_and_growth(("v17", "v18"), seqs=seqs, vocab=vocab, tokens=tokens, hidden=hidden,
+                                    mlp_width=mlp_width, moe=moe, all_reduce=all_reduce)  # fmt: skip
     return runtime + workspace + fitted_bytes(first + per_node * graph_nodes)
 
 
@@ -153,7 +164,7 @@ def vllm_llama_8b_h100_tokens(tp: int, weights: int, total: int = H100_CUDA_TOTA
     of 8 KV heads of 128) at TP `tp` on H100s, the rank holding `weights`: 1,024 seqs and 8,192 tokens profiled (vllm
     serve's H100 defaults), the custom all-reduce on at TP > 1 (NVLink), blocks of 16 tokens × 32 layers × 2 × 8 ÷ TP
     heads × 128 × 2 B; `total`: CUDA's (the fit's; a demo node's is DEMO_H100_CUDA_TOTAL_BYTES, measured)."""
-    runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, mlp_width=3 * 14_336 / tp + 4_096,
-                                    moe=False, all_reduce=tp > 1)  # fmt: skip
+    runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, hidden=4_096,
+                                    mlp_width=3 * 14_336 / tp + 4_096, moe=False, all_reduce=tp > 1)  # fmt: skip
     return vllm_tokens(total=total, weights=weights, runtime=runtime,
                        block_bytes=16 * 32 * 2 * (8 // tp) * 128 * 2, block_tokens=16)  # fmt: skip

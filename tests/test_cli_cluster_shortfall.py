@@ -14,7 +14,7 @@ import pytest
 from kvtop.cli import main
 from kvtop.commands.cluster import tokens_text
 from kvtop.domain.cluster import ClusterEngine
-from tests.calibrated_figures import llama_70b_tokens
+from tests.calibrated_figures import demo_llama_70b_tokens
 
 
 def _engine(clean: int | None, live: int | None, engine: str = "sglang:41000") -> ClusterEngine:
@@ -52,9 +52,10 @@ def test_the_demo_cluster_text_has_no_negative_shortfall_and_no_zero_share(capsy
     rows = "\n".join(line for line in out.splitlines() if "  tokens " in line)  # one row a node
     assert rows.count("\n") == 11 and "(0.0%" not in rows and "(-" not in rows and "tokens -" not in rows
     # the demo's clean figure is kvtop's calibrated plan, by hand from the committed fits (tests/calibrated_figures.py:
-    # 1,221,483 when this was found, 1,221,506 at the fits of da524f1c); its live ranks hold what SGLang sized from the
-    # 77.43 GiB free a real TP 8 start printed (test_demo): 1,229,576
-    clean = llama_70b_tokens(8)
+    # 1,221,483 when this was found, 1,221,506 at the fits of da524f1c) on CUDA's total as the demo node's NVML v2
+    # reports it (its total less its reserve, as on a live node: `demo_llama_70b_tokens`); its live ranks hold what
+    # SGLang sized from the 77.43 GiB free a real TP 8 start printed (test_demo): 1,229,576
+    clean = demo_llama_70b_tokens(8)
     above = 1_229_576 - clean
     assert f"tokens 1,229,576 / {clean:,} ({above:,} above the clean prediction) per rank of sglang:41000" in out
 

@@ -9,8 +9,10 @@ and the draft's one layer 2 × 128 × 2 B = 512 B, pooled with the target's (SGL
 24,320 B. The budget does not depend on the KV dtype, so the tokens at FP8 are twice the tokens at bf16
 (each the budget ÷ the cell, floored; at the fits of 2c132cb6 5,717,744,798 B ÷ 48,640 = 117,552; ÷ 24,320 = 235,104).
 
-The budget by hand (SGLang's arithmetic, tests/calibrated_figures.py, from the committed fits): pre-load = the H200's
-fitted CUDA total less SGLang's context at TP 4 on NVLink GPUs; the rank's weights from the config (hidden 4,096,
+The budget by hand (SGLang's arithmetic, tests/calibrated_figures.py, from the committed fits): pre-load = CUDA's
+total as the demo's NVML v2 reports it (its H200s' total less their reserve, as on a live node: the logged
+139.81 GiB of examples/measured/starts.json, DEMO_H200_CUDA_TOTAL_BYTES) less SGLang's context fit at TP 4 on NVLink
+GPUs; the rank's weights from the config (hidden 4,096,
 94 layers, 64 query and 4 KV heads of 128, 128 experts of MLP 1,536, vocab 151,936, bf16, TP 4 = EP 4): embedding
 and LM head 151,936 × 4,096 × 2 B ÷ 4 each; attention 94 × (q and o 2 × 4,096 × 8,192 ÷ 4 + k and v 2 × 4,096 × 512
 ÷ 4) × 2 B; 32 routed experts a rank 94 × 32 × 3 × 4,096 × 1,536 × 2 B; the router 94 × 128 × 4,096 × 2 B; norms
@@ -26,13 +28,18 @@ import json
 import pytest
 
 from kvtop.cli import main
-from tests.calibrated_figures import H200_CUDA_TOTAL_BYTES, MIB, sglang_context_bytes, sglang_kv_budget_bytes
+from tests.calibrated_figures import (
+    DEMO_H200_CUDA_TOTAL_BYTES,
+    MIB,
+    sglang_context_bytes,
+    sglang_kv_budget_bytes,
+)
 
 EXPERT = 3 * 4_096 * 1_536 * 2  # one expert's gate, up and down, bf16
 BOOK = (2 * 151_936 * 4_096 * 2 // 4 + 94 * (2 * 4_096 * 8_192 // 4 + 2 * 4_096 * 512 // 4) * 2 + 94 * 32 * EXPERT
         + 94 * 128 * 4_096 * 2 + (94 * (2 * 4_096 + 2 * 128) + 4_096) * 2)  # fmt: skip
 WEIGHTS = BOOK + 20 * MIB + 94 * 2 * EXPERT + 682_917_888
-BUDGET = sglang_kv_budget_bytes(H200_CUDA_TOTAL_BYTES - sglang_context_bytes(4), WEIGHTS, 0.883)
+BUDGET = sglang_kv_budget_bytes(DEMO_H200_CUDA_TOTAL_BYTES - sglang_context_bytes(4), WEIGHTS, 0.883)
 
 
 def test_sglang_s_fp8_advice_doubles_with_its_draft_kept(capsys: pytest.CaptureFixture[str]) -> None:
@@ -41,7 +48,7 @@ def test_sglang_s_fp8_advice_doubles_with_its_draft_kept(capsys: pytest.CaptureF
     advice = json.loads(capsys.readouterr().out)["advice"]
     fp8 = next(f for f in advice if f["rule"] == "bf16_kv_where_fp8_supported" and f["engine_id"].startswith("sglang"))
     assert BOOK == 117_621_939_200  # the book's rows summed by hand
-    bf16, fp8_tokens = BUDGET // 48_640, BUDGET // 24_320  # 117,647 and 235,294 at the committed fits
+    bf16, fp8_tokens = BUDGET // 48_640, BUDGET // 24_320  # 115,093 and 230,186 at the fits of 53c086c0
     assert fp8["evidence"][:2] == [
         "KV bytes per token per rank: 48,640 B (bf16) → 24,320 B (FP8)",
         f"capacity {bf16:,} → {fp8_tokens:,} tokens per rank",

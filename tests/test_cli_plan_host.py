@@ -11,7 +11,9 @@ import json
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
 from kvtop.domain.wording import GIB
+from tests.calibrated_figures import fitted_bytes, vllm_activation_bytes
 from tests.conftest import CONFIGS
 
 QWEN = str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
@@ -100,14 +102,30 @@ def test_a_jetson_orin_takes_its_total_from_the_operator(capsys: pytest.CaptureF
 
 
 # Llama-3.1-8B under vLLM on a GB10, as `plan --json` lists its inputs: CUDA's total T = 128,527,106,048 B (119.70 GiB,
-# the DGX Spark start's `device total memory`), the weights 16,094,076,928 B and the runtime terms 975,693,324 +
-# 270,784,803 + 991,943,957 = 2,238,422,084 B (the calibrated terms, read from the plan's `terms`), 131,072 B a token,
-# blocks of 16 tokens (2,097,152 B). The host is assumed to hold round(0.2934 × T) = 37,709,852,914 B ± round(0.2351
-# × T) = 30,216,722,632 B, so it leaves T − 37,709,852,914 = 90,817,253,134 B (84.58 GiB) at the centre.
+# the DGX Spark start's `device total memory`), the weights 16,094,076,928 B, 131,072 B a token, blocks of 16 tokens
+# (2,097,152 B), and the runtime terms by hand from the committed fits (tests/calibrated_figures.py): the activation
+# fit `vllm.activation.v17` on 8,192 tokens (the dummy run's 8,192 × 4,096 bf16 hidden states) and 1,024 seqs × 128,256
+# float32 logits, less the logits' copies beyond one (FlashInfer's sampler), floored by the forward's MLP transient
+# 8,192 × (3 × 14,336 + 4,096) × 2 B = 771,751,936 B (which binds at the fits of 53c086c0); non-torch memory
+# `vllm.non_torch.v18` at TP 1; the CUDA-graph fit over 51 PIECEWISE + 51 FULL sizes, (50 + 50) × 32 layers ÷ 1000
+# (2,034,480,696 B together at the fits of 53c086c0, 2,238,422,084 before vLLM's activation lost its constant). The
+# host is assumed to hold round(0.2934 × T) = 37,709,852,914 B ± round(0.2351 × T) = 30,216,722,632 B, so it leaves
+# T − 37,709,852,914 = 90,817,253,134 B (84.58 GiB) at the centre.
 GB10_T = 128_527_106_048
 GB10_HELD = 37_709_852_914
 GB10_ERROR = 30_216_722_632
-LLAMA_WEIGHTS, LLAMA_RUNTIME = 16_094_076_928, 2_238_422_084
+_LOGITS = 1_024 * 128_256 * 4
+_ACTIVATION = max(
+    vllm_activation_bytes("v17", seqs=1_024, vocab=128_256, tokens=8_192, hidden=4_096, mlp_width=3 * 14_336 + 4_096,
+                          moe=False) - round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * _LOGITS),
+    8_192 * (3 * 14_336 + 4_096) * 2,
+)  # fmt: skip
+_FIRST_GRAPH, _PER_GRAPH_NODE = VLLM_FITS["vllm.cuda_graphs"].coefficients
+_GRAPHS = fitted_bytes(_FIRST_GRAPH + _PER_GRAPH_NODE * (50 + 50) * 32 / 1000)
+LLAMA_WEIGHTS = 16_094_076_928
+LLAMA_RUNTIME = _ACTIVATION + fitted_bytes(VLLM_FITS["vllm.non_torch.v18"].coefficients[0]) + _GRAPHS
+# what a start at 0.70 holds: ceil(0.70 × T) = 89,968,974,234 less the weights and the runtime, in whole blocks
+AT_070_TOKENS = (89_968_974_234 - LLAMA_WEIGHTS - LLAMA_RUNTIME) // 2_097_152 * 16
 
 
 def vllm_gb10(capsys: pytest.CaptureFixture[str], *flags: str) -> dict:
@@ -119,24 +137,25 @@ def test_a_vllm_gb10_plan_refused_at_the_assumed_share_says_so_once(capsys: pyte
     refused at the centre, not across the span (the host may hold T − 118,244,937,565 = 10,282,168,483 B, above the
     span's low end 37,709,852,914 − 30,216,722,632 = 7,493,130,282 B). The largest hundredth that starts there:
     ceil(0.70 × T) = 89,968,974,234 ≤ 90,817,253,134 < ceil(0.71 × T) = 91,254,245,295, so 0.70; at it
-    (89,968,974,234 − 16,094,076,928 − 2,238,422,084) // 2,097,152 = 34,158 blocks × 16 = 546,528 tokens."""
+    (89,968,974,234 − 16,094,076,928 − the runtime) // 2,097,152 blocks × 16 tokens (AT_070_TOKENS: 548,096 at the
+    fits of 53c086c0, 546,528 before)."""
     out = vllm_gb10(capsys)
     start = out["start"]
     assert start["state"] == "refused_at_centre" and start["starts_at_assumed_share"] is False
     assert start["needs_bytes"] == 118_244_937_565 and start["left_bytes"] == GB10_T - GB10_HELD
     assert start["most_held_bytes"] == GB10_T - 118_244_937_565
-    assert start["starting_fraction"] == 0.70 and start["starting_tokens"] == 546_528
+    assert start["starting_fraction"] == 0.70 and start["starting_tokens"] == AT_070_TOKENS
     assert start["fraction_flag"] == "--gpu-memory-utilization"
     # the interval holds the refusal: 0 where the host holds more than it may, the high end where it holds least
     assert out["token_capacity_min"] == 0 and out["token_capacity_max"] > out["token_capacity"]
     assert out["interval_term"] == "host"
     # one truth: the suggested share planned on its own gives the same tokens
-    assert vllm_gb10(capsys, "--gpu-memory-utilization", "0.7")["token_capacity"] == 546_528
+    assert vllm_gb10(capsys, "--gpu-memory-utilization", "0.7")["token_capacity"] == AT_070_TOKENS
     assert main(["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "GB10"]) == 0
     text = capsys.readouterr().out
     headline = next(line for line in text.splitlines() if line.startswith("Token capacity"))
     assert headline.split(None, 2)[2].startswith("refused at the assumed host share: vLLM asks 0.92 × 119.70 GiB")
-    assert "--gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank" in headline
+    assert f"--gpu-memory-utilization 0.7 starts there: {AT_070_TOKENS:,} tokens per rank" in headline
     # said once in full, in the headline, every GiB at two decimals: T − 118,244,937,565 = 10,282,168,483 B = 9.58 GiB,
     # the centre 37,709,852,914 B = 35.12 GiB ± 30,216,722,632 B = 28.14 GiB, leaving 90,817,253,134 B = 84.58 GiB
     assert ("vLLM asks 0.92 × 119.70 GiB = 110.12 GiB free at its start, so the host may hold at most 9.58 GiB; it "
@@ -159,7 +178,7 @@ def test_a_share_that_starts_at_the_centre_keeps_its_capacity_and_its_refusal_at
     out = vllm_gb10(capsys, "--gpu-memory-utilization", "0.7")
     assert out["start"]["state"] == "refused_at_high_end" and out["start"]["starting_fraction"] is None
     assert out["start"]["most_held_bytes"] == GB10_T - 89_968_974_234
-    assert out["token_capacity"] == 546_528 and out["token_capacity_min"] == 0
+    assert out["token_capacity"] == AT_070_TOKENS and out["token_capacity_min"] == 0
     # the headline is the capacity, so the verdict is said in full before the start; the interval gives its bound:
     # 38,558,131,814 B = 35.91 GiB, and 0.7 × T asks 89,968,974,234 B = 83.79 GiB
     args = ["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "GB10"]

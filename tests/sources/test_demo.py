@@ -185,11 +185,13 @@ def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> N
     assert {rank.observed.token_capacity for rank in view.ranks} == {budget // 4_497_408 * 64} == {6_062 * 64}
     # kvtop predicts from CUDA's total as the demo's NVML v2 reports it (the logged total above) and its fits
     # (tests/calibrated_figures.py, vLLM V1's arithmetic by hand):
-    # the profile's peak on 1,024 seqs × the vocabulary 129,280 of float32 logits and the MoE transient of 8,192 tokens
+    # the profile's peak on the dummy run's 8,192 × 7,168 bf16 hidden states, 1,024 seqs × the vocabulary 129,280 of
+    # float32 logits and the MoE transient of 8,192 tokens
     # (8 routed experts × (3 × 2,048 ÷ EP 8 + 7,168) + the shared expert's 3 × 2,048, × 2 B), with non-torch growth
     # and no custom all-reduce (TP 1): 6,471 blocks at the fits of da524f1c (a runtime of 4.90 GiB)
-    runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=129_280, tokens=8_192, mlp_width=8 * (3 * 2_048 / 8 + 7_168) + 3 * 2_048,
-                                    moe=True, all_reduce=False)  # fmt: skip
+    runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=129_280, tokens=8_192, hidden=7_168,
+                                    mlp_width=8 * (3 * 2_048 / 8 + 7_168) + 3 * 2_048, moe=True,
+                                    all_reduce=False)  # fmt: skip
     assert view.ledger.measured.calibrated.non_kv_bytes == runtime
     predicted = math.ceil(0.9 * total) - view.ledger.weights_bytes - runtime  # CUDA's total as its NVML v2 says it
     assert view.ledger.token_capacity == predicted // 4_497_408 * 64
@@ -221,10 +223,11 @@ def test_orphan_worker_holds_70_gib_next_to_a_healthy_engine() -> None:
     assert view.ranks[0].observed.token_capacity == budget // 2_097_152 * 16 == 420_992
     # kvtop predicts from CUDA's total as the demo's NVML v2 reports it (the logged total above, no longer the fit's
     # 79.18806 GiB) and its fits (tests/calibrated_figures.py, vLLM V1's arithmetic by hand):
-    # the profile's peak on 1,024 seqs × the vocabulary 128,256 of float32 logits and the dense MLP transient of 8,192
-    # tokens ((3 × 14,336 + 4,096) × 2 B), with non-torch growth and no custom all-reduce (TP 1): at the fits of
-    # da524f1c 79.18806 GiB and a runtime of 4.90 GiB, 420,896 tokens, 96 fewer than the engine's
-    runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, mlp_width=3 * 14_336 + 4_096,
+    # the profile's peak on the dummy run's 8,192 × 4,096 bf16 hidden states, 1,024 seqs × the vocabulary 128,256 of
+    # float32 logits and the dense MLP transient of 8,192 tokens ((3 × 14,336 + 4,096) × 2 B), with non-torch growth
+    # and no custom all-reduce (TP 1): at the fits of da524f1c 79.18806 GiB and a runtime of 4.90 GiB, 420,896 tokens,
+    # 96 fewer than the engine's
+    runtime = vllm_v1_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, hidden=4_096, mlp_width=3 * 14_336 + 4_096,
                                     moe=False, all_reduce=False)  # fmt: skip
     assert view.ledger.measured.calibrated.non_kv_bytes == runtime
     predicted = math.ceil(total * 0.9) - view.ledger.weights_bytes - runtime  # CUDA's total as its NVML v2 says it

@@ -19,7 +19,6 @@ from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import load_scenario
 from kvtop.ui.ledger_rows import rank_ledger
 from tests.calibrated_figures import (
-    H200_CUDA_TOTAL_BYTES,
     LLAMA_70B_CHECKPOINT_BYTES,
     sglang_context_bytes,
     vllm_tokens,
@@ -72,9 +71,10 @@ def test_sglang_engine_shows_its_draft_experts_deepep_and_hicache(snapshot: Node
     assert [t.cause for t in waterfall.terms] == causes
     assert waterfall.clean_tokens + sum(t.tokens for t in waterfall.terms) == waterfall.actual_tokens
     # SGLang sized its pool from what it measured, H200_TOTAL − TP4_CONTEXT free before its weights; kvtop's clean
-    # prediction is the same rule from the fits' pre-load (tests/calibrated_figures.py: CUDA's H200 total less SGLang's
-    # TP 4 context; at the fits of da524f1c 117,647 tokens, 117,552 at the fits before): the gap is the waterfall's
-    # unexplained term
+    # prediction is the same rule from its own pre-load: CUDA's total as the demo's NVML v2 reports it (its total less
+    # its reserve, `gpus.engine_visible_total`: the logged H200_TOTAL, no longer the fit's) less SGLang's TP 4 context
+    # fit (tests/calibrated_figures.py; at the fits of da524f1c and the fitted total 117,647 tokens): the gap, the
+    # context measured against the fit, is the waterfall's unexplained term
     draft = load_model("qwen3-235b-a22b-eagle3")
 
     def solved(free: int) -> int:
@@ -83,9 +83,10 @@ def test_sglang_engine_shows_its_draft_experts_deepep_and_hicache(snapshot: Node
                                  draft=draft).token_capacity  # fmt: skip
 
     assert waterfall.actual_tokens == solved(H200_TOTAL - TP4_CONTEXT) == 116_440
-    predicted = solved(H200_CUDA_TOTAL_BYTES - sglang_context_bytes(4))
+    predicted = solved(H200_TOTAL - sglang_context_bytes(4))
     assert view.ledger.token_capacity == predicted
     assert waterfall.terms[-1].tokens == 116_440 - predicted
+
 
 def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> None:
     view = _view(snapshot, "vllm")
@@ -108,23 +109,25 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     assert VLLM_RUNTIME == 4_742_835_077
     assert waterfall.actual_tokens == sized.token_capacity == 1_155_584
     # kvtop's clean prediction is the same rule on the fits (tests/calibrated_figures.py, by hand; 1,156,800 tokens at
-    # the fits of 92ecbd45): CUDA's H200 total from its fit, vllm serve's defaults on a GPU of 70 GiB and more (1,024
-    # seqs, 8,192 tokens), Llama-3-70B's MLP at TP 4 (3 × 28,672 ÷ 4 + 8,192 wide, dense), the custom all-reduce on
-    # (NVLink), FlashInfer's fusion workspace at v0.33.0 (10 + 2 + 26 MiB, fusion_workspace.py) and the CUDA-graph
-    # estimate on 51 PIECEWISE + 51 FULL graphs (50 + 50 beyond each mode's first × 80 layers ÷ 1000). The LoRA slots
-    # by hand: 4 slots × 80 layers × rank 64 × the A and B widths a TP 4 rank holds, q 8,192 + 2,048, k and v
-    # 8,192 + 256 each, o 2,048 + 8,192, gate and up 8,192 + 7,168 each, down 7,168 + 8,192 (83,456) × 2 B
+    # the fits of 92ecbd45 and the fitted total): CUDA's total as the demo's NVML v2 reports it (H200_TOTAL, its total
+    # less its reserve, as on a live node), vllm serve's defaults on a GPU of 70 GiB and more (1,024 seqs, 8,192
+    # tokens; the dummy run's hidden states 8,192 × 8,192 bf16), Llama-3-70B's MLP at TP 4 (3 × 28,672 ÷ 4 + 8,192
+    # wide, dense), the custom all-reduce on (NVLink), FlashInfer's fusion workspace at v0.33.0 (10 + 2 + 26 MiB,
+    # fusion_workspace.py) and the CUDA-graph estimate on 51 PIECEWISE + 51 FULL graphs (50 + 50 beyond each mode's
+    # first × 80 layers ÷ 1000). The LoRA slots by hand: 4 slots × 80 layers × rank 64 × the A and B widths a TP 4
+    # rank holds, q 8,192 + 2,048, k and v 8,192 + 256 each, o 2,048 + 8,192, gate and up 8,192 + 7,168 each, down
+    # 7,168 + 8,192 (83,456) × 2 B
     lora = 4 * 80 * 64 * 83_456 * 2
     assert lora == 3_418_357_760
-    runtime = vllm_v21_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, mlp_width=3 * 28_672 / 4 + 8_192,
-                                     moe=False, all_reduce=True, workspace=38 * MIB, graph_nodes=(50 + 50) * 80 / 1000)
+    runtime = vllm_v21_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, hidden=8_192,
+                                     mlp_width=3 * 28_672 / 4 + 8_192, moe=False, all_reduce=True, workspace=38 * MIB,
+                                     graph_nodes=(50 + 50) * 80 / 1000)  # fmt: skip
     # the weights as the by-hand line above counts them (35,283,025,920 B): the rank's bf16 checkpoint and 4 MiB beside it
     weights = LLAMA_70B_CHECKPOINT_BYTES[4] + 4 * MIB
-    predicted = vllm_tokens(total=H200_CUDA_TOTAL_BYTES, weights=weights + lora, runtime=runtime,
+    predicted = vllm_tokens(total=H200_TOTAL, weights=weights + lora, runtime=runtime,
                             block_bytes=1_310_720, block_tokens=16, util=0.92)  # fmt: skip
     assert view.ledger.token_capacity == predicted
-    # what is left is CUDA's H200 total, measured 139.81 GiB against the fit's (the mean of the logs' totals), and the
-    # runtime vLLM measured against kvtop's fits
+    # what is left is the runtime vLLM measured against kvtop's fits (CUDA's total is the same measured 139.81 GiB)
     assert waterfall.terms[-1].tokens == 1_155_584 - predicted
 
 

@@ -18,7 +18,7 @@ from kvtop.domain.observe import EndpointState, NodeObservation, NvmlState
 from kvtop.sources.hub import load_model
 from kvtop.sources.nvml import NvmlSource
 from kvtop.units import GIB
-from tests.calibrated_figures import H100_CUDA_TOTAL_BYTES
+from tests.calibrated_figures import vllm_activation_bytes
 from tests.data_paths import CASES, SAMPLES
 from tests.fakes.fake_process_table import (
     CONTAINER_PID_MIB,
@@ -84,42 +84,61 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     assert vllm.engine.engine_id == f"vllm:{VLLM_SERVER_PID}"
     # gpt-oss-120b, --max-num-batched-tokens 1024, A100 80 GB (81,920 MiB): a request needs 8,192 full blocks
     # + cdiv(127 + 2 × 1024, 16) + 1 = 137 sliding-window blocks (two batches in flight: async scheduling,
-    # vLLM's default) = 8,329 of the blocks the clean prediction leaves (0.95 of CUDA's total: NVML's
-    # 'NVIDIA A100-SXM4-80GB' keys as the A100-80GB, whose total the corpus measured, 79.15 GiB — 430,729,385 B
-    # under nvidia-smi's less the mean gap (0.448852 GiB) used before the board name keyed it — less the weights —
-    # GptOssAttention's o_proj bias included, the book's row of what vLLM's Marlin MXFP4 backend builds on an
-    # SM 8.0 GPU (weights_built.py: every expert padded from 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a
-    # scale byte per 32, over 36 layers × 128 experts × 3 matrices), and beside the book the rope's cos/sin cache
-    # every vLLM rank holds (131,072 positions × 64 rotary dims in float32 for gpt-oss; Marlin repacks in place,
-    # so nothing else beside) — and the runtime terms, vLLM's CUDA-graph estimate
-    # among them: the latest release captures vLLM's default 51 PIECEWISE and 35 FULL sizes, charged as the fit
-    # of `vllm.cuda_graphs` over (graphs beyond each mode's first × the 36 layers ÷ 1000); a KV budget of
-    # 8,017,009,347 − (ceil(0.95 × 85,417,394,755) − ceil(0.95 × 84,986,665,370)) = 7,607,816,431 B; the latest
-    # release samples with FlashInfer's top-k/top-p on the A100's compute capability 8.0 (vllm#40376,
-    # sampler_path.py), so the activation fit's copies of the logits beyond one, (coefficient − 1) × 256 seqs ×
-    # 201,088 × 4 B, come off the activation and add to it: 8,039,614,206 B at 589,824 B per block: 13,630 blocks,
-    # int(13,630 / 8,329 × 131,072) tokens
+    # vLLM's default) = 8,329 of the blocks the clean prediction leaves: ceil(0.95 × CUDA's total), CUDA's total
+    # measured as NVML v2 reports it (81,920 MiB less the 557 MiB reserved, the fake's fb-memory-observations.csv
+    # figures: `gpus.engine_visible_total`), less the weights — the checkpoint's (`_gpt_oss_120b_book`), the
+    # padding vLLM's Marlin MXFP4 backend builds on an SM 8.0 GPU (weights_built.py: every expert padded from
+    # 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a scale byte per 32, over 36 layers × 128 experts × 3
+    # matrices), and beside the book the rope's cos/sin cache every vLLM rank holds (131,072 positions × 64 rotary
+    # dims in float32 for gpt-oss; Marlin repacks in place, so nothing else beside) — and the runtime terms: the
+    # activation fit `vllm.activation.v17` (tests/calibrated_figures.py: the dummy run's 1,024 × 2,880 bf16 hidden
+    # states, 256 seqs × 201,088 float32 logits, the MoE transient of 1,024 tokens × 4 experts × (3 × 2,880 +
+    # 2,880) × 2 B), non-torch memory (`vllm.non_torch.v18`, TP 1: no all-reduce) and the CUDA-graph estimate (the
+    # latest release captures vLLM's default 51 PIECEWISE and 35 FULL sizes, charged as the fit of
+    # `vllm.cuda_graphs` over graphs beyond each mode's first × the 36 layers ÷ 1000); the latest release samples
+    # with FlashInfer's top-k/top-p on the A100's compute capability 8.0 (vllm#40376, sampler_path.py), so the
+    # activation fit's copies of the logits beyond one, (coefficient − 1) × 256 seqs × 201,088 × 4 B, come off the
+    # activation: at the fits of 53c086c0 8,738,974,561 B of KV, 14,816 blocks of 589,824 B, 233,156 tokens
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     rope_cache = 131_072 * 64 * 4
     [padding_row] = [row for row in vllm.ledger.ranks[0].weights.rows if row.component == "expert_padding"]
     assert padding_row.bytes == marlin_padding == 5_504_827_392
     assert vllm.ledger.measured.calibrated.weights_extra_bytes == rope_cache == 33_554_432
+    assert vllm.ledger.weights_bytes == _gpt_oss_120b_book(1) + marlin_padding + rope_cache == 70_787_197_568
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 34) * 36 / 1000) * GIB)
+    activation = vllm_activation_bytes("v17", seqs=256, vocab=201_088, tokens=1_024, hidden=2_880,
+                                       mlp_width=4 * (3 * 2_880 + 2_880), moe=True)  # fmt: skip
     flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 256 * 201_088 * 4)
-    assert flashinfer == 431_797_775
-    assert abs(vllm.ledger.measured.calibrated.non_kv_bytes - (graphs + 1_114_421_682 - flashinfer + 270_784_803)) <= 1
-    assert (7_607_816_431 + flashinfer) // 589_824 == vllm.ledger.engine.num_blocks == 13_630
-    assert vllm.ledger.token_capacity == 13_630 * 131_072 // 8_329 == 214_492
+    non_torch = round(VLLM_FITS["vllm.non_torch.v18"].coefficients[0] * GIB)
+    runtime = graphs + activation - flashinfer + non_torch
+    assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime
+    cuda_total = (81_920 - 557) * MIB
+    budget = math.ceil(0.95 * cuda_total) - vllm.ledger.weights_bytes - runtime
+    assert budget // 589_824 == vllm.ledger.engine.num_blocks
+    assert vllm.ledger.token_capacity == vllm.ledger.engine.num_blocks * 131_072 // 8_329
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own 214,492)
-    assert rank.predicted.token_capacity == vllm.ledger.token_capacity == 214_492
+    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own)
+    assert rank.predicted.token_capacity == vllm.ledger.token_capacity
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
+
+
+def _gpt_oss_120b_book(tp: int) -> int:
+    """gpt-oss-120b's checkpoint on one rank at TP `tp`, by hand from its config (tests/data/configs/
+    openai--gpt-oss-120b.json: hidden 2,880, 36 layers, 64 heads and 8 KV heads of 64, 128 experts of intermediate
+    2,880, vocab 201,088): the embedding and the LM head, each 201,088 ÷ tp × 2,880 bf16; per layer the QKV
+    projection and its bias ((4,096 + 2 × 512) ÷ tp rows), o_proj and its whole bias, the attention sinks (64 ÷ tp),
+    two norms, the router and its bias in bf16, the experts' w13 and w2 in MXFP4 (4 bits and a scale byte per 32)
+    with their bf16 biases; the final norm."""
+    q, kv = 4_096 // tp, 512 // tp
+    layer = ((q + 2 * kv) * (2_880 + 1) + 2_880 * q + 2_880 + 64 // tp + 2 * 2_880 + 128 * 2_880 + 128) * 2
+    experts = 128 * 3 * (2_880 // tp) * 2_880 * (4 + 8 / 32) / 8 + 128 * (2 * 2_880 // tp + 2_880) * 2
+    return int(2 * 201_088 // tp * 2_880 * 2 + 36 * (layer + experts) + 2_880 * 2)
 
 
 def test_ledgers_are_predicted_once_per_model_and_settings() -> None:
@@ -187,22 +206,21 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # float32 expert biases in place of the book's bf16 ones (w13's eighth and its padded rows, w2's whole, as the
     # engines' meta-built w2_weight_bias [128, 2880]): 14,499,840 B a layer (vllm/weights_held.py); together
     # 36 × 28,612,608 = 1,030,053,888 B; with the router's bias bf16 (mlp.router.bias [128] bfloat16, as the
-    # engines build it) the book, these, CUDA graphs at the 2 GiB once assumed and the native sampler's copies of the
-    # logits take 14,371,009,316 B of ceil(0.95 × CUDA's H100 total) (no refit since c1bed684 moved them: at the H100
-    # fit of then, 79.18803 GiB, they left 66,405,115,467 B; the committed fit, tests/calibrated_figures.py), before vLLM's non-torch
-    # memory; from v0.18 at TP > 1 that is FlashInfer's all-reduce + RMSNorm fusion workspace (fusion_workspace.py:
-    # min(1 MiB ÷ (2,880 × 2 B), 1,024) = 182 tokens at TP 8, the one-shot buffer, the barrier flags and the three
-    # Lamport buffers each with its 2,048 B signal pad rounded to 2 MiB: 8 + 2 + 24 = 34 MiB) and the fit of
-    # `vllm.non_torch.v18` for the rest (0.252188 + 0.379062 GiB with the custom all-reduce): 713,451,110 B, which
-    # leave 65,691,664,357 B; the latest release samples with FlashInfer's top-k/top-p on the
-    # H100 (vllm#40376, sampler_path.py), so the activation fit's copies beyond one, (coefficient − 1) × 1,024
-    # seqs × 201,088 × 4 B, add to it; the
-    # latest release's CUDA-graph estimate is the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and
-    # 51 FULL sizes (1,024 seqs on an H100): (50 + 50) × 36 layers ÷ 1000, which gives back 2 GiB − that fit;
-    # the rope's float32 cos/sin cache on every rank (131,072 positions × 64 dims × 4 B) takes its bytes:
-    # 68,461,676,306 B at 79.18803 GiB, 928,570 blocks of 16 tokens at 73,728 B (928,571 at the 79.18806 GiB of the
-    # refit da524f1c: 0.95 × 0.00003 GiB = 30,601 B more), 8,329 blocks a request (2 batches of
-    # --max-num-batched-tokens 1024 in flight)
+    # engines build it) beside the checkpoint (`_gpt_oss_120b_book`) and the rope's float32 cos/sin cache on every
+    # rank (131,072 positions × 64 dims × 4 B) they take the weights' share of ceil(0.95 × CUDA's total), CUDA's total
+    # measured as NVML v2 reports it (81,559 MiB less the 336 MiB reserved: the fake's nvidia-smi figures,
+    # h100-sxm-8gpu-host-q-d-memory-id0.txt; `gpus.engine_visible_total`). vLLM's non-torch memory from v0.18 at
+    # TP > 1 is FlashInfer's all-reduce + RMSNorm fusion workspace (fusion_workspace.py: min(1 MiB ÷ (2,880 × 2 B),
+    # 1,024) = 182 tokens at TP 8, the one-shot buffer, the barrier flags and the three Lamport buffers each with its
+    # 2,048 B signal pad rounded to 2 MiB: 8 + 2 + 24 = 34 MiB) and the fit of `vllm.non_torch.v18` for the rest
+    # (0.252188 + 0.379062 GiB with the custom all-reduce): 713,451,110 B; the activation fit `vllm.activation.v17`
+    # (tests/calibrated_figures.py: the dummy run's 1,024 × 2,880 bf16 hidden states, 1,024 seqs × 201,088 float32
+    # logits, the MoE transient of 1,024 tokens × 4 experts × (3 × 2,880 ÷ 8 + 2,880) × 2 B) less the copies of the
+    # logits beyond one, (coefficient − 1) × 1,024 seqs × 201,088 × 4 B, as the latest release samples with
+    # FlashInfer's top-k/top-p on the H100 (vllm#40376, sampler_path.py); the latest release's CUDA-graph estimate is
+    # the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and 51 FULL sizes (1,024 seqs on an H100):
+    # (50 + 50) × 36 layers ÷ 1000. At the fits of 53c086c0 935,847 blocks of 16 tokens at 73,728 B, 8,329 blocks a
+    # request (2 batches of --max-num-batched-tokens 1024 in flight)
     experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
     bias_rows = 128 * 2 * (384 - 360) * 2  # w13's padded bias rows in bf16
     padding = experts * (384 - 360) * (4 + 8 / 32) / 8 + bias_rows
@@ -214,15 +232,20 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     assert padding_row.bytes == 36 * padding
     rope_cache = 131_072 * 64 * 4
     assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * held + rope_cache == 555_548_672
+    weights = _gpt_oss_120b_book(8) + 36 * (padding + held) + rope_cache
+    assert view.ledger.weights_bytes == weights == 9_266_716_352
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 50) * 36 / 1000) * GIB)
+    activation = vllm_activation_bytes("v17", seqs=1_024, vocab=201_088, tokens=1_024, hidden=2_880,
+                                       mlp_width=4 * (3 * 2_880 / 8 + 2_880), moe=True)  # fmt: skip
     flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 1_024 * 201_088 * 4)
     non_torch_fit = VLLM_FITS["vllm.non_torch.v18"].coefficients
     workspace = (8 + 2 + 24) << 20  # FlashInfer's fusion workspace at TP 8 (182 tokens × 2,880)
     non_torch = round((non_torch_fit[0] + non_torch_fit[1]) * GIB) + workspace
     assert non_torch == 713_451_110
-    left = math.ceil(0.95 * H100_CUDA_TOTAL_BYTES) - 14_371_009_316
-    budget = left - non_torch + 2 * GIB - graphs - rope_cache + flashinfer
+    runtime = activation - flashinfer + non_torch + graphs
+    assert view.ledger.measured.calibrated.non_kv_bytes == runtime
+    budget = math.ceil(0.95 * (81_559 - 336) * MIB) - weights - runtime
     blocks = budget // 73_728
     assert view.ledger.engine.num_blocks == blocks
     assert len(view.ranks) == 8 and view.ledger.token_capacity == blocks * 131_072 // 8_329

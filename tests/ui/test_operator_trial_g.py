@@ -9,6 +9,7 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Input
 
+from tests.calibrated_figures import GIB, H100_CUDA_TOTAL_BYTES, sglang_context_bytes
 from tests.ui.conftest import wait_for
 from tests.ui.test_planner import open_planner, retype, shown
 
@@ -28,17 +29,21 @@ async def test_a_layout_error_names_the_field_and_not_the_model_file(make_app, h
 
 async def test_a_share_that_leaves_less_than_the_engines_reserve_is_said_at_risk_in_the_status(make_app, healthy_snapshot):
     """SGLang 0.5.9 keeps pre-load × (1 − its automatic share) for CUDA graphs and activations (docs/engines/sglang.md
-    §5; engines/sglang/budget.py `needed`): the share unrounded is (81,559 − 14,848 MiB) ÷ 81,559 MiB, so on the fake
-    node's pre-load (82,735,722,401 B, tests/ui/test_planner.py's hand arithmetic) it keeps 82,735,722,401 × 14,848 ÷
-    81,559 = 15,062,224,969 B = 14.03 GiB; at --mem-fraction-static 0.99 the reserve is 82,735,722,401 × 0.01 =
-    827,357,224 B = 0.77 GiB, below it: the fits row says 'at risk', and so does the status line an 80×24 screen
-    shows (the ✗ line under the per-rank rows is below the fold there)."""
+    §5; engines/sglang/budget.py `needed`), the share as SGLang rounds it, round((81,559 − 14,848 MiB) ÷ 81,559, 3) =
+    0.818; the fake node's pre-load is CUDA's H100 total less SGLang's TP 8 context, both the committed fits
+    (tests/calibrated_figures.py; the fake's ledger is solved on the fit, not on its GPUs' NVML v2 total): at the fits
+    of 53c086c0 82,730,317,185 B, which keeps 15,056,917,728 B = 14.02 GiB (14.03 at the fits before); at
+    --mem-fraction-static 0.99 the reserve is pre-load × 0.01 = 0.77 GiB, below it: the fits row says 'at risk', and
+    so does the status line an 80×24 screen shows (the ✗ line under the per-rank rows is below the fold there)."""
+    pre_load = H100_CUDA_TOTAL_BYTES - sglang_context_bytes(8)
+    kept, reserve = round(pre_load * (1 - 0.818)), round(pre_load * 0.01)
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-memory_fraction", "0.99")
         said = shown(screen, "#plan-error")
-        assert said.startswith("✓ valid input, but at risk: runtime reserve 0.77 GiB < 14.03 GiB the engine keeps")
+        assert said.startswith(f"✓ valid input, but at risk: runtime reserve {reserve / GIB:.2f} GiB < "
+                               f"{kept / GIB:.2f} GiB the engine keeps")  # fmt: skip
         assert "✓ valid: edit any field" not in said
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 8 --mem-fraction-static 0.99"
         await retype(pilot, "#plan-memory_fraction", "0.8")  # a reserve above the engine's: no risk, plain valid

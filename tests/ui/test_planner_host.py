@@ -19,6 +19,7 @@ from kvtop.domain.launch import parse_flags
 from kvtop.sources.hub import load_model
 from kvtop.ui.planning import field_texts, plan
 from kvtop.ui.widgets.plan_result import outcome_table
+from tests.test_cli_plan_host import AT_070_TOKENS
 from tests.ui.fakes import LLAMA_70B_CONFIG
 from tests.ui.test_planner import TP8_TOKENS, open_planner, shown
 
@@ -68,14 +69,14 @@ async def test_the_desktop_field_moves_the_low_end_as_plan_desktop_does(
 def test_the_planner_says_a_start_refused_at_the_assumed_host_share() -> None:
     """Llama-3.1-8B under vLLM on a GB10 (119.70 GiB = 128,527,106,048 B): 0.92 asks ceil(0.92 × T) =
     118,244,937,565 B free, the host is assumed to leave T − round(0.2934 × T) = 90,817,253,134 B; 0.70 asks
-    89,968,974,234 B and starts (the CLI's figures: tests/test_cli_plan_host.py), 546,528 tokens per rank."""
+    89,968,974,234 B and starts (the CLI's figures: tests/test_cli_plan_host.py, AT_070_TOKENS by hand)."""
     settings = parse_flags("vllm", ["--model", "llama-3.1-8b"])
     total = 128_527_106_048
     outcome = plan(load_model("llama-3.1-8b"), settings, field_texts(settings), gpu_total_bytes=total, gpu_name="GB10")
     assert outcome.after_plan is not None and outcome.after_plan.refused_at_centre
     table = outcome_table(outcome, None).plain
     assert "✗ refused at the assumed host share: vLLM asks 0.92 × 119.70 GiB = 110.12 GiB free at its start" in table
-    assert "--gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank" in table
+    assert f"--gpu-memory-utilization 0.7 starts there: {AT_070_TOKENS:,} tokens per rank" in table
     fits = next(line for line in table.splitlines() if line.startswith("fits"))
     assert fits.split()[-1] == "refused"
     fresh = next(line for line in table.splitlines() if line.startswith("fresh start"))
