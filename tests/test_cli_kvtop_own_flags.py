@@ -27,8 +27,8 @@ def _kvtop(*args: str) -> subprocess.CompletedProcess[str]:
 def test_help_lists_it_as_kvtops_not_among_lmdeploys_spellings() -> None:
     lines = engine_flags_help().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("  LMDeploy (--engine lmdeploy):"))
-    own = next(i for i, line in enumerate(lines) if "kvtop's own, not the engine's" in line)
-    assert start < own
+    # the first "kvtop's own" line after LMDeploy's heading (vLLM lists its own --llm-class earlier)
+    own = next(i for i, line in enumerate(lines) if i > start and "kvtop's own, not the engine's" in line)
     assert not any("--turbomind-workspace" in line for line in lines[start:own])  # not LMDeploy's spelling
     assert "--turbomind-workspace (the model path is a TurboMind workspace)" in lines[own]
 
