@@ -32,10 +32,14 @@ def test_an_unknown_theme_in_the_file_names_the_file_and_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], view: list[str]
 ) -> None:
     err, config = _error(tmp_path, capsys, 'theme = "neon"\n', *view)
-    assert err == f"kvtop: error: theme: unknown theme 'neon' (kvtop's: dark, light, high-contrast) in {config}"
+    assert (
+        err == f"kvtop: error: theme: unknown theme 'neon' (kvtop's: dark, light, high-contrast) in {config}"
+    )
 
 
-def test_an_unknown_theme_given_as_the_flag_is_still_the_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_theme_given_as_the_flag_is_still_the_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     err, _ = _error(tmp_path, capsys, 'theme = "dark"\n', "--demo", "--theme", "neon")
     assert err == "kvtop: error: --theme: unknown theme 'neon' (kvtop's: dark, light, high-contrast)"
 
@@ -53,6 +57,8 @@ def test_interval_is_read_as_the_help_names_it(tmp_path: Path, capsys: pytest.Ca
     assert "interval_s = 3.0" in config.read_text(encoding="utf-8") and store.load().interval_s == 3.0
 
 
-def test_a_key_kvtop_has_not_says_which_keys_there_are(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_key_kvtop_has_not_says_which_keys_there_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     err, config = _error(tmp_path, capsys, "refresh = 2\n", "--demo")
     assert err == f"kvtop: error: refresh: not a kvtop setting (it reads {KEYS}) in {config}"

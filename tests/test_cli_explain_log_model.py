@@ -30,8 +30,13 @@ def test_a_log_path_not_on_this_machine_is_the_logs_not_a_flag(capsys: pytest.Ca
 
 
 def test_a_given_model_path_is_still_named_as_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["explain", str(SGLANG_C01), "--model", "/nowhere/config.json", "--no-calibration-store"]) == 2
-    assert capsys.readouterr().err.strip() == "kvtop: error: --model: config file not found in /nowhere/config.json"
+    assert (
+        main(["explain", str(SGLANG_C01), "--model", "/nowhere/config.json", "--no-calibration-store"]) == 2
+    )
+    assert (
+        capsys.readouterr().err.strip()
+        == "kvtop: error: --model: config file not found in /nowhere/config.json"
+    )
 
 
 def test_a_hub_id_out_of_reach_offers_no_preset_of_another_model(
