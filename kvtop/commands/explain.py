@@ -164,6 +164,10 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         model = load_model(settings.model, family=args.model_family, deadline_s=hub_deadline(args))
     except UnsupportedModelError as err:  # the log is still read: its figures and a refused start
         result = explain_unsolved(log, settings, str(err), version)
+    except InputError as err:
+        if args.model or settings.model != log.model_path or err.field != "--model":
+            raise
+        raise _log_model_unreadable(settings.model, err, args.log) from None
     else:
         request = ExplainRequest(
             log=log, model=model, settings=settings, gpu_total_bytes=gpu_total, gpu_name=gpu_name, given=given,
@@ -178,6 +182,23 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         print_text(explanation_text(result, findings, args.log))
     _remember_start(args, result, log.first_date)
     return 0
+
+
+def _log_model_unreadable(model_ref: str, err: InputError, log_path: str) -> InputError:
+    """The model the log names cannot be read here (a path of the engine's host, a hub out of reach): said as
+    the log's, with how to pass --model, never as a --model the operator did not give."""
+    from kvtop.sources.hub import CONFIG_NOT_FOUND, nearest_preset
+
+    if err.detail == CONFIG_NOT_FOUND:
+        preset = nearest_preset(model_ref)
+        other = f"a preset ({preset}: that family and size)" if preset else "a preset"
+        return InputError(
+            f"names the model {model_ref}, which is not on this machine: pass --model with its folder or "
+            f"config.json here, {other}, or its hub id",
+            field="log",
+            source=log_path,
+        )
+    return InputError(f"names the model {model_ref}: {err.detail}", field="log", source=log_path)
 
 
 #: What explain says when the log measured no term a plan of the launch estimates (the store is left as it was).

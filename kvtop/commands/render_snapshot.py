@@ -237,8 +237,9 @@ def _engine_rows(view: EngineView) -> list[str]:
 
 
 def _largest(waterfall: CapacityWaterfall | None) -> str:
-    """'other processes −128,660 (GPU 3, pid 4242)' for the term that costs the most, else '—'."""
-    term = waterfall.largest_loss if waterfall else None
+    """'other processes −128,660 (GPU 3, pid 4242)' for the term that costs the most, else the one that adds
+    the most ('engine vs prediction +97,664'), else '—'."""
+    term = waterfall.largest_change if waterfall else None
     return "—" if term is None else term.describe()
 
 

@@ -38,7 +38,7 @@ def build_source(args: argparse.Namespace) -> SnapshotSource:
 
 def run_tui(args: argparse.Namespace) -> int:
     """Run the app until the operator quits; the exit status is the app's return code (0)."""
-    from kvtop.commands.tui_settings import interval_of, preferences_store
+    from kvtop.commands.tui_settings import interval_of, preferences_store, theme_named_where_given
     from kvtop.sources.hub import load_model
     from kvtop.ui.app import KvtopApp
     from kvtop.ui.heap import settle_heap
@@ -55,14 +55,15 @@ def run_tui(args: argparse.Namespace) -> int:
     simulated = _is_demo(source)
     torch_missing = importlib.util.find_spec("torch") is None
     probe_runner = None if read_only or torch_missing else _probe_runner
-    app = KvtopApp(
-        source, load_model, theme=getattr(args, "theme", None) or preferences.theme, read_only=read_only,
-        interval_s=interval, probe_runner=probe_runner, probe_simulated=simulated,
-        probe_unavailable=NO_TORCH if torch_missing and not read_only else None,
-        signal_sender=None if read_only else _signal_sender(source, simulated),
-        preferences=preferences, preferences_store=store,
-        node_measures=() if simulated else _node_measures(args),
-    )  # fmt: skip
+    with theme_named_where_given(args, store):
+        app = KvtopApp(
+            source, load_model, theme=getattr(args, "theme", None) or preferences.theme, read_only=read_only,
+            interval_s=interval, probe_runner=probe_runner, probe_simulated=simulated,
+            probe_unavailable=NO_TORCH if torch_missing and not read_only else None,
+            signal_sender=None if read_only else _signal_sender(source, simulated),
+            preferences=preferences, preferences_store=store,
+            node_measures=() if simulated else _node_measures(args),
+        )  # fmt: skip
     settle_heap()
     app.run()
     return app.return_code or 0

@@ -16,7 +16,7 @@ from kvtop.domain.ports import ClusterReaderPort, SnapshotSource
 def run_cluster_tui(args: argparse.Namespace) -> int:
     """Run the cluster app until the operator quits; the exit status is the app's return code (0)."""
     from kvtop.cli_args import check_env_token
-    from kvtop.commands.tui_settings import interval_of, preferences_store
+    from kvtop.commands.tui_settings import interval_of, preferences_store, theme_named_where_given
     from kvtop.sources.hub import load_model
     from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, ClusterReader, PrometheusClient
     from kvtop.sources.prometheus_access import TOKEN_ENV, load_token
@@ -24,7 +24,8 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
     from kvtop.ui.cluster_app import ClusterApp
     from kvtop.ui.heap import settle_heap
 
-    preferences = preferences_store(args).load()
+    store = preferences_store(args)
+    preferences = store.load()
     interval = interval_of(args, preferences)
     stale_after_s = float(getattr(args, "stale_after", None) or DEFAULT_STALE_AFTER_S)
     timeout_s = float(getattr(args, "timeout", None) or 5.0)  # each refresh's deadline, every query within it
@@ -48,10 +49,11 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
         return PrometheusNodeSource(client, name, stale_after_s=stale_after_s)
 
     try:
-        app = ClusterApp(
-            reader, node_source, load_model,
-            theme=getattr(args, "theme", None) or preferences.theme, interval_s=interval, label=client.shown_url,
-        )  # fmt: skip
+        with theme_named_where_given(args, store):
+            app = ClusterApp(
+                reader, node_source, load_model,
+                theme=getattr(args, "theme", None) or preferences.theme, interval_s=interval, label=client.shown_url,
+            )  # fmt: skip
         settle_heap()
         app.run()
     finally:

@@ -5,6 +5,8 @@ the settings file `--config` names and the refresh interval. Apart from both, so
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,3 +33,15 @@ def interval_of(args: argparse.Namespace, preferences: Preferences) -> float:
     if below_refresh_floor(interval):  # both readers refuse it already; checked again where the two meet
         raise InputError(f"{REFRESH_FLOOR} (got {interval:g})", field="--interval")
     return interval
+
+
+@contextmanager
+def theme_named_where_given(args: argparse.Namespace, store: PreferencesFile) -> Iterator[None]:
+    """An unknown theme (the app refuses it as `--theme`) is named where it came from: `--theme` when given,
+    else the settings file's `theme` key, with the file."""
+    try:
+        yield
+    except InputError as err:
+        if err.field != "--theme" or getattr(args, "theme", None):
+            raise
+        raise InputError(err.detail, field="theme", source=store.location) from None

@@ -23,12 +23,15 @@ from kvtop.domain.diagnose_findings import (
     Rule,
     Severity,
 )
-from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.observe import GpuProcess
-from kvtop.domain.wording import gib, whole_gpus
+from kvtop.domain.wording import gib, signed, whole_gpus
 
 #: What the sentence says when no finding is a fault (advice aside).
 ALL_CLEAR = "nothing lost to a fault: every rank holds what its plan predicts"
+#: How far an engine's own token figure may sit from kvtop's prediction (with every measured cause) before the
+#: answer says the plan is off rather than that every rank holds it (issue #27's target: within 2 %).
+PLAN_MISS_FRACTION = 0.02
 #: ...and when no engine there has a plan (none runs, or none has a ledger: a GPU-only node of the cluster read
 #: from DCGM, an engine seen only through its own metrics, a node between engines): saying every rank holds its plan would claim a check never made.
 NO_ENGINE = "no engine rank here has a plan to check it against: nothing was diagnosed"
@@ -64,9 +67,64 @@ def incident(snapshot: NodeSnapshot, findings: Sequence[Finding]) -> IncidentAns
     if not faults:
         # an engine with no ledger has no plan its ranks were checked against
         planned = any(view.ledger is not None for view in snapshot.engines)
-        return IncidentAnswer(severity=None, forms=(ALL_CLEAR if planned else NO_ENGINE,))
+        if not planned:
+            return IncidentAnswer(severity=None, forms=(NO_ENGINE,))
+        miss = _plan_miss(snapshot)
+        return IncidentAnswer(severity=None, forms=(ALL_CLEAR,) if miss is None else _miss_forms(*miss))
     worst = min(faults, key=lambda f: SEVERITY_ORDER[f.severity])
     return IncidentAnswer(severity=worst.severity, forms=_forms(snapshot, worst))
+
+
+def _plan_miss(snapshot: NodeSnapshot) -> tuple[EngineView, RankView] | None:
+    """The rank whose engine figure is furthest from kvtop's prediction with every measured cause, where that is
+    more than `PLAN_MISS_FRACTION` of it (a token gap no byte names: the plan is off, not the node)."""
+    misses = [
+        (view, rank)
+        for view in snapshot.engines
+        for rank in view.ranks
+        if rank.capacity is not None and abs(rank.capacity.plan_miss_fraction) > PLAN_MISS_FRACTION
+    ]
+    return max(misses, key=_miss_size) if misses else None
+
+
+def _miss_size(miss: tuple[EngineView, RankView]) -> float:
+    capacity = miss[1].capacity
+    return abs(capacity.plan_miss_fraction) if capacity is not None else 0.0
+
+
+def _assumed(view: EngineView) -> str:
+    """'; its plan assumes a 3.00 GiB CUDA context and a 2.50 GiB runtime reserve' where it does (no engine
+    figure measured them: the likeliest place of the miss), else ''."""
+    figures = view.ledger.measured.calibrated if view.ledger is not None else None
+    if figures is None:
+        return ""
+    terms = []
+    if figures.context_source == "assumed" and figures.context_bytes:
+        terms.append(f"a {gib(figures.context_bytes)} CUDA context")
+    if figures.non_kv_source == "assumed" and figures.non_kv_bytes:
+        terms.append(f"a {gib(figures.non_kv_bytes)} runtime reserve")
+    return f"; its plan assumes {' and '.join(terms)}" if terms else ""
+
+
+def _miss_forms(view: EngineView, rank: RankView) -> tuple[str, ...]:
+    """'nothing lost to a fault, but kvtop's plan is off: GPU 0 (trtllm:43000) holds 1,448,640 tokens, +97,664
+    (+7.2 %) against its plan, and no cause kvtop can name (engine vs prediction); its plan assumes …', then
+    shorter forms."""
+    waterfall = rank.capacity
+    assert waterfall is not None  # only a rank with a waterfall misses its plan
+    share = f"{waterfall.plan_miss_fraction:+.1%}".replace("-", "−").replace("%", " %")
+    gap = f"{signed(waterfall.actual_tokens - waterfall.explained_tokens)} ({share})"
+    where = f"GPU {rank.gpu_index} ({rank.engine_id})"
+    whole = (
+        f"nothing lost to a fault, but kvtop's plan is off: {where} holds {waterfall.actual_tokens:,} tokens, "
+        f"{gap} against its plan, and no cause kvtop can name (engine vs prediction)"
+    )
+    return _unique(
+        whole + _assumed(view),
+        whole,
+        f"no fault, but kvtop's plan is off: {where} {gap} tokens against its plan",
+        f"no fault; plan off {gap}",
+    )
 
 
 def incident_answer(snapshot: NodeSnapshot, findings: Sequence[Finding]) -> tuple[Severity | None, str]:

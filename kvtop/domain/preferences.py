@@ -8,7 +8,7 @@ the file for the run they are given (`--theme`, `--interval`); what the operator
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, field_validator
 from pydantic_core import PydanticCustomError
 
 from kvtop.domain.refresh import REFRESH_FLOOR, below_refresh_floor
@@ -20,12 +20,13 @@ OPTIONAL_COLUMNS = ("vitals", "history")
 class Preferences(BaseModel):
     """Unset (None) fields take kvtop's defaults."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     theme: str | None = Field(default=None, max_length=64)
     sort: str | None = Field(default=None, max_length=64)  # a sort's name as the legend says it
     reverse_sort: StrictBool = False
-    interval_s: float | None = Field(default=None, le=3600)  # at least MIN_REFRESH_SECONDS
+    # at least MIN_REFRESH_SECONDS; `interval` (the name --interval and --help use) is read as it too
+    interval_s: float | None = Field(default=None, le=3600, validation_alias=AliasChoices("interval_s", "interval"))
     hidden_columns: tuple[str, ...] = ()  # of OPTIONAL_COLUMNS
 
     @field_validator("interval_s")

@@ -84,6 +84,7 @@ class _State:
         self.first_date: str | None = None
         self.failures: list[tuple[RankTuple, str]] = []
         self.ready = False  # the server said it is up: errors after this are not a refused start
+        self.read_a_value = False  # some line other than a launch command was recognised
 
     def count(self, engine: EngineId) -> None:
         """One more line recognised as `engine`'s."""
@@ -368,6 +369,7 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
             continue
         _server_ready(line, state)
         if _read(line, state) | _failure(line, state):
+            state.read_a_value = True
             lines_parsed += used
         elif engine_line.search(line):
             unrecognised += 1
@@ -379,9 +381,11 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
         for rank, fields in sorted(ranks.items(), key=_rank_order)
         if any(fields.values())
     )
+    if not state.read_a_value:  # launch commands alone (a README quoting one) are no engine's startup log
+        state.hits = dict.fromkeys(state.hits, 0)
     return EngineLog(
         source=source,
-        engine=_detected(state),
+        engine=_detected(state) if state.read_a_value else None,
         engine_version=facts.engine_version,
         engine_version_line=facts.engine_version_line,
         first_date=state.first_date,

@@ -3,8 +3,8 @@
 The only importer of huggingface_hub. Offline first: the local cache is tried before the
 network, and `HF_HUB_OFFLINE=1` is honoured. A hub that cannot be reached is known within
 `HUB_REACH_DEADLINE_S` (one HEAD request, on a daemon thread so that not even a DNS lookup can
-hold the answer, and no retries), and the error names the nearest preset, a local config path
-and HF_HUB_OFFLINE=1. With the hub reachable, the checkpoint's exact bytes come from its
+hold the answer, and no retries), and the error names the preset of that model (same family and
+size, if one is bundled), a local config path and HF_HUB_OFFLINE=1. With the hub reachable, the checkpoint's exact bytes come from its
 safetensors headers over HTTP range requests (huggingface_hub's `get_safetensors_metadata`),
 never from the weights; a local checkpoint folder's headers are read from disk (the 8-byte
 length and the JSON header only). Every header is validated (`domain.safetensors_header`).
@@ -130,6 +130,7 @@ def _model_name(path: Path) -> str:
 MISTRAL_PARAMS = "params.json"  # a Mistral-format checkpoint's config (vLLM --config-format mistral)
 NO_FOLDER_CONFIG = "has no config.json (nor Mistral's params.json)"
 NO_CONFIG = f"{NO_FOLDER_CONFIG} on the hub"
+CONFIG_NOT_FOUND = "config file not found"
 
 
 def load_params_file(path: Path, name: str | None = None, *, family: str | None = None) -> ModelSpec:
@@ -183,7 +184,7 @@ def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_D
     if "/" not in ref and preset.is_file():
         return load_config_file(preset, name=ref, family=family)
     if ref.endswith(".json") or ref.startswith((".", "/", "~")):
-        raise InputError("config file not found", field="--model", source=ref)
+        raise InputError(CONFIG_NOT_FOUND, field="--model", source=ref)
     if ref.count("/") == 1:
         return _from_hub(ref, family, time.monotonic() + deadline_s)
     raise InputError(
@@ -193,30 +194,50 @@ def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_D
     )
 
 
-def nearest_preset(repo_id: str) -> str | None:
-    """The preset sharing most name parts with the repo (Qwen/Qwen3-235B-A22B-2507 → qwen3-235b-a22b).
+_SIZE_PART = re.compile(r"\d+(?:x\d+)?[bm]")  # a name part that states a size: 235b, 8b, 8x7b, 500m
 
-    Parts are the name split at - _ . ; a preset must share its first part (the family) with one of
-    the repo name's first two (Meta-Llama-3-70B) to count.
+
+def _family_and_size(parts: list[str]) -> tuple[list[str], str | None]:
+    """A name's parts before its size part, and that part (None, with all the parts, when none states a size)."""
+    at = next((n for n, part in enumerate(parts) if _SIZE_PART.fullmatch(part)), None)
+    return (parts, None) if at is None else (parts[:at], parts[at])
+
+
+def nearest_preset(repo_id: str) -> str | None:
+    """The preset of the repo's own family and size (Qwen/Qwen3-235B-A22B-2507 → qwen3-235b-a22b), else None.
+
+    Parts are the name split at - _ . ; a preset counts only when it states the repo's size and the repo's
+    parts before its size end with the preset's (Meta-Llama-3-70B → llama-3-70b; Llama-3.1-70B, another
+    release, gets none), or, when neither states a size, every preset part is the repo's (deepseek-v3).
+    Qwen/Qwen3-32B gets no preset rather than qwen3-235b-a22b (another size, another architecture). Among
+    those that count, the one sharing most parts, then with fewest parts the repo lacks.
     """
-    parts = re.split(r"[-_.]", repo_id.rsplit("/", 1)[-1].lower())
-    best: tuple[int, float, str] | None = None
+    ours = re.split(r"[-_.]", repo_id.rsplit("/", 1)[-1].lower())
+    family, size = _family_and_size(ours)
+    best: tuple[int, int, str] | None = None
     for preset in preset_names():
         theirs = re.split(r"[-_.]", preset)
-        if theirs[0] not in parts[:2]:
+        their_family, their_size = _family_and_size(theirs)
+        if their_size != size:
             continue
-        score = (len(set(parts) & set(theirs)), -len(set(theirs) - set(parts)), preset)
+        same = set(theirs) <= set(ours) if size is None else family[len(family) - len(their_family) :] == their_family
+        if not same or not their_family:
+            continue
+        score = (len(set(ours) & set(theirs)), -len(set(theirs) - set(ours)), preset)
         best = score if best is None or score > best else best
     return best[2] if best else None
 
 
 def _offline_hints(repo_id: str, *, offline: bool = False) -> str:
-    """What to use instead: the nearest preset, a local config, and (unless set) HF_HUB_OFFLINE=1."""
+    """What to use instead: the preset of the same family and size (if one is bundled), a local config,
+    and (unless set) HF_HUB_OFFLINE=1; a preset of another model is never offered."""
     preset = nearest_preset(repo_id)
-    nearest = (
-        f"--model {preset} (the nearest preset)" if preset else f"a preset ({', '.join(preset_names())})"
-    )
     local = f"--model ./{repo_id.rsplit('/', 1)[-1]}/config.json"
+    if preset is None:
+        if offline:
+            return f"use a local config ({local}), or fetch it once with network"
+        return f"use a local config ({local}), or HF_HUB_OFFLINE=1 to read only the cache"
+    nearest = f"--model {preset} (the preset of that model)"
     if offline:
         return f"use {nearest} or a local config ({local}), or fetch it once with network"
     return f"use {nearest}, a local config ({local}), or HF_HUB_OFFLINE=1 to read only the cache"

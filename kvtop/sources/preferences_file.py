@@ -69,7 +69,10 @@ class PreferencesFile:
         except ValidationError as err:
             first = err.errors()[0]
             key = ".".join(str(part) for part in first["loc"]) or "?"
-            raise InputError(f"{first['msg']}", field=key, source=str(self.path)) from None
+            message = first["msg"]
+            if first["type"] == "extra_forbidden":  # say which keys there are, not pydantic's "Extra inputs"
+                message = f"not a kvtop setting (it reads {', '.join(Preferences.model_fields)})"
+            raise InputError(message, field=key, source=str(self.path)) from None
 
     def save(self, preferences: Preferences) -> str | None:
         """Write the file whole (a temporary file renamed over it); None, or why it could not be written."""

@@ -10,7 +10,7 @@ from textual.widget import Widget
 
 from kvtop.domain.diagnose_findings import Severity
 from kvtop.domain.engines.registry import display_names
-from kvtop.domain.incident import NO_ENGINE, incident
+from kvtop.domain.incident import ALL_CLEAR, incident
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState
 from kvtop.domain.pressure import pressure_of
@@ -85,7 +85,8 @@ def answer_line(state: NodeState, width: int | None = None) -> Content:
     found = incident(state.snapshot, state.findings)
     severity = found.severity
     answer = found.sentence if width is None else found.within(max(width - 2, 1))  # after the '▶ ' mark
-    if severity is None and found.sentence == NO_ENGINE:  # no check was made: no ✓ of a check passed
+    # no check was made, or the plan itself is off (a token gap no byte names): no ✓ of a check passed
+    if severity is None and found.sentence != ALL_CLEAR:
         return Content.assemble(("○ ", "bold $text-muted"), (answer, "$text-muted"))
     if severity is None:
         return Content.assemble(("✓ ", "bold $success"), (answer, "$text-muted"))

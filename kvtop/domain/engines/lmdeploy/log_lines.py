@@ -174,7 +174,8 @@ def _engine_config(line: str, facts: LogFacts) -> bool:
         args = _numbers(parse_call_args(line, start + len(name)))
         updated = "updated" in line[:start]
         facts.server_args = {**facts.server_args, **args} if updated else {**args, **facts.server_args}
-        facts.decided(f"backend={backend}")
+        if args:  # a bare `TurbomindEngineConfig(…)` (prose, a docstring) states no backend ran
+            facts.decided(f"backend={backend}")
         return bool(args)
     return False
 
