@@ -105,8 +105,9 @@ def llama_70b_tokens(tp: int, pre_load: int | None = None, fraction: float | Non
 
 def llama_70b_co_tenant_tokens(tp: int, held: int) -> int:
     """Tokens every rank of the demo's Llama-3-70B loses to `held` bytes of another process on one H100: SGLang sizes
-    every rank by the least pre-load free, so the calibrated pool less the pool `held` bytes smaller (each floored)."""
-    return llama_70b_tokens(tp) - llama_70b_tokens(tp, pre_load=sglang_h100_pre_load_bytes(tp) - held)
+    every rank by the least pre-load free, so the pool less the pool `held` bytes smaller (each floored), from the demo
+    node's measured CUDA total (NVML v2), as a live or demo node is planned."""
+    return demo_llama_70b_tokens(tp) - demo_llama_70b_tokens(tp, pre_load=demo_sglang_h100_pre_load_bytes(tp) - held)
 
 
 # --- vLLM V1 (v0.8.0 – v0.16.x: vllm.activation.v1, vllm.non_torch.v1) ---

@@ -123,8 +123,8 @@ def test_the_incident_line_offers_it_and_shortens_by_width() -> None:
         f"--mem-fraction-static 0.83 to win back {alternative.gain_tokens:,} tokens per rank"
     )
     # the demo's co-tenant costs every rank what 6 GiB less pre-load free takes from SGLang's pool (tests/calibrated_
-    # figures.py: 6 GiB × 0.818 ÷ 40,960 B = 128,660.3, the two pools floored to whole tokens; at the committed fits
-    # 1,221,506 clean and 1,092,845 with the co-tenant: 128,661)
+    # figures.py: 6 GiB × 0.818 ÷ 40,960 B = 128,660.3, the two pools floored to whole tokens, from the demo node's
+    # measured CUDA total: 128,660 or 128,661 by where the floors fall)
     lost = llama_70b_co_tenant_tokens(8, 6 * GIB)
     assert 6 * GIB * AUTO / 40_960 - 1 < lost < 6 * GIB * AUTO / 40_960 + 1
     assert tenant.tokens == lost
