@@ -36,13 +36,13 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),
-        coefficients=(0.568475, 0.514536, 0.0, 0.861048), error_bytes=685031869, records=25,
+        coefficients=(0.561845, 0.521586, 0.0, 0.706458), error_bytes=664784166, records=25,
         sources=23, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=772856518, feature_sources=(23, 5, 4, 5),
+        novel_error_bytes=826571499, feature_sources=(23, 5, 4, 5),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=0.9011, records=18, sources=17,
+    engine='sglang', factor=0.845, records=18, sources=17,
 )
 # END FITTED
 
