@@ -110,8 +110,10 @@ def test_sglang_held_out_capacity(weights_logged: bool) -> None:
     """What docs/calibration.md claims for SGLang, held out record by record against the capacity each log printed
     (`KV Cache is allocated. #tokens` / `max_total_num_tokens`): fully blind, 18 records, the median ≤ 2 %, ≥ 90 %
     within 5 % and the interval holding the log in ≥ 90 %; with the logged weights, 14 records, the median ≤ 2 % and
-    every interval holding, 13 of 14 within 5 % (QwQ-32B on 4 × L4 misses: its 0.40 GiB of context, the L4's CUDA
-    total of 22.03–22.04 GiB (gpus.jsonl) less the 21.63 GiB its log left free, is under what the fit gives). The
+    every interval holding, all 14 within 5 % since session 49 (the RTX 5090's CUDA total as Linux hosts print it,
+    gpus.jsonl, moved the context SGLang's RTX 5090 starts observe and so the context fit; QwQ-32B on 4 × L4, whose
+    0.40 GiB of context, the L4's CUDA total of 22.03–22.04 GiB less the 21.63 GiB its log left free, is under what
+    the fit gives, missed before). The
     counts are the records whose log prints a capacity of a model with a config at hand: 13 and 10 until the
     4 × RTX 4090 Qwen3-14B start (file55529353766) printed its weights and its tokens; 14 and 11 until SGLang's
     documentation notebook's Llama-3.1-8B start (sglang-docs-send-request-…, its weights derived from the two free
@@ -123,11 +125,13 @@ def test_sglang_held_out_capacity(weights_logged: bool) -> None:
     within = sum(e <= 0.05 for e in errors)
     assert len(judged) == (14 if weights_logged else 18)
     assert statistics.median(errors) <= 0.02
-    assert within == len(judged) - 1
     assert sum(j.covered for j in judged) >= 0.9 * len(judged)
-    missed = next(j for j in judged if abs(j.error) > 0.05)
-    expected = "file47376055009-qwq-32b-4xl4-tp4" if weights_logged else "my-deepseek-r1-distill-qwen-7b-3090"
-    assert missed.record.id == expected and missed.truth == (46_611 if weights_logged else 105_531)
+    missed = [j for j in judged if abs(j.error) > 0.05]
+    assert within == len(judged) - len(missed)
+    if weights_logged:
+        assert missed == []
+    else:
+        assert [j.record.id for j in missed] == ["my-deepseek-r1-distill-qwen-7b-3090"] and missed[0].truth == 105_531
 
 
 def test_sglang_context_features_are_the_link_the_tp_group_and_blackwell() -> None:
