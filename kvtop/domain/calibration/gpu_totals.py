@@ -59,9 +59,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.H200': LinearTerm(
         key='cuda_total.H200', features=('1 GiB',),
-        coefficients=(139.893333,), error_bytes=171798692, records=3,
-        sources=3, gpus=('H200',),
-        novel_error_bytes=268435531, feature_sources=(3,),
+        coefficients=(139.869951,), error_bytes=171798692, records=4,
+        sources=4, gpus=('H200',),
+        novel_error_bytes=272084550, feature_sources=(4,),
     ),
     'cuda_total.L4': LinearTerm(
         key='cuda_total.L4', features=('1 GiB',),
@@ -99,6 +99,12 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         sources=4, gpus=('RTX5090',),
         novel_error_bytes=515396086, feature_sources=(4,),
     ),
+    'cuda_total.RTX6000ADA': LinearTerm(
+        key='cuda_total.RTX6000ADA', features=('1 GiB',),
+        coefficients=(47.5,), error_bytes=171798692, records=1,
+        sources=1, gpus=('RTX6000ADA',),
+        novel_error_bytes=171798692, feature_sources=(1,),
+    ),
     'cuda_total.RTXPRO6000': LinearTerm(
         key='cuda_total.RTXPRO6000', features=('1 GiB',),
         coefficients=(95.01,), error_bytes=171798692, records=1,
@@ -125,9 +131,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.467012,), error_bytes=438645936, records=16,
+        coefficients=(0.490973,), error_bytes=298898876, records=16,
         sources=16, gpus=(),
-        novel_error_bytes=531703498, feature_sources=(16,),
+        novel_error_bytes=411202384, feature_sources=(16,),
     ),
 }  # fmt: skip
 # END FITTED

@@ -36,13 +36,13 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),
-        coefficients=(0.578455, 0.520331, 0.0, 0.656005), error_bytes=821010434, records=25,
+        coefficients=(0.572084, 0.522576, 0.0, 0.525653), error_bytes=854899285, records=25,
         sources=23, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=1217029833, feature_sources=(23, 5, 4, 6),
+        novel_error_bytes=1071125346, feature_sources=(23, 5, 4, 6),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.2423, records=19, sources=18,
+    engine='sglang', factor=1.3147, records=19, sources=18,
 )
 # END FITTED
 
