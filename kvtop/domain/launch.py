@@ -377,7 +377,9 @@ def parse_flags(
             continue
         if field is None:
             if strict:
-                reason = (_respelled(engine, typed) or _other_engines_flag(engine, typed)
+                # another engine's own spelling first ('--kv-cache-dtype' is SGLang's: TensorRT-LLM's serve takes
+                # --kv_cache_config.dtype, though trtllm-build's --kv_cache_dtype respells it), then a respelling
+                reason = (_other_engines_flag(engine, typed) or _respelled(engine, typed)
                           or _other_engines_flag(engine, spelling))  # fmt: skip
                 raise InputError(
                     reason or f"not a flag of {display_name(engine)} that kvtop knows", field=typed

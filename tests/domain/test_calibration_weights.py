@@ -19,6 +19,7 @@ import pytest
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import CALIBRATED_WEIGHTS_ROW
@@ -65,10 +66,12 @@ def test_dtype_float32_holds_every_tensor_in_four_bytes() -> None:
     assert weights == 2 * LLAMA_8B_BF16_BYTES + 2 * LLAMA_8B_ROPE and source == "calibrated"  # the cache in fp32
     assert weights / GIB == pytest.approx(29.98, rel=0.005)
     # the budget reads it: the plan's KV memory is the BF16 plan's less the 14.96 GiB the cast adds (and the
-    # rope cache's 32 MiB, float32 too)
+    # rope cache's 32 MiB, float32 too), and less the profile run's hidden states growing from 2 to 4 B a value
+    # (vllm.activation.v17's first feature: 8,192 batched tokens × hidden 4,096, times its fitted coefficient)
     bf16 = plan(LLAMA_8B, "H100", "--engine-version", "0.19.0")
     moved = bf16.ledger.engine.kv_budget_bytes - found.ledger.engine.kv_budget_bytes
-    assert moved == pytest.approx(LLAMA_8B_BF16_BYTES + LLAMA_8B_ROPE, abs=GIB // 100)
+    hidden_states = VLLM_FITS["vllm.activation.v17"].coefficients[0] * 8_192 * 4_096 * (4 - 2)
+    assert moved == pytest.approx(LLAMA_8B_BF16_BYTES + LLAMA_8B_ROPE + hidden_states, abs=GIB // 100)
 
 
 def test_quantization_fp8_on_a_bf16_checkpoint_holds_its_matrices_in_one_byte() -> None:

@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from benchmarks.engine_diff.cases import config_path
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, VersionSource
 from kvtop.domain.launch import LaunchSettings, parse_flags
@@ -34,8 +35,7 @@ H100 = 81559 << 20
 
 
 def _model(name: str) -> ModelSpec:
-    path = DIFF / "configs" / f"{name}.json"
-    path = path if path.exists() else CONFIGS / f"{name}.json"
+    path = config_path(name)  # where the harness found it (anywhere under tests/data, by one name)
     return model_from_config(json.loads(path.read_text()), source=str(path))
 
 
@@ -64,12 +64,14 @@ def test_every_launch_the_engines_sized_is_registered_at_that_release() -> None:
     # - session 44 0e869ea0 (issue 26, the flag sweep's harness gaps answered, 176 more): vllm 0.13.0 +92 (Kimi-K2
     #   20, Nemotron-H-56B / Nemotron-3-Nano / InternLM-20B 24 each), sglang 0.5.6.post2 +48 (Kimi-K2, Gemma-3 24
     #   each), sglang 0.5.23 flags +17, vllm 0.33.0 flags +19
+    # - session 49 (c2958e3f, bce3109c, 78f7ff6c: the three GPTQ configs' default grid at TP 1/2/4/8 on sm80, sm90 and
+    #   sm100, 72 rows of which Qwen2.5-7B-GPTQ at TP 8 refuses on 28 heads): vllm 0.33.0 +66
     assert {name: sum(1 for r in json.loads((DIFF / name).read_text())["results"] if r["status"] == "ok")
             for name in RUNS} == {  # fmt: skip
         "sglang-0.5.6.post2.json": 758 + 48, "sglang-0.5.23.json": 868, "sglang-0.5.23.flags.json": 550 + 17,
-        "vllm-0.13.0.json": 726 + 92, "vllm-0.33.0.json": 810 + 44, "vllm-0.33.0.flags.json": 562 + 20 + 19,
+        "vllm-0.13.0.json": 726 + 92, "vllm-0.33.0.json": 810 + 44 + 66, "vllm-0.33.0.flags.json": 562 + 20 + 19,
     }  # fmt: skip
-    assert len(sized) == 806 + 868 + 567 + 818 + 854 + 601  # every fixture's sized rows reach the check below
+    assert len(sized) == 806 + 868 + 567 + 818 + 920 + 601  # every fixture's sized rows reach the check below
     models = {result["config"]: _model(result["config"]) for _, _, result in sized}
     states = {(engine, release, result["config"]): _check(engine, release, models[result["config"]]).state
               for engine, release, result in sized}  # fmt: skip
