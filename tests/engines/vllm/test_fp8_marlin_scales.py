@@ -46,6 +46,14 @@ def test_not_on_fp8_gpus_nor_before_v090() -> None:
     assert marlin_block_scales(older) is None  # fp8.py:182-185: no Marlin for block FP8 yet
 
 
+def test_sm75_from_v0151_only() -> None:
+    """`Fp8Config.get_min_capability`: 80 at v0.13.0 (fp8.py:256), 75 at v0.15.1 (:156) and v0.22.0 (:148)."""
+    t4 = _record().inputs().model_copy(update={"gpu_name": "T4"})
+    found = marlin_block_scales(t4)
+    assert found is not None and found[0] == 62 * _per_layer_at_tp4()
+    assert marlin_block_scales(t4.model_copy(update={"version": ResolvedVersion(text="0.13.0")})) is None
+
+
 def test_the_start_lands_on_its_printed_tokens() -> None:
     """Planned blind (weights from the book): within 1 % of the 244,576 tokens printed (+5.3 % without the rule)."""
     record = _record()

@@ -1,4 +1,5 @@
-"""What vLLM's Marlin path holds of a block-FP8 checkpoint on a GPU without FP8 compute (SM 8.0–8.8).
+"""What vLLM's Marlin path holds of a block-FP8 checkpoint on a GPU without FP8 compute (SM 8.0–8.8; 7.5 too from
+v0.15.1, `FP8_FLOOR_ERAS`).
 
 Below compute capability 8.9 vLLM serves an FP8 checkpoint weight-only through Marlin (W8A16): `Fp8LinearMethod`
 and the FP8 MoE method pick Marlin there (v0.9.0 quantization/fp8.py:179-183, 443-447; v0.13.0 fp8.py:392-400 and
@@ -33,8 +34,14 @@ MARLIN_BLOCK_FP8_ERAS: Eras[bool] = Eras((
     Era("0.9.0", True, "v0.9.0 quantization/utils/marlin_utils_fp8.py:144-153, 252-261: block scales repeated to "
                        "Marlin's group scales in the model's dtype (v0.22.0 :175, 296; v0.33.0 :180, 310)"),
 ))  # fmt: skip
-# FP8 compute from SM 8.9 (`has_device_capability(89)`); Marlin needs SM 8.0
-NATIVE_FP8, MARLIN_MIN = (8, 9), (8, 0)
+# FP8 compute from SM 8.9 (`has_device_capability(89)`)
+NATIVE_FP8 = (8, 9)
+# the least capability vLLM serves an FP8 checkpoint on (`Fp8Config.get_min_capability`); v0.14.x and v0.15.0 not read
+FP8_FLOOR_ERAS: Eras[tuple[int, int]] = Eras((
+    Era("", (8, 0), "v0.9.0 quantization/fp8.py:98 (v0.13.0 :256): get_min_capability 80"),
+    Era("0.15.1", (7, 5), "v0.15.1 quantization/fp8.py:156 (v0.22.0 :148, v0.33.0 :147): get_min_capability 75, "
+                          "FP8 Marlin from SM 7.5 (kernels/linear/scaled_mm/marlin.py, v0.22.0 :36-56)"),
+))  # fmt: skip
 
 
 def marlin_block_scales(inputs: CalibrationInputs) -> tuple[int, str] | None:
@@ -42,7 +49,7 @@ def marlin_block_scales(inputs: CalibrationInputs) -> tuple[int, str] | None:
     rank; None where vLLM keeps the checkpoint's scales (FP8 compute, an older release, another format)."""
     model = inputs.model
     capability = compute_capability(inputs.gpu_name)
-    if model is None or capability is None or not MARLIN_MIN <= capability < NATIVE_FP8:
+    if model is None or capability is None or not FP8_FLOOR_ERAS.at(inputs.version) <= capability < NATIVE_FP8:
         return None
     quant = model.quant
     if quant.method != "fp8" or quant.block is None or quant.mixed or not MARLIN_BLOCK_FP8_ERAS.at(inputs.version):

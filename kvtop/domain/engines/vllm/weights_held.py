@@ -40,7 +40,7 @@ positions × 128 × 2 B = 2.5 GiB a rank (vLLM 0.19.0 at TP 4 printed 53.12 GiB,
 MLA rope part): a partial rotary factor, a second rope (Gemma-3's local one) and Phi-3's long/short pair are
 not in ModelSpec, and each is tens of MiB at most at their position counts.
 
-Block-FP8 checkpoints on SM 8.0–8.8 from v0.9.0 (`weights_fp8_marlin.py`): Marlin's group scales in the model's dtype
+Block-FP8 checkpoints below SM 8.9 from v0.9.0 (`weights_fp8_marlin.py`): Marlin's group scales in the model's dtype
 in place of the checkpoint's float32 block scales, about 1.5 % of the FP8 bytes more.
 
 V0's MLA absorbed matrices (v0.7.1–v0.7.3, `mla_absorbed.py`): W_Q_UK and W_UV_O kept beside the checkpoint's
