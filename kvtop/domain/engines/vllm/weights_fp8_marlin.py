@@ -16,8 +16,9 @@ support block-wise fp8"): the checkpoint's scales stay.
 
 Counted as the book of the checkpoint read as Marlin holds it (group scales of the block's input width, in the model's
 dtype) less the book as stored, over every layer and divided by the pipeline stages: Fp8Config's block FP8 only
-(`quant.method == "fp8"` with a block, one format for every module); per-tensor and per-channel FP8 on Marlin (their
-scales widened to one a column: N × 2 B a matrix) and compressed-tensors' FP8 are not counted.
+(`quant_method: "fp8"` with a `weight_block_size`, one format for every module); per-tensor and per-channel FP8 on
+Marlin (their scales widened to one a column: N × 2 B a matrix), compressed-tensors' and ModelOpt's FP8 are not
+counted.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def marlin_block_scales(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if model is None or capability is None or not FP8_FLOOR_ERAS.at(inputs.version) <= capability < NATIVE_FP8:
         return None
     quant = model.quant
-    if quant.method != "fp8" or quant.block is None or quant.mixed or not MARLIN_BLOCK_FP8_ERAS.at(inputs.version):
+    fp8_config = quant.method == "fp8" and quant.scheme == "fp8"  # Fp8Config (quant_method "fp8"), not CT or ModelOpt
+    if not fp8_config or quant.block is None or quant.mixed or not MARLIN_BLOCK_FP8_ERAS.at(inputs.version):
         return None
     grouped = quant.model_copy(update={"block": None, "group_size": quant.block[1], "scale_bytes": model.dtype_bytes})
     marlin = model.model_copy(update={"quant": grouped})
