@@ -40,6 +40,9 @@ positions × 128 × 2 B = 2.5 GiB a rank (vLLM 0.19.0 at TP 4 printed 53.12 GiB,
 MLA rope part): a partial rotary factor, a second rope (Gemma-3's local one) and Phi-3's long/short pair are
 not in ModelSpec, and each is tens of MiB at most at their position counts.
 
+Block-FP8 checkpoints below SM 8.9 from v0.9.0 (`weights_fp8_marlin.py`): Marlin's group scales in the model's dtype
+in place of the checkpoint's float32 block scales, about 1.5 % of the FP8 bytes more.
+
 V0's MLA absorbed matrices (v0.7.1–v0.7.3, `mla_absorbed.py`): W_Q_UK and W_UV_O kept beside the checkpoint's
 projections; DeepSeek-R1 FP8 at TP 8 4.05 GiB a rank (v0.7.3 printed 83.88 GiB, the book 79.31).
 """
@@ -52,6 +55,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.vllm.mla_absorbed import absorbed_matrices
 from kvtop.domain.engines.vllm.mxfp4_backend import TRITON, mxfp4_backend
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
+from kvtop.domain.engines.vllm.weights_fp8_marlin import marlin_block_scales
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.rope_cache import rope_cache_bytes
 from kvtop.domain.vocab_rows import vocab_padded
@@ -64,7 +68,8 @@ FLOAT32_ROPE = frozenset({"GptOssForCausalLM"})
 def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) vLLM holds on the largest rank beside the book's count; None where it adds nothing
     kvtop models."""
-    parts = [part for part in (rope_cache(inputs), _mxfp4(inputs), absorbed_matrices(inputs)) if part is not None]
+    found = (rope_cache(inputs), _mxfp4(inputs), absorbed_matrices(inputs), marlin_block_scales(inputs))
+    parts = [part for part in found if part is not None]
     if not parts:
         return None
     return sum(size for size, _ in parts), "; ".join(why for _, why in parts)

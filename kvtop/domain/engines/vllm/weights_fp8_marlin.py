@@ -1,0 +1,72 @@
+"""What vLLM's Marlin path holds of a block-FP8 checkpoint on a GPU without FP8 compute (SM 8.0–8.8; 7.5 too from
+v0.15.1, `FP8_FLOOR_ERAS`).
+
+Below compute capability 8.9 vLLM serves an FP8 checkpoint weight-only through Marlin (W8A16): `Fp8LinearMethod`
+and the FP8 MoE method pick Marlin there (v0.9.0 quantization/fp8.py:179-183, 443-447; v0.13.0 fp8.py:392-400 and
+the MoE backend `Fp8MoeBackend.MARLIN`, :160-170; v0.22.0 fused_moe/oracle/fp8.py: TritonExperts takes FP8 only where
+`supports_fp8()`, experts/triton_moe.py:93, so Marlin is next). `prepare_fp8_layer_for_marlin` and
+`prepare_fp8_moe_layer_for_marlin` (quantization/utils/marlin_utils_fp8.py, v0.22.0 :92-199, 201-320) repack the
+weights in place but turn a block's scales into Marlin's group scales: the checkpoint's float32
+[⌈N ÷ 128⌉, ⌈K ÷ 128⌉] `weight_scale_inv` becomes [K ÷ 128, N] in the model's dtype (`.to(layer.orig_dtype)`,
+`repeat_interleave(block_n)` along N: "block-wise quantization -> group-wise quantization", v0.9.0 :144-153 and
+:252-261, v0.22.0 :175, 296, v0.33.0 :180, 310), which `replace_parameter` registers in place of the checkpoint's.
+A 128 × 128-block matrix so holds K × N ÷ 64 B of scales (bf16) where the checkpoint's were K × N ÷ 4,096 B: about
+1.5 % of its FP8 bytes more. Before v0.9.0 Marlin took no block FP8 (v0.8.5.post1 fp8.py:182-185: "Marlin doesn't
+support block-wise fp8"): the checkpoint's scales stay.
+
+Counted as the book of the checkpoint read as Marlin holds it (group scales of the block's input width, in the model's
+dtype) less the book as stored, over every layer and divided by the pipeline stages: Fp8Config's block FP8 only
+(`quant_method: "fp8"` with a `weight_block_size`, one format for every module); per-tensor and per-channel FP8 on
+Marlin (their scales widened to one a column: N × 2 B a matrix), compressed-tensors' and ModelOpt's FP8 are not
+counted.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.gpus import compute_capability
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.weights import weights_book
+
+MARLIN_BLOCK_FP8_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.8.5.post1 quantization/fp8.py:182-185: 'Marlin doesn't support block-wise fp8' (the block "
+                   "scales stay as the checkpoint's)"),
+    Era("0.9.0", True, "v0.9.0 quantization/utils/marlin_utils_fp8.py:144-153, 252-261: block scales repeated to "
+                       "Marlin's group scales in the model's dtype (v0.22.0 :175, 296; v0.33.0 :180, 310)"),
+))  # fmt: skip
+# FP8 compute from SM 8.9 (`has_device_capability(89)`)
+NATIVE_FP8 = (8, 9)
+# the least capability vLLM serves an FP8 checkpoint on (`Fp8Config.get_min_capability`); v0.14.x and v0.15.0 not read
+FP8_FLOOR_ERAS: Eras[tuple[int, int]] = Eras((
+    Era("", (8, 0), "v0.9.0 quantization/fp8.py:98 (v0.13.0 :256): get_min_capability 80"),
+    Era("0.15.1", (7, 5), "v0.15.1 quantization/fp8.py:156 (v0.22.0 :148, v0.33.0 :147): get_min_capability 75, "
+                          "FP8 Marlin from SM 7.5 (kernels/linear/scaled_mm/marlin.py, v0.22.0 :36-56)"),
+))  # fmt: skip
+
+
+def marlin_block_scales(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """(bytes, why) Marlin's group scales of a block-FP8 checkpoint hold beside the book's block scales on the largest
+    rank; None where vLLM keeps the checkpoint's scales (FP8 compute, an older release, another format)."""
+    model = inputs.model
+    capability = compute_capability(inputs.gpu_name)
+    if model is None or capability is None or not FP8_FLOOR_ERAS.at(inputs.version) <= capability < NATIVE_FP8:
+        return None
+    quant = model.quant
+    fp8_config = quant.method == "fp8" and quant.scheme == "fp8"  # Fp8Config (quant_method "fp8"), not CT or ModelOpt
+    if not fp8_config or quant.block is None or quant.mixed or not MARLIN_BLOCK_FP8_ERAS.at(inputs.version):
+        return None
+    grouped = quant.model_copy(update={"block": None, "group_size": quant.block[1], "scale_bytes": model.dtype_bytes})
+    marlin = model.model_copy(update={"quant": grouped})
+    layers, layout = range(model.num_layers), inputs.layout
+
+    def total(spec: ModelSpec) -> int:
+        return weights_book(spec, layout, layers, first_stage=True, last_stage=True).total_bytes
+
+    extra = (total(marlin) - total(model)) // max(layout.pp, 1)
+    if extra <= 0:
+        return None
+    return extra, (
+        f"vLLM's Marlin FP8 on SM {capability[0]}.{capability[1]} (no FP8 compute): the {quant.block[0]} x "
+        f"{quant.block[1]} block scales held as group scales in the model's dtype (marlin_utils_fp8.py)"
+    )
