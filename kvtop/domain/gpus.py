@@ -99,7 +99,9 @@ SLICE_RESERVED_BYTES = 0
 def is_listed_card(name: str | None) -> bool:
     """Whether a name is a whole card of `GPU_TOTAL_MIB` (nvidia-smi's total of a bare card, the driver's reserve
     inside it); False without a name or for one the table lacks, whose total may be a slice's (`SLICE_RESERVED_BYTES`)."""
-    return bool(name) and _known_model(_model_token(name or ""), GPU_TOTAL_MIB) is not None
+    token = _model_token(name or "")
+    unhyphened = {model.replace("-", "") for model in GPU_TOTAL_MIB}  # 'RTX6000ADA' is the 'RTX6000-ADA'
+    return bool(name) and (_known_model(token, GPU_TOTAL_MIB) is not None or token.replace("-", "") in unhyphened)
 
 
 def is_unified(name: str | None) -> bool:

@@ -280,8 +280,7 @@ def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mappin
             flag = spelled.get(field) or spelling_of(engine, field)
             raise InputError(f"must be in (0, 1] (got {value:g})", field=flag)
     version = values.get("engine_version")
-    names = release_names(engine)
-    if version is not None and not names.names_one(str(version)):
+    if version is not None and not (names := release_names(engine)).names_one(str(version)):
         flag = spelled.get("engine_version") or spelling_of(engine, "engine_version")
         raise InputError(names.refusal(str(version)), field=flag)
     for field, words in flags.choices.items():
