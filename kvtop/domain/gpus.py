@@ -86,6 +86,24 @@ def gpu_total_bytes(name: str) -> int:
     return GPU_TOTAL_MIB[key] * MIB
 
 
+# A total kvtop has no card of (no --gpu, or a model the table lacks: `is_listed_card`) may be a slice of a card that
+# a software limiter shares out, as the Kubernetes vGPU schedulers do: HAMi-core (github.com/Project-HAMi/HAMi-core)
+# reports its limit as NVML's total (src/nvml/hook.c `_nvmlDeviceGetMemoryInfo`: `total = limit`) and as CUDA's
+# (src/cuda/memory.c `cuMemGetInfo_v2`: `total = min(limit, the card's)`), so there nvidia-smi's total IS CUDA's:
+# the driver's reserve is outside the slice. LMDeploy v0.1.0 on such a slice ('A100 (1/4)', 20,470 MiB to vgpu-smi)
+# sized 159 blocks from CUDA's total, which puts that total in [20,352, 20,480) MiB: at most 118 MiB under vgpu-smi's
+# (tests/data/cases/lmdeploy/lmdeploy-tutorial-v010-internlm-chat-7b-vgpu)
+SLICE_RESERVED_BYTES = 0
+
+
+def is_listed_card(name: str | None) -> bool:
+    """Whether a name is a whole card of `GPU_TOTAL_MIB` (nvidia-smi's total of a bare card, the driver's reserve
+    inside it); False without a name or for one the table lacks, whose total may be a slice's (`SLICE_RESERVED_BYTES`)."""
+    token = _model_token(name or "")
+    unhyphened = {model.replace("-", "") for model in GPU_TOTAL_MIB}  # 'RTX6000ADA' is the 'RTX6000-ADA'
+    return bool(name) and (_known_model(token, GPU_TOTAL_MIB) is not None or token.replace("-", "") in unhyphened)
+
+
 def is_unified(name: str | None) -> bool:
     """Whether a GPU model shares the host's memory (a unified-memory device: GB10, Jetson), by name or NVML name."""
     return bool(name) and _known_model(_model_token(name or ""), UNIFIED_TOTAL_MIB) is not None

@@ -18,7 +18,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
-from kvtop.domain.engines.versions import LATEST, parse_release
+from kvtop.domain.engines.versions import LATEST, PEP440_NAMES, ReleaseNames
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch_tokens import env_assignments, split_command, split_tokens, typed_value
 from kvtop.domain.load_casts import LoadCasts
@@ -116,6 +116,13 @@ class EngineFlags(Protocol):
     def as_parsed(self, spelling: str) -> str:
         """The flag as the engine's own parser reads it before matching a name (vLLM's turns `--a_b` into
         `--a-b`); an engine whose parser takes names as typed returns `spelling`."""
+
+
+def release_names(engine: EngineId) -> ReleaseNames:
+    """What the engine calls a release (`--engine-version`): its package's `RELEASE_NAMES` where it names its
+    releases otherwise than PEP 440 does, else PEP 440's."""
+    names: ReleaseNames = getattr(engine_module(engine), "RELEASE_NAMES", PEP440_NAMES)
+    return names
 
 
 def engine_flags(engine: EngineId) -> EngineFlags:
@@ -273,11 +280,9 @@ def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mappin
             flag = spelled.get(field) or spelling_of(engine, field)
             raise InputError(f"must be in (0, 1] (got {value:g})", field=flag)
     version = values.get("engine_version")
-    if version is not None and str(version).strip().lower() != LATEST and parse_release(str(version)) is None:
+    if version is not None and not (names := release_names(engine)).names_one(str(version)):
         flag = spelled.get("engine_version") or spelling_of(engine, "engine_version")
-        raise InputError(
-            f"not a release: {str(version)[:40]!r} (write e.g. 0.5.9, v0.10.2, 0.4.3.post2 or latest)", field=flag
-        )
+        raise InputError(names.refusal(str(version)), field=flag)
     for field, words in flags.choices.items():
         value = values.get(field)
         if value is not None and value not in words:

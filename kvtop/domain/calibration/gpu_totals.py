@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
-from kvtop.domain.gpus import gpu_model_key, is_unified
+from kvtop.domain.gpus import SLICE_RESERVED_BYTES, gpu_model_key, is_listed_card, is_unified
 from kvtop.domain.wording import GIB
 
 KEY_PREFIX = "cuda_total."
@@ -161,7 +161,15 @@ def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mappin
                       f"the mean of {fit.records} logged totals of the {gpu_model_key(gpu_name)}")  # fmt: skip
     gap = fits.get(FALLBACK_KEY)
     if gap is not None:
-        return _total(gpu_total_bytes - gap.predict((1.0,)), gap.error_bytes, "calibrated",
-                      f"nvidia-smi's total less {gap.predict_gib((1.0,)):.2f} GiB (the mean gap over {gap.records} GPU "
-                      "models; no log of this GPU in the corpus)")  # fmt: skip
+        mean_gap = gap.predict((1.0,))
+        if is_listed_card(gpu_name):
+            return _total(gpu_total_bytes - mean_gap, gap.error_bytes, "calibrated",
+                          f"nvidia-smi's total less {gap.predict_gib((1.0,)):.2f} GiB (the mean gap over {gap.records} "
+                          "GPU models; no log of this GPU in the corpus)")  # fmt: skip
+        # no card named, or one the table lacks: a bare card's gap, or none on a limiter's slice (gpus.py
+        # `SLICE_RESERVED_BYTES`): the error reaches from the mean gap up to the total itself
+        return _total(gpu_total_bytes - mean_gap, max(gap.error_bytes, mean_gap - SLICE_RESERVED_BYTES), "calibrated",
+                      f"the total given less {gap.predict_gib((1.0,)):.2f} GiB (the mean gap over {gap.records} GPU "
+                      "models); ± that gap: a card kvtop has no model of may be a slice whose limiter reports its "
+                      "limit as CUDA's total too (no driver reserve)")  # fmt: skip
     return _total(gpu_total_bytes, GIB // 2, "assumed", "nvidia-smi's total (no calibration)")

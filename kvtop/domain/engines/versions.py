@@ -132,6 +132,31 @@ ReleaseOrder = Callable[[str | None], tuple[int, ...] | None]
 
 
 @dataclass(frozen=True)
+class ReleaseNames:
+    """What an engine calls a release, as `--engine-version` takes it: how a name reads (`order`: None for a
+    text that names none of its releases) and examples for the refusal. PEP 440 releases (`PEP440_NAMES`)
+    unless the engine's package states its own `RELEASE_NAMES` (llama.cpp's numbered builds: `b6980`)."""
+
+    order: ReleaseOrder
+    examples: tuple[str, ...]  # written in a refusal: 'write e.g. 0.5.9, v0.10.2 … or latest'
+    noun: str = "release"  # what one is called: 'release', 'build'
+    why: str = ""  # said before the examples where the names are not PEP 440's ('llama.cpp names …')
+
+    def names_one(self, text: str) -> bool:
+        """Whether `text` names one of the engine's releases, or `latest`."""
+        return text.strip().lower() == LATEST or self.order(text.strip()) is not None
+
+    def refusal(self, text: str) -> str:
+        """The one line that refuses `text`: "not a build: '0.5.9' (llama.cpp names its releases by build
+        number: write e.g. b6980, b5400 or latest)"."""
+        why = f"{self.why}: " if self.why else ""
+        return f"not a {self.noun}: {text[:40]!r} ({why}write e.g. {', '.join(self.examples)} or {LATEST})"
+
+
+PEP440_NAMES = ReleaseNames(order=parse_release, examples=("0.5.9", "v0.10.2", "0.4.3.post2"))
+
+
+@dataclass(frozen=True)
 class Era(Generic[T]):
     """One era of a rule: its value from release `since` on, and where in the engine it comes from."""
 

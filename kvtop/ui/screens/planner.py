@@ -27,7 +27,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch import LaunchSettings, release_names
 from kvtop.domain.launch_check import architecture_check, launch_refusals
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
@@ -370,7 +370,8 @@ class PlannerScreen(NodeScreen):
                 "memory_fraction": f"auto: {after.engine.memory_fraction:.3f}" if shares else "no share",
                 "page_size": f"auto: {after.engine.page_size}", "context_length": f"auto: {after.context_length}",
                 "max_running_requests": f"auto: {after.engine.max_running_requests}",
-                "engine_version": "latest release",  # blank: the latest release's rules (`--engine-version` unset)
+                # blank: the latest release's rules (`--engine-version` unset), as the engine names one ('latest build')
+                "engine_version": f"latest {release_names(after.settings.engine).noun}",
             }  # fmt: skip
         for key, value in defaults.items():
             self.query_one(f"#plan-{key}", Input).placeholder = value

@@ -13,6 +13,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.llamacpp.budget import solve
 from kvtop.domain.engines.llamacpp.eras import DEFAULT_PORT
+from kvtop.domain.engines.llamacpp.eras import RELEASE_NAMES as RELEASE_NAMES  # what --engine-version takes
 from kvtop.domain.engines.llamacpp.flags import LlamacppFlags, cache_types
 from kvtop.domain.engines.llamacpp.ggml_types import cache_type
 from kvtop.domain.engines.modules import EngineBase

@@ -13,13 +13,29 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from kvtop.domain.engines.versions import NOT_STATED, Era, Eras, ResolvedVersion
+from kvtop.domain.engines.versions import NOT_STATED, Era, Eras, ReleaseNames, ResolvedVersion
 
 
 def build_order(text: str | None) -> tuple[int, ...] | None:
     """llama.cpp's releases in order: 'b6980' → (6980,) (`Eras`' order for this engine's rules)."""
     build = build_number(text)
     return None if build is None else (build,)
+
+
+def named_build(text: str | None) -> tuple[int, ...] | None:
+    """A release as `--engine-version` names it: 'b6980' or '6980' (the release's tag, or its build line's
+    number), the whole text; None for anything else ('0.5.9' is no llama.cpp release)."""
+    match = _NAMED_BUILD.fullmatch(text.strip()) if text else None
+    return None if match is None else (int(match.group(1)),)
+
+
+# llama.cpp tags each release `b<build>` (github.com/ggml-org/llama.cpp/releases: b5400, b6980) and prints the same
+# number as `build: 6980 (5e4f…)`: what `--engine-version` and the planner's field take (`ReleaseNames`)
+_NAMED_BUILD = re.compile(r"[bB]?(\d{1,6})")
+RELEASE_NAMES = ReleaseNames(
+    order=named_build, examples=("b6980", "b5400"), noun="build",
+    why="llama.cpp names its releases by build number",
+)  # fmt: skip
 
 
 def build_release(build: int | None) -> ResolvedVersion:

@@ -64,8 +64,8 @@ def log_build(log: EngineLog) -> tuple[int | None, str]:
 
 
 def resolve_version(log: EngineLog) -> ResolvedVersion:
-    """The build, named in `build` and said in `detail`: llama.cpp's build numbers are not releases kvtop's
-    `--engine-version` reads, so `text` stays unset and the rules are chosen by `log_build`."""
+    """The build, named in `build` and said in `detail` (a build line's, or an era's range read from the KV
+    wording: 'builds before b5400'); `text` stays unset and the rules are chosen by `log_build`."""
     build, why, builds = _log_build(log)
     if build is None:
         return ResolvedVersion(detail=why)
@@ -148,7 +148,7 @@ def explain(request: ExplainRequest) -> Explanation:
     if logged.token_capacity is None:
         return Explanation(engine="llamacpp", engine_version=version, logged=logged, verdict="insufficient",
                            missing=("`llama_kv_cache: size = … (N cells, …)` (or `KV self size` with `n_ctx`)",))  # fmt: skip
-    settings = logged_settings(log, settings)  # the build is not a release kvtop's --engine-version parses
+    settings = logged_settings(log, settings)  # the log's build picks the cells below (`log_build`)
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
     ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, gpu_name=gpu_name, load_mtp=load_mtp)
     # the cells -c asks for, whether or not they fit beside the weights (the log shows they were allocated)

@@ -45,7 +45,7 @@ START_MEASURES = StartMeasures(source=(
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='lmdeploy', factor=1.3333, records=4, sources=4,
+    engine='lmdeploy', factor=1.0, records=4, sources=4,
 )
 # END FITTED
 

@@ -5,13 +5,19 @@ peak: CUDA's total less the memory outside torch once the weights are in (CUDA c
 weights, what the run allocated inside torch (the activation peak) and what grew outside it (NCCL
 buffers, CUDA graphs). A TensorRT engine's C++ runtime sizes from what is free once the engine, its
 execution context and buffers are resident: only the context is fitted there, the rest assumed.
+No log of the corpus prints the PyTorch backend's profiling lines: its terms are assumed by mechanism (§19): the
+context before the model at any TP (its NCCL comes up with the model), the NCCL per doubling of TP in the non-torch
+growth, and the activation growing with the profiled batch's MLP transient above 8,192 tokens.
 """
 
 from __future__ import annotations
 
+import math
+
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,
+    assumed_context_gib,
     assumed_estimate,
     context_estimate,
     fitted_estimate,
@@ -70,6 +76,10 @@ ENGINE_CONTEXT_COUNTED_ERAS: Eras[bool] = Eras((
 # the counted context against what the budget leaves on the same start (0.40 GiB with the RTX 3090's fitted total):
 # 0.03 GiB; a card that also drives a display holds more, which kvtop does not model
 ENGINE_CONTEXT_ERROR_MIB = 100
+# §19: the PyTorch backend's profiled peak where no log of its own fits it: 2 GiB of activation at the default 8,192
+# profiled tokens (in proportion above), and the NCCL part of a TP group, grown with the model, 0.75 GiB per doubling
+PROFILED_ACTIVATION_ASSUMED_BYTES = 2 * GIB
+PYTORCH_NCCL_GIB_PER_DOUBLING = 0.75
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
     "trtllm.activation": (Term.ACTIVATION, ACTIVATION_FEATURES),
@@ -86,7 +96,7 @@ START_MEASURES = StartMeasures(source=(
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='trtllm', factor=0.6699, records=10, sources=10,
+    engine='trtllm', factor=0.5463, records=10, sources=10,
 )
 # END FITTED
 
@@ -148,12 +158,39 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
                                      fit_features("trtllm.runtime", inputs), "the engine's build limits")
                      or executor_estimate(inputs))  # fmt: skip
         return tuple(found)
-    for key, label, assumed in (("trtllm.activation", "TensorRT-LLM's profiled activation peak", 2 * GIB),
-                                ("trtllm.non_torch", "NCCL and CUDA graphs outside torch", GIB // 2)):  # fmt: skip
+    for key, label, assumed in (("trtllm.activation", "TensorRT-LLM's profiled activation peak", _assumed_activation),
+                                ("trtllm.non_torch", "NCCL and CUDA graphs outside torch", _assumed_non_torch)):  # fmt: skip
         term = FIT_TERMS[key][0]
+        value, basis = assumed(inputs)
         found.append(fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
-                     or assumed_estimate(term, label, assumed, assumed, f"{assumed / GIB:g} GiB assumed: no fit"))  # fmt: skip
+                     or assumed_estimate(term, label, value, value, basis))  # fmt: skip
     return tuple(found)
+
+
+def _assumed_activation(inputs: CalibrationInputs) -> tuple[int, str]:
+    """The PyTorch backend's profiled activation peak where no fit reaches (docs/engines/trtllm.md §19): 2 GiB at the
+    default 8,192-token profiling batch. The profiling run is a context batch of max_num_tokens tokens
+    (`KvCacheCreator`'s dummy requests, §3 steps 1 and 3), so above the default the MLP's transient of the extra tokens
+    is added (`mlp_transient_gib`: tokens × (3 × intermediate ÷ TP + hidden) × 2 B, the per-token part of a forward's
+    peak). Error: the value itself."""
+    _, tokens = _batch_and_tokens(inputs)
+    model = inputs.model
+    if tokens <= DEFAULT_MAX_NUM_TOKENS or model is None:
+        return PROFILED_ACTIVATION_ASSUMED_BYTES, "2 GiB assumed at the default 8,192 profiled tokens: no fit (§19)"
+    extra = mlp_transient_gib(model, inputs.layout, tokens) - mlp_transient_gib(model, inputs.layout, DEFAULT_MAX_NUM_TOKENS)
+    value = PROFILED_ACTIVATION_ASSUMED_BYTES + round(extra * GIB)
+    return value, (f"2 GiB assumed at 8,192 profiled tokens + {extra:.2f} GiB of MLP transient for the other "
+                   f"{tokens - DEFAULT_MAX_NUM_TOKENS:,} of max_num_tokens {tokens:,}: no fit (§19)")
+
+
+def _assumed_non_torch(inputs: CalibrationInputs) -> tuple[int, str]:
+    """What grows outside torch during the PyTorch backend's model creation and profiling run (NCCL communicators and
+    the all-reduce workspace of a TP group, CUDA graphs) where no fit reaches: 0.5 GiB + 0.75 GiB per doubling of TP,
+    the per-doubling NCCL part the context of engines that build their TP group first assumes (§19). Error: the value."""
+    doublings = math.log2(max(inputs.layout.tp, 1))
+    value = round((0.5 + PYTORCH_NCCL_GIB_PER_DOUBLING * doublings) * GIB)
+    at_tp = f" + {PYTORCH_NCCL_GIB_PER_DOUBLING:g} GiB per doubling of TP {inputs.layout.tp}" if doublings else ""
+    return value, f"0.5 GiB{at_tp} assumed: no fit (NCCL comes up with the model, after the free memory before it, §19)"
 
 
 def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
@@ -198,6 +235,8 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
     measurement (`ENGINE_CONTEXT_COUNTED`, `ENGINE_CONTEXT_COUNTED_ERAS`)."""
     fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
     label = "CUDA context and NCCL outside torch"
+    if _profiled(inputs) and fits.get("trtllm.context") is None:
+        return _pytorch_context(inputs)
     counted = ENGINE_CONTEXT_COUNTED.get(gpu_model_key(inputs.gpu_name)) if inputs.gpu_name else None
     if (counted is not None and not _profiled(inputs) and inputs.layout.tp == 1 and inputs.layout.pp == 1
             and ENGINE_CONTEXT_COUNTED_ERAS.at(inputs.version)):
@@ -205,3 +244,19 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
         return TermEstimate(term=Term.CONTEXT, label=label, bytes=mib << 20, error_bytes=ENGINE_CONTEXT_ERROR_MIB << 20,
                             source="calibrated", basis=f"{mib} MiB counted by TensorRT on this GPU model ({where})")  # fmt: skip
     return context_estimate("trtllm.context", label, fits, inputs, tp_features(inputs))
+
+
+def _pytorch_context(inputs: CalibrationInputs) -> TermEstimate:
+    """The PyTorch backend's memory outside torch before its model is created, where no fit reaches: the CUDA context
+    alone, at any TP (§19). py_executor_creator.py reads the free memory as each component's creation starts
+    (`_ExecutorMemoryMonitor.observe_creation_stage`), and its TP group's NCCL comes up with the model: issue 5872's
+    start at TP 8 (1.0.0rc1, H200) had 139.55 of 140.06 GiB free before 'Model', 0.51 GiB taken, where the context of
+    engines that build their TP group first is assumed 0.75 GiB + 0.75 per doubling (3.00 GiB at TP 8). The per-doubling
+    part is charged to the profiled non-torch growth instead (`_assumed_non_torch`): the budget is the same."""
+    found = context_estimate("trtllm.context", "CUDA context before the model is created", {}, inputs, None)
+    single = assumed_context_gib(1)
+    return found.model_copy(update={
+        "bytes": round(single * GIB),
+        "basis": f"{single:.2f} GiB assumed at any TP (the PyTorch backend's NCCL comes up with the model, §19); "
+                 f"± {found.error_bytes / GIB:.2f} GiB: how far the context the engines' logs measured fell from the assumption",
+    })  # fmt: skip
