@@ -200,13 +200,6 @@ def _check_gpu_and_budget(backend: str, phase: str, gpu_name: str | None, versio
         raise UnsupportedModelError(f"{backend}: {NOT_MODELLED[backend]}: not modelled", field=flag)
 
 
-def backend_page(backend: str, given: int | None, version: ResolvedVersion) -> tuple[int, str]:
-    """(page size, why) under a named --attention-backend (`backends_page` of it alone)."""
-    found = backends_page(NamedBackends(backend), given, version)
-    assert found is not None  # a named attention backend leaves no default to SGLang
-    return found
-
-
 def backends_page(named: NamedBackends, given: int | None, version: ResolvedVersion) -> tuple[int, str] | None:
     """(page size, why) under the named backends: each page rule that reads one of them, in SGLang's order, on the
     page the rule before left (from `given`); else `given`; else 1 where an attention backend is named (SGLang's
