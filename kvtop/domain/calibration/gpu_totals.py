@@ -45,6 +45,12 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         sources=1, gpus=('A100-80GB',),
         novel_error_bytes=171798692, feature_sources=(1,),
     ),
+    'cuda_total.B200': LinearTerm(
+        key='cuda_total.B200', features=('1 GiB',),
+        coefficients=(178.353333,), error_bytes=171798692, records=3,
+        sources=3, gpus=('B200',),
+        novel_error_bytes=171798692, feature_sources=(3,),
+    ),
     'cuda_total.GB200': LinearTerm(
         key='cuda_total.GB200', features=('1 GiB',),
         coefficients=(184.31,), error_bytes=171798692, records=1,
@@ -131,9 +137,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.490973,), error_bytes=298898876, records=16,
-        sources=16, gpus=(),
-        novel_error_bytes=411202384, feature_sources=(16,),
+        coefficients=(0.503751,), error_bytes=312308513, records=17,
+        sources=17, gpus=(),
+        novel_error_bytes=395018913, feature_sources=(17,),
     ),
 }  # fmt: skip
 # END FITTED

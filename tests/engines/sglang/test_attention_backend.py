@@ -95,3 +95,61 @@ def test_fa3_from_0442_and_an_estimated_release_is_not_checked() -> None:
     with pytest.raises(InputError, match="torch_native \\(got 'fa3'"):
         check_attention_backend(fa3, "H100", ResolvedVersion(text="0.4.4.post1"))
     check_attention_backend(fa3, "H100", ResolvedVersion(text="0.4.4.post1", approximate=True))
+
+
+def _phase_refused(capsys: pytest.CaptureFixture[str], flag: str, *args: str) -> str:
+    assert main(["plan", "--engine", "sglang", *args]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and err.startswith(f"kvtop: error: {flag}: ")
+    return err
+
+
+def test_the_phase_flags_are_v0495s_and_take_its_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--prefill-attention-backend` / `--decode-attention-backend` first appear in v0.4.9.post5's server_args.py
+    (:1229-1255, choices flashinfer, triton, torch_native, fa3, flashmla, cutlass_mla; v0.4.9.post4 has neither) and
+    take --attention-backend's choices from v0.5.0rc2 (choices=ATTN_BACKENDS, :1353-1365)."""
+    flag = "--decode-attention-backend"
+    err = _phase_refused(capsys, flag, "--model", LLAMA_8B, "--engine-version", "0.4.9.post4", flag, "triton")
+    assert "SGLang 0.4.9.post4 has no --decode-attention-backend" in err
+    err = _phase_refused(capsys, flag, "--model", DSV3, "--engine-version", "0.4.9.post5", flag, "trtllm_mla")
+    assert "cutlass_mla (got 'trtllm_mla'" in err
+    launch = ["--model", DSV3, "--tp", "8", "--gpu", "B200", "--engine-version", "0.5.0rc2"]
+    assert _plan(capsys, *launch, flag, "trtllm_mla")["page_size"] == 64
+
+
+def test_flashmla_pages_by_64_as_the_decode_backend_not_as_the_prefill_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """v0.4.9.post5 server_args.py:392-399: `attention_backend == "flashmla" or decode_attention_backend ==
+    "flashmla"` sets page_size 64; the prefill backend is not read (page 1, `if self.page_size is None`)."""
+    launch = ["--model", DSV3, "--tp", "8", "--gpu", "H200", "--engine-version", "0.4.9.post5"]
+    decode = _plan(capsys, *launch, "--decode-attention-backend", "flashmla")
+    assert decode["page_size"] == 64
+    assert any("--decode-attention-backend flashmla pages by 64" in note for note in decode["notes"])
+    assert _plan(capsys, *launch, "--prefill-attention-backend", "flashmla")["page_size"] == 1
+
+
+def test_trtllm_mha_as_the_prefill_backend_is_blackwells_and_pages_by_64(capsys: pytest.CaptureFixture[str]) -> None:
+    """v0.5.6.post2 server_args.py:1465-1479 reads trtllm_mha as either phase's backend: Blackwell only, a page
+    outside 16/32/64 becomes 64."""
+    flag = "--prefill-attention-backend"
+    launch = ["--model", LLAMA_8B, "--engine-version", "0.5.6.post2", flag, "trtllm_mha", "--decode-attention-backend",
+              "triton"]  # fmt: skip
+    assert "Blackwell GPUs only (got H100" in _phase_refused(capsys, flag, *launch, "--gpu", "H100")
+    assert _plan(capsys, *launch, "--gpu", "B200", "--page-size", "128")["page_size"] == 64
+
+
+def test_one_backend_for_both_phases_is_the_attention_backend_from_0562(capsys: pytest.CaptureFixture[str]) -> None:
+    """v0.5.23 arg_groups/overrides.py:1128-1131: the same prefill and decode backend becomes attention_backend, so
+    Blackwell's default trtllm_mha (page 64) is not picked; two different ones leave SGLang its default."""
+    launch = ["--model", LLAMA_8B, "--engine-version", "0.5.23", "--gpu", "B200"]
+    same = ["--prefill-attention-backend", "triton", "--decode-attention-backend", "triton"]
+    assert _plan(capsys, *launch, *same)["page_size"] == 1
+    differ = ["--prefill-attention-backend", "flashinfer", "--decode-attention-backend", "triton"]
+    assert _plan(capsys, *launch, *differ)["page_size"] == 64
+
+
+def test_a_decode_backends_page_meets_the_default_backends(capsys: pytest.CaptureFixture[str]) -> None:
+    """v0.5.16 arg_groups/overrides.py:1682-1740: cutlass_mla (decode) sets 128, then the default trtllm_mla
+    (DeepSeek-V3 on Blackwell) takes 32 or 64 only and sets 64; on an H200 the default pages by nothing: 128."""
+    decode = ["--decode-attention-backend", "cutlass_mla", "--engine-version", "0.5.16", "--model", DSV3, "--tp", "8"]
+    assert _plan(capsys, *decode, "--gpu", "B200")["page_size"] == 64
+    assert _plan(capsys, *decode, "--gpu", "H200")["page_size"] == 128

@@ -1,4 +1,5 @@
-"""SGLang's `--attention-backend`: the values each release accepts, and what a named backend does to the budget.
+"""SGLang's `--attention-backend` and its per-phase `--prefill-attention-backend` / `--decode-attention-backend`: the
+values each release accepts, and what a named backend does to the budget.
 
 The choices are server_args.py's (`ATTENTION_BACKEND_CHOICES`, arg_groups/choices.py from the 0.5.2x releases), read
 in the wheels of the releases listed; a release between two reads takes the earlier list (a value added in between
@@ -10,6 +11,13 @@ SGLang's default of 1 (`_handle_attention_backend_compatibility`, server_args.py
 arg_groups/overrides.py from the 0.5.1x releases), over `--page-size` where they do not take it. A named backend
 also replaces the default one, so the page a default backend sets (eras.default_page_size: trtllm_mha's 64 on
 Blackwell) no longer applies. Where a backend changes the budget otherwise, it is refused as not modelled.
+
+The per-phase flags exist from v0.4.9.post5 (server_args.py:1229-1255; v0.4.9.post4 has neither) and take
+--attention-backend's choices from v0.5.0rc2. A per-phase backend sets the page where SGLang's rule names that
+phase (`attention_backend == X or decode_attention_backend == X …`: the MLA kernels by their decode backend,
+trtllm_mha, cutedsl_mla and hpc_ops by either), the rules applied in SGLang's order, each on the page the one
+before left. From v0.5.6.post2 the same backend for both phases is the attention backend; otherwise SGLang still
+picks a default attention backend, whose own page (Blackwell's trtllm_mha / trtllm_mla: 32 or 64) then applies.
 """
 
 from __future__ import annotations
@@ -22,6 +30,9 @@ from kvtop.domain.gpus import BLACKWELL_GPUS, gpu_key
 from kvtop.domain.launch import LaunchSettings
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
+PREFILL_BACKEND_FLAG = "--prefill-attention-backend"
+DECODE_BACKEND_FLAG = "--decode-attention-backend"
+PHASE_BACKEND_FLAGS = (PREFILL_BACKEND_FLAG, DECODE_BACKEND_FLAG)
 
 _V036 = ("flashinfer", "triton")
 _V040 = (*_V036, "torch_native")
@@ -47,6 +58,21 @@ CHOICE_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("0.5.16", _V0516, "server_args.py:194-221 ATTENTION_BACKEND_CHOICES (v0.5.16)"),
     Era("0.5.23", _V0523, "arg_groups/choices.py:69-99 ATTENTION_BACKEND_CHOICES (v0.5.23)"),
 ))  # fmt: skip
+# --prefill-attention-backend / --decode-attention-backend: none before v0.4.9.post5 (None: the flag is not the release's)
+PHASE_CHOICE_ERAS: Eras[tuple[str, ...] | None] = Eras((
+    Era("", None, "server_args.py has no --prefill-attention-backend or --decode-attention-backend before v0.4.9.post5 "
+                  "(v0.4.9.post4 read)"),
+    Era("0.4.9.post5", ("flashinfer", "triton", "torch_native", "fa3", "flashmla", "cutlass_mla"),
+        "server_args.py:1229-1255 (v0.4.9.post5; the same at v0.4.10.post2:1275-1300)"),
+    Era("0.5.0rc2", _V050, "server_args.py:1353-1365 choices=ATTN_BACKENDS (v0.5.0rc2)"),
+    Era("0.5.3", _V053, "server_args.py:1993-2005 ATTENTION_BACKEND_CHOICES (v0.5.3)"),
+    Era("0.5.6.post2", _V056, "server_args.py:2945-2957 ATTENTION_BACKEND_CHOICES (v0.5.6.post2; v0.5.10:4666-4678)"),
+    Era("0.5.16", _V0516, "server_args.py:1406-1421 ATTENTION_BACKEND_CHOICES (v0.5.16)"),
+    Era("0.5.23", _V0523, "arg_groups/fields/exec_.py:215-230 ATTENTION_BACKEND_CHOICES (v0.5.23)"),
+))  # fmt: skip
+# the same backend for both phases becomes the attention backend (no default is picked) from v0.5.6.post2
+SAME_PHASES_NAME_ATTENTION = Era("0.5.6.post2", True, "server_args.py:1355-1357 (v0.5.6.post2; v0.5.3 has no such "
+                                 "rule); arg_groups/overrides.py:1128-1131 _attention_backend_default (v0.5.23)")
 
 
 class PageRule(NamedTuple):
@@ -73,6 +99,19 @@ PAGE_RULES: dict[str, tuple[PageRule, ...]] = {
     "hpc_ops": (PageRule("0.5.23", (64,), 64, "arg_groups/overrides.py:1188-1198 (v0.5.23)"),),
     "intel_xpu": (PageRule("0.5.6.post2", (32, 64, 128), 128, "server_args.py:1524-1529 (v0.5.6.post2)"),),
 }
+ATTENTION, PREFILL, DECODE = "attention", "prefill", "decode"
+PHASE_FLAG = {ATTENTION: ATTENTION_BACKEND_FLAG, PREFILL: PREFILL_BACKEND_FLAG, DECODE: DECODE_BACKEND_FLAG}
+# which of a launch's backends a page rule reads (`attention_backend == X or decode_attention_backend == X …`, the files
+# of PAGE_RULES at the releases read: the MLA kernels decode only, trtllm_mha (v0.5.0rc2 server_args.py:461-475),
+# cutedsl_mla and hpc_ops (v0.5.23 arg_groups/overrides.py:1163-1198) either phase, intel_xpu the attention backend only)
+PAGED_BY: dict[str, frozenset[str]] = {
+    "flashmla": frozenset({ATTENTION, DECODE}), "cutlass_mla": frozenset({ATTENTION, DECODE}),
+    "trtllm_mla": frozenset({ATTENTION, DECODE}), "tokenspeed_mla": frozenset({ATTENTION, DECODE}),
+    "cutedsl_mla": frozenset({ATTENTION, PREFILL, DECODE}), "trtllm_mha": frozenset({ATTENTION, PREFILL, DECODE}),
+    "hpc_ops": frozenset({ATTENTION, PREFILL, DECODE}), "intel_xpu": frozenset({ATTENTION}),
+}  # fmt: skip
+# the pages Blackwell's default attention backends (trtllm_mha, trtllm_mla) keep: another becomes 64 (PAGE_RULES)
+DEFAULT_BACKEND_TAKES = (32, 64)
 # backends SGLang raises on before it sizes anything off Blackwell (an era each: True where it does)
 BLACKWELL_ONLY: dict[str, Eras[bool]] = {
     "trtllm_mla": Eras((Era("", True, "server_args.py:1449-1452 (v0.5.6.post2); arg_groups/overrides.py:1210-1213 "
@@ -92,45 +131,108 @@ NOT_MODELLED: dict[str, str] = {
 }  # fmt: skip
 
 
-def attention_backend(settings: LaunchSettings) -> str | None:
-    """The `--attention-backend` a launch names (None: SGLang picks one)."""
-    value = settings.flags.get(ATTENTION_BACKEND_FLAG.removeprefix("--"))
+class NamedBackends(NamedTuple):
+    """The attention backends a launch names (None: not named)."""
+
+    attention: str | None
+    prefill: str | None = None
+    decode: str | None = None
+
+    def by_phase(self) -> tuple[tuple[str, str], ...]:
+        """(phase, backend) of each one named."""
+        named = ((ATTENTION, self.attention), (PREFILL, self.prefill), (DECODE, self.decode))
+        return tuple((phase, backend) for phase, backend in named if backend is not None)
+
+
+def _named(settings: LaunchSettings, flag: str) -> str | None:
+    value = settings.flags.get(flag.removeprefix("--"))
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise InputError("needs a backend's name", field=ATTENTION_BACKEND_FLAG)
+        raise InputError("needs a backend's name", field=flag)
     return value.strip()
 
 
+def attention_backend(settings: LaunchSettings) -> str | None:
+    """The `--attention-backend` a launch names (None: SGLang picks one)."""
+    return _named(settings, ATTENTION_BACKEND_FLAG)
+
+
+def named_backends(settings: LaunchSettings) -> NamedBackends | None:
+    """The attention, prefill and decode backends a launch names; None where it names none."""
+    named = NamedBackends(attention_backend(settings), *(_named(settings, flag) for flag in PHASE_BACKEND_FLAGS))
+    return named if named.by_phase() else None
+
+
+def effective_attention(named: NamedBackends, version: ResolvedVersion) -> str | None:
+    """The attention backend SGLang runs by name: --attention-backend, else (from v0.5.6.post2) the backend named
+    for both phases; None where SGLang picks its default."""
+    if named.attention is not None:
+        return named.attention
+    same = named.prefill is not None and named.prefill == named.decode
+    return named.prefill if same and _since(SAME_PHASES_NAME_ATTENTION.since, version) else None
+
+
 def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, version: ResolvedVersion) -> None:
-    """Refuse a backend the release does not accept (by its choices), one SGLang refuses on this GPU, or one whose
-    effect on the budget kvtop does not model, naming the flag."""
-    backend = attention_backend(settings)
-    if backend is None:
-        return
-    era = era_for(CHOICE_ERAS, version)
-    if backend not in era.value and not version.approximate:  # an estimated release: the launch's log says it ran
-        raise InputError(f"SGLang {version.label} takes one of {', '.join(era.value)} (got {backend[:40]!r}; "
-                         f"{era.source})", field=ATTENTION_BACKEND_FLAG)  # fmt: skip
-    blackwell = era_for(BLACKWELL_ONLY[backend], version) if backend in BLACKWELL_ONLY else None
+    """Refuse a backend the release does not accept (by its choices), a per-phase flag the release does not have,
+    one SGLang refuses on this GPU, or one whose effect on the budget kvtop does not model, naming the flag."""
+    named = named_backends(settings)
+    for phase, backend in named.by_phase() if named else ():
+        flag = PHASE_FLAG[phase]
+        era = era_for(CHOICE_ERAS, version) if phase == ATTENTION else era_for(PHASE_CHOICE_ERAS, version)
+        # an estimated release is not checked: the launch's log says the engine took the backend
+        if era.value is None and not version.approximate:
+            raise InputError(f"SGLang {version.label} has no {flag} ({era.source})", field=flag)
+        if era.value is not None and backend not in era.value and not version.approximate:
+            raise InputError(f"SGLang {version.label} takes one of {', '.join(era.value)} (got {backend[:40]!r}; "
+                             f"{era.source})", field=flag)  # fmt: skip
+        _check_gpu_and_budget(backend, phase, gpu_name, version)
+
+
+def _check_gpu_and_budget(backend: str, phase: str, gpu_name: str | None, version: ResolvedVersion) -> None:
+    flag = PHASE_FLAG[phase]
+    read = phase in PAGED_BY.get(backend, frozenset({ATTENTION}))  # the Blackwell checks sit beside the page rules
+    blackwell = era_for(BLACKWELL_ONLY[backend], version) if backend in BLACKWELL_ONLY and read else None
     if blackwell is not None and blackwell.value and gpu_name is not None and gpu_key(gpu_name) not in BLACKWELL_GPUS:
         raise InputError(f"SGLang {version.label} runs {backend} on Blackwell GPUs only (got {gpu_name}; "
-                         f"{blackwell.source})", field=ATTENTION_BACKEND_FLAG)  # fmt: skip
+                         f"{blackwell.source})", field=flag)  # fmt: skip
     if backend in NOT_MODELLED:
-        raise UnsupportedModelError(f"{backend}: {NOT_MODELLED[backend]}: not modelled", field=ATTENTION_BACKEND_FLAG)
+        raise UnsupportedModelError(f"{backend}: {NOT_MODELLED[backend]}: not modelled", field=flag)
 
 
-def backend_page(backend: str, given: int | None, version: ResolvedVersion) -> tuple[int, str]:
-    """(page size, why) under a named backend: its own page where it sets one over `given`, else `given`, else 1
-    (SGLang's `_handle_page_size`: no default backend is left to page by more)."""
-    rules = [rule for rule in PAGE_RULES.get(backend, ()) if _since(rule.since, version)]
-    if rules and given not in rules[-1].takes:
-        rule = rules[-1]
-        over = f" (over --page-size {given})" if given else ""
-        return rule.page, f"{ATTENTION_BACKEND_FLAG} {backend} pages by {rule.page}{over}: {rule.source}"
+def backends_page(named: NamedBackends, given: int | None, version: ResolvedVersion) -> tuple[int, str] | None:
+    """(page size, why) under the named backends: each page rule that reads one of them, in SGLang's order, on the
+    page the rule before left (from `given`); else `given`; else 1 where an attention backend is named (SGLang's
+    `_handle_page_size`: no default backend is left to page by more). None where no rule applies and SGLang picks
+    the attention backend: its default's page (eras.default_page_size) is the launch's."""
+    attention = effective_attention(named, version)
+    phases = ((ATTENTION, attention), (PREFILL, named.prefill), (DECODE, named.decode))
+    page, why = given, ""
+    for backend, rules in PAGE_RULES.items():
+        reading = [phase for phase, name in phases if name == backend and phase in PAGED_BY.get(backend, ())]
+        live = [rule for rule in rules if _since(rule.since, version)]
+        if reading and live and page not in live[-1].takes:
+            rule = live[-1]
+            over = f" (over --page-size {page})" if page else ""
+            page, why = rule.page, f"{PHASE_FLAG[reading[0]]} {backend} pages by {rule.page}{over}: {rule.source}"
+    if why and page is not None:
+        return page, why
     if given:
         return given, "--page-size"
-    return 1, f"page 1 ({ATTENTION_BACKEND_FLAG} {backend} sets none)"
+    if attention is not None:
+        named_by = ATTENTION_BACKEND_FLAG if named.attention else f"{PREFILL_BACKEND_FLAG} and {DECODE_BACKEND_FLAG}"
+        return 1, f"page 1 ({named_by} {attention} sets none)"
+    return None
+
+
+def with_default_page(found: tuple[int, str], default: tuple[int, str]) -> tuple[int, str]:
+    """A per-phase backend's page where SGLang also picks its default attention backend: a default that pages
+    (Blackwell's trtllm_mha / trtllm_mla) keeps 32 or 64 and sets 64 over any other, its rule after the MLA
+    kernels' (PAGE_RULES order)."""
+    page, why = found
+    if default[0] > 1 and page not in DEFAULT_BACKEND_TAKES:
+        return default[0], f"{default[1]} (over {why})"
+    return found
 
 
 def _since(first: str, version: ResolvedVersion) -> bool:

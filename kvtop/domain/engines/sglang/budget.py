@@ -19,7 +19,7 @@ from kvtop.domain.engines.base import (
     EngineResult,
     KvCell,
 )
-from kvtop.domain.engines.sglang.attention_backends import attention_backend, check_attention_backend
+from kvtop.domain.engines.sglang.attention_backends import check_attention_backend, named_backends
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
 from kvtop.domain.engines.sglang.dsa import dsa_kv_note, page_size_of
@@ -70,7 +70,7 @@ class SglangBudget:
         steps: list[BudgetStep] = []
         notes: list[str] = []
         check_attention_backend(s, inputs.gpu_name, inputs.version)
-        page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, attention_backend(s))
+        page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s))
         if page > 1 and page != s.page_size:
             notes.append(f"page size {page}: {why}")
         for note in (

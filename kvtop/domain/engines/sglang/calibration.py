@@ -2,12 +2,18 @@
 
 SGLang sizes KV from the memory free before the weights load (`Load weight begin. avail mem`, the
 least over ranks) and after them; its reserve is a rule of that figure, not a profile. What a plan
-must estimate is therefore that free memory: CUDA's total less what the CUDA context, NCCL's
-communicators and the driver took first. The context grows with the TP group where NVLink joins the
-GPUs (NCCL and the custom all-reduce's peer buffers: 1.6–2.6 GiB at TP 8 on H20/H100/H200), not across
-PCIe (0.44–0.68 GiB at TP 2–4 on RTX 4090 and L4: the custom all-reduce is off), and it is larger on
-Blackwell parts before anything loads (0.98–1.07 GiB on B200 and 1.16–1.78 on RTX 5090 at TP 1, against
-0.60–0.72 on H100/H200). The weights come from kvtop's book.
+must estimate is therefore that free memory: CUDA's total less what the start took first. What it takes
+first is, by SGLang's code, the CUDA context of the scheduler's process (`set_device`) and the TP group's
+communicators (`init_torch_distributed`: NCCL, and the custom all-reduce's peer buffers where NVLink joins
+the GPUs); the workspaces that differ by GPU (cuBLAS, FlashInfer's, the attention backend's, CUDA graphs)
+come after the KV pool (model_runner.py `initialize`: load_model, then init_memory_pool, then init_cublas and
+init_attention_backend; v0.4.10.post2:285-343, v0.5.3.post1:346-450, v0.5.15.post1:702-920). At TP 1 the
+communicators take nothing ('Init torch distributed ends. mem usage=0.00 GB' at v0.5.6.post2, 0.09 GB on
+a B200), so no term by GPU architecture: the B200's starts measure 0.69–0.78 GiB against CUDA's B200 total
+as torch prints it (178.35 GiB, gpus.jsonl), the H100's 0.60–0.72; the part per doubling of TP grows where
+NVLink joins the GPUs (1.5–2.6 GiB at TP 8 on H20/H100/H200, 3.0 at TP 4 on B200) and not across PCIe
+(0.41–0.69 GiB at TP 2–4 on RTX 4090 and L4: the custom all-reduce is off). The weights come from kvtop's
+book.
 """
 
 from __future__ import annotations
@@ -21,10 +27,8 @@ from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.sglang.weights_held import held_beside
-from kvtop.domain.gpus import compute_capability, gpu_model_key
 
-BLACKWELL_MAJOR = 10  # compute capability 10.x (B200, GB200, B300) and 12.x (RTX 50, RTX PRO 6000)
-CONTEXT_FEATURES = ("1 GiB", "log2(TP) on NVLink GPUs", "log2(TP) on PCIe GPUs", "1 GiB on Blackwell GPUs")
+CONTEXT_FEATURES = ("1 GiB", "log2(TP) on NVLink GPUs", "log2(TP) on PCIe GPUs")
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"sglang.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
 # what a start's log measures of the terms, read by the calibration store (calibration/node.py)
@@ -35,24 +39,22 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
-        key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),
-        coefficients=(0.572084, 0.522576, 0.0, 0.525653), error_bytes=854899285, records=25,
+        key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
+        coefficients=(0.68523, 0.497438, 0.0), error_bytes=830260108, records=25,
         sources=23, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=1071125346, feature_sources=(23, 5, 4, 6),
+        novel_error_bytes=920305513, feature_sources=(23, 5, 4),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.3147, records=19, sources=18,
+    engine='sglang', factor=1.5138, records=19, sources=18,
 )
 # END FITTED
 
 
 def context_features(inputs: CalibrationInputs) -> tuple[float, ...]:
-    """(1, log2 TP on NVLink GPUs, log2 TP on PCIe GPUs, 1 on Blackwell GPUs): `tp_features` and whether
-    the GPU is a Blackwell part (compute capability 10 or later; 0 for a GPU kvtop does not know)."""
-    capability = compute_capability(gpu_model_key(inputs.gpu_name)) if inputs.gpu_name else None
-    blackwell = capability is not None and capability[0] >= BLACKWELL_MAJOR
-    return (*tp_features(inputs), 1.0 if blackwell else 0.0)
+    """(1, log2 TP on NVLink GPUs, log2 TP on PCIe GPUs): `tp_features`, the CUDA context and the TP group's
+    communicators."""
+    return tp_features(inputs)
 
 
 def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:

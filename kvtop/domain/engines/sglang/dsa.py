@@ -11,7 +11,12 @@ DeepSeek DSA"); both came with SGLang's DSA support (v0.5.3, the release §6.6 d
 
 from __future__ import annotations
 
-from kvtop.domain.engines.sglang.attention_backends import backend_page
+from kvtop.domain.engines.sglang.attention_backends import (
+    NamedBackends,
+    backends_page,
+    effective_attention,
+    with_default_page,
+)
 from kvtop.domain.engines.sglang.dsv4 import DSV4_PAGE
 from kvtop.domain.engines.sglang.eras import default_page_size
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
@@ -47,10 +52,12 @@ def forced_dsa_page(model: ModelSpec, version: ResolvedVersion) -> int | None:
 
 
 def page_size_of(
-    model: ModelSpec, given: int | None, gpu_name: str | None, version: ResolvedVersion, backend: str | None = None
+    model: ModelSpec, given: int | None, gpu_name: str | None, version: ResolvedVersion,
+    backends: NamedBackends | None = None,
 ) -> tuple[int, str]:
-    """(page size, why) the engine runs with: a DSA model's forced page, else a named --attention-backend's
-    (attention_backends.backend_page), else --page-size, else the default."""
+    """(page size, why) the engine runs with: a DSA model's forced page, else the named backends'
+    (attention_backends.backends_page; a per-phase backend's page under SGLang's default attention backend
+    meets that default's), else --page-size, else the default."""
     if model.compressed is not None:  # model_overrides/deepseek_v4.py on CUDA (read at 0.5.23; V4's own pool)
         over = f" (over --page-size {given})" if given and given != DSV4_PAGE else ""
         return DSV4_PAGE, f"DeepSeek-V4 pages by {DSV4_PAGE} on CUDA{over}"
@@ -58,8 +65,11 @@ def page_size_of(
     if forced is not None:
         over = f" (over --page-size {given})" if given and given != forced else ""
         return forced, f"DSA on CUDA pages by {forced}{over}"
-    if backend is not None:
-        return backend_page(backend, given, version)
+    found = backends_page(backends, given, version) if backends is not None else None
+    if found is not None and backends is not None and found[0] != given and effective_attention(backends, version) is None:
+        return with_default_page(found, default_page_size(model, gpu_name, version))
+    if found is not None:
+        return found
     if given:
         return given, "--page-size"
     return default_page_size(model, gpu_name, version)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from kvtop.domain.engine_log import EngineLog, Measured
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
-from kvtop.domain.engines.sglang.attention_backends import attention_backend
+from kvtop.domain.engines.sglang.attention_backends import named_backends
 from kvtop.domain.engines.sglang.dsa import page_size_of
 from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS, auto_fraction_reads_gpu
 from kvtop.domain.engines.sglang.log_records import SglangRankLog, latest
@@ -50,7 +50,7 @@ def _page(model: ModelSpec, settings: LaunchSettings) -> int:
     """The page size the engine ran with: a DSA model's forced page, else the flag, else its release's default
     (a log states its GPU rarely)."""
     version = ResolvedVersion(text=settings.engine_version)
-    return page_size_of(model, settings.page_size, None, version, attention_backend(settings))[0]
+    return page_size_of(model, settings.page_size, None, version, named_backends(settings))[0]
 
 
 def missing_facts(log: EngineLog) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kvtop.domain.engines.sglang.attention_backends import ATTENTION_BACKEND_FLAG
+from kvtop.domain.engines.sglang.attention_backends import ATTENTION_BACKEND_FLAG, PHASE_BACKEND_FLAGS
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
@@ -78,8 +78,10 @@ class SglangFlags:
     # every flag it does not model is refused when typed to kvtop, but --enable-multimodal, which SGLang's
     # rules read from `flags` (docs/engines/sglang.md §4.4: Gemma-3 and Llama-4 are text-only without it)
     # span.py, deployment.py and the tower's split (architectures.TOWER_SPLIT) read these
-    # and `--attention-backend` (attention_backends.py: the release's choices, the page a backend sets)
-    read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *ENCODER_DP_FLAGS})
+    # and `--attention-backend`, `--prefill-attention-backend`, `--decode-attention-backend` (attention_backends.py:
+    # the release's choices, the page a backend sets)
+    read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
+                                                *ENCODER_DP_FLAGS})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"}
