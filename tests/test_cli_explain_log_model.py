@@ -68,3 +68,22 @@ def test_a_hub_id_out_of_reach_offers_no_preset_of_another_model(
 )
 def test_the_preset_offered_is_of_the_same_family_and_size(repo_id: str, preset: str | None) -> None:
     assert nearest_preset(repo_id) == preset
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--gpu", "Z999"], "kvtop: error: --gpu: unknown GPU 'Z999'"),
+        (["--gpu-memory", "abc"], "kvtop: error: --gpu-memory: not a size: 'abc' (write e.g. 80GiB, 81.5GB or 512MiB)"),
+        (["--free-memory", "80"], "kvtop: error: --free-memory: '80' has no unit (it would read as bytes); write e.g. 80GiB"),
+    ],
+)
+def test_a_bad_figure_is_said_before_the_model_the_log_lacks(
+    capsys: pytest.CaptureFixture[str], flags: list[str], said: str
+) -> None:
+    """An operator trial (session 50): SGLang C13's log names no model, and a bad --gpu or size was said only after
+    --model was given; the figures are checked first, so the first error names the flag that is wrong."""
+    c13 = DATA / "cases" / "sglang" / "C13" / "engine.log"
+    assert main(["explain", str(c13), *flags, "--no-calibration-store"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(said) and len(err.splitlines()) == 1

@@ -144,6 +144,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
     log = read_engine_log(args.log)
     engine = log.engine_for(args.engine)
+    # the figures given are checked before the model is looked for: a bad --gpu or size is said first, not after
+    measured = measured_from_args(args)
+    gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu or args.gpu_memory) else (None, None)
     log_args = {**log.server_args, **log.engine_config, **_decisions(log.decisions)}
     settings = settings_for_log(
         log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
@@ -157,8 +160,6 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise InputError(
             "the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model"
         )
-    measured = measured_from_args(args)
-    gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu or args.gpu_memory) else (None, None)
     given = measured.model_copy(update={"gpu_total_bytes": None})  # the GPU goes in as gpu_total
     try:
         model = load_model(settings.model, family=args.model_family, deadline_s=hub_deadline(args))

@@ -93,8 +93,11 @@ class NodeSource:
         if remember is None or log is None or not isinstance(ledger, Ledger):
             return None
         try:
+            # the total the engine sized from, as NVML measured it (its total less the driver's reserved, which is
+            # CUDA's and what a log prints), else NVML's own; its origin as the prediction said it
+            total = ledger.measured.cuda_total_bytes or ledger.gpu_total_bytes
             result = explain(ExplainRequest(
-                log=log, model=ledger.model, settings=ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes,
+                log=log, model=ledger.model, settings=ledger.settings, gpu_total_bytes=total,
                 gpu_name=ledger.gpu_name, load_mtp=ledger.load_mtp, version=ledger.version,
                 gpu_total_origin=ledger.gpu_total_origin,
             ))  # fmt: skip

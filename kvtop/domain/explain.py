@@ -16,8 +16,16 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck, sources_said, stand_in_gpu_said
+from kvtop.domain.explanation import (
+    Explanation,
+    Logged,
+    PoolSizeCheck,
+    sources_said,
+    stand_in_gpu_said,
+    total_origin_said,
+)
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.model import ModelSpec
 
 __all__ = ["ExplainRequest", "Explanation", "Logged", "PoolSizeCheck", "explain"]
@@ -198,13 +206,22 @@ def explain(request: ExplainRequest) -> Explanation:
         "log_cut_at_bytes": log.cut_at_bytes,
     }
     if result.ledger is not None:
-        ledger = stand_in_gpu_said(result.ledger) if request.gpu_total_bytes is None else result.ledger
-        if request.gpu_total_origin is not None and ledger.measured.gpu_total_origin is None:
-            # the total's origin as the request said it, so that no view reads it back from its bytes
-            said = ledger.measured.model_copy(update={"gpu_total_origin": request.gpu_total_origin})
-            ledger = ledger.model_copy(update={"measured": said})
-        update["ledger"] = sources_said(ledger)
+        update["ledger"] = sources_said(_total_said(result.ledger, request))
     return result.model_copy(update=update)
+
+
+def _total_said(ledger: Ledger, request: ExplainRequest) -> Ledger:
+    """The ledger's GPU total said as it was chosen: a stand-in where no GPU was named; else the origin the request
+    carries (typed from where the total was decided: explain's --gpu / --gpu-memory, a live node's NVML) on the
+    ledger's inputs and in the total's budget line, so that no view reads it back from its bytes."""
+    if request.gpu_total_bytes is None:
+        return stand_in_gpu_said(ledger)
+    origin = request.gpu_total_origin
+    if origin is None:
+        return ledger
+    if ledger.measured.gpu_total_origin is None:
+        ledger = ledger.model_copy(update={"measured": ledger.measured.model_copy(update={"gpu_total_origin": origin})})
+    return total_origin_said(ledger, origin)
 
 
 def _refused(result: Explanation, log: EngineLog) -> Explanation:

@@ -192,14 +192,27 @@ def _implied(solve: Callable[[int], int], tokens: int | None, ceiling: int) -> i
 
 def calibrated_preload(run: EstimateRun) -> PreloadEstimate | None:
     """The pre-load terms `plan` would estimate for this launch; None where the launch cannot be planned
-    (its weights do not fit the GPU named). A total that is not the named GPU's listed one came from
-    --gpu-memory: it is the engine's total as measured, as `plan --gpu-memory` takes it."""
-    listed = GPU_TOTAL_MIB.get(gpu_key(run.gpu_name)) or UNIFIED_TOTAL_MIB.get(gpu_key(run.gpu_name))
-    given = run.gpu_total_bytes if listed is None or listed * _MIB != run.gpu_total_bytes else None
+    (its weights do not fit the GPU named). A total from --gpu-memory is the engine's total as measured, as
+    `plan --gpu-memory` takes it; --gpu's table total is nvidia-smi's, for which the calibration's CUDA total stands.
+    Which it is, is the origin its chooser said (`EstimateRun.gpu_total_origin`); only a run that says none is read
+    from its bytes (not the named GPU's listed total: given)."""
+    given = run.gpu_total_bytes if _total_given(run) else None
     try:
         return preload_estimate(run.solve(MeasuredInputs(gpu_total_bytes=given, desktop=run.desktop)))
     except KvtopError:
         return None
+
+
+def _total_given(run: EstimateRun) -> bool:
+    """Whether the run's total stands as the engine's own, not a table's nvidia-smi total for the model named: the
+    operator's --gpu-memory, or a live node's (NVML: the engine-visible total where the driver's reserved was read,
+    `gpus.engine_visible_total`), as `MeasuredInputs.engine_total_given` takes a measured total; a run whose path
+    does not carry the origin (an engine's that does not pass it) by whether its bytes are the named GPU's listed
+    total."""
+    if run.gpu_total_origin is not None:
+        return run.gpu_total_origin is not GpuTotalOrigin.TABLE
+    listed = GPU_TOTAL_MIB.get(gpu_key(run.gpu_name)) or UNIFIED_TOTAL_MIB.get(gpu_key(run.gpu_name))
+    return listed is None or listed * _MIB != run.gpu_total_bytes
 
 
 def engine_total(run: EstimateRun) -> CalibratedFigures | None:

@@ -22,6 +22,7 @@ from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.catalogue import display_name, engine_module
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause, token_cap
+from kvtop.domain.gpus import GpuTotalOrigin, total_said
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.wording import gib
@@ -283,11 +284,24 @@ def stand_in_gpu_said(ledger: Ledger) -> Ledger:
     """The GPU total's step (its role, whatever the engine's wording), when no --gpu was given and it holds the
     stand-in, named as the stand-in it is (never as measured); a total the log printed stays the log's, even at
     exactly the stand-in's bytes."""
-    stand_in = {"label": "GPU memory (a stand-in: pass --gpu)", "measured": False}
+    stand_in = {"label": "GPU memory (a stand-in: pass --gpu)", "measured": False, "source": "assumed"}
 
     def said(step: BudgetStep) -> dict[str, object] | None:
         held = step.role == "gpu_total" and step.bytes == PLACEHOLDER_GPU_BYTES
         return stand_in if held and not step.measured else None
+
+    return steps_said(ledger, said)
+
+
+def total_origin_said(ledger: Ledger, origin: GpuTotalOrigin) -> Ledger:
+    """The GPU total's step (its role) labelled from where its chooser said the total came (`origin`: --gpu's table,
+    --gpu-memory, NVML), never read back from its bytes; a measured step (the operator's total, NVML's, a log's) keeps
+    its own label, and a stand-in is `stand_in_gpu_said`'s."""
+    label = f"GPU memory ({total_said(ledger.gpu_name, origin)})"
+
+    def said(step: BudgetStep) -> dict[str, object] | None:
+        stand_in = step.label.startswith("GPU memory (a stand-in")
+        return {"label": label} if step.role == "gpu_total" and not step.measured and not stand_in else None
 
     return steps_said(ledger, said)
 

@@ -270,6 +270,7 @@ class KvtopApp(KvtopBaseApp):
                 self._interval_s,
                 select_pid=pid,
                 can_signal=self._signal_sender is not None,
+                simulated=self._probe_simulated,
             )
         )
 

@@ -51,7 +51,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("g", "tree: engines → their processes → the ranks each holds (Enter: a rank's ledger)", "dashboard"),
     KeyHelp(
         "slash",
-        "filter: gpu:3 pid:4242 state:lost|tight|finding|orphan|idle engine:sglang, re:PATTERN, !word, or text",
+        "filter: gpu:3 pid:4242 state:tight|finding|orphan|idle|lost (a GPU NVML lost) engine:sglang, re:PATTERN, !word, or text",
         "dashboard",
     ),
     KeyHelp("s", "sort: GPU index, problems first, least free, most used, KV in use", "dashboard"),

@@ -163,7 +163,8 @@ def test_an_engine_log_supplies_the_token_capacity_the_endpoints_did_not() -> No
 def test_a_live_nodes_logged_start_is_kept_in_the_calibration_store_once() -> None:
     """Issue 27 item 4: a live engine given its log keeps what the start measured, as `kvtop explain` does.
     The log printed `Available KV cache memory: 6.51 GiB`; vLLM's charge besides weights and KV is then
-    0.95 × CUDA's total (80 GiB here) − the weights − 6.51 GiB. The weights are the book's on an A100: gpt-oss-120b's
+    0.95 × CUDA's total − the weights − 6.51 GiB, CUDA's total the one the live prediction sizes from: NVML v2's
+    81,920 MiB less the 557 MiB reserved (the fake's fb-memory-observations.csv figures), not NVML's own total. The weights are the book's on an A100: gpt-oss-120b's
     65,248,815,744 B (the router's bias in bf16) and the row of vLLM's Marlin MXFP4 expert padding (weights_built.py:
     36 layers × 128 experts × 3 × (2,944 × 3,072 − 2,880 × 2,880) × (4 + 8 ÷ 32) ÷ 8 = 5,504,827,392 B)."""
     from kvtop.domain.calibration.terms import Term
@@ -175,8 +176,9 @@ def test_a_live_nodes_logged_start_is_kept_in_the_calibration_store_once() -> No
     assert (measure.engine, measure.gpu, measure.tp, measure.model_type) == ("vllm", "A100-80GB", 1, "gpt_oss")  # NVML's A100-SXM4-80GB
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     weights = 65_248_815_744 + marlin_padding
-    runtime = int(0.95 * 81_920 * MIB) - weights - int(6.51 * 2**30)
-    assert measure.terms[Term.CUDA_TOTAL] == 81_920 * MIB
+    cuda_total = (81_920 - 557) * MIB
+    runtime = int(0.95 * cuda_total) - weights - int(6.51 * 2**30)
+    assert measure.terms[Term.CUDA_TOTAL] == cuda_total
     assert abs(measure.terms[Term.ACTIVATION] - runtime) < 0.005 * 2**30  # the log's two decimals of GiB
 
 

@@ -50,3 +50,18 @@ async def test_a_version_that_is_no_release_names_the_field_and_blank_is_the_lat
         await retype(pilot, "#plan-engine_version", "")
         assert screen.query_one("#plan-engine_version", Input).placeholder == "latest release"
         assert "engine rules            0.5.9 →       latest" in shown(screen, "#plan-result")
+
+
+async def test_a_release_beyond_those_kvtop_models_says_whose_rules_solve_it(make_app, healthy_snapshot):
+    """An operator trial (session 50): 9.9.9 read as '9.9.9' in the table and nothing more, where `plan
+    --engine-version 9.9.9` says the newest release's rules apply; the pane now says it under the table (SGLang's
+    newest release in kvtop's calendar is 0.5.23, as the 0.5.23 test above solves)."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await open_planner(pilot)
+        assert "engine rules:" not in shown(screen, "#plan-result")  # the live release, unedited: nothing to say
+        await retype(pilot, "#plan-engine_version", "9.9.9")
+        result = shown(screen, "#plan-result")
+        assert "engine rules            0.5.9 →        9.9.9" in result
+        assert ("engine rules: --engine-version 9.9.9 (newer than 0.5.23, the newest release kvtop models: its rules "
+                "apply)") in result

@@ -284,3 +284,25 @@ async def test_in_a_containers_pid_namespace_the_panel_says_so_and_signals_nothi
             await pilot.press("T")
             await pilot.pause()
             assert isinstance(app.screen, ProcessScreen) and sender.requests == []
+
+
+async def test_a_demo_nodes_dialog_says_first_that_no_signal_is_sent(make_app, co_tenant_snapshot):
+    """An operator trial (session 50): on `--demo` the dialog read 'Send SIGTERM to pid 4242?' exactly as on a real
+    node, and only the answer afterwards said the node was simulated; it now says so before it asks. A live node's
+    dialog says nothing of the kind."""
+    node = DemoSource.open("llama70b-tp8-foreign-gpu3").collect_at(0)
+    demo = make_app(FakeSource(node, label="demo:llama70b-tp8-foreign-gpu3"), signal_sender=FakeSignalSender(),
+                    probe_simulated=True)  # fmt: skip
+    async with demo.run_test(size=(120, 40)) as pilot:
+        await open_co_tenant_panel(pilot)
+        await pilot.press("T")
+        await wait_for(pilot, lambda: isinstance(demo.app.screen, SignalScreen))
+        dialog = text(demo.screen, "#signal-text")
+        assert dialog.startswith("Send SIGTERM to pid 4242? (terminate: it may clean up first, or ignore it) a "
+                                 "simulated node: no signal is sent (its processes are the demo's, not this machine's)")
+    live = make_app(co_tenant_snapshot, signal_sender=FakeSignalSender())
+    async with live.run_test(size=(120, 40)) as pilot:
+        await open_co_tenant_panel(pilot)
+        await pilot.press("T")
+        await wait_for(pilot, lambda: isinstance(live.screen, SignalScreen))
+        assert "simulated" not in text(live.screen, "#signal-text")

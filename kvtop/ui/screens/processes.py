@@ -92,8 +92,10 @@ class ProcessScreen(NodeScreen):
         *,
         select_pid: int | None = None,
         can_signal: bool = False,
+        simulated: bool = False,
     ) -> None:
         super().__init__(state, now, interval_s)
+        self.simulated = simulated  # a demo node: its signals reach no process (its dialog says so before it asks)
         self.gpu_index = gpu_index  # None: every GPU of the node
         self.home_gpu = gpu_index  # the GPU `a` comes back to
         self.can_signal = can_signal
@@ -380,4 +382,4 @@ class ProcessScreen(NodeScreen):
             self.tagged.clear()
             self.show_node(self.node)
 
-        self.app.push_screen(SignalScreen(pairs, signal), send)
+        self.app.push_screen(SignalScreen(pairs, signal, simulated=self.simulated), send)

@@ -81,13 +81,19 @@ def dialog_text(facts: SignalFacts, signal: ProcessSignal) -> Content:
     return several_text((facts,), signal)
 
 
-def several_text(targets: tuple[SignalFacts, ...], signal: ProcessSignal) -> Content:
-    """The dialog's body for sending `signal` to each process of `targets` (one: as `dialog_text`)."""
+SIMULATED_WORDS = "a simulated node: no signal is sent (its processes are the demo's, not this machine's)"
+
+
+def several_text(targets: tuple[SignalFacts, ...], signal: ProcessSignal, simulated: bool = False) -> Content:
+    """The dialog's body for sending `signal` to each process of `targets` (one: as `dialog_text`); on a simulated
+    node (`simulated`) it says first that nothing is sent, so that a demo's dialog never reads as a real node's."""
     one = len(targets) == 1
     whom = f"pid {targets[0].pid}" if one else f"{len(targets)} tagged processes, one by one"
     lines = [
         Content.assemble((f"Send {signal.value} to {whom}?", "bold $primary"), (f" ({SIGNAL_WORDS[signal]})", "$text-muted"))
     ]
+    if simulated:
+        lines.append(Content.styled(SIMULATED_WORDS, "bold $warning"))
     refused = [facts for facts in targets if facts.refusal]
     refusals = [
         Content.styled(
@@ -133,10 +139,13 @@ class SignalScreen(ModalScreen[tuple[SignalRequest, ...] | None]):
         Binding("n,escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, targets: tuple[tuple[SignalFacts, SignalRequest], ...], signal: ProcessSignal) -> None:
+    def __init__(
+        self, targets: tuple[tuple[SignalFacts, SignalRequest], ...], signal: ProcessSignal, *, simulated: bool = False
+    ) -> None:
         super().__init__()
         self.targets = targets
         self.signal = signal
+        self.simulated = simulated  # a demo node's dialog: said first, nothing is sent
 
     @property
     def allowed(self) -> tuple[SignalRequest, ...]:
@@ -150,7 +159,8 @@ class SignalScreen(ModalScreen[tuple[SignalRequest, ...] | None]):
     def compose(self) -> ComposeResult:
         many = len(self.targets) > 1
         with VerticalScroll(id="signal-dialog"):
-            yield Static(several_text(tuple(facts for facts, _ in self.targets), self.signal), id="signal-text")
+            facts = tuple(facts for facts, _ in self.targets)
+            yield Static(several_text(facts, self.signal, self.simulated), id="signal-text")
             with Horizontal(id="signal-buttons"):
                 if self.allowed:
                     others = f" to {len(self.allowed)}" if many else ""

@@ -89,6 +89,15 @@ def beside_lines(ledger: Ledger) -> list[Content]:
     ]
 
 
+def version_lines(before: Ledger | None, after: Ledger | None) -> list[Content]:
+    """How the edited engine version resolved, where it is not the before column's: the release whose rules solve
+    the after column and why (`ResolvedVersion.detail`: '--engine-version 9.9.9 (newer than 0.5.23, the newest release
+    kvtop models: its rules apply)'), as `plan` heads its budget; none where the version was not edited."""
+    if after is None or (before is not None and before.version == after.version):
+        return []
+    return [Content.styled(f"engine rules: {after.version.detail}", "$text-muted")]
+
+
 def cell_lines(ledger: Ledger) -> list[Content]:
     """What the KV row's bytes are where the engine solves with its own cell (`plan`'s heading): 'KV B/token/rank:
     per token of a max-length request (540 blocks of 2,621,440 B per 448 tokens: …)', not a token's own rows."""
@@ -242,6 +251,7 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
         if label == "tokens per rank" and before is not None and after is not None and after.request_capacity is None:
             line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
         lines.append(line)
+    lines.extend(version_lines(before, after))
     lines.extend(cell_lines(after) if after is not None else [])
     lines.extend(beside_lines(after) if after is not None else [])
     lines.extend(unpriced_lines(after) if after is not None else [])

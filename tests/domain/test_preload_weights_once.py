@@ -1,0 +1,43 @@
+"""The weights term of a plan's interval counts what the load holds beside the book once (session 50, g; stop 49's
+"noticed, not checked": gpt-oss TP 8 may count 0.52 GiB twice).
+
+vLLM on an H100 keeps gpt-oss-120b's MXFP4 checkpoint scales beside the Triton backend's swizzled, padded copy
+(`engines/vllm/mxfp4_weights.py`): 0.52 GiB a rank at TP 8 beside kvtop's weights book. Checked: the central ledger
+holds the book plus that figure once (the 'calibrated_beyond_book' row is the same bytes, not more), and the
+interval's ends move the KV budget by the terms' combined error and no more, so the 0.52 GiB is neither in the
+error twice nor charged twice at an end.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.calibration.weights import WEIGHTS_RELATIVE_ERROR
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import LaunchSettings
+from kvtop.sources.hub import load_model
+
+
+def test_gpt_oss_tp8_weights_beside_the_book_count_once() -> None:
+    model = load_model("gpt-oss-120b")
+    settings = LaunchSettings(engine="vllm", model="gpt-oss-120b", tp=8, engine_version="0.33.0")
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    estimate = plan.estimate
+    beside = estimate.weights_beside_book_bytes
+    assert round(beside / 2**30, 2) == 0.52  # the figure stop 49 named
+    rank = plan.ledger.ranks[0]
+    rows = {row.component: row.bytes for row in rank.weights.rows}
+    book = sum(size for name, size in rows.items() if name != "calibrated_beyond_book")
+    assert rows["calibrated_beyond_book"] == beside and rank.weights_bytes == book + beside  # once in the centre
+    weights = estimate.term(Term.WEIGHTS)
+    assert weights is not None and weights.bytes == rank.weights_bytes  # the term is the book and it, once
+    assert estimate.figures("central").weights_extra_bytes == beside
+    # its error is the corpus's relative error of the whole term, with no MXFP4 backend error beside it (Triton is
+    # the release's backend on Hopper: nothing assumed) and not the beside figure again
+    assert weights.error_bytes == round(weights.bytes * WEIGHTS_RELATIVE_ERROR) and weights.beside_error_bytes == 0
+    # each end moves the budget by at most the combined error: vLLM's budget takes the fraction (0.92) of the CUDA
+    # total's move, so a little less, never more (a term counted twice would move it further)
+    combined = estimate.combined_error_bytes
+    central = plan.ledger.engine.kv_budget_bytes
+    for moved in (central - plan.kv_budget_min_bytes, plan.kv_budget_max_bytes - central):
+        assert 0.99 * combined <= moved <= combined
