@@ -14,6 +14,7 @@ from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN_ENV
+from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
@@ -137,7 +138,8 @@ class VllmFlags:
     # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
-    env_read: frozenset[str] = frozenset({MARLIN_ENV})  # leading NAME=VALUE the rules read (mxfp4_backend.py)
+    # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py)
+    env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_SAMPLER_ENV})
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 
