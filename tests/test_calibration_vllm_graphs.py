@@ -9,7 +9,8 @@ vLLM's load holds of a weight beyond its bytes (PyTorch's caching allocator), ag
 from __future__ import annotations
 
 from benchmarks.calibration.corpus import load
-from benchmarks.calibration.evaluate import fit_all, observed
+from benchmarks.calibration.evaluate import blind, fit_all, observed
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
@@ -144,3 +145,21 @@ def test_the_v2_runner_charges_no_graph_estimate_before_v0_29() -> None:
     beside = 0.92 * 44.45 - 27.52 - 11.57
     charged = (terms[Term.ACTIVATION].bytes + terms[Term.NON_TORCH].bytes) / GIB
     assert charged < beside - 0.5 < charged + graphs.bytes / GIB
+
+
+def test_from_v0_29_the_v2_runner_charges_its_graphs_beside_its_profile() -> None:
+    """From v0.29.0 V2 measures its graphs and `determine_available_memory` takes them off beside the profile's
+    non-KV memory (v1/worker/gpu_worker.py:606-610), whose V2 `profile_run` is v0.28.0's: the memory beside it stays.
+    Qwen3-4B-Instruct-2507 and its FP8 on an RTX 5090 at v0.29.0 logged 18.96 and 22.27 GiB of KV (138,064 and
+    162,144 tokens); charging the graphs alone planned ~1.1 GiB of KV more in both (+5.7 % / +5.4 %)."""
+    for record_id, tokens in (("file69057007511-qwen3-4b-2507-5090-v0290", 138_064),
+                              ("file69057007511-qwen3-4b-2507-fp8-5090-v0290", 162_144)):  # fmt: skip
+        inputs = RECORDS[record_id].inputs()
+        assert v2_placeholder(inputs) is None  # measured from v0.29.0
+        graphs = {term.term: term for term in vllm.terms(inputs)}[Term.CUDA_GRAPHS]
+        assert graphs.label == "vLLM V2's CUDA-graph estimate and the memory beside its profile"
+        at_v28 = {term.term: term for term in vllm.terms(inputs.model_copy(update={"version": ResolvedVersion(text="0.28.0")}))}
+        assert graphs.bytes == 2 * at_v28[Term.CUDA_GRAPHS].bytes  # the placeholder era's figure, and the graphs
+        judged = blind(RECORDS[record_id], {**CUDA_TOTAL_FITS, **vllm.FITS}, weights_logged=False)
+        assert judged is not None and judged.truth == tokens
+        assert abs(judged.error) < 0.02, (record_id, judged.predicted)

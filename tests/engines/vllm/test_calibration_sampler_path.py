@@ -16,7 +16,7 @@ from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.gpus import gpu_total_bytes
-from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch import parse_flags, parse_launch_command
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import CONFIGS
@@ -92,3 +92,27 @@ def test_the_same_release_on_an_unnamed_gpu_spans_both_paths() -> None:
     # FlashInfer's path keeps one copy of 256 seqs' logits over Qwen3's 151,936-token vocabulary, not the fit's
     assert unnamed.bytes - named.bytes > 256 * 151936 * 4
     assert named.error_bytes == unnamed.error_bytes  # the native path stays in the interval
+
+
+def _stated(env: str):  # type: ignore[no-untyped-def]
+    """The Qwen2-7B A100 launch at v0.10.1.1 with VLLM_USE_FLASHINFER_SAMPLER stated on its command line."""
+    settings = parse_launch_command(f"{env} vllm serve Qwen/Qwen2-7B-Instruct --max-model-len 16384 "
+                                    "--gpu-memory-utilization 0.25")  # fmt: skip
+    assert settings is not None
+    settings = settings.model_copy(update={"engine_version": "0.10.1.1"})
+    plan = planned_capacity(load_config_file(QWEN2_7B), settings, gpu_total_bytes=gpu_total_bytes("A100-80GB"),
+                            gpu_name="A100-80GB", measured=MeasuredInputs(weights_bytes=round(14.2488 * GIB)))  # fmt: skip
+    term = plan.estimate.term(Term.ACTIVATION)
+    assert term is not None
+    return term
+
+
+def test_the_launchs_flashinfer_sampler_setting_decides_the_path() -> None:
+    """`VLLM_USE_FLASHINFER_SAMPLER=1 vllm serve …` takes FlashInfer's path where the install would decide (v0.10.1.1):
+    the peak near the 0.53 GiB its FlashInfer start left beside weights and KV; `=0` the native path, the 1.56 GiB
+    start's, with the fit's own error."""
+    either, flashinfer, native = _activation("0.10.1.1"), _stated("VLLM_USE_FLASHINFER_SAMPLER=1"), _stated(
+        "VLLM_USE_FLASHINFER_SAMPLER=0")
+    assert "VLLM_USE_FLASHINFER_SAMPLER=1 in the launch" in flashinfer.basis
+    assert abs(flashinfer.bytes - FLASHINFER_BESIDE_WEIGHTS) < abs(either.bytes - FLASHINFER_BESIDE_WEIGHTS)
+    assert native.bytes == either.bytes and native.error_bytes < either.error_bytes

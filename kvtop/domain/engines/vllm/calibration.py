@@ -42,13 +42,14 @@ from kvtop.domain.engines.vllm.calibration_non_torch import (
     non_torch_features,
 )
 from kvtop.domain.engines.vllm.calibration_snapshot import nccl_inside_non_torch, startup_free_is_context
+from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import GRAPHS_PROFILED, batch_limits, graph_counts, graphs_charged
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
 from kvtop.domain.engines.vllm.v0_profile import v0_forward_bound, v0_moe_forward
-from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
+from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder, with_v2_beside
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.wording import GIB
 
@@ -204,6 +205,8 @@ def _graph_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
     if not era_for(GRAPHS_PROFILED, inputs.version).value or inputs.settings.enforce_eager or inputs.model is None:
         return None
     piecewise, full = graph_counts(inputs)
+    if not piecewise and not full:
+        return None  # cudagraph_mode NONE (compilation.py): nothing captured
     extra = max(piecewise - 1, 0) + max(full - 1, 0)
     layers = math.ceil(inputs.model.num_layers / max(inputs.layout.pp, 1))
     return (1.0, extra * layers / 1000)
@@ -220,15 +223,17 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         placeholder = v2_placeholder(inputs)
         label = "vLLM's CUDA-graph estimate" if placeholder is None else "vLLM V2's memory beside its profile"
         piecewise, full = graph_counts(inputs)
-        basis = placeholder or (f"charged since v0.21.0: {piecewise} PIECEWISE + {full} FULL graphs (vLLM's default "
-                                "sizes); from v0.26.0 the first FULL capture's transient at max_num_batched_tokens is "
-                                "not modelled")  # fmt: skip
+        stated = graph_config(inputs.settings.flags, inputs.version).said
+        sizes = f"the launch's {stated}" if stated else "vLLM's default sizes"
+        basis = placeholder or (f"charged since v0.21.0: {piecewise} PIECEWISE + {full} FULL graphs ({sizes}); from "
+                                "v0.26.0 the first FULL capture's transient at max_num_batched_tokens is not "
+                                "modelled")  # fmt: skip
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  fit_features("vllm.cuda_graphs", inputs), basis)  # fmt: skip
-        found.append(graphs or assumed_estimate(
+        found.append(with_v2_beside(graphs or assumed_estimate(
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
             "charged since v0.21.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
-            "GLM-5.2 TP 4): 2 GiB assumed"))  # fmt: skip
+            "GLM-5.2 TP 4): 2 GiB assumed"), inputs))  # fmt: skip
     return tuple(found)
 
 

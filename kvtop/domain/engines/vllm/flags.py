@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
+from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG
+from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN_ENV
+from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
@@ -103,7 +106,12 @@ LOAD_CASTS = LoadCasts(
 
 
 def as_parsed(spelling: str) -> str:
-    """`--a_b[.c_d]` as vLLM's parser reads it: `--a-b[.c_d]` (only the name before the first "." is rewritten)."""
+    """`--a_b[.c_d]` as vLLM's parser reads it: `--a-b[.c_d]` (only the name before the first "." is rewritten);
+    the compilation config's short spellings as its long one: `-cc` (v0.12.0 on) and `-O.<field>` (`-O`'s dotted
+    form, the compilation config's until v0.12.x: compilation.py)."""
+    head, dot, rest = spelling.partition(".")
+    if head == "-cc" or (head == "-O" and dot):
+        return CONFIG_FLAG + dot + rest
     if not spelling.startswith("--"):
         return spelling
     name, dot, rest = spelling[2:].partition(".")
@@ -122,14 +130,16 @@ class VllmFlags:
     # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
-                                   | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
+                                   | COMPILATION_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
-    # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py):
+    # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
+    # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py):
     # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
-    read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS
+    read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
-    env_read: frozenset[str] = frozenset({MARLIN_ENV})  # leading NAME=VALUE the rules read (mxfp4_backend.py)
+    # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py)
+    env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_SAMPLER_ENV})
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 

@@ -17,6 +17,7 @@ from kvtop.domain.engines.vllm.batching import (
     default_batch_limits,
     default_max_num_seqs,
 )
+from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.engines.vllm.eras import LLM_CLASS_BATCH_ERAS
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
@@ -82,7 +83,11 @@ def lora(inputs: CalibrationInputs) -> bool:
 
 
 def graphs_charged(inputs: CalibrationInputs) -> bool:
-    return era_for(GRAPHS_CHARGED, inputs.version).value and not inputs.settings.enforce_eager
+    """Whether the release charges the graph estimate and the launch captures graphs (not eager, not
+    cudagraph_mode NONE: gpu_worker.py skips `profile_cudagraph_memory` then, v0.29.0:566-570)."""
+    if not era_for(GRAPHS_CHARGED, inputs.version).value or inputs.settings.enforce_eager:
+        return False
+    return graph_config(inputs.settings.flags, inputs.version).mode != "NONE"
 
 
 def capture_sizes(largest: int) -> list[int]:
@@ -92,8 +97,20 @@ def capture_sizes(largest: int) -> list[int]:
 
 
 def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
-    """(PIECEWISE graphs, FULL graphs) vLLM captures by default: the profile's "Profiling CUDA graph memory:
-    PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at 256 seqs, FULL=51 at H100's 1024."""
+    """(PIECEWISE graphs, FULL graphs) vLLM captures: the profile's "Profiling CUDA graph memory: PIECEWISE=51
+    (largest=512), FULL=35 (largest=256)" at 256 seqs, FULL=51 at H100's 1024 (FULL_AND_PIECEWISE, the default from
+    v0.11.0: PIECEWISE at every size, FULL at the decode sizes up to max_num_seqs). A launch's compilation config
+    (`compilation.py`) sets the mode, the sizes (those above max_num_batched_tokens dropped) or the largest default
+    size; PIECEWISE captures no FULL graph, FULL a FULL graph at every size, FULL_DECODE_ONLY the decode ones only
+    (v1/cudagraph_dispatcher.py; CUDAGraphMode.decode_mode / mixed_mode, config/compilation.py)."""
     tokens, seqs, _ = batch_limits(inputs)
-    sizes = capture_sizes(min(2 * seqs, GRAPH_SIZE_CAP, tokens))
-    return len(sizes), len([size for size in sizes if size <= seqs])
+    stated = graph_config(inputs.settings.flags, inputs.version)
+    if stated.capture_sizes is not None:
+        sizes = [size for size in stated.capture_sizes if size <= tokens]
+    else:
+        largest = stated.max_capture_size if stated.max_capture_size is not None else min(2 * seqs, GRAPH_SIZE_CAP)
+        sizes = capture_sizes(min(largest, tokens))
+    decode = len([size for size in sizes if size <= seqs])
+    mode = stated.mode or "FULL_AND_PIECEWISE"
+    return {"NONE": (0, 0), "PIECEWISE": (len(sizes), 0), "FULL": (0, len(sizes)),
+            "FULL_DECODE_ONLY": (0, decode)}.get(mode, (len(sizes), decode))  # fmt: skip

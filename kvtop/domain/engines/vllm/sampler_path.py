@@ -9,6 +9,7 @@ it, and not where the install does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
@@ -32,10 +33,22 @@ SAMPLER_PATHS: Eras[SamplerPath] = Eras((
 # SMs (FlashInfer 0.7+'s multi-CTA top-k masking), which every GPU model gpus.py names has (the fewest: T4's 40, L4's
 # 58), and that FlashInfer JIT-compiles for the GPU, which a plan cannot know: the interval keeps the native path.
 FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))
+# the launch's own choice, a leading NAME=VALUE of its command (flags.py env_read): `bool(int(os.getenv(...)))`
+# where set (envs.py; topk_topp_sampler.py takes FlashInfer's path for 1 where FlashInfer imports, the native one
+# for 0). Read on the V1 runner's profile: V2's dummy batch (v1/worker/gpu/model_runner.py `_dummy_sampler_run`,
+# v0.29.0:832-849) sets no top-k or top-p, so its sampler takes neither path (sample/sampler.py:296-304)
+FLASHINFER_SAMPLER_ENV = "VLLM_USE_FLASHINFER_SAMPLER"
 
 
-def sampler_path(version: ResolvedVersion, gpu_name: str | None) -> tuple[SamplerPath, str]:
-    """(the path a start of this release on this GPU takes at its defaults, why)."""
+def sampler_path(
+    version: ResolvedVersion, gpu_name: str | None, flags: Mapping[str, object] | None = None
+) -> tuple[SamplerPath, str]:
+    """(the path a start of this release on this GPU takes: at its defaults, or as the launch's
+    VLLM_USE_FLASHINFER_SAMPLER states; why)."""
+    stated = str((flags or {}).get(FLASHINFER_SAMPLER_ENV, "")).strip()
+    if stated in ("0", "1"):
+        path: SamplerPath = "flashinfer" if stated == "1" else "native"
+        return path, f"{FLASHINFER_SAMPLER_ENV}={stated} in the launch"
     era = SAMPLER_PATHS.era(version)
     if era.value != "flashinfer":
         return era.value, era.source

@@ -36,6 +36,8 @@ printed 2.87 GiB against 2.73 counted).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.gpus import sm_count
@@ -88,10 +90,11 @@ def counted_sampler_bytes(
     gpu_name: str | None,
     tokens: int,
     seqs: int,
+    flags: Mapping[str, object] | None = None,
 ) -> int | None:
-    """What the profile holds while the sampler runs, as the code counts it (bytes); None where the release or the
-    GPU leaves the path to the install or to FlashInfer (`sampler_path`), or before v0.17.0."""
-    if not COUNTED_ERAS.at(version) or sampler_path(version, gpu_name)[0] != "native":
+    """What the profile holds while the sampler runs, as the code counts it (bytes); None where the release, the
+    GPU or the launch (`flags`) leaves the path to the install or to FlashInfer (`sampler_path`), or before v0.17.0."""
+    if not COUNTED_ERAS.at(version) or sampler_path(version, gpu_name, flags)[0] != "native":
         return None
     logits = seqs * model.vocab_size * FLOAT32_BYTES
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes

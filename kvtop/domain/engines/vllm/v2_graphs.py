@@ -10,11 +10,21 @@ auto-sizing" in v0.29.0's release notes, after v0.28.0's 2026-08-26 tag) made V2
 measure: `profile_cudagraph_memory` in v1/worker/gpu/cudagraph_utils.py, read at v0.33.0. Which runner runs is the
 release's and the model's (`eras.runs_v2`: from v0.25.0 V2 for models without experts or of a listed class, but
 hybrids and attention-free models stay on V1 until v0.29.0; vllm#49224 names v0.25.1).
+
+From v0.29.0 the estimate is measured after the profile and taken off beside it: `available = requested −
+non_kv_cache_memory − cudagraph_memory_estimate_applied` (v1/worker/gpu_worker.py:606-610 at v0.29.0, :621-625 at
+v0.30.0, :753-757 at v0.33.0), and V2's `profile_run` is the one of v0.28.0 (the diff of v1/worker/gpu/model_runner.py
+between the two releases drops an encoder-only early return only). What V2's profile held beside weights, activation
+and non-torch memory before v0.29.0 is therefore still in `non_kv_cache_memory`, and the measured graphs come on top
+(`v2_beside_kept`).
 """
 
 from __future__ import annotations
 
+import math
+
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.eras import runs_v2
 
@@ -51,3 +61,30 @@ def v2_placeholder(inputs: CalibrationInputs) -> str | None:
         "beside weights and KV about what the V1 runner's activation and graph estimate give; that figure is kept "
         "here (V2's own profile not modelled)"
     )
+
+
+def v2_beside_kept(inputs: CalibrationInputs) -> str | None:
+    """Why the V2 runner's memory beside its profile is charged beside its measured graph estimate (v0.29.0 on);
+    None where V2 does not run or its estimate is still the placeholder (`v2_placeholder` says that case)."""
+    model = inputs.model
+    if model is None or not runs_v2(inputs.version, model) or not V2_GRAPHS_MEASURED.at(inputs.version):
+        return None
+    return (
+        f"vLLM {inputs.version.label} runs this model on the V2 model runner, which measures its CUDA graphs after the "
+        "profile and takes them off beside the profile's non-KV memory (gpu_worker.py:606-610 at v0.29.0): what V2's "
+        "profile held beside weights, activation and non-torch memory before v0.29.0 (the V1 runner's graph figure "
+        "stands for it, not attributed) is kept, and the measured graphs (the V1 runner's form) come on top"
+    )
+
+
+def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
+    """The graph term with V2's memory beside its profile added where the release measures V2's graphs
+    (`v2_beside_kept`): two figures of the one stand-in, their errors added as independent."""
+    why = v2_beside_kept(inputs)
+    if why is None:
+        return graphs
+    return graphs.model_copy(update={
+        "label": "vLLM V2's CUDA-graph estimate and the memory beside its profile",
+        "bytes": 2 * graphs.bytes, "error_bytes": round(math.hypot(graphs.error_bytes, graphs.error_bytes)),
+        "basis": f"{graphs.basis}; {why}",
+    })  # fmt: skip

@@ -1,0 +1,95 @@
+"""vLLM's `--compilation-config` (and `-cc`, `-O.<field>`, the dotted `--compilation-config.<field>`) and the
+optimization level, read for the CUDA graphs the profile captures (kvtop/domain/engines/vllm/compilation.py).
+
+Expected counts are vLLM's own arithmetic: `_set_cudagraph_sizes` (config/vllm.py at v0.22.0: 1, 2, 4, every 8 below
+256, every 16 up to min(2 × max_num_seqs, 512, max_num_batched_tokens)) and the profile's "Profiling CUDA graph
+memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at 256 seqs (test_calibration_vllm_graphs.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.calibration.corpus import load
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm import calibration as vllm
+from kvtop.domain.engines.vllm.compilation import graph_config
+from kvtop.domain.engines.vllm.flags import VllmFlags
+from kvtop.domain.engines.vllm.profile_run import graph_counts, graphs_charged
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import parse_flags
+
+MINIMAX = "file54924313720-minimax-m2.7-fp8-4xa100-tp4-v0221"
+RECORD = {record.id: record for record in load("vllm")}[MINIMAX]
+# the guide's launch (search-index id 54924313720): `--compilation-config '{"cudagraph_mode":"PIECEWISE"}'`
+PIECEWISE_JSON = ["--compilation-config", '{"cudagraph_mode":"PIECEWISE"}']
+
+
+def _with(tokens: list[str], release: str = "0.22.1") -> CalibrationInputs:
+    """The MiniMax-M2.7 TP 4 A100 start (256 seqs, 2,048 tokens) with `tokens` for its compilation config."""
+    inputs = RECORD.inputs()
+    kept = {key: value for key, value in inputs.settings.flags.items() if key != "compilation-config"}
+    flags = parse_flags("vllm", tokens, strict=True).flags
+    settings = inputs.settings.model_copy(update={"flags": {**kept, **flags}})
+    return inputs.model_copy(update={"settings": settings, "version": ResolvedVersion(text=release)})
+
+
+def test_the_minimax_launch_captures_piecewise_graphs_only() -> None:
+    assert RECORD.settings.flags["compilation-config"] == PIECEWISE_JSON[1]  # the corpus record holds the launch's
+    assert graph_counts(RECORD.inputs()) == (51, 0)
+    assert graph_counts(_with([])) == (51, 35)  # the default FULL_AND_PIECEWISE
+    graphs = {term.term: term for term in vllm.terms(RECORD.inputs())}[Term.CUDA_GRAPHS]
+    assert "51 PIECEWISE + 0 FULL" in graphs.basis and "cudagraph_mode PIECEWISE" in graphs.basis
+    default = {term.term: term for term in vllm.terms(_with([]))}[Term.CUDA_GRAPHS]
+    assert graphs.bytes < default.bytes  # 34 FULL captures fewer
+
+
+@pytest.mark.parametrize(("tokens", "counts"), [
+    (["-cc.cudagraph_mode=full_decode_only"], (0, 35)),  # any case (CUDAGraphMode[value.upper()])
+    (["--compilation-config.cudagraph_mode", "FULL"], (0, 51)),
+    (["-O.cudagraph_mode=PIECEWISE"], (51, 0)),  # -O's dotted form, read as the compilation config's
+    (["--compilation-config.cudagraph_capture_sizes", "[1, 2, 4, 8, 4096]"], (4, 4)),  # 4096 > 2,048 tokens: dropped
+    (["--compilation-config", '{"max_cudagraph_capture_size": 256}'], (35, 35)),  # 1, 2, 4, 8 … 248, 256
+    (["--compilation_config", '{"cudagraph_mode": "PIECEWISE", "mode": 3}'], (51, 0)),  # other fields accepted
+    (["-O1"], (51, 0)),  # OPTIMIZATION_LEVEL_01: PIECEWISE
+    (["-O", "2"], (51, 35)),
+])  # fmt: skip
+def test_the_graph_fields_set_the_captures(tokens: list[str], counts: tuple[int, int]) -> None:
+    assert graph_counts(_with(tokens)) == counts
+
+
+def test_no_graphs_no_charge() -> None:
+    """cudagraph_mode NONE (or -O0 from v0.12.0) skips `profile_cudagraph_memory` (gpu_worker.py)."""
+    for tokens in (["-O0"], ["-cc", '{"cudagraph_mode": "NONE"}'], ["--optimization-level", "0"]):
+        inputs = _with(tokens)
+        assert not graphs_charged(inputs)
+        assert Term.CUDA_GRAPHS not in {term.term for term in vllm.terms(inputs)}
+
+
+def test_o_is_the_compilation_config_before_v0_12() -> None:
+    """At v0.11.0 `-O` is `--compilation-config` (`-O3` its level, no graph field), from v0.12.0 the level."""
+    old = ResolvedVersion(text="0.11.0")
+    assert graph_config({"O": '{"cudagraph_mode": "PIECEWISE"}'}, old).mode == "PIECEWISE"
+    assert graph_config({"O": "0"}, old).mode is None
+    assert graph_config({"O": "0"}, ResolvedVersion(text="0.12.0")).mode == "NONE"
+
+
+@pytest.mark.parametrize(("tokens", "field"), [
+    (["--compilation-config", "{cudagraph_mode: PIECEWISE}"], "--compilation-config"),
+    (["--compilation-config", "[1, 2]"], "--compilation-config"),
+    (["-cc.cudagraph_mode=SOMETIMES"], "--compilation-config"),
+    (["-cc.cudagraph_capture_sizes=[0, 8]"], "--compilation-config"),
+    (["-O", "7"], "--optimization-level"),
+])  # fmt: skip
+def test_a_value_vllm_refuses_is_refused_by_its_flag(tokens: list[str], field: str) -> None:
+    with pytest.raises(InputError) as err:
+        graph_counts(_with(tokens))
+    assert err.value.field == field
+
+
+def test_the_flags_are_written_back() -> None:
+    settings = parse_flags("vllm", ["--tensor-parallel-size", "4", *PIECEWISE_JSON], strict=True)
+    written = VllmFlags().to_flags(settings)
+    assert written[-2:] == PIECEWISE_JSON
