@@ -406,3 +406,26 @@ def judge_all(corpus: Corpus, *, weights_logged: bool, scores: Scores | None = N
             if result is not None:
                 judged.setdefault(engine, []).append(result)
     return judged
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The corpus judged once: the fits on every record, the fits without each source (`cache`), the fully blind
+    plans' coverage scores and both leave-one-source-out judgements. run.py writes the fitted blocks and
+    docs/calibration.md from it, and the tests check the same one (one truth: a test asserts what the doc claims)."""
+
+    corpus: Corpus
+    fits: dict[str, LinearTerm]
+    cache: FitCache
+    scores: Scores
+    logged: dict[str, list[Judged]]  # the weights as the log printed them, every other term blind
+    blind: dict[str, list[Judged]]  # fully blind (the weights book's weights)
+
+
+def judge_corpus(corpus: Corpus) -> Judgement:
+    """Every fit and judgement the doc shows, each made once."""
+    cache: FitCache = {}
+    scores = blind_scores(corpus, cache)
+    return Judgement(corpus=corpus, fits=fit_all(corpus), cache=cache, scores=scores,
+                     logged=judge_all(corpus, weights_logged=True, scores=scores, cache=cache),
+                     blind=judge_all(corpus, weights_logged=False, scores=scores, cache=cache))  # fmt: skip
