@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import json
 from importlib.util import find_spec
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.data_paths import CASES, CONFIGS, DATA, SAMPLES
 
+if TYPE_CHECKING:
+    from benchmarks.calibration.evaluate import Judgement
+
 __all__ = ["CASES", "CONFIGS", "DATA", "SAMPLES"]
+
+#: The xdist group of every test that reads `corpus_judgement`: `--dist loadgroup` (.ci/run) runs them on one
+#: worker, so the judgement is made once per run, not once per worker.
+JUDGEMENT_GROUP = "calibration-judgement"
 
 
 @pytest.fixture(scope="session")
@@ -17,6 +25,17 @@ def needs_torch() -> None:
     """Skip, with the reason, a test whose probe really allocates: that takes torch (the probe extra)."""
     if find_spec("torch") is None:
         pytest.skip("torch is not installed: the probe's real allocations need it (pip install '.[probe]')")
+
+
+@pytest.fixture(scope="session")
+def corpus_judgement() -> Judgement:
+    """The calibration corpus judged once per test session, as `benchmarks/calibration/run.py` judges it: the fits,
+    the fits without each source, the blind plans' scores and both leave-one-source-out judgements, from which the
+    fitted blocks and docs/calibration.md are rendered (≈ 20 s on 2 shared cores; 4 tests read it)."""
+    from benchmarks.calibration.corpus import load_all
+    from benchmarks.calibration.evaluate import judge_corpus
+
+    return judge_corpus(load_all())
 
 
 #: A failing test prints at most this many lines of its report, and of each captured section: a

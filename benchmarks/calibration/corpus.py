@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from functools import cached_property
 from pathlib import Path
+from typing import TypeVar, cast
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
@@ -29,6 +32,7 @@ from kvtop.domain.served_model import served_model
 from kvtop.domain.wording import GIB, MIB
 from kvtop.sources.hub import load_config_file
 
+T = TypeVar("T")
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 CORPUS = DATA / "calibration"
 FIGURES = ("cuda_total", "free_before_load", "free_after_load", "context", "weights", "activation", "non_torch",
@@ -59,10 +63,11 @@ class Record:
     def engine(self) -> str:
         return str(self.raw["engine"])
 
-    @property
+    @cached_property
     def source(self) -> str:
         """The source its figures came from, at its release: records of one source and release (one install) are
-        left out together (`source_key`)."""
+        left out together (`source_key`). Read once per record (a case's source is in its case.json): every
+        leave-one-source-out fit asks every record."""
         return f"{source_key(str(self.raw['source']))} @ {self.version.text or 'release not stated'}"
 
     @property
@@ -101,8 +106,25 @@ class Record:
         return predict(self.model, self.settings, gpu_total_bytes=self.gpu_total_bytes, gpu_name=gpu_key(self.gpu),
                        version=self.version, **kwargs)  # type: ignore[arg-type]  # fmt: skip
 
+    def memo(self, name: tuple[str, str], make: Callable[[], T]) -> T:
+        """`make()` once per record and `name`: what an engine's calibration derives from `inputs()` alone (a
+        fit's features), asked again by every leave-one-source-out fit."""
+        if name not in self._memo:
+            self._memo[name] = make()
+        return cast(T, self._memo[name])
+
+    @cached_property
+    def _memo(self) -> dict[tuple[str, str], object]:
+        return {}
+
     def inputs(self) -> CalibrationInputs:
         """The launch as the term models read it (the book's weights where the model is known)."""
+        return self._inputs
+
+    @cached_property
+    def _inputs(self) -> CalibrationInputs:
+        """`inputs()`, solved once per record: a pure function of the frozen record (its model, settings, GPU and
+        release), which every fit of every leave-one-source-out judgement reads (≈ 190,000 calls a judgement)."""
         layout = layout_from_settings(self.settings)
         ledger = self.ledger()
         weights = ledger.weights_bytes if ledger is not None else self.figures.get("weights", 0)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from benchmarks.calibration.corpus import MIB, Record, load_gpu_totals
 from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, scale_fit
@@ -33,8 +34,10 @@ from kvtop.domain.calibration.linear import (
     RowOrigin,
     alone,
     feature_carriers,
-    fit_term,
     unseen_error,
+)
+from kvtop.domain.calibration.linear import (
+    fit_term as domain_fit_term,
 )
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, ERROR_FEATURES, LOADED_ERROR_KEY, runtime_cast
@@ -48,6 +51,21 @@ Corpus = dict[str, list[Record]]
 GPU_TOTALS = load_gpu_totals()
 SPARE_ROWS = 2  # a term needs this many records beyond its constants, or its held-out error means nothing: assumed
 PRINTED_HALF_GIB = 0.005  # a figure printed with 2 decimals stands for ± 0.005 GiB
+
+
+@cache
+def _fit_term(key: str, features: tuple[str, ...], rows: tuple[FitRow, ...], error_gib: float | None,
+              origins: tuple[RowOrigin, ...] | None, min_rows: int) -> LinearTerm:  # fmt: skip
+    return domain_fit_term(key, features, rows, error_gib=error_gib, origins=origins, min_rows=min_rows)
+
+
+def fit_term(key: str, features: tuple[str, ...], rows: Sequence[FitRow], error_gib: float | None = None,
+             origins: Sequence[RowOrigin] | None = None, min_rows: int = 1) -> LinearTerm:  # fmt: skip
+    """`linear.fit_term`, made once per distinct input: a leave-one-source-out judgement refits every term
+    without each of ≈ 120 sources, and a term none of whose rows came from the source left out has the same rows
+    each time (every SGLang term while a vLLM source is left out). A pure function of frozen values, so the fit
+    is the one a fresh call makes."""
+    return _fit_term(key, features, tuple(rows), error_gib, None if origins is None else tuple(origins), min_rows)
 
 
 def left_out(record: Record, leave_out: str | None) -> bool:
@@ -176,11 +194,11 @@ def term_rows(records: list[Record], engine: str, key: str, fits: dict[str, Line
     for record in records:
         if left_out(record, leave_out) or record.excluded(term):
             continue
-        values = calibration.fit_features(key, record.inputs())
+        values = record.memo(("fit_features", key), lambda r=record: calibration.fit_features(key, r.inputs()))
         measured = observed(record, term, fits)
         if values is not None and measured is not None:
             if known is not None:
-                measured -= known(key, record.inputs())
+                measured -= record.memo(("fit_offset", key), lambda r=record: known(key, r.inputs()))
             rows.append(((values, measured / GIB), origin(record)))
     return rows
 
@@ -388,3 +406,26 @@ def judge_all(corpus: Corpus, *, weights_logged: bool, scores: Scores | None = N
             if result is not None:
                 judged.setdefault(engine, []).append(result)
     return judged
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The corpus judged once: the fits on every record, the fits without each source (`cache`), the fully blind
+    plans' coverage scores and both leave-one-source-out judgements. run.py writes the fitted blocks and
+    docs/calibration.md from it, and the tests check the same one (one truth: a test asserts what the doc claims)."""
+
+    corpus: Corpus
+    fits: dict[str, LinearTerm]
+    cache: FitCache
+    scores: Scores
+    logged: dict[str, list[Judged]]  # the weights as the log printed them, every other term blind
+    blind: dict[str, list[Judged]]  # fully blind (the weights book's weights)
+
+
+def judge_corpus(corpus: Corpus) -> Judgement:
+    """Every fit and judgement the doc shows, each made once."""
+    cache: FitCache = {}
+    scores = blind_scores(corpus, cache)
+    return Judgement(corpus=corpus, fits=fit_all(corpus), cache=cache, scores=scores,
+                     logged=judge_all(corpus, weights_logged=True, scores=scores, cache=cache),
+                     blind=judge_all(corpus, weights_logged=False, scores=scores, cache=cache))  # fmt: skip

@@ -20,15 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.calibration.corpus import load_all  # noqa: E402
-from benchmarks.calibration.evaluate import (  # noqa: E402
-    Corpus,
-    FitCache,
-    Scores,
-    blind_scores,
-    engine_scale,
-    fit_all,
-    judge_all,
-)
+from benchmarks.calibration.evaluate import Judgement, engine_scale, judge_corpus  # noqa: E402
 from benchmarks.calibration.report import render  # noqa: E402
 from kvtop.domain.calibration.coverage import IntervalScale  # noqa: E402
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY  # noqa: E402
@@ -62,13 +54,12 @@ def _scale_literal(scale: IntervalScale | None) -> str:
             f"records={scale.records}, sources={scale.sources},\n)")
 
 
-def fitted_blocks(corpus: Corpus, scores: Scores | None = None) -> dict[Path, str]:
-    """Each file's fitted block, as --write would write it (`scores`: the blind plans' coverage scores, which
-    give each engine's interval scale; made here when not given)."""
-    fits = fit_all(corpus)
-    scores = blind_scores(corpus) if scores is None else scores
+def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
+    """Each file's fitted block, as --write would write it: the fits on every record, and each engine's interval
+    scale from the blind plans' coverage scores."""
+    fits, scores = judgement.fits, judgement.scores
     blocks: dict[Path, str] = {}
-    for engine in corpus:
+    for engine in judgement.corpus:
         scale = engine_scale(engine, scores)
         mine = {key: fit for key, fit in fits.items() if key.startswith(f"{engine}.")}
         blocks[DOMAIN / "engines" / engine / "calibration.py"] = f"{_literal(mine, 'FITS')}\n{_scale_literal(scale)}"
@@ -89,13 +80,11 @@ def fitted_blocks(corpus: Corpus, scores: Scores | None = None) -> dict[Path, st
     return blocks
 
 
-def render_doc(corpus: Corpus, scores: Scores | None = None, cache: FitCache | None = None) -> str:
+def render_doc(judgement: Judgement) -> str:
     """docs/calibration.md as the corpus gives it: the fits, the blind plans (each with fits and an interval scale
     that left its source out) and the scores the scales come from."""
-    cache = {} if cache is None else cache
-    scores = blind_scores(corpus, cache) if scores is None else scores
-    return render(corpus, fit_all(corpus), judge_all(corpus, weights_logged=True, scores=scores, cache=cache),
-                  judge_all(corpus, weights_logged=False, scores=scores, cache=cache), scores)  # fmt: skip
+    j = judgement
+    return render(j.corpus, j.fits, j.logged, j.blind, j.scores)
 
 
 def stale(blocks: dict[Path, str]) -> list[Path]:
@@ -118,13 +107,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="rewrite the fitted constants and docs/calibration.md")
     args = parser.parse_args()
-    corpus = load_all()
-    cache: FitCache = {}
-    scores = blind_scores(corpus, cache)
-    blocks = fitted_blocks(corpus, scores)
+    judgement = judge_corpus(load_all())
+    blocks = fitted_blocks(judgement)
     if args.write:
         write(blocks)
-    doc = render_doc(corpus, scores, cache)
+    doc = render_doc(judgement)
     if args.write:
         DOC.write_text(doc)
     print(doc.split("## The corpus")[0])

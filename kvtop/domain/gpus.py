@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import Enum
+from functools import lru_cache
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.wording import MIB
@@ -96,6 +97,7 @@ def gpu_total_bytes(name: str) -> int:
 SLICE_RESERVED_BYTES = 0
 
 
+@lru_cache(maxsize=1024)
 def is_listed_card(name: str | None) -> bool:
     """Whether a name is a whole card of `GPU_TOTAL_MIB` (nvidia-smi's total of a bare card, the driver's reserve
     inside it); False without a name or for one the table lacks, whose total may be a slice's (`SLICE_RESERVED_BYTES`)."""
@@ -104,8 +106,10 @@ def is_listed_card(name: str | None) -> bool:
     return bool(name) and (_known_model(token, GPU_TOTAL_MIB) is not None or token.replace("-", "") in unhyphened)
 
 
+@lru_cache(maxsize=1024)
 def is_unified(name: str | None) -> bool:
-    """Whether a GPU model shares the host's memory (a unified-memory device: GB10, Jetson), by name or NVML name."""
+    """Whether a GPU model shares the host's memory (a unified-memory device: GB10, Jetson), by name or NVML name
+    (cached as `gpu_model_key` is)."""
     return bool(name) and _known_model(_model_token(name or ""), UNIFIED_TOTAL_MIB) is not None
 
 
@@ -190,9 +194,12 @@ def compute_capability(name: str | None) -> tuple[int, int] | None:
     return GPU_CAPABILITY[known] if known else None
 
 
+@lru_cache(maxsize=1024)
 def gpu_model_key(name: str | None) -> str:
     """The GPU model a name stands for, as kvtop's tables key it: an NVML name ('NVIDIA H100 80GB HBM3',
-    'NVIDIA GeForce RTX 4090') by its model token ('H100', 'RTX4090'); a name no table knows as `gpu_key`."""
+    'NVIDIA GeForce RTX 4090') by its model token ('H100', 'RTX4090'); a name no table knows as `gpu_key`.
+    Cached: a pure function of the name and this module's constant tables, which a calibration judgement asks
+    ≈ 100,000 times (each scanning every table)."""
     if not name:
         return ""
     token = _model_token(name)

@@ -115,14 +115,25 @@ class QuantSpec(BaseModel):
                          if any(_targets(target, name) for target in targets)), None)  # fmt: skip
         if self.mixed:
             for name in module_names:
-                key = module_from_layers(name)
-                for module, fmt in self.mixed:
-                    if module == key or module.startswith(key + "."):
-                        return fmt
+                found = self._mixed_index.get(module_from_layers(name))
+                if found is not None:
+                    return found
             return None
         if not self.quantized or self.spares(module_names):
             return None
         return self
+
+    @functools.cached_property  # frozen: built once (a MIXED_PRECISION checkpoint lists thousands of modules)
+    def _mixed_index(self) -> dict[str, QuantSpec]:
+        """`mixed` by every name a module of it answers to: the module itself and each dotted prefix of it (the
+        `layers.` name of a module inside it), the first module in `mixed`'s order winning, as a scan of `mixed`
+        for `module == key or module.startswith(key + ".")` finds it; each book asks per layer and probe."""
+        index: dict[str, QuantSpec] = {}
+        for module, fmt in self.mixed:
+            parts = module.split(".")
+            for end in range(1, len(parts) + 1):
+                index.setdefault(".".join(parts[:end]), fmt)
+        return index
 
     def matrix_bytes(self, rows: int, cols: int, dtype_bytes: int) -> int:
         """Bytes of one (rows × cols) weight matrix stored in this format, scales included."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from enum import Enum
+from functools import lru_cache
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -40,9 +41,11 @@ FIRST_RELEASE: Release = (0, 0, 0, 0, _DEV_ONLY, 0, -1, 0)
 T = TypeVar("T")
 
 
+@lru_cache(maxsize=4096)
 def parse_release(text: str | None) -> Release | None:
     """The PEP 440 sortable key of '0.10.2', 'v0.26', '0.4.3.post2', '0.5.3rc2', '0.9.0.1',
-    '0.29.1rc1.dev17+g…', '0.13.0.dev2024082000', '≈0.4.6' (the first release-like text in it)."""
+    '0.29.1rc1.dev17+g…', '0.13.0.dev2024082000', '≈0.4.6' (the first release-like text in it). Cached: a pure
+    function of the text (a tuple), asked for every era of every table at every release a plan reads."""
     if not text:
         return None
     match = _RELEASE.search(text[:80])
