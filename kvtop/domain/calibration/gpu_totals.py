@@ -89,9 +89,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.RTX3090': LinearTerm(
         key='cuda_total.RTX3090', features=('1 GiB',),
-        coefficients=(23.58,), error_bytes=171798692, records=2,
-        sources=1, gpus=('RTX3090',),
-        novel_error_bytes=171798692, feature_sources=(1,),
+        coefficients=(23.576667,), error_bytes=171798692, records=3,
+        sources=2, gpus=('RTX3090',),
+        novel_error_bytes=171798692, feature_sources=(2,),
     ),
     'cuda_total.RTX4090': LinearTerm(
         key='cuda_total.RTX4090', features=('1 GiB',),
@@ -119,9 +119,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.T4': LinearTerm(
         key='cuda_total.T4', features=('1 GiB',),
-        coefficients=(14.62,), error_bytes=171798692, records=3,
-        sources=3, gpus=('T4',),
-        novel_error_bytes=193273537, feature_sources=(3,),
+        coefficients=(14.605,), error_bytes=171798692, records=4,
+        sources=4, gpus=('T4',),
+        novel_error_bytes=193273534, feature_sources=(4,),
     ),
     'cuda_total.V100': LinearTerm(
         key='cuda_total.V100', features=('1 GiB',),
@@ -137,9 +137,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.503751,), error_bytes=312308513, records=17,
+        coefficients=(0.504829,), error_bytes=313538820, records=17,
         sources=17, gpus=(),
-        novel_error_bytes=395018913, feature_sources=(17,),
+        novel_error_bytes=393788606, feature_sources=(17,),
     ),
 }  # fmt: skip
 # END FITTED

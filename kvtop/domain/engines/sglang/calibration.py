@@ -40,13 +40,13 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.68523, 0.497438, 0.0), error_bytes=830260108, records=25,
+        coefficients=(0.685179, 0.497375, 0.0), error_bytes=830317680, records=25,
         sources=23, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=920305513, feature_sources=(23, 5, 4),
+        novel_error_bytes=921466722, feature_sources=(23, 5, 4),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.5138, records=19, sources=18,
+    engine='sglang', factor=1.565, records=19, sources=18,
 )
 # END FITTED
 

@@ -104,9 +104,9 @@ START_MEASURES = StartMeasures(runtime_charge=True, source=(
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B'),
-        coefficients=(0.451937, 6.606439), error_bytes=21475125, records=4,
-        sources=3, gpus=('H100', 'V100-32GB'),
-        novel_error_bytes=21475125, feature_sources=(3, 3),
+        coefficients=(0.397072, 7.055447), error_bytes=33078329, records=5,
+        sources=4, gpus=('H100', 'T4', 'V100-32GB'),
+        novel_error_bytes=33078329, feature_sources=(4, 4),
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -140,9 +140,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.266667, 3.913333), error_bytes=4201909671, records=4,
-        sources=3, gpus=('A100-40GB', 'H200', 'RTX3090'),
-        novel_error_bytes=4201909671, feature_sources=(3, 1), unseen_error_bytes=4201909671,
+        coefficients=(0.202, 3.978), error_bytes=4271344976, records=6,
+        sources=5, gpus=('A100-40GB', 'H200', 'RTX3090', 'T4'),
+        novel_error_bytes=4271344976, feature_sources=(5, 1), unseen_error_bytes=4271344976,
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -158,7 +158,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=0.8337, records=106, sources=58,
+    engine='vllm', factor=0.8337, records=110, sources=62,
 )
 # END FITTED
 
