@@ -51,6 +51,7 @@ from kvtop.domain.engines.vllm.v0_charge import profile_charge
 from kvtop.domain.engines.vllm.v0_profile import v0_forward_bound, v0_moe_forward
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder, with_v2_beside
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
+from kvtop.domain.gpus import compute_capability
 from kvtop.domain.wording import GIB
 
 # §2.4: the pool is ceil(total × gpu_memory_utilization) less the weights and what the profile finds, never the free
@@ -171,8 +172,8 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
             return None  # its log measures the forward (or a MoE's, counted in part only), not the sampler the fit is of
         return plan_features(inputs)
     if key == non_torch_key(inputs):
-        if profile_charge(inputs.version).value != "baseline":
-            return None  # before v0.3.1 the profile charges another quantity than the growth (`v0_charge.py`)
+        if profile_charge(inputs.version, compute_capability(inputs.gpu_name)).value != "baseline":
+            return None  # before v0.3.1 and in V1's v0.8.0–v0.9.0 the profile charges more than the growth (`v0_charge.py`)
         if key in INIT_APART and nccl_inside_non_torch(inputs):
             return None  # its figure holds the TP group's init, which the fit leaves to the context's part
         return non_torch_features(inputs)

@@ -29,8 +29,9 @@ NON_TORCH_ERAS: Eras[str] = Eras((
     Era("", "v06", "before v0.7: the device's used memory less this process's torch allocations (v0.6.4), or its "
                    "growth from a baseline (v0.4.x, v0.6.5-v0.6.6)"),
     Era("0.7.0", "v0", "PR #12126: the growth of non-torch memory while profiling"),
-    Era("0.8.0", "v1", "V1's memory_profiling: the growth from the worker's init snapshot (before v0.11.0 with the "
-                       "TP group's NCCL init inside, counted apart: calibration_snapshot.py)"),
+    Era("0.8.0", "v1", "V1: from v0.9.1 memory_profiling's growth from the worker's init snapshot (before v0.11.0 "
+                       "with the TP group's NCCL init inside, counted apart: calibration_snapshot.py); v0.8.0–v0.9.0 "
+                       "charge the device's used memory, the context inside (v0_charge.py), not fitted"),
     Era("0.18.0", "v18", "V1 from v0.18.0: the growth less FlashInfer's all-reduce fusion workspace"),
 ))
 # The fit that stands in for an era's remainder where the corpus holds too few logs of the era to fit it: v0.18's

@@ -35,7 +35,7 @@ from kvtop.domain.engines.vllm.v0_charge import (
     not_charged,
     profile_charge,
 )
-from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
+from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.wording import GIB
 
 # GPU names that cover a PCIe board too (A100 80GB/40GB PCIe, A800 PCIe): `custom_all_reduce_on` takes them as SXM4,
@@ -128,20 +128,24 @@ def context_term(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> Term
 
 def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int) -> TermEstimate:
     """What the release's profile charges beside torch's peak (`v0_charge.py`): nothing before v0.2.5, the growth and
-    the worker's context in v0.2.5–v0.3.0, the growth from v0.3.1."""
-    charge = profile_charge(inputs.version)
+    the worker's context in v0.2.5–v0.3.0 and in V1's v0.8.0–v0.9.0, the growth otherwise. Where the context is
+    charged its multi-rank part (the TP group's NCCL init) is in it, so the growth does not add it again."""
+    charge = profile_charge(inputs.version, compute_capability(inputs.gpu_name))
     if charge.value == "torch_peak":
         return not_charged(charge)
-    growth = _growth(inputs, fits, tokens)
     if charge.value == "device_used":
+        growth = _growth(inputs, fits, tokens, init_apart=False)
         return context_charged(growth, context_term(inputs, fits), charge, inputs.version, inputs.layout.tp)
-    return growth
+    return _growth(inputs, fits, tokens)
 
 
-def _growth(inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int) -> TermEstimate:
+def _growth(
+    inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int, *, init_apart: bool = True
+) -> TermEstimate:
     """The fitted growth (the era's fit, else its stand-in's, else 0.25 GiB assumed) plus what the code sizes: NCCL's
     NVLS buffers in V0 at TP 8 on H100/H200 (`nvls_buffers.py`) and FlashInfer's all-reduce fusion workspace
-    (`fusion_workspace.py`)."""
+    (`fusion_workspace.py`); with the TP group's init (`init_inside`) where the fit leaves it apart and the context
+    is not charged beside it (`init_apart`)."""
     key = non_torch_key(inputs)
     label, stand_in = "vLLM's non-torch memory", NON_TORCH_STAND_IN.get(key)
     fit = fits.get(key) or (fits.get(stand_in) if stand_in else None)
@@ -150,7 +154,7 @@ def _growth(inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int)
         basis += f"; {key} has too few logs to fit: {fit.key} stands in for the growth beside the workspace"
     estimate = fitted_estimate(Term.NON_TORCH, label, fit, non_torch_features(inputs), basis) or assumed_estimate(
         Term.NON_TORCH, label, GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
-    if fit is not None and fit.key in INIT_APART and custom_all_reduce_on(inputs):
+    if init_apart and fit is not None and fit.key in INIT_APART and custom_all_reduce_on(inputs):
         estimate = init_inside(estimate, context_term(inputs, fits), fits, inputs, charged=not _board_open(inputs))
     nvls = nvls_buffers(inputs, tokens)
     if nvls is not None:

@@ -16,6 +16,12 @@ changed twice, read in the wheels of every release from v0.2.0 to v0.6.3:
 - v0.3.1–v0.6.3: init_gpu_memory − free, init_gpu_memory read after set_device and `empty_cache` (v0.3.1
   worker.py:88-89, 131-134; v0.5.5 :169-170, 227-230; v0.6.3 :171, 228-231): the context outside, the form the v06
   fit measures (`calibration_eras.NON_TORCH_ERAS`, which holds from here on).
+
+V1 brought the device-wide form back for three releases: v0.8.0–v0.9.0's `determine_available_memory`
+(v1/worker/gpu_worker.py, v0.8.0 :139-186, v0.8.5.post1 :165-212, v0.9.0 :167-214) adds `total − free − torch's
+allocated bytes` after the profile and `empty_cache` to torch's peak, so the CUDA context and the TP group's NCCL and
+custom all-reduce are charged; v0.9.1 (:201-224) charges `memory_profiling`'s growth from the init snapshot. Below
+compute capability 8.0 those releases run V0, which charges the growth (`profile_charge`'s capability).
 """
 
 from __future__ import annotations
@@ -35,8 +41,25 @@ PROFILE_CHARGE_ERAS: Eras[ProfileCharge] = Eras((
         "the profile, the CUDA context inside"),
     Era("0.3.1", "baseline", "v0.3.1 vllm/worker/worker.py:88-89, 131-134 (through v0.6.3 :171, 228-231): peak = "
         "init_gpu_memory − free, the CUDA context outside"),
+    Era("0.8.0", "device_used", "V1 v0.8.0 vllm/v1/worker/gpu_worker.py:139-186 (v0.8.5.post1 :165-212, v0.9.0 "
+        ":167-214): peak = torch's allocated peak + (total − free − torch's allocated bytes) after the profile and "
+        "empty_cache, the CUDA context inside"),
+    Era("0.9.1", "baseline", "v0.9.1 vllm/v1/worker/gpu_worker.py:201-224: memory_profiling's growth from the "
+        "worker's init snapshot, the CUDA context outside"),
 ))  # fmt: skip
-profile_charge = PROFILE_CHARGE_ERAS.era
+# V0, which v0.8.0–v0.9.0 still run below compute capability 8.0 ('Compute Capability < 8.0 is not supported by the
+# V1 Engine. Falling back to V0': engine/arg_utils.py:1475 at v0.8.0, :1350-1356 at v0.8.5.post1, :1248-1252 at
+# v0.9.0), measures the growth from its baseline snapshot (worker/worker.py's memory_profiling).
+V1_FROM_CAPABILITY = (8, 0)
+
+
+def profile_charge(version: ResolvedVersion, capability: tuple[int, int] | None = None) -> Era[ProfileCharge]:
+    """The form of the profile's charge at `version`; a GPU below compute capability 8.0 runs V0 in the V1 era."""
+    era = PROFILE_CHARGE_ERAS.era(version)
+    if era.since == "0.8.0" and capability is not None and capability < V1_FROM_CAPABILITY:
+        return Era("0.8.0", "baseline", "V0 below compute capability 8.0 (engine/arg_utils.py:1350-1356 at "
+                   "v0.8.5.post1): worker/worker.py's memory_profiling, the growth from a baseline snapshot")
+    return era
 # The TP group's custom all-reduce (its IPC buffers: most of non-torch memory's growth at TP > 1) exists from v0.3.0.
 CUSTOM_ALL_REDUCE_ERAS: Eras[bool] = Eras((
     Era("", False, "no custom all-reduce: vllm/model_executor/parallel_utils/custom_all_reduce.py absent from the "
@@ -79,11 +102,11 @@ def not_charged(era: Era[ProfileCharge]) -> TermEstimate:
 def context_charged(
     estimate: TermEstimate, context: TermEstimate, era: Era[ProfileCharge], version: ResolvedVersion, tp: int
 ) -> TermEstimate:
-    """V0's growth with the worker's context added, where the profile charges the device's whole used memory; at
-    TP > 1 before v0.2.6 the all-reduce's held inputs are charged too: not modelled, refused by name."""
+    """The growth with the worker's context added, where the profile charges the device's whole used memory
+    (v0.2.5–v0.3.0, V1's v0.8.0–v0.9.0); at TP > 1 before v0.2.6 the all-reduce's held inputs are charged too: not modelled, refused by name."""
     error = math.hypot(estimate.error_bytes, context.error_bytes)  # independent errors
     basis = (f"{estimate.basis}; + {context.bytes / GIB:.2f} GiB of CUDA context and NCCL ({context.basis}), which "
-             f"v0.2.5–v0.3.0 charge ({era.source})")  # fmt: skip
+             f"{version.label} charges ({era.source})")  # fmt: skip
     if tp > 1 and ALL_REDUCE_HELD_ERAS.at(version):
         raise UnsupportedModelError(
             f"vLLM {version.label} at TP {tp} charges the all-reduce inputs torch still holds (record_stream, until "
