@@ -41,6 +41,7 @@ from kvtop.ui.planning import (
     engine_flags,
     field_of_flag,
     field_texts,
+    kv_dtype_options,
     memory_fraction_field,
     plan,
 )
@@ -162,10 +163,8 @@ class PlannerScreen(NodeScreen):
                                 and "enable_dp_attention" not in flags_of_engine(basis.settings.engine).spellings.values(),
                             )
                         elif field.kind == "dtype":
-                            dtypes = flags_of_engine(basis.settings.engine).kv_cache_dtypes
-                            options = [(dtype, dtype) for dtype in dtypes]
                             yield Select(
-                                options,
+                                kv_dtype_options(basis.settings.engine),
                                 value=texts[field.key],
                                 allow_blank=False,
                                 compact=True,
