@@ -1,4 +1,4 @@
-"""The weights book's rows in words: what a person reads for each row's `component` key.
+"""The weights book's rows and the deployment's features in words: what a person reads for each key.
 
 `WeightRow.component` is a key the rules match on ('routed_experts', 'calibrated_beyond_book'); a view
 shows `component_words(row.component)` instead, never the key (the trial's `calibrated_beyond_book` row in
@@ -8,6 +8,8 @@ shows `component_words(row.component)` instead, never the key (the trial's `cali
 from __future__ import annotations
 
 from collections.abc import Mapping
+
+from kvtop.domain.deployment import Feature
 
 #: Key → words. The generic book's rows (weights.COMPONENT_ORDER, the towers), the rows an engine's rules add
 #: (sglang/weights_built.py, weights_classes.py, gptq_built.py; vllm's), the ledger's calibrated row (ledger.py)
@@ -52,3 +54,13 @@ COMPONENT_WORDS: Mapping[str, str] = {
 def component_words(component: str) -> str:
     """What a weights row holds, in words ('calibrated_beyond_book' → 'held beside the book (calibrated)')."""
     return COMPONENT_WORDS.get(component) or component.replace("_", " ")
+
+
+#: A deployment feature in words, as `plan`'s "Beside the model" table heads its rows (the key stays in `--json`).
+FEATURE_WORDS: Mapping[Feature, str] = {
+    Feature.SPECULATIVE: "speculative",
+    Feature.EXPERT_PARALLEL: "expert parallel",
+    Feature.ENCODER: "encoder",
+    Feature.LORA: "LoRA",
+    Feature.HOST_KV: "host KV tier",
+}
