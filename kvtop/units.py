@@ -60,13 +60,18 @@ def gib(num_bytes: int | float) -> float:
 
 
 def fmt_gib(num_bytes: int | float, digits: int = 2) -> str:
-    """'17.64 GiB'."""
-    return f"{_shown(num_bytes / GIB, digits):,.{digits}f} GiB"
+    """'17.64 GiB' ('−0.09 GiB': a typographic minus, as every signed figure kvtop shows)."""
+    return _minus(f"{_shown(num_bytes / GIB, digits):,.{digits}f} GiB")
 
 
 def fmt_gb(num_bytes: int | float, digits: int = 2) -> str:
-    """'18.94 GB' (decimal, 10**9)."""
-    return f"{_shown(num_bytes / GB, digits):,.{digits}f} GB"
+    """'18.94 GB' (decimal, 10**9; '−0.10 GB' below zero)."""
+    return _minus(f"{_shown(num_bytes / GB, digits):,.{digits}f} GB")
+
+
+def _minus(text: str) -> str:
+    """A figure's leading ASCII hyphen as the typographic minus (`wording.signed`'s): one minus in every view."""
+    return "−" + text[1:] if text.startswith("-") else text
 
 
 def _shown(value: float, digits: int) -> float:
@@ -82,7 +87,7 @@ def fmt_both(num_bytes: int | float, digits: int = 2) -> str:
 def fmt_bytes(num_bytes: int | float) -> str:
     """A compact binary size for tables: '57,344 B', '56.0 KiB', '4.60 GiB'."""
     value = float(num_bytes)
-    sign = "-" if value < 0 else ""
+    sign = "−" if value < 0 else ""
     value = abs(value)
     if value < 1 << 10:
         return f"{sign}{value:,.0f} B"

@@ -44,6 +44,6 @@ def test_explain_prints_the_reserve_it_subtracts_once_signed(capsys: pytest.Capt
 def test_a_step_against_its_labels_sign_keeps_its_own_sign() -> None:
     assert step_figure(BudgetStep(label="− weights", bytes=-(3 << 30))) == "3.22 GB (3.00 GiB)"
     assert step_figure(BudgetStep(label="− weights", bytes=3 << 30)) == "+3.22 GB (3.00 GiB)"  # it adds: said
-    assert step_figure(BudgetStep(label="unused", bytes=-(3 << 30))) == "-3.22 GB (-3.00 GiB)"  # no sign in the label
+    assert step_figure(BudgetStep(label="unused", bytes=-(3 << 30))) == "−3.22 GB (−3.00 GiB)"  # no sign in the label
     assert step_figure(BudgetStep(label="− page rounding", bytes=-4096)) == "4,096 B"
     assert step_figure(BudgetStep(label="tokens", value=1_209_386)) == "1,209,386"

@@ -20,7 +20,7 @@ def test_a_missing_engine_log_is_named_as_the_flag(
     missing = tmp_path / "absent.log"
     assert main([*command, "--engine-log", str(missing)]) == 2
     out, err = capsys.readouterr()
-    assert err.strip().splitlines() == [f"kvtop: error: --engine-log: no such engine log file in {missing}"]
+    assert err.strip().splitlines() == [f"kvtop: error: --engine-log: no such file: {missing}"]
     assert "Traceback" not in out + err
 
 

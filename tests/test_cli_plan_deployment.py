@@ -52,6 +52,8 @@ def test_plan_text_names_each_term_and_how_it_is_charged(capsys: pytest.CaptureF
                          "--ep-num-redundant-experts", "16")  # fmt: skip
     assert code == 0
     assert "Beside the model (tightest rank)" in out
+    beside = out[out.index("Beside the model"):].split("\n\n")[0]
+    assert "  expert parallel redundant experts" in beside and "expert_parallel" not in beside  # words; keys: --json
     assert "draft weights (qwen3-235b-a22b-eagle3, 1 layer(s))" in out and "before the pool  computed" in out
     assert "redundant experts: 16 over 8 ranks" in out
     assert "− redundant experts: 16 over 8 ranks" in out  # a line of the budget too

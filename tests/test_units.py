@@ -1,15 +1,23 @@
 """Units at the edge: GB and GiB as a person reads them."""
 
-from kvtop.units import fmt_both, fmt_gb, fmt_gib
+from kvtop.units import fmt_both, fmt_bytes, fmt_gb, fmt_gib
 
 GIB = 1 << 30
 
 
 def test_sizes_read_in_both_units_and_a_few_negative_bytes_read_zero():
     assert fmt_both(17_640_734_720) == "17.64 GB (16.43 GiB)"
-    assert fmt_gib(-6 * GIB, 1) == "-6.0 GiB"  # a real deficit keeps its sign
+    assert fmt_gib(-6 * GIB, 1) == "−6.0 GiB"  # a real deficit keeps its sign, the typographic minus
     assert fmt_both(-20_000_000, 1) == "0.0 GB (0.0 GiB)"  # −20 MB rounds to zero, not "-0.0"
     assert fmt_gb(1_255_785 * 40_960) == "51.44 GB"
+
+
+def test_one_minus_in_every_formatter():
+    """The trial's '-0.097 GB (-0.090 GiB)': every size formatter signs a negative with '−' (U+2212), as
+    `fmt_signed` does, never an ASCII hyphen. 97,000,000 B = 0.097 GB = 0.0903 GiB = 92.51 MiB."""
+    assert fmt_both(-97_000_000, 3) == "−0.097 GB (−0.090 GiB)"
+    assert fmt_bytes(-97_000_000) == "−92.51 MiB" and fmt_bytes(-512) == "−512 B"
+    assert "-" not in fmt_both(-97_000_000) + fmt_bytes(-(3 << 40))
 
 
 def test_a_size_without_gb_or_gib_is_refused_naming_both_readings():

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvtop.domain.deployment import CHARGE_WORDS, BudgetTerm, Charge, HostTier, TermState
+from kvtop.domain.deployment import CHARGE_WORDS, BudgetTerm, Charge, Feature, HostTier, TermState
 from kvtop.domain.diagnose_findings import Thresholds
 from kvtop.domain.diagnose_headroom import headroom_short
 from kvtop.domain.headroom import Headroom, headroom_of
 from kvtop.domain.ledger import Ledger
+from kvtop.domain.ledger_words import FEATURE_WORDS
 from kvtop.domain.whatif import Replay
 from kvtop.units import fmt_both, fmt_tokens
 
@@ -58,7 +59,7 @@ def deployment_lines(ledger: Ledger) -> list[str]:
     for term in terms:
         basis = "" if not term.modelled else term.basis.value
         lines.append(
-            f"  {term.feature.value:<16}{term.label:<54}{_figure(term):>30}  {CHARGE_WORDS[term.charge]:<17}{basis}"
+            f"  {FEATURE_WORDS[term.feature]:<16}{term.label:<54}{_figure(term):>30}  {CHARGE_WORDS[term.charge]:<17}{basis}"
         )
     if host is not None:
         lines.append(host_tier_line(host))
@@ -89,12 +90,12 @@ def headroom_lines(ledger: Ledger) -> list[str]:
 
 
 def host_tier_line(host: HostTier) -> str:
-    """'host_kv  HiCache 2x: 759,744 tokens per rank (2.0× the GPU pool), 102.69 GB (95.64 GiB) pinned per rank'."""
+    """'host KV tier  HiCache 2x: 759,744 tokens per rank (2.0× the GPU pool), 102.69 GB (95.64 GiB) pinned per rank'."""
     if host.state is not TermState.MODELLED:
-        return f"  {'host_kv':<16}{host.connector:<54}{'not modelled':>30}"
+        return f"  {FEATURE_WORDS[Feature.HOST_KV]:<16}{host.connector:<54}{'not modelled':>30}"
     scale = f" ({host.tokens_per_rank / host.gpu_tokens_per_rank:.1f}× the GPU pool)" if host.gpu_tokens_per_rank else ""
     label = f"{host.connector}: {fmt_tokens(host.tokens_per_rank)} tokens per rank{scale}"
     return (
-        f"  {'host_kv':<16}{label:<54}{fmt_both(host.bytes_per_rank):>30}  {'host, per rank':<17}{host.basis.value}"
+        f"  {FEATURE_WORDS[Feature.HOST_KV]:<16}{label:<54}{fmt_both(host.bytes_per_rank):>30}  {'host, per rank':<17}{host.basis.value}"
         f"\n  {'':<16}{'over ' + str(host.ranks) + ' ranks':<54}{fmt_both(host.total_bytes):>30}  host memory"
     )

@@ -66,10 +66,12 @@ def with_logged_capacity(
     capacity, assumption = _reading(log, ledger)
     if capacity is None:
         return node, f"the engine log {log.source} states no token capacity"
-    if len(candidates) != 1:
+    if len(candidates) != 1 and log.engine is not None:  # a capacity read: the log's engine is known
         return (
             node,
-            f"the engine log {log.source} matches {len(candidates)} running {log.engine} engines: not attached",
+            f"the engine log {log.source} matches {len(candidates)} running {engine_rules(log.engine).display_name} "
+            f"engines ({', '.join(e.engine_id for e in candidates)}) and its model path does not tell them apart: "
+            f"not attached (read it alone: kvtop explain {log.source} --engine {log.engine})",
         )
     target = candidates[0]
     if target.live.token_capacity is not None:  # its endpoint's figure is the live one: the log is not needed

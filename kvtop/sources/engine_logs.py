@@ -429,7 +429,7 @@ def read_engine_log(path: str | Path, field: str = "log") -> EngineLog:
         with log_path.open("rb") as handle:
             raw = handle.read(MAX_LOG_BYTES + 1)
     except FileNotFoundError:
-        raise InputError("no such engine log file", field=field, source=str(log_path)) from None
+        raise InputError(f"no such file: {log_path}", field=field) from None  # not '… file in /path': the path is it
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise InputError(f"cannot read the engine log ({reason})", field=field, source=str(log_path)) from None

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.deployment import Charge
 from kvtop.domain.diagnose_findings import Finding
+from kvtop.domain.ledger_words import component_words
 from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction, outside_bytes
 from kvtop.domain.observe import GpuObservation
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
@@ -129,7 +130,7 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
     prediction = rank.worker_prediction
     if predicted is None or prediction is None:
         return [LedgerRow(f"worker pid {rank.pid}", None, observed.process_bytes, "total")], None
-    rows = [LedgerRow(f"weights · {row.component}", row.bytes, None) for row in predicted.weights.rows]
+    rows = [LedgerRow(f"weights · {component_words(row.component)}", row.bytes, None) for row in predicted.weights.rows]
     rows.append(LedgerRow("weights", predicted.weights_bytes, observed.weights_bytes, "total"))
     for term in predicted.terms:  # the deployment's resident terms: a draft, redundant experts, LoRA slots
         if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
@@ -139,7 +140,8 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
     rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", token_pools, live_pool))
     if predicted.state_pool_bytes:
         rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))
-    rows.append(LedgerRow("req_to_token", predicted.req_to_token_bytes, None))
+    if predicted.req_to_token_bytes:  # SGLang's request → token table; an engine without one shows no row
+        rows.append(LedgerRow("request→token table", predicted.req_to_token_bytes, None))
     rows.append(LedgerRow("graphs + activations", prediction.activations_bytes, None))
     rows.append(LedgerRow("context, NCCL", prediction.context_bytes, None))
     rows.append(

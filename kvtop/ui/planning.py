@@ -211,6 +211,14 @@ def _host_request(value: object) -> HostKvRequest | None:
     return HostKvRequest(connector="host cache", bytes_per_rank=round(float(str(value)) * GIB))
 
 
+def kv_dtype_options(engine: EngineId) -> list[tuple[str, str]]:
+    """The KV dtype list as (what a person reads, the value the engine takes): LMDeploy's `--quant-policy 8` reads
+    '8 · int8 KV' (its flags' `kv_cache_dtype_words`); a name that says itself ('fp8_e4m3') reads as it is."""
+    flags = engine_flags_of(engine)
+    words: Mapping[str, str] = getattr(flags, "kv_cache_dtype_words", {})  # an engine whose names need no words
+    return [(words.get(dtype, dtype), dtype) for dtype in flags.kv_cache_dtypes]
+
+
 def field_texts(settings: LaunchSettings, measured: MeasuredInputs | None = None) -> dict[str, str]:
     """The text each input starts with (blank: the engine's default; `measured`: what the GPU holds beside the
     engine, as the live plan has it)."""

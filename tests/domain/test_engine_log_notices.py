@@ -52,3 +52,21 @@ def test_a_log_of_an_engine_the_node_does_not_run_says_so() -> None:
     assert {view.engine.kind for view in snapshot.engines} == {"sglang"}
     assert snapshot.notice is not None
     assert f"the engine log {log} is vLLM's, and no vLLM engine runs on this node: not attached" in snapshot.notice
+
+
+def test_a_log_two_running_engines_could_own_says_how_to_read_it_alone(tmp_path: Path) -> None:
+    """Two trtllm-serve engines of one model: the log is attached to neither, and the notice names them and the
+    command that reads it alone (the trial read '… matches 2 running trtllm engines: not attached', no way on)."""
+    engines = [
+        {"model": str(CONFIGS / "meta-llama--Llama-2-7b-hf.json"), "server_pid": pid, "endpoint": "unreachable",
+         "command": f"trtllm-serve /models/qwen1.5-7b --backend tensorrt --tp_size 1 --port {port}"}
+        for pid, port in ((43000, 8000), (44000, 8001))
+    ]  # fmt: skip
+    scenario = {"description": "two trtllm-serve", "seed": 1, "gpu": {"model": "H100", "count": 2}, "engines": engines}
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(scenario))
+    snapshot = DemoSource.open(str(path), engine_log=LOG).collect_at(0)
+    ids = ", ".join(view.engine.engine_id for view in snapshot.engines)
+    assert snapshot.notice is not None
+    assert (f"the engine log {LOG} matches 2 running TensorRT-LLM engines ({ids}) and its model path does not tell "
+            f"them apart: not attached (read it alone: kvtop explain {LOG} --engine trtllm)") in snapshot.notice  # fmt: skip

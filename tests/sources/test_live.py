@@ -190,7 +190,7 @@ def test_a_store_that_cannot_be_written_says_so_once() -> None:
 
 
 def test_a_missing_engine_log_is_an_input_error() -> None:
-    with pytest.raises(InputError, match="no such engine log"):
+    with pytest.raises(InputError, match="no such file: "):
         live_two_engine_node(engine_log=Path("/nonexistent/engine.log"))
 
 

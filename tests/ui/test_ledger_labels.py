@@ -13,7 +13,8 @@ from kvtop.ui.screens.ledger import LABEL_WIDTH, RankLedgerScreen, label_width
 from tests.ui.conftest import wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource
 
-WHOLE = ("weights · routed_experts", "weights · shared_experts", "weights · calibrated_beyond_book")
+# in words (kvtop/domain/ledger_words.py), never the book's keys 'routed_experts' or 'calibrated_beyond_book'
+WHOLE = ("weights · routed experts", "weights · shared experts", "weights · held beside the book (calibrated)")
 
 
 async def _ledger_lines(make_app, width: int) -> list[str]:
@@ -36,9 +37,18 @@ async def test_a_wide_terminal_shows_every_weights_row_whole(make_app):
     assert header.index("predicted") > len(WHOLE[-1])  # the columns moved right to make room
 
 
+async def test_no_row_shows_a_key_or_a_pool_the_engine_lacks(make_app):
+    """The trial: 'weights · calibrated_beyond_book' and 'req_to_token' were shown as keys. SGLang's demo
+    holds a request → token table; its rows say so in words, and no label carries an underscore."""
+    lines = await _ledger_lines(make_app, 160)
+    labels = [line.split("  ")[0] for line in lines[1:] if line.strip()]
+    assert not [label for label in labels if "_" in label], labels
+    assert any(label.startswith("request→token table") for label in labels)
+
+
 async def test_an_80_column_terminal_marks_a_cut_label_and_keeps_the_figures_on_one_line(make_app):
     lines = await _ledger_lines(make_app, 80)
-    row = next(line for line in lines if line.startswith("weights · calibrated"))
+    row = next(line for line in lines if line.startswith("weights · held beside"))
     assert "…" in row.split("  ")[0]  # said to be cut, not silently clipped
     assert row.rstrip().endswith(row.split()[-1]) and len(row) <= 80 - 2
 

@@ -80,7 +80,10 @@ async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, health
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
         # the change, signed (1,221,506 → 407,134, −814,372 at the fits of da524f1c)
-        assert f"{TP8_TOKENS:,} → {TP4_TOKENS:>12,} (−{TP8_TOKENS - TP4_TOKENS:,})" in result  # 12: the column
+        assert f"{TP8_TOKENS:,} → {TP4_TOKENS:>12,}\n" in result  # 12: the column
+        # its own row under the after column: beside it the row wrapped at 80 columns (44 + 11 cells)
+        assert f"  change{'':>{9 + 12 + 3}}{'−' + format(TP8_TOKENS - TP4_TOKENS, ','):>12}" in result
+        assert all(len(line) <= 80 - 33 - 2 for line in result.splitlines()[:4])
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"

@@ -77,15 +77,19 @@ async def test_a_loaded_gemma_3n_gets_its_own_hints(make_app, healthy_snapshot):
         assert shown(screen, "#plan-result").count(NOT_PLANNED) == 1
 
 
-async def test_an_edit_that_does_not_solve_shows_no_figure_for_a_blank_field(make_app, healthy_snapshot):
+async def test_an_edit_that_does_not_solve_keeps_the_hints_of_the_last_that_did(make_app, healthy_snapshot):
+    """The trial: any invalid field turned 'auto: 8192' into 'engine default' while typing. The hint is the last
+    solved launch's: TP 4's own (Llama-3-70B's 8192 positions; SGLang's TP 4 share 0.824, test_planner.py's TP4)."""
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(200, 50)) as pilot:
         screen = await open_planner(pilot)
+        await retype(pilot, "#plan-tp", "4")
+        assert hint(screen, "memory_fraction") == "auto: 0.824"
         await retype(pilot, "#plan-tp", "x")
         assert screen.outcome.after is None
-        assert hint(screen, "context_length") == "engine default"  # not the live engine's 8192 for another launch
+        assert hint(screen, "context_length") == "auto: 8192" and hint(screen, "memory_fraction") == "auto: 0.824"
         await retype(pilot, "#plan-tp", "8")
-        assert hint(screen, "context_length") == "auto: 8192"
+        assert hint(screen, "memory_fraction") == "auto: 0.818"
 
 
 async def test_an_engine_that_takes_no_share_says_so(make_app):

@@ -163,17 +163,12 @@ class PreloadEstimate(BaseModel):
         """The budget's figures at the centre or at one end of the interval.
 
         At an end each term moves by its error × (combined ÷ Σ errors) towards less KV (`low`) or more
-        (`high`), so that the moves add up to the combined error rather than to the worst case of all.
+        (`high`), so that the moves add up to the combined error rather than to the worst case of all; no term
+        moves below 0 bytes (`_end_moves`).
         """
-        total_error = sum(estimate.error_bytes for estimate in self.terms)
-        scale = self.combined_error_bytes / total_error if total_error else 0.0
         sign = {"central": 0, "low": -1, "high": 1}[side]
-
-        def value(estimate: TermEstimate) -> int:
-            towards_kv = 1 if estimate.more_is_more_kv else -1
-            return estimate.bytes + round(sign * towards_kv * estimate.error_bytes * scale)
-
-        by_term = {estimate.term: value(estimate) for estimate in self.terms}
+        moves = _end_moves(self.terms, self.combined_error_bytes, sign)
+        by_term = {estimate.term: estimate.bytes + move for estimate, move in zip(self.terms, moves, strict=True)}
         source = {estimate.term: estimate.source for estimate in self.terms}
         cuda_total = by_term.get(Term.CUDA_TOTAL)
         context = by_term.get(Term.CONTEXT)
@@ -200,3 +195,34 @@ class PreloadEstimate(BaseModel):
             context_error_bytes=held.error_bytes if held is not None else 0,
             host_held_bytes=by_term.get(Term.HOST, 0),
         )
+
+
+def _end_moves(terms: tuple[TermEstimate, ...], combined_bytes: int, sign: int) -> list[int]:
+    """Each term's signed move at an interval end (`sign` −1 low, +1 high, 0 the centre): the combined error shared
+    in proportion to the terms' errors, no term moving below 0 bytes nor beyond its own error (× the scale, where
+    the scale asks more of every term). A term a share would
+    take below 0 (vLLM's activation peak of 1.04 GiB ± 3.52 GiB on gpt-oss-120b at TP 8: −0.35 GiB of non-KV memory
+    at the high end, the trial's) stops at 0 and its remainder is shared among the others, so the end still moves
+    by the combined error the interval scale was measured for as far as the terms' own errors carry it."""
+    if not sign:
+        return [0] * len(terms)
+    directions = [sign * (1 if estimate.more_is_more_kv else -1) for estimate in terms]
+    total_error = sum(estimate.error_bytes for estimate in terms)
+    unit = max(combined_bytes / total_error, 1.0) if total_error else 0.0  # a scale above 1 moves each further
+    limits = [estimate.error_bytes * unit for estimate in terms]
+    caps = [min(limit, max(e.bytes, 0)) if d < 0 else limit for e, limit, d in zip(terms, limits, directions, strict=True)]
+    moves: list[float] = [0.0] * len(terms)
+    free = [i for i, estimate in enumerate(terms) if estimate.error_bytes > 0]
+    left = float(combined_bytes)
+    while free and left > 0:
+        share = left / sum(terms[i].error_bytes for i in free)
+        capped = [i for i in free if terms[i].error_bytes * share > caps[i]]
+        if not capped:
+            for i in free:
+                moves[i] = terms[i].error_bytes * share
+            break
+        for i in capped:  # at its floor or its own error: fixed there, the rest shared again
+            moves[i] = caps[i]
+            left -= caps[i]
+            free.remove(i)
+    return [direction * round(move) for direction, move in zip(directions, moves, strict=True)]

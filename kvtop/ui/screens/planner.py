@@ -41,6 +41,7 @@ from kvtop.ui.planning import (
     engine_flags,
     field_of_flag,
     field_texts,
+    kv_dtype_options,
     memory_fraction_field,
     plan,
 )
@@ -162,10 +163,8 @@ class PlannerScreen(NodeScreen):
                                 and "enable_dp_attention" not in flags_of_engine(basis.settings.engine).spellings.values(),
                             )
                         elif field.kind == "dtype":
-                            dtypes = flags_of_engine(basis.settings.engine).kv_cache_dtypes
-                            options = [(dtype, dtype) for dtype in dtypes]
                             yield Select(
-                                options,
+                                kv_dtype_options(basis.settings.engine),
                                 value=texts[field.key],
                                 allow_blank=False,
                                 compact=True,
@@ -360,19 +359,20 @@ class PlannerScreen(NodeScreen):
     def _show_defaults(self, outcome: PlanOutcome) -> None:
         """Blank fields show the value the engine would pick for the launch planned, e.g. 'auto: 0.818': read from
         the after column (its model and layout: a loaded Gemma-3n's 32768 positions and vision-reduced share, not
-        the live Llama's 8192 and 0.818). An edit that does not solve has no such value: the field says only
-        'engine default' until it does, rather than the live engine's figure for another launch."""
+        the live Llama's 8192 and 0.818). An edit that does not solve (a field left invalid while typing) keeps the
+        hints of the last launch that did: the trial saw 'auto: 8192' turn to 'engine default' at every stray
+        keystroke. Before any solve the fields say 'engine default'."""
         after = outcome.after
-        defaults = dict.fromkeys(DEFAULT_HINTS, "engine default")
-        if after is not None:
-            shares = memory_fraction_field(after.settings) is not None  # llama.cpp's 1.0 is a placeholder
-            defaults = {
-                "memory_fraction": f"auto: {after.engine.memory_fraction:.3f}" if shares else "no share",
-                "page_size": f"auto: {after.engine.page_size}", "context_length": f"auto: {after.context_length}",
-                "max_running_requests": f"auto: {after.engine.max_running_requests}",
-                # blank: the latest release's rules (`--engine-version` unset), as the engine names one ('latest build')
-                "engine_version": f"latest {release_names(after.settings.engine).noun}",
-            }  # fmt: skip
+        if after is None:
+            return
+        shares = memory_fraction_field(after.settings) is not None  # llama.cpp's 1.0 is a placeholder
+        defaults = {
+            "memory_fraction": f"auto: {after.engine.memory_fraction:.3f}" if shares else "no share",
+            "page_size": f"auto: {after.engine.page_size}", "context_length": f"auto: {after.context_length}",
+            "max_running_requests": f"auto: {after.engine.max_running_requests}",
+            # blank: the latest release's rules (`--engine-version` unset), as the engine names one ('latest build')
+            "engine_version": f"latest {release_names(after.settings.engine).noun}",
+        }  # fmt: skip
         for key, value in defaults.items():
             self.query_one(f"#plan-{key}", Input).placeholder = value
 

@@ -10,7 +10,7 @@ from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_bytes_beside, gpu_terms_beside
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.ui.planning import PlanOutcome
-from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
+from kvtop.units import fmt_bytes, fmt_gib, fmt_signed, fmt_tokens
 
 LABEL_WIDTH = 17
 VALUE_WIDTH = 12  # 'not modelled', the widest a cell says
@@ -223,13 +223,16 @@ def start_line(plan: CapacityPlan) -> Content | None:
     return Content.styled(f"start: {plan.start.reason}", "$warning")
 
 
-def token_delta(before: int, after: int) -> Content:
-    """' (+128,660)' / ' (−837,017)' after a changed token figure; nothing when it did not change."""
+def token_delta(before: int, after: int) -> Content | None:
+    """The change of a changed token figure as its own row under the after column ('change  −837,017'): beside the
+    row it made 44 + 11 cells, wrapped onto its own line at 80 columns (the trial). None when it did not change."""
     change = after - before
     if change == 0:
-        return Content("")
-    sign, style = ("+", "$success") if change > 0 else ("−", "$error")
-    return Content.styled(f" ({sign}{fmt_tokens(abs(change))})", style)
+        return None
+    return Content.assemble(
+        (f"{'  change':<{LABEL_WIDTH}}{'':>{VALUE_WIDTH}}   ", "$text-muted"),
+        (f"{fmt_signed(change):>{VALUE_WIDTH}}", "$success" if change > 0 else "$error"),
+    )
 
 
 def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
@@ -247,10 +250,10 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
         shown_after = value(after) if after else "invalid"
         if label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
             shown_after = "refused"  # at the assumed host share: the line under the table says why
-        line = _line(_row_label(label, before, after), shown_before, shown_after, shown_before != shown_after)
+        lines.append(_line(_row_label(label, before, after), shown_before, shown_after, shown_before != shown_after))
         if label == "tokens per rank" and before is not None and after is not None and after.request_capacity is None:
-            line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
-        lines.append(line)
+            delta = token_delta(before.token_capacity, after.token_capacity)
+            lines.extend([delta] if delta is not None else [])
     lines.extend(version_lines(before, after))
     lines.extend(cell_lines(after) if after is not None else [])
     lines.extend(beside_lines(after) if after is not None else [])

@@ -54,6 +54,12 @@ QUANT_POLICIES: Mapping[str, str] = {
 }  # fmt: skip
 POLICY_OF_FORMAT: Mapping[str, int] = {"int4": 4, "int8": 8, "fp8_e4m3": 16, "fp8": 16, "fp8_e5m2": 17}
 KV_CACHE_DTYPES = ("auto", *QUANT_POLICIES)
+# what each `--quant-policy` number means, for a person choosing one (the planner's KV dtype list, 12 cells wide): the
+# number stays the value, as LMDeploy spells it. Before v0.4.0 policy 4 was offline int8 (lmdeploy/__init__.py): the
+# plan's own header then says the format it solved ('KV int8'), this list the policy's meaning now
+KV_CACHE_DTYPE_WORDS: Mapping[str, str] = {
+    "0": "0 · none", "4": "4 · int4", "8": "8 · int8", "16": "16 · fp8", "17": "17 · fp8 e5m2",
+}  # fmt: skip
 # `serve api_server --trust-remote-code` from v0.13.0 (eras.TRUST_REMOTE_CODE_SINCE): lets the model's own code load,
 # no memory of its own; an earlier release's argparse rejects it (budget.py refuses it there)
 REMOTE_CODE_FLAG = "--trust-remote-code"
@@ -80,6 +86,7 @@ class LmdeployFlags:
     spellings: Mapping[str, str] = SPELLINGS
     own_flags: Mapping[str, OwnFlag] = OWN_FLAGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    kv_cache_dtype_words: Mapping[str, str] = KV_CACHE_DTYPE_WORDS  # the numbers' meanings, shown beside them
     # how the server takes its model (every release, lmdeploy/cli/serve.py add_parser_api_server:
     # `parser.add_argument('model_path', type=str)`, `lmdeploy serve api_server MODEL [options]`; it has no
     # model option)

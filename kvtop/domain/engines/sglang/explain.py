@@ -278,7 +278,8 @@ def explain(request: ExplainRequest) -> Explanation:
         "sglang", logged, central, low, high, settings, after[2], gpu_total_bytes, kv_memory_logged=False
     )
     result = result.model_copy(update={"notes": tuple(notes)})
-    run = EstimateRun(model, settings, total, gpu_name, load_mtp, gpu_total_source=request.gpu_total_source)
+    run = EstimateRun(model, settings, total, gpu_name, load_mtp, gpu_total_source=request.gpu_total_source,
+                      gpu_total_origin=request.gpu_total_origin)
     result = hidden_stage_reserve(result, log, run, before, after)  # PP stages whose load lines are not shown
     # SGLang prints no GPU total; its fraction only in server_args (read as a flag): else the default, said as one
     origin: FractionOrigin = "flag" if settings.mem_fraction_static is not None else "default"

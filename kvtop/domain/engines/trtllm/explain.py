@@ -294,7 +294,7 @@ def explain(request: ExplainRequest) -> Explanation:
         )
     if ranked is None and logged.token_capacity is not None and (said or gpu_total_bytes is not None):
         run = EstimateRun(model, settings, gpu_total_bytes or PLACEHOLDER_GPU_BYTES, gpu_name, load_mtp,
-                          desktop=given.desktop)
+                          desktop=given.desktop, gpu_total_origin=request.gpu_total_origin)
         profile = (*notes, *_profile_notes(log, model, settings))
         return _without_budget_line(logged, run, given, gpu_total_bytes is not None, profile)
     if missing or ranked is None:

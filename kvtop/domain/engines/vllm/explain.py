@@ -398,7 +398,7 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     )  # fmt: skip
     result = result.model_copy(update={"notes": tuple(notes)})
     if available is not None:  # Ray folded a tighter worker's figure away: estimate it within its bounds
-        run = EstimateRun(model, settings, total, gpu_name, load_mtp)
+        run = EstimateRun(model, settings, total, gpu_name, load_mtp, gpu_total_origin=request.gpu_total_origin)
         rank = ranked.rank.label if ranked else None
         result = hidden_tighter_worker(result, log, run, available.value_bytes, rank)
     return result
