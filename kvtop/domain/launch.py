@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
@@ -67,6 +68,8 @@ FRACTIONS = (
 # larger is a typo (and an unbounded count would make kvtop loop or allocate without end).
 MAX_PARALLEL = 4096
 MAX_COUNT = 1 << 40
+# the KV dtype words of an engine whose values are names already (`EngineFlags.kv_cache_dtype_words`)
+NO_WORDS: Mapping[str, str] = MappingProxyType({})
 
 
 class OwnFlag(BaseModel):
@@ -117,6 +120,11 @@ class EngineFlags(Protocol):
     def as_parsed(self, spelling: str) -> str:
         """The flag as the engine's own parser reads it before matching a name (vLLM's turns `--a_b` into
         `--a-b`); an engine whose parser takes names as typed returns `spelling`."""
+
+    def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
+        """What each of `kv_cache_dtypes` means, shown beside it where the value does not say it (LMDeploy's
+        `--quant-policy 8` reads '8 · int8'), at the release `engine_version` names (None: the latest); empty for an
+        engine whose values are words already ('fp8_e4m3'). The word names the KV format the plan then solves."""
 
 
 def release_names(engine: EngineId) -> ReleaseNames:

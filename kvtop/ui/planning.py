@@ -16,8 +16,9 @@ from kvtop.domain.deployment import DeploymentSetup, HostKvRequest
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
+from kvtop.domain.engines.versions import LATEST
 from kvtop.domain.errors import InputError, KvtopError
-from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, model_args
+from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, model_args, release_names
 from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
@@ -211,12 +212,29 @@ def _host_request(value: object) -> HostKvRequest | None:
     return HostKvRequest(connector="host cache", bytes_per_rank=round(float(str(value)) * GIB))
 
 
-def kv_dtype_options(engine: EngineId) -> list[tuple[str, str]]:
-    """The KV dtype list as (what a person reads, the value the engine takes): LMDeploy's `--quant-policy 8` reads
-    '8 · int8 KV' (its flags' `kv_cache_dtype_words`); a name that says itself ('fp8_e4m3') reads as it is."""
+def kv_dtype_options(engine: EngineId, engine_version: str | None = None) -> list[tuple[str, str]]:
+    """The KV dtype list as (what a person reads, the value the engine takes) at that release (None: the latest):
+    LMDeploy's `--quant-policy 8` reads '8 · int8' (its flags' `kv_cache_dtype_words`, the format `kvtop plan`'s
+    header then names); a name that says itself ('fp8_e4m3') reads as it is."""
     flags = engine_flags_of(engine)
-    words: Mapping[str, str] = getattr(flags, "kv_cache_dtype_words", {})  # an engine whose names need no words
+    words = flags.kv_cache_dtype_words(engine_version)
     return [(words.get(dtype, dtype), dtype) for dtype in flags.kv_cache_dtypes]
+
+
+def edited_kv_dtype_options(
+    engine: EngineId, settings: LaunchSettings | None, version_text: str
+) -> list[tuple[str, str]] | None:
+    """The KV dtype list at the release an edit names: an `engine version` before LMDeploy v0.4.0 turns
+    `--quant-policy 4` from '4 · int4' into '4 · int8' (offline), as `kvtop plan` then solves it. The release is the
+    edit's settings', or where the edit is refused (that release lacks the policy chosen) the field's text when it
+    names one; None: it names none (a version half typed), the list stays as it is."""
+    if settings is not None:
+        return kv_dtype_options(engine, settings.engine_version)
+    text = version_text.strip()
+    version = None if text.lower() in ("", LATEST) else text
+    if version is not None and not release_names(engine).names_one(version):
+        return None
+    return kv_dtype_options(engine, version)
 
 
 def field_texts(settings: LaunchSettings, measured: MeasuredInputs | None = None) -> dict[str, str]:

@@ -38,6 +38,7 @@ from kvtop.ui.planning import (
     FIELDS,
     FieldError,
     PlanOutcome,
+    edited_kv_dtype_options,
     engine_flags,
     field_of_flag,
     field_texts,
@@ -130,6 +131,8 @@ class PlannerScreen(NodeScreen):
         )
         self._start_texts = draft.texts if draft else field_texts(self._edit_base, basis.measured)
         self.outcome: PlanOutcome | None = None
+        # the KV dtype list, in the words of the release the edit starts at (`_show_kv_words` follows edits)
+        self._kv_options = kv_dtype_options(basis.settings.engine, self._edit_base.engine_version)
 
     def compose(self) -> ComposeResult:
         texts = self._start_texts
@@ -164,7 +167,7 @@ class PlannerScreen(NodeScreen):
                             )
                         elif field.kind == "dtype":
                             yield Select(
-                                kv_dtype_options(basis.settings.engine),
+                                self._kv_options,
                                 value=texts[field.key],
                                 allow_blank=False,
                                 compact=True,
@@ -245,6 +248,7 @@ class PlannerScreen(NodeScreen):
             node_measures=self._node_measures,
         )
         self._show_defaults(self.outcome)
+        self._show_kv_words(self.outcome.settings, values["engine_version"])
         self._show_model_notes()
         self.query_one("#planner-title", Static).update(self._title())
         result.update(outcome_table(self.outcome, basis.live_token_capacity))
@@ -375,6 +379,19 @@ class PlannerScreen(NodeScreen):
         }  # fmt: skip
         for key, value in defaults.items():
             self.query_one(f"#plan-{key}", Input).placeholder = value
+
+    def _show_kv_words(self, settings: LaunchSettings | None, version_text: str) -> None:
+        """The KV dtype list in the words of the release the edit names (`edited_kv_dtype_options`); the value
+        chosen stays."""
+        options = edited_kv_dtype_options(self.basis.settings.engine, settings, version_text)
+        if options is None or options == self._kv_options:
+            return
+        self._kv_options = options
+        select = self.query_one("#plan-kv_cache_dtype", Select)
+        chosen = select.value
+        with select.prevent(Select.Changed):
+            select.set_options(options)
+            select.value = chosen
 
     @property
     def flags_text(self) -> str | None:

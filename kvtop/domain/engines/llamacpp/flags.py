@@ -16,7 +16,7 @@ from kvtop.domain.engines.llamacpp.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.llamacpp.ggml_types import DEFAULT_CACHE_TYPE, KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
+from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.load_casts import NO_CASTS, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -114,6 +114,10 @@ class LlamacppFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return spelling  # llama-server matches option names as typed
+
+    def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
+        """Empty: its KV dtype values are the formats' own names, at every release."""
+        return NO_WORDS
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         """`llama-server …` (its model comes by `-m`, never positionally), or Ollama's llama.cpp runner:

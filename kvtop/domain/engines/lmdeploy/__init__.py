@@ -18,7 +18,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
     since,
     turbomind_block_len,
 )
-from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES, LmdeployFlags
+from kvtop.domain.engines.lmdeploy.flags import OFFLINE_QUANT_POLICIES, QUANT_POLICIES, LmdeployFlags
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
@@ -33,7 +33,7 @@ _NAMES = tuple(QUANT_POLICIES.items())
 TURBOMIND_STORAGE = KvStorage(format_names=_NAMES, int_kv_scale_zero=True)
 TURBOMIND_STORAGE_MLA_TWICE = TURBOMIND_STORAGE.model_copy(update={"mla_latent_as_k_and_v": True})
 # before v0.4.0: `--quant-policy 4` was offline int8 KV with per-layer scales (no per-token parameters)
-TURBOMIND_STORAGE_OFFLINE_INT8 = KvStorage(format_names=(("0", "auto"), ("none", "auto"), ("4", "int8")))
+TURBOMIND_STORAGE_OFFLINE_INT8 = KvStorage(format_names=tuple(OFFLINE_QUANT_POLICIES.items()))
 # §4.1: the same int formats; FP8 on a DSA model is the 656 B fp8_ds_mla latent ("--quant-policy" help)
 PYTORCH_STORAGE = KvStorage(format_names=_NAMES, int_kv_scale_zero=True, ds_mla_on_fp8_dsa=True)
 
@@ -76,7 +76,7 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         if backend == "pytorch":
             return PYTORCH_STORAGE
         if not since(TURBOMIND_ONLINE_KV_QUANT_SINCE, version):
-            if settings.kv_cache_dtype.strip().lower() not in ("auto", "0", "none", "4"):
+            if settings.kv_cache_dtype.strip().lower() not in ("auto", *OFFLINE_QUANT_POLICIES):
                 raise InputError(f"LMDeploy {version.label} has only --quant-policy 4 (offline int8 KV); "
                                  "int4 and online int8 came in v0.4.0", field="--quant-policy")  # fmt: skip
             return TURBOMIND_STORAGE_OFFLINE_INT8

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.lmdeploy.deployment import FLAGS as DEPLOYMENT_FLAGS
+from kvtop.domain.engines.lmdeploy.eras import TURBOMIND_ONLINE_KV_QUANT_SINCE, since
 from kvtop.domain.engines.lmdeploy.span import FLAGS as SPAN_FLAGS
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
@@ -54,17 +56,34 @@ QUANT_POLICIES: Mapping[str, str] = {
 }  # fmt: skip
 POLICY_OF_FORMAT: Mapping[str, int] = {"int4": 4, "int8": 8, "fp8_e4m3": 16, "fp8": 16, "fp8_e5m2": 17}
 KV_CACHE_DTYPES = ("auto", *QUANT_POLICIES)
-# what each `--quant-policy` number means, for a person choosing one (the planner's KV dtype list, 12 cells wide): the
-# number stays the value, as LMDeploy spells it. Before v0.4.0 policy 4 was offline int8 (lmdeploy/__init__.py): the
-# plan's own header then says the format it solved ('KV int8'), this list the policy's meaning now
-KV_CACHE_DTYPE_WORDS: Mapping[str, str] = {
-    "0": "0 · none", "4": "4 · int4", "8": "8 · int8", "16": "16 · fp8", "17": "17 · fp8 e5m2",
-}  # fmt: skip
+# before v0.4.0 (eras.TURBOMIND_ONLINE_KV_QUANT_SINCE) TurboMind had one KV quantisation: `--quant-policy 4` was offline
+# int8 with calibrated per-layer scales (kCacheKVInt8); 8, 16 and 17 came later and are refused there
+OFFLINE_QUANT_POLICIES: Mapping[str, str] = {"0": "auto", "none": "auto", "4": "int8"}
+NOT_IN_RELEASE = "not yet"  # the word of a policy number the release does not have
 # `serve api_server --trust-remote-code` from v0.13.0 (eras.TRUST_REMOTE_CODE_SINCE): lets the model's own code load,
 # no memory of its own; an earlier release's argparse rejects it (budget.py refuses it there)
 REMOTE_CODE_FLAG = "--trust-remote-code"
 BACKENDS = ("turbomind", "pytorch")
 _NOT_MODELLED_POLICIES = ("42", "turbo_quant")
+
+
+def quant_policies_at(engine_version: str | None) -> Mapping[str, str]:
+    """`--quant-policy` values and names -> the KV format kvtop solves at that release (None: the latest)."""
+    online = since(TURBOMIND_ONLINE_KV_QUANT_SINCE, ResolvedVersion(text=engine_version))
+    return QUANT_POLICIES if online else OFFLINE_QUANT_POLICIES
+
+
+def policy_words(engine_version: str | None) -> Mapping[str, str]:
+    """Each `--quant-policy` number with the KV format it asks for at that release, as the plan's header names that
+    format ('8 · int8'; before v0.4.0 '4 · int8', offline), 13 cells at most (the planner's KV dtype list): 0 reads
+    'none' (no quantisation: the model's dtype), a number the release lacks 'not yet'. Names say themselves."""
+    formats = quant_policies_at(engine_version)
+    words: dict[str, str] = {}
+    for value in KV_CACHE_DTYPES:
+        if value.isdigit():
+            fmt = formats.get(value, NOT_IN_RELEASE)
+            words[value] = f"{value} · {'none' if fmt == 'auto' else fmt}"
+    return words
 
 
 def quant_policy(kv_cache_dtype: str) -> int:
@@ -86,7 +105,6 @@ class LmdeployFlags:
     spellings: Mapping[str, str] = SPELLINGS
     own_flags: Mapping[str, OwnFlag] = OWN_FLAGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
-    kv_cache_dtype_words: Mapping[str, str] = KV_CACHE_DTYPE_WORDS  # the numbers' meanings, shown beside them
     # how the server takes its model (every release, lmdeploy/cli/serve.py add_parser_api_server:
     # `parser.add_argument('model_path', type=str)`, `lmdeploy serve api_server MODEL [options]`; it has no
     # model option)
@@ -124,6 +142,10 @@ class LmdeployFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return spelling  # lmdeploy's CLI is argparse: option names match as typed
+
+    def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
+        """The `--quant-policy` numbers' meanings at that release (`policy_words`)."""
+        return policy_words(engine_version)
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         """`lmdeploy serve api_server MODEL …` (or `serve gradio`, or `python -m lmdeploy serve …`)."""

@@ -13,7 +13,7 @@ from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
+from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
 from kvtop.domain.load_casts import ONLINE_FP8, LoadCasts
 
@@ -111,6 +111,10 @@ class SglangFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return spelling  # argparse matches option names as typed (server_args.py: dashes only)
+
+    def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
+        """Empty: its KV dtype values are the formats' own names, at every release."""
+        return NO_WORDS
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         for index, token in enumerate(argv):

@@ -16,7 +16,7 @@ from kvtop.domain.engines.trtllm.build_quant import BUILD_QUANT
 from kvtop.domain.engines.trtllm.build_quant import SOURCE as BUILD_SOURCE
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
+from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
 from kvtop.domain.load_casts import LoadCasts
 
@@ -215,6 +215,10 @@ class TrtllmFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return spelling  # click matches option names as declared: both spellings are listed in SPELLINGS
+
+    def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
+        """Empty: its KV dtype values are the formats' own names, at every release."""
+        return NO_WORDS
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         for index, token in enumerate(argv):

@@ -17,7 +17,7 @@ from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN_ENV
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
+from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
 from kvtop.domain.load_casts import ONLINE_FP8, LoadCasts
 
@@ -173,6 +173,10 @@ class VllmFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return as_parsed(spelling)
+
+    def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
+        """Empty: its KV dtype values are the formats' own names, at every release."""
+        return NO_WORDS
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         for index, token in enumerate(argv):
