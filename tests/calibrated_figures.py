@@ -145,14 +145,17 @@ def vllm_v1_runtime_bytes(*, seqs: int, vocab: int, tokens: int, hidden: int, ml
 
 
 def vllm_v21_runtime_bytes(*, seqs: int, vocab: int, tokens: int, hidden: int, mlp_width: float, moe: bool,
-                           all_reduce: bool, workspace: int, graph_nodes: float) -> int:
+                           all_reduce: bool, workspace: int, graph_nodes: float, v2_beside: bool = False) -> int:
     """What a start from v0.21.0 charges beside weights and KV: the v17 peak and the v18 growth (as V1's), FlashInfer's
     all-reduce fusion workspace (`workspace` bytes, which the code sizes, outside the fit) and the CUDA-graph estimate's
-    fit on `graph_nodes` (graphs captured beyond each mode's first × layers on the rank ÷ 1000); each rounded to bytes."""
+    fit on `graph_nodes` (graphs captured beyond each mode's first × layers on the rank ÷ 1000); each rounded to bytes.
+    `v2_beside`: a V2-runner start from v0.29.0, whose KV is what is requested less the profile's non-KV memory less the
+    measured graphs (gpu_worker.py:606-610 at v0.29.0), so what its profile held beside the peak (the graph figure stands
+    for it) and the graphs are charged both: the graph figure twice."""
     first, per_node = VLLM_FITS["vllm.cuda_graphs"].coefficients
     runtime = _vllm_peak_and_growth(("v17", "v18"), seqs=seqs, vocab=vocab, tokens=tokens, hidden=hidden,
                                     mlp_width=mlp_width, moe=moe, all_reduce=all_reduce)  # fmt: skip
-    return runtime + workspace + fitted_bytes(first + per_node * graph_nodes)
+    return runtime + workspace + (2 if v2_beside else 1) * fitted_bytes(first + per_node * graph_nodes)
 
 
 def vllm_tokens(*, total: int, weights: int, runtime: int, block_bytes: int, block_tokens: int, util: float = 0.9) -> int:

@@ -121,7 +121,7 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     assert lora == 3_418_357_760
     runtime = vllm_v21_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, hidden=8_192,
                                      mlp_width=3 * 28_672 / 4 + 8_192, moe=False, all_reduce=True, workspace=38 * MIB,
-                                     graph_nodes=(50 + 50) * 80 / 1000)  # fmt: skip
+                                     graph_nodes=(50 + 50) * 80 / 1000, v2_beside=True)  # fmt: skip
     # the weights as the by-hand line above counts them (35,283,025,920 B): the rank's bf16 checkpoint and 4 MiB beside it
     weights = LLAMA_70B_CHECKPOINT_BYTES[4] + 4 * MIB
     predicted = vllm_tokens(total=H200_TOTAL, weights=weights + lora, runtime=runtime,

@@ -111,7 +111,9 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
                                        mlp_width=4 * (3 * 2_880 + 2_880), moe=True)  # fmt: skip
     flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 256 * 201_088 * 4)
     non_torch = round(VLLM_FITS["vllm.non_torch.v18"].coefficients[0] * GIB)
-    runtime = graphs + activation - flashinfer + non_torch
+    # the latest release runs gpt-oss on V2's runner, which from v0.29.0 takes its measured graphs off beside what its
+    # profile held (gpu_worker.py:606-610 at v0.29.0): the graph figure stands for both (v2_graphs.py)
+    runtime = 2 * graphs + activation - flashinfer + non_torch
     assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime
     cuda_total = (81_920 - 557) * MIB
     budget = math.ceil(0.95 * cuda_total) - vllm.ledger.weights_bytes - runtime
@@ -245,7 +247,7 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     workspace = (8 + 2 + 24) << 20  # FlashInfer's fusion workspace at TP 8 (182 tokens × 2,880)
     non_torch = round((non_torch_fit[0] + non_torch_fit[1]) * GIB) + workspace
     assert non_torch == 713_451_110
-    runtime = activation - flashinfer + non_torch + graphs
+    runtime = activation - flashinfer + non_torch + 2 * graphs  # V2's runner from v0.29.0: the graph figure twice
     assert view.ledger.measured.calibrated.non_kv_bytes == runtime
     budget = math.ceil(0.95 * (81_559 - 336) * MIB) - weights - runtime
     blocks = budget // 73_728

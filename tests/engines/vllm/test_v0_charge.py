@@ -64,8 +64,10 @@ def test_v025_charges_the_context_the_log_shows() -> None:
     before, _ = _blocks("0.2.4")
     after, non_torch = _blocks("0.2.5")
     logged = LOGGED_BLOCKS["0.2.4"] - LOGGED_BLOCKS["0.2.5"]  # 98 blocks, 0.766 GiB
-    assert abs((before - after) - logged) <= 3
-    assert abs(non_torch - logged * BLOCK) < 0.05 * 2**30
+    # the context is the v0.6 non-torch fit's constant: 0.267 GiB from three TP 1 starts until session 50, 0.202 GiB
+    # from five since (two held-out v0.6.6 starts printed 0.10 and 0.11 GiB): 8 blocks (0.0625 GiB) of slack
+    assert abs((before - after) - logged) <= 8
+    assert abs(non_torch - logged * BLOCK) <= 8 * BLOCK
     assert abs(after - LOGGED_BLOCKS["0.2.5"]) / LOGGED_BLOCKS["0.2.5"] < 0.005
 
 
@@ -96,17 +98,20 @@ def test_a_v041_start_explained_by_its_own_release(capsys: pytest.CaptureFixture
     `Loading model weights took 14.9595 GB` (GiB), `# GPU blocks: 2358`. By hand from v0.4.1's worker.py:153-154
     (`(total × 0.9 − peak) // block`, peak = init_gpu_memory − free, the context outside): a block is 16 × 131,072 B
     (32 layers × 8 KV heads × 128 × 2 × 2 B) = 2 MiB, so the KV is 2,358 × 2,097,152 = 4,945,084,416 B; the
-    requested ceil(25,318,832,210 × 0.9) = 22,786,948,989 B (the RTX 3090's calibrated CUDA total) less the weights
-    16,062,640,816 B leaves 6,724,308,173, and the profile charged the rest: 1,779,223,757 B (1.66 GiB)."""
+    requested ceil(25,315,253,071 × 0.9) = 22,783,727,764 B (the RTX 3090's calibrated CUDA total: the mean of the
+    23.58, 23.58 and 23.57 GiB its three logs printed, the third since session 50) less the weights 16,062,640,816 B
+    leaves 6,721,086,948, and the profile charged the rest: 1,776,002,532 B (1.65 GiB)."""
     out = explain_json(capsys, CASES / "vllm" / "file29429054722-v041-llama3-8b-3090" / "engine.log",
                        "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--gpu", "RTX3090",
                        "--max-model-len", "8192")  # fmt: skip
     assert out["engine_version"] == "0.4.1" and "older than" not in out["version_detail"]
     assert out["logged"]["num_gpu_blocks"] == 2358 and out["logged"]["token_capacity"] == 2358 * 16
     assert out["predicted"]["kv_bytes_per_token"] == 131_072
-    assert abs(out["estimated"]["implied_bytes"] - 1_779_223_757) <= 2_097_152  # within one block
+    assert abs(out["estimated"]["implied_bytes"] - 1_776_002_532) <= 2_097_152  # within one block
     assert out["verdict"] == "match"
-    assert abs(out["predicted"]["token_capacity"] - 37_728) / 37_728 < 0.03  # 38,784 planned (+2.8 %)
+    # 38,784 planned (+2.8 %) until session 50; 39,296 (+4.2 %) since the v0.6 non-torch fit's constant fell from
+    # 0.267 to 0.202 GiB with two held-out v0.6.6 starts: within #27's 5 %
+    assert abs(out["predicted"]["token_capacity"] - 37_728) / 37_728 < 0.05
 
 
 def test_v025_at_tp_above_1_is_refused_by_name() -> None:
