@@ -63,9 +63,9 @@ def test_a_release_where_the_path_is_known_keeps_the_fits_error() -> None:
     assert activation.bytes < NATIVE_BESIDE_WEIGHTS + LOGITS
 
 
-# A start of a release that takes FlashInfer's sampler at its defaults (vllm#40376, read as v0.20.0): Qwen3-14B-AWQ at
-# TP 2 on two L4 (compute capability 8.9), vLLM 0.28.0, `vllm serve … --tensor-parallel-size 2` (search-index id
-# 60168338778, tests/data/calibration/vllm.jsonl): '14.38 GiB (188,512 tok)' of KV a rank.
+# A start of a release that takes FlashInfer's sampler at its defaults (vllm#40376, from v0.21.0: sampler_path.py):
+# Qwen3-14B-AWQ at TP 2 on two L4 (compute capability 8.9), vLLM 0.28.0, `vllm serve … --tensor-parallel-size 2`
+# (search-index id 60168338778, tests/data/calibration/vllm.jsonl): '14.38 GiB (188,512 tok)' of KV a rank.
 QWEN3_14B_AWQ = CONFIGS.parent / "calibration" / "configs" / "Qwen--Qwen3-14B-AWQ.RECONSTRUCTED.json"
 L4_TP2_KV = 14.38 * GIB
 
@@ -116,3 +116,32 @@ def test_the_launchs_flashinfer_sampler_setting_decides_the_path() -> None:
     assert "VLLM_USE_FLASHINFER_SAMPLER=1 in the launch" in flashinfer.basis
     assert abs(flashinfer.bytes - FLASHINFER_BESIDE_WEIGHTS) < abs(either.bytes - FLASHINFER_BESIDE_WEIGHTS)
     assert native.bytes == either.bytes and native.error_bytes < either.error_bytes
+
+
+# FlashInfer's sampler became the default at v0.21.0, not v0.20.0: the wheels' envs.py defaults
+# VLLM_USE_FLASHINFER_SAMPLER to None at v0.20.0 / v0.20.1 (envs.py:716-720), so topk_topp_sampler.py:39-62 samples
+# natively, and to True at v0.21.0 (envs.py:726-730). A v0.20.1 start on an L4 (search-index id 58922366826,
+# tests/data/calibration/vllm.jsonl: Triton's vLLM backend, Qwen2.5-1.5B-Instruct, utilisation 0.70, max_model_len
+# 2048) printed 'Model loading … 2.89 GiB' and 427,104 tokens of KV (11.4 GiB at 28,672 B a token).
+QWEN25_1_5B = CONFIGS.parent / "calibration" / "configs" / "Qwen--Qwen2.5-1.5B-Instruct.RECONSTRUCTED.json"
+L4_V0201_TOKENS = 427_104
+
+
+def _l4_qwen25_plan(version: str):  # type: ignore[no-untyped-def]
+    settings = parse_flags("vllm", ["--engine-version", version, "--gpu-memory-utilization", "0.70",
+                                    "--max-model-len", "2048"])  # fmt: skip
+    return planned_capacity(load_config_file(QWEN25_1_5B), settings, gpu_total_bytes=gpu_total_bytes("L4"),
+                            gpu_name="L4", measured=MeasuredInputs(weights_bytes=round(2.89 * GIB)))  # fmt: skip
+
+
+def test_flashinfers_sampler_is_the_default_from_v0_21_0_not_v0_20() -> None:
+    v0201, v0210 = _l4_qwen25_plan("0.20.1"), _l4_qwen25_plan("0.21.0")
+    native, flashinfer = v0201.estimate.term(Term.ACTIVATION), v0210.estimate.term(Term.ACTIVATION)
+    assert native is not None and flashinfer is not None
+    assert "FlashInfer's top-k/top-p sampler" not in native.basis and "not known before the start" not in native.basis
+    assert "FlashInfer's top-k/top-p sampler" in flashinfer.basis
+    # the native path keeps the fit's copies of 256 seqs' logits over Qwen2.5's 151,936-token vocabulary
+    assert native.bytes - flashinfer.bytes > 256 * 151936 * 4
+    # the v0.20.1 start's tokens within 5 % (the FlashInfer path's central figure missed by +6.2 %), inside the interval
+    assert abs(v0201.ledger.token_capacity / L4_V0201_TOKENS - 1) < 0.05
+    assert v0201.token_capacity_min <= L4_V0201_TOKENS <= v0201.token_capacity_max

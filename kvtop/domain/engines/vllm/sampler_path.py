@@ -22,11 +22,15 @@ SAMPLER_PATHS: Eras[SamplerPath] = Eras((
     Era("0.8.0", "either", "vllm#11394: V1 samples with FlashInfer whenever it is importable, an optional install "
                            "(vllm#21959) until vllm#26443"),
     Era("0.11.1", "native", "vllm#26859: FlashInfer's sampler opt-in (VLLM_USE_FLASHINFER_SAMPLER=1; the v0.19.0 logs: "
-                            "'available but disabled by default')"),
-    Era("0.20.0", "flashinfer", "vllm#40376: FlashInfer's sampler the default again on the GPUs FlashInfer's backend "
-                                "takes (flashinfer_sampler_supported, read at v0.33.0; a v0.22.0 and the v0.23.0 image's "
-                                "starts print 'Using FlashInfer for top-p & top-k sampling.' at defaults); "
-                                "VLLM_USE_FLASHINFER_SAMPLER=0 or a failed JIT build falls back to the native path"),
+                            "'available but disabled by default'; so through v0.20.1)"),
+    Era("0.21.0", "flashinfer", "vllm#40376: FlashInfer's sampler the default again on the GPUs FlashInfer's backend "
+                                "takes (v0.21.0 envs.py:726-730 defaults VLLM_USE_FLASHINFER_SAMPLER to True, "
+                                "v1/sample/ops/topk_topp_sampler.py:39-74 takes FlashInfer where "
+                                "FlashInferBackend.supports_compute_capability; v0.20.0 and v0.20.1 still default it to "
+                                "None, envs.py:716-720, and sample natively, topk_topp_sampler.py:39-62; a v0.22.0 and the "
+                                "v0.23.0 image's starts print 'Using FlashInfer for top-p & top-k sampling.' at "
+                                "defaults); VLLM_USE_FLASHINFER_SAMPLER=0 or a failed JIT build falls back to the native "
+                                "path"),
 ))  # fmt: skip
 # FlashInferBackend.supports_compute_capability (v1/attention/backends/flashinfer.py, read at v0.33.0): 8.0 to 12.1
 # (SM75 is left out while flashinfer#3620 stands). flashinfer_sampler_supported (v0.33.0) also asks for more than 16
