@@ -159,7 +159,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=0.8337, records=110, sources=62,
+    engine='vllm', factor=0.7904, records=110, sources=62,
 )
 # END FITTED
 
