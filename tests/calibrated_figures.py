@@ -57,16 +57,17 @@ SGLANG_H100_FRACTION = {8: 0.818, 4: 0.824}
 LLAMA_70B_CELL_BYTES = {8: 40_960, 4: 81_920}
 
 
-def sglang_context_bytes(tp: int) -> int:
-    """What an SGLang rank holds before its weights at TP `tp` on NVLink GPUs (sglang.context: a constant and a part
-    per doubling of TP)."""
-    constant, per_doubling = SGLANG_FITS["sglang.context"].coefficients[:2]
-    return fitted_bytes(constant + per_doubling * math.log2(tp))
+def sglang_context_bytes(tp: int, sms: int = 132) -> int:
+    """What an SGLang rank holds before its weights at TP `tp` on NVLink GPUs of `sms` SMs (sglang.context: a part per
+    100 SMs and a part per doubling of TP; the H100's and the H200's 132 SMs by NVIDIA's datasheets)."""
+    per_100_sms, per_doubling = SGLANG_FITS["sglang.context"].coefficients[:2]
+    return fitted_bytes(per_100_sms * sms / 100 + per_doubling * math.log2(tp))
 
 
-def sglang_unnamed_gpu_context_bytes() -> int:
-    """An SGLang rank's context where no NVLink GPU is named: the fit's constant alone (no part per doubling of TP)."""
-    return fitted_bytes(SGLANG_FITS["sglang.context"].coefficients[0])
+def sglang_unnamed_gpu_context_bytes(tp: int = 1) -> int:
+    """An SGLang rank's context where no GPU is named: its SMs unknown, kvtop's stated assumption (0.75 GiB + 0.75 GiB
+    per doubling of TP, kvtop/domain/calibration/features.py), not the fit."""
+    return fitted_bytes(0.75 + 0.75 * math.log2(tp))
 
 
 def sglang_h100_pre_load_bytes(tp: int) -> int:

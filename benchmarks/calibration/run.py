@@ -42,6 +42,8 @@ def _literal(fits: dict[str, LinearTerm], name: str) -> str:
         lines.append(f"        sources={fit.sources}, gpus={fit.gpus!r},")
         unseen = f", unseen_error_bytes={fit.unseen_error_bytes}" if fit.unseen_error_bytes else ""
         lines.append(f"        novel_error_bytes={fit.novel_error_bytes}, feature_sources={fit.feature_sources!r}{unseen},")
+        if fit.group_errors:
+            lines.append(f"        group_errors={fit.group_errors!r},")
         lines.append("    ),")
     lines.append("}  # fmt: skip")
     return "\n".join(lines)

@@ -184,9 +184,9 @@ def test_the_context_grows_per_doubling_of_tp_only_where_nvlink_joins_the_gpus()
 
 def test_an_inputs_range_is_its_terms_within_their_held_out_errors_together() -> None:
     """The range `explain --gpu` gives a missing input (issue 28 item 7): SGLang's free memory before load on an
-    H100 at TP 2 is CUDA's total less the context fit (constant + one doubling on NVLink), ± the root of the two
-    errors' squares × SGLang's interval scale (`INTERVAL_SCALE`, coverage.py: 0.8998 × 723,166,955 B =
-    650,705,626 B); TensorRT-LLM fits no context, so it has no calibrated range (its caller keeps the assumption)."""
+    H100 at TP 2 is CUDA's total less the context fit (the part per 100 SMs × the H100's 132 + one doubling on NVLink),
+    ± the root of the two errors' squares × SGLang's interval scale (`INTERVAL_SCALE`, coverage.py), the context's the
+    error of its group (NVLink TP > 1) where wider than the pool's; TensorRT-LLM fits no context, so it has no calibrated range (its caller keeps the assumption)."""
     from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
     from kvtop.domain.calibration.ranges import free_before_load_range, runtime_range
     from kvtop.domain.engines.sglang.calibration import FITS, INTERVAL_SCALE
@@ -196,9 +196,10 @@ def test_an_inputs_range_is_its_terms_within_their_held_out_errors_together() ->
     sglang = preload_estimate(predict(model, parse_flags("sglang", ["--tp", "2"]), gpu_total_bytes=h100, gpu_name="H100"))
     found = free_before_load_range(sglang)
     total, context, scale = CUDA_TOTAL_FITS["cuda_total.H100"], FITS["sglang.context"], INTERVAL_SCALE
-    by_hand = round(total.coefficients[0] * GIB) - round((context.coefficients[0] + context.coefficients[1]) * GIB)
+    by_hand = round(total.coefficients[0] * GIB) - round((context.coefficients[0] * 1.32 + context.coefficients[1]) * GIB)
+    nvlink = max(dict(context.group_errors).get("100 SMs + log2(TP) on NVLink GPUs", 0), context.error_bytes)
     assert scale is not None
-    error = round(scale.factor * (total.error_bytes**2 + context.error_bytes**2) ** 0.5)
+    error = round(scale.factor * (total.error_bytes**2 + nvlink**2) ** 0.5)
     assert found is not None and found.source == "calibrated"
     assert abs(found.value_bytes - by_hand) <= 1 and abs(found.error_bytes - error) <= 2
     assert runtime_range(sglang) is None  # SGLang charges no profiled runtime term

@@ -56,11 +56,12 @@ def test_a_vllm_rank_context_is_the_fit_by_layout_and_measured_where_measured() 
 
 def test_an_engine_that_reads_free_memory_before_load_keeps_total_less_that_free() -> None:
     """SGLang's budget reads the free memory before load (CUDA's total less its context), so its rank's
-    context is nvidia-smi's total less that: the driver's share and the fitted context (a0 + a1 × log2 TP)."""
+    context is nvidia-smi's total less that: the driver's share and the fitted context (a0 per 100 SMs × the H100's
+    132 SMs + a1 × log2 TP)."""
     model = load_model("tests/data/configs/meta-llama--Llama-3.1-70B-Instruct.json")
     settings = LaunchSettings(engine="sglang", model="llama-3.1-70b", tp=8)
     ledger = calibrated_ledger(model, settings, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name=H100_NAME)
     a0, a1, *_ = SGLANG_FITS["sglang.context"].coefficients
     overhead = start_overhead(ledger)
-    assert overhead.context_bytes == round((a0 + a1 * 3) * GIB)
+    assert overhead.context_bytes == round((a0 * 1.32 + a1 * 3) * GIB)
     assert ledger.ranks[0].context_bytes == overhead.driver_bytes + overhead.context_bytes

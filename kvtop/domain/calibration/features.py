@@ -12,7 +12,7 @@ import math
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
+from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key, sm_count
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.wording import GIB
@@ -60,18 +60,35 @@ def tp_features(inputs: CalibrationInputs) -> tuple[float, ...]:
     return (1.0, doublings if linked else 0.0, 0.0 if linked else doublings)
 
 
+SM_FEATURE = "100 SMs"  # a GPU's streaming multiprocessors ÷ 100: its coefficient is GiB per 100 SMs
+
+
+def sm_tp_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """(SMs ÷ 100, log2 TP on NVLink GPUs, log2 TP on PCIe GPUs): `tp_features` with the constant replaced by the GPU's
+    SM count, since what a CUDA context reserves grows with it (the local memory for every resident thread's stack,
+    which the driver grows to the largest a loaded kernel needs and never shrinks: CUDA driver API, cuCtxSetLimit
+    CU_LIMIT_STACK_SIZE). None for a GPU whose SM count kvtop does not know (`gpus.GPU_SMS`): the term is assumed."""
+    sms = sm_count(inputs.gpu_name)
+    if sms is None:
+        return None
+    return (sms / 100, *tp_features(inputs)[1:])
+
+
 def fitted_estimate(
     term: Term,
     label: str,
     fit: LinearTerm | None,
     values: tuple[float, ...] | None,
     basis: str,
+    by_group: bool = False,
 ) -> TermEstimate | None:
-    """The estimate of a fitted term (None where no fit or no features: the caller assumes instead)."""
+    """The estimate of a fitted term (None where no fit or no features: the caller assumes instead); `by_group`: its
+    error the held-out error of the plan's feature group where the fit measured one (`LinearTerm.error_for`)."""
     if fit is None or values is None:
         return None
+    error = fit.error_for(values) if by_group else fit.error_bytes
     return TermEstimate(
-        term=term, label=label, bytes=max(fit.predict(values), 0), error_bytes=fit.error_bytes,
+        term=term, label=label, bytes=max(fit.predict(values), 0), error_bytes=error,
         source="calibrated", basis=f"{fit.key}, fitted on {fit.records} logs: {basis}", fit_key=fit.key, values=values,
     )  # fmt: skip
 
@@ -85,11 +102,12 @@ CONTEXT_LABEL = "CUDA context and NCCL before the weights load"
 
 
 def context_estimate(
-    key: str, label: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs, values: tuple[float, ...] | None
+    key: str, label: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs, values: tuple[float, ...] | None,
+    by_group: bool = False,
 ) -> TermEstimate:
     """The memory taken before the weights load (CUDA context, NCCL): fitted (on the fit's feature
     `values`; None where they are not known), else 0.75 GiB + 0.75 GiB per doubling of TP assumed."""
-    found = fitted_estimate(Term.CONTEXT, label, fits.get(key), values, f"TP {inputs.layout.tp}")
+    found = fitted_estimate(Term.CONTEXT, label, fits.get(key), values, f"TP {inputs.layout.tp}", by_group)
     if found is not None:
         return found
     tp = max(inputs.layout.tp, 1)

@@ -40,6 +40,9 @@ class LinearTerm(BaseModel):
     # per feature, how many sources' rows had it non-zero (() where not tracked): 0 or 1 leaves its coefficient unmeasured
     feature_sources: tuple[int, ...] = ()
     unseen_error_bytes: int = 0  # the held-out error of rows carrying a feature no other source's row carried; 0: none
+    # the held-out error of each feature group (rows with the same features non-zero, `feature_group`) that held rows of
+    # GROUP_SOURCES sources or more: a plan in that group carries its group's error, not the pool's (`error_for`)
+    group_errors: tuple[tuple[str, int], ...] = ()
 
     def predict_gib(self, values: Sequence[float]) -> float:
         return sum(c * v for c, v in zip(self.coefficients, values, strict=True))
@@ -48,8 +51,34 @@ class LinearTerm(BaseModel):
         """Bytes for these feature values (GiB each)."""
         return round(self.predict_gib(values) * GIB)
 
+    def error_for(self, values: Sequence[float]) -> int:
+        """The held-out error of the feature group these values fall in (`group_errors`) where it is wider than the
+        pool's, else the pool's: a group of 3–5 sources measures its misses too loosely to claim a narrower one
+        (SGLang's TP 1 and PCIe groups, narrowed so, left a 4 × RTX 4090 and an H200 start outside their intervals)."""
+        group = feature_group(self.features, values)
+        return max(next((error for name, error in self.group_errors if name == group), 0), self.error_bytes)
+
 
 FitRow = tuple[tuple[float, ...], float]  # (feature values in GiB, measured GiB)
+GROUP_SOURCES = 3  # a feature group's own held-out error needs this many sources, or its 90th percentile is one miss
+
+
+def feature_group(names: Sequence[str], values: Sequence[float]) -> str:
+    """The features a row carries (non-zero), by name: rows alike in that are planned alike ('100 SMs + log2(TP) on
+    NVLink GPUs')."""
+    return " + ".join(name for name, value in zip(names, values, strict=True) if value)
+
+
+def group_errors(names: Sequence[str], found: Sequence[tuple[float, FitRow, str]]) -> tuple[tuple[str, int], ...]:
+    """Each feature group's held-out error (bytes; its 90th percentile, each source as one) over the (|error| GiB, row,
+    source) of the held-out rows, for the groups with rows of `GROUP_SOURCES` sources or more."""
+    by_group: dict[str, list[tuple[float, str]]] = {}
+    for error, row, source in found:
+        by_group.setdefault(feature_group(names, row[0]), []).append((error, source))
+    return tuple(
+        (group, round(held_out_quantile([e for e, _ in rows], ERROR_QUANTILE, [s for _, s in rows]) * GIB))
+        for group, rows in sorted(by_group.items()) if len({s for _, s in rows}) >= GROUP_SOURCES
+    )  # fmt: skip
 
 
 class RowOrigin(BaseModel):
@@ -92,6 +121,8 @@ def fit_term(
         one_by_one = leave_group_out(rows, [f"{s}/{i}" for i, s in enumerate(sources)], refit, predict)
         held_out = [whole if whole is not None else row for whole, row in zip(held_out, one_by_one, strict=True)]
     found = [(abs(p - row[1]), origin) for p, row, origin in zip(held_out, rows, origins, strict=True) if p is not None]
+    judged = [(abs(p - row[1]), row, origin.source) for p, row, origin in zip(held_out, rows, origins, strict=True)
+              if p is not None]  # fmt: skip
     errors, kept = [error for error, _ in found], [origin.source for _, origin in found]
     novel = [(error, origin.source) for error, origin in found if _novel(origin, origins)]
     error = held_out_quantile(errors, ERROR_QUANTILE, kept) if error_gib is None else error_gib
@@ -109,6 +140,7 @@ def fit_term(
         novel_error_bytes=round(max(wider, error) * GIB),
         feature_sources=tuple(len(carrier) for carrier in carriers),
         unseen_error_bytes=round(unseen * GIB),
+        group_errors=group_errors(features, judged) if error_gib is None else (),
     )
 
 

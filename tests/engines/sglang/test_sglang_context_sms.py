@@ -1,0 +1,57 @@
+"""SGLang's context by the GPU's SM count, and the error of the TP group's feature group.
+
+What a CUDA context reserves grows with the GPU's SMs (the local memory of every resident thread's stack, which the
+driver grows to what the kernels loaded need: CUDA driver API, cuCtxSetLimit CU_LIMIT_STACK_SIZE), so the context's
+constant is a part per 100 SMs (kvtop/domain/calibration/features.py `sm_tp_features`). Expected values: SM counts
+from NVIDIA's datasheets (L4 58, H20 78), and QwQ-32B on 4 × L4 (file47376055009): CUDA's L4 total as its logs print
+it (22.03–22.04 GiB, tests/data/calibration/gpus.jsonl) less `Load weight begin. avail mem=21.63 GB`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.calibration.corpus import load_all
+from benchmarks.calibration.evaluate import fit_all, observed
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.sglang.calibration import FITS, context, context_features
+from kvtop.units import GIB
+
+CORPUS = load_all()
+BY_ID = {record.id: record for record in CORPUS["sglang"]}
+L4_TP4 = "file47376055009-qwq-32b-4xl4-tp4"
+
+
+def test_features_are_the_sms_and_the_tp_group() -> None:
+    """4 × L4 over PCIe: 58 SMs, 2 doublings of TP on PCIe; 8 × H20 over NVLink: 78 SMs, 3 doublings on NVLink."""
+    assert context_features(BY_ID[L4_TP4].inputs()) == (0.58, 0.0, 2.0)
+    assert context_features(BY_ID["file54684172587-dsv4-flash-h20-tp8"].inputs()) == (0.78, 3.0, 0.0)
+
+
+def test_a_gpu_of_unknown_sms_is_assumed_not_fitted() -> None:
+    """No SM count in kvtop's GPU table (the A40): the fit cannot be read, the context is a stated assumption."""
+    inputs = BY_ID[L4_TP4].inputs().model_copy(update={"gpu_name": "NVIDIA A40"})
+    assert context_features(inputs) is None
+    assert context(inputs).source == "assumed"
+
+
+def test_the_l4_start_s_context_is_planned_within_its_group_s_error() -> None:
+    """The L4 start measured about 0.40 GiB before its weights; the fit that left it out plans it within the held-out
+    error of the PCIe TP group's starts."""
+    record = BY_ID[L4_TP4]
+    fits = fit_all(CORPUS, leave_out=record.source)
+    measured = observed(record, Term.CONTEXT, fits)
+    assert measured is not None and measured / GIB == pytest.approx(22.035 - 21.63, abs=0.01)
+    planned = context(record.inputs(), fits)
+    assert planned.source == "calibrated"
+    assert abs(planned.bytes - measured) <= planned.error_bytes
+
+
+def test_a_tp_group_over_nvlink_carries_its_group_s_error() -> None:
+    """GB300 at TP 4 over NVLink: its context's error is what NVLink TP starts missed by held out, wider than the
+    pool's, which TP 1 starts mostly set."""
+    fit = FITS["sglang.context"]
+    groups = dict(fit.group_errors)
+    nvlink = groups["100 SMs + log2(TP) on NVLink GPUs"]
+    record = BY_ID["file54518494325-deepseek-r1-0528-nvfp4-v2-gb300-tp4"]
+    assert context(record.inputs()).error_bytes == nvlink > fit.error_bytes
