@@ -140,6 +140,7 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         coefficients=(0.504829,), error_bytes=313538820, records=17,
         sources=17, gpus=(),
         novel_error_bytes=393788606, feature_sources=(17,),
+        group_errors=(('1 GiB', 313538820),),
     ),
 }  # fmt: skip
 # END FITTED
