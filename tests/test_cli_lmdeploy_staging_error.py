@@ -42,7 +42,9 @@ def _weights_error(plan: dict) -> int:
 
 
 def _half_width(plan: dict) -> float:
-    return (plan["kv_budget_max_bytes"] - plan["kv_budget_min_bytes"]) / 2
+    """The interval's lower half: where every term charges more, none meets the floor that keeps a term from moving
+    below 0 bytes (the assumed 0.75 GiB context's error is wider than it, so the upper half is not symmetric)."""
+    return plan["kv_budget_bytes"] - plan["kv_budget_min_bytes"]
 
 
 @pytest.mark.parametrize(
@@ -70,7 +72,7 @@ def test_the_interval_widens_by_the_leftover_and_the_pytorch_engine_has_none(
 ) -> None:
     checkpoint = _plan(capsys, "--engine-version", "0.8.0")
     workspace = _plan(capsys, "--engine-version", "0.8.0", "--turbomind-workspace")
-    # the budget is size_t(free × 0.8); the interval's half-width is 0.8 × scale × √(Σ errors²)
+    # the budget is size_t(free × 0.8); the interval's lower half is 0.8 × scale × √(Σ errors²)
     added = 0.8 * checkpoint["interval_scale"] * ATTENTION
     assert math.isclose(_half_width(checkpoint) ** 2, _half_width(workspace) ** 2 + added**2, rel_tol=1e-6)
     staging = next(step for step in checkpoint["steps"] if "staging" in step["label"])
