@@ -235,7 +235,8 @@ def _estimated(field: EstimatedField, label: str, found: InputRange) -> Estimate
 def free_before_load_estimate(run: EstimateRun) -> EstimatedInput:
     """The memory free before the weights load, estimated as `plan` does: CUDA's total less the context fit
     for this engine, era, GPU and TP, within their held-out errors (calibrated); where the engine's
-    calibration fits no context, GPU total − 1 GiB within the assumed 0.25–2 GiB of context."""
+    calibration fits no context, GPU total − 1 GiB within the assumed 0.25–2 GiB of context, saying why the context is
+    assumed as the context term does (`TermEstimate.assumed_because`)."""
     label = "free memory before the weights load"
     estimate = calibrated_preload(run)
     found = free_before_load_range(estimate) if estimate is not None else None
@@ -244,6 +245,8 @@ def free_before_load_estimate(run: EstimateRun) -> EstimatedInput:
     low, value, high = MeasuredInputs().free_before_load_range(run.gpu_total_bytes)
     least, most = CONTEXT_BYTES_RANGE
     desktop = estimate.unmodelled_host_bytes if estimate is not None else 0  # its low end only, as plan's
+    context = estimate.term(Term.CONTEXT) if estimate is not None else None
+    because = (context.assumed_because if context is not None else None) or "no fitted context reaches this launch"
     return EstimatedInput(
         field="free_before_load_bytes",
         label=label,
@@ -252,7 +255,7 @@ def free_before_load_estimate(run: EstimateRun) -> EstimatedInput:
         high_bytes=high,
         source="assumed",
         basis=f"GPU total − {DEFAULT_CONTEXT_BYTES / GIB:g} GiB of CUDA context and NCCL, the estimate plan uses "
-        f"({least / GIB:g}–{most / GIB:g} GiB assumed: no context is fitted for this engine)"
+        f"({least / GIB:g}–{most / GIB:g} GiB assumed: {because})"
         + (f"; the low end less what a desktop held ({desktop / GIB:.2f} GiB)" if desktop else ""),
     )
 

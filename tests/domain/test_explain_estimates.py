@@ -103,7 +103,7 @@ def test_a_triton_log_without_its_budget_is_judged_against_an_estimate_on_the_na
         log=log, model=model, settings=settings, gpu_total_bytes=a10, gpu_name="A10",
     ))
     assert result.verdict == "mismatch" and result.estimated is not None
-    assert result.estimated.source == "assumed" and "no context is fitted for this engine" in result.estimated.basis
+    assert result.estimated.source == "assumed" and "too few logs in the corpus to fit it" in result.estimated.basis
     assert result.token_capacity_min is not None and result.token_capacity_max is not None
     assert not result.token_capacity_min <= 10_718 <= result.token_capacity_max
     implied = result.estimated.implied_bytes

@@ -101,25 +101,42 @@ def assumed_estimate(term: Term, label: str, value_bytes: int, error_bytes: int,
 CONTEXT_LABEL = "CUDA context and NCCL before the weights load"
 
 
+CONTEXT_TOO_FEW_LOGS = "too few logs in the corpus to fit it"
+
+
+def sm_count_unknown(key: str, inputs: CalibrationInputs) -> str:
+    """Why a fit on the GPU's SM count (`sm_tp_features`) cannot be read for this launch, in words: no GPU model is
+    named (a plan by --gpu-memory alone), or kvtop's table does not hold the one named."""
+    if not inputs.gpu_name:
+        return f"the GPU model is not named, so its SM count, which {key} is fitted on, is unknown: pass --gpu"
+    return f"kvtop does not know the {inputs.gpu_name}'s SM count, which {key} is fitted on"
+
+
 def context_estimate(
     key: str, label: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs, values: tuple[float, ...] | None,
-    by_group: bool = False,
+    by_group: bool = False, unknown_because: str | None = None,
 ) -> TermEstimate:
     """The memory taken before the weights load (CUDA context, NCCL): fitted (on the fit's feature
-    `values`; None where they are not known), else 0.75 GiB + 0.75 GiB per doubling of TP assumed."""
-    found = fitted_estimate(Term.CONTEXT, label, fits.get(key), values, f"TP {inputs.layout.tp}", by_group)
+    `values`; None where they are not known), else 0.75 GiB + 0.75 GiB per doubling of TP assumed, saying why
+    (`assumed_because`): no fit, or the fit's features unknown here (`unknown_because`, e.g. `sm_count_unknown`)."""
+    fit = fits.get(key)
+    found = fitted_estimate(Term.CONTEXT, label, fit, values, f"TP {inputs.layout.tp}", by_group)
     if found is not None:
         return found
+    if fit is None:
+        because = CONTEXT_TOO_FEW_LOGS
+    else:
+        because = unknown_because or f"the features {key} is fitted on are not known for this launch"
     tp = max(inputs.layout.tp, 1)
     value = assumed_context_gib(tp)
     held_out = fits.get(ASSUMED_CONTEXT_ERROR_KEY)
     error = held_out.coefficients[0] if held_out is not None else ASSUMED_CONTEXT_ERROR_GIB
-    return assumed_estimate(
+    assumed = assumed_estimate(
         Term.CONTEXT, label, round(value * GIB), round(error * GIB),
-        f"{value:.2f} GiB assumed at TP {tp} (0.75 GiB + 0.75 GiB per doubling of TP); too few logs in the corpus to "
-        f"fit it; ± {error:.2f} GiB: how far the context the engines' logs measured fell from this assumption "
-        "(90th percentile, each source as one)",
+        f"{value:.2f} GiB assumed at TP {tp} (0.75 GiB + 0.75 GiB per doubling of TP); {because}; ± {error:.2f} GiB: "
+        "how far the context the engines' logs measured fell from this assumption (90th percentile, each source as one)",
     )
+    return assumed.model_copy(update={"assumed_because": because})
 
 
 def assumed_context_gib(tp: int) -> float:

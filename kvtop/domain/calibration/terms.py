@@ -58,6 +58,7 @@ class TermEstimate(BaseModel):
     fit_key: str | None = None  # the fit it was calibrated from (`LinearTerm.key`), None where not fitted
     beyond: str | None = None  # why its error was widened: the plan is outside its fit's records ("no record … on the L4")
     values: tuple[float, ...] = ()  # the fit's feature values it was predicted on (GiB; () where not fitted)
+    assumed_because: str | None = None  # why an assumed term takes no fit, in words (every view reads this one)
     # an error the engine's rules add beside the fitted one (LMDeploy's staging leftover), already in `error_bytes` as
     # independent errors add (the root of squares): kept where a plan re-reads the fitted one (`with_fitted_error`)
     beside_error_bytes: int = 0

@@ -23,7 +23,13 @@ The weights come from kvtop's book.
 from __future__ import annotations
 
 from kvtop.domain.calibration.coverage import IntervalScale
-from kvtop.domain.calibration.features import CONTEXT_LABEL, SM_FEATURE, context_estimate, sm_tp_features
+from kvtop.domain.calibration.features import (
+    CONTEXT_LABEL,
+    SM_FEATURE,
+    context_estimate,
+    sm_count_unknown,
+    sm_tp_features,
+)
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
@@ -79,4 +85,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
     """The memory a start takes before the weights load (its term among `terms`)."""
     fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
-    return context_estimate("sglang.context", CONTEXT_LABEL, fits, inputs, context_features(inputs), by_group=True)
+    return context_estimate(
+        "sglang.context", CONTEXT_LABEL, fits, inputs, context_features(inputs), by_group=True,
+        unknown_because=sm_count_unknown("sglang.context", inputs),
+    )  # fmt: skip
