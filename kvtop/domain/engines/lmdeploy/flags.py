@@ -144,7 +144,12 @@ class LmdeployFlags:
         return spelling  # lmdeploy's CLI is argparse: option names match as typed
 
     def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
-        """The `--quant-policy` numbers' meanings at that release (`policy_words`)."""
+        """The `--quant-policy` numbers' meanings at that release (`policy_words`): TurboMind's, whatever the backend.
+        Before v0.6.2 the PyTorch engine has no KV quantisation (0.6.1's `PytorchEngineConfig`, lmdeploy/messages.py:222,
+        has no `quant_policy`; 0.6.2 adds it, messages.py:280, and quantises in pytorch/engine/cache_engine.py:46), and
+        a plan there refuses 4 and 8 (`budget_pytorch`). The words cannot say so: this method knows only the release,
+        and the backend is `--backend` or, when not given, whether TurboMind supports the model's architecture
+        (`memory.resolve_backend`), neither of which the planner's KV list is built from."""
         return policy_words(engine_version)
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
