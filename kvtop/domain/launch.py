@@ -20,7 +20,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
-from kvtop.domain.engines.versions import LATEST, PEP440_NAMES, ReleaseNames
+from kvtop.domain.engines.versions import LATEST, ReleaseNames
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch_tokens import env_assignments, split_command, split_tokens, typed_value
 from kvtop.domain.load_casts import LoadCasts
@@ -128,9 +128,9 @@ class EngineFlags(Protocol):
 
 
 def release_names(engine: EngineId) -> ReleaseNames:
-    """What the engine calls a release (`--engine-version`): its package's `RELEASE_NAMES` where it names its
-    releases otherwise than PEP 440 does, else PEP 440's."""
-    names: ReleaseNames = getattr(engine_module(engine), "RELEASE_NAMES", PEP440_NAMES)
+    """What the engine calls a release (`--engine-version`): its package's `RELEASE_NAMES` (PEP 440's, or its
+    own where it names its releases otherwise: llama.cpp's builds)."""
+    names: ReleaseNames = engine_module(engine).RELEASE_NAMES
     return names
 
 

@@ -22,7 +22,7 @@ from kvtop.domain.engines.lmdeploy.flags import OFFLINE_QUANT_POLICIES, QUANT_PO
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
@@ -107,3 +107,4 @@ class LmdeployRules(LmdeployBudget, EngineBase):
 
 RULES: EngineRules = LmdeployRules()  # mypy checks the package against the protocols
 FLAGS: EngineFlags = LmdeployFlags()
+RELEASE_NAMES: ReleaseNames = PEP440_NAMES  # what --engine-version takes: PEP 440 releases

@@ -23,7 +23,7 @@ from kvtop.domain.engines.sglang.pp_parts import stage_parts
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
 from kvtop.domain.engines.sglang.weights_built import built_rows
 from kvtop.domain.engines.sglang.weights_classes import class_rows
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
@@ -157,3 +157,4 @@ class SglangRules(SglangBudget, EngineBase):
 
 RULES: EngineRules = SglangRules()  # mypy checks the package against the protocols
 FLAGS: EngineFlags = SglangFlags()
+RELEASE_NAMES: ReleaseNames = PEP440_NAMES  # what --engine-version takes: PEP 440 releases

@@ -14,7 +14,7 @@ from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
 from kvtop.domain.engines.trtllm.eras import CALENDAR, resolve_version
 from kvtop.domain.engines.trtllm.flags import TrtllmFlags
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
@@ -70,3 +70,4 @@ class TrtllmRules(TrtllmBudget, EngineBase):
 
 RULES: EngineRules = TrtllmRules()  # mypy checks the package against the protocols
 FLAGS: EngineFlags = TrtllmFlags()
+RELEASE_NAMES: ReleaseNames = PEP440_NAMES  # what --engine-version takes: PEP 440 releases

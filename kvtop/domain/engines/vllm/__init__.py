@@ -13,7 +13,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, checkpoint_fp8_dsa_ds_mla_majors
 from kvtop.domain.engines.vllm.budget import VllmBudget, start_request_bytes, starting_utilization
 from kvtop.domain.engines.vllm.config_checks import check_config
@@ -153,6 +153,7 @@ class VllmRules(VllmBudget, EngineBase):
 
 RULES: EngineRules = VllmRules()  # mypy checks the package against the protocols
 FLAGS: EngineFlags = VllmFlags()
+RELEASE_NAMES: ReleaseNames = PEP440_NAMES  # what --engine-version takes: PEP 440 releases
 
 
 def _whole(text: str | None) -> int | None:
