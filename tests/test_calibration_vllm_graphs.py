@@ -8,16 +8,20 @@ vLLM's load holds of a weight beyond its bytes (PyTorch's caching allocator), ag
 
 from __future__ import annotations
 
+import math
+
 from benchmarks.calibration.corpus import load
 from benchmarks.calibration.evaluate import blind, fit_all, observed
+from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
-from kvtop.domain.calibration.terms import Term
+from kvtop.domain.calibration.terms import Term, _end_moves
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.engines.vllm import profile_run
 from kvtop.domain.engines.vllm import weights_held as held
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.engines.vllm.weights_built import Mxfp4Experts, mxfp4_experts
+from kvtop.domain.gpus import gpu_key
 from kvtop.units import GIB
 
 RECORDS = {record.id: record for record in load("vllm")}
@@ -163,3 +167,36 @@ def test_from_v0_29_the_v2_runner_charges_its_graphs_beside_its_profile() -> Non
         judged = blind(RECORDS[record_id], {**CUDA_TOTAL_FITS, **vllm.FITS}, weights_logged=False)
         assert judged is not None and judged.truth == tokens
         assert abs(judged.error) < 0.02, (record_id, judged.predicted)
+
+
+def test_the_v2_graph_charge_and_the_memory_beside_it_err_together() -> None:
+    """From v0.29.0 the V2 graph term is the V1 runner's graph figure twice (`v2_graphs.with_v2_beside`): once for the
+    measured graphs, once for the memory beside V2's profile it stands in for. Both are the one fit (vllm.cuda_graphs)
+    read at the one launch, so the term is 2 × X and its error 2 × X's, not the root of two squares.
+
+    By hand, Qwen3-4B-Instruct-2507 on an RTX 5090 at v0.29.0 with the fits of main 677d7fe9: vllm.cuda_graphs'
+    error 1,762,710,477 B, so the term's 3,525,420,954 B. With the other four terms' errors (CUDA total 171,798,692,
+    weights 188,699,262, activation 592,261,684, non-torch 365,072,220) the interval's half-width before the engine's
+    scale is √(171,798,692² + 188,699,262² + 592,261,684² + 365,072,220² + 3,525,420,954²) = 3,602,466,757 B
+    (3.36 GiB), where reading the two as independent gave √(… + 2 × 1,762,710,477²) = 2,600,667,276 B (2.42 GiB).
+    At the low end each term moves its error × 3,602,466,757 ÷ 4,843,252,812 (Σ errors): the graph term by
+    2,622,248,370 B."""
+    record = RECORDS["file69057007511-qwen3-4b-2507-5090-v0290"]
+    inputs = record.inputs()
+    fits = {**CUDA_TOTAL_FITS, **vllm.FITS}
+    at_v28 = {term.term: term for term in vllm.terms(inputs.model_copy(update={"version": ResolvedVersion(text="0.28.0")}))}
+    figure = at_v28[Term.CUDA_GRAPHS]
+    assert figure.error_bytes == fits["vllm.cuda_graphs"].error_bytes  # the placeholder era reads the fit alone
+    terms = vllm.terms(inputs)
+    graphs = next(term for term in terms if term.term is Term.CUDA_GRAPHS)
+    assert graphs.bytes == 2 * figure.bytes and graphs.error_bytes == 2 * figure.error_bytes
+    plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+                            gpu_name=gpu_key(record.gpu), fits=fits)  # fmt: skip
+    errors = [term.error_bytes for term in plan.estimate.terms]
+    assert sorted(errors) == sorted(term.error_bytes for term in terms)
+    by_hand = math.sqrt(sum(error**2 for error in errors))
+    independent = math.sqrt(sum(error**2 for error in errors) - graphs.error_bytes**2 + 2 * figure.error_bytes**2)
+    assert plan.estimate.combined_error_bytes == round(by_hand)  # no interval scale passed
+    assert by_hand - independent > 0.9 * GIB  # ≈ 1.0 GiB wider at each end (3.36 against 2.42 GiB)
+    moves = dict(zip(errors, _end_moves(plan.estimate.terms, round(by_hand), -1), strict=True))
+    assert abs(moves[graphs.error_bytes] - graphs.error_bytes * by_hand / sum(errors)) <= 1  # grows: less KV

@@ -21,8 +21,6 @@ and non-torch memory before v0.29.0 is therefore still in `non_kv_cache_memory`,
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
@@ -79,12 +77,15 @@ def v2_beside_kept(inputs: CalibrationInputs) -> str | None:
 
 def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
     """The graph term with V2's memory beside its profile added where the release measures V2's graphs
-    (`v2_beside_kept`): two figures of the one stand-in, their errors added as independent."""
+    (`v2_beside_kept`): twice the V1 runner's graph figure, for the measured graphs and for the memory beside the
+    profile that the same figure stands in for. Both are the one fit read at the one launch, so where it errs, both
+    err alike: the error of 2 × the figure is 2 × its error (the errors add), not the root of their squares, which
+    holds for independent errors only."""
     why = v2_beside_kept(inputs)
     if why is None:
         return graphs
     return graphs.model_copy(update={
         "label": "vLLM V2's CUDA-graph estimate and the memory beside its profile",
-        "bytes": 2 * graphs.bytes, "error_bytes": round(math.hypot(graphs.error_bytes, graphs.error_bytes)),
+        "bytes": 2 * graphs.bytes, "error_bytes": 2 * graphs.error_bytes,
         "basis": f"{graphs.basis}; {why}",
     })  # fmt: skip
