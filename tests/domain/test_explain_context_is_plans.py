@@ -5,9 +5,10 @@ read. Before, explain fell back to a figure of its own where the context was ass
 0.25–2 GiB) while plan charged 0.75 GiB + 0.75 GiB per doubling of TP ± the assumption's measured error.
 
 Each test runs `plan --json` and `explain --json` on one real start (tests/data/cases/) and checks explain's estimate
-against plan's printed terms by hand: the free memory before the load is CUDA's total less the context (plan's
-`terms`), its interval ± the terms' errors together (root of their squares) × the engine's interval scale (plan's
-`interval_scale`); explain's basis names the context figure and its error as plan's row does.
+against plan's printed terms by hand: the free memory before the load is CUDA's total less the context (and a
+unified host's share; plan's `terms`), its interval ± the terms' errors together (root of their squares) × the
+engine's interval scale (plan's `interval_scale`); explain's basis names the context figure and its error as plan's
+row does.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ def _same_context(plan: dict[str, Any], explained: dict[str, Any], context_gib: 
     assert round(context["bytes"] / GIB, 2) == context_gib and context["source"] == source  # the rule's own figure
     estimated = explained["estimated"]
     assert estimated["field"] == "free_before_load_bytes" and estimated["source"] == source
-    central = total["bytes"] - context["bytes"]
-    error = plan["interval_scale"] * math.sqrt(total["error_bytes"] ** 2 + context["error_bytes"] ** 2)
+    host = terms.get("host", {"bytes": 0, "error_bytes": 0})  # a unified-memory host's share, where plan charges one
+    central = total["bytes"] - context["bytes"] - host["bytes"]
+    errors = (total["error_bytes"], context["error_bytes"], host["error_bytes"])
+    error = plan["interval_scale"] * math.sqrt(sum(each**2 for each in errors))
     assert estimated["value_bytes"] == central
     assert abs(estimated["low_bytes"] - (central - error)) <= 2 and abs(estimated["high_bytes"] - (central + error)) <= 2
     said = f"{context['bytes'] / GIB:.2f} ± {context['error_bytes'] / GIB:.2f} GiB ({source}"
@@ -110,3 +113,15 @@ def test_lmdeploy_4285_assumed_context_at_tp8_is_plans(capsys: pytest.CaptureFix
     _same_context(plan, explained, 3.0, "assumed")
     assert explained["logged"]["token_capacity"] == 19_591 * 64
     assert explained["verdict"] == "match"
+
+
+def test_a_unified_hosts_share_is_plans_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """C13's excerpt read as if on a GB10 (unified memory): the free memory before the load is plan's CUDA total less
+    its assumed context (kvtop lists no GB10 SM count) less the host's assumed share, the host's error in the interval.
+    Before, explain charged GPU total − 1 GiB there and no host share at all."""
+    log = _excerpt(tmp_path, "sglang/C13", "Load weight")
+    launch = ("--model", LLAMA_31_8B, "--mem-fraction-static", "0.88", "--gpu", "GB10")
+    plan = _plan(capsys, "--engine", "sglang", "--engine-version", "0.4.1.post7", *launch)
+    explained = explain_json(capsys, log, *launch, "--no-calibration-store")
+    assert any(term["term"] == "host" for term in plan["terms"])
+    _same_context(plan, explained, 0.75, "assumed")
