@@ -2,9 +2,10 @@
 
 `kvtop explain --gpu H100` on a log without the free memory (an SGLang excerpt without its `Load weight`
 lines, TurboMind before v0.15, a TensorRT-LLM log at WARNING) estimates the missing input the way
-`plan` does: the calibrated terms of the launch (`preload_estimate`) and their held-out errors
-(`kvtop.domain.calibration.ranges`), or, where the engine's calibration fits no term of it, the stated
-assumption (`MeasuredInputs.free_before_load_range`, vLLM's 2 GiB of non-KV memory). It solves the engine's
+`plan` does: the terms of the launch (`preload_estimate`), calibrated or assumed, and their errors
+(`kvtop.domain.calibration.ranges`): the free memory before the load is always plan's CUDA total less plan's
+context term, so both commands give one figure and one interval for it; a runtime term no fit reaches is the
+engine's stated assumption (vLLM's 2 GiB of non-KV memory). It solves the engine's
 budget at the estimate's low, central and high ends and judges the logged capacity against that interval.
 It also solves the other way: the value of the input that rebuilds the logged capacity ("free memory ≈
 23.25 GiB implied"). A match says "with an estimated input", never more.
@@ -20,8 +21,8 @@ from kvtop.domain.calibration.estimate import preload_estimate
 from kvtop.domain.calibration.host_memory import DESKTOP_NOTE
 from kvtop.domain.calibration.ranges import InputRange, free_before_load_range, runtime_range
 from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, Term, TermEstimate, TermSource
-from kvtop.domain.engines.base import CONTEXT_BYTES_RANGE, DEFAULT_CONTEXT_BYTES, MeasuredInputs
-from kvtop.domain.errors import KvtopError
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.errors import KvtopError, UnsupportedModelError
 from kvtop.domain.explanation import EstimatedField, EstimatedInput, Explanation, Logged, judge
 from kvtop.domain.gpus import GPU_TOTAL_MIB, UNIFIED_TOTAL_MIB, GpuTotalOrigin, gpu_key
 from kvtop.domain.launch import LaunchSettings
@@ -190,15 +191,20 @@ def _implied(solve: Callable[[int], int], tokens: int | None, ceiling: int) -> i
     return low * _MIB  # where the capacity crosses the logged figure, to the MiB
 
 
-def calibrated_preload(run: EstimateRun) -> PreloadEstimate | None:
-    """The pre-load terms `plan` would estimate for this launch; None where the launch cannot be planned
-    (its weights do not fit the GPU named). A total from --gpu-memory is the engine's total as measured, as
-    `plan --gpu-memory` takes it; --gpu's table total is nvidia-smi's, for which the calibration's CUDA total stands.
-    Which it is, is the origin its chooser said (`EstimateRun.gpu_total_origin`); only a run that says none is read
-    from its bytes (not the named GPU's listed total: given)."""
+def planned_preload(run: EstimateRun) -> PreloadEstimate:
+    """The pre-load terms `plan` estimates for this launch (a launch the engine's rules refuse raises, as `plan`
+    does). A total from --gpu-memory is the engine's total as measured, as `plan --gpu-memory` takes it; --gpu's
+    table total is nvidia-smi's, for which the calibration's CUDA total stands. Which it is, is the origin its chooser
+    said (`EstimateRun.gpu_total_origin`); only a run that says none is read from its bytes (not the named GPU's
+    listed total: given)."""
     given = run.gpu_total_bytes if _total_given(run) else None
+    return preload_estimate(run.solve(MeasuredInputs(gpu_total_bytes=given, desktop=run.desktop)))
+
+
+def calibrated_preload(run: EstimateRun) -> PreloadEstimate | None:
+    """`planned_preload`, None where the launch cannot be planned (the engine's rules refuse it)."""
     try:
-        return preload_estimate(run.solve(MeasuredInputs(gpu_total_bytes=given, desktop=run.desktop)))
+        return planned_preload(run)
     except KvtopError:
         return None
 
@@ -233,31 +239,19 @@ def _estimated(field: EstimatedField, label: str, found: InputRange) -> Estimate
 
 
 def free_before_load_estimate(run: EstimateRun) -> EstimatedInput:
-    """The memory free before the weights load, estimated as `plan` does: CUDA's total less the context fit
-    for this engine, era, GPU and TP, within their held-out errors (calibrated); where the engine's
-    calibration fits no context, GPU total − 1 GiB within the assumed 0.25–2 GiB of context, saying why the context is
-    assumed as the context term does (`TermEstimate.assumed_because`)."""
-    label = "free memory before the weights load"
-    estimate = calibrated_preload(run)
-    found = free_before_load_range(estimate) if estimate is not None else None
-    if found is not None:
-        return _estimated("free_before_load_bytes", label, found)
-    low, value, high = MeasuredInputs().free_before_load_range(run.gpu_total_bytes)
-    least, most = CONTEXT_BYTES_RANGE
-    desktop = estimate.unmodelled_host_bytes if estimate is not None else 0  # its low end only, as plan's
-    context = estimate.term(Term.CONTEXT) if estimate is not None else None
-    because = (context.assumed_because if context is not None else None) or "no fitted context reaches this launch"
-    return EstimatedInput(
-        field="free_before_load_bytes",
-        label=label,
-        low_bytes=max(low - desktop, 0),
-        value_bytes=value,
-        high_bytes=high,
-        source="assumed",
-        basis=f"GPU total − {DEFAULT_CONTEXT_BYTES / GIB:g} GiB of CUDA context and NCCL, the estimate plan uses "
-        f"({least / GIB:g}–{most / GIB:g} GiB assumed: {because})"
-        + (f"; the low end less what a desktop held ({desktop / GIB:.2f} GiB)" if desktop else ""),
-    )
+    """The memory free before the weights load, estimated by the one function `plan`'s figure is read from
+    (`free_before_load_range`): CUDA's total less the engine's context term for this era, GPU and TP, calibrated or
+    assumed (saying why, `TermEstimate.assumed_because`, in its basis), within their errors × the interval scale.
+    A launch the engine's rules refuse raises here as it does in `plan`; an engine whose plan reads no free memory
+    before load has nothing to estimate it from, said by its name (never a number of explain's own)."""
+    found = free_before_load_range(planned_preload(run))
+    if found is None:
+        raise UnsupportedModelError(
+            f"{run.settings.engine}'s plan has no CUDA total and context terms to estimate the free memory before the "
+            "weights load from: pass the measured free memory instead",
+            field="--gpu",
+        )
+    return _estimated("free_before_load_bytes", "free memory before the weights load", found)
 
 
 def runtime_estimate(run: EstimateRun, label: str, assumed: tuple[int, int, int], assumed_basis: str) -> EstimatedInput:

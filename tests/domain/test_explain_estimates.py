@@ -1,9 +1,8 @@
 """A log that lacks an input, with the GPU named: estimate it as `plan` does (issue 28, causes 7, 2, 8).
 
 `explain` never says "insufficient" where the operator gave enough to estimate: it solves the engine's budget
-with the pre-load estimate `plan` uses (the calibrated terms and their held-out errors; where an engine's
-calibration fits none, `MeasuredInputs.free_before_load_range`: GPU total − 1 GiB, 0.25–2 GiB of context
-assumed), judges the logged capacity against that interval, and says which value of the input the
+with the pre-load estimate `plan` uses (its terms and their errors: the free memory before load is the plan's CUDA total less its
+context term, calibrated or assumed, `ranges.free_before_load_range`), judges the logged capacity against that interval, and says which value of the input the
 logged capacity implies. And a model kvtop does not model still gets its log and refusal read.
 """
 
@@ -169,11 +168,33 @@ def test_an_unmodelled_weight_format_is_a_model_kvtop_does_not_model() -> None:
 
 
 def test_the_estimates_range_never_goes_below_nothing() -> None:
-    """On a 1 GiB GPU the assumed 0.25–2 GiB of context leaves 0–0.75 GiB free, not −1 GiB."""
-    from kvtop.domain.engines.base import MeasuredInputs
+    """On a 1 GiB GPU (CUDA's total measured) the assumed context of 0.75 GiB ± 1.80 GiB at TP 1 leaves 0.25 GiB free,
+    its low end 0 B, not −1.55 GiB. (Before, explain's own fallback said 0–0.75 GiB here: GPU total − 1 GiB within
+    0.25–2 GiB; the range is now the plan's context term's, `free_before_load_range`.)"""
+    from kvtop.domain.calibration.features import context_estimate
+    from kvtop.domain.calibration.ranges import free_before_load_range
+    from kvtop.domain.calibration.terms import PreloadEstimate, Term, TermEstimate
 
-    assert MeasuredInputs().free_before_load_range(GIB) == (0, 0, GIB - GIB // 4)
-    assert MeasuredInputs(free_before_load_bytes=5 * GIB).free_before_load_range(80 * GIB) == (5 * GIB,) * 3
+    total = TermEstimate(term=Term.CUDA_TOTAL, label="total", bytes=GIB, error_bytes=0, source="measured", basis="m")
+    inputs = _inputs(tp=1)
+    context = context_estimate("none.context", "context", {}, inputs, None)
+    assert context.source == "assumed" and context.bytes == round(0.75 * GIB)
+    found = free_before_load_range(PreloadEstimate(engine="sglang", terms=(total, context)))
+    assert found is not None and found.source == "assumed"
+    assert (found.low_bytes, found.value_bytes) == (0, GIB - round(0.75 * GIB))
+    assert found.high_bytes == GIB - round(0.75 * GIB) + context.error_bytes  # unscaled: its error alone
+
+
+def _inputs(tp: int):  # type: ignore[no-untyped-def]
+    from kvtop.domain.calibration.inputs import CalibrationInputs
+    from kvtop.domain.engines.versions import ResolvedVersion
+    from kvtop.domain.launch import LaunchSettings
+    from kvtop.domain.layout import ParallelLayout
+
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    return CalibrationInputs(model=model, settings=LaunchSettings(engine="sglang", tp=tp), layout=ParallelLayout(tp=tp),
+                             gpu_name=None, gpu_total_bytes=GIB, version=ResolvedVersion(text=None),
+                             weights_bytes=GIB, context_length=model.max_position_embeddings)  # fmt: skip
 
 
 def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_said() -> None:
@@ -200,8 +221,10 @@ def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_
 
 def test_a_gpu_memory_given_is_the_engines_total_measured_in_the_estimate() -> None:
     """`--gpu-memory 80GiB` without a GPU name (as `plan --gpu-memory` takes it): the context fit reads the GPU's SM
-    count, which no name gives, so the free memory before load is the stated assumption's: 80 GiB less 1 GiB of
-    context (0.25–2 GiB assumed), not a calibrated figure."""
+    count, which no name gives, so the free memory before load is the plan's assumed context term's: 80 GiB less
+    0.75 GiB (0.75 GiB + 0.75 GiB per doubling of TP, at TP 1), ± 1.80 GiB × SGLang's interval scale, as `plan
+    --gpu-memory 80GiB` charges it, not a calibrated figure. (It moved from 79.00 GiB: explain's own fallback was GPU
+    total − 1 GiB within 0.25–2 GiB, a second figure for the question plan answers.)"""
     text = (CASES / "sglang/C13/engine.log").read_text()
     excerpt = "\n".join(line for line in text.splitlines() if "Load weight" not in line)
     model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
@@ -211,7 +234,14 @@ def test_a_gpu_memory_given_is_the_engines_total_measured_in_the_estimate() -> N
     ))
     estimated = result.estimated
     assert estimated is not None and estimated.source == "assumed" and "assumed" in estimated.basis
-    assert estimated.value_bytes == 80 * GIB - GIB
+    assert estimated.value_bytes == 80 * GIB - round(0.75 * GIB)
+    from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_GIB
+    from kvtop.domain.engines.sglang.calibration import INTERVAL_SCALE
+
+    assert INTERVAL_SCALE is not None  # the total was given (measured, no error): the context's error alone
+    error = round(INTERVAL_SCALE.factor * round(ASSUMED_CONTEXT_ERROR_GIB * GIB))
+    assert abs(estimated.high_bytes - (80 * GIB - round(0.75 * GIB) + error)) <= 1
+    assert abs(estimated.low_bytes - (80 * GIB - round(0.75 * GIB) - error)) <= 1
     # the capacity read backwards gives the free memory the dropped `Load weight begin` line printed (78.81 GiB)
     # within 0.2 GiB; 80 GiB is more than an 80 GB card's CUDA total (79.19 GiB), so whether that lands inside
     # the fit's interval is the interval's call: a mismatch then names the estimate and the figure the log needs

@@ -4,9 +4,9 @@ A log that lacks an input (SGLang's free memory before the load, vLLM's non-KV m
 that input estimated. The estimate is the plan's (`preload_estimate`): its central value is the calibrated
 terms', and its half-width the terms' held-out errors together (the root of their squares; each error is
 the 90th percentile of the leave-one-source-out error the corpus measured for that term's fit, for the
-engine, era, GPU and TP at hand), × the engine's interval scale (`coverage.py`, docs/calibration.md). Where no term of the input is fitted (an engine whose
-corpus is too small, a GPU's total not logged), there is no calibrated range and the caller keeps its
-stated assumption.
+engine, era, GPU and TP at hand), × the engine's interval scale (`coverage.py`, docs/calibration.md). A term the
+calibration assumes (a context no fit reaches: 0.75 GiB + 0.75 GiB per doubling of TP, ± its measured error) is the
+plan's figure all the same: the range is made of it and says so (source "assumed"), never of a number of its own.
 """
 
 from __future__ import annotations
@@ -54,21 +54,24 @@ def _combined(terms: list[TermEstimate], scale: float) -> int:
 
 
 def free_before_load_range(estimate: PreloadEstimate) -> InputRange | None:
-    """The memory free before the weights load: CUDA's total less the CUDA context and NCCL, each as the
-    calibration gives it; None where the context is not calibrated (its range stays the caller's assumption). A
-    desktop sharing the card (`unmodelled_host_bytes`) lowers the low end only, as it does `plan`'s."""
-    total, context = estimate.term(Term.CUDA_TOTAL), estimate.term(Term.CONTEXT)
-    if total is None or context is None or context.source == "assumed":
+    """The memory free before the weights load, as `plan` charges it (`PreloadEstimate.figures`): CUDA's total less
+    the CUDA context and NCCL (and, on a unified-memory host, the host's assumed share), each term as the plan's
+    calibration gives it, calibrated or assumed; the interval their errors together × the engine's interval scale.
+    None where the plan has no such terms (its engine reads no free memory before load). A desktop sharing the card
+    (`unmodelled_host_bytes`) lowers the low end only, as it does `plan`'s."""
+    total, context, host = estimate.term(Term.CUDA_TOTAL), estimate.term(Term.CONTEXT), estimate.term(Term.HOST)
+    if total is None or context is None:
         return None
-    central = max(total.bytes - context.bytes, 0)
-    error = _combined([total, context], estimate.interval_scale)
+    terms = [total, context, *([host] if host is not None else [])]
+    central = max(estimate.figures("central").free_before_load_bytes or 0, 0)  # the plan's own figure
+    error = _combined(terms, estimate.interval_scale)
     desktop = f"; the low end less what a desktop held ({estimate.unmodelled_host_bytes / GIB:.2f} GiB)"
     return InputRange(
         low_bytes=max(central - error - estimate.unmodelled_host_bytes, 0),
         value_bytes=central,
         high_bytes=max(central + error, 0),
-        source=weakest([total.source, context.source]),
-        basis=f"{_said(total)} − {_said(context)}; the interval is their held-out errors together"
+        source=weakest([term.source for term in terms]),
+        basis=" − ".join(_said(term) for term in terms) + "; the interval is their held-out errors together"
         + (desktop if estimate.unmodelled_host_bytes else ""),
     )
 

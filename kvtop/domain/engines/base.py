@@ -206,15 +206,6 @@ class MeasuredInputs(BaseModel):
         """Bytes added to the predicted weights of every rank (a node's measure or an interval's end)."""
         return self.calibrated.weights_extra_bytes if self.calibrated is not None else 0
 
-    def free_before_load_range(self, gpu_total_bytes: int) -> tuple[int, int, int]:
-        """(low, central, high) of `free_before_load`: the measured figure three times, else the estimate
-        within `CONTEXT_BYTES_RANGE` of CUDA context and NCCL."""
-        central = self.free_before_load(gpu_total_bytes)
-        if self.free_before_load_bytes is not None:
-            return central, central, central
-        most, least = CONTEXT_BYTES_RANGE[1], CONTEXT_BYTES_RANGE[0]
-        return max(gpu_total_bytes - most, 0), max(central, 0), max(gpu_total_bytes - least, 0)
-
 
 FREE_BEFORE_LOAD_ESTIMATED = "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
 FREE_BEFORE_LOAD_CALIBRATED = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_GIB
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.sglang.calibration import context
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -76,7 +77,11 @@ def test_explain_says_why_the_context_is_assumed(tmp_path) -> None:
     excerpt.write_text("\n".join(line for line in text.splitlines() if "Load weight" not in line))
     common = ("explain", str(excerpt), "--model", str(LLAMA_8B), "--mem-fraction-static", "0.88")
     blind = next(line for line in _kvtop(*common, "--gpu-memory", "80GiB").splitlines() if line.startswith("verdict:"))
-    assert blind.startswith("verdict: MATCH with an estimated input") and f"GiB assumed: {NOT_NAMED})" in blind
+    # the plan's assumed context term, its basis as plan's row says it (before: explain's own "GPU total − 1 GiB
+    # (0.25–2 GiB assumed: …)" fallback; now the term plan charges, 0.75 GiB at TP 1)
+    assert blind.startswith("verdict: MATCH with an estimated input") and "kvtop's estimate 79.25 GiB" in blind
+    error = round(ASSUMED_CONTEXT_ERROR_GIB * GIB) / GIB  # the assumption's measured error (a FITTED figure)
+    assert f"0.75 ± {error:.2f} GiB (assumed: 0.75 GiB assumed at TP 1" in blind and f"{NOT_NAMED};" in blind
     named = next(line for line in _kvtop(*common, "--gpu", "H100").splitlines() if line.startswith("verdict:"))
     assert named.startswith("verdict: MATCH with an estimated input") and "sglang.context, fitted on" in named
     assert "assumed:" not in named
