@@ -45,7 +45,7 @@ MEASURED_KEY = "mxfp4-backend"
 TORCH, PACKAGE, WHEEL = "torch", "package", "wheel"
 TRITON_KERNELS_ERAS: Eras[str] = Eras((
     Era("", TORCH, "v0.10.1 mxfp4.py:131-134 _should_use_marlin: torch < 2.8.0 (the wheel pins 2.7.1) → Marlin"),
-    Era("0.10.2", PACKAGE, "v0.10.2–v0.11.2 mxfp4.py get_mxfp4_backend: has_triton_kernels(), an optional package "
+    Era("0.10.2", PACKAGE, "v0.10.2 mxfp4.py:91-96 / v0.11.2 :134-142 get_mxfp4_backend: has_triton_kernels(), a package "
                            "the wheel neither ships nor requires (vllm#27672; v0.11.2 import_utils.py:398-400)"),
     Era("0.12.0", WHEEL, "vllm#28788: triton_kernels vendored as vllm/third_party/triton_kernels (the v0.12.0 "
                          "wheel holds it; import_utils.py:431-438 has_triton_kernels)"),
