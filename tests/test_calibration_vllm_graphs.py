@@ -14,11 +14,13 @@ from benchmarks.calibration.corpus import load
 from benchmarks.calibration.evaluate import blind, fit_all, observed
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
+from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term, _end_moves
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.engines.vllm import profile_run
 from kvtop.domain.engines.vllm import weights_held as held
+from kvtop.domain.engines.vllm.mxfp4_backend import MEASURED_KEY
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.engines.vllm.weights_built import Mxfp4Experts, mxfp4_experts
 from kvtop.domain.gpus import gpu_key
@@ -98,7 +100,7 @@ def test_the_allocator_rounds_gpt_oss_mxfp4_experts_on_hopper() -> None:
     mib, layers = 1 << 20, 36
     gate_up, down, down_swizzled = 128 * 5760 * 90, 128 * 2880 * 90, 128 * 3072 * 90
     expected = layers * ((64 * mib - gate_up) + (32 * mib - down) + (34 * mib - down_swizzled))
-    inputs = RECORDS["llmd-v011-gpt-oss-120b"].inputs()
+    inputs = triton_start(RECORDS["llmd-v011-gpt-oss-120b"].inputs())
     rounding = held.allocator_rounding(inputs)
     assert rounding is not None and rounding[0] == expected
     term = next(t for t in vllm.terms(inputs) if t.term is Term.WEIGHTS)
@@ -118,6 +120,13 @@ def test_the_swizzled_mxfp4_scales_are_padded_as_triton_kernels_pads_them() -> N
     assert (tp2.experts, tp2.padded, tp2.hidden) == (32, 1472, 2880)
     assert held.swizzled_scales(tp2) == (32 * 3072 * 90, 32 * 3072 * 46)
     assert held.swizzled_scales(mxfp4_experts_of("llmd-v011-gpt-oss-120b")) == (128 * 5888 * 90, 128 * 3072 * 90)
+
+
+def triton_start(inputs: CalibrationInputs) -> CalibrationInputs:
+    """llm-d's v0.11.0 start as it ran: Triton (its 64.38 GiB is Triton's layout), as a log's 'Using Triton backend'
+    states it (a plan of v0.11.0 assumes the wheel's Marlin: engines/vllm/mxfp4_backend.py)."""
+    flags = {**inputs.settings.flags, MEASURED_KEY: "triton"}
+    return inputs.model_copy(update={"settings": inputs.settings.model_copy(update={"flags": flags})})
 
 
 def mxfp4_experts_of(record_id: str) -> Mxfp4Experts:

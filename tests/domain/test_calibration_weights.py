@@ -99,14 +99,15 @@ def test_measured_weights_replace_the_cast() -> None:
 
 
 def test_vllms_mxfp4_experts_on_hopper_hold_their_scales_twice() -> None:
-    """gpt-oss-120b on an H100 (vLLM 0.11.0) printed 64.38 GiB of weights, 5.6 % above the checkpoint's
-    tensors: the Triton backend keeps the checkpoint's E8M0 scales (one byte per 32 weights) beside the
+    """gpt-oss-120b on an H100 under the Triton backend (llm-d's vLLM 0.11.0 start, an install with triton_kernels)
+    printed 64.38 GiB of weights, 5.6 % above the checkpoint's tensors; planned at v0.12.0, the first wheel that
+    vendors triton_kernels (Triton the release's: engines/vllm/mxfp4_backend.py). The Triton backend keeps the checkpoint's E8M0 scales (one byte per 32 weights) beside the
     swizzled copy, whose rows triton_kernels' HopperMXScaleLayout pads to a multiple of 256 (w13 5,760 → 5,888
     rows, w2 2,880 → 3,072; 90 scale columns, already even), and holds the experts' biases in float32 (2 bytes more
     each). The checkpoint's scales (63.3 and 31.6 MiB a layer) each hold their whole 2 MiB-rounded segment in torch's
     caching allocator (64 and 32 MiB: within 1 MiB of the boundary, not split); of the swizzled copies, w2's
     33.75 MiB holds 34 MiB, w13's 64.69 MiB is split (1.31 MiB left over)."""
-    found = plan(GPT_OSS_120B, "H100", "--engine-version", "0.11.0", "--gpu-memory-utilization", "0.95",
+    found = plan(GPT_OSS_120B, "H100", "--engine-version", "0.12.0", "--gpu-memory-utilization", "0.95",
                  "--max-model-len", "16000")  # fmt: skip
     weights, _ = weights_of(found)
     experts, width, mib = 128, 2880, 1 << 20

@@ -255,7 +255,7 @@ def _weights(inputs: CalibrationInputs) -> TermEstimate:
         return estimate
     return estimate.model_copy(update={
         "error_bytes": round(math.hypot(estimate.error_bytes, backend[1])), "beside_error_bytes": backend[1],
-        "basis": f"{estimate.basis}; {backend[2]}",
+        "basis": estimate.basis if backend[2] in estimate.basis else f"{estimate.basis}; {backend[2]}",
     })  # fmt: skip
 
 

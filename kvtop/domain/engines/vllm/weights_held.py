@@ -1,9 +1,9 @@
 """What vLLM's loader holds of a model's weights beside the weights book's count (the book counts the
 checkpoint's tensors; the calibration's weights term adds this, docs/calibration.md).
 
-MXFP4 experts on Hopper (`Mxfp4MoEMethod`, Triton backend: vLLM's default on SM90 without
-VLLM_USE_FLASHINFER_MOE_MXFP4_BF16 / VLLM_MXFP4_USE_MARLIN; `quantization/mxfp4.py`, read at main
-007d500, gpt-oss support from v0.10.1):
+MXFP4 experts on Hopper (`Mxfp4MoEMethod`, Triton backend: vLLM's default on SM90 where triton_kernels is
+installed, the wheel's own from v0.12.0, without VLLM_USE_FLASHINFER_MOE_MXFP4_BF16 / VLLM_MXFP4_USE_MARLIN;
+`quantization/mxfp4.py`, read at main 007d500, gpt-oss support from v0.10.1; which backend: mxfp4_backend.py):
 
 - `create_weights` pads the intermediate size per partition to a multiple of 64: parameters the class builds,
   so the book's rows (weights_built.py), not held here;
@@ -21,8 +21,9 @@ Judged against the weights vLLM printed (llm-d-planner's H100 runs): gpt-oss-20b
 2.8.0 that vLLM 0.10.1–0.11.0 pin) `_swizzle_mxfp4` takes `StridedLayout`, whose `swizzle_data` returns the tensor
 itself (a view: nothing held twice), and those wheels ship no triton_kernels (Marlin then, whose padding gives
 gpt-oss-120b ~65.9 GiB: vllm#23278 printed 65.97 at v0.10.1); yet the v0.11.0 rows print 13.47 and 64.38 GiB,
-what the doubled scales give and neither a view (60.8) nor Marlin does. The rule is kept at every release on
-those rows; their build (torch, triton_kernels) is not in the source.
+what the doubled scales give and neither a view (60.8) nor Marlin does: an install with triton_kernels and a newer
+torch than the wheel pins. The rule is kept at every release where Triton runs; a plan of those releases assumes
+the wheel's Marlin (mxfp4_backend.py), so these rows are judged as Triton only where a log names it.
 
 MXFP4 experts on Ampere and Ada (SM 8.x: the Triton kernels need SM 9.0, so the Marlin backend): the
 padded sizes are the book's rows (weights_built.py); `prepare_moe_fp4_layer_for_marlin` repacks weights and
