@@ -16,6 +16,7 @@ from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.vllm.calibration import FITS
+from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags, parse_launch_command
@@ -180,3 +181,7 @@ def test_llm_d_planners_text_starts_ran_a_native_release_and_its_v0_11_0_image_s
     assert abs(counted / GIB - 2.00) < 0.01
     assert abs(mistral.figures["activation"] / GIB - counted / GIB) < 0.15  # 2.12 printed
     assert 9.7 * logits / GIB > 2 * mistral.figures["activation"] / GIB  # the native path's copies: 4.85 GiB
+    # the plan takes the text model's fit (the native path's copies) and says why; its interval holds the 2.12 printed
+    planned = activation_estimate(mistral.inputs(), FITS)
+    assert "text model's forward and sampler" in planned.basis
+    assert planned.bytes - planned.error_bytes <= mistral.figures["activation"] <= planned.bytes + planned.error_bytes
