@@ -160,7 +160,8 @@ def test_llm_d_planners_text_starts_ran_a_native_release_and_its_v0_11_0_image_s
     4 B (Llama-3.1-8B: 4.76 GiB ÷ (1,024 × 128,256 × 4 B = 0.489 GiB) = 9.7), the sort-based path's. The
     Mistral-Small-3.2 start ran the v0.11.0 image, which installs FlashInfer, and printed 2.12 GiB; v0.11.0's
     FlashInfer path holds (gpu_model_runner.py:3183-3218, topk_topp_sampler.py:256-292) the bf16 logits (½ copy),
-    the float32 copy, top_k_mask_logits' masked copy and the probabilities: 3.5 × 1,024 × 131,072 × 4 B = 1.75 GiB,
+    the float32 copy, top_k_mask_logits' masked copy and the probabilities (FlashInfer 0.3.1
+    sampling.py:979-982, :374): 3.5 × 1,024 × 131,072 × 4 B = 1.75 GiB,
     beside the forward's output and the dummy rows ((8,192 + 2 × 1,024) × 5,120 × 2 B = 0.098 GiB) and the encoder
     cache of two images, each expanded to the 8,192-token budget (2 × 8,192 × 5,120 × 2 B = 0.156 GiB): 2.00 GiB.
     The native path's 9.7 copies would be 4.85 GiB: a plan cannot see the install, so v0.11.0 stays 'either'."""
