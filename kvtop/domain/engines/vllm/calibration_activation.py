@@ -108,7 +108,8 @@ def _unfitted_activation(
 def _unfitted_because(inputs: CalibrationInputs) -> str:
     """Why the text model's fit is only a guess here, in words. A multimodal model's `profile_run` runs the encoder on
     a dummy batch of the encoder budget's items first and keeps their outputs through the text model's forward and
-    sampler, which are a text model's (v0.11.0 v1/worker/gpu_model_runner.py:3325-3403, 3183-3218)."""
+    sampler, which are a text model's (v0.11.0 v1/worker/gpu_model_runner.py:3325-3403, 3183-3218; v0.11.0-v0.12.0
+    expand each output to the budget's rows, v0.10.2 and v0.13.0+ keep it as the encoder returned it)."""
     reasons = []
     if inputs.model is not None and inputs.model.multimodal:
         reasons.append("a multimodal model's profile runs the text model's forward and sampler after its encoder, "
