@@ -22,7 +22,8 @@ from kvtop.domain.calibration.weights import (
 from kvtop.domain.wording import GIB
 
 CORPUS = load_all()
-LLMD_V011 = "llm-d-incubation/llm-d-planner @ 0.11.0"
+# llm-d-planner's January 2026 text starts (`vllm/vllm-openai:latest`; the Mistral-Small-3.2 start is `@ 0.11.0`)
+LLMD_TEXT = "llm-d-incubation/llm-d-planner @ 0.14.0"
 
 
 def test_an_era_with_few_rows_is_fitted_on_its_kept_feature() -> None:
@@ -39,13 +40,14 @@ def test_an_era_with_few_rows_is_fitted_on_its_kept_feature() -> None:
     assert fit.records == 3 and fit.sources == 3 and fit.error_bytes <= 1  # 0 but the least squares' last bit
 
 
-def test_the_v011_sweep_judged_without_itself_takes_the_v1_eras_other_logs() -> None:
-    """Left out, llm-d-planner's v0.11.0 sweep leaves V1's era (v0.8.0-v0.16.x) five logs from five sources (the
-    v0.15/v0.16 Qwen3-14B starts, and three v0.10.2 starts: Qwen3-235B-FP8 on 8 × L40S, Qwen3-Next-80B on 2 × H200,
-    Qwen3-8B-FP8 on an RTX 4090): too few for four features (six rows), enough for the sampler's logits alone.
+def test_the_text_sweep_judged_without_itself_takes_the_v1_eras_other_logs() -> None:
+    """Left out, llm-d-planner's text sweep (January 2026, the release out then: v0.14.0) leaves V1's era
+    (v0.8.0-v0.16.x) five logs from five sources (the v0.15/v0.16 Qwen3-14B starts, and three v0.10.2 starts:
+    Qwen3-235B-FP8 on 8 × L40S, Qwen3-Next-80B on 2 × H200, Qwen3-8B-FP8 on an RTX 4090; the Mistral-Small-3.2
+    start, multimodal, is no row of the fit): too few for four features (six rows), enough for the sampler's logits alone.
     gpt-oss-20b's line logs an activation peak of 7.38 GiB at 1,024 seqs (H100's default) × its 201,088-token
     vocabulary × 4 B = 0.767 GiB of logits."""
-    fit = fit_all(CORPUS, leave_out=LLMD_V011)["vllm.activation.v1"]
+    fit = fit_all(CORPUS, leave_out=LLMD_TEXT)["vllm.activation.v1"]
     assert fit.records == 5 and fit.sources == 5
     logits = 1024 * 201088 * 4 / GIB
     assert fit.predict_gib((1.0, logits, 0.0, 0.0)) == pytest.approx(7.38, abs=0.15)
@@ -53,10 +55,10 @@ def test_the_v011_sweep_judged_without_itself_takes_the_v1_eras_other_logs() -> 
 
 def test_the_weights_error_a_blind_plan_reads_leaves_its_source_out() -> None:
     every = weights_fits(CORPUS)[LOADED_ERROR_KEY]
-    without = weights_fits(CORPUS, leave_out=LLMD_V011)[LOADED_ERROR_KEY]
-    # the sweep's eight lines log their weights; its Llama-3.3-70B FP8 line is excluded from the weights (its BF16
-    # config stands in): seven are no longer counted, nor is their source
-    assert every.records - without.records == 7
+    without = weights_fits(CORPUS, leave_out=LLMD_TEXT)[LOADED_ERROR_KEY]
+    # the sweep's seven lines log their weights; its Llama-3.3-70B FP8 line is excluded from the weights (its BF16
+    # config stands in): six are no longer counted, nor is their source (the Mistral-Small-3.2 start is another source)
+    assert every.records - without.records == 6
     assert every.sources - without.sources == 1
 
 

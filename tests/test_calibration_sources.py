@@ -36,12 +36,16 @@ def test_a_source_is_its_thread_repository_or_indexed_file() -> None:
 
 
 def test_the_corpus_groups_its_sweeps() -> None:
-    """The five dennislee22 starts (vLLM 0.10.1.1) are one source; llm-d-planner's v0.11.0 and v0.19.0 sweeps two."""
+    """The five dennislee22 starts (vLLM 0.10.1.1) are one source; llm-d-planner's sweeps three: its January 2026 text
+    starts on `vllm/vllm-openai:latest` (the release out on 2026-01-23, v0.14.0: llm-d-benchmark beb38b5d), its
+    Mistral-Small-3.2 start on the v0.11.0 image (a month later, another host), and its v0.19.0 sweep."""
     vllm = load_all()["vllm"]
     dennislee = {r.source for r in vllm if r.id.startswith("dennislee-")}
     assert dennislee == {"dennislee22/vLLM-benchmarking @ 0.10.1.1"}
     sweeps = {r.source for r in vllm if r.id.startswith(("llmd-v011-", "llmd-v019-"))}
-    assert sweeps == {"llm-d-incubation/llm-d-planner @ 0.11.0", "llm-d-incubation/llm-d-planner @ 0.19.0"}
+    assert sweeps == {
+        f"llm-d-incubation/llm-d-planner @ {release}" for release in ("0.14.0", "0.11.0", "0.19.0")
+    }
 
 
 def test_a_records_scale_never_sees_its_own_sources_score() -> None:

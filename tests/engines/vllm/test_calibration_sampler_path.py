@@ -11,10 +11,13 @@ the start on the native path (two A100 40GB, TP 2) left 0.5 × 39.43 − 7.1217 
 
 from __future__ import annotations
 
+from benchmarks.calibration.corpus import load_all
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.vllm.calibration import FITS
+from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
+from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags, parse_launch_command
 from kvtop.domain.wording import GIB
@@ -145,3 +148,41 @@ def test_flashinfers_sampler_is_the_default_from_v0_21_0_not_v0_20() -> None:
     # the v0.20.1 start's tokens within 5 % (the FlashInfer path's central figure missed by +6.2 %), inside the interval
     assert abs(v0201.ledger.token_capacity / L4_V0201_TOKENS - 1) < 0.05
     assert v0201.token_capacity_min <= L4_V0201_TOKENS <= v0201.token_capacity_max
+
+
+MISTRAL_V011 = "llmd-v011-mistral-small-3.2-24b"
+
+
+def test_llm_d_planners_text_starts_ran_a_native_release_and_its_v0_11_0_image_start_flashinfers() -> None:
+    """llm-d-planner's sweep (tests/data/calibration/SOURCES.md, session 51): its seven text starts ran on
+    `vllm/vllm-openai:latest` in January 2026 (llm-d-benchmark beb38b5d), so the corpus resolves their release from
+    2026-01-23 (v0.14.0 or older), a native-sampler release; their logs print 9.6-9.9 copies of 1,024 seqs × vocab ×
+    4 B (Llama-3.1-8B: 4.76 GiB ÷ (1,024 × 128,256 × 4 B = 0.489 GiB) = 9.7), the sort-based path's. The
+    Mistral-Small-3.2 start ran the v0.11.0 image, which installs FlashInfer, and printed 2.12 GiB; v0.11.0's
+    FlashInfer path holds (gpu_model_runner.py:3183-3218, topk_topp_sampler.py:256-292) the bf16 logits (½ copy),
+    the float32 copy, top_k_mask_logits' masked copy and the probabilities (FlashInfer 0.3.1
+    sampling.py:979-982, :374): 3.5 × 1,024 × 131,072 × 4 B = 1.75 GiB,
+    beside the forward's output and the dummy rows ((8,192 + 2 × 1,024) × 5,120 × 2 B = 0.098 GiB) and the encoder
+    cache of two images, each expanded to the 8,192-token budget (2 × 8,192 × 5,120 × 2 B = 0.156 GiB): 2.00 GiB.
+    The native path's 9.7 copies would be 4.85 GiB: a plan cannot see the install, so v0.11.0 stays 'either'."""
+    records = {record.id: record for record in load_all()["vllm"]}
+    text = [record for key, record in records.items() if key.startswith("llmd-v011-") and key != MISTRAL_V011]
+    assert len(text) == 7
+    for record in text:
+        assert record.version.text == "0.14.0" and record.version.approximate
+        assert sampler_path(record.version, "H100")[0] == "native"
+        model = record.model
+        assert model is not None
+        copies = record.figures["activation"] / (1024 * model.vocab_size * 4)
+        assert 9.5 <= copies <= 10.0, record.id
+    mistral = records[MISTRAL_V011]
+    assert mistral.version.text == "0.11.0" and sampler_path(mistral.version, "H100")[0] == "either"
+    logits = 1024 * 131072 * 4
+    counted = 3.5 * logits + (8192 + 2 * 1024) * 5120 * 2 + 2 * 8192 * 5120 * 2
+    assert abs(counted / GIB - 2.00) < 0.01
+    assert abs(mistral.figures["activation"] / GIB - counted / GIB) < 0.15  # 2.12 printed
+    assert 9.7 * logits / GIB > 2 * mistral.figures["activation"] / GIB  # the native path's copies: 4.85 GiB
+    # the plan takes the text model's fit (the native path's copies) and says why; its interval holds the 2.12 printed
+    planned = activation_estimate(mistral.inputs(), FITS)
+    assert "text model's forward and sampler" in planned.basis
+    assert planned.bytes - planned.error_bytes <= mistral.figures["activation"] <= planned.bytes + planned.error_bytes

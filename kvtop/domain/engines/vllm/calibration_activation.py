@@ -89,8 +89,8 @@ def _unfitted_activation(
     model = inputs.model
     if fit is not None and model is not None:
         guess = max(fit.predict(activation_features(inputs, model)), 0)
-        return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), "the text model's fit: an "
-                                "encoder's profile run, pipeline stages and LoRA buffers are not modelled")  # fmt: skip
+        return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
+                                f"the text model's fit: {_unfitted_because(inputs)}")  # fmt: skip
     counted = _counted_sampler(inputs, tokens, seqs)
     if counted is not None and model is not None:
         forward = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB)
@@ -103,6 +103,22 @@ def _unfitted_activation(
         )  # fmt: skip
     why = f"2 GiB assumed: {key} has too few logs to fit" if model else "2 GiB assumed: the model's config is not known"
     return assumed_estimate(Term.ACTIVATION, label, 2 * GIB, 2 * GIB, why)
+
+
+def _unfitted_because(inputs: CalibrationInputs) -> str:
+    """Why the text model's fit is only a guess here, in words. A multimodal model's `profile_run` runs the encoder on
+    a dummy batch of the encoder budget's items first and keeps their outputs through the text model's forward and
+    sampler, which are a text model's (v0.11.0 v1/worker/gpu_model_runner.py:3325-3403, 3183-3218; v0.11.0-v0.12.0
+    expand each output to the budget's rows, v0.10.2 and v0.13.0+ keep it as the encoder returned it)."""
+    reasons = []
+    if inputs.model is not None and inputs.model.multimodal:
+        reasons.append("a multimodal model's profile runs the text model's forward and sampler after its encoder, "
+                       "whose outputs it keeps through them (not counted: the items' tokens are the processor's)")  # fmt: skip
+    if inputs.layout.pp > 1:
+        reasons.append("pipeline stages (the sampler runs on the last) are not modelled")
+    if lora(inputs):
+        reasons.append("LoRA buffers are not modelled")
+    return "; ".join(reasons) or "not fitted for this launch"
 
 
 def _counted_sampler(inputs: CalibrationInputs, tokens: int, seqs: int) -> int | None:
