@@ -30,7 +30,7 @@ def needs_torch() -> None:
 @pytest.fixture(scope="session")
 def corpus_judgement() -> Judgement:
     """The calibration corpus judged once per test session, as `benchmarks/calibration/run.py` judges it: the fits,
-    the fits without each source, the blind plans' scores and both leave-one-source-out judgements, from which the
+    the fits without each source, the plans' coverage scores (blind and with logged weights) and both leave-one-source-out judgements, from which the
     fitted blocks and docs/calibration.md are rendered (≈ 20 s on 2 shared cores; 4 tests read it)."""
     from benchmarks.calibration.corpus import load_all
     from benchmarks.calibration.evaluate import judge_corpus

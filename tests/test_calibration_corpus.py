@@ -92,18 +92,21 @@ def _judged(judgement: Judgement, engine: str, weights_logged: bool) -> Sequence
 @pytest.mark.parametrize("weights_logged", [True, False])
 def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: bool) -> None:
     """What docs/calibration.md claims for vLLM, on the judgement it publishes (each record held out with its whole
-    source): with the logged weights, 98 records of 46 sources, the targets hold (median ≤ 2 %, ≥ 90 % within 5 %,
-    the interval holding ≥ 90 %: 90.8 % and 90.8 % since session 50); fully blind, 110 records of 62 sources, the
-    median and the interval hold and the weights book's misses are what keep the within-5 % share from its target
-    (88.2 %). Session 50 added four held-out starts (106 → 110; two with their weights printed, 94 → 98).
+    source): with the logged weights, 114 records of 60 sources, the targets hold (median ≤ 2 %, ≥ 90 % within 5 %,
+    the interval holding ≥ 90 %: 90.4 % and 93.0 % in session 51); fully blind, 126 records of 76 sources, the
+    median and the interval hold (96.0 %) and the misses listed in docs/calibration.md keep the within-5 % share from
+    its target (88.9 %). Session 51 added sixteen held-out starts (110 → 126; 98 → 114 with their weights printed),
+    split llm-d-planner's January sweep (v0.14.0 by its date) from its v0.11.0 start (a source more), and made the
+    interval scale the larger of the blind and the logged-weights plans' scales: the blind scale alone (× 0.62) held
+    the logged-weights intervals in 88.6 %.
 
     Until session 50 this test refitted every term without each record alone (147 fits, 3 minutes on 2 cores a
     case) and judged the unscaled intervals of that other judgement; it now checks the leave-one-source-out one the
     doc shows (a sibling start of the same source no longer helps its plan, and the interval is scaled as the doc's)."""
     judged = _judged(corpus_judgement, "vllm", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (98 if weights_logged else 110)
-    assert len({j.record.source for j in judged}) == (46 if weights_logged else 62)
+    assert len(judged) == (114 if weights_logged else 126)
+    assert len({j.record.source for j in judged}) == (60 if weights_logged else 76)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
     if weights_logged:
@@ -124,24 +127,25 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
     """What docs/calibration.md claims for SGLang, on the judgement it publishes (each record held out with its whole
     source, its interval scaled by the other sources' scores), against the capacity each log printed (`KV Cache is
     allocated. #tokens` / `max_total_num_tokens`). The counts are the records whose log prints a capacity of a model
-    with a config at hand: 19 of 18 sources fully blind, 14 of 13 with the logged weights (the doc's tables).
+    with a config at hand: 20 of 19 sources fully blind, 15 of 14 with the logged weights (the doc's tables; session
+    51 added an L40S start, udbhav's sglang.log, +0.05 % blind).
 
     Since session 50 SGLang's context is fitted on the GPU's SM count (a per-SM reservation of the CUDA context) and
     TP doublings on NVLink / PCIe, with no "Blackwell" term (the B200's large contexts were its total estimated from
     nvidia-smi's: three torch messages print 178.35 GiB): the RTX 5080 start (84 SMs, 0.26 GiB of context) lands −1.4 %
     with its weights and QwQ-32B on 4 × L4 (58 SMs, 0.41 GiB) +2.8 %, where the constant gave −7.2 % and −8.8 %.
-    With the logged weights 13 of 14 within 5 % (92.9 %: the RTX 3090's DeepSeek-R1 distill at +5.9 %, a Docker
+    With the logged weights 14 of 15 within 5 % (93.3 %: the RTX 3090's DeepSeek-R1 distill at +5.9 %, a Docker
     Desktop / WSL2 host holding 0.82 GiB before the start, not modelled) and every interval holding; fully blind
-    17 of 19 within 5 % (89.5 %, the target NOT met: the same RTX 3090 start at +8.4 %, and QwQ-32B on 4 × L4 at
-    +12.2 %, the weights book's shortfall the old constant's excess context used to hide) and 18 of 19 intervals
-    (94.7 %: the GB300's DeepSeek-R1-0528-NVFP4 at +2.3 % outside).
+    18 of 20 within 5 % (90.0 %, the target met since session 51's L40S start: the same RTX 3090 start at +8.4 %, and QwQ-32B on 4 × L4 at
+    +12.2 %, the weights book's shortfall the old constant's excess context used to hide) and 19 of 20 intervals
+    (95.0 %: the GB300's DeepSeek-R1-0528-NVFP4 at +2.3 % outside).
 
     Until session 50 this test refitted every term without each record alone and judged that other judgement's
     unscaled intervals; it now checks the leave-one-source-out judgement the doc shows."""
     judged = _judged(corpus_judgement, "sglang", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (14 if weights_logged else 19)
-    assert len({j.record.source for j in judged}) == (13 if weights_logged else 18)
+    assert len(judged) == (15 if weights_logged else 20)
+    assert len({j.record.source for j in judged}) == (14 if weights_logged else 19)
     assert statistics.median(errors) <= 0.02
     missed = {j.record.id: j.truth for j in judged if abs(j.error) > 0.05}
     uncovered = [j.record.id for j in judged if not j.covered]

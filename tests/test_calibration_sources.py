@@ -6,7 +6,7 @@ tests/data/cases); the scale left out by source is hand arithmetic beside it."""
 from __future__ import annotations
 
 from benchmarks.calibration.corpus import load_all, source_key
-from benchmarks.calibration.evaluate import engine_scale
+from benchmarks.calibration.evaluate import PlanScores, engine_scale
 
 
 def test_a_source_is_its_thread_repository_or_indexed_file() -> None:
@@ -52,9 +52,21 @@ def test_a_records_scale_never_sees_its_own_sources_score() -> None:
     # scores 0.2 (a), 0.4 and 3.0 (b), 0.6 (c): all sources, n = 3, ⌈4 × 0.9⌉ = 4 > 3 → the largest, 3.0; b left
     # out, n = 2 → the largest of a and c, 0.6, which the floor lifts to 1 (fewer than 9 sources never narrow the
     # stated errors: coverage.scale_fit); it never sees b's 3.0
-    scores = {"vllm": [(0.2, "a"), (0.4, "b"), (3.0, "b"), (0.6, "c")]}
+    scores = PlanScores(blind={"vllm": [(0.2, "a"), (0.4, "b"), (3.0, "b"), (0.6, "c")]}, logged={})
     every = engine_scale("vllm", scores)
     without_b = engine_scale("vllm", scores, leave_out="b")
     assert every is not None and every.factor == 3.0 and every.sources == 3
     assert without_b is not None and without_b.factor == 1.0 and without_b.records == 2
     assert engine_scale("sglang", scores) is None
+
+
+def test_the_scale_holds_in_both_uses_of_plan() -> None:
+    # ten sources (⌈11 × 0.9⌉ = 10th of 10: the largest; no floor at 10 sources): blind scores 0.1 … 1.0 give 1.0;
+    # the same records with logged weights (narrower terms) score 0.2 … 2.0 and need 2.0: the engine's scale is the
+    # larger, 2.0, so a plan with --engine-log holds as often as a blind one
+    blind = [(n / 10, f"s{n}") for n in range(1, 11)]
+    logged = [(n / 5, f"s{n}") for n in range(1, 11)]
+    scale = engine_scale("vllm", PlanScores(blind={"vllm": blind}, logged={"vllm": logged}))
+    assert scale is not None and scale.factor == 2.0
+    blind_only = engine_scale("vllm", PlanScores(blind={"vllm": blind}, logged={}))
+    assert blind_only is not None and blind_only.factor == 1.0

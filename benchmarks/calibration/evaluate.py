@@ -362,7 +362,16 @@ def assumed_context_fits(corpus: Corpus, totals: dict[str, LinearTerm],
 
 
 FitCache = dict[str, dict[str, LinearTerm]]  # the fits without each source, made once per run
-Scores = dict[str, list[tuple[float, str]]]  # by engine: each fully blind plan's coverage score, and its source
+Scores = dict[str, list[tuple[float, str]]]  # by engine: each plan's coverage score, and its source
+
+
+@dataclass(frozen=True)
+class PlanScores:
+    """The coverage scores of the two ways `plan` is used, by engine: fully blind (the weights book's weights) and
+    with the weights a log printed (`--engine-log`). One interval scale serves both, so it is fitted to hold in each."""
+
+    blind: Scores
+    logged: Scores
 
 
 def _fits_without(corpus: Corpus, source: str, cache: FitCache) -> dict[str, LinearTerm]:
@@ -371,32 +380,43 @@ def _fits_without(corpus: Corpus, source: str, cache: FitCache) -> dict[str, Lin
     return cache[source]
 
 
-def blind_scores(corpus: Corpus, cache: FitCache | None = None) -> Scores:
-    """Every record planned fully blind with fits that left its source out, its interval unscaled: how many of
-    its half-widths its log's figure fell from the plan (`coverage_score`), by engine."""
-    cache = {} if cache is None else cache
+def _scores(corpus: Corpus, cache: FitCache, *, weights_logged: bool) -> Scores:
     scores: Scores = {}
     for engine, records in corpus.items():
         for record in records:
-            found = blind(record, _fits_without(corpus, record.source, cache), weights_logged=False)
+            found = blind(record, _fits_without(corpus, record.source, cache), weights_logged=weights_logged)
             score = coverage_score(found.truth, found.predicted, found.low, found.high, found.truth_half) if found else None
             if score is not None:
                 scores.setdefault(engine, []).append((score, record.source))
     return scores
 
 
-def engine_scale(engine: str, scores: Scores, leave_out: str | None = None) -> IntervalScale | None:
-    """The engine's interval scale from the scores of every source but `leave_out` (`coverage.scale_fit`)."""
-    kept = [(score, source) for score, source in scores.get(engine, []) if source != leave_out]
-    return scale_fit(engine, [score for score, _ in kept], [source for _, source in kept])
+def plan_scores(corpus: Corpus, cache: FitCache | None = None) -> PlanScores:
+    """Every record planned with fits that left its source out, its interval unscaled, fully blind and (where its
+    log printed them) with the logged weights: how many of its half-widths its log's figure fell from the plan
+    (`coverage_score`), by engine."""
+    cache = {} if cache is None else cache
+    return PlanScores(blind=_scores(corpus, cache, weights_logged=False),
+                      logged=_scores(corpus, cache, weights_logged=True))  # fmt: skip
 
 
-def judge_all(corpus: Corpus, *, weights_logged: bool, scores: Scores | None = None,
+def engine_scale(engine: str, scores: PlanScores, leave_out: str | None = None) -> IntervalScale | None:
+    """The engine's interval scale from the scores of every source but `leave_out` (`coverage.scale_fit`): the larger
+    of the fully blind plans' and the logged-weights plans' scales. A plan with the weights measured has narrower
+    terms, and the blind plans' scale alone left its intervals holding in fewer than 90 % (vLLM, session 51: 88.6 %)."""
+    fitted = [scale_fit(engine, [score for score, _ in kept], [source for _, source in kept])
+              for kept in ([(score, source) for score, source in by_engine.get(engine, []) if source != leave_out]
+                           for by_engine in (scores.blind, scores.logged))]  # fmt: skip
+    found = [scale for scale in fitted if scale is not None]
+    return max(found, key=lambda scale: scale.factor) if found else None
+
+
+def judge_all(corpus: Corpus, *, weights_logged: bool, scores: PlanScores | None = None,
               cache: FitCache | None = None) -> dict[str, list[Judged]]:  # fmt: skip
     """Every record planned blind with fits that left its whole source out (leave-one-source-out), its interval
     scaled by the engine's scale fitted on the other sources' scores, by engine."""
     cache = {} if cache is None else cache
-    scores = blind_scores(corpus, cache) if scores is None else scores
+    scores = plan_scores(corpus, cache) if scores is None else scores
     judged: dict[str, list[Judged]] = {}
     for engine, records in corpus.items():
         for record in records:
@@ -411,13 +431,13 @@ def judge_all(corpus: Corpus, *, weights_logged: bool, scores: Scores | None = N
 @dataclass(frozen=True)
 class Judgement:
     """The corpus judged once: the fits on every record, the fits without each source (`cache`), the fully blind
-    plans' coverage scores and both leave-one-source-out judgements. run.py writes the fitted blocks and
+    plans' coverage scores (`PlanScores`) and both leave-one-source-out judgements. run.py writes the fitted blocks and
     docs/calibration.md from it, and the tests check the same one (one truth: a test asserts what the doc claims)."""
 
     corpus: Corpus
     fits: dict[str, LinearTerm]
     cache: FitCache
-    scores: Scores
+    scores: PlanScores
     logged: dict[str, list[Judged]]  # the weights as the log printed them, every other term blind
     blind: dict[str, list[Judged]]  # fully blind (the weights book's weights)
 
@@ -425,7 +445,7 @@ class Judgement:
 def judge_corpus(corpus: Corpus) -> Judgement:
     """Every fit and judgement the doc shows, each made once."""
     cache: FitCache = {}
-    scores = blind_scores(corpus, cache)
+    scores = plan_scores(corpus, cache)
     return Judgement(corpus=corpus, fits=fit_all(corpus), cache=cache, scores=scores,
                      logged=judge_all(corpus, weights_logged=True, scores=scores, cache=cache),
                      blind=judge_all(corpus, weights_logged=False, scores=scores, cache=cache))  # fmt: skip

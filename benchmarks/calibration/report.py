@@ -10,7 +10,7 @@ from benchmarks.calibration.evaluate import (
     SOURCES_NEEDED,
     Corpus,
     Judged,
-    Scores,
+    PlanScores,
     engine_scale,
     rows_needed,
     term_rows,
@@ -74,16 +74,23 @@ def _unseen(fit: LinearTerm) -> str:
     return f"{fit.unseen_error_bytes / GIB:.3f} GiB" if fit.unseen_error_bytes else "—"
 
 
-def _scale_rows(corpus: Corpus, scores: Scores) -> list[str]:
-    lines = ["| engine | blind plans scored (sources) | scores: median / 90th pct / largest | interval scale |", "|---|---|---|---|"]
+def _spread(found: list[float]) -> str:
+    return f"{statistics.median(found):.2f} / {quantile(found, 0.9):.2f} / {max(found):.2f}" if found else "—"
+
+
+def _scale_rows(corpus: Corpus, scores: PlanScores) -> list[str]:
+    lines = ["| engine | plans scored blind / with logged weights (sources) | blind scores: median / 90th pct / largest | "
+             "logged-weights scores | interval scale |", "|---|---|---|---|---|"]  # fmt: skip
     for engine in corpus:
-        found = [score for score, _ in scores.get(engine, [])]
+        blind = [score for score, _ in scores.blind.get(engine, [])]
+        logged = [score for score, _ in scores.logged.get(engine, [])]
         scale = engine_scale(engine, scores)
-        if not found or scale is None:
-            lines.append(f"| {display_name(engine)} | 0 | — | 1 (none fitted) |")
+        if not blind or scale is None:
+            lines.append(f"| {display_name(engine)} | 0 | — | — | 1 (none fitted) |")
             continue
-        spread = f"{statistics.median(found):.2f} / {quantile(found, 0.9):.2f} / {max(found):.2f}"
-        lines.append(f"| {display_name(engine)} | {scale.records} ({scale.sources}) | {spread} | × {scale.factor:g} |")
+        sources = len({source for _, source in scores.blind.get(engine, [])})
+        lines.append(f"| {display_name(engine)} | {len(blind)} / {len(logged)} ({sources}) | {_spread(blind)} | "
+                     f"{_spread(logged)} | × {scale.factor:g} |")  # fmt: skip
     return lines
 
 
@@ -123,7 +130,7 @@ def _assumed_context(fits: dict[str, LinearTerm]) -> str:
 
 
 def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str, list[Judged]],
-           blind_weights: dict[str, list[Judged]], scores: Scores | None = None) -> str:  # fmt: skip
+           blind_weights: dict[str, list[Judged]], scores: PlanScores | None = None) -> str:  # fmt: skip
     count = sum(len(records) for records in corpus.values())
     per_engine = ", ".join(f"{display_name(e)} {len(r)}" for e, r in corpus.items())
     out = [
@@ -171,17 +178,20 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "at least the feature's largest part in another fit whose rows of two sources or more carried it (another era of",
         "the term) and the term's own value (`support.py`; \"no record of vllm.non_torch.v1 with '1 GiB when the custom",
         "all-reduce runs …'\"). The terms' errors together are then",
-        "scaled per engine (`coverage.py`): every record is planned fully blind with fits that left its source out, its",
-        "miss scored in half-widths of its interval on the side it fell, and the scale is the 90th percentile of those",
-        "scores with split conformal prediction's small-sample correction over the engine's sources (⌈(n + 1) × 0.9⌉-th",
-        "of n, each source weighing as one: the largest below 9 sources), so that a log from a new source falls inside",
-        "with probability ≥ 0.9 where sources are exchangeable. A scale above 1 says the terms' errors together were too",
+        "scaled per engine (`coverage.py`): every record is planned with fits that left its source out, fully blind and,",
+        "where its log printed them, with the logged weights (the two ways `plan` is used: before a start, and with",
+        "`--engine-log`), its miss scored in half-widths of its interval on the side it fell; each way's scale is the 90th",
+        "percentile of its scores with split conformal prediction's small-sample correction over the engine's sources",
+        "(⌈(n + 1) × 0.9⌉-th of n, each source weighing as one: the largest below 9 sources), and the engine's scale is the",
+        "larger of the two, so that a log from a new source falls inside with probability ≥ 0.9 in either use where",
+        "sources are exchangeable (the blind scale alone, session 51, held vLLM's logged-weights intervals in 88.6 %).",
+        "A scale above 1 says the terms' errors together were too",
         "narrow for logs from elsewhere (correlated terms, sources unlike the corpus); below 1, wider than needed. Below 9",
         "sources the largest score guarantees less than 0.9, and the scale is kept at 1 or more: so few records may widen",
         "the terms' stated errors, not narrow them (an assumed term's error would otherwise be fitted to the very records",
         "it is judged on; LMDeploy's four, whose blind judge of case 3411 took × 0.28 of the other three until session 46).",
         "",
-        *_scale_rows(corpus, scores or {}),
+        *_scale_rows(corpus, scores or PlanScores(blind={}, logged={})),
         "",
         "What this does and does not show:",
         "",

@@ -58,7 +58,7 @@ def _scale_literal(scale: IntervalScale | None) -> str:
 
 def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
     """Each file's fitted block, as --write would write it: the fits on every record, and each engine's interval
-    scale from the blind plans' coverage scores."""
+    scale from the plans' coverage scores (the larger of the blind and logged-weights ones)."""
     fits, scores = judgement.fits, judgement.scores
     blocks: dict[Path, str] = {}
     for engine in judgement.corpus:

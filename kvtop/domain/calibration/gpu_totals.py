@@ -41,9 +41,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.A100-80GB': LinearTerm(
         key='cuda_total.A100-80GB', features=('1 GiB',),
-        coefficients=(79.15,), error_bytes=171798692, records=1,
-        sources=1, gpus=('A100-80GB',),
-        novel_error_bytes=171798692, feature_sources=(1,),
+        coefficients=(79.2,), error_bytes=171798692, records=2,
+        sources=2, gpus=('A100-80GB',),
+        novel_error_bytes=171798692, feature_sources=(2,),
     ),
     'cuda_total.B200': LinearTerm(
         key='cuda_total.B200', features=('1 GiB',),
@@ -59,15 +59,15 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.H100': LinearTerm(
         key='cuda_total.H100', features=('1 GiB',),
-        coefficients=(79.18806,), error_bytes=171798692, records=67,
-        sources=12, gpus=('H100',),
-        novel_error_bytes=171798692, feature_sources=(12,),
+        coefficients=(79.187826,), error_bytes=171798692, records=69,
+        sources=14, gpus=('H100',),
+        novel_error_bytes=171798692, feature_sources=(14,),
     ),
     'cuda_total.H200': LinearTerm(
         key='cuda_total.H200', features=('1 GiB',),
-        coefficients=(139.869951,), error_bytes=171798692, records=4,
-        sources=4, gpus=('H200',),
-        novel_error_bytes=272084550, feature_sources=(4,),
+        coefficients=(139.855961,), error_bytes=171798692, records=5,
+        sources=5, gpus=('H200',),
+        novel_error_bytes=273856631, feature_sources=(5,),
     ),
     'cuda_total.L4': LinearTerm(
         key='cuda_total.L4', features=('1 GiB',),
@@ -95,9 +95,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.RTX4090': LinearTerm(
         key='cuda_total.RTX4090', features=('1 GiB',),
-        coefficients=(23.525,), error_bytes=171798692, records=2,
-        sources=2, gpus=('RTX4090',),
-        novel_error_bytes=171798692, feature_sources=(2,),
+        coefficients=(23.5875,), error_bytes=171798692, records=4,
+        sources=3, gpus=('RTX4090',),
+        novel_error_bytes=171798692, feature_sources=(3,),
     ),
     'cuda_total.RTX5090': LinearTerm(
         key='cuda_total.RTX5090', features=('1 GiB',),
@@ -137,10 +137,10 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.504829,), error_bytes=313538820, records=17,
+        coefficients=(0.499048,), error_bytes=306943629, records=17,
         sources=17, gpus=(),
-        novel_error_bytes=393788606, feature_sources=(17,),
-        group_errors=(('1 GiB', 313538820),),
+        novel_error_bytes=343341263, feature_sources=(17,),
+        group_errors=(('1 GiB', 306943629),),
     ),
 }  # fmt: skip
 # END FITTED

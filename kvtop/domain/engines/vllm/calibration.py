@@ -112,17 +112,17 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.349655, 9.548523, 0.0, 0.0), error_bytes=8454484, records=12,
-        sources=6, gpus=('H100', 'H200', 'L40S', 'RTX4090'),
-        novel_error_bytes=8454484, feature_sources=(6, 6, 4, 3),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 5540376), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 8454484)),
+        coefficients=(1.042618, 9.380528, 0.154943, 0.206116), error_bytes=1305939341, records=16,
+        sources=8, gpus=('H100', 'H200', 'L40S', 'RTX4090'),
+        novel_error_bytes=1305939341, feature_sources=(8, 8, 5, 4),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 112596982), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 1305939341)),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.604238, 3.475366, 0.118314, 0.848556), error_bytes=449948619, records=25,
-        sources=3, gpus=('H100',),
-        novel_error_bytes=449948619, feature_sources=(3, 3, 3, 1), unseen_error_bytes=2146173124,
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 95295724),),
+        coefficients=(1.615065, 3.468301, 0.122283, 0.861286), error_bytes=453304346, records=26,
+        sources=4, gpus=('A100-80GB', 'H100'),
+        novel_error_bytes=453304346, feature_sources=(4, 4, 3, 2),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 98284500),),
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
@@ -133,10 +133,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
-        coefficients=(0.333999, 0.184319), error_bytes=1762710477, records=36,
-        sources=5, gpus=('A100-40GB', 'H100', 'L40S'),
-        novel_error_bytes=1762710477, feature_sources=(5, 5),
-        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1762710477),),
+        coefficients=(0.29831, 0.191098), error_bytes=1853356494, records=37,
+        sources=6, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L40S'),
+        novel_error_bytes=1853356494, feature_sources=(6, 6),
+        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1853356494),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -154,10 +154,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.116364, 0.428636), error_bytes=487478788, records=13,
-        sources=6, gpus=('H100', 'RTX4090'),
-        novel_error_bytes=487478788, feature_sources=(6, 1), unseen_error_bytes=487478788,
-        group_errors=(('1 GiB', 113816634),),
+        coefficients=(0.097333, 0.447667), error_bytes=504658657, records=17,
+        sources=9, gpus=('H100', 'RTX4090'),
+        novel_error_bytes=504658657, feature_sources=(9, 1), unseen_error_bytes=504658657,
+        group_errors=(('1 GiB', 95810809),),
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -167,7 +167,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=0.7904, records=110, sources=62,
+    engine='vllm', factor=0.924, records=114, sources=60,
 )
 # END FITTED
 
