@@ -70,3 +70,12 @@ def test_the_scale_holds_in_both_uses_of_plan() -> None:
     assert scale is not None and scale.factor == 2.0
     blind_only = engine_scale("vllm", PlanScores(blind={"vllm": blind}, logged={}))
     assert blind_only is not None and blind_only.factor == 1.0
+
+
+def test_a_way_of_few_sources_does_not_vote() -> None:
+    # ten blind sources scoring 0.05 … 0.5 give 0.5 (the 10th of 10); the logged-weights plans of 4 sources would be
+    # floored at 1 (too few for the corrected quantile): they do not vote, and the blind scale, 0.5, stands
+    blind = [(n / 20, f"s{n}") for n in range(1, 11)]
+    logged = [(0.3, "s1"), (0.4, "s2"), (0.5, "s3"), (0.6, "s4")]
+    scale = engine_scale("vllm", PlanScores(blind={"vllm": blind}, logged={"vllm": logged}))
+    assert scale is not None and scale.factor == 0.5 and not scale.weights_logged

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from benchmarks.calibration.corpus import MIB, Record, load_gpu_totals
-from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, scale_fit
+from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, scale_fit, too_few_sources
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.features import (
     ASSUMED_CONTEXT_ERROR_FEATURES,
@@ -402,13 +402,16 @@ def plan_scores(corpus: Corpus, cache: FitCache | None = None) -> PlanScores:
 
 def engine_scale(engine: str, scores: PlanScores, leave_out: str | None = None) -> IntervalScale | None:
     """The engine's interval scale from the scores of every source but `leave_out` (`coverage.scale_fit`): the larger
-    of the fully blind plans' and the logged-weights plans' scales. A plan with the weights measured has narrower
-    terms, and the blind plans' scale alone left its intervals holding in fewer than 90 % (vLLM, session 51: 88.6 %)."""
-    fitted = [scale_fit(engine, [score for score, _ in kept], [source for _, source in kept])
-              for kept in ([(score, source) for score, source in by_engine.get(engine, []) if source != leave_out]
-                           for by_engine in (scores.blind, scores.logged))]  # fmt: skip
-    found = [scale for scale in fitted if scale is not None]
-    return max(found, key=lambda scale: scale.factor) if found else None
+    of the fully blind plans' and the logged-weights plans' scales, a way scored on fewer than 9 sources not voting
+    (`coverage.too_few_sources`: its floor at 1 is about its few sources). A plan with the weights measured has
+    narrower terms, and the blind plans' scale alone held vLLM's logged-weights intervals in 88.6 % (session 51)."""
+    fitted = []
+    for by_engine, logged in ((scores.blind, False), (scores.logged, True)):
+        kept = [(score, source) for score, source in by_engine.get(engine, []) if source != leave_out]
+        scale = scale_fit(engine, [score for score, _ in kept], [source for _, source in kept], weights_logged=logged)
+        if scale is not None and not (logged and too_few_sources(scale.sources)):
+            fitted.append(scale)
+    return max(fitted, key=lambda scale: scale.factor) if fitted else None
 
 
 def judge_all(corpus: Corpus, *, weights_logged: bool, scores: PlanScores | None = None,

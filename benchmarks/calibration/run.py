@@ -53,7 +53,7 @@ def _scale_literal(scale: IntervalScale | None) -> str:
     if scale is None:
         return "INTERVAL_SCALE: IntervalScale | None = None"
     return (f"INTERVAL_SCALE: IntervalScale | None = IntervalScale(\n    engine={scale.engine!r}, factor={scale.factor!r}, "
-            f"records={scale.records}, sources={scale.sources},\n)")
+            f"records={scale.records}, sources={scale.sources},{' weights_logged=True,' if scale.weights_logged else ''}\n)")
 
 
 def fitted_blocks(judgement: Judgement) -> dict[Path, str]:

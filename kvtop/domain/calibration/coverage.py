@@ -9,7 +9,9 @@ units of its own interval's half-width on the side it fell (`coverage_score`). T
 source falls inside the scaled interval with probability ≥ 0.9 where the sources are exchangeable. It is an
 `IntervalScale` of its own, kept beside the engine's fits (its calibration module's `INTERVAL_SCALE`, written by
 `benchmarks/calibration/run.py --write`); an engine without one keeps 1, and one judged on fewer than 9 sources keeps
-at least 1 (`scale_fit`).
+at least 1 (`scale_fit`). Plans are scored in both ways `plan` is used, fully blind and with the weights a log
+printed; the engine's scale is the larger of the two, a way scored on fewer than 9 sources not voting (its floor
+at 1 says it has too few sources, not that the interval is too narrow).
 """
 
 from __future__ import annotations
@@ -31,14 +33,21 @@ class IntervalScale(BaseModel):
 
     engine: str
     factor: float
-    records: int  # blind plans scored
+    records: int  # plans scored
     sources: int  # the sources (threads, repositories, files) they came from
+    weights_logged: bool = False  # scored with the weights their logs printed (else fully blind)
 
     @property
     def basis(self) -> str:
         """The scale in words, as a plan states it."""
+        plans = "plans with their logs' weights" if self.weights_logged else "blind plans"
         return (f"× {self.factor:.2f}: the terms' errors together reach the engine's figure in 90 % of {self.records} "
-                f"blind plans from {self.sources} sources, each judged by fits that left its source out")  # fmt: skip
+                f"{plans} from {self.sources} sources, each judged by fits that left its source out")  # fmt: skip
+
+
+def too_few_sources(count: int) -> bool:
+    """Whether `count` sources are too few for the corrected quantile (⌈(n + 1) × 0.9⌉ > n: fewer than 9)."""
+    return math.ceil((count + 1) * ERROR_QUANTILE - 1e-9) > count
 
 
 def coverage_score(
@@ -53,7 +62,8 @@ def coverage_score(
     return miss / side if side > 0 else None
 
 
-def scale_fit(engine: str, scores: Sequence[float], sources: Sequence[str]) -> IntervalScale | None:
+def scale_fit(engine: str, scores: Sequence[float], sources: Sequence[str], *,
+              weights_logged: bool = False) -> IntervalScale | None:  # fmt: skip
     """The engine's interval scale from its blind plans' scores (None for none).
 
     Of fewer sources than the correction needs (⌈(n + 1) × 0.9⌉ > n: fewer than 9) the quantile is the largest score,
@@ -63,6 +73,7 @@ def scale_fit(engine: str, scores: Sequence[float], sources: Sequence[str]) -> I
         return None
     scale = held_out_quantile(scores, ERROR_QUANTILE, sources, corrected=True)
     count = len(set(sources))
-    if math.ceil((count + 1) * ERROR_QUANTILE - 1e-9) > count:
+    if too_few_sources(count):
         scale = max(scale, 1.0)
-    return IntervalScale(engine=engine, factor=round(scale, 4), records=len(scores), sources=count)
+    return IntervalScale(engine=engine, factor=round(scale, 4), records=len(scores), sources=count,
+                         weights_logged=weights_logged)  # fmt: skip

@@ -57,7 +57,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=0.9163, records=15, sources=14,
+    engine='sglang', factor=0.9163, records=15, sources=14, weights_logged=True,
 )
 # END FITTED
 
