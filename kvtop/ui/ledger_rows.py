@@ -51,7 +51,7 @@ class OutsideCost:
     """What a finding says bytes held by others on this GPU cost the KV pool (the engine's own rule)."""
 
     row: str
-    rule: str
+    finding: str  # the finding's title, as the pane heads it (never its rule's id)
     tokens: int
 
 
@@ -166,7 +166,7 @@ def outside_costs(
     if engine is None or engine.ledger is None:
         return ()
     return tuple(
-        OutsideCost(OUTSIDE_RULES[f.rule], f.rule, f.tokens)
+        OutsideCost(OUTSIDE_RULES[f.rule], f.title, f.tokens)
         for f in findings
         if f.rule in OUTSIDE_RULES
         and f.gpus == (gpu_index,)

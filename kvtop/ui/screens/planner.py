@@ -67,7 +67,7 @@ class PlanBasis:
     gpu_name: str | None
     live_token_capacity: int | None
     start_settings: LaunchSettings | None = None  # where the fields start (None: the live settings)
-    start_label: str | None = None  # what the start is, e.g. "fix of co_tenant"
+    start_label: str | None = None  # what the start is, e.g. "fix of “16-bit KV where the engine supports FP8 KV”"
     measured: MeasuredInputs = dataclasses.field(default_factory=MeasuredInputs)  # what the GPUs measure now
     node_gpus: int | None = None  # GPUs on the node, to say when a layout needs more
     draft: ModelSpec | None = None  # the launch's speculative draft, as the live ledger was solved with it
