@@ -172,3 +172,12 @@ def test_json_and_text_carry_the_incidents_answer(capsys: pytest.CaptureFixture[
     )
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     assert capsys.readouterr().out.split("\n")[1] == f"answer: {out['answer']}"
+
+
+def test_advice_without_a_gain_says_so_not_plus_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    # DeepSeek-V3 at TP16 over two nodes: attention TP 16 copies the MLA latent on every rank, and no smaller
+    # attention TP fits the weights on these GPUs, so the advice has no gain to state
+    main(["diagnose", "--demo", "dsv3-tp16-sglang-node0"])
+    text = capsys.readouterr().out
+    assert "INFO     MLA latent copied by attention tensor parallel · GPUs 0,1,2,3,4,5,6,7 · no gain found" in text
+    assert "+0 tokens" not in text and "mla_under_attention_tp" not in text

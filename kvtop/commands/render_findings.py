@@ -71,8 +71,8 @@ def finding_text(finding: Finding) -> list[str]:
         cost = "tokens not known (no prediction)"
     elif finding.whole_gpus and not finding.tokens:
         cost = whole_gpus(finding.whole_gpus, unused=not is_problem(finding))
-    elif not is_problem(finding):
-        cost = f"+{fmt_tokens(finding.gain_tokens)} tokens/rank with the change"
+    elif not is_problem(finding):  # advice without a gain (no better layout fits) says so, never "+0 tokens"
+        cost = f"+{fmt_tokens(finding.gain_tokens)} tokens/rank with the change" if finding.gain_tokens else "no gain found"
     else:
         cost = f"−{fmt_tokens(finding.tokens)} tokens/rank" if finding.tokens else "no token cost"
     lines = [  # the head reads the rule's title, as the findings pane does; `--json` keeps the id (`rule`)

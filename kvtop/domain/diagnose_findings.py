@@ -142,7 +142,7 @@ RULE_TITLES: dict[Rule, str] = {
     Rule.ORPHAN_WORKER: "Orphaned engine workers hold GPU memory",
     Rule.RANK_IMBALANCE: "One rank has less memory than the others",
     Rule.WEIGHTS_LARGER_THAN_PREDICTED: "Weights larger than predicted",
-    Rule.RESERVE_LARGER_THAN_EXPECTED: "More kept outside the KV cache than predicted",
+    Rule.RESERVE_LARGER_THAN_EXPECTED: "More memory kept outside the KV cache than expected",
     Rule.RESTART_WILL_NOT_FIT: "A restart would not fit on the GPUs as they are now",
     Rule.UNEXPLAINED_BYTES: "Workers hold memory the ledger does not explain",
     Rule.GPU_LOST: "GPU lost",
