@@ -100,10 +100,10 @@ def finding_text(finding: FindingLike, note: str | None = None) -> Content:
     """'● warning Another process holds memory on an engine's GPU · GPU 3 · −128,660 tokens', its summary and
     evidence, then the fix (and a note)."""
     severity = severity_of(finding)
-    gpus = ", ".join(str(g) for g in finding.gpus) or "node"
+    where = f"GPU {', '.join(str(g) for g in finding.gpus)}" if finding.gpus else "node"  # never 'GPU node'
     head: list[str | tuple[str, str]] = [
         (f"● {severity}", _SEVERITY_STYLES.get(severity.lower(), "bold")),
-        f" {finding.title} · GPU {gpus}",
+        f" {finding.title} · {where}",
     ]
     tokens = signed_tokens(finding)
     if tokens:
