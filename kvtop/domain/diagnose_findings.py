@@ -101,7 +101,7 @@ class Severity(str, Enum):
 
 
 class Rule(str, Enum):
-    """What a finding is about: one id per rule, stable in JSON, metrics and the UI."""
+    """What a finding is about: one id per rule, stable in JSON and metrics; a person reads its title (`RULE_TITLES`)."""
 
     CO_TENANT = "co_tenant"
     UNATTRIBUTED_BYTES = "unattributed_bytes"
