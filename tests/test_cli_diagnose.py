@@ -138,9 +138,12 @@ def test_text_output_leads_with_the_finding_and_its_fix(capsys: pytest.CaptureFi
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
     cost = demo_llama_70b_tokens(8) - demo_llama_70b_tokens(8, H100_RESTART_FREE - 6 * GIB)  # 128,661 at the fits of da524f1c
-    assert f"WARNING  co_tenant  GPU 3  −{cost:,} tokens/rank" in text
+    # a person reads the rule's title; the id (`co_tenant`) is `--json`'s, never the text's
+    assert f"WARNING  Another process holds memory on an engine's GPU · GPU 3 · −{cost:,} tokens/rank" in text
     assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3), then restart sglang:41000" in text
-    assert text.index("co_tenant") < text.index("advice (trade-offs")
+    assert text.index("Another process holds memory") < text.index("advice (trade-offs")
+    assert "co_tenant" not in text and "bf16_kv_where_fp8_supported" not in text
+    assert "INFO     16-bit KV where the engine supports FP8 KV · GPUs 0,1,2,3,4,5,6,7 · +" in text
 
 
 def test_unknown_scenario_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -153,8 +156,8 @@ def test_unknown_scenario_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[s
 def test_text_prices_a_lost_gpu_as_a_whole_gpu_not_as_no_cost(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", "--demo", "gpu5-lost"]) == 1
     text = capsys.readouterr().out
-    assert "CRITICAL gpu_lost  GPU 5  a whole GPU out of service  (79.65 GiB)" in text
-    assert "INFO     idle_gpu  GPU 4  a whole GPU unused" in text and "no token cost" not in text
+    assert "CRITICAL GPU lost · GPU 5 · a whole GPU out of service  (79.65 GiB)" in text
+    assert "INFO     Idle GPU · GPU 4 · a whole GPU unused" in text and "no token cost" not in text
 
 
 def test_json_and_text_carry_the_incidents_answer(capsys: pytest.CaptureFixture[str]) -> None:
@@ -169,3 +172,12 @@ def test_json_and_text_carry_the_incidents_answer(capsys: pytest.CaptureFixture[
     )
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     assert capsys.readouterr().out.split("\n")[1] == f"answer: {out['answer']}"
+
+
+def test_advice_without_a_gain_says_so_not_plus_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    # DeepSeek-V3 at TP16 over two nodes: attention TP 16 copies the MLA latent on every rank, and no smaller
+    # attention TP fits the weights on these GPUs, so the advice has no gain to state
+    main(["diagnose", "--demo", "dsv3-tp16-sglang-node0"])
+    text = capsys.readouterr().out
+    assert "INFO     MLA latent copied by attention tensor parallel · GPUs 0,1,2,3,4,5,6,7 · no gain found" in text
+    assert "+0 tokens" not in text and "mla_under_attention_tp" not in text

@@ -32,7 +32,7 @@ def test_a_finding_does_not_advise_what_the_verdict_says_may_have_run(capsys: py
     assert out["logged"]["token_capacity"] == 263_008
     assert "KV dtype fp8 (not auto)" in out["cause"]
     assert all(f["rule"] != "bf16_kv_where_fp8_supported" for f in out.get("findings", []))
-    folded = [n for n in out["notes"] if n.startswith("finding bf16_kv_where_fp8_supported (")]
+    folded = [n for n in out["notes"] if n.startswith("finding “16-bit KV where the engine supports FP8 KV” (")]
     assert len(folded) == 1 and folded[0].endswith("folded into the verdict: its change is one the cause names as "
                                                    "rebuilding the logged figures")  # fmt: skip
 

@@ -70,7 +70,7 @@ def test_the_cli_says_so_exits_1_and_json_lists_it(capsys: pytest.CaptureFixture
     assert main(["diagnose", "--demo", str(path)]) == 1
     text = capsys.readouterr().out
     assert "every rank holds what its plan predicts" not in text
-    assert "no_prediction  GPUs 0,1,2,3,4,5,6,7  tokens not known (no prediction)" in text
+    assert "Engine not checked: no prediction · GPUs 0,1,2,3,4,5,6,7 · tokens not known (no prediction)" in text
     assert "answer: sglang:41000 is not checked: no prediction for https://***@models.example/" in text
     assert main(["diagnose", "--demo", str(path), "--json"]) == 1
     out = json.loads(capsys.readouterr().out)

@@ -235,7 +235,7 @@ def _findings(result: Explanation) -> tuple[list[Any], Explanation]:
     every = diagnose_ledger(result.ledger)
     kept = findings_beside_verdict(result, every)
     folded = [
-        f"finding {finding.rule} ({finding.fix}) folded into the verdict: its change is one the cause names as "
+        f"finding “{finding.title}” ({finding.fix}) folded into the verdict: its change is one the cause names as "
         "rebuilding the logged figures"
         for finding in every
         if finding not in kept
@@ -319,7 +319,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
                      f"= {check.predicted_bytes / 2**30:.3f} GiB  {mark}")  # fmt: skip
     lines.append(verdict_line(result))
     for finding in findings:
-        lines.append(f"finding [{finding.severity}] {finding.rule}: {finding.fix}")
+        lines.append(f"finding [{finding.severity}] {finding.title}: {finding.fix}")
     return qualified("\n".join(lines), result.engine)  # a "§N" names the engine's doc
 
 

@@ -65,16 +65,18 @@ def _when(finding: Finding) -> str:
 
 
 def finding_text(finding: Finding) -> list[str]:
+    """'WARNING  Another process holds memory on an engine's GPU · GPU 3 · −128,660 tokens/rank  (6.44 GB …)', then
+    its summary, fix, the other way out and evidence."""
     if finding.rule is Rule.NO_PREDICTION:
         cost = "tokens not known (no prediction)"
     elif finding.whole_gpus and not finding.tokens:
         cost = whole_gpus(finding.whole_gpus, unused=not is_problem(finding))
-    elif not is_problem(finding):
-        cost = f"+{fmt_tokens(finding.gain_tokens)} tokens/rank with the change"
+    elif not is_problem(finding):  # advice without a gain (no better layout fits) says so, never "+0 tokens"
+        cost = f"+{fmt_tokens(finding.gain_tokens)} tokens/rank with the change" if finding.gain_tokens else "no gain found"
     else:
         cost = f"−{fmt_tokens(finding.tokens)} tokens/rank" if finding.tokens else "no token cost"
-    lines = [
-        f"{finding.severity.value.upper():<8} {finding.rule}  {_where(finding)}  {cost}"
+    lines = [  # the head reads the rule's title, as the findings pane does; `--json` keeps the id (`rule`)
+        f"{finding.severity.value.upper():<8} {finding.title} · {_where(finding)} · {cost}"
         + (f"  ({fmt_bytes(finding.bytes)})" if finding.bytes or finding.rule is not Rule.NO_PREDICTION else ""),
         f"  {finding.summary}",
     ]

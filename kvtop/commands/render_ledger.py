@@ -220,11 +220,11 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     ]
     for label, rank in _distinct_ranks(ledger):
         lines.append(f"Weights per rank — {label} (layers {rank.layers[0]}–{rank.layers[1] - 1})")
-        name = max(16, *(len(component_words(row.component)) for row in rank.weights.rows))  # a long row stays aligned
+        name = max(16, *(len(component_words(row.component, e.engine)) for row in rank.weights.rows))  # a long row stays aligned
         lines.append(f"  {'component':<{name}}{'params':>16}{'B/param':>9}{'shards':>8}  {'bytes':>28}")
         for row in rank.weights.rows:
             note = f"  {row.note}" if row.note else ""
-            lines.append(f"  {component_words(row.component):<{name}}{_book_cells(row)}  {_row_bytes(row.bytes):>28}{note}")
+            lines.append(f"  {component_words(row.component, e.engine):<{name}}{_book_cells(row)}  {_row_bytes(row.bytes):>28}{note}")
         lines.append(
             f"  {'total':<{name}}{rank.weights.total_params:>16,}{'':>17}  {fmt_both(rank.weights_bytes):>28}"
         )

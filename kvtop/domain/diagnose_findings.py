@@ -101,7 +101,7 @@ class Severity(str, Enum):
 
 
 class Rule(str, Enum):
-    """What a finding is about: one id per rule, stable in JSON, metrics and the UI."""
+    """What a finding is about: one id per rule, stable in JSON and metrics; a person reads its title (`RULE_TITLES`)."""
 
     CO_TENANT = "co_tenant"
     UNATTRIBUTED_BYTES = "unattributed_bytes"
@@ -132,6 +132,43 @@ class Rule(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+#: Each rule's title: what a person reads where a script reads the id (the findings pane, `diagnose` and `explain`
+#: text; JSON and the metrics keep the id). Worded by what the finding is about, never by one engine's flag.
+RULE_TITLES: dict[Rule, str] = {
+    Rule.CO_TENANT: "Another process holds memory on an engine's GPU",
+    Rule.UNATTRIBUTED_BYTES: "GPU memory no process accounts for",
+    Rule.ORPHAN_WORKER: "Orphaned engine workers hold GPU memory",
+    Rule.RANK_IMBALANCE: "One rank has less memory than the others",
+    Rule.WEIGHTS_LARGER_THAN_PREDICTED: "Weights larger than predicted",
+    Rule.RESERVE_LARGER_THAN_EXPECTED: "More memory kept outside the KV cache than expected",
+    Rule.RESTART_WILL_NOT_FIT: "A restart would not fit on the GPUs as they are now",
+    Rule.UNEXPLAINED_BYTES: "Workers hold memory the ledger does not explain",
+    Rule.GPU_LOST: "GPU lost",
+    Rule.BF16_KV_WHERE_FP8_SUPPORTED: "16-bit KV where the engine supports FP8 KV",
+    Rule.FP32_KV_CACHE: "Float32 KV cache and weights",
+    Rule.TP_ABOVE_KV_HEADS: "Tensor parallel above the KV heads: KV copied on every rank",
+    Rule.MLA_UNDER_ATTENTION_TP: "MLA latent copied by attention tensor parallel",
+    Rule.REQ_TO_TOKEN_LARGE: "Large request-to-token table",
+    Rule.MAMBA_STATE_CAPS_REQUESTS: "Recurrent-state slots cap the running requests",
+    Rule.HYBRID_KV_MANAGER_DISABLED: "Sliding-window layers cached at full length",
+    Rule.BF16_KV_WHERE_INT8_SUPPORTED: "16-bit KV where the engine supports INT8 KV",
+    Rule.SESSION_LEN_TRUNCATED: "Session length cut to what the KV blocks hold",
+    Rule.KV_CAP_BINDS: "A token cap holds the KV pool below what memory allows",
+    Rule.IDLE_GPU: "Idle GPU",
+    Rule.NO_PREDICTION: "Engine not checked: no prediction",
+    Rule.PREEMPTING_WITH_ROOM: "Preempting requests while the GPUs have room",
+    Rule.PREEMPTING_POOL_FULL: "Preempting requests: the KV pool is full",
+    Rule.HEADROOM_SHORT: "Too little memory left after the KV pool",
+    Rule.HOST_TIER_WOULD_NOT_FIT: "Host KV tier would not fit in host memory",
+    Rule.RESERVE_BELOW_ENGINES_OWN: "Memory share leaves less reserve than the engine keeps",
+}
+
+
+def rule_title(rule: Rule) -> str:
+    """'BF16 KV where the engine supports FP8' for `bf16_kv_where_fp8_supported`."""
+    return RULE_TITLES[rule]
 
 
 SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -168,6 +205,11 @@ class Finding(BaseModel):
     # the capacity waterfall's term this finding explains (its tokens are that term's, as a cost)
     cause: CapacityCause | None = None
     term_tokens: int | None = None  # the term's own (signed) tokens: clean + Σ terms = actual
+
+    @property
+    def title(self) -> str:
+        """What the finding is about, as a person reads it (`RULE_TITLES`); the id `rule` stays for JSON and scripts."""
+        return rule_title(self.rule)
 
 
 class Thresholds(BaseModel):

@@ -356,7 +356,7 @@ class KvtopApp(KvtopBaseApp):
         if fixed is None or basis is None:
             self.notify(f"no engine with known settings to apply {finding.fix!r} to", severity="warning")
             return
-        basis = replace(basis, start_settings=fixed, start_label=f"fix of {finding.rule}")
+        basis = replace(basis, start_settings=fixed, start_label=f"fix of “{finding.title}”")
         self._open_planner(basis, None)  # a fix starts afresh (and replaces the engine's kept edits)
 
     def action_probe(self) -> None:

@@ -105,6 +105,11 @@ class ExportedFindings:
     gpus: tuple[int, ...] = ()
     tokens: int | None = None
 
+    @property
+    def title(self) -> str:
+        """The entry's head: its count in words ('3 findings'), as the pane shows a finding's title."""
+        return self.rule
+
 
 def exported_findings(node: ClusterNode | None) -> tuple[ExportedFindings, ...]:
     """The pane's entries for a node read through Prometheus: its exporter's counts, worst first."""

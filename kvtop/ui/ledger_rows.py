@@ -51,7 +51,7 @@ class OutsideCost:
     """What a finding says bytes held by others on this GPU cost the KV pool (the engine's own rule)."""
 
     row: str
-    rule: str
+    finding: str  # the finding's title, as the pane heads it (never its rule's id)
     tokens: int
 
 
@@ -130,7 +130,10 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
     prediction = rank.worker_prediction
     if predicted is None or prediction is None:
         return [LedgerRow(f"worker pid {rank.pid}", None, observed.process_bytes, "total")], None
-    rows = [LedgerRow(f"weights · {component_words(row.component)}", row.bytes, None) for row in predicted.weights.rows]
+    rows = [
+        LedgerRow(f"weights · {component_words(row.component, rank.engine_id)}", row.bytes, None)
+        for row in predicted.weights.rows
+    ]
     rows.append(LedgerRow("weights", predicted.weights_bytes, observed.weights_bytes, "total"))
     for term in predicted.terms:  # the deployment's resident terms: a draft, redundant experts, LoRA slots
         if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
@@ -163,7 +166,7 @@ def outside_costs(
     if engine is None or engine.ledger is None:
         return ()
     return tuple(
-        OutsideCost(OUTSIDE_RULES[f.rule], f.rule, f.tokens)
+        OutsideCost(OUTSIDE_RULES[f.rule], f.title, f.tokens)
         for f in findings
         if f.rule in OUTSIDE_RULES
         and f.gpus == (gpu_index,)

@@ -20,4 +20,4 @@ def test_the_help_states_the_exit_status(capsys: pytest.CaptureFixture[str]) -> 
 def test_the_status_is_the_one_the_help_states(capsys: pytest.CaptureFixture[str], scenario: str, status: int) -> None:
     assert main(["diagnose", "--demo", scenario]) == status
     out = capsys.readouterr().out
-    assert ("WARNING  orphan_worker" in out) == (status == 1)
+    assert ("WARNING  Orphaned engine workers hold GPU memory" in out) == (status == 1)

@@ -190,11 +190,11 @@ async def test_a_snapshot_read_through_prometheus_renders_without_predictions():
         row3 = app.screen.query_one(GpuList).row_text(3)
         assert "sglang TP3" in row3 and "pred prediction not exported" in row3 and "H100 80GB" in row3
         assert findings_text(app).splitlines()[:3] == [
-            "● warning 1 finding · GPU node",
+            "● warning 1 finding · node",  # a count over the node: never "GPU node"
             "  counted by kvtop export on gpu-node-01",
             "  fix: run `kvtop diagnose` on the node for each cause and its fix",
         ]
-        assert "● info 2 findings · GPU node" in findings_text(app)
+        assert "● info 2 findings · node" in findings_text(app)
         await pilot.press("enter")  # no rank ledger through Prometheus: a notice, the dashboard stays
         await pilot.pause()
         assert isinstance(app.screen, ClusterNodeScreen)

@@ -126,7 +126,7 @@ async def test_enter_on_the_fp8_finding_opens_the_planner_before_live_after_the_
         assert screen.query_one("#plan-kv_cache_dtype", Select).has_focus  # the field the fix changed
         result = screen.query_one("#plan-result", Static).render().plain
         assert re.search(rf"tokens per rank\s+{live.token_capacity:,} →\s+{expected_after.token_capacity:,}", result)
-        assert "after starts from the fix of bf16_kv_where_fp8_supported" in (
+        assert "after starts from the fix of “16-bit KV where the engine supports FP8 KV”" in (
             screen.query_one("#planner-title", Static).render().plain
         )
         await pilot.press("ctrl+r")  # reset: every field back to live

@@ -117,6 +117,10 @@ class _Finding:
     fix: str
     evidence: str
 
+    @property
+    def title(self) -> str:
+        return self.rule
+
 
 async def test_findings_pane_shows_findings_handed_to_the_app(make_app, co_tenant_snapshot):
     app = make_app(co_tenant_snapshot)
@@ -153,7 +157,7 @@ async def test_findings_pane_accepts_diagnose_findings(make_app, co_tenant_snaps
         statics = list(app.screen.query_one(FindingsPane).query(".finding"))
         assert len(statics) == len(findings)
         text = "\n".join(static.render().plain for static in statics)
-        assert f"● warning co_tenant · GPU 3 · −{co_tenant.tokens:,} tokens" in text
+        assert f"● warning Another process holds memory on an engine's GPU · GPU 3 · −{co_tenant.tokens:,} tokens" in text
         assert f"fix: {co_tenant.fix}" in text
 
 

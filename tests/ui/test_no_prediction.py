@@ -18,7 +18,7 @@ async def test_the_findings_pane_names_the_unchecked_engine(make_app):
         pane = app.screen.query_one(FindingsPane)
         await wait_for(pilot, lambda: pane.received and list(app.screen.query(FindingItem)))
         texts = [item.render().plain for item in app.screen.query(FindingItem)]
-        assert len(texts) == 1 and "no_prediction" in texts[0]
+        assert len(texts) == 1 and "Engine not checked: no prediction" in texts[0]
         assert f"sglang:41000 is not checked: {snapshot.engines[0].ledger_error}" in texts[0]
         note = app.screen.query_one(".findings-note")
         assert not note.display or NO_FINDINGS not in note.render().plain

@@ -416,7 +416,7 @@ async def test_a_valid_edit_that_does_not_fit_says_so_not_just_valid(make_app, h
         after = screen.outcome.after
         assert after is not None and not after.engine.fits and after.token_capacity == 0
         said = " ".join(shown(screen, "#plan-error").split())
-        short = fmt_gib(after.engine.shortfall_bytes)
+        short = fmt_gib(after.engine.shortfall_bytes)  # a shortfall of GiBs reads in GiB (the weights: 16.43 GiB)
         assert said.startswith(f"✓ valid input, but it does not fit: {short} short per rank")
         assert f"no, {short} short" in shown(screen, "#plan-result")
 

@@ -141,7 +141,7 @@ async def test_tagged_processes_are_signalled_at_once_after_one_dialog(make_app)
         # SGLang sizes every rank by the least free GPU: the kernel's GPU 3 prices, the notebook's GPU 5 alone does not
         assert findings[3].gain_tokens > 0 and findings[5].gain_tokens == 0
         assert f"+{findings[3].gain_tokens:,} tokens per rank for sglang:4242 once it restarts" in dialog
-        assert "no tokens for sglang:4242 (finding co_tenant)" in dialog
+        assert "no tokens for sglang:4242 (finding: Another process holds memory on an engine's GPU)" in dialog
         assert "user bob" in dialog and "REFUSED" not in dialog
         await pilot.press("y")
         await wait_for(pilot, lambda: len(sender.requests) == 2)

@@ -89,7 +89,7 @@ async def test_the_signal_dialog_names_pid_bytes_and_the_tokens_the_finding_pric
         gain = next(f for f in diagnose(co_tenant_snapshot) if f.rule == "co_tenant").gain_tokens
         assert gain > 0
         assert f"+{gain:,} tokens per rank for sglang:4242 once it restarts" in dialog
-        assert "(finding co_tenant)" in dialog
+        assert "(finding: Another process holds memory on an engine's GPU)" in dialog
         assert "REFUSED" not in dialog
         assert footer_keys(app)[:2] == ["y", "n"] and "F" not in footer_keys(app)
         await pilot.press("y")

@@ -78,7 +78,7 @@ async def test_token_figures_carry_their_sign(make_app, co_tenant_snapshot):
         await wait_for_snapshot(pilot)
         co_tenant, fp8 = diagnose(co_tenant_snapshot)
         heads = [item.render().plain.splitlines()[0] for item in app.screen.query(".finding")]
-        assert heads[0] == f"● warning co_tenant · GPU 3 · −{co_tenant.tokens:,} tokens"  # a cost
+        assert heads[0] == f"● warning Another process holds memory on an engine's GPU · GPU 3 · −{co_tenant.tokens:,} tokens"  # a cost
         assert heads[1].endswith(f"· +{fp8.gain_tokens:,} tokens with the fix")  # advice: a gain
 
 

@@ -99,6 +99,7 @@ class EngineBase(EngineModules):
     cap_fields: tuple[str, ...] = ()
     usage_metrics: tuple[str, ...] = ()
     capacity_metrics: tuple[str, ...] = ()
+    weight_row_words: Mapping[str, str] = {}  # no rows of its own beside the book's (`weights_built`)
 
     def metrics_tokens(self, name: str, labels: Mapping[str, str], value: float) -> int | None:
         """The KV tokens per rank one of its `capacity_metrics` series states: its value (SGLang's

@@ -136,6 +136,8 @@ class EngineRules(Protocol):
     # its Prometheus gauges (as scraped from its /metrics): the KV usage share (0–1) and the token capacity
     usage_metrics: tuple[str, ...]
     capacity_metrics: tuple[str, ...]
+    # the rows its rules add to the weights book (`weights_built`), key → words: what a view shows for each key
+    weight_row_words: Mapping[str, str]
 
     def metrics_tokens(self, name: str, labels: Mapping[str, str], value: float) -> int | None:
         """The KV tokens per rank a series of its `capacity_metrics` states (from its value or its labels)."""

@@ -174,7 +174,7 @@ def note_lines(view: RankLedgerView) -> list[Content]:
         ))  # fmt: skip
     for cost in view.outside_costs:
         notes.append(Content.styled(
-            f"{cost.row} cost {cost.tokens:,} tokens per rank (finding {cost.rule})",
+            f"{cost.row} cost {cost.tokens:,} tokens per rank (finding: {cost.finding})",
             "$warning",
         ))  # fmt: skip
     return notes

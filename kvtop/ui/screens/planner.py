@@ -51,7 +51,7 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.model_notes import model_notes_text
 from kvtop.ui.widgets.node_header import NodeHeader
-from kvtop.ui.widgets.plan_result import outcome_table, reserve_short
+from kvtop.ui.widgets.plan_result import outcome_table, reserve_short, shortfall
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
@@ -67,7 +67,7 @@ class PlanBasis:
     gpu_name: str | None
     live_token_capacity: int | None
     start_settings: LaunchSettings | None = None  # where the fields start (None: the live settings)
-    start_label: str | None = None  # what the start is, e.g. "fix of co_tenant"
+    start_label: str | None = None  # what the start is, e.g. "fix of “16-bit KV where the engine supports FP8 KV”"
     measured: MeasuredInputs = dataclasses.field(default_factory=MeasuredInputs)  # what the GPUs measure now
     node_gpus: int | None = None  # GPUs on the node, to say when a layout needs more
     draft: ModelSpec | None = None  # the launch's speculative draft, as the live ledger was solved with it
@@ -283,7 +283,7 @@ class PlannerScreen(NodeScreen):
                 Content.styled(f"model: press Enter to load {values['model'].strip()!r}", "$warning")
             )
         elif (after := self.outcome.after) is not None and not after.engine.fits:
-            short = fmt_gib(after.engine.shortfall_bytes)
+            short = shortfall(after)
             error.update(Content.styled(f"✓ valid input, but it does not fit: {short} short per rank (no KV pool: "
                                         "the engine would not start)", "$warning"))  # fmt: skip
         elif (after := self.outcome.after) is not None and (risk := reserve_short(after)) is not None:

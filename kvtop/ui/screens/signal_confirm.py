@@ -53,21 +53,21 @@ def buys_text(facts: SignalFacts) -> Content:
     together = [pid for pid in finding.pids if pid != facts.pid]
     scope = f" (with pids {', '.join(map(str, together))}, as one fix)" if together else ""
     if finding.engine_id is None:
-        return Content(f"no running engine shares its GPU: no tokens to gain{scope} (finding {finding.rule})")
+        return Content(f"no running engine shares its GPU: no tokens to gain{scope} (finding: {finding.title})")
     engine = finding.engine_id
     if not finding.gain_tokens:
-        return Content(f"no tokens for {engine}{scope} (finding {finding.rule})")
+        return Content(f"no tokens for {engine}{scope} (finding: {finding.title})")
     gain = Content.styled(f"+{fmt_tokens(finding.gain_tokens)} tokens per rank", "bold $success")
     if finding.gain_needs_restart and finding.term_tokens is None:  # it costs nothing now (came later)
         return Content.assemble(
-            "nothing now; keeps ", gain, f" that {engine}'s next restart would lose to it{scope} (finding {finding.rule})"
+            "nothing now; keeps ", gain, f" that {engine}'s next restart would lose to it{scope} (finding: {finding.title})"
         )
     when = (
         f" for {engine} once it restarts: its KV pool is sized at start-up"
         if finding.gain_needs_restart
         else f" for {engine}"
     )
-    return Content.assemble(gain, f"{when}{scope} (finding {finding.rule})")
+    return Content.assemble(gain, f"{when}{scope} (finding: {finding.title})")
 
 
 def role_text(facts: SignalFacts) -> str:

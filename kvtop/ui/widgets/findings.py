@@ -1,7 +1,7 @@
 """The findings pane: each gap between predicted and observed, its cause, its fix, and the tokens at stake.
 
-`show_findings` takes any objects with `rule`, `severity`, `gpus`, `tokens`, `fix` and `evidence`
-(the diagnose module's findings, worst first); until it is called the pane says what it will show.
+`show_findings` takes any objects with `rule`, `title`, `severity`, `gpus`, `tokens`, `fix` and `evidence`
+(the diagnose module's findings, worst first): the pane shows the title, never the rule's id; until it is called the pane says what it will show.
 Focused (`f`, tab, a click), one finding is selected: up/down (or j/k) move, and the pane posts
 `Selected` so the dashboard can mark that finding's GPUs and select the worst of them. Enter asks
 for the fix in the planner (`FixChosen`) when the fix is a flag change (`fix_settings`), for the
@@ -54,7 +54,9 @@ class FindingLike(Protocol):
     """
 
     @property
-    def rule(self) -> str: ...
+    def rule(self) -> str: ...  # the id: it keeps the selection on the same finding across refreshes, never shown
+    @property
+    def title(self) -> str: ...  # what a person reads at the head of the finding
     @property
     def severity(self) -> object: ...  # a str or a str-valued Enum
     @property
@@ -95,12 +97,13 @@ def signed_tokens(finding: FindingLike) -> str | None:
 
 
 def finding_text(finding: FindingLike, note: str | None = None) -> Content:
-    """'● warning co_tenant · GPU 3 · 128,660 tokens', its summary and evidence, then the fix (and a note)."""
+    """'● warning Another process holds memory on an engine's GPU · GPU 3 · −128,660 tokens', its summary and
+    evidence, then the fix (and a note)."""
     severity = severity_of(finding)
-    gpus = ", ".join(str(g) for g in finding.gpus) or "node"
+    where = f"GPU {', '.join(str(g) for g in finding.gpus)}" if finding.gpus else "node"  # never 'GPU node'
     head: list[str | tuple[str, str]] = [
         (f"● {severity}", _SEVERITY_STYLES.get(severity.lower(), "bold")),
-        f" {finding.rule} · GPU {gpus}",
+        f" {finding.title} · {where}",
     ]
     tokens = signed_tokens(finding)
     if tokens:

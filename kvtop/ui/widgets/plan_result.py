@@ -118,10 +118,16 @@ def unpriced_lines(ledger: Ledger) -> list[Content]:
     ]
 
 
+def shortfall(ledger: Ledger) -> str:
+    """What the plan lacks per rank to start, in the unit that shows it: '3.20 GiB', or '2.58 MiB' for one KV block
+    (an LMDeploy share of 1e-9 read '0.00 GiB short')."""
+    return fmt_bytes(ledger.engine.shortfall_bytes)
+
+
 def _fits(ledger: Ledger) -> str:
     """'yes', 'no, 3.20 GiB short', or 'at risk' where the runtime reserve is below the engine's own."""
     if not ledger.engine.fits:
-        return f"no, {fmt_gib(ledger.engine.shortfall_bytes)} short"
+        return f"no, {shortfall(ledger)} short"
     return "at risk" if ledger.engine.reserve_short_bytes else "yes"
 
 

@@ -23,6 +23,7 @@ from kvtop.domain.engines.sglang.pp_parts import stage_parts
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
 from kvtop.domain.engines.sglang.weights_built import built_rows
 from kvtop.domain.engines.sglang.weights_classes import class_rows
+from kvtop.domain.engines.sglang.weights_words import WEIGHT_ROW_WORDS
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
@@ -71,6 +72,7 @@ class SglangRules(SglangBudget, EngineBase):
     cap_fields: tuple[str, ...] = ("max_total_tokens",)  # --max-total-tokens: min(it, what memory allows)
     usage_metrics: tuple[str, ...] = ("sglang:token_usage",)
     capacity_metrics: tuple[str, ...] = ("sglang:max_total_num_tokens",)
+    weight_row_words = WEIGHT_ROW_WORDS  # the rows its rules add to the weights book, in words
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -25,6 +25,7 @@ from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
 from kvtop.domain.engines.vllm.pp_parts import stage_parts
 from kvtop.domain.engines.vllm.weights_built import built_rows
+from kvtop.domain.engines.vllm.weights_words import WEIGHT_ROW_WORDS
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts
@@ -66,6 +67,7 @@ class VllmRules(VllmBudget, EngineBase):
     usage_metrics: tuple[str, ...] = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # the second before v0.10
     # §7: an info gauge (value 1) whose labels are every CacheConfig field, per engine core (`engine`)
     capacity_metrics: tuple[str, ...] = ("vllm:cache_config_info",)
+    weight_row_words = WEIGHT_ROW_WORDS  # the rows its rules add to the weights book, in words
 
     def metrics_tokens(self, name: str, labels: Mapping[str, str], value: float) -> int | None:
         """§7: `cache_config_info`'s `kv_cache_size_tokens` (PR #42206, 2026-06-12: the startup log's "GPU KV
