@@ -19,6 +19,11 @@ from functools import cache
 
 from benchmarks.calibration.corpus import MIB, Record, load_gpu_totals
 from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, scale_fit, too_few_sources
+from kvtop.domain.calibration.cuda_context import (
+    CUDA_CONTEXT_FEATURES,
+    CUDA_CONTEXT_KEY,
+    one_process_features,
+)
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.features import (
     ASSUMED_CONTEXT_ERROR_FEATURES,
@@ -135,6 +140,7 @@ def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTer
     """Every engine's fits, the CUDA totals and the weights book's errors, on every record but `leave_out`."""
     fits = {**cuda_total_fits(corpus, leave_out), **weights_fits(corpus, leave_out)}
     fits.update(assumed_context_fits(corpus, fits, leave_out))
+    fits.update(cuda_context_fits(corpus, fits, leave_out))
     for engine, records in corpus.items():
         calibration = engine_rules(engine).calibration
         for key, (_, names) in calibration.FIT_TERMS.items():
@@ -359,6 +365,28 @@ def assumed_context_fits(corpus: Corpus, totals: dict[str, LinearTerm],
         key=ASSUMED_CONTEXT_ERROR_KEY, features=ASSUMED_CONTEXT_ERROR_FEATURES, coefficients=(round(error, 3),),
         error_bytes=0, records=len(rows), sources=len({record.source for record, _ in rows}),
     )}  # fmt: skip
+
+
+def cuda_context_fits(corpus: Corpus, totals: dict[str, LinearTerm],
+                      leave_out: str | None = None) -> dict[str, LinearTerm]:  # fmt: skip
+    """One process's CUDA context per 100 SMs (`cuda_context.py`), fitted on every engine's records (but `leave_out`)
+    whose log measured the memory taken before the load at TP × PP = 1 (no communicator yet), on a GPU of known SM
+    count; unified-memory and desktop hosts left out, as `context_misses` leaves them."""
+    rows: list[FitRow] = []
+    origins: list[RowOrigin] = []
+    for record in _records(corpus, leave_out):
+        one_rank = int(record.raw.get("tp") or 1) * int(record.raw.get("pp") or 1) == 1
+        if not one_rank or is_unified(record.gpu) or record.desktop or record.excluded(Term.CONTEXT):
+            continue
+        measured = observed(record, Term.CONTEXT, totals)
+        values = one_process_features(record.inputs())
+        if measured is not None and values is not None:
+            rows.append((values, measured / GIB))
+            origins.append(origin(record))
+    if len({o.source for o in origins}) < SOURCES_NEEDED:
+        return {}
+    return {CUDA_CONTEXT_KEY: fit_term(CUDA_CONTEXT_KEY, CUDA_CONTEXT_FEATURES, rows, origins=origins,
+                                       min_rows=rows_needed(CUDA_CONTEXT_FEATURES))}  # fmt: skip
 
 
 FitCache = dict[str, dict[str, LinearTerm]]  # the fits without each source, made once per run

@@ -5,7 +5,8 @@
 
 The fitted constants live in each engine's package (`kvtop/domain/engines/<engine>/calibration.py`
 FITS and INTERVAL_SCALE), the CUDA totals in `kvtop/domain/calibration/gpu_totals.py` and the weights book's error in
-`kvtop/domain/calibration/weights.py`, the assumed context's error in `kvtop/domain/calibration/features.py`,
+`kvtop/domain/calibration/weights.py`, the assumed context's error in `kvtop/domain/calibration/features.py`, one
+process's CUDA context (engine-neutral) in `kvtop/domain/calibration/cuda_context.py`,
 each between `# BEGIN FITTED` and `# END FITTED`.
 """
 
@@ -67,6 +68,8 @@ def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
         blocks[DOMAIN / "engines" / engine / "calibration.py"] = f"{_literal(mine, 'FITS')}\n{_scale_literal(scale)}"
     totals = {key: fit for key, fit in fits.items() if key.startswith("cuda_total.")}
     blocks[DOMAIN / "calibration" / "gpu_totals.py"] = _literal(totals, "CUDA_TOTAL_FITS")
+    contexts = {key: fit for key, fit in fits.items() if key.startswith("cuda_context.")}
+    blocks[DOMAIN / "calibration" / "cuda_context.py"] = _literal(contexts, "CUDA_CONTEXT_FITS")
     assumed = fits.get(ASSUMED_CONTEXT_ERROR_KEY)
     blocks[DOMAIN / "calibration" / "features.py"] = (
         f"ASSUMED_CONTEXT_ERROR_GIB = {assumed.coefficients[0]!r}\nASSUMED_CONTEXT_RECORDS = {assumed.records}\n"

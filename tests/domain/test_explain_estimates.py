@@ -65,8 +65,9 @@ def test_an_excerpt_without_its_load_lines_matches_with_a_calibrated_estimate() 
 
 def test_a_vllm_log_without_its_profile_line_estimates_the_non_kv_memory_from_the_calibration() -> None:
     """vllm#10517 (v0.6.4, RTX 3090, Llama-3.1-8B, max_model_len 20000, utilisation 0.9) without its
-    `Memory profiling results` line: the non-KV memory is the calibration's (the V0 activation fit, v0.6's
-    non-torch fit), not a flat 2 GiB. The dropped line's figures give the truth by hand: ceil(23.58 × 0.9) −
+    `Memory profiling results` line: the non-KV memory is the calibration's (the V0 activation fit; v0.6.4's
+    non-torch memory, which holds the worker's CUDA context, as the growth fit `v0` plus one process's context,
+    `cuda_context.one_process`, since session 51: it was the `v06` fit's), not a flat 2 GiB. The dropped line's figures give the truth by hand: ceil(23.58 × 0.9) −
     14.99 − 3.81 = 2.42 GiB of non-KV memory (activation 17.06 − 14.99 = 2.07 GiB, non-torch 0.35 GiB), and
     the logged 1,952 blocks imply it again; it lies inside the calibrated interval."""
     text = (CASES / "vllm/vllm-10517-llama31-8b-3090-v0/engine.log").read_text()
@@ -81,7 +82,8 @@ def test_a_vllm_log_without_its_profile_line_estimates_the_non_kv_memory_from_th
     ))
     estimated = result.estimated
     assert estimated is not None and estimated.field == "non_kv_bytes"
-    assert "vllm.activation.v0" in estimated.basis and "vllm.non_torch.v06" in estimated.basis
+    assert "vllm.activation.v0" in estimated.basis and "vllm.non_torch.v0," in estimated.basis
+    assert "cuda_context.one_process" in estimated.basis
     assert estimated.source == "calibrated"
     assert result.verdict == "match" and result.logged.token_capacity == 1_952 * 16
     truth = 23.58 * 0.9 - 14.99 - 3.81  # the dropped line's own figures, GiB

@@ -140,17 +140,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.1, 2.0), error_bytes=177167401, records=12,
-        sources=12, gpus=('A10', 'A100-40GB', 'H100', 'L40', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=2147483648, feature_sources=(12, 1), unseen_error_bytes=2147483648,
-        group_errors=(('1 GiB', 82678120),),
-    ),
-    'vllm.non_torch.v06': LinearTerm(
-        key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.202, 3.978), error_bytes=4271344976, records=6,
-        sources=5, gpus=('A100-40GB', 'H200', 'RTX3090', 'T4'),
-        novel_error_bytes=4271344976, feature_sources=(5, 1), unseen_error_bytes=4271344976,
-        group_errors=(('1 GiB', 264856315),),
+        coefficients=(0.100714, 1.999286), error_bytes=172624647, records=15,
+        sources=15, gpus=('A10', 'A100-40GB', 'H100', 'L40', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=172624647, feature_sources=(15, 1), unseen_error_bytes=2146716689,
+        group_errors=(('1 GiB', 81769569),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),

@@ -1,9 +1,9 @@
 """vLLM's calibration eras: which fit of each term a release's profile is measured by (docs/calibration.md).
 
 The activation peak and the non-torch growth change what they hold at named releases (V1 at v0.8.0, the sampler's
-fewer copies at v0.17.0, PR #12126's growth at v0.7.0, FlashInfer's fusion workspace at v0.18.0); each era is one
-fit, keyed `vllm.<term>.<era>`. Kept apart from the terms so the fits' table (calibration.py) and the term
-functions read one selection.
+fewer copies at v0.17.0, v0.6.4's device-wide form, the growth from the worker's init from v0.6.5, FlashInfer's
+fusion workspace at v0.18.0); each era is one fit, keyed `vllm.<term>.<era>`. Kept apart from the terms so the fits'
+table (calibration.py) and the term functions read one selection.
 """
 
 from __future__ import annotations
@@ -18,17 +18,25 @@ ACTIVATION_ERAS: Eras[str] = Eras((
     Era("0.8.0", "v1", "V1's _dummy_run and _dummy_sampler_run"),
     Era("0.17.0", "v17", "V1 from v0.17.0: the sampler's profile keeps fewer copies of its logits"),
 ))
-# What `non_torch_memory` counts: at v0.6.4 (vllm#9352, until #10511) the whole device's used memory (every process on
-# the GPU) less this process's torch-allocated bytes: the CUDA context, library handles, torch's pool left reserved (V0's
-# FlashInfer workspace is a torch tensor, never in it); v0.4.x and v0.6.5-v0.6.6 against a baseline, the context
-# outside (docs/engines/vllm.md, the non-torch bullet); from v0.7.0 its growth while profiling (PR #12126), in V1 before
-# v0.11.0 with the TP group's NCCL and custom all-reduce init inside it (`calibration_snapshot.py`); from v0.18.0
-# FlashInfer's all-reduce fusion workspace too (`fusion_workspace.py`: 1.5 GiB per rank at TP 2–8 on Hopper up to
-# v0.21, each buffer at the 2 MiB allocation granularity from v0.22.0; counted apart from the fit).
+# What `non_torch_memory` counts, in the form of each release's code: v0.3.1–v0.6.3 `init_gpu_memory − free` after the
+# profile, the context outside (`v0_charge.py`); v0.6.4 and v0.6.4.post1 (vllm#9352, until #10511) the whole device's
+# used memory (every process on the GPU) less this process's torch-allocated bytes after the profile and `empty_cache`
+# (vllm/worker/worker.py:206-213): the worker's CUDA context and library handles inside (`v064`, charged as the growth
+# plus one process's context: calibration_non_torch.py); from v0.6.5 the growth from the worker's init (#10511's
+# `memory_profiling`, worker.py:198 at v0.6.5; v0.7.0's PR #12126 keeps the meaning with a snapshot of non-torch
+# memory, utils.py:1952-2056 at v0.7.1), in V1 before v0.11.0 with the TP group's NCCL and custom all-reduce init
+# inside it (`calibration_snapshot.py`); from v0.18.0 FlashInfer's all-reduce fusion workspace too
+# (`fusion_workspace.py`: 1.5 GiB per rank at TP 2–8 on Hopper up to v0.21, each buffer at the 2 MiB allocation
+# granularity from v0.22.0; counted apart from the fit). V0's FlashInfer workspace is a torch tensor, never in it.
 NON_TORCH_ERAS: Eras[str] = Eras((
-    Era("", "v06", "before v0.7: the device's used memory less this process's torch allocations (v0.6.4), or its "
-                   "growth from a baseline (v0.4.x, v0.6.5-v0.6.6)"),
-    Era("0.7.0", "v0", "PR #12126: the growth of non-torch memory while profiling"),
+    Era("", "v06", "v0.3.1 vllm/worker/worker.py:88-89, 131-134 to v0.6.3.post1 :219-231: init_gpu_memory − free "
+                   "after the profile, less torch's peak: the growth from the worker's start, the context outside"),
+    Era("0.6.4", "v064", "v0.6.4 and v0.6.4.post1 vllm/worker/worker.py:206-213 (vllm#9352): total − free − torch's "
+                         "allocated bytes after the profile and empty_cache: the CUDA context and library handles "
+                         "inside"),
+    Era("0.6.5", "v0", "v0.6.5 vllm/worker/worker.py:198 memory_profiling(baseline_memory_in_bytes=total − "
+                       "init_gpu_memory) (vllm#10511), v0.7.0 PR #12126: the growth of non-torch memory from the "
+                       "worker's init"),
     Era("0.8.0", "v1", "V1: from v0.9.1 memory_profiling's growth from the worker's init snapshot (before v0.11.0 "
                        "with the TP group's NCCL init inside, counted apart: calibration_snapshot.py); v0.8.0–v0.9.0 "
                        "charge the device's used memory, the context inside (v0_charge.py), not fitted"),
@@ -37,7 +45,13 @@ NON_TORCH_ERAS: Eras[str] = Eras((
 # The fit that stands in for an era's remainder where the corpus holds too few logs of the era to fit it: v0.18's
 # growth less the workspace is V1's (NCCL's channels connected by the profile's first large all-reduces, CUDA's
 # lazily loaded kernels): 0.55 GiB at TP 2 on H100 at v0.11.0, 0.57 at v0.19.0 once the workspace is taken off.
-NON_TORCH_STAND_IN = {"vllm.non_torch.v18": "vllm.non_torch.v1"}
+# v0.6.4's figure less the worker's context is the growth from the worker's init, the figure v0.6.5–v0.7.x measure
+# (`v0`: 0.10–0.11 GiB at TP 1 on an RTX 3090, a T4 and an A100 at v0.6.6); its own fit, where the corpus holds enough
+# v0.6.4 logs, would be of the whole figure, context inside (calibration_non_torch.py `_context_inside`).
+NON_TORCH_STAND_IN = {"vllm.non_torch.v18": "vllm.non_torch.v1", "vllm.non_torch.v064": "vllm.non_torch.v0"}
+# The era whose figure holds the worker's CUDA context beside the growth: a plan adds one process's context
+# (`cuda_context.py`) to its stand-in's growth.
+CONTEXT_INSIDE = frozenset({"vllm.non_torch.v064"})
 # The fits whose rows are the growth after the TP group's NCCL init: a start whose worker snapshots before that init
 # (V1 before v0.11.0, `calibration_snapshot.py`) at TP × PP > 1 is judged, not fitted, and planned as the fit plus the
 # init the context fit measures beyond one rank (`init_inside`). V0's fits keep the init in (their rows hold it alike).

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from kvtop.domain.calibration.cuda_context import one_process_context
 from kvtop.domain.calibration.features import (
     CONTEXT_LABEL,
     assumed_estimate,
@@ -24,8 +25,14 @@ from kvtop.domain.calibration.features import (
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.calibration_eras import INIT_APART, NON_TORCH_STAND_IN, non_torch_key
+from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.engines.vllm.calibration_eras import (
+    CONTEXT_INSIDE,
+    INIT_APART,
+    NON_TORCH_ERAS,
+    NON_TORCH_STAND_IN,
+    non_torch_key,
+)
 from kvtop.domain.engines.vllm.calibration_snapshot import init_inside
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
@@ -136,7 +143,25 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
     if charge.value == "device_used":
         growth = _growth(inputs, fits, tokens, init_apart=False)
         return context_charged(growth, context_term(inputs, fits), charge, inputs.version, inputs.layout.tp)
-    return _growth(inputs, fits, tokens)
+    return _context_inside(_growth(inputs, fits, tokens), inputs, fits)
+
+
+def _context_inside(growth: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
+    """The growth with one process's CUDA context added where the release's figure holds the worker's context
+    (`CONTEXT_INSIDE`: v0.6.4's device-wide form) and a stand-in measured the growth alone: the engine-neutral
+    context by the GPU's SM count (`cuda_context.py`), its error added as independent errors add. At TP > 1 the
+    stand-in's growth holds the TP group's NCCL and custom all-reduce (v0.6.5's baseline precedes them), so the
+    context is one process's at any TP. An RTX 3090 at v0.6.4 (vllm#10517) printed 0.35 GiB with 0.10 of growth
+    (the v0.6.6 start of search-index id 62352993850 on the same card): a context of about 0.25 GiB."""
+    key = non_torch_key(inputs)
+    if key not in CONTEXT_INSIDE or fits.get(key) is not None:
+        return growth
+    context = one_process_context(inputs, fits, f"TP {inputs.layout.tp}, one worker per GPU")
+    return growth.model_copy(update={
+        "bytes": growth.bytes + context.bytes, "error_bytes": round(math.hypot(growth.error_bytes, context.error_bytes)),
+        "basis": f"{growth.basis}; + {context.bytes / GIB:.2f} GiB of {context.label} ({context.basis}), which "
+                 f"{inputs.version.label} charges ({era_for(NON_TORCH_ERAS, inputs.version).source})",
+    })  # fmt: skip
 
 
 def _growth(
@@ -151,7 +176,8 @@ def _growth(
     fit = fits.get(key) or (fits.get(stand_in) if stand_in else None)
     basis = f"TP {inputs.layout.tp}, {custom_all_reduce_said(inputs)}"
     if fit is not None and fit.key != key:
-        basis += f"; {key} has too few logs to fit: {fit.key} stands in for the growth beside the workspace"
+        part = "the growth from the worker's init" if key in CONTEXT_INSIDE else "the growth beside the workspace"
+        basis += f"; {key} has too few logs to fit: {fit.key} stands in for {part}"
     estimate = fitted_estimate(Term.NON_TORCH, label, fit, non_torch_features(inputs), basis) or assumed_estimate(
         Term.NON_TORCH, label, GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
     if init_apart and fit is not None and fit.key in INIT_APART and custom_all_reduce_on(inputs):

@@ -431,15 +431,18 @@ def _with_estimate(
         settings = run.settings.model_copy(update={"num_gpu_blocks_override": override.override})
         run = replace(run, settings=settings)
     least, most = ESTIMATED_NON_KV_RANGE
+    fallback = (f"vLLM's {ESTIMATED_NON_KV_BYTES / GIB:g} GiB estimate, as plan uses it ({least / GIB:g}–"
+                f"{most / GIB:g} GiB assumed: no term of it is fitted for this release)")  # fmt: skip
     estimate = runtime_estimate(
         run, "non-KV runtime memory (activation peak, non-torch, CUDA graphs)", (least, ESTIMATED_NON_KV_BYTES, most),
-        f"vLLM's {ESTIMATED_NON_KV_BYTES / GIB:g} GiB estimate, as plan uses it ({least / GIB:g}–{most / GIB:g} GiB "
-        "assumed: no term of it is fitted for this release)",
+        fallback,
     )  # fmt: skip
     weights = "the log's" if logged.weights_bytes is not None else "kvtop's predicted"
     said = (*notes, f"the KV memory is total × utilisation − {weights} weights − the estimated non-KV memory")
-    # the calibrated terms were fitted against CUDA's total, not nvidia-smi's: solve with it
-    total = engine_total(run) if estimate.source != "assumed" else None
+    # the calibrated terms were fitted against CUDA's total, not nvidia-smi's: solve with it wherever one of them is in
+    # the estimate, though another be assumed (its source says the weakest: v0.3.1–v0.6.3's non-torch memory, which
+    # no log of those releases measured, beside the calibrated activation peak)
+    total = engine_total(run) if estimate.basis != fallback else None
 
     def at(non_kv: int) -> MeasuredInputs:
         return MeasuredInputs(

@@ -1,0 +1,66 @@
+"""The CUDA context one process holds on one GPU before any communicator, by the GPU's SM count (engine-neutral).
+
+What a process holds once CUDA is up and before its weights load is the same for every engine: the CUDA context
+(its local memory for every resident thread's stack grows with the SMs: CUDA driver API, cuCtxSetLimit
+CU_LIMIT_STACK_SIZE, `features.sm_tp_features`), the runtime's modules and library handles. Each engine whose log
+measures that memory at TP × PP = 1 (CUDA's total less the free memory before the load: SGLang's `avail mem`, vLLM's
+startup snapshot, a TensorRT engine's free memory) feeds one fit of it, per 100 SMs; no communicator exists at one
+rank, so nothing of an engine's TP group is in it. A term whose figure holds a process's context beside what the
+engine measures itself (vLLM v0.6.4's non-torch memory: `engines/vllm/calibration_non_torch.py`) charges it from
+here, not from another engine's rule.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.features import (
+    SM_FEATURE,
+    assumed_context_gib,
+    assumed_estimate,
+    fitted_estimate,
+    sm_count_unknown,
+)
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.gpus import sm_count
+from kvtop.domain.wording import GIB
+
+CUDA_CONTEXT_KEY = "cuda_context.one_process"
+CUDA_CONTEXT_FEATURES = (SM_FEATURE,)
+CUDA_CONTEXT_LABEL = "one process's CUDA context, before any communicator"
+# where no fit or SM count reaches: the engine-neutral assumed context at one rank, as wide as its held-out spread
+ASSUMED_ONE_PROCESS_ERROR_GIB = 0.75
+
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+CUDA_CONTEXT_FITS: dict[str, LinearTerm] = {
+    'cuda_context.one_process': LinearTerm(
+        key='cuda_context.one_process', features=('100 SMs',),
+        coefficients=(0.440452,), error_bytes=549346023, records=45,
+        sources=18, gpus=('B200', 'H100', 'H200', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
+        novel_error_bytes=549346023, feature_sources=(18,),
+        group_errors=(('100 SMs', 549346023),),
+    ),
+}  # fmt: skip
+# END FITTED
+
+
+def one_process_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """(SMs ÷ 100,) at any TP (a context is one process's on one GPU); None where the SM count is not known."""
+    sms = sm_count(inputs.gpu_name)
+    return None if sms is None else (sms / 100,)
+
+
+def one_process_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm], basis: str) -> TermEstimate:
+    """The context of one process on the plan's GPU: the engine-neutral fit (`CUDA_CONTEXT_FITS`, or the run's fits
+    where a judgement refits it without a source), by the GPU's SM count; else 0.75 GiB ± 0.75 assumed, saying why."""
+    fit = fits.get(CUDA_CONTEXT_KEY) or CUDA_CONTEXT_FITS.get(CUDA_CONTEXT_KEY)
+    values = one_process_features(inputs)
+    found = fitted_estimate(Term.CONTEXT, CUDA_CONTEXT_LABEL, fit, values, basis)
+    if found is not None:
+        return found
+    because = sm_count_unknown(CUDA_CONTEXT_KEY, inputs) if fit is not None else "too few logs in the corpus to fit it"
+    value = assumed_context_gib(1)
+    return assumed_estimate(
+        Term.CONTEXT, CUDA_CONTEXT_LABEL, round(value * GIB), round(ASSUMED_ONE_PROCESS_ERROR_GIB * GIB),
+        f"{value:.2f} GiB assumed ({because}): {basis}",
+    ).model_copy(update={"assumed_because": because})
