@@ -93,12 +93,13 @@ def _judged(judgement: Judgement, engine: str, weights_logged: bool) -> Sequence
 def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: bool) -> None:
     """What docs/calibration.md claims for vLLM, on the judgement it publishes (each record held out with its whole
     source): with the logged weights, 114 records of 60 sources, the targets hold (median ≤ 2 %, ≥ 90 % within 5 %,
-    the interval holding ≥ 90 %: 90.4 % and 93.0 % in session 51); fully blind, 126 records of 76 sources, the
-    median and the interval hold (96.0 %) and the misses listed in docs/calibration.md keep the within-5 % share from
-    its target (88.9 %). Session 51 added sixteen held-out starts (110 → 126; 98 → 114 with their weights printed),
-    split llm-d-planner's January sweep (v0.14.0 by its date) from its v0.11.0 start (a source more), and made the
-    interval scale the larger of the blind and the logged-weights plans' scales: the blind scale alone (× 0.62) held
-    the logged-weights intervals in 88.6 %.
+    the interval holding ≥ 90 %: 92.1 % and 93.0 % in session 51); fully blind, 126 records of 76 sources, they hold
+    too since session 51 (90.5 % and 96.0 %): vLLM v0.6.4's non-torch figure holds the CUDA context (worker.py:206-213)
+    and is planned with the engine-neutral one-process context (`cuda_context.py`), which brought the vllm#10517
+    RTX 3090 starts from +6.6 / +8.4 % to −2.8 / −4.0 %. Session 51 also added sixteen held-out starts (110 → 126;
+    98 → 114 with their weights printed), split llm-d-planner's January sweep (v0.14.0 by its date) from its v0.11.0
+    start (a source more), and made the interval scale the larger of the blind and the logged-weights plans' scales:
+    the blind scale alone (× 0.62) held the logged-weights intervals in 88.6 %.
 
     Until session 50 this test refitted every term without each record alone (147 fits, 3 minutes on 2 cores a
     case) and judged the unscaled intervals of that other judgement; it now checks the leave-one-source-out one the
@@ -109,8 +110,7 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     assert len({j.record.source for j in judged}) == (60 if weights_logged else 76)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
-    if weights_logged:
-        assert sum(e <= 0.05 for e in errors) / len(errors) >= 0.9
+    assert sum(e <= 0.05 for e in errors) / len(errors) >= 0.9
 
 
 def test_a_derived_figure_is_the_engines_own_definition_of_the_printed_ones() -> None:

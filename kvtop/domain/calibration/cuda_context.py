@@ -35,10 +35,10 @@ ASSUMED_ONE_PROCESS_ERROR_GIB = 0.75
 CUDA_CONTEXT_FITS: dict[str, LinearTerm] = {
     'cuda_context.one_process': LinearTerm(
         key='cuda_context.one_process', features=('100 SMs',),
-        coefficients=(0.440452,), error_bytes=549346023, records=45,
-        sources=18, gpus=('B200', 'H100', 'H200', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=549346023, feature_sources=(18,),
-        group_errors=(('100 SMs', 549346023),),
+        coefficients=(0.436267,), error_bytes=623401873, records=46,
+        sources=19, gpus=('B200', 'H100', 'H200', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
+        novel_error_bytes=623401873, feature_sources=(19,),
+        group_errors=(('100 SMs', 623401873),),
     ),
 }  # fmt: skip
 # END FITTED

@@ -160,7 +160,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=0.924, records=114, sources=60, weights_logged=True,
+    engine='vllm', factor=1.1253, records=114, sources=60, weights_logged=True,
 )
 # END FITTED
 
