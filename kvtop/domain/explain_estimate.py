@@ -5,7 +5,9 @@ lines, TurboMind before v0.15, a TensorRT-LLM log at WARNING) estimates the miss
 `plan` does: the terms of the launch (`preload_estimate`), calibrated or assumed, and their errors
 (`kvtop.domain.calibration.ranges`): the free memory before the load is always plan's CUDA total less plan's
 context term, so both commands give one figure and one interval for it; a runtime term no fit reaches is the
-engine's stated assumption (vLLM's 2 GiB of non-KV memory). It solves the engine's
+engine's stated assumption (vLLM's 2 GiB of non-KV memory). Every other term the rebuild charges and the log does not
+state (TensorRT-LLM's runtime, the weights with what the load holds beside the book, CUDA's total) is plan's figure for
+the same start (`EstimateRun.with_plans_terms`), its error in the interval. It solves the engine's
 budget at the estimate's low, central and high ends and judges the logged capacity against that interval.
 It also solves the other way: the value of the input that rebuilds the logged capacity ("free memory ≈
 23.25 GiB implied"). A match says "with an estimated input", never more.
