@@ -314,6 +314,8 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  (`kvtop.domain.calibration.ranges`): CUDA's total less the context term, fitted or, where no fit reaches, the",
         "  stated assumption (0.75 GiB + 0.75 GiB per doubling of TP, said `assumed`); the interval their errors together",
         "  × the engine's interval scale. Where no runtime term of vLLM is fitted, the input keeps vLLM's stated assumption.",
+        "  Every other term the rebuild charges and the log does not state (TensorRT-LLM's runtime, the weights with what",
+        "  the load holds beside the book, CUDA's total) is plan's figure for that start, its error in the interval.",
         "",
         "## The corpus",
         "",

@@ -5,7 +5,9 @@ lines, TurboMind before v0.15, a TensorRT-LLM log at WARNING) estimates the miss
 `plan` does: the terms of the launch (`preload_estimate`), calibrated or assumed, and their errors
 (`kvtop.domain.calibration.ranges`): the free memory before the load is always plan's CUDA total less plan's
 context term, so both commands give one figure and one interval for it; a runtime term no fit reaches is the
-engine's stated assumption (vLLM's 2 GiB of non-KV memory). It solves the engine's
+engine's stated assumption (vLLM's 2 GiB of non-KV memory). Every other term the rebuild charges and the log does not
+state (TensorRT-LLM's runtime, the weights with what the load holds beside the book, CUDA's total) is plan's figure for
+the same start (`EstimateRun.with_plans_terms`), its error in the interval. It solves the engine's
 budget at the estimate's low, central and high ends and judges the logged capacity against that interval.
 It also solves the other way: the value of the input that rebuilds the logged capacity ("free memory ≈
 23.25 GiB implied"). A match says "with an estimated input", never more.
@@ -16,11 +18,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from kvtop.domain.calibration.estimate import preload_estimate
 from kvtop.domain.calibration.host_memory import DESKTOP_NOTE
-from kvtop.domain.calibration.ranges import InputRange, free_before_load_range, runtime_range
-from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, Term, TermEstimate, TermSource
+from kvtop.domain.calibration.ranges import InputRange, free_before_load_range, runtime_range, weights_range
+from kvtop.domain.calibration.terms import (
+    RUNTIME_TERMS,
+    CalibratedFigures,
+    PreloadEstimate,
+    Term,
+    TermEstimate,
+    TermSource,
+)
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import KvtopError, UnsupportedModelError
 from kvtop.domain.explanation import EstimatedField, EstimatedInput, Explanation, Logged, judge
@@ -46,6 +56,34 @@ class EstimateRun:
     gpu_total_origin: GpuTotalOrigin | None = None  # and who chose it (`ExplainRequest.gpu_total_origin`)
 
     def solve(self, measured: MeasuredInputs) -> Ledger:
+        """The engine's budget for `measured`, every term it leaves unsaid at the figure `plan` charges for this start
+        (`with_plans_terms`): the runtime, the weights the load holds beyond the book, CUDA's total, the context."""
+        return self._predict(self.with_plans_terms(measured))
+
+    def with_plans_terms(self, measured: MeasuredInputs) -> MeasuredInputs:
+        """`measured` with plan's central figures (`PreloadEstimate.figures`) under it: what the log, the operator or
+        the estimated input states wins (a `MeasuredInputs` field over its calibrated one; a calibrated figure
+        `measured` sets itself over plan's), the rest is plan's, so both commands charge one figure per term."""
+        plan = self._plan
+        if not isinstance(plan, PreloadEstimate):
+            return measured
+        figures = plan.figures("central")
+        own = measured.calibrated
+        if own is not None:
+            figures = figures.model_copy(update={name: getattr(own, name) for name in own.model_fields_set})
+        return measured.model_copy(update={"calibrated": figures})
+
+    @cached_property
+    def _plan(self) -> PreloadEstimate | KvtopError:
+        """The pre-load terms `plan` estimates for this launch, once per run; the refusal where it cannot be planned
+        (`planned_preload` raises it, as `plan` does)."""
+        given = self.gpu_total_bytes if _total_given(self) else None
+        try:
+            return preload_estimate(self._predict(MeasuredInputs(gpu_total_bytes=given, desktop=self.desktop)))
+        except KvtopError as refused:
+            return refused
+
+    def _predict(self, measured: MeasuredInputs) -> Ledger:
         if measured.gpu_total_bytes == self.gpu_total_bytes:  # the GPU named, labelled as its total came
             measured = measured.with_estimated("gpu_total_bytes", self.gpu_total_source)
         if measured.gpu_total_origin is None and self.gpu_total_origin is not None:
@@ -76,7 +114,7 @@ def rebuild_with_estimate(
 
     central = solve(estimate.value_bytes)
     ends = (figure(solve(estimate.low_bytes)), figure(solve(estimate.high_bytes)))
-    others = other_estimates(central)
+    others = other_estimates(central, calibrated_preload(run))
     low, high = with_other_errors(figure(central), ends, others, central.measured, lambda m: figure(run.solve(m)))
     result = judge(
         engine, logged, central, low, high, settings, None, gpu_total_bytes, kv_memory_logged=False,
@@ -103,25 +141,29 @@ def rebuild_with_estimate(
 
 
 # the terms an input's rebuild may still estimate besides it, and how each reaches the budget: the weights book's
-# (as the plan's ends move it, `CalibratedFigures.weights_extra_bytes`) and CUDA's total where the budget reads the
-# calibrated one (vLLM's share of it). The others (context, runtime, a host's share) are the estimated input's own.
-_MOVABLE = (Term.WEIGHTS, Term.CUDA_TOTAL)
+# (as the plan's ends move it, `CalibratedFigures.weights_extra_bytes`), CUDA's total where the budget reads the
+# calibrated one (vLLM's share of it) and the runtime where the budget charges plan's (TensorRT-LLM's reserve,
+# `CalibratedFigures.non_kv_bytes`). The others (context, a host's share) are the estimated input's own.
+_MOVABLE = (Term.WEIGHTS, Term.CUDA_TOTAL, *RUNTIME_TERMS)
 
 
-def other_estimates(central: Ledger) -> tuple[tuple[TermEstimate, ...], float]:
+def other_estimates(central: Ledger, planned: PreloadEstimate | None = None) -> tuple[tuple[TermEstimate, ...], float]:
     """The terms the rebuild at the estimate's centre still rests on besides the estimated input, and the engine's
     interval scale: the plan's terms for the log's inputs (`preload_estimate`, which zeroes what the log and the
-    estimated input fix) that carry an error and reach the budget."""
+    estimated input fix) that carry an error and reach the budget, each as `planned` (the launch's plan) states it."""
     try:
         plan = preload_estimate(central)
     except KvtopError:
         return (), 1.0
-    figures = central.measured.calibrated
-    reads_total = figures is not None and figures.cuda_total_bytes is not None and central.measured.gpu_total_bytes is None
+    figures, measured = central.measured.calibrated, central.measured
+    reads_total = figures is not None and figures.cuda_total_bytes is not None and measured.gpu_total_bytes is None
+    reads_runtime = figures is not None and figures.non_kv_bytes is not None and measured.non_kv_bytes is None
+    reaches = {Term.WEIGHTS: True, Term.CUDA_TOTAL: reads_total} | dict.fromkeys(RUNTIME_TERMS, reads_runtime)
+    # the plan's own figure of each (the centre's book already holds what plan charges beside it: not twice)
+    as_planned = {term.term: term for term in planned.terms} if planned is not None else {}
     others = tuple(
-        term for term in plan.terms
-        if term.error_bytes > 0 and term.within is None and term.term in _MOVABLE
-        and (term.term is Term.WEIGHTS or reads_total)
+        as_planned.get(term.term, term) for term in plan.terms
+        if term.error_bytes > 0 and term.within is None and reaches.get(term.term, False)
     )  # fmt: skip
     return others, plan.interval_scale
 
@@ -132,6 +174,8 @@ def _moved(measured: MeasuredInputs, term: TermEstimate, towards_kv: int, scale:
     move = round(towards_kv * term.error_bytes * scale)
     if term.term is Term.WEIGHTS:
         update = {"weights_extra_bytes": figures.weights_extra_bytes - move}
+    elif term.term in RUNTIME_TERMS:
+        update = {"non_kv_bytes": max((figures.non_kv_bytes or 0) - move, 0)}
     else:
         update = {"cuda_total_bytes": (figures.cuda_total_bytes or term.bytes) + move}
     return measured.model_copy(update={"calibrated": figures.model_copy(update=update)})
@@ -197,8 +241,10 @@ def planned_preload(run: EstimateRun) -> PreloadEstimate:
     table total is nvidia-smi's, for which the calibration's CUDA total stands. Which it is, is the origin its chooser
     said (`EstimateRun.gpu_total_origin`); only a run that says none is read from its bytes (not the named GPU's
     listed total: given)."""
-    given = run.gpu_total_bytes if _total_given(run) else None
-    return preload_estimate(run.solve(MeasuredInputs(gpu_total_bytes=given, desktop=run.desktop)))
+    plan = run._plan
+    if isinstance(plan, KvtopError):
+        raise plan
+    return plan
 
 
 def calibrated_preload(run: EstimateRun) -> PreloadEstimate | None:
@@ -266,4 +312,20 @@ def runtime_estimate(run: EstimateRun, label: str, assumed: tuple[int, int, int]
     return EstimatedInput(
         field="non_kv_bytes", label=label, low_bytes=low, value_bytes=value, high_bytes=high, source="assumed",
         basis=assumed_basis,
+    )  # fmt: skip
+
+
+def free_after_load_estimate(run: EstimateRun, before_bytes: int) -> EstimatedInput | None:
+    """The memory free after the weights load where a log states only the memory before it: that less the weights
+    `plan` charges for this start (`weights_range`: its weights term, calibrated or assumed, within its error × the
+    interval scale), so both commands charge one weights figure; None where the launch cannot be planned."""
+    estimate = calibrated_preload(run)
+    found = weights_range(estimate) if estimate is not None else None
+    if found is None:
+        return None
+    return EstimatedInput(
+        field="free_after_load_bytes", label="free memory after the weights load",
+        low_bytes=max(before_bytes - found.high_bytes, 0), value_bytes=max(before_bytes - found.value_bytes, 0),
+        high_bytes=max(before_bytes - found.low_bytes, 0), source=found.source,
+        basis=f"the logged free memory before the load less the weights plan charges: {found.basis}",
     )  # fmt: skip

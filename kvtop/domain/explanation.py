@@ -296,12 +296,14 @@ def stand_in_gpu_said(ledger: Ledger) -> Ledger:
 def total_origin_said(ledger: Ledger, origin: GpuTotalOrigin) -> Ledger:
     """The GPU total's step (its role) labelled from where its chooser said the total came (`origin`: --gpu's table,
     --gpu-memory, NVML), never read back from its bytes; a measured step (the operator's total, NVML's, a log's) keeps
-    its own label, and a stand-in is `stand_in_gpu_said`'s."""
+    its own label, a stand-in is `stand_in_gpu_said`'s, and a step of other bytes than that total keeps the engine's
+    (vLLM's "GPU memory as CUDA reports it": the calibrated CUDA total plan's budget names so too)."""
     label = f"GPU memory ({total_said(ledger.gpu_name, origin)})"
 
     def said(step: BudgetStep) -> dict[str, object] | None:
         stand_in = step.label.startswith("GPU memory (a stand-in")
-        return {"label": label} if step.role == "gpu_total" and not step.measured and not stand_in else None
+        chosen = step.role == "gpu_total" and step.bytes == ledger.gpu_total_bytes
+        return {"label": label} if chosen and not step.measured and not stand_in else None
 
     return steps_said(ledger, said)
 

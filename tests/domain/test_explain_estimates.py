@@ -28,10 +28,12 @@ from tests.conftest import CASES, CONFIGS
 def test_an_excerpt_without_its_load_lines_matches_with_a_calibrated_estimate() -> None:
     """SGLang C13 (docs.sglang.ai) without its two `Load weight` lines, as excerpts are pasted: on an H100 the
     pre-load estimate is the calibration's (issue 28 item 7): CUDA's total fitted for the H100 less SGLang's
-    context fit at TP 1 (its constant: log2(1) = 0), within their held-out errors together × SGLang's interval
-    scale (`INTERVAL_SCALE`, 0.8998: 0.8998 × 723,166,955 B = 650,705,626 B; the committed fits, docs/calibration.md). The logged 444,500 tokens × 131,072 B = 54.26 GiB of KV = 0.88 × before −
-    weights (Llama-3.1-8B, 16,060,522,496 B predicted) → before ≈ (54.26 + 14.96) ÷ 0.88 ≈ 78.66 GiB implied;
-    the log's own line said 78.81 GiB (its weights were 15.09 GiB): both inside the calibrated interval."""
+    context fit at TP 1 (its constant: log2(1) = 0), within their held-out errors together × SGLang's fitted interval
+    scale (`INTERVAL_SCALE`; the committed fits, docs/calibration.md). The logged 444,500 tokens × 131,072 B = 54.26
+    GiB of KV = 0.88 × before − weights, the weights plan charges (Llama-3.1-8B's book, 16,060,522,496 B, and the
+    rope's float32 cos/sin cache SGLang builds beside it, 131,072 positions × 128 × 4 B = 67,108,864 B) → before ≈
+    (54.26 + 15.02) ÷ 0.88 ≈ 78.73 GiB implied; the log's own line said 78.81 GiB (its weights were 15.09 GiB): both
+    inside the calibrated interval."""
     from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
     from kvtop.domain.engines.sglang.calibration import FITS, INTERVAL_SCALE
 
@@ -54,7 +56,7 @@ def test_an_excerpt_without_its_load_lines_matches_with_a_calibrated_estimate() 
     assert estimated.source == "calibrated" and "sglang.context" in estimated.basis
     assert abs(estimated.value_bytes - by_hand) <= 1
     assert abs(estimated.low_bytes - (by_hand - error)) <= 2 and abs(estimated.high_bytes - (by_hand + error)) <= 2
-    implied = (444_500 * 131_072 + 16_060_522_496) / 0.88  # the budget read backwards, by hand
+    implied = (444_500 * 131_072 + 16_060_522_496 + 131_072 * 128 * 4) / 0.88  # the budget read backwards, by hand
     assert estimated.implied_bytes is not None
     assert abs(estimated.implied_bytes - implied) <= 2 << 20  # to the MiB grid the search walks
     assert abs(estimated.implied_bytes / GIB - 78.81) < 0.2  # the log's own figure, within 0.25 %
@@ -93,12 +95,14 @@ def test_a_vllm_log_without_its_profile_line_estimates_the_non_kv_memory_from_th
 
 
 def test_a_triton_log_without_its_budget_is_judged_against_an_estimate_on_the_named_gpu() -> None:
-    """TensorRT-LLM#224 (A10, Triton, fraction 0.95, tokens per block 16): `Using 10718 tokens` alone. On the
-    A10 the estimate is judged, never 'insufficient': the logged tokens need a free memory outside the assumed
-    range (the engine's 4096-token, 25-request context memory is far above the 2 GiB kvtop assumes)."""
+    """TensorRT-LLM#224 (A10, Triton, fraction 0.95, tokens per block 16, v0.8's lines): `Using 10718 tokens` alone.
+    On the A10 the estimate is judged, never 'insufficient': with plan's v0.8 runtime (max_num_tokens 8,192 × vocab
+    32,000 × 4 B of logits, test_explain_terms_are_plans.py) the logged tokens need a free memory outside the
+    assumed range (the engine's 4096-token, 25-request context memory is far above what kvtop charges)."""
     log = read_engine_log(CASES / "trtllm/trtllm-224-llama2-7b-a10-fraction/engine.log")
     model = load_model(str(CONFIGS / "meta-llama--Llama-2-7b-hf.json"))
-    settings = parse_flags("trtllm", ["--kv_cache_free_gpu_mem_fraction", "0.95", "--tokens_per_block", "16"])
+    settings = parse_flags("trtllm", ["--kv_cache_free_gpu_mem_fraction", "0.95", "--tokens_per_block", "16",
+                                      "--engine-version", "0.8.0"])  # the release the log's lines name (the CLI's)
     a10 = gpu_total_bytes("A10")
     result = explain(ExplainRequest(
         log=log, model=model, settings=settings, gpu_total_bytes=a10, gpu_name="A10",
@@ -127,7 +131,7 @@ def test_the_cli_says_match_with_an_estimated_input(tmp_path) -> None:
     verdict = next(line for line in completed.stdout.splitlines() if line.startswith("verdict:"))
     assert verdict.startswith(
         "verdict: MATCH with an estimated input — the logged capacity lies inside the predicted interval: "
-        "free memory before the weights load ≈ 78.6"
+        "free memory before the weights load ≈ 78.7"  # (444,500 × 131,072 B + the weights with the rope cache) ÷ 0.88
     )
     from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
     from kvtop.domain.engines.sglang.calibration import FITS
@@ -201,7 +205,8 @@ def _inputs(tp: int):  # type: ignore[no-untyped-def]
 
 def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_said() -> None:
     """SGLang C13 without `Load weight end`: the free memory after the load is the logged 78.81 GiB before it
-    less the predicted weights (16,060,522,496 B), ±5 % of them assumed. The logged 444,500 tokens imply the
+    less the weights plan charges (the book's 16,060,522,496 B and SGLang's float32 rope cache, 131,072 positions ×
+    128 × 4 B), within the weights term's calibrated error. The logged 444,500 tokens imply the
     free memory after the load the engine printed and this excerpt dropped: 63.72 GiB (0.88 fraction:
     444,500 × 131,072 B + 78.81 GiB × 0.12 = 63.72 GiB)."""
     text = (CASES / "sglang/C13/engine.log").read_text()
@@ -214,7 +219,8 @@ def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_
     ))
     assert result.verdict == "match" and result.estimated is not None
     assert result.estimated.field == "free_after_load_bytes"
-    assert result.estimated.value_bytes == int(78.81 * GIB + 0.5) - 16_060_522_496
+    assert result.estimated.value_bytes == int(78.81 * GIB + 0.5) - 16_060_522_496 - 131_072 * 128 * 4
+    assert result.estimated.source == "calibrated"
     by_hand = (444_500 * 131_072 + 78.81 * GIB * 0.12) / GIB
     assert abs(by_hand - 63.72) < 0.005
     assert result.estimated.implied_bytes is not None
@@ -245,7 +251,7 @@ def test_a_gpu_memory_given_is_the_engines_total_measured_in_the_estimate() -> N
     assert abs(estimated.high_bytes - (80 * GIB - round(0.75 * GIB) + error)) <= 1
     assert abs(estimated.low_bytes - (80 * GIB - round(0.75 * GIB) - error)) <= 1
     # the capacity read backwards gives the free memory the dropped `Load weight begin` line printed (78.81 GiB)
-    # within 0.2 GiB; 80 GiB is more than an 80 GB card's CUDA total (79.19 GiB), so whether that lands inside
+    # within 0.2 GiB; 80 GiB is more than an 80 GB card's CUDA total (the fitted one, below 80 GiB), so whether that lands inside
     # the fit's interval is the interval's call: a mismatch then names the estimate and the figure the log needs
     implied = estimated.implied_bytes
     assert implied is not None and abs(implied / GIB - 78.81) < 0.2

@@ -2,7 +2,7 @@
 
 An operator's `--gpu-memory 81559MiB` on an H100 is the H100 80GB HBM3's nvidia-smi total to the MiB (the GPU table's
 `GPU_TOTAL_MIB`, from nvidia-smi captures), yet it is the operator's figure: the estimate of a log's missing free
-memory must start from it (79.65 GiB, measured), not from the calibration's CUDA total of the H100 (79.19 GiB),
+memory must start from it (79.65 GiB, measured), not from the calibration's fitted CUDA total of the H100,
 which `--gpu H100` alone stands on. SGLang C01 (vllm#21348, Qwen3-235B-A22B-FP8 at TP 4) prints no `Load weight`
 lines, so the free memory before the load is estimated.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from tests.conftest import CASES, CONFIGS
 from tests.explain_cli import explain_json
 
@@ -48,7 +49,9 @@ def test_the_tables_total_is_said_as_nvidia_smis(capsys: pytest.CaptureFixture[s
     )  # fmt: skip
     estimated = out["estimated"]
     assert isinstance(estimated, dict)
-    assert estimated["basis"].startswith("GPU memory as CUDA reports it 79.19 ± 0.16 GiB (calibrated")
+    fit = CUDA_TOTAL_FITS["cuda_total.H100"]  # the fitted figure, whatever the corpus makes it
+    said = f"GPU memory as CUDA reports it {fit.coefficients[0]:.2f} ± {fit.error_bytes / 2**30:.2f} GiB (calibrated"
+    assert estimated["basis"].startswith(said)
 
 
 def test_a_stand_in_total_reads_assumed_for_every_engine(capsys: pytest.CaptureFixture[str]) -> None:

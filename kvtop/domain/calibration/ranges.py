@@ -91,3 +91,19 @@ def runtime_range(estimate: PreloadEstimate) -> InputRange | None:
         source=weakest([term.source for term in terms]),
         basis=" + ".join(_said(term) for term in terms) + "; the interval is their held-out errors together",
     )
+
+
+def weights_range(estimate: PreloadEstimate) -> InputRange | None:
+    """The weights a start holds, as `plan` charges them: the weights term (the book and what the engine's load holds
+    beside it, SGLang's rope cache), within its held-out error × the engine's interval scale; None without one."""
+    weights = estimate.term(Term.WEIGHTS)
+    if weights is None:
+        return None
+    error = _combined([weights], estimate.interval_scale)
+    return InputRange(
+        low_bytes=max(weights.bytes - error, 0),
+        value_bytes=weights.bytes,
+        high_bytes=weights.bytes + error,
+        source=weights.source,
+        basis=f"{_said(weights)}; the interval is its held-out error",
+    )

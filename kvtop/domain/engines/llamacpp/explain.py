@@ -9,6 +9,7 @@ memory is needed, so a log is `match` or `mismatch` to the cell.
 from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed
 from kvtop.domain.engines.llamacpp import kv_buffers
 from kvtop.domain.engines.llamacpp.cells import cache_cells
@@ -16,6 +17,7 @@ from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS, first_build
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.explain_estimate import EstimateRun
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
@@ -150,7 +152,12 @@ def explain(request: ExplainRequest) -> Explanation:
                            missing=("`llama_kv_cache: size = … (N cells, …)` (or `KV self size` with `n_ctx`)",))  # fmt: skip
     settings = logged_settings(log, settings)  # the log's build picks the cells below (`log_build`)
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
-    ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, gpu_name=gpu_name, load_mtp=load_mtp)
+    if gpu_total_bytes is not None:  # the GPU named: whether it fits is solved on plan's terms for this start
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, request.given.desktop,
+                          request.gpu_total_source, gpu_total_origin=request.gpu_total_origin)  # fmt: skip
+        ledger = run.solve(MeasuredInputs())
+    else:
+        ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, gpu_name=gpu_name, load_mtp=load_mtp)
     # the cells -c asks for, whether or not they fit beside the weights (the log shows they were allocated)
     cells = cache_cells(model, settings, log_build(log)[0]).total_cells
     result = judge("llamacpp", logged, ledger, cells, cells, settings, None, total, kv_memory_logged=True,

@@ -17,7 +17,12 @@ from kvtop.domain.engines.sglang.log_records import SglangRankLog, latest
 from kvtop.domain.engines.sglang.pp_stages import hidden_stage_reserve
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError, UnsupportedModelError
-from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
+from kvtop.domain.explain_estimate import (
+    EstimateRun,
+    free_after_load_estimate,
+    free_before_load_estimate,
+    rebuild_with_estimate,
+)
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
@@ -313,30 +318,34 @@ def _refuse_post_capture_resize(log: EngineLog) -> None:
         )
 
 
-# how far kvtop's weights book may be from what the engine holds resident (buffers, padding), assumed
+# how far kvtop's weights book may be from what the engine holds resident (buffers, padding), assumed where the
+# launch cannot be planned (plan's weights term stands otherwise)
 WEIGHTS_SPREAD = 0.05
 
 
 def _with_weights_estimate(logged: Logged, run: EstimateRun, before: Ends, notes: tuple[str, ...]) -> Explanation:
     """A `Load weight begin` line without its `Load weight end`, the GPU named: the free memory after the load
-    is the logged free memory before it less kvtop's predicted weights (±5 % assumed), as `plan` does."""
+    is the logged free memory before it less the weights `plan` charges (`free_after_load_estimate`: the book and
+    the rope cache the load holds, within the weights term's error), else kvtop's predicted weights (±5 % assumed)."""
 
     def at(post: int) -> MeasuredInputs:
         return MeasuredInputs(
             free_before_load_bytes=before[1], free_after_load_bytes=post, gpu_total_bytes=run.gpu_total_bytes
         )
 
-    weights = max(rank.weights_bytes for rank in run.solve(at(before[1])).ranks)
-    spread = int(weights * WEIGHTS_SPREAD)
-    estimate = EstimatedInput(
-        field="free_after_load_bytes",
-        label="free memory after the weights load",
-        low_bytes=max(before[1] - weights - spread, 0),
-        value_bytes=max(before[1] - weights, 0),
-        high_bytes=max(before[1] - weights + spread, 0),
-        basis=f"the logged free memory before the load less kvtop's predicted weights (±{WEIGHTS_SPREAD:.0%} of "
-        "them assumed)",
-    )
+    estimate = free_after_load_estimate(run, before[1])
+    if estimate is None:
+        weights = max(rank.weights_bytes for rank in run.solve(at(before[1])).ranks)
+        spread = int(weights * WEIGHTS_SPREAD)
+        estimate = EstimatedInput(
+            field="free_after_load_bytes",
+            label="free memory after the weights load",
+            low_bytes=max(before[1] - weights - spread, 0),
+            value_bytes=max(before[1] - weights, 0),
+            high_bytes=max(before[1] - weights + spread, 0),
+            basis=f"the logged free memory before the load less kvtop's predicted weights (±{WEIGHTS_SPREAD:.0%} of "
+            "them assumed)",
+        )
     return rebuild_with_estimate("sglang", logged, run, estimate, at, notes)
 
 
