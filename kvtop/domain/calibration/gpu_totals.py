@@ -35,9 +35,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.A100-40GB': LinearTerm(
         key='cuda_total.A100-40GB', features=('1 GiB',),
-        coefficients=(39.426667,), error_bytes=171798692, records=3,
-        sources=3, gpus=('A100-40GB',),
-        novel_error_bytes=171798692, feature_sources=(3,),
+        coefficients=(39.4425,), error_bytes=171798692, records=4,
+        sources=4, gpus=('A100-40GB',),
+        novel_error_bytes=171798692, feature_sources=(4,),
     ),
     'cuda_total.A100-80GB': LinearTerm(
         key='cuda_total.A100-80GB', features=('1 GiB',),
@@ -137,10 +137,10 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.499048,), error_bytes=306943629, records=17,
+        coefficients=(0.498117,), error_bytes=305881095, records=17,
         sources=17, gpus=(),
-        novel_error_bytes=343341263, feature_sources=(17,),
-        group_errors=(('1 GiB', 306943629),),
+        novel_error_bytes=344403797, feature_sources=(17,),
+        group_errors=(('1 GiB', 305881095),),
     ),
 }  # fmt: skip
 # END FITTED

@@ -50,14 +50,14 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('100 SMs', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.532444, 0.506821, 0.0), error_bytes=598296858, records=26,
-        sources=24, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=598296858, feature_sources=(24, 5, 4),
-        group_errors=(('100 SMs', 500427374), ('100 SMs + log2(TP) on NVLink GPUs', 1462064785), ('100 SMs + log2(TP) on PCIe GPUs', 271121304)),
+        coefficients=(0.543529, 0.389002, 0.0), error_bytes=836943882, records=29,
+        sources=26, gpus=('A100-80GB', 'B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
+        novel_error_bytes=836943882, feature_sources=(26, 6, 4),
+        group_errors=(('100 SMs', 492462940), ('100 SMs + log2(TP) on NVLink GPUs', 1649133332), ('100 SMs + log2(TP) on PCIe GPUs', 271660303)),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=0.9163, records=15, sources=14, weights_logged=True,
+    engine='sglang', factor=0.7359, records=18, sources=16, weights_logged=True,
 )
 # END FITTED
 

@@ -119,24 +119,24 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.615065, 3.468301, 0.122283, 0.861286), error_bytes=453304346, records=26,
-        sources=4, gpus=('A100-80GB', 'H100'),
-        novel_error_bytes=453304346, feature_sources=(4, 4, 3, 2),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 98284500),),
+        coefficients=(1.501546, 3.495483, 0.117069, 0.851841), error_bytes=467129415, records=27,
+        sources=5, gpus=('A100-40GB', 'A100-80GB', 'H100'),
+        novel_error_bytes=467129415, feature_sources=(5, 5, 4, 2),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 284255359),),
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.508621, 1.027094, 0.494286), error_bytes=65191468, records=39,
-        sources=3, gpus=('H100', 'RTX4090'),
-        novel_error_bytes=65191468, feature_sources=(3, 1, 1), unseen_error_bytes=1696512082,
-        group_errors=(('1 GiB', 65191468),),
+        coefficients=(0.505333, 1.030381, 0.494286), error_bytes=105893160, records=40,
+        sources=4, gpus=('A100-40GB', 'H100', 'RTX4090'),
+        novel_error_bytes=105893160, feature_sources=(4, 1, 1), unseen_error_bytes=1725145197,
+        group_errors=(('1 GiB', 105893160),),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
-        coefficients=(0.29831, 0.191098), error_bytes=1853356494, records=37,
-        sources=6, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L40S'),
-        novel_error_bytes=1853356494, feature_sources=(6, 6),
-        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1853356494),),
+        coefficients=(0.262588, 0.19646), error_bytes=1687160283, records=38,
+        sources=7, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L40S'),
+        novel_error_bytes=1687160283, feature_sources=(7, 7),
+        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1687160283),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -154,13 +154,14 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.252188, 0.379062), error_bytes=365072220, records=48,
-        sources=3, gpus=('GB200', 'H100'),
-        novel_error_bytes=365072220, feature_sources=(3, 2),
+        coefficients=(0.254545, 0.376705), error_bytes=365072220, records=49,
+        sources=4, gpus=('A100-40GB', 'GB200', 'H100'),
+        novel_error_bytes=365072220, feature_sources=(4, 2),
+        group_errors=(('1 GiB', 227499049),),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.1253, records=114, sources=60, weights_logged=True,
+    engine='vllm', factor=1.1253, records=120, sources=66, weights_logged=True,
 )
 # END FITTED
 
