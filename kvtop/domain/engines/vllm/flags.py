@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
 from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN_ENV
+from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
+from kvtop.domain.engines.vllm.rope_override import launch_ropes
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
@@ -130,13 +133,14 @@ class VllmFlags:
     # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
-                                   | COMPILATION_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
+                                   | COMPILATION_FLAGS | ROPE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
-    # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py):
+    # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py; --rope-scaling and
+    # --hf-overrides the derived max length, rope_override.py):
     # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
-    read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS
+    read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py)
     env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_SAMPLER_ENV})
@@ -150,7 +154,10 @@ class VllmFlags:
             )
 
     def check_parallel(self, settings: LaunchSettings) -> None:
-        """vLLM has no expert-parallel size: `--enable-expert-parallel` spreads experts over all tp × dp ranks."""
+        """vLLM has no expert-parallel size: `--enable-expert-parallel` spreads experts over all tp × dp ranks. The
+        final settings' --rope-scaling / --hf-overrides are checked here too, at the release they name
+        (rope_override.launch_ropes: malformed, a flag the release lacks, a key kvtop does not model)."""
+        launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(
