@@ -22,7 +22,14 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
 from kvtop.domain.engines.versions import LATEST, ReleaseNames
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch_tokens import env_assignments, split_command, split_tokens, typed_value
+from kvtop.domain.launch_tokens import (
+    container_image,
+    env_assignments,
+    image_tag,
+    split_command,
+    split_tokens,
+    typed_value,
+)
 from kvtop.domain.load_casts import LoadCasts
 
 # canonical field -> value type (the engines' spellings live in their packages)
@@ -102,6 +109,9 @@ class EngineFlags(Protocol):
     # environment variables a rule reads from a launch line's leading `NAME=VALUE` tokens; every other assignment
     # there (HF_TOKEN=…, an API key) is dropped at parse time, never kept, shown or written
     env_read: frozenset[str]
+    # container images whose tag names the engine's release (`vllm/vllm-openai:v0.11.0` is vLLM 0.11.0): a launch line
+    # that runs one states the release where --engine-version does not
+    release_images: frozenset[str]
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses).
@@ -200,6 +210,10 @@ class LaunchSettings(BaseModel):
     # the engine is started through vLLM's offline `LLM(...)` class (UsageContext.LLM_CLASS), whose batch defaults are
     # not `vllm serve`'s (read by vLLM's package, batching.default_batch_limits)
     llm_class: bool = False
+    # the container image the launch line runs (`docker run … vllm/vllm-openai:v0.11.0 …`), as typed; None where it runs
+    # none or names none kvtop can read: what the install holds beyond the engine's wheel is the image's (an engine's
+    # rule reads it: vLLM's sampler path)
+    image: str | None = None
 
     @field_validator("engine")
     @classmethod
@@ -454,7 +468,23 @@ def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
     # only the assignments the engine's rules read are kept (in `flags`, by name): the rest may be secrets
     env = {name: value for name, value in env_assignments(tokens[:start]).items()
            if name in engine_flags(engine).env_read}  # fmt: skip
-    return settings.model_copy(update={"flags": {**env, **settings.flags}}) if env else settings
+    if env:
+        settings = settings.model_copy(update={"flags": {**env, **settings.flags}})
+    return with_image(settings, container_image(tokens[:start]))
+
+
+def with_image(settings: LaunchSettings, image: str | None) -> LaunchSettings:
+    """The settings with the image the launch runs, and the release its tag names (an image of the engine's own
+    `release_images`, tagged with a release the engine names: 'v0.11.0' -> '0.11.0') where no version is set."""
+    if image is None:
+        return settings
+    update: dict[str, object] = {"image": image}
+    tag = image_tag(image, engine_flags(settings.engine).release_images)
+    release = tag[1:] if tag and tag[:1] in "vV" else tag
+    stated = release is not None and release.lower() != LATEST and release_names(settings.engine).names_one(release)
+    if settings.engine_version is None and stated:
+        update["engine_version"] = release
+    return settings.model_copy(update=update)
 
 
 def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> list[str]:

@@ -14,10 +14,10 @@ from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
-from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN_ENV
+from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import launch_ropes
-from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV
+from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
@@ -143,7 +143,9 @@ class VllmFlags:
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py)
-    env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_SAMPLER_ENV})
+    env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV})
+    # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0
+    release_images: frozenset[str] = frozenset({OFFICIAL_IMAGE})
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 
@@ -196,6 +198,6 @@ class VllmFlags:
                 return index + 1, None
             if token.rsplit("/", 1)[-1] == "vllm" and nxt == "serve":
                 return index + 2, positional_model(argv[index + 2 :])
-            if token.split(":", 1)[0].endswith("vllm/vllm-openai"):  # `docker run … vllm/vllm-openai:TAG MODEL --flags`
+            if official_image(token):  # `docker run … vllm/vllm-openai:TAG MODEL --flags`
                 return index + 1, positional_model(argv[index + 1 :])  # the image's entry point is the server
         return None
