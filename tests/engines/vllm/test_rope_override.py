@@ -67,9 +67,39 @@ def test_the_launch_line_keeps_the_json() -> None:
     assert "--rope-scaling" in settings.to_flags()  # written back, as vLLM takes it
 
 
-def _plan(*flags: str) -> subprocess.CompletedProcess[str]:
+def test_a_logs_printed_dict_is_read() -> None:
+    """vLLM's `non-default args` print the value as a Python dict ({'rope_type': 'yarn', …}), which explain keeps."""
+    printed = "{'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 32768}"
+    assert _derived("0.10.0", "--rope-scaling", printed) == 131_072
+
+
+def test_the_yarn_rope_caches_the_derived_length() -> None:
+    """YaRNScalingRotaryEmbedding caches original × factor positions (v0.10.0 rotary_embedding.py:604-607): 131,072 ×
+    128 × 2 B = 32 MiB on every rank, where the config's 40,960 positions give 10 MiB. With it the plan's weights are
+    15.413 GiB against the start's 'Model loading took 15.4115 GiB' (15.392 without)."""
+    from kvtop.domain.calibration.estimate import calibration_inputs, planned_capacity
+    from kvtop.domain.engines.vllm.weights_held import rope_cache
+    from kvtop.domain.gpus import gpu_total_bytes
+
+    model = model_from_config(json.loads(QWEN3_32B.read_text()))
+    settings = parse_flags("vllm", ["--engine-version", "0.10.0", "--tp", "4", "--rope-scaling", YARN,
+                                    "--max-model-len", "131072"])  # fmt: skip
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    found = rope_cache(calibration_inputs(plan.ledger))
+    assert found is not None and found[0] == 131_072 * 128 * 2
+    weights = next(term for term in plan.estimate.terms if term.term.value == "weights")
+    assert abs(weights.bytes / 2**30 - 15.4115) < 0.01
+
+
+def test_an_override_the_release_does_not_read_is_said() -> None:
+    """v0.13.0 sets a dict override after patch_rope_parameters, and derives the length from rope_parameters."""
+    planned = _plan("--hf-overrides", f'{{"rope_scaling": {YARN}}}', version="0.13.0")
+    assert planned.returncode != 0 and "rope_scaling does not reach the derived length" in planned.stderr
+
+
+def _plan(*flags: str, version: str = "0.10.0") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "kvtop", "plan", "--engine", "vllm", "--engine-version", "0.10.0", "--gpu", "H100",
+        [sys.executable, "-m", "kvtop", "plan", "--engine", "vllm", "--engine-version", version, "--gpu", "H100",
          "--model", str(QWEN3_32B), "--tp", "4", "--no-calibration-store", "--json", "--max-model-len", "131072",
          *flags],
         capture_output=True, text=True, timeout=120,

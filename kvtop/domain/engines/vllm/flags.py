@@ -157,9 +157,11 @@ class VllmFlags:
 
     def check_parallel(self, settings: LaunchSettings) -> None:
         """vLLM has no expert-parallel size: `--enable-expert-parallel` spreads experts over all tp × dp ranks. The
-        final settings' --rope-scaling / --hf-overrides are checked here too, at the release they name
-        (rope_override.launch_ropes: malformed, a flag the release lacks, a key kvtop does not model)."""
-        launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
+        final settings' --rope-scaling / --hf-overrides are checked here too where they name the release
+        (rope_override.launch_ropes: malformed, a flag the release lacks, a key kvtop does not model); without one (a
+        log's release is resolved after), the plan's rules check them at the release they take."""
+        if settings.engine_version is not None:
+            launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(

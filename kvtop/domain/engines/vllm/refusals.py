@@ -64,7 +64,7 @@ from kvtop.domain.engines.vllm.block_sizes import block_size_refusal
 from kvtop.domain.engines.vllm.eras import backend_selection
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
-from kvtop.domain.engines.vllm.rope_override import derived_max_len
+from kvtop.domain.engines.vllm.rope_override import derived_max_len, unread_override
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions, dense_only_refusal, tower_blocks_refusal
@@ -120,6 +120,9 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     # (v0.13.0, v0.33.0 read: "If max_model_len is specified, we use it"); its 2,048 is the default only
     # a launch's rope scaling (--rope-scaling, --hf-overrides) scales the derived length first (rope_override.py)
     derived = None if ledger.model.positions_nominal else derived_max_len(ledger.model, ledger.settings, ledger.version)
+    unread = unread_override(ledger.settings, ledger.version)
+    if derived is None and unread is not None:
+        derived = ledger.model.max_position_embeddings, unread
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE,
                                      stated_wins_without_positions=True, derived=derived)]  # fmt: skip
     # a tower vLLM cannot split at this TP; `--mm-encoder-tp-mode data` builds the encoder of a class that takes it

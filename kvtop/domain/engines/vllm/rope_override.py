@@ -21,6 +21,7 @@ config.json (a layer count, a width): not modelled, refused by name.
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Mapping
 
@@ -56,15 +57,28 @@ ROPE_KEYS = frozenset({"rope_scaling", "rope_parameters", THETA_KEY})
 
 
 def _json_object(text: object, flag: str) -> dict[str, object]:
+    """The flag's JSON object, or the Python dict a log's `non-default args` prints for it ({'rope_type': 'yarn'})."""
     if not isinstance(text, str):
         raise InputError("needs a JSON object", field=flag)
     try:
         value = json.loads(text)
     except ValueError:
-        raise InputError(f"is not JSON (got {text[:60]!r})", field=flag) from None
+        value = _printed_dict(text)
+        if value is None:
+            raise InputError(f"is not JSON (got {text[:60]!r})", field=flag) from None
     if not isinstance(value, dict):
         raise InputError(f"must be a JSON object (got {text[:60]!r})", field=flag)
     return value
+
+
+def _printed_dict(text: str) -> object:
+    """A Python literal as vLLM's log prints an argument (`{'factor': 4.0}`), or None; bounded, literals only."""
+    if len(text) > 4000 or not text.lstrip().startswith("{"):
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
 
 
 def _ropes(value: object, flag: str) -> tuple[dict[str, object], ...]:
@@ -144,3 +158,19 @@ def derived_max_len(model: ModelSpec, settings: LaunchSettings, version: Resolve
         return None
     derived = int(length * factor)
     return derived, f"{spelling}: {int(length):,} positions × factor {factor:g} (_get_and_verify_max_len)"
+
+
+def unread_override(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why an `--hf-overrides` rope the release does not derive the length from leaves it unscaled ('…rope_scaling
+    is set after…'), or None where the launch gives none such."""
+    overrides = settings.flags.get(HF_OVERRIDES_FLAG[2:])
+    if overrides is None:
+        return None
+    key = era_for(DERIVED_KEY_ERAS, version)
+    given = set(_json_object(overrides, HF_OVERRIDES_FLAG)) & {"rope_scaling", "rope_parameters"}
+    if not given or key.value in given:
+        return None
+    other = given.pop()
+    return (f"max_position_embeddings: {HF_OVERRIDES_FLAG}' {other} does not reach the derived length at this release "
+            f"({key.source}): give {key.value}")
+
