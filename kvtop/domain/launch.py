@@ -116,7 +116,8 @@ class EngineFlags(Protocol):
     def refuse(self, field: str, value: object, flag: str) -> None:
         """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses).
 
-        Called for every field that is set, after the generic count and fraction checks."""
+        Called for every field that is set, after the generic count and fraction checks, and for each pass-through
+        flag typed to kvtop or on the engine's launch line (`field` its name without dashes, `value` as typed)."""
 
     def check_parallel(self, settings: LaunchSettings) -> None:
         """Raise InputError when EP/DCP do not fit the ranks the way this engine lays them out."""
@@ -404,6 +405,8 @@ def parse_flags(
         if field is None and spelling.startswith("--no-") and _field_of(engine, "--" + spelling[5:]):
             field, raw = _field_of(engine, "--" + spelling[5:]), False
         if field is None and spelling in engine_flags(engine).passthrough:
+            if strict or engine_line:  # a value typed to kvtop or on the engine's line (a log's is what ran)
+                engine_flags(engine).refuse(spelling.lstrip("-"), raw, typed)
             extra[spelling.lstrip("-")] = raw
             continue
         if field is None:

@@ -52,12 +52,24 @@ def test_the_derived_length_by_release_and_spelling(version: str, flags: tuple[s
     ("0.13.0", ("--rope-scaling", YARN), "has no such flag"),  # gone from v0.11.1's arg_utils.py
     ("0.10.0", ("--rope-scaling", "yarn"), "is not JSON"),
     ("0.10.0", ("--rope-scaling", '{"rope_type":"yarn","factor":4.0}'), "original_max_position_embeddings"),
-    ("0.11.2", ("--hf-overrides", '{"num_hidden_layers": 2}'), "'num_hidden_layers' is not modelled"),
 ])  # fmt: skip
 def test_what_is_refused_names_the_flag(version: str, flags: tuple[str, ...], words: str) -> None:
     settings = parse_flags("vllm", [*flags, "--engine-version", version])
     with pytest.raises(InputError, match=words):
         FLAGS.check_parallel(settings)
+
+
+def test_another_override_key_is_refused_where_typed_and_read_past_in_a_log() -> None:
+    """A key that changes the config kvtop reads (here the layer count) is not modelled: refused where the operator
+    types it or pastes the launch line; a log's printed overrides (what ran) are read for their rope alone."""
+    overrides = '{"num_hidden_layers": 2}'
+    with pytest.raises(InputError, match="'num_hidden_layers' is not modelled"):
+        parse_flags("vllm", ["--hf-overrides", overrides], strict=True)
+    with pytest.raises(InputError, match="'num_hidden_layers' is not modelled"):
+        parse_launch_command(f"vllm serve Qwen/Qwen3-32B --hf-overrides '{overrides}'")
+    logged = parse_flags("vllm", ["--hf-overrides", "{'num_hidden_layers': 2}", "--engine-version", "0.11.2"])
+    FLAGS.check_parallel(logged)
+    assert _derived("0.11.2", "--hf-overrides", "{'num_hidden_layers': 2}") is None
 
 
 def test_the_launch_line_keeps_the_json() -> None:

@@ -16,7 +16,7 @@ from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
-from kvtop.domain.engines.vllm.rope_override import launch_ropes
+from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
@@ -150,6 +150,8 @@ class VllmFlags:
     choices: Mapping[str, tuple[str, ...]] = {}
 
     def refuse(self, field: str, value: object, flag: str) -> None:
+        if field == HF_OVERRIDES_FLAG[2:]:  # keys that change the config kvtop reads (rope_override.py)
+            refuse_unmodelled_keys(value)
         if field == "context_length" and value == -1:  # docs/engines/vllm.md §4.2
             raise InputError(
                 "-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag
@@ -158,7 +160,7 @@ class VllmFlags:
     def check_parallel(self, settings: LaunchSettings) -> None:
         """vLLM has no expert-parallel size: `--enable-expert-parallel` spreads experts over all tp × dp ranks. The
         final settings' --rope-scaling / --hf-overrides are checked here too where they name the release
-        (rope_override.launch_ropes: malformed, a flag the release lacks, a key kvtop does not model); without one (a
+        (rope_override.launch_ropes: malformed, a flag the release lacks); without one (a
         log's release is resolved after), the plan's rules check them at the release they take."""
         if settings.engine_version is not None:
             launch_ropes(settings, ResolvedVersion(text=settings.engine_version))

@@ -16,7 +16,8 @@ The derived length (v0.10.0 config.py:3527-3550, v0.13.0 config/model.py:2116-21
 config's positions, then, unless the model type names gemma3 (its positions are scaled already), for each rope whose
 type is not su, longrope or llama3: yarn takes its `original_max_position_embeddings` as the length, and the length
 is multiplied by its `factor` (1.0 where none). Other `--hf-overrides` keys change the config kvtop reads from
-config.json (a layer count, a width): not modelled, refused by name.
+config.json (a layer count, a width): not modelled, refused by name where typed or on a launch line
+(`refuse_unmodelled_keys`, flags.py `refuse`); a log's printed overrides are read for their rope alone.
 """
 
 from __future__ import annotations
@@ -100,11 +101,21 @@ def _ropes(value: object, flag: str) -> tuple[dict[str, object], ...]:
     return ropes
 
 
+def refuse_unmodelled_keys(value: object) -> None:
+    """An `--hf-overrides` typed to kvtop or on a launch line names only keys kvtop reads; any other changes the config
+    kvtop reads from config.json (a layer count, a width): InputError naming it (a log's printed overrides, what ran,
+    are read for their rope alone)."""
+    other = sorted(set(_json_object(value, HF_OVERRIDES_FLAG)) - ROPE_KEYS)
+    if other:
+        raise InputError(f"key {other[0]!r} is not modelled by kvtop (it changes the config kvtop reads from "
+                         "config.json: write it there); kvtop reads rope_scaling, rope_parameters and rope_theta",
+                         field=HF_OVERRIDES_FLAG)  # fmt: skip
+
+
 def launch_ropes(settings: LaunchSettings, version: ResolvedVersion) -> tuple[tuple[dict[str, object], ...], str] | None:
     """(the rope dict(s) the launch gives `_get_and_verify_max_len`, the spelling) or None where it gives none.
 
-    Raises InputError for a malformed value, `--rope-scaling` at a release without it, or an `--hf-overrides` key
-    kvtop does not model."""
+    Raises InputError for a malformed value or `--rope-scaling` at a release without it."""
     flags: Mapping[str, object] = settings.flags
     scaling, overrides = flags.get(ROPE_SCALING_FLAG[2:]), flags.get(HF_OVERRIDES_FLAG[2:])
     found: tuple[tuple[dict[str, object], ...], str] | None = None
@@ -113,11 +124,6 @@ def launch_ropes(settings: LaunchSettings, version: ResolvedVersion) -> tuple[tu
             raise InputError(f"vLLM {version.label} has no such flag ({era_for(HF_OVERRIDES_ERAS, version).source})",
                              field=HF_OVERRIDES_FLAG)  # fmt: skip
         given = _json_object(overrides, HF_OVERRIDES_FLAG)
-        other = sorted(set(given) - ROPE_KEYS)
-        if other:
-            raise InputError(f"key {other[0]!r} is not modelled by kvtop (it changes the config kvtop reads from "
-                             "config.json: write it there); kvtop reads rope_scaling, rope_parameters and rope_theta",
-                             field=HF_OVERRIDES_FLAG)  # fmt: skip
         key = era_for(DERIVED_KEY_ERAS, version).value
         for name in ("rope_scaling", "rope_parameters"):
             if name in given:
