@@ -25,7 +25,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch_tokens import (
     container_image,
     env_assignments,
-    image_tag,
+    image_release,
     split_command,
     split_tokens,
     typed_value,
@@ -109,8 +109,7 @@ class EngineFlags(Protocol):
     # environment variables a rule reads from a launch line's leading `NAME=VALUE` tokens; every other assignment
     # there (HF_TOKEN=…, an API key) is dropped at parse time, never kept, shown or written
     env_read: frozenset[str]
-    # container images whose tag names the engine's release (`vllm/vllm-openai:v0.11.0` is vLLM 0.11.0): a launch line
-    # that runs one states the release where --engine-version does not
+    # container images whose tag names the engine's release (`vllm/vllm-openai:v0.11.0`), read where no version is set
     release_images: frozenset[str]
 
     def refuse(self, field: str, value: object, flag: str) -> None:
@@ -211,9 +210,8 @@ class LaunchSettings(BaseModel):
     # the engine is started through vLLM's offline `LLM(...)` class (UsageContext.LLM_CLASS), whose batch defaults are
     # not `vllm serve`'s (read by vLLM's package, batching.default_batch_limits)
     llm_class: bool = False
-    # the container image the launch line runs (`docker run … vllm/vllm-openai:v0.11.0 …`), as typed; None where it runs
-    # none or names none kvtop can read: what the install holds beyond the engine's wheel is the image's (an engine's
-    # rule reads it: vLLM's sampler path)
+    # the container image the launch line runs (`docker run … vllm/vllm-openai:v0.11.0 …`), as typed: what the install
+    # holds beyond the engine's wheel is the image's (vLLM's sampler path reads it)
     image: str | None = None
 
     @field_validator("engine")
@@ -471,23 +469,17 @@ def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
     # only the assignments the engine's rules read are kept (in `flags`, by name): the rest may be secrets
     env = {name: value for name, value in env_assignments(tokens[:start]).items()
            if name in engine_flags(engine).env_read}  # fmt: skip
-    if env:
-        settings = settings.model_copy(update={"flags": {**env, **settings.flags}})
+    settings = settings.model_copy(update={"flags": {**env, **settings.flags}}) if env else settings
     return with_image(settings, container_image(tokens[:start]))
 
 
 def with_image(settings: LaunchSettings, image: str | None) -> LaunchSettings:
     """The settings with the image the launch runs, and the release its tag names (an image of the engine's own
     `release_images`, tagged with a release the engine names: 'v0.11.0' -> '0.11.0') where no version is set."""
-    if image is None:
-        return settings
-    update: dict[str, object] = {"image": image}
-    tag = image_tag(image, engine_flags(settings.engine).release_images)
-    release = tag[1:] if tag and tag[:1] in "vV" else tag
-    stated = release is not None and release.lower() != LATEST and release_names(settings.engine).names_one(release)
-    if settings.engine_version is None and stated:
-        update["engine_version"] = release
-    return settings.model_copy(update=update)
+    release = image_release(image, engine_flags(settings.engine).release_images) if image else None
+    named = release is not None and release.lower() != LATEST and release_names(settings.engine).names_one(release)
+    update = {"image": image, **({"engine_version": release} if named and settings.engine_version is None else {})}
+    return settings.model_copy(update=update) if image else settings
 
 
 def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> list[str]:

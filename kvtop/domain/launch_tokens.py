@@ -61,14 +61,15 @@ def container_image(before: Sequence[str]) -> str | None:
     return next((token for token in reversed(before) if not token.startswith("-") and _IMAGE.fullmatch(token)), None)
 
 
-def image_tag(image: str, repositories: frozenset[str]) -> str | None:
-    """The tag of `image` where its repository (less a registry) is one of `repositories`: ('vllm/vllm-openai:v0.11.0',
-    {'vllm/vllm-openai'}) -> 'v0.11.0'; None for another repository, a digest alone or no tag."""
+def image_release(image: str, repositories: frozenset[str]) -> str | None:
+    """The tag of `image`, less a leading 'v', where its repository (less a registry) is one of `repositories`:
+    ('vllm/vllm-openai:v0.11.0', {'vllm/vllm-openai'}) -> '0.11.0'; None for another repository, a digest alone or no
+    tag (whether the engine names such a release is launch.py's to ask)."""
     name = image.split("@", 1)[0]
     repository, colon, tag = name.rpartition(":")
-    if not colon or "/" in tag:
+    if not colon or "/" in tag or not any(repository == known or repository.endswith("/" + known) for known in repositories):
         return None
-    return tag if any(repository == known or repository.endswith("/" + known) for known in repositories) else None
+    return tag[1:] if tag[:1] in "vV" else tag
 
 
 def split_tokens(tokens: Sequence[str]) -> tuple[list[str], list[tuple[str, str | bool]]]:
