@@ -22,7 +22,14 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
 from kvtop.domain.engines.versions import LATEST, ReleaseNames
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch_tokens import env_assignments, split_command, split_tokens, typed_value
+from kvtop.domain.launch_tokens import (
+    container_image,
+    env_assignments,
+    image_release,
+    split_command,
+    split_tokens,
+    typed_value,
+)
 from kvtop.domain.load_casts import LoadCasts
 
 # canonical field -> value type (the engines' spellings live in their packages)
@@ -102,11 +109,14 @@ class EngineFlags(Protocol):
     # environment variables a rule reads from a launch line's leading `NAME=VALUE` tokens; every other assignment
     # there (HF_TOKEN=…, an API key) is dropped at parse time, never kept, shown or written
     env_read: frozenset[str]
+    # container images whose tag names the engine's release (`vllm/vllm-openai:v0.11.0`), read where no version is set
+    release_images: frozenset[str]
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses).
 
-        Called for every field that is set, after the generic count and fraction checks."""
+        Called for every field that is set, after the generic count and fraction checks, and for each pass-through
+        flag typed to kvtop or on the engine's launch line (`field` its name without dashes, `value` as typed)."""
 
     def check_parallel(self, settings: LaunchSettings) -> None:
         """Raise InputError when EP/DCP do not fit the ranks the way this engine lays them out."""
@@ -200,6 +210,9 @@ class LaunchSettings(BaseModel):
     # the engine is started through vLLM's offline `LLM(...)` class (UsageContext.LLM_CLASS), whose batch defaults are
     # not `vllm serve`'s (read by vLLM's package, batching.default_batch_limits)
     llm_class: bool = False
+    # the container image the launch line runs (`docker run … vllm/vllm-openai:v0.11.0 …`), as typed: what the install
+    # holds beyond the engine's wheel is the image's (vLLM's sampler path reads it)
+    image: str | None = None
 
     @field_validator("engine")
     @classmethod
@@ -390,6 +403,8 @@ def parse_flags(
         if field is None and spelling.startswith("--no-") and _field_of(engine, "--" + spelling[5:]):
             field, raw = _field_of(engine, "--" + spelling[5:]), False
         if field is None and spelling in engine_flags(engine).passthrough:
+            if strict or engine_line:  # a value typed to kvtop or on the engine's line (a log's is what ran)
+                engine_flags(engine).refuse(spelling.lstrip("-"), raw, typed)
             extra[spelling.lstrip("-")] = raw
             continue
         if field is None:
@@ -454,7 +469,17 @@ def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
     # only the assignments the engine's rules read are kept (in `flags`, by name): the rest may be secrets
     env = {name: value for name, value in env_assignments(tokens[:start]).items()
            if name in engine_flags(engine).env_read}  # fmt: skip
-    return settings.model_copy(update={"flags": {**env, **settings.flags}}) if env else settings
+    settings = settings.model_copy(update={"flags": {**env, **settings.flags}}) if env else settings
+    return with_image(settings, container_image(tokens[:start]))
+
+
+def with_image(settings: LaunchSettings, image: str | None) -> LaunchSettings:
+    """The settings with the image the launch runs, and the release its tag names (an image of the engine's own
+    `release_images`, tagged with a release the engine names: 'v0.11.0' -> '0.11.0') where no version is set."""
+    release = image_release(image, engine_flags(settings.engine).release_images) if image else None
+    named = release is not None and release.lower() != LATEST and release_names(settings.engine).names_one(release)
+    update = {"image": image, **({"engine_version": release} if named and settings.engine_version is None else {})}
+    return settings.model_copy(update=update) if image else settings
 
 
 def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> list[str]:

@@ -46,6 +46,32 @@ def env_assignments(tokens: Sequence[str]) -> dict[str, str]:
     return {match.group(1): match.group(2) for match in found if match is not None}
 
 
+CONTAINER_RUNTIMES = frozenset({"docker", "podman", "nerdctl"})
+# `[registry/]namespace/name[:tag][@digest]`: a path-like word with a "/", not a host path ("/data:/data" starts with
+# "/", "./x" with "."), as `docker run` takes its image
+_IMAGE = re.compile(r"[a-z0-9][a-z0-9._-]*(?::[0-9]+)?(?:/[a-z0-9._-]+)+(?::[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(?:@sha256:[0-9a-f]{64})?")
+
+
+def container_image(before: Sequence[str]) -> str | None:
+    """The image a container runtime runs (`docker run … IMAGE` before the engine's entry point): the last
+    image-shaped word before the entry point, where the line runs docker, podman or nerdctl; None otherwise. A
+    volume (`-v hf:/root/.cache`) is before the image, so the last such word is the image."""
+    if not any(token.rsplit("/", 1)[-1] in CONTAINER_RUNTIMES for token in before):
+        return None
+    return next((token for token in reversed(before) if not token.startswith("-") and _IMAGE.fullmatch(token)), None)
+
+
+def image_release(image: str, repositories: frozenset[str]) -> str | None:
+    """The tag of `image`, less a leading 'v', where its repository (less a registry) is one of `repositories`:
+    ('vllm/vllm-openai:v0.11.0', {'vllm/vllm-openai'}) -> '0.11.0'; None for another repository, a digest alone or no
+    tag (whether the engine names such a release is launch.py's to ask)."""
+    name = image.split("@", 1)[0]
+    repository, colon, tag = name.rpartition(":")
+    if not colon or "/" in tag or not any(repository == known or repository.endswith("/" + known) for known in repositories):
+        return None
+    return tag[1:] if tag[:1] in "vV" else tag
+
+
 def split_tokens(tokens: Sequence[str]) -> tuple[list[str], list[tuple[str, str | bool]]]:
     """Split argv into positionals and (flag, value) pairs; a flag without a value is True."""
     positionals: list[str] = []

@@ -41,10 +41,15 @@ def test_hopper_from_0_10_2_to_0_11_2_assumes_the_wheels_marlin_and_names_triton
     """The v0.11.2 wheel ships no triton_kernels and requires none (its METADATA; import_utils.py:398-400 looks for
     the package alone), so mxfp4.py:134-142 returns Marlin where only the wheel is installed: the Kaggle v0.11.2 log
     printed 'Using Marlin backend'. An install that adds the package runs Triton: the other backend."""
-    for record_id in ("huikang-gpt-oss-120b-h100-v0112", "case-vllm-27508-gpt-oss-120b-h100", "llmd-v011-gpt-oss-120b"):
+    for record_id in ("huikang-gpt-oss-120b-h100-v0112", "case-vllm-27508-gpt-oss-120b-h100"):
         inputs = inputs_of(record_id)
         backend = mxfp4_backend(inputs.settings, "H100", inputs.version)
         assert backend is not None and (backend.name, backend.source, backend.other) == ("marlin", "assumed", "triton")
+    # llm-d's starts ran `vllm/vllm-openai:latest` of 2026-01 (resolved to v0.14.0 by date, session 51): the wheel
+    # vendors triton_kernels from v0.12.0, and they printed Triton's 64.38 GiB
+    inputs = inputs_of("llmd-v011-gpt-oss-120b")
+    backend = mxfp4_backend(inputs.settings, "H100", inputs.version)
+    assert backend is not None and (backend.name, backend.source, backend.other) == ("triton", "release", None)
 
 
 def test_the_eras_follow_the_wheels() -> None:

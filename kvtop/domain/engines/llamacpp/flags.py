@@ -77,6 +77,7 @@ class LlamacppFlags:
     passthrough: frozenset[str] = PASSTHROUGH
     read_by_rules: frozenset[str] = frozenset()
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
+    release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "kv_cache_dtype" and isinstance(value, str) and value != "auto":

@@ -117,6 +117,7 @@ class LmdeployFlags:
     passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | {REMOTE_CODE_FLAG}
     read_by_rules: frozenset[str] = passthrough
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
+    release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too

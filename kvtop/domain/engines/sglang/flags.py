@@ -86,6 +86,7 @@ class SglangFlags:
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"}
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
+    release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
     choices: Mapping[str, tuple[str, ...]] = {}

@@ -176,6 +176,7 @@ class TrtllmFlags:
     passthrough: frozenset[str] = PASSTHROUGH
     read_by_rules: frozenset[str] = frozenset()
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
+    release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # llm_args.py: max_gpu_total_bytes 0 is "unset" (the fraction decides)
     specials: Mapping[str, tuple[int, str]] = {"max_gpu_total_bytes": (0, "leaves it unset")}
     choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}

@@ -106,6 +106,14 @@ class VllmRules(VllmBudget, EngineBase):
         """§3.1: the block of the backend vLLM runs with `--kv-cache-dtype auto` (an FP8 KV may differ)."""
         return block_size(model, False, gpu_name, version)[0]
 
+    def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+        """§3.7: the launch's --max-model-len, else the length `_get_and_verify_max_len` derives: the config's
+        positions, scaled by a rope the launch gives (rope_override.py)."""
+        from kvtop.domain.engines.vllm.rope_override import derived_max_len
+
+        derived = None if model.positions_nominal else derived_max_len(model, settings, version)
+        return settings.context_length or (derived[0] if derived else model.max_position_embeddings)
+
     def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
         """§3.6: the configs vLLM refuses as it reads them (config_checks.py), before the books."""
         check_config(model, version)

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
 from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
-from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN_ENV
-from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV
+from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
+from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
+from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
+from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
@@ -130,27 +133,37 @@ class VllmFlags:
     # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
-                                   | COMPILATION_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
+                                   | COMPILATION_FLAGS | ROPE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
-    # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py):
+    # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py; --rope-scaling and
+    # --hf-overrides the derived max length, rope_override.py):
     # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
-    read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS
+    read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py)
-    env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_SAMPLER_ENV})
+    env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV})
+    # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0
+    release_images: frozenset[str] = frozenset({OFFICIAL_IMAGE})
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 
     def refuse(self, field: str, value: object, flag: str) -> None:
+        if field == HF_OVERRIDES_FLAG[2:]:  # keys that change the config kvtop reads (rope_override.py)
+            refuse_unmodelled_keys(value)
         if field == "context_length" and value == -1:  # docs/engines/vllm.md §4.2
             raise InputError(
                 "-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag
             )
 
     def check_parallel(self, settings: LaunchSettings) -> None:
-        """vLLM has no expert-parallel size: `--enable-expert-parallel` spreads experts over all tp × dp ranks."""
+        """vLLM has no expert-parallel size: `--enable-expert-parallel` spreads experts over all tp × dp ranks. The
+        final settings' --rope-scaling / --hf-overrides are checked here too where they name the release
+        (rope_override.launch_ropes: malformed, a flag the release lacks); without one (a
+        log's release is resolved after), the plan's rules check them at the release they take."""
+        if settings.engine_version is not None:
+            launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(
@@ -189,6 +202,6 @@ class VllmFlags:
                 return index + 1, None
             if token.rsplit("/", 1)[-1] == "vllm" and nxt == "serve":
                 return index + 2, positional_model(argv[index + 2 :])
-            if token.split(":", 1)[0].endswith("vllm/vllm-openai"):  # `docker run … vllm/vllm-openai:TAG MODEL --flags`
+            if official_image(token):  # `docker run … vllm/vllm-openai:TAG MODEL --flags`
                 return index + 1, positional_model(argv[index + 1 :])  # the image's entry point is the server
         return None

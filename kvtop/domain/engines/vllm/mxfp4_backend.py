@@ -14,15 +14,24 @@ On Hopper the choice so rests on what the install holds, era by era (`TRITON_KER
   "users will have to install `triton_kernels` manually"; vllm#27523: adding the dependency "caused SM90 to default
   to Triton instead of Marlin"). `pip install vllm==X` so runs Marlin (v0.11.2 mxfp4.py:134-142), as the Kaggle
   v0.11.2 log printed ('Using Marlin backend', 65.97 GiB) and vllm#27508's v0.11.0 conda install's 1.71 GiB of KV
-  needs; an image that adds the package runs Triton (llm-d's v0.11.0 H100 rows print Triton's 64.38 GiB). A plan
-  cannot see the install: it assumes the wheel's Marlin and names Triton as the other backend, whose weights
-  difference the weights term's error carries (mxfp4_weights.py);
+  needs; an install that adds the package runs Triton. A plan cannot see the install: it assumes the wheel's Marlin
+  and names Triton as the other backend, whose weights difference the weights term's error carries (mxfp4_weights.py);
 - from v0.12.0: vllm#28788 vendors the package into the wheel (v0.12.0 holds vllm/third_party/triton_kernels,
   import_utils.py:431-438 has_triton_kernels finds it there): Triton is the release's (0.33.0's oracle keeps
-  TRITON ahead of MARLIN for gpt-oss).
+  TRITON ahead of MARLIN for gpt-oss; llm-d's H100 rows, `vllm/vllm-openai:latest` of 2026-01, print Triton's
+  64.38 GiB).
 
-Where the launch says it (VLLM_MXFP4_USE_MARLIN=1 before the command, read as a leading assignment) the backend
-is stated; where the log printed 'Using Marlin backend' / 'Using Triton backend' (mxfp4.py `logger.info_once`,
+What the launch line can say (leading NAME=VALUE assignments, flags.py env_read; MARLIN_ENV_ERAS):
+- VLLM_MXFP4_USE_MARLIN: v0.10.1's `_should_use_marlin` returns it where set (mxfp4.py:123-125); v0.10.2 and v0.11.0
+  define it in envs.py but no file reads it (their wheels grepped): ignored there; from v0.11.1 `=1` forces Marlin
+  (v0.11.2 mxfp4.py:134-142), and 0 or unset leaves the choice to the package. No variable or flag selects Triton:
+  an install's `triton_kernels` is no launch fact, so v0.10.2 … v0.11.2 stay assumed.
+- `--enable-lora` from v0.11.1: `get_mxfp4_backend_with_lora` (v0.11.2 mxfp4.py:77-86) returns Marlin on CUDA; from
+  v0.12.0 it takes Triton where triton_kernels runs (v0.12.0 mxfp4.py:82-100), as without LoRA.
+- VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1 on SM 9.0 with FlashInfer installed (from v0.10.2: mxfp4.py:56-60, v0.11.2
+  :95-102): FlashInfer's SM90 BF16 MoE, whose weight layout kvtop does not model: said so, not planned as another.
+
+Where the launch says it the backend is stated; where the log printed 'Using Marlin backend' / 'Using Triton backend' (mxfp4.py `logger.info_once`,
 v0.10.2 … v0.13.0) it is measured (log_lines.py keeps it as a decision, flags[MEASURED_KEY]).
 """
 
@@ -31,11 +40,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
 
 MARLIN, TRITON = "marlin", "triton"
-MARLIN_ENV = "VLLM_MXFP4_USE_MARLIN"  # envs.py: bool(int(os.getenv(...))) where set
+MARLIN_ENV = "VLLM_MXFP4_USE_MARLIN"  # envs.py: maybe_convert_bool(os.environ.get(...)) where set
+FLASHINFER_BF16_ENV = "VLLM_USE_FLASHINFER_MOE_MXFP4_BF16"  # envs.py: bool(int(...)), default False
+LORA_FLAG = "enable-lora"  # as settings.flags keeps it
+# what VLLM_MXFP4_USE_MARLIN does at a release: DECIDES (set: its value), IGNORED (read by no file), FORCES (1: Marlin)
+DECIDES, IGNORED, FORCES = "decides", "ignored", "forces"
+MARLIN_ENV_ERAS: Eras[str] = Eras((
+    Era("", DECIDES, "v0.10.1 mxfp4.py:123-125 _should_use_marlin: `if envs.VLLM_MXFP4_USE_MARLIN is not None: return it`"),
+    Era("0.10.2", IGNORED, "v0.10.2 and v0.11.0: envs.py defines VLLM_MXFP4_USE_MARLIN, no file of the wheel reads it "
+                           "(get_mxfp4_backend, mxfp4.py:54-95, asks has_triton_kernels only)"),
+    Era("0.11.1", FORCES, "v0.11.1 mxfp4.py:136 / v0.11.2 :134-142: `envs.VLLM_MXFP4_USE_MARLIN or …` → Marlin"),
+))  # fmt: skip
+# LoRA's backend: Marlin on CUDA (v0.11.1, v0.11.2 get_mxfp4_backend_with_lora), then as without LoRA (v0.12.0 on)
+LORA_MARLIN_ERAS: Eras[bool] = Eras((
+    Era("", False, "before v0.11.1 no LoRA path (v0.11.0 get_mxfp4_backend takes no with_lora_support)"),
+    Era("0.11.1", True, "v0.11.2 mxfp4.py:77-86 get_mxfp4_backend_with_lora: Marlin on CUDA"),
+    Era("0.12.0", False, "v0.12.0 mxfp4.py:82-100: Triton where triton_kernels runs, as without LoRA"),
+))  # fmt: skip
+FLASHINFER_BF16_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.10.1 reads it through `envs.is_set` beside its own Triton path: not modelled, not refused"),
+    Era("0.10.2", True, "v0.10.2 mxfp4.py:56-60, v0.11.2 :95-102: SM 9.0, has_flashinfer() and the variable"),
+))  # fmt: skip
 # the log's 'Using … backend' line, as explain keeps it: `--mxfp4-backend marlin` among the printed arguments
 MEASURED_KEY = "mxfp4-backend"
 
@@ -78,13 +108,24 @@ def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version
         return Mxfp4Backend(printed.lower(), "measured", f"the log's 'Using {printed.capitalize()} backend'")
     if capability[0] == 8:
         return Mxfp4Backend(MARLIN, "release", "SM 8.x: the Triton kernels need SM 9.0 (mxfp4.py)")
-    if _truthy(flags.get(MARLIN_ENV)):
-        return Mxfp4Backend(MARLIN, "stated", f"{MARLIN_ENV}=1 in the launch")
+    if _truthy(flags.get(FLASHINFER_BF16_ENV)) and era_for(FLASHINFER_BF16_ERAS, version).value:
+        raise UnsupportedModelError(
+            f"=1 on SM 9.0: vLLM {version.label} builds the MXFP4 experts for FlashInfer's SM90 "
+            "BF16 MoE where FlashInfer is installed (quantization/mxfp4.py get_mxfp4_backend), a weight layout kvtop "
+            "does not model; without FlashInfer it runs Marlin or Triton: drop the variable to plan those",
+            field=FLASHINFER_BF16_ENV,
+        )
+    marlin_env = era_for(MARLIN_ENV_ERAS, version)
+    if marlin_env.value != IGNORED and _truthy(flags.get(MARLIN_ENV)):
+        return Mxfp4Backend(MARLIN, "stated", f"{MARLIN_ENV}=1 in the launch ({marlin_env.source})")
+    if era_for(LORA_MARLIN_ERAS, version).value and _truthy(flags.get(LORA_FLAG)):
+        return Mxfp4Backend(MARLIN, "stated", f"--enable-lora in the launch ({era_for(LORA_MARLIN_ERAS, version).source})")
     era = era_for(TRITON_KERNELS_ERAS, version)
     if era.value == WHEEL:
         return Mxfp4Backend(TRITON, "release", f"Hopper, triton_kernels in the wheel ({era.source})")
     if era.value == TORCH:
         return Mxfp4Backend(MARLIN, "release", f"Hopper, the wheel's torch below 2.8.0 ({era.source})")
+    ignored = f"; {MARLIN_ENV} is read by no file of this release" if flags.get(MARLIN_ENV) is not None else ""
     return Mxfp4Backend(MARLIN, "assumed", "Hopper's Marlin backend assumed: this release's wheel lacks the optional "
                         "triton_kernels package Triton needs (pip install vllm runs Marlin); an install that adds it "
-                        "runs Triton", other=TRITON)  # fmt: skip
+                        f"runs Triton, which no variable or flag selects{ignored}", other=TRITON)  # fmt: skip

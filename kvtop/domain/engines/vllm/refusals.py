@@ -2,7 +2,8 @@
 
 - A `--max-model-len` above the model's positions: `_get_and_verify_max_len` (vllm/config) raises
   ValueError ("User-specified max_model_len (…) is greater than the derived max_model_len …") unless
-  VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.
+  VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; a launch's `--rope-scaling` / `--hf-overrides` rope scales the derived length
+  first (rope_override.py).
 - `--kv-cache-dtype fp8_ds_mla` on a model without MLA: only the sparse-MLA backends (FLASHMLA_SPARSE and
   kin) list `fp8_ds_mla` in `supported_kv_cache_dtypes`; FLASH_ATTN, FLASHINFER and TRITON_ATTN do not, so
   the selector finds no backend ("No valid attention backend found"), on every GPU.
@@ -63,6 +64,7 @@ from kvtop.domain.engines.vllm.block_sizes import block_size_refusal
 from kvtop.domain.engines.vllm.eras import backend_selection
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
+from kvtop.domain.engines.vllm.rope_override import derived_max_len, unread_override
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions, dense_only_refusal, tower_blocks_refusal
@@ -116,8 +118,13 @@ def experts_refusal(ledger: Ledger) -> Refusal | None:
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     # _get_and_verify_max_len returns a stated --max-model-len as it is where no config key gives the positions
     # (v0.13.0, v0.33.0 read: "If max_model_len is specified, we use it"); its 2,048 is the default only
+    # a launch's rope scaling (--rope-scaling, --hf-overrides) scales the derived length first (rope_override.py)
+    derived = None if ledger.model.positions_nominal else derived_max_len(ledger.model, ledger.settings, ledger.version)
+    unread = unread_override(ledger.settings, ledger.version)
+    if derived is None and unread is not None:
+        derived = ledger.model.max_position_embeddings, unread
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE,
-                                     stated_wins_without_positions=True)]  # fmt: skip
+                                     stated_wins_without_positions=True, derived=derived)]  # fmt: skip
     # a tower vLLM cannot split at this TP; `--mm-encoder-tp-mode data` builds the encoder of a class that takes it
     # as at TP 1 (is_vit_use_data_parallel: GLM-4.xV's, the Qwen2.5-VL MLP), so kvtop refuses nothing there; a class
     # that does not take it (GLM-ASR's: no supports_encoder_tp_data) falls back to "weights" and still stops

@@ -4,7 +4,8 @@ docs/engines/vllm.md §12).
 `_dummy_sampler_run` samples with top-k and top-p set. The PyTorch-native path (`apply_top_k_top_p`) sorts the
 whole float32 logits tensor and softmaxes it: the copies the activation fits count. FlashInfer's
 `top_k_top_p_sampling_from_logits` makes almost none. A plan knows the path where the release and the GPU decide
-it, and not where the install does.
+it, and not where the install does, unless the launch runs the official image, whose install is known: from v0.9.0
+through v0.11.0 it holds a FlashInfer the V1 sampler takes (IMAGE_FLASHINFER_ERAS).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.gpus import compute_capability
 
 SamplerPath = Literal["native", "flashinfer", "either"]
@@ -42,18 +43,53 @@ FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))
 # for 0). Read on the V1 runner's profile: V2's dummy batch (v1/worker/gpu/model_runner.py `_dummy_sampler_run`,
 # v0.29.0:832-849) sets no top-k or top-p, so its sampler takes neither path (sample/sampler.py:296-304)
 FLASHINFER_SAMPLER_ENV = "VLLM_USE_FLASHINFER_SAMPLER"
+# the official image (`docker run vllm/vllm-openai:TAG`, flags.py reads its tag as the release)
+OFFICIAL_IMAGE = "vllm/vllm-openai"
+# whether the official image's install holds a FlashInfer the V1 sampler takes, where the release leaves it to the
+# install ("either" above). Its docker/Dockerfile installs FlashInfer into the vllm-base stage the vllm-openai target
+# builds on, on linux/amd64 only (`if [ "$TARGETPLATFORM" != "linux/arm64" ]`: the version of commit 0000977e, 2025,
+# torch 2.7 / CUDA 12.8, installs flashinfer from git 21ea1d25; the one of commit 01da4491, 2024, the 0.0.9 wheel). The
+# V1 sampler takes it where its version is at least 0.2.3 from v0.9.0 (topk_topp_sampler.py v0.9.0:33-38: below it,
+# native; v0.11.0:50-56) and only below 0.2.3 before (v0.8.0 :28-42, v0.8.5.post1 alike: vllm#14815 disables
+# FlashInfer >= 0.2.3), a version the v0.8.x images' Dockerfiles were not read for: "either" stays there. Seen: the
+# official image of 2025-06 (v0.9.x, topk_topp_sampler.py:49) logs 'Using FlashInfer for top-p & top-k sampling.' and
+# 1.51 GiB more KV than at VLLM_USE_FLASHINFER_SAMPLER=0 (flashinfer-ai/flashinfer#1180); the v0.11.0 image's
+# profile peak is FlashInfer's (docs/engines/vllm.md §10). From v0.11.1 the release decides (opt-in, vllm#26859).
+IMAGE_FLASHINFER_ERAS: Eras[bool] = Eras((
+    Era("", False, "before v0.9.0 the image's FlashInfer version (>= 0.2.3 disables the sampler) was not read"),
+    Era("0.9.0", True, "docker/Dockerfile installs it on linux/amd64; V1's sampler takes it from v0.9.0 "
+                       "(topk_topp_sampler.py v0.9.0:33-38; flashinfer-ai/flashinfer#1180)"),
+    Era("0.11.1", False, "vllm#26859: FlashInfer's sampler is opt-in, whatever the install holds"),
+))  # fmt: skip
+# hosts the official image's FlashInfer install leaves out (linux/arm64): Grace-Hopper and Grace-Blackwell
+ARM64_HOSTS = frozenset({"GH200", "GB200", "GB300"})
+
+
+def official_image(image: str | None) -> bool:
+    """Whether the launch runs vLLM's official image (any registry, any tag or digest)."""
+    if not image:
+        return False
+    name = image.split("@", 1)[0]
+    repository, colon, tag = name.rpartition(":")
+    repository = repository if colon and "/" not in tag else name
+    return repository == OFFICIAL_IMAGE or repository.endswith("/" + OFFICIAL_IMAGE)
 
 
 def sampler_path(
-    version: ResolvedVersion, gpu_name: str | None, flags: Mapping[str, object] | None = None
+    version: ResolvedVersion, gpu_name: str | None, flags: Mapping[str, object] | None = None, image: str | None = None
 ) -> tuple[SamplerPath, str]:
     """(the path a start of this release on this GPU takes: at its defaults, or as the launch's
-    VLLM_USE_FLASHINFER_SAMPLER states; why)."""
+    VLLM_USE_FLASHINFER_SAMPLER states, or as the official image it runs (`image`, LaunchSettings.image) installs; why)."""
     stated = str((flags or {}).get(FLASHINFER_SAMPLER_ENV, "")).strip()
     if stated in ("0", "1"):
         path: SamplerPath = "flashinfer" if stated == "1" else "native"
         return path, f"{FLASHINFER_SAMPLER_ENV}={stated} in the launch"
     era = SAMPLER_PATHS.era(version)
+    if era.value == "either" and official_image(image) and gpu_name not in ARM64_HOSTS:
+        installed = era_for(IMAGE_FLASHINFER_ERAS, version)
+        if installed.value:
+            return "flashinfer", (f"FlashInfer: the official image installs it (measured from the launch line: {image}); "
+                                  f"{installed.source}")  # fmt: skip
     if era.value != "flashinfer":
         return era.value, era.source
     capability = compute_capability(gpu_name)

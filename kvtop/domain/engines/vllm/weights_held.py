@@ -55,6 +55,7 @@ import math
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.vllm.mla_absorbed import absorbed_matrices
 from kvtop.domain.engines.vllm.mxfp4_backend import TRITON, mxfp4_backend
+from kvtop.domain.engines.vllm.rope_override import derived_max_len
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
 from kvtop.domain.engines.vllm.weights_fp8_marlin import marlin_block_scales
 from kvtop.domain.model import MlpKind, ModelSpec
@@ -77,12 +78,20 @@ def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
 
 
 def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """The rotary embedding's cos/sin cache in the model's dtype (float32 for FLOAT32_ROPE), whole on every rank."""
+    """The rotary embedding's cos/sin cache in the model's dtype (float32 for FLOAT32_ROPE), whole on every rank.
+
+    A rope scaling the launch gives (rope_override.py) builds a scaled rope whose cache is the derived length long:
+    YaRN's `max_position_embeddings` (its original) × factor, linear and dynamic NTK the positions × factor (v0.10.0
+    rotary_embedding.py:604-607 YaRNScalingRotaryEmbedding._compute_cos_sin_cache; get_rope passes yarn its
+    original_max_position_embeddings, :1923-1932); llama3 and longrope keep the positions."""
     model = inputs.model
     if model is None:
         return None
     width = 4 if model.architecture in FLOAT32_ROPE else model.dtype_bytes
-    return rope_cache_bytes(model, width, "rotary_embedding/base.py")
+    scaled = None if model.positions_nominal else derived_max_len(model, inputs.settings, inputs.version)
+    if scaled is not None:
+        model = model.model_copy(update={"max_position_embeddings": scaled[0]})
+    return rope_cache_bytes(model, width, "rotary_embedding/base.py" + (f"; {scaled[1]}" if scaled else ""))
 
 
 def _mxfp4(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tuple[int, str] | None:

@@ -1,0 +1,182 @@
+"""A RoPE scaling the launch line gives vLLM, and the max length vLLM derives from it (docs/engines/vllm.md §3.7).
+
+Two spellings replace config.json's rope scaling before `_get_and_verify_max_len` (vllm/config) derives the longest
+`--max-model-len` it accepts:
+- `--rope-scaling JSON` (EngineArgs.rope_scaling, `json.loads`): from before v0.6.3.post1 (read there) through v0.11.0
+  (v0.11.0 config/model.py:398-404 moves it into hf_overrides and warns to use `--hf-overrides` instead); gone from
+  v0.11.1's arg_utils.py, whose argparse then rejects it.
+- `--hf-overrides JSON` (first in v0.6.4's arg_utils.py; v0.6.3.post1 has none): its `rope_scaling` key is merged
+  into the config before `patch_rope_scaling` through v0.11.0 (transformers_utils/config.py `config.update`), set
+  after it from v0.11.1 (config/model.py `_apply_dict_overrides`, a dict value); `_get_and_verify_max_len` reads
+  `hf_config.rope_scaling` through v0.11.2 (v0.11.2 config/model.py:2080), `rope_parameters` from v0.12.0 (v0.12.0
+  :2200, v0.13.0 :2116), which `patch_rope_parameters` fills from config.json before the dict override is set: from
+  v0.12.0 an override's `rope_scaling` does not reach the derived length, its `rope_parameters` does.
+
+The derived length (v0.10.0 config.py:3527-3550, v0.13.0 config/model.py:2116-2140, read alike at v0.33.0): the
+config's positions, then, unless the model type names gemma3 (its positions are scaled already), for each rope whose
+type is not su, longrope or llama3: yarn takes its `original_max_position_embeddings` as the length, and the length
+is multiplied by its `factor` (1.0 where none). Other `--hf-overrides` keys change the config kvtop reads from
+config.json (a layer count, a width): not modelled, refused by name where typed or on a launch line
+(`refuse_unmodelled_keys`, flags.py `refuse`); a log's printed overrides are read for their rope alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+
+ROPE_SCALING_FLAG = "--rope-scaling"
+HF_OVERRIDES_FLAG = "--hf-overrides"
+FLAGS = frozenset({ROPE_SCALING_FLAG, HF_OVERRIDES_FLAG})
+UNSCALED_TYPES = ("su", "longrope", "llama3")  # _get_and_verify_max_len leaves their factor out
+THETA_KEY = "rope_theta"  # a rope's base frequency: no memory, no length
+
+ROPE_SCALING_FLAG_ERAS: Eras[bool] = Eras((
+    Era("", True, "EngineArgs.rope_scaling (--rope-scaling, json.loads): read at v0.6.3.post1, v0.8.0, v0.10.0, v0.11.0"),
+    Era("0.11.1", False, "v0.11.1 engine/arg_utils.py has no --rope-scaling (v0.11.0 config/model.py:398-404 already "
+                         "warned: 'Please instead use `--hf-overrides …`')"),
+))  # fmt: skip
+HF_OVERRIDES_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.6.3.post1 engine/arg_utils.py has no --hf-overrides"),
+    Era("0.6.4", True, "first in v0.6.4's engine/arg_utils.py (--hf-overrides, json.loads)"),
+))  # fmt: skip
+# the `--hf-overrides` key `_get_and_verify_max_len` reads the rope from
+DERIVED_KEY_ERAS: Eras[str] = Eras((
+    Era("", "rope_scaling", "_get_and_verify_max_len reads hf_config.rope_scaling (v0.10.0 config.py:3527, v0.11.2 "
+                            "config/model.py:2080)"),
+    Era("0.12.0", "rope_parameters", "_get_and_verify_max_len reads hf_config.rope_parameters (v0.12.0 config/model.py:"
+                                     "2200, v0.13.0 :2116), filled by patch_rope_parameters before _apply_dict_overrides "
+                                     "sets a dict override (v0.12.0 config/model.py:510)"),
+))  # fmt: skip
+ROPE_KEYS = frozenset({"rope_scaling", "rope_parameters", THETA_KEY})
+
+
+def _json_object(text: object, flag: str) -> dict[str, object]:
+    """The flag's JSON object, or the Python dict a log's `non-default args` prints for it ({'rope_type': 'yarn'})."""
+    if not isinstance(text, str):
+        raise InputError("needs a JSON object", field=flag)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = _printed_dict(text)
+        if value is None:
+            raise InputError(f"is not JSON (got {text[:60]!r})", field=flag) from None
+    if not isinstance(value, dict):
+        raise InputError(f"must be a JSON object (got {text[:60]!r})", field=flag)
+    return value
+
+
+def _printed_dict(text: str) -> object:
+    """A Python literal as vLLM's log prints an argument (`{'factor': 4.0}`), or None; bounded, literals only."""
+    if len(text) > 4000 or not text.lstrip().startswith("{"):
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _ropes(value: object, flag: str) -> tuple[dict[str, object], ...]:
+    """The rope dict(s): one, or one per layer type (a dict of dicts, v0.12.0 on); each names its rope_type."""
+    if not isinstance(value, dict):
+        raise InputError("must be a JSON object", field=flag)
+    nested = bool(value) and all(isinstance(inner, dict) for inner in value.values())
+    ropes = tuple(value.values()) if nested else (value,)
+    for rope in ropes:
+        kind = rope.get("rope_type", rope.get("type"))
+        if not isinstance(kind, str):
+            raise InputError("needs a rope_type (e.g. yarn)", field=flag)
+        factor = rope.get("factor")
+        if factor is not None and (not isinstance(factor, (int, float)) or isinstance(factor, bool) or factor <= 0):
+            raise InputError(f"factor must be a positive number (got {factor!r})", field=flag)
+        original = rope.get("original_max_position_embeddings")
+        if kind == "yarn" and (not isinstance(original, int) or isinstance(original, bool) or original < 1):
+            raise InputError("yarn needs original_max_position_embeddings, a whole number (vLLM reads it)", field=flag)
+    return ropes
+
+
+def refuse_unmodelled_keys(value: object) -> None:
+    """An `--hf-overrides` typed to kvtop or on a launch line names only keys kvtop reads; any other changes the config
+    kvtop reads from config.json (a layer count, a width): InputError naming it (a log's printed overrides, what ran,
+    are read for their rope alone)."""
+    other = sorted(set(_json_object(value, HF_OVERRIDES_FLAG)) - ROPE_KEYS)
+    if other:
+        raise InputError(f"key {other[0]!r} is not modelled by kvtop (it changes the config kvtop reads from "
+                         "config.json: write it there); kvtop reads rope_scaling, rope_parameters and rope_theta",
+                         field=HF_OVERRIDES_FLAG)  # fmt: skip
+
+
+def launch_ropes(settings: LaunchSettings, version: ResolvedVersion) -> tuple[tuple[dict[str, object], ...], str] | None:
+    """(the rope dict(s) the launch gives `_get_and_verify_max_len`, the spelling) or None where it gives none.
+
+    Raises InputError for a malformed value or `--rope-scaling` at a release without it."""
+    flags: Mapping[str, object] = settings.flags
+    scaling, overrides = flags.get(ROPE_SCALING_FLAG[2:]), flags.get(HF_OVERRIDES_FLAG[2:])
+    found: tuple[tuple[dict[str, object], ...], str] | None = None
+    if overrides is not None:
+        if not era_for(HF_OVERRIDES_ERAS, version).value:
+            raise InputError(f"vLLM {version.label} has no such flag ({era_for(HF_OVERRIDES_ERAS, version).source})",
+                             field=HF_OVERRIDES_FLAG)  # fmt: skip
+        given = _json_object(overrides, HF_OVERRIDES_FLAG)
+        key = era_for(DERIVED_KEY_ERAS, version).value
+        for name in ("rope_scaling", "rope_parameters"):
+            if name in given:
+                ropes = _ropes(given[name], f"{HF_OVERRIDES_FLAG} {name}")
+                if name == key:
+                    found = ropes, f"{HF_OVERRIDES_FLAG} {name}"
+    if scaling is not None:
+        era = era_for(ROPE_SCALING_FLAG_ERAS, version)
+        if not era.value:
+            raise InputError(f"vLLM {version.label} has no such flag ({era.source}): give "
+                             f"{HF_OVERRIDES_FLAG} '{{\"{era_for(DERIVED_KEY_ERAS, version).value}\": …}}'",
+                             field=ROPE_SCALING_FLAG)  # fmt: skip
+        found = _ropes(_json_object(scaling, ROPE_SCALING_FLAG), ROPE_SCALING_FLAG), ROPE_SCALING_FLAG
+    return found
+
+
+def derived_max_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
+    """(the max length vLLM derives from the config's positions under the launch's rope scaling, whose) or None where
+    the launch gives no rope scaling that reaches it (the config's positions then stand)."""
+    given = launch_ropes(settings, version)
+    if given is None or "gemma3" in (model.config_model_type or model.model_type):
+        return None
+    ropes, spelling = given
+    length: float = model.max_position_embeddings
+    factor = 1.0
+    scaled = False
+    for rope in ropes:
+        kind = rope.get("rope_type", rope.get("type"))
+        if kind in UNSCALED_TYPES:
+            continue
+        scaled = True
+        stated = rope.get("factor")
+        factor = float(stated) if isinstance(stated, (int, float)) else factor
+        original = rope.get("original_max_position_embeddings")
+        if kind == "yarn" and isinstance(original, int):
+            length = original
+    if not scaled:
+        return None
+    derived = int(length * factor)
+    return derived, f"{spelling}: {int(length):,} positions × factor {factor:g} (_get_and_verify_max_len)"
+
+
+def unread_override(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why an `--hf-overrides` rope the release does not derive the length from leaves it unscaled ('…rope_scaling
+    is set after…'), or None where the launch gives none such."""
+    overrides = settings.flags.get(HF_OVERRIDES_FLAG[2:])
+    if overrides is None:
+        return None
+    key = era_for(DERIVED_KEY_ERAS, version)
+    given = set(_json_object(overrides, HF_OVERRIDES_FLAG)) & {"rope_scaling", "rope_parameters"}
+    if not given or key.value in given:
+        return None
+    other = given.pop()
+    return (f"max_position_embeddings: {HF_OVERRIDES_FLAG}' {other} does not reach the derived length at this release "
+            f"({key.source}): give {key.value}")
+

@@ -1,0 +1,128 @@
+"""A RoPE scaling on vLLM's launch line (`--rope-scaling`, `--hf-overrides`) scales the longest `--max-model-len` it
+takes (kvtop/domain/engines/vllm/rope_override.py).
+
+The start that showed it (tests/data/calibration/vllm.jsonl, daisuketakai-qwen3-32b-yarn4-4xh100-tp4-v0100): vLLM
+0.10.0, `vllm serve Qwen/Qwen3-32B --rope-scaling '{"rope_type":"yarn","factor":4.0,
+"original_max_position_embeddings":32768}' --max-model-len 131072 -tp 4`, whose log prints 'Using max model len
+131072'; kvtop refused the flag. Expected lengths are `_get_and_verify_max_len`'s arithmetic (v0.10.0
+config.py:3527-3550): yarn takes original_max_position_embeddings × factor, dynamic the config's positions × factor,
+llama3 none."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm import FLAGS
+from kvtop.domain.engines.vllm.rope_override import derived_max_len
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import parse_flags, parse_launch_command
+from kvtop.domain.model_config import model_from_config
+from tests.data_paths import CONFIGS
+
+QWEN3_32B = CONFIGS / "Qwen--Qwen3-32B.json"  # max_position_embeddings 40,960, no rope_scaling
+YARN = '{"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}'
+
+
+def _derived(version: str, *flags: str) -> int | None:
+    model = model_from_config(json.loads(QWEN3_32B.read_text()))
+    found = derived_max_len(model, parse_flags("vllm", list(flags)), ResolvedVersion(text=version))
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize(("version", "flags", "derived"), [
+    ("0.10.0", ("--rope-scaling", YARN), 131_072),  # 32,768 × 4: the log's 'Using max model len 131072'
+    ("0.11.0", ("--hf-overrides", f'{{"rope_scaling": {YARN}}}'), 131_072),
+    ("0.11.2", ("--hf-overrides", f'{{"rope_scaling": {YARN}}}'), 131_072),  # read from rope_scaling until v0.12.0
+    ("0.13.0", ("--hf-overrides", f'{{"rope_parameters": {YARN}}}'), 131_072),
+    ("0.13.0", ("--hf-overrides", f'{{"rope_scaling": {YARN}}}'), None),  # set after patch_rope_parameters: unread
+    ("0.10.0", ("--rope-scaling", '{"type":"dynamic","factor":2.0}'), 81_920),  # 40,960 × 2
+    ("0.10.0", ("--rope-scaling", '{"rope_type":"llama3","factor":8.0}'), None),  # llama3 is not scaled
+    ("0.10.0", (), None),
+])  # fmt: skip
+def test_the_derived_length_by_release_and_spelling(version: str, flags: tuple[str, ...], derived: int | None) -> None:
+    assert _derived(version, *flags) == derived
+
+
+@pytest.mark.parametrize(("version", "flags", "words"), [
+    ("0.13.0", ("--rope-scaling", YARN), "has no such flag"),  # gone from v0.11.1's arg_utils.py
+    ("0.10.0", ("--rope-scaling", "yarn"), "is not JSON"),
+    ("0.10.0", ("--rope-scaling", '{"rope_type":"yarn","factor":4.0}'), "original_max_position_embeddings"),
+])  # fmt: skip
+def test_what_is_refused_names_the_flag(version: str, flags: tuple[str, ...], words: str) -> None:
+    settings = parse_flags("vllm", [*flags, "--engine-version", version])
+    with pytest.raises(InputError, match=words):
+        FLAGS.check_parallel(settings)
+
+
+def test_another_override_key_is_refused_where_typed_and_read_past_in_a_log() -> None:
+    """A key that changes the config kvtop reads (here the layer count) is not modelled: refused where the operator
+    types it or pastes the launch line; a log's printed overrides (what ran) are read for their rope alone."""
+    overrides = '{"num_hidden_layers": 2}'
+    with pytest.raises(InputError, match="'num_hidden_layers' is not modelled"):
+        parse_flags("vllm", ["--hf-overrides", overrides], strict=True)
+    with pytest.raises(InputError, match="'num_hidden_layers' is not modelled"):
+        parse_launch_command(f"vllm serve Qwen/Qwen3-32B --hf-overrides '{overrides}'")
+    logged = parse_flags("vllm", ["--hf-overrides", "{'num_hidden_layers': 2}", "--engine-version", "0.11.2"])
+    FLAGS.check_parallel(logged)
+    assert _derived("0.11.2", "--hf-overrides", "{'num_hidden_layers': 2}") is None
+
+
+def test_the_launch_line_keeps_the_json() -> None:
+    settings = parse_launch_command(f"vllm serve Qwen/Qwen3-32B --rope-scaling '{YARN}' --max-model-len 131072 -tp 4")
+    assert settings is not None and settings.unknown_flags == ()
+    assert settings.flags["rope-scaling"] == YARN
+    assert "--rope-scaling" in settings.to_flags()  # written back, as vLLM takes it
+
+
+def test_a_logs_printed_dict_is_read() -> None:
+    """vLLM's `non-default args` print the value as a Python dict ({'rope_type': 'yarn', …}), which explain keeps."""
+    printed = "{'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 32768}"
+    assert _derived("0.10.0", "--rope-scaling", printed) == 131_072
+
+
+def test_the_yarn_rope_caches_the_derived_length() -> None:
+    """YaRNScalingRotaryEmbedding caches original × factor positions (v0.10.0 rotary_embedding.py:604-607): 131,072 ×
+    128 × 2 B = 32 MiB on every rank, where the config's 40,960 positions give 10 MiB. With it the plan's weights are
+    15.413 GiB against the start's 'Model loading took 15.4115 GiB' (15.392 without)."""
+    from kvtop.domain.calibration.estimate import calibration_inputs, planned_capacity
+    from kvtop.domain.engines.vllm.weights_held import rope_cache
+    from kvtop.domain.gpus import gpu_total_bytes
+
+    model = model_from_config(json.loads(QWEN3_32B.read_text()))
+    settings = parse_flags("vllm", ["--engine-version", "0.10.0", "--tp", "4", "--rope-scaling", YARN,
+                                    "--max-model-len", "131072"])  # fmt: skip
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    found = rope_cache(calibration_inputs(plan.ledger))
+    assert found is not None and found[0] == 131_072 * 128 * 2
+    weights = next(term for term in plan.estimate.terms if term.term.value == "weights")
+    assert abs(weights.bytes / 2**30 - 15.4115) < 0.01
+
+
+def test_an_override_the_release_does_not_read_is_said() -> None:
+    """v0.13.0 sets a dict override after patch_rope_parameters, and derives the length from rope_parameters."""
+    planned = _plan("--hf-overrides", f'{{"rope_scaling": {YARN}}}', version="0.13.0")
+    assert planned.returncode != 0 and "rope_scaling does not reach the derived length" in planned.stderr
+
+
+def _plan(*flags: str, version: str = "0.10.0") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kvtop", "plan", "--engine", "vllm", "--engine-version", version, "--gpu", "H100",
+         "--model", str(QWEN3_32B), "--tp", "4", "--no-calibration-store", "--json", "--max-model-len", "131072",
+         *flags],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_the_yarn_start_is_planned_and_without_it_refused() -> None:
+    planned = _plan("--rope-scaling", YARN, "--gpu-memory-utilization", "0.95")
+    assert planned.returncode == 0, planned.stderr
+    logged = 853_808  # the least rank's 'GPU KV cache size: 853,808 tokens'
+    tokens = int(json.loads(planned.stdout)["token_capacity"])
+    assert abs(tokens - logged) / logged < 0.05
+    refused = _plan()
+    assert refused.returncode != 0 and "40,960 positions" in refused.stderr
