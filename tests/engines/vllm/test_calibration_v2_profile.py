@@ -86,3 +86,12 @@ def test_the_v1_runner_and_v0_33_keep_the_fits() -> None:
     assert not V2_SAMPLER_COUNTED.at(_version("0.33.0"))
     for version in ("0.24.0", "0.33.0"):
         assert "V2 model runner" not in _activation(version).basis
+
+
+def test_at_tp_2_the_logits_gather_holds_two_copies_and_the_slice() -> None:
+    """CudaCommunicator.all_gather (cuda_communicator.py:355-389 at v0.27.1) holds the rank's vocab slice, the gathered
+    output and its movedim'd reshape at once: (2 + ½) × 1,024 × 151,936 × 2 B at TP 2, above the sampling's one copy
+    and gumbel's blocks."""
+    logits = 1024 * 151936 * 2
+    hidden = (8192 + 1024) * 5120 * 2
+    assert v2_sampler_bytes(QWEN3_32B, TOKENS, SEQS, ParallelLayout(tp=2)) == 2 * logits + logits // 2 + hidden

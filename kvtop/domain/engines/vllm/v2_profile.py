@@ -68,14 +68,20 @@ def v2_counted(inputs: CalibrationInputs) -> bool:
 
 
 def v2_sampler_bytes(model: ModelSpec, tokens: int, seqs: int, layout: ParallelLayout | None = None) -> int:
-    """The last stage's dummy sampler as counted above: the model-dtype logits of `seqs` rows, gumbel_sample's block
-    maxima, the forward's output and sampled rows held across ((tokens + seqs) × hidden × dtype), and an unquantized
+    """The last stage's dummy sampler as counted above: the model-dtype logits of `seqs` rows and gumbel_sample's block
+    maxima (at TP > 1 the logits' all-gather, if larger), the forward's output and sampled rows held across ((tokens + seqs) × hidden × dtype), and an unquantized
     MoE's fused-expert workspaces, which the process-wide WorkspaceManager keeps after the forward
     (`sampler_peak.moe_workspace_bytes`)."""
+    layout = layout or ParallelLayout()
     logits = seqs * model.vocab_size * model.dtype_bytes
     gumbel = seqs * -(-model.vocab_size // GUMBEL_BLOCK) * GUMBEL_BLOCK_BYTES
+    # at TP > 1 compute_logits all-gathers the rank's vocab slice (LogitsProcessor._gather_logits, use_all_gather on
+    # CUDA): CudaCommunicator.all_gather fills an output of the whole vocabulary and returns its movedim'd reshape, a
+    # copy (device_communicators/cuda_communicator.py:355-389 at v0.27.1), so the slice, the output and the copy are
+    # held at once; the gathered copy alone stays through the sampler
+    gathered = 2 * logits + logits // layout.tp if layout.tp > 1 else 0
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
-    return logits + gumbel + hidden + moe_workspace_bytes(model, layout or ParallelLayout(), tokens)
+    return max(logits + gumbel, gathered) + hidden + moe_workspace_bytes(model, layout, tokens)
 
 
 def v2_stage_peaks(model: ModelSpec, layout: ParallelLayout, tokens: int, seqs: int) -> StagePeaks:
