@@ -42,7 +42,7 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     the sampler's path, floored by the forward's MLP transient and the sampler as the code counts it; else the
     unfitted estimate, said why."""
     v1 = _v1_activation(inputs, fits)
-    return _v2_activation(inputs, v1) or v1
+    return _v2_activation(inputs, v1, fits.get(activation_key(inputs))) or v1
 
 
 def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
@@ -64,12 +64,14 @@ def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> Te
     return activation
 
 
-def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate) -> TermEstimate | None:
+def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm | None) -> TermEstimate | None:
     """V2's profiled peak as its code counts it (`v2_profile.py`): the forward alone on a stage before the last, the
     larger of the forward and V2's dummy sampler (the model-dtype logits, no float32 copy) on the last. One figure is
     charged to every stage's budget, so the largest, the last stage's: the pool is the least of the stages' blocks.
-    No V2 start in the corpus prints its activation peak, so the V1 runner's form (`v1`) stays in the interval, as a
-    stated assumption. None where V2 is not counted (`v2_counted`) or LoRA's buffers join the profile."""
+    No V2 start in the corpus prints its activation peak, so it is a stated assumption whose interval keeps the V1
+    runner's form (`v1`), or the era's fit's held-out error where that is wider (`v1`'s own where no fit reaches: the
+    2 GiB a stage guess assumed is for a profile not modelled, and V2's stages are). None where V2 is not counted
+    (`v2_counted`) or LoRA's buffers join the profile."""
     model = inputs.model
     if model is None or not v2_counted(inputs) or lora(inputs):
         return None
@@ -79,10 +81,10 @@ def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate) -> TermEstimate 
               f"({peaks.before_last / GIB:.2f} GiB), the larger of it and the sampler on the last"
               if inputs.layout.pp > 1 else f"the larger of the forward at {tokens:,} tokens (its MLP transient, residual and normed input) and the sampler")  # fmt: skip
     return assumed_estimate(
-        Term.ACTIVATION, LABEL, peaks.last, max(v1.error_bytes, abs(v1.bytes - peaks.last)),
+        Term.ACTIVATION, LABEL, peaks.last, max(fit.error_bytes if fit else v1.error_bytes, abs(v1.bytes - peaks.last)),
         f"vLLM {inputs.version.label}'s V2 model runner, counted from its code (v2_profile.py): {stages} (the "
         f"model-dtype logits of {seqs:,} seqs × {model.vocab_size:,}, no float32 copy: its dummy batch asks for no "
-        f"processing); ± the V1 runner's form ({v1.bytes / GIB:.2f} GiB) or its error, the larger: no V2 start "
+        f"processing); ± the V1 runner's form ({v1.bytes / GIB:.2f} GiB) or its fit's error, the larger: no V2 start "
         "printed its peak",
     )  # fmt: skip
 
