@@ -19,6 +19,7 @@ from kvtop.domain.calibration.weights import (
     LOADED_ERROR_KEY,
     with_fitted_error,
 )
+from kvtop.domain.engines.vllm.calibration_activation import plan_features
 from kvtop.domain.wording import GIB
 
 CORPUS = load_all()
@@ -42,15 +43,23 @@ def test_an_era_with_few_rows_is_fitted_on_its_kept_feature() -> None:
 
 def test_the_text_sweep_judged_without_itself_takes_the_v1_eras_other_logs() -> None:
     """Left out, llm-d-planner's text sweep (January 2026, the release out then: v0.14.0) leaves V1's era
-    (v0.8.0-v0.16.x) five logs from five sources (the v0.15/v0.16 Qwen3-14B starts, and three v0.10.2 starts:
-    Qwen3-235B-FP8 on 8 × L40S, Qwen3-Next-80B on 2 × H200, Qwen3-8B-FP8 on an RTX 4090; the Mistral-Small-3.2
-    start, multimodal, is no row of the fit): too few for four features (six rows), enough for the sampler's logits alone.
-    gpt-oss-20b's line logs an activation peak of 7.38 GiB at 1,024 seqs (H100's default) × its 201,088-token
-    vocabulary × 4 B = 0.767 GiB of logits."""
+    (v0.8.0-v0.16.x) seven sampler-bound logs from six sources (the v0.15/v0.16 Qwen3-14B starts; v0.10.2's
+    Qwen3-235B-FP8 on 8 × L40S, Qwen3-Next-80B on 2 × H200, Qwen3-8B-FP8 on an RTX 4090 and the two Qwen3-30B-A3B-2507
+    starts on an H100; the Mistral-Small-3.2 start, multimodal, is no row): enough for all four features. The two
+    Qwen2.5-3B starts at 1 seq (v0.10.2, RTX 4090: 0.60 and 0.17 GiB printed) are no rows either: their forward's MLP
+    transient, 2,048 × (3 × 11,008 + 2,048) × 2 B = 0.134 GiB, is above their sampler's 8 sorted copies of 1 × 151,936 ×
+    4 B and the hidden states (0.012 GiB), and a forward-bound log taught the fit 1.84 × the MLP transient (6.36 GiB
+    charged to Qwen3-32B, 5.64 printed). The logs' peaks at 1,024 seqs (H100's default) and 8,192 tokens:
+    gpt-oss-20b 7.38 GiB, Qwen3-32B at TP 1 and TP 2 5.64, Qwen3-0.6B 5.56."""
     fit = fit_all(CORPUS, leave_out=LLMD_TEXT)["vllm.activation.v1"]
-    assert fit.records == 5 and fit.sources == 5
-    logits = 1024 * 201088 * 4 / GIB
-    assert fit.predict_gib((1.0, logits, 0.0, 0.0)) == pytest.approx(7.38, abs=0.15)
+    assert fit.records == 7 and fit.sources == 6
+    printed = {"llmd-v011-gpt-oss-20b": 7.38, "llmd-v011-qwen3-32b-tp1": 5.64, "llmd-v011-qwen3-32b-tp2": 5.64,
+               "llmd-v011-qwen3-0.6b": 5.56}  # fmt: skip
+    for record in CORPUS["vllm"]:
+        if record.id in printed:
+            features = plan_features(record.inputs())
+            assert features is not None
+            assert fit.predict_gib(features) == pytest.approx(printed[record.id], abs=0.15), record.id
 
 
 def test_the_weights_error_a_blind_plan_reads_leaves_its_source_out() -> None:

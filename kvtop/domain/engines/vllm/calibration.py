@@ -27,7 +27,8 @@ from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import era_for
-from kvtop.domain.engines.vllm.calibration_activation import activation_estimate, plan_features
+from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
+from kvtop.domain.engines.vllm.calibration_activation import fit_features as activation_fit_features
 from kvtop.domain.engines.vllm.calibration_eras import (
     ACTIVATION_ERAS,
     INIT_APART,
@@ -48,7 +49,6 @@ from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import GRAPHS_PROFILED, batch_limits, graph_counts, graphs_charged
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
-from kvtop.domain.engines.vllm.v0_profile import v0_forward_bound, v0_moe_forward
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder, with_v2_beside
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import compute_capability
@@ -170,9 +170,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     """Feature values (GiB) of fit `key` for this launch; None where it does not apply (another era; a
     multimodal model, whose encoder profile is not modelled; pipeline stages, whose peaks differ)."""
     if key == activation_key(inputs):
-        if key == "vllm.activation.v0" and (v0_forward_bound(inputs) or v0_moe_forward(inputs)):
-            return None  # its log measures the forward (or a MoE's, counted in part only), not the sampler the fit is of
-        return plan_features(inputs)
+        return activation_fit_features(key, inputs)  # a forward-bound log measures no sampler (calibration_activation)
     if key == non_torch_key(inputs):
         if profile_charge(inputs.version, compute_capability(inputs.gpu_name)).value != "baseline":
             return None  # before v0.3.1 and in V1's v0.8.0–v0.9.0 the profile charges more than the growth (`v0_charge.py`)

@@ -23,7 +23,14 @@ from kvtop.domain.engines.vllm.calibration_eras import activation_key
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
-from kvtop.domain.engines.vllm.v0_profile import MOE_FORWARD_ERROR, v0_forward_bytes, v0_moe_forward
+from kvtop.domain.engines.vllm.v0_profile import (
+    MOE_FORWARD_ERROR,
+    sort_sampler_copies,
+    v0_forward_bound,
+    v0_forward_bytes,
+    v0_moe_forward,
+)
+from kvtop.domain.engines.vllm.v2_profile import v2_counted, v2_stage_peaks
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
 
@@ -31,8 +38,15 @@ LABEL = "vLLM's profiled activation peak"
 
 
 def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
-    """The peak for a plan: the era's fit for the sampler's path, floored by the forward's MLP transient and the
-    sampler as the code counts it; else the unfitted estimate, said why."""
+    """The peak for a plan: V2's profile as its code counts it, per stage (`_v2_activation`); else the era's fit for
+    the sampler's path, floored by the forward's MLP transient and the sampler as the code counts it; else the
+    unfitted estimate, said why."""
+    v1 = _v1_activation(inputs, fits)
+    return _v2_activation(inputs, v1, fits.get(activation_key(inputs))) or v1
+
+
+def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
+    """The V1 runner's peak: the era's fit and the floors above (`activation_estimate`)."""
     tokens, seqs, why = batch_limits(inputs)
     key = activation_key(inputs)
     activation = fitted_estimate(Term.ACTIVATION, LABEL, fits.get(key), plan_features(inputs),
@@ -50,12 +64,67 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     return activation
 
 
+def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm | None) -> TermEstimate | None:
+    """V2's profiled peak as its code counts it (`v2_profile.py`): the forward alone on a stage before the last, the
+    larger of the forward and V2's dummy sampler (the model-dtype logits, no float32 copy) on the last. One figure is
+    charged to every stage's budget, so the largest, the last stage's: the pool is the least of the stages' blocks.
+    No V2 start in the corpus prints its activation peak, so it is a stated assumption whose interval keeps the V1
+    runner's form (`v1`), or the era's fit's held-out error where that is wider (`v1`'s own where no fit reaches: the
+    2 GiB a stage guess assumed is for a profile not modelled, and V2's stages are). None where V2 is not counted
+    (`v2_counted`) or LoRA's buffers join the profile."""
+    model = inputs.model
+    if model is None or not v2_counted(inputs) or lora(inputs):
+        return None
+    tokens, seqs, _ = batch_limits(inputs)
+    peaks = v2_stage_peaks(model, inputs.layout, tokens, seqs)
+    stages = (f"the forward at {tokens:,} tokens (its MLP transient, residual and normed input) on the stages before the last "
+              f"({peaks.before_last / GIB:.2f} GiB), the larger of it and the sampler on the last"
+              if inputs.layout.pp > 1 else f"the larger of the forward at {tokens:,} tokens (its MLP transient, residual and normed input) and the sampler")  # fmt: skip
+    return assumed_estimate(
+        Term.ACTIVATION, LABEL, peaks.last, max(fit.error_bytes if fit else v1.error_bytes, abs(v1.bytes - peaks.last)),
+        f"vLLM {inputs.version.label}'s V2 model runner, counted from its code (v2_profile.py): {stages} (the "
+        f"model-dtype logits of {seqs:,} seqs × {model.vocab_size:,}, no float32 copy: its dummy batch asks for no "
+        f"processing); ± the V1 runner's form ({v1.bytes / GIB:.2f} GiB) or its fit's error, the larger: no V2 start "
+        "printed its peak",
+    )  # fmt: skip
+
+
 def plan_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
     """The activation fit's feature values for a plan (a forward-bound V0 launch's too: `_forward_floor` sets its
     peak); None for a multimodal model, pipeline stages or LoRA."""
     if inputs.model is None or inputs.model.multimodal or inputs.layout.pp > 1 or lora(inputs):
         return None
     return activation_features(inputs, inputs.model)
+
+
+def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """The launch's row in activation fit `key`, or None where its log measures the forward rather than the sampler
+    the fits are of. Each era's profile peaks at the larger of its forward and its sampler (`_forward_floor`), but a
+    fit sums its features: one forward-bound log (Qwen2.5-3B at 2,048 tokens and 1 seq, v0.10.2 on an RTX 4090: 0.17
+    and 0.60 GiB printed, its MLP transient 0.13) made V1's fit charge 1.84 × the MLP transient beside 7.0 copies of
+    the logits to every sampler-bound launch (llm-d-planner's Qwen3-32B, 1.25 GiB of MLP transient: 6.36 GiB charged,
+    5.64 printed). V0's forward-bound and fused-MoE logs are left out alike (`v0_profile.py`)."""
+    if key != activation_key(inputs):
+        return None
+    if key == "vllm.activation.v0" and (v0_forward_bound(inputs) or v0_moe_forward(inputs)):
+        return None  # its log measures the forward (or a MoE's, counted in part only), not the sampler the fit is of
+    if key != "vllm.activation.v0" and forward_bound(inputs):
+        return None
+    return plan_features(inputs)
+
+
+def forward_bound(inputs: CalibrationInputs) -> bool:
+    """Whether a V1 launch's profile peaks in its forward by the code's counts: its MLP transient at
+    `max_num_batched_tokens` above the most the sampler holds on any path, the sort-based native one's copies of seqs ×
+    vocab × 4 B (`v0_profile.sort_sampler_copies`: V1's `apply_top_k_top_p` sorts the float32 logits as V0's did,
+    v1/sample/ops/topk_topp_sampler.py:126-166 at v0.10.2) beside the forward's hidden states. Every later path
+    (FlashInfer's, v0.17.0's Triton mask, V2's) holds fewer, so a launch bound so is forward-bound on each."""
+    model = inputs.model
+    if model is None or plan_features(inputs) is None:
+        return False
+    tokens, seqs, _ = batch_limits(inputs)
+    sampler = sort_sampler_copies(seqs) * logits_gib(seqs, model) + tokens * model.hidden_size * model.dtype_bytes / GIB
+    return mlp_transient_gib(model, inputs.layout, tokens) > sampler
 
 
 def _forward_floor(

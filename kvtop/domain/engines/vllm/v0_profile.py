@@ -10,7 +10,7 @@ through it (read in the wheels of 0.6.4, 0.7.1 and 0.7.3, session 42h2). So the 
   × 2 B each): tokens × (3 × intermediate ÷ TP + 3 × hidden) × 2 B for a dense model. Llama-3.1-8B on an RTX 3090 at
   v0.6.4 (vllm#10517) printed 2.07 GiB at 20,000 tokens and 2.99 at 29,000; the count is 2.06 and 2.99;
 - the sampler: the sort-based `_apply_top_k_top_p` (layers/sampler.py; `_dummy_run` sets top-k and top-p) peaks in
-  its `logits.sort` (`_sampler_copies`), beside the forward's hidden states. The logs print about 9.5 copies of seqs ×
+  its `logits.sort` (`sort_sampler_copies`), beside the forward's hidden states. The logs print about 9.5 copies of seqs ×
   vocab × 4 B (the fit's part: `vllm.activation.v0`), the count's: vllm#10511's H100 starts 1.26 GiB against 1.22
   counted, the V100 start at 2,048 tokens 1.40 against 1.39 (the scatter's 8 copies gave 1.04 and 1.17). The count
   decides only which side a launch's peak is on.
@@ -88,16 +88,16 @@ def _fp8_input_bytes(rows: int, width: int, group: int | None) -> int:
 
 
 def v0_sampler_bytes(inputs: CalibrationInputs) -> int | None:
-    """The V0 sampler's peak as the code counts it: its copies of seqs × vocab × 4 B (`_sampler_copies`) and the
+    """The V0 sampler's peak as the code counts it: its copies of seqs × vocab × 4 B (`sort_sampler_copies`) and the
     forward's hidden states."""
     model = inputs.model
     if model is None or engine_era(inputs) != "v0":
         return None
     tokens, seqs, _ = batch_limits(inputs)
-    return round(_sampler_copies(seqs) * logits_gib(seqs, model) * GIB) + tokens * model.hidden_size * 2
+    return round(sort_sampler_copies(seqs) * logits_gib(seqs, model) * GIB) + tokens * model.hidden_size * 2
 
 
-def _sampler_copies(rows: int) -> float:
+def sort_sampler_copies(rows: int) -> float:
     """Copies of rows × vocab × 4 B at the V0 sampler's peak. From 128 rows `logits.sort` (torch's SortStable.cu
     `segmented_sort_pairs`, the int64-index version torch 2.x ran under V0; ATen/cuda/cub.cuh) allocates its int64
     reverse indices and runs cub's DeviceSegmentedRadixSort::SortPairs without a DoubleBuffer, whose temporary storage

@@ -57,7 +57,7 @@ def v2_placeholder(inputs: CalibrationInputs) -> str | None:
         f"vLLM {inputs.version.label} runs this model on the V2 model runner, whose profile_cudagraph_memory returns "
         "0 before v0.29.0 (vllm#49224, measured from #53306): no graph estimate is charged, yet its starts leave "
         "beside weights and KV about what the V1 runner's activation and graph estimate give; that figure is kept "
-        "here (V2's own profile not modelled)"
+        "here (not attributed: V2's activation peak is counted apart, v2_profile.py)"
     )
 
 

@@ -1,0 +1,92 @@
+"""What vLLM's V2 model runner holds at its profile's peak, per pipeline stage, counted from its code
+(docs/engines/vllm.md §12).
+
+V2's `profile_run` (v1/worker/gpu/model_runner.py, read at v0.25.0, v0.27.1, v0.29.0 and v0.32.0) runs `_dummy_run`
+over `max_num_batched_tokens` (min(tokens, max_num_seqs) dummy requests), and then, on the last pipeline stage only
+("Only run sampler/pooler on last PP rank (non-last ranks return None)", :723-729 at v0.27.1, :653 at v0.25.0, :872 at
+v0.29.0), `_dummy_sampler_run` on one row a request: `compute_logits` (seqs × vocab in the model's dtype) and one
+`Sampler.__call__` of a dummy batch whose sampling states are as `SamplingStates.__init__` leaves them (sample/
+states.py:17-35: temperature 0, top-k the vocabulary, top-p 1.0, min-p 0; no penalty, logit bias or bad words). So
+`_requires_logits_processing` is False and the logits are not copied to float32 (sample/sampler.py:155-158, 200-216
+at v0.27.1), no top-k/top-p runs (states.get_top_k_top_p gives None, FlashInfer is skipped for greedy rows: :240-246),
+and `gumbel_sample` (sample/gumbel.py:215-264) allocates an int64 and a float32 per 1,024-token block of each row.
+The forward's output over the batch and the sampled rows (`hidden_states[logits_indices]`) are held across.
+
+A non-last stage's peak is therefore its forward alone; the last stage's the larger of its forward and that sampler.
+The forward peaks at a decoder layer's MLP: the gate-up output and the activation's output at once (the MLP
+transient `_forward_floor` counts for V1), beside the residual and the normed input the layer holds across it
+(`hidden_states, residual = self.post_attention_layernorm(...)`, then `hidden_states = self.mlp(hidden_states)`:
+qwen3.py:244-245, llama.py:325-326 at v0.27.1; V0's count reads the same, `v0_profile.HELD_HIDDEN`). It is the same on
+every stage: each stage runs every token through its layers.
+
+From v0.33.0 `_dummy_sampler_run` runs a second pass with `SamplingParams.for_sampler_warmup()` (penalties, top-k/top-p,
+min-p, logit bias, bad words, logprobs: model_runner.py:1005-1014, sampling_params.py:1477-1493 at v0.33.0), which
+holds the float32 pipeline; it is not counted here (the V1 runner's form stands, as before v0.25.0).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from kvtop.domain.calibration.features import mlp_transient_gib
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.eras import runs_v2
+from kvtop.domain.engines.vllm.sampler_peak import moe_workspace_bytes
+from kvtop.domain.engines.vllm.v0_profile import HELD_HIDDEN
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB
+
+GUMBEL_BLOCK = 1024  # gumbel.py: BLOCK_SIZE, one program per 1,024 vocabulary entries of a row
+GUMBEL_BLOCK_BYTES = 8 + 4  # its local_argmax (int64) and local_max (float32) per row and block
+# Where V2's dummy sampler is counted: its one pass of the default states (v0.25.0-v0.32.x); V2 runs from v0.25.0
+# (`eras.runs_v2`), and v0.33.0 adds the warmup-param pass, not counted.
+V2_SAMPLER_COUNTED: Eras[bool] = Eras((
+    Era("", False, "the V1 runner's profile (V2 from v0.25.0: eras.runs_v2)"),
+    Era("0.25.0", True, "v1/worker/gpu/model_runner.py _dummy_sampler_run: one pass of the dummy batch's default "
+                        "states, greedy, no float32 copy (v0.25.0:629-640, v0.27.1:683-695, v0.29.0:832-843)"),
+    Era("0.33.0", False, "_dummy_sampler_run's warmup-param pass (SamplingParams.for_sampler_warmup, "
+                         "model_runner.py:1005-1014 at v0.33.0) holds the float32 pipeline: not counted"),
+))  # fmt: skip
+
+
+class StagePeaks(NamedTuple):
+    """V2's profiled peak on a stage before the last (the forward alone) and on the last (forward, then sampler)."""
+
+    before_last: int
+    last: int
+
+
+def v2_counted(inputs: CalibrationInputs) -> bool:
+    """Whether the launch runs V2's profile as counted here: the V2 runner in a release whose dummy sampler runs one
+    default pass, a text model (a multimodal model's encoder profile runs first on the first stage, not counted)."""
+    model = inputs.model
+    if model is None or model.multimodal or not runs_v2(inputs.version, model):
+        return False
+    return V2_SAMPLER_COUNTED.at(inputs.version)
+
+
+def v2_sampler_bytes(model: ModelSpec, tokens: int, seqs: int, layout: ParallelLayout | None = None) -> int:
+    """The last stage's dummy sampler as counted above: the model-dtype logits of `seqs` rows and gumbel_sample's block
+    maxima (at TP > 1 the logits' all-gather, if larger), the forward's output and sampled rows held across ((tokens + seqs) × hidden × dtype), and an unquantized
+    MoE's fused-expert workspaces, which the process-wide WorkspaceManager keeps after the forward
+    (`sampler_peak.moe_workspace_bytes`)."""
+    layout = layout or ParallelLayout()
+    logits = seqs * model.vocab_size * model.dtype_bytes
+    gumbel = seqs * -(-model.vocab_size // GUMBEL_BLOCK) * GUMBEL_BLOCK_BYTES
+    # at TP > 1 compute_logits all-gathers the rank's vocab slice (LogitsProcessor._gather_logits, use_all_gather on
+    # CUDA): CudaCommunicator.all_gather fills an output of the whole vocabulary and returns its movedim'd reshape, a
+    # copy (device_communicators/cuda_communicator.py:355-389 at v0.27.1), so the slice, the output and the copy are
+    # held at once; the gathered copy alone stays through the sampler
+    gathered = 2 * logits + logits // layout.tp if layout.tp > 1 else 0
+    hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
+    return max(logits + gumbel, gathered) + hidden + moe_workspace_bytes(model, layout, tokens)
+
+
+def v2_stage_peaks(model: ModelSpec, layout: ParallelLayout, tokens: int, seqs: int) -> StagePeaks:
+    """(a stage before the last, the last stage): the forward (its MLP transient beside the residual and the normed
+    input), and the larger of it and the sampler."""
+    held = HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
+    forward = round(mlp_transient_gib(model, layout, tokens) * GIB) + held
+    return StagePeaks(before_last=forward, last=max(forward, v2_sampler_bytes(model, tokens, seqs, layout)))

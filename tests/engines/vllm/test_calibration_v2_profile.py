@@ -1,0 +1,97 @@
+"""vLLM's V2 model runner's profiled peak, per pipeline stage, counted from its code (`v2_profile.py`).
+
+V2's `profile_run` (v1/worker/gpu/model_runner.py:702-735 at v0.27.1) runs the forward over `max_num_batched_tokens`
+on every stage and the dummy sampler on the last only ("Only run sampler/pooler on last PP rank", :723), and the
+dummy batch's sampling states are `SamplingStates.__init__`'s (temperature 0, top-k the vocabulary, top-p 1.0:
+sample/states.py:17-35), so `Sampler.apply_sampling_params` returns the model-dtype logits uncopied (sampler.py:155-158,
+200-216) and `gumbel_sample` adds an int64 and a float32 per row and 1,024-entry block (gumbel.py:215-264).
+
+The start: Qwen3-32B at PP 2 on two RTX PRO 6000 (tests/data/cases/vllm/blog-v0271-qwen3-32b-pp2-rtxpro6000, vLLM
+0.27.1, `--gpu-memory-utilization 0.426 --max-model-len 32768`, so 8,192 batched tokens and 1,024 seqs): stage 0's
+lines print 30.52 GiB of weights and 6.92 GiB of KV (3,540 blocks of 16 × 131,072 B a token at its 32 layers), and the
+pool, the least of both stages', is 3,540 × 16 = 56,640 tokens, so the last stage, which runs the sampler, kept at least
+as many blocks: its peak is at most one block (2 MiB) plus the rounding of 6.92 (10 MiB) above stage 0's forward.
+Qwen3-32B: hidden 5,120, intermediate 25,600, vocabulary 151,936, bf16.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.engines.vllm.v2_profile import V2_SAMPLER_COUNTED, v2_sampler_bytes, v2_stage_peaks
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.wording import GIB, MIB
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+QWEN3_32B = load_config_file(CONFIGS / "Qwen--Qwen3-32B.json")
+TOKENS, SEQS = 8192, 1024
+# the forward at a decoder layer's MLP: gate-up output and SiluAndMul's output (8,192 × 3 × 25,600 × 2 B) and the
+# down projection's (8,192 × 5,120 × 2 B), beside the residual and the normed input (2 × 8,192 × 5,120 × 2 B)
+FORWARD = 8192 * (3 * 25600 + 5120) * 2 + 2 * 8192 * 5120 * 2  # 1,509,949,440 B = 1.41 GiB
+# the sampler: bf16 logits (1,024 × 151,936 × 2 B), gumbel's blocks (1,024 × ⌈151,936 ÷ 1,024⌉ = 149 × 12 B), the
+# forward's output and the sampled rows ((8,192 + 1,024) × 5,120 × 2 B)
+SAMPLER = 1024 * 151936 * 2 + 1024 * 149 * 12 + (8192 + 1024) * 5120 * 2  # 407,367,680 B = 0.38 GiB
+V1_SAMPLER_COPIES = 3.48  # the V1 runner's v17 fit: float32 copies of seqs × vocab × 4 B (docs/engines/vllm.md §9)
+
+
+def _version(text: str) -> ResolvedVersion:
+    return ResolvedVersion(text=text, source=VersionSource.FLAG, detail=f"--engine-version {text}")
+
+
+def _activation(version: str, *flags: str):  # type: ignore[no-untyped-def]
+    settings = parse_flags("vllm", ["--engine-version", version, "--gpu-memory-utilization", "0.426",
+                                    "--max-model-len", "32768", *flags])  # fmt: skip
+    plan = planned_capacity(QWEN3_32B, settings, gpu_total_bytes=97887 * MIB, gpu_name="RTXPRO6000",
+                            measured=MeasuredInputs(weights_bytes=round(30.52 * GIB)))  # fmt: skip
+    activation = plan.estimate.term(Term.ACTIVATION)
+    assert activation is not None
+    return activation
+
+
+def test_the_count_is_the_code_arithmetic() -> None:
+    assert v2_sampler_bytes(QWEN3_32B, TOKENS, SEQS) == SAMPLER
+    peaks = v2_stage_peaks(QWEN3_32B, ParallelLayout(pp=2), TOKENS, SEQS)
+    assert peaks.before_last == FORWARD
+    assert peaks.last == max(FORWARD, SAMPLER) == FORWARD  # the forward binds on the last stage too
+
+
+def test_the_last_stage_holds_no_more_than_the_log_allows() -> None:
+    """Stage 0 (the forward alone) sized the pool's 3,540 blocks, so the last stage's peak is within 12 MiB of it: the
+    count says 0 above, where the V1 runner's 3.48 float32 copies of the logits alone (1.97 GiB) would put the last
+    stage 0.56 GiB above stage 0, and the pool below 3,540 blocks."""
+    peaks = v2_stage_peaks(QWEN3_32B, ParallelLayout(pp=2), TOKENS, SEQS)
+    assert 0 <= peaks.last - peaks.before_last <= 12 * MIB
+    v1_sampler = round(V1_SAMPLER_COPIES * SEQS * 151936 * 4)
+    assert v1_sampler - peaks.before_last > 12 * MIB
+
+
+def test_a_v2_pipeline_start_is_charged_the_count() -> None:
+    activation = _activation("0.27.1", "--pp", "2")
+    assert activation.bytes == FORWARD
+    assert activation.source == "assumed"  # no V2 start prints its peak
+    assert "stages before the last" in activation.basis and "V2 model runner" in activation.basis
+    # the V1 runner's form stays in the interval: the text model's fit stood in for the stages (2.29 GiB in session 51)
+    assert activation.error_bytes >= 0.8 * GIB
+
+
+def test_the_v1_runner_and_v0_33_keep_the_fits() -> None:
+    """V2 runs dense models from v0.25.0 (v0.24.0 is the V1 runner's), and v0.33.0's warmup-param pass holds the
+    float32 pipeline (model_runner.py:1005-1014 at v0.33.0): neither is counted here."""
+    assert not V2_SAMPLER_COUNTED.at(_version("0.24.0"))
+    assert V2_SAMPLER_COUNTED.at(_version("0.25.0")) and V2_SAMPLER_COUNTED.at(_version("0.32.0"))
+    assert not V2_SAMPLER_COUNTED.at(_version("0.33.0"))
+    for version in ("0.24.0", "0.33.0"):
+        assert "V2 model runner" not in _activation(version).basis
+
+
+def test_at_tp_2_the_logits_gather_holds_two_copies_and_the_slice() -> None:
+    """CudaCommunicator.all_gather (cuda_communicator.py:355-389 at v0.27.1) holds the rank's vocab slice, the gathered
+    output and its movedim'd reshape at once: (2 + ½) × 1,024 × 151,936 × 2 B at TP 2, above the sampling's one copy
+    and gumbel's blocks."""
+    logits = 1024 * 151936 * 2
+    hidden = (8192 + 1024) * 5120 * 2
+    assert v2_sampler_bytes(QWEN3_32B, TOKENS, SEQS, ParallelLayout(tp=2)) == 2 * logits + logits // 2 + hidden
