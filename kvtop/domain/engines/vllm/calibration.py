@@ -112,17 +112,17 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.042618, 9.380528, 0.154943, 0.206116), error_bytes=1305939341, records=16,
-        sources=8, gpus=('H100', 'H200', 'L40S', 'RTX4090'),
-        novel_error_bytes=1305939341, feature_sources=(8, 8, 5, 4),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 112596982), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 1305939341)),
+        coefficients=(1.337533, 9.550603, 0.0, 0.0), error_bytes=43411357, records=14,
+        sources=7, gpus=('H100', 'H200', 'L40S', 'RTX4090'),
+        novel_error_bytes=43411357, feature_sources=(7, 7, 4, 4),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 8258500), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 43411357)),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.501546, 3.495483, 0.117069, 0.851841), error_bytes=467129415, records=27,
-        sources=5, gpus=('A100-40GB', 'A100-80GB', 'H100'),
-        novel_error_bytes=467129415, feature_sources=(5, 5, 4, 2),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 284255359),),
+        coefficients=(1.490666, 3.50268, 0.113005, 0.838794), error_bytes=463707539, records=26,
+        sources=4, gpus=('A100-40GB', 'H100'),
+        novel_error_bytes=463707539, feature_sources=(4, 4, 4, 1), unseen_error_bytes=788548529,
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 283686183),),
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
@@ -161,7 +161,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.1253, records=120, sources=66, weights_logged=True,
+    engine='vllm', factor=1.1253, records=121, sources=66, weights_logged=True,
 )
 # END FITTED
 

@@ -196,7 +196,7 @@ def _counted_sampler(inputs: CalibrationInputs, tokens: int, seqs: int) -> int |
     if inputs.model is None or inputs.layout.pp > 1 or lora(inputs):
         return None
     return counted_sampler_bytes(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, tokens, seqs,
-                                 inputs.settings.flags)  # fmt: skip
+                                 inputs.settings.flags, inputs.settings.image)  # fmt: skip
 
 
 def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, seqs: int) -> TermEstimate:
@@ -222,7 +222,7 @@ def _sampler_path_error(
     VLLM_USE_FLASHINFER_SAMPLER=0. `_forward_floor` applies after it."""
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
-    path, why = sampler_path(inputs.version, inputs.gpu_name, inputs.settings.flags)
+    path, why = sampler_path(inputs.version, inputs.gpu_name, inputs.settings.flags, inputs.settings.image)
     if path == "native":
         return activation
     copies = max(fit.coefficients[1] - 1, 0.0)  # the fit's logits coefficient: copies of seqs × vocab × 4 B

@@ -91,10 +91,12 @@ def counted_sampler_bytes(
     tokens: int,
     seqs: int,
     flags: Mapping[str, object] | None = None,
+    image: str | None = None,
 ) -> int | None:
     """What the profile holds while the sampler runs, as the code counts it (bytes); None where the release, the
-    GPU or the launch (`flags`) leaves the path to the install or to FlashInfer (`sampler_path`), or before v0.17.0."""
-    if not COUNTED_ERAS.at(version) or sampler_path(version, gpu_name, flags)[0] != "native":
+    GPU or the launch (`flags`, the container `image`) leaves the path to the install or to FlashInfer
+    (`sampler_path`), or before v0.17.0."""
+    if not COUNTED_ERAS.at(version) or sampler_path(version, gpu_name, flags, image)[0] != "native":
         return None
     logits = seqs * model.vocab_size * FLOAT32_BYTES
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
