@@ -44,7 +44,10 @@ async def test_the_demo_cluster_reads_simulated_and_its_node_dashboard_too() -> 
     client.close()
 
 
-async def test_at_100_columns_the_findings_are_whole_and_a_tiny_shortfall_is_told_in_tokens() -> None:
+async def test_at_100_columns_the_findings_are_whole_and_the_shortfall_is_the_domains_spelling() -> None:
+    """The demo's h100-f misses a few hundred tokens of its clean figure (how many moves with the calibration: 464
+    until session 51, 589 since); the cell reads the domain's one spelling of it (`ClusterEngine.shortfall_said`,
+    whose tokens-or-percent rule tests/test_cli_cluster_shortfall.py pins on figures of its own)."""
     app, client = make_demo_app()
     async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None, rounds=3000)
@@ -57,10 +60,13 @@ async def test_at_100_columns_the_findings_are_whole_and_a_tiny_shortfall_is_tol
         assert table.get_row("h100-f")[findings].plain == "1 critical · 3 advice"
         engine = next(n for n in app.cluster.view.nodes if n.name == "h100-f").worst_engine
         clean, live = engine.clean_token_capacity, engine.live_token_capacity  # the exporter's two series
-        assert 0 < clean - live < clean * 0.0005  # under 0.05 %: '0.0%' would say nothing
+        assert 0 < clean - live < clean * 0.01  # a shortfall under 1 %
         tokens = table.get_row("h100-f")[COLUMNS.index("tokens per rank now / clean")].plain
-        assert tokens == f"{live:,} / {clean:,} (−{clean - live:,} tokens)"
-        assert table.get_row("h100-f")[COLUMNS.index("engine")].plain == "vllm:61000 (+1 engine)"
+        assert tokens == f"{live:,} / {clean:,} ({engine.shortfall_said})"
+        # the node runs two engines (vllm:61000, sglang:41000); the cell names the one whose tokens it shows
+        assert {e.engine for e in next(n for n in app.cluster.view.nodes if n.name == "h100-f").engines} == {
+            "vllm:61000", "sglang:41000"}
+        assert table.get_row("h100-f")[COLUMNS.index("engine")].plain == f"{engine.engine} (+1 engine)"
     client.close()
 
 

@@ -22,7 +22,10 @@ GIB = 1 << 30
 MIB = 1 << 20
 LLAMA2_7B = str(CONFIGS / "meta-llama--Llama-2-7b-hf.json")  # 32 layers × 32 KV heads × 128: 524,288 B a token
 TUTORIAL = CASES / "lmdeploy" / "lmdeploy-tutorial-v010-internlm-chat-7b-vgpu" / "engine.log"
-A100_CUDA_TOTAL = round(79.15 * GIB)  # torch's `total capacity of 79.15 GiB` on an A100 80GB (2 decimals)
+# CUDA's total on an A100-SXM4-80GB as logs printed it (2 decimals): torch's `total capacity of 79.15 GiB`
+# (gpus.jsonl `file12686617020-a100-80gb-oom`) and vLLM 0.26.1's 79.25 GiB (calibration record
+# `autoscientists-qwen3-coder-30b-a3b-a100-80gb-v0261`; the driver's reservation differs by 0.1 GiB)
+A100_CUDA_TOTALS = (round(79.15 * GIB), round(79.25 * GIB))
 BLOCK = 128 * 524_288  # v0.1.0's 128-token block of Llama-2-7B (the tutorial log: `block_size = 64 MB`)
 V010 = ("--model", LLAMA2_7B, "--engine", "lmdeploy", "--engine-version", "0.1.0", "--turbomind-workspace")
 
@@ -44,14 +47,15 @@ def _step(out: dict, role: str) -> dict:  # type: ignore[type-arg]
 
 def test_v010_shares_cudas_total_not_nvidia_smis(capsys: pytest.CaptureFixture[str]) -> None:
     """A100-80GB, ratio 0.5 (v0.1.0's default): size_t(79.15 GiB × 0.5) // 64 MiB = 40,524.8 MiB // 64 = 633
-    blocks = 81,024 tokens (nvidia-smi's 80 GiB would give 640 = 81,920)."""
+    blocks = 81,024 tokens, and at 79.25 GiB 40,576 MiB // 64 = 634 (nvidia-smi's 80 GiB would give 640 = 81,920):
+    the total kvtop shares is CUDA's, between the two logged."""
     out = _plan(capsys, "--gpu", "A100-80GB")
     total = _step(out, "gpu_total")
-    assert abs(total["bytes"] - A100_CUDA_TOTAL) <= GIB // 200  # the log's 2 decimals
+    assert min(A100_CUDA_TOTALS) - GIB // 200 <= total["bytes"] <= max(A100_CUDA_TOTALS) + GIB // 200  # 2 decimals
     assert total["label"].startswith("total (cudaMemGetInfo)") and "nvidia-smi" not in total["label"]
     assert "BlockManager.cc:84-89" in total["note"]
-    assert out["num_blocks"] == int(total["bytes"] * 0.5) // BLOCK == 633
-    assert out["token_capacity"] == 633 * 128
+    assert out["num_blocks"] == int(total["bytes"] * 0.5) // BLOCK
+    assert 633 <= out["num_blocks"] <= 634 and out["token_capacity"] == out["num_blocks"] * 128
     # neither the context nor the weights move a share of the total: CUDA's total is the one term
     assert [term["term"] for term in out["terms"]] == ["cuda_total"]
     (term,) = out["terms"]
