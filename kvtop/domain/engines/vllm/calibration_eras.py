@@ -49,6 +49,18 @@ NON_TORCH_ERAS: Eras[str] = Eras((
 # (`v0`: 0.10–0.11 GiB at TP 1 on an RTX 3090, a T4 and an A100 at v0.6.6); its own fit, where the corpus holds enough
 # v0.6.4 logs, would be of the whole figure, context inside (calibration_non_torch.py `_context_inside`).
 NON_TORCH_STAND_IN = {"vllm.non_torch.v18": "vllm.non_torch.v1", "vllm.non_torch.v064": "vllm.non_torch.v0"}
+# The era whose TP > 1 part stands in for another's where no source of that era measured it (`feature_sources` 0): V1's
+# growth from the init snapshot at TP > 1 holds the same thing from v0.11.0 on, beside FlashInfer's workspace from
+# v0.18.0. Before the snapshot (v0.11.0 vllm#25359; v1/worker/gpu_worker.py:217-233 at v0.14.0, :263-282 at v0.19.0):
+# pynccl's communicator and its warm-up all-reduce (pynccl.py:139-146 at v0.14.0), the custom all-reduce's 8 MiB
+# buffers (custom_all_reduce.py:59, 177-181) and the symmetric-memory buffer (all_reduce_utils.py:48-53: 64 MiB at TP 2
+# on compute capability 9.0). After it, inside the profile: the TP device group's torch NCCL communicator, which
+# torch makes at the group's first collective (init_process_group without device_id, parallel_state.py:1236 at v0.14.0,
+# :1422 at v0.19.0): the logits' all-gather (logits_processor.py:74-85, `use_all_gather` True on CUDA;
+# base_device_communicator.py:153 `dist.all_gather_into_tensor(..., group=self.device_group)` at v0.14.0, :196 at
+# v0.19.0; CudaCommunicator overrides neither all_gather nor gather). llm-d's H100 starts: 0.54-0.55 GiB at TP 2 at
+# v0.14 (0.13 at TP 1), 0.56-0.71 beside the 1.5 GiB workspace at TP 2-4 at v0.19.0 (0.24-0.27 at TP 1).
+TP_PART_STAND_IN = {"vllm.non_torch.v1": "vllm.non_torch.v18", "vllm.non_torch.v18": "vllm.non_torch.v1"}
 # The era whose figure holds the worker's CUDA context beside the growth: a plan adds one process's context
 # (`cuda_context.py`) to its stand-in's growth.
 CONTEXT_INSIDE = frozenset({"vllm.non_torch.v064"})

@@ -31,6 +31,7 @@ from kvtop.domain.engines.vllm.calibration_eras import (
     INIT_APART,
     NON_TORCH_ERAS,
     NON_TORCH_STAND_IN,
+    TP_PART_STAND_IN,
     non_torch_key,
 )
 from kvtop.domain.engines.vllm.calibration_snapshot import init_inside
@@ -178,6 +179,7 @@ def _growth(
     if fit is not None and fit.key != key:
         part = "the growth from the worker's init" if key in CONTEXT_INSIDE else "the growth beside the workspace"
         basis += f"; {key} has too few logs to fit: {fit.key} stands in for {part}"
+    fit, basis = _tp_part_stood_in(fit, inputs, fits, basis)
     estimate = fitted_estimate(Term.NON_TORCH, label, fit, non_torch_features(inputs), basis) or assumed_estimate(
         Term.NON_TORCH, label, GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
     if init_apart and fit is not None and fit.key in INIT_APART and custom_all_reduce_on(inputs):
@@ -194,6 +196,25 @@ def _growth(
     return estimate.model_copy(update={
         "bytes": estimate.bytes + workspace.bytes, "basis": f"{estimate.basis}; {'+ ' if workspace.modelled else ''}{workspace.why}",
     })  # fmt: skip
+
+
+def _tp_part_stood_in(
+    fit: LinearTerm | None, inputs: CalibrationInputs, fits: dict[str, LinearTerm], basis: str
+) -> tuple[LinearTerm | None, str]:
+    """The fit with its TP > 1 coefficient taken from the era that holds the same growth (`TP_PART_STAND_IN`) where no
+    source of its own measured it (`feature_sources` 0: its coefficient is 0 by default, not by measure) and the custom
+    all-reduce runs: V1's growth at TP > 1 from v0.11.0 is the TP device group's torch NCCL communicator made at the
+    profile's first collective, as beside v0.18.0's FlashInfer workspace (calibration_eras.py). The error stays the
+    fit's: the plan widens it where a feature no record of the fit carried is used (`support.widened`: at least the
+    part another era's fit of two sources or more measured, the stand-in's part itself), so it is not added twice."""
+    if fit is None or not custom_all_reduce_on(inputs) or len(fit.feature_sources) < 2 or fit.feature_sources[1]:
+        return fit, basis
+    other = fits.get(TP_PART_STAND_IN.get(fit.key, ""))
+    if other is None or len(other.feature_sources) < 2 or not other.feature_sources[1]:
+        return fit, basis
+    stood_in = fit.model_copy(update={"coefficients": (fit.coefficients[0], other.coefficients[1], *fit.coefficients[2:])})
+    return stood_in, (f"{basis}; no log of {fit.key} at TP > 1 in its fit: {other.key}'s TP > 1 part "
+                      f"({other.coefficients[1]:.2f} GiB) stands in, the same growth")
 
 
 def _board_open(inputs: CalibrationInputs) -> bool:

@@ -1,0 +1,104 @@
+"""vLLM V1's non-torch growth at TP > 1: the part no source of an era measured is taken from the era holding the same
+growth (calibration_eras.TP_PART_STAND_IN).
+
+From v0.11.0 (vllm#25359) `Worker.init_device` takes its snapshot after `init_worker_distributed_environment`
+(v1/worker/gpu_worker.py:217-233 at v0.14.0, :263-282 at v0.19.0): pynccl's communicator with its warm-up all-reduce
+(pynccl.py:139-146), the custom all-reduce's 8 MiB buffers (custom_all_reduce.py:59, 177-181) and the 64 MiB
+symmetric-memory buffer at TP 2 on compute capability 9.0 (all_reduce_utils.py:48-53) are made before it. What grows
+inside the profile at TP > 1 is the TP device group's torch NCCL communicator, which torch makes at that group's first
+collective, the logits' all-gather (base_device_communicator.py:153 at v0.14.0, :196 at v0.19.0): the same at v0.14 and
+at v0.19, where FlashInfer's all-reduce fusion workspace (1.5 GiB on H100, `fusion_workspace.py`) joins it.
+
+llm-d-planner's H100 starts (tests/data/calibration/vllm.jsonl) print non-torch memory of 0.13-0.14 GiB at TP 1 and
+0.54 (Qwen3-32B) / 0.55 (Llama-3.3-70B-FP8) at TP 2 under the release out on 2026-01-23 (v0.14.0 by date); at
+v0.19.0 0.24-0.27 at TP 1 and 2.06-2.11 at TP 2 (0.56-0.61 beside the workspace).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import from_flag
+from kvtop.domain.engines.vllm.calibration import CUDA_TOTAL_FITS, FITS
+from kvtop.domain.engines.vllm.calibration_non_torch import non_torch_estimate
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.wording import GIB
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+QWEN3_32B = load_config_file(Path(CONFIGS) / "Qwen--Qwen3-32B.json")
+FEATURES = FITS["vllm.non_torch.v1"].features
+# V1's growth fitted without any TP > 1 log (as leaving llm-d's January notes out leaves it): 0.08 GiB at TP 1
+V1_TP1_ONLY = LinearTerm(key="vllm.non_torch.v1", features=FEATURES, coefficients=(0.08, 0.0),
+                         error_bytes=round(0.08 * GIB), records=10, sources=8, feature_sources=(8, 0))  # fmt: skip
+# v0.18+'s growth beside the workspace, with its TP > 1 part measured by two sources
+V18 = LinearTerm(key="vllm.non_torch.v18", features=FEATURES, coefficients=(0.25, 0.38),
+                 error_bytes=round(0.36 * GIB), records=49, sources=4, feature_sources=(4, 2))  # fmt: skip
+LAUNCH = ["--gpu-memory-utilization", "0.9", "--max-model-len", "16000", "--block-size", "128",
+          "--enable-prefix-caching"]  # fmt: skip
+
+
+def _inputs(version: str, tp: int, flags: tuple[str, ...] = ()) -> CalibrationInputs:
+    settings = parse_flags("vllm", ["--engine-version", version, *LAUNCH, *flags])
+    return CalibrationInputs(
+        model=QWEN3_32B, settings=settings, layout=ParallelLayout(tp=tp), gpu_name="H100",
+        gpu_total_bytes=gpu_total_bytes("H100"), version=from_flag(version, engine_rules("vllm").calendar),
+        weights_bytes=0, context_length=16000,
+    )  # fmt: skip
+
+
+def test_an_unmeasured_tp_part_takes_the_same_growth_of_the_next_era() -> None:
+    """llm-d's Qwen3-32B at TP 2 (v0.14.0 by date) printed 0.54 GiB. With V1's fit holding no TP > 1 row, the plan
+    charges its TP 1 constant plus v0.18's TP > 1 part: 0.08 + 0.38 = 0.46 GiB; without the stand-in it charged
+    0.08 GiB, 0.46 short of the log."""
+    term = non_torch_estimate(_inputs("0.14.0", 2), {V1_TP1_ONLY.key: V1_TP1_ONLY, V18.key: V18}, 8192)
+    assert term.bytes / GIB == pytest.approx(0.08 + 0.38, abs=0.001)
+    assert term.fit_key == "vllm.non_torch.v1"
+    assert "vllm.non_torch.v18's TP > 1 part" in term.basis
+
+
+def test_the_stood_in_part_is_widened_once() -> None:
+    """The plan widens the term where its fit carried no TP > 1 row (`support.widened`): to the part v0.18's fit of two
+    sources measured at TP 2, 0.38 GiB, once (the fit's own 0.08 + (0.38 − 0.08)); the log's 0.54 lies inside
+    0.46 ± 0.38."""
+    settings = parse_flags("vllm", ["--engine-version", "0.14.0", "--tensor-parallel-size", "2", *LAUNCH])
+    plan = planned_capacity(QWEN3_32B, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100",
+                            fits={**CUDA_TOTAL_FITS, **FITS, V1_TP1_ONLY.key: V1_TP1_ONLY, V18.key: V18})  # fmt: skip
+    term = next(estimate for estimate in plan.estimate.terms if estimate.fit_key == "vllm.non_torch.v1")
+    assert term.error_bytes / GIB == pytest.approx(0.38, abs=0.001)
+    assert term.beyond is not None and "no record of vllm.non_torch.v1" in term.beyond
+    assert abs(term.bytes / GIB - 0.54) <= term.error_bytes / GIB
+
+
+def test_a_measured_tp_part_and_tp1_are_left_alone() -> None:
+    """Where the era's own sources measured the TP > 1 part (the committed V1 fit, llm-d's January notes), or at TP 1
+    (no custom all-reduce), or with `--disable-custom-all-reduce`, nothing is taken from another era."""
+    own = FITS["vllm.non_torch.v1"]
+    fits = {own.key: own, V18.key: V18}
+    tp2 = non_torch_estimate(_inputs("0.14.0", 2), fits, 8192)
+    assert tp2.bytes == round((own.coefficients[0] + own.coefficients[1]) * GIB)
+    lone = {V1_TP1_ONLY.key: V1_TP1_ONLY, V18.key: V18}
+    assert non_torch_estimate(_inputs("0.14.0", 1), lone, 8192).bytes == round(0.08 * GIB)
+    off = non_torch_estimate(_inputs("0.14.0", 2, ("--disable-custom-all-reduce",)), lone, 8192)
+    assert off.bytes == round(0.08 * GIB)
+
+
+def test_the_v014_tp2_start_planned_with_its_logged_weights() -> None:
+    """The same start's log: weights 30.59, activation 5.64, non-torch 0.54 GiB, KV 34.49 GiB of 79.18 × 0.9. Planned
+    with its logged weights and the fits above, the KV memory lands within 2 % of the log's (79.18 × 0.9 = 71.262;
+    71.262 − 30.59 − 5.64 − 0.54 = 34.49)."""
+    settings = parse_flags("vllm", ["--engine-version", "0.14.0", "--tensor-parallel-size", "2", *LAUNCH])
+    plan = planned_capacity(QWEN3_32B, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100",
+                            measured=MeasuredInputs(weights_bytes=round(30.59 * GIB)),
+                            fits={**CUDA_TOTAL_FITS, **FITS, V1_TP1_ONLY.key: V1_TP1_ONLY, V18.key: V18})  # fmt: skip
+    kv = plan.ledger.engine.kv_budget_bytes / GIB
+    assert abs(kv / 34.49 - 1) < 0.02
