@@ -76,4 +76,4 @@ def test_the_tp_group_s_init_is_charged_once() -> None:
 
     single_rank = non_torch("0.8.5.post1", 1) - non_torch("0.10.0", 1)
     assert abs(single_rank - 0.51 * GIB) < 0.02 * GIB  # the context fit at TP 1
-    assert non_torch("0.8.5.post1", 2) - non_torch("0.10.0", 2) == single_rank
+    assert abs(non_torch("0.8.5.post1", 2) - non_torch("0.10.0", 2) - single_rank) <= 1  # each sum rounds to a byte
