@@ -56,6 +56,8 @@ Corpus = dict[str, list[Record]]
 GPU_TOTALS = load_gpu_totals()
 SPARE_ROWS = 2  # a term needs this many records beyond its constants, or its held-out error means nothing: assumed
 PRINTED_HALF_GIB = 0.005  # a figure printed with 2 decimals stands for ± 0.005 GiB
+# the assumed context's half-width where no log measured the context: as wide as the assumption itself (0.75 GiB)
+NO_CONTEXT_LOGS_ERROR_GIB = 0.75
 
 
 @cache
@@ -249,7 +251,7 @@ def _kv_truth(record: Record) -> tuple[int, float] | None:
 def _graphs_charged(record: Record) -> bool:
     """Whether the engine's budget charged the CUDA-graph estimate the log printed (vLLM prints it from v0.18.0
     and charges it from v0.21.0): the engine's own terms for the launch say."""
-    terms = engine_rules(record.engine).calibration.terms(record.inputs())
+    terms = engine_rules(record.engine).calibration.terms(record.inputs(), {})  # no fit decides which terms exist
     return any(estimate.term is Term.CUDA_GRAPHS for estimate in terms)
 
 
@@ -287,7 +289,7 @@ def weights_term(record: Record) -> TermEstimate | None:
     engine's loader holds beside it (the engine calibration's weights term); None without a model."""
     if record.model is None or record.gpu_total_bytes is None:
         return None
-    terms = engine_rules(record.engine).calibration.terms(record.inputs())
+    terms = engine_rules(record.engine).calibration.terms(record.inputs(), {})  # the book's bytes: no fit reads them
     return next((estimate for estimate in terms if estimate.term is Term.WEIGHTS), None)
 
 
@@ -356,11 +358,11 @@ def context_misses(corpus: Corpus, totals: dict[str, LinearTerm],
 def assumed_context_fits(corpus: Corpus, totals: dict[str, LinearTerm],
                          leave_out: str | None = None) -> dict[str, LinearTerm]:  # fmt: skip
     """The assumed context's half-width: the 90th percentile of `context_misses`, each source weighing as one (as a
-    fit's held-out error is measured); none where no record measured the context."""
+    fit's held-out error is measured); where no record measured the context, `NO_CONTEXT_LOGS_ERROR_GIB` over no
+    record, so that a plan judged with these fits never reads the committed `ASSUMED_CONTEXT_ERROR_GIB`."""
     rows = context_misses(corpus, totals, leave_out)
-    if not rows:
-        return {}
-    error = held_out_quantile([miss for _, miss in rows], ERROR_QUANTILE, [record.source for record, _ in rows])
+    error = (held_out_quantile([miss for _, miss in rows], ERROR_QUANTILE, [record.source for record, _ in rows])
+             if rows else NO_CONTEXT_LOGS_ERROR_GIB)  # fmt: skip
     return {ASSUMED_CONTEXT_ERROR_KEY: LinearTerm(
         key=ASSUMED_CONTEXT_ERROR_KEY, features=ASSUMED_CONTEXT_ERROR_FEATURES, coefficients=(round(error, 3),),
         error_bytes=0, records=len(rows), sources=len({record.source for record, _ in rows}),

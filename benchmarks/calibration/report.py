@@ -16,7 +16,7 @@ from benchmarks.calibration.evaluate import (
     term_rows,
     weights_errors,
 )
-from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_GIB, ASSUMED_CONTEXT_ERROR_KEY
+from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY
 from kvtop.domain.calibration.fit import quantile
 from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.domain.calibration.linear import LinearTerm
@@ -123,9 +123,9 @@ def _weights_table(corpus: Corpus) -> list[str]:
 
 def _assumed_context(fits: dict[str, LinearTerm]) -> str:
     """The assumed context's error in words, and the starts that measured it."""
-    fit = fits.get(ASSUMED_CONTEXT_ERROR_KEY)
-    if fit is None:
-        return f"{ASSUMED_CONTEXT_ERROR_GIB:.2f} GiB stated (no log measured the context)"
+    fit = fits[ASSUMED_CONTEXT_ERROR_KEY]
+    if not fit.records:
+        return f"{fit.coefficients[0]:.2f} GiB stated (no log measured the context)"
     return f"{fit.coefficients[0]:.2f} GiB over {fit.records} starts of {fit.sources} sources"
 
 

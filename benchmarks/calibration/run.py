@@ -70,11 +70,10 @@ def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
     blocks[DOMAIN / "calibration" / "gpu_totals.py"] = _literal(totals, "CUDA_TOTAL_FITS")
     contexts = {key: fit for key, fit in fits.items() if key.startswith("cuda_context.")}
     blocks[DOMAIN / "calibration" / "cuda_context.py"] = _literal(contexts, "CUDA_CONTEXT_FITS")
-    assumed = fits.get(ASSUMED_CONTEXT_ERROR_KEY)
+    assumed = fits[ASSUMED_CONTEXT_ERROR_KEY]
     blocks[DOMAIN / "calibration" / "features.py"] = (
         f"ASSUMED_CONTEXT_ERROR_GIB = {assumed.coefficients[0]!r}\nASSUMED_CONTEXT_RECORDS = {assumed.records}\n"
-        f"ASSUMED_CONTEXT_SOURCES = {assumed.sources}" if assumed is not None
-        else "ASSUMED_CONTEXT_ERROR_GIB = 0.75\nASSUMED_CONTEXT_RECORDS = 0\nASSUMED_CONTEXT_SOURCES = 0"
+        f"ASSUMED_CONTEXT_SOURCES = {assumed.sources}"
     )
     loaded, built = fits[LOADED_ERROR_KEY], fits[BUILT_ERROR_KEY]
     blocks[DOMAIN / "calibration" / "weights.py"] = (

@@ -236,7 +236,7 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
     fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
     label = "CUDA context and NCCL outside torch"
     if _profiled(inputs) and fits.get("trtllm.context") is None:
-        return _pytorch_context(inputs)
+        return _pytorch_context(inputs, fits)
     counted = ENGINE_CONTEXT_COUNTED.get(gpu_model_key(inputs.gpu_name)) if inputs.gpu_name else None
     if (counted is not None and not _profiled(inputs) and inputs.layout.tp == 1 and inputs.layout.pp == 1
             and ENGINE_CONTEXT_COUNTED_ERAS.at(inputs.version)):
@@ -246,14 +246,16 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
     return context_estimate("trtllm.context", label, fits, inputs, tp_features(inputs))
 
 
-def _pytorch_context(inputs: CalibrationInputs) -> TermEstimate:
+def _pytorch_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
     """The PyTorch backend's memory outside torch before its model is created, where no fit reaches: the CUDA context
     alone, at any TP (§19). py_executor_creator.py reads the free memory as each component's creation starts
     (`_ExecutorMemoryMonitor.observe_creation_stage`), and its TP group's NCCL comes up with the model: issue 5872's
     start at TP 8 (1.0.0rc1, H200) had 139.55 of 140.06 GiB free before 'Model', 0.51 GiB taken, where the context of
     engines that build their TP group first is assumed 0.75 GiB + 0.75 per doubling (3.00 GiB at TP 8). The per-doubling
-    part is charged to the profiled non-torch growth instead (`_assumed_non_torch`): the budget is the same."""
-    found = context_estimate("trtllm.context", "CUDA context before the model is created", {}, inputs, None)
+    part is charged to the profiled non-torch growth instead (`_assumed_non_torch`): the budget is the same. Its error
+    is the assumed context's that `fits` carries (`features.ASSUMED_CONTEXT_ERROR_KEY`: a judgement's, measured without
+    the judged source), else the committed one; `fits` holds no trtllm.context here."""
+    found = context_estimate("trtllm.context", "CUDA context before the model is created", fits, inputs, None)
     single = assumed_context_gib(1)
     return found.model_copy(update={
         "bytes": round(single * GIB),

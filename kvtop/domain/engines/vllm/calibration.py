@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.calibration.coverage import IntervalScale
+from kvtop.domain.calibration.cuda_context import with_committed_context
 from kvtop.domain.calibration.features import assumed_estimate, fitted_estimate
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
@@ -196,9 +197,15 @@ def fit_offset(key: str, inputs: CalibrationInputs) -> int:
     return (workspace.bytes if workspace is not None else 0) + (nvls.bytes if nvls is not None else 0)
 
 
+def _committed() -> dict[str, LinearTerm]:
+    """The committed fits a product plan reads: CUDA's totals, one process's CUDA context (v0.6.4's non-torch memory
+    holds it: `calibration_non_torch._context_inside`) and vLLM's own."""
+    return with_committed_context({**CUDA_TOTAL_FITS, **FITS})
+
+
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
     """What a worker holds before its weights load (not a term of vLLM's budget: a restart needs it free)."""
-    return context_term(inputs, {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits)
+    return context_term(inputs, _committed() if fits is None else fits)
 
 
 def _graph_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
@@ -215,7 +222,7 @@ def _graph_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the weights, non-torch memory, the activation peak and (v0.21+) CUDA graphs."""
-    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
+    fits = _committed() if fits is None else fits
     tokens = batch_limits(inputs)[0]
     activation = activation_estimate(inputs, fits)
     found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), _weights(inputs), activation,
