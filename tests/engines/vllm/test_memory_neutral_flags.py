@@ -96,6 +96,7 @@ def test_every_flag_read_is_in_one_class_only() -> None:
     read = set(flags.spellings) | (set(flags.passthrough) - set(flags.memory_neutral))
     assert not read & set(MEMORY_NEUTRAL) and not read & set(UNMODELLED)
     assert not set(MEMORY_NEUTRAL) & set(UNMODELLED)
+    assert not flags.unmodelled & (set(flags.passthrough) | set(flags.spellings))  # typed: refused
     rows: list[FlagSpan] = [*MEMORY_NEUTRAL.values(), *UNMODELLED.values()]
     assert all(row.first in RELEASES_READ and row.last in (None, *RELEASES_READ) for row in rows)
     assert MEMORY_NEUTRAL["--seed"] == FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:978 (v0.33.0)")

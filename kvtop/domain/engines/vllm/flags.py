@@ -16,6 +16,7 @@ from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.vllm.flags_table import merged, missing_at, row_of, spellings
+from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
@@ -80,6 +81,7 @@ OWN_FLAGS: Mapping[str, OwnFlag] = {
 # one refuses it as vLLM's argparse would. The rest kvtop does not read are flags_unmodelled.py's: refused
 MEMORY_NEUTRAL = merged(group for _, group in NEUTRAL_GROUPS.values())
 NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
+UNMODELLED_SPELLINGS = spellings(UNMODELLED)
 KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 
 # `--dtype` (ModelConfig.dtype: `_STR_DTYPE_TO_TORCH_DTYPE`, "float" is float32) builds the model in that
@@ -167,6 +169,8 @@ class VllmFlags:
                                    | NEUTRAL_SPELLINGS)  # fmt: skip
     # of the pass-through flags, those that change nothing kvtop sizes (kvtop.domain.neutral_flags reads it)
     memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
+    # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
+    unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
