@@ -17,6 +17,7 @@ from kvtop.domain.launch import spelling_of
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.ledger_words import component_words
+from kvtop.domain.neutral_flags import memory_neutral_flags
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
@@ -264,6 +265,9 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     flags = shlex.join(ledger.settings.to_flags())  # pasted into a shell: a JSON value quoted whole
     if flags:
         lines.append(f"engine flags: {flags}")
+    neutral = memory_neutral_flags(ledger.settings)  # seen and ignored: named, never their values (an API key)
+    if neutral:
+        lines.append(f"  no effect on memory (accepted, not modelled): {' '.join(neutral)}")
     return qualified("\n".join(lines), ledger.engine.engine)  # a "§N" names the engine's doc
 
 

@@ -14,6 +14,9 @@ from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
+from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
+from kvtop.domain.engines.vllm.flags_table import merged, missing_at, row_of, spellings
+from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
@@ -73,6 +76,12 @@ OWN_FLAGS: Mapping[str, OwnFlag] = {
         field="llm_class", says="started through vllm.LLM(...) (offline, usage context LLM_CLASS), not vllm serve"
     ),
 }
+# Flags with no effect on GPU memory (flags_neutral.py, every flag of the releases read classified; docs/engines/vllm.md
+# §3.13): accepted as typed, named on the plan's line under the engine flags, never written back; a release that lacks
+# one refuses it as vLLM's argparse would. The rest kvtop does not read are flags_unmodelled.py's: refused
+MEMORY_NEUTRAL = merged(group for _, group in NEUTRAL_GROUPS.values())
+NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
+UNMODELLED_SPELLINGS = spellings(UNMODELLED)
 KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 
 # `--dtype` (ModelConfig.dtype: `_STR_DTYPE_TO_TORCH_DTYPE`, "float" is float32) builds the model in that
@@ -108,10 +117,24 @@ LOAD_CASTS = LoadCasts(
 # file34681159919-qwen3-8b-fp8-4090-v0102; releases before v0.10.2 not checked). docs/engines/vllm.md §3.12.
 
 
+# vLLM's short aliases of flags kvtop reads or lists as memory-neutral: one add_argument call spells both (v0.33.0
+# vllm/engine/arg_utils.py :1177 -n, :1178 -r, :1252 -dpr, :1258 -dpl, :1264 -dpa, :1270 -dpp, :1304 -ep (first read in
+# v0.15.1), :1865 -sc (v0.19.0); entrypoints/common/cli_args.py _customize_cli_kwargs -asc). The aliases of flags kvtop
+# does not model (-pcp, -dpn, -dpb, -dph, -dpe, -dpm, -dc, -ac, -spec-draft-tp) stay in flags_unmodelled.py
+ALIASES: Mapping[str, str] = {
+    "-n": "--nnodes", "-r": "--node-rank", "-dpr": "--data-parallel-start-rank", "-dpl": "--data-parallel-size-local",
+    "-dpa": "--data-parallel-address", "-dpp": "--data-parallel-rpc-port", "-ep": "--enable-expert-parallel",
+    "-sc": "--speculative-config", "-asc": "--api-server-count",
+}  # fmt: skip
+
+
 def as_parsed(spelling: str) -> str:
     """`--a_b[.c_d]` as vLLM's parser reads it: `--a-b[.c_d]` (only the name before the first "." is rewritten);
     the compilation config's short spellings as its long one: `-cc` (v0.12.0 on) and `-O.<field>` (`-O`'s dotted
-    form, the compilation config's until v0.12.x: compilation.py)."""
+    form, the compilation config's until v0.12.x: compilation.py); a short alias (`-ep`, `-dpa`, ALIASES) as its
+    long flag."""
+    if spelling in ALIASES:  # the long flag the same add_argument call spells
+        return ALIASES[spelling]
     head, dot, rest = spelling.partition(".")
     if head == "-cc" or (head == "-O" and dot):
         return CONFIG_FLAG + dot + rest
@@ -119,6 +142,15 @@ def as_parsed(spelling: str) -> str:
         return spelling
     name, dot, rest = spelling[2:].partition(".")
     return "--" + name.replace("_", "-") + dot + rest
+
+
+def _refuse_missing_neutral(settings: LaunchSettings, version: str) -> None:
+    """A memory-neutral flag the release's command line lacks (vLLM's argparse: "unrecognized arguments")."""
+    for name in settings.flags:
+        row = row_of(MEMORY_NEUTRAL, "--" + name)
+        why = missing_at(row[0], row[1], version) if row is not None else None
+        if why is not None:
+            raise InputError(why, field="--" + name)
 
 
 class VllmFlags:
@@ -133,7 +165,12 @@ class VllmFlags:
     # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
-                                   | COMPILATION_FLAGS | ROPE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
+                                   | COMPILATION_FLAGS | ROPE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG}
+                                   | NEUTRAL_SPELLINGS)  # fmt: skip
+    # of the pass-through flags, those that change nothing kvtop sizes (kvtop.domain.neutral_flags reads it)
+    memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
+    # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
+    unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
@@ -164,6 +201,7 @@ class VllmFlags:
         log's release is resolved after), the plan's rules check them at the release they take."""
         if settings.engine_version is not None:
             launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
+            _refuse_missing_neutral(settings, settings.engine_version)
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(
