@@ -47,7 +47,8 @@ def test_a_feature_no_row_carried_widens_to_its_part_measured_elsewhere() -> Non
     fits = {fit.key: fit, other.key: other}
     at_tp8 = widened(_estimate(fit, (1.0, 1.0)), fits, INPUTS)
     assert at_tp8.error_bytes == pytest.approx(2 * GIB, abs=2)
-    assert at_tp8.beyond == "no record of vllm.non_torch.v06 with '1 GiB when the custom all-reduce runs'"
+    # in words: the term's label and the release of its era (the plan's, here the latest), never the fit's key
+    assert at_tp8.beyond == "no record of non-torch at the latest release with '1 GiB when the custom all-reduce runs'"
     assert PreloadEstimate(engine="vllm", terms=(at_tp8,)).beyond_support == (at_tp8.beyond,)
     # without another fit, the term's own value: 1.0 GiB
     assert widened(_estimate(fit, (1.0, 1.0)), {fit.key: fit}, INPUTS).error_bytes == pytest.approx(GIB, abs=2)
@@ -69,7 +70,8 @@ def test_a_feature_one_source_carried_widens_to_the_error_without_it() -> None:
     assert fit.unseen_error_bytes / GIB == pytest.approx(2.0, abs=1e-6)
     at_tp8 = widened(_estimate(fit, (1.0, 1.0)), {fit.key: fit}, INPUTS)
     assert at_tp8.error_bytes / GIB == pytest.approx(2.0, abs=1e-6)
-    assert at_tp8.beyond == "one source only of vllm.non_torch.v06 with '1 GiB when the custom all-reduce runs'"
+    assert at_tp8.beyond == ("one source only of non-torch at the latest release with '1 GiB when the custom all-reduce "
+                             "runs'")  # fmt: skip
     assert widened(_estimate(fit, (1.0, 0.0)), {fit.key: fit}, INPUTS).beyond is None
 
 
@@ -105,6 +107,6 @@ def test_the_committed_v06_all_reduce_rests_on_one_source() -> None:
     # the fit passes through 10702's remainder (its one source of the feature) and the plan adds the buffers back
     assert term is not None and term.bytes / GIB == pytest.approx(5.68, abs=0.001)
     assert term.error_bytes / GIB == pytest.approx(3.978, abs=0.01)
-    assert term.beyond == ("one source only of vllm.non_torch.v06 with '1 GiB when the custom all-reduce runs (TP > 1 on "
-                           "NVLink GPUs)'")  # fmt: skip
+    assert term.beyond == ("one source only of vLLM's non-torch memory at 0.6.4.post1 with '1 GiB when the custom "
+                           "all-reduce runs (TP > 1 on NVLink GPUs)'")  # fmt: skip
     assert term.beyond in plan.beyond_support
