@@ -61,10 +61,11 @@ class HostTierFit(BaseModel):
     @property
     def reason(self) -> str:
         """The verdict in one line, with the figures: what the tier asks of the node, and what the host has."""
-        asked = (f"{self.connector}: {gib(self.bytes_per_rank)} per rank × {self.ranks_on_node} "
-                 f"rank{'s' if self.ranks_on_node != 1 else ''} on this node = {gib(self.on_node_bytes)}")  # fmt: skip
+        ranks = f"{self.ranks_on_node} rank{'s' if self.ranks_on_node != 1 else ''}"
         if self.state is HostTierState.HOST_UNKNOWN or self.host_total_bytes is None:
-            return f"{asked}; the host's memory is not known here, so whether it fits is not checked"
+            return (f"{self.connector}: {gib(self.bytes_per_rank)} per rank × {ranks} = {gib(self.on_node_bytes)}; no "
+                    "host memory was read, so whether the node holds it is not checked")  # fmt: skip
+        asked = f"{self.connector}: {gib(self.bytes_per_rank)} per rank × {ranks} on this node = {gib(self.on_node_bytes)}"
         reserve = f", less the {gib(self.reserve_bytes)} the engine keeps free" if self.reserve_bytes else ""
         total = f"the host's {gib(self.host_total_bytes)} ({self.host_origin}){reserve}"
         if self.state is HostTierState.OVER_HOST:
