@@ -131,6 +131,24 @@ def field_error(err: KvtopError, engine: EngineId | None = None) -> FieldError:
     return FieldError(key, f"{FIELD_BY_KEY[key].label}: {text}")
 
 
+def edited_field_error(error: FieldError, edited: frozenset[str]) -> FieldError:
+    """`error` headed by the field the operator edited where the engine's rule named another one the edit left as it
+    was: llama.cpp's '-c 8192 over 999999999 slots leaves no cells per slot' names -c (context length) when max
+    requests was typed. Only where exactly one field was edited (else which one is a guess): the rule's own words,
+    which name its flag, stay."""
+    if error.key is None or error.key in edited or len(edited) != 1:
+        return error
+    (key,) = edited
+    text = error.message.removeprefix(f"{FIELD_BY_KEY[error.key].label}: ")
+    return FieldError(key, f"{FIELD_BY_KEY[key].label}: {text}")
+
+
+def edited_keys(base: Mapping[str, str], texts: Mapping[str, str]) -> frozenset[str]:
+    """The form's fields whose text differs from what `base` starts them with (the planner's fields only)."""
+    return frozenset(field.key for field in FIELDS
+                     if texts.get(field.key, "").strip() != base.get(field.key, "").strip())  # fmt: skip
+
+
 def memory_fraction_field(settings: LaunchSettings) -> str | None:
     """The engine's memory share: SGLang's `--mem-fraction-static`, vLLM's `--gpu-memory-utilization`
     (None: the engine takes no share, llama.cpp)."""
@@ -488,7 +506,11 @@ def plan(
         after = _predict(planned, settings, gpu_total_bytes, gpu_name, edited, draft, node_measures)
     except KvtopError as err:
         engine = (base or live).engine
-        errors = err.errors if isinstance(err, FieldErrors) else (field_error(err, engine),)
+        if isinstance(err, FieldErrors):
+            errors = err.errors
+        else:  # a rule of the engine's: headed by the field typed where it named one left as it was
+            typed = edited_keys(field_texts(base or live, measured), texts)
+            errors = (edited_field_error(field_error(err, engine), typed),)
         return PlanOutcome(before=before, after=None, settings=None, errors=errors, before_error=before_error,
                            live_model_planned=live_planned)  # fmt: skip
     return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,
