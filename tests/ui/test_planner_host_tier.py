@@ -55,5 +55,5 @@ async def test_a_host_tier_on_a_node_whose_host_is_not_read_is_said_not_checked(
     async with app.run_test(size=(160, 50)) as pilot:
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-host_kv_gib", "9999")
-        assert "the host's memory is not known here, so whether it fits is not checked" in shown(screen, "#plan-result")
+        assert "no host memory was read, so whether the node holds it is not checked" in shown(screen, "#plan-result")
         assert not screen.query_one("#plan-host_kv_gib", Input).has_class("-invalid")

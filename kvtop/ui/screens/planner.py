@@ -27,19 +27,17 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.host_tier_fit import HostTierFit, HostTierState, host_tier_fit
+from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.launch import LaunchSettings, release_names
 from kvtop.domain.launch_check import architecture_check, launch_refusals
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
+from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS, FieldError
 from kvtop.ui.planning import (
-    DEPLOYMENT_KEYS,
-    FIELD_BY_KEY,
-    FIELDS,
-    FieldError,
     PlanOutcome,
+    edited_host_fit,
     edited_kv_dtype_options,
     engine_flags,
     field_of_flag,
@@ -335,16 +333,9 @@ class PlannerScreen(NodeScreen):
         return f"needs {after.layout.gpus} GPUs, the node has {gpus}"
 
     def host_fit(self) -> HostTierFit | None:
-        """The edited launch's host KV tier against this node's host memory (None: no tier asked for), the
-        engine's ranks on this node those of the edit the node holds; the live tier comes back at a restart."""
-        outcome = self.outcome
-        after = outcome.after if outcome is not None else None
-        if after is None or after.host_tier is None:
-            return None
-        before = outcome.before if outcome is not None else None
-        return host_tier_fit(after.host_tier, self.basis.host_memory, ranks_on_node=self.basis.node_gpus,
-                             host_origin=self.basis.host_origin,
-                             live_tier=before.host_tier if before is not None else None)  # fmt: skip
+        """The edited launch's host KV tier against this node's host memory (None: no tier asked for)."""
+        basis = self.basis
+        return edited_host_fit(self.outcome, basis.host_memory, basis.node_gpus, basis.host_origin)
 
     def refusals(self) -> tuple[Refusal, ...]:
         """What the engine refuses at start in the edited launch and not in the live one (a live engine that
