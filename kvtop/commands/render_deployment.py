@@ -8,6 +8,7 @@ from kvtop.domain.deployment import CHARGE_WORDS, BudgetTerm, Charge, Feature, H
 from kvtop.domain.diagnose_findings import Thresholds
 from kvtop.domain.diagnose_headroom import headroom_short
 from kvtop.domain.headroom import Headroom, headroom_of
+from kvtop.domain.host_tier_fit import host_tier_fit
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.ledger_words import FEATURE_WORDS
 from kvtop.domain.whatif import Replay
@@ -19,9 +20,12 @@ def term_json(term: BudgetTerm) -> dict[str, Any]:
 
 
 def host_tier_json(host: HostTier | None) -> dict[str, Any] | None:
+    """The tier, and whether the host holds it (`host_fit`: `kvtop plan` reads no host, so 'host_unknown')."""
     if host is None:
         return None
-    return host.model_dump(mode="json") | {"total_bytes": host.total_bytes}
+    fit = host_tier_fit(host, None)
+    return host.model_dump(mode="json") | {"total_bytes": host.total_bytes,
+                                           "host_fit": fit.model_dump(mode="json") | {"reason": fit.reason} if fit else None}
 
 
 def deployment_json(ledger: Ledger) -> dict[str, Any]:
@@ -70,6 +74,8 @@ def deployment_lines(ledger: Ledger) -> list[str]:
         lines.append(f"  · host tier: {host.detail}")
     if host is not None and host.problem:
         lines.append(f"  ! host tier: {host.problem}")
+    if host is not None and (fit := host_tier_fit(host, None)) is not None:  # a plan reads no host: said, not passed
+        lines.append(f"  · host memory: {fit.reason}")
     lines += headroom_lines(ledger)
     lines.append("")
     return lines

@@ -273,7 +273,8 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
 
 def estimate_term_json(term: TermEstimate) -> dict[str, Any]:
     return {"term": term.term.value, "label": term.label, "bytes": term.bytes, "error_bytes": term.error_bytes,
-            "source": term.source, "basis": term.basis, "beyond": term.beyond, "within": term.within}  # fmt: skip
+            "source": term.source, "basis": term.basis, "beyond": term.beyond, "fit_key": term.fit_key,
+            "within": term.within}  # fmt: skip
 
 
 def term_error(term: TermEstimate) -> str:

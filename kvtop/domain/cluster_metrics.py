@@ -132,10 +132,11 @@ def _pieces(base: EngineSpan, parts: list[_Part]) -> list[EnginePiece]:
 
 
 def metrics_layout(parts: Sequence[_Part]) -> str:
-    """The engine's layout as its series name it: 'TP16 DP16 (DP attention)'; 'TP? PP? DP4' where its series
-    do not name an axis (vLLM's name only the engine core's DP rank). An axis counts its highest rank + 1
+    """The engine's layout as its series name it: 'TP16 DP16 (DP attention)'; 'DP4, TP and PP not reported' where its
+    series do not name an axis (vLLM's name only the engine core's DP rank; 'layout not reported' where they name
+    none), as the other not-known states are said, never a bare 'TP?'. An axis counts its highest rank + 1
     where the ranks named on it run 0… without a gap, else at least that ('TP≥13'); on an axis where only
-    some ranks report (`MetricsRank.partial_axes`) rank 0 alone says nothing ('TP?'). DP ranks that are no
+    some ranks report (`MetricsRank.partial_axes`) rank 0 alone says nothing ('TP not reported'). DP ranks that are no
     grid with the TP ranks live inside the TP group (SGLang's DP attention)."""
     positions = {p for part in parts for p in part.positions}
     named, partial = parts[0].axes.named_axes, parts[0].axes.partial_axes
@@ -153,9 +154,14 @@ def metrics_layout(parts: Sequence[_Part]) -> str:
     tp = _tp_of_dp_groups(positions) if parts[0].axes.dp_inside_tp else None
     if tp is not None:  # every DP group seen: the TP group is their count × the width of one
         counts["TP"] = f"TP{tp}"
+    unsaid = [axis for axis in ("TP", "PP") if counts.get(axis) == f"{axis}?"]
     text = " ".join(counts[axis] + (" (DP attention)" if axis == "DP" and not grid else "")
-                    for axis in ("TP", "PP", "DP") if axis in counts)  # fmt: skip
-    return text or "TP1"
+                    for axis in ("TP", "PP", "DP") if axis in counts and axis not in unsaid)  # fmt: skip
+    if not unsaid:
+        return text or "TP1"
+    if not text:  # nothing the series name: the layout, not a size of 1
+        return "layout not reported" if len(unsaid) == 2 else f"{unsaid[0]} not reported"
+    return f"{text}, {' and '.join(unsaid)} not reported"
 
 
 def _tp_of_dp_groups(positions: set[Position]) -> int | None:

@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.reactive import reactive
 
 from kvtop.domain.calibration.node import NodeMeasure
+from kvtop.domain.host_tier_fit import host_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.node import EngineView
 from kvtop.domain.ports import (
@@ -424,4 +425,6 @@ class KvtopApp(KvtopBaseApp):
             measured=basis.measured,
             node_gpus=len(snapshot.observation.gpus),
             draft=basis.draft,
+            host_memory=snapshot.observation.host_memory,
+            host_origin=host_origin(snapshot.source),
         )

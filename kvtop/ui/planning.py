@@ -18,49 +18,23 @@ from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, en
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.engines.versions import LATEST
 from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.host_tier_fit import HostTierFit, host_tier_fit
 from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, model_args, release_names
 from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.observe import HostMemory
 from kvtop.domain.wording import GIB
-
-
-@dataclass(frozen=True)
-class PlanField:
-    """One editable setting: its input id, its label, and how its text becomes a value."""
-
-    key: str  # input id suffix and key in the values mapping
-    label: str
-    kind: str  # "int", "int?", "int0", "slots?", "float?", "gib?", "bool", "dtype", "text", "text?"
-
-
-FIELDS: tuple[PlanField, ...] = (
-    PlanField("model", "model", "text"),
-    PlanField("tp", "TP", "int"),
-    PlanField("pp", "PP", "int"),
-    PlanField("ep", "EP", "int"),
-    PlanField("dp", "DP", "int"),
-    PlanField("enable_dp_attention", "DP attention", "bool"),
-    PlanField("kv_cache_dtype", "KV dtype", "dtype"),
-    PlanField("memory_fraction", "memory fraction", "float?"),
-    PlanField("page_size", "page size", "int?"),
-    PlanField("context_length", "context length", "int?"),
-    PlanField("max_running_requests", "max requests", "int?"),
-    # whose rules solve the after column (`--engine-version`; blank: the latest release's), e.g. an upgrade's
-    PlanField("engine_version", "engine version", "text?"),
-    # the deployment beside the model (kvtop.domain.deployment), written in the engine's own flags
-    PlanField("spec_method", "speculative", "text?"),
-    PlanField("redundant_experts", "redundant experts", "int0"),
-    PlanField("lora_slots", "LoRA slots", "slots?"),
-    PlanField("lora_rank", "LoRA rank", "int?"),
-    PlanField("host_kv_gib", "host KV GiB", "gib?"),  # per rank, or "x2": twice the GPU pool (HiCache)
-    # what shares the GPU beside the engine, as `plan --desktop` says it (`MeasuredInputs.desktop`)
-    PlanField("desktop", "desktop", "bool"),
+from kvtop.ui.plan_fields import (
+    DEPLOYMENT_KEYS,
+    FIELD_BY_KEY,
+    FIELDS,
+    MEASURED_KEYS,
+    FieldError,
+    PlanField,
+    edited_field_error,
+    edited_keys,
 )
-#: Planner keys that are deployment settings (each engine's `deployment.with_setup` writes them as flags).
-DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "lora_rank", "host_kv_gib"})
-#: Planner keys that are what the GPU holds beside the engine (`MeasuredInputs` fields of the same name), not flags.
-MEASURED_KEYS = frozenset({"desktop"})
-FIELD_BY_KEY = {field.key: field for field in FIELDS}
+
 #: The planner keys that are `LaunchSettings` fields of the same name (the memory share is each engine's own).
 _SETTING_KEYS = frozenset(
     {"model", "tp", "pp", "ep", "dp", "enable_dp_attention", "kv_cache_dtype", "page_size", "context_length",
@@ -95,15 +69,6 @@ def field_of_error(err: KvtopError, engine: EngineId | None = None) -> str | Non
     by_label = next((field.key for field in FIELDS if field.label == name), None)
     by_flag = (field_of_flag(part, engine) for part in name.split("/"))  # '--tp-size/--tp': the engine's, kvtop's
     return by_label or next((key for key in by_flag if key), None)
-
-
-@dataclass(frozen=True)
-class FieldError:
-    """One field's reason, worded with the field's own label ('PP: needs a whole number, got 'x''), whether
-    the planner's parse or the engine's rules found it (they name it by flag: '--pp')."""
-
-    key: str | None  # the planner field it names (None: no field, e.g. a layout kvtop cannot compute)
-    message: str
 
 
 class FieldErrors(InputError):
@@ -488,9 +453,25 @@ def plan(
         after = _predict(planned, settings, gpu_total_bytes, gpu_name, edited, draft, node_measures)
     except KvtopError as err:
         engine = (base or live).engine
-        errors = err.errors if isinstance(err, FieldErrors) else (field_error(err, engine),)
+        if isinstance(err, FieldErrors):
+            errors = err.errors
+        else:  # a rule of the engine's: headed by the field typed where it named one left as it was
+            typed = edited_keys(field_texts(base or live, measured), texts)
+            errors = (edited_field_error(field_error(err, engine), typed),)
         return PlanOutcome(before=before, after=None, settings=None, errors=errors, before_error=before_error,
                            live_model_planned=live_planned)  # fmt: skip
     return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,
                        live_model_planned=live_planned, after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, edited, draft,
                                                node_measures))  # fmt: skip
+
+
+def edited_host_fit(
+    outcome: PlanOutcome | None, host: HostMemory | None, node_gpus: int | None, host_origin: str
+) -> HostTierFit | None:
+    """The edit's host KV tier against the node's host memory (`host_tier_fit`; None: no tier asked for): the engine's
+    ranks on this node those of the edit the node holds, the live tier given back at a restart before it asks."""
+    after = outcome.after if outcome is not None else None
+    if outcome is None or after is None or after.host_tier is None:
+        return None
+    live = outcome.before.host_tier if outcome.before is not None else None
+    return host_tier_fit(after.host_tier, host, ranks_on_node=node_gpus, host_origin=host_origin, live_tier=live)

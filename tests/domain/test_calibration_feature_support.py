@@ -48,7 +48,8 @@ def test_a_feature_no_row_carried_widens_to_its_part_measured_elsewhere() -> Non
     fits = {fit.key: fit, other.key: other}
     at_tp8 = widened(_estimate(fit, (1.0, 1.0)), fits, INPUTS)
     assert at_tp8.error_bytes == pytest.approx(2 * GIB, abs=2)
-    assert at_tp8.beyond == "no record of vllm.non_torch.v06 with '1 GiB when the custom all-reduce runs'"
+    # in words: the term's label and the release of its era (the plan's, here the latest), never the fit's key
+    assert at_tp8.beyond == "no record of non-torch at the latest release with '1 GiB when the custom all-reduce runs'"
     assert PreloadEstimate(engine="vllm", terms=(at_tp8,)).beyond_support == (at_tp8.beyond,)
     # without another fit, the term's own value: 1.0 GiB
     assert widened(_estimate(fit, (1.0, 1.0)), {fit.key: fit}, INPUTS).error_bytes == pytest.approx(GIB, abs=2)
@@ -70,7 +71,8 @@ def test_a_feature_one_source_carried_widens_to_the_error_without_it() -> None:
     assert fit.unseen_error_bytes / GIB == pytest.approx(2.0, abs=1e-6)
     at_tp8 = widened(_estimate(fit, (1.0, 1.0)), {fit.key: fit}, INPUTS)
     assert at_tp8.error_bytes / GIB == pytest.approx(2.0, abs=1e-6)
-    assert at_tp8.beyond == "one source only of vllm.non_torch.v06 with '1 GiB when the custom all-reduce runs'"
+    assert at_tp8.beyond == ("one source only of non-torch at the latest release with '1 GiB when the custom all-reduce "
+                             "runs'")  # fmt: skip
     assert widened(_estimate(fit, (1.0, 0.0)), {fit.key: fit}, INPUTS).beyond is None
 
 
@@ -107,6 +109,6 @@ def test_the_committed_v0_all_reduce_rests_on_one_source() -> None:
     assert term.bytes / GIB == pytest.approx(sum(growth.coefficients) + nvls + context, abs=0.001)
     # the log's 5.68 GiB within the interval the one-source part widens it to
     assert abs(5.68 - term.bytes / GIB) <= term.error_bytes / GIB
-    assert "one source only of vllm.non_torch.v0 with '1 GiB when the custom all-reduce runs (TP > 1 on NVLink " \
-           "GPUs)'" in (term.beyond or "")  # fmt: skip
+    assert "one source only of vLLM's non-torch memory at 0.6.4.post1 with '1 GiB when the custom all-reduce runs " \
+           "(TP > 1 on NVLink GPUs)'" in (term.beyond or "")  # fmt: skip
     assert term.beyond in plan.beyond_support

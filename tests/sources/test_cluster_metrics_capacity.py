@@ -40,7 +40,7 @@ def test_the_nim_page_states_its_capacity_in_cache_config_info() -> None:
     assert engine.actual == (34_470 * 16, CapacitySource.LIVE) == (551_520, CapacitySource.LIVE)
     assert engine.actual_source == "engine metrics"
     assert engine.describe_waterfall() == "551,520 engine metrics, the engine's own figure (no kvtop prediction to compare)"
-    assert engine.pieces[0].layout == "TP? PP?"  # one engine core; its TP2 is not said
+    assert engine.pieces[0].layout == "layout not reported"  # one engine core; its TP2 is not said
 
 
 def test_a_page_before_kv_cache_size_tokens_states_blocks_times_block_size() -> None:
@@ -63,14 +63,14 @@ def test_vllm_dp_over_two_nodes_names_its_tightest_engine_core() -> None:
         Target("vllm", "10.0.1.2:8000", v0110_page({2: 9271, 3: 9000})),
     ]))  # fmt: skip
     (engine,) = view.engines
-    assert engine.pieces[0].layout == "TP? PP? DP4"
+    assert engine.pieces[0].layout == "DP4, TP and PP not reported"
     assert engine.actual == (9_000 * 16, CapacitySource.LIVE)
     tightest = engine.tightest
     assert tightest is not None and tightest.clear
     assert (tightest.node, tightest.rank, tightest.gpu, tightest.tokens) == ("10.0.1.2:8000", "dp3", None, 144_000)
     cells = dict(zip(ENGINE_COLUMNS, (cell.text for cell in engine_cells(engine)), strict=True))
     assert (cells["layout"], cells["where"], cells["tightest rank"]) == (
-        "TP? PP? DP4", "10.0.1.1:8000 DP0–DP1 (API) · 10.0.1.2:8000 DP2–DP3", "10.0.1.2:8000 dp3")  # fmt: skip
+        "DP4, TP and PP not reported", "10.0.1.1:8000 DP0–DP1 (API) · 10.0.1.2:8000 DP2–DP3", "10.0.1.2:8000 dp3")  # fmt: skip
     assert engine_lines(engine)[1] == "    tightest rank: 10.0.1.2:8000 (dp3) · engine holds 144,000 tokens per rank (engine metrics)"
     assert engine_json(engine)["engine_metrics_only"] is True
 
@@ -96,4 +96,4 @@ def test_an_sglang_dp_attention_engine_shows_its_layout_and_ranks_holding_alike(
     assert partly.pieces[0].layout.startswith("TP≥13 ")
     # without DP attention only TP rank 0 reports: its TP is not said
     (alone,) = read(FakePrometheus([Target("sglang", "10.0.0.1:30000", sglang_page(range(0, 1)))])).engines
-    assert alone.pieces[0].layout == "TP?"
+    assert alone.pieces[0].layout == "TP not reported"

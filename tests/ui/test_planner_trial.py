@@ -7,7 +7,7 @@ import pytest
 from textual import events
 from textual.widgets import Input
 
-from kvtop.ui.planning import FieldError
+from kvtop.ui.plan_fields import FieldError
 from kvtop.ui.screens.planner import errors_text
 from kvtop.ui.widgets.typed_input import elided
 from tests.ui.conftest import wait_for

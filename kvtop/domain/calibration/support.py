@@ -14,7 +14,8 @@ did, each judged by a fit on the other sources). Where that was not measured (no
 at least the feature's part in another fit whose rows of two sources or more carried it (the same feature, named
 alike: another era of the term; coefficient × the plan's value) and the term's own value (a missing part as large as
 what was seen). The term's interval grows by the difference and says why (`TermEstimate.beyond`), which the plan's
-JSON and the planner's pane show.
+JSON and the planner's pane show: in words (the term's label, the release where its fit is one era's), never the fit's
+key, which the JSON gives beside it (`fit_key`).
 """
 
 from __future__ import annotations
@@ -30,10 +31,21 @@ from kvtop.domain.wording import GIB
 SOURCES_TO_MEASURE = 2  # a coefficient carried by one source's rows has no held-out error of its own
 
 
-def outside(fit: LinearTerm, inputs: CalibrationInputs) -> str | None:
-    """Why `inputs` lies outside the records `fit` was made on (no record on its GPU model), or None."""
+def fit_words(fit: LinearTerm, label: str, inputs: CalibrationInputs) -> str:
+    """The fitted term as a person reads it: its label, and the release where its fit holds for one era of the engine
+    (a key 'engine.term.era', `LinearTerm.key`): "vLLM's non-torch memory at 0.18.0". The key stays in the plan's
+    JSON (`fit_key`), never the only name on a screen."""
+    if fit.key.count(".") < 2:
+        return label
+    version = inputs.version
+    return f"{label} at {version.label if version.text or version.build else 'the latest release'}"
+
+
+def outside(fit: LinearTerm, label: str, inputs: CalibrationInputs) -> str | None:
+    """Why `inputs` lies outside the records `fit` (of the term `label`) was made on (no record on its GPU model), in
+    words, or None."""
     gpu = gpu_model_key(inputs.gpu_name) if inputs.gpu_name else ""
-    return f"no record of {fit.key} on the {gpu}" if fit.gpus and gpu and gpu not in fit.gpus else None
+    return f"no record of {fit_words(fit, label, inputs)} on the {gpu}" if fit.gpus and gpu and gpu not in fit.gpus else None
 
 
 def unsupported(fit: LinearTerm, values: tuple[float, ...]) -> list[tuple[str, int]]:
@@ -60,7 +72,9 @@ def _measured(fit: LinearTerm, feature: str) -> bool:
     return len(fit.feature_sources) == len(fit.features) and fit.feature_sources[index] >= SOURCES_TO_MEASURE
 
 
-def _unseen(estimate: TermEstimate, fit: LinearTerm, fits: Mapping[str, LinearTerm]) -> tuple[str, int] | None:
+def _unseen(
+    estimate: TermEstimate, fit: LinearTerm, fits: Mapping[str, LinearTerm], inputs: CalibrationInputs
+) -> tuple[str, int] | None:
     """Why the plan uses a feature the fit did not measure, and the error it takes there; None where it does not."""
     found = unsupported(fit, estimate.values)
     if not found:
@@ -71,7 +85,8 @@ def _unseen(estimate: TermEstimate, fit: LinearTerm, fits: Mapping[str, LinearTe
         elsewhere = max(measured_elsewhere(fits, fit, name, estimate.values[fit.features.index(name)])
                         for name, _ in found)  # fmt: skip
         error = max(error, own, elsewhere)
-    why = "; ".join(f"{'no record' if carried == 0 else 'one source only'} of {fit.key} with '{name}'"
+    term = fit_words(fit, estimate.label, inputs)
+    why = "; ".join(f"{'no record' if carried == 0 else 'one source only'} of {term} with '{name}'"
                     for name, carried in found)  # fmt: skip
     return why, error
 
@@ -84,8 +99,8 @@ def widened(
     fit = fits.get(estimate.fit_key) if estimate.fit_key and estimate.source == "calibrated" else None
     if fit is None:
         return estimate
-    gpu = outside(fit, inputs)
-    feature = _unseen(estimate, fit, fits)
+    gpu = outside(fit, estimate.label, inputs)
+    feature = _unseen(estimate, fit, fits, inputs)
     whys = [why for why in (gpu, feature[0] if feature else None) if why]
     if not whys:
         return estimate

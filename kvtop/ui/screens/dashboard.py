@@ -41,7 +41,6 @@ from kvtop.ui.widgets.memory_bar import (
 )
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import (
-    COMPACT_STATE_WIDTH,
     COMPACT_UTIL_MIN_WIDTH,
     FIGURE_WIDTH,
     MIN_TWO_LINE_WIDTH,
@@ -49,6 +48,7 @@ from kvtop.ui.widgets.row_parts import (
     CapacityCell,
     GpuRowData,
     compact_bar_width,
+    compact_state_width,
     heading_widths,
 )
 from kvtop.ui.widgets.typed_input import TypedInput
@@ -202,8 +202,11 @@ class DashboardScreen(NodeScreen):
 
     def _legend(self) -> Content:
         compact = self.size.width < 100
+        history = "history" not in self.hidden_columns
+        shown_vitals = "vitals" not in self.hidden_columns
         if self.is_mounted and self.query_one(GpuList).compact:  # one line per GPU: index, rank, state
-            head = f"{'#':>2} {'rank':<{RANK_WIDTH}}{'state':<{COMPACT_STATE_WIDTH}}"
+            state = compact_state_width(self._row_width(), shown_vitals, history)
+            head = f"{'#':>2} {'rank':<{RANK_WIDTH}}{'state':<{state}}"
         else:
             head = f"{'GPU':<13}{'engine rank':<11}     "
         kinds = (*LEGEND_ORDER, *self._legend_extra)
@@ -211,8 +214,6 @@ class DashboardScreen(NodeScreen):
             reverse = " ↑ reversed (S)" if self.sort_reverse else ""
             sort = f"sorted: {SORT_KEYS[self.sort_index].name} (s){reverse} │ "
             return Content.assemble((sort, "bold $accent"), legend(compact, kinds))
-        history = "history" not in self.hidden_columns
-        shown_vitals = "vitals" not in self.hidden_columns
         if self.is_mounted and self.query_one(GpuList).compact:  # one line a GPU: the same, over its columns
             width = self._row_width()
             bar = compact_bar_width(width, shown_vitals, history)

@@ -27,17 +27,17 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.launch import LaunchSettings, release_names
 from kvtop.domain.launch_check import architecture_check, launch_refusals
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.observe import HostMemory
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
+from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS, FieldError
 from kvtop.ui.planning import (
-    DEPLOYMENT_KEYS,
-    FIELD_BY_KEY,
-    FIELDS,
-    FieldError,
     PlanOutcome,
+    edited_host_fit,
     edited_kv_dtype_options,
     engine_flags,
     field_of_flag,
@@ -71,6 +71,8 @@ class PlanBasis:
     measured: MeasuredInputs = dataclasses.field(default_factory=MeasuredInputs)  # what the GPUs measure now
     node_gpus: int | None = None  # GPUs on the node, to say when a layout needs more
     draft: ModelSpec | None = None  # the launch's speculative draft, as the live ledger was solved with it
+    host_memory: HostMemory | None = None  # the node's host memory (None: not read), what a host KV tier must fit
+    host_origin: str = ""  # where its figure comes from, in words (`host_tier_fit.host_origin`)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ DEFAULT_HINTS = ("memory_fraction", "page_size", "context_length", "max_running_
 
 #: The fields whose product is the GPUs a layout needs (marked when it needs more than the node has).
 LAYOUT_FIELDS = ("tp", "pp", "dp")
+HOST_FIELD = "host_kv_gib"  # the field a host KV tier the host cannot hold is marked on
 
 
 class PlannerScreen(NodeScreen):
@@ -251,7 +254,8 @@ class PlannerScreen(NodeScreen):
         self._show_kv_words(self.outcome.settings, values["engine_version"])
         self._show_model_notes()
         self.query_one("#planner-title", Static).update(self._title())
-        result.update(outcome_table(self.outcome, basis.live_token_capacity))
+        host = self.host_fit()
+        result.update(outcome_table(self.outcome, basis.live_token_capacity, host))
         for field in FIELDS:
             self.query_one(f"#plan-{field.key}").remove_class("-invalid")
         pending = values["model"].strip() != self._model_ref
@@ -267,6 +271,9 @@ class PlannerScreen(NodeScreen):
             error.update(Content.styled(f"✗ {too_large}: not copyable", "bold $error"))
             for key in LAYOUT_FIELDS:
                 self.query_one(f"#plan-{key}").add_class("-invalid")
+        elif self.outcome.error is None and host is not None and host.refused:
+            error.update(Content.styled(f"✗ host KV tier: {host.reason}", "bold $error"))
+            self.query_one(f"#plan-{HOST_FIELD}").add_class("-invalid")
         elif self.outcome.errors:
             error.update(Content.styled(errors_text(self.outcome.errors), "bold $error"))
             for each in self.outcome.errors:
@@ -289,14 +296,17 @@ class PlannerScreen(NodeScreen):
         elif (after := self.outcome.after) is not None and (risk := reserve_short(after)) is not None:
             # the per-rank rows' ✗ line is scrolled out of sight on a short terminal: the status says it too
             error.update(Content.styled(f"✓ valid input, but at risk: {risk}", "$warning"))
+        elif host is not None and host.state is HostTierState.OVER_AVAILABLE:
+            error.update(Content.styled(f"✓ valid input, but at risk: {host.reason}", "$warning"))
         else:
             error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
         if self.outcome.settings is None:
             flags.update(Content.styled("engine flags: — (fix the edit above first)", "$text-muted"))
-        elif too_large is not None or refused:
+        elif too_large is not None or refused or (host is not None and host.refused):
             with_model = self.outcome.settings.model != basis.settings.model
             shown = engine_flags(self.outcome.settings, with_model=with_model)
-            why = too_large or f"{display_name(basis.settings.engine)} refuses them"
+            why = too_large or (f"{display_name(basis.settings.engine)} refuses them" if refused
+                                else "the host cannot hold its KV tier")
             flags.update(Content.styled(f"engine flags (not copyable, {why}): {shown}", "$error"))
         else:
             with_model = self.outcome.settings.model != basis.settings.model
@@ -321,6 +331,11 @@ class PlannerScreen(NodeScreen):
         if after is None or gpus is None or after.layout.gpus <= gpus:
             return None
         return f"needs {after.layout.gpus} GPUs, the node has {gpus}"
+
+    def host_fit(self) -> HostTierFit | None:
+        """The edited launch's host KV tier against this node's host memory (None: no tier asked for)."""
+        basis = self.basis
+        return edited_host_fit(self.outcome, basis.host_memory, basis.node_gpus, basis.host_origin)
 
     def refusals(self) -> tuple[Refusal, ...]:
         """What the engine refuses at start in the edited launch and not in the live one (a live engine that

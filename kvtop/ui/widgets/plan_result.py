@@ -8,6 +8,7 @@ from textual.content import Content
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_bytes_beside, gpu_terms_beside
+from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_signed, fmt_tokens
@@ -241,7 +242,17 @@ def token_delta(before: int, after: int) -> Content | None:
     )
 
 
-def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
+def host_tier_line(host: HostTierFit) -> Content:
+    """The edited launch's host KV tier against the host (`host_tier_fit`): refused ✗, over what is available now, or
+    within; 'not checked' where the host's memory is not known."""
+    style = {HostTierState.OVER_HOST: "bold $error", HostTierState.OVER_AVAILABLE: "$warning"}.get(host.state,
+                                                                                                    "$text-muted")
+    mark = "✗ " if host.refused else ""
+    return Content.assemble((f"{'host KV':<{LABEL_WIDTH}}", "$text-muted"), (f"{mark}{host.reason}", style))
+
+
+def outcome_table(outcome: PlanOutcome, live_tokens: int | None, host: HostTierFit | None = None) -> Content:
+    """The before → after table; `host` the edit's host KV tier against the node's host memory, where it has one."""
     before, after = outcome.before, outcome.after
     lines = [
         Content.styled(
@@ -256,6 +267,8 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
         shown_after = value(after) if after else "invalid"
         if label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
             shown_after = "refused"  # at the assumed host share: the line under the table says why
+        if label == "fits" and host is not None and host.refused and after is not None:
+            shown_after = "no: host"  # the host KV line under the table says why
         lines.append(_line(_row_label(label, before, after), shown_before, shown_after, shown_before != shown_after))
         if label == "tokens per rank" and before is not None and after is not None and after.request_capacity is None:
             delta = token_delta(before.token_capacity, after.token_capacity)
@@ -264,6 +277,8 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
     lines.extend(cell_lines(after) if after is not None else [])
     lines.extend(beside_lines(after) if after is not None else [])
     lines.extend(unpriced_lines(after) if after is not None else [])
+    if host is not None:
+        lines.append(host_tier_line(host))
     if outcome.after_plan is not None:
         if (refused := start_line(outcome.after_plan)) is not None:
             lines.append(refused)

@@ -160,6 +160,7 @@ class RowBody(NamedTuple):
     predicted: tuple[tuple[SegmentKind, int], ...] | None = None  # cells; None: `predicted_figure` says why
     predicted_figure: str = ""
     message: tuple[str, str] = ("", "")
+    state_width: int = 0  # the one-line row's state cells (`_compact_geometry`); 0: the two-line row's
 
 
 class RowTrend(NamedTuple):
@@ -261,12 +262,15 @@ def _figure(num_bytes: int) -> str:
     return f"{fmt_gib(num_bytes, 1):>{FIGURE_WIDTH}}"
 
 
-def state_cell(data: GpuRowData, *, compact: bool = False) -> tuple[str, str]:
-    """The row's state cell (text, style): the capacity waterfall's state when the row has it, else the GPU's."""
+def state_cell(data: GpuRowData, *, compact: int = 0) -> tuple[str, str]:
+    """The row's state cell (text, style): the capacity waterfall's state when the row has it, else the GPU's;
+    `compact`: the one-line row's state cells (0: the two-line row)."""
     if data.capacity is not None:
         text = data.capacity.text
-        # the brief form where the full one would leave no room for the tightest rank's ★
-        if data.capacity.brief and (compact or (data.tightest and len(text) + len(" ★") >= RANK_WIDTH)):
+        # the brief form only where the full one ('−129k tok') would leave no room for the tightest rank's ★ and a
+        # space before the bar: a bare '+10k' does not say what it counts (the 80-column trial)
+        room = (compact or RANK_WIDTH) - (len(" ★") if data.tightest else 0)
+        if data.capacity.brief and len(text) >= room:
             text = data.capacity.brief
         return text, f"bold ${data.capacity.tone}"
     gpu = data.gpu
@@ -401,7 +405,8 @@ def render_row(data: GpuRowData, width: int, compact: bool = False) -> Content:
 # --- one line per GPU --------------------------------------------------------------------------
 
 COMPACT_INDEX_WIDTH = 3
-COMPACT_STATE_WIDTH = 9  # "NO-PMEM ★"
+COMPACT_STATE_WIDTH = 12  # "−129k tok ★" and a space before the bar ("NO-PMEM ★")
+NARROW_STATE_WIDTH = 9  # "−129k ★": where the wide cell would leave the bar fewer than MIN_BAR_WIDTH + 2 cells
 #: Below this width the two-line row cannot draw its bars: the list goes compact.
 MIN_TWO_LINE_WIDTH = ID_WIDTH + RANK_WIDTH + LABEL_WIDTH + MIN_BAR_WIDTH + FIGURE_WIDTH + 15
 
@@ -412,22 +417,27 @@ class _CompactGeometry:
     bar: int
     body: int  # index, rank, state, bar and figure
     util: int = 0  # NVML's utilisation ('GPU  64% '), 0: not shown
+    state: int = COMPACT_STATE_WIDTH  # the state cell's width
 
 
 @lru_cache(maxsize=64)
 def _compact_geometry(width: int, vitals: bool = True, history: bool = True) -> _CompactGeometry:
     spark = min(30, max(0, (width - 60) // 3)) if history else 0
     util = len(COMPACT_UTIL_NONE) if vitals and width >= COMPACT_UTIL_MIN_WIDTH else 0
-    fixed = COMPACT_INDEX_WIDTH + RANK_WIDTH + COMPACT_STATE_WIDTH + FIGURE_WIDTH + len(" KV 100% ") + util + spark
-    bar = max(6, width - fixed)
-    return _CompactGeometry(
-        spark, bar, COMPACT_INDEX_WIDTH + RANK_WIDTH + COMPACT_STATE_WIDTH + bar + FIGURE_WIDTH, util
-    )
+    rest = width - (COMPACT_INDEX_WIDTH + RANK_WIDTH + FIGURE_WIDTH + len(" KV 100% ") + util + spark)
+    state = COMPACT_STATE_WIDTH if rest - COMPACT_STATE_WIDTH >= MIN_BAR_WIDTH + 2 else NARROW_STATE_WIDTH
+    bar = max(6, rest - state)
+    return _CompactGeometry(spark, bar, COMPACT_INDEX_WIDTH + RANK_WIDTH + state + bar + FIGURE_WIDTH, util, state)
 
 
 def compact_bar_width(width: int, vitals: bool = True, history: bool = True) -> int:
     """The bar's cells of a one-line row `width` cells wide (the legend line is laid over it)."""
     return _compact_geometry(width, vitals, history).bar
+
+
+def compact_state_width(width: int, vitals: bool = True, history: bool = True) -> int:
+    """The state cell's width of a one-line row `width` cells wide (the header's 'state' column)."""
+    return _compact_geometry(width, vitals, history).state
 
 
 #: One line per GPU shows NVML's utilisation from this width (`V` hides it).
@@ -439,7 +449,7 @@ def compact_row_parts(data: GpuRowData, width: int) -> RowParts:
     """The row as one line at `width` cells: index, rank, state, observed bar, NVML used, KV use."""
     gpu, rank = data.gpu, data.rank
     at = _compact_geometry(width, "vitals" not in data.hidden, "history" not in data.hidden)
-    state = state_cell(data, compact=True)
+    state = state_cell(data, compact=at.state)
     index = _fit(f"{gpu.index:>2}", COMPACT_INDEX_WIDTH)
     who, has_rank = _who(data), rank is not None
     observed = observed_segments(gpu, rank)
@@ -448,7 +458,8 @@ def compact_row_parts(data: GpuRowData, width: int) -> RowParts:
         rest = max(0, width - COMPACT_INDEX_WIDTH - RANK_WIDTH)
         text = textwrap.shorten(message, rest, placeholder="…") if len(message) > rest else message
         body = RowBody(
-            (index, ""), who, has_rank, state, data.tightest, observed=None, message=(_fit(text, rest), "")
+            (index, ""), who, has_rank, state, data.tightest, observed=None, message=(_fit(text, rest), ""),
+            state_width=at.state,
         )
         return RowParts(body, None, width, width, ((compact_body_line(body), ()),))
     body = RowBody(
@@ -459,6 +470,7 @@ def compact_row_parts(data: GpuRowData, width: int) -> RowParts:
         data.tightest,
         observed=_cells_of(observed, at.bar),
         observed_figure=_figure(gpu.used_bytes or 0),
+        state_width=at.state,
     )
     kv_values = data.trend.kv_usage
     kv_now = kv_values[-1] if kv_values else None
@@ -478,7 +490,7 @@ def compact_body_line(body: RowBody) -> Line:
     """The one-line body: index, rank, state (★ when tightest), observed bar and figure."""
     state_text, state_style = body.state
     star = " ★" if body.tightest else ""
-    state_width = COMPACT_STATE_WIDTH - len(star)
+    state_width = (body.state_width or COMPACT_STATE_WIDTH) - len(star)
     line: Line = (
         (body.id_lines[0], "bold"),
         (_fit(body.who, RANK_WIDTH), "$text-primary" if body.has_rank else "$text-muted"),

@@ -1,0 +1,73 @@
+"""The planner's form as values: its fields (key, label, how the text reads), and a field's reason for an invalid
+edit, headed by the field the operator typed (kept apart from planning.py's arithmetic)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PlanField:
+    """One editable setting: its input id, its label, and how its text becomes a value."""
+
+    key: str  # input id suffix and key in the values mapping
+    label: str
+    kind: str  # "int", "int?", "int0", "slots?", "float?", "gib?", "bool", "dtype", "text", "text?"
+
+
+FIELDS: tuple[PlanField, ...] = (
+    PlanField("model", "model", "text"),
+    PlanField("tp", "TP", "int"),
+    PlanField("pp", "PP", "int"),
+    PlanField("ep", "EP", "int"),
+    PlanField("dp", "DP", "int"),
+    PlanField("enable_dp_attention", "DP attention", "bool"),
+    PlanField("kv_cache_dtype", "KV dtype", "dtype"),
+    PlanField("memory_fraction", "memory fraction", "float?"),
+    PlanField("page_size", "page size", "int?"),
+    PlanField("context_length", "context length", "int?"),
+    PlanField("max_running_requests", "max requests", "int?"),
+    # whose rules solve the after column (`--engine-version`; blank: the latest release's), e.g. an upgrade's
+    PlanField("engine_version", "engine version", "text?"),
+    # the deployment beside the model (kvtop.domain.deployment), written in the engine's own flags
+    PlanField("spec_method", "speculative", "text?"),
+    PlanField("redundant_experts", "redundant experts", "int0"),
+    PlanField("lora_slots", "LoRA slots", "slots?"),
+    PlanField("lora_rank", "LoRA rank", "int?"),
+    PlanField("host_kv_gib", "host KV GiB", "gib?"),  # per rank, or "x2": twice the GPU pool (HiCache)
+    # what shares the GPU beside the engine, as `plan --desktop` says it (`MeasuredInputs.desktop`)
+    PlanField("desktop", "desktop", "bool"),
+)
+#: Planner keys that are deployment settings (each engine's `deployment.with_setup` writes them as flags).
+DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "lora_rank", "host_kv_gib"})
+#: Planner keys that are what the GPU holds beside the engine (`MeasuredInputs` fields of the same name), not flags.
+MEASURED_KEYS = frozenset({"desktop"})
+FIELD_BY_KEY = {field.key: field for field in FIELDS}
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One field's reason, worded with the field's own label ('PP: needs a whole number, got 'x''), whether
+    the planner's parse or the engine's rules found it (they name it by flag: '--pp')."""
+
+    key: str | None  # the planner field it names (None: no field, e.g. a layout kvtop cannot compute)
+    message: str
+
+
+def edited_field_error(error: FieldError, edited: frozenset[str]) -> FieldError:
+    """`error` headed by the field the operator edited where the engine's rule named another one the edit left as it
+    was: llama.cpp's '-c 8192 over 999999999 slots leaves no cells per slot' names -c (context length) when max
+    requests was typed. Only where exactly one field was edited (else which one is a guess): the rule's own words,
+    which name its flag, stay."""
+    if error.key is None or error.key in edited or len(edited) != 1:
+        return error
+    (key,) = edited
+    text = error.message.removeprefix(f"{FIELD_BY_KEY[error.key].label}: ")
+    return FieldError(key, f"{FIELD_BY_KEY[key].label}: {text}")
+
+
+def edited_keys(base: Mapping[str, str], texts: Mapping[str, str]) -> frozenset[str]:
+    """The form's fields whose text differs from what `base` starts them with (the planner's fields only)."""
+    return frozenset(field.key for field in FIELDS
+                     if texts.get(field.key, "").strip() != base.get(field.key, "").strip())  # fmt: skip
