@@ -47,4 +47,6 @@ def test_the_committed_error_is_the_corpus_quantile_and_lmdeploys_records_do_not
     # wider than the 0.75 GiB stated until session 46: the largest misses were SGLang's TP 4 starts across PCIe and
     # vLLM's TP 8 on L40S (0.4–0.5 GiB measured where 2.25 and 3 GiB are assumed), TensorRT-LLM's 3.0 GiB at TP 1
     assert ASSUMED_CONTEXT_ERROR_GIB > 0.75
-    assert MISSES["file47376055009-qwq-32b-4xl4-tp4"] > ASSUMED_CONTEXT_ERROR_GIB
+    # QwQ-32B's 4 × L4 start misses by at least the quantile (since session 51 it is the quantile's own row; the
+    # committed figure is rounded to 3 decimals)
+    assert MISSES["file47376055009-qwq-32b-4xl4-tp4"] >= ASSUMED_CONTEXT_ERROR_GIB - 0.0005

@@ -156,6 +156,10 @@ def test_every_engine_flag_the_help_lists_is_accepted_and_every_accepted_one_lis
                     tokens = ["--tp", "2", *tokens]  # expert / context parallel need as many GPUs
                 if flag in ("--ep", "--ep-size", "--expert-parallel-size") and engine == "vllm":
                     tokens = ["--tp", "2", "--ep", "2"]  # vLLM has no EP size: the whole TP group
+                if flag in ("--rope-scaling", "--hf-overrides") and engine == "vllm":  # a JSON object, read for rope
+                    rope = '{"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096}'
+                    tokens = [flag, rope if flag == "--rope-scaling" else f'{{"rope_scaling": {rope}}}', "--engine-version",
+                              "0.10.0"]  # fmt: skip
                 launch.parse_flags(engine, tokens, strict=True)
         documented = set(FLAG.findall(sections[engine])) | set(re.findall(r"(?<![\w-])-[a-z]+(?![\w-])", sections[engine]))
         own = {flag for flag, field in engine_flags(engine).spellings.items() if field not in {"model", "host", "port"}}
