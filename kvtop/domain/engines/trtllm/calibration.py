@@ -5,9 +5,12 @@ peak: CUDA's total less the memory outside torch once the weights are in (CUDA c
 weights, what the run allocated inside torch (the activation peak) and what grew outside it (NCCL
 buffers, CUDA graphs). A TensorRT engine's C++ runtime sizes from what is free once the engine, its
 execution context and buffers are resident: only the context is fitted there, the rest assumed.
-No log of the corpus prints the PyTorch backend's profiling lines: its terms are assumed by mechanism (§19): the
-context before the model at any TP (its NCCL comes up with the model), the NCCL per doubling of TP in the non-torch
-growth, and the activation growing with the profiled batch's MLP transient above 8,192 tokens.
+One log of the corpus prints the PyTorch backend's profiling lines (faradawn/bench3, 1.2.0rc4; a DGX Spark's also
+does, its memory outside torch the host's): its terms stay assumed by mechanism (§19, §20): the context before the
+model at any TP (its NCCL comes up with the model), the activation the forward of the profiled batch's max_num_tokens
+(its MLP transient: the code's arithmetic, not a flat 2 GiB), and what else the peak holds besides the context and
+the weights read off that log (CUDA graph pools and workspaces captured before the profiling baseline), with the NCCL
+per doubling of TP.
 """
 
 from __future__ import annotations
@@ -76,9 +79,15 @@ ENGINE_CONTEXT_COUNTED_ERAS: Eras[bool] = Eras((
 # the counted context against what the budget leaves on the same start (0.40 GiB with the RTX 3090's fitted total):
 # 0.03 GiB; a card that also drives a display holds more, which kvtop does not model
 ENGINE_CONTEXT_ERROR_MIB = 100
-# §19: the PyTorch backend's profiled peak where no log of its own fits it: 2 GiB of activation at the default 8,192
-# profiled tokens (in proportion above), and the NCCL part of a TP group, grown with the model, 0.75 GiB per doubling
-PROFILED_ACTIVATION_ASSUMED_BYTES = 2 * GIB
+# §20: what the PyTorch backend's profiled peak holds besides the context, the weights and the activation, read off
+# the one start that prints the profiling lines outside a unified-memory host (faradawn/bench3 logs/trtllm-serve-egine.log
+# at 64ae4f53, TensorRT-LLM 1.2.0rc4, Llama-3-8B on an H200 at TP 1, 32 CUDA-graph batch sizes): 2.52 GiB outside torch
+# at the profiling baseline less the 0.13 GiB temporary pool (added back) less the 0.75 GiB context assumed, + 0.10 GiB
+# torch held besides the 14.96 GiB of weights (15.06 inside torch), + 0.03 GiB grown outside torch during the run
+# (2.55 − 2.52): CUDA graph pools, attention and cuBLAS workspaces, the runtime's buffers, all made before the baseline
+PYTORCH_NON_TORCH_READ_GIB = 2.52 - 0.13 - 0.75 + (15.06 - 14.96) + (2.55 - 2.52)
+PYTORCH_NON_TORCH_READ_FROM = "faradawn/bench3's TensorRT-LLM 1.2.0rc4 start (H200, TP 1)"
+# §19: the NCCL part of a TP group, grown with the model, 0.75 GiB per doubling
 PYTORCH_NCCL_GIB_PER_DOUBLING = 0.75
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
@@ -159,38 +168,50 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
                      or executor_estimate(inputs))  # fmt: skip
         return tuple(found)
     for key, label, assumed in (("trtllm.activation", "TensorRT-LLM's profiled activation peak", _assumed_activation),
-                                ("trtllm.non_torch", "NCCL and CUDA graphs outside torch", _assumed_non_torch)):  # fmt: skip
+                                ("trtllm.non_torch", "CUDA graphs, workspaces, NCCL (profiled)", _assumed_non_torch)):  # fmt: skip
         term = FIT_TERMS[key][0]
-        value, basis = assumed(inputs)
+        value, error, basis = assumed(inputs)
         found.append(fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
-                     or assumed_estimate(term, label, value, value, basis))  # fmt: skip
+                     or assumed_estimate(term, label, value, error, basis))  # fmt: skip
     return tuple(found)
 
 
-def _assumed_activation(inputs: CalibrationInputs) -> tuple[int, str]:
-    """The PyTorch backend's profiled activation peak where no fit reaches (docs/engines/trtllm.md §19): 2 GiB at the
-    default 8,192-token profiling batch. The profiling run is a context batch of max_num_tokens tokens
-    (`KvCacheCreator`'s dummy requests, §3 steps 1 and 3), so above the default the MLP's transient of the extra tokens
-    is added (`mlp_transient_gib`: tokens × (3 × intermediate ÷ TP + hidden) × 2 B, the per-token part of a forward's
-    peak). Error: the value itself."""
+def profiled_requests(inputs: CalibrationInputs) -> int:
+    """The profiling run's dummy context requests (§3 step 1): max_num_tokens cut into requests of min(max_num_tokens,
+    max_seq_len − 1) tokens (`KvCacheCreator._create_dummy_context_requests`)."""
+    _, tokens = _batch_and_tokens(inputs)
+    length = min(tokens, max(1, inputs.context_length - 1))
+    return -(-tokens // length)
+
+
+def _assumed_activation(inputs: CalibrationInputs) -> tuple[int, int, str]:
+    """The PyTorch backend's profiled activation peak where no fit reaches (docs/engines/trtllm.md §20): the forward of
+    the profiling batch, max_num_tokens context tokens (`KvCacheCreator._create_dummy_context_requests`; CUDA graphs
+    and the autotuner ran before the baseline, so the printed activation is this forward alone): its MLP transient
+    (`mlp_transient_gib`: tokens × (3 × intermediate ÷ TP + hidden) × 2 B, or the routed experts' for a MoE) and one
+    float32 row of logits per dummy request (only the last token's). Error: the value; the two logs that print the line
+    lie inside (0.14 GiB against 0.09 for Llama-3-8B at 1,024 tokens; 0.85 against 0.70 for gpt-oss-120b at 8,192)."""
     _, tokens = _batch_and_tokens(inputs)
     model = inputs.model
-    if tokens <= DEFAULT_MAX_NUM_TOKENS or model is None:
-        return PROFILED_ACTIVATION_ASSUMED_BYTES, "2 GiB assumed at the default 8,192 profiled tokens: no fit (§19)"
-    extra = mlp_transient_gib(model, inputs.layout, tokens) - mlp_transient_gib(model, inputs.layout, DEFAULT_MAX_NUM_TOKENS)
-    value = PROFILED_ACTIVATION_ASSUMED_BYTES + round(extra * GIB)
-    return value, (f"2 GiB assumed at 8,192 profiled tokens + {extra:.2f} GiB of MLP transient for the other "
-                   f"{tokens - DEFAULT_MAX_NUM_TOKENS:,} of max_num_tokens {tokens:,}: no fit (§19)")
+    if model is None:
+        return 2 * GIB, 2 * GIB, "2 GiB assumed: the model's shapes are not known (§20)"
+    requests = profiled_requests(inputs)
+    mlp, logits = mlp_transient_gib(model, inputs.layout, tokens), logits_gib(requests, model)
+    value = round((mlp + logits) * GIB)
+    return value, value, (f"forward of max_num_tokens {tokens:,}: MLP transient {mlp:.2f} GiB + {requests:,} requests' "
+                          f"float32 logits {logits:.2f} GiB (TensorRT-LLM's profiling batch, §20); error: the value")
 
 
-def _assumed_non_torch(inputs: CalibrationInputs) -> tuple[int, str]:
-    """What grows outside torch during the PyTorch backend's model creation and profiling run (NCCL communicators and
-    the all-reduce workspace of a TP group, CUDA graphs) where no fit reaches: 0.5 GiB + 0.75 GiB per doubling of TP,
-    the per-doubling NCCL part the context of engines that build their TP group first assumes (§19). Error: the value."""
+def _assumed_non_torch(inputs: CalibrationInputs) -> tuple[int, int, str]:
+    """What the PyTorch backend's profiled peak holds besides the context, the weights and the activation where no fit
+    reaches (§20): the CUDA graph pools, workspaces and runtime buffers made before the profiling baseline, read off the
+    one log that prints the profiling lines (`PYTORCH_NON_TORCH_READ_GIB`, 1.77 GiB at TP 1), and the NCCL of a TP
+    group, grown with the model, 0.75 GiB per doubling (§19). Error: the value."""
     doublings = math.log2(max(inputs.layout.tp, 1))
-    value = round((0.5 + PYTORCH_NCCL_GIB_PER_DOUBLING * doublings) * GIB)
+    value = round((PYTORCH_NON_TORCH_READ_GIB + PYTORCH_NCCL_GIB_PER_DOUBLING * doublings) * GIB)
     at_tp = f" + {PYTORCH_NCCL_GIB_PER_DOUBLING:g} GiB per doubling of TP {inputs.layout.tp}" if doublings else ""
-    return value, f"0.5 GiB{at_tp} assumed: no fit (NCCL comes up with the model, after the free memory before it, §19)"
+    return value, value, (f"{PYTORCH_NON_TORCH_READ_GIB:.2f} GiB read off {PYTORCH_NON_TORCH_READ_FROM}{at_tp}: CUDA "
+                          "graphs, workspaces and runtime buffers besides the context and weights, no fit (§20)")
 
 
 def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
