@@ -14,13 +14,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from types import MappingProxyType
-from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
-from kvtop.domain.engines.versions import LATEST, ReleaseNames
+from kvtop.domain.engines.versions import LATEST
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch_tokens import (
     container_image,
@@ -30,7 +28,11 @@ from kvtop.domain.launch_tokens import (
     split_tokens,
     typed_value,
 )
-from kvtop.domain.load_casts import LoadCasts
+from kvtop.domain.launch_vocabulary import NO_WORDS as NO_WORDS  # the engine packages take these from here
+from kvtop.domain.launch_vocabulary import EngineFlags as EngineFlags
+from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
+from kvtop.domain.launch_vocabulary import engine_flags as engine_flags
+from kvtop.domain.launch_vocabulary import release_names as release_names
 
 # canonical field -> value type (the engines' spellings live in their packages)
 FIELD_TYPES: dict[str, type] = {
@@ -75,79 +77,6 @@ FRACTIONS = (
 # larger is a typo (and an unbounded count would make kvtop loop or allocate without end).
 MAX_PARALLEL = 4096
 MAX_COUNT = 1 << 40
-# the KV dtype words of an engine whose values are names already (`EngineFlags.kv_cache_dtype_words`)
-NO_WORDS: Mapping[str, str] = MappingProxyType({})
-
-
-class OwnFlag(BaseModel):
-    """A flag kvtop takes for one engine that the engine itself does not have: it states a fact the engine
-    reads elsewhere (off the model path, say). Typed to kvtop, read off a log; inside an engine's own
-    command line (`--cmd`) it is refused, since the engine would reject it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    field: str  # the LaunchSettings field it sets
-    says: str  # what it tells kvtop, e.g. "the model path is a TurboMind workspace"
-
-
-class EngineFlags(Protocol):
-    """One engine's command-line vocabulary (implemented by each engine package)."""
-
-    spellings: Mapping[str, str]  # flag as the engine spells it -> LaunchSettings field
-    own_flags: Mapping[str, OwnFlag]  # kvtop's own flags for this engine, not the engine's (never in `spellings`)
-    kv_cache_dtypes: tuple[str, ...]  # what `--kv-cache-dtype` accepts
-    load_casts: LoadCasts  # what `--dtype` and online `--quantization` do to the weights at load (served_model.py)
-    specials: Mapping[str, tuple[int, str]]  # field -> (a value below 1 it documents, its meaning)
-    # how its server takes the model on the launch line: the flag, or None where it is the first positional
-    model_flag: str | None
-    choices: Mapping[str, tuple[str, ...]]  # field -> the words it accepts (e.g. the runtime: backend)
-
-    # flags the engine has that do not change KV sizing: accepted as typed and kept verbatim in `flags`
-    passthrough: frozenset[str]
-    # of those, the ones a rule reads from `flags` (a refusal, a tower's split): `--help` lists them apart
-    read_by_rules: frozenset[str]
-    # environment variables a rule reads from a launch line's leading `NAME=VALUE` tokens; every other assignment
-    # there (HF_TOKEN=…, an API key) is dropped at parse time, never kept, shown or written
-    env_read: frozenset[str]
-    # container images whose tag names the engine's release (`vllm/vllm-openai:v0.11.0`), read where no version is set
-    release_images: frozenset[str]
-
-    def refuse(self, field: str, value: object, flag: str) -> None:
-        """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses).
-
-        Called for every field that is set, after the generic count and fraction checks, and for each pass-through
-        flag typed to kvtop or on the engine's launch line (`field` its name without dashes, `value` as typed)."""
-
-    def check_parallel(self, settings: LaunchSettings) -> None:
-        """Raise InputError when EP/DCP do not fit the ranks the way this engine lays them out."""
-
-    def to_flags(self, settings: LaunchSettings) -> list[str]:
-        """The settings as this engine's flags, for copy and paste."""
-
-    def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
-        """(index after the entry point, positional model) when argv launches this engine's server."""
-
-    def as_parsed(self, spelling: str) -> str:
-        """The flag as the engine's own parser reads it before matching a name (vLLM's turns `--a_b` into
-        `--a-b`); an engine whose parser takes names as typed returns `spelling`."""
-
-    def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
-        """What each of `kv_cache_dtypes` means, shown beside it where the value does not say it (LMDeploy's
-        `--quant-policy 8` reads '8 · int8'), at the release `engine_version` names (None: the latest); empty for an
-        engine whose values are words already ('fp8_e4m3'). The word names the KV format the plan then solves."""
-
-
-def release_names(engine: EngineId) -> ReleaseNames:
-    """What the engine calls a release (`--engine-version`): its package's `RELEASE_NAMES` (PEP 440's, or its
-    own where it names its releases otherwise: llama.cpp's builds)."""
-    names: ReleaseNames = engine_module(engine).RELEASE_NAMES
-    return names
-
-
-def engine_flags(engine: EngineId) -> EngineFlags:
-    """The engine's command-line vocabulary (its package's `FLAGS`)."""
-    flags: EngineFlags = engine_module(engine).FLAGS
-    return flags
 
 
 class LaunchSettings(BaseModel):
@@ -351,6 +280,14 @@ def _respelled(engine: EngineId, typed: str) -> str | None:
     return None
 
 
+def _not_modelled(engine: EngineId, spelling: str) -> str | None:
+    """Why a flag the engine has (`EngineFlags.unmodelled`) is refused though kvtop knows it (None for another)."""
+    if spelling not in engine_flags(engine).unmodelled:
+        return None
+    return (f"a flag of {display_name(engine)} whose effect on memory kvtop does not model: plan without it, or "
+            "read the log of a start that used it with `kvtop explain`")  # fmt: skip
+
+
 def _other_engines_flag(engine: EngineId, spelling: str) -> str | None:
     """'--context-length is SGLang's flag: vLLM spells it --max-model-len' (None if no engine has it);
     a flag kvtop takes for another engine is named as kvtop's, not that engine's."""
@@ -409,10 +346,11 @@ def parse_flags(
             continue
         if field is None:
             if strict:
-                # another engine's own spelling first ('--kv-cache-dtype' is SGLang's: TensorRT-LLM's serve takes
-                # --kv_cache_config.dtype, though trtllm-build's --kv_cache_dtype respells it), then a respelling
-                reason = (_other_engines_flag(engine, typed) or _respelled(engine, typed)
-                          or _other_engines_flag(engine, spelling))  # fmt: skip
+                # the engine's own flag kvtop does not model first; then another engine's spelling ('--kv-cache-dtype'
+                # is SGLang's: TensorRT-LLM's serve takes --kv_cache_config.dtype, though trtllm-build's
+                # --kv_cache_dtype respells it), then a respelling
+                reason = (_not_modelled(engine, spelling) or _other_engines_flag(engine, typed)
+                          or _respelled(engine, typed) or _other_engines_flag(engine, spelling))  # fmt: skip
                 raise InputError(
                     reason or f"not a flag of {display_name(engine)} that kvtop knows", field=typed
                 )
@@ -437,13 +375,18 @@ def ignored_flags_note(settings: LaunchSettings) -> str | None:
     (`--max-totl-tokens (like --max-total-tokens)`), or None when it ignored none."""
     if not settings.unknown_flags:
         return None
-    flags = engine_flags(settings.engine)
+    flags, name = engine_flags(settings.engine), display_name(settings.engine)
     known = [*flags.spellings, *flags.own_flags, *flags.passthrough, *KVTOP_SPELLINGS]
-    named = []
+    named, unmodelled = [], []
     for flag in dict.fromkeys(settings.unknown_flags):
+        if flags.as_parsed(flag) in flags.unmodelled:  # the engine's, its effect on memory not modelled
+            unmodelled.append(flag)
+            continue
         alike = difflib.get_close_matches(flag, known, n=1, cutoff=0.8)
         named.append(f"{flag} (like {alike[0]}?)" if alike else flag)
-    return f"--cmd: kvtop ignored {len(named)} flag(s) it does not know for {display_name(settings.engine)}: {', '.join(named)}"
+    parts = [f"{len(unmodelled)} of {name}'s flag(s) whose effect on memory it does not model: {', '.join(unmodelled)}"] if unmodelled else []
+    parts += [f"{len(named)} flag(s) it does not know for {name}: {', '.join(named)}"] if named else []
+    return f"--cmd: kvtop ignored {'; and '.join(parts)}"
 
 
 def detect_engine(argv: Sequence[str]) -> tuple[EngineId, int, str | None] | None:
