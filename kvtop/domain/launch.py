@@ -14,11 +14,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
-from kvtop.domain.engines.versions import LATEST
+from kvtop.domain.engines.versions import LATEST, ReleaseNames
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch_tokens import (
     container_image,
@@ -28,55 +29,94 @@ from kvtop.domain.launch_tokens import (
     split_tokens,
     typed_value,
 )
-from kvtop.domain.launch_vocabulary import NO_WORDS as NO_WORDS  # the engine packages take these from here
-from kvtop.domain.launch_vocabulary import EngineFlags as EngineFlags
-from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
-from kvtop.domain.launch_vocabulary import engine_flags as engine_flags
-from kvtop.domain.launch_vocabulary import release_names as release_names
-
-# canonical field -> value type (the engines' spellings live in their packages)
-FIELD_TYPES: dict[str, type] = {
-    "model": str, "host": str, "port": int, "tp": int, "pp": int, "dp": int, "ep": int, "dcp": int,
-    "enable_dp_attention": bool, "enable_expert_parallel": bool, "mem_fraction_static": float,
-    "gpu_memory_utilization": float, "kv_cache_dtype": str, "page_size": int, "context_length": int,
-    "max_running_requests": int, "max_total_tokens": int, "chunked_prefill_size": int,
-    "max_prefill_tokens": int, "max_num_batched_tokens": int, "kv_cache_memory_bytes": int,
-    "num_gpu_blocks_override": int, "swa_full_tokens_ratio": float, "disable_hybrid_swa_memory": bool,
-    "disable_hybrid_kv_cache_manager": bool, "disable_radix_cache": bool, "enforce_eager": bool,
-    "quantization": str, "dtype": str, "cuda_graph_max_bs": int, "engine_version": str,
-    # LMDeploy
-    "backend": str, "cache_max_entry_count": float, "cache_chunk_size": int, "prefix_cache_state_budget": int,
-    "turbomind_workspace": bool,
-    # vLLM: started through its offline `LLM(...)` class (usage context LLM_CLASS), not `vllm serve`
-    "llm_class": bool,
-    # TensorRT-LLM: trtllm-serve flags and the --extra_llm_api_options YAML's kv_cache_config keys
-    "free_gpu_memory_fraction": float, "kv_cache_max_tokens": int, "max_gpu_total_bytes": int,
-    "max_beam_width": int, "extra_llm_api_options": str,
-}  # fmt: skip
-HUMAN_READABLE_INTS = frozenset({"kv_cache_memory_bytes"})  # "20G", "8GiB"-style sizes the engines accept
-# kvtop's own spellings, the same for every engine
-KVTOP_SPELLINGS: dict[str, str] = {
-    "--tp": "tp", "--pp": "pp", "--dp": "dp", "--ep": "ep", "--dcp": "dcp", "--model": "model",
-    "--engine-version": "engine_version",
-}  # fmt: skip
-# Counts that must be at least 1 unless the engine documents a smaller value (`EngineFlags.specials`).
-POSITIVE_COUNTS = (
-    "tp", "pp", "dp", "ep", "dcp", "port", "page_size", "context_length", "max_running_requests",
-    "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "max_num_batched_tokens",
-    "num_gpu_blocks_override", "cuda_graph_max_bs", "kv_cache_memory_bytes",
-    # TensorRT-LLM
-    "kv_cache_max_tokens", "max_gpu_total_bytes", "max_beam_width",
-)  # fmt: skip
-FRACTIONS = (
-    "mem_fraction_static",
-    "gpu_memory_utilization",
-    "swa_full_tokens_ratio",
-    "free_gpu_memory_fraction",  # TensorRT-LLM
+from kvtop.domain.launch_vocabulary import (
+    FIELD_TYPES as FIELD_TYPES,  # re-exported: engines and commands read them here
 )
-# No node has more than this many GPUs per engine, nor tokens beyond int64 page tables: anything
-# larger is a typo (and an unbounded count would make kvtop loop or allocate without end).
-MAX_PARALLEL = 4096
-MAX_COUNT = 1 << 40
+from kvtop.domain.launch_vocabulary import (
+    FRACTIONS,
+    HUMAN_READABLE_INTS,
+    MAX_COUNT,
+    MAX_PARALLEL,
+    POSITIVE_COUNTS,
+)
+from kvtop.domain.launch_vocabulary import KVTOP_SPELLINGS as KVTOP_SPELLINGS
+from kvtop.domain.launch_vocabulary import NO_WORDS as NO_WORDS
+from kvtop.domain.launch_vocabulary import NeutralGroup as NeutralGroup
+from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
+from kvtop.domain.load_casts import LoadCasts
+
+
+class EngineFlags(Protocol):
+    """One engine's command-line vocabulary (implemented by each engine package)."""
+
+    spellings: Mapping[str, str]  # flag as the engine spells it -> LaunchSettings field
+    own_flags: Mapping[str, OwnFlag]  # kvtop's own flags for this engine, not the engine's (never in `spellings`)
+    kv_cache_dtypes: tuple[str, ...]  # what `--kv-cache-dtype` accepts
+    load_casts: LoadCasts  # what `--dtype` and online `--quantization` do to the weights at load (served_model.py)
+    specials: Mapping[str, tuple[int, str]]  # field -> (a value below 1 it documents, its meaning)
+    # how its server takes the model on the launch line: the flag, or None where it is the first positional
+    model_flag: str | None
+    choices: Mapping[str, tuple[str, ...]]  # field -> the words it accepts (e.g. the runtime: backend)
+
+    # flags the engine has that do not change KV sizing: accepted as typed and kept verbatim in `flags`
+    passthrough: frozenset[str]
+    # of those, the ones a rule reads from `flags` (a refusal, a tower's split): `--help` lists them apart
+    read_by_rules: frozenset[str]
+    # of the engine's flags kvtop does not read, those its package classified as having no effect on GPU memory, by
+    # kind (short name -> NeutralGroup): accepted, named on the plan's line under the engine flags, never written back;
+    # `--help` counts them, `--list-neutral-flags ENGINE` lists them. Empty where the engine's flags were not
+    # classified yet (its package says what is missing): such a flag is then refused as unknown
+    memory_neutral_groups: Mapping[str, NeutralGroup]
+    memory_neutral: frozenset[str]  # every spelling of those groups (all pass-through: accepted)
+    # the engine's flags that change memory in a way kvtop does not model, or whose effect was not read: typed to
+    # kvtop, refused as such ("a flag of vLLM whose effect on memory kvtop does not model"), not as unknown; on a
+    # launch line (--cmd, a running server's command line) kept and named as ignored, never refused
+    unmodelled: frozenset[str]
+    # what a pass-through flag that takes a value takes, as `--help` writes it (vLLM's `--hf-overrides JSON`); a flag
+    # not named here is listed bare
+    value_placeholders: Mapping[str, str]
+    # environment variables a rule reads from a launch line's leading `NAME=VALUE` tokens; every other assignment
+    # there (HF_TOKEN=…, an API key) is dropped at parse time, never kept, shown or written
+    env_read: frozenset[str]
+    # container images whose tag names the engine's release (`vllm/vllm-openai:v0.11.0`), read where no version is set
+    release_images: frozenset[str]
+
+    def refuse(self, field: str, value: object, flag: str) -> None:
+        """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses).
+
+        Called for every field that is set, after the generic count and fraction checks, and for each pass-through
+        flag typed to kvtop or on the engine's launch line (`field` its name without dashes, `value` as typed)."""
+
+    def check_parallel(self, settings: LaunchSettings) -> None:
+        """Raise InputError when EP/DCP do not fit the ranks the way this engine lays them out."""
+
+    def to_flags(self, settings: LaunchSettings) -> list[str]:
+        """The settings as this engine's flags, for copy and paste."""
+
+    def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
+        """(index after the entry point, positional model) when argv launches this engine's server."""
+
+    def as_parsed(self, spelling: str) -> str:
+        """The flag as the engine's own parser reads it before matching a name (vLLM's turns `--a_b` into
+        `--a-b`); an engine whose parser takes names as typed returns `spelling`."""
+
+    def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
+        """What each of `kv_cache_dtypes` means, shown beside it where the value does not say it (LMDeploy's
+        `--quant-policy 8` reads '8 · int8'), at the release `engine_version` names (None: the latest); empty for an
+        engine whose values are words already ('fp8_e4m3'). The word names the KV format the plan then solves."""
+
+
+def release_names(engine: EngineId) -> ReleaseNames:
+    """What the engine calls a release (`--engine-version`): its package's `RELEASE_NAMES` (PEP 440's, or its
+    own where it names its releases otherwise: llama.cpp's builds)."""
+    names: ReleaseNames = engine_module(engine).RELEASE_NAMES
+    return names
+
+
+def engine_flags(engine: EngineId) -> EngineFlags:
+    """The engine's command-line vocabulary (its package's `FLAGS`)."""
+    flags: EngineFlags = engine_module(engine).FLAGS
+    return flags
 
 
 class LaunchSettings(BaseModel):
