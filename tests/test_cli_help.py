@@ -281,3 +281,21 @@ def test_explain_help_names_every_engine_and_standard_input(capsys) -> None:
     text = " ".join(capsys.readouterr().out.split())
     assert all(display_name(engine) in text for engine in ENGINE_IDS) and "LMDeploy" in text
     assert "or - to read it from standard input" in text
+
+
+def test_the_neutral_flags_are_listed_by_kind_and_an_unclassified_engine_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--help` counts vLLM's 125 memory-neutral flags (flags_neutral.py: the wheels' argparse calls) on one line;
+    `--list-neutral-flags vllm` lists them by kind with each kind's reason. SGLang's flags are not classified yet."""
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "--list-neutral-flags", "vllm"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and out.startswith("vLLM's flags with no effect on GPU memory")
+    assert "  request defaults: per-request defaults and order" in out
+    assert "--seed" in out.split() and "--[no-]disable-fastapi-docs" in out.split() and "--cpu-offload-gb" not in out
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "--help"])
+    assert "accepted, no effect on memory: 125 flags (API server," in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit) as done:
+        main(["explain", "--list-neutral-flags", "sglang"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1 and "SGLang's flags are not classified yet" in err
