@@ -29,9 +29,7 @@ from kvtop.domain.launch_tokens import (
     split_tokens,
     typed_value,
 )
-from kvtop.domain.launch_vocabulary import (
-    FIELD_TYPES as FIELD_TYPES,  # re-exported: engines and commands read them here
-)
+from kvtop.domain.launch_vocabulary import FIELD_TYPES as FIELD_TYPES
 from kvtop.domain.launch_vocabulary import (
     FRACTIONS,
     HUMAN_READABLE_INTS,
@@ -44,6 +42,8 @@ from kvtop.domain.launch_vocabulary import NO_WORDS as NO_WORDS
 from kvtop.domain.launch_vocabulary import NeutralGroup as NeutralGroup
 from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
 from kvtop.domain.load_casts import LoadCasts
+
+# the `X as X` names above are re-exported: the engine packages and the commands take them from here
 
 
 class EngineFlags(Protocol):
