@@ -175,14 +175,6 @@ class VllmFlags:
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
                                    | COMPILATION_FLAGS | ROPE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG}
                                    | NEUTRAL_SPELLINGS)  # fmt: skip
-    # of the pass-through flags, those that change nothing kvtop sizes, by kind (flags_neutral.NEUTRAL_GROUPS; read by
-    # kvtop.domain.neutral_flags, listed by `--list-neutral-flags vllm`)
-    memory_neutral_groups: Mapping[str, NeutralGroup] = NEUTRAL_BY_KIND
-    memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
-    # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
-    unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
-    # --rope-scaling and --hf-overrides take a JSON object (json.loads; rope_override.py)
-    value_placeholders: Mapping[str, str] = {flag: "JSON" for flag in ROPE_FLAGS}
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
@@ -191,6 +183,14 @@ class VllmFlags:
     # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
+    # --rope-scaling and --hf-overrides take a JSON object (json.loads; rope_override.py)
+    value_placeholders: Mapping[str, str] = {flag: "JSON" for flag in ROPE_FLAGS}
+    # of the pass-through flags, those that change nothing kvtop sizes, by kind (flags_neutral.NEUTRAL_GROUPS; read by
+    # kvtop.domain.neutral_flags, listed by `--list-neutral-flags vllm`)
+    memory_neutral_groups: Mapping[str, NeutralGroup] = NEUTRAL_BY_KIND
+    memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
+    # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
+    unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py)
     env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV})
     # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0
