@@ -21,7 +21,7 @@ import pytest
 
 from kvtop.cli import build_parser, main
 from kvtop.cli_args import positive_seconds, refresh_seconds
-from kvtop.commands.common import engine_flags_help
+from kvtop.commands.common import engine_flags_help, neutral_flags_listing
 from kvtop.domain import launch
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_flags
 from kvtop.domain.errors import InputError
@@ -138,15 +138,32 @@ def _engine_sections(text: str) -> dict[str, str]:
     return sections
 
 
+NEUTRAL_SUMMARY = re.compile(r"accepted, no effect on memory: (\d+) flags \(.*?\), named on the plan: "
+                             r"--list-neutral-flags (\w+) lists them", re.DOTALL)
+VALUES = {"N": "2", "F": "0.9", "SIZE": "1G", "V": "0.20.1", "Q": "fp8", "D": "bfloat16", "YAML": "x.yaml",  # SIZE: vLLM's 1G
+          "JSON": "{}"}  # fmt: skip
+
+
+def _neutral_listed(engine: str) -> set[str]:
+    """Every spelling `--list-neutral-flags ENGINE` prints (`--[no-]NAME`: both)."""
+    text = neutral_flags_listing(engine)
+    return {spelling for flag in re.findall(r"--(?:\[no-\])?[a-z0-9][a-z0-9_.-]*", text)
+            for spelling in (flag.replace("[no-]", ""), flag.replace("[no-]", "no-"))}  # fmt: skip
+
+
 def test_every_engine_flag_the_help_lists_is_accepted_and_every_accepted_one_listed() -> None:
-    values = {"N": "2", "F": "0.9", "SIZE": "1G", "V": "0.20.1", "Q": "fp8", "D": "bfloat16", "YAML": "x.yaml"}  # SIZE: vLLM's 1G
-    sections = _engine_sections(engine_flags_help())
+    """Each flag the listing names parses with a value of its placeholder; every flag an engine accepts is in the
+    listing, or, for one with no effect on memory, in `--list-neutral-flags ENGINE`, which --help names and counts."""
+    help_text = engine_flags_help()
+    summaries = {engine: int(count) for count, engine in NEUTRAL_SUMMARY.findall(help_text)}
+    sections = _engine_sections(NEUTRAL_SUMMARY.sub("", help_text))
     assert set(sections) == {"kvtop", *ENGINE_IDS}
+    assert set(summaries) == {engine for engine in ENGINE_IDS if engine_flags(engine).memory_neutral}
     for engine in ENGINE_IDS:
-        listed = re.findall(r"((?:--?[a-z0-9_.-]+/?)+)(?: (N|F|SIZE|V|Q|D|YAML|[a-z0-9_|]+))?", sections[engine] + sections["kvtop"])
+        listed = re.findall(r"((?:--?[a-z0-9_.-]+/?)+)(?: (N|F|SIZE|V|Q|D|YAML|JSON|[a-z0-9_|]+))?", sections[engine] + sections["kvtop"])
         assert len(listed) > 10
         for spellings, placeholder in listed:
-            value = values.get(placeholder, placeholder.split("|")[0]) if placeholder else None
+            value = VALUES.get(placeholder, placeholder.split("|")[0]) if placeholder else None
             if placeholder == "V" and not launch.release_names(engine).names_one(value or ""):
                 value = launch.release_names(engine).examples[0]  # llama.cpp's releases are builds: b6980
             for flag in spellings.rstrip("/").split("/"):
@@ -156,15 +173,19 @@ def test_every_engine_flag_the_help_lists_is_accepted_and_every_accepted_one_lis
                     tokens = ["--tp", "2", *tokens]  # expert / context parallel need as many GPUs
                 if flag in ("--ep", "--ep-size", "--expert-parallel-size") and engine == "vllm":
                     tokens = ["--tp", "2", "--ep", "2"]  # vLLM has no EP size: the whole TP group
-                if flag in ("--rope-scaling", "--hf-overrides") and engine == "vllm":  # a JSON object, read for rope
-                    rope = '{"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096}'
-                    tokens = [flag, rope if flag == "--rope-scaling" else f'{{"rope_scaling": {rope}}}', "--engine-version",
-                              "0.10.0"]  # fmt: skip
                 launch.parse_flags(engine, tokens, strict=True)
-        documented = set(FLAG.findall(sections[engine])) | set(re.findall(r"(?<![\w-])-[a-z]+(?![\w-])", sections[engine]))
-        own = {flag for flag, field in engine_flags(engine).spellings.items() if field not in {"model", "host", "port"}}
-        own |= set(engine_flags(engine).own_flags)  # kvtop's own flags for this engine are listed too
-        assert not own - documented, f"{engine} accepts but its --help does not list: {sorted(own - documented)}"
+        documented = set(FLAG.findall(sections[engine])) | set(re.findall(r"(?<![\w-])-[a-zA-Z][a-zA-Z0-9]*(?![\w-])", sections[engine]))
+        flags = engine_flags(engine)
+        own = {flag for flag, field in flags.spellings.items() if field not in {"model", "host", "port"}}
+        own |= set(flags.own_flags) | set(flags.passthrough)  # kvtop's own flags, and those accepted as typed
+        neutral = _neutral_listed(engine) if engine in summaries else set()
+        assert not own - documented - neutral, f"{engine} accepts but its --help does not list: {sorted(own - documented - neutral)}"
+        assert neutral == set(flags.memory_neutral) and not neutral & documented
+        named = {flag for flag in neutral if not flag.startswith("--no-")}
+        assert summaries.get(engine, 0) == len(named)  # the count --help gives
+        for flag in sorted(neutral):  # each parses as typed (a value where it takes one: '1' stands for any)
+            launch.parse_flags(engine, [flag, "1"] if not flag.startswith("--no-") and "--no-" + flag[2:] not in neutral
+                               else [flag], strict=True)  # fmt: skip
     kvtop_own = {flag for flag, field in launch.KVTOP_SPELLINGS.items() if field != "model"}
     assert kvtop_own <= set(FLAG.findall(sections["kvtop"]))
 
@@ -260,3 +281,21 @@ def test_explain_help_names_every_engine_and_standard_input(capsys) -> None:
     text = " ".join(capsys.readouterr().out.split())
     assert all(display_name(engine) in text for engine in ENGINE_IDS) and "LMDeploy" in text
     assert "or - to read it from standard input" in text
+
+
+def test_the_neutral_flags_are_listed_by_kind_and_an_unclassified_engine_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--help` counts vLLM's 125 memory-neutral flags (flags_neutral.py: the wheels' argparse calls) on one line;
+    `--list-neutral-flags vllm` lists them by kind with each kind's reason. SGLang's flags are not classified yet."""
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "--list-neutral-flags", "vllm"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and out.startswith("vLLM's flags with no effect on GPU memory")
+    assert "  request defaults: per-request defaults and order" in out
+    assert "--seed" in out.split() and "--[no-]disable-fastapi-docs" in out.split() and "--cpu-offload-gb" not in out
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "--help"])
+    assert "accepted, no effect on memory: 125 flags (API server," in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit) as done:
+        main(["explain", "--list-neutral-flags", "sglang"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1 and "SGLang's flags are not classified yet" in err

@@ -8,6 +8,7 @@ so every engine spelling (`--tp`, `--tp-size`, `--tensor-parallel-size`) works e
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -96,10 +97,73 @@ def engine_flags_help() -> str:
             lines += _wrapped("    kvtop's own, not the engine's", [f"{flag} ({own.says})" for flag, own in flags.own_flags.items()])
         read = flags.read_by_rules  # passed through, read by a rule
         if read:
-            lines += _wrapped("    accepted, read by kvtop's rules", sorted(read))
-        if flags.passthrough - read:  # the engine's other options: accepted as typed, no KV sizing of their own
-            lines += _wrapped("    accepted, not modelled", sorted(flags.passthrough - read))
+            lines += _wrapped("    accepted, read by kvtop's rules", [_with_value(flag, flags.value_placeholders) for flag in sorted(read)])
+        if rest := flags.passthrough - read - flags.memory_neutral:  # accepted as typed, no KV sizing of their own
+            lines += _wrapped("    accepted, not modelled", [_with_value(flag, flags.value_placeholders) for flag in sorted(rest)])
+        if flags.memory_neutral_groups:  # counted, not listed: a hundred names would bury the flags that size KV
+            summary = (f"accepted, no effect on memory: {_neutral_count(engine)} ({', '.join(flags.memory_neutral_groups)}),"
+                       f" named on the plan: {LIST_NEUTRAL_FLAGS} {engine} lists them")  # fmt: skip
+            lines += textwrap.wrap(summary, width=104, initial_indent="      ", subsequent_indent="    ")
     return "\n".join(lines)
+
+
+def _with_value(flag: str, placeholders: Mapping[str, str]) -> str:
+    """'--hf-overrides JSON' for a pass-through flag whose engine names what it takes, else the flag alone."""
+    return f"{flag} {placeholders[flag]}" if flag in placeholders else flag
+
+
+def _neutral_count(engine: str) -> str:
+    """'125 flags' (their `--no-` forms, where the engine's parser takes them, not counted apart)."""
+    groups = engine_flags(engine).memory_neutral_groups.values()
+    flags = {flag for group in groups for flag in group.flags if not flag.startswith("--no-")}
+    return f"{len(flags)} flags"
+
+
+LIST_NEUTRAL_FLAGS = "--list-neutral-flags"
+
+
+def classified_engine(text: str) -> str:
+    """An engine id whose flags with no effect on memory are classified (`EngineFlags.memory_neutral_groups`); read
+    when the option is given, so that no engine package is imported to build the parser."""
+    engine = engine_id(text)
+    if not engine_flags(engine).memory_neutral_groups:
+        classified = [other for other in ENGINE_IDS if engine_flags(other).memory_neutral_groups]
+        raise argparse.ArgumentTypeError(f"{display_name(engine)}'s flags are not classified yet (only "
+                                         f"{', '.join(classified)}'s are): a flag kvtop does not read is refused")  # fmt: skip
+    return engine
+
+
+def neutral_flags_listing(engine: str) -> str:
+    """The engine's flags with no effect on memory, by kind: each kind's reason, then its flags (wrapped)."""
+    flags = engine_flags(engine)
+    lines = [f"{display_name(engine)}'s flags with no effect on GPU memory (accepted as typed, named under the plan's "
+             "engine flags, never written back):"]  # fmt: skip
+    for kind, group in flags.memory_neutral_groups.items():
+        lines += textwrap.wrap(f"{kind}: {group.why}", width=104, initial_indent="  ", subsequent_indent="  ")
+        shown = [_negatable(flag, group.flags) for flag in sorted(group.flags) if not _is_negation(flag, group.flags)]
+        lines += textwrap.wrap("   ".join(shown), width=104, initial_indent="      ", subsequent_indent="      ",
+                               break_on_hyphens=False)  # fmt: skip
+    return "\n".join(lines)
+
+
+def _is_negation(flag: str, flags: frozenset[str]) -> bool:
+    return flag.startswith("--no-") and "--" + flag[5:] in flags
+
+
+def _negatable(flag: str, flags: frozenset[str]) -> str:
+    """'--[no-]tokens-only' for a flag whose `--no-` form the engine takes too, else the flag."""
+    return f"--[no-]{flag[2:]}" if "--no-" + flag[2:] in flags else flag
+
+
+class _ListNeutralFlags(argparse.Action):
+    """`--list-neutral-flags ENGINE`: print the listing and exit, as --help does."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # fmt: skip
+        from kvtop.commands.output import print_text
+
+        print_text(neutral_flags_listing(str(values)))
+        parser.exit()
 
 
 def engine_id(text: str) -> str:
@@ -191,6 +255,9 @@ def add_model_arguments(
     group.add_argument(
         "--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)"
     )
+    group.add_argument(LIST_NEUTRAL_FLAGS, action=_ListNeutralFlags, type=classified_engine, metavar="ENGINE",
+                       help="list the flags of the engine that kvtop accepts as having no effect on GPU memory, by kind, "
+                       "and exit (the engine flags below count them where they are classified)")  # fmt: skip
     parser.set_defaults(model_required=model_required)
 
 

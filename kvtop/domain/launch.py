@@ -14,7 +14,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from types import MappingProxyType
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
@@ -30,64 +29,21 @@ from kvtop.domain.launch_tokens import (
     split_tokens,
     typed_value,
 )
+from kvtop.domain.launch_vocabulary import FIELD_TYPES as FIELD_TYPES
+from kvtop.domain.launch_vocabulary import (
+    FRACTIONS,
+    HUMAN_READABLE_INTS,
+    MAX_COUNT,
+    MAX_PARALLEL,
+    POSITIVE_COUNTS,
+)
+from kvtop.domain.launch_vocabulary import KVTOP_SPELLINGS as KVTOP_SPELLINGS
+from kvtop.domain.launch_vocabulary import NO_WORDS as NO_WORDS
+from kvtop.domain.launch_vocabulary import NeutralGroup as NeutralGroup
+from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
 from kvtop.domain.load_casts import LoadCasts
 
-# canonical field -> value type (the engines' spellings live in their packages)
-FIELD_TYPES: dict[str, type] = {
-    "model": str, "host": str, "port": int, "tp": int, "pp": int, "dp": int, "ep": int, "dcp": int,
-    "enable_dp_attention": bool, "enable_expert_parallel": bool, "mem_fraction_static": float,
-    "gpu_memory_utilization": float, "kv_cache_dtype": str, "page_size": int, "context_length": int,
-    "max_running_requests": int, "max_total_tokens": int, "chunked_prefill_size": int,
-    "max_prefill_tokens": int, "max_num_batched_tokens": int, "kv_cache_memory_bytes": int,
-    "num_gpu_blocks_override": int, "swa_full_tokens_ratio": float, "disable_hybrid_swa_memory": bool,
-    "disable_hybrid_kv_cache_manager": bool, "disable_radix_cache": bool, "enforce_eager": bool,
-    "quantization": str, "dtype": str, "cuda_graph_max_bs": int, "engine_version": str,
-    # LMDeploy
-    "backend": str, "cache_max_entry_count": float, "cache_chunk_size": int, "prefix_cache_state_budget": int,
-    "turbomind_workspace": bool,
-    # vLLM: started through its offline `LLM(...)` class (usage context LLM_CLASS), not `vllm serve`
-    "llm_class": bool,
-    # TensorRT-LLM: trtllm-serve flags and the --extra_llm_api_options YAML's kv_cache_config keys
-    "free_gpu_memory_fraction": float, "kv_cache_max_tokens": int, "max_gpu_total_bytes": int,
-    "max_beam_width": int, "extra_llm_api_options": str,
-}  # fmt: skip
-HUMAN_READABLE_INTS = frozenset({"kv_cache_memory_bytes"})  # "20G", "8GiB"-style sizes the engines accept
-# kvtop's own spellings, the same for every engine
-KVTOP_SPELLINGS: dict[str, str] = {
-    "--tp": "tp", "--pp": "pp", "--dp": "dp", "--ep": "ep", "--dcp": "dcp", "--model": "model",
-    "--engine-version": "engine_version",
-}  # fmt: skip
-# Counts that must be at least 1 unless the engine documents a smaller value (`EngineFlags.specials`).
-POSITIVE_COUNTS = (
-    "tp", "pp", "dp", "ep", "dcp", "port", "page_size", "context_length", "max_running_requests",
-    "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "max_num_batched_tokens",
-    "num_gpu_blocks_override", "cuda_graph_max_bs", "kv_cache_memory_bytes",
-    # TensorRT-LLM
-    "kv_cache_max_tokens", "max_gpu_total_bytes", "max_beam_width",
-)  # fmt: skip
-FRACTIONS = (
-    "mem_fraction_static",
-    "gpu_memory_utilization",
-    "swa_full_tokens_ratio",
-    "free_gpu_memory_fraction",  # TensorRT-LLM
-)
-# No node has more than this many GPUs per engine, nor tokens beyond int64 page tables: anything
-# larger is a typo (and an unbounded count would make kvtop loop or allocate without end).
-MAX_PARALLEL = 4096
-MAX_COUNT = 1 << 40
-# the KV dtype words of an engine whose values are names already (`EngineFlags.kv_cache_dtype_words`)
-NO_WORDS: Mapping[str, str] = MappingProxyType({})
-
-
-class OwnFlag(BaseModel):
-    """A flag kvtop takes for one engine that the engine itself does not have: it states a fact the engine
-    reads elsewhere (off the model path, say). Typed to kvtop, read off a log; inside an engine's own
-    command line (`--cmd`) it is refused, since the engine would reject it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    field: str  # the LaunchSettings field it sets
-    says: str  # what it tells kvtop, e.g. "the model path is a TurboMind workspace"
+# the `X as X` names above are re-exported: the engine packages and the commands take them from here
 
 
 class EngineFlags(Protocol):
@@ -106,6 +62,19 @@ class EngineFlags(Protocol):
     passthrough: frozenset[str]
     # of those, the ones a rule reads from `flags` (a refusal, a tower's split): `--help` lists them apart
     read_by_rules: frozenset[str]
+    # of the engine's flags kvtop does not read, those its package classified as having no effect on GPU memory, by
+    # kind (short name -> NeutralGroup): accepted, named on the plan's line under the engine flags, never written back;
+    # `--help` counts them, `--list-neutral-flags ENGINE` lists them. Empty where the engine's flags were not
+    # classified yet (its package says what is missing): such a flag is then refused as unknown
+    memory_neutral_groups: Mapping[str, NeutralGroup]
+    memory_neutral: frozenset[str]  # every spelling of those groups (all pass-through: accepted)
+    # the engine's flags that change memory in a way kvtop does not model, or whose effect was not read: typed to
+    # kvtop, refused as such ("a flag of vLLM whose effect on memory kvtop does not model"), not as unknown; on a
+    # launch line (--cmd, a running server's command line) kept and named as ignored, never refused
+    unmodelled: frozenset[str]
+    # what a pass-through flag that takes a value takes, as `--help` writes it (vLLM's `--hf-overrides JSON`); a flag
+    # not named here is listed bare
+    value_placeholders: Mapping[str, str]
     # environment variables a rule reads from a launch line's leading `NAME=VALUE` tokens; every other assignment
     # there (HF_TOKEN=…, an API key) is dropped at parse time, never kept, shown or written
     env_read: frozenset[str]
@@ -351,6 +320,14 @@ def _respelled(engine: EngineId, typed: str) -> str | None:
     return None
 
 
+def _not_modelled(engine: EngineId, spelling: str) -> str | None:
+    """Why a flag the engine has (`EngineFlags.unmodelled`) is refused though kvtop knows it (None for another)."""
+    if spelling not in engine_flags(engine).unmodelled:
+        return None
+    return (f"a flag of {display_name(engine)} whose effect on memory kvtop does not model: plan without it, or "
+            "read the log of a start that used it with `kvtop explain`")  # fmt: skip
+
+
 def _other_engines_flag(engine: EngineId, spelling: str) -> str | None:
     """'--context-length is SGLang's flag: vLLM spells it --max-model-len' (None if no engine has it);
     a flag kvtop takes for another engine is named as kvtop's, not that engine's."""
@@ -409,10 +386,11 @@ def parse_flags(
             continue
         if field is None:
             if strict:
-                # another engine's own spelling first ('--kv-cache-dtype' is SGLang's: TensorRT-LLM's serve takes
-                # --kv_cache_config.dtype, though trtllm-build's --kv_cache_dtype respells it), then a respelling
-                reason = (_other_engines_flag(engine, typed) or _respelled(engine, typed)
-                          or _other_engines_flag(engine, spelling))  # fmt: skip
+                # the engine's own flag kvtop does not model first; then another engine's spelling ('--kv-cache-dtype'
+                # is SGLang's: TensorRT-LLM's serve takes --kv_cache_config.dtype, though trtllm-build's
+                # --kv_cache_dtype respells it), then a respelling
+                reason = (_not_modelled(engine, spelling) or _other_engines_flag(engine, typed)
+                          or _respelled(engine, typed) or _other_engines_flag(engine, spelling))  # fmt: skip
                 raise InputError(
                     reason or f"not a flag of {display_name(engine)} that kvtop knows", field=typed
                 )
@@ -437,13 +415,18 @@ def ignored_flags_note(settings: LaunchSettings) -> str | None:
     (`--max-totl-tokens (like --max-total-tokens)`), or None when it ignored none."""
     if not settings.unknown_flags:
         return None
-    flags = engine_flags(settings.engine)
+    flags, name = engine_flags(settings.engine), display_name(settings.engine)
     known = [*flags.spellings, *flags.own_flags, *flags.passthrough, *KVTOP_SPELLINGS]
-    named = []
+    named, unmodelled = [], []
     for flag in dict.fromkeys(settings.unknown_flags):
+        if flags.as_parsed(flag) in flags.unmodelled:  # the engine's, its effect on memory not modelled
+            unmodelled.append(flag)
+            continue
         alike = difflib.get_close_matches(flag, known, n=1, cutoff=0.8)
         named.append(f"{flag} (like {alike[0]}?)" if alike else flag)
-    return f"--cmd: kvtop ignored {len(named)} flag(s) it does not know for {display_name(settings.engine)}: {', '.join(named)}"
+    parts = [f"{len(unmodelled)} of {name}'s flag(s) whose effect on memory it does not model: {', '.join(unmodelled)}"] if unmodelled else []
+    parts += [f"{len(named)} flag(s) it does not know for {name}: {', '.join(named)}"] if named else []
+    return f"--cmd: kvtop ignored {'; and '.join(parts)}"
 
 
 def detect_engine(argv: Sequence[str]) -> tuple[EngineId, int, str | None] | None:

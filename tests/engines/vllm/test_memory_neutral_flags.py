@@ -17,7 +17,8 @@ from kvtop.domain.engines.vllm.flags import MEMORY_NEUTRAL, VllmFlags
 from kvtop.domain.engines.vllm.flags_table import RELEASES_READ, FlagSpan, missing_at
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch import ignored_flags_note, parse_flags
+from kvtop.sources.processes import ProcessRecord, _engine_from_server
 from tests.data_paths import CONFIGS
 
 GPT_OSS = str(CONFIGS / "openai--gpt-oss-120b.json")
@@ -85,10 +86,32 @@ def test_a_release_without_the_flag_refuses_it_as_vllms_argparse_would(
     assert missing_at("--seed", MEMORY_NEUTRAL["--seed"], "0.6.0") is None  # before the oldest read: unknown
 
 
-def test_a_flag_that_changes_memory_stays_refused() -> None:
-    with pytest.raises(InputError, match="--cpu-offload-gb: not a flag of vLLM that kvtop knows"):
+def test_a_flag_that_changes_memory_stays_refused_and_says_kvtop_knows_it() -> None:
+    """`--cpu-offload-gb` (v0.33.0 arg_utils.py:1470: weights moved to host memory) is vLLM's own flag: refused as one
+    kvtop does not model, not as unknown (which a typo still is, and a flag no release read has)."""
+    with pytest.raises(InputError) as refused:
         parse_flags("vllm", ["--cpu-offload-gb", "8"], strict=True)
+    assert str(refused.value) == ("--cpu-offload-gb: a flag of vLLM whose effect on memory kvtop does not model: plan "
+                                  "without it, or read the log of a start that used it with `kvtop explain`")  # fmt: skip
+    with pytest.raises(InputError, match="^--cpu_offload_gb: a flag of vLLM whose effect on memory"):
+        parse_flags("vllm", ["--cpu_offload_gb", "8"], strict=True)  # vLLM's parser reads it as --cpu-offload-gb
+    with pytest.raises(InputError, match="^--cpu-offload-gib: not a flag of vLLM that kvtop knows$"):
+        parse_flags("vllm", ["--cpu-offload-gib", "8"], strict=True)
     assert "--cpu-offload-gb" in UNMODELLED and "--cpu-offload-gb" not in MEMORY_NEUTRAL
+
+
+def test_a_launch_line_with_a_flag_kvtop_does_not_model_is_read_and_the_flag_named() -> None:
+    """A running server's command line (the live view) or `--cmd` is what ran: never refused for such a flag. It is
+    kept, and the note names it apart from a flag kvtop does not know."""
+    argv = ("vllm", "serve", "openai/gpt-oss-120b", "--gpu-memory-utilization", "0.95", "--cpu-offload-gb", "8",
+            "--enable-sleep-mode", "--max-totl-tokens", "3")  # fmt: skip
+    engine = _engine_from_server(ProcessRecord(pid=4242, parent_pid=1, cmdline=argv), "vllm")
+    assert engine.settings_message is None and engine.settings is not None
+    assert engine.settings.gpu_memory_utilization == 0.95 and engine.settings.flags["cpu-offload-gb"] == "8"
+    assert ignored_flags_note(engine.settings) == (
+        "--cmd: kvtop ignored 2 of vLLM's flag(s) whose effect on memory it does not model: --cpu-offload-gb, "
+        "--enable-sleep-mode; and 1 flag(s) it does not know for vLLM: --max-totl-tokens"
+    )
 
 
 def test_every_flag_read_is_in_one_class_only() -> None:

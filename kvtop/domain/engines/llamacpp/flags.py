@@ -17,6 +17,7 @@ from kvtop.domain.engines.llamacpp.ggml_types import DEFAULT_CACHE_TYPE, KV_CACH
 from kvtop.domain.engines.llamacpp.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
+from kvtop.domain.launch_vocabulary import NeutralGroup
 from kvtop.domain.load_casts import NO_CASTS, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -78,6 +79,13 @@ class LlamacppFlags:
     read_by_rules: frozenset[str] = frozenset()
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
+    # llama-server's options (common/arg.cpp) are not classified yet: PASSTHROUGH holds those kvtop accepts
+    # (named in the plan's notes, not modelled), with no list of those with no effect on memory nor of those kvtop
+    # does not model; any other option is refused as unknown
+    memory_neutral_groups: Mapping[str, NeutralGroup] = {}
+    memory_neutral: frozenset[str] = frozenset()
+    unmodelled: frozenset[str] = frozenset()
+    value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "kv_cache_dtype" and isinstance(value, str) and value != "auto":

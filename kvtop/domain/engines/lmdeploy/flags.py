@@ -18,6 +18,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
+from kvtop.domain.launch_vocabulary import NeutralGroup
 from kvtop.domain.load_casts import LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -118,6 +119,13 @@ class LmdeployFlags:
     read_by_rules: frozenset[str] = passthrough
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
+    # `lmdeploy serve api_server`'s flags (lmdeploy/cli/serve.py, cli/utils.py ArgumentHelper) are not
+    # classified yet: no list of those with no effect on memory, none of those kvtop does not model; a flag outside
+    # SPELLINGS and `passthrough` is refused as unknown
+    memory_neutral_groups: Mapping[str, NeutralGroup] = {}
+    memory_neutral: frozenset[str] = frozenset()
+    unmodelled: frozenset[str] = frozenset()
+    value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too

@@ -15,6 +15,7 @@ from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
+from kvtop.domain.launch_vocabulary import NeutralGroup
 from kvtop.domain.load_casts import ONLINE_FP8, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -87,6 +88,13 @@ class SglangFlags:
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"}
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
+    # python/sglang/srt/server_args.py's flags (ServerArgs.add_cli_args) are not classified yet: no list of
+    # those with no effect on memory, none of those kvtop does not model; a flag outside SPELLINGS and `passthrough` is
+    # refused as unknown
+    memory_neutral_groups: Mapping[str, NeutralGroup] = {}
+    memory_neutral: frozenset[str] = frozenset()
+    unmodelled: frozenset[str] = frozenset()
+    value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
     choices: Mapping[str, tuple[str, ...]] = {}

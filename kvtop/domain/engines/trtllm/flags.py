@@ -18,6 +18,7 @@ from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
+from kvtop.domain.launch_vocabulary import NeutralGroup
 from kvtop.domain.load_casts import LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -177,6 +178,13 @@ class TrtllmFlags:
     read_by_rules: frozenset[str] = frozenset()
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
+    # trtllm-serve's click options (tensorrt_llm/commands/serve.py) and the YAML's LlmArgs fields are not
+    # classified yet: no list of those with no effect on memory, none of those kvtop does not model; a flag outside
+    # SPELLINGS and PASSTHROUGH is refused as unknown
+    memory_neutral_groups: Mapping[str, NeutralGroup] = {}
+    memory_neutral: frozenset[str] = frozenset()
+    unmodelled: frozenset[str] = frozenset()
+    value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     # llm_args.py: max_gpu_total_bytes 0 is "unset" (the fraction decides)
     specials: Mapping[str, tuple[int, str]] = {"max_gpu_total_bytes": (0, "leaves it unset")}
     choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}

@@ -25,6 +25,7 @@ from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
+from kvtop.domain.launch_vocabulary import NeutralGroup
 from kvtop.domain.load_casts import ONLINE_FP8, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -81,6 +82,13 @@ OWN_FLAGS: Mapping[str, OwnFlag] = {
 # one refuses it as vLLM's argparse would. The rest kvtop does not read are flags_unmodelled.py's: refused
 MEMORY_NEUTRAL = merged(group for _, group in NEUTRAL_GROUPS.values())
 NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
+# each kind of NEUTRAL_GROUPS as `--help` names it
+NEUTRAL_KINDS: Mapping[str, str] = {
+    "server": "API server", "chat": "chat, tool and reasoning parsers", "log": "logging and metrics",
+    "fetch": "checkpoint download", "cpu": "host-memory caches", "request": "request defaults",
+    "cluster": "rendezvous and timeouts", "structured": "structured outputs",
+}  # fmt: skip
+NEUTRAL_BY_KIND = {NEUTRAL_KINDS[kind]: NeutralGroup(why, spellings(group)) for kind, (why, group) in NEUTRAL_GROUPS.items()}
 UNMODELLED_SPELLINGS = spellings(UNMODELLED)
 KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 
@@ -167,10 +175,6 @@ class VllmFlags:
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
                                    | COMPILATION_FLAGS | ROPE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG}
                                    | NEUTRAL_SPELLINGS)  # fmt: skip
-    # of the pass-through flags, those that change nothing kvtop sizes (kvtop.domain.neutral_flags reads it)
-    memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
-    # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
-    unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
@@ -179,6 +183,14 @@ class VllmFlags:
     # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
+    # --rope-scaling and --hf-overrides take a JSON object (json.loads; rope_override.py)
+    value_placeholders: Mapping[str, str] = {flag: "JSON" for flag in ROPE_FLAGS}
+    # of the pass-through flags, those that change nothing kvtop sizes, by kind (flags_neutral.NEUTRAL_GROUPS; read by
+    # kvtop.domain.neutral_flags, listed by `--list-neutral-flags vllm`)
+    memory_neutral_groups: Mapping[str, NeutralGroup] = NEUTRAL_BY_KIND
+    memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
+    # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
+    unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py)
     env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV})
     # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0

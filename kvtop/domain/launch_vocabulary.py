@@ -1,0 +1,78 @@
+"""The words a launch is parsed into, named by no engine: the canonical fields and their checks, kvtop's own spellings,
+kvtop's own flag for one engine (`OwnFlag`) and a kind of flags with no effect on memory (`NeutralGroup`).
+
+Split from launch.py (which parses a launch with them and re-exports them) so that it stays one reader's size; the
+protocol each engine's flags implement (`EngineFlags`) stays there, beside `LaunchSettings`, which it takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict
+
+# canonical field -> value type (the engines' spellings live in their packages)
+FIELD_TYPES: dict[str, type] = {
+    "model": str, "host": str, "port": int, "tp": int, "pp": int, "dp": int, "ep": int, "dcp": int,
+    "enable_dp_attention": bool, "enable_expert_parallel": bool, "mem_fraction_static": float,
+    "gpu_memory_utilization": float, "kv_cache_dtype": str, "page_size": int, "context_length": int,
+    "max_running_requests": int, "max_total_tokens": int, "chunked_prefill_size": int,
+    "max_prefill_tokens": int, "max_num_batched_tokens": int, "kv_cache_memory_bytes": int,
+    "num_gpu_blocks_override": int, "swa_full_tokens_ratio": float, "disable_hybrid_swa_memory": bool,
+    "disable_hybrid_kv_cache_manager": bool, "disable_radix_cache": bool, "enforce_eager": bool,
+    "quantization": str, "dtype": str, "cuda_graph_max_bs": int, "engine_version": str,
+    # LMDeploy
+    "backend": str, "cache_max_entry_count": float, "cache_chunk_size": int, "prefix_cache_state_budget": int,
+    "turbomind_workspace": bool,
+    # vLLM: started through its offline `LLM(...)` class (usage context LLM_CLASS), not `vllm serve`
+    "llm_class": bool,
+    # TensorRT-LLM: trtllm-serve flags and the --extra_llm_api_options YAML's kv_cache_config keys
+    "free_gpu_memory_fraction": float, "kv_cache_max_tokens": int, "max_gpu_total_bytes": int,
+    "max_beam_width": int, "extra_llm_api_options": str,
+}  # fmt: skip
+HUMAN_READABLE_INTS = frozenset({"kv_cache_memory_bytes"})  # "20G", "8GiB"-style sizes the engines accept
+# kvtop's own spellings, the same for every engine
+KVTOP_SPELLINGS: dict[str, str] = {
+    "--tp": "tp", "--pp": "pp", "--dp": "dp", "--ep": "ep", "--dcp": "dcp", "--model": "model",
+    "--engine-version": "engine_version",
+}  # fmt: skip
+# Counts that must be at least 1 unless the engine documents a smaller value (`EngineFlags.specials`).
+POSITIVE_COUNTS = (
+    "tp", "pp", "dp", "ep", "dcp", "port", "page_size", "context_length", "max_running_requests",
+    "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "max_num_batched_tokens",
+    "num_gpu_blocks_override", "cuda_graph_max_bs", "kv_cache_memory_bytes",
+    # TensorRT-LLM
+    "kv_cache_max_tokens", "max_gpu_total_bytes", "max_beam_width",
+)  # fmt: skip
+FRACTIONS = (
+    "mem_fraction_static",
+    "gpu_memory_utilization",
+    "swa_full_tokens_ratio",
+    "free_gpu_memory_fraction",  # TensorRT-LLM
+)
+# No node has more than this many GPUs per engine, nor tokens beyond int64 page tables: anything
+# larger is a typo (and an unbounded count would make kvtop loop or allocate without end).
+MAX_PARALLEL = 4096
+MAX_COUNT = 1 << 40
+# the KV dtype words of an engine whose values are names already (`EngineFlags.kv_cache_dtype_words`)
+NO_WORDS: Mapping[str, str] = MappingProxyType({})
+
+
+class OwnFlag(BaseModel):
+    """A flag kvtop takes for one engine that the engine itself does not have: it states a fact the engine
+    reads elsewhere (off the model path, say). Typed to kvtop, read off a log; inside an engine's own
+    command line (`--cmd`) it is refused, since the engine would reject it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: str  # the LaunchSettings field it sets
+    says: str  # what it tells kvtop, e.g. "the model path is a TurboMind workspace"
+
+
+class NeutralGroup(NamedTuple):
+    """One kind of an engine's flags with no effect on GPU memory (the API server's own, logging, …)."""
+
+    why: str  # why none of them changes memory, e.g. "the API server's own setting: a CPU process"
+    flags: frozenset[str]  # their spellings (a bool flag's `--no-NAME` too, where the engine's parser takes it)
