@@ -44,6 +44,7 @@ from kvtop.domain.calibration.linear import (
 from kvtop.domain.calibration.linear import (
     fit_term as domain_fit_term,
 )
+from kvtop.domain.calibration.plan_fits import error_fit
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, ERROR_FEATURES, LOADED_ERROR_KEY, runtime_cast
 from kvtop.domain.engines.base import MeasuredInputs
@@ -258,7 +259,8 @@ def _graphs_charged(record: Record) -> bool:
 def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
           scale: IntervalScale | None = None) -> Judged | None:  # fmt: skip
     """The record's launch planned before the start, with `fits` and the interval `scale` (None: unscaled); None
-    where it cannot be planned or judged."""
+    where it cannot be planned or judged. The plan reads of `fits` what a product plan reads of the committed blocks
+    (`plan_fits.plan_fits`: the engine's own and the engine-neutral ones), so the doc measures what `plan` prints."""
     if record.model is None or record.gpu_total_bytes is None or record.excluded(Term.ACTIVATION) and record.excluded(Term.CONTEXT):
         return None
     weights = record.figures.get("weights") if weights_logged else None
@@ -335,8 +337,7 @@ def weights_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, Line
         rows = [(found[0], record.source) for record in _records(corpus, leave_out)
                 if (found := _weights_error(record)) is not None and found[1] is ahead]  # fmt: skip
         error = round(held_out_quantile([e for e, _ in rows], ERROR_QUANTILE, [s for _, s in rows]), 4) if rows else 0.0
-        fits[key] = LinearTerm(key=key, features=ERROR_FEATURES, coefficients=(error,), error_bytes=0,
-                               records=len(rows), sources=len({s for _, s in rows}))  # fmt: skip
+        fits[key] = error_fit(key, ERROR_FEATURES, error, len(rows), len({s for _, s in rows}))
     return fits
 
 
@@ -363,10 +364,9 @@ def assumed_context_fits(corpus: Corpus, totals: dict[str, LinearTerm],
     rows = context_misses(corpus, totals, leave_out)
     error = (held_out_quantile([miss for _, miss in rows], ERROR_QUANTILE, [record.source for record, _ in rows])
              if rows else NO_CONTEXT_LOGS_ERROR_GIB)  # fmt: skip
-    return {ASSUMED_CONTEXT_ERROR_KEY: LinearTerm(
-        key=ASSUMED_CONTEXT_ERROR_KEY, features=ASSUMED_CONTEXT_ERROR_FEATURES, coefficients=(round(error, 3),),
-        error_bytes=0, records=len(rows), sources=len({record.source for record, _ in rows}),
-    )}  # fmt: skip
+    sources = len({record.source for record, _ in rows})
+    return {ASSUMED_CONTEXT_ERROR_KEY: error_fit(ASSUMED_CONTEXT_ERROR_KEY, ASSUMED_CONTEXT_ERROR_FEATURES,
+                                                 round(error, 3), len(rows), sources)}  # fmt: skip
 
 
 def cuda_context_fits(corpus: Corpus, totals: dict[str, LinearTerm],

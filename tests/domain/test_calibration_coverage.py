@@ -126,8 +126,8 @@ def test_a_plan_on_a_gpu_no_record_ran_takes_the_error_measured_there() -> None:
     fits = {fit.key: fit}
     on_l4 = widened(_term(1.5), fits, _inputs("NVIDIA L4"))
     assert on_l4.error_bytes == round(3.5 * GIB)
-    assert on_l4.beyond == "no record of vllm.activation.v17 on the L4"
+    assert on_l4.beyond == "no record of activation at the latest release on the L4"  # in words (`fit_words`)
     assert widened(_term(1.5), fits, _inputs("NVIDIA H100 80GB HBM3")).beyond is None
     assert PreloadEstimate(engine="vllm", terms=(on_l4,)).beyond_support == (
-        "no record of vllm.activation.v17 on the L4",
+        "no record of activation at the latest release on the L4",
     )

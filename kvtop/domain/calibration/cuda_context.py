@@ -52,7 +52,7 @@ def one_process_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
 
 def one_process_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm], basis: str) -> TermEstimate:
     """The context of one process on the plan's GPU: the engine-neutral fit `fits` carries (a plan's defaults carry the
-    committed `CUDA_CONTEXT_FITS`: `with_committed_context`; a judgement, the one it refitted without the judged
+    committed `CUDA_CONTEXT_FITS`: `plan_fits.committed_fits`; a judgement, the one it refitted without the judged
     source), by the GPU's SM count; else 0.75 GiB ± 0.75 assumed, saying why. Never the committed fit behind the
     caller's back: a plan judged without its source would read a fit its own log helped make."""
     fit = fits.get(CUDA_CONTEXT_KEY)
@@ -67,7 +67,3 @@ def one_process_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm], 
         f"{value:.2f} GiB assumed ({because}): {basis}",
     ).model_copy(update={"assumed_because": because})
 
-
-def with_committed_context(fits: dict[str, LinearTerm]) -> dict[str, LinearTerm]:
-    """`fits` (an engine's committed ones) with the committed one-process context: what a product plan reads."""
-    return {**CUDA_CONTEXT_FITS, **fits}

@@ -23,13 +23,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.coverage import IntervalScale
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
 from kvtop.domain.calibration.host_estimate import HostStart
 from kvtop.domain.calibration.host_memory import desktop_host, host_term, unified_host
 from kvtop.domain.calibration.host_start import host_start
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
+from kvtop.domain.calibration.plan_fits import committed_fits, plan_fits
 from kvtop.domain.calibration.support import widened
 from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate, TermSource
 from kvtop.domain.calibration.weights import with_fitted_error
@@ -124,6 +125,13 @@ def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettin
     })  # fmt: skip
 
 
+def engine_fits(engine: str, fits: dict[str, LinearTerm] | None = None) -> dict[str, LinearTerm]:
+    """The fits a plan of `engine` reads (`plan_fits`): out of `fits` (one corpus's, e.g. refitted without a judged
+    source), else out of the committed blocks. The product's plans and the corpus's judgement both come here."""
+    calibration = engine_rules(engine).calibration
+    return plan_fits(committed_fits(calibration.FITS) if fits is None else fits, calibration.FIT_TERMS)
+
+
 def preload_estimate(
     ledger: Ledger,
     *,
@@ -131,16 +139,17 @@ def preload_estimate(
     scale: IntervalScale | None = None,
     node_measures: tuple[NodeMeasure, ...] = (),
 ) -> PreloadEstimate:
-    """Every term `ledger`'s launch rests on: fitted (`fits`, default the committed ones), replaced by
+    """Every term `ledger`'s launch rests on: fitted (of `fits`, default the committed ones, what `engine_fits` keeps
+    for the engine: a judgement's plan reads what the product's reads), replaced by
     what `ledger.measured` fixes and by this node's latest start of the same launch. The interval scale is the
     committed one with the committed fits, else `scale` (None: unscaled), the one measured beside `fits`."""
     rules = engine_rules(ledger.settings.engine)
     inputs = calibration_inputs(ledger)
-    support = {**CUDA_TOTAL_FITS, **rules.calibration.FITS} if fits is None else fits
+    support = engine_fits(ledger.settings.engine, fits)
     built_rule = getattr(rules.calibration, "weights_built_ahead", None)  # an engine built ahead of its start
     built = bool(built_rule(inputs)) if built_rule is not None else False
     estimates = tuple(with_fitted_error(widened(estimate, support, inputs), support, built)
-                      for estimate in rules.calibration.terms(inputs, fits))  # fmt: skip
+                      for estimate in rules.calibration.terms(inputs, support))  # fmt: skip
     # a unified-memory host's share, where the engine sizes from the free memory before the load (a context term)
     from_free = {Term.CONTEXT, Term.CUDA_TOTAL} <= {estimate.term for estimate in estimates}
     given = ledger.measured.engine_total_given()
@@ -167,7 +176,7 @@ def preload_estimate(
     if node_weights is not None and weights is not None and weights.within is None and ledger.measured.weights_bytes is None:
         beside = node_weights.bytes - inputs.weights_bytes  # the node's weights reach the budget as the book's + this
     # a budget without a context term (vLLM's) still has ranks that hold one: the engine's own fit
-    context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, fits)
+    context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, support)
     if context is not None and node is not None:
         context = _from_node(context, node, ledger.settings, ledger.model)
         node_used = node_used or context.origin == "node"
@@ -354,7 +363,7 @@ def start_overhead(ledger: Ledger, fits: dict[str, LinearTerm] | None = None) ->
     CUDA's total."""
     rules = engine_rules(ledger.settings.engine)
     figures = ledger.measured.calibrated if fits is None else None  # other fits: the context is theirs
-    fits = {**CUDA_TOTAL_FITS, **rules.calibration.FITS} if fits is None else fits
+    fits = engine_fits(ledger.settings.engine, fits)
     given = ledger.measured.engine_total_given()  # the engine's total as given (--gpu-memory) or measured (NVML v2)
     total = given[0] if given is not None else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, fits).bytes
     driver = max(ledger.gpu_total_bytes - total, 0)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kvtop.domain.calibration.gpu_totals import KEY_PREFIX as TOTAL_KEY_PREFIX
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import TermEstimate
@@ -60,10 +61,12 @@ def unsupported(fit: LinearTerm, values: tuple[float, ...]) -> list[tuple[str, i
 
 def measured_elsewhere(fits: Mapping[str, LinearTerm], fit: LinearTerm, feature: str, value: float) -> int:
     """The largest part `feature` takes at `value` in another fit whose rows of two sources or more carried it (bytes;
-    0: none did). A part one source measured is not a measure (`unsupported` says the same of the fit's own)."""
+    0: none did). A part one source measured is not a measure (`unsupported` says the same of the fit's own). `fits`
+    are a plan's (`plan_fits`: its engine's and the engine-neutral ones); a GPU's CUDA total among them is no part of
+    any term, though its one feature is named '1 GiB' as a term's constant is."""
     parts = [other.predict_gib([value if name == feature else 0.0 for name in other.features])
-             for other in fits.values()
-             if other.key != fit.key and feature in other.features and _measured(other, feature)]  # fmt: skip
+             for other in fits.values() if other.key != fit.key and not other.key.startswith(TOTAL_KEY_PREFIX)
+             and feature in other.features and _measured(other, feature)]  # fmt: skip
     return round(max(parts, default=0.0) * GIB)
 
 

@@ -14,9 +14,9 @@ from kvtop.domain.calibration.features import (
     free_memory_terms,
     tp_features,
 )
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 
@@ -39,10 +39,10 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
-    return free_memory_terms("llamacpp.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
+    return free_memory_terms("llamacpp.context", committed_fits(FITS) if fits is None else fits, inputs)
 
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
     return context_estimate(
-        "llamacpp.context", CONTEXT_LABEL, {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs, tp_features(inputs)
+        "llamacpp.context", CONTEXT_LABEL, committed_fits(FITS) if fits is None else fits, inputs, tp_features(inputs)
     )

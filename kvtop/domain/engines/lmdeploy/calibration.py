@@ -17,9 +17,9 @@ from kvtop.domain.calibration.features import (
     free_memory_terms,
     tp_features,
 )
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.lmdeploy.budget_turbomind import staging_leftover_bytes
@@ -59,7 +59,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     of the total, v0.1.0 – v0.2.1: neither the context nor the weights move its blocks); where TurboMind stages a checkpoint through
     torch (v0.6.2 – v0.8.x, §15.1), the weights' error holds the attention's staging, which its charge leaves out,
     and where it cudaMallocs each tensor (≤ v0.5.x, §15.7) the pages' charge, whose page size is assumed."""
-    found = free_memory_terms("lmdeploy.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
+    found = free_memory_terms("lmdeploy.context", committed_fits(FITS) if fits is None else fits, inputs)
     if _shares_total(inputs):
         return tuple(term for term in found if term.term is Term.CUDA_TOTAL)
     leftover, pages = _staging_leftover(inputs), _pages(inputs)
@@ -132,5 +132,5 @@ def _with_beside(weights: TermEstimate, leftover: int, pages: int | None) -> Ter
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
     """The memory a start takes before the weights load (its term among `terms`)."""
     return context_estimate(
-        "lmdeploy.context", CONTEXT_LABEL, {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs, tp_features(inputs)
+        "lmdeploy.context", CONTEXT_LABEL, committed_fits(FITS) if fits is None else fits, inputs, tp_features(inputs)
     )

@@ -30,9 +30,10 @@ from kvtop.domain.calibration.features import (
     sm_count_unknown,
     sm_tp_features,
 )
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
@@ -74,7 +75,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the context before the weights load, the weights."""
-    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
+    fits = committed_fits(FITS) if fits is None else fits
     return (
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context(inputs, fits),
@@ -84,7 +85,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
     """The memory a start takes before the weights load (its term among `terms`)."""
-    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
+    fits = committed_fits(FITS) if fits is None else fits
     return context_estimate(
         "sglang.context", CONTEXT_LABEL, fits, inputs, context_features(inputs), by_group=True,
         unknown_because=sm_count_unknown("sglang.context", inputs),

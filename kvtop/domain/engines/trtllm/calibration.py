@@ -28,9 +28,10 @@ from kvtop.domain.calibration.features import (
     mlp_transient_gib,
     tp_features,
 )
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
@@ -150,7 +151,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the context, the weights, and the profiled activation peak and non-torch growth."""
-    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
+    fits = committed_fits(FITS) if fits is None else fits
     found = [
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context(inputs, fits),
@@ -254,7 +255,7 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
     """The memory outside torch once the engine is built (CUDA context, NCCL): its term among `terms`. A TensorRT
     engine at TP 1 on a GPU model and release where TensorRT's own process-wide count measured it takes that
     measurement (`ENGINE_CONTEXT_COUNTED`, `ENGINE_CONTEXT_COUNTED_ERAS`)."""
-    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
+    fits = committed_fits(FITS) if fits is None else fits
     label = "CUDA context and NCCL outside torch"
     if _profiled(inputs) and fits.get("trtllm.context") is None:
         return _pytorch_context(inputs, fits)

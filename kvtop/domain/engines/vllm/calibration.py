@@ -19,11 +19,11 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.calibration.coverage import IntervalScale
-from kvtop.domain.calibration.cuda_context import with_committed_context
 from kvtop.domain.calibration.features import assumed_estimate, fitted_estimate
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
@@ -198,9 +198,10 @@ def fit_offset(key: str, inputs: CalibrationInputs) -> int:
 
 
 def _committed() -> dict[str, LinearTerm]:
-    """The committed fits a product plan reads: CUDA's totals, one process's CUDA context (v0.6.4's non-torch memory
-    holds it: `calibration_non_torch._context_inside`) and vLLM's own."""
-    return with_committed_context({**CUDA_TOTAL_FITS, **FITS})
+    """The committed fits a product plan reads (`plan_fits.committed_fits`): the engine-neutral ones, among them one
+    process's CUDA context (v0.6.4's non-torch memory holds it: `calibration_non_torch._context_inside`), and vLLM's
+    own."""
+    return committed_fits(FITS)
 
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:

@@ -1,0 +1,65 @@
+"""The fits one engine's plan reads, assembled once: the product's plan and the corpus's judgement of it take the same.
+
+A plan reads its engine's own fits and the engine-neutral ones every engine shares by design: CUDA's total per GPU
+model (`gpu_totals.py`), one process's CUDA context per 100 SMs (`cuda_context.py`), the assumed context's error
+(`features.py`) and the weights book's errors (`weights.py`). Another engine's fit is not among them: where a plan's
+term uses a feature its fit never measured, the part measured elsewhere (`support.measured_elsewhere`) is another
+era of the same engine's term, or an engine-neutral fit, never what SGLang's context says of a vLLM launch.
+
+`plan_fits` draws that set out of one corpus's fits: the committed blocks in a product plan (`committed_fits`), the
+fits refitted without the judged source in benchmarks/calibration (`fit_all`). docs/calibration.md then measures the
+plan `kvtop plan` prints, with the fits the corpus less that source would commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_FITS, CUDA_CONTEXT_KEY
+from kvtop.domain.calibration.features import (
+    ASSUMED_CONTEXT_ERROR_FEATURES,
+    ASSUMED_CONTEXT_ERROR_GIB,
+    ASSUMED_CONTEXT_ERROR_KEY,
+    ASSUMED_CONTEXT_RECORDS,
+    ASSUMED_CONTEXT_SOURCES,
+)
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, KEY_PREFIX
+from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.weights import (
+    BUILT_ERROR_KEY,
+    BUILT_WEIGHTS_RECORDS,
+    BUILT_WEIGHTS_RELATIVE_ERROR,
+    ERROR_FEATURES,
+    LOADED_ERROR_KEY,
+    WEIGHTS_RECORDS,
+    WEIGHTS_RELATIVE_ERROR,
+)
+
+# the engine-neutral fits every engine's plan reads, besides CUDA's totals (keys `KEY_PREFIX` + GPU model)
+SHARED_KEYS = frozenset({CUDA_CONTEXT_KEY, ASSUMED_CONTEXT_ERROR_KEY, LOADED_ERROR_KEY, BUILT_ERROR_KEY})
+
+
+def error_fit(key: str, features: tuple[str, ...], error: float, records: int, sources: int) -> LinearTerm:
+    """A measured error held as a fit (one coefficient: the error itself, no error of its own), as the corpus's
+    judgement refits it without the judged source and the committed constants hold it."""
+    return LinearTerm(key=key, features=features, coefficients=(error,), error_bytes=0, records=records,
+                      sources=sources)  # fmt: skip
+
+
+def committed_fits(own: Mapping[str, LinearTerm]) -> dict[str, LinearTerm]:
+    """The committed blocks as one corpus's fits: the engine-neutral ones (CUDA's totals, one process's context, the
+    assumed context's error, the weights book's errors) and `own` (an engine's committed `FITS`)."""
+    assumed = error_fit(ASSUMED_CONTEXT_ERROR_KEY, ASSUMED_CONTEXT_ERROR_FEATURES, ASSUMED_CONTEXT_ERROR_GIB,
+                        ASSUMED_CONTEXT_RECORDS, ASSUMED_CONTEXT_SOURCES)  # fmt: skip
+    # the weights' errors: the committed constants keep no count of sources (nothing reads it of them)
+    loaded = error_fit(LOADED_ERROR_KEY, ERROR_FEATURES, WEIGHTS_RELATIVE_ERROR, WEIGHTS_RECORDS, 0)
+    built = error_fit(BUILT_ERROR_KEY, ERROR_FEATURES, BUILT_WEIGHTS_RELATIVE_ERROR, BUILT_WEIGHTS_RECORDS, 0)
+    shared = {fit.key: fit for fit in (assumed, loaded, built)}
+    return {**CUDA_TOTAL_FITS, **CUDA_CONTEXT_FITS, **shared, **own}
+
+
+def plan_fits(fits: Mapping[str, LinearTerm], own_keys: Collection[str]) -> dict[str, LinearTerm]:
+    """Of `fits` (one corpus's: the committed blocks, or those refitted without a source), the ones a plan of one
+    engine reads: its own (`own_keys`: its calibration's `FIT_TERMS`) and the engine-neutral ones."""
+    return {key: fit for key, fit in fits.items()
+            if key in own_keys or key in SHARED_KEYS or key.startswith(KEY_PREFIX)}  # fmt: skip
