@@ -20,6 +20,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.vllm.calibration_eras import activation_key
+from kvtop.domain.engines.vllm.encoder_profile import encoder_profile
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
@@ -158,17 +159,23 @@ def _unfitted_activation(
     model = inputs.model
     if fit is not None and model is not None:
         guess = max(fit.predict(activation_features(inputs, model)), 0)
+        encoder = encoder_profile(inputs) if model.multimodal else None
+        if encoder is not None and inputs.layout.pp == 1 and not lora(inputs):
+            return assumed_estimate(Term.ACTIVATION, label, guess + encoder.kept_bytes, max(guess, 2 * GIB),
+                                    f"the text model's fit ({guess / GIB:.2f} GiB) plus what {encoder.words}")  # fmt: skip
         return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
                                 f"the text model's fit: {_unfitted_because(inputs)}")  # fmt: skip
     counted = _counted_sampler(inputs, tokens, seqs)
     if counted is not None and model is not None:
         forward = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB)
+        encoder = encoder_profile(inputs) if model.multimodal else None
+        kept = f"; plus what {encoder.words}" if encoder else ""
         return assumed_estimate(
-            Term.ACTIVATION, label, max(counted, forward), 2 * GIB,
+            Term.ACTIVATION, label, max(counted, forward) + (encoder.kept_bytes if encoder else 0), 2 * GIB,
             f"{key} has too few logs to fit: the sampler's {logits_copies(model):g} copies of {seqs:,} seqs × "
             f"{model.vocab_size:,} × 4 B and the forward's output, as vLLM's code counts them (sampler_peak.py), or the "
-            f"forward's MLP transient at {tokens:,} tokens, the larger; ± 2 GiB assumed (no log of another source "
-            "measures the count's error)",
+            f"forward's MLP transient at {tokens:,} tokens, the larger{kept}; ± 2 GiB assumed (no log of another "
+            "source measures the count's error)",
         )  # fmt: skip
     why = f"2 GiB assumed: {key} has too few logs to fit" if model else "2 GiB assumed: the model's config is not known"
     return assumed_estimate(Term.ACTIVATION, label, 2 * GIB, 2 * GIB, why)
@@ -182,7 +189,8 @@ def _unfitted_because(inputs: CalibrationInputs) -> str:
     reasons = []
     if inputs.model is not None and inputs.model.multimodal:
         reasons.append("a multimodal model's profile runs the text model's forward and sampler after its encoder, "
-                       "whose outputs it keeps through them (not counted: the items' tokens are the processor's)")  # fmt: skip
+                       "whose outputs it keeps through them (not counted: the items' tokens are the processor's; "
+                       "counted for Qwen3-VL only, encoder_profile.py)")  # fmt: skip
     if inputs.layout.pp > 1:
         reasons.append("pipeline stages (the sampler runs on the last) are not modelled")
     if lora(inputs):
@@ -202,8 +210,11 @@ def _counted_sampler(inputs: CalibrationInputs, tokens: int, seqs: int) -> int |
 def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, seqs: int) -> TermEstimate:
     """The peak never below the sampler as vLLM's code counts it: `profile_run` holds those copies whatever the fit
     says. It binds where the vocabulary is large (Gemma-3's 262,208 at 1,024 seqs: 3.72 GiB counted, the v17 fit's
-    text form 3.53; its v0.19.0 log printed 3.99)."""
+    text form 3.53; its v0.19.0 log printed 3.99), plus what a counted encoder profile keeps through it
+    (`encoder_profile.py`)."""
     counted = _counted_sampler(inputs, tokens, seqs)
+    encoder = encoder_profile(inputs) if counted is not None and inputs.model and inputs.model.multimodal else None
+    counted = counted + encoder.kept_bytes if counted is not None and encoder is not None else counted
     if counted is None or counted <= activation.bytes:
         return activation
     return activation.model_copy(update={

@@ -1,0 +1,242 @@
+"""What a multimodal model's profile run holds besides the text model's: vLLM's encoder profile (docs/engines/vllm.md §10).
+
+V1's `profile_run` (v0.12.0 v1/worker/gpu_model_runner.py:4284-4369; v0.13.0 :4424-4487; v0.19.0 :5721-5795) first
+runs the encoder on a dummy batch of the modality with the most tokens per item (`MultiModalBudget`, v0.12.0
+v1/worker/utils.py:21-124): the encoder budget is max(`max_num_batched_tokens`, the largest item's tokens) (both
+`max_num_encoder_input_tokens` and `encoder_cache_size` default to `max_num_batched_tokens`: v0.12.0
+config/scheduler.py:224-225; v1/core/encoder_cache_manager.py:296-343 `compute_mm_encoder_budget`), the items
+budget ÷ the item's tokens (at least 1). It keeps the encoder's outputs in `encoder_cache` and the dummy inputs
+(`batched_dummy_mm_inputs`, a local of `profile_run`) through the text model's `_dummy_run` and `_dummy_sampler_run`,
+clearing them only after: both add to the torch peak the text run reaches. v0.11.0 – v0.11.2 first expand each
+output to (the encoder budget, width) where it is shorter (v0.11.0 :3375-3384), v0.12.0 to (the item's tokens,
+width) (v0.12.0 :4340-4351); v0.10.2 (:3026) and v0.13.0 on keep it as returned.
+
+Counted for three families (the rest stay the text model's fit, assumed: Qwen2-VL / Qwen2.5-VL, LLaVA, InternVL,
+Llama-4, Kimi-VL, Granite-Vision and every other tower in the catalogue, whose processors kvtop does not size):
+Mistral-Small-3.x (`_mistral3_item`), Gemma-3 (`_gemma3_item`), and the Qwen3-VL family (Qwen3VLVisionConfig,
+Qwen3VLMoeVisionConfig), by vLLM's own processing info
+(models/qwen3_vl.py, qwen2_vl.py) over the processor sizes every published Qwen3-VL checkpoint ships
+(preprocessor_config.json: images 65,536 – 16,777,216 px; video_preprocessor_config.json: 4,096 – 25,165,824 px;
+patch 16, merge 2, temporal 2; search-index ids 52457624213, 59138427633), which kvtop does not read (assumed):
+- the image with the most features: 9,999,999² px resized to ≤ 16,777,216 px at a factor of patch × merge = 32
+  (transformers qwen2_vl smart_resize): 4,096 × 4,096, (4,096 ÷ 16)² ÷ 2² = 16,384 tokens;
+- the video: one item (the profiler asks one per modality: v0.12.0 multimodal/registry.py:167-170) of
+  min(frames fitting in max_model_len, 24,576) frames (qwen3_vl.py:123 `_MAX_FRAMES_PER_VIDEO`, qwen2_vl.py:979-1011)
+  resized together to ≤ 25,165,824 px (qwen3_vl video smart_resize); through v0.12.0 its tokens are counted × 12.5
+  for the timestamps (qwen3_vl.py:693-709, v0.12.0), dropped in v0.13.0. At 24,576 frames: 32 × 32 px frames,
+  12,288 tokens, 153,600 counted (a v0.12.0 start's log: "a budget of 153600 tokens, … 1 video items").
+- each token's output is the merger's plus the three deepstack levels' (qwen3_vl.py:558-576: the vision section's
+  out_hidden_size × 4 wide), in the model dtype; the pixels are
+  patches × 3 × temporal × patch² values, cast to the model dtype (v0.11.0 multimodal/processing/context.py).
+Not counted: the encoder's own forward (its transient is the tower's width over the patches: at the v0.12.0 start's
+49,152 patches, 1,152 wide and a 4,304-wide MLP over TP 2, under 1 GiB with its pixels, below the text run and what
+it keeps, 3.9 GiB), other families (their processors' sizes: assumed,
+the text model's fit), and launches that change the dummy (`--limit-mm-per-prompt`, `--mm-processor-kwargs`:
+not read, so not modelled).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.profile_run import batch_limits
+from kvtop.domain.model import ModelSpec
+
+QWEN3_VL_TOWERS = frozenset({"Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig"})
+PATCH, MERGE, TEMPORAL = 16, 2, 2  # Qwen3-VL vision_config (every published checkpoint)
+IMAGE_MIN_PIXELS, IMAGE_MAX_PIXELS = 65_536, 16_777_216  # preprocessor_config.json "size"
+VIDEO_MIN_PIXELS, VIDEO_MAX_PIXELS = 4_096, 25_165_824  # video_preprocessor_config.json "size"
+MAX_FRAMES_PER_VIDEO = 24_576  # qwen3_vl.py _MAX_FRAMES_PER_VIDEO (v0.11.0:91, v0.12.0:123, v0.13.0:132)
+DEEPSTACK_LEVELS = 3  # deepstack_visual_indexes: three levels in every Qwen3-VL checkpoint
+LARGEST_SIDE = 9_999_999  # get_image_size_with_most_features asks for this square (qwen2_vl.py:961-968)
+DEFAULT_LIMIT = 999  # MultiModalConfig's items per prompt where --limit-mm-per-prompt leaves a modality out
+UNREAD_FLAGS = ("limit-mm-per-prompt", "mm-processor-kwargs")
+# Mistral-Small-3.x (HF Mistral3ForConditionalGeneration; its mistral-format params.json builds PixtralForConditionalGeneration
+# over the same tower, which kvtop reads as the HF class): the Pixtral tower merged 2 × 2 (Mistral3Config's default)
+MISTRAL3_CLASSES = frozenset({"Mistral3ForConditionalGeneration", "PixtralForConditionalGeneration"})
+PIXTRAL_MERGE = 2
+# Gemma-3 (pan-and-scan off, the default: gemma3_mm.py:104-118 at v0.19.0): one 896-px crop an image, its
+# `image_seq_length` 256 embeddings (Gemma3Config.mm_tokens_per_image, not read: assumed) inside transformers'
+# full_image_sequence "\n\n<start_of_image>…<end_of_image>\n\n" (processing_gemma3.py:71, 4.57.1): 4 tokens more
+GEMMA3_CLASSES = frozenset({"Gemma3ForConditionalGeneration"})
+GEMMA3_EMBEDS, GEMMA3_WRAPPING = 256, 4
+QWEN3_VL_ERAS: Eras[bool] = Eras((
+    Era("", False, "no models/qwen3_vl.py through v0.10.2"),
+    Era("0.11.0", True, "first in v0.11.0: models/qwen3_vl.py"),
+))  # fmt: skip
+
+# what `profile_run` keeps of each encoder output: "budget" (expanded to the encoder budget's rows), "item" (to the
+# item's tokens), "returned", or None where not read
+KEPT_ERAS: Eras[str | None] = Eras((
+    Era("", None, "not read before v0.10.2"),
+    Era("0.10.2", "returned", "v0.10.2 v1/worker/gpu_model_runner.py:3026 profile_run: kept as returned"),
+    Era("0.11.0", "budget", "v0.11.0 v1/worker/gpu_model_runner.py:3375-3384 (v0.11.2 :4119): each output shorter "
+                            "than the encoder budget expanded to (budget, width)"),
+    Era("0.12.0", "item", "v0.12.0 gpu_model_runner.py:4340-4351: each output expanded to (max tokens per item, width)"),
+    Era("0.13.0", "returned", "v0.13.0 gpu_model_runner.py:4470-4471 (v0.19.0 :5778-5779): kept as returned"),
+))  # fmt: skip
+# the video's tokens counted × 12.5 for its timestamps (qwen3_vl.py get_max_video_tokens)
+TIMESTAMP_ERAS: Eras[float] = Eras((
+    Era("", 12.5, "v0.11.0 qwen3_vl.py:674, v0.12.0 :708: video_soft_tokens × 12.5"),
+    Era("0.13.0", 1.0, "v0.13.0 qwen3_vl.py:710-722: the soft tokens"),
+))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EncoderProfile:
+    """The dummy batch vLLM profiles the encoder on, and the bytes it keeps through the text model's run."""
+
+    modality: str
+    item_tokens: int  # the budget's count for one item (video: × 12.5 through v0.12.0)
+    items: int
+    budget: int
+    kept_bytes: int  # encoder outputs in encoder_cache plus the dummy pixels, held through the text run
+    words: str
+
+
+def _image_resize(height: int, width: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """transformers qwen2_vl image smart_resize (the image processor vLLM's Qwen3-VL info calls)."""
+    factor = PATCH * MERGE
+    h_bar, w_bar = round(height / factor) * factor, round(width / factor) * factor
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt(height * width / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar, w_bar = math.ceil(height * beta / factor) * factor, math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def _video_resize(frames: int, height: int, width: int) -> tuple[int, int]:
+    """transformers qwen3_vl video smart_resize (video_processing_qwen3_vl.py, 4.57.1: lines 34-64)."""
+    factor = PATCH * MERGE
+    h_bar, w_bar = round(height / factor) * factor, round(width / factor) * factor
+    t_bar = round(frames / TEMPORAL) * TEMPORAL
+    if t_bar * h_bar * w_bar > VIDEO_MAX_PIXELS:
+        beta = math.sqrt(frames * height * width / VIDEO_MAX_PIXELS)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif t_bar * h_bar * w_bar < VIDEO_MIN_PIXELS:
+        beta = math.sqrt(VIDEO_MIN_PIXELS / (frames * height * width))
+        h_bar, w_bar = math.ceil(height * beta / factor) * factor, math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def _patches(frames: int, height: int, width: int) -> int:
+    """vLLM `_get_vision_info`: frames padded to the temporal patch, the grid of patches (qwen3_vl.py:667-673)."""
+    padded = frames + frames % TEMPORAL
+    return max(padded // TEMPORAL, 1) * (height // PATCH) * (width // PATCH)
+
+
+def largest_image() -> tuple[int, int]:
+    """The image with the most features (`get_image_size_with_most_features`): 4,096 × 4,096 at the defaults."""
+    return _image_resize(LARGEST_SIDE, LARGEST_SIDE, IMAGE_MIN_PIXELS, IMAGE_MAX_PIXELS)
+
+
+def video_patches(frames: int) -> int:
+    """Patches of a video of `frames` frames of the largest image, resized together."""
+    height, width = largest_image()
+    return _patches(frames, *_video_resize(frames, height, width))
+
+
+@cache
+def video_frames(max_model_len: int) -> int:
+    """`get_num_frames_with_most_features` for one video: the most frames, from 2, whose tokens fit the context
+    (qwen2_vl.py `_get_max_video_frames`), at most 24,576."""
+    frames = 2
+    while frames < MAX_FRAMES_PER_VIDEO and video_patches(frames + 1) // MERGE**2 <= max_model_len:
+        frames += 1
+    return frames
+
+
+@dataclass(frozen=True)
+class DummyItem:
+    """One dummy item of the modality profiled: its tokens as the budget counts them, its embeddings (the encoder's
+    output rows), the values of its pixels, the width of each output row, in words its shape."""
+
+    modality: str
+    counted_tokens: int
+    embed_rows: int
+    pixel_values: int
+    width: int
+    shape: str
+
+
+def _stated(model: ModelSpec, key: str, default: int) -> int:
+    """`vision_config[key]` where the config states it, else the family's default."""
+    value = model.vision.field(key) if model.vision is not None else None
+    return value if value is not None else default
+
+
+def _qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec) -> DummyItem:
+    """Qwen3-VL's item of the most tokens: the image (16,384) or the video (× 12.5 through v0.12.0), module docstring."""
+    height, width = largest_image()
+    image_patches = _patches(1, height, width)
+    frames = video_frames(inputs.context_length)
+    patches = {"image": image_patches, "video": video_patches(frames)}
+    soft = {modality: count // MERGE**2 for modality, count in patches.items()}
+    counted = {"image": soft["image"], "video": int(soft["video"] * TIMESTAMP_ERAS.at(inputs.version))}
+    # the first of the largest, as vLLM's max() over the dict
+    modality = max(counted, key=lambda name: counted[name])
+    out = _stated(model, "out_hidden_size", model.hidden_size) * (1 + DEEPSTACK_LEVELS)
+    shape = f"{frames:,} frames" if modality == "video" else f"{width:,} × {height:,} px"
+    return DummyItem(modality, counted[modality], soft[modality], patches[modality] * 3 * TEMPORAL * PATCH**2, out,
+                     f"{shape}: {soft[modality]:,} tokens; merger and {DEEPSTACK_LEVELS} deepstack levels")  # fmt: skip
+
+
+def _mistral3_item(model: ModelSpec) -> DummyItem:
+    """Mistral-Small-3.x's image: `vision_config.image_size` square (1,540), `patch_size` × the merge 2
+    (Mistral3Config.spatial_merge_size, not read: assumed) a token (pixtral.py `get_patch_size`, v0.19.0:961-964),
+    rows of ncols tokens and a break (mistral3.py:295-301): 55 × 55 = 3,025 embeddings in 3,080 tokens."""
+    side, step = _stated(model, "image_size", 1540), _stated(model, "patch_size", 14) * PIXTRAL_MERGE
+    grid = math.ceil(side / step)
+    return DummyItem("image", grid * (grid + 1), grid * grid, 3 * side * side, model.hidden_size,
+                     f"{side:,} × {side:,} px: {grid * grid:,} embeddings in {grid * (grid + 1):,} tokens")  # fmt: skip
+
+
+def _gemma3_item(model: ModelSpec) -> DummyItem:
+    """Gemma-3's image: `vision_config.image_size` square (896), 256 embeddings in 260 tokens (`GEMMA3_CLASSES`)."""
+    side = _stated(model, "image_size", 896)
+    return DummyItem("image", GEMMA3_EMBEDS + GEMMA3_WRAPPING, GEMMA3_EMBEDS, 3 * side * side, model.hidden_size,
+                     f"{side:,} × {side:,} px: {GEMMA3_EMBEDS} embeddings in {GEMMA3_EMBEDS + GEMMA3_WRAPPING} tokens")  # fmt: skip
+
+
+def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
+    """The encoder profile's batch and what it keeps through the text run (module docstring); None where not
+    counted: another family, a release not read, a flag that changes the dummy and is not read."""
+    model = inputs.model
+    kept_as = KEPT_ERAS.at(inputs.version)
+    tower = model.tower if model is not None else None
+    if model is None or tower is None or kept_as is None:
+        return None
+    if any(inputs.settings.flags.get(name) not in (None, False) for name in UNREAD_FLAGS):
+        return None
+    if tower.config_class in QWEN3_VL_TOWERS and QWEN3_VL_ERAS.at(inputs.version):
+        item = _qwen3_vl_item(inputs, model)
+    elif model.architecture in MISTRAL3_CLASSES:
+        item = _mistral3_item(model)
+    elif model.architecture in GEMMA3_CLASSES:
+        item = _gemma3_item(model)
+    else:
+        return None
+    tokens, seqs, _ = batch_limits(inputs)
+    budget = max(tokens, item.counted_tokens)
+    per_prompt = max(1, min(DEFAULT_LIMIT, inputs.context_length // item.counted_tokens))
+    items = max(1, min(budget // item.counted_tokens, seqs * per_prompt))
+    rows = {"budget": max(budget, item.embed_rows), "item": max(item.counted_tokens, item.embed_rows)}.get(
+        kept_as, item.embed_rows
+    )
+    outputs = items * rows * item.width * model.dtype_bytes
+    pixels = items * item.pixel_values * model.dtype_bytes
+    words = (
+        f"vLLM {inputs.version.label}'s encoder profile keeps {items} {item.modality} item{'s' if items > 1 else ''} "
+        f"({item.shape}; a budget of {budget:,}) through the text run: outputs {items} × {rows:,} × {item.width:,} and "
+        f"pixels {items} × {item.pixel_values:,}, {model.dtype_bytes} B each ({(outputs + pixels) / 2**30:.2f} GiB; "
+        "the processor's published sizes, assumed)"
+    )
+    return EncoderProfile(item.modality, item.counted_tokens, items, budget, outputs + pixels, words)

@@ -1,0 +1,113 @@
+"""vLLM's encoder profile: what a multimodal model's `profile_run` keeps through the text model's run
+(kvtop/domain/engines/vllm/encoder_profile.py, docs/engines/vllm.md §10).
+
+Expected figures are the engine's own log lines and vLLM's code's arithmetic by hand (the docstrings), never the
+function's output. The v0.12.0 start: Zzsf11/VideoCuttingAgent `vllm_serve.log` at dbf8adf3 (tests/data/calibration/
+vllm.jsonl `videocuttingagent-qwen3-vl-30b-a3b-2xh100-tp2-v0120`): "Encoder cache will be initialized with a budget
+of 153600 tokens, and profiled with 1 video items of the maximum feature size", "GPU KV cache size: 813,152 tokens".
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.encoder_profile import (
+    encoder_profile,
+    largest_image,
+    video_frames,
+    video_patches,
+)
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"
+MISTRAL_SMALL = CONFIGS.parent / "calibration" / "configs" / "mistralai--Mistral-Small-3.1-24B-Instruct-2503.json"
+GEMMA3_27B = CONFIGS / "google--gemma-3-27b-it.json"
+LOGGED_TOKENS = 813_152
+
+
+def _inputs(config: object, version: str, context: int, *flags: str, tp: int = 1) -> CalibrationInputs:
+    model = load_config_file(config)  # type: ignore[arg-type]
+    settings = parse_flags("vllm", ["--max-model-len", str(context), *flags])
+    return CalibrationInputs(
+        model=model, settings=settings, layout=ParallelLayout(tp=tp), gpu_name="H100",
+        gpu_total_bytes=gpu_total_bytes("H100"), version=ResolvedVersion(text=version), weights_bytes=0,
+        context_length=context,
+    )  # fmt: skip
+
+
+def test_qwen3_vl_dummy_video_at_v0_12_0_is_the_logged_budget() -> None:
+    """9,999,999² px resized to ≤ 16,777,216 px at a factor of 32: 4,096²; at 65,536 tokens of context the video
+    takes the 24,576-frame cap (tokens stay ≤ 12,288 until 32-px frames), resized to ≤ 25,165,824 px together:
+    beta = √(24,576 × 4,096² ÷ 25,165,824) = 128, 32 × 32 px frames, 12,288 × 2 × 2 = 49,152 patches, 12,288 tokens,
+    × 12.5 = 153,600: the log's budget, one item (153,600 // 153,600)."""
+    assert largest_image() == (4096, 4096)
+    assert video_frames(65536) == 24576
+    assert video_patches(24576) == 49152
+    profile = encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--max-num-seqs", "256", tp=2))
+    assert profile is not None
+    assert (profile.modality, profile.budget, profile.items) == ("video", 153_600, 1)
+    # each output expanded to 153,600 rows of 2,048 × 4 (merger + 3 deepstack levels) bf16, and the pixels:
+    # 153,600 × 8,192 × 2 = 2,516,582,400 B; 49,152 × (3 × 2 × 16²) × 2 = 150,994,944 B
+    assert profile.kept_bytes == 2_516_582_400 + 150_994_944
+
+
+def test_qwen3_vl_from_v0_13_0_profiles_the_image() -> None:
+    """v0.13.0 drops the × 12.5: the image's (4,096 ÷ 16)² ÷ 4 = 16,384 tokens beat the video's 12,288; budget
+    max(8,192, 16,384), one item kept as returned: 16,384 × 8,192 × 2 + 65,536 × 1,536 × 2 B."""
+    profile = encoder_profile(_inputs(QWEN3_VL_30B, "0.13.0", 65536, tp=2))
+    assert profile is not None
+    assert (profile.modality, profile.budget, profile.items) == ("image", 16_384, 1)
+    assert profile.kept_bytes == 16_384 * 8_192 * 2 + 65_536 * 1_536 * 2
+
+
+def test_the_qwen3_vl_start_is_planned_within_its_interval() -> None:
+    """The plan of the v0.12.0 start lands within 5 % of the logged 813,152 tokens and its interval holds it (the text
+    model's fit alone planned 879,984, +8.2 %, its interval 842,816 – 917,168 missing)."""
+    model = load_config_file(QWEN3_VL_30B)
+    settings = parse_flags("vllm", ["--engine-version", "0.12.0", "--trust-remote-code", "--max-model-len", "65536",
+                                    "--tensor-parallel-size", "2", "--max-num-seqs", "256"])  # fmt: skip
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    assert abs(plan.ledger.engine.token_capacity / LOGGED_TOKENS - 1) < 0.05
+    assert plan.token_capacity_min <= LOGGED_TOKENS <= plan.token_capacity_max
+    activation = plan.estimate.term(Term.ACTIVATION)
+    assert activation is not None and activation.source == "assumed"
+    assert "encoder profile keeps 1 video item" in activation.basis
+
+
+def test_mistral_small_keeps_two_images_expanded_to_the_budget_at_v0_11_0() -> None:
+    """1,540 px ÷ (14 × 2) = 55 tokens a side: 3,025 embeddings in 55 × 56 = 3,080 tokens (a break a row); the
+    8,192-token budget holds 8,192 // 3,080 = 2; v0.11.0 expands each output to the budget's 8,192 rows of 5,120
+    (gpu_model_runner.py:3369-3384): 2 × 8,192 × 5,120 × 2 + 2 × 3 × 1,540² × 2 B; v0.12.0 to the item's 3,080 rows;
+    v0.19.0 keeps the 3,025 rows."""
+    old = encoder_profile(_inputs(MISTRAL_SMALL, "0.11.0", 16000))
+    new = encoder_profile(_inputs(MISTRAL_SMALL, "0.19.0", 8192))
+    assert old is not None and new is not None
+    assert (old.budget, old.items) == (8192, 2)
+    assert old.kept_bytes == 2 * 8192 * 5120 * 2 + 2 * 3 * 1540**2 * 2
+    middle = encoder_profile(_inputs(MISTRAL_SMALL, "0.12.0", 16000))
+    assert middle is not None and middle.kept_bytes == 2 * 3080 * 5120 * 2 + 2 * 3 * 1540**2 * 2
+    assert new.kept_bytes == 2 * 3025 * 5120 * 2 + 2 * 3 * 1540**2 * 2
+
+
+def test_gemma3_keeps_31_images() -> None:
+    """256 embeddings in 260 tokens an 896-px image: 8,192 // 260 = 31 items, 31 × 256 × 5,376 × 2 + 31 × 3 × 896² ×
+    2 B (0.22 GiB) beside the text run: llm-d-planner's v0.19.0 log prints 3.99 GiB against the sampler's 3.72."""
+    profile = encoder_profile(_inputs(GEMMA3_27B, "0.19.0", 8192))
+    assert profile is not None
+    assert (profile.budget, profile.items) == (8192, 31)
+    assert profile.kept_bytes == 31 * 256 * 5376 * 2 + 31 * 3 * 896**2 * 2
+
+
+def test_not_counted_where_the_dummy_is_not_read() -> None:
+    """`--limit-mm-per-prompt` and `--mm-processor-kwargs` change the dummy (not read: the text model's fit, said so);
+    releases before v0.10.2 are not read; Qwen3-VL has no class before v0.11.0."""
+    assert encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--limit-mm-per-prompt", '{"video": 0}')) is None
+    assert encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--mm-processor-kwargs", '{"fps": 1}')) is None
+    assert encoder_profile(_inputs(MISTRAL_SMALL, "0.10.1", 8192)) is None
+    assert encoder_profile(_inputs(QWEN3_VL_30B, "0.10.2", 65536)) is None
