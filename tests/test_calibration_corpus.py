@@ -93,8 +93,8 @@ def _judged(judgement: Judgement, engine: str, weights_logged: bool) -> Sequence
 def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: bool) -> None:
     """What docs/calibration.md claims for vLLM, on the judgement it publishes (each record held out with its whole
     source): with the logged weights, 123 records of 67 sources, the targets hold (median ≤ 2 %, ≥ 90 % within 5 %,
-    the interval holding ≥ 90 %: 93.5 % and 95.1 % in session 51); fully blind, 135 records of 83 sources, they hold
-    too since session 51 (91.9 % and 97.0 %): vLLM v0.6.4's non-torch figure holds the CUDA context (worker.py:206-213)
+    the interval holding ≥ 90 %: 94.3 % and 95.1 % in session 51); fully blind, 135 records of 83 sources, they hold
+    too since session 51 (92.6 % and 97.0 %): vLLM v0.6.4's non-torch figure holds the CUDA context (worker.py:206-213)
     and is planned with the engine-neutral one-process context (`cuda_context.py`), which brought the vllm#10517
     RTX 3090 starts from +6.6 / +8.4 % to −2.8 / −4.0 %. Session 51 also added twenty-five held-out starts (110 → 135;
     98 → 123 with their weights printed), split llm-d-planner's January sweep (v0.14.0 by its date) from its v0.11.0
