@@ -26,7 +26,8 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import from_flag
-from kvtop.domain.engines.vllm.calibration import CUDA_TOTAL_FITS, FITS
+from kvtop.domain.calibration.plan_fits import committed_fits
+from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_non_torch import non_torch_estimate
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
@@ -72,10 +73,10 @@ def test_the_stood_in_part_is_widened_once() -> None:
     0.46 ± 0.38."""
     settings = parse_flags("vllm", ["--engine-version", "0.14.0", "--tensor-parallel-size", "2", *LAUNCH])
     plan = planned_capacity(QWEN3_32B, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100",
-                            fits={**CUDA_TOTAL_FITS, **FITS, V1_TP1_ONLY.key: V1_TP1_ONLY, V18.key: V18})  # fmt: skip
+                            fits={**committed_fits(FITS), V1_TP1_ONLY.key: V1_TP1_ONLY, V18.key: V18})  # fmt: skip
     term = next(estimate for estimate in plan.estimate.terms if estimate.fit_key == "vllm.non_torch.v1")
     assert term.error_bytes / GIB == pytest.approx(0.38, abs=0.001)
-    assert term.beyond is not None and "no record of vllm.non_torch.v1" in term.beyond
+    assert term.beyond is not None and "no record of vLLM's non-torch memory at 0.14.0" in term.beyond
     assert abs(term.bytes / GIB - 0.54) <= term.error_bytes / GIB
 
 
@@ -99,6 +100,6 @@ def test_the_v014_tp2_start_planned_with_its_logged_weights() -> None:
     settings = parse_flags("vllm", ["--engine-version", "0.14.0", "--tensor-parallel-size", "2", *LAUNCH])
     plan = planned_capacity(QWEN3_32B, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100",
                             measured=MeasuredInputs(weights_bytes=round(30.59 * GIB)),
-                            fits={**CUDA_TOTAL_FITS, **FITS, V1_TP1_ONLY.key: V1_TP1_ONLY, V18.key: V18})  # fmt: skip
+                            fits={**committed_fits(FITS), V1_TP1_ONLY.key: V1_TP1_ONLY, V18.key: V18})  # fmt: skip
     kv = plan.ledger.engine.kv_budget_bytes / GIB
     assert abs(kv / 34.49 - 1) < 0.02
