@@ -33,7 +33,14 @@ from kvtop.domain.calibration.terms import (
 )
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import KvtopError, UnsupportedModelError
-from kvtop.domain.explanation import EstimatedField, EstimatedInput, EstimateOrigin, Explanation, Logged, judge
+from kvtop.domain.explanation import (
+    EstimatedField,
+    EstimatedInput,
+    EstimateOrigin,
+    Explanation,
+    Logged,
+    judge,
+)
 from kvtop.domain.gpus import GPU_TOTAL_MIB, UNIFIED_TOTAL_MIB, GpuTotalOrigin, gpu_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict

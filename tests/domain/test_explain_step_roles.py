@@ -21,7 +21,12 @@ from kvtop.domain.engines.base import BudgetStep, MeasuredInputs
 from kvtop.domain.engines.lmdeploy.eras import resolve_version
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, logged_total_said, stand_in_gpu_said, total_origin_said
+from kvtop.domain.explanation import (
+    PLACEHOLDER_GPU_BYTES,
+    logged_total_said,
+    stand_in_gpu_said,
+    total_origin_said,
+)
 from kvtop.domain.gpus import GpuTotalOrigin, gpu_total_bytes
 from kvtop.domain.ledger_values import Ledger
 from kvtop.sources.engine_logs import read_engine_log
