@@ -33,7 +33,14 @@ from kvtop.domain.calibration.terms import (
 )
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import KvtopError, UnsupportedModelError
-from kvtop.domain.explanation import EstimatedField, EstimatedInput, Explanation, Logged, judge
+from kvtop.domain.explanation import (
+    EstimatedField,
+    EstimatedInput,
+    EstimateOrigin,
+    Explanation,
+    Logged,
+    judge,
+)
 from kvtop.domain.gpus import GPU_TOTAL_MIB, UNIFIED_TOTAL_MIB, GpuTotalOrigin, gpu_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -280,7 +287,7 @@ def engine_total(run: EstimateRun) -> CalibratedFigures | None:
 def _estimated(field: EstimatedField, label: str, found: InputRange) -> EstimatedInput:
     return EstimatedInput(
         field=field, label=label, low_bytes=found.low_bytes, value_bytes=found.value_bytes,
-        high_bytes=found.high_bytes, source=found.source, basis=found.basis,
+        high_bytes=found.high_bytes, source=found.source, basis=found.basis, origin=EstimateOrigin.PLAN_TERMS,
     )  # fmt: skip
 
 
@@ -326,6 +333,6 @@ def free_after_load_estimate(run: EstimateRun, before_bytes: int) -> EstimatedIn
     return EstimatedInput(
         field="free_after_load_bytes", label="free memory after the weights load",
         low_bytes=max(before_bytes - found.high_bytes, 0), value_bytes=max(before_bytes - found.value_bytes, 0),
-        high_bytes=max(before_bytes - found.low_bytes, 0), source=found.source,
+        high_bytes=max(before_bytes - found.low_bytes, 0), source=found.source, origin=EstimateOrigin.PLAN_TERMS,
         basis=f"the logged free memory before the load less the weights plan charges: {found.basis}",
     )  # fmt: skip

@@ -10,6 +10,7 @@ its likely cause) when it does not, `insufficient` when the log lacks what the c
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -121,6 +122,15 @@ class PoolSizeCheck(BaseModel):
     unit: str = "GiB"  # the unit the log printed it in (LMDeploy's TurboMind prints a block in MiB)
 
 
+class EstimateOrigin(str, Enum):
+    """What an estimated input's figure is: plan's own terms for it (each calibrated or assumed, as `source` says: the
+    figure `plan` charges), or an assumption stated beside them (an engine's fallback figure, the log's own bounds).
+    A caller that solves differently by it reads this, never the basis's words."""
+
+    PLAN_TERMS = "plan_terms"
+    ASSUMPTION = "assumption"
+
+
 class EstimatedInput(BaseModel):
     """One input the log lacks, as kvtop estimated it, and the value the logged capacity implies."""
 
@@ -133,6 +143,7 @@ class EstimatedInput(BaseModel):
     high_bytes: int
     basis: str  # how kvtop estimates it: the calibrated terms with their errors, or the assumption
     source: TermSource = "assumed"  # calibrated: from the fitted terms (docs/calibration.md); else assumed
+    origin: EstimateOrigin = EstimateOrigin.ASSUMPTION  # plan's terms, or an assumption beside them
     implied_bytes: int | None = None  # the value that rebuilds the logged capacity (None: no value does)
     # the other terms the rebuild estimates, whose errors the interval also holds (the weights book's where the log
     # states no weights; CUDA's total where the budget reads the calibrated one), each with its unscaled error
@@ -296,14 +307,13 @@ def stand_in_gpu_said(ledger: Ledger) -> Ledger:
 def total_origin_said(ledger: Ledger, origin: GpuTotalOrigin) -> Ledger:
     """The GPU total's step (its role) labelled from where its chooser said the total came (`origin`: --gpu's table,
     --gpu-memory, NVML), never read back from its bytes; a measured step (the operator's total, NVML's, a log's) keeps
-    its own label, a stand-in is `stand_in_gpu_said`'s, and a step of other bytes than that total keeps the engine's
-    (vLLM's "GPU memory as CUDA reports it": the calibrated CUDA total plan's budget names so too)."""
+    its own label, a stand-in is `stand_in_gpu_said`'s, and CUDA's own total an engine sizes from in its place (role
+    `cuda_total`: vLLM's "GPU memory as CUDA reports it", calibrated) keeps the engine's, whatever its bytes."""
     label = f"GPU memory ({total_said(ledger.gpu_name, origin)})"
 
     def said(step: BudgetStep) -> dict[str, object] | None:
         stand_in = step.label.startswith("GPU memory (a stand-in")
-        chosen = step.role == "gpu_total" and step.bytes == ledger.gpu_total_bytes
-        return {"label": label} if chosen and not step.measured and not stand_in else None
+        return {"label": label} if step.role == "gpu_total" and not step.measured and not stand_in else None
 
     return steps_said(ledger, said)
 

@@ -203,6 +203,11 @@ class LaunchSettings(BaseModel):
         return self
 
     @property
+    def image_release(self) -> str | None:
+        """The release the image's tag names ('v0.11.0' -> '0.11.0') where it is one of the engine's `release_images`."""
+        return image_release(self.image, engine_flags(self.engine).release_images) if self.image else None
+
+    @property
     def effective_ep(self) -> int:
         """vLLM's `--enable-expert-parallel` spreads experts over tp × dp ranks."""
         if self.enable_expert_parallel and self.ep == 1:
@@ -459,10 +464,10 @@ def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
 def with_image(settings: LaunchSettings, image: str | None) -> LaunchSettings:
     """The settings with the image the launch runs, and the release its tag names (an image of the engine's own
     `release_images`, tagged with a release the engine names: 'v0.11.0' -> '0.11.0') where no version is set."""
-    release = image_release(image, engine_flags(settings.engine).release_images) if image else None
+    imaged = settings.model_copy(update={"image": image}) if image else settings
+    release = imaged.image_release
     named = release is not None and release.lower() != LATEST and release_names(settings.engine).names_one(release)
-    update = {"image": image, **({"engine_version": release} if named and settings.engine_version is None else {})}
-    return settings.model_copy(update=update) if image else settings
+    return imaged.model_copy(update={"engine_version": release}) if named and settings.engine_version is None else imaged
 
 
 def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> list[str]:

@@ -61,13 +61,29 @@ def container_image(before: Sequence[str]) -> str | None:
     return next((token for token in reversed(before) if not token.startswith("-") and _IMAGE.fullmatch(token)), None)
 
 
+def image_repository_and_tag(image: str) -> tuple[str, str | None]:
+    """An image reference split as `docker run` reads it, `[registry[:port]/]repository[:tag][@digest]`: (the name
+    before the tag, registry included; the tag, or None where only a digest or nothing names it). The one parser of
+    an image's tag: 'vllm/vllm-openai:v0.11.0' -> ('vllm/vllm-openai', 'v0.11.0'); 'host:5000/x' -> ('host:5000/x',
+    None), a registry's port is no tag."""
+    name = image.split("@", 1)[0]
+    repository, colon, tag = name.rpartition(":")
+    return (repository, tag) if colon and "/" not in tag else (name, None)
+
+
+def image_of(image: str, repositories: frozenset[str]) -> bool:
+    """Whether `image` is one of `repositories` from any registry (`docker.io/vllm/vllm-openai` is
+    `vllm/vllm-openai`), whatever its tag or digest."""
+    repository = image_repository_and_tag(image)[0]
+    return any(repository == known or repository.endswith("/" + known) for known in repositories)
+
+
 def image_release(image: str, repositories: frozenset[str]) -> str | None:
     """The tag of `image`, less a leading 'v', where its repository (less a registry) is one of `repositories`:
     ('vllm/vllm-openai:v0.11.0', {'vllm/vllm-openai'}) -> '0.11.0'; None for another repository, a digest alone or no
     tag (whether the engine names such a release is launch.py's to ask)."""
-    name = image.split("@", 1)[0]
-    repository, colon, tag = name.rpartition(":")
-    if not colon or "/" in tag or not any(repository == known or repository.endswith("/" + known) for known in repositories):
+    tag = image_repository_and_tag(image)[1]
+    if tag is None or not image_of(image, repositories):
         return None
     return tag[1:] if tag[:1] in "vV" else tag
 

@@ -111,9 +111,9 @@ def predict(
             if settings.engine_version
             else NOT_STATED
         )
-        image = settings.image or ""
-        if settings.engine_version and image.rsplit(":", 1)[-1].lstrip("vV") == settings.engine_version:
-            version = version.model_copy(update={"detail": f"{version.detail}: the launch's image {image} is its tag"})
+        if settings.engine_version and settings.image_release == settings.engine_version:
+            said = f"{version.detail}: the launch's image {settings.image} is its tag"
+            version = version.model_copy(update={"detail": said})
     key = (id(model), settings_key(settings), gpu_total_bytes, gpu_name, measured, load_mtp, version, id(draft))
     return _LEDGERS.get(
         key, model, lambda: _solve(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, version, draft)

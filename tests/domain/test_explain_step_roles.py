@@ -21,8 +21,13 @@ from kvtop.domain.engines.base import BudgetStep, MeasuredInputs
 from kvtop.domain.engines.lmdeploy.eras import resolve_version
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, logged_total_said, stand_in_gpu_said
-from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.explanation import (
+    PLACEHOLDER_GPU_BYTES,
+    logged_total_said,
+    stand_in_gpu_said,
+    total_origin_said,
+)
+from kvtop.domain.gpus import GpuTotalOrigin, gpu_total_bytes
 from kvtop.domain.ledger_values import Ledger
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model
@@ -150,14 +155,18 @@ def test_a_measured_total_of_exactly_the_stand_ins_bytes_is_not_said_a_stand_in(
 
 def test_vllms_cuda_total_is_found_by_its_role() -> None:
     """With --gpu H100 and no KV-memory line (talos#1995), vLLM solves at CUDA's calibrated total, labelled "GPU
-    memory as CUDA reports it": a logged total of those bytes is named the log's through the role."""
+    memory as CUDA reports it", role `cuda_total`: the table's label is never put on it, even where the ledger's given
+    total has its very bytes (labelled by role, not by comparing bytes), nor the log's (a logged total is passed as
+    the GPU total, whose step is `gpu_total`)."""
     log = read_engine_log(CASES / "vllm" / "talos-pr1995-qwen38-27b-fp8-tp2" / "engine.log")
     settings = settings_for_log({**log.server_args, **log.engine_config}, "vllm", [], "llama-3.1-8b")
     result = explain(ExplainRequest(log=log, model=load_model("llama-3.1-8b"), settings=settings,
                                     gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100"))  # fmt: skip
     assert result.ledger is not None
-    step = _gpu_step(result.ledger)
+    (step,) = [step for step in result.ledger.engine.steps if step.role == "cuda_total"]
     assert (step.label, step.source, step.measured) == ("GPU memory as CUDA reports it", "calibrated", False)
     assert step.bytes is not None and step.bytes < gpu_total_bytes("H100")  # CUDA's total, below nvidia-smi's
-    said = _gpu_step(logged_total_said(result.ledger, "`total`", total=step.bytes))
-    assert (said.label, said.measured, said.note) == ("GPU memory (logged)", True, "the log's `total`")
+    assert not [step for step in result.ledger.engine.steps if step.role == "gpu_total"]
+    same_bytes = result.ledger.model_copy(update={"gpu_total_bytes": step.bytes})
+    for said in (total_origin_said(same_bytes, GpuTotalOrigin.TABLE), logged_total_said(same_bytes, "`t`", step.bytes)):
+        assert said.engine.steps[0] == step

@@ -98,7 +98,8 @@ def test_vllm_v041_without_its_weights_line_is_plans_budget(capsys: pytest.Captu
     explained = explain_json(capsys, log, *launch, "--no-calibration-store")
     assert explained["estimated"]["field"] == "non_kv_bytes"
     assert _steps(explained) == _steps(plan)
-    (total,) = [step for step in explained["steps"] if step["role"] == "gpu_total"]
+    (total,) = [step for step in explained["steps"] if step["role"] == "cuda_total"]
+    assert explained["estimated"]["origin"] == "plan_terms"  # solved at CUDA's total because plan's terms made it
     assert total["label"] == "GPU memory as CUDA reports it" and total["bytes"] < 24 * GIB  # below nvidia-smi's 24 GiB
     assert explained["predicted"]["token_capacity"] == plan["token_capacity"]
 

@@ -37,8 +37,10 @@ MeasuredField = Literal[
 
 # what a budget step is, for the callers that find one (explain says the GPU total as a stand-in or as the log's,
 # and where the memory fraction came from): typed, so that no caller reads meaning from the label the operator
-# reads, whose wording is each engine's own ("total (cudaMemGetInfo), …", "− reserve: pre-load × (1 − f)")
-StepRole = Literal["gpu_total", "memory_fraction"]
+# reads, whose wording is each engine's own ("total (cudaMemGetInfo), …", "− reserve: pre-load × (1 − f)").
+# gpu_total: the GPU memory given (the operator's, NVML's, the table's, a stand-in, a log's); cuda_total: CUDA's own
+# total an engine sizes from in its place (`MeasuredInputs.engine_total_is_cuda`: NVML v2's, or calibrated per model)
+StepRole = Literal["gpu_total", "cuda_total", "memory_fraction"]
 
 
 class MeasuredInputs(BaseModel):
@@ -191,6 +193,12 @@ class MeasuredInputs(BaseModel):
         if self.gpu_total_bytes is None and self.calibrated is not None and self.calibrated.cuda_total_bytes:
             return self.calibrated.cuda_total_bytes
         return gpu_total_bytes
+
+    def engine_total_is_cuda(self) -> bool:
+        """Whether `engine_total` gives CUDA's own total in place of the GPU total passed (NVML v2's or the calibrated
+        one; the step's role says so, `cuda_total`, whatever its bytes)."""
+        calibrated = self.calibrated is not None and bool(self.calibrated.cuda_total_bytes)
+        return self.gpu_total_bytes is None and (self.cuda_total_bytes is not None or calibrated)
 
     def engine_total_source(self) -> TermSource | None:
         if self.gpu_total_bytes is not None:

@@ -50,7 +50,7 @@ def test_v010_shares_cudas_total_not_nvidia_smis(capsys: pytest.CaptureFixture[s
     blocks = 81,024 tokens, and at 79.25 GiB 40,576 MiB // 64 = 634 (nvidia-smi's 80 GiB would give 640 = 81,920):
     the total kvtop shares is CUDA's, between the two logged."""
     out = _plan(capsys, "--gpu", "A100-80GB")
-    total = _step(out, "gpu_total")
+    total = _step(out, "cuda_total")  # CUDA's own total in place of the table's: its role says so
     assert min(A100_CUDA_TOTALS) - GIB // 200 <= total["bytes"] <= max(A100_CUDA_TOTALS) + GIB // 200  # 2 decimals
     assert total["label"].startswith("total (cudaMemGetInfo)") and "nvidia-smi" not in total["label"]
     assert "BlockManager.cc:84-89" in total["note"]

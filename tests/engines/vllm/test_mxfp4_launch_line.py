@@ -14,7 +14,7 @@ import pytest
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV, mxfp4_backend
-from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import parse_flags, parse_launch_command
 
 
@@ -61,3 +61,24 @@ def test_a_typed_zero_selects_nothing() -> None:
     settings = parse_flags("vllm", []).model_copy(update={"flags": {MARLIN_ENV: "0"}})
     backend = mxfp4_backend(settings, "H100", from_flag("0.11.2", engine_rules("vllm").calendar))
     assert backend is not None and (backend.name, backend.source, backend.other) == ("marlin", "assumed", "triton")
+    assert "read by no file" not in backend.why  # v0.11.2 reads it (mxfp4.py:136): a 0 there is read, not ignored
+
+
+def test_a_typed_zero_at_v0_10_1_takes_tritons_layout() -> None:
+    """v0.10.1 mxfp4.py:123-125 `if envs.VLLM_MXFP4_USE_MARLIN is not None: return envs.VLLM_MXFP4_USE_MARLIN`,
+    envs.py:924-925 `maybe_convert_bool` = bool(int("0")) = False, before the capability checks (:126-134): 0 builds
+    Triton's layout (`create_weights` pads to 64 where `use_marlin` is False) on Hopper, and on SM 8.x too, whose
+    Triton experts kvtop does not model (refused by the variable's name); the release without it runs Marlin."""
+    zero = f"{MARLIN_ENV}=0 vllm serve openai/gpt-oss-120b"
+    hopper = _backend("0.10.1", command=zero)
+    assert hopper is not None and (hopper.name, hopper.source, hopper.other) == ("triton", "stated", None)
+    unset = _backend("0.10.1")
+    assert unset is not None and (unset.name, unset.source) == ("marlin", "release")  # torch 2.7.1 < 2.8.0 (:131-134)
+    with pytest.raises(UnsupportedModelError, match="Triton's layout on SM 8.x") as refused:
+        _backend("0.10.1", "A100-80GB", zero)
+    assert refused.value.field == MARLIN_ENV
+    ampere = _backend("0.10.1", "A100-80GB", f"{MARLIN_ENV}=1 vllm serve openai/gpt-oss-120b")
+    assert ampere is not None and (ampere.name, ampere.source) == ("marlin", "stated")
+    with pytest.raises(InputError) as bad:  # bool(int("false")) raises in vLLM's envs.py
+        _backend("0.10.1", command=f"{MARLIN_ENV}=false vllm serve openai/gpt-oss-120b")
+    assert bad.value.field == MARLIN_ENV

@@ -126,3 +126,19 @@ def test_the_yarn_start_is_planned_and_without_it_refused() -> None:
     assert abs(tokens - logged) / logged < 0.05
     refused = _plan()
     assert refused.returncode != 0 and "40,960 positions" in refused.stderr
+
+
+def test_a_config_without_positions_scales_vllms_default() -> None:
+    """FalconMamba's config names no position field: `_get_and_verify_max_len` takes 2,048 and multiplies it by the
+    launch's dynamic factor 2 (vLLM 0.10.1 config/__init__.py:2882-2898 then :2900-2924): 4,096, where no
+    --max-model-len is given; a given one it returns as it is (:2883-2885), refused by nothing."""
+    from kvtop.domain.engines.registry import engine_rules
+
+    model = model_from_config(json.loads((CONFIGS / "tiiuae--falcon-mamba-7b.json").read_text()))
+    assert model.positions_nominal
+    version, rope = ResolvedVersion(text="0.10.0"), ("--rope-scaling", '{"type":"dynamic","factor":2.0}')
+    found = derived_max_len(model, parse_flags("vllm", list(rope)), version)
+    assert found is not None and found[0] == 2048 * 2 and "no position field" in found[1]
+    assert engine_rules("vllm").context_length(model, parse_flags("vllm", list(rope)), version) == 4096
+    stated = parse_flags("vllm", [*rope, "--max-model-len", "10000"])
+    assert engine_rules("vllm").context_length(model, stated, version) == 10_000

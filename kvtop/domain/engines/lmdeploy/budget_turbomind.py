@@ -223,13 +223,14 @@ def _total_step(inputs: EngineInputs, steps: list[BudgetStep]) -> int:
     total = meas.engine_total(inputs.gpu_total_bytes)
     if meas.is_measured("gpu_total_bytes"):
         origin = ""
-    elif total != inputs.gpu_total_bytes:
+    elif meas.engine_total_is_cuda():
         origin = ": CUDA's, per GPU model"
     else:  # no calibration: the table's or the given figure stands for it, said
         origin = ", taken as " + inputs.gpu_total_label().removeprefix("GPU memory (").removesuffix(")")
     steps.append(BudgetStep(label=f"total (cudaMemGetInfo){origin}", bytes=total,
                             measured=meas.is_measured("gpu_total_bytes"), source=meas.engine_total_source(),
-                            note=f"{TOTAL_SOURCE}; not printed", role="gpu_total"))  # fmt: skip
+                            note=f"{TOTAL_SOURCE}; not printed",
+                            role="cuda_total" if meas.engine_total_is_cuda() else "gpu_total"))  # fmt: skip
     return total
 
 

@@ -111,7 +111,7 @@ class VllmRules(VllmBudget, EngineBase):
         positions, scaled by a rope the launch gives (rope_override.py)."""
         from kvtop.domain.engines.vllm.rope_override import derived_max_len
 
-        derived = None if model.positions_nominal else derived_max_len(model, settings, version)
+        derived = derived_max_len(model, settings, version)
         return settings.context_length or (derived[0] if derived else model.max_position_embeddings)
 
     def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:

@@ -112,14 +112,14 @@ class VllmBudget:
             block, block_why = block_size(m, is_quantized(kv.kv_format), inputs.gpu_name, inputs.version)
             block = s.page_size or block
         total = meas.engine_total(inputs.gpu_total_bytes)  # CUDA's total where calibrated (§2.1)
-        total_source = meas.engine_total_source()
+        total_source, cuda = meas.engine_total_source(), meas.engine_total_is_cuda()
         steps: list[BudgetStep] = [
             BudgetStep(
-                label=inputs.gpu_total_label() if total == inputs.gpu_total_bytes else "GPU memory as CUDA reports it",
+                label="GPU memory as CUDA reports it" if cuda else inputs.gpu_total_label(),
                 bytes=total,
                 measured=meas.is_measured("gpu_total_bytes"),
                 source=total_source,
-                role="gpu_total",
+                role="cuda_total" if cuda else "gpu_total",
             )
         ]
         notes: list[str] = [f"{m.quant.source}: {m.quant.ignored}"] if m.quant.ignored else []

@@ -29,6 +29,7 @@ from kvtop.domain.explain_estimate import EstimateRun, engine_total, rebuild_wit
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
+    EstimateOrigin,
     Explanation,
     Logged,
     PoolSizeCheck,
@@ -442,7 +443,7 @@ def _with_estimate(
     # the calibrated terms were fitted against CUDA's total, not nvidia-smi's: solve with it wherever one of them is in
     # the estimate, though another be assumed (its source says the weakest: v0.3.1–v0.6.3's non-torch memory, which
     # no log of those releases measured, beside the calibrated activation peak)
-    total = engine_total(run) if estimate.basis != fallback else None
+    total = engine_total(run) if estimate.origin is EstimateOrigin.PLAN_TERMS else None
 
     def at(non_kv: int) -> MeasuredInputs:
         return MeasuredInputs(

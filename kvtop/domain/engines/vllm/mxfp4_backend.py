@@ -22,7 +22,10 @@ On Hopper the choice so rests on what the install holds, era by era (`TRITON_KER
   64.38 GiB).
 
 What the launch line can say (leading NAME=VALUE assignments, flags.py env_read; MARLIN_ENV_ERAS):
-- VLLM_MXFP4_USE_MARLIN: v0.10.1's `_should_use_marlin` returns it where set (mxfp4.py:123-125); v0.10.2 and v0.11.0
+- VLLM_MXFP4_USE_MARLIN: v0.10.1's `_should_use_marlin` returns it where set (mxfp4.py:123-125), before any
+  capability check: 1 Marlin, 0 Triton's layout even on SM 8.x (`create_weights` pads to 64, and
+  `process_weights_after_loading` imports triton_kernels, which the wheel does not ship), kvtop's Triton weights
+  being Hopper's, SM 8.x's refused by name; v0.10.2 and v0.11.0
   define it in envs.py but no file reads it (their wheels grepped): ignored there; from v0.11.1 `=1` forces Marlin
   (v0.11.2 mxfp4.py:134-142), and 0 or unset leaves the choice to the package. No variable or flag selects Triton:
   an install's `triton_kernels` is no launch fact, so v0.10.2 … v0.11.2 stay assumed.
@@ -40,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
 
@@ -106,6 +109,9 @@ def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version
     printed = flags.get(MEASURED_KEY)
     if isinstance(printed, str) and printed.lower() in (MARLIN, TRITON):
         return Mxfp4Backend(printed.lower(), "measured", f"the log's 'Using {printed.capitalize()} backend'")
+    marlin_env = era_for(MARLIN_ENV_ERAS, version)
+    if marlin_env.value == DECIDES and flags.get(MARLIN_ENV) is not None:
+        return _as_the_variable_decides(flags.get(MARLIN_ENV), capability, version, marlin_env.source)
     if capability[0] == 8:
         return Mxfp4Backend(MARLIN, "release", "SM 8.x: the Triton kernels need SM 9.0 (mxfp4.py)")
     if _truthy(flags.get(FLASHINFER_BF16_ENV)) and era_for(FLASHINFER_BF16_ERAS, version).value:
@@ -115,8 +121,7 @@ def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version
             "does not model; without FlashInfer it runs Marlin or Triton: drop the variable to plan those",
             field=FLASHINFER_BF16_ENV,
         )
-    marlin_env = era_for(MARLIN_ENV_ERAS, version)
-    if marlin_env.value != IGNORED and _truthy(flags.get(MARLIN_ENV)):
+    if marlin_env.value == FORCES and _truthy(flags.get(MARLIN_ENV)):
         return Mxfp4Backend(MARLIN, "stated", f"{MARLIN_ENV}=1 in the launch ({marlin_env.source})")
     if era_for(LORA_MARLIN_ERAS, version).value and _truthy(flags.get(LORA_FLAG)):
         return Mxfp4Backend(MARLIN, "stated", f"--enable-lora in the launch ({era_for(LORA_MARLIN_ERAS, version).source})")
@@ -125,7 +130,31 @@ def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version
         return Mxfp4Backend(TRITON, "release", f"Hopper, triton_kernels in the wheel ({era.source})")
     if era.value == TORCH:
         return Mxfp4Backend(MARLIN, "release", f"Hopper, the wheel's torch below 2.8.0 ({era.source})")
-    ignored = f"; {MARLIN_ENV} is read by no file of this release" if flags.get(MARLIN_ENV) is not None else ""
+    read_by_none = marlin_env.value == IGNORED and flags.get(MARLIN_ENV) is not None
+    ignored = f"; {MARLIN_ENV} is read by no file of this release" if read_by_none else ""
     return Mxfp4Backend(MARLIN, "assumed", "Hopper's Marlin backend assumed: this release's wheel lacks the optional "
                         "triton_kernels package Triton needs (pip install vllm runs Marlin); an install that adds it "
                         f"runs Triton, which no variable or flag selects{ignored}", other=TRITON)  # fmt: skip
+
+
+def _as_the_variable_decides(
+    value: object, capability: tuple[int, int], version: ResolvedVersion, source: str
+) -> Mxfp4Backend:
+    """The backend where VLLM_MXFP4_USE_MARLIN decides (v0.10.1 `_should_use_marlin` returns it, set, before asking
+    the GPU; envs.py reads it as `bool(int(value))`): 1 Marlin; 0 Triton's layout, on Hopper as kvtop builds it, on
+    SM 8.x not modelled (kvtop's Triton experts are Hopper's)."""
+    try:
+        marlin = value if isinstance(value, bool) else bool(int(str(value)))
+    except ValueError:
+        raise InputError(f"vLLM {version.label} reads it as a whole number (envs.py maybe_convert_bool: "
+                         f"bool(int(value))), got {str(value)[:40]!r}", field=MARLIN_ENV) from None  # fmt: skip
+    if marlin:
+        return Mxfp4Backend(MARLIN, "stated", f"{MARLIN_ENV}=1 in the launch ({source})")
+    if capability[0] == 8:
+        raise UnsupportedModelError(
+            f"=0 at vLLM {version.label} builds the MXFP4 experts in Triton's layout on SM 8.x too ({source}), "
+            "which kvtop models on Hopper only: drop the variable to plan the release's Marlin",
+            field=MARLIN_ENV,
+        )
+    return Mxfp4Backend(TRITON, "stated", f"{MARLIN_ENV}=0 in the launch ({source}): Triton's layout, whose "
+                        "process_weights_after_loading imports triton_kernels, a package the wheel does not ship")  # fmt: skip

@@ -119,7 +119,7 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     # _get_and_verify_max_len returns a stated --max-model-len as it is where no config key gives the positions
     # (v0.13.0, v0.33.0 read: "If max_model_len is specified, we use it"); its 2,048 is the default only
     # a launch's rope scaling (--rope-scaling, --hf-overrides) scales the derived length first (rope_override.py)
-    derived = None if ledger.model.positions_nominal else derived_max_len(ledger.model, ledger.settings, ledger.version)
+    derived = derived_max_len(ledger.model, ledger.settings, ledger.version)
     unread = unread_override(ledger.settings, ledger.version)
     if derived is None and unread is not None:
         derived = ledger.model.max_position_embeddings, unread

@@ -142,7 +142,10 @@ def launch_ropes(settings: LaunchSettings, version: ResolvedVersion) -> tuple[tu
 
 def derived_max_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
     """(the max length vLLM derives from the config's positions under the launch's rope scaling, whose) or None where
-    the launch gives no rope scaling that reaches it (the config's positions then stand)."""
+    the launch gives no rope scaling that reaches it (the config's positions then stand). A config that names no
+    position field is scaled too: `_get_and_verify_max_len` takes its 2,048 default (kvtop's nominal positions,
+    `ModelSpec.positions_nominal`) and multiplies it as any other (v0.10.1 config/__init__.py:2882-2898, :2900-2924), where no
+    --max-model-len is given (a given one it returns as it is, :2883-2885: `refusals.context_above_positions`)."""
     given = launch_ropes(settings, version)
     if given is None or "gemma3" in (model.config_model_type or model.model_type):
         return None
@@ -163,7 +166,8 @@ def derived_max_len(model: ModelSpec, settings: LaunchSettings, version: Resolve
     if not scaled:
         return None
     derived = int(length * factor)
-    return derived, f"{spelling}: {int(length):,} positions × factor {factor:g} (_get_and_verify_max_len)"
+    whose = "its default where the config names no position field" if model.positions_nominal else "positions"
+    return derived, f"{spelling}: {int(length):,} {whose} × factor {factor:g} (_get_and_verify_max_len)"
 
 
 def unread_override(settings: LaunchSettings, version: ResolvedVersion) -> str | None:

@@ -14,15 +14,19 @@ from collections.abc import Mapping
 from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.gpus import compute_capability
+from kvtop.domain.gpus import compute_capability, gpu_model_key
+from kvtop.domain.launch_tokens import image_of
 
 SamplerPath = Literal["native", "flashinfer", "either"]
+# vllm#26859: from v0.11.1 FlashInfer's sampler is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1), whatever the install holds:
+# the release decides, not the install or the image (SAMPLER_PATHS and IMAGE_FLASHINFER_ERAS both end there)
+FLASHINFER_OPT_IN = "0.11.1"
 
 SAMPLER_PATHS: Eras[SamplerPath] = Eras((
     Era("", "native", "V0's sampler: PyTorch-native unless VLLM_USE_FLASHINFER_SAMPLER=1"),
     Era("0.8.0", "either", "vllm#11394: V1 samples with FlashInfer whenever it is importable, an optional install "
                            "(vllm#21959) until vllm#26443"),
-    Era("0.11.1", "native", "vllm#26859: FlashInfer's sampler opt-in (VLLM_USE_FLASHINFER_SAMPLER=1; the v0.19.0 logs: "
+    Era(FLASHINFER_OPT_IN, "native", "vllm#26859: FlashInfer's sampler opt-in (VLLM_USE_FLASHINFER_SAMPLER=1; the v0.19.0 logs: "
                             "'available but disabled by default'; so through v0.20.1)"),
     Era("0.21.0", "flashinfer", "vllm#40376: FlashInfer's sampler the default again on the GPUs FlashInfer's backend "
                                 "takes (v0.21.0 envs.py:726-730 defaults VLLM_USE_FLASHINFER_SAMPLER to True, "
@@ -59,20 +63,16 @@ IMAGE_FLASHINFER_ERAS: Eras[bool] = Eras((
     Era("", False, "before v0.9.0 the image's FlashInfer version (>= 0.2.3 disables the sampler) was not read"),
     Era("0.9.0", True, "docker/Dockerfile installs it on linux/amd64; V1's sampler takes it from v0.9.0 "
                        "(topk_topp_sampler.py v0.9.0:33-38; flashinfer-ai/flashinfer#1180)"),
-    Era("0.11.1", False, "vllm#26859: FlashInfer's sampler is opt-in, whatever the install holds"),
+    Era(FLASHINFER_OPT_IN, False, "vllm#26859: FlashInfer's sampler is opt-in, whatever the install holds"),
 ))  # fmt: skip
-# hosts the official image's FlashInfer install leaves out (linux/arm64): Grace-Hopper and Grace-Blackwell
+# hosts the official image's FlashInfer install leaves out (linux/arm64): Grace-Hopper and Grace-Blackwell, as
+# `gpus.gpu_model_key` keys them (NVML's 'NVIDIA GH200 480GB', 'gh200' and 'GH200' alike)
 ARM64_HOSTS = frozenset({"GH200", "GB200", "GB300"})
 
 
 def official_image(image: str | None) -> bool:
-    """Whether the launch runs vLLM's official image (any registry, any tag or digest)."""
-    if not image:
-        return False
-    name = image.split("@", 1)[0]
-    repository, colon, tag = name.rpartition(":")
-    repository = repository if colon and "/" not in tag else name
-    return repository == OFFICIAL_IMAGE or repository.endswith("/" + OFFICIAL_IMAGE)
+    """Whether the launch runs vLLM's official image (any registry, any tag or digest: launch_tokens.image_of)."""
+    return bool(image) and image_of(image or "", frozenset({OFFICIAL_IMAGE}))
 
 
 def sampler_path(
@@ -85,10 +85,10 @@ def sampler_path(
         path: SamplerPath = "flashinfer" if stated == "1" else "native"
         return path, f"{FLASHINFER_SAMPLER_ENV}={stated} in the launch"
     era = SAMPLER_PATHS.era(version)
-    if era.value == "either" and official_image(image) and gpu_name not in ARM64_HOSTS:
+    if era.value == "either" and official_image(image) and gpu_model_key(gpu_name) not in ARM64_HOSTS:
         installed = era_for(IMAGE_FLASHINFER_ERAS, version)
         if installed.value:
-            return "flashinfer", (f"FlashInfer: the official image installs it (measured from the launch line: {image}); "
+            return "flashinfer", (f"FlashInfer: the official image installs it (stated by the launch line's image: {image}); "
                                   f"{installed.source}")  # fmt: skip
     if era.value != "flashinfer":
         return era.value, era.source

@@ -88,7 +88,7 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if model is None:
         return None
     width = 4 if model.architecture in FLOAT32_ROPE else model.dtype_bytes
-    scaled = None if model.positions_nominal else derived_max_len(model, inputs.settings, inputs.version)
+    scaled = derived_max_len(model, inputs.settings, inputs.version)
     if scaled is not None:
         model = model.model_copy(update={"max_position_embeddings": scaled[0]})
     return rope_cache_bytes(model, width, "rotary_embedding/base.py" + (f"; {scaled[1]}" if scaled else ""))
