@@ -195,7 +195,13 @@ def test_documented_special_values_and_wide_vllm_ep_still_plan(capsys: pytest.Ca
     # weights include SGLang's float32 rope cos/sin cache whole on each rank (32,768 positions × 128 × 4 B = 16 MiB):
     # 256 cells of 65,536 B fewer than the book alone gives (354,279 and 167,438)
     rope_cells = 32_768 * 128 * 4 // 65_536
-    assert (chunked["token_capacity"], unchunked["token_capacity"]) == (354_279 - rope_cells, 167_438 - rope_cells)
+    # and the caching allocator's tails (docs/engines/sglang.md §20.2): the embedding and LM head shards, 16,000 ×
+    # 4,096 × 2 B = 125 MiB each in 126 MiB segments (2 MiB), the routers' and norms' 2,629,632 B in two 2 MiB small
+    # segments (1,564,672 B): 3,661,824 B, 55.9 cells, 56 fewer after the floor
+    tail_cells = 56
+    assert (chunked["token_capacity"], unchunked["token_capacity"]) == (
+        354_279 - rope_cells - tail_cells, 167_438 - rope_cells - tail_cells
+    )
     vllm_ep = plan_json(
         capsys, "--model", MIXTRAL, "--engine", "vllm", "--tp", "2", "--dp", "4", "--ep", "8", "--gpu", "H100"
     )
