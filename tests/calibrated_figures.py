@@ -50,6 +50,13 @@ SGLANG_ROPE_CACHE_BYTES = 8_192 * 128 * 4
 # TP 8: 80 × 106,971,136 + 262,668,288 + 8,192 = 8,820,367,360 params = 17,640,734,720 B
 # TP 4: 80 × 213,925,888 + 525,336,576 + 8,192 = 17,639,415,808 params = 35,278,831,616 B
 LLAMA_70B_CHECKPOINT_BYTES = {8: 17_640_734_720, 4: 35_278_831_616}
+# What PyTorch's caching allocator reserves beyond those tensors, which SGLang's `mem usage` counts (free memory before
+# less after the load; engines/sglang/weights_held.py, docs/engines/sglang.md §20.2), by its rules
+# (c10/cuda/CUDACachingAllocator.cpp): the 4 MiB rope cache, under 10 MiB, opens a 20 MiB segment (16 MiB unused);
+# the embedding and LM head shards, 128,256 ÷ t × 8,192 × 2 B, are 250.5 MiB at TP 8 (two 252 MiB segments: 3 MiB)
+# and 501 MiB at TP 4 (502: 2 MiB); every layer matrix is a whole number of 2 MiB; the norms, 80 × 2 × 8,192 × 2 B +
+# 16,384 B = 2,637,824 B, fill two 2 MiB small segments (1,556,480 B unused)
+SGLANG_LLAMA_70B_SEGMENT_TAILS = {8: 16 * 2**20 + 3 * 2**20 + 1_556_480, 4: 16 * 2**20 + 2 * 2**20 + 1_556_480}
 # SGLang 0.5.9's automatic mem_fraction_static on an H100 (docs/engines/sglang.md §5): round((81,559 − reserved) ÷
 # 81,559, 3), reserved 14,848 MiB at TP 8 (0.818) and 14,336 at TP 4 (0.824)
 SGLANG_H100_FRACTION = {8: 0.818, 4: 0.824}
@@ -76,8 +83,8 @@ def sglang_h100_pre_load_bytes(tp: int) -> int:
 
 
 def llama_70b_weights_bytes(tp: int) -> int:
-    """The weights an SGLang rank holds: its share of the checkpoint and the rope cache."""
-    return LLAMA_70B_CHECKPOINT_BYTES[tp] + SGLANG_ROPE_CACHE_BYTES
+    """The weights an SGLang rank holds: its share of the checkpoint, the rope cache and the allocator's tails."""
+    return LLAMA_70B_CHECKPOINT_BYTES[tp] + SGLANG_ROPE_CACHE_BYTES + SGLANG_LLAMA_70B_SEGMENT_TAILS[tp]
 
 
 def sglang_kv_budget_bytes(pre_load: int, weights: int, fraction: float) -> int:

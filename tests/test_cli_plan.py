@@ -10,6 +10,7 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.ledger import CALIBRATED_WEIGHTS_ROW
+from tests.calibrated_figures import SGLANG_LLAMA_70B_SEGMENT_TAILS
 from tests.conftest import CASES, CONFIGS
 
 QWEN = str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
@@ -54,7 +55,8 @@ def test_json_contract_keys_and_types(capsys: pytest.CaptureFixture[str]) -> Non
         "lm_head",
         CALIBRATED_WEIGHTS_ROW,  # SGLang's float32 rope cos/sin cache: 8,192 positions × 128 × 4 B
     }
-    assert sum(row["bytes"] for row in rank["weights"]) == rank["weights_bytes"] == 17_640_734_720 + 8_192 * 128 * 4
+    beside = 8_192 * 128 * 4 + SGLANG_LLAMA_70B_SEGMENT_TAILS[8]  # and the allocator's segment tails
+    assert sum(row["bytes"] for row in rank["weights"]) == rank["weights_bytes"] == 17_640_734_720 + beside
 
 
 def test_a_reserve_below_the_engines_own_is_in_the_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,7 +99,9 @@ def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixtur
     out = plan_json(capsys, "--model", LLAMA, "--tp", "1", "--gpu", "H100", "--free-memory", "80535MiB")
     assert out["fits"] is False and out["token_capacity"] == 0
     # 141.1 GB whole on one rank, and SGLang's float32 rope cos/sin cache (8,192 positions × 128 × 4 B)
-    weights = 70_553_706_496 * 2 + 8_192 * 128 * 4
+    # and the caching allocator's tails (docs/engines/sglang.md §20.2): at TP 1 every matrix is a whole number of
+    # 2 MiB, the 4 MiB rope cache opens a 20 MiB segment (16 MiB unused) and the norms' 2,637,824 B two 2 MiB ones
+    weights = 70_553_706_496 * 2 + 8_192 * 128 * 4 + 16 * 2**20 + (4 * 2**20 - 2_637_824)
     assert out["ranks"][0]["weights_bytes"] == weights
     pre = (81559 << 20) - (1 << 30)  # H100 total − the estimated CUDA context
     # SGLang's latest auto rule at TP1, with 58 piecewise prefill-graph sizes of 8 MiB (on since v0.5.10rc0)
@@ -191,7 +195,13 @@ def test_documented_special_values_and_wide_vllm_ep_still_plan(capsys: pytest.Ca
     # weights include SGLang's float32 rope cos/sin cache whole on each rank (32,768 positions × 128 × 4 B = 16 MiB):
     # 256 cells of 65,536 B fewer than the book alone gives (354,279 and 167,438)
     rope_cells = 32_768 * 128 * 4 // 65_536
-    assert (chunked["token_capacity"], unchunked["token_capacity"]) == (354_279 - rope_cells, 167_438 - rope_cells)
+    # and the caching allocator's tails (docs/engines/sglang.md §20.2): the embedding and LM head shards, 16,000 ×
+    # 4,096 × 2 B = 125 MiB each in 126 MiB segments (2 MiB), the routers' and norms' 2,629,632 B in two 2 MiB small
+    # segments (1,564,672 B): 3,661,824 B, 55.9 cells, 56 fewer after the floor
+    tail_cells = 56
+    assert (chunked["token_capacity"], unchunked["token_capacity"]) == (
+        354_279 - rope_cells - tail_cells, 167_438 - rope_cells - tail_cells
+    )
     vllm_ep = plan_json(
         capsys, "--model", MIXTRAL, "--engine", "vllm", "--tp", "2", "--dp", "4", "--ep", "8", "--gpu", "H100"
     )
@@ -396,4 +406,6 @@ def test_a_row_under_a_hundredth_of_a_gb_shows_its_bytes_not_zeros(capsys: pytes
     rows = {line.split()[0]: line.split() for line in out if line.startswith("  ")}
     assert rows["norms"][1:] == ["1,318,912", "2.000", "1", f"{2_637_824 / (1 << 20):.2f}", "MiB"]  # 2.52 MiB
     beside = next(line for line in out if line.startswith("  held beside the book (calibrated) "))
-    assert beside.split()[5:10] == ["—", "—", "—", f"{4_194_304 / (1 << 20):.2f}", "MiB"]
+    # beside the book: the rope cache and the caching allocator's tails, 4,194,304 + 21,479,424 B = 25,673,728 B
+    # (tests/calibrated_figures.py), above a hundredth of a GB since SGLang's weights count the allocator's segments
+    assert beside.split()[5:11] == ["—", "—", "—", f"{25_673_728 / 1e9:.2f}", "GB", f"({25_673_728 / (1 << 30):.2f}"]

@@ -23,13 +23,48 @@ class ComponentSums:
         self.parts: dict[str, list[float]] = {}
         self.shards: dict[str, int] = {}
         self.notes: dict[str, str] = {}
+        # each tensor's bytes in the order added (a matrix the engine fuses into the previous one's module grows
+        # that tensor): what a caching allocator is asked for (a vision tower's, summed, left out: `add_many`)
+        self.tensors: list[float] | None = []
+        self._module: tuple[int, int | None] | None = None  # the last tensor opened and its scales' (indices)
 
-    def add(self, component: str, params: float, nbytes: float, shards: int) -> None:
-        """Adds to `component`; its shards are the most any of its parts splits over."""
+    def add(self, component: str, params: float, nbytes: float, shards: int, *, fused: bool = False,
+            listed: bool = False, scales: float = 0.0) -> None:  # fmt: skip
+        """Adds to `component`; its shards are the most any of its parts splits over; `fused`: these bytes
+        extend the tensor added last (k and v in qkv_proj) rather than open one; `listed`: their tensors are
+        already listed (bytes moved from one component to another); `scales`: the part of `nbytes` a quantized
+        matrix holds in tensors of its scales (listed as one beside it)."""
         entry = self.parts.setdefault(component, [0.0, 0.0])
         entry[0] += params
         entry[1] += nbytes
         self.shards[component] = max(self.shards.get(component, 1), shards)
+        if self.tensors is None or listed or not nbytes:
+            return
+        data = nbytes - scales
+        if fused and self._module is not None:  # the module's tensors grow (its weight, its scales)
+            weight, scale = self._module
+            self.tensors[weight] += data
+            if scale is None and scales:
+                self._module = (weight, len(self.tensors))
+                self.tensors.append(scales)
+            elif scale is not None:
+                self.tensors[scale] += scales
+            return
+        self._module = (len(self.tensors), len(self.tensors) + 1 if scales else None)
+        self.tensors.append(data)
+        if scales:
+            self.tensors.append(scales)
+
+    def add_many(self, component: str, params: float, nbytes: float, shards: int) -> None:
+        """Adds a part made of tensors the book does not size one by one (a vision tower): left out of the list, so
+        what an allocator rounds of it is not counted."""
+        self.add(component, params, nbytes, shards, listed=True)
+
+    def extend_tensors(self, other: ComponentSums, times: int) -> None:
+        """Lists `other`'s tensors `times` over after these (a kind of layer repeated)."""
+        if self.tensors is not None:
+            self.tensors = None if other.tensors is None else [*self.tensors, *other.tensors * times]
+        self._module = None
 
 
 def _renamed(name: str, renames: tuple[tuple[str, str], ...]) -> str:
@@ -95,7 +130,8 @@ class RankMatrices:
             held += row_scales / (row_scale_shards or 1)
         if opens_module and not experts and fmt is not None and fmt.weight_only_int and self.parts is not None:
             held += self.parts.linear_shape_bytes  # CT WNA16 `weight_shape`: whole on every rank
-        self.acc.add(component, rows * cols / shards, held, shards)
+        data = rows * cols * fmt.weight_bits / 8 / shards if fmt is not None and fmt.quantized else held
+        self.acc.add(component, rows * cols / shards, held, shards, fused=not opens_module, scales=max(held - data, 0))
 
     def format_for(self, modules: tuple[str, ...], quantizable: bool = True) -> QuantSpec | None:
         """The checkpoint's format of the module `modules` name, as the engine builds it (None: the model dtype)."""

@@ -307,16 +307,17 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
     local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
     experts = moe.expert_names(layer)  # where the class names its experts
-    for _ in range(mats - 1):  # w13: gate and up, their rows split over TP (or the experts over EP)
+    for i in range(mats - 1):  # w13: gate and up (one tensor), their rows split over TP (or the experts over EP)
         rank.matrix("routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards, experts,
-                    tensors=local, experts=True)  # fmt: skip
+                    tensors=local, experts=True, opens_module=i == 0)  # fmt: skip
     # w2: each expert's width rows out, split along its input (TP) or as whole experts (EP)
     rank.matrix("routed_experts", moe.num_routed_experts * width, moe.expert_intermediate_size, shards, experts,
                 tensors=local, row_scale_shards=lay.ep, experts=True)  # fmt: skip
     if moe.second_group_experts:  # a second group's w13 and w2, split as the first (ERNIE-4.5-VL's vision experts)
         group, size = moe.second_group_experts, moe.second_group_intermediate_size
-        for _ in range(mats - 1):
-            rank.matrix("routed_experts", group * size, width, shards, experts, tensors=group // lay.ep, experts=True)
+        for i in range(mats - 1):
+            rank.matrix("routed_experts", group * size, width, shards, experts, tensors=group // lay.ep, experts=True,
+                        opens_module=i == 0)  # fmt: skip
         rank.matrix("routed_experts", group * width, size, shards, experts, tensors=group // lay.ep,
                     row_scale_shards=lay.ep, experts=True)  # fmt: skip
     expert_format = rank.model.quant.format_of(experts)
@@ -481,4 +482,4 @@ def mtp_weights(rank: RankMatrices, model: ModelSpec) -> None:
             moved[0] += params - old[0]
             moved[1] += nbytes - old[1]
             rank.acc.parts[name] = old
-    rank.acc.add("mtp", moved[0], moved[1], 1)
+    rank.acc.add("mtp", moved[0], moved[1], 1, listed=True)  # its tensors listed as its matrices were added

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from functools import cached_property
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.layout import ParallelLayout, StageParts
@@ -52,6 +52,10 @@ class WeightsBook(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     rows: tuple[WeightRow, ...]
+    # the rank's tensors in the order the model's class allocates them (bytes; the engine's fused modules one
+    # tensor each, a repeated kind of layer in turn; a vision tower's left out): what a caching allocator is asked
+    # for; None where the book does not list them (a file loaded as stored)
+    tensor_bytes: tuple[int, ...] | None = Field(default=None, repr=False)
 
     @cached_property  # frozen: summed once (the dashboard reads it for every GPU on every tick)
     def total_bytes(self) -> int:
@@ -220,7 +224,7 @@ def _book_from_config(
         wider = model.tower.float32_norm_params * (4 - model.dtype_bytes) if tower_split and tower_split.float32_norms else 0
         if tower_split and model.tower.block_class in tower_split.float32_tables:  # a float32 position table
             wider += model.tower.float32_table_params * (4 - model.dtype_bytes)
-        rank.acc.add(model.tower.kind, params, params * model.dtype_bytes + wider, split)  # its kind's row
+        rank.acc.add_many(model.tower.kind, params, params * model.dtype_bytes + wider, split)  # its kind's row
         unmodelled = tower_split.data_parallel_not_modelled(model.architecture) if tower_split else None
         whole_note = ", whole on every rank (data-parallel encoder)" if data_parallel else ""
         whole_note += f" ({unmodelled})" if unmodelled else ""
@@ -235,7 +239,8 @@ def _book_from_config(
         attention_of = compressed_attention if model.compressed is not None else None
         layer_weights(one, members[0], hybrid_layer if model.shared_block is not None else attention_of)
         for name, (params, nbytes) in one.acc.parts.items():
-            rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])
+            rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name], listed=True)
+        rank.acc.extend_tensors(one.acc, len(members))  # each kind's layers in turn: the order within a kind kept
         rank.acc.notes.update(one.acc.notes)
     hybrid = [layer for layer in layers if model.layer_attention[layer] is LayerKind.FULL]
     if model.shared_block is not None and hybrid:  # the shared blocks, once on a stage that runs them (Zamba2)
@@ -283,7 +288,8 @@ def _book_from_config(
     for name, held, guarded in (("embedding", parts.embedding, first_stage), ("lm_head", parts.lm_head, last_stage)):
         if held and not guarded and name in rank.acc.parts:
             rank.acc.notes[name] = "also on this PP stage: the engine's model class builds it on every stage"
-    return WeightsBook(rows=_rows(rank.acc, COMPONENT_ORDER))
+    tensors = None if rank.acc.tensors is None else tuple(round(size) for size in rank.acc.tensors)
+    return WeightsBook(rows=_rows(rank.acc, COMPONENT_ORDER), tensor_bytes=tensors)
 
 
 def _tower_positions_per_rank(tower: TowerSpec, tp: int, split: TowerSplit | None) -> float:

@@ -24,16 +24,21 @@ from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
 from tests.conftest import CASES, CONFIGS
 
+# Llama-3.1-8B at TP 1 as SGLang's plan holds it: the book, the rope cache and the caching allocator's rounding
+PLANNED_WEIGHTS = 16_060_522_496 + 131_072 * 128 * 4 + (2 << 20) - (32 * 2 * 4_096 * 2 + 4_096 * 2)
+
 
 def test_an_excerpt_without_its_load_lines_matches_with_a_calibrated_estimate() -> None:
     """SGLang C13 (docs.sglang.ai) without its two `Load weight` lines, as excerpts are pasted: on an H100 the
     pre-load estimate is the calibration's (issue 28 item 7): CUDA's total fitted for the H100 less SGLang's
-    context fit at TP 1 (its constant: log2(1) = 0), within their held-out errors together × SGLang's fitted interval
-    scale (`INTERVAL_SCALE`; the committed fits, docs/calibration.md). The logged 444,500 tokens × 131,072 B = 54.26
-    GiB of KV = 0.88 × before − weights, the weights plan charges (Llama-3.1-8B's book, 16,060,522,496 B, and the
-    rope's float32 cos/sin cache SGLang builds beside it, 131,072 positions × 128 × 4 B = 67,108,864 B) → before ≈
-    (54.26 + 15.02) ÷ 0.88 ≈ 78.73 GiB implied; the log's own line said 78.81 GiB (its weights were 15.09 GiB): both
-    inside the calibrated interval."""
+    context fit at TP 1 (its constant: log2(1) = 0), within their held-out errors together × SGLang's interval
+    scale (`INTERVAL_SCALE`; the committed fits, docs/calibration.md). The logged 444,500 tokens × 131,072 B =
+    54.26 GiB of KV = 0.88 × before −
+    weights (Llama-3.1-8B as `plan` holds it: the book's 16,060,522,496 B, the rope's float32 cos/sin cache 131,072 ×
+    128 × 4 B = 67,108,864 B and the caching allocator's small-pool tail, 32 × 2 × 4,096 × 2 B + 8,192 B = 532,480 B
+    of norms in one 2 MiB segment: 1,564,672 B; in all 16,129,196,032 B) → before ≈ (54.26 + 15.02) ÷ 0.88 ≈ 78.73
+    GiB implied; the log's own line said 78.81 GiB (its weights were 15.09 GiB): both inside the calibrated
+    interval."""
     from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
     from kvtop.domain.engines.sglang.calibration import FITS, INTERVAL_SCALE
 
@@ -56,7 +61,7 @@ def test_an_excerpt_without_its_load_lines_matches_with_a_calibrated_estimate() 
     assert estimated.source == "calibrated" and "sglang.context" in estimated.basis
     assert abs(estimated.value_bytes - by_hand) <= 1
     assert abs(estimated.low_bytes - (by_hand - error)) <= 2 and abs(estimated.high_bytes - (by_hand + error)) <= 2
-    implied = (444_500 * 131_072 + 16_060_522_496 + 131_072 * 128 * 4) / 0.88  # the budget read backwards, by hand
+    implied = (444_500 * 131_072 + PLANNED_WEIGHTS) / 0.88  # the budget read backwards, by hand
     assert estimated.implied_bytes is not None
     assert abs(estimated.implied_bytes - implied) <= 2 << 20  # to the MiB grid the search walks
     assert abs(estimated.implied_bytes / GIB - 78.81) < 0.2  # the log's own figure, within 0.25 %
@@ -205,8 +210,8 @@ def _inputs(tp: int):  # type: ignore[no-untyped-def]
 
 def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_said() -> None:
     """SGLang C13 without `Load weight end`: the free memory after the load is the logged 78.81 GiB before it
-    less the weights plan charges (the book's 16,060,522,496 B and SGLang's float32 rope cache, 131,072 positions ×
-    128 × 4 B), within the weights term's calibrated error. The logged 444,500 tokens imply the
+    less the weights plan charges (16,129,196,032 B: the test above), within the weights term's calibrated error.
+    The logged 444,500 tokens imply the
     free memory after the load the engine printed and this excerpt dropped: 63.72 GiB (0.88 fraction:
     444,500 × 131,072 B + 78.81 GiB × 0.12 = 63.72 GiB)."""
     text = (CASES / "sglang/C13/engine.log").read_text()
@@ -219,7 +224,7 @@ def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_
     ))
     assert result.verdict == "match" and result.estimated is not None
     assert result.estimated.field == "free_after_load_bytes"
-    assert result.estimated.value_bytes == int(78.81 * GIB + 0.5) - 16_060_522_496 - 131_072 * 128 * 4
+    assert result.estimated.value_bytes == int(78.81 * GIB + 0.5) - PLANNED_WEIGHTS
     assert result.estimated.source == "calibrated"
     by_hand = (444_500 * 131_072 + 78.81 * GIB * 0.12) / GIB
     assert abs(by_hand - 63.72) < 0.005

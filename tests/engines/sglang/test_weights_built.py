@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
@@ -161,14 +162,15 @@ def test_rope_cache_brings_the_book_to_the_logged_weights(record: str, config: s
     128 × 4 B = 64 MiB for both models. The weights SGLang printed for each record
     (tests/data/calibration/sglang.jsonl: `mem usage`, or free memory before less after the load, in GiB) lie
     above the book; with the cache the book is nearer, and still below (the load holds more than kvtop models)."""
-    from kvtop.domain.engines.sglang.weights_held import held_beside
+    from kvtop.domain.engines.sglang.weights_held import held_beside, rope_cache
 
     logged = next(json.loads(line) for line in (DATA / "calibration" / "sglang.jsonl").read_text().splitlines()
                   if json.loads(line)["id"] == record)  # fmt: skip
     assert logged["config"].endswith(config.rsplit("/", 1)[1])
     inputs = _calibration_inputs(config, tp)
-    held = held_beside(inputs)
-    assert held is not None and held[0] == 131_072 * 128 * 4 == 67_108_864
+    rope, held = rope_cache(inputs), held_beside(inputs)
+    assert rope is not None and rope[0] == 131_072 * 128 * 4 == 67_108_864
+    assert held is not None and held[0] >= rope[0]  # and the allocator's rounding (test_allocator_rounding.py)
     book, target = inputs.weights_bytes, logged_gib * (1 << 30)
     assert book < book + held[0] < target
 
@@ -182,13 +184,13 @@ def test_rope_cache_keeps_the_configs_positions_under_a_shorter_context_length()
     measured), only grows a cache shorter than the context + 256 rows. So an 8,192-token launch of
     Llama-3.1-8B holds the full 131,072 × 128 × 4 B = 64 MiB at the load's measure, as the default launch does."""
     from kvtop.domain.calibration.inputs import CalibrationInputs
-    from kvtop.domain.engines.sglang.weights_held import held_beside
+    from kvtop.domain.engines.sglang.weights_held import rope_cache
     from kvtop.domain.launch import LaunchSettings
 
     default = _calibration_inputs("configs/meta-llama--Llama-3.1-8B-Instruct.json", 1)
     short = CalibrationInputs(**{**dict(default), "settings": LaunchSettings(engine="sglang", context_length=8192),
                                  "context_length": 8192})  # fmt: skip
-    held_default, held_short = held_beside(default), held_beside(short)
+    held_default, held_short = rope_cache(default), rope_cache(short)
     assert held_default is not None and held_short is not None
     assert held_short[0] == held_default[0] == 131_072 * 128 * 4
 
@@ -204,7 +206,11 @@ def test_grok2_builds_a_scaled_rope_on_each_layer() -> None:
     `--quantization fp8` at TP 8 (tests/data/calibration/sglang.jsonl, `mem usage=36.73 GB`) holds more than
     that rank's FP8 book (33,441,185,792 B of layers + 2 × 131,072 ÷ 8 × 8,192 × 2 B of embedding and head, by
     the shapes in grok.py) with both caches: 1.02 GiB stay unmodelled (docs/engines/sglang.md §20.1)."""
-    from kvtop.domain.engines.sglang.weights_held import held_beside
+    from kvtop.domain.engines.sglang.weights_held import layer_ropes, rope_cache
+
+    def held_beside(at: CalibrationInputs) -> tuple[int, str]:  # the two ropes (the allocator's rounding apart)
+        parts = [part for part in (rope_cache(at), layer_ropes(at)) if part is not None]
+        return sum(size for size, _ in parts), ""
 
     inputs = _calibration_inputs("configs/heldout/xai-org--grok-2.json", 8)
     at_0_5_2rc2 = inputs.model_copy(update={"version": ResolvedVersion(text="0.5.2rc2", source=VersionSource.FLAG)})

@@ -7,6 +7,7 @@ two decimals of GiB each, and sizes its pool from them with `mem_fraction_static
 
 from __future__ import annotations
 
+from kvtop.domain.calibration.terms import CalibratedFigures
 from kvtop.domain.engine_log import EngineLog, Measured
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
@@ -19,6 +20,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError, UnsupportedModelError
 from kvtop.domain.explain_estimate import (
     EstimateRun,
+    calibrated_preload,
     free_after_load_estimate,
     free_before_load_estimate,
     rebuild_with_estimate,
@@ -244,8 +246,9 @@ def explain(request: ExplainRequest) -> Explanation:
         run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, given.desktop, request.gpu_total_source,
                           gpu_total_origin=request.gpu_total_origin)
         post = after[1] if after else None
+        beyond = None if post is not None else _beyond_book(run)  # a free memory after the load holds the weights
         at = lambda pre: MeasuredInputs(  # noqa: E731
-            free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=gpu_total_bytes
+            free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=gpu_total_bytes, calibrated=beyond
         )
         return rebuild_with_estimate(
             "sglang", logged, run, free_before_load_estimate(run), at, tuple(notes)
@@ -347,6 +350,15 @@ def _with_weights_estimate(logged: Logged, run: EstimateRun, before: Ends, notes
             "them assumed)",
         )
     return rebuild_with_estimate("sglang", logged, run, estimate, at, notes)
+
+
+def _beyond_book(run: EstimateRun) -> CalibratedFigures | None:
+    """What `plan` holds of the weights beyond the book for this launch (the rope cache, the caching allocator's
+    rounding: weights_held.py), as the figures a rebuild's inputs carry, so that a rebuild resting on estimated
+    weights holds the weights the plan does (one truth); None where the plan adds nothing or cannot be made."""
+    preload = calibrated_preload(run)
+    extra = preload.figures().weights_extra_bytes if preload is not None else 0
+    return CalibratedFigures(weights_extra_bytes=extra) if extra else None
 
 
 def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:

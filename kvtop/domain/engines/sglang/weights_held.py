@@ -17,6 +17,11 @@ Judged against the weights SGLang printed (`mem usage`, or free before less afte
 tests/data/calibration/sglang.jsonl): Llama-3.1-8B-Instruct on an H100 (2025-03) book −1.01 % → −0.60 %, on an
 80 GB GPU (0.4.1.post7) −0.88 % → −0.46 %, Qwen2.5-7B's geometry on an RTX 3090 −1.42 % → −0.99 %.
 
+What the caching allocator reserves beyond the tensors' bytes (`allocator_rounding`): SGLang's `mem usage` is free
+memory before less after the load, each read after `torch.cuda.empty_cache()`, so the segments PyTorch opened for the
+parameters count, not their bytes (kvtop.domain.torch_segments; docs/engines/sglang.md §20.2): Qwen2.5-32B at TP 4
+holds 226 MiB a rank more than its tensors.
+
 Grok's per-layer scaled rope (models/grok.py, read in 0.5.1, 0.5.2rc2, 0.5.6.post2 and 0.5.23; 0.5.0rc2 has no
 `get_rope_scaling`): `Grok1Attention.__init__` builds the shared `get_rope` module (the cache above), then, where
 `get_rope_scaling(config)` finds a top-level `rope_type`, replaces it with its own `ScalingRotaryEmbedding`,
@@ -33,6 +38,9 @@ from __future__ import annotations
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.rope_cache import rope_cache_bytes
+from kvtop.domain.torch_segments import reserved_bytes
+from kvtop.domain.weights import WeightsBook, weights_book
+from kvtop.domain.wording import MIB
 
 ROPE_CACHE_BYTES = 4  # float32 on CUDA
 GROK_CLASSES = frozenset({"Grok1ForCausalLM", "Grok1ModelForCausalLM"})  # grok.py (the second subclasses the first)
@@ -46,9 +54,51 @@ LAYER_ROPE_ERAS: Eras[bool] = Eras((
 def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) SGLang holds on each rank beside the book's count; None where it adds nothing kvtop models."""
     parts = [part for part in (rope_cache(inputs), layer_ropes(inputs)) if part is not None]
+    rounding = allocator_rounding(inputs, [size for size, _ in parts])
+    if rounding is not None:
+        parts.append(rounding)
     if not parts:
         return None
     return sum(size for size, _ in parts), "; ".join(why for _, why in parts)
+
+
+def allocator_rounding(inputs: CalibrationInputs, beside: list[int]) -> tuple[int, str] | None:
+    """What PyTorch's caching allocator reserves for the rank's tensors (the book's, in its order, then the buffers
+    `beside` it) beyond their bytes (`torch_segments.reserved_bytes`): SGLang measures the load as the free memory
+    before less after it, each read after `torch.cuda.empty_cache()` (`get_available_gpu_memory`, srt/utils.py
+    174-191 at 0.4.3.post4; srt/utils/common.py at 0.5.23), so a segment's unused tail counts as held. None where
+    the book does not list the rank's tensors (a file loaded as stored) or for a pipeline stage (its book is
+    another's); a vision tower's tensors are not listed, so their rounding is not counted."""
+    model = inputs.model
+    if model is None or inputs.layout.pp > 1:
+        return None
+    book = _stage_book(inputs)
+    if book.tensor_bytes is None:
+        return None
+    tensors = (*book.tensor_bytes, *beside)
+    rounding = reserved_bytes(tensors) - sum(tensors)
+    if rounding <= 0:
+        return None
+    return rounding, (
+        f"PyTorch's caching allocator's rounding of the rank's {len(tensors):,} tensors ({rounding / MIB:,.0f} MiB: "
+        "a tensor of 10 MiB or more gets a segment rounded up to 2 MiB, one of 1–10 MiB shares 20 MiB ones; "
+        "SGLang's `mem usage` is free memory before less after the load, c10/cuda/CUDACachingAllocator.cpp)"
+    )
+
+
+def _stage_book(inputs: CalibrationInputs) -> WeightsBook:
+    """The book the ledger holds for a one-stage launch (`weights_book` remembers it): SGLang's tower split and
+    stage parts."""
+    from kvtop.domain.engines.registry import engine_rules  # the package's rules: imported when first asked
+
+    assert inputs.model is not None
+    rules = engine_rules("sglang")
+    model, layers = inputs.model, range(inputs.model.num_layers)
+    return weights_book(
+        model, inputs.layout, layers, first_stage=True, last_stage=True,
+        tower_split=rules.architectures.TOWER_SPLIT.for_launch(inputs.settings.flags),
+        parts=rules.stage_parts(model, 0, 1, inputs.version),
+    )  # fmt: skip
 
 
 def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
