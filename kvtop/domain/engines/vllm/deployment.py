@@ -59,6 +59,7 @@ from kvtop.domain.deployment_math import (
     redundant_expert_bytes,
 )
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, UNREAD_FLAGS, counted_family
 from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
@@ -93,6 +94,7 @@ LMCACHE_GPU_BUFFER = "its GPU staging buffer of 256 tokens' KV"
 SOURCE_SPEC = (
     "config/speculative.py; v1/spec_decode (draft loaded with the model, its layers in the KV specs)"
 )
+SOURCE_ENCODER = "v1/worker/gpu_model_runner.py profile_run (encoder budget)"
 SOURCE_LORA = "lora/layers/base_linear.py, column_parallel_linear.py create_lora_weights (v0.33.0)"
 SOURCE_EPLB = "models/deepseek_v2.py: n_physical_experts = n_logical + n_redundant (v0.33.0)"
 # V0's CPU swap pool: pinned blocks per worker; the V1 engine (v0.11.0 on) has none
@@ -237,13 +239,31 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
     if setup.lora:
         found.append(_lora(inputs))
     if inputs.model.multimodal or inputs.model.vision is not None:
-        found.append(BudgetTerm(
-            feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"encoder cache and {_towers(inputs.model)} profile peak",
-            state=TermState.NOT_MODELLED, source="v1/worker/gpu_model_runner.py profile_run (encoder budget)",
-            detail="vLLM measures them in its profile run, inside the activation peak; kvtop's non-KV estimate "
-            "does not split them out",
-        ))  # fmt: skip
+        found.append(_encoder(inputs))
     return tuple(found)
+
+
+def _encoder(inputs: TermInputs) -> BudgetTerm:
+    """The encoder's part of vLLM's profile run. For the families `encoder_profile.py` counts, the encoder cache
+    (its outputs and dummy pixels) kept through the text run is in the activation peak, and the term names what is
+    still not: the encoder's own forward before it. For the others neither is modelled."""
+    towers = _towers(inputs.model)
+    family = counted_family(inputs.model, inputs.version, inputs.settings.flags)
+    if family is not None:
+        return BudgetTerm(
+            feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"{towers} forward in the profile run",
+            state=TermState.NOT_MODELLED, source=SOURCE_ENCODER,
+            detail=f"the encoder cache vLLM keeps through the text run ({family}'s dummy "
+            "batch: its outputs and pixels) is counted inside the activation peak (encoder_profile.py); the "
+            "encoder's own forward before it is not",
+        )  # fmt: skip
+    return BudgetTerm(
+        feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"encoder cache and {towers} profile peak",
+        state=TermState.NOT_MODELLED, source=SOURCE_ENCODER,
+        detail="vLLM measures them in its profile run, inside the activation peak; kvtop's non-KV estimate does not "
+        f"split them out (it counts the encoder cache only for {', '.join(COUNTED_FAMILIES)}, on releases it read, "
+        f"without {' / '.join('--' + name for name in UNREAD_FLAGS)}: encoder_profile.py)",
+    )  # fmt: skip
 
 
 def _towers(model: ModelSpec) -> str:

@@ -38,11 +38,12 @@ not read, so not modelled).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.model import ModelSpec
 
@@ -64,6 +65,9 @@ PIXTRAL_MERGE = 2
 # full_image_sequence "\n\n<start_of_image>…<end_of_image>\n\n" (processing_gemma3.py:71, 4.57.1): 4 tokens more
 GEMMA3_CLASSES = frozenset({"Gemma3ForConditionalGeneration"})
 GEMMA3_EMBEDS, GEMMA3_WRAPPING = 256, 4
+# the families whose encoder profile is counted, in words (deployment.py's encoder term reads them: one list)
+QWEN3_VL, MISTRAL3, GEMMA3 = "Qwen3-VL", "Mistral-Small-3.x", "Gemma-3"
+COUNTED_FAMILIES = (QWEN3_VL, MISTRAL3, GEMMA3)
 QWEN3_VL_ERAS: Eras[bool] = Eras((
     Era("", False, "no models/qwen3_vl.py through v0.10.2"),
     Era("0.11.0", True, "first in v0.11.0: models/qwen3_vl.py"),
@@ -206,24 +210,37 @@ def _gemma3_item(model: ModelSpec) -> DummyItem:
                      f"{side:,} × {side:,} px: {GEMMA3_EMBEDS} embeddings in {GEMMA3_EMBEDS + GEMMA3_WRAPPING} tokens")  # fmt: skip
 
 
+def counted_family(model: ModelSpec, version: ResolvedVersion, flags: Mapping[str, object]) -> str | None:
+    """The family (`COUNTED_FAMILIES`) whose encoder profile kvtop counts for this launch; None where it is not
+    counted: another family, a release whose `profile_run` kvtop did not read, a flag that changes the dummy and is
+    not read (`UNREAD_FLAGS`)."""
+    if model.tower is None or KEPT_ERAS.at(version) is None:
+        return None
+    if any(flags.get(name) not in (None, False) for name in UNREAD_FLAGS):
+        return None
+    if model.tower.config_class in QWEN3_VL_TOWERS and QWEN3_VL_ERAS.at(version):
+        return QWEN3_VL
+    if model.architecture in MISTRAL3_CLASSES:
+        return MISTRAL3
+    if model.architecture in GEMMA3_CLASSES:
+        return GEMMA3
+    return None
+
+
 def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     """The encoder profile's batch and what it keeps through the text run (module docstring); None where not
-    counted: another family, a release not read, a flag that changes the dummy and is not read."""
+    counted (`counted_family`)."""
     model = inputs.model
+    family = counted_family(model, inputs.version, inputs.settings.flags) if model is not None else None
     kept_as = KEPT_ERAS.at(inputs.version)
-    tower = model.tower if model is not None else None
-    if model is None or tower is None or kept_as is None:
+    if model is None or family is None or kept_as is None:
         return None
-    if any(inputs.settings.flags.get(name) not in (None, False) for name in UNREAD_FLAGS):
-        return None
-    if tower.config_class in QWEN3_VL_TOWERS and QWEN3_VL_ERAS.at(inputs.version):
+    if family == QWEN3_VL:
         item = _qwen3_vl_item(inputs, model)
-    elif model.architecture in MISTRAL3_CLASSES:
+    elif family == MISTRAL3:
         item = _mistral3_item(model)
-    elif model.architecture in GEMMA3_CLASSES:
-        item = _gemma3_item(model)
     else:
-        return None
+        item = _gemma3_item(model)
     tokens, seqs, _ = batch_limits(inputs)
     budget = max(tokens, item.counted_tokens)
     per_prompt = max(1, min(DEFAULT_LIMIT, inputs.context_length // item.counted_tokens))
