@@ -52,3 +52,13 @@ def test_a_flag_that_changes_the_dummy_keeps_not_modelled(capsys: pytest.Capture
     """`--limit-mm-per-prompt` changes the dummy batch; encoder_profile.py does not read it, nor does the term."""
     beside = _beside(capsys, "--model", str(GEMMA3_27B), "--cmd", 'vllm serve g --limit-mm-per-prompt {"image":1}')
     assert NOT_COUNTED in beside and COUNTED not in beside
+
+
+@pytest.mark.parametrize(
+    ("config", "release"),
+    [(QWEN3_VL_30B, "0.10.2"),  # no models/qwen3_vl.py before v0.11.0 (encoder_profile.QWEN3_VL_ERAS)
+     (GEMMA3_27B, "0.10.1")],  # profile_run's encoder pass not read before v0.10.2 (encoder_profile.KEPT_ERAS)
+)  # fmt: skip
+def test_a_release_not_read_keeps_not_modelled(capsys: pytest.CaptureFixture[str], config: object, release: str) -> None:
+    beside = _beside(capsys, "--model", str(config), "--engine-version", release)
+    assert NOT_COUNTED in beside and COUNTED not in beside
