@@ -20,7 +20,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.vllm.calibration_eras import activation_key
-from kvtop.domain.engines.vllm.encoder_profile import encoder_profile
+from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, encoder_profile
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
@@ -188,9 +188,10 @@ def _unfitted_because(inputs: CalibrationInputs) -> str:
     expand each output to the budget's rows, v0.10.2 and v0.13.0+ keep it as the encoder returned it)."""
     reasons = []
     if inputs.model is not None and inputs.model.multimodal:
+        counted = ", ".join(COUNTED_FAMILIES)
         reasons.append("a multimodal model's profile runs the text model's forward and sampler after its encoder, "
                        "whose outputs it keeps through them (not counted: the items' tokens are the processor's; "
-                       "counted for Qwen3-VL only, encoder_profile.py)")  # fmt: skip
+                       f"counted for {counted} only, encoder_profile.py)")  # fmt: skip
     if inputs.layout.pp > 1:
         reasons.append("pipeline stages (the sampler runs on the last) are not modelled")
     if lora(inputs):
