@@ -35,10 +35,10 @@ ASSUMED_ONE_PROCESS_ERROR_GIB = 0.75
 CUDA_CONTEXT_FITS: dict[str, LinearTerm] = {
     'cuda_context.one_process': LinearTerm(
         key='cuda_context.one_process', features=('100 SMs',),
-        coefficients=(0.436628,), error_bytes=311633333, records=48,
-        sources=21, gpus=('A100-40GB', 'A100-80GB', 'B200', 'H100', 'H200', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=311633333, feature_sources=(21,),
-        group_errors=(('100 SMs', 311633333),),
+        coefficients=(0.434045,), error_bytes=287274353, records=49,
+        sources=22, gpus=('A100-40GB', 'A100-80GB', 'B200', 'H100', 'H200', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
+        novel_error_bytes=287274353, feature_sources=(22,),
+        group_errors=(('100 SMs', 287274353),),
     ),
 }  # fmt: skip
 # END FITTED

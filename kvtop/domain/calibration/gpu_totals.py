@@ -59,9 +59,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.H100': LinearTerm(
         key='cuda_total.H100', features=('1 GiB',),
-        coefficients=(79.187826,), error_bytes=171798692, records=69,
-        sources=14, gpus=('H100',),
-        novel_error_bytes=171798692, feature_sources=(14,),
+        coefficients=(79.186571,), error_bytes=171798692, records=70,
+        sources=15, gpus=('H100',),
+        novel_error_bytes=171798692, feature_sources=(15,),
     ),
     'cuda_total.H200': LinearTerm(
         key='cuda_total.H200', features=('1 GiB',),
@@ -83,9 +83,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.L40S': LinearTerm(
         key='cuda_total.L40S', features=('1 GiB',),
-        coefficients=(44.446667,), error_bytes=171798692, records=3,
-        sources=3, gpus=('L40S',),
-        novel_error_bytes=171798692, feature_sources=(3,),
+        coefficients=(44.465,), error_bytes=171798692, records=4,
+        sources=4, gpus=('L40S',),
+        novel_error_bytes=171798692, feature_sources=(4,),
     ),
     'cuda_total.RTX3090': LinearTerm(
         key='cuda_total.RTX3090', features=('1 GiB',),
@@ -104,6 +104,12 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         coefficients=(31.48,), error_bytes=171798692, records=4,
         sources=4, gpus=('RTX5090',),
         novel_error_bytes=515396086, feature_sources=(4,),
+    ),
+    'cuda_total.RTX6000-ADA': LinearTerm(
+        key='cuda_total.RTX6000-ADA', features=('1 GiB',),
+        coefficients=(47.37,), error_bytes=171798692, records=1,
+        sources=1, gpus=('RTX6000-ADA',),
+        novel_error_bytes=171798692, feature_sources=(1,),
     ),
     'cuda_total.RTX6000ADA': LinearTerm(
         key='cuda_total.RTX6000ADA', features=('1 GiB',),
@@ -137,10 +143,10 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.498117,), error_bytes=305881095, records=17,
-        sources=17, gpus=(),
-        novel_error_bytes=344403797, feature_sources=(17,),
-        group_errors=(('1 GiB', 305881095),),
+        coefficients=(0.503844,), error_bytes=311333763, records=18,
+        sources=18, gpus=(),
+        novel_error_bytes=336701008, feature_sources=(18,),
+        group_errors=(('1 GiB', 311333763),),
     ),
 }  # fmt: skip
 # END FITTED

@@ -106,10 +106,10 @@ START_MEASURES = StartMeasures(runtime_charge=True, source=(
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B'),
-        coefficients=(0.397072, 7.055447), error_bytes=33078329, records=5,
-        sources=4, gpus=('H100', 'T4', 'V100-32GB'),
-        novel_error_bytes=33078329, feature_sources=(4, 4),
-        group_errors=(('1 GiB + max_num_seqs × vocab × 4 B', 33078329),),
+        coefficients=(0.423017, 6.843123), error_bytes=166429983, records=6,
+        sources=5, gpus=('H100', 'L40S', 'T4', 'V100-32GB'),
+        novel_error_bytes=166429983, feature_sources=(5, 5),
+        group_errors=(('1 GiB + max_num_seqs × vocab × 4 B', 166429983),),
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -141,10 +141,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.100714, 1.999286), error_bytes=172624647, records=15,
-        sources=15, gpus=('A10', 'A100-40GB', 'H100', 'L40', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=172624647, feature_sources=(15, 1), unseen_error_bytes=2146716689,
-        group_errors=(('1 GiB', 81769569),),
+        coefficients=(0.109333, 1.990667), error_bytes=161828232, records=16,
+        sources=16, gpus=('A10', 'A100-40GB', 'H100', 'L40', 'L40S', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=161828232, feature_sources=(16, 1), unseen_error_bytes=2137462057,
+        group_errors=(('1 GiB', 138819479),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -162,7 +162,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=0.8757, records=123, sources=67, weights_logged=True,
+    engine='vllm', factor=0.8058, records=124, sources=68, weights_logged=True,
 )
 # END FITTED
 
