@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from benchmarks.calibration.corpus import Record
 from benchmarks.calibration.evaluate import Corpus, observed
-from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
@@ -22,7 +22,7 @@ from kvtop.domain.wording import MIB
 SEARCH_LIMIT_MIB = 4096  # no desktop was seen to hold 4 GiB beyond Linux: a search that gets there has found nothing
 
 
-def _plan(record: Record, fits: dict[str, LinearTerm], free_before: int | None):  # type: ignore[no-untyped-def]
+def _plan(record: Record, fits: dict[str, LinearTerm], free_before: int | None) -> CapacityPlan:
     assert record.model is not None and record.gpu_total_bytes is not None
     measured = MeasuredInputs(free_before_load_bytes=free_before)
     return planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 
 from kvtop.domain.engines.sglang.flags_table import FlagRow
 
-
 # server: the API server's own setting (HTTP, TLS, auth, routes, warm-up skip, tokenizer processes): CPU processes with no GPU memory
 SERVER: Mapping[str, FlagRow] = {
     "--admin-api-key": FlagRow("0.5.9", None, "srt/arg_groups/fields/serving.py:164 (v0.5.23)"),

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from kvtop.domain.engines.sglang.flags_table import FlagRow
 from kvtop.domain.engines.sglang.flags_unmodelled_late import LATE
 
-
 EARLY: Mapping[str, FlagRow] = {
     "--abort-on-priority-when-disabled": FlagRow("0.5.9", None, "srt/arg_groups/fields/schedule.py:114 (v0.5.23)"),
     "--allow-auto-truncate": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/serving.py:254 (v0.5.23)"),

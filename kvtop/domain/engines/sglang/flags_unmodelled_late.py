@@ -12,7 +12,6 @@ from collections.abc import Mapping
 
 from kvtop.domain.engines.sglang.flags_table import FlagRow
 
-
 LATE: Mapping[str, FlagRow] = {
     "--flashinfer-autotune-skip-ops": FlagRow("0.5.23", None, "srt/arg_groups/fields/exec_.py:398 (v0.5.23)"),
     "--flashinfer-mla-disable-ragged": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/exec_.py:421 (v0.5.23)"),
