@@ -138,7 +138,7 @@ def _engine_sections(text: str) -> dict[str, str]:
     return sections
 
 
-NEUTRAL_SUMMARY = re.compile(r"accepted, no effect on memory: (\d+) flags \(.*?\), named on the plan: "
+NEUTRAL_SUMMARY = re.compile(r"accepted, no effect on memory: (\d+) flags \(.*?\),\s+named on the plan:\s+"
                              r"--list-neutral-flags (\w+) lists them", re.DOTALL)
 VALUES = {"N": "2", "F": "0.9", "SIZE": "1G", "V": "0.20.1", "Q": "fp8", "D": "bfloat16", "YAML": "x.yaml",  # SIZE: vLLM's 1G
           "JSON": "{}"}  # fmt: skip
@@ -285,7 +285,8 @@ def test_explain_help_names_every_engine_and_standard_input(capsys) -> None:
 
 def test_the_neutral_flags_are_listed_by_kind_and_an_unclassified_engine_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     """`--help` counts vLLM's 125 memory-neutral flags (flags_neutral.py: the wheels' argparse calls) on one line;
-    `--list-neutral-flags vllm` lists them by kind with each kind's reason. SGLang's flags are not classified yet."""
+    `--list-neutral-flags vllm` lists them by kind with each kind's reason. SGLang's 81 (engines/sglang/flags_neutral.py,
+    the wheels' server_args.py) likewise; LMDeploy's are not classified yet."""
     with pytest.raises(SystemExit) as done:
         main(["plan", "--list-neutral-flags", "vllm"])
     out = capsys.readouterr().out
@@ -296,6 +297,11 @@ def test_the_neutral_flags_are_listed_by_kind_and_an_unclassified_engine_says_so
         main(["plan", "--help"])
     assert "accepted, no effect on memory: 125 flags (API server," in " ".join(capsys.readouterr().out.split())
     with pytest.raises(SystemExit) as done:
-        main(["explain", "--list-neutral-flags", "sglang"])
+        main(["plan", "--list-neutral-flags", "sglang"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and out.startswith("SGLang's flags with no effect on GPU memory")
+    assert "--reasoning-parser" in out.split() and "--enable-torch-compile" not in out
+    with pytest.raises(SystemExit) as done:
+        main(["explain", "--list-neutral-flags", "lmdeploy"])
     err = capsys.readouterr().err
-    assert done.value.code == 2 and err.count("\n") == 1 and "SGLang's flags are not classified yet" in err
+    assert done.value.code == 2 and err.count("\n") == 1 and "LMDeploy's flags are not classified yet" in err

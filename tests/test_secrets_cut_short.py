@@ -76,14 +76,23 @@ def test_prometheus_refusing_the_request_names_the_server(capsys: pytest.Capture
     assert err.startswith(f"kvtop: error: prometheus unauthorized: {url} refused the request (HTTP 401)")
 
 
-@pytest.mark.parametrize("flag", ["--api-key", "--hf-token", "--admin-api-key"])
+@pytest.mark.parametrize("flag", ["--openai-api-key", "--hf-token", "--hub-password"])
 def test_an_error_about_a_secret_flag_keeps_its_sentence(capsys: pytest.CaptureFixture[str], flag: str) -> None:
-    """`kvtop plan --api-key X`: kvtop does not model SGLang's --api-key (its flags: docs/engines/sglang.md).
-    The line read `--api-key: *** a flag of SGLang that kvtop knows`: the field and the sentence were one
-    text, and the sentence's first word was masked as the flag's value. The value itself is never quoted."""
+    """`kvtop plan --api-key X` once read `--api-key: *** a flag of SGLang that kvtop knows`: the field and the
+    sentence were one text, and the sentence's first word was masked as the flag's value. SGLang's `--api-key` and
+    `--admin-api-key` are accepted now (no effect on memory, engines/sglang/flags_neutral.py); a secret flag SGLang
+    does not have is refused with its sentence whole. The value itself is never quoted."""
     assert main(["plan", "--model", "llama-3-70b", "--tp", "8", flag, SECRET]) == 2
     err = capsys.readouterr().err
     assert err == f"kvtop: error: {flag}: not a flag of SGLang that kvtop knows\n"
+
+
+@pytest.mark.parametrize("flag", ["--api-key", "--admin-api-key"])
+def test_sglangs_own_key_flags_are_accepted_named_and_never_shown(capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    assert main(["plan", "--model", "llama-3-70b", "--tp", "8", flag, SECRET]) == 0
+    out, err = capsys.readouterr()
+    assert f"no effect on memory (accepted, not modelled): {flag}" in out
+    assert SECRET not in out + err
 
 
 def test_a_config_value_cut_to_a_quote_shows_no_password(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

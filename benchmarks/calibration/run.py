@@ -6,7 +6,8 @@
 The fitted constants live in each engine's package (`kvtop/domain/engines/<engine>/calibration.py`
 FITS and INTERVAL_SCALE), the CUDA totals in `kvtop/domain/calibration/gpu_totals.py` and the weights book's error in
 `kvtop/domain/calibration/weights.py`, the assumed context's error in `kvtop/domain/calibration/features.py`, one
-process's CUDA context (engine-neutral) in `kvtop/domain/calibration/cuda_context.py`,
+process's CUDA context (engine-neutral) in `kvtop/domain/calibration/cuda_context.py`, the most a desktop sharing
+the card held beyond Linux in `kvtop/domain/calibration/host_memory.py` (benchmarks/calibration/desktop.py),
 each between `# BEGIN FITTED` and `# END FITTED`.
 """
 
@@ -21,12 +22,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.calibration.corpus import load_all  # noqa: E402
+from benchmarks.calibration.desktop import desktop_held  # noqa: E402
 from benchmarks.calibration.evaluate import Judgement, engine_scale, judge_corpus  # noqa: E402
 from benchmarks.calibration.report import render  # noqa: E402
 from kvtop.domain.calibration.coverage import IntervalScale  # noqa: E402
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY  # noqa: E402
 from kvtop.domain.calibration.linear import LinearTerm  # noqa: E402
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY  # noqa: E402
+from kvtop.domain.wording import MIB  # noqa: E402
 
 DOC = ROOT / "docs" / "calibration.md"
 DOMAIN = ROOT / "kvtop" / "domain"
@@ -81,6 +84,8 @@ def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
         f"BUILT_WEIGHTS_RELATIVE_ERROR = {built.coefficients[0]!r}\n"
         f"BUILT_WEIGHTS_RECORDS = {built.records}"
     )
+    desktop, _ = desktop_held(judgement.corpus, fits)
+    blocks[DOMAIN / "calibration" / "host_memory.py"] = f"DESKTOP_HELD_BYTES = {desktop}  # {desktop // MIB} MiB"
     return blocks
 
 

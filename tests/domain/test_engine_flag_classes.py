@@ -1,14 +1,16 @@
 """Every engine's flags state the same classes of the flags kvtop does not read (EngineFlags in
 kvtop.domain.launch_vocabulary): those with no effect on memory, by kind, and those it does not model. The plan's
 "no effect on memory" line, `--help`'s count and `--list-neutral-flags` read these attributes, never a default for
-an engine that lacks one. The expected sets are vLLM's tables (flags_neutral.py, flags_unmodelled.py: read off each
-wheel's argparse calls), and the empty ones of the engines whose flags were not classified yet."""
+an engine that lacks one. The expected sets are vLLM's and SGLang's tables (flags_neutral.py, flags_unmodelled.py: read off
+each wheel's argparse calls), and the empty ones of the engines whose flags were not classified yet."""
 
 from __future__ import annotations
 
 import pytest
 
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_flags
+from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS as SGLANG_NEUTRAL_GROUPS
+from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED as SGLANG_UNMODELLED
 from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
 from kvtop.domain.launch import parse_flags
@@ -26,7 +28,7 @@ def test_each_engine_states_its_classes_and_they_do_not_overlap(engine: str) -> 
     assert set(flags.value_placeholders) <= flags.passthrough
 
 
-def test_vllm_classifies_its_flags_and_the_other_engines_not_yet() -> None:
+def test_vllm_and_sglang_classify_their_flags_and_the_other_engines_not_yet() -> None:
     vllm = engine_flags("vllm")
     assert len(vllm.memory_neutral_groups) == len(NEUTRAL_GROUPS) == 8
     assert {flag for flag in vllm.memory_neutral if not flag.startswith("--no-")} == {
@@ -34,7 +36,11 @@ def test_vllm_classifies_its_flags_and_the_other_engines_not_yet() -> None:
     }
     assert set(UNMODELLED) <= vllm.unmodelled and "--cpu-offload-gb" in vllm.unmodelled
     assert dict(vllm.value_placeholders) == {"--rope-scaling": "JSON", "--hf-overrides": "JSON"}
-    for engine in ("sglang", "trtllm", "lmdeploy", "llamacpp"):
+    sglang = engine_flags("sglang")  # engines/sglang/flags_neutral.py, flags_unmodelled.py: its wheels' server_args.py
+    assert len(sglang.memory_neutral_groups) == len(SGLANG_NEUTRAL_GROUPS) == 7
+    assert "--reasoning-parser" in sglang.memory_neutral and "--enable-torch-compile" in sglang.unmodelled
+    assert set(SGLANG_UNMODELLED) <= sglang.unmodelled
+    for engine in ("trtllm", "lmdeploy", "llamacpp"):
         flags = engine_flags(engine)
         assert not flags.memory_neutral_groups and not flags.memory_neutral and not flags.unmodelled
 

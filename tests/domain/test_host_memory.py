@@ -14,6 +14,7 @@ import math
 import pytest
 
 from benchmarks.calibration.corpus import load_all, resolve
+from benchmarks.calibration.desktop import desktop_excess, desktop_held
 from benchmarks.calibration.evaluate import blind, fit_all
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.host_memory import (
@@ -158,21 +159,30 @@ def test_a_desktop_host_is_said_and_only_lowers_the_low_end(record_id: str) -> N
 
 
 def test_the_desktop_share_holds_what_the_two_desktop_starts_held_beyond_linux() -> None:
-    """The chain `DESKTOP_HELD_BYTES` states. WSL2: the 3090 SGLang start printed 22.76 GiB free of 23.58 before its
-    load, 0.82 GiB held, where SGLang's TP 1 context fit holds 0.58: 0.24 GiB more (245.76 MiB). Windows:
-    lmdeploy#1703 sized 118 blocks of 64 tokens (7,552 logged) where the plan without the desktop sizes 119 (127
-    until TurboMind's 16-bit zero points were charged, 125 until its per-tensor 2 MiB pages were, docs/engines/
-    lmdeploy.md §15.6–15.7); a block of internlm-20b is 64 tokens × 60 layers × 2 (K, V) × 5,120 × 2 B = 75 MiB, and
-    TurboMind takes 0.8 of the free memory, so the desktop left 1 × 75 MiB ÷ 0.8 = 93.75 MiB less free. The share
-    holds the larger, rounded up to the MiB: 246 MiB."""
-    wsl2 = (23.58 - 22.76 - 0.58) * GIB
+    """The chain `DESKTOP_HELD_BYTES` states, as benchmarks/calibration/desktop.py computes it against the fits on
+    every record. WSL2: the 3090 SGLang start printed 22.76 GiB free of 23.58 before its load (0.82 GiB held): the
+    desktop held that less the plan's context term. Windows: lmdeploy#1703 sized 118 blocks of 64 tokens (7,552
+    logged) where the plan without the desktop sizes 119; a block of internlm-20b is 64 tokens × 60 layers × 2 (K, V)
+    × 5,120 × 2 B = 75 MiB and TurboMind takes 0.8 of the free memory, so one block is 93.75 MiB of free memory: the
+    most the desktop held and still left 118 blocks lies between one and two such steps. The share holds the larger,
+    rounded up to the MiB (380 MiB at session 51: 0.82 GiB held where the per-SM context fit gives 0.45)."""
+    fits = fit_all(CORPUS)
+    sglang = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
+    plain = planned_capacity(sglang.model, sglang.settings, gpu_total_bytes=sglang.gpu_total_bytes,  # type: ignore[arg-type]
+                             gpu_name=gpu_key(sglang.gpu), fits=fits)  # fmt: skip
+    context = next(estimate.bytes for estimate in plain.estimate.terms if estimate.term is Term.CONTEXT)
+    total = next(estimate.bytes for estimate in plain.estimate.terms if estimate.term is Term.CUDA_TOTAL)
+    assert round(total / GIB, 2) == 23.58 and round(sglang.figures["free_before_load"] / GIB, 2) == 22.76
+    wsl2 = desktop_excess(sglang, fits)
+    assert wsl2 == total - sglang.figures["free_before_load"] - context
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
-    plain = blind(resolve({**record.raw, "host": None}), fit_all(CORPUS, leave_out=record.source), weights_logged=False)
-    assert plain is not None and record.tokens == 118 * 64 and plain.predicted == 119 * 64
-    block = 64 * record.model.num_layers * 2 * record.model.hidden_size * 2
-    assert block == 75 << 20
-    windows = (119 - 118) * block / 0.8
-    assert math.ceil(max(wsl2, windows) / (1 << 20)) << 20 == 246 << 20 == DESKTOP_HELD_BYTES
+    block = 64 * record.model.num_layers * 2 * record.model.hidden_size * 2  # type: ignore[union-attr]
+    assert block == 75 << 20 and record.tokens == 118 * 64
+    windows = desktop_excess(record, fits)
+    assert windows is not None and block / 0.8 <= windows <= 2 * block / 0.8
+    most, found = desktop_held(CORPUS, fits)
+    assert dict(found) == {sglang.id: wsl2, record.id: windows}
+    assert most == math.ceil(max(wsl2, windows) / (1 << 20)) << 20 == DESKTOP_HELD_BYTES
 
 
 def test_what_vllm_asks_free_on_a_gb10_is_what_its_start_printed() -> None:

@@ -2,8 +2,8 @@
 at the assumed host share, said as `kvtop plan` says it; and the `desktop` setting, what `kvtop plan --desktop` says,
 as a what-if field.
 
-A desktop sharing the card (Windows, WSL2) holds up to 246 MiB beyond a Linux server's before the engine starts
-(host_memory.py `DESKTOP_HELD_BYTES`: lmdeploy#1703's 9 blocks × 75 MiB ÷ 0.8). kvtop does not model it: the plan's
+A desktop sharing the card (Windows, WSL2) holds up to 380 MiB beyond a Linux server's before the engine starts
+(host_memory.py `DESKTOP_HELD_BYTES`: the RTX 3090 WSL2 SGLang start's 0.82 GiB held less the 0.45 GiB context fit). kvtop does not model it: the plan's
 low end takes it, its centre does not. The fake node is SGLang 0.5.9 serving Llama-3-70B at TP8 on H100s (fakes.py).
 """
 
@@ -23,7 +23,7 @@ from tests.test_cli_plan_host import AT_070_TOKENS
 from tests.ui.fakes import LLAMA_70B_CONFIG
 from tests.ui.test_planner import TP8_TOKENS, open_planner, shown
 
-DESKTOP_BYTES = 246 << 20  # 257,949,696 B
+DESKTOP_BYTES = 380 << 20  # 398,458,880 B
 TOKEN_BYTES = 40_960  # Llama-3-70B at TP8: 80 layers × 2 × 1 KV head × 128 × 2 B
 
 
@@ -38,7 +38,7 @@ async def test_the_desktop_field_moves_the_low_end_as_plan_desktop_does(
     make_app, healthy_snapshot, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SGLang's pool is the free memory before the load × its fraction (0.818 at TP8 on an H100) less the weights
-    (docs/engines/sglang.md §4), so 246 MiB less free is 0.818 × 257,949,696 B ÷ 40,960 B ≈ 5,151 tokens fewer at
+    (docs/engines/sglang.md §4), so 380 MiB less free is 0.818 × 398,458,880 B ÷ 40,960 B ≈ 7,958 tokens fewer at
     the low end; the centre (what the engine gives where no desktop takes more) stays."""
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(120, 50)) as pilot:

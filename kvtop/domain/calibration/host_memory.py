@@ -48,13 +48,17 @@ HOST_HELD_SHARE_ERROR = 0.2351
 HOST_LABEL = "what the host holds (unified memory)"
 
 # What a desktop sharing the card (Windows' display, WSL2 under it) was seen to hold before the load beyond what a
-# Linux start of the same engine holds: the RTX 3090 SGLang start under WSL2 held 0.82 GiB (23.58 − 22.76 printed)
-# where SGLang's TP 1 context fit is 0.58 GiB (0.24 GiB more: 245.76 MiB); lmdeploy#1703's Windows start sized 118
-# blocks of 75 MiB at 0.8 of the free memory where kvtop's plan of it gives 119 (since TurboMind's zero points and
-# per-tensor pages are charged, docs/engines/lmdeploy.md §15.6–15.7; 127 before): 1 × 75 MiB ÷ 0.8 = 93.75 MiB less
-# free than planned. kvtop does not model the desktop; the low end of a plan that says one is there takes the larger,
-# rounded up to the MiB (session 46: was 844 MiB, set from 1703's 9 blocks before its zero points and pages).
-DESKTOP_HELD_BYTES = 246 << 20
+# Linux start of the same launch holds, the most of the corpus's `host: desktop` starts, rounded up to the MiB:
+# written by benchmarks/calibration/run.py --write (benchmarks/calibration/desktop.py) against the current fits. A
+# start whose log printed the free memory before the load held CUDA's total less it, less the plan's context term (the
+# per-SM context fit): the RTX 3090 SGLang start under WSL2 (my-deepseek-r1-distill-qwen-7b-3090) held 0.82 GiB where
+# the fit gives 0.45 GiB, 379.9 MiB more (session 51). One that printed only its capacity held the most free memory less
+# than the plan assumes that still gives its logged capacity: lmdeploy#1703's Windows start, 118 blocks of 64 tokens at
+# 0.8 of the free memory, 167 MiB. kvtop does not model the desktop; the low end of a plan that says one is there takes
+# this (session 46: 246 MiB, hand-set against the CUDA context fit then).
+# BEGIN FITTED desktop
+DESKTOP_HELD_BYTES = 398458880  # 380 MiB
+# END FITTED
 DESKTOP_NOTE = (
     "memory the desktop holds (not modelled): a desktop (Windows, WSL2) shares this GPU and holds memory before the "
     "engine starts, which the plan leaves out"

@@ -7,9 +7,9 @@ LMDeploy's Windows wheel prints (`turbomind/__init__.py` `bootstrap`, `os.name =
 The log lines are case 1703's (InternLM/lmdeploy#1703, the Windows wheel of 0.4.2 on an RTX 3090: 118 blocks of
 75 MiB, `tests/data/cases/lmdeploy/lmdeploy-1703-internlm-chat-20b-w4-3090-v042`) and the `Add dll path` line as
 InternLM/lmdeploy#3825 quotes it from a Windows start. The share the low end takes is the most a desktop start held
-beyond Linux (calibration/host_memory.py): the WSL2 SGLang start's 0.24 GiB (245.76 MiB, rounded up to 246 MiB), larger
-than this case's 1 block × 75 MiB ÷ 0.8 = 93.75 MiB since TurboMind's zero points and pages are charged (it was 844 MiB,
-this case's 9 blocks before them).
+beyond Linux (calibration/host_memory.py): the WSL2 SGLang start's 0.82 GiB held less the per-SM context fit's 0.45 (379.9 MiB,
+rounded up to 380 MiB), larger than the most this case may have held and still sized 118 blocks (167 MiB; it was 844
+MiB, this case's 9 blocks before TurboMind's zero points and pages were charged; 246 MiB against the older context fit).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ CASE_1703 = DATA / "cases" / "lmdeploy" / "lmdeploy-1703-internlm-chat-20b-w4-30
 CONFIG_1703 = DATA / "calibration" / "configs" / "internlm--internlm-chat-20b-w4.RECONSTRUCTED.json"
 NOTE = "memory the desktop holds (not modelled)"
 FROM_LOG = "a desktop shares this GPU (as --desktop says), read from the log: LMDeploy's Windows wheel"
-DESKTOP_HELD = 246 << 20  # the WSL2 start's 0.24 GiB beyond Linux, rounded up to the MiB (test_host_memory)
+DESKTOP_HELD = 380 << 20  # the WSL2 start's 0.37 GiB beyond Linux, rounded up to the MiB (test_host_memory)
 # TurboMind keeps an AWQ group's zero point in 16 bits beside its scale (0.4.2 LlamaDecoderLayerWeight.cc
 # mallocWeights: scales_and_zeros of input / 128 × output × 2 halves), the checkpoint packs it in 4: 1.5 B more a
 # group. internlm-chat-20b: 60 layers × (40 × 15,360 qkv + 40 × 5,120 o + 40 × 27,648 w1|w3 + 108 × 5,120 w2) groups
@@ -54,8 +54,8 @@ def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
 def test_plan_desktop_says_it_and_lowers_only_the_low_end_by_the_ratio_of_it(
     capsys: pytest.CaptureFixture[str], backend: str
 ) -> None:
-    """Both engines give `size_t(free × 0.8)` of the free memory after the weights to KV: a desktop holding 246 MiB
-    more takes 0.8 × 246 MiB from the low end's budget (to the byte, `size_t` flooring both sides)."""
+    """Both engines give `size_t(free × 0.8)` of the free memory after the weights to KV: a desktop holding 380 MiB
+    more takes 0.8 × 380 MiB from the low end's budget (to the byte, `size_t` flooring both sides)."""
     plain = _plan(capsys, "--backend", backend)
     desktop = _plan(capsys, "--backend", backend, "--desktop")
     # plan --json's host_memory is {unified, desktop} (09eddc4), the prose kept as the desktop's note
@@ -116,7 +116,7 @@ def test_explain_reads_the_line_as_desktop_says_it(
 ) -> None:
     """Case 1703's log: TurboMind 0.4.2 prints no free memory, so explain estimates it as `plan` does. With the
     Windows wheel's line it judges as `--desktop` does without it: the same interval, the desktop said; the low end's
-    free memory before the load is 246 MiB less, and its blocks are TurboMind's `size_t(free × 0.8) // block`."""
+    free memory before the load is 380 MiB less, and its blocks are TurboMind's `size_t(free × 0.8) // block`."""
     windows = tmp_path / "engine.log"
     windows.write_text(DLL_LINE + "\n" + (CASE_1703 / "engine.log").read_text())
     from_line = _explain(capsys, windows)

@@ -10,6 +10,9 @@ from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.sglang.attention_backends import ATTENTION_BACKEND_FLAG, PHASE_BACKEND_FLAGS
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
+from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
+from kvtop.domain.engines.sglang.flags_table import merged, spellings
+from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
@@ -49,6 +52,19 @@ PREFERRED: Mapping[str, str] = {
     "context_length": "--context-length", "max_running_requests": "--max-running-requests",
     "max_total_tokens": "--max-total-tokens", "chunked_prefill_size": "--chunked-prefill-size",
 }  # fmt: skip
+# Flags with no effect on GPU memory (flags_neutral.py: every flag of the releases read classified, docs/engines/sglang.md
+# "Flags"): accepted as typed, named on the plan's line under the engine flags, never written back. The rest kvtop does
+# not read are flags_unmodelled.py's: refused by name typed to kvtop, named as ignored on a --cmd line
+MEMORY_NEUTRAL = merged(group for _, group in NEUTRAL_GROUPS.values())
+NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
+# each kind of NEUTRAL_GROUPS as `--help` names it
+NEUTRAL_KINDS: Mapping[str, str] = {
+    "server": "API server", "chat": "chat, tool and reasoning parsers", "log": "logging and metrics",
+    "fetch": "checkpoint and tokenizer", "request": "request defaults", "cluster": "rendezvous and timeouts",
+    "structured": "structured outputs",
+}  # fmt: skip
+NEUTRAL_BY_KIND = {NEUTRAL_KINDS[kind]: NeutralGroup(why, spellings(group)) for kind, (why, group) in NEUTRAL_GROUPS.items()}
+UNMODELLED_SPELLINGS = spellings(UNMODELLED)
 KV_CACHE_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "nvfp4", "mxfp8")
 
 # `--dtype` (server_args.py choices; ModelConfig._get_and_verify_dtype, "float" is float32) builds the model in
@@ -85,15 +101,15 @@ class SglangFlags:
                                                 *ENCODER_DP_FLAGS})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
-    passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"}
+    passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
-    # python/sglang/srt/server_args.py's flags (ServerArgs.add_cli_args) are not classified yet: no list of
-    # those with no effect on memory, none of those kvtop does not model; a flag outside SPELLINGS and `passthrough` is
-    # refused as unknown
-    memory_neutral_groups: Mapping[str, NeutralGroup] = {}
-    memory_neutral: frozenset[str] = frozenset()
-    unmodelled: frozenset[str] = frozenset()
+    # of the pass-through flags, those that change nothing kvtop sizes, by kind (flags_neutral.NEUTRAL_GROUPS; read by
+    # kvtop.domain.neutral_flags, listed by `--list-neutral-flags sglang`)
+    memory_neutral_groups: Mapping[str, NeutralGroup] = NEUTRAL_BY_KIND
+    memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
+    # SGLang's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
+    unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}

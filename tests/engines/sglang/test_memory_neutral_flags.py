@@ -1,0 +1,77 @@
+"""SGLang flags with no effect on memory: accepted, named under the plan's engine flags, never changing a figure.
+
+C01's pasted line (tests/data/cases/sglang/C01/engine.log, vllm-project/vllm#21348: Qwen3-235B-A22B-FP8 on 4× H100,
+SGLang beside vLLM) logged 367,404 tokens (tests/data/calibration/sglang.jsonl `case-sglang-C01-qwen3-235b-fp8-h100-tp4`).
+SGLang's own Qwen 3 guide (sgl-project/sglang#5858) launches the same checkpoint at TP 4 with `--reasoning-parser qwen3`.
+The flag table's rows are checked against the wheels' declarations: `--reasoning-parser` (v0.4.6.post5 on; v0.5.23
+srt/server_args.py:368), `--log-level` (v0.4.0 on; v0.5.23 srt/arg_groups/fields/observability.py:31), `--api-key`
+(v0.4.0 on; v0.5.23 srt/arg_groups/fields/serving.py:160), `--enable-torch-compile` (compiled graphs: not modelled).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.domain.engines.sglang.flags import MEMORY_NEUTRAL, SglangFlags
+from kvtop.domain.engines.sglang.flags_table import RELEASES_READ
+from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
+from tests.data_paths import CONFIGS, DATA
+
+QWEN3_FP8 = str(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json")
+C01_LOG = DATA / "cases" / "sglang" / "C01" / "engine.log"
+LOGGED_TOKENS = 367_404  # C01: SGLang's max_total_num_tokens
+GUIDE_FLAGS = " --reasoning-parser qwen3"  # sgl-project/sglang#5858
+
+
+def _c01_line() -> str:
+    return next(line.strip() for line in C01_LOG.read_text().splitlines() if "sglang.launch_server" in line)
+
+
+def _plan(capsys: pytest.CaptureFixture[str], cmd: str) -> list[str]:
+    assert main(["plan", "--model", QWEN3_FP8, "--gpu", "H100", "--cmd", cmd]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def _row(lines: list[str], head: str) -> str:
+    return next(line for line in lines if line.startswith(head))
+
+
+def test_c01s_pasted_line_plans_the_same_with_the_guides_parser_and_neutral_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = _c01_line()
+    without = _plan(capsys, line)
+    with_neutral = _plan(capsys, line + GUIDE_FLAGS + " --log-level info --api-key sk-c01-not-a-real-key")
+    assert _row(with_neutral, "Token capacity") == _row(without, "Token capacity")
+    assert _row(with_neutral, "Interval") == _row(without, "Interval")
+    low, high = (int(n.replace(",", "")) for n in _row(with_neutral, "Interval").split()[1:4:2])
+    assert low <= LOGGED_TOKENS <= high
+    flags_at = next(i for i, text in enumerate(with_neutral) if text.startswith("engine flags:"))
+    assert "--reasoning-parser" not in with_neutral[flags_at]  # not written back: not a sizing input
+    assert with_neutral[flags_at + 1] == (
+        "  no effect on memory (accepted, not modelled): --reasoning-parser --log-level --api-key"
+    )
+    assert not any("sk-c01" in text for text in with_neutral)
+    assert not any("no effect on memory" in text for text in without)
+
+
+def test_a_flag_kvtop_does_not_model_is_refused_typed_and_named_on_a_pasted_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    typed = ["plan", "--engine", "sglang", "--model", QWEN3_FP8, "--gpu", "H100", "--tp", "4", "--enable-torch-compile"]
+    assert main(typed) == 2
+    err = capsys.readouterr().err
+    assert "--enable-torch-compile: a flag of SGLang whose effect on memory kvtop does not model" in err
+    lines = _plan(capsys, _c01_line() + " --enable-torch-compile")
+    assert "--enable-torch-compile" not in _row(lines, "engine flags:")
+
+
+def test_the_tables_are_disjoint_from_what_kvtop_reads_and_span_the_releases_read() -> None:
+    flags = SglangFlags()
+    read = set(flags.spellings) | flags.read_by_rules | {"--trust-remote-code"}
+    assert not set(MEMORY_NEUTRAL) & set(UNMODELLED)
+    assert not (set(MEMORY_NEUTRAL) | set(UNMODELLED)) & read
+    assert MEMORY_NEUTRAL["--api-key"].first == RELEASES_READ[0]  # in v0.4.0's add_cli_args already
+    assert MEMORY_NEUTRAL["--reasoning-parser"].source == "srt/server_args.py:368 (v0.5.23)"
+    assert UNMODELLED["--enable-torch-compile"].last is None  # still in v0.5.23
