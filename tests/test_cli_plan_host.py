@@ -11,6 +11,7 @@ import json
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
 from kvtop.domain.wording import GIB
 from tests.calibrated_figures import fitted_bytes, vllm_activation_bytes
@@ -44,7 +45,7 @@ def test_a_desktop_is_said_in_the_plan(capsys: pytest.CaptureFixture[str]) -> No
     plain = plan_json(capsys, "--model", QWEN, "--engine", "sglang", "--gpu", "RTX3090")
     desktop = out["host_memory"]["desktop"]
     assert desktop["note"].startswith("memory the desktop holds (not modelled)")
-    assert desktop["low_end_bytes"] == 380 << 20  # the WSL2 start's 0.37 GiB beyond Linux (test_host_memory)
+    assert desktop["low_end_bytes"] == DESKTOP_HELD_BYTES  # the WSL2 start's ~0.37 GiB beyond Linux (test_host_memory)
     assert plain["host_memory"] == {"unified": None, "desktop": None}
     assert out["token_capacity"] == plain["token_capacity"]
     assert out["token_capacity_min"] < plain["token_capacity_min"]

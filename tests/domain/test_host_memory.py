@@ -165,7 +165,7 @@ def test_the_desktop_share_holds_what_the_two_desktop_starts_held_beyond_linux()
     logged) where the plan without the desktop sizes 119; a block of internlm-20b is 64 tokens × 60 layers × 2 (K, V)
     × 5,120 × 2 B = 75 MiB and TurboMind takes 0.8 of the free memory, so one block is 93.75 MiB of free memory: the
     most the desktop held and still left 118 blocks lies between one and two such steps. The share holds the larger,
-    rounded up to the MiB (380 MiB at session 51: 0.82 GiB held where the per-SM context fit gives 0.45)."""
+    rounded up to the MiB (389 MiB at the end of session 51: 0.82 GiB held where the per-SM context fit gives about 0.44)."""
     fits = fit_all(CORPUS)
     sglang = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
     plain = planned_capacity(sglang.model, sglang.settings, gpu_total_bytes=sglang.gpu_total_bytes,  # type: ignore[arg-type]

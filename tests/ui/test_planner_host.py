@@ -2,7 +2,7 @@
 at the assumed host share, said as `kvtop plan` says it; and the `desktop` setting, what `kvtop plan --desktop` says,
 as a what-if field.
 
-A desktop sharing the card (Windows, WSL2) holds up to 380 MiB beyond a Linux server's before the engine starts
+A desktop sharing the card (Windows, WSL2) holds up to DESKTOP_HELD_BYTES (about 0.38 GiB) beyond a Linux server's before the engine starts
 (host_memory.py `DESKTOP_HELD_BYTES`: the RTX 3090 WSL2 SGLang start's 0.82 GiB held less the 0.45 GiB context fit). kvtop does not model it: the plan's
 low end takes it, its centre does not. The fake node is SGLang 0.5.9 serving Llama-3-70B at TP8 on H100s (fakes.py).
 """
@@ -15,6 +15,7 @@ import pytest
 from textual.widgets import Select
 
 from kvtop.cli import main
+from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.hub import load_model
 from kvtop.ui.planning import field_texts, plan
@@ -23,7 +24,7 @@ from tests.test_cli_plan_host import AT_070_TOKENS
 from tests.ui.fakes import LLAMA_70B_CONFIG
 from tests.ui.test_planner import TP8_TOKENS, open_planner, shown
 
-DESKTOP_BYTES = 380 << 20  # 398,458,880 B
+DESKTOP_BYTES = DESKTOP_HELD_BYTES  # fitted by run.py: 380–389 MiB in session 51
 TOKEN_BYTES = 40_960  # Llama-3-70B at TP8: 80 layers × 2 × 1 KV head × 128 × 2 B
 
 
@@ -38,7 +39,7 @@ async def test_the_desktop_field_moves_the_low_end_as_plan_desktop_does(
     make_app, healthy_snapshot, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SGLang's pool is the free memory before the load × its fraction (0.818 at TP8 on an H100) less the weights
-    (docs/engines/sglang.md §4), so 380 MiB less free is 0.818 × 398,458,880 B ÷ 40,960 B ≈ 7,958 tokens fewer at
+    (docs/engines/sglang.md §4), so DESKTOP_HELD_BYTES less free is 0.818 × it ÷ 40,960 B (≈ 7,958 tokens at 380 MiB) fewer at
     the low end; the centre (what the engine gives where no desktop takes more) stays."""
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(120, 50)) as pilot:

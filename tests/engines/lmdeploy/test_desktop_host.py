@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.sources.engine_logs import parse_engine_log
 from tests.conftest import CONFIGS
 
@@ -34,7 +35,7 @@ CASE_1703 = DATA / "cases" / "lmdeploy" / "lmdeploy-1703-internlm-chat-20b-w4-30
 CONFIG_1703 = DATA / "calibration" / "configs" / "internlm--internlm-chat-20b-w4.RECONSTRUCTED.json"
 NOTE = "memory the desktop holds (not modelled)"
 FROM_LOG = "a desktop shares this GPU (as --desktop says), read from the log: LMDeploy's Windows wheel"
-DESKTOP_HELD = 380 << 20  # the WSL2 start's 0.37 GiB beyond Linux, rounded up to the MiB (test_host_memory)
+DESKTOP_HELD = DESKTOP_HELD_BYTES  # the WSL2 start's ~0.37 GiB beyond Linux, rounded up to the MiB (test_host_memory)
 # TurboMind keeps an AWQ group's zero point in 16 bits beside its scale (0.4.2 LlamaDecoderLayerWeight.cc
 # mallocWeights: scales_and_zeros of input / 128 × output × 2 halves), the checkpoint packs it in 4: 1.5 B more a
 # group. internlm-chat-20b: 60 layers × (40 × 15,360 qkv + 40 × 5,120 o + 40 × 27,648 w1|w3 + 108 × 5,120 w2) groups
