@@ -25,11 +25,13 @@ def test_plan_prints_the_weights_and_the_reserve_it_subtracts_without_a_second_m
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # Llama-3-70B at TP 8 (the weights table): 8,820,367,360 parameters × 2 B = 17,640,734,720 B, plus SGLang's
-    # float32 rope cache 8,192 × 128 × 4 = 4,194,304 B: 17,644,929,024 B = 17.64 GB = 16.43 GiB
+    # float32 rope cache 8,192 × 128 × 4 = 4,194,304 B, plus the unused tails of the segments PyTorch's caching
+    # allocator opened for them, 21,479,424 B (tests/calibrated_figures.py, SGLANG_LLAMA_70B_SEGMENT_TAILS):
+    # 17,666,408,448 B = 17.67 GB = 16.45 GiB
     assert main(["plan", "--model", LLAMA_70B, "--tp", "8", "--gpu", "H100"]) == 0
     text = capsys.readouterr().out
     weights = step_line(text, "− weights")
-    assert re.search(r"\s17\.64 GB \(16\.43 GiB\)", weights) and "-" not in weights
+    assert re.search(r"\s17\.67 GB \(16\.45 GiB\)", weights) and "-" not in weights
     reserve = step_line(text, "− reserve")
     assert re.search(r"\s[0-9.]+ GB \([0-9.]+ GiB\)", reserve) and " -" not in reserve and "(-" not in reserve
 

@@ -16,7 +16,11 @@ GPUs; the rank's weights from the config (hidden 4,096,
 94 layers, 64 query and 4 KV heads of 128, 128 experts of MLP 1,536, vocab 151,936, bf16, TP 4 = EP 4): embedding
 and LM head 151,936 × 4,096 × 2 B ÷ 4 each; attention 94 × (q and o 2 × 4,096 × 8,192 ÷ 4 + k and v 2 × 4,096 × 512
 ÷ 4) × 2 B; 32 routed experts a rank 94 × 32 × 3 × 4,096 × 1,536 × 2 B; the router 94 × 128 × 4,096 × 2 B; norms
-(94 × (2 × 4,096 + 2 × 128) + 4,096) × 2 B; kvtop's calibrated 20 MiB beyond the book; the 8 redundant experts
+(94 × (2 × 4,096 + 2 × 128) + 4,096) × 2 B; the rope cache, 20 MiB beyond the book; the unused tails of the segments
+PyTorch's caching allocator opens for them (c10/cuda/CUDACachingAllocator.cpp; SGLang measures the load as free memory
+before less after): the embedding and LM head shards, 296.75 MiB each, in 298 MiB segments (2 × 1,310,720 B), and
+the routers and norms, 100,162,560 B of small tensors (each norm of 128 rounded to 512 B), in 48 segments of 2 MiB
+(500,736 B), every other matrix a whole number of 2 MiB: 3,122,176 B; the 8 redundant experts
 (--ep-num-redundant-experts) 2 more a rank: 94 × 2 × 3 × 4,096 × 1,536 × 2 B; the EAGLE3 draft 682,917,888 B; and
 mem_fraction_static 0.883 (SGLang 0.5.23's automatic share of this launch on an H200).
 """
@@ -38,7 +42,9 @@ from tests.calibrated_figures import (
 EXPERT = 3 * 4_096 * 1_536 * 2  # one expert's gate, up and down, bf16
 BOOK = (2 * 151_936 * 4_096 * 2 // 4 + 94 * (2 * 4_096 * 8_192 // 4 + 2 * 4_096 * 512 // 4) * 2 + 94 * 32 * EXPERT
         + 94 * 128 * 4_096 * 2 + (94 * (2 * 4_096 + 2 * 128) + 4_096) * 2)  # fmt: skip
-WEIGHTS = BOOK + 20 * MIB + 94 * 2 * EXPERT + 682_917_888
+SMALL_TENSORS = 94 * 128 * 4_096 * 2 + 94 * (2 * 4_096 * 2 + 2 * 128 * 2) + 4_096 * 2  # routers and norms
+ALLOCATOR_TAILS = 2 * ((298 << 20) - 151_936 * 4_096 * 2 // 4) + 48 * (2 << 20) - SMALL_TENSORS
+WEIGHTS = BOOK + 20 * MIB + ALLOCATOR_TAILS + 94 * 2 * EXPERT + 682_917_888
 BUDGET = sglang_kv_budget_bytes(DEMO_H200_CUDA_TOTAL_BYTES - sglang_context_bytes(4), WEIGHTS, 0.883)
 
 
@@ -48,6 +54,7 @@ def test_sglang_s_fp8_advice_doubles_with_its_draft_kept(capsys: pytest.CaptureF
     advice = json.loads(capsys.readouterr().out)["advice"]
     fp8 = next(f for f in advice if f["rule"] == "bf16_kv_where_fp8_supported" and f["engine_id"].startswith("sglang"))
     assert BOOK == 117_621_939_200  # the book's rows summed by hand
+    assert ALLOCATOR_TAILS == 2 * 1_310_720 + 500_736 == 3_122_176
     bf16, fp8_tokens = BUDGET // 48_640, BUDGET // 24_320  # 115,093 and 230,186 at the fits of 53c086c0
     assert fp8["evidence"][:2] == [
         "KV bytes per token per rank: 48,640 B (bf16) → 24,320 B (FP8)",

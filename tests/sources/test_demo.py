@@ -28,6 +28,7 @@ from kvtop.sources.scenario import (
 from tests.calibrated_figures import (
     DEMO_H100_CUDA_TOTAL_BYTES,
     demo_llama_70b_tokens,
+    llama_70b_weights_bytes,
     sglang_context_bytes,
     vllm_v1_runtime_bytes,
 )
@@ -91,11 +92,12 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     assert view.ledger.kv_bytes_per_token == 40_960
     # from the launch command alone (SGLang 0.5.9, docs/engines/sglang.md §4-§5; tests/calibrated_figures.py): pre-load
     # = CUDA's H100 total less SGLang's TP 8 context, at the fits of da524f1c 85,027,531,983 − 2,291,809,582 =
-    # 82,735,722,401 B; KV budget = pre-load − the weights 17,644,929,024 (the checkpoint's 17,640,734,720 and the
-    # float32 rope cos/sin cache SGLang holds on every rank, 8,192 positions × 128 dims × 4 B = 4,194,304) − pre-load ×
-    # (1 − 0.818) 15,057,901,476.98 = 50,032,891,900 B // 40,960 B = 1,221,506 tokens there
+    # 82,735,722,401 B; KV budget = pre-load − the weights − pre-load × (1 − 0.818) // 40,960 B (1,221,506 tokens there,
+    # before the allocator's tails). The weights, 17,666,408,448 B: the checkpoint's 17,640,734,720, the float32 rope
+    # cos/sin cache SGLang holds on every rank (8,192 positions × 128 dims × 4 B = 4,194,304) and the unused tails of
+    # the segments PyTorch's caching allocator opened for them, 21,479,424 B (SGLANG_LLAMA_70B_SEGMENT_TAILS[8])
     clean = demo_llama_70b_tokens(8)
-    assert view.ledger.weights_bytes == 17_640_734_720 + 8_192 * 128 * 4
+    assert view.ledger.weights_bytes == llama_70b_weights_bytes(8) == 17_666_408_448
     assert view.ledger.token_capacity == clean
     # kvtop's prediction rests on CUDA's total as the demo's NVML v2 reports it (its total less its reserve: the
     # logged start's, DEMO_H100_CUDA_TOTAL_BYTES) less SGLang's TP 8 context fit, the weights the calibrated term
@@ -105,15 +107,15 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     solved = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                                measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
     assert solved.token_capacity == clean
-    # The engine solved with what it measured, SGLANG_TP8_FREE: 83,139,829,432 − the weights 17,644,929,024 −
-    # 83,139,829,432 × (1 − 0.818) 15,131,448,957 = 50,363,451,451 B // 40,960 B = 1,229,576 tokens; 8,070 more
-    # than predicted at the fits of da524f1c (the start left 1.76 GiB of CUDA's 79.19 taken before its weights, the
+    # The engine solved with what it measured, SGLANG_TP8_FREE: 83,139,829,432 − the weights 17,666,408,448 −
+    # 83,139,829,432 × (1 − 0.818) 15,131,448,957 = 50,341,972,027 B // 40,960 B = 1,229,052 tokens (1,229,576 before
+    # the allocator's tails); 8,070 more than predicted at the fits of da524f1c (the start left 1.76 GiB of CUDA's 79.19 taken before its weights, the
     # fit says 2.13): the gap the waterfall shows, as no cause of kvtop's explains it
     measured = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                                  measured=MeasuredInputs(free_before_load_bytes=SGLANG_TP8_FREE))  # fmt: skip
-    assert measured.token_capacity == demo_llama_70b_tokens(8, SGLANG_TP8_FREE) == 1_229_576
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_229_576}
-    assert {rank.capacity.change_tokens for rank in view.ranks} == {1_229_576 - clean}
+    assert measured.token_capacity == demo_llama_70b_tokens(8, SGLANG_TP8_FREE) == 1_229_052
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_229_052}
+    assert {rank.capacity.change_tokens for rank in view.ranks} == {1_229_052 - clean}
     assert {tuple(term.cause for term in rank.capacity.terms) for rank in view.ranks} == {(CapacityCause.UNEXPLAINED,)}
 
 
@@ -137,19 +139,18 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     assert tightest.token_capacity == squeezed  # 1,092,845 at the fits of da524f1c
     sized = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
                               measured=MeasuredInputs(free_before_load_bytes=SGLANG_TP8_FREE - 6 * GIB))  # fmt: skip
-    assert sized.token_capacity == 1_100_916
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_100_916}
-    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,229,576.5 measured
-    # clean, 1,100,916.2 with the co-tenant), so the two pools are 128,660 tokens apart
-    assert healthy.engines[0].ranks[0].observed.token_capacity - 1_100_916 == 128_660
+    assert sized.token_capacity == 1_100_391
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_100_391}
+    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,229,052.05 measured
+    # clean, 1,100,391.78 with the co-tenant), so the two pools are 128,661 tokens apart
+    assert healthy.engines[0].ranks[0].observed.token_capacity - 1_100_391 == 128_661
     # the waterfall names the co-tenant on every rank (kvtop's own pools' floors: 1,221,506.15 and 1,092,845.87 at the
-    # fits of da524f1c, 128,661 apart), and beside it, unexplained, what SGLang sized against kvtop's explained pool:
-    # 1,100,916 − 1,092,845 = 8,071 there (the healthy node's gap, 1,229,576 − 1,221,506 = 8,070, and the one token
-    # the two pairs of floors differ by)
+    # fits of da524f1c, before the allocator's tails, 128,661 apart), and beside it, unexplained, what SGLang sized
+    # against kvtop's explained pool (8,071 there, as 1,100,916 − 1,092,845, before the tails)
     for rank in view.ranks:
         cotenant, gap = rank.capacity.terms
         assert (cotenant.cause.value, cotenant.tokens, cotenant.gpu_index, cotenant.pid) == ("other_processes", squeezed - clean, 3, 4242)
-        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_100_916 - squeezed)
+        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_100_391 - squeezed)
     # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
     assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == clean
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
@@ -249,8 +250,8 @@ def test_extra_bytes_are_budgeted_around_by_the_engine() -> None:
     held = [rank.observed.process_bytes for rank in view.ranks]
     assert 1.95 * GIB < held[2] - held[0] < 2.05 * GIB
     # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B = 42,886.8 tokens, each pool floored to whole tokens
-    # (1,229,576.45 as measured clean, SGLANG_TP8_FREE; 1,186,689.69 with the 2 GiB): 42,887 fewer
-    assert view.ranks[0].observed.token_capacity == 1_229_576 - 42_887
+    # (1,229,052.05 as measured clean, SGLANG_TP8_FREE; 1,186,165.29 with the 2 GiB): 42,887 fewer
+    assert view.ranks[0].observed.token_capacity == 1_229_052 - 42_887
 
 
 def test_a_tick_is_deterministic_and_values_move_between_ticks() -> None:

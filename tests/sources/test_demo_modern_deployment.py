@@ -82,10 +82,15 @@ def test_sglang_engine_shows_its_draft_experts_deepep_and_hicache(snapshot: Node
                                  gpu_name="NVIDIA H200", measured=MeasuredInputs(free_before_load_bytes=free),
                                  draft=draft).token_capacity  # fmt: skip
 
-    assert waterfall.actual_tokens == solved(H200_TOTAL - TP4_CONTEXT) == 116_440
+    # 116,376 tokens (116,440 before SGLang's weights counted the unused tails of the segments PyTorch's caching
+    # allocator opens, c10/cuda/CUDACachingAllocator.cpp, by hand: the embedding and LM head shards, 151,936 × 4,096
+    # × 2 B ÷ 4 = 296.75 MiB each, in 298 MiB segments, 2 × 1,310,720 B; the small tensors, 94 routers of 128 × 4,096
+    # × 2 B and the norms (94 × (2 × 8,192 + 2 × 256) + 8,192 B), 100,162,560 B in 48 segments of 2 MiB, 500,736 B:
+    # 3,122,176 B, 64.2 cells of 48,640 B; every other matrix and the 20 MiB rope cache are whole 2 MiB multiples)
+    assert waterfall.actual_tokens == solved(H200_TOTAL - TP4_CONTEXT) == 116_376
     predicted = solved(H200_TOTAL - sglang_context_bytes(4))
     assert view.ledger.token_capacity == predicted
-    assert waterfall.terms[-1].tokens == 116_440 - predicted
+    assert waterfall.terms[-1].tokens == 116_376 - predicted
 
 
 def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> None:
@@ -158,12 +163,12 @@ def test_host_memory_beside_the_host_tiers(snapshot: NodeSnapshot) -> None:
     host = snapshot.observation.host_memory
     assert host is not None and host.total_bytes == 2 << 40
     # the scenario's 2 TiB less what both host tiers pin as the engines sized them (HiCache: --hicache-ratio 2 × the
-    # pool SGLang sized on 4 ranks, 116,440 tokens each, not kvtop's clean prediction; offloading 200 GiB) and 5% for the OS
+    # pool SGLang sized on 4 ranks, 116,376 tokens each, not kvtop's clean prediction; offloading 200 GiB) and 5% for the OS
     engines = NodePlan(load_scenario("modern-deployment"), "test", opened_at=0).engines
     tiers = [engine.truth.host_tier for engine in engines if engine.truth.host_tier is not None]
     assert [tier.connector for tier in tiers] == ["HiCache", "OffloadingConnector"]
     predicted = _view(snapshot, "sglang").ledger
-    assert tiers[0].bytes_per_rank // 116_440 == predicted.host_tier.bytes_per_rank // predicted.token_capacity
+    assert tiers[0].bytes_per_rank // 116_376 == predicted.host_tier.bytes_per_rank // predicted.token_capacity
     assert tiers[1].total_bytes == 200 << 30
     pinned = sum(tier.total_bytes for tier in tiers)
     assert host.available_bytes == (2 << 40) - pinned - (2 << 40) // 20

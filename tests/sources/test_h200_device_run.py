@@ -89,8 +89,8 @@ def test_a_live_prediction_sizes_from_the_measured_total() -> None:
     ledger = _live_ledger(_h200())
     assert ledger.gpu_total_bytes == 150_754_820_096 and ledger.gpu_total_origin is GpuTotalOrigin.NVML
     assert (ledger.engine_total_bytes, ledger.engine_total_source) == (CUDA_TOTAL, "measured")
-    first = ledger.engine.steps[0]  # vLLM multiplies CUDA's total by its utilisation
-    assert (first.role, first.bytes, first.source) == ("gpu_total", CUDA_TOTAL, "measured")
+    first = ledger.engine.steps[0]  # vLLM multiplies CUDA's total by its utilisation: CUDA's own, its own role
+    assert (first.role, first.bytes, first.source) == ("cuda_total", CUDA_TOTAL, "measured")
     gpu = ledger_json(ledger)["gpu"]
     assert gpu["total_is"] == "NVML's total" and gpu["engine_total_bytes"] == CUDA_TOTAL
 
