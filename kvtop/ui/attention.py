@@ -14,7 +14,7 @@ from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuState
 from kvtop.domain.wording import GIB
 from kvtop.ui.widgets.findings import FindingLike, finding_tone
-from kvtop.ui.widgets.row_parts import GpuRowData
+from kvtop.ui.widgets.row_data import GpuRowData
 
 #: Severities that make a GPU one to look at (info findings are advice).
 PROBLEM_TONES = ("error", "warning")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.observe import GpuState
 from kvtop.ui.filter_words import FilterError, Term, parse_terms
-from kvtop.ui.widgets.row_parts import GpuRowData, rank_label, state_cell
+from kvtop.ui.widgets.row_data import GpuRowData, rank_label, state_cell
 
 KEYS = ("gpu", "pid", "state", "engine", "re")
 #: States the filter knows beyond `GpuState`'s values.

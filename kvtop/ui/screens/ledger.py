@@ -19,7 +19,7 @@ from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
-from kvtop.ui.widgets.row_parts import rank_label, short_gpu_name
+from kvtop.ui.widgets.row_data import rank_label, short_gpu_name
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
 _ROW_STYLES = {"total": "bold", "gap": "bold $warning", "gpu": "$text-muted", "item": ""}

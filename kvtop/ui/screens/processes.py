@@ -41,7 +41,7 @@ from kvtop.ui.screens.signal_confirm import SignalScreen
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
-from kvtop.ui.widgets.row_parts import short_gpu_name
+from kvtop.ui.widgets.row_data import short_gpu_name
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 

@@ -6,6 +6,7 @@ observed above; below, the same figure as predicted (the predicted worker plus w
 `row_parts` reduces a GPU's figures to what is drawn (cells per bar segment, the texts), split
 where it changes: the body, and the trend at the right; equal parts draw equal cells, so the
 list (`row_painter.RowPainter`) compares them to skip redraws. `render_row` is the whole row as `Content`.
+The row's input (`GpuRowData`), its labels and state cell are `row_data`'s (re-exported here).
 
 ```
  0 H100 80GB sglang TP0 obs  █████▓▓▓▓▓▓▓▓▓▓▒▒▚··  77.6 GiB  KV  42% ▂▃▅▆
@@ -33,8 +34,7 @@ from typing import NamedTuple
 
 from textual.content import Content
 
-from kvtop.domain.node import EngineView, RankView
-from kvtop.domain.observe import GpuObservation, GpuState, ProcessRole
+from kvtop.domain.observe import GpuObservation
 from kvtop.ui.ledger_rows import predicted_used_bytes
 from kvtop.ui.state import GpuTrend
 from kvtop.ui.widgets.memory_bar import (
@@ -44,103 +44,59 @@ from kvtop.ui.widgets.memory_bar import (
     observed_segments,
     predicted_segments,
 )
+from kvtop.ui.widgets.row_data import (
+    FIGURE_WIDTH,
+    ID_WIDTH,
+    LABEL_WIDTH,
+    MIN_BAR_WIDTH,
+    RANK_WIDTH,
+    CapacityCell,
+    GpuRowData,
+    fit,
+    rank_label,
+    short_gpu_name,
+    state_cell,
+    who_label,
+)
 from kvtop.units import fmt_gib
 
-ID_WIDTH = 13
-RANK_WIDTH = 11
-LABEL_WIDTH = 5
-FIGURE_WIDTH = 10
-MIN_BAR_WIDTH = 10
-
-_STATE_LABELS = {
-    GpuState.OK: ("OK", "$success"),
-    GpuState.LOST: ("LOST", "bold $error"),
-    GpuState.ERROR: ("ERROR", "bold $error"),
-    GpuState.UNIFIED_MEMORY: ("UNIFIED", "$warning"),
-    GpuState.MIG: ("MIG", "$warning"),
-    GpuState.PROCESS_MEMORY_UNAVAILABLE: ("NO-PMEM", "$warning"),
-}
-
-
-#: A GPU no engine uses, held by a dead server's workers; one with no process at all.
-ORPHAN_STATE, IDLE_STATE = "ORPHAN", "IDLE"
-
-
-class CapacityCell(NamedTuple):
-    """A rank's tokens and state as the domain's capacity waterfall states them, ready to draw.
-
-    Filled from the domain's figures by whoever builds the rows (None until the rows carry the
-    waterfall); the row only draws it, in place of the GPU state, in `tone`'s colour.
-    """
-
-    text: str  # e.g. "−129k tok": the two-line row's state cell (the brief one where the ★ needs the room)
-    tone: str  # "error", "warning", "success"
-    short: bool  # the rank holds fewer tokens than its clean prediction (the filter's `state:short`)
-    brief: str = ""  # e.g. "−129k": the one-line row's cell (the text when empty)
-
-
-class GpuRowData(NamedTuple):
-    """Everything one row shows (a tuple: eight of these are built every tick)."""
-
-    gpu: GpuObservation
-    rank: RankView | None
-    engine: EngineView | None
-    tightest: bool
-    trend: GpuTrend
-    finding_tone: str | None = None  # the worst finding naming this GPU: "error", "warning", "info"
-    capacity: CapacityCell | None = None
-    hidden: frozenset[str] = frozenset()  # optional columns the operator hid ("vitals", "history")
-
-
-def short_gpu_name(name: str | None) -> str:
-    """'NVIDIA H100 80GB HBM3' → 'H100 80GB'."""
-    if not name:
-        return "GPU"
-    words = [w for w in name.replace("NVIDIA", "").replace("GeForce", "").split() if w]
-    return " ".join(words[:2])[:9] or "GPU"
-
-
-def rank_label(rank: RankView, engine: EngineView | None = None) -> str:
-    """'TP3', 'PP1 TP3', 'DP0 TP0' — the parallel dimensions the engine has (DP0 too, on a DP layout)."""
-    return _rank_text(*_shown_dims(rank, engine), rank.rank.tp)
-
-
-def _shown_dims(rank: RankView, engine: EngineView | None) -> tuple[int | None, int | None]:
-    """The rank's DP and PP index where the layout has that dimension (None: not shown)."""
-    settings = engine.engine.settings if engine is not None else None
-    dp = rank.rank.dp if rank.rank.dp or (settings is not None and settings.dp > 1) else None
-    pp = rank.rank.pp if rank.rank.pp or (settings is not None and settings.pp > 1) else None
-    return dp, pp
-
-
-@lru_cache(maxsize=256)
-def _rank_text(dp: int | None, pp: int | None, tp: int) -> str:
-    shown = [*([f"DP{dp}"] if dp is not None else []), *([f"PP{pp}"] if pp is not None else [])]
-    return " ".join([*shown, f"TP{tp}"])
+#: The row's input and labels live in `row_data`; callers may keep importing them from here.
+__all__ = [
+    "COMPACT_UTIL_MIN_WIDTH",
+    "FIGURE_WIDTH",
+    "ID_WIDTH",
+    "LABEL_WIDTH",
+    "MIN_BAR_WIDTH",
+    "MIN_TWO_LINE_WIDTH",
+    "RANK_WIDTH",
+    "CapacityCell",
+    "GpuRowData",
+    "Line",
+    "RowBody",
+    "RowParts",
+    "RowTrend",
+    "body_lines",
+    "compact_bar_width",
+    "compact_body_line",
+    "compact_row_parts",
+    "compact_state_width",
+    "heading_widths",
+    "line_content",
+    "parts_content",
+    "rank_label",
+    "render_row",
+    "row_parts",
+    "short_gpu_name",
+    "state_cell",
+    "trend_lines",
+    "trend_width",
+    "vitals_lines",
+]
 
 
 def trend_width(row_width: int) -> int:
     """The trend column grows with the terminal: 15 cells at 80 columns, 35 at 160."""
     return 15 + max(0, row_width - 80) // 4
-
-
-def _fit(text: str, width: int) -> str:
-    return text[:width].ljust(width)
-
-
-def _who(data: GpuRowData) -> str:
-    """'sglang TP3'; the rank alone when both do not fit ('DP1 TP0'); '—' idle; 'no engine'."""
-    if data.engine is None or data.rank is None:
-        return "no engine" if data.gpu.processes else "—"
-    return _engine_rank(data.engine.engine.kind, *_shown_dims(data.rank, data.engine), data.rank.rank.tp)
-
-
-@lru_cache(maxsize=256)
-def _engine_rank(kind: str, dp: int | None, pp: int | None, tp: int) -> str:
-    label = _rank_text(dp, pp, tp)
-    if len(kind) + 1 + len(label) < RANK_WIDTH:
-        return f"{kind} {label}"
-    return label if len(label) < RANK_WIDTH else label.replace(" ", "")
 
 
 class RowBody(NamedTuple):
@@ -246,14 +202,14 @@ def vitals_lines(gpu: GpuObservation, trend: GpuTrend, width: int) -> tuple[str,
     temp = "—" if gpu.temperature_c is None else f"{gpu.temperature_c}°C"
     power = "—" if gpu.power_mw is None else f"{gpu.power_mw / 1000:.0f}W"
     clock = "—" if gpu.sm_clock_mhz is None else f"{gpu.sm_clock_mhz}MHz"
-    return _fit(first, width), _fit(f" {temp:>4} {power:>5} {clock:>7}", width)
+    return fit(first, width), fit(f" {temp:>4} {power:>5} {clock:>7}", width)
 
 
 @lru_cache(maxsize=64)
 def _id_lines(index: int, name: str | None, total_bytes: int | None) -> tuple[str, str]:
     return (
-        _fit(f"{index:>2} {short_gpu_name(name)}", ID_WIDTH),
-        _fit("   " + (fmt_gib(total_bytes, 1) if total_bytes else ""), ID_WIDTH),
+        fit(f"{index:>2} {short_gpu_name(name)}", ID_WIDTH),
+        fit("   " + (fmt_gib(total_bytes, 1) if total_bytes else ""), ID_WIDTH),
     )
 
 
@@ -262,38 +218,18 @@ def _figure(num_bytes: int) -> str:
     return f"{fmt_gib(num_bytes, 1):>{FIGURE_WIDTH}}"
 
 
-def state_cell(data: GpuRowData, *, compact: int = 0) -> tuple[str, str]:
-    """The row's state cell (text, style): the capacity waterfall's state when the row has it, else the GPU's;
-    `compact`: the one-line row's state cells (0: the two-line row)."""
-    if data.capacity is not None:
-        text = data.capacity.text
-        # the brief form only where the full one ('−129k tok') would leave no room for the tightest rank's ★ and a
-        # space before the bar: a bare '+10k' does not say what it counts (the 80-column trial)
-        room = (compact or RANK_WIDTH) - (len(" ★") if data.tightest else 0)
-        if data.capacity.brief and len(text) >= room:
-            text = data.capacity.brief
-        return text, f"bold ${data.capacity.tone}"
-    gpu = data.gpu
-    if gpu.state is GpuState.OK and data.rank is None:  # no engine here: what holds the GPU, if anything
-        if any(process.role is ProcessRole.ORPHAN for process in gpu.processes):
-            return ORPHAN_STATE, "bold $warning"  # a dead server's worker: the whole GPU is out of service
-        if not gpu.processes:
-            return IDLE_STATE, "$text-muted"
-    return _STATE_LABELS.get(gpu.state) or (gpu.state.value.upper(), "$warning")
-
-
 def row_parts(data: GpuRowData, width: int) -> RowParts:
     """What the row draws at `width` cells, as plain values (cheap; compared to skip redraws)."""
     gpu, rank = data.gpu, data.rank
     at = _geometry(width, "vitals" not in data.hidden, "history" not in data.hidden)
     id_lines = _id_lines(gpu.index, gpu.name, gpu.total_bytes)
     state = state_cell(data)
-    who, has_rank = _who(data), rank is not None
+    who, has_rank = who_label(data), rank is not None
     observed = observed_segments(gpu, rank)
     if observed is None:
         message = f"{state[0]}: {gpu.state_message or 'no memory figures from NVML'}"
         wrapped = textwrap.wrap(message, at.rest, max_lines=2, placeholder="…") + ["", ""]
-        lines = (_fit(wrapped[0], at.rest), _fit(wrapped[1], at.rest))
+        lines = (fit(wrapped[0], at.rest), fit(wrapped[1], at.rest))
         return _parts(
             RowBody(id_lines, who, has_rank, state, data.tightest, observed=None, message=lines), None, at.line, width
         )  # fmt: skip
@@ -309,7 +245,7 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
             if data.engine and data.engine.ledger_error
             else "no engine rank: nothing predicted"
         )
-        predicted_cells, predicted_figure = None, _fit(f"pred {reason}", LABEL_WIDTH + at.bar + FIGURE_WIDTH)
+        predicted_cells, predicted_figure = None, fit(f"pred {reason}", LABEL_WIDTH + at.bar + FIGURE_WIDTH)
     body = RowBody(
         id_lines,
         who,
@@ -328,7 +264,7 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
     trend = RowTrend(
         kv_text=kv_text,
         kv_spark=data.trend.kv_sparkline(spark_width),
-        used_label=_fit(" mem", len(kv_text)),
+        used_label=fit(" mem", len(kv_text)),
         used_spark=data.trend.used_sparkline(spark_width),
         vitals=vitals_lines(gpu, data.trend, at.vitals) if at.vitals else ("", ""),
     )
@@ -355,7 +291,7 @@ def _tight_mark(tightest: bool, state_width: int) -> str:
 
 def body_lines(body: RowBody) -> tuple[Line, Line]:
     """The body's two lines, as styled pieces."""
-    first: Line = ((body.id_lines[0], "bold"), (_fit(body.who, RANK_WIDTH), "$text-primary" if body.has_rank else "$text-muted"))  # fmt: skip
+    first: Line = ((body.id_lines[0], "bold"), (fit(body.who, RANK_WIDTH), "$text-primary" if body.has_rank else "$text-muted"))  # fmt: skip
     state_text, state_style = body.state
     second: Line = (
         (body.id_lines[1], ""),
@@ -450,15 +386,15 @@ def compact_row_parts(data: GpuRowData, width: int) -> RowParts:
     gpu, rank = data.gpu, data.rank
     at = _compact_geometry(width, "vitals" not in data.hidden, "history" not in data.hidden)
     state = state_cell(data, compact=at.state)
-    index = _fit(f"{gpu.index:>2}", COMPACT_INDEX_WIDTH)
-    who, has_rank = _who(data), rank is not None
+    index = fit(f"{gpu.index:>2}", COMPACT_INDEX_WIDTH)
+    who, has_rank = who_label(data), rank is not None
     observed = observed_segments(gpu, rank)
     if observed is None:
         message = f"{state[0]}: {gpu.state_message or 'no memory figures from NVML'}"
         rest = max(0, width - COMPACT_INDEX_WIDTH - RANK_WIDTH)
         text = textwrap.shorten(message, rest, placeholder="…") if len(message) > rest else message
         body = RowBody(
-            (index, ""), who, has_rank, state, data.tightest, observed=None, message=(_fit(text, rest), ""),
+            (index, ""), who, has_rank, state, data.tightest, observed=None, message=(fit(text, rest), ""),
             state_width=at.state,
         )
         return RowParts(body, None, width, width, ((compact_body_line(body), ()),))
@@ -493,7 +429,7 @@ def compact_body_line(body: RowBody) -> Line:
     state_width = (body.state_width or COMPACT_STATE_WIDTH) - len(star)
     line: Line = (
         (body.id_lines[0], "bold"),
-        (_fit(body.who, RANK_WIDTH), "$text-primary" if body.has_rank else "$text-muted"),
+        (fit(body.who, RANK_WIDTH), "$text-primary" if body.has_rank else "$text-muted"),
         (state_text[:state_width], state_style),
         (star, "bold $warning"),
         (" " * max(0, state_width - len(state_text)), ""),
