@@ -44,7 +44,8 @@ from kvtop.ui.screens.dashboard import DashboardScreen, PreferencesChanged
 from kvtop.ui.screens.engines import EngineTreeScreen
 from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
-from kvtop.ui.screens.planner import PlanBasis, PlannerDraft, PlannerScreen
+from kvtop.ui.screens.planner import PlannerScreen
+from kvtop.ui.screens.planner_basis import PlanBasis, PlannerDraft
 from kvtop.ui.screens.probe import ProbeFinished, ProbeRunner, ProbeScreen
 from kvtop.ui.screens.probe_confirm import ProbePlan, plan_probe
 from kvtop.ui.screens.processes import ProcessScreen, SignalRequested

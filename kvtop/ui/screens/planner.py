@@ -10,9 +10,7 @@ reason inline and keeps the text. `ctrl+r` resets to live; `c` copies the engine
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -31,7 +29,6 @@ from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.launch import LaunchSettings, release_names
 from kvtop.domain.launch_check import architecture_check, launch_refusals
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.observe import HostMemory
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS, FieldError
@@ -47,6 +44,7 @@ from kvtop.ui.planning import (
     plan,
 )
 from kvtop.ui.screens.base import NodeScreen
+from kvtop.ui.screens.planner_basis import PlanBasis, PlannerDraft
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.model_notes import model_notes_text
@@ -54,37 +52,6 @@ from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.plan_result import outcome_table, reserve_short, shortfall
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
-
-
-@dataclass(frozen=True)
-class PlanBasis:
-    """What the planner starts from: one engine's live settings on its GPUs."""
-
-    engine_label: str
-    settings: LaunchSettings
-    model: ModelSpec | None  # None: load `settings.model` with the model loader
-    gpu_total_bytes: int
-    gpu_name: str | None
-    live_token_capacity: int | None
-    start_settings: LaunchSettings | None = None  # where the fields start (None: the live settings)
-    start_label: str | None = None  # what the start is, e.g. "fix of “16-bit KV where the engine supports FP8 KV”"
-    measured: MeasuredInputs = dataclasses.field(default_factory=MeasuredInputs)  # what the GPUs measure now
-    node_gpus: int | None = None  # GPUs on the node, to say when a layout needs more
-    draft: ModelSpec | None = None  # the launch's speculative draft, as the live ledger was solved with it
-    host_memory: HostMemory | None = None  # the node's host memory (None: not read), what a host KV tier must fit
-    host_origin: str = ""  # where its figure comes from, in words (`host_tier_fit.host_origin`)
-
-
-@dataclass(frozen=True)
-class PlannerDraft:
-    """The planner's edits when it closed, to start from when it opens again on the same engine."""
-
-    texts: dict[str, str]
-    edit_base: LaunchSettings
-    model: ModelSpec | None
-    model_ref: str
-    live_model: ModelSpec | None
-
 
 #: The fields whose blank text means the engine's own pick, shown as the field's placeholder ('auto: 0.818').
 DEFAULT_HINTS = ("memory_fraction", "page_size", "context_length", "max_running_requests", "engine_version")

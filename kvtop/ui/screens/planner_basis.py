@@ -1,0 +1,45 @@
+"""What the planner is opened with and what it leaves behind: `PlanBasis` and `PlannerDraft`.
+
+The app builds a `PlanBasis` from the selected engine's live view and keeps a `PlannerDraft` per
+engine when the planner closes, so plain values cross between them and the screen (`planner`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.observe import HostMemory
+
+
+@dataclass(frozen=True)
+class PlanBasis:
+    """What the planner starts from: one engine's live settings on its GPUs."""
+
+    engine_label: str
+    settings: LaunchSettings
+    model: ModelSpec | None  # None: load `settings.model` with the model loader
+    gpu_total_bytes: int
+    gpu_name: str | None
+    live_token_capacity: int | None
+    start_settings: LaunchSettings | None = None  # where the fields start (None: the live settings)
+    start_label: str | None = None  # what the start is, e.g. "fix of “16-bit KV where the engine supports FP8 KV”"
+    measured: MeasuredInputs = dataclasses.field(default_factory=MeasuredInputs)  # what the GPUs measure now
+    node_gpus: int | None = None  # GPUs on the node, to say when a layout needs more
+    draft: ModelSpec | None = None  # the launch's speculative draft, as the live ledger was solved with it
+    host_memory: HostMemory | None = None  # the node's host memory (None: not read), what a host KV tier must fit
+    host_origin: str = ""  # where its figure comes from, in words (`host_tier_fit.host_origin`)
+
+
+@dataclass(frozen=True)
+class PlannerDraft:
+    """The planner's edits when it closed, to start from when it opens again on the same engine."""
+
+    texts: dict[str, str]
+    edit_base: LaunchSettings
+    model: ModelSpec | None
+    model_ref: str
+    live_model: ModelSpec | None
