@@ -4,7 +4,8 @@ A plan the judgement makes (`evaluate.blind`) must take every fit from the fits 
 source. One that fell back to a committed block (the assumed context's error in `features.py`, one process's CUDA
 context in `cuda_context.py`, an engine's FITS or INTERVAL_SCALE) read a fit its own log helped make, and made
 `run.py --write` take two passes from a stale state (session 51: TensorRT-LLM's INTERVAL_SCALE 0.5548, then 0.5418,
-its PyTorch backend's assumed context reading `ASSUMED_CONTEXT_ERROR_GIB`). Every committed block is perturbed here
+its PyTorch backend's assumed context reading `ASSUMED_CONTEXT_ERROR_GIB`; the two desktop starts' low ends reading
+`DESKTOP_HELD_BYTES`, the most those same two starts held). Every committed block is perturbed here
 in-process (coefficients, errors and factors × 3, dict blocks emptied) and a small corpus subset judged before and
 after: the judged figures, the fits and the interval scales must not move.
 """
@@ -16,7 +17,7 @@ import pytest
 from benchmarks.calibration import evaluate
 from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.evaluate import Corpus, engine_scale, judge_corpus
-from kvtop.domain.calibration import cuda_context, features, gpu_totals, weights
+from kvtop.domain.calibration import cuda_context, features, gpu_totals, host_memory, plan_fits, weights
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules
 from kvtop.domain.engines.trtllm.calibration import _profiled
@@ -74,6 +75,8 @@ def _perturb(monkeypatch: pytest.MonkeyPatch, emptied: bool) -> None:
     monkeypatch.setattr(weights, "WEIGHTS_RELATIVE_ERROR", 0.3)
     monkeypatch.setattr(weights, "BUILT_WEIGHTS_RELATIVE_ERROR", 0.3)
     monkeypatch.setattr(weights.weights_estimate, "__defaults__", (0.3, 1, None))
+    monkeypatch.setattr(host_memory, "DESKTOP_HELD_BYTES", 3 * host_memory.DESKTOP_HELD_BYTES + 1)
+    monkeypatch.setattr(plan_fits, "DESKTOP_HELD_BYTES", 3 * plan_fits.DESKTOP_HELD_BYTES + 1)
     monkeypatch.setattr(evaluate, "_WEIGHTS_ERRORS", {})  # by record id: made again from the fresh records
 
 
@@ -86,6 +89,7 @@ def test_the_judgement_reads_no_committed_block(monkeypatch: pytest.MonkeyPatch,
     records = {record.id: record for records in load_all().values() for record in records}
     assert any(records[i].engine == "trtllm" and _profiled(records[i].inputs()) for i in ids)
     assert any(i in V064 for i in ids)
+    assert sum(records[i].desktop for i in ids) == 2  # both desktop starts (SGLang under WSL2, lmdeploy#1703's Windows)
     assert "fit cuda_context.one_process" in before["with context fits"]
     assert "fit cuda_context.one_process" not in before["without context fits"]
     _perturb(monkeypatch, emptied)

@@ -17,6 +17,7 @@ from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_KEY
 from kvtop.domain.calibration.estimate import CapacityPlan, engine_fits, planned_capacity
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
+from kvtop.domain.calibration.host_memory import DESKTOP_HELD_KEY
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.support import measured_elsewhere
@@ -35,6 +36,7 @@ RECORDS = (
     "vllm-issue10702-llama-3.1-70b-h200-tp8",  # vLLM v0.6.4: one process's CUDA context inside the non-torch memory
     "trtllm-issue6294-llama-3.1-8b-fp8-h100-bench",  # the PyTorch backend's assumed context and its error
     "case-lmdeploy-4285-internvl3-78b-a800-tp8",  # no LMDeploy fit: CUDA's total and the assumed context
+    "my-deepseek-r1-distill-qwen-7b-3090",  # a desktop (WSL2) shares the card: the low end takes the desktop's share
 )
 # vLLM v0.6.4's non-torch memory: one source carried its custom all-reduce's constant (its committed feature_sources)
 ALL_REDUCE = "1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)"
@@ -66,7 +68,8 @@ def test_the_judgement_with_the_committed_fits_is_the_product_plan(record_id: st
 def test_a_plan_reads_its_engines_fits_and_the_engine_neutral_ones_only() -> None:
     vllm = engine_rules("vllm").calibration.FITS
     assert set(engine_fits("vllm", COMMITTED)) == {
-        *CUDA_TOTAL_FITS, CUDA_CONTEXT_KEY, ASSUMED_CONTEXT_ERROR_KEY, LOADED_ERROR_KEY, BUILT_ERROR_KEY, *vllm}
+        *CUDA_TOTAL_FITS, CUDA_CONTEXT_KEY, ASSUMED_CONTEXT_ERROR_KEY, LOADED_ERROR_KEY, BUILT_ERROR_KEY, DESKTOP_HELD_KEY,
+        *vllm}
     assert engine_fits("vllm") == engine_fits("vllm", COMMITTED)  # the product's set is the committed corpus's
     assert not any(key.startswith("sglang.") for key in engine_fits("vllm", COMMITTED))
 

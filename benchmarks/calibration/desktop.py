@@ -6,14 +6,20 @@ a Linux start holds the plan's context term (the per-SM context fit, its communi
 rest. A record that printed only its capacity (LMDeploy's blocks) held the most free memory less than the plan
 assumes that still gives the logged capacity: the plan is solved again with the free memory before the load given,
 a MiB at a time less. A record whose engine sizes from the total (no context term in its plan) tells nothing.
+
+`desktop_fits` holds that figure as a fit (`plan_fits.DESKTOP_HELD_KEY`) among `evaluate.fit_all`'s, so the judgement
+plans a desktop start with the share of the other sources' desktop starts, like every other figure; a fold with none
+left has no desktop fit, and its plan's low end takes nothing for the desktop (what the product takes with no desktop
+start in the corpus: `DESKTOP_HELD_BYTES` 0), the desktop only said "not modelled".
 """
 
 from __future__ import annotations
 
 from benchmarks.calibration.corpus import Record
-from benchmarks.calibration.evaluate import Corpus, observed
+from benchmarks.calibration.evaluate import Corpus, left_out, observed
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.plan_fits import desktop_fit
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_key
@@ -50,9 +56,21 @@ def desktop_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
     return most
 
 
-def desktop_held(corpus: Corpus, fits: dict[str, LinearTerm]) -> tuple[int, list[tuple[str, int]]]:
-    """(the most any desktop start held beyond Linux, rounded up to the MiB; each record's figure)."""
+def desktop_held(corpus: Corpus, fits: dict[str, LinearTerm],
+                 leave_out: str | None = None) -> tuple[int, list[tuple[str, int]]]:  # fmt: skip
+    """(the most any desktop start but `leave_out`'s held beyond Linux, rounded up to the MiB; each record's figure)."""
     found = [(record.id, excess) for records in corpus.values() for record in records
-             if (excess := desktop_excess(record, fits)) is not None]  # fmt: skip
+             if not left_out(record, leave_out) and (excess := desktop_excess(record, fits)) is not None]  # fmt: skip
     most = max((excess for _, excess in found), default=0)
     return -(-most // MIB) * MIB, found
+
+
+def desktop_fits(corpus: Corpus, fits: dict[str, LinearTerm], leave_out: str | None = None) -> dict[str, LinearTerm]:
+    """The desktop's share as a fit, of the desktop starts but `leave_out`'s against `fits` (the same fold's): none
+    where no such start tells anything (the plan's low end then takes nothing for the desktop)."""
+    most, found = desktop_held(corpus, fits, leave_out)
+    if not found:
+        return {}
+    records = {record.id: record for records in corpus.values() for record in records}
+    fit = desktop_fit(most, len(found), len({records[record_id].source for record_id, _ in found}))
+    return {fit.key: fit}

@@ -140,7 +140,8 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
 
 
 def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
-    """Every engine's fits, the CUDA totals and the weights book's errors, on every record but `leave_out`."""
+    """Every engine's fits, the CUDA totals, the weights book's errors and a desktop's share beyond Linux, on every
+    record but `leave_out`."""
     fits = {**cuda_total_fits(corpus, leave_out), **weights_fits(corpus, leave_out)}
     fits.update(assumed_context_fits(corpus, fits, leave_out))
     fits.update(cuda_context_fits(corpus, fits, leave_out))
@@ -155,6 +156,9 @@ def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTer
             kept = getattr(calibration, "FEWER_ROWS_FEATURES", {}).get(key)
             if kept and enough(found, tuple(names[index] for index in kept)):
                 fits[key] = fewer_features_fit(key, names, kept, found)
+    from benchmarks.calibration.desktop import desktop_fits  # it plans desktop starts with this module's fits
+
+    fits.update(desktop_fits(corpus, fits, leave_out))  # against the fold's fits, the desktop starts but its source's
     return fits
 
 

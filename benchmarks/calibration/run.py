@@ -22,12 +22,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.calibration.corpus import load_all  # noqa: E402
-from benchmarks.calibration.desktop import desktop_held  # noqa: E402
 from benchmarks.calibration.evaluate import Judgement, engine_scale, judge_corpus  # noqa: E402
 from benchmarks.calibration.report import render  # noqa: E402
 from kvtop.domain.calibration.coverage import IntervalScale  # noqa: E402
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY  # noqa: E402
 from kvtop.domain.calibration.linear import LinearTerm  # noqa: E402
+from kvtop.domain.calibration.plan_fits import desktop_held_bytes  # noqa: E402
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY  # noqa: E402
 from kvtop.domain.wording import MIB  # noqa: E402
 
@@ -84,7 +84,7 @@ def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
         f"BUILT_WEIGHTS_RELATIVE_ERROR = {built.coefficients[0]!r}\n"
         f"BUILT_WEIGHTS_RECORDS = {built.records}"
     )
-    desktop, _ = desktop_held(judgement.corpus, fits)
+    desktop = desktop_held_bytes(fits)  # the corpus's desktop share, as the judgement's folds fit theirs
     blocks[DOMAIN / "calibration" / "host_memory.py"] = f"DESKTOP_HELD_BYTES = {desktop}  # {desktop // MIB} MiB"
     return blocks
 

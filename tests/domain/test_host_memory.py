@@ -16,13 +16,15 @@ import pytest
 from benchmarks.calibration.corpus import load_all, resolve
 from benchmarks.calibration.desktop import desktop_excess, desktop_held
 from benchmarks.calibration.evaluate import blind, fit_all
-from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
+from kvtop.domain.calibration.estimate import CapacityPlan, engine_fits, planned_capacity
 from kvtop.domain.calibration.host_memory import (
     DESKTOP_HELD_BYTES,
+    DESKTOP_HELD_KEY,
     HOST_HELD_SHARE,
     HOST_HELD_SHARE_ERROR,
     host_held,
 )
+from kvtop.domain.calibration.plan_fits import desktop_held_bytes
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
@@ -259,3 +261,19 @@ def test_the_free_memory_note_of_a_unified_host_names_the_hosts_share() -> None:
     assert any(said in note for note in plan.ledger.engine.notes)
     assert not any("unified memory" in note for note in card.ledger.engine.notes)
     assert any(note.startswith("free memory before load is estimated") for note in card.ledger.engine.notes)
+
+
+def test_each_desktop_start_is_judged_with_the_other_desktop_start_s_share() -> None:
+    """The judgement holds the desktop share out like every other figure: the fits without one desktop start's source
+    hold the share of the other start alone (`desktop_excess` of it, rounded up to the MiB: lmdeploy#1703's 167 MiB for
+    the WSL2 start, the WSL2 start's 389 MiB for lmdeploy#1703's), and fits of a corpus with no desktop start hold none
+    (a plan's low end then takes nothing for the desktop); the product's fits hold the committed `DESKTOP_HELD_BYTES`."""
+    sglang, windows = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"], RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
+    for judged, other in ((sglang, windows), (windows, sglang)):
+        fold = fit_all(CORPUS, leave_out=judged.source)
+        excess = desktop_excess(other, fold)
+        assert excess is not None
+        assert desktop_held_bytes(fold) == math.ceil(excess / (1 << 20)) << 20 <= DESKTOP_HELD_BYTES
+        assert fold[DESKTOP_HELD_KEY].records == 1 and fold[DESKTOP_HELD_KEY].sources == 1
+    assert DESKTOP_HELD_KEY not in fit_all({"sglang": [r for r in CORPUS["sglang"] if not r.desktop]})
+    assert desktop_held_bytes(engine_fits("sglang")) == DESKTOP_HELD_BYTES

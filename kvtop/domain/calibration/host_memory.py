@@ -59,21 +59,27 @@ HOST_LABEL = "what the host holds (unified memory)"
 # BEGIN FITTED desktop
 DESKTOP_HELD_BYTES = 407896064  # 389 MiB
 # END FITTED
+# the key the desktop's share takes among a corpus's fits (`plan_fits.committed_fits` holds DESKTOP_HELD_BYTES under
+# it; the corpus's judgement refits it without the judged source, and a fold with no other desktop start has none)
+DESKTOP_HELD_KEY = "desktop.held_beyond_linux"
 DESKTOP_NOTE = (
     "memory the desktop holds (not modelled): a desktop (Windows, WSL2) shares this GPU and holds memory before the "
     "engine starts, which the plan leaves out"
 )
 
 
-def desktop_note(*, charged: bool, measured: bool = False) -> str:
+def desktop_note(*, charged: bool, measured: bool = False, held_bytes: int = DESKTOP_HELD_BYTES) -> str:
     """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan
-    (`measured`: the free memory was given, so what the desktop held at the start is in it and nothing is charged)."""
+    (`measured`: the free memory was given, so what the desktop held at the start is in it and nothing is charged;
+    `held_bytes`: what the low end takes, 0 where no desktop start measured it)."""
     if measured:
         return (f"{DESKTOP_NOTE.split(':')[0]}: a desktop (Windows, WSL2) shares this GPU; what it held before the "
                 "engine started is in the free memory given, what it takes later is not")  # fmt: skip
-    if charged:
+    if charged and held_bytes > 0:
         return (f"{DESKTOP_NOTE}; its low end takes the most such starts held beyond Linux's "
-                f"({DESKTOP_HELD_BYTES / GIB:.2f} GiB)")  # fmt: skip
+                f"({held_bytes / GIB:.2f} GiB)")  # fmt: skip
+    if charged:
+        return f"{DESKTOP_NOTE}; no desktop start measured what it holds, so the low end takes nothing for it"
     return f"{DESKTOP_NOTE}; the engine sizes from the total, so it starts only where the desktop leaves what it asks free"
 
 
@@ -142,8 +148,10 @@ def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
     )
 
 
-def desktop_host(*, charged: bool, free_measured: bool) -> DesktopHost:
+def desktop_host(*, charged: bool, free_measured: bool, held_bytes: int) -> DesktopHost:
     """A desktop sharing the card: its sentence and what the low end takes (`free_measured`: the free memory before
-    or after the load was given, and holds what the desktop took before the start)."""
-    note = desktop_note(charged=charged and not free_measured, measured=charged and free_measured)
-    return DesktopHost(low_end_bytes=DESKTOP_HELD_BYTES if charged and not free_measured else 0, note=note)
+    or after the load was given, and holds what the desktop took before the start; `held_bytes`: the fits' desktop
+    share, `DESKTOP_HELD_KEY`, 0 where they have none)."""
+    note = desktop_note(charged=charged and not free_measured, measured=charged and free_measured,
+                        held_bytes=held_bytes)  # fmt: skip
+    return DesktopHost(low_end_bytes=held_bytes if charged and not free_measured else 0, note=note)
