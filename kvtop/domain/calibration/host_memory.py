@@ -68,7 +68,7 @@ DESKTOP_NOTE = (
 )
 
 
-def desktop_note(*, charged: bool, measured: bool = False, held_bytes: int = DESKTOP_HELD_BYTES) -> str:
+def desktop_note(*, charged: bool, held_bytes: int, measured: bool = False) -> str:
     """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan
     (`measured`: the free memory was given, so what the desktop held at the start is in it and nothing is charged;
     `held_bytes`: what the low end takes, 0 where no desktop start measured it)."""
