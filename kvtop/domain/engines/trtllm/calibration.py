@@ -227,7 +227,7 @@ def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
     layer's memory for the next, so the peak is the widest layer's live tensors: the gated MLP's fc, gate and product
     [tokens, intermediate] and the residual [tokens, hidden], 16-bit (`GatedMLP.forward`: fc → act → gate →
     proj(inter × gate), layers/mlp.py of 2023): `mlp_transient_gib`. The release's buffers besides it are not read;
-    the 2024 engines' logs hold 2–3.4 × this count at 8,192 tokens (FP8 and weight-only GEMMs, paged context FMHA):
+    the 2024 engines' logs hold 1.6–3.4 × this count at 8,192 tokens (FP8 and weight-only GEMMs, paged context FMHA):
     error, the value. None in later eras or without a model."""
     if inputs.model is None or inputs.model.multimodal or engine_runtime_form(inputs.version) != "packed_tokens":
         return None
