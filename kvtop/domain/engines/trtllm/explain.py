@@ -146,8 +146,9 @@ def _cpp_free(rank: TrtllmRankLog) -> Measured | None:
 
 
 def _budget_lines(rank: TrtllmRankLog) -> int:
-    """The ranks a record's budget lines stand for: one, or each unprefixed C++ line (`_cpp_free`)."""
-    return len(rank.cpp_memory) if rank.rank.label == "unranked" and not rank.profiles else 1
+    """The ranks a record's budget lines stand for: one, or each unprefixed C++ line of a TensorRT engine's start
+    (`_cpp_free`; a PyTorch-backend log counts the ranks of its profiling lines)."""
+    return len(rank.cpp_memory) if rank.rank.label == "unranked" else 1
 
 
 def _primary_pool_tokens(log: EngineLog, settings: LaunchSettings) -> int | None:
@@ -174,7 +175,7 @@ def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
     profiled = log.first(TrtllmRankLog, lambda r: r.weights_inside_torch[0] if r.weights_inside_torch else None)
     weights = profiled or logged_model_weights(log)
     ranks = [r for r in log.ranks(TrtllmRankLog) if r.profiles or r.cpp_memory]
-    seen = sum(_budget_lines(r) for r in ranks)
+    seen = len(ranks) if any(r.profiles for r in ranks) else sum(_budget_lines(r) for r in ranks)
     return Logged(
         token_capacity=logged_token_capacity(log, settings),
         num_gpu_blocks=log.first(
