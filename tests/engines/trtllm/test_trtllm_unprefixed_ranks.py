@@ -63,3 +63,14 @@ def test_the_least_unprefixed_budget_line_sizes_the_pool(free: tuple[str, ...]) 
     assert -(-low // 64) * 64 <= 2_730_752 <= -(-high // 64) * 64
     assert result.ledger is not None and abs(result.ledger.token_capacity - 2_730_752) <= 64
     assert len(result.pool_checks) == 1  # the same `Allocated …` line of eight ranks is checked once
+
+
+def test_explain_says_what_the_tightest_rank_cost() -> None:
+    """The most free rank printed 61.64 GiB, 3.77 GiB over the tightest: 0.899999976 × 61.64 GiB ÷ 20,480 B =
+    2,908,540 max tokens against 0.899999976 × 57.87 GiB ÷ 20,480 B = 2,730,649: 177,891 tokens more on every rank
+    had the pool been sized from it."""
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json"))
+    result = explain(ExplainRequest(log=parse_engine_log(_log(FREE_AS_PRINTED)), model=model,
+                                    settings=parse_flags("trtllm", FLAGS)))  # fmt: skip
+    said = [note for note in result.notes if note.startswith("the rank with the most")]
+    assert said and "(61.64 GiB) had 3.77 GiB more" in said[0] and "about 177,891 tokens more" in said[0]

@@ -23,6 +23,7 @@ from kvtop.domain.engines.trtllm.budget import (
 from kvtop.domain.engines.trtllm.eras import LAST_CEIL_RELEASE, resolve_version, rounding_rule
 from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
 from kvtop.domain.engines.trtllm.primary_pool import logged_tokens_per_block, primary_pool_assumption
+from kvtop.domain.engines.trtllm.rank_spread import least_rank_notes
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
@@ -338,11 +339,7 @@ def explain(request: ExplainRequest) -> Explanation:
     ):  # the upper end as a release that rounds up
         ceil_settings = settings.model_copy(update={"engine_version": LAST_CEIL_RELEASE})
     high = solve(available.high_bytes, ceil_settings).token_capacity
-    if logged.ranks_seen > 1:
-        notes.append(
-            f"sized from the least budget over {logged.ranks_seen} ranks ({logged.available_kv_rank}): "
-            "TensorRT-LLM MIN-reduces max_tokens over every rank"
-        )
+    notes += least_rank_notes(log, logged, settings, backend, central.kv_bytes_per_token)
     notes += _profile_notes(log, model, settings)
     result = judge(
         "trtllm",
