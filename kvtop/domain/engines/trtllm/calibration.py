@@ -77,6 +77,10 @@ ENGINE_CONTEXT_COUNTED_ERAS: Eras[bool] = Eras((
     Era("0.8.0", True, "the RTX 3090 counts: TensorRT-LLM 0.8.0 starts (guide 69112122406, benchmark 29429054722)"),
     Era("0.9.0", False, "from 0.9.0: no TensorRT count read (another TensorRT and CUDA)"),
 ))
+# §18 before v0.8: examples/llama/build.py of late 2023 (stored copy at 027cd518, search-index id 6078143562, the
+# TensorRT 9.1 line of v0.5/v0.6): --max_batch_size 8 and --max_input_len 2048 by default, --max_num_tokens unset
+PRE_08_BUILD_MAX_BATCH_SIZE = 8
+PRE_08_BUILD_MAX_INPUT_LEN = 2048
 # the counted context against what the budget leaves on the same start (0.40 GiB with the RTX 3090's fitted total):
 # 0.03 GiB; a card that also drives a display holds more, which kvtop does not model
 ENGINE_CONTEXT_ERROR_MIB = 100
@@ -158,7 +162,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         weights_estimate(inputs, built_ahead=weights_built_ahead(inputs)),
     ]
     if not _profiled(inputs):
-        logits = token_logits_estimate(inputs)
+        logits = token_logits_estimate(inputs) or packed_tokens_estimate(inputs)
         if logits is not None:
             found.append(logits)
             return tuple(found)
@@ -213,6 +217,29 @@ def _assumed_non_torch(inputs: CalibrationInputs) -> tuple[int, int, str]:
     at_tp = f" + {PYTORCH_NCCL_GIB_PER_DOUBLING:g} GiB per doubling of TP {inputs.layout.tp}" if doublings else ""
     return value, value, (f"{PYTORCH_NON_TORCH_READ_GIB:.2f} GiB read off {PYTORCH_NON_TORCH_READ_FROM}{at_tp}: CUDA "
                           "graphs, workspaces and runtime buffers besides the context and weights, no fit (§20)")
+
+
+def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
+    """A pre-v0.8 engine's execution context (§18): TensorRT's activation memory, sized at build time for the largest
+    profile (docs/source/reference/memory.md: "close to max number of input tokens × some constant factor"), whose
+    packed-token dimension ends at max_batch_size × max_input_len (2023 `prepare_inputs`: `max(max_input_len ×
+    max_batch_size, max_beam_width × max_batch_size)`; build.py's --max_num_tokens where given). TensorRT reuses one
+    layer's memory for the next, so the peak is the widest layer's live tensors: the gated MLP's fc, gate and product
+    [tokens, intermediate] and the residual [tokens, hidden], 16-bit (`GatedMLP.forward`: fc → act → gate →
+    proj(inter × gate), layers/mlp.py of 2023): `mlp_transient_gib`. The release's buffers besides it are not read;
+    the 2024 engines' logs hold 1.6–3.4 × this count at 8,192 tokens (FP8 and weight-only GEMMs, paged context FMHA):
+    error, the value. None in later eras or without a model."""
+    if inputs.model is None or inputs.model.multimodal or engine_runtime_form(inputs.version) != "packed_tokens":
+        return None
+    s = inputs.settings
+    batch = s.max_running_requests or PRE_08_BUILD_MAX_BATCH_SIZE
+    tokens = s.max_num_batched_tokens or batch * max(PRE_08_BUILD_MAX_INPUT_LEN, s.max_beam_width or 1)
+    value = round(mlp_transient_gib(inputs.model, inputs.layout, tokens) * GIB)
+    said = "--max_num_tokens" if s.max_num_batched_tokens else (
+        f"max_batch_size {batch:,} × build.py's max_input_len {PRE_08_BUILD_MAX_INPUT_LEN:,}")  # fmt: skip
+    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, value, value,
+                            f"pre-v0.8 engine: TensorRT's activation for {tokens:,} packed tokens ({said}), the gated "
+                            "MLP's three 16-bit [tokens, intermediate] tensors and the residual; error: the value")  # fmt: skip
 
 
 def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:

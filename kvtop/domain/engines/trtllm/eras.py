@@ -118,13 +118,14 @@ ENGINE_TOKEN_PRINT_ERAS: Eras[Literal["tokens", "blocks"]] = Eras((
     Era("0.9.0", "blocks", "v0.9+ `[MemUsageChange] Allocated … (N)`: primary blocks × tokens per block"),
 ))
 # §18: what a TensorRT engine's C++ runtime holds before the KV sizing, besides the engine's weights.
-RuntimeForm = Literal["unpinned", "token_logits", "executor_2024", "executor"]
+RuntimeForm = Literal["packed_tokens", "token_logits", "executor_2024", "executor"]
 ENGINE_RUNTIME_ERAS: Eras[RuntimeForm] = Eras((
     Era(
         "",
-        "unpinned",
-        "before v0.8: the build's max_num_tokens defaulted to max_batch_size × max_input_len (no packed-token "
-        "default of 8,192); no log of the era prints what its runtime holds: assumed",
+        "packed_tokens",
+        "before v0.8: TensorRT's activation for the build's packed-token maximum, max_batch_size × max_input_len "
+        "(build.py defaults 8 × 2,048; no packed-token default of 8,192), its widest layer's tensors (the gated MLP, "
+        "layers/mlp.py of 2023); no log of the era prints what its runtime holds: assumed",
     ),
     Era(
         "0.8.0",

@@ -23,6 +23,7 @@ from kvtop.domain.engines.trtllm.budget import (
 from kvtop.domain.engines.trtllm.eras import LAST_CEIL_RELEASE, resolve_version, rounding_rule
 from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
 from kvtop.domain.engines.trtllm.primary_pool import logged_tokens_per_block, primary_pool_assumption
+from kvtop.domain.engines.trtllm.rank_spread import least_rank_notes
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
@@ -138,7 +139,17 @@ def _available(rank: TrtllmRankLog) -> Measured | None:
 
 
 def _cpp_free(rank: TrtllmRankLog) -> Measured | None:
-    return rank.cpp_memory[0].available if rank.cpp_memory else None
+    """The least free memory of the C++ runtime's `Memory usage when calculating max tokens …` lines this record holds.
+    The runtime prints one a rank and MIN-reduces the tokens over ranks (§4.2, §5); trtllm-bench's MPI workers print
+    theirs without a rank prefix, so one record holds every rank's (0.16.0, TP 8: 57.87 GiB against 61.38–61.64 on
+    the seven others, the pool 0.9 × 57.87 GiB): the least sized the pool, whichever line came first."""
+    return min((m.available for m in rank.cpp_memory), key=lambda a: a.value_bytes, default=None)
+
+
+def _budget_lines(rank: TrtllmRankLog) -> int:
+    """The ranks a record's budget lines stand for: one, or each unprefixed C++ line of a TensorRT engine's start
+    (`_cpp_free`; a PyTorch-backend log counts the ranks of its profiling lines)."""
+    return len(rank.cpp_memory) if rank.rank.label == "unranked" else 1
 
 
 def _primary_pool_tokens(log: EngineLog, settings: LaunchSettings) -> int | None:
@@ -165,6 +176,7 @@ def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
     profiled = log.first(TrtllmRankLog, lambda r: r.weights_inside_torch[0] if r.weights_inside_torch else None)
     weights = profiled or logged_model_weights(log)
     ranks = [r for r in log.ranks(TrtllmRankLog) if r.profiles or r.cpp_memory]
+    seen = len(ranks) if any(r.profiles for r in ranks) else sum(_budget_lines(r) for r in ranks)
     return Logged(
         token_capacity=logged_token_capacity(log, settings),
         num_gpu_blocks=log.first(
@@ -172,14 +184,15 @@ def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
         ),
         kv_bytes_per_token=profile.kv_bytes_per_token if profile else None,
         available_kv_bytes=ranked.value.value_bytes if ranked else None,
-        available_kv_rank=ranked.rank.label if ranked else None,
+        available_kv_rank=(f"{seen} unprefixed lines" if ranked and seen > len(ranks)
+                           else ranked.rank.label if ranked else None),
         weights_bytes=weights.value_bytes if weights else None,
         # the line it was read from: the profiling line's `(inside torch)` figure, else the creation summary's `Model: B / A`
         weights_label="weights (inside torch)" if profiled else "weights (Model: line)",
         max_running_requests=log.first(
             TrtllmRankLog, lambda r: r.executor_summaries[-1].max_batch_size if r.executor_summaries else None
         ),
-        ranks_seen=len(ranks),
+        ranks_seen=seen,
     )
 
 
@@ -326,11 +339,7 @@ def explain(request: ExplainRequest) -> Explanation:
     ):  # the upper end as a release that rounds up
         ceil_settings = settings.model_copy(update={"engine_version": LAST_CEIL_RELEASE})
     high = solve(available.high_bytes, ceil_settings).token_capacity
-    if logged.ranks_seen > 1:
-        notes.append(
-            f"sized from the least budget over {logged.ranks_seen} ranks ({ranked.rank.label}): "
-            "TensorRT-LLM MIN-reduces max_tokens over every rank"
-        )
+    notes += least_rank_notes(log, logged, settings, backend, central.kv_bytes_per_token)
     notes += _profile_notes(log, model, settings)
     result = judge(
         "trtllm",
@@ -413,7 +422,8 @@ def pool_size_checks(
         for r in log.ranks(TrtllmRankLog)
         for b, t in zip(r.legacy_pool_bytes, r.legacy_pool_tokens, strict=False)
     ]
-    shown = [*reversed(pools), *legacy]
+    # the same line printed by each rank (unprefixed C++ lines share one record) is checked once
+    shown = list(reversed({(m.text, t): (m, t) for m, t in reversed([*reversed(pools), *legacy])}.values()))
     if not shown:
         return ()
     settings = with_log_facts(log, settings)
