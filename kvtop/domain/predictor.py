@@ -28,8 +28,8 @@ class EnginePredictor:
     """Predicts each engine's ledger from its launch settings and its GPUs' memory.
 
     Ledgers (and the reasons there is none) are cached per (model ref, settings, GPU total,
-    GPU name, CUDA total measured, desktop seen), so a refresh re-predicts only what changed, and hands back the very same Ledger
-    object (later steps memoise by it). A model that cannot be resolved, or a layout the model
+    GPU name, CUDA total measured, desktop seen), so a refresh re-predicts only what changed, and hands back the very
+    same Ledger object (later steps memoise by it). A model that cannot be resolved, or a layout the model
     cannot run, becomes the reason string, never an exception.
     """
 
