@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.logged_capacity import with_logged_capacity
 from kvtop.domain.node import NodeSnapshot, build_snapshot, join_notices, ownerless_notice
@@ -25,6 +26,7 @@ from kvtop.domain.ports import ModelLoader, NodeObserver, SnapshotSource
 from kvtop.domain.predictor import EnginePredictor
 from kvtop.sources.demo import DemoObservations
 from kvtop.sources.engine_logs import read_engine_log
+from kvtop.sources.host_desktop import read_host_desktop
 from kvtop.sources.hub import load_model
 from kvtop.sources.live import LiveObservations, missing_driver
 from kvtop.sources.nvml import NvmlSource
@@ -124,10 +126,12 @@ class LiveSource(NodeSource):
         http_client: httpx.Client | None = None,
         deadline_s: float | None = None,
         remember: StoreWriter | None = None,
+        desktop_reader: Callable[[], HostDesktop | None] = read_host_desktop,
     ) -> None:
         observer = LiveObservations(
-            nvml, table, model_loader, http_timeout_s, http_client=http_client, deadline_s=deadline_s
-        )
+            nvml, table, model_loader, http_timeout_s, http_client=http_client, deadline_s=deadline_s,
+            desktop_reader=desktop_reader,
+        )  # fmt: skip
         super().__init__(observer, engine_log=engine_log, remember=remember)
 
 

@@ -37,6 +37,7 @@ def snapshot_json(snapshot: NodeSnapshot) -> dict[str, Any]:
             "driver_version": node.driver_version,
         },
         "host_memory": node.host_memory.model_dump(mode="json") if node.host_memory else None,
+        "desktop": {**node.desktop.model_dump(mode="json"), "sentence": node.desktop.sentence} if node.desktop else None,
         "gpus": [gpu_json(gpu) for gpu in node.gpus],
         "engines": [engine_json(view) for view in snapshot.engines],
     }
@@ -258,6 +259,8 @@ def snapshot_text(snapshot: NodeSnapshot) -> str:
         host = node.host_memory
         lines.append(f"host memory {_gib(host.available_bytes, 0).strip()} GiB available of "
                      f"{_gib(host.total_bytes, 0).strip()} GiB")  # fmt: skip
+    if node.desktop is not None:
+        lines.append(node.desktop.sentence)
     lines.append("")
     lines += _gpu_rows(snapshot) if node.gpus else ["no GPUs observed"]
     processes = _process_rows(snapshot)

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import field_validator
 
 from kvtop.domain.engines.catalogue import EngineId
+from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.process_identity import PidNamespace, ProcessIdentity
 from kvtop.domain.redact import RedactedModel, RedactedStr, redact_mapping, redact_shown, shown_argv
@@ -354,6 +355,8 @@ class NodeObservation(_Frozen):
 
     taken_at: float
     host_memory: HostMemory | None = None  # None: not read (a remote node, a read that failed)
+    # a desktop sharing the GPUs as the node shows it (a WSL2 kernel); None: nothing showed one, or not read
+    desktop: HostDesktop | None = None
     nvml_state: NvmlState = NvmlState.OK
     nvml_message: RedactedStr | None = None
     driver_version: RedactedStr | None = None

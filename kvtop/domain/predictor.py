@@ -15,6 +15,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.gpus import GpuTotalOrigin, engine_visible_total
+from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
@@ -27,14 +28,14 @@ class EnginePredictor:
     """Predicts each engine's ledger from its launch settings and its GPUs' memory.
 
     Ledgers (and the reasons there is none) are cached per (model ref, settings, GPU total,
-    GPU name, CUDA total measured), so a refresh re-predicts only what changed, and hands back the very same Ledger
-    object (later steps memoise by it). A model that cannot be resolved, or a layout the model
+    GPU name, CUDA total measured, desktop seen), so a refresh re-predicts only what changed, and hands back the very
+    same Ledger object (later steps memoise by it). A model that cannot be resolved, or a layout the model
     cannot run, becomes the reason string, never an exception.
     """
 
     def __init__(self, model_loader: ModelLoaderFn) -> None:
         self._load_model = model_loader
-        self._cache: dict[tuple[str, str, int, str | None, int | None], Ledger | str] = {}
+        self._cache: dict[tuple[str, str, int, str | None, int | None, HostDesktop | None], Ledger | str] = {}
 
     def ledgers(self, node: NodeObservation) -> dict[str, Ledger | str]:
         """engine_id → its Ledger, or one line saying why there is none. An engine is sized by the
@@ -49,13 +50,18 @@ class EnginePredictor:
                         rank_gpus.setdefault(process.engine_id, []).append(gpu)
         return {
             engine.engine_id: self.ledger(
-                engine, rank_gpus.get(engine.engine_id) or process_gpus.get(engine.engine_id, [])
+                engine,
+                rank_gpus.get(engine.engine_id) or process_gpus.get(engine.engine_id, []),
+                node.desktop,
             )
             for engine in node.engines
         }
 
-    def ledger(self, engine: EngineInstance, gpus: list[GpuObservation]) -> Ledger | str:
-        """The ledger of `engine`, whose ranks run on `gpus` (the smallest GPU sizes the prediction)."""
+    def ledger(
+        self, engine: EngineInstance, gpus: list[GpuObservation], desktop: HostDesktop | None = None
+    ) -> Ledger | str:
+        """The ledger of `engine`, whose ranks run on `gpus` (the smallest GPU sizes the prediction), on a node where
+        `desktop` shows a desktop shares the GPUs (None: none shown)."""
         settings = engine.settings
         if settings is None:
             return engine.settings_message or "no prediction: the launch command could not be read"
@@ -69,8 +75,8 @@ class EnginePredictor:
             return "no prediction: the memory of this engine's GPUs could not be read"
         gpu = min(sized, key=lambda candidate: (candidate.total_bytes or 0) - (candidate.reserved_bytes or 0))
         total = gpu.total_bytes or 0
-        measured = gpu_inputs(gpu)
-        key = (ref, settings.model_dump_json(), total, gpu.name, measured.cuda_total_bytes)
+        measured = gpu_inputs(gpu, desktop)
+        key = (ref, settings.model_dump_json(), total, gpu.name, measured.cuda_total_bytes, desktop)
         if key not in self._cache:
             self._cache[key] = self._predict(ref, settings, total, gpu.name, measured)
         return self._cache[key]
@@ -89,13 +95,16 @@ class EnginePredictor:
             return f"no prediction for {ref}: {error}"
 
 
-def gpu_inputs(gpu: GpuObservation) -> MeasuredInputs:
+def gpu_inputs(gpu: GpuObservation, desktop: HostDesktop | None = None) -> MeasuredInputs:
     """What a live GPU measures for a prediction before its engine's own figures: its total is NVML's (said so,
     `GpuTotalOrigin.NVML`), and the engines' total is NVML v2's less the driver's reserved where v2 answered
-    (`gpus.engine_visible_total`, measured), else the per-model fit (calibrated) stands in."""
+    (`gpus.engine_visible_total`, measured), else the per-model fit (calibrated) stands in; a desktop the node
+    showed (`desktop`) is the fact `plan --desktop` states, measured (`MeasuredInputs.desktop_seen`)."""
     return MeasuredInputs(
         gpu_total_origin=GpuTotalOrigin.NVML,
         cuda_total_bytes=engine_visible_total(gpu.total_bytes, gpu.reserved_bytes),
+        desktop=desktop is not None,
+        desktop_seen=desktop,
     )
 
 

@@ -7,11 +7,14 @@ assembler's job (`kvtop.commands.node_source`), the same for the live node and t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.observe import EngineCounters, NodeObservation, NvmlState
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.pressure import with_counter_history
+from kvtop.sources.host_desktop import read_host_desktop
 from kvtop.sources.host_memory import read_host_memory
 from kvtop.sources.hub import load_model
 from kvtop.sources.nvml import NvmlSource
@@ -44,6 +47,7 @@ class LiveObservations:
         *,
         http_client: httpx.Client | None = None,
         deadline_s: float | None = None,
+        desktop_reader: Callable[[], HostDesktop | None] = read_host_desktop,
     ) -> None:
         self._nvml = nvml if nvml is not None else NvmlSource()
         self._http_client = http_client  # None: a client per engine read; tests pass a MockTransport one
@@ -52,6 +56,9 @@ class LiveObservations:
         self._http_timeout_s = http_timeout_s
         self._deadline_s = deadline_s  # every engine endpoint of one collection within it (None: no bound)
         self._counters: dict[str, tuple[EngineCounters, ...]] = {}  # each engine's recent counters
+        self._read_desktop = desktop_reader  # tests pass one over a fake /proc/version
+        # read once (the kernel does not change under kvtop): the reading, None before the first
+        self._desktop: tuple[HostDesktop | None] | None = None
 
     def observe(self) -> NodeObservation:
         """One observation of the whole node, processes attributed, endpoints read (blocking). NVML
@@ -62,7 +69,11 @@ class LiveObservations:
         node = self._nvml.read()
         if node.nvml_state.failed:
             return node
-        node = attribute_node(node, self._table).model_copy(update={"host_memory": read_host_memory()})
+        if self._desktop is None:
+            self._desktop = (self._read_desktop(),)
+        node = attribute_node(node, self._table).model_copy(
+            update={"host_memory": read_host_memory(), "desktop": self._desktop[0]}
+        )
         if node.engines:
             deadline = Deadline(self._deadline_s) if self._deadline_s is not None else None
             node = with_live_state(

@@ -345,6 +345,14 @@ def measured_edits(measured: MeasuredInputs | None, texts: Mapping[str, str]) ->
     return (measured or MeasuredInputs()).model_copy(update=update)
 
 
+def desktop_fact_note(measured: MeasuredInputs | None) -> str:
+    """' · desktop on: read from /proc/version (5.15.167.4-microsoft-standard-WSL2)' where the node itself showed the
+    desktop the field starts with (`MeasuredInputs.desktop_seen`), so the operator sees the fact is measured, not
+    typed; '' otherwise."""
+    seen = measured.desktop_seen if measured is not None and measured.desktop else None
+    return f" · desktop on: {seen.origin} ({seen.detail})" if seen is not None else ""
+
+
 def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
     """The flags to paste into the engine's launch command, the model first as the engine takes it
     (a flag, or positionally: `trtllm-serve MODEL …`, `lmdeploy serve api_server MODEL …`)."""

@@ -194,7 +194,8 @@ def preload_estimate(
                                   needs_bytes=rules.start_needs_bytes(total, fraction))
         if is_unified(ledger.gpu_name) else None,
         # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
-        desktop=desktop_host(charged=from_free, free_measured=free_measured, held_bytes=desktop_held_bytes(support))
+        desktop=desktop_host(charged=from_free, free_measured=free_measured, held_bytes=desktop_held_bytes(support),
+                             seen=ledger.measured.desktop_seen)
         if ledger.measured.desktop else None,
     )
 

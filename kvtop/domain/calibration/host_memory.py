@@ -23,7 +23,9 @@ from the free memory before the load (one whose terms hold a context term); for 
 said, not charged.
 
 A card that also drives a desktop (Windows, or WSL2 under it) holds what the desktop takes before the engine starts:
-kvtop does not model it, and a plan of such a host says so (`DESKTOP_NOTE`).
+kvtop does not model it, and a plan of such a host says so (`DESKTOP_NOTE`). That a desktop is there is said by the
+operator (`--desktop`, the planner's field), proven by a log line (LMDeploy's Windows wheel), or, on a live node, read
+from the node itself (a WSL2 kernel in /proc/version, `/dev/dxg`: `domain.host_desktop`); the sentence then says so.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.host_estimate import DesktopHost, StartVerdict, UnifiedHost
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.gpus import is_unified
+from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.wording import GIB, gib
 
 # What the host holds on a unified-memory device before the engine starts, as a share of CUDA's total: the centre and
@@ -148,10 +151,15 @@ def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
     )
 
 
-def desktop_host(*, charged: bool, free_measured: bool, held_bytes: int) -> DesktopHost:
+def desktop_host(
+    *, charged: bool, free_measured: bool, held_bytes: int, seen: HostDesktop | None = None
+) -> DesktopHost:
     """A desktop sharing the card: its sentence and what the low end takes (`free_measured`: the free memory before
     or after the load was given, and holds what the desktop took before the start; `held_bytes`: the fits' desktop
-    share, `DESKTOP_HELD_KEY`, 0 where they have none)."""
+    share, `DESKTOP_HELD_KEY`, 0 where they have none; `seen`: the node showed the desktop itself, a WSL2 kernel,
+    and the sentence says where it was read)."""
     note = desktop_note(charged=charged and not free_measured, measured=charged and free_measured,
                         held_bytes=held_bytes)  # fmt: skip
+    if seen is not None:
+        note = f"{note} (the desktop {seen.origin}: {seen.detail})"
     return DesktopHost(low_end_bytes=held_bytes if charged and not free_measured else 0, note=note)

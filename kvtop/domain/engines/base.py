@@ -12,6 +12,7 @@ from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.deployment import Basis, BudgetTerm, Charge, resident_bytes
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import GpuTotalOrigin, inferred_total_origin, total_said
+from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
@@ -65,6 +66,9 @@ class MeasuredInputs(BaseModel):
     calibrated: CalibratedFigures | None = None
     draft_weights_bytes: int | None = None  # a speculative draft's resident weights per rank (its own load)
     desktop: bool = False  # the operator says a desktop (Windows, WSL2) shares the GPU (`--desktop`): said, not modelled
+    # where the node itself showed that desktop (a WSL2 kernel: `domain.host_desktop`), measured; `desktop` is then
+    # True. None: said by the operator or a log line, or not shown
+    desktop_seen: HostDesktop | None = None
     # figures set above that no log, NVML or operator printed, with where they came from (calibrated or assumed)
     estimated: tuple[tuple[MeasuredField, TermSource], ...] = ()
     # where the GPU total solved with came from, said where it was chosen (`plan`: --gpu's table or --gpu-memory; a

@@ -34,6 +34,7 @@ from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS, FieldError
 from kvtop.ui.planning import (
     PlanOutcome,
+    desktop_fact_note,
     edited_host_fit,
     edited_kv_dtype_options,
     engine_flags,
@@ -327,6 +328,7 @@ class PlannerScreen(NodeScreen):
             ("Planner", "bold $primary"), f" · {basis.engine_label} · {basis.gpu_name or 'GPU'} {fmt_gib(basis.gpu_total_bytes)}",
             (f" · after starts from the {basis.start_label}" if basis.start_label else "", "$accent"),
             (rules, "$text-muted"), (_measured_note(basis.measured), "$text-muted"),
+            (desktop_fact_note(basis.measured), "$text-muted"),
         )  # fmt: skip
 
     def _keep(self, values: dict[str, str]) -> None:

@@ -112,7 +112,7 @@ def header_inputs(state: NodeState | None) -> tuple[object, ...]:
         for view in snapshot.engines
     )  # fmt: skip
     return (snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines,
-            observation.host_memory, state.findings)  # fmt: skip
+            observation.host_memory, observation.desktop, state.findings)  # fmt: skip
 
 
 def _pressure_line(view: EngineView) -> str | None:
@@ -184,6 +184,8 @@ class NodeHeader(Widget):
         if snapshot is not None and snapshot.observation.host_memory is not None:
             host = snapshot.observation.host_memory
             top.append(f" │ host {fmt_gib(host.available_bytes)} free of {fmt_gib(host.total_bytes)}")
+        if snapshot is not None and snapshot.observation.desktop is not None:  # WSL2: Windows' desktop shares the GPU
+            top.append(f" │ desktop: {snapshot.observation.desktop.origin}")
         lines = [Content.assemble(*top)]
         if snapshot is not None and snapshot.observation.nvml_state.failed:
             observation = snapshot.observation

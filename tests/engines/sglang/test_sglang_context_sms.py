@@ -55,3 +55,13 @@ def test_a_tp_group_over_nvlink_carries_its_group_s_error() -> None:
     nvlink = groups["100 SMs + log2(TP) on NVLink GPUs"]
     record = BY_ID["file54518494325-deepseek-r1-0528-nvfp4-v2-gb300-tp4"]
     assert context(record.inputs()).error_bytes == nvlink > fit.error_bytes
+
+
+def test_a_tp_group_over_two_nodes_counts_its_nvlink_doublings_within_a_node() -> None:
+    """DeepSeek-R1 at TP 16 over two 8 × H100 nodes (`--nnodes 2`, slurmv4's prefill and decode servers): NVLink
+    joins the 8 GPUs of a node and SGLang builds no custom all-reduce for a group across nodes (custom_all_reduce.py
+    :83-87 at 0.5.8), so 3 NVLink doublings, not log2(16) = 4; 132 SMs. The starts printed `Load weight begin. avail
+    mem=77.47 / 77.49 GB` of CUDA's H100 total: 1.70–1.72 GiB, below what the fit gave four doublings (2.27)."""
+    for record_id in ("slurmv4-deepseek-r1-16xh100-tp16-2nodes-pd-prefill-v058",
+                      "slurmv4-deepseek-r1-16xh100-tp16-2nodes-pd-decode-v058post1"):  # fmt: skip
+        assert context_features(BY_ID[record_id].inputs()) == (1.32, 3.0, 0.0)

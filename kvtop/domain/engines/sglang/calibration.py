@@ -22,6 +22,8 @@ The weights come from kvtop's book.
 
 from __future__ import annotations
 
+import math
+
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.features import (
     CONTEXT_LABEL,
@@ -37,6 +39,7 @@ from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
+from kvtop.domain.engines.sglang.span import span
 from kvtop.domain.engines.sglang.weights_held import held_beside
 
 CONTEXT_FEATURES = (SM_FEATURE, "log2(TP) on NVLink GPUs", "log2(TP) on PCIe GPUs")
@@ -65,8 +68,17 @@ INTERVAL_SCALE: IntervalScale | None = IntervalScale(
 
 def context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
     """(SMs ÷ 100, log2 TP on NVLink GPUs, log2 TP on PCIe GPUs): `sm_tp_features`, the CUDA context (by the GPU's SM
-    count) and the TP group's communicators; None for a GPU of unknown SM count (the context is then assumed)."""
-    return sm_tp_features(inputs)
+    count) and the TP group's communicators; None for a GPU of unknown SM count (the context is then assumed). A TP
+    group over several nodes (`--nnodes`) counts its NVLink doublings within one node: NVLink joins a node's GPUs,
+    and SGLang does not build the custom all-reduce (its peer buffers) for a group that spans nodes
+    (distributed/device_communicators/custom_all_reduce.py:83-87 at 0.5.8, "Custom allreduce is disabled because
+    this process group spans across nodes"; 0.4.10.post1:96-100; at 0.5.15.post1:356 "custom AR is intra-node
+    only")."""
+    features = sm_tp_features(inputs)
+    nodes = span(inputs.settings).nnodes
+    if features is None or nodes <= 1 or not features[1]:
+        return features
+    return (features[0], math.log2(max(inputs.layout.tp // nodes, 1)), features[2])
 
 
 def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:

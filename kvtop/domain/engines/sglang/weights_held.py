@@ -22,6 +22,8 @@ memory before less after the load, each read after `torch.cuda.empty_cache()`, s
 parameters count, not their bytes (kvtop.domain.torch_segments; docs/engines/sglang.md §20.2): Qwen2.5-32B at TP 4
 holds 226 MiB a rank more than its tensors.
 
+MLA's w_kc and w_vc (`mla_split.py`): DeepSeek's classes copy kv_b_proj's two halves at the load and keep kv_b_proj.
+
 Grok's per-layer scaled rope (models/grok.py, read in 0.5.1, 0.5.2rc2, 0.5.6.post2 and 0.5.23; 0.5.0rc2 has no
 `get_rope_scaling`): `Grok1Attention.__init__` builds the shared `get_rope` module (the cache above), then, where
 `get_rope_scaling(config)` finds a top-level `rope_type`, replaces it with its own `ScalingRotaryEmbedding`,
@@ -36,6 +38,7 @@ constructed directly, not through `get_rope`, so nothing shares it: one per laye
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.sglang.mla_split import split_copies, split_tensors
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.rope_cache import rope_cache_bytes
 from kvtop.domain.torch_segments import reserved_bytes
@@ -53,8 +56,11 @@ LAYER_ROPE_ERAS: Eras[bool] = Eras((
 
 def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) SGLang holds on each rank beside the book's count; None where it adds nothing kvtop models."""
-    parts = [part for part in (rope_cache(inputs), layer_ropes(inputs)) if part is not None]
-    rounding = allocator_rounding(inputs, [size for size, _ in parts])
+    caches = [part for part in (rope_cache(inputs), layer_ropes(inputs)) if part is not None]
+    split = split_copies(inputs)
+    parts = [*caches, split] if split is not None else caches
+    # each tensor apart for the allocator's rounding: a cache one, the MLA split two a layer
+    rounding = allocator_rounding(inputs, [*(size for size, _ in caches), *split_tensors(inputs)])
     if rounding is not None:
         parts.append(rounding)
     if not parts:
