@@ -19,8 +19,8 @@ K the hidden size, in the activations' dtype (`workspace_dtype` returns it, modu
     round256(M × top-k × max(N ÷ 2, K) × dtype) + round256(M × top-k × max(N, K) × dtype)
 (the first buffer also holds the output, M × K, which is never larger). Only the Triton experts are taken: FP8
 128 × 128 block checkpoints on compute capability 12.x (DeepGEMM fails there, 'Unknown SF transformation', so a start
-runs with VLLM_USE_DEEP_GEMM=0; FlashInfer's CUTLASS block path is 9.0 only, flashinfer_cutlass_moe.py:164-171; vLLM's
-CUTLASS FP8 experts take no block scales, cutlass_moe.py:309-318; oracle/fp8.py:395-410 then falls to TRITON) and on
+runs with VLLM_USE_DEEP_GEMM=0; FlashInfer's CUTLASS block path is 9.0 only, flashinfer_cutlass_moe.py:165-174; vLLM's
+CUTLASS FP8 experts take no block scales, cutlass_moe.py:313-318; oracle/fp8.py:395-410 then falls to TRITON) and on
 9.0 without expert parallelism (oracle/fp8.py:113-122 puts TRITON first). Other backends' workspaces are not read.
 """
 
