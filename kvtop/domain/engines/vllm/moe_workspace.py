@@ -13,7 +13,7 @@ free memory from the worker's init snapshot to after the profile (utils/mem_util
 `peak activation` only the transient above what stays allocated (`transient_peak_headroom`, :323-325): the
 workspace moves into the 'non-torch' figure (`startup_split.py`). The KV budget is the same either way.
 
-Its bytes (TritonExperts, fused_moe/experts/triton_moe.py:197-212 at v0.27.1), M the profile's tokens, N the
+Its bytes (TritonExperts, fused_moe/experts/triton_moe.py:197-212 at v0.27.1, fused_moe.py:1988-1990 at v0.19.0), M the profile's tokens, N the
 gate-up width a rank holds (2 × expert intermediate ÷ the experts' TP split; whole experts under expert parallelism),
 K the hidden size, in the activations' dtype (`workspace_dtype` returns it, modular_kernel.py:815-819):
     round256(M × top-k × max(N ÷ 2, K) × dtype) + round256(M × top-k × max(N, K) × dtype)
@@ -21,7 +21,7 @@ K the hidden size, in the activations' dtype (`workspace_dtype` returns it, modu
 128 × 128 block checkpoints on compute capability 12.x (DeepGEMM fails there, 'Unknown SF transformation', so a start
 runs with VLLM_USE_DEEP_GEMM=0; FlashInfer's CUTLASS block path is 9.0 only, flashinfer_cutlass_moe.py:165-174; vLLM's
 CUTLASS FP8 experts take no block scales, cutlass_moe.py:313-318; oracle/fp8.py:395-410 then falls to TRITON) and on
-9.0 without expert parallelism (oracle/fp8.py:113-122 puts TRITON first). Other backends' workspaces are not read.
+9.0 without expert parallelism (oracle/fp8.py:113-122 puts TRITON first; :85-95 at v0.19.0). Other backends' workspaces are not read.
 """
 
 from __future__ import annotations
