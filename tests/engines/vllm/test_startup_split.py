@@ -55,3 +55,29 @@ def test_up_to_v0_26_the_figures_are_kvtop_s_terms_already() -> None:
 
 def _version(label: str) -> ResolvedVersion:
     return ResolvedVersion(text=label)
+
+
+def test_a_v0_27_record_reads_back_into_kvtop_s_terms() -> None:
+    """sql-agent-rl (v0.31.0, dense): 0.79 − 0.35 (its printed estimate) = 0.44 GiB of activation, 0.33 of non-torch,
+    0.35 of graphs charged. kubesimplify TP 4 (v0.27.1, no estimate printed): non-torch 1.70 − 1.00 (the workspace) =
+    0.70, the activation and graph terms not measured apart. A v0.19.0 record's figures are kvtop's terms already."""
+    from benchmarks.calibration.corpus import load
+    from kvtop.domain.engines.vllm.startup_split import logged_terms
+
+    records = {record.id: record for record in load("vllm")}
+    sql = records["sql-agent-rl-qwen2.5-coder-1.5b-a100-40gb-v0310"]
+    found = logged_terms(sql.inputs(), sql.figures)
+    assert found == {
+        "activation": _gib(0.79) - _gib(0.35),
+        "non_torch": _gib(0.33),
+        "cuda_graphs": _gib(0.35),
+    }
+    tp4 = records["kubesimplify-qwen3-235b-a22b-2507-fp8-4xrtxpro6000-tp4-v0271"]
+    found = logged_terms(tp4.inputs(), tp4.figures)
+    assert found == {"activation": None, "non_torch": _gib(1.70) - GIB, "cuda_graphs": None}
+    v019 = records["llmd-v019-llama-3.1-8b-tp1"]
+    assert logged_terms(v019.inputs(), v019.figures) == {
+        "activation": _gib(1.89),
+        "non_torch": _gib(0.25),
+        "cuda_graphs": _gib(0.84),
+    }

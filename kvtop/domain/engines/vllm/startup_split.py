@@ -24,9 +24,13 @@ profiling', e = round(u − E ÷ T, 4) (:568-592), so E = (u − e) × T to ±0.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace
 
 EQUIVALENT_HALF_STEP = 0.00005  # the equivalent utilization is printed rounded to 4 decimals
 SPLIT_ERAS: Eras[str] = Eras((
@@ -69,3 +73,24 @@ def charged_terms(version: ResolvedVersion, *, weights: int, printed_non_torch_o
                             graph_estimate=graph_estimate)  # fmt: skip
     return ChargedTerms(non_torch=printed_non_torch_or_consumed - weights - kept_buffers,
                         activation=printed_activation - graph_estimate + kept_buffers, graph_estimate=graph_estimate)  # fmt: skip
+
+
+def logged_terms(inputs: CalibrationInputs, figures: Mapping[str, int]) -> dict[str, int | None]:
+    """A corpus record's activation, non-torch and CUDA-graph figures (bytes) in kvtop's terms, for the fits
+    (benchmarks/calibration/evaluate.py `observed`): unchanged up to v0.26; from v0.27 the fused MoE's workspace moves
+    from the consumed figure (the record's `non_torch` = consumed − weights) back to the activation, the charged
+    estimate (`cuda_graph_estimate`, where the log printed it) comes out of the activation and is the graph term, and
+    without it neither the activation nor the graph term is measured (None): the printed CUDAGraph figure is the pool
+    captured after the KV cache."""
+    found: dict[str, int | None] = {name: figures[name] for name in ("activation", "non_torch", "cuda_graphs")
+                                    if name in figures}  # fmt: skip
+    if SPLIT_ERAS.at(inputs.version) == "apart":
+        return found
+    kept = fused_moe_workspace(inputs).bytes if inputs.model is not None else 0
+    estimate = figures.get("cuda_graph_estimate")
+    if "non_torch" in figures:
+        found["non_torch"] = figures["non_torch"] - kept
+    if "activation" in figures:
+        found["activation"] = None if estimate is None else figures["activation"] - estimate + kept
+    found["cuda_graphs"] = estimate
+    return found
