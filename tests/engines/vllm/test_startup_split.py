@@ -10,6 +10,8 @@ took 2.98 GiB'; the kubesimplify post's v0.27.1 TP 4 start prints 85.51, 56.89, 
 
 from __future__ import annotations
 
+import pytest
+
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.startup_split import SPLIT_ERAS, charged_terms, graph_estimate_from_equivalence
 from kvtop.units import GIB
@@ -81,3 +83,21 @@ def test_a_v0_27_record_reads_back_into_kvtop_s_terms() -> None:
         "non_torch": _gib(0.25),
         "cuda_graphs": _gib(0.84),
     }
+
+
+def test_the_fits_read_the_figures_back_once_the_calibration_exposes_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """benchmarks/calibration/evaluate.py `observed` asks the engine calibration's `logged_terms` (the coordinator's
+    wiring: vLLM's calibration.py importing startup_split.logged_terms); without it the printed figures stand."""
+    from benchmarks.calibration.corpus import load
+    from benchmarks.calibration.evaluate import observed
+    from kvtop.domain.calibration.terms import Term
+    from kvtop.domain.engines.vllm import calibration
+    from kvtop.domain.engines.vllm.startup_split import logged_terms
+
+    record = next(r for r in load("vllm") if r.id == "sql-agent-rl-qwen2.5-coder-1.5b-a100-40gb-v0310")
+    monkeypatch.setattr(calibration, "logged_terms", logged_terms, raising=False)
+    assert observed(record, Term.ACTIVATION, {}) == _gib(0.79) - _gib(0.35)
+    assert observed(record, Term.CUDA_GRAPHS, {}) == _gib(0.35)
+    assert observed(record, Term.NON_TORCH, {}) == _gib(0.33)
