@@ -6,8 +6,9 @@ The line: 'Free memory on device (F/T GiB) on startup. Desired GPU memory utiliz
 
 Up to v0.26.x ("apart"): 'W GiB for weight, A GiB for peak activation, N GiB for non-torch memory': A is torch's peak
 increase over the profile (gpu_worker.py:526 at v0.26.0), N the growth of non-torch memory from the init snapshot;
-the charged CUDA-graph estimate E is printed on its own ('Estimated CUDA graph memory' at v0.18-v0.19, 'CUDA graph
-pool memory: G (actual), E (estimated)' later) and K = R − W − A − N − E.
+the CUDA-graph estimate E is printed on its own ('Estimated CUDA graph memory' at v0.18-v0.19, 'CUDA graph
+pool memory: G (actual), E (estimated)' later) and K = R − W − A − N − E, E 0 where not charged (the default
+from v0.20.0: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, envs.py:1724-1726 at v0.20.0; "0" at v0.19.0).
 
 From v0.27.0 ("consumed"): 'C GiB for consumed memory (weights + non-torch), A GiB for peak activation': C is the
 drop of free memory from the init snapshot to after the profile (utils/mem_utils.py:317-320 at v0.27.1), so it holds
