@@ -36,7 +36,10 @@ T = TypeVar("T")
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 CORPUS = DATA / "calibration"
 FIGURES = ("cuda_total", "free_before_load", "free_after_load", "context", "weights", "activation", "non_torch",
-           "cuda_graphs", "runtime", "kv")  # fmt: skip
+           "cuda_graphs", "cuda_graph_estimate", "runtime", "kv")  # fmt: skip
+# `cuda_graphs`: the CUDA-graph memory the log printed (vLLM: the 'Estimated CUDA graph memory' line where a record takes
+# it, else the startup line's pool captured after the KV cache); `cuda_graph_estimate`: the estimate a vLLM v0.27+ log
+# printed apart ('CUDA graph pool memory: … (estimated)'), which its peak activation holds (vllm startup_split.py)
 
 
 def gib_bytes(text: str) -> int:

@@ -45,7 +45,7 @@ from kvtop.domain.calibration.linear import (
     fit_term as domain_fit_term,
 )
 from kvtop.domain.calibration.plan_fits import error_fit
-from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.calibration.terms import RUNTIME_TERMS, Term, TermEstimate
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, ERROR_FEATURES, LOADED_ERROR_KEY, runtime_cast
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
@@ -136,6 +136,13 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
         return None
     if term is Term.ACTIVATION and "activation" not in f:
         return f.get("runtime")  # a TensorRT engine's C++ runtime: the term its calibration charges as activation
+    # where a release prints its figures in another split than the engine's terms (a charged CUDA-graph estimate
+    # inside the printed peak activation, buffers the profile keeps inside a printed "consumed" figure), the engine
+    # reads them back (its calibration's `logged_terms`); None: the log does not measure the term apart
+    read = getattr(engine_rules(record.engine).calibration, "logged_terms", None)
+    if read is not None and term in RUNTIME_TERMS:
+        found = record.memo(("logged_terms", ""), lambda r=record: read(r.inputs(), r.figures))
+        return found.get(term.value) if term.value in found else f.get(term.value)
     return f.get(term.value)
 
 

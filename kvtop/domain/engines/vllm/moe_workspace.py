@@ -1,0 +1,87 @@
+"""The fused MoE's workspace: torch bytes vLLM's profile run leaves allocated, sized by the code (docs/engines/vllm.md
+§2, "the startup line's split").
+
+What it is. The modular fused-MoE kernel takes its two scratch buffers from the worker's `WorkspaceManager`
+(fused_moe/modular_kernel.py `_allocate_buffers`, :1135-1174 at v0.27.1; `current_workspace_manager` in the file
+from v0.19.0 to v0.33.0): `get_simultaneous` rounds each buffer to 256 B and grows one torch tensor that the manager
+keeps (v1/worker/workspace.py:92-190 at v0.27.1: `_ensure_workspace_size`, never shrunk). The profile run's
+forward over max_num_batched_tokens grows it to its largest, and it stays allocated after the profile.
+
+Where vLLM counts it. Up to v0.26.x the startup line's `peak activation` is torch's peak increase over the profile
+(gpu_worker.py:526 at v0.26.0), which holds it. From v0.27.0 `consumed memory (weights + non-torch)` is the drop of
+free memory from the worker's init snapshot to after the profile (utils/mem_utils.py:317-326 at v0.27.1) and
+`peak activation` only the transient above what stays allocated (`transient_peak_headroom`, :323-325): the
+workspace moves into the 'non-torch' figure (`startup_split.py`). The KV budget is the same either way.
+
+Its bytes (TritonExperts, fused_moe/experts/triton_moe.py:197-212 at v0.27.1, fused_moe.py:1988-1990 at v0.19.0), M the profile's tokens, N the
+gate-up width a rank holds (2 × expert intermediate ÷ the experts' TP split; whole experts under expert parallelism),
+K the hidden size, in the activations' dtype (`workspace_dtype` returns it, modular_kernel.py:815-819):
+    round256(M × top-k × max(N ÷ 2, K) × dtype) + round256(M × top-k × max(N, K) × dtype)
+(the first buffer also holds the output, M × K, which is never larger). Only the Triton experts are taken: FP8
+128 × 128 block checkpoints on compute capability 12.x (DeepGEMM fails there, 'Unknown SF transformation', so a start
+runs with VLLM_USE_DEEP_GEMM=0; FlashInfer's CUTLASS block path is 9.0 only, flashinfer_cutlass_moe.py:165-174; vLLM's
+CUTLASS FP8 experts take no block scales, cutlass_moe.py:313-318; oracle/fp8.py:395-410 then falls to TRITON) and on
+9.0 without expert parallelism (oracle/fp8.py:113-122 puts TRITON first; :85-95 at v0.19.0). Other backends' workspaces are not read.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.profile_run import batch_limits
+from kvtop.domain.gpus import compute_capability
+
+ALIGNMENT = 256  # WorkspaceManager.get_simultaneous: round_up(actual, 256) per buffer
+FP8_BLOCK = (128, 128)  # the block scales the Triton FP8 path takes (kFp8Static128BlockSym)
+# Whether the fused MoE's buffers come from the persistent WorkspaceManager (read at v0.19.0-v0.27.1 and v0.33.0)
+WORKSPACE_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before v0.19.0"),
+    Era("0.19.0", True, "fused_moe/modular_kernel.py `current_workspace_manager().get_simultaneous` (v0.19.0-v0.33.0)"),
+))  # fmt: skip
+
+
+class MoeWorkspace(BaseModel):
+    """The workspace one rank keeps after the profile run (bytes), or why it is not sized (`modelled` False)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bytes: int = 0
+    modelled: bool = False
+    why: str
+
+
+def triton_workspace_bytes(tokens: int, top_k: int, gate_up_width: int, hidden: int, dtype_bytes: int) -> int:
+    """TritonExperts' two buffers as the WorkspaceManager holds them: each rounded up to 256 B."""
+    first = tokens * top_k * max(gate_up_width // 2, hidden) * dtype_bytes
+    second = tokens * top_k * max(gate_up_width, hidden) * dtype_bytes
+    return sum(-(-size // ALIGNMENT) * ALIGNMENT for size in (first, second))
+
+
+def fused_moe_workspace(inputs: CalibrationInputs) -> MoeWorkspace:
+    """The workspace this launch's profile leaves allocated, where the Triton experts run it; else not modelled."""
+    model = inputs.model
+    if model is None or model.moe is None:
+        return MoeWorkspace(why="no routed experts")
+    if not WORKSPACE_ERAS.at(inputs.version):
+        return MoeWorkspace(why=f"vLLM {inputs.version.label}: the fused MoE's buffers not read")
+    quant, capability, layout = model.quant, compute_capability(inputs.gpu_name), inputs.layout
+    block_fp8 = quant.method == "fp8" and quant.block == FP8_BLOCK
+    triton = (
+        block_fp8
+        and capability is not None
+        and (capability[0] == 12 or (capability == (9, 0) and layout.ep == 1))
+    )
+    if not triton:
+        return MoeWorkspace(why="another fused-MoE backend's workspace (only FP8 block experts on 12.x, or on 9.0 "
+                                "without expert parallelism, are read: Triton)")  # fmt: skip
+    tokens, _, _ = batch_limits(inputs)
+    split = 1 if layout.ep > 1 else layout.moe_shards  # expert parallelism keeps each expert whole
+    gate_up = 2 * model.moe.expert_intermediate_size // split
+    size = triton_workspace_bytes(
+        tokens, model.moe.experts_per_token, gate_up, model.hidden_size, model.dtype_bytes
+    )
+    return MoeWorkspace(bytes=size, modelled=True,
+                        why=f"Triton fused MoE at {tokens:,} tokens: top-{model.moe.experts_per_token}, gate-up "
+                            f"{gate_up:,} a rank, hidden {model.hidden_size:,} (WorkspaceManager, kept after the profile)")  # fmt: skip
