@@ -79,3 +79,21 @@ def test_a_way_of_few_sources_does_not_vote() -> None:
     logged = [(0.3, "s1"), (0.4, "s2"), (0.5, "s3"), (0.6, "s4")]
     scale = engine_scale("vllm", PlanScores(blind={"vllm": blind}, logged={"vllm": logged}))
     assert scale is not None and scale.factor == 0.5 and not scale.weights_logged
+
+
+def test_every_start_is_recorded_once() -> None:
+    """A start recorded twice would be judged twice and count twice in every score. Ids are unique, and no two records
+    of one engine hold the same source, card, layout, launch and logged capacity (session 52 found the Qwen3-14B
+    4 × RTX 4090 SGLang start, search-index id 55529353766, recorded twice under one id)."""
+    seen_ids: set[str] = set()
+    seen_starts: set[tuple[object, ...]] = set()
+    for engine, records in load_all().items():
+        for record in records:
+            assert record.id not in seen_ids, record.id
+            seen_ids.add(record.id)
+            raw = record.raw
+            start = (engine, source_key(str(raw["source"])), raw.get("config"), raw.get("model"), raw.get("log"), raw.get("version"),
+                     record.gpu, raw.get("tp"), raw.get("pp"),
+                     str(raw.get("flags")), record.tokens, record.figures.get("kv"))  # fmt: skip
+            assert start not in seen_starts, record.id
+            seen_starts.add(start)
