@@ -20,6 +20,20 @@ __all__ = ["CASES", "CONFIGS", "DATA", "SAMPLES"]
 JUDGEMENT_GROUP = "calibration-judgement"
 
 
+#: Where a live node built in a test looks for the kernel's version string and WSL2's GPU device when the test names
+#: none: paths that do not exist, so no test reads the test machine's own /proc/version or /dev/dxg (a WSL2 test
+#: machine would otherwise put its desktop into every live node). Tests of the desktop fact pass their own fakes.
+NO_HOST_PROC_VERSION = DATA / "host" / "absent" / "proc_version"
+NO_HOST_DXG = DATA / "host" / "absent" / "dxg"
+
+
+@pytest.fixture(autouse=True)
+def fake_host_desktop_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test's live node reads the absent fake paths above, never the machine's (`read_host_desktop`'s defaults)."""
+    monkeypatch.setattr("kvtop.sources.host_desktop.PROC_VERSION_FILE", NO_HOST_PROC_VERSION)
+    monkeypatch.setattr("kvtop.sources.host_desktop.DXG_DEVICE", NO_HOST_DXG)
+
+
 @pytest.fixture(scope="session")
 def needs_torch() -> None:
     """Skip, with the reason, a test whose probe really allocates: that takes torch (the probe extra)."""
