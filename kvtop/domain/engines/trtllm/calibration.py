@@ -6,8 +6,8 @@ weights, what the run allocated inside torch (the activation peak) and what grew
 buffers, CUDA graphs). A TensorRT engine's C++ runtime sizes from what is free once the engine, its
 execution context and buffers are resident: only the context is fitted there, the rest assumed.
 One log of the corpus prints the PyTorch backend's profiling lines (faradawn/bench3, 1.2.0rc4; a DGX Spark's also
-does, its memory outside torch the host's): its terms stay assumed by mechanism (§19, §20): the context before the
-model at any TP (its NCCL comes up with the model), the activation the forward of the profiled batch's max_num_tokens
+does, its memory outside torch the host's): its terms stay assumed by mechanism (§19, §20, §22): the context before the
+model at any TP (one process's CUDA context by SM count, `cuda_context.py`; its NCCL comes up with the model), the activation the forward of the profiled batch's max_num_tokens
 (its MLP transient: the code's arithmetic, not a flat 2 GiB), and what else the peak holds besides the context and
 the weights read off that log (CUDA graph pools and workspaces captured before the profiling baseline), with the NCCL
 per doubling of TP.
