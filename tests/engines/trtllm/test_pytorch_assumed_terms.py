@@ -37,12 +37,15 @@ def _by_term(record_id: str) -> dict[Term, tuple[int, int]]:
 
 
 def test_the_context_before_the_model_holds_no_nccl_and_holds_issue_5872() -> None:
+    """One process's CUDA context by the H200's 132 SMs (cuda_context.py, docs/engines/trtllm.md §22) holds the 0.51
+    GiB issue 5872's stage summary measured before 'Model' at TP 8; the NCCL per doubling rides on the non-torch term,
+    which with the context gives faradawn's 2.52 GiB besides weights and activation (§20) + 0.75 GiB × 3."""
     taken = round((140.06 - 139.55) * GIB)  # the log's total less its free memory before 'Model'
     (context, error), (non_torch, _) = _by_term(TP8)[Term.CONTEXT], _by_term(TP8)[Term.NON_TORCH]
-    assert context == round(0.75 * GIB)
     assert context - error <= taken <= context + error
     # the TP group's NCCL, 0.75 GiB per doubling (log2 8 = 3), is charged with the profiled non-torch term
-    assert non_torch == round((2.52 - 0.13 - 0.75 + 0.10 + 0.03 + 0.75 * 3) * GIB)
+    besides_read = (2.52 - 0.13 + 0.10 + 0.03) * GIB
+    assert abs(context + non_torch - (besides_read + 0.75 * 3 * GIB)) <= 1
 
 
 def test_the_activation_is_the_forward_of_max_num_tokens_and_holds_both_logs_that_print_it() -> None:

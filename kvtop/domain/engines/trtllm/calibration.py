@@ -6,8 +6,8 @@ weights, what the run allocated inside torch (the activation peak) and what grew
 buffers, CUDA graphs). A TensorRT engine's C++ runtime sizes from what is free once the engine, its
 execution context and buffers are resident: only the context is fitted there, the rest assumed.
 One log of the corpus prints the PyTorch backend's profiling lines (faradawn/bench3, 1.2.0rc4; a DGX Spark's also
-does, its memory outside torch the host's): its terms stay assumed by mechanism (§19, §20): the context before the
-model at any TP (its NCCL comes up with the model), the activation the forward of the profiled batch's max_num_tokens
+does, its memory outside torch the host's): its terms stay assumed by mechanism (§19, §20, §22): the context before the
+model at any TP (one process's CUDA context by SM count, `cuda_context.py`; its NCCL comes up with the model), the activation the forward of the profiled batch's max_num_tokens
 (its MLP transient: the code's arithmetic, not a flat 2 GiB), and what else the peak holds besides the context and
 the weights read off that log (CUDA graph pools and workspaces captured before the profiling baseline), with the NCCL
 per doubling of TP.
@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.calibration.coverage import IntervalScale
+from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_KEY, one_process_context
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,
     assumed_context_gib,
@@ -38,7 +39,7 @@ from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.gpus import gpu_model_key
+from kvtop.domain.gpus import gpu_model_key, sm_count
 from kvtop.domain.wording import GIB
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
@@ -84,13 +85,14 @@ PRE_08_BUILD_MAX_INPUT_LEN = 2048
 # the counted context against what the budget leaves on the same start (0.40 GiB with the RTX 3090's fitted total):
 # 0.03 GiB; a card that also drives a display holds more, which kvtop does not model
 ENGINE_CONTEXT_ERROR_MIB = 100
-# §20: what the PyTorch backend's profiled peak holds besides the context, the weights and the activation, read off
-# the one start that prints the profiling lines outside a unified-memory host (faradawn/bench3 logs/trtllm-serve-egine.log
-# at 64ae4f53, TensorRT-LLM 1.2.0rc4, Llama-3-8B on an H200 at TP 1, 32 CUDA-graph batch sizes): 2.52 GiB outside torch
-# at the profiling baseline less the 0.13 GiB temporary pool (added back) less the 0.75 GiB context assumed, + 0.10 GiB
-# torch held besides the 14.96 GiB of weights (15.06 inside torch), + 0.03 GiB grown outside torch during the run
-# (2.55 − 2.52): CUDA graph pools, attention and cuBLAS workspaces, the runtime's buffers, all made before the baseline
-PYTORCH_NON_TORCH_READ_GIB = 2.52 - 0.13 - 0.75 + (15.06 - 14.96) + (2.55 - 2.52)
+# §20: what the PyTorch backend's profiled peak holds besides the weights and the activation, read off the one log
+# outside a unified-memory host that prints the profiling lines (faradawn/bench3, 1.2.0rc4, H200, Llama-3-8B at
+# max_num_tokens 1,024): 2.52 GiB outside torch after the load less the 0.13 GiB temporary pool (added back by
+# `_cal_max_memory`), + 0.10 GiB inside torch beyond the 14.96 GiB of weights (graph inputs, attention workspace), +
+# 0.03 GiB grown outside torch in the run. The CUDA context is charged apart (`_pytorch_context`: one process's, by
+# the GPU's SM count), so what is left besides it is this less that context on the log's own GPU (`_rest_read`).
+PYTORCH_BESIDES_WEIGHTS_READ_GIB = 2.52 - 0.13 + (15.06 - 14.96) + (2.55 - 2.52)
+PYTORCH_BESIDES_READ_GPU = "H200"
 PYTORCH_NON_TORCH_READ_FROM = "faradawn/bench3's TensorRT-LLM 1.2.0rc4 start (H200, TP 1)"
 # §19: the NCCL part of a TP group, grown with the model, 0.75 GiB per doubling
 PYTORCH_NCCL_GIB_PER_DOUBLING = 0.75
@@ -175,7 +177,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     for key, label, assumed in (("trtllm.activation", "TensorRT-LLM's profiled activation peak", _assumed_activation),
                                 ("trtllm.non_torch", "CUDA graphs, workspaces, NCCL (profiled)", _assumed_non_torch)):  # fmt: skip
         term = FIT_TERMS[key][0]
-        value, error, basis = assumed(inputs)
+        value, error, basis = assumed(inputs, fits)
         found.append(fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
                      or assumed_estimate(term, label, value, error, basis))  # fmt: skip
     return tuple(found)
@@ -189,7 +191,7 @@ def profiled_requests(inputs: CalibrationInputs) -> int:
     return -(-tokens // length)
 
 
-def _assumed_activation(inputs: CalibrationInputs) -> tuple[int, int, str]:
+def _assumed_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> tuple[int, int, str]:
     """The PyTorch backend's profiled activation peak where no fit reaches (docs/engines/trtllm.md §20): the forward of
     the profiling batch, max_num_tokens context tokens (`KvCacheCreator._create_dummy_context_requests`; CUDA graphs
     and the autotuner ran before the baseline, so the printed activation is this forward alone): its MLP transient
@@ -207,16 +209,28 @@ def _assumed_activation(inputs: CalibrationInputs) -> tuple[int, int, str]:
                           f"float32 logits {logits:.2f} GiB (TensorRT-LLM's profiling batch, §20); error: the value")
 
 
-def _assumed_non_torch(inputs: CalibrationInputs) -> tuple[int, int, str]:
+def _rest_read(fits: dict[str, LinearTerm]) -> float:
+    """GiB the read log's profiled peak held besides its weights, activation and CUDA context (§20): the besides
+    figure less one process's context on the log's GPU by the same fit a plan reads (`cuda_context.py`; 0.75 GiB
+    assumed where `fits` holds none), so the context is charged once."""
+    fit = fits.get(CUDA_CONTEXT_KEY)
+    sms = sm_count(PYTORCH_BESIDES_READ_GPU)
+    context_gib = fit.predict((sms / 100,)) / GIB if fit is not None and sms is not None else assumed_context_gib(1)
+    return PYTORCH_BESIDES_WEIGHTS_READ_GIB - context_gib
+
+
+def _assumed_non_torch(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> tuple[int, int, str]:
     """What the PyTorch backend's profiled peak holds besides the context, the weights and the activation where no fit
-    reaches (§20): the CUDA graph pools, workspaces and runtime buffers made before the profiling baseline, read off the
-    one log that prints the profiling lines (`PYTORCH_NON_TORCH_READ_GIB`, 1.77 GiB at TP 1), and the NCCL of a TP
-    group, grown with the model, 0.75 GiB per doubling (§19). Error: the value."""
+    reaches (§20): the CUDA graph pools, workspaces and buffers made before the profiling baseline, read off the one
+    log that prints the profiling lines (`_rest_read`: 1.95 GiB with the committed context fit), and the NCCL of a TP
+    group, grown with the model, 0.75 GiB per doubling (§19). Error: the value (the SRO-SA 1.1.0 start's lines leave
+    0.70 GiB, §20: what makes it grow with the model is not read)."""
     doublings = math.log2(max(inputs.layout.tp, 1))
-    value = round((PYTORCH_NON_TORCH_READ_GIB + PYTORCH_NCCL_GIB_PER_DOUBLING * doublings) * GIB)
+    rest = _rest_read(fits)
+    value = round((rest + PYTORCH_NCCL_GIB_PER_DOUBLING * doublings) * GIB)
     at_tp = f" + {PYTORCH_NCCL_GIB_PER_DOUBLING:g} GiB per doubling of TP {inputs.layout.tp}" if doublings else ""
-    return value, value, (f"{PYTORCH_NON_TORCH_READ_GIB:.2f} GiB read off {PYTORCH_NON_TORCH_READ_FROM}{at_tp}: CUDA "
-                          "graphs, workspaces and runtime buffers besides the context and weights, no fit (§20)")
+    return value, value, (f"{rest:.2f} GiB read off {PYTORCH_NON_TORCH_READ_FROM}{at_tp}: CUDA graphs, workspaces "
+                          "and buffers besides the context and weights, no fit (§20)")
 
 
 def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
@@ -281,7 +295,9 @@ def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
     """The memory outside torch once the engine is built (CUDA context, NCCL): its term among `terms`. A TensorRT
     engine at TP 1 on a GPU model and release where TensorRT's own process-wide count measured it takes that
-    measurement (`ENGINE_CONTEXT_COUNTED`, `ENGINE_CONTEXT_COUNTED_ERAS`)."""
+    measurement (`ENGINE_CONTEXT_COUNTED`, `ENGINE_CONTEXT_COUNTED_ERAS`); else, where no trtllm.context fit reaches,
+    one process's CUDA context by the GPU's SM count (`cuda_context.py`, the engine-neutral fit), with a TensorRT
+    engine's TP group's NCCL per doubling of TP on top (`_engine_context`)."""
     fits = committed_fits(FITS) if fits is None else fits
     label = "CUDA context and NCCL outside torch"
     if _profiled(inputs) and fits.get("trtllm.context") is None:
@@ -292,22 +308,35 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
         mib, where = counted
         return TermEstimate(term=Term.CONTEXT, label=label, bytes=mib << 20, error_bytes=ENGINE_CONTEXT_ERROR_MIB << 20,
                             source="calibrated", basis=f"{mib} MiB counted by TensorRT on this GPU model ({where})")  # fmt: skip
+    if fits.get("trtllm.context") is None:
+        return _engine_context(inputs, fits)
     return context_estimate("trtllm.context", label, fits, inputs, tp_features(inputs))
 
 
-def _pytorch_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
-    """The PyTorch backend's memory outside torch before its model is created, where no fit reaches: the CUDA context
-    alone, at any TP (§19). py_executor_creator.py reads the free memory as each component's creation starts
-    (`_ExecutorMemoryMonitor.observe_creation_stage`), and its TP group's NCCL comes up with the model: issue 5872's
-    start at TP 8 (1.0.0rc1, H200) had 139.55 of 140.06 GiB free before 'Model', 0.51 GiB taken, where the context of
-    engines that build their TP group first is assumed 0.75 GiB + 0.75 per doubling (3.00 GiB at TP 8). The per-doubling
-    part is charged to the profiled non-torch growth instead (`_assumed_non_torch`): the budget is the same. Its error
-    is the assumed context's that `fits` carries (`features.ASSUMED_CONTEXT_ERROR_KEY`: a judgement's, measured without
-    the judged source), else the committed one; `fits` holds no trtllm.context here."""
-    found = context_estimate("trtllm.context", "CUDA context before the model is created", fits, inputs, None)
-    single = assumed_context_gib(1)
+def _engine_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
+    """A TensorRT engine's C++ process before the engine loads, where no trtllm.context fit reaches (§18): the same
+    driver context every CUDA process holds, one process's by the GPU's SM count (`cuda_context.py`: 0.36 GiB on an
+    RTX 3090's 82 SMs, where TensorRT counted 377 MiB under 0.8.0), and at TP > 1 its TP group's NCCL, assumed 0.75 GiB
+    per doubling (error: the value, added as independent errors add)."""
+    found = one_process_context(inputs, fits, f"TP {inputs.layout.tp}, one process per GPU")
+    doublings = math.log2(max(inputs.layout.tp, 1))
+    if not doublings:
+        return found
+    nccl = round(PYTORCH_NCCL_GIB_PER_DOUBLING * doublings * GIB)
     return found.model_copy(update={
-        "bytes": round(single * GIB),
-        "basis": f"{single:.2f} GiB assumed at any TP (the PyTorch backend's NCCL comes up with the model, §19); "
-                 f"± {found.error_bytes / GIB:.2f} GiB: how far the context the engines' logs measured fell from the assumption",
+        "label": "CUDA context and NCCL outside torch", "bytes": found.bytes + nccl,
+        "error_bytes": round(math.hypot(found.error_bytes, nccl)),
+        "basis": f"{found.basis}; + {nccl / GIB:.2f} GiB of the TP group's NCCL ({PYTORCH_NCCL_GIB_PER_DOUBLING:g} GiB "
+                 f"per doubling of TP {inputs.layout.tp}, assumed)",
     })  # fmt: skip
+
+
+def _pytorch_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
+    """The PyTorch backend's memory outside torch before its model is created, where no fit reaches: one process's
+    CUDA context by the GPU's SM count (`cuda_context.py`, the fit every engine's TP 1 logs feed), at any TP (§19).
+    py_executor_creator.py reads the free memory as each component's creation starts
+    (`_ExecutorMemoryMonitor.observe_creation_stage`), and its TP group's NCCL comes up with the model: issue 5872's
+    start at TP 8 (1.0.0rc1, H200) had 139.55 of 140.06 GiB free before 'Model', 0.51 GiB taken, where the fit gives
+    0.57 on the H200's 132 SMs. The per-doubling NCCL is charged to the profiled non-torch growth (`_assumed_non_torch`)."""
+    return one_process_context(inputs, fits, "TensorRT-LLM's PyTorch backend before its model is created: its TP "
+                               "group's NCCL comes up with the model (§19)")
