@@ -159,11 +159,14 @@ def vllm_v21_runtime_bytes(*, seqs: int, vocab: int, tokens: int, hidden: int, m
     fit on `graph_nodes` (graphs captured beyond each mode's first × layers on the rank ÷ 1000); each rounded to bytes.
     `v2_beside`: a V2-runner start from v0.29.0, whose KV is what is requested less the profile's non-KV memory less the
     measured graphs (gpu_worker.py:606-610 at v0.29.0), so what its profile held beside the peak (the graph figure stands
-    for it) and the graphs are charged both: the graph figure twice."""
+    for it) and the graphs are charged both: the graph figure twice; and the V2 sampler's state, seqs × vocab int32
+    token counts and two bitmasks of ⌈vocab ÷ 32⌉ int32 words a seq, which its total_consumed charges from v0.27.0
+    (sample/penalties.py:32-40, utils/mem_utils.py:317-326; v2_sampler_state.py)."""
     first, per_node = VLLM_FITS["vllm.cuda_graphs"].coefficients
     runtime = _vllm_peak_and_growth(("v17", "v18"), seqs=seqs, vocab=vocab, tokens=tokens, hidden=hidden,
                                     mlp_width=mlp_width, moe=moe, all_reduce=all_reduce)  # fmt: skip
-    return runtime + workspace + (2 if v2_beside else 1) * fitted_bytes(first + per_node * graph_nodes)
+    state = seqs * vocab * 4 + 2 * seqs * -(-vocab // 32) * 4 if v2_beside else 0
+    return runtime + workspace + state + (2 if v2_beside else 1) * fitted_bytes(first + per_node * graph_nodes)
 
 
 def vllm_tokens(*, total: int, weights: int, runtime: int, block_bytes: int, block_tokens: int, util: float = 0.9) -> int:

@@ -107,8 +107,8 @@ def test_a_jetson_orin_takes_its_total_from_the_operator(capsys: pytest.CaptureF
 # (2,097,152 B), and the runtime terms by hand from the committed fits (tests/calibrated_figures.py): the activation
 # fit `vllm.activation.v17` on 8,192 tokens (the dummy run's 8,192 × 4,096 bf16 hidden states) and 1,024 seqs × 128,256
 # float32 logits, less the logits' copies beyond one (FlashInfer's sampler), floored by the forward's MLP transient
-# 8,192 × (3 × 14,336 + 4,096) × 2 B = 771,751,936 B (which binds at the fits of 53c086c0); non-torch memory
-# `vllm.non_torch.v18` at TP 1; the CUDA-graph fit over 51 PIECEWISE + 51 FULL sizes, (50 + 50) × 32 layers ÷ 1000
+# 8,192 × (3 × 14,336 + 4,096) × 2 B = 771,751,936 B beside the residual and normed input, 2 × 8,192 × 4,096 × 2 B
+# (which binds at the fits of 53c086c0); non-torch memory `vllm.non_torch.v18` at TP 1 and V2's sampler state; the CUDA-graph fit over 51 PIECEWISE + 51 FULL sizes, (50 + 50) × 32 layers ÷ 1000
 # (2,034,480,696 B together at the fits of 53c086c0, 2,238,422,084 before vLLM's activation lost its constant). The
 # host is assumed to hold round(0.2934 × T) = 37,709,852,914 B ± round(0.2351 × T) = 30,216,722,632 B, so it leaves
 # T − 37,709,852,914 = 90,817,253,134 B (84.58 GiB) at the centre.
@@ -119,14 +119,18 @@ _LOGITS = 1_024 * 128_256 * 4
 _ACTIVATION = max(
     vllm_activation_bytes("v17", seqs=1_024, vocab=128_256, tokens=8_192, hidden=4_096, mlp_width=3 * 14_336 + 4_096,
                           moe=False) - round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * _LOGITS),
-    8_192 * (3 * 14_336 + 4_096) * 2,
+    8_192 * (3 * 14_336 + 4_096) * 2 + 2 * 8_192 * 4_096 * 2,  # the MLP beside the residual and the normed input
 )  # fmt: skip
+# V2's sampler keeps 1,024 seqs × 128,256 int32 token counts and two bitmasks of ⌈128,256 ÷ 32⌉ = 4,008 int32 words a
+# seq on the GPU, which the budget's total_consumed charges from v0.27.0 (v2_sampler_state.py, penalties.py:32-40)
+_SAMPLER_STATE = 1_024 * 128_256 * 4 + 2 * 1_024 * 4_008 * 4
 _FIRST_GRAPH, _PER_GRAPH_NODE = VLLM_FITS["vllm.cuda_graphs"].coefficients
 _GRAPHS = fitted_bytes(_FIRST_GRAPH + _PER_GRAPH_NODE * (50 + 50) * 32 / 1000)
 LLAMA_WEIGHTS = 16_094_076_928
 # the latest release runs Llama on V2's runner, which from v0.29.0 takes its measured graphs off beside what its profile
 # held (gpu_worker.py:606-610 at v0.29.0): the graph figure stands for both (v2_graphs.py), so it is charged twice
-LLAMA_RUNTIME = _ACTIVATION + fitted_bytes(VLLM_FITS["vllm.non_torch.v18"].coefficients[0]) + 2 * _GRAPHS
+LLAMA_RUNTIME = (_ACTIVATION + fitted_bytes(VLLM_FITS["vllm.non_torch.v18"].coefficients[0]) + _SAMPLER_STATE
+                 + 2 * _GRAPHS)  # fmt: skip
 # what a start at 0.70 holds: ceil(0.70 × T) = 89,968,974,234 less the weights and the runtime, in whole blocks
 AT_070_TOKENS = (89_968_974_234 - LLAMA_WEIGHTS - LLAMA_RUNTIME) // 2_097_152 * 16
 

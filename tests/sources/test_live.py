@@ -113,7 +113,11 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     non_torch = round(VLLM_FITS["vllm.non_torch.v18"].coefficients[0] * GIB)
     # the latest release runs gpt-oss on V2's runner, which from v0.29.0 takes its measured graphs off beside what its
     # profile held (gpu_worker.py:606-610 at v0.29.0): the graph figure stands for both (v2_graphs.py)
-    runtime = 2 * graphs + activation - flashinfer + non_torch
+    # and V2's sampler keeps 256 seqs × 201,088 int32 token counts and two bitmasks of ⌈201,088 ÷ 32⌉ = 6,284 int32
+    # words a seq, charged from v0.27.0 (v2_sampler_state.py, sample/penalties.py:32-40)
+    sampler_state = 256 * 201_088 * 4 + 2 * 256 * 6_284 * 4
+    assert sampler_state == 218_783_744
+    runtime = 2 * graphs + activation - flashinfer + non_torch + sampler_state
     assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime
     cuda_total = (81_920 - 557) * MIB
     budget = math.ceil(0.95 * cuda_total) - vllm.ledger.weights_bytes - runtime
@@ -247,7 +251,9 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     workspace = (8 + 2 + 24) << 20  # FlashInfer's fusion workspace at TP 8 (182 tokens × 2,880)
     non_torch = round((non_torch_fit[0] + non_torch_fit[1]) * GIB) + workspace
     assert non_torch == 713_451_110
-    runtime = activation - flashinfer + non_torch + 2 * graphs  # V2's runner from v0.29.0: the graph figure twice
+    sampler_state = 1_024 * 201_088 * 4 + 2 * 1_024 * 6_284 * 4  # V2's sampler state from v0.27.0, as above
+    assert sampler_state == 875_134_976
+    runtime = activation - flashinfer + non_torch + 2 * graphs + sampler_state  # V2 from v0.29.0: the graphs twice
     assert view.ledger.measured.calibrated.non_kv_bytes == runtime
     budget = math.ceil(0.95 * (81_559 - 336) * MIB) - weights - runtime
     blocks = budget // 73_728

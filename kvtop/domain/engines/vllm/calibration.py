@@ -51,6 +51,7 @@ from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import GRAPHS_PROFILED, batch_limits, graph_counts, graphs_charged
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder, with_v2_beside
+from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.wording import GIB
@@ -189,12 +190,14 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 def fit_offset(key: str, inputs: CalibrationInputs) -> int:
     """Bytes of what fit `key` measures that the code sizes, taken off the logged figure before fitting and added to
     the fit's estimate: FlashInfer's all-reduce fusion workspace (`fusion_workspace.py`) and NCCL's NVLS buffers
-    (`nvls_buffers.py`) in non-torch memory."""
+    (`nvls_buffers.py`) in non-torch memory, and the V2 sampler's state the budget charges from v0.27.0
+    (`v2_sampler_state.py`)."""
     if key != non_torch_key(inputs):
         return 0
     tokens = batch_limits(inputs)[0]
-    workspace, nvls = fusion_workspace(inputs, tokens), nvls_buffers(inputs, tokens)
-    return (workspace.bytes if workspace is not None else 0) + (nvls.bytes if nvls is not None else 0)
+    workspace, nvls, state = fusion_workspace(inputs, tokens), nvls_buffers(inputs, tokens), v2_sampler_state(inputs)
+    return ((workspace.bytes if workspace is not None else 0) + (nvls.bytes if nvls is not None else 0)
+            + (state[0] if state is not None else 0))  # fmt: skip
 
 
 def _committed() -> dict[str, LinearTerm]:

@@ -25,6 +25,7 @@ from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.v0_profile import (
+    HELD_HIDDEN,
     MOE_FORWARD_ERROR,
     sort_sampler_copies,
     v0_forward_bound,
@@ -134,14 +135,23 @@ def _forward_floor(
     """The fitted peak, or the forward's own MLP transient where that is larger. `profile_run` runs the forward over
     `max_num_batched_tokens` before the sampler (V0 model_runner.profile_run, V1 gpu_model_runner.profile_run →
     _dummy_run, every release), and the MLP holds its gate-up output and the activation's output at once (tokens ×
-    (3 × intermediate ÷ TP + hidden) × 2 B, `mlp_transient_gib`); the torch peak is the larger of that and the sampler's
-    copies, never less than either. The fits' logs (8,192 tokens with 1,024 seqs on H100, 2,048 with 256) are
-    sampler-bound, so their MLP coefficient is near 0; a launch of many tokens and few seqs is forward-bound (Qwen3-14B
-    AWQ at 8,192 tokens and 8 seqs on an L40S, vLLM 0.28.0: 0.88 GiB of MLP transient where the fit gives 0.44)."""
-    if activation is None or inputs.model is None:
+    (3 × intermediate ÷ TP + hidden) × 2 B, `mlp_transient_gib`), beside the residual and the normed input the decoder
+    layer holds across it (`HELD_HIDDEN` × tokens × hidden × dtype: `hidden_states, residual =
+    self.post_attention_layernorm(...)`, then `hidden_states = self.mlp(hidden_states)`, qwen2.py:248-250 and
+    `Qwen2MLP.forward` keeping `gate_up` to its return, :93-97 at v0.8.5.post1; V0's and V2's counts hold them too,
+    v0_profile.py, v2_profile.py); the torch peak is the larger of that and the sampler's copies, never less than
+    either. The fits' logs (8,192 tokens with 1,024 seqs on H100, 2,048 with 256) are sampler-bound, so their MLP
+    coefficient is near 0; a launch of many tokens and few seqs is forward-bound (Qwen3-14B AWQ at 8,192 tokens and 8
+    seqs on an L40S, vLLM 0.28.0: 0.88 GiB of MLP transient where the fit gives 0.44). Qwen2.5-72B-AWQ on an L20 at
+    v0.8.5.post1 (search-index id 55204797650), one seq: 678 blocks of 5 MiB at 4,096 tokens and 770 at 2,048, so the
+    forward holds 0.444-0.454 GiB per 2,048 tokens, 233,000-238,100 B a token; the MLP alone is (3 × 29,696 + 8,192) ×
+    2 = 194,560 B, with the two held rows 227,328 B."""
+    model = inputs.model
+    if activation is None or model is None:
         return activation
     v0 = v0_forward_bytes(inputs, tokens)
-    floor = v0 if v0 is not None else round(mlp_transient_gib(inputs.model, inputs.layout, tokens) * GIB)
+    held = HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
+    floor = v0 if v0 is not None else round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + held
     if floor <= activation.bytes:
         return activation
     return activation.model_copy(update={
@@ -167,7 +177,7 @@ def _unfitted_activation(
                                 f"the text model's fit: {_unfitted_because(inputs)}")  # fmt: skip
     counted = _counted_sampler(inputs, tokens, seqs)
     if counted is not None and model is not None:
-        forward = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB)
+        forward = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
         encoder = encoder_profile(inputs) if model.multimodal else None
         kept = f"; plus what {encoder.words}" if encoder else ""
         return assumed_estimate(

@@ -43,6 +43,7 @@ from kvtop.domain.engines.vllm.v0_charge import (
     not_charged,
     profile_charge,
 )
+from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.wording import GIB
 
@@ -191,11 +192,15 @@ def _growth(
         })  # fmt: skip
     estimate = _board_error(estimate, inputs, fit)
     workspace = fusion_workspace(inputs, tokens)
-    if workspace is None:
+    if workspace is not None:
+        estimate = estimate.model_copy(update={
+            "bytes": estimate.bytes + workspace.bytes,
+            "basis": f"{estimate.basis}; {'+ ' if workspace.modelled else ''}{workspace.why}",
+        })  # fmt: skip
+    state = v2_sampler_state(inputs)
+    if state is None:
         return estimate
-    return estimate.model_copy(update={
-        "bytes": estimate.bytes + workspace.bytes, "basis": f"{estimate.basis}; {'+ ' if workspace.modelled else ''}{workspace.why}",
-    })  # fmt: skip
+    return estimate.model_copy(update={"bytes": estimate.bytes + state[0], "basis": f"{estimate.basis}; + {state[1]}"})
 
 
 def _tp_part_stood_in(
