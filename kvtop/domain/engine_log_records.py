@@ -117,6 +117,11 @@ class RankKey(_Frozen):
     worker: int | None = None
 
     @property
+    def unranked(self) -> bool:
+        """Whether the line carried no rank at all (every field None)."""
+        return all(value is None for value in (self.dp, self.tp, self.pp, self.ep, self.worker))
+
+    @property
     def label(self) -> str:
         """'DP0 TP3 EP3', 'rank=1', or 'unranked'."""
         parts = [f"{name.upper()}{value}" for name, value in self._pairs() if value is not None]

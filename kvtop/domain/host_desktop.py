@@ -50,11 +50,12 @@ class HostDesktop(RedactedModel):
 
 def kernel_release(version_text: str) -> str:
     """The release in a kernel's version string ('Linux version 5.15.167.4-microsoft-standard-WSL2 (…) …' →
-    '5.15.167.4-microsoft-standard-WSL2'); the first line's first 80 characters where it is not so worded."""
+    '5.15.167.4-microsoft-standard-WSL2'); its first word (at most 80 characters) where it is not so worded, never
+    the rest of the line: the builder's address is no release, and its words must not make a kernel WSL's."""
     words = version_text.split()
     if len(words) >= 3 and words[:2] == ["Linux", "version"]:
         return words[2]
-    return version_text.strip().splitlines()[0][:80] if version_text.strip() else ""
+    return words[0][:80] if words else ""
 
 
 def is_wsl_kernel(version_text: str) -> bool:

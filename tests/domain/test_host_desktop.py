@@ -38,3 +38,14 @@ def test_the_builders_words_on_the_line_do_not_make_a_wsl_kernel() -> None:
     Ubuntu line with a builder renamed) is not WSL's."""
     renamed = UBUNTU.replace("buildd@lcy02-amd64-080", "buildd@microsoft-wsl-mirror")
     assert not is_wsl_kernel(renamed) and host_desktop(renamed, dxg_present=False) is None
+
+
+def test_a_line_not_worded_linux_version_shows_only_its_first_word() -> None:
+    """A version string without the kernel's 'Linux version' words (the Ubuntu line with them cut off): its first word
+    is the release, '5.15.0-48-generic'; the builder's address after it is neither shown nor read for 'microsoft'."""
+    cut = UBUNTU.removeprefix("Linux version ").replace("buildd@lcy02-amd64-080", "buildd@microsoft-wsl-mirror")
+    assert kernel_release(cut) == "5.15.0-48-generic"
+    assert not is_wsl_kernel(cut) and host_desktop(cut, dxg_present=False) is None
+    wsl_cut = WSL2.removeprefix("Linux version ")
+    desktop = host_desktop(wsl_cut, dxg_present=False)
+    assert desktop is not None and desktop.detail == "5.15.167.4-microsoft-standard-WSL2"

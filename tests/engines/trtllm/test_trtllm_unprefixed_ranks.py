@@ -65,12 +65,28 @@ def test_the_least_unprefixed_budget_line_sizes_the_pool(free: tuple[str, ...]) 
     assert len(result.pool_checks) == 1  # the same `Allocated …` line of eight ranks is checked once
 
 
-def test_explain_says_what_the_tightest_rank_cost() -> None:
-    """The most free rank printed 61.64 GiB, 3.77 GiB over the tightest: 0.899999976 × 61.64 GiB ÷ 20,480 B =
-    2,908,540 max tokens against 0.899999976 × 57.87 GiB ÷ 20,480 B = 2,730,649: 177,891 tokens more on every rank
-    had the pool been sized from it."""
+@pytest.mark.parametrize("free", [FREE_AS_PRINTED, FREE_AS_PRINTED[::-1]], ids=["as printed", "least printed last"])
+def test_explain_says_what_the_tightest_rank_cost(free: tuple[str, ...]) -> None:
+    """Had the tightest rank (57.87 GiB) held as much as the next tightest (61.38 GiB, 3.51 GiB more), the MIN would
+    fall on 61.38: 0.899999976 × 61.38 GiB ÷ 20,480 B = 2,896,271 max tokens against 0.899999976 × 57.87 GiB ÷ 20,480 B
+    = 2,730,649, 165,622 tokens more on every rank. Not the most free rank's 61.64 GiB (2,908,540, 177,891 more):
+    six other ranks would still be tighter than it."""
+    fraction: float = struct.unpack("f", struct.pack("f", 0.9))[0]
+    next_tightest, tightest = (int(fraction * round(gib * GIB) / 20_480) for gib in (61.38, 57.87))
+    assert (next_tightest, tightest) == (2_896_271, 2_730_649)
     model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json"))
-    result = explain(ExplainRequest(log=parse_engine_log(_log(FREE_AS_PRINTED)), model=model,
+    result = explain(ExplainRequest(log=parse_engine_log(_log(free)), model=model,
                                     settings=parse_flags("trtllm", FLAGS)))  # fmt: skip
-    said = [note for note in result.notes if note.startswith("the rank with the most")]
-    assert said and "(61.64 GiB) had 3.77 GiB more" in said[0] and "about 177,891 tokens more" in said[0]
+    said = [note for note in result.notes if note.startswith("the next tightest rank")]
+    assert said and "had 61.38 GiB, 3.51 GiB more than the tightest, the most 61.64 GiB" in said[0]
+    assert f"about {next_tightest - tightest:,} tokens more" in said[0]
+    assert "§5/§21" in said[0]
+
+
+def test_no_spread_is_said_where_every_rank_had_the_same() -> None:
+    """Eight unprefixed lines all at 57.87 GiB: the pool is the same whichever rank sized it, nothing to say."""
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json"))
+    result = explain(ExplainRequest(log=parse_engine_log(_log(("57.87",) * 8)), model=model,
+                                    settings=parse_flags("trtllm", FLAGS)))  # fmt: skip
+    assert result.logged.ranks_seen == 8
+    assert not [note for note in result.notes if note.startswith("the next tightest rank")]

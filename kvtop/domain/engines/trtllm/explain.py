@@ -149,7 +149,7 @@ def _cpp_free(rank: TrtllmRankLog) -> Measured | None:
 def _budget_lines(rank: TrtllmRankLog) -> int:
     """The ranks a record's budget lines stand for: one, or each unprefixed C++ line of a TensorRT engine's start
     (`_cpp_free`; a PyTorch-backend log counts the ranks of its profiling lines)."""
-    return len(rank.cpp_memory) if rank.rank.label == "unranked" else 1
+    return len(rank.cpp_memory) if rank.rank.unranked else 1
 
 
 def _primary_pool_tokens(log: EngineLog, settings: LaunchSettings) -> int | None:
