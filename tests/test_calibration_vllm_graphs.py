@@ -1,4 +1,4 @@
-"""vLLM's CUDA-graph estimate (`profile_cudagraph_memory`, printed from v0.18.0, charged from v0.21.0), modelled by
+"""vLLM's CUDA-graph estimate (`profile_cudagraph_memory`, printed from v0.18.0, charged from v0.20.0), modelled by
 what it captures: the graphs of vLLM's default capture sizes, each costing per layer on the rank.
 
 Expected values are what the engine's own logs printed: the capture counts of its "Profiling CUDA graph memory"
@@ -47,7 +47,7 @@ def test_the_graph_counts_are_the_ones_the_profile_prints() -> None:
     assert profile_run.graph_counts(RECORDS["file67163912157-qwen3-8b-5090"].inputs()) == (51, 35)
 
 
-def test_the_estimate_is_measured_where_vllm_printed_it_and_charged_from_v0_21() -> None:
+def test_the_estimate_is_measured_where_vllm_printed_it_and_charged_from_v0_20() -> None:
     """v0.19.0 printed 'Estimated CUDA graph memory: 0.84 GiB total' for Qwen3-8B on an H100 and did not charge it;
     v0.24.0 charges it, and with the model known the plan's term is calibrated, not the 2 GiB assumed before."""
     printed = RECORDS["llmd-v019-qwen3-8b"]

@@ -138,9 +138,10 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
         return f.get("runtime")  # a TensorRT engine's C++ runtime: the term its calibration charges as activation
     # where a release prints its figures in another split than the engine's terms (a charged CUDA-graph estimate
     # inside the printed peak activation, buffers the profile keeps inside a printed "consumed" figure), the engine
-    # reads them back (its calibration's `logged_terms`); None: the log does not measure the term apart
-    read = getattr(engine_rules(record.engine).calibration, "logged_terms", None)
-    if read is not None and term in RUNTIME_TERMS:
+    # reads them back (its calibration's `logged_terms`, the figures as printed for most); None: the log does not
+    # measure the term apart
+    if term in RUNTIME_TERMS:
+        read = engine_rules(record.engine).calibration.logged_terms
         found = record.memo(("logged_terms", ""), lambda r=record: read(r.inputs(), r.figures))
         return found.get(term.value) if term.value in found else f.get(term.value)
     return f.get(term.value)
@@ -262,7 +263,7 @@ def _kv_truth(record: Record) -> tuple[int, float] | None:
 
 def _graphs_charged(record: Record) -> bool:
     """Whether the engine's budget charged the CUDA-graph estimate the log printed (vLLM prints it from v0.18.0
-    and charges it from v0.21.0): the engine's own terms for the launch say."""
+    and charges it from v0.20.0): the engine's own terms for the launch say."""
     terms = engine_rules(record.engine).calibration.terms(record.inputs(), {})  # no fit decides which terms exist
     return any(estimate.term is Term.CUDA_GRAPHS for estimate in terms)
 

@@ -271,7 +271,7 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  `engines/vllm/weights_held.py`). A cast the book does not model",
         "  (bitsandbytes at load) stays assumed with ± 50 %. A TensorRT engine built quantized is counted as built",
         "  (`--qformat` / `quant_algo`, docs/engines/trtllm.md §17); AWQ TurboMind workspaces are still counted at BF16.",
-        "- vLLM's CUDA-graph estimate (`profile_cudagraph_memory`: printed from v0.18.0, charged from v0.21.0) captures",
+        "- vLLM's CUDA-graph estimate (`profile_cudagraph_memory`: printed from v0.18.0, charged from v0.20.0) captures",
         "  each mode's two largest sizes and extrapolates: the first capture plus the second × (sizes − 1). kvtop counts",
         "  the graphs of vLLM's default sizes (51 PIECEWISE up to 512 tokens; FULL up to max_num_seqs: 51 on an H100,",
         "  35 at 256 seqs) and fits a constant plus a part per further graph × layers on the rank, on the v0.18/v0.19",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -48,6 +49,12 @@ class EngineCalibration(Protocol):
         """What a start of this launch takes on each GPU before its weights load (CUDA context, NCCL and
         the engine's own buffers): fitted by the engine's mechanism, else a stated assumption. An engine
         that sizes from it has it among `terms`; every engine has it for a restart's free memory."""
+        ...
+
+    def logged_terms(self, inputs: CalibrationInputs, figures: Mapping[str, int]) -> dict[str, int | None]:
+        """A start's logged figures (bytes, by term name) in this engine's terms, for the corpus's fits: the
+        figures as printed (`read_back.logged_terms`) unless a release prints another split; None: the log does
+        not measure that term apart."""
         ...
 
     def fit_features(self, key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:

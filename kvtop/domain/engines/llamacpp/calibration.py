@@ -17,6 +17,7 @@ from kvtop.domain.calibration.features import (
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.plan_fits import committed_fits
+from kvtop.domain.calibration.read_back import logged_terms as logged_terms  # its log prints its terms
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 

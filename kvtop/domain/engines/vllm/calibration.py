@@ -1,12 +1,12 @@
 """vLLM's pre-load memory terms, by what its profiling run executes (docs/engines/vllm.md §2, docs/calibration.md).
 
-    available KV = ceil(CUDA total × util) − weights − non-torch − activation peak − CUDA graphs (v0.21+)
+    available KV = ceil(CUDA total × util) − weights − non-torch − activation peak − CUDA graphs (v0.20+)
 
 This module holds the fits' table (what each fit's coefficients multiply, the committed FITS that
 `benchmarks/calibration/run.py --write` rewrites), the feature values each fit reads from a launch, and `terms`, which
 gathers the estimates. Each term's rule is its own module: the activation peak `calibration_activation.py`, non-torch
 memory and the context `calibration_non_torch.py`, the eras that pick a fit `calibration_eras.py`.
-- CUDA graphs: charged to the budget from v0.21.0 (`profile_cudagraph_memory`, PR #38284); before,
+- CUDA graphs: charged to the budget from v0.20.0 (`profile_cudagraph_memory`, PR #38284); before,
   graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`. The
   estimate (printed from v0.18.0, "Estimated CUDA graph memory") captures each mode's two largest sizes
   and extrapolates: max over modes of the first capture + Σ second capture × (sizes − 1). A capture's
@@ -46,9 +46,11 @@ from kvtop.domain.engines.vllm.calibration_non_torch import (
 from kvtop.domain.engines.vllm.calibration_snapshot import nccl_inside_non_torch, startup_free_is_context
 from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
+from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace
 from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import GRAPHS_PROFILED, batch_limits, graph_counts, graphs_charged
+from kvtop.domain.engines.vllm.startup_split import logged_terms as logged_terms  # v0.27+'s split, read back
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder, with_v2_beside
 from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
@@ -190,8 +192,11 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 def fit_offset(key: str, inputs: CalibrationInputs) -> int:
     """Bytes of what fit `key` measures that the code sizes, taken off the logged figure before fitting and added to
     the fit's estimate: FlashInfer's all-reduce fusion workspace (`fusion_workspace.py`) and NCCL's NVLS buffers
-    (`nvls_buffers.py`) in non-torch memory, and the V2 sampler's state the budget charges from v0.27.0
-    (`v2_sampler_state.py`)."""
+    (`nvls_buffers.py`) in non-torch memory, the V2 sampler's state the budget charges from v0.27.0
+    (`v2_sampler_state.py`) in non-torch memory, and the fused MoE's workspace (`moe_workspace.py`) in the activation
+    peak."""
+    if key == activation_key(inputs):
+        return fused_moe_workspace(inputs).bytes
     if key != non_torch_key(inputs):
         return 0
     tokens = batch_limits(inputs)[0]
@@ -225,7 +230,7 @@ def _graph_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
 
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
-    """CUDA's total, the weights, non-torch memory, the activation peak and (v0.21+) CUDA graphs."""
+    """CUDA's total, the weights, non-torch memory, the activation peak and (v0.20+) CUDA graphs."""
     fits = _committed() if fits is None else fits
     tokens = batch_limits(inputs)[0]
     activation = activation_estimate(inputs, fits)
@@ -237,14 +242,14 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         piecewise, full = graph_counts(inputs)
         stated = graph_config(inputs.settings.flags, inputs.version).said
         sizes = f"the launch's {stated}" if stated else "vLLM's default sizes"
-        basis = placeholder or (f"charged since v0.21.0: {piecewise} PIECEWISE + {full} FULL graphs ({sizes}); from "
+        basis = placeholder or (f"charged since v0.20.0: {piecewise} PIECEWISE + {full} FULL graphs ({sizes}); from "
                                 "v0.26.0 the first FULL capture's transient at max_num_batched_tokens is not "
                                 "modelled")  # fmt: skip
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  fit_features("vllm.cuda_graphs", inputs), basis)  # fmt: skip
         found.append(with_v2_beside(graphs or assumed_estimate(
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
-            "charged since v0.21.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
+            "charged since v0.20.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
             "GLM-5.2 TP 4): 2 GiB assumed"), inputs))  # fmt: skip
     return tuple(found)
 

@@ -21,6 +21,7 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.vllm.calibration_eras import activation_key
 from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, encoder_profile
+from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace, with_stage_buffers
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
@@ -63,7 +64,7 @@ def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> Te
         activation = assumed_estimate(Term.ACTIVATION, LABEL, activation.bytes, max(activation.error_bytes, MOE_FORWARD_ERROR),
                                       f"{activation.basis}; a fused MoE's forward in V0 is counted in part only "
                                       "(v0_profile.py): ± 2 GiB assumed")  # fmt: skip
-    return activation
+    return with_stage_buffers(activation, inputs)  # the MoE workspace, a later PP stage's buffer: code-sized
 
 
 def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm | None) -> TermEstimate | None:
@@ -273,4 +274,5 @@ def activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[fl
         return (1.0, logits)
     moe = model.moe is not None
     hidden = tokens * model.hidden_size * model.dtype_bytes / GIB
-    return (hidden, logits, 0.0 if moe else mlp, mlp if moe else 0.0)
+    kept = fused_moe_workspace(inputs).modelled  # charged whole (moe_workspace.with_workspace), not by this feature
+    return (hidden, logits, 0.0 if moe else mlp, mlp if moe and not kept else 0.0)

@@ -130,7 +130,7 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
         gain_tokens=max(gain, 0),
         evidence=(
             f"engine KV cache {gib(observed)} per rank; predicted available KV memory {gib(predicted)}",
-            f"--gpu-memory-utilization {util:g} acts like {util - extra / total:.4f}: since v0.21 vLLM reserves "
+            f"--gpu-memory-utilization {util:g} acts like {util - extra / total:.4f}: since v0.20 vLLM reserves "
             "its CUDA-graph estimate, which can overshoot (vLLM #45178); "
             "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off",
         ),

@@ -330,7 +330,7 @@ def default_utilization(version: ResolvedVersion) -> tuple[float, str]:
     if version.text is None:
         return (
             era.value,
-            f"default {era.value:g} (0.9 before v0.21; give --engine-version for an older server)",
+            f"default {era.value:g} (0.9 before v0.20; give --engine-version for an older server)",
         )
     return era.value, f"default of vLLM {version.label}: {era.value:g} ({era.source})"
 

@@ -29,9 +29,11 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.profile_run import batch_limits
+from kvtop.domain.engines.vllm.profile_run import batch_limits, intermediate_tensor_bytes
 from kvtop.domain.gpus import compute_capability
+from kvtop.domain.wording import GIB
 
 ALIGNMENT = 256  # WorkspaceManager.get_simultaneous: round_up(actual, 256) per buffer
 FP8_BLOCK = (128, 128)  # the block scales the Triton FP8 path takes (kFp8Static128BlockSym)
@@ -85,3 +87,30 @@ def fused_moe_workspace(inputs: CalibrationInputs) -> MoeWorkspace:
     return MoeWorkspace(bytes=size, modelled=True,
                         why=f"Triton fused MoE at {tokens:,} tokens: top-{model.moe.experts_per_token}, gate-up "
                             f"{gate_up:,} a rank, hidden {model.hidden_size:,} (WorkspaceManager, kept after the profile)")  # fmt: skip
+
+
+def with_workspace(activation: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
+    """The profile's peak with the workspace charged whole where the code sizes it: the buffer stays allocated through
+    the profile, under the forward's transient and the sampler's alike, so it is added to the peak the fit (its MoE
+    feature 0 there) and the floors give, and taken off the fit's logged rows (calibration.py `fit_offset`)."""
+    workspace = fused_moe_workspace(inputs)
+    if not workspace.modelled:
+        return activation
+    return activation.model_copy(update={
+        "bytes": activation.bytes + workspace.bytes,
+        "basis": f"{activation.basis}; + the fused MoE's workspace, {workspace.bytes / GIB:.2f} GiB ({workspace.why})",
+    })  # fmt: skip
+
+
+def with_stage_buffers(activation: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
+    """The peak with the buffers the profile leaves allocated that the code sizes: the fused MoE's workspace
+    (`with_workspace`) and, on pipeline stages, a later stage's intermediate tensors (profile_run.py)."""
+    activation = with_workspace(activation, inputs)
+    buffer = intermediate_tensor_bytes(inputs)
+    if not buffer:
+        return activation
+    return activation.model_copy(update={
+        "bytes": activation.bytes + buffer,
+        "basis": f"{activation.basis}; + a later pipeline stage's intermediate tensors, {buffer / GIB:.2f} GiB (hidden "
+                 "states and residual at max_num_batched_tokens, kept after the profile)",
+    })  # fmt: skip

@@ -3,7 +3,7 @@
 The batch `profile_run` runs (`batch_limits`: max_num_batched_tokens and max_num_seqs, the flags else the
 engine era's defaults: V0's 256 seqs and max(context, 2048) tokens, V1's per GPU from `batching.py`), and the
 CUDA graphs `profile_cudagraph_memory` captures (`graph_counts`: vLLM's default capture sizes per mode) in the
-releases that estimate (v0.18.0+) and charge (v0.21.0+) them. The calibration's fits read these as features
+releases that estimate (v0.18.0+) and charge (v0.20.0+) them. The calibration's fits read these as features
 (`calibration.py`); the fusion workspace (`fusion_workspace.py`) reads the batch.
 """
 
@@ -29,20 +29,24 @@ V0_CHUNKED_TOKENS: Eras[int] = Eras((
     Era("0.6.5", 2048, "vllm#10544: 2048 tokens with chunked prefill"),
 ))
 # `profile_cudagraph_memory` (gpu_model_runner.py) runs from v0.18.0 (PR #30515), behind
-# VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS until v0.21.0: its "Estimated CUDA graph memory" line measures the term
-# on releases that did not charge it yet (llm-d-planner's v0.18.0 and v0.19.0 logs print it).
+# VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (default "0": envs.py:1654-1656 at v0.19.0) until v0.20.0: its "Estimated
+# CUDA graph memory" line measures the term on releases that did not charge it yet (llm-d-planner's v0.18.0 and
+# v0.19.0 logs print it). PR #38284 made the default "1" and is first released in v0.20.0, whatever its advisory's
+# "(default since v0.21.0)" says.
 GRAPHS_PROFILED: tuple[Era[bool], ...] = (
     Era("", False, "no CUDA-graph estimate before the KV cache"),
     Era("0.18.0", True, "PR #30515: profile_cudagraph_memory estimates (and prints) the graphs' memory"),
 )
 GRAPHS_CHARGED: tuple[Era[bool], ...] = (
     Era("", False, "graphs captured after the KV cache, from the share above --gpu-memory-utilization"),
-    Era("0.21.0", True, "PR #38284: profile_cudagraph_memory's estimate comes off the KV budget"),
+    Era("0.20.0", True, "PR #38284, first in v0.20.0: envs.py:1724-1726 defaults VLLM_MEMORY_PROFILER_ESTIMATE_"
+                        "CUDAGRAPHS to 1 (1736-1738 at v0.20.1); gpu_worker.py:421-425 takes the estimate off the budget"),
 )
 # vLLM's default capture sizes (config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then every 8 below 256, then
 # every 16, up to min(2 × max_num_seqs, 512, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
 # the default from v0.11.0) stop at max_num_seqs.
 GRAPH_SIZE_CAP = 512
+INTERMEDIATE_KEYS = 2  # a stage's intermediate tensors: hidden_states and residual (make_empty_intermediate_tensors)
 
 
 def engine_era(inputs: CalibrationInputs) -> str:
@@ -75,6 +79,21 @@ def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     if not s.max_num_batched_tokens and not chunked_prefill(s):  # the whole context in one batch (batching.py)
         batched, why = max(inputs.context_length, batched), f"{why}, max(context, default): chunked prefill off"
     return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, why
+
+
+def intermediate_tensor_bytes(inputs: CalibrationInputs) -> int:
+    """The buffer a pipeline stage after the first keeps for the hidden states and residual it receives: V1's
+    `_dummy_run` makes it once at max_num_tokens and keeps it (`self.intermediate_tensors = model.make_empty_
+    intermediate_tensors(batch_size=self.max_num_tokens, dtype=model_config.dtype)`, v1/worker/gpu_model_runner.py
+    :6117-6127 at v0.27.1, :5437-5445 at v0.19.0, :2777-2785 at v0.10.2; models/utils.py:866-879: one (tokens, hidden)
+    tensor per key, keys "hidden_states" and "residual" in llama.py, qwen2.py, qwen3_moe.py). 0 without pipeline
+    stages, or on V0. The stage that binds vLLM's pool (the least of the stages' blocks) is not the first where the
+    first holds no more weights than the others, as on every PP start of the corpus."""
+    model = inputs.model
+    if model is None or inputs.layout.pp == 1 or engine_era(inputs) == "v0":
+        return 0
+    tokens, _, _ = batch_limits(inputs)
+    return INTERMEDIATE_KEYS * tokens * model.hidden_size * model.dtype_bytes
 
 
 def lora(inputs: CalibrationInputs) -> bool:

@@ -1,7 +1,7 @@
 """Whether vLLM's CUDA-graph estimate is the V2 model runner's placeholder 0 (docs/engines/vllm.md §2).
 
 `Worker.determine_available_memory` (v1/worker/gpu_worker.py) takes `model_runner.profile_cudagraph_memory()` off
-the KV budget from v0.21.0 (PR #38284). The V1 runner (gpu_model_runner.py) captures graphs to measure it; the V2
+the KV budget from v0.20.0 (PR #38284). The V1 runner (gpu_model_runner.py) captures graphs to measure it; the V2
 runner (v1/worker/gpu/model_runner.py) had a placeholder from vllm#36520, `profile_cudagraph_memory` returning 0
 ("It is TBD whether we keep this API or not"), so under V2 nothing was charged and the graphs were captured after
 the KV cache, outside the budget (vllm#49224: a dense Llama-3.1-70B FP8 at TP 8 that V1 gave ≈ 9.5 GiB OOMs in
