@@ -6,6 +6,7 @@ an "80 GB" H100 reports 81,559 MiB = 79.65 GiB.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from enum import Enum
 from functools import lru_cache
@@ -203,7 +204,9 @@ def _model_token(name: str) -> str:
     key = name.upper().replace(" ", "-").replace("_", "-")
     for prefix in ("NVIDIA-", "TESLA-", "GEFORCE-"):
         key = key.removeprefix(prefix)
-    return key.replace("RTX-PRO-", "RTXPRO").replace("RTX-", "RTX").replace("GTX-", "GTX")
+    key = key.replace("RTX-PRO-", "RTXPRO").replace("RTX-", "RTX").replace("GTX-", "GTX")
+    # a variant written onto the number ('RTX5060Ti', '4070TiSuper', as records and operators write it): NVML's words
+    return re.sub(r"(?<=\d)(TI)?(SUPER)?(?=-|$)", lambda m: "".join(f"-{part}" for part in m.groups() if part), key)
 
 
 def _names_model(key: str, model: str) -> bool:

@@ -73,6 +73,9 @@ def test_the_names_operators_type_read_too() -> None:
     assert gpu_total_bytes("rtx 4060 ti 16gb") == 16_380 * MIB
     assert gpu_model_key("RTX 4070 Ti Super") == "RTX4070-TI-SUPER"
     assert sm_count("GTX 1080") == 20
+    # a variant written onto the number, as the corpus's records spell it ('RTX5060Ti') and operators type it
+    assert gpu_model_key("RTX5060Ti") == gpu_model_key("rtx 5060 ti") == "RTX5060-TI"
+    assert gpu_model_key("RTX4070TiSuper") == "RTX4070-TI-SUPER"
 
 
 def test_a_bare_number_fails_on_the_field_and_names_the_cards_it_may_mean() -> None:
