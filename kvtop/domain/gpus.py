@@ -6,6 +6,7 @@ an "80 GB" H100 reports 81,559 MiB = 79.65 GiB.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from enum import Enum
 from functools import lru_cache
@@ -42,6 +43,19 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # 'NVIDIA RTX A6000, 49140 MiB' (63251812615, 55117514964, 62139467065); 'NVIDIA RTX 6000 Ada Generation,
     # 49140 MiB' (55474634482, 69477610237, 71394619598); 'NVIDIA GeForce RTX 5080' 16303 MiB (47444754202)
     "RTXA6000": 49140, "RTX6000-ADA": 49140, "RTX5080": 16303,
+    # Added in session 52 (consumer and workstation cards; `nvidia-smi --query-gpu=name,memory.total` as public files
+    # print it, search-index ids; every row in tests/data/samples/nvidia_smi/nvml-names-totals-session52.csv).
+    # GeForce and RTX A-series cards print their total without ECC. NVML gives a card's memory variants one name:
+    # 'NVIDIA GeForce RTX 3080' is 10,240 MiB (38734978362) or 12,288 (54943028613), 'NVIDIA GeForce RTX 4060 Ti'
+    # 8,188 (70128357367) or 16,380 (69389945897): the name reads to the first, the other is its own '-12GB'/'-16GB' key
+    "GTX1070": 8192, "GTX1080": 8192, "GTX1080-TI": 11264, "GTX1660-SUPER": 6144,
+    "RTX2060": 6144, "RTX2060-SUPER": 8192, "RTX2080": 8192, "RTX2080-SUPER": 8192, "RTX2080-TI": 11264,
+    "RTX3060": 12288, "RTX3060-TI": 8192, "RTX3070": 8192, "RTX3080": 10240, "RTX3080-12GB": 12288,
+    "RTX3080-TI": 12288, "RTX3090-TI": 24564,
+    "RTX4060": 8188, "RTX4060-TI": 8188, "RTX4060-TI-16GB": 16380, "RTX4070": 12282, "RTX4070-SUPER": 12282,
+    "RTX4070-TI": 12282, "RTX4070-TI-SUPER": 16376, "RTX4080": 16376, "RTX4080-SUPER": 16376,
+    "RTX5060-TI": 16311, "RTX5060-TI-16GB": 16311, "RTX5070": 12227, "RTX5070-TI": 16303,
+    "RTXA4000": 16376, "RTXA4500": 20470, "RTXA5000": 24564, "A40": 46068, "A30": 24576,
 }  # fmt: skip
 
 
@@ -82,8 +96,10 @@ def gpu_total_bytes(name: str) -> int:
             )
         return unified * MIB
     if key not in GPU_TOTAL_MIB:
-        known = ", ".join((*GPU_TOTAL_MIB, *UNIFIED_TOTAL_MIB))
-        raise InputError(f"unknown GPU {name!r} (known: {known}; or give --gpu-memory SIZE)", field="--gpu")
+        known = (*GPU_TOTAL_MIB, *UNIFIED_TOTAL_MIB)
+        near = [model for model in known if _model_token(name) and _model_token(name) in model]
+        hint = f"did you mean {', '.join(near)}? " if near else f"known: {', '.join(known)}; "
+        raise InputError(f"unknown GPU {name!r} ({hint}or give --gpu-memory SIZE)", field="--gpu")
     return GPU_TOTAL_MIB[key] * MIB
 
 
@@ -139,6 +155,15 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     # (69692196936, 57912918456), RTX 6000 Ada 'compute capability (8,9)' (71394619598); the A800 is the A100's
     # GA100 (8.0), the L20 and RTX A6000 as NVIDIA's CUDA GPU list has them (Ada 8.9, GA102 8.6), the RTX 5080 12.0
     "RTXPRO6000": (12, 0), "RTX5080": (12, 0), "A800": (8, 0), "L20": (8, 9), "RTXA6000": (8, 6), "RTX6000-ADA": (8, 9),
+    # session 52: as NVIDIA's CUDA GPU list has them (Pascal GP10x 6.1, Turing TU10x 7.5, GA102/GA104/GA106 8.6, GA100
+    # 8.0, Ada AD10x 8.9, Blackwell GB20x 12.0) and as the session-52 printouts state them where they print one
+    "GTX1070": (6, 1), "GTX1080": (6, 1), "GTX1080-TI": (6, 1), "GTX1660-SUPER": (7, 5), "RTX2060": (7, 5),
+    "RTX2060-SUPER": (7, 5), "RTX2080": (7, 5), "RTX2080-SUPER": (7, 5), "RTX2080-TI": (7, 5), "RTX3060": (8, 6),
+    "RTX3060-TI": (8, 6), "RTX3070": (8, 6), "RTX3080": (8, 6), "RTX3080-TI": (8, 6), "RTX3090-TI": (8, 6),
+    "RTX4060": (8, 9), "RTX4060-TI": (8, 9), "RTX4070": (8, 9), "RTX4070-SUPER": (8, 9), "RTX4070-TI": (8, 9),
+    "RTX4070-TI-SUPER": (8, 9), "RTX4080": (8, 9), "RTX4080-SUPER": (8, 9), "RTX5060-TI": (12, 0),
+    "RTX5070": (12, 0), "RTX5070-TI": (12, 0), "RTXA4000": (8, 6), "RTXA4500": (8, 6), "RTXA5000": (8, 6),
+    "A40": (8, 6), "A30": (8, 0),
     # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
     "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
     "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
@@ -160,6 +185,16 @@ GPU_SMS: dict[str, int] = {
     # Ada '142 SMs ... CC 8.9' (41092802240); the RTX A6000's 10,752 and RTX 5080's 10,752 CUDA cores are 84 SMs of
     # 128 (NVIDIA's datasheets)
     "B300": 148, "GB300": 148, "RTXPRO6000": 188, "RTX6000-ADA": 142, "RTXA6000": 84, "RTX5080": 84,
+    # session 52: NVIDIA's spec pages' CUDA cores ÷ the cores of one SM (128 on Pascal GP10x, Ampere GA10x, Ada and
+    # Blackwell; 64 on Turing and on GA100's FP32 count), checked against printouts where they state SMs (RTX 4060
+    # '24 SM', 60397801870; RTX 4060 Ti '34 multiprocessors', 71436958038; RTX 4070 SUPER '56 SMs (7168 cores / 128)',
+    # 54952659262). A memory variant keyed apart is the same chip (by prefix) except the 3080 12GB (8,960 cores)
+    "GTX1070": 15, "GTX1080": 20, "GTX1080-TI": 28, "GTX1660-SUPER": 22, "RTX2060": 30, "RTX2060-SUPER": 34,
+    "RTX2080": 46, "RTX2080-SUPER": 48, "RTX2080-TI": 68, "RTX3060": 28, "RTX3060-TI": 38, "RTX3070": 46,
+    "RTX3080": 68, "RTX3080-12GB": 70, "RTX3080-TI": 80, "RTX3090-TI": 84, "RTX4060": 24, "RTX4060-TI": 34,
+    "RTX4070": 46, "RTX4070-SUPER": 56, "RTX4070-TI": 60, "RTX4070-TI-SUPER": 66, "RTX4080": 76, "RTX4080-SUPER": 80,
+    "RTX5060-TI": 36, "RTX5070": 48, "RTX5070-TI": 70, "RTXA4000": 48, "RTXA4500": 56, "RTXA5000": 64, "A40": 84,
+    "A30": 56,
 }  # fmt: skip
 
 
@@ -169,7 +204,9 @@ def _model_token(name: str) -> str:
     key = name.upper().replace(" ", "-").replace("_", "-")
     for prefix in ("NVIDIA-", "TESLA-", "GEFORCE-"):
         key = key.removeprefix(prefix)
-    return key.replace("RTX-PRO-", "RTXPRO").replace("RTX-", "RTX")
+    key = key.replace("RTX-PRO-", "RTXPRO").replace("RTX-", "RTX").replace("GTX-", "GTX")
+    # a variant written onto the number ('RTX5060Ti', '4070TiSuper', as records and operators write it): NVML's words
+    return re.sub(r"(?<=\d)(TI)?(SUPER)?(?=-|$)", lambda m: "".join(f"-{part}" for part in m.groups() if part), key)
 
 
 def _names_model(key: str, model: str) -> bool:

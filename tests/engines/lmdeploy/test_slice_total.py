@@ -45,4 +45,4 @@ def test_a_card_of_the_table_keeps_the_fitted_gaps_error() -> None:
 def test_which_names_are_whole_cards() -> None:
     assert is_listed_card("NVIDIA B200") and is_listed_card("H100") and is_listed_card("NVIDIA A100-SXM4-80GB")
     assert is_listed_card("RTX6000ADA") and is_listed_card("NVIDIA RTX 6000 Ada Generation")  # the corpus's, NVML's
-    assert not is_listed_card(None) and not is_listed_card("") and not is_listed_card("NVIDIA GeForce RTX 2080")
+    assert not is_listed_card(None) and not is_listed_card("") and not is_listed_card("NVIDIA GeForce RTX 2070")

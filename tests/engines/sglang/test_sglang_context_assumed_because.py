@@ -42,10 +42,10 @@ def test_no_gpu_named_is_assumed_for_want_of_its_sm_count() -> None:
 
 
 def test_a_gpu_without_a_listed_sm_count_says_so() -> None:
-    """The A40 is not in kvtop's SM table (`gpus.GPU_SMS`)."""
-    term = context(_inputs("NVIDIA A40"))
+    """The A16 is not in kvtop's SM table (`gpus.GPU_SMS`; the A40 was until session 52)."""
+    term = context(_inputs("NVIDIA A16"))
     assert term.source == "assumed"
-    assert term.assumed_because == "kvtop does not know the NVIDIA A40's SM count, which sglang.context is fitted on"
+    assert term.assumed_because == "kvtop does not know the NVIDIA A16's SM count, which sglang.context is fitted on"
 
 
 def test_a_named_gpu_reads_the_fit() -> None:

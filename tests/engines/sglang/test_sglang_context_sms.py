@@ -29,8 +29,8 @@ def test_features_are_the_sms_and_the_tp_group() -> None:
 
 
 def test_a_gpu_of_unknown_sms_is_assumed_not_fitted() -> None:
-    """No SM count in kvtop's GPU table (the A40): the fit cannot be read, the context is a stated assumption."""
-    inputs = BY_ID[L4_TP4].inputs().model_copy(update={"gpu_name": "NVIDIA A40"})
+    """No SM count in kvtop's GPU table (the A16; the A40 was until session 52): the fit cannot be read, the context is a stated assumption."""
+    inputs = BY_ID[L4_TP4].inputs().model_copy(update={"gpu_name": "NVIDIA A16"})
     assert context_features(inputs) is None
     assert context(inputs).source == "assumed"
 
