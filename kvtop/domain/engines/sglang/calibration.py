@@ -55,14 +55,14 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('100 SMs', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.532948, 0.392648, 0.0), error_bytes=840630518, records=30,
-        sources=27, gpus=('A100-80GB', 'B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=840630518, feature_sources=(27, 6, 4),
-        group_errors=(('100 SMs', 497882147), ('100 SMs + log2(TP) on NVLink GPUs', 1657667369), ('100 SMs + log2(TP) on PCIe GPUs', 271109038)),
+        coefficients=(0.52542, 0.457184, 0.000536), error_bytes=615340268, records=30,
+        sources=28, gpus=('A100-80GB', 'B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'),
+        novel_error_bytes=615340268, feature_sources=(28, 6, 4),
+        group_errors=(('100 SMs', 511958303), ('100 SMs + log2(TP) on NVLink GPUs', 1541350962), ('100 SMs + log2(TP) on PCIe GPUs', 297273531)),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=0.7684, records=24, sources=22,
+    engine='sglang', factor=0.8883, records=19, sources=18, weights_logged=True,
 )
 # END FITTED
 
