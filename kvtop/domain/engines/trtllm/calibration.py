@@ -94,8 +94,9 @@ ENGINE_CONTEXT_ERROR_MIB = 100
 PYTORCH_BESIDES_WEIGHTS_READ_GIB = 2.52 - 0.13 + (15.06 - 14.96) + (2.55 - 2.52)
 PYTORCH_BESIDES_READ_GPU = "H200"
 PYTORCH_NON_TORCH_READ_FROM = "faradawn/bench3's TensorRT-LLM 1.2.0rc4 start (H200, TP 1)"
-# §19: the NCCL part of a TP group, grown with the model, 0.75 GiB per doubling
-PYTORCH_NCCL_GIB_PER_DOUBLING = 0.75
+# §19: the NCCL of a TP group, 0.75 GiB per doubling of TP, assumed for both runtimes: the PyTorch backend's profiled
+# non-torch growth (`_assumed_non_torch`) and a TensorRT engine's context before it loads (`_engine_context`)
+TP_GROUP_NCCL_GIB_PER_DOUBLING = 0.75
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
     "trtllm.activation": (Term.ACTIVATION, ACTIVATION_FEATURES),
@@ -227,8 +228,8 @@ def _assumed_non_torch(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -
     0.70 GiB, §20: what makes it grow with the model is not read)."""
     doublings = math.log2(max(inputs.layout.tp, 1))
     rest = _rest_read(fits)
-    value = round((rest + PYTORCH_NCCL_GIB_PER_DOUBLING * doublings) * GIB)
-    at_tp = f" + {PYTORCH_NCCL_GIB_PER_DOUBLING:g} GiB per doubling of TP {inputs.layout.tp}" if doublings else ""
+    value = round((rest + TP_GROUP_NCCL_GIB_PER_DOUBLING * doublings) * GIB)
+    at_tp = f" + {TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB per doubling of TP {inputs.layout.tp}" if doublings else ""
     return value, value, (f"{rest:.2f} GiB read off {PYTORCH_NON_TORCH_READ_FROM}{at_tp}: CUDA graphs, workspaces "
                           "and buffers besides the context and weights, no fit (§20)")
 
@@ -322,11 +323,11 @@ def _engine_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> T
     doublings = math.log2(max(inputs.layout.tp, 1))
     if not doublings:
         return found
-    nccl = round(PYTORCH_NCCL_GIB_PER_DOUBLING * doublings * GIB)
+    nccl = round(TP_GROUP_NCCL_GIB_PER_DOUBLING * doublings * GIB)
     return found.model_copy(update={
         "label": "CUDA context and NCCL outside torch", "bytes": found.bytes + nccl,
         "error_bytes": round(math.hypot(found.error_bytes, nccl)),
-        "basis": f"{found.basis}; + {nccl / GIB:.2f} GiB of the TP group's NCCL ({PYTORCH_NCCL_GIB_PER_DOUBLING:g} GiB "
+        "basis": f"{found.basis}; + {nccl / GIB:.2f} GiB of the TP group's NCCL ({TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB "
                  f"per doubling of TP {inputs.layout.tp}, assumed)",
     })  # fmt: skip
 
