@@ -238,7 +238,8 @@ def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
     """A pre-v0.8 engine's execution context (§18): TensorRT's activation memory, sized at build time for the largest
     profile (docs/source/reference/memory.md: "close to max number of input tokens × some constant factor"), whose
     packed-token dimension ends at max_batch_size × max_input_len (2023 `prepare_inputs`: `max(max_input_len ×
-    max_batch_size, max_beam_width × max_batch_size)`; build.py's --max_num_tokens where given). TensorRT reuses one
+    max_batch_size, max_beam_width × max_batch_size)`; build.py's --max_num_tokens where given, else its
+    --max_batch_size and --max_input_len where given, else their defaults; the basis says which). TensorRT reuses one
     layer's memory for the next, so the peak is the widest layer's live tensors: the gated MLP's fc, gate and product
     [tokens, intermediate] and the residual [tokens, hidden], 16-bit (`GatedMLP.forward`: fc → act → gate →
     proj(inter × gate), layers/mlp.py of 2023): `mlp_transient_gib`. The release's buffers besides it are not read;
@@ -248,12 +249,15 @@ def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
         return None
     s = inputs.settings
     batch = s.max_running_requests or PRE_08_BUILD_MAX_BATCH_SIZE
-    tokens = s.max_num_batched_tokens or batch * max(PRE_08_BUILD_MAX_INPUT_LEN, s.max_beam_width or 1)
+    input_len = s.max_input_len or PRE_08_BUILD_MAX_INPUT_LEN
+    tokens = s.max_num_batched_tokens or batch * max(input_len, s.max_beam_width or 1)
     value = round(mlp_transient_gib(inputs.model, inputs.layout, tokens) * GIB)
-    said = "--max_num_tokens" if s.max_num_batched_tokens else (
-        f"max_batch_size {batch:,} × build.py's max_input_len {PRE_08_BUILD_MAX_INPUT_LEN:,}")  # fmt: skip
+    batch_from = "--max_batch_size" if s.max_running_requests else "build.py's default"
+    input_from = "--max_input_len" if s.max_input_len else "build.py's default"
+    said = "--max_num_tokens as given" if s.max_num_batched_tokens else (
+        f"max_batch_size {batch:,} ({batch_from}) × max_input_len {input_len:,} ({input_from})")  # fmt: skip
     return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, value, value,
-                            f"pre-v0.8 engine: TensorRT's activation for {tokens:,} packed tokens ({said}), the gated "
+                            f"pre-v0.8 engine: TensorRT's activation for {tokens:,} packed tokens: {said}; the gated "
                             "MLP's three 16-bit [tokens, intermediate] tensors and the residual; error: the value")  # fmt: skip
 
 
