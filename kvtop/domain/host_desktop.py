@@ -44,9 +44,9 @@ class HostDesktop(RedactedModel):
 
     @property
     def brief(self) -> str:
-        """The fact and where it came from, short: the dashboard header's words ('desktop (Windows, WSL2) read from
+        """The fact and where it came from, short: the dashboard header's words ('Windows desktop under WSL2, read from
         /proc/version')."""
-        return f"desktop (Windows, WSL2) {self.origin}"
+        return f"Windows desktop under WSL2, {self.origin}"
 
     @property
     def cited(self) -> str:

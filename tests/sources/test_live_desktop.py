@@ -45,7 +45,7 @@ def test_a_wsl2_node_predicts_with_the_desktop_it_read(tmp_path: Path) -> None:
     assert vllm.ledger.token_capacity == plain.ledger.token_capacity
     estimate = preload_estimate(vllm.ledger)
     assert estimate.desktop is not None and estimate.desktop.low_end_bytes == 0  # sized from the total: said
-    assert estimate.desktop.note.endswith("(desktop (Windows, WSL2) read from /proc/version: 5.15.167.4-microsoft-standard-WSL2)")
+    assert estimate.desktop.note.endswith("(Windows desktop under WSL2, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2)")
     assert preload_estimate(plain.ledger).desktop is None
 
 
