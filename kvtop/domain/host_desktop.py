@@ -43,9 +43,22 @@ class HostDesktop(RedactedModel):
         return f"seen {DXG_PATH}"
 
     @property
+    def brief(self) -> str:
+        """The fact and where it came from, short: the dashboard header's words ('Windows desktop under WSL2, read from
+        /proc/version')."""
+        return f"Windows desktop under WSL2, {self.origin}"
+
+    @property
+    def cited(self) -> str:
+        """`brief` with what was read: the planner's title and the plan's desktop note."""
+        return f"{self.brief}: {self.detail}"
+
+    @property
     def sentence(self) -> str:
-        """The fact and its origin in one line, as every view says it."""
-        return f"a desktop (Windows, WSL2) shares this GPU, {self.origin}: {self.detail}"
+        """The fact, its origin and what was read, in one line (snapshot's text and JSON). WSL2 proves Windows' display
+        driver holds the node's GPUs, not which of them its desktop draws on: any GPU of the node, right for one or
+        many."""
+        return f"a desktop (Windows, WSL2) may hold memory on any GPU of this node, {self.origin}: {self.detail}"
 
 
 def kernel_release(version_text: str) -> str:

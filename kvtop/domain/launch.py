@@ -162,6 +162,7 @@ class LaunchSettings(BaseModel):
     kv_cache_max_tokens: int | None = None
     max_gpu_total_bytes: int | None = None
     max_beam_width: int | None = None
+    max_input_len: int | None = None  # a TensorRT engine's build limit (trtllm-build / build.py --max_input_len)
     extra_llm_api_options: str | None = None
     flags: dict[str, str | bool] = {}
     unknown_flags: tuple[str, ...] = ()  # flags as spelled that neither the engine nor kvtop knows (kvtop ignored them)

@@ -30,7 +30,7 @@ FIELD_TYPES: dict[str, type] = {
     "llm_class": bool,
     # TensorRT-LLM: trtllm-serve flags and the --extra_llm_api_options YAML's kv_cache_config keys
     "free_gpu_memory_fraction": float, "kv_cache_max_tokens": int, "max_gpu_total_bytes": int,
-    "max_beam_width": int, "extra_llm_api_options": str,
+    "max_beam_width": int, "extra_llm_api_options": str, "max_input_len": int,
 }  # fmt: skip
 HUMAN_READABLE_INTS = frozenset({"kv_cache_memory_bytes"})  # "20G", "8GiB"-style sizes the engines accept
 # kvtop's own spellings, the same for every engine
@@ -44,7 +44,7 @@ POSITIVE_COUNTS = (
     "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "max_num_batched_tokens",
     "num_gpu_blocks_override", "cuda_graph_max_bs", "kv_cache_memory_bytes",
     # TensorRT-LLM
-    "kv_cache_max_tokens", "max_gpu_total_bytes", "max_beam_width",
+    "kv_cache_max_tokens", "max_gpu_total_bytes", "max_beam_width", "max_input_len",
 )  # fmt: skip
 FRACTIONS = (
     "mem_fraction_static",

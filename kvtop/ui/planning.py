@@ -346,11 +346,11 @@ def measured_edits(measured: MeasuredInputs | None, texts: Mapping[str, str]) ->
 
 
 def desktop_fact_note(measured: MeasuredInputs | None) -> str:
-    """' · desktop on: read from /proc/version (5.15.167.4-microsoft-standard-WSL2)' where the node itself showed the
-    desktop the field starts with (`MeasuredInputs.desktop_seen`), so the operator sees the fact is measured, not
-    typed; '' otherwise."""
+    """' · Windows desktop under WSL2, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2' (the domain's
+    `HostDesktop.cited`) where the node itself showed the desktop the field starts with (`MeasuredInputs.desktop_seen`),
+    so the operator sees the fact is measured, not typed; '' otherwise."""
     seen = measured.desktop_seen if measured is not None and measured.desktop else None
-    return f" · desktop on: {seen.origin} ({seen.detail})" if seen is not None else ""
+    return f" · {seen.cited}" if seen is not None else ""
 
 
 def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:

@@ -18,7 +18,8 @@ def test_a_wsl2_kernel_is_a_desktop_read_from_proc_version() -> None:
     assert desktop.detail == "5.15.167.4-microsoft-standard-WSL2"
     assert desktop.origin == "read from /proc/version"
     assert desktop.sentence == (
-        "a desktop (Windows, WSL2) shares this GPU, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2"
+        "a desktop (Windows, WSL2) may hold memory on any GPU of this node, read from /proc/version: "
+        "5.15.167.4-microsoft-standard-WSL2"
     )
     assert "root@" not in desktop.sentence
 

@@ -17,7 +17,8 @@ from tests.fakes.fake_process_table import two_engine_node
 from tests.sources.test_live import CountingLoader, fake_nvml_of, refused
 
 WSL2_PATH = DATA / "host" / "proc_version_wsl2"
-SENTENCE = "a desktop (Windows, WSL2) shares this GPU, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2"
+SENTENCE = ("a desktop (Windows, WSL2) may hold memory on any GPU of this node, read from /proc/version: "
+            "5.15.167.4-microsoft-standard-WSL2")
 
 
 def _source(proc_version: Path, dxg: Path) -> LiveSource:
@@ -44,7 +45,7 @@ def test_a_wsl2_node_predicts_with_the_desktop_it_read(tmp_path: Path) -> None:
     assert vllm.ledger.token_capacity == plain.ledger.token_capacity
     estimate = preload_estimate(vllm.ledger)
     assert estimate.desktop is not None and estimate.desktop.low_end_bytes == 0  # sized from the total: said
-    assert estimate.desktop.note.endswith("(the desktop read from /proc/version: 5.15.167.4-microsoft-standard-WSL2)")
+    assert estimate.desktop.note.endswith("(Windows desktop under WSL2, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2)")
     assert preload_estimate(plain.ledger).desktop is None
 
 

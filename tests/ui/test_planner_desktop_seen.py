@@ -35,7 +35,8 @@ def _wsl(snapshot: NodeSnapshot) -> NodeSnapshot:
 def test_the_desktop_field_starts_on_with_where_it_was_read(healthy_snapshot) -> None:
     measured = _wsl(healthy_snapshot).engines[0].ledger.measured
     assert field_texts(healthy_snapshot.engines[0].ledger.settings, measured)["desktop"] == "on"
-    assert desktop_fact_note(measured) == " · desktop on: read from /proc/version (5.15.167.4-microsoft-standard-WSL2)"
+    assert desktop_fact_note(measured) == (
+        " · Windows desktop under WSL2, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2")
     assert desktop_fact_note(measured.model_copy(update={"desktop": False})) == ""  # turned off in the form
     assert desktop_fact_note(healthy_snapshot.engines[0].ledger.measured) == ""  # nothing read
 
@@ -44,12 +45,15 @@ async def test_the_planner_and_header_show_the_desktop_read_from_proc_version(ma
     app = make_app(_wsl(healthy_snapshot))
     async with app.run_test(size=(200, 50)) as pilot:
         await wait_for_snapshot(pilot)
-        assert "│ desktop: read from /proc/version" in app.screen.query_one(NodeHeader).header_content().plain
+        # the header reads the domain's phrase (`HostDesktop.brief`), the planner's title and the plan's note its `cited`
+        header = app.screen.query_one(NodeHeader).header_content().plain
+        assert "│ Windows desktop under WSL2, read from /proc/version" in header
+        assert DESKTOP is not None and DESKTOP.brief == "Windows desktop under WSL2, read from /proc/version"
         screen = await open_planner(pilot)
         assert screen.query_one("#plan-desktop", Select).value == "on"
-        assert "desktop on: read from /proc/version (5.15.167.4-microsoft-standard-WSL2)" in shown(
+        assert "Windows desktop under WSL2, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2" in shown(
             screen, "#planner-title"
         )
         plan = screen.outcome.after_plan
         assert plan is not None and plan.estimate.desktop is not None
-        assert "read from /proc/version" in plan.estimate.desktop.note
+        assert plan.estimate.desktop.note.endswith("(Windows desktop under WSL2, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2)")

@@ -114,13 +114,14 @@ def sm_count_unknown(key: str, inputs: CalibrationInputs) -> str:
 
 def context_estimate(
     key: str, label: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs, values: tuple[float, ...] | None,
-    by_group: bool = False, unknown_because: str | None = None,
+    by_group: bool = False, unknown_because: str | None = None, counted: str | None = None,
 ) -> TermEstimate:
     """The memory taken before the weights load (CUDA context, NCCL): fitted (on the fit's feature
     `values`; None where they are not known), else 0.75 GiB + 0.75 GiB per doubling of TP assumed, saying why
-    (`assumed_because`): no fit, or the fit's features unknown here (`unknown_because`, e.g. `sm_count_unknown`)."""
+    (`assumed_because`): no fit, or the fit's features unknown here (`unknown_because`, e.g. `sm_count_unknown`).
+    `counted`: what the fit's TP features count where that is not the whole group (a group over nodes), for its basis."""
     fit = fits.get(key)
-    found = fitted_estimate(Term.CONTEXT, label, fit, values, f"TP {inputs.layout.tp}", by_group)
+    found = fitted_estimate(Term.CONTEXT, label, fit, values, counted or f"TP {inputs.layout.tp}", by_group)
     if found is not None:
         return found
     if fit is None:

@@ -161,5 +161,5 @@ def desktop_host(
     note = desktop_note(charged=charged and not free_measured, measured=charged and free_measured,
                         held_bytes=held_bytes)  # fmt: skip
     if seen is not None:
-        note = f"{note} (the desktop {seen.origin}: {seen.detail})"
+        note = f"{note} ({seen.cited})"
     return DesktopHost(low_end_bytes=held_bytes if charged and not free_measured else 0, note=note)

@@ -185,7 +185,7 @@ class NodeHeader(Widget):
             host = snapshot.observation.host_memory
             top.append(f" │ host {fmt_gib(host.available_bytes)} free of {fmt_gib(host.total_bytes)}")
         if snapshot is not None and snapshot.observation.desktop is not None:  # WSL2: Windows' desktop shares the GPU
-            top.append(f" │ desktop: {snapshot.observation.desktop.origin}")
+            top.append(f" │ {snapshot.observation.desktop.brief}")
         lines = [Content.assemble(*top)]
         if snapshot is not None and snapshot.observation.nvml_state.failed:
             observation = snapshot.observation

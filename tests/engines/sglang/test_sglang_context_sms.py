@@ -65,3 +65,13 @@ def test_a_tp_group_over_two_nodes_counts_its_nvlink_doublings_within_a_node() -
     for record_id in ("slurmv4-deepseek-r1-16xh100-tp16-2nodes-pd-prefill-v058",
                       "slurmv4-deepseek-r1-16xh100-tp16-2nodes-pd-decode-v058post1"):  # fmt: skip
         assert context_features(BY_ID[record_id].inputs()) == (1.32, 3.0, 0.0)
+
+
+def test_the_basis_says_what_a_group_over_nodes_counts() -> None:
+    """The same slurmv4 start's context: its basis says the group (TP 16 over 2 nodes) and what the fit counted of it,
+    8 GPUs a node on NVLink, log2(16 ÷ 2) = 3 doublings, never a bare "TP 16"."""
+    found = context(BY_ID["slurmv4-deepseek-r1-16xh100-tp16-2nodes-pd-prefill-v058"].inputs())
+    assert found.source == "calibrated"
+    assert found.basis.endswith("TP 16 over 2 nodes, counted as 8 GPUs a node on NVLink (3 doublings: no custom "
+                                "all-reduce across nodes)")  # fmt: skip
+    assert ": TP 16" not in found.basis.replace("TP 16 over", "")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from benchmarks.calibration.corpus import load
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.trtllm.calibration import packed_tokens_estimate, terms
+from kvtop.domain.launch import parse_flags
 
 RECORD = next(r for r in load("trtllm") if r.id == "case-trtllm-224-llama2-7b-a10")
 
@@ -49,3 +50,18 @@ def test_later_releases_keep_their_own_forms() -> None:
     later = RECORD.inputs().model_copy(update={"version": RECORD.inputs().version.model_copy(
         update={"text": "0.8.0"})})  # fmt: skip
     assert packed_tokens_estimate(later) is None
+
+
+def test_the_build_flag_max_input_len_is_read_and_said() -> None:
+    """The same v0.5 build with `--max_input_len 4096` on its build line: 25 × 4,096 = 102,400 packed tokens (2023
+    `prepare_inputs`' max_input_len × max_batch_size), 102,400 × 74,240 B = 7,602,176,000 B; the basis names the flag
+    it took each figure from, and the flag is read, not ignored."""
+    read = parse_flags("trtllm", ["--max_batch_size", "25", "--max_input_len", "4096"])
+    assert read.max_input_len == 4_096 and not read.unknown_flags
+    given = RECORD.inputs().model_copy(update={"settings": RECORD.inputs().settings.model_copy(
+        update={"max_input_len": read.max_input_len})})  # fmt: skip
+    found = packed_tokens_estimate(given)
+    assert found is not None and found.bytes == 25 * 4_096 * (3 * 11_008 + 4_096) * 2 == 7_602_176_000
+    assert "max_batch_size 25 (--max_batch_size) × max_input_len 4,096 (--max_input_len)" in found.basis
+    unsaid = packed_tokens_estimate(RECORD.inputs())
+    assert unsaid is not None and "max_input_len 2,048 (build.py's default)" in unsaid.basis

@@ -99,7 +99,21 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
     """The memory a start takes before the weights load (its term among `terms`)."""
     fits = committed_fits(FITS) if fits is None else fits
+    features = context_features(inputs)
     return context_estimate(
-        "sglang.context", CONTEXT_LABEL, fits, inputs, context_features(inputs), by_group=True,
-        unknown_because=sm_count_unknown("sglang.context", inputs),
+        "sglang.context", CONTEXT_LABEL, fits, inputs, features, by_group=True,
+        unknown_because=sm_count_unknown("sglang.context", inputs), counted=_counted_over_nodes(inputs, features),
     )  # fmt: skip
+
+
+def _counted_over_nodes(inputs: CalibrationInputs, features: tuple[float, ...] | None) -> str | None:
+    """What the fit counts of a TP group over several nodes (`context_features`): the NVLink doublings of one node's
+    GPUs, said as such (not "TP 16", which the count is not); None for a group on one node."""
+    nodes = span(inputs.settings).nnodes
+    if nodes <= 1:
+        return None
+    tp = inputs.layout.tp
+    if features is None or not features[1]:
+        return f"TP {tp} over {nodes} nodes"
+    return (f"TP {tp} over {nodes} nodes, counted as {max(tp // nodes, 1)} GPUs a node on NVLink ({features[1]:g} "
+            "doublings: no custom all-reduce across nodes)")

@@ -95,8 +95,9 @@ ENGINE_CONTEXT_ERROR_MIB = 100
 PYTORCH_BESIDES_WEIGHTS_READ_GIB = 2.52 - 0.13 + (15.06 - 14.96) + (2.55 - 2.52)
 PYTORCH_BESIDES_READ_GPU = "H200"
 PYTORCH_NON_TORCH_READ_FROM = "faradawn/bench3's TensorRT-LLM 1.2.0rc4 start (H200, TP 1)"
-# §19: the NCCL part of a TP group, grown with the model, 0.75 GiB per doubling
-PYTORCH_NCCL_GIB_PER_DOUBLING = 0.75
+# §19: the NCCL of a TP group, 0.75 GiB per doubling of TP, assumed for both runtimes: the PyTorch backend's profiled
+# non-torch growth (`_assumed_non_torch`) and a TensorRT engine's context before it loads (`_engine_context`)
+TP_GROUP_NCCL_GIB_PER_DOUBLING = 0.75
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
     "trtllm.activation": (Term.ACTIVATION, ACTIVATION_FEATURES),
@@ -228,8 +229,8 @@ def _assumed_non_torch(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -
     0.70 GiB, §20: what makes it grow with the model is not read)."""
     doublings = math.log2(max(inputs.layout.tp, 1))
     rest = _rest_read(fits)
-    value = round((rest + PYTORCH_NCCL_GIB_PER_DOUBLING * doublings) * GIB)
-    at_tp = f" + {PYTORCH_NCCL_GIB_PER_DOUBLING:g} GiB per doubling of TP {inputs.layout.tp}" if doublings else ""
+    value = round((rest + TP_GROUP_NCCL_GIB_PER_DOUBLING * doublings) * GIB)
+    at_tp = f" + {TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB per doubling of TP {inputs.layout.tp}" if doublings else ""
     return value, value, (f"{rest:.2f} GiB read off {PYTORCH_NON_TORCH_READ_FROM}{at_tp}: CUDA graphs, workspaces "
                           "and buffers besides the context and weights, no fit (§20)")
 
@@ -238,7 +239,8 @@ def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
     """A pre-v0.8 engine's execution context (§18): TensorRT's activation memory, sized at build time for the largest
     profile (docs/source/reference/memory.md: "close to max number of input tokens × some constant factor"), whose
     packed-token dimension ends at max_batch_size × max_input_len (2023 `prepare_inputs`: `max(max_input_len ×
-    max_batch_size, max_beam_width × max_batch_size)`; build.py's --max_num_tokens where given). TensorRT reuses one
+    max_batch_size, max_beam_width × max_batch_size)`; build.py's --max_num_tokens where given, else its
+    --max_batch_size and --max_input_len where given, else their defaults; the basis says which). TensorRT reuses one
     layer's memory for the next, so the peak is the widest layer's live tensors: the gated MLP's fc, gate and product
     [tokens, intermediate] and the residual [tokens, hidden], 16-bit (`GatedMLP.forward`: fc → act → gate →
     proj(inter × gate), layers/mlp.py of 2023): `mlp_transient_gib`. The release's buffers besides it are not read;
@@ -248,12 +250,15 @@ def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
         return None
     s = inputs.settings
     batch = s.max_running_requests or PRE_08_BUILD_MAX_BATCH_SIZE
-    tokens = s.max_num_batched_tokens or batch * max(PRE_08_BUILD_MAX_INPUT_LEN, s.max_beam_width or 1)
+    input_len = s.max_input_len or PRE_08_BUILD_MAX_INPUT_LEN
+    tokens = s.max_num_batched_tokens or batch * max(input_len, s.max_beam_width or 1)
     value = round(mlp_transient_gib(inputs.model, inputs.layout, tokens) * GIB)
-    said = "--max_num_tokens" if s.max_num_batched_tokens else (
-        f"max_batch_size {batch:,} × build.py's max_input_len {PRE_08_BUILD_MAX_INPUT_LEN:,}")  # fmt: skip
+    batch_from = "--max_batch_size" if s.max_running_requests else "build.py's default"
+    input_from = "--max_input_len" if s.max_input_len else "build.py's default"
+    said = "--max_num_tokens as given" if s.max_num_batched_tokens else (
+        f"max_batch_size {batch:,} ({batch_from}) × max_input_len {input_len:,} ({input_from})")  # fmt: skip
     return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, value, value,
-                            f"pre-v0.8 engine: TensorRT's activation for {tokens:,} packed tokens ({said}), the gated "
+                            f"pre-v0.8 engine: TensorRT's activation for {tokens:,} packed tokens: {said}; the gated "
                             "MLP's three 16-bit [tokens, intermediate] tensors and the residual; error: the value")  # fmt: skip
 
 
@@ -323,11 +328,11 @@ def _engine_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> T
     doublings = math.log2(max(inputs.layout.tp, 1))
     if not doublings:
         return found
-    nccl = round(PYTORCH_NCCL_GIB_PER_DOUBLING * doublings * GIB)
+    nccl = round(TP_GROUP_NCCL_GIB_PER_DOUBLING * doublings * GIB)
     return found.model_copy(update={
         "label": "CUDA context and NCCL outside torch", "bytes": found.bytes + nccl,
         "error_bytes": round(math.hypot(found.error_bytes, nccl)),
-        "basis": f"{found.basis}; + {nccl / GIB:.2f} GiB of the TP group's NCCL ({PYTORCH_NCCL_GIB_PER_DOUBLING:g} GiB "
+        "basis": f"{found.basis}; + {nccl / GIB:.2f} GiB of the TP group's NCCL ({TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB "
                  f"per doubling of TP {inputs.layout.tp}, assumed)",
     })  # fmt: skip
 

@@ -139,17 +139,18 @@ def _available(rank: TrtllmRankLog) -> Measured | None:
 
 
 def _cpp_free(rank: TrtllmRankLog) -> Measured | None:
-    """The least free memory of the C++ runtime's `Memory usage when calculating max tokens …` lines this record holds.
-    The runtime prints one a rank and MIN-reduces the tokens over ranks (§4.2, §5); trtllm-bench's MPI workers print
-    theirs without a rank prefix, so one record holds every rank's (0.16.0, TP 8: 57.87 GiB against 61.38–61.64 on
-    the seven others, the pool 0.9 × 57.87 GiB): the least sized the pool, whichever line came first."""
-    return min((m.available for m in rank.cpp_memory), key=lambda a: a.value_bytes, default=None)
+    """The least free memory of the C++ runtime's `Memory usage when calculating max tokens …` lines this record holds
+    for the log's last start (`last_start_cpp_memory`: a second start's banner begins its lines anew). The runtime
+    prints one a rank and MIN-reduces the tokens over ranks (§4.2, §5); trtllm-bench's MPI workers print theirs
+    without a rank prefix, so one record holds every rank's (0.16.0, TP 8: 57.87 GiB against 61.38–61.64 on the seven
+    others, the pool 0.9 × 57.87 GiB): the least sized the pool, whichever line came first."""
+    return min((m.available for m in rank.last_start_cpp_memory), key=lambda a: a.value_bytes, default=None)
 
 
 def _budget_lines(rank: TrtllmRankLog) -> int:
     """The ranks a record's budget lines stand for: one, or each unprefixed C++ line of a TensorRT engine's start
     (`_cpp_free`; a PyTorch-backend log counts the ranks of its profiling lines)."""
-    return len(rank.cpp_memory) if rank.rank.unranked else 1
+    return len(rank.last_start_cpp_memory) if rank.rank.unranked else 1
 
 
 def _primary_pool_tokens(log: EngineLog, settings: LaunchSettings) -> int | None:

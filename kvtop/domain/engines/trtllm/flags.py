@@ -51,6 +51,9 @@ SPELLINGS: Mapping[str, str] = {
     # trtllm-build / quantize.py: a TensorRT engine's KV dtype and block size are built in
     "--kv_cache_dtype": "kv_cache_dtype",
     "--tokens_per_block": "page_size",
+    # and the longest prompt the engine admits: pre-v0.8 engines size TensorRT's activation memory from
+    # max_batch_size × max_input_len (calibration.packed_tokens_estimate)
+    "--max_input_len": "max_input_len",
     # how the engine's weights were quantized at build (build_quant.py): quantize.py's `--qformat`, or the
     # checkpoint's / engine's config.json `quantization.quant_algo` written as a flag
     "--qformat": "quantization",
@@ -112,6 +115,7 @@ PREFERRED: Mapping[str, str] = {
     "max_num_batched_tokens": "--max_num_tokens",
     "context_length": "--max_seq_len",
     "max_beam_width": "--max_beam_width",
+    "max_input_len": "--max_input_len",
     "free_gpu_memory_fraction": "--kv_cache_free_gpu_memory_fraction",
     "kv_cache_dtype": "--kv_cache_config.dtype",
     "page_size": "--kv_cache_config.tokens_per_block",

@@ -183,6 +183,15 @@ def _summary(text: str, fields: Fields) -> bool:
     return True
 
 
+def _start(text: str, fields: Fields) -> bool:
+    """The release banner a start prints once (`[TensorRT-LLM] TensorRT-LLM version: X`): where its budget lines
+    begin (`TrtllmRankLog.starts_at`)."""
+    if _VERSION.search(text) is None:
+        return False
+    fields["starts_at"].append(len(fields["cpp_memory"]))
+    return True
+
+
 def _pytorch(text: str, fields: Fields) -> bool:
     fields["pytorch_backend"].append(True)
     return True
@@ -211,6 +220,7 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("max_num_requests=", _summary),
     ("GB for model weights", single("weights_loaded", _WEIGHTS, _gib)),
     ("Using LLM with PyTorch backend", _pytorch),
+    ("LLM version:", _start),
     ("Loaded engine size:", single("engine_size", _ENGINE_SIZE, _mib)),
     ("MiB for execution context memory", single("execution_context", _CONTEXT, _mib)),
 )

@@ -105,6 +105,9 @@ class TrtllmRankLog(RankLog):
     inferred_max_seq_len: tuple[int, ...] = ()  # `max_seq_len is not specified, using inferred value N`
     executor_summaries: tuple[ExecutorSummary, ...] = ()
     cpp_memory: tuple[CppMemory, ...] = ()
+    starts_at: tuple[int, ...] = ()
+    """At each `[TensorRT-LLM] TensorRT-LLM version: X` banner (printed as a process imports tensorrt_llm, once a
+    start: trtllm-bench's MPI workers print none of their own), how many `cpp_memory` lines came before it."""
     primary_pool_blocks: tuple[int, ...] = ()  # `Number of blocks in KV cache primary pool: B`
     blocks_per_sequence: tuple[BlocksPerSequence, ...] = ()
     tokens_per_block: tuple[int, ...] = ()  # `Number of tokens per block: T.`
@@ -121,3 +124,11 @@ class TrtllmRankLog(RankLog):
     execution_context: tuple[
         Measured, ...
     ] = ()  # `[MemUsageChange] Allocated X MiB for execution context memory.`
+
+    @property
+    def last_start_cpp_memory(self) -> tuple[CppMemory, ...]:
+        """The `cpp_memory` lines of the last start that printed any: those after the last banner that has lines
+        after it (a log holding two starts, a restarted container's `docker logs`, keeps the later one's; a log
+        without a banner, all of them)."""
+        begun = max((at for at in self.starts_at if at < len(self.cpp_memory)), default=0)
+        return self.cpp_memory[begun:]

@@ -21,11 +21,11 @@ from kvtop.domain.wording import gib
 def _rank_budgets(rank: TrtllmRankLog, backend: Backend) -> list[int]:
     """Bytes of each rank's budget a record holds: its first profiling line's (PyTorch backend, as explain reads it),
     else the least of its C++ `Memory usage …` lines, or every such line where they carry no rank prefix (trtllm-bench's
-    MPI workers: one line a rank, all in one record)."""
+    MPI workers: one line a rank, all in one record), of the log's last start only."""
     if backend == "pytorch":
         first = next((p.available for p in rank.profiles if p.available), None)
         return [first.value_bytes] if first is not None else []
-    lines = [m.available.value_bytes for m in rank.cpp_memory]
+    lines = [m.available.value_bytes for m in rank.last_start_cpp_memory]
     return lines if rank.rank.unranked or not lines else [min(lines)]
 
 
