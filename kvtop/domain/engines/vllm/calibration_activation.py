@@ -29,6 +29,7 @@ from kvtop.domain.engines.vllm.v0_profile import (
     HELD_HIDDEN,
     MOE_FORWARD_ERROR,
     sort_sampler_copies,
+    v0_counted_sampler,
     v0_forward_bound,
     v0_forward_bytes,
     v0_moe_forward,
@@ -56,6 +57,7 @@ def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> Te
                                  f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
     # the sampler's path first, then the floor: a peak lowered to FlashInfer's one copy is still never below the
     # forward's MLP transient, taken once here
+    activation = v0_counted_sampler(activation, inputs)  # V0: the code's count, the fit's error (v0_profile.py)
     activation = _forward_floor(_sampler_path_error(activation, inputs, fits.get(key), seqs), inputs, tokens)
     if activation is None:
         activation = _unfitted_activation(inputs, fits.get(key), key, LABEL, tokens, seqs)
