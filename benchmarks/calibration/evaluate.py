@@ -141,8 +141,7 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
     # reads them back (its calibration's `logged_terms`, the figures as printed for most); None: the log does not
     # measure the term apart
     if term in RUNTIME_TERMS:
-        read = engine_rules(record.engine).calibration.logged_terms
-        found = record.memo(("logged_terms", ""), lambda r=record: read(r.inputs(), r.figures))
+        found = _logged_terms(record)
         return found.get(term.value) if term.value in found else f.get(term.value)
     return f.get(term.value)
 
@@ -248,17 +247,28 @@ class Judged:
 
 
 def _kv_truth(record: Record) -> tuple[int, float] | None:
-    """The KV memory the log printed, else (vLLM) the budget its printed terms leave, with its rounding (GiB)."""
+    """The KV memory the log printed, else (vLLM) the budget its printed terms leave, read back by the engine (vLLM
+    v0.27+ prints the charged graph estimate inside its activation: charged once), with its rounding (GiB)."""
     f = record.figures
     if "kv" in f:
         return f["kv"], PRINTED_HALF_GIB
     util = record.util
     terms = ("cuda_total", "weights", "activation", "non_torch")
-    if util and all(name in f for name in terms):
-        graphs = f.get("cuda_graphs", 0) if _graphs_charged(record) else 0
-        kv = math.ceil(f["cuda_total"] * util) - f["weights"] - f["activation"] - f["non_torch"] - graphs
-        return kv, PRINTED_HALF_GIB * (len(terms) + (graphs > 0))
-    return None
+    if not (util and all(name in f for name in terms)):
+        return None
+    read = _logged_terms(record)
+    activation, non_torch = read.get("activation", f["activation"]), read.get("non_torch", f["non_torch"])
+    graphs = read.get("cuda_graphs", f.get("cuda_graphs", 0)) if _graphs_charged(record) else 0
+    if activation is None or non_torch is None or graphs is None:
+        return None  # the read-back does not split the printed figures: not judged from them
+    kv = math.ceil(f["cuda_total"] * util) - f["weights"] - activation - non_torch - graphs
+    return kv, PRINTED_HALF_GIB * (len(terms) + (graphs > 0))
+
+
+def _logged_terms(record: Record) -> dict[str, int | None]:
+    """The record's runtime figures as its engine reads them back (memoised, as `observed` reads them)."""
+    read = engine_rules(record.engine).calibration.logged_terms
+    return record.memo(("logged_terms", ""), lambda r=record: read(r.inputs(), r.figures))
 
 
 def _graphs_charged(record: Record) -> bool:

@@ -143,20 +143,20 @@ def test_an_unquantized_moe_keeps_its_fused_experts_workspaces() -> None:
     """TritonExperts.workspace_shapes (M, topk, max(I, K)) and (M, topk, max(2I, K)), bf16, kept by the
     WorkspaceManager: Qwen3-30B-A3B (8 of 128 experts, intermediate 768, hidden 2,048) at 8,192 tokens, TP 1; Mixtral
     (2 of 8, intermediate 14,336 over TP 2, hidden 4,096). Its v0.19.0 starts printed 2.68 and 1.21 GiB."""
-    assert moe_workspace_bytes(QWEN3_MOE, ParallelLayout(), TOKENS) == TOKENS * 8 * (2048 + 2048) * 2
-    assert moe_workspace_bytes(MIXTRAL, ParallelLayout(tp=2), TOKENS) == TOKENS * 2 * (7168 + 14336) * 2
-    assert moe_workspace_bytes(LLAMA, ParallelLayout(), TOKENS) == 0
+    assert moe_workspace_bytes(QWEN3_MOE, ParallelLayout(), TOKENS, None) == TOKENS * 8 * (2048 + 2048) * 2
+    assert moe_workspace_bytes(MIXTRAL, ParallelLayout(tp=2), TOKENS, None) == TOKENS * 2 * (7168 + 14336) * 2
+    assert moe_workspace_bytes(LLAMA, ParallelLayout(), TOKENS, None) == 0
 
 
 def test_under_expert_parallel_each_rank_runs_whole_experts() -> None:
     """vLLM's FusedMoEParallelConfig.make, EP on: `tp_size=1` for the experts ('each device owns a set of experts
     fully', config.py at v0.13.0 and v0.33.0), so Mixtral at TP 2 with --enable-expert-parallel (EP 2) holds
     intermediate_size_per_partition = 14,336, not 7,168: (M, topk, max(14,336, 4,096)) + (M, topk, max(28,672, 4,096))."""
-    assert moe_workspace_bytes(MIXTRAL, ParallelLayout(tp=2, ep=2), TOKENS) == TOKENS * 2 * (14336 + 28672) * 2
+    assert moe_workspace_bytes(MIXTRAL, ParallelLayout(tp=2, ep=2), TOKENS, None) == TOKENS * 2 * (14336 + 28672) * 2
     for model, layout, logged in ((QWEN3_MOE, ParallelLayout(), 2.68), (MIXTRAL, ParallelLayout(tp=2), 1.21)):
         counted = counted_sampler_bytes(model, layout, _version("0.19.0"), "H100", TOKENS, SEQS)
         assert counted is not None
-        without = counted - moe_workspace_bytes(model, layout, TOKENS)
+        without = counted - moe_workspace_bytes(model, layout, TOKENS, None)
         # the workspaces close most of the gap
         assert abs(counted - logged * GIB) < abs(without - logged * GIB)
         assert counted <= logged * GIB + PRINTED

@@ -22,6 +22,11 @@ K the hidden size, in the activations' dtype (`workspace_dtype` returns it, modu
 runs with VLLM_USE_DEEP_GEMM=0; FlashInfer's CUTLASS block path is 9.0 only, flashinfer_cutlass_moe.py:165-174; vLLM's
 CUTLASS FP8 experts take no block scales, cutlass_moe.py:313-318; oracle/fp8.py:395-410 then falls to TRITON) and on
 9.0 without expert parallelism (oracle/fp8.py:113-122 puts TRITON first; :85-95 at v0.19.0). Other backends' workspaces are not read.
+
+One truth for its bytes (`experts_workspace_bytes`): an unquantized MoE's Triton experts take the same two buffers, and
+the sampler's count (`sampler_peak.py`, `v2_profile.py`) reads them from here. M is a chunk's tokens at most up to
+v0.17.x (`CHUNK_ERAS`); `kept_workspace` says what a launch's profile keeps on either path, `fused_moe_workspace`
+what is charged whole in the activation peak (the FP8 block path: an unquantized MoE's is counted under the sampler).
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.profile_run import batch_limits, intermediate_tensor_bytes
 from kvtop.domain.gpus import compute_capability
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.wording import GIB
 
 ALIGNMENT = 256  # WorkspaceManager.get_simultaneous: round_up(actual, 256) per buffer
@@ -41,6 +48,16 @@ FP8_BLOCK = (128, 128)  # the block scales the Triton FP8 path takes (kFp8Static
 WORKSPACE_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.19.0"),
     Era("0.19.0", True, "fused_moe/modular_kernel.py `current_workspace_manager().get_simultaneous` (v0.19.0-v0.33.0)"),
+))  # fmt: skip
+# The most tokens the experts take at once (None: the whole batch, one chunk)
+CHUNK_ERAS: Eras[int | None] = Eras((
+    Era("", 32768, "chunks of min(M, VLLM_FUSED_MOE_CHUNK_SIZE), 32768 by default (envs.py:430 at v0.7.3, :779 at "
+                   "v0.11.2)"),
+    Era("0.12.0", 16 * 1024, "fused_moe/modular_kernel.py:1042-1050 at v0.17.0 (:862-870 at v0.15.1): chunks of "
+                             "min(M, VLLM_FUSED_MOE_CHUNK_SIZE), 16 * 1024 by default (envs.py:790 at v0.12.0, "
+                             ":824-825 at v0.17.0)"),
+    Era("0.18.0", None, "modular_kernel.py:1189-1193 at v0.18.0 (:1308-1312 at v0.27.0): M_full passed as M_chunk, "
+                        "'there is only one chunk' (:1061)"),
 ))  # fmt: skip
 
 
@@ -52,6 +69,7 @@ class MoeWorkspace(BaseModel):
     bytes: int = 0
     modelled: bool = False
     why: str
+    unquantized: bool = False  # the unquantized experts' (counted under the sampler, sampler_peak.py), not FP8 block
 
 
 def triton_workspace_bytes(tokens: int, top_k: int, gate_up_width: int, hidden: int, dtype_bytes: int) -> int:
@@ -61,8 +79,40 @@ def triton_workspace_bytes(tokens: int, top_k: int, gate_up_width: int, hidden: 
     return sum(-(-size // ALIGNMENT) * ALIGNMENT for size in (first, second))
 
 
+def experts_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chunk: int | None) -> int:
+    """The Triton experts' workspace on one rank for `tokens` (at most `chunk` at once, `CHUNK_ERAS`); 0 without
+    routed experts. N is the gate-up width the rank holds: 2 × (I ÷ the experts' TP split), I whole under expert
+    parallelism (FusedMoEParallelConfig.make sets the experts' tp_size to 1, config.py at v0.13.0 and v0.33.0)."""
+    if model.moe is None:
+        return 0
+    rows = tokens if chunk is None else min(tokens, chunk)
+    split = 1 if layout.ep > 1 else max(layout.moe_shards, 1)
+    gate_up = 2 * (model.moe.expert_intermediate_size // split)
+    return triton_workspace_bytes(rows, model.moe.experts_per_token, gate_up, model.hidden_size, model.dtype_bytes)
+
+
+def unquantized_experts(model: ModelSpec) -> bool:
+    """Whether the model's routed experts run unquantized (taken as the Triton experts: sampler_peak.py)."""
+    return model.moe is not None and MlpKind.MOE in model.layer_mlp and model.quant.method == "none"
+
+
+def kept_workspace(inputs: CalibrationInputs) -> MoeWorkspace:
+    """The workspace this launch's profile leaves allocated, on either Triton path (unquantized or FP8 block); else
+    not modelled (`why`)."""
+    model = inputs.model
+    if model is None or model.moe is None:
+        return MoeWorkspace(why="no routed experts")
+    tokens, chunk = batch_limits(inputs)[0], CHUNK_ERAS.at(inputs.version)
+    if unquantized_experts(model):
+        size = experts_workspace_bytes(model, inputs.layout, tokens, chunk)
+        return MoeWorkspace(bytes=size, modelled=True, unquantized=True,
+                            why=f"unquantized Triton fused MoE at {tokens:,} tokens (counted under the sampler)")  # fmt: skip
+    return fused_moe_workspace(inputs)
+
+
 def fused_moe_workspace(inputs: CalibrationInputs) -> MoeWorkspace:
-    """The workspace this launch's profile leaves allocated, where the Triton experts run it; else not modelled."""
+    """The workspace charged whole in the activation peak: the FP8 block path's, where the Triton experts run it;
+    else not modelled (an unquantized MoE's is counted under the sampler: `kept_workspace`)."""
     model = inputs.model
     if model is None or model.moe is None:
         return MoeWorkspace(why="no routed experts")
@@ -79,14 +129,10 @@ def fused_moe_workspace(inputs: CalibrationInputs) -> MoeWorkspace:
         return MoeWorkspace(why="another fused-MoE backend's workspace (only FP8 block experts on 12.x, or on 9.0 "
                                 "without expert parallelism, are read: Triton)")  # fmt: skip
     tokens, _, _ = batch_limits(inputs)
-    split = 1 if layout.ep > 1 else layout.moe_shards  # expert parallelism keeps each expert whole
-    gate_up = 2 * model.moe.expert_intermediate_size // split
-    size = triton_workspace_bytes(
-        tokens, model.moe.experts_per_token, gate_up, model.hidden_size, model.dtype_bytes
-    )
+    size = experts_workspace_bytes(model, layout, tokens, CHUNK_ERAS.at(inputs.version))
     return MoeWorkspace(bytes=size, modelled=True,
-                        why=f"Triton fused MoE at {tokens:,} tokens: top-{model.moe.experts_per_token}, gate-up "
-                            f"{gate_up:,} a rank, hidden {model.hidden_size:,} (WorkspaceManager, kept after the profile)")  # fmt: skip
+                        why=f"Triton fused MoE at {tokens:,} tokens: top-{model.moe.experts_per_token}, hidden "
+                            f"{model.hidden_size:,} (WorkspaceManager, kept after the profile)")  # fmt: skip
 
 
 def with_workspace(activation: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:

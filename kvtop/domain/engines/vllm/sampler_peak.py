@@ -22,7 +22,8 @@ PR's own first release is not read). While
   (v1/worker/workspace.py, read at v0.13.0 and v0.33.0) keeps at its high-water mark after the forward:
   TritonExperts.workspace_shapes' (M, topk, max(I, K)) and (M, topk, max(2I, K)) in the model's dtype, the output
   sharing the first (I: the expert's intermediate on the rank, whole under EP, K: hidden; M: the tokens, in chunks of
-  VLLM_FUSED_MOE_CHUNK_SIZE = 16,384 at v0.13.0). Qwen3-30B-A3B at 8,192 tokens: 0.50 GiB, and its v0.19.0 start
+  VLLM_FUSED_MOE_CHUNK_SIZE = 16,384 from v0.12.0 to v0.17.x, one chunk from v0.18.0), each rounded to 256 B: the bytes are
+  `moe_workspace.experts_workspace_bytes`'s, the one count of them. Qwen3-30B-A3B at 8,192 tokens: 0.50 GiB, and its v0.19.0 start
   printed 2.68 GiB against 2.14 counted without them; Mixtral-8x7B at TP 2: 0.66 GiB, 1.21 printed against
   0.51.
 
@@ -39,13 +40,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS, experts_workspace_bytes, unquantized_experts
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.gpus import sm_count
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.model import MlpKind, ModelSpec
+from kvtop.domain.model import ModelSpec
 
 FLOAT32_BYTES = 4
-MOE_CHUNK_TOKENS = 16 * 1024  # VLLM_FUSED_MOE_CHUNK_SIZE's default (envs.py, read at v0.13.0)
 # Where the sampler's native path is counted: from v0.17.0 (vllm#33538's Triton top-k/top-p); before it the sort-based
 # path's copies (about 9.7 in the logs) are left to the fits.
 COUNTED_ERAS: Eras[bool] = Eras((
@@ -62,18 +63,10 @@ def logits_copies(model: ModelSpec) -> float:
     return model_dtype + cast + 2.0
 
 
-def moe_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> int:
-    """The fused experts' workspaces the WorkspaceManager keeps after the forward (TritonExperts' shapes); 0 for a
-    dense model or a quantized MoE, whose experts' kernels are not counted."""
-    moe = model.moe
-    if moe is None or MlpKind.MOE not in model.layer_mlp or model.quant.method != "none":
-        return 0
-    rows = min(tokens, MOE_CHUNK_TOKENS) * moe.experts_per_token
-    # under EP each rank holds whole experts: FusedMoEParallelConfig.make sets the experts' tp_size to 1 (config.py,
-    # read at v0.13.0 and v0.33.0), so intermediate_size_per_partition is the whole I; else I ÷ (TP × DP replicas)
-    intermediate = moe.expert_intermediate_size // (1 if layout.ep > 1 else max(layout.moe_shards, 1))
-    width = max(intermediate, model.hidden_size) + max(2 * intermediate, model.hidden_size)
-    return rows * width * model.dtype_bytes
+def moe_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chunk: int | None) -> int:
+    """The fused experts' workspaces the WorkspaceManager keeps after the forward (`moe_workspace.py`, `chunk` its
+    CHUNK_ERAS); 0 for a dense model or a quantized MoE, whose experts' workspace is not counted here."""
+    return experts_workspace_bytes(model, layout, tokens, chunk) if unquantized_experts(model) else 0
 
 
 def triton_buffer_bytes(model: ModelSpec, gpu_name: str | None, seqs: int) -> int:
@@ -101,4 +94,5 @@ def counted_sampler_bytes(
     logits = seqs * model.vocab_size * FLOAT32_BYTES
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
     buffer = triton_buffer_bytes(model, gpu_name, seqs)
-    return round(logits_copies(model) * logits) + buffer + hidden + moe_workspace_bytes(model, layout, tokens)
+    workspace = moe_workspace_bytes(model, layout, tokens, CHUNK_ERAS.at(version))
+    return round(logits_copies(model) * logits) + buffer + hidden + workspace

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace
+from kvtop.domain.engines.vllm.moe_workspace import kept_workspace
 
 EQUIVALENT_HALF_STEP = 0.00005  # the equivalent utilization is printed rounded to 4 decimals
 SPLIT_ERAS: Eras[str] = Eras((
@@ -82,16 +82,19 @@ def logged_terms(inputs: CalibrationInputs, figures: Mapping[str, int]) -> dict[
     from the consumed figure (the record's `non_torch` = consumed − weights) back to the activation, the charged
     estimate (`cuda_graph_estimate`, where the log printed it) comes out of the activation and is the graph term, and
     without it neither the activation nor the graph term is measured (None): the printed CUDAGraph figure is the pool
-    captured after the KV cache."""
+    captured after the KV cache. An MoE whose kept workspace kvtop does not size (`moe_workspace.kept_workspace`, not
+    modelled) leaves the activation and non-torch figures not measured apart (None), never moved by 0."""
     found: dict[str, int | None] = {name: figures[name] for name in ("activation", "non_torch", "cuda_graphs")
                                     if name in figures}  # fmt: skip
     if SPLIT_ERAS.at(inputs.version) == "apart":
         return found
-    kept = fused_moe_workspace(inputs).bytes if inputs.model is not None else 0
+    workspace = kept_workspace(inputs)
+    sized = workspace.modelled or inputs.model is None or inputs.model.moe is None  # a dense model keeps none
+    kept = workspace.bytes if sized else None
     estimate = figures.get("cuda_graph_estimate")
     if "non_torch" in figures:
-        found["non_torch"] = figures["non_torch"] - kept
+        found["non_torch"] = None if kept is None else figures["non_torch"] - kept
     if "activation" in figures:
-        found["activation"] = None if estimate is None else figures["activation"] - estimate + kept
+        found["activation"] = None if estimate is None or kept is None else figures["activation"] - estimate + kept
     found["cuda_graphs"] = estimate
     return found

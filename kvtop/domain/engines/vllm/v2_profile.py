@@ -42,6 +42,8 @@ GUMBEL_BLOCK = 1024  # gumbel.py: BLOCK_SIZE, one program per 1,024 vocabulary e
 GUMBEL_BLOCK_BYTES = 8 + 4  # its local_argmax (int64) and local_max (float32) per row and block
 # Where V2's dummy sampler is counted: its one pass of the default states (v0.25.0-v0.32.x); V2 runs from v0.25.0
 # (`eras.runs_v2`), and v0.33.0 adds the warmup-param pass, not counted.
+# V2 runs from v0.25.0 (eras.runs_v2), past the fused MoE's chunked releases (moe_workspace.CHUNK_ERAS): one chunk
+V2_MOE_CHUNK: int | None = None
 V2_SAMPLER_COUNTED: Eras[bool] = Eras((
     Era("", False, "the V1 runner's profile (V2 from v0.25.0: eras.runs_v2)"),
     Era("0.25.0", True, "v1/worker/gpu/model_runner.py _dummy_sampler_run: one pass of the dummy batch's default "
@@ -81,7 +83,7 @@ def v2_sampler_bytes(model: ModelSpec, tokens: int, seqs: int, layout: ParallelL
     # held at once; the gathered copy alone stays through the sampler
     gathered = 2 * logits + logits // layout.tp if layout.tp > 1 else 0
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
-    return max(logits + gumbel, gathered) + hidden + moe_workspace_bytes(model, layout, tokens)
+    return max(logits + gumbel, gathered) + hidden + moe_workspace_bytes(model, layout, tokens, V2_MOE_CHUNK)
 
 
 def v2_stage_peaks(model: ModelSpec, layout: ParallelLayout, tokens: int, seqs: int) -> StagePeaks:
