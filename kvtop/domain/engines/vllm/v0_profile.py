@@ -28,6 +28,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.features import logits_gib, mlp_transient_gib
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
+from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
@@ -42,7 +43,6 @@ HELD_HIDDEN = 2  # the decoder layer's residual and normed input, held across it
 MOE_FORWARD_ERROR = 2 * GIB  # a V0 fused MoE's forward, counted in part only: as wide as an unfitted peak's assumption
 TOPK_BYTES = 8  # fused_moe select_experts: a float32 weight and an int32 id per token and chosen expert
 SCALE_BYTES = 4  # per_token_group_quant_fp8's float32 scale per token and group of block_k inputs
-FUSED_MOE_CHUNK = 32768  # envs.VLLM_FUSED_MOE_CHUNK_SIZE's default (0.6.4-0.7.3): the experts run on chunks of as many tokens
 
 
 def v0_forward_bytes(inputs: CalibrationInputs, tokens: int | None = None) -> int | None:
@@ -53,11 +53,11 @@ def v0_forward_bytes(inputs: CalibrationInputs, tokens: int | None = None) -> in
     tokens = batch_limits(inputs)[0] if tokens is None else tokens
     held = HELD_HIDDEN * tokens * model.hidden_size * 2
     if v0_moe_forward(inputs):
-        return _fused_moe_bytes(model, inputs.layout, tokens) + held
+        return _fused_moe_bytes(model, inputs.layout, tokens, CHUNK_ERAS.at(inputs.version)) + held
     return round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + held
 
 
-def _fused_moe_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> int:
+def _fused_moe_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chunk_cap: int | None) -> int:
     """What a V0 fused MoE layer holds beside the residual and normed input at its first expert GEMM (vllm 0.6.4-0.7.3
     fused_moe.py `fused_experts_impl`, deepseek_v2.py / qwen2_moe.py `forward`): the three expert caches (tokens ×
     experts per token × (2 × intermediate ÷ shards), × intermediate ÷ shards, × hidden, model dtype), allocated before
@@ -66,12 +66,13 @@ def _fused_moe_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> i
     ids; and for FP8 experts the GEMM's input quantized (`invoke_fused_moe_kernel`: `scaled_fp8_quant`, or
     `per_token_group_quant_fp8` with a float32 scale per block_k inputs for block-FP8), the larger of the first
     GEMM's (tokens × hidden) and the second's (tokens × experts per token × intermediate ÷ shards). The caches and the
-    quantized input are a chunk's (`FUSED_MOE_CHUNK` tokens at most); the experts write their result into the normed
+    quantized input are a chunk's (`chunk_cap` tokens at most: `moe_workspace.CHUNK_ERAS`, 32,768 in V0's releases); the experts write their result into the normed
     input (`inplace=True` in every quant method's `apply`)."""
     moe = model.moe
     assert moe is not None
     shards, hidden, topk = max(layout.moe_shards, 1), model.hidden_size, moe.experts_per_token
-    inner, chunk = moe.expert_intermediate_size // shards, min(tokens, FUSED_MOE_CHUNK)
+    inner = moe.expert_intermediate_size // shards
+    chunk = tokens if chunk_cap is None else min(tokens, chunk_cap)
     caches = chunk * topk * (3 * inner + hidden) * 2
     shared = tokens * hidden * 2 if moe.shared_intermediate_size else 0
     router = tokens * moe.num_routed_experts * 2 + tokens * topk * TOPK_BYTES
