@@ -63,3 +63,16 @@ def test_a_wider_group_error_is_taken() -> None:
 def test_an_error_measured_elsewhere_keeps_no_groups() -> None:
     """A term given its error (`error_gib`, a single source's) has no held-out misses to group."""
     assert fit_term("t", NAMES, ROWS, error_gib=0.3).group_errors == ()
+
+
+def test_a_lone_features_miss_is_its_own_error_not_the_pools() -> None:
+    """Three sources carry the constant alone (1.0, 1.2, 0.8 GiB), a fourth also a feature nobody else carries (5.0).
+    Held out by hand: the first is planned by the others' constant (1.2 + 0.8) ÷ 2 = 1.0 (miss 0), the second by
+    0.9 (miss 0.3), the third by 1.1 (miss 0.3); the fourth by a fit that never saw its feature, 1.0 (miss 4.0).
+    With four sources the corrected quantile is the largest miss, so the fourth would set every plan's error at
+    4.0 GiB (vLLM v0.6.4's non-torch fit did: ± 3.84 GiB on TP 1 plans); its miss is the lone feature's
+    (`unseen_error_bytes`), and the pool's is the largest of the others', 0.3 GiB."""
+    rows = [((1.0, 0.0), 1.0), ((1.0, 0.0), 1.2), ((1.0, 0.0), 0.8), ((1.0, 1.0), 5.0)]
+    fit = fit_term("t", ("1 GiB", "lone"), rows, origins=[RowOrigin(source=s) for s in ("a", "b", "c", "d")])
+    assert fit.error_bytes == pytest.approx(0.3 * GIB, abs=2)
+    assert fit.unseen_error_bytes == pytest.approx(4.0 * GIB, abs=2)

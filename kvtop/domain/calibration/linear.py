@@ -123,7 +123,14 @@ def fit_term(
     found = [(abs(p - row[1]), origin) for p, row, origin in zip(held_out, rows, origins, strict=True) if p is not None]
     judged = [(abs(p - row[1]), row, origin.source) for p, row, origin in zip(held_out, rows, origins, strict=True)
               if p is not None]  # fmt: skip
-    errors, kept = [error for error, _ in found], [origin.source for _, origin in found]
+    # a row carrying a feature no other source's row carries is judged by a fit that never saw that feature: its miss
+    # is what a plan using that feature may miss by (`unseen_error_bytes`), not the error of plans whose features the
+    # fit has seen, which it would otherwise set alone where the sources are few (vLLM v0.6.4's non-torch fit: its one
+    # TP 8 source's 3.84 GiB all-reduce part, missed whole when left out, made every TP 1 plan's error ± 3.84 GiB)
+    lone_sources = {source for source, single in zip(sources, alone([row[0] for row in rows], sources), strict=True)
+                    if single}  # fmt: skip
+    seen = [(error, origin) for error, origin in found if origin.source not in lone_sources] or found
+    errors, kept = [error for error, _ in seen], [origin.source for _, origin in seen]
     novel = [(error, origin.source) for error, origin in found if _novel(origin, origins)]
     error = held_out_quantile(errors, ERROR_QUANTILE, kept) if error_gib is None else error_gib
     wider = held_out_quantile([e for e, _ in novel], ERROR_QUANTILE, [s for _, s in novel]) if novel else max(errors, default=error)

@@ -123,9 +123,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.641119, 3.466497, 0.120038, 0.851725), error_bytes=444115140, records=26,
+        coefficients=(1.641119, 3.466497, 0.120038, 0.851725), error_bytes=92123455, records=26,
         sources=4, gpus=('A100-40GB', 'H100'),
-        novel_error_bytes=444115140, feature_sources=(4, 4, 4, 1), unseen_error_bytes=1482603519,
+        novel_error_bytes=92123455, feature_sources=(4, 4, 4, 1), unseen_error_bytes=1482603519,
         group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 98599215),),
     ),
     'vllm.context': LinearTerm(
@@ -151,16 +151,16 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v064': LinearTerm(
         key='vllm.non_torch.v064', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.336667, 3.843333), error_bytes=4126747743, records=7,
+        coefficients=(0.336667, 3.843333), error_bytes=271119811, records=7,
         sources=4, gpus=('GTX1080', 'H200', 'L4', 'RTX3090', 'T4'),
         novel_error_bytes=4126747743, feature_sources=(4, 1), unseen_error_bytes=4126747743,
         group_errors=(('1 GiB', 271119811),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.081429, 0.463571), error_bytes=80530637, records=23,
+        coefficients=(0.081429, 0.463571), error_bytes=72901419, records=23,
         sources=14, gpus=('A100-80GB', 'H100', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=80530637, feature_sources=(14, 1), unseen_error_bytes=520093696,
+        novel_error_bytes=72901419, feature_sources=(14, 1), unseen_error_bytes=520093696,
         group_errors=(('1 GiB', 79859548),),
     ),
     'vllm.non_torch.v18': LinearTerm(
