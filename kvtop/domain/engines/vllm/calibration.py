@@ -32,6 +32,7 @@ from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
 from kvtop.domain.engines.vllm.calibration_activation import fit_features as activation_fit_features
 from kvtop.domain.engines.vllm.calibration_eras import (
     ACTIVATION_ERAS,
+    CONTEXT_INSIDE,
     INIT_APART,
     NON_TORCH_ERAS,
     activation_key,
@@ -88,7 +89,11 @@ GRAPH_FEATURES = ("1 GiB", "graphs captured beyond each mode's first × layers o
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     **{f"vllm.activation.{era.value}": (Term.ACTIVATION, V0_ACTIVATION_FEATURES if era.value == "v0" else ACTIVATION_FEATURES)
        for era in ACTIVATION_ERAS},
-    **{f"vllm.non_torch.{era.value}": (Term.NON_TORCH, NON_TORCH_FEATURES) for era in NON_TORCH_ERAS},
+    # an era whose figure holds the worker's CUDA context (`CONTEXT_INSIDE`: v0.6.4's device-wide form) is not fitted
+    # as a constant: the context grows with the GPU's SMs (0.15 GiB printed on a T4's 40, 0.39 on a V100's 80), so it
+    # is planned as its stand-in's growth plus one process's context by SM count (`calibration_non_torch._context_inside`)
+    **{f"vllm.non_torch.{era.value}": (Term.NON_TORCH, NON_TORCH_FEATURES) for era in NON_TORCH_ERAS
+       if f"vllm.non_torch.{era.value}" not in CONTEXT_INSIDE},
     "vllm.cuda_graphs": (Term.CUDA_GRAPHS, GRAPH_FEATURES),
     "vllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
 }
@@ -148,13 +153,6 @@ FITS: dict[str, LinearTerm] = {
         sources=22, gpus=('A10', 'A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40', 'L40S', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
         novel_error_bytes=155975128, feature_sources=(22, 2),
         group_errors=(('1 GiB', 92680873),),
-    ),
-    'vllm.non_torch.v064': LinearTerm(
-        key='vllm.non_torch.v064', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.336667, 3.843333), error_bytes=271119811, records=7,
-        sources=4, gpus=('GTX1080', 'H200', 'L4', 'RTX3090', 'T4'),
-        novel_error_bytes=4126747743, feature_sources=(4, 1), unseen_error_bytes=4126747743,
-        group_errors=(('1 GiB', 271119811),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
