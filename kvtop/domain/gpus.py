@@ -97,7 +97,9 @@ def gpu_total_bytes(name: str) -> int:
         return unified * MIB
     if key not in GPU_TOTAL_MIB:
         known = (*GPU_TOTAL_MIB, *UNIFIED_TOTAL_MIB)
-        near = [model for model in known if _model_token(name) and _model_token(name) in model]
+        # the cards whose key holds the number typed: 'RTX 6000' may be the RTX PRO 6000, RTX A6000 or RTX 6000 Ada
+        number = _model_token(name).removeprefix("RTX")
+        near = [model for model in known if number and number in model]
         hint = f"did you mean {', '.join(near)}? " if near else f"known: {', '.join(known)}; "
         raise InputError(f"unknown GPU {name!r} ({hint}or give --gpu-memory SIZE)", field="--gpu")
     return GPU_TOTAL_MIB[key] * MIB
@@ -198,13 +200,34 @@ GPU_SMS: dict[str, int] = {
 }  # fmt: skip
 
 
+# The workstation cards as operators and public threads write them, read to the table's keys (regex on the model
+# token, first match wins; `(?=-|$)` ends the number, so 'PRO 6000D', an 84 GB China card, stays unknown). Sources
+# (URL or search-index id): 'Quadro A4000(16GB VRAM)' (NVIDIA/TensorRT-LLM#1188, trtllm.jsonl's 'A4000'); 'My GPU is
+# A6000' with torch's '47.53 GiB total capacity' (allenai/open-instruct#163); '2x A5000 (SM 8.6)' (55895336877); 'A6000
+# Ada' (1390724130, 32669552730), 'RTX A6000 Ada' (58593744030), 'NVIDIA RTX A6000 ADA' (9942704176) and a name map's
+# '"A6000 Ada": "RTX 6000Ada"' (24622200256): the Ada card, not the Ampere RTX A6000 (8.6, 84 SMs against 8.9, 142);
+# vllm.jsonl's 'RTX6000Ada'; 'RTX 6000 PRO Blackwell' (7254390752), 'RTX 6000 Pro Blackwell' (66425332922), 'NVIDIA
+# RTX 6000 Pro' (44065675637). A bare '6000' or 'RTX 6000' (also the Turing Quadro RTX 6000) is none of them.
+_WORKSTATION_SPELLINGS: tuple[tuple[str, str], ...] = (
+    (r"^(RTX)?A?6000-?ADA(?=-|$)", "RTX6000-ADA"),  # 'A6000 Ada', 'RTX A6000 Ada', '6000 Ada', 'RTX6000Ada'
+    (r"^(RTX)?(PRO-?6000|6000-?PRO)(?=-|$)", "RTXPRO6000"),  # 'PRO 6000', 'RTX 6000 Pro'
+    (r"^A(4000|4500|5000|6000)(?=-|$)", r"RTXA\1"),  # 'A4000', 'Quadro A5000', 'A6000'
+)
+
+
 def _model_token(name: str) -> str:
     """A name's model token: 'NVIDIA GeForce RTX 4090' → 'RTX4090', 'NVIDIA RTX PRO 6000 Blackwell Server Edition'
-    → 'RTXPRO6000-BLACKWELL-SERVER-EDITION' (the 'RTXPRO6000' by its prefix)."""
+    → 'RTXPRO6000-BLACKWELL-SERVER-EDITION' (the 'RTXPRO6000' by its prefix), 'A6000' → 'RTXA6000',
+    'V100 32 GB' → 'V100-32GB'."""
     key = name.upper().replace(" ", "-").replace("_", "-")
-    for prefix in ("NVIDIA-", "TESLA-", "GEFORCE-"):
+    for prefix in ("NVIDIA-", "TESLA-", "GEFORCE-", "QUADRO-"):
         key = key.removeprefix(prefix)
     key = key.replace("RTX-PRO-", "RTXPRO").replace("RTX-", "RTX").replace("GTX-", "GTX")
+    # a memory size as people write it, '32 GB' or '80G', is the tables' '32GB': read as a board word, 'V100 32 GB'
+    # was the 16 GB V100 and 'A100-40G' the 80 GB A100 (lmdeploy cases '4x V100 32 GB', '8 x A800-80G')
+    key = re.sub(r"(?<=-)(\d+)-?G(B)?(?=-|$)", r"\1GB", key)
+    for spelling, model in _WORKSTATION_SPELLINGS:
+        key = re.sub(spelling, model, key)
     # a variant written onto the number ('RTX5060Ti', '4070TiSuper', as records and operators write it): NVML's words
     return re.sub(r"(?<=\d)(TI)?(SUPER)?(?=-|$)", lambda m: "".join(f"-{part}" for part in m.groups() if part), key)
 
@@ -244,7 +267,13 @@ def gpu_model_key(name: str | None) -> str:
 
 
 def gpu_key(name: str | None) -> str:
-    """A GPU name as the tables above spell it: 'b200' → 'B200', 'H100 SXM' → 'H100-SXM'."""
+    """A GPU name as the tables above spell it: 'b200' → 'B200', 'H100 SXM' → 'H100-SXM'; a whole name that is
+    another spelling of a listed card, its key ('A4000' → 'RTXA4000', 'RTX6000Ada' → 'RTX6000-ADA', 'NVIDIA B200'
+    → 'B200'), so that a lookup by key reads it as `gpu_total_bytes` does. No prefix reading: 'H100 80GB HBM3' stays
+    itself (`gpu_model_key` reads it)."""
+    token = _model_token(name or "")
+    if token in GPU_TOTAL_MIB or token in UNIFIED_TOTAL_MIB:
+        return token
     return (name or "").upper().replace(" ", "-").replace("_", "-")
 
 

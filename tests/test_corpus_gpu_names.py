@@ -1,0 +1,140 @@
+"""Every card the corpus names is one kvtop reads: a calibration record's `gpu` (tests/data/calibration/*.jsonl) is a
+key of the GPU table as the corpus looks it up (`gpu_key`, no prefix reading), and a case's `gpu_model`
+(tests/data/cases/**/case.json, free text) names a listed card; a record or case that names none is listed here with
+the reason. Why: a spelling the table missed ('A4000', 'RTX6000Ada') left a record unplanned, or planned on the
+fallback gap with a second CUDA-total fit of its own ('cuda_total.RTX6000ADA' beside 'cuda_total.RTX6000-ADA'),
+without a word (#27, session 52).
+
+Expected values: the cards as the records' and cases' own text names them; totals where a record printed one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from kvtop.domain.gpus import (
+    GPU_TOTAL_MIB,
+    UNIFIED_TOTAL_MIB,
+    compute_capability,
+    gpu_key,
+    gpu_model_key,
+    gpu_total_bytes,
+)
+from tests.corpus_records import RECORDS
+from tests.data_paths import CASES
+
+MIB = 2**20
+NAMED = {record_id: record for record_id, record in RECORDS.items() if record.get("gpu")}
+
+# calibration records with no `gpu`: planned from a total they print (`gpu_total_mib`, `cuda_total`) or not at all
+RECORDS_WITHOUT_A_CARD = {
+    "case-lmdeploy-tutorial-v010-internlm-chat-7b-vgpu": "a vGPU slice of an A100 (20,470 MiB, gpu_total_mib): "
+    "not a whole card, whose table total would be wrong",
+    "case-sglang-C13-llama-3.1-8b-80gb": "an 80 GB GPU the page does not name",
+    "mlcommons2501-trtllm-gpt-oss-120b": "the GPU is not named (CUDA's total 276.50 GiB)",
+    "case-vllm-13882-qwen2.5-7b-4bit-4060": "an RTX 4060 under WSL, whose CUDA total (8.00 GiB) is above nvidia-smi's "
+    "8,188 MiB: the table's card would not be its total (the note's 'not in kvtop's table' predates session 52)",
+    "case-vllm-15783-v073-80gb": "model and GPU not stated",
+}
+
+
+def _case_card(text: str) -> str:
+    """The card a case's free-text `gpu_model` names: the words before any aside ('(', ',', ';', '+'), less a count
+    ('8 x A800-80G (SM80)' → 'A800-80G', '2 x NVIDIA RTX PRO 6000 Blackwell Server Edition, 95.01 GiB ...')."""
+    first = re.split(r"[(,;+]", text)[0]
+    return re.sub(r"^\s*\d+\s*[x×]\s*", "", first, flags=re.IGNORECASE).strip()
+
+
+CASE_FILES = sorted(CASES.glob("*/*/case.json"))
+CASE_TEXT = {
+    f"{path.parent.parent.name}/{path.parent.name}": (lambda case: case.get("gpu_model", case.get("gpu")))(
+        json.loads(path.read_text(encoding="utf-8"))
+    )
+    for path in CASE_FILES
+}
+
+NOT_STATED = "the source names no GPU"
+# cases whose text names no card kvtop lists, and why (a class of card, another vendor's, or none)
+CASES_WITHOUT_A_CARD = {
+    "llamacpp/gemma2-2b-it-q4_k_m-np-auto-unified": NOT_STATED,
+    "llamacpp/gpt-oss-20b-q8_0-kv-hexagon": "a Qualcomm Hexagon NPU, not an NVIDIA GPU",
+    "llamacpp/ollama-llama31-8b-np4-kv-self-size": NOT_STATED,
+    "sglang/C02": NOT_STATED, "sglang/C03": NOT_STATED, "sglang/C07": NOT_STATED, "sglang/C08": NOT_STATED,
+    "sglang/C12": NOT_STATED, "sglang/C18": NOT_STATED, "sglang/C22": NOT_STATED,
+    "sglang/C04": "a 141 GB class read off the free memory (its record names the H200 by that inference)",
+    "sglang/C05": "a Moore Threads MTT S5000, not an NVIDIA GPU",
+    "sglang/C11": "an AMD Instinct (MI300X inferred), not an NVIDIA GPU",
+    "sglang/C13": "an 80 GB class, the card not stated", "sglang/C17": "an 80 GB class, the card not stated",
+    "sglang/C21": "a 16 GB class, the card not stated", "sglang/C23": "a 24 GB class, the card not stated",
+    "sglang/sglang-pr14254-mistral-small31-pp4": "not stated (an 80 GB part by its free memory)",
+    "sglang/sglang-xinference3481-run2-qwen2-64L-automfs": "a 48 GB class (49,140 MiB), the card not stated",
+    "trtllm/trtllm-2268-qwen15-7b-primary-pool": "a 40 GB class, the card not stated",
+    "trtllm/trtllm-494-llama2-7b-triton-refusal": NOT_STATED,
+    "trtllm/trtllm-docs-memory-md-4060-blocks": "an 80 GB class (A100 or H100), the card not stated",
+    "trtllm/trtllm-kimi-k25-mla-fp8-test-output": "not stated (a >= 180 GB part by its pool)",
+    "trtllm/trtllm-qwen3-8b-fp8-v120rc2-estimation": "an RTX 50-series card, which one not stated",
+    "trtllm/trtllmbackend-309-tp2-total-tokens": NOT_STATED,
+    "vllm/club3090-pr594-qwen36-27b-fp8-tp2": NOT_STATED, "vllm/glm52-nvfp4-tp4-v0260-fulllog": NOT_STATED,
+    "vllm/glm53-flash-nvfp4-tp3-lilab-fork": NOT_STATED, "vllm/lmcache-1739-qwen3-14b": NOT_STATED,
+    "vllm/srcbuild-dev15312-qwen3-vl-8b-init-failed": NOT_STATED,
+    "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal": "a 48 GB class (47.74 GiB logged), the card not stated",
+    "vllm/vllm-15783-v073-80gb-util080": NOT_STATED, "vllm/vllm-15871-deepseek-v2-lite-offload": NOT_STATED,
+    "vllm/vllm-17327-qwen3-v085-4workers": NOT_STATED, "vllm/vllm-49878-gemma4-kv-bytes-v026": NOT_STATED,
+    "vllm/vllm-8933-tp4-v062-worker-refusal": NOT_STATED, "vllm/vllm-pr12569-llama31-70b-w8a8": NOT_STATED,
+    "vllm/vllm-v0102-qwen3-8b-fp8-4090-underscore-flags": "not named (an RTX 4090 by CUDA's total)",
+    "vllm/wsl-v0151-whisper-large-v3": NOT_STATED,
+}  # fmt: skip
+
+
+def _listed(key: str) -> bool:
+    return key in GPU_TOTAL_MIB or key in UNIFIED_TOTAL_MIB
+
+
+@pytest.mark.parametrize("record_id", sorted(NAMED))
+def test_a_records_card_is_a_table_key_as_the_corpus_looks_it_up(record_id: str) -> None:
+    """One key per card: the corpus's lookup (`gpu_key`), the fits' (`gpu_model_key`) and the capability agree."""
+    record = NAMED[record_id]
+    key = gpu_key(record["gpu"])
+    assert _listed(key), f"{record_id}: gpu {record['gpu']!r} is no card of kvtop's table"
+    assert gpu_model_key(record["gpu"]) == key
+    assert compute_capability(record["gpu"]) is not None
+    if record.get("gpu_total_mib") is not None and key in GPU_TOTAL_MIB:
+        assert int(record["gpu_total_mib"]) == GPU_TOTAL_MIB[key]  # the total it printed is the table's
+
+
+def test_the_records_without_a_card_are_the_ones_listed() -> None:
+    assert {record_id for record_id in RECORDS if not RECORDS[record_id].get("gpu")} == set(
+        RECORDS_WITHOUT_A_CARD
+    )
+
+
+def test_the_a4000_record_reads_as_the_rtx_a4000() -> None:
+    """TensorRT-LLM#1188's 'Quadro A4000(16GB VRAM)': nvidia-smi's 16,376 MiB of the 'NVIDIA RTX A4000'
+    (tests/data/samples/nvidia_smi/nvml-names-totals-session52.csv)."""
+    record = RECORDS["trtllm-issue1188-qwen2.5-coder-0.5b-int8wo-a4000"]
+    assert gpu_key(record["gpu"]) == "RTXA4000"
+    assert GPU_TOTAL_MIB[gpu_key(record["gpu"])] * MIB == gpu_total_bytes(record["gpu"]) == 16_376 * MIB
+
+
+@pytest.mark.parametrize("case_id", sorted(CASE_TEXT))
+def test_a_cases_card_is_listed_or_its_absence_is_said(case_id: str) -> None:
+    text = CASE_TEXT[case_id]
+    read = _listed(gpu_model_key(_case_card(text))) if text else False
+    assert read != (case_id in CASES_WITHOUT_A_CARD), f"{case_id}: {text!r}"
+
+
+def test_a_case_and_its_record_name_cards_of_one_total() -> None:
+    """A record taken from a case (its `source` the case's folder) is planned on the total of the card the case
+    names ('A100 (80 GB implied …)' is the 'A100-80GB' record's 81,920 MiB)."""
+    checked = 0
+    for record in RECORDS.values():
+        case_id = str(record.get("source", "")).removeprefix("cases/")
+        text = CASE_TEXT.get(case_id)
+        if not text or not record.get("gpu") or case_id in CASES_WITHOUT_A_CARD:
+            continue
+        assert gpu_total_bytes(_case_card(text)) == gpu_total_bytes(record["gpu"]), record["id"]
+        checked += 1
+    assert checked >= 10
