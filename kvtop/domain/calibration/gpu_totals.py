@@ -119,15 +119,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.RTX6000-ADA': LinearTerm(
         key='cuda_total.RTX6000-ADA', features=('1 GiB',),
-        coefficients=(47.37,), error_bytes=139586438, records=1,
-        sources=1, gpus=('RTX6000-ADA',),
-        novel_error_bytes=139586438, feature_sources=(1,),
-    ),
-    'cuda_total.RTX6000ADA': LinearTerm(
-        key='cuda_total.RTX6000ADA', features=('1 GiB',),
-        coefficients=(47.5,), error_bytes=139586438, records=1,
-        sources=1, gpus=('RTX6000ADA',),
-        novel_error_bytes=139586438, feature_sources=(1,),
+        coefficients=(47.435,), error_bytes=139586438, records=2,
+        sources=2, gpus=('RTX6000-ADA',),
+        novel_error_bytes=139586488, feature_sources=(2,),
     ),
     'cuda_total.RTXPRO6000': LinearTerm(
         key='cuda_total.RTXPRO6000', features=('1 GiB',),
@@ -155,10 +149,10 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.475632,), error_bytes=277626467, records=20,
+        coefficients=(0.472382,), error_bytes=280180645, records=20,
         sources=20, gpus=(),
-        novel_error_bytes=447164650, feature_sources=(20,),
-        group_errors=(('1 GiB', 277626467),),
+        novel_error_bytes=443491322, feature_sources=(20,),
+        group_errors=(('1 GiB', 280180645),),
     ),
 }  # fmt: skip
 # END FITTED

@@ -114,7 +114,7 @@ START_MEASURES = StartMeasures(source=(
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='trtllm', factor=0.6875, records=14, sources=14,
+    engine='trtllm', factor=0.6863, records=14, sources=14,
 )
 # END FITTED
 

@@ -170,7 +170,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=0.9604, records=156, sources=90, weights_logged=True,
+    engine='vllm', factor=1.0278, records=156, sources=90, weights_logged=True,
 )
 # END FITTED
 
