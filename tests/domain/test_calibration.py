@@ -186,9 +186,9 @@ def test_an_inputs_range_is_its_terms_within_their_held_out_errors_together() ->
     """The range `explain --gpu` gives a missing input (issue 28 item 7): SGLang's free memory before load on an
     H100 at TP 2 is CUDA's total less the context fit (the part per 100 SMs × the H100's 132 + one doubling on NVLink),
     ± the root of the two errors' squares × SGLang's interval scale (`INTERVAL_SCALE`, coverage.py), the context's the
-    error of its group (NVLink TP > 1) where wider than the pool's. TensorRT-LLM fits no context: its range is the
-    plan's assumed context all the same (0.75 GiB, ± the assumption's measured error; before, None, and explain kept a
-    fallback of its own: GPU total − 1 GiB within 0.25–2 GiB), said to be assumed."""
+    error of its group (NVLink TP > 1) where wider than the pool's. TensorRT-LLM's context is one process's by the
+    GPU's SMs since session 52 (the engine-neutral fit, `cuda_context.py`: 0.434 GiB per 100 SMs), calibrated: the
+    H100's 132 SMs, ± the root of the total's and the context fit's errors × TensorRT-LLM's interval scale."""
     from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
     from kvtop.domain.calibration.ranges import free_before_load_range, runtime_range
     from kvtop.domain.engines.sglang.calibration import FITS, INTERVAL_SCALE
@@ -206,12 +206,13 @@ def test_an_inputs_range_is_its_terms_within_their_held_out_errors_together() ->
     assert abs(found.value_bytes - by_hand) <= 1 and abs(found.error_bytes - error) <= 2
     assert runtime_range(sglang) is None  # SGLang charges no profiled runtime term
     trtllm = preload_estimate(predict(model, parse_flags("trtllm", []), gpu_total_bytes=h100, gpu_name="H100"))
-    assert trtllm.term(Term.CONTEXT) is not None and trtllm.term(Term.CONTEXT).source == "assumed"  # type: ignore[union-attr]
-    from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_GIB
+    assert trtllm.term(Term.CONTEXT) is not None and trtllm.term(Term.CONTEXT).source == "calibrated"  # type: ignore[union-attr]
+    from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_FITS, CUDA_CONTEXT_KEY
     from kvtop.domain.engines.trtllm.calibration import INTERVAL_SCALE as TRTLLM_SCALE
 
-    assumed = free_before_load_range(trtllm)
-    assert assumed is not None and assumed.source == "assumed" and TRTLLM_SCALE is not None
-    assert abs(assumed.value_bytes - (round(total.coefficients[0] * GIB) - round(0.75 * GIB))) <= 1
-    error = TRTLLM_SCALE.factor * (total.error_bytes**2 + (ASSUMED_CONTEXT_ERROR_GIB * GIB) ** 2) ** 0.5
-    assert abs(assumed.error_bytes - error) <= 2
+    one_process = CUDA_CONTEXT_FITS[CUDA_CONTEXT_KEY]
+    ranged = free_before_load_range(trtllm)
+    assert ranged is not None and ranged.source == "calibrated" and TRTLLM_SCALE is not None
+    assert abs(ranged.value_bytes - (round(total.coefficients[0] * GIB) - round(one_process.coefficients[0] * 1.32 * GIB))) <= 1
+    error = TRTLLM_SCALE.factor * (total.error_bytes**2 + one_process.error_bytes**2) ** 0.5
+    assert abs(ranged.error_bytes - error) <= 2
