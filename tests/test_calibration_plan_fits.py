@@ -38,7 +38,7 @@ RECORDS = (
     "case-lmdeploy-4285-internvl3-78b-a800-tp8",  # no LMDeploy fit: CUDA's total and the assumed context
     "my-deepseek-r1-distill-qwen-7b-3090",  # a desktop (WSL2) shares the card: the low end takes the desktop's share
 )
-# vLLM v0.6.4's non-torch memory: one source carried its custom all-reduce's constant (its committed feature_sources)
+# the custom all-reduce's constant in vLLM's non-torch fits (V0's, v0.6.4's stand-in since session 52, holds it from two sources)
 ALL_REDUCE = "1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)"
 
 
@@ -75,20 +75,25 @@ def test_a_plan_reads_its_engines_fits_and_the_engine_neutral_ones_only() -> Non
 
 
 def test_another_engines_fit_of_a_feature_named_alike_does_not_widen_a_plan() -> None:
-    # v0.6.4's non-torch fit with no error measured where its one-source feature is used: the widening falls back to
-    # the part measured elsewhere; an SGLang-keyed fit carrying the same feature name (5 sources, 40 GiB) is not that
+    # since session 52 (5a688f46) v0.6.4 has no non-torch fit of its own: it plans on V0's (its stand-in) plus one
+    # process's context by SM count, and V0's fit carries the custom all-reduce's part from two sources (its committed
+    # feature_sources), so the committed plan is widened for the H200 only (no V0 record ran one), not for the feature
     record = CORPUS["vllm-issue10702-llama-3.1-70b-h200-tp8"]
     product = _plan(record).estimate
     non_torch = next(term for term in product.terms if term.term is Term.NON_TORCH)
-    assert non_torch.fit_key is not None and ALL_REDUCE in (non_torch.beyond or "")
-    own = COMMITTED[non_torch.fit_key].model_copy(update={"unseen_error_bytes": 0})
+    assert non_torch.fit_key == "vllm.non_torch.v0" and ALL_REDUCE not in (non_torch.beyond or "")
+    # the feature made one source's, with no error measured where it is used: the widening falls back to the part
+    # measured elsewhere; an SGLang-keyed fit carrying the same feature name (5 sources, 40 GiB) is not that
+    stand_in = COMMITTED[non_torch.fit_key]
+    own = stand_in.model_copy(update={"feature_sources": (stand_in.feature_sources[0], 1), "unseen_error_bytes": 0})
+    alone = _plan(record, fits={**COMMITTED, own.key: own}).estimate
+    assert ALL_REDUCE in (next(term for term in alone.terms if term.term is Term.NON_TORCH).beyond or "")
     foreign = LinearTerm(key="sglang.context.custom_all_reduce", features=(ALL_REDUCE,), coefficients=(40.0,),
                          error_bytes=0, records=5, sources=5, feature_sources=(5,))  # fmt: skip
-    fits = {**COMMITTED, non_torch.fit_key: own, foreign.key: foreign}
-    planned = _plan(record, fits=fits).estimate
+    planned = _plan(record, fits={**COMMITTED, own.key: own, foreign.key: foreign}).estimate
     widened = next(term for term in planned.terms if term.term is Term.NON_TORCH)
     assert widened.error_bytes < 40 * GIB
-    assert planned == _plan(record, fits={**COMMITTED, non_torch.fit_key: own}).estimate
+    assert planned == alone
 
 
 def test_a_gpus_cuda_total_is_no_part_measured_elsewhere() -> None:

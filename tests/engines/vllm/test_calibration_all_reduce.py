@@ -97,7 +97,13 @@ def test_an_a100_name_leaves_the_custom_all_reduce_to_the_p2p_report() -> None:
     assert h100.bytes == centre + init  # an H100's board is named: NVLink, the init is charged as a fact
     assert h100.error_bytes > fit.error_bytes  # the init's error (the context fit's, as a plan takes it) joins
     # both states kept in the A100's interval: the init, then the custom all-reduce's part, as independent errors add
-    assert a100.error_bytes == round(math.hypot(round(math.hypot(fit.error_bytes, init)), part))
+    # since session 52: the custom all-reduce's part is one source's (feature_sources (14, 1)), so the fit's pool error no
+    # longer holds that row and a plan using the part is widened to the fit's error on rows it had not seen
+    # (support.widened adds unseen_error_bytes − error_bytes, and names it in `beyond`)
+    kept = round(math.hypot(round(math.hypot(fit.error_bytes, init)), part))
+    assert fit.feature_sources[1] == 1 and fit.unseen_error_bytes > fit.error_bytes
+    assert a100.error_bytes == kept + fit.unseen_error_bytes - fit.error_bytes
+    assert a100.beyond is not None and "one source only" in a100.beyond
     assert "P2P report decides" in a100.basis
     # the start printed the custom all-reduce off and FlashInfer's sampler: the interval held its 1,192,160 tokens
     # until session 50; vLLM's scale fell from × 0.83 to × 0.79 (FlashInfer's sampler the default from v0.21.0, not
