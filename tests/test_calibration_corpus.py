@@ -99,15 +99,18 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     RTX 3090 starts from +6.6 / +8.4 % to −2.8 / −4.0 %. Session 51 also added twenty-six held-out starts (110 → 136;
     98 → 124 with their weights printed), split llm-d-planner's January sweep (v0.14.0 by its date) from its v0.11.0
     start (a source more), and made the interval scale the larger of the blind and the logged-weights plans' scales:
-    the blind scale alone (× 0.62) held the logged-weights intervals in 88.6 %.
+    the blind scale alone (× 0.62) held the logged-weights intervals in 88.6 %. Session 52 added thirty-four more
+    held-out starts and removed one start recorded twice (136 → 170 records of 108 sources fully blind; 124 → 156 of
+    90 with their weights printed): 91.2 % within 5 % and 95.3 % of intervals holding fully blind, 92.3 % and 93.6 %
+    with the logged weights; most of the new misses are small pools on small cards (Colab T4s, a GTX 1080).
 
     Until session 50 this test refitted every term without each record alone (147 fits, 3 minutes on 2 cores a
     case) and judged the unscaled intervals of that other judgement; it now checks the leave-one-source-out one the
     doc shows (a sibling start of the same source no longer helps its plan, and the interval is scaled as the doc's)."""
     judged = _judged(corpus_judgement, "vllm", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (124 if weights_logged else 136)
-    assert len({j.record.source for j in judged}) == (68 if weights_logged else 84)
+    assert len(judged) == (156 if weights_logged else 170)
+    assert len({j.record.source for j in judged}) == (90 if weights_logged else 108)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
     assert sum(e <= 0.05 for e in errors) / len(errors) >= 0.9
@@ -143,22 +146,28 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
     and the GB300's DeepSeek-R1-0528 at +1.8 % and +2.3 % outside, their intervals narrower since the weights'
     error shrank).
 
+    Session 52: the Qwen3-14B 4 × RTX 4090 start, recorded twice under one id, is kept once, and a Colab T4 start
+    (0.4.3.post2) joined (24 records of 23 sources fully blind, 19 of 18 with the logged weights); DeepSeek's MLA
+    copies of kv_b_proj (`mla_split.py`) and a rebuilt config's misspelt exclusions took the B200 and GB300
+    DeepSeek-R1-0528 starts inside their intervals (+1.2 %, +0.2 %); QwQ-32B on 4 × L4 moved from +4.4 % to +5.8 %
+    as the L4's CUDA total (Colab's L4 logs) and the context fit moved; with the logged weights the Qwen3-VL-8B H200
+    start (−0.4 %) falls just outside its interval.
+
     Until session 50 this test refitted every term without each record alone and judged that other judgement's
     unscaled intervals; it now checks the leave-one-source-out judgement the doc shows."""
     judged = _judged(corpus_judgement, "sglang", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
     assert len(judged) == (19 if weights_logged else 24)
-    assert len({j.record.source for j in judged}) == (17 if weights_logged else 22)
+    assert len({j.record.source for j in judged}) == (18 if weights_logged else 23)
     assert statistics.median(errors) <= 0.02
     missed = {j.record.id: j.truth for j in judged if abs(j.error) > 0.05}
     uncovered = [j.record.id for j in judged if not j.covered]
     if weights_logged:
         assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531}
-        assert uncovered == []
+        assert uncovered == ["file62110908920-qwen3-vl-8b-h200"]
     else:
-        assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531}
-        assert uncovered == ["file9615030885-deepseek-r1-0528-b200-tp8",
-                             "file54518494325-deepseek-r1-0528-nvfp4-v2-gb300-tp4"]
+        assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531, "file47376055009-qwq-32b-4xl4-tp4": 46_611}
+        assert uncovered == []
 
 
 def test_sglang_context_features_are_the_sms_the_link_and_the_tp_group() -> None:
