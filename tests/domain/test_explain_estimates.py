@@ -103,7 +103,10 @@ def test_a_triton_log_without_its_budget_is_judged_against_an_estimate_on_the_na
     """TensorRT-LLM#224 (A10, Triton, fraction 0.95, tokens per block 16, v0.8's lines): `Using 10718 tokens` alone.
     On the A10 the estimate is judged, never 'insufficient': with plan's v0.8 runtime (max_num_tokens 8,192 × vocab
     32,000 × 4 B of logits, test_explain_terms_are_plans.py) the logged tokens need a free memory outside the
-    assumed range (the engine's 4096-token, 25-request context memory is far above what kvtop charges)."""
+    estimated range (the engine's 4096-token, 25-request context memory is far above what kvtop charges). Since
+    session 52 TensorRT-LLM's CUDA context is the engine-neutral one-process context by SM count (calibrated:
+    cuda_context.one_process), not 0.75 GiB assumed, so the free memory before the weights is calibrated: the A10's
+    CUDA total 22.07 GiB less 0.31 GiB, 21.55–21.96 GiB, still far above the 19.04 GiB the logged tokens need."""
     log = read_engine_log(CASES / "trtllm/trtllm-224-llama2-7b-a10-fraction/engine.log")
     model = load_model(str(CONFIGS / "meta-llama--Llama-2-7b-hf.json"))
     settings = parse_flags("trtllm", ["--kv_cache_free_gpu_mem_fraction", "0.95", "--tokens_per_block", "16",
@@ -113,7 +116,7 @@ def test_a_triton_log_without_its_budget_is_judged_against_an_estimate_on_the_na
         log=log, model=model, settings=settings, gpu_total_bytes=a10, gpu_name="A10",
     ))
     assert result.verdict == "mismatch" and result.estimated is not None
-    assert result.estimated.source == "assumed" and "too few logs in the corpus to fit it" in result.estimated.basis
+    assert result.estimated.source == "calibrated" and "cuda_context.one_process" in result.estimated.basis
     assert result.token_capacity_min is not None and result.token_capacity_max is not None
     assert not result.token_capacity_min <= 10_718 <= result.token_capacity_max
     implied = result.estimated.implied_bytes

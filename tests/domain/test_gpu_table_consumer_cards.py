@@ -87,9 +87,11 @@ def test_a_bare_number_fails_on_the_field_and_names_the_cards_it_may_mean() -> N
 
 
 def test_a_named_card_without_a_fit_of_its_own_takes_the_gap_and_its_context_by_sm_count() -> None:
-    """The GTX 1080 (no CUDA-total fit, 20 SMs: NVIDIA's 2,560 cores ÷ 128) reads through the same functions as the
-    cards with one: nvidia-smi's 8,192 MiB less the fitted mean gap, and one process's context of the committed fit
-    per 100 SMs × 0.20, both calibrated (before session 52 the context was 0.75 GiB assumed, the card unknown)."""
+    """The GTX 1080 Ti (no CUDA-total fit, 28 SMs: NVIDIA's 3,584 cores ÷ 128) reads through the same functions as
+    the cards with one: nvidia-smi's 11,264 MiB less the fitted mean gap, and one process's context of the committed
+    fit per 100 SMs × 0.28, both calibrated (before session 52 the context was 0.75 GiB assumed, the card unknown).
+    Since session 52 the GTX 1080, which this test named first, has a fit of its own: the corpus's two vLLM
+    0.6.4.post1 starts on one (file19400629813-*-gtx1080-v064post1) printed 'total_gpu_memory=7.92GiB'."""
     from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_FITS, CUDA_CONTEXT_KEY, one_process_context
     from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, FALLBACK_KEY, cuda_total_estimate
     from kvtop.domain.calibration.inputs import CalibrationInputs
@@ -100,16 +102,19 @@ def test_a_named_card_without_a_fit_of_its_own_takes_the_gap_and_its_context_by_
     from kvtop.sources.hub import load_config_file
     from tests.data_paths import CONFIGS
 
-    total = cuda_total_estimate("GTX 1080", 8192 * MIB, CUDA_TOTAL_FITS)
+    own = cuda_total_estimate("GTX 1080", 8192 * MIB, CUDA_TOTAL_FITS)
+    assert (own.source, round(own.bytes / 2**30, 2)) == ("calibrated", 7.92)  # the logs' printed total
+    assert "cuda_total.GTX1080" in CUDA_TOTAL_FITS and "cuda_total.GTX1080-TI" not in CUDA_TOTAL_FITS
+    total = cuda_total_estimate("GTX 1080 Ti", 11_264 * MIB, CUDA_TOTAL_FITS)
     gap = CUDA_TOTAL_FITS[FALLBACK_KEY]
-    assert (total.source, total.bytes, total.error_bytes) == ("calibrated", 8192 * MIB - gap.predict((1.0,)),
+    assert (total.source, total.bytes, total.error_bytes) == ("calibrated", 11_264 * MIB - gap.predict((1.0,)),
                                                                gap.error_bytes)  # fmt: skip
     inputs = CalibrationInputs(
         model=load_config_file(CONFIGS / "families" / "meta-llama--Llama-3.2-1B-Instruct.json"),
         settings=parse_flags("vllm", ["--engine-version", "0.6.4.post1"]), layout=ParallelLayout(tp=1),
-        gpu_name="GTX1080", gpu_total_bytes=8192 * MIB, weights_bytes=0, context_length=2048,
+        gpu_name="GTX1080-TI", gpu_total_bytes=11_264 * MIB, weights_bytes=0, context_length=2048,
         version=from_flag("0.6.4.post1", engine_rules("vllm").calendar),
     )  # fmt: skip
     context = one_process_context(inputs, dict(CUDA_CONTEXT_FITS), "test")
     assert context.source == "calibrated"
-    assert context.bytes == CUDA_CONTEXT_FITS[CUDA_CONTEXT_KEY].predict((2560 / 128 / 100,))
+    assert context.bytes == CUDA_CONTEXT_FITS[CUDA_CONTEXT_KEY].predict((3584 / 128 / 100,))

@@ -218,11 +218,15 @@ def test_readings_found_after_the_span_was_set_fall_inside_it() -> None:
 
 
 def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> None:
-    """The WSL2 and Windows starts carry `host: desktop`; the blind judge plans them with the desktop said."""
+    """The WSL2 and Windows starts carry `host: desktop`; the blind judge plans them with the desktop said. Since
+    session 52 so do the two GTX 1080 starts (file19400629813-*-gtx1080-v064post1): their notes' nvidia-smi shows
+    Xorg and gnome-shell on the card (the records' gpu_basis in tests/data/calibration/vllm.jsonl)."""
     assert {record.id for record in RECORDS.values() if record.desktop} == {
         "my-deepseek-r1-distill-qwen-7b-3090",
         "case-lmdeploy-1703-internlm-20b-w4-3090",
         "case-vllm-13882-qwen2.5-7b-4bit-4060",
+        "file19400629813-phi-1_5-gtx1080-v064post1",
+        "file19400629813-llama-3.2-1b-gtx1080-v064post1",
     }
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
     judged = blind(record, fit_all(CORPUS, leave_out=record.source), weights_logged=False)
