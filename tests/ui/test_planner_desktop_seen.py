@@ -12,6 +12,7 @@ from kvtop.domain.node import NodeSnapshot
 from kvtop.ui.planning import desktop_fact_note, field_texts
 from kvtop.ui.widgets.node_header import NodeHeader
 from tests.data_paths import DATA
+from tests.ui.conftest import wait_for
 from tests.ui.test_planner import open_planner, shown, wait_for_snapshot
 
 DESKTOP = host_desktop((DATA / "host" / "proc_version_wsl2").read_text(), dxg_present=False)
@@ -50,7 +51,8 @@ async def test_the_planner_and_header_show_the_desktop_read_from_proc_version(ma
         assert "│ Windows desktop under WSL2, read from /proc/version" in header
         assert DESKTOP is not None and DESKTOP.brief == "Windows desktop under WSL2, read from /proc/version"
         screen = await open_planner(pilot)
-        assert screen.query_one("#plan-desktop", Select).value == "on"
+        # the form fills after the planner mounts: on a loaded machine the first look can come before it
+        await wait_for(pilot, lambda: screen.query_one("#plan-desktop", Select).value == "on")
         assert "Windows desktop under WSL2, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2" in shown(
             screen, "#planner-title"
         )

@@ -107,10 +107,12 @@ class ClusterScreen(Screen[None]):
         self.query_one(ClusterTable).focus()
 
     def watch_cluster(self, state: ClusterState) -> None:
-        self.show_cluster(state)
+        if self.is_mounted:  # before mount, `on_mount` draws what is set by then
+            self.show_cluster(state)
 
     def watch_now(self) -> None:
-        self._show_header()
+        if self.is_mounted:  # the clock may tick between the screen's push and its compose (a loaded machine)
+            self._show_header()
 
     def _show_header(self) -> None:
         self.query_one("#cluster-header", Static).update(header_text(self.cluster, self.now, self.interval_s))

@@ -102,12 +102,15 @@ def _seconds(text: str) -> float | None:
 
 def _stamp(text: str) -> datetime | None:
     """The date and time SGLang's prefix carries (`[2025-10-07 23:17:19 DP0 TP0]`; a fraction of a second after
-    `.` or `,`), or None."""
+    `.` or `,`), or None, also where the digits are no date (a mangled line: `2025-12-62`)."""
     match = _STAMP.search(text[:200])
     if match is None:
         return None
     clock = match.group(2).replace(",", ".")
-    return datetime.strptime(f"{match.group(1)} {clock}", "%Y-%m-%d %H:%M:%S.%f" if "." in clock else "%Y-%m-%d %H:%M:%S")
+    try:
+        return datetime.strptime(f"{match.group(1)} {clock}", "%Y-%m-%d %H:%M:%S.%f" if "." in clock else "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return None
 
 
 def _append(fields: Fields, name: str, **values: object) -> bool:
