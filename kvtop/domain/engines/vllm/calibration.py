@@ -11,7 +11,9 @@ memory and the context `calibration_non_torch.py`, the eras that pick a fit `cal
   estimate (printed from v0.18.0, "Estimated CUDA graph memory") captures each mode's two largest sizes
   and extrapolates: max over modes of the first capture + Σ second capture × (sizes − 1). A capture's
   memory grows with the graph's nodes, so with the layers on the rank: the fit is a constant (the first
-  capture) plus a part per captured graph beyond the first × layers (`profile_run.graph_counts`).
+  capture) plus a part per captured graph beyond the first × layers (`profile_run.graph_counts`). The V2
+  runner's estimate (v0.29.0 on) measures every PIECEWISE graph and extrapolates FULL alone: its graphs beyond
+  the first are the FULL ones (`v2_graphs.v2_graph_extras`).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import GRAPHS_PROFILED, batch_limits, graph_counts, graphs_charged
 from kvtop.domain.engines.vllm.startup_split import logged_terms as logged_terms  # v0.27+'s split, read back
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
-from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder, with_v2_beside
+from kvtop.domain.engines.vllm.v2_graphs import v2_graph_extras, v2_placeholder, with_v2_beside
 from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import compute_capability
@@ -222,14 +224,16 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
     return context_term(inputs, _committed() if fits is None else fits)
 
 
-def _graph_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
-    """(1, graphs beyond each mode's first × layers on the rank ÷ 1000); None before v0.18.0, eager, or no model."""
+def _graph_features(inputs: CalibrationInputs, *, v1_runner: bool = False) -> tuple[float, ...] | None:
+    """(1, graphs the estimate extrapolates beyond its first captures × layers on the rank ÷ 1000: both modes' under
+    the V1 runner, FULL's alone under V2 from v0.29.0, `v2_graphs.v2_graph_extras`; `v1_runner`: the V1 runner's
+    count whatever runs); None before v0.18.0, eager, or no model."""
     if not era_for(GRAPHS_PROFILED, inputs.version).value or inputs.settings.enforce_eager or inputs.model is None:
         return None
     piecewise, full = graph_counts(inputs)
     if not piecewise and not full:
         return None  # cudagraph_mode NONE (compilation.py): nothing captured
-    extra = max(piecewise - 1, 0) + max(full - 1, 0)
+    extra = max(piecewise - 1, 0) + max(full - 1, 0) if v1_runner else v2_graph_extras(inputs, piecewise, full)
     layers = math.ceil(inputs.model.num_layers / max(inputs.layout.pp, 1))
     return (1.0, extra * layers / 1000)
 
@@ -252,10 +256,12 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
                                 "modelled")  # fmt: skip
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  fit_features("vllm.cuda_graphs", inputs), basis)  # fmt: skip
+        figure = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
+                                 _graph_features(inputs, v1_runner=True), basis)  # the V1 runner's, for V2's beside
         found.append(with_v2_beside(graphs or assumed_estimate(
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
             "charged since v0.20.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
-            "GLM-5.2 TP 4): 2 GiB assumed"), inputs))  # fmt: skip
+            "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure))  # fmt: skip
     return tuple(found)
 
 

@@ -78,6 +78,7 @@ _DEVICE_NAME = re.compile(r"vllm/model_executor/\S{0,200}?device_name=([A-Za-z][
 _ASSIGNED_PP = re.compile(r"in world size \d{1,6} is assigned as DP rank \d{1,6}, PP rank (\d{1,6})")
 _INIT_ENGINE = re.compile(rf"warmup model\) took ({NUM})\s*s")
 _ENCODER_BUDGET = re.compile(r"Encoder cache will be initialized with a budget of (\d{1,12}) tokens")
+_COMPILE_CACHE = re.compile(r"(Directly load (?:the compiled graph|AOT compilation))")
 
 
 def _blocks(text: str, fields: Fields) -> bool:
@@ -214,6 +215,7 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("device_name=", _device_name),
     ("is assigned as DP rank", single("pipeline_stages", _ASSIGNED_PP, int)),
     ("x across cluster]", _ray_folded),
+    ("Directly load ", single("compile_cache_loads", _COMPILE_CACHE, str)),
 )
 """(trigger substring, handler): a handler runs only on lines that contain its trigger."""
 

@@ -180,6 +180,9 @@ class VllmRankLog(RankLog):
     """`Encoder cache will be initialized with a budget of N tokens` (gpu_model_runner.py): N = encoder_cache_size
     = max_num_batched_tokens (config/scheduler.py), what an encoder-decoder's cross-attention blocks follow."""
     """`Forcing kv cache block size to N for X backend.` / `Setting kv cache block size to N for X backend(s).`"""
+    compile_cache_loads: tuple[str, ...] = ()
+    """`Directly load the compiled graph(s) …` / `Directly load AOT compilation from path …`: torch.compile's cache was
+    warm (`compile_cache.py`)."""
     device_names: tuple[str, ...] = ()
     """The CUDA device name a line states (`…/fused_moe/configs/E=160,N=192,device_name=NVIDIA_A100-SXM4-40GB.json`)."""
     ray_folded_kv_figures: tuple[int, ...] = ()

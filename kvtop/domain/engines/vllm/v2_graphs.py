@@ -17,6 +17,17 @@ v0.30.0, :753-757 at v0.33.0), and V2's `profile_run` is the one of v0.28.0 (the
 between the two releases drops an encoder-only early return only). What V2's profile held beside weights, activation
 and non-torch memory before v0.29.0 is therefore still in `non_kv_cache_memory`, and the measured graphs come on top
 (`v2_beside_kept`).
+
+What V2 measures is not what the V1 runner extrapolates (`v2_graph_extras`). The V1 runner (gpu_model_runner.py
+`profile_cudagraph_memory`, v0.30.0:6661-6826) captures each mode's two largest sizes and takes the larger first
+capture + Σ second capture × (sizes − 1) over both modes; V2's (v1/worker/gpu/cudagraph_utils.py
+`profile_cudagraph_memory`, v0.29.0:718-801, v0.30.0:847-928, v0.33.0:922-1009) captures every PIECEWISE graph into
+the throwaway pool and measures them, and extrapolates FULL alone from its two largest (`_extrapolate_full_graph_memory`:
+first + (FULL graphs − 1) × max(second, 1 MiB), `_FULL_GRAPH_PROFILING_SAMPLES` = 2; the same at v0.29.0:823-831,
+v0.30.0:947-954, v0.32.0:979-987, v0.33.0:1031-1039). PIECEWISE graphs share one pool and reuse its blocks, so their
+measured cost is about the pool a start holds after its real capture (0.15 and 0.20 GiB for Qwen2.5-1.5B), far below
+the V1 extrapolation over 50 more sizes. Both V2 estimates in the corpus are Qwen2.5-1.5B's (28 layers, 51 PIECEWISE +
+35 FULL): 0.34 GiB on a T4 at v0.30.0 and 0.35 GiB on an A100 40GB at v0.31.0, where the V1 form read 0.73.
 """
 
 from __future__ import annotations
@@ -71,21 +82,37 @@ def v2_beside_kept(inputs: CalibrationInputs) -> str | None:
         f"vLLM {inputs.version.label} runs this model on the V2 model runner, which measures its CUDA graphs after the "
         "profile and takes them off beside the profile's non-KV memory (gpu_worker.py:606-610 at v0.29.0): what V2's "
         "profile held beside weights, activation and non-torch memory before v0.29.0 (the V1 runner's graph figure "
-        "stands for it, not attributed) is kept, and the measured graphs (the V1 runner's form) come on top"
+        "stands for it, not attributed) is kept, and the measured graphs (V2's form) come on top"
     )
 
 
-def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
+def v2_measures_graphs(inputs: CalibrationInputs) -> bool:
+    """Whether the V2 runner runs and measures its CUDA graphs (v0.29.0 on), so its estimate is V2's form."""
+    model = inputs.model
+    return model is not None and runs_v2(inputs.version, model) and V2_GRAPHS_MEASURED.at(inputs.version)
+
+
+def v2_graph_extras(inputs: CalibrationInputs, piecewise: int, full: int) -> int:
+    """The graphs the release's estimate extrapolates beyond its first captures: under the V2 runner from v0.29.0 the
+    FULL graphs beyond the first (every PIECEWISE graph is captured and measured: the fit's constant, the first
+    capture, stands for them), else both modes' beyond their first (the V1 runner's extrapolation)."""
+    if v2_measures_graphs(inputs):
+        return max(full - 1, 0)
+    return max(piecewise - 1, 0) + max(full - 1, 0)
+
+
+def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs, figure: TermEstimate | None) -> TermEstimate:
     """The graph term with V2's memory beside its profile added where the release measures V2's graphs
-    (`v2_beside_kept`): twice the V1 runner's graph figure, for the measured graphs and for the memory beside the
-    profile that the same figure stands in for. Both are the one fit read at the one launch, so where it errs, both
-    err alike: the error of 2 × the figure is 2 × its error (the errors add), not the root of their squares, which
+    (`v2_beside_kept`): V2's estimate (`graphs`, its own form: `v2_graph_extras`) and the V1 runner's graph figure
+    (`figure`) for the memory beside the profile that the same figure stood for before v0.29.0. Both are the one fit
+    read at the one launch, so where it errs, both err alike: the errors add, not the root of their squares, which
     holds for independent errors only."""
     why = v2_beside_kept(inputs)
-    if why is None:
+    if why is None or figure is None:
         return graphs
     return graphs.model_copy(update={
         "label": "vLLM V2's CUDA-graph estimate and the memory beside its profile",
-        "bytes": 2 * graphs.bytes, "error_bytes": 2 * graphs.error_bytes,
-        "basis": f"{graphs.basis}; {why}",
+        "bytes": graphs.bytes + figure.bytes, "error_bytes": graphs.error_bytes + figure.error_bytes,
+        "basis": f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
+                 f"v0.29.0); {why}",
     })  # fmt: skip

@@ -1,0 +1,57 @@
+"""A warm torch.compile cache, named where a vLLM log shows it (kvtop/domain/engines/vllm/compile_cache.py).
+
+The lines are a public start's own: Qwen2.5-1.5B-Instruct on a T4 at v0.30.0 (eslam-ahmed43/llm-lab
+`logs/vllm_server.log` at 0f01b470, search-index id 70287254902; tests/data/calibration/SOURCES.md), trimmed to the
+lines `explain` reads, and the Colab L4 start's v0.8.5.post1 line (orca3-llm-model-inference-ch06-qwen2.5-7b-l4-v085
+in tests/data/calibration/vllm.jsonl).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.vllm.compile_cache import WARM_COMPILE_CACHE
+from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
+from kvtop.domain.launch import parse_flags
+from kvtop.sources.engine_logs import parse_engine_log
+from kvtop.sources.hub import load_model
+from tests.conftest import DATA
+
+T4_START = """\
+(APIServer pid=670) INFO 10-01 22:40:55 [api_utils.py:286] non-default args: {'model_tag': 'Qwen/Qwen2.5-1.5B-Instruct', 'model': 'Qwen/Qwen2.5-1.5B-Instruct', 'dtype': 'float16', 'max_model_len': 4096, 'gpu_memory_utilization': 0.85, 'enable_prefix_caching': False}
+(EngineCore pid=691) INFO 10-01 22:41:12 [gpu_worker.py:441] Using V2 Model Runner
+(EngineCore pid=691) INFO 10-01 22:41:19 [model_runner.py:428] Model loading took 2.98 GiB memory and 6.428712 seconds
+(EngineCore pid=691) INFO 10-01 22:41:21 [decorators.py:313] Directly load AOT compilation from path /root/.cache/vllm/torch_compile_cache/torch_aot_compile/989225d99d4c230c4690b775f4dc70a07c830a45e3d16ba2334754c12737ff3d/rank_0_0/model
+(EngineCore pid=691) INFO 10-01 22:41:21 [monitor.py:53] torch.compile took 0.24 s in total
+(EngineCore pid=691) INFO 10-01 22:41:33 [model_runner.py:1066] Graph capturing finished in 10 secs, took 0.28 GiB
+(EngineCore pid=691) INFO 10-01 22:41:34 [gpu_worker.py:640] Available KV cache memory: 8.67 GiB
+(EngineCore pid=691) INFO 10-01 22:41:34 [kv_cache_utils.py:2395] GPU KV cache size: 324,704 tokens, Maximum concurrency for 4,096 tokens per request: 79.27x
+"""
+COLD = "\n".join(line for line in T4_START.splitlines() if "Directly load" not in line and "torch.compile took" not in line)
+L4_LINE = (
+    "(VllmWorker rank=0 pid=1234) INFO 05-01 10:00:00 [backends.py:121] Directly load the compiled graph(s) for shape "
+    "None from the cache, took 6.702 s"
+)
+CONFIG = DATA / "calibration" / "configs" / "Qwen--Qwen2.5-1.5B-Instruct.RECONSTRUCTED.json"
+
+
+def _notes(text: str) -> tuple[str, ...]:
+    settings = parse_flags("vllm", ["--dtype", "float16", "--max-model-len", "4096", "--gpu-memory-utilization", "0.85",
+                                    "--engine-version", "0.30.0"])  # fmt: skip
+    return explain(ExplainRequest(log=parse_engine_log(text), model=load_model(str(CONFIG)), settings=settings)).notes
+
+
+def test_both_spellings_of_the_warm_cache_line_are_read() -> None:
+    """v0.30.0's decorators.py:313-315 'Directly load AOT compilation from path %s' and v0.8.5.post1's
+    backends.py:119-121 'Directly load the compiled graph(s) for shape %s from the cache, took %.3f s'."""
+    for text, mark in ((T4_START, "Directly load AOT compilation"), (L4_LINE, "Directly load the compiled graph")):
+        record = parse_engine_log(text).first(VllmRankLog, lambda r: r.compile_cache_loads or None)
+        assert record == (mark,)
+    assert parse_engine_log(COLD).first(VllmRankLog, lambda r: r.compile_cache_loads or None) is None
+
+
+def test_explain_names_a_warm_compile_cache_and_only_then() -> None:
+    """The T4 start's log names its warm cache: `explain` says so (not modelled) beside its rebuild of 324,704 tokens;
+    the same lines without it say nothing of the cache."""
+    assert WARM_COMPILE_CACHE in _notes(T4_START)
+    assert WARM_COMPILE_CACHE not in _notes(COLD)
