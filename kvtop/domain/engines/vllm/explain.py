@@ -18,8 +18,8 @@ from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.admission import pinned_memory, printed_estimate
 from kvtop.domain.engines.vllm.backends import block_size
-from kvtop.domain.engines.vllm.compile_cache import warm_compile_cache
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
+from kvtop.domain.engines.vllm.compile_cache import warm_compile_cache
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import NOT_HOPPER_STAND_IN, gpu_sets_gdn_block
 from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name
