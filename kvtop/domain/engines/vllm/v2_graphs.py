@@ -28,6 +28,12 @@ v0.30.0:947-954, v0.32.0:979-987, v0.33.0:1031-1039). PIECEWISE graphs share one
 measured cost is about the pool a start holds after its real capture (0.15 and 0.20 GiB for Qwen2.5-1.5B), far below
 the V1 extrapolation over 50 more sizes. Both V2 estimates in the corpus are Qwen2.5-1.5B's (28 layers, 51 PIECEWISE +
 35 FULL): 0.34 GiB on a T4 at v0.30.0 and 0.35 GiB on an A100 40GB at v0.31.0, where the V1 form read 0.73.
+
+What the figure beside the profile stands for, the corpus's V2 starts of v0.29.0+ tie to torch.compile's cold compile in
+the profile's first forward, which `v2_profile.py` does not count: 0.32 GiB on the A100 40GB start (compiled cold),
+≈ 0.75 on an A100 80GB start (cold), none left room for on the T4 start, whose cache was warm ('Directly load AOT
+compilation'; `compile_cache.py`). Whether a start's cache is warm is not known before it: the cold start's figure is
+charged (docs/engines/vllm.md §9, "The V2 runner's graph placeholder").
 """
 
 from __future__ import annotations
