@@ -168,7 +168,7 @@ def test_from_v0_29_the_v2_runner_charges_its_graphs_beside_its_profile() -> Non
     Qwen3-4B-Instruct-2507 and its FP8 on an RTX 5090 at v0.29.0 logged 18.96 and 22.27 GiB of KV (138,064 and
     162,144 tokens); charging the graphs alone planned ~1.1 GiB of KV more in both (+5.7 % / +5.4 %). The graphs are
     V2's estimate (its FULL graphs extrapolated: 35 − 1 = 34 × 36 layers), the memory beside the profile the V1 figure
-    (50 + 34 graphs × 36 layers) of the placeholder era: +2.4 % and +2.6 % with main's fits at 5045af5f."""
+    (50 + 34 graphs × 36 layers) of the placeholder era: +2.5 % and +2.7 % with main's fits at 5045af5f."""
     fit = vllm.FITS["vllm.cuda_graphs"]
     for record_id, tokens in (("file69057007511-qwen3-4b-2507-5090-v0290", 138_064),
                               ("file69057007511-qwen3-4b-2507-fp8-5090-v0290", 162_144)):  # fmt: skip
