@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from kvtop.domain.capacity import CapacityCause, CapacitySource
+from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.span import EngineSpan, ServingRole
 from kvtop.domain.wording import signed
 
@@ -29,7 +30,7 @@ CLEAN = "clean"
 PREDICTED = "predicted"
 
 
-class _Frozen(BaseModel):
+class _Frozen(FreshCopyModel):
     model_config = ConfigDict(frozen=True)
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from kvtop.domain.compressed_spec import CompressedSpec
 from kvtop.domain.config_default import ConfigDefault, DefaultKind
+from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.model_body import BodyShape, Eagle3Head, SharedBlockSpec, VisionSpec
 from kvtop.domain.model_layers import (
     AttentionGeometry,
@@ -33,7 +34,7 @@ from kvtop.domain.tower_spec import TowerSpec
 from kvtop.domain.unchecked_class import UncheckedClass
 
 
-class ModelSpec(BaseModel):
+class ModelSpec(FreshCopyModel):
     """One model's geometry, whatever family its config came from."""
 
     model_config = ConfigDict(frozen=True)

@@ -8,7 +8,9 @@ import functools
 import math
 import re
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from kvtop.domain.fresh_copy import FreshCopyModel
 
 ROUTED_EXPERTS = ".mlp.experts"  # the weights book's name of a layer's routed experts (not `.mlp.shared_experts`)
 
@@ -32,7 +34,7 @@ def module_from_layers(name: str) -> str:
     return name
 
 
-class QuantSpec(BaseModel):
+class QuantSpec(FreshCopyModel):
     """How a checkpoint stores its linear weights."""
 
     model_config = ConfigDict(frozen=True)

@@ -30,8 +30,9 @@ from enum import Enum
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, ConfigDict
 
+from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.secret_shapes import is_benign_value, is_path, looks_random, mask_secret_shapes
 from kvtop.domain.terminal import safe_line
 
@@ -396,7 +397,7 @@ RedactedStr = Annotated[str, AfterValidator(redact_shown)]
 _Model = TypeVar("_Model", bound="RedactedModel")
 
 
-class RedactedModel(BaseModel):
+class RedactedModel(FreshCopyModel):
     """A frozen value whose copies are validated too: pydantic's `model_copy(update=…)` skips
     validators, so a string set through it would escape `RedactedStr`. Here it cannot."""
 

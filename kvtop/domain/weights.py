@@ -15,6 +15,7 @@ from functools import cached_property
 from pydantic import BaseModel, ConfigDict, Field
 
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import LayerKind, ModelSpec
@@ -46,7 +47,7 @@ class WeightRow(BaseModel):
     note: str = ""
 
 
-class WeightsBook(BaseModel):
+class WeightsBook(FreshCopyModel):
     """One rank's resident weights, a row per component (COMPONENT_ORDER)."""
 
     model_config = ConfigDict(frozen=True)

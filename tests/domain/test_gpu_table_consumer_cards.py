@@ -42,14 +42,7 @@ def test_a_memory_variant_is_its_own_key_and_the_name_keeps_the_smaller_card(row
     assert compute_capability(row["kvtop_key"]) == compute_capability(row["name_as_nvml_prints"])
 
 
-@pytest.mark.parametrize("row", [row for row in ROWS if row["compute_cap"]], ids=lambda row: row["kvtop_key"])
-def test_the_capability_and_sms_are_the_printed_ones(row: dict[str, str]) -> None:
-    major, minor = (int(part) for part in row["compute_cap"].split("."))
-    assert compute_capability(row["name_as_nvml_prints"]) == (major, minor)
-    if row["sms"]:
-        assert sm_count(row["name_as_nvml_prints"]) == int(row["sms"])
-
-
+# (each row's printed capability and SM count: test_gpu_table_nvml_names.py's, over both printouts)
 # CUDA cores per NVIDIA's product spec pages, and the cores of one SM (Pascal GP10x, Ampere GA10x, Ada, Blackwell
 # GB20x: 128; Turing: 64): the SM count is their quotient
 CUDA_CORES = {

@@ -15,9 +15,16 @@ from kvtop.domain.gpus import compute_capability, gpu_model_key, gpu_total_bytes
 from tests.data_paths import SAMPLES
 
 MIB = 2**20
-ROWS = list(
-    csv.DictReader((SAMPLES / "nvidia_smi" / "nvml-names-totals-session49.csv").open(encoding="utf-8"))
-)
+#: The compiled printouts, one row per card with its sources' search-index ids: session 49's (this file's cards) and
+#: session 52's consumer and workstation cards (tests/domain/test_gpu_table_consumer_cards.py reads their names).
+PRINTOUTS = ("nvml-names-totals-session49.csv", "nvml-names-totals-session52.csv")
+
+
+def _rows(printout: str) -> list[dict[str, str]]:
+    return list(csv.DictReader((SAMPLES / "nvidia_smi" / printout).open(encoding="utf-8")))
+
+
+ROWS = _rows(PRINTOUTS[0])
 # the DGX Station's GB300 is named 'NVIDIA GB300' as the rack's is: its total is reached by its own key only
 BY_NAME = [row for row in ROWS if row["kvtop_key"] != "GB300-DGX-STATION"]
 
@@ -29,8 +36,12 @@ def test_an_nvml_name_reads_to_its_key_and_the_total_nvidia_smi_printed(row: dic
     assert gpu_total_bytes(name) == gpu_total_bytes(row["kvtop_key"]) == int(row["total_mib"]) * MIB
 
 
-@pytest.mark.parametrize("row", [row for row in ROWS if row["compute_cap"]], ids=lambda row: row["kvtop_key"])
+@pytest.mark.parametrize("row", [
+    pytest.param(row, id=f"{printout.removeprefix('nvml-names-totals-').removesuffix('.csv')}:{row['kvtop_key']}")
+    for printout in PRINTOUTS for row in _rows(printout) if row["compute_cap"]
+])  # fmt: skip
 def test_the_capability_and_sms_are_the_printed_ones(row: dict[str, str]) -> None:
+    """The compute capability (and SM count, where one was printed) of every card of both printouts."""
     major, minor = (int(part) for part in row["compute_cap"].split("."))
     assert compute_capability(row["name_as_nvml_prints"]) == (major, minor)
     if row["sms"]:

@@ -5,7 +5,6 @@ tests/data/host/proc_version_wsl2 (SOURCES.md)."""
 
 from __future__ import annotations
 
-import pytest
 from textual.widgets import Select
 
 from kvtop.domain.host_desktop import host_desktop
@@ -43,9 +42,6 @@ def test_the_desktop_field_starts_on_with_where_it_was_read(healthy_snapshot) ->
     assert desktop_fact_note(healthy_snapshot.engines[0].ledger.measured) == ""  # nothing read
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "order-dependent, found at the end of session 52: passes alone, but after tests/ui/test_planner.py in one process "
-    "the planner's desktop field opens 'off' (some state outlives an app; not found yet: the first thing to fix next)"))
 async def test_the_planner_and_header_show_the_desktop_read_from_proc_version(make_app, healthy_snapshot) -> None:
     app = make_app(_wsl(healthy_snapshot))
     async with app.run_test(size=(200, 50)) as pilot:
