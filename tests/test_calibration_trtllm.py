@@ -51,23 +51,25 @@ def test_the_smoothquant_engine_with_its_logged_weights() -> None:
     assert abs(judged.error) < 0.05 and judged.covered
 
 
-# A TensorRT engine's C++ runtime (execution context + runtime buffers + decoder), as five logs printed it
+# A TensorRT engine's C++ runtime (execution context + runtime buffers + decoder), as six logs printed it
 # (trtllm.jsonl `runtime`): the memory docs' 1134.01 MiB + 43.29 MB + 180.30 MB, trtllm-bench's 928.77 MiB +
 # 1.14 GB + 4.35 GB, the two RTX 3090 Triton starts of TensorRT-LLM 0.8 (TensorRT's own GPU count: 4030 MiB, and
-# 5946 MiB from 15681 to 21627 MiB), issue #1188's 773.51 MiB + 2.66 GB + 5.76 GB.
+# 5946 MiB from 15681 to 21627 MiB), issue #1188's 773.51 MiB + 2.66 GB + 5.76 GB, and (session 53) a batch-8
+# gpt2-medium engine's v0.8 Triton start on an RTX 3090 (190 MiB, from 1139 to 1329 MiB).
 RUNTIME_LOGS = {
     "case-trtllm-docs-memory-llama-2-7b-fp8-80gb",
     "file6161481015-trtllm-bench-gpt-j-6b-fp8-h100",
     "file29429054722-trtllm-llama-3-8b-3090",
     "file69112122406-trtllm-llama-3-8b-bf16-3090-triton",
     "trtllm-issue1188-qwen2.5-coder-0.5b-int8wo-a4000",
+    "file29338649464-trtllm-gpt2-medium-3090-triton-v080",
 }
 ISSUE_1188 = "trtllm-issue1188-qwen2.5-coder-0.5b-int8wo-a4000"
 RTX5090 = "case-trtllm-4275-llama-3.1-8b-fp8-5090"
 RERANKER = "file66094399229-trtllm-qwen3-reranker-0.6b-h100"
 
 
-def test_the_logs_that_print_the_runtime_are_the_five_named() -> None:
+def test_the_logs_that_print_the_runtime_are_the_six_named() -> None:
     from benchmarks.calibration.evaluate import observed
     from kvtop.domain.calibration.terms import Term
 
