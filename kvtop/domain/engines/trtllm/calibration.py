@@ -8,7 +8,7 @@ execution context and buffers are resident: only the context is fitted there, th
 One log of the corpus prints the PyTorch backend's profiling lines (faradawn/bench3, 1.2.0rc4; a DGX Spark's also
 does, its memory outside torch the host's): its terms stay assumed by mechanism (§19, §20, §22): the context before the
 model at any TP (one process's CUDA context by SM count, `cuda_context.py`; its NCCL comes up with the model), the activation the forward of the profiled batch's max_num_tokens
-(its MLP transient: the code's arithmetic, not a flat 2 GiB), and what else the peak holds besides the context and
+(its MLP transient and the decoder layer's rows held beside it, §23: the code's arithmetic, not a flat 2 GiB), and what else the peak holds besides the context and
 the weights read off that log (CUDA graph pools and workspaces captured before the profiling baseline), with the NCCL
 per doubling of TP.
 """
