@@ -5,10 +5,12 @@
   `Model: 139.55 / 110.70` (py_executor_creator.py's free memory before and after each component): 0.51 GiB taken
   before the model, at TP 8, where the engines' assumption (0.75 GiB + 0.75 per doubling) said 3.00. The NCCL of
   its TP group comes up with the model: its 0.75 GiB per doubling is charged to the profiled non-torch term.
-* Its activation peak (§20): the profiling run is a context batch of max_num_tokens, run after the CUDA graphs and the
-  autotuner (the logs print `Creating CUDA graph instances` before `Memory used after loading model weights`), so the
-  printed activation is that forward alone: its MLP transient, tokens × (3 × intermediate + hidden) × 2 B (routed
-  experts × the same for a MoE), and one float32 logits row per dummy request.
+* Its activation peak (§20, §23): the profiling run is a context batch of max_num_tokens, run after the CUDA graphs
+  and the autotuner (the logs print `Creating CUDA graph instances` before `Memory used after loading model weights`),
+  so the printed activation is that forward alone: its MLP transient, tokens × (3 × intermediate + hidden) × 2 B
+  (routed experts × the same for a MoE), the decoder layer's residual and normed input held while the MLP runs
+  (2 × tokens × hidden × 2 B; an FP8 per-tensor model's quantized down-projection input, tokens × intermediate × 1 B,
+  beside them), and one float32 logits row per dummy request.
 * What else the peak holds (§20): read off faradawn/bench3's 1.2.0rc4 start (logs/trtllm-serve-egine.log at 64ae4f53,
   Meta-Llama-3-8B-Instruct on an H200, TP 1, `--max_num_tokens 1024 --max_seq_len 1024`), whose profiling lines are:
   `Memory used after loading model weights (inside torch) …: 15.06 GiB`, `(outside torch) …: 2.52 GiB`,
@@ -29,6 +31,8 @@ TP8 = "case-trtllm-5872-qwen3-235b-fp8-h200-tp8"
 BENCH = "trtllm-issue6294-llama-3.1-8b-fp8-h100-bench"
 FARADAWN = "faradawn-bench3-llama-3-8b-h200-trtllm-120rc4-pytorch"
 SPARK = "case-trtllm-dgxspark-gpt-oss-120b"  # TensorRT-LLM 1.1.0rc3; its activation line is inside torch
+SRO_SA = "sro-sa-tinyllama-1.1b-rtx6000ada-trtllm-110-pytorch"
+RTX5060TI = "file44114613687-trtllm-qwen3-8b-fp8-5060ti"
 
 
 def _by_term(record_id: str) -> dict[Term, tuple[int, int]]:
@@ -48,27 +52,59 @@ def test_the_context_before_the_model_holds_no_nccl_and_holds_issue_5872() -> No
     assert abs(context + non_torch - (besides_read + 0.75 * 3 * GIB)) <= 1
 
 
-def test_the_activation_is_the_forward_of_max_num_tokens_and_holds_both_logs_that_print_it() -> None:
+def test_the_activation_is_the_forward_of_max_num_tokens_and_holds_the_logs_that_print_it() -> None:
     """faradawn: 1,024 tokens of Llama-3-8B (intermediate 14,336, hidden 4,096, vocab 128,256; the config), cut into
     requests of min(1,024, 1,024 − 1) tokens: 2 requests. gpt-oss-120b on the DGX Spark: 8,192 tokens (the default),
-    4 experts per token of intermediate 2,880, hidden 2,880, vocab 201,088, max_seq_len 131,072 (1 request)."""
-    llama = 1_024 * (3 * 14_336 + 4_096) * 2 + 2 * 128_256 * 4
-    gpt_oss = 8_192 * 4 * (3 * 2_880 + 2_880) * 2 + 1 * 201_088 * 4
+    4 experts per token of intermediate 2,880, hidden 2,880, vocab 201,088, max_seq_len 131,072 (1 request). Each
+    charges beside the MLP the decoder layer's residual and normed input, 2 × tokens × hidden × 2 B (§23)."""
+    llama = 1_024 * (3 * 14_336 + 4_096) * 2 + 2 * 1_024 * 4_096 * 2 + 2 * 128_256 * 4
+    gpt_oss = 8_192 * 4 * (3 * 2_880 + 2_880) * 2 + 2 * 8_192 * 2_880 * 2 + 1 * 201_088 * 4
     for record_id, expected, logged_gib in ((FARADAWN, llama, 0.14), (SPARK, gpt_oss, 0.85)):
         activation, error = _by_term(record_id)[Term.ACTIVATION]
         assert abs(activation - expected) <= 1  # GiB rounding of the transient
         assert error == activation
         assert activation - error <= logged_gib * GIB <= activation + error  # the printed line
-    # the issue 6294 bench: 23,552 tokens of Llama-3.1-8B FP8 in requests of 156 (max_seq_len 157 − 1): 151 requests
+    # the issue 6294 bench: 23,552 tokens of Llama-3.1-8B FP8 (ModelOpt, per tensor) in requests of 156 (max_seq_len
+    # 157 − 1): 151 requests; its down projection's FP8 input, 23,552 × 14,336 × 1 B, beside the decoder's two rows
     activation, _ = _by_term(BENCH)[Term.ACTIVATION]
-    assert abs(activation - (23_552 * (3 * 14_336 + 4_096) * 2 + 151 * 128_256 * 4)) <= 1
+    bench = (23_552 * (3 * 14_336 + 4_096) * 2 + 2 * 23_552 * 4_096 * 2 + 23_552 * 14_336 * 1
+             + 151 * 128_256 * 4)  # fmt: skip
+    assert abs(activation - bench) <= 1
+
+
+def test_what_the_decoder_holds_beside_the_mlp_brings_the_printed_activations_closer() -> None:
+    """The three logs that print `Memory dynamically allocated during inference (inside torch)` (§20, §23): faradawn
+    0.14 GiB (1.2.0rc4, Llama-3-8B, 1,024 tokens), SRO-SA's server.log 0.39 GiB (1.1.0, TinyLlama-1.1B: hidden 2,048,
+    intermediate 5,632, 8,192 tokens: 0.29 GiB of MLP transient + 0.06 of decoder rows), the DGX Spark 0.85 GiB
+    (1.1.0rc3, gpt-oss-120b). The MLP transient alone reads 0.09, 0.29, 0.70; with the decoder's two rows, 0.11, 0.35,
+    0.79: each still at or below the log (the forward's smaller transients are not counted) and each closer."""
+    tinyllama = 8_192 * (3 * 5_632 + 2_048) * 2 + 2 * 8_192 * 2_048 * 2 + 5 * 32_000 * 4
+    activation, _ = _by_term(SRO_SA)[Term.ACTIVATION]
+    assert abs(activation - tinyllama) <= 1
+    mlp_only = {FARADAWN: 1_024 * (3 * 14_336 + 4_096) * 2, SRO_SA: 8_192 * (3 * 5_632 + 2_048) * 2,
+                SPARK: 8_192 * 4 * (3 * 2_880 + 2_880) * 2}  # fmt: skip
+    for record_id, logged_gib in ((FARADAWN, 0.14), (SRO_SA, 0.39), (SPARK, 0.85)):
+        activation, _ = _by_term(record_id)[Term.ACTIVATION]
+        logged = logged_gib * GIB
+        assert activation <= logged + 0.005 * GIB  # the line's rounding
+        assert logged - activation < logged - mlp_only[record_id]
+
+
+def test_an_fp8_per_tensor_model_holds_its_quantized_down_projection_input() -> None:
+    """The RTX 5060 Ti start (1.2.0rc2, nvidia/Qwen3-8B-FP8: ModelOpt FP8 per tensor, hidden 4,096, intermediate
+    12,288, vocab 151,936; max_num_tokens 8,192 by default, max_seq_len 9,192: one request): MLP transient 8,192 ×
+    (3 × 12,288 + 4,096) × 2 B = 0.625 GiB, decoder rows 2 × 8,192 × 4,096 × 2 B = 0.125 GiB, the FP8 input of
+    down_proj 8,192 × 12,288 × 1 B = 0.094 GiB, logits 151,936 × 4 B."""
+    expected = 8_192 * (3 * 12_288 + 4_096) * 2 + 2 * 8_192 * 4_096 * 2 + 8_192 * 12_288 + 151_936 * 4
+    activation, _ = _by_term(RTX5060TI)[Term.ACTIVATION]
+    assert abs(activation - expected) <= 1
 
 
 def test_the_peak_besides_the_weights_reproduces_the_1_2_0rc4_log() -> None:
     """The budget's peak less the weights: 17.76 GiB − 14.96 GiB of weights − 0.13 GiB temporary pool (added back by
     `_cal_max_memory`) = 2.67 GiB. kvtop's context and non-torch terms with the printed activation (0.14 GiB) give it
-    within the 2-decimal printing of the lines (± 0.03 GiB); with its own activation (the arithmetic, 0.09 GiB) it
-    charges 0.05 GiB less, the forward's transients besides the MLP's."""
+    within the 2-decimal printing of the lines (± 0.03 GiB); with its own activation (the arithmetic, 0.11 GiB since §23)
+    it charges 0.04 GiB less, the forward's smaller transients."""
     by_term = _by_term(FARADAWN)
     besides = by_term[Term.CONTEXT][0] + by_term[Term.NON_TORCH][0]
     peak_less_weights = (17.76 - 14.96 - 0.13) * GIB

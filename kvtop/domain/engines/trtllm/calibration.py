@@ -8,7 +8,7 @@ execution context and buffers are resident: only the context is fitted there, th
 One log of the corpus prints the PyTorch backend's profiling lines (faradawn/bench3, 1.2.0rc4; a DGX Spark's also
 does, its memory outside torch the host's): its terms stay assumed by mechanism (§19, §20, §22): the context before the
 model at any TP (one process's CUDA context by SM count, `cuda_context.py`; its NCCL comes up with the model), the activation the forward of the profiled batch's max_num_tokens
-(its MLP transient: the code's arithmetic, not a flat 2 GiB), and what else the peak holds besides the context and
+(its MLP transient and the decoder layer's rows held beside it, §23: the code's arithmetic, not a flat 2 GiB), and what else the peak holds besides the context and
 the weights read off that log (CUDA graph pools and workspaces captured before the profiling baseline), with the NCCL
 per doubling of TP.
 """
@@ -41,6 +41,8 @@ from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_M
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import gpu_model_key, sm_count
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
@@ -95,6 +97,17 @@ ENGINE_CONTEXT_ERROR_MIB = 100
 PYTORCH_BESIDES_WEIGHTS_READ_GIB = 2.52 - 0.13 + (15.06 - 14.96) + (2.55 - 2.52)
 PYTORCH_BESIDES_READ_GPU = "H200"
 PYTORCH_NON_TORCH_READ_FROM = "faradawn/bench3's TensorRT-LLM 1.2.0rc4 start (H200, TP 1)"
+# §23: what the profiled forward holds beside the MLP's own tensors at its peak, read in the PyTorch backend's modules.
+# The decoder layer keeps its residual and the normed input it passed to the MLP while the MLP runs (two [tokens,
+# hidden] 16-bit tensors: `hidden_states, residual = post_attention_layernorm(...)`, then `self.mlp(hidden_states)`);
+# GatedMLP.forward holds h1 = gate_up_proj(x) [tokens, 2 × intermediate] and h2 = swiglu(h1) [tokens, intermediate]
+# while down_proj(h2) writes [tokens, hidden] (_torch/modules/gated_mlp.py, stored copy at 01503f55, search-index id
+# 50230328775): the shared MLP transient counts those three. An FP8 per-tensor (ModelOpt FP8 QDQ) Linear quantizes its
+# input before the GEMM and holds it through it (`static_quantize_e4m3_per_tensor(input, input_scale)` then
+# `cublas_scaled_mm(qinput, …)`, _torch/modules/linear.py FP8QDQLinearMethod.apply, ids 421325918, 3478255898):
+# [tokens, intermediate] at 1 B beside h2 at down_proj.
+DECODER_HELD_HIDDEN_ROWS = 2
+FP8_QUANTIZED_INPUT_BYTES = 1
 # §19: the NCCL of a TP group, 0.75 GiB per doubling of TP, assumed for both runtimes: the PyTorch backend's profiled
 # non-torch growth (`_assumed_non_torch`) and a TensorRT engine's context before it loads (`_engine_context`)
 TP_GROUP_NCCL_GIB_PER_DOUBLING = 0.75
@@ -193,22 +206,38 @@ def profiled_requests(inputs: CalibrationInputs) -> int:
     return -(-tokens // length)
 
 
+def decoder_held_gib(model: ModelSpec, layout: ParallelLayout, tokens: int) -> tuple[float, float]:
+    """GiB the PyTorch backend's profiled forward holds beside the MLP transient at its peak (§23): the decoder layer's
+    residual and normed input, 2 × tokens × hidden × 2 B, and for a dense model whose linears are FP8 per tensor, the
+    down projection's quantized input, tokens × intermediate ÷ TP × 1 B (0 otherwise)."""
+    held = tokens * DECODER_HELD_HIDDEN_ROWS * model.hidden_size * 2 / GIB
+    quant = model.quant
+    fp8 = model.moe is None and quant.method == "fp8" and quant.per_tensor
+    down_input = tokens * model.intermediate_size / max(layout.tp, 1) * FP8_QUANTIZED_INPUT_BYTES / GIB if fp8 else 0.0
+    return held, down_input
+
+
 def _assumed_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> tuple[int, int, str]:
-    """The PyTorch backend's profiled activation peak where no fit reaches (docs/engines/trtllm.md §20): the forward of
-    the profiling batch, max_num_tokens context tokens (`KvCacheCreator._create_dummy_context_requests`; CUDA graphs
+    """The PyTorch backend's profiled activation peak where no fit reaches (docs/engines/trtllm.md §20, §23): the forward
+    of the profiling batch, max_num_tokens context tokens (`KvCacheCreator._create_dummy_context_requests`; CUDA graphs
     and the autotuner ran before the baseline, so the printed activation is this forward alone): its MLP transient
-    (`mlp_transient_gib`: tokens × (3 × intermediate ÷ TP + hidden) × 2 B, or the routed experts' for a MoE) and one
-    float32 row of logits per dummy request (only the last token's). Error: the value; the two logs that print the line
-    lie inside (0.14 GiB against 0.09 for Llama-3-8B at 1,024 tokens; 0.85 against 0.70 for gpt-oss-120b at 8,192)."""
+    (`mlp_transient_gib`: tokens × (3 × intermediate ÷ TP + hidden) × 2 B, or the routed experts' for a MoE), what the
+    decoder layer holds beside it (`decoder_held_gib`: its residual and normed input; an FP8 per-tensor model's
+    quantized down-projection input) and one float32 row of logits per dummy request (only the last token's). Error:
+    the value; the three logs that print the line lie inside (0.14 GiB against 0.11 for Llama-3-8B at 1,024 tokens;
+    0.39 against 0.35 for TinyLlama at 8,192; 0.85 against 0.79 for gpt-oss-120b at 8,192)."""
     _, tokens = _batch_and_tokens(inputs)
     model = inputs.model
     if model is None:
         return 2 * GIB, 2 * GIB, "2 GiB assumed: the model's shapes are not known (§20)"
     requests = profiled_requests(inputs)
     mlp, logits = mlp_transient_gib(model, inputs.layout, tokens), logits_gib(requests, model)
-    value = round((mlp + logits) * GIB)
-    return value, value, (f"forward of max_num_tokens {tokens:,}: MLP transient {mlp:.2f} GiB + {requests:,} requests' "
-                          f"float32 logits {logits:.2f} GiB (TensorRT-LLM's profiling batch, §20); error: the value")
+    held, down_input = decoder_held_gib(model, inputs.layout, tokens)
+    value = round((mlp + held + down_input + logits) * GIB)
+    fp8 = f" + FP8 down-projection input {down_input:.2f} GiB" if down_input else ""
+    return value, value, (f"forward of max_num_tokens {tokens:,}: MLP transient {mlp:.2f} GiB + the decoder layer's "
+                          f"residual and normed input {held:.2f} GiB{fp8} + {requests:,} requests' float32 logits "
+                          f"{logits:.2f} GiB (TensorRT-LLM's profiling batch, §20, §23); error: the value")
 
 
 def _rest_read(fits: dict[str, LinearTerm]) -> float:
