@@ -67,6 +67,11 @@ MOVED = [
         id="device-cuda",
     ),
     pytest.param(
+        _llama("0.9.2"), ["--max-num-partial-prefills", "1", "--max-long-partial-prefills", "1"],
+        "config.py:1439, :1443 (v0.7.3) and config/scheduler.py:70, :74 (v0.26.0): 1 is the default",
+        id="partial-prefills-default",
+    ),
+    pytest.param(
         _llama("0.19.0"), ["--disable-cascade-attn"],
         "v1/worker/gpu_model_runner.py:3865 (v0.19.0): chosen per scheduled batch; :5961 the dummy run passes "
         "use_cascade_attn=False",
@@ -126,6 +131,11 @@ def test_a_moved_flag_is_accepted_and_the_capacity_does_not_move(
             _llama("0.9.2"), ["--device", "cpu"],
             "--device: device 'cpu' is not modelled by kvtop",
             id="device-cpu",
+        ),
+        pytest.param(
+            _llama("0.9.2"), ["--max-num-partial-prefills", "4"],
+            "--max-num-partial-prefills: '4' is not modelled by kvtop: only the default 1 is read",
+            id="partial-prefills-4",  # engine/arg_utils.py:1408-1414 (v0.9.2): V1 falls back to V0 for it
         ),
         pytest.param(
             _llama("0.33.0"), ["--enable-cumem-allocator"],

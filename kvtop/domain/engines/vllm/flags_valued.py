@@ -21,6 +21,11 @@ refused by name (flags.py VllmFlags.refuse), and a release without the flag as e
 - `--device` (DeviceConfig, v0.6.3.post1–v0.9.2): "cuda" is what "auto" detects on an NVIDIA GPU
   (config.py:1075, v0.6.3.post1; config.py:2374 DeviceConfig.__post_init__, v0.9.2); any other device is not a GPU
   kvtop plans for.
+- `--max-num-partial-prefills` / `--max-long-partial-prefills` (SchedulerConfig, v0.7.3–v0.26.0) at 1, their default
+  at every release read (config.py:1439, :1443, v0.7.3; config/scheduler.py:70, :74, v0.26.0): the launch's config is
+  the default one. Any other value is not: v0.8.0–v0.11.0 fall back from V1 to the V0 engine for it
+  (engine/arg_utils.py:1408-1414 `_is_v1_supported_oracle`, "Concurrent Partial Prefill", v0.9.2), and ROCm's AITER
+  FlashAttention sizes a workspace by it (v1/attention/backends/rocm_aiter_fa.py:476, v0.19.0).
 """
 
 from __future__ import annotations
@@ -34,23 +39,28 @@ from kvtop.domain.errors import InputError
 PROFILER_FLAG = "--profiler-config"
 WEIGHT_TRANSFER_FLAG = "--weight-transfer-config"
 DEVICE_FLAG = "--device"
+PARTIAL_PREFILL_FLAGS = ("--max-num-partial-prefills", "--max-long-partial-prefills")
 
 VALUED: Mapping[str, FlagSpan] = {
     PROFILER_FLAG: FlagSpan("0.13.0", None, "engine/arg_utils.py:1908 (v0.33.0)"),
     WEIGHT_TRANSFER_FLAG: FlagSpan("0.19.0", None, "engine/arg_utils.py:1914 (v0.33.0)"),
     DEVICE_FLAG: FlagSpan("0.6.3.post1", "0.9.2", "engine/arg_utils.py:818 (v0.9.2)"),
+    "--max-num-partial-prefills": FlagSpan("0.7.3", "0.26.0", "engine/arg_utils.py:1443 (v0.26.0)"),
+    "--max-long-partial-prefills": FlagSpan("0.7.3", "0.26.0", "engine/arg_utils.py:1446 (v0.26.0)"),
 }  # fmt: skip
 WHY = (
     "no effect on memory at the value given (a profiler armed, not started; NCCL weight transfer before the "
-    "trainer connects; device cuda); other values refused (flags_valued.py)"
+    "trainer connects; device cuda; partial prefills at their default 1); other values refused (flags_valued.py)"
 )
 
 PROFILERS_READ = (None, "torch", "cuda")  # ProfilerConfig.profiler values read (proton: not)
 WEIGHT_TRANSFER_BACKENDS_READ = ("nccl",)  # WeightTransferConfig.backend's default
 DEVICES_READ = ("auto", "cuda")
+PARTIAL_PREFILLS_READ = 1  # SchedulerConfig's default for both
 # one accepted value of each (as `--list-neutral-flags` readers and tests type it)
 EXAMPLES: Mapping[str, str] = {
     PROFILER_FLAG: '{"profiler": "torch"}', WEIGHT_TRANSFER_FLAG: '{"backend": "nccl"}', DEVICE_FLAG: "cuda",
+    **{flag: "1" for flag in PARTIAL_PREFILL_FLAGS},
 }  # fmt: skip
 
 
@@ -85,3 +95,17 @@ def refuse_unread_value(name: str, value: object, flag: str) -> None:
             )
     elif "--" + name == DEVICE_FLAG and value not in DEVICES_READ:
         raise InputError(f"device {value!r} is not modelled by kvtop: it plans CUDA GPUs (auto or cuda)", field=flag)
+    elif "--" + name in PARTIAL_PREFILL_FLAGS and _as_int(value) != PARTIAL_PREFILLS_READ:
+        raise InputError(
+            f"{value!r} is not modelled by kvtop: only the default 1 is read (another value makes vLLM v0.8–v0.11 fall "
+            "back to its V0 engine)",
+            field=flag,
+        )
+
+
+def _as_int(value: object) -> int | None:
+    """The value as argparse's `type=int` reads it, or None where it is no integer."""
+    try:
+        return int(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
