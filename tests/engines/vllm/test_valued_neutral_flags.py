@@ -72,6 +72,16 @@ MOVED = [
         id="partial-prefills-default",
     ),
     pytest.param(
+        _llama("0.33.0"), ["--load-format", "safetensors"],
+        "model_executor/model_loader/default_loader.py:170-191 (v0.33.0): DefaultModelLoader, the same tensors as auto",
+        id="load-format-safetensors",
+    ),
+    pytest.param(
+        _llama("0.6.3.post1"), ["--load-format", "auto"],
+        "model_executor/model_loader/loader.py:272 (v0.6.3.post1): the default",
+        id="load-format-auto",
+    ),
+    pytest.param(
         _llama("0.19.0"), ["--disable-cascade-attn"],
         "v1/worker/gpu_model_runner.py:3865 (v0.19.0): chosen per scheduled batch; :5961 the dummy run passes "
         "use_cascade_attn=False",
@@ -136,6 +146,11 @@ def test_a_moved_flag_is_accepted_and_the_capacity_does_not_move(
             _llama("0.9.2"), ["--max-num-partial-prefills", "4"],
             "--max-num-partial-prefills: '4' is not modelled by kvtop: only the default 1 is read",
             id="partial-prefills-4",  # engine/arg_utils.py:1408-1414 (v0.9.2): V1 falls back to V0 for it
+        ),
+        pytest.param(
+            _llama("0.33.0"), ["--load-format", "bitsandbytes"],
+            "--load-format: load format 'bitsandbytes' is not modelled by kvtop",
+            id="load-format-bitsandbytes",  # BitsAndBytesModelLoader: 4-bit weights at load
         ),
         pytest.param(
             _llama("0.33.0"), ["--enable-cumem-allocator"],

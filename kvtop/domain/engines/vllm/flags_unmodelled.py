@@ -99,7 +99,6 @@ UNMODELLED: Mapping[str, FlagSpan] = {
     "--language-model-only": FlagSpan("0.19.0", None, "engine/arg_utils.py:1496 (v0.33.0)"),
     "--limit-mm-per-prompt": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1499 (v0.33.0)"),
     "--linear-backend": FlagSpan("0.22.0", None, "engine/arg_utils.py:1848 (v0.33.0)"),
-    "--load-format": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1085 (v0.33.0)"),
     "--log-level": FlagSpan("0.32.0", None, "engine/arg_utils.py:1656 (v0.33.0)"),
     "--logging-config": FlagSpan("0.32.0", None, "engine/arg_utils.py:1655 (v0.33.0)"),
     "--logits-processors": FlagSpan("0.10.1", None, "engine/arg_utils.py:1068 (v0.33.0)"),

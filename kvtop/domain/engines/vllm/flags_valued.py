@@ -26,6 +26,12 @@ refused by name (flags.py VllmFlags.refuse), and a release without the flag as e
   the default one. Any other value is not: v0.8.0–v0.11.0 fall back from V1 to the V0 engine for it
   (engine/arg_utils.py:1408-1414 `_is_v1_supported_oracle`, "Concurrent Partial Prefill", v0.9.2), and ROCm's AITER
   FlashAttention sizes a workspace by it (v1/attention/backends/rocm_aiter_fa.py:476, v0.19.0).
+- `--load-format auto|safetensors` (LoadConfig, every release read): both take DefaultModelLoader and read the same
+  safetensors tensors into the same model (model_executor/model_loader/loader.py:272-276, v0.6.3.post1;
+  default_loader.py:103-121, v0.13.0; :170-191, v0.33.0: "auto" picks Mistral's consolidated files where a repository
+  has them, else the HF files "safetensors" reads); neither is among the formats that keep tied embeddings tied
+  (config/vllm.py:1615, v0.33.0). Other formats (dummy, bitsandbytes, gguf, sharded_state, runai_streamer,
+  tensorizer, pt, fastsafetensors, …) load differently: refused.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ PROFILER_FLAG = "--profiler-config"
 WEIGHT_TRANSFER_FLAG = "--weight-transfer-config"
 DEVICE_FLAG = "--device"
 PARTIAL_PREFILL_FLAGS = ("--max-num-partial-prefills", "--max-long-partial-prefills")
+LOAD_FORMAT_FLAG = "--load-format"
 
 VALUED: Mapping[str, FlagSpan] = {
     PROFILER_FLAG: FlagSpan("0.13.0", None, "engine/arg_utils.py:1908 (v0.33.0)"),
@@ -47,20 +54,22 @@ VALUED: Mapping[str, FlagSpan] = {
     DEVICE_FLAG: FlagSpan("0.6.3.post1", "0.9.2", "engine/arg_utils.py:818 (v0.9.2)"),
     "--max-num-partial-prefills": FlagSpan("0.7.3", "0.26.0", "engine/arg_utils.py:1443 (v0.26.0)"),
     "--max-long-partial-prefills": FlagSpan("0.7.3", "0.26.0", "engine/arg_utils.py:1446 (v0.26.0)"),
+    LOAD_FORMAT_FLAG: FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1085 (v0.33.0)"),
 }  # fmt: skip
 WHY = (
     "no effect on memory at the value given (a profiler armed, not started; NCCL weight transfer before the "
-    "trainer connects; device cuda; partial prefills at their default 1); other values refused (flags_valued.py)"
+    "trainer connects; device cuda; partial prefills at their default 1; load format auto or safetensors); other values refused (flags_valued.py)"
 )
 
 PROFILERS_READ = (None, "torch", "cuda")  # ProfilerConfig.profiler values read (proton: not)
 WEIGHT_TRANSFER_BACKENDS_READ = ("nccl",)  # WeightTransferConfig.backend's default
 DEVICES_READ = ("auto", "cuda")
 PARTIAL_PREFILLS_READ = 1  # SchedulerConfig's default for both
+LOAD_FORMATS_READ = ("auto", "safetensors")  # DefaultModelLoader on the safetensors files
 # one accepted value of each (as `--list-neutral-flags` readers and tests type it)
 EXAMPLES: Mapping[str, str] = {
     PROFILER_FLAG: '{"profiler": "torch"}', WEIGHT_TRANSFER_FLAG: '{"backend": "nccl"}', DEVICE_FLAG: "cuda",
-    **{flag: "1" for flag in PARTIAL_PREFILL_FLAGS},
+    **{flag: "1" for flag in PARTIAL_PREFILL_FLAGS}, LOAD_FORMAT_FLAG: "safetensors",
 }  # fmt: skip
 
 
@@ -99,6 +108,11 @@ def refuse_unread_value(name: str, value: object, flag: str) -> None:
         raise InputError(
             f"{value!r} is not modelled by kvtop: only the default 1 is read (another value makes vLLM v0.8–v0.11 fall "
             "back to its V0 engine)",
+            field=flag,
+        )
+    elif "--" + name == LOAD_FORMAT_FLAG and value not in LOAD_FORMATS_READ:
+        raise InputError(
+            f"load format {value!r} is not modelled by kvtop: read only auto and safetensors (DefaultModelLoader)",
             field=flag,
         )
 
