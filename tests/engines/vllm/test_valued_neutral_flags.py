@@ -14,6 +14,8 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.engines.vllm.flags import MEMORY_NEUTRAL, UNMODELLED_SPELLINGS
+from kvtop.domain.launch import ignored_flags_note
+from kvtop.sources.processes import ProcessRecord, _engine_from_server
 from tests.data_paths import CONFIGS, DATA
 
 GPT_OSS_20B = str(DATA / "calibration" / "configs" / "unsloth--gpt-oss-20b-BF16.RECONSTRUCTED.json")
@@ -186,3 +188,16 @@ def test_a_moved_flag_in_a_launch_line_is_named_not_refused(capsys: pytest.Captu
     assert (capacity, interval) == _capacity(capsys, [*WEIGHT_TRANSFER_START, "--engine-version", "0.23.0"])[:2]
     low, high = (int(n.replace(",", "")) for n in interval.split()[1:4:2])
     assert low <= LOGGED_TOKENS <= high
+
+
+def test_a_running_server_with_an_unread_value_is_read_and_the_flag_named() -> None:
+    """The live view reads what ran: `--load-format bitsandbytes` (4-bit weights at load, not modelled) is kept and
+    named as not modelled, as an unmodelled flag is, never a refusal that loses the server's settings."""
+    argv = ("vllm", "serve", "unsloth/llama-3-8b-bnb-4bit", "--quantization", "bitsandbytes", "--load-format",
+            "bitsandbytes", "--profiler-config", '{"profiler": "torch"}')  # fmt: skip
+    engine = _engine_from_server(ProcessRecord(pid=4243, parent_pid=1, cmdline=argv), "vllm")
+    assert engine.settings_message is None and engine.settings is not None
+    assert engine.settings.flags["load-format"] == "bitsandbytes"
+    assert ignored_flags_note(engine.settings) == (
+        "--cmd: kvtop ignored 1 of vLLM's flag(s) whose effect on memory it does not model: --load-format"
+    )
