@@ -24,6 +24,7 @@ from kvtop.cli_args import positive_seconds, refresh_seconds
 from kvtop.commands.common import engine_flags_help, neutral_flags_listing
 from kvtop.domain import launch
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_flags
+from kvtop.domain.engines.vllm.flags_valued import EXAMPLES as VALUED_EXAMPLES
 from kvtop.domain.errors import InputError
 from kvtop.units import parse_size
 
@@ -183,8 +184,10 @@ def test_every_engine_flag_the_help_lists_is_accepted_and_every_accepted_one_lis
         assert neutral == set(flags.memory_neutral) and not neutral & documented
         named = {flag for flag in neutral if not flag.startswith("--no-")}
         assert summaries.get(engine, 0) == len(named)  # the count --help gives
-        for flag in sorted(neutral):  # each parses as typed (a value where it takes one: '1' stands for any)
-            launch.parse_flags(engine, [flag, "1"] if not flag.startswith("--no-") and "--no-" + flag[2:] not in neutral
+        for flag in sorted(neutral):  # each parses as typed (a value where it takes one: '1' stands for any, but
+            # vLLM's flags_valued.py, neutral only at the values read: one of those)
+            value = VALUED_EXAMPLES.get(flag, "1") if engine == "vllm" else "1"
+            launch.parse_flags(engine, [flag, value] if not flag.startswith("--no-") and "--no-" + flag[2:] not in neutral
                                else [flag], strict=True)  # fmt: skip
     kvtop_own = {flag for flag, field in launch.KVTOP_SPELLINGS.items() if field != "model"}
     assert kvtop_own <= set(FLAG.findall(sections["kvtop"]))
@@ -284,7 +287,7 @@ def test_explain_help_names_every_engine_and_standard_input(capsys) -> None:
 
 
 def test_the_neutral_flags_are_listed_by_kind_and_an_unclassified_engine_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    """`--help` counts vLLM's 125 memory-neutral flags (flags_neutral.py: the wheels' argparse calls) on one line;
+    """`--help` counts vLLM's 133 memory-neutral flags (flags_neutral.py: the wheels' argparse calls) on one line;
     `--list-neutral-flags vllm` lists them by kind with each kind's reason. SGLang's 81 (engines/sglang/flags_neutral.py,
     the wheels' server_args.py) likewise; LMDeploy's are not classified yet."""
     with pytest.raises(SystemExit) as done:
@@ -295,7 +298,7 @@ def test_the_neutral_flags_are_listed_by_kind_and_an_unclassified_engine_says_so
     assert "--seed" in out.split() and "--[no-]disable-fastapi-docs" in out.split() and "--cpu-offload-gb" not in out
     with pytest.raises(SystemExit) as done:
         main(["plan", "--help"])
-    assert "accepted, no effect on memory: 125 flags (API server," in " ".join(capsys.readouterr().out.split())
+    assert "accepted, no effect on memory: 133 flags (API server," in " ".join(capsys.readouterr().out.split())
     with pytest.raises(SystemExit) as done:
         main(["plan", "--list-neutral-flags", "sglang"])
     out = capsys.readouterr().out

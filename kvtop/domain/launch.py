@@ -387,7 +387,12 @@ def parse_flags(
             field, raw = _field_of(engine, "--" + spelling[5:]), False
         if field is None and spelling in engine_flags(engine).passthrough:
             if strict or engine_line:  # a value typed to kvtop or on the engine's line (a log's is what ran)
-                engine_flags(engine).refuse(spelling.lstrip("-"), raw, typed)
+                try:
+                    engine_flags(engine).refuse(spelling.lstrip("-"), raw, typed)
+                except InputError:  # a memory-neutral flag at a value whose effect was not read (vLLM's
+                    if strict or spelling not in engine_flags(engine).memory_neutral:  # flags_valued.py): on an
+                        raise  # engine's line it is kept and named as not modelled, as an unmodelled flag is
+                    unknown.append(typed)
             extra[spelling.lstrip("-")] = raw
             continue
         if field is None:
@@ -425,7 +430,8 @@ def ignored_flags_note(settings: LaunchSettings) -> str | None:
     known = [*flags.spellings, *flags.own_flags, *flags.passthrough, *KVTOP_SPELLINGS]
     named, unmodelled = [], []
     for flag in dict.fromkeys(settings.unknown_flags):
-        if flags.as_parsed(flag) in flags.unmodelled:  # the engine's, its effect on memory not modelled
+        if flags.as_parsed(flag) in flags.unmodelled | flags.memory_neutral:  # its effect on memory not modelled
+            # (a neutral flag is here only at a value whose effect was not read)
             unmodelled.append(flag)
             continue
         alike = difflib.get_close_matches(flag, known, n=1, cutoff=0.8)

@@ -30,7 +30,7 @@ def test_each_engine_states_its_classes_and_they_do_not_overlap(engine: str) -> 
 
 def test_vllm_and_sglang_classify_their_flags_and_the_other_engines_not_yet() -> None:
     vllm = engine_flags("vllm")
-    assert len(vllm.memory_neutral_groups) == len(NEUTRAL_GROUPS) == 8
+    assert len(vllm.memory_neutral_groups) == len(NEUTRAL_GROUPS) == 10
     assert {flag for flag in vllm.memory_neutral if not flag.startswith("--no-")} == {
         flag for _, group in NEUTRAL_GROUPS.values() for flag in group
     }

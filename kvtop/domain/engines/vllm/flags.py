@@ -17,6 +17,7 @@ from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.vllm.flags_table import merged, missing_at, row_of, spellings
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
+from kvtop.domain.engines.vllm.flags_valued import refuse_unread_value
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
@@ -87,6 +88,7 @@ NEUTRAL_KINDS: Mapping[str, str] = {
     "server": "API server", "chat": "chat, tool and reasoning parsers", "log": "logging and metrics",
     "fetch": "checkpoint download", "cpu": "host-memory caches", "request": "request defaults",
     "cluster": "rendezvous and timeouts", "structured": "structured outputs",
+    "step": "per-step", "value": "by value",
 }  # fmt: skip
 NEUTRAL_BY_KIND = {NEUTRAL_KINDS[kind]: NeutralGroup(why, spellings(group)) for kind, (why, group) in NEUTRAL_GROUPS.items()}
 UNMODELLED_SPELLINGS = spellings(UNMODELLED)
@@ -201,6 +203,7 @@ class VllmFlags:
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == HF_OVERRIDES_FLAG[2:]:  # keys that change the config kvtop reads (rope_override.py)
             refuse_unmodelled_keys(value)
+        refuse_unread_value(field, value, flag)  # a flag neutral only at the values read (flags_valued.py)
         if field == "context_length" and value == -1:  # docs/engines/vllm.md §4.2
             raise InputError(
                 "-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag

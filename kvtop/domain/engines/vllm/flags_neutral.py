@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
+from kvtop.domain.engines.vllm.flags_valued import VALUED
+from kvtop.domain.engines.vllm.flags_valued import WHY as VALUED_WHY
 
 # server: the API server's own setting (HTTP, TLS, CORS, auth, routes, docs): a CPU process with no GPU memory
 SERVER: Mapping[str, FlagSpan] = {
@@ -172,6 +174,19 @@ STRUCTURED: Mapping[str, FlagSpan] = {
     "--structured-outputs-config": FlagSpan("0.11.0", None, "engine/arg_utils.py:1902 (v0.33.0)"),
 }  # fmt: skip
 
+# step: a path or cadence chosen per scheduled step after the start, never in the profile run that sizes the KV cache
+# (session 53, e2). Cascade attention: chosen per batch from the scheduled requests' common prefix
+# (v1/worker/gpu_model_runner.py:1067 v0.10.2, :3865 v0.19.0), the profile's dummy run passes use_cascade_attn=False
+# (:5304 v0.10.2, :5961 v0.19.0), FlashInfer's cascade wrapper is made lazily on the shared workspace buffer
+# (v1/attention/backends/flashinfer.py:332 v0.9.2), the flag is outside the compile hash (ModelConfig.compute_hash:
+# not a factor through v0.11.2, an ignored factor from v0.12.0); removed in v0.33.0 (gpu_model_runner.py:541 sets it
+# off, arg_utils.py:474 "has no effect"). DP sync interval: how many engine steps between DP state all-reduces
+# (v1/engine/core.py:2267 v0.30.0, :2557 v0.33.0), a runtime cadence
+STEP: Mapping[str, FlagSpan] = {
+    "--disable-cascade-attn": FlagSpan("0.8.5.post1", None, "engine/arg_utils.py:1018 (v0.33.0)", True),
+    "--dp-sync-interval": FlagSpan("0.30.0", None, "engine/arg_utils.py:1340 (v0.33.0)"),
+}  # fmt: skip
+
 # why each group has no effect on memory, as the plan's line and docs/engines/vllm.md §3.13 say it
 NEUTRAL_GROUPS: Mapping[str, tuple[str, Mapping[str, FlagSpan]]] = {
     "server": (
@@ -191,4 +206,11 @@ NEUTRAL_GROUPS: Mapping[str, tuple[str, Mapping[str, FlagSpan]]] = {
         "structured-output grammars: compiled on the CPU, their bitmask allocated per step, not at start",
         STRUCTURED,
     ),
+    "step": (
+        "a path or cadence chosen per scheduled step after the start (cascade attention, the DP sync interval), "
+        "never in the profile run that sizes the KV cache",
+        STEP,
+    ),
+    # neutral only at the values read (flags_valued.py, session 53): flags.py refuses the others
+    "value": (VALUED_WHY, VALUED),
 }

@@ -1,0 +1,125 @@
+"""vLLM flags with no effect on GPU memory at the values read, refused at the others.
+
+Each was refused whole as "not modelled" until its effect was read in the wheels (session 53, e2); a launch that
+passes one at a value read plans as without it (the plan names it under "no effect on memory"); any other value is
+refused by name (flags.py VllmFlags.refuse), and a release without the flag as every neutral flag's row says:
+
+- `--profiler-config` (ProfilerConfig, v0.13.0 on): the worker only builds its profiler (torch: a
+  `torch.profiler.profile` object; cuda: `torch.cuda.profiler`), started by `/start_profile` alone
+  (v1/worker/gpu_worker.py:647 Worker.profile, v0.13.0; :1397, v0.33.0; v0.13.0 profiler/wrapper.py:147–187 builds,
+  :191 `_start` is the one call that starts it). Not at `capture_torch_profiler: true` (v0.26.0 on: a torch profiler
+  with profile_memory around CUDA-graph capture, v1/worker/gpu_model_runner.py:6443, v0.33.0) nor the "proton"
+  profiler (v0.28.0 on; with proton_graph_attribution it wraps graph capture, profiler/wrapper.py:812, v0.33.0).
+- `--weight-transfer-config` (WeightTransferConfig, v0.19.0 on) with the NCCL backend (its default): the engine
+  only keeps its config (distributed/weight_transfer/nccl_engine.py:111, v0.19.0; :129, v0.30.0; :132, v0.33.0); its
+  NCCL group is made by the trainer's `init_transfer_engine` call after the start. From v0.32.0 it also rules out
+  FlashInfer's MoE-EP megakernels (model_executor/layers/fused_moe/flashinfer_moe_ep.py:156, v0.33.0), which only an
+  explicit `--moe-backend flashinfer_moe_ep_*` selects (oracle/nvfp4.py:203-212 leaves them out of the automatic
+  order; `--moe-backend` itself is refused), and the ROCm-only specialized decode of Kimi-K3 and MiniMax-M3
+  (models/kimi_k3/amd/specialized_decode/runtime/__init__.py:127, :189): neither is a path kvtop plans. Other
+  backends (ipc, sparse_nccl, sharded_rdt, nccl_m2n) not read.
+- `--device` (DeviceConfig, v0.6.3.post1–v0.9.2): "cuda" is what "auto" detects on an NVIDIA GPU
+  (config.py:1075, v0.6.3.post1; config.py:2374 DeviceConfig.__post_init__, v0.9.2); any other device is not a GPU
+  kvtop plans for.
+- `--max-num-partial-prefills` / `--max-long-partial-prefills` (SchedulerConfig, v0.7.3–v0.26.0) at 1, their default
+  at every release read (config.py:1439, :1443, v0.7.3; config/scheduler.py:70, :74, v0.26.0): the launch's config is
+  the default one. Any other value is not: v0.8.0–v0.11.0 fall back from V1 to the V0 engine for it
+  (engine/arg_utils.py:1408-1414 `_is_v1_supported_oracle`, "Concurrent Partial Prefill", v0.9.2), and ROCm's AITER
+  FlashAttention sizes a workspace by it (v1/attention/backends/rocm_aiter_fa.py:476, v0.19.0).
+- `--load-format auto|safetensors` (LoadConfig, every release read): both take DefaultModelLoader and read the same
+  safetensors tensors into the same model (model_executor/model_loader/loader.py:272-276, v0.6.3.post1;
+  default_loader.py:103-121, v0.13.0; :170-191, v0.33.0: "auto" picks Mistral's consolidated files where a repository
+  has them, else the HF files "safetensors" reads); neither is among the formats that keep tied embeddings tied
+  (config/vllm.py:1615, v0.33.0). Other formats (dummy, bitsandbytes, gguf, sharded_state, runai_streamer,
+  tensorizer, pt, fastsafetensors, …) load differently: refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from kvtop.domain.engines.vllm.flags_table import FlagSpan
+from kvtop.domain.errors import InputError
+
+PROFILER_FLAG = "--profiler-config"
+WEIGHT_TRANSFER_FLAG = "--weight-transfer-config"
+DEVICE_FLAG = "--device"
+PARTIAL_PREFILL_FLAGS = ("--max-num-partial-prefills", "--max-long-partial-prefills")
+LOAD_FORMAT_FLAG = "--load-format"
+
+VALUED: Mapping[str, FlagSpan] = {
+    PROFILER_FLAG: FlagSpan("0.13.0", None, "engine/arg_utils.py:1908 (v0.33.0)"),
+    WEIGHT_TRANSFER_FLAG: FlagSpan("0.19.0", None, "engine/arg_utils.py:1914 (v0.33.0)"),
+    DEVICE_FLAG: FlagSpan("0.6.3.post1", "0.9.2", "engine/arg_utils.py:818 (v0.9.2)"),
+    "--max-num-partial-prefills": FlagSpan("0.7.3", "0.26.0", "engine/arg_utils.py:1443 (v0.26.0)"),
+    "--max-long-partial-prefills": FlagSpan("0.7.3", "0.26.0", "engine/arg_utils.py:1446 (v0.26.0)"),
+    LOAD_FORMAT_FLAG: FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1085 (v0.33.0)"),
+}  # fmt: skip
+WHY = (
+    "no effect on memory at the value given (a profiler armed, not started; NCCL weight transfer before the "
+    "trainer connects; device cuda; partial prefills at their default 1; load format auto or safetensors); other values refused (flags_valued.py)"
+)
+
+PROFILERS_READ = (None, "torch", "cuda")  # ProfilerConfig.profiler values read (proton: not)
+WEIGHT_TRANSFER_BACKENDS_READ = ("nccl",)  # WeightTransferConfig.backend's default
+DEVICES_READ = ("auto", "cuda")
+PARTIAL_PREFILLS_READ = 1  # SchedulerConfig's default for both
+LOAD_FORMATS_READ = ("auto", "safetensors")  # DefaultModelLoader on the safetensors files
+# one accepted value of each (as `--list-neutral-flags` readers and tests type it)
+EXAMPLES: Mapping[str, str] = {
+    PROFILER_FLAG: '{"profiler": "torch"}', WEIGHT_TRANSFER_FLAG: '{"backend": "nccl"}', DEVICE_FLAG: "cuda",
+    **{flag: "1" for flag in PARTIAL_PREFILL_FLAGS}, LOAD_FORMAT_FLAG: "safetensors",
+}  # fmt: skip
+
+
+def _json_object(value: object, flag: str) -> dict[str, object]:
+    """The flag's JSON object as vLLM's parse_dataclass reads it (TypeAdapter.validate_json)."""
+    try:
+        parsed = json.loads(value) if isinstance(value, str) else None
+    except json.JSONDecodeError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise InputError("takes a JSON object, as vLLM's parser does (e.g. '{\"profiler\": \"torch\"}')", field=flag)
+    return parsed
+
+
+def refuse_unread_value(name: str, value: object, flag: str) -> None:
+    """A value of a flags_valued flag whose effect on memory was not read: refused, naming what was read."""
+    if "--" + name == PROFILER_FLAG:
+        config = _json_object(value, flag)
+        if config.get("profiler") not in PROFILERS_READ or config.get("capture_torch_profiler") is True:
+            raise InputError(
+                "a profiler that runs during the start (capture_torch_profiler, or proton) is not modelled by kvtop: "
+                "read only profiler torch or cuda, started by /start_profile after the KV cache is sized",
+                field=flag,
+            )
+    elif "--" + name == WEIGHT_TRANSFER_FLAG:
+        backend = _json_object(value, flag).get("backend", "nccl")
+        if backend not in WEIGHT_TRANSFER_BACKENDS_READ:
+            raise InputError(
+                f"weight-transfer backend {backend!r} is not modelled by kvtop: read only 'nccl' (no memory before "
+                "the trainer connects)",
+                field=flag,
+            )
+    elif "--" + name == DEVICE_FLAG and value not in DEVICES_READ:
+        raise InputError(f"device {value!r} is not modelled by kvtop: it plans CUDA GPUs (auto or cuda)", field=flag)
+    elif "--" + name in PARTIAL_PREFILL_FLAGS and _as_int(value) != PARTIAL_PREFILLS_READ:
+        raise InputError(
+            f"{value!r} is not modelled by kvtop: only the default 1 is read (another value makes vLLM v0.8–v0.11 fall "
+            "back to its V0 engine)",
+            field=flag,
+        )
+    elif "--" + name == LOAD_FORMAT_FLAG and value not in LOAD_FORMATS_READ:
+        raise InputError(
+            f"load format {value!r} is not modelled by kvtop: read only auto and safetensors (DefaultModelLoader)",
+            field=flag,
+        )
+
+
+def _as_int(value: object) -> int | None:
+    """The value as argparse's `type=int` reads it, or None where it is no integer."""
+    try:
+        return int(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
