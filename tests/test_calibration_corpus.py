@@ -103,14 +103,16 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     held-out starts and removed one start recorded twice (136 → 170 records of 108 sources fully blind; 124 → 156 of
     90 with their weights printed): 91.2 % within 5 % and 95.3 % of intervals holding fully blind, 92.3 % and 93.6 %
     with the logged weights; most of the new misses are small pools on small cards (Colab T4s, a GTX 1080).
+    Session 53 (hunt_v) added six more held-out starts of six sources (170 → 176 fully blind; 156 → 159 with their
+    weights printed), three of them misses: two multimodal profiles and a T4's CUDA-graph estimate.
 
     Until session 50 this test refitted every term without each record alone (147 fits, 3 minutes on 2 cores a
     case) and judged the unscaled intervals of that other judgement; it now checks the leave-one-source-out one the
     doc shows (a sibling start of the same source no longer helps its plan, and the interval is scaled as the doc's)."""
     judged = _judged(corpus_judgement, "vllm", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (156 if weights_logged else 170)
-    assert len({j.record.source for j in judged}) == (90 if weights_logged else 108)
+    assert len(judged) == (159 if weights_logged else 176)
+    assert len({j.record.source for j in judged}) == (93 if weights_logged else 114)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
     assert sum(e <= 0.05 for e in errors) / len(errors) >= 0.9
