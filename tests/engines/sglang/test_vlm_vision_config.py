@@ -33,10 +33,11 @@ QWEN2_5_OMNI = DATA / "engine_diff" / "registry" / "configs" / "Qwen2_5OmniForCo
 GEMMA3 = DATA / "configs" / "google--gemma-3-27b-it.json"
 LLAVA_NEXT = DATA / "configs" / "heldout" / "wave4a" / "liuhaotian--llava-v1.6-vicuna-7b.json"
 YI_VL = DATA / "engine_diff" / "registry" / "configs" / "YiVLForCausalLM.json"
-# §5 at 0.5.23 on 81,559 MiB: 512 + 1.5 × 8,192 + 2 × 256 (decode graphs) + 1/8 × 1,024 + 58 prefill sizes × 8
-# = 13,904 MiB → round((81,559 − 13,904) / 81,559, 3) = round(0.82952, 3) = 0.830 (what a text-only model keeps).
-# At 0.5.6.post2: 512 + 1.5 × 8,192 + 2 × 256 + 1/8 × 1,024 = 13,440 → round(0.83521, 3) = 0.835.
-AUTO = {"0.5.23": 0.830, "0.5.6.post2": 0.835}
+# §5 on 81,559 MiB: 512 + 1.5 × 8,192 + 2 × 256 (decode graphs) + 1/8 × 1,024 = 13,440 MiB → round(0.83521, 3) = 0.835,
+# at 0.5.6.post2 (no prefill graphs yet) and at 0.5.23 too: a multimodal class on neither allowlist has its prefill
+# graphs turned off before the reserve is sized (arg_groups/cuda_graph_hook.py:231, resolution_hooks.py:44 before :52),
+# so no 58 prefill sizes × 8 MiB (a text-only model's 13,904 MiB → 0.830; pcg_multimodal.py)
+AUTO = {"0.5.23": 0.835, "0.5.6.post2": 0.835}
 
 
 def _model(path: Path) -> ModelSpec:
@@ -51,9 +52,9 @@ def _fraction(model: ModelSpec, version: str) -> float:
 @pytest.mark.parametrize("version", sorted(AUTO))
 @pytest.mark.parametrize("path", [NEMOTRON_VL, QWEN3_OMNI, QWEN2_5_OMNI])
 def test_a_vision_section_kept_elsewhere_gets_no_factor(path: Path, version: str) -> None:
-    """Was 0.830 × 0.95 = 0.7885 for NemotronH_Nano_VL_V2 (its RADIO section states no num_hidden_layers /
-    hidden_size, SGLang's defaults 24 × 1024 give a tower term of 1), 0.830 × 0.95 × 0.9576171875 = 0.75508 for
-    Qwen3-Omni (27 × 1152: 1 − 0.1 × (27 × 1152² / (24 × 1024²) − 1)) and 0.830 × 0.95 × 0.8 = 0.6308 for Qwen2.5-Omni
+    """Was 0.835 × 0.95 = 0.79325 for NemotronH_Nano_VL_V2 (its RADIO section states no num_hidden_layers /
+    hidden_size, SGLang's defaults 24 × 1024 give a tower term of 1), 0.835 × 0.95 × 0.9576171875 = 0.75965 for
+    Qwen3-Omni (27 × 1152: 1 − 0.1 × (27 × 1152² / (24 × 1024²) − 1)) and 0.835 × 0.95 × 0.8 = 0.6346 for Qwen2.5-Omni
     (32 × 3584, the term's floor); SGLang multiplies by none."""
     model = _model(path)
     assert model.multimodal and model.vision is not None  # the section is there, the engine's rule does not see it
@@ -70,18 +71,18 @@ def test_the_plan_says_why_there_is_no_factor() -> None:
 
 
 def test_a_vision_config_the_class_keeps_still_gets_its_factor() -> None:
-    """Gemma-3 (Gemma3Config.vision_config, a SiglipVisionConfig: 27 layers of 1152) keeps 0.830 × 0.95 × 0.9576171875."""
+    """Gemma-3 (Gemma3Config.vision_config, a SiglipVisionConfig: 27 layers of 1152) keeps 0.835 × 0.95 × 0.9576171875 (prefill graphs off: AUTO)."""
     model = _model(GEMMA3)
     version = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
     assert vlm_factor_vision(model, version) == (VisionSpec(num_layers=27, hidden_size=1152), "")
     settings = parse_flags("sglang", ["--enable-multimodal"]).model_copy(update={"engine_version": "0.5.23"})
     fraction = predict(model, settings, gpu_total_bytes=H100).engine.memory_fraction
-    assert fraction == pytest.approx(0.830 * 0.95 * 0.9576171875, abs=1e-12)
+    assert fraction == pytest.approx(0.835 * 0.95 * 0.9576171875, abs=1e-12)
 
 
 @pytest.mark.parametrize(("path", "version", "fraction"), [
-    (LLAVA_NEXT, "0.5.23", 0.830 * 0.95), (LLAVA_NEXT, "0.5.6.post2", 0.835 * 0.95),  # was 0.830, 0.835
-    (YI_VL, "0.5.23", 0.830 * 0.95),  # multimodal to SGLang from 0.5.23's has_multimodal_subconfig only
+    (LLAVA_NEXT, "0.5.23", 0.835 * 0.95), (LLAVA_NEXT, "0.5.6.post2", 0.835 * 0.95),  # was 0.830, 0.835
+    (YI_VL, "0.5.23", 0.835 * 0.95),  # multimodal to SGLang from 0.5.23's has_multimodal_subconfig only
     (YI_VL, "0.5.6.post2", 0.835),  # not in 0.5.6.post2's multimodal_model_archs: no VLM rule at all
 ])  # fmt: skip
 def test_llava_format_takes_the_vision_config_llavaconfig_fills_in(path: Path, version: str, fraction: float) -> None:
@@ -127,7 +128,7 @@ def test_the_factor_reads_the_attributes_sglangs_config_object_gives(path: Path,
 def test_qwen2_5_vl_takes_sglangs_24_layers(version: str) -> None:
     """Qwen2.5-VL-7B (depth 32, hidden_size 1280): 24 × 1280² / (24 × 1024²) = 1.5625, 1 − 0.1 × 0.5625 = 0.94375,
     × 0.95 = 0.8965625 (was 32 layers: 32 × 1280² / (24 × 1024²) = 2.0833…, 1 − 0.10833… = 0.891666…, × 0.95 =
-    0.847083…). At 0.5.23 on 81,559 MiB: 0.830 × 0.8965625 = 0.74414688 (was 0.70307917)."""
+    0.847083…). At 0.5.23 on 81,559 MiB: 0.835 × 0.8965625 = 0.74862969 (prefill graphs off: AUTO)."""
     assert _fraction(_model(QWEN2_5_VL), version) == pytest.approx(AUTO[version] * 0.95 * 0.94375, abs=1e-12)
     assert AUTO[version] * 0.95 * 0.94375 == pytest.approx(AUTO[version] * 0.8965625, abs=1e-12)
 

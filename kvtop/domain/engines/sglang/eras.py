@@ -19,6 +19,7 @@ from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
 from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
 from kvtop.domain.engines.sglang.multimodal import is_multimodal, vlm_factor_vision
+from kvtop.domain.engines.sglang.pcg_multimodal import prefill_graphs_off_for_multimodal
 from kvtop.domain.engines.versions import (
     Era,
     Eras,
@@ -156,7 +157,10 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, s
     reserved = 512 + 1.5 * activation_tokens + lay.tp * lay.pp / 8 * 1024 + graph
     parts = ""
     release = version.release
-    if release is None or release >= (parse_release(PCG_DEFAULT_SINCE) or release):
+    pcg_on = release is None or release >= (parse_release(PCG_DEFAULT_SINCE) or release)
+    if pcg_on and prefill_graphs_off_for_multimodal(inputs.model, s, version):  # pcg_multimodal.py
+        parts = ", no prefill graphs (off for a multimodal model)"
+    elif pcg_on:
         if inputs.model.mla is not None:
             pcg = 1.5 * 1024
         else:
