@@ -290,7 +290,8 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
         return None
     if not weights_logged and record.excluded(Term.WEIGHTS):  # its config misstates the weights: no blind plan
         return None
-    measured = MeasuredInputs(weights_bytes=weights, desktop=record.desktop)
+    stage = engine_rules(record.engine).logged_weights_stage if weights is not None else None  # whose load it is
+    measured = MeasuredInputs(weights_bytes=weights, weights_stage=stage, desktop=record.desktop)
     try:
         plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
                                 gpu_name=gpu_key(record.gpu), measured=measured, fits=fits, scale=scale)  # fmt: skip

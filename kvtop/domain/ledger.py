@@ -25,6 +25,7 @@ from kvtop.domain.ledger_values import RankLedger as RankLedger
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.served_model import served_model
+from kvtop.domain.stage_weights import stage_measured_weights
 from kvtop.domain.weights import WeightRow, WeightsBook, forget_books, weights_book
 
 
@@ -195,11 +196,16 @@ def _solve(
             )
         )  # fmt: skip
         stages.append((layers, _with_calibrated_weights(weights, measured), kv, terms))
-    tightest_weights = measured.weights_bytes or max(w.total_bytes for _, w, _, _ in stages)
+    # one stage's logged weights (vLLM's rank 0 line): each other stage's derived from it and the books
+    by_stage = stage_measured_weights(measured, [w.total_bytes for _, w, _, _ in stages])
+    one_stage_logged = measured.weights_bytes is not None and measured.weights_stage is not None and layout.pp > 1
+    stage_weights = [m.weights_bytes or w.total_bytes for m, (_, w, _, _) in zip(by_stage, stages, strict=True)]
+    tightest_weights = max(stage_weights) if one_stage_logged else measured.weights_bytes or max(stage_weights)
     tightest_terms = max((t for *_, t in stages), key=resident_bytes)
 
     def solve(pp_rank: int, weights: WeightsBook, kv: KvBook, terms: tuple[BudgetTerm, ...], cap: LaunchSettings) -> EngineResult:
-        shared = rules.sizes_every_rank_from_least_free or measured.weights_bytes
+        shared = rules.sizes_every_rank_from_least_free or (measured.weights_bytes and not one_stage_logged)
+        own = stage_weights[pp_rank] if one_stage_logged else weights.total_bytes
         return rules.solve(
             EngineInputs(
                 model=model,
@@ -207,10 +213,10 @@ def _solve(
                 settings=cap,
                 gpu_total_bytes=gpu_total_bytes,
                 gpu_name=gpu_name,
-                weights_bytes=tightest_weights if shared else weights.total_bytes,
+                weights_bytes=tightest_weights if shared else own,
                 kv=kv,
                 context_length=context,
-                measured=_stage_measured(measured, pp_rank),
+                measured=_stage_measured(by_stage[pp_rank], pp_rank),
                 pp_rank=pp_rank,
                 version=version,
                 terms=tightest_terms if shared else terms,

@@ -57,6 +57,10 @@ class MeasuredInputs(BaseModel):
     free_before_load_bytes: int | None = None  # min over ranks, after CUDA/NCCL init
     free_after_load_bytes: int | None = None  # min over ranks, once every weight is resident
     weights_bytes: int | None = None  # resident weights per rank (largest rank)
+    # the pipeline stage whose load `weights_bytes` measured where it is one stage's (a log whose first rank alone
+    # prints its load: `EngineRules.logged_weights_stage`); None: every stage's (the largest rank's). The ledger gives
+    # each other stage that figure plus its book's difference from that stage's (`stage_weights.stage_measured_weights`)
+    weights_stage: int | None = None
     non_kv_bytes: int | None = None  # vLLM: activation peak + non-torch + CUDA graphs (weights excluded)
     available_kv_bytes: int | None = None  # vLLM: `Available KV cache memory`, when logged
     # vLLM under PP: each stage's own `Available KV cache memory` (least over its TP ranks), in stage
@@ -320,7 +324,10 @@ class EngineInputs(BaseModel):
     def weights_step(self, label: str = "− weights") -> BudgetStep:
         """The budget line that charges the weights, labelled by `weights_source` (as the pre-start block's term)."""
         measured = self.weights_source == "measured"
-        return BudgetStep(label=label, bytes=-self.weights_bytes, measured=measured,
+        stage = self.measured.weights_stage
+        derived = stage is not None and self.measured.weights_bytes is not None and stage != self.pp_rank
+        note = f"derived from stage {stage}'s logged load + this stage's book beyond stage {stage}'s" if derived else ""
+        return BudgetStep(label=label, bytes=-self.weights_bytes, measured=measured, note=note,
                           source=None if measured else self.weights_source)  # fmt: skip
 
     def weight_steps(self, label: str = "− weights") -> list[BudgetStep]:

@@ -92,6 +92,7 @@ class EngineBase(EngineModules):
 
     pp_remainder: PpRemainder = "last"  # remainder layers go to the last stages
     sizes_every_rank_from_least_free = True  # a MIN over the ranks' free memory sizes every rank
+    logged_weights_stage: int | None = None  # the log's weights figure is the largest rank's (every stage's)
     pools_draft_kv = False  # a speculative draft's KV is not the target's token count
     dcp_splits_kv_heads = False  # KV heads divide over tp, DCP or not
     experts_over_replicas = False  # without EP, each DP replica splits the experts over its own TP group

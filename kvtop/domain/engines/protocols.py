@@ -117,6 +117,10 @@ class EngineRules(Protocol):
     # The least free GPU sizes every rank (SGLang's MIN all-reduce over the world) — else each
     # worker is sized from its own memory and the engine takes the least block count (vLLM).
     sizes_every_rank_from_least_free: bool
+    # The pipeline stage whose weights the log's load line prints (vLLM: rank 0's line alone, stage 0); None: the
+    # figure is every stage's (the largest rank's). Every reader of a log's weights sets `MeasuredInputs.weights_stage`
+    # from it.
+    logged_weights_stage: int | None
     pools_draft_kv: bool  # speculative draft layers' KV shares the target's token count
     dcp_splits_kv_heads: bool  # KV heads divide over tp ÷ dcp (else over tp, DCP or not)
     experts_over_replicas: bool  # without EP, routed experts split over tp × dp replicas (else over tp)

@@ -23,6 +23,7 @@ from kvtop.domain.engines.vllm.eras import CALENDAR, honours_checkpoint_kv_dtype
 from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
+from kvtop.domain.engines.vllm.load_line import LOGGED_WEIGHTS_STAGE
 from kvtop.domain.engines.vllm.pp_parts import stage_parts
 from kvtop.domain.engines.vllm.weights_built import built_rows
 from kvtop.domain.engines.vllm.weights_words import WEIGHT_ROW_WORDS
@@ -49,6 +50,7 @@ class VllmRules(VllmBudget, EngineBase):
     )
     pp_remainder: PpRemainder = "second_to_last"
     sizes_every_rank_from_least_free = False  # §4: each worker its own memory, then the least block count
+    logged_weights_stage: int | None = LOGGED_WEIGHTS_STAGE  # `Model loading took` is stage 0's (load_line.py)
     # §2.3: without --enable-expert-parallel the fused MoE layer flattens TP across the DP replicas, so each expert is
     # split over tp × dp ranks (v0.13.0 / v0.33.0 fused_moe/config.py FusedMoEParallelConfig.make ->
     # flatten_tp_across_dp_and_pcp; before it FusedMoE.__init__ "Adjust TP size for DP attention": every release

@@ -193,8 +193,9 @@ def _growth(
     estimate = _board_error(estimate, inputs, fit)
     workspace = fusion_workspace(inputs, tokens)
     if workspace is not None:
+        error = round(math.hypot(estimate.error_bytes, workspace.other_bytes - workspace.bytes))
         estimate = estimate.model_copy(update={
-            "bytes": estimate.bytes + workspace.bytes,
+            "bytes": estimate.bytes + workspace.bytes, "error_bytes": error if workspace.other_bytes else estimate.error_bytes,
             "basis": f"{estimate.basis}; {'+ ' if workspace.modelled else ''}{workspace.why}",
         })  # fmt: skip
     state = v2_sampler_state(inputs)

@@ -22,6 +22,7 @@ from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_N
 from kvtop.domain.engines.vllm.compile_cache import warm_compile_cache
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import NOT_HOPPER_STAND_IN, gpu_sets_gdn_block
+from kvtop.domain.engines.vllm.load_line import LOGGED_WEIGHTS_STAGE
 from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name
 from kvtop.domain.engines.vllm.log_launch import device_said, launch_fraction, logged_device
 from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
@@ -284,7 +285,8 @@ def _given(
     notes.append(
         f"available KV memory: from --non-kv-memory {gib(given.non_kv_bytes)} (weights from {source}), not the log"
     )
-    return MeasuredInputs(non_kv_bytes=given.non_kv_bytes, weights_bytes=weights), notes
+    stage = LOGGED_WEIGHTS_STAGE if given.weights_bytes is None else None  # the log's line is stage 0's alone
+    return MeasuredInputs(non_kv_bytes=given.non_kv_bytes, weights_bytes=weights, weights_stage=stage), notes
 
 
 def explain(request: ExplainRequest) -> Explanation:
@@ -451,7 +453,8 @@ def _with_estimate(
 
     def at(non_kv: int) -> MeasuredInputs:
         return MeasuredInputs(
-            non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes, calibrated=total, gpu_total_bytes=stated
+            non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes, calibrated=total, gpu_total_bytes=stated,
+            weights_stage=LOGGED_WEIGHTS_STAGE,
         )  # the log's CUDA total, where stated, wins over the calibrated one
 
     return rebuild_with_estimate("vllm", logged, run, estimate, at, said, lambda ledger: _printed(ledger, logged))

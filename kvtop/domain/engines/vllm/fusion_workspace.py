@@ -37,8 +37,8 @@ allocate_signal_pads=False)` rounds the buffer plus `SIGNAL_PAD_SIZE` (2,048 B) 
 multicast step. The buffers' sizes are unchanged (trtllm_ar.py's arithmetic, read at 0.6.11.post2 and 0.6.18rc7): for
 Llama-3.1-8B at TP 2, 130 + 2 + 386 = 518 MiB per rank where v0.19.0 held 1,536. It is a floor: a multicast object
 torch binds beside them (NVSwitch systems) and the 20 B control flags (`cudaMalloc(5 * 4)`) are not counted.
-Blackwell's workspace (its backend and max sizes) is not read: left to the fitted remainder (the GB200 v0.26.0 log is
-fitted with it).
+Blackwell's workspace at v0.25.0-v0.26.x: `fusion_blackwell.py` (mnnvl or its trtllm fallback); in other releases not
+read: left to the fitted remainder.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.fusion_blackwell import blackwell_era, blackwell_max_size, mnnvl_request_bytes
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.wording import MIB
 
@@ -84,6 +85,9 @@ class FusionWorkspace(BaseModel):
     bytes: int
     modelled: bool
     why: str
+    # where the start picks between two workspaces the launch does not say (Blackwell's mnnvl or its trtllm
+    # fallback), the other's bytes: the interval keeps it (0: one workspace)
+    other_bytes: int = 0
 
 
 def max_token_num(hidden_size: int, element_bytes: int, tp: int, max_num_batched_tokens: int) -> int | None:
@@ -149,6 +153,9 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
     capability = compute_capability(inputs.gpu_name)
     if capability is None or capability[0] < 9:
         return None  # enable_allreduce_rms_fusion: Hopper and Blackwell only (an unnamed GPU: not taken)
+    blackwell = capability[0] == 10 and gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
+    if blackwell and blackwell_era(inputs.version) is not None and "compilation-config" not in inputs.settings.flags:
+        return _blackwell(inputs, capability, max_num_batched_tokens)
     if capability != (9, 0) or gpu_model_key(inputs.gpu_name) not in NVLINK_GPUS:
         return FusionWorkspace(bytes=0, modelled=False, why=(
             "FlashInfer's all-reduce fusion workspace on this GPU (its backend and multicast granularity not read) "
@@ -176,3 +183,29 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
     return FusionWorkspace(bytes=held, modelled=True, why=(
         f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({shape}): three buffers held as "
         f"{held / MIB:,.0f} MiB, each rounded to the {MULTICAST_GRANULARITY // MIB} MiB multicast granularity"))  # fmt: skip
+
+
+def _blackwell(inputs: CalibrationInputs, capability: tuple[int, int], max_num_batched_tokens: int) -> FusionWorkspace | None:
+    """Blackwell's workspace (`fusion_blackwell.py`): mnnvl's, with its trtllm fallback's bytes kept in the interval."""
+    tp, model = inputs.layout.tp, inputs.model
+    max_size = blackwell_max_size(capability, tp)
+    if max_size is None:
+        return None  # FI_SUPPORTED_WORLD_SIZES: 2, 4, 8, 16
+    if model is None:  # the largest payload the max size allows: tokens × hidden × 2 B = max size
+        element, shape = 2, "the model's config not at hand: the largest payload its max size allows"
+        mnnvl_tokens, mnnvl_hidden = tp, max_size // (tp * element)  # two-shot's rounding to TP exact
+        trtllm_tokens, trtllm_hidden = 1, max_size // element
+    else:
+        element = 4 if model.dtype_bytes == 4 else 2
+        tokens = min(max_size // (model.hidden_size * element), max_num_batched_tokens)
+        mnnvl_tokens = trtllm_tokens = tokens
+        mnnvl_hidden = trtllm_hidden = model.hidden_size
+        shape = f"{tokens:,} tokens × hidden {model.hidden_size:,}"
+    request = mnnvl_request_bytes(tp, mnnvl_tokens, mnnvl_hidden, element)
+    mnnvl = round_up(request + SIGNAL_PAD_BYTES, ALLOCATION_GRANULARITY)
+    trtllm = allocation_held_bytes(buffer_sizes(tp, trtllm_tokens, trtllm_hidden, fp32_lamport=element == 4))
+    return FusionWorkspace(bytes=mnnvl, modelled=True, other_bytes=trtllm, why=(
+        f"FlashInfer's all-reduce + RMSNorm workspace at TP {tp} on Blackwell ({shape}): mnnvl's three Lamport "
+        f"copies held as {mnnvl / MIB:,.0f} MiB (vLLM's default backend), or {trtllm / MIB:,.0f} MiB where the start "
+        f"falls back to trtllm (no NVSwitch multicast or fabric memory: not known before the start, kept in the "
+        f"interval)"))  # fmt: skip
