@@ -123,6 +123,17 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "config's shapes: recon Llama-3.1-8B-Instruct-bnb-4bit 111,000,448 B at TP 1 (SGLang refuses TP 2)",
     ),
     (
+        "A21",
+        lambda arch, c, text: c.engine == "vllm" and _vllm_backend_lm_head_bias(arch, c, text),
+        "harness: a Transformers-backend class built on the meta device, never loaded: vLLM's CausalMixin builds its "
+        "ParallelLMHead without a bias and registers one only when load_weights meets the checkpoint's "
+        "lm_head.bias (models/transformers/causal.py:68-85 at v0.33.0, `auto_load_lm_head_bias` → "
+        "`_register_bias`: vocab per rank in the model dtype), which the meta build never runs; a served engine "
+        "holds it, as kvtop's book does. Exactly the bias, from the config's shapes: phi-1_5 (PhiForCausalLM, on "
+        "the backend from v0.32.0; its own phi.py, lm_head bias=True, through v0.30.0) 51,200 × 2 B = 102,400 B at "
+        "TP 1, 51,200 B a rank at TP 2",
+    ),
+    (
         "A3",
         lambda arch, c, text: config_value(c.config, "torch_dtype") == "float32",
         "kvtop: the config states torch_dtype float32 and the engines serve it in bfloat16 (vLLM: 'Downcasting "
@@ -243,6 +254,22 @@ def _vllm_producerless(check: StageCheck, text: str) -> bool:
     book = weights_book(model, layout, range(*check.layers), first_stage=check.stage == 0,
                         last_stage=check.stage == pp - 1, parts=parts)  # fmt: skip
     return book.total_bytes == int(match.group(1).replace(",", ""))
+
+
+# vLLM 0.33.0's Transformers-backend text classes whose checkpoint holds an lm_head bias (transformers'
+# PhiForCausalLM: nn.Linear(hidden, vocab, bias=True)), which kvtop's book counts (A21)
+BACKEND_LM_HEAD_BIAS = frozenset({"PhiForCausalLM"})
+VOCAB_PADDING = 64  # ParallelLMHead's DEFAULT_VOCAB_PADDING_SIZE (layers/vocab_parallel_embedding.py)
+HALF_DTYPES = {"float16": 2, "bfloat16": 2, "float32": 4}
+
+
+def _vllm_backend_lm_head_bias(arch: str, check: StageCheck, text: str) -> bool:
+    """kvtop over by exactly the lm_head bias of the last stage's rank: the padded vocab ÷ TP in the model dtype."""
+    vocab, dtype = config_value(check.config, "vocab_size"), config_value(check.config, "torch_dtype")
+    if arch not in BACKEND_LM_HEAD_BIAS or not vocab or dtype not in HALF_DTYPES:
+        return False
+    padded = -(-vocab // VOCAB_PADDING) * VOCAB_PADDING
+    return weights_delta(text) == padded // tp_of(check) * HALF_DTYPES[dtype]
 
 
 def _sglang_fused_shared(arch: str, check: StageCheck, text: str) -> bool:

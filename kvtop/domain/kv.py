@@ -110,6 +110,9 @@ class KvStorage(BaseModel):
     # cross-attention layers a pool of their own whose tokens a request holds are the encoder's, not its length
     # (vLLM 0.33.0 CrossAttentionSpec, engines/vllm/encdec.py); "": not modelled (ENCODER_DECODER_NOT_MODELLED)
     encoder_decoder: Literal["", "one_pool", "cross_pool"] = ""
+    # `auto` on a bf16 model is fp16 on a GPU whose compute-capability major is below this, one without bf16 (vLLM
+    # from v0.9.0 falls back to float16: engines/vllm/dtype_fallback.py); 0: the model's dtype on every GPU
+    auto_fp16_below_major: int = 0
 
 
 def resolve_kv_format(
@@ -148,11 +151,21 @@ def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_
             return "fp8_e4m3"
         if dsa and gpu_key(gpu_name) in storage.auto_fp8_dsa_gpus:
             return "fp8_e4m3"
-        return "fp32" if model.dtype_bytes == 4 else model.half_dtype
+        if model.dtype_bytes == 4:
+            return "fp32"
+        return _auto_half(model, storage, gpu_name)
     try:
         return _ALIASES[requested]
     except KeyError:
         raise InputError(f"unknown KV cache dtype {requested!r}", field="--kv-cache-dtype") from None
+
+
+def _auto_half(model: ModelSpec, storage: KvStorage, gpu_name: str | None) -> KvFormat:
+    """The model's 16-bit dtype, or fp16 for a bf16 model on a GPU the engine serves without bf16."""
+    capability = compute_capability(gpu_name)
+    if model.half_dtype == "bf16" and capability is not None and capability[0] < storage.auto_fp16_below_major:
+        return "fp16"
+    return model.half_dtype
 
 
 class KvPool(BaseModel):

@@ -1,6 +1,7 @@
 """What PyTorch's CUDA caching allocator reserves for tensors allocated one after another and never freed: the
 segments it asks CUDA for, which is what `torch.cuda.mem_get_info()` sees after `empty_cache()` (an engine that
-measures its weights as the free memory before less after the load sees these, not the tensors' bytes).
+measures its weights as the free memory before less after the load sees these, not the tensors' bytes), and the
+blocks the tensors hold, which is what `torch.cuda.memory_allocated()` counts (vLLM's measure).
 
 The rules, as PyTorch's c10/cuda/CUDACachingAllocator.cpp states them (the same in torch 2.x; the file as the
 search index keeps it, id 171536164): every request is rounded up to 512 B (`round_size`, kMinBlockSize); one of at
@@ -16,7 +17,7 @@ block is taken best fit (`get_free_block`: the smallest that fits), and the rest
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 MIN_BLOCK_BYTES = 512  # kMinBlockSize: every request rounded up to it
 SMALL_REQUEST_BYTES = 1 << 20  # kSmallSize: the largest request the small pool serves
@@ -39,11 +40,10 @@ def segment_bytes(request: int) -> int:
     return _round_up(request, LARGE_ROUNDING_BYTES)
 
 
-def reserved_bytes(tensor_bytes: Iterable[int]) -> int:
-    """The bytes of the segments the allocator holds once every tensor of `tensor_bytes` (in the order allocated,
-    none freed) is allocated."""
+def _carve(tensor_bytes: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """For each tensor of `tensor_bytes` (in the order allocated, none freed): (the block it holds, the segment it
+    opened or 0)."""
     free: dict[bool, list[int]] = {True: [], False: []}  # by pool (small?): the free blocks' sizes, sorted
-    reserved = 0
     for size in tensor_bytes:
         if size <= 0:
             continue
@@ -51,12 +51,27 @@ def reserved_bytes(tensor_bytes: Iterable[int]) -> int:
         small = request <= SMALL_REQUEST_BYTES
         pool = free[small]
         at = bisect.bisect_left(pool, request)
+        opened = 0
         if at < len(pool):
             block = pool.pop(at)
         else:
-            block = segment_bytes(request)
-            reserved += block
+            block = opened = segment_bytes(request)
         rest = block - request
         if rest >= MIN_BLOCK_BYTES if small else rest > SMALL_REQUEST_BYTES:
             bisect.insort(pool, rest)
-    return reserved
+            block = request
+        yield block, opened
+
+
+def reserved_bytes(tensor_bytes: Iterable[int]) -> int:
+    """The bytes of the segments the allocator holds once every tensor of `tensor_bytes` (in the order allocated,
+    none freed) is allocated."""
+    return sum(opened for _, opened in _carve(tensor_bytes))
+
+
+def allocated_bytes(tensor_bytes: Iterable[int]) -> int:
+    """The bytes torch counts as allocated (`torch.cuda.memory_allocated`, which vLLM's 'Model loading took' reads)
+    once every tensor of `tensor_bytes` is allocated: each tensor's block, with the rest of a block the allocator
+    did not split (a large-pool rest of 1 MiB or less: the last of a shared 20 MiB segment, or of a segment
+    rounded up to 2 MiB)."""
+    return sum(block for block, _ in _carve(tensor_bytes))

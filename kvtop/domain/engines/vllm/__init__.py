@@ -18,6 +18,7 @@ from kvtop.domain.engines.vllm.backends import block_size, checkpoint_fp8_dsa_ds
 from kvtop.domain.engines.vllm.budget import VllmBudget, start_request_bytes, starting_utilization
 from kvtop.domain.engines.vllm.config_checks import check_config
 from kvtop.domain.engines.vllm.dsv4 import DSV4_ERAS, ROW_BYTES
+from kvtop.domain.engines.vllm.dtype_fallback import auto_fp16_below_major
 from kvtop.domain.engines.vllm.encdec import CROSS_GROUP_ERAS
 from kvtop.domain.engines.vllm.eras import CALENDAR, honours_checkpoint_kv_dtype, resolve_version
 from kvtop.domain.engines.vllm.flags import VllmFlags
@@ -89,7 +90,8 @@ class VllmRules(VllmBudget, EngineBase):
     ) -> KvStorage:
         """§3.3: `auto` follows a ModelOpt checkpoint's FP8 KV from v0.14; §3: DeepSeek V3.2's FP8 latent is
         `fp8_ds_mla` on every GPU, later only on Hopper (FLASHMLA_SPARSE) and never for `auto`'s checkpoint FP8
-        (backends.py); §4.4: the Mamba SSM state's dtype; §4.7: DeepSeek-V4's row from 0.33.0; §4.8: the cross group."""
+        (backends.py); §4.4: the Mamba SSM state's dtype; §4.7: DeepSeek-V4's row from 0.33.0; §4.8: the cross group;
+        a bf16 model's `auto` KV in fp16 below sm80 from v0.9.0 (dtype_fallback.py)."""
         majors = checkpoint_fp8_dsa_ds_mla_majors(model, settings.kv_cache_dtype, version)
         return self.kv_storage.model_copy(
             update={
@@ -101,6 +103,8 @@ class VllmRules(VllmBudget, EngineBase):
                 "compressed_latent_bytes": ROW_BYTES if DSV4_ERAS.at(version) else 0,
                 # §4.8: an encoder-decoder's cross-attention group where it is read (encdec.py), else refused
                 "encoder_decoder": "cross_pool" if CROSS_GROUP_ERAS.at(version) else "",
+                # a bf16 model under `auto` served as fp16 below sm80 from v0.9.0 (dtype_fallback.py)
+                "auto_fp16_below_major": auto_fp16_below_major(version),
             }
         )
 
