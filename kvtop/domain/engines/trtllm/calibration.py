@@ -39,6 +39,8 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
+from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
+from kvtop.domain.engines.trtllm.moe_weights import held_beside
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import gpu_model_key, sm_count
 from kvtop.domain.layout import ParallelLayout
@@ -142,6 +144,13 @@ def weights_built_ahead(inputs: CalibrationInputs) -> bool:
     return not _profiled(inputs)
 
 
+def _experts_padding(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """What the PyTorch backend's MoE backend registers of MXFP4 experts beyond the book (moe_weights.py, §24)."""
+    if not _profiled(inputs):
+        return None
+    return held_beside(inputs.model, inputs.layout, inputs.settings)
+
+
 def _batch_and_tokens(inputs: CalibrationInputs) -> tuple[int, int]:
     """The build's (or the PyTorch executor's) max_batch_size and max_num_tokens, else the defaults (§6)."""
     s = inputs.settings
@@ -176,7 +185,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     found = [
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context(inputs, fits),
-        weights_estimate(inputs, built_ahead=weights_built_ahead(inputs)),
+        weights_estimate(inputs, extra=_experts_padding(inputs), built_ahead=weights_built_ahead(inputs)),
     ]
     if not _profiled(inputs):
         logits = token_logits_estimate(inputs) or packed_tokens_estimate(inputs)
@@ -193,8 +202,9 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
                                 ("trtllm.non_torch", "CUDA graphs, workspaces, NCCL (profiled)", _assumed_non_torch)):  # fmt: skip
         term = FIT_TERMS[key][0]
         value, error, basis = assumed(inputs, fits)
-        found.append(fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
-                     or assumed_estimate(term, label, value, error, basis))  # fmt: skip
+        estimate = (fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
+                    or assumed_estimate(term, label, value, error, basis))  # fmt: skip
+        found.append(with_moe_unmodelled(estimate, inputs) if key == "trtllm.non_torch" else estimate)
     return tuple(found)
 
 

@@ -104,6 +104,7 @@ PASSTHROUGH = frozenset(
         "--chat_template",
         "--kv_cache_config.enable_block_reuse",
         "--override-engine-args",
+        "--moe_config.backend",  # moe_weights.py reads it
     }
 ) | DEPLOYMENT_FLAGS  # deployment.py reads these
 PREFERRED: Mapping[str, str] = {
@@ -179,7 +180,7 @@ class TrtllmFlags:
     # `trtllm-serve MODEL [options]`; it has no model option)
     model_flag: str | None = None
     passthrough: frozenset[str] = PASSTHROUGH
-    read_by_rules: frozenset[str] = frozenset()
+    read_by_rules: frozenset[str] = frozenset({"--moe_config.backend"})  # moe_weights.py: the MXFP4 experts' padding
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # trtllm-serve's click options (tensorrt_llm/commands/serve.py) and the YAML's LlmArgs fields are not
