@@ -99,7 +99,7 @@ def test_feature_transport_pool_adds_to_the_reserve() -> None:
 def test_llama4_scout_tp4_auto_fraction() -> None:
     ledger = predict(load(SCOUT), parse_flags("sglang", ["--tp", "4", MM]), gpu_total_bytes=H100)
     # (81,559 − (512 + 12,288 + 2 × 512 + 4/8 × 1,024)) / 81,559 = 0.824 (no piecewise prefill sizes: off for a
-    # multimodal model, pcg_multimodal.py); × 0.95 × (1 − 0.1·(34·1408²/(24·1024²) − 1) = 0.83216…) = 0.65142
+    # multimodal model, prefill_graphs_off.py); × 0.95 × (1 − 0.1·(34·1408²/(24·1024²) − 1) = 0.83216…) = 0.65142
     assert ledger.engine.memory_fraction == pytest.approx(0.65142, abs=1e-5)
 
 
@@ -135,11 +135,15 @@ def test_gpt_oss_swa_cell_counts_the_stages_layers_under_pp() -> None:
     # 201,088 × 2,880 × 2 B = 1,158,266,880 B on each stage of the engine's PP 4 build), the router bias bf16 as
     # SGLang builds it (mlp.router.bias [128] bfloat16: 18 × 128 × 2 B fewer than fp32 on each stage):
     # 32,624,404,992 + 1,158,266,880 = 33,782,671,872; stage 1 32,624,415,360 − 4,608 = 32,624,410,752;
-    # (84,447,068,160 − 33,782,671,872) − 84,447,068,160 × 0.172 = 36,139,500,564
+    # mfs: 0.5.23 turns the breakable prefill graphs off by default under PP > 1 (arg_groups/cuda_graph_hook.py:150,
+    # before memory_hook.py:381 sizes the reserve; prefill_graphs_off.py), so no 464 MiB of 58 sizes:
+    # (81,559 − (512 + 12,288 + 512 + 2/8 × 1,024)) / 81,559 = 67,991 / 81,559 = 0.8336 → 0.834;
+    # (84,447,068,160 − 33,782,671,872) − 84,447,068,160 × 0.166 = 36,646,182,973
     assert [rank.weights.total_bytes for rank in ledger.ranks] == [33_782_671_872, 32_624_410_752]
-    assert ledger.engine.kv_budget_bytes == 36_139_500_564
-    assert ledger.token_capacity == 1_089_274  # 36,139,500,564 // 33,177.6
-    assert ledger.engine.swa_token_capacity == 871_419  # int(1,089,274 × 0.8)
+    assert ledger.engine.memory_fraction == 0.834
+    assert ledger.engine.kv_budget_bytes == 36_646_182_973
+    assert ledger.token_capacity == 1_104_545  # 36,646,182,973 // 33,177.6
+    assert ledger.engine.swa_token_capacity == 883_636  # int(1,104,545 × 0.8)
 
 
 def test_gpt_oss_swa_cell_without_pp_is_unchanged() -> None:

@@ -36,7 +36,7 @@ YI_VL = DATA / "engine_diff" / "registry" / "configs" / "YiVLForCausalLM.json"
 # §5 on 81,559 MiB: 512 + 1.5 × 8,192 + 2 × 256 (decode graphs) + 1/8 × 1,024 = 13,440 MiB → round(0.83521, 3) = 0.835,
 # at 0.5.6.post2 (no prefill graphs yet) and at 0.5.23 too: a multimodal class on neither allowlist has its prefill
 # graphs turned off before the reserve is sized (arg_groups/cuda_graph_hook.py:231, resolution_hooks.py:44 before :52),
-# so no 58 prefill sizes × 8 MiB (a text-only model's 13,904 MiB → 0.830; pcg_multimodal.py)
+# so no 58 prefill sizes × 8 MiB (a text-only model's 13,904 MiB → 0.830; prefill_graphs_off.py)
 AUTO = {"0.5.23": 0.835, "0.5.6.post2": 0.835}
 
 

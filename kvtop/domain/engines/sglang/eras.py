@@ -19,7 +19,7 @@ from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
 from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
 from kvtop.domain.engines.sglang.multimodal import is_multimodal, vlm_factor_vision
-from kvtop.domain.engines.sglang.pcg_multimodal import prefill_graphs_off_for_multimodal
+from kvtop.domain.engines.sglang.prefill_graphs_off import prefill_graphs_off_reason
 from kvtop.domain.engines.versions import (
     Era,
     Eras,
@@ -158,8 +158,9 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, s
     parts = ""
     release = version.release
     pcg_on = release is None or release >= (parse_release(PCG_DEFAULT_SINCE) or release)
-    if pcg_on and prefill_graphs_off_for_multimodal(inputs.model, s, version):  # pcg_multimodal.py
-        parts = ", no prefill graphs (off for a multimodal model)"
+    off_for = prefill_graphs_off_reason(inputs) if pcg_on else None  # prefill_graphs_off.py
+    if off_for is not None:
+        parts = f", no prefill graphs (off for {off_for})"
     elif pcg_on:
         if inputs.model.mla is not None:
             pcg = 1.5 * 1024

@@ -1,5 +1,5 @@
 """SGLang turns its prefill (piecewise) CUDA graphs off for a multimodal model before it sizes the automatic fraction,
-so the reserve holds none of their 8 MiB a size (pcg_multimodal.py; SGLang 0.5.10.post1 server_args.py:1109-1111,
+so the reserve holds none of their 8 MiB a size (prefill_graphs_off.py; SGLang 0.5.10.post1 server_args.py:1109-1111,
 called at :778 before `_handle_gpu_memory_settings` at :784, whose reserve adds them only `if not
 self.disable_piecewise_cuda_graph`, :1305).
 

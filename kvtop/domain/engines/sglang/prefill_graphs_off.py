@@ -1,0 +1,110 @@
+"""Whether SGLang turns its prefill (piecewise / breakable) CUDA graphs off before it sizes the automatic fraction:
+if so, the reserve holds none of their 8 MiB a captured size (1.5 GiB for MLA) (docs/engines/sglang.md §5).
+
+Every release below runs the switch-off before `_handle_gpu_memory_settings`, whose reserve adds the graphs only
+where they stay on (0.5.10.post1 server_args.py:778 then :784, reserve `if not self.disable_piecewise_cuda_graph`
+:1305; 0.5.15.post1 `_handle_cuda_graph_config` :2693 then :2709, reserve :3660-3670; 0.5.23 arg_groups/
+resolution_hooks.py:44 then :52, reserve memory_hook.py:381).
+
+The multimodal model (each backend with its allowlist, the union kept):
+- v0.5.10 … v0.5.13 server_args.py `_handle_piecewise_cuda_graph` (every `model_config.is_multimodal`;
+  0.5.10.post1:1109, 0.5.11:1228, 0.5.13:1374);
+- v0.5.15.post1 `_disable_tc_piecewise_cudagraph_if_incompatible` (:3301, unless
+  `is_multimodal_piecewise_cuda_graph_supported`, configs/model_config.py:1780) and
+  `_disable_breakable_cudagraph_if_incompatible` (:3374, every multimodal model);
+- v0.5.23 arg_groups/cuda_graph_hook.py:231 (configs/model_config.py :2489 piecewise, :2501 breakable allowlists).
+
+The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
+- v0.5.10 … v0.5.10.post1 `_handle_piecewise_cuda_graph` (0.5.10.post1:1078-1139): speculative decoding (:1089),
+  DP attention (:1092), PP > 1 (:1098), any MoE A2A backend (:1104), LoRA (:1107), hierarchical cache (:1123),
+  any PD disaggregation mode (:1129), EPLB (:1135);
+- v0.5.11 … v0.5.13 the same less speculative decoding (0.5.11:1194-1261, 0.5.12:1301-1368, 0.5.13:1342-1410);
+- v0.5.15.post1, v0.5.16: the prefill default on CUDA is the breakable backend (model_executor/cuda_graph_config.py
+  `default_prefill_backend`, 0.5.15.post1:95), which drops its graphs for an MLA model, LoRA, any MoE A2A backend
+  and DP attention (0.5.15.post1 server_args.py:3352, :3364-3372; 0.5.16:3774, :3792-3799); a PD decode node reserves none
+  (`disaggregation_mode != "decode"`, 0.5.15.post1:3662; 0.5.16 `_apply_cuda_graph_disaggregation_roles` :3680);
+- v0.5.23: PP > 1 (cuda_graph_hook.py:150, breakable off by default), an A2A backend other than deepep / megamoe /
+  flashinfer (:222-227), a PD decode node (:568-575; memory_hook.py:381).
+0.5.14 and 0.5.17 … 0.5.22 were not read: the earlier release's rules are taken. Torch compile, symmetric memory,
+CPU offload, context parallel and the other switches read flags kvtop does not model (flags_unmodelled.py).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.deployment_flags import flag_set, flag_text
+from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
+from kvtop.domain.engines.sglang.multimodal import is_multimodal
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+
+_MINIMAX_M3 = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
+# the multimodal classes whose prefill graphs may stay on (a backend's allowlist, the union over backends)
+PCG_KEPT_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "server_args.py _handle_piecewise_cuda_graph: every multimodal model off (0.5.10 … 0.5.13)"),
+    Era("0.5.15.post1", _MINIMAX_M3, "configs/model_config.py:1780 multimodal_piecewise_cuda_graph_supported_archs"),
+    Era("0.5.23", _MINIMAX_M3 | {
+        "KimiK25ForConditionalGeneration", "Cohere2VisionForConditionalGeneration", "Glm5NextForConditionalGeneration",
+        "InternS2MobiusForConditionalGeneration", "PaddleOCRVLForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
+        "MuseGlimmerForConditionalGeneration", "MuseSparkForConditionalGeneration", "KimiK3ForConditionalGeneration",
+    }, "configs/model_config.py:2489 (piecewise) and :2501 (breakable) allowlists"),
+))  # fmt: skip
+
+# the launch conditions that turn the prefill graphs off, by the words the reserve's reason prints
+SPECULATIVE = "speculative decoding"
+DP_ATTENTION = "DP attention"
+PIPELINE = "PP > 1"
+A2A_ANY = "an MoE A2A backend"
+A2A_UNVALIDATED = "an A2A backend breakable graphs do not take"
+LORA = "LoRA"
+HICACHE = "hierarchical cache"
+PD_ANY = "PD disaggregation"
+PD_DECODE = "a PD decode node"
+EPLB = "EPLB"
+MLA = "an MLA model"  # the model, not the launch: breakable graphs drop MLA (0.5.15.post1 … 0.5.22)
+_UNTIL_0_5_13 = (DP_ATTENTION, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
+LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
+    Era("", (SPECULATIVE, *_UNTIL_0_5_13), "server_args.py _handle_piecewise_cuda_graph (0.5.10.post1:1078-1139)"),
+    Era("0.5.11", _UNTIL_0_5_13, "server_args.py _handle_piecewise_cuda_graph: no speculative rule (0.5.11:1194)"),
+    Era("0.5.15.post1", (MLA, LORA, A2A_ANY, DP_ATTENTION, PD_DECODE),
+        "server_args.py _disable_breakable_cudagraph_if_incompatible (:3352-3372), decode node :3662"),
+    Era("0.5.23", (PIPELINE, A2A_UNVALIDATED, PD_DECODE),
+        "arg_groups/cuda_graph_hook.py:150, :222-227, :569-575"),
+))  # fmt: skip
+_BREAKABLE_A2A = frozenset({"deepep", "megamoe", "flashinfer"})  # cuda_graph_hook.py:225 (0.5.23)
+
+
+def prefill_graphs_off_for_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
+    """Whether SGLang turns the prefill graphs off because the model is multimodal (`is_multimodal`) and its class is
+    on no allowlist of the release: the automatic fraction then reserves nothing for them."""
+    return is_multimodal(model, settings, version) and model.architecture not in PCG_KEPT_ERAS.at(version)
+
+
+def _holds(condition: str, inputs: EngineInputs) -> bool:
+    """Whether the launch meets one condition of `LAUNCH_ERAS`."""
+    s, lay = inputs.settings, inputs.layout
+    setup = deployment_setup(s)
+    mode = flag_text(s, "disaggregation-mode") or "null"
+    return {
+        SPECULATIVE: setup.spec_method is not None,
+        DP_ATTENTION: lay.dp_attention,
+        PIPELINE: lay.pp > 1,
+        A2A_ANY: setup.a2a_backend is not None,
+        A2A_UNVALIDATED: setup.a2a_backend is not None and setup.a2a_backend not in _BREAKABLE_A2A,
+        LORA: setup.lora,
+        HICACHE: setup.host_kv is not None,
+        PD_ANY: mode != "null",
+        PD_DECODE: mode == "decode",
+        EPLB: flag_set(s, "enable-eplb"),
+        MLA: inputs.model.mla is not None,
+    }[condition]
+
+
+def prefill_graphs_off_reason(inputs: EngineInputs) -> str | None:
+    """Why SGLang turns the prefill graphs off before sizing the reserve ('a multimodal model', 'DP attention', …),
+    None where they stay on (for a release whose prefill graphs are on by default)."""
+    if prefill_graphs_off_for_multimodal(inputs.model, inputs.settings, inputs.version):
+        return "a multimodal model"
+    return next((c for c in LAUNCH_ERAS.at(inputs.version) if _holds(c, inputs)), None)
