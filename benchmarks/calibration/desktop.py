@@ -58,7 +58,8 @@ def most_held(holds: Callable[[int], bool], limit_mib: int = SEARCH_LIMIT_MIB) -
     (`holds(mib)`); None where not even 0 gives it. Found by bisection: a plan's capacity never grows as its free
     memory shrinks (each engine's budget is a share of the free memory, cut into whole blocks), so `holds` is true up
     to one MiB and false past it, and the boundary a MiB-by-MiB walk meets is the one halving meets, in 13 plans of
-    the walk's hundreds (each fold of a leave-one-source-out judgement searches again)."""
+    the walk's hundreds (each fold of a leave-one-source-out judgement searches again; session 53: the walk's figure
+    on each of the 180 folds' searches, 161 to 171 MiB for lmdeploy#1703)."""
     if not holds(0):
         return None
     low, high = 0, limit_mib  # holds(low); every MiB from high on is past the search
