@@ -80,9 +80,18 @@ def _perturb(monkeypatch: pytest.MonkeyPatch, emptied: bool) -> None:
     monkeypatch.setattr(evaluate, "_WEIGHTS_ERRORS", {})  # by record id: made again from the fresh records
 
 
+@pytest.fixture(scope="module")
+def unperturbed() -> dict[str, dict[str, object]]:
+    """Each subset judged with every committed block as committed: made once for both perturbations (their xdist group
+    keeps them on one worker), from records of its own."""
+    return {name: _judged(corpus) for name, corpus in _subsets().items()}
+
+
+@pytest.mark.xdist_group("calibration-no-committed-leak")
 @pytest.mark.parametrize("emptied", [False, True], ids=["tripled", "emptied"])
-def test_the_judgement_reads_no_committed_block(monkeypatch: pytest.MonkeyPatch, emptied: bool) -> None:
-    before = {name: _judged(corpus) for name, corpus in _subsets().items()}
+def test_the_judgement_reads_no_committed_block(monkeypatch: pytest.MonkeyPatch, emptied: bool,
+                                                unperturbed: dict[str, dict[str, object]]) -> None:  # fmt: skip
+    before = unperturbed
     # what the subset must reach for the check to mean something: a TensorRT-LLM PyTorch start (its context assumed)
     # and a v0.6.4 vLLM start (one process's context added), judged; the context fitted in one subset, not the other
     ids = [name.split(" ", 1)[1] for name in before["with context fits"] if name.startswith("blind ")]

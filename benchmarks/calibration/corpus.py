@@ -78,10 +78,10 @@ class Record:
         gpu = self.raw.get("gpu")
         return str(gpu) if gpu else None
 
-    @property
+    @cached_property
     def gpu_total_bytes(self) -> int | None:
         """nvidia-smi's total of the GPU: as the source printed it (`gpu_total_mib`), else kvtop's table;
-        None for an unnamed or unlisted GPU."""
+        None for an unnamed or unlisted GPU. Read once per record (every fold's `observed` asks it)."""
         printed = self.raw.get("gpu_total_mib")
         if printed is not None:
             return int(str(printed)) * MIB

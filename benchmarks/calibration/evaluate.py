@@ -86,8 +86,10 @@ def _records(corpus: Corpus, leave_out: str | None) -> Iterable[Record]:
 
 
 def origin(record: Record) -> RowOrigin:
-    """The record's source and GPU model, as a fit's row keeps them."""
-    return RowOrigin(source=record.source, gpu=gpu_model_key(record.gpu) if record.gpu else "")
+    """The record's source and GPU model, as a fit's row keeps them (made once per record: a frozen value every fold's
+    rows share)."""
+    return record.memo(("origin", ""), lambda: RowOrigin(source=record.source,
+                                                         gpu=gpu_model_key(record.gpu) if record.gpu else ""))  # fmt: skip
 
 
 def cuda_total_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
@@ -267,8 +269,8 @@ def _kv_truth(record: Record) -> tuple[int, float] | None:
 
 def _logged_terms(record: Record) -> dict[str, int | None]:
     """The record's runtime figures as its engine reads them back (memoised, as `observed` reads them)."""
-    read = engine_rules(record.engine).calibration.logged_terms
-    return record.memo(("logged_terms", ""), lambda r=record: read(r.inputs(), r.figures))
+    return record.memo(("logged_terms", ""),
+                       lambda r=record: engine_rules(r.engine).calibration.logged_terms(r.inputs(), r.figures))  # fmt: skip
 
 
 def _graphs_charged(record: Record) -> bool:
@@ -404,7 +406,7 @@ def cuda_context_fits(corpus: Corpus, totals: dict[str, LinearTerm],
         if not one_rank or is_unified(record.gpu) or record.desktop or record.excluded(Term.CONTEXT):
             continue
         measured = observed(record, Term.CONTEXT, totals)
-        values = one_process_features(record.inputs())
+        values = record.memo(("one_process_features", ""), lambda r=record: one_process_features(r.inputs()))
         if measured is not None and values is not None:
             rows.append((values, measured / GIB))
             origins.append(origin(record))
