@@ -13,6 +13,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
+from kvtop.domain.engines.sglang.blockscale_leak import leak_rows
 from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.dsa import dsa_kv_default_before_checkpoint
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
@@ -140,8 +141,10 @@ class SglangRules(SglangBudget, EngineBase):
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:
         """§20: NVFP4 experts' swizzled scales, a fused shared expert whole under EP (weights_built.py); one class's
-        unused norms and fp32 head (weights_classes.py)."""
-        return built_rows(model, layout, layers, gpu_name, version) + class_rows(model, layout, layers, version)
+        unused norms and fp32 head (weights_classes.py); 0.5.3 – 0.5.11's leaked NVFP4 block-scale placeholders
+        (blockscale_leak.py)."""
+        return (built_rows(model, layout, layers, gpu_name, version) + class_rows(model, layout, layers, version)
+                + leak_rows(model, layout, layers, gpu_name, version))
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
