@@ -183,13 +183,14 @@ def preload_estimate(
     weights = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     predicted = weights is not None and weights.source != "measured" and weights.within is None
     beside = calibrated.bytes - inputs.weights_bytes if calibrated and predicted else 0
+    weights_stage: int | None = None  # the stage whose load the node's stored weights are, where that rule applied
     if node_weights is not None and weights is not None and weights.within is None and ledger.measured.weights_bytes is None:
         beside = node_weights.bytes - inputs.weights_bytes  # the node's weights reach the budget as the book's + this
         books = _stage_books(ledger)
         stage = node.weights_stage if node is not None else None
         if stage is not None and len(books) > 1 and 0 <= stage < len(books):
             # one stage's stored load: each stage its own book + that load beyond that stage's book (stage_weights)
-            beside = beyond_stage_book(node_weights.bytes, stage, books)
+            beside, weights_stage = beyond_stage_book(node_weights.bytes, stage, books), stage
     # a budget without a context term (vLLM's) still has ranks that hold one: the engine's own fit
     context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, support)
     if context is not None and node is not None:
@@ -204,6 +205,7 @@ def preload_estimate(
         terms=estimates,
         node_note=f"calibrated on this node, {node.date}" if node is not None and node_used else None,
         weights_beside_book_bytes=beside,
+        weights_stage=weights_stage,
         context=context,
         unified_host=unified_host(total, charged=from_free, fraction=fraction,
                                   needs_bytes=rules.start_needs_bytes(total, fraction))
