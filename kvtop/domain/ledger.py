@@ -224,10 +224,7 @@ def _solve(
         )
 
     results = [solve(pp, w, kv, t, settings) for pp, (_, w, kv, t) in enumerate(stages)]
-    # the binding stage: the least capacity (then blocks); after the cap every stage holds its capacity, and the
-    # budget shown stays that stage's (its own weights and notes), not the first stage's
-    binding = min(range(len(results)), key=lambda pp: (results[pp].token_capacity, results[pp].num_blocks or 0))
-    tightest = results[binding]
+    tightest = min(results, key=lambda r: (r.token_capacity, r.num_blocks or 0))
     if len(results) > 1 and tightest.fits:  # every stage at the shared capacity
         capped = rules.at_shared_capacity(settings, tightest)
         results = [solve(pp, w, kv, t, capped) for pp, (_, w, kv, t) in enumerate(stages)]
@@ -257,7 +254,7 @@ def _solve(
                         update={"rank": index, "gpu_index": index, "tp_rank": tp_rank, "dp_rank": dp}
                     )
                 )
-    engine = results[binding]
+    engine = results[[r.token_capacity for r in results].index(min(r.token_capacity for r in results))]
     host = deployment.host_tier(
         setup, gpu_tokens=engine.token_capacity if engine.fits else 0,
         kv_bytes_per_token=plain.full_bytes_per_token + plain.swa_bytes_per_token if plain else 0,

@@ -64,16 +64,3 @@ def test_a_line_without_a_stage_is_every_stages_figure_as_before() -> None:
     weights = _stage_weights(_planned_from(old))
     assert max(weights) == LOGGED and abs(weights[0] - (LOGGED - ONE_LAYER)) < 1024
 
-
-def _weights_step(ledger: Ledger) -> tuple[int, str | None, str]:
-    step = next(s for s in ledger.engine.steps if s.label == "− weights")
-    return -step.bytes, step.source, step.note
-
-
-def test_the_budget_shown_is_the_binding_stages_with_its_derived_weights() -> None:
-    """After the cap every stage holds the shared capacity; the budget shown is the binding stage's (a middle one:
-    one layer more, so the least KV), its weights named derived (calibrated), whether the log or the store gave them."""
-    for ledger, which in ((_plan().ledger, "logged"), (_planned_from(_stored()), "stored")):
-        weights, source, note = _weights_step(ledger)
-        assert abs(weights - (LOGGED + ONE_LAYER)) < 1024 and source == "calibrated"
-        assert note.startswith(f"derived from stage 0's {which}")
