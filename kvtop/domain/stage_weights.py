@@ -24,10 +24,17 @@ def stage_measured_weights(measured: MeasuredInputs, book_bytes: Sequence[int]) 
     stage, logged = measured.weights_stage, measured.weights_bytes
     if stage is None or logged is None or len(book_bytes) < 2 or not 0 <= stage < len(book_bytes):
         return tuple(measured for _ in book_bytes)
-    base = book_bytes[stage]
+    beyond = beyond_stage_book(logged, stage, book_bytes)
     return tuple(
         measured if pp_rank == stage
-        else measured.model_copy(update={"weights_bytes": logged + book - base}).with_estimated(
+        else measured.model_copy(update={"weights_bytes": book + beyond}).with_estimated(
             "weights_bytes", DERIVED_STAGE_WEIGHTS)
         for pp_rank, book in enumerate(book_bytes)
     )  # fmt: skip
+
+
+def beyond_stage_book(stage_bytes: int, stage: int, book_bytes: Sequence[int]) -> int:
+    """What every stage holds beyond its own book where `stage_bytes` is stage `stage`'s load alone (`book_bytes`:
+    each stage's weights book, in stage order): that load less that stage's book. Stage k then holds book(k) + this,
+    the rule above; a node's stored start of one stage's load (`NodeMeasure.weights_stage`) reaches a plan by it."""
+    return stage_bytes - book_bytes[stage]

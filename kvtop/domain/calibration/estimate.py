@@ -41,6 +41,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.request_capacity import RequestInterval, request_interval
+from kvtop.domain.stage_weights import beyond_stage_book
 
 
 def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
@@ -118,11 +119,20 @@ def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettin
         value = value if value > 0 else estimate.bytes
     if value < 0:  # a store line written before negative terms were refused: nothing measured it
         return estimate
-    together = " (weights and runtime charge together)" if node.together and estimate.term is Term.WEIGHTS else ""
+    said = " (weights and runtime charge together)" if node.together and estimate.term is Term.WEIGHTS else ""
+    if estimate.term is Term.WEIGHTS and node.weights_stage is not None:  # one stage's load: the others derived
+        said += (f" (stage {node.weights_stage}'s load; each other stage's derived from it + its book beyond "
+                     f"stage {node.weights_stage}'s)")
     return estimate.model_copy(update={
         "bytes": value, "error_bytes": NODE_REPEAT_ERROR_BYTES, "source": "measured", "beyond": None,
-        "basis": f"measured on this node at a start on {node.date}{together}", "origin": "node",
+        "basis": f"measured on this node at a start on {node.date}{said}", "origin": "node",
     })  # fmt: skip
+
+
+def _stage_books(ledger: Ledger) -> list[int]:
+    """Each pipeline stage's weights book (its largest rank's), in stage order."""
+    stages = range(max((rank.pp_rank for rank in ledger.ranks), default=-1) + 1)
+    return [max(r.weights_bytes for r in ledger.ranks if r.pp_rank == pp) for pp in stages]
 
 
 def engine_fits(engine: str, fits: dict[str, LinearTerm] | None = None) -> dict[str, LinearTerm]:
@@ -173,8 +183,14 @@ def preload_estimate(
     weights = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     predicted = weights is not None and weights.source != "measured" and weights.within is None
     beside = calibrated.bytes - inputs.weights_bytes if calibrated and predicted else 0
+    weights_stage: int | None = None  # the stage whose load the node's stored weights are, where that rule applied
     if node_weights is not None and weights is not None and weights.within is None and ledger.measured.weights_bytes is None:
         beside = node_weights.bytes - inputs.weights_bytes  # the node's weights reach the budget as the book's + this
+        books = _stage_books(ledger)
+        stage = node.weights_stage if node is not None else None
+        if stage is not None and len(books) > 1 and 0 <= stage < len(books):
+            # one stage's stored load: each stage its own book + that load beyond that stage's book (stage_weights)
+            beside, weights_stage = beyond_stage_book(node_weights.bytes, stage, books), stage
     # a budget without a context term (vLLM's) still has ranks that hold one: the engine's own fit
     context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, support)
     if context is not None and node is not None:
@@ -189,6 +205,7 @@ def preload_estimate(
         terms=estimates,
         node_note=f"calibrated on this node, {node.date}" if node is not None and node_used else None,
         weights_beside_book_bytes=beside,
+        weights_stage=weights_stage,
         context=context,
         unified_host=unified_host(total, charged=from_free, fraction=fraction,
                                   needs_bytes=rules.start_needs_bytes(total, fraction))

@@ -79,6 +79,9 @@ class NodeMeasure(BaseModel):
     # memory's drop across the load exceeded the weights and charge the logged KV memory leaves); applied only
     # with the runtime terms, never alone
     together: bool = False
+    # the pipeline stage whose load the weights term is, where the log printed one stage's (vLLM's rank 0 line under
+    # PP: `MeasuredInputs.weights_stage`); None: every stage's (the largest rank's), as every line before it was kept
+    weights_stage: int | None = None
 
     def start_key(self) -> tuple[object, ...]:
         """What identifies the start (not what kvtop measured of it): one store line per key."""
@@ -151,7 +154,7 @@ def unused_start(
 
 def measure_of_start(
     ledger: Ledger, *, date: str, free_before_load_bytes: int | None, weights_bytes: int | None,
-    runtime_measured: bool,
+    runtime_measured: bool, weights_stage: int | None = None,
 ) -> NodeMeasure | None:  # fmt: skip
     """What one start measured, as a store line: `ledger` rebuilt from the start's log (its measured inputs
     applied), the free memory before load and the weights the log printed, and (`runtime_measured`: the engine
@@ -187,6 +190,7 @@ def measure_of_start(
         date=date, engine=ledger.settings.engine, engine_version=ledger.settings.engine_version,
         gpu=gpu_model_key(ledger.gpu_name), tp=ledger.settings.tp, pp=ledger.settings.pp, model_key=model_key(ledger.model),
         model_type=ledger.model.model_type, settings=runtime_settings(ledger.settings), terms=terms, together=together,
+        weights_stage=weights_stage if Term.WEIGHTS in terms and ledger.settings.pp > 1 else None,
     )  # fmt: skip
 
 
@@ -199,6 +203,9 @@ def measure_of_explanation(result: Explanation, *, date: str) -> NodeMeasure | N
     logged = result.logged
     facts = engine_rules(result.ledger.settings.engine).calibration.START_MEASURES
     weights = logged.weights_bytes
+    # a logged load under PP is the stage the engine's reader said (vLLM's rank 0 line: stage 0's); a free drop is
+    # the least free rank's, every stage's
+    stage = result.ledger.measured.weights_stage if weights is not None else None
     drop = (logged.free_before_load_bytes - logged.free_after_load_bytes
             if logged.free_before_load_bytes is not None and logged.free_after_load_bytes is not None else None)  # fmt: skip
     if weights is None and facts.weights_from_free_drop:
@@ -208,5 +215,5 @@ def measure_of_explanation(result: Explanation, *, date: str) -> NodeMeasure | N
     runtime = facts.runtime_charge and logged.available_kv_bytes is not None
     return measure_of_start(
         result.ledger, date=date, free_before_load_bytes=logged.free_before_load_bytes,
-        weights_bytes=weights, runtime_measured=runtime,
+        weights_bytes=weights, runtime_measured=runtime, weights_stage=stage,
     )  # fmt: skip

@@ -81,6 +81,9 @@ class CalibratedFigures(BaseModel):
     non_kv_source: TermSource = "assumed"
     weights_extra_bytes: int = 0  # added to the predicted weights of every rank (a node's own measure, a bound)
     weights_source: TermSource | None = None  # the weights term's, where the calibration estimated it
+    # the pipeline stage whose load a node's stored weights are (`NodeMeasure.weights_stage`): every other stage's
+    # figure is derived from it (calibrated, not measured); None: every stage's
+    weights_stage: int | None = None
     # what a worker holds before its weights (CUDA context, NCCL) where the budget reads no free memory
     # before load (vLLM): the engine's context fit, read by the ledger as each rank's context
     context_bytes: int | None = None
@@ -109,6 +112,7 @@ class PreloadEstimate(BaseModel):
     # what the calibrated weights term holds beyond the ledger's weights book (a cast at load, the engine
     # loader's own buffers): the budget adds it to every rank's book; 0 where the weights were measured
     weights_beside_book_bytes: int = 0
+    weights_stage: int | None = None  # the stage whose load the node's stored weights are (None: every stage's)
     # the engine's context before load where its budget has no such term (vLLM's worker): not in the
     # interval (the capacity does not rest on it), but each rank's predicted context bytes
     context: TermEstimate | None = None
@@ -191,6 +195,7 @@ class PreloadEstimate(BaseModel):
             if weights is not None
             else 0,
             weights_source=weights.source if weights is not None else None,
+            weights_stage=self.weights_stage,
             context_bytes=held.bytes if held is not None else None,
             context_source=held.source if held is not None else "assumed",
             context_error_bytes=held.error_bytes if held is not None else 0,

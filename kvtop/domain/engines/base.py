@@ -319,14 +319,21 @@ class EngineInputs(BaseModel):
         (calibrated or assumed); None: the book's count with no calibration."""
         if self.measured.weights_bytes is not None:
             return self.measured.estimate_source("weights_bytes") or "measured"
-        return self.measured.calibrated.weights_source if self.measured.calibrated is not None else None
+        calibrated = self.measured.calibrated
+        if calibrated is None:
+            return None
+        stage = calibrated.weights_stage  # a node's stored load of another stage: this stage's is derived from it
+        return "calibrated" if stage is not None and stage != self.pp_rank else calibrated.weights_source
 
     def weights_step(self, label: str = "− weights") -> BudgetStep:
         """The budget line that charges the weights, labelled by `weights_source` (as the pre-start block's term)."""
         measured = self.weights_source == "measured"
-        stage = self.measured.weights_stage
-        derived = stage is not None and self.measured.weights_bytes is not None and stage != self.pp_rank
-        note = f"derived from stage {stage}'s logged load + this stage's book beyond stage {stage}'s" if derived else ""
+        calibrated = self.measured.calibrated
+        stored = calibrated.weights_stage if calibrated is not None and self.measured.weights_bytes is None else None
+        stage = self.measured.weights_stage if self.measured.weights_bytes is not None else stored
+        derived = stage is not None and stage != self.pp_rank
+        which = "logged" if stored is None else "stored (this node's calibration store)"
+        note = f"derived from stage {stage}'s {which} load + this stage's book beyond stage {stage}'s" if derived else ""
         return BudgetStep(label=label, bytes=-self.weights_bytes, measured=measured, note=note,
                           source=None if measured else self.weights_source)  # fmt: skip
 
