@@ -215,6 +215,9 @@ _WORKSTATION_SPELLINGS: tuple[tuple[str, str], ...] = (
 )
 
 
+# Cached (here and below): a pure function of a name (a str, hashable) and this module's constant tables, asked per
+# plan by every term that reads the GPU (≈ 25,000 times in a calibration judgement, each scanning a table).
+@lru_cache(maxsize=1024)
 def _model_token(name: str) -> str:
     """A name's model token: 'NVIDIA GeForce RTX 4090' → 'RTX4090', 'NVIDIA RTX PRO 6000 Blackwell Server Edition'
     → 'RTXPRO6000-BLACKWELL-SERVER-EDITION' (the 'RTXPRO6000' by its prefix), 'A6000' → 'RTXA6000',
@@ -246,6 +249,7 @@ def _known_model(key: str, known: Iterable[str]) -> str | None:
     return max(found, key=len) if found else None
 
 
+@lru_cache(maxsize=1024)  # pure and cached, as `_model_token`
 def compute_capability(name: str | None) -> tuple[int, int] | None:
     """The compute capability of a GPU model by name ('A100-80GB' → (8, 0)); None when the name is unknown."""
     if not name:
@@ -266,6 +270,7 @@ def gpu_model_key(name: str | None) -> str:
     return _known_model(token, (*GPU_TOTAL_MIB, *UNIFIED_TOTAL_MIB, *GPU_CAPABILITY)) or gpu_key(name)
 
 
+@lru_cache(maxsize=1024)  # pure and cached, as `_model_token`
 def gpu_key(name: str | None) -> str:
     """A GPU name as the tables above spell it: 'b200' → 'B200', 'H100 SXM' → 'H100-SXM'; a whole name that is
     another spelling of a listed card, its key ('A4000' → 'RTXA4000', 'RTX6000Ada' → 'RTX6000-ADA', 'NVIDIA B200'
@@ -284,6 +289,7 @@ def gpu_capability(name: str | None) -> int | None:
     return None if found is None else found[0] * 10 + found[1]
 
 
+@lru_cache(maxsize=1024)  # pure and cached, as `_model_token`
 def sm_count(name: str | None) -> int | None:
     """The streaming multiprocessors of a GPU model by name (`GPU_SMS`: 'H100' → 132); None when unknown."""
     if not name:
