@@ -28,6 +28,7 @@ from tests.data_paths import CONFIGS
 QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"
 MISTRAL_SMALL = CONFIGS.parent / "calibration" / "configs" / "mistralai--Mistral-Small-3.1-24B-Instruct-2503.json"
 GEMMA3_27B = CONFIGS / "google--gemma-3-27b-it.json"
+QWEN25_VL_7B = CONFIGS / "heldout" / "Qwen--Qwen2.5-VL-7B-Instruct.json"
 LOGGED_TOKENS = 813_152
 
 
@@ -106,8 +107,39 @@ def test_gemma3_keeps_31_images() -> None:
 
 def test_not_counted_where_the_dummy_is_not_read() -> None:
     """`--limit-mm-per-prompt` and `--mm-processor-kwargs` change the dummy (not read: the text model's fit, said so);
-    releases before v0.10.2 are not read; Qwen3-VL has no class before v0.11.0."""
+    releases before v0.10.2 are not read (but Qwen2-VL / Qwen2.5-VL at v0.9.2); Qwen3-VL has no class before v0.11.0."""
     assert encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--limit-mm-per-prompt", '{"video": 0}')) is None
     assert encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--mm-processor-kwargs", '{"fps": 1}')) is None
     assert encoder_profile(_inputs(MISTRAL_SMALL, "0.10.1", 8192)) is None
     assert encoder_profile(_inputs(QWEN3_VL_30B, "0.10.2", 65536)) is None
+    assert encoder_profile(_inputs(MISTRAL_SMALL, "0.9.2", 8192)) is None  # its dummy read from v0.10.2 only
+    assert encoder_profile(_inputs(QWEN25_VL_7B, "0.10.2", 8192)) is None  # Qwen2.5-VL read at v0.9.2 only
+    # v0.9.2 at 49,152 tokens: the video's frames fit 49,152 − 16,384 = 32,768 tokens: 4 frames, 2 × 16,384 tokens,
+    # more than the image: its forward (not counted) likely the peak; at 49,151 still 2 frames, the image
+    assert encoder_profile(_inputs(QWEN25_VL_7B, "0.9.2", 49152)) is None
+    assert encoder_profile(_inputs(QWEN25_VL_7B, "0.9.2", 49151)) is not None
+
+
+def test_qwen2_5_vl_at_v0_9_2_keeps_one_largest_image() -> None:
+    """v0.9.2 (models/qwen2_vl.py:909-976): 9,999,999² px resized to ≤ 12,845,056 px at a factor of 14 × 2 = 28:
+    √12,845,056 = 3,584 = 128 × 28, so 3,584² px, 256² = 65,536 patches, 16,384 tokens; the budget max(2,048 (an
+    L4's `vllm serve` default), 16,384) = 16,384, cdiv(16,384, 16,384) = 1 item (gpu_model_runner.py:2218-2221),
+    kept as returned (:2270): 16,384 × 3,584 (out_hidden_size) × 2 B, and the pixels cast to bf16
+    (inputs/registry.py:168-171): 65,536 × (3 × 2 × 14²) × 2 B."""
+    profile = encoder_profile(_inputs(QWEN25_VL_7B, "0.9.2", 8192, tp=2))
+    assert profile is not None
+    assert (profile.modality, profile.budget, profile.items) == ("image", 16_384, 1)
+    assert profile.kept_bytes == 16_384 * 3_584 * 2 + 65_536 * 1_176 * 2
+
+
+def test_the_qwen2_5_vl_l4_start_is_planned_within_5_percent() -> None:
+    """The OpenShift AI walkthrough's v0.9.2 start on two L4 (tests/data/calibration/vllm.jsonl
+    `file71589812318-qwen2.5-vl-7b-tp2-l4-v092`): 'GPU KV cache size: 375,968 tokens'; the text model's fit alone
+    planned 397,904 (+5.8 %)."""
+    model = load_config_file(QWEN25_VL_7B)
+    settings = parse_flags("vllm", ["--engine-version", "0.9.2", "--max-model-len", "8192",
+                                    "--tensor-parallel-size", "2"])  # fmt: skip
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("L4"), gpu_name="L4")
+    logged = 375_968
+    assert abs(plan.ledger.engine.token_capacity / logged - 1) < 0.05
+    assert plan.token_capacity_min <= logged <= plan.token_capacity_max

@@ -115,10 +115,9 @@ class VllmRules(VllmBudget, EngineBase):
     def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
         """§3.7: the launch's --max-model-len, else the length `_get_and_verify_max_len` derives: the config's
         positions, scaled by a rope the launch gives (rope_override.py)."""
-        from kvtop.domain.engines.vllm.rope_override import derived_max_len
+        from kvtop.domain.engines.vllm.rope_override import max_model_len
 
-        derived = derived_max_len(model, settings, version)
-        return settings.context_length or (derived[0] if derived else model.max_position_embeddings)
+        return max_model_len(model, settings, version)
 
     def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
         """§3.6: the configs vLLM refuses as it reads them (config_checks.py), before the books."""

@@ -60,6 +60,7 @@ from kvtop.domain.deployment_math import (
 )
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, UNREAD_FLAGS, counted_family
+from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
@@ -248,7 +249,8 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
     (its outputs and dummy pixels) kept through the text run is in the activation peak, and the term names what is
     still not: the encoder's own forward before it. For the others neither is modelled."""
     towers = _towers(inputs.model)
-    family = counted_family(inputs.model, inputs.version, inputs.settings.flags)
+    context = max_model_len(inputs.model, inputs.settings, inputs.version)
+    family = counted_family(inputs.model, inputs.version, inputs.settings.flags, context)
     if family is not None:
         return BudgetTerm(
             feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"{towers} forward in the profile run",

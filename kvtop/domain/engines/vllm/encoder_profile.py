@@ -11,9 +11,13 @@ clearing them only after: both add to the torch peak the text run reaches. v0.11
 output to (the encoder budget, width) where it is shorter (v0.11.0 :3375-3384), v0.12.0 to (the item's tokens,
 width) (v0.12.0 :4340-4351); v0.10.2 (:3026) and v0.13.0 on keep it as returned.
 
-Counted for three families (the rest stay the text model's fit, assumed: Qwen2-VL / Qwen2.5-VL, LLaVA, InternVL,
-Llama-4, Kimi-VL, Granite-Vision and every other tower in the catalogue, whose processors kvtop does not size):
-Mistral-Small-3.x (`_mistral3_item`), Gemma-3 (`_gemma3_item`), and the Qwen3-VL family (Qwen3VLVisionConfig,
+V1 at v0.9.2 (gpu_model_runner.py:2202-2284) keeps them as returned too, with cdiv(budget, the item's tokens) items
+(:2221); v0.10.0 – v0.10.1 are not read (not counted).
+
+Counted for four families (the rest stay the text model's fit, assumed: LLaVA, InternVL, Llama-4, Kimi-VL,
+Granite-Vision and every other tower in the catalogue, whose processors kvtop does not size): Mistral-Small-3.x
+(`_mistral3_item`), Gemma-3 (`_gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.2 only (`_qwen2_vl_item`), and the
+Qwen3-VL family (Qwen3VLVisionConfig,
 Qwen3VLMoeVisionConfig), by vLLM's own processing info
 (models/qwen3_vl.py, qwen2_vl.py) over the processor sizes every published Qwen3-VL checkpoint ships
 (preprocessor_config.json: images 65,536 – 16,777,216 px; video_preprocessor_config.json: 4,096 – 25,165,824 px;
@@ -44,7 +48,7 @@ from functools import cache
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.profile_run import batch_limits
+from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
 
 QWEN3_VL_TOWERS = frozenset({"Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig"})
@@ -65,9 +69,28 @@ PIXTRAL_MERGE = 2
 # full_image_sequence "\n\n<start_of_image>…<end_of_image>\n\n" (processing_gemma3.py:71, 4.57.1): 4 tokens more
 GEMMA3_CLASSES = frozenset({"Gemma3ForConditionalGeneration"})
 GEMMA3_EMBEDS, GEMMA3_WRAPPING = 256, 4
+# Qwen2-VL / Qwen2.5-VL: the processor's published sizes (preprocessor_config.json of every Qwen2-VL / Qwen2.5-VL
+# checkpoint: min_pixels 3,136, max_pixels 12,845,056, patch 14, merge 2, temporal 2; search-index ids 5590532836,
+# 69393411951), not read (assumed). At v0.9.2 (models/qwen2_vl.py:909-976) the largest image is 9,999,999² px
+# resized at a factor of 28 to 3,584 × 3,584: 256 × 256 patches, 16,384 tokens; below a context of 49,152 the video
+# has 1 – 2 frames (16,384 tokens: `qwen2_vl_video_profiled`) and the image, first in the dict, is profiled. Outputs `out_hidden_size` (Qwen2.5-VL) or the text's width
+# (Qwen2-VL) wide, no deepstack; pixels cast to the model dtype (inputs/registry.py:168-171, v0.9.2).
+QWEN2_VL_TOWERS = frozenset({"Qwen2VLVisionConfig", "Qwen2_5_VLVisionConfig"})
+QWEN2_PATCH, QWEN2_MAX_PIXELS = 14, 12_845_056  # min_pixels 3,136 never binds the largest image
+QWEN2_IMAGE_TOKENS = 16_384  # (3,584 ÷ 14)² ÷ 2²: the largest image's tokens at the published sizes
+QWEN2_VL_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before v0.9.2"),
+    Era("0.9.2", True, "v0.9.2 models/qwen2_vl.py:909-976 (the largest image), read at v0.9.2 only"),
+    Era("0.10.0", False, "not read from v0.10.0 (its video frames and limits not checked)"),
+))  # fmt: skip
+# Mistral-Small-3.x and Gemma-3's dummies: read from v0.10.2 (not at v0.9.2)
+LATER_FAMILIES_ERAS: Eras[bool] = Eras((
+    Era("", False, "Mistral-Small-3.x and Gemma-3's processing not read before v0.10.2"),
+    Era("0.10.2", True, "mistral3.py / pixtral.py, gemma3_mm.py (read at v0.10.2 – v0.19.0)"),
+))  # fmt: skip
 # the families whose encoder profile is counted, in words (deployment.py's encoder term reads them: one list)
-QWEN3_VL, MISTRAL3, GEMMA3 = "Qwen3-VL", "Mistral-Small-3.x", "Gemma-3"
-COUNTED_FAMILIES = (QWEN3_VL, MISTRAL3, GEMMA3)
+QWEN3_VL, MISTRAL3, GEMMA3, QWEN2_VL = "Qwen3-VL", "Mistral-Small-3.x", "Gemma-3", "Qwen2-VL / Qwen2.5-VL"
+COUNTED_FAMILIES = (QWEN3_VL, MISTRAL3, GEMMA3, QWEN2_VL)
 QWEN3_VL_ERAS: Eras[bool] = Eras((
     Era("", False, "no models/qwen3_vl.py through v0.10.2"),
     Era("0.11.0", True, "first in v0.11.0: models/qwen3_vl.py"),
@@ -76,12 +99,21 @@ QWEN3_VL_ERAS: Eras[bool] = Eras((
 # what `profile_run` keeps of each encoder output: "budget" (expanded to the encoder budget's rows), "item" (to the
 # item's tokens), "returned", or None where not read
 KEPT_ERAS: Eras[str | None] = Eras((
-    Era("", None, "not read before v0.10.2"),
+    Era("", None, "not read before v0.9.2"),
+    Era("0.9.2", "returned", "v0.9.2 v1/worker/gpu_model_runner.py:2270 profile_run: kept as returned"),
+    Era("0.10.0", None, "v0.10.0 – v0.10.1 not read"),
     Era("0.10.2", "returned", "v0.10.2 v1/worker/gpu_model_runner.py:3026 profile_run: kept as returned"),
     Era("0.11.0", "budget", "v0.11.0 v1/worker/gpu_model_runner.py:3375-3384 (v0.11.2 :4119): each output shorter "
                             "than the encoder budget expanded to (budget, width)"),
     Era("0.12.0", "item", "v0.12.0 gpu_model_runner.py:4340-4351: each output expanded to (max tokens per item, width)"),
     Era("0.13.0", "returned", "v0.13.0 gpu_model_runner.py:4470-4471 (v0.19.0 :5778-5779): kept as returned"),
+))  # fmt: skip
+# the items profiled: cdiv(budget, the item's tokens) at v0.9.2 (gpu_model_runner.py:2221), else floor
+# (MultiModalBudget, v0.12.0 v1/worker/utils.py:21-124)
+ITEMS_ROUNDED_UP_ERAS: Eras[bool] = Eras((
+    Era("", False, "floor: MultiModalBudget"),
+    Era("0.9.2", True, "v0.9.2 gpu_model_runner.py:2221: cdiv(encoder_budget, max_tokens_per_mm_item)"),
+    Era("0.10.0", False, "floor: MultiModalBudget"),
 ))  # fmt: skip
 # the video's tokens counted × 12.5 for its timestamps (qwen3_vl.py get_max_video_tokens)
 TIMESTAMP_ERAS: Eras[float] = Eras((
@@ -193,6 +225,28 @@ def _qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec) -> DummyItem:
                      f"{shape}: {soft[modality]:,} tokens; merger and {DEEPSTACK_LEVELS} deepstack levels")  # fmt: skip
 
 
+def qwen2_vl_video_profiled(context_length: int) -> bool:
+    """Whether v0.9.2 profiles Qwen2-VL / Qwen2.5-VL's video rather than its image: the video's frames are the most
+    whose tokens fit the context less one largest image (qwen2_vl.py:926-961, `mm_counts` one a modality:
+    multimodal/registry.py:129-138), at most 16; each frame is resized alone (3,584², 16,384 tokens a temporal pair),
+    so from 3 frames (32,768 tokens, a context of 49,152 or more) the video has more tokens than the image, and its
+    encoder forward over ≥ 131,072 patches (not counted) is then likely the peak: not counted (the text model's fit)."""
+    return context_length - QWEN2_IMAGE_TOKENS >= 2 * QWEN2_IMAGE_TOKENS
+
+
+def _qwen2_vl_item(model: ModelSpec) -> DummyItem:
+    """Qwen2-VL / Qwen2.5-VL's image of the most tokens at v0.9.2 (`QWEN2_VL_TOWERS`): 3,584 × 3,584 px, 65,536
+    patches, 16,384 tokens; one frame padded to the temporal patch, so 3 × 2 × 14² values a patch."""
+    patch = _stated(model, "patch_size", QWEN2_PATCH)
+    factor = patch * MERGE
+    side = math.floor(math.sqrt(QWEN2_MAX_PIXELS) / factor) * factor  # smart_resize of the 9,999,999² square
+    patches = (side // patch) ** 2
+    tokens = patches // MERGE**2
+    width = _stated(model, "out_hidden_size", model.hidden_size)
+    return DummyItem("image", tokens, tokens, patches * 3 * TEMPORAL * patch**2, width,
+                     f"{side:,} × {side:,} px: {tokens:,} tokens")  # fmt: skip
+
+
 def _mistral3_item(model: ModelSpec) -> DummyItem:
     """Mistral-Small-3.x's image: `vision_config.image_size` square (1,540), `patch_size` × the merge 2
     (Mistral3Config.spatial_merge_size, not read: assumed) a token (pixtral.py `get_patch_size`, v0.19.0:961-964),
@@ -210,16 +264,23 @@ def _gemma3_item(model: ModelSpec) -> DummyItem:
                      f"{side:,} × {side:,} px: {GEMMA3_EMBEDS} embeddings in {GEMMA3_EMBEDS + GEMMA3_WRAPPING} tokens")  # fmt: skip
 
 
-def counted_family(model: ModelSpec, version: ResolvedVersion, flags: Mapping[str, object]) -> str | None:
+def counted_family(
+    model: ModelSpec, version: ResolvedVersion, flags: Mapping[str, object], context_length: int
+) -> str | None:
     """The family (`COUNTED_FAMILIES`) whose encoder profile kvtop counts for this launch; None where it is not
     counted: another family, a release whose `profile_run` kvtop did not read, a flag that changes the dummy and is
-    not read (`UNREAD_FLAGS`)."""
+    not read (`UNREAD_FLAGS`), a Qwen2-VL / Qwen2.5-VL context long enough for the dummy video
+    (`qwen2_vl_video_profiled`)."""
     if model.tower is None or KEPT_ERAS.at(version) is None:
         return None
     if any(flags.get(name) not in (None, False) for name in UNREAD_FLAGS):
         return None
     if model.tower.config_class in QWEN3_VL_TOWERS and QWEN3_VL_ERAS.at(version):
         return QWEN3_VL
+    if model.tower.config_class in QWEN2_VL_TOWERS and QWEN2_VL_ERAS.at(version):
+        return None if qwen2_vl_video_profiled(context_length) else QWEN2_VL
+    if not LATER_FAMILIES_ERAS.at(version):
+        return None
     if model.architecture in MISTRAL3_CLASSES:
         return MISTRAL3
     if model.architecture in GEMMA3_CLASSES:
@@ -231,12 +292,15 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     """The encoder profile's batch and what it keeps through the text run (module docstring); None where not
     counted (`counted_family`)."""
     model = inputs.model
-    family = counted_family(model, inputs.version, inputs.settings.flags) if model is not None else None
+    flags, context = inputs.settings.flags, inputs.context_length
+    family = counted_family(model, inputs.version, flags, context) if model is not None else None
     kept_as = KEPT_ERAS.at(inputs.version)
-    if model is None or family is None or kept_as is None:
+    if model is None or family is None or kept_as is None or engine_era(inputs) == "v0":
         return None
     if family == QWEN3_VL:
         item = _qwen3_vl_item(inputs, model)
+    elif family == QWEN2_VL:
+        item = _qwen2_vl_item(model)
     elif family == MISTRAL3:
         item = _mistral3_item(model)
     else:
@@ -244,7 +308,9 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     tokens, seqs, _ = batch_limits(inputs)
     budget = max(tokens, item.counted_tokens)
     per_prompt = max(1, min(DEFAULT_LIMIT, inputs.context_length // item.counted_tokens))
-    items = max(1, min(budget // item.counted_tokens, seqs * per_prompt))
+    rounding_up = ITEMS_ROUNDED_UP_ERAS.at(inputs.version)
+    by_budget = -(-budget // item.counted_tokens) if rounding_up else budget // item.counted_tokens
+    items = max(1, min(by_budget, seqs * per_prompt))
     rows = {"budget": max(budget, item.embed_rows), "item": max(item.counted_tokens, item.embed_rows)}.get(
         kept_as, item.embed_rows
     )

@@ -184,3 +184,10 @@ def unread_override(settings: LaunchSettings, version: ResolvedVersion) -> str |
     return (f"max_position_embeddings: {HF_OVERRIDES_FLAG}' {other} does not reach the derived length at this release "
             f"({key.source}): give {key.value}")
 
+
+
+def max_model_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+    """§3.7: the launch's --max-model-len, else the length `_get_and_verify_max_len` derives: the config's
+    positions, scaled by a rope the launch gives (`derived_max_len`)."""
+    derived = derived_max_len(model, settings, version)
+    return settings.context_length or (derived[0] if derived else model.max_position_embeddings)
