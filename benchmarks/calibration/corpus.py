@@ -127,7 +127,9 @@ class Record:
     @cached_property
     def _inputs(self) -> CalibrationInputs:
         """`inputs()`, solved once per record: a pure function of the frozen record (its model, settings, GPU and
-        release), which every fit of every leave-one-source-out judgement reads (≈ 190,000 calls a judgement)."""
+        release), which every fit of every leave-one-source-out judgement reads (≈ 190,000 calls a judgement).
+        Without a ledger (no GPU total) the log's weights stand in as the book: they already hold what the engine
+        adds beside the book (the MXFP4 padding), so no weights term is made of them (`evaluate.weights_term`)."""
         layout = layout_from_settings(self.settings)
         ledger = self.ledger()
         weights = ledger.weights_bytes if ledger is not None else self.figures.get("weights", 0)
