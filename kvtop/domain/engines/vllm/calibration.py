@@ -123,10 +123,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.337563, 9.550937, 0.0, 0.0), error_bytes=8788406, records=20,
-        sources=12, gpus=('A100-80GB', 'H100', 'H200', 'L40S', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=8788406, feature_sources=(12, 12, 9, 4),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 8838074), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 22441719)),
+        coefficients=(1.340965, 9.552822, 0.0, 0.0), error_bytes=11611474, records=21,
+        sources=13, gpus=('A100-80GB', 'H100', 'H200', 'L40S', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=11611474, feature_sources=(13, 13, 10, 4),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 11611474), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 8680594)),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -144,10 +144,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
-        coefficients=(0.27237, 0.194991), error_bytes=1725921177, records=38,
-        sources=7, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L40S'),
-        novel_error_bytes=1725921177, feature_sources=(7, 7),
-        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1725921177),),
+        coefficients=(0.27443, 0.184297), error_bytes=1388899757, records=45,
+        sources=11, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H200', 'L40S', 'T4'),
+        novel_error_bytes=1388899757, feature_sources=(11, 11),
+        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1388899757),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -158,21 +158,21 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.081429, 0.463571), error_bytes=72901419, records=23,
-        sources=14, gpus=('A100-80GB', 'H100', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=72901419, feature_sources=(14, 1), unseen_error_bytes=520093696,
-        group_errors=(('1 GiB', 79859548),),
+        coefficients=(0.08, 0.465), error_bytes=70866961, records=24,
+        sources=15, gpus=('A100-80GB', 'H100', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=70866961, feature_sources=(15, 1), unseen_error_bytes=521080591,
+        group_errors=(('1 GiB', 78741067),),
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.259317, 0.371933), error_bytes=487097062, records=51,
+        coefficients=(0.259317, 0.360092), error_bytes=487097062, records=51,
         sources=6, gpus=('A100-40GB', 'A100-80GB', 'GB200', 'H100', 'RTXPRO6000'),
         novel_error_bytes=487097062, feature_sources=(6, 2),
         group_errors=(('1 GiB', 487097062),),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0278, records=156, sources=90, weights_logged=True,
+    engine='vllm', factor=1.0072, records=164, sources=95, weights_logged=True,
 )
 # END FITTED
 
