@@ -104,15 +104,19 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     90 with their weights printed): 91.2 % within 5 % and 95.3 % of intervals holding fully blind, 92.3 % and 93.6 %
     with the logged weights; most of the new misses are small pools on small cards (Colab T4s, a GTX 1080).
     Session 53 (hunt_v) added six more held-out starts of six sources (170 → 176 fully blind; 156 → 159 with their
-    weights printed), three of them misses: two multimodal profiles and a T4's CUDA-graph estimate.
+    weights printed), three of them misses: two multimodal profiles and a T4's CUDA-graph estimate; helper b2 five
+    more (InferenceX gpt-oss-120b on H200 at TP 1–8, v0.22; two sources), all within 5 % (176 → 181 of 116 sources
+    fully blind; 159 → 164 of 95 with their weights printed). The PP stage's unguarded ends, the logged load read as
+    stage 0's under PP, Blackwell's all-reduce fusion workspace and Qwen2.5-VL's v0.9.2 encoder profile moved misses
+    inside (kubesimplify PP 4 +9.8 → +0.7 %, the llm-d 72B TP 2 pair −10.7 / −11.3 → −4.5 / −5.1 %).
 
     Until session 50 this test refitted every term without each record alone (147 fits, 3 minutes on 2 cores a
     case) and judged the unscaled intervals of that other judgement; it now checks the leave-one-source-out one the
     doc shows (a sibling start of the same source no longer helps its plan, and the interval is scaled as the doc's)."""
     judged = _judged(corpus_judgement, "vllm", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (159 if weights_logged else 176)
-    assert len({j.record.source for j in judged}) == (93 if weights_logged else 114)
+    assert len(judged) == (164 if weights_logged else 181)
+    assert len({j.record.source for j in judged}) == (95 if weights_logged else 116)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
     assert sum(e <= 0.05 for e in errors) / len(errors) >= 0.9
@@ -155,18 +159,25 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
     as the L4's CUDA total (Colab's L4 logs) and the context fit moved; with the logged weights the Qwen3-VL-8B H200
     start (−0.4 %) falls just outside its interval.
 
+    Session 53: three held-out starts joined (two DeepSeek-R1-0528 NVFP4 starts on B200 at 0.5.9, one FP8 on H200 at
+    0.5.12: 27 records of 25 sources fully blind, 22 of 20 with the logged weights). The B200 pair's leaked NVFP4
+    block-scale copies (`blockscale_leak.py`, 0.5.3–0.5.11) took them from +21.0 / +4.7 % to about 0; a multimodal
+    model's prefill graphs are off before the reserve is sized (`prefill_graphs_off.py`), which took the Qwen3-VL-8B
+    H200 start inside its interval. With the interval scale refitted on the new scores, the L40S udbhav start
+    (−2.9 %, its context over-predicted on 142 SMs) falls just outside its logged-weights interval.
+
     Until session 50 this test refitted every term without each record alone and judged that other judgement's
     unscaled intervals; it now checks the leave-one-source-out judgement the doc shows."""
     judged = _judged(corpus_judgement, "sglang", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (19 if weights_logged else 24)
-    assert len({j.record.source for j in judged}) == (18 if weights_logged else 23)
+    assert len(judged) == (22 if weights_logged else 27)
+    assert len({j.record.source for j in judged}) == (20 if weights_logged else 25)
     assert statistics.median(errors) <= 0.02
     missed = {j.record.id: j.truth for j in judged if abs(j.error) > 0.05}
     uncovered = [j.record.id for j in judged if not j.covered]
     if weights_logged:
         assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531}
-        assert uncovered == ["file62110908920-qwen3-vl-8b-h200"]
+        assert uncovered == ["udbhav-sglang-setup-llama-3.2-3b-l40s-v057"]
     else:
         assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531, "file47376055009-qwq-32b-4xl4-tp4": 46_611}
         assert uncovered == []
