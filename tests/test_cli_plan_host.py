@@ -128,9 +128,12 @@ _FIRST_GRAPH, _PER_GRAPH_NODE = VLLM_FITS["vllm.cuda_graphs"].coefficients
 _GRAPHS = fitted_bytes(_FIRST_GRAPH + _PER_GRAPH_NODE * (50 + 50) * 32 / 1000)
 LLAMA_WEIGHTS = 16_094_076_928
 # the latest release runs Llama on V2's runner, which from v0.29.0 takes its measured graphs off beside what its profile
-# held (gpu_worker.py:606-610 at v0.29.0): the graph figure stands for both (v2_graphs.py), so it is charged twice
+# held (gpu_worker.py:606-610 at v0.29.0): the V1 graph figure stands for what the profile held, and V2's measured graphs
+# come on top in V2's own form, every PIECEWISE graph measured and FULL alone extrapolated (cudagraph_utils.py:718-831 at
+# v0.29.0; v2_graphs.py since 3ea961bd): the fit on the 50 FULL graphs beyond the first × 32 layers ÷ 1000
+_V2_GRAPHS = fitted_bytes(_FIRST_GRAPH + _PER_GRAPH_NODE * 50 * 32 / 1000)
 LLAMA_RUNTIME = (_ACTIVATION + fitted_bytes(VLLM_FITS["vllm.non_torch.v18"].coefficients[0]) + _SAMPLER_STATE
-                 + 2 * _GRAPHS)  # fmt: skip
+                 + _GRAPHS + _V2_GRAPHS)  # fmt: skip
 # what a start at 0.70 holds: ceil(0.70 × T) = 89,968,974,234 less the weights and the runtime, in whole blocks
 AT_070_TOKENS = (89_968_974_234 - LLAMA_WEIGHTS - LLAMA_RUNTIME) // 2_097_152 * 16
 
@@ -145,7 +148,8 @@ def test_a_vllm_gb10_plan_refused_at_the_assumed_share_says_so_once(capsys: pyte
     span's low end 37,709,852,914 − 30,216,722,632 = 7,493,130,282 B). The largest hundredth that starts there:
     ceil(0.70 × T) = 89,968,974,234 ≤ 90,817,253,134 < ceil(0.71 × T) = 91,254,245,295, so 0.70; at it
     (89,968,974,234 − 16,094,076,928 − the runtime) // 2,097,152 blocks × 16 tokens (AT_070_TOKENS: 548,096 at the
-    fits of 53c086c0, 546,528 before; 540,528 since V2's graphs from v0.29.0 are charged beside its profile)."""
+    fits of 53c086c0, 546,528 before; 540,528 since V2's graphs from v0.29.0 are charged beside its profile; 538,576
+    at the fits of a7014c84 with V2's graphs in V2's own form, 536,160 there had they stayed the V1 figure)."""
     out = vllm_gb10(capsys)
     start = out["start"]
     assert start["state"] == "refused_at_centre" and start["starts_at_assumed_share"] is False

@@ -107,17 +107,20 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     assert vllm.ledger.weights_bytes == _gpt_oss_120b_book(1) + marlin_padding + rope_cache == 70_787_197_568
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 34) * 36 / 1000) * GIB)
+    v2_graphs = round((graph_fit[0] + graph_fit[1] * 34 * 36 / 1000) * GIB)  # V2's own form: FULL beyond the first
     activation = vllm_activation_bytes("v17", seqs=256, vocab=201_088, tokens=1_024, hidden=2_880,
                                        mlp_width=4 * (3 * 2_880 + 2_880), moe=True)  # fmt: skip
     flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 256 * 201_088 * 4)
     non_torch = round(VLLM_FITS["vllm.non_torch.v18"].coefficients[0] * GIB)
     # the latest release runs gpt-oss on V2's runner, which from v0.29.0 takes its measured graphs off beside what its
-    # profile held (gpu_worker.py:606-610 at v0.29.0): the graph figure stands for both (v2_graphs.py)
-    # and V2's sampler keeps 256 seqs × 201,088 int32 token counts and two bitmasks of ⌈201,088 ÷ 32⌉ = 6,284 int32
+    # profile held (gpu_worker.py:606-610 at v0.29.0): the V1 graph figure stands for what the profile held, and V2's
+    # measured graphs come on top in V2's own form, every PIECEWISE graph measured and FULL alone extrapolated
+    # (cudagraph_utils.py:718-831 at v0.29.0; v2_graphs.py since 3ea961bd, which moved this test from the figure
+    # twice): the fit on the 34 FULL graphs beyond the first × 36 layers ÷ 1000; and V2's sampler keeps 256 seqs × 201,088 int32 token counts and two bitmasks of ⌈201,088 ÷ 32⌉ = 6,284 int32
     # words a seq, charged from v0.27.0 (v2_sampler_state.py, sample/penalties.py:32-40)
     sampler_state = 256 * 201_088 * 4 + 2 * 256 * 6_284 * 4
     assert sampler_state == 218_783_744
-    runtime = 2 * graphs + activation - flashinfer + non_torch + sampler_state
+    runtime = graphs + v2_graphs + activation - flashinfer + non_torch + sampler_state
     assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime
     cuda_total = (81_920 - 557) * MIB
     budget = math.ceil(0.95 * cuda_total) - vllm.ledger.weights_bytes - runtime
@@ -221,13 +224,15 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # TP > 1 is FlashInfer's all-reduce + RMSNorm fusion workspace (fusion_workspace.py: min(1 MiB ÷ (2,880 × 2 B),
     # 1,024) = 182 tokens at TP 8, the one-shot buffer, the barrier flags and the three Lamport buffers each with its
     # 2,048 B signal pad rounded to 2 MiB: 8 + 2 + 24 = 34 MiB) and the fit of `vllm.non_torch.v18` for the rest
-    # (0.252188 + 0.379062 GiB with the custom all-reduce): 713,451,110 B; the activation fit `vllm.activation.v17`
+    # (0.259317 + 0.360092 GiB with the custom all-reduce at the fits of a7014c84, whose refit moved the all-reduce
+    # coefficient from 0.371933: 713,451,110 B before): 700,736,933 B; the activation fit `vllm.activation.v17`
     # (tests/calibrated_figures.py: the dummy run's 1,024 × 2,880 bf16 hidden states, 1,024 seqs × 201,088 float32
     # logits, the MoE transient of 1,024 tokens × 4 experts × (3 × 2,880 ÷ 8 + 2,880) × 2 B) less the copies of the
     # logits beyond one, (coefficient − 1) × 1,024 seqs × 201,088 × 4 B, as the latest release samples with
     # FlashInfer's top-k/top-p on the H100 (vllm#40376, sampler_path.py); the latest release's CUDA-graph estimate is
     # the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and 51 FULL sizes (1,024 seqs on an H100):
-    # (50 + 50) × 36 layers ÷ 1000. At the fits of 53c086c0 935,847 blocks of 16 tokens at 73,728 B, 8,329 blocks a
+    # (50 + 50) × 36 layers ÷ 1000, and V2's measured graphs, the fit on the 50 FULL beyond the first × 36 ÷ 1000
+    # (v2_graphs.py). At the fits of 53c086c0 935,847 blocks of 16 tokens at 73,728 B, 8,329 blocks a
     # request (2 batches of --max-num-batched-tokens 1024 in flight)
     experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
     bias_rows = 128 * 2 * (384 - 360) * 2  # w13's padded bias rows in bf16
@@ -244,16 +249,18 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     assert view.ledger.weights_bytes == weights == 9_266_716_352
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 50) * 36 / 1000) * GIB)
+    v2_graphs = round((graph_fit[0] + graph_fit[1] * 50 * 36 / 1000) * GIB)  # V2's own form: FULL beyond the first
     activation = vllm_activation_bytes("v17", seqs=1_024, vocab=201_088, tokens=1_024, hidden=2_880,
                                        mlp_width=4 * (3 * 2_880 / 8 + 2_880), moe=True)  # fmt: skip
     flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 1_024 * 201_088 * 4)
     non_torch_fit = VLLM_FITS["vllm.non_torch.v18"].coefficients
     workspace = (8 + 2 + 24) << 20  # FlashInfer's fusion workspace at TP 8 (182 tokens × 2,880)
     non_torch = round((non_torch_fit[0] + non_torch_fit[1]) * GIB) + workspace
-    assert non_torch == 713_451_110
+    assert non_torch == 700_736_933
     sampler_state = 1_024 * 201_088 * 4 + 2 * 1_024 * 6_284 * 4  # V2's sampler state from v0.27.0, as above
     assert sampler_state == 875_134_976
-    runtime = activation - flashinfer + non_torch + 2 * graphs + sampler_state  # V2 from v0.29.0: the graphs twice
+    # V2 from v0.29.0: the V1 graph figure for what its profile held, and its measured graphs in V2's own form beside
+    runtime = activation - flashinfer + non_torch + graphs + v2_graphs + sampler_state
     assert view.ledger.measured.calibrated.non_kv_bytes == runtime
     budget = math.ceil(0.95 * (81_559 - 336) * MIB) - weights - runtime
     blocks = budget // 73_728
