@@ -49,14 +49,15 @@ def test_the_text_sweep_judged_without_itself_takes_the_v1_eras_other_logs() -> 
     session 52 six more logs of five sources join them (13 logs, 11 sources): benyucong/neo4j-graphrag-python's
     v0.10.2 starts on an A100-80GB and an H100, cnubigdata-24/vLLM_Test's and kyaushev/ecg_classifier's v0.10.2 on a
     T4, lucas-wa/ceia-devops-bootcamp's v0.8.5.post1 on a T4, HuazeTang/in-context-learning's v0.10.0 on a V100-32GB;
-    the four printed peaks below still land within 0.15 GiB. The two
+    in session 53 tituslhy/OysterShell's v0.9.2 Llama-3.2-3B on a Colab T4 (V0 engine, 1.27 GiB printed) joins them
+    (14 logs, 12 sources); the four printed peaks below still land within 0.15 GiB. The two
     Qwen2.5-3B starts at 1 seq (v0.10.2, RTX 4090: 0.60 and 0.17 GiB printed) are no rows either: their forward's MLP
     transient, 2,048 × (3 × 11,008 + 2,048) × 2 B = 0.134 GiB, is above their sampler's 8 sorted copies of 1 × 151,936 ×
     4 B and the hidden states (0.012 GiB), and a forward-bound log taught the fit 1.84 × the MLP transient (6.36 GiB
     charged to Qwen3-32B, 5.64 printed). The logs' peaks at 1,024 seqs (H100's default) and 8,192 tokens:
     gpt-oss-20b 7.38 GiB, Qwen3-32B at TP 1 and TP 2 5.64, Qwen3-0.6B 5.56."""
     fit = fit_all(CORPUS, leave_out=LLMD_TEXT)["vllm.activation.v1"]
-    assert fit.records == 13 and fit.sources == 11
+    assert fit.records == 14 and fit.sources == 12
     printed = {"llmd-v011-gpt-oss-20b": 7.38, "llmd-v011-qwen3-32b-tp1": 5.64, "llmd-v011-qwen3-32b-tp2": 5.64,
                "llmd-v011-qwen3-0.6b": 5.56}  # fmt: skip
     for record in CORPUS["vllm"]:

@@ -114,11 +114,14 @@ def test_sglang_automatic_fraction_keeps_the_speculative_reserve_of_its_release(
     assert ngram.engine.memory_fraction == 0.835  # NGRAM keeps none from v0.5.3rc2
     standalone = plan(LLAMA8B, "sglang", at + ["--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", "/d/s"])
     assert standalone.engine.memory_fraction == _auto_fraction(base + 6144)
-    # v0.5.10: piecewise graphs on (8 MiB × 58 sizes up to 8192) and EAGLE-style drafts keep 4 GiB
+    # v0.5.10: EAGLE-style drafts keep 4 GiB; piecewise graphs (8 MiB × 58 sizes up to 8192) are on by default, but
+    # speculative decoding turns them off before the reserve is sized (0.5.10 server_args.py:778
+    # `_handle_piecewise_cuda_graph` → :1089, then the reserve's `if not self.disable_piecewise_cuda_graph` :1305),
+    # so the speculative launch reserves none of them (from 0.5.11 that rule is gone: v0.5.14 below keeps them)
     pcg = 8 * 58
     assert plan(LLAMA8B, "sglang", ["--engine-version", "0.5.10"] + spec).engine.memory_fraction == _auto_fraction(
-        base + pcg + 4096
-    )
+        base + 4096
+    ) == 0.785
     # v0.5.14 dropped the speculative reserve (arg_groups/memory_hook.py)
     latest = plan(LLAMA8B, "sglang", ["--engine-version", "0.5.14"] + spec)
     assert latest.engine.memory_fraction == _auto_fraction(base + pcg)
@@ -134,16 +137,22 @@ def test_sglang_deepep_reserve_from_v0_5_15() -> None:
     before = plan(qwen, "sglang", flags + ["--engine-version", "0.5.14"])
     after = plan(qwen, "sglang", flags + ["--engine-version", "0.5.15"])
     plain = plan(qwen, "sglang", flags[:4] + ["--engine-version", "0.5.15"])
-    assert before.engine.memory_fraction == plan(qwen, "sglang", flags[:4] + ["--engine-version", "0.5.14"]).engine.memory_fraction
-    # memory_hook.py reserve_for_deepep_a2a_mb: 2 GiB on top of the floor
-    assert round(after.engine.memory_fraction - plain.engine.memory_fraction, 3) == -round(2048 / 81559, 3)
+    # an MoE A2A backend turns the piecewise prefill graphs off before the reserve is sized (0.5.13 server_args.py:1369,
+    # taken for 0.5.14; 0.5.15.post1 :3364-3372 for the breakable default), so the DeepEP launch reserves none of
+    # their 8 MiB × 58 sizes that the plain TP8 launch keeps (prefill_graphs_off.py)
+    pcg = 8 * 58
+    plain_0_5_14 = plan(qwen, "sglang", flags[:4] + ["--engine-version", "0.5.14"]).engine.memory_fraction
+    assert round(before.engine.memory_fraction - plain_0_5_14, 3) == round(pcg / 81559, 3) == 0.006
+    # memory_hook.py reserve_for_deepep_a2a_mb: 2 GiB on top of the floor, less the prefill graphs it no longer keeps
+    assert round(after.engine.memory_fraction - plain.engine.memory_fraction, 3) == -round((2048 - pcg) / 81559, 3)
     assert term(after, Feature.EXPERT_PARALLEL, Charge.RESERVE).bytes == 2048 * MIB
     assert not [t for t in after.terms if t.charge is Charge.AFTER_POOL]  # the reserve counts them
     # before v0.5.15 nothing reserved them: they come after the pool, out of the runtime reserve
     late = term(before, Feature.EXPERT_PARALLEL, Charge.AFTER_POOL)
     assert (late.bytes, late.basis) == (2048 * MIB, Basis.CALIBRATED)
     graphs_off = plan(qwen, "sglang", flags + ["--engine-version", "0.5.15", "--disable-cuda-graph"])
-    assert graphs_off.engine.memory_fraction == plain.engine.memory_fraction
+    # no graphs: neither the DeepEP reserve nor (A2A backend) the prefill graphs' share
+    assert graphs_off.engine.memory_fraction == before.engine.memory_fraction
 
 
 def test_sglang_eagle3_draft_weights_and_kv_from_its_config() -> None:

@@ -23,4 +23,6 @@ WEIGHT_ROW_WORDS: Mapping[str, str] = {
     "image_newline": "image newline",
     # gptq_built.py
     "gptq_marlin": "GPTQ Marlin repack",
+    # blockscale_leak.py
+    "leaked_blockscale_swizzled": "NVFP4 swizzled block scales never freed",
 }
