@@ -53,9 +53,11 @@ def test_an_install_dependent_release_spans_both_sampler_paths() -> None:
 def test_a_release_where_the_path_is_known_keeps_the_fits_error() -> None:
     # FlashInfer's sampler opt-in (vllm#26859): the native path at defaults
     activation = _activation("0.13.0")
-    # its interval is the V1 fit's held-out error, not widened by the logits copies: since session 52 V1's rows hold
-    # 20 records of 12 sources (A100-80GB, T4 and V100-32GB starts joined), so an A100-80GB plan is inside the fit's
-    # support and takes its error, 8,788,406 B (novel error the same); before, no V1 record was on the A100 80GB, so
+    # its interval is the V1 fit's held-out error, not widened by the logits copies: since session 53's refit (a7014c84)
+    # V1's rows hold 21 records of 13 sources (one more held-out start of that session's hunts; same GPU models), so
+    # an A100-80GB plan is still inside the fit's support and takes its error, 11,611,474 B (novel error the same; the
+    # fit's own held-out figure, recomputed by run.py over the corpus); in session 52, 20 records of 12 sources (A100-80GB,
+    # T4 and V100-32GB starts joined) gave 8,788,406 B; before, no V1 record was on the A100 80GB, so
     # the error measured on rows of a GPU model no other source held (support.py): 43,411,357 B from session 51, when V1's fits took sampler-bound logs only (calibration_activation.fit_features; 1,305,939,341 B while the two
     # Qwen2.5-3B starts at 1 seq were rows); 8,454,484 B from session 49 (V1's form without a constant: the dummy run's
     # hidden states instead; 86,988,002 B from session 46, when a
@@ -64,7 +66,7 @@ def test_a_release_where_the_path_is_known_keeps_the_fits_error() -> None:
     # that, then < one logits copy)
     fit = FITS["vllm.activation.v1"]
     assert "A100-80GB" in fit.gpus
-    assert activation.error_bytes == fit.error_bytes == 8_788_406
+    assert activation.error_bytes == fit.error_bytes == 11_611_474
     assert "not known before the start" not in activation.basis
     # near what the native start left beside its weights
     assert activation.bytes < NATIVE_BESIDE_WEIGHTS + LOGITS
