@@ -387,11 +387,14 @@ def parse_flags(
             field, raw = _field_of(engine, "--" + spelling[5:]), False
         if field is None and spelling in engine_flags(engine).passthrough:
             if strict or engine_line:  # a value typed to kvtop or on the engine's line (a log's is what ran)
+                # a memory-neutral flag at a value whose effect was not read (vLLM's flags_valued.py) is refused
+                # when typed to kvtop; on an engine's line it is kept and named as not modelled, as an unmodelled
+                # flag is
                 try:
                     engine_flags(engine).refuse(spelling.lstrip("-"), raw, typed)
-                except InputError:  # a memory-neutral flag at a value whose effect was not read (vLLM's
-                    if strict or spelling not in engine_flags(engine).memory_neutral:  # flags_valued.py): on an
-                        raise  # engine's line it is kept and named as not modelled, as an unmodelled flag is
+                except InputError:
+                    if strict or spelling not in engine_flags(engine).memory_neutral:
+                        raise
                     unknown.append(typed)
             extra[spelling.lstrip("-")] = raw
             continue

@@ -25,7 +25,7 @@ from kvtop.domain.ledger_values import RankLedger as RankLedger
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.served_model import served_model
-from kvtop.domain.stage_weights import stage_measured_weights
+from kvtop.domain.stage_weights import logs_one_stage, stage_measured_weights
 from kvtop.domain.weights import WeightRow, WeightsBook, forget_books, weights_book
 
 
@@ -198,7 +198,7 @@ def _solve(
         stages.append((layers, _with_calibrated_weights(weights, measured), kv, terms))
     # one stage's logged weights (vLLM's rank 0 line): each other stage's derived from it and the books
     by_stage = stage_measured_weights(measured, [w.total_bytes for _, w, _, _ in stages])
-    one_stage_logged = measured.weights_bytes is not None and measured.weights_stage is not None and layout.pp > 1
+    one_stage_logged = logs_one_stage(measured, len(stages))
     stage_weights = [m.weights_bytes or w.total_bytes for m, (_, w, _, _) in zip(by_stage, stages, strict=True)]
     tightest_weights = max(stage_weights) if one_stage_logged else measured.weights_bytes or max(stage_weights)
     tightest_terms = max((t for *_, t in stages), key=resident_bytes)

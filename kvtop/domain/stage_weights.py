@@ -22,7 +22,7 @@ def stage_measured_weights(measured: MeasuredInputs, book_bytes: Sequence[int]) 
     weights are one stage's (`MeasuredInputs.weights_stage`), that stage keeps them (measured) and stage k gets
     logged + book(k) − book(stage), named calibrated; else every stage reads the inputs as given."""
     stage, logged = measured.weights_stage, measured.weights_bytes
-    if stage is None or logged is None or len(book_bytes) < 2 or not 0 <= stage < len(book_bytes):
+    if not logs_one_stage(measured, len(book_bytes)) or stage is None or logged is None:
         return tuple(measured for _ in book_bytes)
     beyond = beyond_stage_book(logged, stage, book_bytes)
     return tuple(
@@ -31,6 +31,12 @@ def stage_measured_weights(measured: MeasuredInputs, book_bytes: Sequence[int]) 
             "weights_bytes", DERIVED_STAGE_WEIGHTS)
         for pp_rank, book in enumerate(book_bytes)
     )  # fmt: skip
+
+
+def logs_one_stage(measured: MeasuredInputs, stages: int) -> bool:
+    """Whether the measured weights are one stage's load alone, among `stages` pipeline stages (the rule above)."""
+    stage = measured.weights_stage
+    return measured.weights_bytes is not None and stage is not None and stages > 1 and 0 <= stage < stages
 
 
 def beyond_stage_book(stage_bytes: int, stage: int, book_bytes: Sequence[int]) -> int:
