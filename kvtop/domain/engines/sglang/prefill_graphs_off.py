@@ -82,8 +82,8 @@ def prefill_graphs_off_for_multimodal(model: ModelSpec, settings: LaunchSettings
     return is_multimodal(model, settings, version) and model.architecture not in PCG_KEPT_ERAS.at(version)
 
 
-def _holds(condition: str, inputs: EngineInputs) -> bool:
-    """Whether the launch meets one condition of `LAUNCH_ERAS`."""
+def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
+    """Which conditions of `LAUNCH_ERAS` the launch meets (the launch read once, every condition answered)."""
     s, lay = inputs.settings, inputs.layout
     setup = deployment_setup(s)
     mode = flag_text(s, "disaggregation-mode") or "null"
@@ -99,7 +99,7 @@ def _holds(condition: str, inputs: EngineInputs) -> bool:
         PD_DECODE: mode == "decode",
         EPLB: flag_set(s, "enable-eplb"),
         MLA: inputs.model.mla is not None,
-    }[condition]
+    }
 
 
 def prefill_graphs_off_reason(inputs: EngineInputs) -> str | None:
@@ -107,4 +107,5 @@ def prefill_graphs_off_reason(inputs: EngineInputs) -> str | None:
     None where they stay on (for a release whose prefill graphs are on by default)."""
     if prefill_graphs_off_for_multimodal(inputs.model, inputs.settings, inputs.version):
         return "a multimodal model"
-    return next((c for c in LAUNCH_ERAS.at(inputs.version) if _holds(c, inputs)), None)
+    met = _conditions_met(inputs)
+    return next((c for c in LAUNCH_ERAS.at(inputs.version) if met[c]), None)
