@@ -38,6 +38,7 @@ from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
+from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
 from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
@@ -144,11 +145,16 @@ def weights_built_ahead(inputs: CalibrationInputs) -> bool:
     return not _profiled(inputs)
 
 
-def _experts_padding(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """What the PyTorch backend's MoE backend registers of MXFP4 experts beyond the book (moe_weights.py, §24)."""
+def _held_beside_book(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """What the PyTorch backend holds in torch beyond the book: the MoE backend's padded MXFP4 experts
+    (moe_weights.py, §24) and DeepseekV3Model's whole embedding and MLA copies (deepseek_weights.py, §25)."""
     if not _profiled(inputs):
         return None
-    return held_beside(inputs.model, inputs.layout, inputs.settings)
+    parts = [part for part in (held_beside(inputs.model, inputs.layout, inputs.settings),
+                               deepseek_held(inputs.model, inputs.layout, inputs.gpu_name)) if part is not None]
+    if not parts:
+        return None
+    return sum(nbytes for nbytes, _ in parts), "; ".join(why for _, why in parts)
 
 
 def _batch_and_tokens(inputs: CalibrationInputs) -> tuple[int, int]:
@@ -185,7 +191,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     found = [
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context(inputs, fits),
-        weights_estimate(inputs, extra=_experts_padding(inputs), built_ahead=weights_built_ahead(inputs)),
+        weights_estimate(inputs, extra=_held_beside_book(inputs), built_ahead=weights_built_ahead(inputs)),
     ]
     if not _profiled(inputs):
         logits = token_logits_estimate(inputs) or packed_tokens_estimate(inputs)
