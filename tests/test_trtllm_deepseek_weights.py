@@ -67,3 +67,20 @@ def test_the_weights_term_moves_toward_the_logged_torch_memory() -> None:
         gib = weights.bytes / GIB
         assert book < gib < logged and logged - gib < short, (record_id, gib)
         assert "DeepseekV3Model" in weights.basis
+
+
+def test_the_all_reduce_fusion_workspace_is_4_x_64_mib_per_tp_rank_outside_torch() -> None:
+    """`allocate_allreduce_fusion_workspace(mapping, 64 MiB)` on each rank: IPC buffers 64 MiB × TP, barriers 256 B ×
+    TP, Lamport buffers 3 × 64 MiB × TP. TP 4: 268,435,456 + 1,024 + 805,306,368 = 1,073,742,848 B; TP 2:
+    536,871,424 B; TP 1: none. Added to the non-torch term with its error unchanged (1.3.0rc10 is past PR #9145); at
+    1.2.0rc2 the 8 / 16 MB workspace is left in the NCCL term's error."""
+    from kvtop.domain.engines.trtllm.allreduce_workspace import fusion_workspace_bytes
+
+    assert fusion_workspace_bytes(TRTLLM[NVFP4_TP4].inputs()) == 4 * 64 * 2**20 * 4 + 256 * 4 == 1_073_742_848
+    assert fusion_workspace_bytes(TRTLLM[NVFP4_TP2].inputs()) == 4 * 64 * 2**20 * 2 + 256 * 2 == 536_871_424
+    assert fusion_workspace_bytes(TRTLLM["zufayu-e2eperf-gpt-oss-120b-b200-tp1-trtllm-130rc10"].inputs()) == 0
+    raw = dict(TRTLLM[NVFP4_TP4].raw)
+    raw["version"] = "1.2.0rc2"
+    assert fusion_workspace_bytes(resolve(raw).inputs()) == 0
+    non_torch = next(t for t in terms(TRTLLM[NVFP4_TP4].inputs()) if t.term is Term.NON_TORCH)
+    assert abs(non_torch.bytes / GIB - (1.95 + 0.75 * 2 + 1.0)) < 0.01 and "fusion workspace" in non_torch.basis

@@ -38,6 +38,7 @@ from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
+from kvtop.domain.engines.trtllm.allreduce_workspace import with_fusion_workspace
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
 from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
@@ -210,7 +211,10 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         value, error, basis = assumed(inputs, fits)
         estimate = (fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
                     or assumed_estimate(term, label, value, error, basis))  # fmt: skip
-        found.append(with_moe_unmodelled(estimate, inputs) if key == "trtllm.non_torch" else estimate)
+        if key == "trtllm.non_torch":  # the fusion workspace beside an assumed term (a fit would hold it already)
+            assumed_here = estimate.source == "assumed"
+            estimate = with_moe_unmodelled(with_fusion_workspace(estimate, inputs) if assumed_here else estimate, inputs)
+        found.append(estimate)
     return tuple(found)
 
 
