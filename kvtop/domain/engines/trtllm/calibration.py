@@ -37,8 +37,8 @@ from kvtop.domain.calibration.read_back import logged_terms as logged_terms  # i
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
-from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
 from kvtop.domain.engines.trtllm.allreduce_workspace import with_fusion_workspace
+from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
 from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
