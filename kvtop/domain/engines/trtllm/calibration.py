@@ -37,7 +37,9 @@ from kvtop.domain.calibration.read_back import logged_terms as logged_terms  # i
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
+from kvtop.domain.engines.trtllm.allreduce_workspace import with_fusion_workspace
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
+from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
 from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
@@ -144,11 +146,16 @@ def weights_built_ahead(inputs: CalibrationInputs) -> bool:
     return not _profiled(inputs)
 
 
-def _experts_padding(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """What the PyTorch backend's MoE backend registers of MXFP4 experts beyond the book (moe_weights.py, §24)."""
+def _held_beside_book(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """What the PyTorch backend holds in torch beyond the book: the MoE backend's padded MXFP4 experts
+    (moe_weights.py, §24) and DeepseekV3Model's whole embedding and MLA copies (deepseek_weights.py, §25)."""
     if not _profiled(inputs):
         return None
-    return held_beside(inputs.model, inputs.layout, inputs.settings)
+    parts = [part for part in (held_beside(inputs.model, inputs.layout, inputs.settings),
+                               deepseek_held(inputs.model, inputs.layout, inputs.gpu_name)) if part is not None]
+    if not parts:
+        return None
+    return sum(nbytes for nbytes, _ in parts), "; ".join(why for _, why in parts)
 
 
 def _batch_and_tokens(inputs: CalibrationInputs) -> tuple[int, int]:
@@ -185,7 +192,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     found = [
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context(inputs, fits),
-        weights_estimate(inputs, extra=_experts_padding(inputs), built_ahead=weights_built_ahead(inputs)),
+        weights_estimate(inputs, extra=_held_beside_book(inputs), built_ahead=weights_built_ahead(inputs)),
     ]
     if not _profiled(inputs):
         logits = token_logits_estimate(inputs) or packed_tokens_estimate(inputs)
@@ -204,7 +211,10 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         value, error, basis = assumed(inputs, fits)
         estimate = (fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
                     or assumed_estimate(term, label, value, error, basis))  # fmt: skip
-        found.append(with_moe_unmodelled(estimate, inputs) if key == "trtllm.non_torch" else estimate)
+        if key == "trtllm.non_torch":  # the fusion workspace beside an assumed term (a fit would hold it already)
+            assumed_here = estimate.source == "assumed"
+            estimate = with_moe_unmodelled(with_fusion_workspace(estimate, inputs) if assumed_here else estimate, inputs)
+        found.append(estimate)
     return tuple(found)
 
 

@@ -1,17 +1,22 @@
-"""The memory a MoE launch of TensorRT-LLM's PyTorch backend holds outside torch that kvtop does not model (§24).
+"""The memory a MoE launch of TensorRT-LLM's PyTorch backend holds outside torch that kvtop does not model (§24, §25).
 
 The plan's profiled non-torch term is read off one dense start (faradawn/bench3: Llama-3-8B, H200, TP 1, §20) with the
-TP group's NCCL per doubling (§19). MoE starts hold more outside torch once the weights are in, and what holds it is
-not read per release: the MoE backend's workspaces and loaded kernels, the all-reduce and MoE communication buffers
-(`get_allreduce_workspace` → `CustomAllReduceHelper.allocate_allreduce_fusion_workspace`, IPC buffers of
-`max_workspace_size_auto(tp)` × TP × 4 outside torch, _torch/distributed/ops.py; stored copies ids 56991117771,
-196834873: 0.1–0.3 GiB at TP 4–8, so the rest is elsewhere), NCCL's own buffers for the EP group. zufayu/
-ClaudeSkillsE2EPerf's seven Blackwell starts (1.2.0rc6.post2/3, 1.3.0rc10) print 'Memory used after loading model
-weights (outside torch)' 1.5–1.7 GiB above the plan's context and non-torch at TP 1 (gpt-oss-120b, B200 and B300), 3.4
-at TP 2 (DeepSeek-R1, B300), 2.6–3.0 at TP 8 / EP 1, 5.7 at TP 4 / EP 4 and 7.8 at TP 8 / EP 8.
+TP group's NCCL per doubling (§19). zufayu/ClaudeSkillsE2EPerf's Blackwell starts print 'Memory used after loading
+model weights (outside torch)' after the profiling executor is built, so the figure holds the temporary KV pool
+(`[MemUsageChange] Allocated … for max tokens in paged KV cache`, C++-allocated, added back by `_cal_max_memory`; §20);
+less that pool, against the plan's context and non-torch (GiB): gpt-oss-120b at TP 1 (B200, B300; 2.25 pool) −0.56
+and −0.72, DeepSeek-R1 at TP 2 (B300; 2.14) +1.30, TP 8 / EP 1 (FP8; 0.27) +2.37, TP 4 / EP 4 (2.14) +3.51, TP 8 /
+EP 8 (0.27, with piecewise CUDA graphs and user buffers the plan does not model) +7.40. Session 53 read the same lines
+without the pool, so it sized 1.5–1.7 GiB at TP 1 that is the pool itself.
+
+What grows with TP is not read per release: the all-reduce fusion workspace (`allocate_allreduce_fusion_workspace`:
+IPC buffers of `max_workspace_size_auto(tp)` × TP and Lamport buffers 3 × that, each rank's own allocation; 8 MB or
+16 MB in a 2025 copy, id 196834873, 0.12–0.24 GiB a rank at TP 2–8; a flat 64 MiB in a 2026
+copy, id 56991117771, 0.5 / 1.0 / 2.0 GiB at TP 2 / 4 / 8, the release that took it not pinned), NCCL's buffers for
+the EP group, the MoE backend's kernels and workspaces.
 
 The rule: a named assumption, never a shift of the figure: the non-torch term's error widens by
-`MOE_BASE_GIB` + `MOE_PER_DOUBLING_GIB` per doubling of TP and of EP (root of squares with its own error), so the
+`MOE_PER_DOUBLING_GIB` per doubling of TP and of EP (root of squares with its own error; nothing at TP 1), so the
 interval says what the plan cannot know; the central figure stays the read log's. The size is read off that one
 harness (its records are in-sample for it) and stands until a release's code says what grows.
 """
@@ -24,8 +29,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.wording import GIB
 
-MOE_BASE_GIB = 1.75  # at TP 1 (gpt-oss-120b's two starts: 1.69 and 1.53 above the plan)
-MOE_PER_DOUBLING_GIB = 1.0  # per doubling of TP and of EP (TP 8 / EP 8: 7.8 above the plan at 6 doublings)
+MOE_PER_DOUBLING_GIB = 1.0  # per doubling of TP and of EP (less the temporary pool: 1.30 at 1, 2.37 at 3, 3.51 at 4)
 
 
 def moe_unmodelled_bytes(inputs: CalibrationInputs) -> int:
@@ -33,7 +37,7 @@ def moe_unmodelled_bytes(inputs: CalibrationInputs) -> int:
     if inputs.model is None or inputs.model.moe is None:
         return 0
     doublings = math.log2(max(inputs.layout.tp, 1)) + math.log2(max(inputs.layout.ep, 1))
-    return round((MOE_BASE_GIB + MOE_PER_DOUBLING_GIB * doublings) * GIB)
+    return round(MOE_PER_DOUBLING_GIB * doublings * GIB)
 
 
 def with_moe_unmodelled(estimate: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
@@ -45,6 +49,6 @@ def with_moe_unmodelled(estimate: TermEstimate, inputs: CalibrationInputs) -> Te
     return estimate.model_copy(update={
         "error_bytes": round(math.hypot(estimate.error_bytes, extra)),
         "basis": f"{estimate.basis}; ± {extra / GIB:.2f} GiB more: a MoE launch's memory outside torch (MoE backend "
-                 "workspaces and kernels, communication buffers) is not modelled, 1.5–7.8 GiB above this figure on "
-                 "seven Blackwell starts (§24)",
+                 "workspaces and kernels, all-reduce and communication buffers) is not modelled, 1.3–3.5 GiB above this "
+                 "figure at TP 2–8 on four Blackwell starts less their temporary pool (§24)",
     })  # fmt: skip
