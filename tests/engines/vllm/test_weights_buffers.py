@@ -81,3 +81,14 @@ def test_qwen3_vl_30b_a3b_at_tp_2_holds_what_its_log_printed() -> None:
     assert planned is not None
     assert abs(planned.bytes / GIB - record.figures["weights"] / GIB) < 0.02
     assert abs(record.figures["weights"] / GIB - 29.3115) < 1e-6
+
+
+def test_qwen3_vl_8b_at_tp_1_holds_what_its_log_printed() -> None:
+    """v0.19.0, TP 1, an H200 server's 8,192 batched tokens (tests/data/calibration/vllm.jsonl
+    `file62110908920-qwen3-vl-8b-h200-v0190`, 'Weight load: 16.78 GB', vLLM's GiB): the book 16.39 GiB with the plain
+    rope, + the rope at 4 × 262,144 positions (201,326,592 B more) + 3 × 8,192 × 4,096 × 2 = 201,326,592 B of
+    deepstack buffers: within 0.02 GiB of 16.78 (before: −2.3 %)."""
+    record = next(r for r in load("vllm") if r.id == "file62110908920-qwen3-vl-8b-h200-v0190")
+    planned = weights_term(record)
+    assert planned is not None
+    assert abs(planned.bytes / GIB - 16.78) < 0.02

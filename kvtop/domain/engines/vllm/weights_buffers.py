@@ -18,8 +18,8 @@ loader's device and dtype, so on the GPU in the model's dtype inside 'Model load
 
 Judged on the weights vLLM printed: Qwen3-VL-30B-A3B at TP 2, v0.12.0 (8,192 batched tokens): the book 29.02 GiB,
 + 0.19 (the rope × 4) + 3 × 8,192 × 2,048 × 2 B (0.09) = 29.30 against 29.3115 printed; Qwen3-VL-8B at TP 1,
-v0.19.0: 16.39 + 3 × 8,192 × 4,096 × 2 B (0.19) = 16.58, + 0.19 more where its config states `mrope_section` (the
-published one does; kvtop's copy of it does not), against 16.78 printed.
+v0.19.0: 16.39 + 0.19 (the rope × 4) + 3 × 8,192 × 4,096 × 2 B (0.19) = 16.77 against 16.78 printed (both configs'
+`rope_scaling` as published: tests/data/configs/heldout/SOURCES.md).
 """
 
 from __future__ import annotations
