@@ -167,6 +167,9 @@ class ModelSpec(FreshCopyModel):
     # the language model's RoPE type as config.json states it (`rope_scaling` / `rope_parameters`: `rope_type`, or
     # the legacy `type`); '' where none is stated or it is nested by layer type (engines refuse types they lack)
     rope_type: str = ""
+    # that rope block states `mrope_section`: multimodal rotary sections (Qwen2-VL, Qwen2.5-VL, Qwen3-VL), for which an
+    # engine may build its own rope module (vLLM's get_rope: MRotaryEmbedding, an engine's rule)
+    mrope: bool = False
     # config.json's top-level model_type is its nested text_config's own: the text model's config class, which
     # takes no text_config, so that section stays a plain dict (MLC's ministral3 preset; vLLM refuses it)
     text_config_of_own_type: bool = False

@@ -133,6 +133,7 @@ def read_config(
         "outer_tie_word_embeddings": outer.tie_word_embeddings if nested_key else None,
         "auto_map_models": _auto_models(outer.auto_map),
         "rope_type": _rope_type(config[nested_key] if nested_key else config),
+        "mrope": _mrope(config[nested_key] if nested_key else config),
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
         and outer.model_type == config["text_config"].get("model_type"),
         "strict_type_mismatches": strict_type_mismatches(stated_type, section, outer.model_type or ""),
@@ -317,6 +318,12 @@ def _rope_type(section: dict[str, Any]) -> str:
             if isinstance(stated, str):
                 return stated
     return ""
+
+
+def _mrope(section: dict[str, Any]) -> bool:
+    """Whether the language model's rope block (`rope_scaling` / `rope_parameters`) states `mrope_section`."""
+    return any(isinstance(block := section.get(key), dict) and "mrope_section" in block
+               for key in ("rope_scaling", "rope_parameters"))  # fmt: skip
 
 
 def _top_level_rope(section: dict[str, Any], head_dim: int) -> tuple[int, int] | tuple[()]:

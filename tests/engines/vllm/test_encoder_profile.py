@@ -53,9 +53,11 @@ def test_qwen3_vl_dummy_video_at_v0_12_0_is_the_logged_budget() -> None:
     profile = encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--max-num-seqs", "256", tp=2))
     assert profile is not None
     assert (profile.modality, profile.budget, profile.items) == ("video", 153_600, 1)
-    # each output expanded to 153,600 rows of 2,048 × 4 (merger + 3 deepstack levels) bf16, and the pixels:
-    # 153,600 × 8,192 × 2 = 2,516,582,400 B; 49,152 × (3 × 2 × 16²) × 2 = 150,994,944 B
-    assert profile.kept_bytes == 2_516_582_400 + 150_994_944
+    # each output expanded to 153,600 rows of 2,048 × 4 (merger + 3 deepstack levels) bf16, the returned 12,288 rows
+    # still named by the expanding loop's variable (gpu_model_runner.py:4343, rebound at :4364), and the pixels:
+    # 153,600 × 8,192 × 2 = 2,516,582,400 B; 12,288 × 8,192 × 2 = 201,326,592 B; 49,152 × (3 × 2 × 16²) × 2 =
+    # 150,994,944 B
+    assert profile.kept_bytes == 2_516_582_400 + 201_326_592 + 150_994_944
 
 
 def test_qwen3_vl_from_v0_13_0_profiles_the_image() -> None:
@@ -84,15 +86,17 @@ def test_the_qwen3_vl_start_is_planned_within_its_interval() -> None:
 def test_mistral_small_keeps_two_images_expanded_to_the_budget_at_v0_11_0() -> None:
     """1,540 px ÷ (14 × 2) = 55 tokens a side: 3,025 embeddings in 55 × 56 = 3,080 tokens (a break a row); the
     8,192-token budget holds 8,192 // 3,080 = 2; v0.11.0 expands each output to the budget's 8,192 rows of 5,120
-    (gpu_model_runner.py:3369-3384): 2 × 8,192 × 5,120 × 2 + 2 × 3 × 1,540² × 2 B; v0.12.0 to the item's 3,080 rows;
-    v0.19.0 keeps the 3,025 rows."""
+    (gpu_model_runner.py:3369-3384): 2 × 8,192 × 5,120 × 2 + 2 × 3 × 1,540² × 2 B, and the two returned 3,025-row
+    outputs (views of one tensor, pixtral.py:422) the loop's variable still holds (:3377, rebound at :3397): 2 × 3,025
+    × 5,120 × 2 B; v0.12.0 to the item's 3,080 rows, the returned ones held too; v0.19.0 keeps the 3,025 rows."""
     old = encoder_profile(_inputs(MISTRAL_SMALL, "0.11.0", 16000))
     new = encoder_profile(_inputs(MISTRAL_SMALL, "0.19.0", 8192))
     assert old is not None and new is not None
     assert (old.budget, old.items) == (8192, 2)
-    assert old.kept_bytes == 2 * 8192 * 5120 * 2 + 2 * 3 * 1540**2 * 2
+    returned = 2 * 3025 * 5120 * 2
+    assert old.kept_bytes == 2 * 8192 * 5120 * 2 + returned + 2 * 3 * 1540**2 * 2
     middle = encoder_profile(_inputs(MISTRAL_SMALL, "0.12.0", 16000))
-    assert middle is not None and middle.kept_bytes == 2 * 3080 * 5120 * 2 + 2 * 3 * 1540**2 * 2
+    assert middle is not None and middle.kept_bytes == 2 * 3080 * 5120 * 2 + returned + 2 * 3 * 1540**2 * 2
     assert new.kept_bytes == 2 * 3025 * 5120 * 2 + 2 * 3 * 1540**2 * 2
 
 
@@ -143,3 +147,18 @@ def test_the_qwen2_5_vl_l4_start_is_planned_within_5_percent() -> None:
     logged = 375_968
     assert abs(plan.ledger.engine.token_capacity / logged - 1) < 0.05
     assert plan.token_capacity_min <= logged <= plan.token_capacity_max
+
+
+def test_the_returned_outputs_are_held_only_where_vllm_expands_them() -> None:
+    """v0.11.0 – v0.12.x expand each output in a loop whose variable (`for output in dummy_encoder_outputs`) is rebound
+    only by `output = self._dummy_sampler_run(...)`, after the peak (v0.11.0 gpu_model_runner.py:3377/:3397, v0.11.2
+    :4121/:4142, v0.12.0 :4343/:4364); v0.13.0 keeps the outputs as returned, with no loop (:4424-4487). The
+    Qwen3-VL-30B-A3B refusal at v0.11.0 (one A100, 262,144 tokens of context, tests/data/calibration/vllm.jsonl
+    `file54765285989-…`): one video of 12,288 rows × 8,192, expanded to the 153,600 budget: the returned
+    12,288 × 8,192 × 2 = 201,326,592 B held beside; at v0.13.0 the image, kept as returned, nothing beside."""
+    at_v011 = encoder_profile(_inputs(QWEN3_VL_30B, "0.11.0", 262144))
+    at_v013 = encoder_profile(_inputs(QWEN3_VL_30B, "0.13.0", 262144))
+    assert at_v011 is not None and at_v013 is not None
+    assert at_v011.kept_bytes == 153_600 * 8_192 * 2 + 12_288 * 8_192 * 2 + 49_152 * 1_536 * 2
+    assert "the returned 1 × 12,288 × 8,192 beside their copies" in at_v011.words
+    assert at_v013.kept_bytes == 16_384 * 8_192 * 2 + 65_536 * 1_536 * 2

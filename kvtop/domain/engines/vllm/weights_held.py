@@ -57,6 +57,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.vllm.mla_absorbed import absorbed_matrices
 from kvtop.domain.engines.vllm.mxfp4_backend import TRITON, mxfp4_backend
 from kvtop.domain.engines.vllm.rope_override import derived_max_len
+from kvtop.domain.engines.vllm.weights_buffers import deepstack_buffers, mrope_positions_factor
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
 from kvtop.domain.engines.vllm.weights_fp8_marlin import marlin_block_scales
 from kvtop.domain.model import MlpKind, ModelSpec
@@ -72,7 +73,8 @@ FLOAT32_ROPE = frozenset({"GptOssForCausalLM"})
 def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) vLLM holds on the largest rank beside the book's count; None where it adds nothing
     kvtop models."""
-    found = (rope_cache(inputs), _mxfp4(inputs), absorbed_matrices(inputs), marlin_block_scales(inputs))
+    found = (rope_cache(inputs), _mxfp4(inputs), absorbed_matrices(inputs), marlin_block_scales(inputs),
+             deepstack_buffers(inputs))
     parts = [part for part in found if part is not None]
     if not parts:
         return None
@@ -85,7 +87,8 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     A rope scaling the launch gives (rope_override.py) builds a scaled rope whose cache is the derived length long:
     YaRN's `max_position_embeddings` (its original) × factor, linear and dynamic NTK the positions × factor (v0.10.0
     rotary_embedding.py:604-607 YaRNScalingRotaryEmbedding._compute_cos_sin_cache; get_rope passes yarn its
-    original_max_position_embeddings, :1923-1932); llama3 and longrope keep the positions."""
+    original_max_position_embeddings, :1923-1932); llama3 and longrope keep the positions. A multimodal rope
+    (`mrope_section`) holds its positions × vLLM's factor (weights_buffers.py: 4 from v0.7.2)."""
     model = inputs.model
     if model is None:
         return None
@@ -93,7 +96,12 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     scaled = derived_max_len(model, inputs.settings, inputs.version)
     if scaled is not None:
         model = model.model_copy(update={"max_position_embeddings": scaled[0]})
-    return rope_cache_bytes(model, width, "rotary_embedding/base.py" + (f"; {scaled[1]}" if scaled else ""))
+    factor = mrope_positions_factor(inputs)
+    if factor > 1:
+        model = model.model_copy(update={"max_position_embeddings": model.max_position_embeddings * factor})
+    source = "rotary_embedding/base.py" + (f"; {scaled[1]}" if scaled else "")
+    source += f"; MRotaryEmbedding's {factor} × the config's positions (rotary_embedding/mrope.py)" if factor > 1 else ""
+    return rope_cache_bytes(model, width, source)
 
 
 def _mxfp4(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tuple[int, str] | None:

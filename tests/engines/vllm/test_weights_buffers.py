@@ -1,0 +1,94 @@
+"""vLLM's multimodal rope cache and Qwen3-VL's deepstack buffers beside the weights book
+(kvtop/domain/engines/vllm/weights_buffers.py, weights_held.py; docs/engines/vllm.md §10).
+
+Expected figures are vLLM's code's arithmetic by hand and the weights its logs printed (tests/data/calibration/
+vllm.jsonl): Zzsf11/VideoCuttingAgent's v0.12.0 start of Qwen3-VL-30B-A3B at TP 2 ('Model loading took 29.3115 GiB
+memory'), never the function's output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.calibration.corpus import load
+from benchmarks.calibration.evaluate import weights_term
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.weights_buffers import deepstack_buffers, mrope_positions_factor
+from kvtop.domain.engines.vllm.weights_held import held_beside, rope_cache
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"
+QWEN3_VL_8B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-8B-Instruct.json"
+QWEN25_VL_7B = CONFIGS / "heldout" / "Qwen--Qwen2.5-VL-7B-Instruct.json"
+QWEN3_32B = CONFIGS / "Qwen--Qwen3-32B.json"
+GIB = 2**30
+
+
+def _inputs(config: Path, version: str, *flags: str, tp: int = 1, gpu: str = "H100") -> CalibrationInputs:
+    model = load_config_file(config)
+    return CalibrationInputs(
+        model=model, settings=parse_flags("vllm", list(flags)), layout=ParallelLayout(tp=tp), gpu_name=gpu,
+        gpu_total_bytes=gpu_total_bytes(gpu), version=ResolvedVersion(text=version), weights_bytes=0,
+        context_length=model.max_position_embeddings,
+    )  # fmt: skip
+
+
+def test_the_config_states_the_multimodal_rope() -> None:
+    """`mrope_section` in the text section's rope block (Qwen2.5-VL's copy; Qwen3-VL-30B-A3B's published config,
+    restored in kvtop's copy); a text model's config states none."""
+    assert load_config_file(QWEN25_VL_7B).mrope
+    assert load_config_file(QWEN3_VL_30B).mrope
+    assert not load_config_file(QWEN3_32B).mrope
+
+
+def test_the_multimodal_rope_holds_four_times_the_positions() -> None:
+    """MRotaryEmbedding's cache_max_position_num = max_position_embeddings × 4 (v0.9.2 rotary_embedding.py:1038):
+    Qwen2.5-VL-7B's 128,000 positions × 4 × 128 × 2 B = 131,072,000 B; v0.7.1's kept the positions (128,000 × 128 × 2
+    = 32,768,000 B); from v0.32.0 Qwen3-VL's classes pass 1 (qwen3_vl.py:1818-1831), Qwen2.5-VL keeps 4."""
+    found = rope_cache(_inputs(QWEN25_VL_7B, "0.9.2", tp=2, gpu="L4"))
+    assert found is not None and found[0] == 128_000 * 4 * 128 * 2
+    old = rope_cache(_inputs(QWEN25_VL_7B, "0.7.1"))
+    assert old is not None and old[0] == 128_000 * 128 * 2
+    assert mrope_positions_factor(_inputs(QWEN3_VL_30B, "0.33.0")) == 1
+    assert mrope_positions_factor(_inputs(QWEN3_VL_30B, "0.30.0")) == 4
+    assert mrope_positions_factor(_inputs(QWEN25_VL_7B, "0.33.0")) == 4
+    assert mrope_positions_factor(_inputs(QWEN3_32B, "0.19.0")) == 1
+
+
+def test_qwen3_vl_deepstack_buffers() -> None:
+    """3 levels × max_num_batched_tokens × the text's hidden size × 2 B (qwen3_vl.py:1503-1509 at v0.19.0): the 8B's
+    8,192 × 4,096 on an H200 server = 201,326,592 B; none before Qwen3-VL's class (v0.10.2) or for another tower."""
+    found = deepstack_buffers(_inputs(QWEN3_VL_8B, "0.19.0", gpu="H200"))
+    assert found is not None and found[0] == 3 * 8192 * 4096 * 2
+    assert deepstack_buffers(_inputs(QWEN3_VL_8B, "0.10.2", gpu="H200")) is None
+    assert deepstack_buffers(_inputs(QWEN25_VL_7B, "0.19.0")) is None
+
+
+def test_qwen3_vl_30b_a3b_at_tp_2_holds_what_its_log_printed() -> None:
+    """v0.12.0, TP 2, 8,192 batched tokens (an H100 server's default): the rope 262,144 × 4 × 128 × 2 = 268,435,456 B
+    and the deepstack buffers 3 × 8,192 × 2,048 × 2 = 100,663,296 B beside the book; the plan's weights (the book,
+    29.02 GiB with the plain rope's 67,108,864 B, before) then land within 0.02 GiB of the 29.3115 GiB printed."""
+    inputs = _inputs(QWEN3_VL_30B, "0.12.0", "--max-num-seqs", "256", tp=2)
+    held = held_beside(inputs)
+    assert held is not None and held[0] == 268_435_456 + 100_663_296
+    record = next(r for r in load("vllm") if r.id == "videocuttingagent-qwen3-vl-30b-a3b-2xh100-tp2-v0120")
+    planned = weights_term(record)
+    assert planned is not None
+    assert abs(planned.bytes / GIB - record.figures["weights"] / GIB) < 0.02
+    assert abs(record.figures["weights"] / GIB - 29.3115) < 1e-6
+
+
+def test_qwen3_vl_8b_at_tp_1_holds_what_its_log_printed() -> None:
+    """v0.19.0, TP 1, an H200 server's 8,192 batched tokens (tests/data/calibration/vllm.jsonl
+    `file62110908920-qwen3-vl-8b-h200-v0190`, 'Weight load: 16.78 GB', vLLM's GiB): the book 16.39 GiB with the plain
+    rope, + the rope at 4 × 262,144 positions (201,326,592 B more) + 3 × 8,192 × 4,096 × 2 = 201,326,592 B of
+    deepstack buffers: within 0.02 GiB of 16.78 (before: −2.3 %)."""
+    record = next(r for r in load("vllm") if r.id == "file62110908920-qwen3-vl-8b-h200-v0190")
+    planned = weights_term(record)
+    assert planned is not None
+    assert abs(planned.bytes / GIB - 16.78) < 0.02
