@@ -55,14 +55,14 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('100 SMs', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.526098, 0.439413, 0.00011), error_bytes=510730680, records=33,
-        sources=30, gpus=('A100-80GB', 'B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'),
-        novel_error_bytes=510730680, feature_sources=(30, 8, 4),
-        group_errors=(('100 SMs', 510730680), ('100 SMs + log2(TP) on NVLink GPUs', 1545530790), ('100 SMs + log2(TP) on PCIe GPUs', 297302599)),
+        coefficients=(0.575581, 0.474274, 0.0), error_bytes=580383659, records=40,
+        sources=33, gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'),
+        novel_error_bytes=1237383021, feature_sources=(33, 9, 4),
+        group_errors=(('100 SMs', 503933284), ('100 SMs + log2(TP) on NVLink GPUs', 1369344196), ('100 SMs + log2(TP) on PCIe GPUs', 299612725)),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=0.5905, records=22, sources=20, weights_logged=True,
+    engine='sglang', factor=0.8316, records=29, sources=23, weights_logged=True,
 )
 # END FITTED
 

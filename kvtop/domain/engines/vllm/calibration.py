@@ -144,10 +144,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
-        coefficients=(0.27443, 0.184297), error_bytes=1388899757, records=45,
-        sources=11, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H200', 'L40S', 'T4'),
-        novel_error_bytes=1388899757, feature_sources=(11, 11),
-        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1388899757),),
+        coefficients=(0.112598, 0.219085), error_bytes=1280612530, records=61,
+        sources=14, gpus=('A100-40GB', 'A100-80GB', 'GB300', 'H100', 'H200', 'L40S', 'T4'),
+        novel_error_bytes=1280612530, feature_sources=(14, 14),
+        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1280612530),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -172,7 +172,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0072, records=164, sources=95, weights_logged=True,
+    engine='vllm', factor=1.0072, records=198, sources=102, weights_logged=True,
 )
 # END FITTED
 
