@@ -60,9 +60,10 @@ def test_the_weights_term_moves_toward_the_logged_torch_memory() -> None:
     """The starts' torch memory after the load against the book (session 53's plans): TP 4 / EP 4 93.90 against
     91.40 GiB, TP 8 / EP 8 49.13 against 46.66, FP8 TP 8 81.86 against 79.29, TP 2 (CUTLASS, B300) 185.48 against
     180.88. With the rule the term lands 0.97, 0.84, 0.76 and 3.26 GiB short (the rest is not found: §25), each
-    closer than the book alone and none above the log."""
+    closer than the book alone and none above the log; the TP 2 CUTLASS start 1.50 GiB short with §26's cached MoE
+    workspace (1.76 GiB, moe_workspace.py)."""
     for record_id, logged, book, short in ((NVFP4_TP4, 93.90, 91.40, 0.98), (NVFP4_TP8, 49.13, 46.66, 0.85),
-                                           (FP8_TP8, 81.86, 79.29, 0.77), (NVFP4_TP2, 185.48, 180.88, 3.27)):
+                                           (FP8_TP8, 81.86, 79.29, 0.77), (NVFP4_TP2, 185.48, 180.88, 1.51)):
         weights = next(t for t in terms(TRTLLM[record_id].inputs()) if t.term is Term.WEIGHTS)
         gib = weights.bytes / GIB
         assert book < gib < logged and logged - gib < short, (record_id, gib)

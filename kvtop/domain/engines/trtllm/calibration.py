@@ -43,6 +43,7 @@ from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
 from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
+from kvtop.domain.engines.trtllm.moe_workspace import held_in_torch as moe_workspace_held
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import gpu_model_key, sm_count
 from kvtop.domain.layout import ParallelLayout
@@ -147,12 +148,14 @@ def weights_built_ahead(inputs: CalibrationInputs) -> bool:
 
 
 def _held_beside_book(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """What the PyTorch backend holds in torch beyond the book: the MoE backend's padded MXFP4 experts
-    (moe_weights.py, §24) and DeepseekV3Model's whole embedding and MLA copies (deepseek_weights.py, §25)."""
+    """What the PyTorch backend holds in torch beyond the book at the profiling baseline: the MoE backend's padded
+    MXFP4 experts (moe_weights.py, §24), DeepseekV3Model's whole embedding and MLA copies (deepseek_weights.py, §25)
+    and the CUTLASS MoE workspace cached after the warm-up (moe_workspace.py, §26)."""
     if not _profiled(inputs):
         return None
     parts = [part for part in (held_beside(inputs.model, inputs.layout, inputs.settings),
-                               deepseek_held(inputs.model, inputs.layout, inputs.gpu_name)) if part is not None]
+                               deepseek_held(inputs.model, inputs.layout, inputs.gpu_name),
+                               moe_workspace_held(inputs.model, inputs)) if part is not None]
     if not parts:
         return None
     return sum(nbytes for nbytes, _ in parts), "; ".join(why for _, why in parts)

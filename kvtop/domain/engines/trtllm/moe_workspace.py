@@ -1,0 +1,99 @@
+"""The CUTLASS fused-MoE workspace TensorRT-LLM's PyTorch backend keeps in torch after its warm-up (docs/engines/trtllm.md §26).
+
+`FusedMoeRunner::getWorkspaceInfo` (cpp/tensorrt_llm/thop/moeOp.cpp; stored copies search-index ids 423924961 and
+56159541360) caches one workspace per CUDA stream in `mStreamWorkspaces` as a torch tensor that only grows
+(`if (is_capturing || workspace.numel() < total_workspace_size) … torch::empty(…)`), and the runner hangs off
+`MoERunner.runner_dict`, a class attribute shared by every MoE layer of one configuration (a 2026 unit test of the
+tree says so, id 57477586757). The executor's last warm-up before the profiling baseline runs max_num_tokens (`Run
+warmup with 8192 tokens` in zufayu's 1.3.0rc10 logs), so a workspace for max_num_tokens rows stays allocated in torch
+and the line 'Memory used after loading model weights (inside torch)' holds it beside the weights. TRTLLM-Gen
+allocates its buffers per call (`at::detail::empty_cuda` in thop/fp4BlockScaleMoe.cpp, ids 46949670, 9020884683) and
+frees them, so it keeps none.
+
+Its size is `CutlassMoeFCRunner::getWorkspaceDeviceBufferSizes` (cutlass_kernels/moe_gemm/moe_kernels.cu at 000dea27,
+id 19518198733; id 3775219850 alike) plus moeOp.cpp's `src_to_dest_map` (top-k × rows × 4 B), with M = rows × top-k
+routed rows, H the hidden size, I the expert intermediate per MoE-TP shard, a the activation's bytes (NVFP4 0.5, FP8
+1, else 2), a gated activation and the GEMM output in the 16-bit backbone type:
+- overlapped_gemm1_gemm2_inputs = max(M·H·a (permuted data), M·H·2 (fc2 result), M·I·a (fc1 result));
+- overlapped_gemm1_gemm2_outputs = max(2·M·I·2 (the GLU intermediate), M·H·2, M·I·a);
+- FP8 block scales (`use_deepseek_fp8_block_scale`, a = 2): inputs max(M·H·2, M·I·2, M·H·2), outputs 2·M·I·2;
+- the int maps: permuted_row_to_unpermuted_row, permuted_token_selected_experts, permuted_token_final_scales and
+  src_to_dest_map (M × 4 B each), blocked_row_to_unpermuted_row (experts per rank × rows × 4 B).
+Not summed (left in the weights term's error, about 1/30 of the value): the block-scale factors of the permuted activations (`fp4_act_scale`, about rows × H ÷ 16 B
+padded per expert), the TMA and GEMM workspaces (per-expert descriptors), each buffer's 128 B alignment.
+Which releases: the caching map is in every stored copy that carries gpt-oss's MXFP4 × FP8 path (id 423924961, the
+1.1 era, August 2025); an older copy (id 5820830985) sized the workspace per call. The first release is not read in
+a release tree: 1.1.0rc0 is assumed. Not modelled: attention DP (the MoE sees the gathered tokens), a non-gated
+activation (every MoE kvtop reads is SwiGLU-gated).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_NUM_TOKENS
+from kvtop.domain.engines.trtllm.moe_weights import CUTLASS, WEIGHT_ALIGNMENT, moe_backend
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_layers import MoeSpec
+
+INT_BYTES = 4
+BACKBONE_BYTES = 2  # the GEMM output (UnfusedGemmOutputType) is the 16-bit backbone type
+ACTIVATION_BYTES = {"nvfp4": 0.5, "fp8": 1.0}  # `dtype_size` of the permuted activations; else the model dtype
+
+CACHED_WORKSPACE_ERAS: Eras[bool] = Eras((
+    Era("", False, "moeOp.cpp getWorkspaceInfo sized per call (older copy, search-index id 5820830985): freed"),
+    Era("1.1.0rc0", True, "moeOp.cpp getWorkspaceInfo caches mStreamWorkspaces, grows only (ids 423924961, "
+                          "56159541360); first release not pinned: the gpt-oss (1.1) era assumed"),
+))  # fmt: skip
+
+
+def _round_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+def _widths(model: ModelSpec, moe: MoeSpec, tp: int, ep: int) -> tuple[int, int]:
+    """(hidden, intermediate per MoE-TP shard) as the runner sees them: MXFP4 experts at their padded sizes (§24)."""
+    moe_tp = max(tp // max(ep, 1), 1)
+    inter, hidden = moe.expert_intermediate_size // moe_tp, model.hidden_size
+    if model.quant.method == "mxfp4":
+        inter, hidden = _round_up(inter, WEIGHT_ALIGNMENT), _round_up(hidden, WEIGHT_ALIGNMENT)
+    return hidden, inter
+
+
+def cutlass_workspace_bytes(model: ModelSpec, rows: int, tp: int, ep: int) -> int:
+    """The workspace `FusedMoeRunner` caches for `rows` tokens on one rank (the code's arithmetic, main buffers)."""
+    moe = model.moe
+    if moe is None or rows <= 0:
+        return 0
+    hidden, inter = _widths(model, moe, tp, ep)
+    experts_per_rank = -(-moe.num_routed_experts // max(ep, 1))
+    routed = rows * moe.experts_per_token  # num_moe_inputs
+    quant = model.quant
+    if quant.method == "fp8" and quant.block is not None:  # the DeepSeek FP8 block-scale runner, bf16 activations
+        inputs = max(routed * hidden * BACKBONE_BYTES, routed * inter * BACKBONE_BYTES)
+        outputs = 2 * routed * inter * BACKBONE_BYTES
+    else:
+        act = ACTIVATION_BYTES.get(quant.method, float(model.dtype_bytes))
+        inputs = round(max(routed * hidden * act, routed * hidden * BACKBONE_BYTES, routed * inter * act))
+        outputs = round(max(2 * routed * inter * BACKBONE_BYTES, routed * hidden * BACKBONE_BYTES, routed * inter * act))
+    maps = 4 * routed * INT_BYTES + experts_per_rank * rows * INT_BYTES
+    return int(inputs + outputs + maps)
+
+
+def held_in_torch(model: ModelSpec | None, inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """(bytes, why) the CUTLASS MoE backend's cached workspace adds to what torch holds at the profiling baseline, for
+    `weights_estimate(extra=…)`; None where the model has no MoE, the backend is not CUTLASS or the release sized it
+    per call."""
+    if model is None or model.moe is None or not CACHED_WORKSPACE_ERAS.at(inputs.version):
+        return None
+    found = moe_backend(inputs.settings)
+    if found is None or found[0] != CUTLASS:
+        return None
+    rows = inputs.settings.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
+    nbytes = cutlass_workspace_bytes(model, rows, inputs.layout.tp, inputs.layout.ep)
+    if nbytes <= 0:
+        return None
+    said = "as the launch states" if found[1] else "the MoeConfig default, assumed"
+    return nbytes, (f"{nbytes / 2**30:.2f} GiB CUTLASS MoE workspace ({said}) cached in torch after the warm-up of "
+                    f"{rows:,} tokens × top-{model.moe.experts_per_token} (moeOp.cpp getWorkspaceInfo, "
+                    "moe_kernels.cu getWorkspaceDeviceBufferSizes, §26)")  # fmt: skip
