@@ -5,7 +5,9 @@ docs/engines/vllm.md §12).
 whole float32 logits tensor and softmaxes it: the copies the activation fits count. FlashInfer's
 `top_k_top_p_sampling_from_logits` makes almost none. A plan knows the path where the release and the GPU decide
 it, and not where the install does, unless the launch runs the official image, whose install is known: from v0.9.0
-through v0.11.0 it holds a FlashInfer the V1 sampler takes (IMAGE_FLASHINFER_ERAS).
+through v0.11.0 it holds a FlashInfer the V1 sampler takes (IMAGE_FLASHINFER_ERAS). What the profile holds is not
+always the serving path's: from v0.21.0 the V1 runner's dummy sampler warms the native path too
+(`profiled_sampler_path`, NATIVE_WARMUP_ERAS).
 """
 
 from __future__ import annotations
@@ -65,6 +67,20 @@ IMAGE_FLASHINFER_ERAS: Eras[bool] = Eras((
                        "(topk_topp_sampler.py v0.9.0:33-38; flashinfer-ai/flashinfer#1180)"),
     Era(FLASHINFER_OPT_IN, False, "vllm#26859: FlashInfer's sampler is opt-in, whatever the install holds"),
 ))  # fmt: skip
+# Whether the V1 runner's `_dummy_sampler_run` samples a second time with a per-request generator ("Also warm
+# forward_native (taken when generators dict is non-empty)"; skipped only under logprobs_mode processed_logits /
+# processed_logprobs, where the sampler is bound to forward_native anyway). FlashInfer's `forward_cuda` hands a batch
+# with generators to `forward_native`, so the profile runs the native path's copies whatever the serving path is.
+NATIVE_WARMUP_ERAS: Eras[bool] = Eras((
+    Era("", False, "the profile samples once, on the serving path (v1/worker/gpu_model_runner.py `_dummy_sampler_run`, "
+                   "read at v0.20.1)"),
+    Era("0.21.0", True, "v1/worker/gpu_model_runner.py:5743-5765 at v0.21.0 (:6015-6037 at v0.23.0, :5907-5925 at "
+                        "v0.33.0): `_dummy_sampler_run` samples again with `generators={0: torch.Generator(...)}`, "
+                        "which FlashInfer's forward_cuda hands to forward_native (v1/sample/ops/topk_topp_sampler.py:143 "
+                        "at v0.21.0, :166 at v0.23.0)"),
+))  # fmt: skip
+# how a plan says it, where the serving path is not the native one
+PROFILE_WARMS_NATIVE = "the profile's dummy sampler warms the native top-k/top-p path too"
 # hosts the official image's FlashInfer install leaves out (linux/arm64): Grace-Hopper and Grace-Blackwell, as
 # `gpus.gpu_model_key` keys them (NVML's 'NVIDIA GH200 480GB', 'gh200' and 'GH200' alike)
 ARM64_HOSTS = frozenset({"GH200", "GB200", "GB300"})
@@ -99,3 +115,17 @@ def sampler_path(
     if low <= capability <= high:
         return "flashinfer", era.source
     return "native", f"{era.source}; compute capability {capability[0]}.{capability[1]} is outside 8.0-12.1"
+
+
+def profiled_sampler_path(
+    version: ResolvedVersion, gpu_name: str | None, flags: Mapping[str, object] | None = None, image: str | None = None
+) -> tuple[SamplerPath, str]:
+    """(the path whose copies the V1 runner's profile holds at its peak; why): the serving path (`sampler_path`), or
+    the native one where the release's dummy sampler warms it as well (NATIVE_WARMUP_ERAS: the second pass holds the
+    native path's copies after FlashInfer's first has freed its own, so the peak is the native path's)."""
+    path, why = sampler_path(version, gpu_name, flags, image)
+    warmup = era_for(NATIVE_WARMUP_ERAS, version)
+    if path == "native" or not warmup.value:
+        return path, why
+    return "native", (f"{PROFILE_WARMS_NATIVE} (v{warmup.since}+, v1/worker/gpu_model_runner.py `_dummy_sampler_run`), "
+                      f"whatever the serving path ({path}'s)")
