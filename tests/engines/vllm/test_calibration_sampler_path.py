@@ -97,7 +97,7 @@ def test_a_release_that_serves_on_flashinfers_sampler_profiles_the_native_path_t
     v0.21.0): the profile's peak is the native path's even where the server samples with FlashInfer."""
     version = ResolvedVersion(text=V1_RUNNER_FLASHINFER)
     assert sampler_path(version, "L4")[0] == "flashinfer"
-    assert profiled_sampler_path(version, "L4")[0] == "native"
+    assert profiled_sampler_path(version, "L4", load_config_file(QWEN3_14B_AWQ))[0] == "native"
     activation = _l4_plan("L4", V1_RUNNER_FLASHINFER).estimate.term(Term.ACTIVATION)
     assert activation is not None and PROFILE_WARMS_NATIVE in activation.basis
     assert "taken off" not in activation.basis

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from benchmarks.calibration.corpus import load
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.sampler_path import NATIVE_WARMUP_ERAS, profiled_sampler_path, sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes
+from kvtop.sources.hub import load_config_file
 from kvtop.units import GIB
+from tests.data_paths import CONFIGS
 
 RECORDS = {record.id: record for record in load("vllm")}
 GPT_OSS_20B = "rohans-sdft-gpt-oss-20b-bf16-h100-v0230-weight-transfer"
@@ -30,13 +33,26 @@ def test_the_warm_up_starts_at_v0_21_0() -> None:
 
 
 def test_the_start_served_on_flashinfer_and_profiled_the_native_path() -> None:
+    model = RECORDS[GPT_OSS_20B].model
+    assert model is not None
     version = ResolvedVersion(text="0.23.0")
     assert sampler_path(version, "H100")[0] == "flashinfer"
-    assert profiled_sampler_path(version, "H100")[0] == "native"
+    assert profiled_sampler_path(version, "H100", model)[0] == "native"
     # a launch that states FlashInfer's sampler profiles the native path too from v0.21.0, not before
     stated = {"VLLM_USE_FLASHINFER_SAMPLER": "1"}
-    assert profiled_sampler_path(version, "H100", stated)[0] == "native"
-    assert profiled_sampler_path(ResolvedVersion(text="0.20.1"), "H100", stated)[0] == "flashinfer"
+    assert profiled_sampler_path(version, "H100", model, stated)[0] == "native"
+    assert profiled_sampler_path(ResolvedVersion(text="0.20.1"), "H100", model, stated)[0] == "flashinfer"
+
+
+def test_the_v2_runner_keeps_its_own_sampler() -> None:
+    """A dense model at v0.25.0+ runs on the V2 runner (eras.runs_v2), whose `_dummy_sampler_run`
+    (v1/worker/gpu/model_runner.py:993-1014 at v0.33.0) has no generator pass: the serving path stays the profile's."""
+    model = load_config_file(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+    for text in ("0.29.0", "0.33.0"):
+        version = ResolvedVersion(text=text)
+        assert runs_v2(version, model)
+        assert profiled_sampler_path(version, "H100", model)[0] == sampler_path(version, "H100")[0] == "flashinfer"
+    assert profiled_sampler_path(ResolvedVersion(text="0.24.0"), "H100", model)[0] == "native"  # V1 runner
 
 
 def test_the_native_count_is_what_the_start_left_less_its_non_torch_memory() -> None:

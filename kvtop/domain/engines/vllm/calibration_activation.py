@@ -249,7 +249,8 @@ def _sampler_path_error(
     after it."""
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
-    path, why = profiled_sampler_path(inputs.version, inputs.gpu_name, inputs.settings.flags, inputs.settings.image)
+    path, why = profiled_sampler_path(inputs.version, inputs.gpu_name, inputs.model, inputs.settings.flags,
+                                      inputs.settings.image)  # fmt: skip
     if path == "native":
         warmed = why.startswith(PROFILE_WARMS_NATIVE)  # the serving path is FlashInfer's or unknown: say why not here
         return activation.model_copy(update={"basis": f"{activation.basis}; {why}"}) if warmed else activation

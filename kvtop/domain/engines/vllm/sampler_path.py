@@ -16,8 +16,10 @@ from collections.abc import Mapping
 from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.gpus import compute_capability, gpu_model_key
 from kvtop.domain.launch_tokens import image_of
+from kvtop.domain.model import ModelSpec
 
 SamplerPath = Literal["native", "flashinfer", "either"]
 # vllm#26859: from v0.11.1 FlashInfer's sampler is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1), whatever the install holds:
@@ -118,14 +120,19 @@ def sampler_path(
 
 
 def profiled_sampler_path(
-    version: ResolvedVersion, gpu_name: str | None, flags: Mapping[str, object] | None = None, image: str | None = None
+    version: ResolvedVersion,
+    gpu_name: str | None,
+    model: ModelSpec,
+    flags: Mapping[str, object] | None = None,
+    image: str | None = None,
 ) -> tuple[SamplerPath, str]:
-    """(the path whose copies the V1 runner's profile holds at its peak; why): the serving path (`sampler_path`), or
-    the native one where the release's dummy sampler warms it as well (NATIVE_WARMUP_ERAS: the second pass holds the
-    native path's copies after FlashInfer's first has freed its own, so the peak is the native path's)."""
+    """(the path whose copies the profile holds at its peak; why): the serving path (`sampler_path`), or the native
+    one where the release's V1 runner warms it as well (NATIVE_WARMUP_ERAS: the second pass holds the native path's
+    copies after FlashInfer's first has freed its own, so the peak is the native path's). A launch on the V2 runner
+    (`eras.runs_v2`) keeps the serving path: its dummy sampler is its own (v1/worker/gpu/model_runner.py, v2_profile.py)."""
     path, why = sampler_path(version, gpu_name, flags, image)
     warmup = era_for(NATIVE_WARMUP_ERAS, version)
-    if path == "native" or not warmup.value:
+    if path == "native" or not warmup.value or runs_v2(version, model):
         return path, why
     return "native", (f"{PROFILE_WARMS_NATIVE} (v{warmup.since}+, v1/worker/gpu_model_runner.py `_dummy_sampler_run`), "
                       f"whatever the serving path ({path}'s)")

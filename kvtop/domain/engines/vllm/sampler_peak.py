@@ -90,7 +90,7 @@ def counted_sampler_bytes(
     GPU or the launch (`flags`, the container `image`) leaves the profile's path to the install or to FlashInfer
     (`profiled_sampler_path`: from v0.21.0 the profile warms the native path whatever the serving one), or before
     v0.17.0."""
-    if not COUNTED_ERAS.at(version) or profiled_sampler_path(version, gpu_name, flags, image)[0] != "native":
+    if not COUNTED_ERAS.at(version) or profiled_sampler_path(version, gpu_name, model, flags, image)[0] != "native":
         return None
     logits = seqs * model.vocab_size * FLOAT32_BYTES
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
