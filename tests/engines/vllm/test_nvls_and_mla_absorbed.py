@@ -73,3 +73,37 @@ def test_no_absorption_before_v0_7_1_or_from_v0_8() -> None:
     inputs = RECORDS[R1].inputs()
     for text in ("0.7.0", "0.8.0"):
         assert mla.absorbed_matrices(inputs.model_copy(update={"version": ResolvedVersion(text=text)})) is None
+
+
+def test_deepseek_r1_at_tp_8_keeps_w_qr_and_the_dequantized_kv_b_proj() -> None:
+    """v0.7.3's `process_weights_after_loading` (attention/backends/mla/utils.py:297-350) keeps `self.W_QR`, the
+    query's rope columns copied contiguous in the activation dtype (q_lora_rank 1,536 × 16 heads a rank × rope dim 64
+    × 2 B = 3,145,728 B a layer), and `self.W_UK, self.W_UV`, views of kv_b_proj dequantized through an identity in
+    bf16 (kv_lora_rank 512 × 16 × (nope 128 + v 128) × 2 B = 4,194,304 B a layer): 61 × 7,340,032 B = 0.42 GiB."""
+    inputs = RECORDS[R1].inputs()
+    found = mla.kept_copies(inputs)
+    assert found is not None and found[0] == 61 * (1536 * 16 * 64 * 2 + 512 * 16 * 256 * 2) == 447_741_952
+    # the book with what vLLM holds beside it now lands within 0.15 GiB of the 83.88 GiB printed (0.52 short before)
+    ledger, held = RECORDS[R1].ledger(), held_beside(inputs)
+    assert ledger is not None and held is not None
+    assert abs(ledger.weights_bytes + held[0] - round(83.88 * GIB)) < 0.15 * GIB
+
+
+def test_v0_7_1_and_v0_7_2_dequantize_kv_b_proj_to_float32() -> None:
+    """`scaled_dequantize`'s out_dtype defaults to float32 at v0.7.1-v0.7.2 (quantization/utils/quant_utils.py:103-107
+    at v0.7.1): the kept kv_b_proj is 512 × 16 × 256 × 4 B = 8,388,608 B a layer; W_QR is still cast to bf16."""
+    inputs = RECORDS[R1].inputs().model_copy(update={"version": ResolvedVersion(text="0.7.2")})
+    found = mla.kept_copies(inputs)
+    assert found is not None and found[0] == 61 * (1536 * 16 * 64 * 2 + 512 * 16 * 256 * 4)
+    for text in ("0.7.0", "0.8.0"):
+        assert mla.kept_copies(inputs.model_copy(update={"version": ResolvedVersion(text=text)})) is None
+
+
+def test_an_unquantized_mla_checkpoint_keeps_w_qr_only() -> None:
+    """Unquantized, `get_and_maybe_dequant_weights` returns the registered weight, so W_UK and W_UV are its views;
+    W_QR is a contiguous copy whatever the checkpoint."""
+    inputs = RECORDS[R1].inputs()
+    assert inputs.model is not None
+    bf16 = inputs.model.model_copy(update={"quant": inputs.model.quant.model_copy(update={"method": "none"})})
+    found = mla.kept_copies(inputs.model_copy(update={"model": bf16}))
+    assert found is not None and found[0] == 61 * 1536 * 16 * 64 * 2

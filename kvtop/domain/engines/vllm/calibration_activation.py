@@ -23,7 +23,7 @@ from kvtop.domain.engines.vllm.calibration_eras import activation_key
 from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, encoder_profile
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace, with_stage_buffers
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
-from kvtop.domain.engines.vllm.sampler_path import sampler_path
+from kvtop.domain.engines.vllm.sampler_path import PROFILE_WARMS_NATIVE, profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.v0_profile import (
     HELD_HIDDEN,
@@ -244,12 +244,16 @@ def _sampler_path_error(
     seqs: 0.50-0.62 GiB beside weights and KV on FlashInfer, 1.56 on the native path). Where the install decides
     the path, the interval is widened by the copies beyond one; where the release and the GPU take FlashInfer's,
     the peak is lowered by them and the interval keeps them, for a start whose FlashInfer build fails or that sets
-    VLLM_USE_FLASHINFER_SAMPLER=0. `_forward_floor` applies after it."""
+    VLLM_USE_FLASHINFER_SAMPLER=0. The path is the profile's (`profiled_sampler_path`): from v0.21.0 the dummy
+    sampler warms the native path after FlashInfer's, so the peak keeps the native copies. `_forward_floor` applies
+    after it."""
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
-    path, why = sampler_path(inputs.version, inputs.gpu_name, inputs.settings.flags, inputs.settings.image)
+    path, why = profiled_sampler_path(inputs.version, inputs.gpu_name, inputs.model, inputs.settings.flags,
+                                      inputs.settings.image)  # fmt: skip
     if path == "native":
-        return activation
+        warmed = why.startswith(PROFILE_WARMS_NATIVE)  # the serving path is FlashInfer's or unknown: say why not here
+        return activation.model_copy(update={"basis": f"{activation.basis}; {why}"}) if warmed else activation
     copies = max(fit.coefficients[1] - 1, 0.0)  # the fit's logits coefficient: copies of seqs × vocab × 4 B
     extra = round(copies * logits_gib(seqs, inputs.model) * GIB)
     if not extra:

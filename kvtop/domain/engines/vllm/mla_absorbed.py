@@ -14,6 +14,19 @@ checkpoint does not. Their scales (one per block) are under 1 MiB a rank and not
 DeepSeek-R1 (FP8) at TP 8: 61 layers × (1,536 × 16 × 512 + 16 × 512 × 7,168) × 1 B = 4.05 GiB a rank, where vLLM
 0.7.3 on 8 × H200 printed 83.88 GiB of weights against the book's 79.31 (search-index file 20903468563).
 
+Kept beside them (`kept_copies`, session 54): the rope part of the query's up-projection, `self.W_QR =
+q_proj_weight[..., qk_nope_head_dim:].flatten(start_dim=1).contiguous()` then `.to(act_dtype)` ("W_QR is small so for
+simplicity we dont bother requantizing it": q_lora_rank (or hidden) × heads on the rank × qk_rope_head_dim in the
+activation dtype, a copy for every checkpoint; mla/utils.py:321-325 at v0.7.1, :323-327 at v0.7.3), and, for FP8
+weights, the dequantized kv_b_proj: `self.W_UK, self.W_UV = kv_b_proj_weight.split(...)` (:348 at v0.7.1, :350 at
+v0.7.3) keeps views of `get_and_maybe_dequant_weights(self.kv_b_proj)`, a new tensor of kv_lora_rank × heads on the
+rank × (qk_nope_head_dim + v_head_dim): float32 at v0.7.1-v0.7.2 (`scaled_dequantize`'s default out_dtype,
+quantization/utils/quant_utils.py:103-107 at v0.7.1, :97-101 at v0.7.2), the activation dtype at v0.7.3 (an identity
+matrix in act_dtype through the layer's own `apply`, mla/utils.py:279-290, whose block-FP8 GEMM returns the input's
+dtype, fp8_utils.py `apply_w8a8_block_fp8_linear`). Unquantized, the split is a view of the registered weight (no
+copy). DeepSeek-R1 FP8 at TP 8, v0.7.3: 61 × (1,536 × 16 × 64 × 2 + 512 × 16 × 256 × 2) B = 0.42 GiB, which brings
+the book with what vLLM holds beside it to 83.78 GiB against the 83.88 printed.
+
 Releases. From v0.7.1 (V0's MLA backends; v0.7.0 ran DeepSeek's attention as MHA) to v0.7.3; V1, the default from
 v0.8.0, keeps W_UK and W_UV apart (nothing absorbed into q or o) and is not read here.
 """
@@ -29,6 +42,40 @@ ABSORPTION_ERAS: Eras[bool] = Eras((
     Era("0.7.1", True, "V0 MLACommonImpl.process_weights_after_loading: VLLM_MLA_PERFORM_MATRIX_ABSORPTION on"),
     Era("0.8.0", False, "V1 by default: W_UK and W_UV kept apart, not absorbed into q or o (not read here)"),
 ))  # fmt: skip
+
+
+# the dtype of the dequantized kv_b_proj V0's MLA keeps for an FP8 checkpoint (kept_copies): "float32" or the
+# activation dtype ("activation")
+DEQUANT_DTYPE_ERAS: Eras[str] = Eras((
+    Era("", "float32", "scaled_dequantize(weight, scales, group_shape): out_dtype float32 by default "
+                       "(quantization/utils/quant_utils.py:103-107 at v0.7.1, :97-101 at v0.7.2)"),
+    Era("0.7.3", "activation", "quant_method.apply(layer, eye(act_dtype)): the GEMM returns the input's dtype "
+                               "(attention/backends/mla/utils.py:279-290 at v0.7.3)"),
+))  # fmt: skip
+FLOAT32_BYTES = 4
+
+
+def kept_copies(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """(bytes, why) of what V0's absorption keeps beside W_Q_UK and W_UV_O on the largest rank: W_QR in the
+    activation dtype, and for FP8 weights the dequantized kv_b_proj that W_UK and W_UV view (above); None where the
+    release absorbs nothing or the model is not MLA."""
+    model = inputs.model
+    if model is None or model.mla is None or not ABSORPTION_ERAS.at(inputs.version):
+        return None
+    mla, layout = model.mla, inputs.layout
+    heads = max(model.num_attention_heads // max(layout.tp, 1), 1)
+    query_rank = mla.q_lora_rank or model.hidden_size
+    w_qr = query_rank * heads * mla.qk_rope_head_dim * model.dtype_bytes
+    fp8 = model.quant.method == "fp8"
+    dequant_dtype = DEQUANT_DTYPE_ERAS.at(inputs.version)
+    element = FLOAT32_BYTES if dequant_dtype == "float32" else model.dtype_bytes
+    kv_b = mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim) * element if fp8 else 0
+    layers = -(-model.num_layers // max(layout.pp, 1))
+    size = layers * (w_qr + kv_b)
+    kv_b_words = (f" and the dequantized kv_b_proj W_UK and W_UV view ({kv_b:,} B a layer, "
+                  f"{'float32' if element == FLOAT32_BYTES else 'the activation dtype'})") if kv_b else ""
+    return size, (f"V0's MLA W_QR ({w_qr:,} B a layer, the activation dtype){kv_b_words}, {layers} layers: "
+                  f"{gib(size)}")  # fmt: skip
 
 
 def absorbed_matrices(inputs: CalibrationInputs) -> tuple[int, str] | None:

@@ -5,7 +5,9 @@ docs/engines/vllm.md §12).
 whole float32 logits tensor and softmaxes it: the copies the activation fits count. FlashInfer's
 `top_k_top_p_sampling_from_logits` makes almost none. A plan knows the path where the release and the GPU decide
 it, and not where the install does, unless the launch runs the official image, whose install is known: from v0.9.0
-through v0.11.0 it holds a FlashInfer the V1 sampler takes (IMAGE_FLASHINFER_ERAS).
+through v0.11.0 it holds a FlashInfer the V1 sampler takes (IMAGE_FLASHINFER_ERAS). What the profile holds is not
+always the serving path's: from v0.21.0 the V1 runner's dummy sampler warms the native path too
+(`profiled_sampler_path`, NATIVE_WARMUP_ERAS).
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from collections.abc import Mapping
 from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.gpus import compute_capability, gpu_model_key
 from kvtop.domain.launch_tokens import image_of
+from kvtop.domain.model import ModelSpec
 
 SamplerPath = Literal["native", "flashinfer", "either"]
 # vllm#26859: from v0.11.1 FlashInfer's sampler is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1), whatever the install holds:
@@ -65,6 +69,20 @@ IMAGE_FLASHINFER_ERAS: Eras[bool] = Eras((
                        "(topk_topp_sampler.py v0.9.0:33-38; flashinfer-ai/flashinfer#1180)"),
     Era(FLASHINFER_OPT_IN, False, "vllm#26859: FlashInfer's sampler is opt-in, whatever the install holds"),
 ))  # fmt: skip
+# Whether the V1 runner's `_dummy_sampler_run` samples a second time with a per-request generator ("Also warm
+# forward_native (taken when generators dict is non-empty)"; skipped only under logprobs_mode processed_logits /
+# processed_logprobs, where the sampler is bound to forward_native anyway). FlashInfer's `forward_cuda` hands a batch
+# with generators to `forward_native`, so the profile runs the native path's copies whatever the serving path is.
+NATIVE_WARMUP_ERAS: Eras[bool] = Eras((
+    Era("", False, "the profile samples once, on the serving path (v1/worker/gpu_model_runner.py `_dummy_sampler_run`, "
+                   "read at v0.20.1)"),
+    Era("0.21.0", True, "v1/worker/gpu_model_runner.py:5743-5765 at v0.21.0 (:6015-6037 at v0.23.0, :5907-5925 at "
+                        "v0.33.0): `_dummy_sampler_run` samples again with `generators={0: torch.Generator(...)}`, "
+                        "which FlashInfer's forward_cuda hands to forward_native (v1/sample/ops/topk_topp_sampler.py:143 "
+                        "at v0.21.0, :166 at v0.23.0)"),
+))  # fmt: skip
+# how a plan says it, where the serving path is not the native one
+PROFILE_WARMS_NATIVE = "the profile's dummy sampler warms the native top-k/top-p path too"
 # hosts the official image's FlashInfer install leaves out (linux/arm64): Grace-Hopper and Grace-Blackwell, as
 # `gpus.gpu_model_key` keys them (NVML's 'NVIDIA GH200 480GB', 'gh200' and 'GH200' alike)
 ARM64_HOSTS = frozenset({"GH200", "GB200", "GB300"})
@@ -99,3 +117,22 @@ def sampler_path(
     if low <= capability <= high:
         return "flashinfer", era.source
     return "native", f"{era.source}; compute capability {capability[0]}.{capability[1]} is outside 8.0-12.1"
+
+
+def profiled_sampler_path(
+    version: ResolvedVersion,
+    gpu_name: str | None,
+    model: ModelSpec,
+    flags: Mapping[str, object] | None = None,
+    image: str | None = None,
+) -> tuple[SamplerPath, str]:
+    """(the path whose copies the profile holds at its peak; why): the serving path (`sampler_path`), or the native
+    one where the release's V1 runner warms it as well (NATIVE_WARMUP_ERAS: the second pass holds the native path's
+    copies after FlashInfer's first has freed its own, so the peak is the native path's). A launch on the V2 runner
+    (`eras.runs_v2`) keeps the serving path: its dummy sampler is its own (v1/worker/gpu/model_runner.py, v2_profile.py)."""
+    path, why = sampler_path(version, gpu_name, flags, image)
+    warmup = era_for(NATIVE_WARMUP_ERAS, version)
+    if path == "native" or not warmup.value or runs_v2(version, model):
+        return path, why
+    return "native", (f"{PROFILE_WARMS_NATIVE} (v{warmup.since}+, v1/worker/gpu_model_runner.py `_dummy_sampler_run`), "
+                      f"whatever the serving path ({path}'s)")

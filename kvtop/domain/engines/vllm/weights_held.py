@@ -45,7 +45,8 @@ Block-FP8 checkpoints below SM 8.9 from v0.9.0 (`weights_fp8_marlin.py`): Marlin
 in place of the checkpoint's float32 block scales, about 1.5 % of the FP8 bytes more.
 
 V0's MLA absorbed matrices (v0.7.1–v0.7.3, `mla_absorbed.py`): W_Q_UK and W_UV_O kept beside the checkpoint's
-projections; DeepSeek-R1 FP8 at TP 8 4.05 GiB a rank (v0.7.3 printed 83.88 GiB, the book 79.31).
+projections; DeepSeek-R1 FP8 at TP 8 4.05 GiB a rank (v0.7.3 printed 83.88 GiB, the book 79.31), and beside them
+W_QR and (FP8) the dequantized kv_b_proj that W_UK / W_UV view, 0.42 GiB more (`mla_absorbed.kept_copies`).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ import math
 from collections.abc import Sequence
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.vllm.mla_absorbed import absorbed_matrices
+from kvtop.domain.engines.vllm.mla_absorbed import absorbed_matrices, kept_copies
 from kvtop.domain.engines.vllm.mxfp4_backend import TRITON, mxfp4_backend
 from kvtop.domain.engines.vllm.rope_override import derived_max_len
 from kvtop.domain.engines.vllm.weights_buffers import deepstack_buffers, mrope_positions_factor
@@ -73,8 +74,8 @@ FLOAT32_ROPE = frozenset({"GptOssForCausalLM"})
 def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) vLLM holds on the largest rank beside the book's count; None where it adds nothing
     kvtop models."""
-    found = (rope_cache(inputs), _mxfp4(inputs), absorbed_matrices(inputs), marlin_block_scales(inputs),
-             deepstack_buffers(inputs))
+    found = (rope_cache(inputs), _mxfp4(inputs), absorbed_matrices(inputs), kept_copies(inputs),
+             marlin_block_scales(inputs), deepstack_buffers(inputs))
     parts = [part for part in found if part is not None]
     if not parts:
         return None
