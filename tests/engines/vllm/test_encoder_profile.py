@@ -152,7 +152,9 @@ def test_the_qwen2_5_vl_l4_start_is_planned_within_5_percent() -> None:
 def test_the_returned_outputs_are_held_only_where_vllm_expands_them() -> None:
     """v0.11.0 – v0.12.x expand each output in a loop whose variable (`for output in dummy_encoder_outputs`) is rebound
     only by `output = self._dummy_sampler_run(...)`, after the peak (v0.11.0 gpu_model_runner.py:3377/:3397, v0.11.2
-    :4121/:4142, v0.12.0 :4343/:4364); v0.13.0 keeps the outputs as returned, with no loop (:4424-4487). The
+    :4121/:4142, v0.12.0 :4343/:4364); v0.13.0 keeps the outputs as returned: its caching loop
+    (`for i, output in enumerate(dummy_encoder_outputs)`, :4470-4471) keeps its variable too, but that names a view the
+    cache already holds, so nothing beside. The
     Qwen3-VL-30B-A3B refusal at v0.11.0 (one A100, 262,144 tokens of context, tests/data/calibration/vllm.jsonl
     `file54765285989-…`): one video of 12,288 rows × 8,192, expanded to the 153,600 budget: the returned
     12,288 × 8,192 × 2 = 201,326,592 B held beside; at v0.13.0 the image, kept as returned, nothing beside."""

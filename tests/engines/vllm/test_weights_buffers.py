@@ -8,6 +8,7 @@ memory'), never the function's output.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from benchmarks.calibration.corpus import load
@@ -24,6 +25,7 @@ from tests.data_paths import CONFIGS
 
 QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"
 QWEN3_VL_8B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-8B-Instruct.json"
+QWEN3_VL_4B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-4B-Instruct.json"
 QWEN25_VL_7B = CONFIGS / "heldout" / "Qwen--Qwen2.5-VL-7B-Instruct.json"
 QWEN3_32B = CONFIGS / "Qwen--Qwen3-32B.json"
 GIB = 2**30
@@ -39,10 +41,13 @@ def _inputs(config: Path, version: str, *flags: str, tp: int = 1, gpu: str = "H1
 
 
 def test_the_config_states_the_multimodal_rope() -> None:
-    """`mrope_section` in the text section's rope block (Qwen2.5-VL's copy; Qwen3-VL-30B-A3B's published config,
-    restored in kvtop's copy); a text model's config states none."""
+    """`mrope_section` in the text section's rope block (Qwen2.5-VL's copy; Qwen3-VL-30B-A3B's and -4B's published
+    configs, restored in kvtop's copies: heldout/SOURCES.md); a text model's config states none. The 4B at v0.19.0:
+    262,144 positions × 4 × 128 × 2 B = 268,435,456 B (mrope.py:238)."""
     assert load_config_file(QWEN25_VL_7B).mrope
     assert load_config_file(QWEN3_VL_30B).mrope
+    found = rope_cache(_inputs(QWEN3_VL_4B, "0.19.0"))
+    assert found is not None and found[0] == 268_435_456
     assert not load_config_file(QWEN3_32B).mrope
 
 
@@ -58,6 +63,53 @@ def test_the_multimodal_rope_holds_four_times_the_positions() -> None:
     assert mrope_positions_factor(_inputs(QWEN3_VL_30B, "0.30.0")) == 4
     assert mrope_positions_factor(_inputs(QWEN25_VL_7B, "0.33.0")) == 4
     assert mrope_positions_factor(_inputs(QWEN3_32B, "0.19.0")) == 1
+
+
+# Qwen's YaRN recipe for Qwen2.5-VL (its model card: "type": "yarn", "mrope_section": [16, 24, 24], "factor": 4,
+# "original_max_position_embeddings": 32768), and the same without mrope_section
+YARN_MROPE = {"type": "yarn", "mrope_section": [16, 24, 24], "factor": 4, "original_max_position_embeddings": 32768}
+YARN_PLAIN = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 32768}
+
+
+def test_a_yarn_override_builds_the_multimodal_rope_only_from_v0_11_0() -> None:
+    """get_rope builds MRotaryEmbedding for `yarn` with `mrope_section` only from v0.11.0 (rotary_embedding/__init__.py
+    :156-167): over the original 32,768 positions × 4 (mrope.py:241), its YaRN cache × factor 4 (mrope.py:255-258,
+    yarn_scaling_rope.py:62) = 524,288 positions × 128 × 2 B = 134,217,728 B. v0.9.2 (rotary_embedding.py:1979-1993)
+    and v0.10.2 (__init__.py:144) build YaRNScalingRotaryEmbedding: 32,768 × 4 = 131,072 × 128 × 2 = 33,554,432 B."""
+    flag = ("--rope-scaling", json.dumps(YARN_MROPE))
+    for version, positions in (("0.9.2", 131_072), ("0.10.2", 131_072), ("0.11.0", 524_288)):
+        found = rope_cache(_inputs(QWEN25_VL_7B, version, *flag))
+        assert found is not None and found[0] == positions * 128 * 2, version
+    assert mrope_positions_factor(_inputs(QWEN25_VL_7B, "0.10.2", *flag)) == 1
+    assert mrope_positions_factor(_inputs(QWEN25_VL_7B, "0.11.0", *flag)) == 4
+
+
+def test_an_override_without_mrope_section_builds_the_plain_rope() -> None:
+    """A launch's rope replaces config.json's `rope_scaling` (its `mrope_section` with it): at v0.11.0 `--hf-overrides`
+    with a plain yarn block builds YaRNScalingRotaryEmbedding, 32,768 × 4 = 131,072 positions × 128 × 2 =
+    33,554,432 B; at v0.9.2 a linear factor 2 builds LinearScalingRotaryEmbedding over 128,000 × 2 = 256,000
+    positions (65,536,000 B), not 4 × that. Without a launch rope the config's `default` + `mrope_section` × 4
+    (128,000 × 4 × 128 × 2 = 131,072,000 B)."""
+    overrides = ("--hf-overrides", json.dumps({"rope_scaling": YARN_PLAIN}))
+    found = rope_cache(_inputs(QWEN25_VL_7B, "0.11.0", *overrides))
+    assert found is not None and found[0] == 33_554_432
+    linear = ("--rope-scaling", json.dumps({"rope_type": "linear", "factor": 2}))
+    found = rope_cache(_inputs(QWEN25_VL_7B, "0.9.2", *linear))
+    assert found is not None and found[0] == 256_000 * 128 * 2
+    found = rope_cache(_inputs(QWEN25_VL_7B, "0.11.0"))
+    assert found is not None and found[0] == 131_072_000
+
+
+def test_classes_over_qwen3_vl_layers_take_factor_one_at_v0_33() -> None:
+    """v0.33.0's registry: ColQwen3 (colqwen3.py ColQwen3Model(Qwen3VLForConditionalGeneration)) builds Qwen3-VL's
+    decoder layers, positions_factor 1 (qwen3_vl.py:1818-1831): 262,144 × 128 × 2 = 67,108,864 B; InternS1-Pro's own
+    layers call get_rope with the default 4 (interns1_pro.py:317): 4 × that, 268,435,456 B."""
+    model = load_config_file(QWEN3_VL_8B)
+    for architecture, size in (("ColQwen3", 67_108_864), ("InternS1ProForConditionalGeneration", 268_435_456)):
+        inputs = _inputs(QWEN3_VL_8B, "0.33.0").model_copy(update={"model": model.model_copy(
+            update={"architecture": architecture})})  # fmt: skip
+        found = rope_cache(inputs)
+        assert found is not None and found[0] == size, architecture
 
 
 def test_qwen3_vl_deepstack_buffers() -> None:

@@ -15,7 +15,7 @@ the last returned output when the text run starts; it is rebound only by `output
 (v0.11.0 :3397, v0.11.2 :4142, v0.12.0 :4364), after the forward and the sampler have run. The outputs the counted
 families return are split views of one tensor (qwen3_vl.py:1343 `video_embeds.split`, pixtral.py:422 and
 mistral3.py:509 `torch.split`, gemma3_mm.py:576-578, v0.11.0), so that view keeps every item's returned rows through
-the peak beside their expanded copies (`RETURNED_HELD_ERAS`): Qwen3-VL-30B-A3B's video 12,288 × 8,192 × 2 B =
+the peak beside their expanded copies (`EXPANDED`): Qwen3-VL-30B-A3B's video 12,288 × 8,192 × 2 B =
 0.19 GiB more, Mistral-Small's two images 2 × 3,025 × 5,120 × 2 B = 0.06 GiB (its v0.11.0 log's 2.12 GiB against the
 FlashInfer count's 2.00 without them, 2.06 with).
 
@@ -58,6 +58,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB
 
 QWEN3_VL_TOWERS = frozenset({"Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig"})
 PATCH, MERGE, TEMPORAL = 16, 2, 2  # Qwen3-VL vision_config (every published checkpoint)
@@ -114,16 +115,14 @@ KEPT_ERAS: Eras[str | None] = Eras((
     Era("0.11.0", "budget", "v0.11.0 v1/worker/gpu_model_runner.py:3375-3384 (v0.11.2 :4119): each output shorter "
                             "than the encoder budget expanded to (budget, width)"),
     Era("0.12.0", "item", "v0.12.0 gpu_model_runner.py:4340-4351: each output expanded to (max tokens per item, width)"),
-    Era("0.13.0", "returned", "v0.13.0 gpu_model_runner.py:4470-4471 (v0.19.0 :5778-5779): kept as returned"),
+    Era("0.13.0", "returned", "v0.13.0 gpu_model_runner.py:4470-4471 (v0.19.0 :5778-5779): kept as returned; the "
+                              "caching loop (`for i, output in enumerate(dummy_encoder_outputs)`) holds the views "
+                              "the cache holds, nothing beside"),
 ))  # fmt: skip
-# where the outputs are expanded, the returned ones still held through the text run by the expanding loop's variable
-# (module docstring): v0.11.0 – v0.12.x, the eras KEPT_ERAS expands in
-RETURNED_HELD_ERAS: Eras[bool] = Eras((
-    Era("", False, "no expanding loop: outputs kept as returned (v0.9.2, v0.10.2) or not read"),
-    Era("0.11.0", True, "v0.11.0 gpu_model_runner.py:3377 `for output in dummy_encoder_outputs`, rebound only at :3397 "
-                        "(v0.11.2 :4121/:4142, v0.12.0 :4343/:4364): the last returned output held through the text run"),
-    Era("0.13.0", False, "v0.13.0 gpu_model_runner.py:4424-4487: no expansion, no loop"),
-))  # fmt: skip
+# where KEPT_ERAS expands the outputs ("budget", "item": v0.11.0 – v0.12.x), the expanding loop's variable still names
+# the last returned output through the text run, and the outputs being views of one tensor, every item's returned rows
+# stay beside their copies (module docstring; `returned_held_bytes`)
+EXPANDED = frozenset({"budget", "item"})
 # the items profiled: cdiv(budget, the item's tokens) at v0.9.2 (gpu_model_runner.py:2221), else floor
 # (MultiModalBudget, v0.12.0 v1/worker/utils.py:21-124)
 ITEMS_ROUNDED_UP_ERAS: Eras[bool] = Eras((
@@ -338,15 +337,15 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     words = (
         f"vLLM {inputs.version.label}'s encoder profile keeps {items} {item.modality} item{'s' if items > 1 else ''} "
         f"({item.shape}; a budget of {budget:,}) through the text run: outputs {items} × {rows:,} × {item.width:,}"
-        f"{held} and pixels {items} × {item.pixel_values:,}, {model.dtype_bytes} B each ({kept / 2**30:.2f} GiB; "
+        f"{held} and pixels {items} × {item.pixel_values:,}, {model.dtype_bytes} B each ({kept / GIB:.2f} GiB; "
         "the processor's published sizes, assumed)"
     )
     return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words)
 
 
 def returned_held_bytes(version: ResolvedVersion, items: int, rows: int, item: DummyItem, dtype_bytes: int) -> int:
-    """The encoder's returned outputs still held beside their expanded copies (`RETURNED_HELD_ERAS`): every item's rows,
-    the outputs being views of one tensor, where the expansion ran (the kept rows more than the returned); else 0."""
-    if not RETURNED_HELD_ERAS.at(version) or rows <= item.embed_rows:
+    """The encoder's returned outputs still held beside their expanded copies (`EXPANDED`): every item's rows, the
+    outputs being views of one tensor, where the expansion ran (the kept rows more than the returned); else 0."""
+    if KEPT_ERAS.at(version) not in EXPANDED or rows <= item.embed_rows:
         return 0
     return items * item.embed_rows * item.width * dtype_bytes

@@ -88,8 +88,9 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     A rope scaling the launch gives (rope_override.py) builds a scaled rope whose cache is the derived length long:
     YaRN's `max_position_embeddings` (its original) × factor, linear and dynamic NTK the positions × factor (v0.10.0
     rotary_embedding.py:604-607 YaRNScalingRotaryEmbedding._compute_cos_sin_cache; get_rope passes yarn its
-    original_max_position_embeddings, :1923-1932); llama3 and longrope keep the positions. A multimodal rope
-    (`mrope_section`) holds its positions × vLLM's factor (weights_buffers.py: 4 from v0.7.2)."""
+    original_max_position_embeddings, :1923-1932); llama3 and longrope keep the positions. A multimodal rope holds
+    its positions × vLLM's factor where vLLM builds one for the rope block in effect (weights_buffers.py: `default`
+    with `mrope_section` × 4 from v0.7.2, `yarn` from v0.11.0; an override without `mrope_section` builds none)."""
     model = inputs.model
     if model is None:
         return None
@@ -101,7 +102,7 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if factor > 1:
         model = model.model_copy(update={"max_position_embeddings": model.max_position_embeddings * factor})
     source = "rotary_embedding/base.py" + (f"; {scaled[1]}" if scaled else "")
-    source += f"; MRotaryEmbedding's {factor} × the config's positions (rotary_embedding/mrope.py)" if factor > 1 else ""
+    source += f"; MRotaryEmbedding's {factor} × the rope's positions (rotary_embedding/mrope.py)" if factor > 1 else ""
     return rope_cache_bytes(model, width, source)
 
 
