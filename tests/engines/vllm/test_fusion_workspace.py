@@ -95,7 +95,7 @@ def test_what_is_not_read_is_said_not_modelled() -> None:
         update={"settings": configured.settings.model_copy(update={"flags": flags})}
     )
     for inputs in (
-        _inputs(tp2, gpu_name="B200"),
+        _inputs(tp2, gpu_name="B200", version=ResolvedVersion(text="0.18.0")),  # v0.19.0-0.24.x: fusion_blackwell_trtllm
         configured,
     ):
         found = fw.fusion_workspace(inputs, 8192)

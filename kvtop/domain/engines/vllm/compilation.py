@@ -15,7 +15,9 @@ The fields that move the memory vLLM charges for graphs (v0.22.0 config/compilat
 `_set_cudagraph_sizes`, :1669-1680) and `max_cudagraph_capture_size` (the default sizes stop there, :1647-1661).
 The optimization level sets the mode where the config does not: O0 NONE, O1 PIECEWISE, O2 and O3 FULL_AND_PIECEWISE
 (config/vllm.py:188-272 at v0.22.0, `OPTIMIZATION_LEVEL_TO_CONFIG`; from v0.12.0). What the attention backend
-downgrades (a backend without FULL graphs) is not read. Other fields (mode, pass_config, …) are accepted, not modelled.
+downgrades (a backend without FULL graphs) is not read. `--max-cudagraph-capture-size` is read as its field and
+`pass_config.fuse_allreduce_rms` by fusion_workspace.py (compilation_aliases.py). Other fields (mode, pass_config, …)
+are accepted, not modelled.
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.compilation_aliases import CAPTURE_SIZE_FLAG, FUSE_ALLREDUCE_FLAG, capture_size
 from kvtop.domain.errors import InputError
 
 CONFIG_FLAG = "--compilation-config"
 LEVEL_FLAGS = frozenset({"--optimization-level", "-O", "-O0", "-O1", "-O2", "-O3"})
 GRAPH_FIELDS = ("cudagraph_mode", "cudagraph_capture_sizes", "max_cudagraph_capture_size")
 # the flags flags.py passes through: the whole config, its graph fields one a flag, and the optimization level
-FLAGS = frozenset({CONFIG_FLAG, *(f"{CONFIG_FLAG}.{field}" for field in GRAPH_FIELDS), *LEVEL_FLAGS})
+FLAGS = frozenset({CONFIG_FLAG, *(f"{CONFIG_FLAG}.{field}" for field in GRAPH_FIELDS), *LEVEL_FLAGS,
+                   CAPTURE_SIZE_FLAG, FUSE_ALLREDUCE_FLAG})  # the last two: compilation_aliases.py
 MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 # what `-O` means: the compilation config until v0.11.x, the optimization level from v0.12.0
 O_IS_LEVEL: Eras[bool] = Eras((
@@ -96,6 +100,9 @@ def _config_fields(flags: Mapping[str, object], version: ResolvedVersion) -> dic
                 fields[field] = json.loads(value)
             except json.JSONDecodeError:
                 fields[field] = value  # vLLM keeps a value that is no JSON as the string
+    alias = capture_size(flags, fields, version)  # `--max-cudagraph-capture-size` (compilation_aliases.py)
+    if alias is not None:
+        fields["max_cudagraph_capture_size"] = alias
     return fields
 
 

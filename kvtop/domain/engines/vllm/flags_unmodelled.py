@@ -117,7 +117,6 @@ UNMODELLED: Mapping[str, FlagSpan] = {
     "--mamba-ssm-cache-dtype": FlagSpan("0.10.1", None, "engine/arg_utils.py:1427 (v0.33.0)"),
     "--mamba-ssu-algorithm": FlagSpan("0.27.0", None, "engine/arg_utils.py:1124 (v0.33.0)"),
     "--max-context-len-to-capture": FlagSpan("0.6.3.post1", "0.6.3.post1", "engine/arg_utils.py:475 (v0.6.3.post1)"),
-    "--max-cudagraph-capture-size": FlagSpan("0.11.2", None, "engine/arg_utils.py:1826 (v0.33.0)"),
     "--max-logprobs": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1009 (v0.33.0)"),
     "--max-lora-cls-labels": FlagSpan("0.32.0", None, "engine/arg_utils.py:1643 (v0.33.0)"),
     "--max-num-active-seqs": FlagSpan("0.32.0", None, "engine/arg_utils.py:1760 (v0.33.0)"),

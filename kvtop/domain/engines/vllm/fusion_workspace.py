@@ -37,8 +37,8 @@ allocate_signal_pads=False)` rounds the buffer plus `SIGNAL_PAD_SIZE` (2,048 B) 
 multicast step. The buffers' sizes are unchanged (trtllm_ar.py's arithmetic, read at 0.6.11.post2 and 0.6.18rc7): for
 Llama-3.1-8B at TP 2, 130 + 2 + 386 = 518 MiB per rank where v0.19.0 held 1,536. It is a floor: a multicast object
 torch binds beside them (NVSwitch systems) and the 20 B control flags (`cudaMalloc(5 * 4)`) are not counted.
-Blackwell's workspace at v0.25.0-v0.26.x: `fusion_blackwell.py` (mnnvl or its trtllm fallback); in other releases not
-read: left to the fitted remainder.
+Blackwell's workspace at v0.19.0-v0.24.x: `fusion_blackwell_trtllm.py` (trtllm on one node); at v0.25.0-v0.26.x:
+`fusion_blackwell.py` (mnnvl or its trtllm fallback); in other releases not read: left to the fitted remainder.
 """
 
 from __future__ import annotations
@@ -49,7 +49,10 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.compilation_aliases import fuse_allreduce_rms
 from kvtop.domain.engines.vllm.fusion_blackwell import blackwell_era, blackwell_max_size, mnnvl_request_bytes
+from kvtop.domain.engines.vllm.fusion_blackwell_trtllm import MULTICAST, trtllm_era
+from kvtop.domain.engines.vllm.fusion_blackwell_trtllm import SUPPORTED_TP as TRTLLM_TP
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.wording import MIB
 
@@ -141,7 +144,22 @@ def optimization_level(flags: Mapping[str, object]) -> int | None:
 
 
 def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> FusionWorkspace | None:
-    """The workspace this launch's ranks hold in vLLM's non-torch memory; None where the fusion pass builds none."""
+    """The workspace this launch's ranks hold in vLLM's non-torch memory; None where the fusion pass builds none.
+    `--compilation-config.pass_config.fuse_allreduce_rms` (compilation_aliases.py): false holds none; true where the
+    release's default builds none at TP > 1 is named not modelled (the workspace left to the fitted remainder)."""
+    stated = fuse_allreduce_rms(inputs.settings.flags, inputs.version)
+    if stated is False:
+        return None
+    workspace = _by_default(inputs, max_num_batched_tokens)
+    if stated and workspace is None and inputs.layout.tp > 1:
+        return FusionWorkspace(bytes=0, modelled=False, why=(
+            "pass_config.fuse_allreduce_rms true where this release's default builds no FlashInfer all-reduce fusion "
+            "workspace on this launch: its size not modelled, in the fitted remainder"))  # fmt: skip
+    return workspace
+
+
+def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> FusionWorkspace | None:
+    """The workspace where the launch leaves fuse_allreduce_rms to the optimization level's default."""
     layout, model, era = inputs.layout, inputs.model, WORKSPACE_ERAS.at(inputs.version)
     if era is None or layout.tp not in SUPPORTED_TP or inputs.settings.enforce_eager:
         return None
@@ -156,6 +174,8 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
     blackwell = capability[0] == 10 and gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
     if blackwell and blackwell_era(inputs.version) is not None and "compilation-config" not in inputs.settings.flags:
         return _blackwell(inputs, capability, max_num_batched_tokens)
+    if blackwell and trtllm_era(inputs.version) is not None and "compilation-config" not in inputs.settings.flags:
+        return _blackwell_trtllm(inputs, capability, max_num_batched_tokens)
     if capability != (9, 0) or gpu_model_key(inputs.gpu_name) not in NVLINK_GPUS:
         return FusionWorkspace(bytes=0, modelled=False, why=(
             "FlashInfer's all-reduce fusion workspace on this GPU (its backend and multicast granularity not read) "
@@ -209,3 +229,30 @@ def _blackwell(inputs: CalibrationInputs, capability: tuple[int, int], max_num_b
         f"copies held as {mnnvl / MIB:,.0f} MiB (vLLM's default backend), or {trtllm / MIB:,.0f} MiB where the start "
         f"falls back to trtllm (no NVSwitch multicast or fabric memory: not known before the start, kept in the "
         f"interval)"))  # fmt: skip
+
+
+def _blackwell_trtllm(inputs: CalibrationInputs, capability: tuple[int, int], max_num_batched_tokens: int) -> FusionWorkspace | None:
+    """Blackwell's trtllm workspace at v0.19.0-v0.24.x (`fusion_blackwell_trtllm.py`): the three buffers at the
+    multicast granularity (flashinfer <= 0.6.8) or each with its signal pad at the allocation granularity."""
+    tp, model = inputs.layout.tp, inputs.model
+    max_size = blackwell_max_size(capability, tp)
+    if max_size is None or tp not in TRTLLM_TP:
+        return None  # FI_ALLREDUCE_FUSION_MAX_SIZE_MB has no row: the pass builds no workspace
+    if model is None:  # the largest payload the max size allows: tokens × hidden × 2 B = max size
+        tokens, hidden, element = 1, max_size // 2, 2
+        shape = "the model's config not at hand: the largest payload its max size allows"
+    else:
+        hidden, element = model.hidden_size, 4 if model.dtype_bytes == 4 else 2
+        tokens = min(max_size // (hidden * element), max_num_batched_tokens)
+        shape = f"{tokens:,} tokens × hidden {hidden:,}"
+    sizes = buffer_sizes(tp, tokens, hidden, fp32_lamport=element == 4)
+    if trtllm_era(inputs.version) == MULTICAST:
+        held = held_bytes(sizes)
+        how = (f"each rounded to the {MULTICAST_GRANULARITY // MIB} MiB multicast granularity (flashinfer <= 0.6.8; "
+               "the H100's granularity, assumed on Blackwell)")
+    else:
+        held = allocation_held_bytes(sizes)
+        how = f"each with its signal pad at the {ALLOCATION_GRANULARITY // MIB} MiB allocation granularity"
+    return FusionWorkspace(bytes=held, modelled=True, why=(
+        f"FlashInfer's all-reduce + RMSNorm workspace at TP {tp} on Blackwell, trtllm on one node ({shape}): three "
+        f"buffers held as {held / MIB:,.0f} MiB, {how}"))  # fmt: skip

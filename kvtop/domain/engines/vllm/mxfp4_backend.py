@@ -43,6 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.mxfp4_sm12 import sm12_marlin
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
@@ -103,6 +104,9 @@ def _truthy(value: object) -> bool:
 def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version: ResolvedVersion) -> Mxfp4Backend | None:
     """The MXFP4 MoE backend of a launch on `gpu_name` (SM 8.x and 9.0 only; None elsewhere: not modelled)."""
     capability = compute_capability(gpu_name)
+    sm12 = sm12_marlin(capability, version)  # SM 11.x / 12.x: Marlin, the only backend there (mxfp4_sm12.py)
+    if sm12 is not None:
+        return Mxfp4Backend(MARLIN, "release", f"SM {capability[0]}.x: {sm12}" if capability else sm12)
     if capability is None or capability[0] not in (8, 9) or capability[0] == 9 and capability != (9, 0):
         return None
     flags = settings.flags if settings is not None else {}

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import ResolvedVersion, parse_release
+from kvtop.domain.engines.vllm.mxfp4_sm12 import sm12_marlin
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
@@ -51,7 +52,8 @@ def mxfp4_experts(
     if moe is None or model.quant.method != "mxfp4":
         return None
     capability = compute_capability(gpu_name)
-    if capability is None or capability[0] not in (8, 9) or capability[0] == 9 and capability != (9, 0):
+    sm12 = sm12_marlin(capability, version) is not None  # SM 11.x / 12.x: Marlin only (mxfp4_sm12.py)
+    if not sm12 and (capability is None or capability[0] not in (8, 9) or capability[0] == 9 and capability != (9, 0)):
         return None
     release = version.release
     if release is not None and release < (parse_release(GPT_OSS_SINCE) or release):
@@ -63,7 +65,7 @@ def mxfp4_experts(
     else:  # every expert, its intermediate size split over TP (× the DP replicas: layout.moe_shards)
         experts, width = moe.num_routed_experts, moe.expert_intermediate_size // layout.moe_shards
     hidden = model.hidden_size
-    if capability[0] == 8 or backend == "marlin":
+    if sm12 or capability is not None and capability[0] == 8 or backend == "marlin":
         return Mxfp4Experts("marlin", experts, width, math.ceil(width / MARLIN_PAD[0]) * MARLIN_PAD[0], hidden,
                             math.ceil(hidden / MARLIN_PAD[1]) * MARLIN_PAD[1])  # fmt: skip
     return Mxfp4Experts("triton", experts, width, math.ceil(width / TRITON_PAD) * TRITON_PAD, hidden, hidden)
