@@ -145,12 +145,10 @@ def weights_built_ahead(inputs: CalibrationInputs) -> bool:
     return not _profiled(inputs)
 
 
-def _held_beside_book(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """What the weights hold beyond the book: the PyTorch backend's MXFP4 experts as its MoE backend registers them
-    (moe_weights.py, §24); a TensorRT engine's LM head of a tied checkpoint, built as its own matrix (engine_build.py,
-    §17)."""
+def _experts_padding(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """What the PyTorch backend's MoE backend registers of MXFP4 experts beyond the book (moe_weights.py, §24)."""
     if not _profiled(inputs):
-        return tied_head_copy(inputs.model, inputs.layout, inputs.settings)
+        return None
     return held_beside(inputs.model, inputs.layout, inputs.settings)
 
 
@@ -158,6 +156,12 @@ def _batch_and_tokens(inputs: CalibrationInputs) -> tuple[int, int]:
     """The build's (or the PyTorch executor's) max_batch_size and max_num_tokens, else the defaults (§6)."""
     s = inputs.settings
     return s.max_running_requests or DEFAULT_MAX_BATCH_SIZE, s.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
+
+
+def _engine_head(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """A TensorRT engine's LM head of a tied checkpoint, built as its own matrix beside the book (engine_build.py,
+    §17); None for the PyTorch backend, which ties them as the model does."""
+    return None if _profiled(inputs) else tied_head_copy(inputs.model, inputs.layout, inputs.settings)
 
 
 def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
@@ -188,7 +192,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     found = [
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context(inputs, fits),
-        weights_estimate(inputs, extra=_held_beside_book(inputs), built_ahead=weights_built_ahead(inputs)),
+        weights_estimate(inputs, extra=_experts_padding(inputs) or _engine_head(inputs), built_ahead=weights_built_ahead(inputs)),
     ]
     if not _profiled(inputs):
         logits = token_logits_estimate(inputs) or packed_tokens_estimate(inputs)
