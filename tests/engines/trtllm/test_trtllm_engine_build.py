@@ -97,8 +97,9 @@ def test_the_int8_weight_only_engine_keeps_a_16_bit_head() -> None:
 
 
 def test_no_copy_where_the_head_is_shared_or_not_built_twice() -> None:
-    """`--use_embedding_sharing` shares it; the PyTorch backend ties it as the model does; a pipeline stage's book
-    charges the last stage's head already; an untied model has its own head in the book."""
+    """`--use_embedding_sharing` shares it; Gemma is built shared (models/gemma/model.py asserts
+    share_embedding_table); the PyTorch backend ties it as the model does; a pipeline stage's book charges the last
+    stage's head already; an untied model has its own head in the book."""
     inputs = GPT2.inputs()
     shared = inputs.model_copy(update={"settings": inputs.settings.model_copy(
         update={"flags": {**inputs.settings.flags, "use_embedding_sharing": True}})})  # fmt: skip
@@ -106,6 +107,8 @@ def test_no_copy_where_the_head_is_shared_or_not_built_twice() -> None:
     staged = inputs.layout.model_copy(update={"pp": 2})
     assert tied_head_copy(inputs.model, staged, inputs.settings) is None
     assert tied_head_copy(LLAMA3.inputs().model, LLAMA3.inputs().layout, LLAMA3.inputs().settings) is None
+    gemma = inputs.model.model_copy(update={"architecture": "Gemma2ForCausalLM"}) if inputs.model else None
+    assert gemma is not None and tied_head_copy(gemma, inputs.layout, inputs.settings) is None
     pytorch = inputs.model_copy(update={"settings": inputs.settings.model_copy(update={"backend": "pytorch"})})
     weights = next(t for t in terms(pytorch, {}) if t.term is Term.WEIGHTS)
     assert weights.bytes == 709_742_592

@@ -38,6 +38,10 @@ OLD_BUILDER_FLAGS = ("use_gpt_attention_plugin", "use_gemm_plugin", "enable_cont
 # build.py's and convert_checkpoint's switch to share the embedding with the LM head ("might not take effect when the
 # criteria are not met", its help says: kvtop takes it as shared)
 EMBEDDING_SHARING_FLAG = "use_embedding_sharing"
+# the families TensorRT-LLM shares the table for whatever the flags say: tensorrt_llm/models/gemma/model.py asserts
+# `config.share_embedding_table` ("Gemma only supports share_embedding_table", search-index id 3263411732), and
+# ModelOpt's export forces it for gemma, gemma2, gemma3 (id 4228687882)
+SHARED_HEAD_FAMILIES = ("Gemma",)
 
 
 def old_builder_flag(settings: LaunchSettings) -> str | None:
@@ -58,9 +62,11 @@ def tied_head_copy(model: ModelSpec | None, layout: ParallelLayout, settings: La
     """(bytes, why) a TensorRT engine of a tied checkpoint holds beside the book: its LM head as its own matrix, the
     vocabulary padded to a multiple of TP and split over it, in the model's dtype (the converters leave the head
     unquantized), for `weights_estimate(extra=…)`. None where the model is not tied, the launch shares the embedding
-    (`--use_embedding_sharing`), or the rank holds no embedding beside its head (pipeline stages: the book charges a
-    last stage's head already)."""
+    (`--use_embedding_sharing`), the family is built shared (`SHARED_HEAD_FAMILIES`: Gemma), or the rank holds no
+    embedding beside its head (pipeline stages: the book charges a last stage's head already)."""
     if model is None or not model.tie_word_embeddings or EMBEDDING_SHARING_FLAG in settings.flags or layout.pp > 1:
+        return None
+    if model.architecture.startswith(SHARED_HEAD_FAMILIES):
         return None
     tp = max(layout.tp, 1)
     rows = -(-model.vocab_size // tp)
