@@ -40,7 +40,8 @@ from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.allreduce_workspace import with_fusion_workspace
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
-from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
+from kvtop.domain.engines.trtllm.engine_build import old_builder_flag, runtime_form, tied_head_copy
+from kvtop.domain.engines.trtllm.eras import RuntimeForm
 from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
 from kvtop.domain.engines.trtllm.moe_workspace import held_in_torch as moe_workspace_held
@@ -167,13 +168,19 @@ def _batch_and_tokens(inputs: CalibrationInputs) -> tuple[int, int]:
     return s.max_running_requests or DEFAULT_MAX_BATCH_SIZE, s.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
 
 
+def _engine_head(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """A TensorRT engine's LM head of a tied checkpoint, built as its own matrix beside the book (engine_build.py,
+    §17); None for the PyTorch backend, which ties them as the model does."""
+    return None if _profiled(inputs) else tied_head_copy(inputs.model, inputs.layout, inputs.settings)
+
+
 def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
     if key == "trtllm.context":
         return tp_features(inputs)
     if key == "trtllm.runtime":
         if _profiled(inputs) or inputs.model is None or inputs.model.multimodal:
             return None
-        if engine_runtime_form(inputs.version) != "executor_2024":  # the fit is the 2024 engines' (its 3 logs)
+        if runtime_form(inputs.version, inputs.settings) != "executor_2024":  # the fit is the 2024 engines' (its 3 logs)
             return None
         batch, _ = _batch_and_tokens(inputs)
         return (1.0, logits_gib(batch * (inputs.settings.max_beam_width or 1), inputs.model))
@@ -195,7 +202,8 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     found = [
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context(inputs, fits),
-        weights_estimate(inputs, extra=_held_beside_book(inputs), built_ahead=weights_built_ahead(inputs)),
+        weights_estimate(inputs, extra=_held_beside_book(inputs) or _engine_head(inputs),
+                         built_ahead=weights_built_ahead(inputs)),
     ]
     if not _profiled(inputs):
         logits = token_logits_estimate(inputs) or packed_tokens_estimate(inputs)
@@ -288,7 +296,8 @@ def _assumed_non_torch(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -
 
 
 def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
-    """A pre-v0.8 engine's execution context (§18): TensorRT's activation memory, sized at build time for the largest
+    """A pre-v0.8 engine's execution context, and a v0.8 engine's that build.py made (§18, `engine_build.runtime_form`):
+    TensorRT's activation memory, sized at build time for the largest
     profile (docs/source/reference/memory.md: "close to max number of input tokens × some constant factor"), whose
     packed-token dimension ends at max_batch_size × max_input_len (2023 `prepare_inputs`: `max(max_input_len ×
     max_batch_size, max_beam_width × max_batch_size)`; build.py's --max_num_tokens where given, else its
@@ -298,19 +307,21 @@ def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
     proj(inter × gate), layers/mlp.py of 2023): `mlp_transient_gib`. The release's buffers besides it are not read;
     the 2024 engines' logs hold 1.6–3.4 × this count at 8,192 tokens (FP8 and weight-only GEMMs, paged context FMHA):
     error, the value. None in later eras or without a model."""
-    if inputs.model is None or inputs.model.multimodal or engine_runtime_form(inputs.version) != "packed_tokens":
+    if inputs.model is None or inputs.model.multimodal or runtime_form(inputs.version, inputs.settings) != "packed_tokens":
         return None
     s = inputs.settings
     batch = s.max_running_requests or PRE_08_BUILD_MAX_BATCH_SIZE
     input_len = s.max_input_len or PRE_08_BUILD_MAX_INPUT_LEN
     tokens = s.max_num_batched_tokens or batch * max(input_len, s.max_beam_width or 1)
     value = round(mlp_transient_gib(inputs.model, inputs.layout, tokens) * GIB)
+    built_by = old_builder_flag(s)
+    era = f"v0.8 engine made by build.py ({built_by})" if built_by else "pre-v0.8 engine"
     batch_from = "--max_batch_size" if s.max_running_requests else "build.py's default"
     input_from = "--max_input_len" if s.max_input_len else "build.py's default"
     said = "--max_num_tokens as given" if s.max_num_batched_tokens else (
         f"max_batch_size {batch:,} ({batch_from}) × max_input_len {input_len:,} ({input_from})")  # fmt: skip
     return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, value, value,
-                            f"pre-v0.8 engine: TensorRT's activation for {tokens:,} packed tokens: {said}; the gated "
+                            f"{era}: TensorRT's activation for {tokens:,} packed tokens: {said}; the gated "
                             "MLP's three 16-bit [tokens, intermediate] tensors and the residual; error: the value")  # fmt: skip
 
 
@@ -323,7 +334,7 @@ def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
     logs) and the decoder's penalty layer, read in layers/penaltyLayer.cpp (an int32 occurrence count and a float
     copy of the penalized logits per slot and vocabulary entry), 2 more; the rest of the decoder is not read per
     release: the error, up to 8 × the logits buffer."""
-    form = engine_runtime_form(inputs.version)
+    form = runtime_form(inputs.version, inputs.settings)
     if inputs.model is None or inputs.model.multimodal or form not in LOGITS_BUFFERS:
         return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, 2 * GIB, 2 * GIB,
                                 "2 GiB assumed: this release's C++ runtime buffers are not read")  # fmt: skip
@@ -341,7 +352,7 @@ def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
 def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
     """A v0.8 engine's C++ runtime (§18): max_num_tokens × vocab × 4 B, one float32 logit per vocabulary
     entry for every token the build admits; None in later eras or without a model."""
-    if inputs.model is None or inputs.model.multimodal or engine_runtime_form(inputs.version) != "token_logits":
+    if inputs.model is None or inputs.model.multimodal or runtime_form(inputs.version, inputs.settings) != "token_logits":
         return None
     _, tokens = _batch_and_tokens(inputs)
     value = tokens * inputs.model.vocab_size * 4

@@ -131,8 +131,9 @@ ENGINE_RUNTIME_ERAS: Eras[RuntimeForm] = Eras((
         "0.8.0",
         "token_logits",
         "v0.8 (the batch manager shipped as a binary, no execution-context line): TensorRT's process-wide count "
-        "grows by max_num_tokens × vocab × 4 B around the execution context (two Triton logs: 3.94 GiB at 8,192 "
-        "tokens, 5.81 at 12,288, Llama-3-8B)",
+        "grows by max_num_tokens × vocab × 4 B around the execution context of trtllm-build's engines (two Triton "
+        "logs: 3.94 GiB at 8,192 tokens, 5.81 at 12,288, Llama-3-8B); an engine build.py made keeps the packed-token "
+        "form (engine_build.runtime_form: 190 MiB for gpt2-medium's, search-index id 29338649464)",
     ),
     Era(
         "0.9.0",

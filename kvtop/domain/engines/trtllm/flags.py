@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from kvtop.domain.engines.trtllm.build_quant import BUILD_QUANT
 from kvtop.domain.engines.trtllm.build_quant import SOURCE as BUILD_SOURCE
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
+from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
@@ -74,6 +75,9 @@ SPELLINGS: Mapping[str, str] = {
     "--extra-engine-args": "extra_llm_api_options",
     "--kv-block-size": "page_size",
 }
+# a TensorRT engine's build flags a plan reads (engine_build.py): build.py's own spellings, which say a v0.8 engine was
+# made by the old builder, and `--use_embedding_sharing` (build.py, convert_checkpoint), which shares a tied LM head
+BUILD_FLAGS = frozenset(f"--{name}" for name in (*OLD_BUILDER_FLAGS, EMBEDDING_SHARING_FLAG))
 # trtllm-serve's other options: they do not change the KV budget kvtop models (kept verbatim). `--trust_remote_code`
 # (commands/serve.py `serve`: `@click.option("--trust_remote_code", is_flag=True)`, read at commit 00209af1) lets
 # the model's own code load; click takes option names as declared, so `--trust-remote-code` is refused, naming this
@@ -106,7 +110,7 @@ PASSTHROUGH = frozenset(
         "--override-engine-args",
         "--moe_config.backend",  # moe_weights.py reads it
     }
-) | DEPLOYMENT_FLAGS  # deployment.py reads these
+) | DEPLOYMENT_FLAGS | BUILD_FLAGS  # deployment.py and engine_build.py read these
 PREFERRED: Mapping[str, str] = {
     "tp": "--tp_size",
     "pp": "--pp_size",
@@ -180,7 +184,8 @@ class TrtllmFlags:
     # `trtllm-serve MODEL [options]`; it has no model option)
     model_flag: str | None = None
     passthrough: frozenset[str] = PASSTHROUGH
-    read_by_rules: frozenset[str] = frozenset({"--moe_config.backend"})  # moe_weights.py: the MXFP4 experts' padding
+    # moe_weights.py: the MXFP4 experts' padding; engine_build.py: which builder made a v0.8 engine, a tied head shared
+    read_by_rules: frozenset[str] = frozenset({"--moe_config.backend"}) | BUILD_FLAGS
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # trtllm-serve's click options (tensorrt_llm/commands/serve.py) and the YAML's LlmArgs fields are not
