@@ -8,9 +8,12 @@ dgxspark-gpt-oss-120b).
 
 from __future__ import annotations
 
+import math
+
 from benchmarks.calibration.corpus import load_all, resolve
-from kvtop.domain.calibration.terms import Term
-from kvtop.domain.engines.trtllm.calibration import terms
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.engines.trtllm.allreduce_workspace import fusion_workspace_bytes
+from kvtop.domain.engines.trtllm.calibration import fit_offset, terms
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
 
 CORPUS = load_all()
@@ -20,6 +23,8 @@ B200_OSS = "zufayu-e2eperf-gpt-oss-120b-b200-tp1-trtllm-130rc10"
 B300_OSS = "zufayu-e2eperf-gpt-oss-120b-b300-tp1-trtllm-130rc10"
 SPARK_OSS = "case-trtllm-dgxspark-gpt-oss-120b"
 TP4_EP4 = "zufayu-e2eperf-dsr1-0528-nvfp4-b200-tp4-ep4-trtllm-130rc10"
+TP2_B300 = "zufayu-e2eperf-dsr1-0528-nvfp4-b300-tp2-trtllm-130rc10"
+MIB2 = 1 << 21  # IpcMemory's 2 MiB alignment (_ipc_utils.py open_ipc_memory)
 
 
 def _padding(record_id: str, backend: str | None) -> int:
@@ -65,19 +70,67 @@ def test_the_logged_weights_are_the_book_with_the_backends_padding() -> None:
 def test_a_moe_launch_names_its_unmodelled_memory_outside_torch_in_the_interval() -> None:
     """DeepSeek-R1 at TP 4 / EP 4: 'Memory used after loading model weights (outside torch) … 9.74 GiB', of which the
     temporary KV pool 'Allocated 2.14 GiB for max tokens in paged KV cache (65536)': 7.60 GiB where the plan keeps
-    0.64 + 3.45 GiB (+ 1.00 GiB of all-reduce fusion workspace since session 54). The figure is not moved by the
-    MoE rule; its error widens by 1.0 × 4 doublings = 4.0 GiB (root of squares with
-    the term's own 3.45 GiB), and the basis says so. A dense model's term is untouched, and so is a MoE at TP 1:
+    0.64 + 3.45 GiB and the all-reduce fusion workspace, 4 × 64 MiB × 4 + 2 MiB = 1,075,838,976 B: 2.51 GiB left. The
+    figure is not moved by the MoE rule; its error widens by 1.0 × 4 doublings = 4.0 GiB (root of squares with the
+    term's own 3.45 GiB), and the basis says so. A dense model's term is untouched, and so is a MoE at TP 1:
     gpt-oss-120b's 4.28 GiB less its 2.25 GiB pool is 2.03, under the plan's 0.64 + 1.95."""
-    import math
-
-    record = TRTLLM[TP4_EP4]
-    non_torch = next(t for t in terms(record.inputs()) if t.term is Term.NON_TORCH)
-    own = round((1.95 + 0.75 * 2) * GIB)  # bench3's 1.95 GiB + NCCL per doubling of TP 4 (§19, §20)
-    workspace = 4 * 64 * 2**20 * 4 + 256 * 4  # the all-reduce fusion workspace at TP 4 (allreduce_workspace.py)
-    assert abs(non_torch.bytes - own - workspace) < 0.01 * GIB
+    non_torch = _non_torch(TRTLLM[TP4_EP4].raw)
+    nccl = _non_torch({**TRTLLM[TP4_EP4].raw, "flags": [*TRTLLM[TP4_EP4].raw["flags"], "--allreduce_strategy", "NCCL"]})
+    assert non_torch.bytes - nccl.bytes == 4 * 64 * 2**20 * 4 + MIB2  # the workspace alone, its error unchanged
+    own = nccl.bytes  # bench3's rest (1.95 GiB less the committed context fit's drift) + 0.75 GiB × 2 (§19, §20)
+    assert abs(own / GIB - (1.95 + 0.75 * 2)) < 0.03
     assert abs(non_torch.error_bytes - math.hypot(own, 4.0 * GIB)) < 0.01 * GIB
     assert "not modelled" in non_torch.basis
     for other in ("faradawn-bench3-llama-3-8b-h200-trtllm-120rc4-pytorch", B200_OSS):
         other_term = next(t for t in terms(TRTLLM[other].inputs()) if t.term is Term.NON_TORCH)
         assert other_term.error_bytes == other_term.bytes, other
+
+
+def _non_torch(raw: dict[str, object]) -> TermEstimate:
+    return next(t for t in terms(resolve(raw).inputs()) if t.term is Term.NON_TORCH)
+
+
+def _workspace(record_id: str, **changes: object) -> int:
+    return fusion_workspace_bytes(resolve({**TRTLLM[record_id].raw, **changes}).inputs())
+
+
+def test_the_all_reduce_fusion_workspace_is_4_x_64_mib_per_tp_rank_outside_torch() -> None:
+    """`allocate_allreduce_fusion_workspace(mapping, 64 MiB)` on each rank: IpcMemory buffers of 64 MiB × TP, barriers
+    of 256 B × TP and Lamport buffers of 3 × 64 MiB × TP, each cudaMalloc'd rounded up to 2 MiB. TP 4: 268,435,456 +
+    2,097,152 + 805,306,368 = 1,075,838,976 B; TP 2: 538,968,064 B; TP 1: none. Added to the non-torch term with its
+    error unchanged (1.3.0rc10 is past PR #9145)."""
+    assert _workspace(TP4_EP4) == 64 * 2**20 * 4 + MIB2 + 3 * 64 * 2**20 * 4 == 1_075_838_976
+    assert _workspace(TP2_B300) == 64 * 2**20 * 2 + MIB2 + 3 * 64 * 2**20 * 2 == 538_968_064
+    assert _workspace(B200_OSS) == 0
+    assert "fusion workspace" in _non_torch(TRTLLM[TP4_EP4].raw).basis
+
+
+def test_before_pr_9145_the_workspace_is_plugin_pys_16_or_8_mb() -> None:
+    """plugin.py's `max_workspace_size_auto`: 16,000,000 B at TP ≤ 2, 8,000,000 B above. TP 4 at 1.2.0rc2:
+    32,000,000 → 33,554,432 B aligned, the barriers 2,097,152, Lamport 96,000,000 → 96,468,992: 132,120,576 B."""
+    assert _workspace(TP4_EP4, version="1.2.0rc2") == 16 * MIB2 + MIB2 + 46 * MIB2 == 132_120_576
+    assert _workspace(TP2_B300, version="1.2.0rc2") == 132_120_576  # 16 MB × 2: the same aligned sizes
+
+
+def test_no_workspace_without_peer_access_on_one_node_or_with_an_nccl_strategy() -> None:
+    """`IpcMemory.__init__` opens (allocates) only when `can_access_peer(mapping)` — every TP peer on this node and
+    `cudaDeviceCanAccessPeer` true — and `tp_size <= gpus_per_node` (_ipc_utils.py); ops.py takes no workspace for
+    allreduce_strategy UB, NCCL or NCCL_SYMMETRIC. An RTX 4090 (GeForce: no P2P) or an L40S at TP 2, TP 16 over
+    nodes of 8 H100s, and NCCL: none; `--gpus_per_node 16` keeps the TP 16 group on one node:
+    4 × 64 MiB × 16 + 2 MiB."""
+    for gpu in ("RTX4090", "L40S"):
+        assert _workspace(TP2_B300, gpu=gpu) == 0, gpu
+    flags = TRTLLM[TP4_EP4].raw["flags"]
+    at_16 = [*flags[: flags.index("--ep_size")], *flags[flags.index("--ep_size") + 2 :]]  # EP 1
+    assert _workspace(TP4_EP4, gpu="H100", tp=16, flags=at_16) == 0
+    one_node = [*at_16, "--gpus_per_node", "16"]
+    assert _workspace(TP4_EP4, gpu="H100", tp=16, flags=one_node) == 4 * 64 * 2**20 * 16 + MIB2
+    assert _workspace(TP4_EP4, flags=[*flags, "--allreduce_strategy", "NCCL"]) == 0
+    assert "PCIe card" in _non_torch({**TRTLLM[TP2_B300].raw, "gpu": "RTX4090"}).basis
+
+
+def test_the_fit_is_trained_without_the_workspace() -> None:
+    """What a trtllm.non_torch fit reads off a log is the growth less the workspace the code sizes
+    (benchmarks/calibration/evaluate.py `term_rows` takes `fit_offset` off): 1,075,838,976 B at TP 4 / EP 4."""
+    inputs = TRTLLM[TP4_EP4].inputs()
+    assert fit_offset("trtllm.non_torch", inputs) == 1_075_838_976 and fit_offset("trtllm.activation", inputs) == 0

@@ -1,53 +1,116 @@
-"""The all-reduce fusion workspace TensorRT-LLM's PyTorch backend allocates outside torch at TP > 1 (§24, §25).
+"""The all-reduce fusion workspace TensorRT-LLM's PyTorch backend allocates outside torch at TP > 1 (§24).
 
-`AllReduce.__init__` (and DeepSeek's `MoEAllReduce`) takes `get_allreduce_workspace(mapping)` for a TP group of more
-than one rank unless its strategy is UB (later copies also NCCL and NCCL_SYMMETRIC; the default AUTO allocates it:
-_torch/distributed/ops.py, stored copies ids 21128331692, 36732052596). It is one per mapping:
-`CustomAllReduceHelper.allocate_allreduce_fusion_workspace(mapping, max_workspace_size_auto(tp))` allocates, on each
-rank, IPC buffers of size × TP, barriers of 256 B × TP and Lamport buffers of 3 × size × TP (`IpcMemory`, cudaMalloc:
-outside torch; the peers' buffers are mapped, not allocated). `max_workspace_size_auto` was 8 MB at TP > 2 and 16 MB
-at TP ≤ 2 (plugin.py, id 196834873: 0.12–0.24 GiB a rank, within the §19 NCCL term's error), then a flat 64 MiB
-(NVIDIA/TensorRT-LLM PR #9145, 2025-11-13: "Enlarged the AllReduce workspace size to 64MB" after the 8 MB hung;
-_torch/distributed/allreduce_helper.py id 56991117771: "Default (67,108,864 = 64 MiB)", "lamport_size = 3 * size *
-tp_size (per GPU)"): 0.50 GiB a rank at TP 2, 1.00 at TP 4, 2.00 at TP 8. The first release with it is not read in a
-release tree: 1.2.0rc3, the first cut after the PR, is assumed (no TP > 1 start of 1.2.0rc2–rc5 in the corpus tells).
+Where. `AllReduce.__init__` takes `get_allreduce_workspace(mapping)` for a TP group of more than one rank unless its
+strategy (the LLM API's `allreduce_strategy`, default AUTO) is UB, NCCL or NCCL_SYMMETRIC (_torch/distributed/ops.py,
+stored copy id 36732052596; an older copy, id 21128331692, skipped it for UB alone: kvtop skips all three at every
+release, assumed; DeepSeek's `MoEAllReduce.__init__` asks for it whatever the strategy where the model builds one: not
+modelled, such a launch under NCCL is planned without). One per mapping:
+`CustomAllReduceHelper.allocate_allreduce_fusion_workspace(mapping, size)` makes three `IpcMemory` buffers on each
+rank, IPC buffers of size × TP, barriers of 256 B × TP and Lamport buffers of 3 × size × TP, each `cudaMalloc`'d
+rounded up to 2 MiB (`open_ipc_memory`: `align_size(size, 1 << 21)`; outside torch; the peers' buffers are mapped,
+not allocated). `IpcMemory` allocates nothing unless every GPU of the TP group
+can reach its peers' memory (`can_access_peer(mapping)`: `cudaDeviceCanAccessPeer` for each pair, False as soon as a
+peer is on another node) and the group fits on one node (`tp_size <= gpus_per_node`): tensorrt_llm/_ipc_utils.py,
+ids 60452086179 and 68444360583. kvtop takes peer access where NVLink joins the GPUs (`gpus.NVLINK_GPUS`, the notion
+the vLLM rules use); a PCIe card is taken without it (GeForce cards have none; a PCIe board whose driver reports P2P
+does allocate it: assumed not), and a node as `--gpus_per_node` says, else 4 GPUs on a GB200/GB300 tray and 8 on
+any other board (assumed).
+
+How much. `max_workspace_size_auto(tp)`: 16,000,000 B at TP ≤ 2 and 8,000,000 B above (tensorrt_llm/plugin/plugin.py,
+2025 copy, id 196834873), then a flat 64 MiB (NVIDIA/TensorRT-LLM PR #9145, 2025-11-13, "Enlarged the AllReduce
+workspace size to 64MB" after the 8 MB hung; _torch/distributed/allreduce_helper.py id 56991117771: "Default
+(67,108,864 = 64 MiB)", "lamport_size = 3 * size * tp_size (per GPU)"). The first release with 64 MiB is not read in
+a release tree: 1.2.0rc3, the first cut after the PR, is assumed. A rank holds 4 × size × TP + 2 MiB (the barriers
+rounded up), 0.50 GiB at TP 2, 1.00 at TP 4, 2.00 at TP 8 in the 64 MiB era; 0.12–0.24 GiB before it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.wording import GIB
 
+IPC_ALIGNMENT = 1 << 21  # IpcMemory.open_ipc_memory: align_size(size, 1 << 21) before cudaMalloc
 BARRIER_BYTES_PER_RANK = 256
 LAMPORT_COPIES = 3  # the Lamport triple buffer, each size × TP
+STRATEGY_FLAG = "allreduce_strategy"  # the LLM API's option (the YAML's key), default AUTO
+NO_WORKSPACE_STRATEGIES = frozenset({"UB", "NCCL", "NCCL_SYMMETRIC"})  # ops.py AllReduce.__init__ (id 36732052596)
+NODE_GPUS_FLAG = "gpus_per_node"  # trtllm-serve's --gpus_per_node (Mapping.gpus_per_node)
+TRAY_GPUS: dict[str, int] = {"GB200": 4, "GB300": 4}  # a Grace-Blackwell compute tray's GPUs (assumed)
+BOARD_GPUS = 8  # an HGX/DGX board's GPUs (assumed where the launch does not say)
 
-WORKSPACE_SIZE_ERAS: Eras[int | None] = Eras((
-    Era("", None, "8 MB (TP > 2) / 16 MB (TP ≤ 2): plugin.py max_workspace_size_auto (id 196834873), in §19's error"),
-    Era("1.2.0rc3", 64 * 2**20, "PR #9145 (2025-11-13): 64 MiB, allreduce_helper.py max_workspace_size_auto (id "
-                                "56991117771); the first release after the PR assumed"),
+# (size at TP ≤ 2, size at TP > 2), as `max_workspace_size_auto(tp)` returns it
+WORKSPACE_SIZE_ERAS: Eras[tuple[int, int]] = Eras((
+    Era("", (16_000_000, 8_000_000), "plugin.py CustomAllReduceHelper.max_workspace_size_auto: 16 MB at TP ≤ 2, "
+                                     "8 MB above (2025 copy, id 196834873)"),
+    Era("1.2.0rc3", (64 << 20, 64 << 20), "PR #9145 (2025-11-13): 64 MiB, allreduce_helper.py max_workspace_size_auto "
+                                          "(id 56991117771); 1.2.0rc3, the first release after the PR, assumed"),
 ))  # fmt: skip
 
 
-def fusion_workspace_bytes(inputs: CalibrationInputs) -> int:
-    """What one rank allocates outside torch for its TP group's all-reduce fusion workspace (0 at TP 1, or in an era
-    whose smaller workspace the NCCL term's error holds)."""
+@dataclass(frozen=True)
+class FusionWorkspace:
+    """One rank's all-reduce fusion workspace: its bytes (0 where TensorRT-LLM allocates none) and why."""
+
+    bytes: int
+    why: str
+
+
+def _aligned(size: int) -> int:
+    return -(-size // IPC_ALIGNMENT) * IPC_ALIGNMENT
+
+
+def _gpus_per_node(inputs: CalibrationInputs) -> tuple[int, str]:
+    """The node's GPUs as `Mapping.gpus_per_node` takes them: `--gpus_per_node`, else the board's (assumed)."""
+    raw = inputs.settings.flags.get(NODE_GPUS_FLAG)
+    if isinstance(raw, str) and raw.strip().isdigit() and int(raw) > 0:
+        return int(raw), "--gpus_per_node"
+    key = gpu_model_key(inputs.gpu_name) if inputs.gpu_name else ""
+    return TRAY_GPUS.get(key, BOARD_GPUS), "assumed"
+
+
+def fusion_workspace(inputs: CalibrationInputs) -> FusionWorkspace | None:
+    """What one rank allocates outside torch for its TP group's all-reduce fusion workspace; None at TP 1."""
     tp = inputs.layout.tp
-    size = WORKSPACE_SIZE_ERAS.at(inputs.version)
-    if tp <= 1 or size is None:
-        return 0
-    return size * tp + BARRIER_BYTES_PER_RANK * tp + LAMPORT_COPIES * size * tp
+    if tp <= 1:
+        return None
+    strategy = str(inputs.settings.flags.get(STRATEGY_FLAG) or "AUTO").strip().upper()[:20]
+    if strategy in NO_WORKSPACE_STRATEGIES:
+        return FusionWorkspace(0, f"no all-reduce fusion workspace: allreduce_strategy {strategy} (ops.py)")
+    node_gpus, said = _gpus_per_node(inputs)
+    if tp > node_gpus:
+        return FusionWorkspace(0, f"no all-reduce fusion workspace: TP {tp} spans nodes of {node_gpus} GPUs ({said}; "
+                                  "IpcMemory allocates only for a TP group on one node, _ipc_utils.py)")  # fmt: skip
+    if inputs.gpu_name is not None and gpu_model_key(inputs.gpu_name) not in NVLINK_GPUS:
+        return FusionWorkspace(0, "no all-reduce fusion workspace: a PCIe card, taken without peer access "
+                                  "(can_access_peer, _ipc_utils.py; assumed where the driver reports P2P)")  # fmt: skip
+    small, large = WORKSPACE_SIZE_ERAS.at(inputs.version)
+    size = small if tp <= 2 else large
+    total = _aligned(size * tp) + _aligned(BARRIER_BYTES_PER_RANK * tp) + _aligned(LAMPORT_COPIES * size * tp)
+    said_size, era = (("64 MiB", "64 MiB from PR #9145, 1.2.0rc3 assumed") if size == 64 << 20
+                      else (f"{size:,} B", "plugin.py's size before PR #9145"))  # fmt: skip
+    peers = "; no GPU named: NVLink assumed" if inputs.gpu_name is None else ""
+    return FusionWorkspace(total, f"{total / GIB:.2f} GiB all-reduce fusion workspace outside torch: 4 × {said_size} "
+                                  f"× TP {tp} in IpcMemory buffers rounded up to 2 MiB, + 2 MiB of barriers "
+                                  f"(allreduce_helper.py; {era}{peers}; §24)")  # fmt: skip
+
+
+def fusion_workspace_bytes(inputs: CalibrationInputs) -> int:
+    """The workspace's bytes on one rank (0 at TP 1 or where TensorRT-LLM allocates none)."""
+    found = fusion_workspace(inputs)
+    return found.bytes if found is not None else 0
 
 
 def with_fusion_workspace(estimate: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
     """The profiled non-torch term with the all-reduce fusion workspace added (the code's arithmetic: its error
-    unchanged)."""
-    extra = fusion_workspace_bytes(inputs)
-    if not extra:
+    unchanged), or, where TensorRT-LLM allocates none at TP > 1, the basis saying why."""
+    found = fusion_workspace(inputs)
+    if found is None:
         return estimate
-    return estimate.model_copy(update={
-        "bytes": estimate.bytes + extra,
-        "basis": f"{estimate.basis}; + {extra / GIB:.2f} GiB all-reduce fusion workspace (4 × 64 MiB × TP "
-                 f"{inputs.layout.tp}: IPC and Lamport buffers outside torch, allreduce_helper.py, §24)",
-    })  # fmt: skip
+    return estimate.model_copy(update={"bytes": estimate.bytes + found.bytes,
+                                       "basis": f"{estimate.basis}; + {found.why}" if found.bytes
+                                       else f"{estimate.basis}; {found.why}"})  # fmt: skip

@@ -37,7 +37,7 @@ from kvtop.domain.calibration.read_back import logged_terms as logged_terms  # i
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
-from kvtop.domain.engines.trtllm.allreduce_workspace import with_fusion_workspace
+from kvtop.domain.engines.trtllm.allreduce_workspace import fusion_workspace_bytes, with_fusion_workspace
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
 from kvtop.domain.engines.trtllm.engine_build import old_builder_flag, runtime_form, tied_head_copy
@@ -155,7 +155,7 @@ def _held_beside_book(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if not _profiled(inputs):
         return None
     parts = [part for part in (held_beside(inputs.model, inputs.layout, inputs.settings),
-                               deepseek_held(inputs.model, inputs.layout, inputs.gpu_name),
+                               deepseek_held(inputs),
                                moe_workspace_held(inputs.model, inputs)) if part is not None]
     if not parts:
         return None
@@ -222,11 +222,21 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         value, error, basis = assumed(inputs, fits)
         estimate = (fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
                     or assumed_estimate(term, label, value, error, basis))  # fmt: skip
-        if key == "trtllm.non_torch":  # the fusion workspace beside an assumed term (a fit would hold it already)
-            assumed_here = estimate.source == "assumed"
-            estimate = with_moe_unmodelled(with_fusion_workspace(estimate, inputs) if assumed_here else estimate, inputs)
+        if key == "trtllm.non_torch":  # the code's fusion workspace beside the term, fitted (`fit_offset`) or assumed
+            estimate = with_moe_unmodelled(with_fusion_workspace(estimate, inputs), inputs)
         found.append(estimate)
     return tuple(found)
+
+
+def fit_offset(key: str, inputs: CalibrationInputs) -> int:
+    """Bytes of what fit `key` measures that the code sizes, taken off the logged figure before fitting
+    (benchmarks/calibration/evaluate.py `term_rows`) and added to the estimate (`terms`): the all-reduce fusion
+    workspace in the PyTorch backend's profiled non-torch growth (`allreduce_workspace.py`: 0.5 / 1 / 2 GiB at TP 2 / 4 /
+    8 from 1.2.0rc3, 0.12–0.24 GiB before, none without peer access), which a constant and log2(TP) over mixed releases
+    cannot hold."""
+    if key != "trtllm.non_torch" or not _profiled(inputs):
+        return 0
+    return fusion_workspace_bytes(inputs)
 
 
 def profiled_requests(inputs: CalibrationInputs) -> int:

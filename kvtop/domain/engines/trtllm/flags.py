@@ -109,6 +109,8 @@ PASSTHROUGH = frozenset(
         "--kv_cache_config.enable_block_reuse",
         "--override-engine-args",
         "--moe_config.backend",  # moe_weights.py reads it
+        "--allreduce_strategy",  # allreduce_workspace.py reads it (the LLM API's key, as the YAML writes it)
+        "--use_cute_dsl_blockscaling_bmm",  # deepseek_weights.py reads it (the LLM API's key)
     }
 ) | DEPLOYMENT_FLAGS | BUILD_FLAGS  # deployment.py and engine_build.py read these
 PREFERRED: Mapping[str, str] = {
@@ -184,8 +186,10 @@ class TrtllmFlags:
     # `trtllm-serve MODEL [options]`; it has no model option)
     model_flag: str | None = None
     passthrough: frozenset[str] = PASSTHROUGH
-    # moe_weights.py: the MXFP4 experts' padding; engine_build.py: which builder made a v0.8 engine, a tied head shared
-    read_by_rules: frozenset[str] = frozenset({"--moe_config.backend"}) | BUILD_FLAGS
+    # moe_weights.py: the MXFP4 experts' padding; allreduce_workspace.py: the fusion workspace; deepseek_weights.py:
+    # MLA's BF16 dequantized copies; engine_build.py: which builder made a v0.8 engine, a tied head shared
+    read_by_rules: frozenset[str] = frozenset({"--moe_config.backend", "--allreduce_strategy",
+                                               "--use_cute_dsl_blockscaling_bmm"}) | BUILD_FLAGS  # fmt: skip
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # trtllm-serve's click options (tensorrt_llm/commands/serve.py) and the YAML's LlmArgs fields are not
