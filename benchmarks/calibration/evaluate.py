@@ -31,7 +31,13 @@ from kvtop.domain.calibration.features import (
     assumed_context_gib,
 )
 from kvtop.domain.calibration.fit import held_out_quantile
-from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_estimate, cuda_total_key
+from kvtop.domain.calibration.gpu_totals import (
+    FALLBACK_KEY,
+    GAP_FEATURES,
+    cuda_total_estimate,
+    cuda_total_key,
+    gap_features,
+)
 from kvtop.domain.calibration.linear import (
     ERROR_QUANTILE,
     FitRow,
@@ -110,10 +116,12 @@ def cuda_total_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, L
     fits = {cuda_total_key(gpu): fit_term(cuda_total_key(gpu), ("1 GiB",), [row for row, _ in rows], error_gib=error,
                                           origins=[RowOrigin(source=source, gpu=gpu) for _, source in rows])
             for gpu, rows in by_gpu.items()}  # fmt: skip
-    gaps: list[FitRow] = [((1.0,), GPU_TOTAL_MIB[gpu] * MIB / GIB - fits[cuda_total_key(gpu)].predict_gib((1.0,)))
+    # the gap grows with the card (a constant and a part per 100 GiB of nvidia-smi's total: `gpu_totals.py`)
+    gaps: list[FitRow] = [(gap_features(GPU_TOTAL_MIB[gpu] * MIB),
+                           GPU_TOTAL_MIB[gpu] * MIB / GIB - fits[cuda_total_key(gpu)].predict_gib((1.0,)))
                           for gpu in by_gpu if gpu in GPU_TOTAL_MIB]  # fmt: skip
     if gaps:
-        fits[FALLBACK_KEY] = fit_term(FALLBACK_KEY, ("1 GiB",), gaps)
+        fits[FALLBACK_KEY] = fit_term(FALLBACK_KEY, GAP_FEATURES, gaps)
     return fits
 
 
@@ -125,7 +133,7 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
             return f["context"]
         total = f.get("cuda_total")
         if total is None and record.gpu and record.gpu_total_bytes is not None:
-            # as a plan takes it: the GPU's fitted total, else nvidia-smi's less the mean gap (a GPU no log
+            # as a plan takes it: the GPU's fitted total, else nvidia-smi's less the fitted gap (a GPU no log
             # printed the total of: the RTX 5080, L4 and B200 starts of SGLang's corpus)
             estimate = cuda_total_estimate(record.gpu, record.gpu_total_bytes, totals)
             total = estimate.bytes if estimate.source == "calibrated" else None

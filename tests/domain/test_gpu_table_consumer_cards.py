@@ -81,12 +81,17 @@ def test_a_bare_number_fails_on_the_field_and_names_the_cards_it_may_mean() -> N
 
 def test_a_named_card_without_a_fit_of_its_own_takes_the_gap_and_its_context_by_sm_count() -> None:
     """The GTX 1080 Ti (no CUDA-total fit, 28 SMs: NVIDIA's 3,584 cores ÷ 128) reads through the same functions as
-    the cards with one: nvidia-smi's 11,264 MiB less the fitted mean gap, and one process's context of the committed
+    the cards with one: nvidia-smi's 11,264 MiB less the fitted gap, and one process's context of the committed
     fit per 100 SMs × 0.28, both calibrated (before session 52 the context was 0.75 GiB assumed, the card unknown).
     Since session 52 the GTX 1080, which this test named first, has a fit of its own: the corpus's two vLLM
     0.6.4.post1 starts on one (file19400629813-*-gtx1080-v064post1) printed 'total_gpu_memory=7.92GiB'."""
     from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_FITS, CUDA_CONTEXT_KEY, one_process_context
-    from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, FALLBACK_KEY, cuda_total_estimate
+    from kvtop.domain.calibration.gpu_totals import (
+        CUDA_TOTAL_FITS,
+        FALLBACK_KEY,
+        cuda_total_estimate,
+        gap_features,
+    )
     from kvtop.domain.calibration.inputs import CalibrationInputs
     from kvtop.domain.engines.registry import engine_rules
     from kvtop.domain.engines.versions import from_flag
@@ -100,7 +105,8 @@ def test_a_named_card_without_a_fit_of_its_own_takes_the_gap_and_its_context_by_
     assert "cuda_total.GTX1080" in CUDA_TOTAL_FITS and "cuda_total.GTX1080-TI" not in CUDA_TOTAL_FITS
     total = cuda_total_estimate("GTX 1080 Ti", 11_264 * MIB, CUDA_TOTAL_FITS)
     gap = CUDA_TOTAL_FITS[FALLBACK_KEY]
-    assert (total.source, total.bytes, total.error_bytes) == ("calibrated", 11_264 * MIB - gap.predict((1.0,)),
+    smi = 11_264 * MIB
+    assert (total.source, total.bytes, total.error_bytes) == ("calibrated", smi - gap.predict(gap_features(smi)),
                                                                gap.error_bytes)  # fmt: skip
     inputs = CalibrationInputs(
         model=load_config_file(CONFIGS / "families" / "meta-llama--Llama-3.2-1B-Instruct.json"),

@@ -35,10 +35,10 @@ ASSUMED_ONE_PROCESS_ERROR_GIB = 0.75
 CUDA_CONTEXT_FITS: dict[str, LinearTerm] = {
     'cuda_context.one_process': LinearTerm(
         key='cuda_context.one_process', features=('100 SMs',),
-        coefficients=(0.442683,), error_bytes=612744913, records=55,
+        coefficients=(0.434626,), error_bytes=287578868, records=55,
         sources=27, gpus=('A100-40GB', 'A100-80GB', 'B200', 'GB300', 'H100', 'H200', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'),
-        novel_error_bytes=759358567, feature_sources=(27,),
-        group_errors=(('100 SMs', 612744913),),
+        novel_error_bytes=287578868, feature_sources=(27,),
+        group_errors=(('100 SMs', 287578868),),
     ),
 }  # fmt: skip
 # END FITTED

@@ -4,8 +4,11 @@ nvidia-smi's total (kvtop's GPU table, `kvtop/domain/gpus.py`) is not what `cuda
 H100 80GB shows 81,559 MiB to nvidia-smi and about 81,090 MiB to CUDA, the driver keeping the rest.
 vLLM multiplies CUDA's total by `--gpu-memory-utilization`; SGLang, TensorRT-LLM and LMDeploy start
 from CUDA's free memory. Each GPU model's figure is a fit (`cuda_total.<GPU>`: the mean of the totals
-the corpus's logs printed, docs/calibration.md); a GPU without one takes nvidia-smi's total less the
-mean gap of those that have one. On a unified-memory device (GB10, Jetson) the table's figure is CUDA's own total,
+the corpus's logs printed, docs/calibration.md); a GPU without one takes nvidia-smi's total less the gap
+of those that have one, fitted as a constant plus a part per 100 GiB of nvidia-smi's total (`cuda_total.gap`):
+the driver keeps more of a larger card (0.08 GiB of a GTX 1080, 0.46 of an H100, 0.71 of a B200, 0.90 of a B300,
+1.05 of a GB300 as torch prints their totals), and a constant gap, each GPU left out in turn, missed the B300 and
+GB300 by 0.41 and 0.56 GiB against 0.08 and 0.10 (tests/data/calibration/SOURCES.md, session 54). On a unified-memory device (GB10, Jetson) the table's figure is CUDA's own total,
 the host's memory as the engines' logs printed it (what the host holds of it: `host_memory.py`).
 """
 
@@ -20,6 +23,7 @@ from kvtop.domain.wording import GIB
 
 KEY_PREFIX = "cuda_total."
 FALLBACK_KEY = "cuda_total.gap"  # nvidia-smi's total less CUDA's, for a GPU without a fit of its own
+GAP_FEATURES = ("1 GiB", "100 GiB of nvidia-smi's total")  # the gap's features: a constant, a part of the total
 # A unified device's total is the host's memory less what its firmware and kernel keep, which moves with the OS
 # release: GB10 starts printed 119.70 GiB (TensorRT-LLM 1.1.0rc3, vLLM), two DGX OS 7.5 GB10 hosts state 121.63 and
 # 121.69 GiB (MiaAI-Lab/DeepSeek-v4-Flash-One-DGX-Spark#4, MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#204)
@@ -29,136 +33,148 @@ UNIFIED_TOTAL_ERROR_BYTES = 2 * GIB
 CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     'cuda_total.A10': LinearTerm(
         key='cuda_total.A10', features=('1 GiB',),
-        coefficients=(22.065,), error_bytes=146297324, records=2,
+        coefficients=(22.065,), error_bytes=139586437, records=2,
         sources=2, gpus=('A10',),
-        novel_error_bytes=146297324, feature_sources=(2,),
+        novel_error_bytes=139586437, feature_sources=(2,),
     ),
     'cuda_total.A100-40GB': LinearTerm(
         key='cuda_total.A100-40GB', features=('1 GiB',),
-        coefficients=(39.4425,), error_bytes=146297324, records=4,
+        coefficients=(39.4425,), error_bytes=139586437, records=4,
         sources=4, gpus=('A100-40GB',),
-        novel_error_bytes=146297324, feature_sources=(4,),
+        novel_error_bytes=139586437, feature_sources=(4,),
     ),
     'cuda_total.A100-80GB': LinearTerm(
         key='cuda_total.A100-80GB', features=('1 GiB',),
-        coefficients=(79.216667,), error_bytes=146297324, records=6,
+        coefficients=(79.216667,), error_bytes=139586437, records=6,
         sources=6, gpus=('A100-80GB',),
-        novel_error_bytes=146297324, feature_sources=(6,),
+        novel_error_bytes=139586437, feature_sources=(6,),
     ),
     'cuda_total.B200': LinearTerm(
         key='cuda_total.B200', features=('1 GiB',),
-        coefficients=(178.352,), error_bytes=146297324, records=5,
+        coefficients=(178.352,), error_bytes=139586437, records=5,
         sources=5, gpus=('B200',),
-        novel_error_bytes=146297324, feature_sources=(5,),
+        novel_error_bytes=139586437, feature_sources=(5,),
+    ),
+    'cuda_total.B300': LinearTerm(
+        key='cuda_total.B300', features=('1 GiB',),
+        coefficients=(267.689635,), error_bytes=139586437, records=3,
+        sources=3, gpus=('B300',),
+        novel_error_bytes=139586437, feature_sources=(3,),
     ),
     'cuda_total.GB200': LinearTerm(
         key='cuda_total.GB200', features=('1 GiB',),
-        coefficients=(184.31,), error_bytes=146297324, records=1,
-        sources=1, gpus=('GB200',),
-        novel_error_bytes=146297324, feature_sources=(1,),
+        coefficients=(184.31,), error_bytes=139586437, records=2,
+        sources=2, gpus=('GB200',),
+        novel_error_bytes=139586437, feature_sources=(2,),
+    ),
+    'cuda_total.GB300': LinearTerm(
+        key='cuda_total.GB300', features=('1 GiB',),
+        coefficients=(276.5,), error_bytes=139586437, records=2,
+        sources=2, gpus=('GB300',),
+        novel_error_bytes=139586437, feature_sources=(2,),
     ),
     'cuda_total.GTX1080': LinearTerm(
         key='cuda_total.GTX1080', features=('1 GiB',),
-        coefficients=(7.92,), error_bytes=146297324, records=2,
+        coefficients=(7.92,), error_bytes=139586437, records=2,
         sources=1, gpus=('GTX1080',),
-        novel_error_bytes=146297324, feature_sources=(1,),
+        novel_error_bytes=139586437, feature_sources=(1,),
     ),
     'cuda_total.H100': LinearTerm(
         key='cuda_total.H100', features=('1 GiB',),
-        coefficients=(79.184189,), error_bytes=146297324, records=74,
+        coefficients=(79.184189,), error_bytes=139586437, records=74,
         sources=19, gpus=('H100',),
-        novel_error_bytes=146297324, feature_sources=(19,),
+        novel_error_bytes=139586437, feature_sources=(19,),
     ),
     'cuda_total.H100-NVL': LinearTerm(
         key='cuda_total.H100-NVL', features=('1 GiB',),
-        coefficients=(93.1,), error_bytes=146297324, records=1,
+        coefficients=(93.1,), error_bytes=139586437, records=1,
         sources=1, gpus=('H100-NVL',),
-        novel_error_bytes=146297324, feature_sources=(1,),
+        novel_error_bytes=139586437, feature_sources=(1,),
     ),
     'cuda_total.H200': LinearTerm(
         key='cuda_total.H200', features=('1 GiB',),
-        coefficients=(139.855961,), error_bytes=146297324, records=5,
+        coefficients=(139.855961,), error_bytes=139586437, records=5,
         sources=5, gpus=('H200',),
         novel_error_bytes=273856631, feature_sources=(5,),
     ),
     'cuda_total.L4': LinearTerm(
         key='cuda_total.L4', features=('1 GiB',),
-        coefficients=(22.0725,), error_bytes=146297324, records=4,
+        coefficients=(22.0725,), error_bytes=139586437, records=4,
         sources=4, gpus=('L4',),
-        novel_error_bytes=146297324, feature_sources=(4,),
+        novel_error_bytes=139586445, feature_sources=(4,),
     ),
     'cuda_total.L40': LinearTerm(
         key='cuda_total.L40', features=('1 GiB',),
-        coefficients=(44.39,), error_bytes=146297324, records=1,
+        coefficients=(44.39,), error_bytes=139586437, records=1,
         sources=1, gpus=('L40',),
-        novel_error_bytes=146297324, feature_sources=(1,),
+        novel_error_bytes=139586437, feature_sources=(1,),
     ),
     'cuda_total.L40S': LinearTerm(
         key='cuda_total.L40S', features=('1 GiB',),
-        coefficients=(44.465,), error_bytes=146297324, records=4,
+        coefficients=(44.465,), error_bytes=139586437, records=4,
         sources=4, gpus=('L40S',),
-        novel_error_bytes=146297324, feature_sources=(4,),
+        novel_error_bytes=139586437, feature_sources=(4,),
     ),
     'cuda_total.RTX3090': LinearTerm(
         key='cuda_total.RTX3090', features=('1 GiB',),
-        coefficients=(23.576667,), error_bytes=146297324, records=3,
+        coefficients=(23.576667,), error_bytes=139586437, records=3,
         sources=2, gpus=('RTX3090',),
-        novel_error_bytes=146297324, feature_sources=(2,),
+        novel_error_bytes=139586437, feature_sources=(2,),
     ),
     'cuda_total.RTX4090': LinearTerm(
         key='cuda_total.RTX4090', features=('1 GiB',),
-        coefficients=(23.5875,), error_bytes=146297324, records=4,
+        coefficients=(23.5875,), error_bytes=139586437, records=4,
         sources=3, gpus=('RTX4090',),
-        novel_error_bytes=146297324, feature_sources=(3,),
+        novel_error_bytes=139586437, feature_sources=(3,),
     ),
     'cuda_total.RTX5060-TI': LinearTerm(
         key='cuda_total.RTX5060-TI', features=('1 GiB',),
-        coefficients=(15.485,), error_bytes=146297324, records=2,
+        coefficients=(15.485,), error_bytes=139586437, records=2,
         sources=2, gpus=('RTX5060-TI',),
-        novel_error_bytes=146297324, feature_sources=(2,),
+        novel_error_bytes=139586437, feature_sources=(2,),
     ),
     'cuda_total.RTX5090': LinearTerm(
         key='cuda_total.RTX5090', features=('1 GiB',),
-        coefficients=(31.48,), error_bytes=146297324, records=4,
+        coefficients=(31.48,), error_bytes=139586437, records=4,
         sources=4, gpus=('RTX5090',),
         novel_error_bytes=515396086, feature_sources=(4,),
     ),
     'cuda_total.RTX6000-ADA': LinearTerm(
         key='cuda_total.RTX6000-ADA', features=('1 GiB',),
-        coefficients=(47.435,), error_bytes=146297324, records=2,
+        coefficients=(47.435,), error_bytes=139586437, records=2,
         sources=2, gpus=('RTX6000-ADA',),
-        novel_error_bytes=146297324, feature_sources=(2,),
+        novel_error_bytes=139586488, feature_sources=(2,),
     ),
     'cuda_total.RTXPRO6000': LinearTerm(
         key='cuda_total.RTXPRO6000', features=('1 GiB',),
-        coefficients=(95.01,), error_bytes=146297324, records=4,
+        coefficients=(95.01,), error_bytes=139586437, records=4,
         sources=2, gpus=('RTXPRO6000',),
-        novel_error_bytes=146297324, feature_sources=(2,),
+        novel_error_bytes=139586437, feature_sources=(2,),
     ),
     'cuda_total.T4': LinearTerm(
         key='cuda_total.T4', features=('1 GiB',),
-        coefficients=(14.681111,), error_bytes=146297324, records=9,
+        coefficients=(14.681111,), error_bytes=139586437, records=9,
         sources=9, gpus=('T4',),
-        novel_error_bytes=146297324, feature_sources=(9,),
+        novel_error_bytes=146297322, feature_sources=(9,),
     ),
     'cuda_total.V100': LinearTerm(
         key='cuda_total.V100', features=('1 GiB',),
-        coefficients=(15.77,), error_bytes=146297324, records=1,
+        coefficients=(15.77,), error_bytes=139586437, records=1,
         sources=1, gpus=('V100',),
-        novel_error_bytes=146297324, feature_sources=(1,),
+        novel_error_bytes=139586437, feature_sources=(1,),
     ),
     'cuda_total.V100-32GB': LinearTerm(
         key='cuda_total.V100-32GB', features=('1 GiB',),
-        coefficients=(31.74,), error_bytes=146297324, records=3,
+        coefficients=(31.74,), error_bytes=139586437, records=3,
         sources=3, gpus=('V100-32GB',),
-        novel_error_bytes=146297324, feature_sources=(3,),
+        novel_error_bytes=139586437, feature_sources=(3,),
     ),
     'cuda_total.gap': LinearTerm(
-        key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.470729,), error_bytes=281343074, records=21,
-        sources=21, gpus=(),
-        novel_error_bytes=440519713, feature_sources=(21,),
-        group_errors=(('1 GiB', 281343074),),
+        key='cuda_total.gap', features=('1 GiB', "100 GiB of nvidia-smi's total"),
+        coefficients=(0.33394, 0.23227), error_bytes=180893764, records=23,
+        sources=23, gpus=(),
+        novel_error_bytes=317499581, feature_sources=(23, 23),
+        group_errors=(("1 GiB + 100 GiB of nvidia-smi's total", 180893764),),
     ),
 }  # fmt: skip
 # END FITTED
@@ -166,6 +182,11 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
 
 def cuda_total_key(gpu_name: str | None) -> str:
     return KEY_PREFIX + gpu_model_key(gpu_name)
+
+
+def gap_features(smi_total_bytes: int) -> tuple[float, float]:
+    """The gap's feature values for a card of this nvidia-smi total (`GAP_FEATURES`)."""
+    return (1.0, smi_total_bytes / GIB / 100)
 
 
 def _total(value: int, error: int, source: TermSource, basis: str) -> TermEstimate:
@@ -186,15 +207,16 @@ def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mappin
                       f"the mean of {fit.records} logged totals of the {gpu_model_key(gpu_name)}")  # fmt: skip
     gap = fits.get(FALLBACK_KEY)
     if gap is not None:
-        mean_gap = gap.predict((1.0,))
+        features = gap_features(gpu_total_bytes)
+        gap_bytes, gap_gib = gap.predict(features), gap.predict_gib(features)
         if is_listed_card(gpu_name):
-            return _total(gpu_total_bytes - mean_gap, gap.error_bytes, "calibrated",
-                          f"nvidia-smi's total less {gap.predict_gib((1.0,)):.2f} GiB (the mean gap over {gap.records} "
-                          "GPU models; no log of this GPU in the corpus)")  # fmt: skip
+            return _total(gpu_total_bytes - gap_bytes, gap.error_bytes, "calibrated",
+                          f"nvidia-smi's total less {gap_gib:.2f} GiB (the gap fitted over {gap.records} GPU models, "
+                          "growing with the total; no log of this GPU in the corpus)")  # fmt: skip
         # no card named, or one the table lacks: a bare card's gap, or none on a limiter's slice (gpus.py
-        # `SLICE_RESERVED_BYTES`): the error reaches from the mean gap up to the total itself
-        return _total(gpu_total_bytes - mean_gap, max(gap.error_bytes, mean_gap - SLICE_RESERVED_BYTES), "calibrated",
-                      f"the total given less {gap.predict_gib((1.0,)):.2f} GiB (the mean gap over {gap.records} GPU "
-                      "models); ± that gap: a card kvtop has no model of may be a slice whose limiter reports its "
-                      "limit as CUDA's total too (no driver reserve)")  # fmt: skip
+        # `SLICE_RESERVED_BYTES`): the error reaches from the fitted gap up to the total itself
+        return _total(gpu_total_bytes - gap_bytes, max(gap.error_bytes, gap_bytes - SLICE_RESERVED_BYTES), "calibrated",
+                      f"the total given less {gap_gib:.2f} GiB (the gap fitted over {gap.records} GPU models); ± that "
+                      "gap: a card kvtop has no model of may be a slice whose limiter reports its limit as CUDA's "
+                      "total too (no driver reserve)")  # fmt: skip
     return _total(gpu_total_bytes, GIB // 2, "assumed", "nvidia-smi's total (no calibration)")

@@ -4,14 +4,19 @@ LMDeploy v0.1.0 on InternStudio's 'A100 (1/4)' (tests/data/cases/lmdeploy/lmdepl
 vgpu, vgpu-smi's `20470MiB`) printed `max_block_count = 159` of 64 MiB: `size_t(total × 0.5) // block`
 (BlockManager.cc:84-89 at v0.1.0) puts CUDA's total in [159 × 128, 160 × 128) = [20,352, 20,480) MiB, at most 118 MiB
 under vgpu-smi's. A software limiter reports its limit as NVML's total and as CUDA's (HAMi-core src/nvml/hook.c
-`total = limit`, src/cuda/memory.c `cuMemGetInfo_v2`): the driver's reserve, the ~0.49 GiB kvtop took off an
+`total = limit`, src/cuda/memory.c `cuMemGetInfo_v2`): the driver's reserve, the ~0.4 GiB kvtop takes off an
 unnamed card, is outside the slice. The interval of an unnamed card's total now reaches the total itself; a card of
 kvtop's table (a whole card) keeps the fitted gap's error.
 """
 
 from __future__ import annotations
 
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, FALLBACK_KEY, cuda_total_estimate
+from kvtop.domain.calibration.gpu_totals import (
+    CUDA_TOTAL_FITS,
+    FALLBACK_KEY,
+    cuda_total_estimate,
+    gap_features,
+)
 from kvtop.domain.gpus import GPU_TOTAL_MIB, is_listed_card
 
 MIB = 1 << 20
@@ -35,11 +40,11 @@ def test_an_unnamed_cards_interval_holds_the_slices_logged_blocks() -> None:
 
 def test_a_card_of_the_table_keeps_the_fitted_gaps_error() -> None:
     gap = CUDA_TOTAL_FITS[FALLBACK_KEY]
-    # the B300: listed, no log of its own (the B200 has one since session 50: three torch messages print its total)
-    assert "B300" in GPU_TOTAL_MIB and "cuda_total.B300" not in CUDA_TOTAL_FITS
-    term = cuda_total_estimate("B300", GPU_TOTAL_MIB["B300"] * MIB, CUDA_TOTAL_FITS)
+    # a card of the table with no log of its own (the B300 was one until session 54; the first such card now)
+    card = next(key for key in GPU_TOTAL_MIB if f"cuda_total.{key}" not in CUDA_TOTAL_FITS and is_listed_card(key))
+    term = cuda_total_estimate(card, GPU_TOTAL_MIB[card] * MIB, CUDA_TOTAL_FITS)
     assert term.error_bytes == gap.error_bytes
-    assert term.bytes == GPU_TOTAL_MIB["B300"] * MIB - gap.predict((1.0,))
+    assert term.bytes == GPU_TOTAL_MIB[card] * MIB - gap.predict(gap_features(GPU_TOTAL_MIB[card] * MIB))
 
 
 def test_which_names_are_whole_cards() -> None:

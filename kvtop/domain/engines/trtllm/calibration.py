@@ -133,7 +133,7 @@ START_MEASURES = StartMeasures(source=(
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='trtllm', factor=1.1784, records=24, sources=20,
+    engine='trtllm', factor=0.9069, records=24, sources=20,
 )
 # END FITTED
 

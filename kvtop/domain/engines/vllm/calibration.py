@@ -172,7 +172,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0072, records=198, sources=102, weights_logged=True,
+    engine='vllm', factor=1.0278, records=198, sources=102, weights_logged=True,
 )
 # END FITTED
 
