@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.calibration.coverage import IntervalScale
+from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_KEY, one_process_context
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,
@@ -131,6 +132,9 @@ FITS: dict[str, LinearTerm] = {
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
     engine='trtllm', factor=1.3523, records=22, sources=19,
 )
+EXTRAPOLATION: Extrapolation | None = Extrapolation(
+    engine='trtllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'B200', 'B300', 'GB10', 'H100', 'H200', 'L40S', 'RTX3090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000'), band_depth=2, newest_band=(1, 3), classes=('MLA with MoE', 'MoE', 'dense'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=65, sources=19,
+)  # fmt: skip
 # END FITTED
 
 
