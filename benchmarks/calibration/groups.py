@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from benchmarks.calibration.corpus import Record
-from kvtop.domain.engines.registry import display_name
 from benchmarks.calibration.evaluate import Corpus, Judged, PlanScores, blind, engine_scale, fit_all
 from kvtop.domain.calibration.extrapolation import Extrapolation, architecture_class, release_band
 from kvtop.domain.calibration.fit import held_out_quantile
 from kvtop.domain.calibration.linear import ERROR_QUANTILE
+from kvtop.domain.engines.registry import display_name
 from kvtop.domain.gpus import gpu_model_key
 
 KINDS = ("gpu", "version", "class")

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.calibration.coverage import IntervalScale
-from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_KEY, one_process_context
+from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,
     assumed_context_gib,
