@@ -38,7 +38,7 @@ from benchmarks.calibration.groups import extrapolations, judge_groups  # noqa: 
 from kvtop.domain.calibration.extrapolation import Extrapolation  # noqa: E402
 
 CORPUS_DIR = "tests/data/calibration"
-JUDGED = re.compile(r"blind before it was added \(session (\d+)([^)]*)")
+JUDGED = re.compile(r"blind[^.(]{0,40}? before it was added \(session (\d+)([^)]*)")
 COMMIT = re.compile(r"\bat ([0-9a-f]{7,40})\b")
 
 
