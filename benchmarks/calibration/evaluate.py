@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from benchmarks.calibration.corpus import MIB, Record, load_gpu_totals
 from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, scale_fit, too_few_sources
@@ -25,6 +26,7 @@ from kvtop.domain.calibration.cuda_context import (
     one_process_features,
 )
 from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.features import (
     ASSUMED_CONTEXT_ERROR_FEATURES,
     ASSUMED_CONTEXT_ERROR_KEY,
@@ -58,6 +60,9 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key, is_unified
 from kvtop.units import GIB
+
+if TYPE_CHECKING:
+    from benchmarks.calibration.groups import GroupMiss
 
 Corpus = dict[str, list[Record]]
 GPU_TOTALS = load_gpu_totals()
@@ -98,8 +103,10 @@ def origin(record: Record) -> RowOrigin:
                                                          gpu=gpu_model_key(record.gpu) if record.gpu else ""))  # fmt: skip
 
 
-def cuda_total_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
-    """Each GPU model's CUDA total (the mean of the logged totals) and the gap to nvidia-smi's total."""
+def cuda_total_fits(corpus: Corpus, leave_out: str | None = None,
+                    skip_gpus: frozenset[str] = frozenset()) -> dict[str, LinearTerm]:  # fmt: skip
+    """Each GPU model's CUDA total (the mean of the logged totals) and the gap to nvidia-smi's total; the totals
+    printed outside a log of the GPU models in `skip_gpus` left out (a GPU model left out of the corpus whole)."""
     by_gpu: dict[str, list[tuple[FitRow, str]]] = {}
     for record in _records(corpus, leave_out):
         total = record.figures.get("cuda_total")
@@ -107,7 +114,7 @@ def cuda_total_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, L
             continue
         by_gpu.setdefault(gpu_model_key(record.gpu), []).append((((1.0,), total / GIB), record.source))
     for printed in GPU_TOTALS:
-        if leave_out not in (printed.id, printed.source_key):
+        if leave_out not in (printed.id, printed.source_key) and gpu_model_key(printed.gpu) not in skip_gpus:
             by_gpu.setdefault(gpu_model_key(printed.gpu), []).append((((1.0,), printed.total_bytes / GIB), printed.source_key))
     # each total against the mean of the same GPU's totals from other sources, pooled over the GPUs logged by two or more
     spread = [(abs(row[1] - statistics.mean(r[1] for r, s in rows if s != source)), source)
@@ -156,10 +163,10 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
     return f.get(term.value)
 
 
-def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
+def fit_all(corpus: Corpus, leave_out: str | None = None, skip_gpus: frozenset[str] = frozenset()) -> dict[str, LinearTerm]:
     """Every engine's fits, the CUDA totals, the weights book's errors and a desktop's share beyond Linux, on every
-    record but `leave_out`."""
-    fits = {**cuda_total_fits(corpus, leave_out), **weights_fits(corpus, leave_out)}
+    record but `leave_out` (and without the totals printed outside a log of the GPU models in `skip_gpus`)."""
+    fits = {**cuda_total_fits(corpus, leave_out, skip_gpus), **weights_fits(corpus, leave_out)}
     fits.update(assumed_context_fits(corpus, fits, leave_out))
     fits.update(cuda_context_fits(corpus, fits, leave_out))
     for engine, records in corpus.items():
@@ -289,10 +296,11 @@ def _graphs_charged(record: Record) -> bool:
 
 
 def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
-          scale: IntervalScale | None = None) -> Judged | None:  # fmt: skip
+          scale: IntervalScale | None = None, extrapolation: Extrapolation | None = None) -> Judged | None:  # fmt: skip
     """The record's launch planned before the start, with `fits` and the interval `scale` (None: unscaled); None
     where it cannot be planned or judged. The plan reads of `fits` what a product plan reads of the committed blocks
-    (`plan_fits.plan_fits`: the engine's own and the engine-neutral ones), so the doc measures what `plan` prints."""
+    (`plan_fits.plan_fits`: the engine's own and the engine-neutral ones), so the doc measures what `plan` prints;
+    `extrapolation`: what the judged corpus covers and the widening outside it (None: none)."""
     if record.model is None or record.gpu_total_bytes is None or record.excluded(Term.ACTIVATION) and record.excluded(Term.CONTEXT):
         return None
     weights = record.figures.get("weights") if weights_logged else None
@@ -304,7 +312,8 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
     measured = MeasuredInputs(weights_bytes=weights, weights_stage=stage, desktop=record.desktop)
     try:
         plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
-                                gpu_name=gpu_key(record.gpu), measured=measured, fits=fits, scale=scale)  # fmt: skip
+                                gpu_name=gpu_key(record.gpu), measured=measured, fits=fits, scale=scale,
+                                extrapolation=extrapolation)  # fmt: skip
     except UnsupportedModelError:  # kvtop refuses the launch by name: no blind figure to judge
         return None
     dominant = plan.dominant.label if plan.dominant else "—"
@@ -506,12 +515,18 @@ class Judgement:
     scores: PlanScores
     logged: dict[str, list[Judged]]  # the weights as the log printed them, every other term blind
     blind: dict[str, list[Judged]]  # fully blind (the weights book's weights)
+    # every record planned fully blind with its GPU model, architecture class or release band absent (groups.py): what
+    # each engine's widening outside its corpus is calibrated on (`extrapolation.py`)
+    groups: tuple[GroupMiss, ...] = ()
 
 
 def judge_corpus(corpus: Corpus) -> Judgement:
     """Every fit and judgement the doc shows, each made once."""
+    from benchmarks.calibration.groups import judge_groups  # it plans with this module's fits and scores
+
     cache: FitCache = {}
     scores = plan_scores(corpus, cache)
     return Judgement(corpus=corpus, fits=fit_all(corpus), cache=cache, scores=scores,
                      logged=judge_all(corpus, weights_logged=True, scores=scores, cache=cache),
-                     blind=judge_all(corpus, weights_logged=False, scores=scores, cache=cache))  # fmt: skip
+                     blind=judge_all(corpus, weights_logged=False, scores=scores, cache=cache),
+                     groups=tuple(judge_groups(corpus, scores)))  # fmt: skip

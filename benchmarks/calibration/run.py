@@ -23,8 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.calibration.corpus import load_all  # noqa: E402
 from benchmarks.calibration.evaluate import Judgement, engine_scale, judge_corpus  # noqa: E402
+from benchmarks.calibration.groups import extrapolations, groups_section  # noqa: E402
 from benchmarks.calibration.report import render  # noqa: E402
 from kvtop.domain.calibration.coverage import IntervalScale  # noqa: E402
+from kvtop.domain.calibration.extrapolation import Extrapolation  # noqa: E402
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY  # noqa: E402
 from kvtop.domain.calibration.linear import LinearTerm  # noqa: E402
 from kvtop.domain.calibration.plan_fits import desktop_held_bytes  # noqa: E402
@@ -60,15 +62,26 @@ def _scale_literal(scale: IntervalScale | None) -> str:
             f"records={scale.records}, sources={scale.sources},{' weights_logged=True,' if scale.weights_logged else ''}\n)")
 
 
+def _extrapolation_literal(found: Extrapolation | None) -> str:
+    if found is None:
+        return "EXTRAPOLATION: Extrapolation | None = None"
+    fields = ", ".join(f"{name}={value!r}" for name, value in found.model_dump().items())
+    return f"EXTRAPOLATION: Extrapolation | None = Extrapolation(\n    {fields},\n)  # fmt: skip"
+
+
 def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
     """Each file's fitted block, as --write would write it: the fits on every record, and each engine's interval
-    scale from the plans' coverage scores (the larger of the blind and logged-weights ones)."""
+    scale from the plans' coverage scores (the larger of the blind and logged-weights ones), and what its corpus covers
+    with the widening outside it (groups.py's leave-one-group-out)."""
     fits, scores = judgement.fits, judgement.scores
     blocks: dict[Path, str] = {}
+    outside = extrapolations(judgement.corpus, list(judgement.groups))
     for engine in judgement.corpus:
         scale = engine_scale(engine, scores)
         mine = {key: fit for key, fit in fits.items() if key.startswith(f"{engine}.")}
-        blocks[DOMAIN / "engines" / engine / "calibration.py"] = f"{_literal(mine, 'FITS')}\n{_scale_literal(scale)}"
+        blocks[DOMAIN / "engines" / engine / "calibration.py"] = (
+            f"{_literal(mine, 'FITS')}\n{_scale_literal(scale)}\n{_extrapolation_literal(outside.get(engine))}"
+        )
     totals = {key: fit for key, fit in fits.items() if key.startswith("cuda_total.")}
     blocks[DOMAIN / "calibration" / "gpu_totals.py"] = _literal(totals, "CUDA_TOTAL_FITS")
     contexts = {key: fit for key, fit in fits.items() if key.startswith("cuda_context.")}
@@ -93,7 +106,9 @@ def render_doc(judgement: Judgement) -> str:
     """docs/calibration.md as the corpus gives it: the fits, the blind plans (each with fits and an interval scale
     that left its source out) and the scores the scales come from."""
     j = judgement
-    return render(j.corpus, j.fits, j.logged, j.blind, j.scores)
+    doc = render(j.corpus, j.fits, j.logged, j.blind, j.scores)
+    head, corpus_heading, rest = doc.partition("## The corpus")
+    return f"{head}{groups_section(j.corpus, list(j.groups))}\n{corpus_heading}{rest}"
 
 
 def stale(blocks: dict[Path, str]) -> list[Path]:

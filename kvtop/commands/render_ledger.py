@@ -317,7 +317,8 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
             "unified": plan.estimate.unified_host.model_dump(mode="json") if plan.estimate.unified_host else None,
             "desktop": plan.estimate.desktop.model_dump(mode="json") if plan.estimate.desktop else None,
         },
-        "terms": [estimate_term_json(term) for term in plan.estimate.terms],
+        "terms": [estimate_term_json(term) for term in plan.estimate.terms]
+        + ([estimate_term_json(plan.extrapolation_term)] if plan.extrapolation_term else []),
         "start": start_json(plan),
     }
 
@@ -397,6 +398,10 @@ def plan_text(plan: CapacityPlan) -> str:
         terms.append(f"  {term.label:<48}{fmt_gib(term.bytes):>12}  {term_error(term):<14}{term.source:<11} {basis}")
     if plan.estimate.scale_basis:
         terms.append(f"  the interval: the errors together {plan.estimate.scale_basis}")
+    outside = plan.extrapolation_term
+    if outside is not None:
+        terms.append(f"  the interval, outside the corpus: {outside.label} (± {fmt_gib(outside.error_bytes)} of KV, "
+                     f"{outside.source}: {outside.basis})")
     terms.extend(f"  {note}" for note in plan.estimate.host_notes)
     if plan.start is not None and not plan.refused_at_centre:  # refused at the centre, the headline states it
         terms.append(f"  start verdict: {plan.start.reason}")

@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.coverage import IntervalScale
+from kvtop.domain.calibration.extrapolation import Extrapolation, ExtrapolationWidening
 from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
 from kvtop.domain.calibration.host_estimate import HostStart
 from kvtop.domain.calibration.host_memory import desktop_host, host_term, unified_host
@@ -148,11 +149,13 @@ def preload_estimate(
     fits: dict[str, LinearTerm] | None = None,
     scale: IntervalScale | None = None,
     node_measures: tuple[NodeMeasure, ...] = (),
+    extrapolation: Extrapolation | None = None,
 ) -> PreloadEstimate:
     """Every term `ledger`'s launch rests on: fitted (of `fits`, default the committed ones, what `engine_fits` keeps
     for the engine: a judgement's plan reads what the product's reads), replaced by
     what `ledger.measured` fixes and by this node's latest start of the same launch. The interval scale is the
-    committed one with the committed fits, else `scale` (None: unscaled), the one measured beside `fits`."""
+    committed one with the committed fits, else `scale` (None: unscaled), the one measured beside `fits`; so is what
+    the corpus covers and the widening outside it (`extrapolation`, None: none)."""
     rules = engine_rules(ledger.settings.engine)
     inputs = calibration_inputs(ledger)
     support = engine_fits(ledger.settings.engine, fits)
@@ -197,12 +200,18 @@ def preload_estimate(
         context = _from_node(context, node, ledger.settings, ledger.model)
         node_used = node_used or context.origin == "node"
     scale = rules.calibration.INTERVAL_SCALE if fits is None else scale
+    covered = getattr(rules.calibration, "EXTRAPOLATION", None) if fits is None else extrapolation
+    uncertain = any(estimate.error_bytes for estimate in estimates)  # every term measured: nothing to widen
+    by_gpu = any(estimate.error_bytes for estimate in estimates if estimate.term is not Term.WEIGHTS)
+    outside = (covered.widening(ledger.model, ledger.gpu_name, ledger.version, gpu_terms_open=by_gpu)
+               if covered and uncertain else None)  # fmt: skip
     fraction = ledger.engine.memory_fraction
     free_measured = ledger.measured.free_before_load_bytes is not None or ledger.measured.free_after_load_bytes is not None
     return PreloadEstimate(
         engine=ledger.settings.engine,
         scale=scale,
         terms=estimates,
+        extrapolation=outside,
         node_note=f"calibrated on this node, {node.date}" if node is not None and node_used else None,
         weights_beside_book_bytes=beside,
         weights_stage=weights_stage,
@@ -249,6 +258,8 @@ class CapacityPlan(BaseModel):
     start: HostStart | None = None
     # an attention-free model's requests at both ends (None: the model plans KV tokens)
     requests: RequestInterval | None = None
+    # the KV budget's half-width the plan's ends took for lying outside the engine's corpus (`estimate.extrapolation`)
+    extrapolation_bytes: int = 0
 
     @property
     def refused_at_centre(self) -> bool:
@@ -298,7 +309,22 @@ class CapacityPlan(BaseModel):
         if self.start is not None and self.start.refused_in_span:
             unified = self.estimate.unified_host
             return host_term(self.ledger.gpu_name, unified.total_bytes) if unified is not None else None
-        return None if self.zero_wide or self.fixed_by is not None else self.estimate.dominant
+        if self.zero_wide or self.fixed_by is not None:
+            return None
+        own, largest = self.extrapolation_term, self.estimate.dominant
+        if own is not None and (largest is None or own.error_bytes > largest.error_bytes * self.estimate.interval_scale):
+            return own
+        return largest
+
+    @property
+    def extrapolation_term(self) -> TermEstimate | None:
+        """The widening for lying outside the engine's corpus as a term of the plan (its KV budget's half-width,
+        calibrated), named as the plan names it: 'no record on a B300; interval widened by ± 6.1 %'; None: inside."""
+        widening = self.estimate.extrapolation
+        if widening is None or not self.extrapolation_bytes:
+            return None
+        return TermEstimate(term=Term.EXTRAPOLATION, label=widening.words, bytes=0, error_bytes=self.extrapolation_bytes,
+                            source="calibrated", basis=widening.basis, beyond="; ".join(widening.reasons))  # fmt: skip
 
     @property
     def beyond_support(self) -> tuple[str, ...]:
@@ -321,11 +347,11 @@ class CapacityPlan(BaseModel):
 def _estimate_of(
     model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
     measured: MeasuredInputs, load_mtp: bool, fits: dict[str, LinearTerm] | None, scale: IntervalScale | None,
-    node_measures: tuple[NodeMeasure, ...], draft: ModelSpec | None,
+    node_measures: tuple[NodeMeasure, ...], draft: ModelSpec | None, extrapolation: Extrapolation | None = None,
 ) -> PreloadEstimate:  # fmt: skip
     first = predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
                     load_mtp=load_mtp, draft=draft)  # fmt: skip
-    return preload_estimate(first, fits=fits, scale=scale, node_measures=node_measures)
+    return preload_estimate(first, fits=fits, scale=scale, node_measures=node_measures, extrapolation=extrapolation)
 
 
 def _solved(
@@ -408,13 +434,14 @@ def planned_capacity(
     fits: dict[str, LinearTerm] | None = None,
     scale: IntervalScale | None = None,
     node_measures: tuple[NodeMeasure, ...] = (),
+    extrapolation: Extrapolation | None = None,
 ) -> CapacityPlan:
     """The ledger a plan shows (its unmeasured terms calibrated) and the capacity interval around it
     (`draft`: a speculative draft's architecture, charged as `predict` charges it; `fits` and `scale`: as
-    `preload_estimate` takes them)."""
+    `preload_estimate` takes them, and `extrapolation` with them)."""
     measured = measured or MeasuredInputs()
     estimate = _estimate_of(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, fits, scale, node_measures,
-                            draft)  # fmt: skip
+                            draft, extrapolation)  # fmt: skip
 
     def solved(side: Literal["central", "low", "high"]) -> Ledger:
         return _solved(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, side, draft)
@@ -432,6 +459,14 @@ def planned_capacity(
     # the rest), and the ends then swap
     tokens = [ledger.token_capacity for ledger in ends]
     budgets = [ledger.engine.kv_budget_bytes for ledger in ends]
+    extra = 0
+    if central.request_capacity and estimate.extrapolation is not None:
+        # an attention-free model's interval is in requests, which no judged start of the corpus measured (groups.py
+        # judges tokens and KV memory): no widening of a measure the share was not taken on
+        estimate = estimate.model_copy(update={"extrapolation": None})
+    if estimate.extrapolation is not None:  # outside the corpus: each end takes its share beside the terms' errors
+        tokens, extra = _widened(tokens, estimate.extrapolation), estimate.extrapolation.bytes_for(budgets[0])
+        budgets = _widened(budgets, estimate.extrapolation)
     requests = central.request_capacity
     interval = request_interval(requests, ends[1].request_capacity, ends[2].request_capacity) if requests else None
     if interval is not None and start is not None and start.refused_in_span:  # as the tokens: a refused end holds 0
@@ -447,4 +482,13 @@ def planned_capacity(
         kv_budget_min_bytes=min(budgets),
         kv_budget_max_bytes=max(budgets),
         requests=interval,
+        extrapolation_bytes=extra,
     )
+
+
+def _widened(values: list[int], widening: ExtrapolationWidening) -> list[int]:
+    """The centre (`values[0]`) and both ends of an interval, each end widened by the widening's share of the centre as
+    an independent error (the root of squares with its own half-width)."""
+    central, extra = values[0], round(widening.fraction * max(values[0], 0))
+    return [central, widening.widen(central, min(values), extra, upward=False),
+            widening.widen(central, max(values), extra, upward=True)]  # fmt: skip

@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.coverage import IntervalScale
+from kvtop.domain.calibration.extrapolation import ExtrapolationWidening
 from kvtop.domain.calibration.host_estimate import DesktopHost, UnifiedHost
 
 TermSource = Literal["measured", "calibrated", "assumed"]
@@ -36,6 +37,9 @@ class Term(str, Enum):
     NON_TORCH = "non_torch"  # memory outside torch that grows while profiling (NCCL buffers, workspaces)
     CUDA_GRAPHS = "cuda_graphs"  # CUDA-graph memory charged to the budget before KV is sized
     HOST = "host"  # what a unified-memory host holds of the GPU's memory before the engine (host_memory.py)
+    # the widening of a plan outside what its engine's corpus covers (extrapolation.py): no budget figure of its own,
+    # the plan's ends take it (`CapacityPlan.extrapolation_term`)
+    EXTRAPOLATION = "extrapolation"
 
 
 # Terms whose bytes the engines charge as runtime memory besides the weights (vLLM's non-KV memory,
@@ -122,6 +126,9 @@ class PreloadEstimate(BaseModel):
     # what the host holds of the GPU's memory: a unified-memory host's assumption, a desktop's share (not modelled)
     unified_host: UnifiedHost | None = None
     desktop: DesktopHost | None = None
+    # where the launch lies outside what the engine's corpus covers (a GPU model, a release band, an architecture
+    # class no record had): the share of the plan's figure its ends widen by (extrapolation.py); None: inside
+    extrapolation: ExtrapolationWidening | None = None
 
     @property
     def interval_scale(self) -> float:
@@ -155,8 +162,10 @@ class PreloadEstimate(BaseModel):
 
     @property
     def beyond_support(self) -> tuple[str, ...]:
-        """Each widening for extrapolation: a term whose fit holds no record at this plan's GPU model or release."""
-        return tuple(estimate.beyond for estimate in self.terms if estimate.beyond)
+        """Each widening for extrapolation: a term whose fit holds no record at this plan's GPU model or release, and
+        the plan's own where the launch lies outside what the engine's corpus covers (`extrapolation`)."""
+        own = (self.extrapolation.words,) if self.extrapolation is not None else ()
+        return (*(estimate.beyond for estimate in self.terms if estimate.beyond), *own)
 
     @property
     def combined_error_bytes(self) -> int:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.calibration.coverage import IntervalScale
+from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.features import (
     CONTEXT_LABEL,
     SM_FEATURE,
@@ -64,6 +65,9 @@ FITS: dict[str, LinearTerm] = {
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
     engine='sglang', factor=0.6416, records=29, sources=23, weights_logged=True,
 )
+EXTRAPOLATION: Extrapolation | None = Extrapolation(
+    engine='sglang', gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0095, version_fraction=0.0258, class_fraction=0.0, records=80, sources=25,
+)  # fmt: skip
 # END FITTED
 
 

@@ -19,6 +19,7 @@ import math
 
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_KEY, one_process_context
+from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,
     assumed_context_gib,
@@ -135,6 +136,9 @@ FITS: dict[str, LinearTerm] = {
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
     engine='trtllm', factor=0.9069, records=24, sources=20,
 )
+EXTRAPOLATION: Extrapolation | None = Extrapolation(
+    engine='trtllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'B200', 'B300', 'GB10', 'H100', 'H200', 'L40S', 'RTX3090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000'), band_depth=2, newest_band=(1, 3), classes=('MLA with MoE', 'MoE', 'dense'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=65, sources=19,
+)  # fmt: skip
 # END FITTED
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.calibration.coverage import IntervalScale
+from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.features import assumed_estimate, fitted_estimate
 from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
@@ -174,6 +175,9 @@ FITS: dict[str, LinearTerm] = {
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
     engine='vllm', factor=1.0278, records=198, sources=102, weights_logged=True,
 )
+EXTRAPOLATION: Extrapolation | None = Extrapolation(
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'GB200', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=538, sources=116,
+)  # fmt: skip
 # END FITTED
 
 
