@@ -35,10 +35,10 @@ ASSUMED_ONE_PROCESS_ERROR_GIB = 0.75
 CUDA_CONTEXT_FITS: dict[str, LinearTerm] = {
     'cuda_context.one_process': LinearTerm(
         key='cuda_context.one_process', features=('100 SMs',),
-        coefficients=(0.434626,), error_bytes=287578868, records=55,
-        sources=27, gpus=('A100-40GB', 'A100-80GB', 'B200', 'GB300', 'H100', 'H200', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'),
-        novel_error_bytes=287578868, feature_sources=(27,),
-        group_errors=(('100 SMs', 287578868),),
+        coefficients=(0.440024,), error_bytes=322353078, records=65,
+        sources=30, gpus=('A100-40GB', 'A100-80GB', 'B200', 'GB300', 'H100', 'H100-NVL', 'H200', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'),
+        novel_error_bytes=322353078, feature_sources=(30,),
+        group_errors=(('100 SMs', 322353078),),
     ),
 }  # fmt: skip
 # END FITTED

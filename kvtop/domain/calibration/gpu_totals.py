@@ -87,9 +87,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.H100-NVL': LinearTerm(
         key='cuda_total.H100-NVL', features=('1 GiB',),
-        coefficients=(93.1,), error_bytes=139586437, records=1,
-        sources=1, gpus=('H100-NVL',),
-        novel_error_bytes=139586437, feature_sources=(1,),
+        coefficients=(93.093333,), error_bytes=139586437, records=3,
+        sources=2, gpus=('H100-NVL',),
+        novel_error_bytes=139586437, feature_sources=(2,),
     ),
     'cuda_total.H200': LinearTerm(
         key='cuda_total.H200', features=('1 GiB',),
@@ -111,9 +111,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.L40S': LinearTerm(
         key='cuda_total.L40S', features=('1 GiB',),
-        coefficients=(44.465,), error_bytes=139586437, records=4,
-        sources=4, gpus=('L40S',),
-        novel_error_bytes=139586437, feature_sources=(4,),
+        coefficients=(44.44,), error_bytes=139586437, records=6,
+        sources=5, gpus=('L40S',),
+        novel_error_bytes=139586437, feature_sources=(5,),
     ),
     'cuda_total.RTX3090': LinearTerm(
         key='cuda_total.RTX3090', features=('1 GiB',),
@@ -171,10 +171,10 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB', "100 GiB of nvidia-smi's total"),
-        coefficients=(0.33394, 0.23227), error_bytes=180893764, records=23,
+        coefficients=(0.335715, 0.231758), error_bytes=179145600, records=23,
         sources=23, gpus=(),
-        novel_error_bytes=317499581, feature_sources=(23, 23),
-        group_errors=(("1 GiB + 100 GiB of nvidia-smi's total", 180893764),),
+        novel_error_bytes=319519940, feature_sources=(23, 23),
+        group_errors=(("1 GiB + 100 GiB of nvidia-smi's total", 179145600),),
     ),
 }  # fmt: skip
 # END FITTED

@@ -124,10 +124,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.340965, 9.552822, 0.0, 0.0), error_bytes=11611474, records=21,
-        sources=13, gpus=('A100-80GB', 'H100', 'H200', 'L40S', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=11611474, feature_sources=(13, 13, 10, 4),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 11611474), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 8680594)),
+        coefficients=(0.427509, 9.516357, 0.052806, 0.09334), error_bytes=317815904, records=32,
+        sources=16, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H200', 'L40S', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=619359461, feature_sources=(16, 16, 13, 4),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 12097503), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 317815904)),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -138,17 +138,17 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.502258, 1.033456, 0.226786), error_bytes=1191853425, records=42,
-        sources=6, gpus=('A100-40GB', 'A100-80GB', 'H100', 'RTX4090', 'RTXPRO6000'),
-        novel_error_bytes=1191853425, feature_sources=(6, 2, 2),
-        group_errors=(('1 GiB', 102363388),),
+        coefficients=(0.536037, 0.999678, 0.226786), error_bytes=1191853425, records=52,
+        sources=9, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L40S', 'RTX4090', 'RTXPRO6000'),
+        novel_error_bytes=1191853425, feature_sources=(9, 2, 2),
+        group_errors=(('1 GiB', 378211429),),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
-        coefficients=(0.112598, 0.219085), error_bytes=1280612530, records=61,
-        sources=14, gpus=('A100-40GB', 'A100-80GB', 'GB300', 'H100', 'H200', 'L40S', 'T4'),
-        novel_error_bytes=1280612530, feature_sources=(14, 14),
-        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1280612530),),
+        coefficients=(0.110171, 0.219079), error_bytes=1281548431, records=71,
+        sources=18, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H200', 'L40S', 'RTX4090', 'T4'),
+        novel_error_bytes=1281548431, feature_sources=(18, 18),
+        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1281548431),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -159,10 +159,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.08, 0.465), error_bytes=70866961, records=24,
-        sources=15, gpus=('A100-80GB', 'H100', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=70866961, feature_sources=(15, 1), unseen_error_bytes=521080591,
-        group_errors=(('1 GiB', 78741067),),
+        coefficients=(0.069375, 0.475625), error_bytes=67492343, records=34,
+        sources=18, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L40S', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=67492343, feature_sources=(18, 1), unseen_error_bytes=528519587,
+        group_errors=(('1 GiB', 78279242),),
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -173,10 +173,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0278, records=198, sources=102, weights_logged=True,
+    engine='vllm', factor=0.8089, records=242, sources=135,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'GB200', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=538, sources=116,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A40', 'B200', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2080-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0509, class_fraction=0.0, records=721, sources=135,
 )  # fmt: skip
 # END FITTED
 
