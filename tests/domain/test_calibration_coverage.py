@@ -88,16 +88,17 @@ def test_the_engine_scale_is_the_corrected_quantile_of_its_scores() -> None:
     assert scale_fit("vllm", [], []) is None  # no blind plan scored: none fitted (the engine stays unscaled)
 
 
-def test_a_scale_of_fewer_than_nine_sources_never_narrows_the_terms() -> None:
+def test_a_scale_never_narrows_the_terms() -> None:
     # 4 sources: ⌈5 × 0.9⌉ = 5 > 4, the quantile is the largest score (0.76), which guarantees less than 0.9: kept at
     # 1 so that four records do not shrink the errors the terms state. A largest score of 1.4 still widens them.
     narrow = scale_fit("lmdeploy", [0.1, 0.2, 0.5, 0.76], ["a", "b", "c", "d"])
     wide = scale_fit("lmdeploy", [0.1, 0.2, 1.4], ["a", "b", "c"])
     assert narrow is not None and narrow.factor == 1.0 and narrow.sources == 4
     assert wide is not None and wide.factor == 1.4
-    # 9 sources: ⌈10 × 0.9⌉ = 9 ≤ 9, the corrected quantile holds, and a scale below 1 stands (the 9th smallest, 0.9)
+    # 9 sources: ⌈10 × 0.9⌉ = 9 ≤ 9, the corrected quantile is the 9th smallest, 0.9; it would narrow the terms'
+    # errors, which unseen starts did not bear out (coverage.py), so the scale stays 1
     nine = scale_fit("sglang", [round(0.1 * k, 1) for k in range(1, 10)], [str(k) for k in range(9)])
-    assert nine is not None and nine.factor == 0.9
+    assert nine is not None and nine.factor == 1.0
 
 
 def _term(error_gib: float, term: Term = Term.ACTIVATION) -> TermEstimate:

@@ -63,10 +63,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=0.6429, records=29, sources=23, weights_logged=True,
+    engine='sglang', factor=1.0, records=34, sources=28,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='sglang', gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0081, version_fraction=0.0259, class_fraction=0.0, records=101, sources=28,
+    engine='sglang', gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=101, sources=28,
 )  # fmt: skip
 # END FITTED
 
