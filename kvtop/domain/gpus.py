@@ -200,6 +200,16 @@ GPU_SMS: dict[str, int] = {
 }  # fmt: skip
 
 
+# The most threads one SM holds resident, by compute capability (CUDA C++ Programming Guide, "Technical Specifications
+# per Compute Capability", row "Maximum number of resident threads per SM"; torch's `max_threads_per_multi_processor`):
+# 2048 on the data-centre chips (and Pascal, Volta), 1536 on GA10x, Ada and consumer Blackwell, 1024 on Turing. A CUDA
+# context reserves every resident thread's stack (`resident_threads`). A capability left out is unknown (Orin's 8.7,
+# Thor's 11.0: unified-memory devices, whose SMs `GPU_SMS` does not hold either).
+MAX_THREADS_PER_SM: dict[tuple[int, int], int] = {
+    (6, 0): 2048, (6, 1): 2048, (7, 0): 2048, (7, 5): 1024, (8, 0): 2048, (8, 6): 1536, (8, 9): 1536,
+    (9, 0): 2048, (10, 0): 2048, (10, 3): 2048, (12, 0): 1536, (12, 1): 1536,
+}  # fmt: skip
+
 # The workstation cards as operators and public threads write them, read to the table's keys (regex on the model
 # token, first match wins; `(?=-|$)` ends the number, so 'PRO 6000D', an 84 GB China card, stays unknown). Sources
 # (URL or search-index id): 'Quadro A4000(16GB VRAM)' (NVIDIA/TensorRT-LLM#1188, trtllm.jsonl's 'A4000'); 'My GPU is
@@ -296,6 +306,17 @@ def sm_count(name: str | None) -> int | None:
         return None
     known = _known_model(_model_token(name), GPU_SMS)
     return GPU_SMS[known] if known else None
+
+
+@lru_cache(maxsize=1024)  # pure and cached, as `_model_token`: read per plan by the context terms
+def resident_threads(name: str | None) -> int | None:
+    """The threads a GPU model holds resident at once: its SMs × the most threads one SM holds (`MAX_THREADS_PER_SM`
+    by its compute capability): 'H100' → 132 × 2048 = 270,336, 'L40S' → 142 × 1536 = 218,112. What a CUDA context
+    reserves for the threads' stacks grows with it (CUDA driver API, cuCtxSetLimit CU_LIMIT_STACK_SIZE: the stack
+    of each GPU thread). None where the SM count or the capability is unknown."""
+    sms, capability = sm_count(name), compute_capability(name)
+    per_sm = MAX_THREADS_PER_SM.get(capability) if capability is not None else None
+    return None if sms is None or per_sm is None else sms * per_sm
 
 
 class GpuTotalOrigin(str, Enum):

@@ -184,10 +184,10 @@ def test_the_context_grows_per_doubling_of_tp_only_where_nvlink_joins_the_gpus()
 
 def test_an_inputs_range_is_its_terms_within_their_held_out_errors_together() -> None:
     """The range `explain --gpu` gives a missing input (issue 28 item 7): SGLang's free memory before load on an
-    H100 at TP 2 is CUDA's total less the context fit (the part per 100 SMs × the H100's 132 + one doubling on NVLink),
+    H100 at TP 2 is CUDA's total less the context fit (the part per 100 SMs of 2,048 threads × the H100's 132 + one doubling on NVLink),
     ± the root of the two errors' squares × SGLang's interval scale (`INTERVAL_SCALE`, coverage.py), the context's the
     error of its group (NVLink TP > 1) where wider than the pool's. TensorRT-LLM's context is one process's by the
-    GPU's SMs since session 52 (the engine-neutral fit, `cuda_context.py`: 0.434 GiB per 100 SMs), calibrated: the
+    GPU's resident threads since session 54 (the engine-neutral fit, `cuda_context.py`: 0.446 GiB per 100 SMs of 2,048 threads), calibrated: the
     H100's 132 SMs, ± the root of the total's and the context fit's errors × TensorRT-LLM's interval scale."""
     from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
     from kvtop.domain.calibration.ranges import free_before_load_range, runtime_range
@@ -199,7 +199,7 @@ def test_an_inputs_range_is_its_terms_within_their_held_out_errors_together() ->
     found = free_before_load_range(sglang)
     total, context, scale = CUDA_TOTAL_FITS["cuda_total.H100"], FITS["sglang.context"], INTERVAL_SCALE
     by_hand = round(total.coefficients[0] * GIB) - round((context.coefficients[0] * 1.32 + context.coefficients[1]) * GIB)
-    nvlink = max(dict(context.group_errors).get("100 SMs + log2(TP) on NVLink GPUs", 0), context.error_bytes)
+    nvlink = max(dict(context.group_errors).get("100 SMs of 2,048 threads + log2(TP) on NVLink GPUs", 0), context.error_bytes)
     assert scale is not None
     error = round(scale.factor * (total.error_bytes**2 + nvlink**2) ** 0.5)
     assert found is not None and found.source == "calibrated"

@@ -96,7 +96,7 @@ def test_the_committed_v0_all_reduce_rests_on_two_sources() -> None:
     # with 24 channels × 2 × (1 MiB buffer + 2 MiB) × 8 heads = 1,152 MiB, held as 1,536 MiB at the 512 MiB multicast
     # granularity; one communicator, as V0 chunks prefill at 512 tokens above a 32K context (131,072 here) and 512 ×
     # 8,192 hidden × 2 B = 8 MiB is not above the custom all-reduce's 8 MiB max_size. The plan's figure, summed here by
-    # hand from the committed coefficients: growth constant + all-reduce part + 1.5 GiB + context per 100 SMs × 1.32.
+    # hand from the committed coefficients: growth constant + all-reduce part + 1.5 GiB + context per 100 SMs of 2,048 threads × 1.32.
     nvls = -(-24 * 2 * (1 + 2) * 8 // 512) * 512 / 1024  # GiB
     assert nvls == 1.5
     growth = FITS["vllm.non_torch.v0"]
@@ -108,8 +108,8 @@ def test_the_committed_v0_all_reduce_rests_on_two_sources() -> None:
     term = plan.estimate.term(Term.NON_TORCH)
     assert term is not None
     assert term.bytes / GIB == pytest.approx(sum(growth.coefficients) + nvls + context, abs=0.001)
-    # With two sources the part is no longer widened as one source's, and the log's 5.68 GiB lies 1.51 GiB above the
-    # plan, outside its interval: this start is among the corpus's uncovered records (tests/test_calibration_corpus.py),
+    # With two sources the part is no longer widened as one source's, and the log's 5.68 GiB lies 1.49 GiB above the
+    # plan (1.51 before session 54's context by resident threads), outside its interval: this start is among the corpus's uncovered records (tests/test_calibration_corpus.py),
     # its printed ranks being workers that skip the sampler (docs/engines/vllm.md): not a figure to tune the part to.
-    assert 5.68 - term.bytes / GIB == pytest.approx(1.51, abs=0.01)
+    assert 5.68 - term.bytes / GIB == pytest.approx(1.49, abs=0.01)
     assert abs(5.68 - term.bytes / GIB) > term.error_bytes / GIB

@@ -88,7 +88,7 @@ def test_sglang_c13_calibrated_context_is_plans(capsys: pytest.CaptureFixture[st
 def test_trtllm_224_context_is_plans(capsys: pytest.CaptureFixture[str]) -> None:
     """TensorRT-LLM#224 (Triton, v0.8 lines, Llama-2-7B, fraction 0.95, A10, TP 1): no budget line, so explain
     estimates the free memory before load; no fit of `trtllm.context` exists, so plan charges one process's CUDA
-    context by the A10's 72 SMs (cuda_context.py's engine-neutral fit; docs/engines/trtllm.md §22), taken from the
+    context by the A10's 72 SMs of 1,536 threads (compute capability 8.6: 72 × 1536 ÷ 204,800 = 0.54; cuda_context.py's engine-neutral fit; docs/engines/trtllm.md §22), taken from the
     A10's calibrated CUDA total (the fitted one, below nvidia-smi's 22.49 GiB; it was nvidia-smi's 22.49 GiB − 1 GiB
     = 21.49 GiB)."""
     from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_FITS, CUDA_CONTEXT_KEY
@@ -100,8 +100,8 @@ def test_trtllm_224_context_is_plans(capsys: pytest.CaptureFixture[str]) -> None
     explained = explain_json(capsys, log, *launch, "--no-calibration-store")
     assert explained["engine_version"] == "0.8.0"
     per_100_sms = CUDA_CONTEXT_FITS[CUDA_CONTEXT_KEY].coefficients[0]
-    _same_context(plan, explained, round(per_100_sms * 0.72, 2), "calibrated")
-    assert explained["estimated"]["value_bytes"] < 22.49 * GIB - per_100_sms * 0.72 * GIB  # CUDA's total, not nvidia-smi's
+    _same_context(plan, explained, round(per_100_sms * 0.54, 2), "calibrated")
+    assert explained["estimated"]["value_bytes"] < 22.49 * GIB - per_100_sms * 0.54 * GIB  # CUDA's total, not nvidia-smi's
 
 
 def test_lmdeploy_4285_assumed_context_at_tp8_is_plans(capsys: pytest.CaptureFixture[str]) -> None:

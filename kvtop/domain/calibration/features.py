@@ -12,7 +12,7 @@ import math
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key, sm_count
+from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key, resident_threads
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.wording import GIB
@@ -60,18 +60,32 @@ def tp_features(inputs: CalibrationInputs) -> tuple[float, ...]:
     return (1.0, doublings if linked else 0.0, 0.0 if linked else doublings)
 
 
-SM_FEATURE = "100 SMs"  # a GPU's streaming multiprocessors ÷ 100: its coefficient is GiB per 100 SMs
+# The GPU's resident threads ÷ 204,800 (100 SMs of 2,048 threads: an H100's 132 SMs are 1.32, an L40S's 142 SMs of
+# 1,536 threads 1.065): its coefficient is GiB per 100 such SMs
+SM_FEATURE = "100 SMs of 2,048 threads"
+THREADS_PER_FEATURE = 100 * 2048
+
+
+def context_threads(gpu_name: str | None) -> float | None:
+    """The GPU's resident threads in units of 100 SMs of 2,048 (`SM_FEATURE`): what a CUDA context reserves grows with
+    them, not with the SMs alone (the local memory for every resident thread's stack, which the driver grows to the
+    largest a loaded kernel needs and never shrinks: CUDA driver API, cuCtxSetLimit CU_LIMIT_STACK_SIZE; an SM holds
+    2,048 threads on the data-centre chips, 1,536 on Ada, GA10x and consumer Blackwell, 1,024 on Turing:
+    `gpus.MAX_THREADS_PER_SM`). Per SM alone, the fits over-predicted the 1,536-thread cards' context (three L40S
+    sources 0.36–0.51 GiB against 0.75; the engine-neutral fit's held-out error 0.27 GiB, 0.24 by threads). None
+    where the SM count or the compute capability is unknown (`gpus.resident_threads`)."""
+    threads = resident_threads(gpu_name)
+    return None if threads is None else threads / THREADS_PER_FEATURE
 
 
 def sm_tp_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
-    """(SMs ÷ 100, log2 TP on NVLink GPUs, log2 TP on PCIe GPUs): `tp_features` with the constant replaced by the GPU's
-    SM count, since what a CUDA context reserves grows with it (the local memory for every resident thread's stack,
-    which the driver grows to the largest a loaded kernel needs and never shrinks: CUDA driver API, cuCtxSetLimit
-    CU_LIMIT_STACK_SIZE). None for a GPU whose SM count kvtop does not know (`gpus.GPU_SMS`): the term is assumed."""
-    sms = sm_count(inputs.gpu_name)
-    if sms is None:
+    """(resident threads ÷ 204,800, log2 TP on NVLink GPUs, log2 TP on PCIe GPUs): `tp_features` with the constant
+    replaced by the GPU's resident threads (`context_threads`). None for a GPU whose SM count or compute capability
+    kvtop does not know (`gpus.GPU_SMS`, `gpus.GPU_CAPABILITY`): the term is assumed."""
+    threads = context_threads(inputs.gpu_name)
+    if threads is None:
         return None
-    return (sms / 100, *tp_features(inputs)[1:])
+    return (threads, *tp_features(inputs)[1:])
 
 
 def fitted_estimate(
@@ -105,8 +119,9 @@ CONTEXT_TOO_FEW_LOGS = "too few logs in the corpus to fit it"
 
 
 def sm_count_unknown(key: str, inputs: CalibrationInputs) -> str:
-    """Why a fit on the GPU's SM count (`sm_tp_features`) cannot be read for this launch, in words: no GPU model is
-    named (a plan by --gpu-memory alone), or kvtop's table does not hold the one named."""
+    """Why a fit on the GPU's resident threads (`sm_tp_features`: its SM count × the threads an SM holds) cannot be
+    read for this launch, in words: no GPU model is named (a plan by --gpu-memory alone), or kvtop's tables do not
+    hold the one named (every GPU of `gpus.GPU_SMS` has its threads per SM: tests/domain/test_resident_threads.py)."""
     if not inputs.gpu_name:
         return f"the GPU model is not named, so its SM count, which {key} is fitted on, is unknown: pass --gpu"
     return f"kvtop does not know the {inputs.gpu_name}'s SM count, which {key} is fitted on"

@@ -1,9 +1,10 @@
-"""SGLang's context by the GPU's SM count, and the error of the TP group's feature group.
+"""SGLang's context by the GPU's resident threads, and the error of the TP group's feature group.
 
-What a CUDA context reserves grows with the GPU's SMs (the local memory of every resident thread's stack, which the
-driver grows to what the kernels loaded need: CUDA driver API, cuCtxSetLimit CU_LIMIT_STACK_SIZE), so the context's
-constant is a part per 100 SMs (kvtop/domain/calibration/features.py `sm_tp_features`). Expected values: SM counts
-from NVIDIA's datasheets (L4 58, H20 78), and QwQ-32B on 4 × L4 (file47376055009): CUDA's L4 total as its logs print
+What a CUDA context reserves grows with the GPU's resident threads (the local memory of every resident thread's stack,
+which the driver grows to what the kernels loaded need: CUDA driver API, cuCtxSetLimit CU_LIMIT_STACK_SIZE), so the
+context's constant is a part per 100 SMs of 2,048 threads (kvtop/domain/calibration/features.py `sm_tp_features`).
+Expected values: SM counts from NVIDIA's datasheets (L4 58, H20 78), threads per SM from the CUDA C++ Programming
+Guide's table (1,536 at compute capability 8.9, 2,048 at 9.0), and QwQ-32B on 4 × L4 (file47376055009): CUDA's L4 total as its logs print
 it (22.03–22.04 GiB, tests/data/calibration/gpus.jsonl) less `Load weight begin. avail mem=21.63 GB`.
 """
 
@@ -22,9 +23,10 @@ BY_ID = {record.id: record for record in CORPUS["sglang"]}
 L4_TP4 = "file47376055009-qwq-32b-4xl4-tp4"
 
 
-def test_features_are_the_sms_and_the_tp_group() -> None:
-    """4 × L4 over PCIe: 58 SMs, 2 doublings of TP on PCIe; 8 × H20 over NVLink: 78 SMs, 3 doublings on NVLink."""
-    assert context_features(BY_ID[L4_TP4].inputs()) == (0.58, 0.0, 2.0)
+def test_features_are_the_threads_and_the_tp_group() -> None:
+    """4 × L4 over PCIe: 58 SMs of 1,536 threads (58 × 1536 ÷ 204,800 = 0.435), 2 doublings of TP on PCIe; 8 × H20
+    over NVLink: 78 SMs of 2,048 threads (0.78), 3 doublings on NVLink."""
+    assert context_features(BY_ID[L4_TP4].inputs()) == (pytest.approx(0.435), 0.0, 2.0)
     assert context_features(BY_ID["file54684172587-dsv4-flash-h20-tp8"].inputs()) == (0.78, 3.0, 0.0)
 
 
@@ -55,7 +57,7 @@ def test_a_tp_group_over_nvlink_carries_its_group_s_error() -> None:
     pool's, which TP 1 starts mostly set."""
     fit = FITS["sglang.context"]
     groups = dict(fit.group_errors)
-    nvlink = groups["100 SMs + log2(TP) on NVLink GPUs"]
+    nvlink = groups["100 SMs of 2,048 threads + log2(TP) on NVLink GPUs"]
     record = BY_ID["file54518494325-deepseek-r1-0528-nvfp4-v2-gb300-tp4"]
     assert context(record.inputs()).error_bytes == nvlink > fit.error_bytes
 
@@ -64,7 +66,8 @@ def test_a_tp_group_over_two_nodes_counts_its_nvlink_doublings_within_a_node() -
     """DeepSeek-R1 at TP 16 over two 8 × H100 nodes (`--nnodes 2`, slurmv4's prefill and decode servers): NVLink
     joins the 8 GPUs of a node and SGLang builds no custom all-reduce for a group across nodes (custom_all_reduce.py
     :83-87 at 0.5.8), so 3 NVLink doublings, not log2(16) = 4; 132 SMs. The starts printed `Load weight begin. avail
-    mem=77.47 / 77.49 GB` of CUDA's H100 total: 1.70–1.72 GiB, below what the fit gave four doublings (2.27)."""
+    mem=77.47 / 77.49 GB` of CUDA's H100 total: 1.70–1.72 GiB, below what the fit gave four doublings (2.27); 132 SMs
+    of 2,048 threads: 1.32."""
     for record_id in ("slurmv4-deepseek-r1-16xh100-tp16-2nodes-pd-prefill-v058",
                       "slurmv4-deepseek-r1-16xh100-tp16-2nodes-pd-decode-v058post1"):  # fmt: skip
         assert context_features(BY_ID[record_id].inputs()) == (1.32, 3.0, 0.0)

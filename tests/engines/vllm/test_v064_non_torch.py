@@ -55,11 +55,12 @@ def test_v064_charges_the_growth_and_one_process_context() -> None:
     """vllm#10517 (Llama-3.1-8B-Instruct on one RTX 3090 at v0.6.4, --max-model-len 20000) printed non_torch_memory
     0.35 GiB, of which `initial_memory_usage` 15.34 less the weights 14.99 was in use before the profile. The plan's
     figure is the committed `v0` growth's constant (no custom all-reduce at TP 1) plus the committed one-process
-    context per 100 SMs × 0.82 (the 3090's 82 SMs), summed here by hand; the log's 0.35 lies within its interval."""
+    context per 100 SMs of 2,048 threads × 0.615 (the 3090's 82 SMs of 1,536 threads at compute capability 8.6,
+    82 × 1536 ÷ 204,800), summed here by hand; the log's 0.35 lies within its interval."""
     inputs = _inputs("0.6.4")
     term = non_torch_estimate(inputs, {**CUDA_CONTEXT_FITS, **FITS}, 20000)
     growth = FITS["vllm.non_torch.v0"].coefficients[0]
-    context = CUDA_CONTEXT_FITS[CUDA_CONTEXT_KEY].coefficients[0] * 82 / 100
+    context = CUDA_CONTEXT_FITS[CUDA_CONTEXT_KEY].coefficients[0] * 82 * 1536 / 204_800
     assert term.bytes / GIB == pytest.approx(growth + context, abs=0.001)
     assert abs(term.bytes / GIB - 0.35) <= term.error_bytes / GIB
     assert "one process's CUDA context" in term.basis and "worker.py:206-213" in term.basis

@@ -12,11 +12,13 @@ communicators take nothing ('Init torch distributed ends. mem usage=0.00 GB' at 
 a B200), so no term by GPU architecture: the B200's starts measure 0.69–0.78 GiB against CUDA's B200 total
 as torch prints it (178.35 GiB, gpus.jsonl), the H100's 0.60–0.72; the part per doubling of TP grows where
 NVLink joins the GPUs (1.5–2.6 GiB at TP 8 on H20/H100/H200, 3.0 at TP 4 on B200) and not across PCIe
-(0.41–0.69 GiB at TP 2–4 on RTX 4090 and L4: the custom all-reduce is off). The context alone is a part per 100 SMs,
-not a constant (`sm_tp_features`): the TP 1 starts measure 0.26 GiB on the RTX 5080 (84 SMs), 0.51 on the L40S (142),
-0.60–0.72 on H100/H200 (132), 0.69–0.78 on B200 (148), and the L4's (58) TP 4 start 0.41; per SM the fit's held-out
-error is 0.55 GiB against the constant's 0.77, and a constant beside it fits to 0. The context's error is that of the
-plan's feature group where wider than the pool's (NVLink TP > 1 starts miss by up to 1.35 GiB held out; `error_for`).
+(0.41–0.69 GiB at TP 2–4 on RTX 4090 and L4: the custom all-reduce is off). The context alone is a part per 100 SMs
+of 2,048 threads, the GPU's resident threads (`sm_tp_features`, `features.context_threads`: an Ada, GA10x or consumer
+Blackwell SM holds 1,536, a Turing SM 1,024), not a constant nor a part per SM: the TP 1 starts measure 0.29 GiB on the
+RTX 5080 (84 SMs of 1,536), 0.36–0.51 on the L40S (142 of 1,536), 0.60–0.72 on H100/H200 (132 of 2,048), 0.69–0.78 on
+B200 (148 of 2,048), and the L4's (58 of 1,536) TP 4 start 0.44 with 0.13 of NCCL; per SM the three L40S sources were
+planned 0.75 GiB and the PCIe part fitted 0 (docs/engines/sglang.md §4). The context's error is that of the plan's
+feature group where wider than the pool's (NVLink TP > 1 starts miss by up to 1.35 GiB held out; `error_for`).
 The weights come from kvtop's book.
 """
 
@@ -55,11 +57,11 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
-        key='sglang.context', features=('100 SMs', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.536225, 0.458385, 0.0), error_bytes=577277760, records=40,
+        key='sglang.context', features=('100 SMs of 2,048 threads', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
+        coefficients=(0.602829, 0.425562, 0.046568), error_bytes=590012288, records=40,
         sources=33, gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'),
-        novel_error_bytes=620567356, feature_sources=(33, 9, 4),
-        group_errors=(('100 SMs', 483234932), ('100 SMs + log2(TP) on NVLink GPUs', 1471282746), ('100 SMs + log2(TP) on PCIe GPUs', 297773616)),
+        novel_error_bytes=590012288, feature_sources=(33, 9, 4),
+        group_errors=(('100 SMs of 2,048 threads', 475800930), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 1436624789), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 294121868)),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(

@@ -25,6 +25,7 @@ from kvtop.domain.calibration.features import (
     assumed_context_gib,
     assumed_estimate,
     context_estimate,
+    context_threads,
     fitted_estimate,
     logits_gib,
     mlp_transient_gib,
@@ -47,7 +48,7 @@ from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
 from kvtop.domain.engines.trtllm.moe_workspace import held_in_torch as moe_workspace_held
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.gpus import gpu_model_key, sm_count
+from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
@@ -290,8 +291,8 @@ def _rest_read(fits: dict[str, LinearTerm]) -> float:
     figure less one process's context on the log's GPU by the same fit a plan reads (`cuda_context.py`; 0.75 GiB
     assumed where `fits` holds none), so the context is charged once."""
     fit = fits.get(CUDA_CONTEXT_KEY)
-    sms = sm_count(PYTORCH_BESIDES_READ_GPU)
-    context_gib = fit.predict((sms / 100,)) / GIB if fit is not None and sms is not None else assumed_context_gib(1)
+    threads = context_threads(PYTORCH_BESIDES_READ_GPU)  # the fit's feature (`cuda_context.one_process_features`)
+    context_gib = fit.predict((threads,)) / GIB if fit is not None and threads is not None else assumed_context_gib(1)
     return PYTORCH_BESIDES_WEIGHTS_READ_GIB - context_gib
 
 
