@@ -41,6 +41,7 @@ from kvtop.domain.launch_vocabulary import KVTOP_SPELLINGS as KVTOP_SPELLINGS
 from kvtop.domain.launch_vocabulary import NO_WORDS as NO_WORDS
 from kvtop.domain.launch_vocabulary import NeutralGroup as NeutralGroup
 from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
+from kvtop.domain.launch_vocabulary import written_flags as written_flags
 from kvtop.domain.load_casts import LoadCasts
 
 # the `X as X` names above are re-exported: the engine packages and the commands take them from here
@@ -86,6 +87,10 @@ class EngineFlags(Protocol):
 
         Called for every field that is set, after the generic count and fraction checks, and for each pass-through
         flag typed to kvtop or on the engine's launch line (`field` its name without dashes, `value` as typed)."""
+
+    def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:
+        """A count as the engine reads it where that is not Python's int() (vLLM's '32K' at a release that takes it;
+        `engine_version` None: the latest), else None; a form the release refuses is an InputError naming `flag`."""
 
     def check_parallel(self, settings: LaunchSettings) -> None:
         """Raise InputError when EP/DCP do not fit the ranks the way this engine lays them out."""
@@ -373,6 +378,9 @@ def parse_flags(
     extra: dict[str, str | bool] = {}
     unknown: list[str] = []  # flags neither the engine's nor kvtop's: kept in `flags`, named as ignored
     spelled: dict[str, str] = {}  # field -> the spelling the user typed, for error messages
+    flags = engine_flags(engine)
+    # the release typed beside them (the last one wins, as in `values`): the engine's reading of a count may take it
+    stated = [str(raw) for typed, raw in pairs if _field_of(engine, flags.as_parsed(typed)) == "engine_version"]
     for typed, raw in pairs:
         spelling = engine_flags(engine).as_parsed(typed)
         own_flag = engine_flags(engine).own_flags.get(spelling) if engine_line else None
@@ -411,7 +419,9 @@ def parse_flags(
             extra[spelling.lstrip("-")] = raw
             unknown.append(typed)
             continue
-        values[field] = typed_value(FIELD_TYPES[field], raw, typed, sized=field in HUMAN_READABLE_INTS)
+        read = flags.read_int(field, raw, typed, stated[-1] if stated else None) if isinstance(raw, str) else None
+        sized = field in HUMAN_READABLE_INTS
+        values[field] = read if read is not None else typed_value(FIELD_TYPES[field], raw, typed, sized=sized)
         spelled[field] = typed
     if strict and positionals:
         raise InputError(f"unexpected argument {positionals[0][:80]!r}", field="command line")
@@ -478,23 +488,3 @@ def with_image(settings: LaunchSettings, image: str | None) -> LaunchSettings:
     release = imaged.image_release
     named = release is not None and release.lower() != LATEST and release_names(settings.engine).names_one(release)
     return imaged.model_copy(update={"engine_version": release}) if named and settings.engine_version is None else imaged
-
-
-def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> list[str]:
-    """`--flag value` for every field of `preferred` (field -> the engine's spelling) that is set.
-
-    Parallel sizes of 1, False booleans and unset values are left out; True booleans are bare flags.
-    """
-    out: list[str] = []
-    for field, spelling in preferred.items():
-        value = getattr(settings, field)
-        if value is None or value is False or (field in ("tp", "pp", "dp", "ep", "dcp") and value == 1):
-            continue
-        if field == "kv_cache_dtype" and value == "auto":
-            continue
-        out += (
-            [spelling]
-            if value is True
-            else [spelling, f"{value:g}" if isinstance(value, float) else str(value)]
-        )
-    return out

@@ -1,5 +1,6 @@
 """The words a launch is parsed into, named by no engine: the canonical fields and their checks, kvtop's own spellings,
-kvtop's own flag for one engine (`OwnFlag`) and a kind of flags with no effect on memory (`NeutralGroup`).
+kvtop's own flag for one engine (`OwnFlag`), a kind of flags with no effect on memory (`NeutralGroup`), and the
+canonical fields written back in an engine's spelling (`written_flags`).
 
 Split from launch.py (which parses a launch with them and re-exports them) so that it stays one reader's size; the
 protocol each engine's flags implement (`EngineFlags`) stays there, beside `LaunchSettings`, which it takes.
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from kvtop.domain.launch import LaunchSettings
 
 # canonical field -> value type (the engines' spellings live in their packages)
 FIELD_TYPES: dict[str, type] = {
@@ -76,3 +80,23 @@ class NeutralGroup(NamedTuple):
 
     why: str  # why none of them changes memory, e.g. "the API server's own setting: a CPU process"
     flags: frozenset[str]  # their spellings (a bool flag's `--no-NAME` too, where the engine's parser takes it)
+
+
+def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> list[str]:
+    """`--flag value` for every field of `preferred` (field -> the engine's spelling) that is set.
+
+    Parallel sizes of 1, False booleans and unset values are left out; True booleans are bare flags.
+    """
+    out: list[str] = []
+    for field, spelling in preferred.items():
+        value = getattr(settings, field)
+        if value is None or value is False or (field in ("tp", "pp", "dp", "ep", "dcp") and value == 1):
+            continue
+        if field == "kv_cache_dtype" and value == "auto":
+            continue
+        out += (
+            [spelling]
+            if value is True
+            else [spelling, f"{value:g}" if isinstance(value, float) else str(value)]
+        )
+    return out

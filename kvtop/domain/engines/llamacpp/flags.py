@@ -121,6 +121,9 @@ class LlamacppFlags:
             out += ["-ngl", gpu_layers]
         return out
 
+    def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:
+        return None  # no suffixed counts read: every count is a plain whole number (int())
+
     def as_parsed(self, spelling: str) -> str:
         return spelling  # llama-server matches option names as typed
 

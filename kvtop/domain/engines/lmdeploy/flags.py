@@ -149,6 +149,9 @@ class LmdeployFlags:
         policy = quant_policy(settings.kv_cache_dtype)
         return [*out, "--quant-policy", str(policy)] if policy else out
 
+    def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:
+        return None  # no suffixed counts read: every count is a plain whole number (int())
+
     def as_parsed(self, spelling: str) -> str:
         return spelling  # lmdeploy's CLI is argparse: option names match as typed
 

@@ -134,6 +134,9 @@ class SglangFlags:
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         return written_flags(settings, PREFERRED)
 
+    def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:
+        return None  # no suffixed counts read: every count is a plain whole number (int())
+
     def as_parsed(self, spelling: str) -> str:
         return spelling  # argparse matches option names as typed (server_args.py: dashes only)
 

@@ -236,6 +236,9 @@ class TrtllmFlags:
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         return written_flags(settings, PREFERRED)
 
+    def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:
+        return None  # no suffixed counts read: every count is a plain whole number (int())
+
     def as_parsed(self, spelling: str) -> str:
         return spelling  # click matches option names as declared: both spellings are listed in SPELLINGS
 

@@ -18,6 +18,7 @@ from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.vllm.flags_table import merged, missing_at, row_of, spellings
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.vllm.flags_valued import refuse_unread_value
+from kvtop.domain.engines.vllm.human_ints import read_int as read_human_int
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
@@ -236,6 +237,10 @@ class VllmFlags:
         read = [token for flag in sorted(self.read_by_rules) if (value := settings.flags.get(flag.lstrip("-"))) is not None
                 and value is not False for token in ((flag,) if value is True else (flag, str(value)))]  # fmt: skip
         return [*written_flags(settings, PREFERRED), *read]
+
+    def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:
+        """'32K' = 32,768 on --max-model-len (v0.8.4 on) and --max-num-batched-tokens (v0.9.1 on): human_ints.py."""
+        return read_human_int(field, raw, flag, engine_version)
 
     def as_parsed(self, spelling: str) -> str:
         return as_parsed(spelling)
