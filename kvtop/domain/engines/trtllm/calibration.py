@@ -47,6 +47,7 @@ from kvtop.domain.engines.trtllm.eras import RuntimeForm
 from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
 from kvtop.domain.engines.trtllm.moe_workspace import held_in_torch as moe_workspace_held
+from kvtop.domain.engines.trtllm.moe_workspace import with_attention_dp_unmodelled
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.layout import ParallelLayout
@@ -201,14 +202,21 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     return None
 
 
+def _weights(inputs: CalibrationInputs) -> TermEstimate:
+    """The book with what the backend holds beside it; under attention DP the PyTorch backend's CUTLASS MoE
+    workspace is named not modelled, its bound in the error (moe_workspace.py, §26)."""
+    estimate = weights_estimate(inputs, extra=_held_beside_book(inputs) or _engine_head(inputs),
+                                built_ahead=weights_built_ahead(inputs))  # fmt: skip
+    return with_attention_dp_unmodelled(estimate, inputs) if _profiled(inputs) else estimate
+
+
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the context, the weights, and the profiled activation peak and non-torch growth."""
     fits = committed_fits(FITS) if fits is None else fits
     found = [
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context(inputs, fits),
-        weights_estimate(inputs, extra=_held_beside_book(inputs) or _engine_head(inputs),
-                         built_ahead=weights_built_ahead(inputs)),
+        _weights(inputs),
     ]
     if not _profiled(inputs):
         logits = token_logits_estimate(inputs) or packed_tokens_estimate(inputs)

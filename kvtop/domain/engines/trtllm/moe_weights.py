@@ -49,15 +49,17 @@ class Mxfp4Experts:
     hidden: int
 
 
-def _round_up(value: int, alignment: int) -> int:
+def round_up(value: int, alignment: int) -> int:
+    """`value` up to a multiple of `alignment` (the backends' `weight_alignment` padding; moe_workspace.py reads it)."""
     return -(-value // alignment) * alignment
 
 
-def _shard_width(intermediate: int, moe_tp: int) -> int:
-    """`_get_weight_alignment` then the shard: the full width padded to lcm(128, 32, moe TP), each shard to 128."""
+def shard_width(intermediate: int, moe_tp: int) -> int:
+    """`_get_weight_alignment` then the shard: the full width padded to lcm(128, 32, moe TP), each shard to 128 (the
+    one count of an MXFP4 expert's padded width, read by moe_workspace.py)."""
     alignment = math.lcm(WEIGHT_ALIGNMENT, MXFP4_BLOCK, moe_tp)
-    per_shard = _round_up(intermediate, alignment) // moe_tp
-    return _round_up(per_shard, WEIGHT_ALIGNMENT)
+    per_shard = round_up(intermediate, alignment) // moe_tp
+    return round_up(per_shard, WEIGHT_ALIGNMENT)
 
 
 def moe_backend(settings: LaunchSettings) -> tuple[str, bool] | None:
@@ -83,10 +85,10 @@ def mxfp4_experts(model: ModelSpec, layout: ParallelLayout, settings: LaunchSett
     moe_tp = max(layout.tp // ep, 1)  # Mapping: moe_tp_size = tp_size // moe_ep_size
     experts = math.ceil(moe.num_routed_experts / ep)
     width = moe.expert_intermediate_size // moe_tp
-    padded = _shard_width(moe.expert_intermediate_size, moe_tp)
+    padded = shard_width(moe.expert_intermediate_size, moe_tp)
     hidden = model.hidden_size
-    hidden_in = _round_up(hidden, TRTLLM_INPUT_HIDDEN_ALIGNMENT if backend == TRTLLM else WEIGHT_ALIGNMENT)
-    return Mxfp4Experts(backend, stated, experts, width, padded, hidden_in, _round_up(hidden, WEIGHT_ALIGNMENT), hidden)
+    hidden_in = round_up(hidden, TRTLLM_INPUT_HIDDEN_ALIGNMENT if backend == TRTLLM else WEIGHT_ALIGNMENT)
+    return Mxfp4Experts(backend, stated, experts, width, padded, hidden_in, round_up(hidden, WEIGHT_ALIGNMENT), hidden)
 
 
 def _expert_bytes(width: int, hidden_in: int, hidden_out: int, bias_bytes: int) -> float:
