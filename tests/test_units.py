@@ -36,10 +36,11 @@ def test_a_size_without_gb_or_gib_is_refused_naming_both_readings():
         parse_size("20g")
 
 
-def test_vllms_kv_cache_memory_bytes_takes_its_own_spelling_and_kvtops():
-    """vLLM's human_readable_int: lower case is decimal, upper case binary; 20GiB / 20GB are written out."""
-    from kvtop.domain.units_parse import parse_vllm_bytes
+def test_kvtops_own_written_size_says_its_unit_and_leaves_the_engines_spellings_alone():
+    """'20GiB' = 20 × 2^30, '20GB' = 20 × 10^9, written out; a byte count or vLLM's '20G' is no written size (the
+    engine's reading decides those: tests/engines/vllm/test_human_readable_ints.py)."""
+    from kvtop.domain.units_parse import written_size
 
-    assert parse_vllm_bytes("20g") == 20 * 10**9 and parse_vllm_bytes("20G") == 20 * GIB
-    assert parse_vllm_bytes("20GiB") == parse_vllm_bytes("20 gib") == 20 * GIB
-    assert parse_vllm_bytes("20GB") == 20 * 10**9 and parse_vllm_bytes("21474836480") == 20 * GIB
+    assert written_size("20GiB") == written_size("20 gib") == 21_474_836_480
+    assert written_size("20GB") == 20_000_000_000 and written_size("1.5TiB") == 3 << 39
+    assert [written_size(text) for text in ("21474836480", "20G", "20g", "20 G", "GiB", "1" * 41 + "GiB")] == [None] * 6

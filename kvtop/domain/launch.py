@@ -32,10 +32,10 @@ from kvtop.domain.launch_tokens import (
 from kvtop.domain.launch_vocabulary import FIELD_TYPES as FIELD_TYPES
 from kvtop.domain.launch_vocabulary import (
     FRACTIONS,
-    HUMAN_READABLE_INTS,
     MAX_COUNT,
     MAX_PARALLEL,
     POSITIVE_COUNTS,
+    WRITTEN_SIZE_FIELDS,
 )
 from kvtop.domain.launch_vocabulary import KVTOP_SPELLINGS as KVTOP_SPELLINGS
 from kvtop.domain.launch_vocabulary import NO_WORDS as NO_WORDS
@@ -43,6 +43,7 @@ from kvtop.domain.launch_vocabulary import NeutralGroup as NeutralGroup
 from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
 from kvtop.domain.launch_vocabulary import written_flags as written_flags
 from kvtop.domain.load_casts import LoadCasts
+from kvtop.domain.units_parse import written_size
 
 # the `X as X` names above are re-exported: the engine packages and the commands take them from here
 
@@ -370,7 +371,8 @@ def parse_flags(
     engine_line: bool = False,
 ) -> LaunchSettings:
     """Parse engine flags as `engine` spells them. `strict` rejects flags the engine or kvtop does not know;
-    `engine_line` (the tokens are the engine's own command line, `--cmd`) refuses kvtop's own flags for it."""
+    `engine_line` (the tokens are the engine's own command line, `--cmd`) refuses kvtop's own flags for it. Typed to
+    kvtop (strict, not the engine's line) a size may also be written with its unit ('20GiB': WRITTEN_SIZE_FIELDS)."""
     if engine not in ENGINE_IDS:
         raise InputError(f"unknown engine {engine!r} (one of {', '.join(ENGINE_IDS)})", field="--engine")
     positionals, pairs = split_tokens(tokens)
@@ -419,9 +421,12 @@ def parse_flags(
             extra[spelling.lstrip("-")] = raw
             unknown.append(typed)
             continue
-        read = flags.read_int(field, raw, typed, stated[-1] if stated else None) if isinstance(raw, str) else None
-        sized = field in HUMAN_READABLE_INTS
-        values[field] = read if read is not None else typed_value(FIELD_TYPES[field], raw, typed, sized=sized)
+        # a size typed to kvtop may be written with its unit ('20GiB'); the engine's own line holds what it reads
+        own_size = strict and not engine_line and field in WRITTEN_SIZE_FIELDS
+        read = written_size(raw) if own_size and isinstance(raw, str) else None
+        if read is None and isinstance(raw, str):
+            read = flags.read_int(field, raw, typed, stated[-1] if stated else None)
+        values[field] = read if read is not None else typed_value(FIELD_TYPES[field], raw, typed)
         spelled[field] = typed
     if strict and positionals:
         raise InputError(f"unexpected argument {positionals[0][:80]!r}", field="command line")

@@ -10,7 +10,6 @@ import shlex
 from collections.abc import Sequence
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.units_parse import parse_vllm_bytes
 
 MAX_COMMAND_CHARS = 64 * 1024  # a launch command longer than this is not a launch command
 
@@ -123,9 +122,9 @@ def is_number(token: str) -> bool:
     return True
 
 
-def typed_value(kind: type, raw: str | bool, spelling: str, *, sized: bool = False) -> object:
-    """`raw` as `kind` (a bare flag is True; `sized`: "20G", "8GiB" as the engines accept them), or an InputError
-    naming the flag as typed."""
+def typed_value(kind: type, raw: str | bool, spelling: str) -> object:
+    """`raw` as `kind` (a bare flag is True), or an InputError naming the flag as typed. A count the engine reads
+    otherwise (vLLM's '32K') or kvtop's own written size ('20GiB') is read before this (`launch.parse_flags`)."""
     if kind is bool:
         if isinstance(raw, bool):
             return raw
@@ -134,8 +133,6 @@ def typed_value(kind: type, raw: str | bool, spelling: str, *, sized: bool = Fal
         raise InputError("needs a value", field=spelling)
     if kind is str:
         return raw
-    if sized:
-        return parse_vllm_bytes(raw, spelling)
     text = raw.strip()
     if len(text) > 40:
         raise InputError(f"expected a number, got {len(text):,} characters", field=spelling)

@@ -36,7 +36,9 @@ FIELD_TYPES: dict[str, type] = {
     "free_gpu_memory_fraction": float, "kv_cache_max_tokens": int, "max_gpu_total_bytes": int,
     "max_beam_width": int, "extra_llm_api_options": str, "max_input_len": int,
 }  # fmt: skip
-HUMAN_READABLE_INTS = frozenset({"kv_cache_memory_bytes"})  # "20G", "8GiB"-style sizes the engines accept
+# sizes in bytes that kvtop also takes written with their unit ('20GiB', '20GB') where they are typed to kvtop; on an
+# engine's own command line (`--cmd`, a process, a log) only what the engine reads (EngineFlags.read_int, else int())
+WRITTEN_SIZE_FIELDS = frozenset({"kv_cache_memory_bytes"})
 # kvtop's own spellings, the same for every engine
 KVTOP_SPELLINGS: dict[str, str] = {
     "--tp": "tp", "--pp": "pp", "--dp": "dp", "--ep": "ep", "--dcp": "dcp", "--model": "model",

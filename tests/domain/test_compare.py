@@ -278,9 +278,11 @@ def test_absolute_budget_follows_each_release() -> None:
         return engine_rules(solved.settings.engine).diagnosis.absolute_budget(solved, kv_bytes)
 
     gib20 = 20 * GIB
-    # vLLM: --kv-cache-memory-bytes from v0.11.0 (PR #21489, 2025-09)
+    # vLLM: --kv-cache-memory-bytes from v0.10.2 (PR #21489; the v0.10.2 wheel's engine/arg_utils.py:744, none in
+    # v0.10.1.1's)
     assert absolute(ledger("vllm"), gib20) == {"kv_cache_memory_bytes": gib20}
-    assert absolute(ledger("vllm", "--engine-version", "0.10.1"), gib20) is None
+    assert absolute(ledger("vllm", "--engine-version", "0.10.2"), gib20) == {"kv_cache_memory_bytes": gib20}
+    assert absolute(ledger("vllm", "--engine-version", "0.10.1.1"), gib20) is None
     # TensorRT-LLM: max_gpu_total_bytes from 1.1 (PR #5933), a cap: only below its own budget
     trtllm = ledger("trtllm")
     assert absolute(trtllm, gib20) == {"max_gpu_total_bytes": gib20}

@@ -49,9 +49,10 @@ admission_reserved_blocks = ADMISSION_RESERVED_BLOCKS_ERAS.at
 # over all workers and divided by the largest stage's layers; from v0.8.2 (#14079) each worker sizes
 # its blocks from its own memory and its own layers, and the least block count wins.
 PER_WORKER_STAGES_SINCE = "0.8.2"
-# `--kv-cache-memory-bytes` (§2 Override): PR #21489, merged 2025-09; v0.11.0 (2025-10-04) is the first
-# release read to have it (v0.10.2 of 2025-09-13 is left out: an older server gets a searched share instead).
-KV_CACHE_MEMORY_BYTES_SINCE = "0.11.0"
+# `--kv-cache-memory-bytes` (§2 Override): PR #21489, merged 2025-09; first released in v0.10.2 (2025-09-13): its
+# wheel's vllm/config/cache.py:116 `kv_cache_memory_bytes`, engine/arg_utils.py:744 the flag (:230-236 read by
+# human_readable_int), v1/worker/gpu_worker.py:235-252 the KV memory it gives; the v0.10.1.1 wheel names it nowhere.
+KV_CACHE_MEMORY_BYTES_SINCE = "0.10.2"
 
 
 # Releases below are pinned from the released wheels (PyPI vllm-X-cp38-abi3-manylinux*.whl, read with unzip -p): each

@@ -19,6 +19,7 @@ from kvtop.domain.engines.vllm.flags_table import merged, missing_at, row_of, sp
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.vllm.flags_valued import refuse_unread_value
 from kvtop.domain.engines.vllm.human_ints import read_int as read_human_int
+from kvtop.domain.engines.vllm.human_ints import refuse_missing_kv_bytes
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
@@ -213,11 +214,13 @@ class VllmFlags:
     def check_parallel(self, settings: LaunchSettings) -> None:
         """vLLM has no expert-parallel size: `--enable-expert-parallel` spreads experts over all tp × dp ranks. The
         final settings' --rope-scaling / --hf-overrides are checked here too where they name the release
-        (rope_override.launch_ropes: malformed, a flag the release lacks); without one (a
+        (rope_override.launch_ropes: malformed, a flag the release lacks), and --kv-cache-memory-bytes before
+        v0.10.2 (human_ints.refuse_missing_kv_bytes); without one (a
         log's release is resolved after), the plan's rules check them at the release they take."""
         if settings.engine_version is not None:
             launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
             _refuse_missing_neutral(settings, settings.engine_version)
+            refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(
@@ -239,7 +242,8 @@ class VllmFlags:
         return [*written_flags(settings, PREFERRED), *read]
 
     def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:
-        """'32K' = 32,768 on --max-model-len (v0.8.4 on) and --max-num-batched-tokens (v0.9.1 on): human_ints.py."""
+        """'32K' = 32,768 on --max-model-len (v0.8.4 on) and --max-num-batched-tokens (v0.9.1 on), '20G' = 20 GiB on
+        --kv-cache-memory-bytes (v0.10.2 on): human_ints.py."""
         return read_human_int(field, raw, flag, engine_version)
 
     def as_parsed(self, spelling: str) -> str:

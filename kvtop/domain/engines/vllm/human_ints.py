@@ -8,8 +8,11 @@ v0.13.0 (before, the regex matches them but no table holds them, so they fall to
 else is Python's `int(value)`. Which flags take it changed by release (FIELD_ERAS); `--max-model-len` also takes
 'auto' (= -1, the auto-fit flags.py refuses as not modelled) from v0.14.0.
 
-`--kv-cache-memory-bytes` takes it too (v0.10.2 on, arg_utils.py:230-236) but is read by the shared size reader
-(kvtop/domain/units_parse.py parse_vllm_bytes), which also takes kvtop's own '20GiB' / '20GB': not here.
+`--kv-cache-memory-bytes` takes it from its first release, v0.10.2 (arg_utils.py:230-236; eras.
+KV_CACHE_MEMORY_BYTES_SINCE): '20G' is 21,474,836,480 bytes, '20g' 20,000,000,000, '1.5G' refused, '1T' only from
+v0.13.0. kvtop's own '20GiB' / '20GB' (units_parse.written_size) is read before this, and only where the size is typed
+to kvtop: on vLLM's own command line it is refused, as vLLM's int() refuses it; so is the flag at a release before it
+(`refuse_missing_kv_bytes`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from __future__ import annotations
 import re
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.eras import KV_CACHE_MEMORY_BYTES_SINCE, has_kv_cache_memory_bytes
 from kvtop.domain.errors import InputError
+from kvtop.domain.units_parse import written_size
 
 # the launch fields vLLM reads with human_readable_int, by release (kvtop's field names: context_length is
 # --max-model-len)
@@ -28,7 +33,11 @@ FIELD_ERAS: Eras[frozenset[str]] = Eras((
         "--max-num-batched-tokens type=int; v0.9.0 :224 get_kwargs {max_model_len}"),
     Era("0.9.1", frozenset({"context_length", "max_num_batched_tokens"}),
         "v0.9.1 vllm/engine/arg_utils.py:240 get_kwargs {max_model_len, max_num_batched_tokens}"),
+    Era(KV_CACHE_MEMORY_BYTES_SINCE, frozenset({"context_length", "max_num_batched_tokens", "kv_cache_memory_bytes"}),
+        "v0.10.2 vllm/engine/arg_utils.py:230-236 human_readable_ints {max_model_len, max_num_batched_tokens, "
+        "kv_cache_memory_bytes} (the flag new there, :744); v0.14.0 :303, v0.33.0 :400 the same"),
 ))  # fmt: skip
+SIZE_FIELD = "kv_cache_memory_bytes"  # the one size in bytes vLLM reads with it
 # the suffixes, by release: name -> multiplier (lower case powers of 10, upper case powers of 2)
 SUFFIX_ERAS: Eras[dict[str, int]] = Eras((
     Era("", {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30},
@@ -57,9 +66,13 @@ def read_int(field: str, raw: str, flag: str, engine_version: str | None) -> int
         return -1
     match = _SUFFIXED.fullmatch(text) if len(text) <= _LONGEST and field in FIELD_ERAS[-1].value else None
     if match is None:
+        if field == SIZE_FIELD and len(text) <= _LONGEST and not _is_int(text):
+            raise InputError(_not_a_byte_count(raw), field=flag)
         return None
     number, suffix = match.group(1), match.group(2)
     suffixes = SUFFIX_ERAS.at(version)
+    if field == SIZE_FIELD and not has_kv_cache_memory_bytes(version):
+        raise InputError(_missing_kv_bytes(engine_version), field=flag)
     if field not in FIELD_ERAS.at(version):
         first = next(era.since for era in FIELD_ERAS if field in era.value)
         raise InputError(f"expected a whole number, got {raw!r} (vLLM reads suffixes like K on it from v{first}, "
@@ -72,3 +85,32 @@ def read_int(field: str, raw: str, flag: str, engine_version: str | None) -> int
                          f"{number}{suffix.lower()}?)", field=flag)  # fmt: skip
     multiplier = suffixes[suffix]
     return int(number) * multiplier if suffix.isupper() else int(float(number) * multiplier)
+
+
+def refuse_missing_kv_bytes(kv_cache_memory_bytes: int | None, engine_version: str | None, flag: str) -> None:
+    """`--kv-cache-memory-bytes` at a release before the one that has it: vLLM's argparse rejects it."""
+    if kv_cache_memory_bytes is not None and not has_kv_cache_memory_bytes(ResolvedVersion(text=engine_version)):
+        raise InputError(_missing_kv_bytes(engine_version), field=flag)
+
+
+def _missing_kv_bytes(engine_version: str | None) -> str:
+    return (f"vLLM has this flag from v{KV_CACHE_MEMORY_BYTES_SINCE} (PR #21489), not at {engine_version}: its "
+            "argparse rejects it as an unrecognized argument")  # fmt: skip
+
+
+def _not_a_byte_count(raw: str) -> str:
+    """Why vLLM refuses a size it cannot read ('20GiB', '20 G'), with what it reads instead."""
+    spelled = written_size(raw)
+    own = (f"; {raw.strip()} = {spelled:,} bytes is kvtop's own spelling, taken only where typed to kvtop"
+           if spelled is not None else "")  # fmt: skip
+    return (f"expected a byte count, got {raw!r} (vLLM reads a whole number or one suffix: 20G = 20 GiB, "
+            f"20g = 20 GB{own})")
+
+
+def _is_int(text: str) -> bool:
+    """Whether Python's int() reads `text`, as vLLM's human_readable_int ends with `int(value)`."""
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
