@@ -15,14 +15,14 @@ import dataclasses
 import pytest
 
 from benchmarks.calibration.corpus import load
-from kvtop.domain.calibration.terms import Term
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, from_flag
 from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN, MARLIN_ENV, MEASURED_KEY, mxfp4_backend
-from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.engines.vllm.weights_built import mxfp4_experts
+from kvtop.domain.errors import UnsupportedModelError
 
 GIB = 1 << 30
 RECORDS = {record.id: record for record in load("vllm")}
