@@ -126,9 +126,6 @@ def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version
         return _as_the_variable_decides(flags.get(MARLIN_ENV), capability, version, marlin_env.source)
     if capability[0] == 8:
         return Mxfp4Backend(MARLIN, "release", "SM 8.x: the Triton kernels need SM 9.0 (mxfp4.py)")
-    only = sm12_marlin(capability, version)
-    if only is not None:
-        return Mxfp4Backend(MARLIN, "release", f"{gpu}: {only}")
     fi_bf16 = capability == (9, 0) and era_for(FLASHINFER_BF16_ERAS, version).value
     if fi_bf16 and _truthy(flags.get(FLASHINFER_BF16_ENV)):
         raise UnsupportedModelError(
@@ -141,6 +138,9 @@ def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version
         return Mxfp4Backend(MARLIN, "stated", f"{MARLIN_ENV}=1 in the launch ({marlin_env.source})")
     if era_for(LORA_MARLIN_ERAS, version).value and _truthy(flags.get(LORA_FLAG)):
         return Mxfp4Backend(MARLIN, "stated", f"--enable-lora in the launch ({era_for(LORA_MARLIN_ERAS, version).source})")
+    only = sm12_marlin(capability, version)  # after what the launch states: v0.12.0 … v0.20.x on SM 11.x / 12.x
+    if only is not None:
+        return Mxfp4Backend(MARLIN, "release", f"{gpu}: {only}")
     era = era_for(TRITON_KERNELS_ERAS, version)
     if era.value == WHEEL:  # Hopper only: SM 11.x / 12.x is Marlin only from v0.12.0 (above)
         return Mxfp4Backend(TRITON, "release", f"Hopper, triton_kernels in the wheel ({era.source})")
