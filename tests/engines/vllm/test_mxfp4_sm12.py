@@ -94,8 +94,8 @@ def test_the_assumed_marlin_on_sm12_builds_marlin_and_carries_tritons_difference
 
 def test_a_stated_or_printed_backend_runs_before_the_sm12_rule() -> None:
     """The log's 'Using Marlin backend' is measured at v0.17.1 too; VLLM_MXFP4_USE_MARLIN=1 at v0.11.2 (mxfp4.py:136)
-    and v0.17.1 is stated; a printed Triton on SM 12 (v0.11.2 with triton_kernels added) is not modelled (Blackwell layouts), and
-    v0.10.1's VLLM_MXFP4_USE_MARLIN=0 (Triton's layout, mxfp4.py:123-125) is refused by name."""
+    and v0.17.1 (:164) is stated; a printed Triton on SM 12 (v0.11.2 with triton_kernels added) is not modelled
+    (Blackwell layouts), and v0.10.1's VLLM_MXFP4_USE_MARLIN=0 (Triton's layout, mxfp4.py:123-125) is refused by name."""
     printed = on_sm12("0.17.1", **{MEASURED_KEY: "marlin"})
     backend = mxfp4_backend(printed.settings, "RTXPRO6000", printed.version)
     assert backend is not None and (backend.name, backend.source) == ("marlin", "measured")
