@@ -3,7 +3,8 @@
 
 From vLLM's code: engine/arg_utils.py:1124 at v0.11.1 adds `--max-cudagraph-capture-size` (v0.11.0 has none) and
 :1762-1769 copies it into compilation_config.max_cudagraph_capture_size, refusing both at once ("mutually exclusive");
-PassConfig.fuse_allreduce_rms exists from v0.13.0 (config/compilation.py:126). The Kimi-K2.5 GB300 start
+PassConfig.fuse_allreduce_rms exists from v0.12.0 (config/compilation.py:121; :126 at v0.13.0; v0.11.2 has
+`enable_fi_allreduce_fusion` only, :113), a pydantic dataclass field read as pydantic's bool. The Kimi-K2.5 GB300 start
 (`vllm_command.txt`) passed both: its log's config shows 'max_cudagraph_capture_size': 2048 and 'Enabled custom
 fusions: …allreduce_rms'.
 """
@@ -67,6 +68,27 @@ def test_fuse_allreduce_rms_true_where_the_default_is_off_is_named_not_modelled(
     assert found is not None and not found.modelled and found.bytes == 0
 
 
-def test_fuse_allreduce_rms_before_v0_13_0_is_refused() -> None:
-    with pytest.raises(InputError, match="from v0.13.0"):
-        _workspace("true", "0.12.0")
+def test_fuse_allreduce_rms_before_v0_12_0_is_refused() -> None:
+    with pytest.raises(InputError, match="from v0.12.0"):
+        _workspace("true", "0.11.2")
+    assert _workspace("false", "0.12.0") is None  # v0.12.0's PassConfig has the field (config/compilation.py:121)
+
+
+def test_fuse_allreduce_rms_reads_what_pydantic_s_bool_reads() -> None:
+    """PassConfig is a pydantic dataclass: its bool takes these words in any case (pydantic's lax str → bool) and
+    refuses the rest; kvtop agrees word by word."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from kvtop.domain.engines.vllm.compilation_aliases import fuse_allreduce_rms
+
+    for word in ("true", "False", "YES", "no", "On", "off", "t", "F", "y", "N", "1", "0", "2", "maybe", " yes"):
+        flags = {"compilation-config.pass_config.fuse_allreduce_rms": word}
+        try:
+            expected: bool | None = TypeAdapter(bool).validate_python(word)
+        except ValidationError:
+            expected = None
+        if expected is None:
+            with pytest.raises(InputError, match="a pydantic bool"):
+                fuse_allreduce_rms(flags, V0210)
+        else:
+            assert fuse_allreduce_rms(flags, V0210) is expected

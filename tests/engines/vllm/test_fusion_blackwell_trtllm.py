@@ -58,3 +58,20 @@ def test_tp1_and_the_mnnvl_era_are_not_this_rule_s() -> None:
     assert fw.fusion_workspace(_inputs(MINIMAX_TP1), 8192) is None  # TP 1: no all-reduce, no pass
     found = fw.fusion_workspace(_inputs(MINIMAX_TP4, version=ResolvedVersion(text="0.25.0")), 8192)
     assert found is not None and "mnnvl" in found.why
+
+
+def test_across_nodes_vllm_picks_mnnvl_which_is_not_modelled() -> None:
+    """_resolve_fi_ar_backend (flashinfer_all_reduce.py:92-110 at v0.19.0, :95-113 at v0.24.0): get_node_count() > 1
+    → mnnvl. A span over two nodes (--nnodes 2), or TP 8 on the GB300's 4-GPU trays, is said not modelled, not
+    trtllm's 2,048 MiB; a B200 TP 8 (one 8-GPU node) keeps trtllm: 10.0 at TP 8, 1 MiB ÷ 6,144 B = 170 tokens, each
+    buffer under 512 MiB → 3 × 512 = 1,536 MiB."""
+    from kvtop.domain.layout import ParallelLayout
+
+    record = RECORDS[MINIMAX_TP4].inputs()
+    flags = {**record.settings.flags, "nnodes": "2", "node-rank": "0", "master-addr": "10.0.0.1"}
+    two_nodes = record.model_copy(update={"settings": record.settings.model_copy(update={"flags": flags})})
+    for inputs in (two_nodes, _inputs(MINIMAX_TP4, layout=ParallelLayout(tp=8))):
+        found = fw.fusion_workspace(inputs, 8192)
+        assert found is not None and not found.modelled and found.bytes == 0 and "mnnvl" in found.why
+    found = fw.fusion_workspace(_inputs(MINIMAX_TP4, layout=ParallelLayout(tp=8), gpu_name="B200"), 8192)
+    assert found is not None and found.modelled and found.bytes == 1536 * MIB

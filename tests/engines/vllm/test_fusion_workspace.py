@@ -144,3 +144,38 @@ def test_the_fit_takes_the_rest_and_the_plan_adds_the_workspace_back() -> None:
         found.bytes
         == max(stand_in.predict(vllm.fit_features("vllm.non_torch.v18", inputs) or ()), 0) + 3 * 512 * MIB
     )
+
+
+def test_pipeline_and_data_parallel_gates_follow_the_release() -> None:
+    """enable_allreduce_rms_fusion requires `data_parallel_size == 1 and pipeline_parallel_size == 1` at v0.18.0 …
+    v0.20.x (config/vllm.py:131-134 at v0.19.0, :134-137 at v0.20.0), has neither at v0.21.0 (:119-139), gates PP
+    again at v0.23.0 (:129-156) and neither at v0.24.0 (:131-151). Llama-3.1-8B at TP 2: 8,192 tokens × 4,096, so
+    3 × 512 MiB at the multicast granularity (flashinfer 0.6.8.post1, v0.21.0) and 130 + 2 + 386 = 518 MiB at the
+    allocation granularity (v0.23.0 on)."""
+    tp2 = "llmd-v019-llama-3.1-8b-tp2"
+    found = {}
+    for version in ("0.20.0", "0.21.0", "0.23.0", "0.24.0"):
+        for name, layout in (("pp", ParallelLayout(tp=2, pp=2)), ("dp", ParallelLayout(tp=2, dp=2))):
+            workspace = fw.fusion_workspace(_inputs(tp2, layout=layout, version=ResolvedVersion(text=version)), 8192)
+            found[version, name] = workspace.bytes // MIB if workspace is not None else None
+    assert found == {("0.20.0", "pp"): None, ("0.20.0", "dp"): None, ("0.21.0", "pp"): 1536, ("0.21.0", "dp"): 1536,
+                     ("0.23.0", "pp"): None, ("0.23.0", "dp"): 518, ("0.24.0", "pp"): 518, ("0.24.0", "dp"): 518}
+
+
+def test_where_vllm_builds_none_the_workspace_is_zero_with_the_reason() -> None:
+    """No FI_ALLREDUCE_FUSION_MAX_SIZE_MB row, no pass (allreduce_rms_fusion.py:54-70 at v0.19.0: rows 90, 100, 103;
+    v0.18.0 :54-65: 90, 100; config/vllm.py's default takes 9.0 and family 100, exactly 10.0 at v0.18.0): an RTX PRO
+    6000 (12.0) at v0.19.0, stated true or not, and a GB300 (10.3) at v0.18.0 hold 0. --enforce-eager turns
+    compilation off (config/vllm.py:787-793 at v0.18.0: mode NONE), so a stated true runs no pass either."""
+    tp2 = "llmd-v019-llama-3.1-8b-tp2"
+    true = {**RECORDS[tp2].inputs().settings.flags, "compilation-config.pass_config.fuse_allreduce_rms": "true"}
+    settings = RECORDS[tp2].inputs().settings
+    cases = (
+        (_inputs(tp2, gpu_name="RTXPRO6000"), "12.0"),
+        (_inputs(tp2, gpu_name="RTXPRO6000", settings=settings.model_copy(update={"flags": true})), "12.0"),
+        (_inputs(tp2, gpu_name="GB300", version=ResolvedVersion(text="0.18.0")), "10.3"),
+        (_inputs(tp2, settings=settings.model_copy(update={"flags": true, "enforce_eager": True})), "--enforce-eager"),
+    )
+    for inputs, reason in cases:
+        found = fw.fusion_workspace(inputs, 8192)
+        assert found is not None and found.modelled and found.bytes == 0 and reason in found.why

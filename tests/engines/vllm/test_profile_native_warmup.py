@@ -6,7 +6,7 @@ batch with generators to `forward_native` (v1/sample/ops/topk_topp_sampler.py:14
 The start: unsloth/gpt-oss-20b-BF16 on one H100 at vLLM 0.23.0 (RohanAwhad/rohans-sdft `logs/vllm_0.log`,
 tests/data/calibration/vllm.jsonl), `--max-model-len 8192 --enforce-eager --gpu-memory-utilization 0.8`, vllm serve's
 defaults there (8,192 batched tokens, 1,024 seqs): 'Model loading took 39.15 GiB memory', 'Available KV cache memory:
-20.57 GiB'. It leaves 0.8 × 79.18 (the H100's CUDA total, gpus.jsonl) − 39.15 − 20.57 = 3.63 GiB for the profile's
+20.57 GiB'. It leaves 0.8 × 79.18 (the H100's CUDA total, gpus.jsonl) − 39.15 − 20.57 = 3.624 GiB for the profile's
 peak and non-torch memory, where FlashInfer's path alone (its logits copies beyond one taken off) left 1.70 planned.
 """
 
@@ -42,6 +42,11 @@ def test_the_start_served_on_flashinfer_and_profiled_the_native_path() -> None:
     stated = {"VLLM_USE_FLASHINFER_SAMPLER": "1"}
     assert profiled_sampler_path(version, "H100", model, stated)[0] == "native"
     assert profiled_sampler_path(ResolvedVersion(text="0.20.1"), "H100", model, stated)[0] == "flashinfer"
+    # the warm-up is a typed flag, not the wording: set where the native path is profiled beside FlashInfer's, not
+    # where the launch serves on the native path itself (VLLM_USE_FLASHINFER_SAMPLER=0)
+    assert profiled_sampler_path(version, "H100", model).warms_native
+    native = profiled_sampler_path(version, "H100", model, {"VLLM_USE_FLASHINFER_SAMPLER": "0"})
+    assert native.path == "native" and not native.warms_native
 
 
 def test_the_v2_runner_keeps_its_own_sampler() -> None:
@@ -60,7 +65,7 @@ def test_the_native_count_is_what_the_start_left_less_its_non_torch_memory() -> 
     the float32 copy, the probabilities and the noise (3.5 × 1,024 × 201,088 × 4 B), the Triton kernel's cached rows
     (an H100's 132 SMs × 201,088 × 4 B), the forward's output and the dummy rows ((8,192 + 1,024) × 2,880 × 2 B),
     and the unquantized experts' workspace the WorkspaceManager keeps (8,192 × top-4 × max(2,880, 2,880) × 2 B +
-    8,192 × 4 × 5,760 × 2 B): 3.36 GiB, leaving 0.27 GiB of the 3.63 for non-torch memory (a TP 1 H100 start's,
+    8,192 × 4 × 5,760 × 2 B): 3.36 GiB, leaving 0.26 GiB of the 3.624 for non-torch memory (a TP 1 H100 start's,
     0.26 GiB in vLLM's fit)."""
     record = RECORDS[GPT_OSS_20B]
     inputs = record.inputs()

@@ -23,7 +23,7 @@ from kvtop.domain.engines.vllm.calibration_eras import activation_key
 from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, encoder_profile
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace, with_stage_buffers
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
-from kvtop.domain.engines.vllm.sampler_path import PROFILE_WARMS_NATIVE, profiled_sampler_path
+from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.v0_profile import (
     HELD_HIDDEN,
@@ -249,11 +249,10 @@ def _sampler_path_error(
     after it."""
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
-    path, why = profiled_sampler_path(inputs.version, inputs.gpu_name, inputs.model, inputs.settings.flags,
-                                      inputs.settings.image)  # fmt: skip
-    if path == "native":
-        warmed = why.startswith(PROFILE_WARMS_NATIVE)  # the serving path is FlashInfer's or unknown: say why not here
-        return activation.model_copy(update={"basis": f"{activation.basis}; {why}"}) if warmed else activation
+    path, why, warms_native = profiled_sampler_path(inputs.version, inputs.gpu_name, inputs.model,
+                                                    inputs.settings.flags, inputs.settings.image)  # fmt: skip
+    if path == "native":  # the serving path FlashInfer's or unknown, the native warm-up's peak: said here
+        return activation.model_copy(update={"basis": f"{activation.basis}; {why}"}) if warms_native else activation
     copies = max(fit.coefficients[1] - 1, 0.0)  # the fit's logits coefficient: copies of seqs × vocab × 4 B
     extra = round(copies * logits_gib(seqs, inputs.model) * GIB)
     if not extra:

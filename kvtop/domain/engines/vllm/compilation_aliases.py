@@ -6,11 +6,13 @@ v0.11.1, :2132-2139 at v0.21.0), and vLLM refuses both at once: "max_cudagraph_c
 compilation_config.max_cudagraph_capture_size are mutually exclusive". kvtop reads it as the field (compilation.py).
 
 `--compilation-config.pass_config.fuse_allreduce_rms true|false` (PassConfig.fuse_allreduce_rms, config/compilation.py
-:126 at v0.13.0; v0.11.0 called it `enable_fi_allreduce_fusion`, not read) turns FlashInfer's all-reduce + RMSNorm fusion
+:121 at v0.12.0, :126 at v0.13.0; v0.11.x called it `enable_fi_allreduce_fusion`, deprecated at v0.12.0 :141-142, not
+read) turns FlashInfer's all-reduce + RMSNorm fusion
 pass on or off; `None` takes the optimization level's default (config/vllm.py:222 / :244 at v0.21.0:
 `enable_allreduce_rms_fusion` at -O2 and -O3, False at -O0 and -O1). On memory: the pass builds FlashInfer's
 workspace (`AllReduceFusionPass.__init__`, allreduce_rms_fusion.py:757-832 at v0.21.0), which fusion_workspace.py
-sizes where the default turns it on; false holds none; true where the default is off is not modelled.
+sizes where the default turns it on; false holds none; true where the default is off is not modelled. The value is
+a pydantic bool (PassConfig is a pydantic dataclass): true/false, 1/0, yes/no, on/off, t/f, y/n, any case.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ CAPTURE_SIZE_ERAS: Eras[bool] = Eras((
     Era("0.11.1", True, "engine/arg_utils.py:1124 and :1762-1769 at v0.11.1 (:1387, :2132-2139 at v0.21.0)"),
 ))  # fmt: skip
 FUSE_ALLREDUCE_ERAS: Eras[bool] = Eras((
-    Era("", False, "before v0.13.0 PassConfig has no fuse_allreduce_rms (v0.11.0: enable_fi_allreduce_fusion)"),
-    Era("0.13.0", True, "config/compilation.py:126 at v0.13.0: PassConfig.fuse_allreduce_rms"),
+    Era("", False, "before v0.12.0 PassConfig has no fuse_allreduce_rms (v0.11.2 config/compilation.py:113: "
+                   "enable_fi_allreduce_fusion)"),
+    Era("0.12.0", True, "config/compilation.py:121 at v0.12.0 (:126 at v0.13.0): PassConfig.fuse_allreduce_rms"),
 ))  # fmt: skip
-TRUE_WORDS, FALSE_WORDS = ("true", "1"), ("false", "0")
+# pydantic's bool from a string (its lax mode, case-insensitive): what PassConfig accepts
+TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes", "on", "t", "y"), ("false", "0", "no", "off", "f", "n")
 
 
 def capture_size(
@@ -62,11 +66,12 @@ def fuse_allreduce_rms(flags: Mapping[str, object], version: ResolvedVersion) ->
     if value is None:
         return None
     if not FUSE_ALLREDUCE_ERAS.at(version):
-        raise InputError(f"vLLM {version.label} has no pass_config.fuse_allreduce_rms (from v0.13.0: "
+        raise InputError(f"vLLM {version.label} has no pass_config.fuse_allreduce_rms (from v0.12.0: "
                          "config/compilation.py)", field=FUSE_ALLREDUCE_FLAG)  # fmt: skip
-    text = str(value).strip().lower()
+    text = str(value).lower()
     if value is True or text in TRUE_WORDS:
         return True
     if value is False or text in FALSE_WORDS:
         return False
-    raise InputError(f"{str(value)[:40]!r}: true or false (a pydantic bool)", field=FUSE_ALLREDUCE_FLAG)
+    raise InputError(f"{str(value)[:40]!r}: a pydantic bool (true/false, 1/0, yes/no, on/off, t/f, y/n)",
+                     field=FUSE_ALLREDUCE_FLAG)

@@ -9,10 +9,12 @@ v0.24.0) turns `fuse_allreduce_rms` on at -O2/-O3 for TP > 1 on CUDA with FlashI
 10.0 → 64 / 32 / 1 MiB at TP 2 / 4 / 8, 10.3 → 64 / 64 / 2. v0.18.0 has no 10.3 row and turns the pass on for
 capability 10.0 exactly, with the backend VLLM_FLASHINFER_ALLREDUCE_BACKEND names: not read here (fitted remainder).
 
-Which backend. `_resolve_fi_ar_backend` (distributed/device_communicators/flashinfer_all_reduce.py:92-107 at v0.19.0,
-the same at v0.20.0 … v0.24.0) picks "trtllm" on one node ("mnnvl has issues with cudagraph", vllm#35772) and "mnnvl"
-across nodes; the quant patterns' workspace (`get_fi_ar_quant_workspace`, always trtllm) aliases the same one, so one
-workspace is held. The GB300 v0.21.0 starts print 'Initialized FlashInfer Allreduce norm fusion workspace with
+Which backend. `_resolve_fi_ar_backend` (distributed/device_communicators/flashinfer_all_reduce.py:92-110 at v0.19.0,
+:95-113 at v0.24.0) picks "trtllm" on one node ("mnnvl has issues with cudagraph", vllm#35772) and "mnnvl" where
+`get_node_count() > 1`; the quant patterns' workspace (`get_fi_ar_quant_workspace`, always trtllm) aliases the same
+one on one node, so one workspace is held, and returns None across nodes (:184-189 at v0.24.0). Across nodes (kvtop's
+span, or a GB200 / GB300 group wider than its 4-GPU tray: `fusion_workspace.spans_nodes`) the mnnvl workspace's
+sizing is not read: not modelled. The GB300 v0.21.0 starts print 'Initialized FlashInfer Allreduce norm fusion workspace with
 backend=trtllm' at TP 4. From v0.25.0 mnnvl is the default (`fusion_blackwell.py`).
 
 What it holds. The trtllm workspace's three buffers (`fusion_workspace.buffer_sizes`). flashinfer 0.6.6 (v0.19.0) and

@@ -25,8 +25,18 @@ TP 1 and 2.06–2.11 at TP 2 and 2.13–2.21 at TP 4 though the TP 2 buffers are
 channels connected by the profile's first large all-reduces, as at v0.11.0 where no workspace exists) is fitted.
 
 Where kvtop takes it. Hopper GPUs on NVLink (H100, H200, H20, H800, GH200); TP 2, 4 or 8 (`FI_SUPPORTED_WORLD_SIZES`);
-compiled (not --enforce-eager, -O0 or -O1; a --compilation-config is not read: said not modelled); no pipeline or data parallelism (the pass was off there, vllm#35426 and #34458, until
-vllm#41458 of 2026-05-01, whose first release is not read: kept off). From v0.18.0 up to v0.22.0 each buffer is held at
+compiled (not --enforce-eager, -O0 or -O1; a --compilation-config is not read: said not modelled). Pipeline and data
+parallelism by release (`SPLIT_OFF_ERAS`): `enable_allreduce_rms_fusion` requires `data_parallel_size == 1 and
+pipeline_parallel_size == 1` at v0.18.0 … v0.20.x (config/vllm.py:128-131 at v0.18.0, :131-134 at v0.19.0, :134-137 at
+v0.20.0; vllm#35426, #34458), drops both at v0.21.0 (:119-139) and v0.22.0, gates PP > 1 off again at v0.23.0 (:129-156,
+"Gated off for PP > 1": a deadlock) and drops it at v0.24.0 (:131-151) and v0.25.0 (:128-148). Which GPUs
+(`BUILT_ON_ERAS`): the default turns the pass on for capability 9.0 and 10.0 exactly at v0.18.0, 9.0 and family 100
+from v0.19.0, and `AllReduceFusionPass` sizes it from `FI_ALLREDUCE_FUSION_MAX_SIZE_MB`, whose rows are 90 and 100 at
+v0.18.0 and 90, 100, 103 from v0.19.0 (allreduce_rms_fusion.py:54-65 / :54-70; no row: "not supported", no workspace,
+whatever `fuse_allreduce_rms` says): SM 12.x, and GB300 / B300 (10.3) at v0.18.0, build none (0, said). Across nodes
+(`get_node_count() > 1`: kvtop's span, or a GB200 / GB300 group wider than its 4-GPU tray) `_resolve_fi_ar_backend`
+(flashinfer_all_reduce.py:92-110 at v0.19.0, :95-113 at v0.24.0) picks mnnvl, whose sizing there is not read: not
+modelled. From v0.18.0 up to v0.22.0 each buffer is held at
 the multicast granularity (above). From v0.22.0, whose flashinfer is 0.6.11.post2 (vllm#45917's list; v0.21.0 pins
 0.6.8.post1; an install script of v0.23.0 pins 0.6.12, its own pin not read), the buffers are held at the allocation
 granularity alone: flashinfer 0.6.10 to 0.6.14 allocate them through torch's symmetric memory (flashinfer#2955; trtllm_ar.py `_alloc_symm_buffer_bytes`,
@@ -53,6 +63,7 @@ from kvtop.domain.engines.vllm.compilation_aliases import fuse_allreduce_rms
 from kvtop.domain.engines.vllm.fusion_blackwell import blackwell_era, blackwell_max_size, mnnvl_request_bytes
 from kvtop.domain.engines.vllm.fusion_blackwell_trtllm import MULTICAST, trtllm_era
 from kvtop.domain.engines.vllm.fusion_blackwell_trtllm import SUPPORTED_TP as TRTLLM_TP
+from kvtop.domain.engines.vllm.span import span
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.wording import MIB
 
@@ -78,6 +89,32 @@ WORKSPACE_ERAS: Eras[str | None] = Eras((
     Era("0.22.0", "allocation", "flashinfer 0.6.11.post2 (vllm#45917): torch symmetric memory (flashinfer#2955, "
                                 "CUDASymmetricMemoryAllocator::alloc); from 0.6.15 SymmDeviceMemory without multicast"),
 ))  # fmt: skip
+
+
+# enable_allreduce_rms_fusion's parallel gates by release: (PP > 1 turns it off, DP > 1 turns it off)
+SPLIT_OFF_ERAS: Eras[tuple[bool, bool]] = Eras((
+    Era("", (True, True), "config/vllm.py:128-131 at v0.18.0, :131-134 at v0.19.0, :134-137 at v0.20.0: "
+                          "data_parallel_size == 1 and pipeline_parallel_size == 1"),
+    Era("0.21.0", (False, False), "config/vllm.py:119-139 at v0.21.0 (and v0.22.0): no PP or DP gate"),
+    Era("0.23.0", (True, False), "config/vllm.py:129-156 at v0.23.0: pipeline_parallel_size == 1 ('Gated off for PP > 1')"),
+    Era("0.24.0", (False, False), "config/vllm.py:131-151 at v0.24.0, :128-148 at v0.25.0: no PP or DP gate"),
+))  # fmt: skip
+# the capabilities the pass builds a workspace on: the default's (config/vllm.py) and FI_ALLREDUCE_FUSION_MAX_SIZE_MB's
+# rows (allreduce_rms_fusion.py), which an explicit fuse_allreduce_rms true cannot pass either
+BUILT_ON_ERAS: Eras[frozenset[tuple[int, int]]] = Eras((
+    Era("", frozenset({(9, 0), (10, 0)}), "v0.18.0: is_device_capability(100) or (90) (config/vllm.py:113-133); "
+                                          "max-size rows 90, 100 (allreduce_rms_fusion.py:54-65)"),
+    Era("0.19.0", frozenset({(9, 0), (10, 0), (10, 3)}), "from v0.19.0: is_device_capability_family(100) or (90) "
+        "(config/vllm.py:116-136 at v0.19.0); max-size rows 90, 100, 103 (allreduce_rms_fusion.py:54-70)"),
+))  # fmt: skip
+# _resolve_fi_ar_backend picks mnnvl where get_node_count() > 1 (flashinfer_all_reduce.py:92-110 at v0.19.0); v0.18.0
+# takes VLLM_FLASHINFER_ALLREDUCE_BACKEND, trtllm by default (envs.py:171)
+MNNVL_ACROSS_NODES_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.18.0: VLLM_FLASHINFER_ALLREDUCE_BACKEND, trtllm by default (envs.py:171)"),
+    Era("0.19.0", True, "flashinfer_all_reduce.py:92-110 at v0.19.0, :95-113 at v0.24.0: get_node_count() > 1 → "
+                        "mnnvl; the quant workspace is None across nodes"),
+))  # fmt: skip
+TRAY_GPUS = {"GB200": 4, "GB300": 4}  # a GB200 / GB300 NVL72 compute tray: 4 GPUs, one node to get_node_count
 
 
 class FusionWorkspace(BaseModel):
@@ -146,16 +183,55 @@ def optimization_level(flags: Mapping[str, object]) -> int | None:
 def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> FusionWorkspace | None:
     """The workspace this launch's ranks hold in vLLM's non-torch memory; None where the fusion pass builds none.
     `--compilation-config.pass_config.fuse_allreduce_rms` (compilation_aliases.py): false holds none; true where the
-    release's default builds none at TP > 1 is named not modelled (the workspace left to the fitted remainder)."""
+    release's default builds none at TP > 1 is named not modelled (the workspace left to the fitted remainder), save
+    where vLLM builds none whatever it says (`_built_none`: 0, with the reason)."""
     stated = fuse_allreduce_rms(inputs.settings.flags, inputs.version)
     if stated is False:
         return None
+    if WORKSPACE_ERAS.at(inputs.version) is None and not stated:
+        return None
+    none = _built_none(inputs)
+    if none is not None:
+        return none
     workspace = _by_default(inputs, max_num_batched_tokens)
-    if stated and workspace is None and inputs.layout.tp > 1:
+    if stated and workspace is None and inputs.layout.tp in SUPPORTED_TP:
         return FusionWorkspace(bytes=0, modelled=False, why=(
             "pass_config.fuse_allreduce_rms true where this release's default builds no FlashInfer all-reduce fusion "
             "workspace on this launch: its size not modelled, in the fitted remainder"))  # fmt: skip
     return workspace
+
+
+def _built_none(inputs: CalibrationInputs) -> FusionWorkspace | None:
+    """0 bytes and why, where vLLM builds no workspace whatever fuse_allreduce_rms says at TP > 1: --enforce-eager
+    (compilation off: config/vllm.py:787-793 at v0.18.0, :941-947 at v0.21.0, mode NONE: no pass runs), or a GPU without a max-size row
+    among those the release turns the pass on for (`BUILT_ON_ERAS`); None where it may build one."""
+    if inputs.layout.tp <= 1:
+        return None
+    if inputs.settings.enforce_eager and fuse_allreduce_rms(inputs.settings.flags, inputs.version):
+        return FusionWorkspace(bytes=0, modelled=True, why=(
+            "no FlashInfer all-reduce fusion workspace: --enforce-eager turns torch.compile off (config/vllm.py: "
+            "mode NONE), so pass_config.fuse_allreduce_rms true runs no pass"))  # fmt: skip
+    if WORKSPACE_ERAS.at(inputs.version) is None:
+        return None  # before v0.18.0 the GPUs the pass takes are not read
+    capability = compute_capability(inputs.gpu_name)
+    built_on = BUILT_ON_ERAS.era(inputs.version)
+    if capability is None or capability[0] < 10 or capability in built_on.value:
+        return None  # Ampere / Ada: the pass is off (None, as before); an unnamed GPU: not taken
+    return FusionWorkspace(bytes=0, modelled=True, why=(
+        f"no FlashInfer all-reduce fusion workspace: vLLM {inputs.version.label} builds none on capability "
+        f"{capability[0]}.{capability[1]} ({built_on.source})"))  # fmt: skip
+
+
+def spans_nodes(inputs: CalibrationInputs) -> str | None:
+    """Why the launch's ranks span nodes (vLLM's get_node_count() > 1), or None: the span's --nnodes or data parallel
+    over nodes (span.py), or more ranks than a GB200 / GB300 tray holds."""
+    nodes = span(inputs.settings).nnodes
+    if nodes > 1:
+        return f"{nodes} nodes"
+    tray = TRAY_GPUS.get(gpu_model_key(inputs.gpu_name) or "")
+    if tray is not None and inputs.layout.gpus > tray:
+        return f"{inputs.layout.gpus} GPUs over {gpu_model_key(inputs.gpu_name)}'s {tray}-GPU trays"
+    return None
 
 
 def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> FusionWorkspace | None:
@@ -163,8 +239,9 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
     layout, model, era = inputs.layout, inputs.model, WORKSPACE_ERAS.at(inputs.version)
     if era is None or layout.tp not in SUPPORTED_TP or inputs.settings.enforce_eager:
         return None
-    if layout.pp > 1 or layout.dp > 1:
-        return None  # off for pipeline stages and data parallelism (vllm#35426, #34458)
+    pp_off, dp_off = SPLIT_OFF_ERAS.at(inputs.version)
+    if pp_off and layout.pp > 1 or dp_off and layout.dp > 1:
+        return None  # enable_allreduce_rms_fusion off for pipeline stages / data parallelism at this release
     level = optimization_level(inputs.settings.flags)
     if level is not None and level < 2:
         return None  # OPTIMIZATION_LEVEL_00 / _01 (config/vllm.py, read at v0.33.0): fuse_allreduce_rms False
@@ -174,6 +251,11 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
     blackwell = capability[0] == 10 and gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
     if blackwell and blackwell_era(inputs.version) is not None and "compilation-config" not in inputs.settings.flags:
         return _blackwell(inputs, capability, max_num_batched_tokens)
+    across = spans_nodes(inputs) if MNNVL_ACROSS_NODES_ERAS.at(inputs.version) else None
+    if across is not None:
+        return FusionWorkspace(bytes=0, modelled=False, why=(
+            f"FlashInfer's all-reduce fusion workspace across nodes ({across}): _resolve_fi_ar_backend picks mnnvl "
+            "(flashinfer_all_reduce.py:92-110 at v0.19.0), whose sizing there is not read: in the fitted remainder"))  # fmt: skip
     if blackwell and trtllm_era(inputs.version) is not None and "compilation-config" not in inputs.settings.flags:
         return _blackwell_trtllm(inputs, capability, max_num_batched_tokens)
     if capability != (9, 0) or gpu_model_key(inputs.gpu_name) not in NVLINK_GPUS:

@@ -33,8 +33,12 @@ v0.8.0, keeps W_UK and W_UV apart (nothing absorbed into q or o) and is not read
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_layers import MlaSpec
 from kvtop.domain.wording import gib
 
 ABSORPTION_ERAS: Eras[bool] = Eras((
@@ -55,22 +59,43 @@ DEQUANT_DTYPE_ERAS: Eras[str] = Eras((
 FLOAT32_BYTES = 4
 
 
+@dataclass(frozen=True)
+class AbsorbedShape:
+    """One rank's MLA shapes V0's absorption reads: the model's MLA block, heads on the rank, the query's rank
+    (q_lora_rank, or hidden without a query LoRA), layers on the largest stage, and whether the weights are FP8."""
+
+    model: ModelSpec
+    mla: MlaSpec
+    heads: int
+    query_rank: int
+    layers: int
+    fp8: bool
+
+
+def absorbed_shape(inputs: CalibrationInputs) -> AbsorbedShape | None:
+    """The shapes both absorbed_matrices and kept_copies read; None where the release absorbs nothing or the model
+    is not MLA."""
+    model = inputs.model
+    if model is None or model.mla is None or not ABSORPTION_ERAS.at(inputs.version):
+        return None
+    layout = inputs.layout
+    return AbsorbedShape(model=model, mla=model.mla, heads=max(model.num_attention_heads // max(layout.tp, 1), 1),
+                         query_rank=model.mla.q_lora_rank or model.hidden_size,
+                         layers=-(-model.num_layers // max(layout.pp, 1)), fp8=model.quant.method == "fp8")  # fmt: skip
+
+
 def kept_copies(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) of what V0's absorption keeps beside W_Q_UK and W_UV_O on the largest rank: W_QR in the
     activation dtype, and for FP8 weights the dequantized kv_b_proj that W_UK and W_UV view (above); None where the
     release absorbs nothing or the model is not MLA."""
-    model = inputs.model
-    if model is None or model.mla is None or not ABSORPTION_ERAS.at(inputs.version):
+    shape = absorbed_shape(inputs)
+    if shape is None:
         return None
-    mla, layout = model.mla, inputs.layout
-    heads = max(model.num_attention_heads // max(layout.tp, 1), 1)
-    query_rank = mla.q_lora_rank or model.hidden_size
-    w_qr = query_rank * heads * mla.qk_rope_head_dim * model.dtype_bytes
-    fp8 = model.quant.method == "fp8"
+    model, mla, heads, layers = shape.model, shape.mla, shape.heads, shape.layers
+    w_qr = shape.query_rank * heads * mla.qk_rope_head_dim * model.dtype_bytes
     dequant_dtype = DEQUANT_DTYPE_ERAS.at(inputs.version)
     element = FLOAT32_BYTES if dequant_dtype == "float32" else model.dtype_bytes
-    kv_b = mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim) * element if fp8 else 0
-    layers = -(-model.num_layers // max(layout.pp, 1))
+    kv_b = mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim) * element if shape.fp8 else 0
     size = layers * (w_qr + kv_b)
     kv_b_words = (f" and the dequantized kv_b_proj W_UK and W_UV view ({kv_b:,} B a layer, "
                   f"{'float32' if element == FLOAT32_BYTES else 'the activation dtype'})") if kv_b else ""
@@ -81,16 +106,12 @@ def kept_copies(inputs: CalibrationInputs) -> tuple[int, str] | None:
 def absorbed_matrices(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) of W_Q_UK and W_UV_O on the largest rank; None where the release absorbs nothing or the model
     is not MLA."""
-    model = inputs.model
-    if model is None or model.mla is None or not ABSORPTION_ERAS.at(inputs.version):
+    shape = absorbed_shape(inputs)
+    if shape is None:
         return None
-    mla, layout = model.mla, inputs.layout
-    heads = max(model.num_attention_heads // max(layout.tp, 1), 1)
-    query_rank = mla.q_lora_rank or model.hidden_size
-    per_layer = query_rank * heads * mla.kv_lora_rank + heads * mla.kv_lora_rank * model.hidden_size
-    fp8 = model.quant.method == "fp8"
-    element = 1 if fp8 else model.dtype_bytes
-    layers = -(-model.num_layers // max(layout.pp, 1))
+    model, mla, heads, layers = shape.model, shape.mla, shape.heads, shape.layers
+    per_layer = shape.query_rank * heads * mla.kv_lora_rank + heads * mla.kv_lora_rank * model.hidden_size
+    element = 1 if shape.fp8 else model.dtype_bytes
     size = layers * per_layer * element
     return size, (f"V0's MLA absorbed matrices W_Q_UK and W_UV_O ({layers} layers x {per_layer:,} elements x "
-                  f"{element} B{', re-quantized to FP8' if fp8 else ''}: {gib(size)})")  # fmt: skip
+                  f"{element} B{', re-quantized to FP8' if shape.fp8 else ''}: {gib(size)})")  # fmt: skip

@@ -34,6 +34,10 @@ What the launch line can say (leading NAME=VALUE assignments, flags.py env_read;
 - VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1 on SM 9.0 with FlashInfer installed (from v0.10.2: mxfp4.py:56-60, v0.11.2
   :95-102): FlashInfer's SM90 BF16 MoE, whose weight layout kvtop does not model: said so, not planned as another.
 
+SM 11.x / 12.x (mxfp4_sm12.py): v0.10.1 … v0.11.2 take the checks above (vLLM bounds Triton's capability only from
+v0.12.0), save FlashInfer's SM90 variable; a Triton start there is not modelled (Blackwell layouts); v0.12.0 … v0.20.x
+run Marlin whatever the install holds.
+
 Where the launch says it the backend is stated; where the log printed 'Using Marlin backend' / 'Using Triton backend' (mxfp4.py `logger.info_once`,
 v0.10.2 … v0.13.0) it is measured (log_lines.py keeps it as a decision, flags[MEASURED_KEY]).
 """
@@ -43,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.mxfp4_sm12 import sm12_marlin
+from kvtop.domain.engines.vllm.mxfp4_sm12 import NOT_READ, sm12_marlin, sm12_rule
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
@@ -102,23 +106,28 @@ def _truthy(value: object) -> bool:
 
 
 def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version: ResolvedVersion) -> Mxfp4Backend | None:
-    """The MXFP4 MoE backend of a launch on `gpu_name` (SM 8.x and 9.0 only; None elsewhere: not modelled)."""
+    """The MXFP4 MoE backend of a launch on `gpu_name` (SM 8.x, 9.0, and SM 11.x / 12.x where mxfp4_sm12.py reads the
+    release; None elsewhere, and for Triton on SM 11.x / 12.x: not modelled)."""
     capability = compute_capability(gpu_name)
-    sm12 = sm12_marlin(capability, version)  # SM 11.x / 12.x: Marlin, the only backend there (mxfp4_sm12.py)
-    if sm12 is not None:
-        return Mxfp4Backend(MARLIN, "release", f"SM {capability[0]}.x: {sm12}" if capability else sm12)
-    if capability is None or capability[0] not in (8, 9) or capability[0] == 9 and capability != (9, 0):
+    sm12 = sm12_rule(capability, version)  # SM 11.x / 12.x: Hopper's checks, Marlin only, or not read (mxfp4_sm12.py)
+    if capability is None or sm12 == NOT_READ:
         return None
+    if sm12 is None and (capability[0] not in (8, 9) or capability[0] == 9 and capability != (9, 0)):
+        return None
+    gpu = f"SM {capability[0]}.x" if sm12 is not None else "Hopper"
     flags = settings.flags if settings is not None else {}
     printed = flags.get(MEASURED_KEY)
     if isinstance(printed, str) and printed.lower() in (MARLIN, TRITON):
+        if sm12 is not None and printed.lower() == TRITON:  # triton_kernels' Blackwell layouts: mxfp4_sm12.py
+            return None
         return Mxfp4Backend(printed.lower(), "measured", f"the log's 'Using {printed.capitalize()} backend'")
     marlin_env = era_for(MARLIN_ENV_ERAS, version)
     if marlin_env.value == DECIDES and flags.get(MARLIN_ENV) is not None:
         return _as_the_variable_decides(flags.get(MARLIN_ENV), capability, version, marlin_env.source)
     if capability[0] == 8:
         return Mxfp4Backend(MARLIN, "release", "SM 8.x: the Triton kernels need SM 9.0 (mxfp4.py)")
-    if _truthy(flags.get(FLASHINFER_BF16_ENV)) and era_for(FLASHINFER_BF16_ERAS, version).value:
+    fi_bf16 = capability == (9, 0) and era_for(FLASHINFER_BF16_ERAS, version).value
+    if fi_bf16 and _truthy(flags.get(FLASHINFER_BF16_ENV)):
         raise UnsupportedModelError(
             f"=1 on SM 9.0: vLLM {version.label} builds the MXFP4 experts for FlashInfer's SM90 "
             "BF16 MoE where FlashInfer is installed (quantization/mxfp4.py get_mxfp4_backend), a weight layout kvtop "
@@ -129,16 +138,21 @@ def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version
         return Mxfp4Backend(MARLIN, "stated", f"{MARLIN_ENV}=1 in the launch ({marlin_env.source})")
     if era_for(LORA_MARLIN_ERAS, version).value and _truthy(flags.get(LORA_FLAG)):
         return Mxfp4Backend(MARLIN, "stated", f"--enable-lora in the launch ({era_for(LORA_MARLIN_ERAS, version).source})")
+    only = sm12_marlin(capability, version)  # after what the launch states: v0.12.0 … v0.20.x on SM 11.x / 12.x
+    if only is not None:
+        return Mxfp4Backend(MARLIN, "release", f"{gpu}: {only}")
     era = era_for(TRITON_KERNELS_ERAS, version)
-    if era.value == WHEEL:
+    if era.value == WHEEL:  # Hopper only: SM 11.x / 12.x is Marlin only from v0.12.0 (above)
         return Mxfp4Backend(TRITON, "release", f"Hopper, triton_kernels in the wheel ({era.source})")
     if era.value == TORCH:
-        return Mxfp4Backend(MARLIN, "release", f"Hopper, the wheel's torch below 2.8.0 ({era.source})")
+        return Mxfp4Backend(MARLIN, "release", f"{gpu}, the wheel's torch below 2.8.0 ({era.source})")
     read_by_none = marlin_env.value == IGNORED and flags.get(MARLIN_ENV) is not None
     ignored = f"; {MARLIN_ENV} is read by no file of this release" if read_by_none else ""
-    return Mxfp4Backend(MARLIN, "assumed", "Hopper's Marlin backend assumed: this release's wheel lacks the optional "
+    copies = ("; Triton's swizzled copies on SM 12 (Blackwell layouts) counted as Hopper's in this error"
+              if sm12 is not None else "")  # fmt: skip
+    return Mxfp4Backend(MARLIN, "assumed", f"{gpu}'s Marlin backend assumed: this release's wheel lacks the optional "
                         "triton_kernels package Triton needs (pip install vllm runs Marlin); an install that adds it "
-                        f"runs Triton, which no variable or flag selects{ignored}", other=TRITON)  # fmt: skip
+                        f"runs Triton, which no variable or flag selects{ignored}{copies}", other=TRITON)  # fmt: skip
 
 
 def _as_the_variable_decides(
@@ -146,7 +160,7 @@ def _as_the_variable_decides(
 ) -> Mxfp4Backend:
     """The backend where VLLM_MXFP4_USE_MARLIN decides (v0.10.1 `_should_use_marlin` returns it, set, before asking
     the GPU; envs.py reads it as `bool(int(value))`): 1 Marlin; 0 Triton's layout, on Hopper as kvtop builds it, on
-    SM 8.x not modelled (kvtop's Triton experts are Hopper's)."""
+    SM 8.x and SM 11.x / 12.x not modelled (kvtop's Triton experts are Hopper's)."""
     try:
         marlin = value if isinstance(value, bool) else bool(int(str(value)))
     except ValueError:
@@ -154,10 +168,10 @@ def _as_the_variable_decides(
                          f"bool(int(value))), got {str(value)[:40]!r}", field=MARLIN_ENV) from None  # fmt: skip
     if marlin:
         return Mxfp4Backend(MARLIN, "stated", f"{MARLIN_ENV}=1 in the launch ({source})")
-    if capability[0] == 8:
+    if capability[0] != 9:
         raise UnsupportedModelError(
-            f"=0 at vLLM {version.label} builds the MXFP4 experts in Triton's layout on SM 8.x too ({source}), "
-            "which kvtop models on Hopper only: drop the variable to plan the release's Marlin",
+            f"=0 at vLLM {version.label} builds the MXFP4 experts in Triton's layout on SM {capability[0]}.x too "
+            f"({source}), which kvtop models on Hopper only: drop the variable to plan the release's Marlin",
             field=MARLIN_ENV,
         )
     return Mxfp4Backend(TRITON, "stated", f"{MARLIN_ENV}=0 in the launch ({source}): Triton's layout, whose "

@@ -13,7 +13,7 @@ always the serving path's: from v0.21.0 the V1 runner's dummy sampler warms the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import runs_v2
@@ -22,6 +22,15 @@ from kvtop.domain.launch_tokens import image_of
 from kvtop.domain.model import ModelSpec
 
 SamplerPath = Literal["native", "flashinfer", "either"]
+
+
+class ProfiledPath(NamedTuple):
+    """The path whose copies the profile holds at its peak, why, and whether it is the native warm-up beside another
+    serving path (`NATIVE_WARMUP_ERAS`) rather than the serving path itself."""
+
+    path: SamplerPath
+    why: str
+    warms_native: bool = False
 # vllm#26859: from v0.11.1 FlashInfer's sampler is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1), whatever the install holds:
 # the release decides, not the install or the image (SAMPLER_PATHS and IMAGE_FLASHINFER_ERAS both end there)
 FLASHINFER_OPT_IN = "0.11.1"
@@ -125,14 +134,14 @@ def profiled_sampler_path(
     model: ModelSpec,
     flags: Mapping[str, object] | None = None,
     image: str | None = None,
-) -> tuple[SamplerPath, str]:
-    """(the path whose copies the profile holds at its peak; why): the serving path (`sampler_path`), or the native
+) -> ProfiledPath:
+    """(the path whose copies the profile holds at its peak; why; whether it is the native warm-up): the serving path (`sampler_path`), or the native
     one where the release's V1 runner warms it as well (NATIVE_WARMUP_ERAS: the second pass holds the native path's
     copies after FlashInfer's first has freed its own, so the peak is the native path's). A launch on the V2 runner
     (`eras.runs_v2`) keeps the serving path: its dummy sampler is its own (v1/worker/gpu/model_runner.py, v2_profile.py)."""
     path, why = sampler_path(version, gpu_name, flags, image)
     warmup = era_for(NATIVE_WARMUP_ERAS, version)
     if path == "native" or not warmup.value or runs_v2(version, model):
-        return path, why
-    return "native", (f"{PROFILE_WARMS_NATIVE} (v{warmup.since}+, v1/worker/gpu_model_runner.py `_dummy_sampler_run`), "
-                      f"whatever the serving path ({path}'s)")
+        return ProfiledPath(path, why)
+    return ProfiledPath("native", (f"{PROFILE_WARMS_NATIVE} (v{warmup.since}+, v1/worker/gpu_model_runner.py "
+                                   f"`_dummy_sampler_run`), whatever the serving path ({path}'s)"), warms_native=True)

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import ResolvedVersion, parse_release
-from kvtop.domain.engines.vllm.mxfp4_sm12 import sm12_marlin
+from kvtop.domain.engines.vllm.mxfp4_sm12 import HOPPER_CHECKS, sm12_marlin, sm12_rule
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
@@ -46,14 +46,16 @@ class Mxfp4Experts:
 def mxfp4_experts(
     model: ModelSpec, layout: ParallelLayout, gpu_name: str | None, version: ResolvedVersion, backend: str | None = None
 ) -> Mxfp4Experts | None:
-    """vLLM's MXFP4 experts on this rank (Hopper's Triton or Ampere/Ada's Marlin backend; `backend` "marlin" builds
-    Hopper's as Marlin does: mxfp4_backend.py); None where the model has none or the backend is not modelled."""
+    """vLLM's MXFP4 experts on this rank (Hopper's Triton or Ampere/Ada's Marlin backend; SM 11.x / 12.x as Hopper's
+    at v0.10.1 … v0.11.2, as Marlin's at v0.12.0 … v0.20.x: mxfp4_sm12.py; `backend` "marlin" builds Hopper's as
+    Marlin does: mxfp4_backend.py); None where the model has none or the backend is not modelled."""
     moe = model.moe
     if moe is None or model.quant.method != "mxfp4":
         return None
     capability = compute_capability(gpu_name)
-    sm12 = sm12_marlin(capability, version) is not None  # SM 11.x / 12.x: Marlin only (mxfp4_sm12.py)
-    if not sm12 and (capability is None or capability[0] not in (8, 9) or capability[0] == 9 and capability != (9, 0)):
+    sm12 = sm12_marlin(capability, version) is not None  # SM 11.x / 12.x at v0.12.0 … v0.20.x: Marlin only
+    as_hopper = capability == (9, 0) or sm12_rule(capability, version) == HOPPER_CHECKS  # mxfp4_sm12.py
+    if not sm12 and not as_hopper and (capability is None or capability[0] != 8):
         return None
     release = version.release
     if release is not None and release < (parse_release(GPT_OSS_SINCE) or release):
