@@ -157,20 +157,21 @@ def vllm_v21_runtime_bytes(*, seqs: int, vocab: int, tokens: int, hidden: int, m
                            v2_graph_nodes: float = 0.0) -> int:
     """What a start from v0.21.0 charges beside weights and KV: the v17 peak and the v18 growth (as V1's), FlashInfer's
     all-reduce fusion workspace (`workspace` bytes, which the code sizes, outside the fit) and the CUDA-graph estimate's
-    fit on `graph_nodes` (graphs captured beyond each mode's first × layers on the rank ÷ 1000); each rounded to bytes.
+    fit on `graph_nodes` (graphs the estimate counts, its first capture and each mode's sizes beyond its first, × layers
+    on the rank ÷ 1000: no constant, session 54); each rounded to bytes.
     `v2_beside`: a V2-runner start from v0.29.0, whose KV is what is requested less the profile's non-KV memory less the
     measured graphs (gpu_worker.py:606-610 at v0.29.0), so what its profile held beside the peak (the V1 graph figure on
     `graph_nodes` stands for it) and V2's measured graphs are charged both: V2's own form, every PIECEWISE graph measured
     and FULL alone extrapolated (cudagraph_utils.py:718-831 at v0.29.0; v2_graphs.py), is the fit on `v2_graph_nodes`
-    (FULL graphs beyond the first × layers ÷ 1000), each rounded apart; and the V2 sampler's state, seqs × vocab int32
+    (the first capture and the FULL graphs beyond the first × layers ÷ 1000), each rounded apart; and the V2 sampler's state, seqs × vocab int32
     token counts and two bitmasks of ⌈vocab ÷ 32⌉ int32 words a seq, which its total_consumed charges from v0.27.0
     (sample/penalties.py:32-40, utils/mem_utils.py:317-326; v2_sampler_state.py)."""
-    first, per_node = VLLM_FITS["vllm.cuda_graphs"].coefficients
+    (per_node,) = VLLM_FITS["vllm.cuda_graphs"].coefficients
     runtime = _vllm_peak_and_growth(("v17", "v18"), seqs=seqs, vocab=vocab, tokens=tokens, hidden=hidden,
                                     mlp_width=mlp_width, moe=moe, all_reduce=all_reduce)  # fmt: skip
     state = seqs * vocab * 4 + 2 * seqs * -(-vocab // 32) * 4 if v2_beside else 0
-    v2_graphs = fitted_bytes(first + per_node * v2_graph_nodes) if v2_beside else 0
-    return runtime + workspace + state + fitted_bytes(first + per_node * graph_nodes) + v2_graphs
+    v2_graphs = fitted_bytes(per_node * v2_graph_nodes) if v2_beside else 0
+    return runtime + workspace + state + fitted_bytes(per_node * graph_nodes) + v2_graphs
 
 
 def vllm_tokens(*, total: int, weights: int, runtime: int, block_bytes: int, block_tokens: int, util: float = 0.9) -> int:

@@ -124,14 +124,14 @@ _ACTIVATION = max(
 # V2's sampler keeps 1,024 seqs × 128,256 int32 token counts and two bitmasks of ⌈128,256 ÷ 32⌉ = 4,008 int32 words a
 # seq on the GPU, which the budget's total_consumed charges from v0.27.0 (v2_sampler_state.py, penalties.py:32-40)
 _SAMPLER_STATE = 1_024 * 128_256 * 4 + 2 * 1_024 * 4_008 * 4
-_FIRST_GRAPH, _PER_GRAPH_NODE = VLLM_FITS["vllm.cuda_graphs"].coefficients
-_GRAPHS = fitted_bytes(_FIRST_GRAPH + _PER_GRAPH_NODE * (50 + 50) * 32 / 1000)
+(_PER_GRAPH_NODE,) = VLLM_FITS["vllm.cuda_graphs"].coefficients  # per graph counted × layer ÷ 1000: the first capture too
+_GRAPHS = fitted_bytes(_PER_GRAPH_NODE * (1 + 50 + 50) * 32 / 1000)
 LLAMA_WEIGHTS = 16_094_076_928
 # the latest release runs Llama on V2's runner, which from v0.29.0 takes its measured graphs off beside what its profile
 # held (gpu_worker.py:606-610 at v0.29.0): the V1 graph figure stands for what the profile held, and V2's measured graphs
 # come on top in V2's own form, every PIECEWISE graph measured and FULL alone extrapolated (cudagraph_utils.py:718-831 at
 # v0.29.0; v2_graphs.py since 3ea961bd): the fit on the 50 FULL graphs beyond the first × 32 layers ÷ 1000
-_V2_GRAPHS = fitted_bytes(_FIRST_GRAPH + _PER_GRAPH_NODE * 50 * 32 / 1000)
+_V2_GRAPHS = fitted_bytes(_PER_GRAPH_NODE * (1 + 50) * 32 / 1000)
 LLAMA_RUNTIME = (_ACTIVATION + fitted_bytes(VLLM_FITS["vllm.non_torch.v18"].coefficients[0]) + _SAMPLER_STATE
                  + _GRAPHS + _V2_GRAPHS)  # fmt: skip
 # what a start at 0.70 holds: ceil(0.70 × T) = 89,968,974,234 less the weights and the runtime, in whole blocks

@@ -118,9 +118,10 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     # less its reserve, as on a live node), vllm serve's defaults on a GPU of 70 GiB and more (1,024 seqs, 8,192
     # tokens; the dummy run's hidden states 8,192 × 8,192 bf16), Llama-3-70B's MLP at TP 4 (3 × 28,672 ÷ 4 + 8,192
     # wide, dense), the custom all-reduce on (NVLink), FlashInfer's fusion workspace at v0.33.0 (10 + 2 + 26 MiB,
-    # fusion_workspace.py) and the CUDA-graph estimate on 51 PIECEWISE + 51 FULL graphs (50 + 50 beyond each mode's
-    # first × 80 layers ÷ 1000) for what V2's profile holds beside its peak, with V2's own measured graphs beside it
-    # (every PIECEWISE graph measured, FULL alone extrapolated: 50 beyond the first × 80 ÷ 1000; v2_graphs.py, since
+    # fusion_workspace.py) and the CUDA-graph estimate on 51 PIECEWISE + 51 FULL graphs (the first capture and 50 + 50
+    # beyond each mode's first × 80 layers ÷ 1000) for what V2's profile holds beside its peak, with V2's own measured
+    # graphs beside it (every PIECEWISE graph measured, FULL alone extrapolated: the first capture and 50 beyond it × 80
+    # ÷ 1000; v2_graphs.py, since
     # 3ea961bd: this line charged the V1 figure twice before, 1,126,592 tokens at the fits of a7014c84). The LoRA slots by hand: 4 slots × 80 layers × rank 64 × the A and B widths a TP 4
     # rank holds, q 8,192 + 2,048, k and v 8,192 + 256 each, o 2,048 + 8,192, gate and up 8,192 + 7,168 each, down
     # 7,168 + 8,192 (83,456) × 2 B
@@ -128,8 +129,8 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     assert lora == 3_418_357_760
     runtime = vllm_v21_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, hidden=8_192,
                                      mlp_width=3 * 28_672 / 4 + 8_192, moe=False, all_reduce=True, workspace=38 * MIB,
-                                     graph_nodes=(50 + 50) * 80 / 1000, v2_beside=True,
-                                     v2_graph_nodes=50 * 80 / 1000)  # fmt: skip
+                                     graph_nodes=(1 + 50 + 50) * 80 / 1000, v2_beside=True,
+                                     v2_graph_nodes=(1 + 50) * 80 / 1000)  # fmt: skip
     # the weights as the by-hand line above counts them (35,283,025,920 B): the rank's bf16 checkpoint and 4 MiB beside it
     weights = LLAMA_70B_CHECKPOINT_BYTES[4] + 4 * MIB
     predicted = vllm_tokens(total=H200_TOTAL, weights=weights + lora, runtime=runtime,

@@ -95,7 +95,8 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # states, 256 seqs × 201,088 float32 logits, the MoE transient of 1,024 tokens × 4 experts × (3 × 2,880 +
     # 2,880) × 2 B), non-torch memory (`vllm.non_torch.v18`, TP 1: no all-reduce) and the CUDA-graph estimate (the
     # latest release captures vLLM's default 51 PIECEWISE and 35 FULL sizes, charged as the fit of
-    # `vllm.cuda_graphs` over graphs beyond each mode's first × the 36 layers ÷ 1000); the latest release samples
+    # `vllm.cuda_graphs` over the first capture and the graphs beyond each mode's first × the 36 layers ÷ 1000); the
+    # latest release samples
     # with FlashInfer's top-k/top-p on the A100's compute capability 8.0 (vllm#40376, sampler_path.py), so the
     # activation fit's copies of the logits beyond one, (coefficient − 1) × 256 seqs × 201,088 × 4 B, come off the
     # activation: at the fits of 53c086c0 8,738,974,561 B of KV, 14,816 blocks of 589,824 B, 233,156 tokens
@@ -105,9 +106,9 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     assert padding_row.bytes == marlin_padding == 5_504_827_392
     assert vllm.ledger.measured.calibrated.weights_extra_bytes == rope_cache == 33_554_432
     assert vllm.ledger.weights_bytes == _gpt_oss_120b_book(1) + marlin_padding + rope_cache == 70_787_197_568
-    graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
-    graphs = round((graph_fit[0] + graph_fit[1] * (50 + 34) * 36 / 1000) * GIB)
-    v2_graphs = round((graph_fit[0] + graph_fit[1] * 34 * 36 / 1000) * GIB)  # V2's own form: FULL beyond the first
+    (per_node,) = VLLM_FITS["vllm.cuda_graphs"].coefficients  # per graph counted (the first capture too) × layer
+    graphs = round(per_node * (1 + 50 + 34) * 36 / 1000 * GIB)
+    v2_graphs = round(per_node * (1 + 34) * 36 / 1000 * GIB)  # V2's own form: the first capture, FULL beyond the first
     activation = vllm_activation_bytes("v17", seqs=256, vocab=201_088, tokens=1_024, hidden=2_880,
                                        mlp_width=4 * (3 * 2_880 + 2_880), moe=True)  # fmt: skip
     flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 256 * 201_088 * 4)
@@ -247,9 +248,9 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * held + rope_cache == 555_548_672
     weights = _gpt_oss_120b_book(8) + 36 * (padding + held) + rope_cache
     assert view.ledger.weights_bytes == weights == 9_266_716_352
-    graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
-    graphs = round((graph_fit[0] + graph_fit[1] * (50 + 50) * 36 / 1000) * GIB)
-    v2_graphs = round((graph_fit[0] + graph_fit[1] * 50 * 36 / 1000) * GIB)  # V2's own form: FULL beyond the first
+    (per_node,) = VLLM_FITS["vllm.cuda_graphs"].coefficients  # per graph counted (the first capture too) × layer
+    graphs = round(per_node * (1 + 50 + 50) * 36 / 1000 * GIB)
+    v2_graphs = round(per_node * (1 + 50) * 36 / 1000 * GIB)  # V2's own form: the first capture, FULL beyond the first
     activation = vllm_activation_bytes("v17", seqs=1_024, vocab=201_088, tokens=1_024, hidden=2_880,
                                        mlp_width=4 * (3 * 2_880 / 8 + 2_880), moe=True)  # fmt: skip
     flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 1_024 * 201_088 * 4)

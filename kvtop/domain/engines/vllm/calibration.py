@@ -10,10 +10,11 @@ memory and the context `calibration_non_torch.py`, the eras that pick a fit `cal
   graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`. The
   estimate (printed from v0.18.0, "Estimated CUDA graph memory") captures each mode's two largest sizes
   and extrapolates: max over modes of the first capture + Σ second capture × (sizes − 1). A capture's
-  memory grows with the graph's nodes, so with the layers on the rank: the fit is a constant (the first
-  capture) plus a part per captured graph beyond the first × layers (`profile_run.graph_counts`). The V2
-  runner's estimate (v0.29.0 on) measures every PIECEWISE graph and extrapolates FULL alone: its graphs beyond
-  the first are the FULL ones (`v2_graphs.v2_graph_extras`).
+  memory grows with the graph's nodes, so with the layers on the rank, the first capture's as each later one's:
+  the fit is a part per graph the estimate counts (the first capture and each mode's sizes beyond its first) ×
+  layers (`profile_run.graph_counts`), no constant (`GRAPH_FEATURES`). The V2 runner's estimate (v0.29.0 on)
+  measures every PIECEWISE graph and extrapolates FULL alone: its graphs beyond the first are the FULL ones
+  (`v2_graphs.v2_graph_extras`).
 """
 
 from __future__ import annotations
@@ -86,8 +87,14 @@ NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1 on
 # communicators once there are several ranks, and an MoE model's all-to-all buffers across TP ranks.
 # vLLM's budget does not read it (it takes a share of the total); a restart needs it free.
 CONTEXT_FEATURES = ("1 GiB", "1 GiB when TP × PP > 1", "1 GiB for an MoE model when TP > 1")
-# CUDA graphs: the first capture, and each further graph's capture (its nodes: per layer on the rank)
-GRAPH_FEATURES = ("1 GiB", "graphs captured beyond each mode's first × layers on the rank ÷ 1000")
+# CUDA graphs: the graphs vLLM's estimate counts, the first capture and each mode's sizes beyond its first (`profile_
+# cudagraph_memory`, v1/worker/gpu_model_runner.py:6447-6596 at v0.24.0, the same arithmetic v0.18.0-v0.30.0), each
+# graph's memory growing with its nodes, per layer on the rank. No constant (session 54): the one fitted beside the
+# per-graph part (0.11 GiB) rested on the H100 sweeps and charged the small models of consumer cards what they never
+# held (Qwen2.5-0.5B on an RTX 4090 printed 0.28 GiB, Qwen2.5-1.5B on a T4 0.42, where the constant and the part read
+# 0.55 and 0.63); with the first capture counted as one more graph the held-out error fell from 1.19 to 1.13 GiB.
+GRAPH_FEATURES = ("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the "
+                  "rank ÷ 1000",)  # fmt: skip
 # the fits this engine makes: key → (the term it estimates, what its coefficients multiply)
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     **{f"vllm.activation.{era.value}": (Term.ACTIVATION, V0_ACTIVATION_FEATURES if era.value == "v0" else ACTIVATION_FEATURES)
@@ -144,11 +151,11 @@ FITS: dict[str, LinearTerm] = {
         group_errors=(('1 GiB', 378211429),),
     ),
     'vllm.cuda_graphs': LinearTerm(
-        key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
-        coefficients=(0.110171, 0.219079), error_bytes=1281548431, records=71,
-        sources=18, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H200', 'L40S', 'RTX4090', 'T4'),
-        novel_error_bytes=1281548431, feature_sources=(18, 18),
-        group_errors=(("1 GiB + graphs captured beyond each mode's first × layers on the rank ÷ 1000", 1281548431),),
+        key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
+        coefficients=(0.239727,), error_bytes=1218603857, records=71,
+        sources=18, gpus=('A100-40GB', 'A100-80GB', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX4090', 'RTXA6000', 'T4'),
+        novel_error_bytes=1218603857, feature_sources=(18,),
+        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1218603857),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -229,9 +236,10 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
 
 
 def _graph_features(inputs: CalibrationInputs, *, v1_runner: bool = False) -> tuple[float, ...] | None:
-    """(1, graphs the estimate extrapolates beyond its first captures × layers on the rank ÷ 1000: both modes' under
-    the V1 runner, FULL's alone under V2 from v0.29.0, `v2_graphs.v2_graph_extras`; `v1_runner`: the V1 runner's
-    count whatever runs); None before v0.18.0, eager, or no model."""
+    """(graphs the estimate counts × layers on the rank ÷ 1000,): its first capture (one: vLLM takes the larger of the
+    modes' first captures) and the graphs it extrapolates beyond them, both modes' under the V1 runner, FULL's alone
+    under V2 from v0.29.0 (`v2_graphs.v2_graph_extras`; `v1_runner`: the V1 runner's count whatever runs); None before
+    v0.18.0, eager, or no model."""
     if not era_for(GRAPHS_PROFILED, inputs.version).value or inputs.settings.enforce_eager or inputs.model is None:
         return None
     piecewise, full = graph_counts(inputs)
@@ -239,7 +247,7 @@ def _graph_features(inputs: CalibrationInputs, *, v1_runner: bool = False) -> tu
         return None  # cudagraph_mode NONE (compilation.py): nothing captured
     extra = max(piecewise - 1, 0) + max(full - 1, 0) if v1_runner else v2_graph_extras(inputs, piecewise, full)
     layers = math.ceil(inputs.model.num_layers / max(inputs.layout.pp, 1))
-    return (1.0, extra * layers / 1000)
+    return ((extra + 1) * layers / 1000,)
 
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:

@@ -100,8 +100,9 @@ def v2_measures_graphs(inputs: CalibrationInputs) -> bool:
 
 def v2_graph_extras(inputs: CalibrationInputs, piecewise: int, full: int) -> int:
     """The graphs the release's estimate extrapolates beyond its first captures: under the V2 runner from v0.29.0 the
-    FULL graphs beyond the first (every PIECEWISE graph is captured and measured: the fit's constant, the first
-    capture, stands for them), else both modes' beyond their first (the V1 runner's extrapolation)."""
+    FULL graphs beyond the first (every PIECEWISE graph is captured and measured: the first capture the fit counts,
+    `calibration._graph_features`, stands for them), else both modes' beyond their first (the V1 runner's
+    extrapolation)."""
     if v2_measures_graphs(inputs):
         return max(full - 1, 0)
     return max(piecewise - 1, 0) + max(full - 1, 0)
