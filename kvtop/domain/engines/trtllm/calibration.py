@@ -48,6 +48,7 @@ from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
 from kvtop.domain.engines.trtllm.moe_workspace import held_in_torch as moe_workspace_held
 from kvtop.domain.engines.trtllm.moe_workspace import with_attention_dp_unmodelled
+from kvtop.domain.engines.trtllm.tensorrt_handles import handles_bytes
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.layout import ParallelLayout
@@ -407,10 +408,12 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
 
 def _engine_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
     """A TensorRT engine's C++ process before the engine loads, where no trtllm.context fit reaches (§18): the same
-    driver context every CUDA process holds, one process's by the GPU's SM count (`cuda_context.py`: 0.36 GiB on an
-    RTX 3090's 82 SMs, where TensorRT counted 377 MiB under 0.8.0), and at TP > 1 its TP group's NCCL, assumed 0.75 GiB
+    driver context every CUDA process holds, one process's by the GPU's resident threads (`cuda_context.py`: 294 MiB
+    on an RTX 3090's 82 × 1,536 threads, where TensorRT's own count leaves 283 MiB under 0.8.0 without Triton, §27),
+    TensorRT's handles before 0.10.0 (`with_tensorrt_handles`), and at TP > 1 its TP group's NCCL, assumed 0.75 GiB
     per doubling (error: the value, added as independent errors add)."""
-    found = one_process_context(inputs, fits, f"TP {inputs.layout.tp}, one process per GPU")
+    found = with_tensorrt_handles(one_process_context(inputs, fits, f"TP {inputs.layout.tp}, one process per GPU"),
+                                  inputs)  # fmt: skip
     doublings = math.log2(max(inputs.layout.tp, 1))
     if not doublings:
         return found
@@ -420,6 +423,19 @@ def _engine_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> T
         "error_bytes": round(math.hypot(found.error_bytes, nccl)),
         "basis": f"{found.basis}; + {nccl / GIB:.2f} GiB of the TP group's NCCL ({TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB "
                  f"per doubling of TP {inputs.layout.tp}, assumed)",
+    })  # fmt: skip
+
+
+def with_tensorrt_handles(found: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
+    """A TensorRT engine's context with TensorRT's cuBLAS/cuBLASLt and cuDNN handles beside the CUDA context, 34 MiB
+    before 0.10.0 (TensorRT 9), none from it (tensorrt_handles.py, §27); the count is read, its error unchanged."""
+    handles = handles_bytes(inputs.version)
+    if not handles:
+        return found
+    return found.model_copy(update={
+        "bytes": found.bytes + handles,
+        "basis": f"{found.basis}; + {handles >> 20} MiB of TensorRT's cuBLAS/cuBLASLt and cuDNN handles (TensorRT 9, "
+                 "before 0.10.0: two inits, §27)",
     })  # fmt: skip
 
 
