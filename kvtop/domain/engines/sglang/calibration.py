@@ -58,17 +58,17 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('100 SMs of 2,048 threads', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.602829, 0.425562, 0.046568), error_bytes=590012288, records=40,
-        sources=33, gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'),
-        novel_error_bytes=590012288, feature_sources=(33, 9, 4),
-        group_errors=(('100 SMs of 2,048 threads', 475800930), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 1436624789), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 294121868)),
+        coefficients=(0.58514, 0.43428, 0.054899), error_bytes=586596617, records=45,
+        sources=35, gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'),
+        novel_error_bytes=586596617, feature_sources=(35, 9, 4),
+        group_errors=(('100 SMs of 2,048 threads', 446182474), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 1445039976), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 293551424)),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.0, records=34, sources=28,
+    engine='sglang', factor=1.0, records=42, sources=31,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='sglang', gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=101, sources=28,
+    engine='sglang', gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=125, sources=31,
 )  # fmt: skip
 # END FITTED
 

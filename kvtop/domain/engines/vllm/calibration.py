@@ -152,10 +152,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
-        coefficients=(0.239727,), error_bytes=1218603857, records=71,
-        sources=18, gpus=('A100-40GB', 'A100-80GB', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX4090', 'RTXA6000', 'T4'),
-        novel_error_bytes=1218603857, feature_sources=(18,),
-        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1218603857),),
+        coefficients=(0.239914,), error_bytes=955374642, records=81,
+        sources=22, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX4090', 'RTXA6000', 'T4'),
+        novel_error_bytes=955374642, feature_sources=(22,),
+        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 955374642),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
