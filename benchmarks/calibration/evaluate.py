@@ -173,7 +173,7 @@ def fit_all(corpus: Corpus, leave_out: str | None = None, skip_gpus: frozenset[s
                 origins = [o for _, o in found]
                 fits[key] = fit_term(key, names, [row for row, _ in found], origins=origins, min_rows=rows_needed(names))
                 continue
-            kept = getattr(calibration, "FEWER_ROWS_FEATURES", {}).get(key)
+            kept = calibration.FEWER_ROWS_FEATURES.get(key)
             if kept and enough(found, tuple(names[index] for index in kept)):
                 fits[key] = fewer_features_fit(key, names, kept, found)
     from benchmarks.calibration.desktop import desktop_fits  # it plans desktop starts with this module's fits
@@ -221,8 +221,6 @@ def term_rows(records: list[Record], engine: str, key: str, fits: dict[str, Line
     where each came from."""
     calibration = engine_rules(engine).calibration
     term = calibration.FIT_TERMS[key][0]
-    # the part of the term the engine's code sizes (vLLM's FlashInfer all-reduce workspace): the fit takes the rest
-    known = getattr(calibration, "fit_offset", None)
     rows: list[tuple[FitRow, RowOrigin]] = []
     for record in records:
         if left_out(record, leave_out) or record.excluded(term):
@@ -230,8 +228,9 @@ def term_rows(records: list[Record], engine: str, key: str, fits: dict[str, Line
         values = record.memo(("fit_features", key), lambda r=record: calibration.fit_features(key, r.inputs()))
         measured = observed(record, term, fits)
         if values is not None and measured is not None:
-            if known is not None:
-                measured -= record.memo(("fit_offset", key), lambda r=record: known(key, r.inputs()))
+            # the part of the term the engine's code sizes (vLLM's FlashInfer all-reduce workspace, `fit_offset`; 0
+            # where it sizes none): the fit takes the rest
+            measured -= record.memo(("fit_offset", key), lambda r=record: calibration.fit_offset(key, r.inputs()))
             rows.append(((values, measured / GIB), origin(record)))
     return rows
 
@@ -347,8 +346,7 @@ def weights_errors(corpus: Corpus, leave_out: str | None = None) -> list[tuple[R
 
 def built_ahead(record: Record) -> bool:
     """A record whose engine was built ahead of its start (the engine calibration's `weights_built_ahead`)."""
-    rule = getattr(engine_rules(record.engine).calibration, "weights_built_ahead", None)
-    return bool(rule(record.inputs())) if rule is not None else False
+    return engine_rules(record.engine).calibration.weights_built_ahead(record.inputs())
 
 
 _WEIGHTS_ERRORS: dict[str, tuple[float, bool] | None] = {}  # by record id: (|error|, built ahead), made once per run
