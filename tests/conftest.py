@@ -11,7 +11,7 @@ import pytest
 from tests.data_paths import CASES, CONFIGS, DATA, SAMPLES
 
 if TYPE_CHECKING:
-    from benchmarks.calibration.evaluate import Judgement
+    from benchmarks.calibration.judgement import Judgement
 
 __all__ = ["CASES", "CONFIGS", "DATA", "SAMPLES"]
 
@@ -48,7 +48,7 @@ def corpus_judgement() -> Judgement:
     leave-one-source-out judgements, from which the fitted blocks and docs/calibration.md are rendered (≈ 16 s of one
     core in session 53, ≈ 150 s before the desktop share's search halved; the 6 tests of `JUDGEMENT_GROUP` read it)."""
     from benchmarks.calibration.corpus import load_all
-    from benchmarks.calibration.evaluate import judge_corpus
+    from benchmarks.calibration.judgement import judge_corpus
 
     return judge_corpus(load_all())
 

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 import pytest
 
 from benchmarks.calibration.corpus import CORPUS, load_all
-from benchmarks.calibration.evaluate import Judged, Judgement, blind, fit_all
+from benchmarks.calibration.evaluate import Judged, blind, fit_all
+from benchmarks.calibration.judgement import Judgement
 from benchmarks.calibration.run import DOC, fitted_blocks, render_doc, stale
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.sources.engine_logs import read_engine_log

@@ -16,7 +16,8 @@ import pytest
 
 from benchmarks.calibration import evaluate
 from benchmarks.calibration.corpus import load_all
-from benchmarks.calibration.evaluate import Corpus, engine_scale, judge_corpus
+from benchmarks.calibration.evaluate import Corpus
+from benchmarks.calibration.judgement import engine_scale, judge_corpus
 from kvtop.domain.calibration import cuda_context, features, gpu_totals, host_memory, plan_fits, weights
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules

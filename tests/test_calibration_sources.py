@@ -6,7 +6,7 @@ tests/data/cases); the scale left out by source is hand arithmetic beside it."""
 from __future__ import annotations
 
 from benchmarks.calibration.corpus import load_all, source_key
-from benchmarks.calibration.evaluate import PlanScores, engine_scale
+from benchmarks.calibration.judgement import PlanScores, engine_scale
 
 
 def test_a_source_is_its_thread_repository_or_indexed_file() -> None:

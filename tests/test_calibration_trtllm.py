@@ -8,7 +8,8 @@ SmoothQuant engine `Using 132608 tokens in paged KV cache`.
 from __future__ import annotations
 
 from benchmarks.calibration.corpus import load_all, resolve
-from benchmarks.calibration.evaluate import blind, fit_all, judge_all
+from benchmarks.calibration.evaluate import blind, fit_all
+from benchmarks.calibration.judgement import judge_all
 
 CORPUS = load_all()
 TRTLLM = {record.id: record for record in CORPUS["trtllm"]}

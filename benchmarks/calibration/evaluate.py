@@ -5,8 +5,8 @@ CUDA total on the records other than `leave_out` (a record's id, or a source: `R
 carries its own held-out error (each source left out in turn within the rest). `blind(record, fits)` then
 plans the record's launch with kvtop's `planned_capacity` as an operator would before the start (model,
 GPU, engine release, flags), optionally given the weights the log printed, and compares the capacity (or
-the KV memory, where the log printed no tokens) with the log's. `judge_all` judges every record with fits
-that left its whole source out: a log from a source the corpus has not seen is what a plan faces.
+the KV memory, where the log printed no tokens) with the log's. judgement.py's `judge_all` judges every record with
+fits that left its whole source out: a log from a source the corpus has not seen is what a plan faces.
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
 
 from benchmarks.calibration.corpus import MIB, Record, load_gpu_totals
-from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, scale_fit, too_few_sources
+from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.cuda_context import (
     CUDA_CONTEXT_FEATURES,
     CUDA_CONTEXT_KEY,
@@ -60,9 +59,6 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key, is_unified
 from kvtop.units import GIB
-
-if TYPE_CHECKING:
-    from benchmarks.calibration.groups import GroupMiss
 
 Corpus = dict[str, list[Record]]
 GPU_TOTALS = load_gpu_totals()
@@ -177,7 +173,7 @@ def fit_all(corpus: Corpus, leave_out: str | None = None, skip_gpus: frozenset[s
                 origins = [o for _, o in found]
                 fits[key] = fit_term(key, names, [row for row, _ in found], origins=origins, min_rows=rows_needed(names))
                 continue
-            kept = getattr(calibration, "FEWER_ROWS_FEATURES", {}).get(key)
+            kept = calibration.FEWER_ROWS_FEATURES.get(key)
             if kept and enough(found, tuple(names[index] for index in kept)):
                 fits[key] = fewer_features_fit(key, names, kept, found)
     from benchmarks.calibration.desktop import desktop_fits  # it plans desktop starts with this module's fits
@@ -225,8 +221,6 @@ def term_rows(records: list[Record], engine: str, key: str, fits: dict[str, Line
     where each came from."""
     calibration = engine_rules(engine).calibration
     term = calibration.FIT_TERMS[key][0]
-    # the part of the term the engine's code sizes (vLLM's FlashInfer all-reduce workspace): the fit takes the rest
-    known = getattr(calibration, "fit_offset", None)
     rows: list[tuple[FitRow, RowOrigin]] = []
     for record in records:
         if left_out(record, leave_out) or record.excluded(term):
@@ -234,8 +228,9 @@ def term_rows(records: list[Record], engine: str, key: str, fits: dict[str, Line
         values = record.memo(("fit_features", key), lambda r=record: calibration.fit_features(key, r.inputs()))
         measured = observed(record, term, fits)
         if values is not None and measured is not None:
-            if known is not None:
-                measured -= record.memo(("fit_offset", key), lambda r=record: known(key, r.inputs()))
+            # the part of the term the engine's code sizes (vLLM's FlashInfer all-reduce workspace, `fit_offset`; 0
+            # where it sizes none): the fit takes the rest
+            measured -= record.memo(("fit_offset", key), lambda r=record: calibration.fit_offset(key, r.inputs()))
             rows.append(((values, measured / GIB), origin(record)))
     return rows
 
@@ -351,8 +346,7 @@ def weights_errors(corpus: Corpus, leave_out: str | None = None) -> list[tuple[R
 
 def built_ahead(record: Record) -> bool:
     """A record whose engine was built ahead of its start (the engine calibration's `weights_built_ahead`)."""
-    rule = getattr(engine_rules(record.engine).calibration, "weights_built_ahead", None)
-    return bool(rule(record.inputs())) if rule is not None else False
+    return engine_rules(record.engine).calibration.weights_built_ahead(record.inputs())
 
 
 _WEIGHTS_ERRORS: dict[str, tuple[float, bool] | None] = {}  # by record id: (|error|, built ahead), made once per run
@@ -431,102 +425,3 @@ def cuda_context_fits(corpus: Corpus, totals: dict[str, LinearTerm],
         return {}
     return {CUDA_CONTEXT_KEY: fit_term(CUDA_CONTEXT_KEY, CUDA_CONTEXT_FEATURES, rows, origins=origins,
                                        min_rows=rows_needed(CUDA_CONTEXT_FEATURES))}  # fmt: skip
-
-
-FitCache = dict[str, dict[str, LinearTerm]]  # the fits without each source, made once per run
-Scores = dict[str, list[tuple[float, str]]]  # by engine: each plan's coverage score, and its source
-
-
-@dataclass(frozen=True)
-class PlanScores:
-    """The coverage scores of the two ways `plan` is used, by engine: fully blind (the weights book's weights) and
-    with the weights a log printed (`--engine-log`). One interval scale serves both, so it is fitted to hold in each."""
-
-    blind: Scores
-    logged: Scores
-
-
-def _fits_without(corpus: Corpus, source: str, cache: FitCache) -> dict[str, LinearTerm]:
-    if source not in cache:
-        cache[source] = fit_all(corpus, leave_out=source)
-    return cache[source]
-
-
-def _scores(corpus: Corpus, cache: FitCache, *, weights_logged: bool) -> Scores:
-    scores: Scores = {}
-    for engine, records in corpus.items():
-        for record in records:
-            found = blind(record, _fits_without(corpus, record.source, cache), weights_logged=weights_logged)
-            score = coverage_score(found.truth, found.predicted, found.low, found.high, found.truth_half) if found else None
-            if score is not None:
-                scores.setdefault(engine, []).append((score, record.source))
-    return scores
-
-
-def plan_scores(corpus: Corpus, cache: FitCache | None = None) -> PlanScores:
-    """Every record planned with fits that left its source out, its interval unscaled, fully blind and (where its
-    log printed them) with the logged weights: how many of its half-widths its log's figure fell from the plan
-    (`coverage_score`), by engine."""
-    cache = {} if cache is None else cache
-    return PlanScores(blind=_scores(corpus, cache, weights_logged=False),
-                      logged=_scores(corpus, cache, weights_logged=True))  # fmt: skip
-
-
-def engine_scale(engine: str, scores: PlanScores, leave_out: str | None = None) -> IntervalScale | None:
-    """The engine's interval scale from the scores of every source but `leave_out` (`coverage.scale_fit`): the larger
-    of the fully blind plans' and the logged-weights plans' scales, a way scored on fewer than 9 sources not voting
-    (`coverage.too_few_sources`: its floor at 1 is about its few sources). A plan with the weights measured has
-    narrower terms, and the blind plans' scale alone held vLLM's logged-weights intervals in 88.6 % (session 51)."""
-    fitted = []
-    for by_engine, logged in ((scores.blind, False), (scores.logged, True)):
-        kept = [(score, source) for score, source in by_engine.get(engine, []) if source != leave_out]
-        scale = scale_fit(engine, [score for score, _ in kept], [source for _, source in kept], weights_logged=logged)
-        if scale is not None and not (logged and too_few_sources(scale.sources)):
-            fitted.append(scale)
-    return max(fitted, key=lambda scale: scale.factor) if fitted else None
-
-
-def judge_all(corpus: Corpus, *, weights_logged: bool, scores: PlanScores | None = None,
-              cache: FitCache | None = None) -> dict[str, list[Judged]]:  # fmt: skip
-    """Every record planned blind with fits that left its whole source out (leave-one-source-out), its interval
-    scaled by the engine's scale fitted on the other sources' scores, by engine."""
-    cache = {} if cache is None else cache
-    scores = plan_scores(corpus, cache) if scores is None else scores
-    judged: dict[str, list[Judged]] = {}
-    for engine, records in corpus.items():
-        for record in records:
-            scale = engine_scale(engine, scores, leave_out=record.source)
-            result = blind(record, _fits_without(corpus, record.source, cache), weights_logged=weights_logged,
-                           scale=scale)  # fmt: skip
-            if result is not None:
-                judged.setdefault(engine, []).append(result)
-    return judged
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """The corpus judged once: the fits on every record, the fits without each source (`cache`), the fully blind
-    plans' coverage scores (`PlanScores`) and both leave-one-source-out judgements. run.py writes the fitted blocks and
-    docs/calibration.md from it, and the tests check the same one (one truth: a test asserts what the doc claims)."""
-
-    corpus: Corpus
-    fits: dict[str, LinearTerm]
-    cache: FitCache
-    scores: PlanScores
-    logged: dict[str, list[Judged]]  # the weights as the log printed them, every other term blind
-    blind: dict[str, list[Judged]]  # fully blind (the weights book's weights)
-    # every record planned fully blind with its GPU model, architecture class or release band absent (groups.py): what
-    # each engine's widening outside its corpus is calibrated on (`extrapolation.py`)
-    groups: tuple[GroupMiss, ...] = ()
-
-
-def judge_corpus(corpus: Corpus) -> Judgement:
-    """Every fit and judgement the doc shows, each made once."""
-    from benchmarks.calibration.groups import judge_groups  # it plans with this module's fits and scores
-
-    cache: FitCache = {}
-    scores = plan_scores(corpus, cache)
-    return Judgement(corpus=corpus, fits=fit_all(corpus), cache=cache, scores=scores,
-                     logged=judge_all(corpus, weights_logged=True, scores=scores, cache=cache),
-                     blind=judge_all(corpus, weights_logged=False, scores=scores, cache=cache),
-                     groups=tuple(judge_groups(corpus, scores)))  # fmt: skip

@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from benchmarks.calibration.corpus import Record
-from benchmarks.calibration.evaluate import Corpus, Judged, PlanScores, blind, engine_scale, fit_all
+from benchmarks.calibration.evaluate import Corpus, Judged, blind, fit_all
+from benchmarks.calibration.judgement import PlanScores, engine_scale
 from kvtop.domain.calibration.extrapolation import Extrapolation, architecture_class, release_band
 from kvtop.domain.calibration.fit import held_out_quantile
 from kvtop.domain.calibration.linear import ERROR_QUANTILE

@@ -25,16 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.calibration.corpus import Record, load_all  # noqa: E402
-from benchmarks.calibration.evaluate import (  # noqa: E402
-    Corpus,
-    Judged,
-    PlanScores,
-    blind,
-    engine_scale,
-    fit_all,
-    plan_scores,
-)
+from benchmarks.calibration.evaluate import Corpus, Judged, blind, fit_all  # noqa: E402
 from benchmarks.calibration.groups import extrapolations, judge_groups  # noqa: E402
+from benchmarks.calibration.judgement import PlanScores, engine_scale, plan_scores  # noqa: E402
 from kvtop.domain.calibration.extrapolation import Extrapolation  # noqa: E402
 
 CORPUS_DIR = "tests/data/calibration"

@@ -10,12 +10,11 @@ from benchmarks.calibration.evaluate import (
     SOURCES_NEEDED,
     Corpus,
     Judged,
-    PlanScores,
-    engine_scale,
     rows_needed,
     term_rows,
     weights_errors,
 )
+from benchmarks.calibration.judgement import PlanScores, engine_scale
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY
 from kvtop.domain.calibration.fit import quantile
 from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES

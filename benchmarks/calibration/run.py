@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.calibration.corpus import load_all  # noqa: E402
-from benchmarks.calibration.evaluate import Judgement, engine_scale, judge_corpus  # noqa: E402
 from benchmarks.calibration.groups import extrapolations, groups_section  # noqa: E402
+from benchmarks.calibration.judgement import Judgement, engine_scale, judge_corpus  # noqa: E402
 from benchmarks.calibration.report import render  # noqa: E402
 from kvtop.domain.calibration.coverage import IntervalScale  # noqa: E402
 from kvtop.domain.calibration.extrapolation import Extrapolation  # noqa: E402

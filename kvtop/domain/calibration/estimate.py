@@ -159,8 +159,7 @@ def preload_estimate(
     rules = engine_rules(ledger.settings.engine)
     inputs = calibration_inputs(ledger)
     support = engine_fits(ledger.settings.engine, fits)
-    built_rule = getattr(rules.calibration, "weights_built_ahead", None)  # an engine built ahead of its start
-    built = bool(built_rule(inputs)) if built_rule is not None else False
+    built = rules.calibration.weights_built_ahead(inputs)  # an engine built ahead of its start
     estimates = tuple(with_fitted_error(widened(estimate, support, inputs), support, built)
                       for estimate in rules.calibration.terms(inputs, support))  # fmt: skip
     # a unified-memory host's share, where the engine sizes from the free memory before the load (a context term)
@@ -181,8 +180,7 @@ def preload_estimate(
         node_used = any(estimate.origin == "node" for estimate in from_node)
         node_weights = next((e for e in from_node if e.term is Term.WEIGHTS and e.origin == "node"), None)
         estimates = from_node
-    reads_free_after_load = bool(getattr(rules.calibration, "READS_FREE_AFTER_LOAD", True))
-    estimates = _with_measured(estimates, ledger.measured, reads_free_after_load)
+    estimates = _with_measured(estimates, ledger.measured, rules.calibration.READS_FREE_AFTER_LOAD)
     weights = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     predicted = weights is not None and weights.source != "measured" and weights.within is None
     beside = calibrated.bytes - inputs.weights_bytes if calibrated and predicted else 0

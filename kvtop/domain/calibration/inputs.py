@@ -39,6 +39,12 @@ class EngineCalibration(Protocol):
     INTERVAL_SCALE: IntervalScale | None  # the committed interval scale (coverage.py); None: unscaled
     FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]]  # each fit's term and what its coefficients multiply
     START_MEASURES: StartMeasures  # which terms a start's log measures (the calibration store keeps only those)
+    # whether the engine's budget reads the free memory after the load, so that a measured one (with the free memory
+    # before it) fixes the weights term; False: the weights stay the calibrated term (`estimate._with_measured`)
+    READS_FREE_AFTER_LOAD: bool
+    # by fit key: the indices of the features a term is fitted on where its records are too few for all of them (the
+    # one that carries most of the term), the others' coefficients 0; {}: such a term is left to its assumption
+    FEWER_ROWS_FEATURES: dict[str, tuple[int, ...]]
 
     def terms(self, inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
         """Every term this launch's budget reads, estimated with `fits` (the committed ones in a plan; a
@@ -60,4 +66,15 @@ class EngineCalibration(Protocol):
     def fit_features(self, key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
         """The feature values (GiB) of fit `key` for this launch; None where that fit does not apply
         (another era, a part it does not model)."""
+        ...
+
+    def fit_offset(self, key: str, inputs: CalibrationInputs) -> int:
+        """Bytes of what fit `key` measures that the engine's code sizes (a workspace beside the term), taken off the
+        logged figure before the corpus fits it and added back to the estimate by `terms`; 0 where the code sizes
+        none."""
+        ...
+
+    def weights_built_ahead(self, inputs: CalibrationInputs) -> bool:
+        """Whether this launch holds weights an engine build wrote ahead of its start (their own weights error,
+        `weights.BUILT_WEIGHTS_RELATIVE_ERROR`), not a checkpoint loaded as it starts."""
         ...

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.calibration.coverage import IntervalScale
+from kvtop.domain.calibration.defaults import weights_built_ahead as weights_built_ahead
 from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.features import assumed_estimate, fitted_estimate
 from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
