@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, ProcessRole
-from kvtop.ui.widgets.row_data import rank_label
 from kvtop.domain.wording import GIB
+from kvtop.ui.widgets.row_data import rank_label
 
 #: Roles of an engine kvtop watches that is serving: stopping one takes the engine down.
 ENGINE_ROLES = (ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER)
