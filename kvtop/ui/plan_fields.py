@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.engines.registry import EngineId, engine_flags
 from kvtop.domain.engines.versions import LATEST
-from kvtop.domain.launch import spelling_of
+from kvtop.domain.launch import check_values, spelling_of
 
 
 @dataclass(frozen=True)
@@ -85,4 +85,8 @@ def engine_count(engine: EngineId, key: str, text: str, version: str | None) -> 
     if not raw or raw.isdigit():
         return None
     stated = None if version is None or version.strip().lower() in ("", LATEST) else version.strip()
-    return engine_flags(engine).read_int(key, raw, spelling_of(engine, key), stated)
+    flag = spelling_of(engine, key)
+    value = engine_flags(engine).read_int(key, raw, flag, stated)
+    if value is not None:  # the engine's refusals of the value read, as `plan` says them ('auto': -1, not modelled)
+        check_values(engine, {key: value}, {key: flag})
+    return value

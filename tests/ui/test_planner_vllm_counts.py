@@ -46,3 +46,17 @@ async def test_a_release_before_the_suffixes_refuses_them_naming_the_field(make_
             "✗ context length: expected a whole number, got '16K' (vLLM reads suffixes like K on it from v0.8.4, "
             "not at 0.8.3)"
         )
+
+
+async def test_auto_is_refused_as_plan_refuses_it(make_app):
+    """vLLM reads --max-model-len 'auto' as -1 (auto-fit to memory) from v0.14.0 (human_ints.py AUTO_ERAS): kvtop
+    does not model it, and the planner says so in `kvtop plan --max-model-len auto`'s words, not a plan of -1."""
+    node = DemoSource.open(SCENARIO).collect_at(0)
+    app = make_app(FakeSource(node, label=f"demo:{SCENARIO}"))
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-context_length", "auto")
+        assert screen.outcome.after is None
+        assert shown(screen, "#plan-error") == (
+            "✗ context length: -1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens"
+        )
