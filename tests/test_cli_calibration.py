@@ -90,5 +90,29 @@ def test_the_tui_takes_no_calibration_store_like_the_headless_commands(capsys: p
     on, extra = parser.parse_known_args([])
     off, extra_off = parser.parse_known_args(["--no-calibration-store"])
     assert extra == extra_off == [] and off.command is None and off.no_calibration_store is True
-    assert [measure.gpu for measure in _node_measures(on)] == ["RTX3090"]
-    assert _node_measures(off) == ()
+    measures, notice = _node_measures(on)
+    assert [measure.gpu for measure in measures] == ["RTX3090"] and notice is None
+    assert _node_measures(off) == ((), None)
+
+
+async def test_the_tuis_corrupt_store_note_is_said_on_its_screen() -> None:
+    """Session 54 (operator trial): `kvtop` on a node whose store holds an unreadable line printed the note to
+    stderr before the app took the screen, where nobody saw it until quitting. `_node_measures` hands the line to
+    the app, which shows it as a notification once its screen is up (the store's line count: one bad line)."""
+    from kvtop.cli import build_parser
+    from kvtop.commands.tui import _node_measures
+    from kvtop.sources.hub import load_model
+    from kvtop.ui.app import KvtopApp
+    from tests.ui.fakes import FakeSource, FixedClock, llama_snapshot
+
+    store = Path(os.environ["XDG_STATE_HOME"]) / "kvtop" / "calibration.jsonl"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_bytes(b"\x00\x01 not json\n")
+    args, _ = build_parser(full=False).parse_known_args([])
+    measures, notice = _node_measures(args)
+    assert measures == () and notice == f"calibration store {store}: 1 unreadable line(s) ignored (delete the file to start afresh)"
+    app = KvtopApp(FakeSource(llama_snapshot()), load_model, interval_s=3600.0, clock=FixedClock(), theme="dark",
+                   startup_notice=notice)  # fmt: skip
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.pause()
+        assert [note.message for note in app._notifications] == [notice]

@@ -22,10 +22,10 @@ def test_a_log_path_not_on_this_machine_is_the_logs_not_a_flag(capsys: pytest.Ca
     assert main(["explain", str(SGLANG_C01), "--no-calibration-store"]) == 2
     out, err = capsys.readouterr()
     assert err.strip() == (
-        "kvtop: error: log: names the model /path/to/Qwen3-235B-A22B-FP8, which is not on this machine: pass "
-        "--model with its folder or config.json here, a preset (qwen3-235b-a22b: that family and size), or its "
-        f"hub id in {SGLANG_C01}"
-    )
+        f"kvtop: error: log: {SGLANG_C01} names the model /path/to/Qwen3-235B-A22B-FP8, which is not on this "
+        "machine: pass --model with its folder or config.json here, a preset (qwen3-235b-a22b: that family and "
+        "size), or its hub id"
+    )  # the log first (session 54): "… or its hub id in tests/data/…/engine.log" read as a hub id inside the log
     assert out == ""
 
 
@@ -46,7 +46,8 @@ def test_a_hub_id_out_of_reach_offers_no_preset_of_another_model(
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
     assert main(["explain", str(VLLM_QWEN3_32B), "--no-calibration-store"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("kvtop: error: log: names the model Qwen/Qwen3-32B: ")
+    assert err.startswith(f"kvtop: error: log: {VLLM_QWEN3_32B} names the model Qwen/Qwen3-32B: ")
+    assert err.rstrip().endswith("or fetch it once with network")  # no "… with network in LOG" (session 54)
     assert "preset" not in err and "--model ./Qwen3-32B/config.json" in err
     assert err.count("\n") == 1
 

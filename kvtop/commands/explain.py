@@ -193,13 +193,12 @@ def _log_model_unreadable(model_ref: str, err: InputError, log_path: str) -> Inp
     if err.detail == CONFIG_NOT_FOUND:
         preset = nearest_preset(model_ref)
         other = f"a preset ({preset}: that family and size)" if preset else "a preset"
-        return InputError(
-            f"names the model {model_ref}, which is not on this machine: pass --model with its folder or "
+        return InputError(  # the log's path first: "… or its hub id in LOG" read as a hub id inside the log
+            f"{log_path} names the model {model_ref}, which is not on this machine: pass --model with its folder or "
             f"config.json here, {other}, or its hub id",
             field="log",
-            source=log_path,
         )
-    return InputError(f"names the model {model_ref}: {err.detail}", field="log", source=log_path)
+    return InputError(f"{log_path} names the model {model_ref}: {err.detail}", field="log")
 
 
 #: What explain says when the log measured no term a plan of the launch estimates (the store is left as it was).

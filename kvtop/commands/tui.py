@@ -55,6 +55,7 @@ def run_tui(args: argparse.Namespace) -> int:
     simulated = _is_demo(source)
     torch_missing = importlib.util.find_spec("torch") is None
     probe_runner = None if read_only or torch_missing else _probe_runner
+    measures, store_notice = ((), None) if simulated else _node_measures(args)
     with theme_named_where_given(args, store):
         app = KvtopApp(
             source, load_model, theme=getattr(args, "theme", None) or preferences.theme, read_only=read_only,
@@ -62,26 +63,22 @@ def run_tui(args: argparse.Namespace) -> int:
             probe_unavailable=NO_TORCH if torch_missing and not read_only else None,
             signal_sender=None if read_only else _signal_sender(source, simulated),
             preferences=preferences, preferences_store=store,
-            node_measures=() if simulated else _node_measures(args),
+            node_measures=measures, startup_notice=store_notice,
         )  # fmt: skip
     settle_heap()
     app.run()
     return app.return_code or 0
 
 
-def _node_measures(args: argparse.Namespace) -> tuple[NodeMeasure, ...]:
-    """This node's earlier starts from the local calibration store, for the planner (none when it is off);
-    a store that cannot be read is said in one line and planned without."""
+def _node_measures(args: argparse.Namespace) -> tuple[tuple[NodeMeasure, ...], str | None]:
+    """This node's earlier starts from the local calibration store, for the planner (none when it is off), and
+    the one line a store with unreadable lines gives (the app says it on its screen; planned without them)."""
     from kvtop.sources.calibration_store import read_store, store_disabled
 
     if store_disabled(bool(getattr(args, "no_calibration_store", False))):
-        return ()
+        return (), None
     store = read_store()
-    if store.notice:
-        from kvtop.commands.output import print_error
-
-        print_error(store.notice, prefix="kvtop: note: ")
-    return store.measures
+    return store.measures, store.notice
 
 
 def _is_demo(source: SnapshotSource) -> bool:

@@ -97,8 +97,12 @@ class KvtopApp(KvtopBaseApp):
         preferences: Preferences | None = None,
         preferences_store: PreferencesStore | None = None,
         node_measures: tuple[NodeMeasure, ...] = (),
+        startup_notice: str | None = None,
     ) -> None:
         super().__init__(theme=theme, interval_s=interval_s, clock=clock, themes_dir=themes_dir)
+        # said once the screen is up (e.g. a calibration store with unreadable lines): a line printed before the
+        # app starts is hidden behind its screen until the operator quits
+        self._startup_notice = startup_notice
         self.preferences = preferences or Preferences()  # what the operator chose, kept by the store
         self._preferences_store = preferences_store
         self._node_measures = node_measures  # this node's earlier starts, for the planner (calibration store)
@@ -123,6 +127,8 @@ class KvtopApp(KvtopBaseApp):
 
     def on_mount(self) -> None:
         self.dashboard.apply_preferences(self.preferences)
+        if self._startup_notice:
+            self.notify(self._startup_notice, title="note", severity="warning", timeout=20)
         self.stream_snapshots()
         self.set_interval(1.0, self._tick)
 

@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kvtop.domain.engines.registry import EngineId, engine_flags
+from kvtop.domain.engines.versions import LATEST
+from kvtop.domain.launch import check_values, spelling_of
+
 
 @dataclass(frozen=True)
 class PlanField:
@@ -71,3 +75,18 @@ def edited_keys(base: Mapping[str, str], texts: Mapping[str, str]) -> frozenset[
     """The form's fields whose text differs from what `base` starts them with (the planner's fields only)."""
     return frozenset(field.key for field in FIELDS
                      if texts.get(field.key, "").strip() != base.get(field.key, "").strip())  # fmt: skip
+
+
+def engine_count(engine: EngineId, key: str, text: str, version: str | None) -> int | None:
+    """A count typed as the engine reads it where that is not Python's int() (vLLM's '32K' for context length at a
+    release that takes it, as `kvtop plan --max-model-len 32K` reads it: `EngineFlags.read_int`), else None; a form
+    the release refuses is an InputError naming the engine's flag. `version` None or 'latest': the latest."""
+    raw = text.strip()
+    if not raw or raw.isdigit():
+        return None
+    stated = None if version is None or version.strip().lower() in ("", LATEST) else version.strip()
+    flag = spelling_of(engine, key)
+    value = engine_flags(engine).read_int(key, raw, flag, stated)
+    if value is not None:  # the engine's refusals of the value read, as `plan` says them ('auto': -1, not modelled)
+        check_values(engine, {key: value}, {key: flag})
+    return value

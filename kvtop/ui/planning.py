@@ -33,6 +33,7 @@ from kvtop.ui.plan_fields import (
     PlanField,
     edited_field_error,
     edited_keys,
+    engine_count,
 )
 
 #: The planner keys that are `LaunchSettings` fields of the same name (the memory share is each engine's own).
@@ -280,7 +281,9 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
             if key in DEPLOYMENT_KEYS:
                 deployment[key] = _parse(field, text)
             elif attribute is not None:
-                update[attribute] = _parse(field, text)
+                version = texts.get("engine_version", base.engine_version or "")
+                counted = engine_count(base.engine, key, text, version) if field.kind.startswith("int") else None
+                update[attribute] = counted if counted is not None else _parse(field, text)
             elif text.strip():
                 raise InputError(f"{display_name(base.engine)} takes no share of memory", field=field.label)
         except InputError as err:

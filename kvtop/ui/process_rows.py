@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, ProcessRole
+from kvtop.domain.wording import GIB
 from kvtop.ui.widgets.row_data import rank_label
 
 #: Roles of an engine kvtop watches that is serving: stopping one takes the engine down.
@@ -128,14 +129,20 @@ class ProcessSort:
     rank: Callable[[ProcessRow], tuple[object, ...]]
 
 
+def shown_gib(row: ProcessRow) -> float:
+    """The row's bytes as the table shows them (GiB, 2 decimals): the bytes sort ranks by this, so processes the
+    table shows with the same figure keep their pid order, not a reshuffle on every poll by bytes no one sees."""
+    return round((row.used_bytes or 0) / GIB, 2)
+
+
 PROCESS_SORTS: tuple[ProcessSort, ...] = (
-    ProcessSort("bytes", lambda row: (-(row.used_bytes or 0), row.pid, row.gpu)),
+    ProcessSort("bytes", lambda row: (-shown_gib(row), row.pid, row.gpu)),
     ProcessSort("pid", lambda row: (row.pid, row.gpu)),
     ProcessSort("user", lambda row: (row.user, row.pid, row.gpu)),
     ProcessSort("role", lambda row: (row.role_name, row.pid, row.gpu)),
     ProcessSort("age", lambda row: (-(row.age_s or 0.0), row.pid, row.gpu)),
     ProcessSort("command", lambda row: (row.command, row.pid, row.gpu)),
-    ProcessSort("GPU", lambda row: (row.gpu, -(row.used_bytes or 0), row.pid)),
+    ProcessSort("GPU", lambda row: (row.gpu, -shown_gib(row), row.pid)),
 )
 
 

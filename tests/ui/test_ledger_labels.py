@@ -57,3 +57,15 @@ def test_the_label_column_never_narrows_below_its_least():
     assert label_width(["free"], 200) == LABEL_WIDTH
     assert label_width(["x" * 40], 60) == LABEL_WIDTH  # a narrow screen: cut, at the least width
     assert label_width(["x" * 30], None) == 30
+
+
+
+async def test_the_tokens_note_says_which_bytes_the_column_reads(make_app):
+    """Session 54 (operator trial, `kvtop` demo, Enter): the note said "every row's bytes ÷ 40.00 KiB per token",
+    while the KV pool row's ≈ tokens reads its observed bytes and a weights component's its predicted bytes (no
+    figure observes it): the note names both, and stays on one line at 80 columns."""
+    for width in (160, 80):
+        lines = await _ledger_lines(make_app, width)
+        note = next(line for line in lines if line.startswith("≈ tokens:"))
+        assert note.startswith("≈ tokens: each row's observed bytes, else predicted, ÷ "), note
+        assert note.endswith(" per token") and len(note) <= 78, note

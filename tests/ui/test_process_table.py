@@ -203,3 +203,19 @@ async def test_a_tag_is_dropped_when_its_pid_names_another_process(make_app):
         await pilot.pause()
         assert any(n.message == f"pid {NOTEBOOK_PID} untagged: it exited or now names another process" for n in app._notifications)
 
+
+
+def test_the_bytes_sort_ranks_by_the_figure_shown_so_equal_rows_keep_their_pid_order() -> None:
+    """Session 54 (operator trial, `kvtop --demo llama70b-tp8-foreign-gpu3`, X): the workers all showed 73.17 or
+    73.18 GiB, yet reshuffled on every poll, ranked by the bytes under the second decimal. Two workers 1 MiB apart
+    (both 73.17 GiB shown, 73.17 × 2³⁰ B ≈ 78,566,000,000 B) rank by pid; 0.01 GiB more ranks first."""
+    from kvtop.ui.process_rows import PROCESS_SORTS, sorted_rows
+
+    rows = {row.pid: row for row in process_rows(llama_snapshot())}
+    low, high = sorted(rows)[:2]
+    shown = int(73.17 * GIB)
+    by_bytes = next(sort for sort in PROCESS_SORTS if sort.name == "bytes")
+    pair = (replace(rows[high], used_bytes=shown + 2**20), replace(rows[low], used_bytes=shown))
+    assert [row.pid for row in sorted_rows(pair, by_bytes)] == [low, high]
+    larger = (replace(rows[low], used_bytes=shown), replace(rows[high], used_bytes=int(73.18 * GIB)))
+    assert [row.pid for row in sorted_rows(larger, by_bytes)] == [high, low]

@@ -162,7 +162,8 @@ def note_lines(view: RankLedgerView) -> list[Content]:
         return []
     notes = [
         Content.styled(
-            f"≈ tokens: every row's bytes ÷ {fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}", "$text-muted"
+            f"≈ tokens: each row's observed bytes, else predicted, ÷ {fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}",
+            "$text-muted",
         )
     ]
     predicted = view.rank.predicted if view.rank is not None else None
