@@ -24,6 +24,9 @@ holds 226 MiB a rank more than its tensors.
 
 MLA's w_kc and w_vc (`mla_split.py`): DeepSeek's classes copy kv_b_proj's two halves at the load and keep kv_b_proj.
 
+A block-FP8 checkpoint on SM 8.0–8.8 from 0.5.1 (`weights_fp8_marlin.py`): weight-only FP8 Marlin holds the block
+scales as group scales in the model's dtype (Qwen3-32B-FP8 on an A100: +0.45 GiB, and 61 MiB more of rounding).
+
 Grok's per-layer scaled rope (models/grok.py, read in 0.5.1, 0.5.2rc2, 0.5.6.post2 and 0.5.23; 0.5.0rc2 has no
 `get_rope_scaling`): `Grok1Attention.__init__` builds the shared `get_rope` module (the cache above), then, where
 `get_rope_scaling(config)` finds a top-level `rope_type`, replaces it with its own `ScalingRotaryEmbedding`,
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.sglang.mla_split import split_copies, split_tensors
+from kvtop.domain.engines.sglang.weights_fp8_marlin import marlin_block_scales, marlin_scale_tensors
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.rope_cache import rope_cache_bytes
 from kvtop.domain.torch_segments import reserved_bytes
@@ -59,8 +63,13 @@ def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     caches = [part for part in (rope_cache(inputs), layer_ropes(inputs)) if part is not None]
     split = split_copies(inputs)
     parts = [*caches, split] if split is not None else caches
-    # each tensor apart for the allocator's rounding: a cache one, the MLA split two a layer
-    rounding = allocator_rounding(inputs, [*(size for size, _ in caches), *split_tensors(inputs)])
+    marlin = marlin_block_scales(inputs)
+    if marlin is not None:
+        parts.append(marlin)
+    # each tensor apart for the allocator's rounding: a cache one, the MLA split two a layer, Marlin's group scales
+    # one a module (made after the load)
+    beside = [*(size for size, _ in caches), *split_tensors(inputs), *marlin_scale_tensors(inputs)]
+    rounding = allocator_rounding(inputs, beside)
     if rounding is not None:
         parts.append(rounding)
     if not parts:

@@ -18,7 +18,7 @@ Counted as the book of the checkpoint read as Marlin holds it (group scales of t
 dtype) less the book as stored, over every layer and divided by the pipeline stages: Fp8Config's block FP8 only
 (`quant_method: "fp8"` with a `weight_block_size`, one format for every module); per-tensor and per-channel FP8 on
 Marlin (their scales widened to one a column: N × 2 B a matrix), compressed-tensors' and ModelOpt's FP8 are not
-counted.
+counted. The arithmetic is shared with SGLang's rule (kvtop.domain.marlin_fp8).
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import compute_capability
-from kvtop.domain.model import ModelSpec
-from kvtop.domain.weights import weights_book
+from kvtop.domain.marlin_fp8 import block_fp8_checkpoint, group_scales_extra
 
 MARLIN_BLOCK_FP8_ERAS: Eras[bool] = Eras((
     Era("", False, "v0.8.5.post1 quantization/fp8.py:182-185: 'Marlin doesn't support block-wise fp8' (the block "
@@ -53,17 +52,10 @@ def marlin_block_scales(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if model is None or capability is None or not FP8_FLOOR_ERAS.at(inputs.version) <= capability < NATIVE_FP8:
         return None
     quant = model.quant
-    fp8_config = quant.method == "fp8" and quant.scheme == "fp8"  # Fp8Config (quant_method "fp8"), not CT or ModelOpt
-    if not fp8_config or quant.block is None or quant.mixed or not MARLIN_BLOCK_FP8_ERAS.at(inputs.version):
+    if not block_fp8_checkpoint(model) or not MARLIN_BLOCK_FP8_ERAS.at(inputs.version):
         return None
-    grouped = quant.model_copy(update={"block": None, "group_size": quant.block[1], "scale_bytes": model.dtype_bytes})
-    marlin = model.model_copy(update={"quant": grouped})
-    layers, layout = range(model.num_layers), inputs.layout
-
-    def total(spec: ModelSpec) -> int:
-        return weights_book(spec, layout, layers, first_stage=True, last_stage=True).total_bytes
-
-    extra = (total(marlin) - total(model)) // max(layout.pp, 1)
+    assert quant.block is not None
+    extra = group_scales_extra(model, inputs.layout)
     if extra <= 0:
         return None
     return extra, (
