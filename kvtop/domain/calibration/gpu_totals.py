@@ -115,6 +115,12 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         sources=5, gpus=('L40S',),
         novel_error_bytes=139586437, feature_sources=(5,),
     ),
+    'cuda_total.RTX3060-TI': LinearTerm(
+        key='cuda_total.RTX3060-TI', features=('1 GiB',),
+        coefficients=(7.65,), error_bytes=139586437, records=1,
+        sources=1, gpus=('RTX3060-TI',),
+        novel_error_bytes=139586437, feature_sources=(1,),
+    ),
     'cuda_total.RTX3090': LinearTerm(
         key='cuda_total.RTX3090', features=('1 GiB',),
         coefficients=(23.576667,), error_bytes=139586437, records=3,
@@ -171,10 +177,10 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB', "100 GiB of nvidia-smi's total"),
-        coefficients=(0.335715, 0.231758), error_bytes=179145600, records=23,
-        sources=23, gpus=(),
-        novel_error_bytes=319519940, feature_sources=(23, 23),
-        group_errors=(("1 GiB + 100 GiB of nvidia-smi's total", 179145600),),
+        coefficients=(0.33539, 0.231955), error_bytes=178786526, records=24,
+        sources=24, gpus=(),
+        novel_error_bytes=317199476, feature_sources=(24, 24),
+        group_errors=(("1 GiB + 100 GiB of nvidia-smi's total", 178786526),),
     ),
 }  # fmt: skip
 # END FITTED

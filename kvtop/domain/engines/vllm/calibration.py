@@ -153,10 +153,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
-        coefficients=(0.239914,), error_bytes=955374642, records=81,
-        sources=22, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX4090', 'RTXA6000', 'T4'),
-        novel_error_bytes=955374642, feature_sources=(22,),
-        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 955374642),),
+        coefficients=(0.239859,), error_bytes=956800275, records=86,
+        sources=23, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX4090', 'RTXA6000', 'T4'),
+        novel_error_bytes=956800275, feature_sources=(23,),
+        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 956800275),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -181,10 +181,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=257, sources=142,
+    engine='vllm', factor=1.0, records=264, sources=144,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A40', 'B200', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2080-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=766, sources=142,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A40', 'B200', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2080-TI', 'RTX3060-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=787, sources=144,
 )  # fmt: skip
 # END FITTED
 
