@@ -115,14 +115,20 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     Llama / Gemma on a B200; all within 3.1 %), Kaggle T4 × 2 and a Qwen3.5-27B TP 4 start (within 4.3 %) and an RTX
     PRO 6000's gpt-oss-120b on Marlin (+312 % of KV): 181 → 216 records of 124 sources fully blind (93.1 % within 5 %,
     92.6 % of intervals holding, median 0.86 %), 164 → 198 of 102 with their weights printed (94.9 %, 91.9 %, 0.60 %).
+    Helpers hunt_v2, hunt_v3 and hunt_v4 added forty-eight more of twenty-six sources (committed server logs: an A40
+    fork, H100 NVL / L40S serverless and profiling studies, RTX 4090 / 3090 / 2080 Ti / 3060 Ti / A4000 cards, Kimi-K2
+    on 8 × H200, a speculative-decoding study on A100s; at most six starts a source from hunt_v3 on), and the
+    CUDA-graph estimates ten older records printed were read: 216 → 264 records of 144 sources fully blind (93.6 %
+    within 5 %, 94.3 % of intervals holding with the interval scale floored at 1), 198 → 239 of 118 with their
+    weights printed (95.0 %, 96.7 %).
 
     Until session 50 this test refitted every term without each record alone (147 fits, 3 minutes on 2 cores a
     case) and judged the unscaled intervals of that other judgement; it now checks the leave-one-source-out one the
     doc shows (a sibling start of the same source no longer helps its plan, and the interval is scaled as the doc's)."""
     judged = _judged(corpus_judgement, "vllm", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (198 if weights_logged else 216)
-    assert len({j.record.source for j in judged}) == (102 if weights_logged else 124)
+    assert len(judged) == (239 if weights_logged else 264)
+    assert len({j.record.source for j in judged}) == (118 if weights_logged else 144)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
     assert sum(e <= 0.05 for e in errors) / len(errors) >= 0.9
@@ -172,34 +178,43 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
     H200 start inside its interval. With the interval scale refitted on the new scores, the L40S udbhav start
     (−2.9 %, its context over-predicted on 142 SMs) falls just outside its logged-weights interval.
 
+    Session 54: fifteen held-out starts joined (GB300 MiniMax-M2.5 / Kimi-K2.5 at 0.5.13, RTX 4090 at 0.5.18, 0.5.20
+    HiCache runs on A100 / H100 PCIe / H200, Kimi-K2.6 on 8 × H20, a 0.4.9.post3 Llama-2-7b: 42 records of 31 sources
+    fully blind, 34 of 25 with the logged weights), all within 2 % blind. The CUDA context is now fitted on the GPU's
+    resident threads (a stack per thread: 1,536 a SM on the L40S's and RTX cards' architectures, 2,048 on the
+    data-center ones), which took the L40S udbhav start inside its logged-weights interval (−1.9 %); the RTX 3090
+    start moves to +8.0 % (its WSL desktop's memory, not modelled); the interval scale is floored at 1.
+
     Until session 50 this test refitted every term without each record alone and judged that other judgement's
     unscaled intervals; it now checks the leave-one-source-out judgement the doc shows."""
     judged = _judged(corpus_judgement, "sglang", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (22 if weights_logged else 27)
-    assert len({j.record.source for j in judged}) == (20 if weights_logged else 25)
+    assert len(judged) == (34 if weights_logged else 42)
+    assert len({j.record.source for j in judged}) == (25 if weights_logged else 31)
     assert statistics.median(errors) <= 0.02
     missed = {j.record.id: j.truth for j in judged if abs(j.error) > 0.05}
     uncovered = [j.record.id for j in judged if not j.covered]
     if weights_logged:
         assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531}
-        assert uncovered == ["udbhav-sglang-setup-llama-3.2-3b-l40s-v057"]
+        assert uncovered == []
     else:
         assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531, "file47376055009-qwq-32b-4xl4-tp4": 46_611}
         assert uncovered == []
 
 
 def test_sglang_context_features_are_the_sms_the_link_and_the_tp_group() -> None:
-    """The context's features of four starts: the GPU's SMs ÷ 100 (NVIDIA's datasheets: B200 148, RTX 5090 170, H200
-    132, RTX 4090 128), and the TP doublings by link: the H200 joins its 8 GPUs over NVLink (3 doublings), the
-    RTX 4090s over PCIe (2 doublings at TP 4)."""
+    """The context's features of four starts: the GPU's resident threads ÷ (100 SMs × 2,048) (NVIDIA's datasheets: B200
+    148, RTX 5090 170, H200 132, RTX 4090 128 SMs; the CUDA C++ Programming Guide's threads per SM: 2,048 at compute
+    capability 9.0 and 10.0, 1,536 at 8.9 and 12.0 — so 170 × 1,536 / 2,048 = 127.5 for the RTX 5090, 128 × 1,536 /
+    2,048 = 96 for the RTX 4090), and the TP doublings by link: the H200 joins its 8 GPUs over NVLink (3 doublings),
+    the RTX 4090s over PCIe (2 doublings at TP 4)."""
     from kvtop.domain.engines.sglang.calibration import context_features
 
     by_id = {r.id: r for r in CORPUS_RECORDS["sglang"]}
     assert context_features(by_id["file52132052242-qwen3-8b-b200"].inputs()) == pytest.approx((1.48, 0.0, 0.0))
-    assert context_features(by_id["file70468080142-gemma-4-26b-a4b-fp8-5090"].inputs()) == pytest.approx((1.70, 0.0, 0.0))
+    assert context_features(by_id["file70468080142-gemma-4-26b-a4b-fp8-5090"].inputs()) == pytest.approx((1.275, 0.0, 0.0))
     assert context_features(by_id["case-sglang-C04-llama-70b-h200-tp8"].inputs()) == pytest.approx((1.32, 3.0, 0.0))
-    assert context_features(by_id["file55529353766-qwen3-14b-4x4090-tp4"].inputs()) == pytest.approx((1.28, 0.0, 2.0))
+    assert context_features(by_id["file55529353766-qwen3-14b-4x4090-tp4"].inputs()) == pytest.approx((0.96, 0.0, 2.0))
 
 
 def test_sglang_context_is_what_the_b200_log_left_free() -> None:
