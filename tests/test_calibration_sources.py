@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from benchmarks.calibration.corpus import load_all, source_key
 from benchmarks.calibration.judgement import PlanScores, engine_scale
+from kvtop.domain.calibration.coverage import too_few_sources
 
 
 def test_a_source_is_its_thread_repository_or_indexed_file() -> None:
@@ -73,12 +74,22 @@ def test_the_scale_holds_in_both_uses_of_plan() -> None:
 
 
 def test_a_way_of_few_sources_does_not_vote() -> None:
-    # ten blind sources scoring 0.05 … 0.5 give 0.5 (the 10th of 10); the logged-weights plans of 4 sources would be
-    # floored at 1 (too few for the corrected quantile): they do not vote, and the blind scale, 0.5, stands
-    blind = [(n / 20, f"s{n}") for n in range(1, 11)]
-    logged = [(0.3, "s1"), (0.4, "s2"), (0.5, "s3"), (0.6, "s4")]
+    # Since session 54 every scale is floored at 1 (coverage.py: a scale never narrows the terms' errors), so the way
+    # that must not vote is one that would WIDEN the scale. Ten blind sources scoring 1.05 … 1.5 give 1.5 (⌈11 × 0.9⌉ =
+    # the 10th of 10); the logged-weights plans of 4 sources (too few for the corrected quantile: their largest score,
+    # 3.0) would win the max if they voted: they do not, and the blind scale, 1.5, stands
+    blind = [(1 + n / 20, f"s{n}") for n in range(1, 11)]
+    logged = [(1.0, "s1"), (2.0, "s2"), (2.5, "s3"), (3.0, "s4")]
+    assert too_few_sources(4) and not too_few_sources(10)
     scale = engine_scale("vllm", PlanScores(blind={"vllm": blind}, logged={"vllm": logged}))
-    assert scale is not None and scale.factor == 0.5 and not scale.weights_logged
+    assert scale is not None and scale.factor == 1.5 and not scale.weights_logged and scale.sources == 10
+    # the same four scores from ten sources do vote: the logged way's 10th of 10 is 3.0 and it is the engine's scale
+    logged_ten = [*logged, *((3.0, f"s{n}") for n in range(5, 11))]
+    voted = engine_scale("vllm", PlanScores(blind={"vllm": blind}, logged={"vllm": logged_ten}))
+    assert voted is not None and voted.factor == 3.0 and voted.weights_logged
+    # and blind scores below 1 (0.05 … 0.5) no longer narrow the interval: floored at 1
+    low = engine_scale("vllm", PlanScores(blind={"vllm": [(n / 20, f"s{n}") for n in range(1, 11)]}, logged={}))
+    assert low is not None and low.factor == 1.0
 
 
 def test_every_start_is_recorded_once() -> None:

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
-
-if TYPE_CHECKING:
-    from kvtop.domain.launch import LaunchSettings
 
 # canonical field -> value type (the engines' spellings live in their packages)
 FIELD_TYPES: dict[str, type] = {
@@ -84,8 +81,11 @@ class NeutralGroup(NamedTuple):
     flags: frozenset[str]  # their spellings (a bool flag's `--no-NAME` too, where the engine's parser takes it)
 
 
-def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> list[str]:
+def written_flags(settings: BaseModel, preferred: Mapping[str, str]) -> list[str]:
     """`--flag value` for every field of `preferred` (field -> the engine's spelling) that is set.
+
+    `settings` is a `LaunchSettings` (launch.py); it is typed as the pydantic model it is read as, field by name, so
+    that this module, which launch.py imports, does not import launch.py back (no import circle, not even for types).
 
     Parallel sizes of 1, False booleans and unset values are left out; True booleans are bare flags.
     """

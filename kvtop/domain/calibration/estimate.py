@@ -198,7 +198,7 @@ def preload_estimate(
         context = _from_node(context, node, ledger.settings, ledger.model)
         node_used = node_used or context.origin == "node"
     scale = rules.calibration.INTERVAL_SCALE if fits is None else scale
-    covered = getattr(rules.calibration, "EXTRAPOLATION", None) if fits is None else extrapolation
+    covered = rules.calibration.EXTRAPOLATION if fits is None else extrapolation
     uncertain = any(estimate.error_bytes for estimate in estimates)  # every term measured: nothing to widen
     by_gpu = any(estimate.error_bytes for estimate in estimates if estimate.term is not Term.WEIGHTS)
     outside = (covered.widening(ledger.model, ledger.gpu_name, ledger.version, gpu_terms_open=by_gpu)

@@ -8,6 +8,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.coverage import IntervalScale
+from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
@@ -37,6 +38,7 @@ class EngineCalibration(Protocol):
 
     FITS: dict[str, LinearTerm]  # the committed fits, by key (docs/calibration.md)
     INTERVAL_SCALE: IntervalScale | None  # the committed interval scale (coverage.py); None: unscaled
+    EXTRAPOLATION: Extrapolation | None  # what the corpus covers and the widening outside it; None: no groups judged
     FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]]  # each fit's term and what its coefficients multiply
     START_MEASURES: StartMeasures  # which terms a start's log measures (the calibration store keeps only those)
     # whether the engine's budget reads the free memory after the load, so that a measured one (with the free memory

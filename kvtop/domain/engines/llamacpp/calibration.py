@@ -11,6 +11,7 @@ from kvtop.domain.calibration.defaults import FEWER_ROWS_FEATURES as FEWER_ROWS_
 from kvtop.domain.calibration.defaults import READS_FREE_AFTER_LOAD as READS_FREE_AFTER_LOAD
 from kvtop.domain.calibration.defaults import fit_offset as fit_offset
 from kvtop.domain.calibration.defaults import weights_built_ahead as weights_built_ahead
+from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,
     CONTEXT_LABEL,
@@ -36,6 +37,7 @@ START_MEASURES = StartMeasures(source=(
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = None
+EXTRAPOLATION: Extrapolation | None = None
 # END FITTED
 
 
