@@ -30,7 +30,9 @@ SIZES_ERAS: Eras[SizesMeaning] = Eras((
 ))  # fmt: skip
 
 
-def stated_sizes(flags: Mapping[str, object], fields: Mapping[str, object], version: ResolvedVersion) -> object:
+def stated_sizes(
+    flags: Mapping[str, object], fields: Mapping[str, object], version: ResolvedVersion
+) -> list[int] | None:
     """The capture sizes `--cuda-graph-sizes` gives (a list of ints), or None where the launch does not pass it or
     the compilation config's own `cudagraph_capture_sizes` wins; an InputError naming the flag where the release
     lacks it, a value is no positive int, or (v0.11.1 on) the config sets the field too."""
