@@ -77,6 +77,8 @@ class EngineFlags(Protocol):
     # what a pass-through flag that takes a value takes, as `--help` writes it (vLLM's `--hf-overrides JSON`); a flag
     # not named here is listed bare
     value_placeholders: Mapping[str, str]
+    # flags that take one or more values (argparse nargs="+"): every token up to the next flag, joined by spaces
+    list_valued: frozenset[str]
     # environment variables a rule reads from a launch line's leading `NAME=VALUE` tokens; every other assignment
     # there (HF_TOKEN=…, an API key) is dropped at parse time, never kept, shown or written
     env_read: frozenset[str]
@@ -186,6 +188,9 @@ class LaunchSettings(BaseModel):
     # the engine is started through vLLM's offline `LLM(...)` class (UsageContext.LLM_CLASS), whose batch defaults are
     # not `vllm serve`'s (read by vLLM's package, batching.default_batch_limits)
     llm_class: bool = False
+    # the engine is started through vLLM's `EngineArgs` → `LLMEngine` (UsageContext.ENGINE_CONTEXT): the scheduler's own
+    # batch defaults (read by vLLM's package, batching.default_batch_limits)
+    engine_context: bool = False
     # the container image the launch line runs (`docker run … vllm/vllm-openai:v0.11.0 …`), as typed: what the install
     # holds beyond the engine's wheel is the image's (vLLM's sampler path reads it)
     image: str | None = None
@@ -375,12 +380,12 @@ def parse_flags(
     kvtop (strict, not the engine's line) a size may also be written with its unit ('20GiB': WRITTEN_SIZE_FIELDS)."""
     if engine not in ENGINE_IDS:
         raise InputError(f"unknown engine {engine!r} (one of {', '.join(ENGINE_IDS)})", field="--engine")
-    positionals, pairs = split_tokens(tokens)
+    flags = engine_flags(engine)
+    positionals, pairs = split_tokens(tokens, lambda typed: flags.as_parsed(typed) in flags.list_valued)
     values: dict[str, object] = {"engine": engine}
     extra: dict[str, str | bool] = {}
     unknown: list[str] = []  # flags neither the engine's nor kvtop's: kept in `flags`, named as ignored
     spelled: dict[str, str] = {}  # field -> the spelling the user typed, for error messages
-    flags = engine_flags(engine)
     # the release typed beside them (the last one wins, as in `values`): the engine's reading of a count may take it
     stated = [str(raw) for typed, raw in pairs if _field_of(engine, flags.as_parsed(typed)) == "engine_version"]
     for typed, raw in pairs:

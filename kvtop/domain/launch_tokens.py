@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kvtop.domain.errors import InputError
 
@@ -87,8 +87,11 @@ def image_release(image: str, repositories: frozenset[str]) -> str | None:
     return tag[1:] if tag[:1] in "vV" else tag
 
 
-def split_tokens(tokens: Sequence[str]) -> tuple[list[str], list[tuple[str, str | bool]]]:
-    """Split argv into positionals and (flag, value) pairs; a flag without a value is True."""
+def split_tokens(
+    tokens: Sequence[str], takes_list: Callable[[str], bool] | None = None
+) -> tuple[list[str], list[tuple[str, str | bool]]]:
+    """Split argv into positionals and (flag, value) pairs; a flag without a value is True. A flag `takes_list`
+    names (argparse's nargs="+") takes every value up to the next flag, joined by spaces."""
     positionals: list[str] = []
     pairs: list[tuple[str, str | bool]] = []
     index = 0
@@ -101,8 +104,13 @@ def split_tokens(tokens: Sequence[str]) -> tuple[list[str], list[tuple[str, str 
             elif index + 1 < len(tokens) and not (
                 tokens[index + 1].startswith("-") and not is_number(tokens[index + 1])
             ):
-                pairs.append((token, tokens[index + 1]))
+                values = [tokens[index + 1]]
                 index += 1
+                while (takes_list is not None and takes_list(token) and index + 1 < len(tokens)
+                       and not (tokens[index + 1].startswith("-") and not is_number(tokens[index + 1]))):
+                    values.append(tokens[index + 1])
+                    index += 1
+                pairs.append((token, " ".join(values)))
             else:
                 pairs.append((token, True))
         else:

@@ -29,6 +29,8 @@ FIELD_TYPES: dict[str, type] = {
     "turbomind_workspace": bool,
     # vLLM: started through its offline `LLM(...)` class (usage context LLM_CLASS), not `vllm serve`
     "llm_class": bool,
+    # vLLM: started through `EngineArgs` → `LLMEngine` (usage context ENGINE_CONTEXT), not `vllm serve`
+    "engine_context": bool,
     # TensorRT-LLM: trtllm-serve flags and the --extra_llm_api_options YAML's kv_cache_config keys
     "free_gpu_memory_fraction": float, "kv_cache_max_tokens": int, "max_gpu_total_bytes": int,
     "max_beam_width": int, "extra_llm_api_options": str, "max_input_len": int,

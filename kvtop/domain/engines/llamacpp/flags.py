@@ -86,6 +86,7 @@ class LlamacppFlags:
     memory_neutral: frozenset[str] = frozenset()
     unmodelled: frozenset[str] = frozenset()
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
+    list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "kv_cache_dtype" and isinstance(value, str) and value != "auto":

@@ -126,6 +126,7 @@ class LmdeployFlags:
     memory_neutral: frozenset[str] = frozenset()
     unmodelled: frozenset[str] = frozenset()
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
+    list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too

@@ -111,6 +111,7 @@ class SglangFlags:
     # SGLang's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
+    list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
     choices: Mapping[str, tuple[str, ...]] = {}

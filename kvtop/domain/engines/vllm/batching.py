@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.eras import (
+    ENGINE_CONTEXT_BATCH_ERAS,
+    ENGINE_CONTEXT_MULTIMODAL_FLOOR_ERAS,
     LARGE_GPU_BATCH_ERAS,
     LLM_CLASS_BATCH_ERAS,
     async_scheduling_default,
@@ -45,15 +47,24 @@ def default_max_num_seqs(
 
 
 def default_batch_limits(
-    total_bytes: int, gpu_name: str | None = None, version: ResolvedVersion | None = None, llm_class: bool = False
+    total_bytes: int,
+    gpu_name: str | None = None,
+    version: ResolvedVersion | None = None,
+    llm_class: bool = False,
+    engine_context: bool = False,
 ) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (`EngineArgs.get_batch_defaults`): 16384 on
     GPUs with ≥ 160 GiB in releases that have that tier, 8192 on GPUs with ≥ 70 GiB that are not an A100,
     else 2048 (V1's: V0's tokens follow the context, `profile_run.batch_limits`); max_num_seqs the era's
     (`default_max_num_seqs`). An unnamed GPU of ≥ 70 GiB counts as no A100. `llm_class`: the offline `LLM(...)`
-    class's tokens instead (`eras.LLM_CLASS_BATCH_ERAS`: 16384 / 8192 from the V1 engine on)."""
+    class's tokens instead (`eras.LLM_CLASS_BATCH_ERAS`: 16384 / 8192 from the V1 engine on). `engine_context`: a
+    start through `EngineArgs` → `LLMEngine` (`eras.ENGINE_CONTEXT_BATCH_ERAS`: 2048 tokens, 128 seqs from v0.9.2)."""
     version = version or ResolvedVersion()
     seqs, _ = default_max_num_seqs(total_bytes, gpu_name, version)
+    direct = ENGINE_CONTEXT_BATCH_ERAS.at(version) if engine_context else None
+    if direct is not None:
+        tokens, direct_seqs = direct
+        return tokens, direct_seqs if direct_seqs is not None else seqs
     largest = LARGE_GPU_BATCH_ERAS.at(version)
     if largest is not None and total_bytes >= 160 * GIB:
         return largest, seqs
@@ -62,6 +73,22 @@ def default_batch_limits(
     if offline is not None:
         return offline[0] if large_gpu else offline[1], seqs
     return (8192 if large_gpu else 2048), seqs
+
+
+def check_entry_point(settings: LaunchSettings, version: ResolvedVersion, model: ModelSpec | None) -> None:
+    """Refuse what kvtop does not model of the entry point: both `--llm-class` and `--engine-context`, and an
+    ENGINE_CONTEXT start of a multimodal model in releases whose scheduler raised its unset batch to 5120."""
+    if settings.llm_class and settings.engine_context:
+        raise UnsupportedModelError(
+            "--llm-class and --engine-context name two entry points: give one", field="--engine-context"
+        )
+    if (settings.engine_context and model is not None and model.multimodal
+            and not settings.max_num_batched_tokens and ENGINE_CONTEXT_MULTIMODAL_FLOOR_ERAS.at(version)):
+        raise UnsupportedModelError(
+            f"vLLM {version.label}'s ENGINE_CONTEXT batch floor for a multimodal model (max(tokens, 5120) in "
+            "SchedulerConfig) is not modelled: give --max-num-batched-tokens",
+            field="--engine-context",
+        )  # fmt: skip
 
 
 def chunked_prefill(settings: LaunchSettings) -> bool:

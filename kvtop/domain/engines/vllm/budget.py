@@ -19,7 +19,12 @@ import math
 from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
-from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batches, default_batch_limits
+from kvtop.domain.engines.vllm.batching import (
+    batched_tokens,
+    check_entry_point,
+    concurrent_batches,
+    default_batch_limits,
+)
 from kvtop.domain.engines.vllm.deployment import setup as vllm_setup
 from kvtop.domain.engines.vllm.dsv4 import MLA_BLOCK, dsv4_rank
 from kvtop.domain.engines.vllm.encdec import GRAPHS_NOTE, encdec_cell, encoder_tokens
@@ -101,6 +106,7 @@ class VllmBudget:
         check_tower_heads(m, inputs.layout, inputs.version)  # §3.6, as the tower is built
         check_attention(m, kv.kv_format, inputs.gpu_name, inputs.version)  # §3.5, as the layers are
         check_v_width(m, inputs.version)  # §4.6: MiMo-V2's V padded to K's width before v0.20.0
+        check_entry_point(s, inputs.version, m)  # §3: --llm-class / --engine-context batch defaults
         hybrid, state_only = None, None
         if m.attention_free:  # §4.4: every layer a MambaSpec, one block a request (state_only.py)
             state_only = state_page(kv, s, inputs.context_length)
@@ -136,7 +142,9 @@ class VllmBudget:
             )
         )
         gpu_name = inputs.gpu_name
-        batched_default, seqs_default = default_batch_limits(total, gpu_name, inputs.version, s.llm_class)
+        batched_default, seqs_default = default_batch_limits(
+            total, gpu_name, inputs.version, s.llm_class, s.engine_context
+        )
         max_seqs = s.max_running_requests or seqs_default
         unused = 0
         if s.kv_cache_memory_bytes is not None:

@@ -16,7 +16,8 @@ The fields that move the memory vLLM charges for graphs (v0.22.0 config/compilat
 The optimization level sets the mode where the config does not: O0 NONE, O1 PIECEWISE, O2 and O3 FULL_AND_PIECEWISE
 (config/vllm.py:188-272 at v0.22.0, `OPTIMIZATION_LEVEL_TO_CONFIG`; from v0.12.0). What the attention backend
 downgrades (a backend without FULL graphs) is not read. `--max-cudagraph-capture-size` is read as its field and
-`pass_config.fuse_allreduce_rms` by fusion_workspace.py (compilation_aliases.py). Other fields (mode, pass_config, …)
+`pass_config.fuse_allreduce_rms` by fusion_workspace.py (compilation_aliases.py); `--cuda-graph-sizes` (v0.9.0 to v0.12.0)
+as the sizes it sets (graph_sizes.py). Other fields (mode, pass_config, …)
 are accepted, not modelled.
 """
 
@@ -29,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.compilation_aliases import CAPTURE_SIZE_FLAG, FUSE_ALLREDUCE_FLAG, capture_size
+from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG, stated_sizes
 from kvtop.domain.errors import InputError
 
 CONFIG_FLAG = "--compilation-config"
@@ -36,7 +38,7 @@ LEVEL_FLAGS = frozenset({"--optimization-level", "-O", "-O0", "-O1", "-O2", "-O3
 GRAPH_FIELDS = ("cudagraph_mode", "cudagraph_capture_sizes", "max_cudagraph_capture_size")
 # the flags flags.py passes through: the whole config, its graph fields one a flag, and the optimization level
 FLAGS = frozenset({CONFIG_FLAG, *(f"{CONFIG_FLAG}.{field}" for field in GRAPH_FIELDS), *LEVEL_FLAGS,
-                   CAPTURE_SIZE_FLAG, FUSE_ALLREDUCE_FLAG})  # the last two: compilation_aliases.py
+                   CAPTURE_SIZE_FLAG, FUSE_ALLREDUCE_FLAG, SIZES_FLAG})  # compilation_aliases.py, graph_sizes.py
 MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 # what `-O` means: the compilation config until v0.11.x, the optimization level from v0.12.0
 O_IS_LEVEL: Eras[bool] = Eras((
@@ -103,6 +105,9 @@ def _config_fields(flags: Mapping[str, object], version: ResolvedVersion) -> dic
     alias = capture_size(flags, fields, version)  # `--max-cudagraph-capture-size` (compilation_aliases.py)
     if alias is not None:
         fields["max_cudagraph_capture_size"] = alias
+    legacy = stated_sizes(flags, fields, version)  # `--cuda-graph-sizes` (graph_sizes.py)
+    if legacy is not None:
+        fields["cudagraph_capture_sizes"] = legacy
     return fields
 
 

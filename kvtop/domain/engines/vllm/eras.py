@@ -141,6 +141,36 @@ LLM_CLASS_BATCH_ERAS: Eras[tuple[int, int] | None] = Eras((
         "at ≥ 70 GiB not an A100, else 8192; ≥ 160 GiB: 16384, as the server's)",
     ),
 ))  # fmt: skip
+# A start through `EngineArgs` → `LLMEngine` / `AsyncLLMEngine.from_engine_args` (UsageContext.ENGINE_CONTEXT) is in
+# neither usage-context table of `_set_default_args_v1` / `get_batch_defaults`, so the scheduler's own defaults hold:
+# 2048 batched tokens on every GPU, and from v0.9.2 (when max_num_seqs joined the tables) 128 seqs; before, V1 set
+# max_num_seqs by the GPU for every context (the server's). V0 sets nothing by usage context (the server's defaults).
+# (tokens, seqs or None: the server's)
+ENGINE_CONTEXT_BATCH_ERAS: Eras[tuple[int, int | None] | None] = Eras((
+    Era("", None, "V0: no batch default by usage context (v0.7.3 engine/arg_utils.py:1355-1387, V1's override only)"),
+    Era(
+        "0.8.0",
+        (2048, None),
+        "v0.8.0 engine/arg_utils.py:1705-1720 (tokens by LLM_CLASS / OPENAI_API_SERVER only; `default_max_num_seqs = "
+        "1024` for every context), config.py:61,1657 (SchedulerConfig: None → _DEFAULT_MAX_NUM_BATCHED_TOKENS 2048); "
+        "v0.9.1 arg_utils.py:1560-1567 seqs by the GPU for every context",
+    ),
+    Era(
+        "0.9.2",
+        (2048, 128),
+        "v0.9.2 arg_utils.py:1697 (`usage_context in default_max_num_seqs`), config.py:2240 (max_num_seqs 128); "
+        "v0.10.1.1 arg_utils.py:1638-1712, config/scheduler.py:185-193; v0.13.0 arg_utils.py:1941-1950 and v0.33.0 "
+        ":3172-3181 (`.get(usage_context, SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS / DEFAULT_MAX_NUM_SEQS)`, "
+        "config/scheduler.py:44-45 / :41-43: 2048, 128)",
+    ),
+))  # fmt: skip
+# Before v0.11.1 ENGINE_CONTEXT's unset max_num_batched_tokens reached SchedulerConfig.__post_init__, which raises it
+# to 5120 for a multimodal model and 32768 for a pooling runner (v0.8.0 config.py:1657-1687, v0.11.0
+# config/scheduler.py:171-192; gone from v0.11.1's scheduler.py): a multimodal model there is not modelled
+ENGINE_CONTEXT_MULTIMODAL_FLOOR_ERAS: Eras[bool] = Eras((
+    Era("", True, "v0.8.0 config.py:1657-1687 … v0.11.0 config/scheduler.py:171-192: max(tokens, 5120)"),
+    Era("0.11.1", False, "v0.11.1 config/scheduler.py: no multimodal floor (arg_utils.py:2009 sets the default)"),
+))  # fmt: skip
 # Default max_num_batched_tokens of the API server on GPUs with ≥ 160 GiB (B200, B300): 16384 (§3).
 LARGE_GPU_BATCH_ERAS: Eras[int | None] = Eras((
     Era("", None, "EngineArgs.get_batch_defaults: top tier ≥ 70 GiB and not A100 → 8192"),

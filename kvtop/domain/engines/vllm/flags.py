@@ -17,7 +17,8 @@ from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.vllm.flags_table import merged, missing_at, row_of, spellings
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
-from kvtop.domain.engines.vllm.flags_valued import refuse_unread_value
+from kvtop.domain.engines.vllm.flags_valued import refuse_missing_load_format, refuse_unread_value
+from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG
 from kvtop.domain.engines.vllm.human_ints import read_int as read_human_int
 from kvtop.domain.engines.vllm.human_ints import refuse_missing_kv_bytes
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
@@ -78,6 +79,11 @@ REMOTE_CODE_FLAGS = frozenset({"--trust-remote-code", "--no-trust-remote-code"})
 OWN_FLAGS: Mapping[str, OwnFlag] = {
     "--llm-class": OwnFlag(
         field="llm_class", says="started through vllm.LLM(...) (offline, usage context LLM_CLASS), not vllm serve"
+    ),
+    # `EngineArgs.from_cli_args` → `LLMEngine.from_engine_args` (usage context ENGINE_CONTEXT): the scheduler's own
+    # batch defaults (eras.ENGINE_CONTEXT_BATCH_ERAS)
+    "--engine-context": OwnFlag(
+        field="engine_context", says="started through EngineArgs → LLMEngine (usage context ENGINE_CONTEXT), not vllm serve"
     ),
 }
 # Flags with no effect on GPU memory (flags_neutral.py, every flag of the releases read classified; docs/engines/vllm.md
@@ -165,6 +171,11 @@ def _refuse_missing_neutral(settings: LaunchSettings, version: str) -> None:
             raise InputError(why, field="--" + name)
 
 
+def _values(flag: str, value: object) -> list[str]:
+    """The tokens a flag's value is written as: a list flag's values one a token, else the value."""
+    return str(value).split() if flag in VllmFlags.list_valued else [str(value)]
+
+
 class VllmFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
@@ -189,6 +200,8 @@ class VllmFlags:
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # --rope-scaling and --hf-overrides take a JSON object (json.loads; rope_override.py)
     value_placeholders: Mapping[str, str] = {flag: "JSON" for flag in ROPE_FLAGS}
+    # `--cuda-graph-sizes 1 2 4 …` (nargs="+", graph_sizes.py)
+    list_valued: frozenset[str] = frozenset({SIZES_FLAG})
     # of the pass-through flags, those that change nothing kvtop sizes, by kind (flags_neutral.NEUTRAL_GROUPS; read by
     # kvtop.domain.neutral_flags, listed by `--list-neutral-flags vllm`)
     memory_neutral_groups: Mapping[str, NeutralGroup] = NEUTRAL_BY_KIND
@@ -221,6 +234,7 @@ class VllmFlags:
             launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
             _refuse_missing_neutral(settings, settings.engine_version)
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
+            refuse_missing_load_format(settings.flags.get("load-format"), ResolvedVersion(text=settings.engine_version))
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(
@@ -237,8 +251,9 @@ class VllmFlags:
         if settings.ep != 1 and not settings.enable_expert_parallel:  # EP over tp × dp: vLLM's only spelling
             settings = settings.model_copy(update={"enable_expert_parallel": True})
         # a switch (--enable-lora) alone, as vLLM's argparse takes it: 'True' after it is an unrecognized argument
+        # a list flag (`--cuda-graph-sizes 1 2 4`) one token a value, as argparse's nargs="+" takes it
         read = [token for flag in sorted(self.read_by_rules) if (value := settings.flags.get(flag.lstrip("-"))) is not None
-                and value is not False for token in ((flag,) if value is True else (flag, str(value)))]  # fmt: skip
+                and value is not False for token in ((flag,) if value is True else (flag, *_values(flag, value)))]  # fmt: skip
         return [*written_flags(settings, PREFERRED), *read]
 
     def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:

@@ -27,7 +27,6 @@ UNMODELLED: Mapping[str, FlagSpan] = {
     "--cp-kv-cache-interleave-size": FlagSpan("0.12.0", None, "engine/arg_utils.py:1228 (v0.33.0)"),
     "--cpu-offload-gb": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1470 (v0.33.0)"),
     "--cpu-offload-params": FlagSpan("0.19.0", None, "engine/arg_utils.py:1471 (v0.33.0)"),
-    "--cuda-graph-sizes": FlagSpan("0.9.0", "0.12.0", "engine/arg_utils.py:1097 (v0.12.0)"),
     "--cudagraph-capture-sizes": FlagSpan("0.11.2", None, "engine/arg_utils.py:1823 (v0.33.0)"),
     "--data-parallel-backend": FlagSpan("0.9.1", None, "engine/arg_utils.py:1277 (v0.33.0)"),
     "--data-parallel-external-lb": FlagSpan("0.11.2", None, "engine/arg_utils.py:1289 (v0.33.0)"),

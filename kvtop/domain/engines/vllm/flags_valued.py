@@ -30,8 +30,16 @@ refused by name (flags.py VllmFlags.refuse), and a release without the flag as e
   safetensors tensors into the same model (model_executor/model_loader/loader.py:272-276, v0.6.3.post1;
   default_loader.py:103-121, v0.13.0; :170-191, v0.33.0: "auto" picks Mistral's consolidated files where a repository
   has them, else the HF files "safetensors" reads); neither is among the formats that keep tied embeddings tied
-  (config/vllm.py:1615, v0.33.0). Other formats (dummy, bitsandbytes, gguf, sharded_state, runai_streamer,
-  tensorizer, pt, fastsafetensors, …) load differently: refused.
+  (config/vllm.py:1615, v0.33.0). `--load-format runai_streamer` (from v0.7.1, its arg_utils.py's first
+  mention) builds the same model and copies the same safetensors tensors into it: RunaiModelStreamerLoader.load_model
+  is `_initialize_model`, `model.load_weights(iterator)`, `_process_weights_after_loading` as the default loader's
+  (model_loader/loader.py:1424-1441, v0.8.0; runai_streamer_loader.py, v0.13.0 / v0.18.0 / v0.33.0, through
+  BaseModelLoader.load_model), its streamer's buffer on the host ("cpu": weight_utils.py:451-452 v0.8.0
+  `stream_file`; :717-734 v0.13.0, :893-911 v0.18.0, :1285-1299 v0.33.0 `device="cpu"` unless distributed), and it
+  is not among the formats that keep tied embeddings tied (config/vllm.py:1615-1620, v0.33.0). It would not hold with
+  `--model-loader-extra-config '{"distributed": true}'` (v0.13.0 on: the streamer's buffer on the GPU, `cuda:N`),
+  which stays refused whole (flags_unmodelled.py). Other formats (dummy, bitsandbytes, gguf, sharded_state,
+  runai_streamer_sharded, tensorizer, pt, fastsafetensors, …) load differently: refused.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.errors import InputError
 
@@ -58,14 +67,20 @@ VALUED: Mapping[str, FlagSpan] = {
 }  # fmt: skip
 WHY = (
     "no effect on memory at the value given (a profiler armed, not started; NCCL weight transfer before the "
-    "trainer connects; device cuda; partial prefills at their default 1; load format auto or safetensors); other values refused (flags_valued.py)"
+    "trainer connects; device cuda; partial prefills at their default 1; load format auto, safetensors or "
+    "runai_streamer); other values refused (flags_valued.py)"
 )
 
 PROFILERS_READ = (None, "torch", "cuda")  # ProfilerConfig.profiler values read (proton: not)
 WEIGHT_TRANSFER_BACKENDS_READ = ("nccl",)  # WeightTransferConfig.backend's default
 DEVICES_READ = ("auto", "cuda")
 PARTIAL_PREFILLS_READ = 1  # SchedulerConfig's default for both
-LOAD_FORMATS_READ = ("auto", "safetensors")  # DefaultModelLoader on the safetensors files
+LOAD_FORMATS_READ = ("auto", "safetensors", "runai_streamer")  # the same safetensors into the same layers
+RUNAI_STREAMER = "runai_streamer"
+RUNAI_STREAMER_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.6.5 engine/arg_utils.py and model_loader/ have no runai_streamer"),
+    Era("0.7.1", True, "v0.7.1 engine/arg_utils.py names load format runai_streamer (v0.8.0 loader.py:1344)"),
+))  # fmt: skip
 # one accepted value of each (as `--list-neutral-flags` readers and tests type it)
 EXAMPLES: Mapping[str, str] = {
     PROFILER_FLAG: '{"profiler": "torch"}', WEIGHT_TRANSFER_FLAG: '{"backend": "nccl"}', DEVICE_FLAG: "cuda",
@@ -112,9 +127,16 @@ def refuse_unread_value(name: str, value: object, flag: str) -> None:
         )
     elif "--" + name == LOAD_FORMAT_FLAG and value not in LOAD_FORMATS_READ:
         raise InputError(
-            f"load format {value!r} is not modelled by kvtop: read only auto and safetensors (DefaultModelLoader)",
+            f"load format {value!r} is not modelled by kvtop: read only auto, safetensors (DefaultModelLoader) and "
+            "runai_streamer (the same tensors, streamed through host memory)",
             field=flag,
         )
+
+
+def refuse_missing_load_format(value: object, version: ResolvedVersion, flag: str = LOAD_FORMAT_FLAG) -> None:
+    """`--load-format runai_streamer` at a release without it (before v0.7.1): vLLM's argparse refuses it."""
+    if value == RUNAI_STREAMER and not RUNAI_STREAMER_ERAS.at(version):
+        raise InputError(f"not a load format of vLLM {version.label} (from v0.7.1)", field=flag)
 
 
 def _as_int(value: object) -> int | None:

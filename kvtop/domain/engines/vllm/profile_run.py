@@ -18,7 +18,7 @@ from kvtop.domain.engines.vllm.batching import (
     default_max_num_seqs,
 )
 from kvtop.domain.engines.vllm.compilation import graph_config
-from kvtop.domain.engines.vllm.eras import LLM_CLASS_BATCH_ERAS
+from kvtop.domain.engines.vllm.eras import ENGINE_CONTEXT_BATCH_ERAS, LLM_CLASS_BATCH_ERAS
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
 # V0's max_num_batched_tokens with chunked prefill on (above 32K of context) and no flag: SchedulerConfig's 512 ("a
@@ -73,9 +73,13 @@ def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
         tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
         why = f"V0 defaults: {seqs} seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or seqs, why
-    batched, _ = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.llm_class)
+    batched, seqs = default_batch_limits(
+        inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.llm_class, s.engine_context
+    )
     offline = s.llm_class and LLM_CLASS_BATCH_ERAS.at(inputs.version) is not None
+    direct = s.engine_context and ENGINE_CONTEXT_BATCH_ERAS.at(inputs.version) is not None
     why = "the LLM class's defaults for the GPU" if offline else "vllm serve's defaults for the GPU"
+    why = "the scheduler's defaults (ENGINE_CONTEXT)" if direct else why
     if not s.max_num_batched_tokens and not chunked_prefill(s):  # the whole context in one batch (batching.py)
         batched, why = max(inputs.context_length, batched), f"{why}, max(context, default): chunked prefill off"
     return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, why
