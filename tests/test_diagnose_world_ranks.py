@@ -8,8 +8,8 @@ on this node's GPU 3 costs all 16 ranks, the 8 on node 0 included. The finding s
 
 from __future__ import annotations
 
-from kvtop.domain.diagnose import diagnose
 from kvtop.commands.node_source import DemoSource
+from kvtop.domain.diagnose import diagnose
 
 
 def _evidence(scenario: str) -> list[str]:

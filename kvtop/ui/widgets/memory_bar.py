@@ -44,21 +44,22 @@ LEGEND_ORDER = (WEIGHTS, KV_POOL, RUNTIME, DRIVER, FOREIGN, FREE)
 Segments = tuple[tuple[SegmentKind, int], ...]
 
 
-def legend(compact: bool = False, kinds: Sequence[SegmentKind] = LEGEND_ORDER, *, short: bool = False) -> Content:
+def legend(compact: bool = False, kinds: Sequence[SegmentKind] = LEGEND_ORDER, *, short: bool = False,
+           gap: str = " ") -> Content:  # fmt: skip
     """`█weights ▓KV pool …` in the bar colours; `compact`: one word a kind (`█weights ▓KV`), `short`: the fewest
-    letters (`█wts ▓KV ▒rt ▚drv ×fgn ·free`)."""
+    letters (`█wts ▓KV ▒rt ▚drv ×fgn ·free`), `gap` '' where the glyphs alone part them (`█wts▓KV▒rt`)."""
     parts: list[Content | str | tuple[str, str]] = []
     for kind in kinds:
-        parts += [(kind.glyph, kind.style), (kind.short if short else kind.compact if compact else kind.label), " "]
+        parts += [(kind.glyph, kind.style), (kind.short if short else kind.compact if compact else kind.label), gap]
     return Content.assemble(*parts)
 
 
 def fitted_legend(width: int, kinds: Sequence[SegmentKind] = LEGEND_ORDER) -> Content:
     """The legend in exactly `width` cells (the bar column, so the headings after it stand over their figures):
     the labels whole, else one word each, else their fewest letters (a 120-column dashboard cut "×for…" and lost
-    "·free"), else cut with a visible '…'."""
-    for compact, short in ((False, False), (True, False), (True, True)):
-        shown = legend(compact, kinds, short=short)
+    "·free"), else those without the gaps (80 columns), else cut with a visible '…'."""
+    for compact, short, gap in ((False, False, " "), (True, False, " "), (True, True, " "), (True, True, "")):
+        shown = legend(compact, kinds, short=short, gap=gap)
         if shown.cell_length <= width:
             return shown.pad_right(width - shown.cell_length)
     return shown.truncate(width, ellipsis=True, pad=True)
