@@ -123,3 +123,5 @@ def test_a_group_that_takes_no_widening_says_so_in_words_an_operator_acts_on() -
     assert none.words == ("no record at 0.10.0 (newest 0.7.2); the interval is not widened for it: plans held when "
                           "such records were left out")  # fmt: skip
     assert "wider" not in none.words
+    both = none.model_copy(update={"reasons": ("no record on a B200", "no record at 0.10.0 (newest 0.7.2)")})
+    assert both.words.endswith("; the interval is not widened for them: plans held when such records were left out")

@@ -103,8 +103,9 @@ class ExtrapolationWidening(BaseModel):
         """'no record on a B300; interval widened by ± 6.1 %', as the plan's `outside the corpus:` words say it; where
         the corpus's blind plans held with such a group left out, that it takes no widening (said, not silent)."""
         if self.fraction <= 0:
-            return (f"{'; '.join(self.reasons)}; the interval is not widened for it: plans held when such records were "
-                    f"left out")  # fmt: skip
+            them = "them" if len(self.reasons) > 1 else "it"
+            return (f"{'; '.join(self.reasons)}; the interval is not widened for {them}: plans held when such records "
+                    f"were left out")  # fmt: skip
         return f"{'; '.join(self.reasons)}; interval widened by ± {self.fraction * 100:.1f} %"
 
     @property
