@@ -62,7 +62,8 @@ def test_the_tui_may_still_open_the_demo_node_saying_so(no_driver: type[pynvml.N
     source = build_source(argparse.Namespace(demo=None, engine_log=None))
     assert isinstance(source, DemoSource)
     snapshot = source.collect()
-    assert snapshot.notice is not None and snapshot.notice.endswith("showing the demo node 'llama70b-tp8-sglang'")
+    assert snapshot.notice is not None and snapshot.notice.endswith(": a demo node")
+    assert source.label == "demo:llama70b-tp8-sglang"
     assert snapshot.observation.nvml_state.value == "demo"
 
 

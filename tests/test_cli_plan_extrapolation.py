@@ -1,5 +1,5 @@
 """`kvtop plan` outside what the engine's corpus covers: a SGLang plan on a B300 (no SGLang record ran one) names the
-widening in its `wider:` words, in `beyond_support` and as a term of its own (source calibrated) with the committed
+widening in its `outside the corpus:` words, in `beyond_support` and as a term of its own (source calibrated) with the committed
 share of its KV budget; the same plan on an H100 (records ran it) carries none (#27)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def test_a_plan_on_a_gpu_no_record_ran_names_its_widening(capsys: pytest.Capture
     out = _plan(capsys, "--gpu", "B300")
     words = f"no record on a B300; interval widened by ± {EXTRAPOLATION.gpu_fraction * 100:.1f} %"
     if EXTRAPOLATION.gpu_fraction <= 0:  # a refit that measured no miss: named, not widened
-        assert any(why.startswith("no record on a B300; not widened") for why in out["beyond_support"])
+        assert any(why.startswith("no record on a B300; the interval is not widened for it") for why in out["beyond_support"])
         return
     assert words in out["beyond_support"]
     term = next(term for term in out["terms"] if term["term"] == "extrapolation")

@@ -1,5 +1,5 @@
 """A plan names its terms in words; the fit's key is traceability in the JSON (`terms[].fit_key`), never the only name
-on a line (session 51's trial: "wider: no record of vllm.non_torch.v18 on the H200").
+on a line (session 51's trial: "wider: no record of vllm.non_torch.v18 on the H200", now `outside the corpus:`).
 
 vLLM 0.6.4.post1 at TP 8 on H200s plans its non-torch memory with the `v0` era's growth standing in (v0.6.4's own
 era has no fit since session 51: calibration_eras.NON_TORCH_STAND_IN) plus one process's CUDA context. Until
@@ -33,5 +33,5 @@ def test_a_widened_term_is_named_by_its_label_and_release_and_its_key_stays_in_t
     assert main(args) == 0
     text = capsys.readouterr().out
     interval = next(line for line in text.splitlines() if line.startswith("Interval"))
-    assert "wider: " in interval and "no record of vLLM's non-torch memory at 0.6.4.post1 on the H200" in interval
+    assert "outside the corpus: " in interval and "no record of vLLM's non-torch memory at 0.6.4.post1 on the H200" in interval
     assert "vllm.non_torch" not in interval

@@ -194,7 +194,7 @@ def open_node_source(
     reader = nvml if nvml is not None else NvmlSource()
     reason = missing_driver(reader)
     if reason is not None and demo_without_driver:
-        notice = f"{reason}: showing the demo node '{DEFAULT_SCENARIO}'"
+        notice = f"{reason}: a demo node"  # the header names the scenario already (its source, demo:<scenario>)
         return DemoSource.open(DEFAULT_SCENARIO, notice=notice, engine_log=engine_log)
     if reason is not None:
         raise KvtopError(

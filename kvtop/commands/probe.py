@@ -247,8 +247,8 @@ def render_probe_result(result: ProbeResult) -> str:
     verdict = "OK" if result.target_met else result.outcome.value.upper().replace("_", " ")
     rows = [f"kvtop probe · {result.device}{name} · {result.mode} mode ({target}) · page {result.page_size}"]
     rows.append(f"  verdict        {verdict}: {result.message}")
-    released = "yes" if result.released else "NO — MEMORY NOT RELEASED, check nvidia-smi"
-    released_row = f"  released       {released} ({result.release_check})"
+    released = "yes: " if result.released else "NO — MEMORY NOT RELEASED, check nvidia-smi; "
+    released_row = f"  released       {released}{result.release_check}".rstrip(":; ")
     if result.outcome not in _MEASURED and result.bytes_allocated == 0:
         return "\n".join([*rows, released_row]) + "\n"
     touched = ", every page touched" if result.touched else ", not touched"

@@ -361,7 +361,7 @@ def interval_line(plan: CapacityPlan) -> str:
         spread = f"{at} (0: refused, see Token capacity)"
     elif kind is IntervalKind.REFUSED_AT_HIGH_END and start is not None:
         spread = f"{at} (0: refused where the host holds more than {fmt_gib(start.most_held_bytes)})"
-    beyond = f"; wider: {', '.join(plan.beyond_support)}" if plan.beyond_support else ""
+    beyond = f"; outside the corpus: {', '.join(plan.beyond_support)}" if plan.beyond_support else ""
     return (f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} tokens "
             f"{spread}{mostly}{beyond}")  # fmt: skip
 

@@ -162,7 +162,14 @@ class EngineOnNode:
     def spread_evidence(self, tokens: int) -> str:
         if self.ledger is None:
             return f"no prediction for {self.id}: {self.view.ledger_error}"
-        return self.rules.diagnosis.spread_evidence(self.ledger, tokens, len(self.ranks))
+        return self.rules.diagnosis.spread_evidence(self.ledger, tokens, self.ranks_words())
+
+    def ranks_words(self) -> str:
+        """'8 ranks', or '16 ranks (8 on this node)' where the engine's world (TP × PP) spans nodes: an engine that
+        sizes every rank by the least free GPU of its world takes the loss on the ranks of the other nodes too."""
+        here = len(self.ranks)
+        world = max(here, self.settings.tp * self.settings.pp) if self.settings else here
+        return f"{world} ranks" if world == here else f"{world} ranks ({here} on this node)"
 
     # --- rules ---------------------------------------------------------------------------------
 

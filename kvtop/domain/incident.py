@@ -25,7 +25,7 @@ from kvtop.domain.diagnose_findings import (
 )
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.observe import GpuProcess
-from kvtop.domain.wording import gib, signed, whole_gpus
+from kvtop.domain.wording import a_gib, gib, signed, whole_gpus
 
 #: What the sentence says when no finding is a fault (advice aside).
 ALL_CLEAR = "nothing lost to a fault: every rank holds what its plan predicts"
@@ -100,9 +100,9 @@ def _assumed(view: EngineView) -> str:
         return ""
     terms = []
     if figures.context_source == "assumed" and figures.context_bytes:
-        terms.append(f"a {gib(figures.context_bytes)} CUDA context")
+        terms.append(f"{a_gib(figures.context_bytes)} CUDA context")
     if figures.non_kv_source == "assumed" and figures.non_kv_bytes:
-        terms.append(f"a {gib(figures.non_kv_bytes)} runtime reserve")
+        terms.append(f"{a_gib(figures.non_kv_bytes)} runtime reserve")
     return f"; its plan assumes {' and '.join(terms)}" if terms else ""
 
 

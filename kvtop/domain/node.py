@@ -156,7 +156,7 @@ class NodeSnapshot(RedactedModel):
     observation: NodeObservation
     engines: tuple[EngineView, ...] = ()
     source: RedactedStr = "nvml"  # "nvml", "demo:<scenario>", "prometheus:<url>"
-    notice: RedactedStr | None = None  # e.g. "no NVIDIA driver: showing the demo node"
+    notice: RedactedStr | None = None  # e.g. "no NVIDIA driver (NVML library not found): a demo node"
 
     @property
     def simulated(self) -> bool:

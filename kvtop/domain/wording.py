@@ -15,6 +15,19 @@ def gib(num_bytes: int | float) -> str:
     return f"{num_bytes / GIB:,.2f} GiB"
 
 
+def a_or_an(figure: str) -> str:
+    """'a' or 'an' before a figure as it is read aloud: 'an' before eight, eighty…, eleven, eighteen (8, 80.5, 11.63,
+    18, 11,500: eleven thousand), else 'a' (1.00, 110: one hundred, 1,800: one thousand)."""
+    lead = figure.lstrip("−-+").split(".")[0].split(",")[0]
+    return "an" if lead.startswith("8") or lead in ("11", "18") else "a"
+
+
+def a_gib(num_bytes: int | float) -> str:
+    """'a 6.00 GiB', 'an 11.63 GiB': a byte figure with its article."""
+    figure = gib(num_bytes)
+    return f"{a_or_an(figure)} {figure}"
+
+
 def signed(count: int) -> str:
     """'+1,005', '−128,660', '0': a change, its sign always shown (a typographic minus)."""
     return f"{count:+,}".replace("-", "−") if count else "0"

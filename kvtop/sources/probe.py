@@ -196,6 +196,14 @@ def _read_free(reader: FreeMemoryReader | None) -> tuple[int | None, str | None]
         return None, f"free-memory reading failed: {error}"
 
 
+def _exited_unread(result: ProbeResult) -> str:
+    """Why `released` is yes where nothing outside the probe read free memory after it: its process exited, and the
+    'after' figure a reader sees beside it is the probe's own last reading (before it exited), where it took one."""
+    if result.free_after_bytes is None:
+        return "its process exited; no free-memory reading after it to compare"
+    return "its process exited; the 'after' figure is the probe's own reading before it exited"
+
+
 def _check_release(
     result: ProbeResult, pgid: int, reader: FreeMemoryReader | None, free_before: int | None, settle_s: float
 ) -> ProbeResult:
@@ -210,7 +218,7 @@ def _check_release(
             }
         )
     if reader is None or free_before is None:
-        check = "process exited (no free-memory reading to compare)"
+        check = _exited_unread(result)
         return result.model_copy(update={"released": True, "release_check": check})
     settle_until = time.monotonic() + settle_s
     free_after, failure = _read_free(reader)

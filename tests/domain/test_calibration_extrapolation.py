@@ -16,7 +16,7 @@ import pytest
 from benchmarks.calibration.evaluate import Judged
 from benchmarks.calibration.groups import needed_share
 from kvtop.domain.calibration.estimate import planned_capacity
-from kvtop.domain.calibration.extrapolation import Extrapolation, architecture_class
+from kvtop.domain.calibration.extrapolation import Extrapolation, ExtrapolationWidening, architecture_class
 from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.engines.sglang import calibration as sglang_calibration
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -55,7 +55,7 @@ def test_a_launch_outside_takes_the_largest_share_of_its_groups_and_names_each()
     deepseek = load_model(str(CONFIGS / "deepseek-ai--DeepSeek-V3.json"))
     found = COVERED.widening(deepseek, "B300", ResolvedVersion(text="0.5.23"))
     assert found is not None and found.fraction == 0.03  # the release band's 3 % (the GPU's 1 %, the class's 2 %)
-    assert found.words == ("no record on a B300; no record at 0.5.23 (the newest: 0.5.21); no record of a MLA with "
+    assert found.words == ("no record on a B300; no record at 0.5.23 (newest 0.5.21); no record of a MLA with "
                            "MoE model; interval widened by ± 3.0 %")  # fmt: skip
     # where what the GPU decides is measured, the GPU model no record ran widens nothing
     gpu_only = COVERED.widening(load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")), "B300",
@@ -113,3 +113,15 @@ def test_the_needed_share_is_the_missing_half_width_as_an_independent_error() ->
     assert needed_share(_judged(105_000, 100_000, 97_000, 104_000)) == pytest.approx(0.03)
     assert needed_share(_judged(95_000, 100_000, 97_000, 104_000)) == pytest.approx(0.04)  # √(5,000² − 3,000²)
     assert needed_share(_judged(103_000, 100_000, 97_000, 104_000)) == 0.0
+
+
+def test_a_group_that_takes_no_widening_says_so_in_words_an_operator_acts_on() -> None:
+    """Session 54's trial: "· wider: no record at 0.10.0 (the newest: 0.7.2); not widened (…)" said wider and not
+    widened together. Where the group's share is 0 the words say the plan is outside the corpus and why that costs no
+    width, with no "wider" in them."""
+    none = ExtrapolationWidening(reasons=("no record at 0.10.0 (newest 0.7.2)",), fraction=0.0, records=4, sources=4)
+    assert none.words == ("no record at 0.10.0 (newest 0.7.2); the interval is not widened for it: plans held when "
+                          "such records were left out")  # fmt: skip
+    assert "wider" not in none.words
+    both = none.model_copy(update={"reasons": ("no record on a B200", "no record at 0.10.0 (newest 0.7.2)")})
+    assert both.words.endswith("; the interval is not widened for them: plans held when such records were left out")

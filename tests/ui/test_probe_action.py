@@ -369,6 +369,9 @@ async def test_on_a_demo_node_the_probe_runs_on_the_cpu_within_the_demo_gpus_fre
         assert "in a child process on this machine's CPU, standing in for the simulated GPU 0" in plan
         assert f"the limit is GPU 0's free memory in the demo, {free / GIB:,.2f} GiB" in plan
         assert "cuda:" not in plan
+        # session 54's trial: the demo's processes on GPU 0 are simulated; the probe on the CPU competes with none
+        assert "other process(es)" in plan and "competes" not in plan
+        assert "they are the demo's: the probe runs in this machine's RAM, not beside them" in plan
         await pilot.press("y")
         await wait_for_result(pilot, screen)
         request = runner.requests[0]

@@ -76,7 +76,7 @@ class Extrapolation(BaseModel):
             found.append((f"no record on a {gpu}", self.gpu_fraction))
         band = release_band(version.release, self.band_depth)
         if band is not None and self.newest_band is not None and band > self.newest_band:
-            found.append((f"no record at {band_words(band)} (the newest: {band_words(self.newest_band)})",
+            found.append((f"no record at {band_words(band)} (newest {band_words(self.newest_band)})",
                           self.version_fraction))  # fmt: skip
         kind = architecture_class(model)
         if kind and kind not in self.classes:
@@ -100,10 +100,12 @@ class ExtrapolationWidening(BaseModel):
 
     @property
     def words(self) -> str:
-        """'no record on a B300; interval widened by ± 6.1 %', as the plan's dominant term and `wider:` say it; where
+        """'no record on a B300; interval widened by ± 6.1 %', as the plan's `outside the corpus:` words say it; where
         the corpus's blind plans held with such a group left out, that it takes no widening (said, not silent)."""
         if self.fraction <= 0:
-            return f"{'; '.join(self.reasons)}; not widened (blind plans held with such a group left out)"
+            them = "them" if len(self.reasons) > 1 else "it"
+            return (f"{'; '.join(self.reasons)}; the interval is not widened for {them}: plans held when such records "
+                    f"were left out")  # fmt: skip
         return f"{'; '.join(self.reasons)}; interval widened by ± {self.fraction * 100:.1f} %"
 
     @property

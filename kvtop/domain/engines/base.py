@@ -17,7 +17,7 @@ from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.wording import GIB, gib
+from kvtop.domain.wording import GIB, a_gib, gib
 
 # Memory the CUDA context and NCCL take before weights load, when nothing measured it
 # (SGLang logs it as `Init torch distributed ends. mem usage=…`: ≈ 0.6–1.2 GiB on H100 nodes).
@@ -356,7 +356,7 @@ class EngineInputs(BaseModel):
         over = pool_bytes - room
         if over > 0:
             notes.append(
-                f"{flag} asks for a {gib(pool_bytes)} pool where {gib(max(room, 0))} is free after the weights: "
+                f"{flag} asks for {a_gib(pool_bytes)} pool where {gib(max(room, 0))} is free after the weights: "
                 "the engine would run out of memory allocating it at start"
             )
         return max(over, 0)

@@ -48,8 +48,9 @@ class EngineDiagnosis(Protocol):
         None where the engine would refuse to start (vLLM: less free than its share asks)."""
         ...
 
-    def spread_evidence(self, ledger: Ledger, tokens: int, ranks: int) -> str:
-        """One line saying how a loss on one GPU spreads over the engine's ranks."""
+    def spread_evidence(self, ledger: Ledger, tokens: int, ranks: str) -> str:
+        """One line saying how a loss on one GPU spreads over the engine's ranks (`ranks`: '8 ranks', or '16 ranks (8
+        on this node)' where its world spans nodes)."""
         ...
 
     def fp8_kv_dtype(self, ledger: Ledger) -> str: ...

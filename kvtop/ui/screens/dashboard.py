@@ -8,6 +8,7 @@ the first findings arrive and kept on screen beside the selection whenever both 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from textual import events, on
@@ -17,7 +18,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from kvtop.domain.node import RankView
+from kvtop.domain.node import EngineView, RankView
 from kvtop.domain.observe import GpuObservation, GpuState, ProcessRole
 from kvtop.domain.preferences import Preferences
 from kvtop.ui.attention import SORT_KEYS, node_worst_gpu, ordered, tones_by_gpu, worst_gpu
@@ -93,6 +94,7 @@ def gpu_rows(state: NodeState, hidden: frozenset[str] = frozenset()) -> list[Gpu
         if view.tightest_rank and len(view.ranks) > 1
     }
     tones = tones_by_gpu(state.findings)
+    tags = engine_tags(snapshot.engines)
     return [
         GpuRowData(
             gpu=gpu,
@@ -103,9 +105,23 @@ def gpu_rows(state: NodeState, hidden: frozenset[str] = frozenset()) -> list[Gpu
             finding_tone=tones.get(gpu.index),
             capacity=capacity_cell(snapshot.rank_on_gpu(gpu.index), gpu),
             hidden=hidden,
+            engine_tag=tags.get(engine.engine.engine_id, "") if (engine := snapshot.engine_of_gpu(gpu.index)) else "",
         )
         for gpu in snapshot.observation.gpus
     ]
+
+
+def engine_tags(engines: Sequence[EngineView]) -> dict[str, str]:
+    """Each engine's number among the node's engines of its kind ('1', '2', in the snapshot's order), where there
+    are several (two LMDeploy engines both read 'TP0' without it); none for a kind the node runs once."""
+    kinds = Counter(view.engine.kind for view in engines)
+    seen: Counter[str] = Counter()
+    tags: dict[str, str] = {}
+    for view in engines:
+        if kinds[view.engine.kind] > 1:
+            seen[view.engine.kind] += 1
+            tags[view.engine.engine_id] = str(seen[view.engine.kind])
+    return tags
 
 
 def capacity_cell(rank: RankView | None, gpu: GpuObservation) -> CapacityCell | None:

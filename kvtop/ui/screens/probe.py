@@ -51,10 +51,8 @@ class ProbeFinished(Message):
 def released_text(result: ProbeResult) -> Content:
     """'yes (…)' quietly, or the loud warning that memory did not come back."""
     if result.released:
-        return Content(f"yes ({result.release_check})" if result.release_check else "yes")
-    return Content.styled(
-        f"NO — MEMORY NOT RELEASED: check nvidia-smi ({result.release_check})", "bold $error"
-    )
+        return Content(f"yes: {result.release_check}" if result.release_check else "yes")
+    return Content.styled(f"NO — MEMORY NOT RELEASED: check nvidia-smi; {result.release_check}", "bold $error")
 
 
 def verdict_text(result: ProbeResult) -> Content:

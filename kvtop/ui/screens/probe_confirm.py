@@ -182,7 +182,9 @@ def confirmation_text(plan: ProbePlan) -> Content:
             )
         )
         lines += [Content.styled(f"{'':<10}{process_line(p)}", "$warning") for p in plan.sharing]
-        lines.append(Content.styled(f"{'':<10}the probe competes with them for free memory", "$warning"))
+        competes = ("they are the demo's: the probe runs in this machine's RAM, not beside them" if plan.simulated
+                    else "the probe competes with them for free memory")  # fmt: skip
+        lines.append(Content.styled(f"{'':<10}{competes}", "$warning"))
     else:
         lines.append(_row("shares", "no other process was seen on this GPU"))
     if plan.simulated:

@@ -26,35 +26,40 @@ class SegmentKind:
     label: str
     glyph: str
     style: str
+    compact: str  # one word, told apart from every other kind's (a narrower legend)
+    short: str  # the fewest letters that still read as the kind (the narrowest legend: 120 columns)
 
 
-WEIGHTS = SegmentKind("weights", "█", "$kv-weights")
-KV_POOL = SegmentKind("KV pool", "▓", "$kv-pool")
-RUNTIME = SegmentKind("runtime", "▒", "$kv-runtime")
-DRIVER = SegmentKind("driver", "▚", "$kv-driver")
-FOREIGN = SegmentKind("foreign", "×", "bold $kv-foreign")
-ORPHAN = SegmentKind("orphan worker", "⊘", "$kv-foreign")  # an engine worker whose server is gone
-FREE = SegmentKind("free", "·", "$kv-free")
-WORKER = SegmentKind("engine worker", "░", "$kv-runtime")  # a worker's bytes that no figure splits
-SERVER = SegmentKind("engine server", "▞", "$kv-runtime")  # an engine server's own memory (its CUDA context)
+WEIGHTS = SegmentKind("weights", "█", "$kv-weights", "weights", "wts")
+KV_POOL = SegmentKind("KV pool", "▓", "$kv-pool", "KV", "KV")
+RUNTIME = SegmentKind("runtime", "▒", "$kv-runtime", "runtime", "rt")
+DRIVER = SegmentKind("driver", "▚", "$kv-driver", "driver", "drv")
+FOREIGN = SegmentKind("foreign", "×", "bold $kv-foreign", "foreign", "fgn")
+ORPHAN = SegmentKind("orphan worker", "⊘", "$kv-foreign", "orphan", "orph")  # an engine worker whose server is gone
+FREE = SegmentKind("free", "·", "$kv-free", "free", "free")
+WORKER = SegmentKind("engine worker", "░", "$kv-runtime", "worker", "wkr")  # a worker's bytes no figure splits
+SERVER = SegmentKind("engine server", "▞", "$kv-runtime", "server", "srv")  # an engine server's own (its CUDA context)
 LEGEND_ORDER = (WEIGHTS, KV_POOL, RUNTIME, DRIVER, FOREIGN, FREE)
 
 Segments = tuple[tuple[SegmentKind, int], ...]
 
 
-def legend(compact: bool = False, kinds: Sequence[SegmentKind] = LEGEND_ORDER) -> Content:
-    """`█ weights ▓ KV pool …` in the bar colours."""
+def legend(compact: bool = False, kinds: Sequence[SegmentKind] = LEGEND_ORDER, *, short: bool = False,
+           gap: str = " ") -> Content:  # fmt: skip
+    """`█weights ▓KV pool …` in the bar colours; `compact`: one word a kind (`█weights ▓KV`), `short`: the fewest
+    letters (`█wts ▓KV ▒rt ▚drv ×fgn ·free`), `gap` '' where the glyphs alone part them (`█wts▓KV▒rt`)."""
     parts: list[Content | str | tuple[str, str]] = []
     for kind in kinds:
-        parts += [(kind.glyph, kind.style), (kind.label.split()[0] if compact else kind.label), " "]
+        parts += [(kind.glyph, kind.style), (kind.short if short else kind.compact if compact else kind.label), gap]
     return Content.assemble(*parts)
 
 
 def fitted_legend(width: int, kinds: Sequence[SegmentKind] = LEGEND_ORDER) -> Content:
     """The legend in exactly `width` cells (the bar column, so the headings after it stand over their figures):
-    the labels whole, else their first words, else cut with a visible '…'."""
-    for compact in (False, True):
-        shown = legend(compact, kinds)
+    the labels whole, else one word each, else their fewest letters (a 120-column dashboard cut "×for…" and lost
+    "·free"), else those without the gaps (80 columns), else cut with a visible '…'."""
+    for compact, short, gap in ((False, False, " "), (True, False, " "), (True, True, " "), (True, True, "")):
+        shown = legend(compact, kinds, short=short, gap=gap)
         if shown.cell_length <= width:
             return shown.pad_right(width - shown.cell_length)
     return shown.truncate(width, ellipsis=True, pad=True)

@@ -214,7 +214,7 @@ def interval_line(plan: CapacityPlan) -> Content:
         label,
         f"{low} – {high}{spread}",
         mostly,
-        (f" · wider: {', '.join(plan.beyond_support)}" if plan.beyond_support else "", "$warning"),
+        (f" · outside the corpus: {', '.join(plan.beyond_support)}" if plan.beyond_support else "", "$warning"),
         (f" · {plan.estimate.node_note}" if plan.estimate.node_note else "", "$success"),
     )  # fmt: skip
 

@@ -57,6 +57,7 @@ class GpuRowData(NamedTuple):
     finding_tone: str | None = None  # the worst finding naming this GPU: "error", "warning", "info"
     capacity: CapacityCell | None = None
     hidden: frozenset[str] = frozenset()  # optional columns the operator hid ("vitals", "history")
+    engine_tag: str = ""  # "1", "2": which of several engines of one kind on the node (in the snapshot's order)
 
 
 def short_gpu_name(name: str | None) -> str:
@@ -92,17 +93,27 @@ def fit(text: str, width: int) -> str:
 
 
 def who_label(data: GpuRowData) -> str:
-    """'sglang TP3'; the rank alone when both do not fit ('DP1 TP0'); '—' idle; 'no engine'."""
+    """'sglang TP3'; the engine's kind cut ('lmde… TP0', 'sgla… TP10') rather than left out, so a row always says
+    which engine it is, with its number where the node runs several of one kind ('lmde…2 TP0'); the rank alone only
+    where not even that fits ('DP1 PP0 TP0'); '—' idle; 'no engine'."""
     if data.engine is None or data.rank is None:
         return "no engine" if data.gpu.processes else "—"
-    return _engine_rank(data.engine.engine.kind, *_shown_dims(data.rank, data.engine), data.rank.rank.tp)
+    dp, pp = _shown_dims(data.rank, data.engine)
+    return _engine_rank(data.engine.engine.kind, data.engine_tag, dp, pp, data.rank.rank.tp)
+
+
+#: The fewest letters of an engine's kind a cut label keeps (fewer read as no name at all).
+MIN_KIND_LETTERS = 3
 
 
 @lru_cache(maxsize=256)
-def _engine_rank(kind: str, dp: int | None, pp: int | None, tp: int) -> str:
+def _engine_rank(kind: str, tag: str, dp: int | None, pp: int | None, tp: int) -> str:
     label = _rank_text(dp, pp, tp)
-    if len(kind) + 1 + len(label) < RANK_WIDTH:
-        return f"{kind} {label}"
+    room = RANK_WIDTH - 1 - len(label) - 1 - len(tag)  # the kind's letters before ' TP3' (one cell kept blank)
+    if len(kind) <= room:
+        return f"{kind}{tag} {label}"
+    if room - 1 >= MIN_KIND_LETTERS:
+        return f"{kind[: room - 1]}…{tag} {label}"
     return label if len(label) < RANK_WIDTH else label.replace(" ", "")
 
 

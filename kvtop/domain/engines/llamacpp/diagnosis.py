@@ -30,7 +30,7 @@ def restart_ledger(replay: WhatIf, free: Mapping[int, int], settings: LaunchSett
     return replay.at_least_free(free, settings)
 
 
-def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
+def spread_evidence(ledger: Ledger, tokens: int, ranks: str) -> str:
     return f"llama.cpp allocates the -c it is given on one GPU: −{tokens:,} tokens means the allocation would fail"
 
 

@@ -38,12 +38,12 @@ DEFAULT_RATIO = 0.8  # TurboMind from v0.2.2, the PyTorch engine always (§5)
 HIGHEST_RATIO = 0.95  # the largest share kvtop proposes: the rest holds runtime buffers and CUDA graphs
 
 
-def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
+def spread_evidence(ledger: Ledger, tokens: int, ranks: str) -> str:
     ratio = ledger.engine.memory_fraction
     share = f"{ratio:g} of each byte it loses" if ratio < 1 else "a fixed block count"
     return (
         f"LMDeploy sizes every rank by the least free GPU (a MIN over the TP ranks): −{tokens:,} tokens on each of "
-        f"{ranks} ranks; KV takes {share}"
+        f"{ranks}; KV takes {share}"
     )
 
 

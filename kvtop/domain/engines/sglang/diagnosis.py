@@ -34,11 +34,11 @@ if TYPE_CHECKING:
 BALANCE_RATIO = 0.9  # §2 `_check_tp_memory_balance`: pre-load min < 0.9 × local free warns
 
 
-def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
+def spread_evidence(ledger: Ledger, tokens: int, ranks: str) -> str:
     fraction = ledger.engine.memory_fraction
     return (
-        f"SGLang sizes every rank by the least free GPU: −{tokens:,} tokens on each of {ranks} ranks "
-        f"(the reserve pre-load × (1 − {fraction:g}) shrinks with it)"
+        f"SGLang sizes every rank by the least free GPU: −{tokens:,} tokens on each of {ranks}; "
+        f"the reserve pre-load × (1 − {fraction:g}) shrinks with it"
     )
 
 

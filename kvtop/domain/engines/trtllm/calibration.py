@@ -233,7 +233,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
                      or executor_estimate(inputs))  # fmt: skip
         return tuple(found)
     for key, label, assumed in (("trtllm.activation", "TensorRT-LLM's profiled activation peak", _assumed_activation),
-                                ("trtllm.non_torch", "CUDA graphs, workspaces, NCCL (profiled)", _assumed_non_torch)):  # fmt: skip
+                                ("trtllm.non_torch", "the profiling run's CUDA graphs, workspaces, NCCL", _assumed_non_torch)):  # fmt: skip
         term = FIT_TERMS[key][0]
         value, error, basis = assumed(inputs, fits)
         estimate = (fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")

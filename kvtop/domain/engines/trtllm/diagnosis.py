@@ -36,11 +36,11 @@ FRACTION_FLAG = "--kv_cache_free_gpu_memory_fraction"
 MAX_SUGGESTED_FRACTION = 0.95  # the rest of the free memory is the runtime's headroom after the peak
 
 
-def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
+def spread_evidence(ledger: Ledger, tokens: int, ranks: str) -> str:
     fraction = ledger.engine.memory_fraction
     return (
-        f"TensorRT-LLM MIN-reduces max_tokens over every rank: −{tokens:,} tokens on each of {ranks} ranks "
-        f"({fraction:.2f} × the memory free at the profiled peak of the tightest GPU)"
+        f"TensorRT-LLM MIN-reduces max_tokens over every rank: −{tokens:,} tokens on each of {ranks}: "
+        f"{fraction:.2f} × the memory free at the profiled peak of the tightest GPU"
     )
 
 

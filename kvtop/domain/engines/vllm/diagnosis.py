@@ -56,7 +56,7 @@ def restart_ledger(replay: WhatIf, free: Mapping[int, int], settings: LaunchSett
     return solved
 
 
-def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
+def spread_evidence(ledger: Ledger, tokens: int, ranks: str) -> str:
     share = ledger.engine.memory_fraction
     needed = math.ceil(ledger.gpu_total_bytes * share)
     return (

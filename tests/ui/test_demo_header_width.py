@@ -1,0 +1,25 @@
+"""The default demo's header at 120 columns (session 54's trial): on a machine without a driver it named the scenario
+twice ("demo:llama70b-tp8-sglang │ no NVIDIA driver (…): showing the demo node 'llama70b-tp8-sglang'") and its top
+line wrapped. The scenario is named once, by the source, and the top line fits."""
+
+from __future__ import annotations
+
+import pynvml
+
+from kvtop.commands.node_source import open_node_source
+from kvtop.sources.nvml import NvmlSource
+from kvtop.ui.widgets.node_header import NodeHeader
+from tests.fakes.fake_pynvml import FakePynvml
+from tests.ui.conftest import wait_for_snapshot
+
+
+async def test_the_demo_header_names_its_scenario_once_and_fits_120_columns(make_app) -> None:
+    nvml = NvmlSource(nvml_module=FakePynvml([], init_error=pynvml.NVMLError_LibraryNotFound))
+    app = make_app(open_node_source(None, nvml=nvml, demo_without_driver=True))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        header = app.screen.query_one(NodeHeader)
+        top = header.header_content().plain.split("\n")[0]
+        assert top.count("llama70b-tp8-sglang") == 1, top
+        assert "no NVIDIA driver (NVML library not found): a demo node" in top
+        assert len(top) <= header.content_size.width, (len(top), header.content_size.width, top)
