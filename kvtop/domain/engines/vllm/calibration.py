@@ -132,10 +132,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.433884, 9.509808, 0.057741, 0.101778), error_bytes=311681169, records=34,
+        coefficients=(1.389302, 9.548018, 0.00279, 0.0), error_bytes=35270460, records=34,
         sources=16, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H200', 'L40S', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=619157424, feature_sources=(16, 16, 13, 5),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 23357429), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 318597835)),
+        novel_error_bytes=35270460, feature_sources=(16, 16, 13, 5),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 20543661), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 35270460)),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -181,7 +181,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=264, sources=144,
+    engine='vllm', factor=1.0278, records=239, sources=118, weights_logged=True,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
     engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A40', 'B200', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2080-TI', 'RTX3060-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=787, sources=144,
