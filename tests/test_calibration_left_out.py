@@ -50,14 +50,18 @@ def test_the_text_sweep_judged_without_itself_takes_the_v1_eras_other_logs() -> 
     v0.10.2 starts on an A100-80GB and an H100, cnubigdata-24/vLLM_Test's and kyaushev/ecg_classifier's v0.10.2 on a
     T4, lucas-wa/ceia-devops-bootcamp's v0.8.5.post1 on a T4, HuazeTang/in-context-learning's v0.10.0 on a V100-32GB;
     in session 53 tituslhy/OysterShell's v0.9.2 Llama-3.2-3B on a Colab T4 (V0 engine, 1.27 GiB printed) joins them
-    (14 logs, 12 sources); the four printed peaks below still land within 0.15 GiB. The two
+    (14 logs, 12 sources). In session 54 Huzifa1's two repositories join (27 logs, 15 sources: a source is counted by
+    release): vllm-serverless-optimization's four v0.11.0 `vllm serve` starts (H100 NVL, L40S) and vllm-profiling's nine
+    v0.10.0/v0.10.1.1 `LLMEngine.from_engine_args` starts (A100-40GB, L40S, H100 NVL), whose usage context
+    ENGINE_CONTEXT takes the scheduler's 128 seqs and 2,048 tokens (vllm/config.py:2388-2389 at 0.10.0), spelled in
+    their records as flags. The four printed peaks below still land within 0.15 GiB (within 0.02 at this refit). The two
     Qwen2.5-3B starts at 1 seq (v0.10.2, RTX 4090: 0.60 and 0.17 GiB printed) are no rows either: their forward's MLP
     transient, 2,048 × (3 × 11,008 + 2,048) × 2 B = 0.134 GiB, is above their sampler's 8 sorted copies of 1 × 151,936 ×
     4 B and the hidden states (0.012 GiB), and a forward-bound log taught the fit 1.84 × the MLP transient (6.36 GiB
     charged to Qwen3-32B, 5.64 printed). The logs' peaks at 1,024 seqs (H100's default) and 8,192 tokens:
     gpt-oss-20b 7.38 GiB, Qwen3-32B at TP 1 and TP 2 5.64, Qwen3-0.6B 5.56."""
     fit = fit_all(CORPUS, leave_out=LLMD_TEXT)["vllm.activation.v1"]
-    assert fit.records == 14 and fit.sources == 12
+    assert fit.records == 27 and fit.sources == 15
     printed = {"llmd-v011-gpt-oss-20b": 7.38, "llmd-v011-qwen3-32b-tp1": 5.64, "llmd-v011-qwen3-32b-tp2": 5.64,
                "llmd-v011-qwen3-0.6b": 5.56}  # fmt: skip
     for record in CORPUS["vllm"]:

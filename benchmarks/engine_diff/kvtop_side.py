@@ -22,7 +22,7 @@ KV_DTYPE = {"auto": "auto", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2
 UNLIMITED_FREE = "1PiB"  # the free memory kvtop is told for a vLLM row (see plan_argv)
 
 
-def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
+def plan_argv(engine: str, version: str, case: dict[str, Any], fixed_pool: bool = True) -> list[str]:
     from kvtop.domain.launch import spelling_of
 
     argv = [
@@ -48,7 +48,10 @@ def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
         # The engine's sizing ran on no GPU with this fixed KV memory: memory never limited it. kvtop
         # refuses a fixed pool larger than what is free after the weights (a 671B model at TP 8 on an
         # 80 GB GPU, in many rows), so it is told the memory is there (vLLM reads no free memory).
-        argv += ["--kv-cache-memory-bytes", str(case["budget_bytes"]), "--free-memory", UNLIMITED_FREE]
+        # `fixed_pool` False: a row replayed at a release without --kv-cache-memory-bytes (before v0.10.2,
+        # which refuses it as its argparse would) for what does not depend on the pool (stage weights)
+        argv += ["--kv-cache-memory-bytes", str(case["budget_bytes"])] if fixed_pool else []
+        argv += ["--free-memory", UNLIMITED_FREE]
     else:
         argv += [
             "--free-memory",
@@ -77,11 +80,11 @@ def _load_model_once(source: str, **options: Any) -> Any:
 _PLANS: dict[tuple[str, ...], dict[str, Any]] = {}
 
 
-def kvtop_plan(engine: str, version: str, case: dict[str, Any]) -> dict[str, Any]:
+def kvtop_plan(engine: str, version: str, case: dict[str, Any], fixed_pool: bool = True) -> dict[str, Any]:
     """{"status": "ok", tokens, bytes_per_token, block_size, num_blocks, max_running_requests,
     stages (each pipeline stage's first rank: layers, weights bytes, KV pools)} or
     {"status": "refused", "message"} (kvtop's one-line error). Memoised by command line."""
-    argv = tuple(plan_argv(engine, version, case))
+    argv = tuple(plan_argv(engine, version, case, fixed_pool))
     if argv not in _PLANS:
         _PLANS[argv] = _plan(engine, argv)
     return _PLANS[argv]

@@ -52,9 +52,19 @@ def test_a_middle_stage_holds_stage_zeros_load_and_one_layer_named_derived() -> 
     assert stages[0].is_measured("weights_bytes") and middle.estimate_source("weights_bytes") == "calibrated"
 
 
+# What the log leaves beside the binding 24-layer stage's weights: 0.90 × 95.01 GiB (CUDA's total, the TP 4 start's
+# log) − 58.01 (stage 0's 55.70 + one layer) − 34,730 blocks × 786,432 B (25.44 GiB) = 2.06 GiB. The plan charges the
+# activation's 1.29 (the MoE workspace 1.00 and the stage buffer 0.12 sized by the code), non-torch 0.26 and the CUDA
+# graphs: 0.35 GiB with session 53's graph fit (+0.6 %), 0.10 with session 54's form, one part per counted graph ×
+# the stage's 24 layers (the TP 4 start of the same post captured 0.32 GiB for all 94 layers: 0.08 for 24). The
+# 0.4 GiB left unread (vllm.jsonl's note: 'the rest is not read') is 1.6 % of the 25.44 GiB of KV.
+UNREAD_SHARE = 0.02
+
+
 def test_the_pool_with_the_logged_load_is_within_one_percent_of_the_logged_tokens() -> None:
-    """555,680 tokens logged; with stage 0's 55.70 GiB on every stage the plan was +9.8 %."""
-    assert abs(_plan().ledger.engine.token_capacity / 555_680 - 1) < 0.01
+    """555,680 tokens logged; with stage 0's 55.70 GiB on every stage the plan was +9.8 %; now over by what is not read
+    beside the binding stage's weights (`UNREAD_SHARE`): +1.6 %, no longer hidden by the graph fit's former constant."""
+    assert 0 < _plan().ledger.engine.token_capacity / 555_680 - 1 < UNREAD_SHARE
 
 
 def test_stage_zero_keeps_the_logged_figure_and_the_others_are_estimates() -> None:

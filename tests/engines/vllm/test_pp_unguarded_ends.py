@@ -24,6 +24,7 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.wording import GIB, MIB
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import CONFIGS
+from tests.engines.vllm.test_pp_logged_weights import UNREAD_SHARE
 
 QWEN3_235B_FP8 = load_config_file(CONFIGS / "heldout" / "wave5" / "Qwen--Qwen3-235B-A22B-Instruct-2507-FP8.json")
 FLAGS = ["--engine-version", "0.27.1", "--pipeline-parallel-size", "4", "--gpu-memory-utilization", "0.90",
@@ -51,4 +52,7 @@ def test_a_middle_stage_holds_what_nvidia_smi_shows_beside_stage_zero() -> None:
 
 
 def test_the_pool_is_within_one_percent_of_the_logged_tokens() -> None:
-    assert abs(_plan().ledger.engine.token_capacity / 555_680 - 1) < 0.01
+    """Fully blind (kvtop's stage 0 book, 55.69 GiB, against the logged 55.70): over the logged 555,680 tokens by what
+    is not read beside the binding stage's weights, as with the logged load (test_pp_logged_weights.UNREAD_SHARE:
+    +1.6 % since session 54's CUDA-graph form charges the stage's 24 layers 0.10 GiB where the former fit gave 0.35)."""
+    assert 0 < _plan().ledger.engine.token_capacity / 555_680 - 1 < UNREAD_SHARE
