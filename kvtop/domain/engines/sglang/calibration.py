@@ -78,8 +78,9 @@ EXTRAPOLATION: Extrapolation | None = Extrapolation(
 
 
 def context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
-    """(SMs ÷ 100, log2 TP on NVLink GPUs, log2 TP on PCIe GPUs): `sm_tp_features`, the CUDA context (by the GPU's SM
-    count) and the TP group's communicators; None for a GPU of unknown SM count (the context is then assumed). A TP
+    """(resident threads ÷ 204,800, log2 TP on NVLink GPUs, log2 TP on PCIe GPUs): `sm_tp_features`, the CUDA context
+    (by the threads the GPU holds resident: a stack each) and the TP group's communicators; None for a GPU of unknown
+    SM count or compute capability (the context is then assumed). A TP
     group over several nodes (`--nnodes`) counts its NVLink doublings within one node: NVLink joins a node's GPUs,
     and SGLang does not build the custom all-reduce (its peer buffers) for a group that spans nodes
     (distributed/device_communicators/custom_all_reduce.py:83-87 at 0.5.8, "Custom allreduce is disabled because
