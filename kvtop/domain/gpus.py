@@ -138,6 +138,9 @@ BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
 # engines' custom all-reduce maps peer buffers on each rank there, and not across more than two PCIe cards nor
 # GeForce ones (no peer access, or not every pair linked), so what a start takes before its weights grows with TP
 # there (two PCIe data-centre cards, 2 x L40S, run it without that growth: vllm calibration_non_torch.py).
+# a Grace-Blackwell NVL72 compute tray holds 4 GPUs: one node to NCCL / get_node_count (the engines' all-reduce
+# workspaces are per node); kvtop assumes it where the launch does not say
+GRACE_TRAY_GPUS: dict[str, int] = {"GB200": 4, "GB300": 4}
 NVLINK_GPUS = frozenset({
     "H100", "H100-SXM", "H200", "H20", "H800", "GH200", "A100", "A100-80GB", "A100-40GB", "A800",
     "B200", "GB200", "B300", "GB300",

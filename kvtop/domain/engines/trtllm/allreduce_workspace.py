@@ -30,8 +30,10 @@ from dataclasses import dataclass
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
+from kvtop.domain.deployment_flags import flag_int, flag_text
+from kvtop.domain.engines.trtllm.moe_weights import round_up
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
+from kvtop.domain.gpus import GRACE_TRAY_GPUS, NVLINK_GPUS, gpu_model_key
 from kvtop.domain.wording import GIB
 
 IPC_ALIGNMENT = 1 << 21  # IpcMemory.open_ipc_memory: align_size(size, 1 << 21) before cudaMalloc
@@ -40,7 +42,6 @@ LAMPORT_COPIES = 3  # the Lamport triple buffer, each size × TP
 STRATEGY_FLAG = "allreduce_strategy"  # the LLM API's option (the YAML's key), default AUTO
 NO_WORKSPACE_STRATEGIES = frozenset({"UB", "NCCL", "NCCL_SYMMETRIC"})  # ops.py AllReduce.__init__ (id 36732052596)
 NODE_GPUS_FLAG = "gpus_per_node"  # trtllm-serve's --gpus_per_node (Mapping.gpus_per_node)
-TRAY_GPUS: dict[str, int] = {"GB200": 4, "GB300": 4}  # a Grace-Blackwell compute tray's GPUs (assumed)
 BOARD_GPUS = 8  # an HGX/DGX board's GPUs (assumed where the launch does not say)
 
 # (size at TP ≤ 2, size at TP > 2), as `max_workspace_size_auto(tp)` returns it
@@ -60,17 +61,13 @@ class FusionWorkspace:
     why: str
 
 
-def _aligned(size: int) -> int:
-    return -(-size // IPC_ALIGNMENT) * IPC_ALIGNMENT
-
-
 def _gpus_per_node(inputs: CalibrationInputs) -> tuple[int, str]:
     """The node's GPUs as `Mapping.gpus_per_node` takes them: `--gpus_per_node`, else the board's (assumed)."""
-    raw = inputs.settings.flags.get(NODE_GPUS_FLAG)
-    if isinstance(raw, str) and raw.strip().isdigit() and int(raw) > 0:
-        return int(raw), "--gpus_per_node"
+    stated = flag_int(inputs.settings, NODE_GPUS_FLAG, least=1)
+    if stated is not None:
+        return stated, "--gpus_per_node"
     key = gpu_model_key(inputs.gpu_name) if inputs.gpu_name else ""
-    return TRAY_GPUS.get(key, BOARD_GPUS), "assumed"
+    return GRACE_TRAY_GPUS.get(key, BOARD_GPUS), "assumed"
 
 
 def fusion_workspace(inputs: CalibrationInputs) -> FusionWorkspace | None:
@@ -78,7 +75,7 @@ def fusion_workspace(inputs: CalibrationInputs) -> FusionWorkspace | None:
     tp = inputs.layout.tp
     if tp <= 1:
         return None
-    strategy = str(inputs.settings.flags.get(STRATEGY_FLAG) or "AUTO").strip().upper()[:20]
+    strategy = (flag_text(inputs.settings, STRATEGY_FLAG) or "AUTO").upper()[:20]
     if strategy in NO_WORKSPACE_STRATEGIES:
         return FusionWorkspace(0, f"no all-reduce fusion workspace: allreduce_strategy {strategy} (ops.py)")
     node_gpus, said = _gpus_per_node(inputs)
@@ -90,7 +87,8 @@ def fusion_workspace(inputs: CalibrationInputs) -> FusionWorkspace | None:
                                   "(can_access_peer, _ipc_utils.py; assumed where the driver reports P2P)")  # fmt: skip
     small, large = WORKSPACE_SIZE_ERAS.at(inputs.version)
     size = small if tp <= 2 else large
-    total = _aligned(size * tp) + _aligned(BARRIER_BYTES_PER_RANK * tp) + _aligned(LAMPORT_COPIES * size * tp)
+    total = (round_up(size * tp, IPC_ALIGNMENT) + round_up(BARRIER_BYTES_PER_RANK * tp, IPC_ALIGNMENT)
+             + round_up(LAMPORT_COPIES * size * tp, IPC_ALIGNMENT))
     said_size, era = (("64 MiB", "64 MiB from PR #9145, 1.2.0rc3 assumed") if size == 64 << 20
                       else (f"{size:,} B", "plugin.py's size before PR #9145"))  # fmt: skip
     peers = "; no GPU named: NVLink assumed" if inputs.gpu_name is None else ""

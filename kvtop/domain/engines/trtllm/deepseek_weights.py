@@ -36,6 +36,7 @@ Checked on zufayu/ClaudeSkillsE2EPerf's DeepSeek-R1-0528 starts (tests/data/cali
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
@@ -64,11 +65,6 @@ def embedding_whole_bytes(model: ModelSpec, layout: ParallelLayout) -> int:
     return whole - whole // shards if shards > 1 else 0
 
 
-def _native_fp8_bmm(inputs: CalibrationInputs) -> bool:
-    raw = inputs.settings.flags.get(NATIVE_FP8_BMM_FLAG)
-    return raw is True or (isinstance(raw, str) and raw.strip().lower() in ("true", "1", "yes"))
-
-
 def mla_copies_bytes(inputs: CalibrationInputs) -> tuple[int, str]:
     """(bytes, what) of MLA's k_b_proj_trans (and its scale and BF16 dequantized copies) on one rank."""
     model, layout = inputs.model, inputs.layout
@@ -89,7 +85,7 @@ def mla_copies_bytes(inputs: CalibrationInputs) -> tuple[int, str]:
         return layers * per_layer, "FP8 k_b_proj_trans and its scale"
     if not DEQUANTIZED_COPY_ERAS.at(inputs.version):
         return layers * per_layer, "FP8 k_b_proj_trans and its scale (no BF16 copies before PR #6486, 1.0.0rc5 assumed)"
-    if _native_fp8_bmm(inputs):
+    if flag_set(inputs.settings, NATIVE_FP8_BMM_FLAG):
         return layers * per_layer, "FP8 k_b_proj_trans and its scale (use_cute_dsl_blockscaling_bmm: no BF16 copies)"
     per_layer += (k_elements + heads * mla.v_head_dim * mla.kv_lora_rank) * BF16_BYTES
     return layers * per_layer, ("FP8 k_b_proj_trans with BF16 dequantized K and V copies (sm_100 family, PR #6486 "

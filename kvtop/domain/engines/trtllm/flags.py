@@ -92,7 +92,6 @@ PASSTHROUGH = frozenset(
         "--cp_size",
         "--moe_cluster_parallel_size",
         "--cluster_size",
-        "--gpus_per_node",
         "--num_postprocess_workers",
         "--trust_remote_code",
         "--revision",
@@ -108,11 +107,14 @@ PASSTHROUGH = frozenset(
         "--chat_template",
         "--kv_cache_config.enable_block_reuse",
         "--override-engine-args",
-        "--moe_config.backend",  # moe_weights.py reads it
-        "--allreduce_strategy",  # allreduce_workspace.py reads it (the LLM API's key, as the YAML writes it)
-        "--use_cute_dsl_blockscaling_bmm",  # deepseek_weights.py reads it (the LLM API's key)
     }
-) | DEPLOYMENT_FLAGS | BUILD_FLAGS  # deployment.py and engine_build.py read these
+)
+# the flags a rule reads (the LLM API's keys, as the YAML writes them): moe_weights.py the MXFP4 experts' padding;
+# allreduce_workspace.py the fusion workspace (strategy, the node's GPUs); deepseek_weights.py MLA's BF16 dequantized
+# copies; engine_build.py which builder made a v0.8 engine, a tied head shared
+READ_BY_RULES = frozenset({"--moe_config.backend", "--allreduce_strategy", "--gpus_per_node",
+                           "--use_cute_dsl_blockscaling_bmm"}) | BUILD_FLAGS  # fmt: skip
+PASSTHROUGH = PASSTHROUGH | READ_BY_RULES | DEPLOYMENT_FLAGS  # deployment.py reads DEPLOYMENT_FLAGS
 PREFERRED: Mapping[str, str] = {
     "tp": "--tp_size",
     "pp": "--pp_size",
@@ -186,10 +188,7 @@ class TrtllmFlags:
     # `trtllm-serve MODEL [options]`; it has no model option)
     model_flag: str | None = None
     passthrough: frozenset[str] = PASSTHROUGH
-    # moe_weights.py: the MXFP4 experts' padding; allreduce_workspace.py: the fusion workspace; deepseek_weights.py:
-    # MLA's BF16 dequantized copies; engine_build.py: which builder made a v0.8 engine, a tied head shared
-    read_by_rules: frozenset[str] = frozenset({"--moe_config.backend", "--allreduce_strategy",
-                                               "--use_cute_dsl_blockscaling_bmm"}) | BUILD_FLAGS  # fmt: skip
+    read_by_rules: frozenset[str] = READ_BY_RULES
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # trtllm-serve's click options (tensorrt_llm/commands/serve.py) and the YAML's LlmArgs fields are not
