@@ -48,7 +48,7 @@ from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
-from kvtop.domain.wording import GIB, MIB, a_or_an
+from kvtop.domain.wording import GIB, MIB, a_gib
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
@@ -121,7 +121,7 @@ class SglangBudget:
         needed = round(pre * (1 - auto_mfs * runner)) if s.mem_fraction_static is not None else None
         if needed is not None and needed > round(slack_gib * GIB):
             notes.append(
-                f"--mem-fraction-static {mfs:g} leaves {a_or_an(f'{slack_gib:.2f}')} {slack_gib:.2f} GiB runtime reserve; SGLang's automatic "
+                f"--mem-fraction-static {mfs:g} leaves {a_gib(pre * (1 - mfs))} runtime reserve; SGLang's automatic "
                 f"{auto_mfs:.3f} keeps {needed / GIB:.2f} GiB for CUDA graphs and activations: it may run out "
                 "of memory capturing its graphs or under load"
             )

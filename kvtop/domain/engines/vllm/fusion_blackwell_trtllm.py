@@ -32,7 +32,6 @@ from __future__ import annotations
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 
 MULTICAST, ALLOCATION = "multicast", "allocation"
-SUPPORTED_TP = (2, 4, 8)  # FI_ALLREDUCE_FUSION_MAX_SIZE_MB's world sizes at v0.19.0 … v0.24.0
 TRTLLM_ERAS: Eras[str | None] = Eras((
     Era("", None, "v0.18.0: capability 10.0 only, no 10.3 row, the backend from VLLM_FLASHINFER_ALLREDUCE_BACKEND "
                   "(not read)"),

@@ -62,9 +62,8 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.compilation_aliases import fuse_allreduce_rms
 from kvtop.domain.engines.vllm.fusion_blackwell import blackwell_era, blackwell_max_size, mnnvl_request_bytes
 from kvtop.domain.engines.vllm.fusion_blackwell_trtllm import MULTICAST, trtllm_era
-from kvtop.domain.engines.vllm.fusion_blackwell_trtllm import SUPPORTED_TP as TRTLLM_TP
 from kvtop.domain.engines.vllm.span import span
-from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
+from kvtop.domain.gpus import GRACE_TRAY_GPUS, NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.wording import MIB
 
 # trtllm_ar.py (<= 0.6.8) rounds each buffer to 2 MiB; CU_MEM_ALLOC_GRANULARITY_RECOMMENDED on Hopper too
@@ -114,7 +113,6 @@ MNNVL_ACROSS_NODES_ERAS: Eras[bool] = Eras((
     Era("0.19.0", True, "flashinfer_all_reduce.py:92-110 at v0.19.0, :95-113 at v0.24.0: get_node_count() > 1 → "
                         "mnnvl; the quant workspace is None across nodes"),
 ))  # fmt: skip
-TRAY_GPUS = {"GB200": 4, "GB300": 4}  # a GB200 / GB300 NVL72 compute tray: 4 GPUs, one node to get_node_count
 
 
 class FusionWorkspace(BaseModel):
@@ -190,7 +188,7 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
         return None
     if WORKSPACE_ERAS.at(inputs.version) is None and not stated:
         return None
-    none = _built_none(inputs)
+    none = _built_none(inputs, bool(stated))
     if none is not None:
         return none
     workspace = _by_default(inputs, max_num_batched_tokens)
@@ -201,13 +199,13 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
     return workspace
 
 
-def _built_none(inputs: CalibrationInputs) -> FusionWorkspace | None:
+def _built_none(inputs: CalibrationInputs, stated: bool) -> FusionWorkspace | None:
     """0 bytes and why, where vLLM builds no workspace whatever fuse_allreduce_rms says at TP > 1: --enforce-eager
     (compilation off: config/vllm.py:787-793 at v0.18.0, :941-947 at v0.21.0, mode NONE: no pass runs), or a GPU without a max-size row
     among those the release turns the pass on for (`BUILT_ON_ERAS`); None where it may build one."""
     if inputs.layout.tp <= 1:
         return None
-    if inputs.settings.enforce_eager and fuse_allreduce_rms(inputs.settings.flags, inputs.version):
+    if inputs.settings.enforce_eager and stated:
         return FusionWorkspace(bytes=0, modelled=True, why=(
             "no FlashInfer all-reduce fusion workspace: --enforce-eager turns torch.compile off (config/vllm.py: "
             "mode NONE), so pass_config.fuse_allreduce_rms true runs no pass"))  # fmt: skip
@@ -228,7 +226,7 @@ def spans_nodes(inputs: CalibrationInputs) -> str | None:
     nodes = span(inputs.settings).nnodes
     if nodes > 1:
         return f"{nodes} nodes"
-    tray = TRAY_GPUS.get(gpu_model_key(inputs.gpu_name) or "")
+    tray = GRACE_TRAY_GPUS.get(gpu_model_key(inputs.gpu_name) or "")
     if tray is not None and inputs.layout.gpus > tray:
         return f"{inputs.layout.gpus} GPUs over {gpu_model_key(inputs.gpu_name)}'s {tray}-GPU trays"
     return None
@@ -249,20 +247,21 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
     if capability is None or capability[0] < 9:
         return None  # enable_allreduce_rms_fusion: Hopper and Blackwell only (an unnamed GPU: not taken)
     blackwell = capability[0] == 10 and gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
-    if blackwell and blackwell_era(inputs.version) is not None and "compilation-config" not in inputs.settings.flags:
+    configured = "compilation-config" in inputs.settings.flags  # a whole JSON compilation config: sizes not read
+    if blackwell and blackwell_era(inputs.version) is not None and not configured:
         return _blackwell(inputs, capability, max_num_batched_tokens)
     across = spans_nodes(inputs) if MNNVL_ACROSS_NODES_ERAS.at(inputs.version) else None
     if across is not None:
         return FusionWorkspace(bytes=0, modelled=False, why=(
             f"FlashInfer's all-reduce fusion workspace across nodes ({across}): _resolve_fi_ar_backend picks mnnvl "
             "(flashinfer_all_reduce.py:92-110 at v0.19.0), whose sizing there is not read: in the fitted remainder"))  # fmt: skip
-    if blackwell and trtllm_era(inputs.version) is not None and "compilation-config" not in inputs.settings.flags:
+    if blackwell and trtllm_era(inputs.version) is not None and not configured:
         return _blackwell_trtllm(inputs, capability, max_num_batched_tokens)
     if capability != (9, 0) or gpu_model_key(inputs.gpu_name) not in NVLINK_GPUS:
         return FusionWorkspace(bytes=0, modelled=False, why=(
             "FlashInfer's all-reduce fusion workspace on this GPU (its backend and multicast granularity not read) "
             "is in the fitted remainder"))  # fmt: skip
-    if "compilation-config" in inputs.settings.flags:
+    if configured:
         return FusionWorkspace(bytes=0, modelled=False, why=(
             "--compilation-config given: whether it keeps the all-reduce fusion pass (and FlashInfer's workspace) "
             "is not read; the workspace is in the fitted remainder"))  # fmt: skip
@@ -318,7 +317,7 @@ def _blackwell_trtllm(inputs: CalibrationInputs, capability: tuple[int, int], ma
     multicast granularity (flashinfer <= 0.6.8) or each with its signal pad at the allocation granularity."""
     tp, model = inputs.layout.tp, inputs.model
     max_size = blackwell_max_size(capability, tp)
-    if max_size is None or tp not in TRTLLM_TP:
+    if max_size is None:
         return None  # FI_ALLREDUCE_FUSION_MAX_SIZE_MB has no row: the pass builds no workspace
     if model is None:  # the largest payload the max size allows: tokens × hidden × 2 B = max size
         tokens, hidden, element = 1, max_size // 2, 2
