@@ -201,8 +201,10 @@ def preload_estimate(
     covered = rules.calibration.EXTRAPOLATION if fits is None else extrapolation
     uncertain = any(estimate.error_bytes for estimate in estimates)  # every term measured: nothing to widen
     by_gpu = any(estimate.error_bytes for estimate in estimates if estimate.term is not Term.WEIGHTS)
+    # an attention-free model's interval is in requests, which no judged start of the corpus measured (groups.py
+    # judges tokens and KV memory): no widening of a measure the share was not taken on
     outside = (covered.widening(ledger.model, ledger.gpu_name, ledger.version, gpu_terms_open=by_gpu)
-               if covered and uncertain else None)  # fmt: skip
+               if covered and uncertain and not ledger.model.attention_free else None)  # fmt: skip
     fraction = ledger.engine.memory_fraction
     free_measured = ledger.measured.free_before_load_bytes is not None or ledger.measured.free_after_load_bytes is not None
     return PreloadEstimate(
@@ -256,8 +258,6 @@ class CapacityPlan(BaseModel):
     start: HostStart | None = None
     # an attention-free model's requests at both ends (None: the model plans KV tokens)
     requests: RequestInterval | None = None
-    # the KV budget's half-width the plan's ends took for lying outside the engine's corpus (`estimate.extrapolation`)
-    extrapolation_bytes: int = 0
 
     @property
     def refused_at_centre(self) -> bool:
@@ -313,6 +313,12 @@ class CapacityPlan(BaseModel):
         if own is not None and (largest is None or own.error_bytes > largest.error_bytes * self.estimate.interval_scale):
             return own
         return largest
+
+    @property
+    def extrapolation_bytes(self) -> int:
+        """The KV budget's half-width the plan's ends took for lying outside the engine's corpus (0: inside)."""
+        widening = self.estimate.extrapolation
+        return widening.bytes_for(self.ledger.engine.kv_budget_bytes) if widening is not None else 0
 
     @property
     def extrapolation_term(self) -> TermEstimate | None:
@@ -457,14 +463,8 @@ def planned_capacity(
     # the rest), and the ends then swap
     tokens = [ledger.token_capacity for ledger in ends]
     budgets = [ledger.engine.kv_budget_bytes for ledger in ends]
-    extra = 0
-    if central.request_capacity and estimate.extrapolation is not None:
-        # an attention-free model's interval is in requests, which no judged start of the corpus measured (groups.py
-        # judges tokens and KV memory): no widening of a measure the share was not taken on
-        estimate = estimate.model_copy(update={"extrapolation": None})
     if estimate.extrapolation is not None:  # outside the corpus: each end takes its share beside the terms' errors
-        tokens, extra = _widened(tokens, estimate.extrapolation), estimate.extrapolation.bytes_for(budgets[0])
-        budgets = _widened(budgets, estimate.extrapolation)
+        tokens, budgets = _widened(tokens, estimate.extrapolation), _widened(budgets, estimate.extrapolation)
     requests = central.request_capacity
     interval = request_interval(requests, ends[1].request_capacity, ends[2].request_capacity) if requests else None
     if interval is not None and start is not None and start.refused_in_span:  # as the tokens: a refused end holds 0
@@ -480,13 +480,12 @@ def planned_capacity(
         kv_budget_min_bytes=min(budgets),
         kv_budget_max_bytes=max(budgets),
         requests=interval,
-        extrapolation_bytes=extra,
     )
 
 
 def _widened(values: list[int], widening: ExtrapolationWidening) -> list[int]:
     """The centre (`values[0]`) and both ends of an interval, each end widened by the widening's share of the centre as
     an independent error (the root of squares with its own half-width)."""
-    central, extra = values[0], round(widening.fraction * max(values[0], 0))
+    central, extra = values[0], widening.bytes_for(values[0])
     return [central, widening.widen(central, min(values), extra, upward=False),
             widening.widen(central, max(values), extra, upward=True)]  # fmt: skip
