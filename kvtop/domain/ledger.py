@@ -200,12 +200,12 @@ def _solve(
     by_stage = stage_measured_weights(measured, [w.total_bytes for _, w, _, _ in stages])
     one_stage_logged = logs_one_stage(measured, len(stages))
     stage_weights = [m.weights_bytes or w.total_bytes for m, (_, w, _, _) in zip(by_stage, stages, strict=True)]
-    tightest_weights = max(stage_weights) if one_stage_logged else measured.weights_bytes or max(stage_weights)
+    tightest_weights = max(stage_weights)  # every stage's figure: logged, derived from the logged stage, or its book
     tightest_terms = max((t for *_, t in stages), key=resident_bytes)
 
     def solve(pp_rank: int, weights: WeightsBook, kv: KvBook, terms: tuple[BudgetTerm, ...], cap: LaunchSettings) -> EngineResult:
         shared = rules.sizes_every_rank_from_least_free or (measured.weights_bytes and not one_stage_logged)
-        own = stage_weights[pp_rank] if one_stage_logged else weights.total_bytes
+        own = stage_weights[pp_rank]  # read where not shared: the stage's logged or derived figure, else its book
         return rules.solve(
             EngineInputs(
                 model=model,
