@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from pydantic import TypeAdapter, ValidationError
+
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import InputError
 
@@ -34,8 +36,7 @@ FUSE_ALLREDUCE_ERAS: Eras[bool] = Eras((
                    "enable_fi_allreduce_fusion)"),
     Era("0.12.0", True, "config/compilation.py:121 at v0.12.0 (:126 at v0.13.0): PassConfig.fuse_allreduce_rms"),
 ))  # fmt: skip
-# pydantic's bool from a string (its lax mode, case-insensitive): what PassConfig accepts
-TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes", "on", "t", "y"), ("false", "0", "no", "off", "f", "n")
+PASS_CONFIG_BOOL = TypeAdapter(bool)  # PassConfig's pydantic field: read as pydantic reads it (its lax mode)
 
 
 def capture_size(
@@ -68,10 +69,8 @@ def fuse_allreduce_rms(flags: Mapping[str, object], version: ResolvedVersion) ->
     if not FUSE_ALLREDUCE_ERAS.at(version):
         raise InputError(f"vLLM {version.label} has no pass_config.fuse_allreduce_rms (from v0.12.0: "
                          "config/compilation.py)", field=FUSE_ALLREDUCE_FLAG)  # fmt: skip
-    text = str(value).lower()
-    if value is True or text in TRUE_WORDS:
-        return True
-    if value is False or text in FALSE_WORDS:
-        return False
-    raise InputError(f"{str(value)[:40]!r}: a pydantic bool (true/false, 1/0, yes/no, on/off, t/f, y/n)",
-                     field=FUSE_ALLREDUCE_FLAG)
+    try:
+        return PASS_CONFIG_BOOL.validate_python(value)
+    except ValidationError:
+        raise InputError(f"{str(value)[:40]!r}: a pydantic bool (true/false, 1/0, yes/no, on/off, t/f, y/n)",
+                         field=FUSE_ALLREDUCE_FLAG) from None
