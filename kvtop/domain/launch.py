@@ -389,8 +389,8 @@ def parse_flags(
     # the release typed beside them (the last one wins, as in `values`): the engine's reading of a count may take it
     stated = [str(raw) for typed, raw in pairs if _field_of(engine, flags.as_parsed(typed)) == "engine_version"]
     for typed, raw in pairs:
-        spelling = engine_flags(engine).as_parsed(typed)
-        own_flag = engine_flags(engine).own_flags.get(spelling) if engine_line else None
+        spelling = flags.as_parsed(typed)
+        own_flag = flags.own_flags.get(spelling) if engine_line else None
         if own_flag is not None:
             raise InputError(
                 f"kvtop's own flag ({own_flag.says}), which {display_name(engine)} would reject: "
@@ -400,15 +400,15 @@ def parse_flags(
         field = _field_of(engine, spelling)
         if field is None and spelling.startswith("--no-") and _field_of(engine, "--" + spelling[5:]):
             field, raw = _field_of(engine, "--" + spelling[5:]), False
-        if field is None and spelling in engine_flags(engine).passthrough:
+        if field is None and spelling in flags.passthrough:
             if strict or engine_line:  # a value typed to kvtop or on the engine's line (a log's is what ran)
                 # a memory-neutral flag at a value whose effect was not read (vLLM's flags_valued.py) is refused
                 # when typed to kvtop; on an engine's line it is kept and named as not modelled, as an unmodelled
                 # flag is
                 try:
-                    engine_flags(engine).refuse(spelling.lstrip("-"), raw, typed)
+                    flags.refuse(spelling.lstrip("-"), raw, typed)
                 except InputError:
-                    if strict or spelling not in engine_flags(engine).memory_neutral:
+                    if strict or spelling not in flags.memory_neutral:
                         raise
                     unknown.append(typed)
             extra[spelling.lstrip("-")] = raw
