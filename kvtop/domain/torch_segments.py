@@ -19,6 +19,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator
 
+from kvtop.domain.rounding import round_up
+
 MIN_BLOCK_BYTES = 512  # kMinBlockSize: every request rounded up to it
 SMALL_REQUEST_BYTES = 1 << 20  # kSmallSize: the largest request the small pool serves
 SMALL_SEGMENT_BYTES = 2 << 20  # kSmallBuffer: a small pool's segment
@@ -27,17 +29,13 @@ MIN_LARGE_SEGMENT_REQUEST_BYTES = 10 << 20  # kMinLargeAlloc: from here a reques
 LARGE_ROUNDING_BYTES = 2 << 20  # kRoundLarge: such a segment is the request rounded up to 2 MiB
 
 
-def _round_up(size: int, unit: int) -> int:
-    return -(-size // unit) * unit
-
-
 def segment_bytes(request: int) -> int:
     """The segment opened for a request (already rounded to 512 B) no free block fits (`get_allocation_size`)."""
     if request <= SMALL_REQUEST_BYTES:
         return SMALL_SEGMENT_BYTES
     if request < MIN_LARGE_SEGMENT_REQUEST_BYTES:
         return LARGE_SEGMENT_BYTES
-    return _round_up(request, LARGE_ROUNDING_BYTES)
+    return round_up(request, LARGE_ROUNDING_BYTES)
 
 
 def _carve(tensor_bytes: Iterable[int]) -> Iterator[tuple[int, int]]:
@@ -47,7 +45,7 @@ def _carve(tensor_bytes: Iterable[int]) -> Iterator[tuple[int, int]]:
     for size in tensor_bytes:
         if size <= 0:
             continue
-        request = _round_up(size, MIN_BLOCK_BYTES)
+        request = round_up(size, MIN_BLOCK_BYTES)
         small = request <= SMALL_REQUEST_BYTES
         pool = free[small]
         at = bisect.bisect_left(pool, request)

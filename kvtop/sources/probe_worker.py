@@ -44,6 +44,7 @@ from kvtop.domain.probe import (
     tensor_sizes,
     verdict,
 )
+from kvtop.domain.rounding import round_up
 
 TEST_SLEEP_ENV = "KVTOP_PROBE_TEST_SLEEP_S"
 TEST_HOLD_ENV = "KVTOP_PROBE_TEST_HOLD_S"
@@ -62,10 +63,6 @@ _CUDA_SMALL_LIMIT = 2**20
 _CUDA_SMALL_BLOCK = 512
 
 _OOM_WORDS = ("out of memory", "can't allocate", "cannot allocate", "not enough memory")
-
-
-def _round_up(value: int, unit: int) -> int:
-    return -(-value // unit) * unit
 
 
 class _CpuMeter:
@@ -103,7 +100,7 @@ class _CudaMeter:
 
     def estimate(self, tensor_bytes: Sequence[int]) -> int:
         rounded = sum(
-            _round_up(n, _CUDA_LARGE_BLOCK if n > _CUDA_SMALL_LIMIT else _CUDA_SMALL_BLOCK)
+            round_up(n, _CUDA_LARGE_BLOCK if n > _CUDA_SMALL_LIMIT else _CUDA_SMALL_BLOCK)
             for n in tensor_bytes
         )
         return rounded + _CUDA_SEGMENT_SLACK

@@ -30,6 +30,7 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvBook
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import round_up
 
 DEFAULT_RATIO = 0.8  # PytorchEngineConfig.cache_max_entry_count
 FIXED_SHARE = 0.7  # v0.2.0 – v0.2.3: gpu_mem_percent
@@ -37,10 +38,6 @@ MIN_BLOCKS = 16  # the runtime reserve shrinks until this many blocks fit
 ALIGNMENT = 256
 # SM90 and newer: FlashMLA runs there (when installed), and needs 64-token blocks (§4.1)
 FLASH_MLA_GPUS = frozenset({"H100", "H100-SXM", "H100-PCIE", "H100-NVL", "H200", "H20", "H800", "GH200", "RTX5090"})
-
-
-def _round_up(size: int, aligned: bool) -> int:
-    return -(-size // ALIGNMENT) * ALIGNMENT if aligned else size
 
 
 def block_bytes(model: ModelSpec, kv: KvBook, block: int, aligned: bool) -> int:
@@ -66,7 +63,7 @@ def block_bytes(model: ModelSpec, kv: KvBook, block: int, aligned: bool) -> int:
         descs = [block * heads * k_dim * element, block * heads * v_dim * element]
     if index is not None:
         descs.append(block * int(index.bytes_per_layer_token))
-    return layers * sum(_round_up(size, aligned) for size in descs if size)
+    return layers * sum(round_up(size, ALIGNMENT) if aligned else size for size in descs if size)
 
 
 def _block_size(model: ModelSpec, asked: int | None, gpu_name: str | None, notes: list[str]) -> int:

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.deployment_flags import flag_int, flag_text
-from kvtop.domain.engines.trtllm.moe_weights import round_up
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import GRACE_TRAY_GPUS, NVLINK_GPUS, gpu_model_key
+from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import GIB
 
 IPC_ALIGNMENT = 1 << 21  # IpcMemory.open_ipc_memory: align_size(size, 1 << 21) before cudaMalloc

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
+from kvtop.domain.rounding import round_up
 
 BACKEND_FLAG = "moe_config.backend"
 CUTLASS, TRTLLM = "CUTLASS", "TRTLLM"
@@ -47,11 +48,6 @@ class Mxfp4Experts:
     hidden_in: int  # the hidden size w3_w1 reads, padded
     hidden_out: int  # w2's output rows, padded
     hidden: int
-
-
-def round_up(value: int, alignment: int) -> int:
-    """`value` up to a multiple of `alignment` (the backends' `weight_alignment` padding; moe_workspace.py reads it)."""
-    return -(-value // alignment) * alignment
 
 
 def shard_width(intermediate: int, moe_tp: int) -> int:

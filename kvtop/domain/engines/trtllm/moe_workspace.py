@@ -48,12 +48,12 @@ from kvtop.domain.engines.trtllm.moe_weights import (
     CUTLASS,
     WEIGHT_ALIGNMENT,
     moe_backend,
-    round_up,
     shard_width,
 )
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_layers import MoeSpec
+from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import GIB
 
 INT_BYTES = 4

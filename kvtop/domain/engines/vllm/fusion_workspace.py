@@ -64,6 +64,7 @@ from kvtop.domain.engines.vllm.fusion_blackwell import blackwell_era, blackwell_
 from kvtop.domain.engines.vllm.fusion_blackwell_trtllm import MULTICAST, trtllm_era
 from kvtop.domain.engines.vllm.span import span
 from kvtop.domain.gpus import GRACE_TRAY_GPUS, NVLINK_GPUS, compute_capability, gpu_model_key
+from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import MIB
 
 # trtllm_ar.py (<= 0.6.8) rounds each buffer to 2 MiB; CU_MEM_ALLOC_GRANULARITY_RECOMMENDED on Hopper too
@@ -141,11 +142,6 @@ def buffer_sizes(tp: int, tokens: int, hidden_size: int, fp32_lamport: bool = Fa
     lamport_element = 4 if fp32_lamport else 2
     return (tp * tokens * hidden_size * 2, tp * BARRIER_FLAGS * 4,
             LAMPORT_BUFFERS * tp * tokens * hidden_size * lamport_element)  # fmt: skip
-
-
-def round_up(size: int, granularity: int) -> int:
-    """`size` up to a whole number of `granularity` (what a CUDA virtual-memory allocation maps)."""
-    return -(-size // granularity) * granularity
 
 
 def held_bytes(sizes: tuple[int, ...], multicast_granularity: int = MULTICAST_GRANULARITY) -> int:

@@ -42,8 +42,9 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.fusion_workspace import MULTICAST_GRANULARITY, round_up
+from kvtop.domain.engines.vllm.fusion_workspace import MULTICAST_GRANULARITY
 from kvtop.domain.gpus import gpu_model_key
+from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import MIB
 
 MEM_SIZE = 2 * MIB  # NVLS_MEM_ALIGN_SIZE (transport/nvls.cc)
