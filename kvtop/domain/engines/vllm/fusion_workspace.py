@@ -54,6 +54,7 @@ Blackwell's workspace at v0.19.0-v0.24.x: `fusion_blackwell_trtllm.py` (trtllm o
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -64,6 +65,7 @@ from kvtop.domain.engines.vllm.fusion_blackwell import blackwell_era, blackwell_
 from kvtop.domain.engines.vllm.fusion_blackwell_trtllm import MULTICAST, trtllm_era
 from kvtop.domain.engines.vllm.span import span
 from kvtop.domain.gpus import GRACE_TRAY_GPUS, NVLINK_GPUS, compute_capability, gpu_model_key
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import MIB
 
@@ -134,7 +136,37 @@ def max_token_num(hidden_size: int, element_bytes: int, tp: int, max_num_batched
     size_mib = HOPPER_MAX_SIZE_MIB.get(tp)
     if size_mib is None:
         return None
-    return min(int(size_mib * MIB) // (hidden_size * element_bytes), max_num_batched_tokens)
+    return _tokens(int(size_mib * MIB), hidden_size, element_bytes, max_num_batched_tokens)
+
+
+def _tokens(max_size: int, hidden_size: int, element_bytes: int, max_num_batched_tokens: int) -> int:
+    """`max_token_num = min(max_size // (hidden × dtype bytes), max_num_batched_tokens)`: the tokens the pass sizes
+    the workspace for, on every GPU (allreduce_rms_fusion.py; config/compilation.py on Blackwell)."""
+    return min(max_size // (hidden_size * element_bytes), max_num_batched_tokens)
+
+
+class _Payload(NamedTuple):
+    """The all-reduce payload a workspace is sized for (tokens × hidden × element bytes) and how a reason says it."""
+
+    tokens: int
+    hidden: int
+    element: int  # bytes of one element: 4 for a float32 model (float32 Lamport buffers), else 2
+    shape: str
+
+    def buffer_sizes(self, tp: int) -> tuple[int, int, int]:
+        """trtllm_ar.py's three buffers for this payload (`buffer_sizes`)."""
+        return buffer_sizes(tp, self.tokens, self.hidden, fp32_lamport=self.element == 4)
+
+
+def _payload(model: ModelSpec | None, max_size: int, max_num_batched_tokens: int) -> _Payload:
+    """The payload at the pass's max size (bytes): the model's hidden size and the tokens it fits (`_tokens`), or,
+    the model's config not at hand, the largest payload the max size allows (1 token × max size / 2 B: as many bytes
+    held)."""
+    if model is None:
+        return _Payload(1, max_size // 2, 2, "the model's config not at hand: the largest payload its max size allows")
+    hidden, element = model.hidden_size, 4 if model.dtype_bytes == 4 else 2
+    tokens = _tokens(max_size, hidden, element, max_num_batched_tokens)
+    return _Payload(tokens, hidden, element, f"{tokens:,} tokens × hidden {hidden:,}")
 
 
 def buffer_sizes(tp: int, tokens: int, hidden_size: int, fp32_lamport: bool = False) -> tuple[int, int, int]:
@@ -261,24 +293,17 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
         return FusionWorkspace(bytes=0, modelled=False, why=(
             "--compilation-config given: whether it keeps the all-reduce fusion pass (and FlashInfer's workspace) "
             "is not read; the workspace is in the fitted remainder"))  # fmt: skip
-    if model is None:
-        # the largest payload the max size allows (tokens × hidden × 2 B = max size): as many bytes held
-        tokens, hidden, element = 1, int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB) // 2, 2
-        shape = "the model's config not at hand: the largest payload its max size allows"
-    else:
-        hidden, element = model.hidden_size, 4 if model.dtype_bytes == 4 else 2
-        tokens = max_token_num(hidden, element, layout.tp, max_num_batched_tokens) or 0
-        shape = f"{tokens:,} tokens × hidden {hidden:,}"
-    sizes = buffer_sizes(layout.tp, tokens, hidden, fp32_lamport=element == 4)
+    payload = _payload(model, int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB), max_num_batched_tokens)
+    sizes = payload.buffer_sizes(layout.tp)
     if era == "allocation":
         held = allocation_held_bytes(sizes)
         return FusionWorkspace(bytes=held, modelled=True, why=(
-            f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({shape}): three buffers held as "
+            f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({payload.shape}): three buffers held as "
             f"{held / MIB:,.0f} MiB, each with its signal pad rounded to the {ALLOCATION_GRANULARITY // MIB} MiB "
             f"allocation granularity (torch symmetric memory from flashinfer 0.6.10; a floor)"))  # fmt: skip
     held = held_bytes(sizes)
     return FusionWorkspace(bytes=held, modelled=True, why=(
-        f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({shape}): three buffers held as "
+        f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({payload.shape}): three buffers held as "
         f"{held / MIB:,.0f} MiB, each rounded to the {MULTICAST_GRANULARITY // MIB} MiB multicast granularity"))  # fmt: skip
 
 
@@ -288,21 +313,15 @@ def _blackwell(inputs: CalibrationInputs, capability: tuple[int, int], max_num_b
     max_size = blackwell_max_size(capability, tp)
     if max_size is None:
         return None  # FI_SUPPORTED_WORLD_SIZES: 2, 4, 8, 16
-    if model is None:  # the largest payload the max size allows: tokens × hidden × 2 B = max size
-        element, shape = 2, "the model's config not at hand: the largest payload its max size allows"
-        mnnvl_tokens, mnnvl_hidden = tp, max_size // (tp * element)  # two-shot's rounding to TP exact
-        trtllm_tokens, trtllm_hidden = 1, max_size // element
-    else:
-        element = 4 if model.dtype_bytes == 4 else 2
-        tokens = min(max_size // (model.hidden_size * element), max_num_batched_tokens)
-        mnnvl_tokens = trtllm_tokens = tokens
-        mnnvl_hidden = trtllm_hidden = model.hidden_size
-        shape = f"{tokens:,} tokens × hidden {model.hidden_size:,}"
-    request = mnnvl_request_bytes(tp, mnnvl_tokens, mnnvl_hidden, element)
+    payload = _payload(model, max_size, max_num_batched_tokens)
+    mnnvl_tokens, mnnvl_hidden = payload.tokens, payload.hidden
+    if model is None:  # the largest payload over TP tokens (two-shot's rounding to TP exact): as many bytes
+        mnnvl_tokens, mnnvl_hidden = tp, max_size // (tp * payload.element)
+    request = mnnvl_request_bytes(tp, mnnvl_tokens, mnnvl_hidden, payload.element)
     mnnvl = round_up(request + SIGNAL_PAD_BYTES, ALLOCATION_GRANULARITY)
-    trtllm = allocation_held_bytes(buffer_sizes(tp, trtllm_tokens, trtllm_hidden, fp32_lamport=element == 4))
+    trtllm = allocation_held_bytes(payload.buffer_sizes(tp))
     return FusionWorkspace(bytes=mnnvl, modelled=True, other_bytes=trtllm, why=(
-        f"FlashInfer's all-reduce + RMSNorm workspace at TP {tp} on Blackwell ({shape}): mnnvl's three Lamport "
+        f"FlashInfer's all-reduce + RMSNorm workspace at TP {tp} on Blackwell ({payload.shape}): mnnvl's three Lamport "
         f"copies held as {mnnvl / MIB:,.0f} MiB (vLLM's default backend), or {trtllm / MIB:,.0f} MiB where the start "
         f"falls back to trtllm (no NVSwitch multicast or fabric memory: not known before the start, kept in the "
         f"interval)"))  # fmt: skip
@@ -315,14 +334,8 @@ def _blackwell_trtllm(inputs: CalibrationInputs, capability: tuple[int, int], ma
     max_size = blackwell_max_size(capability, tp)
     if max_size is None:
         return None  # FI_ALLREDUCE_FUSION_MAX_SIZE_MB has no row: the pass builds no workspace
-    if model is None:  # the largest payload the max size allows: tokens × hidden × 2 B = max size
-        tokens, hidden, element = 1, max_size // 2, 2
-        shape = "the model's config not at hand: the largest payload its max size allows"
-    else:
-        hidden, element = model.hidden_size, 4 if model.dtype_bytes == 4 else 2
-        tokens = min(max_size // (hidden * element), max_num_batched_tokens)
-        shape = f"{tokens:,} tokens × hidden {hidden:,}"
-    sizes = buffer_sizes(tp, tokens, hidden, fp32_lamport=element == 4)
+    payload = _payload(model, max_size, max_num_batched_tokens)
+    sizes = payload.buffer_sizes(tp)
     if trtllm_era(inputs.version) == MULTICAST:
         held = held_bytes(sizes)
         how = (f"each rounded to the {MULTICAST_GRANULARITY // MIB} MiB multicast granularity (flashinfer <= 0.6.8; "
@@ -331,5 +344,5 @@ def _blackwell_trtllm(inputs: CalibrationInputs, capability: tuple[int, int], ma
         held = allocation_held_bytes(sizes)
         how = f"each with its signal pad at the {ALLOCATION_GRANULARITY // MIB} MiB allocation granularity"
     return FusionWorkspace(bytes=held, modelled=True, why=(
-        f"FlashInfer's all-reduce + RMSNorm workspace at TP {tp} on Blackwell, trtllm on one node ({shape}): three "
+        f"FlashInfer's all-reduce + RMSNorm workspace at TP {tp} on Blackwell, trtllm on one node ({payload.shape}): three "
         f"buffers held as {held / MIB:,.0f} MiB, {how}"))  # fmt: skip
