@@ -322,18 +322,28 @@ class EngineInputs(BaseModel):
         calibrated = self.measured.calibrated
         if calibrated is None:
             return None
-        stage = calibrated.weights_stage  # a node's stored load of another stage: this stage's is derived from it
-        return "calibrated" if stage is not None and stage != self.pp_rank else calibrated.weights_source
+        # a node's stored load of another stage: this stage's is derived from it
+        return "calibrated" if self.loaded_stage is not None else calibrated.weights_source
+
+    @property
+    def loaded_stage(self) -> int | None:
+        """The other pipeline stage whose load this stage's weights are derived from (stage_weights.py): the measured
+        load's (`MeasuredInputs.weights_stage`, a log's) where weights are measured, else the calibration store's;
+        None where the figure is this stage's own or every stage's."""
+        if self.measured.weights_bytes is not None:
+            stage = self.measured.weights_stage
+        else:
+            calibrated = self.measured.calibrated
+            stage = calibrated.weights_stage if calibrated is not None else None
+        return stage if stage != self.pp_rank else None
 
     def weights_step(self, label: str = "− weights") -> BudgetStep:
         """The budget line that charges the weights, labelled by `weights_source` (as the pre-start block's term)."""
         measured = self.weights_source == "measured"
-        calibrated = self.measured.calibrated
-        stored = calibrated.weights_stage if calibrated is not None and self.measured.weights_bytes is None else None
-        stage = self.measured.weights_stage if self.measured.weights_bytes is not None else stored
-        derived = stage is not None and stage != self.pp_rank
-        which = "logged" if stored is None else "stored (this node's calibration store)"
-        note = f"derived from stage {stage}'s {which} load + this stage's book beyond stage {stage}'s" if derived else ""
+        stage = self.loaded_stage
+        which = "logged" if self.measured.weights_bytes is not None else "stored (this node's calibration store)"
+        derived = f"derived from stage {stage}'s {which} load + this stage's book beyond stage {stage}'s"
+        note = derived if stage is not None else ""
         return BudgetStep(label=label, bytes=-self.weights_bytes, measured=measured, note=note,
                           source=None if measured else self.weights_source)  # fmt: skip
 
