@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
+from kvtop.domain.engines.vllm.moe_split import wna16_group
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.quant_spec import QuantSpec
@@ -28,7 +29,6 @@ from kvtop.domain.weights import WeightRow
 GPTQ_SCHEMES = ("gptq", "gptq_marlin")
 MARLIN_MOE_GROUP_SIZES = (-1, 32, 64, 128)  # check_moe_marlin_supports_config supports_group_size
 MARLIN_MOE_HIDDEN = 128  # hidden_size % 128
-WNA16_MIN_GROUP = 32  # moe_wna16.py:286 assert group_size >= 32
 _NO_ENDS = StageParts(embedding=False, final_norm=False, lm_head=False, tower=False, tower_positions=False)
 
 GPTQ_MOE_FALLBACK_ERAS: Eras[bool] = Eras((
@@ -62,15 +62,6 @@ class _BookExperts(RankMatrices):
         return None
 
 
-def wna16_group(group: int, width: int, hidden: int) -> int | None:
-    """moe_wna16.py:283-286: the group halved until it divides the width and the hidden size; None below 32."""
-    while width % group or hidden % group:
-        group //= 2
-        if group < WNA16_MIN_GROUP:
-            return None
-    return group
-
-
 def _expert_format(model: ModelSpec, layer: int) -> QuantSpec | None:
     assert model.moe is not None
     fmt = model.quant.format_of(model.moe.expert_names(layer))
@@ -96,7 +87,7 @@ def gptq_moe_fallback_row(
         if fmt is None or fmt.group_size is None:
             continue
         marlin = fmt.group_size in MARLIN_MOE_GROUP_SIZES and width % fmt.group_size == 0
-        group = wna16_group(fmt.group_size, width, hidden)
+        group = wna16_group(width, hidden, fmt.group_size)
         if (marlin and hidden % MARLIN_MOE_HIDDEN == 0) or group is None:
             continue
         layer_weights(book, layer)

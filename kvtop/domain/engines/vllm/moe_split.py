@@ -46,8 +46,8 @@ CT = "compressed-tensors"
 
 
 def wna16_group(shard: int, hidden: int, group: int) -> int | None:
-    """The group MoeWNA16Method settles on (halved until it divides shard and hidden), None where it would go
-    below 32 (its assertion)."""
+    """The group MoeWNA16Method settles on (halved until it divides shard and hidden: moe_wna16.py:283-286), None
+    where it would go below 32 (its assertion); the GPTQ MoE fallback's book (gptq_moe_fallback.py) reads it too."""
     while shard % group or hidden % group:
         group //= 2
         if group < WNA16_MIN_GROUP:
