@@ -1,5 +1,6 @@
 """The restart rules every engine that sizes all its ranks from the least free GPU shares (SGLang, LMDeploy,
-TensorRT-LLM: a MIN over the ranks' free memory): each engine's `diagnosis` module takes them as they are."""
+TensorRT-LLM: a MIN over the ranks' free memory; llama.cpp too, whose replay gives the cells `-c` asks or none where
+they do not fit): each engine's `diagnosis` module takes them as they are."""
 
 from __future__ import annotations
 

@@ -7,27 +7,20 @@ not fit, and the fixes are a smaller `-c`, a quantised cache type (`-ctk q8_0 -c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_findings import Finding, LedgerRule, Thresholds
+from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # -c's cells, or 0
+from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.llamacpp.flags import cache_types
 from kvtop.domain.engines.llamacpp.placement import KvPlacement, host_bytes, planned
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger_values import Ledger, WhatIf
+from kvtop.domain.ledger_values import Ledger
 
 if TYPE_CHECKING:
     from kvtop.domain.diagnose_engine import EngineOnNode
-
-
-def restart_capacity(replay: WhatIf, free: Mapping[int, int]) -> int:
-    """Cells a restart gets with `free` bytes free: the context asked, or nothing when it does not fit."""
-    return replay.capacity_at_least_free(free)
-
-
-def restart_ledger(replay: WhatIf, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
-    return replay.at_least_free(free, settings)
 
 
 def spread_evidence(ledger: Ledger, tokens: int, ranks: str) -> str:
