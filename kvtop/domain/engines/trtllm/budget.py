@@ -241,18 +241,8 @@ class TrtllmBudget:
             budget = meas.available_kv_bytes
             steps.append(meas.input_step("available KV memory (logged)", "available_kv_bytes", budget))
         else:
-            before = meas.free_before_load(inputs.gpu_total_bytes)
-            before_note = meas.free_before_load_note()
-            if before_note:
-                notes.append(before_note)
-            steps.append(
-                BudgetStep(
-                    label="free before weight load (min over ranks)",
-                    bytes=before,
-                    measured=meas.is_measured("free_before_load_bytes"),
-                    source=meas.free_before_load_source(),
-                )
-            )
+            before, before_step = _free_before_load(inputs, "free before weight load (min over ranks)", notes)
+            steps.append(before_step)
             if meas.free_after_load_bytes is not None:
                 after = meas.free_after_load_bytes
                 steps.append(meas.input_step("free after weight load", "free_after_load_bytes", after))
@@ -336,24 +326,14 @@ class TrtllmBudget:
                 meas.input_step("free once the engine and its buffers are resident", "free_after_load_bytes", free)
             )
         else:
-            before = meas.free_before_load(inputs.gpu_total_bytes)
-            before_note = meas.free_before_load_note()
-            if before_note:
-                notes.append(before_note)
+            before, before_step = _free_before_load(inputs, "free before load", notes)
             reserve = meas.non_kv(ESTIMATED_NON_KV_BYTES)
             if meas.non_kv_bytes is None and (meas.calibrated is None or meas.calibrated.non_kv_bytes is None):
                 notes.append(
                     "the engine's execution context, runtime buffers and decoder are estimated at 2 GiB"
                 )
             free = before - inputs.resident_bytes - reserve
-            steps.append(
-                BudgetStep(
-                    label="free before load",
-                    bytes=before,
-                    measured=meas.is_measured("free_before_load_bytes"),
-                    source=meas.free_before_load_source(),
-                )
-            )
+            steps.append(before_step)
             steps += inputs.weight_steps("− engine weights")
             steps.append(
                 BudgetStep(
@@ -385,3 +365,16 @@ def _fraction_step(inputs: EngineInputs, fraction: float, budget: int) -> Budget
     note = f"the engine multiplies it as a C++ float, {fraction:.9g}" if fraction != configured else ""
     label = f"× free_gpu_memory_fraction {configured:g}"
     return BudgetStep(label=label, bytes=budget, note=note, role="memory_fraction")
+
+
+def _free_before_load(inputs: EngineInputs, label: str, notes: list[str]) -> tuple[int, BudgetStep]:
+    """The free memory before the load (least over ranks) both runtimes start from, and its budget line; the note
+    saying it is estimated, where it is, goes to `notes`."""
+    meas = inputs.measured
+    before = meas.free_before_load(inputs.gpu_total_bytes)
+    note = meas.free_before_load_note()
+    if note:
+        notes.append(note)
+    step = BudgetStep(label=label, bytes=before, measured=meas.is_measured("free_before_load_bytes"),
+                      source=meas.free_before_load_source())  # fmt: skip
+    return before, step
