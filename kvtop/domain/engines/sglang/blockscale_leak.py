@@ -24,12 +24,11 @@ MoE: the latter on a FlashInfer version kvtop cannot see) are not modelled: no r
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
+from kvtop.domain.rounding import round_up
 from kvtop.domain.weights import WeightRow
 
 LEAK_ERAS: Eras[bool] = Eras((
@@ -54,8 +53,12 @@ def runs_trtllm_moe(model: ModelSpec, gpu_name: str | None, version: ResolvedVer
             and capability is not None and capability[0] == 10)  # fmt: skip
 
 
-def _padded(rows: int, cols: int) -> int:
-    return math.ceil(rows / SWIZZLE_ROWS) * SWIZZLE_ROWS * math.ceil(cols / SWIZZLE_COLS) * SWIZZLE_COLS
+def swizzled_scales(gemm1: int, width: int, hidden: int, group: int) -> int:
+    """The block-scale entries of one expert's w13 (gemm1 × width rows, hidden ÷ group columns) and w2 (hidden rows,
+    width ÷ group columns) once `swizzle_blockscale` pads each to 128 rows and 4 columns (the leaked placeholders
+    here, the built copies in weights_built.py)."""
+    return (round_up(gemm1 * width, SWIZZLE_ROWS) * round_up(hidden // group, SWIZZLE_COLS)
+            + round_up(hidden, SWIZZLE_ROWS) * round_up(width // group, SWIZZLE_COLS))  # fmt: skip
 
 
 def leaked_scale_bytes(
@@ -76,9 +79,7 @@ def leaked_scale_bytes(
         fmt = model.quant.format_of(moe.expert_names(layer))
         if fmt is None or fmt.method != "nvfp4" or fmt.scheme != "modelopt" or not fmt.group_size:
             continue
-        per_expert = _padded(gemm1 * width, model.hidden_size // fmt.group_size) + _padded(
-            model.hidden_size, width // fmt.group_size)
-        nbytes += local * per_expert * fmt.scale_bytes
+        nbytes += local * swizzled_scales(gemm1, width, model.hidden_size, fmt.group_size) * fmt.scale_bytes
     return nbytes
 
 

@@ -33,8 +33,7 @@ A9, A12, A14); earlier releases are not checked, so the book's count stands for 
 
 from __future__ import annotations
 
-import math
-
+from kvtop.domain.engines.sglang.blockscale_leak import swizzled_scales
 from kvtop.domain.engines.sglang.gptq_built import gptq_marlin_row
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.gpus import compute_capability
@@ -48,7 +47,6 @@ CHECKED_ERAS: Eras[bool] = Eras((
     Era("0.5.23", True, "engine-diff's meta-built classes (benchmarks/engine_diff/param_shapes.py)"),
 ))  # fmt: skip
 
-SWIZZLE_ROWS, SWIZZLE_COLS = 128, 4  # swizzle_blockscale pads each expert's scale matrix to these multiples
 SCALE_FP32 = 4
 # arg_groups/overrides.py _DEEPSEEK_FAMILY_ARCHS (those kvtop plans): flashinfer_trtllm MoE on SM100 by default
 DEEPSEEK_FAMILY = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
@@ -132,10 +130,6 @@ def _fused_shared(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_n
         "(models/qwen2_moe.py num_fused_shared_experts)"), params=round(params))  # fmt: skip
 
 
-def _swizzled(rows: int, cols: int) -> int:
-    return math.ceil(rows / SWIZZLE_ROWS) * SWIZZLE_ROWS * math.ceil(cols / SWIZZLE_COLS) * SWIZZLE_COLS
-
-
 def _trtllm_moe(model: ModelSpec, gpu_name: str | None) -> bool:
     """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) for the DeepSeek family on SM100, and
     its routed variant for DeepSeek-V4's hybrid FP8+NVFP4 checkpoints on any GPU (0.5.23
@@ -164,9 +158,7 @@ def _nvfp4_experts(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_
             continue
         held = local + (1 if fused and _shared_format(model, layer) == fmt else 0)
         if swizzle:
-            per_expert = _swizzled(gemm1 * width, model.hidden_size // fmt.group_size) + _swizzled(
-                model.hidden_size, width // fmt.group_size)
-            nbytes += held * per_expert * fmt.scale_bytes
+            nbytes += held * swizzled_scales(gemm1, width, model.hidden_size, fmt.group_size) * fmt.scale_bytes
         nbytes += (experts - local) * (gemm1 + 1) * SCALE_FP32
     return _row("expert_scales", nbytes, (
         "SGLang's NVFP4 experts: each local expert's block scales held again, swizzled"
