@@ -8,12 +8,12 @@ encoder class are `kvtop.domain.tower_blocks`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.rounding import round_up
 from kvtop.domain.tower_blocks import BlockSplit, cannot_build, dummy_heads, splits
 from kvtop.domain.vocab_rows import vocab_parallel_rows
 
@@ -176,7 +176,7 @@ class TowerSpec(BaseModel):
             shared += self.projector_bias_split_params
             whole += self.projector_bias_whole_params
         if self.mlp_width:  # padded MLP units join the split part
-            shared += (math.ceil(self.mlp_width / how.mlp_multiple) * how.mlp_multiple - self.mlp_width) * self.mlp_unit_params
+            shared += (round_up(self.mlp_width, how.mlp_multiple) - self.mlp_width) * self.mlp_unit_params
         if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)
             per_row = self.position_params // self.position_rows
             whole += vocab_parallel_rows(self.position_rows, tp) * per_row - self.position_params

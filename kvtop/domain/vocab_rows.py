@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 
+from kvtop.domain.rounding import round_up
+
 VOCAB_PADDING = 64  # VocabParallelEmbedding pads its rows to this (DEFAULT_VOCAB_PADDING_SIZE in vLLM and SGLang)
 
 
 def vocab_padded(rows: int) -> int:
     """A vocab-parallel table's rows padded to VOCAB_PADDING (the embedding, the LM head, a tower's positions)."""
-    return math.ceil(rows / VOCAB_PADDING) * VOCAB_PADDING
+    return round_up(rows, VOCAB_PADDING)
 
 
 def vocab_parallel_rows(rows: int, shards: int) -> int:

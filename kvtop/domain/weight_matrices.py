@@ -9,6 +9,7 @@ from collections.abc import Callable, Hashable
 
 from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind
 from kvtop.domain.rank_matrices import RankMatrices
+from kvtop.domain.rounding import round_up
 from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weight_hyper import hyper_connection_layer
 
@@ -24,7 +25,7 @@ def kv_chunk_padding(rank: RankMatrices, heads: int, kv_heads: int, hd: int, vd:
     k_rows, v_rows = kv_heads // chunks * hd, kv_heads // chunks * vd
     if heads // chunks * hd % block[0] or (k_rows % block[0] == 0 and v_rows % block[0] == 0):
         return
-    padded = -(-(k_rows + v_rows) // block[0]) * block[0]
+    padded = round_up(k_rows + v_rows, block[0])
     rank.matrix("attention", chunks // tp * (padded - k_rows - v_rows), rank.model.hidden_size, 1, names,
                 opens_module=False)  # fmt: skip
 

@@ -31,6 +31,7 @@ from kvtop.domain.model import (
     VisionSpec,
 )
 from kvtop.domain.quant import QuantSpec
+from kvtop.domain.rounding import round_up
 
 VISION_NOT_MODELLED = (
     "vision tower weights (not in the weights book; SGLang's VLM fraction and reserve apply where it serves "
@@ -323,7 +324,7 @@ def _adjusted_width(f: Fields, adjust: WidthAdjust | None, width: int) -> int:
     if multiplier is not None:
         width = int(multiplier * width)
     step = f.need(adjust.multiple_of)
-    return step * ((width + step - 1) // step)
+    return round_up(width, step)
 
 
 def _per_layer_intermediate(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:

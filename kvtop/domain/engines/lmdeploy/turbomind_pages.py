@@ -19,6 +19,7 @@ from __future__ import annotations
 from kvtop.domain.engines.lmdeploy.eras import TURBOMIND_WEIGHT_PAGES_ERAS
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.model import LayerKind, MlpKind, ModelSpec
+from kvtop.domain.rounding import round_up
 
 PAGE_BYTES = 2 << 20  # the driver's large page (assumed: not printed)
 HALF_BYTES = 2  # scales_and_zeros are half whatever T
@@ -57,7 +58,7 @@ def page_rounding_bytes(model: ModelSpec, tp: int) -> int | None:
         (inter, h),  # down
     ]
     layer = sum(_matrix_pages(rows, cols, model, four_bit) for rows, cols in shapes)
-    vocab = -(-model.vocab_size // tp) * tp
+    vocab = round_up(model.vocab_size, tp)
     table = _over(vocab * h * model.dtype_bytes)
     return model.num_layers * layer + 2 * table
 

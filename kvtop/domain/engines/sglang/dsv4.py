@@ -23,6 +23,7 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import round_up
 
 if TYPE_CHECKING:
     from kvtop.domain.launch import LaunchSettings
@@ -74,7 +75,7 @@ def dsv4_sizing(
     c4_states = 2 * 2 * (head + index) * STATE_BYTES  # the c4 compressor's and its indexer's, per ring row
     swa = paged_row_bytes(page) * len(ratios) + RING[4] / page * c4_states * c4
     compressed = c4 * (paged_row_bytes(page, 4) / 4 + index_key / 4) + c128 * paged_row_bytes(page, 128) / 128
-    rows = -(-((max_requests + 1) * RING[128] + RING[128] + 1) // 128) * 128  # _get_c128_state_fixed_bytes
+    rows = round_up((max_requests + 1) * RING[128] + RING[128] + 1, 128)  # _get_c128_state_fixed_bytes
     return Dsv4Sizing(bytes_per_full_token=swa_ratio * swa + compressed, bytes_per_swa_token=swa,
                       c128_state_bytes=rows * 2 * head * STATE_BYTES * c128, swa_ratio=swa_ratio)  # fmt: skip
 

@@ -55,6 +55,7 @@ from kvtop.domain.engines.sglang.weights_built import SCALE_FP32
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.rounding import round_up
 from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weights import WeightRow, weights_book
 
@@ -176,7 +177,7 @@ def _head_padded_to_128(
     128 rows, split over TP (Muse-Glimmer-30B: 202,048 -> 202,112, 64 rows x 6,656 x 2 B = 851,968 B at TP 1)."""
     if model.architecture not in HEAD_PADDED_128 or layers.stop != model.num_layers or not HEAD_PADDED_ERAS.at(version):
         return None
-    padded = math.ceil(model.vocab_size / HEAD_PADDING) * HEAD_PADDING
+    padded = round_up(model.vocab_size, HEAD_PADDING)
     rows = math.ceil(padded / layout.tp) - vocab_parallel_rows(model.vocab_size, layout.tp)
     if rows <= 0:
         return None

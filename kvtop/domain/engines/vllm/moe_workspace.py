@@ -40,6 +40,7 @@ from kvtop.domain.engines.vllm.profile_run import batch_limits, intermediate_ten
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
+from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import GIB
 
 ALIGNMENT = 256  # WorkspaceManager.get_simultaneous: round_up(actual, 256) per buffer
@@ -76,7 +77,7 @@ def triton_workspace_bytes(tokens: int, top_k: int, gate_up_width: int, hidden: 
     """TritonExperts' two buffers as the WorkspaceManager holds them: each rounded up to 256 B."""
     first = tokens * top_k * max(gate_up_width // 2, hidden) * dtype_bytes
     second = tokens * top_k * max(gate_up_width, hidden) * dtype_bytes
-    return sum(-(-size // ALIGNMENT) * ALIGNMENT for size in (first, second))
+    return sum(round_up(size, ALIGNMENT) for size in (first, second))
 
 
 def experts_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chunk: int | None) -> int:

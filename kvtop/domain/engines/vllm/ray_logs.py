@@ -20,6 +20,7 @@ from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.explain_estimate import EstimateRun, rebuild_with_estimate
 from kvtop.domain.explanation import EstimatedInput, Explanation
 from kvtop.domain.model import LayerKind
+from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import gib
 
 
@@ -46,7 +47,7 @@ def hidden_tighter_worker(
     # recurrent state needs less, so there the floor is one block
     whole = set(run.model.layer_attention) <= {LayerKind.FULL, LayerKind.NONE, LayerKind.SHARED}
     context = (run.settings.context_length or page) if whole else page
-    floor = -(-context // page) * page * ledger.kv_bytes_per_token
+    floor = round_up(context, page) * ledger.kv_bytes_per_token
     where = f", {least_rank}" if least_rank and least_rank != "unranked" else ""
     estimate = EstimatedInput(
         field="available_kv_bytes",

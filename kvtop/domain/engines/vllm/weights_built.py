@@ -22,6 +22,7 @@ from kvtop.domain.engines.vllm.mxfp4_sm12 import HOPPER_CHECKS, sm12_marlin, sm1
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
+from kvtop.domain.rounding import round_up
 from kvtop.domain.weights import WeightRow
 
 MXFP4_BLOCK = 32  # weights per E8M0 scale
@@ -70,7 +71,7 @@ def mxfp4_experts(
     if sm12 or capability is not None and capability[0] == 8 or backend == "marlin":
         return Mxfp4Experts("marlin", experts, width, math.ceil(width / MARLIN_PAD[0]) * MARLIN_PAD[0], hidden,
                             math.ceil(hidden / MARLIN_PAD[1]) * MARLIN_PAD[1])  # fmt: skip
-    return Mxfp4Experts("triton", experts, width, math.ceil(width / TRITON_PAD) * TRITON_PAD, hidden, hidden)
+    return Mxfp4Experts("triton", experts, width, round_up(width, TRITON_PAD), hidden, hidden)
 
 
 def _padding_bytes(built: Mxfp4Experts, model: ModelSpec) -> float:

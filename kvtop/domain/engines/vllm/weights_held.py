@@ -63,6 +63,7 @@ from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, m
 from kvtop.domain.engines.vllm.weights_fp8_marlin import marlin_block_scales
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.rope_cache import rope_cache_bytes
+from kvtop.domain.rounding import round_up
 from kvtop.domain.torch_segments import allocated_bytes
 from kvtop.domain.vocab_rows import vocab_padded
 
@@ -139,8 +140,8 @@ def swizzled_scales(built: Mxfp4Experts) -> tuple[int, int]:
     rows, hidden ÷ 32], w2 [experts, hidden rows, padded ÷ 32], rows and width padded as HopperMXScaleLayout pads."""
 
     def padded_scale(rows: int, width: int) -> int:
-        rows = -(-rows // MXFP4_SCALE_ROWS) * MXFP4_SCALE_ROWS
-        width = -(-(width // MXFP4_BLOCK) // MXFP4_SCALE_WIDTH) * MXFP4_SCALE_WIDTH
+        rows = round_up(rows, MXFP4_SCALE_ROWS)
+        width = round_up(width // MXFP4_BLOCK, MXFP4_SCALE_WIDTH)
         return built.experts * rows * width
 
     return padded_scale(2 * built.padded, built.hidden), padded_scale(built.hidden, built.padded)
@@ -184,10 +185,10 @@ ALLOC_ALIGN, ALLOC_LARGE, ALLOC_ROUND, ALLOC_SPLIT = 512, 10 << 20, 2 << 20, 1 <
 
 def allocator_block(size: int) -> int:
     """The bytes torch's caching allocator counts as allocated for one tensor of `size` bytes on its own segment."""
-    size = -(-size // ALLOC_ALIGN) * ALLOC_ALIGN
+    size = round_up(size, ALLOC_ALIGN)
     if size < ALLOC_LARGE:  # carved from a shared 20 MiB segment, split with little left over
         return size
-    segment = -(-size // ALLOC_ROUND) * ALLOC_ROUND
+    segment = round_up(size, ALLOC_ROUND)
     return segment if segment - size <= ALLOC_SPLIT else size
 
 
