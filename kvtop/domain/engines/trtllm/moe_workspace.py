@@ -70,7 +70,7 @@ CACHED_WORKSPACE_ERAS: Eras[bool] = Eras((
 
 def _widths(model: ModelSpec, moe: MoeSpec, tp: int, ep: int) -> tuple[int, int]:
     """(hidden, intermediate per MoE-TP shard) as the runner sees them: MXFP4 experts at their padded sizes (§24,
-    moe_weights.shard_width and round_up, the one count)."""
+    moe_weights.shard_width and rounding.round_up, the one count)."""
     moe_tp = max(tp // max(ep, 1), 1)
     if model.quant.method == "mxfp4":
         return round_up(model.hidden_size, WEIGHT_ALIGNMENT), shard_width(moe.expert_intermediate_size, moe_tp)
