@@ -251,10 +251,11 @@ def fit_offset(key: str, inputs: CalibrationInputs) -> int:
     (benchmarks/calibration/evaluate.py `term_rows`) and added to the estimate (`terms`): the all-reduce fusion
     workspace in the PyTorch backend's profiled non-torch growth (`allreduce_workspace.py`: 0.5 / 1 / 2 GiB at TP 2 / 4 /
     8 from 1.2.0rc3, 0.12–0.24 GiB before, none without peer access), which a constant and log2(TP) over mixed releases
-    cannot hold; and 1.3.0rc20's import contexts on the first GPU (`import_contexts.py`, by the committed context fit)."""
+    cannot hold; and 1.3.0rc20's import contexts on the first GPU (`import_contexts.py`, one assumed context each: no
+    committed fit is read behind a judgement's back)."""
     if key != "trtllm.non_torch" or not _profiled(inputs):
         return 0
-    return fusion_workspace_bytes(inputs) + import_contexts_bytes(inputs, committed_fits(FITS))
+    return fusion_workspace_bytes(inputs) + import_contexts_bytes(inputs, {})
 
 
 def profiled_requests(inputs: CalibrationInputs) -> int:

@@ -70,6 +70,7 @@ def with_import_contexts(estimate: TermEstimate, inputs: CalibrationInputs,
 
 
 def import_contexts_bytes(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> int:
-    """The bytes `with_import_contexts` adds (0 outside 1.3.0rc20)."""
+    """The bytes `with_import_contexts` adds with `fits` (0 outside 1.3.0rc20); `fit_offset` passes none, so a
+    judgement's rows take the assumed context (0.75 GiB) and read no committed fit."""
     count = stray_contexts(inputs)
     return count * one_process_context(inputs, fits, "one process's import context").bytes if count else 0
