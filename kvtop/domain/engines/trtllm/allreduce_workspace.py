@@ -61,7 +61,7 @@ class FusionWorkspace:
     why: str
 
 
-def _gpus_per_node(inputs: CalibrationInputs) -> tuple[int, str]:
+def gpus_per_node(inputs: CalibrationInputs) -> tuple[int, str]:
     """The node's GPUs as `Mapping.gpus_per_node` takes them: `--gpus_per_node`, else the board's (assumed)."""
     stated = flag_int(inputs.settings, NODE_GPUS_FLAG, least=1)
     if stated is not None:
@@ -78,7 +78,7 @@ def fusion_workspace(inputs: CalibrationInputs) -> FusionWorkspace | None:
     strategy = (flag_text(inputs.settings, STRATEGY_FLAG) or "AUTO").upper()[:20]
     if strategy in NO_WORKSPACE_STRATEGIES:
         return FusionWorkspace(0, f"no all-reduce fusion workspace: allreduce_strategy {strategy} (ops.py)")
-    node_gpus, said = _gpus_per_node(inputs)
+    node_gpus, said = gpus_per_node(inputs)
     if tp > node_gpus:
         return FusionWorkspace(0, f"no all-reduce fusion workspace: TP {tp} spans nodes of {node_gpus} GPUs ({said}; "
                                   "IpcMemory allocates only for a TP group on one node, _ipc_utils.py)")  # fmt: skip
