@@ -56,6 +56,9 @@ GPU_TOTAL_MIB: dict[str, int] = {
     "RTX4070-TI": 12282, "RTX4070-TI-SUPER": 16376, "RTX4080": 16376, "RTX4080-SUPER": 16376,
     "RTX5060-TI": 16311, "RTX5060-TI-16GB": 16311, "RTX5070": 12227, "RTX5070-TI": 16303,
     "RTXA4000": 16376, "RTXA4500": 20470, "RTXA5000": 24564, "A40": 46068, "A30": 24576,
+    # session 55: 'NVIDIA RTX PRO 4500 Blackwell, 32623 MiB' (0xSero/local-ai-registry#56, a RunPod pod) and the
+    # Server Edition's 'nvidia-smi reports 32623 MiB' (vllm-project/vllm#51590, a comment of 2026-09-21 on 8 cards)
+    "RTXPRO4500": 32623,
 }  # fmt: skip
 
 
@@ -169,6 +172,8 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "RTX4070-TI-SUPER": (8, 9), "RTX4080": (8, 9), "RTX4080-SUPER": (8, 9), "RTX5060-TI": (12, 0),
     "RTX5070": (12, 0), "RTX5070-TI": (12, 0), "RTXA4000": (8, 6), "RTXA4500": (8, 6), "RTXA5000": (8, 6),
     "A40": (8, 6), "A30": (8, 0),
+    # session 55: the RTX PRO 4500 Blackwell Server Edition's 'compute capability 12.0' (vllm-project/vllm#51590)
+    "RTXPRO4500": (12, 0),
     # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
     "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
     "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
