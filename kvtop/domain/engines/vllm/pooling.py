@@ -39,7 +39,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.wording import GIB
 
 RUNNER_FLAG = "--runner"
@@ -87,28 +87,29 @@ def pooling_runner(flags: Mapping[str, object]) -> bool:
 
 
 def refuse_unmodelled(inputs: CalibrationInputs) -> None:
-    """What kvtop does not plan of a runner or pooling launch, refused by the flag that asks for it."""
+    """What kvtop does not plan of a runner or pooling launch, refused by the flag that asks for it (not modelled:
+    `explain` still reads such a start's log)."""
     flags, version = inputs.settings.flags, inputs.version
     if flags.get(RUNNER_FLAG.lstrip("-")) == "draft":
-        raise InputError("vLLM's draft runner (a speculative model started alone) is not modelled", field=RUNNER_FLAG)
+        raise UnsupportedModelError("vLLM's draft runner (a speculative model started alone) is not modelled", field=RUNNER_FLAG)
     pooling = pooling_runner(flags)
     if not pooling and str(flags.get(CONVERT_FLAG.lstrip("-"), "none")) not in ("auto", "none"):
-        raise InputError("a conversion without `--runner pooling` (the runner vLLM resolves from the architecture) "
+        raise UnsupportedModelError("a conversion without `--runner pooling` (the runner vLLM resolves from the architecture) "
                          "is not modelled", field=CONVERT_FLAG)  # fmt: skip
     if not pooling:
         return
     flag = RUNNER_FLAG if flags.get(RUNNER_FLAG.lstrip("-")) == "pooling" else TASK_FLAG
     if not POOLING_ERAS.at(version):
-        raise InputError(f"vLLM {version.label}'s pooling runner is not modelled (its code read at v0.11.0 only: "
+        raise UnsupportedModelError(f"vLLM {version.label}'s pooling runner is not modelled (its code read at v0.11.0 only: "
                          f"{POOLING_ERAS.era(version).source})", field=flag)  # fmt: skip
     if inputs.settings.max_num_batched_tokens is None:
-        raise InputError("a pooling runner's default max_num_batched_tokens depends on the pooler type the "
+        raise UnsupportedModelError("a pooling runner's default max_num_batched_tokens depends on the pooler type the "
                          "checkpoint's sentence-transformers files set (engine/arg_utils.py:1547-1577, "
                          "config/scheduler.py:181-186 at v0.11.0), which kvtop does not read: pass "
                          "--max-num-batched-tokens", field=flag)  # fmt: skip
     model = inputs.model
     if model is not None and not model.multimodal and not model.tie_word_embeddings:
-        raise InputError("vLLM's pooling adapter deletes the untied LM head (model_executor/models/adapters.py"
+        raise UnsupportedModelError("vLLM's pooling adapter deletes the untied LM head (model_executor/models/adapters.py"
                          ":190-192 at v0.11.0), which kvtop's weights book still charges: not modelled", field=flag)  # fmt: skip
 
 
