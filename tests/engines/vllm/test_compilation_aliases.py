@@ -79,6 +79,7 @@ def test_fuse_allreduce_rms_reads_what_pydantic_s_bool_reads() -> None:
     refuses the rest; kvtop agrees word by word."""
     from pydantic import TypeAdapter, ValidationError
 
+    from kvtop.domain.engines.vllm.compilation import stated_pass_config
     from kvtop.domain.engines.vllm.compilation_aliases import fuse_allreduce_rms
 
     for word in ("true", "False", "YES", "no", "On", "off", "t", "F", "y", "N", "1", "0", "2", "maybe", " yes"):
@@ -89,6 +90,43 @@ def test_fuse_allreduce_rms_reads_what_pydantic_s_bool_reads() -> None:
             expected = None
         if expected is None:
             with pytest.raises(InputError, match="a pydantic bool"):
-                fuse_allreduce_rms(flags, V0210)
+                fuse_allreduce_rms(stated_pass_config(flags, V0210), V0210)
         else:
-            assert fuse_allreduce_rms(flags, V0210) is expected
+            assert fuse_allreduce_rms(stated_pass_config(flags, V0210), V0210) is expected
+
+
+def _workspace_whole(config: str, version: str = "0.21.0", **dotted: str):  # type: ignore[no-untyped-def]
+    record = RECORDS[MINIMAX_TP4].inputs()
+    flags = {**record.settings.flags, "compilation-config": config,
+             **{f"compilation-config.{key}": value for key, value in dotted.items()}}  # fmt: skip
+    settings = record.settings.model_copy(update={"flags": flags})
+    return fw.fusion_workspace(record.model_copy(update={"settings": settings, "version": ResolvedVersion(text=version)}), 8192)
+
+
+def test_the_whole_json_s_pass_config_is_read_as_the_dotted_field() -> None:
+    """`--compilation-config '{"pass_config": {"fuse_allreduce_rms": …}}'` (`-cc`, as_parsed alike) is the same
+    PassConfig field: false holds none, true the default's (2,048 MiB at TP 4 on GB300, v0.21.0, as the dotted flag)."""
+    assert _workspace_whole('{"pass_config": {"fuse_allreduce_rms": false}}') is None
+    found = _workspace_whole('{"pass_config": {"fuse_allreduce_rms": true}, "cudagraph_mode": "FULL_AND_PIECEWISE"}')
+    assert found is not None and found.modelled and found.bytes == 2048 * (1 << 20)
+    with pytest.raises(InputError, match="from v0.12.0"):
+        _workspace_whole('{"pass_config": {"fuse_allreduce_rms": true}}', "0.11.2")
+    with pytest.raises(InputError, match="a pydantic bool"):
+        _workspace_whole('{"pass_config": {"fuse_allreduce_rms": "maybe"}}')
+
+
+def test_a_field_not_read_is_named_not_modelled() -> None:
+    """The mode (or the pass's own max size) may drop or resize the pass: named, in the fitted remainder."""
+    found = _workspace_whole('{"mode": 0}')
+    assert found is not None and not found.modelled and found.bytes == 0  # Hopper's words: test_fusion_workspace.py
+
+
+def test_a_dotted_field_beside_the_whole_json_drops_it_as_vllm_s_parser_does() -> None:
+    """FlexibleArgumentParser appends the dotted fields as one more `--compilation-config JSON` after the rest
+    (utils/argparse_utils.py:461-500 at v0.33.0, :313-349 at v0.13.0; utils/__init__.py:1936-1978 at v0.11.0), and
+    argparse keeps the last: the whole JSON's fields are gone, not merged."""
+    flags = {"compilation-config": '{"cudagraph_mode": "PIECEWISE"}', "compilation-config.max_cudagraph_capture_size": "512"}
+    config = graph_config(flags, V0210)
+    assert config.mode is None and config.max_capture_size == 512
+    kept = _workspace_whole('{"pass_config": {"fuse_allreduce_rms": false}}', **{"pass_config.fuse_allreduce_rms": "true"})
+    assert kept is not None and kept.bytes == 2048 * (1 << 20)  # the dotted true alone: the default's workspace

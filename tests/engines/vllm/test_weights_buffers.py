@@ -26,6 +26,8 @@ from tests.data_paths import CONFIGS
 QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"
 QWEN3_VL_8B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-8B-Instruct.json"
 QWEN3_VL_4B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-4B-Instruct.json"
+QWEN3_VL_2B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-2B-Instruct.json"
+QWEN3_VL_235B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-235B-A22B-Instruct.json"
 QWEN25_VL_7B = CONFIGS / "heldout" / "Qwen--Qwen2.5-VL-7B-Instruct.json"
 QWEN3_32B = CONFIGS / "Qwen--Qwen3-32B.json"
 GIB = 2**30
@@ -49,6 +51,16 @@ def test_the_config_states_the_multimodal_rope() -> None:
     found = rope_cache(_inputs(QWEN3_VL_4B, "0.19.0"))
     assert found is not None and found[0] == 268_435_456
     assert not load_config_file(QWEN3_32B).mrope
+
+
+def test_qwen3_vl_2b_and_235b_copies_state_the_multimodal_rope() -> None:
+    """Both published configs carry `mrope_section` [24, 20, 20] (restored in kvtop's copies from public transcriptions:
+    heldout/SOURCES.md), so vLLM 0.19.0 builds MRotaryEmbedding over 262,144 positions × 4 × head_dim 128 × 2 B =
+    268,435,456 B (mrope.py:238), not the plain rope's 262,144 × 128 × 2 = 67,108,864 B."""
+    for config in (QWEN3_VL_2B, QWEN3_VL_235B):
+        assert load_config_file(config).mrope
+        found = rope_cache(_inputs(config, "0.19.0"))
+        assert found is not None and found[0] == 262_144 * 4 * 128 * 2
 
 
 def test_the_multimodal_rope_holds_four_times_the_positions() -> None:

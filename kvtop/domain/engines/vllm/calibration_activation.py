@@ -22,6 +22,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.vllm.calibration_eras import activation_key
 from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, encoder_profile
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace, with_stage_buffers
+from kvtop.domain.engines.vllm.pooling import pooling_estimate, pooling_runner, refuse_unmodelled
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
 from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
@@ -44,7 +45,10 @@ LABEL = "vLLM's profiled activation peak"
 def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
     """The peak for a plan: V2's profile as its code counts it, per stage (`_v2_activation`); else the era's fit for
     the sampler's path, floored by the forward's MLP transient and the sampler as the code counts it; else the
-    unfitted estimate, said why."""
+    unfitted estimate, said why. A pooling runner's has no sampler (`_pooling_activation`)."""
+    refuse_unmodelled(inputs)  # --runner draft, a pooling launch kvtop does not plan (pooling.py)
+    if pooling_runner(inputs.settings.flags):
+        return _pooling_activation(inputs, fits.get(activation_key(inputs)))
     v1 = _v1_activation(inputs, fits)
     return _v2_activation(inputs, v1, fits.get(activation_key(inputs))) or v1
 
@@ -67,6 +71,21 @@ def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> Te
                                       f"{activation.basis}; a fused MoE's forward in V0 is counted in part only "
                                       "(v0_profile.py): ± 2 GiB assumed")  # fmt: skip
     return with_stage_buffers(activation, inputs)  # the MoE workspace, a later PP stage's buffer: code-sized
+
+
+def _pooling_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> TermEstimate:
+    """A pooling runner's peak (pooling.py): the V1 fit's forward part (its sampler feature at 0), the forward's MLP
+    transient as counted (`_forward_floor`'s) or the pooler's rows, the larger, plus a counted encoder profile."""
+    tokens, _, _ = batch_limits(inputs)
+    model = inputs.model
+    if model is None:
+        return assumed_estimate(Term.ACTIVATION, LABEL, 2 * GIB, 2 * GIB, "2 GiB assumed: the model's config is not known")
+    features = activation_features(inputs, model)
+    fit_forward = max(fit.predict((features[0], 0.0, *features[2:])), 0) if fit and len(features) == 4 else None
+    counted = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
+    encoder = encoder_profile(inputs) if model.multimodal and inputs.layout.pp == 1 and not lora(inputs) else None
+    return pooling_estimate(inputs, fit_forward, counted, encoder.kept_bytes if encoder else 0,
+                            encoder.words if encoder else "", fit.error_bytes if fit else None, LABEL, tokens)  # fmt: skip
 
 
 def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm | None) -> TermEstimate | None:
@@ -109,8 +128,8 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     and 0.60 GiB printed, its MLP transient 0.13) made V1's fit charge 1.84 × the MLP transient beside 7.0 copies of
     the logits to every sampler-bound launch (llm-d-planner's Qwen3-32B, 1.25 GiB of MLP transient: 6.36 GiB charged,
     5.64 printed). V0's forward-bound and fused-MoE logs are left out alike (`v0_profile.py`)."""
-    if key != activation_key(inputs):
-        return None
+    if key != activation_key(inputs) or pooling_runner(inputs.settings.flags):
+        return None  # another era's, or a pooling runner's (no sampler: pooling.py)
     if key == "vllm.activation.v0" and (v0_forward_bound(inputs) or v0_moe_forward(inputs)):
         return None  # its log measures the forward (or a MoE's, counted in part only), not the sampler the fit is of
     if key != "vllm.activation.v0" and forward_bound(inputs):

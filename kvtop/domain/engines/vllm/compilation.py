@@ -17,8 +17,11 @@ The optimization level sets the mode where the config does not: O0 NONE, O1 PIEC
 (config/vllm.py:188-272 at v0.22.0, `OPTIMIZATION_LEVEL_TO_CONFIG`; from v0.12.0). What the attention backend
 downgrades (a backend without FULL graphs) is not read. `--max-cudagraph-capture-size` is read as its field and
 `pass_config.fuse_allreduce_rms` by fusion_workspace.py (compilation_aliases.py); `--cuda-graph-sizes` (v0.9.0 to v0.12.0)
-as the sizes it sets (graph_sizes.py). Other fields (mode, pass_config, …)
-are accepted, not modelled.
+as the sizes it sets (graph_sizes.py). `pass_config` is read whichever the spelling (`stated_pass_config`: the whole
+JSON's object or the dotted `--compilation-config.pass_config.<field>`), its fuse_allreduce_rms by fusion_workspace.py.
+Other fields (mode, pass_config's others, …) are accepted, not modelled, and named where a rule's memory may hang on them
+(`unread_fields`). A dotted field beside the whole JSON drops the JSON (`DOTTED_REPLACES_WHOLE`: the parser appends the
+dotted fields as one more `--compilation-config` and argparse keeps the last; read at v0.11.0, v0.13.0, v0.33.0).
 """
 
 from __future__ import annotations
@@ -46,6 +49,18 @@ O_IS_LEVEL: Eras[bool] = Eras((
     Era("0.12.0", True, "arg_utils.py:1128-1138 at v0.12.0: `-cc` the compilation config, `-O` the optimization level"),
 ))  # fmt: skip
 LEVEL_MODES = {0: "NONE", 1: "PIECEWISE", 2: "FULL_AND_PIECEWISE", 3: "FULL_AND_PIECEWISE"}
+DOTTED = f"{CONFIG_FLAG.lstrip('-')}."  # a dotted field's key in the launch's flags
+# A dotted field beside the whole JSON: FlexibleArgumentParser.parse_args gathers the dotted fields into one object and
+# appends it as a further `--compilation-config JSON` after the other arguments, and argparse keeps the last value of
+# a store option, so the whole JSON is dropped (no merge, no warning)
+DOTTED_REPLACES_WHOLE: Eras[bool] = Eras((
+    Era("", False, "not read before v0.11.0: kvtop lays the dotted fields over the whole JSON"),
+    Era("0.11.0", True, "utils/__init__.py:1936-1978 at v0.11.0, utils/argparse_utils.py:313-349 at v0.13.0, "
+                        ":461-500 at v0.33.0: the dotted fields appended as their own --compilation-config"),
+))  # fmt: skip
+# the whole config's fields kvtop reads: the graph fields (graph_config) and pass_config.fuse_allreduce_rms
+# (fusion_workspace.py); any other is accepted and not modelled (`unread_fields`)
+READ_PASS_FIELDS = frozenset({"fuse_allreduce_rms"})
 
 
 class GraphConfig(BaseModel):
@@ -61,7 +76,7 @@ class GraphConfig(BaseModel):
 def graph_config(flags: Mapping[str, object], version: ResolvedVersion) -> GraphConfig:
     """The graph settings `flags` state at `version` (the config's, then the optimization level's mode); an
     InputError naming the flag for a value vLLM would refuse."""
-    fields = _config_fields(flags, version)
+    fields = config_fields(flags, version)
     mode = _mode(fields.get("cudagraph_mode"))
     said = [f"cudagraph_mode {mode}"] if mode else []
     level = _level(flags, version)
@@ -77,12 +92,16 @@ def graph_config(flags: Mapping[str, object], version: ResolvedVersion) -> Graph
     return GraphConfig(mode=mode, capture_sizes=sizes, max_capture_size=largest, said="; ".join(said))
 
 
-def _config_fields(flags: Mapping[str, object], version: ResolvedVersion) -> dict[str, object]:
-    """The compilation config's fields: the JSON object (or `-O`'s before v0.12.0), then each dotted field over it."""
+def config_fields(flags: Mapping[str, object], version: ResolvedVersion) -> dict[str, object]:
+    """The compilation config's fields: the JSON object (or `-O`'s before v0.12.0), or, where the launch spells any
+    field dotted, those fields alone (`DOTTED_REPLACES_WHOLE`); `pass_config` one nested object."""
     fields: dict[str, object] = {}
+    dotted = {key: value for key, value in flags.items() if key.startswith(DOTTED)}
     whole = [flags.get(CONFIG_FLAG.lstrip("-"))]
     if not O_IS_LEVEL.at(version):
         whole.append(flags.get("O"))
+    if dotted and DOTTED_REPLACES_WHOLE.at(version):
+        whole = []  # argparse keeps the last --compilation-config: the dotted fields' object, appended after
     for value in whole:
         if not isinstance(value, str) or value.strip().lstrip("-").isdigit():
             continue  # absent, or a compilation level (`-O3` before v0.12.0): no graph field
@@ -95,13 +114,17 @@ def _config_fields(flags: Mapping[str, object], version: ResolvedVersion) -> dic
             raise InputError("a JSON object of CompilationConfig's fields, e.g. '{\"cudagraph_mode\": \"PIECEWISE\"}'",
                              field=CONFIG_FLAG)  # fmt: skip
         fields.update(parsed)
-    for field in GRAPH_FIELDS:
-        value = flags.get(f"{CONFIG_FLAG.lstrip('-')}.{field}")
-        if isinstance(value, str):
-            try:
-                fields[field] = json.loads(value)
-            except json.JSONDecodeError:
-                fields[field] = value  # vLLM keeps a value that is no JSON as the string
+    for key, value in dotted.items():
+        *parents, field = key.removeprefix(DOTTED).split(".")
+        into = fields
+        for parent in parents:  # `pass_config.fuse_allreduce_rms`: a nested object, as create_nested_dict builds it
+            nested = into.get(parent)
+            into[parent] = nested = dict(nested) if isinstance(nested, dict) else {}
+            into = nested
+        try:
+            into[field] = json.loads(value) if isinstance(value, str) else value
+        except json.JSONDecodeError:
+            into[field] = value  # vLLM keeps a value that is no JSON as the string
     alias = capture_size(flags, fields, version)  # `--max-cudagraph-capture-size` (compilation_aliases.py)
     if alias is not None:
         fields["max_cudagraph_capture_size"] = alias
@@ -150,3 +173,25 @@ def _level(flags: Mapping[str, object], version: ResolvedVersion) -> int | None:
             raise InputError(f"optimization level {text!r}: 0, 1, 2 or 3", field="--optimization-level")
         return int(text)
     return None
+
+
+def stated_pass_config(flags: Mapping[str, object], version: ResolvedVersion) -> Mapping[str, object]:
+    """PassConfig's fields the launch states, whichever spelling (`--compilation-config '{"pass_config": {…}}'`, `-cc`,
+    `-O '{…}'` before v0.12.0, `--compilation-config.pass_config.<field>`); an InputError where it is no object."""
+    value = config_fields(flags, version).get("pass_config")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(f"pass_config {str(value)[:40]!r}: a JSON object of PassConfig's fields", field=CONFIG_FLAG)
+    return value
+
+
+def unread_fields(flags: Mapping[str, object], version: ResolvedVersion) -> tuple[str, ...]:
+    """The compilation config's fields the launch states that kvtop does not read (mode, pass_config's other
+    fields, …): what a rule whose memory they may move names as not modelled."""
+    fields = config_fields(flags, version)
+    unread = [field for field in fields if field not in (*GRAPH_FIELDS, "pass_config")]
+    passes = fields.get("pass_config")
+    if isinstance(passes, dict):
+        unread += [f"pass_config.{field}" for field in passes if field not in READ_PASS_FIELDS]
+    return tuple(unread)

@@ -8,7 +8,8 @@ compilation_config.max_cudagraph_capture_size are mutually exclusive". kvtop rea
 `--compilation-config.pass_config.fuse_allreduce_rms true|false` (PassConfig.fuse_allreduce_rms, config/compilation.py
 :121 at v0.12.0, :126 at v0.13.0; v0.11.x called it `enable_fi_allreduce_fusion`, deprecated at v0.12.0 :141-142, not
 read) turns FlashInfer's all-reduce + RMSNorm fusion
-pass on or off; `None` takes the optimization level's default (config/vllm.py:222 / :244 at v0.21.0:
+pass on or off, read alike from the whole config (`--compilation-config '{"pass_config": {"fuse_allreduce_rms":
+false}}'`, `-cc`): `compilation.stated_pass_config` gathers both spellings; `None` takes the optimization level's default (config/vllm.py:222 / :244 at v0.21.0:
 `enable_allreduce_rms_fusion` at -O2 and -O3, False at -O0 and -O1). On memory: the pass builds FlashInfer's
 workspace (`AllReduceFusionPass.__init__`, allreduce_rms_fusion.py:757-832 at v0.21.0), which fusion_workspace.py
 sizes where the default turns it on; false holds none; true where the default is off is not modelled. The value is
@@ -60,10 +61,11 @@ def capture_size(
         return value
 
 
-def fuse_allreduce_rms(flags: Mapping[str, object], version: ResolvedVersion) -> bool | None:
-    """What the launch sets PassConfig.fuse_allreduce_rms to (None: the optimization level's default); an InputError
-    where the release lacks the field or the value is no boolean."""
-    value = flags.get(FUSE_ALLREDUCE_FLAG.lstrip("-"))
+def fuse_allreduce_rms(pass_config: Mapping[str, object], version: ResolvedVersion) -> bool | None:
+    """What the launch sets PassConfig.fuse_allreduce_rms to (None: the optimization level's default), from the
+    PassConfig fields it states in any spelling (`compilation.stated_pass_config`: the dotted flag, or the whole
+    config's `pass_config` object); an InputError where the release lacks the field or the value is no boolean."""
+    value = pass_config.get("fuse_allreduce_rms")
     if value is None:
         return None
     if not FUSE_ALLREDUCE_ERAS.at(version):

@@ -25,7 +25,8 @@ TP 1 and 2.06–2.11 at TP 2 and 2.13–2.21 at TP 4 though the TP 2 buffers are
 channels connected by the profile's first large all-reduces, as at v0.11.0 where no workspace exists) is fitted.
 
 Where kvtop takes it. Hopper GPUs on NVLink (H100, H200, H20, H800, GH200); TP 2, 4 or 8 (`FI_SUPPORTED_WORLD_SIZES`);
-compiled (not --enforce-eager, -O0 or -O1; a --compilation-config is not read: said not modelled). Pipeline and data
+compiled (not --enforce-eager, -O0 or -O1; a --compilation-config field other than its graph fields and
+pass_config.fuse_allreduce_rms, e.g. its mode or the pass's max size, is not read: said not modelled). Pipeline and data
 parallelism by release (`SPLIT_OFF_ERAS`): `enable_allreduce_rms_fusion` requires `data_parallel_size == 1 and
 pipeline_parallel_size == 1` at v0.18.0 … v0.20.x (config/vllm.py:128-131 at v0.18.0, :131-134 at v0.19.0, :134-137 at
 v0.20.0; vllm#35426, #34458), drops both at v0.21.0 (:119-139) and v0.22.0, gates PP > 1 off again at v0.23.0 (:129-156,
@@ -60,6 +61,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.compilation import stated_pass_config, unread_fields
 from kvtop.domain.engines.vllm.compilation_aliases import fuse_allreduce_rms
 from kvtop.domain.engines.vllm.fusion_blackwell import blackwell_era, blackwell_max_size, mnnvl_request_bytes
 from kvtop.domain.engines.vllm.fusion_blackwell_trtllm import MULTICAST, trtllm_era
@@ -211,7 +213,7 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
     `--compilation-config.pass_config.fuse_allreduce_rms` (compilation_aliases.py): false holds none; true where the
     release's default builds none at TP > 1 is named not modelled (the workspace left to the fitted remainder), save
     where vLLM builds none whatever it says (`_built_none`: 0, with the reason)."""
-    stated = fuse_allreduce_rms(inputs.settings.flags, inputs.version)
+    stated = fuse_allreduce_rms(stated_pass_config(inputs.settings.flags, inputs.version), inputs.version)
     if stated is False:
         return None
     if WORKSPACE_ERAS.at(inputs.version) is None and not stated:
@@ -275,7 +277,9 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
     if capability is None or capability[0] < 9:
         return None  # enable_allreduce_rms_fusion: Hopper and Blackwell only (an unnamed GPU: not taken)
     blackwell = capability[0] == 10 and gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
-    configured = "compilation-config" in inputs.settings.flags  # a whole JSON compilation config: sizes not read
+    # a compilation config field kvtop does not read (its mode, pass_config's other fields: the pass's max size, …)
+    unread = unread_fields(inputs.settings.flags, inputs.version)
+    configured = bool(unread)
     if blackwell and blackwell_era(inputs.version) is not None and not configured:
         return _blackwell(inputs, capability, max_num_batched_tokens)
     across = spans_nodes(inputs) if MNNVL_ACROSS_NODES_ERAS.at(inputs.version) else None
@@ -291,8 +295,8 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
             "is in the fitted remainder"))  # fmt: skip
     if configured:
         return FusionWorkspace(bytes=0, modelled=False, why=(
-            "--compilation-config given: whether it keeps the all-reduce fusion pass (and FlashInfer's workspace) "
-            "is not read; the workspace is in the fitted remainder"))  # fmt: skip
+            f"--compilation-config sets {', '.join(unread)}: whether it keeps the all-reduce fusion pass (and "
+            "FlashInfer's workspace) is not read; the workspace is in the fitted remainder"))  # fmt: skip
     payload = _payload(model, int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB), max_num_batched_tokens)
     sizes = payload.buffer_sizes(layout.tp)
     if era == "allocation":

@@ -1,0 +1,146 @@
+"""vLLM's pooling runner (`--runner pooling`, or the older `--task embed|embedding|classify|score|reward`): what it
+changes in the memory vLLM sizes its KV pool from (docs/engines/vllm.md §12).
+
+Read in the v0.11.0 wheel (PyPI), the one release whose pooling start the corpus's search found (a Qwen3-VL-Embedding-2B
+start on a T4, tests/data/calibration/SOURCES.md):
+
+- `profile_run` runs the forward over `max_num_batched_tokens` as a generating runner does, then, on the last stage,
+  `_dummy_pooler_run(hidden_states)` in place of `_dummy_sampler_run` (v1/worker/gpu_model_runner.py:3388-3396): no
+  LM head, no logits, no sampler. The pooler is run once per supported task over min(tokens, max_num_seqs) dummy
+  requests and again for the task with the largest output (:3310-3323); the largest is the `encode` task's ALL
+  pooling, one row a token (`AllPool.forward_all` splits the hidden states into views, model_executor/layers/
+  pooler.py:261-278), cast to the head dtype, float32 for a pooling runner (`_get_head_dtype`, config/model.py
+  :1738-1758). So the peak is the larger of the forward (its MLP transient beside the residual and the normed input,
+  as `calibration_activation._forward_floor` counts it for every runner) and the pooler's float32 rows beside the
+  forward's output, plus what a multimodal encoder profile keeps through them (encoder_profile.py).
+- The V1 activation fit is kept for the forward's part (its hidden-state and MLP coefficients) with its sampler's
+  feature at 0; the peak is never below the forward as counted. No pooling start printed its peak: assumed, ± the
+  forward's own size or the fit's held-out error, the larger (a multimodal model's: 2 GiB at least, as its generating
+  profile is assumed).
+- `_create_pooling_model_cls` deletes the class's `lm_head` (model_executor/models/adapters.py:190-192), which
+  kvtop's weights book still charges where the head is untied: such a launch is refused, not modelled. A tied head is
+  the embedding, kept.
+- The scheduler's default `max_num_batched_tokens` for a pooling runner depends on the pooler type the checkpoint's
+  sentence-transformers files give (chunked prefill only for LAST pooling of a causal model, engine/arg_utils.py
+  :1547-1577; `POOLING_MODEL_MAX_NUM_BATCHED_TOKENS` = 32,768 under it, config/scheduler.py:181-186): kvtop does not
+  read those files, so a pooling launch must state `--max-num-batched-tokens`.
+- CUDA-graph capture and the KV cache are a generating runner's (no pooling branch in capture_model; the attention of
+  a causal decoder keeps its KV cache). An encoder-only model (no causal attention, no KV cache) is not planned here.
+
+Other releases are not read: a pooling launch there is refused by name (`POOLING_ERAS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kvtop.domain.calibration.features import assumed_estimate
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
+from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.wording import GIB
+
+RUNNER_FLAG = "--runner"
+CONVERT_FLAG = "--convert"
+TASK_FLAG = "--task"
+# the releases read that have each flag (flags_unmodelled.py's rows until session 55)
+SPANS: Mapping[str, FlagSpan] = {
+    RUNNER_FLAG: FlagSpan("0.10.1", None, "engine/arg_utils.py:970 (v0.33.0)"),
+    CONVERT_FLAG: FlagSpan("0.10.1", None, "engine/arg_utils.py:971 (v0.33.0)"),
+    TASK_FLAG: FlagSpan("0.6.4", "0.12.0", "engine/arg_utils.py:619 (v0.12.0)"),
+}
+FLAGS = frozenset(SPANS)
+# their values (config/model.py:61-77 at v0.11.0: RunnerOption, ConvertOption, TaskOption, _RUNNER_TASKS)
+RUNNERS = ("auto", "generate", "pooling", "draft")
+CONVERTS = ("auto", "none", "embed", "classify", "reward")
+POOLING_TASKS = ("embedding", "embed", "classify", "score", "reward")
+GENERATE_TASKS = ("auto", "generate")
+# the releases whose pooling runner kvtop plans: its code read there
+POOLING_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before v0.11.0"),
+    Era("0.11.0", True, "v0.11.0 v1/worker/gpu_model_runner.py:3257-3396 (profile_run → _dummy_pooler_run), "
+                        "model_executor/models/adapters.py:170-192, engine/arg_utils.py:1547-1577"),
+    Era("0.12.0", False, "not read from v0.12.0"),
+))  # fmt: skip
+HEAD_DTYPE_BYTES = 4  # float32: a pooling runner's head dtype (config/model.py:1756-1757 at v0.11.0)
+MULTIMODAL_ERROR = 2 * GIB  # as a multimodal model's generating profile is assumed (calibration_activation.py)
+
+
+def refuse_flags(flags: Mapping[str, object], version: str) -> None:
+    """A runner, convert or task flag the release lacks, or a value vLLM does not take (argparse's choices)."""
+    for flag, choices in ((RUNNER_FLAG, RUNNERS), (CONVERT_FLAG, CONVERTS), (TASK_FLAG, (*GENERATE_TASKS, *POOLING_TASKS))):
+        value = flags.get(flag.lstrip("-"))
+        if value is None:
+            continue
+        why = missing_at(flag, SPANS[flag], version)
+        if why is not None:
+            raise InputError(why, field=flag)
+        if str(value) not in choices:
+            raise InputError(f"{str(value)[:40]!r}: one of {', '.join(choices)} (kvtop plans these)", field=flag)
+
+
+def pooling_runner(flags: Mapping[str, object]) -> bool:
+    """Whether the launch asks for vLLM's pooling runner: `--runner pooling`, or a pooling `--task`."""
+    return flags.get(RUNNER_FLAG.lstrip("-")) == "pooling" or str(flags.get(TASK_FLAG.lstrip("-"))) in POOLING_TASKS
+
+
+def refuse_unmodelled(inputs: CalibrationInputs) -> None:
+    """What kvtop does not plan of a runner or pooling launch, refused by the flag that asks for it (not modelled:
+    `explain` still reads such a start's log)."""
+    flags, version = inputs.settings.flags, inputs.version
+    if flags.get(RUNNER_FLAG.lstrip("-")) == "draft":
+        raise UnsupportedModelError("vLLM's draft runner (a speculative model started alone) is not modelled", field=RUNNER_FLAG)
+    pooling = pooling_runner(flags)
+    if not pooling and str(flags.get(CONVERT_FLAG.lstrip("-"), "none")) not in ("auto", "none"):
+        raise UnsupportedModelError("a conversion without `--runner pooling` (the runner vLLM resolves from the architecture) "
+                         "is not modelled", field=CONVERT_FLAG)  # fmt: skip
+    if not pooling:
+        return
+    flag = RUNNER_FLAG if flags.get(RUNNER_FLAG.lstrip("-")) == "pooling" else TASK_FLAG
+    if not POOLING_ERAS.at(version):
+        raise UnsupportedModelError(f"vLLM {version.label}'s pooling runner is not modelled (its code read at v0.11.0 only: "
+                         f"{POOLING_ERAS.era(version).source})", field=flag)  # fmt: skip
+    if inputs.settings.max_num_batched_tokens is None:
+        raise UnsupportedModelError("a pooling runner's default max_num_batched_tokens depends on the pooler type the "
+                         "checkpoint's sentence-transformers files set (engine/arg_utils.py:1547-1577, "
+                         "config/scheduler.py:181-186 at v0.11.0), which kvtop does not read: pass "
+                         "--max-num-batched-tokens", field=flag)  # fmt: skip
+    model = inputs.model
+    if model is not None and not model.multimodal and not model.tie_word_embeddings:
+        raise UnsupportedModelError("vLLM's pooling adapter deletes the untied LM head (model_executor/models/adapters.py"
+                         ":190-192 at v0.11.0), which kvtop's weights book still charges: not modelled", field=flag)  # fmt: skip
+
+
+def pooler_bytes(inputs: CalibrationInputs, tokens: int) -> int:
+    """What `_dummy_pooler_run` holds at its largest task: the `encode` task's one float32 row a token beside the
+    forward's output (tokens × hidden in the model's dtype) that profile_run keeps across it."""
+    model = inputs.model
+    if model is None:
+        return 0
+    return tokens * model.hidden_size * (HEAD_DTYPE_BYTES + model.dtype_bytes)
+
+
+def pooling_estimate(
+    inputs: CalibrationInputs, fit_forward: int | None, counted_forward: int, encoder_kept: int, encoder_words: str,
+    fit_error: int | None, label: str, tokens: int,
+) -> TermEstimate:
+    """The profiled peak of a pooling runner: the larger of the fit's forward part (`fit_forward`: its sampler feature
+    at 0), the forward as counted and the pooler's rows, plus what the encoder profile keeps; assumed."""
+    pooler = pooler_bytes(inputs, tokens)
+    forward = max(fit_forward or 0, counted_forward)
+    peak = max(forward, pooler) + encoder_kept
+    multimodal = inputs.model is not None and inputs.model.multimodal
+    # no pooling start printed its peak: ± the forward itself at least (what the count may miss is bounded by it
+    # only by assumption), the fit's held-out error where wider, 2 GiB for a multimodal model's encoder profile
+    error = max(fit_error or 0, forward, MULTIMODAL_ERROR if multimodal else 0)
+    kept = f"; plus what {encoder_words}" if encoder_words else ""
+    return assumed_estimate(
+        Term.ACTIVATION, label, peak, error,
+        f"vLLM {inputs.version.label}'s pooling runner (pooling.py): no sampler; the forward at {tokens:,} tokens "
+        f"({forward / GIB:.2f} GiB: the V1 fit's forward part or its MLP transient as counted, the larger) or the "
+        f"pooler's float32 rows beside its output ({pooler / GIB:.2f} GiB), the larger{kept}; ± "
+        f"{error / GIB:.2f} GiB assumed (no pooling start printed its peak: the forward's own size, the fit's error or "
+        "a multimodal profile's 2 GiB, the largest)",
+    )  # fmt: skip

@@ -1,0 +1,84 @@
+"""vLLM's pooling runner (kvtop/domain/engines/vllm/pooling.py), read in the v0.11.0 wheel.
+
+Expected figures are vLLM 0.11.0's code's arithmetic by hand, never the function's output: profile_run runs the
+forward over max_num_batched_tokens and then `_dummy_pooler_run` instead of the sampler
+(v1/worker/gpu_model_runner.py:3388-3396), so the peak is the forward's (the MLP's gate-up output and activation,
+tokens × (3 × intermediate + hidden) × 2 B, beside the residual and normed input, 2 × tokens × hidden × 2 B) where that
+is larger than the pooler's float32 rows (tokens × hidden × 4 B beside the forward's output, tokens × hidden × 2 B).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.calibration import FITS
+from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
+from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import check_parallel, parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+QWEN3_06B = CONFIGS.parent / "calibration" / "configs" / "Qwen--Qwen3-0.6B.json"  # tied LM head: hidden 1,024, intermediate 3,072
+QWEN3_32B = CONFIGS / "Qwen--Qwen3-32B.json"  # an untied LM head
+
+
+def _inputs(config: Path, version: str, *flags: str) -> CalibrationInputs:
+    model = load_config_file(config)
+    return CalibrationInputs(
+        model=model, settings=parse_flags("vllm", [*flags, "--engine-version", version]), layout=ParallelLayout(tp=1),
+        gpu_name="H100", gpu_total_bytes=gpu_total_bytes("H100"), version=ResolvedVersion(text=version),
+        weights_bytes=0, context_length=8192,
+    )  # fmt: skip
+
+
+def test_a_pooling_runner_peaks_at_its_forward_not_a_sampler() -> None:
+    """Qwen3-0.6B at 8,192 tokens: 8,192 × (3 × 3,072 + 1,024) × 2 + 2 × 8,192 × 1,024 × 2 = 201,326,592 B of forward,
+    above the pooler's 8,192 × 1,024 × (4 + 2) = 50,331,648; the generating runner's peak adds 1,024 seqs' logits."""
+    flags = ("--max-num-batched-tokens", "8192", "--max-num-seqs", "1024")
+    pooled = activation_estimate(_inputs(QWEN3_06B, "0.11.0", "--runner", "pooling", *flags), FITS)
+    generated = activation_estimate(_inputs(QWEN3_06B, "0.11.0", *flags), FITS)
+    assert pooled.source == "assumed" and "pooling runner" in pooled.basis
+    assert pooled.bytes >= 201_326_592
+    assert generated.bytes - pooled.bytes > 1024 * 151_936 * 4  # at least one float32 copy of the logits
+
+
+def test_the_older_task_spelling_asks_for_the_same_runner() -> None:
+    """`--task embed` (deprecated at v0.11.0, config/model.py:473-514: converted to runner pooling, convert embed)."""
+    flags = ("--max-num-batched-tokens", "8192")
+    task = activation_estimate(_inputs(QWEN3_06B, "0.11.0", "--task", "embed", *flags), FITS)
+    runner = activation_estimate(_inputs(QWEN3_06B, "0.11.0", "--runner", "pooling", *flags), FITS)
+    assert task.bytes == runner.bytes
+
+
+@pytest.mark.parametrize(("version", "flags", "says"), [
+    ("0.13.0", ("--runner", "pooling", "--max-num-batched-tokens", "8192"), "not modelled"),
+    ("0.11.0", ("--runner", "pooling"), "--max-num-batched-tokens"),
+    ("0.11.0", ("--runner", "draft"), "draft runner"),
+    ("0.11.0", ("--convert", "embed", "--max-num-batched-tokens", "8192"), "without `--runner pooling`"),
+])  # fmt: skip
+def test_what_it_does_not_plan_is_refused_by_name(version: str, flags: tuple[str, ...], says: str) -> None:
+    with pytest.raises(InputError, match=says):
+        activation_estimate(_inputs(QWEN3_06B, version, *flags), FITS)
+
+
+def test_an_untied_head_the_adapter_deletes_is_refused() -> None:
+    """`_create_pooling_model_cls` deletes `lm_head` (model_executor/models/adapters.py:190-192 at v0.11.0)."""
+    with pytest.raises(InputError, match="untied LM head"):
+        activation_estimate(_inputs(QWEN3_32B, "0.11.0", "--runner", "pooling", "--max-num-batched-tokens", "8192"),
+                            FITS)  # fmt: skip
+
+
+@pytest.mark.parametrize(("version", "flags", "says"), [
+    ("0.10.0", ("--runner", "pooling"), "has no --runner"),
+    ("0.13.0", ("--task", "embed"), "has no --task"),
+    ("0.11.0", ("--runner", "pool"), "one of auto, generate, pooling, draft"),
+])  # fmt: skip
+def test_the_release_and_argparse_refuse_as_vllm_does(version: str, flags: tuple[str, ...], says: str) -> None:
+    with pytest.raises(InputError, match=says):
+        check_parallel(parse_flags("vllm", [*flags, "--engine-version", version]))
