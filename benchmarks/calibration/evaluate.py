@@ -25,7 +25,7 @@ from kvtop.domain.calibration.cuda_context import (
     one_process_features,
 )
 from kvtop.domain.calibration.estimate import planned_capacity
-from kvtop.domain.calibration.extrapolation import Extrapolation
+from kvtop.domain.calibration.extrapolation import Extrapolation, ExtrapolationWidening
 from kvtop.domain.calibration.features import (
     ASSUMED_CONTEXT_ERROR_FEATURES,
     ASSUMED_CONTEXT_ERROR_KEY,
@@ -247,6 +247,9 @@ class Judged:
     high: float
     dominant: str
     truth_half: float = 0.0  # the log's figure stands for truth ± this (its printed rounding)
+    # the plan's own widening for lying outside the judged corpus (`PreloadEstimate.extrapolation`; None: inside it,
+    # or no corpus given)
+    outside: ExtrapolationWidening | None = None
 
     @property
     def error(self) -> float:
@@ -312,15 +315,16 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
     except UnsupportedModelError:  # kvtop refuses the launch by name: no blind figure to judge
         return None
     dominant = plan.dominant.label if plan.dominant else "—"
+    outside = plan.estimate.extrapolation
     if record.tokens:
         return Judged(record, "tokens", record.tokens, plan.ledger.token_capacity, plan.token_capacity_min,
-                      plan.token_capacity_max, dominant)  # fmt: skip
+                      plan.token_capacity_max, dominant, outside=outside)  # fmt: skip
     found = _kv_truth(record)
     if found is None or found[0] <= 0:
         return None
     kv, half = found
     return Judged(record, "KV GiB", kv / GIB, plan.ledger.engine.kv_budget_bytes / GIB, plan.kv_budget_min_bytes / GIB,
-                  plan.kv_budget_max_bytes / GIB, dominant, half)  # fmt: skip
+                  plan.kv_budget_max_bytes / GIB, dominant, half, outside)  # fmt: skip
 
 
 def weights_term(record: Record) -> TermEstimate | None:

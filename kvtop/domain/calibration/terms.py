@@ -71,6 +71,19 @@ class TermEstimate(BaseModel):
     within: str | None = None
     origin: TermOrigin = "estimate"
 
+    def plus(self, added_bytes: int = 0, error_bytes: int = 0, *, why: str | None, beside: bool = False) -> TermEstimate:
+        """This term with `added_bytes` more and `error_bytes` in its error, as independent errors add (the root of
+        squares), its basis saying `why` after a '; ' (None: its basis says it already). `beside`: an error the
+        engine's rules add beside the fitted one, also kept in `beside_error_bytes` (the root of squares) so that a plan
+        re-reading the fitted error keeps it (`with_fitted_error`, which drops an error added without it)."""
+        error = round(math.hypot(self.error_bytes, error_bytes)) if error_bytes else self.error_bytes
+        update: dict[str, object] = {"bytes": self.bytes + added_bytes, "error_bytes": error}
+        if beside:
+            update["beside_error_bytes"] = round(math.hypot(self.beside_error_bytes, error_bytes))
+        if why is not None:
+            update["basis"] = f"{self.basis}; {why}"
+        return self.model_copy(update=update)
+
 
 class CalibratedFigures(BaseModel):
     """The figures the engines' budgets read where nothing measured them (`MeasuredInputs.calibrated`)."""

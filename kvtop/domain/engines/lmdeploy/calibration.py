@@ -79,7 +79,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
 
 #: where the release charges the pages but kvtop does not list the model's TurboMind tensors (MoE, MLA, …) no bound is
 #: known: the weights term says its interval leaves them out, as the budget's step names them not modelled (§15.7)
-PAGES_OMITTED = ("; the interval leaves out the pages each weight tensor's cudaMalloc leaves unused: kvtop does not "
+PAGES_OMITTED = ("the interval leaves out the pages each weight tensor's cudaMalloc leaves unused: kvtop does not "
                  "list this model's TurboMind tensors, so it has no bound for them (not modelled, lmdeploy.md §15.7)")
 
 
@@ -122,20 +122,17 @@ def _with_beside(weights: TermEstimate, leftover: int, pages: int | None) -> Ter
     """The weights term with the staging's leftover and the pages' assumed size beside its error (independent
     errors: the root of squares); pages None: the basis says the interval leaves them out (`PAGES_OMITTED`)."""
     beside = round(math.hypot(leftover, pages or 0))
-    basis = weights.basis
+    said: list[str] = []
     if leftover:
-        basis += (f"; ± {leftover / MIB:,.0f} MiB of torch's cache the staging charge leaves out "
-                  "(the attention's projections read whole and copied once, lmdeploy.md §15.1)")  # fmt: skip
+        said.append(f"± {leftover / MIB:,.0f} MiB of torch's cache the staging charge leaves out "
+                    "(the attention's projections read whole and copied once, lmdeploy.md §15.1)")  # fmt: skip
     if pages:
-        basis += (f"; ± {pages / MIB:,.0f} MiB: the pages each weight tensor's cudaMalloc leaves unused, charged "
-                  "with a page size assumed (lmdeploy.md §15.7)")  # fmt: skip
+        said.append(f"± {pages / MIB:,.0f} MiB: the pages each weight tensor's cudaMalloc leaves unused, charged "
+                    "with a page size assumed (lmdeploy.md §15.7)")  # fmt: skip
     if pages is None:
-        basis += PAGES_OMITTED
-    return weights.model_copy(update={
-        "error_bytes": round(math.hypot(weights.error_bytes, beside)),
-        "beside_error_bytes": beside,  # kept when a judged plan swaps in the fitted error (with_fitted_error)
-        "basis": basis,
-    })  # fmt: skip
+        said.append(PAGES_OMITTED)
+    # beside: kept when a judged plan swaps in the fitted error (with_fitted_error)
+    return weights.plus(error_bytes=beside, why="; ".join(said) or None, beside=True)
 
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:

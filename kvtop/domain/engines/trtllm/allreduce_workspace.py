@@ -109,6 +109,4 @@ def with_fusion_workspace(estimate: TermEstimate, inputs: CalibrationInputs) -> 
     found = fusion_workspace(inputs)
     if found is None:
         return estimate
-    return estimate.model_copy(update={"bytes": estimate.bytes + found.bytes,
-                                       "basis": f"{estimate.basis}; + {found.why}" if found.bytes
-                                       else f"{estimate.basis}; {found.why}"})  # fmt: skip
+    return estimate.plus(found.bytes, why=f"+ {found.why}" if found.bytes else found.why)

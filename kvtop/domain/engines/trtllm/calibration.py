@@ -423,12 +423,9 @@ def _engine_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> T
     if not doublings:
         return found
     nccl = round(TP_GROUP_NCCL_GIB_PER_DOUBLING * doublings * GIB)
-    return found.model_copy(update={
-        "label": "CUDA context and NCCL outside torch", "bytes": found.bytes + nccl,
-        "error_bytes": round(math.hypot(found.error_bytes, nccl)),
-        "basis": f"{found.basis}; + {nccl / GIB:.2f} GiB of the TP group's NCCL ({TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB "
-                 f"per doubling of TP {inputs.layout.tp}, assumed)",
-    })  # fmt: skip
+    return found.model_copy(update={"label": "CUDA context and NCCL outside torch"}).plus(
+        nccl, nccl, why=f"+ {nccl / GIB:.2f} GiB of the TP group's NCCL ({TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB "
+                        f"per doubling of TP {inputs.layout.tp}, assumed)")  # fmt: skip
 
 
 def with_tensorrt_handles(found: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
@@ -437,11 +434,8 @@ def with_tensorrt_handles(found: TermEstimate, inputs: CalibrationInputs) -> Ter
     handles = handles_bytes(inputs.version)
     if not handles:
         return found
-    return found.model_copy(update={
-        "bytes": found.bytes + handles,
-        "basis": f"{found.basis}; + {handles >> 20} MiB of TensorRT's cuBLAS/cuBLASLt and cuDNN handles (TensorRT 9, "
-                 "before 0.10.0: two inits, §27)",
-    })  # fmt: skip
+    return found.plus(handles, why=f"+ {handles >> 20} MiB of TensorRT's cuBLAS/cuBLASLt and cuDNN handles "
+                                   "(TensorRT 9, before 0.10.0: two inits, §27)")  # fmt: skip
 
 
 def _pytorch_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:

@@ -47,10 +47,7 @@ def with_moe_unmodelled(estimate: TermEstimate, inputs: CalibrationInputs) -> Te
     extra = moe_unmodelled_bytes(inputs)
     if not extra:
         return estimate
-    return estimate.model_copy(update={
-        "error_bytes": round(math.hypot(estimate.error_bytes, extra)),
-        "basis": f"{estimate.basis}; ± {extra / GIB:.2f} GiB more: a MoE launch's memory outside torch (MoE backend "
-                 "workspaces and kernels, the EP group's communication buffers) is not modelled, 0.4–5.4 GiB above "
-                 "this figure at TP 2–8 on four Blackwell starts less their temporary pool (this widening: a loose "
-                 "upper bound, §24)",
-    })  # fmt: skip
+    return estimate.plus(error_bytes=extra, why=(
+        f"± {extra / GIB:.2f} GiB more: a MoE launch's memory outside torch (MoE backend workspaces and kernels, the "
+        "EP group's communication buffers) is not modelled, 0.4–5.4 GiB above this figure at TP 2–8 on four Blackwell "
+        "starts less their temporary pool (this widening: a loose upper bound, §24)"))  # fmt: skip

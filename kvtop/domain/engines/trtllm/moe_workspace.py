@@ -39,8 +39,6 @@ gathered rows, `with_attention_dp_unmodelled`), a non-gated activation (every Mo
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_NUM_TOKENS
@@ -144,9 +142,7 @@ def with_attention_dp_unmodelled(estimate: TermEstimate, inputs: CalibrationInpu
     bound = attention_dp_bound_bytes(inputs.model, inputs)
     if not bound:
         return estimate
-    return estimate.model_copy(update={
-        "error_bytes": round(math.hypot(estimate.error_bytes, bound)),
-        "basis": f"{estimate.basis}; ± {bound / GIB:.2f} GiB more: the CUTLASS MoE workspace cached in torch under "
-                 f"attention DP is not modelled (the MoE sees the {inputs.layout.tp} DP ranks' gathered tokens or "
-                 "what the all-to-all routes here; at most the workspace for DP × max_num_tokens rows, §26)",
-    })  # fmt: skip
+    return estimate.plus(error_bytes=bound, why=(
+        f"± {bound / GIB:.2f} GiB more: the CUTLASS MoE workspace cached in torch under attention DP is not modelled "
+        f"(the MoE sees the {inputs.layout.tp} DP ranks' gathered tokens or what the all-to-all routes here; at most "
+        "the workspace for DP × max_num_tokens rows, §26)"))  # fmt: skip

@@ -285,10 +285,7 @@ def _weights(inputs: CalibrationInputs) -> TermEstimate:
     backend = backend_weights(inputs)
     if backend is None or not backend[1] or estimate.source != "calibrated":
         return estimate
-    return estimate.model_copy(update={
-        "error_bytes": round(math.hypot(estimate.error_bytes, backend[1])), "beside_error_bytes": backend[1],
-        "basis": estimate.basis if backend[2] in estimate.basis else f"{estimate.basis}; {backend[2]}",
-    })  # fmt: skip
+    return estimate.plus(error_bytes=backend[1], why=None if backend[2] in estimate.basis else backend[2], beside=True)
 
 
 def held(inputs: CalibrationInputs) -> tuple[int, str] | None:

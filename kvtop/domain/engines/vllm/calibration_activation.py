@@ -276,14 +276,12 @@ def _sampler_path_error(
     extra = round(copies * logits_gib(seqs, inputs.model) * GIB)
     if not extra:
         return activation
-    error = round(math.hypot(activation.error_bytes, extra))
     if path == "either":
-        return activation.model_copy(update={
-            "error_bytes": error,
-            "basis": f"{activation.basis}; FlashInfer's or the native top-k/top-p sampler, not known before the start",
-        })  # fmt: skip
+        return activation.plus(error_bytes=extra,
+                               why="FlashInfer's or the native top-k/top-p sampler, not known before the start")
+    # the copies taken off, no further than 0 bytes: not an addition (`plus`), the same error added
     return activation.model_copy(update={
-        "bytes": max(activation.bytes - extra, 0), "error_bytes": error,
+        "bytes": max(activation.bytes - extra, 0), "error_bytes": round(math.hypot(activation.error_bytes, extra)),
         "basis": f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond one "
                  "taken off, kept in the interval",
     })  # fmt: skip

@@ -13,8 +13,6 @@ context term (the CUDA context, NCCL's communicators, an MoE's all-to-all buffer
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.calibration.cuda_context import one_process_context
 from kvtop.domain.calibration.features import (
     CONTEXT_LABEL,
@@ -159,11 +157,9 @@ def _context_inside(growth: TermEstimate, inputs: CalibrationInputs, fits: dict[
     if key not in CONTEXT_INSIDE or fits.get(key) is not None:
         return growth
     context = one_process_context(inputs, fits, f"TP {inputs.layout.tp}, one worker per GPU")
-    return growth.model_copy(update={
-        "bytes": growth.bytes + context.bytes, "error_bytes": round(math.hypot(growth.error_bytes, context.error_bytes)),
-        "basis": f"{growth.basis}; + {context.bytes / GIB:.2f} GiB of {context.label} ({context.basis}), which "
-                 f"{inputs.version.label} charges ({era_for(NON_TORCH_ERAS, inputs.version).source})",
-    })  # fmt: skip
+    return growth.plus(context.bytes, context.error_bytes,
+                       why=f"+ {context.bytes / GIB:.2f} GiB of {context.label} ({context.basis}), which "
+                           f"{inputs.version.label} charges ({era_for(NON_TORCH_ERAS, inputs.version).source})")  # fmt: skip
 
 
 def _growth(
@@ -187,21 +183,16 @@ def _growth(
         estimate = init_inside(estimate, context_term(inputs, fits), fits, inputs, charged=not _board_open(inputs))
     nvls = nvls_buffers(inputs, tokens)
     if nvls is not None:
-        estimate = estimate.model_copy(update={
-            "bytes": estimate.bytes + nvls.bytes, "basis": f"{estimate.basis}; + {nvls.why}",
-        })  # fmt: skip
+        estimate = estimate.plus(nvls.bytes, why=f"+ {nvls.why}")
     estimate = _board_error(estimate, inputs, fit)
     workspace = fusion_workspace(inputs, tokens)
     if workspace is not None:
-        error = round(math.hypot(estimate.error_bytes, workspace.other_bytes - workspace.bytes))
-        estimate = estimate.model_copy(update={
-            "bytes": estimate.bytes + workspace.bytes, "error_bytes": error if workspace.other_bytes else estimate.error_bytes,
-            "basis": f"{estimate.basis}; {'+ ' if workspace.modelled else ''}{workspace.why}",
-        })  # fmt: skip
+        other = abs(workspace.other_bytes - workspace.bytes) if workspace.other_bytes else 0  # the one not taken
+        estimate = estimate.plus(workspace.bytes, other, why=f"{'+ ' if workspace.modelled else ''}{workspace.why}")
     state = v2_sampler_state(inputs)
     if state is None:
         return estimate
-    return estimate.model_copy(update={"bytes": estimate.bytes + state[0], "basis": f"{estimate.basis}; + {state[1]}"})
+    return estimate.plus(state[0], why=f"+ {state[1]}")
 
 
 def _tp_part_stood_in(
@@ -235,8 +226,5 @@ def _board_error(estimate: TermEstimate, inputs: CalibrationInputs, fit: LinearT
     if fit is None or not custom_all_reduce_on(inputs) or not _board_open(inputs):
         return estimate
     part = round(max(fit.coefficients[1], 0.0) * GIB)
-    return estimate.model_copy(update={
-        "error_bytes": round(math.hypot(estimate.error_bytes, part)),
-        "basis": f"{estimate.basis} (the GPU's name covers PCIe boards too: the driver's P2P report decides, "
-                 f"± {part / GIB:.2f} GiB)",
-    })  # fmt: skip
+    return estimate.plus(error_bytes=part, why=f"± {part / GIB:.2f} GiB: the GPU's name covers PCIe boards too (the "
+                                               "driver's P2P report decides)")  # fmt: skip

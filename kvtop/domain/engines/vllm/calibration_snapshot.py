@@ -16,8 +16,6 @@ at TP 2 (2.01 for an MoE model) and their growth beside FlashInfer's workspace i
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.support import widened
@@ -63,14 +61,8 @@ def init_inside(estimate: TermEstimate, context: TermEstimate, fits: dict[str, L
     if not part:
         return estimate
     if not charged:
-        return estimate.model_copy(update={
-            "error_bytes": round(math.hypot(estimate.error_bytes, part)),
-            "basis": f"{estimate.basis}; ± {part / GIB:.2f} GiB of the TP group's NCCL init, which this release's "
-                     "snapshot precedes, where NVLink joins the GPUs",
-        })  # fmt: skip
-    error = widened(context, fits, inputs).error_bytes
-    return estimate.model_copy(update={
-        "bytes": estimate.bytes + part, "error_bytes": round(math.hypot(estimate.error_bytes, error)),
-        "basis": f"{estimate.basis}; + {part / GIB:.2f} GiB of the TP group's NCCL and custom all-reduce init, which "
-                 f"this release's snapshot precedes ({fit.key}'s part beyond one rank)",
-    })  # fmt: skip
+        return estimate.plus(error_bytes=part, why=f"± {part / GIB:.2f} GiB of the TP group's NCCL init, which this "
+                                                   "release's snapshot precedes, where NVLink joins the GPUs")  # fmt: skip
+    return estimate.plus(part, widened(context, fits, inputs).error_bytes,
+                         why=f"+ {part / GIB:.2f} GiB of the TP group's NCCL and custom all-reduce init, which this "
+                             f"release's snapshot precedes ({fit.key}'s part beyond one rank)")  # fmt: skip

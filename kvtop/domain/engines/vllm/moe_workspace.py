@@ -143,10 +143,8 @@ def with_workspace(activation: TermEstimate, inputs: CalibrationInputs) -> TermE
     workspace = fused_moe_workspace(inputs)
     if not workspace.modelled:
         return activation
-    return activation.model_copy(update={
-        "bytes": activation.bytes + workspace.bytes,
-        "basis": f"{activation.basis}; + the fused MoE's workspace, {workspace.bytes / GIB:.2f} GiB ({workspace.why})",
-    })  # fmt: skip
+    return activation.plus(workspace.bytes,
+                           why=f"+ the fused MoE's workspace, {workspace.bytes / GIB:.2f} GiB ({workspace.why})")
 
 
 def with_stage_buffers(activation: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
@@ -156,8 +154,5 @@ def with_stage_buffers(activation: TermEstimate, inputs: CalibrationInputs) -> T
     buffer = intermediate_tensor_bytes(inputs)
     if not buffer:
         return activation
-    return activation.model_copy(update={
-        "bytes": activation.bytes + buffer,
-        "basis": f"{activation.basis}; + a later pipeline stage's intermediate tensors, {buffer / GIB:.2f} GiB (hidden "
-                 "states and residual at max_num_batched_tokens, kept after the profile)",
-    })  # fmt: skip
+    return activation.plus(buffer, why=f"+ a later pipeline stage's intermediate tensors, {buffer / GIB:.2f} GiB "
+                                       "(hidden states and residual at max_num_batched_tokens, kept after the profile)")

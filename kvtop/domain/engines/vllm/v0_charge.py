@@ -26,7 +26,6 @@ compute capability 8.0 those releases run V0, which charges the growth (`profile
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 from kvtop.domain.calibration.terms import Term, TermEstimate
@@ -104,9 +103,6 @@ def context_charged(
 ) -> TermEstimate:
     """The growth with the worker's context added, where the profile charges the device's whole used memory
     (v0.2.5–v0.3.0, V1's v0.8.0–v0.9.0); at TP > 1 before v0.2.6 the all-reduce's held inputs are charged too: not modelled, refused by name."""
-    error = math.hypot(estimate.error_bytes, context.error_bytes)  # independent errors
-    basis = (f"{estimate.basis}; + {context.bytes / GIB:.2f} GiB of CUDA context and NCCL ({context.basis}), which "
-             f"{version.label} charges ({era.source})")  # fmt: skip
     if tp > 1 and ALL_REDUCE_HELD_ERAS.at(version):
         raise UnsupportedModelError(
             f"vLLM {version.label} at TP {tp} charges the all-reduce inputs torch still holds (record_stream, until "
@@ -114,5 +110,6 @@ def context_charged(
             "left 13.1 GiB a rank beyond torch's peak, vllm#2031): plan at v0.2.6 or later, or TP 1",
             field="--engine-version",
         )
-    return estimate.model_copy(update={"bytes": estimate.bytes + context.bytes, "error_bytes": round(error),
-                                       "basis": basis})  # fmt: skip
+    return estimate.plus(context.bytes, context.error_bytes,  # independent errors
+                         why=f"+ {context.bytes / GIB:.2f} GiB of CUDA context and NCCL ({context.basis}), which "
+                             f"{version.label} charges ({era.source})")  # fmt: skip
