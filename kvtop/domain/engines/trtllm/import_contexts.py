@@ -58,15 +58,12 @@ def with_import_contexts(estimate: TermEstimate, inputs: CalibrationInputs,
         return estimate
     one = one_process_context(inputs, fits, "one process's import context")
     added = count * one.bytes
-    error = math.hypot(estimate.error_bytes, one.bytes, count * one.error_bytes)
-    return estimate.model_copy(update={
-        "bytes": estimate.bytes + added,
-        "error_bytes": round(error),
-        "basis": f"{estimate.basis}; + {added / GIB:.2f} GiB: {count} CUDA contexts of {one.bytes / GIB:.2f} GiB on "
-                 "the first GPU, made at `import tensorrt_llm` by the launcher and the other ranks' workers before "
-                 "set_device (1.3.0rc20 only: deep_gemm.set_pdl() at import, PR #15402, fixed by PR #15632; ± one "
-                 "context: no separate launcher under mpirun; §28)",
-    })  # fmt: skip
+    # the contexts' fitted error and one context more or less (no separate launcher under mpirun), independent
+    return estimate.plus(added, round(math.hypot(one.bytes, count * one.error_bytes)), why=(
+        f"+ {added / GIB:.2f} GiB: {count} CUDA contexts of {one.bytes / GIB:.2f} GiB on the first GPU, made at "
+        "`import tensorrt_llm` by the launcher and the other ranks' workers before set_device (1.3.0rc20 only: "
+        "deep_gemm.set_pdl() at import, PR #15402, fixed by PR #15632; ± one context: no separate launcher under "
+        "mpirun; §28)"))  # fmt: skip
 
 
 def import_contexts_bytes(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> int:
