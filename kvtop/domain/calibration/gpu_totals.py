@@ -151,6 +151,12 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         sources=2, gpus=('RTX6000-ADA',),
         novel_error_bytes=139586488, feature_sources=(2,),
     ),
+    'cuda_total.RTXPRO4500': LinearTerm(
+        key='cuda_total.RTXPRO4500', features=('1 GiB',),
+        coefficients=(31.38,), error_bytes=139586437, records=1,
+        sources=1, gpus=('RTXPRO4500',),
+        novel_error_bytes=139586437, feature_sources=(1,),
+    ),
     'cuda_total.RTXPRO6000': LinearTerm(
         key='cuda_total.RTXPRO6000', features=('1 GiB',),
         coefficients=(95.01,), error_bytes=139586437, records=4,
@@ -177,10 +183,10 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB', "100 GiB of nvidia-smi's total"),
-        coefficients=(0.33539, 0.231955), error_bytes=178786526, records=24,
-        sources=24, gpus=(),
-        novel_error_bytes=317199476, feature_sources=(24, 24),
-        group_errors=(("1 GiB + 100 GiB of nvidia-smi's total", 178786526),),
+        coefficients=(0.339584, 0.230001), error_bytes=174603105, records=25,
+        sources=25, gpus=(),
+        novel_error_bytes=320630401, feature_sources=(25, 25),
+        group_errors=(("1 GiB + 100 GiB of nvidia-smi's total", 174603105),),
     ),
 }  # fmt: skip
 # END FITTED
