@@ -20,6 +20,7 @@ from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec
 from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
 from kvtop.domain.engines.sglang.multimodal import is_multimodal, vlm_factor_vision
 from kvtop.domain.engines.sglang.prefill_graphs_off import prefill_graphs_off_reason
+from kvtop.domain.engines.sglang.prefill_graphs_optin import optin_reserve_mib
 from kvtop.domain.engines.versions import (
     Era,
     Eras,
@@ -172,10 +173,13 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, s
             pcg = 8 * pcg_sizes(int(max_tokens))
         reserved += pcg
         parts = f", {pcg:.0f} of it prefill graphs"
+    before_floor, after_floor, optin = optin_reserve_mib(inputs, chunked, pcg_sizes)  # prefill_graphs_optin.py
+    reserved += before_floor
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     extra, why = deployment_reserve_mib(inputs)  # on top of the floor (docs/engines/sglang.md §19.1, §19.2)
-    reserved += extra
+    reserved += extra + after_floor
+    parts += optin
     fraction = round((gpu_mib - reserved) / gpu_mib, 3)
     return fraction, f"({gpu_mib} − {reserved:.0f} MiB reserve{parts}{why}) ÷ {gpu_mib} MiB"
 
