@@ -22,11 +22,12 @@ from kvtop.domain.engines.base import (
 from kvtop.domain.engines.sglang.attention_backends import check_attention_backend, named_backends
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
-from kvtop.domain.engines.sglang.dsa import dsa_kv_note, page_size_of
+from kvtop.domain.engines.sglang.dsa import dsa_kv_note, forced_dsa_fraction, page_size_of
 from kvtop.domain.engines.sglang.dsv4 import DEFAULT_MAX_REQUESTS, dsv4_pool_bytes, dsv4_pools
 from kvtop.domain.engines.sglang.eras import (
     MAMBA_SLOT_ERAS,
     auto_mem_fraction_static,
+    dsa_cell_counts_index,
     dsa_cell_is_latent,
     full_pool_reason,
     mamba_ratio,
@@ -85,6 +86,9 @@ class SglangBudget:
             mfs, mfs_source = s.mem_fraction_static, "--mem-fraction-static"
         else:
             mfs, mfs_source = auto_mfs, auto_source
+        forced = forced_dsa_fraction(m, inputs.version)
+        if forced is not None:
+            mfs, mfs_source = forced
         runner = runner_multiplier(m, s, inputs.version)
         if runner != 1.0:  # before v0.4.9 the model runner cut a VLM's fraction, given or automatic
             mfs, mfs_source = mfs * runner, f"{mfs_source} × {runner:g} (the model runner's VLM cut)"
@@ -251,7 +255,9 @@ class SglangBudget:
             return full, swa, math.ceil(cell_f), self._pool_bytes(kv, full, swa, page)
         cell = self._sizing_book(m, kv, version).full_bytes_per_token + kv.swa_bytes_per_token
         note = ""
-        if cell != kv.full_bytes_per_token + kv.swa_bytes_per_token:
+        if cell != kv.full_bytes_per_token + kv.swa_bytes_per_token and not dsa_cell_counts_index(version):
+            note = "the latent per layer, the indexer's keys not counted (0.5.3); the pool allocates both (§6.1.1)"
+        elif cell != kv.full_bytes_per_token + kv.swa_bytes_per_token:
             note = "the raw FP8 latent + indexer per layer; the pool allocates 656 B rows (§6.1.1)"
         steps.append(BudgetStep(label="cell: KV bytes per token per rank", bytes=cell, note=note))
         tokens = budget // cell // page * page if budget > 0 and cell else 0
@@ -266,7 +272,10 @@ class SglangBudget:
     @staticmethod
     def _sizing_book(m: ModelSpec, kv: KvBook, version: ResolvedVersion) -> KvBook:
         """§6.1.1: the book the token count divides by. Before v0.5.17 SGLang sized DeepSeek-V3.2's FP8 KV
-        by the raw latent (kv_lora_rank + rope, 1 B each) + indexer, though its pool allocates 656 B rows."""
+        by the raw latent (kv_lora_rank + rope, 1 B each) + indexer, though its pool allocates 656 B rows;
+        0.5.3 left the indexer's keys out of the cell (eras.py DSA_CELL_ERAS)."""
+        if m.attention_kind is AttentionKind.DSA and not dsa_cell_counts_index(version):
+            kv = kv.model_copy(update={"pools": tuple(p for p in kv.pools if p.name != "dsa_index")})
         full = kv.pool("full")
         if (
             m.mla is None

@@ -38,6 +38,24 @@ DSA_PAGE_ERAS: Eras[bool] = Eras((
         "page_size = 64 for DeepSeek DSA on CUDA, over --page-size"),
 ))  # fmt: skip
 
+# 0.5.3's server_args.py `_handle_model_specific_adjustments` ("DeepSeek NSA", not on NPU) set
+# `mem_fraction_static = 0.8` for a DSA model over any given or automatic fraction; sgl-project/sglang#11309
+# (2025-10-07) removed it with the indexer's share of the cell (eras.py DSA_CELL_ERAS). Read in the
+# 0.5.3 and 0.5.3.post1 wheels (PyPI).
+DSA_FRACTION_ERAS: Eras[float | None] = Eras((
+    Era("", None, "no DSA model support"),
+    Era("0.5.3", 0.8, "0.5.3 server_args.py: 'Setting mem fraction static to 0.8 for DeepSeek NSA.'"),
+    Era("0.5.3.post1", None, "#11309 removed the fixed fraction (0.5.3.post1 server_args.py)"),
+))  # fmt: skip
+
+
+def forced_dsa_fraction(model: ModelSpec, version: ResolvedVersion) -> tuple[float, str] | None:
+    """(fraction, why) this release sets for a DSA model over --mem-fraction-static; None where it sets none."""
+    era = era_for(DSA_FRACTION_ERAS, version)
+    if model.attention_kind is AttentionKind.DSA and era.value is not None:
+        return era.value, f"DSA on CUDA: {era.value:g} over any given or automatic fraction ({era.source})"
+    return None
+
 
 def dsa_kv_default_before_checkpoint(version: ResolvedVersion) -> bool:
     """Whether this release replaces `auto` KV on a DSA model before the checkpoint's FP8 KV is read."""

@@ -20,6 +20,7 @@ from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec
 from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
 from kvtop.domain.engines.sglang.multimodal import is_multimodal, vlm_factor_vision
 from kvtop.domain.engines.sglang.prefill_graphs_off import prefill_graphs_off_reason
+from kvtop.domain.engines.sglang.prefill_graphs_optin import optin_reserve_mib
 from kvtop.domain.engines.versions import (
     Era,
     Eras,
@@ -172,10 +173,13 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, s
             pcg = 8 * pcg_sizes(int(max_tokens))
         reserved += pcg
         parts = f", {pcg:.0f} of it prefill graphs"
+    before_floor, after_floor, optin = optin_reserve_mib(inputs, chunked, pcg_sizes)  # prefill_graphs_optin.py
+    reserved += before_floor
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     extra, why = deployment_reserve_mib(inputs)  # on top of the floor (docs/engines/sglang.md §19.1, §19.2)
-    reserved += extra
+    reserved += extra + after_floor
+    parts += optin
     fraction = round((gpu_mib - reserved) / gpu_mib, 3)
     return fraction, f"({gpu_mib} − {reserved:.0f} MiB reserve{parts}{why}) ÷ {gpu_mib} MiB"
 
@@ -341,6 +345,10 @@ DSA_RAW_FP8_ERAS: Eras[tuple[frozenset[str], bool]] = Eras((  # (GPUs, only with
 ))
 DSA_CELL_ERAS: Eras[str] = Eras((
     Era("", "latent", "profile_max_num_token / get_cell_size_per_token: (kv_lora_rank + rope) × 1 B + indexer"),
+    Era("0.5.3", "latent_no_index", "0.5.3 model_runner.py profile_max_num_token: (kv_lora_rank + rope) × layers × "
+        "the KV dtype's size, the indexer not counted though NSATokenToKVPool allocates it"),
+    Era("0.5.3.post1", "latent", "#11309 (2025-10-07): profile_max_num_token adds the indexer "
+        "(index_head_dim + index_head_dim // 128 × 4 B per layer; 0.5.3.post1 model_runner.py)"),
     Era("0.5.17", "pool", "pool_configurator._compute_cell_size: calculate_mla_kv_cache_dim × layers + indexer"),
 ))
 
@@ -353,7 +361,12 @@ def raw_fp8_dsa_gpus(settings: LaunchSettings, version: ResolvedVersion) -> froz
 
 def dsa_cell_is_latent(version: ResolvedVersion) -> bool:
     """Before v0.5.17 the token count used the raw latent width even where the pool allocates 656 B."""
-    return era_for(DSA_CELL_ERAS, version).value == "latent"
+    return era_for(DSA_CELL_ERAS, version).value in ("latent", "latent_no_index")
+
+
+def dsa_cell_counts_index(version: ResolvedVersion) -> bool:
+    """Whether the token count's cell holds the DSA indexer's keys (all but 0.5.3, which left them out)."""
+    return era_for(DSA_CELL_ERAS, version).value != "latent_no_index"
 
 
 # §4.2.1 Hybrid Mamba / linear attention: Mamba slots per running request, and how the slot count is solved.

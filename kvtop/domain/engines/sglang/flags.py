@@ -14,6 +14,7 @@ from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.sglang.flags_table import merged, spellings
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
+from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
@@ -97,8 +98,10 @@ class SglangFlags:
     # span.py, deployment.py and the tower's split (architectures.TOWER_SPLIT) read these
     # and `--attention-backend`, `--prefill-attention-backend`, `--decode-attention-backend` (attention_backends.py:
     # the release's choices, the page a backend sets)
+    # and `--enable-piecewise-cuda-graph` (v0.5.4 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve,
+    # prefill_graphs_optin.py; v0.5.9's row: srt/server_args.py:4605)
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
-                                                *ENCODER_DP_FLAGS})
+                                                *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS

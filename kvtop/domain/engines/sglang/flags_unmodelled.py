@@ -198,7 +198,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--enable-paged-experts": FlagRow("0.5.23", None, "srt/arg_groups/fields/exec_.py:999 (v0.5.23)"),
     "--enable-pd-role-switch": FlagRow("0.5.23", None, "srt/arg_groups/fields/disagg.py:121 (v0.5.23)"),
     "--enable-pdmux": FlagRow("0.4.10.post2", None, "srt/arg_groups/fields/disagg.py:173 (v0.5.23)"),
-    "--enable-piecewise-cuda-graph": FlagRow("0.5.9", "0.5.9", "srt/server_args.py:4605 (v0.5.9)"),
     "--enable-precise-embedding-interpolation": FlagRow("0.5.9", None, "srt/arg_groups/fields/exec_.py:435 (v0.5.23)"),
     "--enable-prefill-context-parallel": FlagRow("0.5.16", "0.5.16", "srt/server_args.py:7289 (v0.5.16)"),
     "--enable-prefill-cp": FlagRow("0.5.16", None, "srt/arg_groups/fields/parallel.py:153 (v0.5.23)"),
