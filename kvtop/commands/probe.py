@@ -32,6 +32,7 @@ from kvtop.domain.probe import (
     default_chunk_tokens,
 )
 from kvtop.domain.probe_plan import DEFAULT_TIMEOUT_S, buffers_from_ledger, reserve_for, validated_request
+from kvtop.domain.rounding import round_up
 from kvtop.domain.terminal import safe_text
 from kvtop.sources.probe import run_probe
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens, parse_size
@@ -150,7 +151,7 @@ def build_probe_request(
     elif chunk < 1:
         raise InputError(f"must be positive (got {chunk})", field="--chunk-tokens")
     else:
-        chunk = -(-chunk // page_size) * page_size
+        chunk = round_up(chunk, page_size)
     return validated_request(
         device=device,
         buffers=tuple(buffers),

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
+from kvtop.domain.rounding import round_down
+
 #: Bytes per element for the torch dtype names a probe may allocate (fp8 is stored as uint8 by
 #: SGLang, the same bytes either way).
 DTYPE_ITEMSIZE: dict[str, int] = {
@@ -114,7 +116,7 @@ class ProbeBuffer(BaseModel):
             return 0
         if self.token_ratio == 1.0:
             return tokens + page_size
-        own_tokens = int(tokens * self.token_ratio) // page_size * page_size
+        own_tokens = round_down(int(tokens * self.token_ratio), page_size)
         return own_tokens + page_size
 
 
@@ -155,7 +157,7 @@ def default_chunk_tokens(
         aligned = math.lcm(unit, ALLOCATOR_GRANULE_BYTES // math.gcd(ALLOCATOR_GRANULE_BYTES, row_bytes))
         if full_pool and aligned * widest <= tensor_bytes:
             unit = aligned
-    return max(1, tensor_bytes // (widest * unit)) * unit
+    return max(unit, round_down(tensor_bytes // widest, unit))
 
 
 def mha_buffers(
