@@ -323,6 +323,14 @@ class ProbeResult(BaseModel):
         return self.outcome is ProbeOutcome.OK
 
     @property
+    def budget_tokens(self) -> int | None:
+        """The most tokens the probe's budget holds at the predicted bytes per token (a budget spent below zero
+        holds none); None without a budget or a prediction."""
+        if self.budget_bytes is None or self.bytes_per_token_predicted <= 0:
+            return None
+        return max(0, self.budget_bytes) // self.bytes_per_token_predicted
+
+    @property
     def seconds_per_gib(self) -> float | None:
         """Time to allocate and touch one GiB; None when nothing was allocated."""
         if self.bytes_allocated <= 0:
