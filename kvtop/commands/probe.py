@@ -267,8 +267,8 @@ def render_probe_result(result: ProbeResult) -> str:
     if result.context_bytes is not None:
         rows.append(f"  CUDA context   {fmt_bytes(result.context_bytes)}")
     speed = ""
-    if result.seconds_per_gib is not None and result.seconds > 0:
-        speed = f" ({result.seconds_per_gib:.3f} s/GiB, {1 / result.seconds_per_gib:,.1f} GiB/s)"
+    if result.seconds_per_gib is not None and result.gib_per_second is not None:
+        speed = f" ({result.seconds_per_gib:.3f} s/GiB, {result.gib_per_second:,.1f} GiB/s)"
     startup = "" if result.init_seconds is None else f"; start-up {result.init_seconds:.2f} s"
     rows.append(f"  time           {result.seconds:.2f} s{speed}{startup}")
     after = (

@@ -337,6 +337,11 @@ class ProbeResult(BaseModel):
             return None
         return self.seconds / (self.bytes_allocated / 2**30)
 
+    @property
+    def gib_per_second(self) -> float | None:
+        """GiB allocated and touched a second; None when nothing was allocated or no time was measured."""
+        return 1 / self.seconds_per_gib if self.seconds_per_gib else None
+
     @model_validator(mode="after")
     def _measured_over_the_tokens_allocated(self) -> ProbeResult:
         if self.measured is not None and self.measured.tokens != self.tokens_allocated:

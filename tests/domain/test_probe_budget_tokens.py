@@ -1,5 +1,5 @@
-"""ProbeResult.budget_tokens: the tokens a probe's budget holds at the predicted bytes per token (the ledger's
-planned figure for a fill)."""
+"""ProbeResult.budget_tokens and gib_per_second: the tokens a probe's budget holds at the predicted bytes per token (the
+ledger's planned figure for a fill) and the allocation rate both probe views show."""
 
 from __future__ import annotations
 
@@ -26,3 +26,10 @@ def test_no_figure_without_a_budget_or_a_prediction() -> None:
     assert _fill(-GIB, LLAMA3_8B_BYTES_PER_TOKEN).budget_tokens == 0
     assert _fill(None, LLAMA3_8B_BYTES_PER_TOKEN).budget_tokens is None
     assert _fill(GIB, 0).budget_tokens is None
+
+
+def test_gib_per_second() -> None:
+    """4 GiB allocated and touched in 0.5 s: 8 GiB/s (0.125 s a GiB); nothing allocated gives no rate."""
+    done = _fill(GIB, LLAMA3_8B_BYTES_PER_TOKEN).model_copy(update={"bytes_allocated": 4 * GIB, "seconds": 0.5})
+    assert done.gib_per_second == 8.0
+    assert _fill(GIB, LLAMA3_8B_BYTES_PER_TOKEN).gib_per_second is None
