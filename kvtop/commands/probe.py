@@ -32,6 +32,7 @@ from kvtop.domain.probe import (
     default_chunk_tokens,
 )
 from kvtop.domain.probe_plan import DEFAULT_TIMEOUT_S, buffers_from_ledger, reserve_for, validated_request
+from kvtop.domain.rounding import round_up
 from kvtop.domain.terminal import safe_text
 from kvtop.sources.probe import run_probe
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens, parse_size
@@ -150,7 +151,7 @@ def build_probe_request(
     elif chunk < 1:
         raise InputError(f"must be positive (got {chunk})", field="--chunk-tokens")
     else:
-        chunk = -(-chunk // page_size) * page_size
+        chunk = round_up(chunk, page_size)
     return validated_request(
         device=device,
         buffers=tuple(buffers),
@@ -266,8 +267,8 @@ def render_probe_result(result: ProbeResult) -> str:
     if result.context_bytes is not None:
         rows.append(f"  CUDA context   {fmt_bytes(result.context_bytes)}")
     speed = ""
-    if result.seconds_per_gib is not None and result.seconds > 0:
-        speed = f" ({result.seconds_per_gib:.3f} s/GiB, {1 / result.seconds_per_gib:,.1f} GiB/s)"
+    if result.seconds_per_gib is not None and result.gib_per_second is not None:
+        speed = f" ({result.seconds_per_gib:.3f} s/GiB, {result.gib_per_second:,.1f} GiB/s)"
     startup = "" if result.init_seconds is None else f"; start-up {result.init_seconds:.2f} s"
     rows.append(f"  time           {result.seconds:.2f} s{speed}{startup}")
     after = (

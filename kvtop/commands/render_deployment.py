@@ -99,7 +99,8 @@ def host_tier_line(host: HostTier) -> str:
     """'host KV tier  HiCache 2x: 759,744 tokens per rank (2.0× the GPU pool), 102.69 GB (95.64 GiB) pinned per rank'."""
     if host.state is not TermState.MODELLED:
         return f"  {FEATURE_WORDS[Feature.HOST_KV]:<16}{host.connector:<54}{'not modelled':>30}"
-    scale = f" ({host.tokens_per_rank / host.gpu_tokens_per_rank:.1f}× the GPU pool)" if host.gpu_tokens_per_rank else ""
+    multiple = host.gpu_pool_multiple
+    scale = f" ({multiple:.1f}× the GPU pool)" if multiple is not None else ""
     label = f"{host.connector}: {fmt_tokens(host.tokens_per_rank)} tokens per rank{scale}"
     return (
         f"  {FEATURE_WORDS[Feature.HOST_KV]:<16}{label:<54}{fmt_both(host.bytes_per_rank):>30}  {'host, per rank':<17}{host.basis.value}"

@@ -132,6 +132,13 @@ class HostKvRequest(BaseModel):
     ratio_to_gpu_pool: float | None = None  # SGLang's --hicache-ratio
     stated: bool = True  # False: the engine's default size, the launch gave none
 
+    def per_rank_bytes(self, ranks: int) -> int | None:
+        """One rank's share: the size per rank where the launch gave one, else the engine's total split evenly
+        over its `ranks` (vLLM's --kv-offloading-size over the TP × PP workers); None for a ratio or nothing."""
+        if self.bytes_per_rank:
+            return self.bytes_per_rank
+        return self.bytes_total // max(ranks, 1) if self.bytes_total else None
+
 
 class DeploymentSetup(BaseModel):
     """What a launch turns on beside the target model, read from its flags by the engine's own rules."""
@@ -184,6 +191,11 @@ class HostTier(BaseModel):
     detail: str = ""
     problem: str | None = None  # why the engine would refuse this tier at start (None: it accepts it)
     host_reserve_bytes: int = 0  # host memory the engine insists stays available beside the tier (SGLang: 10 GiB)
+
+    @property
+    def gpu_pool_multiple(self) -> float | None:
+        """The tier's tokens per rank as a multiple of the GPU pool's beside it; None without a GPU pool."""
+        return self.tokens_per_rank / self.gpu_tokens_per_rank if self.gpu_tokens_per_rank else None
 
     @property
     def total_bytes(self) -> int:

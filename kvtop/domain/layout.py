@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.model import AttentionKind, ModelSpec
+from kvtop.domain.rounding import ceil_div
 
 PpRemainder = Literal["last", "second_to_last", "first"]
 
@@ -286,3 +287,14 @@ def pp_layer_range(num_layers: int, pp_rank: int, pp: int, remainder: PpRemainde
             sizes[(pp - 2 - index) % pp] += 1
     start = sum(sizes[:pp_rank])
     return range(start, start + sizes[pp_rank])
+
+
+def largest_stage_layers(num_layers: int, pp: int) -> int:
+    """The layers the largest pipeline stage holds: ceil(num_layers / pp), the same under every engine's split.
+
+    Each split (pp_layer_range) gives every stage num_layers // pp layers and one more to num_layers % pp of them;
+    engines differ only in which stages take the extra layer (vLLM's get_pp_indices: the stages before the last,
+    SGLang's get_pp_indices: the last, TensorRT-LLM's Mapping.pp_layers: the first), not in how many the largest
+    holds. The engines' layer-partition overrides (VLLM_PP_LAYER_PARTITION, SGLANG_PP_LAYER_PARTITION) are not
+    modelled."""
+    return ceil_div(num_layers, max(pp, 1))

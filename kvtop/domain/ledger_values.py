@@ -56,6 +56,11 @@ class RankLedger(BaseModel):
         return self.weights.total_bytes
 
     @property
+    def token_pool_bytes(self) -> int:
+        """The KV pool's bytes that hold tokens: the pool without its per-request state pools (Mamba/SSM slots)."""
+        return self.kv_pool_bytes - self.state_pool_bytes
+
+    @property
     def resident_terms_bytes(self) -> int:
         """What the deployment's resident terms hold on this rank beside the weights (draft, LoRA slots…)."""
         return resident_bytes(self.terms)

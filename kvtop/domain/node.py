@@ -53,6 +53,11 @@ class RankObserved(BaseModel):
     weights_bytes: int | None = None  # as the engine reports it
     kv_pool_bytes: int | None = None  # as the engine reports it
 
+    @property
+    def outside(self) -> OutsideBytes:
+        """The split `outside_bytes` made of the other processes on this rank's GPU."""
+        return OutsideBytes(self.foreign_bytes, self.orphan_bytes, self.unattributed_bytes, self.server_bytes)
+
 
 class WorkerPrediction(NamedTuple):
     """The predicted worker as NVML counts it per process on its GPU (a tuple: the list asks every tick)."""
@@ -189,6 +194,16 @@ class OutsideBytes(NamedTuple):
     orphan: int  # engine workers whose server is gone
     unattributed: int  # pids kvtop cannot see (containers)
     server: int = 0  # engine servers' own memory (vLLM's API server CUDA context): their engine's, no rank's
+
+    @property
+    def others_bytes(self) -> int:
+        """What processes that are not the engine's hold: foreign, orphan and unattributed (its server aside)."""
+        return self.foreign + self.orphan + self.unattributed
+
+    def used_by_no_process(self, used_bytes: int, worker_bytes: int) -> int:
+        """NVML's `used` beyond the worker and every other process it lists: memory no process holds (negative
+        where the per-process figures add up to more than `used`)."""
+        return used_bytes - worker_bytes - self.others_bytes - self.server
 
 
 _OTHER_ENGINE_ROLES = (ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER)

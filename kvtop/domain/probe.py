@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
+from kvtop.domain.rounding import round_down
+
 #: Bytes per element for the torch dtype names a probe may allocate (fp8 is stored as uint8 by
 #: SGLang, the same bytes either way).
 DTYPE_ITEMSIZE: dict[str, int] = {
@@ -114,7 +116,7 @@ class ProbeBuffer(BaseModel):
             return 0
         if self.token_ratio == 1.0:
             return tokens + page_size
-        own_tokens = int(tokens * self.token_ratio) // page_size * page_size
+        own_tokens = round_down(int(tokens * self.token_ratio), page_size)
         return own_tokens + page_size
 
 
@@ -155,7 +157,7 @@ def default_chunk_tokens(
         aligned = math.lcm(unit, ALLOCATOR_GRANULE_BYTES // math.gcd(ALLOCATOR_GRANULE_BYTES, row_bytes))
         if full_pool and aligned * widest <= tensor_bytes:
             unit = aligned
-    return max(1, tensor_bytes // (widest * unit)) * unit
+    return max(unit, round_down(tensor_bytes // widest, unit))
 
 
 def mha_buffers(
@@ -321,11 +323,24 @@ class ProbeResult(BaseModel):
         return self.outcome is ProbeOutcome.OK
 
     @property
+    def budget_tokens(self) -> int | None:
+        """The most tokens the probe's budget holds at the predicted bytes per token (a budget spent below zero
+        holds none); None without a budget or a prediction."""
+        if self.budget_bytes is None or self.bytes_per_token_predicted <= 0:
+            return None
+        return max(0, self.budget_bytes) // self.bytes_per_token_predicted
+
+    @property
     def seconds_per_gib(self) -> float | None:
         """Time to allocate and touch one GiB; None when nothing was allocated."""
         if self.bytes_allocated <= 0:
             return None
         return self.seconds / (self.bytes_allocated / 2**30)
+
+    @property
+    def gib_per_second(self) -> float | None:
+        """GiB allocated and touched a second; None when nothing was allocated or no time was measured."""
+        return 1 / self.seconds_per_gib if self.seconds_per_gib else None
 
     @model_validator(mode="after")
     def _measured_over_the_tokens_allocated(self) -> ProbeResult:

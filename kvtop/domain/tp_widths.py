@@ -22,6 +22,7 @@ from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.launch import spelling_of
 from kvtop.domain.model import MlpKind
 from kvtop.domain.refusals import Refusal
+from kvtop.domain.rounding import round_up
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger_values import Ledger
@@ -49,7 +50,7 @@ class TpWidths(BaseModel):
 
 def padded_vocab(vocab: int, padding: int) -> int:
     """The vocabulary rounded up to a multiple of `padding` (the engines' pad_vocab_size)."""
-    return -(-vocab // padding) * padding
+    return round_up(vocab, padding)
 
 
 def undivided_mlp(model: ModelSpec, tp: int) -> tuple[int, int] | None:

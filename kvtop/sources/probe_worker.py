@@ -44,7 +44,7 @@ from kvtop.domain.probe import (
     tensor_sizes,
     verdict,
 )
-from kvtop.domain.rounding import round_up
+from kvtop.domain.rounding import round_down, round_up
 
 TEST_SLEEP_ENV = "KVTOP_PROBE_TEST_SLEEP_S"
 TEST_HOLD_ENV = "KVTOP_PROBE_TEST_HOLD_S"
@@ -227,7 +227,7 @@ def _grow(torch: Any, request: ProbeRequest, meter: Meter, pool: _Pool) -> tuple
                 continue
         if step <= page:
             break
-        step = max(page, step // 2 // page * page)
+        step = max(page, round_down(step // 2, page))
     return tokens, lowest_free, None, False
 
 

@@ -33,7 +33,7 @@ def empty_findings_note(snapshot: NodeSnapshot) -> tuple[tuple[str, ...], bool]:
 def _held_outside(gpu: GpuObservation) -> str | None:
     """'GPU 0: 8.60 GiB held by 1 process of no engine (x: the process panel names it)', or None."""
     outside = outside_bytes(gpu, None)
-    held = outside.foreign + outside.orphan + outside.unattributed
+    held = outside.others_bytes
     count = sum(1 for p in gpu.processes if p.role in _OUTSIDE_ROLES)
     if not held:
         return None

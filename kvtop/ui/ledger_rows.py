@@ -117,9 +117,7 @@ def _outside_rows(gpu: GpuObservation, rank: RankView | None, given: bool) -> li
     if outside.server:  # the engine's own server process (its CUDA context): the engine's, no rank's
         rows.append(LedgerRow("engine server process", outside.server if given else None, outside.server))
     if gpu.used_bytes is not None:
-        other = (
-            gpu.used_bytes - worker - outside.foreign - outside.orphan - outside.unattributed - outside.server
-        )
+        other = outside.used_by_no_process(gpu.used_bytes, worker)
         if other:
             rows.append(LedgerRow("other used (no process)", other if given else None, other))
     return rows
@@ -139,8 +137,7 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
         if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
             rows.append(LedgerRow(term.label.split(" (")[0], term.bytes, None))
     live_pool, derived = observed_kv_pool_bytes(rank)
-    token_pools = predicted.kv_pool_bytes - predicted.state_pool_bytes
-    rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", token_pools, live_pool))
+    rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", predicted.token_pool_bytes, live_pool))
     if predicted.state_pool_bytes:
         rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))
     if predicted.req_to_token_bytes:  # SGLang's request → token table; an engine without one shows no row
@@ -228,8 +225,8 @@ def probe_rows(result: ProbeResult) -> tuple[ProbeRow, ...]:
     predicted = result.bytes_per_token_predicted
     if result.target_tokens is not None:
         planned_tokens = f"{result.target_tokens:,}"
-    elif result.budget_bytes is not None and predicted > 0:
-        planned_tokens = f"≤ {max(0, result.budget_bytes) // predicted:,}"
+    elif result.budget_tokens is not None:
+        planned_tokens = f"≤ {result.budget_tokens:,}"
     else:
         planned_tokens = "fill"
     per_token = "—"

@@ -23,6 +23,7 @@ from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, model_args, rel
 from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 from kvtop.ui.plan_fields import (
     DEPLOYMENT_KEYS,
@@ -113,8 +114,7 @@ def _deployment_texts(settings: LaunchSettings) -> dict[str, str]:
     request, host_text = setup.host_kv, ""
     if request is not None and request.ratio_to_gpu_pool:
         host_text = f"x{request.ratio_to_gpu_pool:g}"
-    elif request is not None and (request.bytes_per_rank or request.bytes_total):
-        per_rank = request.bytes_per_rank or (request.bytes_total or 0) // max(settings.tp * settings.pp, 1)
+    elif request is not None and (per_rank := request.per_rank_bytes(settings.tp * settings.pp)) is not None:
         host_text = f"{per_rank / GIB:g}"
     return {
         "spec_method": setup.spec_method or "",
@@ -326,7 +326,7 @@ def _on_its_nodes(base: LaunchSettings, edited: LaunchSettings) -> LaunchSetting
     try:
         nodes = rule.span(base).nnodes
         per_node = max(layout_from_settings(base).gpus // nodes, 1)
-        wanted = -(-layout_from_settings(edited).gpus // per_node)
+        wanted = ceil_div(layout_from_settings(edited).gpus, per_node)  # nodes of per_node GPUs the edit needs
     except KvtopError:
         return edited  # the launch's own message says what is wrong
     if nodes <= 1 or wanted == nodes:

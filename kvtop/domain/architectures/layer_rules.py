@@ -14,6 +14,7 @@ from typing import ClassVar
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.config_schema_families import BlockConfig
 from kvtop.domain.model import LayerKind, MlpKind
+from kvtop.domain.rounding import round_up
 
 FULL, SLIDING, LINEAR, NONE = LayerKind.FULL, LayerKind.SLIDING, LayerKind.LINEAR, LayerKind.NONE
 
@@ -340,7 +341,7 @@ class KimiLinearLayers(LayerRule):
 def _ffn_width(ffn_mult: float, hidden: int) -> int:
     """DeciLM's `_ffn_mult_to_intermediate_size`: 2/3 × mult × hidden, rounded up to a multiple of 256."""
     width = int(2 * ffn_mult * hidden / 3)
-    return -(-width // 256) * 256
+    return round_up(width, 256)
 
 
 @dataclass(frozen=True)

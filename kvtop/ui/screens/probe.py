@@ -82,7 +82,7 @@ def result_text(result: ProbeResult) -> Content:
                 + ("" if delta is None else f" ({delta:+.2%}, padding page included)")
             )
         )
-        speed = "" if not result.seconds_per_gib else f" · {1 / result.seconds_per_gib:,.1f} GiB/s"
+        speed = "" if result.gib_per_second is None else f" · {result.gib_per_second:,.1f} GiB/s"
         lines.append(Content(f"{'time':<12}{result.seconds:.2f} s{speed}"))
         if result.free_before_bytes is not None:
             lines.append(

@@ -69,16 +69,9 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
     """What NVML and the engine say the GPU holds, split as far as the figures allow."""
     if gpu.total_bytes is None or gpu.used_bytes is None:
         return None
-    if rank is not None:  # the split the snapshot made once for this rank
-        seen = rank.observed
-        foreign, orphan, server = (
-            seen.foreign_bytes + seen.unattributed_bytes,
-            seen.orphan_bytes,
-            seen.server_bytes,
-        )
-    else:
-        outside = outside_bytes(gpu, None)
-        foreign, orphan, server = outside.foreign + outside.unattributed, outside.orphan, outside.server
+    # the split the snapshot made once for this rank, else the GPU's own
+    outside = rank.observed.outside if rank is not None else outside_bytes(gpu, None)
+    foreign, orphan, server = outside.foreign + outside.unattributed, outside.orphan, outside.server
     if rank is not None and rank.observed.process_bytes is not None:
         worker = rank.observed.process_bytes
         predicted = rank.predicted
@@ -90,7 +83,7 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
         runtime, unsplit = (rest, 0) if split else (0, rest)
     else:
         worker, weights, pool, runtime, unsplit = 0, 0, 0, 0, 0
-    driver = (gpu.reserved_bytes or 0) + max(0, gpu.used_bytes - worker - foreign - orphan - server)
+    driver = (gpu.reserved_bytes or 0) + max(0, outside.used_by_no_process(gpu.used_bytes, worker))
     free = (
         gpu.free_bytes
         if gpu.free_bytes is not None
@@ -111,12 +104,11 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
 
 def predicted_segments(rank: RankView, total_bytes: int) -> Segments | None:
     """The ledger's split of the same GPU: weights, KV pool, reserve and context, free."""
-    predicted = rank.predicted
-    if predicted is None:
+    predicted, resident = rank.predicted, rank.predicted_resident_bytes
+    if predicted is None or resident is None:
         return None
     runtime = predicted.reserve_bytes + predicted.context_bytes
     weights = predicted.weights_bytes + predicted.resident_terms_bytes  # a draft, LoRA slots: resident like weights
-    resident = weights + predicted.kv_pool_bytes + runtime
     return (
         (WEIGHTS, weights),
         (KV_POOL, predicted.kv_pool_bytes),

@@ -37,13 +37,14 @@ from kvtop.domain.engines.llamacpp.flags import (
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.rounding import round_up
 
 CELL_PAD = 256
 
 
 def pad(value: int, to: int) -> int:
     """`GGML_PAD(value, to)`: up to the next multiple of `to`."""
-    return -(-value // to) * to
+    return round_up(value, to)
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING
 from kvtop.domain.diagnose_findings import Finding, LedgerRule, Thresholds
 from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # -c's cells, or 0
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
+from kvtop.domain.engines.llamacpp.cells import CELL_PAD
 from kvtop.domain.engines.llamacpp.flags import cache_types
 from kvtop.domain.engines.llamacpp.placement import KvPlacement, host_bytes, planned
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger
+from kvtop.domain.rounding import round_down
 
 if TYPE_CHECKING:
     from kvtop.domain.diagnose_engine import EngineOnNode
@@ -51,8 +53,8 @@ def absolute_budget(ledger: Ledger, kv_bytes: int) -> dict[str, int | float] | N
     total = host_bytes(model, every, one, k_type, v_type)
     on_gpu = total - host_bytes(model, planned(model, settings), one, k_type, v_type)
     per_cell = ledger.kv_bytes_per_token * on_gpu // total if total else ledger.kv_bytes_per_token
-    cells = kv_bytes // per_cell // 256 * 256 if per_cell else 0
-    return {"context_length": cells} if cells >= 256 else None
+    cells = round_down(kv_bytes // per_cell, CELL_PAD) if per_cell else 0
+    return {"context_length": cells} if cells >= CELL_PAD else None
 
 
 def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:

@@ -49,6 +49,7 @@ from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
+from kvtop.domain.rounding import round_down
 from kvtop.domain.wording import GIB, MIB, a_gib
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
@@ -159,7 +160,7 @@ class SglangBudget:
         )
         cell = solved.whole_bytes if isinstance(solved, KvCell) else solved
         if s.max_total_tokens is not None and tokens > s.max_total_tokens:
-            tokens = s.max_total_tokens // page * page
+            tokens = round_down(s.max_total_tokens, page)
             steps.append(BudgetStep(label="capped by --max-total-tokens", value=tokens))
             pool_bytes = (
                 dsv4_pool_bytes(solved, tokens) if isinstance(solved, KvCell)
@@ -244,8 +245,8 @@ class SglangBudget:
                 full_part += swa_pool.bytes_per_layer_token * (len(m.layers_of(LayerKind.FULL)) - stage_full)
                 swa_part += swa_pool.bytes_per_layer_token * (len(m.layers_of(LayerKind.SLIDING)) - swa_pool.layers)
             cell_f = full_part + ratio * swa_part
-            full = int(budget // cell_f) // page * page if budget > 0 else 0
-            swa = int(full * ratio) // page * page
+            full = round_down(int(budget // cell_f), page) if budget > 0 else 0
+            swa = round_down(int(full * ratio), page)
             steps.append(
                 BudgetStep(
                     label=f"cell: full + {ratio:g} × SWA bytes per token", value=cell_f,
@@ -260,12 +261,12 @@ class SglangBudget:
         elif cell != kv.full_bytes_per_token + kv.swa_bytes_per_token:
             note = "the raw FP8 latent + indexer per layer; the pool allocates 656 B rows (§6.1.1)"
         steps.append(BudgetStep(label="cell: KV bytes per token per rank", bytes=cell, note=note))
-        tokens = budget // cell // page * page if budget > 0 and cell else 0
+        tokens = round_down(budget // cell, page) if budget > 0 and cell else 0
         if budget > 0 and not cell:
             # no KV layer on the rank (a model of linear-attention layers only): SGLang 0.5.23
             # pool_configurator.py sizes max_total_num_tokens as _zero_kv_max_tokens, --max-total-tokens or the
             # context length (earlier releases not read: the same assumed)
-            tokens = (s.max_total_tokens or context_length) // page * page
+            tokens = round_down(s.max_total_tokens or context_length, page)
             steps.append(BudgetStep(label="tokens: no KV layer (--max-total-tokens or the context)", value=tokens))
         return tokens, None, cell, self._pool_bytes(kv, tokens, None, page)
 

@@ -23,7 +23,7 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.rounding import round_up
+from kvtop.domain.rounding import round_down, round_up
 
 if TYPE_CHECKING:
     from kvtop.domain.launch import LaunchSettings
@@ -53,13 +53,13 @@ class Dsv4Sizing(BaseModel):
     def tokens(self, available: int, page: int) -> int:
         """`calculate_pool_sizes`: full tokens from the bytes left once the fixed states are taken, to the page."""
         left = max(available - self.c128_state_bytes, 0)
-        return int(left / self.bytes_per_full_token) // page * page if self.bytes_per_full_token else 0
+        return round_down(int(left / self.bytes_per_full_token), page) if self.bytes_per_full_token else 0
 
 
 def paged_row_bytes(page: int, ratio: int = 0) -> float:
     """`_get_paged_kv_bytes_per_token`: a V4 row's bytes with its page's padding, a ratio's page holding page ÷ r."""
     rows = page // ratio if ratio else page
-    return -(-rows * V4_ROW // V4_PAGE_ALIGN) * V4_PAGE_ALIGN / rows
+    return round_up(rows * V4_ROW, V4_PAGE_ALIGN) / rows
 
 
 def dsv4_sizing(
@@ -104,7 +104,7 @@ def dsv4_pools(
     steps.append(BudgetStep(label=f"cell: DSV4 bytes per full token (SWA × {ratio:g})",
                             value=sizing.bytes_per_full_token, note="compressed rows, index keys, SWA share"))  # fmt: skip
     full = sizing.tokens(budget, page) if budget > 0 else 0
-    swa = int(full * ratio) // page * page
+    swa = round_down(int(full * ratio), page)
     cell = dsv4_cell(sizing, requests)
     return full, swa, cell, dsv4_pool_bytes(cell, full)
 

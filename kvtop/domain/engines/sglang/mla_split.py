@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.layout import largest_stage_layers
 from kvtop.domain.wording import MIB
 
 # the model classes whose `post_load_weights` splits kv_b_proj (models/deepseek_v2.py and its subclasses)
@@ -78,7 +79,7 @@ def split_tensors(inputs: CalibrationInputs) -> tuple[int, ...]:
         return ()
     mla, layout = model.mla, inputs.layout
     heads = max(model.num_attention_heads // max(layout.attn_tp, 1), 1)
-    layers = range(-(-model.num_layers // max(layout.pp, 1)))
+    layers = range(largest_stage_layers(model.num_layers, layout.pp))
     tensors: list[int] = []
     for layer in layers:
         element = _element_bytes(inputs, layer, block_to_bf16)

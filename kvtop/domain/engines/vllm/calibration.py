@@ -62,6 +62,7 @@ from kvtop.domain.engines.vllm.v2_graphs import v2_graph_extras, v2_placeholder,
 from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import compute_capability
+from kvtop.domain.layout import largest_stage_layers
 from kvtop.domain.wording import GIB
 
 # §2.4: the pool is ceil(total × gpu_memory_utilization) less the weights and what the profile finds, never the free
@@ -247,7 +248,7 @@ def _graph_features(inputs: CalibrationInputs, *, v1_runner: bool = False) -> tu
     if not piecewise and not full:
         return None  # cudagraph_mode NONE (compilation.py): nothing captured
     extra = max(piecewise - 1, 0) + max(full - 1, 0) if v1_runner else v2_graph_extras(inputs, piecewise, full)
-    layers = math.ceil(inputs.model.num_layers / max(inputs.layout.pp, 1))
+    layers = largest_stage_layers(inputs.model.num_layers, inputs.layout.pp)
     return ((extra + 1) * layers / 1000,)
 
 

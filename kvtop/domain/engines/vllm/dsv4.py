@@ -31,6 +31,7 @@ from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvBook
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import round_up
 
 DSV4_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.33.0: DeepSeek-V4's specs and the packed groups of mixed page sizes"),
@@ -111,7 +112,7 @@ class Dsv4Packing:
 def _page(tokens_per_block: int, tokens_per_state: int, content_bytes: int) -> int:
     """`page_size_bytes`: a block's states (block ÷ tokens per state) × their bytes, rounded up to 576."""
     raw = tokens_per_block // tokens_per_state * content_bytes
-    return -(-raw // PAGE_ALIGN) * PAGE_ALIGN
+    return round_up(raw, PAGE_ALIGN)
 
 
 def layer_specs(model: ModelSpec, layer: int) -> tuple[Dsv4Spec, ...]:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.layout import largest_stage_layers
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_layers import MlaSpec
 from kvtop.domain.wording import gib
@@ -81,7 +82,7 @@ def absorbed_shape(inputs: CalibrationInputs) -> AbsorbedShape | None:
     layout = inputs.layout
     return AbsorbedShape(model=model, mla=model.mla, heads=max(model.num_attention_heads // max(layout.tp, 1), 1),
                          query_rank=model.mla.q_lora_rank or model.hidden_size,
-                         layers=-(-model.num_layers // max(layout.pp, 1)), fp8=model.quant.method == "fp8")  # fmt: skip
+                         layers=largest_stage_layers(model.num_layers, layout.pp), fp8=model.quant.method == "fp8")  # fmt: skip
 
 
 def kept_copies(inputs: CalibrationInputs) -> tuple[int, str] | None:

@@ -51,7 +51,6 @@ W_QR and (FP8) the dequantized kv_b_proj that W_UK / W_UV view, 0.42 GiB more (`
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
@@ -61,6 +60,7 @@ from kvtop.domain.engines.vllm.rope_override import derived_max_len
 from kvtop.domain.engines.vllm.weights_buffers import deepstack_buffers, mrope_positions_factor
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
 from kvtop.domain.engines.vllm.weights_fp8_marlin import marlin_block_scales
+from kvtop.domain.layout import largest_stage_layers
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.rope_cache import rope_cache_bytes
 from kvtop.domain.rounding import round_up
@@ -223,7 +223,7 @@ def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
     inner = model.intermediate_size // tp
     tensors = ((heads + 2 * kv_heads) * model.head_dim * hidden * width, heads * model.head_dim * hidden * width,
                (2 if model.mlp_gated else 1) * inner * hidden * width, inner * hidden * width)  # fmt: skip
-    layers = math.ceil(model.num_layers / max(inputs.layout.pp, 1))
+    layers = largest_stage_layers(model.num_layers, inputs.layout.pp)
     vocab = vocab_padded(model.vocab_size) // tp
     matrix = vocab * (model.embedding_size or hidden) * width
     positions = [(model.max_position_embeddings + model.body.positions_offset) * hidden * width] if (
