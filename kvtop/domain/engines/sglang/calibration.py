@@ -62,17 +62,17 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('100 SMs of 2,048 threads', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.585055, 0.434248, 0.054939), error_bytes=586845211, records=45,
-        sources=35, gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'),
-        novel_error_bytes=586845211, feature_sources=(35, 9, 4),
-        group_errors=(('100 SMs of 2,048 threads', 446056793), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 1445254486), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 293548687)),
+        coefficients=(0.584751, 0.434397, 0.055082), error_bytes=586753503, records=47,
+        sources=36, gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXPRO6000', 'T4'),
+        novel_error_bytes=586753503, feature_sources=(36, 9, 4),
+        group_errors=(('100 SMs of 2,048 threads', 443925721), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 1444649513), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 293538567)),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.0, records=42, sources=31,
+    engine='sglang', factor=1.0, records=49, sources=37,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='sglang', gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=125, sources=31,
+    engine='sglang', gpus=('A100-80GB', 'A40', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0037, version_fraction=0.0, class_fraction=0.0, records=146, sources=37,
 )  # fmt: skip
 # END FITTED
 
