@@ -10,7 +10,9 @@ weights (inside torch)' lines (tests/data/calibration/trtllm.jsonl).
 from __future__ import annotations
 
 from benchmarks.calibration.corpus import load_all, resolve
+from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term
+from kvtop.domain.calibration.weights import ERROR_FEATURES, LOADED_ERROR_KEY, with_fitted_error
 from kvtop.domain.engines.trtllm.calibration import terms
 from kvtop.domain.engines.trtllm.moe_workspace import (
     attention_dp_bound_bytes,
@@ -119,6 +121,19 @@ def test_attention_dp_is_named_not_modelled() -> None:
     weights = next(t for t in terms(inputs) if t.term is Term.WEIGHTS)
     assert weights.bytes == plain.bytes - 1_888_485_376  # the workspace held without attention DP, not added
     assert "under attention DP is not modelled" in weights.basis and weights.error_bytes > 3_776_970_752
+
+
+def test_a_judged_plan_keeps_the_attention_dp_bound() -> None:
+    """A plan judged blind re-reads the weights' fitted error (`with_fitted_error`, the fits that left its source out):
+    the 3,776,970,752 B attention-DP bound above is the engine's rule, not the fit's, so it stays in the error: at a
+    fitted 1 % of the term's bytes e, the error is √(e² + 3,776,970,752²), at least the bound."""
+    inputs = _inputs(B300_TP2, extra=("--enable_attention_dp", "true"))
+    weights = next(t for t in terms(inputs) if t.term is Term.WEIGHTS)
+    assert weights.beside_error_bytes == 3_776_970_752
+    fit = LinearTerm(key=LOADED_ERROR_KEY, features=ERROR_FEATURES, coefficients=(0.01,), error_bytes=0, records=1)
+    judged = with_fitted_error(weights, {LOADED_ERROR_KEY: fit}, built_ahead=False)
+    fitted = round(weights.bytes * 0.01)
+    assert judged.error_bytes == round((fitted**2 + 3_776_970_752**2) ** 0.5)
 
 
 def test_the_weights_term_nears_the_logged_torch_memory() -> None:

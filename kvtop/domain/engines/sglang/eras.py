@@ -389,6 +389,8 @@ MAMBA_EXTRA_BUFFER_ARCHS = frozenset(
         "NemotronHPuzzleForCausalLM",
     }
 )
+# What the default strategy does by release, not when the flag exists: `--mamba-radix-cache-strategy`'s own row
+# (flags_unmodelled_late.py) says the releases read that take it (first v0.5.16: v0.5.14 was not read).
 MAMBA_STRATEGY_ERAS: Eras[str] = Eras((
     Era("", "no_buffer", "server_args.py: mamba_scheduler_strategy auto → no_buffer (ratio 3)"),
     Era("0.5.14", "auto", "_handle_mamba_radix_cache: auto → extra_buffer with the overlap schedule or page > 1"),

@@ -138,11 +138,12 @@ def attention_dp_bound_bytes(model: ModelSpec | None, inputs: CalibrationInputs)
 
 def with_attention_dp_unmodelled(estimate: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
     """The weights term with the CUTLASS MoE workspace under attention DP named as not modelled and its bound in the
-    error (unchanged where it does not apply)."""
+    error (unchanged where it does not apply). The bound is an error the engine's rules add beside the book's fitted
+    one (`beside`): a plan judged by fits that left its source out re-reads the fitted error and keeps this one."""
     bound = attention_dp_bound_bytes(inputs.model, inputs)
     if not bound:
         return estimate
-    return estimate.plus(error_bytes=bound, why=(
+    return estimate.plus(error_bytes=bound, beside=True, why=(
         f"± {bound / GIB:.2f} GiB more: the CUTLASS MoE workspace cached in torch under attention DP is not modelled "
         f"(the MoE sees the {inputs.layout.tp} DP ranks' gathered tokens or what the all-to-all routes here; at most "
         "the workspace for DP × max_num_tokens rows, §26)"))  # fmt: skip

@@ -258,7 +258,8 @@ CHUNKED_LOCAL_HYBRID_ERAS: Eras[bool] = Eras((
 ))
 # Hybrid Mamba models (§4.4): prefix caching off by default and v0.13's block rule, then on with mamba_cache_mode
 # 'all' for the classes that support Mamba prefix caching (not modelled) and 'align' for the others, then 'align'
-# for every class (Platform._align_hybrid_block_size).
+# for every class (Platform._align_hybrid_block_size). Not the release range of the flag `--mamba-cache-mode`
+# (flags_unmodelled.py's row, v0.15.1 on): these eras are the mode vLLM picks by default, which the flag's row does not say.
 HybridCacheMode = Literal["none-v0.13", "all-or-align", "align"]
 HYBRID_CACHE_MODE_ERAS: Eras[HybridCacheMode] = Eras((
     Era(

@@ -77,6 +77,7 @@ DEVICES_READ = ("auto", "cuda")
 PARTIAL_PREFILLS_READ = 1  # SchedulerConfig's default for both
 LOAD_FORMATS_READ = ("auto", "safetensors", "runai_streamer")  # the same safetensors into the same layers
 RUNAI_STREAMER = "runai_streamer"
+# when the value runai_streamer exists, not the flag: `--load-format` itself is in every release read (VALUED's row)
 RUNAI_STREAMER_ERAS: Eras[bool] = Eras((
     Era("", False, "v0.6.5 engine/arg_utils.py and model_loader/ have no runai_streamer"),
     Era("0.7.1", True, "v0.7.1 engine/arg_utils.py names load format runai_streamer (v0.8.0 loader.py:1344)"),

@@ -57,7 +57,7 @@ RUNNERS = ("auto", "generate", "pooling", "draft")
 CONVERTS = ("auto", "none", "embed", "classify", "reward")
 POOLING_TASKS = ("embedding", "embed", "classify", "score", "reward")
 GENERATE_TASKS = ("auto", "generate")
-# the releases whose pooling runner kvtop plans: its code read there
+# the releases whose pooling runner kvtop plans: its code read there (not when the flags exist: SPANS says that)
 POOLING_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.11.0"),
     Era("0.11.0", True, "v0.11.0 v1/worker/gpu_model_runner.py:3257-3396 (profile_run → _dummy_pooler_run), "
