@@ -406,6 +406,9 @@ class EngineResult(BaseModel):
     shortfall_bytes: int = 0
     steps: tuple[BudgetStep, ...]
     notes: tuple[str, ...] = ()
+    # parts of this launch whose bytes the engine's rules leave unmodelled (vLLM's MXFP4 experts in a layout kvtop
+    # does not build), said aloud as the model's own `not_modelled` are: `plan` prints 'note: not modelled: …'
+    not_modelled: tuple[str, ...] = ()
     cell: KvCell | None = None  # the cell the capacity was solved with, where it is not the book's sum
     # the flag that sizes the cache, not a share of memory (llama.cpp's -c, vLLM's --num-gpu-blocks-override): memory
     # then decides only whether it fits, and a plan's interval says so rather than a width of ± 0 (None: memory sizes it)

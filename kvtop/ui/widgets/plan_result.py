@@ -111,12 +111,13 @@ def cell_lines(ledger: Ledger) -> list[Content]:
 
 def unpriced_lines(ledger: Ledger) -> list[Content]:
     """Each term `plan` names not modelled, with its reason: 'draft weights: not modelled (the config states no MTP
-    layers and no draft model was named (--speculative-draft-model-path))'."""
+    layers and no draft model was named (--speculative-draft-model-path))'; then what the engine's rules leave
+    unmodelled on this launch, as `plan`'s 'note: not modelled: …' says it (`EngineResult.not_modelled`)."""
     return [
-        Content.styled(f"{t.label}: not modelled" + (f" ({t.detail})" if t.detail else ""), "$warning")
-        for t in ledger.terms
-        if not t.modelled
-    ]
+        *(Content.styled(f"{t.label}: not modelled" + (f" ({t.detail})" if t.detail else ""), "$warning")
+          for t in ledger.terms if not t.modelled),
+        *(Content.styled(f"not modelled: {note}", "$warning") for note in ledger.engine.not_modelled),
+    ]  # fmt: skip
 
 
 def shortfall(ledger: Ledger) -> str:

@@ -49,9 +49,17 @@ def test_the_planned_weights_meet_the_logged_marlin_weights() -> None:
     assert abs(weights.bytes / GIB - 65.97) < 0.1
 
 
-def test_releases_not_read_keep_no_rule() -> None:
-    inputs = RECORDS[RTX_PRO].inputs().model_copy(update={"version": ResolvedVersion(text="0.21.0")})
-    assert mxfp4_backend(inputs.settings, inputs.gpu_name, inputs.version) is None
+def test_the_oracle_keeps_marlin_on_sm12_from_0_21() -> None:
+    """v0.21.0 … v0.31.0: the gpt-oss priority list's TRTLLM (family 100), Triton (< 11.0) and FlashInfer CUTLASS
+    (BF16 scheme on 9.0) refuse SM 12.0, so Marlin; from v0.32.0 Triton runs there but is moved after Marlin
+    (oracle/mxfp4.py:413-420): the release's Marlin, padded as at v0.17.1 (the record's 65.97 GiB)."""
+    for release in ("0.21.0", "0.24.0", "0.28.0", "0.31.0", "0.32.0", "0.33.0"):
+        inputs = RECORDS[RTX_PRO].inputs().model_copy(update={"version": ResolvedVersion(text=release)})
+        chosen = mxfp4_backend(inputs.settings, inputs.gpu_name, inputs.version)
+        assert chosen is not None and (chosen.name, chosen.source) == (MARLIN, "release"), release
+        assert inputs.model is not None
+        built = mxfp4_experts(inputs.model, inputs.layout, inputs.gpu_name, inputs.version)
+        assert built is not None and (built.backend, built.padded, built.padded_hidden) == ("marlin", 2944, 3072)
 
 
 # Marlin's padding of gpt-oss-120b at TP 1, 36 layers: 128 × 3 × (2,944 × 3,072 − 2,880 × 2,880) × 17/32 B a layer

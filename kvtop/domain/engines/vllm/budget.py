@@ -36,6 +36,7 @@ from kvtop.domain.engines.vllm.eras import (
 )
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
+from kvtop.domain.engines.vllm.mxfp4_unmodelled import mxfp4_not_modelled
 from kvtop.domain.engines.vllm.page_unify import UnifiedPages, check_v_width, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
 from kvtop.domain.engines.vllm.state_only import state_page
@@ -274,6 +275,7 @@ class VllmBudget:
             max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0), unused_bytes=unused,
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
             shortfall_bytes=0 if fits else over or needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
+            not_modelled=tuple(n for n in (mxfp4_not_modelled(m, inputs.layout, s, gpu_name, inputs.version),) if n),
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (
                 encdec_cell(block, blocks_per_request, page_bytes * group_size, max_len, encoder) if encoder else None),
             state_slots=num_blocks if state_only is not None and fits else 0, capacity_fixed_by=fixed_by,

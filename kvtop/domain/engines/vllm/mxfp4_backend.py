@@ -22,7 +22,7 @@ On Hopper the choice so rests on what the install holds, era by era (`TRITON_KER
   64.38 GiB).
 
 What the launch line can say (leading NAME=VALUE assignments, flags.py env_read; MARLIN_ENV_ERAS):
-- VLLM_MXFP4_USE_MARLIN: v0.10.1's `_should_use_marlin` returns it where set (mxfp4.py:123-125), before any
+- VLLM_MXFP4_USE_MARLIN (read until v0.23.x; from v0.24.0 no file names it: ignored): v0.10.1's `_should_use_marlin` returns it where set (mxfp4.py:123-125), before any
   capability check: 1 Marlin, 0 Triton's layout even on SM 8.x (`create_weights` pads to 64, and
   `process_weights_after_loading` imports triton_kernels, which the wheel does not ship), kvtop's Triton weights
   being Hopper's, SM 8.x's refused by name; v0.10.2 and v0.11.0
@@ -35,8 +35,8 @@ What the launch line can say (leading NAME=VALUE assignments, flags.py env_read;
   :95-102): FlashInfer's SM90 BF16 MoE, whose weight layout kvtop does not model: said so, not planned as another.
 
 SM 11.x / 12.x (mxfp4_sm12.py): v0.10.1 … v0.11.2 take the checks above (vLLM bounds Triton's capability only from
-v0.12.0), save FlashInfer's SM90 variable; a Triton start there is not modelled (Blackwell layouts); v0.12.0 … v0.20.x
-run Marlin whatever the install holds.
+v0.12.0), save FlashInfer's SM90 variable; a Triton start there is not modelled (Blackwell layouts); from v0.12.0
+they run Marlin whatever the install holds, save SM 11.x at v0.32.0 … v0.33.x (Triton first: not modelled).
 
 Where the launch says it the backend is stated; where the log printed 'Using Marlin backend' / 'Using Triton backend' (mxfp4.py `logger.info_once`,
 v0.10.2 … v0.13.0) it is measured (log_lines.py keeps it as a decision, flags[MEASURED_KEY]).
@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.mxfp4_sm12 import NOT_READ, sm12_marlin, sm12_rule
+from kvtop.domain.engines.vllm.mxfp4_sm12 import TRITON_FIRST, sm12_marlin, sm12_rule
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
@@ -62,7 +62,9 @@ MARLIN_ENV_ERAS: Eras[str] = Eras((
     Era("", DECIDES, "v0.10.1 mxfp4.py:123-125 _should_use_marlin: `if envs.VLLM_MXFP4_USE_MARLIN is not None: return it`"),
     Era("0.10.2", IGNORED, "v0.10.2 and v0.11.0: envs.py defines VLLM_MXFP4_USE_MARLIN, no file of the wheel reads it "
                            "(get_mxfp4_backend, mxfp4.py:54-95, asks has_triton_kernels only)"),
-    Era("0.11.1", FORCES, "v0.11.1 mxfp4.py:136 / v0.11.2 :134-142: `envs.VLLM_MXFP4_USE_MARLIN or …` → Marlin"),
+    Era("0.11.1", FORCES, "v0.11.1 mxfp4.py:136 / v0.11.2 :134-142: `envs.VLLM_MXFP4_USE_MARLIN or …` → Marlin "
+                          "(v0.23.0 fused_moe/oracle/mxfp4.py:526, deprecated in envs.py:1366 for --moe-backend marlin)"),
+    Era("0.24.0", IGNORED, "v0.24.0 … v0.34.0: no file of the wheel names VLLM_MXFP4_USE_MARLIN (wheels grepped)"),
 ))  # fmt: skip
 # LoRA's backend: Marlin on CUDA (v0.11.1, v0.11.2 get_mxfp4_backend_with_lora), then as without LoRA (v0.12.0 on)
 LORA_MARLIN_ERAS: Eras[bool] = Eras((
@@ -110,7 +112,7 @@ def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version
     release; None elsewhere, and for Triton on SM 11.x / 12.x: not modelled)."""
     capability = compute_capability(gpu_name)
     sm12 = sm12_rule(capability, version)  # SM 11.x / 12.x: Hopper's checks, Marlin only, or not read (mxfp4_sm12.py)
-    if capability is None or sm12 == NOT_READ:
+    if capability is None or sm12 == TRITON_FIRST:  # SM 11.x at v0.32.0 … v0.33.x: Triton's Blackwell layouts
         return None
     if sm12 is None and (capability[0] not in (8, 9) or capability[0] == 9 and capability != (9, 0)):
         return None

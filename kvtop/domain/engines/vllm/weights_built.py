@@ -9,7 +9,8 @@ checkpoint's shard has 1,440 (w13_weight [32, 2944, 1440], w2_weight [32, 2880, 
 model dtype: engine-diff's meta-built classes at 0.33.0, sm90; reading A16 before this rule); on Ampere and Ada
 (SM 8.x: Marlin, the Triton kernels need SM 9.0) the width to 128 and the hidden size to 256 (the Marlin MoE kernel
 needs n % 256 and k % 128; gpt-oss-20b on an A100, v0.19.0, printed 13.72 GiB: the book 12.82, padded 13.67).
-Blackwell's FlashInfer backends (padding to 256) are not modelled: the book's count stands there.
+Blackwell's FlashInfer backends (padding to 256) are not modelled: the book's count stands there, and the plan
+says so (mxfp4_unmodelled.py).
 """
 
 from __future__ import annotations
@@ -48,13 +49,13 @@ def mxfp4_experts(
     model: ModelSpec, layout: ParallelLayout, gpu_name: str | None, version: ResolvedVersion, backend: str | None = None
 ) -> Mxfp4Experts | None:
     """vLLM's MXFP4 experts on this rank (Hopper's Triton or Ampere/Ada's Marlin backend; SM 11.x / 12.x as Hopper's
-    at v0.10.1 … v0.11.2, as Marlin's at v0.12.0 … v0.20.x: mxfp4_sm12.py; `backend` "marlin" builds Hopper's as
+    at v0.10.1 … v0.11.2, as Marlin's from v0.12.0 save SM 11.x's Triton at v0.32.0 … v0.33.x: mxfp4_sm12.py; `backend` "marlin" builds Hopper's as
     Marlin does: mxfp4_backend.py); None where the model has none or the backend is not modelled."""
     moe = model.moe
     if moe is None or model.quant.method != "mxfp4":
         return None
     capability = compute_capability(gpu_name)
-    sm12 = sm12_marlin(capability, version) is not None  # SM 11.x / 12.x at v0.12.0 … v0.20.x: Marlin only
+    sm12 = sm12_marlin(capability, version) is not None  # SM 11.x / 12.x from v0.12.0: Marlin (mxfp4_sm12.py)
     as_hopper = capability == (9, 0) or sm12_rule(capability, version) == HOPPER_CHECKS  # mxfp4_sm12.py
     if not sm12 and not as_hopper and (capability is None or capability[0] != 8):
         return None
