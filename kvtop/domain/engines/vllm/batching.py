@@ -17,7 +17,9 @@ from kvtop.domain.engines.vllm.eras import (
     async_scheduling_default,
     runs_v2,
 )
+from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
@@ -34,12 +36,20 @@ V0_MAX_NUM_SEQS = 256
 V1_MAX_NUM_SEQS, V1_SMALL_GPU_MAX_NUM_SEQS = 1024, 256
 
 
+def engine_era(version: ResolvedVersion, gpu_name: str | None = None) -> str:
+    """The engine a start runs: the release's (`ENGINE_ERAS`), or V0 where a V1-era release falls back to it on a GPU
+    below compute capability 8.0 (`v0_charge.falls_back_to_v0`); an unnamed GPU counts as V1's."""
+    if falls_back_to_v0(version, compute_capability(gpu_name) if gpu_name else None):
+        return "v0"
+    return ENGINE_ERAS.at(version)
+
+
 def default_max_num_seqs(
     total_bytes: int, gpu_name: str | None = None, version: ResolvedVersion | None = None
 ) -> tuple[int, str]:
     """(max_num_seqs, why) with no --max-num-seqs: the engine era's default, read once for the budget's max running
     requests and for the profiling run's batch (`profile_run.batch_limits`)."""
-    if ENGINE_ERAS.at(version or ResolvedVersion()) == "v0":
+    if engine_era(version or ResolvedVersion(), gpu_name) == "v0":
         return V0_MAX_NUM_SEQS, f"V0's default {V0_MAX_NUM_SEQS} seqs (EngineArgs.max_num_seqs, before v0.8.0)"
     if total_bytes >= 70 * GIB and not is_a100(gpu_name):
         return V1_MAX_NUM_SEQS, f"V1's default {V1_MAX_NUM_SEQS} seqs on a GPU of ≥ 70 GiB (not an A100)"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
+from kvtop.domain.gpus import compute_capability
 
 # The profiled activation peak is mostly the sampler's copies of its float32 logits; their number fell
 # in v0.17.0 (a 60 % lower peak at the same batch: llm-d-planner's version sweep, docs/calibration.md).
@@ -70,9 +72,15 @@ CONTEXT_INSIDE = frozenset({"vllm.non_torch.v064"})
 INIT_APART = frozenset({"vllm.non_torch.v1"})
 
 
+def _runs_v0(inputs: CalibrationInputs) -> bool:
+    """A V1-era release on a GPU below compute capability 8.0 runs V0 (`v0_charge.falls_back_to_v0`): its profile is
+    V0's (worker/worker.py `profile_run`, `memory_profiling`'s growth from the baseline), so V0's fits measure it."""
+    return falls_back_to_v0(inputs.version, compute_capability(inputs.gpu_name) if inputs.gpu_name else None)
+
+
 def activation_key(inputs: CalibrationInputs) -> str:
-    return f"vllm.activation.{era_for(ACTIVATION_ERAS, inputs.version).value}"
+    return "vllm.activation.v0" if _runs_v0(inputs) else f"vllm.activation.{era_for(ACTIVATION_ERAS, inputs.version).value}"
 
 
 def non_torch_key(inputs: CalibrationInputs) -> str:
-    return f"vllm.non_torch.{era_for(NON_TORCH_ERAS, inputs.version).value}"
+    return "vllm.non_torch.v0" if _runs_v0(inputs) else f"vllm.non_torch.{era_for(NON_TORCH_ERAS, inputs.version).value}"

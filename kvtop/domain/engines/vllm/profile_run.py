@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.engines.vllm import batching
 from kvtop.domain.engines.vllm.batching import (
-    ENGINE_ERAS,
     chunked_prefill,
     default_batch_limits,
     default_max_num_seqs,
@@ -50,7 +50,8 @@ INTERMEDIATE_KEYS = 2  # a stage's intermediate tensors: hidden_states and resid
 
 
 def engine_era(inputs: CalibrationInputs) -> str:
-    return era_for(ENGINE_ERAS, inputs.version).value
+    """V0 or V1: the release's engine, V0 where a V1-era release falls back to it on the GPU (`batching.engine_era`)."""
+    return batching.engine_era(inputs.version, inputs.gpu_name)
 
 
 def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:

@@ -50,12 +50,28 @@ PROFILE_CHARGE_ERAS: Eras[ProfileCharge] = Eras((
 # V1 Engine. Falling back to V0': engine/arg_utils.py:1475 at v0.8.0, :1350-1356 at v0.8.5.post1, :1248-1252 at
 # v0.9.0), measures the growth from its baseline snapshot (worker/worker.py's memory_profiling).
 V1_FROM_CAPABILITY = (8, 0)
+# The releases whose V1 default still falls back to V0 below compute capability 8.0: v0.8.0 to v0.10.x (vLLM 0.10.1.1
+# and 0.10.2 print the fallback on T4s: search-index ids 70080757471, `cnubigdata-…-v0102-v0`); v0.11.0 removed the V0
+# engine (vllm#25033 "[V0 Deprecation] Remove LLMEngine"; huggingface/optimum-neuron#1027: "the V0 engine has been
+# completely removed from vLLM starting with version 0.11.0").
+V0_FALLBACK_ERAS: Eras[bool] = Eras((
+    Era("", False, "before v0.8.0 V0 is the default engine on every GPU"),
+    Era("0.8.0", True, "engine/arg_utils.py `_is_v1_supported_oracle`: 'Compute Capability < 8.0 is not supported by "
+                       "the V1 Engine. Falling back to V0' (:1475 at v0.8.0, :1350-1356 at v0.8.5.post1)"),
+    Era("0.11.0", False, "vllm#25033: the V0 engine removed"),
+))  # fmt: skip
+
+
+def falls_back_to_v0(version: ResolvedVersion, capability: tuple[int, int] | None) -> bool:
+    """Whether a V1-era release runs V0 on this GPU (below compute capability 8.0): V0's scheduler defaults
+    (`_set_default_args_v0`), profile run and memory profiling then hold, not V1's. An unknown GPU: no."""
+    return capability is not None and capability < V1_FROM_CAPABILITY and V0_FALLBACK_ERAS.at(version)
 
 
 def profile_charge(version: ResolvedVersion, capability: tuple[int, int] | None = None) -> Era[ProfileCharge]:
     """The form of the profile's charge at `version`; a GPU below compute capability 8.0 runs V0 in the V1 era."""
     era = PROFILE_CHARGE_ERAS.era(version)
-    if era.since == "0.8.0" and capability is not None and capability < V1_FROM_CAPABILITY:
+    if era.since == "0.8.0" and falls_back_to_v0(version, capability):
         return Era("0.8.0", "baseline", "V0 below compute capability 8.0 (engine/arg_utils.py:1350-1356 at "
                    "v0.8.5.post1): worker/worker.py's memory_profiling, the growth from a baseline snapshot")
     return era
