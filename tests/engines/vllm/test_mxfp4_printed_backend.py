@@ -103,6 +103,9 @@ def test_a_printed_backend_kvtop_does_not_build_is_said_never_guessed() -> None:
         assert mxfp4_backend(settings, gpu, version) is None
         said = mxfp4_not_modelled(model, ParallelLayout(tp=1), settings, gpu, version)
         assert said is not None and "'FLASHINFER_TRTLLM_MXFP4_BF16'" in said and said.endswith(counted), gpu
+    marlin = settings_for_log({MEASURED_KEY: "marlin"}, "vllm", [], "openai/gpt-oss-120b")  # on B200: no layout built
+    said = mxfp4_not_modelled(model, ParallelLayout(tp=1), marlin, "B200", V0260)
+    assert said is not None and "the log's 'MARLIN' MoE backend" in said and "FlashInfer TRTLLM or Triton" not in said
 
 
 def _explain(capsys: pytest.CaptureFixture[str], log: Path, *args: str) -> str:

@@ -110,13 +110,17 @@ class Mxfp4Backend:
     other: str | None = None
 
 
-def printed_unbuilt(settings: LaunchSettings | None) -> str | None:
-    """The MXFP4 MoE backend a log named (in the oracle's spelling) where kvtop builds no layout for it; None where the
-    log named none, or one kvtop builds (`PRINTED_LAYOUTS`)."""
+def printed_name(settings: LaunchSettings | None) -> str | None:
+    """The MXFP4 MoE backend a log named, in the oracle's spelling ('MARLIN'); None where it named none."""
     printed = settings.flags.get(MEASURED_KEY) if settings is not None else None
-    if not isinstance(printed, str) or not printed or printed.lower() in PRINTED_LAYOUTS:
-        return None
-    return printed.upper()
+    return printed.upper() if isinstance(printed, str) and printed else None
+
+
+def printed_unbuilt(settings: LaunchSettings | None) -> str | None:
+    """The MXFP4 MoE backend a log named where kvtop builds no layout for it (not in `PRINTED_LAYOUTS`); None where
+    the log named none, or one kvtop builds."""
+    name = printed_name(settings)
+    return name if name is not None and name.lower() not in PRINTED_LAYOUTS else None
 
 
 def _truthy(value: object) -> bool:

@@ -13,7 +13,7 @@ GPU whose compute capability kvtop does not know. The plan names it (`EngineResu
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import ResolvedVersion, parse_release
-from kvtop.domain.engines.vllm.mxfp4_backend import mxfp4_backend, printed_unbuilt
+from kvtop.domain.engines.vllm.mxfp4_backend import mxfp4_backend, printed_name, printed_unbuilt
 from kvtop.domain.engines.vllm.mxfp4_sm12 import TRITON_FIRST, is_sm12, sm12_rule, sm12_triton_source
 from kvtop.domain.engines.vllm.weights_built import GPT_OSS_SINCE, mxfp4_experts
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -41,8 +41,10 @@ def mxfp4_not_modelled(
         return None
     capability = compute_capability(gpu_name)
     built = mxfp4_experts(model, layout, gpu_name, version, backend=backend.name if backend is not None else None)
-    printed = printed_unbuilt(settings)
-    if printed is not None:  # the log named it: measured, so no release's guess stands in for it
+    # the log named it: measured, so no release's guess stands in for it (a Marlin printed on a GPU kvtop builds none
+    # for, family 100, is named too)
+    printed = printed_unbuilt(settings) or (printed_name(settings) if backend is None and built is None else None)
+    if printed is not None:
         counted = f"{built.backend}'s padding" if built is not None else "the checkpoint's experts unpadded"
         return (f"vLLM {version.label}'s MXFP4 experts as the log's '{printed}' MoE backend lays them out, not modelled; "
                 f"the weights count {counted}")  # fmt: skip
