@@ -264,6 +264,7 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
         "config_format": (result.ledger.model.config_format or None) if result.ledger else None,
         "read_from": list(result.ledger.model.read_from) if result.ledger else [],
         "unchecked_class": unchecked_json(result.ledger.model.unchecked_class) if result.ledger else None,
+        "not_modelled": list(result.ledger.not_modelled) if result.ledger else [],
     }  # fmt: skip
     if findings:
         out["findings"] = [f.model_dump(mode="json", exclude={"fix_settings"}) for f in findings]
@@ -293,7 +294,8 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
         lines.append(f"  note: the log is longer than kvtop reads: only its first {fmt_bytes(result.log_cut_at_bytes)} "
                      "were parsed (a restart after that is not in this explanation: cut the log to the start you want)")  # fmt: skip
     read = result.ledger.model.reading_notes if result.ledger is not None else ()
-    for note in (*read, *result.notes):
+    unmodelled = result.ledger.not_modelled if result.ledger is not None else ()  # `plan`'s words, one list
+    for note in (*read, *result.notes, *(f"not modelled: {n}" for n in unmodelled)):
         lines.append(f"  note: {note}")
     if result.ledger is not None:
         lines.append("Recomputed with the engine's rules (central values):")

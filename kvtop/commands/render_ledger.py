@@ -67,7 +67,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "memory_fraction": {"value": e.memory_fraction, "source": e.memory_fraction_source},
         "fits": e.fits, "shortfall_bytes": e.shortfall_bytes, "tokens_per_gib": ledger.tokens_per_gib,
         "steps": [step.model_dump() for step in e.steps], "notes": list(e.notes),
-        "not_modelled": [*ledger.model.not_modelled, *e.not_modelled], "checkpoint_bytes": ledger.model.checkpoint_bytes,
+        "not_modelled": list(ledger.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
         "config_defaults_used": [d.said for d in ledger.model.defaults_used],
         "config_nominal_defaults": [d.said for d in ledger.model.nominal_defaults],
         "config_format": ledger.model.config_format or None, "read_from": list(ledger.model.read_from),
@@ -260,8 +260,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         ),
         *(f"the config leaves out {d.said}" for d in m.nominal_defaults),
     )
-    unmodelled = (*m.not_modelled, *e.not_modelled)  # the model's parts, then the engine's rules' (vLLM's MXFP4)
-    for note in (*m.reading_notes, *e.notes, *defaulted, *(f"not modelled: {n}" for n in unmodelled)):
+    for note in (*m.reading_notes, *e.notes, *defaulted, *(f"not modelled: {n}" for n in ledger.not_modelled)):
         lines.append(f"note: {note}")
     flags = shlex.join(ledger.settings.to_flags())  # pasted into a shell: a JSON value quoted whole
     if flags:

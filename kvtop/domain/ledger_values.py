@@ -110,6 +110,13 @@ class Ledger(BaseModel):
         return max(self.ranks, key=lambda r: (r.resident_terms_bytes, len(r.terms))).terms if self.ranks else ()
 
     @property
+    def not_modelled(self) -> tuple[str, ...]:
+        """What kvtop leaves out of this ledger, said aloud: the model's parts (`ModelSpec.not_modelled`), then the
+        engine's rules' on this launch (`EngineResult.not_modelled`: vLLM's MXFP4 path). The one list `plan`,
+        `explain` and their JSON print, each once."""
+        return tuple(dict.fromkeys((*self.model.not_modelled, *self.engine.not_modelled)))
+
+    @property
     def token_capacity(self) -> int:
         return self.engine.token_capacity
 

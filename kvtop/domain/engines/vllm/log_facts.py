@@ -60,14 +60,22 @@ def hybrid_off(line: str, facts: LogFacts) -> bool:
 
 
 # mxfp4.py `get_mxfp4_backend` (v0.10.1 … v0.13.0): 'Using Marlin backend' / 'Using Triton backend' (`info_once`; with
-# LoRA '[get_mxfp4_backend_with_lora] Using … backend'); fp8.py's '… backend for FP8 MoE' and XPU's 'Using Triton
-# backend.' end otherwise. Kept as the decision mxfp4_backend.py reads as measured.
-_MXFP4_BACKEND = re.compile(r"\bUsing (Marlin|Triton) backend\s*$")
+# LoRA '[get_mxfp4_backend_with_lora] Using … backend', at v0.20.2 fused_moe/oracle/mxfp4.py:267-271 '… backend for
+# mxfp4 lora'); fp8.py's '… backend for FP8 MoE' and XPU's 'Using Triton backend.' end otherwise.
+_MXFP4_BACKEND = re.compile(r"\bUsing (Marlin|Triton) backend(?: for mxfp4 lora)?\s*$")
+# fused_moe/oracle/mxfp4.py's enum value (`Mxfp4MoeBackend`): `_make_log_backend` "Using '{backend.value}' Mxfp4 MoE
+# backend." at v0.20.2 (:281) … v0.33.0 (:539); v0.34.0 oracle/base.py:153-166 `make_log_backend` drops the quotes and
+# may add "LoRA " and " out of potential backends: […]". A third-party note quotes v0.19.1's line the same way
+# (search-index file 66510551578: "[mxfp4.py:352] Using 'MARLIN' Mxfp4 MoE backend."); the 'Mxfp4 MoE' words keep
+# the FP8 / NVFP4 oracles' "Using '…' Fp8 MoE backend." out.
+_MXFP4_MOE_BACKEND = re.compile(r"\bUsing '?([A-Z][A-Z0-9_]{1,60})'? Mxfp4 MoE (?:LoRA )?backend\b")
 
 
 def mxfp4_backend(line: str, facts: LogFacts) -> bool:
-    """The MXFP4 MoE backend vLLM chose (Marlin or Triton), whose layout sizes the experts (§20.1)."""
-    match = _MXFP4_BACKEND.search(line)
+    """The MXFP4 MoE backend vLLM chose, whose layout sizes the experts (§20.1): 'marlin' / 'triton' from the older
+    line, the oracle's enum value in lower case ('marlin', 'batched_marlin', 'flashinfer_trtllm_mxfp4_bf16', …) from
+    the newer; mxfp4_backend.py reads which layout each is."""
+    match = _MXFP4_BACKEND.search(line) or _MXFP4_MOE_BACKEND.search(line)
     if match:
         facts.decided(f"{MEASURED_KEY}={match.group(1).lower()}")
     return match is not None

@@ -251,6 +251,7 @@ DIALECT = LogDialect(
         ("Turning off hybrid kv cache manager", hybrid_off),
         ("Using Marlin backend", mxfp4_backend),
         ("Using Triton backend", mxfp4_backend),
+        (" Mxfp4 MoE ", mxfp4_backend),
         ("max seq len (", refused_length),
     ),
     launch=re.compile(

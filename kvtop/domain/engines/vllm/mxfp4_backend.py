@@ -39,7 +39,9 @@ v0.12.0), save FlashInfer's SM90 variable; a Triton start there is not modelled 
 they run Marlin whatever the install holds, save SM 11.x at v0.32.0 … v0.33.x (Triton first: not modelled).
 
 Where the launch says it the backend is stated; where the log printed 'Using Marlin backend' / 'Using Triton backend' (mxfp4.py `logger.info_once`,
-v0.10.2 … v0.13.0) it is measured (log_lines.py keeps it as a decision, flags[MEASURED_KEY]).
+v0.10.2 … v0.13.0) or the oracle's "Using 'MARLIN' Mxfp4 MoE backend." (v0.20.2 … v0.33.0; v0.34.0 unquoted) it is
+measured (log_facts.py keeps it as a decision, flags[MEASURED_KEY]); a backend it names whose layout kvtop does not
+build is said not modelled (mxfp4_unmodelled.py), never replaced by the release's guess.
 """
 
 from __future__ import annotations
@@ -78,6 +80,11 @@ FLASHINFER_BF16_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 # the log's 'Using … backend' line, as explain keeps it: `--mxfp4-backend marlin` among the printed arguments
 MEASURED_KEY = "mxfp4-backend"
+# the layout kvtop builds for each backend a log can name (log_facts.py): the older line's 'Marlin' / 'Triton', and
+# the oracle's `Mxfp4MoeBackend` values (v0.20.2 … v0.34.0, fused_moe/oracle/mxfp4.py): BATCHED_MARLIN pads and repacks
+# as MARLIN does (v0.28.0 `mxfp4_round_up_hidden_size_and_intermediate_size` :649, `convert_to_mxfp4_moe_kernel_format`
+# :1325). Any other name (FlashInfer's, DeepGEMM's, TRITON_UNFUSED, EMULATION…) is a layout kvtop does not build.
+PRINTED_LAYOUTS = {"marlin": MARLIN, "batched_marlin": MARLIN, "triton": TRITON}
 
 # what decides Hopper's backend at a release: the torch it pins (TORCH: below 2.8.0, Marlin), the optional package
 # the install may lack (PACKAGE: Marlin where the wheel alone is installed, Triton where the package is added) or
@@ -103,6 +110,19 @@ class Mxfp4Backend:
     other: str | None = None
 
 
+def printed_name(settings: LaunchSettings | None) -> str | None:
+    """The MXFP4 MoE backend a log named, in the oracle's spelling ('MARLIN'); None where it named none."""
+    printed = settings.flags.get(MEASURED_KEY) if settings is not None else None
+    return printed.upper() if isinstance(printed, str) and printed else None
+
+
+def printed_unbuilt(settings: LaunchSettings | None) -> str | None:
+    """The MXFP4 MoE backend a log named where kvtop builds no layout for it (not in `PRINTED_LAYOUTS`); None where
+    the log named none, or one kvtop builds."""
+    name = printed_name(settings)
+    return name if name is not None and name.lower() not in PRINTED_LAYOUTS else None
+
+
 def _truthy(value: object) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() not in ("", "0", "false", "no", "off"))
 
@@ -119,10 +139,11 @@ def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version
     gpu = f"SM {capability[0]}.x" if sm12 is not None else "Hopper"
     flags = settings.flags if settings is not None else {}
     printed = flags.get(MEASURED_KEY)
-    if isinstance(printed, str) and printed.lower() in (MARLIN, TRITON):
-        if sm12 is not None and printed.lower() == TRITON:  # triton_kernels' Blackwell layouts: mxfp4_sm12.py
+    if isinstance(printed, str) and printed:
+        layout = PRINTED_LAYOUTS.get(printed.lower())
+        if layout is None or sm12 is not None and layout == TRITON:  # not built; SM 12's Triton: mxfp4_sm12.py
             return None
-        return Mxfp4Backend(printed.lower(), "measured", f"the log's 'Using {printed.capitalize()} backend'")
+        return Mxfp4Backend(layout, "measured", f"the log's '{printed.upper()}' MXFP4 MoE backend")
     marlin_env = era_for(MARLIN_ENV_ERAS, version)
     if marlin_env.value == DECIDES and flags.get(MARLIN_ENV) is not None:
         return _as_the_variable_decides(flags.get(MARLIN_ENV), capability, version, marlin_env.source)

@@ -4,15 +4,16 @@
 weights_built.py pads the experts as Hopper's Triton backend and as Marlin build them (SM 8.x; SM 11.x / 12.x from
 v0.12.0, mxfp4_sm12.py); elsewhere the weights book counts the checkpoint's experts unpadded, a figure vLLM does not
 hold: on family 100 (FlashInfer TRTLLM or Triton, `_get_priority_backends_for_gpt_oss`), on SM 11.x at v0.32.0 …
-v0.33.x (Triton ahead of Marlin, in triton_kernels' Blackwell layouts), where a log printed Triton on SM 11.x / 12.x,
-or on a GPU whose compute capability kvtop does not know. The plan names it (`EngineResult.not_modelled`: `plan`'s
-'note: not modelled: …' lines, its JSON, the planner's table).
+v0.33.x (Triton ahead of Marlin, in triton_kernels' Blackwell layouts), where a log printed Triton on SM 11.x / 12.x
+or a backend whose layout kvtop does not build (FlashInfer's, DeepGEMM's: mxfp4_backend.py PRINTED_LAYOUTS), or on a
+GPU whose compute capability kvtop does not know. The plan names it (`EngineResult.not_modelled`, read through
+`Ledger.not_modelled`: `plan`'s and `explain`'s 'note: not modelled: …' lines, their JSON, the planner's table).
 """
 
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import ResolvedVersion, parse_release
-from kvtop.domain.engines.vllm.mxfp4_backend import mxfp4_backend
+from kvtop.domain.engines.vllm.mxfp4_backend import mxfp4_backend, printed_name, printed_unbuilt
 from kvtop.domain.engines.vllm.mxfp4_sm12 import TRITON_FIRST, is_sm12, sm12_rule, sm12_triton_source
 from kvtop.domain.engines.vllm.weights_built import GPT_OSS_SINCE, mxfp4_experts
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -40,6 +41,13 @@ def mxfp4_not_modelled(
         return None
     capability = compute_capability(gpu_name)
     built = mxfp4_experts(model, layout, gpu_name, version, backend=backend.name if backend is not None else None)
+    # the log named it: measured, so no release's guess stands in for it (a Marlin printed on a GPU kvtop builds none
+    # for, family 100, is named too)
+    printed = printed_unbuilt(settings) or (printed_name(settings) if backend is None and built is None else None)
+    if printed is not None:
+        counted = f"{built.backend}'s padding" if built is not None else "the checkpoint's experts unpadded"
+        return (f"vLLM {version.label}'s MXFP4 experts as the log's '{printed}' MoE backend lays them out, not modelled; "
+                f"the weights count {counted}")  # fmt: skip
     if built is not None and (backend is not None or not is_sm12(capability)):
         return None
     where = f"vLLM {version.label}'s MXFP4 experts on "
