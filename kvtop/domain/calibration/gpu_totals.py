@@ -45,9 +45,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.A100-80GB': LinearTerm(
         key='cuda_total.A100-80GB', features=('1 GiB',),
-        coefficients=(79.216667,), error_bytes=139586437, records=6,
-        sources=6, gpus=('A100-80GB',),
-        novel_error_bytes=139586437, feature_sources=(6,),
+        coefficients=(79.205714,), error_bytes=139586437, records=7,
+        sources=7, gpus=('A100-80GB',),
+        novel_error_bytes=139586437, feature_sources=(7,),
     ),
     'cuda_total.B200': LinearTerm(
         key='cuda_total.B200', features=('1 GiB',),
@@ -75,9 +75,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.GTX1080': LinearTerm(
         key='cuda_total.GTX1080', features=('1 GiB',),
-        coefficients=(7.92,), error_bytes=139586437, records=2,
-        sources=1, gpus=('GTX1080',),
-        novel_error_bytes=139586437, feature_sources=(1,),
+        coefficients=(7.92,), error_bytes=139586437, records=4,
+        sources=3, gpus=('GTX1080',),
+        novel_error_bytes=139586437, feature_sources=(3,),
     ),
     'cuda_total.H100': LinearTerm(
         key='cuda_total.H100', features=('1 GiB',),
@@ -183,10 +183,10 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB', "100 GiB of nvidia-smi's total"),
-        coefficients=(0.339584, 0.230001), error_bytes=174603105, records=25,
+        coefficients=(0.339985, 0.230052), error_bytes=174126541, records=25,
         sources=25, gpus=(),
-        novel_error_bytes=320630401, feature_sources=(25, 25),
-        group_errors=(("1 GiB + 100 GiB of nvidia-smi's total", 174603105),),
+        novel_error_bytes=321097184, feature_sources=(25, 25),
+        group_errors=(("1 GiB + 100 GiB of nvidia-smi's total", 174126541),),
     ),
 }  # fmt: skip
 # END FITTED

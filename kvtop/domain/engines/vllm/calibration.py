@@ -126,17 +126,17 @@ START_MEASURES = StartMeasures(runtime_charge=True, source=(
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B'),
-        coefficients=(0.0, 9.498464), error_bytes=124800502, records=13,
-        sources=10, gpus=('A100-80GB', 'GTX1080', 'H100', 'L4', 'L40S', 'T4', 'V100-32GB'),
-        novel_error_bytes=124800502, feature_sources=(10, 10),
-        group_errors=(('1 GiB + max_num_seqs × vocab × 4 B', 124800502),),
+        coefficients=(0.005408, 9.54652), error_bytes=110158750, records=20,
+        sources=17, gpus=('A100-80GB', 'GTX1080', 'H100', 'L4', 'L40S', 'T4', 'V100-32GB'),
+        novel_error_bytes=110158750, feature_sources=(17, 17),
+        group_errors=(('1 GiB + max_num_seqs × vocab × 4 B', 110158750),),
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.389302, 9.548018, 0.00279, 0.0), error_bytes=35270460, records=34,
-        sources=16, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H200', 'L40S', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=35270460, feature_sources=(16, 16, 13, 5),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 20543661), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 35270460)),
+        coefficients=(1.375903, 9.541041, 0.007312, 0.008134), error_bytes=21127804, records=29,
+        sources=11, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H200', 'L40S', 'RTX4090'),
+        novel_error_bytes=34870803, feature_sources=(11, 11, 8, 5),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 21127804), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 35396252)),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -161,17 +161,17 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.112, 1.988), error_bytes=92680873, records=22,
-        sources=22, gpus=('A10', 'A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40', 'L40S', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=155975128, feature_sources=(22, 2),
-        group_errors=(('1 GiB', 92680873),),
+        coefficients=(0.103793, 1.996207), error_bytes=106990703, records=31,
+        sources=31, gpus=('A10', 'A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=162595190, feature_sources=(31, 2),
+        group_errors=(('1 GiB', 106990703),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.068684, 0.476316), error_bytes=67898380, records=40,
-        sources=19, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L40S', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=67898380, feature_sources=(19, 1), unseen_error_bytes=527109623,
-        group_errors=(('1 GiB', 78644333),),
+        coefficients=(0.072727, 0.472273), error_bytes=66142497, records=35,
+        sources=14, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L40S', 'RTX4090'),
+        novel_error_bytes=66142497, feature_sources=(14, 1), unseen_error_bytes=523832618,
+        group_errors=(('1 GiB', 74490839),),
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -182,10 +182,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0091, records=265, sources=145,
+    engine='vllm', factor=1.0314, records=247, sources=126, weights_logged=True,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A40', 'B200', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2080-TI', 'RTX3060-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=790, sources=145,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A40', 'B200', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3060-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=811, sources=152,
 )  # fmt: skip
 # END FITTED
 
