@@ -19,8 +19,6 @@ memory and the context `calibration_non_torch.py`, the eras that pick a fit `cal
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.defaults import weights_built_ahead as weights_built_ahead
 from kvtop.domain.calibration.extrapolation import Extrapolation
