@@ -20,7 +20,11 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.vllm.calibration_eras import activation_key
-from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, encoder_profile
+from kvtop.domain.engines.vllm.encoder_profile import (
+    COUNTED_FAMILIES,
+    encoder_profile,
+    refuse_unmodelled_limits,
+)
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace, with_stage_buffers
 from kvtop.domain.engines.vllm.pooling import pooling_estimate, pooling_runner, refuse_unmodelled
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
@@ -47,6 +51,7 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     the sampler's path, floored by the forward's MLP transient and the sampler as the code counts it; else the
     unfitted estimate, said why. A pooling runner's has no sampler (`_pooling_activation`)."""
     refuse_unmodelled(inputs)  # --runner draft, a pooling launch kvtop does not plan (pooling.py)
+    refuse_unmodelled_limits(inputs)  # every modality off: text-only, the tower dropped (mm_limits.py)
     if pooling_runner(inputs.settings.flags):
         return _pooling_activation(inputs, fits.get(activation_key(inputs)))
     v1 = _v1_activation(inputs, fits)
