@@ -52,7 +52,7 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     unfitted estimate, said why. A pooling runner's has no sampler (`_pooling_activation`)."""
     refuse_unmodelled(inputs)  # --runner draft, a pooling launch kvtop does not plan (pooling.py)
     refuse_unmodelled_limits(inputs)  # every modality off: text-only, the tower dropped (mm_limits.py)
-    if pooling_runner(inputs.settings.flags):
+    if pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
         return _pooling_activation(inputs, fits.get(activation_key(inputs)))
     v1 = _v1_activation(inputs, fits)
     return _v2_activation(inputs, v1, fits.get(activation_key(inputs))) or v1
@@ -133,7 +133,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     and 0.60 GiB printed, its MLP transient 0.13) made V1's fit charge 1.84 × the MLP transient beside 7.0 copies of
     the logits to every sampler-bound launch (llm-d-planner's Qwen3-32B, 1.25 GiB of MLP transient: 6.36 GiB charged,
     5.64 printed). V0's forward-bound and fused-MoE logs are left out alike (`v0_profile.py`)."""
-    if key != activation_key(inputs) or pooling_runner(inputs.settings.flags):
+    if key != activation_key(inputs) or pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
         return None  # another era's, or a pooling runner's (no sampler: pooling.py)
     if key == "vllm.activation.v0" and (v0_forward_bound(inputs) or v0_moe_forward(inputs)):
         return None  # its log measures the forward (or a MoE's, counted in part only), not the sampler the fit is of
