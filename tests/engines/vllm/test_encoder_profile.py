@@ -110,9 +110,9 @@ def test_gemma3_keeps_31_images() -> None:
 
 
 def test_not_counted_where_the_dummy_is_not_read() -> None:
-    """`--limit-mm-per-prompt` and `--mm-processor-kwargs` change the dummy (not read: the text model's fit, said so);
-    releases before v0.10.2 are not read (but Qwen2-VL / Qwen2.5-VL at v0.9.2); Qwen3-VL has no class before v0.11.0."""
-    assert encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--limit-mm-per-prompt", '{"video": 0}')) is None
+    """`--mm-processor-kwargs` changes the dummy (not read: the text model's fit, said so; `--limit-mm-per-prompt`:
+    test_mm_limits.py); releases before v0.10.2 are not read (but Qwen2-VL / Qwen2.5-VL at v0.9.2); Qwen3-VL has no
+    class before v0.11.0."""
     assert encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--mm-processor-kwargs", '{"fps": 1}')) is None
     assert encoder_profile(_inputs(MISTRAL_SMALL, "0.10.1", 8192)) is None
     assert encoder_profile(_inputs(QWEN3_VL_30B, "0.10.2", 65536)) is None

@@ -3,7 +3,7 @@
 For Qwen3-VL, Mistral-Small-3.x and Gemma-3, encoder_profile.py counts the encoder cache vLLM's `profile_run` keeps
 through the text run (v0.13.0 v1/worker/gpu_model_runner.py:4424-4487) inside the activation peak; the term then
 names what is still not modelled, the encoder's own forward. Other towers (Qwen2-VL) keep "not modelled" for both,
-and so does a counted family launched with `--limit-mm-per-prompt`, which changes the dummy batch and is not read.
+and so does a counted family launched with a dummy size in `--limit-mm-per-prompt` (not read; its counts are).
 """
 
 from __future__ import annotations
@@ -49,9 +49,13 @@ def test_another_tower_keeps_not_modelled(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_a_flag_that_changes_the_dummy_keeps_not_modelled(capsys: pytest.CaptureFixture[str]) -> None:
-    """`--limit-mm-per-prompt` changes the dummy batch; encoder_profile.py does not read it, nor does the term."""
-    beside = _beside(capsys, "--model", str(GEMMA3_27B), "--cmd", 'vllm serve g --limit-mm-per-prompt {"image":1}')
+    """A dummy size in `--limit-mm-per-prompt` changes the dummy batch; encoder_profile.py does not read it, nor does
+    the term; a count alone it reads (mm_limits.py), so the cache stays counted."""
+    launch = "vllm serve g --engine-version 0.13.0 --limit-mm-per-prompt"
+    beside = _beside(capsys, "--model", str(GEMMA3_27B), "--cmd", launch + ' \'{"image":{"count":1,"width":448}}\'')
     assert NOT_COUNTED in beside and COUNTED not in beside
+    beside = _beside(capsys, "--model", str(GEMMA3_27B), "--cmd", launch + ' \'{"image":1}\'')
+    assert COUNTED in beside and NOT_COUNTED not in beside
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,8 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
-from kvtop.domain.errors import InputError
+from kvtop.domain.engines.vllm.pooling import pooling_runner
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import check_parallel, parse_flags
 from kvtop.domain.layout import ParallelLayout
@@ -82,3 +83,44 @@ def test_an_untied_head_the_adapter_deletes_is_refused() -> None:
 def test_the_release_and_argparse_refuse_as_vllm_does(version: str, flags: tuple[str, ...], says: str) -> None:
     with pytest.raises(InputError, match=says):
         check_parallel(parse_flags("vllm", [*flags, "--engine-version", version]))
+
+
+def _as(architecture: str, version: str, *flags: str) -> CalibrationInputs:
+    """Qwen3-0.6B's shapes (a tied head) under another class name, as config.json's `architectures` would give it."""
+    inputs = _inputs(QWEN3_06B, version, *flags)
+    assert inputs.model is not None
+    return inputs.model_copy(update={"model": inputs.model.model_copy(update={"architecture": architecture})})
+
+
+@pytest.mark.parametrize(("architecture", "pooling"), [
+    ("BertModel", True),  # registered, BertEmbeddingModel.is_pooling_model (bert.py, registry.py:161)
+    ("Qwen2ForRewardModel", True),  # registered, qwen2_rm.py:29
+    ("RobertaForMaskedLM", True),  # registered as RobertaEmbeddingModel: no pooling suffix, a pooling class
+    ("Gemma3TextModel", True),  # registered as gemma3.Gemma3Model: neither pooling nor compute_logits → `*Model`
+    ("GteNewModel", True),  # bert_with_rope.GteNewModel: no is_pooling_model of its own → `*Model`
+    ("Qwen3ForSequenceClassification", True),  # not registered at v0.11.0: the suffix
+    ("LlamaModel", False),  # registered as llama.LlamaForCausalLM, which generates (registry.py:171)
+    ("Qwen2Model", False),  # registered as qwen2.Qwen2ForCausalLM
+    ("Qwen3ForCausalLM", False), ("MiniCPMV", False),  # a generating suffix; none (the default, generate)
+])  # fmt: skip
+def test_runner_auto_resolves_the_pooling_classes_as_v0_11_0_does(architecture: str, pooling: bool) -> None:
+    """`_get_default_runner_type` (config/model.py:745-767 at v0.11.0), sentence-transformers files aside."""
+    assert pooling_runner({}, _as(architecture, "0.11.0").model, ResolvedVersion(text="0.11.0")) is pooling
+    assert not pooling_runner({"runner": "generate"}, _as(architecture, "0.11.0").model, ResolvedVersion(text="0.11.0"))
+
+
+def test_runner_auto_on_a_pooling_class_plans_the_pooling_runner() -> None:
+    """The default runner on `Qwen3ForSequenceClassification` is the one `--runner pooling` asks for, at v0.11.0."""
+    flags = ("--max-num-batched-tokens", "8192")
+    auto = activation_estimate(_as("Qwen3ForSequenceClassification", "0.11.0", *flags), FITS)
+    asked = activation_estimate(_as("Qwen3ForSequenceClassification", "0.11.0", "--runner", "pooling", *flags), FITS)
+    generating = activation_estimate(_as("Qwen3ForCausalLM", "0.11.0", *flags), FITS)
+    assert auto == asked and "pooling runner" in auto.basis and "pooling runner" not in generating.basis
+
+
+def test_runner_auto_where_not_read_is_refused_by_name() -> None:
+    """v0.13.0's pooling runner is not read: a pooling suffix is refused, naming the class; a bare `*Model` name, which
+    later releases also register generating classes under (MossAudioModel at v0.33.0), keeps the generating plan."""
+    with pytest.raises(UnsupportedModelError, match="`--runner auto` on Qwen2ForRewardModel"):
+        activation_estimate(_as("Qwen2ForRewardModel", "0.13.0", "--max-num-batched-tokens", "8192"), FITS)
+    assert not pooling_runner({}, _as("GteNewModel", "0.13.0").model, ResolvedVersion(text="0.13.0"))

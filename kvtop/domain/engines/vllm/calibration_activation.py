@@ -20,7 +20,11 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.vllm.calibration_eras import activation_key
-from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, encoder_profile
+from kvtop.domain.engines.vllm.encoder_profile import (
+    COUNTED_FAMILIES,
+    encoder_profile,
+    refuse_unmodelled_limits,
+)
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace, with_stage_buffers
 from kvtop.domain.engines.vllm.pooling import pooling_estimate, pooling_runner, refuse_unmodelled
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
@@ -47,7 +51,8 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     the sampler's path, floored by the forward's MLP transient and the sampler as the code counts it; else the
     unfitted estimate, said why. A pooling runner's has no sampler (`_pooling_activation`)."""
     refuse_unmodelled(inputs)  # --runner draft, a pooling launch kvtop does not plan (pooling.py)
-    if pooling_runner(inputs.settings.flags):
+    refuse_unmodelled_limits(inputs)  # every modality off: text-only, the tower dropped (mm_limits.py)
+    if pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
         return _pooling_activation(inputs, fits.get(activation_key(inputs)))
     v1 = _v1_activation(inputs, fits)
     return _v2_activation(inputs, v1, fits.get(activation_key(inputs))) or v1
@@ -128,7 +133,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     and 0.60 GiB printed, its MLP transient 0.13) made V1's fit charge 1.84 × the MLP transient beside 7.0 copies of
     the logits to every sampler-bound launch (llm-d-planner's Qwen3-32B, 1.25 GiB of MLP transient: 6.36 GiB charged,
     5.64 printed). V0's forward-bound and fused-MoE logs are left out alike (`v0_profile.py`)."""
-    if key != activation_key(inputs) or pooling_runner(inputs.settings.flags):
+    if key != activation_key(inputs) or pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
         return None  # another era's, or a pooling runner's (no sampler: pooling.py)
     if key == "vllm.activation.v0" and (v0_forward_bound(inputs) or v0_moe_forward(inputs)):
         return None  # its log measures the forward (or a MoE's, counted in part only), not the sampler the fit is of

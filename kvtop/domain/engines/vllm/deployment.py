@@ -264,7 +264,8 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
         state=TermState.NOT_MODELLED, source=SOURCE_ENCODER,
         detail="vLLM measures them in its profile run, inside the activation peak; kvtop's non-KV estimate does not "
         f"split them out (it counts the encoder cache only for {', '.join(COUNTED_FAMILIES)}, on releases it read, "
-        f"without {' / '.join('--' + name for name in UNREAD_FLAGS)}: encoder_profile.py)",
+        f"without {' / '.join('--' + name for name in UNREAD_FLAGS)} or a dummy size in --limit-mm-per-prompt: "
+        "encoder_profile.py)",
     )  # fmt: skip
 
 

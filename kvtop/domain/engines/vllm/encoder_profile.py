@@ -43,8 +43,10 @@ patch 16, merge 2, temporal 2; search-index ids 52457624213, 59138427633), which
 Not counted: the encoder's own forward (its transient is the tower's width over the patches: at the v0.12.0 start's
 49,152 patches, 1,152 wide and a 4,304-wide MLP over TP 2, under 1 GiB with its pixels, below the text run and what
 it keeps, 3.9 GiB), other families (their processors' sizes: assumed,
-the text model's fit), and launches that change the dummy (`--limit-mm-per-prompt`, `--mm-processor-kwargs`:
-not read, so not modelled).
+the text model's fit), and launches that change the dummy (`--mm-processor-kwargs`, not read; `--limit-mm-per-prompt`
+with a width, height, frames or length: the text model's fit, assumed).
+`--limit-mm-per-prompt` counts (mm_limits.py, read v0.11.0 – v0.13.x): a modality at 0 is not profiled (the other
+taken, e.g. Qwen3-VL's image where its video is off), and the count caps the items a prompt holds.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from functools import cache
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.mm_limits import MMLimits, launch_limits, refuse_text_only
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
@@ -67,8 +70,7 @@ VIDEO_MIN_PIXELS, VIDEO_MAX_PIXELS = 4_096, 25_165_824  # video_preprocessor_con
 MAX_FRAMES_PER_VIDEO = 24_576  # qwen3_vl.py _MAX_FRAMES_PER_VIDEO (v0.11.0:91, v0.12.0:123, v0.13.0:132)
 DEEPSTACK_LEVELS = 3  # deepstack_visual_indexes: three levels in every Qwen3-VL checkpoint
 LARGEST_SIDE = 9_999_999  # get_image_size_with_most_features asks for this square (qwen2_vl.py:961-968)
-DEFAULT_LIMIT = 999  # MultiModalConfig's items per prompt where --limit-mm-per-prompt leaves a modality out
-UNREAD_FLAGS = ("limit-mm-per-prompt", "mm-processor-kwargs")
+UNREAD_FLAGS = ("mm-processor-kwargs",)
 # Mistral-Small-3.x (HF Mistral3ForConditionalGeneration; its mistral-format params.json builds PixtralForConditionalGeneration
 # over the same tower, which kvtop reads as the HF class): the Pixtral tower merged 2 × 2 (Mistral3Config's default)
 MISTRAL3_CLASSES = frozenset({"Mistral3ForConditionalGeneration", "PixtralForConditionalGeneration"})
@@ -100,6 +102,11 @@ LATER_FAMILIES_ERAS: Eras[bool] = Eras((
 # the families whose encoder profile is counted, in words (deployment.py's encoder term reads them: one list)
 QWEN3_VL, MISTRAL3, GEMMA3, QWEN2_VL = "Qwen3-VL", "Mistral-Small-3.x", "Gemma-3", "Qwen2-VL / Qwen2.5-VL"
 COUNTED_FAMILIES = (QWEN3_VL, MISTRAL3, GEMMA3, QWEN2_VL)
+# each family's modalities (its processing info's `get_supported_mm_limits`: qwen2_vl.py:868-869, which Qwen3-VL
+# inherits; mistral3.py, gemma3_mm.py: image only, v0.11.0)
+FAMILY_MODALITIES: Mapping[str, tuple[str, ...]] = {
+    QWEN3_VL: ("image", "video"), QWEN2_VL: ("image", "video"), MISTRAL3: ("image",), GEMMA3: ("image",),
+}
 QWEN3_VL_ERAS: Eras[bool] = Eras((
     Era("", False, "no models/qwen3_vl.py through v0.10.2"),
     Era("0.11.0", True, "first in v0.11.0: models/qwen3_vl.py"),
@@ -224,14 +231,16 @@ def _stated(model: ModelSpec, key: str, default: int) -> int:
     return value if value is not None else default
 
 
-def _qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec) -> DummyItem:
-    """Qwen3-VL's item of the most tokens: the image (16,384) or the video (× 12.5 through v0.12.0), module docstring."""
+def _qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ...]) -> DummyItem:
+    """Qwen3-VL's item of the most tokens of the modalities `on`: the image (16,384) or the video (× 12.5 through
+    v0.12.0), module docstring."""
     height, width = largest_image()
     image_patches = _patches(1, height, width)
     frames = video_frames(inputs.context_length)
     patches = {"image": image_patches, "video": video_patches(frames)}
     soft = {modality: count // MERGE**2 for modality, count in patches.items()}
     counted = {"image": soft["image"], "video": int(soft["video"] * TIMESTAMP_ERAS.at(inputs.version))}
+    counted = {modality: tokens for modality, tokens in counted.items() if modality in on}
     # the first of the largest, as vLLM's max() over the dict
     modality = max(counted, key=lambda name: counted[name])
     out = _stated(model, "out_hidden_size", model.hidden_size) * (1 + DEEPSTACK_LEVELS)
@@ -290,6 +299,9 @@ def counted_family(
         return None
     if any(flags.get(name) not in (None, False) for name in UNREAD_FLAGS):
         return None
+    limits = launch_limits(flags, version)
+    if limits is not None and limits.sized:
+        return None
     if model.tower.config_class in QWEN3_VL_TOWERS and QWEN3_VL_ERAS.at(version):
         return QWEN3_VL
     if model.tower.config_class in QWEN2_VL_TOWERS and QWEN2_VL_ERAS.at(version):
@@ -303,6 +315,24 @@ def counted_family(
     return None
 
 
+def _family_modalities(model: ModelSpec) -> tuple[str, ...] | None:
+    """The modalities of a counted family's model by its classes, whatever the release; None for another family."""
+    tower = model.tower.config_class if model.tower is not None else None
+    if tower in QWEN3_VL_TOWERS or tower in QWEN2_VL_TOWERS:
+        return FAMILY_MODALITIES[QWEN3_VL]
+    if model.architecture in MISTRAL3_CLASSES or model.architecture in GEMMA3_CLASSES:
+        return FAMILY_MODALITIES[MISTRAL3]
+    return None
+
+
+def refuse_unmodelled_limits(inputs: CalibrationInputs) -> None:
+    """A multimodal launch whose `--limit-mm-per-prompt` turns every modality off (text-only, the tower dropped:
+    mm_limits.py) is not modelled: the family's modalities where kvtop knows them, else every one the flag names."""
+    model = inputs.model
+    if model is not None and model.multimodal:
+        refuse_text_only(launch_limits(inputs.settings.flags, inputs.version), _family_modalities(model))
+
+
 def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     """The encoder profile's batch and what it keeps through the text run (module docstring); None where not
     counted (`counted_family`)."""
@@ -312,8 +342,10 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     kept_as = KEPT_ERAS.at(inputs.version)
     if model is None or family is None or kept_as is None or engine_era(inputs) == "v0":
         return None
+    limits = launch_limits(flags, inputs.version) or MMLimits({}, sized=False)
+    refuse_text_only(limits, FAMILY_MODALITIES[family])
     if family == QWEN3_VL:
-        item = _qwen3_vl_item(inputs, model)
+        item = _qwen3_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
     elif family == QWEN2_VL:
         item = _qwen2_vl_item(model)
     elif family == MISTRAL3:
@@ -322,7 +354,10 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
         item = _gemma3_item(model)
     tokens, seqs, _ = batch_limits(inputs)
     budget = max(tokens, item.counted_tokens)
-    per_prompt = max(1, min(DEFAULT_LIMIT, inputs.context_length // item.counted_tokens))
+    # the items a prompt holds (MultiModalBudget.get_max_items, v1/worker/utils.py:104-109 at v0.11.0); without
+    # chunked prefill the requests are capped at tokens ÷ the item's tokens (:114-118), which never binds below
+    # `by_budget` (the budget being max(tokens, the item's tokens)): not applied
+    per_prompt = max(1, min(limits.count(item.modality), inputs.context_length // item.counted_tokens))
     rounding_up = ITEMS_ROUNDED_UP_ERAS.at(inputs.version)
     by_budget = -(-budget // item.counted_tokens) if rounding_up else budget // item.counted_tokens
     items = max(1, min(by_budget, seqs * per_prompt))

@@ -27,7 +27,19 @@ start on a T4, tests/data/calibration/SOURCES.md):
 - CUDA-graph capture and the KV cache are a generating runner's (no pooling branch in capture_model; the attention of
   a causal decoder keeps its KV cache). An encoder-only model (no causal attention, no KV cache) is not planned here.
 
-Other releases are not read: a pooling launch there is refused by name (`POOLING_ERAS`).
+- `--runner auto` (the default) resolves the runner from the architecture (`_get_default_runner_type`, config/model.py
+  :745-767): first the checkpoint's sentence-transformers modules.json (`get_pooling_config`: pooling whatever the
+  class), which kvtop does not read (a generating class is planned as generating, assumed); then a class vLLM
+  registers by its `is_pooling_model` (`AUTO_POOLING_CLASSES`) or its text generation (`AUTO_GENERATING_MODELS`: a
+  `*Model` name whose class generates, LlamaModel → LlamaForCausalLM, model_executor/models/registry.py:159-199);
+  else the name's suffix (`_SUFFIX_TO_DEFAULTS`, config/model.py:1533-1549: `*ForSequenceClassification`,
+  `*EmbeddingModel`, `*RewardModel`, … and last `*Model` → pooling; `*ForCausalLM`, `*ForConditionalGeneration`,
+  `*ChatModel`, `*LMHeadModel` → generate); no match → generate. Such a launch is the pooling runner's as
+  `--runner pooling` is (refused where kvtop does not plan one).
+
+Other releases are not read: a pooling launch there is refused by name (`POOLING_ERAS`), an auto one where the class
+is pooling at v0.11.0 or has a pooling suffix but the bare `*Model` (`auto_pooling`; the release's own registry, and
+`--task auto` before v0.10.1, not read).
 """
 
 from __future__ import annotations
@@ -37,9 +49,10 @@ from collections.abc import Mapping
 from kvtop.domain.calibration.features import assumed_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
 from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
 
 RUNNER_FLAG = "--runner"
@@ -64,6 +77,28 @@ POOLING_ERAS: Eras[bool] = Eras((
                         "model_executor/models/adapters.py:170-192, engine/arg_utils.py:1547-1577"),
     Era("0.12.0", False, "not read from v0.12.0"),
 ))  # fmt: skip
+# `--runner auto` at v0.11.0 (module docstring): the registered classes whose model class is a pooling model (its
+# `is_pooling_model`: bert.py, bert_with_rope.py:630, gpt2.py:332, gritlm.py:237, internlm2.py:406, jamba.py:561,
+# jina_vl.py:79, modernbert.py:301, qwen2_rm.py:29, roberta.py:171, terratorch.py:209)
+AUTO_POOLING_CLASSES = frozenset({
+    "BertForSequenceClassification", "BertForTokenClassification", "BertModel", "GPT2ForSequenceClassification",
+    "GritLM", "GteNewForSequenceClassification", "InternLM2ForRewardModel", "JambaForSequenceClassification",
+    "JinaVLForRanking", "ModernBertForSequenceClassification", "PrithviGeoSpatialMAE", "Qwen2ForProcessRewardModel",
+    "Qwen2ForRewardModel", "RobertaForMaskedLM", "RobertaForSequenceClassification", "RobertaModel", "Terratorch",
+    "XLMRobertaForSequenceClassification", "XLMRobertaModel",
+})  # fmt: skip
+# registered names with a pooling suffix whose class generates (it has compute_logits): registry.py:45-199
+AUTO_GENERATING_MODELS = frozenset({
+    "AquilaModel", "ChatGLMModel", "Gemma2Model", "LlamaModel", "MistralModel", "Qwen2Model", "Qwen2_5OmniModel",
+    "UltravoxModel", "MiDashengLMModel",
+})  # fmt: skip
+# `_SUFFIX_TO_DEFAULTS` in order (config/model.py:1533-1549 at v0.11.0): True where the runner is pooling
+SUFFIX_DEFAULTS: tuple[tuple[str, bool], ...] = (
+    ("ForCausalLM", False), ("ForConditionalGeneration", False), ("ChatModel", False), ("LMHeadModel", False),
+    ("ForTextEncoding", True), ("EmbeddingModel", True), ("ForSequenceClassification", True),
+    ("ForAudioClassification", True), ("ForImageClassification", True), ("ForVideoClassification", True),
+    ("ClassificationModel", True), ("ForRewardModeling", True), ("RewardModel", True), ("Model", True),
+)  # fmt: skip
 HEAD_DTYPE_BYTES = 4  # float32: a pooling runner's head dtype (config/model.py:1756-1757 at v0.11.0)
 MULTIMODAL_ERROR = 2 * GIB  # as a multimodal model's generating profile is assumed (calibration_activation.py)
 
@@ -81,9 +116,26 @@ def refuse_flags(flags: Mapping[str, object], version: str) -> None:
             raise InputError(f"{str(value)[:40]!r}: one of {', '.join(choices)} (kvtop plans these)", field=flag)
 
 
-def pooling_runner(flags: Mapping[str, object]) -> bool:
-    """Whether the launch asks for vLLM's pooling runner: `--runner pooling`, or a pooling `--task`."""
-    return flags.get(RUNNER_FLAG.lstrip("-")) == "pooling" or str(flags.get(TASK_FLAG.lstrip("-"))) in POOLING_TASKS
+def auto_pooling(architecture: str, version: ResolvedVersion) -> bool:
+    """Whether `--runner auto` resolves this class to the pooling runner, the checkpoint's sentence-transformers files
+    aside (not read): v0.11.0's rule (module docstring). At a release whose registry kvtop did not read for it, only a
+    class pooling at v0.11.0 or a pooling suffix but the bare `*Model` (which later releases also register generating
+    classes under, MossAudioModel at v0.33.0): such a launch is then refused by name (`refuse_unmodelled`)."""
+    if architecture in AUTO_POOLING_CLASSES or architecture in AUTO_GENERATING_MODELS:
+        return architecture in AUTO_POOLING_CLASSES
+    suffix, pooling = next(((s, p) for s, p in SUFFIX_DEFAULTS if architecture.endswith(s)), ("", False))
+    return pooling and (suffix != "Model" or POOLING_ERAS.at(version))
+
+
+def pooling_runner(flags: Mapping[str, object], model: ModelSpec | None = None,
+                   version: ResolvedVersion | None = None) -> bool:  # fmt: skip
+    """Whether the launch runs vLLM's pooling runner: `--runner pooling`, a pooling `--task`, or the default runner
+    (`--runner auto`, or no runner or task) on a class `auto_pooling` resolves to it at `version`."""
+    runner, task = flags.get(RUNNER_FLAG.lstrip("-")), flags.get(TASK_FLAG.lstrip("-"))
+    if runner == "pooling" or str(task) in POOLING_TASKS:
+        return True
+    auto = runner in (None, "auto") and task in (None, "auto")
+    return auto and model is not None and version is not None and auto_pooling(model.architecture, version)
 
 
 def refuse_unmodelled(inputs: CalibrationInputs) -> None:
@@ -92,18 +144,21 @@ def refuse_unmodelled(inputs: CalibrationInputs) -> None:
     flags, version = inputs.settings.flags, inputs.version
     if flags.get(RUNNER_FLAG.lstrip("-")) == "draft":
         raise UnsupportedModelError("vLLM's draft runner (a speculative model started alone) is not modelled", field=RUNNER_FLAG)
-    pooling = pooling_runner(flags)
+    pooling = pooling_runner(flags, inputs.model, version)
     if not pooling and str(flags.get(CONVERT_FLAG.lstrip("-"), "none")) not in ("auto", "none"):
         raise UnsupportedModelError("a conversion without `--runner pooling` (the runner vLLM resolves from the architecture) "
                          "is not modelled", field=CONVERT_FLAG)  # fmt: skip
     if not pooling:
         return
-    flag = RUNNER_FLAG if flags.get(RUNNER_FLAG.lstrip("-")) == "pooling" else TASK_FLAG
+    flag = TASK_FLAG if str(flags.get(TASK_FLAG.lstrip("-"))) in POOLING_TASKS else RUNNER_FLAG
+    asked = flags.get(RUNNER_FLAG.lstrip("-")) == "pooling" or flag == TASK_FLAG
+    arch = inputs.model.architecture if inputs.model is not None else ""
+    why = "" if asked else f" (`--runner auto` on {arch}, a pooling class by vLLM's registry and suffixes)"
     if not POOLING_ERAS.at(version):
-        raise UnsupportedModelError(f"vLLM {version.label}'s pooling runner is not modelled (its code read at v0.11.0 only: "
-                         f"{POOLING_ERAS.era(version).source})", field=flag)  # fmt: skip
+        raise UnsupportedModelError(f"vLLM {version.label}'s pooling runner{why} is not modelled (its code read at v0.11.0 "
+                         f"only: {POOLING_ERAS.era(version).source})", field=flag)  # fmt: skip
     if inputs.settings.max_num_batched_tokens is None:
-        raise UnsupportedModelError("a pooling runner's default max_num_batched_tokens depends on the pooler type the "
+        raise UnsupportedModelError(f"a pooling runner's{why} default max_num_batched_tokens depends on the pooler type the "
                          "checkpoint's sentence-transformers files set (engine/arg_utils.py:1547-1577, "
                          "config/scheduler.py:181-186 at v0.11.0), which kvtop does not read: pass "
                          "--max-num-batched-tokens", field=flag)  # fmt: skip

@@ -57,7 +57,7 @@ DERIVED_KEY_ERAS: Eras[str] = Eras((
 ROPE_KEYS = frozenset({"rope_scaling", "rope_parameters", THETA_KEY})
 
 
-def _json_object(text: object, flag: str) -> dict[str, object]:
+def json_object(text: object, flag: str) -> dict[str, object]:
     """The flag's JSON object, or the Python dict a log's `non-default args` prints for it ({'rope_type': 'yarn'})."""
     if not isinstance(text, str):
         raise InputError("needs a JSON object", field=flag)
@@ -105,7 +105,7 @@ def refuse_unmodelled_keys(value: object) -> None:
     """An `--hf-overrides` typed to kvtop or on a launch line names only keys kvtop reads; any other changes the config
     kvtop reads from config.json (a layer count, a width): InputError naming it (a log's printed overrides, what ran,
     are read for their rope alone)."""
-    other = sorted(set(_json_object(value, HF_OVERRIDES_FLAG)) - ROPE_KEYS)
+    other = sorted(set(json_object(value, HF_OVERRIDES_FLAG)) - ROPE_KEYS)
     if other:
         raise InputError(f"key {other[0]!r} is not modelled by kvtop (it changes the config kvtop reads from "
                          "config.json: write it there); kvtop reads rope_scaling, rope_parameters and rope_theta",
@@ -123,7 +123,7 @@ def launch_ropes(settings: LaunchSettings, version: ResolvedVersion) -> tuple[tu
         if not era_for(HF_OVERRIDES_ERAS, version).value:
             raise InputError(f"vLLM {version.label} has no such flag ({era_for(HF_OVERRIDES_ERAS, version).source})",
                              field=HF_OVERRIDES_FLAG)  # fmt: skip
-        given = _json_object(overrides, HF_OVERRIDES_FLAG)
+        given = json_object(overrides, HF_OVERRIDES_FLAG)
         key = era_for(DERIVED_KEY_ERAS, version).value
         for name in ("rope_scaling", "rope_parameters"):
             if name in given:
@@ -136,7 +136,7 @@ def launch_ropes(settings: LaunchSettings, version: ResolvedVersion) -> tuple[tu
             raise InputError(f"vLLM {version.label} has no such flag ({era.source}): give "
                              f"{HF_OVERRIDES_FLAG} '{{\"{era_for(DERIVED_KEY_ERAS, version).value}\": …}}'",
                              field=ROPE_SCALING_FLAG)  # fmt: skip
-        found = _ropes(_json_object(scaling, ROPE_SCALING_FLAG), ROPE_SCALING_FLAG), ROPE_SCALING_FLAG
+        found = _ropes(json_object(scaling, ROPE_SCALING_FLAG), ROPE_SCALING_FLAG), ROPE_SCALING_FLAG
     return found
 
 
@@ -177,7 +177,7 @@ def unread_override(settings: LaunchSettings, version: ResolvedVersion) -> str |
     if overrides is None:
         return None
     key = era_for(DERIVED_KEY_ERAS, version)
-    given = set(_json_object(overrides, HF_OVERRIDES_FLAG)) & {"rope_scaling", "rope_parameters"}
+    given = set(json_object(overrides, HF_OVERRIDES_FLAG)) & {"rope_scaling", "rope_parameters"}
     if not given or key.value in given:
         return None
     other = given.pop()

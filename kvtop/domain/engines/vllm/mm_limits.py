@@ -1,0 +1,116 @@
+"""vLLM's `--limit-mm-per-prompt`: how many items of each modality a prompt may hold, which the encoder profile reads
+(encoder_profile.py; docs/engines/vllm.md §10).
+
+Read in the v0.11.0, v0.11.2, v0.12.0 and v0.13.0 wheels (PyPI):
+
+- The value is a JSON object, modality → count (v0.11.0 engine/arg_utils.py:379 `dict[str, int]`); from v0.11.2
+  (arg_utils.py:453) a modality may take `{"count": N, "width": …, "height": …, "num_frames": …, "length": …}`
+  (config/multimodal.py:14-60 `BaseDummyOptions` and its image / video / audio kinds, v0.12.0; the same at v0.11.2 and
+  v0.13.0). A modality left out counts 999 (`get_limit_per_prompt`, v0.11.0 config/multimodal.py:106-113 under V1).
+- A modality at 0 is off: the profiler asks one item of each modality whose limit is above 0
+  (`get_max_tokens_per_item_by_modality`, v0.11.0 multimodal/registry.py:124-149), and the budget keeps only those
+  (`get_max_tokens_per_item_by_nonzero_modality`, :151-176), so the encoder profile takes the largest of the others
+  (`MultiModalBudget.get_modality_with_max_tokens`, v1/worker/utils.py:75-79). Every supported modality at 0 runs the
+  model text-only (`supports_multimodal_inputs`, registry.py:98-122) and Qwen3-VL drops its tower
+  (models/qwen3_vl.py:1129-1131; Qwen2-VL :1270-1280): kvtop's weights book still charges it, so not modelled.
+- The count caps the items a prompt holds: max(1, min(count, max_model_len ÷ the item's tokens))
+  (`MultiModalBudget.get_max_items`, v0.11.0 v1/worker/utils.py:104-109; v0.12.0 :101-106; v0.13.0 :105-110); the
+  items profiled are the fewer of that × max_num_seqs and the encoder budget ÷ the item's tokens. Without chunked
+  prefill max_num_seqs is first capped at max_num_batched_tokens ÷ the item's tokens (:114-118), which never binds
+  below the budget's own count (the budget is max(max_num_batched_tokens, the item's tokens)).
+- Sizes (width, height, num_frames, length) shrink the dummy item (v0.12.0 multimodal/profiling.py:154-184) but not
+  the tokens the budget counts for it (the processor's largest): kvtop does not count that dummy (the text model's
+  fit, assumed, as for `--mm-processor-kwargs`).
+
+Other releases are not read: the flag is refused there by name (`LIMIT_ERAS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
+from kvtop.domain.engines.vllm.rope_override import json_object
+from kvtop.domain.errors import InputError, UnsupportedModelError
+
+FLAG = "--limit-mm-per-prompt"
+SPAN = FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1499 (v0.33.0)")
+FLAGS = frozenset({FLAG})
+DEFAULT_LIMIT = 999  # a modality left out (config/multimodal.py:106-113 at v0.11.0, :215-225 at v0.12.0)
+SIZE_KEYS = frozenset({"width", "height", "num_frames", "length"})  # BaseDummyOptions' kinds (v0.12.0 :16-44)
+# what kvtop reads of the flag by release: "counts" (modality → int), "options" (or {"count", sizes}), None (not read)
+LIMIT_ERAS: Eras[str | None] = Eras((
+    Era("", None, "not read before v0.11.0"),
+    Era("0.11.0", "counts", "v0.11.0 engine/arg_utils.py:379 (dict[str, int]), v1/worker/utils.py:84-127"),
+    Era("0.11.1", None, "v0.11.1 not read"),
+    Era("0.11.2", "options", "v0.11.2 engine/arg_utils.py:453 (int or dict), config/multimodal.py; v0.12.0 "
+                             "config/multimodal.py:14-60, 144-233, v1/worker/utils.py:98-125; v0.13.0 alike"),
+    Era("0.14.0", None, "not read from v0.14.0"),
+))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MMLimits:
+    """The launch's limits: a count per modality named, and whether any names a dummy size."""
+
+    counts: Mapping[str, int]
+    sized: bool
+
+    def count(self, modality: str) -> int:
+        """The items a prompt may hold of `modality` (999 where the flag leaves it out)."""
+        return self.counts.get(modality, DEFAULT_LIMIT)
+
+    def on(self, modalities: tuple[str, ...]) -> tuple[str, ...]:
+        """Those of `modalities` the launch leaves on (a count above 0), in order."""
+        return tuple(modality for modality in modalities if self.count(modality) > 0)
+
+
+def _count(modality: str, value: object, options: bool) -> tuple[int, bool]:
+    """One modality's count and whether it names a size; InputError where vLLM would not take it."""
+    sized = False
+    if isinstance(value, dict) and options:
+        unknown = set(value) - SIZE_KEYS - {"count"}
+        if unknown:
+            raise InputError(f"{modality}: unknown option {sorted(unknown)[0]!r} (count, width, height, "
+                             "num_frames, length)", field=FLAG)  # fmt: skip
+        sized = any(value.get(key) is not None for key in SIZE_KEYS)
+        value = value.get("count", DEFAULT_LIMIT)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        kind = "a whole number ≥ 0 or {\"count\": N, …}" if options else "a whole number ≥ 0 (a dict from v0.11.2)"
+        raise InputError(f"{modality}: {kind} (got {str(value)[:40]!r})", field=FLAG)
+    return value, sized
+
+
+def launch_limits(flags: Mapping[str, object], version: ResolvedVersion) -> MMLimits | None:
+    """The launch's `--limit-mm-per-prompt`, read as the release reads it; None where not given. Refused by name at
+    a release not read (`LIMIT_ERAS`); InputError where the release lacks the flag or would not take the value."""
+    raw = flags.get(FLAG.lstrip("-"))
+    if raw is None:
+        return None
+    why = missing_at(FLAG, SPAN, version.text) if version.text is not None else None
+    if why is not None:
+        raise InputError(why, field=FLAG)
+    form = LIMIT_ERAS.at(version)
+    if form is None:
+        raise UnsupportedModelError(f"vLLM {version.label}'s {FLAG} is not modelled ({LIMIT_ERAS.era(version).source}: "
+                                    "its code read at v0.11.0, v0.11.2 – v0.13.0)", field=FLAG)  # fmt: skip
+    counts: dict[str, int] = {}
+    sized = False
+    for modality, value in json_object(raw, FLAG).items():
+        counts[str(modality)], named_size = _count(str(modality), value, form == "options")
+        sized = sized or named_size
+    return MMLimits(counts, sized)
+
+
+def refuse_text_only(limits: MMLimits | None, modalities: tuple[str, ...] | None) -> None:
+    """Every modality off runs the model text-only and drops its tower (module docstring), which kvtop's weights
+    book still charges: not modelled. `modalities`: the family's, where kvtop knows them; else every one named."""
+    if limits is None or not limits.counts:
+        return
+    off = not limits.on(modalities) if modalities is not None else all(n == 0 for n in limits.counts.values())
+    if off:
+        raise UnsupportedModelError("every modality at 0 runs vLLM text-only and drops the vision tower "
+                                    "(multimodal/registry.py:98-122, models/qwen3_vl.py:1129-1131 at v0.11.0), which "
+                                    "kvtop's weights book still charges: not modelled", field=FLAG)  # fmt: skip

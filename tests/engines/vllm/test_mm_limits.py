@@ -1,0 +1,107 @@
+"""vLLM's `--limit-mm-per-prompt` in the encoder profile (kvtop/domain/engines/vllm/mm_limits.py, encoder_profile.py),
+read in the v0.11.0, v0.11.2, v0.12.0 and v0.13.0 wheels.
+
+Expected figures are vLLM's code's arithmetic by hand, never the function's output: a modality at 0 is left out of the
+profiler's counts (multimodal/registry.py:124-176 at v0.11.0) so the largest of the others is profiled; the items a
+prompt holds are max(1, min(count, max_model_len ÷ the item's tokens)) and the items profiled the fewer of that ×
+max_num_seqs and the encoder budget ÷ the item's tokens (v1/worker/utils.py:84-127 at v0.11.0).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.calibration import FITS
+from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
+from kvtop.domain.engines.vllm.encoder_profile import encoder_profile
+from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import check_parallel, parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"  # vision out_hidden_size 2,048
+QWEN3_VL_2B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-2B-Instruct.json"  # out_hidden_size 2,048
+GEMMA3_27B = CONFIGS / "google--gemma-3-27b-it.json"  # hidden 5,376, image_size 896
+
+
+def _inputs(config: Path, version: str, context: int, *flags: str) -> CalibrationInputs:
+    model = load_config_file(config)
+    settings = parse_flags("vllm", ["--max-model-len", str(context), *flags])
+    return CalibrationInputs(
+        model=model, settings=settings, layout=ParallelLayout(tp=1), gpu_name="H100",
+        gpu_total_bytes=gpu_total_bytes("H100"), version=ResolvedVersion(text=version), weights_bytes=0,
+        context_length=context,
+    )  # fmt: skip
+
+
+def test_the_video_off_profiles_the_image_at_v0_12_0() -> None:
+    """Without the flag v0.12.0 profiles Qwen3-VL's video (153,600 counted tokens at 65,536 of context:
+    test_encoder_profile.py); with video 0 the image's (4,096 ÷ 16)² ÷ 4 = 16,384 tokens: budget max(8,192, 16,384),
+    one item expanded to its 16,384 tokens (gpu_model_runner.py:4340-4351): 16,384 × (2,048 × 4) × 2 B, and its
+    65,536 patches × (3 × 2 × 16²) values × 2 B."""
+    profile = encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--limit-mm-per-prompt", '{"video": 0}'))
+    assert profile is not None
+    assert (profile.modality, profile.budget, profile.items) == ("image", 16_384, 1)
+    assert profile.kept_bytes == 16_384 * 8_192 * 2 + 65_536 * 1_536 * 2
+
+
+def test_the_count_caps_the_items_a_prompt_holds() -> None:
+    """Gemma-3 at v0.12.0, 8,192 tokens: 260 tokens an image, 8,192 // 260 = 31 by the budget; with 2 images a
+    prompt (min(2, 8,192 // 260)) and 4 sequences, 4 × 2 = 8 items. Each kept expanded to its 260 tokens beside the
+    returned 256 rows (the v0.12.0 loop), 5,376 wide, and 3 × 896² pixel values, 2 B each."""
+    flags = ("--max-num-seqs", "4")
+    assert encoder_profile(_inputs(GEMMA3_27B, "0.12.0", 8192, *flags)).items == 31  # type: ignore[union-attr]
+    profile = encoder_profile(_inputs(GEMMA3_27B, "0.12.0", 8192, *flags, "--limit-mm-per-prompt", '{"image": 2}'))
+    assert profile is not None
+    assert (profile.budget, profile.items) == (8192, 8)
+    assert profile.kept_bytes == 8 * 260 * 5376 * 2 + 8 * 256 * 5376 * 2 + 8 * 3 * 896**2 * 2
+
+
+def test_the_embedding_start_s_launch_profiles_one_published_image() -> None:
+    """The zjpzhao T4 launch (v0.11.0, image 1, video 0, 8,192 batched tokens, 64 sequences; tests/data/calibration/
+    SOURCES.md): at the published Qwen3-VL processor sizes the image is 16,384 tokens, so the budget is 16,384 and one
+    item, expanded to the budget (v0.11.0 :3375-3384): 16,384 × 8,192 × 2 B and 65,536 × 1,536 × 2 B. Its log
+    profiles 6 images at a budget of 8,192: the embedding checkpoint's own processor makes them 1,171 – 1,365 tokens,
+    which kvtop does not read (assumed)."""
+    profile = encoder_profile(_inputs(QWEN3_VL_2B, "0.11.0", 8192, "--limit-mm-per-prompt", '{"image": 1, "video": 0}',
+                                      "--max-num-batched-tokens", "8192", "--max-num-seqs", "64"))  # fmt: skip
+    assert profile is not None
+    assert (profile.modality, profile.budget, profile.items) == ("image", 16_384, 1)
+    assert profile.kept_bytes == 16_384 * 8_192 * 2 + 65_536 * 1_536 * 2
+
+
+def test_a_dummy_size_is_not_counted() -> None:
+    """From v0.11.2 a size shrinks the dummy but not the tokens the budget counts (v0.12.0 profiling.py:154-184): not
+    counted, the text model's fit (as `--mm-processor-kwargs`); a count alone in the dict form still is."""
+    sized = '{"image": {"count": 1, "width": 512, "height": 512}}'
+    assert encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--limit-mm-per-prompt", sized)) is None
+    counted = encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--limit-mm-per-prompt", '{"video": {"count": 0}}'))
+    assert counted is not None and counted.modality == "image"
+
+
+@pytest.mark.parametrize(("config", "limit"), [
+    (QWEN3_VL_30B, '{"image": 0, "video": 0}'), (GEMMA3_27B, '{"image": 0}'),
+])  # fmt: skip
+def test_every_modality_off_is_not_modelled(config: Path, limit: str) -> None:
+    """Text-only mode drops the tower (models/qwen3_vl.py:1129-1131 at v0.11.0), which the weights book charges."""
+    with pytest.raises(UnsupportedModelError, match="text-only"):
+        activation_estimate(_inputs(config, "0.12.0", 8192, "--limit-mm-per-prompt", limit), FITS)
+
+
+@pytest.mark.parametrize(("version", "limit", "error", "says"), [
+    ("0.10.2", '{"image": 1}', UnsupportedModelError, "not modelled"),
+    ("0.14.0", '{"image": 1}', UnsupportedModelError, "not modelled"),
+    ("0.11.0", '{"image": {"count": 1}}', InputError, "a dict from v0.11.2"),
+    ("0.12.0", '{"image": -1}', InputError, "whole number"),
+    ("0.12.0", '{"image": {"count": 1, "size": 3}}', InputError, "unknown option"),
+    ("0.12.0", "image=1", InputError, "not JSON"),
+])  # fmt: skip
+def test_the_release_and_the_value_refuse_as_read(version: str, limit: str, error: type[Exception], says: str) -> None:
+    with pytest.raises(error, match=says):
+        check_parallel(parse_flags("vllm", ["--limit-mm-per-prompt", limit, "--engine-version", version]))
