@@ -273,6 +273,10 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
                 base = parse_flags(args.engine or DEFAULT_ENGINE, tokens, engine_line=True)
             else:
                 raise InputError("not a launch command of an engine kvtop models", field="--cmd")
+    if base is not None and args.engine is not None and base.engine != args.engine:
+        # the command's flags were read as its engine's (a vLLM fraction is not SGLang's): never re-read as another's
+        raise InputError(f"the --cmd is {display_name(base.engine)}'s launch command, not {display_name(args.engine)}'s: "
+                         f"pass --engine {base.engine} or leave --engine out", field="--engine")  # fmt: skip
     engine = args.engine or (base.engine if base else DEFAULT_ENGINE)
     direct = parse_flags(engine, list(extra), strict=True)
     merged: dict[str, object] = base.model_dump() if base else {}

@@ -12,7 +12,8 @@ from __future__ import annotations
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.llamacpp.budget import solve
-from kvtop.domain.engines.llamacpp.eras import DEFAULT_PORT
+from kvtop.domain.engines.llamacpp.cells import cache_cells
+from kvtop.domain.engines.llamacpp.eras import DEFAULT_PORT, build_number
 from kvtop.domain.engines.llamacpp.eras import RELEASE_NAMES as RELEASE_NAMES  # what --engine-version takes
 from kvtop.domain.engines.llamacpp.flags import LlamacppFlags, cache_types
 from kvtop.domain.engines.llamacpp.ggml_types import cache_type
@@ -56,6 +57,13 @@ class LlamacppRules(EngineBase):
         return self.kv_storage.model_copy(
             update={"element_bytes": (cache_type(k, "-ctk").bytes_per_element, cache_type(v, "-ctv").bytes_per_element)}
         )
+
+    def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+        """The context one request can fill: its slot's `n_ctx_seq` cells (-c over the slots unless the cache is
+        unified), capped at the training context (tools/server/server-context.cpp: `int n_ctx_slot =
+        llama_n_ctx_seq(ctx)`; `if (n_ctx_slot > n_ctx_train) … n_ctx_slot = n_ctx_train`), not -c itself."""
+        cells = cache_cells(model, settings, build_number(settings.engine_version))
+        return min(cells.n_ctx_seq, model.max_position_embeddings or cells.n_ctx_seq)
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         """One token per cell."""
