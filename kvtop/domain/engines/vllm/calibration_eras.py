@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.engines.vllm.v0_charge import runs_v0_below_ampere
+from kvtop.domain.gpus import compute_capability
 
 # The profiled activation peak is mostly the sampler's copies of its float32 logits; their number fell
 # in v0.17.0 (a 60 % lower peak at the same batch: llm-d-planner's version sweep, docs/calibration.md).
@@ -70,9 +72,22 @@ CONTEXT_INSIDE = frozenset({"vllm.non_torch.v064"})
 INIT_APART = frozenset({"vllm.non_torch.v1"})
 
 
+# v0.8.0–v0.9.0 run V0 below compute capability 8.0 (`v0_charge.runs_v0_below_ampere`): V0's profile_run and sampler
+# and its growth from the baseline snapshot, so such a start is V0's row and plan (the fits of v0.6.5–v0.7.x), not V1's
+# (4 × RTX 2080 Ti 22 GB at v0.8.5, search-index ids 39687024550 and 13068150713: 'non_torch_memory takes 0.20GiB' at
+# TP 4, V0's worker.py lines; fitted as V1 rows they moved V1's non-torch fit and other plans by up to 8 %).
+V0_FALLBACK_ERA = "v0"
+
+
 def activation_key(inputs: CalibrationInputs) -> str:
-    return f"vllm.activation.{era_for(ACTIVATION_ERAS, inputs.version).value}"
+    era = V0_FALLBACK_ERA if _runs_v0(inputs) else era_for(ACTIVATION_ERAS, inputs.version).value
+    return f"vllm.activation.{era}"
 
 
 def non_torch_key(inputs: CalibrationInputs) -> str:
-    return f"vllm.non_torch.{era_for(NON_TORCH_ERAS, inputs.version).value}"
+    era = V0_FALLBACK_ERA if _runs_v0(inputs) else era_for(NON_TORCH_ERAS, inputs.version).value
+    return f"vllm.non_torch.{era}"
+
+
+def _runs_v0(inputs: CalibrationInputs) -> bool:
+    return runs_v0_below_ampere(inputs.version, compute_capability(inputs.gpu_name))

@@ -19,6 +19,8 @@ from kvtop.domain.engines.vllm.batching import (
 )
 from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.engines.vllm.eras import ENGINE_CONTEXT_BATCH_ERAS, LLM_CLASS_BATCH_ERAS
+from kvtop.domain.engines.vllm.v0_charge import runs_v0_below_ampere
+from kvtop.domain.gpus import compute_capability
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
 # V0's max_num_batched_tokens with chunked prefill on (above 32K of context) and no flag: SchedulerConfig's 512 ("a
@@ -50,6 +52,9 @@ INTERMEDIATE_KEYS = 2  # a stage's intermediate tensors: hidden_states and resid
 
 
 def engine_era(inputs: CalibrationInputs) -> str:
+    """V0 or V1 by the release, and V0 where a V1-era release falls back below compute capability 8.0."""
+    if runs_v0_below_ampere(inputs.version, compute_capability(inputs.gpu_name)):
+        return "v0"
     return era_for(ENGINE_ERAS, inputs.version).value
 
 

@@ -53,13 +53,19 @@ PROFILE_CHARGE_ERAS: Eras[ProfileCharge] = Eras((
 V1_FROM_CAPABILITY = (8, 0)
 
 
+def runs_v0_below_ampere(version: ResolvedVersion, capability: tuple[int, int] | None) -> bool:
+    """Whether a release of V1's first charge era (v0.8.0–v0.9.0) falls back to V0 on this GPU: below compute
+    capability 8.0 (`V1_FROM_CAPABILITY`); then V0's profile_run, sampler and baseline growth are what it measures."""
+    era = PROFILE_CHARGE_ERAS.era(version)
+    return era.since == "0.8.0" and capability is not None and capability < V1_FROM_CAPABILITY
+
+
 def profile_charge(version: ResolvedVersion, capability: tuple[int, int] | None = None) -> Era[ProfileCharge]:
     """The form of the profile's charge at `version`; a GPU below compute capability 8.0 runs V0 in the V1 era."""
-    era = PROFILE_CHARGE_ERAS.era(version)
-    if era.since == "0.8.0" and capability is not None and capability < V1_FROM_CAPABILITY:
+    if runs_v0_below_ampere(version, capability):
         return Era("0.8.0", "baseline", "V0 below compute capability 8.0 (engine/arg_utils.py:1350-1356 at "
                    "v0.8.5.post1): worker/worker.py's memory_profiling, the growth from a baseline snapshot")
-    return era
+    return PROFILE_CHARGE_ERAS.era(version)
 # The TP group's custom all-reduce (its IPC buffers: most of non-torch memory's growth at TP > 1) exists from v0.3.0.
 CUSTOM_ALL_REDUCE_ERAS: Eras[bool] = Eras((
     Era("", False, "no custom all-reduce: vllm/model_executor/parallel_utils/custom_all_reduce.py absent from the "
