@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from kvtop.domain.errors import LayoutError
-from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.placement import place
 from kvtop.sources.hub import load_model
