@@ -350,6 +350,13 @@ class HostMemory(_Frozen):
     available_bytes: int  # what a new allocation can take without swapping (Linux MemAvailable)
 
 
+def held_total(held: Sequence[tuple[int, int | None]]) -> int | None:
+    """What a process holds over its GPUs ((GPU index, bytes) as `NodeObservation.held_by` has them); None where
+    NVML left any GPU's figure out (a partial sum would read as the whole)."""
+    sizes = [used for _, used in held]
+    return sum(size for size in sizes if size is not None) if all(size is not None for size in sizes) else None
+
+
 class NodeObservation(_Frozen):
     """Everything kvtop observed on one node at `taken_at` (seconds since the epoch)."""
 
@@ -376,6 +383,10 @@ class NodeObservation(_Frozen):
         return tuple(
             (gpu, process) for gpu in self.gpus for process in gpu.processes if process.engine_id == engine_id
         )
+
+    def held_by(self, pid: int) -> tuple[tuple[int, int | None], ...]:
+        """(GPU index, bytes NVML says `pid` holds there) on every GPU it is on (TurboMind drives several)."""
+        return tuple((gpu.index, p.used_bytes) for gpu in self.gpus for p in gpu.processes if p.pid == pid)
 
     def processes_with_role(self, role: ProcessRole) -> tuple[tuple[GpuObservation, GpuProcess], ...]:
         return tuple((gpu, process) for gpu in self.gpus for process in gpu.processes if process.role == role)
