@@ -84,11 +84,7 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
     else:
         worker, weights, pool, runtime, unsplit = 0, 0, 0, 0, 0
     driver = (gpu.reserved_bytes or 0) + max(0, outside.used_by_no_process(gpu.used_bytes, worker))
-    free = (
-        gpu.free_bytes
-        if gpu.free_bytes is not None
-        else max(0, gpu.total_bytes - gpu.used_bytes - (gpu.reserved_bytes or 0))
-    )
+    free = gpu.free_or_remainder_bytes or 0  # total and used are known here: never None
     return (
         (WEIGHTS, weights),
         (KV_POOL, pool),
