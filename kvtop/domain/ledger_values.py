@@ -124,6 +124,11 @@ class Ledger(BaseModel):
             return None
         return request_capacity(max(self.ranks, key=lambda r: r.kv.state_bytes_per_request).kv, self.engine)
 
+    def token_change_from(self, before: Ledger) -> int | None:
+        """Tokens per rank this plan holds over `before` (an edit against the live settings; negative: fewer); None
+        where this plan counts requests (an attention-free model's capacity is requests, not tokens)."""
+        return None if self.request_capacity is not None else self.token_capacity - before.token_capacity
+
     @property
     def weights_bytes(self) -> int:
         return max(rank.weights_bytes for rank in self.ranks)
