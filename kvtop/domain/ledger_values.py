@@ -65,6 +65,14 @@ class RankLedger(BaseModel):
         """What the deployment's resident terms hold on this rank beside the weights (draft, LoRA slots…)."""
         return resident_bytes(self.terms)
 
+    def tokens_in(self, num_bytes: int) -> int | None:
+        """`num_bytes` read as tokens of KV at this rank's rate, truncated toward zero (a negative gap reads as no
+        more tokens than it holds); None without a rate."""
+        if not self.kv_bytes_per_token:
+            return None
+        whole = abs(num_bytes) // self.kv_bytes_per_token
+        return whole if num_bytes >= 0 else -whole
+
 
 class Ledger(BaseModel):
     """The predicted ledger of a whole serving layout."""
