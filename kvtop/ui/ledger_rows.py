@@ -82,7 +82,7 @@ class RankLedgerView:
 def _outside_rows(gpu: GpuObservation, rank: RankView | None, given: bool) -> list[LedgerRow]:
     """Other processes, what NVML counts used beyond them, driver reserved. `given`: the
     prediction takes these as NVML has them (the predicted column repeats them)."""
-    outside = outside_bytes(gpu, rank.engine_id if rank else None)
+    outside = rank.observed.outside if rank else outside_bytes(gpu, None)  # the split the snapshot made once
     worker = rank.observed.process_bytes if rank and rank.observed.process_bytes is not None else 0
     rows = [
         LedgerRow("foreign (co-tenants)", outside.foreign if given else None, outside.foreign),
