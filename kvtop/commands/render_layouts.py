@@ -28,7 +28,7 @@ def _sizing_line(ledger: Ledger, nodes: int) -> str:
     """How the engine sizes ranks on different nodes (its rules' own fact, in words): over the nodes of one
     replica, each DP replica being an engine of its own."""
     replicas = ledger.layout.replicas
-    span = max(nodes // replicas, 1)
+    span = ledger.layout.nodes_per_replica(nodes)
     where = f"its {span} nodes" if span > 1 else "its node"
     each = "each replica: " if replicas > 1 else ""
     if engine_rules(ledger.settings.engine).sizes_every_rank_from_least_free:

@@ -184,6 +184,11 @@ class ParallelLayout(BaseModel):
     def gpus(self) -> int:
         return self.tp * self.pp * self.replicas
 
+    def nodes_per_replica(self, nodes: int) -> int:
+        """Nodes one replica spans over `nodes` (at least one): each DP replica without DP attention is an
+        engine of its own, so the nodes divide among the replicas."""
+        return max(nodes // self.replicas, 1)
+
     @property
     def moe_shards(self) -> int:
         """Ranks that share the routed experts: the TP group (vLLM: TP × DP replicas), or the wider EP group."""

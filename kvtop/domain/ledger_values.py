@@ -65,6 +65,14 @@ class RankLedger(BaseModel):
         """What the deployment's resident terms hold on this rank beside the weights (draft, LoRA slots…)."""
         return resident_bytes(self.terms)
 
+    def tokens_in(self, num_bytes: int) -> int | None:
+        """`num_bytes` read as tokens of KV at this rank's rate, truncated toward zero (a negative gap reads as no
+        more tokens than it holds); None without a rate."""
+        if not self.kv_bytes_per_token:
+            return None
+        whole = abs(num_bytes) // self.kv_bytes_per_token
+        return whole if num_bytes >= 0 else -whole
+
 
 class Ledger(BaseModel):
     """The predicted ledger of a whole serving layout."""
@@ -130,6 +138,11 @@ class Ledger(BaseModel):
         if not self.model.attention_free or not self.ranks:
             return None
         return request_capacity(max(self.ranks, key=lambda r: r.kv.state_bytes_per_request).kv, self.engine)
+
+    def token_change_from(self, before: Ledger) -> int | None:
+        """Tokens per rank this plan holds over `before` (an edit against the live settings; negative: fewer); None
+        where this plan counts requests (an attention-free model's capacity is requests, not tokens)."""
+        return None if self.request_capacity is not None else self.token_capacity - before.token_capacity
 
     @property
     def weights_bytes(self) -> int:

@@ -68,6 +68,22 @@ class WorkerPrediction(NamedTuple):
     activations_bytes: int  # graphs + activations: a reserve the worker may not have claimed yet
 
 
+class ObservedPool(NamedTuple):
+    """The KV pool the engine holds as kvtop can tell it."""
+
+    bytes: int | None  # None: the engine reports neither its pool nor its live token count
+    derived: bool  # True: its live token count × the predicted bytes per token, not a figure it reports
+
+
+class WorkerSplit(NamedTuple):
+    """The observed worker's bytes as weights | KV pool | the rest, as far as the figures allow."""
+
+    weights_bytes: int
+    kv_pool_bytes: int
+    rest_bytes: int  # runtime: graphs, activations, context (or the worker nothing splits, below)
+    split: bool  # False: no prediction and the engine reported not both figures, so the rest is unsplit
+
+
 class RankView(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -113,6 +129,49 @@ class RankView(BaseModel):
             worker_bytes=resident - moved,
             activations_bytes=predicted.reserve_bytes - predicted.req_to_token_bytes,
         )
+
+    @property
+    def predicted_used_bytes(self) -> int | None:
+        """NVML's `used` as the prediction has it: the predicted worker beside what NVML counts beyond the worker now
+        (other processes, the engine's server, memory no process holds: the rank ledger's rows taken as given)."""
+        prediction = self.worker_prediction
+        if prediction is None:
+            return None
+        observed = self.observed
+        outside = observed.outside
+        beyond = outside.others_bytes + outside.server
+        if observed.gpu_used_bytes is not None:
+            beyond += outside.used_by_no_process(observed.gpu_used_bytes, observed.process_bytes or 0)
+        return prediction.worker_bytes + beyond
+
+    def predicted_free_bytes(self, gpu_total_bytes: int) -> int | None:
+        """What the prediction leaves free of `gpu_total_bytes` (the ledger's GPU total): less its `used` and the
+        driver-reserved bytes NVML keeps apart."""
+        used = self.predicted_used_bytes
+        return None if used is None else gpu_total_bytes - used - (self.observed.gpu_reserved_bytes or 0)
+
+    @property
+    def observed_kv_pool(self) -> ObservedPool:
+        """The KV pool as the engine reports it, else its live token count × the predicted bytes per token."""
+        observed, predicted = self.observed, self.predicted
+        if observed.kv_pool_bytes is not None:
+            return ObservedPool(observed.kv_pool_bytes, derived=False)
+        if observed.token_capacity is not None and predicted is not None:
+            return ObservedPool(observed.token_capacity * predicted.kv_bytes_per_token, derived=True)
+        return ObservedPool(None, derived=False)
+
+    @property
+    def worker_split(self) -> WorkerSplit | None:
+        """The worker's NVML bytes as weights | KV pool | the rest: the engine's own figures where it reports them,
+        else the predicted ones, each capped by what the worker has left (None: NVML gave no per-process figure)."""
+        worker, predicted = self.observed.process_bytes, self.predicted
+        if worker is None:
+            return None
+        seen_weights, seen_pool = self.observed.weights_bytes, self.observed_kv_pool.bytes
+        weights = min(seen_weights or (predicted.weights_bytes if predicted else 0), worker)
+        pool = min(seen_pool or (predicted.kv_pool_bytes if predicted else 0), worker - weights)
+        split = predicted is not None or (seen_weights is not None and seen_pool is not None)
+        return WorkerSplit(weights, pool, worker - weights - pool, split)
 
     @property
     def unexplained_bytes(self) -> int | None:

@@ -190,6 +190,25 @@ class GpuObservation(_Frozen):
         """Bytes NVML attributes to the listed processes (those that report a number)."""
         return sum(process.used_bytes or 0 for process in self.processes)
 
+    @property
+    def not_free_bytes(self) -> int | None:
+        """Memory that is not free: NVML's used plus the driver-reserved bytes the v2 call counts apart."""
+        return None if self.used_bytes is None else self.used_bytes + (self.reserved_bytes or 0)
+
+    @property
+    def not_free_fraction(self) -> float | None:
+        """`not_free_bytes` of the total (the trend's 'used' share); None without both figures."""
+        taken = self.not_free_bytes
+        return taken / self.total_bytes if self.total_bytes and taken is not None else None
+
+    @property
+    def free_or_remainder_bytes(self) -> int | None:
+        """NVML's free, else what the total leaves beyond `not_free_bytes` (never below 0); None without them."""
+        if self.free_bytes is not None:
+            return self.free_bytes
+        taken = self.not_free_bytes
+        return None if self.total_bytes is None or taken is None else max(0, self.total_bytes - taken)
+
 
 class EngineLiveRank(_Frozen):
     """Live facts one rank (or one vLLM DP engine) reports, keyed by the labels it used."""
@@ -350,6 +369,13 @@ class HostMemory(_Frozen):
     available_bytes: int  # what a new allocation can take without swapping (Linux MemAvailable)
 
 
+def held_total(held: Sequence[tuple[int, int | None]]) -> int | None:
+    """What a process holds over its GPUs ((GPU index, bytes) as `NodeObservation.held_by` has them); None where
+    NVML left any GPU's figure out (a partial sum would read as the whole)."""
+    sizes = [used for _, used in held]
+    return sum(size for size in sizes if size is not None) if all(size is not None for size in sizes) else None
+
+
 class NodeObservation(_Frozen):
     """Everything kvtop observed on one node at `taken_at` (seconds since the epoch)."""
 
@@ -376,6 +402,16 @@ class NodeObservation(_Frozen):
         return tuple(
             (gpu, process) for gpu in self.gpus for process in gpu.processes if process.engine_id == engine_id
         )
+
+    def held_by(self, pid: int) -> tuple[tuple[int, int | None], ...]:
+        """(GPU index, bytes NVML says `pid` holds there) on every GPU it is on (TurboMind drives several)."""
+        return tuple((gpu.index, p.used_bytes) for gpu in self.gpus for p in gpu.processes if p.pid == pid)
+
+    @property
+    def used_bytes(self) -> int | None:
+        """NVML's used over the GPUs that report it (None: none does)."""
+        used = [gpu.used_bytes for gpu in self.gpus if gpu.used_bytes is not None]
+        return sum(used) if used else None
 
     def processes_with_role(self, role: ProcessRole) -> tuple[tuple[GpuObservation, GpuProcess], ...]:
         return tuple((gpu, process) for gpu in self.gpus for process in gpu.processes if process.role == role)

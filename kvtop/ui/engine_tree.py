@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
-from kvtop.domain.observe import GpuProcess, GpuState, ProcessRole
+from kvtop.domain.observe import GpuProcess, GpuState, ProcessRole, held_total
 from kvtop.units import fmt_gib, fmt_tokens
 
 _ROLE_WORDS = {
@@ -81,8 +81,8 @@ def _process_on(held: list[tuple[int, GpuProcess]], ranks: tuple[TreeNode, ...])
     role = _ROLE_WORDS.get(process.role, process.role.value)
     who = process.title or process.name or "?"
     user = f" ({process.user})" if process.user else ""
-    sizes = [p.used_bytes for _, p in held]
-    total = fmt_gib(sum(size or 0 for size in sizes)) if all(size is not None for size in sizes) else "bytes not reported"
+    held_bytes = held_total([(g, p.used_bytes) for g, p in held])
+    total = fmt_gib(held_bytes) if held_bytes is not None else "bytes not reported"
     gpus = [g for g, _ in held]
     where = f" · GPU {gpus[0]}" if len(gpus) == 1 else f" · GPUs {', '.join(map(str, gpus))}"
     tone = "warning" if process.role in (ProcessRole.CO_TENANT, ProcessRole.ORPHAN, ProcessRole.UNATTRIBUTED) else ""

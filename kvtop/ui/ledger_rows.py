@@ -74,40 +74,15 @@ class RankLedgerView:
         return GIB / per_token if per_token else None
 
     def tokens(self, num_bytes: int | None) -> int | None:
-        """Bytes read as tokens of KV on this rank (truncated toward zero)."""
-        if num_bytes is None or not self.kv_bytes_per_token:
-            return None
-        return int(num_bytes / self.kv_bytes_per_token)
-
-
-def observed_kv_pool_bytes(rank: RankView) -> tuple[int | None, bool]:
-    """The KV pool the engine holds: as it reports it, else its live token count × bytes per token.
-
-    The flag says whether the figure is derived (tokens × bytes) rather than reported.
-    """
-    observed, predicted = rank.observed, rank.predicted
-    if observed.kv_pool_bytes is not None:
-        return observed.kv_pool_bytes, False
-    if observed.token_capacity is not None and predicted is not None:
-        return observed.token_capacity * predicted.kv_bytes_per_token, True
-    return None, False
-
-
-def predicted_used_bytes(gpu: GpuObservation, rank: RankView | None) -> int | None:
-    """NVML's `used` as the prediction has it: the predicted worker plus what others hold now."""
-    if rank is None:
-        return None
-    prediction = rank.worker_prediction
-    if prediction is None:
-        return None
-    others = sum(p.used_bytes or 0 for p in gpu.processes if p.pid != rank.pid)
-    return prediction.worker_bytes + others
+        """Bytes read as tokens of KV on this rank (`RankLedger.tokens_in`: truncated toward zero)."""
+        predicted = self.rank.predicted if self.rank else None
+        return None if num_bytes is None or predicted is None else predicted.tokens_in(num_bytes)
 
 
 def _outside_rows(gpu: GpuObservation, rank: RankView | None, given: bool) -> list[LedgerRow]:
     """Other processes, what NVML counts used beyond them, driver reserved. `given`: the
     prediction takes these as NVML has them (the predicted column repeats them)."""
-    outside = outside_bytes(gpu, rank.engine_id if rank else None)
+    outside = rank.observed.outside if rank else outside_bytes(gpu, None)  # the split the snapshot made once
     worker = rank.observed.process_bytes if rank and rank.observed.process_bytes is not None else 0
     rows = [
         LedgerRow("foreign (co-tenants)", outside.foreign if given else None, outside.foreign),
@@ -136,7 +111,7 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
     for term in predicted.terms:  # the deployment's resident terms: a draft, redundant experts, LoRA slots
         if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
             rows.append(LedgerRow(term.label.split(" (")[0], term.bytes, None))
-    live_pool, derived = observed_kv_pool_bytes(rank)
+    live_pool, derived = rank.observed_kv_pool
     rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", predicted.token_pool_bytes, live_pool))
     if predicted.state_pool_bytes:
         rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))
@@ -191,10 +166,7 @@ def rank_ledger(
         given.append(LedgerRow("driver reserved", reserved_predicted, gpu.reserved_bytes))
     rows += given
     predicted_total = engine.ledger.gpu_total_bytes if prediction and engine and engine.ledger else None
-    predicted_free = None
-    if prediction is not None and predicted_total is not None:
-        held = sum(row.predicted_bytes or 0 for row in given)
-        predicted_free = predicted_total - prediction.worker_bytes - held
+    predicted_free = rank.predicted_free_bytes(predicted_total) if rank and predicted_total is not None else None
     rows.append(LedgerRow("free", predicted_free, gpu.free_bytes))
     rows.append(LedgerRow("GPU total", predicted_total, gpu.total_bytes, "gpu"))
     predicted = rank.predicted if rank else None

@@ -165,21 +165,10 @@ class SignalFacts:
     finding: Finding | None  # the finding whose fix stops this pid (it prices the stop), if any
     refusal: str | None  # why kvtop will not signal it unless forced (None: no objection)
 
-    @property
-    def held_bytes(self) -> int | None:
-        """Bytes it holds over every GPU (None when NVML reported none of them)."""
-        known = [used for _, used in self.held if used is not None]
-        return sum(known) if known else None
-
 
 def signal_facts(snapshot: NodeSnapshot, findings: Sequence[Finding], row: ProcessRow) -> SignalFacts:
     """The facts for the dialog about `row`'s process (its bytes on every GPU, its pricing finding)."""
-    held = tuple(
-        (gpu.index, process.used_bytes)
-        for gpu in snapshot.observation.gpus
-        for process in gpu.processes
-        if process.pid == row.pid
-    )
+    held = snapshot.observation.held_by(row.pid)
     finding = next((f for f in findings if row.pid in f.pids), None)
     refusal = None
     if row.role in ENGINE_ROLES:

@@ -103,9 +103,7 @@ class GpuHistory:
     def record(self, snapshot: NodeSnapshot) -> None:
         keep = self._length
         for gpu in snapshot.observation.gpus:
-            used = None
-            if gpu.total_bytes and gpu.used_bytes is not None:
-                used = (gpu.used_bytes + (gpu.reserved_bytes or 0)) / gpu.total_bytes
+            used = gpu.not_free_fraction
             rank = snapshot.rank_on_gpu(gpu.index)
             kv = rank.observed.kv_usage_fraction if rank else None
             util = None if gpu.utilization_percent is None else gpu.utilization_percent / 100

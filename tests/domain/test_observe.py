@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.launch import parse_launch_command
 from kvtop.domain.node import outside_bytes
 from kvtop.domain.observe import (
@@ -11,6 +14,7 @@ from kvtop.domain.observe import (
     NodeObservation,
     ProcessRole,
 )
+from kvtop.sources.scenario import load_scenario
 
 MIB = 1 << 20
 
@@ -64,3 +68,23 @@ def test_outside_bytes_one_split_by_engine() -> None:
     assert outside_bytes(gpu, "sglang:10") == (15 * gib, 4 * gib, 2 * gib, 0)  # vLLM's 8 + 1, the co-tenant's 6
     assert outside_bytes(gpu, "vllm:20") == (26 * gib, 4 * gib, 2 * gib, 1 * gib)  # SGLang's 20 + 6; its server
     assert outside_bytes(gpu, None) == (6 * gib, 4 * gib, 2 * gib, 1 * gib)
+
+
+def test_not_free_and_free_remainder_close_nvml_v2_books() -> None:
+    """The SGLang TP 8 demo's GPU 0 as NVML v2 reads it: used 85,010,932,333 + reserved 491,194,941 + free
+    18,682,710 = total 85,520,809,984. The remainder kvtop falls back on where free is missing is NVML's free."""
+    gpu = GpuObservation(index=0, total_bytes=85_520_809_984, used_bytes=85_010_932_333, reserved_bytes=491_194_941)
+    assert gpu.not_free_bytes == 85_502_127_274
+    assert gpu.free_or_remainder_bytes == 18_682_710
+    assert gpu.not_free_fraction == pytest.approx(85_502_127_274 / 85_520_809_984)
+    assert gpu.model_copy(update={"free_bytes": 5}).free_or_remainder_bytes == 5  # NVML's own free first
+    assert GpuObservation(index=1, total_bytes=100, used_bytes=120).free_or_remainder_bytes == 0  # never below 0
+    assert GpuObservation(index=2).not_free_fraction is None
+
+
+def test_node_used_sums_the_gpus_that_report_it() -> None:
+    """The gpu5-lost demo: GPU 5 reads nothing; NVML used over the other seven (hand sum of their figures)."""
+    observation = DemoSource(load_scenario("gpu5-lost")).collect_at(0).observation
+    assert observation.gpu(5) is not None and observation.gpu(5).used_bytes is None  # type: ignore[union-attr]
+    assert observation.used_bytes == 496_347_173_324
+    assert NodeObservation(taken_at=0.0).used_bytes is None

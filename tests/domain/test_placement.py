@@ -8,6 +8,7 @@ import pytest
 
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.placement import place
 from kvtop.sources.hub import load_model
@@ -74,3 +75,11 @@ def test_dp_replicas_fill_their_own_nodes() -> None:
     solved = ledger("sglang", LLAMA, "--tp", "8", "--dp", "4")
     placement = place(solved, 4, 8)
     assert [n.label for n in placement.by_node] == [f"DP{d} TP0–TP7" for d in range(4)]
+
+
+def test_nodes_per_replica_divide_among_independent_replicas() -> None:
+    """DP 4 × TP 8 without DP attention: four engines of 8 GPUs; on 8 nodes each spans 8 // 4 = 2, on 4 nodes
+    one each, on 2 nodes two replicas share a node (still one). With DP attention the replicas are one engine."""
+    layout = ParallelLayout(tp=8, dp=4)
+    assert [layout.nodes_per_replica(n) for n in (8, 4, 2)] == [2, 1, 1]
+    assert ParallelLayout(tp=8, dp=4, dp_attention=True).nodes_per_replica(4) == 4

@@ -211,7 +211,7 @@ class ProcessScreen(NodeScreen):
             title.update(Content.styled("waiting for the first snapshot", "$text-muted"))
             return
         if self.gpu_index is None:
-            used_bytes = [gpu.used_bytes for gpu in snapshot.observation.gpus if gpu.used_bytes is not None]
+            used_bytes = snapshot.observation.used_bytes
             where = f"Processes · every GPU ({len(snapshot.observation.gpus)})"
             scope = f" · a: GPU {self.home_gpu}" if self.home_gpu is not None else ""
         else:
@@ -219,9 +219,9 @@ class ProcessScreen(NodeScreen):
             if gpu is None:
                 title.update(Content.styled(f"GPU {self.gpu_index} is not in the current snapshot", "bold $error"))
                 return
-            used_bytes = [gpu.used_bytes] if gpu.used_bytes is not None else []
+            used_bytes = gpu.used_bytes
             where, scope = f"Processes · GPU {gpu.index} {short_gpu_name(gpu.name)}", " · a: every GPU"
-        used = f" · NVML used {fmt_gib(sum(used_bytes))}" if used_bytes else ""
+        used = f" · NVML used {fmt_gib(used_bytes)}" if used_bytes is not None else ""
         shown = f"{len(self._rows)} process(es)" + (" (filtered)" if self.row_filter.terms else "")
         signals = "space tag · T terminate · K kill · I interrupt" if self.can_signal else "signals off (--read-only)"
         tagged = f" · {len(self.tagged)} tagged" if self.tagged else ""

@@ -17,7 +17,6 @@ from textual.content import Content
 
 from kvtop.domain.node import RankView, outside_bytes
 from kvtop.domain.observe import GpuObservation
-from kvtop.ui.ledger_rows import observed_kv_pool_bytes
 from kvtop.ui.state import sparkline as sparkline  # re-exported: the trend beside the bars
 
 
@@ -72,23 +71,14 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
     # the split the snapshot made once for this rank, else the GPU's own
     outside = rank.observed.outside if rank is not None else outside_bytes(gpu, None)
     foreign, orphan, server = outside.foreign + outside.unattributed, outside.orphan, outside.server
-    if rank is not None and rank.observed.process_bytes is not None:
-        worker = rank.observed.process_bytes
-        predicted = rank.predicted
-        seen_weights, seen_pool = rank.observed.weights_bytes, observed_kv_pool_bytes(rank)[0]
-        weights = min(seen_weights or (predicted.weights_bytes if predicted else 0), worker)
-        pool = min(seen_pool or (predicted.kv_pool_bytes if predicted else 0), worker - weights)
-        rest = worker - weights - pool
-        split = predicted is not None or (seen_weights is not None and seen_pool is not None)
-        runtime, unsplit = (rest, 0) if split else (0, rest)
+    split = rank.worker_split if rank is not None else None
+    if rank is not None and split is not None:
+        worker, weights, pool = rank.observed.process_bytes or 0, split.weights_bytes, split.kv_pool_bytes
+        runtime, unsplit = (split.rest_bytes, 0) if split.split else (0, split.rest_bytes)
     else:
         worker, weights, pool, runtime, unsplit = 0, 0, 0, 0, 0
     driver = (gpu.reserved_bytes or 0) + max(0, outside.used_by_no_process(gpu.used_bytes, worker))
-    free = (
-        gpu.free_bytes
-        if gpu.free_bytes is not None
-        else max(0, gpu.total_bytes - gpu.used_bytes - (gpu.reserved_bytes or 0))
-    )
+    free = gpu.free_or_remainder_bytes or 0  # total and used are known here: never None
     return (
         (WEIGHTS, weights),
         (KV_POOL, pool),

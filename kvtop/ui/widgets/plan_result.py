@@ -231,11 +231,11 @@ def start_line(plan: CapacityPlan) -> Content | None:
     return Content.styled(f"start: {plan.start.reason}", "$warning")
 
 
-def token_delta(before: int, after: int) -> Content | None:
-    """The change of a changed token figure as its own row under the after column ('change  −837,017'): beside the
-    row it made 44 + 11 cells, wrapped onto its own line at 80 columns (the trial). None when it did not change."""
-    change = after - before
-    if change == 0:
+def token_delta(change: int | None) -> Content | None:
+    """The change of a changed token figure (`Ledger.token_change_from`) as its own row under the after column
+    ('change  −837,017'): beside the row it made 44 + 11 cells, wrapped onto its own line at 80 columns (the trial).
+    None when it did not change or is no token figure."""
+    if not change:
         return None
     return Content.assemble(
         (f"{'  change':<{LABEL_WIDTH}}{'':>{VALUE_WIDTH}}   ", "$text-muted"),
@@ -271,8 +271,8 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None, host: HostTierF
         if label == "fits" and host is not None and host.refused and after is not None:
             shown_after = "no: host"  # the host KV line under the table says why
         lines.append(_line(_row_label(label, before, after), shown_before, shown_after, shown_before != shown_after))
-        if label == "tokens per rank" and before is not None and after is not None and after.request_capacity is None:
-            delta = token_delta(before.token_capacity, after.token_capacity)
+        if label == "tokens per rank" and before is not None and after is not None:
+            delta = token_delta(after.token_change_from(before))
             lines.extend([delta] if delta is not None else [])
     lines.extend(version_lines(before, after))
     lines.extend(cell_lines(after) if after is not None else [])

@@ -35,7 +35,6 @@ from typing import NamedTuple
 from textual.content import Content
 
 from kvtop.domain.observe import GpuObservation
-from kvtop.ui.ledger_rows import predicted_used_bytes
 from kvtop.ui.state import GpuTrend
 from kvtop.ui.widgets.memory_bar import (
     SegmentKind,
@@ -235,7 +234,7 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
         )  # fmt: skip
     used_bytes = gpu.used_bytes or 0  # NVML's used, as `kvtop snapshot` has it (driver reserved apart)
     predicted = predicted_segments(rank, gpu.total_bytes or 0) if rank else None
-    predicted_used = predicted_used_bytes(gpu, rank)
+    predicted_used = rank.predicted_used_bytes if rank else None
     if predicted is not None and predicted_used is not None:
         predicted_cells: tuple[tuple[SegmentKind, int], ...] | None = _cells(predicted, at.bar)
         predicted_figure = _figure(predicted_used)

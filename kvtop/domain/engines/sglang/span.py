@@ -96,7 +96,7 @@ def check_nodes(layout: ParallelLayout, nodes: int) -> None:
     ranks_per_node(layout, nodes)
     if nodes == 1:
         return
-    per_replica = max(nodes // layout.replicas, 1)
+    per_replica = layout.nodes_per_replica(nodes)
     if layout.replicas > 1 and nodes % layout.replicas and layout.replicas % nodes:
         raise LayoutError(
             f"SGLang runs each of the {layout.replicas} DP replicas as its own server: "

@@ -368,7 +368,7 @@ def host_tier(
             else "the V1 engine keeps no swap pool",
         )  # fmt: skip
     if request.bytes_total:  # over the TP × PP workers of one engine (each DP replica has its own)
-        per_rank = request.bytes_total // max(world, 1)
+        per_rank = request.per_rank_bytes(world) or 0  # the total split evenly over the workers (the one rule)
         blocks = request.bytes_total // (max(world, 1) * block_bytes)
         return HostTier(
             connector=request.connector, setting=f"--kv-offloading-size {request.bytes_total / (1 << 30):g}",
