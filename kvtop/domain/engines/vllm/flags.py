@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
-from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG
+from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, refuse_short
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
@@ -150,13 +150,14 @@ ALIASES: Mapping[str, str] = {
 
 def as_parsed(spelling: str) -> str:
     """`--a_b[.c_d]` as vLLM's parser reads it: `--a-b[.c_d]` (only the name before the first "." is rewritten);
-    the compilation config's short spellings as its long one: `-cc` (v0.12.0 on) and `-O.<field>` (`-O`'s dotted
-    form, the compilation config's until v0.12.x: compilation.py); a short alias (`-ep`, `-dpa`, ALIASES) as its
-    long flag."""
+    `-O.<field>` (`-O`'s dotted form, the compilation config's until v0.12.x: compilation.py) as
+    `--compilation-config.<field>`; a short alias (`-ep`, `-dpa`, ALIASES) as its long flag. `-cc` stays itself:
+    only a release from v0.12.0 has it (compilation.long_spelled reads it as the long flag, refuse_short refuses
+    it before)."""
     if spelling in ALIASES:  # the long flag the same add_argument call spells
         return ALIASES[spelling]
     head, dot, rest = spelling.partition(".")
-    if head == "-cc" or (head == "-O" and dot):
+    if head == "-O" and dot:
         return CONFIG_FLAG + dot + rest
     if not spelling.startswith("--"):
         return spelling
@@ -236,6 +237,7 @@ class VllmFlags:
         if settings.engine_version is not None:
             launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
             _refuse_missing_neutral(settings, settings.engine_version)
+            refuse_short(settings.flags, settings.engine_version)  # `-cc` from v0.12.0 (compilation.py)
             refuse_pooling_flags(settings.flags, settings.engine_version)  # pooling.py: the release's, argparse's choices
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
             refuse_missing_load_format(settings.flags.get("load-format"), ResolvedVersion(text=settings.engine_version))
