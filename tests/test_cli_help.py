@@ -36,7 +36,7 @@ STATED_DEFAULT = re.compile(r"\(default ([^;)\s]+)")
 ERRORS = {"InputError", "KvtopError", "LayoutError", "UnsupportedModelError"}
 #: Flags an error message may name that are the engine's, not kvtop's: they reach kvtop only inside a
 #: launch command (--cmd, a live process, a log) and are kept verbatim in LaunchSettings.flags.
-ENGINE_ONLY = {"--async-scheduling", "--enable-prefix-caching", "--no-enable-prefix-caching", "--mamba-cache-mode"}
+ENGINE_ONLY = {"--async-scheduling", "--enable-prefix-caching", "--no-enable-prefix-caching"}
 
 PARSER = build_parser()
 SUBCOMMANDS: dict[str, argparse.ArgumentParser] = next(

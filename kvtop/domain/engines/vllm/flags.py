@@ -21,6 +21,8 @@ from kvtop.domain.engines.vllm.flags_valued import refuse_missing_load_format, r
 from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG
 from kvtop.domain.engines.vllm.human_ints import read_int as read_human_int
 from kvtop.domain.engines.vllm.human_ints import refuse_missing_kv_bytes
+from kvtop.domain.engines.vllm.hybrid import FLAGS as HYBRID_FLAGS
+from kvtop.domain.engines.vllm.hybrid import refuse_missing_cache_mode
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.pooling import FLAGS as POOLING_FLAGS
 from kvtop.domain.engines.vllm.pooling import refuse_flags as refuse_pooling_flags
@@ -191,17 +193,17 @@ class VllmFlags:
     # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
-                                   | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS
+                                   | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS | HYBRID_FLAGS
                                    | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG} | NEUTRAL_SPELLINGS)  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
     # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py; --rope-scaling and
     # --hf-overrides the derived max length, rope_override.py; --runner, --convert and --task the pooling runner,
-    # pooling.py):
+    # pooling.py; --mamba-cache-mode a hybrid's mamba_cache_mode, hybrid.py):
     # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
-                                     | POOLING_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
+                                     | POOLING_FLAGS | HYBRID_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # --rope-scaling and --hf-overrides take a JSON object (json.loads; rope_override.py)
     value_placeholders: Mapping[str, str] = {flag: "JSON" for flag in ROPE_FLAGS}
     # `--cuda-graph-sizes 1 2 4 …` (nargs="+", graph_sizes.py)
@@ -238,6 +240,7 @@ class VllmFlags:
             launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
             _refuse_missing_neutral(settings, settings.engine_version)
             refuse_short(settings.flags, settings.engine_version)  # `-cc` from v0.12.0 (compilation.py)
+            refuse_missing_cache_mode(settings.flags, settings.engine_version)  # v0.15.1 on (hybrid.py)
             refuse_pooling_flags(settings.flags, settings.engine_version)  # pooling.py: the release's, argparse's choices
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
             refuse_missing_load_format(settings.flags.get("load-format"), ResolvedVersion(text=settings.engine_version))
