@@ -36,7 +36,7 @@ STATED_DEFAULT = re.compile(r"\(default ([^;)\s]+)")
 ERRORS = {"InputError", "KvtopError", "LayoutError", "UnsupportedModelError"}
 #: Flags an error message may name that are the engine's, not kvtop's: they reach kvtop only inside a
 #: launch command (--cmd, a live process, a log) and are kept verbatim in LaunchSettings.flags.
-ENGINE_ONLY = {"--async-scheduling", "--enable-prefix-caching", "--no-enable-prefix-caching", "--mamba-cache-mode"}
+ENGINE_ONLY = {"--async-scheduling", "--enable-prefix-caching", "--no-enable-prefix-caching"}
 
 PARSER = build_parser()
 SUBCOMMANDS: dict[str, argparse.ArgumentParser] = next(
@@ -175,7 +175,7 @@ def test_every_engine_flag_the_help_lists_is_accepted_and_every_accepted_one_lis
                 if flag in ("--ep", "--ep-size", "--expert-parallel-size") and engine == "vllm":
                     tokens = ["--tp", "2", "--ep", "2"]  # vLLM has no EP size: the whole TP group
                 launch.parse_flags(engine, tokens, strict=True)
-        documented = set(FLAG.findall(sections[engine])) | set(re.findall(r"(?<![\w-])-[a-zA-Z][a-zA-Z0-9]*(?![\w-])", sections[engine]))
+        documented = set(FLAG.findall(sections[engine])) | set(re.findall(r"(?<![\w-])-[a-zA-Z][a-zA-Z0-9]*(?:\.[a-z0-9_.]+)?(?![\w-])", sections[engine]))
         flags = engine_flags(engine)
         own = {flag for flag, field in flags.spellings.items() if field not in {"model", "host", "port"}}
         own |= set(flags.own_flags) | set(flags.passthrough)  # kvtop's own flags, and those accepted as typed

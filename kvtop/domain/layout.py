@@ -14,7 +14,9 @@ from kvtop.domain.errors import LayoutError
 from kvtop.domain.model import AttentionKind, ModelSpec
 from kvtop.domain.rounding import ceil_div
 
-PpRemainder = Literal["last", "second_to_last", "first"]
+# Where a split that does not divide puts its remainder layers: one each on the last stages ("last"), the stages
+# before the last ("second_to_last"), the first ("first"), or every one on the last stage ("last_takes_all")
+PpRemainder = Literal["last", "second_to_last", "first", "last_takes_all"]
 
 
 class StageParts(BaseModel):
@@ -276,12 +278,14 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
 def pp_layer_range(num_layers: int, pp_rank: int, pp: int, remainder: PpRemainder) -> range:
     """The layers a pipeline stage holds.
 
-    SGLang gives the remainder to the last stages; vLLM to the stages before the last; TensorRT-LLM
-    to the first (`Mapping.pp_layers`: torch.tensor_split).
+    SGLang gives the remainder to the last stages (before 0.5.6 all of it to the last stage); vLLM to the stages
+    before the last; TensorRT-LLM to the first (`Mapping.pp_layers`: torch.tensor_split).
     """
     base, extra = divmod(num_layers, pp)
     sizes = [base] * pp
-    if remainder == "first":
+    if remainder == "last_takes_all":
+        sizes[pp - 1] += extra
+    elif remainder == "first":
         for index in range(extra):
             sizes[index] += 1
     elif remainder == "last":
@@ -294,12 +298,16 @@ def pp_layer_range(num_layers: int, pp_rank: int, pp: int, remainder: PpRemainde
     return range(start, start + sizes[pp_rank])
 
 
-def largest_stage_layers(num_layers: int, pp: int) -> int:
-    """The layers the largest pipeline stage holds: ceil(num_layers / pp), the same under every engine's split.
+def largest_stage_layers(num_layers: int, pp: int, remainder: PpRemainder = "last") -> int:
+    """The layers the largest pipeline stage holds: ceil(num_layers / pp) under every split that spreads the remainder.
 
-    Each split (pp_layer_range) gives every stage num_layers // pp layers and one more to num_layers % pp of them;
+    Such a split (pp_layer_range) gives every stage num_layers // pp layers and one more to num_layers % pp of them;
     engines differ only in which stages take the extra layer (vLLM's get_pp_indices: the stages before the last,
-    SGLang's get_pp_indices: the last, TensorRT-LLM's Mapping.pp_layers: the first), not in how many the largest
-    holds. The engines' layer-partition overrides (VLLM_PP_LAYER_PARTITION, SGLANG_PP_LAYER_PARTITION) are not
-    modelled."""
-    return ceil_div(num_layers, max(pp, 1))
+    SGLang's get_pp_indices from 0.5.6: the last, TensorRT-LLM's Mapping.pp_layers: the first), not in how many the
+    largest holds. SGLang's before 0.5.6 ("last_takes_all") gives the whole remainder to the last stage:
+    num_layers // pp + num_layers % pp. The engines' layer-partition overrides (VLLM_PP_LAYER_PARTITION,
+    SGLANG_PP_LAYER_PARTITION) are not modelled."""
+    stages = max(pp, 1)
+    if remainder == "last_takes_all":
+        return num_layers // stages + num_layers % stages
+    return ceil_div(num_layers, stages)

@@ -173,7 +173,7 @@ def _solve(
     plain = None  # the last stage's KV book without a draft's layers (what a host tier mirrors)
     for pp_rank in range(layout.pp):
         is_first, is_last = pp_rank == 0, pp_rank == layout.pp - 1
-        layers = pp_layer_range(model.num_layers, pp_rank, layout.pp, rules.pp_remainder)
+        layers = pp_layer_range(model.num_layers, pp_rank, layout.pp, rules.pp_remainder_at(version))
         weights = weights_book(model, layout, layers, first_stage=is_first, last_stage=is_last, load_mtp=mtp,
                                tower_split=rules.architectures.TOWER_SPLIT.for_launch(settings.flags),
                                parts=rules.stage_parts(model, pp_rank, layout.pp, version))  # fmt: skip

@@ -144,6 +144,10 @@ class EngineBase(EngineModules):
         """None modelled: a launch its budget sizes is one kvtop knows it starts."""
         return ()
 
+    def pp_remainder_at(self, version: ResolvedVersion) -> PpRemainder:
+        """Where this release's split puts the remainder layers: `pp_remainder` at every release."""
+        return self.pp_remainder
+
     def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """Its own layers: a stage sizes KV for the layers it holds."""
         return layers

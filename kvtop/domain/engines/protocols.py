@@ -211,6 +211,10 @@ class EngineRules(Protocol):
         """Tokens per KV page when no flag says (the default attention backend may force one)."""
         ...
 
+    def pp_remainder_at(self, version: ResolvedVersion) -> PpRemainder:
+        """Where this release's pipeline split puts the layers that do not divide (`pp_remainder`: the newest's)."""
+        ...
+
     def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """The layers a pipeline stage sizes its KV pools for, given the layers it holds."""
         ...

@@ -93,3 +93,18 @@ def test_the_flags_are_written_back() -> None:
     settings = parse_flags("vllm", ["--tensor-parallel-size", "4", *PIECEWISE_JSON], strict=True)
     written = VllmFlags().to_flags(settings)
     assert written[-2:] == PIECEWISE_JSON
+
+
+@pytest.mark.parametrize("tokens", [["-cc", '{"cudagraph_mode": "NONE"}'], ["-cc.cudagraph_mode=NONE"]])
+def test_cc_is_refused_before_v0_12_as_vllm_refuses_it(tokens: list[str]) -> None:
+    """`-cc` is first in v0.12.0's arg_utils.py:1128 (`"--compilation-config", "-cc"`); the v0.11.2 wheel's
+    arg_utils.py and argparse_utils.py have no `-cc`, so its argparse rejects it ("unrecognized arguments"), and kvtop
+    says so as it says it of any flag a release lacks (flags_table.missing_at); v0.12.0 reads it as the long flag."""
+    settings = parse_flags("vllm", [*tokens, "--engine-version", "0.11.2"], strict=True)
+    with pytest.raises(InputError) as err:
+        VllmFlags().check_parallel(settings)
+    assert err.value.field == tokens[0].split("=")[0]
+    assert "vLLM 0.11.2 has no -cc (first in v0.12.0 of the releases read" in str(err.value)
+    with pytest.raises(InputError):  # a release the rules take later (a log's) refuses it too
+        graph_config(settings.flags, ResolvedVersion(text="0.11.2"))
+    assert graph_config(settings.flags, ResolvedVersion(text="0.12.0")).mode == "NONE"

@@ -21,6 +21,7 @@ from kvtop.domain.engines.sglang.flags import SglangFlags
 from kvtop.domain.engines.sglang.kv_checkpoint import reads_mixed_quant_file_kv
 from kvtop.domain.engines.sglang.pp_layers import kv_layers_of_stage
 from kvtop.domain.engines.sglang.pp_parts import stage_parts
+from kvtop.domain.engines.sglang.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
 from kvtop.domain.engines.sglang.weights_built import built_rows
 from kvtop.domain.engines.sglang.weights_classes import class_rows
@@ -29,7 +30,7 @@ from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVe
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import ParallelLayout, StageParts
+from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.weights import WeightRow
 
@@ -93,6 +94,10 @@ class SglangRules(SglangBudget, EngineBase):
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return default_page_size(model, gpu_name, version)[0]
+
+    def pp_remainder_at(self, version: ResolvedVersion) -> PpRemainder:
+        """get_pp_indices by release: the whole remainder on the last stage before 0.5.6 (pp_split.py)."""
+        return PP_SPLIT_ERAS.at(version)
 
     def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """§8.3.1: a class without start_layer / end_layer sizes every stage's KV for the whole model."""

@@ -30,6 +30,7 @@ TP 16 (8 heads) 122 MiB, where SGLang 0.5.8.post1 on 16 × H100 printed 40.62 Gi
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.sglang.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.layout import largest_stage_layers
 from kvtop.domain.wording import MIB
@@ -79,7 +80,7 @@ def split_tensors(inputs: CalibrationInputs) -> tuple[int, ...]:
         return ()
     mla, layout = model.mla, inputs.layout
     heads = max(model.num_attention_heads // max(layout.attn_tp, 1), 1)
-    layers = range(largest_stage_layers(model.num_layers, layout.pp))
+    layers = range(largest_stage_layers(model.num_layers, layout.pp, PP_SPLIT_ERAS.at(inputs.version)))
     tensors: list[int] = []
     for layer in layers:
         element = _element_bytes(inputs, layer, block_to_bf16)

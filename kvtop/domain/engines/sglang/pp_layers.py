@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kvtop.domain.engines.sglang.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.kv import KvBook
 from kvtop.domain.layout import pp_layer_range
@@ -117,6 +118,6 @@ def most_stage_state(model: ModelSpec, kv: KvBook, pp: int, version: ResolvedVer
     if pp < 2 or pool is None or not pool.layers or not FATTEST_STATE_ERAS.at(version):
         return own
     most = max(
-        sum(1 for i in pp_layer_range(model.num_layers, r, pp, "last") if model.has_state(i)) for r in range(pp)
+        sum(1 for i in pp_layer_range(model.num_layers, r, pp, PP_SPLIT_ERAS.at(version)) if model.has_state(i)) for r in range(pp)
     )
     return own // pool.layers * max(most, pool.layers)

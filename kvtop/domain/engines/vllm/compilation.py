@@ -6,8 +6,10 @@ FlexibleArgumentParser, one field a flag: `--compilation-config.cudagraph_mode P
 nested dict; the value JSON, else a human-readable int, else the string). Its short spelling was `-O` until v0.11.x
 (arg_utils.py:934 at v0.11.0, where `-O3` is compilation level 3) and `-cc` from v0.12.0 (arg_utils.py:1128), where
 `-O` became `--optimization-level` (`-O3`, `-O 3`; argparse_utils.py:247-258) and `-O.<field>` was still turned into
-`-cc.<field>`, deprecated (argparse_utils.py:260-269 at v0.12.0; gone at v0.13.0). kvtop reads `-cc` and `-O.<field>`
-as `--compilation-config` (`flags.as_parsed`).
+`-cc.<field>`, deprecated (argparse_utils.py:260-269 at v0.12.0; gone at v0.13.0). kvtop reads `-O.<field>` as
+`--compilation-config` (`flags.as_parsed`) and `-cc` / `-cc.<field>` as it from v0.12.0 (`long_spelled`); before, vLLM's
+argparse has no `-cc` (absent from the v0.11.2 wheel's arg_utils.py and argparse_utils.py) and kvtop refuses it as
+that release refuses it.
 
 The fields that move the memory vLLM charges for graphs (v0.22.0 config/compilation.py:590, :631, :675):
 `cudagraph_mode` (NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE; any case, `CUDAGraphMode[value.upper()]`,
@@ -33,15 +35,19 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.compilation_aliases import CAPTURE_SIZE_FLAG, FUSE_ALLREDUCE_FLAG, capture_size
+from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
 from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG, stated_sizes
 from kvtop.domain.errors import InputError
 
 CONFIG_FLAG = "--compilation-config"
+SHORT_FLAG = "-cc"  # the same add_argument call's short spelling, from v0.12.0
+SHORT_SPAN = FlagSpan("0.12.0", None, "engine/arg_utils.py:1128 (v0.12.0); none in the v0.11.2 wheel")
 LEVEL_FLAGS = frozenset({"--optimization-level", "-O", "-O0", "-O1", "-O2", "-O3"})
 GRAPH_FIELDS = ("cudagraph_mode", "cudagraph_capture_sizes", "max_cudagraph_capture_size")
 # the flags flags.py passes through: the whole config, its graph fields one a flag, and the optimization level
-FLAGS = frozenset({CONFIG_FLAG, *(f"{CONFIG_FLAG}.{field}" for field in GRAPH_FIELDS), *LEVEL_FLAGS,
-                   CAPTURE_SIZE_FLAG, FUSE_ALLREDUCE_FLAG, SIZES_FLAG})  # compilation_aliases.py, graph_sizes.py
+FLAGS = frozenset({*(f"{spelling}{field}" for spelling in (CONFIG_FLAG, SHORT_FLAG)
+                     for field in ("", *(f".{graph}" for graph in GRAPH_FIELDS), FUSE_ALLREDUCE_FLAG[len(CONFIG_FLAG):])),
+                   *LEVEL_FLAGS, CAPTURE_SIZE_FLAG, SIZES_FLAG})  # compilation_aliases.py, graph_sizes.py
 MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 # what `-O` means: the compilation config until v0.11.x, the optimization level from v0.12.0
 O_IS_LEVEL: Eras[bool] = Eras((
@@ -92,9 +98,32 @@ def graph_config(flags: Mapping[str, object], version: ResolvedVersion) -> Graph
     return GraphConfig(mode=mode, capture_sizes=sizes, max_capture_size=largest, said="; ".join(said))
 
 
+def refuse_short(flags: Mapping[str, object], version: str) -> None:
+    """`-cc` (or `-cc.<field>`) at a release whose argparse lacks it: the one-line error of a flag the release lacks
+    (flags_table.missing_at: "unrecognized arguments")."""
+    short = SHORT_FLAG.lstrip("-")
+    typed = next((key for key in flags if key == short or key.startswith(short + ".")), None)
+    why = missing_at(SHORT_FLAG, SHORT_SPAN, version) if typed is not None else None
+    if why is not None:
+        raise InputError(why, field="-" + str(typed))
+
+
+def long_spelled(flags: Mapping[str, object], version: ResolvedVersion) -> Mapping[str, object]:
+    """`flags` with `-cc` and `-cc.<field>` as `--compilation-config[.<field>]` (v0.12.0 on); an InputError before."""
+    short = SHORT_FLAG.lstrip("-")
+    if not any(key == short or key.startswith(short + ".") for key in flags):
+        return flags
+    if version.text is not None:
+        refuse_short(flags, version.text)
+    long = CONFIG_FLAG.lstrip("-")
+    return {(long + key[len(short):] if key == short or key.startswith(short + ".") else key): value
+            for key, value in flags.items()}  # fmt: skip
+
+
 def config_fields(flags: Mapping[str, object], version: ResolvedVersion) -> dict[str, object]:
     """The compilation config's fields: the JSON object (or `-O`'s before v0.12.0), or, where the launch spells any
     field dotted, those fields alone (`DOTTED_REPLACES_WHOLE`); `pass_config` one nested object."""
+    flags = long_spelled(flags, version)
     fields: dict[str, object] = {}
     dotted = {key: value for key, value in flags.items() if key.startswith(DOTTED)}
     whole = [flags.get(CONFIG_FLAG.lstrip("-"))]

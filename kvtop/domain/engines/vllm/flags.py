@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
-from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG
+from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, refuse_short
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
@@ -21,6 +21,8 @@ from kvtop.domain.engines.vllm.flags_valued import refuse_missing_load_format, r
 from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG
 from kvtop.domain.engines.vllm.human_ints import read_int as read_human_int
 from kvtop.domain.engines.vllm.human_ints import refuse_missing_kv_bytes
+from kvtop.domain.engines.vllm.hybrid import FLAGS as HYBRID_FLAGS
+from kvtop.domain.engines.vllm.hybrid import refuse_missing_cache_mode
 from kvtop.domain.engines.vllm.mm_limits import FLAGS as MM_LIMIT_FLAGS
 from kvtop.domain.engines.vllm.mm_limits import launch_limits
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
@@ -152,13 +154,14 @@ ALIASES: Mapping[str, str] = {
 
 def as_parsed(spelling: str) -> str:
     """`--a_b[.c_d]` as vLLM's parser reads it: `--a-b[.c_d]` (only the name before the first "." is rewritten);
-    the compilation config's short spellings as its long one: `-cc` (v0.12.0 on) and `-O.<field>` (`-O`'s dotted
-    form, the compilation config's until v0.12.x: compilation.py); a short alias (`-ep`, `-dpa`, ALIASES) as its
-    long flag."""
+    `-O.<field>` (`-O`'s dotted form, the compilation config's until v0.12.x: compilation.py) as
+    `--compilation-config.<field>`; a short alias (`-ep`, `-dpa`, ALIASES) as its long flag. `-cc` stays itself:
+    only a release from v0.12.0 has it (compilation.long_spelled reads it as the long flag, refuse_short refuses
+    it before)."""
     if spelling in ALIASES:  # the long flag the same add_argument call spells
         return ALIASES[spelling]
     head, dot, rest = spelling.partition(".")
-    if head == "-cc" or (head == "-O" and dot):
+    if head == "-O" and dot:
         return CONFIG_FLAG + dot + rest
     if not spelling.startswith("--"):
         return spelling
@@ -192,17 +195,19 @@ class VllmFlags:
     # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
-                                   | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS | MM_LIMIT_FLAGS
+                                   | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS
                                    | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG} | NEUTRAL_SPELLINGS)  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
     # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py; --rope-scaling and
     # --hf-overrides the derived max length, rope_override.py; --runner, --convert and --task the pooling runner,
-    # pooling.py; --limit-mm-per-prompt the encoder profile, mm_limits.py):
-    # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
+    # pooling.py; --limit-mm-per-prompt the encoder profile, mm_limits.py; --mamba-cache-mode a hybrid's
+    # mamba_cache_mode, hybrid.py): `--help` lists them apart from "not modelled", and the plan's "engine flags:" line
+    # writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
-                                     | POOLING_FLAGS | MM_LIMIT_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
+                                     | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS
+                                     | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # --rope-scaling, --hf-overrides and --limit-mm-per-prompt take a JSON object (json.loads; rope_override.py,
     # mm_limits.py)
     value_placeholders: Mapping[str, str] = {flag: "JSON" for flag in ROPE_FLAGS | MM_LIMIT_FLAGS}
@@ -239,6 +244,8 @@ class VllmFlags:
         if settings.engine_version is not None:
             launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
             _refuse_missing_neutral(settings, settings.engine_version)
+            refuse_short(settings.flags, settings.engine_version)  # `-cc` from v0.12.0 (compilation.py)
+            refuse_missing_cache_mode(settings.flags, settings.engine_version)  # v0.15.1 on (hybrid.py)
             refuse_pooling_flags(settings.flags, settings.engine_version)  # pooling.py: the release's, argparse's choices
             launch_limits(settings.flags, ResolvedVersion(text=settings.engine_version))  # mm_limits.py: the value's form
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])

@@ -109,7 +109,6 @@ UNMODELLED: Mapping[str, FlagSpan] = {
     "--mamba-backend": FlagSpan("0.20.0", None, "engine/arg_utils.py:1123 (v0.33.0)"),
     "--mamba-block-size": FlagSpan("0.11.2", None, "engine/arg_utils.py:1430 (v0.33.0)"),
     "--mamba-cache-dtype": FlagSpan("0.10.1", None, "engine/arg_utils.py:1424 (v0.33.0)"),
-    "--mamba-cache-mode": FlagSpan("0.15.1", None, "engine/arg_utils.py:1436 (v0.33.0)"),
     "--mamba-cache-philox-rounds": FlagSpan("0.20.0", None, "engine/arg_utils.py:1131 (v0.33.0)"),
     "--mamba-ssm-cache-dtype": FlagSpan("0.10.1", None, "engine/arg_utils.py:1427 (v0.33.0)"),
     "--mamba-ssu-algorithm": FlagSpan("0.27.0", None, "engine/arg_utils.py:1124 (v0.33.0)"),

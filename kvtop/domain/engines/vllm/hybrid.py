@@ -10,6 +10,7 @@ attention page of one token is the book's full pool. Which alignment and how man
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -20,8 +21,9 @@ from kvtop.domain.engines.vllm.eras import (
     NEMOTRON_H_SSM_DTYPE_ERAS,
     PREFILL_CHECKPOINT_ERAS,
 )
+from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS
-from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
@@ -143,6 +145,21 @@ def hybrid_blocks(
     return HybridBlocks(block, block * attention, state, per_request, why)
 
 
+# `--mamba-cache-mode` (CacheConfig.mamba_cache_mode): read by `_cache_mode` ('align', and 'none' under
+# --no-enable-prefix-caching, modelled; any other refused as not modelled), from any launch, typed or a --cmd line
+CACHE_MODE_FLAG = "--mamba-cache-mode"
+CACHE_MODE_SPAN = FlagSpan("0.15.1", None, "engine/arg_utils.py:1436 (v0.33.0)")  # first of the releases read
+FLAGS = frozenset({CACHE_MODE_FLAG})
+
+
+def refuse_missing_cache_mode(flags: Mapping[str, object], version: str) -> None:
+    """`--mamba-cache-mode` at a release whose argparse lacks it (before v0.15.1 of the releases read): the one-line
+    error of any flag a release lacks (flags_table.missing_at)."""
+    why = missing_at(CACHE_MODE_FLAG, CACHE_MODE_SPAN, version) if CACHE_MODE_FLAG[2:] in flags else None
+    if why is not None:
+        raise InputError(why, field=CACHE_MODE_FLAG)
+
+
 def mamba_prefix_caching(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
     """Whether a model with Mamba state runs with prefix caching: a hybrid from v0.26.0 unless
     --no-enable-prefix-caching; before, never by default (ModelConfig.is_prefix_caching_supported). An
@@ -159,7 +176,7 @@ def _cache_mode(model: ModelSpec, settings: LaunchSettings, version: ResolvedVer
     modelled); `none` under --no-enable-prefix-caching; before, hybrids kept prefix caching off (v0.13's rule)."""
     default = HYBRID_CACHE_MODE_ERAS.at(version)
     flags = settings.flags
-    asked = flags.get("mamba-cache-mode")
+    asked = flags.get(CACHE_MODE_FLAG[2:])
     if (
         default == "all-or-align"
         and model.architecture in MAMBA_PREFIX_CACHING_ALL
@@ -170,7 +187,7 @@ def _cache_mode(model: ModelSpec, settings: LaunchSettings, version: ResolvedVer
             f"vLLM {version.label}'s default mamba_cache_mode for {model.architecture} with prefix caching on is "
             "'all' (models/config.py MambaModelConfig: the class supports Mamba prefix caching), which is not "
             "modelled; give --no-enable-prefix-caching (mamba_cache_mode 'none')",
-            field="--mamba-cache-mode",
+            field=CACHE_MODE_FLAG,
         )
     if default == "none-v0.13":
         if flags.get("enable-prefix-caching") not in (None, False) or asked not in (None, "none"):
@@ -186,6 +203,6 @@ def _cache_mode(model: ModelSpec, settings: LaunchSettings, version: ResolvedVer
         raise UnsupportedModelError(
             f"vLLM's mamba_cache_mode {asked!r} is not modelled (its default 'align' is, and 'none' under "
             "--no-enable-prefix-caching)",
-            field="--mamba-cache-mode",
+            field=CACHE_MODE_FLAG,
         )
     return "align"

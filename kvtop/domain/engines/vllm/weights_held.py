@@ -60,7 +60,7 @@ from kvtop.domain.engines.vllm.rope_override import derived_max_len
 from kvtop.domain.engines.vllm.weights_buffers import deepstack_buffers, mrope_positions_factor
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
 from kvtop.domain.engines.vllm.weights_fp8_marlin import marlin_block_scales
-from kvtop.domain.layout import largest_stage_layers
+from kvtop.domain.layout import largest_stage_layers, pp_layer_range
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.rope_cache import rope_cache_bytes
 from kvtop.domain.rounding import round_up
@@ -171,8 +171,17 @@ def triton_held(inputs: CalibrationInputs) -> int:
 
 
 def _moe_layers_on_rank(model: ModelSpec, pp: int) -> int:
-    """The MoE layers of one pipeline stage (at least 1)."""
-    return sum(1 for kind in model.layer_mlp if kind is MlpKind.MOE) // pp or 1
+    """The MoE layers of the pipeline stage that holds the most (the largest rank's, as the weights term is), each
+    stage's layers as vLLM's get_pp_indices splits them (the remainder on the stages before the last:
+    distributed/utils.py, read in the v0.11.2 wheel; `pp_layer_range` "second_to_last"). 36 MoE layers at PP 5 split
+    7, 7, 7, 8, 7: 8, where 36 // 5 gave 7. At least 1 (a model whose layer kinds are not stated)."""
+    moe = [index for index, kind in enumerate(model.layer_mlp) if kind is MlpKind.MOE]
+    stages = max(pp, 1)
+    most = max(
+        sum(1 for index in moe if index in pp_layer_range(model.num_layers, rank, stages, "second_to_last"))
+        for rank in range(stages)
+    )
+    return most or 1
 
 
 # PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp): a request of 10 MiB or more
