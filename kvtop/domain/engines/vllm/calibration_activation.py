@@ -89,8 +89,7 @@ def _pooling_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> Te
     fit_forward = max(fit.predict((features[0], 0.0, *features[2:])), 0) if fit and len(features) == 4 else None
     counted = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
     encoder = encoder_profile(inputs) if model.multimodal and inputs.layout.pp == 1 and not lora(inputs) else None
-    return pooling_estimate(inputs, fit_forward, counted, encoder.kept_bytes if encoder else 0,
-                            encoder.words if encoder else "", fit.error_bytes if fit else None, LABEL, tokens)  # fmt: skip
+    return pooling_estimate(inputs, fit_forward, counted, encoder, fit.error_bytes if fit else None, LABEL, tokens)
 
 
 def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm | None) -> TermEstimate | None:
