@@ -6,7 +6,7 @@ profile's torch peak is the larger of it and the text run with what the encoder 
 
 The dummy (models/qwen2_vl.py, the same at v0.13.0 and v0.20.1): the image with the most features factors the
 processor's max_pixels ÷ (patch × merge)² tokens into the squarest pair (`get_image_size_with_most_features`,
-v0.13.0 :923-958, v0.20.1 :940-975): 12,845,056 ÷ 28² = 16,384 = 128 × 128, a 3,584² image, 16,384 tokens. The video
+v0.13.0 :923-958, v0.20.1 :914-965): 12,845,056 ÷ 28² = 16,384 = 128 × 128, a 3,584² image, 16,384 tokens. The video
 is that image's frames, the most whose tokens fit `max_model_len` (`_get_max_video_frames`), at most
 `_MAX_FRAMES_PER_VIDEO` 14 (:115 at both), each frame padded to the temporal patch 2 (`_get_vision_info`, v0.20.1
 :868-870): 32,768 of context gives 4 frames, 2 × 16,384 = 32,768 tokens, 131,072 patches. The modality with the most
