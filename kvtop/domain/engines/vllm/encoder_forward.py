@@ -1,4 +1,5 @@
-"""Qwen2.5-VL's dummy item and its vision tower's own forward in vLLM's encoder profile (v0.13.0 – v0.20.x).
+"""Qwen2.5-VL's dummy item and its vision tower's own forward in vLLM's encoder profile (v0.13.0 – v0.20.x), read in
+the PyPI wheels vllm-0.13.0-cp38-abi3-manylinux_2_31_x86_64.whl and vllm-0.20.1-1-cp38-abi3-manylinux_2_35_x86_64.whl.
 
 `profile_run` runs `embed_multimodal` on the dummy batch before the text model's run (v0.13.0
 v1/worker/gpu_model_runner.py:4424-4487; v0.20.1 :5816-5860), so the tower's forward is a peak of its own: the
@@ -9,7 +10,7 @@ processor's max_pixels ÷ (patch × merge)² tokens into the squarest pair (`get
 v0.13.0 :923-958, v0.20.1 :914-965): 12,845,056 ÷ 28² = 16,384 = 128 × 128, a 3,584² image, 16,384 tokens. The video
 is that image's frames, the most whose tokens fit `max_model_len` (`_get_max_video_frames`), at most
 `_MAX_FRAMES_PER_VIDEO` 14 (:115 at both), each frame padded to the temporal patch 2 (`_get_vision_info`, v0.20.1
-:868-870): 32,768 of context gives 4 frames, 2 × 16,384 = 32,768 tokens, 131,072 patches. The modality with the most
+:868-870, v0.13.0 :881-883): 32,768 of context gives 4 frames, 2 × 16,384 = 32,768 tokens, 131,072 patches. The modality with the most
 tokens is profiled, the image on a tie (first in the dict).
 
 The tower's forward (models/qwen2_5_vl.py, read at v0.13.0 and v0.20.1): each block runs attention on norm1(x), then
