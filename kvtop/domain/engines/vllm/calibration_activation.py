@@ -89,8 +89,7 @@ def _pooling_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> Te
     fit_forward = max(fit.predict((features[0], 0.0, *features[2:])), 0) if fit and len(features) == 4 else None
     counted = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
     encoder = encoder_profile(inputs) if model.multimodal and inputs.layout.pp == 1 and not lora(inputs) else None
-    return pooling_estimate(inputs, fit_forward, counted, encoder.kept_bytes if encoder else 0,
-                            encoder.words if encoder else "", fit.error_bytes if fit else None, LABEL, tokens)  # fmt: skip
+    return pooling_estimate(inputs, fit_forward, counted, encoder, fit.error_bytes if fit else None, LABEL, tokens)
 
 
 def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm | None) -> TermEstimate | None:
@@ -198,17 +197,18 @@ def _unfitted_activation(
         guess = max(fit.predict(activation_features(inputs, model)), 0)
         encoder = encoder_profile(inputs) if model.multimodal else None
         if encoder is not None and inputs.layout.pp == 1 and not lora(inputs):
-            return assumed_estimate(Term.ACTIVATION, label, guess + encoder.kept_bytes, max(guess, 2 * GIB),
-                                    f"the text model's fit ({guess / GIB:.2f} GiB) plus what {encoder.words}")  # fmt: skip
+            return assumed_estimate(Term.ACTIVATION, label, encoder.peak(guess), max(guess, 2 * GIB),
+                                    f"the text model's fit ({guess / GIB:.2f} GiB) plus {encoder.peak_words(guess)}")  # fmt: skip
         return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
                                 f"the text model's fit: {_unfitted_because(inputs)}")  # fmt: skip
     counted = _counted_sampler(inputs, tokens, seqs)
     if counted is not None and model is not None:
         forward = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
         encoder = encoder_profile(inputs) if model.multimodal else None
-        kept = f"; plus what {encoder.words}" if encoder else ""
+        text = max(counted, forward)
+        kept = f"; plus {encoder.peak_words(text)}" if encoder else ""
         return assumed_estimate(
-            Term.ACTIVATION, label, max(counted, forward) + (encoder.kept_bytes if encoder else 0), 2 * GIB,
+            Term.ACTIVATION, label, encoder.peak(text) if encoder else text, 2 * GIB,
             f"{key} has too few logs to fit: the sampler's {logits_copies(model):g} copies of {seqs:,} seqs × "
             f"{model.vocab_size:,} × 4 B and the forward's output, as vLLM's code counts them (sampler_peak.py), or the "
             f"forward's MLP transient at {tokens:,} tokens, the larger{kept}; ± 2 GiB assumed (no log of another "
@@ -252,7 +252,7 @@ def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: 
     (`encoder_profile.py`)."""
     counted = _counted_sampler(inputs, tokens, seqs)
     encoder = encoder_profile(inputs) if counted is not None and inputs.model and inputs.model.multimodal else None
-    counted = counted + encoder.kept_bytes if counted is not None and encoder is not None else counted
+    counted = encoder.peak(counted) if counted is not None and encoder is not None else counted
     if counted is None or counted <= activation.bytes:
         return activation
     return activation.model_copy(update={

@@ -59,6 +59,7 @@ from kvtop.domain.deployment_math import (
     redundant_expert_bytes,
 )
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, UNREAD_FLAGS, counted_family
 from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS
@@ -247,10 +248,18 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
 def _encoder(inputs: TermInputs) -> BudgetTerm:
     """The encoder's part of vLLM's profile run. For the families `encoder_profile.py` counts, the encoder cache
     (its outputs and dummy pixels) kept through the text run is in the activation peak, and the term names what is
-    still not: the encoder's own forward before it. For the others neither is modelled."""
+    still not: the encoder's own forward before it, counted for Qwen2.5-VL where read (encoder_forward.py). For the
+    others neither is modelled."""
     towers = _towers(inputs.model)
     context = max_model_len(inputs.model, inputs.settings, inputs.version)
     family = counted_family(inputs.model, inputs.version, inputs.settings.flags, context)
+    if family is not None and forward_counted(inputs.model, inputs.version):
+        return BudgetTerm(
+            feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"{towers} forward and encoder cache in the profile run",
+            state=TermState.MODELLED, source=SOURCE_ENCODER,
+            detail=f"counted inside the activation peak: the larger of the tower's forward over {family}'s dummy batch "
+            "(encoder_forward.py) and the text run with the encoder cache it keeps (encoder_profile.py)",
+        )  # fmt: skip
     if family is not None:
         return BudgetTerm(
             feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"{towers} forward in the profile run",

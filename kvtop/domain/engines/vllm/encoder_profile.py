@@ -24,7 +24,8 @@ V1 at v0.9.2 (gpu_model_runner.py:2202-2284) keeps them as returned too, with cd
 
 Counted for four families (the rest stay the text model's fit, assumed: LLaVA, InternVL, Llama-4, Kimi-VL,
 Granite-Vision and every other tower in the catalogue, whose processors kvtop does not size): Mistral-Small-3.x
-(`_mistral3_item`), Gemma-3 (`_gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.2 only (`_qwen2_vl_item`), and the
+(`_mistral3_item`), Gemma-3 (`_gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.2 (`_qwen2_vl_item`), Qwen2.5-VL at v0.13.0 – v0.20.x with its tower's forward
+(`_qwen25_vl_item`, encoder_forward.py), and the
 Qwen3-VL family (Qwen3VLVisionConfig,
 Qwen3VLMoeVisionConfig), by vLLM's own processing info
 (models/qwen3_vl.py, qwen2_vl.py) over the processor sizes every published Qwen3-VL checkpoint ships
@@ -40,9 +41,10 @@ patch 16, merge 2, temporal 2; search-index ids 52457624213, 59138427633), which
 - each token's output is the merger's plus the three deepstack levels' (qwen3_vl.py:558-576: the vision section's
   out_hidden_size × 4 wide), in the model dtype; the pixels are
   patches × 3 × temporal × patch² values, cast to the model dtype (v0.11.0 multimodal/processing/context.py).
-Not counted: the encoder's own forward (its transient is the tower's width over the patches: at the v0.12.0 start's
-49,152 patches, 1,152 wide and a 4,304-wide MLP over TP 2, under 1 GiB with its pixels, below the text run and what
-it keeps, 3.9 GiB), other families (their processors' sizes: assumed,
+Not counted: the encoder's own forward but for Qwen2.5-VL at v0.13.0 – v0.20.x (encoder_forward.py: the profile's
+peak the larger of it and the text run with what is kept, `EncoderProfile.peak`; Qwen3-VL's is the tower's width
+over the patches: at the v0.12.0 start's 49,152 patches, 1,152 wide and a 4,304-wide MLP over TP 2, under 1 GiB with
+its pixels, below the text run and what it keeps, 3.9 GiB), other families (their processors' sizes: assumed,
 the text model's fit), and launches that change the dummy (`--mm-processor-kwargs`, not read; `--limit-mm-per-prompt`
 with a width, height, frames or length: the text model's fit, assumed).
 `--limit-mm-per-prompt` counts (mm_limits.py, read v0.11.0 – v0.13.x): a modality at 0 is not profiled (the other
@@ -58,6 +60,12 @@ from functools import cache
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.encoder_forward import (
+    forward_counted,
+    qwen25_dummy,
+    tower_forward_bytes,
+    tower_forward_words,
+)
 from kvtop.domain.engines.vllm.mm_limits import MMLimits, launch_limits, refuse_text_only
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
@@ -92,7 +100,7 @@ QWEN2_IMAGE_TOKENS = 16_384  # (3,584 ÷ 14)² ÷ 2²: the largest image's token
 QWEN2_VL_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.9.2"),
     Era("0.9.2", True, "v0.9.2 models/qwen2_vl.py:909-976 (the largest image), read at v0.9.2 only"),
-    Era("0.10.0", False, "not read from v0.10.0 (its video frames and limits not checked)"),
+    Era("0.10.0", False, "v0.10.0 – v0.12.x not read; from v0.13.0 Qwen2.5-VL only, its tower read: encoder_forward.py"),
 ))  # fmt: skip
 # Mistral-Small-3.x and Gemma-3's dummies: read from v0.10.2 (not at v0.9.2)
 LATER_FAMILIES_ERAS: Eras[bool] = Eras((
@@ -154,6 +162,17 @@ class EncoderProfile:
     budget: int
     kept_bytes: int  # encoder outputs in encoder_cache plus the dummy pixels, held through the text run
     words: str
+    forward_bytes: int = 0  # the tower's own forward with the pixels (encoder_forward.py); 0 where not counted
+    forward_words: str = ""
+
+    def peak(self, text_bytes: int) -> int:
+        """The profile's torch peak: the text run's with what is kept through it, or the tower's forward before it."""
+        return max(text_bytes + self.kept_bytes, self.forward_bytes)
+
+    def peak_words(self, text_bytes: int) -> str:
+        """What `peak` took, in words."""
+        larger = "the larger" if self.forward_bytes > text_bytes + self.kept_bytes else "below it"
+        return f"what {self.words}" + (f"; or {self.forward_words}: {larger}" if self.forward_bytes else "")
 
 
 def _image_resize(height: int, width: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
@@ -271,6 +290,15 @@ def _qwen2_vl_item(model: ModelSpec) -> DummyItem:
                      f"{side:,} × {side:,} px: {tokens:,} tokens")  # fmt: skip
 
 
+def _qwen25_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ...]) -> DummyItem:
+    """Qwen2.5-VL's item of the most tokens at v0.13.0 – v0.20.x (encoder_forward.py): the image or the video of the
+    largest image's frames; outputs `out_hidden_size` wide, pixels 3 × temporal × patch² values a patch."""
+    dummy = qwen25_dummy(model, inputs.context_length, on)
+    patch, temporal = _stated(model, "patch_size", QWEN2_PATCH), _stated(model, "temporal_patch_size", TEMPORAL)
+    return DummyItem(dummy.modality, dummy.tokens, dummy.tokens, dummy.patches * 3 * temporal * patch**2,
+                     _stated(model, "out_hidden_size", model.hidden_size), dummy.shape)  # fmt: skip
+
+
 def _mistral3_item(model: ModelSpec) -> DummyItem:
     """Mistral-Small-3.x's image: `vision_config.image_size` square (1,540), `patch_size` × the merge 2
     (Mistral3Config.spatial_merge_size, not read: assumed) a token (pixtral.py `get_patch_size`, v0.19.0:961-964),
@@ -306,6 +334,8 @@ def counted_family(
         return QWEN3_VL
     if model.tower.config_class in QWEN2_VL_TOWERS and QWEN2_VL_ERAS.at(version):
         return None if qwen2_vl_video_profiled(context_length) else QWEN2_VL
+    if forward_counted(model, version):  # Qwen2.5-VL at v0.13.0 – v0.20.x, its tower's forward read
+        return QWEN2_VL
     if not LATER_FAMILIES_ERAS.at(version):
         return None
     if model.architecture in MISTRAL3_CLASSES:
@@ -346,6 +376,8 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     refuse_text_only(limits, FAMILY_MODALITIES[family])
     if family == QWEN3_VL:
         item = _qwen3_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
+    elif family == QWEN2_VL and forward_counted(model, inputs.version):
+        item = _qwen25_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
     elif family == QWEN2_VL:
         item = _qwen2_vl_item(model)
     elif family == MISTRAL3:
@@ -375,7 +407,12 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
         f"{held} and pixels {items} × {item.pixel_values:,}, {model.dtype_bytes} B each ({kept / GIB:.2f} GiB; "
         "the processor's published sizes, assumed)"
     )
-    return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words)
+    if not forward_counted(model, inputs.version):
+        return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words)
+    patches = items * item.embed_rows * _stated(model, "spatial_merge_size", MERGE) ** 2
+    forward = tower_forward_bytes(model, patches, inputs.layout.tp) + pixels
+    return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words, forward,
+                          tower_forward_words(model, patches, inputs.layout.tp, pixels, inputs.version))  # fmt: skip
 
 
 def returned_held_bytes(version: ResolvedVersion, items: int, rows: int, item: DummyItem, dtype_bytes: int) -> int:

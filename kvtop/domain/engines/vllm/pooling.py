@@ -50,6 +50,7 @@ from kvtop.domain.calibration.features import assumed_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.encoder_profile import EncoderProfile
 from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec
@@ -178,19 +179,20 @@ def pooler_bytes(inputs: CalibrationInputs, tokens: int) -> int:
 
 
 def pooling_estimate(
-    inputs: CalibrationInputs, fit_forward: int | None, counted_forward: int, encoder_kept: int, encoder_words: str,
+    inputs: CalibrationInputs, fit_forward: int | None, counted_forward: int, encoder: EncoderProfile | None,
     fit_error: int | None, label: str, tokens: int,
 ) -> TermEstimate:
     """The profiled peak of a pooling runner: the larger of the fit's forward part (`fit_forward`: its sampler feature
-    at 0), the forward as counted and the pooler's rows, plus what the encoder profile keeps; assumed."""
+    at 0), the forward as counted and the pooler's rows, plus what the encoder profile keeps, or the encoder's own
+    forward where counted and larger (`EncoderProfile.peak`); assumed."""
     pooler = pooler_bytes(inputs, tokens)
     forward = max(fit_forward or 0, counted_forward)
-    peak = max(forward, pooler) + encoder_kept
+    peak = encoder.peak(max(forward, pooler)) if encoder else max(forward, pooler)
     multimodal = inputs.model is not None and inputs.model.multimodal
     # no pooling start printed its peak: ± the forward itself at least (what the count may miss is bounded by it
     # only by assumption), the fit's held-out error where wider, 2 GiB for a multimodal model's encoder profile
     error = max(fit_error or 0, forward, MULTIMODAL_ERROR if multimodal else 0)
-    kept = f"; plus what {encoder_words}" if encoder_words else ""
+    kept = f"; plus {encoder.peak_words(max(forward, pooler))}" if encoder else ""
     return assumed_estimate(
         Term.ACTIVATION, label, peak, error,
         f"vLLM {inputs.version.label}'s pooling runner (pooling.py): no sampler; the forward at {tokens:,} tokens "
