@@ -99,8 +99,8 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     session by session: docs/calibration_history.md."""
     judged = _judged(corpus_judgement, "vllm", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (247 if weights_logged else 272)
-    assert len({j.record.source for j in judged}) == (126 if weights_logged else 152)
+    assert len(judged) == (259 if weights_logged else 285)
+    assert len({j.record.source for j in judged}) == (133 if weights_logged else 160)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
     assert sum(e <= 0.05 for e in errors) / len(errors) >= 0.9

@@ -124,10 +124,10 @@ START_MEASURES = StartMeasures(runtime_charge=True, source=(
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B'),
-        coefficients=(0.005408, 9.54652), error_bytes=110158750, records=20,
-        sources=17, gpus=('A100-80GB', 'GTX1080', 'H100', 'L4', 'L40S', 'T4', 'V100-32GB'),
-        novel_error_bytes=110158750, feature_sources=(17, 17),
-        group_errors=(('1 GiB + max_num_seqs × vocab × 4 B', 110158750),),
+        coefficients=(0.003112, 9.594541), error_bytes=105679563, records=21,
+        sources=18, gpus=('A100-80GB', 'GTX1080', 'H100', 'L4', 'L40S', 'RTX2080-TI', 'T4', 'V100-32GB'),
+        novel_error_bytes=105679563, feature_sources=(18, 18),
+        group_errors=(('1 GiB + max_num_seqs × vocab × 4 B', 105679563),),
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -159,10 +159,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.103793, 1.996207), error_bytes=106990703, records=31,
-        sources=31, gpus=('A10', 'A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=162595190, feature_sources=(31, 2),
-        group_errors=(('1 GiB', 106990703),),
+        coefficients=(0.107, 1.993), error_bytes=103301369, records=32,
+        sources=32, gpus=('A10', 'A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=158839739, feature_sources=(32, 2),
+        group_errors=(('1 GiB', 103301369),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -180,10 +180,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0314, records=254, sources=128, weights_logged=True,
+    engine='vllm', factor=1.0302, records=259, sources=133, weights_logged=True,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A40', 'B200', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3060-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=832, sources=154,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A40', 'B200', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3060-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=849, sources=160,
 )  # fmt: skip
 # END FITTED
 
