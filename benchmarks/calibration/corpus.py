@@ -3,7 +3,8 @@
 Each line is one engine start a public log printed: its source, the engine and release, the GPU, the
 layout, the model's config (in tests/data/configs or tests/data/calibration/configs; null when none is at
 hand), the launch flags as the engine spells them, and the figures the log printed (`logged`, GiB as
-printed, tokens as counts). `exclude` names the terms a record must not be fitted on, and why. `host: desktop`
+printed, tokens as counts). `env` holds the environment the launch set where a rule of the engine reads it
+(`{"VLLM_MXFP4_USE_MARLIN": "1"}`), read as `--cmd` reads a leading `NAME=VALUE` (`launch.with_environment`). `exclude` names the terms a record must not be fitted on, and why. `host: desktop`
 marks a start on a card a desktop (Windows, WSL2) shares: it is planned as `plan --desktop` plans it.
 """
 
@@ -25,7 +26,7 @@ from kvtop.domain.engines.registry import ENGINE_IDS, display_name, engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_dates, from_flag
 from kvtop.domain.engines.vllm.eras import V0_RELEASE
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
-from kvtop.domain.launch import LaunchSettings, parse_flags
+from kvtop.domain.launch import LaunchSettings, engine_flags, parse_flags, with_environment
 from kvtop.domain.ledger import Ledger, layout_from_settings, predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.served_model import served_model
@@ -208,7 +209,12 @@ def resolve(raw: dict[str, object]) -> Record:
     layout = [f"--{name}" for name in ("tp", "pp")]
     for name, value in zip(layout, (raw.get("tp") or 1, raw.get("pp") or 1), strict=True):
         flags += [name, str(value)]
-    settings = parse_flags(engine, flags)
+    env = raw.get("env") or {}
+    assert isinstance(env, dict)
+    unread = set(env) - engine_flags(engine).env_read  # a record names only what a rule reads (a typo would be lost)
+    if unread:
+        raise ValueError(f"{raw['id']}: env {sorted(unread)} is read by no rule of {engine}")
+    settings = with_environment(parse_flags(engine, flags), {str(name): str(value) for name, value in env.items()})
     version = _version(raw)
     settings = settings.model_copy(update={"engine_version": version.text})
     config = raw.get("config")

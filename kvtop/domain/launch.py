@@ -484,11 +484,14 @@ def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
     if model is not None:
         rest = rest[1:]
     settings = parse_flags(engine, rest, model=model, engine_line=True)
-    # only the assignments the engine's rules read are kept (in `flags`, by name): the rest may be secrets
-    env = {name: value for name, value in env_assignments(tokens[:start]).items()
-           if name in engine_flags(engine).env_read}  # fmt: skip
-    settings = settings.model_copy(update={"flags": {**env, **settings.flags}}) if env else settings
-    return with_image(settings, container_image(tokens[:start]))
+    return with_image(with_environment(settings, env_assignments(tokens[:start])), container_image(tokens[:start]))
+
+
+def with_environment(settings: LaunchSettings, env: Mapping[str, str]) -> LaunchSettings:
+    """The settings with the environment the launch set (`VLLM_MXFP4_USE_MARLIN=1`), as the engine's rules read it:
+    only the names its rules read are kept (in `flags`, by name); the rest may be secrets and are dropped."""
+    read = {name: value for name, value in env.items() if name in engine_flags(settings.engine).env_read}
+    return settings.model_copy(update={"flags": {**read, **settings.flags}}) if read else settings
 
 
 def with_image(settings: LaunchSettings, image: str | None) -> LaunchSettings:

@@ -20,10 +20,11 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.commands.explain import _decisions, settings_for_log
+from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
-from kvtop.domain.engines.vllm.mxfp4_backend import MEASURED_KEY, mxfp4_backend
+from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN_ENV, MEASURED_KEY, mxfp4_backend
 from kvtop.domain.engines.vllm.mxfp4_unmodelled import mxfp4_not_modelled
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -54,6 +55,12 @@ def _printed(line: str) -> list[str]:
     return [d for d in parse_engine_log(line + "\n").decisions if d.startswith(MEASURED_KEY)]
 
 
+def _without_env(inputs: CalibrationInputs) -> CalibrationInputs:
+    """The inputs without the environment the launch set (MARLIN_ENV): the log's line alone, or the release's guess."""
+    flags = {name: value for name, value in inputs.settings.flags.items() if name != MARLIN_ENV}
+    return inputs.model_copy(update={"settings": inputs.settings.model_copy(update={"flags": flags})})
+
+
 def test_the_oracles_line_is_the_measured_backend() -> None:
     """H200 at v0.22.0: the release's guess is Triton (the wheel vendors triton_kernels); the log printed MARLIN, so
     the backend is Marlin, measured, and the weights term is Marlin's: 65.93 GiB against the 66.14 the log printed,
@@ -66,8 +73,9 @@ def test_the_oracles_line_is_the_measured_backend() -> None:
     assert measured is not None and (measured.name, measured.source) == ("marlin", "measured")
     assert "'MARLIN'" in measured.why
     assert guessed is not None and (guessed.name, guessed.source) == ("triton", "release")
-    weights = {name: next(t for t in vllm.terms(inputs_of(INFERENCEX, **flags)) if t.term is Term.WEIGHTS).bytes / GIB
-               for name, flags in (("printed", {MEASURED_KEY: "marlin"}), ("guessed", {}))}  # fmt: skip
+    # the record carries its launch's VLLM_MXFP4_USE_MARLIN=1 (`env`): the release's guess is the launch without it
+    weights = {name: next(t for t in vllm.terms(_without_env(inputs_of(INFERENCEX, **flags))) if t.term is Term.WEIGHTS)
+               .bytes / GIB for name, flags in (("printed", {MEASURED_KEY: "marlin"}), ("guessed", {}))}  # fmt: skip
     assert abs(weights["printed"] - 66.14) < 0.25 < 1.5 < abs(weights["guessed"] - 66.14)
 
 
