@@ -221,13 +221,17 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
     """The WSL2 and Windows starts carry `host: desktop`; the blind judge plans them with the desktop said. Since
     session 52 so do the two GTX 1080 starts (file19400629813-*-gtx1080-v064post1): their notes' nvidia-smi shows
     Xorg and gnome-shell on the card (the records' gpu_basis in tests/data/calibration/vllm.jsonl); since session 54
-    an RTX 3060 Ti whose committed nvidia-smi shows Xorg and Firefox, and two WSL2 RTX 4090 starts."""
+    an RTX 3060 Ti whose committed nvidia-smi shows Xorg and Firefox, and two WSL2 RTX 4090 starts; since session 55 two
+    more GTX 1080 desktop starts of opt-125m (file19719842090, file19513493048) and an RTX 2060 12 GB under WSL2."""
     assert {record.id for record in RECORDS.values() if record.desktop} == {
         "my-deepseek-r1-distill-qwen-7b-3090",
         "case-lmdeploy-1703-internlm-20b-w4-3090",
         "case-vllm-13882-qwen2.5-7b-4bit-4060",
         "file19400629813-phi-1_5-gtx1080-v064post1",
         "file19400629813-llama-3.2-1b-gtx1080-v064post1",
+        "file19719842090-opt-125m-gtx1080-v064post1",
+        "file19513493048-opt-125m-gtx1080-v064post1",
+        "file40791855483-qwen3-4b-rtx2060-12gb-v0",
         "romeon728-ledgerly-qwen2.5-3b-awq-rtx3060ti-v0300",
         "file61464053627-qwen3-8b-fp8-rtx4090-wsl2-v0271",
         "file61464053627-qwen3-14b-fp8-rtx4090-wsl2-v0271",
