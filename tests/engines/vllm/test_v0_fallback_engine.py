@@ -1,5 +1,7 @@
-"""A V1-era release (v0.8.0-v0.10.x) on a GPU below compute capability 8.0 runs V0 ('Compute Capability < 8.0 is not
-supported by the V1 Engine. Falling back to V0', engine/arg_utils.py `_is_v1_supported_oracle`): V0's scheduler
+"""A V1-era release (v0.8.0-v0.10.1.1) on a GPU below compute capability 8.0 runs V0 ('Compute Capability < 8.0 is not
+supported by the V1 Engine. Falling back to V0', engine/arg_utils.py `_is_v1_supported_oracle`; v0.10.2's oracle asks
+no capability, engine/arg_utils.py:1431-1570 of its PyPI wheel), as does any start of v0.8.0-v0.10.2 whose launch sets
+VLLM_USE_V1=0 (`create_engine_config`, :1121-1136): V0's scheduler
 defaults (`_set_default_args_v0`: chunked prefill only above 32K, so max(max_model_len, 2048) tokens a batch) and V0's
 profile and fits, not V1's 2048-token batch. v0.11.0 removed the V0 engine (vllm#25033).
 
@@ -21,11 +23,11 @@ from kvtop.domain.engines.vllm.calibration_eras import activation_key, non_torch
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
 from kvtop.domain.gpus import compute_capability
-from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch import parse_flags, parse_launch_command
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
-from tests.data_paths import CONFIGS
+from tests.data_paths import CONFIGS, DATA
 
 QWEN3_4B = load_config_file(CONFIGS / "heldout" / "wave3" / "Qwen--Qwen3-4B.json")
 FLAGS = ["--dtype", "float16", "--max-num-seqs", "1", "--max-model-len", "10000", "--gpu-memory-utilization", "0.95"]
@@ -42,7 +44,8 @@ def _inputs(version: str, gpu: str) -> CalibrationInputs:
 def test_the_fallback_window_is_v0_8_to_v0_10_below_compute_capability_8() -> None:
     turing, ampere = compute_capability("RTX2060"), compute_capability("A10")
     assert falls_back_to_v0(ResolvedVersion(text="0.8.5"), turing)
-    assert falls_back_to_v0(ResolvedVersion(text="0.10.2"), turing)
+    assert falls_back_to_v0(ResolvedVersion(text="0.10.1.1"), turing)  # prints the fallback on a T4 (70080757471)
+    assert not falls_back_to_v0(ResolvedVersion(text="0.10.2"), turing)  # the oracle's check dropped
     assert not falls_back_to_v0(ResolvedVersion(text="0.11.0"), turing)  # V0 removed
     assert not falls_back_to_v0(ResolvedVersion(text="0.7.3"), turing)  # V0 is the release's own engine
     assert not falls_back_to_v0(ResolvedVersion(text="0.8.5"), ampere)
@@ -68,3 +71,33 @@ def test_the_rtx_2060_start_is_planned_within_its_log() -> None:
     ledger = planned_capacity(QWEN3_4B, settings, gpu_total_bytes=12 * GIB, gpu_name="RTX2060", measured=measured).ledger
     logged = 1394 * 16
     assert abs(ledger.token_capacity - logged) / logged < 0.02  # 22,176 planned
+
+
+def test_vllm_use_v1_0_on_the_launch_runs_v0_in_the_releases_that_hold_it() -> None:
+    """`VLLM_USE_V1=0 vllm serve …` (envs.py:745-746 `bool(int(...))`) turns V1 off from v0.8.0 to v0.10.2, on any GPU;
+    before v0.8.0 V0 is the default, and v0.11.0 has no V0. Read from a --cmd line's leading assignment."""
+    off = parse_launch_command("VLLM_USE_V1=0 vllm serve facebook/opt-125m")
+    assert off is not None and off.flags.get("VLLM_USE_V1") == "0"
+    turing, ampere = compute_capability("T4"), compute_capability("A10")
+    assert falls_back_to_v0(ResolvedVersion(text="0.10.2"), turing, off.flags)
+    assert falls_back_to_v0(ResolvedVersion(text="0.9.2"), ampere, off.flags)
+    assert engine_era(ResolvedVersion(text="0.10.2"), "T4", off.flags) == "v0"
+    assert not falls_back_to_v0(ResolvedVersion(text="0.11.0"), turing, off.flags)  # V0 removed
+    assert not falls_back_to_v0(ResolvedVersion(text="0.10.2"), ampere, {"VLLM_USE_V1": "1"})
+
+
+def test_the_t4_start_of_0_10_2_is_planned_as_v1_within_its_log() -> None:
+    """kyaushev/ecg_classifier `vllm_test.ipynb` (a03f282): Phi-4-mini-instruct on a Colab T4, 'Initializing a V1 LLM
+    engine (v0.10.2)', 'GPU KV cache size: 22,704 tokens'. Planned as V0 (the fallback read to v0.10.x) the plan
+    charged V0's 4,096-token profile: 21,456 tokens (−5.5 %); V1's 2,048-token batch: 21,792 (−4.0 %)."""
+    phi = load_config_file(DATA / "calibration" / "configs" / "microsoft--Phi-4-mini-instruct.json")
+    settings = parse_flags("vllm", ["--engine-version", "0.10.2", "--trust-remote-code", "--max-model-len", "4096",
+                                    "--gpu-memory-utilization", "0.8"])  # fmt: skip
+    inputs = CalibrationInputs(
+        model=None, settings=settings, layout=ParallelLayout(), gpu_name="T4", gpu_total_bytes=15 * GIB,
+        version=ResolvedVersion(text="0.10.2"), weights_bytes=0, context_length=4096,
+    )  # fmt: skip
+    assert activation_key(inputs) != "vllm.activation.v0"
+    ledger = planned_capacity(phi, settings, gpu_total_bytes=15360 * 2**20, gpu_name="T4").ledger
+    logged = 22704
+    assert abs(ledger.token_capacity - logged) / logged < 0.05

@@ -8,6 +8,8 @@ max_num_batched_tokens to max(max_model_len, the default) so that a whole prompt
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.eras import (
     ENGINE_CONTEXT_BATCH_ERAS,
@@ -36,10 +38,13 @@ V0_MAX_NUM_SEQS = 256
 V1_MAX_NUM_SEQS, V1_SMALL_GPU_MAX_NUM_SEQS = 1024, 256
 
 
-def engine_era(version: ResolvedVersion, gpu_name: str | None = None) -> str:
+def engine_era(
+    version: ResolvedVersion, gpu_name: str | None = None, flags: Mapping[str, object] | None = None
+) -> str:
     """The engine a start runs: the release's (`ENGINE_ERAS`), or V0 where a V1-era release falls back to it on a GPU
-    below compute capability 8.0 (`v0_charge.falls_back_to_v0`); an unnamed GPU counts as V1's."""
-    if falls_back_to_v0(version, compute_capability(gpu_name) if gpu_name else None):
+    below compute capability 8.0 or the launch sets VLLM_USE_V1=0 (`v0_charge.falls_back_to_v0`, `flags`: the launch's
+    settings flags); an unnamed GPU counts as V1's."""
+    if falls_back_to_v0(version, compute_capability(gpu_name) if gpu_name else None, flags):
         return "v0"
     return ENGINE_ERAS.at(version)
 

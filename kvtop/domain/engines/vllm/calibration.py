@@ -194,7 +194,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     if key == activation_key(inputs):
         return activation_fit_features(key, inputs)  # a forward-bound log measures no sampler (calibration_activation)
     if key == non_torch_key(inputs):
-        if profile_charge(inputs.version, compute_capability(inputs.gpu_name)).value != "baseline":
+        if profile_charge(inputs.version, compute_capability(inputs.gpu_name), inputs.settings.flags).value != "baseline":
             return None  # before v0.3.1 and in V1's v0.8.0–v0.9.0 the profile charges more than the growth (`v0_charge.py`)
         if key in INIT_APART and nccl_inside_non_torch(inputs):
             return None  # its figure holds the TP group's init, which the fit leaves to the context's part

@@ -73,9 +73,10 @@ INIT_APART = frozenset({"vllm.non_torch.v1"})
 
 
 def _runs_v0(inputs: CalibrationInputs) -> bool:
-    """A V1-era release on a GPU below compute capability 8.0 runs V0 (`v0_charge.falls_back_to_v0`): its profile is
+    """A V1-era release runs V0 below compute capability 8.0 or under VLLM_USE_V1=0 (`v0_charge.falls_back_to_v0`): its profile is
     V0's (worker/worker.py `profile_run`, `memory_profiling`'s growth from the baseline), so V0's fits measure it."""
-    return falls_back_to_v0(inputs.version, compute_capability(inputs.gpu_name) if inputs.gpu_name else None)
+    return falls_back_to_v0(inputs.version, compute_capability(inputs.gpu_name) if inputs.gpu_name else None,
+                            inputs.settings.flags)
 
 
 def activation_key(inputs: CalibrationInputs) -> str:

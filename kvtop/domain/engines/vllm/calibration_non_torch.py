@@ -137,7 +137,7 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
     """What the release's profile charges beside torch's peak (`v0_charge.py`): nothing before v0.2.5, the growth and
     the worker's context in v0.2.5–v0.3.0 and in V1's v0.8.0–v0.9.0, the growth otherwise. Where the context is
     charged its multi-rank part (the TP group's NCCL init) is in it, so the growth does not add it again."""
-    charge = profile_charge(inputs.version, compute_capability(inputs.gpu_name))
+    charge = profile_charge(inputs.version, compute_capability(inputs.gpu_name), inputs.settings.flags)
     if charge.value == "torch_peak":
         return not_charged(charge)
     if charge.value == "device_used":

@@ -51,7 +51,7 @@ INTERMEDIATE_KEYS = 2  # a stage's intermediate tensors: hidden_states and resid
 
 def engine_era(inputs: CalibrationInputs) -> str:
     """V0 or V1: the release's engine, V0 where a V1-era release falls back to it on the GPU (`batching.engine_era`)."""
-    return batching.engine_era(inputs.version, inputs.gpu_name)
+    return batching.engine_era(inputs.version, inputs.gpu_name, inputs.settings.flags)
 
 
 def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:

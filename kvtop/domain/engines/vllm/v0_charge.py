@@ -26,6 +26,7 @@ compute capability 8.0 those releases run V0, which charges the growth (`profile
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from kvtop.domain.calibration.terms import Term, TermEstimate
@@ -50,30 +51,58 @@ PROFILE_CHARGE_ERAS: Eras[ProfileCharge] = Eras((
 # V1 Engine. Falling back to V0': engine/arg_utils.py:1475 at v0.8.0, :1350-1356 at v0.8.5.post1, :1248-1252 at
 # v0.9.0), measures the growth from its baseline snapshot (worker/worker.py's memory_profiling).
 V1_FROM_CAPABILITY = (8, 0)
-# The releases whose V1 default still falls back to V0 below compute capability 8.0: v0.8.0 to v0.10.x (vLLM 0.10.1.1
-# and 0.10.2 print the fallback on T4s: search-index ids 70080757471, `cnubigdata-…-v0102-v0`); v0.11.0 removed the V0
-# engine (vllm#25033 "[V0 Deprecation] Remove LLMEngine"; huggingface/optimum-neuron#1027: "the V0 engine has been
-# completely removed from vLLM starting with version 0.11.0").
+# The releases whose V1 default still falls back to V0 below compute capability 8.0: v0.8.0 to v0.10.1.1 (vLLM
+# 0.10.1.1 prints the fallback on T4s: search-index id 70080757471; the oracle's check in v0.10.1-era copies of
+# engine/arg_utils.py, search-index id 41526715). v0.10.2 dropped the check: its `_is_v1_supported_oracle` (PyPI wheel
+# vllm-0.10.2-cp38-abi3-manylinux1_x86_64, engine/arg_utils.py:1431-1570) asks no compute capability, so a T4 runs V1
+# ('Initializing a V1 LLM engine (v0.10.2)', `kyaushev-…-t4-v0102`); v0.11.0 removed the V0 engine (vllm#25033 "[V0
+# Deprecation] Remove LLMEngine"; huggingface/optimum-neuron#1027).
 V0_FALLBACK_ERAS: Eras[bool] = Eras((
     Era("", False, "before v0.8.0 V0 is the default engine on every GPU"),
     Era("0.8.0", True, "engine/arg_utils.py `_is_v1_supported_oracle`: 'Compute Capability < 8.0 is not supported by "
                        "the V1 Engine. Falling back to V0' (:1475 at v0.8.0, :1350-1356 at v0.8.5.post1)"),
+    Era("0.10.2", False, "v0.10.2 engine/arg_utils.py:1431-1570: `_is_v1_supported_oracle` asks no compute capability"),
+))  # fmt: skip
+# `VLLM_USE_V1=0` on the launch turns V1 off in the releases that still hold V0 (v0.10.2 engine/arg_utils.py:1121-1136
+# `create_engine_config`: try_v1 = envs.VLLM_USE_V1 or not set; envs.py:745-746 `bool(int(os.getenv("VLLM_USE_V1",
+# "1")))`): `cnubigdata-…-v0102-v0` sets it in its notebook and starts 'a V0 LLM engine (v0.10.2)' on a T4.
+USE_V1_ENV = "VLLM_USE_V1"
+V0_OPT_OUT_ERAS: Eras[bool] = Eras((
+    Era("", False, "before v0.8.0 V0 is the default engine; VLLM_USE_V1=0 changes nothing"),
+    Era("0.8.0", True, "engine/arg_utils.py create_engine_config: VLLM_USE_V1=0 disables V1 (v0.10.2 :1121-1136)"),
     Era("0.11.0", False, "vllm#25033: the V0 engine removed"),
 ))  # fmt: skip
 
 
-def falls_back_to_v0(version: ResolvedVersion, capability: tuple[int, int] | None) -> bool:
-    """Whether a V1-era release runs V0 on this GPU (below compute capability 8.0): V0's scheduler defaults
-    (`_set_default_args_v0`), profile run and memory profiling then hold, not V1's. An unknown GPU: no."""
+def _turns_v1_off(flags: Mapping[str, object] | None) -> bool:
+    """Whether the launch sets VLLM_USE_V1 to 0 (envs.py: `bool(int(value))`; a value int() refuses is not read)."""
+    value = (flags or {}).get(USE_V1_ENV)
+    try:
+        return value is not None and int(str(value).strip()) == 0
+    except ValueError:
+        return False
+
+
+def falls_back_to_v0(
+    version: ResolvedVersion, capability: tuple[int, int] | None, flags: Mapping[str, object] | None = None
+) -> bool:
+    """Whether a V1-era release runs V0: below compute capability 8.0 where the release still falls back
+    (`V0_FALLBACK_ERAS`), or where the launch sets VLLM_USE_V1=0 (`V0_OPT_OUT_ERAS`, `flags`: the launch's settings
+    flags, which hold its leading NAME=VALUE assignments). V0's scheduler defaults (`_set_default_args_v0`), profile
+    run and memory profiling then hold, not V1's. An unknown GPU and no opt-out: no."""
+    if V0_OPT_OUT_ERAS.at(version) and _turns_v1_off(flags):
+        return True
     return capability is not None and capability < V1_FROM_CAPABILITY and V0_FALLBACK_ERAS.at(version)
 
 
-def profile_charge(version: ResolvedVersion, capability: tuple[int, int] | None = None) -> Era[ProfileCharge]:
-    """The form of the profile's charge at `version`; a GPU below compute capability 8.0 runs V0 in the V1 era."""
+def profile_charge(
+    version: ResolvedVersion, capability: tuple[int, int] | None = None, flags: Mapping[str, object] | None = None
+) -> Era[ProfileCharge]:
+    """The form of the profile's charge at `version`; a V1-era start that runs V0 (`falls_back_to_v0`) charges V0's."""
     era = PROFILE_CHARGE_ERAS.era(version)
-    if era.since == "0.8.0" and falls_back_to_v0(version, capability):
+    if era.since == "0.8.0" and falls_back_to_v0(version, capability, flags):
         return Era("0.8.0", "baseline", "V0 below compute capability 8.0 (engine/arg_utils.py:1350-1356 at "
-                   "v0.8.5.post1): worker/worker.py's memory_profiling, the growth from a baseline snapshot")
+                   "v0.8.5.post1) or under VLLM_USE_V1=0: worker/worker.py's memory_profiling, the growth from a baseline snapshot")
     return era
 # The TP group's custom all-reduce (its IPC buffers: most of non-torch memory's growth at TP > 1) exists from v0.3.0.
 CUSTOM_ALL_REDUCE_ERAS: Eras[bool] = Eras((
