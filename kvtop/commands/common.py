@@ -226,7 +226,9 @@ def add_model_arguments(
         "--gpu-memory",
         default=None,
         metavar="SIZE",
-        help="GPU memory, e.g. 80GiB" + (" (overrides --gpu)" if gpu_model else ""),
+        help="one GPU's memory as the engine sees it (CUDA's total, e.g. 79.19GiB on an H100)"
+        + ("; overrides --gpu's total, but a SIZE above the named card's is a larger memory variant of it, given "
+           "as nvidia-smi prints it (--gpu RTX2060 --gpu-memory 12GiB)" if gpu_model else ""),
     )
     group.add_argument(
         "--free-memory",

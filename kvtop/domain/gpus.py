@@ -127,6 +127,20 @@ def is_listed_card(name: str | None) -> bool:
     return bool(name) and (_known_model(token, GPU_TOTAL_MIB) is not None or token.replace("-", "") in unhyphened)
 
 
+# A total given for a named card above its table figure by more than this part is a larger memory variant of the model
+# (an RTX 2060 of 12 GB against the table's 6, a memory-modified 22 GB RTX 2080 Ti against 11): variants differ by a
+# factor of 1.5 or more, one card's totals by its ECC or a typed unit (< 5 %). A smaller total is not read as one: a
+# slice (MIG, a vGPU, a limiter) is smaller than its card too, and reports its limit as CUDA's total
+VARIANT_TOLERANCE = 0.05
+
+
+def is_larger_variant(name: str | None, total_bytes: int) -> bool:
+    """Whether `total_bytes` names a larger memory variant of the card `name` than the table's (`GPU_TOTAL_MIB`): above
+    its figure by more than `VARIANT_TOLERANCE`, which no slice of it can be. False for a name the table lacks."""
+    listed = GPU_TOTAL_MIB.get(gpu_model_key(name)) if name else None
+    return listed is not None and total_bytes > (1 + VARIANT_TOLERANCE) * listed * MIB
+
+
 @lru_cache(maxsize=1024)
 def is_unified(name: str | None) -> bool:
     """Whether a GPU model shares the host's memory (a unified-memory device: GB10, Jetson), by name or NVML name

@@ -18,7 +18,13 @@ from collections.abc import Mapping
 
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
-from kvtop.domain.gpus import SLICE_RESERVED_BYTES, gpu_model_key, is_listed_card, is_unified
+from kvtop.domain.gpus import (
+    SLICE_RESERVED_BYTES,
+    gpu_model_key,
+    is_larger_variant,
+    is_listed_card,
+    is_unified,
+)
 from kvtop.domain.wording import GIB
 
 KEY_PREFIX = "cuda_total."
@@ -207,13 +213,15 @@ def _total(value: int, error: int, source: TermSource, basis: str) -> TermEstima
 
 
 def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mapping[str, LinearTerm]) -> TermEstimate:
-    """CUDA's total for this GPU model: its fit, else nvidia-smi's total less the usual gap, else (no fit
-    at all) nvidia-smi's total, said to be assumed."""
+    """CUDA's total for this GPU model of nvidia-smi's total `gpu_total_bytes` (the table's, or one given for it: a
+    memory variant): its fit, else nvidia-smi's total less the usual gap, else (no fit at all) nvidia-smi's total,
+    said to be assumed."""
     if is_unified(gpu_name):  # the table's figure is CUDA's own total there (the host's memory, as logs printed it)
         return _total(gpu_total_bytes, UNIFIED_TOTAL_ERROR_BYTES, "calibrated",
                       f"the host's memory as CUDA reports it on the {gpu_model_key(gpu_name)} (unified memory; "
                       "the engines' logs, kvtop/domain/gpus.py; ± 2 GiB: it moves with the OS release)")  # fmt: skip
-    fit = fits.get(cuda_total_key(gpu_name)) if gpu_name else None
+    # a model's fit holds for its table's card; a larger memory variant of it (`is_larger_variant`) takes the gap below
+    fit = fits.get(cuda_total_key(gpu_name)) if gpu_name and not is_larger_variant(gpu_name, gpu_total_bytes) else None
     if fit is not None:
         return _total(fit.predict((1.0,)), fit.error_bytes, "calibrated",
                       f"the mean of {fit.records} logged totals of the {gpu_model_key(gpu_name)}")  # fmt: skip
@@ -222,9 +230,11 @@ def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mappin
         features = gap_features(gpu_total_bytes)
         gap_bytes, gap_gib = gap.predict(features), gap.predict_gib(features)
         if is_listed_card(gpu_name):
+            which = ("a larger memory variant of the " + gpu_model_key(gpu_name) if is_larger_variant(gpu_name, gpu_total_bytes)
+                     else "no log of this GPU in the corpus")  # fmt: skip
             return _total(gpu_total_bytes - gap_bytes, gap.error_bytes, "calibrated",
                           f"nvidia-smi's total less {gap_gib:.2f} GiB (the gap fitted over {gap.records} GPU models, "
-                          "growing with the total; no log of this GPU in the corpus)")  # fmt: skip
+                          f"growing with the total; {which})")  # fmt: skip
         # no card named, or one the table lacks: a bare card's gap, or none on a limiter's slice (gpus.py
         # `SLICE_RESERVED_BYTES`): the error reaches from the fitted gap up to the total itself
         return _total(gpu_total_bytes - gap_bytes, max(gap.error_bytes, gap_bytes - SLICE_RESERVED_BYTES), "calibrated",
