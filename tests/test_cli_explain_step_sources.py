@@ -1,8 +1,10 @@
 """`kvtop explain` says where each recomputed input came from, as `kvtop plan` does (session 44, F2).
 
-The llama.cpp log of Hermes-3 on an RTX 2060 (tests/data/cases/llamacpp/ollama-hermes3-llama31-8b-q4_0-rtx2060)
-states no free memory, and the command gave no --gpu: explain printed "free before the weights load  84.83 GB
-(79.00 GiB)" bare, a 6 GB card's start read as if 79 GiB were free (--json: source "assumed").
+A llama.cpp log that states no free memory, the command given no --gpu: explain printed "free before the weights
+load  84.83 GB (79.00 GiB)" bare, read as if 79 GiB were free (--json: source "assumed"). Ollama's older log of
+Llama-3.1-8B (tests/data/cases/llamacpp/ollama-llama31-8b-np4-kv-self-size) is one; the Hermes-3 RTX 2060 log first
+used here does state it (`CUDA0 : NVIDIA GeForce RTX 2060 (5738 MiB, 5141 MiB free)`), now read as measured
+(tests/engines/llamacpp/test_device_info.py).
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ def _steps(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, str]:
 
 def test_an_input_the_log_lacks_reads_assumed(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
-    log = CASES / "llamacpp" / "ollama-hermes3-llama31-8b-q4_0-rtx2060" / "engine.log"
+    log = CASES / "llamacpp" / "ollama-llama31-8b-np4-kv-self-size" / "engine.log"
     steps = _steps(capsys, str(log), "--model", "llama-3.1-8b")
     assert steps["free before the weights load"].endswith("  assumed")
-    assert steps["context asked (-c)"].endswith("32,768")  # the log's n_ctx: an engine figure, no source word
+    assert steps["context asked (-c)"].endswith("8,192")  # the log's n_ctx: an engine figure, no source word
 
 
 def test_a_logged_input_reads_measured_and_an_estimated_one_never_does(

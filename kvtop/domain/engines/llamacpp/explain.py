@@ -15,16 +15,27 @@ from kvtop.domain.engines.llamacpp import kv_buffers
 from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS, first_build
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
-from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog
+from kvtop.domain.engines.llamacpp.log_records import DeviceMemory, KvCacheSummary, LlamacppRankLog
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.explain_estimate import EstimateRun
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
+from kvtop.domain.explanation import (
+    PLACEHOLDER_GPU_BYTES,
+    Explanation,
+    Logged,
+    PoolSizeCheck,
+    judge,
+    logged_total_first,
+    logged_total_said,
+)
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import LayerKind, ModelSpec
 
 record_type = LlamacppRankLog
+# ggml's GPU backends by their device names (ggml_backend_dev_name: `CUDA0`, `ROCm0`, `Vulkan0`, `Metal`, `SYCL0`,
+# `MUSA0`, `CANN0`): `CPU` and the accelerators beside it (`BLAS`, `AMX`, `RPC[…]`) hold no GPU memory
+GPU_BACKENDS = ("CUDA", "ROCm", "Vulkan", "Metal", "SYCL", "MUSA", "CANN")
 
 
 def _first(log: EngineLog, name: str) -> object | None:
@@ -133,6 +144,13 @@ def logged_settings(log: EngineLog, settings: LaunchSettings) -> LaunchSettings:
     return settings.model_copy(update={**update, "flags": flags})
 
 
+def logged_gpu(log: EngineLog) -> DeviceMemory | None:
+    """The one GPU the log's `device_info:` lists (its total and free memory before the load, measured); None where
+    it lists none, or several (a split over GPUs: not modelled, `budget._offload_notes`)."""
+    devices = [d for rank in log.ranks(LlamacppRankLog) for d in rank.devices if d.device.startswith(GPU_BACKENDS)]
+    return devices[0] if len(devices) == 1 else None
+
+
 def _notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[str]:
     """Where the log's KV buffers are, beside the rule's host/GPU split (kv_buffers.py)."""
     buffers = tuple(buffer for rank in log.ranks(LlamacppRankLog) for buffer in rank.kv_buffers)
@@ -151,11 +169,23 @@ def explain(request: ExplainRequest) -> Explanation:
         return Explanation(engine="llamacpp", engine_version=version, logged=logged, verdict="insufficient",
                            missing=("`llama_kv_cache: size = … (N cells, …)` (or `KV self size` with `n_ctx`)",))  # fmt: skip
     settings = logged_settings(log, settings)  # the log's build picks the cells below (`log_build`)
-    total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
-    if gpu_total_bytes is not None:  # the GPU named: whether it fits is solved on plan's terms for this start
-        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, request.given.desktop,
-                          request.gpu_total_source, gpu_total_origin=request.gpu_total_origin)  # fmt: skip
-        ledger = run.solve(MeasuredInputs())
+    device = logged_gpu(log)
+    line = f"`{device.device} : {device.description} ({device.total.text} MiB, …)`" if device else ""
+    stated, device_notes = logged_total_first(device.total if device else None, line, gpu_total_bytes,
+                                              request.gpu_total_source, gpu_name)  # fmt: skip
+    free = request.given.free_before_load_bytes or (device.free.value_bytes if device else None)
+    if device is not None:
+        gpu_name = gpu_name or device.description
+        device_notes.insert(0, f"GPU {device.description} ({device.device}): the log's device_info line, "
+                               f"{device.total.text} MiB total, {device.free.text} MiB free before the load (measured)")
+    total = stated or gpu_total_bytes or PLACEHOLDER_GPU_BYTES
+    if stated is not None or gpu_total_bytes is not None:  # the GPU known: whether it fits is solved on plan's terms
+        origin = None if stated is not None else request.gpu_total_origin
+        source = "measured" if stated is not None else request.gpu_total_source
+        run = EstimateRun(model, settings, total, gpu_name, load_mtp, request.given.desktop, source,
+                          gpu_total_origin=origin)  # fmt: skip
+        ledger = run.solve(MeasuredInputs(gpu_total_bytes=stated, free_before_load_bytes=free))
+        ledger = logged_total_said(ledger, line, stated) if stated is not None else ledger
     else:
         ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, gpu_name=gpu_name, load_mtp=load_mtp)
     # the cells -c asks for, whether or not they fit beside the weights (the log shows they were allocated)
@@ -163,7 +193,7 @@ def explain(request: ExplainRequest) -> Explanation:
     result = judge("llamacpp", logged, ledger, cells, cells, settings, None, total, kv_memory_logged=True,
                    predicted_tokens=cells)  # fmt: skip
     checks = pool_size_checks(log, model, settings, load_mtp)
-    notes = _notes(log, model, settings)
+    notes = [*device_notes, *_notes(log, model, settings)]
     swa = next((cache for cache in _caches(log) if cache.sliding), None)
     predicted_swa = ledger.engine.swa_token_capacity
     if swa is not None and swa.total_cells is not None and predicted_swa is not None and swa.total_cells != predicted_swa:

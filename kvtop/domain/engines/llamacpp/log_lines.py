@@ -12,7 +12,14 @@ import re
 
 from kvtop.domain.engine_log import RankKey
 from kvtop.domain.engines.llamacpp.eras import stated_build
-from kvtop.domain.engines.llamacpp.log_records import KvBuffer, KvCacheSummary, LlamacppRankLog, mib_figure
+from kvtop.domain.engines.llamacpp.log_records import (
+    DeviceMemory,
+    KvBuffer,
+    KvCacheSummary,
+    LlamacppRankLog,
+    mib_figure,
+    whole_mib,
+)
 from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler
 
 _NUM = r"\d{1,9}\.\d{2}"
@@ -32,6 +39,9 @@ _CTX_VS_TRAIN = re.compile(r"(?:llama_context|llama_new_context_with_model): n_c
 # one line per device buffer of a cache, before its summary (src/llama-kv-cache.cpp: `%s: %10s KV buffer size = %8.2f
 # MiB`, `__func__` llama_kv_cache / llama_kv_cache_unified / the older llama_kv_cache_init)
 _KV_BUFFER = re.compile(rf"llama_kv_cache\w{{0,12}}: +([\w.-]{{1,40}}) KV buffer size = +({_NUM}) MiB")
+# `device_info:`'s lines (common/common.cpp `common_params_print_info`, ggml-org/llama.cpp 00758e06: `  - %-8s: %s
+# (%zu MiB, %zu MiB free)`, total and free from `ggml_backend_dev_memory`, each / 1024 / 1024)
+_DEVICE = re.compile(r"(?:^|\s)- ([\w.-]{1,40}) *: (.{1,200}?) \((\d{1,9}) MiB, (\d{1,9}) MiB free\)\s*$")
 _REPEATING = re.compile(r"offloading (\d{1,5}) repeating layers to GPU")
 _OFFLOADED = re.compile(r"offloaded (\d{1,5})/(\d{1,5}) layers to GPU")
 _SLOTS = re.compile(r"initializing slots, n_slots = (\d{1,5})")
@@ -94,6 +104,16 @@ def _kv_buffer(text: str, fields: Fields) -> bool:
     return True
 
 
+def _device(text: str, fields: Fields) -> bool:
+    match = _DEVICE.search(text)
+    if match is None:
+        return False
+    device, description, total, free = match.groups()
+    fields["devices"].append(DeviceMemory(device=device, description=description.strip(), total=whole_mib(total),
+                                          free=whole_mib(free)))  # fmt: skip
+    return True
+
+
 def _offloaded(text: str, fields: Fields) -> bool:
     match = _OFFLOADED.search(text)
     if match is None:
@@ -128,6 +148,7 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("KV cache", _swa_next),
     ("llama_context: ", _context),
     ("llama_new_context_with_model: ", _context),
+    ("MiB free)", _device),
     ("layers to GPU", _offloaded),
     ("KV buffer size", _kv_buffer),
     ("repeating layers to GPU", _int("repeating_on_gpu", _REPEATING)),

@@ -63,6 +63,26 @@ class KvBuffer(BaseModel):
         return self.device.upper().startswith("CPU")
 
 
+def whole_mib(text: str) -> Measured:
+    """A `%zu` MiB figure (bytes / 1024 / 1024, floored) as bytes: the printed MiB, up to one MiB short."""
+    mib = int(text)
+    return Measured(value_bytes=mib * MIB_BYTES, low_bytes=mib * MIB_BYTES, high_bytes=(mib + 1) * MIB_BYTES - 1,
+                    decimals=0, text=text, unit="MiB")  # fmt: skip
+
+
+class DeviceMemory(BaseModel):
+    """One `device_info:` line (common.cpp `common_params_print_info`: `  - %-8s: %s (%zu MiB, %zu MiB free)`): a
+    backend device's total and free memory as `ggml_backend_dev_memory` reads them (CUDA: `cudaMemGetInfo`'s), before
+    the model loads."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    device: str  # ggml_backend_dev_name: `CPU`, `CUDA0`, `Vulkan0`, `Metal`, …
+    description: str  # ggml_backend_dev_description: `NVIDIA GeForce RTX 2060`
+    total: Measured
+    free: Measured
+
+
 class LlamacppRankLog(RankLog):
     """Everything llama-server printed (one process)."""
 
@@ -77,4 +97,5 @@ class LlamacppRankLog(RankLog):
     kv_buffers: tuple[KvBuffer, ...] = ()  # `llama_kv_cache:       CUDA0 KV buffer size =  1792.00 MiB`
     slots: tuple[int, ...] = ()  # `initializing slots, n_slots = 4`
     n_swa: tuple[int, ...] = ()  # print_info: n_swa
+    devices: tuple[DeviceMemory, ...] = ()  # `device_info:`'s `  - CUDA0   : NVIDIA … (5738 MiB, 5141 MiB free)`
     builds: tuple[int, ...] = ()  # `build: 6980 (5e4f…)` / `main: build = 3673 (…)`: llama.cpp's build number

@@ -23,7 +23,7 @@ from kvtop.domain.engines.vllm.compile_cache import warm_compile_cache
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import NOT_HOPPER_STAND_IN, gpu_sets_gdn_block
 from kvtop.domain.engines.vllm.load_line import LOGGED_WEIGHTS_STAGE
-from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name
+from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name, table_total_said, with_log_gpu
 from kvtop.domain.engines.vllm.log_launch import device_said, launch_fraction, logged_device
 from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
 from kvtop.domain.engines.vllm.ray_logs import hidden_tighter_worker
@@ -292,13 +292,14 @@ def _given(
 def explain(request: ExplainRequest) -> Explanation:
     """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
     device = logged_device(request.log)
+    request, named_note = with_log_gpu(request, printed_total=device.total is not None)
     given = request.gpu_total_bytes, request.gpu_total_source, request.gpu_name
     stated, total_notes = logged_total_first(device.total, device.total_line, *given)
     if stated is not None:  # the log's total wins over --gpu's table total (the GPU's name is kept)
         request = request.model_copy(update={"gpu_total_bytes": None})
     settings, fraction_from, fraction_notes = launch_fraction(request.settings, device)
-    result = _explain(request.with_settings(settings), stated, [*total_notes, *fraction_notes])
-    return device_said(result, device, stated, fraction_from)
+    result = _explain(request.with_settings(settings), stated, [*named_note, *total_notes, *fraction_notes])
+    return device_said(table_total_said(result, bool(named_note)), device, stated, fraction_from)
 
 
 def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[str]) -> Explanation:
