@@ -34,6 +34,8 @@ NAMED = {record_id: record for record_id, record in RECORDS.items() if record.ge
 RECORDS_WITHOUT_A_CARD = {
     "case-lmdeploy-tutorial-v010-internlm-chat-7b-vgpu": "a vGPU slice of an A100 (20,470 MiB, gpu_total_mib): "
     "not a whole card, whose table total would be wrong",
+    "file9907432117-mistral-7b-instruct-a100-mig-3g40gb-v033": "a MIG 3g.40gb slice of an A100 80GB (40,192 MiB, "
+    "gpu_total_mib): not a whole card, and kvtop has no MIG profile",
     "case-sglang-C13-llama-3.1-8b-80gb": "an 80 GB GPU the page does not name",
     "mlcommons2501-trtllm-gpt-oss-120b": "the GPU is not named (CUDA's total 276.50 GiB)",
     "case-vllm-13882-qwen2.5-7b-4bit-4060": "an RTX 4060 under WSL, whose CUDA total (8.00 GiB) is above nvidia-smi's "
