@@ -72,7 +72,7 @@ INTERVAL_SCALE: IntervalScale | None = IntervalScale(
     engine='sglang', factor=1.0, records=49, sources=37,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='sglang', gpus=('A100-80GB', 'A40', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0037, version_fraction=0.0, class_fraction=0.0, records=146, sources=37,
+    engine='sglang', gpus=('A100-80GB', 'A40', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0047, version_fraction=0.0, class_fraction=0.0, records=146, sources=37,
 )  # fmt: skip
 # END FITTED
 

@@ -124,17 +124,17 @@ START_MEASURES = StartMeasures(runtime_charge=True, source=(
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B'),
-        coefficients=(0.003112, 9.594541), error_bytes=105679563, records=21,
-        sources=18, gpus=('A100-80GB', 'GTX1080', 'H100', 'L4', 'L40S', 'RTX2080-TI', 'T4', 'V100-32GB'),
-        novel_error_bytes=105679563, feature_sources=(18, 18),
-        group_errors=(('1 GiB + max_num_seqs × vocab × 4 B', 105679563),),
+        coefficients=(0.004243, 9.580714), error_bytes=107038029, records=20,
+        sources=17, gpus=('A100-80GB', 'GTX1080', 'H100', 'L4', 'L40S', 'RTX2080-TI', 'T4', 'V100-32GB'),
+        novel_error_bytes=107038029, feature_sources=(17, 17),
+        group_errors=(('1 GiB + max_num_seqs × vocab × 4 B', 107038029),),
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.375903, 9.541041, 0.007312, 0.008134), error_bytes=21127804, records=29,
-        sources=11, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H200', 'L40S', 'RTX4090'),
-        novel_error_bytes=34870803, feature_sources=(11, 11, 8, 5),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 21127804), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 35396252)),
+        coefficients=(1.376182, 9.541615, 0.006945, 0.007482), error_bytes=19978610, records=30,
+        sources=12, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H200', 'L40S', 'RTX4090', 'T4'),
+        novel_error_bytes=34907328, feature_sources=(12, 12, 9, 5),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 21127364), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 35406786)),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -159,17 +159,17 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.107, 1.993), error_bytes=103301369, records=32,
-        sources=32, gpus=('A10', 'A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=158839739, feature_sources=(32, 2),
-        group_errors=(('1 GiB', 103301369),),
+        coefficients=(0.110345, 1.989655), error_bytes=99704598, records=31,
+        sources=31, gpus=('A10', 'A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=155309085, feature_sources=(31, 2),
+        group_errors=(('1 GiB', 99704598),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.072727, 0.472273), error_bytes=66142497, records=35,
-        sources=14, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L40S', 'RTX4090'),
-        novel_error_bytes=66142497, feature_sources=(14, 1), unseen_error_bytes=523832618,
-        group_errors=(('1 GiB', 74490839),),
+        coefficients=(0.070882, 0.474118), error_bytes=67352896, records=36,
+        sources=15, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L40S', 'RTX4090', 'T4'),
+        novel_error_bytes=67352896, feature_sources=(15, 1), unseen_error_bytes=525763238,
+        group_errors=(('1 GiB', 76463433),),
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -180,7 +180,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0302, records=259, sources=133, weights_logged=True,
+    engine='vllm', factor=1.0282, records=259, sources=133, weights_logged=True,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
     engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A40', 'B200', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3060-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=849, sources=160,
