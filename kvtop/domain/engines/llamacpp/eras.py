@@ -72,7 +72,9 @@ DEFAULT_CTX_ERAS: Eras[int] = Eras((
 # llamacpp.md §1 (defaults), §4: llama-server's default slot count: 1, then -1 = auto (4 slots, one unified cache).
 DEFAULT_PARALLEL_ERAS: Eras[int] = Eras((
     Era("", 1, "common/common.h: `int32_t n_parallel = 1`"),
-    Era("b6800", -1, "tools/server/server.cpp: `n_parallel = -1` (auto) → 4 slots with `kv_unified = true`"),
+    Era("b6925", -1, "tools/server/server.cpp: `n_parallel = -1` (auto) → 4 slots with `kv_unified = true` (PR "
+        "#16736, commit cd5e3b57, 2025-11: 'By default, start the server using 4 slots and unified KV cache'; build "
+        "b6925 by a `b6925-cd5e3b575` fingerprint)"),
 ), order=build_order)  # fmt: skip
 # llamacpp.md §10: what no `-ngl` means. llama-server's `common_params.n_gpu_layers = -1` is "use the library's
 # default" (common/common.cpp sets `mparams.n_gpu_layers` only when it is not −1), so the default is
