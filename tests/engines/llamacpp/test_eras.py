@@ -13,6 +13,7 @@ from kvtop.domain.engines.llamacpp.eras import (
     DEFAULT_CTX_ERAS,
     DEFAULT_PARALLEL_ERAS,
     KV_LOG_DIALECTS,
+    SLOT_CAP_ERAS,
     build_order,
     build_release,
     first_build,
@@ -35,8 +36,8 @@ def test_build_order_sorts_builds_by_number_not_as_text() -> None:
     ("build", "ctx", "slots", "padded"),
     [
         (3673, 4096, 1, False),  # the oldest build a real log here states (test_explain_logs)
-        (6799, 4096, 1, False),
-        (6800, 4096, -1, False),  # -np auto from ~b6800
+        (6924, 4096, 1, False),
+        (6925, 4096, -1, False),  # -np auto from b6925 (PR #16736, commit cd5e3b57)
         (6979, 4096, -1, False),
         (6980, 0, -1, True),  # -c 0 (training context) and the 256-cell padding from ~b6980
         (None, 0, -1, True),  # not stated: the latest rules
@@ -50,7 +51,7 @@ def test_each_rule_holds_from_its_first_build(build: int | None, ctx: int, slots
 
 
 def test_every_era_keeps_its_first_build_and_source() -> None:
-    for eras in (KV_LOG_DIALECTS, CTX_PAD_256_ERAS, DEFAULT_CTX_ERAS, DEFAULT_PARALLEL_ERAS):
+    for eras in (KV_LOG_DIALECTS, CTX_PAD_256_ERAS, DEFAULT_CTX_ERAS, DEFAULT_PARALLEL_ERAS, SLOT_CAP_ERAS):
         assert isinstance(eras, Eras) and eras.order is build_order
         assert eras[0].since == "" and all(build_order(era.since) for era in eras[1:])
         assert [first_build(era) for era in eras] == sorted(first_build(era) for era in eras)
@@ -61,7 +62,7 @@ def test_every_era_keeps_its_first_build_and_source() -> None:
 def test_cells_follow_the_builds_rules() -> None:
     """-c 10000 over 3 slots: before b6980 no padding, 10000 // 3 = 3333 cells a slot → 9999; from b6980
     GGML_PAD(10000, 256) = 10240, GGML_PAD(3413, 256) = 3584 a slot → 10752. No -c, no -np: 4096 cells in
-    one slot before b6800; 4096 cells, 4 unified slots b6800–b6979; the 131,072-token training context from
+    one slot before b6925; 4096 cells, 4 unified slots b6925–b6979; the 131,072-token training context from
     b6980."""
     model = load_model(str(LLAMA_31_8B))
     three = parse_flags("llamacpp", ["-c", "10000", "-np", "3"])
@@ -69,7 +70,7 @@ def test_cells_follow_the_builds_rules() -> None:
     assert cache_cells(model, three, 6980).n_ctx == 10752
     bare = parse_flags("llamacpp", [])
     assert (cache_cells(model, bare, 6000).n_ctx, cache_cells(model, bare, 6000).n_seq_max) == (4096, 1)
-    mid = cache_cells(model, bare, 6850)
+    mid = cache_cells(model, bare, 6950)
     assert (mid.n_ctx, mid.n_seq_max, mid.unified) == (4096, 4, True)
     assert cache_cells(model, bare, 6980).n_ctx == cache_cells(model, bare, None).n_ctx == 131072
 

@@ -36,3 +36,72 @@ def test_a_slot_beyond_the_training_context_is_capped() -> None:
     ledger = plan("-c 262144 -np 1")
     assert ledger.engine.token_capacity == 262144
     assert ledger.context_length == 131072
+
+
+# The slot's context by build (kvtop/domain/engines/llamacpp/slot_context.py, llamacpp.md §1, §4). Expected figures
+# are llama.cpp's arithmetic by hand: before b6925 `n_ctx_slot = n_ctx / n_parallel` (tools/server/server.cpp
+# `init()`), from b6925 (commit cd5e3b57, PR #16736) `min(n_ctx_seq, n_ctx_train)`, and where PR #28030 is read
+# (b10754) YaRN flags re-adjust `n_ctx_train = n_ctx_orig_yarn / rope_freq_scale` (src/llama-context.cpp).
+YARN_X2 = "--rope-scaling yarn --rope-scale 2"
+
+
+def test_before_b6925_the_slot_is_not_capped() -> None:
+    """b6900 -c 262144 -np 1: 262144 / 1, no cap at n_ctx_train 131072 (the cap came with cd5e3b57, b6925)."""
+    assert plan("-c 262144 -np 1 --engine-version b6900").context_length == 262144
+
+
+def test_before_b6925_a_unified_cache_still_splits_the_context_over_the_slots() -> None:
+    """b6900 -c 16384 -np 4 --kv-unified: the server knew no unified slots yet: n_ctx / n_parallel = 4096."""
+    ledger = plan("-c 16384 -np 4 --kv-unified --engine-version b6900")
+    assert ledger.engine.token_capacity == 16384
+    assert ledger.context_length == 4096
+
+
+def test_from_b6925_the_slot_is_capped_at_the_training_context() -> None:
+    assert plan("-c 262144 -np 1 --engine-version b6925").context_length == 131072
+
+
+def test_yarn_flags_do_not_lift_the_cap_before_pr_28030() -> None:
+    """b8000 (issue #17459: the cap ignores RoPE flags; #22140: still so at b8850): 131072, nothing unread."""
+    ledger = plan(f"-c 262144 -np 1 {YARN_X2} --engine-version b8000")
+    assert ledger.context_length == 131072
+    assert ledger.engine.not_modelled == ()
+
+
+def test_yarn_flags_between_b8850_and_b10754_are_named_not_modelled() -> None:
+    """PR #28030's first build is not read: the plan keeps the cap and says so."""
+    ledger = plan(f"-c 262144 -np 1 {YARN_X2} --engine-version b9000")
+    assert ledger.context_length == 131072
+    assert len(ledger.engine.not_modelled) == 1 and "PR #28030" in ledger.engine.not_modelled[0]
+
+
+def test_yarn_flags_lift_the_cap_where_pr_28030_is_read() -> None:
+    """b10754 --rope-scale 2: rope_freq_scale 0.5, n_ctx_train 131072 / 0.5 = 262144 ≥ n_ctx_seq 262144 (the
+    b10754 log in meta-oss-cookbook#37: `n_ctx_train adjusted to 262144` from 131072 at `--rope-scale 2`)."""
+    assert plan(f"-c 262144 -np 1 {YARN_X2} --engine-version b10754").context_length == 262144
+
+
+def test_yarn_orig_ctx_sets_the_base_the_scale_multiplies() -> None:
+    """--yarn-orig-ctx 16384 --rope-scale 4: n_ctx_train 16384 / 0.25 = 65536, the cap of n_ctx_seq 262144."""
+    flags = "-c 262144 -np 1 --rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 16384 --engine-version b10754"
+    assert plan(flags).context_length == 65536
+
+
+def test_a_scale_without_yarn_leaves_the_cap() -> None:
+    """--rope-scale 2 alone (the model's scaling type, none for Llama 3.1's llama3 rope): n_ctx_train stays."""
+    assert plan("-c 262144 -np 1 --rope-scale 2 --engine-version b10754").context_length == 131072
+
+
+def test_yarn_flags_over_a_model_s_own_yarn_are_not_modelled() -> None:
+    """gpt-oss-20b ships YaRN (factor 32 over 4096): the GGUF's rope_freq_scale_train is not 1, which kvtop's
+    re-adjustment would need; the slot keeps the cap and says it is not modelled."""
+    from kvtop.domain.engines.llamacpp import RULES
+    from kvtop.domain.engines.llamacpp.cells import cache_cells
+    from kvtop.domain.engines.llamacpp.slot_context import slot_context
+    from kvtop.domain.engines.versions import NOT_STATED
+
+    model = load_model(str(CONFIGS / "openai--gpt-oss-20b.json"))  # max_position_embeddings 131072
+    settings = parse_flags("llamacpp", f"-c 262144 -np 1 {YARN_X2} --engine-version b10754".split())
+    slot = slot_context(model, settings, cache_cells(model, settings, 10754), 10754)
+    assert slot.tokens == 131072 and slot.not_modelled is not None and "yarn" in slot.not_modelled
+    assert RULES.context_length(model, settings, NOT_STATED) == 131072

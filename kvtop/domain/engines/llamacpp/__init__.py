@@ -17,6 +17,7 @@ from kvtop.domain.engines.llamacpp.eras import DEFAULT_PORT, build_number
 from kvtop.domain.engines.llamacpp.eras import RELEASE_NAMES as RELEASE_NAMES  # what --engine-version takes
 from kvtop.domain.engines.llamacpp.flags import LlamacppFlags, cache_types
 from kvtop.domain.engines.llamacpp.ggml_types import cache_type
+from kvtop.domain.engines.llamacpp.slot_context import slot_context
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
@@ -59,11 +60,10 @@ class LlamacppRules(EngineBase):
         )
 
     def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
-        """The context one request can fill: its slot's `n_ctx_seq` cells (-c over the slots unless the cache is
-        unified), capped at the training context (tools/server/server-context.cpp: `int n_ctx_slot =
-        llama_n_ctx_seq(ctx)`; `if (n_ctx_slot > n_ctx_train) … n_ctx_slot = n_ctx_train`), not -c itself."""
-        cells = cache_cells(model, settings, build_number(settings.engine_version))
-        return min(cells.n_ctx_seq, model.max_position_embeddings or cells.n_ctx_seq)
+        """The context one request can fill: its slot's, by build (slot_context.py, llamacpp.md §1): -c over the
+        slots before b6925, then `n_ctx_seq` capped at the training context (YaRN flags may lift it), not -c."""
+        build = build_number(settings.engine_version)
+        return slot_context(model, settings, cache_cells(model, settings, build), build).tokens
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         """One token per cell."""

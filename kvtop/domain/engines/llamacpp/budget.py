@@ -17,6 +17,7 @@ from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import build_number
 from kvtop.domain.engines.llamacpp.flags import FIT_FLAGS, SPLIT_FLAGS, LlamacppFlags, cache_types, flag_value
 from kvtop.domain.engines.llamacpp.placement import SOURCE, KvPlacement, cpu_layers, host_bytes, planned
+from kvtop.domain.engines.llamacpp.slot_context import slot_context
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import AttentionKind, LayerKind
 
@@ -43,6 +44,7 @@ def solve(inputs: EngineInputs) -> EngineResult:
         raise InputError("llama.cpp's recurrent (state) cache of hybrid models is not modelled by kvtop", field="--model")
     build = build_number(inputs.settings.engine_version)
     cells = cache_cells(model, inputs.settings, build)
+    slot = slot_context(model, inputs.settings, cells, build)
     full, swa = kv.full_bytes_per_token, kv.swa_bytes_per_token
     full_pool = kv.pool("full")
     steps = [
@@ -50,6 +52,8 @@ def solve(inputs: EngineInputs) -> EngineResult:
         BudgetStep(label=f"slots (-np), {'one unified stream' if cells.unified else 'one stream per slot'}",
                    value=cells.n_seq_max),  # fmt: skip
         BudgetStep(label="cells per stream (n_ctx_seq, padded to 256)", value=cells.kv_size),
+        BudgetStep(label="context one slot may fill (n_ctx_slot)", value=slot.tokens,
+                   note="; ".join((*slot.said, slot.source))),  # fmt: skip
         BudgetStep(label=f"bytes per cell, {full_pool.layers if full_pool else 0} full-attention layers",
                    value=full),  # fmt: skip
     ]
@@ -102,5 +106,5 @@ def solve(inputs: EngineInputs) -> EngineResult:
         max_concurrency=None, reserve_bytes=0, memory_fraction=1.0,
         memory_fraction_source="llama.cpp sizes its KV cache by -c, not by a share of memory", fits=fits,
         shortfall_bytes=0 if fits else gpu_pool - max(room, 0), steps=tuple(steps), notes=tuple(notes),
-        capacity_fixed_by="-c",
+        capacity_fixed_by="-c", not_modelled=() if slot.not_modelled is None else (slot.not_modelled,),
     )  # fmt: skip

@@ -72,7 +72,9 @@ DEFAULT_CTX_ERAS: Eras[int] = Eras((
 # llamacpp.md §1 (defaults), §4: llama-server's default slot count: 1, then -1 = auto (4 slots, one unified cache).
 DEFAULT_PARALLEL_ERAS: Eras[int] = Eras((
     Era("", 1, "common/common.h: `int32_t n_parallel = 1`"),
-    Era("b6800", -1, "tools/server/server.cpp: `n_parallel = -1` (auto) → 4 slots with `kv_unified = true`"),
+    Era("b6925", -1, "tools/server/server.cpp: `n_parallel = -1` (auto) → 4 slots with `kv_unified = true` (PR "
+        "#16736, commit cd5e3b57, 2025-11: 'By default, start the server using 4 slots and unified KV cache'; build "
+        "b6925 by a `b6925-cd5e3b575` fingerprint)"),
 ), order=build_order)  # fmt: skip
 # llamacpp.md §10: what no `-ngl` means. llama-server's `common_params.n_gpu_layers = -1` is "use the library's
 # default" (common/common.cpp sets `mparams.n_gpu_layers` only when it is not −1), so the default is
@@ -82,6 +84,21 @@ DEFAULT_GPU_LAYERS_ERAS: Eras[int] = Eras((
     Era("", 0, "src/llama-model.cpp `llama_model_default_params`: `n_gpu_layers = 0` (999 only under GGML_USE_METAL)"),
     Era("b6350", 999, "src/llama-model.cpp `llama_model_default_params`: `n_gpu_layers = 999` (PR #15434, 2025-08; "
         "documented in `-ngl`'s help by PR #15771, 2025-09-03)"),
+), order=build_order)  # fmt: skip
+SlotCap = Literal["none", "train", "yarn_unread", "yarn_lifts"]
+# llamacpp.md §1 (slot context), §4: what caps the context one slot (one request) may fill. `yarn_unread`: the cap
+# holds as in `train`, but whether --rope-scaling yarn lifts it (PR #28030) at these builds is not read.
+SLOT_CAP_ERAS: Eras[SlotCap] = Eras((
+    Era("", "none", "tools/server/server.cpp `init()`: `n_ctx_slot = n_ctx / params_base.n_parallel`, no cap"),
+    Era("b6925", "train", "tools/server/server-context.cpp `load_model`: `n_ctx_slot = llama_n_ctx_seq(ctx)`, "
+        "`if (n_ctx_slot > n_ctx_train) … n_ctx_slot = n_ctx_train` (commit cd5e3b57, PR #16736, 2025-11; build "
+        "b6925 by a `b6925-cd5e3b575` fingerprint; RoPE flags do not lift it: issue #17459, still so at b8850: #22140)"),
+    Era("b8851", "yarn_unread", "the same cap; PR #28030 (merged 2026-08-30, fixes #17459) re-adjusts n_ctx_train "
+        "under YaRN flags, at a first build kvtop has not read (after b8850, by b10754)"),
+    Era("b10754", "yarn_lifts", "tools/server/server-context.cpp `n_ctx_slot()`: `std::min(res, "
+        "llama_model_n_ctx_train(model_tgt))`; src/llama-context.cpp `llama_init_from_model`: with YaRN scaling and "
+        "`rope_freq_scale != rope_freq_scale_train`, `n_ctx_train = n_ctx_orig_yarn / rope_freq_scale` (PR #28030; "
+        "read at b10754 43d87ff2d as quoted in meta-models/meta-oss-cookbook#37)"),
 ), order=build_order)  # fmt: skip
 AUTO_PARALLEL_SLOTS = 4  # tools/server: -np -1 → 4 slots, one unified KV stream
 DEFAULT_UBATCH = 512  # common_params.n_ubatch

@@ -45,7 +45,7 @@ PASSTHROUGH: frozenset[str] = frozenset({
     "-fitt", "--fit-target", "-fitc", "--fit-ctx", "-fa", "--flash-attn", "-b", "--batch-size", "-t", "--threads",
     "--jinja", "-a", "--alias", "--mlock", "--no-mmap", "-hf", "--hf-repo", "--metrics", "--slots", "--no-slots",
     "--api-key", "--kv-cache-type", "--multiuser-cache", "--main-gpu", "--mmproj", "--verbose", "-nkvo",
-    "--no-kv-offload", "-kvo", "--kv-offload",
+    "--no-kv-offload", "-kvo", "--kv-offload", "--rope-scaling", "--rope-scale", "--rope-freq-scale", "--yarn-orig-ctx",
 }) | DEPLOYMENT_FLAGS | SPAN_FLAGS  # fmt: skip
 _DTYPES = ("auto", *KV_CACHE_TYPES)
 
