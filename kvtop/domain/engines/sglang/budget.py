@@ -20,6 +20,7 @@ from kvtop.domain.engines.base import (
     KvCell,
 )
 from kvtop.domain.engines.sglang.attention_backends import check_attention_backend, named_backends
+from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
 from kvtop.domain.engines.sglang.dsa import dsa_kv_note, forced_dsa_fraction, page_size_of
@@ -72,6 +73,7 @@ class SglangBudget:
         steps: list[BudgetStep] = []
         notes: list[str] = []
         check_attention_backend(s, inputs.gpu_name, inputs.version)
+        check_optin_flag(inputs)
         page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s))
         if page > 1 and page != s.page_size:
             notes.append(f"page size {page}: {why}")
