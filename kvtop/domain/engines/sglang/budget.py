@@ -20,7 +20,6 @@ from kvtop.domain.engines.base import (
     KvCell,
 )
 from kvtop.domain.engines.sglang.attention_backends import check_attention_backend, named_backends
-from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
 from kvtop.domain.engines.sglang.dsa import dsa_kv_note, forced_dsa_fraction, page_size_of
@@ -45,6 +44,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
     swa_cell_counts_whole_model,
     whole_model_kv_note,
 )
+from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
