@@ -60,6 +60,7 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
@@ -267,7 +268,7 @@ def profiled_requests(inputs: CalibrationInputs) -> int:
     max_seq_len − 1) tokens (`KvCacheCreator._create_dummy_context_requests`)."""
     _, tokens = _batch_and_tokens(inputs)
     length = min(tokens, max(1, inputs.context_length - 1))
-    return -(-tokens // length)
+    return ceil_div(tokens, length)
 
 
 def decoder_held_gib(model: ModelSpec, layout: ParallelLayout, tokens: int) -> tuple[float, float]:
