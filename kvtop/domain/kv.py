@@ -22,6 +22,7 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability, gpu_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
+from kvtop.domain.rounding import ceil_div
 
 PoolName = Literal["full", "swa", "dsa_index", "state", "ring", "cross"]
 KvFormat = Literal["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "fp4", "mxfp8", "int8", "int4"]
@@ -364,7 +365,7 @@ def kv_book(
             return 1
         kv_heads = model.geometry(layer).kv_heads
         if storage.kv_heads_round_up:  # TensorRT-LLM's manager: (kv_heads + tp − 1) // tp (docs/engines/trtllm.md §1.2)
-            return -(-kv_heads // layout.attn_tp)
+            return ceil_div(kv_heads, layout.attn_tp)
         return layout.kv_heads_per_rank(kv_heads)
 
     by_geometry: dict[tuple[int, int, int], tuple[float, tuple[int, ...], int]] = {}

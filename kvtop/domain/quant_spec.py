@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import math
 import re
 
 from pydantic import ConfigDict
 
 from kvtop.domain.fresh_copy import FreshCopyModel
+from kvtop.domain.rounding import ceil_div
 
 ROUTED_EXPERTS = ".mlp.experts"  # the weights book's name of a layer's routed experts (not `.mlp.shared_experts`)
 
@@ -146,13 +146,13 @@ class QuantSpec(FreshCopyModel):
         if self.per_tensor:
             scales = 1
         elif self.block is not None:
-            scales = math.ceil(rows / self.block[0]) * math.ceil(cols / self.block[1])
+            scales = ceil_div(rows, self.block[0]) * ceil_div(cols, self.block[1])
         elif self.group_size:
-            scales = rows * math.ceil(cols / self.group_size)
+            scales = rows * ceil_div(cols, self.group_size)
         else:  # per-channel: one scale per output row
             scales = rows
         zeros = scales * self.zero_point_bits // 8
-        second = math.ceil(scales / self.second_group) * self.second_scale_bytes if self.second_group else 0
+        second = ceil_div(scales, self.second_group) * self.second_scale_bytes if self.second_group else 0
         return (data + scales * self.scale_bytes + zeros + second + self.activation_scale_bytes
                 + self.global_scale_bytes + self.state_bytes)  # fmt: skip
 

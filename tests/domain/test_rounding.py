@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kvtop.domain.rounding import ceil_div, round_down, round_up
 
 
@@ -35,3 +37,18 @@ def test_ceil_div_counts_a_partial_unit_whole() -> None:
     assert ceil_div(513, 512) == 2
     assert ceil_div(0, 512) == 0
     assert ceil_div(2**60 + 1, 2) == 2**59 + 1
+
+
+def test_the_ceil_rule_is_written_once() -> None:
+    """rounding.py's promise, "each is written once, here": no module of kvtop spells ceil(a / b) as `-(-a // b)`
+    (it calls ceil_div or round_up). A scan of the package's sources; rounding.py itself excepted."""
+    root = Path(__file__).resolve().parents[2] / "kvtop"
+    spelled = [
+        f"{path.relative_to(root)}:{number}"
+        for path in sorted(root.rglob("*.py"))
+        if path.name != "rounding.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "-(-" in line.split("#")[0]
+    ]
+    assert len(list(root.rglob("*.py"))) > 100  # the scan read the package
+    assert spelled == []

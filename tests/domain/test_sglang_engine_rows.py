@@ -83,10 +83,11 @@ def test_dsa_fp8_on_hopper_is_the_656_byte_layout_in_0_5_23() -> None:
 
 def test_dsa_fp8_in_0_5_6_sizes_by_the_raw_latent_on_every_gpu() -> None:
     """0.5.6's profile_max_num_token divides by (576 + 132) × 61 = 43,188 B, though NSATokenToKVPool
-    allocates 656-B rows: 40 GiB // 43,188 = 994,475 → 994,432 in pages of 64."""
+    allocates 656-B rows: 40 GiB // 43,188 = 994,475 → 994,432 in pages of 64. 0.5.6 turned DP attention on for a DSA
+    model (server_args.py:950), so the launch the engine ran says so (dsa.DSA_DP_ATTENTION_ERAS)."""
     for gpu in ("sm80", "sm90", "sm100"):
         assert engine_row("0.5.6.post2", DSV32, 8, "fp8", gpu)["max_total_num_tokens"] == 994_432
-        ledger = plan("0.5.6.post2", DSV32, 8, "fp8", gpu)
+        ledger = plan("0.5.6.post2", DSV32, 8, "fp8", gpu, "--enable-dp-attention")
         assert ledger.token_capacity == 994_432
         assert ledger.kv_bytes_per_token == 48_068  # the pool's own rows
         assert ledger.engine.kv_pool_bytes == (994_432 + 64) * 48_068

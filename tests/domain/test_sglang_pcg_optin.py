@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
@@ -47,3 +48,28 @@ def test_0_5_9_reserves_8_mib_a_captured_size() -> None:
     base = 512 + 1.5 * 8192 + 2 * 256 + 1 / 8 * 1024
     assert plan("0.5.9", ON).engine.memory_fraction == round((H100 - base - 58 * 8) / H100, 3)
     assert plan("0.5.8", ON).engine.memory_fraction == round((H100 - base - 57 * 8) / H100, 3)
+
+
+def test_the_floor_binds_before_an_after_floor_term_and_over_a_before_floor_one() -> None:
+    """H100, --chunked-prefill-size 2048 --cuda-graph-max-bs 8: 512 + 1.5 × 2048 + 1/8 × 1,024 + 2 × 8 = 3,728 MiB,
+    under the 10 GiB floor. v0.5.6 and v0.5.7 add their term after the floor (10,240 + 1,024; 10,240 + 2,048 // 8),
+    v0.5.9 before it, so its 8 MiB a size vanish under the floor (10,240)."""
+    small = ("--chunked-prefill-size", "2048", "--cuda-graph-max-bs", "8")
+    assert plan("0.5.6", ON, *small).engine.memory_fraction == round((H100 - 10_240 - 1_024) / H100, 3)
+    assert plan("0.5.7", ON, *small).engine.memory_fraction == round((H100 - 10_240 - 256) / H100, 3)
+    assert plan("0.5.9", ON, *small).engine.memory_fraction == round((H100 - 10_240) / H100, 3)
+    assert plan("0.5.9", *small).engine.memory_fraction == round((H100 - 10_240) / H100, 3)
+
+
+@pytest.mark.parametrize("version", ["0.5.3", "0.5.3.post1", "0.5.14", "0.5.16", "0.5.23"])
+def test_a_release_without_the_flag_refuses_it_by_name(version: str) -> None:
+    """The wheels' server_args.py: no `--enable-piecewise-cuda-graph` before v0.5.4 nor from v0.5.14 (v0.5.16 :7232
+    has only --disable-piecewise-cuda-graph); SGLang's argparse refuses it there."""
+    with pytest.raises(InputError, match="has no --enable-piecewise-cuda-graph"):
+        plan(version, ON)
+
+
+@pytest.mark.parametrize("version", ["0.5.4", "0.5.10rc0", "0.5.13"])
+def test_a_release_with_the_flag_takes_it(version: str) -> None:
+    """v0.5.4 … v0.5.5: the flag, no reserve term; v0.5.10rc0 … v0.5.13: a DeprecatedAction (on by default)."""
+    assert plan(version, ON).engine.memory_fraction == plan(version).engine.memory_fraction

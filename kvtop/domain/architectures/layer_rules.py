@@ -14,7 +14,7 @@ from typing import ClassVar
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.config_schema_families import BlockConfig
 from kvtop.domain.model import LayerKind, MlpKind
-from kvtop.domain.rounding import round_up
+from kvtop.domain.rounding import ceil_div, round_up
 
 FULL, SLIDING, LINEAR, NONE = LayerKind.FULL, LayerKind.SLIDING, LayerKind.LINEAR, LayerKind.NONE
 
@@ -421,5 +421,5 @@ class RepeatedWords(LayerRule):
             return (self.absent,) * layers
         if len(stated) > layers or set(stated) - set(self.words):
             raise f.error(self.list_field, f"must list at most {layers} of {' '.join(self.words)}")
-        repeats = -(-layers // len(stated))
+        repeats = ceil_div(layers, len(stated))
         return tuple(self.words[w] for w in (list(stated) * repeats)[:layers])

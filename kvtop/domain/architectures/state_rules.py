@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import StateKind, StateSpec
+from kvtop.domain.rounding import ceil_div
 
 _HALF = ("bfloat16", "float16", "bf16", "fp16")
 
@@ -120,7 +121,7 @@ class Mamba1State(StateRule):
             state_size=f.need(self.state_field),
             n_groups=0,
             inner_size=inner,
-            dt_rank=-(-hidden // 16) if dt_rank in (None, "auto") else int(dt_rank),
+            dt_rank=ceil_div(hidden, 16) if dt_rank in (None, "auto") else int(dt_rank),
             dt_bc_norms=self.dt_bc_norms,
         )
 

@@ -38,6 +38,7 @@ from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import MIB
 
 RATIO_FLAG = "--cache-max-entry-count"
@@ -128,7 +129,7 @@ def export_staging_bytes(inputs: EngineInputs) -> int:
         return 0
     copies = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version).value
     tp = max(inputs.layout.tp, 1)
-    rows = -(-model.vocab_size // tp)  # ceil: the vocabulary padded to a multiple of TP, one rank's slice
+    rows = ceil_div(model.vocab_size, tp)  # one rank's slice of round_up(vocab, tp) (turbomind_pages.py)
     head = rows * model.hidden_size * model.dtype_bytes
     layers = layer_staging_bytes(model, s, inputs.version, tp)
     if layers and head <= _mlp_matrix_bytes(model):
@@ -157,7 +158,7 @@ def _unstaged_layers_why(model: ModelSpec) -> str:
 def _mlp_staging(model: ModelSpec, version: ResolvedVersion, tp: int) -> int:
     whole = era_for(TURBOMIND_LAYER_STAGING_ERAS, version).value
     rows = _mlp_rows(model)
-    return (whole * rows + -(-rows // max(tp, 1))) * model.hidden_size * model.dtype_bytes if whole else 0
+    return (whole * rows + ceil_div(rows, max(tp, 1))) * model.hidden_size * model.dtype_bytes if whole else 0
 
 
 def _mlp_rows(model: ModelSpec) -> int:

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engine_log_records import GIB_BYTES, Measured, RankLog
+from kvtop.domain.rounding import ceil_div
 
 MIB_BYTES = 1 << 20
 
@@ -37,7 +38,7 @@ def mib_figure(text: str, *, floor: bool = False) -> Measured:
     scale = GIB_BYTES // MIB_BYTES
     return Measured(
         value_bytes=gib.value_bytes // scale, low_bytes=gib.low_bytes // scale,
-        high_bytes=-(-gib.high_bytes // scale), decimals=gib.decimals, text=text, unit="MiB",
+        high_bytes=ceil_div(gib.high_bytes, scale), decimals=gib.decimals, text=text, unit="MiB",
     )  # fmt: skip
 
 

@@ -22,7 +22,12 @@ from kvtop.domain.engines.base import (
 from kvtop.domain.engines.sglang.attention_backends import check_attention_backend, named_backends
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
-from kvtop.domain.engines.sglang.dsa import dsa_kv_note, forced_dsa_fraction, page_size_of
+from kvtop.domain.engines.sglang.dsa import (
+    check_dsa_dp_attention,
+    dsa_kv_note,
+    forced_dsa_fraction,
+    page_size_of,
+)
 from kvtop.domain.engines.sglang.dsv4 import DEFAULT_MAX_REQUESTS, dsv4_pool_bytes, dsv4_pools
 from kvtop.domain.engines.sglang.eras import (
     MAMBA_SLOT_ERAS,
@@ -44,6 +49,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
     swa_cell_counts_whole_model,
     whole_model_kv_note,
 )
+from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
@@ -72,6 +78,8 @@ class SglangBudget:
         steps: list[BudgetStep] = []
         notes: list[str] = []
         check_attention_backend(s, inputs.gpu_name, inputs.version)
+        check_optin_flag(inputs)
+        check_dsa_dp_attention(m, s, inputs.version)
         page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s))
         if page > 1 and page != s.page_size:
             notes.append(f"page size {page}: {why}")

@@ -20,6 +20,8 @@ from kvtop.domain.engines.sglang.attention_backends import (
 from kvtop.domain.engines.sglang.dsv4 import DSV4_PAGE
 from kvtop.domain.engines.sglang.eras import default_page_size
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec
 
 DSA_PAGE = 64  # 64 × index_kpool from v0.5.23; no config kvtop reads states index_kpool (1)
@@ -47,6 +49,40 @@ DSA_FRACTION_ERAS: Eras[float | None] = Eras((
     Era("0.5.3", 0.8, "0.5.3 server_args.py: 'Setting mem fraction static to 0.8 for DeepSeek NSA.'"),
     Era("0.5.3.post1", None, "#11309 removed the fixed fraction (0.5.3.post1 server_args.py)"),
 ))  # fmt: skip
+
+
+# `_handle_model_specific_adjustments` ("DeepSeek NSA", not on NPU) turns DP attention on for a DSA model whatever the
+# launch says: 0.5.3 … 0.5.5 with `dp_size = tp_size`, 0.5.6 … 0.5.7 without touching dp_size; from 0.5.8 only under
+# --enable-nsa-prefill-context-parallel (a flag kvtop refuses, flags_unmodelled.py). Read in the wheels (PyPI).
+DSA_DP_ATTENTION_ERAS: Eras[str | None] = Eras((
+    Era("", None, "no DSA model support"),
+    Era("0.5.3", "dp_is_tp", "server_args.py 0.5.3:816-817, 0.5.3.post1:859, 0.5.4:1019, 0.5.5:1071: "
+        "enable_dp_attention = True; dp_size = tp_size"),
+    Era("0.5.6", "dp_attention", "server_args.py 0.5.6:950, 0.5.7:1035: enable_dp_attention = True, dp_size as given"),
+    Era("0.5.8", None, "server_args.py 0.5.8:1122, 0.5.9:1222: only with --enable-nsa-prefill-context-parallel"),
+))  # fmt: skip
+
+
+def check_dsa_dp_attention(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> None:
+    """Refuse, as not modelled, a DSA launch at a release that turns DP attention on by itself where the launch does
+    not already say what the engine will run: kvtop does not rewrite the launch's layout, and planning it as plain TP
+    would be a silently wrong number. The launch line SGLang turns it into is planned as typed."""
+    rule = era_for(DSA_DP_ATTENTION_ERAS, version).value
+    if model.attention_kind is not AttentionKind.DSA or rule is None:
+        return
+    source = era_for(DSA_DP_ATTENTION_ERAS, version).source
+    if rule == "dp_is_tp" and not (settings.enable_dp_attention and settings.dp == settings.tp):
+        raise UnsupportedModelError(
+            f"SGLang {version.label} runs a DSA model with DP attention at --dp {settings.tp} (= --tp) whatever the "
+            f"launch says ({source}): not modelled as typed; plan it with --enable-dp-attention --dp {settings.tp}",
+            field="--enable-dp-attention",
+        )
+    if rule == "dp_attention" and not settings.enable_dp_attention:
+        raise UnsupportedModelError(
+            f"SGLang {version.label} turns DP attention on for a DSA model whatever the launch says ({source}): not "
+            "modelled as typed; plan it with --enable-dp-attention",
+            field="--enable-dp-attention",
+        )
 
 
 def forced_dsa_fraction(model: ModelSpec, version: ResolvedVersion) -> tuple[float, str] | None:

@@ -98,8 +98,8 @@ class SglangFlags:
     # span.py, deployment.py and the tower's split (architectures.TOWER_SPLIT) read these
     # and `--attention-backend`, `--prefill-attention-backend`, `--decode-attention-backend` (attention_backends.py:
     # the release's choices, the page a backend sets)
-    # and `--enable-piecewise-cuda-graph` (v0.5.4 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve,
-    # prefill_graphs_optin.py; v0.5.9's row: srt/server_args.py:4605)
+    # and `--enable-piecewise-cuda-graph` (v0.5.6 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve;
+    # refused at a release without it, before v0.5.4 and from v0.5.14: prefill_graphs_optin.FLAG_ERAS)
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
                                                 *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip

@@ -41,6 +41,7 @@ from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
 # Activation peak at max_num_tokens + NCCL + CUDA graphs beyond the CUDA context, when nothing measured it.
@@ -78,7 +79,7 @@ def tokens_per_block(settings: LaunchSettings, version: ResolvedVersion) -> int:
 
 def round_blocks(tokens: int, tpb: int, rounding: Rounding) -> int:
     """Blocks of the final pool (§4.1): ceil up to 1.1, floor in the later tree ('either' reads as floor)."""
-    return -(-tokens // tpb) if rounding == "ceil" else tokens // tpb
+    return ceil_div(tokens, tpb) if rounding == "ceil" else tokens // tpb
 
 
 def estimator_bytes_per_token(
@@ -103,7 +104,7 @@ def estimator_bytes_per_token(
         factor = 2
     if kv.kv_format == "fp4":
         elements = math.ceil(factor * layers * head)
-        return -(-elements // 2) + -(-elements // 16)
+        return ceil_div(elements, 2) + ceil_div(elements, 16)
     element = 1 if kv.kv_format in ("fp8_e4m3", "fp8_e5m2") else 2
     return int(element * layers * head * factor)
 
@@ -127,12 +128,12 @@ def estimation_tokens(
     blocks, remaining = 0, budget_tokens
     while remaining > 0:
         request = min(length, remaining)
-        blocks += -(-(request + extra) // tpb)
+        blocks += ceil_div(request + extra, tpb)
         remaining -= request
     if rule == "dummy_requests_and_graphs":
         batch = settings.max_running_requests or DEFAULT_MAX_BATCH_SIZE
         graphs = min(batch, settings.cuda_graph_max_bs or batch)
-        blocks = max(blocks, -(-(context_length + 1) // tpb) + graphs - 1, batch)
+        blocks = max(blocks, ceil_div(context_length + 1, tpb) + graphs - 1, batch)
     return blocks * tpb * (settings.max_beam_width or 1)
 
 

@@ -46,7 +46,11 @@ from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_M
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
 from kvtop.domain.engines.trtllm.engine_build import old_builder_flag, runtime_form, tied_head_copy
 from kvtop.domain.engines.trtllm.eras import RuntimeForm
-from kvtop.domain.engines.trtllm.import_contexts import import_contexts_bytes, with_import_contexts
+from kvtop.domain.engines.trtllm.import_contexts import (
+    import_contexts_bytes,
+    with_import_contexts,
+    with_import_contexts_unmodelled,
+)
 from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
 from kvtop.domain.engines.trtllm.moe_workspace import held_in_torch as moe_workspace_held
@@ -56,6 +60,7 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
@@ -219,7 +224,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     fits = committed_fits(FITS) if fits is None else fits
     found = [
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
-        context(inputs, fits),
+        context(inputs, fits) if _profiled(inputs) else with_import_contexts_unmodelled(context(inputs, fits), inputs),
         _weights(inputs),
     ]
     if not _profiled(inputs):
@@ -240,7 +245,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         estimate = (fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
                     or assumed_estimate(term, label, value, error, basis))  # fmt: skip
         if key == "trtllm.non_torch":  # the code's fusion workspace and 1.3.0rc20's import contexts (`fit_offset`)
-            estimate = with_import_contexts(with_fusion_workspace(estimate, inputs), inputs, fits)
+            estimate = with_import_contexts(with_fusion_workspace(estimate, inputs), inputs)
             estimate = with_moe_unmodelled(estimate, inputs)
         found.append(estimate)
     return tuple(found)
@@ -251,11 +256,11 @@ def fit_offset(key: str, inputs: CalibrationInputs) -> int:
     (benchmarks/calibration/evaluate.py `term_rows`) and added to the estimate (`terms`): the all-reduce fusion
     workspace in the PyTorch backend's profiled non-torch growth (`allreduce_workspace.py`: 0.5 / 1 / 2 GiB at TP 2 / 4 /
     8 from 1.2.0rc3, 0.12–0.24 GiB before, none without peer access), which a constant and log2(TP) over mixed releases
-    cannot hold; and 1.3.0rc20's import contexts on the first GPU (`import_contexts.py`, one assumed context each: no
-    committed fit is read behind a judgement's back)."""
+    cannot hold; and 1.3.0rc20's import contexts on the first GPU (`import_contexts.import_contexts_bytes`, one assumed
+    context each, the same bytes `terms` adds: no committed fit is read behind a judgement's back)."""
     if key != "trtllm.non_torch" or not _profiled(inputs):
         return 0
-    return fusion_workspace_bytes(inputs) + import_contexts_bytes(inputs, {})
+    return fusion_workspace_bytes(inputs) + import_contexts_bytes(inputs)
 
 
 def profiled_requests(inputs: CalibrationInputs) -> int:
@@ -263,7 +268,7 @@ def profiled_requests(inputs: CalibrationInputs) -> int:
     max_seq_len − 1) tokens (`KvCacheCreator._create_dummy_context_requests`)."""
     _, tokens = _batch_and_tokens(inputs)
     length = min(tokens, max(1, inputs.context_length - 1))
-    return -(-tokens // length)
+    return ceil_div(tokens, length)
 
 
 def decoder_held_gib(model: ModelSpec, layout: ParallelLayout, tokens: int) -> tuple[float, float]:

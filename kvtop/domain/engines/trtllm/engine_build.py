@@ -31,6 +31,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
 # build.py's own spellings (examples/gpt/build.py, id 193704310), as kvtop keeps a pass-through flag: without dashes
@@ -69,7 +70,7 @@ def tied_head_copy(model: ModelSpec | None, layout: ParallelLayout, settings: La
     if model.architecture.startswith(SHARED_HEAD_FAMILIES):
         return None
     tp = max(layout.tp, 1)
-    rows = -(-model.vocab_size // tp)
+    rows = ceil_div(model.vocab_size, tp)
     width = model.embedding_size or model.hidden_size
     nbytes = rows * width * model.dtype_bytes
     return nbytes, (f"the LM head the engine holds as its own matrix, {nbytes / GIB:.2f} GiB ({rows:,} × {width:,} × "

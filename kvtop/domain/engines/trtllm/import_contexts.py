@@ -13,10 +13,14 @@ pool, is short of them (NVIDIA/TensorRT-LLM PR #15985, nvbugs 6419139/6418453/64
 call into `PyTorchModelEngine.__init__`, after `set_device`; nvbug 6402018 was verified fixed at 1.3.0rc21. What
 stays (DeepGEMM's 32 MiB workspace per rank, PR #16195, closed unmerged) is inside the weights term's error.
 
-How much. kvtop charges the first GPU one process's CUDA context (`cuda_context.py`, the fit by SM count: the same
-kind of context, with torch's modules loaded) for the launcher and for each other rank of its node,
+How much. kvtop charges the first GPU one process's CUDA context (`cuda_context.py`'s assumed context, 0.75 ± 0.75 GiB:
+the same kind of context, with torch's modules loaded) for the launcher and for each other rank of its node,
 min(TP × PP, the node's GPUs), in the profiled non-torch term. Its error: one context more, since a launch under
-`mpirun … trtllm-llmapi-launch` has no separate launcher, and the contexts' own error for each.
+`mpirun … trtllm-llmapi-launch` has no separate launcher, and the contexts' own error for each. The figure is the
+assumed context, not the SM-count fit, because `fit_offset` takes the same bytes off a logged figure before the
+non-torch fit learns it and reads no fit (none behind a judgement's back): the plan adds back exactly what the fit
+never saw. The TensorRT-engine backend of the same release is not modelled (its C++ runtime's free-memory read would
+see the contexts too): its context term's error widens by what the PyTorch backend's term would add and its error.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ import math
 
 from kvtop.domain.calibration.cuda_context import one_process_context
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.trtllm.allreduce_workspace import gpus_per_node
 from kvtop.domain.engines.versions import Era, Eras
@@ -50,24 +53,47 @@ def stray_contexts(inputs: CalibrationInputs) -> int:
     return min(ranks, node_gpus)
 
 
-def with_import_contexts(estimate: TermEstimate, inputs: CalibrationInputs,
-                         fits: dict[str, LinearTerm]) -> TermEstimate:  # fmt: skip
+def import_context(inputs: CalibrationInputs) -> TermEstimate:
+    """One process's import context: the assumed one (`one_process_context` with no fit), the figure both the plan
+    and `fit_offset` take."""
+    return one_process_context(inputs, {}, "one process's import context")
+
+
+def import_contexts_bytes(inputs: CalibrationInputs) -> int:
+    """The bytes 1.3.0rc20's import contexts hold on the first GPU (0 outside it): what the profiled non-torch term
+    adds (`with_import_contexts`) and `fit_offset` takes off a logged figure."""
+    count = stray_contexts(inputs)
+    return count * import_context(inputs).bytes if count else 0
+
+
+def _reach(inputs: CalibrationInputs, count: int) -> int:
+    """The error of `count` import contexts: one context more or less (no separate launcher under mpirun) and each
+    context's own error, independent."""
+    one = import_context(inputs)
+    return round(math.hypot(one.bytes, count * one.error_bytes))
+
+
+def with_import_contexts(estimate: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
     """The profiled non-torch term with 1.3.0rc20's import contexts on the first GPU (unchanged in other releases)."""
     count = stray_contexts(inputs)
     if not count:
         return estimate
-    one = one_process_context(inputs, fits, "one process's import context")
-    added = count * one.bytes
-    # the contexts' fitted error and one context more or less (no separate launcher under mpirun), independent
-    return estimate.plus(added, round(math.hypot(one.bytes, count * one.error_bytes)), why=(
-        f"+ {added / GIB:.2f} GiB: {count} CUDA contexts of {one.bytes / GIB:.2f} GiB on the first GPU, made at "
-        "`import tensorrt_llm` by the launcher and the other ranks' workers before set_device (1.3.0rc20 only: "
-        "deep_gemm.set_pdl() at import, PR #15402, fixed by PR #15632; ± one context: no separate launcher under "
-        "mpirun; §28)"))  # fmt: skip
+    added = import_contexts_bytes(inputs)
+    return estimate.plus(added, _reach(inputs, count), why=(
+        f"+ {added / GIB:.2f} GiB: {count} CUDA contexts of {added / count / GIB:.2f} GiB (assumed) on the first GPU, "
+        "made at `import tensorrt_llm` by the launcher and the other ranks' workers before set_device (1.3.0rc20 "
+        "only: deep_gemm.set_pdl() at import, PR #15402, fixed by PR #15632; ± one context: no separate launcher "
+        "under mpirun; §28)"))  # fmt: skip
 
 
-def import_contexts_bytes(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> int:
-    """The bytes `with_import_contexts` adds with `fits` (0 outside 1.3.0rc20); `fit_offset` passes none, so a
-    judgement's rows take the assumed context (0.75 GiB) and read no committed fit."""
+def with_import_contexts_unmodelled(estimate: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
+    """The TensorRT-engine backend's context term at 1.3.0rc20 with the import contexts named not modelled, its error
+    widened by what the PyTorch backend's term charges for them and that charge's error (unchanged elsewhere)."""
     count = stray_contexts(inputs)
-    return count * one_process_context(inputs, fits, "one process's import context").bytes if count else 0
+    if not count:
+        return estimate
+    extra = import_contexts_bytes(inputs) + _reach(inputs, count)
+    return estimate.plus(error_bytes=extra, why=(
+        f"± {extra / GIB:.2f} GiB more: not modelled for a TensorRT engine, 1.3.0rc20's {count} CUDA contexts made at "
+        "`import tensorrt_llm` on the first GPU (PR #15402, fixed by PR #15632), which its C++ runtime's free-memory "
+        "read would see too (§28)"))  # fmt: skip

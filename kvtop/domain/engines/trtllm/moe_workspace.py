@@ -51,7 +51,7 @@ from kvtop.domain.engines.trtllm.moe_weights import (
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_layers import MoeSpec
-from kvtop.domain.rounding import round_up
+from kvtop.domain.rounding import ceil_div, round_up
 from kvtop.domain.wording import GIB
 
 INT_BYTES = 4
@@ -81,7 +81,7 @@ def cutlass_workspace_bytes(model: ModelSpec, rows: int, tp: int, ep: int) -> in
     if moe is None or rows <= 0:
         return 0
     hidden, inter = _widths(model, moe, tp, ep)
-    experts_per_rank = -(-moe.num_routed_experts // max(ep, 1))
+    experts_per_rank = ceil_div(moe.num_routed_experts, max(ep, 1))
     routed = rows * moe.experts_per_token  # num_moe_inputs
     quant = model.quant
     if quant.method == "fp8" and quant.block is not None:  # the DeepSeek FP8 block-scale runner, bf16 activations

@@ -16,6 +16,7 @@ from __future__ import annotations
 from kvtop.domain.engines.base import KvCell
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.rounding import ceil_div
 
 # Where kvtop reads the cross-attention group (`KvStorage.encoder_decoder = "cross_pool"`); before it, refused by name
 CROSS_GROUP_ERAS: Eras[bool] = Eras((
@@ -45,7 +46,7 @@ def encdec_cell(block: int, blocks_per_request: int, block_bytes: int, max_len: 
     """What a max-length request holds in the capacity vLLM logs (tokens = int(blocks ÷ blocks a request ×
     max_model_len)): its self-attention blocks over max_model_len tokens and its cross-attention blocks over
     `encoder` encoder tokens, each block a page of every layer of its group (all pages one size)."""
-    cross = -(-encoder // block)
+    cross = ceil_div(encoder, block)
     return KvCell(bytes_per_token=blocks_per_request * block_bytes / max_len, unit="per token of a max-length request",
                   counts=f"{blocks_per_request - cross:,} self-attention blocks over {max_len:,} decoder tokens + "
                   f"{cross:,} cross-attention blocks over {encoder:,} encoder tokens",

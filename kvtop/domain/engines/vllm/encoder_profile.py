@@ -69,6 +69,7 @@ from kvtop.domain.engines.vllm.encoder_forward import (
 from kvtop.domain.engines.vllm.mm_limits import MMLimits, launch_limits, refuse_text_only
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
 QWEN3_VL_TOWERS = frozenset({"Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig"})
@@ -391,7 +392,7 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     # `by_budget` (the budget being max(tokens, the item's tokens)): not applied
     per_prompt = max(1, min(limits.count(item.modality), inputs.context_length // item.counted_tokens))
     rounding_up = ITEMS_ROUNDED_UP_ERAS.at(inputs.version)
-    by_budget = -(-budget // item.counted_tokens) if rounding_up else budget // item.counted_tokens
+    by_budget = ceil_div(budget, item.counted_tokens) if rounding_up else budget // item.counted_tokens
     items = max(1, min(by_budget, seqs * per_prompt))
     rows = {"budget": max(budget, item.embed_rows), "item": max(item.counted_tokens, item.embed_rows)}.get(
         kept_as, item.embed_rows

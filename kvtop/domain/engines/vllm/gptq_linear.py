@@ -32,6 +32,7 @@ from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rank_matrices import RankMatrices
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.weight_compressed import compressed_attention
 from kvtop.domain.weight_matrices import layer_weights
 from kvtop.domain.weight_shared import hybrid_layer
@@ -71,7 +72,7 @@ class _GptqModules(RankMatrices):
         rows_in, cols_out = (cols // shards, rows) if row_parallel else (cols, rows // shards)
         group = fmt.group_size
         if group:  # rank_matrices.py: rows × ceil(cols ÷ group) scales, split `shards` ways; the engine's whole groups
-            book = rows * -(-cols // group) * fmt.scale_bytes / shards
+            book = rows * ceil_div(cols, group) * fmt.scale_bytes / shards
             groups = (cols if self.act_order and fmt.act_order else rows_in) // group
             self.scale_groups_over_book += groups * cols_out * fmt.scale_bytes - book
         if not opens_module and self.modules and self.modules[-1].rows_in == rows_in:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.span import (
     DEPLOYMENT_LABEL,
     EngineSpan,
@@ -102,7 +103,7 @@ def span(settings: LaunchSettings) -> EngineSpan:
         port = flag_text(settings, "data-parallel-rpc-port")
         start = flag_count(settings, "data-parallel-start-rank", 0, least=0)
         return base.model_copy(update={
-            "nnodes": -(-settings.dp // local), "node_rank": start // local, "serves_api": not headless,
+            "nnodes": ceil_div(settings.dp, local), "node_rank": start // local, "serves_api": not headless,
             "rendezvous": f"{address}:{port}" if address and port else address,
             "not_modelled": None if address else "data parallel over nodes without --data-parallel-address",
         })  # fmt: skip

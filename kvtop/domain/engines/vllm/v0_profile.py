@@ -32,6 +32,7 @@ from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
 SCATTER_COPIES = 8  # `_apply_top_k_top_p` at its scatter: the model-dtype logits (½), the float32 copy, the sorted values,
@@ -86,7 +87,7 @@ def _fused_moe_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chun
 
 def _fp8_input_bytes(rows: int, width: int, group: int | None) -> int:
     """An FP8 copy of a GEMM's input (1 B per value) and, per token group, its float32 scales (one per tensor else)."""
-    return rows * width + (rows * -(-width // group) * SCALE_BYTES if group else 0)
+    return rows * width + (rows * ceil_div(width, group) * SCALE_BYTES if group else 0)
 
 
 def v0_sampler_bytes(inputs: CalibrationInputs) -> int | None:

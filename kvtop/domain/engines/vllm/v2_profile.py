@@ -36,6 +36,7 @@ from kvtop.domain.engines.vllm.sampler_peak import moe_workspace_bytes
 from kvtop.domain.engines.vllm.v0_profile import HELD_HIDDEN
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
 GUMBEL_BLOCK = 1024  # gumbel.py: BLOCK_SIZE, one program per 1,024 vocabulary entries of a row
@@ -76,7 +77,7 @@ def v2_sampler_bytes(model: ModelSpec, tokens: int, seqs: int, layout: ParallelL
     (`sampler_peak.moe_workspace_bytes`)."""
     layout = layout or ParallelLayout()
     logits = seqs * model.vocab_size * model.dtype_bytes
-    gumbel = seqs * -(-model.vocab_size // GUMBEL_BLOCK) * GUMBEL_BLOCK_BYTES
+    gumbel = seqs * ceil_div(model.vocab_size, GUMBEL_BLOCK) * GUMBEL_BLOCK_BYTES
     # at TP > 1 compute_logits all-gathers the rank's vocab slice (LogitsProcessor._gather_logits, use_all_gather on
     # CUDA): CudaCommunicator.all_gather fills an output of the whole vocabulary and returns its movedim'd reshape, a
     # copy (device_communicators/cuda_communicator.py:355-389 at v0.27.1), so the slice, the output and the copy are

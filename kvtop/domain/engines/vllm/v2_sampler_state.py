@@ -33,6 +33,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.profile_run import batch_limits
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
 INT32_BYTES = 4
@@ -48,7 +49,7 @@ STATE_CHARGED: Eras[bool] = Eras((
 def sampler_state_bytes(seqs: int, vocab: int) -> int:
     """The V2 sampler's vocabulary-wide GPU state for `seqs` request slots: the output token counts (int32 a token)
     and two bitmasks (the prompt's tokens, the grammar's), one bit a token in int32 words."""
-    words = -(-vocab // BITMASK_WORD_BITS)
+    words = ceil_div(vocab, BITMASK_WORD_BITS)
     return seqs * vocab * INT32_BYTES + 2 * seqs * words * INT32_BYTES
 
 
