@@ -41,7 +41,7 @@ MeasuredField = Literal[
 # reads, whose wording is each engine's own ("total (cudaMemGetInfo), …", "− reserve: pre-load × (1 − f)").
 # gpu_total: the GPU memory given (the operator's, NVML's, the table's, a stand-in, a log's); cuda_total: CUDA's own
 # total an engine sizes from in its place (`MeasuredInputs.engine_total_is_cuda`: NVML v2's, or calibrated per model)
-StepRole = Literal["gpu_total", "cuda_total", "memory_fraction"]
+StepRole = Literal["gpu_total", "cuda_total", "memory_fraction", "slot_context"]
 
 
 class MeasuredInputs(BaseModel):

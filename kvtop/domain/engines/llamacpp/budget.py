@@ -53,7 +53,7 @@ def solve(inputs: EngineInputs) -> EngineResult:
                    value=cells.n_seq_max),  # fmt: skip
         BudgetStep(label="cells per stream (n_ctx_seq, padded to 256)", value=cells.kv_size),
         BudgetStep(label="context one slot may fill (n_ctx_slot)", value=slot.tokens,
-                   note="; ".join((*slot.said, slot.source))),  # fmt: skip
+                   note="; ".join((*slot.said, slot.source)), role="slot_context"),  # fmt: skip
         BudgetStep(label=f"bytes per cell, {full_pool.layers if full_pool else 0} full-attention layers",
                    value=full),  # fmt: skip
     ]

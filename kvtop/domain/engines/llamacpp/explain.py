@@ -16,6 +16,7 @@ from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS, first_build
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.log_records import DeviceMemory, KvCacheSummary, LlamacppRankLog
+from kvtop.domain.engines.llamacpp.slot_context import slot_context
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.explain_estimate import EstimateRun
 from kvtop.domain.explain_request import ExplainRequest
@@ -27,9 +28,11 @@ from kvtop.domain.explanation import (
     judge,
     logged_total_first,
     logged_total_said,
+    steps_said,
 )
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import predict
+from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.model import LayerKind, ModelSpec
 
 record_type = LlamacppRankLog
@@ -108,7 +111,8 @@ def log_kv_dtype(log: EngineLog) -> str | None:
 
 def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
     cache = _full_cache(log)
-    slots, per_slot = _first(log, "n_seq_max"), _first(log, "n_ctx_seq")
+    slots, per_slot = _first(log, "n_seq_max"), _first(log, "slot_ctx")  # the slot's own line, else n_ctx_seq
+    per_slot = per_slot if isinstance(per_slot, int) else _first(log, "n_ctx_seq")
     return Logged(
         token_capacity=logged_token_capacity(log),
         context_length=per_slot if isinstance(per_slot, int) else None,
@@ -160,6 +164,24 @@ def _notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[s
     return [found.note()] if found is not None and (found.predicted_host or found.host_high) else []
 
 
+def slot_check(log: EngineLog, model: ModelSpec, settings: LaunchSettings, ledger: Ledger) -> tuple[Ledger, list[str]]:
+    """The slot context the server printed (`new slot, n_ctx = N`, measured) against the rule's for the log's build
+    (slot_context.py): where they agree the ledger's slot step says measured; where not, a note names both."""
+    printed = _first(log, "slot_ctx")
+    if not isinstance(printed, int):
+        return ledger, []
+    build = log_build(log)[0]
+    rule = slot_context(model, settings, cache_cells(model, settings, build), build)
+    line = f"`new slot, n_ctx = {printed}`"
+    if printed != rule.tokens:
+        return ledger, [f"slot context: the log prints {line}, the rule gives {rule.tokens:,} (its step says why): "
+                        "the training context kvtop read (max_position_embeddings) or the build may not be the "
+                        "run's, or a flag the rule does not read capped it (--kv-unified-per-slot, "
+                        "ggml-org/llama.cpp PR #24124)"]  # fmt: skip
+    read = {"measured": True, "source": "measured", "note": f"the log's {line}, as the rule gives ({rule.source})"}
+    return steps_said(ledger, lambda step: read if step.role == "slot_context" else None), []
+
+
 def explain(request: ExplainRequest) -> Explanation:
     """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
     log, model, settings, gpu_total_bytes, gpu_name, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.load_mtp
@@ -188,12 +210,13 @@ def explain(request: ExplainRequest) -> Explanation:
         ledger = logged_total_said(ledger, line, stated) if stated is not None else ledger
     else:
         ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, gpu_name=gpu_name, load_mtp=load_mtp)
+    ledger, slot_notes = slot_check(log, model, settings, ledger)
     # the cells -c asks for, whether or not they fit beside the weights (the log shows they were allocated)
     cells = cache_cells(model, settings, log_build(log)[0]).total_cells
     result = judge("llamacpp", logged, ledger, cells, cells, settings, None, total, kv_memory_logged=True,
                    predicted_tokens=cells)  # fmt: skip
     checks = pool_size_checks(log, model, settings, load_mtp)
-    notes = [*device_notes, *_notes(log, model, settings)]
+    notes = [*device_notes, *_notes(log, model, settings), *slot_notes]
     swa = next((cache for cache in _caches(log) if cache.sliding), None)
     predicted_swa = ledger.engine.swa_token_capacity
     if swa is not None and swa.total_cells is not None and predicted_swa is not None and swa.total_cells != predicted_swa:

@@ -45,6 +45,10 @@ _DEVICE = re.compile(r"(?:^|\s)- ([\w.-]{1,40}) *: (.{1,200}?) \((\d{1,9}) MiB, 
 _REPEATING = re.compile(r"offloading (\d{1,5}) repeating layers to GPU")
 _OFFLOADED = re.compile(r"offloaded (\d{1,5})/(\d{1,5}) layers to GPU")
 _SLOTS = re.compile(r"initializing slots, n_slots = (\d{1,5})")
+# each slot's context as the server set it (slot.n_ctx, `SLT_INF(slot, …)` in llama_server_context / server_context::
+# load_model): `new slot n_ctx_slot = %d` in examples/server/server.cpp, `new slot, n_ctx = %d` in tools/server/
+# (ggml-org/llama.cpp; forks that demote it to SLT_TRC print nothing)
+_SLOT_CTX = re.compile(r"new slot,? n_ctx(?:_slot)? = (\d{1,9})")
 _N_SWA = re.compile(r"print_info: n_swa += (\d{1,9})\s*$")
 _CONTEXT_FIELDS = {"n_ctx": "n_ctx", "n_ctx_seq": "n_ctx_seq", "n_ctx_per_seq": "n_ctx_seq",
                    "n_seq_max": "n_seq_max", "n_ubatch": "n_ubatch"}  # fmt: skip
@@ -153,6 +157,7 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("KV buffer size", _kv_buffer),
     ("repeating layers to GPU", _int("repeating_on_gpu", _REPEATING)),
     ("n_slots = ", _int("slots", _SLOTS)),
+    ("new slot", _int("slot_ctx", _SLOT_CTX)),
     ("print_info: n_swa", _int("n_swa", _N_SWA)),
     ("build", _build),
     ("version: ", _build),

@@ -97,6 +97,7 @@ class LlamacppRankLog(RankLog):
     repeating_on_gpu: tuple[int, ...] = ()  # `load_tensors: offloading 14 repeating layers to GPU`
     kv_buffers: tuple[KvBuffer, ...] = ()  # `llama_kv_cache:       CUDA0 KV buffer size =  1792.00 MiB`
     slots: tuple[int, ...] = ()  # `initializing slots, n_slots = 4`
+    slot_ctx: tuple[int, ...] = ()  # each slot's `new slot, n_ctx = 8192` (older `new slot n_ctx_slot = 8192`)
     n_swa: tuple[int, ...] = ()  # print_info: n_swa
     devices: tuple[DeviceMemory, ...] = ()  # `device_info:`'s `  - CUDA0   : NVIDIA … (5738 MiB, 5141 MiB free)`
     builds: tuple[int, ...] = ()  # `build: 6980 (5e4f…)` / `main: build = 3673 (…)`: llama.cpp's build number
