@@ -47,9 +47,10 @@ PROFILE_CHARGE_ERAS: Eras[ProfileCharge] = Eras((
     Era("0.9.1", "baseline", "v0.9.1 vllm/v1/worker/gpu_worker.py:201-224: memory_profiling's growth from the "
         "worker's init snapshot, the CUDA context outside"),
 ))  # fmt: skip
-# V0, which v0.8.0–v0.9.0 still run below compute capability 8.0 ('Compute Capability < 8.0 is not supported by the
+# V0, run below compute capability 8.0 by v0.8.0–v0.10.1.1 ('Compute Capability < 8.0 is not supported by the
 # V1 Engine. Falling back to V0': engine/arg_utils.py:1475 at v0.8.0, :1350-1356 at v0.8.5.post1, :1248-1252 at
-# v0.9.0), measures the growth from its baseline snapshot (worker/worker.py's memory_profiling).
+# v0.9.0, :1400-1405 at v0.10.1.1), measures the growth from its baseline snapshot (worker/worker.py's
+# memory_profiling).
 V1_FROM_CAPABILITY = (8, 0)
 # The releases whose V1 default still falls back to V0 below compute capability 8.0: v0.8.0 to v0.10.1.1 (vLLM
 # 0.10.1.1 prints the fallback on T4s: search-index id 70080757471; the oracle's check in v0.10.1-era copies of
