@@ -54,16 +54,18 @@ def test_the_text_sweep_judged_without_itself_takes_the_v1_eras_other_logs() -> 
     release): vllm-serverless-optimization's four v0.11.0 `vllm serve` starts (H100 NVL, L40S) and vllm-profiling's nine
     v0.10.0/v0.10.1.1 `LLMEngine.from_engine_args` starts (A100-40GB, L40S, H100 NVL), whose usage context
     ENGINE_CONTEXT takes the scheduler's 128 seqs and 2,048 tokens (vllm/config.py:2388-2389 at 0.10.0), spelled in
-    their records as flags. In session 55 the T4 and V100 starts of v0.8.5.post1 to v0.10.2 left the era: v0.8.0–v0.10.x
-    run V0 below compute capability 8.0 (their logs: 'Falling back to V0'), so they are V0's rows
-    (v0_charge.falls_back_to_v0; 22 logs, 10 sources). The four printed peaks below still land within 0.15 GiB (within 0.02 at this refit). The two
+    their records as flags. In session 55 the T4 and V100 starts of v0.8.5.post1 to v0.10.1.1 left the era: v0.8.0–
+    v0.10.1.1 run V0 below compute capability 8.0 (their logs: 'Falling back to V0'), so they are V0's rows
+    (v0_charge.falls_back_to_v0), as is cnubigdata-24/vLLM_Test's v0.10.2 T4 start (VLLM_USE_V1=0); kyaushev's v0.10.2
+    T4 start runs V1 (v0.10.2's oracle asks no capability: 'Initializing a V1 LLM engine') and stays (23 logs, 11
+    sources). The four printed peaks below still land within 0.15 GiB (within 0.02 at this refit). The two
     Qwen2.5-3B starts at 1 seq (v0.10.2, RTX 4090: 0.60 and 0.17 GiB printed) are no rows either: their forward's MLP
     transient, 2,048 × (3 × 11,008 + 2,048) × 2 B = 0.134 GiB, is above their sampler's 8 sorted copies of 1 × 151,936 ×
     4 B and the hidden states (0.012 GiB), and a forward-bound log taught the fit 1.84 × the MLP transient (6.36 GiB
     charged to Qwen3-32B, 5.64 printed). The logs' peaks at 1,024 seqs (H100's default) and 8,192 tokens:
     gpt-oss-20b 7.38 GiB, Qwen3-32B at TP 1 and TP 2 5.64, Qwen3-0.6B 5.56."""
     fit = fit_all(CORPUS, leave_out=LLMD_TEXT)["vllm.activation.v1"]
-    assert fit.records == 22 and fit.sources == 10
+    assert fit.records == 23 and fit.sources == 11
     printed = {"llmd-v011-gpt-oss-20b": 7.38, "llmd-v011-qwen3-32b-tp1": 5.64, "llmd-v011-qwen3-32b-tp2": 5.64,
                "llmd-v011-qwen3-0.6b": 5.56}  # fmt: skip
     for record in CORPUS["vllm"]:

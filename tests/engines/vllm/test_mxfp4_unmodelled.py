@@ -16,9 +16,11 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.kernels import check_weights
 from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN, mxfp4_backend
 from kvtop.domain.engines.vllm.mxfp4_unmodelled import mxfp4_not_modelled
 from kvtop.domain.engines.vllm.weights_built import mxfp4_experts
+from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import predict
@@ -98,3 +100,20 @@ def test_the_marlin_variable_is_read_until_0_23_only() -> None:
         assert chosen is not None
         found[release] = (chosen.name, chosen.source)
     assert found == {"0.23.0": ("marlin", "stated"), "0.24.0": ("triton", "release"), "0.28.0": ("triton", "release")}
+
+
+def test_below_sm_8_0_vllm_refuses_mxfp4_and_names_no_family_100_backend() -> None:
+    """Mxfp4Config.get_min_capability is 80 in every wheel read (v0.10.2 quantization/mxfp4.py:116-117, v0.22.0
+    :57-58, v0.34.0 :72-73), checked as the config is built (v0.22.0 config/vllm.py:590-599): a V100 (SM 7.0) or a T4
+    (SM 7.5, where Marlin's kernels would run) is refused before any MoE backend is picked. The not-modelled note
+    names family 100's FlashInfer TRTLLM / Triton only on SM 10.x."""
+    layout, version = ParallelLayout(tp=1), ResolvedVersion(text="0.22.0")
+    settings = parse_flags("vllm", ["--engine-version", "0.22.0"])
+    for gpu in ("V100", "T4"):
+        with pytest.raises(InputError, match="Minimum capability: 80"):
+            check_weights(MODEL, settings, layout, gpu, version)
+    check_weights(MODEL, settings, layout, "A100-80GB", version)  # SM 8.0: served
+    b200 = mxfp4_not_modelled(MODEL, layout, None, "B200", version)
+    assert b200 is not None and "family 100" in b200
+    v100 = mxfp4_not_modelled(MODEL, layout, None, "V100", version)
+    assert v100 is None or "family 100" not in v100

@@ -33,6 +33,9 @@ ENGINE_ERAS: Eras[str] = Eras((
 # V0's max_num_seqs with no flag: EngineArgs.max_num_seqs = 256 (vllm/engine/arg_utils.py up to v0.7.3), kept by
 # `_set_default_args_v0` ("Set max_num_seqs to 256 for VLLM_V0") in v0.8.x; V1 sets it by the GPU (below)
 V0_MAX_NUM_SEQS = 256
+# where the 256 is set: V0's own releases, and V1-era releases whose start runs V0 (v0.10.2 engine/arg_utils.py:1611-1613)
+_V0_SEQS_SOURCE = {"v0": "EngineArgs.max_num_seqs, before v0.8.0",
+                   "v1": "_set_default_args_v0 'Set max_num_seqs to 256 for VLLM_V0', the V1-era fallback"}  # fmt: skip
 # V1's (`_set_default_args_v1` from v0.8.0, `get_batch_defaults` in v0.13.0 and v0.33.0): 1024 on GPUs with ≥ 70 GiB
 # that are not an A100 (and on every GPU of ≥ 160 GiB), else 256; the API server's and the LLM class's alike
 V1_MAX_NUM_SEQS, V1_SMALL_GPU_MAX_NUM_SEQS = 1024, 256
@@ -55,7 +58,7 @@ def default_max_num_seqs(
     """(max_num_seqs, why) with no --max-num-seqs: the engine era's default, read once for the budget's max running
     requests and for the profiling run's batch (`profile_run.batch_limits`)."""
     if engine_era(version or ResolvedVersion(), gpu_name) == "v0":
-        return V0_MAX_NUM_SEQS, f"V0's default {V0_MAX_NUM_SEQS} seqs (EngineArgs.max_num_seqs, before v0.8.0)"
+        return V0_MAX_NUM_SEQS, f"V0's default {V0_MAX_NUM_SEQS} seqs ({_V0_SEQS_SOURCE[ENGINE_ERAS.at(version or ResolvedVersion())]})"
     if total_bytes >= 70 * GIB and not is_a100(gpu_name):
         return V1_MAX_NUM_SEQS, f"V1's default {V1_MAX_NUM_SEQS} seqs on a GPU of ≥ 70 GiB (not an A100)"
     return V1_SMALL_GPU_MAX_NUM_SEQS, f"V1's default {V1_SMALL_GPU_MAX_NUM_SEQS} seqs (an A100 or under 70 GiB)"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, era_for
-from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
-from kvtop.domain.gpus import compute_capability
+from kvtop.domain.engines.vllm.batching import ENGINE_ERAS
+from kvtop.domain.engines.vllm.profile_run import engine_era
 
 # The profiled activation peak is mostly the sampler's copies of its float32 logits; their number fell
 # in v0.17.0 (a 60 % lower peak at the same batch: llm-d-planner's version sweep, docs/calibration.md).
@@ -73,10 +73,11 @@ INIT_APART = frozenset({"vllm.non_torch.v1"})
 
 
 def _runs_v0(inputs: CalibrationInputs) -> bool:
-    """A V1-era release runs V0 below compute capability 8.0 or under VLLM_USE_V1=0 (`v0_charge.falls_back_to_v0`): its profile is
-    V0's (worker/worker.py `profile_run`, `memory_profiling`'s growth from the baseline), so V0's fits measure it."""
-    return falls_back_to_v0(inputs.version, compute_capability(inputs.gpu_name) if inputs.gpu_name else None,
-                            inputs.settings.flags)
+    """A V1-era release whose start runs V0, below compute capability 8.0 or under VLLM_USE_V1=0
+    (`profile_run.engine_era`: the one predicate the batch and the profile read too): its profile is V0's
+    (worker/worker.py `profile_run`, `memory_profiling`'s growth from the baseline), so V0's fits measure it. V0's own
+    releases keep their eras' fits."""
+    return ENGINE_ERAS.at(inputs.version) == "v1" and engine_era(inputs) == "v0"
 
 
 def activation_key(inputs: CalibrationInputs) -> str:

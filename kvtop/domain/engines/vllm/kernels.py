@@ -46,6 +46,15 @@ MXFP8_REFUSED_ERAS: Eras[bool] = Eras((
     Era("0.24.0", False, "first in v0.24.0: quantization/__init__.py:166-169 'mxfp8': ModelOptMxFp8Config "
         "(MiniMax-style checkpoints)"),
 ))
+# The least compute capability vLLM serves an MXFP4 checkpoint on: Mxfp4Config.get_min_capability 80, checked as the
+# config is built (VllmConfig: 'The quantization method mxfp4 is not supported for the current GPU. Minimum
+# capability: 80'), so Marlin's own floor (SM 7.5, marlin_moe.py) is never reached on a Turing or Volta card. Read in
+# the PyPI wheels: v0.10.2 quantization/mxfp4.py:116-117 (config/__init__.py:3287-3291), v0.20.2 :58-59, v0.22.0
+# :57-58 (config/vllm.py:590-599), v0.27.0 :62-63, v0.33.0 :71-72, v0.34.0 :72-73; v0.10.1.x and v0.11.0-v0.20.1 not
+# read, taken alike.
+MXFP4_MIN_CAPABILITY_ERAS: Eras[tuple[int, int]] = Eras((
+    Era("", (8, 0), "Mxfp4Config.get_min_capability 80 (v0.10.2 quantization/mxfp4.py:116-117 … v0.34.0 :72-73)"),
+))
 
 
 def check_weights(
@@ -91,6 +100,13 @@ def check_weights(
                 field="--gpu",
                 source=model.source,
             )
+    if quant.method == "mxfp4" and cap < (mxfp4_min := MXFP4_MIN_CAPABILITY_ERAS.at(version)):
+        raise InputError(
+            f"vLLM {version.label} refuses MXFP4 weights on {where}: 'The quantization method mxfp4 is not supported "
+            f"for the current GPU. Minimum capability: {mxfp4_min[0]}{mxfp4_min[1]}' (Mxfp4Config.get_min_capability)",
+            field="--gpu",
+            source=model.source,
+        )
     _check_block_fp8_experts(model, settings, layout, cap, where, version)
 
 

@@ -61,5 +61,8 @@ def mxfp4_not_modelled(
     if built is not None:  # SM 11.x / 12.x where the log printed Triton: the book keeps the release's Marlin
         return (f"{where}{sm}: the log's Triton backend lays them out in triton_kernels' Blackwell layouts, not "
                 "modelled; the weights count Marlin's padding")  # fmt: skip
-    return (f"{where}{sm}: the backend vLLM picks there (on family 100 FlashInfer TRTLLM or Triton) and its "
-            "padding not modelled; the weights count the checkpoint's experts unpadded")  # fmt: skip
+    # family 100's priority list (`_get_priority_backends_for_gpt_oss`): FlashInfer TRTLLM, then Triton; below SM 8.0
+    # vLLM refuses MXFP4 before any backend is picked (kernels.MXFP4_MIN_CAPABILITY_ERAS)
+    picks = " (on family 100 FlashInfer TRTLLM or Triton)" if capability[0] == 10 else ""
+    return (f"{where}{sm}: the backend vLLM picks there{picks} and its padding not modelled; the weights count the "
+            "checkpoint's experts unpadded")  # fmt: skip

@@ -47,20 +47,22 @@ PROFILE_CHARGE_ERAS: Eras[ProfileCharge] = Eras((
     Era("0.9.1", "baseline", "v0.9.1 vllm/v1/worker/gpu_worker.py:201-224: memory_profiling's growth from the "
         "worker's init snapshot, the CUDA context outside"),
 ))  # fmt: skip
-# V0, which v0.8.0–v0.9.0 still run below compute capability 8.0 ('Compute Capability < 8.0 is not supported by the
+# V0, run below compute capability 8.0 by v0.8.0–v0.10.1.1 ('Compute Capability < 8.0 is not supported by the
 # V1 Engine. Falling back to V0': engine/arg_utils.py:1475 at v0.8.0, :1350-1356 at v0.8.5.post1, :1248-1252 at
-# v0.9.0), measures the growth from its baseline snapshot (worker/worker.py's memory_profiling).
+# v0.9.0, :1400-1405 at v0.10.1.1), measures the growth from its baseline snapshot (worker/worker.py's
+# memory_profiling).
 V1_FROM_CAPABILITY = (8, 0)
 # The releases whose V1 default still falls back to V0 below compute capability 8.0: v0.8.0 to v0.10.1.1 (vLLM
-# 0.10.1.1 prints the fallback on T4s: search-index id 70080757471; the oracle's check in v0.10.1-era copies of
-# engine/arg_utils.py, search-index id 41526715). v0.10.2 dropped the check: its `_is_v1_supported_oracle` (PyPI wheel
+# 0.10.1.1 prints the fallback on T4s: search-index id 70080757471; the oracle's check at :1400-1405 of the PyPI wheel
+# vllm-0.10.1.1-cp38-abi3-manylinux1_x86_64's engine/arg_utils.py). v0.10.2 dropped the check: its `_is_v1_supported_oracle` (PyPI wheel
 # vllm-0.10.2-cp38-abi3-manylinux1_x86_64, engine/arg_utils.py:1431-1570) asks no compute capability, so a T4 runs V1
 # ('Initializing a V1 LLM engine (v0.10.2)', `kyaushev-…-t4-v0102`); v0.11.0 removed the V0 engine (vllm#25033 "[V0
 # Deprecation] Remove LLMEngine"; huggingface/optimum-neuron#1027).
 V0_FALLBACK_ERAS: Eras[bool] = Eras((
     Era("", False, "before v0.8.0 V0 is the default engine on every GPU"),
     Era("0.8.0", True, "engine/arg_utils.py `_is_v1_supported_oracle`: 'Compute Capability < 8.0 is not supported by "
-                       "the V1 Engine. Falling back to V0' (:1475 at v0.8.0, :1350-1356 at v0.8.5.post1)"),
+                       "the V1 Engine. Falling back to V0' (:1475 at v0.8.0, :1350-1356 at v0.8.5.post1, "
+                       ":1400-1405 at v0.10.1.1)"),
     Era("0.10.2", False, "v0.10.2 engine/arg_utils.py:1431-1570: `_is_v1_supported_oracle` asks no compute capability"),
 ))  # fmt: skip
 # `VLLM_USE_V1=0` on the launch turns V1 off in the releases that still hold V0 (v0.10.2 engine/arg_utils.py:1121-1136
