@@ -13,6 +13,7 @@ from kvtop.domain.engines.llamacpp.eras import (
     DEFAULT_CTX_ERAS,
     DEFAULT_PARALLEL_ERAS,
     KV_LOG_DIALECTS,
+    PER_SLOT_CAP_ERAS,
     SLOT_CAP_ERAS,
     build_order,
     build_release,
@@ -51,7 +52,8 @@ def test_each_rule_holds_from_its_first_build(build: int | None, ctx: int, slots
 
 
 def test_every_era_keeps_its_first_build_and_source() -> None:
-    for eras in (KV_LOG_DIALECTS, CTX_PAD_256_ERAS, DEFAULT_CTX_ERAS, DEFAULT_PARALLEL_ERAS, SLOT_CAP_ERAS):
+    for eras in (KV_LOG_DIALECTS, CTX_PAD_256_ERAS, DEFAULT_CTX_ERAS, DEFAULT_PARALLEL_ERAS, SLOT_CAP_ERAS,
+                 PER_SLOT_CAP_ERAS):
         assert isinstance(eras, Eras) and eras.order is build_order
         assert eras[0].since == "" and all(build_order(era.since) for era in eras[1:])
         assert [first_build(era) for era in eras] == sorted(first_build(era) for era in eras)

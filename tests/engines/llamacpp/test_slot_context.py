@@ -5,6 +5,8 @@ figures are that arithmetic by hand; the explain path already reads the log's `n
 
 from __future__ import annotations
 
+import pytest
+
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model
@@ -105,3 +107,50 @@ def test_yarn_flags_over_a_model_s_own_yarn_are_not_modelled() -> None:
     slot = slot_context(model, settings, cache_cells(model, settings, 10754), 10754)
     assert slot.tokens == 131072 and slot.not_modelled is not None and "yarn" in slot.not_modelled
     assert RULES.context_length(model, settings, NOT_STATED) == 131072
+
+
+# `--kv-unified-per-slot N` (ggml-org/llama.cpp PR #24124, from b10662): `n_ctx_slot()` is
+# `min(llama_n_ctx_seq, N, n_ctx_train)` (tools/server/server-context.cpp) and, with no -c, tools/server/server.cpp
+# sizes the pool `n_ctx = n_parallel * N`. Expected figures are that arithmetic, and the PR's own logs.
+def test_the_per_slot_flag_sizes_the_pool_and_caps_each_slot() -> None:
+    """The PR's first example, no -c and no -np (auto: 4 unified slots) with `--kv-unified-per-slot 4096`: it
+    logs `capping per-slot context (16384) to --kv-unified-per-slot (4096)` and `new slot, n_ctx = 4096`."""
+    ledger = plan("--kv-unified-per-slot 4096 --engine-version b10662")
+    assert ledger.engine.token_capacity == 16384
+    assert ledger.context_length == 4096
+    assert ledger.requests_at_context_length == 4.0
+
+
+def test_with_c_the_per_slot_flag_only_caps_the_slot() -> None:
+    """The PR's second example, `-c 8192 --kv-unified-per-slot 4096`: the pool stays -c's 8192 (unified, so
+    n_ctx_seq 8192), each slot is capped at 4096."""
+    ledger = plan("-c 8192 --kv-unified-per-slot 4096")
+    assert ledger.engine.token_capacity == 8192
+    assert ledger.context_length == 4096
+
+
+def test_a_per_slot_cap_above_the_slot_does_not_bind() -> None:
+    """-c 16384 -np 4 (4 streams of 4096) with a cap of 8192: min(4096, 8192) = 4096 (the server warns the cap
+    has no effect); with -c 0 the pool is the training context 131072 and the cap 8192 binds."""
+    assert plan("-c 16384 -np 4 --kv-unified-per-slot 8192").context_length == 4096
+    pinned = plan("-c 0 --kv-unified-per-slot 8192")
+    assert pinned.engine.token_capacity == 131072
+    assert pinned.context_length == 8192
+
+
+def test_the_per_slot_flag_is_refused_before_its_first_build() -> None:
+    """b10661: llama-server has no such argument; kvtop refuses it naming the PR and the first build."""
+    from kvtop.domain.errors import InputError
+
+    with pytest.raises(InputError, match="b10662"):
+        plan("-c 8192 --kv-unified-per-slot 4096 --engine-version b10661")
+
+
+def test_override_kv_is_refused_by_name() -> None:
+    """`--override-kv llama.context_length=int:262144` would set n_ctx_train (src/llama-model-loader.cpp `get_key`
+    returns the override), which kvtop does not read: refused naming the flag, not planned at the GGUF's 131072."""
+    from kvtop.domain.errors import InputError
+
+    with pytest.raises(InputError, match="context_length=int:N sets n_ctx_train") as refused:
+        plan("-c 262144 -np 1 --override-kv llama.context_length=int:262144")
+    assert refused.value.field == "--override-kv"

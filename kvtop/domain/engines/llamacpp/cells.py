@@ -24,10 +24,12 @@ from kvtop.domain.engines.llamacpp.eras import (
     DEFAULT_CTX_ERAS,
     DEFAULT_PARALLEL_ERAS,
     DEFAULT_UBATCH,
+    PER_SLOT_CAP_ERAS,
     build_release,
 )
 from kvtop.domain.engines.llamacpp.flags import (
     NO_UNIFIED_FLAGS,
+    PER_SLOT_FLAGS,
     SWA_FULL_FLAGS,
     UBATCH_FLAGS,
     UNIFIED_FLAGS,
@@ -87,6 +89,18 @@ def _int_flag(settings: LaunchSettings, names: tuple[str, ...], flag: str) -> in
     return number
 
 
+def per_slot_cap(settings: LaunchSettings, build: int | None) -> int | None:
+    """`--kv-unified-per-slot N` (PR #24124): the tokens each slot is capped at, None when not given; refused at
+    a build before the flag's first (`PER_SLOT_CAP_ERAS`), where llama-server stops on it as an unknown argument."""
+    cap = _int_flag(settings, PER_SLOT_FLAGS, "--kv-unified-per-slot")
+    era = PER_SLOT_CAP_ERAS.era(build_release(build))
+    if cap is not None and not era.value:
+        first = PER_SLOT_CAP_ERAS[-1].since
+        raise InputError(f"llama-server b{build} has no --kv-unified-per-slot: the flag came with PR #24124, from "
+                         f"build {first}", field="--kv-unified-per-slot")  # fmt: skip
+    return cap
+
+
 def cache_cells(model: ModelSpec, settings: LaunchSettings, build: int | None) -> CacheCells:
     """The cells llama.cpp allocates for this launch at `build` (None: the latest rules)."""
     said: list[str] = []
@@ -96,8 +110,6 @@ def cache_cells(model: ModelSpec, settings: LaunchSettings, build: int | None) -
         era = DEFAULT_CTX_ERAS.era(version)
         requested = era.value
         said.append(f"-c not given: the default {era.value or 'of 0 (the training context)'} ({era.source})")
-    if requested == 0:
-        requested = model.max_position_embeddings
     slots = settings.max_running_requests
     auto = slots is None or slots == -1
     if auto:
@@ -105,6 +117,13 @@ def cache_cells(model: ModelSpec, settings: LaunchSettings, build: int | None) -
         slots = AUTO_PARALLEL_SLOTS if era_np.value == -1 else era_np.value
         said.append(f"-np not given: {slots} slot(s) ({era_np.source})")
     assert slots is not None
+    per_slot = per_slot_cap(settings, build)
+    if per_slot is not None and settings.context_length is None and requested == 0:
+        requested = slots * per_slot  # no -c: the pool is sized from the cap (tools/server/server.cpp, PR #24124)
+        said.append(f"-c not given with --kv-unified-per-slot {per_slot}: the pool is n_parallel × {per_slot} = "
+                    f"{requested:,} (PR #24124)")  # fmt: skip
+    if requested == 0:
+        requested = model.max_position_embeddings
     unified_flag = flag_on(settings, UNIFIED_FLAGS)
     if flag_on(settings, NO_UNIFIED_FLAGS):
         unified = False

@@ -100,6 +100,17 @@ SLOT_CAP_ERAS: Eras[SlotCap] = Eras((
         "`rope_freq_scale != rope_freq_scale_train`, `n_ctx_train = n_ctx_orig_yarn / rope_freq_scale` (PR #28030; "
         "read at b10754 43d87ff2d as quoted in meta-models/meta-oss-cookbook#37)"),
 ), order=build_order)  # fmt: skip
+# llamacpp.md §1 (slot context), §4: `--kv-unified-per-slot N` (PR #24124, "server: add ctx-per-slot"), a server flag
+# that caps each slot at N tokens and, with no `-c`, sizes the pool to `n_parallel × N`. First build b10662: what
+# a third-party launcher's build gate states (`kv-unified-per-slot needs b10662`, older builds refuse the flag); a
+# flag audit finds it absent at b10502 and present at b10734, which agrees.
+PER_SLOT_CAP_ERAS: Eras[bool] = Eras((
+    Era("", False, "llama-server has no --kv-unified-per-slot (common/arg.cpp refuses it as an unknown argument)"),
+    Era("b10662", True, "tools/server/server-context.cpp `n_ctx_slot()`: `res = llama_n_ctx_seq(ctx_tgt)`, "
+        "`if (params_base.kv_unified_per_slot > 0) res = std::min(res, params_base.kv_unified_per_slot)`, then "
+        "`std::min(res, llama_model_n_ctx_train(model_tgt))`; tools/server/server.cpp: with no -c (n_ctx == 0, not "
+        "`-c 0`) `params.n_ctx = params.n_parallel * params.kv_unified_per_slot` (ggml-org/llama.cpp PR #24124)"),
+), order=build_order)  # fmt: skip
 AUTO_PARALLEL_SLOTS = 4  # tools/server: -np -1 → 4 slots, one unified KV stream
 DEFAULT_UBATCH = 512  # common_params.n_ubatch
 DEFAULT_PORT = 8080  # common_params.port

@@ -176,8 +176,8 @@ def slot_check(log: EngineLog, model: ModelSpec, settings: LaunchSettings, ledge
     if printed != rule.tokens:
         return ledger, [f"slot context: the log prints {line}, the rule gives {rule.tokens:,} (its step says why): "
                         "the training context kvtop read (max_position_embeddings) or the build may not be the "
-                        "run's, or a flag the rule does not read capped it (--kv-unified-per-slot, "
-                        "ggml-org/llama.cpp PR #24124)"]  # fmt: skip
+                        "run's, or the run set a --kv-unified-per-slot cap (ggml-org/llama.cpp PR #24124) the launch "
+                        "in hand does not state"]  # fmt: skip
     read = {"measured": True, "source": "measured", "note": f"the log's {line}, as the rule gives ({rule.source})"}
     return steps_said(ledger, lambda step: read if step.role == "slot_context" else None), []
 

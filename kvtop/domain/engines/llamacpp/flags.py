@@ -37,6 +37,11 @@ GPU_LAYERS_FLAGS = ("ngl", "gpu-layers", "n-gpu-layers")
 NO_KV_OFFLOAD_FLAGS = ("nkvo", "no-kv-offload")  # cparams.offload_kqv = false: every layer's KV in host memory
 KV_OFFLOAD_FLAGS = ("kvo", "kv-offload")  # the default spelled out (common/arg.cpp)
 SPLIT_FLAGS = ("sm", "split-mode", "ts", "tensor-split")
+PER_SLOT_FLAGS = ("kv-unified-per-slot",)  # PR #24124: each slot capped at N (eras.PER_SLOT_CAP_ERAS)
+# `--override-kv KEY=TYPE:VALUE` rewrites GGUF metadata at load (src/llama-model-loader.cpp `get_key` returns the
+# override): `<arch>.context_length=int:N` sets n_ctx_train, which the default -c, the slot cap and YaRN's base read.
+# kvtop does not know a config.json model's GGUF arch name nor reads the override: refused by name (check_parallel)
+OVERRIDE_KV_FLAGS = ("override-kv",)
 FIT_FLAGS = ("fit", "fitt", "fit-target", "fitc", "fit-ctx")
 # flags read by the budget, and flags that change nothing kvtop sizes (kept as typed)
 PASSTHROUGH: frozenset[str] = frozenset({
@@ -46,6 +51,7 @@ PASSTHROUGH: frozenset[str] = frozenset({
     "--jinja", "-a", "--alias", "--mlock", "--no-mmap", "-hf", "--hf-repo", "--metrics", "--slots", "--no-slots",
     "--api-key", "--kv-cache-type", "--multiuser-cache", "--main-gpu", "--mmproj", "--verbose", "-nkvo",
     "--no-kv-offload", "-kvo", "--kv-offload", "--rope-scaling", "--rope-scale", "--rope-freq-scale", "--yarn-orig-ctx",
+    "--kv-unified-per-slot", "--override-kv",
 }) | DEPLOYMENT_FLAGS | SPAN_FLAGS  # fmt: skip
 _DTYPES = ("auto", *KV_CACHE_TYPES)
 
@@ -98,6 +104,11 @@ class LlamacppFlags:
             if getattr(settings, field) != 1:
                 raise InputError("llama.cpp has no tensor, pipeline, data or expert parallel ranks; its multi-GPU "
                                  "split modes (-sm layer/row) are not modelled", field=f"--{field}")  # fmt: skip
+        override = flag_value(settings, OVERRIDE_KV_FLAGS)
+        if override is not None:
+            raise InputError(f"{str(override)[:60]!r} rewrites the GGUF's metadata (e.g. "
+                             "<arch>.context_length=int:N sets n_ctx_train, the training context the default -c "
+                             "and the slot cap read); kvtop does not read it: not modelled", field="--override-kv")
         v_type = flag_value(settings, V_TYPE_FLAGS)
         if isinstance(v_type, str):
             cache_type(v_type, "-ctv")
@@ -117,6 +128,9 @@ class LlamacppFlags:
         ubatch = flag_value(settings, UBATCH_FLAGS)
         if isinstance(ubatch, str):
             out += ["-ub", ubatch]
+        per_slot = flag_value(settings, PER_SLOT_FLAGS)
+        if isinstance(per_slot, str):  # caps the slot and, with no -c, sizes the pool (cells.py, slot_context.py)
+            out += ["--kv-unified-per-slot", per_slot]
         gpu_layers = flag_value(settings, GPU_LAYERS_FLAGS)
         if isinstance(gpu_layers, str):  # where the KV sits (placement.py, §10): a pasted launch keeps it
             out += ["-ngl", gpu_layers]

@@ -1,7 +1,8 @@
 """The context one llama-server slot (one request) may fill, by build (docs/engines/llamacpp.md §1, §4).
 
 Before b6925 the server gives each slot `n_ctx / n_parallel`, uncapped; from b6925 the slot is `n_ctx_seq`
-capped at the training context `n_ctx_train`; PR #28030 lets YaRN flags raise `n_ctx_train` to
+capped at the training context `n_ctx_train`; from b10662 `--kv-unified-per-slot N` caps it at N first (PR
+#24124: `n_ctx_slot()` is `min(n_ctx_seq, N, n_ctx_train)`); PR #28030 lets YaRN flags raise `n_ctx_train` to
 `n_ctx_orig_yarn / rope_freq_scale` (read at b10754; its first build is not read: `SLOT_CAP_ERAS`).
 kvtop's `n_ctx_train` is the model's `max_position_embeddings`: the GGUF's `context_length` when the model
 is a GGUF file, config.json's positions otherwise, which a GGUF converted from it carries.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from kvtop.domain.engines.llamacpp.cells import CacheCells
+from kvtop.domain.engines.llamacpp.cells import CacheCells, per_slot_cap
 from kvtop.domain.engines.llamacpp.eras import SLOT_CAP_ERAS, build_release
 from kvtop.domain.engines.llamacpp.flags import flag_value
 from kvtop.domain.errors import InputError
@@ -75,10 +76,16 @@ def slot_context(model: ModelSpec, settings: LaunchSettings, cells: CacheCells, 
     era = SLOT_CAP_ERAS.era(build_release(build))
     if era.value == "none":
         return SlotContext(tokens=cells.n_ctx // cells.n_seq_max, source=era.source)
+    per_slot = per_slot_cap(settings, build)
+    n_ctx_seq = cells.n_ctx_seq if per_slot is None else min(cells.n_ctx_seq, per_slot)
+    said: tuple[str, ...] = ()
+    if n_ctx_seq < cells.n_ctx_seq:
+        said = (f"--kv-unified-per-slot caps the slot's n_ctx_seq {cells.n_ctx_seq:,} at {per_slot:,} "
+                "(tools/server/server-context.cpp `n_ctx_slot()`, PR #24124)",)  # fmt: skip
     n_ctx_train = model.max_position_embeddings
     if not n_ctx_train:
-        return SlotContext(tokens=cells.n_ctx_seq, source=era.source, not_modelled="the training context is unknown")
-    said: tuple[str, ...] = ()
+        return SlotContext(tokens=n_ctx_seq, source=era.source, said=said,
+                           not_modelled="the training context is unknown")  # fmt: skip
     not_modelled = None
     cap = n_ctx_train
     if era.value != "train":  # PR #28030 may lift the cap: what it would make of these flags
@@ -90,9 +97,9 @@ def slot_context(model: ModelSpec, settings: LaunchSettings, cells: CacheCells, 
                             f"({reason}): the plan keeps the cap")  # fmt: skip
         elif lifted != n_ctx_train:
             cap = lifted
-            said = (f"YaRN flags re-adjust n_ctx_train {n_ctx_train:,} to {lifted:,} (n_ctx_orig_yarn / "
+            said = (*said, f"YaRN flags re-adjust n_ctx_train {n_ctx_train:,} to {lifted:,} (n_ctx_orig_yarn / "
                     "rope_freq_scale, src/llama-context.cpp, PR #28030)",)  # fmt: skip
-    if cells.n_ctx_seq > cap:
-        said = (*said, f"the slot's n_ctx_seq {cells.n_ctx_seq:,} is capped at n_ctx_train {cap:,} (the model's "
+    if n_ctx_seq > cap:
+        said = (*said, f"the slot's n_ctx_seq {n_ctx_seq:,} is capped at n_ctx_train {cap:,} (the model's "
                 "max_position_embeddings, assumed equal to the GGUF's context_length)")  # fmt: skip
-    return SlotContext(tokens=min(cells.n_ctx_seq, cap), source=era.source, said=said, not_modelled=not_modelled)
+    return SlotContext(tokens=min(n_ctx_seq, cap), source=era.source, said=said, not_modelled=not_modelled)
