@@ -18,6 +18,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
 from kvtop.domain.engines.vllm.pooling import pooling_runner
+from kvtop.domain.engines.vllm.v0_profile import held_forward_bytes
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import check_parallel, parse_flags
@@ -163,3 +164,18 @@ def test_a_multimodal_head_is_deleted_only_where_the_class_holds_it(architecture
             activation_estimate(inputs, FITS)
     else:
         assert activation_estimate(inputs, FITS).bytes > 0
+
+
+def test_the_forward_s_count_is_the_mlp_transient_beside_two_held_rows() -> None:
+    """Qwen3-0.6B at 8,192 tokens: 8,192 × (3 × 3,072 + 1,024) × 2 B of MLP transient and 2 × 8,192 × 1,024 × 2 B
+    held (qwen2.py:248-250 at v0.8.5.post1) = 201,326,592 B: the one count the pooling and generating floors use."""
+    assert held_forward_bytes(load_config_file(QWEN3_06B), ParallelLayout(tp=1), 8192) == 201_326_592
+
+
+def test_a_later_pipeline_stage_s_buffer_joins_the_pooling_peak() -> None:
+    """At PP 2 V1's `_dummy_run` keeps the hidden states and residual a later stage receives, whatever the runner
+    (v1/worker/gpu_model_runner.py:3112-3116 at v0.11.0): 2 × 8,192 tokens × 1,024 × 2 B = 33,554,432 B."""
+    flags = ("--runner", "pooling", "--max-num-batched-tokens", "8192")
+    one = activation_estimate(_inputs(QWEN3_06B, "0.11.0", *flags), FITS)
+    staged = _inputs(QWEN3_06B, "0.11.0", *flags).model_copy(update={"layout": ParallelLayout(tp=1, pp=2)})
+    assert activation_estimate(staged, FITS).bytes - one.bytes == 33_554_432
