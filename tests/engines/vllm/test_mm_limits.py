@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kvtop.cli import main
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import FITS
@@ -24,7 +25,7 @@ from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import check_parallel, parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.sources.hub import load_config_file
-from tests.data_paths import CONFIGS
+from tests.data_paths import CASES, CONFIGS
 
 QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"  # vision out_hidden_size 2,048
 QWEN3_VL_2B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-2B-Instruct.json"  # out_hidden_size 2,048
@@ -126,3 +127,21 @@ def test_an_unknown_family_is_not_refused_on_the_modalities_it_names() -> None:
     with pytest.raises(UnsupportedModelError, match="text-only"):
         refuse_text_only(MMLimits({"image": 0}, sized=False), ("image",))
     refuse_text_only(MMLimits({"image": 0}, sized=False), ("image", "video"))
+
+
+def test_explain_reads_a_log_that_prints_the_flag_at_a_release_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Qwen3-VL-8B start (its `non-default args` print limit_mm_per_prompt {'image': 1}) with its
+    mm_processor_kwargs taken out, read under 0.19.0's rules: a verdict, not an error (the log is what ran)."""
+    case = CASES / "vllm" / "srcbuild-dev15312-qwen3-vl-8b-init-failed"
+    text = (case / "engine.log").read_text()
+    kwargs = "'mm_processor_kwargs': {'min_pixels': 784, 'max_pixels': 1003520}, "
+    assert kwargs in text and "'limit_mm_per_prompt': {'image': 1}" in text
+    log = tmp_path / "engine.log"
+    log.write_text(text.replace(kwargs, ""))
+    argv = ["explain", str(log), "--model", str(case / "config.json"), "--engine-version", "0.19.0", "--gpu", "H100",
+            "--no-calibration-store"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "verdict: FAILED START" in out and "163,568 tokens" in out
