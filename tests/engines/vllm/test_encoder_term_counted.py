@@ -66,3 +66,11 @@ def test_a_flag_that_changes_the_dummy_keeps_not_modelled(capsys: pytest.Capture
 def test_a_release_not_read_keeps_not_modelled(capsys: pytest.CaptureFixture[str], config: object, release: str) -> None:
     beside = _beside(capsys, "--model", str(config), "--engine-version", release)
     assert NOT_COUNTED in beside and COUNTED not in beside
+
+
+def test_a_limit_at_a_release_not_read_is_named_not_modelled(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM 0.19.0's --limit-mm-per-prompt was not read (mm_limits.LIMIT_ERAS): the plan is the text model's fit and
+    the encoder term says the flag is not modelled, where kvtop used to stop with an error."""
+    beside = _beside(capsys, "--model", str(QWEN3_VL_30B), "--engine-version", "0.19.0",
+                     "--limit-mm-per-prompt", '{"image": 1}')  # fmt: skip
+    assert f"{NOT_COUNTED}   " in beside and "--limit-mm-per-prompt is not modelled" in " ".join(beside.split())

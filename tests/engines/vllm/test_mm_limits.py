@@ -13,17 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from kvtop.cli import main
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
-from kvtop.domain.engines.vllm.encoder_profile import encoder_profile
+from kvtop.domain.engines.vllm.encoder_profile import counted_family, encoder_profile
+from kvtop.domain.engines.vllm.mm_limits import MMLimits, refuse_text_only, unread_limits
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import check_parallel, parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.sources.hub import load_config_file
-from tests.data_paths import CONFIGS
+from tests.data_paths import CASES, CONFIGS
 
 QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"  # vision out_hidden_size 2,048
 QWEN3_VL_2B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-2B-Instruct.json"  # out_hidden_size 2,048
@@ -95,8 +97,6 @@ def test_every_modality_off_is_not_modelled(config: Path, limit: str) -> None:
 
 
 @pytest.mark.parametrize(("version", "limit", "error", "says"), [
-    ("0.10.2", '{"image": 1}', UnsupportedModelError, "not modelled"),
-    ("0.14.0", '{"image": 1}', UnsupportedModelError, "not modelled"),
     ("0.11.0", '{"image": {"count": 1}}', InputError, "a dict from v0.11.2"),
     ("0.12.0", '{"image": -1}', InputError, "whole number"),
     ("0.12.0", '{"image": {"count": 1, "size": 3}}', InputError, "unknown option"),
@@ -105,3 +105,43 @@ def test_every_modality_off_is_not_modelled(config: Path, limit: str) -> None:
 def test_the_release_and_the_value_refuse_as_read(version: str, limit: str, error: type[Exception], says: str) -> None:
     with pytest.raises(error, match=says):
         check_parallel(parse_flags("vllm", ["--limit-mm-per-prompt", limit, "--engine-version", version]))
+
+
+@pytest.mark.parametrize("version", ["0.10.2", "0.14.0", "0.19.0"])
+def test_a_release_not_read_plans_the_text_model_s_fit_and_says_so(version: str) -> None:
+    """At a release whose reading of the flag was not read the launch is taken (a log that prints it gets its verdict,
+    never an error) and the encoder profile is not counted; the flag's value is not judged there."""
+    flags = ["--limit-mm-per-prompt", '{"image": 1}', "--engine-version", version]
+    check_parallel(parse_flags("vllm", flags))
+    model = load_config_file(QWEN3_VL_30B)
+    assert counted_family(model, ResolvedVersion(text=version), {"limit-mm-per-prompt": '{"image": 1}'}, 8192) is None
+    assert unread_limits({"limit-mm-per-prompt": '{"image": 1}'}, ResolvedVersion(text=version)) is not None
+    assert unread_limits({}, ResolvedVersion(text=version)) is None
+    assert encoder_profile(_inputs(QWEN3_VL_30B, version, 8192, "--limit-mm-per-prompt", '{"image": 0, "video": 0}')) is None
+
+
+def test_an_unknown_family_is_not_refused_on_the_modalities_it_names() -> None:
+    """`supports_multimodal_inputs` asks every supported modality (multimodal/registry.py:98-122 at v0.11.0): image 0
+    leaves an unnamed audio or video at 999, so where the family's modalities are unknown nothing is decided."""
+    refuse_text_only(MMLimits({"image": 0}, sized=False), None)
+    with pytest.raises(UnsupportedModelError, match="text-only"):
+        refuse_text_only(MMLimits({"image": 0}, sized=False), ("image",))
+    refuse_text_only(MMLimits({"image": 0}, sized=False), ("image", "video"))
+
+
+def test_explain_reads_a_log_that_prints_the_flag_at_a_release_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Qwen3-VL-8B start (its `non-default args` print limit_mm_per_prompt {'image': 1}) with its
+    mm_processor_kwargs taken out, read under 0.19.0's rules: a verdict, not an error (the log is what ran)."""
+    case = CASES / "vllm" / "srcbuild-dev15312-qwen3-vl-8b-init-failed"
+    text = (case / "engine.log").read_text()
+    kwargs = "'mm_processor_kwargs': {'min_pixels': 784, 'max_pixels': 1003520}, "
+    assert kwargs in text and "'limit_mm_per_prompt': {'image': 1}" in text
+    log = tmp_path / "engine.log"
+    log.write_text(text.replace(kwargs, ""))
+    argv = ["explain", str(log), "--model", str(case / "config.json"), "--engine-version", "0.19.0", "--gpu", "H100",
+            "--no-calibration-store"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "verdict: FAILED START" in out and "163,568 tokens" in out

@@ -18,6 +18,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
 from kvtop.domain.engines.vllm.pooling import pooling_runner
+from kvtop.domain.engines.vllm.v0_profile import held_forward_bytes
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import check_parallel, parse_flags
@@ -27,6 +28,7 @@ from tests.data_paths import CONFIGS
 
 QWEN3_06B = CONFIGS.parent / "calibration" / "configs" / "Qwen--Qwen3-0.6B.json"  # tied LM head: hidden 1,024, intermediate 3,072
 QWEN3_32B = CONFIGS / "Qwen--Qwen3-32B.json"  # an untied LM head
+QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"  # multimodal, an untied head
 
 
 def _inputs(config: Path, version: str, *flags: str) -> CalibrationInputs:
@@ -124,3 +126,56 @@ def test_runner_auto_where_not_read_is_refused_by_name() -> None:
     with pytest.raises(UnsupportedModelError, match="`--runner auto` on Qwen2ForRewardModel"):
         activation_estimate(_as("Qwen2ForRewardModel", "0.13.0", "--max-num-batched-tokens", "8192"), FITS)
     assert not pooling_runner({}, _as("GteNewModel", "0.13.0").model, ResolvedVersion(text="0.13.0"))
+
+
+@pytest.mark.parametrize("task", ["transcription", "draft"])
+def test_the_other_task_values_plan_as_vllm_resolves_them(task: str) -> None:
+    """TaskOption at v0.11.0 (config/model.py:64-65) takes `transcription` and `draft`: transcription is a generate
+    task (_RUNNER_TASKS, :74-78), the generating runner; draft is in no list, so the runner stays auto (:496, :509):
+    on Qwen3ForCausalLM both plan as the generating launch does."""
+    flags = ("--max-num-batched-tokens", "8192")
+    check_parallel(parse_flags("vllm", ["--task", task, "--engine-version", "0.11.0"]))
+    asked = activation_estimate(_inputs(QWEN3_06B, "0.11.0", "--task", task, *flags), FITS)
+    assert asked.bytes == activation_estimate(_inputs(QWEN3_06B, "0.11.0", *flags), FITS).bytes
+
+
+def test_task_draft_on_a_pooling_class_resolves_as_auto() -> None:
+    """--task draft leaves the runner auto (config/model.py:509 at v0.11.0): BertModel, registered pooling, pools."""
+    assert pooling_runner({"task": "draft"}, load_config_file(QWEN3_06B).model_copy(update={"architecture": "BertModel"}),
+                          ResolvedVersion(text="0.11.0"))  # fmt: skip
+
+
+def test_the_other_task_values_where_not_read_are_refused_by_name() -> None:
+    with pytest.raises(UnsupportedModelError, match="--task transcription is not modelled"):
+        activation_estimate(_inputs(QWEN3_06B, "0.10.2", "--task", "transcription"), FITS)
+
+
+@pytest.mark.parametrize(("architecture", "refused"), [
+    ("Qwen3VLMoeForConditionalGeneration", False),  # its head in language_model: not the adapter's `self.lm_head`
+    ("Idefics3ForConditionalGeneration", True),  # idefics3.py: `self.lm_head` on the class itself (v0.11.0)
+])  # fmt: skip
+def test_a_multimodal_head_is_deleted_only_where_the_class_holds_it(architecture: str, refused: bool) -> None:
+    """The adapter deletes `lm_head` only where `hasattr(self, "lm_head")` (adapters.py:190-192 at v0.11.0)."""
+    inputs = _inputs(QWEN3_VL_30B, "0.11.0", "--runner", "pooling", "--max-num-batched-tokens", "8192")
+    assert inputs.model is not None and inputs.model.multimodal and not inputs.model.tie_word_embeddings
+    inputs = inputs.model_copy(update={"model": inputs.model.model_copy(update={"architecture": architecture})})
+    if refused:
+        with pytest.raises(UnsupportedModelError, match="untied LM head"):
+            activation_estimate(inputs, FITS)
+    else:
+        assert activation_estimate(inputs, FITS).bytes > 0
+
+
+def test_the_forward_s_count_is_the_mlp_transient_beside_two_held_rows() -> None:
+    """Qwen3-0.6B at 8,192 tokens: 8,192 × (3 × 3,072 + 1,024) × 2 B of MLP transient and 2 × 8,192 × 1,024 × 2 B
+    held (qwen2.py:248-250 at v0.8.5.post1) = 201,326,592 B: the one count the pooling and generating floors use."""
+    assert held_forward_bytes(load_config_file(QWEN3_06B), ParallelLayout(tp=1), 8192) == 201_326_592
+
+
+def test_a_later_pipeline_stage_s_buffer_joins_the_pooling_peak() -> None:
+    """At PP 2 V1's `_dummy_run` keeps the hidden states and residual a later stage receives, whatever the runner
+    (v1/worker/gpu_model_runner.py:3112-3116 at v0.11.0): 2 × 8,192 tokens × 1,024 × 2 B = 33,554,432 B."""
+    flags = ("--runner", "pooling", "--max-num-batched-tokens", "8192")
+    one = activation_estimate(_inputs(QWEN3_06B, "0.11.0", *flags), FITS)
+    staged = _inputs(QWEN3_06B, "0.11.0", *flags).model_copy(update={"layout": ParallelLayout(tp=1, pp=2)})
+    assert activation_estimate(staged, FITS).bytes - one.bytes == 33_554_432

@@ -31,8 +31,8 @@ from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
 from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.v0_profile import (
-    HELD_HIDDEN,
     MOE_FORWARD_ERROR,
+    held_forward_bytes,
     sort_sampler_copies,
     v0_counted_sampler,
     v0_forward_bound,
@@ -80,16 +80,21 @@ def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> Te
 
 def _pooling_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> TermEstimate:
     """A pooling runner's peak (pooling.py): the V1 fit's forward part (its sampler feature at 0), the forward's MLP
-    transient as counted (`_forward_floor`'s) or the pooler's rows, the larger, plus a counted encoder profile."""
+    transient as counted (`_forward_floor`'s) or the pooler's rows, the larger, plus a counted encoder profile and the
+    stage's buffers (`with_stage_buffers`, as `_v1_activation`)."""
     tokens, _, _ = batch_limits(inputs)
     model = inputs.model
     if model is None:
         return assumed_estimate(Term.ACTIVATION, LABEL, 2 * GIB, 2 * GIB, "2 GiB assumed: the model's config is not known")
     features = activation_features(inputs, model)
     fit_forward = max(fit.predict((features[0], 0.0, *features[2:])), 0) if fit and len(features) == 4 else None
-    counted = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
+    counted = held_forward_bytes(model, inputs.layout, tokens)
     encoder = encoder_profile(inputs) if model.multimodal and inputs.layout.pp == 1 and not lora(inputs) else None
-    return pooling_estimate(inputs, fit_forward, counted, encoder, fit.error_bytes if fit else None, LABEL, tokens)
+    estimate = pooling_estimate(inputs, fit_forward, counted, encoder, fit.error_bytes if fit else None, LABEL, tokens)
+    # the same forward's buffers as a generating runner's: a later PP stage's intermediate tensors (`_dummy_run`
+    # makes them whatever the runner, v1/worker/gpu_model_runner.py:3112-3116 at v0.11.0) and, where read, the fused
+    # MoE's workspace (moe_workspace.py)
+    return with_stage_buffers(estimate, inputs)
 
 
 def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm | None) -> TermEstimate | None:
@@ -176,8 +181,7 @@ def _forward_floor(
     if activation is None or model is None:
         return activation
     v0 = v0_forward_bytes(inputs, tokens)
-    held = HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
-    floor = v0 if v0 is not None else round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + held
+    floor = v0 if v0 is not None else held_forward_bytes(model, inputs.layout, tokens)
     if floor <= activation.bytes:
         return activation
     return activation.model_copy(update={
@@ -203,7 +207,7 @@ def _unfitted_activation(
                                 f"the text model's fit: {_unfitted_because(inputs)}")  # fmt: skip
     counted = _counted_sampler(inputs, tokens, seqs)
     if counted is not None and model is not None:
-        forward = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
+        forward = held_forward_bytes(model, inputs.layout, tokens)
         encoder = encoder_profile(inputs) if model.multimodal else None
         text = max(counted, forward)
         kept = f"; plus {encoder.peak_words(text)}" if encoder else ""

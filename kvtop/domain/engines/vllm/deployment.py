@@ -61,6 +61,7 @@ from kvtop.domain.deployment_math import (
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, UNREAD_FLAGS, counted_family
+from kvtop.domain.engines.vllm.mm_limits import unread_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS
 from kvtop.domain.errors import InputError
@@ -268,13 +269,15 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
             "batch: its outputs and pixels) is counted inside the activation peak (encoder_profile.py); the "
             "encoder's own forward before it is not",
         )  # fmt: skip
+    limits = unread_limits(inputs.settings.flags, inputs.version)
+    unread = f"; {limits}, so the encoder cache is not counted and a text-only launch not refused" if limits else ""
     return BudgetTerm(
         feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"encoder cache and {towers} profile peak",
         state=TermState.NOT_MODELLED, source=SOURCE_ENCODER,
         detail="vLLM measures them in its profile run, inside the activation peak; kvtop's non-KV estimate does not "
         f"split them out (it counts the encoder cache only for {', '.join(COUNTED_FAMILIES)}, on releases it read, "
         f"without {' / '.join('--' + name for name in UNREAD_FLAGS)} or a dummy size in --limit-mm-per-prompt: "
-        "encoder_profile.py)",
+        f"encoder_profile.py){unread}",
     )  # fmt: skip
 
 

@@ -66,7 +66,7 @@ from kvtop.domain.engines.vllm.encoder_forward import (
     tower_forward_bytes,
     tower_forward_words,
 )
-from kvtop.domain.engines.vllm.mm_limits import MMLimits, launch_limits, refuse_text_only
+from kvtop.domain.engines.vllm.mm_limits import MMLimits, launch_limits, refuse_text_only, unread_limits
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
@@ -322,11 +322,13 @@ def counted_family(
 ) -> str | None:
     """The family (`COUNTED_FAMILIES`) whose encoder profile kvtop counts for this launch; None where it is not
     counted: another family, a release whose `profile_run` kvtop did not read, a flag that changes the dummy and is
-    not read (`UNREAD_FLAGS`), a Qwen2-VL / Qwen2.5-VL context long enough for the dummy video
-    (`qwen2_vl_video_profiled`)."""
+    not read (`UNREAD_FLAGS`), a `--limit-mm-per-prompt` at a release whose reading was not read
+    (`mm_limits.unread_limits`), a Qwen2-VL / Qwen2.5-VL context long enough for the dummy video
+    (`qwen2_vl_video_profiled`). Raises only InputError, where the release lacks `--limit-mm-per-prompt` or would
+    not take its value (`mm_limits.launch_limits`), never a not-modelled refusal."""
     if model.tower is None or KEPT_ERAS.at(version) is None:
         return None
-    if any(flags.get(name) not in (None, False) for name in UNREAD_FLAGS):
+    if any(flags.get(name) not in (None, False) for name in UNREAD_FLAGS) or unread_limits(flags, version):
         return None
     limits = launch_limits(flags, version)
     if limits is not None and limits.sized:
@@ -358,7 +360,8 @@ def _family_modalities(model: ModelSpec) -> tuple[str, ...] | None:
 
 def refuse_unmodelled_limits(inputs: CalibrationInputs) -> None:
     """A multimodal launch whose `--limit-mm-per-prompt` turns every modality off (text-only, the tower dropped:
-    mm_limits.py) is not modelled: the family's modalities where kvtop knows them, else every one the flag names."""
+    mm_limits.py) is not modelled: decided where kvtop knows the family's modalities and reads the flag at the
+    release (`refuse_text_only`, `launch_limits`); elsewhere the encoder term names it as not modelled."""
     model = inputs.model
     if model is not None and model.multimodal:
         refuse_text_only(launch_limits(inputs.settings.flags, inputs.version), _family_modalities(model))

@@ -22,7 +22,9 @@ Read in the v0.11.0, v0.11.2, v0.12.0 and v0.13.0 wheels (PyPI):
   the tokens the budget counts for it (the processor's largest): kvtop does not count that dummy (the text model's
   fit, assumed, as for `--mm-processor-kwargs`).
 
-Other releases are not read: the flag is refused there by name (`LIMIT_ERAS`).
+Other releases are not read (`LIMIT_ERAS`): there the encoder profile is not counted (the text model's fit, assumed)
+and the encoder term names the flag as not modelled (`unread_limits`); a log that prints the flag still gets its
+verdict.
 """
 
 from __future__ import annotations
@@ -83,9 +85,19 @@ def _count(modality: str, value: object, options: bool) -> tuple[int, bool]:
     return value, sized
 
 
+def unread_limits(flags: Mapping[str, object], version: ResolvedVersion) -> str | None:
+    """Why the launch's `--limit-mm-per-prompt` is not read at this release (`LIMIT_ERAS`), in words; None where it
+    is not given or is read. The encoder profile is then not counted (`launch_limits` gives None)."""
+    if flags.get(FLAG.lstrip("-")) is None or LIMIT_ERAS.at(version) is not None:
+        return None
+    return (f"vLLM {version.label}'s {FLAG} is not modelled ({LIMIT_ERAS.era(version).source}: its code read at "
+            "v0.11.0, v0.11.2 – v0.13.0)")  # fmt: skip
+
+
 def launch_limits(flags: Mapping[str, object], version: ResolvedVersion) -> MMLimits | None:
-    """The launch's `--limit-mm-per-prompt`, read as the release reads it; None where not given. Refused by name at
-    a release not read (`LIMIT_ERAS`); InputError where the release lacks the flag or would not take the value."""
+    """The launch's `--limit-mm-per-prompt`, read as the release reads it; None where not given or where the
+    release's reading was not read (`unread_limits`: never an error, a log that prints it still gets its verdict).
+    InputError where the release lacks the flag or, at a release read, would not take the value."""
     raw = flags.get(FLAG.lstrip("-"))
     if raw is None:
         return None
@@ -94,8 +106,7 @@ def launch_limits(flags: Mapping[str, object], version: ResolvedVersion) -> MMLi
         raise InputError(why, field=FLAG)
     form = LIMIT_ERAS.at(version)
     if form is None:
-        raise UnsupportedModelError(f"vLLM {version.label}'s {FLAG} is not modelled ({LIMIT_ERAS.era(version).source}: "
-                                    "its code read at v0.11.0, v0.11.2 – v0.13.0)", field=FLAG)  # fmt: skip
+        return None
     counts: dict[str, int] = {}
     sized = False
     for modality, value in json_object(raw, FLAG).items():
@@ -106,11 +117,13 @@ def launch_limits(flags: Mapping[str, object], version: ResolvedVersion) -> MMLi
 
 def refuse_text_only(limits: MMLimits | None, modalities: tuple[str, ...] | None) -> None:
     """Every modality off runs the model text-only and drops its tower (module docstring), which kvtop's weights
-    book still charges: not modelled. `modalities`: the family's, where kvtop knows them; else every one named."""
-    if limits is None or not limits.counts:
+    book still charges: not modelled. Decided only where `modalities` (every one the model supports) is known:
+    vLLM's `supports_multimodal_inputs` (multimodal/registry.py:98-122 at v0.11.0) asks each supported modality, so
+    zeros on the modalities a flag names say nothing of one it leaves out (999); None (a family kvtop does not
+    count, whose modalities it does not know) is not decided here."""
+    if limits is None or modalities is None:
         return
-    off = not limits.on(modalities) if modalities is not None else all(n == 0 for n in limits.counts.values())
-    if off:
+    if not limits.on(modalities):
         raise UnsupportedModelError("every modality at 0 runs vLLM text-only and drops the vision tower "
                                     "(multimodal/registry.py:98-122, models/qwen3_vl.py:1129-1131 at v0.11.0), which "
                                     "kvtop's weights book still charges: not modelled", field=FLAG)  # fmt: skip

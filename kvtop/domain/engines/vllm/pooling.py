@@ -17,9 +17,9 @@ start on a T4, tests/data/calibration/SOURCES.md):
   feature at 0; the peak is never below the forward as counted. No pooling start printed its peak: assumed, ± the
   forward's own size or the fit's held-out error, the larger (a multimodal model's: 2 GiB at least, as its generating
   profile is assumed).
-- `_create_pooling_model_cls` deletes the class's `lm_head` (model_executor/models/adapters.py:190-192), which
+- `_create_pooling_model_cls` deletes the class's own `lm_head` (model_executor/models/adapters.py:190-192), which
   kvtop's weights book still charges where the head is untied: such a launch is refused, not modelled. A tied head is
-  the embedding, kept.
+  the embedding, kept; a multimodal class whose head lives in its `language_model` keeps it (`TOP_HEADS`).
 - The scheduler's default `max_num_batched_tokens` for a pooling runner depends on the pooler type the checkpoint's
   sentence-transformers files give (chunked prefill only for LAST pooling of a causal model, engine/arg_utils.py
   :1547-1577; `POOLING_MODEL_MAX_NUM_BATCHED_TOKENS` = 32,768 under it, config/scheduler.py:181-186): kvtop does not
@@ -71,6 +71,15 @@ RUNNERS = ("auto", "generate", "pooling", "draft")
 CONVERTS = ("auto", "none", "embed", "classify", "reward")
 POOLING_TASKS = ("embedding", "embed", "classify", "score", "reward")
 GENERATE_TASKS = ("auto", "generate")
+# TaskOption's other values at v0.11.0 (config/model.py:64-65) and v0.12.0 (:78-88), and what ModelConfig makes of
+# them (v0.11.0 :473-520, v0.12.0 :537-590): "transcription" is a generate task (_RUNNER_TASKS, v0.11.0 :74-78), the
+# generating runner; "draft" is in neither list, so the runner and convert stay "auto" (the `# task == "auto"` arm)
+AS_GENERATE, AS_AUTO = "transcription", "draft"
+TASK_READ_ERAS: Eras[bool] = Eras((
+    Era("", False, "--task transcription / draft not read before v0.11.0"),
+    Era("0.11.0", True, "v0.11.0 config/model.py:64-78, 473-520; v0.12.0 :78-88, 537-590"),
+    Era("0.13.0", False, "--task removed (SPANS)"),
+))  # fmt: skip
 # the releases whose pooling runner kvtop plans: its code read there (not when the flags exist: SPANS says that)
 POOLING_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.11.0"),
@@ -100,13 +109,22 @@ SUFFIX_DEFAULTS: tuple[tuple[str, bool], ...] = (
     ("ForAudioClassification", True), ("ForImageClassification", True), ("ForVideoClassification", True),
     ("ClassificationModel", True), ("ForRewardModeling", True), ("RewardModel", True), ("Model", True),
 )  # fmt: skip
+# the adapter deletes only the class's own `lm_head` (`hasattr(self, "lm_head")`, model_executor/models/adapters.py
+# :190-192 at v0.11.0): a multimodal class whose head lives in its `language_model` (Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
+# Gemma-3, Mistral-3: init_vllm_registered_model / Qwen3LLMForCausalLM) keeps it, as the weights book charges it; these
+# multimodal classes hold it at the top (their `self.lm_head =`, v0.11.0 aria.py, chameleon.py, idefics3.py (and
+# smolvlm.py's subclass), kimi_vl.py, molmo.py, phi4mm.py), so theirs is deleted
+TOP_HEADS = frozenset({
+    "AriaForConditionalGeneration", "ChameleonForConditionalGeneration", "Idefics3ForConditionalGeneration",
+    "SmolVLMForConditionalGeneration", "KimiVLForConditionalGeneration", "MolmoForCausalLM", "Phi4MMForCausalLM",
+})  # fmt: skip
 HEAD_DTYPE_BYTES = 4  # float32: a pooling runner's head dtype (config/model.py:1756-1757 at v0.11.0)
 MULTIMODAL_ERROR = 2 * GIB  # as a multimodal model's generating profile is assumed (calibration_activation.py)
 
 
 def refuse_flags(flags: Mapping[str, object], version: str) -> None:
     """A runner, convert or task flag the release lacks, or a value vLLM does not take (argparse's choices)."""
-    for flag, choices in ((RUNNER_FLAG, RUNNERS), (CONVERT_FLAG, CONVERTS), (TASK_FLAG, (*GENERATE_TASKS, *POOLING_TASKS))):
+    for flag, choices in ((RUNNER_FLAG, RUNNERS), (CONVERT_FLAG, CONVERTS), (TASK_FLAG, (*GENERATE_TASKS, AS_GENERATE, AS_AUTO, *POOLING_TASKS))):
         value = flags.get(flag.lstrip("-"))
         if value is None:
             continue
@@ -135,7 +153,7 @@ def pooling_runner(flags: Mapping[str, object], model: ModelSpec | None = None,
     runner, task = flags.get(RUNNER_FLAG.lstrip("-")), flags.get(TASK_FLAG.lstrip("-"))
     if runner == "pooling" or str(task) in POOLING_TASKS:
         return True
-    auto = runner in (None, "auto") and task in (None, "auto")
+    auto = runner in (None, "auto") and task in (None, "auto", AS_AUTO)  # --task draft: runner auto (AS_AUTO)
     return auto and model is not None and version is not None and auto_pooling(model.architecture, version)
 
 
@@ -143,6 +161,11 @@ def refuse_unmodelled(inputs: CalibrationInputs) -> None:
     """What kvtop does not plan of a runner or pooling launch, refused by the flag that asks for it (not modelled:
     `explain` still reads such a start's log)."""
     flags, version = inputs.settings.flags, inputs.version
+    task = flags.get(TASK_FLAG.lstrip("-"))
+    if task in (AS_GENERATE, AS_AUTO) and not TASK_READ_ERAS.at(version):
+        raise UnsupportedModelError(f"vLLM {version.label}'s --task {task} is not modelled (what the release makes of it "
+                                    f"read at v0.11.0 – v0.12.x only: {TASK_READ_ERAS.era(version).source})",
+                                    field=TASK_FLAG)  # fmt: skip
     if flags.get(RUNNER_FLAG.lstrip("-")) == "draft":
         raise UnsupportedModelError("vLLM's draft runner (a speculative model started alone) is not modelled", field=RUNNER_FLAG)
     pooling = pooling_runner(flags, inputs.model, version)
@@ -164,7 +187,7 @@ def refuse_unmodelled(inputs: CalibrationInputs) -> None:
                          "config/scheduler.py:181-186 at v0.11.0), which kvtop does not read: pass "
                          "--max-num-batched-tokens", field=flag)  # fmt: skip
     model = inputs.model
-    if model is not None and not model.multimodal and not model.tie_word_embeddings:
+    if model is not None and not model.tie_word_embeddings and (not model.multimodal or model.architecture in TOP_HEADS):
         raise UnsupportedModelError("vLLM's pooling adapter deletes the untied LM head (model_executor/models/adapters.py"
                          ":190-192 at v0.11.0), which kvtop's weights book still charges: not modelled", field=flag)  # fmt: skip
 

@@ -46,6 +46,13 @@ TOPK_BYTES = 8  # fused_moe select_experts: a float32 weight and an int32 id per
 SCALE_BYTES = 4  # per_token_group_quant_fp8's float32 scale per token and group of block_k inputs
 
 
+def held_forward_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> int:
+    """A dense forward's peak as V1 and V2 count it: the MLP transient at `tokens` (`mlp_transient_gib`) beside the
+    `HELD_HIDDEN` rows of tokens × hidden × dtype the decoder layer holds across it (calibration_activation.py
+    `_forward_floor`, v2_profile.py)."""
+    return round(mlp_transient_gib(model, layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
+
+
 def v0_forward_bytes(inputs: CalibrationInputs, tokens: int | None = None) -> int | None:
     """The V0 forward's peak as counted (above); None outside V0 or without the model."""
     model = inputs.model

@@ -28,16 +28,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kvtop.domain.calibration.features import mlp_transient_gib
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.sampler_peak import moe_workspace_bytes
-from kvtop.domain.engines.vllm.v0_profile import HELD_HIDDEN
+from kvtop.domain.engines.vllm.v0_profile import held_forward_bytes
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import GIB
 
 GUMBEL_BLOCK = 1024  # gumbel.py: BLOCK_SIZE, one program per 1,024 vocabulary entries of a row
 GUMBEL_BLOCK_BYTES = 8 + 4  # its local_argmax (int64) and local_max (float32) per row and block
@@ -90,6 +88,5 @@ def v2_sampler_bytes(model: ModelSpec, tokens: int, seqs: int, layout: ParallelL
 def v2_stage_peaks(model: ModelSpec, layout: ParallelLayout, tokens: int, seqs: int) -> StagePeaks:
     """(a stage before the last, the last stage): the forward (its MLP transient beside the residual and the normed
     input), and the larger of it and the sampler."""
-    held = HELD_HIDDEN * tokens * model.hidden_size * model.dtype_bytes
-    forward = round(mlp_transient_gib(model, layout, tokens) * GIB) + held
+    forward = held_forward_bytes(model, layout, tokens)
     return StagePeaks(before_last=forward, last=max(forward, v2_sampler_bytes(model, tokens, seqs, layout)))
