@@ -186,6 +186,15 @@ class ParallelLayout(BaseModel):
     def gpus(self) -> int:
         return self.tp * self.pp * self.replicas
 
+    def gpus_per_node(self, nodes: int) -> int:
+        """GPUs each of `nodes` nodes holds of this layout (at least one): its GPUs shared evenly over them."""
+        return max(self.gpus // nodes, 1)
+
+    def nodes_needed(self, gpus_per_node: int) -> int:
+        """Nodes of `gpus_per_node` GPUs this layout needs: its GPUs over a node's, a partly filled node counted
+        whole (the planner's edit of a multi-node launch keeps each node's GPUs and counts its `--nnodes`)."""
+        return ceil_div(self.gpus, gpus_per_node)
+
     def nodes_per_replica(self, nodes: int) -> int:
         """Nodes one replica spans over `nodes` (at least one): each DP replica without DP attention is an
         engine of its own, so the nodes divide among the replicas."""

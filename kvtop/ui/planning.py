@@ -23,7 +23,6 @@ from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, model_args, rel
 from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
-from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 from kvtop.ui.plan_fields import (
     DEPLOYMENT_KEYS,
@@ -325,8 +324,8 @@ def _on_its_nodes(base: LaunchSettings, edited: LaunchSettings) -> LaunchSetting
     rule = engine_rules(base.engine).span_rule
     try:
         nodes = rule.span(base).nnodes
-        per_node = max(layout_from_settings(base).gpus // nodes, 1)
-        wanted = ceil_div(layout_from_settings(edited).gpus, per_node)  # nodes of per_node GPUs the edit needs
+        per_node = layout_from_settings(base).gpus_per_node(nodes)
+        wanted = layout_from_settings(edited).nodes_needed(per_node)
     except KvtopError:
         return edited  # the launch's own message says what is wrong
     if nodes <= 1 or wanted == nodes:

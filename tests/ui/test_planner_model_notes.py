@@ -1,6 +1,7 @@
 """The planner says how the planned model's config was read, under the model field (#26, session 46 task D4): the
-notes `kvtop plan` prints for the model, from `ModelSpec.reading_notes` and `ModelSpec.not_modelled`; a class kvtop
-names not modelled is refused there with its reason.
+notes `kvtop plan` prints for the model, from `ModelSpec.reading_notes`; what it leaves out (`ModelSpec.not_modelled`)
+is in the plan's table, the one list `Ledger.not_modelled` (session 55, task g); a class kvtop names not modelled is
+refused there with its reason.
 
 Before: loading a class read through an entry that does not list it (HyperCLOVAX's over Qwen3-VL's text entry) or a
 model_type read generically (a name no entry lists; teleflm until session 47 listed it under llama) planned in the TUI with no word of either, where `plan` printed both notes.
@@ -61,13 +62,13 @@ async def test_the_planner_shows_how_a_model_was_read(make_app, healthy_snapshot
         assert box.display and notes(screen) == f"{KEYE_NOTE} {KEYE_AT_059}"
 
         await load(pilot, screen, str(teleflm))
-        assert notes(screen).startswith(
-            "note: not modelled: generic reading: no architecture entry for 'quux'; assumed "
+        assert notes(screen) == (
+            "note: whether SGLang 0.5.9 registers QuuxForCausalLM is not checked: kvtop read its registry at "
+            "0.5.6.post2, 0.5.23 only"
         )
-        assert notes(screen).endswith(
-            "; not checked against the engines' model code note: whether SGLang 0.5.9 registers QuuxForCausalLM is "
-            "not checked: kvtop read its registry at 0.5.6.post2, 0.5.23 only"
-        )
+        table = " ".join(shown(screen, "#plan-result").split())
+        assert "not modelled: generic reading: no architecture entry for 'quux'; assumed " in table
+        assert "; not checked against the engines' model code" in table
 
         await load(pilot, screen, str(MIMO_ASR))  # refused with its reason; the plan stays the last model's
         error = " ".join(shown(screen, "#plan-error").split())

@@ -287,10 +287,13 @@ class PlannerScreen(NodeScreen):
 
     def _show_model_notes(self) -> None:
         """The planned (after) model's reading notes under the model field, and for a model the live engine does
-        not run, whether its release registers the class (as `plan` says it); hidden where it has none."""
+        not run, whether its release registers the class (as `plan` says it); what it leaves out is the table's
+        (`Ledger.not_modelled`), said here only where no plan solved; hidden where it has none."""
         notes = self.query_one("#plan-model-notes", Static)
-        after = self.outcome.after if self.outcome is not None and not self.outcome.live_model_planned else None
-        notes.update(text := model_notes_text(self._model, architecture_check(after) if after is not None else None))
+        planned = self.outcome.after if self.outcome is not None else None
+        after = planned if self.outcome is not None and not self.outcome.live_model_planned else None
+        check = architecture_check(after) if after is not None else None
+        notes.update(text := model_notes_text(self._model, check, planned=planned is not None))
         notes.display = bool(text.plain)
 
     def too_large(self) -> str | None:

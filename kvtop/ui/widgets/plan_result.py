@@ -111,12 +111,13 @@ def cell_lines(ledger: Ledger) -> list[Content]:
 
 def unpriced_lines(ledger: Ledger) -> list[Content]:
     """Each term `plan` names not modelled, with its reason: 'draft weights: not modelled (the config states no MTP
-    layers and no draft model was named (--speculative-draft-model-path))'; then what the engine's rules leave
-    unmodelled on this launch, as `plan`'s 'note: not modelled: …' says it (`EngineResult.not_modelled`)."""
+    layers and no draft model was named (--speculative-draft-model-path))'; then what kvtop leaves out of the
+    plan, as `plan`'s 'note: not modelled: …' says it: the one list (`Ledger.not_modelled`: the model's parts, its
+    cast at load, the engine's rules' on this launch)."""
     return [
         *(Content.styled(f"{t.label}: not modelled" + (f" ({t.detail})" if t.detail else ""), "$warning")
           for t in ledger.terms if not t.modelled),
-        *(Content.styled(f"not modelled: {note}", "$warning") for note in ledger.engine.not_modelled),
+        *(Content.styled(f"not modelled: {note}", "$warning") for note in ledger.not_modelled),
     ]  # fmt: skip
 
 

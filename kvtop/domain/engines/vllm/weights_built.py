@@ -15,7 +15,6 @@ says so (mxfp4_unmodelled.py).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import ResolvedVersion, parse_release
@@ -23,7 +22,7 @@ from kvtop.domain.engines.vllm.mxfp4_sm12 import HOPPER_CHECKS, sm12_marlin, sm1
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
-from kvtop.domain.rounding import round_up
+from kvtop.domain.rounding import ceil_div, round_up
 from kvtop.domain.weights import WeightRow
 
 MXFP4_BLOCK = 32  # weights per E8M0 scale
@@ -65,13 +64,13 @@ def mxfp4_experts(
     if model.quant.format_of(moe.expert_names(0)) is None:
         return None
     if layout.ep > 1:  # whole experts, split over the EP group
-        experts, width = math.ceil(moe.num_routed_experts / layout.ep), moe.expert_intermediate_size
+        experts, width = ceil_div(moe.num_routed_experts, layout.ep), moe.expert_intermediate_size
     else:  # every expert, its intermediate size split over TP (× the DP replicas: layout.moe_shards)
         experts, width = moe.num_routed_experts, moe.expert_intermediate_size // layout.moe_shards
     hidden = model.hidden_size
     if sm12 or capability is not None and capability[0] == 8 or backend == "marlin":
-        return Mxfp4Experts("marlin", experts, width, math.ceil(width / MARLIN_PAD[0]) * MARLIN_PAD[0], hidden,
-                            math.ceil(hidden / MARLIN_PAD[1]) * MARLIN_PAD[1])  # fmt: skip
+        return Mxfp4Experts("marlin", experts, width, round_up(width, MARLIN_PAD[0]), hidden,
+                            round_up(hidden, MARLIN_PAD[1]))  # fmt: skip
     return Mxfp4Experts("triton", experts, width, round_up(width, TRITON_PAD), hidden, hidden)
 
 
