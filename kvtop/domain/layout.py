@@ -288,7 +288,7 @@ def pp_layer_range(num_layers: int, pp_rank: int, pp: int, remainder: PpRemainde
     """The layers a pipeline stage holds.
 
     SGLang gives the remainder to the last stages (before 0.5.6 all of it to the last stage); vLLM to the stages
-    before the last; TensorRT-LLM to the first (`Mapping.pp_layers`: torch.tensor_split).
+    before the last (before v0.8.0 all of it to the last stage); TensorRT-LLM to the first (`Mapping.pp_layers`: torch.tensor_split).
     """
     base, extra = divmod(num_layers, pp)
     sizes = [base] * pp
@@ -313,8 +313,8 @@ def largest_stage_layers(num_layers: int, pp: int, remainder: PpRemainder = "las
     Such a split (pp_layer_range) gives every stage num_layers // pp layers and one more to num_layers % pp of them;
     engines differ only in which stages take the extra layer (vLLM's get_pp_indices: the stages before the last,
     SGLang's get_pp_indices from 0.5.6: the last, TensorRT-LLM's Mapping.pp_layers: the first), not in how many the
-    largest holds. SGLang's before 0.5.6 ("last_takes_all") gives the whole remainder to the last stage:
-    num_layers // pp + num_layers % pp. The engines' layer-partition overrides (VLLM_PP_LAYER_PARTITION,
+    largest holds. SGLang's before 0.5.6 and vLLM's before v0.8.0 ("last_takes_all") give the whole remainder to the
+    last stage: num_layers // pp + num_layers % pp. The engines' layer-partition overrides (VLLM_PP_LAYER_PARTITION,
     SGLANG_PP_LAYER_PARTITION) are not modelled."""
     stages = max(pp, 1)
     if remainder == "last_takes_all":

@@ -26,6 +26,7 @@ from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
 from kvtop.domain.engines.vllm.load_line import LOGGED_WEIGHTS_STAGE
 from kvtop.domain.engines.vllm.pp_parts import stage_parts
+from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.vllm.weights_built import built_rows
 from kvtop.domain.engines.vllm.weights_words import WEIGHT_ROW_WORDS
 from kvtop.domain.kv import KvStorage
@@ -49,7 +50,7 @@ class VllmRules(VllmBudget, EngineBase):
         fp4_scales_per_head=True, draft_kv_as_layers=True, mla_as_heads=frozenset({"MiniCPM3ForCausalLM"}),
         encoder_decoder="cross_pool",  # §4.8: a CrossAttentionSpec group beside the decoder's (encdec.py)
     )
-    pp_remainder: PpRemainder = "second_to_last"
+    pp_remainder: PpRemainder = "second_to_last"  # the newest release's split; by release: pp_remainder_at
     sizes_every_rank_from_least_free = False  # §4: each worker its own memory, then the least block count
     logged_weights_stage: int | None = LOGGED_WEIGHTS_STAGE  # `Model loading took` is stage 0's (load_line.py)
     # §2.3: without --enable-expert-parallel the fused MoE layer flattens TP across the DP replicas, so each expert is
@@ -122,6 +123,10 @@ class VllmRules(VllmBudget, EngineBase):
     def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
         """§3.6: the configs vLLM refuses as it reads them (config_checks.py), before the books."""
         check_config(model, version)
+
+    def pp_remainder_at(self, version: ResolvedVersion) -> PpRemainder:
+        """get_pp_indices by release: the whole remainder on the last stage before v0.8.0 (pp_split.py)."""
+        return PP_SPLIT_ERAS.at(version)
 
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), what

@@ -39,6 +39,7 @@ from kvtop.domain.engines.vllm.kernels import check_weights
 from kvtop.domain.engines.vllm.mxfp4_unmodelled import mxfp4_not_modelled
 from kvtop.domain.engines.vllm.page_unify import UnifiedPages, check_v_width, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
+from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS, pp_partition_not_modelled
 from kvtop.domain.engines.vllm.state_only import state_page
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
 from kvtop.domain.engines.vllm.windows import (
@@ -184,7 +185,7 @@ class VllmBudget:
         )
         stage = None
         if inputs.layout.pp > 1 and MERGED_GROUPS_ERAS.at(inputs.version):  # §4.2: every stage's groups, projected
-            stage = pp_layer_range(m.num_layers, inputs.pp_rank, inputs.layout.pp, "second_to_last")
+            stage = pp_layer_range(m.num_layers, inputs.pp_rank, inputs.layout.pp, PP_SPLIT_ERAS.at(inputs.version))
         dsv4 = None
         if m.compressed is not None:  # §4.7: DeepSeek-V4's own specs in packed groups (dsv4.py)
             dsv4 = dsv4_rank(m, inputs.layout, kv, inputs.gpu_name, inputs.version, s.page_size)
@@ -275,7 +276,8 @@ class VllmBudget:
             max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0), unused_bytes=unused,
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
             shortfall_bytes=0 if fits else over or needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
-            not_modelled=tuple(n for n in (mxfp4_not_modelled(m, inputs.layout, s, gpu_name, inputs.version),) if n),
+            not_modelled=tuple(n for n in (mxfp4_not_modelled(m, inputs.layout, s, gpu_name, inputs.version),
+                                           pp_partition_not_modelled(s.flags, inputs.layout.pp, inputs.version)) if n),
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (
                 encdec_cell(block, blocks_per_request, page_bytes * group_size, max_len, encoder) if encoder else None),
             state_slots=num_blocks if state_only is not None and fits else 0, capacity_fixed_by=fixed_by,

@@ -53,6 +53,7 @@ from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace
 from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
+from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.vllm.profile_run import GRAPHS_PROFILED, batch_limits, graph_counts, graphs_charged
 from kvtop.domain.engines.vllm.startup_split import logged_terms as logged_terms  # v0.27+'s split, read back
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
@@ -246,7 +247,7 @@ def _graph_features(inputs: CalibrationInputs, *, v1_runner: bool = False) -> tu
     if not piecewise and not full:
         return None  # cudagraph_mode NONE (compilation.py): nothing captured
     extra = max(piecewise - 1, 0) + max(full - 1, 0) if v1_runner else v2_graph_extras(inputs, piecewise, full)
-    layers = largest_stage_layers(inputs.model.num_layers, inputs.layout.pp)
+    layers = largest_stage_layers(inputs.model.num_layers, inputs.layout.pp, PP_SPLIT_ERAS.at(inputs.version))
     return ((extra + 1) * layers / 1000,)
 
 

@@ -28,6 +28,7 @@ from kvtop.domain.engines.vllm.mm_limits import launch_limits
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.pooling import FLAGS as POOLING_FLAGS
 from kvtop.domain.engines.vllm.pooling import refuse_flags as refuse_pooling_flags
+from kvtop.domain.engines.vllm.pp_split import PP_PARTITION_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
@@ -221,7 +222,9 @@ class VllmFlags:
     # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py; VLLM_USE_V1=0: V0 in v0.8-v0.10, v0_charge.py)
-    env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV})
+    env_read: frozenset[str] = frozenset(
+        {MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV, PP_PARTITION_ENV}
+    )  # PP_PARTITION_ENV: named not modelled (pp_split.py)
     # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0
     release_images: frozenset[str] = frozenset({OFFICIAL_IMAGE})
     specials: Mapping[str, tuple[int, str]] = {}

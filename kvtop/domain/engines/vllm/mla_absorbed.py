@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.layout import largest_stage_layers
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_layers import MlaSpec
@@ -82,7 +83,7 @@ def absorbed_shape(inputs: CalibrationInputs) -> AbsorbedShape | None:
     layout = inputs.layout
     return AbsorbedShape(model=model, mla=model.mla, heads=max(model.num_attention_heads // max(layout.tp, 1), 1),
                          query_rank=model.mla.q_lora_rank or model.hidden_size,
-                         layers=largest_stage_layers(model.num_layers, layout.pp), fp8=model.quant.method == "fp8")  # fmt: skip
+                         layers=largest_stage_layers(model.num_layers, layout.pp, PP_SPLIT_ERAS.at(inputs.version)), fp8=model.quant.method == "fp8")  # fmt: skip
 
 
 def kept_copies(inputs: CalibrationInputs) -> tuple[int, str] | None:

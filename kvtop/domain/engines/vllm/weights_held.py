@@ -54,8 +54,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.mla_absorbed import absorbed_matrices, kept_copies
 from kvtop.domain.engines.vllm.mxfp4_backend import TRITON, mxfp4_backend
+from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.vllm.rope_override import derived_max_len
 from kvtop.domain.engines.vllm.weights_buffers import deepstack_buffers, mrope_positions_factor
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
@@ -123,7 +125,7 @@ def _mxfp4(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tupl
         )
         padded_biases = experts * 2 * (padded - built.width) * model.dtype_bytes  # weights_built's bias rows
         biases = experts * (2 * padded + hidden) * 4 - book_biases - padded_biases
-    extra = round(_moe_layers_on_rank(model, layout.pp) * (scales_again + biases))
+    extra = round(_moe_layers_on_rank(model, layout.pp, inputs.version) * (scales_again + biases))
     return extra, (
         "vLLM's MXFP4 experts on Hopper: the checkpoint's scales kept beside the swizzled, padded copy, float32 biases "
         "(quantization/mxfp4.py, Triton backend)"
@@ -170,7 +172,7 @@ def triton_held(inputs: CalibrationInputs) -> int:
     return sum(part[0] for part in parts if part is not None)
 
 
-def _moe_layers_on_rank(model: ModelSpec, pp: int) -> int:
+def _moe_layers_on_rank(model: ModelSpec, pp: int, version: ResolvedVersion) -> int:
     """The MoE layers of the pipeline stage that holds the most (the largest rank's, as the weights term is), each
     stage's layers as vLLM's get_pp_indices splits them (the remainder on the stages before the last:
     distributed/utils.py, read in the v0.11.2 wheel; `pp_layer_range` "second_to_last"). 36 MoE layers at PP 5 split
@@ -178,7 +180,7 @@ def _moe_layers_on_rank(model: ModelSpec, pp: int) -> int:
     moe = [index for index, kind in enumerate(model.layer_mlp) if kind is MlpKind.MOE]
     stages = max(pp, 1)
     most = max(
-        sum(1 for index in moe if index in pp_layer_range(model.num_layers, rank, stages, "second_to_last"))
+        sum(1 for index in moe if index in pp_layer_range(model.num_layers, rank, stages, PP_SPLIT_ERAS.at(version)))
         for rank in range(stages)
     )
     return most or 1
@@ -232,7 +234,7 @@ def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
     inner = model.intermediate_size // tp
     tensors = ((heads + 2 * kv_heads) * model.head_dim * hidden * width, heads * model.head_dim * hidden * width,
                (2 if model.mlp_gated else 1) * inner * hidden * width, inner * hidden * width)  # fmt: skip
-    layers = largest_stage_layers(model.num_layers, inputs.layout.pp)
+    layers = largest_stage_layers(model.num_layers, inputs.layout.pp, PP_SPLIT_ERAS.at(inputs.version))
     vocab = vocab_padded(model.vocab_size) // tp
     matrix = vocab * (model.embedding_size or hidden) * width
     positions = [(model.max_position_embeddings + model.body.positions_offset) * hidden * width] if (
@@ -261,7 +263,7 @@ def _mxfp4_rounding(inputs: CalibrationInputs, built: Mxfp4Experts | None = None
               *swizzled_scales(built))  # fmt: skip
     biases = (experts * 2 * padded * 4, experts * hidden * 4) if model.moe.expert_bias else ()
     layer = sum(allocator_block(size) - size for size in (*scales, *biases))
-    layers = _moe_layers_on_rank(model, inputs.layout.pp)
+    layers = _moe_layers_on_rank(model, inputs.layout.pp, inputs.version)
     if layer * layers <= 0:
         return None
     return layer * layers, "torch's caching allocator: MXFP4 expert scales within 1 MiB under a 2 MiB boundary"
