@@ -89,3 +89,13 @@ def test_vllm_use_v1_1_with_a_backend_v1_does_not_take_is_refused() -> None:
     assert "VLLM_ATTENTION_BACKEND" in fields("VLLM_USE_V1=1 VLLM_ATTENTION_BACKEND=XFORMERS")
     assert "VLLM_ATTENTION_BACKEND" not in fields("VLLM_USE_V1=1 VLLM_ATTENTION_BACKEND=FLASHINFER")
     assert "VLLM_ATTENTION_BACKEND" not in fields("VLLM_ATTENTION_BACKEND=XFORMERS")  # falls back to V0 and starts
+
+
+def test_the_t4_start_of_0_10_2_with_a_v1_backend_reads_v1() -> None:
+    """kyaushev/ecg_classifier (a03f282): `VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1 … api_server`, 'Initializing a V1
+    LLM engine (v0.10.2)': the name is in v0.10.2's V1_BACKENDS, so the record reads V1."""
+    from benchmarks.calibration.corpus import load_all
+
+    (record,) = [r for r in load_all()["vllm"] if r.id == "kyaushev-ecg-phi-4-mini-colab-t4-v0102"]
+    assert record.settings.flags.get("VLLM_ATTENTION_BACKEND") == "TRITON_ATTN_VLLM_V1"
+    assert engine_era(ResolvedVersion(text="0.10.2"), "T4", record.settings.flags) == "v1"
