@@ -53,11 +53,15 @@ def engine_era(
 
 
 def default_max_num_seqs(
-    total_bytes: int, gpu_name: str | None = None, version: ResolvedVersion | None = None
+    total_bytes: int,
+    gpu_name: str | None = None,
+    version: ResolvedVersion | None = None,
+    flags: Mapping[str, object] | None = None,
 ) -> tuple[int, str]:
-    """(max_num_seqs, why) with no --max-num-seqs: the engine era's default, read once for the budget's max running
-    requests and for the profiling run's batch (`profile_run.batch_limits`)."""
-    if engine_era(version or ResolvedVersion(), gpu_name) == "v0":
+    """(max_num_seqs, why) with no --max-num-seqs: the default of the engine the start runs (`engine_era`, `flags`
+    the launch's: VLLM_USE_V1=0 runs V0), read once for the budget's max running requests and for the profiling
+    run's batch (`profile_run.batch_limits`)."""
+    if engine_era(version or ResolvedVersion(), gpu_name, flags) == "v0":
         return V0_MAX_NUM_SEQS, f"V0's default {V0_MAX_NUM_SEQS} seqs ({_V0_SEQS_SOURCE[ENGINE_ERAS.at(version or ResolvedVersion())]})"
     if total_bytes >= 70 * GIB and not is_a100(gpu_name):
         return V1_MAX_NUM_SEQS, f"V1's default {V1_MAX_NUM_SEQS} seqs on a GPU of ≥ 70 GiB (not an A100)"
@@ -70,15 +74,17 @@ def default_batch_limits(
     version: ResolvedVersion | None = None,
     llm_class: bool = False,
     engine_context: bool = False,
+    flags: Mapping[str, object] | None = None,
 ) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (`EngineArgs.get_batch_defaults`): 16384 on
     GPUs with ≥ 160 GiB in releases that have that tier, 8192 on GPUs with ≥ 70 GiB that are not an A100,
     else 2048 (V1's: V0's tokens follow the context, `profile_run.batch_limits`); max_num_seqs the era's
     (`default_max_num_seqs`). An unnamed GPU of ≥ 70 GiB counts as no A100. `llm_class`: the offline `LLM(...)`
     class's tokens instead (`eras.LLM_CLASS_BATCH_ERAS`: 16384 / 8192 from the V1 engine on). `engine_context`: a
-    start through `EngineArgs` → `LLMEngine` (`eras.ENGINE_CONTEXT_BATCH_ERAS`: 2048 tokens, 128 seqs from v0.9.2)."""
+    start through `EngineArgs` → `LLMEngine` (`eras.ENGINE_CONTEXT_BATCH_ERAS`: 2048 tokens, 128 seqs from v0.9.2).
+    `flags`: the launch's settings flags, which decide the engine the start runs (`engine_era`)."""
     version = version or ResolvedVersion()
-    seqs, _ = default_max_num_seqs(total_bytes, gpu_name, version)
+    seqs, _ = default_max_num_seqs(total_bytes, gpu_name, version, flags)
     direct = ENGINE_CONTEXT_BATCH_ERAS.at(version) if engine_context else None
     if direct is not None:
         tokens, direct_seqs = direct

@@ -42,6 +42,7 @@ from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_o
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS, pp_partition_not_modelled
 from kvtop.domain.engines.vllm.state_only import state_page
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
+from kvtop.domain.engines.vllm.v0_backends import check_backend_env
 from kvtop.domain.engines.vllm.windows import (
     EXTRA_RETAINED_ERAS,
     IN_FLIGHT_BATCHES_ERAS,
@@ -109,6 +110,7 @@ class VllmBudget:
         check_attention(m, kv.kv_format, inputs.gpu_name, inputs.version)  # §3.5, as the layers are
         check_v_width(m, inputs.version)  # §4.6: MiMo-V2's V padded to K's width before v0.20.0
         check_entry_point(s, inputs.version, m)  # §3: --llm-class / --engine-context batch defaults
+        check_backend_env(inputs.version, s.flags)  # §2: VLLM_ATTENTION_BACKEND's engine, where not read
         hybrid, state_only = None, None
         if m.attention_free:  # §4.4: every layer a MambaSpec, one block a request (state_only.py)
             state_only = state_page(kv, s, inputs.context_length)
@@ -145,7 +147,7 @@ class VllmBudget:
         )
         gpu_name = inputs.gpu_name
         batched_default, seqs_default = default_batch_limits(
-            total, gpu_name, inputs.version, s.llm_class, s.engine_context
+            total, gpu_name, inputs.version, s.llm_class, s.engine_context, s.flags
         )
         max_seqs = s.max_running_requests or seqs_default
         unused = 0

@@ -33,6 +33,7 @@ from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
+from kvtop.domain.engines.vllm.v0_backends import ATTENTION_BACKEND_ENV
 from kvtop.domain.engines.vllm.v0_charge import USE_V1_ENV
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
@@ -221,10 +222,11 @@ class VllmFlags:
     memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
     # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
-    # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py; VLLM_USE_V1=0: V0 in v0.8-v0.10, v0_charge.py)
-    env_read: frozenset[str] = frozenset(
-        {MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV, PP_PARTITION_ENV}
-    )  # PP_PARTITION_ENV: named not modelled (pp_split.py)
+    # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py; VLLM_USE_V1=0: V0 in v0.8-v0.10, v0_charge.py;
+    # VLLM_ATTENTION_BACKEND outside V1's list: V0 in v0.8-v0.10, v0_backends.py; VLLM_PP_LAYER_PARTITION: named not
+    # modelled, pp_split.py)
+    env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV,
+                                          ATTENTION_BACKEND_ENV, PP_PARTITION_ENV})  # fmt: skip
     # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0
     release_images: frozenset[str] = frozenset({OFFICIAL_IMAGE})
     specials: Mapping[str, tuple[int, str]] = {}

@@ -68,14 +68,14 @@ def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:
 def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     """(max_num_batched_tokens, max_num_seqs, why) of the profiling run: the flags, else the era's defaults."""
     s = inputs.settings
-    seqs, _ = default_max_num_seqs(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)  # the budget's own
+    seqs, _ = default_max_num_seqs(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.flags)  # the budget's
     if engine_era(inputs) == "v0":
         chunk = V0_CHUNKED_TOKENS.at(inputs.version)
         tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
         why = f"V0 defaults: {seqs} seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or seqs, why
     batched, seqs = default_batch_limits(
-        inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.llm_class, s.engine_context
+        inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.llm_class, s.engine_context, s.flags
     )
     offline = s.llm_class and LLM_CLASS_BATCH_ERAS.at(inputs.version) is not None
     direct = s.engine_context and ENGINE_CONTEXT_BATCH_ERAS.at(inputs.version) is not None

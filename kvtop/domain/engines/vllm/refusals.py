@@ -45,6 +45,8 @@
   XverseForCausalLM (num_experts 64), which v0.13.0's registry maps to models/llama.py LlamaForCausalLM (a dense
   LlamaMLP); LlamaModel.load_weights meets mlp.experts.N.* / mlp.router with no parameter (`params_dict[name]`:
   KeyError). The class was dropped after v0.23.0 (v0.33.0 refuses it by name, architectures.py).
+- VLLM_USE_V1=1 with a VLLM_ATTENTION_BACKEND V1 does not take, v0.8.0-v0.10.2 (v0_backends.py): `_raise_or_fallback`
+  raises NotImplementedError ("VLLM_USE_V1=1 is not supported with VLLM_ATTENTION_BACKEND=…").
 """
 
 from __future__ import annotations
@@ -65,6 +67,13 @@ from kvtop.domain.engines.vllm.eras import backend_selection
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
 from kvtop.domain.engines.vllm.rope_override import derived_max_len, unread_override
+from kvtop.domain.engines.vllm.v0_backends import (
+    ATTENTION_BACKEND_ENV,
+    V1_BACKEND_ERAS,
+    backend_runs_v0,
+    named_backend,
+)
+from kvtop.domain.engines.vllm.v0_charge import USE_V1_ENV
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions, dense_only_refusal, tower_blocks_refusal
@@ -168,7 +177,27 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found.append(mlp_width_refusal(ledger, TP_WIDTHS))
     found.append(block_size_refusal(ledger))
     found.append(experts_refusal(ledger))
+    found.append(v1_backend_refusal(ledger))
     return tuple(refusal for refusal in found if refusal is not None)
+
+
+def v1_backend_refusal(ledger: Ledger) -> Refusal | None:
+    """VLLM_USE_V1=1 with a VLLM_ATTENTION_BACKEND the release's V1 does not take (v0_backends.py): the oracle's
+    `_raise_or_fallback` raises instead of falling back to V0 (envs.VLLM_USE_V1 is `bool(int(value))`)."""
+    flags, version = ledger.settings.flags, ledger.version
+    try:
+        forced = int(str(flags.get(USE_V1_ENV, "0")).strip()) != 0
+    except ValueError:
+        forced = False
+    if not forced or backend_runs_v0(version, flags) is not True:
+        return None
+    return Refusal(
+        field=ATTENTION_BACKEND_ENV,
+        message=f"vLLM {version.label} refuses VLLM_USE_V1=1 with {ATTENTION_BACKEND_ENV}={named_backend(flags)}: its "
+        "V1 does not take that backend ('VLLM_USE_V1=1 is not supported with …'); name a V1 backend, or drop "
+        "VLLM_USE_V1=1 to run V0",
+        source=f"engine/arg_utils.py _is_v1_supported_oracle, _raise_or_fallback; {V1_BACKEND_ERAS.era(version).source}",
+    )  # fmt: skip
 
 
 def _one_backend(ledger: Ledger, feature: OneBackendFeature) -> Refusal | None:

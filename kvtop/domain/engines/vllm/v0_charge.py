@@ -31,6 +31,7 @@ from typing import Literal
 
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ReleaseDate, ResolvedVersion
+from kvtop.domain.engines.vllm.v0_backends import backend_runs_v0
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.wording import GIB
 
@@ -90,9 +91,13 @@ def falls_back_to_v0(
 ) -> bool:
     """Whether a V1-era release runs V0: below compute capability 8.0 where the release still falls back
     (`V0_FALLBACK_ERAS`), or where the launch sets VLLM_USE_V1=0 (`V0_OPT_OUT_ERAS`, `flags`: the launch's settings
-    flags, which hold its leading NAME=VALUE assignments). V0's scheduler defaults (`_set_default_args_v0`), profile
-    run and memory profiling then hold, not V1's. An unknown GPU and no opt-out: no."""
+    flags, which hold its leading NAME=VALUE assignments), or where its VLLM_ATTENTION_BACKEND names a backend the
+    release's V1 does not take (`v0_backends.backend_runs_v0`; a name not modelled there counts as V1's, and
+    refusals.py refuses it). V0's scheduler defaults (`_set_default_args_v0`), profile run and memory profiling then
+    hold, not V1's. An unknown GPU and no opt-out: no."""
     if V0_OPT_OUT_ERAS.at(version) and _turns_v1_off(flags):
+        return True
+    if backend_runs_v0(version, flags) is True:
         return True
     return capability is not None and capability < V1_FROM_CAPABILITY and V0_FALLBACK_ERAS.at(version)
 
@@ -104,7 +109,8 @@ def profile_charge(
     era = PROFILE_CHARGE_ERAS.era(version)
     if era.since == "0.8.0" and falls_back_to_v0(version, capability, flags):
         return Era("0.8.0", "baseline", "V0 below compute capability 8.0 (engine/arg_utils.py:1350-1356 at "
-                   "v0.8.5.post1) or under VLLM_USE_V1=0: worker/worker.py's memory_profiling, the growth from a baseline snapshot")
+                   "v0.8.5.post1), under VLLM_USE_V1=0 or a VLLM_ATTENTION_BACKEND V1 does not take (v0_backends.py): "
+                   "worker/worker.py's memory_profiling, the growth from a baseline snapshot")
     return era
 # The TP group's custom all-reduce (its IPC buffers: most of non-torch memory's growth at TP > 1) exists from v0.3.0.
 CUSTOM_ALL_REDUCE_ERAS: Eras[bool] = Eras((
