@@ -74,7 +74,9 @@ def test_an_attention_free_plan_gives_its_requests_an_interval(capsys: pytest.Ca
     assert weights["source"] == "calibrated" and weights["error_bytes"] > 0
     fraction, moved = out["memory_fraction"]["value"], _moved(out, "weights")
     centre, low, high = (_slots(weights["bytes"] + delta, fraction) for delta in (0, moved, -moved))
-    assert centre == 706 and low < centre < high  # 708 before the allocator's tails
+    # 708 before the allocator's tails; the weights' error (0.5 % since session 55) may move one end by less than a
+    # slot, so an end may equal the centre
+    assert centre == 706 and low <= centre <= high and low < high
     interval = out["request_interval"]
     assert out["request_capacity"]["state_bytes_per_request"] == STATE == 36_700_160
     assert (interval["slots_min"], interval["slots_max"]) == (low, high)

@@ -34,6 +34,7 @@ class RequestCapacity(BaseModel):
 
     state_bytes_per_request: int  # every state layer of the rank: conv + SSM of one request
     requests_fit: int  # the state slots the engine's pool holds (sized from memory)
+    slots_per_request: int = 1  # the slots one running request takes (`EngineResult.state_slots_per_request`)
     engine_cap: int  # the engine's cap on running requests (its flag or its default)
     requests: int  # what runs at once: the smaller of the two
     token_pool: int  # the engine's own token figure (SGLang's pool; vLLM's logged blocks × max_model_len), not memory's
@@ -47,6 +48,7 @@ def request_capacity(kv: KvBook, engine: EngineResult) -> RequestCapacity | None
         return None
     requests = min(engine.state_slots, engine.max_running_requests)
     return RequestCapacity(state_bytes_per_request=state, requests_fit=engine.state_slots,
+                           slots_per_request=engine.state_slots_per_request,
                            engine_cap=engine.max_running_requests, requests=requests,
                            token_pool=engine.token_capacity)  # fmt: skip
 
@@ -63,11 +65,13 @@ class RequestInterval(BaseModel):
     slots_min: int  # the state slots the pool holds at the budget's low end
     slots_max: int
     engine_cap: int  # the engine's cap on running requests at the centre (SGLang's follows the slots)
+    memory_requests_min: int = 0  # the requests the slots at the budget's low end hold (slots ÷ slots per request)
 
     @property
     def cap_binds(self) -> bool:
-        """The engine's cap, not memory, sets the requests at both ends (the slots reach past it everywhere)."""
-        return self.requests_min == self.requests_max == self.engine_cap and self.slots_min >= self.engine_cap
+        """The engine's cap, not memory, sets the requests at both ends: the slots at the low end hold more requests
+        than the cap (a cap the slots set, SGLang's slots ÷ its mamba ratio, is memory's)."""
+        return self.requests_min == self.requests_max == self.engine_cap and self.memory_requests_min > self.engine_cap
 
     @property
     def spread(self) -> int:
@@ -95,5 +99,7 @@ def request_interval(
     ends = (central, low, high)
     requests = [end.requests if end is not None else 0 for end in ends]
     slots = [end.requests_fit if end is not None else 0 for end in ends]
+    by_memory = [end.requests_fit // end.slots_per_request if end is not None else 0 for end in ends]
     return RequestInterval(requests=central.requests, requests_min=min(requests), requests_max=max(requests),
-                           slots_min=min(slots), slots_max=max(slots), engine_cap=central.engine_cap)  # fmt: skip
+                           slots_min=min(slots), slots_max=max(slots), engine_cap=central.engine_cap,
+                           memory_requests_min=min(by_memory))  # fmt: skip

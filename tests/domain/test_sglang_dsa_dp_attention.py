@@ -40,9 +40,11 @@ def test_0_5_3_to_0_5_5_run_dp_attention_at_dp_equal_to_tp(version: str) -> None
 
 @pytest.mark.parametrize("version", ["0.5.6", "0.5.7"])
 def test_0_5_6_and_0_5_7_turn_dp_attention_on_with_the_dp_given(version: str) -> None:
+    """At --dp 1 the forced DP attention spans the TP group (attention TP = tp): the typed layout, planned as the
+    engine's own sizing gives it (docs/fidelity.md's 0.5.6.post2 DSA cases); at --dp > 1 without the flag, refused."""
     with pytest.raises(UnsupportedModelError, match="turns DP attention on for a DSA model"):
-        plan(version)
-    assert plan(version, "--enable-dp-attention").token_capacity > 0
+        plan(version, "--dp", "2")
+    assert plan(version).token_capacity == plan(version, "--enable-dp-attention").token_capacity > 0
     assert plan(version, "--enable-dp-attention", "--dp", "8").token_capacity > 0
 
 

@@ -390,6 +390,7 @@ class EngineResult(BaseModel):
     kv_pool_bytes: int  # bytes the pools really take (padding rows, state, index included)
     state_pool_bytes: int = 0
     state_slots: int = 0  # requests' states the state pool holds (its padding slot not counted); 0: no pool sized
+    state_slots_per_request: int = 1  # the slots one running request takes (SGLang's mamba ratio: mamba_ratio)
     max_running_requests: int
     max_concurrency: float | None  # vLLM's expression; None where the engine has none
     req_to_token_bytes: int = 0

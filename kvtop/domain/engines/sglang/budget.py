@@ -190,7 +190,7 @@ class SglangBudget:
         return EngineResult(
             engine="sglang", token_capacity=tokens, swa_token_capacity=swa_tokens, page_size=page,
             kv_budget_bytes=budget, kv_pool_bytes=pool_bytes + state_bytes, state_pool_bytes=state_bytes,
-            state_slots=state_slots,
+            state_slots=state_slots, state_slots_per_request=slots_per_request,
             max_running_requests=requests, max_concurrency=None, req_to_token_bytes=req_to_token,
             reserve_bytes=round(slack_gib * GIB) + mm_reserve, memory_fraction=mfs, memory_fraction_source=mfs_source,
             reserve_needed_bytes=None if needed is None else needed + mm_reserve,

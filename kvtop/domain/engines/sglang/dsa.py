@@ -65,8 +65,9 @@ DSA_DP_ATTENTION_ERAS: Eras[str | None] = Eras((
 
 def check_dsa_dp_attention(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> None:
     """Refuse, as not modelled, a DSA launch at a release that turns DP attention on by itself where the launch does
-    not already say what the engine will run: kvtop does not rewrite the launch's layout, and planning it as plain TP
-    would be a silently wrong number. The launch line SGLang turns it into is planned as typed."""
+    not already say what the engine will run (0.5.6 … 0.5.7 with --dp 1 runs the typed layout): kvtop does not rewrite
+    the launch's layout, and planning it as plain TP would be a silently wrong number. The launch line SGLang turns it
+    into is planned as typed."""
     rule = era_for(DSA_DP_ATTENTION_ERAS, version).value
     if model.attention_kind is not AttentionKind.DSA or rule is None:
         return
@@ -77,7 +78,9 @@ def check_dsa_dp_attention(model: ModelSpec, settings: LaunchSettings, version: 
             f"launch says ({source}): not modelled as typed; plan it with --enable-dp-attention --dp {settings.tp}",
             field="--enable-dp-attention",
         )
-    if rule == "dp_attention" and not settings.enable_dp_attention:
+    # with --dp 1 DP attention spans the whole TP group (attention TP = tp ÷ dp = tp): the layout kvtop plans as typed,
+    # as the engine's own KV sizing at 0.5.6.post2 shows (docs/fidelity.md: its DSA cases equal at TP 1-8)
+    if rule == "dp_attention" and settings.dp > 1 and not settings.enable_dp_attention:
         raise UnsupportedModelError(
             f"SGLang {version.label} turns DP attention on for a DSA model whatever the launch says ({source}): not "
             "modelled as typed; plan it with --enable-dp-attention",
