@@ -26,10 +26,10 @@ from kvtop.domain.launch import (
     LaunchSettings,
     check_parallel,
     detect_engine,
-    ignored_flags_note,
     parse_flags,
     parse_launch_command,
 )
+from kvtop.domain.launch_notes import ignored_flags_note
 from kvtop.domain.launch_tokens import split_command
 from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import GIB, fmt_gib, parse_size

@@ -10,7 +10,8 @@ import json
 import pytest
 
 from kvtop.cli import main
-from kvtop.domain.launch import ignored_flags_note, parse_flags
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_notes import ignored_flags_note
 from tests.conftest import CONFIGS
 
 QWEN3_NEXT = str(CONFIGS / "Qwen--Qwen3-Next-80B-A3B-Thinking.json")  # a hybrid: Gated DeltaNet + attention

@@ -17,7 +17,8 @@ from kvtop.domain.engines.vllm.flags import MEMORY_NEUTRAL, VllmFlags
 from kvtop.domain.engines.vllm.flags_table import RELEASES_READ, FlagSpan, missing_at
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import ignored_flags_note, parse_flags
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_notes import ignored_flags_note
 from kvtop.sources.processes import ProcessRecord, _engine_from_server
 from tests.data_paths import CONFIGS
 

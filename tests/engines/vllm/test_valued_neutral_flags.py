@@ -14,7 +14,7 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.engines.vllm.flags import MEMORY_NEUTRAL, UNMODELLED_SPELLINGS
-from kvtop.domain.launch import ignored_flags_note
+from kvtop.domain.launch_notes import ignored_flags_note
 from kvtop.sources.processes import ProcessRecord, _engine_from_server
 from tests.data_paths import CONFIGS, DATA
 
