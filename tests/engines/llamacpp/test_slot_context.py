@@ -154,3 +154,40 @@ def test_override_kv_is_refused_by_name() -> None:
     with pytest.raises(InputError, match="context_length=int:N sets n_ctx_train") as refused:
         plan("-c 262144 -np 1 --override-kv llama.context_length=int:262144")
     assert refused.value.field == "--override-kv"
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [
+        ("--rope-freq-scale nan", "--rope-freq-scale"),
+        ("--rope-freq-scale -2", "--rope-freq-scale"),
+        ("--rope-freq-scale 1e39", "--rope-freq-scale"),  # beyond a C float: std::stof throws out_of_range
+        ("--rope-scale 2 --yarn-orig-ctx nan", "--yarn-orig-ctx"),
+        ("--rope-scale 2 --yarn-orig-ctx -16384", "--yarn-orig-ctx"),
+        ("--rope-scale 2 --yarn-orig-ctx 4294967296", "--yarn-orig-ctx"),  # beyond std::stoi's int
+    ],
+)
+def test_a_scale_flag_that_is_no_number_llama_cpp_reads_is_refused_by_name(flags: str, field: str) -> None:
+    """common/arg.cpp reads these with std::stof / std::stoi: not a finite, non-negative number is refused
+    naming the flag (a negative scale was ignored and nan ended in a traceback)."""
+    from kvtop.domain.errors import InputError
+
+    with pytest.raises(InputError) as refused:
+        plan(f"-c 262144 -np 1 --rope-scaling yarn {flags} --engine-version b10754")
+    assert refused.value.field == field
+
+
+def test_a_scale_of_0_is_the_model_s() -> None:
+    """`--rope-freq-scale 0` / `--yarn-orig-ctx 0`: llama.cpp's "from the model" (common/common.h defaults)."""
+    flags = "-c 262144 -np 1 --rope-scaling yarn --rope-freq-scale 0 --yarn-orig-ctx 0 --engine-version b10754"
+    assert plan(flags).context_length == 131072
+
+
+def test_cli_refuses_a_nan_scale_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from kvtop.cli import main
+
+    args = ["plan", "--model", LLAMA_31_8B, "--engine", "llamacpp", "--engine-version", "b10754", "--gpu", "H100",
+            "-c", "262144", "-np", "1", "--rope-scaling", "yarn", "--rope-freq-scale", "nan"]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kvtop: error: --rope-freq-scale: ") and err.count("\n") == 1 and "Traceback" not in err

@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from kvtop.domain.deployment_flags import flag_float, flag_int, flag_text
 from kvtop.domain.engines.llamacpp.cells import CacheCells, per_slot_cap
 from kvtop.domain.engines.llamacpp.eras import SLOT_CAP_ERAS, build_release
 from kvtop.domain.engines.llamacpp.flags import flag_value
@@ -22,6 +23,8 @@ from kvtop.domain.model import ModelSpec
 
 # the flags read (common/arg.cpp): `--rope-scaling {none,linear,yarn}`, `--rope-scale N` (rope_freq_scale = 1/N),
 # `--rope-freq-scale N`, `--yarn-orig-ctx N` (0: the model's)
+_FLT_MIN, _FLT_MAX = 1.1754943508222875e-38, 3.4028234663852886e38  # a C float's normal range (std::stof's)
+_INT_MAX = 2**31 - 1  # std::stoi's
 _UNSCALED_ROPE = ("", "default", "llama3")  # config.json rope types whose GGUF keeps rope_freq_scale_train = 1
 
 
@@ -40,22 +43,26 @@ def _f32(value: float) -> float:
     return float(struct.unpack("f", struct.pack("f", value))[0])
 
 
-def _number(settings: LaunchSettings, name: str) -> float | None:
-    raw = flag_value(settings, (name,))
-    if raw is None or raw is True:
-        return None
+def _scale(settings: LaunchSettings, name: str) -> float | None:
+    """A RoPE scale flag: a finite number above 0, or 0 (llama.cpp's "the model's"); anything else names it."""
+    text = flag_text(settings, name)
     try:
-        return float(str(raw))
+        if text is not None and float(text) == 0.0:
+            return 0.0
     except ValueError:
-        raise InputError(f"expected a number, got {str(raw)[:40]!r}", field=f"--{name}") from None
+        pass  # flag_float names the flag
+    value = flag_float(settings, name)
+    if value is not None and not _FLT_MIN <= value <= _FLT_MAX:  # std::stof throws out_of_range: no server
+        raise InputError(f"expected a number a C float holds, got {text!r:.40}", field=f"--{name}")
+    return value
 
 
 def _yarn_train(model: ModelSpec, settings: LaunchSettings, n_ctx_train: int) -> tuple[int | None, str | None]:
     """`n_ctx_train` as `llama_init_from_model` re-adjusts it under YaRN flags (PR #28030): `n_ctx_orig_yarn /
     rope_freq_scale` when the scaling is YaRN and the scale differs from the model's; (None, why) where a figure
     this needs is the GGUF's and not in hand; (n_ctx_train, None) where nothing is re-adjusted."""
-    rope_scale = _number(settings, "rope-scale")
-    freq_scale = _number(settings, "rope-freq-scale")
+    rope_scale = _scale(settings, "rope-scale")
+    freq_scale = _scale(settings, "rope-freq-scale")
     if rope_scale is None and freq_scale is None:
         return n_ctx_train, None  # rope_freq_scale stays the model's: nothing re-adjusted
     scaling = str(flag_value(settings, ("rope-scaling",)) or "").lower()
@@ -66,8 +73,12 @@ def _yarn_train(model: ModelSpec, settings: LaunchSettings, n_ctx_train: int) ->
     scale = _f32(freq_scale) if freq_scale is not None else _f32(1.0 / _f32(rope_scale or 1.0))
     if scale <= 0 or scale == 1.0:
         return n_ctx_train, None
-    orig = _number(settings, "yarn-orig-ctx")
-    n_ctx_orig_yarn = int(orig) if orig else n_ctx_train  # 0 / unset: the GGUF's, which is n_ctx_train unscaled
+    orig = flag_int(settings, "yarn-orig-ctx", least=0)
+    if orig is not None and orig > _INT_MAX:
+        raise InputError(f"expected a whole number ≤ {_INT_MAX}, got {orig}", field="--yarn-orig-ctx")
+    n_ctx_orig_yarn = orig if orig else n_ctx_train  # 0 / unset: the GGUF's, which is n_ctx_train unscaled
+    if n_ctx_orig_yarn / scale > _FLT_MAX:
+        return None, "n_ctx_orig_yarn / rope_freq_scale overflows a C float (the server's n_ctx_train is undefined)"
     return int(_f32(n_ctx_orig_yarn / scale)), None
 
 

@@ -68,10 +68,10 @@ def check_dsa_dp_attention(model: ModelSpec, settings: LaunchSettings, version: 
     not already say what the engine will run (0.5.6 … 0.5.7 with --dp 1 runs the typed layout): kvtop does not rewrite
     the launch's layout, and planning it as plain TP would be a silently wrong number. The launch line SGLang turns it
     into is planned as typed."""
-    rule = era_for(DSA_DP_ATTENTION_ERAS, version).value
+    era = era_for(DSA_DP_ATTENTION_ERAS, version)
+    rule, source = era.value, era.source
     if model.attention_kind is not AttentionKind.DSA or rule is None:
         return
-    source = era_for(DSA_DP_ATTENTION_ERAS, version).source
     if rule == "dp_is_tp" and not (settings.enable_dp_attention and settings.dp == settings.tp):
         raise UnsupportedModelError(
             f"SGLang {version.label} runs a DSA model with DP attention at --dp {settings.tp} (= --tp) whatever the "

@@ -47,15 +47,13 @@ parts; transformers' default config: 32 × 2 × 128 × 2 B = 16,384 B less, the 
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.engines.sglang.lm_head import quantizes_head
 from kvtop.domain.engines.sglang.weights_built import SCALE_FP32
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model import LayerKind, ModelSpec
-from kvtop.domain.rounding import round_up
+from kvtop.domain.rounding import ceil_div, round_up
 from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weights import WeightRow, weights_book
 
@@ -178,7 +176,7 @@ def _head_padded_to_128(
     if model.architecture not in HEAD_PADDED_128 or layers.stop != model.num_layers or not HEAD_PADDED_ERAS.at(version):
         return None
     padded = round_up(model.vocab_size, HEAD_PADDING)
-    rows = math.ceil(padded / layout.tp) - vocab_parallel_rows(model.vocab_size, layout.tp)
+    rows = ceil_div(padded, layout.tp) - vocab_parallel_rows(model.vocab_size, layout.tp)
     if rows <= 0:
         return None
     params = rows * (model.embedding_size or model.hidden_size)

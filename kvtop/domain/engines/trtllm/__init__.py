@@ -12,7 +12,7 @@ from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
-from kvtop.domain.engines.trtllm.eras import CALENDAR, resolve_version
+from kvtop.domain.engines.trtllm.eras import CALENDAR, PP_REMAINDER, resolve_version
 from kvtop.domain.engines.trtllm.flags import TrtllmFlags
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
 from kvtop.domain.kv import KvStorage
@@ -28,9 +28,7 @@ class TrtllmRules(TrtllmBudget, EngineBase):
         honours_checkpoint_kv_dtype=True,  # §2: `auto` follows ModelOpt's kv_cache_quant_algo FP8
         kv_heads_round_up=True,  # §1.2: (kv_heads + tp − 1) // tp per rank
     )
-    pp_remainder: PpRemainder = (
-        "first"  # Mapping.pp_layers: torch.tensor_split, the first stages get one more
-    )
+    pp_remainder: PpRemainder = PP_REMAINDER  # Mapping.pp_layers: torch.tensor_split, the first stages get one more
     # §5: max_tokens is MIN-reduced over every rank; a draft's KV is its own pool, added to the estimator
     # cost (§1.1), not modelled
     context_holds_driver_reserved = True

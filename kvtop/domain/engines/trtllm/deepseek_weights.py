@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.deployment_flags import flag_set
+from kvtop.domain.engines.trtllm.eras import PP_REMAINDER
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout, largest_stage_layers
@@ -72,7 +73,7 @@ def mla_copies_bytes(inputs: CalibrationInputs) -> tuple[int, str]:
     if model is None or mla is None:
         return 0, ""
     heads = max(model.num_attention_heads // max(layout.attn_tp, 1), 1)
-    layers = largest_stage_layers(model.num_layers, layout.pp)
+    layers = largest_stage_layers(model.num_layers, layout.pp, PP_REMAINDER)
     fmt = model.quant.format_of(("model.layers.0.self_attn.kv_b_proj",))
     block_fp8 = fmt is not None and fmt.method == "fp8" and fmt.block is not None
     k_elements = heads * mla.kv_lora_rank * mla.qk_nope_head_dim

@@ -22,12 +22,16 @@ from kvtop.domain.engines.versions import (
     parse_release,
     resolve,
 )
+from kvtop.domain.layout import PpRemainder
 
 Backend = Literal["pytorch", "tensorrt"]
 Rounding = Literal["ceil", "floor", "either"]
 ProfileRule = Literal["peak", "peak_plus_temporary_pool"]
 EstimationRule = Literal["dummy_requests", "dummy_requests_and_graphs"]
 EstimatorHead = Literal["hidden_size", "head_dim"]
+
+# Mapping.pp_layers (torch.tensor_split): the first num_layers % pp stages hold one layer more
+PP_REMAINDER: PpRemainder = "first"
 
 # §6: trtllm-serve's runtime when `--backend` is not given.
 DEFAULT_BACKEND_ERAS: Eras[Backend] = Eras((

@@ -67,8 +67,9 @@ def import_contexts_bytes(inputs: CalibrationInputs) -> int:
 
 
 def _reach(inputs: CalibrationInputs, count: int) -> int:
-    """The error of `count` import contexts: one context more or less (no separate launcher under mpirun) and each
-    context's own error, independent."""
+    """The error of `count` import contexts: one context more or less (no separate launcher under mpirun), in
+    quadrature with `count` × one context's error: every context is the same assumed figure, so their errors add
+    whole (correlated), not in quadrature."""
     one = import_context(inputs)
     return round(math.hypot(one.bytes, count * one.error_bytes))
 

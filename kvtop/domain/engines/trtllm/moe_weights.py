@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
-from kvtop.domain.rounding import round_up
+from kvtop.domain.rounding import ceil_div, round_up
 
 BACKEND_FLAG = "moe_config.backend"
 CUTLASS, TRTLLM = "CUTLASS", "TRTLLM"
@@ -79,7 +79,7 @@ def mxfp4_experts(model: ModelSpec, layout: ParallelLayout, settings: LaunchSett
     backend, stated = found
     ep = max(layout.ep, 1)
     moe_tp = max(layout.tp // ep, 1)  # Mapping: moe_tp_size = tp_size // moe_ep_size
-    experts = math.ceil(moe.num_routed_experts / ep)
+    experts = ceil_div(moe.num_routed_experts, ep)
     width = moe.expert_intermediate_size // moe_tp
     padded = shard_width(moe.expert_intermediate_size, moe_tp)
     hidden = model.hidden_size
