@@ -10,37 +10,21 @@ tower's block peak patches × (3 × 1,280 + 3 × 3,420 ÷ TP) × 2 B (qwen2_5_vl
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
 from kvtop.domain.engines.vllm.encoder_profile import encoder_profile
-from kvtop.domain.gpus import gpu_total_bytes
-from kvtop.domain.launch import parse_flags
-from kvtop.domain.layout import ParallelLayout
-from kvtop.sources.hub import load_config_file
 from tests.data_paths import CONFIGS
+from tests.engines.vllm.encoder_inputs import encoder_inputs
 
 QWEN25_VL_7B = CONFIGS / "heldout" / "Qwen--Qwen2.5-VL-7B-Instruct.json"  # vision 1,280 / 3,420, out 3,584
 
-
-def _inputs(config: Path, version: str, context: int, *flags: str, tp: int = 1) -> CalibrationInputs:
-    model = load_config_file(config)
-    settings = parse_flags("vllm", ["--max-model-len", str(context), *flags])
-    return CalibrationInputs(
-        model=model, settings=settings, layout=ParallelLayout(tp=tp), gpu_name="H100",
-        gpu_total_bytes=gpu_total_bytes("H100"), version=ResolvedVersion(text=version), weights_bytes=0,
-        context_length=context,
-    )  # fmt: skip
 
 
 def test_the_video_of_four_frames_at_32k_and_its_tower_forward_at_v0_20_1() -> None:
     """32,768 of context: 4 frames (5 would pad to 6, 3 × 16,384 = 49,152 > 32,768), 32,768 tokens against the image's
     16,384, so the video; budget max(8,192, 32,768) gives 1 item; 131,072 patches through the tower. The syseeker
     start's log (vLLM 0.20.1): "a budget of 32768 tokens, and profiled with 1 video items"."""
-    profile = encoder_profile(_inputs(QWEN25_VL_7B, "0.20.1", 32768, "--max-num-batched-tokens", "8192"))
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.20.1", 32768, "--max-num-batched-tokens", "8192"))
     assert profile is not None
     assert (profile.modality, profile.item_tokens, profile.items, profile.budget) == ("video", 32768, 1, 32768)
     patches = 32768 * 4
@@ -52,17 +36,17 @@ def test_the_video_of_four_frames_at_32k_and_its_tower_forward_at_v0_20_1() -> N
 def test_the_forward_is_the_peak_where_it_exceeds_the_text_run() -> None:
     """The activation is the larger of the text run with what is kept and the tower's forward (3.73 GiB here, far
     above a 7B text model's fit at 8,192 tokens and 0.51 GiB kept)."""
-    inputs = _inputs(QWEN25_VL_7B, "0.20.1", 32768, "--max-num-batched-tokens", "8192")
+    inputs = encoder_inputs(QWEN25_VL_7B, "0.20.1", 32768, "--max-num-batched-tokens", "8192")
     assert activation_estimate(inputs, FITS).bytes == 131072 * (3 * 1280 + 3 * 3420) * 2 + 131072 * 1176 * 2
 
 
 def test_a_short_context_profiles_the_image_and_the_frames_cap_at_14() -> None:
     """At 8,192 one frame (padded to a pair) is 16,384 tokens, a tie with the image, which is first: the image,
     65,536 patches. At 262,144 frames stop at 14: 7 pairs, 114,688 tokens, 458,752 patches."""
-    short = encoder_profile(_inputs(QWEN25_VL_7B, "0.13.0", 8192))
+    short = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.13.0", 8192))
     assert short is not None and (short.modality, short.item_tokens, short.items) == ("image", 16384, 1)
     assert short.forward_bytes == 65536 * (3 * 1280 + 3 * 3420) * 2 + 65536 * 1176 * 2
-    long = encoder_profile(_inputs(QWEN25_VL_7B, "0.20.1", 262144, "--max-num-batched-tokens", "8192"))
+    long = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.20.1", 262144, "--max-num-batched-tokens", "8192"))
     assert long is not None and (long.modality, long.item_tokens) == ("video", 114688)
     assert long.forward_bytes == 458752 * (3 * 1280 + 3 * 3420) * 2 + 458752 * 1176 * 2
 
@@ -70,7 +54,7 @@ def test_a_short_context_profiles_the_image_and_the_frames_cap_at_14() -> None:
 def test_tensor_parallel_splits_the_mlp_only() -> None:
     """MergedColumnParallelLinear splits gate_up (3,420 ÷ 2 = 1,710 a rank); x, residual and the down output stay
     1,280 wide."""
-    profile = encoder_profile(_inputs(QWEN25_VL_7B, "0.20.1", 32768, "--max-num-batched-tokens", "8192", tp=2))
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.20.1", 32768, "--max-num-batched-tokens", "8192", tp=2))
     assert profile is not None
     assert profile.forward_bytes == 131072 * (3 * 1280 + 3 * 1710) * 2 + 131072 * 1176 * 2
 
@@ -78,4 +62,4 @@ def test_tensor_parallel_splits_the_mlp_only() -> None:
 def test_releases_not_read_stay_not_counted() -> None:
     """v0.10.0 – v0.12.x and from v0.21.0 the dummy and the tower were not read: no profile counted."""
     for version in ("0.12.0", "0.21.0"):
-        assert encoder_profile(_inputs(QWEN25_VL_7B, version, 32768)) is None
+        assert encoder_profile(encoder_inputs(QWEN25_VL_7B, version, 32768)) is None

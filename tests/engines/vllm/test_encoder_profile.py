@@ -10,9 +10,7 @@ of 153600 tokens, and profiled with 1 video items of the maximum feature size", 
 from __future__ import annotations
 
 from kvtop.domain.calibration.estimate import planned_capacity
-from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
-from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.encoder_profile import (
     encoder_profile,
     largest_image,
@@ -21,9 +19,9 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 )
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
-from kvtop.domain.layout import ParallelLayout
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import CONFIGS
+from tests.engines.vllm.encoder_inputs import encoder_inputs
 
 QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"
 MISTRAL_SMALL = CONFIGS.parent / "calibration" / "configs" / "mistralai--Mistral-Small-3.1-24B-Instruct-2503.json"
@@ -31,15 +29,6 @@ GEMMA3_27B = CONFIGS / "google--gemma-3-27b-it.json"
 QWEN25_VL_7B = CONFIGS / "heldout" / "Qwen--Qwen2.5-VL-7B-Instruct.json"
 LOGGED_TOKENS = 813_152
 
-
-def _inputs(config: object, version: str, context: int, *flags: str, tp: int = 1) -> CalibrationInputs:
-    model = load_config_file(config)  # type: ignore[arg-type]
-    settings = parse_flags("vllm", ["--max-model-len", str(context), *flags])
-    return CalibrationInputs(
-        model=model, settings=settings, layout=ParallelLayout(tp=tp), gpu_name="H100",
-        gpu_total_bytes=gpu_total_bytes("H100"), version=ResolvedVersion(text=version), weights_bytes=0,
-        context_length=context,
-    )  # fmt: skip
 
 
 def test_qwen3_vl_dummy_video_at_v0_12_0_is_the_logged_budget() -> None:
@@ -50,7 +39,7 @@ def test_qwen3_vl_dummy_video_at_v0_12_0_is_the_logged_budget() -> None:
     assert largest_image() == (4096, 4096)
     assert video_frames(65536) == 24576
     assert video_patches(24576) == 49152
-    profile = encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--max-num-seqs", "256", tp=2))
+    profile = encoder_profile(encoder_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--max-num-seqs", "256", tp=2))
     assert profile is not None
     assert (profile.modality, profile.budget, profile.items) == ("video", 153_600, 1)
     # each output expanded to 153,600 rows of 2,048 × 4 (merger + 3 deepstack levels) bf16, the returned 12,288 rows
@@ -63,7 +52,7 @@ def test_qwen3_vl_dummy_video_at_v0_12_0_is_the_logged_budget() -> None:
 def test_qwen3_vl_from_v0_13_0_profiles_the_image() -> None:
     """v0.13.0 drops the × 12.5: the image's (4,096 ÷ 16)² ÷ 4 = 16,384 tokens beat the video's 12,288; budget
     max(8,192, 16,384), one item kept as returned: 16,384 × 8,192 × 2 + 65,536 × 1,536 × 2 B."""
-    profile = encoder_profile(_inputs(QWEN3_VL_30B, "0.13.0", 65536, tp=2))
+    profile = encoder_profile(encoder_inputs(QWEN3_VL_30B, "0.13.0", 65536, tp=2))
     assert profile is not None
     assert (profile.modality, profile.budget, profile.items) == ("image", 16_384, 1)
     assert profile.kept_bytes == 16_384 * 8_192 * 2 + 65_536 * 1_536 * 2
@@ -89,13 +78,13 @@ def test_mistral_small_keeps_two_images_expanded_to_the_budget_at_v0_11_0() -> N
     (gpu_model_runner.py:3369-3384): 2 × 8,192 × 5,120 × 2 + 2 × 3 × 1,540² × 2 B, and the two returned 3,025-row
     outputs (views of one tensor, pixtral.py:422) the loop's variable still holds (:3377, rebound at :3397): 2 × 3,025
     × 5,120 × 2 B; v0.12.0 to the item's 3,080 rows, the returned ones held too; v0.19.0 keeps the 3,025 rows."""
-    old = encoder_profile(_inputs(MISTRAL_SMALL, "0.11.0", 16000))
-    new = encoder_profile(_inputs(MISTRAL_SMALL, "0.19.0", 8192))
+    old = encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.11.0", 16000))
+    new = encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.19.0", 8192))
     assert old is not None and new is not None
     assert (old.budget, old.items) == (8192, 2)
     returned = 2 * 3025 * 5120 * 2
     assert old.kept_bytes == 2 * 8192 * 5120 * 2 + returned + 2 * 3 * 1540**2 * 2
-    middle = encoder_profile(_inputs(MISTRAL_SMALL, "0.12.0", 16000))
+    middle = encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.12.0", 16000))
     assert middle is not None and middle.kept_bytes == 2 * 3080 * 5120 * 2 + returned + 2 * 3 * 1540**2 * 2
     assert new.kept_bytes == 2 * 3025 * 5120 * 2 + 2 * 3 * 1540**2 * 2
 
@@ -103,7 +92,7 @@ def test_mistral_small_keeps_two_images_expanded_to_the_budget_at_v0_11_0() -> N
 def test_gemma3_keeps_31_images() -> None:
     """256 embeddings in 260 tokens an 896-px image: 8,192 // 260 = 31 items, 31 × 256 × 5,376 × 2 + 31 × 3 × 896² ×
     2 B (0.22 GiB) beside the text run: llm-d-planner's v0.19.0 log prints 3.99 GiB against the sampler's 3.72."""
-    profile = encoder_profile(_inputs(GEMMA3_27B, "0.19.0", 8192))
+    profile = encoder_profile(encoder_inputs(GEMMA3_27B, "0.19.0", 8192))
     assert profile is not None
     assert (profile.budget, profile.items) == (8192, 31)
     assert profile.kept_bytes == 31 * 256 * 5376 * 2 + 31 * 3 * 896**2 * 2
@@ -113,15 +102,15 @@ def test_not_counted_where_the_dummy_is_not_read() -> None:
     """`--mm-processor-kwargs` changes the dummy (not read: the text model's fit, said so; `--limit-mm-per-prompt`:
     test_mm_limits.py); releases before v0.10.2 are not read (but Qwen2-VL / Qwen2.5-VL at v0.9.2); Qwen3-VL has no
     class before v0.11.0."""
-    assert encoder_profile(_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--mm-processor-kwargs", '{"fps": 1}')) is None
-    assert encoder_profile(_inputs(MISTRAL_SMALL, "0.10.1", 8192)) is None
-    assert encoder_profile(_inputs(QWEN3_VL_30B, "0.10.2", 65536)) is None
-    assert encoder_profile(_inputs(MISTRAL_SMALL, "0.9.2", 8192)) is None  # its dummy read from v0.10.2 only
-    assert encoder_profile(_inputs(QWEN25_VL_7B, "0.10.2", 8192)) is None  # Qwen2.5-VL read at v0.9.2 only
+    assert encoder_profile(encoder_inputs(QWEN3_VL_30B, "0.12.0", 65536, "--mm-processor-kwargs", '{"fps": 1}')) is None
+    assert encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.10.1", 8192)) is None
+    assert encoder_profile(encoder_inputs(QWEN3_VL_30B, "0.10.2", 65536)) is None
+    assert encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.9.2", 8192)) is None  # its dummy read from v0.10.2 only
+    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.10.2", 8192)) is None  # Qwen2.5-VL read at v0.9.2 only
     # v0.9.2 at 49,152 tokens: the video's frames fit 49,152 − 16,384 = 32,768 tokens: 4 frames, 2 × 16,384 tokens,
     # more than the image: its forward (not counted) likely the peak; at 49,151 still 2 frames, the image
-    assert encoder_profile(_inputs(QWEN25_VL_7B, "0.9.2", 49152)) is None
-    assert encoder_profile(_inputs(QWEN25_VL_7B, "0.9.2", 49151)) is not None
+    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.2", 49152)) is None
+    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.2", 49151)) is not None
 
 
 def test_qwen2_5_vl_at_v0_9_2_keeps_one_largest_image() -> None:
@@ -130,7 +119,7 @@ def test_qwen2_5_vl_at_v0_9_2_keeps_one_largest_image() -> None:
     L4's `vllm serve` default), 16,384) = 16,384, cdiv(16,384, 16,384) = 1 item (gpu_model_runner.py:2218-2221),
     kept as returned (:2270): 16,384 × 3,584 (out_hidden_size) × 2 B, and the pixels cast to bf16
     (inputs/registry.py:168-171): 65,536 × (3 × 2 × 14²) × 2 B."""
-    profile = encoder_profile(_inputs(QWEN25_VL_7B, "0.9.2", 8192, tp=2))
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.2", 8192, tp=2))
     assert profile is not None
     assert (profile.modality, profile.budget, profile.items) == ("image", 16_384, 1)
     assert profile.kept_bytes == 16_384 * 3_584 * 2 + 65_536 * 1_176 * 2
@@ -158,8 +147,8 @@ def test_the_returned_outputs_are_held_only_where_vllm_expands_them() -> None:
     Qwen3-VL-30B-A3B refusal at v0.11.0 (one A100, 262,144 tokens of context, tests/data/calibration/vllm.jsonl
     `file54765285989-…`): one video of 12,288 rows × 8,192, expanded to the 153,600 budget: the returned
     12,288 × 8,192 × 2 = 201,326,592 B held beside; at v0.13.0 the image, kept as returned, nothing beside."""
-    at_v011 = encoder_profile(_inputs(QWEN3_VL_30B, "0.11.0", 262144))
-    at_v013 = encoder_profile(_inputs(QWEN3_VL_30B, "0.13.0", 262144))
+    at_v011 = encoder_profile(encoder_inputs(QWEN3_VL_30B, "0.11.0", 262144))
+    at_v013 = encoder_profile(encoder_inputs(QWEN3_VL_30B, "0.13.0", 262144))
     assert at_v011 is not None and at_v013 is not None
     assert at_v011.kept_bytes == 153_600 * 8_192 * 2 + 12_288 * 8_192 * 2 + 49_152 * 1_536 * 2
     assert "the returned 1 × 12,288 × 8,192 beside their copies" in at_v011.words

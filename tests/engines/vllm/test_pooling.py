@@ -87,6 +87,16 @@ def test_the_release_and_argparse_refuse_as_vllm_does(version: str, flags: tuple
         check_parallel(parse_flags("vllm", [*flags, "--engine-version", version]))
 
 
+def test_argparse_choices_are_refused_without_a_release() -> None:
+    """`--runner bogus` with no --engine-version: check_parallel skips the release's checks (none named), yet vLLM's
+    argparse refuses the value at any release (config/model.py:61-77 at v0.11.0: RunnerOption), so the plan does."""
+    settings = parse_flags("vllm", ["--runner", "bogus"])
+    check_parallel(settings)  # no release: the span checks wait for the plan's resolved release
+    inputs = _inputs(QWEN3_06B, "0.11.0").model_copy(update={"settings": settings})
+    with pytest.raises(InputError, match="'bogus': one of auto, generate, pooling, draft"):
+        activation_estimate(inputs, FITS)
+
+
 def _as(architecture: str, version: str, *flags: str) -> CalibrationInputs:
     """Qwen3-0.6B's shapes (a tied head) under another class name, as config.json's `architectures` would give it."""
     inputs = _inputs(QWEN3_06B, version, *flags)

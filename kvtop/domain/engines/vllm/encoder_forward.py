@@ -42,7 +42,10 @@ QWEN25_VL_FORWARD_ERAS: Eras[bool] = Eras((
     Era("0.21.0", False, "not read after v0.20.x"),
 ))  # fmt: skip
 MAX_FRAMES_PER_VIDEO = 14  # qwen2_vl.py:115 at v0.13.0 and v0.20.1
-MAX_PIXELS, PATCH, MERGE, TEMPORAL = 12_845_056, 14, 2, 2  # the processor's published sizes (encoder_profile.py)
+# the Qwen2-VL / Qwen2.5-VL processor's published sizes (preprocessor_config.json: encoder_profile.py says where read;
+# min_pixels 3,136 never binds the largest image), its one home: encoder_profile.py imports them
+QWEN2_PATCH, QWEN2_MAX_PIXELS = 14, 12_845_056
+MERGE, TEMPORAL = 2, 2
 BLOCK_WIDTHS, MLP_WIDTHS = 3, 3  # the block's peak: 3 × hidden + 3 × intermediate ÷ TP (module docstring)
 
 
@@ -56,7 +59,8 @@ class Qwen25Dummy:
     shape: str
 
 
-def _stated(model: ModelSpec, key: str, default: int) -> int:
+def stated(model: ModelSpec, key: str, default: int) -> int:
+    """`vision_config[key]` where the config states it, else the family's default."""
     value = model.vision.field(key) if model.vision is not None else None
     return value if value is not None else default
 
@@ -64,8 +68,8 @@ def _stated(model: ModelSpec, key: str, default: int) -> int:
 def _image_tokens(model: ModelSpec) -> tuple[int, str]:
     """The largest image's tokens and size: max_pixels ÷ (patch × merge)² factored into the squarest pair (the
     200:1 aspect bound never binds at the published sizes)."""
-    unit = _stated(model, "patch_size", PATCH) * _stated(model, "spatial_merge_size", MERGE)
-    tokens = MAX_PIXELS // unit**2
+    unit = stated(model, "patch_size", QWEN2_PATCH) * stated(model, "spatial_merge_size", MERGE)
+    tokens = QWEN2_MAX_PIXELS // unit**2
     height = next(d for d in range(math.isqrt(tokens), 0, -1) if tokens % d == 0)
     return tokens, f"{unit * tokens // height:,} × {unit * height:,} px"
 
@@ -77,7 +81,7 @@ def _video_tokens(frames: int, image_tokens: int, temporal: int) -> int:
 
 def qwen25_dummy(model: ModelSpec, context_length: int, on: tuple[str, ...]) -> Qwen25Dummy:
     """The item of the most tokens among the modalities `on` (module docstring)."""
-    merge, temporal = _stated(model, "spatial_merge_size", MERGE), _stated(model, "temporal_patch_size", TEMPORAL)
+    merge, temporal = stated(model, "spatial_merge_size", MERGE), stated(model, "temporal_patch_size", TEMPORAL)
     image, size = _image_tokens(model)
     frames = 1
     while frames < MAX_FRAMES_PER_VIDEO and _video_tokens(frames + 1, image, temporal) <= context_length:
@@ -90,8 +94,8 @@ def qwen25_dummy(model: ModelSpec, context_length: int, on: tuple[str, ...]) -> 
 
 def tower_forward_bytes(model: ModelSpec, patches: int, tp: int) -> int:
     """The tower's block peak over `patches` (module docstring), in the model dtype."""
-    hidden = _stated(model, "hidden_size", 1280)
-    intermediate = _stated(model, "intermediate_size", 3420) // tp
+    hidden = stated(model, "hidden_size", 1280)
+    intermediate = stated(model, "intermediate_size", 3420) // tp
     return patches * (BLOCK_WIDTHS * hidden + MLP_WIDTHS * intermediate) * model.dtype_bytes
 
 
@@ -99,8 +103,8 @@ def tower_forward_words(model: ModelSpec, patches: int, tp: int, pixels: int, ve
     """The forward's peak in words, with its figures."""
     total = tower_forward_bytes(model, patches, tp) + pixels
     return (f"vLLM {version.label}'s encoder profile runs the vision tower over {patches:,} patches first: a block's "
-            f"x, residual and MLP (3 × {_stated(model, 'hidden_size', 1280):,} + 3 × "
-            f"{_stated(model, 'intermediate_size', 3420) // tp:,} wide) and the pixels, {total / GIB:.2f} GiB "
+            f"x, residual and MLP (3 × {stated(model, 'hidden_size', 1280):,} + 3 × "
+            f"{stated(model, 'intermediate_size', 3420) // tp:,} wide) and the pixels, {total / GIB:.2f} GiB "
             "(encoder_forward.py)")  # fmt: skip
 
 

@@ -61,8 +61,11 @@ from functools import cache
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.encoder_forward import (
+    QWEN2_MAX_PIXELS,
+    QWEN2_PATCH,
     forward_counted,
     qwen25_dummy,
+    stated,
     tower_forward_bytes,
     tower_forward_words,
 )
@@ -95,8 +98,7 @@ GEMMA3_EMBEDS, GEMMA3_WRAPPING = 256, 4
 # resized at a factor of 28 to 3,584 × 3,584: 256 × 256 patches, 16,384 tokens; below a context of 49,152 the video
 # has 1 – 2 frames (16,384 tokens: `qwen2_vl_video_profiled`) and the image, first in the dict, is profiled. Outputs `out_hidden_size` (Qwen2.5-VL) or the text's width
 # (Qwen2-VL) wide, no deepstack; pixels cast to the model dtype (inputs/registry.py:168-171, v0.9.2).
-QWEN2_VL_TOWERS = frozenset({"Qwen2VLVisionConfig", "Qwen2_5_VLVisionConfig"})
-QWEN2_PATCH, QWEN2_MAX_PIXELS = 14, 12_845_056  # min_pixels 3,136 never binds the largest image
+QWEN2_VL_TOWERS = frozenset({"Qwen2VLVisionConfig", "Qwen2_5_VLVisionConfig"})  # its sizes: encoder_forward.QWEN2_*
 QWEN2_IMAGE_TOKENS = 16_384  # (3,584 ÷ 14)² ÷ 2²: the largest image's tokens at the published sizes
 QWEN2_VL_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.9.2"),
@@ -245,12 +247,6 @@ class DummyItem:
     shape: str
 
 
-def _stated(model: ModelSpec, key: str, default: int) -> int:
-    """`vision_config[key]` where the config states it, else the family's default."""
-    value = model.vision.field(key) if model.vision is not None else None
-    return value if value is not None else default
-
-
 def _qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ...]) -> DummyItem:
     """Qwen3-VL's item of the most tokens of the modalities `on`: the image (16,384) or the video (× 12.5 through
     v0.12.0), module docstring."""
@@ -263,7 +259,7 @@ def _qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, .
     counted = {modality: tokens for modality, tokens in counted.items() if modality in on}
     # the first of the largest, as vLLM's max() over the dict
     modality = max(counted, key=lambda name: counted[name])
-    out = _stated(model, "out_hidden_size", model.hidden_size) * (1 + DEEPSTACK_LEVELS)
+    out = stated(model, "out_hidden_size", model.hidden_size) * (1 + DEEPSTACK_LEVELS)
     shape = f"{frames:,} frames" if modality == "video" else f"{width:,} × {height:,} px"
     return DummyItem(modality, counted[modality], soft[modality], patches[modality] * 3 * TEMPORAL * PATCH**2, out,
                      f"{shape}: {soft[modality]:,} tokens; merger and {DEEPSTACK_LEVELS} deepstack levels")  # fmt: skip
@@ -281,12 +277,12 @@ def qwen2_vl_video_profiled(context_length: int) -> bool:
 def _qwen2_vl_item(model: ModelSpec) -> DummyItem:
     """Qwen2-VL / Qwen2.5-VL's image of the most tokens at v0.9.2 (`QWEN2_VL_TOWERS`): 3,584 × 3,584 px, 65,536
     patches, 16,384 tokens; one frame padded to the temporal patch, so 3 × 2 × 14² values a patch."""
-    patch = _stated(model, "patch_size", QWEN2_PATCH)
+    patch = stated(model, "patch_size", QWEN2_PATCH)
     factor = patch * MERGE
     side = math.floor(math.sqrt(QWEN2_MAX_PIXELS) / factor) * factor  # smart_resize of the 9,999,999² square
     patches = (side // patch) ** 2
     tokens = patches // MERGE**2
-    width = _stated(model, "out_hidden_size", model.hidden_size)
+    width = stated(model, "out_hidden_size", model.hidden_size)
     return DummyItem("image", tokens, tokens, patches * 3 * TEMPORAL * patch**2, width,
                      f"{side:,} × {side:,} px: {tokens:,} tokens")  # fmt: skip
 
@@ -295,16 +291,16 @@ def _qwen25_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, 
     """Qwen2.5-VL's item of the most tokens at v0.13.0 – v0.20.x (encoder_forward.py): the image or the video of the
     largest image's frames; outputs `out_hidden_size` wide, pixels 3 × temporal × patch² values a patch."""
     dummy = qwen25_dummy(model, inputs.context_length, on)
-    patch, temporal = _stated(model, "patch_size", QWEN2_PATCH), _stated(model, "temporal_patch_size", TEMPORAL)
+    patch, temporal = stated(model, "patch_size", QWEN2_PATCH), stated(model, "temporal_patch_size", TEMPORAL)
     return DummyItem(dummy.modality, dummy.tokens, dummy.tokens, dummy.patches * 3 * temporal * patch**2,
-                     _stated(model, "out_hidden_size", model.hidden_size), dummy.shape)  # fmt: skip
+                     stated(model, "out_hidden_size", model.hidden_size), dummy.shape)  # fmt: skip
 
 
 def _mistral3_item(model: ModelSpec) -> DummyItem:
     """Mistral-Small-3.x's image: `vision_config.image_size` square (1,540), `patch_size` × the merge 2
     (Mistral3Config.spatial_merge_size, not read: assumed) a token (pixtral.py `get_patch_size`, v0.19.0:961-964),
     rows of ncols tokens and a break (mistral3.py:295-301): 55 × 55 = 3,025 embeddings in 3,080 tokens."""
-    side, step = _stated(model, "image_size", 1540), _stated(model, "patch_size", 14) * PIXTRAL_MERGE
+    side, step = stated(model, "image_size", 1540), stated(model, "patch_size", 14) * PIXTRAL_MERGE
     grid = math.ceil(side / step)
     return DummyItem("image", grid * (grid + 1), grid * grid, 3 * side * side, model.hidden_size,
                      f"{side:,} × {side:,} px: {grid * grid:,} embeddings in {grid * (grid + 1):,} tokens")  # fmt: skip
@@ -312,7 +308,7 @@ def _mistral3_item(model: ModelSpec) -> DummyItem:
 
 def _gemma3_item(model: ModelSpec) -> DummyItem:
     """Gemma-3's image: `vision_config.image_size` square (896), 256 embeddings in 260 tokens (`GEMMA3_CLASSES`)."""
-    side = _stated(model, "image_size", 896)
+    side = stated(model, "image_size", 896)
     return DummyItem("image", GEMMA3_EMBEDS + GEMMA3_WRAPPING, GEMMA3_EMBEDS, 3 * side * side, model.hidden_size,
                      f"{side:,} × {side:,} px: {GEMMA3_EMBEDS} embeddings in {GEMMA3_EMBEDS + GEMMA3_WRAPPING} tokens")  # fmt: skip
 
@@ -413,7 +409,7 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     )
     if not forward_counted(model, inputs.version):
         return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words)
-    patches = items * item.embed_rows * _stated(model, "spatial_merge_size", MERGE) ** 2
+    patches = items * item.embed_rows * stated(model, "spatial_merge_size", MERGE) ** 2
     forward = tower_forward_bytes(model, patches, inputs.layout.tp) + pixels
     return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words, forward,
                           tower_forward_words(model, patches, inputs.layout.tp, pixels, inputs.version))  # fmt: skip

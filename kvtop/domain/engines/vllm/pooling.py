@@ -122,16 +122,27 @@ HEAD_DTYPE_BYTES = 4  # float32: a pooling runner's head dtype (config/model.py:
 MULTIMODAL_ERROR = 2 * GIB  # as a multimodal model's generating profile is assumed (calibration_activation.py)
 
 
+# each flag's argparse choices (config/model.py:61-77 at v0.11.0)
+CHOICES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (RUNNER_FLAG, RUNNERS), (CONVERT_FLAG, CONVERTS), (TASK_FLAG, (*GENERATE_TASKS, AS_GENERATE, AS_AUTO, *POOLING_TASKS)),
+)  # fmt: skip
+
+
 def refuse_flags(flags: Mapping[str, object], version: str) -> None:
     """A runner, convert or task flag the release lacks, or a value vLLM does not take (argparse's choices)."""
-    for flag, choices in ((RUNNER_FLAG, RUNNERS), (CONVERT_FLAG, CONVERTS), (TASK_FLAG, (*GENERATE_TASKS, AS_GENERATE, AS_AUTO, *POOLING_TASKS))):
-        value = flags.get(flag.lstrip("-"))
-        if value is None:
-            continue
-        why = missing_at(flag, SPANS[flag], version)
+    for flag, _ in CHOICES:
+        why = missing_at(flag, SPANS[flag], version) if flags.get(flag.lstrip("-")) is not None else None
         if why is not None:
             raise InputError(why, field=flag)
-        if str(value) not in choices:
+    refuse_values(flags)
+
+
+def refuse_values(flags: Mapping[str, object]) -> None:
+    """A runner, convert or task value vLLM does not take (argparse's choices, which need no release: every launch
+    passes here, `refuse_unmodelled`, not only one giving --engine-version)."""
+    for flag, choices in CHOICES:
+        value = flags.get(flag.lstrip("-"))
+        if value is not None and str(value) not in choices:
             raise InputError(f"{str(value)[:40]!r}: one of {', '.join(choices)} (kvtop plans these)", field=flag)
 
 
@@ -161,6 +172,7 @@ def refuse_unmodelled(inputs: CalibrationInputs) -> None:
     """What kvtop does not plan of a runner or pooling launch, refused by the flag that asks for it (not modelled:
     `explain` still reads such a start's log)."""
     flags, version = inputs.settings.flags, inputs.version
+    refuse_values(flags)  # argparse's choices: a launch without --engine-version skips check_parallel's
     task = flags.get(TASK_FLAG.lstrip("-"))
     if task in (AS_GENERATE, AS_AUTO) and not TASK_READ_ERAS.at(version):
         raise UnsupportedModelError(f"vLLM {version.label}'s --task {task} is not modelled (what the release makes of it "

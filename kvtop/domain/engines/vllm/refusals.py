@@ -73,7 +73,7 @@ from kvtop.domain.engines.vllm.v0_backends import (
     backend_runs_v0,
     named_backend,
 )
-from kvtop.domain.engines.vllm.v0_charge import USE_V1_ENV
+from kvtop.domain.engines.vllm.v0_charge import use_v1_env
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions, dense_only_refusal, tower_blocks_refusal
@@ -185,11 +185,7 @@ def v1_backend_refusal(ledger: Ledger) -> Refusal | None:
     """VLLM_USE_V1=1 with a VLLM_ATTENTION_BACKEND the release's V1 does not take (v0_backends.py): the oracle's
     `_raise_or_fallback` raises instead of falling back to V0 (envs.VLLM_USE_V1 is `bool(int(value))`)."""
     flags, version = ledger.settings.flags, ledger.version
-    try:
-        forced = int(str(flags.get(USE_V1_ENV, "0")).strip()) != 0
-    except ValueError:
-        forced = False
-    if not forced or backend_runs_v0(version, flags) is not True:
+    if use_v1_env(flags) in (None, 0) or backend_runs_v0(version, flags) is not True:
         return None
     return Refusal(
         field=ATTENTION_BACKEND_ENV,

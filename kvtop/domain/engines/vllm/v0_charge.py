@@ -77,13 +77,14 @@ V0_OPT_OUT_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
-def _turns_v1_off(flags: Mapping[str, object] | None) -> bool:
-    """Whether the launch sets VLLM_USE_V1 to 0 (envs.py: `bool(int(value))`; a value int() refuses is not read)."""
+def use_v1_env(flags: Mapping[str, object] | None) -> int | None:
+    """The launch's VLLM_USE_V1 as envs.py reads it (`bool(int(value))`): None where unset or a value int() refuses
+    (not read)."""
     value = (flags or {}).get(USE_V1_ENV)
     try:
-        return value is not None and int(str(value).strip()) == 0
+        return None if value is None else int(str(value).strip())
     except ValueError:
-        return False
+        return None
 
 
 def falls_back_to_v0(
@@ -95,7 +96,7 @@ def falls_back_to_v0(
     release's V1 does not take (`v0_backends.backend_runs_v0`; a name not modelled there counts as V1's, and
     refusals.py refuses it). V0's scheduler defaults (`_set_default_args_v0`), profile run and memory profiling then
     hold, not V1's. An unknown GPU and no opt-out: no."""
-    if V0_OPT_OUT_ERAS.at(version) and _turns_v1_off(flags):
+    if V0_OPT_OUT_ERAS.at(version) and use_v1_env(flags) == 0:
         return True
     if backend_runs_v0(version, flags) is True:
         return True
