@@ -222,7 +222,8 @@ class VllmFlags:
     memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
     # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
-    # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py; VLLM_USE_V1=0: V0 in v0.8-v0.10, v0_charge.py;
+    # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py; VLLM_USE_V1=0: V0 in v0.8-v0.10, =1: V1 in
+    # v0.6.4-v0.7.x, not modelled, v0_charge.py;
     # VLLM_ATTENTION_BACKEND outside V1's list: V0 in v0.8-v0.10, v0_backends.py; VLLM_PP_LAYER_PARTITION: named not
     # modelled, pp_split.py)
     env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV,

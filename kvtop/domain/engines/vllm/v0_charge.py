@@ -77,6 +77,20 @@ V0_OPT_OUT_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
+# Before v0.8.0 the V1 engine is opt-in: envs.py reads `bool(int(os.getenv("VLLM_USE_V1", "0")))` (v0.6.4 :475-476,
+# v0.7.0 :476-477, v0.7.3 :503-504, PyPI wheels) and the OpenAI server imports V1's AsyncLLMEngine under it (v0.6.4
+# entrypoints/openai/api_server.py:64-67; v0.7.3 engine/async_llm_engine.py:1201), so VLLM_USE_V1=1 (any int but 0)
+# starts V1. v0.6.3.post1's wheel has neither the variable nor vllm/v1/: before v0.6.4 it changes nothing. kvtop's V1
+# rules start at v0.8.0 (V1's defaults, 1024 seqs and prefix caching, v0.7.3 engine/arg_utils.py:220-224; its
+# device-used charge, v0.7.3 v1/worker/gpu_worker.py:136-181, the v0.8.0 form): an opt-in start is not modelled.
+V1_OPT_IN_ERAS: Eras[bool] = Eras((
+    Era("", False, "no V1 engine: v0.6.3.post1's envs.py has no VLLM_USE_V1 and its wheel no vllm/v1/"),
+    Era("0.6.4", True, "envs.py VLLM_USE_V1 defaults to 0, V1 opt-in (v0.6.4 :475-476, v0.7.0 :476-477, v0.7.3 "
+                       ":503-504)"),
+    Era("0.8.0", False, "V1 the default engine from v0.8.0"),
+))  # fmt: skip
+
+
 def use_v1_env(flags: Mapping[str, object] | None) -> int | None:
     """The launch's VLLM_USE_V1 as envs.py reads it (`bool(int(value))`): None where unset or a value int() refuses
     (not read)."""
@@ -85,6 +99,18 @@ def use_v1_env(flags: Mapping[str, object] | None) -> int | None:
         return None if value is None else int(str(value).strip())
     except ValueError:
         return None
+
+
+def check_v1_opt_in(version: ResolvedVersion, flags: Mapping[str, object] | None) -> None:
+    """Refuse by name a launch that opts into V1 where V0 is the release's default (`V1_OPT_IN_ERAS`): kvtop would
+    otherwise plan V0's charge and defaults for a start that runs V1."""
+    if V1_OPT_IN_ERAS.at(version) and use_v1_env(flags) not in (None, 0):
+        raise UnsupportedModelError(
+            f"vLLM {version.label} under {USE_V1_ENV}={use_v1_env(flags)} runs its V1 engine (opt-in from v0.6.4, the "
+            "default from v0.8.0), which kvtop does not model there: its V1 rules start at v0.8.0 "
+            f"({V1_OPT_IN_ERAS.era(version).source}); drop {USE_V1_ENV} to plan V0, or plan v0.8.0 or later",
+            field=USE_V1_ENV,
+        )
 
 
 def falls_back_to_v0(
