@@ -18,7 +18,12 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
-from kvtop.domain.engines.vllm.encoder_profile import counted_family, encoder_profile
+from kvtop.domain.engines.vllm.encoder_profile import (
+    FAMILY_MODALITIES,
+    counted_family,
+    encoder_profile,
+    family_of,
+)
 from kvtop.domain.engines.vllm.mm_limits import MMLimits, refuse_text_only, unread_limits
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
@@ -145,3 +150,16 @@ def test_explain_reads_a_log_that_prints_the_flag_at_a_release_not_read(
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "verdict: FAILED START" in out and "163,568 tokens" in out
+
+
+@pytest.mark.parametrize(("config", "modalities"), [
+    (QWEN3_VL_30B, ("image", "video")), (QWEN3_VL_2B, ("image", "video")), (GEMMA3_27B, ("image",)),
+])  # fmt: skip
+def test_the_family_by_class_is_the_one_the_profile_counts(config: Path, modalities: tuple[str, ...]) -> None:
+    """One lookup of the family (encoder_profile.family_of) for the text-only refusal and the counted profile: its
+    modalities are the processing info's `get_supported_mm_limits` (qwen2_vl.py:868-869, inherited by Qwen3-VL;
+    gemma3_mm.py: image only, v0.11.0), and at a release read (v0.12.0) the profile counts that same family."""
+    model = load_config_file(config)
+    family = family_of(model)
+    assert family is not None and FAMILY_MODALITIES[family] == modalities
+    assert counted_family(model, ResolvedVersion(text="0.12.0"), {}, 8192) == family

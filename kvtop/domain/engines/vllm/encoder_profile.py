@@ -329,28 +329,28 @@ def counted_family(
     limits = launch_limits(flags, version)
     if limits is not None and limits.sized:
         return None
-    if model.tower.config_class in QWEN3_VL_TOWERS and QWEN3_VL_ERAS.at(version):
-        return QWEN3_VL
-    if model.tower.config_class in QWEN2_VL_TOWERS and QWEN2_VL_ERAS.at(version):
+    family = family_of(model)
+    if family == QWEN3_VL:
+        return family if QWEN3_VL_ERAS.at(version) else None
+    if family == QWEN2_VL and QWEN2_VL_ERAS.at(version):
         return None if qwen2_vl_video_profiled(context_length) else QWEN2_VL
-    if forward_counted(model, version):  # Qwen2.5-VL at v0.13.0 – v0.20.x, its tower's forward read
+    if family == QWEN2_VL:  # Qwen2.5-VL at v0.13.0 – v0.20.x, its tower's forward read
+        return QWEN2_VL if forward_counted(model, version) else None
+    return family if family is not None and LATER_FAMILIES_ERAS.at(version) else None
+
+
+def family_of(model: ModelSpec) -> str | None:
+    """The counted family (`COUNTED_FAMILIES`) of a model by its classes, whatever the release (its vision tower's
+    config class, else its architecture); None for another family. `counted_family` adds the releases read."""
+    tower = model.tower.config_class if model.tower is not None else None
+    if tower in QWEN3_VL_TOWERS:
+        return QWEN3_VL
+    if tower in QWEN2_VL_TOWERS:
         return QWEN2_VL
-    if not LATER_FAMILIES_ERAS.at(version):
-        return None
     if model.architecture in MISTRAL3_CLASSES:
         return MISTRAL3
     if model.architecture in GEMMA3_CLASSES:
         return GEMMA3
-    return None
-
-
-def _family_modalities(model: ModelSpec) -> tuple[str, ...] | None:
-    """The modalities of a counted family's model by its classes, whatever the release; None for another family."""
-    tower = model.tower.config_class if model.tower is not None else None
-    if tower in QWEN3_VL_TOWERS or tower in QWEN2_VL_TOWERS:
-        return FAMILY_MODALITIES[QWEN3_VL]
-    if model.architecture in MISTRAL3_CLASSES or model.architecture in GEMMA3_CLASSES:
-        return FAMILY_MODALITIES[MISTRAL3]
     return None
 
 
@@ -360,7 +360,9 @@ def refuse_unmodelled_limits(inputs: CalibrationInputs) -> None:
     release (`refuse_text_only`, `launch_limits`); elsewhere the encoder term names it as not modelled."""
     model = inputs.model
     if model is not None and model.multimodal:
-        refuse_text_only(launch_limits(inputs.settings.flags, inputs.version), _family_modalities(model))
+        family = family_of(model)
+        refuse_text_only(launch_limits(inputs.settings.flags, inputs.version),
+                         FAMILY_MODALITIES[family] if family is not None else None)
 
 
 def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
