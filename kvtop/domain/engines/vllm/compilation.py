@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.compilation_aliases import CAPTURE_SIZE_FLAG, FUSE_ALLREDUCE_FLAG, capture_size
-from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
+from kvtop.domain.engines.vllm.flags_table import FlagSpan, refuse_missing
 from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG, stated_sizes
 from kvtop.domain.errors import InputError
 
@@ -100,12 +100,9 @@ def graph_config(flags: Mapping[str, object], version: ResolvedVersion) -> Graph
 
 def refuse_short(flags: Mapping[str, object], version: str) -> None:
     """`-cc` (or `-cc.<field>`) at a release whose argparse lacks it: the one-line error of a flag the release lacks
-    (flags_table.missing_at: "unrecognized arguments")."""
-    short = SHORT_FLAG.lstrip("-")
-    typed = next((key for key in flags if key == short or key.startswith(short + ".")), None)
-    why = missing_at(SHORT_FLAG, SHORT_SPAN, version) if typed is not None else None
-    if why is not None:
-        raise InputError(why, field="-" + str(typed))
+    (flags_table.refuse_missing: "unrecognized arguments"), where the plan's release is resolved after the launch
+    check (whose table, flags.RELEASE_SPANS, holds it too)."""
+    refuse_missing(flags, version, {SHORT_FLAG: SHORT_SPAN})
 
 
 def long_spelled(flags: Mapping[str, object], version: ResolvedVersion) -> Mapping[str, object]:

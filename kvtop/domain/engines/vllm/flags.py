@@ -10,24 +10,27 @@ from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
-from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, refuse_short
+from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, SHORT_FLAG, SHORT_SPAN
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
-from kvtop.domain.engines.vllm.flags_table import merged, missing_at, row_of, spellings
+from kvtop.domain.engines.vllm.flags_table import merged, refuse_missing, spellings
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.vllm.flags_valued import refuse_missing_load_format, refuse_unread_value
 from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG
 from kvtop.domain.engines.vllm.human_ints import read_int as read_human_int
 from kvtop.domain.engines.vllm.human_ints import refuse_missing_kv_bytes
+from kvtop.domain.engines.vllm.hybrid import CACHE_MODE_FLAG, CACHE_MODE_SPAN
 from kvtop.domain.engines.vllm.hybrid import FLAGS as HYBRID_FLAGS
-from kvtop.domain.engines.vllm.hybrid import refuse_missing_cache_mode
+from kvtop.domain.engines.vllm.mm_limits import FLAG as MM_LIMIT_FLAG
 from kvtop.domain.engines.vllm.mm_limits import FLAGS as MM_LIMIT_FLAGS
+from kvtop.domain.engines.vllm.mm_limits import SPAN as MM_LIMIT_SPAN
 from kvtop.domain.engines.vllm.mm_limits import launch_limits
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.pooling import FLAGS as POOLING_FLAGS
-from kvtop.domain.engines.vllm.pooling import refuse_flags as refuse_pooling_flags
+from kvtop.domain.engines.vllm.pooling import SPANS as POOLING_SPANS
+from kvtop.domain.engines.vllm.pooling import refuse_values as refuse_pooling_values
 from kvtop.domain.engines.vllm.pp_split import PP_PARTITION_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
@@ -100,6 +103,15 @@ OWN_FLAGS: Mapping[str, OwnFlag] = {
 # one refuses it as vLLM's argparse would. The rest kvtop does not read are flags_unmodelled.py's: refused
 MEMORY_NEUTRAL = merged(group for _, group in NEUTRAL_GROUPS.values())
 NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
+# every flag whose presence the launch check checks by release, one table (flags_table.refuse_missing: vLLM's
+# argparse, "unrecognized arguments"): the memory-neutral ones, `-cc` (compilation.py), `--mamba-cache-mode`
+# (hybrid.py), the pooling runner's `--runner` / `--convert` / `--task` (pooling.py), `--limit-mm-per-prompt`
+# (mm_limits.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
+# human_ints.py; `--rope-scaling` / `--hf-overrides`, rope_override.py) or a value's release (`--load-format
+# runai_streamer`, flags_valued.py)
+RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, {
+    SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN,
+}))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
 NEUTRAL_KINDS: Mapping[str, str] = {
     "server": "API server", "chat": "chat, tool and reasoning parsers", "log": "logging and metrics",
@@ -172,15 +184,6 @@ def as_parsed(spelling: str) -> str:
     return "--" + name.replace("_", "-") + dot + rest
 
 
-def _refuse_missing_neutral(settings: LaunchSettings, version: str) -> None:
-    """A memory-neutral flag the release's command line lacks (vLLM's argparse: "unrecognized arguments")."""
-    for name in settings.flags:
-        row = row_of(MEMORY_NEUTRAL, "--" + name)
-        why = missing_at(row[0], row[1], version) if row is not None else None
-        if why is not None:
-            raise InputError(why, field="--" + name)
-
-
 def _values(flag: str, value: object) -> list[str]:
     """The tokens a flag's value is written as: a list flag's values one a token, else the value."""
     return str(value).split() if flag in VllmFlags.list_valued else [str(value)]
@@ -250,10 +253,8 @@ class VllmFlags:
         log's release is resolved after), the plan's rules check them at the release they take."""
         if settings.engine_version is not None:
             launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
-            _refuse_missing_neutral(settings, settings.engine_version)
-            refuse_short(settings.flags, settings.engine_version)  # `-cc` from v0.12.0 (compilation.py)
-            refuse_missing_cache_mode(settings.flags, settings.engine_version)  # v0.15.1 on (hybrid.py)
-            refuse_pooling_flags(settings.flags, settings.engine_version)  # pooling.py: the release's, argparse's choices
+            refuse_missing(settings.flags, settings.engine_version, RELEASE_SPANS)  # a flag the release lacks
+            refuse_pooling_values(settings.flags)  # pooling.py: argparse's choices
             launch_limits(settings.flags, ResolvedVersion(text=settings.engine_version))  # mm_limits.py: the value's form
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
             refuse_missing_load_format(settings.flags.get("load-format"), ResolvedVersion(text=settings.engine_version))

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from kvtop.domain.engines.versions import parse_release
+from kvtop.domain.errors import InputError
 
 # every vLLM wheel whose command line was read for the tables (session 51): v0.14.x, v0.16–v0.18 and v0.31.0 were not
 RELEASES_READ = (
@@ -67,6 +68,21 @@ def missing_at(flag: str, span: FlagSpan, version: str) -> str | None:
     if after is not None and span.last is not None and at >= (parse_release(after) or at):
         return f"vLLM {version} has no {flag} (last in v{span.last} of the releases read; gone in v{after})"
     return None
+
+
+def refuse_missing(flags: Mapping[str, object], version: str, table: Mapping[str, FlagSpan]) -> None:
+    """The first of the launch's flags (keyed as LaunchSettings keeps them, without dashes; a dotted `--a.b` by its
+    `--a`, `-cc.b` by its `-cc`) whose row in `table` says the release lacks it (`missing_at`): InputError naming it as
+    typed, as vLLM's argparse rejects it ("unrecognized arguments")."""
+    for name in flags:
+        head = name.partition(".")[0]
+        for dashes in ("--", "-"):
+            found = row_of(table, dashes + name) or row_of(table, dashes + head)
+            why = missing_at(found[0], found[1], version) if found is not None else None
+            if why is not None:
+                raise InputError(why, field=dashes + name)
+            if found is not None:
+                break
 
 
 def merged(groups: Iterable[Mapping[str, FlagSpan]]) -> Mapping[str, FlagSpan]:

@@ -10,7 +10,6 @@ attention page of one token is the book's full pool. Which alignment and how man
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -21,9 +20,9 @@ from kvtop.domain.engines.vllm.eras import (
     NEMOTRON_H_SSM_DTYPE_ERAS,
     PREFILL_CHECKPOINT_ERAS,
 )
-from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
+from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS
-from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
@@ -148,16 +147,9 @@ def hybrid_blocks(
 # `--mamba-cache-mode` (CacheConfig.mamba_cache_mode): read by `_cache_mode` ('align', and 'none' under
 # --no-enable-prefix-caching, modelled; any other refused as not modelled), from any launch, typed or a --cmd line
 CACHE_MODE_FLAG = "--mamba-cache-mode"
-CACHE_MODE_SPAN = FlagSpan("0.15.1", None, "engine/arg_utils.py:1436 (v0.33.0)")  # first of the releases read
+# first of the releases read; a release before refuses it (flags.RELEASE_SPANS)
+CACHE_MODE_SPAN = FlagSpan("0.15.1", None, "engine/arg_utils.py:1436 (v0.33.0)")
 FLAGS = frozenset({CACHE_MODE_FLAG})
-
-
-def refuse_missing_cache_mode(flags: Mapping[str, object], version: str) -> None:
-    """`--mamba-cache-mode` at a release whose argparse lacks it (before v0.15.1 of the releases read): the one-line
-    error of any flag a release lacks (flags_table.missing_at)."""
-    why = missing_at(CACHE_MODE_FLAG, CACHE_MODE_SPAN, version) if CACHE_MODE_FLAG[2:] in flags else None
-    if why is not None:
-        raise InputError(why, field=CACHE_MODE_FLAG)
 
 
 def mamba_prefix_caching(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:

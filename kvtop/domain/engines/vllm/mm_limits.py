@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
+from kvtop.domain.engines.vllm.flags_table import FlagSpan, refuse_missing
 from kvtop.domain.engines.vllm.rope_override import json_object
 from kvtop.domain.errors import InputError, UnsupportedModelError
 
@@ -101,9 +101,8 @@ def launch_limits(flags: Mapping[str, object], version: ResolvedVersion) -> MMLi
     raw = flags.get(FLAG.lstrip("-"))
     if raw is None:
         return None
-    why = missing_at(FLAG, SPAN, version.text) if version.text is not None else None
-    if why is not None:
-        raise InputError(why, field=FLAG)
+    if version.text is not None:  # the launch check's table holds it too (flags.RELEASE_SPANS)
+        refuse_missing({FLAG[2:]: raw}, version.text, {FLAG: SPAN})
     form = LIMIT_ERAS.at(version)
     if form is None:
         return None

@@ -51,7 +51,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.encoder_profile import EncoderProfile
-from kvtop.domain.engines.vllm.flags_table import FlagSpan, missing_at
+from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
@@ -59,7 +59,8 @@ from kvtop.domain.wording import GIB
 RUNNER_FLAG = "--runner"
 CONVERT_FLAG = "--convert"
 TASK_FLAG = "--task"
-# the releases read that have each flag (flags_unmodelled.py's rows until session 55)
+# the releases read that have each flag (flags_unmodelled.py's rows until session 55); a release without one refuses
+# it (flags.RELEASE_SPANS)
 SPANS: Mapping[str, FlagSpan] = {
     RUNNER_FLAG: FlagSpan("0.10.1", None, "engine/arg_utils.py:970 (v0.33.0)"),
     CONVERT_FLAG: FlagSpan("0.10.1", None, "engine/arg_utils.py:971 (v0.33.0)"),
@@ -126,15 +127,6 @@ MULTIMODAL_ERROR = 2 * GIB  # as a multimodal model's generating profile is assu
 CHOICES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (RUNNER_FLAG, RUNNERS), (CONVERT_FLAG, CONVERTS), (TASK_FLAG, (*GENERATE_TASKS, AS_GENERATE, AS_AUTO, *POOLING_TASKS)),
 )  # fmt: skip
-
-
-def refuse_flags(flags: Mapping[str, object], version: str) -> None:
-    """A runner, convert or task flag the release lacks, or a value vLLM does not take (argparse's choices)."""
-    for flag, _ in CHOICES:
-        why = missing_at(flag, SPANS[flag], version) if flags.get(flag.lstrip("-")) is not None else None
-        if why is not None:
-            raise InputError(why, field=flag)
-    refuse_values(flags)
 
 
 def refuse_values(flags: Mapping[str, object]) -> None:
