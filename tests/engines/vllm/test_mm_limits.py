@@ -58,6 +58,21 @@ def test_the_video_off_profiles_the_image_at_v0_12_0() -> None:
     assert profile.kept_bytes == 16_384 * 8_192 * 2 + 65_536 * 1_536 * 2
 
 
+@pytest.mark.parametrize("version", ["0.11.1", "0.14.0"])
+def test_the_neighbouring_releases_read_the_flag_as_v0_11_2_to_v0_13_0(version: str) -> None:
+    """v0.11.1 and v0.14.0 take `{"count": N}` and profile the modalities left on as v0.11.2 – v0.13.0 do
+    (config/multimodal.py get_limit_per_prompt, v1/worker/utils.py MultiModalBudget: the same functions, mm_limits.py)."""
+    counted = encoder_profile(_inputs(QWEN3_VL_30B, version, 65536, "--limit-mm-per-prompt", '{"video": {"count": 0}}'))
+    assert counted is not None and counted.modality == "image"
+
+
+def test_v0_10_2_reads_the_counts_as_v0_11_0_does() -> None:
+    """v0.10.2's MultiModalBudget and registry are v0.11.0's (utils.py:24-127, registry.py:99-177): image 0 on Gemma-3
+    (image only, gemma3_mm.py) turns every modality off."""
+    with pytest.raises(UnsupportedModelError, match="text-only"):
+        activation_estimate(_inputs(GEMMA3_27B, "0.10.2", 8192, "--limit-mm-per-prompt", '{"image": 0}'), FITS)
+
+
 def test_the_count_caps_the_items_a_prompt_holds() -> None:
     """Gemma-3 at v0.12.0, 8,192 tokens: 260 tokens an image, 8,192 // 260 = 31 by the budget; with 2 images a
     prompt (min(2, 8,192 // 260)) and 4 sequences, 4 × 2 = 8 items. Each kept expanded to its 260 tokens beside the
@@ -102,7 +117,8 @@ def test_every_modality_off_is_not_modelled(config: Path, limit: str) -> None:
 
 
 @pytest.mark.parametrize(("version", "limit", "error", "says"), [
-    ("0.11.0", '{"image": {"count": 1}}', InputError, "a dict from v0.11.2"),
+    ("0.11.0", '{"image": {"count": 1}}', InputError, "a dict from v0.11.1"),
+    ("0.10.2", '{"image": {"count": 1}}', InputError, "a dict from v0.11.1"),  # v0.10.2 arg_utils.py:366 dict[str, int]
     ("0.12.0", '{"image": -1}', InputError, "whole number"),
     ("0.12.0", '{"image": {"count": 1, "size": 3}}', InputError, "unknown option"),
     ("0.12.0", "image=1", InputError, "not JSON"),
@@ -112,7 +128,7 @@ def test_the_release_and_the_value_refuse_as_read(version: str, limit: str, erro
         check_parallel(parse_flags("vllm", ["--limit-mm-per-prompt", limit, "--engine-version", version]))
 
 
-@pytest.mark.parametrize("version", ["0.10.2", "0.14.0", "0.19.0"])
+@pytest.mark.parametrize("version", ["0.10.1", "0.14.1", "0.19.0"])
 def test_a_release_not_read_plans_the_text_model_s_fit_and_says_so(version: str) -> None:
     """At a release whose reading of the flag was not read the launch is taken (a log that prints it gets its verdict,
     never an error) and the encoder profile is not counted; the flag's value is not judged there."""

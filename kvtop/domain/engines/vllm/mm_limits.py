@@ -1,9 +1,10 @@
 """vLLM's `--limit-mm-per-prompt`: how many items of each modality a prompt may hold, which the encoder profile reads
 (encoder_profile.py; docs/engines/vllm.md §10).
 
-Read in the v0.11.0, v0.11.2, v0.12.0 and v0.13.0 wheels (PyPI):
+Read in the v0.11.0, v0.11.2, v0.12.0 and v0.13.0 wheels (PyPI); the same code checked function by function in the
+v0.10.2, v0.11.1 and v0.14.0 wheels (`LIMIT_ERAS`):
 
-- The value is a JSON object, modality → count (v0.11.0 engine/arg_utils.py:379 `dict[str, int]`); from v0.11.2
+- The value is a JSON object, modality → count (v0.11.0 engine/arg_utils.py:379 `dict[str, int]`); from v0.11.1
   (arg_utils.py:453) a modality may take `{"count": N, "width": …, "height": …, "num_frames": …, "length": …}`
   (config/multimodal.py:14-60 `BaseDummyOptions` and its image / video / audio kinds, v0.12.0; the same at v0.11.2 and
   v0.13.0). A modality left out counts 999 (`get_limit_per_prompt`, v0.11.0 config/multimodal.py:106-113 under V1).
@@ -43,13 +44,21 @@ FLAGS = frozenset({FLAG})
 DEFAULT_LIMIT = 999  # a modality left out (config/multimodal.py:106-113 at v0.11.0, :215-225 at v0.12.0)
 SIZE_KEYS = frozenset({"width", "height", "num_frames", "length"})  # BaseDummyOptions' kinds (v0.12.0 :16-44)
 # what kvtop reads of the flag by release: "counts" (modality → int), "options" (or {"count", sizes}), None (not read)
+# v0.10.2 has v0.11.0's code: engine/arg_utils.py:366 dict[str, int]; config/__init__.py:2496-2504
+# get_limit_per_prompt (999 under V1); multimodal/registry.py:99-177 and v1/worker/utils.py:24-127 (MultiModalBudget)
+# the same functions as v0.11.0's. v0.11.1 has v0.11.2's: arg_utils.py:453, config/multimodal.py:20-248
+# (MultiModalConfig whole, the dummy options), registry.py:122-175, utils.py:24-131 alike. v0.14.0 has v0.13.0's:
+# arg_utils.py:458, config/multimodal.py:16-47, 146-162, 215-233 (get_limit_per_prompt, the dummy options, their
+# validation), utils.py:27-134 alike, registry.py:146-174 only passing the observability config to the processor.
+# Releases not checked: before v0.10.2, from v0.14.1.
 LIMIT_ERAS: Eras[str | None] = Eras((
-    Era("", None, "not read before v0.11.0"),
-    Era("0.11.0", "counts", "v0.11.0 engine/arg_utils.py:379 (dict[str, int]), v1/worker/utils.py:84-127"),
-    Era("0.11.1", None, "v0.11.1 not read"),
-    Era("0.11.2", "options", "v0.11.2 engine/arg_utils.py:453 (int or dict), config/multimodal.py; v0.12.0 "
-                             "config/multimodal.py:14-60, 144-233, v1/worker/utils.py:98-125; v0.13.0 alike"),
-    Era("0.14.0", None, "not read from v0.14.0"),
+    Era("", None, "not read before v0.10.2"),
+    Era("0.10.2", "counts", "v0.11.0 engine/arg_utils.py:379 (dict[str, int]), v1/worker/utils.py:84-127; v0.10.2 "
+                            "arg_utils.py:366, config/__init__.py:2496-2504, utils.py:84-127 alike"),
+    Era("0.11.1", "options", "v0.11.2 engine/arg_utils.py:453 (int or dict), config/multimodal.py; v0.12.0 "
+                             "config/multimodal.py:14-60, 144-233, v1/worker/utils.py:98-125; v0.11.1, v0.13.0 and "
+                             "v0.14.0 alike"),
+    Era("0.14.1", None, "not read from v0.14.1"),
 ))  # fmt: skip
 
 
@@ -80,7 +89,7 @@ def _count(modality: str, value: object, options: bool) -> tuple[int, bool]:
         sized = any(value.get(key) is not None for key in SIZE_KEYS)
         value = value.get("count", DEFAULT_LIMIT)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        kind = "a whole number ≥ 0 or {\"count\": N, …}" if options else "a whole number ≥ 0 (a dict from v0.11.2)"
+        kind = "a whole number ≥ 0 or {\"count\": N, …}" if options else "a whole number ≥ 0 (a dict from v0.11.1)"
         raise InputError(f"{modality}: {kind} (got {str(value)[:40]!r})", field=FLAG)
     return value, sized
 
@@ -91,7 +100,7 @@ def unread_limits(flags: Mapping[str, object], version: ResolvedVersion) -> str 
     if flags.get(FLAG.lstrip("-")) is None or LIMIT_ERAS.at(version) is not None:
         return None
     return (f"vLLM {version.label}'s {FLAG} is not modelled ({LIMIT_ERAS.era(version).source}: its code read at "
-            "v0.11.0, v0.11.2 – v0.13.0)")  # fmt: skip
+            "v0.11.0 – v0.13.0, checked at v0.10.2 and v0.14.0)")  # fmt: skip
 
 
 def launch_limits(flags: Mapping[str, object], version: ResolvedVersion) -> MMLimits | None:
