@@ -189,3 +189,31 @@ def test_a_later_pipeline_stage_s_buffer_joins_the_pooling_peak() -> None:
     one = activation_estimate(_inputs(QWEN3_06B, "0.11.0", *flags), FITS)
     staged = _inputs(QWEN3_06B, "0.11.0", *flags).model_copy(update={"layout": ParallelLayout(tp=1, pp=2)})
     assert activation_estimate(staged, FITS).bytes - one.bytes == 33_554_432
+
+
+def test_v0_10_2_plans_the_pooling_runner_as_v0_11_0_does() -> None:
+    """v0.10.2's profile_run pooler branch, _dummy_pooler_run, pooler.py's ALL pooling, the adapter and the head dtype are
+    v0.11.0's functions (pooling.POOLING_ERAS): the same forward floor (8,192 × (3 × 3,072 + 1,024) × 2 + 2 × 8,192 ×
+    1,024 × 2 = 201,326,592 B); v0.11.1 split `encode` into token_embed (with the ST projector, pooler.py:623-643):
+    not modelled there."""
+    flags = ("--runner", "pooling", "--max-num-batched-tokens", "8192", "--max-num-seqs", "1024")
+    pooled = activation_estimate(_inputs(QWEN3_06B, "0.10.2", *flags), FITS)
+    assert "pooling runner" in pooled.basis and pooled.bytes >= 201_326_592
+    with pytest.raises(UnsupportedModelError, match="not modelled"):
+        activation_estimate(_inputs(QWEN3_06B, "0.11.1", *flags), FITS)
+
+
+def test_v0_10_2_s_v0_pooling_runner_is_not_modelled() -> None:
+    """VLLM_USE_V1=0 at v0.10.2 starts V0 (engine/arg_utils.py create_engine_config), whose pooling runner was not read."""
+    inputs = _inputs(QWEN3_06B, "0.10.2", "--runner", "pooling", "--max-num-batched-tokens", "8192")
+    v0 = inputs.model_copy(update={"settings": inputs.settings.model_copy(
+        update={"flags": {**inputs.settings.flags, "VLLM_USE_V1": "0"}})})  # fmt: skip
+    with pytest.raises(UnsupportedModelError, match="under V0"):
+        activation_estimate(v0, FITS)
+
+
+def test_bart_model_generates_at_v0_10_2() -> None:
+    """v0.10.2 registers BartModel as a text-generation class (registry.py:149): `--runner auto` generates, though its
+    name ends in the pooling suffix `Model`."""
+    assert not pooling_runner({}, _as("BartModel", "0.10.2").model, ResolvedVersion(text="0.10.2"))
+    assert pooling_runner({}, _as("GteNewModel", "0.10.2").model, ResolvedVersion(text="0.10.2"))  # the suffix

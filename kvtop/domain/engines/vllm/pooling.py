@@ -37,9 +37,15 @@ start on a T4, tests/data/calibration/SOURCES.md):
   `*ChatModel`, `*LMHeadModel` → generate); no match → generate. Such a launch is the pooling runner's as
   `--runner pooling` is (refused where kvtop does not plan one).
 
-Other releases are not read: a pooling launch there is refused by name (`POOLING_ERAS`), an auto one where the class
-is pooling at v0.11.0 or has a pooling suffix but the bare `*Model` (`auto_pooling`; the release's own registry, and
-`--task auto` before v0.10.1, not read).
+v0.10.2 has the same code, checked function by function in its wheel (`POOLING_ERAS`), but for the container the
+pooler returns (a PoolerOutput of the same tensors) and a registry that still holds BartModel as a generating class
+(`AUTO_GENERATING_MODELS`); it still has V0, whose pooling runner is not read (refused where the start runs V0:
+VLLM_USE_V1=0, or a VLLM_ATTENTION_BACKEND V1 does not take). v0.11.1 – v0.12.0 split `encode` into token_embed and
+token_classify, and token_embed's head applies the checkpoint's sentence-transformers projector (v0.11.1
+model_executor/layers/pooler.py:345-351, 623-643), which kvtop does not read: not extended there. Other releases are
+not read: a pooling launch there is refused by name (`POOLING_ERAS`), an auto one where the class is pooling at
+v0.11.0 or has a pooling suffix but the bare `*Model` (`auto_pooling`; the release's own registry, and `--task auto`
+before v0.10.1, not read).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.encoder_profile import EncoderProfile
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
+from kvtop.domain.engines.vllm.profile_run import engine_era
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
@@ -83,10 +90,15 @@ TASK_READ_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 # the releases whose pooling runner kvtop plans: its code read there (not when the flags exist: SPANS says that)
 POOLING_ERAS: Eras[bool] = Eras((
-    Era("", False, "not read before v0.11.0"),
+    Era("", False, "not read before v0.10.2"),
+    Era("0.10.2", True, "v0.11.0's code at v0.10.2: v1/worker/gpu_model_runner.py:2914-2979 (_dummy_pooler_run, its "
+                        "output a PoolerOutput), :2981-3042 (profile_run's pooler branch), model_executor/layers/"
+                        "pooler.py:69-85, 273-317, models/adapters.py:170-233, config/__init__.py:120-136, 926-948, "
+                        "2772-2794, engine/arg_utils.py:1615-1642 (the same functions as v0.11.0's)"),
     Era("0.11.0", True, "v0.11.0 v1/worker/gpu_model_runner.py:3257-3396 (profile_run → _dummy_pooler_run), "
                         "model_executor/models/adapters.py:170-192, engine/arg_utils.py:1547-1577"),
-    Era("0.12.0", False, "not read from v0.12.0"),
+    Era("0.11.1", False, "v0.11.1 – v0.12.0: `encode` split into token_embed / token_classify, the ST projector in "
+                         "token_embed's head (model_executor/layers/pooler.py:345-351, 623-643 at v0.11.1): not read"),
 ))  # fmt: skip
 # `--runner auto` at v0.11.0 (module docstring): the registered classes whose model class is a pooling model (its
 # `is_pooling_model`: bert.py, bert_with_rope.py:630, gpt2.py:332, gritlm.py:237, internlm2.py:406, jamba.py:561,
@@ -98,10 +110,11 @@ AUTO_POOLING_CLASSES = frozenset({
     "Qwen2ForRewardModel", "RobertaForMaskedLM", "RobertaForSequenceClassification", "RobertaModel", "Terratorch",
     "XLMRobertaForSequenceClassification", "XLMRobertaModel",
 })  # fmt: skip
-# registered names with a pooling suffix whose class generates (it has compute_logits): registry.py:45-199
+# registered names with a pooling suffix whose class generates (it has compute_logits): registry.py:45-199; BartModel
+# at v0.10.2 (registry.py:149, an encoder-decoder; a dropped class from v0.11.0, architectures.py)
 AUTO_GENERATING_MODELS = frozenset({
     "AquilaModel", "ChatGLMModel", "Gemma2Model", "LlamaModel", "MistralModel", "Qwen2Model", "Qwen2_5OmniModel",
-    "UltravoxModel", "MiDashengLMModel",
+    "UltravoxModel", "MiDashengLMModel", "BartModel",
 })  # fmt: skip
 # `_SUFFIX_TO_DEFAULTS` in order (config/model.py:1533-1549 at v0.11.0): True where the runner is pooling
 SUFFIX_DEFAULTS: tuple[tuple[str, bool], ...] = (
@@ -183,8 +196,12 @@ def refuse_unmodelled(inputs: CalibrationInputs) -> None:
     arch = inputs.model.architecture if inputs.model is not None else ""
     why = "" if asked else f" (`--runner auto` on {arch}, a pooling class by vLLM's registry and suffixes)"
     if not POOLING_ERAS.at(version):
-        raise UnsupportedModelError(f"vLLM {version.label}'s pooling runner{why} is not modelled (its code read at v0.11.0 "
-                         f"only: {POOLING_ERAS.era(version).source})", field=flag)  # fmt: skip
+        raise UnsupportedModelError(f"vLLM {version.label}'s pooling runner{why} is not modelled (its code read at v0.10.2 – "
+                         f"v0.11.0 only: {POOLING_ERAS.era(version).source})", field=flag)  # fmt: skip
+    if engine_era(inputs) == "v0":
+        raise UnsupportedModelError(f"vLLM {version.label}'s pooling runner{why} under V0 (VLLM_USE_V1=0, or a "
+                                    "VLLM_ATTENTION_BACKEND V1 does not take) is not modelled: V0's pooling model "
+                                    "runner was not read", field=flag)  # fmt: skip
     if inputs.settings.max_num_batched_tokens is None:
         raise UnsupportedModelError(f"a pooling runner's{why} default max_num_batched_tokens depends on the pooler type the "
                          "checkpoint's sentence-transformers files set (engine/arg_utils.py:1547-1577, "
