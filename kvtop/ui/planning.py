@@ -113,8 +113,8 @@ def _deployment_texts(settings: LaunchSettings) -> dict[str, str]:
     request, host_text = setup.host_kv, ""
     if request is not None and request.ratio_to_gpu_pool:
         host_text = f"x{request.ratio_to_gpu_pool:g}"
-    elif request is not None and (per_rank := request.per_rank_bytes(settings.tp * settings.pp)) is not None:
-        host_text = f"{per_rank / GIB:g}"
+    elif request is not None and request.bytes_per_rank:  # per rank: the engine's own share of a total it states
+        host_text = f"{request.bytes_per_rank / GIB:g}"
     return {
         "spec_method": setup.spec_method or "",
         "redundant_experts": str(setup.redundant_experts),
