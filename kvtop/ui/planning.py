@@ -324,7 +324,7 @@ def _on_its_nodes(base: LaunchSettings, edited: LaunchSettings) -> LaunchSetting
     rule = engine_rules(base.engine).span_rule
     try:
         nodes = rule.span(base).nnodes
-        per_node = layout_from_settings(base).gpus_per_node(nodes)
+        per_node = layout_from_settings(base).ranks_per_node(nodes)
         wanted = layout_from_settings(edited).nodes_needed(per_node)
     except KvtopError:
         return edited  # the launch's own message says what is wrong
