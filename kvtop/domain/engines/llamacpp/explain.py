@@ -200,7 +200,7 @@ def explain(request: ExplainRequest) -> Explanation:
     device = logged_gpu(log)
     line = f"`{device.device} : {device.description} ({device.total.text} MiB, …)`" if device else ""
     stated, device_notes = logged_total_first(device.total if device else None, line, gpu_total_bytes,
-                                              request.gpu_total_source, gpu_name)  # fmt: skip
+                                              request.gpu_total_source, gpu_name, request.gpu_total_origin)  # fmt: skip
     free = request.given.free_before_load_bytes or (device.free.value_bytes if device else None)
     if device is not None:
         gpu_name = gpu_name or device.description
