@@ -350,10 +350,15 @@ def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
     return measured
 
 
-def total_origin_from_args(args: argparse.Namespace) -> GpuTotalOrigin:
-    """Where the total `gpu_from_args` picks comes from, said beside it: --gpu-memory (it wins), else --gpu's
-    table (the H100's where no --gpu is given)."""
-    return GpuTotalOrigin.GIVEN if getattr(args, "gpu_memory", None) is not None else GpuTotalOrigin.TABLE
+def total_origin_from_args(args: argparse.Namespace, name: str | None, total_bytes: int) -> GpuTotalOrigin:
+    """Where the total `gpu_from_args` picks (`name`, `total_bytes`) comes from, said beside it: --gpu-memory (it
+    wins; the engine's total, or a larger memory variant of the card --gpu names: the domain's
+    `gpus.given_total_origin` decides), else --gpu's table (the H100's where no --gpu is given)."""
+    from kvtop.domain.gpus import given_total_origin
+
+    if getattr(args, "gpu_memory", None) is None:
+        return GpuTotalOrigin.TABLE
+    return given_total_origin(name, total_bytes)
 
 
 def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, *, assumed: bool) -> None:

@@ -161,6 +161,8 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
             "the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model"
         )
     given = measured.model_copy(update={"gpu_total_bytes": None})  # the GPU goes in as gpu_total
+    # what the total is (the engine's, a larger memory variant's nvidia-smi total, the table's): as plan reads it
+    origin = total_origin_from_args(args, gpu_name, gpu_total) if gpu_total is not None else None
     try:
         model = load_model(settings.model, family=args.model_family, deadline_s=hub_deadline(args))
     except UnsupportedModelError as err:  # the log is still read: its figures and a refused start
@@ -172,8 +174,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     else:
         request = ExplainRequest(
             log=log, model=model, settings=settings, gpu_total_bytes=gpu_total, gpu_name=gpu_name, given=given,
-            gpu_total_source=gpu_total_source(measured.gpu_total_bytes), load_mtp=args.load_mtp, version=version,
-            gpu_total_origin=total_origin_from_args(args) if gpu_total is not None else None,
+            gpu_total_source=gpu_total_source(origin), load_mtp=args.load_mtp, version=version, gpu_total_origin=origin,
         )  # fmt: skip
         result = explain(request)
     findings, result = _findings(result)

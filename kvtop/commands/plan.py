@@ -25,7 +25,6 @@ from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import InputError
-from kvtop.domain.gpus import is_larger_variant
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -98,12 +97,9 @@ def _model_and_device(
     )
     measured = measured_from_args(args)
     total, name = gpu_from_args(args, measured)  # the total's origin goes with it: the header says it, not its bytes
-    # a --gpu-memory above the named card's table figure is a larger memory variant of it (`--gpu RTX2060 --gpu-memory
-    # 12GiB`): nvidia-smi's total of that card, as the table's is, whose CUDA total the plan estimates
-    # (`calibration.gpu_totals`, the card's SMs and capability kept); any other is the total the engine sees
-    variant = measured.gpu_total_bytes is not None and is_larger_variant(name, total)
-    update = {"gpu_total_origin": total_origin_from_args(args)} | ({"gpu_total_bytes": None} if variant else {})
-    return model, measured.model_copy(update=update), total, name
+    # a larger memory variant's --gpu-memory (`--gpu RTX2060 --gpu-memory 12GiB`) is nvidia-smi's total, whose CUDA
+    # total the plan estimates (`MeasuredInputs.with_total_origin`, the card's SMs and capability kept)
+    return model, measured.with_total_origin(total_origin_from_args(args, name, total)), total, name
 
 
 def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:

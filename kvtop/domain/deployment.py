@@ -122,22 +122,16 @@ class SpecKind(str, Enum):
 
 
 class HostKvRequest(BaseModel):
-    """What a launch asks of host memory for KV (one of: bytes per rank, bytes over the engine, a ratio)."""
+    """What a launch asks of host memory for KV (bytes per rank, with the total over the engine where the launch
+    states one; or a ratio). How a total splits over ranks is the engine's rule: its `setup` gives the share."""
 
     model_config = ConfigDict(frozen=True)
 
     connector: str  # 'HiCache', 'OffloadingConnector', 'LMCache', 'swap space', 'secondary pool'
-    bytes_per_rank: int | None = None
-    bytes_total: int | None = None  # over every rank of the engine (vLLM's --kv-offloading-size)
+    bytes_per_rank: int | None = None  # one rank's share (None: a ratio, or no size stated)
+    bytes_total: int | None = None  # the total the launch states over the engine's ranks (vLLM's --kv-offloading-size)
     ratio_to_gpu_pool: float | None = None  # SGLang's --hicache-ratio
     stated: bool = True  # False: the engine's default size, the launch gave none
-
-    def per_rank_bytes(self, ranks: int) -> int | None:
-        """One rank's share: the size per rank where the launch gave one, else the engine's total split evenly
-        over its `ranks` (vLLM's --kv-offloading-size over the TP × PP workers); None for a ratio or nothing."""
-        if self.bytes_per_rank:
-            return self.bytes_per_rank
-        return self.bytes_total // max(ranks, 1) if self.bytes_total else None
 
 
 class DeploymentSetup(BaseModel):

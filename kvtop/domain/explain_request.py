@@ -41,8 +41,9 @@ class ExplainRequest(BaseModel):
         return self.model_copy(update={"settings": settings})
 
 
-def gpu_total_source(given_bytes: int | None) -> TermSource:
-    """Where explain's GPU total comes from: measured where the operator gave it (--gpu-memory) or NVML read it,
-    else assumed: the GPU table's nvidia-smi total for the model named (--gpu; `kvtop.domain.gpus`), which the
-    card is taken to report."""
-    return "measured" if given_bytes is not None else "assumed"
+def gpu_total_source(origin: GpuTotalOrigin | None) -> TermSource:
+    """Where explain's GPU total comes from: measured where it is the engine's own (the operator's --gpu-memory,
+    NVML's: `GpuTotalOrigin.is_engines_total`), else assumed: the GPU table's nvidia-smi total for the model named
+    (--gpu; `kvtop.domain.gpus`), which the card is taken to report, or a larger memory variant's (`given_total_origin`),
+    both a total CUDA reports less of."""
+    return "measured" if origin is not None and origin.is_engines_total else "assumed"

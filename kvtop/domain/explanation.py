@@ -84,12 +84,14 @@ class LoggedDevice(BaseModel):
 
 
 def logged_total_first(
-    logged: Measured | None, line: str, given_bytes: int | None, given_source: TermSource, gpu_name: str | None
+    logged: Measured | None, line: str, given_bytes: int | None, given_source: TermSource, gpu_name: str | None,
+    origin: GpuTotalOrigin | None = None,
 ) -> tuple[int | None, list[str]]:
     """The device total explain solves with where the log prints one (CUDA's, which the engine measured and sized
     its pool from): the log's over --gpu's GPU-table total (assumed: what the card is taken to report); only a
     measured total (--gpu-memory) overrides it. Returns (the log's total to solve with, else None; notes saying
-    a given total the log contradicts, by how much, beyond the printed figure's rounding)."""
+    a given total the log contradicts, by how much, beyond the printed figure's rounding). `origin`: what the given
+    total is, where its chooser said (a larger memory variant's --gpu-memory is nvidia-smi's, as the table's is)."""
     if logged is None:
         return None, []
     if given_bytes is None:
@@ -100,8 +102,10 @@ def logged_total_first(
     if given_source == "measured":
         said = f"--gpu-memory {gib(given_bytes)}: kvtop was told it and solves with it, but the log prints {line} ({by})"
         return None, [said] if differs else []
-    said = (f"--gpu {gpu_name or ''}: the GPU table's total {gib(given_bytes)} differs from the log's {line} by {by}; "
-            "kvtop solves with the log's (CUDA's total, which the engine measured)")  # fmt: skip
+    given = (f"--gpu-memory {gib(given_bytes)} (nvidia-smi's total of a larger memory variant of the {gpu_name})"
+             if origin is GpuTotalOrigin.VARIANT else f"--gpu {gpu_name or ''}: the GPU table's total {gib(given_bytes)}")
+    said = (f"{given} differs from the log's {line} by {by}; kvtop solves with the log's (CUDA's total, which the "
+            "engine measured)")  # fmt: skip
     return logged.value_bytes, [said] if differs else []
 
 

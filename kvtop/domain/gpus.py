@@ -347,8 +347,25 @@ class GpuTotalOrigin(str, Enum):
     figure and is still the operator's."""
 
     TABLE = "table"  # --gpu's table: `GPU_TOTAL_MIB` (nvidia-smi's) or `UNIFIED_TOTAL_MIB` (CUDA's on unified memory)
-    GIVEN = "given"  # the operator's --gpu-memory
+    GIVEN = "given"  # the operator's --gpu-memory: the total the engine sees (CUDA's)
+    # the operator's --gpu-memory above the named card's table figure (`is_larger_variant`): nvidia-smi's total of a
+    # larger memory variant of that card, whose CUDA total the calibration estimates as it does the table's
+    VARIANT = "variant"
     NVML = "nvml"  # read on the node from NVML (nvidia-smi's figure of this very GPU): the live and demo predictions
+
+    @property
+    def is_engines_total(self) -> bool:
+        """Whether a total of this origin stands as the one the engine sizes from (CUDA's): the operator's
+        --gpu-memory, or a live node's NVML (its engine-visible total where the driver's reserved was read); not a
+        table's or a variant's nvidia-smi total, from which the calibration estimates CUDA's."""
+        return self in (GpuTotalOrigin.GIVEN, GpuTotalOrigin.NVML)
+
+
+def given_total_origin(name: str | None, total_bytes: int) -> GpuTotalOrigin:
+    """What a total the operator gives (`--gpu-memory`) for the card `name` is, decided here once for plan, explain
+    and the planner: nvidia-smi's total of a larger memory variant of the card (VARIANT) where it is one
+    (`is_larger_variant`), else the total the engine sees (GIVEN)."""
+    return GpuTotalOrigin.VARIANT if is_larger_variant(name, total_bytes) else GpuTotalOrigin.GIVEN
 
 
 def engine_visible_total(total_bytes: int | None, reserved_bytes: int | None) -> int | None:
@@ -368,7 +385,7 @@ def total_said(name: str | None, origin: GpuTotalOrigin) -> str:
     host's memory as CUDA reports it, `UNIFIED_TOTAL_MIB`), else a total given for it ('--gpu-memory'). Said because
     it is not the total the engines size from: CUDA reports less than nvidia-smi (79.19 against 79.65 GiB on an
     H100), which a plan estimates as its own row, 'GPU memory as CUDA reports it' (docs/calibration.md)."""
-    if origin is GpuTotalOrigin.GIVEN:
+    if origin in (GpuTotalOrigin.GIVEN, GpuTotalOrigin.VARIANT):
         return "--gpu-memory"
     if origin is GpuTotalOrigin.NVML:
         return "NVML's total"
@@ -377,10 +394,11 @@ def total_said(name: str | None, origin: GpuTotalOrigin) -> str:
 
 def inferred_total_origin(name: str | None, total_bytes: int) -> GpuTotalOrigin:
     """The origin of a total whose caller did not say it (the TUI's planner, the demos, explain without --gpu or
-    --gpu-memory): the table's where the named model's table figure is these bytes, else given. A fallback only:
+    --gpu-memory): the table's where the named model's table figure is these bytes, else given (`given_total_origin`:
+    a larger memory variant's above the card's figure). A fallback only:
     `plan` and `explain` say the origin they chose (`MeasuredInputs.gpu_total_origin`)."""
     try:
         table = gpu_total_bytes(name) if name else None
     except InputError:  # a name the tables do not know: its total was given
         table = None
-    return GpuTotalOrigin.TABLE if table == total_bytes else GpuTotalOrigin.GIVEN
+    return GpuTotalOrigin.TABLE if table == total_bytes else given_total_origin(name, total_bytes)

@@ -186,8 +186,9 @@ class ParallelLayout(BaseModel):
     def gpus(self) -> int:
         return self.tp * self.pp * self.replicas
 
-    def gpus_per_node(self, nodes: int) -> int:
-        """GPUs each of `nodes` nodes holds of this layout (at least one): its GPUs shared evenly over them."""
+    def ranks_per_node(self, nodes: int) -> int:
+        """The ranks (GPUs of this layout) each of `nodes` nodes runs, at least one: its GPUs shared evenly over
+        them; not the GPUs a node has (`Placement.gpus_per_node`, TensorRT-LLM's `Mapping.gpus_per_node`)."""
         return max(self.gpus // nodes, 1)
 
     def nodes_needed(self, gpus_per_node: int) -> int:

@@ -6,9 +6,7 @@ weights book's embedding and LM head, an Eagle-3 head's vocabulary and a tower's
 
 from __future__ import annotations
 
-import math
-
-from kvtop.domain.rounding import round_up
+from kvtop.domain.rounding import ceil_div, round_up
 
 VOCAB_PADDING = 64  # VocabParallelEmbedding pads its rows to this (DEFAULT_VOCAB_PADDING_SIZE in vLLM and SGLang)
 
@@ -20,4 +18,4 @@ def vocab_padded(rows: int) -> int:
 
 def vocab_parallel_rows(rows: int, shards: int) -> int:
     """The rows one rank holds of a vocab-parallel table of `rows` split `shards` ways: padded, then split."""
-    return math.ceil(vocab_padded(rows) / shards)
+    return ceil_div(vocab_padded(rows), shards)

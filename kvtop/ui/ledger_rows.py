@@ -62,11 +62,26 @@ class RankLedgerView:
     gpu: GpuObservation
     rank: RankView | None
     rows: tuple[LedgerRow, ...]
-    kv_bytes_per_token: int | None
     outside_costs: tuple[OutsideCost, ...] = ()
-    # the engine's own cell where the rank has one (DeepSeek-V4 on SGLang: bytes per full token), and its unit
-    kv_cell_bytes_per_token: float | None = None
-    kv_unit: str = "per token"
+
+    # the per-token figures are the rank's ledger's (`RankLedger`), read, not copied
+    @property
+    def kv_bytes_per_token(self) -> int | None:
+        """The rank's predicted KV bytes per token; None where nothing is predicted."""
+        predicted = self.rank.predicted if self.rank else None
+        return predicted.kv_bytes_per_token if predicted else None
+
+    @property
+    def kv_cell_bytes_per_token(self) -> float | None:
+        """The engine's own cell where the rank's ledger has one (DeepSeek-V4 on SGLang: bytes per full token)."""
+        cell = self.rank.predicted.kv_cell if self.rank and self.rank.predicted else None
+        return cell.bytes_per_token if cell else None
+
+    @property
+    def kv_unit(self) -> str:
+        """What one of `kv_bytes_per_token` is: the cell's unit, else 'per token'."""
+        cell = self.rank.predicted.kv_cell if self.rank and self.rank.predicted else None
+        return cell.unit if cell else "per token"
 
     @property
     def tokens_per_gib(self) -> float | None:
@@ -169,14 +184,10 @@ def rank_ledger(
     predicted_free = rank.predicted_free_bytes(predicted_total) if rank and predicted_total is not None else None
     rows.append(LedgerRow("free", predicted_free, gpu.free_bytes))
     rows.append(LedgerRow("GPU total", predicted_total, gpu.total_bytes, "gpu"))
-    predicted = rank.predicted if rank else None
     return RankLedgerView(
         gpu=gpu,
         rank=rank,
         rows=tuple(rows),
-        kv_bytes_per_token=predicted.kv_bytes_per_token if predicted else None,
-        kv_cell_bytes_per_token=predicted.kv_cell.bytes_per_token if predicted and predicted.kv_cell else None,
-        kv_unit=predicted.kv_cell.unit if predicted and predicted.kv_cell else "per token",
         outside_costs=outside_costs(snapshot, gpu_index, findings) if prediction else (),
     )
 

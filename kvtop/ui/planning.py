@@ -113,8 +113,8 @@ def _deployment_texts(settings: LaunchSettings) -> dict[str, str]:
     request, host_text = setup.host_kv, ""
     if request is not None and request.ratio_to_gpu_pool:
         host_text = f"x{request.ratio_to_gpu_pool:g}"
-    elif request is not None and (per_rank := request.per_rank_bytes(settings.tp * settings.pp)) is not None:
-        host_text = f"{per_rank / GIB:g}"
+    elif request is not None and request.bytes_per_rank:  # per rank: the engine's own share of a total it states
+        host_text = f"{request.bytes_per_rank / GIB:g}"
     return {
         "spec_method": setup.spec_method or "",
         "redundant_experts": str(setup.redundant_experts),
@@ -324,7 +324,7 @@ def _on_its_nodes(base: LaunchSettings, edited: LaunchSettings) -> LaunchSetting
     rule = engine_rules(base.engine).span_rule
     try:
         nodes = rule.span(base).nnodes
-        per_node = layout_from_settings(base).gpus_per_node(nodes)
+        per_node = layout_from_settings(base).ranks_per_node(nodes)
         wanted = layout_from_settings(edited).nodes_needed(per_node)
     except KvtopError:
         return edited  # the launch's own message says what is wrong

@@ -18,7 +18,7 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
-from kvtop.domain.gpus import is_larger_variant
+from kvtop.domain.gpus import GpuTotalOrigin, given_total_origin, is_larger_variant
 from kvtop.domain.wording import GIB, MIB
 from tests.data_paths import CONFIGS
 
@@ -35,6 +35,10 @@ def test_a_total_above_the_cards_is_a_larger_variant_and_a_smaller_one_may_be_a_
     assert not is_larger_variant("A100-80GB", 80 * 10**9)  # '80GB' typed for the 81,920 MiB card: the same card
     assert not is_larger_variant("H100", 24 * GIB)  # below the card: a slice reports its limit as CUDA's total
     assert not is_larger_variant("NO-SUCH-GPU", 48 * GIB)
+    # the one decision plan and explain read: a variant's total is nvidia-smi's, any other the engine's
+    assert given_total_origin("RTX2060", 12288 * MIB) is GpuTotalOrigin.VARIANT
+    assert given_total_origin("H100", 24 * GIB) is GpuTotalOrigin.GIVEN and given_total_origin(None, GIB) is GpuTotalOrigin.GIVEN
+    assert [origin.is_engines_total for origin in GpuTotalOrigin] == [False, True, False, True]  # table, given, variant, NVML
 
 
 def test_a_larger_variant_takes_the_fitted_gap_not_the_smaller_cards_fit() -> None:

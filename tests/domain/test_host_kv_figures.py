@@ -1,23 +1,40 @@
-"""HostKvRequest.per_rank_bytes and HostTier.gpu_pool_multiple: one rank's share of host KV (the planner's field)
-and the tier beside the GPU pool (plan's host KV line)."""
+"""One rank's share of host KV (the planner's field), as each engine's setup reads it from the launch, and
+HostTier.gpu_pool_multiple: the tier beside the GPU pool (plan's host KV line)."""
 
 from __future__ import annotations
 
-from kvtop.domain.deployment import HostKvRequest, HostTier
+import json
+
+from kvtop.domain.deployment import HostTier
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.launch import LaunchSettings
 
 GIB = 1 << 30
 
 
+def _host_kv(engine: str, flags: dict[str, object], tp: int = 1, pp: int = 1):  # type: ignore[no-untyped-def]
+    settings = LaunchSettings(engine=engine, model="m", tp=tp, pp=pp, flags=flags)
+    return engine_rules(engine).deployment.setup(settings).host_kv
+
+
 def test_a_total_over_the_workers() -> None:
-    """vLLM's --kv-offloading-size 64 is over one engine's TP × PP workers (v1/kv_offload/cpu/spec.py): 8 GiB each
-    at TP 4 × PP 2."""
-    assert HostKvRequest(connector="OffloadingConnector", bytes_total=64 * GIB).per_rank_bytes(4 * 2) == 8 * GIB
+    """vLLM's --kv-offloading-size 64 is over one engine's TP × PP workers (v1/kv_offload/cpu/spec.py divides
+    cpu_bytes_to_use by world): 8 GiB each at TP 4 × PP 2, the stated 64 GiB kept for the flag; the connector's
+    `cpu_bytes_to_use` the same way."""
+    request = _host_kv("vllm", {"kv-offloading-size": "64"}, tp=4, pp=2)
+    assert (request.bytes_per_rank, request.bytes_total) == (8 * GIB, 64 * GIB)
+    config = {"kv_connector": "OffloadingConnector", "kv_connector_extra_config": {"cpu_bytes_to_use": 3 * GIB}}
+    request = _host_kv("vllm", {"kv-transfer-config": json.dumps(config)}, tp=2)
+    assert (request.bytes_per_rank, request.bytes_total) == (3 * GIB // 2, 3 * GIB)
 
 
 def test_a_size_per_rank_is_its_own() -> None:
-    """A size per rank (SGLang's --hicache-size) holds whatever the layout; a ratio (--hicache-ratio) gives no size."""
-    assert HostKvRequest(connector="HiCache", bytes_per_rank=40 * GIB).per_rank_bytes(8) == 40 * GIB
-    assert HostKvRequest(connector="HiCache", ratio_to_gpu_pool=2.0).per_rank_bytes(8) is None
+    """A size per rank (SGLang's --hicache-size, GB) holds whatever the layout; a ratio (--hicache-ratio) gives no
+    size."""
+    request = _host_kv("sglang", {"enable-hierarchical-cache": True, "hicache-size": "40"}, tp=8)
+    assert (request.bytes_per_rank, request.bytes_total) == (40 * 10**9, None)
+    ratio = _host_kv("sglang", {"enable-hierarchical-cache": True, "hicache-ratio": "2"}, tp=8)
+    assert (ratio.bytes_per_rank, ratio.ratio_to_gpu_pool) == (None, 2.0)
 
 
 def test_a_tier_as_a_multiple_of_the_gpu_pool() -> None:

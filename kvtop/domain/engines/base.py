@@ -91,6 +91,13 @@ class MeasuredInputs(BaseModel):
             return self.cuda_total_bytes, CUDA_TOTAL_FROM_NVML
         return None
 
+    def with_total_origin(self, origin: GpuTotalOrigin) -> MeasuredInputs:
+        """These inputs with their GPU total's origin said (`gpus.given_total_origin` for --gpu-memory): a larger
+        memory variant's total is nvidia-smi's, not the engine's, so it leaves `gpu_total_bytes` (which the engine
+        would size from as measured) and the calibration estimates CUDA's total from it, as from the table's."""
+        dropped = {"gpu_total_bytes": None} if origin is GpuTotalOrigin.VARIANT else {}
+        return self.model_copy(update={"gpu_total_origin": origin, **dropped})
+
     def total_origin(self, gpu_name: str | None, gpu_total_bytes: int) -> GpuTotalOrigin:
         """Where the GPU total came from: as its chooser said, else inferred for a caller that did not say."""
         return self.gpu_total_origin or inferred_total_origin(gpu_name, gpu_total_bytes)

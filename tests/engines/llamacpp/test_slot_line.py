@@ -91,3 +91,5 @@ def test_a_build_before_b6925_disagrees(tmp_path: Path, capsys: pytest.CaptureFi
     out = _explain(capsys, str(log), "--model", str(model))
     (note,) = _slot_notes(out)
     assert "`new slot, n_ctx = 8192`, the rule gives 2,048" in note
+    # the ledger's slot step is that build's figure, the one the note names (not the latest rules' 8,192)
+    assert (_slot_step(out)["value"], _slot_step(out)["measured"]) == (2048, False)

@@ -16,7 +16,6 @@ from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS, first_build
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.log_records import DeviceMemory, KvCacheSummary, LlamacppRankLog
-from kvtop.domain.engines.llamacpp.slot_context import slot_context
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.explain_estimate import EstimateRun
 from kvtop.domain.explain_request import ExplainRequest
@@ -122,9 +121,13 @@ def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
 
 
 def logged_settings(log: EngineLog, settings: LaunchSettings) -> LaunchSettings:
-    """The launch as the log states it: its printed slots, unified stream, micro-batch and K/V types fill
-    what the settings leave unset (the `llama_context:` lines state what llama.cpp was asked for)."""
+    """The launch as the log states it: its build (`log_build`), printed slots, unified stream, micro-batch and K/V
+    types fill what the settings leave unset (the `llama_context:` lines state what llama.cpp was asked for), so
+    the ledger is solved by the rules of the build that read the log."""
     update: dict[str, object] = {}
+    build = log_build(log)[0]
+    if settings.engine_version is None and build is not None:
+        update["engine_version"] = f"b{build}"
     flags = dict(settings.flags)
     cache = _full_cache(log)
     n_ctx, slots, unified, ubatch = (_first(log, n) for n in ("n_ctx", "n_seq_max", "kv_unified", "n_ubatch"))
@@ -164,21 +167,24 @@ def _notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[s
     return [found.note()] if found is not None and (found.predicted_host or found.host_high) else []
 
 
-def slot_check(log: EngineLog, model: ModelSpec, settings: LaunchSettings, ledger: Ledger) -> tuple[Ledger, list[str]]:
-    """The slot context the server printed (`new slot, n_ctx = N`, measured) against the rule's for the log's build
-    (slot_context.py): where they agree the ledger's slot step says measured; where not, a note names both."""
+def slot_check(log: EngineLog, ledger: Ledger) -> tuple[Ledger, list[str]]:
+    """The slot context the server printed (`new slot, n_ctx = N`, measured) against the ledger's slot step (the
+    rule's for the log's build, slot_context.py): where they agree the step says measured; where not, a note names
+    both."""
     printed = _first(log, "slot_ctx")
     if not isinstance(printed, int):
         return ledger, []
-    build = log_build(log)[0]
-    rule = slot_context(model, settings, cache_cells(model, settings, build), build)
+    step = next((step for step in ledger.engine.steps if step.role == "slot_context"), None)
+    if step is None or step.value is None:
+        return ledger, []
+    rule = int(step.value)  # the ledger's slot figure, by the rules of the log's build (`logged_settings`)
     line = f"`new slot, n_ctx = {printed}`"
-    if printed != rule.tokens:
-        return ledger, [f"slot context: the log prints {line}, the rule gives {rule.tokens:,} (its step says why): "
+    if printed != rule:
+        return ledger, [f"slot context: the log prints {line}, the rule gives {rule:,} (its step says why): "
                         "the training context kvtop read (max_position_embeddings) or the build may not be the "
                         "run's, or the run set a --kv-unified-per-slot cap (ggml-org/llama.cpp PR #24124) the launch "
                         "in hand does not state"]  # fmt: skip
-    read = {"measured": True, "source": "measured", "note": f"the log's {line}, as the rule gives ({rule.source})"}
+    read = {"measured": True, "source": "measured", "note": f"the log's {line}, as the rule gives ({step.note})"}
     return steps_said(ledger, lambda step: read if step.role == "slot_context" else None), []
 
 
@@ -194,7 +200,7 @@ def explain(request: ExplainRequest) -> Explanation:
     device = logged_gpu(log)
     line = f"`{device.device} : {device.description} ({device.total.text} MiB, …)`" if device else ""
     stated, device_notes = logged_total_first(device.total if device else None, line, gpu_total_bytes,
-                                              request.gpu_total_source, gpu_name)  # fmt: skip
+                                              request.gpu_total_source, gpu_name, request.gpu_total_origin)  # fmt: skip
     free = request.given.free_before_load_bytes or (device.free.value_bytes if device else None)
     if device is not None:
         gpu_name = gpu_name or device.description
@@ -210,7 +216,7 @@ def explain(request: ExplainRequest) -> Explanation:
         ledger = logged_total_said(ledger, line, stated) if stated is not None else ledger
     else:
         ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, gpu_name=gpu_name, load_mtp=load_mtp)
-    ledger, slot_notes = slot_check(log, model, settings, ledger)
+    ledger, slot_notes = slot_check(log, ledger)
     # the cells -c asks for, whether or not they fit beside the weights (the log shows they were allocated)
     cells = cache_cells(model, settings, log_build(log)[0]).total_cells
     result = judge("llamacpp", logged, ledger, cells, cells, settings, None, total, kv_memory_logged=True,

@@ -317,7 +317,8 @@ def explain(request: ExplainRequest) -> Explanation:
             engine="trtllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
     printed, line = _stated_total(log)  # the log's own total wins over --gpu's table total; --gpu-memory over it
-    stated, total_notes = logged_total_first(printed, line, gpu_total_bytes, request.gpu_total_source, gpu_name)
+    stated, total_notes = logged_total_first(printed, line, gpu_total_bytes, request.gpu_total_source, gpu_name,
+                                              request.gpu_total_origin)
     notes += total_notes
     total = stated or gpu_total_bytes or PLACEHOLDER_GPU_BYTES
 

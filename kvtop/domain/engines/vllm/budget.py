@@ -54,6 +54,7 @@ from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook, PoolName
 from kvtop.domain.layout import pp_layer_range
 from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
 # Activation peak + non-torch memory + CUDA graphs, when neither a log nor the operator says.
@@ -260,7 +261,7 @@ class VllmBudget:
         over = inputs.fixed_pool_overflow(num_blocks * page_bytes * group_size, fixed_by, notes) if fixed_by and not within else 0
         held = admission_reserved_blocks(inputs.version)  # v0.29.0+: the check leaves the null block out (§4.2)
         fits = available > 0 and num_blocks - held >= blocks_per_request and over == 0
-        length_blocks = blocks_per_request == math.ceil(max_len / block) and num_blocks > held
+        length_blocks = blocks_per_request == ceil_div(max_len, block) and num_blocks > held
         estimate = (num_blocks - held) * block if length_blocks else None  # vLLM's estimated maximum (§4.2)
         concurrency = num_blocks / blocks_per_request if fits else 0.0
         tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
@@ -308,14 +309,14 @@ class VllmBudget:
                 return [("full", full_groups), ("mamba", mamba_groups)], slots, hybrid.page_bytes, None
             low, high = min(full.layers, state.layers), max(full.layers, state.layers)
             size = high if high < 1.5 * low else low
-            kinds = [("full", math.ceil(full.layers / size)), ("mamba", math.ceil(state.layers / size))]
+            kinds = [("full", ceil_div(full.layers, size)), ("mamba", ceil_div(state.layers, size))]
             return kinds, size, hybrid.page_bytes, None
         swa = kv.pool("swa")
         index = kv.pool("dsa_index")
         cross = kv.pool("cross")
         if cross is not None and full is not None and swa is None:  # §4.8: two groups of one page, one pool
             size = group_size_of((full.layers, cross.layers))
-            kinds = [("full", math.ceil(full.layers / size)), ("cross", math.ceil(cross.layers / size))]
+            kinds = [("full", ceil_div(full.layers, size)), ("cross", ceil_div(cross.layers, size))]
             return kinds, size, int(block * full.bytes_per_layer_token), None
         attention = full or swa
         per_layer = attention.bytes_per_layer_token if attention is not None else 0.0
@@ -349,7 +350,7 @@ class VllmBudget:
             full_groups, windowed_groups, slots = projected_groups(m, stage)
             return [("full", full_groups), (windowed, windowed_groups)], slots, page, unified
         size = group_size_of((nf, ns))
-        return [("full", math.ceil(nf / size)), (windowed, math.ceil(ns / size))], size, page, unified
+        return [("full", ceil_div(nf, size)), (windowed, ceil_div(ns, size))], size, page, unified
 
     @staticmethod
     def _blocks_per_request(
@@ -366,20 +367,20 @@ class VllmBudget:
         """Σ over groups of the blocks one request of `max_len` tokens takes (docs/engines/vllm.md §3, §4.4, §5),
         each group at its own block size where pages were unified (§4.6); a cross-attention group the `encoder` tokens
         (§4.8); a windowed group `window` tokens, the window vLLM's spec holds (windows.py)."""
-        local_len = math.ceil(max_len / dcp)  # L′: decode context parallel splits a request's tokens
+        local_len = ceil_div(max_len, dcp)  # L′: decode context parallel splits a request's tokens
         total = 0
         full_block, window_block = (unified.full_block, unified.window_block) if unified else (block, block)
         for kind, count in groups:
             if kind == "full":
-                total += count * math.ceil(local_len / full_block)
+                total += count * ceil_div(local_len, full_block)
             elif kind == "cross":  # CrossAttentionSpec.max_memory_usage_bytes ÷ page (encdec.py)
-                total += count * math.ceil(encoder / block)
+                total += count * ceil_div(encoder, block)
             elif kind == "mamba":  # MambaSpec.max_memory_usage_bytes ÷ page
                 total += count * mamba_blocks
             elif kind == "chunked":
-                total += count * math.ceil(min(window + in_flight, max_len) / block)
+                total += count * ceil_div(min(window + in_flight, max_len), block)
             else:
-                total += count * (math.ceil(min(window - 1 + in_flight, max_len) / window_block) + 1)
+                total += count * (ceil_div(min(window - 1 + in_flight, max_len), window_block) + 1)
         return total
 
     @staticmethod

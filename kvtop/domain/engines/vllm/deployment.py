@@ -151,13 +151,26 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     )  # fmt: skip
 
 
+def offload_share(total_bytes: int, world: int) -> int:
+    """One worker's share of an offloading connector's CPU bytes (--kv-offloading-size, `cpu_bytes_to_use`): vLLM
+    splits them evenly over one engine's TP × PP workers, each DP replica having its own (v1/kv_offload/cpu/spec.py:
+    num_chunks = cpu_bytes_to_use // (world × bytes per block), v0.33.0)."""
+    return total_bytes // max(world, 1)
+
+
+def _offloading(connector: str, total_bytes: int, settings: LaunchSettings) -> HostKvRequest:
+    """A total the launch states over its workers, with one worker's share (`offload_share`)."""
+    return HostKvRequest(connector=connector, bytes_total=total_bytes,
+                         bytes_per_rank=offload_share(total_bytes, settings.tp * settings.pp))  # fmt: skip
+
+
 def _host_request(settings: LaunchSettings) -> HostKvRequest | None:
     size = flag_float(settings, "kv-offloading-size")
     if size is not None:
         backend = (flag_text(settings, "kv-offloading-backend") or "native").lower()
         if backend == "lmcache":
             return HostKvRequest(connector="LMCache (multi-process server)", stated=False)
-        return HostKvRequest(connector="OffloadingConnector", bytes_total=int(size * (1 << 30)))
+        return _offloading("OffloadingConnector", int(size * (1 << 30)), settings)
     transfer = flag_json(settings, "kv-transfer-config", '{"kv_connector": "OffloadingConnector"}')
     connector = str(transfer.get("kv_connector") or "")
     extra = transfer.get("kv_connector_extra_config")
@@ -165,7 +178,7 @@ def _host_request(settings: LaunchSettings) -> HostKvRequest | None:
     if connector in ("OffloadingConnector", "SimpleCPUOffloadConnector"):
         cpu_bytes = extra.get("cpu_bytes_to_use")
         if isinstance(cpu_bytes, (int, float)) and cpu_bytes > 0:
-            return HostKvRequest(connector=connector, bytes_total=int(cpu_bytes))
+            return _offloading(connector, int(cpu_bytes), settings)
         return HostKvRequest(connector=connector, stated=False)
     if connector.startswith("LMCache"):
         return HostKvRequest(connector=connector, bytes_per_rank=LMCACHE_DEFAULT_CPU_BYTES, stated=False)
@@ -193,7 +206,10 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
     world = settings.tp * settings.pp  # --kv-offloading-size is over one engine's TP × PP workers
     host_gib = None
     if host is not None and (host.bytes_total or host.bytes_per_rank):
-        host_gib = (host.bytes_per_rank * world if host.bytes_per_rank else host.bytes_total or 0) / (1 << 30)
+        # the total a launch stated where the share is its own split over these workers, else the share × them
+        total = host.bytes_total
+        split = total is not None and host.bytes_per_rank in (None, offload_share(total, world))
+        host_gib = (total if total is not None and split else (host.bytes_per_rank or 0) * world) / (1 << 30)
     return with_flags(settings, {
         "speculative-config": json.dumps(spec) if spec else None,
         "enable-eplb": setup.redundant_experts > 0,
@@ -380,7 +396,7 @@ def host_tier(
             else "the V1 engine keeps no swap pool",
         )  # fmt: skip
     if request.bytes_total:  # over the TP × PP workers of one engine (each DP replica has its own)
-        per_rank = request.per_rank_bytes(world) or 0  # the total split evenly over the workers (the one rule)
+        per_rank = offload_share(request.bytes_total, world)
         blocks = request.bytes_total // (max(world, 1) * block_bytes)
         return HostTier(
             connector=request.connector, setting=f"--kv-offloading-size {request.bytes_total / (1 << 30):g}",

@@ -21,7 +21,6 @@ groups of `_approximate_gcd` repeats, and strides every block by the widest grou
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from kvtop.domain.engines.base import KvCell
@@ -31,7 +30,7 @@ from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvBook
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.rounding import round_up
+from kvtop.domain.rounding import ceil_div, round_up
 
 DSV4_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.33.0: DeepSeek-V4's specs and the packed groups of mixed page sizes"),
@@ -74,8 +73,8 @@ class Dsv4Group:
     def blocks_per_request(self, max_len: int, in_flight: int) -> int:
         """FullAttentionSpec: cdiv(L, block); SlidingWindowSpec: cdiv(min(window − 1 + in flight, L), block) + 1."""
         if not self.window:
-            return math.ceil(max_len / self.block)
-        return math.ceil(min(self.window - 1 + in_flight, max_len) / self.block) + 1
+            return ceil_div(max_len, self.block)
+        return ceil_div(min(self.window - 1 + in_flight, max_len), self.block) + 1
 
 
 @dataclass(frozen=True)
@@ -183,7 +182,7 @@ def dsv4_packing(model: ModelSpec, layers: range, version: ResolvedVersion) -> D
             )
             continue
         count = max(pages.values())
-        split = math.ceil(count / repeats)
+        split = ceil_div(count, repeats)
         for i in range(split):  # pattern_repeats[i::split]: one layer of each page size a repeat
             held = len(range(i, count, split))
             groups.append(Dsv4Group(kind, block, window, held * len(pages), held * sum(pages)))

@@ -301,7 +301,7 @@ def _mistral3_item(model: ModelSpec) -> DummyItem:
     (Mistral3Config.spatial_merge_size, not read: assumed) a token (pixtral.py `get_patch_size`, v0.19.0:961-964),
     rows of ncols tokens and a break (mistral3.py:295-301): 55 × 55 = 3,025 embeddings in 3,080 tokens."""
     side, step = stated(model, "image_size", 1540), stated(model, "patch_size", 14) * PIXTRAL_MERGE
-    grid = math.ceil(side / step)
+    grid = ceil_div(side, step)
     return DummyItem("image", grid * (grid + 1), grid * grid, 3 * side * side, model.hidden_size,
                      f"{side:,} × {side:,} px: {grid * grid:,} embeddings in {grid * (grid + 1):,} tokens")  # fmt: skip
 

@@ -294,7 +294,7 @@ def explain(request: ExplainRequest) -> Explanation:
     device = logged_device(request.log)
     request, named_note = with_log_gpu(request, printed_total=device.total is not None)
     given = request.gpu_total_bytes, request.gpu_total_source, request.gpu_name
-    stated, total_notes = logged_total_first(device.total, device.total_line, *given)
+    stated, total_notes = logged_total_first(device.total, device.total_line, *given, request.gpu_total_origin)
     if stated is not None:  # the log's total wins over --gpu's table total (the GPU's name is kept)
         request = request.model_copy(update={"gpu_total_bytes": None})
     settings, fraction_from, fraction_notes = launch_fraction(request.settings, device)

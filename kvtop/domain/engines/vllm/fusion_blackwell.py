@@ -27,9 +27,8 @@ From v0.27.0 (flashinfer 0.6.16.post3, read at 0.6.16.post3, 0.6.18 and 0.7.2.po
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import MIB
 
 # FI_ALLREDUCE_FUSION_MAX_SIZE_MB by compute capability and TP (allreduce_rms_fusion.py:104-122 at v0.26.0)
@@ -67,5 +66,5 @@ def mnnvl_request_bytes(tp: int, tokens: int, hidden_size: int, element_bytes: i
     one-shot and two-shot buffers."""
     one_shot_tokens = min(MNNVL_ONE_SHOT_THRESHOLD // (tp * element_bytes * hidden_size), tokens)
     one_shot = one_shot_tokens * hidden_size * tp * element_bytes
-    two_shot = 2 * math.ceil(tokens / tp) * tp * hidden_size * element_bytes
+    two_shot = 2 * round_up(tokens, tp) * hidden_size * element_bytes
     return MNNVL_LAMPORT_BUFFERS * max(one_shot, two_shot)

@@ -28,6 +28,7 @@ from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec, StateKind
+from kvtop.domain.rounding import ceil_div, round_up
 
 BACKEND_BLOCK = 16  # the smallest kernel block of FLASH_ATTN / FLASHINFER / TRITON_ATTN
 FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64  # vllm/v1/attention/backends/gdn_attn.py
@@ -126,7 +127,7 @@ def hybrid_blocks(
     if mode == "none-v0.13":  # HybridAttentionMambaModelConfig (no prefix caching for hybrids)
         cap = compute_capability(gpu_name) or (9, 0)
         align = 32 if cap[0] == 10 and model.head_dim == 256 else BACKEND_BLOCK  # flashinfer#1993
-        block = max(align * math.ceil(state / (align * attention)), settings.page_size or 0)
+        block = max(align * ceil_div(state, align * attention), settings.page_size or 0)
         why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids without prefix caching)"
         return HybridBlocks(block, block * attention, state, 1, why)
     align = max(BACKEND_BLOCK, settings.page_size or BACKEND_BLOCK, mla_align)  # MLA: a multiple of 128 (§4.4)
@@ -137,8 +138,8 @@ def hybrid_blocks(
         elif exported == "mamba2_gdn" and _flashinfer_gdn(model, gpu_name):
             checkpoints = 1
             align = math.lcm(align, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT)
-    block = align * math.ceil(state / (align * attention))
-    block = max(BACKEND_BLOCK * math.ceil(block / BACKEND_BLOCK), settings.page_size or 0)
+    block = align * ceil_div(state, align * attention)
+    block = max(round_up(block, BACKEND_BLOCK), settings.page_size or 0)
     per_request = (2 if mode == "align" else 1) + checkpoints
     why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (mamba_cache_mode {mode})"
     return HybridBlocks(block, block * attention, state, per_request, why)

@@ -11,10 +11,9 @@ TP1×PP4 stage 0 (layers 0–14: sliding positions 0–12 over 6 groups, 3, 2, 2
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.rounding import ceil_div
 
 # Whether the groups are every stage's (projected per worker) or the worker's own, by release.
 MERGED_GROUPS_ERAS: Eras[bool] = Eras((
@@ -35,7 +34,7 @@ def projected_groups(model: ModelSpec, stage: range, mamba: bool = False) -> tup
     full = model.layers_of(LayerKind.FULL)
     sliding = tuple(i for i in range(model.num_layers) if model.has_state(i)) if mamba else model.layers_of(LayerKind.SLIDING)
     size = group_size_of((len(full), len(sliding)))
-    full_groups, sliding_groups = math.ceil(len(full) / size), math.ceil(len(sliding) / size)
+    full_groups, sliding_groups = ceil_div(len(full), size), ceil_div(len(sliding), size)
 
     def most(layers: tuple[int, ...], groups: int) -> int:
         counts = [0] * groups
