@@ -1,0 +1,48 @@
+"""vLLM's data-parallel MoE dispatch in the profile run: what a plan of DP replicas of a MoE model leaves unpriced.
+
+With `--data-parallel-size` > 1 every MoE layer runs on the tokens of all the DP ranks. The default all-to-all
+gathers them onto each rank: at v0.10.1.1 `VLLM_ALL2ALL_BACKEND` is 'naive' (envs.py:1021-1022),
+`FusedMoE.forward_impl` dispatches whenever dp_size > 1 and no DeepEP high-throughput or FlashInfer CUTLASS kernel
+runs (fused_moe/layer.py:1639-1644), and `NaiveAll2AllManager.naive_multicast` allocates the gathered batch
+(distributed/device_communicators/all2all.py:33-60); from v0.11.0 the default is 'allgather_reducescatter' (envs.py
+at v0.11.0; config/parallel.py:152 at v0.14.0, :172 at v0.20.1), which gathers as well. The profile's dummy batch is
+`max_num_batched_tokens` on every rank, so the fused experts' caches are sized for dp × that batch (in chunks of
+`VLLM_FUSED_MOE_CHUNK_SIZE`, 32,768 at v0.10.1.1: fused_moe.py `fused_experts_impl`), where kvtop's activation peak
+counts one rank's batch. Up to v0.10.x the worker's memory snapshot is taken before the distributed init
+(v1/worker/gpu_worker.py:174-192 at v0.10.1.1; after it from v0.11.0, :169-182), so the DP group's NCCL
+communicator (pynccl on every group but EP's, cuda_communicator.py:26-55 at v0.10.1.1) is charged as non-torch
+memory there too. Neither is priced, and the plan says so: the corpus's one data-parallel start (vllm-project/recipes
+PR 12, Qwen3-Coder-480B-A35B-FP8 on 8 × H20 141 GB at DP 8 with expert parallelism, a v0.10.1 dev build) is planned
+3.8 GiB above the KV it printed at both utilisations.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.deployment import BudgetTerm, Charge, Feature, TermInputs, TermState
+from kvtop.domain.engines.versions import Era, Eras
+
+SOURCE = "fused_moe/layer.py `FusedMoE.forward_impl`, distributed/device_communicators/all2all.py"
+# The default all-to-all of a DP launch without --all2all-backend, by release (both gather the DP ranks' tokens)
+DISPATCH_ERAS: Eras[str | None] = Eras((
+    Era("", None, "not read before v0.10.1"),
+    Era("0.10.1", "naive", "envs.py:1021-1022 at v0.10.1.1 (VLLM_ALL2ALL_BACKEND, default 'naive'; also v0.10.2)"),
+    Era("0.11.0", "allgather_reducescatter", "envs.py at v0.11.0; config/parallel.py:152 at v0.14.0, :172 at v0.20.1"),
+))  # fmt: skip
+
+
+def gathered_batch_term(inputs: TermInputs) -> BudgetTerm | None:
+    """The not-modelled line of a launch with DP replicas of a MoE model (module docstring); None for a dense model,
+    one replica, or a DeepEP backend (whose buffers have a line of their own, deployment.py)."""
+    replicas = inputs.layout.replicas
+    if replicas < 2 or inputs.model.moe is None or inputs.setup.a2a_backend:
+        return None
+    era = DISPATCH_ERAS.era(inputs.version)
+    dispatch = (f"the default all-to-all ('{era.value}', {era.source}) gathers every DP rank's batch into each MoE layer"
+                if era.value else f"the dispatch of vLLM {inputs.version.label} is {era.source}")  # fmt: skip
+    return BudgetTerm(
+        feature=Feature.EXPERT_PARALLEL, charge=Charge.RESERVE, state=TermState.NOT_MODELLED,
+        label=f"MoE batch gathered over {replicas} DP ranks in the profile run",
+        setting=f"--data-parallel-size {replicas}", source=SOURCE,
+        detail=f"{dispatch}: the fused experts' caches are sized for {replicas} × max_num_batched_tokens, and up to "
+               "v0.10.x the DP group's NCCL communicator is charged as non-torch memory; neither is priced",
+    )  # fmt: skip
