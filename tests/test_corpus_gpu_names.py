@@ -124,6 +124,16 @@ def test_the_a4000_record_reads_as_the_rtx_a4000() -> None:
     assert GPU_TOTAL_MIB[gpu_key(record["gpu"])] * MIB == gpu_total_bytes(record["gpu"]) == 16_376 * MIB
 
 
+def test_the_rtx_2000_ada_reads_by_its_nvml_name() -> None:
+    """'NVIDIA RTX 2000 Ada Generation, 16,380 MiB' as public nvidia-smi printouts give it (search-index ids
+    68330442097, 63453334174) and '(sm_89)' (57504630391): the name an operator copies from nvidia-smi plans on
+    that card, as the session-56 record that names it (its printed total, `gpu_total_mib`)."""
+    record = RECORDS["file7256429456-qwen2.5-1.5b-rtx2000ada-v0112-u06"]
+    assert gpu_model_key("NVIDIA RTX 2000 Ada Generation") == gpu_key(record["gpu"]) == "RTX2000-ADA"
+    assert gpu_total_bytes("NVIDIA RTX 2000 Ada Generation") == int(record["gpu_total_mib"]) * MIB == 16_380 * MIB
+    assert compute_capability("NVIDIA RTX 2000 Ada Generation") == (8, 9)
+
+
 @pytest.mark.parametrize("case_id", sorted(CASE_TEXT))
 def test_a_cases_card_is_listed_or_its_absence_is_said(case_id: str) -> None:
     text = CASE_TEXT[case_id]
