@@ -62,6 +62,10 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # session 56: 'NVIDIA RTX 2000 Ada Generation, 16,380 MiB' (nvidia-smi --query-gpu; search-index ids 68330442097,
     # 63453334174, 59906991275, 69106999003; '16380' in 60274483331's fixture of a live printout)
     "RTX2000-ADA": 16380,
+    # session 56: the 6 GB RTX 3050 (desktop GA107 and the '6GB Laptop GPU'): 'NVIDIA GeForce RTX 3050 6GB Laptop GPU ·
+    # total VRAM 6,144 MB' (search-index id 67621234058), vLLM's 'Free memory on device (5.2/6.0 GiB)' on one
+    # (65736513334)
+    "RTX3050-6GB": 6144,
 }  # fmt: skip
 
 
@@ -194,6 +198,8 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     # session 56: the RTX 2000 Ada's 'NVIDIA RTX 2000 Ada Generation (sm_89)' (search-index id 57504630391); AD107, as
     # NVIDIA's CUDA GPU list has the Ada cards (8.9)
     "RTX2000-ADA": (8, 9),
+    # session 56: GA107, 'NVIDIA GeForce RTX 3050 6GB Laptop GPU (`sm_86`)' (search-index id 70416756008)
+    "RTX3050-6GB": (8, 6),
     # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
     "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
     "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
