@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import (
     GPU_TOTAL_MIB,
     UNIFIED_TOTAL_MIB,
@@ -122,6 +123,28 @@ def test_the_a4000_record_reads_as_the_rtx_a4000() -> None:
     record = RECORDS["trtllm-issue1188-qwen2.5-coder-0.5b-int8wo-a4000"]
     assert gpu_key(record["gpu"]) == "RTXA4000"
     assert GPU_TOTAL_MIB[gpu_key(record["gpu"])] * MIB == gpu_total_bytes(record["gpu"]) == 16_376 * MIB
+
+
+def test_the_rtx_2000_ada_reads_by_its_nvml_name() -> None:
+    """'NVIDIA RTX 2000 Ada Generation, 16,380 MiB' as public nvidia-smi printouts give it (search-index ids
+    68330442097, 63453334174) and '(sm_89)' (57504630391): the name an operator copies from nvidia-smi plans on
+    that card, as the session-56 record that names it (its printed total, `gpu_total_mib`)."""
+    record = RECORDS["file7256429456-qwen2.5-1.5b-rtx2000ada-v0112-u06"]
+    assert gpu_model_key("NVIDIA RTX 2000 Ada Generation") == gpu_key(record["gpu"]) == "RTX2000-ADA"
+    assert gpu_total_bytes("NVIDIA RTX 2000 Ada Generation") == int(record["gpu_total_mib"]) * MIB == 16_380 * MIB
+    assert compute_capability("NVIDIA RTX 2000 Ada Generation") == (8, 9)
+
+
+def test_the_rtx_3050_6gb_reads_by_its_nvml_name() -> None:
+    """'NVIDIA GeForce RTX 3050 6GB Laptop GPU · total VRAM 6,144 MB' (search-index id 67621234058) and its 'sm_86'
+    (70416756008): the 6 GB card plans by its NVML name, as the session-56 record that names it; the 8 GB RTX 3050
+    stays unknown (refused by name, not read as the 6 GB one)."""
+    record = RECORDS["file65736513334-opt-125m-rtx3050-6gb-v0901-llm"]
+    assert gpu_model_key("NVIDIA GeForce RTX 3050 6GB Laptop GPU") == gpu_key(record["gpu"]) == "RTX3050-6GB"
+    assert gpu_total_bytes("NVIDIA GeForce RTX 3050 6GB Laptop GPU") == 6_144 * MIB
+    assert compute_capability("NVIDIA GeForce RTX 3050 6GB") == (8, 6)
+    with pytest.raises(InputError):
+        gpu_total_bytes("NVIDIA GeForce RTX 3050")
 
 
 @pytest.mark.parametrize("case_id", sorted(CASE_TEXT))

@@ -59,6 +59,13 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # session 55: 'NVIDIA RTX PRO 4500 Blackwell, 32623 MiB' (0xSero/local-ai-registry#56, a RunPod pod) and the
     # Server Edition's 'nvidia-smi reports 32623 MiB' (vllm-project/vllm#51590, a comment of 2026-09-21 on 8 cards)
     "RTXPRO4500": 32623,
+    # session 56: 'NVIDIA RTX 2000 Ada Generation, 16,380 MiB' (nvidia-smi --query-gpu; search-index ids 68330442097,
+    # 63453334174, 59906991275, 69106999003; '16380' in 60274483331's fixture of a live printout)
+    "RTX2000-ADA": 16380,
+    # session 56: the 6 GB RTX 3050 (desktop GA107 and the '6GB Laptop GPU'): 'NVIDIA GeForce RTX 3050 6GB Laptop GPU ·
+    # total VRAM 6,144 MB' (search-index id 67621234058), vLLM's 'Free memory on device (5.2/6.0 GiB)' on one
+    # (65736513334)
+    "RTX3050-6GB": 6144,
 }  # fmt: skip
 
 
@@ -188,6 +195,11 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "A40": (8, 6), "A30": (8, 0),
     # session 55: the RTX PRO 4500 Blackwell Server Edition's 'compute capability 12.0' (vllm-project/vllm#51590)
     "RTXPRO4500": (12, 0),
+    # session 56: the RTX 2000 Ada's 'NVIDIA RTX 2000 Ada Generation (sm_89)' (search-index id 57504630391); AD107, as
+    # NVIDIA's CUDA GPU list has the Ada cards (8.9)
+    "RTX2000-ADA": (8, 9),
+    # session 56: GA107, 'NVIDIA GeForce RTX 3050 6GB Laptop GPU (`sm_86`)' (search-index id 70416756008)
+    "RTX3050-6GB": (8, 6),
     # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
     "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
     "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
@@ -219,6 +231,8 @@ GPU_SMS: dict[str, int] = {
     "RTX4070": 46, "RTX4070-SUPER": 56, "RTX4070-TI": 60, "RTX4070-TI-SUPER": 66, "RTX4080": 76, "RTX4080-SUPER": 80,
     "RTX5060-TI": 36, "RTX5070": 48, "RTX5070-TI": 70, "RTXA4000": 48, "RTXA4500": 56, "RTXA5000": 64, "A40": 84,
     "A30": 56,
+    # session 56: the RTX 2000 Ada's 2,816 CUDA cores (NVIDIA's datasheet) are 22 SMs of 128
+    "RTX2000-ADA": 22,
 }  # fmt: skip
 
 
