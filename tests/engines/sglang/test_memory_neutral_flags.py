@@ -98,3 +98,25 @@ def test_torch_compile_max_bs_alone_changes_nothing(capsys: pytest.CaptureFixtur
     assert low <= H20_LOGGED <= high
     assert "--torch-compile-max-bs" in typed[typed.index(_row(typed, "engine flags:")) + 1]
     assert main([*H20_LAUNCH, "--torch-compile-max-bs", "8", "--enable-torch-compile"]) == 2
+
+
+R1_QWEN_32B = str(DATA / "calibration" / "configs" / "deepseek-ai--DeepSeek-R1-Distill-Qwen-32B.RECONSTRUCTED.json")
+# a lab's note (search-index id 19161898403): 4 × RTX 3090 without NVLink, SGLang 0.4.2.post1,
+# 'max_total_num_tokens=67772' (tests/data/calibration/sglang.jsonl `file19161898403-…-4x3090-tp4-v042post1`)
+RTX3090_LOGGED = 67_772
+RTX3090_LAUNCH = ["plan", "--model", R1_QWEN_32B, "--engine", "sglang", "--engine-version", "0.4.2.post1", "--gpu",
+                  "RTX3090", "--tp", "4", "--trust-remote-code"]  # fmt: skip
+
+
+def test_the_p2p_check_changes_nothing_kvtop_plans(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--enable-p2p-check` runs SGLang's peer-access test, which can only turn the custom all-reduce off, after the
+    test that turns it off on more than two PCIe GPUs (custom_all_reduce.py:194-210 at 0.4.3): the 4 × 3090 launch as
+    typed plans as without it and holds the logged pool."""
+    assert main([*RTX3090_LAUNCH, "--enable-p2p-check"]) == 0
+    typed = capsys.readouterr().out.splitlines()
+    assert main(RTX3090_LAUNCH) == 0
+    bare = capsys.readouterr().out.splitlines()
+    assert _row(typed, "Token capacity") == _row(bare, "Token capacity")
+    low, high = (int(n.replace(",", "")) for n in _row(typed, "Interval").split()[1:4:2])
+    assert low <= RTX3090_LOGGED <= high
+    assert "--enable-p2p-check" in typed[typed.index(_row(typed, "engine flags:")) + 1]

@@ -136,6 +136,14 @@ COMPILE: Mapping[str, FlagRow] = {
     "--torch-compile-max-bs": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:698 (v0.5.23)"),
 }  # fmt: skip
 
+# p2p: the GPU peer-access test before the custom all-reduce is built. It runs in a subprocess and can only turn the
+# custom all-reduce off where P2P fails; that test comes after the one that turns it off on more than two PCIe GPUs
+# (distributed/device_communicators/custom_all_reduce.py:194-210 at 0.4.3, custom_all_reduce_utils.py:491-510 at
+# 0.5.23), NVLink GPUs pass it, and kvtop plans PCIe GPUs without the custom all-reduce (calibration.py's context)
+P2P: Mapping[str, FlagRow] = {
+    "--enable-p2p-check": FlagRow("0.4.0", None, "srt/arg_groups/fields/parallel.py:273 (v0.5.23)"),
+}  # fmt: skip
+
 # why each group has no effect on memory, as the plan's line and docs/engines/sglang.md say it
 NEUTRAL_GROUPS: Mapping[str, tuple[str, Mapping[str, FlagRow]]] = {
     "server": (
@@ -169,5 +177,9 @@ NEUTRAL_GROUPS: Mapping[str, tuple[str, Mapping[str, FlagRow]]] = {
     "compile": (
         "torch.compile's batch-size cap: read only where torch.compile is enabled (cuda_graph_runner.py), which kvtop refuses",
         COMPILE,
+    ),
+    "p2p": (
+        "the GPU peer-access test: it can only turn the custom all-reduce off, which kvtop plans off on PCIe GPUs",
+        P2P,
     ),
 }
