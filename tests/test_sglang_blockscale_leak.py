@@ -1,12 +1,17 @@
-"""SGLang 0.5.3 – 0.5.11's leaked NVFP4 block-scale placeholders (kvtop/domain/engines/sglang/blockscale_leak.py)."""
+"""SGLang 0.5.3 – 0.5.11's NVFP4 block-scale copies held beside the scales (kvtop/domain/engines/sglang/blockscale_leak.py):
+the TRT-LLM MoE's leaked placeholders and, 0.5.10rc0 – 0.5.11, the CUTLASS MoE's kept copy."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.calibration.corpus import load
+from kvtop.cli import main
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.sglang import calibration as sglang
-from kvtop.domain.engines.sglang.blockscale_leak import leaked_scale_bytes
+from kvtop.domain.engines.sglang.blockscale_leak import kept_scale_bytes, leaked_scale_bytes
 from kvtop.units import GIB
+from tests.data_paths import DATA
 
 RECORDS = {record.id: record for record in load("sglang")}
 TP4, TP8 = "zufayu-e2eperf-dsr1-0528-nvfp4-b200-tp4-ep4-sglang059", "zufayu-e2eperf-dsr1-0528-nvfp4-b200-tp8-ep8-sglang059"
@@ -44,3 +49,44 @@ def test_0_5_12_frees_them_and_0_5_3_runs_cutlass_by_default() -> None:
     for release in ("0.5.12", "0.5.3"):
         version = inputs.version.model_copy(update={"text": release})
         assert leaked_scale_bytes(inputs.model, inputs.layout, layers, inputs.gpu_name, version) == 0, release
+
+
+MINIMAX = "file55143547738-minimax-m2.5-nvfp4-2xrtxpro6000-tp2-v0510rc0"
+MINIMAX_LOGGED = 181_721  # the start's 'max_total_num_tokens=181721' (search-index id 55143547738)
+MINIMAX_LAUNCH = ("python3 -m sglang.launch_server --model-path /m/MiniMax-M2.5-NVFP4/ --fp4-gemm-backend flashinfer_cutlass "
+                  "--attention-backend triton --trust-remote-code --tensor-parallel-size 2")  # fmt: skip
+
+
+def test_cutlass_keeps_the_swizzled_copy_from_0_5_10rc0_to_0_5_11() -> None:
+    """MiniMax-M2.5 NVFP4 at TP 2 on the RTX PRO 6000 (SM 12.0: CUTLASS MoE). Config: hidden 3,072, expert
+    intermediate 1,536, 256 experts in each of 62 layers, group 16, float8 scales. A rank's w13 scales [256, 1,536,
+    192] and w2 [256, 3,072, 48] (already multiples of 128 and 4): 62 × 256 × (294,912 + 147,456) B. 0.5.10rc0 –
+    0.5.11 keep the swizzled copy beside them (copy_or_rebind_param, modelopt_quant.py:1811-1813 at 0.5.10rc0); 0.5.9
+    deleted the originals (:1623-1625), 0.5.12 aliases them (alias_or_bind_derived_param)."""
+    inputs = RECORDS[MINIMAX].inputs()
+    assert inputs.model is not None
+    layers = range(inputs.model.num_layers)
+    for release, expected in (("0.5.9", 0), ("0.5.10rc0", 7_021_264_896), ("0.5.10", 7_021_264_896),
+                              ("0.5.11", 7_021_264_896), ("0.5.12", 0)):  # fmt: skip
+        version = inputs.version.model_copy(update={"text": release})
+        assert kept_scale_bytes(inputs.model, inputs.layout, layers, inputs.gpu_name, version) == expected, release
+        assert leaked_scale_bytes(inputs.model, inputs.layout, layers, inputs.gpu_name, version) == 0, release
+
+
+def _capacity(capsys: pytest.CaptureFixture[str], release: str) -> tuple[int, int, int]:
+    config = str(DATA / "configs" / "heldout" / "nvidia--MiniMax-M2.5-NVFP4.json")
+    assert main(["plan", "--model", config, "--engine", "sglang", "--engine-version", release, "--gpu", "RTXPRO6000",
+                 "--cmd", MINIMAX_LAUNCH]) == 0  # fmt: skip
+    lines = capsys.readouterr().out.splitlines()
+    tokens = int(next(line for line in lines if line.startswith("Token capacity")).split()[2].replace(",", ""))
+    interval = next(line for line in lines if line.startswith("Interval")).split()
+    return tokens, int(interval[1].replace(",", "")), int(interval[3].replace(",", ""))
+
+
+def test_the_kept_copy_brings_the_plan_to_what_the_nightly_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    """The 2026-03-30 nightly (0.5.10rc0's rules) printed 181,721 tokens; planned with the kept copy kvtop lands
+    within 5 % and its interval holds it, where 0.5.9's rules (no copy) plan 60 % more."""
+    tokens, low, high = _capacity(capsys, "0.5.10rc0")
+    assert abs(tokens / MINIMAX_LOGGED - 1) < 0.05 and low <= MINIMAX_LOGGED <= high
+    without, _, _ = _capacity(capsys, "0.5.9")
+    assert without > 1.6 * MINIMAX_LOGGED

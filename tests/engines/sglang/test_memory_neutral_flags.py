@@ -75,3 +75,48 @@ def test_the_tables_are_disjoint_from_what_kvtop_reads_and_span_the_releases_rea
     assert MEMORY_NEUTRAL["--api-key"].first == RELEASES_READ[0]  # in v0.4.0's add_cli_args already
     assert MEMORY_NEUTRAL["--reasoning-parser"].source == "srt/server_args.py:368 (v0.5.23)"
     assert UNMODELLED["--enable-torch-compile"].last is None  # still in v0.5.23
+
+
+R1 = str(CONFIGS / "deepseek-ai--DeepSeek-R1.json")
+# SGLang's docs, 'Deploy On Kubernetes' (search-index id 609128784): DeepSeek-R1 over 2 × 8 H20, every rank's
+# 'max_total_num_tokens=712400' (tests/data/calibration/sglang.jsonl `file609128784-…-2x8h20-tp16-v043`)
+H20_LOGGED = 712_400
+H20_LAUNCH = ["plan", "--model", R1, "--engine", "sglang", "--engine-version", "0.4.3", "--gpu", "H20", "--tp", "16",
+              "--nnodes", "2", "--mem-fraction-static", "0.93", "--max-running-requests", "20", "--trust-remote-code"]  # fmt: skip
+
+
+def test_torch_compile_max_bs_alone_changes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """The docs' lws.yaml types `--torch-compile-max-bs 8` without `--enable-torch-compile`: SGLang reads the cap only
+    for compiled batch sizes (cuda_graph_runner.py:137-141 at 0.4.3), so the launch as typed plans as without it and
+    holds the logged pool; with `--enable-torch-compile` it is still refused."""
+    assert main([*H20_LAUNCH, "--torch-compile-max-bs", "8"]) == 0
+    typed = capsys.readouterr().out.splitlines()
+    assert main(H20_LAUNCH) == 0
+    bare = capsys.readouterr().out.splitlines()
+    assert _row(typed, "Token capacity") == _row(bare, "Token capacity")
+    low, high = (int(n.replace(",", "")) for n in _row(typed, "Interval").split()[1:4:2])
+    assert low <= H20_LOGGED <= high
+    assert "--torch-compile-max-bs" in typed[typed.index(_row(typed, "engine flags:")) + 1]
+    assert main([*H20_LAUNCH, "--torch-compile-max-bs", "8", "--enable-torch-compile"]) == 2
+
+
+R1_QWEN_32B = str(DATA / "calibration" / "configs" / "deepseek-ai--DeepSeek-R1-Distill-Qwen-32B.RECONSTRUCTED.json")
+# a lab's note (search-index id 19161898403): 4 × RTX 3090 without NVLink, SGLang 0.4.2.post1,
+# 'max_total_num_tokens=67772' (tests/data/calibration/sglang.jsonl `file19161898403-…-4x3090-tp4-v042post1`)
+RTX3090_LOGGED = 67_772
+RTX3090_LAUNCH = ["plan", "--model", R1_QWEN_32B, "--engine", "sglang", "--engine-version", "0.4.2.post1", "--gpu",
+                  "RTX3090", "--tp", "4", "--trust-remote-code"]  # fmt: skip
+
+
+def test_the_p2p_check_changes_nothing_kvtop_plans(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--enable-p2p-check` runs SGLang's peer-access test, which can only turn the custom all-reduce off, after the
+    test that turns it off on more than two PCIe GPUs (custom_all_reduce.py:194-210 at 0.4.3): the 4 × 3090 launch as
+    typed plans as without it and holds the logged pool."""
+    assert main([*RTX3090_LAUNCH, "--enable-p2p-check"]) == 0
+    typed = capsys.readouterr().out.splitlines()
+    assert main(RTX3090_LAUNCH) == 0
+    bare = capsys.readouterr().out.splitlines()
+    assert _row(typed, "Token capacity") == _row(bare, "Token capacity")
+    low, high = (int(n.replace(",", "")) for n in _row(typed, "Interval").split()[1:4:2])
+    assert low <= RTX3090_LOGGED <= high
+    assert "--enable-p2p-check" in typed[typed.index(_row(typed, "engine flags:")) + 1]

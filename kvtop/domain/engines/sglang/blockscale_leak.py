@@ -1,4 +1,4 @@
-"""The NVFP4 MoE block-scale placeholders SGLang 0.5.3 – 0.5.11 leave on the GPU under FlashInfer's TRT-LLM MoE.
+"""The NVFP4 MoE block-scale copies SGLang 0.5.3 – 0.5.11 hold beside the checkpoint's scales after the load.
 
 `ModelOptNvFp4FusedMoEMethod.create_weights` (srt/layers/quantization/modelopt_quant.py:1428 and :1445, 0.5.9
 wheel) registers `w13_blockscale_swizzled` / `w2_blockscale_swizzled` beside the checkpoint's block scales, each
@@ -20,6 +20,17 @@ named as ignored), so the rule follows SGLang's own pick at `auto`. `ServerArgs.
 modelopt_fp4 and `--moe-a2a-backend` is none (kvtop refuses that flag too); 0.5.3 has no such default (its DeepSeek
 block sets none), so there `auto` is CUTLASS and nothing leaks. Other architectures' defaults (Qwen3-MoE, GLM-4
 MoE: the latter on a FlashInfer version kvtop cannot see) are not modelled: no row.
+
+The CUTLASS path (every other GPU and architecture, e.g. MiniMax-M2.5 NVFP4 on the RTX PRO 6000, SM 12.0) keeps a copy
+too from 0.5.10rc0 to 0.5.11: `process_weights_after_loading` swizzles `w13_weight_scale` / `w2_weight_scale` into the
+placeholders with `copy_or_rebind_param` and no longer deletes the originals (modelopt_quant.py:1811-1813 / :1849-1851
+at 0.5.10rc0, :1828-1830 / :1866-1868 at 0.5.10, :1864-1866 / :1902-1904 at 0.5.11), where 0.5.9 ran
+`del layer.w13_weight_scale` / `del layer.w2_weight_scale` before the copy (:1623-1625 / :1662-1664). 0.5.12 writes
+the swizzled scales into the originals and aliases the placeholder to them where the shapes agree
+(`alias_or_bind_derived_param`, modelopt_quant.py:1866-1872, layers/utils/common.py:74-106 at 0.5.12; the same at
+0.5.13): one copy again. (0.5.23's count, weights_built.py, is of the classes as built, before that aliasing.)
+All wheels read from PyPI (sglang==0.5.9, 0.5.10rc0, 0.5.10, 0.5.11, 0.5.12, 0.5.13); a start of 2026-03-30's nightly
+(0.5.10rc0's) printed 181,721 tokens where the book without the copy plans 297,239 and with it 186,647.
 """
 
 from __future__ import annotations
@@ -36,6 +47,14 @@ LEAK_ERAS: Eras[bool] = Eras((
     Era("0.5.3", True, "modelopt_quant.py create_weights allocates *_blockscale_swizzled; flashinfer_trtllm.py "
                        "never frees them (read in 0.5.3, 0.5.6.post2, 0.5.7 – 0.5.11; 0.5.9:1428/:1445, :176-181)"),
     Era("0.5.12", False, "modelopt_quant.py:1835-1838 (0.5.12) aliases them to the scales; 0.5.13 on skips them"),
+))  # fmt: skip
+CUTLASS_KEEP_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.9's CUTLASS branch deletes w13/w2_weight_scale before filling the placeholders "
+                   "(modelopt_quant.py:1623-1625, :1662-1664)"),
+    Era("0.5.10rc0", True, "copy_or_rebind_param fills the placeholders, the originals kept (modelopt_quant.py:1811-1813, "
+                           ":1849-1851 at 0.5.10rc0; read in 0.5.10, 0.5.11)"),
+    Era("0.5.12", False, "alias_or_bind_derived_param writes the swizzled scales into the originals and aliases the "
+                         "placeholder to them (modelopt_quant.py:1866-1872, layers/utils/common.py:74-106 at 0.5.12)"),
 ))  # fmt: skip
 DEFAULT_TRTLLM_ERAS: Eras[bool] = Eras((
     Era("", False, "0.5.3's server_args.py sets no MoE runner for DeepSeek (0.5.4 – 0.5.6 not read)"),
@@ -64,10 +83,26 @@ def swizzled_scales(gemm1: int, width: int, hidden: int, group: int) -> int:
 def leaked_scale_bytes(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
 ) -> int:
-    """Bytes a rank keeps: over its MoE layers with ModelOpt NVFP4 experts, local experts × (w13's padded
-    (2 × shard) × (hidden ÷ group) + w2's padded hidden × (shard ÷ group)) × the scale's bytes (float8: 1)."""
+    """Bytes a rank keeps under the TRT-LLM MoE (the never-freed placeholders)."""
+    if not LEAK_ERAS.at(version) or not runs_trtllm_moe(model, gpu_name, version):
+        return 0
+    return _swizzled_copy_bytes(model, layout, layers)
+
+
+def kept_scale_bytes(
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+) -> int:
+    """Bytes a rank keeps on the CUTLASS path at 0.5.10rc0 – 0.5.11 (the filled placeholders beside the originals)."""
+    if not CUTLASS_KEEP_ERAS.at(version) or runs_trtllm_moe(model, gpu_name, version):
+        return 0
+    return _swizzled_copy_bytes(model, layout, layers)
+
+
+def _swizzled_copy_bytes(model: ModelSpec, layout: ParallelLayout, layers: range) -> int:
+    """Over the rank's MoE layers with ModelOpt NVFP4 experts, local experts × (w13's padded (2 × shard) ×
+    (hidden ÷ group) + w2's padded hidden × (shard ÷ group)) × the scale's bytes (float8: 1)."""
     moe = model.moe
-    if moe is None or not LEAK_ERAS.at(version) or not runs_trtllm_moe(model, gpu_name, version):
+    if moe is None:
         return 0
     local = moe.num_routed_experts // layout.ep
     width = moe.expert_intermediate_size // max(1, layout.moe_shards // layout.ep)  # each expert's shard
@@ -86,11 +121,17 @@ def leaked_scale_bytes(
 def leak_rows(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
 ) -> tuple[WeightRow, ...]:
-    """The book's row for the leaked placeholders (none where nothing leaks)."""
-    nbytes = leaked_scale_bytes(model, layout, layers, gpu_name, version)
-    if nbytes <= 0:
-        return ()
-    return (WeightRow(component="leaked_blockscale_swizzled", params=0, bytes=nbytes, shards=1, bytes_per_param=0.0,
-                      note="SGLang 0.5.3 – 0.5.11's NVFP4 MoE: w13/w2_blockscale_swizzled placeholders never freed "
-                           "under its default flashinfer_trtllm runner (modelopt_quant.py:1428/:1445, "
-                           "moe_runner/flashinfer_trtllm.py:176-181 at 0.5.9; freed from 0.5.12)"),)  # fmt: skip
+    """The book's row for the copy a rank holds beside the scales (none where it holds none)."""
+    leaked = leaked_scale_bytes(model, layout, layers, gpu_name, version)
+    if leaked > 0:
+        return (WeightRow(component="leaked_blockscale_swizzled", params=0, bytes=leaked, shards=1, bytes_per_param=0.0,
+                          note="SGLang 0.5.3 – 0.5.11's NVFP4 MoE: w13/w2_blockscale_swizzled placeholders never freed "
+                               "under its default flashinfer_trtllm runner (modelopt_quant.py:1428/:1445, "
+                               "moe_runner/flashinfer_trtllm.py:176-181 at 0.5.9; freed from 0.5.12)"),)  # fmt: skip
+    kept = kept_scale_bytes(model, layout, layers, gpu_name, version)
+    if kept > 0:
+        return (WeightRow(component="kept_blockscale_swizzled", params=0, bytes=kept, shards=1, bytes_per_param=0.0,
+                          note="SGLang 0.5.10rc0 – 0.5.11's NVFP4 MoE on CUTLASS: the swizzled block scales kept beside "
+                               "w13/w2_weight_scale, no longer deleted (modelopt_quant.py:1811-1813/:1849-1851 at "
+                               "0.5.10rc0; deleted at 0.5.9, aliased from 0.5.12)"),)  # fmt: skip
+    return ()

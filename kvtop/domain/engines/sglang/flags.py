@@ -62,7 +62,7 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 NEUTRAL_KINDS: Mapping[str, str] = {
     "server": "API server", "chat": "chat, tool and reasoning parsers", "log": "logging and metrics",
     "fetch": "checkpoint and tokenizer", "request": "request defaults", "cluster": "rendezvous and timeouts",
-    "structured": "structured outputs",
+    "structured": "structured outputs", "compile": "torch.compile cap", "p2p": "P2P check",
 }  # fmt: skip
 NEUTRAL_BY_KIND = {NEUTRAL_KINDS[kind]: NeutralGroup(why, spellings(group)) for kind, (why, group) in NEUTRAL_GROUPS.items()}
 UNMODELLED_SPELLINGS = spellings(UNMODELLED)

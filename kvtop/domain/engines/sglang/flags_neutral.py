@@ -129,6 +129,21 @@ STRUCTURED: Mapping[str, FlagRow] = {
     "--grammar-backend": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:266 (v0.5.23)"),
 }  # fmt: skip
 
+# compile: torch.compile's batch-size cap, read only under --enable-torch-compile (`get_batch_sizes_to_capture`'s
+# compile_bs: model_executor/cuda_graph_runner.py:137-141 at 0.4.3, :217-221 at 0.5.9; runner/base_cuda_graph_runner.py
+# :105-109 at 0.5.23; beside it only the CPU device's graph runner reads it), a flag kvtop refuses by name
+COMPILE: Mapping[str, FlagRow] = {
+    "--torch-compile-max-bs": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:698 (v0.5.23)"),
+}  # fmt: skip
+
+# p2p: the GPU peer-access test before the custom all-reduce is built. It runs in a subprocess and can only turn the
+# custom all-reduce off where P2P fails; that test comes after the one that turns it off on more than two PCIe GPUs
+# (distributed/device_communicators/custom_all_reduce.py:194-210 at 0.4.3, custom_all_reduce_utils.py:491-510 at
+# 0.5.23), NVLink GPUs pass it, and kvtop plans PCIe GPUs without the custom all-reduce (calibration.py's context)
+P2P: Mapping[str, FlagRow] = {
+    "--enable-p2p-check": FlagRow("0.4.0", None, "srt/arg_groups/fields/parallel.py:273 (v0.5.23)"),
+}  # fmt: skip
+
 # why each group has no effect on memory, as the plan's line and docs/engines/sglang.md say it
 NEUTRAL_GROUPS: Mapping[str, tuple[str, Mapping[str, FlagRow]]] = {
     "server": (
@@ -158,5 +173,13 @@ NEUTRAL_GROUPS: Mapping[str, tuple[str, Mapping[str, FlagRow]]] = {
     "structured": (
         "structured-output grammars: compiled on the CPU, their bitmask allocated per step, not at start",
         STRUCTURED,
+    ),
+    "compile": (
+        "torch.compile's batch-size cap: read only where torch.compile is enabled (cuda_graph_runner.py), which kvtop refuses",
+        COMPILE,
+    ),
+    "p2p": (
+        "the GPU peer-access test: it can only turn the custom all-reduce off, which kvtop plans off on PCIe GPUs",
+        P2P,
     ),
 }

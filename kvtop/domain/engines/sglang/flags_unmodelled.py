@@ -193,7 +193,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--enable-nsa-prefill-context-parallel": FlagRow("0.5.9", "0.5.16", "srt/server_args.py:7282 (v0.5.16)"),
     "--enable-nvidia-megakernel": FlagRow("0.5.23", None, "srt/arg_groups/fields/exec_.py:227 (v0.5.23)"),
     "--enable-overlap-schedule": FlagRow("0.4.0", "0.4.0", "srt/server_args.py:733 (v0.4.0)"),
-    "--enable-p2p-check": FlagRow("0.4.0", None, "srt/arg_groups/fields/parallel.py:273 (v0.5.23)"),
     "--enable-page-major-kv-layout": FlagRow("0.5.16", None, "srt/arg_groups/fields/memory.py:71 (v0.5.23)"),
     "--enable-paged-experts": FlagRow("0.5.23", None, "srt/arg_groups/fields/exec_.py:999 (v0.5.23)"),
     "--enable-pd-role-switch": FlagRow("0.5.23", None, "srt/arg_groups/fields/disagg.py:121 (v0.5.23)"),

@@ -231,7 +231,6 @@ LATE: Mapping[str, FlagRow] = {
     "--strip-thinking-cache": FlagRow("0.5.16", None, "srt/arg_groups/fields/serving.py:219 (v0.5.23)"),
     "--swa-prefix-tails": FlagRow("0.5.23", None, "srt/arg_groups/fields/schedule.py:168 (v0.5.23)"),
     "--tbo-token-distribution-threshold": FlagRow("0.5.3", None, "srt/arg_groups/fields/exec_.py:1054 (v0.5.23)"),
-    "--torch-compile-max-bs": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:698 (v0.5.23)"),
     "--torchao-config": FlagRow("0.4.0", "0.5.16", "srt/server_args.py:1707 (v0.5.16)"),
     "--triton-attention-num-kv-splits": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/exec_.py:413 (v0.5.23)"),
     "--triton-attention-reduce-in-fp32": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:408 (v0.5.23)"),

@@ -25,4 +25,5 @@ WEIGHT_ROW_WORDS: Mapping[str, str] = {
     "gptq_marlin": "GPTQ Marlin repack",
     # blockscale_leak.py
     "leaked_blockscale_swizzled": "NVFP4 swizzled block scales never freed",
+    "kept_blockscale_swizzled": "NVFP4 swizzled block scales kept beside the scales",
 }
