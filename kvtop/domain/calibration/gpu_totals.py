@@ -262,7 +262,8 @@ def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mappin
                      else "no log of this GPU in the corpus")  # fmt: skip
             return _total(gpu_total_bytes - gap_bytes, gap.error_bytes, "calibrated",
                           f"nvidia-smi's total less {gap_gib:.2f} GiB (the gap fitted over {gap.records} GPU models, "
-                          f"growing with the total; {which})")  # fmt: skip
+                          f"growing with the total; {which}; ± the miss of each total a GPU model printed, that model "
+                          "left out of the gap's fit)")  # fmt: skip
         # no card named, or one the table lacks: a bare card's gap, or none on a limiter's slice (gpus.py
         # `SLICE_RESERVED_BYTES`): the error reaches from the fitted gap up to the total itself
         return _total(gpu_total_bytes - gap_bytes, max(gap.error_bytes, gap_bytes - SLICE_RESERVED_BYTES), "calibrated",
