@@ -38,6 +38,7 @@ from kvtop.domain.calibration.gpu_totals import (
     cuda_total_estimate,
     cuda_total_key,
     gap_features,
+    gap_held_out_error_gib,
 )
 from kvtop.domain.calibration.linear import (
     ERROR_QUANTILE,
@@ -124,7 +125,10 @@ def cuda_total_fits(corpus: Corpus, leave_out: str | None = None,
                            GPU_TOTAL_MIB[gpu] * MIB / GIB - fits[cuda_total_key(gpu)].predict_gib((1.0,)))
                           for gpu in by_gpu if gpu in GPU_TOTAL_MIB]  # fmt: skip
     if gaps:
-        fits[FALLBACK_KEY] = fit_term(FALLBACK_KEY, GAP_FEATURES, gaps)
+        # its error: each GPU model left out whole and each total it printed judged (`gap_held_out_error_gib`)
+        printed = {gpu: tuple(row[1] for row, _ in rows) for gpu, rows in by_gpu.items()}
+        smi = {gpu: GPU_TOTAL_MIB[gpu] * MIB / GIB for gpu in by_gpu if gpu in GPU_TOTAL_MIB}
+        fits[FALLBACK_KEY] = fit_term(FALLBACK_KEY, GAP_FEATURES, gaps, error_gib=gap_held_out_error_gib(printed, smi))
     return fits
 
 
