@@ -107,9 +107,10 @@ def _opt_in_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> Ter
     runs no sampler, so the peak is the forward at `max_num_batched_tokens` (the V1 fit's forward part, its logits
     feature at 0, or the forward as counted: a fused MoE's by the release's fused_moe.py, in part only, the larger) or
     `compute_logits`' model-dtype logits beside their hidden states (every token's up to v0.7.2, one row a request at
-    v0.7.3: `v1_opt_in.LOGITS_ROWS_ERAS`; at TP > 1 all-gathered, V1's LogitsProcessor `use_all_gather`,
-    logits_processor.py:55-57 at v0.7.3: the slice, the gathered output and its reshaped copy,
-    base_device_communicator.py:38-62), the larger. No opt-in start printed its peak: assumed, ± the fit's held-out
+    v0.7.3: `v1_opt_in.LOGITS_ROWS_ERAS`; at TP > 1 all-gathered under VLLM_USE_V1, logits_processor.py:47-48 at
+    v0.6.5, :49-51 at v0.7.0, :55-57 at v0.7.3: the slice, the gathered output and its reshaped copy,
+    distributed/parallel_state.py:408-418 at v0.6.5, device_communicators/base_device_communicator.py:38-62 at v0.7.3),
+    the larger. No opt-in start printed its peak: assumed, ± the fit's held-out
     error, the forward itself at least, 2 GiB for a fused MoE's (counted in part only)."""
     model = inputs.model
     if pooling_runner(inputs.settings.flags, model, inputs.version):
