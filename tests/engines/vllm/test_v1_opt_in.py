@@ -117,6 +117,15 @@ def test_opt_in_refuses_what_it_leaves_out() -> None:
     with pytest.raises(UnsupportedModelError, match="pipeline stages"):
         check_v1_opt_in(ResolvedVersion(text="0.7.3"), ON, load_config_file(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"),
                         ParallelLayout(pp=2))  # fmt: skip
+    with pytest.raises(
+        UnsupportedModelError, match="pooling runner is not modelled"
+    ):  # pooling.py, V1 asserts none
+        planned_capacity(
+            load_config_file(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"),
+            with_environment(parse_flags("vllm", ["--engine-version", "0.7.3", "--task", "embed"]), ON),
+            gpu_total_bytes=H100,
+            gpu_name="H100",
+        )
     with pytest.raises(UnsupportedModelError, match="LoRA"):
         plan(LLAMA_8B, "--enable-lora")
     assert plan(LLAMA_8B) > 0

@@ -42,7 +42,6 @@ from kvtop.domain.engines.vllm.v0_profile import (
 )
 from kvtop.domain.engines.vllm.v1_opt_in import LOGITS_ROWS_ERAS, opts_into_v1
 from kvtop.domain.engines.vllm.v2_profile import v2_counted, v2_stage_peaks
-from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.wording import GIB
 
@@ -112,11 +111,7 @@ def _opt_in_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> Ter
     distributed/parallel_state.py:408-418 at v0.6.5, device_communicators/base_device_communicator.py:38-62 at v0.7.3),
     the larger. No opt-in start printed its peak: assumed, ± the fit's held-out
     error, the forward itself at least, 2 GiB for a fused MoE's (counted in part only)."""
-    model = inputs.model
-    if pooling_runner(inputs.settings.flags, model, inputs.version):
-        raise UnsupportedModelError(f"vLLM {inputs.version.label}'s opt-in V1 runs no pooling model (v1/engine/"
-                                    "core.py:48 at v0.7.3 asserts runner_type != 'pooling'): drop VLLM_USE_V1",
-                                    field="VLLM_USE_V1")  # fmt: skip
+    model = inputs.model  # a pooling launch is refused before v0.10.2 (refuse_unmodelled); V1 asserts none then
     if model is None:
         return assumed_estimate(Term.ACTIVATION, LABEL, 2 * GIB, 2 * GIB, "2 GiB assumed: the model's config is not known")
     tokens, seqs, why = batch_limits(inputs)
