@@ -20,6 +20,7 @@ from kvtop.domain.engines.vllm.eras import (
     runs_v2,
 )
 from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
+from kvtop.domain.engines.vllm.v1_opt_in import OPT_IN_MAX_NUM_SEQS, opt_in_batch, opts_into_v1
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
@@ -46,9 +47,12 @@ def engine_era(
 ) -> str:
     """The engine a start runs: the release's (`ENGINE_ERAS`), or V0 where a V1-era release falls back to it on a GPU
     below compute capability 8.0 or the launch sets VLLM_USE_V1=0 (`v0_charge.falls_back_to_v0`, `flags`: the launch's
-    settings flags); an unnamed GPU counts as V1's."""
+    settings flags), or V1 where a V0-era release runs it under VLLM_USE_V1=1 (`v1_opt_in.opts_into_v1`); an unnamed
+    GPU counts as V1's."""
     if falls_back_to_v0(version, compute_capability(gpu_name) if gpu_name else None, flags):
         return "v0"
+    if opts_into_v1(version, flags):  # VLLM_USE_V1=1 at v0.6.5–v0.7.3 (v1_opt_in.py)
+        return "v1"
     return ENGINE_ERAS.at(version)
 
 
@@ -63,6 +67,8 @@ def default_max_num_seqs(
     run's batch (`profile_run.batch_limits`)."""
     if engine_era(version or ResolvedVersion(), gpu_name, flags) == "v0":
         return V0_MAX_NUM_SEQS, f"V0's default {V0_MAX_NUM_SEQS} seqs ({_V0_SEQS_SOURCE[ENGINE_ERAS.at(version or ResolvedVersion())]})"
+    if opts_into_v1(version or ResolvedVersion(), flags):
+        return OPT_IN_MAX_NUM_SEQS, f"V1 opt-in's default {OPT_IN_MAX_NUM_SEQS} seqs on every GPU (v1_opt_in.py)"
     if total_bytes >= 70 * GIB and not is_a100(gpu_name):
         return V1_MAX_NUM_SEQS, f"V1's default {V1_MAX_NUM_SEQS} seqs on a GPU of ≥ 70 GiB (not an A100)"
     return V1_SMALL_GPU_MAX_NUM_SEQS, f"V1's default {V1_SMALL_GPU_MAX_NUM_SEQS} seqs (an A100 or under 70 GiB)"
@@ -82,9 +88,12 @@ def default_batch_limits(
     (`default_max_num_seqs`). An unnamed GPU of ≥ 70 GiB counts as no A100. `llm_class`: the offline `LLM(...)`
     class's tokens instead (`eras.LLM_CLASS_BATCH_ERAS`: 16384 / 8192 from the V1 engine on). `engine_context`: a
     start through `EngineArgs` → `LLMEngine` (`eras.ENGINE_CONTEXT_BATCH_ERAS`: 2048 tokens, 128 seqs from v0.9.2).
-    `flags`: the launch's settings flags, which decide the engine the start runs (`engine_era`)."""
+    `flags`: the launch's settings flags, which decide the engine the start runs (`engine_era`); the V1 that
+    VLLM_USE_V1=1 opts into at v0.6.5–v0.7.3 takes its own (`v1_opt_in.opt_in_batch`)."""
     version = version or ResolvedVersion()
     seqs, _ = default_max_num_seqs(total_bytes, gpu_name, version, flags)
+    if opts_into_v1(version, flags):
+        return opt_in_batch(gpu_name, version, llm_class, engine_context)[0], seqs
     direct = ENGINE_CONTEXT_BATCH_ERAS.at(version) if engine_context else None
     if direct is not None:
         tokens, direct_seqs = direct

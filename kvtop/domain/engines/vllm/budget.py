@@ -43,7 +43,7 @@ from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS, pp_partition_not_m
 from kvtop.domain.engines.vllm.state_only import state_page
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
 from kvtop.domain.engines.vllm.v0_backends import check_backend_env
-from kvtop.domain.engines.vllm.v0_charge import check_v1_opt_in
+from kvtop.domain.engines.vllm.v1_opt_in import check_v1_opt_in
 from kvtop.domain.engines.vllm.windows import (
     EXTRA_RETAINED_ERAS,
     IN_FLIGHT_BATCHES_ERAS,
@@ -113,7 +113,7 @@ class VllmBudget:
         check_v_width(m, inputs.version)  # §4.6: MiMo-V2's V padded to K's width before v0.20.0
         check_entry_point(s, inputs.version, m)  # §3: --llm-class / --engine-context batch defaults
         check_backend_env(inputs.version, s.flags)  # §2: VLLM_ATTENTION_BACKEND's engine, where not read
-        check_v1_opt_in(inputs.version, s.flags)  # §2: VLLM_USE_V1=1 before v0.8.0, V1 not modelled there
+        check_v1_opt_in(inputs.version, s.flags, m, inputs.layout)  # §2: VLLM_USE_V1=1 before v0.8.0 (v1_opt_in.py)
         hybrid, state_only = None, None
         if m.attention_free:  # §4.4: every layer a MambaSpec, one block a request (state_only.py)
             state_only = state_page(kv, s, inputs.context_length)

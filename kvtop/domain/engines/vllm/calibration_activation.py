@@ -32,6 +32,7 @@ from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.v0_profile import (
     MOE_FORWARD_ERROR,
+    fused_moe_forward_bytes,
     held_forward_bytes,
     sort_sampler_copies,
     v0_counted_sampler,
@@ -39,8 +40,9 @@ from kvtop.domain.engines.vllm.v0_profile import (
     v0_forward_bytes,
     v0_moe_forward,
 )
+from kvtop.domain.engines.vllm.v1_opt_in import LOGITS_ROWS_ERAS, opts_into_v1
 from kvtop.domain.engines.vllm.v2_profile import v2_counted, v2_stage_peaks
-from kvtop.domain.model import ModelSpec
+from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.wording import GIB
 
 LABEL = "vLLM's profiled activation peak"
@@ -52,6 +54,8 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     unfitted estimate, said why. A pooling runner's has no sampler (`_pooling_activation`)."""
     refuse_unmodelled(inputs)  # --runner draft, a pooling launch kvtop does not plan (pooling.py)
     refuse_unmodelled_limits(inputs)  # every modality off: text-only, the tower dropped (mm_limits.py)
+    if opts_into_v1(inputs.version, inputs.settings.flags):  # VLLM_USE_V1=1 at v0.6.5–v0.7.3: no sampler profiled
+        return _opt_in_activation(inputs, fits.get(activation_key(inputs)))
     if pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
         return _pooling_activation(inputs, fits.get(activation_key(inputs)))
     v1 = _v1_activation(inputs, fits)
@@ -97,6 +101,42 @@ def _pooling_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> Te
     return with_stage_buffers(estimate, inputs)
 
 
+def _opt_in_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> TermEstimate:
+    """The profiled peak of the V1 that VLLM_USE_V1=1 opts into at v0.6.5–v0.7.3 (v1_opt_in.py): its `profile_run`
+    runs no sampler, so the peak is the forward at `max_num_batched_tokens` (the V1 fit's forward part, its logits
+    feature at 0, or the forward as counted: a fused MoE's by the release's fused_moe.py, in part only, the larger) or
+    `compute_logits`' model-dtype logits beside their hidden states (every token's up to v0.7.2, one row a request at
+    v0.7.3: `v1_opt_in.LOGITS_ROWS_ERAS`; at TP > 1 all-gathered under VLLM_USE_V1, logits_processor.py:47-48 at
+    v0.6.5, :49-51 at v0.7.0, :55-57 at v0.7.3: the slice, the gathered output and its reshaped copy,
+    distributed/parallel_state.py:408-418 at v0.6.5, device_communicators/base_device_communicator.py:38-62 at v0.7.3),
+    the larger. No opt-in start printed its peak: assumed, ± the fit's held-out
+    error, the forward itself at least, 2 GiB for a fused MoE's (counted in part only)."""
+    model = inputs.model  # a pooling launch is refused before v0.10.2 (refuse_unmodelled); V1 asserts none then
+    if model is None:
+        return assumed_estimate(Term.ACTIVATION, LABEL, 2 * GIB, 2 * GIB, "2 GiB assumed: the model's config is not known")
+    tokens, seqs, why = batch_limits(inputs)
+    moe = model.moe is not None and MlpKind.MOE in model.layer_mlp
+    counted = (fused_moe_forward_bytes(model, inputs.layout, inputs.version, tokens) if moe
+               else held_forward_bytes(model, inputs.layout, tokens))  # fmt: skip
+    features = activation_features(inputs, model)
+    fit_forward = max(fit.predict((features[0], 0.0, *features[2:])), 0) if fit and len(features) == 4 else 0
+    forward = max(fit_forward, counted)
+    rows = tokens if LOGITS_ROWS_ERAS.at(inputs.version) == "tokens" else seqs
+    logits = rows * model.vocab_size * model.dtype_bytes
+    tp = inputs.layout.tp
+    logits_side = (2 * logits + logits // tp if tp > 1 else logits) + rows * model.hidden_size * model.dtype_bytes
+    error = max(fit.error_bytes if fit else 0, forward, MOE_FORWARD_ERROR if moe else 0)
+    return assumed_estimate(
+        Term.ACTIVATION, LABEL, max(forward, logits_side), error,
+        f"vLLM {inputs.version.label}'s opt-in V1 (v1_opt_in.py), no sampler profiled: the forward at {tokens:,} "
+        f"tokens ({why}; {forward / GIB:.2f} GiB: the V1 fit's forward part or the forward as counted, the larger) or "
+        f"the model-dtype logits of {rows:,} rows × {model.vocab_size:,} beside their hidden states "
+        f"({logits_side / GIB:.2f} GiB; {LOGITS_ROWS_ERAS.era(inputs.version).source}), the larger; ± "
+        f"{error / GIB:.2f} GiB assumed (no opt-in start printed its peak: the fit's error, the forward's own size "
+        "or a fused MoE's 2 GiB, the largest)",
+    )  # fmt: skip
+
+
 def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm | None) -> TermEstimate | None:
     """V2's profiled peak as its code counts it (`v2_profile.py`): the forward alone on a stage before the last, the
     larger of the forward and V2's dummy sampler (the model-dtype logits, no float32 copy) on the last. One figure is
@@ -137,6 +177,8 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     and 0.60 GiB printed, its MLP transient 0.13) made V1's fit charge 1.84 × the MLP transient beside 7.0 copies of
     the logits to every sampler-bound launch (llm-d-planner's Qwen3-32B, 1.25 GiB of MLP transient: 6.36 GiB charged,
     5.64 printed). V0's forward-bound and fused-MoE logs are left out alike (`v0_profile.py`)."""
+    if opts_into_v1(inputs.version, inputs.settings.flags):
+        return None  # the opt-in V1 profiles no sampler: its peak is counted, not a row of V1's fit
     if key != activation_key(inputs) or pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
         return None  # another era's, or a pooling runner's (no sampler: pooling.py)
     if key == "vllm.activation.v0" and (v0_forward_bound(inputs) or v0_moe_forward(inputs)):

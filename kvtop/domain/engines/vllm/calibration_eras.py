@@ -80,9 +80,19 @@ def _runs_v0(inputs: CalibrationInputs) -> bool:
     return ENGINE_ERAS.at(inputs.version) == "v1" and engine_era(inputs) == "v0"
 
 
+def _opts_into_v1(inputs: CalibrationInputs) -> bool:
+    """A V0-era release whose start runs its opt-in V1 (VLLM_USE_V1=1 at v0.6.5–v0.7.3, `v1_opt_in.py`): V1's
+    v0.8.0 fits are the ones read (its growth and its forward; its charge is v0.8.0's), none fitted on it."""
+    return ENGINE_ERAS.at(inputs.version) == "v0" and engine_era(inputs) == "v1"
+
+
 def activation_key(inputs: CalibrationInputs) -> str:
+    if _opts_into_v1(inputs):
+        return "vllm.activation.v1"
     return "vllm.activation.v0" if _runs_v0(inputs) else f"vllm.activation.{era_for(ACTIVATION_ERAS, inputs.version).value}"
 
 
 def non_torch_key(inputs: CalibrationInputs) -> str:
+    if _opts_into_v1(inputs):
+        return "vllm.non_torch.v1"
     return "vllm.non_torch.v0" if _runs_v0(inputs) else f"vllm.non_torch.{era_for(NON_TORCH_ERAS, inputs.version).value}"

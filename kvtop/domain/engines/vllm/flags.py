@@ -37,7 +37,7 @@ from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ro
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.vllm.v0_backends import ATTENTION_BACKEND_ENV
-from kvtop.domain.engines.vllm.v0_charge import USE_V1_ENV
+from kvtop.domain.engines.vllm.v1_opt_in import USE_V1_ENV
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
@@ -226,7 +226,7 @@ class VllmFlags:
     # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py; VLLM_USE_V1=0: V0 in v0.8-v0.10, =1: V1 in
-    # v0.6.4-v0.7.x, not modelled, v0_charge.py;
+    # v0.6.5-v0.7.x, planned as V1, v0.6.4 refused, v1_opt_in.py;
     # VLLM_ATTENTION_BACKEND outside V1's list: V0 in v0.8-v0.10, v0_backends.py; VLLM_PP_LAYER_PARTITION: named not
     # modelled, pp_split.py)
     env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV,

@@ -19,6 +19,7 @@ from kvtop.domain.engines.vllm.batching import (
 )
 from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.engines.vllm.eras import ENGINE_CONTEXT_BATCH_ERAS, LLM_CLASS_BATCH_ERAS
+from kvtop.domain.engines.vllm.v1_opt_in import opt_in_batch, opts_into_v1
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
 # V0's max_num_batched_tokens with chunked prefill on (above 32K of context) and no flag: SchedulerConfig's 512 ("a
@@ -77,6 +78,9 @@ def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     batched, seqs = default_batch_limits(
         inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.llm_class, s.engine_context, s.flags
     )
+    if opts_into_v1(inputs.version, s.flags):  # chunked prefill whatever the flags (_override_v1_engine_args)
+        why = opt_in_batch(inputs.gpu_name, inputs.version, s.llm_class, s.engine_context)[1]
+        return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, why
     offline = s.llm_class and LLM_CLASS_BATCH_ERAS.at(inputs.version) is not None
     direct = s.engine_context and ENGINE_CONTEXT_BATCH_ERAS.at(inputs.version) is not None
     why = "the LLM class's defaults for the GPU" if offline else "vllm serve's defaults for the GPU"

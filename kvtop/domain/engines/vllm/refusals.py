@@ -73,7 +73,7 @@ from kvtop.domain.engines.vllm.v0_backends import (
     backend_runs_v0,
     named_backend,
 )
-from kvtop.domain.engines.vllm.v0_charge import use_v1_env
+from kvtop.domain.engines.vllm.v1_opt_in import use_v1_env
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions, dense_only_refusal, tower_blocks_refusal

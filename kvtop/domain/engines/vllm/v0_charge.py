@@ -21,7 +21,8 @@ V1 brought the device-wide form back for three releases: v0.8.0–v0.9.0's `dete
 (v1/worker/gpu_worker.py, v0.8.0 :139-186, v0.8.5.post1 :165-212, v0.9.0 :167-214) adds `total − free − torch's
 allocated bytes` after the profile and `empty_cache` to torch's peak, so the CUDA context and the TP group's NCCL and
 custom all-reduce are charged; v0.9.1 (:201-224) charges `memory_profiling`'s growth from the init snapshot. Below
-compute capability 8.0 those releases run V0, which charges the growth (`profile_charge`'s capability).
+compute capability 8.0 those releases run V0, which charges the growth (`profile_charge`'s capability). The V1 that
+VLLM_USE_V1=1 opts into at v0.6.5–v0.7.3 charges v0.8.0's form (v1_opt_in.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Literal
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ReleaseDate, ResolvedVersion
 from kvtop.domain.engines.vllm.v0_backends import backend_runs_v0
+from kvtop.domain.engines.vllm.v1_opt_in import V1_OPT_IN_ERAS, opts_into_v1, use_v1_env
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.wording import GIB
 
@@ -69,48 +71,12 @@ V0_FALLBACK_ERAS: Eras[bool] = Eras((
 # `VLLM_USE_V1=0` on the launch turns V1 off in the releases that still hold V0 (v0.10.2 engine/arg_utils.py:1121-1136
 # `create_engine_config`: try_v1 = envs.VLLM_USE_V1 or not set; envs.py:745-746 `bool(int(os.getenv("VLLM_USE_V1",
 # "1")))`): `cnubigdata-…-v0102-v0` sets it in its notebook and starts 'a V0 LLM engine (v0.10.2)' on a T4.
-USE_V1_ENV = "VLLM_USE_V1"
 V0_OPT_OUT_ERAS: Eras[bool] = Eras((
     Era("", False, "before v0.8.0 V0 is the default engine; VLLM_USE_V1=0 changes nothing"),
     Era("0.8.0", True, "engine/arg_utils.py create_engine_config: VLLM_USE_V1=0 disables V1 (v0.10.2 :1121-1136)"),
     Era("0.11.0", False, "vllm#25033: the V0 engine removed"),
 ))  # fmt: skip
 
-
-# Before v0.8.0 the V1 engine is opt-in: envs.py reads `bool(int(os.getenv("VLLM_USE_V1", "0")))` (v0.6.4 :475-476,
-# v0.7.0 :476-477, v0.7.3 :503-504, PyPI wheels) and the OpenAI server imports V1's AsyncLLMEngine under it (v0.6.4
-# entrypoints/openai/api_server.py:64-67; v0.7.3 engine/async_llm_engine.py:1201), so VLLM_USE_V1=1 (any int but 0)
-# starts V1. v0.6.3.post1's wheel has neither the variable nor vllm/v1/: before v0.6.4 it changes nothing. kvtop's V1
-# rules start at v0.8.0 (V1's defaults, 1024 seqs and prefix caching, v0.7.3 engine/arg_utils.py:220-224; its
-# device-used charge, v0.7.3 v1/worker/gpu_worker.py:136-181, the v0.8.0 form): an opt-in start is not modelled.
-V1_OPT_IN_ERAS: Eras[bool] = Eras((
-    Era("", False, "no V1 engine: v0.6.3.post1's envs.py has no VLLM_USE_V1 and its wheel no vllm/v1/"),
-    Era("0.6.4", True, "envs.py VLLM_USE_V1 defaults to 0, V1 opt-in (v0.6.4 :475-476, v0.7.0 :476-477, v0.7.3 "
-                       ":503-504)"),
-    Era("0.8.0", False, "V1 the default engine from v0.8.0"),
-))  # fmt: skip
-
-
-def use_v1_env(flags: Mapping[str, object] | None) -> int | None:
-    """The launch's VLLM_USE_V1 as envs.py reads it (`bool(int(value))`): None where unset or a value int() refuses
-    (not read)."""
-    value = (flags or {}).get(USE_V1_ENV)
-    try:
-        return None if value is None else int(str(value).strip())
-    except ValueError:
-        return None
-
-
-def check_v1_opt_in(version: ResolvedVersion, flags: Mapping[str, object] | None) -> None:
-    """Refuse by name a launch that opts into V1 where V0 is the release's default (`V1_OPT_IN_ERAS`): kvtop would
-    otherwise plan V0's charge and defaults for a start that runs V1."""
-    if V1_OPT_IN_ERAS.at(version) and use_v1_env(flags) not in (None, 0):
-        raise UnsupportedModelError(
-            f"vLLM {version.label} under {USE_V1_ENV}={use_v1_env(flags)} runs its V1 engine (opt-in from v0.6.4, the "
-            "default from v0.8.0), which kvtop does not model there: its V1 rules start at v0.8.0 "
-            f"({V1_OPT_IN_ERAS.era(version).source}); drop {USE_V1_ENV} to plan V0, or plan v0.8.0 or later",
-            field=USE_V1_ENV,
-        )
 
 
 def falls_back_to_v0(
@@ -133,6 +99,10 @@ def profile_charge(
     version: ResolvedVersion, capability: tuple[int, int] | None = None, flags: Mapping[str, object] | None = None
 ) -> Era[ProfileCharge]:
     """The form of the profile's charge at `version`; a V1-era start that runs V0 (`falls_back_to_v0`) charges V0's."""
+    if opts_into_v1(version, flags):  # VLLM_USE_V1=1 at v0.6.5–v0.7.3: v0.8.0's charge (v1_opt_in.py)
+        v1 = PROFILE_CHARGE_ERAS.era(ResolvedVersion(text="0.8.0"))
+        return Era(v1.since, v1.value, f"{v1.source}; the same statements in the opt-in V1 of {version.label} "
+                   f"({V1_OPT_IN_ERAS.era(version).source})")
     era = PROFILE_CHARGE_ERAS.era(version)
     if era.since == "0.8.0" and falls_back_to_v0(version, capability, flags):
         return Era("0.8.0", "baseline", "V0 below compute capability 8.0 (engine/arg_utils.py:1350-1356 at "

@@ -28,6 +28,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.features import logits_gib, mlp_transient_gib
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.layout import ParallelLayout
@@ -59,10 +60,16 @@ def v0_forward_bytes(inputs: CalibrationInputs, tokens: int | None = None) -> in
     if model is None or engine_era(inputs) != "v0":
         return None
     tokens = batch_limits(inputs)[0] if tokens is None else tokens
-    held = HELD_HIDDEN * tokens * model.hidden_size * 2
     if v0_moe_forward(inputs):
-        return _fused_moe_bytes(model, inputs.layout, tokens, CHUNK_ERAS.at(inputs.version)) + held
-    return round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + held
+        return fused_moe_forward_bytes(model, inputs.layout, inputs.version, tokens)
+    return round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * 2
+
+
+def fused_moe_forward_bytes(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion, tokens: int) -> int:
+    """A fused MoE's forward at `tokens` as counted for the release's fused_moe.py (`_fused_moe_bytes`, in part only),
+    beside the held residual and normed input: V0's, and the opt-in V1's of v0.6.5–v0.7.3, which runs the same model
+    code (v1_opt_in.py)."""
+    return _fused_moe_bytes(model, layout, tokens, CHUNK_ERAS.at(version)) + HELD_HIDDEN * tokens * model.hidden_size * 2
 
 
 def _fused_moe_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chunk_cap: int | None) -> int:
