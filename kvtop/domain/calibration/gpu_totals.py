@@ -60,6 +60,18 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         sources=7, gpus=('A100-80GB',),
         novel_error_bytes=139586437, feature_sources=(7,),
     ),
+    'cuda_total.A30': LinearTerm(
+        key='cuda_total.A30', features=('1 GiB',),
+        coefficients=(23.5,), error_bytes=139586437, records=1,
+        sources=1, gpus=('A30',),
+        novel_error_bytes=139586437, feature_sources=(1,),
+    ),
+    'cuda_total.A40': LinearTerm(
+        key='cuda_total.A40', features=('1 GiB',),
+        coefficients=(44.35,), error_bytes=139586437, records=1,
+        sources=1, gpus=('A40',),
+        novel_error_bytes=139586437, feature_sources=(1,),
+    ),
     'cuda_total.B200': LinearTerm(
         key='cuda_total.B200', features=('1 GiB',),
         coefficients=(178.352,), error_bytes=139586437, records=5,
@@ -194,10 +206,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB', "100 GiB of nvidia-smi's total"),
-        coefficients=(0.339985, 0.230052), error_bytes=174126541, records=25,
-        sources=25, gpus=(),
-        novel_error_bytes=321097184, feature_sources=(25, 25),
-        group_errors=(("1 GiB + 100 GiB of nvidia-smi's total", 174126541),),
+        coefficients=(0.355695, 0.223488), error_bytes=242325727, records=27,
+        sources=27, gpus=(),
+        novel_error_bytes=336445332, feature_sources=(27, 27),
     ),
 }  # fmt: skip
 # END FITTED

@@ -62,17 +62,17 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('100 SMs of 2,048 threads', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.583448, 0.435025, 0.055696), error_bytes=586561049, records=47,
+        coefficients=(0.583128, 0.434864, 0.055847), error_bytes=587641156, records=47,
         sources=36, gpus=('A100-80GB', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXPRO6000', 'T4'),
-        novel_error_bytes=586561049, feature_sources=(36, 9, 4),
-        group_errors=(('100 SMs of 2,048 threads', 442005181), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 1445412321), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 293496581)),
+        novel_error_bytes=587641156, feature_sources=(36, 9, 4),
+        group_errors=(('100 SMs of 2,048 threads', 441534732), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 1446310017), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 293486296)),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.0, records=49, sources=37,
+    engine='sglang', factor=1.0, records=52, sources=40,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='sglang', gpus=('A100-80GB', 'A40', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0047, version_fraction=0.0, class_fraction=0.0, records=146, sources=37,
+    engine='sglang', gpus=('A100-80GB', 'A40', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0039, version_fraction=0.0, class_fraction=0.0, records=155, sources=40,
 )  # fmt: skip
 # END FITTED
 
