@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import parse_flags
 from kvtop.domain.redact import redact_argv, redact_text
 
 K1, K2, K3 = "alphakey1", "bravokey2", "charliekey3"  # plain words: only the flag they follow makes them keys
@@ -80,3 +82,13 @@ def test_every_value_of_a_secret_flag_is_masked_in_a_text(text: str, expected: s
 def test_bash_c_script_in_an_argv_masks_both_keys() -> None:
     argv = ["bash", "-c", f"vllm serve Qwen/Qwen3-8B --api-key {K1} {K2} --port 9000"]
     assert redact_argv(argv) == ("bash", "-c", "vllm serve Qwen/Qwen3-8B --api-key *** *** --port 9000")
+
+
+def test_a_second_key_typed_to_kvtop_is_not_echoed_as_a_stray_argument() -> None:
+    """kvtop reads one value per flag it passes through: the second key is left over, and the error that
+    names it quotes it as the redactor shows the line; a stray word after no secret flag is quoted as typed."""
+    with pytest.raises(InputError) as caught:
+        parse_flags("vllm", ["--max-model-len", "4096", "--api-key", K1, K2], strict=True)
+    assert str(caught.value).endswith("unexpected argument '***'") and K2 not in str(caught.value)
+    with pytest.raises(InputError, match="unexpected argument 'stray'"):
+        parse_flags("vllm", ["--max-model-len", "4096", "stray"], strict=True)
