@@ -181,7 +181,7 @@ def _parse(request: ProbeRequest, ending: _Ending, timeout_s: float) -> ProbeRes
             pass  # reported below with the exit code and stderr
     code = ending.returncode
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-    why = redact_shown(_last_line(ending.stderr)) or "no message"  # a line from outside: shown as any other is
+    why = redact_shown(_last_line(ending.stderr)) or "no message"  # from outside: redacted as any other line
     return ProbeResult.unmeasured(
         request, ProbeOutcome.WORKER_CRASHED, f"the probe worker {how} without a result: {why}"
     )

@@ -73,7 +73,7 @@ def test_snapshot_text_shows_neither_key(tmp_path, capsys):
 async def test_the_panel_the_dialog_and_the_actions_log_show_neither_key(make_app, tmp_path):
     log = tmp_path / "actions.log"
     source = DemoSource.open(scenario(tmp_path))
-    sender = SimulatedSignalSender(ActionLog(log), "demo:two-keys")  # the demo's: nothing is sent, all is logged
+    sender = SimulatedSignalSender(ActionLog(log), "demo:two-keys")  # the demo's: sends nothing, logs all
     app = make_app(source.collect_at(0), signal_sender=sender)
     async with app.run_test(size=(160, 40)) as pilot:
         panel = await open_node_table(pilot)
