@@ -42,6 +42,7 @@ from kvtop.domain.launch_vocabulary import NeutralGroup as NeutralGroup
 from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
 from kvtop.domain.launch_vocabulary import written_flags as written_flags
 from kvtop.domain.load_casts import LoadCasts
+from kvtop.domain.redact import redact_argv
 from kvtop.domain.units_parse import written_size
 
 # the `X as X` names above are re-exported: the engine packages and the commands take them from here
@@ -433,7 +434,10 @@ def parse_flags(
         values[field] = read if read is not None else typed_value(FIELD_TYPES[field], raw, typed)
         spelled[field] = typed
     if strict and positionals:
-        raise InputError(f"unexpected argument {positionals[0][:80]!r}", field="command line")
+        # quoted as the redactor shows the line: a word left over after a secret flag is its second value
+        # (`--api-key k1 k2`, vLLM's list-typed key), not a positional to echo
+        shown = redact_argv(tokens)[list(tokens).index(positionals[0])]
+        raise InputError(f"unexpected argument {shown[:80]!r}", field="command line")
     if model is not None and "model" not in values:
         values["model"] = model
     check_values(engine, values, spelled)

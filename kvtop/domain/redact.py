@@ -45,8 +45,10 @@ _SECRET_WORDS = ("password", "passwd", "passphrase", "passcode", "secret", "cred
                  "token", "auth", "key", "pwd", "cookie")  # fmt: skip
 # Only as a whole segment of the name ("DB_PASS", "GITHUB_PAT", "?sig=") — too short to match inside words.
 _SECRET_SEGMENTS = frozenset({"pass", "pat", "sig", "creds", "jwt", "bearer", "pw"})
-# Short flags that conventionally take a key.
-_SECRET_SHORT_FLAGS = frozenset({"-k"})
+# Short flags that take a key: `-k` by convention; `-hft` is llama.cpp's `--hf-token` (common/arg.cpp
+# `{"-hft", "--hf-token"}, "TOKEN"`, ggml-org/llama.cpp@145b6280).
+_SECRET_SHORT_FLAGS = frozenset({"-k", "-hft"})
+_GLUED_SHORT_FLAG = "-k"  # `-kVALUE`: the one short flag a key is glued to
 # Words that contain a secret word but name something else; removed before looking.
 # `keyvalue` only as the attention's key/value (`num_key_value_heads`), never `API_KEY_VALUE`.
 _BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|(?:un)?authori[sz]ed|(?:un)?authenticated"
@@ -63,7 +65,7 @@ _SEGMENT_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # Cheap first look: a name (or a text) without any of these cannot hold a secret name.
 _TRIGGERS = ("pw", "pass", "secret", "cred", "sig", "tok", "auth", "key", "cookie", "pat", "jwt", "bearer",
-             "basic", "-k", "session", "priv")  # fmt: skip
+             "basic", "-k", "-hft", "session", "priv")  # fmt: skip
 
 
 def _has_trigger(text: str) -> bool:
@@ -175,7 +177,7 @@ def _redact_pairs(text: str) -> str:
         name = run.group()
         if name.lower() in ("bearer", "basic"):
             span = _scheme_value(text, end)
-        elif name[:2] in _SECRET_SHORT_FLAGS and looks_random(name[2:]):  # `-kVALUE`, a key glued to its flag
+        elif name[:2] == _GLUED_SHORT_FLAG and looks_random(name[2:]):  # `-kVALUE`, a key glued to its flag
             span = (start + 2, end)
         elif is_secret_name(name) or _KEYLIKE.search(name):
             span = _value_after(text, start, end, name)
@@ -186,10 +188,41 @@ def _redact_pairs(text: str) -> str:
         if span is not None and span[1] > span[0]:
             out += (text[done : span[0]], MASK)
             done = span[1]
+            if name.startswith("-") and _given_by_space(text[end : span[0]]):
+                for more in _more_values(text, span, name):
+                    out += (text[done : more[0]], MASK)
+                    done = more[1]
     if not out:
         return text
     out.append(text[done:])
     return "".join(out)
+
+
+def _given_by_space(between: str) -> bool:
+    """Whether what lies between a flag and its value is a gap (`--api-key k1`, `"--api-key" "k1"`), not `=`/`:`."""
+    return bool(between) and not between.strip(" \t" + _QUOTES) and any(char in " \t" for char in between)
+
+
+_ENDS_VALUES = "-;|&<>()#\\"  # a flag or a shell operator: no further value
+
+
+def _more_values(text: str, first: tuple[int, int], name: str) -> list[tuple[int, int]]:
+    """The further values a flag given by a space takes (argparse's nargs: vLLM's `--api-key k1 k2`,
+    LMDeploy's `--api-keys k1 k2`): each word after the first, up to the next that starts with `-`, a shell
+    operator, the end of the line or of its quoted string, or a word `masks_value` would show."""
+    spans: list[tuple[int, int]] = []
+    start, end = first
+    while True:
+        quoted = start > 0 and text[start - 1] in _QUOTES and end < len(text) and text[end] == text[start - 1]
+        position = end + 1 if quoted else end
+        at = _BLANKS.match(text, position).end()  # type: ignore[union-attr]
+        if at == position or at >= len(text) or text[at] in _ENDS_VALUES:
+            return spans
+        span = _quoted_or_word(text, at, enclosing=None)
+        if span is None or span[1] <= span[0] or not masks_value(name, text[span[0] : span[1]]):
+            return spans
+        spans.append(span)
+        start, end = span
 
 
 def _value_after(text: str, start: int, end: int, name: str) -> tuple[int, int] | None:
@@ -325,6 +358,8 @@ def _redact_argv_cached(argv: tuple[str, ...]) -> tuple[str, ...]:
 def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
     """Redact an argv: `--api-key X` → `--api-key ***`, `--api-key=X` → `--api-key=***`,
     `HF_TOKEN=X` → `HF_TOKEN=***`, and secrets inside any one argument (`bash -c "…"`, JSON, URLs).
+    A secret flag given by a space takes every value up to the next `-` word, as argparse's nargs does
+    (`--api-key k1 k2` → `--api-key *** ***`: vLLM's list-typed `--api-key`, LMDeploy's `--api-keys`).
 
     Command lines repeat every tick, so short ones are remembered (redacting is pure)."""
     argv = tuple(argv)
@@ -336,16 +371,24 @@ def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
 def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
     out: list[str] = []
     giving: str | None = None  # the flag whose value the next argument is
+    listing: str | None = None  # the secret flag whose values run on (`--api-key k1 k2`: argparse's nargs)
     for index, arg in enumerate(argv):
         if index and argv[index - 1] == "-c":  # `bash -c "HF_TOKEN=x vllm serve …"`: a script, read as text
             out.append(redact_text(arg))
             continue
+        if listing is not None:
+            if not arg.startswith("-") and masks_value(listing, arg):
+                out.append(MASK)
+                continue
+            listing = None
         if giving is not None:
             flag, giving = giving, None
             if not _LONG_FLAG.match(arg + " "):  # `--api-key -abc`: a value may start with a dash
-                out.append(MASK if masks_value(flag, arg) else redact_text(arg))
+                masked = masks_value(flag, arg)
+                out.append(MASK if masked else redact_text(arg))
+                listing = flag if masked else None
                 continue
-        if arg[:2] in _SECRET_SHORT_FLAGS and len(arg) > 2:  # `-kVALUE`
+        if arg[:2] == _GLUED_SHORT_FLAG and len(arg) > 2:  # `-kVALUE`
             out.append(arg[:2] + MASK)
             continue
         name, eq, value = arg.partition("=")

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 import kvtop
 from kvtop.domain.probe import RELEASE_TOLERANCE_BYTES, ProbeOutcome, ProbeRequest, ProbeResult
+from kvtop.domain.redact import redact_shown
 
 WORKER_MODULE = "kvtop.sources.probe_worker"
 #: The worker compares its parent with this pid (see probe_worker: it dies with its parent).
@@ -180,7 +181,7 @@ def _parse(request: ProbeRequest, ending: _Ending, timeout_s: float) -> ProbeRes
             pass  # reported below with the exit code and stderr
     code = ending.returncode
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-    why = _last_line(ending.stderr) or "no message"
+    why = redact_shown(_last_line(ending.stderr)) or "no message"  # from outside: redacted as any other line
     return ProbeResult.unmeasured(
         request, ProbeOutcome.WORKER_CRASHED, f"the probe worker {how} without a result: {why}"
     )

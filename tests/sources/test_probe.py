@@ -30,7 +30,7 @@ from kvtop.domain.probe import (
     ProbeResult,
     mha_buffers,
 )
-from kvtop.sources.probe import WORKER_MODULE, run_probe
+from kvtop.sources.probe import WORKER_MODULE, _Ending, _parse, run_probe
 from tests.data_paths import CONFIGS
 
 GIB = 2**30
@@ -327,3 +327,15 @@ def test_free_memory_that_comes_back_counts_as_released(tmp_path: Path) -> None:
     assert result.released is True
     assert result.driver_free_before_bytes == 80 * GIB
     assert result.free_after_exit_bytes == 80 * GIB
+
+
+def test_a_crashed_workers_last_stderr_line_is_shown_redacted() -> None:
+    """The one line from outside a crash result quotes (the child's stderr) shows no secret, like every other:
+    both keys after `--api-key` are masked, the rest of the line is kept."""
+    ending = _Ending(returncode=1, killed_for=None, stdout="",
+                     stderr="Traceback …\nValueError: bad --api-key alphaLEAK1 bravoLEAK2 --port 9000\n")  # fmt: skip
+    result = _parse(_cuda_request(), ending, 60.0)
+    assert result.outcome is ProbeOutcome.WORKER_CRASHED
+    assert result.message == (
+        "the probe worker exited with code 1 without a result: ValueError: bad --api-key *** *** --port 9000"
+    )
