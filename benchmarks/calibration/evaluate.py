@@ -169,10 +169,14 @@ def fit_all(corpus: Corpus, leave_out: str | None = None, skip_gpus: frozenset[s
     fits = {**cuda_total_fits(corpus, leave_out, skip_gpus), **weights_fits(corpus, leave_out)}
     fits.update(assumed_context_fits(corpus, fits, leave_out))
     fits.update(cuda_context_fits(corpus, fits, leave_out))
+    from benchmarks.calibration.implied import implied_rows  # it plans with this module's records
+
     for engine, records in corpus.items():
         calibration = engine_rules(engine).calibration
         for key, (_, names) in calibration.FIT_TERMS.items():
-            found = term_rows(records, engine, key, fits, leave_out)
+            # a fit whose logs print no figure of its term: what the capacity they printed leaves of it (implied.py)
+            found = (implied_rows(records, key, fits, leave_out) if key in calibration.IMPLIED_FITS
+                     else term_rows(records, engine, key, fits, leave_out))  # fmt: skip
             if enough(found, names):
                 origins = [o for _, o in found]
                 fits[key] = fit_term(key, names, [row for row, _ in found], origins=origins, min_rows=rows_needed(names))

@@ -12,6 +12,8 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 READS_FREE_AFTER_LOAD = True
 # no term is fitted on fewer features than it has: one whose records are too few for all of them is assumed
 FEWER_ROWS_FEATURES: dict[str, tuple[int, ...]] = {}
+# every fit is made of figures its engine's logs print: none of the capacity they leave over
+IMPLIED_FITS: frozenset[str] = frozenset()
 
 
 def fit_offset(key: str, inputs: CalibrationInputs) -> int:

@@ -47,6 +47,9 @@ class EngineCalibration(Protocol):
     # by fit key: the indices of the features a term is fitted on where its records are too few for all of them (the
     # one that carries most of the term), the others' coefficients 0; {}: such a term is left to its assumption
     FEWER_ROWS_FEATURES: dict[str, tuple[int, ...]]
+    # the fits whose logs print no figure of their term: each row is what the capacity a log printed leaves of the term
+    # once the plan's other terms are taken (benchmarks/calibration/implied.py); frozenset(): none
+    IMPLIED_FITS: frozenset[str]
 
     def terms(self, inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
         """Every term this launch's budget reads, estimated with `fits` (the committed ones in a plan; a

@@ -1,6 +1,6 @@
 """vLLM's explain solves at CUDA's calibrated total where plan's terms made the non-KV estimate, read from the
-estimate's typed origin (`EstimatedInput.origin`), never from its basis's words or its source: at v0.4.1 the estimate
-is plan's terms whose weakest source is "assumed" (the non-torch memory no log of that release measured, beside the
+estimate's typed origin (`EstimatedInput.origin`), never from its basis's words or its source: at v0.3.0 the estimate
+is plan's terms whose weakest source is "assumed" (the growth of the device-wide non-torch charge, beside the
 calibrated activation peak), and a fallback whose words equal plan's basis is still the fallback."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ ASSUMED = (1 << 30, 2 << 30, 3 << 30)
 
 def _run(*flags: str) -> EstimateRun:
     model = model_from_config(json.loads(LLAMA.read_text()))
-    settings = parse_flags("vllm", ["--engine-version", "0.4.1", "--max-model-len", "8192", *flags])
+    settings = parse_flags("vllm", ["--engine-version", "0.3.0", "--max-model-len", "8192", *flags])
     return EstimateRun(model, settings, 24 << 30, "RTX3090", False)
 
 

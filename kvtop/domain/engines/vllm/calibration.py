@@ -22,7 +22,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.defaults import weights_built_ahead as weights_built_ahead
 from kvtop.domain.calibration.extrapolation import Extrapolation
-from kvtop.domain.calibration.features import assumed_estimate, fitted_estimate
+from kvtop.domain.calibration.features import SM_FEATURE, assumed_estimate, fitted_estimate
 from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
@@ -38,8 +38,12 @@ from kvtop.domain.engines.vllm.calibration_eras import (
     CONTEXT_INSIDE,
     INIT_APART,
     NON_TORCH_ERAS,
+    THREADS_SCALED,
     activation_key,
     non_torch_key,
+)
+from kvtop.domain.engines.vllm.calibration_eras import (
+    IMPLIED_FITS as IMPLIED_FITS,
 )
 from kvtop.domain.engines.vllm.calibration_non_torch import (
     context_features,
@@ -84,6 +88,8 @@ ACTIVATION_FEATURES = ("hidden states of max_num_batched_tokens", "max_num_seqs 
 V0_ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B")
 # the TP group's all-reduce buffers appear once the custom all-reduce runs (custom_all_reduce_on)
 NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)")
+# v0.3.1–v0.6.3's charge grows with the GPU's resident threads (`calibration_eras.THREADS_SCALED`)
+THREADS_NON_TORCH_FEATURES = (SM_FEATURE, NON_TORCH_FEATURES[1])
 # What a worker holds before its weights (`worker init memory snapshot`): the CUDA context, NCCL's
 # communicators once there are several ranks, and an MoE model's all-to-all buffers across TP ranks.
 # vLLM's budget does not read it (it takes a share of the total); a restart needs it free.
@@ -103,8 +109,8 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     # an era whose figure holds the worker's CUDA context (`CONTEXT_INSIDE`: v0.6.4's device-wide form) is not fitted
     # as a constant: the context grows with the GPU's SMs (0.15 GiB printed on a T4's 40, 0.39 on a V100's 80), so it
     # is planned as its stand-in's growth plus one process's context by SM count (`calibration_non_torch._context_inside`)
-    **{f"vllm.non_torch.{era.value}": (Term.NON_TORCH, NON_TORCH_FEATURES) for era in NON_TORCH_ERAS
-       if f"vllm.non_torch.{era.value}" not in CONTEXT_INSIDE},
+    **{key: (Term.NON_TORCH, THREADS_NON_TORCH_FEATURES if key in THREADS_SCALED else NON_TORCH_FEATURES)
+       for era in NON_TORCH_ERAS if (key := f"vllm.non_torch.{era.value}") not in CONTEXT_INSIDE},
     "vllm.cuda_graphs": (Term.CUDA_GRAPHS, GRAPH_FEATURES),
     "vllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
 }
