@@ -32,8 +32,10 @@ the swizzled scales into the originals and aliases the placeholder to them where
 shape is the scales' own (`torch.broadcast_to` of the swizzled [E, M↑128, K↑4] onto [E, M, K]); otherwise it falls
 back to `copy_or_rebind_param`, which fills the placeholder built by create_weights and keeps it beside the scales
 (`unaligned_scales`). So from 0.5.12 a rank holds the copy of w13 only where gemm1 × shard is not a multiple of 128
-or hidden ÷ group not of 4, of w2 where hidden is not of 128 or shard ÷ group not of 4 (MiniMax-M2.5, Qwen3-235B,
-DeepSeek-R1 at every TP kvtop plans: none). 0.5.23's classes are counted in weights_built.py (the placeholders the
+or hidden ÷ group not of 4, of w2 where hidden is not of 128 or shard ÷ group not of 4 (the corpus's MiniMax-M2.5,
+Kimi-K2.5 and DeepSeek-R1 starts and engine-diff's Qwen3-235B: none). A gated expert's w13 rows need padding only where
+its w2 columns do too, and then SGLang's own assert fails the load (modelopt_quant.py:3014-3021 at 0.5.23, the same
+from 0.5.9: not refused by kvtop). 0.5.23's classes are counted in weights_built.py (the placeholders the
 alias frees there: its `released_rows`).
 All wheels read from PyPI (sglang==0.5.9, 0.5.10rc0, 0.5.10, 0.5.11, 0.5.12, 0.5.13); a start of 2026-03-30's nightly
 (0.5.10rc0's) printed 181,721 tokens where the book without the copy plans 297,239 and with it 186,647.
