@@ -121,3 +121,18 @@ def test_from_0_5_12_the_alias_frees_the_copy(capsys: pytest.CaptureFixture[str]
         assert kept_scale_bytes(inputs.model, inputs.layout, layers, inputs.gpu_name, version) == 0, release
     for release in ("0.5.13", "0.5.23"):
         assert abs(_plan_weights_gib(capsys, release) - GB300_TP2_PRINTED_GIB) < 0.5, release
+
+
+def test_marlin_keeps_every_placeholder_below_blackwell() -> None:
+    """From 0.5.13 an SM 8.0 – 9.x GPU runs the NVFP4 MoE on Marlin at `auto` (`create_moe_runner`,
+    modelopt_quant.py:2183-2188 at 0.5.13), whose branch of process_weights_after_loading returns after
+    `prepare_moe_nvfp4_layer_for_marlin` (:1907-1914), before the alias: MiniMax-M2.5 at TP 2 on an H100 keeps the
+    62 × 256 × (1,536 × 192 + 3,072 × 48) B of placeholders (the CUTLASS test's figure). 0.5.12 raises there
+    ('Current platform does not support NVFP4', :1525-1528): no Marlin, nothing kept by this rule."""
+    inputs = RECORDS[GB300_TP2].inputs()
+    assert inputs.model is not None
+    layers = range(inputs.model.num_layers)
+    for release, expected in (("0.5.12", 0), ("0.5.13", 7_021_264_896), ("0.5.22", 7_021_264_896)):
+        version = inputs.version.model_copy(update={"text": release})
+        assert kept_scale_bytes(inputs.model, inputs.layout, layers, "H100", version) == expected, release
+    assert 62 * 256 * (1_536 * 192 + 3_072 * 48) == 7_021_264_896

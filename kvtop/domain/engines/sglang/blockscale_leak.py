@@ -35,7 +35,9 @@ back to `copy_or_rebind_param`, which fills the placeholder built by create_weig
 or hidden ÷ group not of 4, of w2 where hidden is not of 128 or shard ÷ group not of 4 (the corpus's MiniMax-M2.5,
 Kimi-K2.5 and DeepSeek-R1 starts and engine-diff's Qwen3-235B: none). A gated expert's w13 rows need padding only where
 its w2 columns do too, and then SGLang's own assert fails the load (modelopt_quant.py:3014-3021 at 0.5.23, the same
-from 0.5.9: not refused by kvtop). 0.5.23's classes are counted in weights_built.py (the placeholders the
+from 0.5.9: not refused by kvtop). Below Blackwell (SM 8.0 – 9.x) 0.5.13 on runs the NVFP4 MoE on Marlin at `auto`
+(`runs_marlin_moe`; 0.5.12 and before raise there), whose branch returns before the alias: every placeholder kept.
+0.5.23's classes are counted in weights_built.py (the placeholders the
 alias frees there: its `released_rows`).
 All wheels read from PyPI (sglang==0.5.9, 0.5.10rc0, 0.5.10, 0.5.11, 0.5.12, 0.5.13); a start of 2026-03-30's nightly
 (0.5.10rc0's) printed 181,721 tokens where the book without the copy plans 297,239 and with it 186,647.
@@ -81,6 +83,13 @@ CUTLASS_KEEP_ERAS: Eras[KeptCopies] = Eras((
     Era("0.5.23", KeptCopies.COUNTED, "the same (modelopt_quant.py:3005-3010 / :3046-3051); weights_built.py counts "
                                       "0.5.23's classes, the kept copies in its expert_scales row"),
 ))  # fmt: skip
+MARLIN_MOE_ERAS: Eras[bool] = Eras((
+    Era("", False, "the NVFP4 MoE raises below Blackwell (modelopt_quant.py:1525-1528 at 0.5.12; the same check read "
+                   "in 0.5.9, 0.5.10, 0.5.11)"),
+    Era("0.5.13", True, "create_moe_runner picks MARLIN at `auto` on SM 8.0 – 9.x (modelopt_quant.py:2183-2188 at "
+                        "0.5.13, :3117-3120 at 0.5.23); process_weights_after_loading returns after "
+                        "prepare_moe_nvfp4_layer_for_marlin (:1907-1914; :2738-2764 at 0.5.23), before the alias"),
+))  # fmt: skip
 DEFAULT_TRTLLM_ERAS: Eras[bool] = Eras((
     Era("", False, "0.5.3's server_args.py sets no MoE runner for DeepSeek (0.5.4 – 0.5.6 not read)"),
     Era("0.5.6.post2", True, "server_args.py: flashinfer_trtllm for DeepseekV3ForCausalLM on sm100 with "
@@ -104,6 +113,12 @@ def _scale_shapes(gemm1: int, width: int, hidden: int, group: int) -> tuple[tupl
 
 def _padded(rows: int, cols: int) -> int:
     return round_up(rows, SWIZZLE_ROWS) * round_up(cols, SWIZZLE_COLS)
+
+
+def runs_marlin_moe(gpu_name: str | None, version: ResolvedVersion) -> bool:
+    """Whether SGLang's `auto` NVFP4 MoE runs Marlin (SM 8.0 – 9.x, from 0.5.13), which keeps every placeholder."""
+    capability = compute_capability(gpu_name)
+    return MARLIN_MOE_ERAS.at(version) and capability is not None and (8, 0) <= capability < (10, 0)
 
 
 def swizzled_scales(gemm1: int, width: int, hidden: int, group: int) -> int:
@@ -131,12 +146,13 @@ def leaked_scale_bytes(
 def kept_scale_bytes(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
 ) -> int:
-    """Bytes a rank keeps on the CUTLASS path (the filled placeholders beside the originals): every one at
-    0.5.10rc0 – 0.5.11, from 0.5.12 those the alias cannot hold (0.5.23's in weights_built.py)."""
+    """Bytes a rank keeps off the TRT-LLM MoE (the filled placeholders beside the originals): every one at
+    0.5.10rc0 – 0.5.11 and under Marlin, from 0.5.12 those the alias cannot hold (0.5.23's in weights_built.py)."""
     kept = CUTLASS_KEEP_ERAS.at(version)
     if kept in (KeptCopies.NONE, KeptCopies.COUNTED) or runs_trtllm_moe(model, gpu_name, version):
         return 0
-    return _swizzled_copy_bytes(model, layout, layers, unaligned_only=kept is KeptCopies.UNALIGNED)
+    unaligned_only = kept is KeptCopies.UNALIGNED and not runs_marlin_moe(gpu_name, version)
+    return _swizzled_copy_bytes(model, layout, layers, unaligned_only=unaligned_only)
 
 
 def _swizzled_copy_bytes(model: ModelSpec, layout: ParallelLayout, layers: range, unaligned_only: bool = False) -> int:
