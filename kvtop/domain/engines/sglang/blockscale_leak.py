@@ -1,4 +1,4 @@
-"""The NVFP4 MoE block-scale copies SGLang 0.5.3 – 0.5.11 hold beside the checkpoint's scales after the load.
+"""The NVFP4 MoE block-scale copies SGLang holds beside the checkpoint's scales after the load, by release and runner.
 
 `ModelOptNvFp4FusedMoEMethod.create_weights` (srt/layers/quantization/modelopt_quant.py:1428 and :1445, 0.5.9
 wheel) registers `w13_blockscale_swizzled` / `w2_blockscale_swizzled` beside the checkpoint's block scales, each
