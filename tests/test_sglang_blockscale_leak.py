@@ -1,5 +1,6 @@
-"""SGLang 0.5.3 – 0.5.11's NVFP4 block-scale copies held beside the scales (kvtop/domain/engines/sglang/blockscale_leak.py):
-the TRT-LLM MoE's leaked placeholders and, 0.5.10rc0 – 0.5.11, the CUTLASS MoE's kept copy."""
+"""SGLang's NVFP4 block-scale copies held beside the scales after the load (kvtop/domain/engines/sglang/
+blockscale_leak.py): the TRT-LLM MoE's leaked placeholders, 0.5.10rc0 – 0.5.11's CUTLASS copy, and from 0.5.12 none
+where the alias holds."""
 
 from __future__ import annotations
 
@@ -90,3 +91,48 @@ def test_the_kept_copy_brings_the_plan_to_what_the_nightly_printed(capsys: pytes
     assert abs(tokens / MINIMAX_LOGGED - 1) < 0.05 and low <= MINIMAX_LOGGED <= high
     without, _, _ = _capacity(capsys, "0.5.9")
     assert without > 1.6 * MINIMAX_LOGGED
+
+
+GB300_TP2 = "prathmesh-mtinferencex-minimax-m2.5-nvfp4-gb300-tp2-pd-prefill-v0513"
+GB300_TP2_PRINTED_GIB = 63.38  # its 'Load weight end. … mem usage=63.38 GB' (SGLang's 'GB' is GiB), both ranks
+
+
+def _plan_weights_gib(capsys: pytest.CaptureFixture[str], release: str) -> float:
+    config = str(DATA / "configs" / "heldout" / "nvidia--MiniMax-M2.5-NVFP4.json")
+    assert main(["plan", "--model", config, "--engine", "sglang", "--engine-version", release, "--gpu", "GB300",
+                 "--tp", "2", "--kv-cache-dtype", "fp8_e4m3", "--context-length", "196608",
+                 "--mem-fraction-static", "0.85"]) == 0  # fmt: skip
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("− weights"))
+    return float(line.split("(")[1].split()[0])
+
+
+def test_from_0_5_12_the_alias_frees_the_copy(capsys: pytest.CaptureFixture[str]) -> None:
+    """0.5.12 on, `alias_or_bind_derived_param` (layers/utils/common.py:74-106 at 0.5.12 and 0.5.23) writes the
+    swizzled scales into w13/w2_weight_scale and re-registers the placeholder's name as them: MiniMax-M2.5's scales
+    [256, 1,536, 192] and [256, 3,072, 48] at TP 2 are their padded shape, so nothing is held twice. The GB300 start
+    at 0.5.13 printed 63.38 GiB of weights a rank; the plan of that launch at 0.5.13 and at 0.5.23 (whose classes,
+    counted as built, hold the 6.54 GiB placeholders before the load) both land within 0.5 GiB of it, where the copy
+    held would put 0.5.23's 6.5 GiB above."""
+    inputs = RECORDS[GB300_TP2].inputs()
+    assert inputs.model is not None
+    layers = range(inputs.model.num_layers)
+    for release in ("0.5.12", "0.5.13", "0.5.22", "0.5.23"):
+        version = inputs.version.model_copy(update={"text": release})
+        assert kept_scale_bytes(inputs.model, inputs.layout, layers, inputs.gpu_name, version) == 0, release
+    for release in ("0.5.13", "0.5.23"):
+        assert abs(_plan_weights_gib(capsys, release) - GB300_TP2_PRINTED_GIB) < 0.5, release
+
+
+def test_marlin_keeps_every_placeholder_below_blackwell() -> None:
+    """From 0.5.13 an SM 8.0 – 9.x GPU runs the NVFP4 MoE on Marlin at `auto` (`create_moe_runner`,
+    modelopt_quant.py:2183-2188 at 0.5.13), whose branch of process_weights_after_loading returns after
+    `prepare_moe_nvfp4_layer_for_marlin` (:1907-1914), before the alias: MiniMax-M2.5 at TP 2 on an H100 keeps the
+    62 × 256 × (1,536 × 192 + 3,072 × 48) B of placeholders (the CUTLASS test's figure). 0.5.12 raises there
+    ('Current platform does not support NVFP4', :1525-1528): no Marlin, nothing kept by this rule."""
+    inputs = RECORDS[GB300_TP2].inputs()
+    assert inputs.model is not None
+    layers = range(inputs.model.num_layers)
+    for release, expected in (("0.5.12", 0), ("0.5.13", 7_021_264_896), ("0.5.22", 7_021_264_896)):
+        version = inputs.version.model_copy(update={"text": release})
+        assert kept_scale_bytes(inputs.model, inputs.layout, layers, "H100", version) == expected, release
+    assert 62 * 256 * (1_536 * 192 + 3_072 * 48) == 7_021_264_896

@@ -162,6 +162,12 @@ class EngineBase(EngineModules):
         """None: its model classes build what the weights book counts."""
         return ()
 
+    def weights_released(
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    ) -> tuple[WeightRow, ...]:
+        """None: its model classes free nothing they built beyond the book."""
+        return ()
+
     def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
         """Nothing it refuses from the config alone."""
 

@@ -237,7 +237,15 @@ class EngineRules(Protocol):
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:
         """Rows of parameters this release's model class builds on a rank of the stage holding `layers` beyond
-        the checkpoint's tensors the weights book counts (scale copies, experts held whole); empty for none."""
+        the checkpoint's tensors the weights book counts (scale copies, experts held whole) and still holds after
+        the load; empty for none."""
+        ...
+
+    def weights_released(
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    ) -> tuple[WeightRow, ...]:
+        """Rows of parameters the class builds beyond the book and the load frees again (placeholders aliased away):
+        in the classes as built, never resident, so in no plan; empty for none."""
         ...
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:

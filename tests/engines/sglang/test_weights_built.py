@@ -15,6 +15,7 @@ import pytest
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.sglang.blockscale_leak import swizzled_scales, unaligned_scales
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -39,8 +40,16 @@ def _model(config: str) -> ModelSpec:
 
 
 def _built(config: str, layout: ParallelLayout, gpu: str = "H100") -> dict[str, int]:
+    """The rows a rank holds after the load beyond the book (what the plan sizes with)."""
     model = _model(config)
     rows = engine_rules("sglang").weights_built(model, layout, range(model.num_layers), gpu, AT_0_5_23)
+    return {row.component: row.bytes for row in rows}
+
+
+def _released(config: str, layout: ParallelLayout, gpu: str = "H100") -> dict[str, int]:
+    """The rows the classes build and the load frees (in the meta-built count only)."""
+    model = _model(config)
+    rows = engine_rules("sglang").weights_released(model, layout, range(model.num_layers), gpu, AT_0_5_23)
     return {row.component: row.bytes for row in rows}
 
 
@@ -70,22 +79,57 @@ def test_each_stage_weighs_what_sglang_builds(config: str, variant: str) -> None
     assert [stage["weights_bytes"] for stage in plan["stages"]] == engine
 
 
-def test_nvfp4_experts_hold_their_block_scales_twice() -> None:
+def test_nvfp4_experts_hold_their_block_scales_twice_on_marlin() -> None:
     """Qwen3-235B-A22B-NVFP4, TP 2 + EP 2, 94 MoE layers of 64 local experts (of 128): w13_blockscale_swizzled
     [64, 3072, 256] and w2_blockscale_swizzled [64, 4096, 96] float8, and w13_input_scale [128, 2] with
-    w2_input_scale [128] fp32 where the checkpoint's rank holds 64 experts' (docs/fidelity.md: 7,096,834,560 B)."""
+    w2_input_scale [128] fp32 where the checkpoint's rank holds 64 experts' (docs/fidelity.md: 7,096,834,560 B).
+    On an H100 (SM 9.0) `create_moe_runner` picks Marlin at `auto` and process_weights_after_loading returns after
+    repacking for it (modelopt_quant.py:3117-3120, :2738-2764), before the alias: all held after the load too."""
     built = _built("nvidia--Qwen3-235B-A22B-NVFP4", ParallelLayout(tp=2, ep=2))
     swizzled = 94 * 64 * (3_072 * 256 + 4_096 * 96) * FP8
     inputs = 94 * (128 - 64) * (2 + 1) * FP32
     assert built == {"expert_scales": swizzled + inputs} and swizzled + inputs == 7_096_834_560
+    assert _released("nvidia--Qwen3-235B-A22B-NVFP4", ParallelLayout(tp=2, ep=2)) == {}
+
+
+def test_on_blackwell_the_load_aliases_the_copy() -> None:
+    """The same launch on an RTX PRO 6000 (SM 12.0: `flashinfer_cutlass` at `auto`, arg_groups/overrides.py
+    `_moe_runner_backend_quant_constraints`): the classes build the same placeholders, and the CUTLASS branch
+    writes the swizzled scales into w13/w2_weight_scale and re-registers each placeholder as them
+    (`alias_or_bind_derived_param`, layers/utils/common.py:74-106) since [64, 3072, 256] and [64, 4096, 96] are
+    already multiples of 128 rows and 4 columns: only the input scales stay resident; the copies are released."""
+    swizzled = 94 * 64 * (3_072 * 256 + 4_096 * 96) * FP8
+    inputs = 94 * (128 - 64) * (2 + 1) * FP32
+    layout = ParallelLayout(tp=2, ep=2)
+    assert _built("nvidia--Qwen3-235B-A22B-NVFP4", layout, gpu="RTXPRO6000") == {"expert_scales": inputs}
+    assert _released("nvidia--Qwen3-235B-A22B-NVFP4", layout, gpu="RTXPRO6000") == {
+        "aliased_blockscale_swizzled": swizzled}
+
+
+def test_a_padded_scale_keeps_its_placeholder() -> None:
+    """Qwen3-235B-A22B-NVFP4 at TP 8 (no EP) on an RTX PRO 6000: each expert's shard is 1,536 ÷ 8 = 192 wide, so
+    w13's scales are [128, 384, 256] and w2's [128, 4096, 12]: multiples of 128 rows and 4 columns, aliased. Where a
+    padded shape is not the scales' own `torch.broadcast_to` fails and `copy_or_rebind_param` fills the placeholder,
+    kept beside the scales: a hidden size of 2,880 (not a multiple of 128) with 512-wide gated experts and groups of
+    16 has w13 [1,024, 180] (aligned) and w2 [2,880, 32], padded to 2,944 rows: 2,944 × 32 entries kept an expert.
+    (A gated expert whose w13 rows need padding fails SGLang's own assert, modelopt_quant.py:3014-3021.)"""
+    assert _built("nvidia--Qwen3-235B-A22B-NVFP4", ParallelLayout(tp=8), gpu="RTXPRO6000") == {}
+    assert _released("nvidia--Qwen3-235B-A22B-NVFP4", ParallelLayout(tp=8), gpu="RTXPRO6000") == {
+        "aliased_blockscale_swizzled": 94 * 128 * (384 * 256 + 4_096 * 12) * FP8}
+    assert unaligned_scales(2, 512, 2_880, 16) == 2_944 * 32
+    assert swizzled_scales(2, 512, 2_880, 16) == 1_024 * 180 + 2_944 * 32
+    assert unaligned_scales(2, 192, 4_096, 16) == 0
 
 
 def test_deepseek_v3_fuses_its_shared_expert_without_ep() -> None:
     """DeepSeek-V3-0324-NVFP4 at TP 2 (no EP): 58 MoE layers, w13_blockscale_swizzled [257, 2048, 448] and
     w2 [257, 7168, 64] (256 routed + the fused shared expert, each 1,024 wide a rank); the input scales are the
-    rank.s (every expert)."""
-    built = _built("nvidia--DeepSeek-V3-0324-NVFP4", ParallelLayout(tp=2))
-    assert built == {"expert_scales": 58 * 257 * (2_048 * 448 + 7_168 * 64) * FP8}  # k/v scales: the book's
+    rank.s (every expert). Held on Marlin (H100); on an RTX PRO 6000 aliased after the load."""
+    copies = 58 * 257 * (2_048 * 448 + 7_168 * 64) * FP8
+    assert _built("nvidia--DeepSeek-V3-0324-NVFP4", ParallelLayout(tp=2)) == {"expert_scales": copies}  # k/v: the book's
+    assert _built("nvidia--DeepSeek-V3-0324-NVFP4", ParallelLayout(tp=2), gpu="RTXPRO6000") == {}
+    assert _released("nvidia--DeepSeek-V3-0324-NVFP4", ParallelLayout(tp=2), gpu="RTXPRO6000") == {
+        "aliased_blockscale_swizzled": copies}
 
 
 def test_no_swizzled_copies_on_flashinfer_trtllm_moe() -> None:
@@ -94,6 +138,7 @@ def test_no_swizzled_copies_on_flashinfer_trtllm_moe() -> None:
     of all 256 experts stay (EP 2: 128 others × 12 B × 58 layers)."""
     built = _built("nvidia--DeepSeek-V3-0324-NVFP4", ParallelLayout(tp=2, ep=2), gpu="B200")
     assert built["expert_scales"] == 58 * 128 * 3 * FP32
+    assert _released("nvidia--DeepSeek-V3-0324-NVFP4", ParallelLayout(tp=2, ep=2), gpu="B200") == {}
 
 
 def test_qwen3_next_shared_expert_whole_on_each_ep_rank() -> None:

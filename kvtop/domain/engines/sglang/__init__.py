@@ -23,7 +23,7 @@ from kvtop.domain.engines.sglang.pp_layers import kv_layers_of_stage
 from kvtop.domain.engines.sglang.pp_parts import stage_parts
 from kvtop.domain.engines.sglang.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
-from kvtop.domain.engines.sglang.weights_built import built_rows
+from kvtop.domain.engines.sglang.weights_built import built_rows, released_rows
 from kvtop.domain.engines.sglang.weights_classes import class_rows
 from kvtop.domain.engines.sglang.weights_words import WEIGHT_ROW_WORDS
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
@@ -150,6 +150,13 @@ class SglangRules(SglangBudget, EngineBase):
         (blockscale_leak.py)."""
         return (built_rows(model, layout, layers, gpu_name, version) + class_rows(model, layout, layers, version)
                 + leak_rows(model, layout, layers, gpu_name, version))
+
+    def weights_released(
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    ) -> tuple[WeightRow, ...]:
+        """§20: the NVFP4 experts' swizzled placeholders 0.5.23's classes build and the load aliases away
+        (weights_built.py `released_rows`)."""
+        return released_rows(model, layout, layers, gpu_name, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

@@ -1,4 +1,4 @@
-"""The NVFP4 MoE block-scale copies SGLang 0.5.3 – 0.5.11 hold beside the checkpoint's scales after the load.
+"""The NVFP4 MoE block-scale copies SGLang holds beside the checkpoint's scales after the load, by release and runner.
 
 `ModelOptNvFp4FusedMoEMethod.create_weights` (srt/layers/quantization/modelopt_quant.py:1428 and :1445, 0.5.9
 wheel) registers `w13_blockscale_swizzled` / `w2_blockscale_swizzled` beside the checkpoint's block scales, each
@@ -28,12 +28,24 @@ at 0.5.10rc0, :1828-1830 / :1866-1868 at 0.5.10, :1864-1866 / :1902-1904 at 0.5.
 `del layer.w13_weight_scale` / `del layer.w2_weight_scale` before the copy (:1623-1625 / :1662-1664). 0.5.12 writes
 the swizzled scales into the originals and aliases the placeholder to them where the shapes agree
 (`alias_or_bind_derived_param`, modelopt_quant.py:1866-1872, layers/utils/common.py:74-106 at 0.5.12; the same at
-0.5.13): one copy again. (0.5.23's count, weights_built.py, is of the classes as built, before that aliasing.)
+0.5.13, 0.5.23: :3005-3010 / :3046-3051 and common.py:74-106): one copy again. The alias holds only where the padded
+shape is the scales' own (`torch.broadcast_to` of the swizzled [E, M↑128, K↑4] onto [E, M, K]); otherwise it falls
+back to `copy_or_rebind_param`, which fills the placeholder built by create_weights and keeps it beside the scales
+(`unaligned_scales`). So from 0.5.12 a rank holds the copy of w13 only where gemm1 × shard is not a multiple of 128
+or hidden ÷ group not of 4, of w2 where hidden is not of 128 or shard ÷ group not of 4 (the corpus's MiniMax-M2.5,
+Kimi-K2.5 and DeepSeek-R1 starts and engine-diff's Qwen3-235B: none). A gated expert's w13 rows need padding only where
+its w2 columns do too, and then SGLang's own assert fails the load (modelopt_quant.py:3014-3021 at 0.5.23, the same
+from 0.5.9: not refused by kvtop). Below Blackwell (SM 8.0 – 9.x) 0.5.13 on runs the NVFP4 MoE on Marlin at `auto`
+(`runs_marlin_moe`; 0.5.12 and before raise there), whose branch returns before the alias: every placeholder kept.
+0.5.23's classes are counted in weights_built.py (the placeholders the
+alias frees there: its `released_rows`).
 All wheels read from PyPI (sglang==0.5.9, 0.5.10rc0, 0.5.10, 0.5.11, 0.5.12, 0.5.13); a start of 2026-03-30's nightly
 (0.5.10rc0's) printed 181,721 tokens where the book without the copy plans 297,239 and with it 186,647.
 """
 
 from __future__ import annotations
+
+from enum import Enum
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.gpus import compute_capability
@@ -48,13 +60,35 @@ LEAK_ERAS: Eras[bool] = Eras((
                        "never frees them (read in 0.5.3, 0.5.6.post2, 0.5.7 – 0.5.11; 0.5.9:1428/:1445, :176-181)"),
     Era("0.5.12", False, "modelopt_quant.py:1835-1838 (0.5.12) aliases them to the scales; 0.5.13 on skips them"),
 ))  # fmt: skip
-CUTLASS_KEEP_ERAS: Eras[bool] = Eras((
-    Era("", False, "0.5.9's CUTLASS branch deletes w13/w2_weight_scale before filling the placeholders "
-                   "(modelopt_quant.py:1623-1625, :1662-1664)"),
-    Era("0.5.10rc0", True, "copy_or_rebind_param fills the placeholders, the originals kept (modelopt_quant.py:1811-1813, "
-                           ":1849-1851 at 0.5.10rc0; read in 0.5.10, 0.5.11)"),
-    Era("0.5.12", False, "alias_or_bind_derived_param writes the swizzled scales into the originals and aliases the "
-                         "placeholder to them (modelopt_quant.py:1866-1872, layers/utils/common.py:74-106 at 0.5.12)"),
+
+
+class KeptCopies(str, Enum):
+    """Which swizzled block-scale copies the CUTLASS NVFP4 MoE keeps beside the scales after the load."""
+
+    NONE = "none"
+    ALL = "all"  # every placeholder filled beside the originals
+    UNALIGNED = "unaligned"  # only where the alias cannot hold (the padded shape is not the scales')
+    COUNTED = "counted"  # kept as UNALIGNED, counted by weights_built.py with the release's classes
+
+
+CUTLASS_KEEP_ERAS: Eras[KeptCopies] = Eras((
+    Era("", KeptCopies.NONE, "0.5.9's CUTLASS branch deletes w13/w2_weight_scale before filling the placeholders "
+                             "(modelopt_quant.py:1623-1625, :1662-1664)"),
+    Era("0.5.10rc0", KeptCopies.ALL, "copy_or_rebind_param fills the placeholders, the originals kept "
+                                     "(modelopt_quant.py:1811-1813, :1849-1851 at 0.5.10rc0; read in 0.5.10, 0.5.11)"),
+    Era("0.5.12", KeptCopies.UNALIGNED, "alias_or_bind_derived_param writes the swizzled scales into the originals "
+                                        "and aliases the placeholder where the shapes agree, else fills it "
+                                        "(modelopt_quant.py:1866-1872 / :1907-1911, layers/utils/common.py:74-106 at "
+                                        "0.5.12; :2059-2065 / :2100-2106 at 0.5.13)"),
+    Era("0.5.23", KeptCopies.COUNTED, "the same (modelopt_quant.py:3005-3010 / :3046-3051); weights_built.py counts "
+                                      "0.5.23's classes, the kept copies in its expert_scales row"),
+))  # fmt: skip
+MARLIN_MOE_ERAS: Eras[bool] = Eras((
+    Era("", False, "the NVFP4 MoE raises below Blackwell (modelopt_quant.py:1525-1528 at 0.5.12; the same check read "
+                   "in 0.5.9, 0.5.10, 0.5.11)"),
+    Era("0.5.13", True, "create_moe_runner picks MARLIN at `auto` on SM 8.0 – 9.x (modelopt_quant.py:2183-2188 at "
+                        "0.5.13, :3117-3120 at 0.5.23); process_weights_after_loading returns after "
+                        "prepare_moe_nvfp4_layer_for_marlin (:1907-1914; :2738-2764 at 0.5.23), before the alias"),
 ))  # fmt: skip
 DEFAULT_TRTLLM_ERAS: Eras[bool] = Eras((
     Era("", False, "0.5.3's server_args.py sets no MoE runner for DeepSeek (0.5.4 – 0.5.6 not read)"),
@@ -72,12 +106,32 @@ def runs_trtllm_moe(model: ModelSpec, gpu_name: str | None, version: ResolvedVer
             and capability is not None and capability[0] == 10)  # fmt: skip
 
 
+def _scale_shapes(gemm1: int, width: int, hidden: int, group: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """One expert's w13 scales (gemm1 × width rows, hidden ÷ group columns) and w2's (hidden rows, width ÷ group)."""
+    return (gemm1 * width, hidden // group), (hidden, width // group)
+
+
+def _padded(rows: int, cols: int) -> int:
+    return round_up(rows, SWIZZLE_ROWS) * round_up(cols, SWIZZLE_COLS)
+
+
+def runs_marlin_moe(gpu_name: str | None, version: ResolvedVersion) -> bool:
+    """Whether SGLang's `auto` NVFP4 MoE runs Marlin (SM 8.0 – 9.x, from 0.5.13), which keeps every placeholder."""
+    capability = compute_capability(gpu_name)
+    return MARLIN_MOE_ERAS.at(version) and capability is not None and (8, 0) <= capability < (10, 0)
+
+
 def swizzled_scales(gemm1: int, width: int, hidden: int, group: int) -> int:
-    """The block-scale entries of one expert's w13 (gemm1 × width rows, hidden ÷ group columns) and w2 (hidden rows,
-    width ÷ group columns) once `swizzle_blockscale` pads each to 128 rows and 4 columns (the leaked placeholders
-    here, the built copies in weights_built.py)."""
-    return (round_up(gemm1 * width, SWIZZLE_ROWS) * round_up(hidden // group, SWIZZLE_COLS)
-            + round_up(hidden, SWIZZLE_ROWS) * round_up(width // group, SWIZZLE_COLS))  # fmt: skip
+    """The block-scale entries of one expert's w13 and w2 once `swizzle_blockscale` pads each to 128 rows and 4
+    columns (the placeholders create_weights builds: leaked here, built in weights_built.py)."""
+    return sum(_padded(rows, cols) for rows, cols in _scale_shapes(gemm1, width, hidden, group))
+
+
+def unaligned_scales(gemm1: int, width: int, hidden: int, group: int) -> int:
+    """The swizzled entries of those of one expert's w13 / w2 scales whose padded shape is not their own: where
+    `alias_or_bind_derived_param` (0.5.12 on) cannot alias the placeholder to the scales and keeps it filled."""
+    return sum(_padded(rows, cols) for rows, cols in _scale_shapes(gemm1, width, hidden, group)
+               if _padded(rows, cols) != rows * cols)  # fmt: skip
 
 
 def leaked_scale_bytes(
@@ -92,13 +146,16 @@ def leaked_scale_bytes(
 def kept_scale_bytes(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
 ) -> int:
-    """Bytes a rank keeps on the CUTLASS path at 0.5.10rc0 – 0.5.11 (the filled placeholders beside the originals)."""
-    if not CUTLASS_KEEP_ERAS.at(version) or runs_trtllm_moe(model, gpu_name, version):
+    """Bytes a rank keeps off the TRT-LLM MoE (the filled placeholders beside the originals): every one at
+    0.5.10rc0 – 0.5.11 and under Marlin, from 0.5.12 those the alias cannot hold (0.5.23's in weights_built.py)."""
+    kept = CUTLASS_KEEP_ERAS.at(version)
+    if kept in (KeptCopies.NONE, KeptCopies.COUNTED) or runs_trtllm_moe(model, gpu_name, version):
         return 0
-    return _swizzled_copy_bytes(model, layout, layers)
+    unaligned_only = kept is KeptCopies.UNALIGNED and not runs_marlin_moe(gpu_name, version)
+    return _swizzled_copy_bytes(model, layout, layers, unaligned_only=unaligned_only)
 
 
-def _swizzled_copy_bytes(model: ModelSpec, layout: ParallelLayout, layers: range) -> int:
+def _swizzled_copy_bytes(model: ModelSpec, layout: ParallelLayout, layers: range, unaligned_only: bool = False) -> int:
     """Over the rank's MoE layers with ModelOpt NVFP4 experts, local experts × (w13's padded (2 × shard) ×
     (hidden ÷ group) + w2's padded hidden × (shard ÷ group)) × the scale's bytes (float8: 1)."""
     moe = model.moe
@@ -114,7 +171,8 @@ def _swizzled_copy_bytes(model: ModelSpec, layout: ParallelLayout, layers: range
         fmt = model.quant.format_of(moe.expert_names(layer))
         if fmt is None or fmt.method != "nvfp4" or fmt.scheme != "modelopt" or not fmt.group_size:
             continue
-        nbytes += local * swizzled_scales(gemm1, width, model.hidden_size, fmt.group_size) * fmt.scale_bytes
+        entries = (unaligned_scales if unaligned_only else swizzled_scales)(gemm1, width, model.hidden_size, fmt.group_size)
+        nbytes += local * entries * fmt.scale_bytes
     return nbytes
 
 
@@ -131,7 +189,7 @@ def leak_rows(
     kept = kept_scale_bytes(model, layout, layers, gpu_name, version)
     if kept > 0:
         return (WeightRow(component="kept_blockscale_swizzled", params=0, bytes=kept, shards=1, bytes_per_param=0.0,
-                          note="SGLang 0.5.10rc0 – 0.5.11's NVFP4 MoE on CUTLASS: the swizzled block scales kept beside "
-                               "w13/w2_weight_scale, no longer deleted (modelopt_quant.py:1811-1813/:1849-1851 at "
-                               "0.5.10rc0; deleted at 0.5.9, aliased from 0.5.12)"),)  # fmt: skip
+                          note="SGLang 0.5.10rc0's NVFP4 MoE on CUTLASS: the swizzled block scales kept beside "
+                               "w13/w2_weight_scale (modelopt_quant.py:1811-1813/:1849-1851 at 0.5.10rc0; deleted at "
+                               "0.5.9; from 0.5.12 aliased to them where the padded shape is theirs, kept elsewhere)"),)  # fmt: skip
     return ()

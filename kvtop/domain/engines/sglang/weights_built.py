@@ -11,7 +11,14 @@ A9, A12, A14); earlier releases are not checked, so the book's count stands for 
   quantization/utils.py), unless the MoE runs on FlashInfer's TRT-LLM kernels (which SGLang picks by itself for
   the DeepSeek family on SM100: arg_groups/overrides.py `_deepseek_moe_quant_resolution`); and its
   `w13_input_scale` / `w2_input_scale` are fp32 for every expert of the model (`_sglang_require_global_experts`),
-  not the rank's.
+  not the rank's. The load frees most of those copies again: `process_weights_after_loading` (modelopt_quant.py:
+  3005-3010 / 3046-3051) writes the swizzled scales into `w*_weight_scale` and re-registers the placeholder's name as
+  that parameter (`alias_or_bind_derived_param`, layers/utils/common.py:74-106) wherever the padded shape is the
+  scales' own, so the placeholder's storage goes; elsewhere it is filled and kept (blockscale_leak.py
+  `unaligned_scales`); on SM 8.0 – 9.x the MoE runs Marlin (`create_moe_runner` at `auto`), whose branch of
+  process_weights_after_loading returns before the alias (:2738-2764): every placeholder kept. Two figures, named apart: the `expert_scales` row is what a rank holds after the load (the
+  kept copies and the input scales: what the plan sizes with); `released_rows` is what the classes build and the
+  load frees (the aliased placeholders: in the meta-built count, never resident).
 - A shared expert fused into the routed ones as one more expert: DeepSeek-V3/R1 and GLM-5 without expert parallel
   (`DeepseekV2ForCausalLM.shared_experts_fusion_disable_reason`, models/deepseek_v2.py: the config's architecture
   the class's `fused_shared_experts_architecture`, "DeepseekV3ForCausalLM", or "GlmMoeDsaForCausalLM" for
@@ -33,7 +40,7 @@ A9, A12, A14); earlier releases are not checked, so the book's count stands for 
 
 from __future__ import annotations
 
-from kvtop.domain.engines.sglang.blockscale_leak import swizzled_scales
+from kvtop.domain.engines.sglang.blockscale_leak import runs_marlin_moe, swizzled_scales, unaligned_scales
 from kvtop.domain.engines.sglang.gptq_built import gptq_marlin_row
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.gpus import compute_capability
@@ -62,7 +69,7 @@ def built_rows(
     """The rows SGLang's classes add to the book on one rank of the stage holding `layers`."""
     if not CHECKED_ERAS.at(version):
         return ()
-    rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name),
+    rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name, version),
             _wna16_act_order(model, layout, layers, gpu_name), gptq_marlin_row(model, layout, layers),
             _dsv4_wo_a(model, layout, layers, gpu_name))  # fmt: skip
     return tuple(row for row in rows if row is not None)
@@ -141,29 +148,59 @@ def _trtllm_moe(model: ModelSpec, gpu_name: str | None) -> bool:
     return model.architecture in DEEPSEEK_FAMILY and capability is not None and capability[0] == 10
 
 
-def _nvfp4_experts(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None) -> WeightRow | None:
-    """The swizzled copy of the rank's experts' block scales and the other experts' input scales."""
+def released_rows(
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+) -> tuple[WeightRow, ...]:
+    """What SGLang's classes build on a rank of the stage holding `layers` and the load frees: the NVFP4 experts'
+    swizzled placeholders aliased to the scales (the module's docstring). In the meta-built count, not resident."""
+    if not CHECKED_ERAS.at(version):
+        return ()
+    built, kept, _ = _nvfp4_scale_bytes(model, layout, layers, gpu_name, version)
+    row = _row("aliased_blockscale_swizzled", built - kept, (
+        "SGLang's NVFP4 experts: the swizzled block-scale placeholders create_weights builds, aliased to "
+        "w13/w2_weight_scale after the load and freed (alias_or_bind_derived_param, modelopt_quant.py:3005-3010)"))  # fmt: skip
+    return () if row is None else (row,)
+
+
+def _nvfp4_scale_bytes(
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+) -> tuple[int, int, int]:
+    """(swizzled placeholders built, those kept after the load, the other experts' input scales) on one rank: Marlin
+    (SM 8.0 – 9.x) keeps them all, the Blackwell paths those the alias cannot hold."""
     moe = model.moe
     if moe is None:
-        return None
+        return 0, 0, 0
     experts, local = moe.num_routed_experts, moe.num_routed_experts // layout.ep
     width = moe.expert_intermediate_size // max(1, layout.moe_shards // layout.ep)  # each expert's shard
     gemm1 = 2 if model.mlp_gated else 1
     fused = fuses_shared_expert(model, layout, gpu_name)
-    swizzle = not _trtllm_moe(model, gpu_name)
-    nbytes = 0
+    swizzle, marlin = not _trtllm_moe(model, gpu_name), runs_marlin_moe(gpu_name, version)
+    built = kept = inputs = 0
     for layer in _moe_layers(model, layers):
         fmt = _expert_format(model, layer)
         if fmt is None or fmt.method != "nvfp4" or fmt.scheme != "modelopt" or not fmt.group_size:
             continue
         held = local + (1 if fused and _shared_format(model, layer) == fmt else 0)
         if swizzle:
-            nbytes += held * swizzled_scales(gemm1, width, model.hidden_size, fmt.group_size) * fmt.scale_bytes
-        nbytes += (experts - local) * (gemm1 + 1) * SCALE_FP32
-    return _row("expert_scales", nbytes, (
-        "SGLang's NVFP4 experts: each local expert's block scales held again, swizzled"
-        + ("" if swizzle else " (not on FlashInfer TRT-LLM MoE: none here)")
-        + f", and the input scales of all {experts} experts (quantization/modelopt_quant.py)"))  # fmt: skip
+            built += held * swizzled_scales(gemm1, width, model.hidden_size, fmt.group_size) * fmt.scale_bytes
+            kept += held * (swizzled_scales if marlin else unaligned_scales)(gemm1, width, model.hidden_size,
+                                                                            fmt.group_size) * fmt.scale_bytes
+        inputs += (experts - local) * (gemm1 + 1) * SCALE_FP32
+    return built, kept, inputs
+
+
+def _nvfp4_experts(
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+) -> WeightRow | None:
+    """What a rank holds after the load beyond the book: the swizzled block-scale copies kept (Marlin's all, else
+    those the alias cannot hold) and the other experts' input scales."""
+    _, kept, inputs = _nvfp4_scale_bytes(model, layout, layers, gpu_name, version)
+    experts = model.moe.num_routed_experts if model.moe else 0
+    return _row("expert_scales", kept + inputs, (
+        f"SGLang's NVFP4 experts: the input scales of all {experts} experts"
+        + (", and each local expert's block scales held again, swizzled (Marlin below Blackwell: all; else where the "
+           "padded shape is not the scales')" if kept else "")
+        + " (quantization/modelopt_quant.py; the swizzled copies not kept are aliased to the scales after the load)"))  # fmt: skip
 
 
 TRITON_WNA16_GROUPS = (32, 128)  # compressed_tensors.py _is_wna16_triton_moe_supported: int4, symmetric, no actorder

@@ -12,6 +12,7 @@ WEIGHT_ROW_WORDS: Mapping[str, str] = {
     # weights_built.py
     "fused_shared_expert": "fused shared expert",
     "expert_scales": "expert scales",
+    "aliased_blockscale_swizzled": "NVFP4 swizzled block scales freed after the load",
     "wna16_act_order": "WNA16 act-order copy",
     "wo_a_bf16": "wo_a in BF16",
     # weights_classes.py
