@@ -171,6 +171,13 @@ FITS: dict[str, LinearTerm] = {
         novel_error_bytes=155309085, feature_sources=(31, 2),
         group_errors=(('1 GiB', 99704598),),
     ),
+    'vllm.non_torch.v06': LinearTerm(
+        key='vllm.non_torch.v06', features=('100 SMs of 2,048 threads', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
+        coefficients=(0.433982, 0.0), error_bytes=383124796, records=6,
+        sources=6, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L4', 'RTX3090', 'T4'),
+        novel_error_bytes=383124796, feature_sources=(6, 0),
+        group_errors=(('100 SMs of 2,048 threads', 383124796),),
+    ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
         coefficients=(0.071429, 0.473571), error_bytes=67898380, records=37,
