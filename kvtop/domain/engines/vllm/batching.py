@@ -20,6 +20,7 @@ from kvtop.domain.engines.vllm.eras import (
     runs_v2,
 )
 from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
+from kvtop.domain.engines.vllm.v1_batch_tier import v1_large_gpu, v1_max_num_seqs
 from kvtop.domain.engines.vllm.v1_opt_in import OPT_IN_MAX_NUM_SEQS, opt_in_batch, opts_into_v1
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
@@ -37,9 +38,6 @@ V0_MAX_NUM_SEQS = 256
 # where the 256 is set: V0's own releases, and V1-era releases whose start runs V0 (v0.10.2 engine/arg_utils.py:1611-1613)
 _V0_SEQS_SOURCE = {"v0": "EngineArgs.max_num_seqs, before v0.8.0",
                    "v1": "_set_default_args_v0 'Set max_num_seqs to 256 for VLLM_V0', the V1-era fallback"}  # fmt: skip
-# V1's (`_set_default_args_v1` from v0.8.0, `get_batch_defaults` in v0.13.0 and v0.33.0): 1024 on GPUs with ≥ 70 GiB
-# that are not an A100 (and on every GPU of ≥ 160 GiB), else 256; the API server's and the LLM class's alike
-V1_MAX_NUM_SEQS, V1_SMALL_GPU_MAX_NUM_SEQS = 1024, 256
 
 
 def engine_era(
@@ -63,15 +61,13 @@ def default_max_num_seqs(
     flags: Mapping[str, object] | None = None,
 ) -> tuple[int, str]:
     """(max_num_seqs, why) with no --max-num-seqs: the default of the engine the start runs (`engine_era`, `flags`
-    the launch's: VLLM_USE_V1=0 runs V0), read once for the budget's max running requests and for the profiling
-    run's batch (`profile_run.batch_limits`)."""
+    the launch's: VLLM_USE_V1=0 runs V0; V1's by release and GPU, `v1_batch_tier.v1_max_num_seqs`), read once for
+    the budget's max running requests and for the profiling run's batch (`profile_run.batch_limits`)."""
     if engine_era(version or ResolvedVersion(), gpu_name, flags) == "v0":
         return V0_MAX_NUM_SEQS, f"V0's default {V0_MAX_NUM_SEQS} seqs ({_V0_SEQS_SOURCE[ENGINE_ERAS.at(version or ResolvedVersion())]})"
     if opts_into_v1(version or ResolvedVersion(), flags):
         return OPT_IN_MAX_NUM_SEQS, f"V1 opt-in's default {OPT_IN_MAX_NUM_SEQS} seqs on every GPU (v1_opt_in.py)"
-    if total_bytes >= 70 * GIB and not is_a100(gpu_name):
-        return V1_MAX_NUM_SEQS, f"V1's default {V1_MAX_NUM_SEQS} seqs on a GPU of ≥ 70 GiB (not an A100)"
-    return V1_SMALL_GPU_MAX_NUM_SEQS, f"V1's default {V1_SMALL_GPU_MAX_NUM_SEQS} seqs (an A100 or under 70 GiB)"
+    return v1_max_num_seqs(total_bytes, gpu_name, version or ResolvedVersion())
 
 
 def default_batch_limits(
@@ -83,9 +79,10 @@ def default_batch_limits(
     flags: Mapping[str, object] | None = None,
 ) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (`EngineArgs.get_batch_defaults`): 16384 on
-    GPUs with ≥ 160 GiB in releases that have that tier, 8192 on GPUs with ≥ 70 GiB that are not an A100,
+    GPUs with ≥ 160 GiB in releases that have that tier, 8192 on the GPUs of V1's large row (`v1_batch_tier.
+    v1_large_gpu`: an H100 or H200 by name to v0.8.4, ≥ 70 GiB at v0.8.5, ≥ 70 GiB and no A100 from v0.9.0),
     else 2048 (V1's: V0's tokens follow the context, `profile_run.batch_limits`); max_num_seqs the era's
-    (`default_max_num_seqs`). An unnamed GPU of ≥ 70 GiB counts as no A100. `llm_class`: the offline `LLM(...)`
+    (`default_max_num_seqs`). An unnamed GPU of ≥ 70 GiB counts as the large row's. `llm_class`: the offline `LLM(...)`
     class's tokens instead (`eras.LLM_CLASS_BATCH_ERAS`: 16384 / 8192 from the V1 engine on). `engine_context`: a
     start through `EngineArgs` → `LLMEngine` (`eras.ENGINE_CONTEXT_BATCH_ERAS`: 2048 tokens, 128 seqs from v0.9.2).
     `flags`: the launch's settings flags, which decide the engine the start runs (`engine_era`); the V1 that
@@ -101,7 +98,7 @@ def default_batch_limits(
     largest = LARGE_GPU_BATCH_ERAS.at(version)
     if largest is not None and total_bytes >= 160 * GIB:
         return largest, seqs
-    large_gpu = total_bytes >= 70 * GIB and not is_a100(gpu_name)
+    large_gpu = v1_large_gpu(total_bytes, gpu_name, version)
     offline = LLM_CLASS_BATCH_ERAS.at(version) if llm_class else None
     if offline is not None:
         return offline[0] if large_gpu else offline[1], seqs
@@ -142,10 +139,6 @@ def batched_tokens(settings: LaunchSettings, default: int, max_seqs: int, max_le
             "chunked prefill off: max(max_model_len, vLLM's default)"
         )
     return min(default, max_seqs * max_len), "vLLM's default"
-
-
-def is_a100(gpu_name: str | None) -> bool:
-    return gpu_name is not None and "A100" in gpu_name.upper()
 
 
 def async_scheduling(settings: LaunchSettings, version: ResolvedVersion) -> tuple[bool, str]:

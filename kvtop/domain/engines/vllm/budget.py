@@ -218,7 +218,8 @@ class VllmBudget:
             if s.max_num_batched_tokens is None and total >= 70 * GIB and gpu_name is None:
                 notes.append(
                     f"max_num_batched_tokens: vLLM's default {batched_default} assumed; the GPU model is "
-                    "not known (2048 on an A100): --max-num-batched-tokens makes it exact"
+                    "not known (2048 on an A100, and before v0.8.5 on any GPU but an H100 or H200): "
+                    "--max-num-batched-tokens makes it exact"
                 )
         # 0 for a chunked local model (its spec takes none), so it rides on the in-flight tokens below
         retained = extra_retained_tokens(m, vllm_setup(s), inputs.version) if any(k == "swa" for k, _ in groups) else 0

@@ -127,8 +127,8 @@ LISTED_HYBRID_V2_ERAS: Eras[bool] = Eras((
     Era("0.27.0", True, "v0.27.0 config/vllm.py:651-654: a hybrid of a listed class → V2"),
 ))
 # The offline `LLM(...)` class (UsageContext.LLM_CLASS) takes other max_num_batched_tokens defaults than `vllm serve`
-# (OPENAI_API_SERVER) from the V1 engine on: 16384 where the server takes 8192 (≥ 70 GiB and not an A100; v0.8.0 by the
-# name: H100 or H200), 8192 where the server takes 2048; on GPUs of ≥ 160 GiB (from v0.28.0) both take 16384. Its
+# (OPENAI_API_SERVER) from the V1 engine on: 16384 where the server takes 8192 (V1's large row, v1_batch_tier.py: by
+# the name, H100 or H200, to v0.8.4; ≥ 70 GiB at v0.8.5; ≥ 70 GiB and not an A100 from v0.9.0), 8192 where the server takes 2048; on GPUs of ≥ 160 GiB (from v0.28.0) both take 16384. Its
 # max_num_seqs is the server's in every release read. V0 (before v0.8.0) sets no default by usage context (v0.7.3's
 # arg_utils.py reads it only in `_override_v1_engine_args`, for VLLM_USE_V1).
 LLM_CLASS_BATCH_ERAS: Eras[tuple[int, int] | None] = Eras((

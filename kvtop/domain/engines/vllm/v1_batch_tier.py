@@ -1,0 +1,71 @@
+"""Which GPUs take V1's larger batch defaults, by release (docs/engines/vllm.md §3).
+
+vLLM's V1 sets its unset max_num_batched_tokens and max_num_seqs from a two-row table (`EngineArgs.
+_set_default_args_v1`, later `get_batch_defaults`; read in the PyPI wheels' vllm/engine/arg_utils.py): the large row
+(API server 8192 tokens, LLM class 16384, 1024 seqs) or the small one (2048 / 8192 tokens, 256 seqs). What picks the
+row changed three times:
+
+- v0.8.0–v0.8.4: the device's name (`"h100" in device_name or "h200" in device_name`, lower-cased
+  `current_platform.get_device_name()`): v0.8.0 :1693, v0.8.1 :1704, v0.8.2 :1793, v0.8.3 :1647, v0.8.4 :1669.
+  Up to v0.8.3 the name sets the tokens only and max_num_seqs is 1024 on every GPU (`default_max_num_seqs = 1024`:
+  v0.8.0 :1715, v0.8.1 :1726, v0.8.2 :1815, v0.8.3 :1669); v0.8.4 puts 1024 / 256 into the two rows (:1675, :1682).
+- v0.8.5: the device's memory, `device_memory >= 70 * GiB_bytes` (:1596; 1024 / 256 seqs :1602, :1609): an
+  A100 80GB takes the large row.
+- v0.9.0 on: `device_memory >= 70 * GiB_bytes and "a100" not in device_name` (v0.9.0 :1495, v0.9.1 :1554, v0.9.2
+  :1629, v0.10.0 :1584, v0.10.1.1 :1638, v0.10.2 :1669, v0.11.0 :1605; `get_batch_defaults` in v0.13.0 and v0.33.0).
+
+A GPU kvtop is given no name of takes the memory rule in every release (≥ 70 GiB: the large row): an assumption.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.v1_opt_in import LARGE_DEVICE_NAMES
+from kvtop.domain.wording import GIB
+
+TierRule = Literal["name", "memory", "memory_not_a100"]
+V1_TIER_RULE_ERAS: Eras[TierRule] = Eras((
+    Era("", "name", "engine/arg_utils.py _set_default_args_v1: the large row where the device's name holds 'h100' "
+                    "or 'h200' (v0.8.0 :1693, v0.8.3 :1647, v0.8.4 :1669)"),
+    Era("0.8.5", "memory", "v0.8.5 engine/arg_utils.py:1596 `device_memory >= 70 * GiB_bytes` (A100 80GB included)"),
+    Era("0.9.0", "memory_not_a100", "engine/arg_utils.py `device_memory >= 70 * GiB_bytes and \"a100\" not in "
+                                    "device_name` (v0.9.0 :1495, v0.10.2 :1669, v0.11.0 :1605)"),
+))  # fmt: skip
+# whether max_num_seqs follows the row (True) or is 1024 on every GPU (False)
+SEQS_BY_TIER_ERAS: Eras[bool] = Eras((
+    Era("", False, "engine/arg_utils.py _set_default_args_v1 `default_max_num_seqs = 1024` on every GPU (v0.8.0 "
+                   ":1715, v0.8.1 :1726, v0.8.2 :1815, v0.8.3 :1669)"),
+    Era("0.8.4", True, "v0.8.4 engine/arg_utils.py:1675, :1682: 1024 in the large row, 256 in the small one"),
+))  # fmt: skip
+LARGE_GPU_BYTES = 70 * GIB
+V1_MAX_NUM_SEQS, V1_SMALL_GPU_MAX_NUM_SEQS = 1024, 256
+
+
+def is_a100(gpu_name: str | None) -> bool:
+    return gpu_name is not None and "A100" in gpu_name.upper()
+
+
+def v1_large_gpu(total_bytes: int, gpu_name: str | None, version: ResolvedVersion) -> bool:
+    """Whether V1 of `version` gives this GPU its large batch row (the module's docstring)."""
+    rule = V1_TIER_RULE_ERAS.at(version)
+    if rule == "name" and gpu_name is not None:
+        return any(n in gpu_name.lower() for n in LARGE_DEVICE_NAMES)
+    if total_bytes < LARGE_GPU_BYTES:
+        return False
+    return rule != "memory_not_a100" or not is_a100(gpu_name)
+
+
+def v1_max_num_seqs(total_bytes: int, gpu_name: str | None, version: ResolvedVersion) -> tuple[int, str]:
+    """(max_num_seqs, why) V1 takes with no --max-num-seqs on this GPU in `version`."""
+    if not SEQS_BY_TIER_ERAS.at(version):
+        return V1_MAX_NUM_SEQS, f"V1's default {V1_MAX_NUM_SEQS} seqs on every GPU before v0.8.4"
+    if v1_large_gpu(total_bytes, gpu_name, version):
+        return V1_MAX_NUM_SEQS, f"V1's default {V1_MAX_NUM_SEQS} seqs on {_large_words(version)}"
+    return V1_SMALL_GPU_MAX_NUM_SEQS, f"V1's default {V1_SMALL_GPU_MAX_NUM_SEQS} seqs (not {_large_words(version)})"
+
+
+def _large_words(version: ResolvedVersion) -> str:
+    return {"name": "an H100 or H200 (by the device's name)", "memory": "a GPU of ≥ 70 GiB",
+            "memory_not_a100": "a GPU of ≥ 70 GiB that is not an A100"}[V1_TIER_RULE_ERAS.at(version)]  # fmt: skip

@@ -1,0 +1,84 @@
+"""V1's batch defaults by release and GPU: the row (large: 8192 API-server tokens, 16384 LLM class, 1024 seqs; small:
+2048 / 8192 tokens, 256 seqs) and what picks it, read in the PyPI wheels' vllm/engine/arg_utils.py
+(`_set_default_args_v1`):
+
+- v0.8.0–v0.8.3: tokens by the device's name (`"h100" in device_name or "h200" in device_name`, v0.8.0 :1693, v0.8.3
+  :1647), `default_max_num_seqs = 1024` on every GPU (v0.8.0 :1715, v0.8.3 :1669);
+- v0.8.4: seqs join the name's rows (:1669, :1675 1024, :1682 256);
+- v0.8.5: `device_memory >= 70 * GiB_bytes` (:1596), so an A100 80GB and an H20 take the large row;
+- v0.9.0 on: `device_memory >= 70 * GiB_bytes and "a100" not in device_name` (v0.9.0 :1495, v0.11.0 :1605).
+
+GPU totals are kvtop's nvidia-smi figures (gpus.py): H20 97,871 MiB, A100 80GB 81,920 MiB, L40S 46,068 MiB; NVML
+names the GH200 'NVIDIA GH200 480GB', whose lower case holds "h200".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.batching import default_batch_limits
+from kvtop.domain.engines.vllm.profile_run import batch_limits
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.ledger import predict
+from kvtop.sources.hub import load_model
+from tests.data_paths import CONFIGS
+
+
+@pytest.mark.parametrize(("release", "gpu", "tokens", "seqs"), [
+    # v0.8.0–v0.8.3: the name sets the tokens, 1024 seqs everywhere
+    ("0.8.0", "L40S", 2048, 1024),
+    ("0.8.0", "A100-80GB", 2048, 1024),
+    ("0.8.0", "H100", 8192, 1024),
+    ("0.8.3", "H20", 2048, 1024),  # ≥ 70 GiB, but its name holds neither "h100" nor "h200"
+    ("0.8.3", "GH200", 8192, 1024),  # "nvidia gh200 480gb" holds "h200"
+    # v0.8.4: the name sets the seqs too
+    ("0.8.4", "L40S", 2048, 256),
+    ("0.8.4", "H20", 2048, 256),
+    ("0.8.4", "A100-80GB", 2048, 256),
+    ("0.8.4", "H100", 8192, 1024),
+    # v0.8.5: the memory alone, an A100 80GB included
+    ("0.8.5", "A100-80GB", 8192, 1024),
+    ("0.8.5", "H20", 8192, 1024),
+    ("0.8.5", "L40S", 2048, 256),
+    # v0.9.0 on: the memory and no "a100"
+    ("0.9.0", "A100-80GB", 2048, 256),
+    ("0.9.0", "H20", 8192, 1024),
+    ("0.11.0", "A100-80GB", 2048, 256),
+    ("0.11.0", "L40S", 2048, 256),
+])  # fmt: skip
+def test_the_api_servers_v1_defaults_by_release_and_gpu(release: str, gpu: str, tokens: int, seqs: int) -> None:
+    assert default_batch_limits(gpu_total_bytes(gpu), gpu, ResolvedVersion(text=release)) == (tokens, seqs)
+
+
+@pytest.mark.parametrize(("release", "gpu", "tokens"), [
+    ("0.8.3", "H20", 8192),  # the small row's LLM_CLASS (v0.8.3 :1656)
+    ("0.8.3", "H100", 16384),  # the large row's (:1650)
+    ("0.8.5", "A100-80GB", 16384),  # v0.8.5 :1599
+    ("0.9.0", "A100-80GB", 8192),  # v0.9.0 :1505
+])  # fmt: skip
+def test_the_llm_class_takes_the_same_row(release: str, gpu: str, tokens: int) -> None:
+    assert default_batch_limits(gpu_total_bytes(gpu), gpu, ResolvedVersion(text=release), llm_class=True)[0] == tokens
+
+
+@pytest.mark.parametrize(("release", "seqs"), [("0.8.0", 1024), ("0.8.4", 256), ("0.8.5", 1024), ("0.9.0", 256)])
+def test_the_plan_and_its_profiled_batch_read_the_releases_seqs(release: str, seqs: int) -> None:
+    """Qwen2.5-7B on an A100 80GB: the plan's max running requests and the profiling run's batch follow the row."""
+    settings = parse_flags("vllm", []).model_copy(update={"engine_version": release})
+    total = gpu_total_bytes("A100-80GB")
+    ledger = predict(load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")), settings, gpu_total_bytes=total,
+                     gpu_name="A100-80GB")  # fmt: skip
+    assert ledger.engine.max_running_requests == seqs
+    inputs = CalibrationInputs(model=None, settings=settings, layout=ParallelLayout(), gpu_total_bytes=total,
+                               gpu_name="A100-80GB", context_length=32768, version=ResolvedVersion(text=release),
+                               weights_bytes=0)  # fmt: skip
+    assert batch_limits(inputs)[1] == seqs
+
+
+def test_an_unnamed_gpu_takes_the_memory_rule_in_the_name_era() -> None:
+    """kvtop's assumption (v1_batch_tier.py): ≥ 70 GiB with no name reads as the large row before v0.8.5 too."""
+    assert default_batch_limits(gpu_total_bytes("H100"), None, ResolvedVersion(text="0.8.4")) == (8192, 1024)
+    assert default_batch_limits(gpu_total_bytes("L40S"), None, ResolvedVersion(text="0.8.4")) == (2048, 256)
