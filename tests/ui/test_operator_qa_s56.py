@@ -33,3 +33,50 @@ def test_a_late_or_stale_demo_marker_keeps_its_simulated_badge():
     assert freshness(9.0, None, 1.0, demo).plain.startswith("● simulated · ▲ STALE 9 s")
     live = Wording(failing="source failing", silent="silent", first="first")
     assert freshness(2.5, None, 1.0, live).plain == "● late · 2 s ago"  # a real node: no badge
+
+
+#: Llama-3-70B at TP8: 8 KV heads over 8 ranks leave 1 head of 128 dims, K and V, on 80 layers per rank.
+BF16_BYTES_PER_TOKEN = 1 * 128 * 2 * 80 * 2  # 40,960 B
+FP8_BYTES_PER_TOKEN = 1 * 128 * 2 * 80 * 1  # 20,480 B
+
+
+async def test_p_in_the_planner_probes_the_planned_fp8_pool_not_the_live_bf16_one(make_app):
+    from kvtop.ui.screens.planner import PlannerScreen
+    from kvtop.ui.screens.probe import ProbeScreen
+    from kvtop.ui.screens.probe_confirm import ProbePlan
+
+    app = demo_app(make_app, probe_runner=lambda request, cancel: None, probe_simulated=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("P")  # from the dashboard: the live launch's bf16 KV
+        await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
+        live = app.screen.plan
+        assert isinstance(live, ProbePlan) and not live.planned
+        assert live.request.bytes_per_token_predicted == BF16_BYTES_PER_TOKEN
+        await pilot.press("escape")
+        await pilot.press("f", "enter")  # the FP8 finding's fix in the planner
+        await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen) and app.screen.outcome is not None)
+        await pilot.press("P")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
+        planned = app.screen.plan
+        assert isinstance(planned, ProbePlan) and planned.planned
+        assert planned.request.bytes_per_token_predicted == FP8_BYTES_PER_TOKEN  # was 40,960 (the live bf16)
+        assert {b.dtype for b in planned.request.buffers} == {"float8_e4m3fn"}
+        text = app.screen.query_one("#probe-plan").render().plain.replace("\n", " ")
+        assert "the planner's edit predicts" in text and "(planned 20,480 B)" in text
+
+
+def test_the_result_shows_the_after_figure_its_release_check_speaks_of():
+    from kvtop.domain.probe import ProbeOutcome, ProbeResult
+    from kvtop.sources.probe import _exited_unread
+    from kvtop.ui.screens.probe import result_text
+
+    result = ProbeResult(
+        outcome=ProbeOutcome.OK, message="filled", device="cpu", mode="fill", tokens_allocated=246,
+        bytes_allocated=247 * 20_480, bytes_per_token_predicted=20_480, reserve_bytes=0,
+        free_before_bytes=3 * 2**30, free_after_bytes=5 * 2**29, chunks=1, released=True,
+    )  # fmt: skip
+    result = result.model_copy(update={"release_check": _exited_unread(result)})
+    shown = result_text(result).plain
+    assert "the 'after' figure is the probe's own reading" in shown
+    assert "after 2.50 GiB (the probe's own reading before it exited)" in shown  # was: no after figure at all
