@@ -80,3 +80,23 @@ def test_the_result_shows_the_after_figure_its_release_check_speaks_of():
     shown = result_text(result).plain
     assert "the 'after' figure is the probe's own reading" in shown
     assert "after 2.50 GiB (the probe's own reading before it exited)" in shown  # was: no after figure at all
+
+
+async def test_a_sort_keeps_the_column_headings_and_the_total_under_each_name_is_labelled(make_app):
+    from kvtop.ui.widgets.gpu_list import GpuList
+
+    app = demo_app(make_app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        gpus = app.screen.query_one(GpuList)
+        legend = app.screen.query_one("#legend").render().plain
+        assert legend.startswith("GPU · total  engine rank")  # '79.6 GiB' under 'H100 80GB' is the GPU's total
+        unsorted_at = legend.index("│ NVML used")
+        assert "79.6 GiB" in gpus.row_text(0)  # the demo's H100: 85,520,809,984 B (NVML's total) = 79.65 GiB
+        await pilot.press("s", "s")  # least free
+        await wait_for(pilot, lambda: "sorted: least free (s)" in app.screen.query_one("#legend").render().plain)
+        legend = app.screen.query_one("#legend").render().plain
+        # was: 'sorted: least free (s) │ █weights …' and no heading over the figures
+        assert legend.startswith("GPU · total  engine rank     sorted: least free (s) ")
+        assert "│ NVML used│GPU util" in legend
+        assert legend.index("│ NVML used") == unsorted_at  # still over its figures
