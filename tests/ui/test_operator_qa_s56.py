@@ -100,3 +100,23 @@ async def test_a_sort_keeps_the_column_headings_and_the_total_under_each_name_is
         assert legend.startswith("GPU · total  engine rank     sorted: least free (s) ")
         assert "│ NVML used│GPU util" in legend
         assert legend.index("│ NVML used") == unsorted_at  # still over its figures
+
+
+async def test_the_ledgers_kv_pool_row_gives_the_tokens_the_engine_reports(make_app):
+    """One question, one number: the KV pool row read 1,228,931 (its bytes ÷ 40,960 B) under a summary saying the
+    engine reports 1,229,052; the row now gives the engine's count, and the note says which rows are bytes ÷ rate."""
+    from kvtop.ui.screens.ledger import RankLedgerScreen
+
+    app = demo_app(make_app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        reported = app.node.snapshot.engines[0].engine.live.token_capacity  # what the (demo) engine reports
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RankLedgerScreen))
+        await pilot.pause()
+        table = app.screen.query_one("#ledger-table").render().plain.splitlines()
+        summary = app.screen.query_one("#ledger-summary").render().plain
+        assert f"engine reports {reported:,}" in summary
+        pool = next(line for line in table if line.startswith("KV pool"))
+        assert pool.endswith(f" {reported:,}"), pool
+        assert "≈ tokens, KV pool: the count the engine reports (not its bytes ÷ rate)" in table
