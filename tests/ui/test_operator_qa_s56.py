@@ -120,3 +120,15 @@ async def test_the_ledgers_kv_pool_row_gives_the_tokens_the_engine_reports(make_
         pool = next(line for line in table if line.startswith("KV pool"))
         assert pool.endswith(f" {reported:,}"), pool
         assert "≈ tokens, KV pool: the count the engine reports (not its bytes ÷ rate)" in table
+
+
+def test_a_planned_probe_names_why_it_cannot_run_rather_than_probing_the_live_pool():
+    from kvtop.ui.screens.probe_confirm import PlannedLaunch, plan_probe
+    from tests.ui.fakes import llama_snapshot
+
+    node = llama_snapshot(unclaimed_bytes=18 * 2**30)  # sglang pid 4242 on every GPU
+    unsolved = PlannedLaunch("sglang pid 4242", None, "TP: must be at least 1 (got 0)")
+    assert plan_probe(node, 3, planned=unsolved) == "nothing planned to probe: TP: must be at least 1 (got 0)"
+    other = PlannedLaunch("vllm pid 7", node.engines[0].ledger)
+    said = plan_probe(node, 3, planned=other)
+    assert isinstance(said, str) and said.startswith("GPU 3 runs sglang pid 4242, not vllm pid 7 the planner edits")
