@@ -64,6 +64,12 @@ def _when(finding: Finding) -> str:
     return " once relaunched with it" if finding.fix_settings is not None else ""
 
 
+def _bytes_said(finding: Finding) -> str:
+    """'6.44 GB', or where the bytes are no memory held, what they are: '23.31 GiB: today's tokens take this much less KV in
+    FP8; nothing is freed: …' (session 56: a bare '(23.31 GiB)' after the gain read as memory the fix frees)."""
+    return f"{fmt_bytes(finding.bytes)}: {finding.bytes_words}" if finding.bytes_words else fmt_bytes(finding.bytes)
+
+
 def finding_text(finding: Finding) -> list[str]:
     """'WARNING  Another process holds memory on an engine's GPU · GPU 3 · −128,660 tokens/rank  (6.44 GB …)', then
     its summary, fix, the other way out and evidence."""
@@ -77,7 +83,7 @@ def finding_text(finding: Finding) -> list[str]:
         cost = f"−{fmt_tokens(finding.tokens)} tokens/rank" if finding.tokens else "no token cost"
     lines = [  # the head reads the rule's title, as the findings pane does; `--json` keeps the id (`rule`)
         f"{finding.severity.value.upper():<8} {finding.title} · {_where(finding)} · {cost}"
-        + (f"  ({fmt_bytes(finding.bytes)})" if finding.bytes or finding.rule is not Rule.NO_PREDICTION else ""),
+        + (f"  ({_bytes_said(finding)})" if finding.bytes or finding.rule is not Rule.NO_PREDICTION else ""),
         f"  {finding.summary}",
     ]
     gain = f"   (gain +{fmt_tokens(finding.gain_tokens)} tokens/rank{_when(finding)})" if finding.gain_tokens else ""

@@ -190,6 +190,9 @@ class Finding(BaseModel):
     gpus: tuple[int, ...] = ()
     ranks: tuple[str, ...] = ()  # "sglang:4242/tp3"; ledger-only findings: "tp3"
     bytes: int = 0  # what the cause holds or wastes on each affected rank
+    # what `bytes` is where it is not memory the cause holds (a narrower KV cell's saving at today's tokens, which
+    # frees nothing: the pool keeps its size and holds more); '' where it is memory held
+    bytes_words: str = ""
     tokens: int = 0  # KV tokens per rank it costs (planner: without − with); layout rules: node total
     fix: str  # the exact change: a flag string, or "kill 4243 (…)"
     gain_tokens: int = 0  # what the fix wins back, per rank (planner)

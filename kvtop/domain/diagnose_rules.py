@@ -52,6 +52,7 @@ def _fp32_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding 
         rule=Rule.FP32_KV_CACHE, severity=advice_severity(gain, ledger.token_capacity, thresholds),
         summary=f"KV cache and weights are float32: {flag} {dtype} halves both, +{gain:,} tokens per rank",
         bytes=(cell - cell16) * ledger.token_capacity, tokens=gain, gain_tokens=gain, fix=f"{flag} {dtype}",
+        bytes_words=f"today's tokens take this much less KV in {dtype}; the halved weights grow the pool too",
         evidence=(
             f"KV bytes per token per rank: {cell:,} B (fp32) → {cell16:,} B ({dtype})",
             f"weights per rank: {gib(ledger.weights_bytes)} → {gib(alt.weights_bytes)}",
@@ -80,6 +81,7 @@ def _fp8_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding |
         rule=Rule.BF16_KV_WHERE_FP8_SUPPORTED, severity=Severity.INFO,
         summary=f"KV cache is {ledger.kv_format}; {rules.display_name} supports FP8 KV: +{gain:,} tokens per rank",
         bytes=(cell - cell8) * ledger.token_capacity, tokens=gain, gain_tokens=gain,
+        bytes_words="today's tokens take this much less KV in FP8; nothing is freed: the pool keeps its size and holds more",
         fix=f"{spelling_of(ledger.settings.engine, 'kv_cache_dtype')} {dtype}",
         evidence=(
             f"KV bytes per token per rank: {cell:,} B ({ledger.kv_format}) → {cell8:,} B (FP8)",

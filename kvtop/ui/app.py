@@ -47,7 +47,7 @@ from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.ui.screens.planner_basis import PlanBasis, PlannerDraft
 from kvtop.ui.screens.probe import ProbeFinished, ProbeRunner, ProbeScreen
-from kvtop.ui.screens.probe_confirm import ProbePlan, plan_probe
+from kvtop.ui.screens.probe_confirm import PlannedLaunch, ProbePlan, plan_probe
 from kvtop.ui.screens.processes import ProcessScreen, SignalRequested
 from kvtop.ui.state import GpuHistory, NodeState
 from kvtop.ui.widgets.findings import FindingLike, FindingsPane
@@ -375,9 +375,21 @@ class KvtopApp(KvtopBaseApp):
         gpu = self.focused_gpu()
         plan: ProbePlan | str | None = self._probe_unavailable
         if self._probe_runner is not None:
-            plan = plan_probe(self.node.snapshot, gpu, simulated=self._probe_simulated)
+            planned = self._planned_launch()
+            plan = plan_probe(self.node.snapshot, gpu, simulated=self._probe_simulated, planned=planned)
         self._probe_cancel = threading.Event()
         self.push_screen(ProbeScreen(gpu, plan, self._probe_runner, self._probe_cancel))
+
+    def _planned_launch(self) -> PlannedLaunch | None:
+        """`P` in the planner probes the planned KV pool (its edit's ledger), as the help says; elsewhere None."""
+        screen = self.screen
+        if not isinstance(screen, PlannerScreen):
+            return None
+        outcome = screen.outcome
+        if outcome is None or outcome.after is None:
+            why = outcome.error if outcome is not None and outcome.error else "the planner's edit has not solved yet"
+            return PlannedLaunch(screen.basis.engine_label, None, why)
+        return PlannedLaunch(screen.basis.engine_label, outcome.after)
 
     @on(ProbeFinished)
     def keep_probe_result(self, message: ProbeFinished) -> None:

@@ -31,7 +31,20 @@ class Wording:
 
 
 def freshness(age_s: float | None, failure: str | None, interval_s: float, wording: Wording) -> Content:
-    """The freshness marker for data `age_s` old (None: nothing yet), given the last failure."""
+    """The freshness marker for data `age_s` old (None: nothing yet), given the last failure. A demo's marker
+    names it simulated in every state (late, stale, waiting): its figures are never a real GPU's."""
+    marker = _marker(age_s, failure, interval_s, wording)
+    if wording.fresh == "live" or marker.plain.startswith(f"● {wording.fresh}"):
+        return marker
+    return Content.assemble(simulated_badge(wording.fresh), " · ", marker)
+
+
+def simulated_badge(fresh: str = "simulated") -> Content:
+    """'● simulated': the badge a demo's header always carries (also while paused)."""
+    return Content.styled(f"● {fresh}", "bold $warning")
+
+
+def _marker(age_s: float | None, failure: str | None, interval_s: float, wording: Wording) -> Content:
     if failure is not None:
         shown = "nothing shown yet" if age_s is None else f"showing data {age_s:.0f} s old"
         return Content.styled(f"▲ STALE · {wording.failing}: {failure} · {shown}", "bold $error")

@@ -11,7 +11,7 @@ the total and its context is the worker's own. Observed: worker + others + drive
 reserved + free. `unexplained` is the worker's bytes no row accounts for: above the predicted
 worker, or below it by more than the graphs + activations reserve (a reserve not yet claimed
 stays free, and the free row shows it). Every row can be read as tokens at this rank's one
-exchange rate. A probe of the GPU adds its own rows: tokens proven, bytes per token measured,
+exchange rate, bar the KV pool where the engine reports its tokens: there the engine's count. A probe of the GPU adds its own rows: tokens proven, bytes per token measured,
 and whether memory came back.
 """
 
@@ -44,6 +44,7 @@ class LedgerRow:
     predicted_bytes: int | None
     observed_bytes: int | None
     kind: str = "item"  # "item", "total", "gap", "gpu"
+    reported_tokens: int | None = None  # the engine's own count for the row (the KV pool's), shown for its tokens
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,11 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
         if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
             rows.append(LedgerRow(term.label.split(" (")[0], term.bytes, None))
     live_pool, derived = rank.observed_kv_pool
-    rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", predicted.token_pool_bytes, live_pool))
+    # its tokens are the engine's own count where it reports one: bytes ÷ the rate read 1,228,931 beside the
+    # 1,229,052 the summary has the engine report (one question, two numbers)
+    reported = observed.token_capacity
+    rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", predicted.token_pool_bytes, live_pool,
+                          reported_tokens=reported))  # fmt: skip
     if predicted.state_pool_bytes:
         rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))
     if predicted.req_to_token_bytes:  # SGLang's request → token table; an engine without one shows no row

@@ -114,7 +114,8 @@ async def test_s_sorts_problems_first_then_least_free(make_app):
         gpus = app.screen.query_one(GpuList)
         await pilot.press("s")
         await wait_for(pilot, lambda: gpus.shown_gpus[:2] == (5, 3))  # lost first, then the warning
-        assert app.screen.query_one("#legend").render().plain.startswith("sorted: problems first (s) │ ")
+        legend = app.screen.query_one("#legend").render().plain
+        assert "engine rank     sorted: problems first (s) █" in legend and "│ NVML used│" in legend  # headings kept
         await pilot.press("s")  # least free: the co-tenant's GPU, then the others by index
         await wait_for(pilot, lambda: gpus.shown_gpus[0] == 3)
         await pilot.press("s", "s", "s")  # back to the GPU index
@@ -228,7 +229,8 @@ async def test_S_reverses_the_order_and_says_so(make_app):
         await wait_for(pilot, lambda: gpus.shown_gpus[0] == 3)
         await pilot.press("S")
         await wait_for(pilot, lambda: gpus.shown_gpus[-1] == 3)
-        assert "sorted: least free (s) ↑ reversed (S)" in app.screen.query_one("#legend").render().plain
+        legend = app.screen.query_one("#legend").render().plain
+        assert "⇅ least free ↑" in legend and "│ NVML used│" in legend  # at 120 columns: the short form
 
 
 @pytest.mark.parametrize("screen_type", [DashboardScreen, ProcessScreen])

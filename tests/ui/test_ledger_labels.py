@@ -66,6 +66,9 @@ async def test_the_tokens_note_says_which_bytes_the_column_reads(make_app):
     figure observes it): the note names both, and stays on one line at 80 columns."""
     for width in (160, 80):
         lines = await _ledger_lines(make_app, width)
-        note = next(line for line in lines if line.startswith("≈ tokens:"))
-        assert note.startswith("≈ tokens: each row's observed bytes, else predicted, ÷ "), note
+        # session 56: the KV pool row gives the engine's reported count, so the note says so on a line of its own
+        pool = next(line for line in lines if line.startswith("≈ tokens, KV pool"))
+        assert pool.startswith("≈ tokens, KV pool: the count the engine reports") and len(pool) <= 78, pool
+        note = next(line for line in lines if line.startswith("≈ tokens, other rows:"))
+        assert note.startswith("≈ tokens, other rows: observed bytes, else predicted, ÷ "), note
         assert note.endswith(" per token") and len(note) <= 78, note

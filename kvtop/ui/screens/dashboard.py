@@ -37,7 +37,6 @@ from kvtop.ui.widgets.memory_bar import (
     WORKER,
     SegmentKind,
     fitted_legend,
-    legend,
     observed_segments,
 )
 from kvtop.ui.widgets.node_header import NodeHeader
@@ -82,6 +81,8 @@ MIN_COMPACT_FINDINGS_LINES = 1
 TOAST_RACK_ID = "textual-toastrack"
 #: Below this height the bar legend goes (the rows need the line more).
 LEGEND_MIN_HEIGHT = 20
+#: The fewest cells the legend of the bar colours keeps beside a sort note: its shortest form, "█wts▓KV▒rt▚drv×fgn·free".
+MIN_LEGEND_CELLS = 23
 
 
 def gpu_rows(state: NodeState, hidden: frozenset[str] = frozenset()) -> list[GpuRowData]:
@@ -217,37 +218,51 @@ class DashboardScreen(NodeScreen):
         self.call_after_refresh(self._fit_layout)  # again once the header has its height at this width
 
     def _legend(self) -> Content:
-        compact = self.size.width < 100
         history = "history" not in self.hidden_columns
         shown_vitals = "vitals" not in self.hidden_columns
         if self.is_mounted and self.query_one(GpuList).compact:  # one line per GPU: index, rank, state
             state = compact_state_width(self._row_width(), shown_vitals, history)
             head = f"{'#':>2} {'rank':<{RANK_WIDTH}}{'state':<{state}}"
-        else:
-            head = f"{'GPU':<13}{'engine rank':<11}     "
+        else:  # the figure under each GPU's name is its total: the heading says so
+            head = f"{'GPU · total':<13}{'engine rank':<11}     "
         kinds = (*LEGEND_ORDER, *self._legend_extra)
-        if self.sort_index or self.sort_reverse:  # said first: on a narrow terminal the legend's end is cut
-            reverse = " ↑ reversed (S)" if self.sort_reverse else ""
-            sort = f"sorted: {SORT_KEYS[self.sort_index].name} (s){reverse} │ "
-            return Content.assemble((sort, "bold $accent"), legend(compact, kinds))
         if self.is_mounted and self.query_one(GpuList).compact:  # one line a GPU: the same, over its columns
             width = self._row_width()
             bar = compact_bar_width(width, shown_vitals, history)
             util = "      GPU util" if shown_vitals and width >= COMPACT_UTIL_MIN_WIDTH else ""  # under " KV 100% "'s end
+            sort = self._sort_note(bar - 1)
             return Content.assemble(
                 (head, "bold $text-muted"),
-                fitted_legend(bar - 1, kinds),
+                (sort, "bold $accent"),
+                fitted_legend(bar - 1 - len(sort), kinds),
                 (f"│{'NVML used':>{FIGURE_WIDTH}}│KV{util}{' · history' * history}", "$text-muted"),
             )
         # two lines a GPU: each heading over its column, at the widths the rows are drawn with (at 100 columns the
         # legend ran 11 cells past the bars and pushed "NVML used" and "KV" off their figures)
         bar, vitals_cells, trend = heading_widths(self._row_width(), shown_vitals, history)
         vitals_head = f"{'│GPU util·°C·W·clock':<{vitals_cells}}"[:vitals_cells] if vitals_cells else ""
+        sort = self._sort_note(bar - 1)
         return Content.assemble(
             (head, "bold $text-muted"),
-            fitted_legend(bar - 1, kinds),
+            (sort, "bold $accent"),
+            fitted_legend(bar - 1 - len(sort), kinds),
             (f"│{'NVML used':>{FIGURE_WIDTH}}{vitals_head}{('│KV' + ' · history' * history)[:trend]}", "$text-muted"),
         )
+
+    def _sort_note(self, room: int) -> str:
+        """'sorted: least free (s) ↑ reversed (S) ' over the bars, before the legend of their colours: the column
+        headings keep their place (a sort once took the whole line, and "NVML used" left its figures unlabelled).
+        Its shortest form where the room is tight; '' in the GPU index order."""
+        if not (self.sort_index or self.sort_reverse):
+            return ""
+        name = SORT_KEYS[self.sort_index].name
+        forms = (
+            f"sorted: {name} (s){' ↑ reversed (S)' if self.sort_reverse else ''} ",
+            f"sorted: {name}{' ↑' if self.sort_reverse else ''} ",
+            f"⇅ {name}{' ↑' if self.sort_reverse else ''} ",
+        )
+        least_legend = MIN_LEGEND_CELLS  # the legend's colours keep at least their shortest form beside it
+        return next((form for form in forms if len(form) + least_legend <= room), forms[-1][: max(room, 0)])
 
     def _row_width(self) -> int:
         """The width the GPU rows are drawn at (the list's, less its edge)."""

@@ -146,7 +146,8 @@ def table_lines(view: RankLedgerView, screen_width: int | None = None) -> Conten
     for row in view.rows:
         style = _ROW_STYLES[row.kind]
         shown = row.observed_bytes if row.observed_bytes is not None else row.predicted_bytes
-        tokens = view.tokens(shown) if row.kind != "gpu" else None
+        tokens = row.reported_tokens if row.reported_tokens is not None else view.tokens(shown)
+        tokens = tokens if row.kind != "gpu" else None
         lines.append(Content.assemble(
             (f"{_cell(row.label, width):<{width}} ", style),
             _bytes_cell(row.predicted_bytes, "$kv-predicted"), " ", _bytes_cell(row.observed_bytes, style or "$foreground"),
@@ -160,12 +161,13 @@ def note_lines(view: RankLedgerView) -> list[Content]:
     """Which exchange rate the ≈ tokens column uses, and what others' bytes cost per the findings."""
     if not view.kv_bytes_per_token:
         return []
-    notes = [
-        Content.styled(
-            f"≈ tokens: each row's observed bytes, else predicted, ÷ {fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}",
-            "$text-muted",
-        )
-    ]
+    reported = next((row.label for row in view.rows if row.reported_tokens is not None), None)
+    rate = f"observed bytes, else predicted, ÷ {fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}"
+    notes = (
+        [Content.styled(f"≈ tokens, {reported}: the count the engine reports (not its bytes ÷ rate)", "$text-muted"),
+         Content.styled(f"≈ tokens, other rows: {rate}", "$text-muted")]
+        if reported else [Content.styled(f"≈ tokens: each row's {rate}", "$text-muted")]
+    )  # fmt: skip
     predicted = view.rank.predicted if view.rank is not None else None
     if predicted is not None and predicted.context_source != "measured":  # an estimate is never a fact
         error = f" ± {fmt_gib(predicted.context_error_bytes)}" if predicted.context_error_bytes else ""

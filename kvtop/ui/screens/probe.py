@@ -85,13 +85,21 @@ def result_text(result: ProbeResult) -> Content:
         speed = "" if result.gib_per_second is None else f" · {result.gib_per_second:,.1f} GiB/s"
         lines.append(Content(f"{'time':<12}{result.seconds:.2f} s{speed}"))
         if result.free_before_bytes is not None:
-            lines.append(
-                Content(
-                    f"{'free':<12}before {fmt_gib(result.free_before_bytes)} · reserve kept {fmt_gib(result.reserve_bytes)}"
-                )
-            )
+            lines.append(Content(f"{'free':<12}{free_text(result)}"))
     lines.append(Content.assemble((f"{'released':<12}", "bold"), released_text(result)))
     return Content("\n").join(lines)
+
+
+def free_text(result: ProbeResult) -> str:
+    """'before 1.41 GiB · after 1.40 GiB (the probe's own reading before it exited) · reserve kept 0.00 GiB': the
+    'after' figures the release check speaks of, the probe's own and kvtop's once the probe had exited."""
+    parts = [f"before {fmt_gib(result.free_before_bytes or 0)}"]
+    if result.free_after_bytes is not None:
+        parts.append(f"after {fmt_gib(result.free_after_bytes)} (the probe's own reading before it exited)")
+    if result.free_after_exit_bytes is not None:
+        parts.append(f"after it exited {fmt_gib(result.free_after_exit_bytes)} (read by kvtop)")
+    parts.append(f"reserve kept {fmt_gib(result.reserve_bytes)}")
+    return " · ".join(parts)
 
 
 #: The phases in which n, Esc or q cancel (the plan unanswered, the probe running); after them they close.

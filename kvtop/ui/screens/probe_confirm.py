@@ -1,7 +1,8 @@
 """What `P` would do on one GPU, stated before anything is allocated.
 
 `plan_probe` turns the snapshot and the selected GPU into a `ProbePlan` (the request built from
-that rank's predicted ledger, the free memory last read, the processes that share the GPU), or
+that rank's predicted ledger, or from the planner's edit when `P` is pressed in the planner
+(`PlannedLaunch`: the probe proves the planned KV pool, not the live one), the free memory last read, the processes that share the GPU), or
 into the one-line reason no probe can be planned, nothing fitting included: the dialog never
 offers to run a probe that would allocate nothing. On a simulated node (`simulated=True`) the
 probe runs on this machine's CPU with the simulated GPU's free memory as its limit, and says so.
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from textual.content import Content
 
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.ledger import Ledger
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, GpuState
 from kvtop.domain.probe import ProbeRequest
@@ -24,6 +26,15 @@ from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
 
 #: Sources whose GPUs are this machine's own (anything else is simulated or remote).
 LOCAL_SOURCES = ("nvml",)
+
+
+@dataclass(frozen=True)
+class PlannedLaunch:
+    """The planner's edit to probe instead of the live launch: its solved ledger, or why it has none."""
+
+    engine_label: str  # the engine the planner edits ("sglang pid 4242")
+    ledger: Ledger | None  # the edit's ledger (the planner's after column); None: the edit does not solve
+    why_none: str = "the planner's edit does not solve"
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,7 @@ class ProbePlan:
     sharing: tuple[GpuProcess, ...]  # every process the snapshot saw on this GPU
     source: str  # the snapshot's source ("nvml", "demo:…")
     simulated: bool = False  # a demo GPU: the probe runs on the CPU within its free memory
+    planned: bool = False  # the buffers are the planner's edit's (else the live launch's predicted ledger)
 
     @property
     def budget_bytes(self) -> int | None:
@@ -57,12 +69,17 @@ class ProbePlan:
 
 
 def plan_probe(
-    snapshot: NodeSnapshot | None, gpu_index: int | None, *, simulated: bool = False
+    snapshot: NodeSnapshot | None,
+    gpu_index: int | None,
+    *,
+    simulated: bool = False,
+    planned: PlannedLaunch | None = None,
 ) -> ProbePlan | str:
     """The plan for the GPU, or why the selected GPU cannot be probed from the TUI.
 
     `simulated`: the node's GPUs are not this machine's (a demo): the probe runs on the CPU with
-    the GPU's free memory (as simulated) for its limit.
+    the GPU's free memory (as simulated) for its limit. `planned`: `P` pressed in the planner: the
+    buffers are its edit's (FP8 KV planned: FP8 buffers), on a GPU of the engine it edits.
     """
     if snapshot is None:
         return "no snapshot of the node yet: wait for the first reading"
@@ -79,25 +96,36 @@ def plan_probe(
         return (
             f"no engine rank on GPU {gpu_index}: the probe sizes its buffers from a rank's predicted ledger"
         )
-    if engine.ledger is None:
+    engine_label = f"{engine.engine.kind} pid {engine.engine.server_pid}"
+    ledger = engine.ledger
+    per_token = rank.predicted.kv_bytes_per_token if rank.predicted else None
+    if planned is not None:
+        if planned.engine_label != engine_label:
+            return (
+                f"GPU {gpu_index} runs {engine_label}, not {planned.engine_label} the planner edits: "
+                "select one of its GPUs to probe the planned KV pool"
+            )
+        if planned.ledger is None:
+            return f"nothing planned to probe: {planned.why_none}"
+        ledger, per_token = planned.ledger, planned.ledger.kv_bytes_per_token
+    if ledger is None:
         why = engine.ledger_error or "the engine's settings are not known"
-        return f"no prediction for {engine.engine.kind} pid {engine.engine.server_pid}: {why}"
+        return f"no prediction for {engine_label}: {why}"
     try:
-        request = tui_probe_request(
-            engine.ledger, gpu_index, gpu.free_bytes, device="cpu" if simulated else None
-        )
+        request = tui_probe_request(ledger, gpu_index, gpu.free_bytes, device="cpu" if simulated else None)
     except KvtopError as error:
         return f"cannot plan a probe of GPU {gpu_index}: {error}"
     plan = ProbePlan(
         gpu_index=gpu_index,
         gpu_name=gpu.name,
-        engine_label=f"{engine.engine.kind} pid {engine.engine.server_pid}",
+        engine_label=engine_label,
         request=request,
         free_bytes=gpu.free_bytes,
-        ledger_bytes_per_token=rank.predicted.kv_bytes_per_token if rank.predicted else None,
+        ledger_bytes_per_token=per_token,
         sharing=gpu.processes,
         source=snapshot.source,
         simulated=simulated,
+        planned=planned is not None,
     )
     if plan.fill_tokens == 0 and plan.free_bytes is not None:
         return (
@@ -146,15 +174,17 @@ def confirmation_text(plan: ProbePlan) -> Content:
             f" · rank of {plan.engine_label}",
         ),
         Content(
-            f"Allocates, in a child process {where}, the KV buffers this rank's ledger "
-            "predicts, measures what one token really costs, then gives every byte back."
+            f"Allocates, in a child process {where}, the KV buffers "
+            + ("the planner's edit predicts for this rank (not the live launch's)" if plan.planned
+               else "this rank's ledger predicts")
+            + ", measures what one token really costs, then gives every byte back."
         ),
         _row("buffers", _buffers_line(request)),
     ]
     ledger = (
         ""
         if plan.ledger_bytes_per_token is None
-        else f" (ledger {fmt_tokens(plan.ledger_bytes_per_token)} B)"
+        else f" ({'planned' if plan.planned else 'ledger'} {fmt_tokens(plan.ledger_bytes_per_token)} B)"
     )
     lines.append(
         _row(

@@ -14,7 +14,7 @@ from kvtop.domain.incident import ALL_CLEAR, incident
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState
 from kvtop.domain.pressure import pressure_of
-from kvtop.ui.freshness import Wording
+from kvtop.ui.freshness import Wording, simulated_badge
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
 from kvtop.units import fmt_gib, fmt_tokens
@@ -178,6 +178,8 @@ class NodeHeader(Widget):
         if snapshot is not None and snapshot.notice:
             top += [(snapshot.notice, "$warning"), " │ "]
         if state.paused:
+            if snapshot is not None and snapshot.simulated:  # a demo is labelled so in every state
+                top += [simulated_badge(), " · "]
             top.append(Content.styled("⏸ PAUSED · still polling · z resumes", "bold $warning"))
         else:
             top.append(freshness(state, self.now, self._interval_s))

@@ -131,6 +131,7 @@ def _kv_quant_policy(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> 
         rule="bf16_kv_where_int8_supported", severity=Severity.INFO,
         summary=f"KV cache is {ledger.kv_format}; LMDeploy's int8 KV (--quant-policy 8): +{gain:,} tokens per rank",
         gpus=gpus, ranks=ranks, bytes=(ledger.kv_bytes_per_token - alt.kv_bytes_per_token) * ledger.token_capacity,
+        bytes_words="today's tokens take this much less KV in int8; nothing is freed: the pool keeps its size and holds more",
         tokens=gain, fix="--quant-policy 8", gain_tokens=gain,
         evidence=(
             f"KV bytes per token per rank: {ledger.kv_bytes_per_token:,} B → {alt.kv_bytes_per_token:,} B "
