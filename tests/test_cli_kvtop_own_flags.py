@@ -6,13 +6,12 @@ engine's own command line, which LMDeploy's argparse would reject), and named as
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from kvtop.cli import main
 from kvtop.commands.common import engine_flags_help
+from tests.cli_in_process import Ran, run_kvtop
 from tests.conftest import CONFIGS
 
 LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")  # vocab 128,256, hidden 4,096, bf16
@@ -20,8 +19,8 @@ PLAN = ["--model", LLAMA_8B, "--gpu", "H100"]
 STAGING = "− torch's cache of the weights' staging (first GPU)"
 
 
-def _kvtop(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kvtop", *args], capture_output=True, text=True, timeout=60)
+def _kvtop(*args: str) -> Ran:
+    return run_kvtop(*args)
 
 
 def test_help_lists_it_as_kvtops_not_among_lmdeploys_spellings() -> None:

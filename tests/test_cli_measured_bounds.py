@@ -9,12 +9,10 @@ avail mem=137.29 GB`, SGLang's GB being GiB, on an H200 of 143771 MiB).
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from kvtop.cli import main
+from tests.cli_in_process import run_kvtop
 from tests.conftest import CONFIGS, SAMPLES
 
 LLAMA = str(CONFIGS / "meta-llama--Meta-Llama-3-70B.json")
@@ -55,11 +53,8 @@ def test_the_h200_log_s_figure_is_planned_on_the_h200(capsys: pytest.CaptureFixt
 
 def test_explain_refuses_it_too_without_a_traceback() -> None:
     log = CONFIGS.parent / "cases" / "sglang" / "C04" / "engine.log"
-    result = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(log), "--model", LLAMA, "--gpu", "H100",
-         "--free-memory", "137.29GiB"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    result = run_kvtop("explain", str(log), "--model", LLAMA, "--gpu", "H100",
+                       "--free-memory", "137.29GiB")  # fmt: skip
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("kvtop: error: --free-memory: 137.29 GiB is more than the GPU's 79.65 GiB")
 

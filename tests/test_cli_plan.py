@@ -11,6 +11,7 @@ import pytest
 from kvtop.cli import main
 from kvtop.domain.ledger import CALIBRATED_WEIGHTS_ROW
 from tests.calibrated_figures import SGLANG_LLAMA_70B_SEGMENT_TAILS
+from tests.cli_in_process import run_kvtop
 from tests.conftest import CASES, CONFIGS
 
 QWEN = str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
@@ -112,52 +113,62 @@ def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixtur
     assert main(["plan", "--model", LLAMA, "--tp", "1", "--require-fit"]) == 1
 
 
-@pytest.mark.parametrize(
-    ("args", "needle"),
-    [
-        (["--model", "/nonexistent/config.json"], "not found"),
-        (["--model", QWEN, "--tp", "3"], "--tp"),
-        (["--model", QWEN, "--gpu-memory", "-5GiB"], "negative"),
-        # a value like a negative size after any option: the field's own check, not argparse's "expected one argument"
-        (["--model", QWEN, "--host-cache", "-5GiB"], "--host-cache: a size cannot be negative"),
-        (["--model", QWEN, "--tp", "-2"], "--tp: must be at least 1"),
-        (["--model", QWEN, "--kv-cache-dtype", "fp3"], "--kv-cache-dtype"),
-        (["--model", QWEN, "--tpp", "2"], "--tpp"),
-        (
-            ["--model", QWEN, "--cmd", "vllm serve 'x"],
-            "--cmd: cannot read the command (No closing quotation)",
-        ),
-        # SGLang's SWA:full ratio must be in (0, 1]: -1 divided by zero, 0 became 0.8, -2 "did not fit"
-        (["--model", GPT_OSS, "--swa-full-tokens-ratio=-1"], "--swa-full-tokens-ratio: must be in (0, 1]"),
-        (["--model", GPT_OSS, "--swa-full-tokens-ratio=0"], "--swa-full-tokens-ratio: must be in (0, 1]"),
-        (["--model", GPT_OSS, "--swa-full-tokens-ratio=-2"], "--swa-full-tokens-ratio: must be in (0, 1]"),
-        (["--model", GPT_OSS, "--swa-full-tokens-ratio=1.5"], "--swa-full-tokens-ratio: must be in (0, 1]"),
-        # counts are at least 1, named as the user spelled them
-        (["--model", QWEN, "--max-running-requests", "-3"], "--max-running-requests: must be at least 1"),
-        (["--model", QWEN, "--max-running-requests", "0"], "--max-running-requests: must be at least 1"),
-        (["--model", QWEN, "--engine", "vllm", "--max-num-seqs", "0"], "--max-num-seqs: must be at least 1"),
-        (["--model", QWEN, "--max-total-tokens", "-10"], "--max-total-tokens: must be at least 1"),
-        (["--model", QWEN, "--engine", "vllm", "--max-num-batched-tokens", "-5"], "--max-num-batched-tokens"),
-        (["--model", QWEN, "--chunked-prefill-size", "0"], "or -1 turns chunked prefill off"),
-        (["--model", QWEN, "--engine", "vllm", "--max-model-len", "-1"], "--max-model-len: -1"),
-        # expert parallelism beyond the ranks that hold the experts; DCP that does not divide TP
-        (["--model", MIXTRAL, "--tp", "2", "--ep", "8"], "--ep: expert parallel size 8 must divide tp 2"),
-        (["--model", DEEPSEEK, "--tp", "8", "--ep", "16"], "--ep: expert parallel size 16 must divide tp 8"),
-        (["--model", MIXTRAL, "--engine", "vllm", "--tp", "2", "--dp", "2", "--ep", "8"], "tp × dp = 4"),
-        (["--model", QWEN, "--engine", "vllm", "--tp", "4", "--dcp", "3"], "--dcp: decode context parallel"),
-        (["--model", QWEN, "--engine", "vllm", "--dcp", "16"], "must divide tp 1"),
-        # launches SGLang refuses (docs/engines/sglang.md §4.5): 768 ÷ 4 = 192 breaks the 128-wide FP8 blocks;
-        # ModelOpt NVFP4 needs compute capability 10.0 before SGLang 0.5.13
-        (["--model", QWEN3_30B_FP8, "--tp", "4"], "--tp: SGLang refuses block-FP8 MoE weights"),
-        (["--model", NVFP4, "--tp", "4", "--gpu", "H100", "--engine-version", "0.5.12"], "--gpu: SGLang 0.5.12"),
-        # a memory size without a unit would be read as bytes
-        (["--model", QWEN, "--gpu-memory", "80"], "--gpu-memory: '80' has no unit"),
-        (["--model", QWEN, "--gpu-memory", "100B"], "too small for a GPU"),
-        (["--model", QWEN, "--free-memory", "70"], "--free-memory: '70' has no unit"),
-        (["--model", QWEN, "--weights-memory", "15"], "--weights-memory: '15' has no unit"),
-    ],
-)
+#: Bad input to `kvtop plan`, each with what its one line of error must say
+BAD_INPUT = [
+    (["--model", "/nonexistent/config.json"], "not found"),
+    (["--model", QWEN, "--tp", "3"], "--tp"),
+    (["--model", QWEN, "--gpu-memory", "-5GiB"], "negative"),
+    # a value like a negative size after any option: the field's own check, not argparse's "expected one argument"
+    (["--model", QWEN, "--host-cache", "-5GiB"], "--host-cache: a size cannot be negative"),
+    (["--model", QWEN, "--tp", "-2"], "--tp: must be at least 1"),
+    (["--model", QWEN, "--kv-cache-dtype", "fp3"], "--kv-cache-dtype"),
+    (["--model", QWEN, "--tpp", "2"], "--tpp"),
+    (
+        ["--model", QWEN, "--cmd", "vllm serve 'x"],
+        "--cmd: cannot read the command (No closing quotation)",
+    ),
+    # SGLang's SWA:full ratio must be in (0, 1]: -1 divided by zero, 0 became 0.8, -2 "did not fit"
+    (["--model", GPT_OSS, "--swa-full-tokens-ratio=-1"], "--swa-full-tokens-ratio: must be in (0, 1]"),
+    (["--model", GPT_OSS, "--swa-full-tokens-ratio=0"], "--swa-full-tokens-ratio: must be in (0, 1]"),
+    (["--model", GPT_OSS, "--swa-full-tokens-ratio=-2"], "--swa-full-tokens-ratio: must be in (0, 1]"),
+    (["--model", GPT_OSS, "--swa-full-tokens-ratio=1.5"], "--swa-full-tokens-ratio: must be in (0, 1]"),
+    # counts are at least 1, named as the user spelled them
+    (["--model", QWEN, "--max-running-requests", "-3"], "--max-running-requests: must be at least 1"),
+    (["--model", QWEN, "--max-running-requests", "0"], "--max-running-requests: must be at least 1"),
+    (["--model", QWEN, "--engine", "vllm", "--max-num-seqs", "0"], "--max-num-seqs: must be at least 1"),
+    (["--model", QWEN, "--max-total-tokens", "-10"], "--max-total-tokens: must be at least 1"),
+    (["--model", QWEN, "--engine", "vllm", "--max-num-batched-tokens", "-5"], "--max-num-batched-tokens"),
+    (["--model", QWEN, "--chunked-prefill-size", "0"], "or -1 turns chunked prefill off"),
+    (["--model", QWEN, "--engine", "vllm", "--max-model-len", "-1"], "--max-model-len: -1"),
+    # expert parallelism beyond the ranks that hold the experts; DCP that does not divide TP
+    (["--model", MIXTRAL, "--tp", "2", "--ep", "8"], "--ep: expert parallel size 8 must divide tp 2"),
+    (["--model", DEEPSEEK, "--tp", "8", "--ep", "16"], "--ep: expert parallel size 16 must divide tp 8"),
+    (["--model", MIXTRAL, "--engine", "vllm", "--tp", "2", "--dp", "2", "--ep", "8"], "tp × dp = 4"),
+    (["--model", QWEN, "--engine", "vllm", "--tp", "4", "--dcp", "3"], "--dcp: decode context parallel"),
+    (["--model", QWEN, "--engine", "vllm", "--dcp", "16"], "must divide tp 1"),
+    # launches SGLang refuses (docs/engines/sglang.md §4.5): 768 ÷ 4 = 192 breaks the 128-wide FP8 blocks;
+    # ModelOpt NVFP4 needs compute capability 10.0 before SGLang 0.5.13
+    (["--model", QWEN3_30B_FP8, "--tp", "4"], "--tp: SGLang refuses block-FP8 MoE weights"),
+    (["--model", NVFP4, "--tp", "4", "--gpu", "H100", "--engine-version", "0.5.12"], "--gpu: SGLang 0.5.12"),
+    # a memory size without a unit would be read as bytes
+    (["--model", QWEN, "--gpu-memory", "80"], "--gpu-memory: '80' has no unit"),
+    (["--model", QWEN, "--gpu-memory", "100B"], "too small for a GPU"),
+    (["--model", QWEN, "--free-memory", "70"], "--free-memory: '70' has no unit"),
+    (["--model", QWEN, "--weights-memory", "15"], "--weights-memory: '15' has no unit"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), BAD_INPUT)
 def test_bad_input_is_one_clear_line(args: list[str], needle: str) -> None:
+    result = run_kvtop("plan", *args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and needle in result.stderr
+
+
+@pytest.mark.parametrize(("args", "needle"), BAD_INPUT[:2])
+def test_bad_input_in_a_fresh_process_exits_2_with_one_clear_line(args: list[str], needle: str) -> None:
+    """`python -m kvtop` itself, not `main` in this process: the interpreter's exit status and stderr."""
     result = subprocess.run(
         [sys.executable, "-m", "kvtop", "plan", *args], capture_output=True, text=True, timeout=60
     )
@@ -169,10 +180,7 @@ def test_bad_input_is_one_clear_line(args: list[str], needle: str) -> None:
 @pytest.mark.parametrize("gpu_memory", ["80", "1", "100B"])
 def test_explain_rejects_a_gpu_memory_without_a_unit(gpu_memory: str) -> None:
     """Once a ZeroDivisionError deep in the SGLang rules: 80 was read as 80 bytes."""
-    result = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", C17_LOG, "--model", QWEN, "--gpu-memory", gpu_memory],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    result = run_kvtop("explain", C17_LOG, "--model", QWEN, "--gpu-memory", gpu_memory)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1 and "--gpu-memory" in result.stderr and "80GiB" in result.stderr
 
@@ -225,8 +233,7 @@ def test_malformed_and_unknown_configs_name_the_field(tmp_path) -> None:
         ("frob", "hidden_size: missing (a generic reading of 'frob' needs it)"),  # no entry: read generically
         ("nolayers", "num_hidden_layers"),
     ):
-        result = subprocess.run([sys.executable, "-m", "kvtop", "plan", "--model", str(tmp_path / f"{name}.json")],
-                                capture_output=True, text=True, timeout=60)  # fmt: skip
+        result = run_kvtop("plan", "--model", str(tmp_path / f"{name}.json"))
         assert result.returncode == 2 and needle in result.stderr and "Traceback" not in result.stderr
 
 

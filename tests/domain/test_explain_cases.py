@@ -14,6 +14,7 @@ from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model
+from tests.cli_in_process import Ran, run_kvtop
 from tests.conftest import CASES, CONFIGS
 
 _NAMES = [display_name(engine) for engine in ENGINE_IDS]
@@ -86,10 +87,8 @@ def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
     case = json.loads((case_dir / "case.json").read_text())
     config = (case.get("config") or "").split(" ")[0]
     model = str(CONFIGS / config) if config and (CONFIGS / config).is_file() else "llama-3.1-8b"
-    result = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(case_dir / "engine.log"), "--model", model, "--engine", case_dir.parent.name, "--json"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    result = run_kvtop("explain", str(case_dir / "engine.log"), "--model", model, "--engine", case_dir.parent.name,
+                       "--json")  # fmt: skip
     assert "Traceback" not in result.stderr
     if not (case_dir / "engine.log").read_text().strip():  # C06: numbers from a PR text, no log lines
         assert result.returncode == 2 and f"no {ENGINE_NAMES} startup lines in" in result.stderr
@@ -107,9 +106,8 @@ def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
         assert (out["startup_error"] or out["logged"]["token_capacity"] == 0) and not out["missing"]
 
 
-def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kvtop", "explain", *argv], capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+def _cli(*argv: str) -> Ran:
+    return run_kvtop("explain", *argv)
 
 
 def test_refused_start_is_the_first_thing_said() -> None:
@@ -192,11 +190,8 @@ def test_vllm_version_b_log_matches_from_the_kv_memory_in_use(tmp_path) -> None:
 def test_a_launch_command_pasted_into_the_log_supplies_its_flags() -> None:
     """C01's first line is `… --tp 4 … --mem-fraction-static 0.93`: without flags, kvtop reads TP 4 and
     the fraction from it, so the pool checks hold at TP 4 and only the load lines are missing."""
-    result = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(CASES / "sglang/C01/engine.log"),
-         "--model", str(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json"), "--json"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    result = _cli(str(CASES / "sglang/C01/engine.log"), "--model", str(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json"),
+                  "--json")  # fmt: skip
     out = json.loads(result.stdout)
     k_check = out["pool_checks"][0]
     # 94 layers × 4 KV heads ÷ TP 4 × 128 × 2 B = 24,064 B per token for K (and as much for V)

@@ -9,8 +9,6 @@ logged capacity implies. And a model kvtop does not model still gets its log and
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from kvtop.domain.errors import UnsupportedModelError
@@ -22,6 +20,7 @@ from kvtop.domain.quant import quant_from_config
 from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
+from tests.cli_in_process import run_kvtop
 from tests.conftest import CASES, CONFIGS
 
 # Llama-3.1-8B at TP 1 as SGLang's plan holds it: the book, the rope cache and the caching allocator's rounding
@@ -136,11 +135,8 @@ def test_the_cli_says_match_with_an_estimated_input(tmp_path) -> None:
     excerpt.write_text(
         "\n".join(line for line in (CASES / "sglang/C13/engine.log").read_text().splitlines() if "Load weight" not in line)
     )
-    completed = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(excerpt), "--model",
-         str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--mem-fraction-static", "0.88", "--gpu", "H100"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    completed = run_kvtop("explain", str(excerpt), "--model",
+                          str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--mem-fraction-static", "0.88", "--gpu", "H100")  # fmt: skip
     assert completed.returncode == 0, completed.stderr
     verdict = next(line for line in completed.stdout.splitlines() if line.startswith("verdict:"))
     assert verdict.startswith(
@@ -161,12 +157,9 @@ def test_a_model_kvtop_does_not_model_still_gets_its_log_and_refusal_read(tmp_pa
     v4 = json.loads((CONFIGS / "heldout/deepseek-ai--DeepSeek-V4-Flash.json").read_text())
     wrapped = tmp_path / "config.json"
     wrapped.write_text(json.dumps({**v4, "architectures": ["DeepseekV4ForConditionalGeneration"], "model_type": "v4_vl"}))
-    completed = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(CASES / "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal/engine.log"),
-         "--model", str(wrapped),
-         "--json"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    completed = run_kvtop("explain", str(CASES / "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal/engine.log"),
+                          "--model", str(wrapped),
+                          "--json")  # fmt: skip
     assert completed.returncode == 0 and "Traceback" not in completed.stderr, completed.stderr
     out = json.loads(completed.stdout)
     assert out["verdict"] == "failed_start" and out["logged"]["token_capacity"] == 1_280

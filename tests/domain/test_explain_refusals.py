@@ -9,14 +9,13 @@ The verdict is `failed_start`; how the printed capacity rebuilds is kept apart (
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
+from tests.cli_in_process import run_kvtop
 from tests.conftest import CASES, CONFIGS
 
 
@@ -101,12 +100,9 @@ def test_a_pool_of_zero_tokens_is_a_failed_start_even_without_its_error() -> Non
 
 
 def test_the_cli_says_the_refusal_first_and_the_rebuild_in_the_verdict() -> None:
-    completed = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(CASES / "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal/engine.log"),
-         "--model", str(CONFIGS / "Qwen--Qwen2.5-72B.json"), "--max-model-len", "8192",
-         "--gpu-memory-utilization", "0.95"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    completed = run_kvtop("explain", str(CASES / "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal/engine.log"),
+                          "--model", str(CONFIGS / "Qwen--Qwen2.5-72B.json"), "--max-model-len", "8192",
+                          "--gpu-memory-utilization", "0.95")  # fmt: skip
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
     assert lines[1].startswith("  the engine refused to start: The model's max seq len (8192)")
@@ -115,11 +111,8 @@ def test_the_cli_says_the_refusal_first_and_the_rebuild_in_the_verdict() -> None
         "verdict: FAILED START — the engine refused to start after sizing its KV pool at 1,280 tokens; "
         "kvtop rebuilds it (inside the predicted interval)"
     )
-    as_json = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(CASES / "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal/engine.log"),
-         "--model", str(CONFIGS / "Qwen--Qwen2.5-72B.json"), "--max-model-len", "8192", "--json"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    as_json = run_kvtop("explain", str(CASES / "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal/engine.log"),
+                        "--model", str(CONFIGS / "Qwen--Qwen2.5-72B.json"), "--max-model-len", "8192", "--json")  # fmt: skip
     out = json.loads(as_json.stdout)
     assert out["verdict"] == "failed_start" and out["capacity_verdict"] in ("match", "mismatch")
 

@@ -4,9 +4,6 @@ for v0.1.0, the total) is given, and the named reason when the log does not allo
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from kvtop.commands.explain import settings_for_log
@@ -17,6 +14,7 @@ from kvtop.domain.explain import Explanation, explain
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
+from tests.cli_in_process import run_kvtop
 from tests.conftest import CASES, CONFIGS
 
 MIB = 1 << 20
@@ -154,11 +152,8 @@ def test_a_date_the_lines_rule_out_gives_way_to_the_lines() -> None:
 
 
 def test_the_cli_explains_a_case_and_exits_0() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(CASES / "lmdeploy" / CASE_3950 / "engine.log"),
-         "--model", str(CONFIGS / CONFIG[CASE_3950]), "--free-after-load", "1.7925GiB"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    result = run_kvtop("explain", str(CASES / "lmdeploy" / CASE_3950 / "engine.log"),
+                       "--model", str(CONFIGS / CONFIG[CASE_3950]), "--free-after-load", "1.7925GiB")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "rules of ~0.10.0" in result.stdout and "block size: logged 0.844 MiB" in result.stdout
     assert result.stdout.splitlines()[-2].startswith("verdict: MATCH")

@@ -9,8 +9,6 @@ One layer's row, both engines: 20 KV heads (whisper.py WhisperAttention: every h
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -25,6 +23,7 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
+from tests.cli_in_process import run_kvtop
 from tests.data_paths import CASES, DATA
 
 GIB = 1 << 30
@@ -103,11 +102,8 @@ def test_vllm_0_15_1_log_is_its_arithmetic() -> None:
 
 
 def test_kvtop_explain_matches_the_log() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(CASES / "vllm/wsl-v0151-whisper-large-v3/engine.log"),
-         "--model", str(LARGE_V3), "--gpu-memory", "24GiB", "--json", "--no-calibration-store"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    out = run_kvtop("explain", str(CASES / "vllm/wsl-v0151-whisper-large-v3/engine.log"),
+                    "--model", str(LARGE_V3), "--gpu-memory", "24GiB", "--json", "--no-calibration-store")  # fmt: skip
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["logged"]["token_capacity"] == 33_216 and result["logged"]["max_concurrency"] == 26.62
@@ -119,12 +115,9 @@ def test_kvtop_plan_on_an_h100_is_vllms_arithmetic() -> None:
     = 79,027,398,247 B; available 79,027,398,247 − 3,092,376,453 − 2,147,483,648 = 73,787,538,146 B // 2,621,440 =
     28,147 blocks; a request cdiv(448, 16) = 28 + cdiv(8,192, 16) = 512 blocks (max_num_batched_tokens 8,192 on a
     GPU of ≥ 70 GiB); tokens int(28,147 / 540 × 448) = 23,351."""
-    out = subprocess.run(
-        [sys.executable, "-m", "kvtop", "plan", "--model", str(LARGE_V3), "--engine", "vllm", "--gpu", "H100",
-         "--gpu-memory", "80GiB", "--weights-memory", "2.88GiB", "--non-kv-memory", "2GiB", "--engine-version",
-         "0.33.0", "--json", "--no-calibration-store"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    out = run_kvtop("plan", "--model", str(LARGE_V3), "--engine", "vllm", "--gpu", "H100",
+                    "--gpu-memory", "80GiB", "--weights-memory", "2.88GiB", "--non-kv-memory", "2GiB", "--engine-version",
+                    "0.33.0", "--json", "--no-calibration-store")  # fmt: skip
     assert out.returncode == 0, out.stderr
     plan = json.loads(out.stdout)
     assert plan["kv_budget_bytes"] == 79_027_398_247 - int(2.88 * GIB) - 2 * GIB == 73_787_538_146
@@ -134,11 +127,8 @@ def test_kvtop_plan_on_an_h100_is_vllms_arithmetic() -> None:
 
 
 def test_kvtop_plan_on_sglang_divides_by_the_96_layer_cell() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "kvtop", "plan", "--model", str(LARGE_V3), "--engine", "sglang", "--gpu", "H100",
-         "--engine-version", "0.5.23", "--json", "--no-calibration-store"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    out = run_kvtop("plan", "--model", str(LARGE_V3), "--engine", "sglang", "--gpu", "H100",
+                    "--engine-version", "0.5.23", "--json", "--no-calibration-store")  # fmt: skip
     assert out.returncode == 0, out.stderr
     plan = json.loads(out.stdout)
     assert plan["kv_bytes_per_token"] == (32 + 2 * 32) * 5_120 == 491_520
@@ -156,11 +146,8 @@ def test_kvtop_explain_reads_the_encoder_budget_from_the_log() -> None:
     """With no GPU named, the log's `Encoder cache will be initialized with a budget of 2048 tokens` is the
     max_num_batched_tokens (= encoder_cache_size): concurrency 4,153 / (28 + 2,048 ÷ 16) = 26.62, as logged; kvtop's
     80 GiB stand-in would otherwise take 8,192 (4,153 / 540 = 7.69)."""
-    out = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(CASES / "vllm/wsl-v0151-whisper-large-v3/engine.log"),
-         "--model", str(LARGE_V3), "--json", "--no-calibration-store"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    out = run_kvtop("explain", str(CASES / "vllm/wsl-v0151-whisper-large-v3/engine.log"),
+                    "--model", str(LARGE_V3), "--json", "--no-calibration-store")  # fmt: skip
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["verdict"] == "match" and any("encoder cache budget" in n for n in result["notes"])

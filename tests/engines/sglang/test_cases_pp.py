@@ -7,9 +7,8 @@ Expected figures are the log's prints and the KV arithmetic on the model's confi
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
+from tests.cli_in_process import run_kvtop
 from tests.conftest import CASES, CONFIGS
 
 CASE = CASES / "sglang" / "sglang-pr14254-mistral-small31-pp4"
@@ -19,10 +18,7 @@ K_BYTES_PER_TOKEN = 40 * 8 * 128 * 2  # every one of the 40 layers, FP16: not a 
 
 
 def explain_json() -> dict:
-    result = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(CASE / "engine.log"), "--model", str(CONFIG), "--json"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    result = run_kvtop("explain", str(CASE / "engine.log"), "--model", str(CONFIG), "--json")  # fmt: skip
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 

@@ -9,9 +9,6 @@ Expected values: the assumption's own arithmetic, and SGLang C13 (tests/data/cas
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_GIB
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.sglang.calibration import context
@@ -20,6 +17,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.sources.hub import load_model
 from kvtop.units import GIB
+from tests.cli_in_process import run_kvtop
 from tests.conftest import CASES, CONFIGS
 
 LLAMA_8B = CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"
@@ -54,7 +52,7 @@ def test_a_named_gpu_reads_the_fit() -> None:
 
 
 def _kvtop(*args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "kvtop", *args], capture_output=True, text=True, timeout=120)
+    done = run_kvtop(*args)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -8,14 +8,13 @@ own memory and its own stage's layers), never kvtop's output.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import parse_flags, parse_launch_command
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model
+from tests.cli_in_process import run_kvtop
 from tests.conftest import CASES, CONFIGS
 
 GIB = 1 << 30
@@ -28,11 +27,8 @@ DEEPSEEK_STAGE_BYTES_PER_TOKEN = 30 * (512 + 64) * 2
 
 
 def explain_json(case: str, config: str, *flags: str) -> dict:
-    result = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(CASES / case / "engine.log"), "--model",
-         str(CONFIGS / config), "--json", "--no-calibration-store", *flags],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    result = run_kvtop("explain", str(CASES / case / "engine.log"), "--model",
+                       str(CONFIGS / config), "--json", "--no-calibration-store", *flags)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -100,11 +96,8 @@ def test_a_folded_pool_too_small_to_start_is_a_mismatch(tmp_path: Path) -> None:
     text = (CASES / DEEPSEEK / "engine.log").read_text().replace("# cuda blocks: 5302", "# cuda blocks: 300")
     log = tmp_path / "engine.log"
     log.write_text(text)
-    result = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(log), "--model", str(CONFIGS / "cases/deepseek-ai--DeepSeek-V2.json"),
-         "--json", "--no-calibration-store"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    result = run_kvtop("explain", str(log), "--model", str(CONFIGS / "cases/deepseek-ai--DeepSeek-V2.json"),
+                       "--json", "--no-calibration-store")  # fmt: skip
     out = json.loads(result.stdout)
     assert out["logged"]["token_capacity"] == 4_800
     assert out["verdict"] == "mismatch" and out["estimated"]["field"] == "available_kv_bytes"

@@ -10,8 +10,6 @@ calibration record `huzifa1-profiling-gpt-oss-20b-h100nvl-v01011`: 'GPU KV cache
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -19,6 +17,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
+from tests.cli_in_process import run_kvtop
 from tests.data_paths import CONFIGS
 
 
@@ -55,12 +54,12 @@ def test_a_release_without_the_flag_refuses_it(release: str) -> None:
 
 def test_the_gpt_oss_engine_args_start_plans_as_passed() -> None:
     sizes = ["1", "2", "4", *(str(size) for size in range(8, 257, 8))]  # the record's list: vLLM's own default
-    base = [sys.executable, "-m", "kvtop", "plan", "--engine", "vllm", "--engine-version", "0.10.1.1", "--gpu",
+    base = ["plan", "--engine", "vllm", "--engine-version", "0.10.1.1", "--gpu",
             "H100-NVL", "--model", str(CONFIGS / "openai--gpt-oss-20b.json"), "--no-calibration-store", "--json",
             "--engine-context"]  # fmt: skip
     planned = []
     for extra in (["--cuda-graph-sizes", *sizes], []):
-        completed = subprocess.run([*base, *extra], capture_output=True, text=True, timeout=120)
+        completed = run_kvtop(*base, *extra)
         assert completed.returncode == 0, completed.stderr
         planned.append(int(json.loads(completed.stdout)["token_capacity"]))
     logged = 1_508_112  # 'GPU KV cache size: 1,508,112 tokens'

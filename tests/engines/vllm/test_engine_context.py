@@ -14,8 +14,6 @@ end-to-end figure is the calibration record `huzifa1-profiling-llama-2-13b-h100-
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -24,6 +22,7 @@ from kvtop.domain.engines.vllm.batching import default_batch_limits
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
+from tests.cli_in_process import run_kvtop
 from tests.data_paths import CONFIGS, DATA
 
 
@@ -47,11 +46,8 @@ def test_v0_takes_the_servers_defaults() -> None:
 
 
 def _planned(release: str, gpu: str, config: str, *extra: str) -> int:
-    completed = subprocess.run(
-        [sys.executable, "-m", "kvtop", "plan", "--engine", "vllm", "--engine-version", release, "--gpu", gpu,
-         "--model", config, "--no-calibration-store", "--json", *extra],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    completed = run_kvtop("plan", "--engine", "vllm", "--engine-version", release, "--gpu", gpu,
+                          "--model", config, "--no-calibration-store", "--json", *extra)  # fmt: skip
     assert completed.returncode == 0, completed.stderr
     return int(json.loads(completed.stdout)["token_capacity"])
 
@@ -73,11 +69,8 @@ def test_the_flag_is_kvtops_not_vllms() -> None:
 
 
 def _refused(*extra: str, config: str, release: str = "0.10.1.1") -> str:
-    completed = subprocess.run(
-        [sys.executable, "-m", "kvtop", "plan", "--engine", "vllm", "--engine-version", release, "--gpu", "H100",
-         "--model", config, "--no-calibration-store", *extra],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    completed = run_kvtop("plan", "--engine", "vllm", "--engine-version", release, "--gpu", "H100",
+                          "--model", config, "--no-calibration-store", *extra)  # fmt: skip
     assert completed.returncode != 0
     assert "Traceback" not in completed.stderr
     return completed.stderr

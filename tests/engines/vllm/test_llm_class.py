@@ -12,8 +12,6 @@ printed `max_num_batched_tokens=8192` and `GPU KV cache size: 34,848 tokens`.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -22,6 +20,7 @@ from kvtop.domain.engines.vllm.batching import default_batch_limits
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
+from tests.cli_in_process import run_kvtop
 from tests.data_paths import CONFIGS
 
 
@@ -52,11 +51,8 @@ _T4_LAUNCH = [
 
 def _planned(*extra: str) -> int:
     config = CONFIGS / "heldout/calib48/Qwen--Qwen3-8B-AWQ.RECONSTRUCTED.json"
-    completed = subprocess.run(
-        [sys.executable, "-m", "kvtop", "plan", "--engine", "vllm", "--engine-version", "0.20.0", "--gpu", "T4",
-         "--model", str(config), "--no-calibration-store", "--json", *_T4_LAUNCH, *extra],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    completed = run_kvtop("plan", "--engine", "vllm", "--engine-version", "0.20.0", "--gpu", "T4",
+                          "--model", str(config), "--no-calibration-store", "--json", *_T4_LAUNCH, *extra)  # fmt: skip
     assert completed.returncode == 0, completed.stderr
     return int(json.loads(completed.stdout)["token_capacity"])
 

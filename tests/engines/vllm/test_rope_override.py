@@ -11,8 +11,6 @@ llama3 none."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -22,6 +20,7 @@ from kvtop.domain.engines.vllm.rope_override import derived_max_len
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags, parse_launch_command
 from kvtop.domain.model_config import model_from_config
+from tests.cli_in_process import Ran, run_kvtop
 from tests.data_paths import CONFIGS
 
 QWEN3_32B = CONFIGS / "Qwen--Qwen3-32B.json"  # max_position_embeddings 40,960, no rope_scaling
@@ -109,13 +108,10 @@ def test_an_override_the_release_does_not_read_is_said() -> None:
     assert planned.returncode != 0 and "rope_scaling does not reach the derived length" in planned.stderr
 
 
-def _plan(*flags: str, version: str = "0.10.0") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kvtop", "plan", "--engine", "vllm", "--engine-version", version, "--gpu", "H100",
-         "--model", str(QWEN3_32B), "--tp", "4", "--no-calibration-store", "--json", "--max-model-len", "131072",
-         *flags],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+def _plan(*flags: str, version: str = "0.10.0") -> Ran:
+    return run_kvtop("plan", "--engine", "vllm", "--engine-version", version, "--gpu", "H100",
+                     "--model", str(QWEN3_32B), "--tp", "4", "--no-calibration-store", "--json", "--max-model-len", "131072",
+                     *flags)  # fmt: skip
 
 
 def test_the_yarn_start_is_planned_and_without_it_refused() -> None:

@@ -8,13 +8,12 @@ the calibration record `file69641025864-gemma-4-31b-it-fp8-rtxpro6000-cloudrun-v
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
+from tests.cli_in_process import Ran, run_kvtop
 from tests.data_paths import CONFIGS
 
 _LAUNCH = [
@@ -23,13 +22,10 @@ _LAUNCH = [
 ]  # fmt: skip
 
 
-def _plan(release: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kvtop", "plan", "--engine", "vllm", "--engine-version", release, "--gpu", "RTXPRO6000",
-         "--model", str(CONFIGS / "heldout/wave5/google--gemma-4-31B-it.json"), "--no-calibration-store", "--json",
-         *_LAUNCH, *extra],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+def _plan(release: str, *extra: str) -> Ran:
+    return run_kvtop("plan", "--engine", "vllm", "--engine-version", release, "--gpu", "RTXPRO6000",
+                     "--model", str(CONFIGS / "heldout/wave5/google--gemma-4-31B-it.json"), "--no-calibration-store", "--json",
+                     *_LAUNCH, *extra)  # fmt: skip
 
 
 def test_the_cloud_run_start_plans_as_without_the_streamer() -> None:
