@@ -15,7 +15,8 @@ The same block, assert line per release (wheels from PyPI, read): 0.5.9 modelopt
 
 Which runner `auto` takes: SM 11.x / 12.x (Thor, RTX 50, RTX PRO 6000, GB10) run CUTLASS for every class (the
 server's flashinfer_trtllm defaults test `is_sm100_supported`, capability 10.x only: utils/common.py:258-262 at 0.5.9;
-0.5.23 arg_groups/model_overrides/*.py `get_platform().is_sm100`). On SM 10.x most MoE classes default to
+0.5.23 arg_groups/model_overrides/*.py `get_platform().is_sm100`, the same
+majors [10]: utils/common.py:309-313). On SM 10.x most MoE classes default to
 flashinfer_trtllm (0.5.9 server_args.py:1558-1578 for Qwen3-MoE) and kvtop does not hold that list (blockscale_leak.py
 knows DeepSeek-V3's only), so there the rule is not applied. Below 10.x: 0.5.9 – 0.5.12 refuse NVFP4 MoE, 0.5.13 on run
 Marlin (blockscale_leak.runs_marlin_moe), whose branch returns before this block.
