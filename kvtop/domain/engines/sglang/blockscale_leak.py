@@ -35,7 +35,7 @@ back to `copy_or_rebind_param`, which fills the placeholder built by create_weig
 or hidden ÷ group not of 4, of w2 where hidden is not of 128 or shard ÷ group not of 4 (the corpus's MiniMax-M2.5,
 Kimi-K2.5 and DeepSeek-R1 starts and engine-diff's Qwen3-235B: none). A gated expert's w13 rows need padding only where
 its w2 columns do too, and then SGLang's own assert fails the load (modelopt_quant.py:3014-3021 at 0.5.23, the same
-from 0.5.9: not refused by kvtop). Below Blackwell (SM 8.0 – 9.x) 0.5.13 on runs the NVFP4 MoE on Marlin at `auto`
+from 0.5.9: refused on SM 11.x / 12.x by nvfp4_pad.py). Below Blackwell (SM 8.0 – 9.x) 0.5.13 on runs the NVFP4 MoE on Marlin at `auto`
 (`runs_marlin_moe`; 0.5.12 and before raise there), whose branch returns before the alias: every placeholder kept.
 0.5.23's classes are counted in weights_built.py (the placeholders the
 alias frees there: its `released_rows`).

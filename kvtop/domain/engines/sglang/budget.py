@@ -44,6 +44,7 @@ from kvtop.domain.engines.sglang.multimodal import (
     profiled_hopper_path,
     tower_unbuilt_note,
 )
+from kvtop.domain.engines.sglang.nvfp4_pad import plain_w13_pad_not_modelled
 from kvtop.domain.engines.sglang.pp_layers import (
     most_stage_state,
     swa_cell_counts_whole_model,
@@ -196,6 +197,8 @@ class SglangBudget:
             reserve_needed_bytes=None if needed is None else needed + mm_reserve,
             fits=fits, shortfall_bytes=shortfall, steps=tuple(steps), notes=tuple(notes),
             cell=solved if isinstance(solved, KvCell) else None,
+            not_modelled=tuple(n for n in (plain_w13_pad_not_modelled(m, inputs.layout, inputs.gpu_name,
+                                                                      inputs.version),) if n),
         )  # fmt: skip
 
     def _mamba(

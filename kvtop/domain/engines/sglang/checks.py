@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.hybrid_swa import HYBRID_SWA_ARCHS_ERAS
+from kvtop.domain.engines.sglang.nvfp4_pad import check_gated_w13_pad
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_capability
@@ -115,6 +116,7 @@ def check_launch(inputs: EngineInputs) -> None:
     _check_expert_split(inputs)
     _check_block_fp8_moe(inputs)
     _check_dsv4_nvfp4_experts(inputs)
+    check_gated_w13_pad(inputs)
     _check_torch_native_tp(inputs)
 
 
