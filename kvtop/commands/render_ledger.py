@@ -21,7 +21,7 @@ from kvtop.domain.neutral_flags import memory_neutral_flags
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
-from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
+from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_spread, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
 UNUSED_SHOWN = 256 * MIB
@@ -355,7 +355,7 @@ def interval_line(plan: CapacityPlan) -> str:
                 "(it fits at both ends of the estimated inputs)")  # fmt: skip
     if kind is IntervalKind.ZERO_WIDE:
         return f"{fmt_tokens(plan.ledger.token_capacity)} tokens at both ends (± 0): no estimated input moves it"
-    spread = f"(± {fmt_tokens(plan.spread_tokens)})"
+    spread = f"({fmt_spread(*plan.spread_ends_tokens)})"
     at = f"at {start.fraction_flag} {start.fraction:g}" if start is not None else ""
     if kind is IntervalKind.REFUSED_AT_CENTRE:  # a refusal is no width of the capacity: the headline states it
         spread = f"{at} (0: refused, see Token capacity)"
