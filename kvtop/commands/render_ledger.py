@@ -39,7 +39,8 @@ def rank_json(rank: RankLedger) -> dict[str, Any]:
         "kv_bytes_per_token": rank.kv_bytes_per_token, "kv_cell": rank.kv_cell.model_dump() if rank.kv_cell else None,
         "kv_pool_bytes": rank.kv_pool_bytes, "state_pool_bytes": rank.state_pool_bytes, "req_to_token_bytes": rank.req_to_token_bytes,
         "reserve_bytes": rank.reserve_bytes, "context_bytes": rank.context_bytes, "context_source": rank.context_source,
-        "context_error_bytes": rank.context_error_bytes, "token_capacity": rank.token_capacity,
+        "context_error_bytes": rank.context_error_bytes, "driver_reserved_bytes": rank.driver_reserved_bytes,
+        "token_capacity": rank.token_capacity,
         "weights": [row.model_dump() for row in rank.weights.rows],
         "kv_pools": [pool.model_dump(exclude={"row_shape", "tensors_per_layer", "torch_dtype"})
                      | {"bytes_per": "request" if pool.per_request else pool_token(pool.name)} for pool in rank.kv.pools],

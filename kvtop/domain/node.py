@@ -112,13 +112,15 @@ class RankView(BaseModel):
     def worker_prediction(self) -> WorkerPrediction | None:
         """The predicted resident bytes as NVML would count this worker's process.
 
-        SGLang's context is "total − free before load", which holds the driver's reserved bytes;
-        NVML counts those apart from every process, so they move out of the worker.
+        SGLang's context measured is "total − free before load", which holds the driver's reserved bytes;
+        NVML counts those apart from every process, so they move out of the worker. A calibrated context holds none
+        (the ledger split them out, `RankLedger.driver_reserved_bytes`): nothing moves.
         """
         predicted, resident = self.predicted, self.predicted_resident_bytes
         if predicted is None or resident is None:
             return None
-        holds_reserved = self.engine_kind and engine_rules(self.engine_kind).context_holds_driver_reserved
+        holds_reserved = (self.engine_kind and engine_rules(self.engine_kind).context_holds_driver_reserved
+                          and not predicted.driver_reserved_bytes)  # fmt: skip
         reserved = self.observed.gpu_reserved_bytes if holds_reserved else None
         if reserved is None or reserved > predicted.context_bytes:
             reserved = None  # nothing to move: the context keeps what the ledger said
@@ -147,8 +149,11 @@ class RankView(BaseModel):
     def predicted_free_bytes(self, gpu_total_bytes: int) -> int | None:
         """What the prediction leaves free of `gpu_total_bytes` (the ledger's GPU total): less its `used` and the
         driver-reserved bytes NVML keeps apart."""
-        used = self.predicted_used_bytes
-        return None if used is None else gpu_total_bytes - used - (self.observed.gpu_reserved_bytes or 0)
+        used, predicted = self.predicted_used_bytes, self.predicted
+        reserved = self.observed.gpu_reserved_bytes
+        if reserved is None and predicted is not None:  # NVML v1 says none: the ledger's split-out share stands in
+            reserved = predicted.driver_reserved_bytes
+        return None if used is None else gpu_total_bytes - used - (reserved or 0)
 
     @property
     def observed_kv_pool(self) -> ObservedPool:
