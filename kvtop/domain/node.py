@@ -436,9 +436,9 @@ def _explained_rank(explained: Ledger, rank: RankView, heavier: int = 0) -> Rank
     The explained ledger is solved with the free memory before load that bytes others held there
     took away (the waterfall's outside terms), and its context is "total − free before load": on
     the least free GPU it counts those bytes. NVML counts them in their holders' processes, not in
-    this worker, so the row keeps the context the clean ledger has (CUDA context, NCCL). Weights the
-    engine reports above kvtop's book (`heavier`) are solved in as a number, not a component: they
-    join the book as one row, so the pool they shrank and the weights that shrank it sit side by side.
+    this worker, so the row keeps the context the clean ledger has (CUDA context, NCCL) and the driver's share
+    it split out of it. Weights the engine reports above kvtop's book (`heavier`) are solved in as a number, not a
+    component: they join the book as one row, so the pool they shrank and the weights that shrank it sit side by side.
     Every other figure is the engine's own re-solve (a smaller pool, the tokens the waterfall ends on).
     """
     row = _ledger_rank(explained, rank.rank)
@@ -446,7 +446,8 @@ def _explained_rank(explained: Ledger, rank: RankView, heavier: int = 0) -> Rank
         return row
     clean = rank.predicted
     update: dict[str, object] = {"context_bytes": clean.context_bytes, "context_source": clean.context_source,
-                                 "context_error_bytes": clean.context_error_bytes}  # fmt: skip
+                                 "context_error_bytes": clean.context_error_bytes,
+                                 "driver_reserved_bytes": clean.driver_reserved_bytes}  # fmt: skip
     if heavier:
         extra = WeightRow(component=REPORTED_WEIGHTS_ROW, params=0, bytes=heavier, shards=1, bytes_per_param=0.0,
                           note="the engine reports its weights this much above the prediction")  # fmt: skip
