@@ -143,8 +143,8 @@ class MeasuredInputs(BaseModel):
         if self._context_is_the_fit() and self.calibrated is not None and self.calibrated.context_bytes is not None:
             return self.calibrated.context_bytes
         calibrated = self._calibrated_free()
-        if calibrated is not None and calibrated.cuda_total_bytes and calibrated.free_before_load_bytes is not None:
-            return calibrated.cuda_total_bytes - calibrated.free_before_load_bytes - calibrated.host_held_bytes
+        if calibrated is not None and calibrated.cuda_total_bytes:
+            return calibrated.cuda_total_bytes - self.free_before_load(gpu_total_bytes) - calibrated.host_held_bytes
         return gpu_total_bytes - self.free_before_load(gpu_total_bytes)
 
     def driver_reserved_bytes(self, gpu_total_bytes: int) -> int:
@@ -162,9 +162,9 @@ class MeasuredInputs(BaseModel):
         if self._context_is_the_fit() and self.calibrated is not None:
             return self.calibrated.context_source
         calibrated = self._calibrated_free()
-        if calibrated is not None and calibrated.context_bytes is not None:
+        if calibrated is not None and calibrated.context_bytes is not None and self.free_before_load_bytes is None:
             return calibrated.context_source
-        return self.free_before_load_source()
+        return self.free_before_load_source()  # measured, or explain's estimate of it, as it names its source
 
     def context_error_bytes(self) -> int:
         """How far `context_before_load` may be off: 0 measured, the context term's error where it was calibrated or
@@ -179,11 +179,14 @@ class MeasuredInputs(BaseModel):
         return max(CONTEXT_BYTES_RANGE[1] - DEFAULT_CONTEXT_BYTES, DEFAULT_CONTEXT_BYTES - CONTEXT_BYTES_RANGE[0])
 
     def _calibrated_free(self) -> CalibratedFigures | None:
-        """The calibrated figures where the free memory before load is theirs (nothing measured it)."""
+        """The calibrated figures where the free memory before load is estimated from their CUDA total (plan's: that
+        less the context term; explain's estimate of it, `estimated`), not measured; None where it was measured."""
         calibrated = self.calibrated
-        if self.free_before_load_bytes is not None or calibrated is None or calibrated.free_before_load_bytes is None:
+        if calibrated is None or not calibrated.cuda_total_bytes:
             return None
-        return calibrated
+        if self.free_before_load_bytes is None:
+            return calibrated if calibrated.free_before_load_bytes is not None else None
+        return calibrated if self.estimate_source("free_before_load_bytes") is not None else None
 
     def _context_is_the_fit(self) -> bool:
         """Nothing measured the free memory before load and the budget read none, but a context was fitted."""
