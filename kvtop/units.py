@@ -13,11 +13,12 @@ from pydantic import ByteSize, TypeAdapter, ValidationError
 from kvtop.domain.errors import InputError
 from kvtop.domain.wording import GIB, MIB
 from kvtop.domain.wording import signed as fmt_signed  # one formatter for a signed token change
+from kvtop.domain.wording import spread as fmt_spread  # one formatter for an interval's ends about its centre
 
 GB = 10**9
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 
-__all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_tokens", "fmt_tokens_brief", "gib", "parse_size"]
+__all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "gib", "parse_size"]
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")

@@ -29,7 +29,7 @@ def test_the_tp16_sglang_engine_over_two_nodes_is_one_engine_with_its_tightest_r
     # the co-tenant of dsv3-tp16-sglang-node1 sits on its GPU 3
     assert (sglang["tightest"]["node"], sglang["tightest"]["gpu"]) == ("h20-b", "3")
     # the co-tenant, and the gap between kvtop's prediction and what SGLang measured (test_cluster_engines)
-    assert [(t["cause"], t["node"]) for t in sglang["terms"]] == [("other_processes", "h20-b"), ("unexplained", None)]
+    assert [(t["cause"], t["node"]) for t in sglang["terms"]] == [("other_processes", "h20-b"), ("engine_vs_prediction", None)]
     assert sglang["clean_tokens"] + sum(t["tokens"] for t in sglang["terms"]) == sglang["actual_tokens"]
 
 

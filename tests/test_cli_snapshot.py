@@ -80,7 +80,7 @@ def test_demo_json_contract_in_a_fresh_process() -> None:
     assert (
         rank["observed"]["token_capacity"] == 1_229_052 and rank["predicted"]["kv_bytes_per_token"] == 40_960
     )
-    assert [(t["cause"], t["tokens"]) for t in rank["capacity"]["terms"]] == [("unexplained", 1_229_052 - clean)]
+    assert [(t["cause"], t["tokens"]) for t in rank["capacity"]["terms"]] == [("engine_vs_prediction", 1_229_052 - clean)]
     # the demo worker sits a few hundred MiB below its predicted resident bytes (a larger pool, 8,070 × 40,960 B,
     # but 0.37 GiB less context than kvtop's fit), less than the graphs + activations reserve it has not claimed
     # (free memory, not a mystery): no byte is unexplained
@@ -155,7 +155,7 @@ def test_capacity_waterfall_sums_to_what_the_engine_holds(capsys: pytest.Capture
         # 1,100,916 − 1,092,845 = 8,071 tokens there (8,071 × 40,960 B more pool than explained), named by no cause
         assert [(t["cause"], t["tokens"], t["bytes"], t["gpu_index"], t["pid"]) for t in capacity["terms"]] == [
             ("other_processes", squeezed - clean, 6 * (1 << 30), 3, 4242),
-            ("unexplained", 1_100_391 - squeezed, -(1_100_391 - squeezed) * 40_960, None, None),
+            ("engine_vs_prediction", 1_100_391 - squeezed, -(1_100_391 - squeezed) * 40_960, None, None),
         ]
         assert capacity["clean_tokens"] + sum(t["tokens"] for t in capacity["terms"]) == capacity["actual_tokens"]
 

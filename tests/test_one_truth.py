@@ -152,7 +152,7 @@ def test_the_co_tenant_node_has_one_named_cause() -> None:
     for rank in view.ranks:
         term, gap = rank.capacity.terms
         assert (term.cause, term.tokens) == (CapacityCause.OTHER_PROCESSES, -cost)
-        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, SQUEEZED_LIVE_TOKENS - squeezed)
+        assert (gap.cause, gap.tokens) == (CapacityCause.ENGINE_VS_PREDICTION, SQUEEZED_LIVE_TOKENS - squeezed)
 
 
 def test_the_restart_as_launched_is_one_figure_in_every_finding() -> None:
@@ -186,7 +186,7 @@ def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
     )  # fmt: skip
     snapshot = DemoSource(late).collect_at(0)
     view = snapshot.engines[0]
-    assert {tuple(term.cause for term in rank.capacity.terms) for rank in view.ranks} == {(CapacityCause.UNEXPLAINED,)}
+    assert {tuple(term.cause for term in rank.capacity.terms) for rank in view.ranks} == {(CapacityCause.ENGINE_VS_PREDICTION,)}
     # the clean prediction (test_demo: CUDA's H100 total less SGLang's calibrated TP 8 context, less the weights with
     # SGLang's rope cache, SGLang's arithmetic: 50,032,891,900 B ÷ 40,960 B at the fits of da524f1c) against what
     # SGLang sized from what it measured (test_demo: 50,363,451,451 B ÷ 40,960 B)
@@ -221,7 +221,7 @@ def test_an_unexplained_loss_holds_bytes_like_every_other_cause() -> None:
         clean, (), view.engine.engine_id, [RankActual(gpu_index=0, tokens=clean.token_capacity - lost, source=CapacitySource.LIVE)]
     )
     (term,) = capacity.waterfalls[0].terms
-    assert term.cause is CapacityCause.UNEXPLAINED
+    assert term.cause is CapacityCause.ENGINE_VS_PREDICTION
     assert (term.tokens, term.bytes) == (-lost, lost * clean.kv_bytes_per_token)
 
 
@@ -237,7 +237,7 @@ def test_the_token_gap_and_the_byte_gap_have_two_names() -> None:
     assert rank.capacity.describe() == (
         f"clean {demo_llama_70b_tokens(8):,} → engine vs prediction +{LIVE_TOKENS - demo_llama_70b_tokens(8):,} → {LIVE_TOKENS:,} live"
     )
-    assert term.cause.value == "unexplained"  # the id in JSON and metrics stays
+    assert term.cause.value == "engine_vs_prediction"  # the id in JSON and metrics: the same name, no "unexplained"
     from kvtop.ui.ledger_rows import rank_ledger
 
     ledger = rank_ledger(_snapshot("llama70b-tp8-sglang"), 0)

@@ -21,7 +21,7 @@ from kvtop.domain.neutral_flags import memory_neutral_flags
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
-from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
+from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_spread, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
 UNUSED_SHOWN = 256 * MIB
@@ -39,7 +39,8 @@ def rank_json(rank: RankLedger) -> dict[str, Any]:
         "kv_bytes_per_token": rank.kv_bytes_per_token, "kv_cell": rank.kv_cell.model_dump() if rank.kv_cell else None,
         "kv_pool_bytes": rank.kv_pool_bytes, "state_pool_bytes": rank.state_pool_bytes, "req_to_token_bytes": rank.req_to_token_bytes,
         "reserve_bytes": rank.reserve_bytes, "context_bytes": rank.context_bytes, "context_source": rank.context_source,
-        "context_error_bytes": rank.context_error_bytes, "token_capacity": rank.token_capacity,
+        "context_error_bytes": rank.context_error_bytes, "driver_reserved_bytes": rank.driver_reserved_bytes,
+        "token_capacity": rank.token_capacity,
         "weights": [row.model_dump() for row in rank.weights.rows],
         "kv_pools": [pool.model_dump(exclude={"row_shape", "tensors_per_layer", "torch_dtype"})
                      | {"bytes_per": "request" if pool.per_request else pool_token(pool.name)} for pool in rank.kv.pools],
@@ -355,7 +356,7 @@ def interval_line(plan: CapacityPlan) -> str:
                 "(it fits at both ends of the estimated inputs)")  # fmt: skip
     if kind is IntervalKind.ZERO_WIDE:
         return f"{fmt_tokens(plan.ledger.token_capacity)} tokens at both ends (± 0): no estimated input moves it"
-    spread = f"(± {fmt_tokens(plan.spread_tokens)})"
+    spread = f"({fmt_spread(*plan.spread_ends_tokens)})"
     at = f"at {start.fraction_flag} {start.fraction:g}" if start is not None else ""
     if kind is IntervalKind.REFUSED_AT_CENTRE:  # a refusal is no width of the capacity: the headline states it
         spread = f"{at} (0: refused, see Token capacity)"

@@ -48,15 +48,17 @@ class CapacityCause(str, Enum):
     WEIGHTS = "weights"  # the engine reports more resident weights than predicted
     RUNTIME_RESERVE = "runtime_reserve"  # the engine kept more outside its KV pool than predicted
     CAP = "cap"  # --max-total-tokens, --num-gpu-blocks-override
-    UNEXPLAINED = "unexplained"  # the engine's own figure, less everything above
+    # the engine's own figure, less everything above: one name in every view (the TUI, the snapshot, the metrics'
+    # `cause` label), never "unexplained", which names the rank's bytes no predicted term holds
+    ENGINE_VS_PREDICTION = "engine_vs_prediction"
 
     @property
     def label(self) -> str:
-        """The cause as a person reads it: the id's words, but the unexplained term is "engine vs prediction" (the
-        engine's own token figure against kvtop's with every measured cause), never read for the rank's
-        "unexplained bytes" (worker memory no predicted term holds, `RankView.unexplained_bytes`): the demo's
-        GPU 0 said "unexplained +7,642" tokens beside an "unexplained" 0.00 GiB."""
-        return "engine vs prediction" if self is CapacityCause.UNEXPLAINED else self.value.replace("_", " ")
+        """The cause as a person reads it: its id's words ("engine vs prediction": the engine's own token figure
+        against kvtop's with every measured cause; never read for the rank's "unexplained bytes", worker memory no
+        predicted term holds, `RankView.unexplained_bytes`: the demo's GPU 0 once said "unexplained +7,642" tokens
+        beside an "unexplained" 0.00 GiB, and the metrics' cause="unexplained" beside kvtop_rank_unexplained_bytes)."""
+        return self.value.replace("_", " ")
 
 
 class CapacitySource(str, Enum):
@@ -99,7 +101,7 @@ class CapacityWaterfall(BaseModel):
     @property
     def explained_tokens(self) -> int:
         """The prediction with every measured cause: clean + every term but the unexplained one."""
-        return self.clean_tokens + sum(t.tokens for t in self.terms if t.cause is not CapacityCause.UNEXPLAINED)
+        return self.clean_tokens + sum(t.tokens for t in self.terms if t.cause is not CapacityCause.ENGINE_VS_PREDICTION)
 
     @property
     def change_tokens(self) -> int:
@@ -125,7 +127,7 @@ class CapacityWaterfall(BaseModel):
     def plan_miss_fraction(self) -> float:
         """The engine's own figure against kvtop's prediction with every measured cause (the unexplained term),
         as a share of that prediction: +0.072 where the engine holds 7.2 % more (0.0 without a term)."""
-        miss = self.term(CapacityCause.UNEXPLAINED)
+        miss = self.term(CapacityCause.ENGINE_VS_PREDICTION)
         return miss.tokens / self.explained_tokens if miss is not None and self.explained_tokens > 0 else 0.0
 
     @property

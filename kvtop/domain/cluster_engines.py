@@ -189,10 +189,10 @@ class JoinedEngine(_Frozen):
         measured = [
             ClusterTerm(cause=cause, tokens=tokens, node=piece.node, gpu=piece.tightest_gpu)
             for cause, tokens in sorted(piece.terms.items(), key=lambda item: list(CapacityCause).index(item[0]))
-            if cause is not CapacityCause.UNEXPLAINED and tokens
+            if cause is not CapacityCause.ENGINE_VS_PREDICTION and tokens
         ]
         rest = actual[0] - clean - sum(t.tokens for t in measured)
-        return (*measured, *([ClusterTerm(cause=CapacityCause.UNEXPLAINED, tokens=rest)] if rest else []))
+        return (*measured, *([ClusterTerm(cause=CapacityCause.ENGINE_VS_PREDICTION, tokens=rest)] if rest else []))
 
     def describe_waterfall(self) -> str:
         """'clean 1,255,785 → other processes −128,660 (node-b GPU 3) → 1,127,125 live'."""

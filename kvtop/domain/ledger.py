@@ -243,6 +243,7 @@ def _solve(
                 req_to_token_bytes=result.req_to_token_bytes, reserve_bytes=result.reserve_bytes,
                 context_bytes=context_bytes, token_capacity=shared_tokens, context_source=measured.context_source(),
                 context_error_bytes=measured.context_error_bytes(),
+                driver_reserved_bytes=measured.driver_reserved_bytes(gpu_total_bytes),
                 terms=_with_cell_bytes(terms, shared_tokens + result.page_size if result.fits else 0),
             )  # fmt: skip
             for tp_rank in range(layout.tp):  # TP ranks of a stage hold the same books

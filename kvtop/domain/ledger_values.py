@@ -44,11 +44,15 @@ class RankLedger(BaseModel):
     state_pool_bytes: int
     req_to_token_bytes: int
     reserve_bytes: int  # runtime reserve outside weights and KV (activations, graphs, req_to_token…)
-    context_bytes: int  # CUDA context, NCCL and anything resident before weights
+    context_bytes: int  # CUDA context, NCCL and anything resident before weights (`MeasuredInputs.context_before_load`)
     token_capacity: int
     # where `context_bytes` comes from and how far it may be off (`MeasuredInputs.context_before_load`)
     context_source: TermSource = "assumed"
     context_error_bytes: int = 0
+    # nvidia-smi's total less CUDA's where the plan split it from the context (`MeasuredInputs.driver_reserved_bytes`):
+    # the driver's, not the worker's (NVML counts it apart); 0 where the context holds whatever the total less a
+    # measured free memory leaves
+    driver_reserved_bytes: int = 0
     terms: tuple[BudgetTerm, ...] = ()  # the deployment beside the model: draft, experts, LoRA (deployment.py)
 
     @property

@@ -112,13 +112,15 @@ class RankView(BaseModel):
     def worker_prediction(self) -> WorkerPrediction | None:
         """The predicted resident bytes as NVML would count this worker's process.
 
-        SGLang's context is "total − free before load", which holds the driver's reserved bytes;
-        NVML counts those apart from every process, so they move out of the worker.
+        SGLang's context measured is "total − free before load", which holds the driver's reserved bytes;
+        NVML counts those apart from every process, so they move out of the worker. A calibrated context holds none
+        (the ledger split them out, `RankLedger.driver_reserved_bytes`): nothing moves.
         """
         predicted, resident = self.predicted, self.predicted_resident_bytes
         if predicted is None or resident is None:
             return None
-        holds_reserved = self.engine_kind and engine_rules(self.engine_kind).context_holds_driver_reserved
+        holds_reserved = (self.engine_kind and engine_rules(self.engine_kind).context_holds_driver_reserved
+                          and not predicted.driver_reserved_bytes)  # fmt: skip
         reserved = self.observed.gpu_reserved_bytes if holds_reserved else None
         if reserved is None or reserved > predicted.context_bytes:
             reserved = None  # nothing to move: the context keeps what the ledger said
@@ -147,8 +149,11 @@ class RankView(BaseModel):
     def predicted_free_bytes(self, gpu_total_bytes: int) -> int | None:
         """What the prediction leaves free of `gpu_total_bytes` (the ledger's GPU total): less its `used` and the
         driver-reserved bytes NVML keeps apart."""
-        used = self.predicted_used_bytes
-        return None if used is None else gpu_total_bytes - used - (self.observed.gpu_reserved_bytes or 0)
+        used, predicted = self.predicted_used_bytes, self.predicted
+        reserved = self.observed.gpu_reserved_bytes
+        if reserved is None and predicted is not None:  # NVML v1 says none: the ledger's split-out share stands in
+            reserved = predicted.driver_reserved_bytes
+        return None if used is None else gpu_total_bytes - used - (reserved or 0)
 
     @property
     def observed_kv_pool(self) -> ObservedPool:
@@ -431,9 +436,9 @@ def _explained_rank(explained: Ledger, rank: RankView, heavier: int = 0) -> Rank
     The explained ledger is solved with the free memory before load that bytes others held there
     took away (the waterfall's outside terms), and its context is "total − free before load": on
     the least free GPU it counts those bytes. NVML counts them in their holders' processes, not in
-    this worker, so the row keeps the context the clean ledger has (CUDA context, NCCL). Weights the
-    engine reports above kvtop's book (`heavier`) are solved in as a number, not a component: they
-    join the book as one row, so the pool they shrank and the weights that shrank it sit side by side.
+    this worker, so the row keeps the context the clean ledger has (CUDA context, NCCL) and the driver's share
+    it split out of it. Weights the engine reports above kvtop's book (`heavier`) are solved in as a number, not a
+    component: they join the book as one row, so the pool they shrank and the weights that shrank it sit side by side.
     Every other figure is the engine's own re-solve (a smaller pool, the tokens the waterfall ends on).
     """
     row = _ledger_rank(explained, rank.rank)
@@ -441,7 +446,8 @@ def _explained_rank(explained: Ledger, rank: RankView, heavier: int = 0) -> Rank
         return row
     clean = rank.predicted
     update: dict[str, object] = {"context_bytes": clean.context_bytes, "context_source": clean.context_source,
-                                 "context_error_bytes": clean.context_error_bytes}  # fmt: skip
+                                 "context_error_bytes": clean.context_error_bytes,
+                                 "driver_reserved_bytes": clean.driver_reserved_bytes}  # fmt: skip
     if heavier:
         extra = WeightRow(component=REPORTED_WEIGHTS_ROW, params=0, bytes=heavier, shards=1, bytes_per_param=0.0,
                           note="the engine reports its weights this much above the prediction")  # fmt: skip

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.kv import KvBook
+from kvtop.domain.wording import spread
 
 
 class TokenBound(str, Enum):
@@ -87,7 +88,7 @@ class RequestInterval(BaseModel):
         if self.cap_binds:
             return (f"{self.requests:,} requests at both ends: the engine's cap binds, not memory ({slots} fit"
                     f"{mostly})")  # fmt: skip
-        return f"{self.requests_min:,} – {self.requests_max:,} requests (± {self.spread:,}){mostly}; {slots} fit"
+        return f"{self.requests_min:,} – {self.requests_max:,} requests ({spread(self.requests - self.requests_min, self.requests_max - self.requests)}){mostly}; {slots} fit"
 
 
 def request_interval(

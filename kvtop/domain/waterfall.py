@@ -148,7 +148,7 @@ def engine_capacity(
             rest = tokens - explained.token_capacity
             rank_terms.append(
                 CapacityTerm(
-                    cause=CapacityCause.UNEXPLAINED, tokens=rest, bytes=-rest * explained.kv_bytes_per_token
+                    cause=CapacityCause.ENGINE_VS_PREDICTION, tokens=rest, bytes=-rest * explained.kv_bytes_per_token
                 )
             )
         waterfalls[actual.gpu_index] = CapacityWaterfall(

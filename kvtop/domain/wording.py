@@ -37,3 +37,11 @@ def whole_gpus(count: int, *, unused: bool = False) -> str:
     """'a whole GPU out of service', '2 whole GPUs unused': a loss no engine's tokens price."""
     gpus = "a whole GPU" if count == 1 else f"{count} whole GPUs"
     return f"{gpus} {'unused' if unused else 'out of service'}"
+
+
+def spread(below: int, above: int) -> str:
+    """An interval's ends about its centre: '± 23,168' where they lie as far, else '−45,056 / +27,520' (the budget's
+    arithmetic is not symmetric: one '±' of the wider side hid the nearer end)."""
+    if below == above:
+        return f"± {below:,}"
+    return f"−{below:,} / +{above:,}"

@@ -70,13 +70,16 @@ def _gpu_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
 
 
 def predicted_rows(rank: RankView) -> list[tuple[str, int]]:
-    """(component, bytes) of the predicted ledger, additive: their sum is the predicted resident bytes.
+    """(component, bytes) of the predicted ledger, additive: their sum is the predicted worker as NVML counts it
+    (`RankView.worker_prediction`, the TUI ledger's "= worker" row).
 
     `reserve` is the runtime reserve less `req_to_token` (which the engine carves out of it); the deployment's
     resident terms (a draft's weights, redundant experts, LoRA slots) are one row per feature, named by it.
+    `context` is the worker's (the ledger's "context, NCCL"): the driver's reserved bytes are the GPU's
+    (`kvtop_gpu_memory_reserved_bytes`), never counted here too.
     """
-    p = rank.predicted
-    if p is None:
+    p, worker = rank.predicted, rank.worker_prediction
+    if p is None or worker is None:
         return []
     rows = [(row.component, row.bytes) for row in p.weights.rows]
     features: dict[str, int] = {}
@@ -88,7 +91,7 @@ def predicted_rows(rank: RankView) -> list[tuple[str, int]]:
         ("kv_pool", p.kv_pool_bytes),
         ("req_to_token", p.req_to_token_bytes),
         ("reserve", max(p.reserve_bytes - p.req_to_token_bytes, 0)),
-        ("context", p.context_bytes),
+        ("context", worker.context_bytes),
     ]
     return rows
 

@@ -31,7 +31,8 @@ ENGINE_QUERIES = {
     ),
     "usage": "max by (instance, engine) (kvtop_rank_kv_usage_ratio)",
 }
-_CAUSES = {cause.value: cause for cause in CapacityCause}
+# an exporter before the one name (cause="unexplained") still says the engine's figure against the prediction
+_CAUSES = {cause.value: cause for cause in CapacityCause} | {"unexplained": CapacityCause.ENGINE_VS_PREDICTION}
 _ROLES = {role.value: role for role in ServingRole}
 
 

@@ -33,7 +33,7 @@ def test_what_no_node_measured_is_unexplained_and_the_sum_holds() -> None:
     ])  # fmt: skip
     assert engine.tightest is not None and (engine.tightest.node, engine.tightest.clear) == ("b", True)
     assert [(t.cause, t.tokens, t.node) for t in engine.terms] == [
-        (CapacityCause.OTHER_PROCESSES, -100, "b"), (CapacityCause.UNEXPLAINED, -30, None),
+        (CapacityCause.OTHER_PROCESSES, -100, "b"), (CapacityCause.ENGINE_VS_PREDICTION, -30, None),
     ]  # fmt: skip
     assert 1000 - 100 - 30 == 870
 

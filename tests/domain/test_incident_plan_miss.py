@@ -34,7 +34,7 @@ def test_a_demo_engine_off_its_plan_is_not_all_clear(scenario: str) -> None:
             assert abs(gap) > PLAN_MISS_FRACTION * waterfall.explained_tokens
             assert rank.unexplained_bytes is None or abs(rank.unexplained_bytes) < GIB  # no byte gap names it
             term = waterfall.largest_change
-            assert term is not None and term.cause is CapacityCause.UNEXPLAINED and term.tokens == gap
+            assert term is not None and term.cause is CapacityCause.ENGINE_VS_PREDICTION and term.tokens == gap
     first = snapshot.engines[0].ranks[0]
     assert first.capacity is not None
     assert f"holds {first.capacity.actual_tokens:,} tokens" in answer.sentence

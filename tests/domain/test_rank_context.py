@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kvtop.commands.node_source import DemoSource
 from kvtop.domain.calibration.estimate import calibrated_ledger, start_overhead
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
@@ -54,14 +55,20 @@ def test_a_vllm_rank_context_is_the_fit_by_layout_and_measured_where_measured() 
     assert MeasuredInputs(free_before_load_bytes=free).context_error_bytes() == 0
 
 
-def test_an_engine_that_reads_free_memory_before_load_keeps_total_less_that_free() -> None:
-    """SGLang's budget reads the free memory before load (CUDA's total less its context), so its rank's
-    context is nvidia-smi's total less that: the driver's share and the fitted context (a0 per 100 SMs × the H100's
-    132 SMs + a1 × log2 TP)."""
+def test_an_engine_that_reads_free_memory_before_load_holds_its_context_term_and_the_drivers_share_apart() -> None:
+    """SGLang's budget reads the free memory before load (CUDA's total less its context): its rank's context is the
+    fitted context (a0 per 100 SMs × the H100's 132 SMs + a1 × log2 TP), and nvidia-smi's total less CUDA's total
+    (the committed fit's mean of logged H100 totals) is the driver's, its own field. Before, the rank's context was
+    nvidia-smi's total less that free memory: both at once, beside the plan's context term."""
     model = load_model("tests/data/configs/meta-llama--Llama-3.1-70B-Instruct.json")
     settings = LaunchSettings(engine="sglang", model="llama-3.1-70b", tp=8)
     ledger = calibrated_ledger(model, settings, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name=H100_NAME)
     a0, a1, *_ = SGLANG_FITS["sglang.context"].coefficients
     overhead = start_overhead(ledger)
     assert overhead.context_bytes == round((a0 * 1.32 + a1 * 3) * GIB)
-    assert ledger.ranks[0].context_bytes == overhead.driver_bytes + overhead.context_bytes
+    driver = H100_TOTAL_BYTES - round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB)
+    assert overhead.driver_bytes == driver
+    assert (ledger.ranks[0].context_bytes, ledger.ranks[0].driver_reserved_bytes) == (overhead.context_bytes, driver)
+    # its error is the fit's held-out error of the feature group a TP8 NVLink launch falls in (the plan's term's)
+    groups = dict(SGLANG_FITS["sglang.context"].group_errors)
+    assert ledger.ranks[0].context_error_bytes == groups["100 SMs of 2,048 threads + log2(TP) on NVLink GPUs"]

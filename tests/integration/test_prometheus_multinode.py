@@ -79,7 +79,7 @@ def test_the_two_nodes_are_one_engine_with_its_tightest_rank_on_the_co_tenants_n
     assert sglang.nodes == ("h20-a", "h20-b") and sglang.span.rendezvous == "10.0.1.10:5000"
     assert sglang.tightest is not None and (sglang.tightest.node, sglang.tightest.gpu) == ("h20-b", "3")
     # the co-tenant, and the gap between kvtop's prediction and what SGLang measured (tests/sources/test_cluster_engines)
-    assert [t.cause for t in sglang.terms] == [CapacityCause.OTHER_PROCESSES, CapacityCause.UNEXPLAINED]
+    assert [t.cause for t in sglang.terms] == [CapacityCause.OTHER_PROCESSES, CapacityCause.ENGINE_VS_PREDICTION]
     assert sglang.actual is not None
     assert sglang.clean_tokens + sum(t.tokens for t in sglang.terms) == sglang.actual[0]
     (pair,) = view.disaggregated

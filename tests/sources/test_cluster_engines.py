@@ -75,7 +75,7 @@ def test_the_tightest_rank_is_named_with_its_node_and_its_cause_explains_the_oth
     head_fall = head.engines[0].ranks[0].capacity
     other_fall = next(r for r in other.engines[0].ranks if r.gpu_index == 3).capacity
     assert head_fall is not None and other_fall is not None
-    lost = head_fall.term(CapacityCause.UNEXPLAINED)
+    lost = head_fall.term(CapacityCause.ENGINE_VS_PREDICTION)
     assert lost is not None and lost.tokens < 0  # what node 0's exporter could not explain
     co_tenant = other_fall.term(CapacityCause.OTHER_PROCESSES)
     assert co_tenant is not None and co_tenant.gpu_index == 3 and co_tenant.pid == 4242
@@ -107,7 +107,7 @@ def test_the_tightest_rank_is_named_with_its_node_and_its_cause_explains_the_oth
     assert engine.actual[0] == sized(free - 6 * GIB) == 480_592 and sized(free) == 555_952
     gap = sized(free) - engine.clean_tokens
     assert [(t.cause, t.tokens, t.node, t.gpu) for t in engine.terms] == [
-        (CapacityCause.OTHER_PROCESSES, co_tenant.tokens, "h20-b", "3"), (CapacityCause.UNEXPLAINED, gap, None, None)
+        (CapacityCause.OTHER_PROCESSES, co_tenant.tokens, "h20-b", "3"), (CapacityCause.ENGINE_VS_PREDICTION, gap, None, None)
     ]
     assert co_tenant.tokens == sized(free - 6 * GIB) - sized(free)
     assert engine.clean_tokens + sum(t.tokens for t in engine.terms) == engine.actual[0]

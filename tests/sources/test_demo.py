@@ -116,7 +116,7 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     assert measured.token_capacity == demo_llama_70b_tokens(8, SGLANG_TP8_FREE) == 1_229_052
     assert {rank.observed.token_capacity for rank in view.ranks} == {1_229_052}
     assert {rank.capacity.change_tokens for rank in view.ranks} == {1_229_052 - clean}
-    assert {tuple(term.cause for term in rank.capacity.terms) for rank in view.ranks} == {(CapacityCause.UNEXPLAINED,)}
+    assert {tuple(term.cause for term in rank.capacity.terms) for rank in view.ranks} == {(CapacityCause.ENGINE_VS_PREDICTION,)}
 
 
 def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> None:
@@ -150,7 +150,7 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     for rank in view.ranks:
         cotenant, gap = rank.capacity.terms
         assert (cotenant.cause.value, cotenant.tokens, cotenant.gpu_index, cotenant.pid) == ("other_processes", squeezed - clean, 3, 4242)
-        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_100_391 - squeezed)
+        assert (gap.cause, gap.tokens) == (CapacityCause.ENGINE_VS_PREDICTION, 1_100_391 - squeezed)
     # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
     assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == clean
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
@@ -385,8 +385,9 @@ def test_lmdeploy_workers_are_the_explained_ledgers_less_the_driver_reserved() -
     0.9) // block bytes (docs/engines/lmdeploy.md §2.2), so 0.9 × 4 GiB = 3,865,470,566 B = 1,429.9 blocks of
     2,703,360 B (64 tokens × 42,240 B: 80 layers × K,V × 2 KV heads × (128 int8 + 4 B fp16 scale+zero)), 1,430
     whole blocks once each side is truncated. Its free memory
-    is cudaMemGetInfo's, so the context (total − free before load) holds the driver's reserved bytes, which NVML
-    counts in no process. Before: the clean worker less the notebook's whole 4 GiB, 0.43 GiB of reserved left in."""
+    is cudaMemGetInfo's (CUDA's total less the context): the driver's reserved bytes, which NVML counts in no
+    process, are the rank's own figure (the GPU's total less CUDA's, NVML v2's), never in the worker's context.
+    Before: the clean worker less the notebook's whole 4 GiB, 0.43 GiB of reserved left in."""
     view = collect("llama70b-tp4-lmdeploy").engines[0]
     assert view.engine.kind == "lmdeploy" and view.ledger.settings.cache_max_entry_count == 0.9
     clean = view.ledger.ranks[0]
@@ -394,7 +395,8 @@ def test_lmdeploy_workers_are_the_explained_ledgers_less_the_driver_reserved() -
     for rank in view.ranks:
         reserved = rank.observed.gpu_reserved_bytes
         assert clean.kv_pool_bytes - rank.predicted.kv_pool_bytes == 1_430 * 64 * 42_240
-        assert rank.worker_prediction.worker_bytes == clean_resident - 1_430 * 64 * 42_240 - reserved
+        assert rank.predicted.driver_reserved_bytes == clean.driver_reserved_bytes == reserved
+        assert rank.worker_prediction.worker_bytes == clean_resident - 1_430 * 64 * 42_240
     # What the workers hold is what LMDeploy sized from what it measured (examples/measured/starts.json):
     # CUDA's A100 total 79.15 GiB (file12686617020-a100-80gb-oom) less a TP 4 group's 1.55 GiB before the weights
     # (79.19 − 77.64, llmd-v019-llama-3.3-70b-fp8dyn-tp4) and the notebook's 4 GiB, the context in the worker

@@ -67,7 +67,7 @@ def test_sglang_engine_shows_its_draft_experts_deepep_and_hicache(snapshot: Node
     assert host is not None and host.connector == "HiCache"
     waterfall = view.ranks[0].capacity
     assert waterfall is not None
-    causes = [CapacityCause.SPECULATIVE, CapacityCause.EXPERT_PARALLEL, CapacityCause.UNEXPLAINED]
+    causes = [CapacityCause.SPECULATIVE, CapacityCause.EXPERT_PARALLEL, CapacityCause.ENGINE_VS_PREDICTION]
     assert [t.cause for t in waterfall.terms] == causes
     assert waterfall.clean_tokens + sum(t.tokens for t in waterfall.terms) == waterfall.actual_tokens
     # SGLang sized its pool from what it measured, H200_TOTAL − TP4_CONTEXT free before its weights; kvtop's clean
@@ -102,7 +102,7 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     assert host is not None and host.connector == "OffloadingConnector"
     assert host.bytes_per_rank == (200 << 30) // 4  # --kv-offloading-size 200 over TP4
     waterfall = view.ranks[0].capacity
-    assert waterfall is not None and [t.cause for t in waterfall.terms] == [CapacityCause.LORA, CapacityCause.UNEXPLAINED]
+    assert waterfall is not None and [t.cause for t in waterfall.terms] == [CapacityCause.LORA, CapacityCause.ENGINE_VS_PREDICTION]
     # vLLM sized its share of the CUDA total it measured, less its measured runtime
     measured = MeasuredInputs(gpu_total_bytes=H200_TOTAL, free_before_load_bytes=H200_TOTAL - TP4_CONTEXT,
                               non_kv_bytes=VLLM_RUNTIME)  # fmt: skip

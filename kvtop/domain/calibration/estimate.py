@@ -342,6 +342,13 @@ class CapacityPlan(BaseModel):
         return max(central - self.token_capacity_min, self.token_capacity_max - central)
 
     @property
+    def spread_ends_tokens(self) -> tuple[int, int]:
+        """How far the interval's ends lie below and above the capacity, in tokens (each ≥ 0): the budget's
+        arithmetic is not symmetric, so a plan says both where they differ (`units.fmt_spread`)."""
+        central = self.ledger.token_capacity
+        return central - self.token_capacity_min, self.token_capacity_max - central
+
+    @property
     def exact(self) -> bool:
         """Every term measured (none carries an error): the interval is the capacity itself. Equal ends alone
         do not say it: a launch that fits at neither end has 0 at both, its inputs still estimated."""

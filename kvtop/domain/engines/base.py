@@ -134,29 +134,59 @@ class MeasuredInputs(BaseModel):
         return gpu_total_bytes - DEFAULT_CONTEXT_BYTES
 
     def context_before_load(self, gpu_total_bytes: int) -> int:
-        """THE context a rank holds before its weights (CUDA context, NCCL): what the free memory before load
-        leaves of the total (measured, or calibrated where the budget reads it: then with the driver's share),
-        else the engine's context fit where its budget reads no free memory (vLLM's worker), else
-        `DEFAULT_CONTEXT_BYTES`. The ledger's ranks, a restart's arithmetic and the demo's workers read it."""
+        """THE context a rank holds before its weights (CUDA context, NCCL), one figure for the budget, the ledger's
+        ranks, a restart's arithmetic, the demo's workers and every view: measured, what the free memory before load
+        leaves of the total; calibrated, the context term itself (the plan's `terms.context`: CUDA's total less the
+        calibrated free memory, never the driver's share nor a unified host's, `driver_reserved_bytes` and
+        `CalibratedFigures.host_held_bytes`); else the engine's context fit where its budget reads no free memory
+        (vLLM's worker); else `DEFAULT_CONTEXT_BYTES`."""
         if self._context_is_the_fit() and self.calibrated is not None and self.calibrated.context_bytes is not None:
             return self.calibrated.context_bytes
+        calibrated = self._calibrated_free()
+        if calibrated is not None and calibrated.cuda_total_bytes:
+            return calibrated.cuda_total_bytes - self.free_before_load(gpu_total_bytes) - calibrated.host_held_bytes
         return gpu_total_bytes - self.free_before_load(gpu_total_bytes)
+
+    def driver_reserved_bytes(self, gpu_total_bytes: int) -> int:
+        """What the driver keeps of `gpu_total_bytes` from CUDA (nvidia-smi's total less CUDA's) where the free memory
+        before load is the calibrated one (CUDA's total less the context) or the context is the engine's fit (vLLM):
+        not the context, a row of its own. 0 where the free memory was measured or assumed (the context is then the
+        total less that free memory, all of it)."""
+        calibrated = self._calibrated_free() or (self.calibrated if self._context_is_the_fit() else None)
+        if calibrated is None or not calibrated.cuda_total_bytes:
+            return 0
+        return max(gpu_total_bytes - calibrated.cuda_total_bytes, 0)
 
     def context_source(self) -> TermSource:
         """Where `context_before_load` comes from."""
         if self._context_is_the_fit() and self.calibrated is not None:
             return self.calibrated.context_source
-        return self.free_before_load_source()
+        calibrated = self._calibrated_free()
+        if calibrated is not None and calibrated.context_bytes is not None and self.free_before_load_bytes is None:
+            return calibrated.context_source
+        return self.free_before_load_source()  # measured, or explain's estimate of it, as it names its source
 
     def context_error_bytes(self) -> int:
-        """How far `context_before_load` may be off: 0 measured, the context fit's held-out error calibrated,
-        `CONTEXT_BYTES_RANGE`'s wider side assumed."""
-        source = self.context_source()
-        if source == "measured":
+        """How far `context_before_load` may be off: 0 measured, the context term's error where it was calibrated or
+        assumed by the calibration (the plan's `terms.context` error), else `CONTEXT_BYTES_RANGE`'s wider side."""
+        if self.context_source() == "measured":
             return 0
-        if source == "calibrated" and self.calibrated is not None:
-            return self.calibrated.context_error_bytes
+        calibrated = self.calibrated
+        if calibrated is not None and calibrated.context_bytes is not None and (
+            self._context_is_the_fit() or self._calibrated_free() is not None
+        ):
+            return calibrated.context_error_bytes
         return max(CONTEXT_BYTES_RANGE[1] - DEFAULT_CONTEXT_BYTES, DEFAULT_CONTEXT_BYTES - CONTEXT_BYTES_RANGE[0])
+
+    def _calibrated_free(self) -> CalibratedFigures | None:
+        """The calibrated figures where the free memory before load is estimated from their CUDA total (plan's: that
+        less the context term; explain's estimate of it, `estimated`), not measured; None where it was measured."""
+        calibrated = self.calibrated
+        if calibrated is None or not calibrated.cuda_total_bytes:
+            return None
+        if self.free_before_load_bytes is None:
+            return calibrated if calibrated.free_before_load_bytes is not None else None
+        return calibrated if self.estimate_source("free_before_load_bytes") is not None else None
 
     def _context_is_the_fit(self) -> bool:
         """Nothing measured the free memory before load and the budget read none, but a context was fitted."""

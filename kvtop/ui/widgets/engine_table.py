@@ -58,7 +58,7 @@ def engine_cells(engine: JoinedEngine, groups: Sequence[DisaggregatedGroup] = ()
     cause = Cell(NONE, "muted")
     if losses:
         worst = min(losses, key=lambda t: t.tokens)
-        cause = Cell(worst.describe(), "error" if worst.cause is not CapacityCause.UNEXPLAINED else "warning")
+        cause = Cell(worst.describe(), "error" if worst.cause is not CapacityCause.ENGINE_VS_PREDICTION else "warning")
     finding = next((g.finding for g in groups if engine in g.decode and g.finding is not None), None)
     if finding is not None:
         cause = Cell(f"decode limits concurrency: {finding.tokens_short:,} tokens short", "warning")

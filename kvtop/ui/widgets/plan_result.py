@@ -11,7 +11,7 @@ from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_bytes_beside, gpu_
 from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.ui.planning import PlanOutcome
-from kvtop.units import fmt_bytes, fmt_gib, fmt_signed, fmt_tokens
+from kvtop.units import fmt_bytes, fmt_gib, fmt_signed, fmt_spread, fmt_tokens
 
 LABEL_WIDTH = 17
 VALUE_WIDTH = 12  # 'not modelled', the widest a cell says
@@ -204,7 +204,7 @@ def interval_line(plan: CapacityPlan) -> Content:
     if kind is IntervalKind.ZERO_WIDE:
         return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)} at both ends (± 0)",
                                 (": no estimated input moves it", "$text-muted"))  # fmt: skip
-    spread = f" (± {fmt_tokens(plan.spread_tokens)})"
+    spread = f" ({fmt_spread(*plan.spread_ends_tokens)})"
     low, high = fmt_tokens(plan.token_capacity_min), fmt_tokens(plan.token_capacity_max)
     if plan.requests is not None:  # an attention-free model refused on a unified host: its ends in requests
         low, high = f"{plan.requests.requests_min:,}", f"{plan.requests.requests_max:,} requests"

@@ -65,8 +65,17 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
             "CUDA's total less the CUDA context and NCCL by TP (the terms above)")  # fmt: skip
         notes.append(f"free memory after the weights is estimated: {how} − weights; "
                      "--free-after-load gives the engine's own figure")  # fmt: skip
-    steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=before - total,
-                            measured=meas.is_measured("free_before_load_bytes"), source=source))  # fmt: skip
+    # one context in every view: the driver's share (nvidia-smi's total less CUDA's) and a unified host's are rows
+    # of their own, the context row is the plan's context term (`MeasuredInputs.context_before_load`)
+    driver, calibrated = meas.driver_reserved_bytes(total), meas.calibrated
+    if driver:
+        steps.append(BudgetStep(label="− driver reserved (nvidia-smi's total less CUDA's)", bytes=-driver,
+                                source=calibrated.cuda_total_source if calibrated is not None else None))  # fmt: skip
+    host = calibrated.host_held_bytes if calibrated is not None and source != "measured" else 0
+    if host:
+        steps.append(BudgetStep(label="− held by the host (unified memory)", bytes=-host, source="assumed"))
+    steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=before - total + driver + host,
+                            measured=meas.is_measured("free_before_load_bytes"), source=meas.context_source()))  # fmt: skip
     steps += inputs.weight_steps()
     free = before - inputs.resident_bytes
     steps.append(BudgetStep(label="free after weights (least over ranks)", bytes=free))
