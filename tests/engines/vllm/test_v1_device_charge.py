@@ -19,8 +19,9 @@ from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.batching import engine_era
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
-from kvtop.domain.gpus import compute_capability, gpu_total_bytes
+from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
@@ -43,9 +44,11 @@ def test_each_v1_release_reads_the_form_its_wheel_holds() -> None:
     forms = {"0.8.0": "device_used", "0.8.5.post1": "device_used", "0.9.0": "device_used", "0.9.1": "baseline",
              "0.10.2": "baseline", "0.7.3": "baseline"}  # fmt: skip
     for version, form in forms.items():
-        assert profile_charge(ResolvedVersion(text=version), compute_capability("L40S")).value == form, version
+        release = ResolvedVersion(text=version)
+        assert profile_charge(release, engine_era(release, "L40S")).value == form, version
     # a T4 (7.5) runs V0 there: 'Compute Capability < 8.0 is not supported by the V1 Engine. Falling back to V0'
-    assert profile_charge(ResolvedVersion(text="0.8.2"), compute_capability("T4")).value == "baseline"
+    t4 = ResolvedVersion(text="0.8.2")
+    assert profile_charge(t4, engine_era(t4, "T4")).value == "baseline"
 
 
 def test_the_l40s_start_is_planned_with_its_context_charged() -> None:

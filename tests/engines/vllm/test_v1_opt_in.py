@@ -20,7 +20,7 @@ import pytest
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.batching import default_batch_limits
+from kvtop.domain.engines.vllm.batching import default_batch_limits, engine_era, runs_opt_in_v1
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
 from kvtop.domain.engines.vllm.v1_opt_in import check_v1_opt_in, opts_into_v1
 from kvtop.domain.errors import UnsupportedModelError
@@ -56,21 +56,33 @@ def test_opt_in_by_release(version: str, value: str, refused: bool, planned: boo
         check_v1_opt_in(ResolvedVersion(text=version), flags)
 
 
-@pytest.mark.parametrize(("version", "gpu", "llm_class", "expected"), [
-    ("0.7.3", "L40S", False, (2048, 1024)), ("0.7.3", "H100", False, (8192, 1024)),
-    ("0.7.3", "H100", True, (16384, 1024)), ("0.7.0", "A100-80GB", False, (2048, 1024)),
-    ("0.6.6", "H100", False, (2048, 1024)), ("0.6.6", "H100", True, (8192, 1024)),
+@pytest.mark.parametrize(("version", "gpu", "entry", "expected"), [
+    ("0.7.3", "L40S", "server", (2048, 1024)), ("0.7.3", "H100", "server", (8192, 1024)),
+    ("0.7.3", "H100", "llm_class", (16384, 1024)), ("0.7.0", "A100-80GB", "server", (2048, 1024)),
+    ("0.6.6", "H100", "server", (2048, 1024)), ("0.6.6", "H100", "llm_class", (8192, 1024)),
+    # `LLMEngine` directly (ENGINE_CONTEXT): no V1 override, SchedulerConfig's 2048 with chunked prefill (config.py:1532
+    # at v0.7.3), not the H100's 8192; max_num_seqs still 1024 (arg_utils.py:224)
+    ("0.7.3", "H100", "engine_context", (2048, 1024)),
 ])  # fmt: skip
-def test_opt_in_batch_defaults(version: str, gpu: str, llm_class: bool, expected: tuple[int, int]) -> None:
-    total = gpu_total_bytes(gpu)
-    assert default_batch_limits(total, gpu, ResolvedVersion(text=version), llm_class, flags=ON) == expected
-    assert default_batch_limits(total, gpu, ResolvedVersion(text=version), llm_class)[1] == 256  # V0's, unset
+def test_opt_in_batch_defaults(version: str, gpu: str, entry: str, expected: tuple[int, int]) -> None:
+    total, release = gpu_total_bytes(gpu), ResolvedVersion(text=version)
+    llm_class, engine_context = entry == "llm_class", entry == "engine_context"
+    defaults = default_batch_limits(total, gpu, release, llm_class, engine_context, flags=ON)
+    assert (defaults.tokens, defaults.seqs) == expected
+    assert "ENGINE_CONTEXT" in defaults.why if engine_context else "opt-in V1" in defaults.why
+    assert default_batch_limits(total, gpu, release, llm_class, engine_context).seqs == 256  # V0's, unset
 
 
 def test_opt_in_charges_the_v0_8_0_form() -> None:
-    assert profile_charge(ResolvedVersion(text="0.7.3"), (8, 9), ON).value == "device_used"
-    assert profile_charge(ResolvedVersion(text="0.7.3"), (8, 9), {}).value == "baseline"  # V0's init − free
-    assert profile_charge(ResolvedVersion(text="0.8.0"), (8, 9), {}).value == "device_used"
+    def charge(version: str, flags: dict[str, str]) -> str:
+        release = ResolvedVersion(text=version)
+        return profile_charge(release, engine_era(release, "L40S", flags)).value  # compute capability 8.9
+
+    assert charge("0.7.3", ON) == "device_used"
+    assert charge("0.7.3", {}) == "baseline"  # V0's init − free
+    assert charge("0.8.0", {}) == "device_used"
+    assert runs_opt_in_v1(ResolvedVersion(text="0.7.3"), "L40S", ON)
+    assert not runs_opt_in_v1(ResolvedVersion(text="0.8.0"), "L40S", ON)  # V1 the release's own engine
 
 
 def _activation(version: str, tp: int = 1, gpu: str = "H100") -> int:

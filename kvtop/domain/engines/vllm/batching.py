@@ -9,6 +9,7 @@ max_num_batched_tokens to max(max_model_len, the default) so that a whole prompt
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.eras import (
@@ -54,6 +55,22 @@ def engine_era(
     return ENGINE_ERAS.at(version)
 
 
+def runs_opt_in_v1(
+    version: ResolvedVersion, gpu_name: str | None = None, flags: Mapping[str, object] | None = None
+) -> bool:
+    """Whether a V0-era release's start runs V1 (`engine_era`): VLLM_USE_V1=1 at v0.6.5–v0.7.3 (v1_opt_in.py), whose
+    defaults, profile and charge are that V1's. The one predicate its callers read."""
+    return ENGINE_ERAS.at(version) == "v0" and engine_era(version, gpu_name, flags) == "v1"
+
+
+class BatchDefaults(NamedTuple):
+    """The batch a start takes with no flag (`default_batch_limits`) and where it comes from, in words."""
+
+    tokens: int  # max_num_batched_tokens
+    seqs: int  # max_num_seqs
+    why: str
+
+
 def default_max_num_seqs(
     total_bytes: int,
     gpu_name: str | None = None,
@@ -65,7 +82,7 @@ def default_max_num_seqs(
     the budget's max running requests and for the profiling run's batch (`profile_run.batch_limits`)."""
     if engine_era(version or ResolvedVersion(), gpu_name, flags) == "v0":
         return V0_MAX_NUM_SEQS, f"V0's default {V0_MAX_NUM_SEQS} seqs ({_V0_SEQS_SOURCE[ENGINE_ERAS.at(version or ResolvedVersion())]})"
-    if opts_into_v1(version or ResolvedVersion(), flags):
+    if runs_opt_in_v1(version or ResolvedVersion(), gpu_name, flags):
         return OPT_IN_MAX_NUM_SEQS, f"V1 opt-in's default {OPT_IN_MAX_NUM_SEQS} seqs on every GPU (v1_opt_in.py)"
     return v1_max_num_seqs(total_bytes, gpu_name, version or ResolvedVersion())
 
@@ -77,8 +94,8 @@ def default_batch_limits(
     llm_class: bool = False,
     engine_context: bool = False,
     flags: Mapping[str, object] | None = None,
-) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (`EngineArgs.get_batch_defaults`): 16384 on
+) -> BatchDefaults:
+    """(max_num_batched_tokens, max_num_seqs, why) `vllm serve` picks (`EngineArgs.get_batch_defaults`): 16384 on
     GPUs with ≥ 160 GiB in releases that have that tier, 8192 on the GPUs of V1's large row (`v1_batch_tier.
     v1_large_gpu`: an H100 or H200 by name to v0.8.4, ≥ 70 GiB at v0.8.5, ≥ 70 GiB and no A100 from v0.9.0),
     else 2048 (V1's: V0's tokens follow the context, `profile_run.batch_limits`); max_num_seqs the era's
@@ -89,20 +106,23 @@ def default_batch_limits(
     VLLM_USE_V1=1 opts into at v0.6.5–v0.7.3 takes its own (`v1_opt_in.opt_in_batch`)."""
     version = version or ResolvedVersion()
     seqs, _ = default_max_num_seqs(total_bytes, gpu_name, version, flags)
-    if opts_into_v1(version, flags):
-        return opt_in_batch(gpu_name, version, llm_class, engine_context)[0], seqs
+    if runs_opt_in_v1(version, gpu_name, flags):
+        tokens, why = opt_in_batch(gpu_name, version, llm_class, engine_context)
+        return BatchDefaults(tokens, seqs, why)
     direct = ENGINE_CONTEXT_BATCH_ERAS.at(version) if engine_context else None
     if direct is not None:
         tokens, direct_seqs = direct
-        return tokens, direct_seqs if direct_seqs is not None else seqs
+        return BatchDefaults(tokens, direct_seqs if direct_seqs is not None else seqs,
+                             "the scheduler's defaults (ENGINE_CONTEXT)")  # fmt: skip
+    offline = LLM_CLASS_BATCH_ERAS.at(version) if llm_class else None
+    why = "the LLM class's defaults for the GPU" if offline is not None else "vllm serve's defaults for the GPU"
     largest = LARGE_GPU_BATCH_ERAS.at(version)
     if largest is not None and total_bytes >= 160 * GIB:
-        return largest, seqs
+        return BatchDefaults(largest, seqs, why)
     large_gpu = v1_large_gpu(total_bytes, gpu_name, version)
-    offline = LLM_CLASS_BATCH_ERAS.at(version) if llm_class else None
     if offline is not None:
-        return offline[0] if large_gpu else offline[1], seqs
-    return (8192 if large_gpu else 2048), seqs
+        return BatchDefaults(offline[0] if large_gpu else offline[1], seqs, why)
+    return BatchDefaults(8192 if large_gpu else 2048, seqs, why)
 
 
 def check_entry_point(settings: LaunchSettings, version: ResolvedVersion, model: ModelSpec | None) -> None:

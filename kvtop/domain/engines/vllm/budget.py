@@ -149,7 +149,7 @@ class VllmBudget:
             )
         )
         gpu_name = inputs.gpu_name
-        batched_default, seqs_default = default_batch_limits(
+        batched_default, seqs_default, _ = default_batch_limits(
             total, gpu_name, inputs.version, s.llm_class, s.engine_context, s.flags
         )
         max_seqs = s.max_running_requests or seqs_default

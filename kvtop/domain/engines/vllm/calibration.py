@@ -58,13 +58,18 @@ from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace
 from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
-from kvtop.domain.engines.vllm.profile_run import GRAPHS_PROFILED, batch_limits, graph_counts, graphs_charged
+from kvtop.domain.engines.vllm.profile_run import (
+    GRAPHS_PROFILED,
+    batch_limits,
+    engine_era,
+    graph_counts,
+    graphs_charged,
+)
 from kvtop.domain.engines.vllm.startup_split import logged_terms as logged_terms  # v0.27+'s split, read back
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
 from kvtop.domain.engines.vllm.v2_graphs import v2_graph_extras, v2_placeholder, with_v2_beside
 from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
-from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import largest_stage_layers
 from kvtop.domain.wording import GIB
 
@@ -208,7 +213,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     if key == activation_key(inputs):
         return activation_fit_features(key, inputs)  # a forward-bound log measures no sampler (calibration_activation)
     if key == non_torch_key(inputs):
-        if profile_charge(inputs.version, compute_capability(inputs.gpu_name), inputs.settings.flags).value != "baseline":
+        if profile_charge(inputs.version, engine_era(inputs)).value != "baseline":
             return None  # before v0.3.1 and in V1's v0.8.0–v0.9.0 the profile charges more than the growth (`v0_charge.py`)
         if key in INIT_APART and nccl_inside_non_torch(inputs):
             return None  # its figure holds the TP group's init, which the fit leaves to the context's part

@@ -27,7 +27,7 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 )
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace, with_stage_buffers
 from kvtop.domain.engines.vllm.pooling import pooling_estimate, pooling_runner, refuse_unmodelled
-from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
+from kvtop.domain.engines.vllm.profile_run import batch_limits, lora, runs_opt_in_v1
 from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.v0_profile import (
@@ -40,7 +40,7 @@ from kvtop.domain.engines.vllm.v0_profile import (
     v0_forward_bytes,
     v0_moe_forward,
 )
-from kvtop.domain.engines.vllm.v1_opt_in import LOGITS_ROWS_ERAS, opts_into_v1
+from kvtop.domain.engines.vllm.v1_opt_in import LOGITS_ROWS_ERAS
 from kvtop.domain.engines.vllm.v2_profile import v2_counted, v2_stage_peaks
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.wording import GIB
@@ -54,7 +54,7 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     unfitted estimate, said why. A pooling runner's has no sampler (`_pooling_activation`)."""
     refuse_unmodelled(inputs)  # --runner draft, a pooling launch kvtop does not plan (pooling.py)
     refuse_unmodelled_limits(inputs)  # every modality off: text-only, the tower dropped (mm_limits.py)
-    if opts_into_v1(inputs.version, inputs.settings.flags):  # VLLM_USE_V1=1 at v0.6.5–v0.7.3: no sampler profiled
+    if runs_opt_in_v1(inputs):  # VLLM_USE_V1=1 at v0.6.5–v0.7.3: no sampler profiled
         return _opt_in_activation(inputs, fits.get(activation_key(inputs)))
     if pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
         return _pooling_activation(inputs, fits.get(activation_key(inputs)))
@@ -177,7 +177,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     and 0.60 GiB printed, its MLP transient 0.13) made V1's fit charge 1.84 × the MLP transient beside 7.0 copies of
     the logits to every sampler-bound launch (llm-d-planner's Qwen3-32B, 1.25 GiB of MLP transient: 6.36 GiB charged,
     5.64 printed). V0's forward-bound and fused-MoE logs are left out alike (`v0_profile.py`)."""
-    if opts_into_v1(inputs.version, inputs.settings.flags):
+    if runs_opt_in_v1(inputs):
         return None  # the opt-in V1 profiles no sampler: its peak is counted, not a row of V1's fit
     if key != activation_key(inputs) or pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
         return None  # another era's, or a pooling runner's (no sampler: pooling.py)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS
-from kvtop.domain.engines.vllm.profile_run import engine_era
+from kvtop.domain.engines.vllm.profile_run import engine_era, runs_opt_in_v1
 
 # The profiled activation peak is mostly the sampler's copies of its float32 logits; their number fell
 # in v0.17.0 (a 60 % lower peak at the same batch: llm-d-planner's version sweep, docs/calibration.md).
@@ -99,19 +99,17 @@ def _runs_v0(inputs: CalibrationInputs) -> bool:
     return ENGINE_ERAS.at(inputs.version) == "v1" and engine_era(inputs) == "v0"
 
 
-def _opts_into_v1(inputs: CalibrationInputs) -> bool:
-    """A V0-era release whose start runs its opt-in V1 (VLLM_USE_V1=1 at v0.6.5–v0.7.3, `v1_opt_in.py`): V1's
-    v0.8.0 fits are the ones read (its growth and its forward; its charge is v0.8.0's), none fitted on it."""
-    return ENGINE_ERAS.at(inputs.version) == "v0" and engine_era(inputs) == "v1"
-
-
 def activation_key(inputs: CalibrationInputs) -> str:
-    if _opts_into_v1(inputs):
+    """The activation fit a start's profile is measured by: V1's v0.8.0 fit for a V0-era release's opt-in V1
+    (`profile_run.runs_opt_in_v1`: its forward; none fitted on it), V0's for a V1-era start that runs V0, else the
+    release's era's."""
+    if runs_opt_in_v1(inputs):
         return "vllm.activation.v1"
     return "vllm.activation.v0" if _runs_v0(inputs) else f"vllm.activation.{era_for(ACTIVATION_ERAS, inputs.version).value}"
 
 
 def non_torch_key(inputs: CalibrationInputs) -> str:
-    if _opts_into_v1(inputs):
+    """The non-torch fit: as `activation_key` (the opt-in V1's growth is v0.8.0's, its charge v0.8.0's form)."""
+    if runs_opt_in_v1(inputs):
         return "vllm.non_torch.v1"
     return "vllm.non_torch.v0" if _runs_v0(inputs) else f"vllm.non_torch.{era_for(NON_TORCH_ERAS, inputs.version).value}"

@@ -38,6 +38,7 @@ from kvtop.domain.engines.vllm.calibration_eras import (
 from kvtop.domain.engines.vllm.calibration_snapshot import init_inside
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
+from kvtop.domain.engines.vllm.profile_run import engine_era
 from kvtop.domain.engines.vllm.v0_charge import (
     context_charged,
     has_custom_all_reduce,
@@ -45,7 +46,7 @@ from kvtop.domain.engines.vllm.v0_charge import (
     profile_charge,
 )
 from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
-from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
+from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.wording import GIB
 
 # GPU names that cover a PCIe board too (A100 80GB/40GB PCIe, A800 PCIe): `custom_all_reduce_on` takes them as SXM4,
@@ -146,7 +147,7 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
     """What the release's profile charges beside torch's peak (`v0_charge.py`): nothing before v0.2.5, the growth and
     the worker's context in v0.2.5–v0.3.0 and in V1's v0.8.0–v0.9.0, the growth otherwise. Where the context is
     charged its multi-rank part (the TP group's NCCL init) is in it, so the growth does not add it again."""
-    charge = profile_charge(inputs.version, compute_capability(inputs.gpu_name), inputs.settings.flags)
+    charge = profile_charge(inputs.version, engine_era(inputs))
     if charge.value == "torch_peak":
         return not_charged(charge)
     if charge.value == "device_used":

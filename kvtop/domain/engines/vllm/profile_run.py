@@ -18,8 +18,6 @@ from kvtop.domain.engines.vllm.batching import (
     default_max_num_seqs,
 )
 from kvtop.domain.engines.vllm.compilation import graph_config
-from kvtop.domain.engines.vllm.eras import ENGINE_CONTEXT_BATCH_ERAS, LLM_CLASS_BATCH_ERAS
-from kvtop.domain.engines.vllm.v1_opt_in import opt_in_batch, opts_into_v1
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
 # V0's max_num_batched_tokens with chunked prefill on (above 32K of context) and no flag: SchedulerConfig's 512 ("a
@@ -55,6 +53,11 @@ def engine_era(inputs: CalibrationInputs) -> str:
     return batching.engine_era(inputs.version, inputs.gpu_name, inputs.settings.flags)
 
 
+def runs_opt_in_v1(inputs: CalibrationInputs) -> bool:
+    """A V0-era release whose start runs its opt-in V1 (VLLM_USE_V1=1 at v0.6.5–v0.7.3: `batching.runs_opt_in_v1`)."""
+    return batching.runs_opt_in_v1(inputs.version, inputs.gpu_name, inputs.settings.flags)
+
+
 def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:
     """Whether a V0 start chunks its prefill: `--enable-chunked-prefill` / `--no-enable-chunked-prefill` where the
     launch states either, else on above 32K of context (V0 EngineArgs.create_engine_config decides only while
@@ -69,23 +72,18 @@ def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:
 def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     """(max_num_batched_tokens, max_num_seqs, why) of the profiling run: the flags, else the era's defaults."""
     s = inputs.settings
-    seqs, _ = default_max_num_seqs(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.flags)  # the budget's
     if engine_era(inputs) == "v0":
+        seqs, _ = default_max_num_seqs(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.flags)  # the budget's
         chunk = V0_CHUNKED_TOKENS.at(inputs.version)
         tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
         why = f"V0 defaults: {seqs} seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or seqs, why
-    batched, seqs = default_batch_limits(
+    batched, seqs, why = default_batch_limits(
         inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.llm_class, s.engine_context, s.flags
     )
-    if opts_into_v1(inputs.version, s.flags):  # chunked prefill whatever the flags (_override_v1_engine_args)
-        why = opt_in_batch(inputs.gpu_name, inputs.version, s.llm_class, s.engine_context)[1]
-        return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, why
-    offline = s.llm_class and LLM_CLASS_BATCH_ERAS.at(inputs.version) is not None
-    direct = s.engine_context and ENGINE_CONTEXT_BATCH_ERAS.at(inputs.version) is not None
-    why = "the LLM class's defaults for the GPU" if offline else "vllm serve's defaults for the GPU"
-    why = "the scheduler's defaults (ENGINE_CONTEXT)" if direct else why
-    if not s.max_num_batched_tokens and not chunked_prefill(s):  # the whole context in one batch (batching.py)
+    # the whole context in one batch with chunked prefill off (batching.py); the opt-in V1 chunks its prefill whatever
+    # the flags (_override_v1_engine_args)
+    if not s.max_num_batched_tokens and not chunked_prefill(s) and not runs_opt_in_v1(inputs):
         batched, why = max(inputs.context_length, batched), f"{why}, max(context, default): chunked prefill off"
     return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, why
 

@@ -21,7 +21,7 @@ V1 brought the device-wide form back for three releases: v0.8.0–v0.9.0's `dete
 (v1/worker/gpu_worker.py, v0.8.0 :139-186, v0.8.5.post1 :165-212, v0.9.0 :167-214) adds `total − free − torch's
 allocated bytes` after the profile and `empty_cache` to torch's peak, so the CUDA context and the TP group's NCCL and
 custom all-reduce are charged; v0.9.1 (:201-224) charges `memory_profiling`'s growth from the init snapshot. Below
-compute capability 8.0 those releases run V0, which charges the growth (`profile_charge`'s capability). The V1 that
+compute capability 8.0 those releases run V0, which charges the growth (`profile_charge`'s engine). The V1 that
 VLLM_USE_V1=1 opts into at v0.6.5–v0.7.3 charges v0.8.0's form (v1_opt_in.py).
 """
 
@@ -33,7 +33,7 @@ from typing import Literal
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ReleaseDate, ResolvedVersion
 from kvtop.domain.engines.vllm.v0_backends import backend_runs_v0
-from kvtop.domain.engines.vllm.v1_opt_in import V1_OPT_IN_ERAS, opts_into_v1, use_v1_env
+from kvtop.domain.engines.vllm.v1_opt_in import V1_OPT_IN_ERAS, use_v1_env
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.wording import GIB
 
@@ -95,16 +95,16 @@ def falls_back_to_v0(
     return capability is not None and capability < V1_FROM_CAPABILITY and V0_FALLBACK_ERAS.at(version)
 
 
-def profile_charge(
-    version: ResolvedVersion, capability: tuple[int, int] | None = None, flags: Mapping[str, object] | None = None
-) -> Era[ProfileCharge]:
-    """The form of the profile's charge at `version`; a V1-era start that runs V0 (`falls_back_to_v0`) charges V0's."""
-    if opts_into_v1(version, flags):  # VLLM_USE_V1=1 at v0.6.5–v0.7.3: v0.8.0's charge (v1_opt_in.py)
+def profile_charge(version: ResolvedVersion, engine: str | None = None) -> Era[ProfileCharge]:
+    """The form of the profile's charge at `version` for the engine the start runs (`engine`: `batching.engine_era`'s
+    "v0" or "v1", None the release's own): the opt-in V1 of v0.6.5–v0.7.3 charges v0.8.0's form, a V1-era start that
+    runs V0 (`falls_back_to_v0`) V0's growth from its baseline."""
+    era = PROFILE_CHARGE_ERAS.era(version)
+    if engine == "v1" and V1_OPT_IN_ERAS.at(version) == "planned":  # VLLM_USE_V1=1 at v0.6.5–v0.7.3 (v1_opt_in.py)
         v1 = PROFILE_CHARGE_ERAS.era(ResolvedVersion(text="0.8.0"))
         return Era(v1.since, v1.value, f"{v1.source}; the same statements in the opt-in V1 of {version.label} "
                    f"({V1_OPT_IN_ERAS.era(version).source})")
-    era = PROFILE_CHARGE_ERAS.era(version)
-    if era.since == "0.8.0" and falls_back_to_v0(version, capability, flags):
+    if era.since == "0.8.0" and engine == "v0":
         return Era("0.8.0", "baseline", "V0 below compute capability 8.0 (engine/arg_utils.py:1350-1356 at "
                    "v0.8.5.post1), under VLLM_USE_V1=0 or a VLLM_ATTENTION_BACKEND V1 does not take (v0_backends.py): "
                    "worker/worker.py's memory_profiling, the growth from a baseline snapshot")
