@@ -434,9 +434,9 @@ def parse_flags(
         values[field] = read if read is not None else typed_value(FIELD_TYPES[field], raw, typed)
         spelled[field] = typed
     if strict and positionals:
-        # quoted as the redactor shows the line: a word left over after a secret flag is its second value
-        # (`--api-key k1 k2`, vLLM's list-typed key), not a positional to echo
-        shown = redact_argv(tokens)[list(tokens).index(positionals[0])]
+        # quoted as the redactor shows the line: a word left over after a secret flag may be a second key (SGLang's
+        # one-valued `--api-key k1 k2`), not a positional to echo
+        shown = redact_argv(tokens)[positionals[0]]  # by position: the same word may be a flag's value before it
         raise InputError(f"unexpected argument {shown[:80]!r}", field="command line")
     if model is not None and "model" not in values:
         values["model"] = model

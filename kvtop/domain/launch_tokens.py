@@ -89,10 +89,11 @@ def image_release(image: str, repositories: frozenset[str]) -> str | None:
 
 def split_tokens(
     tokens: Sequence[str], takes_list: Callable[[str], bool] | None = None
-) -> tuple[list[str], list[tuple[str, str | bool]]]:
-    """Split argv into positionals and (flag, value) pairs; a flag without a value is True. A flag `takes_list`
-    names (argparse's nargs="+") takes every value up to the next flag, joined by spaces."""
-    positionals: list[str] = []
+) -> tuple[list[int], list[tuple[str, str | bool]]]:
+    """Split argv into positionals (their positions in `tokens`: a word may also be a flag's value elsewhere) and
+    (flag, value) pairs; a flag without a value is True. A flag `takes_list` names (argparse's nargs="+") takes
+    every value up to the next flag, joined by spaces."""
+    positionals: list[int] = []
     pairs: list[tuple[str, str | bool]] = []
     index = 0
     while index < len(tokens):
@@ -114,7 +115,7 @@ def split_tokens(
             else:
                 pairs.append((token, True))
         else:
-            positionals.append(token)
+            positionals.append(index)
         index += 1
     return positionals, pairs
 

@@ -49,6 +49,16 @@ _SECRET_SEGMENTS = frozenset({"pass", "pat", "sig", "creds", "jwt", "bearer", "p
 # `{"-hft", "--hf-token"}, "TOKEN"`, ggml-org/llama.cpp@145b6280).
 _SECRET_SHORT_FLAGS = frozenset({"-k", "-hft"})
 _GLUED_SHORT_FLAG = "-k"  # `-kVALUE`: the one short flag a key is glued to
+# Secret flags that take several values (argparse nargs): only after these does a second word stay a key. Redaction
+# runs on any process's line and any text before an engine is known, so it cannot ask the engine registry
+# (`EngineFlags.list_valued`); tests/domain/test_redact_several_values.py checks every engine's secret list flag is
+# here. vLLM's `--api-key` (a list from v0.10.1: FrontendArgs.api_key, entrypoints/openai/cli_args.py:90; its parser
+# reads `--api_key` as `--api-key`; vllm/api_keys.py) and LMDeploy's `--api-keys` (nargs='*', lmdeploy/cli/utils.py:235
+# from v0.2.2, InternLM/lmdeploy@1263d5cd utils.py:371). Every other secret flag takes one value, as argparse's default.
+SEVERAL_VALUED_SECRET_FLAGS = frozenset({"--api-key", "--api_key", "--api-keys"})
+# In free text a further word is a key only where it is not a bare lowercase word: `--api-key *** was given but auth
+# is disabled` is a sentence, `--api-key k1 k2` a command line (a key of letters alone after the first is shown there).
+_PROSE_WORD = re.compile(r"[a-z]+")
 # Words that contain a secret word but name something else; removed before looking.
 # `keyvalue` only as the attention's key/value (`num_key_value_heads`), never `API_KEY_VALUE`.
 _BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|(?:un)?authori[sz]ed|(?:un)?authenticated"
@@ -188,7 +198,7 @@ def _redact_pairs(text: str) -> str:
         if span is not None and span[1] > span[0]:
             out += (text[done : span[0]], MASK)
             done = span[1]
-            if name.startswith("-") and _given_by_space(text[end : span[0]]):
+            if name in SEVERAL_VALUED_SECRET_FLAGS and _given_by_space(text[end : span[0]]):
                 for more in _more_values(text, span, name):
                     out += (text[done : more[0]], MASK)
                     done = more[1]
@@ -207,9 +217,10 @@ _ENDS_VALUES = "-;|&<>()#\\"  # a flag or a shell operator: no further value
 
 
 def _more_values(text: str, first: tuple[int, int], name: str) -> list[tuple[int, int]]:
-    """The further values a flag given by a space takes (argparse's nargs: vLLM's `--api-key k1 k2`,
-    LMDeploy's `--api-keys k1 k2`): each word after the first, up to the next that starts with `-`, a shell
-    operator, the end of the line or of its quoted string, or a word `masks_value` would show."""
+    """The further values a several-valued secret flag given by a space takes (`SEVERAL_VALUED_SECRET_FLAGS`: vLLM's
+    `--api-key k1 k2`, LMDeploy's `--api-keys k1 k2`): each word after the first, up to the next that starts with
+    `-`, a shell operator, the end of the line or of its quoted string, a bare lowercase word (prose), or a word
+    `masks_value` would show."""
     spans: list[tuple[int, int]] = []
     start, end = first
     while True:
@@ -219,7 +230,10 @@ def _more_values(text: str, first: tuple[int, int], name: str) -> list[tuple[int
         if at == position or at >= len(text) or text[at] in _ENDS_VALUES:
             return spans
         span = _quoted_or_word(text, at, enclosing=None)
-        if span is None or span[1] <= span[0] or not masks_value(name, text[span[0] : span[1]]):
+        if span is None or span[1] <= span[0]:
+            return spans
+        word = text[span[0] : span[1]]
+        if _PROSE_WORD.fullmatch(word) or not masks_value(name, word):
             return spans
         spans.append(span)
         start, end = span
@@ -358,8 +372,8 @@ def _redact_argv_cached(argv: tuple[str, ...]) -> tuple[str, ...]:
 def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
     """Redact an argv: `--api-key X` → `--api-key ***`, `--api-key=X` → `--api-key=***`,
     `HF_TOKEN=X` → `HF_TOKEN=***`, and secrets inside any one argument (`bash -c "…"`, JSON, URLs).
-    A secret flag given by a space takes every value up to the next `-` word, as argparse's nargs does
-    (`--api-key k1 k2` → `--api-key *** ***`: vLLM's list-typed `--api-key`, LMDeploy's `--api-keys`).
+    A several-valued secret flag (`SEVERAL_VALUED_SECRET_FLAGS`) given by a space takes every value up to the next `-` word,
+    as argparse's nargs does (`--api-key k1 k2` → `--api-key *** ***`); every other takes one.
 
     Command lines repeat every tick, so short ones are remembered (redacting is pure)."""
     argv = tuple(argv)
@@ -371,7 +385,7 @@ def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
 def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
     out: list[str] = []
     giving: str | None = None  # the flag whose value the next argument is
-    listing: str | None = None  # the secret flag whose values run on (`--api-key k1 k2`: argparse's nargs)
+    listing: str | None = None  # the several-valued secret flag whose values run on (`--api-key k1 k2`)
     for index, arg in enumerate(argv):
         if index and argv[index - 1] == "-c":  # `bash -c "HF_TOKEN=x vllm serve …"`: a script, read as text
             out.append(redact_text(arg))
@@ -386,7 +400,7 @@ def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
             if not _LONG_FLAG.match(arg + " "):  # `--api-key -abc`: a value may start with a dash
                 masked = masks_value(flag, arg)
                 out.append(MASK if masked else redact_text(arg))
-                listing = flag if masked else None
+                listing = flag if masked and flag in SEVERAL_VALUED_SECRET_FLAGS else None
                 continue
         if arg[:2] == _GLUED_SHORT_FLAG and len(arg) > 2:  # `-kVALUE`
             out.append(arg[:2] + MASK)

@@ -4,7 +4,8 @@ The engines' own parsers take more than one key after one flag: vLLM's `Frontend
 (vllm/entrypoints/openai/cli_args.py, vllm-project/vllm@00522333; `get_kwargs` gives a list `nargs="+"`) and
 LMDeploy's `ArgumentHelper.api_keys` (`--api-keys`, `nargs='*'`, lmdeploy/cli/utils.py, InternLM/lmdeploy@00948ee2).
 argparse gives such a flag every word up to the next that starts with `-`; `--api-key=k1` gives it one value
-only (argparse reads an attached value as the one argument). llama.cpp spells its Hugging Face token `-hft`
+only (argparse reads an attached value as the one argument). Every other secret flag takes one value (argparse's
+default), so the word after its value stays; in free text a bare lowercase word after a key is prose, not a key. llama.cpp spells its Hugging Face token `-hft`
 (common/arg.cpp `{"-hft", "--hf-token"}, "TOKEN"`, ggml-org/llama.cpp@145b6280). Expected outputs are written
 by hand from those parsers' rules, not from the redactor.
 """
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.engines.catalogue import ENGINE_IDS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import parse_flags
-from kvtop.domain.redact import redact_argv, redact_text
+from kvtop.domain.launch import engine_flags, parse_flags
+from kvtop.domain.redact import SEVERAL_VALUED_SECRET_FLAGS, is_secret_name, redact_argv, redact_text
 
 K1, K2, K3 = "alphakey1", "bravokey2", "charliekey3"  # plain words: only the flag they follow makes them keys
 
@@ -43,9 +45,14 @@ ARGV_CASES: list[tuple[str, list[str], list[str]]] = [
     ("sglang --admin-api-key then --api-key",
      ["python3", "-m", "sglang.launch_server", "--admin-api-key", K1, "--api-key", K2, "--tp", "4"],
      ["python3", "-m", "sglang.launch_server", "--admin-api-key", "***", "--api-key", "***", "--tp", "4"]),
-    ("--ssl-keyfile-password, the key file's path stays",
-     ["vllm", "serve", "m", "--ssl-keyfile", "/etc/tls/key.pem", "--ssl-keyfile-password", K1, K2],
-     ["vllm", "serve", "m", "--ssl-keyfile", "/etc/tls/key.pem", "--ssl-keyfile-password", "***", "***"]),
+    ("--ssl-keyfile-password takes one value: the key file's path stays, the word after it too",
+     ["uvicorn", "--ssl-keyfile", "/etc/tls/key.pem", "--ssl-keyfile-password", K1, "app:main"],
+     ["uvicorn", "--ssl-keyfile", "/etc/tls/key.pem", "--ssl-keyfile-password", "***", "app:main"]),
+    ("--hf-token takes one value: the model path after it stays (llama.cpp common/arg.cpp, one TOKEN)",
+     ["llama-server", "--hf-token", "abcdefgh12", "/models/q.gguf"],
+     ["llama-server", "--hf-token", "***", "/models/q.gguf"]),
+    ("vLLM reads --api_key as --api-key", ["vllm", "serve", "m", "--api_key", K1, K2],
+     ["vllm", "serve", "m", "--api_key", "***", "***"]),
 ]  # fmt: skip
 
 
@@ -69,6 +76,11 @@ TEXT_CASES: list[tuple[str, str, str]] = [
     ("--api-key=k1 in text: one value", f"vllm serve --api-key={K1} Qwen/Qwen3-8B",
      "vllm serve --api-key=*** Qwen/Qwen3-8B"),
     ("-hft in text", f"llama-server -hft {K1} -m q.gguf", "llama-server -hft *** -m q.gguf"),
+    ("a sentence after the key stays: only a several-valued flag runs on, and not into prose",
+     "WARNING: --api-key sk-abcdefghijklmnopqrstuvwx… was given but auth is disabled on this server",
+     "WARNING: --api-key *** was given but auth is disabled on this server"),
+    ("a one-valued secret flag in text: the path after its value stays",
+     "llama-server --hf-token abcdefgh12 /models/q.gguf -c 8192", "llama-server --hf-token *** /models/q.gguf -c 8192"),
     ("a setting's value after a token-named flag stays",
      "--speculative-token-map /maps/t.json --port 8000", "--speculative-token-map /maps/t.json --port 8000"),
 ]  # fmt: skip
@@ -85,10 +97,27 @@ def test_bash_c_script_in_an_argv_masks_both_keys() -> None:
 
 
 def test_a_second_key_typed_to_kvtop_is_not_echoed_as_a_stray_argument() -> None:
-    """kvtop reads one value per flag it passes through: the second key is left over, and the error that
-    names it quotes it as the redactor shows the line; a stray word after no secret flag is quoted as typed."""
+    """SGLang's `--api-key` takes one value (str): the second key is left over, and the error that names it
+    quotes it as the redactor shows the line, found by position (the same word as a value before it is no guide);
+    a stray word after no secret flag is quoted as typed."""
     with pytest.raises(InputError) as caught:
-        parse_flags("vllm", ["--max-model-len", "4096", "--api-key", K1, K2], strict=True)
-    assert str(caught.value).endswith("unexpected argument '***'") and K2 not in str(caught.value)
+        parse_flags("sglang", ["--served-model-name", "abc", "--api-key", "abc", "abc"], strict=True)
+    assert str(caught.value).endswith("unexpected argument '***'")
     with pytest.raises(InputError, match="unexpected argument 'stray'"):
         parse_flags("vllm", ["--max-model-len", "4096", "stray"], strict=True)
+
+
+def test_vllm_takes_both_keys_and_lmdeploy_line_keeps_both() -> None:
+    """vLLM's `--api-key` is a list (nargs='+', v0.10.1 on) and LMDeploy's `--api-keys` nargs='*': both words are
+    the flag's value, no stray argument."""
+    typed = parse_flags("vllm", ["--max-model-len", "4096", "--api-key", K1, K2], strict=True)
+    assert typed.flags == {"api-key": f"{K1} {K2}"}
+    line = parse_flags("lmdeploy", ["--api-keys", K1, K2, "--cache-max-entry-count", "0.5"], engine_line=True)
+    assert line.flags["api-keys"] == f"{K1} {K2}"
+
+
+def test_every_engines_secret_list_flag_runs_on_in_the_redactor() -> None:
+    """The redactor cannot ask the engine registry (it runs before an engine is known): its table holds every
+    engine's secret flag that takes several values."""
+    secret_lists = {flag for engine in ENGINE_IDS for flag in engine_flags(engine).list_valued if is_secret_name(flag)}
+    assert secret_lists == {"--api-key", "--api-keys"} and secret_lists <= SEVERAL_VALUED_SECRET_FLAGS

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.api_keys import API_KEY_FLAG, refuse_several_keys
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
 from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, SHORT_FLAG, SHORT_SPAN
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
@@ -217,8 +218,10 @@ class VllmFlags:
     # --rope-scaling, --hf-overrides and --limit-mm-per-prompt take a JSON object (json.loads; rope_override.py,
     # mm_limits.py)
     value_placeholders: Mapping[str, str] = {flag: "JSON" for flag in ROPE_FLAGS | MM_LIMIT_FLAGS}
-    # `--cuda-graph-sizes 1 2 4 …` (nargs="+", graph_sizes.py)
-    list_valued: frozenset[str] = frozenset({SIZES_FLAG})
+    # `--cuda-graph-sizes 1 2 4 …` (nargs="+", graph_sizes.py); `--api-key k1 k2` from v0.10.1 (FrontendArgs.api_key:
+    # Optional[list[str]], v0.10.1 entrypoints/openai/cli_args.py:90, get_kwargs gives a list nargs="+",
+    # engine/arg_utils.py:209-218; v0.10.0 cli_args.py:88 Optional[str]: one key; api_keys.py refuses several before)
+    list_valued: frozenset[str] = frozenset({SIZES_FLAG, API_KEY_FLAG})
     # of the pass-through flags, those that change nothing kvtop sizes, by kind (flags_neutral.NEUTRAL_GROUPS; read by
     # kvtop.domain.neutral_flags, listed by `--list-neutral-flags vllm`)
     memory_neutral_groups: Mapping[str, NeutralGroup] = NEUTRAL_BY_KIND
@@ -254,6 +257,7 @@ class VllmFlags:
         if settings.engine_version is not None:
             launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
             refuse_missing(settings.flags, settings.engine_version, RELEASE_SPANS)  # a flag the release lacks
+            refuse_several_keys(settings.flags, ResolvedVersion(text=settings.engine_version))  # api_keys.py
             refuse_pooling_values(settings.flags)  # pooling.py: argparse's choices
             launch_limits(settings.flags, ResolvedVersion(text=settings.engine_version))  # mm_limits.py: the value's form
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])

@@ -1,0 +1,26 @@
+"""vLLM's `--api-key`: one key before v0.10.1, a list from it.
+
+Expected from vLLM's own declarations, read off the PyPI wheels: v0.10.0 `FrontendArgs.api_key: Optional[str]`
+(vllm/entrypoints/openai/cli_args.py:88), so a second word is argparse's "unrecognized arguments"; v0.10.1
+`Optional[list[str]]` (cli_args.py:90), which get_kwargs turns into nargs="+" (engine/arg_utils.py:209-218).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.api_keys import refuse_several_keys
+from kvtop.domain.errors import InputError
+
+
+def test_two_keys_before_v0_10_1_are_refused_without_quoting_them() -> None:
+    with pytest.raises(InputError, match="takes one key") as caught:
+        refuse_several_keys({"api-key": "alphakey1 bravokey2"}, ResolvedVersion(text="0.10.0"))
+    assert "alphakey1" not in str(caught.value) and "bravokey2" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("version", "keys"), [("0.10.1", "alphakey1 bravokey2"), ("0.33.0", "a b c"),
+                                               ("0.9.2", "alphakey1")])  # fmt: skip
+def test_a_list_from_v0_10_1_and_one_key_anywhere_pass(version: str, keys: str) -> None:
+    refuse_several_keys({"api-key": keys}, ResolvedVersion(text=version))
