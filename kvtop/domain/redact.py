@@ -56,9 +56,6 @@ _GLUED_SHORT_FLAG = "-k"  # `-kVALUE`: the one short flag a key is glued to
 # reads `--api_key` as `--api-key`; vllm/api_keys.py) and LMDeploy's `--api-keys` (nargs='*', lmdeploy/cli/utils.py:235
 # from v0.2.2, InternLM/lmdeploy@1263d5cd utils.py:371). Every other secret flag takes one value, as argparse's default.
 SEVERAL_VALUED_SECRET_FLAGS = frozenset({"--api-key", "--api_key", "--api-keys"})
-# In free text a further word is a key only where it is not a bare lowercase word: `--api-key *** was given but auth
-# is disabled` is a sentence, `--api-key k1 k2` a command line (a key of letters alone after the first is shown there).
-_PROSE_WORD = re.compile(r"[a-z]+")
 # Words that contain a secret word but name something else; removed before looking.
 # `keyvalue` only as the attention's key/value (`num_key_value_heads`), never `API_KEY_VALUE`.
 _BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|(?:un)?authori[sz]ed|(?:un)?authenticated"
@@ -219,8 +216,9 @@ _ENDS_VALUES = "-;|&<>()#\\"  # a flag or a shell operator: no further value
 def _more_values(text: str, first: tuple[int, int], name: str) -> list[tuple[int, int]]:
     """The further values a several-valued secret flag given by a space takes (`SEVERAL_VALUED_SECRET_FLAGS`: vLLM's
     `--api-key k1 k2`, LMDeploy's `--api-keys k1 k2`): each word after the first, up to the next that starts with
-    `-`, a shell operator, the end of the line or of its quoted string, a bare lowercase word (prose), or a word
-    `masks_value` would show."""
+    `-`, a shell operator, the end of the line or of its quoted string, or a word `masks_value` would show. Prose
+    after such a key is masked too (`--api-key *** was given …` hides the sentence): a key of plain letters after
+    the first must never show, and hiding a sentence costs less."""
     spans: list[tuple[int, int]] = []
     start, end = first
     while True:
@@ -233,7 +231,7 @@ def _more_values(text: str, first: tuple[int, int], name: str) -> list[tuple[int
         if span is None or span[1] <= span[0]:
             return spans
         word = text[span[0] : span[1]]
-        if _PROSE_WORD.fullmatch(word) or not masks_value(name, word):
+        if not masks_value(name, word):
             return spans
         spans.append(span)
         start, end = span
