@@ -4,11 +4,8 @@ looks like. Read by `plan --cmd` and the planner's launch line."""
 
 from __future__ import annotations
 
-import difflib
-
 from kvtop.domain.engines.catalogue import display_name
-from kvtop.domain.launch import LaunchSettings, engine_flags
-from kvtop.domain.launch_vocabulary import KVTOP_SPELLINGS
+from kvtop.domain.launch import LaunchSettings, alike_flag, engine_flags
 
 
 def ignored_flags_note(settings: LaunchSettings) -> str | None:
@@ -17,15 +14,14 @@ def ignored_flags_note(settings: LaunchSettings) -> str | None:
     if not settings.unknown_flags:
         return None
     flags, name = engine_flags(settings.engine), display_name(settings.engine)
-    known = [*flags.spellings, *flags.own_flags, *flags.passthrough, *KVTOP_SPELLINGS]
     named, unmodelled = [], []
     for flag in dict.fromkeys(settings.unknown_flags):
         if flags.as_parsed(flag) in flags.unmodelled | flags.memory_neutral:  # its effect on memory not modelled
             # (a neutral flag is here only at a value whose effect was not read)
             unmodelled.append(flag)
             continue
-        alike = difflib.get_close_matches(flag, known, n=1, cutoff=0.8)
-        named.append(f"{flag} (like {alike[0]}?)" if alike else flag)
+        alike = alike_flag(settings.engine, flag)
+        named.append(f"{flag} (like {alike}?)" if alike else flag)
     parts = [f"{len(unmodelled)} of {name}'s flag(s) whose effect on memory it does not model: {', '.join(unmodelled)}"] if unmodelled else []
     parts += [f"{len(named)} flag(s) it does not know for {name}: {', '.join(named)}"] if named else []
     return f"--cmd: kvtop ignored {'; and '.join(parts)}"
