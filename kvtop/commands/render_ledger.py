@@ -15,6 +15,7 @@ from kvtop.domain.fit import FittingLayout
 from kvtop.domain.gpus import GpuTotalOrigin, total_said
 from kvtop.domain.launch import spelling_of
 from kvtop.domain.launch_check import architecture_check
+from kvtop.domain.launch_notes import ignored_flags
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.ledger_words import component_words
 from kvtop.domain.neutral_flags import memory_neutral_flags
@@ -73,6 +74,8 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "config_format": ledger.model.config_format or None, "read_from": list(ledger.model.read_from),
         "unchecked_class": unchecked_json(ledger.model.unchecked_class),
         "engine_flags": ledger.settings.to_flags(),
+        # the launch's flags kvtop did not read (a script sees what the stderr note says)
+        "flags_not_read": [flag.model_dump() for flag in ignored_flags(ledger.settings)],
         "deployment": deployment_json(ledger),
         "request_capacity": _request_json(ledger.request_capacity),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
