@@ -104,7 +104,8 @@ LLAMA_70B_HEADS = 64  # config.json's num_attention_heads of Llama-3-70B (exampl
     (["--tp", "128", "--nodes", "1", "--gpus-per-node", "8"],
      "--gpus-per-node: SGLang would run 128 ranks on each of 1 nodes, which have 8 GPUs"),
     # a product of capped sizes beyond the most kvtop plans: the GPUs it would take
-    (["--tp", "4096", "--pp", "4096"], "--tp: TP4096 PP4096 is 16,777,216 GPUs: kvtop plans at most 4,096"),
+    # (TP 64 over 64 heads and PP 80 over 80 layers each fit the model: only their product does not)
+    (["--tp", "64", "--pp", "80", "--dp", "2"], "--tp: TP64 PP80 DP2 is 10,240 GPUs: kvtop plans at most 4,096"),
 ])  # fmt: skip
 def test_a_huge_layout_is_named_by_its_gpus(args: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "--model", "llama-3-70b", "--gpu", "H100", *args]) == 2

@@ -238,6 +238,8 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
             raise LayoutError(f"must be at least 1 (got {getattr(layout, name)})", field=f"--{name}")
     if layout.dp_attention and layout.tp % layout.dp:
         raise LayoutError(f"DP attention needs dp ({layout.dp}) to divide tp ({layout.tp})", field="--dp")
+    if layout.pp > model.num_layers:  # one size beyond the model's own bound is named by it, before the product
+        raise LayoutError(f"{layout.pp:,} pipeline stages exceed the model's {model.num_layers} layers", field="--pp")
     if layout.gpus > MAX_PARALLEL:  # each size is capped; their product names the GPUs the launch would take
         raise LayoutError(f"{layout.describe()} is {layout.gpus:,} GPUs: kvtop plans at most {MAX_PARALLEL:,}",
                           field="--tp")  # fmt: skip
@@ -266,8 +268,6 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
             field="--tp",
             source=model.source,
         )
-    if layout.pp > model.num_layers:
-        raise LayoutError(f"{layout.pp:,} pipeline stages exceed the model's {model.num_layers} layers", field="--pp")
     if layout.ep > 1:
         if model.moe is None:
             raise LayoutError(
