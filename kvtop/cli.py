@@ -9,6 +9,7 @@ one-line summaries (kvtop.commands.SUMMARIES) and loads no model code, and heavy
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import re
 import sys
@@ -18,7 +19,7 @@ from typing import Any, NoReturn
 from kvtop import __version__
 from kvtop.cli_args import add_calibration_store, ca_file, prometheus_url, refresh_seconds, token_file
 from kvtop.commands import SUMMARIES
-from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.errors import InputError, KvtopError, UnknownFlagError
 
 _NEGATIVE_VALUE = re.compile(r"-\.?\d")
 """A token that starts like a negative figure ("-5GiB", "-0.1", "-.5"): a value, never an option of kvtop's."""
@@ -162,6 +163,35 @@ def _given_after_command(
     )
 
 
+ENGINE_ONLY = "--"  # the tokens after it are the engine's flags only (`kvtop plan --model M -- --mem-fraction 0.8`)
+
+
+def _kvtop_options(parser: argparse.ArgumentParser, command: str) -> list[str]:
+    """kvtop's own option strings: the command's and kvtop's before it."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    own = subparsers.choices.get(command)
+    parsers = [parser, *([own] if own is not None else [])]
+    return [o for p in parsers for a in p._actions for o in a.option_strings if o.startswith("--") and o != "--help"]
+
+
+def _not_kvtops(parser: argparse.ArgumentParser, err: UnknownFlagError, before: Sequence[str], command: str) -> InputError:
+    """A flag typed before `--` that is neither kvtop's nor one the engine has that kvtop knows (`--gpu-memroy`): a typo
+    of kvtop's own is named as such with the option it most looks like; the engine is named only by its own flag."""
+    typed = err.field or ""
+    if not any(token.split("=", 1)[0] == typed for token in before):
+        return err if err.alike is None else InputError(f"{err.detail} (like {err.alike}?)", field=typed)
+    options = {option.lstrip("-"): option for option in _kvtop_options(parser, command)}
+    near = difflib.get_close_matches(typed.lstrip("-"), list(options), n=1, cutoff=0.75)
+    if near:
+        also = f" (or {err.engine_name}'s {err.alike}?)" if err.alike else ""
+        return InputError(f"not a kvtop flag: did you mean {options[near[0]]}?{also}", field=typed)
+    if err.alike:
+        return InputError(f"not a kvtop flag, nor one of {err.engine_name}'s that kvtop knows: did you mean "
+                          f"{err.engine_name}'s {err.alike}?", field=typed)  # fmt: skip
+    return InputError(f"not a kvtop flag (kvtop {command} --help lists them), nor one of {err.engine_name}'s that "
+                      "kvtop knows", field=typed)  # fmt: skip
+
+
 def _unrecognized(parser: argparse.ArgumentParser, tokens: Sequence[str], extra: Sequence[str], command: str) -> NoReturn:
     """Refuse arguments no parser took, pointing at the help that lists what is taken there: the command's own
     (`kvtop snapshot --bogus`: 'see kvtop snapshot --help', was 'kvtop --help', which lists no option of snapshot)
@@ -250,8 +280,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_tui(args)
         if extra and not getattr(args, "accepts_engine_flags", False):
             _unrecognized(parser, joined, extra, args.command)
+        split = extra.index(ENGINE_ONLY) if ENGINE_ONLY in extra else len(extra)
+        before, extra = extra[:split], [*extra[:split], *extra[split + 1 :]]
         try:
             return int(args.handler(args, extra))
+        except UnknownFlagError as err:
+            raise _given_after_command(parser, err, extra, args.command) or _not_kvtops(parser, err, before, args.command) from None
         except InputError as err:
             raise _given_after_command(parser, err, extra, args.command) or err from None
     except KvtopError as err:

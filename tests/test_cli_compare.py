@@ -48,6 +48,22 @@ def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(caps
     assert "total GPU memory" in out and "the memory free after the weights" in out  # what each share is of
 
 
+def test_llamacpp_shows_its_context_not_a_share(capsys: pytest.CaptureFixture[str]) -> None:
+    """llama.cpp takes no share of memory: its row shows -c and what it came to (0: the training context,
+    config.json's max_position_embeddings 131,072), never `-c 1`; its JSON has no share."""
+    llama8 = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+    assert main(["plan", "--model", llama8, "--gpu", "H100", "--compare", "all"]) == 0
+    out = capsys.readouterr().out
+    assert "-c 1" not in out
+    row = next(line for line in out.splitlines() if line.startswith("  llama.cpp latest"))
+    assert "-c 0 (training context 131,072)" in row and "131,072" in row.split("fp16")[1]
+    assert main(["plan", "--model", llama8, "--gpu", "H100", "--compare", "llamacpp,vllm", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    llama, vllm = data["engines"]
+    assert (llama["memory_fraction"], llama["capacity_setting"]) == (None, "-c 0 (training context 131,072)")
+    assert (vllm["memory_fraction"], vllm["capacity_setting"]) == (0.92, None)
+
+
 def test_json_gives_each_engines_row_and_the_same_budget_list(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--compare", "trtllm,sglang", "--json")
     assert code == 0

@@ -94,3 +94,29 @@ def test_bad_node_input_is_one_line_naming_the_flag(
     assert main(["plan", "--model", DEEPSEEK, "--gpu", "H20", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and field in err and "Traceback" not in err
+
+
+LLAMA_70B_HEADS = 64  # config.json's num_attention_heads of Llama-3-70B (examples/models/llama-3-70b.json)
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    # more ranks per node than the node has GPUs is named by the GPU count, before the heads are checked
+    (["--tp", "128", "--nodes", "1", "--gpus-per-node", "8"],
+     "--gpus-per-node: SGLang would run 128 ranks on each of 1 nodes, which have 8 GPUs"),
+    # a product of capped sizes beyond the most kvtop plans: the GPUs it would take
+    # (TP 64 over 64 heads and PP 80 over 80 layers each fit the model: only their product does not)
+    (["--tp", "64", "--pp", "80", "--dp", "2"], "--tp: TP64 PP80 DP2 is 10,240 GPUs: kvtop plans at most 4,096"),
+])  # fmt: skip
+def test_a_huge_layout_is_named_by_its_gpus(args: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--model", "llama-3-70b", "--gpu", "H100", *args]) == 2
+    assert capsys.readouterr().err.strip() == f"kvtop: error: {said}"
+
+
+def test_a_tp_above_the_heads_says_it_has_more_ranks_than_heads(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--model", "llama-3-70b", "--gpu", "H100", "--tp", "4096"]) == 2
+    err = capsys.readouterr().err
+    assert (f"--tp: {LLAMA_70B_HEADS} attention heads do not divide over attention TP 4096: more ranks than heads "
+            "(a layout of 4,096 GPUs)") in err
+    assert main(["plan", "--model", "llama-3-70b", "--gpu", "H100", "--layouts", "1x8 tp128"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  1x8 tp128"))
+    assert row.endswith("--gpus-per-node: SGLang would run 128 ranks on each of 1 nodes, which have 8 GPUs")

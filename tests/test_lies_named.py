@@ -96,10 +96,17 @@ def test_cmd_names_each_flag_it_ignored_and_what_it_looks_like(capsys: pytest.Ca
                "--mem-fraction-statc 0.8 --context-length 8192")  # fmt: skip
     assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "H100", "--cmd", command, "--json"]) == 0
     out, err = capsys.readouterr()
-    assert json.loads(out)["context_length"] == 8192  # the flags it knows still apply; stdout stays JSON
+    document = json.loads(out)
+    assert document["context_length"] == 8192  # the flags it knows still apply; stdout stays JSON
     assert err.splitlines() == [
         "kvtop: note: --cmd: kvtop ignored 3 flag(s) it does not know for SGLang: "
         "--max-totl-tokens (like --max-total-tokens?), --frobnicate, --mem-fraction-statc (like --mem-fraction-static?)"
+    ]
+    # the JSON holds them too (a script reads no stderr), and the plan is the one the known flags make
+    assert document["flags_not_read"] == [
+        {"flag": "--max-totl-tokens", "why": "unknown", "like": "--max-total-tokens"},
+        {"flag": "--frobnicate", "why": "unknown", "like": None},
+        {"flag": "--mem-fraction-statc", "why": "unknown", "like": "--mem-fraction-static"},
     ]
 
 
@@ -107,3 +114,5 @@ def test_cmd_with_only_known_flags_says_nothing(capsys: pytest.CaptureFixture[st
     command = "vllm serve m --gpu-memory-utilization 0.9 --max-model-len 8192 --tensor-parallel-size 1"
     assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "H100", "--cmd", command]) == 0
     assert capsys.readouterr().err == ""
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "H100", "--cmd", command, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flags_not_read"] == []

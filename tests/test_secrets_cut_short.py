@@ -84,7 +84,8 @@ def test_an_error_about_a_secret_flag_keeps_its_sentence(capsys: pytest.CaptureF
     does not have is refused with its sentence whole. The value itself is never quoted."""
     assert main(["plan", "--model", "llama-3-70b", "--tp", "8", flag, SECRET]) == 2
     err = capsys.readouterr().err
-    assert err == f"kvtop: error: {flag}: not a flag of SGLang that kvtop knows\n"
+    assert err == (f"kvtop: error: {flag}: not a kvtop flag (kvtop plan --help lists them), nor one of SGLang's that "
+                   "kvtop knows\n")
 
 
 @pytest.mark.parametrize("flag", ["--api-key", "--admin-api-key"])

@@ -283,7 +283,7 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
     direct = parse_flags(engine, list(extra), strict=True)
     merged: dict[str, object] = base.model_dump() if base else {}
     merged["engine"] = engine
-    for field in direct.model_fields_set - {"engine", "flags"}:
+    for field in direct.model_fields_set - {"engine", "flags", "unknown_flags"}:  # the --cmd's ignored flags kept
         merged[field] = getattr(direct, field)
     if direct.flags:  # the engine's pass-through flags typed here (e.g. SGLang's --enable-multimodal) are kept
         merged["flags"] = {**(base.flags if base else {}), **direct.flags}

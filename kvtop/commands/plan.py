@@ -110,6 +110,8 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
     from kvtop.sources.calibration_store import read_store, store_disabled
 
     deployment = deployment_from_args(args, settings_from_args(args, extra))
+    if getattr(args, "nodes", None) is not None or getattr(args, "gpus_per_node", None) is not None:
+        _check_nodes(args, deployment.settings)  # a layout too large for the nodes is named so, before it is solved
     model, measured, total, name = _model_and_device(args, deployment.settings)
     if deployment.draft_weights_bytes is not None:
         measured = measured.model_copy(update={"draft_weights_bytes": deployment.draft_weights_bytes})
@@ -156,6 +158,16 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
     emit(args.json, data, text)
     return 1 if args.require_fit and not plan.ledger.engine.fits else 0
+
+
+def _check_nodes(args: argparse.Namespace, settings: LaunchSettings) -> None:
+    """The launch's ranks over the nodes asked for (--nodes, else the launch's own node count) fit them."""
+    from kvtop.domain.engines.registry import engine_rules
+    from kvtop.domain.ledger import layout_from_settings
+    from kvtop.domain.placement import check_placement
+
+    nodes = args.nodes if args.nodes is not None else engine_rules(settings.engine).span_rule.span(settings).nnodes
+    check_placement(settings.engine, layout_from_settings(settings), nodes, args.gpus_per_node)
 
 
 def _placement(args: argparse.Namespace, ledger: Ledger) -> Placement | None:

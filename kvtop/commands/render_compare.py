@@ -26,6 +26,7 @@ def row_json(row: EngineRow) -> dict[str, Any]:
         "memory_fraction": row.memory_fraction,
         "memory_fraction_source": row.memory_fraction_source,
         "memory_fraction_of": row.memory_fraction_of,
+        "capacity_setting": row.capacity_setting,
         "kv_cache_dtype": row.kv_cache_dtype,
         "kv_budget_bytes": row.kv_budget_bytes,
         "kv_bytes_per_token": row.kv_bytes_per_token,
@@ -69,11 +70,16 @@ def _share(value: float) -> str:
     return f"{round(value, 3):g}"
 
 
+def _setting(row: EngineRow) -> str:
+    """The setting that sized the row's cache: the engine's own words where no share does, else its share."""
+    return row.capacity_setting or f"{row.memory_fraction_flag} {_share(row.memory_fraction or 0.0)}"
+
+
 def _engine_line(row: EngineRow) -> str:
     name = f"{display_name(row.engine)} {row.version.label}"
     if row.error is not None:
         return f"  {name:<21}{row.error}"
-    setting = f"{row.memory_fraction_flag} {_share(row.memory_fraction or 0.0)}"
+    setting = _setting(row)
     per_token = f"{row.kv_bytes_per_token or 0:,} B {row.kv_cache_dtype}"
     return (
         f"  {name:<21}{setting:<42}{fmt_both(row.kv_budget_bytes or 0):>22}  {per_token:<16}"
@@ -108,8 +114,7 @@ def comparison_text(comparison: Comparison) -> str:
         lines += ["", "What each memory setting is a share of (why one share gives each engine a different cache):"]
         for row in solved:
             lines.append(f"  {display_name(row.engine):<15}{row.memory_fraction_of}")
-            lines.append(f"  {'':<15}{row.memory_fraction_flag} {_share(row.memory_fraction or 0.0)}: "
-                         f"{row.memory_fraction_source}")
+            lines.append(f"  {'':<15}{_setting(row)}: {row.memory_fraction_source}")
     reference = display_name(c.reference)
     if c.target_kv_budget_bytes is None:
         lines += ["", f"Same KV budget: {reference} holds no KV budget for this launch, so there is none to match"]

@@ -12,9 +12,10 @@ from kvtop.domain.doc_refs import qualified
 from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
-from kvtop.domain.gpus import GpuTotalOrigin, total_said
+from kvtop.domain.gpus import GpuTotalOrigin, memory_variant_note, total_said
 from kvtop.domain.launch import spelling_of
 from kvtop.domain.launch_check import architecture_check
+from kvtop.domain.launch_notes import ignored_flags
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.ledger_words import component_words
 from kvtop.domain.neutral_flags import memory_neutral_flags
@@ -55,6 +56,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "version_detail": ledger.version.detail, "model": ledger.model.name, "model_source": ledger.model.source,
         "layout": ledger.layout.model_dump() | {"gpus": ledger.layout.gpus, "attn_tp": ledger.layout.attn_tp},
         "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes, "total_is": total_is(ledger),
+                "memory_variant": memory_variant_note(ledger.gpu_name, ledger.gpu_total_origin),
                 "engine_total_bytes": ledger.engine_total_bytes, "engine_total_source": ledger.engine_total_source},
         "kv_cache_dtype": ledger.kv_format, "context_length": ledger.context_length, "page_size": e.page_size,
         "token_capacity": e.token_capacity, "swa_token_capacity": e.swa_token_capacity,
@@ -74,6 +76,8 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "config_format": ledger.model.config_format or None, "read_from": list(ledger.model.read_from),
         "unchecked_class": unchecked_json(ledger.model.unchecked_class),
         "engine_flags": ledger.settings.to_flags(),
+        # the launch's flags kvtop did not read (a script sees what the stderr note says)
+        "flags_not_read": [flag.model_dump() for flag in ignored_flags(ledger.settings)],
         "deployment": deployment_json(ledger),
         "request_capacity": _request_json(ledger.request_capacity),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
@@ -408,9 +412,10 @@ def plan_text(plan: CapacityPlan) -> str:
         terms.append(f"  start verdict: {plan.start.reason}")
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
     check = architecture_check(plan.ledger)
-    if check.state != "registered":  # served otherwise, or not checked: said beside the notes
-        flags = next((i for i, line in enumerate(lines) if line.startswith("engine flags:")), len(lines))
-        lines.insert(flags, f"note: {check.message}")
+    said = [check.message] if check.state != "registered" else []  # served otherwise, or not checked
+    said += [variant] if (variant := memory_variant_note(ledger.gpu_name, ledger.gpu_total_origin)) else []
+    flags = next((i for i, line in enumerate(lines) if line.startswith("engine flags:")), len(lines))
+    lines[flags:flags] = [f"note: {line}" for line in said]  # beside the notes
     return qualified("\n".join([*lines[:budget], *terms, "", *lines[budget:]]), ledger.engine.engine)
 
 def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tuple[str, ...]) -> list[str]:

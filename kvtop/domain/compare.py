@@ -53,8 +53,11 @@ class EngineRow(BaseModel):
     version: ResolvedVersion = ResolvedVersion()
     memory_fraction_flag: str
     memory_fraction_of: str  # what the engine's share is a share of
-    memory_fraction: float | None = None
+    memory_fraction: float | None = None  # None where the engine takes no share of memory (`memory_fraction_field`)
     memory_fraction_source: str | None = None
+    # the setting that sized the cache in the engine's words where no share does (llama.cpp's `-c 0 (training
+    # context 131,072)`, `EngineResult.capacity_setting`); None: `memory_fraction_flag memory_fraction` is it
+    capacity_setting: str | None = None
     kv_cache_dtype: str | None = None  # the KV format the engine stores
     kv_budget_bytes: int | None = None  # per rank (the tightest)
     kv_bytes_per_token: int | None = None  # per rank (the largest)
@@ -226,8 +229,9 @@ def _row(ledger: Ledger) -> EngineRow:
         version=ledger.version,
         memory_fraction_flag=rules.memory_fraction_flag,
         memory_fraction_of=rules.memory_fraction_of,
-        memory_fraction=result.memory_fraction,
+        memory_fraction=None if rules.memory_fraction_field is None else result.memory_fraction,
         memory_fraction_source=result.memory_fraction_source,
+        capacity_setting=result.capacity_setting,
         kv_cache_dtype=ledger.kv_format,
         kv_budget_bytes=result.kv_budget_bytes,
         kv_bytes_per_token=ledger.kv_bytes_per_token,

@@ -44,6 +44,17 @@ class InputError(KvtopError):
         super().__init__(f"{what}{bounded(message)}{where}")  # the field and the file are never cut off
 
 
+class UnknownFlagError(InputError):
+    """A flag typed to kvtop that kvtop does not know for the engine (`field`): `engine_name` names the engine it was
+    read for and `alike` the engine's flag it most looks like (None: none close). The CLI, which knows its own
+    options, says whether the token was a typo of one of kvtop's instead."""
+
+    def __init__(self, message: str, *, field: str, engine_name: str, alike: str | None) -> None:
+        super().__init__(message, field=field)
+        self.engine_name = engine_name
+        self.alike = alike
+
+
 class UnsupportedModelError(InputError):
     """The architecture or weight format is recognised as outside what kvtop models (never a silent guess);
     `explain` still reads the log's own figures and refusal."""

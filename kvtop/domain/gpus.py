@@ -406,6 +406,24 @@ def total_said(name: str | None, origin: GpuTotalOrigin) -> str:
     return "CUDA's total on unified memory" if is_unified(name) else "nvidia-smi's total"
 
 
+def memory_variant_note(name: str | None, origin: GpuTotalOrigin | None) -> str | None:
+    """Where --gpu names a card that comes in memory sizes by its bare name ('A100': the table's 80 GB card, beside
+    'A100-40GB'), the one it took and how to name the others, in one line; None where the name is one size's, or the
+    total was not the table's (--gpu-memory, NVML)."""
+    key = gpu_key(name)
+    if origin is not GpuTotalOrigin.TABLE or key not in GPU_TOTAL_MIB:
+        return None
+    sized = [k for k in GPU_TOTAL_MIB if k.startswith(f"{key}-") and k.endswith("GB") and k[len(key) + 1 : -2].isdigit()]
+    others = [k for k in sized if GPU_TOTAL_MIB[k] != GPU_TOTAL_MIB[key]]
+    if not others:
+        return None
+    mib = GPU_TOTAL_MIB[key]
+    same = next((k for k in sized if GPU_TOTAL_MIB[k] == mib), None)
+    took = f"the {same}" if same else f"the {round(mib / 1024)} GB card"
+    return (f"--gpu {name} is taken as {took} ({mib:,} MiB, nvidia-smi's total); for the other size give "
+            + " or ".join(f"--gpu {k}" for k in others))
+
+
 def inferred_total_origin(name: str | None, total_bytes: int) -> GpuTotalOrigin:
     """The origin of a total whose caller did not say it (the TUI's planner, the demos, explain without --gpu or
     --gpu-memory): the table's where the named model's table figure is these bytes, else given (`given_total_origin`:

@@ -11,6 +11,7 @@ flag, is an error naming it.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Protocol
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
 from kvtop.domain.engines.versions import LATEST, ReleaseNames
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnknownFlagError
 from kvtop.domain.launch_tokens import (
     container_image,
     env_assignments,
@@ -337,6 +338,14 @@ def _respelled(engine: EngineId, typed: str) -> str | None:
     return None
 
 
+def alike_flag(engine: EngineId, flag: str) -> str | None:
+    """The flag the engine takes (as kvtop knows it) that `flag` most looks like: a typo's likely intent."""
+    flags = engine_flags(engine)
+    known = [*flags.spellings, *flags.own_flags, *flags.passthrough, *KVTOP_SPELLINGS]
+    alike = difflib.get_close_matches(flag, known, n=1, cutoff=0.8)
+    return alike[0] if alike else None
+
+
 def _not_modelled(engine: EngineId, spelling: str) -> str | None:
     """Why a flag the engine has (`EngineFlags.unmodelled`) is refused though kvtop knows it (None for another)."""
     if spelling not in engine_flags(engine).unmodelled:
@@ -420,9 +429,10 @@ def parse_flags(
                 # --kv_cache_dtype respells it), then a respelling
                 reason = (_not_modelled(engine, spelling) or _other_engines_flag(engine, typed)
                           or _respelled(engine, typed) or _other_engines_flag(engine, spelling))  # fmt: skip
-                raise InputError(
-                    reason or f"not a flag of {display_name(engine)} that kvtop knows", field=typed
-                )
+                if reason is not None:
+                    raise InputError(reason, field=typed)
+                raise UnknownFlagError(f"not a flag of {display_name(engine)} that kvtop knows", field=typed,
+                                       engine_name=display_name(engine), alike=alike_flag(engine, typed))  # fmt: skip
             extra[spelling.lstrip("-")] = raw
             unknown.append(typed)
             continue

@@ -1,31 +1,50 @@
-"""What a launch command's parse left out, in one line a person can act on (`LaunchSettings.unknown_flags`): the
-flags whose effect on memory kvtop does not model, and the ones it does not know, each with the flag it most
-looks like. Read by `plan --cmd` and the planner's launch line."""
+"""What a launch command's parse left out (`LaunchSettings.unknown_flags`): the flags whose effect on memory kvtop
+does not model, and the ones it does not know, each with the flag it most looks like. Read by `plan --cmd` (its note
+on stderr and its JSON's `flags_not_read`) and the planner's launch line."""
 
 from __future__ import annotations
 
-import difflib
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.catalogue import display_name
-from kvtop.domain.launch import LaunchSettings, engine_flags
-from kvtop.domain.launch_vocabulary import KVTOP_SPELLINGS
+from kvtop.domain.launch import LaunchSettings, alike_flag, engine_flags
+
+
+class IgnoredFlag(BaseModel):
+    """One flag of a launch command kvtop did not read into its plan, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    flag: str  # as spelled on the command line
+    # unknown: neither the engine's (as kvtop knows it) nor kvtop's; not_modelled: the engine's, its effect on
+    # memory not modelled (a memory-neutral flag only at a value whose effect was not read)
+    why: Literal["unknown", "not_modelled"]
+    like: str | None = None  # the known flag it most looks like (an unknown flag's likely intent)
+
+
+def ignored_flags(settings: LaunchSettings) -> tuple[IgnoredFlag, ...]:
+    """Each flag of the launch kvtop ignored, once, in the order given."""
+    flags = engine_flags(settings.engine)
+    ignored = []
+    for flag in dict.fromkeys(settings.unknown_flags):
+        if flags.as_parsed(flag) in flags.unmodelled | flags.memory_neutral:
+            ignored.append(IgnoredFlag(flag=flag, why="not_modelled"))
+        else:
+            ignored.append(IgnoredFlag(flag=flag, why="unknown", like=alike_flag(settings.engine, flag)))
+    return tuple(ignored)
 
 
 def ignored_flags_note(settings: LaunchSettings) -> str | None:
     """One line naming each flag of a launch command kvtop ignored, with the flag it most looks like
     (`--max-totl-tokens (like --max-total-tokens)`), or None when it ignored none."""
-    if not settings.unknown_flags:
+    ignored = ignored_flags(settings)
+    if not ignored:
         return None
-    flags, name = engine_flags(settings.engine), display_name(settings.engine)
-    known = [*flags.spellings, *flags.own_flags, *flags.passthrough, *KVTOP_SPELLINGS]
-    named, unmodelled = [], []
-    for flag in dict.fromkeys(settings.unknown_flags):
-        if flags.as_parsed(flag) in flags.unmodelled | flags.memory_neutral:  # its effect on memory not modelled
-            # (a neutral flag is here only at a value whose effect was not read)
-            unmodelled.append(flag)
-            continue
-        alike = difflib.get_close_matches(flag, known, n=1, cutoff=0.8)
-        named.append(f"{flag} (like {alike[0]}?)" if alike else flag)
+    name = display_name(settings.engine)
+    unmodelled = [f.flag for f in ignored if f.why == "not_modelled"]
+    named = [f"{f.flag} (like {f.like}?)" if f.like else f.flag for f in ignored if f.why == "unknown"]
     parts = [f"{len(unmodelled)} of {name}'s flag(s) whose effect on memory it does not model: {', '.join(unmodelled)}"] if unmodelled else []
     parts += [f"{len(named)} flag(s) it does not know for {name}: {', '.join(named)}"] if named else []
     return f"--cmd: kvtop ignored {'; and '.join(parts)}"

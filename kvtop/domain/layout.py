@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import LayoutError
+from kvtop.domain.launch_vocabulary import MAX_PARALLEL
 from kvtop.domain.model import AttentionKind, ModelSpec
 from kvtop.domain.rounding import ceil_div
 
@@ -237,12 +238,18 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
             raise LayoutError(f"must be at least 1 (got {getattr(layout, name)})", field=f"--{name}")
     if layout.dp_attention and layout.tp % layout.dp:
         raise LayoutError(f"DP attention needs dp ({layout.dp}) to divide tp ({layout.tp})", field="--dp")
+    if layout.pp > model.num_layers:  # one size beyond the model's own bound is named by it, before the product
+        raise LayoutError(f"{layout.pp:,} pipeline stages exceed the model's {model.num_layers} layers", field="--pp")
+    if layout.gpus > MAX_PARALLEL:  # each size is capped; their product names the GPUs the launch would take
+        raise LayoutError(f"{layout.describe()} is {layout.gpus:,} GPUs: kvtop plans at most {MAX_PARALLEL:,}",
+                          field="--tp")  # fmt: skip
     attn_tp = layout.attn_tp
     shapes = {model.geometry(i) for i in range(model.num_layers)} if model.layer_geometry else {model.own_geometry}
     for shape in [] if model.attention_free else sorted(shapes, key=lambda g: (g.heads, g.kv_heads)):
         if shape.heads % attn_tp:
+            over = f": more ranks than heads (a layout of {layout.gpus:,} GPUs)" if attn_tp > shape.heads else ""
             raise LayoutError(
-                f"{shape.heads} attention heads do not divide over attention TP {attn_tp}",
+                f"{shape.heads} attention heads do not divide over attention TP {attn_tp}{over}",
                 field="--tp",
                 source=model.source,
             )
@@ -261,8 +268,6 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
             field="--tp",
             source=model.source,
         )
-    if layout.pp > model.num_layers:
-        raise LayoutError(f"{layout.pp:,} pipeline stages exceed the model's {model.num_layers} layers", field="--pp")
     if layout.ep > 1:
         if model.moe is None:
             raise LayoutError(

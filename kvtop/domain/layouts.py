@@ -18,9 +18,9 @@ from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import LaunchSettings, check_parallel
-from kvtop.domain.ledger import Ledger
+from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.placement import Placement, place
+from kvtop.domain.placement import Placement, check_placement, place
 
 LAYOUTS_FLAG = "--layouts"
 _NODES = re.compile(r"(\d{1,4})x(\d{1,4})")
@@ -112,6 +112,7 @@ def plan_layouts(
             })  # fmt: skip
             laid = LaunchSettings.model_validate(laid.model_dump())
             check_parallel(laid)
+            check_placement(laid.engine, layout_from_settings(laid), spec.nodes, spec.gpus_per_node)
             ledger = planned_capacity(model, laid, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
                                       measured=measured, load_mtp=load_mtp).ledger  # fmt: skip
             placement = place(ledger, spec.nodes, spec.gpus_per_node)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.engines.catalogue import EngineId
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.errors import InputError, LayoutError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.span import EngineSpan, node_of_ranks, ranks_label, ranks_per_node
 
@@ -57,23 +59,30 @@ def _label(ranks: list[RankLedger], ledger: Ledger) -> str:
     return ranks_label(positions, show_dp=ledger.layout.dp > 1, show_pp=ledger.layout.pp > 1)
 
 
-def place(ledger: Ledger, nodes: int, gpus_per_node: int | None = None) -> Placement:
-    """The ledger's ranks over `nodes` nodes of `gpus_per_node` GPUs (default: just the ranks each runs).
-
-    A layout the engine cannot lay over the nodes, or more ranks per node than it has GPUs, is a
-    LayoutError naming --nodes or --gpus-per-node."""
-    layout = ledger.layout
-    engine_rules(ledger.settings.engine).span_rule.check_nodes(layout, nodes)
+def check_placement(engine: EngineId, layout: ParallelLayout, nodes: int, gpus_per_node: int | None = None) -> int:
+    """The GPUs per node the layout runs on `nodes` nodes (`gpus_per_node`, else just its ranks per node); a
+    LayoutError naming --nodes or --gpus-per-node where the engine cannot lay it there. Checked before a plan is
+    solved, so a layout too large for its nodes is named by its GPU count, not by what else it breaks."""
+    engine_rules(engine).span_rule.check_nodes(layout, nodes)
     per_node = ranks_per_node(layout, nodes)
     gpus = per_node if gpus_per_node is None else gpus_per_node
     if gpus < 1:
         raise LayoutError(f"must be at least 1 (got {gpus})", field="--gpus-per-node")
     if per_node > gpus:
         raise LayoutError(
-            f"{display_name(ledger.settings.engine)} would run {per_node} ranks on each of {nodes} nodes, "
-            f"which have {gpus} GPUs",
+            f"{display_name(engine)} would run {per_node} ranks on each of {nodes} nodes, which have {gpus} GPUs",
             field="--gpus-per-node",
         )
+    return gpus
+
+
+def place(ledger: Ledger, nodes: int, gpus_per_node: int | None = None) -> Placement:
+    """The ledger's ranks over `nodes` nodes of `gpus_per_node` GPUs (default: just the ranks each runs).
+
+    A layout the engine cannot lay over the nodes, or more ranks per node than it has GPUs, is a
+    LayoutError naming --nodes or --gpus-per-node."""
+    layout = ledger.layout
+    gpus = check_placement(ledger.settings.engine, layout, nodes, gpus_per_node)
     owners = node_of_ranks(layout, nodes)
     groups: list[list[int]] = [[] for _ in range(nodes)]
     for index, node in enumerate(owners):

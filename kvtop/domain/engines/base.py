@@ -451,6 +451,9 @@ class EngineResult(BaseModel):
     # the flag that sizes the cache, not a share of memory (llama.cpp's -c, vLLM's --num-gpu-blocks-override): memory
     # then decides only whether it fits, and a plan's interval says so rather than a width of ± 0 (None: memory sizes it)
     capacity_fixed_by: str | None = None
+    # that knob and its value in the engine's words, where no memory share sizes the cache (llama.cpp's
+    # `-c 0 (training context 131,072)`): views show it in place of `memory_fraction_flag memory_fraction`
+    capacity_setting: str | None = None
 
     @property
     def unused_budget_bytes(self) -> int:

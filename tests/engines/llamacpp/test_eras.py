@@ -77,6 +77,18 @@ def test_cells_follow_the_builds_rules() -> None:
     assert cache_cells(model, bare, 6980).n_ctx == cache_cells(model, bare, None).n_ctx == 131072
 
 
+def test_the_cells_say_the_c_they_took_and_what_it_came_to() -> None:
+    """-c as given, or its default (4096 before b6925, 0 from it); 0 is the training context, config.json's
+    max_position_embeddings 131,072; --kv-unified-per-slot 4096 over the 4 auto slots sizes 16,384 (PR #24124)."""
+    model = load_model(str(LLAMA_31_8B))
+    assert cache_cells(model, parse_flags("llamacpp", ["-c", "10000", "-np", "3"]), None).setting == "-c 10000"
+    bare = parse_flags("llamacpp", [])
+    assert cache_cells(model, bare, 6000).setting == "-c 4096"
+    assert cache_cells(model, bare, None).setting == "-c 0 (training context 131,072)"
+    capped = parse_flags("llamacpp", ["--kv-unified-per-slot", "4096"])
+    assert cache_cells(model, capped, None).setting == "-c 0 (4 slots × --kv-unified-per-slot 4096 = 16,384)"
+
+
 def test_eras_of_pep440_releases_read_as_before() -> None:
     """The generalised `Eras` keeps PEP 440 order by default: 0.10.0 is after 0.9.2 (not before, as text)."""
     eras: Eras[str] = Eras((Era("", "old", "a"), Era("0.9.2", "mid", "b"), Era("0.10.0", "new", "c")))

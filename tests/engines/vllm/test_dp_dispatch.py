@@ -60,3 +60,14 @@ def test_the_line_prices_nothing() -> None:
     ledger = plan(QWEN3_CODER_480B_FP8, [*RECIPES_12, "--engine-version", "0.10.1"])
     line = next(t for t in ledger.terms if "gathered over" in t.label)
     assert line.bytes == 0
+
+
+def test_the_line_is_in_the_ledgers_not_modelled_list() -> None:
+    """`Ledger.not_modelled` is the one list plan, explain, the planner and the JSON read: the gathered batch is in
+    it once (it was printed in the plan's text alone); a launch without it adds nothing there."""
+    ledger = plan(QWEN3_CODER_480B_FP8, [*RECIPES_12, "--engine-version", "0.10.1"])
+    said = [line for line in ledger.not_modelled if "gathered over 8 DP ranks" in line]
+    assert len(said) == 1 and said[0].startswith("MoE batch gathered over 8 DP ranks in the profile run "
+                                                 "(--data-parallel-size 8): the default all-to-all ('naive'")
+    one = plan(QWEN3_CODER_480B_FP8, ["-tp", "8", "--enable-expert-parallel", "--max-model-len", "32768"])
+    assert not any("gathered over" in line for line in one.not_modelled)

@@ -106,5 +106,5 @@ def solve(inputs: EngineInputs) -> EngineResult:
         max_concurrency=None, reserve_bytes=0, memory_fraction=1.0,
         memory_fraction_source="llama.cpp sizes its KV cache by -c, not by a share of memory", fits=fits,
         shortfall_bytes=0 if fits else gpu_pool - max(room, 0), steps=tuple(steps), notes=tuple(notes),
-        capacity_fixed_by="-c", not_modelled=() if slot.not_modelled is None else (slot.not_modelled,),
+        capacity_fixed_by="-c", capacity_setting=cells.setting, not_modelled=() if slot.not_modelled is None else (slot.not_modelled,),
     )  # fmt: skip

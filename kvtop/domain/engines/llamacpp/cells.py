@@ -61,6 +61,7 @@ class CacheCells:
     n_stream: int  # 1 when unified, else one per slot
     swa_cells: int | None  # cells per stream of the sliding-window cache (None: no such layers)
     said: tuple[str, ...]  # where each input came from, in words
+    setting: str  # the capacity knob as llama-server takes it and what it came to (`-c 0 (training context 131,072)`)
 
     @property
     def kv_size(self) -> int:
@@ -106,6 +107,7 @@ def cache_cells(model: ModelSpec, settings: LaunchSettings, build: int | None) -
     said: list[str] = []
     requested = settings.context_length
     version = build_release(build)
+    came_to = ""  # what -c came to where it is not the cells asked for
     if requested is None:
         era = DEFAULT_CTX_ERAS.era(version)
         requested = era.value
@@ -117,13 +119,16 @@ def cache_cells(model: ModelSpec, settings: LaunchSettings, build: int | None) -
         slots = AUTO_PARALLEL_SLOTS if era_np.value == -1 else era_np.value
         said.append(f"-np not given: {slots} slot(s) ({era_np.source})")
     assert slots is not None
+    knob = requested  # -c as given, or its default
     per_slot = per_slot_cap(settings, build)
     if per_slot is not None and settings.context_length is None and requested == 0:
         requested = slots * per_slot  # no -c: the pool is sized from the cap (tools/server/server.cpp, PR #24124)
+        came_to = f"{slots} slots × --kv-unified-per-slot {per_slot} ="
         said.append(f"-c not given with --kv-unified-per-slot {per_slot}: the pool is n_parallel × {per_slot} = "
                     f"{requested:,} (PR #24124)")  # fmt: skip
     if requested == 0:
         requested = model.max_position_embeddings
+        came_to = "training context"
     unified_flag = flag_on(settings, UNIFIED_FLAGS)
     if flag_on(settings, NO_UNIFIED_FLAGS):
         unified = False
@@ -152,4 +157,5 @@ def cache_cells(model: ModelSpec, settings: LaunchSettings, build: int | None) -
     return CacheCells(
         requested_ctx=requested, n_ctx=n_ctx, n_ctx_seq=n_ctx_seq, n_seq_max=slots, unified=unified,
         n_stream=streams, swa_cells=swa, said=tuple(said),
+        setting=f"-c {knob}" + (f" ({came_to} {requested:,})" if came_to else ""),
     )  # fmt: skip

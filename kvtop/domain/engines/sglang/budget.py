@@ -51,6 +51,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
     whole_model_kv_note,
 )
 from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
+from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
@@ -133,7 +134,8 @@ class SglangBudget:
         # what the automatic fraction would keep for CUDA graphs and activations (§5): a larger
         # given fraction leaves less, which SGLang does not check before it captures its graphs
         needed = round(pre * (1 - auto_mfs * runner)) if s.mem_fraction_static is not None else None
-        if needed is not None and needed > round(slack_gib * GIB):
+        whole = s.mem_fraction_static is not None and mfs >= WHOLE  # its own note below: it runs out, not may
+        if needed is not None and needed > round(slack_gib * GIB) and not whole:
             notes.append(
                 f"--mem-fraction-static {mfs:g} leaves {a_gib(pre * (1 - mfs))} runtime reserve; SGLang's automatic "
                 f"{auto_mfs:.3f} keeps {needed / GIB:.2f} GiB for CUDA graphs and activations: it may run out "
@@ -185,6 +187,11 @@ class SglangBudget:
         context, context_why = inputs.context_length, context_note(m, s)  # the engine's (context_len.py: Whisper's 2048)
         requests = self._max_requests(tokens, context, asked, lay.attn_dp, state_slots, slots_per_request)
         req_to_token = (requests + 1) * (context + 4) * 4 if fits else 0
+        runs_out = whole_fraction_note(mfs, req_to_token) if fits and whole else None
+        if runs_out is not None:  # SGLang starts it and runs out of memory (whole_fraction.py)
+            notes.append(runs_out)
+            fits, shortfall = False, max(req_to_token, 1)
+            tokens = swa_tokens = pool_bytes = 0  # as any launch that does not fit: no capacity it serves
         state_bytes = (state_slots + 1) * state if state_slots else 0
         steps.append(BudgetStep(label="tokens", value=tokens, note=f"page {page}"))
         steps.append(BudgetStep(label="max running requests", value=requests, note=context_why))

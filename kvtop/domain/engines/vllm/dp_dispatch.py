@@ -18,6 +18,8 @@ PR 12, Qwen3-Coder-480B-A35B-FP8 on 8 × H20 141 GB at DP 8 with expert parallel
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kvtop.domain.deployment import BudgetTerm, Charge, Feature, TermInputs, TermState
 from kvtop.domain.engines.versions import Era, Eras
 
@@ -46,3 +48,10 @@ def gathered_batch_term(inputs: TermInputs) -> BudgetTerm | None:
         detail=f"{dispatch}: the fused experts' caches are sized for {replicas} × max_num_batched_tokens, and up to "
                "v0.10.x the DP group's NCCL communicator is charged as non-torch memory; neither is priced",
     )  # fmt: skip
+
+
+def gathered_batch_not_modelled(terms: Sequence[BudgetTerm]) -> str | None:
+    """The line `gathered_batch_term` made, for `EngineResult.not_modelled` (the one list plan, explain, the planner
+    and the JSON read); None where the launch has none."""
+    term = next((t for t in terms if t.source == SOURCE and t.state is TermState.NOT_MODELLED), None)
+    return None if term is None else f"{term.label} ({term.setting}): {term.detail}"
