@@ -31,8 +31,11 @@ ACTIVATION_ERAS: Eras[str] = Eras((
 # (`fusion_workspace.py`: 1.5 GiB per rank at TP 2–8 on Hopper up to v0.21, each buffer at the 2 MiB allocation
 # granularity from v0.22.0; counted apart from the fit). V0's FlashInfer workspace is a torch tensor, never in it.
 NON_TORCH_ERAS: Eras[str] = Eras((
-    Era("", "v06", "v0.3.1 vllm/worker/worker.py:88-89, 131-134 to v0.6.3.post1 :219-231: init_gpu_memory − free "
-                   "after the profile, less torch's peak: the growth from the worker's start, the context outside"),
+    Era("", "v02", "v0.2.0 vllm/worker/worker.py:79-80, 119-125 to v0.2.4: torch's peak alone; v0.2.5 :91-92 to "
+                   "v0.3.0 :121-122: total − free after the profile, the context inside (v0_charge.py); not fitted"),
+    Era("0.3.1", "v06", "v0.3.1 vllm/worker/worker.py:88-89, 131-134 to v0.6.3.post1 :219-231: init_gpu_memory − "
+                        "free after the profile, less torch's peak: the growth from the worker's start, the context "
+                        "outside"),
     Era("0.6.4", "v064", "v0.6.4 and v0.6.4.post1 vllm/worker/worker.py:206-213 (vllm#9352): total − free − torch's "
                          "allocated bytes after the profile and empty_cache: the CUDA context and library handles "
                          "inside"),
@@ -84,6 +87,9 @@ THREADS_SCALED = frozenset({"vllm.non_torch.v06"})
 # once the plan's other terms (the weights as the log printed them where it did) are taken (benchmarks/calibration/
 # implied.py), so its held-out error holds the other terms' errors too.
 IMPLIED_FITS = frozenset({"vllm.non_torch.v06"})
+# The era no fit measures: before v0.3.1 the profile charges torch's peak alone or the device's used memory, never the
+# growth alone (`v0_charge.profile_charge`), so no log of it gives the growth a row; a plan of it assumes the growth.
+NOT_FITTED = frozenset({"vllm.non_torch.v02"})
 # The era whose figure holds the worker's CUDA context beside the growth: a plan adds one process's context
 # (`cuda_context.py`) to its stand-in's growth.
 CONTEXT_INSIDE = frozenset({"vllm.non_torch.v064"})
