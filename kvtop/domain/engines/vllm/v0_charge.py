@@ -79,7 +79,6 @@ V0_OPT_OUT_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
-
 def falls_back_to_v0(
     version: ResolvedVersion, capability: tuple[int, int] | None, flags: Mapping[str, object] | None = None
 ) -> bool:
