@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -31,14 +31,13 @@ from kvtop.domain.calibration.features import (
     ASSUMED_CONTEXT_ERROR_KEY,
     assumed_context_gib,
 )
-from kvtop.domain.calibration.fit import held_out_quantile
+from kvtop.domain.calibration.fit import held_out_quantile, non_negative_least_squares
 from kvtop.domain.calibration.gpu_totals import (
     FALLBACK_KEY,
     GAP_FEATURES,
     cuda_total_estimate,
     cuda_total_key,
     gap_features,
-    gap_held_out_error_gib,
 )
 from kvtop.domain.calibration.linear import (
     ERROR_QUANTILE,
@@ -121,15 +120,37 @@ def cuda_total_fits(corpus: Corpus, leave_out: str | None = None,
                                           origins=[RowOrigin(source=source, gpu=gpu) for _, source in rows])
             for gpu, rows in by_gpu.items()}  # fmt: skip
     # the gap grows with the card (a constant and a part per 100 GiB of nvidia-smi's total: `gpu_totals.py`)
-    gaps: list[FitRow] = [(gap_features(GPU_TOTAL_MIB[gpu] * MIB),
-                           GPU_TOTAL_MIB[gpu] * MIB / GIB - fits[cuda_total_key(gpu)].predict_gib((1.0,)))
-                          for gpu in by_gpu if gpu in GPU_TOTAL_MIB]  # fmt: skip
+    listed = [gpu for gpu in by_gpu if gpu in GPU_TOTAL_MIB]
+    gaps = {gpu: (gap_features(GPU_TOTAL_MIB[gpu] * MIB),
+                  GPU_TOTAL_MIB[gpu] * MIB / GIB - fits[cuda_total_key(gpu)].predict_gib((1.0,))) for gpu in listed}  # fmt: skip
     if gaps:
         # its error: each GPU model left out whole and each total it printed judged (`gap_held_out_error_gib`)
-        printed = {gpu: tuple(row[1] for row, _ in rows) for gpu, rows in by_gpu.items()}
-        smi = {gpu: GPU_TOTAL_MIB[gpu] * MIB / GIB for gpu in by_gpu if gpu in GPU_TOTAL_MIB}
-        fits[FALLBACK_KEY] = fit_term(FALLBACK_KEY, GAP_FEATURES, gaps, error_gib=gap_held_out_error_gib(printed, smi))
+        printed = {gpu: tuple(GPU_TOTAL_MIB[gpu] * MIB / GIB - row[1] for row, _ in by_gpu[gpu]) for gpu in listed}
+        error = gap_held_out_error_gib({gpu: row[0] for gpu, row in gaps.items()}, printed)
+        fits[FALLBACK_KEY] = fit_term(FALLBACK_KEY, GAP_FEATURES, list(gaps.values()), error_gib=error)
     return fits
+
+
+def gap_held_out_error_gib(features: Mapping[str, Sequence[float]], printed: Mapping[str, Sequence[float]]) -> float | None:
+    """The gap's held-out error (GiB): each GPU model of `printed` (nvidia-smi's total less each CUDA total a log
+    printed, GiB) left out in turn, the gap fitted on the other models' mean gaps at their `features` (the gap rows'
+    of `cuda_total_fits`: `gap_features` of nvidia-smi's total), and judged against each gap it printed; the 90th
+    percentile, each GPU model weighing as one (`held_out_quantile`). Judged at the model's mean alone it would leave
+    out the spread of one GPU's own totals (ECC, driver: `gpu_totals.py`). None with fewer than three models (a fit
+    of two features needs two beside the one left out)."""
+    models = sorted(model for model in printed if printed[model])
+    if len(models) < 3:
+        return None
+    means = {model: statistics.mean(printed[model]) for model in models}
+    errors: list[float] = []
+    groups: list[str] = []
+    for model in models:
+        others = [other for other in models if other != model]
+        coefficients = non_negative_least_squares([features[other] for other in others], [means[other] for other in others])
+        gap = sum(c * v for c, v in zip(coefficients, features[model], strict=True))
+        errors += [abs(total_gap - gap) for total_gap in printed[model]]
+        groups += [model] * len(printed[model])
+    return held_out_quantile(errors, ERROR_QUANTILE, groups)
 
 
 def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int | None:

@@ -19,7 +19,7 @@ from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
 from kvtop.domain.errors import InputError
-from kvtop.domain.gpus import GpuTotalOrigin
+from kvtop.domain.gpus import GpuTotalOrigin, given_total_origin
 from kvtop.domain.launch import (
     FIELD_TYPES,
     KVTOP_SPELLINGS,
@@ -354,8 +354,6 @@ def total_origin_from_args(args: argparse.Namespace, name: str | None, total_byt
     """Where the total `gpu_from_args` picks (`name`, `total_bytes`) comes from, said beside it: --gpu-memory (it
     wins; the engine's total, or a larger memory variant of the card --gpu names: the domain's
     `gpus.given_total_origin` decides), else --gpu's table (the H100's where no --gpu is given)."""
-    from kvtop.domain.gpus import given_total_origin
-
     if getattr(args, "gpu_memory", None) is None:
         return GpuTotalOrigin.TABLE
     return given_total_origin(name, total_bytes)

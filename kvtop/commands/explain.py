@@ -28,7 +28,7 @@ from kvtop.domain.engines.registry import display_name, display_names, engine_ru
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.explain import Explanation, explain, explain_unsolved
-from kvtop.domain.explain_request import ExplainRequest, gpu_total_source
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import EstimatedInput, findings_beside_verdict, step_source
 from kvtop.domain.launch import (
     LaunchSettings,
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     else:
         request = ExplainRequest(
             log=log, model=model, settings=settings, gpu_total_bytes=gpu_total, gpu_name=gpu_name, given=given,
-            gpu_total_source=gpu_total_source(origin), load_mtp=args.load_mtp, version=version, gpu_total_origin=origin,
+            load_mtp=args.load_mtp, version=version, gpu_total_origin=origin,
         )  # fmt: skip
         result = explain(request)
     findings, result = _findings(result)

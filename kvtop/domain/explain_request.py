@@ -18,8 +18,9 @@ class ExplainRequest(BaseModel):
     """A parsed startup log and what kvtop rebuilds it with.
 
     `gpu_total_bytes`/`gpu_name` (e.g. 'A100-80GB') are the GPU when known (None: not known, an estimate
-    stands in), `gpu_total_source` where that total came from (`gpu_total_source`); `given` holds measured figures from the command line, which fill in what the log lacks;
-    `version` is whose rules apply and why (reported with the result)."""
+    stands in), `gpu_total_origin` where that total came from (`gpu_total_source` says it measured or assumed);
+    `given` holds measured figures from the command line, which fill in what the log lacks; `version` is whose rules
+    apply and why (reported with the result)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -28,7 +29,6 @@ class ExplainRequest(BaseModel):
     settings: LaunchSettings
     gpu_total_bytes: int | None = None
     gpu_name: str | None = None
-    gpu_total_source: TermSource = "measured"
     # where `gpu_total_bytes` came from, as its chooser said it (explain's --gpu / --gpu-memory, a live node's NVML);
     # None where no GPU was named: the ledger's total is then a stand-in, said so
     gpu_total_origin: GpuTotalOrigin | None = None
@@ -40,10 +40,14 @@ class ExplainRequest(BaseModel):
         """The same request with other settings (a log's KV dtype applied, a cause candidate tried)."""
         return self.model_copy(update={"settings": settings})
 
-
-def gpu_total_source(origin: GpuTotalOrigin | None) -> TermSource:
-    """Where explain's GPU total comes from: measured where it is the engine's own (the operator's --gpu-memory,
-    NVML's: `GpuTotalOrigin.is_engines_total`), else assumed: the GPU table's nvidia-smi total for the model named
-    (--gpu; `kvtop.domain.gpus`), which the card is taken to report, or a larger memory variant's (`given_total_origin`),
-    both a total CUDA reports less of."""
-    return "measured" if origin is not None and origin.is_engines_total else "assumed"
+    @property
+    def gpu_total_source(self) -> TermSource:
+        """Where the GPU total comes from: measured where it is the engine's own (the operator's --gpu-memory,
+        NVML's: `GpuTotalOrigin.is_engines_total`), or a total handed in without its origin (taken as measured, as
+        `MeasuredInputs` takes one); else assumed: the GPU table's nvidia-smi total for the model named (--gpu;
+        `kvtop.domain.gpus`), which the card is taken to report, or a larger memory variant's (`given_total_origin`),
+        both a total CUDA reports less of; and no total at all (a stand-in is never measured)."""
+        origin = self.gpu_total_origin
+        if origin is None:
+            return "measured" if self.gpu_total_bytes is not None else "assumed"
+        return "measured" if origin.is_engines_total else "assumed"

@@ -85,7 +85,7 @@ class LoggedDevice(BaseModel):
 
 def logged_total_first(
     logged: Measured | None, line: str, given_bytes: int | None, given_source: TermSource, gpu_name: str | None,
-    origin: GpuTotalOrigin | None = None,
+    origin: GpuTotalOrigin | None,
 ) -> tuple[int | None, list[str]]:
     """The device total explain solves with where the log prints one (CUDA's, which the engine measured and sized
     its pool from): the log's over --gpu's GPU-table total (assumed: what the card is taken to report); only a

@@ -22,7 +22,6 @@ from kvtop.domain.calibration.gpu_totals import (
     KEY_PREFIX,
     cuda_total_estimate,
     gap_features,
-    gap_held_out_error_gib,
 )
 from kvtop.domain.calibration.linear import fit_term
 from kvtop.domain.gpus import GPU_TOTAL_MIB
@@ -55,5 +54,8 @@ def test_one_models_spread_is_in_the_gap_error() -> None:
     about its 19.60 misses each by 0.10, and the 90th percentile over four models (each weighing as one) is that."""
     smi = {"a": 10.0, "b": 20.0, "c": 40.0, "d": 80.0}
     printed = {"a": (9.65,), "b": (19.50, 19.70), "c": (39.50,), "d": (79.30,)}
-    assert gap_held_out_error_gib(printed, smi) == pytest.approx(0.10, abs=1e-6)
-    assert gap_held_out_error_gib({"a": (9.65,), "b": (19.6,)}, smi) is None  # two models: nothing left to judge on
+    features = {model: gap_features(round(total * GIB)) for model, total in smi.items()}
+    gaps = {model: tuple(smi[model] - total for total in totals) for model, totals in printed.items()}
+    assert evaluate.gap_held_out_error_gib(features, gaps) == pytest.approx(0.10, abs=1e-6)
+    two = {model: gaps[model] for model in ("a", "b")}
+    assert evaluate.gap_held_out_error_gib(features, two) is None  # two models: nothing left to judge on

@@ -20,9 +20,9 @@ from kvtop.ui.process_filter import parse_process_filter
 from kvtop.ui.process_rows import process_rows
 from kvtop.ui.screens.processes import ProcessScreen
 from kvtop.ui.screens.signal_confirm import SignalScreen
-from tests.ui.conftest import footer_keys, wait_for, wait_for_snapshot
+from tests.ui.conftest import footer_keys, open_node_table, select, text, wait_for
 from tests.ui.fakes import ENGINE_ID, GIB, llama_ledger, llama_snapshot
-from tests.ui.test_processes import CO_TENANT_PID, FakeSignalSender, text
+from tests.ui.test_processes import CO_TENANT_PID, FakeSignalSender
 
 NOTEBOOK_PID = 9002  # GPU 5, named
 UNNAMED_PID = 9003  # GPU 6, not named
@@ -75,18 +75,6 @@ def test_the_filter_reads_keys_text_and_negation() -> None:
             assert str(error).startswith(said)
         else:
             raise AssertionError(bad)
-
-
-async def open_node_table(pilot) -> ProcessScreen:
-    await wait_for_snapshot(pilot)
-    await pilot.press("X")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProcessScreen))
-    return pilot.app.screen
-
-
-async def select(pilot, panel: ProcessScreen, pid: int) -> None:
-    panel.query_one("#processes-table").move_cursor(row=[row.pid for row in panel._rows].index(pid))
-    await pilot.pause()
 
 
 async def test_x_upper_opens_every_gpu_and_a_narrows_to_the_selected_processs_gpu(make_app):

@@ -22,7 +22,7 @@ from kvtop.ui.screens.signal_confirm import SignalScreen
 from kvtop.ui.widgets.gpu_list import GpuList
 from tests.fakes.fake_process_table import FakeProcessTable, launched
 from tests.fakes.fake_pynvml import FakePynvml, gpu_from_mib
-from tests.ui.conftest import footer_keys, wait_for, wait_for_snapshot
+from tests.ui.conftest import footer_keys, text, wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource
 
 CO_TENANT_PID = 9001
@@ -44,10 +44,6 @@ class FakeSignalSender:
         return SignalOutcome(
             request=request, state=self.state, message=message, log_path="/tmp/kvtop-test.log"
         )
-
-
-def text(screen, selector: str) -> str:
-    return " ".join(screen.query_one(selector).render().plain.split())
 
 
 async def open_co_tenant_panel(pilot) -> ProcessScreen:

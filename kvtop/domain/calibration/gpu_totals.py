@@ -9,8 +9,9 @@ of those that have one, fitted as a constant plus a part per 100 GiB of nvidia-s
 the driver keeps more of a larger card (0.08 GiB of a GTX 1080, 0.46 of an H100, 0.71 of a B200, 0.90 of a B300,
 1.05 of a GB300 as torch prints their totals), and a constant gap, each GPU left out in turn, missed the B300 and
 GB300 by 0.41 and 0.56 GiB against 0.08 and 0.10 (tests/data/calibration/SOURCES.md, session 54). The gap's error is
-what a plan on a GPU no log printed the total of faces (`gap_held_out_error_gib`): each GPU model left out whole, the
-gap fitted on the others, and each total that GPU printed judged against nvidia-smi's less that gap. Judged at the
+what a plan on a GPU no log printed the total of faces: each GPU model left out whole, the gap fitted on the others,
+and each total that GPU printed judged against nvidia-smi's less that gap (benchmarks/calibration/evaluate.py
+`gap_held_out_error_gib`). Judged at the
 GPU's mean total instead it left out the spread of one GPU's own totals (ECC, driver), and held an A40's printed
 44.35 GiB 0.03 GiB outside (44.54 ± 0.16, session 56). On a unified-memory device (GB10, Jetson) the table's figure is CUDA's own total,
 the host's memory as the engines' logs printed it (what the host holds of it: `host_memory.py`).
@@ -18,10 +19,9 @@ the host's memory as the engines' logs printed it (what the host holds of it: `h
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from kvtop.domain.calibration.fit import held_out_quantile, non_negative_least_squares
-from kvtop.domain.calibration.linear import ERROR_QUANTILE, LinearTerm
+from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
 from kvtop.domain.gpus import (
     SLICE_RESERVED_BYTES,
@@ -221,29 +221,6 @@ def cuda_total_key(gpu_name: str | None) -> str:
 def gap_features(smi_total_bytes: int) -> tuple[float, float]:
     """The gap's feature values for a card of this nvidia-smi total (`GAP_FEATURES`)."""
     return (1.0, smi_total_bytes / GIB / 100)
-
-
-def gap_held_out_error_gib(printed: Mapping[str, Sequence[float]], smi_gib: Mapping[str, float]) -> float | None:
-    """The gap's held-out error (GiB): each GPU model of `printed` (its CUDA totals as logs printed them, GiB) that
-    `smi_gib` lists (nvidia-smi's total) left out in turn, the gap fitted on the other models' mean totals, and each
-    of its printed totals judged against nvidia-smi's total less that gap; the 90th percentile, each GPU model weighing
-    as one (`held_out_quantile`). None with fewer than three models (a fit of two features needs two beside the one
-    left out)."""
-    models = sorted(model for model in printed if model in smi_gib and printed[model])
-    if len(models) < 3:
-        return None
-    means = {model: sum(printed[model]) / len(printed[model]) for model in models}
-    errors: list[float] = []
-    groups: list[str] = []
-    for model in models:
-        others = [other for other in models if other != model]
-        coefficients = non_negative_least_squares(
-            [gap_features(round(smi_gib[other] * GIB)) for other in others], [smi_gib[other] - means[other] for other in others]
-        )
-        gap = sum(c * v for c, v in zip(coefficients, gap_features(round(smi_gib[model] * GIB)), strict=True))
-        errors += [abs(smi_gib[model] - gap - total) for total in printed[model]]
-        groups += [model] * len(printed[model])
-    return held_out_quantile(errors, ERROR_QUANTILE, groups)
 
 
 def _total(value: int, error: int, source: TermSource, basis: str) -> TermEstimate:

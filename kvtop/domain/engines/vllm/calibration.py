@@ -38,6 +38,7 @@ from kvtop.domain.engines.vllm.calibration_eras import (
     CONTEXT_INSIDE,
     INIT_APART,
     NON_TORCH_ERAS,
+    NOT_FITTED,
     THREADS_SCALED,
     activation_key,
     non_torch_key,
@@ -115,7 +116,7 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     # as a constant: the context grows with the GPU's SMs (0.15 GiB printed on a T4's 40, 0.39 on a V100's 80), so it
     # is planned as its stand-in's growth plus one process's context by SM count (`calibration_non_torch._context_inside`)
     **{key: (Term.NON_TORCH, THREADS_NON_TORCH_FEATURES if key in THREADS_SCALED else NON_TORCH_FEATURES)
-       for era in NON_TORCH_ERAS if (key := f"vllm.non_torch.{era.value}") not in CONTEXT_INSIDE},
+       for era in NON_TORCH_ERAS if (key := f"vllm.non_torch.{era.value}") not in CONTEXT_INSIDE | NOT_FITTED},
     "vllm.cuda_graphs": (Term.CUDA_GRAPHS, GRAPH_FEATURES),
     "vllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
 }

@@ -31,8 +31,11 @@ ACTIVATION_ERAS: Eras[str] = Eras((
 # (`fusion_workspace.py`: 1.5 GiB per rank at TP 2–8 on Hopper up to v0.21, each buffer at the 2 MiB allocation
 # granularity from v0.22.0; counted apart from the fit). V0's FlashInfer workspace is a torch tensor, never in it.
 NON_TORCH_ERAS: Eras[str] = Eras((
-    Era("", "v06", "v0.3.1 vllm/worker/worker.py:88-89, 131-134 to v0.6.3.post1 :219-231: init_gpu_memory − free "
-                   "after the profile, less torch's peak: the growth from the worker's start, the context outside"),
+    Era("", "v02", "v0.2.0 vllm/worker/worker.py:79-80, 119-125 to v0.2.4: torch's peak alone; v0.2.5 :91-92 to "
+                   "v0.3.0 :121-122: total − free after the profile, the context inside (v0_charge.py); not fitted"),
+    Era("0.3.1", "v06", "v0.3.1 vllm/worker/worker.py:88-89, 131-134 to v0.6.3.post1 :219-231: init_gpu_memory − "
+                        "free after the profile, less torch's peak: the growth from the worker's start, the context "
+                        "outside"),
     Era("0.6.4", "v064", "v0.6.4 and v0.6.4.post1 vllm/worker/worker.py:206-213 (vllm#9352): total − free − torch's "
                          "allocated bytes after the profile and empty_cache: the CUDA context and library handles "
                          "inside"),
@@ -62,26 +65,31 @@ NON_TORCH_STAND_IN = {"vllm.non_torch.v18": "vllm.non_torch.v1", "vllm.non_torch
 # base_device_communicator.py:153 `dist.all_gather_into_tensor(..., group=self.device_group)` at v0.14.0, :196 at
 # v0.19.0; CudaCommunicator overrides neither all_gather nor gather). llm-d's H100 starts: 0.54-0.55 GiB at TP 2 at
 # v0.14 (0.13 at TP 1), 0.56-0.71 beside the 1.5 GiB workspace at TP 2-4 at v0.19.0 (0.24-0.27 at TP 1).
-# v0.3.1–v0.6.3 read their snapshot before the TP group's NCCL and custom all-reduce init (V0 worker.py init_device:
-# init_gpu_memory before init_worker_distributed_environment, search-index id 26126760396), as v0.6.5–v0.7 do: V0's part stands
-# in (the corpus holds no start of the era at TP > 1 on NVLink).
+# v0.3.1–v0.6.3 read their snapshot before the TP group's NCCL and custom all-reduce init (vllm-project/vllm
+# vllm/worker/worker.py `init_device`: init_gpu_memory at :94-95 before init_distributed_environment at :100 at v0.4.0;
+# before init_worker_distributed_environment at :104-105/:110 at v0.4.1, :170-171/:176 at v0.6.3), as v0.6.5–v0.7 do:
+# V0's part stands in (the corpus holds no start of the era at TP > 1 on NVLink).
 TP_PART_STAND_IN = {"vllm.non_torch.v1": "vllm.non_torch.v18", "vllm.non_torch.v18": "vllm.non_torch.v1",
                     "vllm.non_torch.v06": "vllm.non_torch.v0"}
 # The eras whose fit reads the GPU's resident threads, not a constant (`calibration_non_torch.non_torch_features`):
 # v0.3.1–v0.6.3 take init_gpu_memory after set_device and empty_cache, before the profile, and charge
-# init_gpu_memory − free after it with no empty_cache between (vllm/worker/worker.py determine_num_available_blocks,
-# v0.4.1 and v0.6.3: search-index ids 26862684768, 34133592441; v0.4.0's 13960259835). What the profile's kernels make
-# the driver add after the snapshot is charged: the local memory for every resident thread's stack, grown to the
-# largest a loaded kernel needs and never shrunk (CUDA driver API, cuCtxSetLimit CU_LIMIT_STACK_SIZE; the context fit's
-# feature, `features.context_threads`), the lazily loaded modules and cuBLAS's workspace, and torch's reserved-but-free
-# segments. The era's logs print no figure of it: its rows are the capacity each log printed left over by the other
-# terms (`IMPLIED_FITS`). At TP 1 they follow the threads (T4 0.09 GiB, L4 0.13, A100 0.29-0.31, RTX 3090 0.43,
-# H100 0.80): held out by source, 0.36 GiB against a constant's 0.55; a constant beside the threads fits at 0.
+# init_gpu_memory − free after it with no empty_cache between (vllm-project/vllm vllm/worker/worker.py: `init_device`
+# and `profile_num_available_blocks` :127-139 at v0.4.0, `determine_num_available_blocks` :134-146 at v0.4.1 and
+# :219-231 at v0.6.3). What the profile's kernels make the driver add after the snapshot is charged: the local memory
+# for every resident thread's stack, grown to the largest a loaded kernel needs and never shrunk (CUDA driver API,
+# cuCtxSetLimit CU_LIMIT_STACK_SIZE; the context fit's feature, `features.context_threads`), the lazily loaded modules
+# and cuBLAS's workspace, and torch's reserved-but-free segments. The era's logs print no figure of it: its rows are
+# the capacity each log printed left over by the other terms (`IMPLIED_FITS`). At TP 1 they follow the threads (T4
+# 0.09 GiB, L4 0.13, A100 0.29-0.31, RTX 3090 0.43, H100 0.80): held out by source, 0.36 GiB against a constant's
+# 0.55; a constant beside the threads fits at 0.
 THREADS_SCALED = frozenset({"vllm.non_torch.v06"})
 # The fits whose logs print no figure of the term: each row is what the capacity the log printed leaves of the term
 # once the plan's other terms (the weights as the log printed them where it did) are taken (benchmarks/calibration/
 # implied.py), so its held-out error holds the other terms' errors too.
 IMPLIED_FITS = frozenset({"vllm.non_torch.v06"})
+# The era no fit measures: before v0.3.1 the profile charges torch's peak alone or the device's used memory, never the
+# growth alone (`v0_charge.profile_charge`), so no log of it gives the growth a row; a plan of it assumes the growth.
+NOT_FITTED = frozenset({"vllm.non_torch.v02"})
 # The era whose figure holds the worker's CUDA context beside the growth: a plan adds one process's context
 # (`cuda_context.py`) to its stand-in's growth.
 CONTEXT_INSIDE = frozenset({"vllm.non_torch.v064"})

@@ -151,12 +151,12 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
     if charge.value == "torch_peak":
         return not_charged(charge)
     if charge.value == "device_used":
-        # not the resident-threads fit (`THREADS_SCALED`): with the context beside it, it charged v0.2.5's Llama-2-7B
-        # start on an A100 1.02 GiB beyond torch's peak where its blocks against v0.2.4's say 0.77 (vllm#2031: 98
-        # blocks); the context fitted on later releases' snapshots is the part not known for these, so the growth stays
-        # the assumption that lands there (tests/engines/vllm/test_v0_charge.py)
-        unscaled = {key: fit for key, fit in fits.items() if key not in THREADS_SCALED}
-        growth = _growth(inputs, unscaled, tokens, init_apart=False)
+        # v0.2.5–v0.3.0's growth is not fitted (`NOT_FITTED`): assumed (V1's v0.8.0–v0.9.0 take V1's fit). The
+        # resident-threads fit of v0.3.1 on would charge v0.2.5's Llama-2-7B start on an A100, with the context beside
+        # it, 1.02 GiB beyond torch's peak where its blocks against v0.2.4's say 0.77 (vllm#2031: 98 blocks); the
+        # context fitted on later releases' snapshots is the part not known for these, so the growth stays the
+        # assumption that lands there (tests/engines/vllm/test_v0_charge.py)
+        growth = _growth(inputs, fits, tokens, init_apart=False)
         return context_charged(growth, context_term(inputs, fits), charge, inputs.version, inputs.layout.tp)
     return _context_inside(_growth(inputs, fits, tokens), inputs, fits)
 

@@ -400,8 +400,9 @@ def host_tier(
             else "the V1 engine keeps no swap pool",
         )  # fmt: skip
     if request.bytes_total:  # over the TP × PP workers of one engine (each DP replica has its own)
-        per_rank = offload_share(request.bytes_total, world)
-        blocks = request.bytes_total // (max(world, 1) * block_bytes)
+        # one worker's share, as `setup` stored it (`_offloading`); its whole blocks are spec.py's num_chunks
+        per_rank = request.bytes_per_rank or offload_share(request.bytes_total, world)
+        blocks = per_rank // block_bytes
         return HostTier(
             connector=request.connector, setting=f"--kv-offloading-size {request.bytes_total / (1 << 30):g}",
             bytes_per_rank=per_rank, tokens_per_rank=blocks * page_size, gpu_tokens_per_rank=gpu_tokens, ranks=ranks,

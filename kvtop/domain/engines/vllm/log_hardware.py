@@ -56,8 +56,7 @@ def with_log_gpu(request: ExplainRequest, printed_total: bool) -> tuple[ExplainR
     if named is None:
         return request, []
     name, total = named
-    update = {"gpu_name": name, "gpu_total_bytes": total, "gpu_total_source": "assumed",
-              "gpu_total_origin": GpuTotalOrigin.TABLE}  # fmt: skip
+    update = {"gpu_name": name, "gpu_total_bytes": total, "gpu_total_origin": GpuTotalOrigin.TABLE}
     note = (f"GPU {name}: from the log (the device name in a kernel-config path), no --gpu given; its total "
             f"{gib(total)} is kvtop's GPU table's (nvidia-smi's, assumed), as --gpu takes it")  # fmt: skip
     return request.model_copy(update=update), [note]

@@ -10,7 +10,8 @@ changed twice, read in the wheels of every release from v0.2.0 to v0.6.3:
   workspaces, NCCL and torch's reserved-but-free pool are not charged: non-torch memory is 0 by the code.
 - v0.2.5–v0.3.0: total − free from `torch.cuda.mem_get_info()` after the profile (v0.2.5 worker.py:91-92; v0.3.0
   :121-122), with no `empty_cache` between: the device's whole used memory, so the CUDA context (and NCCL, and any
-  other process on the GPU) is charged beside V0's growth: the v06 fit plus the context fit. At TP > 1 in v0.2.5 the
+  other process on the GPU) is charged beside V0's growth: the growth assumed (no fit measures it:
+  `calibration_eras.NOT_FITTED`) plus the context fit. At TP > 1 in v0.2.5 the
   all-reduce's inputs torch still held (record_stream, until vllm#2151 in v0.2.6) are charged too: a growth with no
   form kvtop can state, so such a plan is refused by name (`ALL_REDUCE_HELD_ERAS`, `context_charged`).
 - v0.3.1–v0.6.3: init_gpu_memory − free, init_gpu_memory read after set_device and `empty_cache` (v0.3.1
@@ -76,7 +77,6 @@ V0_OPT_OUT_ERAS: Eras[bool] = Eras((
     Era("0.8.0", True, "engine/arg_utils.py create_engine_config: VLLM_USE_V1=0 disables V1 (v0.10.2 :1121-1136)"),
     Era("0.11.0", False, "vllm#25033: the V0 engine removed"),
 ))  # fmt: skip
-
 
 
 def falls_back_to_v0(
