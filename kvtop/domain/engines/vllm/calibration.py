@@ -144,10 +144,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.055597, 9.587033, 0.088403, 0.040206), error_bytes=92483185, records=31,
-        sources=13, gpus=('A100-40GB', 'A100-80GB', 'A30', 'H100', 'H100-NVL', 'H200', 'L40S', 'RTX4090', 'T4'),
-        novel_error_bytes=313851451, feature_sources=(13, 13, 10, 5),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 26760344), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 92483185)),
+        coefficients=(1.374075, 9.54128, 0.007425, 0.007985), error_bytes=21125963, records=30,
+        sources=12, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H200', 'L40S', 'RTX4090', 'T4'),
+        novel_error_bytes=34897030, feature_sources=(12, 12, 9, 5),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + MoE transient of max_num_batched_tokens', 21125963), ('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 35402624)),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
