@@ -81,3 +81,11 @@ def test_an_asymmetric_interval_says_both_ends(capsys: pytest.CaptureFixture[str
     assert centre - low != high - centre
     line = next(line for line in _plan(capsys, *LMDEPLOY_A100).splitlines() if line.startswith("Interval"))
     assert f"{low:,} – {high:,} tokens (−{centre - low:,} / +{high - centre:,})" in line
+
+
+def test_ends_a_token_apart_read_as_one_plus_minus() -> None:
+    """Ends that differ by rounding (a token, a page) are one '±' of the wider; ends 40 % apart say both."""
+    from kvtop.domain.wording import spread
+
+    assert spread(29_292, 29_291) == "± 29,292"
+    assert spread(45_056, 27_520) == "−45,056 / +27,520"

@@ -39,9 +39,15 @@ def whole_gpus(count: int, *, unused: bool = False) -> str:
     return f"{gpus} {'unused' if unused else 'out of service'}"
 
 
+# Ends that differ by no more than this part of the wider are one '±' (the wider): a token or a page of rounding
+# between them ('−29,292 / +29,291') says nothing an operator acts on.
+SYMMETRIC_WITHIN = 0.01
+
+
 def spread(below: int, above: int) -> str:
-    """An interval's ends about its centre: '± 23,168' where they lie as far, else '−45,056 / +27,520' (the budget's
-    arithmetic is not symmetric: one '±' of the wider side hid the nearer end)."""
-    if below == above:
-        return f"± {below:,}"
+    """An interval's ends about its centre: '± 23,168' where they lie as far (within 1 %: the wider), else
+    '−45,056 / +27,520' (the budget's arithmetic is not symmetric: one '±' of the wider side hid the nearer end)."""
+    wider = max(below, above)
+    if abs(below - above) <= SYMMETRIC_WITHIN * wider:
+        return f"± {wider:,}"
     return f"−{below:,} / +{above:,}"
