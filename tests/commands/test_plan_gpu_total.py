@@ -50,7 +50,8 @@ def test_the_json_names_the_total_as_the_header_does(capsys: pytest.CaptureFixtu
 
     out = json.loads("\n".join(plan(capsys, "--gpu", "H100", "--json")))
     assert out["gpu"] == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "nvidia-smi's total",
-                          "engine_total_bytes": H100_CUDA_TOTAL_BYTES, "engine_total_source": "calibrated"}
+                          "engine_total_bytes": H100_CUDA_TOTAL_BYTES, "engine_total_source": "calibrated",
+                          "memory_variant": None}
     cuda = next(term for term in out["terms"] if term["term"] == "cuda_total")
     assert cuda["bytes"] == H100_CUDA_TOTAL_BYTES and cuda["label"] == "GPU memory as CUDA reports it"
 
@@ -79,7 +80,8 @@ def test_a_given_total_equal_to_the_tables_is_still_said_given(capsys: pytest.Ca
     assert "  ·  TP1 on 1× H100 (79.65 GiB, --gpu-memory)  ·  " in plan(capsys, *given)[0]  # 81,559 MiB ÷ 1,024
     out = json.loads("\n".join(plan(capsys, *given, "--json")))
     assert out["gpu"] == {"name": "H100", "total_bytes": 81_559 * 2**20, "total_is": "--gpu-memory",
-                          "engine_total_bytes": 81_559 * 2**20, "engine_total_source": "measured"}
+                          "engine_total_bytes": 81_559 * 2**20, "engine_total_source": "measured",
+                          "memory_variant": None}
     table = json.loads("\n".join(plan(capsys, "--gpu", "H100", "--json")))["gpu"]
     assert table["total_is"] == "nvidia-smi's total" and table["engine_total_source"] == "calibrated"
     assert "  ·  TP1 on 1× H100 (79.65 GiB, nvidia-smi's total)  ·  " in plan(capsys, "--gpu", "H100")[0]
