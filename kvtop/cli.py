@@ -120,6 +120,12 @@ def _join_values(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[s
 COMMANDS = tuple(SUMMARIES)
 
 
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser | None:
+    """The parser of one command (`plan`, `explain`, …), None where kvtop has no such command."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return subparsers.choices.get(command)
+
+
 def _keep_given_before(parser: argparse.ArgumentParser, args: argparse.Namespace, tokens: list[str]) -> None:
     """An option given before the command that the command takes too (`kvtop --token-file F cluster`,
     `kvtop --no-calibration-store plan …`): argparse writes the command's default over the value given before
@@ -127,8 +133,7 @@ def _keep_given_before(parser: argparse.ArgumentParser, args: argparse.Namespace
     command = next((index for index, token in enumerate(tokens) if token in COMMANDS), None)
     if not command:
         return
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    own = subparsers.choices.get(tokens[command])
+    own = _command_parser(parser, tokens[command])
     top = {option: action for action in parser._actions for option in action.option_strings}
     shared = [
         (action, top[option])
@@ -168,8 +173,7 @@ ENGINE_ONLY = "--"  # the tokens after it are the engine's flags only (`kvtop pl
 
 def _kvtop_options(parser: argparse.ArgumentParser, command: str) -> list[str]:
     """kvtop's own option strings: the command's and kvtop's before it."""
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    own = subparsers.choices.get(command)
+    own = _command_parser(parser, command)
     parsers = [parser, *([own] if own is not None else [])]
     return [o for p in parsers for a in p._actions for o in a.option_strings if o.startswith("--") and o != "--help"]
 
@@ -198,8 +202,7 @@ def _unrecognized(parser: argparse.ArgumentParser, tokens: Sequence[str], extra:
     where every one was given after the command, else kvtop's."""
     message = f"unrecognized arguments: {_redacted(' '.join(extra))}"
     after = list(tokens[tokens.index(command) + 1 :]) if command in tokens else []
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    own = subparsers.choices.get(command)
+    own = _command_parser(parser, command)
     target: argparse.ArgumentParser = own if own is not None and all(token in after for token in extra) else parser
     target.error(message)
 

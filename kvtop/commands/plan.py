@@ -162,20 +162,24 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
 def _check_nodes(args: argparse.Namespace, settings: LaunchSettings) -> None:
     """The launch's ranks over the nodes asked for (--nodes, else the launch's own node count) fit them."""
-    from kvtop.domain.engines.registry import engine_rules
     from kvtop.domain.ledger import layout_from_settings
     from kvtop.domain.placement import check_placement
 
-    nodes = args.nodes if args.nodes is not None else engine_rules(settings.engine).span_rule.span(settings).nnodes
-    check_placement(settings.engine, layout_from_settings(settings), nodes, args.gpus_per_node)
+    check_placement(settings.engine, layout_from_settings(settings), _nodes(args, settings), args.gpus_per_node)
+
+
+def _nodes(args: argparse.Namespace, settings: LaunchSettings) -> int:
+    """The nodes the ranks run over: --nodes, else the launch's own node count."""
+    from kvtop.domain.engines.registry import engine_rules
+
+    return args.nodes if args.nodes is not None else engine_rules(settings.engine).span_rule.span(settings).nnodes
 
 
 def _placement(args: argparse.Namespace, ledger: Ledger) -> Placement | None:
     """Where the ranks run: over --nodes (else the launch's own node count), None on one node."""
-    from kvtop.domain.engines.registry import engine_rules
     from kvtop.domain.placement import place
 
-    nodes = args.nodes if args.nodes is not None else engine_rules(ledger.settings.engine).span_rule.span(ledger.settings).nnodes
+    nodes = _nodes(args, ledger.settings)
     if nodes == 1 and args.gpus_per_node is None:
         return None
     return place(ledger, nodes, args.gpus_per_node)

@@ -338,8 +338,7 @@ class CapacityPlan(BaseModel):
     @property
     def spread_tokens(self) -> int:
         """The interval's half-width in tokens (the wider side: the budget's arithmetic is not symmetric)."""
-        central = self.ledger.token_capacity
-        return max(central - self.token_capacity_min, self.token_capacity_max - central)
+        return max(self.spread_ends_tokens)
 
     @property
     def spread_ends_tokens(self) -> tuple[int, int]:
