@@ -361,6 +361,11 @@ class EngineInstance(_Frozen):
             **{field: redact_shown(getattr(value, field)) for field in _SETTINGS_TEXT if getattr(value, field)},
         })  # fmt: skip
 
+    @property
+    def label(self) -> str:
+        """How views name the engine ("sglang pid 4242"): the ledger's title, the probe's and the planner's basis."""
+        return f"{self.kind} pid {self.server_pid}"
+
 
 class HostMemory(_Frozen):
     """The node's host memory (what offloaded KV tiers pin), as the OS reports it."""

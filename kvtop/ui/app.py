@@ -435,7 +435,7 @@ class KvtopApp(KvtopBaseApp):
         if basis is None:
             return None
         return PlanBasis(
-            engine_label=f"{view.engine.kind} pid {view.engine.server_pid}",
+            engine_label=view.engine.label,
             settings=basis.settings,
             model=basis.model,
             gpu_total_bytes=basis.gpu_total_bytes,

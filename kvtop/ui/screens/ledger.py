@@ -53,7 +53,7 @@ def title_line(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
         )
     ]
     if rank is not None and engine is not None:
-        parts.append(f" · {engine.engine.kind} pid {engine.engine.server_pid} {rank_label(rank, engine)}")
+        parts.append(f" · {engine.engine.label} {rank_label(rank, engine)}")
     else:
         parts.append((" · no engine rank on this GPU", "$text-muted"))
     if gpu.state_message:

@@ -96,7 +96,7 @@ def plan_probe(
         return (
             f"no engine rank on GPU {gpu_index}: the probe sizes its buffers from a rank's predicted ledger"
         )
-    engine_label = f"{engine.engine.kind} pid {engine.engine.server_pid}"
+    engine_label = engine.engine.label
     ledger = engine.ledger
     per_token = rank.predicted.kv_bytes_per_token if rank.predicted else None
     if planned is not None:
