@@ -132,8 +132,10 @@ class SglangBudget:
             steps += inputs.weight_steps()
         slack_gib = pre / GIB * (1 - mfs)
         # what the automatic fraction would keep for CUDA graphs and activations (§5): a larger
-        # given fraction leaves less, which SGLang does not check before it captures its graphs
-        needed = round(pre * (1 - auto_mfs * runner)) if s.mem_fraction_static is not None else None
+        # given fraction leaves less, which SGLang does not check before it captures its graphs; a DSA fraction the
+        # release forces over the flag is SGLang's own choice, not the user's, so there is nothing to warn of
+        given = s.mem_fraction_static is not None and forced is None
+        needed = round(pre * (1 - auto_mfs * runner)) if given else None
         whole = s.mem_fraction_static is not None and mfs >= WHOLE  # its own note below: it runs out, not may
         if needed is not None and needed > round(slack_gib * GIB) and not whole:
             notes.append(
