@@ -38,6 +38,7 @@ from kvtop.domain.engines.sglang.eras import (
     mamba_ratio,
     runner_multiplier,
 )
+from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
 from kvtop.domain.engines.sglang.multimodal import (
     VLM_CACHE_MIB,
     multimodal_reserve_bytes,
@@ -206,8 +207,10 @@ class SglangBudget:
             reserve_needed_bytes=None if needed is None else needed + mm_reserve,
             fits=fits, shortfall_bytes=shortfall, steps=tuple(steps), notes=tuple(notes),
             cell=solved if isinstance(solved, KvCell) else None,
-            not_modelled=tuple(n for n in (plain_w13_pad_not_modelled(m, inputs.layout, inputs.gpu_name,
-                                                                      inputs.version),) if n),
+            not_modelled=tuple(n for n in (
+                plain_w13_pad_not_modelled(m, inputs.layout, inputs.gpu_name, inputs.version),
+                runner_default_not_modelled(m, inputs.gpu_name, inputs.version),
+            ) if n),
         )  # fmt: skip
 
     def _mamba(
