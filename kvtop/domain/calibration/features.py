@@ -35,19 +35,22 @@ ASSUMED_CONTEXT_ERROR_KEY = "context.assumed_error"
 ASSUMED_CONTEXT_ERROR_FEATURES = ("|measured − assumed| GiB",)
 
 
-def mlp_transient_gib(m: ModelSpec, layout: ParallelLayout, tokens: int) -> float:
+def mlp_transient_gib(m: ModelSpec, layout: ParallelLayout, tokens: int, *, intermediates: int | None = None) -> float:
     """tokens × experts per token × (3 × intermediate ÷ shards + hidden) × 2 B (dense: one 'expert'). A dense MLP
     holds its up projection's output and the activation's at once: a gated one's gate-up output is two intermediates
     wide (`gate_up, _ = self.gate_up_proj(x); x = self.act_fn(gate_up)`, vLLM llama.py `LlamaMLP.forward`), an ungated
     one's fc1 output one (`fc1 → activation_fn → fc2`, vLLM opt.py `OPTDecoderLayer.forward`, gpt2.py `GPT2MLP`): 2 ×
-    intermediate where the architecture says ungated (`ModelSpec.mlp_gated`)."""
+    intermediate where the architecture says ungated (`ModelSpec.mlp_gated`). `intermediates`: how many
+    [tokens, intermediate] tensors a dense forward holds at once where a runtime's differs from the architecture's
+    (None: 3 gated, 2 ungated); an MoE layer's routed and shared experts are gated and keep 3."""
     tp = layout.tp
     if m.moe is not None and MlpKind.MOE in m.layer_mlp:
         routed = m.moe.experts_per_token * (3 * m.moe.expert_intermediate_size / max(layout.moe_shards, 1)
                                             + m.hidden_size)  # fmt: skip
         width = routed + 3 * m.moe.shared_intermediate_size / tp
     else:
-        width = (3 if m.mlp_gated else 2) * m.intermediate_size / tp + m.hidden_size
+        held = intermediates if intermediates is not None else (3 if m.mlp_gated else 2)
+        width = held * m.intermediate_size / tp + m.hidden_size
     return tokens * width * 2 / GIB
 
 

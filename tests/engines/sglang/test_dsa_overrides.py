@@ -14,6 +14,7 @@ import pytest
 
 from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from kvtop.cli import main
 from kvtop.domain.engines.sglang import RULES as SGLANG
 from kvtop.domain.engines.sglang.dsa import page_size_of
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -100,3 +101,19 @@ def test_the_plan_says_why_the_checkpoints_fp8_kv_is_not_used() -> None:
     blackwell = predict(model, settings, gpu_total_bytes=B200, gpu_name="B200")
     assert blackwell.ranks[0].kv.kv_format == "fp8_e4m3"
     assert not any("before the checkpoint's FP8 KV" in note for note in blackwell.engine.notes)
+
+
+def test_a_given_fraction_the_release_overrides_draws_no_reserve_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    """SGLang 0.5.3 sets 0.8 for a DSA model over `--mem-fraction-static 0.9` (server_args.py: 'Setting mem fraction
+    static to 0.8 for DeepSeek NSA.'): the 0.8 is the engine's choice, so no note says the user's flag leaves too
+    little against the automatic fraction, and no reserve shortfall is claimed."""
+    argv = ["plan", "--model", str(config_path("deepseek-ai--DeepSeek-V3.2")), "--engine", "sglang",
+            "--engine-version", "0.5.3", "--gpu", "H200", "--tp", "8", "--enable-dp-attention", "--dp", "8", "--json"]
+    assert main([*argv, "--mem-fraction-static", "0.9"]) == 0
+    given = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    automatic = json.loads(capsys.readouterr().out)
+    assert given["memory_fraction"]["value"] == automatic["memory_fraction"]["value"] == 0.8
+    assert given["reserve_bytes"] == automatic["reserve_bytes"]  # pre-load × (1 − 0.8) either way
+    assert not any("--mem-fraction-static" in note and "may run out" in note for note in given["notes"])
+    assert (given["reserve_needed_bytes"], given["reserve_short_bytes"]) == (None, 0)

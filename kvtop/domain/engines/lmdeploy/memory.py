@@ -71,10 +71,11 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
     if driver:
         steps.append(BudgetStep(label="− driver reserved (nvidia-smi's total less CUDA's)", bytes=-driver,
                                 source=calibrated.cuda_total_source if calibrated is not None else None))  # fmt: skip
-    host = calibrated.host_held_bytes if calibrated is not None and source != "measured" else 0
+    context = meas.context_before_load(total)
+    host = total - before - driver - context  # what the driver and the context leave: a unified host's share
     if host:
         steps.append(BudgetStep(label="− held by the host (unified memory)", bytes=-host, source="assumed"))
-    steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=before - total + driver + host,
+    steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=-context,
                             measured=meas.is_measured("free_before_load_bytes"), source=meas.context_source()))  # fmt: skip
     steps += inputs.weight_steps()
     free = before - inputs.resident_bytes

@@ -38,6 +38,7 @@ from kvtop.domain.engines.sglang.eras import (
     mamba_ratio,
     runner_multiplier,
 )
+from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
 from kvtop.domain.engines.sglang.multimodal import (
     VLM_CACHE_MIB,
     multimodal_reserve_bytes,
@@ -132,8 +133,10 @@ class SglangBudget:
             steps += inputs.weight_steps()
         slack_gib = pre / GIB * (1 - mfs)
         # what the automatic fraction would keep for CUDA graphs and activations (§5): a larger
-        # given fraction leaves less, which SGLang does not check before it captures its graphs
-        needed = round(pre * (1 - auto_mfs * runner)) if s.mem_fraction_static is not None else None
+        # given fraction leaves less, which SGLang does not check before it captures its graphs; a DSA fraction the
+        # release forces over the flag is SGLang's own choice, not the user's, so there is nothing to warn of
+        given = s.mem_fraction_static is not None and forced is None
+        needed = round(pre * (1 - auto_mfs * runner)) if given else None
         whole = s.mem_fraction_static is not None and mfs >= WHOLE  # its own note below: it runs out, not may
         if needed is not None and needed > round(slack_gib * GIB) and not whole:
             notes.append(
@@ -204,8 +207,10 @@ class SglangBudget:
             reserve_needed_bytes=None if needed is None else needed + mm_reserve,
             fits=fits, shortfall_bytes=shortfall, steps=tuple(steps), notes=tuple(notes),
             cell=solved if isinstance(solved, KvCell) else None,
-            not_modelled=tuple(n for n in (plain_w13_pad_not_modelled(m, inputs.layout, inputs.gpu_name,
-                                                                      inputs.version),) if n),
+            not_modelled=tuple(n for n in (
+                plain_w13_pad_not_modelled(m, inputs.layout, inputs.gpu_name, inputs.version),
+                runner_default_not_modelled(m, inputs.gpu_name, inputs.version),
+            ) if n),
         )  # fmt: skip
 
     def _mamba(

@@ -349,9 +349,9 @@ def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
     input_len = s.max_input_len or PRE_08_BUILD_MAX_INPUT_LEN
     tokens = s.max_num_batched_tokens or batch * max(input_len, s.max_beam_width or 1)
     # TensorRT held three [tokens, intermediate] tensors for GPT-2's ungated MLP too: the v0.8 GPT-2 log's 190 MiB
-    # against 187.7 MiB by this count at its build's 7,392 tokens (two, the PyTorch forward's, would give 129.9 MiB)
-    as_built = inputs.model if inputs.model.mlp_gated else inputs.model.model_copy(update={"mlp_gated": True})
-    value = round(mlp_transient_gib(as_built, inputs.layout, tokens) * GIB)
+    # against 187.7 MiB by this count at its build's 7,392 tokens (two, the PyTorch forward's, would give 129.9 MiB);
+    # measured in that one log, assumed for every build.py engine
+    value = round(mlp_transient_gib(inputs.model, inputs.layout, tokens, intermediates=3) * GIB)
     built_by = old_builder_flag(s)
     era = f"v0.8 engine made by build.py ({built_by})" if built_by else "pre-v0.8 engine"
     batch_from = "--max_batch_size" if s.max_running_requests else "build.py's default"
@@ -359,8 +359,9 @@ def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
     said = "--max_num_tokens as given" if s.max_num_batched_tokens else (
         f"max_batch_size {batch:,} ({batch_from}) × max_input_len {input_len:,} ({input_from})")  # fmt: skip
     return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, value, value,
-                            f"{era}: TensorRT's activation for {tokens:,} packed tokens: {said}; the gated "
-                            "MLP's three 16-bit [tokens, intermediate] tensors and the residual; error: the value")  # fmt: skip
+                            f"{era}: TensorRT's activation for {tokens:,} packed tokens: {said}; the MLP's three "
+                            "16-bit [tokens, intermediate] tensors, gated or not (assumed from one log, v0.8 GPT-2's), "
+                            "and the residual; error: the value")  # fmt: skip
 
 
 def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
