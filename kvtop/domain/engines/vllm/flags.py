@@ -255,13 +255,14 @@ class VllmFlags:
         v0.10.2 (human_ints.refuse_missing_kv_bytes); without one (a
         log's release is resolved after), the plan's rules check them at the release they take."""
         if settings.engine_version is not None:
-            launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
+            release = ResolvedVersion(text=settings.engine_version)
+            launch_ropes(settings, release)
             refuse_missing(settings.flags, settings.engine_version, RELEASE_SPANS)  # a flag the release lacks
-            refuse_several_keys(settings.flags, ResolvedVersion(text=settings.engine_version))  # api_keys.py
+            refuse_several_keys(settings.flags, release)  # api_keys.py
             refuse_pooling_values(settings.flags)  # pooling.py: argparse's choices
-            launch_limits(settings.flags, ResolvedVersion(text=settings.engine_version))  # mm_limits.py: the value's form
+            launch_limits(settings.flags, release)  # mm_limits.py: the value's form
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
-            refuse_missing_load_format(settings.flags.get("load-format"), ResolvedVersion(text=settings.engine_version))
+            refuse_missing_load_format(settings.flags.get("load-format"), release)
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(
