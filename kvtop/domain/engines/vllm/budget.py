@@ -35,6 +35,8 @@ from kvtop.domain.engines.vllm.eras import (
     default_utilization,
     token_print_rule,
 )
+from kvtop.domain.engines.vllm.flags import RELEASE_SPANS
+from kvtop.domain.engines.vllm.flags_table import refuse_missing
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
 from kvtop.domain.engines.vllm.mxfp4_unmodelled import mxfp4_not_modelled
@@ -114,6 +116,8 @@ class VllmBudget:
         check_v_width(m, inputs.version)  # §4.6: MiMo-V2's V padded to K's width before v0.20.0
         check_entry_point(s, inputs.version, m)  # §3: --llm-class / --engine-context batch defaults
         check_backend_env(inputs.version, s.flags)  # §2: VLLM_ATTENTION_BACKEND's engine, where not read
+        if inputs.version.text is not None:  # §2: a flag the release lacks, at the release resolved (a log's too)
+            refuse_missing(s.flags, inputs.version.text, RELEASE_SPANS)
         check_v1_opt_in(inputs.version, s.flags, m, inputs.layout)  # §2: VLLM_USE_V1=1 before v0.8.0 (v1_opt_in.py)
         hybrid, state_only = None, None
         if m.attention_free:  # §4.4: every layer a MambaSpec, one block a request (state_only.py)

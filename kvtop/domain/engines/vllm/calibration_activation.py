@@ -89,9 +89,9 @@ def _pooling_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> Te
     tokens, _, _ = batch_limits(inputs)
     model = inputs.model
     if model is None:
-        return assumed_estimate(Term.ACTIVATION, LABEL, 2 * GIB, 2 * GIB, "2 GiB assumed: the model's config is not known")
+        return _model_unknown(LABEL)
     features = activation_features(inputs, model)
-    fit_forward = max(fit.predict((features[0], 0.0, *features[2:])), 0) if fit and len(features) == 4 else None
+    fit_forward = _fit_forward(fit, features)
     counted = held_forward_bytes(model, inputs.layout, tokens)
     encoder = encoder_profile(inputs) if model.multimodal and inputs.layout.pp == 1 and not lora(inputs) else None
     estimate = pooling_estimate(inputs, fit_forward, counted, encoder, fit.error_bytes if fit else None, LABEL, tokens)
@@ -113,13 +113,13 @@ def _opt_in_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> Ter
     error, the forward itself at least, 2 GiB for a fused MoE's (counted in part only)."""
     model = inputs.model  # a pooling launch is refused before v0.10.2 (refuse_unmodelled); V1 asserts none then
     if model is None:
-        return assumed_estimate(Term.ACTIVATION, LABEL, 2 * GIB, 2 * GIB, "2 GiB assumed: the model's config is not known")
+        return _model_unknown(LABEL)
     tokens, seqs, why = batch_limits(inputs)
     moe = model.moe is not None and MlpKind.MOE in model.layer_mlp
     counted = (fused_moe_forward_bytes(model, inputs.layout, inputs.version, tokens) if moe
                else held_forward_bytes(model, inputs.layout, tokens))  # fmt: skip
     features = activation_features(inputs, model)
-    fit_forward = max(fit.predict((features[0], 0.0, *features[2:])), 0) if fit and len(features) == 4 else 0
+    fit_forward = _fit_forward(fit, features) or 0
     forward = max(fit_forward, counted)
     rows = tokens if LOGITS_ROWS_ERAS.at(inputs.version) == "tokens" else seqs
     logits = rows * model.vocab_size * model.dtype_bytes
@@ -260,8 +260,22 @@ def _unfitted_activation(
             f"forward's MLP transient at {tokens:,} tokens, the larger{kept}; ± 2 GiB assumed (no log of another "
             "source measures the count's error)",
         )  # fmt: skip
-    why = f"2 GiB assumed: {key} has too few logs to fit" if model else "2 GiB assumed: the model's config is not known"
-    return assumed_estimate(Term.ACTIVATION, label, 2 * GIB, 2 * GIB, why)
+    if model is None:
+        return _model_unknown(label)
+    return assumed_estimate(Term.ACTIVATION, label, 2 * GIB, 2 * GIB, f"2 GiB assumed: {key} has too few logs to fit")
+
+
+def _model_unknown(label: str) -> TermEstimate:
+    """The peak when the model's config is not known: 2 GiB ± 2 GiB, assumed and said so."""
+    return assumed_estimate(Term.ACTIVATION, label, 2 * GIB, 2 * GIB, "2 GiB assumed: the model's config is not known")
+
+
+def _fit_forward(fit: LinearTerm | None, features: tuple[float, ...]) -> int | None:
+    """The V1 fit's forward part: its prediction with the sampler's logits feature at 0, never below 0; None without
+    a V1 fit (V0's features are two, the V1 fit's four)."""
+    if fit is None or len(features) != 4:
+        return None
+    return max(fit.predict((features[0], 0.0, *features[2:])), 0)
 
 
 def _unfitted_because(inputs: CalibrationInputs) -> str:

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.compilation_aliases import CAPTURE_SIZE_FLAG, FUSE_ALLREDUCE_FLAG, capture_size
-from kvtop.domain.engines.vllm.flags_table import FlagSpan, refuse_missing
+from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG, stated_sizes
 from kvtop.domain.errors import InputError
 
@@ -98,20 +98,12 @@ def graph_config(flags: Mapping[str, object], version: ResolvedVersion) -> Graph
     return GraphConfig(mode=mode, capture_sizes=sizes, max_capture_size=largest, said="; ".join(said))
 
 
-def refuse_short(flags: Mapping[str, object], version: str) -> None:
-    """`-cc` (or `-cc.<field>`) at a release whose argparse lacks it: the one-line error of a flag the release lacks
-    (flags_table.refuse_missing: "unrecognized arguments"), where the plan's release is resolved after the launch
-    check (whose table, flags.RELEASE_SPANS, holds it too)."""
-    refuse_missing(flags, version, {SHORT_FLAG: SHORT_SPAN})
-
-
-def long_spelled(flags: Mapping[str, object], version: ResolvedVersion) -> Mapping[str, object]:
-    """`flags` with `-cc` and `-cc.<field>` as `--compilation-config[.<field>]` (v0.12.0 on); an InputError before."""
+def long_spelled(flags: Mapping[str, object]) -> Mapping[str, object]:
+    """`flags` with `-cc` and `-cc.<field>` as `--compilation-config[.<field>]` (v0.12.0 on; a release before has no
+    `-cc`, refused by the release check: flags.RELEASE_SPANS, at the launch check or the plan's resolved release)."""
     short = SHORT_FLAG.lstrip("-")
     if not any(key == short or key.startswith(short + ".") for key in flags):
         return flags
-    if version.text is not None:
-        refuse_short(flags, version.text)
     long = CONFIG_FLAG.lstrip("-")
     return {(long + key[len(short):] if key == short or key.startswith(short + ".") else key): value
             for key, value in flags.items()}  # fmt: skip
@@ -120,7 +112,7 @@ def long_spelled(flags: Mapping[str, object], version: ResolvedVersion) -> Mappi
 def config_fields(flags: Mapping[str, object], version: ResolvedVersion) -> dict[str, object]:
     """The compilation config's fields: the JSON object (or `-O`'s before v0.12.0), or, where the launch spells any
     field dotted, those fields alone (`DOTTED_REPLACES_WHOLE`); `pass_config` one nested object."""
-    flags = long_spelled(flags, version)
+    flags = long_spelled(flags)
     fields: dict[str, object] = {}
     dotted = {key: value for key, value in flags.items() if key.startswith(DOTTED)}
     whole = [flags.get(CONFIG_FLAG.lstrip("-"))]

@@ -69,6 +69,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.spec_methods import check_method
+from kvtop.domain.wording import GIB
 
 SPEC_FLAGS = ("speculative-config", "speculative-model", "num-speculative-tokens")
 EXPERT_FLAGS = ("enable-eplb", "eplb-config", "num-redundant-experts", "all2all-backend")
@@ -171,7 +172,7 @@ def _host_request(settings: LaunchSettings) -> HostKvRequest | None:
         backend = (flag_text(settings, "kv-offloading-backend") or "native").lower()
         if backend == "lmcache":
             return HostKvRequest(connector="LMCache (multi-process server)", stated=False)
-        return _offloading("OffloadingConnector", int(size * (1 << 30)), settings)
+        return _offloading("OffloadingConnector", int(size * GIB), settings)
     transfer = flag_json(settings, "kv-transfer-config", '{"kv_connector": "OffloadingConnector"}')
     connector = str(transfer.get("kv_connector") or "")
     extra = transfer.get("kv_connector_extra_config")
@@ -185,7 +186,7 @@ def _host_request(settings: LaunchSettings) -> HostKvRequest | None:
         return HostKvRequest(connector=connector, bytes_per_rank=LMCACHE_DEFAULT_CPU_BYTES, stated=False)
     swap = flag_float(settings, "swap-space", above=-1.0)
     if swap is not None and swap > 0:
-        return HostKvRequest(connector="swap space", bytes_per_rank=int(swap * (1 << 30)))
+        return HostKvRequest(connector="swap space", bytes_per_rank=int(swap * GIB))
     return None
 
 
@@ -210,7 +211,7 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
         # the total a launch stated where the share is its own split over these workers, else the share × them
         total = host.bytes_total
         split = total is not None and host.bytes_per_rank in (None, offload_share(total, world))
-        host_gib = (total if total is not None and split else (host.bytes_per_rank or 0) * world) / (1 << 30)
+        host_gib = (total if total is not None and split else (host.bytes_per_rank or 0) * world) / GIB
     return with_flags(settings, {
         "speculative-config": json.dumps(spec) if spec else None,
         "enable-eplb": setup.redundant_experts > 0,
@@ -390,10 +391,10 @@ def host_tier(
     block_bytes = kv_bytes_per_token * page_size
     if request.connector == "swap space":
         era = era_for(SWAP_ERAS, version)
-        per_rank = request.bytes_per_rank or DEFAULT_SWAP_SPACE_GIB << 30
+        per_rank = request.bytes_per_rank or DEFAULT_SWAP_SPACE_GIB * GIB
         blocks = per_rank // block_bytes if era.value else 0
         return HostTier(
-            connector="swap space (V0)", setting=f"--swap-space {per_rank / (1 << 30):g}", bytes_per_rank=per_rank,
+            connector="swap space (V0)", setting=f"--swap-space {per_rank / GIB:g}", bytes_per_rank=per_rank,
             tokens_per_rank=blocks * page_size, gpu_tokens_per_rank=gpu_tokens, ranks=ranks, source=era.source,
             state=TermState.MODELLED if era.value else TermState.NOT_MODELLED,
             detail="pinned CPU blocks for preempted requests' KV, per worker" if era.value
@@ -404,7 +405,7 @@ def host_tier(
         per_rank = request.bytes_per_rank or offload_share(request.bytes_total, world)
         blocks = per_rank // block_bytes
         return HostTier(
-            connector=request.connector, setting=f"--kv-offloading-size {request.bytes_total / (1 << 30):g}",
+            connector=request.connector, setting=f"--kv-offloading-size {request.bytes_total / GIB:g}",
             bytes_per_rank=per_rank, tokens_per_rank=blocks * page_size, gpu_tokens_per_rank=gpu_tokens, ranks=ranks,
             source="v1/kv_offload/cpu/spec.py: num_chunks = cpu_bytes_to_use // (world × bytes per block) (v0.33.0)",
             detail="the size is over every TP rank; one block per chunk, before the chunk's alignment padding",

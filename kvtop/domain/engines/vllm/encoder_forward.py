@@ -47,6 +47,7 @@ MAX_FRAMES_PER_VIDEO = 14  # qwen2_vl.py:115 at v0.13.0 and v0.20.1
 QWEN2_PATCH, QWEN2_MAX_PIXELS = 14, 12_845_056
 MERGE, TEMPORAL = 2, 2
 BLOCK_WIDTHS, MLP_WIDTHS = 3, 3  # the block's peak: 3 × hidden + 3 × intermediate ÷ TP (module docstring)
+TOWER_HIDDEN, TOWER_INTERMEDIATE = 1280, 3420  # Qwen2.5-VL's tower widths where vision_config states none (docstring)
 
 
 @dataclass(frozen=True)
@@ -92,19 +93,25 @@ def qwen25_dummy(model: ModelSpec, context_length: int, on: tuple[str, ...]) -> 
     return Qwen25Dummy("image", image, image * merge**2, f"{size}: {image:,} tokens")
 
 
+def _block_widths(model: ModelSpec, tp: int) -> tuple[int, int]:
+    """The tower block's hidden width and its MLP's intermediate width on one TP rank (÷ TP), as the config states
+    them or the family's defaults."""
+    return stated(model, "hidden_size", TOWER_HIDDEN), stated(model, "intermediate_size", TOWER_INTERMEDIATE) // tp
+
+
 def tower_forward_bytes(model: ModelSpec, patches: int, tp: int) -> int:
     """The tower's block peak over `patches` (module docstring), in the model dtype."""
-    hidden = stated(model, "hidden_size", 1280)
-    intermediate = stated(model, "intermediate_size", 3420) // tp
+    hidden, intermediate = _block_widths(model, tp)
     return patches * (BLOCK_WIDTHS * hidden + MLP_WIDTHS * intermediate) * model.dtype_bytes
 
 
 def tower_forward_words(model: ModelSpec, patches: int, tp: int, pixels: int, version: ResolvedVersion) -> str:
     """The forward's peak in words, with its figures."""
     total = tower_forward_bytes(model, patches, tp) + pixels
+    hidden, intermediate = _block_widths(model, tp)
     return (f"vLLM {version.label}'s encoder profile runs the vision tower over {patches:,} patches first: a block's "
-            f"x, residual and MLP (3 × {stated(model, 'hidden_size', 1280):,} + 3 × "
-            f"{stated(model, 'intermediate_size', 3420) // tp:,} wide) and the pixels, {total / GIB:.2f} GiB "
+            f"x, residual and MLP ({BLOCK_WIDTHS} × {hidden:,} + {MLP_WIDTHS} × {intermediate:,} wide) and the pixels, "
+            f"{total / GIB:.2f} GiB "
             "(encoder_forward.py)")  # fmt: skip
 
 

@@ -104,8 +104,9 @@ OWN_FLAGS: Mapping[str, OwnFlag] = {
 # one refuses it as vLLM's argparse would. The rest kvtop does not read are flags_unmodelled.py's: refused
 MEMORY_NEUTRAL = merged(group for _, group in NEUTRAL_GROUPS.values())
 NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
-# every flag whose presence the launch check checks by release, one table (flags_table.refuse_missing: vLLM's
-# argparse, "unrecognized arguments"): the memory-neutral ones, `-cc` (compilation.py), `--mamba-cache-mode`
+# every flag whose presence is checked by release, one table (flags_table.refuse_missing: vLLM's argparse,
+# "unrecognized arguments"), at the launch check where --engine-version states the release and at the plan's
+# resolved release (a log's too: budget.py): the memory-neutral ones, `-cc` (compilation.py), `--mamba-cache-mode`
 # (hybrid.py), the pooling runner's `--runner` / `--convert` / `--task` (pooling.py), `--limit-mm-per-prompt`
 # (mm_limits.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
 # human_ints.py; `--rope-scaling` / `--hf-overrides`, rope_override.py) or a value's release (`--load-format
@@ -172,7 +173,7 @@ def as_parsed(spelling: str) -> str:
     """`--a_b[.c_d]` as vLLM's parser reads it: `--a-b[.c_d]` (only the name before the first "." is rewritten);
     `-O.<field>` (`-O`'s dotted form, the compilation config's until v0.12.x: compilation.py) as
     `--compilation-config.<field>`; a short alias (`-ep`, `-dpa`, ALIASES) as its long flag. `-cc` stays itself:
-    only a release from v0.12.0 has it (compilation.long_spelled reads it as the long flag, refuse_short refuses
+    only a release from v0.12.0 has it (compilation.long_spelled reads it as the long flag, RELEASE_SPANS refuses
     it before)."""
     if spelling in ALIASES:  # the long flag the same add_argument call spells
         return ALIASES[spelling]
@@ -255,13 +256,14 @@ class VllmFlags:
         v0.10.2 (human_ints.refuse_missing_kv_bytes); without one (a
         log's release is resolved after), the plan's rules check them at the release they take."""
         if settings.engine_version is not None:
-            launch_ropes(settings, ResolvedVersion(text=settings.engine_version))
+            release = ResolvedVersion(text=settings.engine_version)
+            launch_ropes(settings, release)
             refuse_missing(settings.flags, settings.engine_version, RELEASE_SPANS)  # a flag the release lacks
-            refuse_several_keys(settings.flags, ResolvedVersion(text=settings.engine_version))  # api_keys.py
+            refuse_several_keys(settings.flags, release)  # api_keys.py
             refuse_pooling_values(settings.flags)  # pooling.py: argparse's choices
-            launch_limits(settings.flags, ResolvedVersion(text=settings.engine_version))  # mm_limits.py: the value's form
+            launch_limits(settings.flags, release)  # mm_limits.py: the value's form
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
-            refuse_missing_load_format(settings.flags.get("load-format"), ResolvedVersion(text=settings.engine_version))
+            refuse_missing_load_format(settings.flags.get("load-format"), release)
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.flags_table import FlagSpan, refuse_missing
+from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.engines.vllm.rope_override import json_object
 from kvtop.domain.errors import InputError, UnsupportedModelError
 
@@ -106,12 +106,11 @@ def unread_limits(flags: Mapping[str, object], version: ResolvedVersion) -> str 
 def launch_limits(flags: Mapping[str, object], version: ResolvedVersion) -> MMLimits | None:
     """The launch's `--limit-mm-per-prompt`, read as the release reads it; None where not given or where the
     release's reading was not read (`unread_limits`: never an error, a log that prints it still gets its verdict).
-    InputError where the release lacks the flag or, at a release read, would not take the value."""
+    InputError where, at a release read, vLLM would not take the value (a release without the flag is refused by
+    flags.RELEASE_SPANS, at the launch check or the plan's resolved release: budget.py)."""
     raw = flags.get(FLAG.lstrip("-"))
     if raw is None:
         return None
-    if version.text is not None:  # the launch check's table holds it too (flags.RELEASE_SPANS)
-        refuse_missing({FLAG[2:]: raw}, version.text, {FLAG: SPAN})
     form = LIMIT_ERAS.at(version)
     if form is None:
         return None

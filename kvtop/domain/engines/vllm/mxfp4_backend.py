@@ -138,12 +138,12 @@ def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version
         return None
     gpu = f"SM {capability[0]}.x" if sm12 is not None else "Hopper"
     flags = settings.flags if settings is not None else {}
-    printed = flags.get(MEASURED_KEY)
-    if isinstance(printed, str) and printed:
+    printed = printed_name(settings)
+    if printed is not None:
         layout = PRINTED_LAYOUTS.get(printed.lower())
         if layout is None or sm12 is not None and layout == TRITON:  # not built; SM 12's Triton: mxfp4_sm12.py
             return None
-        return Mxfp4Backend(layout, "measured", f"the log's '{printed.upper()}' MXFP4 MoE backend")
+        return Mxfp4Backend(layout, "measured", f"the log's '{printed}' MXFP4 MoE backend")
     marlin_env = era_for(MARLIN_ENV_ERAS, version)
     if marlin_env.value == DECIDES and flags.get(MARLIN_ENV) is not None:
         return _as_the_variable_decides(flags.get(MARLIN_ENV), capability, version, marlin_env.source)

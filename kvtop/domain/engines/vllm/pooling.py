@@ -178,21 +178,22 @@ def refuse_unmodelled(inputs: CalibrationInputs) -> None:
     `explain` still reads such a start's log)."""
     flags, version = inputs.settings.flags, inputs.version
     refuse_values(flags)  # argparse's choices: a launch without --engine-version skips check_parallel's
-    task = flags.get(TASK_FLAG.lstrip("-"))
+    runner, task = flags.get(RUNNER_FLAG.lstrip("-")), flags.get(TASK_FLAG.lstrip("-"))
+    convert = flags.get(CONVERT_FLAG.lstrip("-"), "none")
     if task in (AS_GENERATE, AS_AUTO) and not TASK_READ_ERAS.at(version):
         raise UnsupportedModelError(f"vLLM {version.label}'s --task {task} is not modelled (what the release makes of it "
                                     f"read at v0.11.0 – v0.12.x only: {TASK_READ_ERAS.era(version).source})",
                                     field=TASK_FLAG)  # fmt: skip
-    if flags.get(RUNNER_FLAG.lstrip("-")) == "draft":
+    if runner == "draft":
         raise UnsupportedModelError("vLLM's draft runner (a speculative model started alone) is not modelled", field=RUNNER_FLAG)
     pooling = pooling_runner(flags, inputs.model, version)
-    if not pooling and str(flags.get(CONVERT_FLAG.lstrip("-"), "none")) not in ("auto", "none"):
+    if not pooling and str(convert) not in ("auto", "none"):
         raise UnsupportedModelError("a conversion without `--runner pooling` (the runner vLLM resolves from the architecture) "
                          "is not modelled", field=CONVERT_FLAG)  # fmt: skip
     if not pooling:
         return
-    flag = TASK_FLAG if str(flags.get(TASK_FLAG.lstrip("-"))) in POOLING_TASKS else RUNNER_FLAG
-    asked = flags.get(RUNNER_FLAG.lstrip("-")) == "pooling" or flag == TASK_FLAG
+    flag = TASK_FLAG if str(task) in POOLING_TASKS else RUNNER_FLAG
+    asked = runner == "pooling" or flag == TASK_FLAG
     arch = inputs.model.architecture if inputs.model is not None else ""
     why = "" if asked else f" (`--runner auto` on {arch}, a pooling class by vLLM's registry and suffixes)"
     if not POOLING_ERAS.at(version):
