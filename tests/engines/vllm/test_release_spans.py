@@ -76,3 +76,14 @@ def test_a_release_resolved_later_with_the_flag_plans() -> None:
     settings = parse_flags("vllm", ["-cc.cudagraph_mode=NONE"], strict=True).model_copy(update={"engine_version": "0.12.0"})
     ledger = predict(LLAMA8B, settings, gpu_total_bytes=H100, gpu_name="H100")
     assert ledger.engine.token_capacity > 0
+
+
+def test_a_release_only_inferred_from_dates_does_not_refuse_the_flag() -> None:
+    """A release inferred from a log's dates is the newest out that day, the engine could be older, never newer —
+    and a flag first in v0.12.0 on its command line says it is at least v0.12.0: no refusal there."""
+    from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+
+    settings = parse_flags("vllm", ["-cc.cudagraph_mode=NONE"], strict=True)
+    dated = ResolvedVersion(text="0.11.2", approximate=True, source=VersionSource.LOG_DATES)
+    ledger = predict(LLAMA8B, settings, gpu_total_bytes=H100, gpu_name="H100", version=dated)
+    assert ledger.engine.token_capacity > 0

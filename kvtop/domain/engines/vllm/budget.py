@@ -116,7 +116,9 @@ class VllmBudget:
         check_v_width(m, inputs.version)  # §4.6: MiMo-V2's V padded to K's width before v0.20.0
         check_entry_point(s, inputs.version, m)  # §3: --llm-class / --engine-context batch defaults
         check_backend_env(inputs.version, s.flags)  # §2: VLLM_ATTENTION_BACKEND's engine, where not read
-        if inputs.version.text is not None:  # §2: a flag the release lacks, at the release resolved (a log's too)
+        # §2: a flag the release lacks, at the release resolved (a log's too); not at a release only inferred (from
+        # dates or argument fields), where the flag that is there says the release is a later one
+        if inputs.version.text is not None and not inputs.version.approximate:
             refuse_missing(s.flags, inputs.version.text, RELEASE_SPANS)
         check_v1_opt_in(inputs.version, s.flags, m, inputs.layout)  # §2: VLLM_USE_V1=1 before v0.8.0 (v1_opt_in.py)
         hybrid, state_only = None, None
