@@ -83,7 +83,7 @@ def test_a_release_only_inferred_from_dates_does_not_refuse_the_flag() -> None:
     and a flag first in v0.12.0 on its command line says it is at least v0.12.0: no refusal there."""
     from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 
-    settings = parse_flags("vllm", ["-cc.cudagraph_mode=NONE"], strict=True)
+    settings = parse_flags("vllm", ["-cc.cudagraph_mode=NONE"], strict=True).model_copy(update={"engine_version": "0.11.2"})
     dated = ResolvedVersion(text="0.11.2", approximate=True, source=VersionSource.LOG_DATES)
     ledger = predict(LLAMA8B, settings, gpu_total_bytes=H100, gpu_name="H100", version=dated)
     assert ledger.engine.token_capacity > 0
