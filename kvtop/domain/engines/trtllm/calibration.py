@@ -56,6 +56,7 @@ from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
 from kvtop.domain.engines.trtllm.moe_workspace import held_in_torch as moe_workspace_held
 from kvtop.domain.engines.trtllm.moe_workspace import with_attention_dp_unmodelled
+from kvtop.domain.engines.trtllm.slot_positions import slot_position_bytes
 from kvtop.domain.engines.trtllm.tensorrt_handles import handles_bytes
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import gpu_model_key
@@ -383,9 +384,15 @@ def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
     buffers = LOGITS_BUFFERS[form]
     held = ("runtime buffers and decoder of a 2024 engine (two logs: 7.2 × the logits buffer)" if form == "executor_2024"
             else "2 × of runtime buffers + 2 × of the decoder's penalty layer; its sampling workspaces are the error")
-    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, execution_context + buffers * logits, GIB + 8 * logits,
+    # from 0.15 the buffers by slot × position beside them (§29; the 2024 form's logs hold them already)
+    positions = slot_position_bytes(inputs, batch) if form == "executor" else 0
+    by_position = (f" + {positions / GIB:.2f} GiB of cache indirection and output ids, 16 B per slot × beam × "
+                   f"max_seq_len {inputs.context_length:,} (decoderBuffers.cpp, gptDecoderBatched.cpp, §29)"
+                   if positions else "")  # fmt: skip
+    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, execution_context + buffers * logits + positions,
+                            GIB + 8 * logits,
                             f"execution context {tokens:,} tokens × 1 GiB / 8,192 + {buffers} × max_batch_size "
-                            f"{batch:,} × beam × vocab {inputs.model.vocab_size:,} × 4 B: {held}")  # fmt: skip
+                            f"{batch:,} × beam × vocab {inputs.model.vocab_size:,} × 4 B: {held}{by_position}")  # fmt: skip
 
 
 def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
