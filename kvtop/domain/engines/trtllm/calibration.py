@@ -63,7 +63,7 @@ from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
 # a 2024 TensorRT engine's C++ runtime (§18): its execution context (a constant) and what grows with the logits
@@ -386,7 +386,7 @@ def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
             else "2 × of runtime buffers + 2 × of the decoder's penalty layer; its sampling workspaces are the error")
     # from 0.15 the buffers by slot × position beside them (§29; the 2024 form's logs hold them already)
     positions = slot_position_bytes(inputs, batch) if form == "executor" else 0
-    by_position = (f" + {positions / GIB:.2f} GiB of cache indirection and output ids, 16 B per slot × beam × "
+    by_position = (f" + {gib(positions)} of cache indirection and output ids, 16 B per slot × beam × "
                    f"max_seq_len {inputs.context_length:,} (decoderBuffers.cpp, gptDecoderBatched.cpp, §29)"
                    if positions else "")  # fmt: skip
     return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, execution_context + buffers * logits + positions,

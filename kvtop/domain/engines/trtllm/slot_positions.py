@@ -18,7 +18,9 @@ buffers add 0.76 (4.67), the rest (log-probs and the sampling layers' scratch) s
 Which releases: the 0.15+ form (`eras.ENGINE_RUNTIME_ERAS` "executor"), whose four logits buffers were read without
 them; the 2024 form's seven buffers were read off logs that hold them already (28.6 and 29.1 B per slot and
 vocabulary entry, §18), so it is left as read. Read in 2024 trees; assumed to hold in later releases of the C++
-runtime (not read per release).
+runtime (not read per release): the 2025 copy of decoderBuffers.cpp (id 5833106882) keeps the cache indirection and
+adds log-probs [max_num_sequences, beam, max_seq_len] float on the GPU, 4 B more a position, left in the error (the
+release it entered is not read).
 """
 
 from __future__ import annotations
