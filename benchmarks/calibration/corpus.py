@@ -5,7 +5,9 @@ layout, the model's config (in tests/data/configs or tests/data/calibration/conf
 hand), the launch flags as the engine spells them, and the figures the log printed (`logged`, GiB as
 printed, tokens as counts). `env` holds the environment the launch set where a rule of the engine reads it
 (`{"VLLM_MXFP4_USE_MARLIN": "1"}`), read as `--cmd` reads a leading `NAME=VALUE` (`launch.with_environment`). `exclude` names the terms a record must not be fitted on, and why. `host: desktop`
-marks a start on a card a desktop (Windows, WSL2) shares: it is planned as `plan --desktop` plans it.
+marks a start on a card a desktop (Windows, WSL2) shares: it is planned as `plan --desktop` plans it. `kv_stage`
+says whose figure a pipeline-parallel start's `logged.kv` is: a stage's index (vLLM sizes and logs each stage's KV
+memory apart) or "min", the least over the stages (`Record.kv_stage`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ FIGURES = ("cuda_total", "free_before_load", "free_after_load", "context", "weig
 # `cuda_graphs`: the CUDA-graph memory the log printed (vLLM: the 'Estimated CUDA graph memory' line where a record takes
 # it, else the startup line's pool captured after the KV cache); `cuda_graph_estimate`: the estimate a vLLM v0.27+ log
 # printed apart ('CUDA graph pool memory: … (estimated)'), which its peak activation holds (vllm startup_split.py)
+
+
+KV_STAGE_MIN = "min"  # `kv_stage`: the figure is the least over the pipeline stages
 
 
 def gib_bytes(text: str) -> int:
@@ -98,6 +103,15 @@ class Record:
         exclude = self.raw.get("exclude") or {}
         assert isinstance(exclude, dict)
         return "*" in exclude or term.value in exclude
+
+    @property
+    def kv_stage(self) -> int | str | None:
+        """Which pipeline stage printed `logged.kv`: its index, or `KV_STAGE_MIN` for the least over the stages;
+        None for one stage, or where the record does not say. vLLM's workers each profile and log their own stage's
+        'Available KV cache memory', and the engine pools the least of the stages' blocks (v1/core/kv_cache_utils.py
+        :2210-2222 at v0.27.1; vllm-project/vllm#32105: PP 3 over RTX 4090s, each stage its own figure)."""
+        stage = self.raw.get("kv_stage")
+        return stage if isinstance(stage, int | str) else None
 
     @property
     def util(self) -> float | None:
@@ -229,9 +243,21 @@ def resolve(raw: dict[str, object]) -> Record:
     logged = raw.get("logged") or {}
     assert isinstance(logged, dict)
     figures = _derived(raw, {name: gib_bytes(str(logged[name])) for name in FIGURES if name in logged})
+    _check_kv_stage(raw, logged)
     tokens = logged.get("tokens")
     return Record(raw=raw, model=model, settings=settings, version=version, figures=figures,
                   tokens=int(tokens) if tokens is not None else None)  # fmt: skip
+
+
+def _check_kv_stage(raw: dict[str, object], logged: dict[object, object]) -> None:
+    """A `kv_stage` names a stage of a pipeline-parallel start that logged a KV figure, or says "min"."""
+    if "kv_stage" not in raw:
+        return
+    stage, pp = raw["kv_stage"], int(str(raw.get("pp") or 1))
+    if pp < 2 or "kv" not in logged:
+        raise ValueError(f"{raw['id']}: kv_stage needs pp > 1 and a logged kv")
+    if stage != KV_STAGE_MIN and not (isinstance(stage, int) and not isinstance(stage, bool) and 0 <= stage < pp):
+        raise ValueError(f"{raw['id']}: kv_stage {stage!r} is neither a stage of {pp} nor {KV_STAGE_MIN!r}")
 
 
 def load(engine: str) -> list[Record]:

@@ -41,6 +41,9 @@ class RankLedger(BaseModel):
     kv_bytes_per_token: int  # the cell the capacity is solved with (`kv_cell` rounded up where the engine has one)
     kv_cell: KvCell | None = None  # the engine's own cell where it is not the book's per-token sum
     kv_pool_bytes: int
+    # the bytes this rank's stage's budget hands to KV (its own, where the pool is capped to the stages' shared
+    # capacity: vLLM logs each stage's and pools the least of their blocks); 0 where not solved
+    kv_budget_bytes: int = 0
     state_pool_bytes: int
     req_to_token_bytes: int
     reserve_bytes: int  # runtime reserve outside weights and KV (activations, graphs, req_to_token…)

@@ -20,6 +20,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.vllm.calibration_eras import activation_key
+from kvtop.domain.engines.vllm.dp_gather import with_gathered_forward
 from kvtop.domain.engines.vllm.encoder_profile import (
     COUNTED_FAMILIES,
     encoder_profile,
@@ -75,6 +76,7 @@ def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> Te
     if activation is None:
         activation = _unfitted_activation(inputs, fits.get(key), key, LABEL, tokens, seqs)
     activation = _sampler_floor(activation, inputs, tokens, seqs)
+    activation = with_gathered_forward(activation, inputs)  # DP replicas of a MoE: the gathered batch (dp_gather.py)
     if v0_moe_forward(inputs) and activation.source == "calibrated":
         activation = assumed_estimate(Term.ACTIVATION, LABEL, activation.bytes, max(activation.error_bytes, MOE_FORWARD_ERROR),
                                       f"{activation.basis}; a fused MoE's forward in V0 is counted in part only "

@@ -36,6 +36,7 @@ from kvtop.domain.engines.vllm.calibration_eras import (
     non_torch_key,
 )
 from kvtop.domain.engines.vllm.calibration_snapshot import init_inside
+from kvtop.domain.engines.vllm.dp_gather import with_dp_communicators
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import engine_era
@@ -158,7 +159,8 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
         # assumption that lands there (tests/engines/vllm/test_v0_charge.py)
         growth = _growth(inputs, fits, tokens, init_apart=False)
         return context_charged(growth, context_term(inputs, fits), charge, inputs.version, inputs.layout.tp)
-    return _context_inside(_growth(inputs, fits, tokens), inputs, fits)
+    # DP replicas of a MoE: the DP group's communicators, where priced (dp_gather.py)
+    return with_dp_communicators(_context_inside(_growth(inputs, fits, tokens), inputs, fits), inputs, fits)
 
 
 def _context_inside(growth: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:

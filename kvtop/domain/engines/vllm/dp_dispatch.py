@@ -11,9 +11,11 @@ at v0.11.0; config/parallel.py:152 at v0.14.0, :172 at v0.20.1), which gathers a
 counts one rank's batch. Up to v0.10.x the worker's memory snapshot is taken before the distributed init
 (v1/worker/gpu_worker.py:174-192 at v0.10.1.1; after it from v0.11.0, :169-182), so the DP group's NCCL
 communicator (pynccl on every group but EP's, cuda_communicator.py:26-55 at v0.10.1.1) is charged as non-torch
-memory there too. Neither is priced, and the plan says so: the corpus's one data-parallel start (vllm-project/recipes
-PR 12, Qwen3-Coder-480B-A35B-FP8 on 8 × H20 141 GB at DP 8 with expert parallelism, a v0.10.1 dev build) is planned
-3.8 GiB above the KV it printed at both utilisations.
+memory there too. `dp_gather.py` prices both where their code was read (v0.10.1-0.10.2, the naive all-to-all, Triton
+fused experts, NVLink GPUs): there this line is not made. Elsewhere it says what is not priced and why: the corpus's
+one data-parallel start (vllm-project/recipes PR 12, Qwen3-Coder-480B-A35B-FP8 on 8 × H20 141 GB at DP 8 with expert
+parallelism, a v0.10.1 dev build) was planned 3.8 GiB above the KV it printed at both utilisations without them,
+1.9 GiB above with them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Sequence
 
 from kvtop.domain.deployment import BudgetTerm, Charge, Feature, TermInputs, TermState
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.dp_gather import dp_gather
 
 SOURCE = "fused_moe/layer.py `FusedMoE.forward_impl`, distributed/device_communicators/all2all.py"
 # The default all-to-all of a DP launch without --all2all-backend, by release (both gather the DP ranks' tokens)
@@ -34,19 +37,24 @@ DISPATCH_ERAS: Eras[str | None] = Eras((
 
 def gathered_batch_term(inputs: TermInputs) -> BudgetTerm | None:
     """The not-modelled line of a launch with DP replicas of a MoE model (module docstring); None for a dense model,
-    one replica, or a DeepEP backend (whose buffers have a line of their own, deployment.py)."""
+    one replica, a DeepEP backend (whose buffers have a line of their own, deployment.py), or where `dp_gather.py`
+    prices the gathered batch and the DP group's communicators."""
     replicas = inputs.layout.replicas
     if replicas < 2 or inputs.model.moe is None or inputs.setup.a2a_backend:
         return None
+    gather = dp_gather(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, inputs.settings)
+    if gather is not None and gather.priced:
+        return None  # in the activation peak and the non-torch memory (dp_gather.py)
     era = DISPATCH_ERAS.era(inputs.version)
     dispatch = (f"the default all-to-all ('{era.value}', {era.source}) gathers every DP rank's batch into each MoE layer"
                 if era.value else f"the dispatch of vLLM {inputs.version.label} is {era.source}")  # fmt: skip
+    unpriced = f" ({gather.why})" if gather is not None else ""
     return BudgetTerm(
         feature=Feature.EXPERT_PARALLEL, charge=Charge.RESERVE, state=TermState.NOT_MODELLED,
         label=f"MoE batch gathered over {replicas} DP ranks in the profile run",
         setting=f"--data-parallel-size {replicas}", source=SOURCE,
         detail=f"{dispatch}: the fused experts' caches are sized for {replicas} × max_num_batched_tokens, and up to "
-               "v0.10.x the DP group's NCCL communicator is charged as non-torch memory; neither is priced",
+               f"v0.10.x the DP group's NCCL communicator is charged as non-torch memory; neither is priced{unpriced}",
     )  # fmt: skip
 
 
