@@ -34,5 +34,5 @@ def test_a_class_without_a_runner_default_on_sm100_is_named(capsys: pytest.Captu
 
 @pytest.mark.parametrize(("config", "gpu", "release"), [(QWEN3_235B, "H200", "0.5.13"), (DEEPSEEK_V3, "B200", "0.5.9")])
 def test_a_read_runner_draws_no_note(capsys: pytest.CaptureFixture[str], config: str, gpu: str, release: str) -> None:
-    """Marlin on an H200 from 0.5.13 (blockscale_leak.MARLIN_MOE_ERAS); DeepSeek-V3's flashinfer_trtllm on a B200."""
+    """Marlin on an H200 from 0.5.13 (nvfp4_runner.MARLIN_MOE_ERAS); DeepSeek-V3's flashinfer_trtllm on a B200."""
     assert NOTE not in _text(capsys, config, gpu, release)
