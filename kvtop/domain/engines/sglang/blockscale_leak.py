@@ -13,12 +13,9 @@ Releases (wheels read, docs/engines/sglang.md §20.4): 0.5.0rc2 swizzles only in
 aliases them to the scales after the load (modelopt_quant.py:1835-1838, 'alias to free the placeholders'); 0.5.13
 on skips them. 0.5.1 and 0.5.2 were not read: the rule starts at 0.5.3.
 
-The runner is SGLang's own pick at `auto` (nvfp4_runner.py). `ServerArgs._handle_model_specific_adjustments`
-(srt/server_args.py:1288-1310 at 0.5.9; the same block read in 0.5.6.post2, 0.5.7, 0.5.10, 0.5.11) sets
-`flashinfer_trtllm` for `DeepseekV3ForCausalLM` on an SM100 GPU (capability 10.x) when the quantization is
-modelopt_fp4 and `--moe-a2a-backend` is none (kvtop refuses that flag too); 0.5.3 has no such default (its DeepSeek
-block sets none), so there `auto` is CUTLASS and nothing leaks. Other architectures' defaults (Qwen3-MoE, GLM-4
-MoE: the latter on a FlashInfer version kvtop cannot see) are not modelled: no row.
+The runner is SGLang's own pick at `auto` (nvfp4_runner.py: per class and release on SM 10.x, e.g. `flashinfer_trtllm`
+for DeepseekV3ForCausalLM from 0.5.6 and Qwen3-MoE where config.json states no quant_method from 0.5.8); 0.5.3 sets
+no such default, so there `auto` is CUTLASS and nothing leaks.
 
 The CUTLASS path (every other GPU and architecture, e.g. MiniMax-M2.5 NVFP4 on the RTX PRO 6000, SM 12.0) keeps a copy
 too from 0.5.10rc0 to 0.5.11: `process_weights_after_loading` swizzles `w13_weight_scale` / `w2_weight_scale` into the
