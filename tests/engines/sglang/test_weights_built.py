@@ -15,7 +15,7 @@ import pytest
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.engines.sglang.blockscale_leak import swizzled_scales, unaligned_scales
+from kvtop.domain.engines.sglang.nvfp4_experts import swizzled_scales, unaligned_scales
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec

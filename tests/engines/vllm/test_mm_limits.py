@@ -24,7 +24,7 @@ from kvtop.domain.engines.vllm.encoder_profile import (
     encoder_profile,
     family_of,
 )
-from kvtop.domain.engines.vllm.mm_limits import MMLimits, refuse_text_only, unread_limits
+from kvtop.domain.engines.vllm.mm_limits import MMLimits, read_limits, refuse_text_only
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import check_parallel, parse_flags
@@ -136,8 +136,8 @@ def test_a_release_not_read_plans_the_text_model_s_fit_and_says_so(version: str)
     check_parallel(parse_flags("vllm", flags))
     model = load_config_file(QWEN3_VL_30B)
     assert counted_family(model, ResolvedVersion(text=version), {"limit-mm-per-prompt": '{"image": 1}'}, 8192) is None
-    assert unread_limits({"limit-mm-per-prompt": '{"image": 1}'}, ResolvedVersion(text=version)) is not None
-    assert unread_limits({}, ResolvedVersion(text=version)) is None
+    assert read_limits({"limit-mm-per-prompt": '{"image": 1}'}, ResolvedVersion(text=version)).unread is not None
+    assert read_limits({}, ResolvedVersion(text=version)).unread is None
     assert encoder_profile(_inputs(QWEN3_VL_30B, version, 8192, "--limit-mm-per-prompt", '{"image": 0, "video": 0}')) is None
 
 
@@ -179,3 +179,23 @@ def test_the_family_by_class_is_the_one_the_profile_counts(config: Path, modalit
     family = family_of(model)
     assert family is not None and FAMILY_MODALITIES[family] == modalities
     assert counted_family(model, ResolvedVersion(text="0.12.0"), {}, 8192) == family
+
+
+def test_a_plan_parses_the_value_once(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Qwen3-VL plan at v0.12.0 reads the flag in the launch check, the encoder profile's family, its text-only check
+    and its batch (several calls per plan): the JSON is parsed once, and every reader sees {"image": 2, "video": 0}
+    as vLLM does (image 2, video off, audio left out: 999)."""
+    from kvtop.domain.engines.vllm import mm_limits
+
+    calls: list[object] = []
+    real = mm_limits.json_object
+    monkeypatch.setattr(mm_limits, "json_object", lambda text, flag: calls.append(text) or real(text, flag))
+    mm_limits._parsed.cache_clear()
+    value = '{"image": 2, "video": 0}'
+    code = main(["plan", "--model", str(QWEN3_VL_30B), "--engine", "vllm", "--engine-version", "0.12.0", "--gpu", "H100",
+                 "--limit-mm-per-prompt", value, "--no-calibration-store"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err[-400:]
+    assert calls == [value]
+    limits = read_limits({"limit-mm-per-prompt": value}, ResolvedVersion(text="0.12.0")).limits
+    assert limits is not None
+    assert (limits.count("image"), limits.count("video"), limits.count("audio")) == (2, 0, 999)

@@ -13,13 +13,9 @@ Releases (wheels read, docs/engines/sglang.md §20.4): 0.5.0rc2 swizzles only in
 aliases them to the scales after the load (modelopt_quant.py:1835-1838, 'alias to free the placeholders'); 0.5.13
 on skips them. 0.5.1 and 0.5.2 were not read: the rule starts at 0.5.3.
 
-The runner: kvtop reads no `--moe-runner-backend` (flags_unmodelled_late.py: typed, it is refused; on a `--cmd` line
-named as ignored), so the rule follows SGLang's own pick at `auto`. `ServerArgs._handle_model_specific_adjustments`
-(srt/server_args.py:1288-1310 at 0.5.9; the same block read in 0.5.6.post2, 0.5.7, 0.5.10, 0.5.11) sets
-`flashinfer_trtllm` for `DeepseekV3ForCausalLM` on an SM100 GPU (capability 10.x) when the quantization is
-modelopt_fp4 and `--moe-a2a-backend` is none (kvtop refuses that flag too); 0.5.3 has no such default (its DeepSeek
-block sets none), so there `auto` is CUTLASS and nothing leaks. Other architectures' defaults (Qwen3-MoE, GLM-4
-MoE: the latter on a FlashInfer version kvtop cannot see) are not modelled: no row.
+The runner is SGLang's own pick at `auto` (nvfp4_runner.py: per class and release on SM 10.x, e.g. `flashinfer_trtllm`
+for DeepseekV3ForCausalLM from 0.5.6 and Qwen3-MoE where config.json states no quant_method from 0.5.8); 0.5.3 sets
+no such default, so there `auto` is CUTLASS and nothing leaks.
 
 The CUTLASS path (every other GPU and architecture, e.g. MiniMax-M2.5 NVFP4 on the RTX PRO 6000, SM 12.0) keeps a copy
 too from 0.5.10rc0 to 0.5.11: `process_weights_after_loading` swizzles `w13_weight_scale` / `w2_weight_scale` into the
@@ -36,9 +32,9 @@ or hidden ÷ group not of 4, of w2 where hidden is not of 128 or shard ÷ group 
 Kimi-K2.5 and DeepSeek-R1 starts and engine-diff's Qwen3-235B: none). A gated expert's w13 rows need padding only where
 its w2 columns do too, and then SGLang's own assert fails the load (modelopt_quant.py:3014-3021 at 0.5.23, the same
 from 0.5.9: refused on SM 11.x / 12.x by nvfp4_pad.py). Below Blackwell (SM 8.0 – 9.x) 0.5.13 on runs the NVFP4 MoE on Marlin at `auto`
-(`runs_marlin_moe`; 0.5.12 and before raise there), whose branch returns before the alias: every placeholder kept.
-0.5.23's classes are counted in weights_built.py (the placeholders the
-alias frees there: its `released_rows`).
+(nvfp4_runner.MARLIN_MOE_ERAS; 0.5.12 and before raise there), whose branch returns before the alias: every placeholder kept.
+From 0.5.23 (weights_built.CHECKED_ERAS) the release's classes are counted in weights_built.py instead (the
+placeholders the alias frees there: its `released_rows`), so this module adds nothing there.
 All wheels read from PyPI (sglang==0.5.9, 0.5.10rc0, 0.5.10, 0.5.11, 0.5.12, 0.5.13); a start of 2026-03-30's nightly
 (0.5.10rc0's) printed 181,721 tokens where the book without the copy plans 297,239 and with it 186,647.
 """
@@ -47,11 +43,18 @@ from __future__ import annotations
 
 from enum import Enum
 
+from kvtop.domain.engines.sglang.nvfp4_experts import (
+    expert_shard,
+    gemm1_blocks,
+    nvfp4_expert_layers,
+    swizzled_scales,
+    unaligned_scales,
+)
+from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
+from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.model import MlpKind, ModelSpec
-from kvtop.domain.rounding import round_up
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.weights import WeightRow
 
 LEAK_ERAS: Eras[bool] = Eras((
@@ -68,7 +71,6 @@ class KeptCopies(str, Enum):
     NONE = "none"
     ALL = "all"  # every placeholder filled beside the originals
     UNALIGNED = "unaligned"  # only where the alias cannot hold (the padded shape is not the scales')
-    COUNTED = "counted"  # kept as UNALIGNED, counted by weights_built.py with the release's classes
 
 
 CUTLASS_KEEP_ERAS: Eras[KeptCopies] = Eras((
@@ -79,66 +81,16 @@ CUTLASS_KEEP_ERAS: Eras[KeptCopies] = Eras((
     Era("0.5.12", KeptCopies.UNALIGNED, "alias_or_bind_derived_param writes the swizzled scales into the originals "
                                         "and aliases the placeholder where the shapes agree, else fills it "
                                         "(modelopt_quant.py:1866-1872 / :1907-1911, layers/utils/common.py:74-106 at "
-                                        "0.5.12; :2059-2065 / :2100-2106 at 0.5.13)"),
-    Era("0.5.23", KeptCopies.COUNTED, "the same (modelopt_quant.py:3005-3010 / :3046-3051); weights_built.py counts "
-                                      "0.5.23's classes, the kept copies in its expert_scales row"),
+                                        "0.5.12; :2059-2065 / :2100-2106 at 0.5.13; :3005-3010 / :3046-3051 at 0.5.23, "
+                                        "counted there by weights_built.py)"),
 ))  # fmt: skip
-MARLIN_MOE_ERAS: Eras[bool] = Eras((
-    Era("", False, "the NVFP4 MoE raises below Blackwell (modelopt_quant.py:1525-1528 at 0.5.12; the same check read "
-                   "in 0.5.9, 0.5.10, 0.5.11)"),
-    Era("0.5.13", True, "create_moe_runner picks MARLIN at `auto` on SM 8.0 – 9.x (modelopt_quant.py:2183-2188 at "
-                        "0.5.13, :3117-3120 at 0.5.23); process_weights_after_loading returns after "
-                        "prepare_moe_nvfp4_layer_for_marlin (:1907-1914; :2738-2764 at 0.5.23), before the alias"),
-))  # fmt: skip
-DEFAULT_TRTLLM_ERAS: Eras[bool] = Eras((
-    Era("", False, "0.5.3's server_args.py sets no MoE runner for DeepSeek (0.5.4 – 0.5.6 not read)"),
-    Era("0.5.6.post2", True, "server_args.py: flashinfer_trtllm for DeepseekV3ForCausalLM on sm100 with "
-                             "modelopt_fp4 (0.5.9:1302-1310)"),
-))  # fmt: skip
-DEFAULT_TRTLLM_CLASSES = frozenset({"DeepseekV3ForCausalLM"})  # the 0.5.9 block's `model_arch in [...]` kvtop plans
-SWIZZLE_ROWS, SWIZZLE_COLS = 128, 4  # swizzle_blockscale (quantization/utils.py) pads each expert's scales to these
-
-
-def runs_trtllm_moe(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
-    """Whether SGLang's `auto` MoE runner is `flashinfer_trtllm` for this NVFP4 model on this GPU at this release."""
-    capability = compute_capability(gpu_name)
-    return (DEFAULT_TRTLLM_ERAS.at(version) and model.architecture in DEFAULT_TRTLLM_CLASSES
-            and capability is not None and capability[0] == 10)  # fmt: skip
-
-
-def _scale_shapes(gemm1: int, width: int, hidden: int, group: int) -> tuple[tuple[int, int], tuple[int, int]]:
-    """One expert's w13 scales (gemm1 × width rows, hidden ÷ group columns) and w2's (hidden rows, width ÷ group)."""
-    return (gemm1 * width, hidden // group), (hidden, width // group)
-
-
-def _padded(rows: int, cols: int) -> int:
-    return round_up(rows, SWIZZLE_ROWS) * round_up(cols, SWIZZLE_COLS)
-
-
-def runs_marlin_moe(gpu_name: str | None, version: ResolvedVersion) -> bool:
-    """Whether SGLang's `auto` NVFP4 MoE runs Marlin (SM 8.0 – 9.x, from 0.5.13), which keeps every placeholder."""
-    capability = compute_capability(gpu_name)
-    return MARLIN_MOE_ERAS.at(version) and capability is not None and (8, 0) <= capability < (10, 0)
-
-
-def swizzled_scales(gemm1: int, width: int, hidden: int, group: int) -> int:
-    """The block-scale entries of one expert's w13 and w2 once `swizzle_blockscale` pads each to 128 rows and 4
-    columns (the placeholders create_weights builds: leaked here, built in weights_built.py)."""
-    return sum(_padded(rows, cols) for rows, cols in _scale_shapes(gemm1, width, hidden, group))
-
-
-def unaligned_scales(gemm1: int, width: int, hidden: int, group: int) -> int:
-    """The swizzled entries of those of one expert's w13 / w2 scales whose padded shape is not their own: where
-    `alias_or_bind_derived_param` (0.5.12 on) cannot alias the placeholder to the scales and keeps it filled."""
-    return sum(_padded(rows, cols) for rows, cols in _scale_shapes(gemm1, width, hidden, group)
-               if _padded(rows, cols) != rows * cols)  # fmt: skip
 
 
 def leaked_scale_bytes(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
 ) -> int:
     """Bytes a rank keeps under the TRT-LLM MoE (the never-freed placeholders)."""
-    if not LEAK_ERAS.at(version) or not runs_trtllm_moe(model, gpu_name, version):
+    if not LEAK_ERAS.at(version) or runner_pick(model, gpu_name, version).runner is not NvFp4MoeRunner.TRTLLM:
         return 0
     return _swizzled_copy_bytes(model, layout, layers)
 
@@ -147,11 +99,11 @@ def kept_scale_bytes(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
 ) -> int:
     """Bytes a rank keeps off the TRT-LLM MoE (the filled placeholders beside the originals): every one at
-    0.5.10rc0 – 0.5.11 and under Marlin, from 0.5.12 those the alias cannot hold (0.5.23's in weights_built.py)."""
-    kept = CUTLASS_KEEP_ERAS.at(version)
-    if kept in (KeptCopies.NONE, KeptCopies.COUNTED) or runs_trtllm_moe(model, gpu_name, version):
+    0.5.10rc0 – 0.5.11 and under Marlin, from 0.5.12 those the alias cannot hold (from 0.5.23 in weights_built.py)."""
+    kept, runner = CUTLASS_KEEP_ERAS.at(version), runner_pick(model, gpu_name, version).runner
+    if kept is KeptCopies.NONE or CHECKED_ERAS.at(version) or runner is NvFp4MoeRunner.TRTLLM:
         return 0
-    unaligned_only = kept is KeptCopies.UNALIGNED and not runs_marlin_moe(gpu_name, version)
+    unaligned_only = kept is KeptCopies.UNALIGNED and runner is not NvFp4MoeRunner.MARLIN
     return _swizzled_copy_bytes(model, layout, layers, unaligned_only=unaligned_only)
 
 
@@ -161,15 +113,10 @@ def _swizzled_copy_bytes(model: ModelSpec, layout: ParallelLayout, layers: range
     moe = model.moe
     if moe is None:
         return 0
-    local = moe.num_routed_experts // layout.ep
-    width = moe.expert_intermediate_size // max(1, layout.moe_shards // layout.ep)  # each expert's shard
-    gemm1 = 2 if model.mlp_gated else 1
+    local, width, gemm1 = moe.num_routed_experts // layout.ep, expert_shard(moe, layout), gemm1_blocks(model)
     nbytes = 0
-    for layer in layers:
-        if model.layer_mlp[layer] is not MlpKind.MOE:
-            continue
-        fmt = model.quant.format_of(moe.expert_names(layer))
-        if fmt is None or fmt.method != "nvfp4" or fmt.scheme != "modelopt" or not fmt.group_size:
+    for _, fmt in nvfp4_expert_layers(model, layers):
+        if not fmt.group_size:
             continue
         entries = (unaligned_scales if unaligned_only else swizzled_scales)(gemm1, width, model.hidden_size, fmt.group_size)
         nbytes += local * entries * fmt.scale_bytes

@@ -9,36 +9,41 @@ activations"): the engine dies loading the weights. A non-gated expert (gemm1 = 
 instead: w13_weight's rows, w2_weight's and w2_weight_scale's columns (`copy_or_rebind_param` of
 `torch.nn.functional.pad`), bytes kvtop's weights book does not price: named not modelled.
 
-The same block, assert line per release (wheels from PyPI, read): 0.5.9 modelopt_quant.py:1628-1635 (assert :1632),
-0.5.10rc0 :1817-1824 (:1821), 0.5.10 :1834-1841 (:1838), 0.5.11 :1870-1877 (:1874), 0.5.12 :1875-1882 (:1879),
-0.5.13 :2068-2075 (:2072), 0.5.23 :3014-3021 (:3018). Releases before 0.5.9 not read: no rule there.
+The same block, assert line per release (wheels from PyPI, read): 0.5.6 modelopt_quant.py:1702-1709 (assert :1706),
+0.5.7 :1582-1589 (:1586), 0.5.8 :1579-1586 (:1583), 0.5.9 :1628-1635 (:1632), 0.5.10rc0 :1817-1824 (:1821), 0.5.10
+:1834-1841 (:1838), 0.5.11 :1870-1877 (:1874), 0.5.12 :1875-1882 (:1879), 0.5.13 :2068-2075 (:2072), 0.5.23 :3014-3021
+(:3018). 0.5.3 – 0.5.5 swizzle the scales in that branch without padding w13 or asserting (:1329-1340 at 0.5.3,
+:1547-1560 at 0.5.5): no rule there; before 0.5.3 not read.
 
-Which runner `auto` takes: SM 11.x / 12.x (Thor, RTX 50, RTX PRO 6000, GB10) run CUTLASS for every class (the
-server's flashinfer_trtllm defaults test `is_sm100_supported`, capability 10.x only: utils/common.py:258-262 at 0.5.9;
-0.5.23 arg_groups/model_overrides/*.py `get_platform().is_sm100`, the same
-majors [10]: utils/common.py:309-313). On SM 10.x most MoE classes default to
-flashinfer_trtllm (0.5.9 server_args.py:1558-1578 for Qwen3-MoE) and kvtop does not hold that list (blockscale_leak.py
-knows DeepSeek-V3's only), so there the rule is not applied. Below 10.x: 0.5.9 – 0.5.12 refuse NVFP4 MoE, 0.5.13 on run
-Marlin (blockscale_leak.runs_marlin_moe), whose branch returns before this block.
+Which runner `auto` takes is nvfp4_runner.py's: the rule holds where kvtop reads CUTLASS (SM 11.x / 12.x for every
+class; SM 10.x for a class no block of the release sends to flashinfer_trtllm, e.g. MiniMax-M2 at 0.5.3 – 0.5.13, and
+Nemotron-H's flashinfer_cutlass at 0.5.6 – 0.5.10); where it assumes CUTLASS (an SM 10.x pick it does not read) it is
+not applied. Below 10.x:
+releases before 0.5.13 refuse NVFP4 MoE, 0.5.13 on run Marlin, whose branch returns before this block.
 """
 
 from __future__ import annotations
 
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.sglang.blockscale_leak import SWIZZLE_ROWS
+from kvtop.domain.engines.sglang.nvfp4_experts import (
+    SWIZZLE_ROWS,
+    expert_shard,
+    gemm1_blocks,
+    has_nvfp4_experts,
+)
+from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import InputError
-from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.model import MlpKind, ModelSpec
+from kvtop.domain.model import ModelSpec
 
 W13_PAD_ERAS: Eras[bool] = Eras((
-    Era("", False, "modelopt_quant.py before 0.5.9: not read"),
-    Era("0.5.9", True, "modelopt_quant.py process_weights_after_loading CUTLASS branch: intermediate_size_pad, "
-                       "assert not is_gated (0.5.9:1632, 0.5.10rc0:1821, 0.5.10:1838, 0.5.11:1874, 0.5.12:1879, "
-                       "0.5.13:2072, 0.5.23:3018)"),
+    Era("", False, "modelopt_quant.py CUTLASS branch swizzles without padding (0.5.3:1329-1340, 0.5.5:1547-1560); "
+                   "before 0.5.3 not read"),
+    Era("0.5.6", True, "modelopt_quant.py process_weights_after_loading CUTLASS branch: intermediate_size_pad, "
+                       "assert not is_gated (0.5.6:1706, 0.5.7:1586, 0.5.8:1583, 0.5.9:1632, 0.5.10rc0:1821, "
+                       "0.5.10:1838, 0.5.11:1874, 0.5.12:1879, 0.5.13:2072, 0.5.23:3018)"),
 ))  # fmt: skip
-CUTLASS_ONLY_MAJORS = (11, 12)  # Blackwell beyond SM 10.x: no flashinfer_trtllm default for any class
 GATED_PAD_WORDS = (
     "The intermediate size required padding, but padding is also implemented for gated activations"
 )
@@ -48,29 +53,22 @@ def w13_pad_rows(model: ModelSpec, layout: ParallelLayout) -> int:
     """The rows SGLang's CUTLASS NVFP4 MoE adds to each expert's w13 (its swizzled scales' 128-row padding less
     gemm1 × the expert's shard); 0 where the model has no ModelOpt NVFP4 routed experts."""
     moe = model.moe
-    if moe is None:
+    if moe is None or not has_nvfp4_experts(model):
         return 0
-    nvfp4 = False
-    for layer, kind in enumerate(model.layer_mlp):
-        fmt = model.quant.format_of(moe.expert_names(layer)) if kind is MlpKind.MOE else None
-        nvfp4 = nvfp4 or (fmt is not None and fmt.method == "nvfp4" and fmt.scheme == "modelopt")
-    if not nvfp4:
-        return 0
-    shard = moe.expert_intermediate_size // max(1, layout.moe_shards // layout.ep)
-    rows = (2 if model.mlp_gated else 1) * shard
-    return -rows % SWIZZLE_ROWS
+    return -(gemm1_blocks(model) * expert_shard(moe, layout)) % SWIZZLE_ROWS
 
 
-def runs_cutlass_moe(gpu_name: str | None, version: ResolvedVersion) -> bool:
-    """Whether SGLang's `auto` NVFP4 MoE surely takes the CUTLASS branch: SM 11.x / 12.x from 0.5.9."""
-    capability = compute_capability(gpu_name)
-    return W13_PAD_ERAS.at(version) and capability is not None and capability[0] in CUTLASS_ONLY_MAJORS
+def runs_cutlass_moe(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
+    """Whether SGLang's `auto` NVFP4 MoE surely takes the CUTLASS branch (read, not assumed: nvfp4_runner.py) at a
+    release that pads (from 0.5.6)."""
+    pick = runner_pick(model, gpu_name, version)
+    return W13_PAD_ERAS.at(version) and pick.read and pick.runner is NvFp4MoeRunner.CUTLASS
 
 
 def check_gated_w13_pad(inputs: EngineInputs) -> None:
     """Refuse gated NVFP4 experts whose w13 rows need padding on the CUTLASS MoE: SGLang's assert fails the load."""
     model = inputs.model
-    if not model.mlp_gated or not runs_cutlass_moe(inputs.gpu_name, inputs.version):
+    if not model.mlp_gated or not runs_cutlass_moe(model, inputs.gpu_name, inputs.version):
         return
     pad = w13_pad_rows(model, inputs.layout)
     if not pad or model.moe is None:
@@ -80,7 +78,7 @@ def check_gated_w13_pad(inputs: EngineInputs) -> None:
         f"SGLang {inputs.version.label} fails to load gated NVFP4 experts on {inputs.gpu_name} (CUTLASS MoE): "
         f"w13 holds 2 × (moe_intermediate_size {model.moe.expert_intermediate_size} ÷ MoE TP {moe_tp}) rows, "
         f"{pad} short of a multiple of {SWIZZLE_ROWS}, and the padding asserts '{GATED_PAD_WORDS}' "
-        "(modelopt_quant.py process_weights_after_loading, from 0.5.9; :3018 at 0.5.23); pick --tp/--ep so "
+        "(modelopt_quant.py process_weights_after_loading, from 0.5.6; :3018 at 0.5.23); pick --tp/--ep so "
         f"2 × the expert shard is a multiple of {SWIZZLE_ROWS}",
         field="--tp",
     )
@@ -90,11 +88,11 @@ def plain_w13_pad_not_modelled(
     model: ModelSpec, layout: ParallelLayout, gpu_name: str | None, version: ResolvedVersion
 ) -> str | None:
     """The non-gated experts' padded w13 / w2 on the CUTLASS MoE, named: kvtop's weights book does not price it."""
-    if model.mlp_gated or not runs_cutlass_moe(gpu_name, version):
+    if model.mlp_gated or not runs_cutlass_moe(model, gpu_name, version):
         return None
     pad = w13_pad_rows(model, layout)
     if not pad:
         return None
     return (f"SGLang's CUTLASS NVFP4 MoE pads each non-gated expert's w13 by {pad} rows (and w2 and its scales by as "
             "many columns) to the swizzled scales' 128 rows (modelopt_quant.py process_weights_after_loading, "
-            "from 0.5.9): those bytes are not in the weights")  # fmt: skip
+            "from 0.5.6): those bytes are not in the weights")  # fmt: skip

@@ -40,8 +40,15 @@ A9, A12, A14); earlier releases are not checked, so the book's count stands for 
 
 from __future__ import annotations
 
-from kvtop.domain.engines.sglang.blockscale_leak import runs_marlin_moe, swizzled_scales, unaligned_scales
 from kvtop.domain.engines.sglang.gptq_built import gptq_marlin_row
+from kvtop.domain.engines.sglang.nvfp4_experts import (
+    expert_shard,
+    gemm1_blocks,
+    nvfp4_expert_layers,
+    swizzled_scales,
+    unaligned_scales,
+)
+from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
@@ -55,8 +62,6 @@ CHECKED_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 SCALE_FP32 = 4
-# arg_groups/overrides.py _DEEPSEEK_FAMILY_ARCHS (those kvtop plans): flashinfer_trtllm MoE on SM100 by default
-DEEPSEEK_FAMILY = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
 DEEPSEEK_FUSED_EXPERTS = 256  # the routed-expert count deepseek_v2.py fuses at (384: Quark checkpoints only)
 # the architectures deepseek_v2.py's fusion gate accepts: each class's `fused_shared_experts_architecture` where the
 # config names that class (0.5.23: GLM-5's GlmMoeDsaForCausalLM, glm4_moe.py, meta-built with 257 experts a layer)
@@ -137,15 +142,14 @@ def _fused_shared(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_n
         "(models/qwen2_moe.py num_fused_shared_experts)"), params=round(params))  # fmt: skip
 
 
-def _trtllm_moe(model: ModelSpec, gpu_name: str | None) -> bool:
-    """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) for the DeepSeek family on SM100, and
-    its routed variant for DeepSeek-V4's hybrid FP8+NVFP4 checkpoints on any GPU (0.5.23
+def _trtllm_moe(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
+    """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) where nvfp4_runner.py says so (the
+    DeepSeek family on SM100), and its routed variant for DeepSeek-V4's hybrid FP8+NVFP4 checkpoints on any GPU (0.5.23
     model_overrides/deepseek_v4.py; refused below Blackwell: checks.py)."""
     experts = model.quant.routed_experts
     if model.compressed is not None and experts is not None and experts.method == "nvfp4":
         return True
-    capability = compute_capability(gpu_name)
-    return model.architecture in DEEPSEEK_FAMILY and capability is not None and capability[0] == 10
+    return runner_pick(model, gpu_name, version).runner is NvFp4MoeRunner.TRTLLM
 
 
 def released_rows(
@@ -171,14 +175,13 @@ def _nvfp4_scale_bytes(
     if moe is None:
         return 0, 0, 0
     experts, local = moe.num_routed_experts, moe.num_routed_experts // layout.ep
-    width = moe.expert_intermediate_size // max(1, layout.moe_shards // layout.ep)  # each expert's shard
-    gemm1 = 2 if model.mlp_gated else 1
+    width, gemm1 = expert_shard(moe, layout), gemm1_blocks(model)
     fused = fuses_shared_expert(model, layout, gpu_name)
-    swizzle, marlin = not _trtllm_moe(model, gpu_name), runs_marlin_moe(gpu_name, version)
+    swizzle = not _trtllm_moe(model, gpu_name, version)
+    marlin = runner_pick(model, gpu_name, version).runner is NvFp4MoeRunner.MARLIN
     built = kept = inputs = 0
-    for layer in _moe_layers(model, layers):
-        fmt = _expert_format(model, layer)
-        if fmt is None or fmt.method != "nvfp4" or fmt.scheme != "modelopt" or not fmt.group_size:
+    for layer, fmt in nvfp4_expert_layers(model, layers):
+        if not fmt.group_size:
             continue
         held = local + (1 if fused and _shared_format(model, layer) == fmt else 0)
         if swizzle:
@@ -213,7 +216,7 @@ def _wna16_act_order(model: ModelSpec, layout: ParallelLayout, layers: range, gp
     if moe is None or capability is None or capability[0] != 10:
         return None
     local = moe.num_routed_experts // layout.ep
-    width = moe.expert_intermediate_size // max(1, layout.moe_shards // layout.ep)  # each expert's shard
+    width = expert_shard(moe, layout)
     nbytes = 0
     for layer in _moe_layers(model, layers):
         fmt = _expert_format(model, layer)

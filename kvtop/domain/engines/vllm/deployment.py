@@ -62,7 +62,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, UNREAD_FLAGS, counted_family
-from kvtop.domain.engines.vllm.mm_limits import unread_limits
+from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS
 from kvtop.domain.errors import InputError
@@ -290,7 +290,7 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
             "batch: its outputs and pixels) is counted inside the activation peak (encoder_profile.py); the "
             "encoder's own forward before it is not",
         )  # fmt: skip
-    limits = unread_limits(inputs.settings.flags, inputs.version)
+    limits = read_limits(inputs.settings.flags, inputs.version).unread
     unread = f"; {limits}, so the encoder cache is not counted and a text-only launch not refused" if limits else ""
     return BudgetTerm(
         feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"encoder cache and {towers} profile peak",

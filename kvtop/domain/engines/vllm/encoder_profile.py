@@ -69,7 +69,7 @@ from kvtop.domain.engines.vllm.encoder_forward import (
     tower_forward_bytes,
     tower_forward_words,
 )
-from kvtop.domain.engines.vllm.mm_limits import MMLimits, launch_limits, refuse_text_only, unread_limits
+from kvtop.domain.engines.vllm.mm_limits import MMLimits, read_limits, refuse_text_only
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
@@ -319,15 +319,15 @@ def counted_family(
     """The family (`COUNTED_FAMILIES`) whose encoder profile kvtop counts for this launch; None where it is not
     counted: another family, a release whose `profile_run` kvtop did not read, a flag that changes the dummy and is
     not read (`UNREAD_FLAGS`), a `--limit-mm-per-prompt` at a release whose reading was not read
-    (`mm_limits.unread_limits`), a Qwen2-VL / Qwen2.5-VL context long enough for the dummy video
+    (`mm_limits.LimitsReading.unread`), a Qwen2-VL / Qwen2.5-VL context long enough for the dummy video
     (`qwen2_vl_video_profiled`). Raises only InputError, where the release lacks `--limit-mm-per-prompt` or would
-    not take its value (`mm_limits.launch_limits`), never a not-modelled refusal."""
+    not take its value (`mm_limits.read_limits`), never a not-modelled refusal."""
     if model.tower is None or KEPT_ERAS.at(version) is None:
         return None
-    if any(flags.get(name) not in (None, False) for name in UNREAD_FLAGS) or unread_limits(flags, version):
+    reading = read_limits(flags, version)
+    if any(flags.get(name) not in (None, False) for name in UNREAD_FLAGS) or reading.unread:
         return None
-    limits = launch_limits(flags, version)
-    if limits is not None and limits.sized:
+    if reading.limits is not None and reading.limits.sized:
         return None
     family = family_of(model)
     if family == QWEN3_VL:
@@ -357,11 +357,11 @@ def family_of(model: ModelSpec) -> str | None:
 def refuse_unmodelled_limits(inputs: CalibrationInputs) -> None:
     """A multimodal launch whose `--limit-mm-per-prompt` turns every modality off (text-only, the tower dropped:
     mm_limits.py) is not modelled: decided where kvtop knows the family's modalities and reads the flag at the
-    release (`refuse_text_only`, `launch_limits`); elsewhere the encoder term names it as not modelled."""
+    release (`refuse_text_only`, `read_limits`); elsewhere the encoder term names it as not modelled."""
     model = inputs.model
     if model is not None and model.multimodal:
         family = family_of(model)
-        refuse_text_only(launch_limits(inputs.settings.flags, inputs.version),
+        refuse_text_only(read_limits(inputs.settings.flags, inputs.version).limits,
                          FAMILY_MODALITIES[family] if family is not None else None)
 
 
@@ -374,7 +374,7 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     kept_as = KEPT_ERAS.at(inputs.version)
     if model is None or family is None or kept_as is None or engine_era(inputs) == "v0":
         return None
-    limits = launch_limits(flags, inputs.version) or MMLimits({}, sized=False)
+    limits = read_limits(flags, inputs.version).limits or MMLimits({}, sized=False)
     refuse_text_only(limits, FAMILY_MODALITIES[family])
     if family == QWEN3_VL:
         item = _qwen3_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))

@@ -27,7 +27,7 @@ from kvtop.domain.engines.vllm.hybrid import FLAGS as HYBRID_FLAGS
 from kvtop.domain.engines.vllm.mm_limits import FLAG as MM_LIMIT_FLAG
 from kvtop.domain.engines.vllm.mm_limits import FLAGS as MM_LIMIT_FLAGS
 from kvtop.domain.engines.vllm.mm_limits import SPAN as MM_LIMIT_SPAN
-from kvtop.domain.engines.vllm.mm_limits import launch_limits
+from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
 from kvtop.domain.engines.vllm.pooling import FLAGS as POOLING_FLAGS
 from kvtop.domain.engines.vllm.pooling import SPANS as POOLING_SPANS
@@ -261,7 +261,7 @@ class VllmFlags:
             refuse_missing(settings.flags, settings.engine_version, RELEASE_SPANS)  # a flag the release lacks
             refuse_several_keys(settings.flags, release)  # api_keys.py
             refuse_pooling_values(settings.flags)  # pooling.py: argparse's choices
-            launch_limits(settings.flags, release)  # mm_limits.py: the value's form
+            read_limits(settings.flags, release)  # mm_limits.py: the value's form
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
             refuse_missing_load_format(settings.flags.get("load-format"), release)
         ep, ranks = settings.effective_ep, settings.tp * settings.dp

@@ -24,14 +24,19 @@ v0.10.2, v0.11.1 and v0.14.0 wheels (`LIMIT_ERAS`):
   fit, assumed, as for `--mm-processor-kwargs`).
 
 Other releases are not read (`LIMIT_ERAS`): there the encoder profile is not counted (the text model's fit, assumed)
-and the encoder term names the flag as not modelled (`unread_limits`); a log that prints the flag still gets its
+and the encoder term names the flag as not modelled (`LimitsReading.unread`); a log that prints the flag still gets its
 verdict.
+
+The value is parsed once per launch and release (`read_limits`, a typed `LimitsReading`) and every reader (the flags'
+check, the encoder profile, the deployment's encoder term) reads that value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
@@ -94,32 +99,43 @@ def _count(modality: str, value: object, options: bool) -> tuple[int, bool]:
     return value, sized
 
 
-def unread_limits(flags: Mapping[str, object], version: ResolvedVersion) -> str | None:
-    """Why the launch's `--limit-mm-per-prompt` is not read at this release (`LIMIT_ERAS`), in words; None where it
-    is not given or is read. The encoder profile is then not counted (`launch_limits` gives None)."""
-    if flags.get(FLAG.lstrip("-")) is None or LIMIT_ERAS.at(version) is not None:
-        return None
-    return (f"vLLM {version.label}'s {FLAG} is not modelled ({LIMIT_ERAS.era(version).source}: its code read at "
-            "v0.11.0 – v0.13.0, checked at v0.10.2 and v0.14.0)")  # fmt: skip
+@dataclass(frozen=True)
+class LimitsReading:
+    """The launch's `--limit-mm-per-prompt` as the release reads it: `limits` where given and read, `unread` (why, in
+    words) where given at a release whose reading was not read (never an error: a log that prints it still gets its
+    verdict); both None where not given."""
+
+    limits: MMLimits | None
+    unread: str | None
 
 
-def launch_limits(flags: Mapping[str, object], version: ResolvedVersion) -> MMLimits | None:
-    """The launch's `--limit-mm-per-prompt`, read as the release reads it; None where not given or where the
-    release's reading was not read (`unread_limits`: never an error, a log that prints it still gets its verdict).
-    InputError where, at a release read, vLLM would not take the value (a release without the flag is refused by
-    flags.RELEASE_SPANS, at the launch check or the plan's resolved release: budget.py)."""
+NOT_GIVEN = LimitsReading(None, None)
+
+
+def read_limits(flags: Mapping[str, object], version: ResolvedVersion) -> LimitsReading:
+    """The launch's `--limit-mm-per-prompt` at this release, parsed once (the module docstring). InputError where, at
+    a release read, vLLM would not take the value (a release without the flag is refused by flags.RELEASE_SPANS, at
+    the launch check or the plan's resolved release: budget.py)."""
     raw = flags.get(FLAG.lstrip("-"))
     if raw is None:
-        return None
-    form = LIMIT_ERAS.at(version)
-    if form is None:
-        return None
+        return NOT_GIVEN
+    if LIMIT_ERAS.at(version) is None:
+        return LimitsReading(None, f"vLLM {version.label}'s {FLAG} is not modelled ({LIMIT_ERAS.era(version).source}: "
+                                   "its code read at v0.11.0 – v0.13.0, checked at v0.10.2 and v0.14.0)")  # fmt: skip
+    if not isinstance(raw, str):
+        raise InputError("needs a JSON object", field=FLAG)
+    return LimitsReading(_parsed(raw, LIMIT_ERAS.at(version) == "options"), None)
+
+
+@lru_cache(maxsize=256)
+def _parsed(raw: str, options: bool) -> MMLimits:
+    """The value's counts, parsed once per value and form (a dict per modality from v0.11.1: `options`)."""
     counts: dict[str, int] = {}
     sized = False
     for modality, value in json_object(raw, FLAG).items():
-        counts[str(modality)], named_size = _count(str(modality), value, form == "options")
+        counts[str(modality)], named_size = _count(str(modality), value, options)
         sized = sized or named_size
-    return MMLimits(counts, sized)
+    return MMLimits(MappingProxyType(counts), sized)
 
 
 def refuse_text_only(limits: MMLimits | None, modalities: tuple[str, ...] | None) -> None:
