@@ -146,7 +146,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     engine = log.engine_for(args.engine)
     # the figures given are checked before the model is looked for: a bad --gpu or size is said first, not after
     measured = measured_from_args(args)
-    gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu or args.gpu_memory) else (None, None)
+    gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu is not None or args.gpu_memory is not None) else (None, None)
     log_args = {**log.server_args, **log.engine_config, **_decisions(log.decisions)}
     settings = settings_for_log(
         log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
