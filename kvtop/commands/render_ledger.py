@@ -85,8 +85,8 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
 
 
 def flags_not_read_json(settings: LaunchSettings) -> list[dict[str, Any]]:
-    """The launch's flags kvtop did not read (`launch_notes.ignored_flags`, what the stderr note says): `plan --json`
-    and `plan --compare --json` both carry it, so a script sees them whichever it ran."""
+    """The launch's flags kvtop did not read (`launch_notes.ignored_flags`, what the stderr note says): `plan --json`,
+    `--compare --json` and `--layouts --json` all carry it, so a script sees them whichever it ran."""
     return [flag.model_dump() for flag in ignored_flags(settings)]
 
 
