@@ -431,3 +431,12 @@ def test_a_field_typed_twice_at_one_value_is_one_setting(capsys: pytest.CaptureF
     """`--tp 2 --tensor-parallel-size 2` says one thing twice: planned at TP2 (two values are refused: BAD_INPUT)."""
     data = plan_json(capsys, "--model", QWEN, "--engine", "vllm", "--tp", "2", "--tensor-parallel-size", "2")
     assert data["layout"]["tp"] == 2
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm", "lmdeploy", "trtllm", "llamacpp"])
+def test_no_plan_line_ends_in_blanks(engine: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A budget step with neither source nor note ('available KV memory', llama.cpp's slots) ended in two blanks,
+    a DP-gathered MoE row without a basis in one: what a diff or a pasted report shows as noise."""
+    assert main(["plan", "--model", QWEN, "--engine", engine]) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []

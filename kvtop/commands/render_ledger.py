@@ -260,7 +260,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         figure = step_figure(step)
         source = step.source or ("measured" if step.measured else "")
         note = f"  {step.note}" if step.note else ""
-        lines.append(f"  {step.label:<48}{figure:>30}  {source}{note}")
+        lines.append(f"  {step.label:<48}{figure:>30}  {source}{note}".rstrip())
     lines.append("")
     lines += capacity if capacity is not None else capacity_lines(ledger)
     defaulted = (
