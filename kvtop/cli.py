@@ -264,6 +264,8 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
             subparsers.add_parser(name, help=SUMMARIES[name], add_help=False)
             continue
         importlib.import_module(f"kvtop.commands.{name}").register(subparsers)
+        own = subparsers.choices[name]
+        own.description = own.description or SUMMARIES[name]  # `kvtop snapshot --help` says what snapshot does
     return parser
 
 

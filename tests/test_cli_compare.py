@@ -123,3 +123,22 @@ def test_plan_help_lists_compare(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["plan", "--help"])
     assert "--compare ENGINES" in capsys.readouterr().out
+
+
+def test_compare_json_names_the_flags_kvtop_did_not_read_as_plan_json_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """`flags_not_read` in `--compare --json` and `--layouts --json` as in `plan --json` (a script reads no stderr):
+    the SGLang launch's misspelt --max-totl-tokens and unknown --frobnicate, each with the flag it looks like."""
+    command = "python -m sglang.launch_server --model-path m --tp-size 4 --max-totl-tokens 4096 --frobnicate"
+    expected = [
+        {"flag": "--max-totl-tokens", "why": "unknown", "like": "--max-total-tokens"},
+        {"flag": "--frobnicate", "why": "unknown", "like": None},
+    ]
+    assert main(["plan", "--cmd", command, "--model", LLAMA70, "--compare", "sglang,vllm", "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    assert compared["flags_not_read"] == expected
+    assert main(["plan", "--cmd", command, "--model", LLAMA70, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flags_not_read"] == expected
+    assert main(["plan", "--cmd", command, "--model", LLAMA70, "--layouts", "1x4 tp4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flags_not_read"] == expected
+    assert main([*BASE, "--compare", "sglang,vllm", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flags_not_read"] == []

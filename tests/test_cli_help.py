@@ -21,6 +21,7 @@ import pytest
 
 from kvtop.cli import build_parser, main
 from kvtop.cli_args import positive_seconds, refresh_seconds
+from kvtop.commands import SUMMARIES
 from kvtop.commands.common import engine_flags_help, neutral_flags_listing
 from kvtop.domain import launch
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_flags
@@ -308,3 +309,13 @@ def test_the_neutral_flags_are_listed_by_kind_and_an_unclassified_engine_says_so
         main(["explain", "--list-neutral-flags", "lmdeploy"])
     err = capsys.readouterr().err
     assert done.value.code == 2 and err.count("\n") == 1 and "LMDeploy's flags are not classified yet" in err
+
+
+@pytest.mark.parametrize("command", list(SUMMARIES))
+def test_each_commands_help_says_what_it_does(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`kvtop snapshot --help` opened on its usage and options alone: the one-line summary `kvtop --help` lists
+    (kvtop.commands.SUMMARIES) is its description too."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert " ".join(SUMMARIES[command].split()) in out

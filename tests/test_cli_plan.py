@@ -155,6 +155,13 @@ BAD_INPUT = [
     (["--model", QWEN, "--gpu-memory", "100B"], "too small for a GPU"),
     (["--model", QWEN, "--free-memory", "70"], "--free-memory: '70' has no unit"),
     (["--model", QWEN, "--weights-memory", "15"], "--weights-memory: '15' has no unit"),
+    # one field typed twice at two values: the engine's argparse keeps the last silently; was planned at TP4
+    (["--model", QWEN, "--engine", "vllm", "--tp", "2", "--tensor-parallel-size", "4"],
+     "--tensor-parallel-size: given twice, at two values: --tp 2 and --tensor-parallel-size 4"),
+    (["--model", QWEN, "--context-length", "4096", "--context-length", "8192"], "--context-length: given twice"),
+    # an empty --gpu (an unset shell variable) was planned as the default H100
+    (["--model", QWEN, "--gpu", ""], "--gpu: empty"),
+    (["--model", QWEN, "--gpu", " ", "--gpu-memory", "80GiB"], "--gpu: empty"),
 ]
 
 
@@ -418,3 +425,18 @@ def test_a_row_under_a_hundredth_of_a_gb_shows_its_bytes_not_zeros(capsys: pytes
     # beside the book: the rope cache and the caching allocator's tails, 4,194,304 + 21,479,424 B = 25,673,728 B
     # (tests/calibrated_figures.py), above a hundredth of a GB since SGLang's weights count the allocator's segments
     assert beside.split()[5:11] == ["—", "—", "—", f"{25_673_728 / 1e9:.2f}", "GB", f"({25_673_728 / (1 << 30):.2f}"]
+
+
+def test_a_field_typed_twice_at_one_value_is_one_setting(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--tp 2 --tensor-parallel-size 2` says one thing twice: planned at TP2 (two values are refused: BAD_INPUT)."""
+    data = plan_json(capsys, "--model", QWEN, "--engine", "vllm", "--tp", "2", "--tensor-parallel-size", "2")
+    assert data["layout"]["tp"] == 2
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm", "lmdeploy", "trtllm", "llamacpp"])
+def test_no_plan_line_ends_in_blanks(engine: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A budget step with neither source nor note ('available KV memory', llama.cpp's slots) ended in two blanks,
+    a DP-gathered MoE row without a basis in one: what a diff or a pasted report shows as noise."""
+    assert main(["plan", "--model", QWEN, "--engine", engine]) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []

@@ -104,3 +104,16 @@ def test_bad_deployment_input_exits_2_naming_the_flag(
     code, out, err = _plan(capsys, "--model", "llama-3.1-8b", *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and f"{flag}:" in err and "Traceback" not in err
+
+
+def test_a_not_modelled_term_is_explained_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM DP replicas of a MoE model: the gathered batch is not priced (vllm/dp_dispatch.py); its row says 'not
+    modelled' and the 'note: not modelled' line says why, once (the table printed the same sentence above it too)."""
+    config = "tests/data/calibration/configs/Qwen--Qwen3-Coder-30B-A3B-Instruct.json"
+    code, out, _ = _plan(capsys, "--model", config, "--engine", "vllm", "--dp", "2")
+    assert code == 0
+    beside = out[out.index("Beside the model"):].split("\n\n")[0]
+    row = next(line for line in beside.splitlines() if "MoE batch gathered over 2 DP ranks" in line)
+    assert "not modelled" in row and row == row.rstrip()
+    assert out.count("gathers every DP rank's batch into each MoE layer") == 1
+    assert "note: not modelled: MoE batch gathered over 2 DP ranks in the profile run (--data-parallel-size 2)" in out

@@ -382,6 +382,8 @@ def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs) -> tuple[i
     """(total bytes, name): --gpu-memory wins, then --gpu, else an H100."""
     from kvtop.domain.gpus import gpu_total_bytes
 
+    if args.gpu is not None and not args.gpu.strip():  # `--gpu ""` (an unset shell variable) is no H100
+        raise InputError("empty: name the GPU, e.g. H100", field="--gpu")
     if measured.gpu_total_bytes is not None:
         if measured.gpu_total_bytes <= 0:
             raise InputError("must be positive", field="--gpu-memory")

@@ -69,8 +69,10 @@ def cluster_names() -> list[str]:
 def load_cluster(ref: str) -> DemoClusterSpec:
     """A cluster file by name ('default' included) or path; bad input is an InputError naming the field."""
     name = DEFAULT_CLUSTER if ref in ("", "default") else ref
-    path = Path(name).expanduser() if name.endswith(".json") or "/" in name else bundled_dir("examples", "clusters") / f"{name}.json"
-    if not path.is_file():
+    given_path = name.endswith(".json") or "/" in name
+    path = Path(name).expanduser() if given_path else bundled_dir("examples", "clusters") / f"{name}.json"
+    # a path that is there but no file (a folder, /dev/zero) is said so by read_json_object, not "no demo cluster"
+    if not (path.exists() if given_path else path.is_file()):
         raise InputError(f"no demo cluster {name!r} (clusters: {', '.join(cluster_names()) or 'none'}; or a .json path)",
                          field=CLUSTER_FLAG)  # fmt: skip
     data = read_json_object(path, "demo cluster", field=CLUSTER_FLAG)

@@ -146,7 +146,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     engine = log.engine_for(args.engine)
     # the figures given are checked before the model is looked for: a bad --gpu or size is said first, not after
     measured = measured_from_args(args)
-    gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu or args.gpu_memory) else (None, None)
+    gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu is not None or args.gpu_memory is not None) else (None, None)
     log_args = {**log.server_args, **log.engine_config, **_decisions(log.decisions)}
     settings = settings_for_log(
         log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
@@ -172,6 +172,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
             raise
         raise _log_model_unreadable(settings.model, err, args.log) from None
     else:
+        _check_typed_layout(engine, extra, model, settings)
         request = ExplainRequest(
             log=log, model=model, settings=settings, gpu_total_bytes=gpu_total, gpu_name=gpu_name, given=given,
             load_mtp=args.load_mtp, version=version, gpu_total_origin=origin,
@@ -184,6 +185,17 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         print_text(explanation_text(result, findings, args.log))
     _remember_start(args, result, log.first_date)
     return 0
+
+
+def _check_typed_layout(engine: str, extra: Sequence[str], model: Any, settings: LaunchSettings) -> None:
+    """A --tp typed here that the model cannot run on (`--tp 3` over 64 heads) is the operator's bad input, refused in
+    one line as `plan` refuses it (`layout.validate_layout`), not a verdict that the log cannot be rebuilt (exit 0).
+    Only where --tp is typed: the log's own TP may still come from its rank prefixes (explain's _with_prefix_tp)."""
+    from kvtop.domain.layout import validate_layout
+    from kvtop.domain.ledger import layout_from_settings
+
+    if "tp" in parse_flags(engine, list(extra), strict=True).model_fields_set:
+        validate_layout(model, layout_from_settings(settings))
 
 
 def _log_model_unreadable(model_ref: str, err: InputError, log_path: str) -> InputError:

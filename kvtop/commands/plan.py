@@ -200,7 +200,7 @@ def run_layouts(args: argparse.Namespace, extra: Sequence[str]) -> int:
     model, measured, total, name = _model_and_device(args, settings)
     plans = plan_layouts(model, settings, specs, gpu_total_bytes=total, gpu_name=name, measured=measured,
                          load_mtp=args.load_mtp)  # fmt: skip
-    emit(args.json, lambda: layouts_json(plans), lambda: layouts_text(plans))
+    emit(args.json, lambda: layouts_json(plans, settings), lambda: layouts_text(plans))
     return 0
 
 
@@ -222,5 +222,5 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
     comparison = compare_engines(
         model, settings, engines, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
     )
-    emit(args.json, lambda: comparison_json(comparison), lambda: comparison_text(comparison))
+    emit(args.json, lambda: comparison_json(comparison, settings), lambda: comparison_text(comparison))
     return 0

@@ -186,7 +186,14 @@ def _refusal(args: argparse.Namespace, gpu_processes: Sequence[str]) -> str | No
 
 
 def _device_label(args: argparse.Namespace) -> str:
-    return "cpu" if args.device == "cpu" else f"cuda:{args.gpu}"
+    """The device as a result names it: 'cuda:0'; 'cuda' where no valid --gpu index was given (was 'cuda:None')."""
+    if args.device == "cpu":
+        return "cpu"
+    try:
+        index = _gpu_index(args.gpu)
+    except InputError:
+        index = None
+    return "cuda" if index is None else f"cuda:{index}"
 
 
 def run_probe_command(

@@ -5,9 +5,10 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from kvtop.commands.render_ledger import gpu_shown
+from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
 from kvtop.domain.compare import Comparison, EngineRow, SameBudget, SameBudgetMethod
 from kvtop.domain.engines.registry import display_name
+from kvtop.domain.launch import LaunchSettings
 from kvtop.units import fmt_both, fmt_tokens
 
 _METHOD_NOTES = {
@@ -50,7 +51,8 @@ def same_budget_json(same: SameBudget) -> dict[str, Any]:
     }
 
 
-def comparison_json(comparison: Comparison) -> dict[str, Any]:
+def comparison_json(comparison: Comparison, launch: LaunchSettings) -> dict[str, Any]:
+    """The comparison, and the flags of the `launch` compared (as typed) that kvtop did not read, as `plan --json`."""
     c = comparison
     return {
         "model": c.model_name,
@@ -63,6 +65,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "target_kv_budget_bytes": c.target_kv_budget_bytes,
         "same_budget": [same_budget_json(same) for same in c.same_budget],
         "not_carried": list(c.not_carried),
+        "flags_not_read": flags_not_read_json(launch),
     }
 
 

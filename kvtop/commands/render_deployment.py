@@ -63,12 +63,12 @@ def deployment_lines(ledger: Ledger) -> list[str]:
     for term in terms:
         basis = "" if not term.modelled else term.basis.value
         lines.append(
-            f"  {FEATURE_WORDS[term.feature]:<16}{term.label:<54}{_figure(term):>30}  {CHARGE_WORDS[term.charge]:<17}{basis}"
+            f"  {FEATURE_WORDS[term.feature]:<16}{term.label:<54}{_figure(term):>30}  {CHARGE_WORDS[term.charge]:<17}{basis}".rstrip()
         )
     if host is not None:
         lines.append(host_tier_line(host))
     for term in terms:
-        if term.detail:
+        if term.detail and not _said_as_not_modelled(term, ledger):
             lines.append(f"  · {term.label}: {term.detail}")
     if host is not None and host.detail:
         lines.append(f"  · host tier: {host.detail}")
@@ -93,6 +93,12 @@ def headroom_lines(ledger: Ledger) -> list[str]:
         gain = f" ({finding.gain_tokens:+,} tokens per rank)" if finding.gain_tokens else ""
         return [line, f"  ! {finding.summary}", f"    fix: {finding.fix}{gain}"]
     return [line]
+
+
+def _said_as_not_modelled(term: BudgetTerm, ledger: Ledger) -> bool:
+    """Whether the term's detail is already one of the plan's 'note: not modelled: …' lines (`Ledger.not_modelled`,
+    e.g. vLLM's MoE batch gathered over DP ranks): its row says 'not modelled' and the note says why, once."""
+    return not term.modelled and any(term.detail in said for said in ledger.not_modelled)
 
 
 def host_tier_line(host: HostTier) -> str:

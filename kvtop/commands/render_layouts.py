@@ -6,8 +6,9 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from kvtop.commands.render_ledger import gpu_shown
+from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
 from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layouts import LayoutPlan
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.placement import Placement
@@ -63,13 +64,15 @@ def _layout_row(plan: LayoutPlan) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def layouts_json(plans: Sequence[LayoutPlan]) -> dict[str, Any]:
+def layouts_json(plans: Sequence[LayoutPlan], launch: LaunchSettings) -> dict[str, Any]:
+    """Each layout's row, and the flags of the `launch` (as typed) that kvtop did not read, as `plan --json`."""
     solved = next((p.ledger for p in plans if p.ledger is not None), None)
     return {
         "engine": solved.settings.engine if solved else None, "model": solved.model.name if solved else None,
         "gpu": {"name": solved.gpu_name, "total_bytes": solved.gpu_total_bytes} if solved else None,
         "context_length": solved.context_length if solved else None,
         "layouts": [_layout_row(plan) for plan in plans],
+        "flags_not_read": flags_not_read_json(launch),
     }  # fmt: skip
 
 

@@ -13,7 +13,7 @@ from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
 from kvtop.domain.gpus import GpuTotalOrigin, memory_variant_note, total_said
-from kvtop.domain.launch import spelling_of
+from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.launch_notes import ignored_flags
 from kvtop.domain.ledger import Ledger, RankLedger
@@ -77,11 +77,17 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "unchecked_class": unchecked_json(ledger.model.unchecked_class),
         "engine_flags": ledger.settings.to_flags(),
         # the launch's flags kvtop did not read (a script sees what the stderr note says)
-        "flags_not_read": [flag.model_dump() for flag in ignored_flags(ledger.settings)],
+        "flags_not_read": flags_not_read_json(ledger.settings),
         "deployment": deployment_json(ledger),
         "request_capacity": _request_json(ledger.request_capacity),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
     }  # fmt: skip
+
+
+def flags_not_read_json(settings: LaunchSettings) -> list[dict[str, Any]]:
+    """The launch's flags kvtop did not read (`launch_notes.ignored_flags`, what the stderr note says): `plan --json`,
+    `--compare --json` and `--layouts --json` all carry it, so a script sees them whichever it ran."""
+    return [flag.model_dump() for flag in ignored_flags(settings)]
 
 
 def unchecked_json(found: UncheckedClass | None) -> dict[str, Any] | None:
@@ -254,7 +260,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         figure = step_figure(step)
         source = step.source or ("measured" if step.measured else "")
         note = f"  {step.note}" if step.note else ""
-        lines.append(f"  {step.label:<48}{figure:>30}  {source}{note}")
+        lines.append(f"  {step.label:<48}{figure:>30}  {source}{note}".rstrip())
     lines.append("")
     lines += capacity if capacity is not None else capacity_lines(ledger)
     defaulted = (

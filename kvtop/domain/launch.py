@@ -441,7 +441,13 @@ def parse_flags(
         read = written_size(raw) if own_size and isinstance(raw, str) else None
         if read is None and isinstance(raw, str):
             read = flags.read_int(field, raw, typed, stated[-1] if stated else None)
-        values[field] = read if read is not None else typed_value(FIELD_TYPES[field], raw, typed)
+        value = read if read is not None else typed_value(FIELD_TYPES[field], raw, typed)
+        if strict and not engine_line and field in spelled and values[field] != value:
+            # typed to kvtop twice at two values (`--tp 2 --tensor-parallel-size 4`): the engine's argparse would take
+            # the last one silently, a plan of it would hide which one the operator meant
+            raise InputError(f"given twice, at two values: {spelled[field]} {values[field]} and {typed} {value}: "
+                             "give it once", field=typed)  # fmt: skip
+        values[field] = value
         spelled[field] = typed
     if strict and positionals:
         # quoted as the redactor shows the line: a word left over after a secret flag may be a second key (SGLang's

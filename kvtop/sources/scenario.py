@@ -175,7 +175,7 @@ def scenario_path(ref: str) -> Path:
     name = DEFAULT_SCENARIO if ref in ("", "default") else ref
     path = Path(name).expanduser()
     if path.suffix == ".json" or "/" in name:
-        if not path.is_file():
+        if not path.exists():  # one that is there but no file (a folder, /dev/zero) is said so by read_json_object
             raise InputError("scenario file not found", field="--demo", source=str(path))
         return path
     named = scenario_dir() / f"{name}.json"

@@ -339,3 +339,10 @@ def test_a_crashed_workers_last_stderr_line_is_shown_redacted() -> None:
     assert result.message == (
         "the probe worker exited with code 1 without a result: ValueError: bad --api-key *** *** --port 9000"
     )
+
+
+@pytest.mark.parametrize(("argv", "device"), [(("--tokens", "5"), "cuda"), (("--gpu", "1"), "cuda:1")])
+def test_an_unrun_probes_json_names_the_device_it_was_asked_for(argv: tuple[str, ...], device: str) -> None:
+    """An operator trial: `kvtop probe --model M --json` without --gpu said `"device": "cuda:None"`."""
+    code, out, _ = _command(*argv, "--json")
+    assert code == 2 and json.loads(out)["device"] == device
