@@ -174,7 +174,7 @@ def _host_request(value: object) -> HostKvRequest | None:
         return None
     if isinstance(value, tuple):
         return HostKvRequest(connector="host cache", ratio_to_gpu_pool=float(value[1]))
-    return HostKvRequest(connector="host cache", bytes_per_rank=round(float(str(value)) * GIB))
+    return HostKvRequest(connector="host cache", size_bytes=round(float(str(value)) * GIB))
 
 
 def kv_dtype_options(engine: EngineId, engine_version: str | None = None) -> list[tuple[str, str]]:
