@@ -23,6 +23,7 @@ from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, model_args, rel
 from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
+from kvtop.domain.span import ranks_per_node
 from kvtop.domain.wording import GIB
 from kvtop.ui.plan_fields import (
     DEPLOYMENT_KEYS,
@@ -324,7 +325,7 @@ def _on_its_nodes(base: LaunchSettings, edited: LaunchSettings) -> LaunchSetting
     rule = engine_rules(base.engine).span_rule
     try:
         nodes = rule.span(base).nnodes
-        per_node = layout_from_settings(base).ranks_per_node(nodes)
+        per_node = ranks_per_node(layout_from_settings(base), nodes)
         wanted = layout_from_settings(edited).nodes_needed(per_node)
     except KvtopError:
         return edited  # the launch's own message says what is wrong
