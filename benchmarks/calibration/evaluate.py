@@ -31,7 +31,7 @@ from kvtop.domain.calibration.features import (
     ASSUMED_CONTEXT_ERROR_KEY,
     assumed_context_gib,
 )
-from kvtop.domain.calibration.fit import held_out_quantile, non_negative_least_squares
+from kvtop.domain.calibration.fit import held_out_quantile, leave_one_out, non_negative_least_squares
 from kvtop.domain.calibration.gpu_totals import (
     FALLBACK_KEY,
     GAP_FEATURES,
@@ -142,14 +142,13 @@ def gap_held_out_error_gib(features: Mapping[str, Sequence[float]], printed: Map
     if len(models) < 3:
         return None
     means = {model: statistics.mean(printed[model]) for model in models}
-    errors: list[float] = []
-    groups: list[str] = []
-    for model in models:
-        others = [other for other in models if other != model]
-        coefficients = non_negative_least_squares([features[other] for other in others], [means[other] for other in others])
-        gap = sum(c * v for c, v in zip(coefficients, features[model], strict=True))
-        errors += [abs(total_gap - gap) for total_gap in printed[model]]
-        groups += [model] * len(printed[model])
+    gaps = leave_one_out(
+        models,
+        lambda others: non_negative_least_squares([features[o] for o in others], [means[o] for o in others]),
+        lambda coefficients, model: sum(c * v for c, v in zip(coefficients, features[model], strict=True)),
+    )
+    errors = [abs(total_gap - gap) for model, gap in zip(models, gaps, strict=True) for total_gap in printed[model]]
+    groups = [model for model in models for _ in printed[model]]
     return held_out_quantile(errors, ERROR_QUANTILE, groups)
 
 

@@ -78,7 +78,7 @@ def with_host_cache(settings: LaunchSettings, node_bytes: int) -> LaunchSettings
     rules = engine_rules(settings.engine).deployment
     ranks = layout_from_settings(settings).gpus
     setup = rules.setup(settings)
-    request = HostKvRequest(connector="host cache", bytes_per_rank=node_bytes // ranks, bytes_total=node_bytes)
+    request = HostKvRequest(connector="host cache", size_bytes=node_bytes, split_over=ranks)
     edited = rules.with_setup(settings, setup.model_copy(update={"host_kv": request}))
     if rules.setup(edited).host_kv is None:
         raise InputError(f"{display_name(settings.engine)} has no host KV tier kvtop models", field="--host-cache")

@@ -122,16 +122,29 @@ class SpecKind(str, Enum):
 
 
 class HostKvRequest(BaseModel):
-    """What a launch asks of host memory for KV (bytes per rank, with the total over the engine where the launch
-    states one; or a ratio). How a total splits over ranks is the engine's rule: its `setup` gives the share."""
+    """What a launch asks of host memory for KV: the size it states, each rank's own or a total the engine splits
+    evenly over `split_over` ranks (which ranks is the engine's rule: its `setup` says); or a ratio. The share and
+    the total are read from the one stated size."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     connector: str  # 'HiCache', 'OffloadingConnector', 'LMCache', 'swap space', 'secondary pool'
-    bytes_per_rank: int | None = None  # one rank's share (None: a ratio, or no size stated)
-    bytes_total: int | None = None  # the total the launch states over the engine's ranks (vLLM's --kv-offloading-size)
+    size_bytes: int | None = None  # the size the launch states (None: a ratio, or no size stated)
+    split_over: int | None = None  # the ranks that share `size_bytes` (vLLM's --kv-offloading-size); None: per rank
     ratio_to_gpu_pool: float | None = None  # SGLang's --hicache-ratio
     stated: bool = True  # False: the engine's default size, the launch gave none
+
+    @property
+    def bytes_per_rank(self) -> int | None:
+        """One rank's share: the size itself, or its even split (whole bytes) over the ranks that share it."""
+        if self.size_bytes is None:
+            return None
+        return self.size_bytes // max(self.split_over or 1, 1)
+
+    @property
+    def bytes_total(self) -> int | None:
+        """The total the launch states over the ranks that share it (None: it states a size per rank, or none)."""
+        return self.size_bytes if self.split_over is not None else None
 
 
 class DeploymentSetup(BaseModel):

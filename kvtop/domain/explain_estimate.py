@@ -41,7 +41,7 @@ from kvtop.domain.explanation import (
     Logged,
     judge,
 )
-from kvtop.domain.gpus import GpuTotalOrigin, inferred_total_origin
+from kvtop.domain.gpus import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -267,10 +267,8 @@ def _total_given(run: EstimateRun) -> bool:
     total for the model named (`GpuTotalOrigin.is_engines_total`): the operator's --gpu-memory, or a live node's
     (NVML: the engine-visible total where the driver's reserved was read, `gpus.engine_visible_total`), as
     `MeasuredInputs.engine_total_given` takes a measured total; a run whose path does not carry the origin (an
-    engine's that does not pass it) as `gpus.inferred_total_origin` infers it."""
-    if run.gpu_total_origin is not None:
-        return run.gpu_total_origin.is_engines_total
-    return inferred_total_origin(run.gpu_name, run.gpu_total_bytes).is_engines_total
+    engine's that does not pass it) as `gpus.total_origin` infers it."""
+    return total_origin(run.gpu_name, run.gpu_total_bytes, run.gpu_total_origin).is_engines_total
 
 
 def engine_total(run: EstimateRun) -> CalibratedFigures | None:

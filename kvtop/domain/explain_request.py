@@ -9,7 +9,7 @@ from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.gpus import GpuTotalOrigin
+from kvtop.domain.gpus import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
@@ -43,11 +43,11 @@ class ExplainRequest(BaseModel):
     @property
     def gpu_total_source(self) -> TermSource:
         """Where the GPU total comes from: measured where it is the engine's own (the operator's --gpu-memory,
-        NVML's: `GpuTotalOrigin.is_engines_total`), or a total handed in without its origin (taken as measured, as
-        `MeasuredInputs` takes one); else assumed: the GPU table's nvidia-smi total for the model named (--gpu;
-        `kvtop.domain.gpus`), which the card is taken to report, or a larger memory variant's (`given_total_origin`),
-        both a total CUDA reports less of; and no total at all (a stand-in is never measured)."""
-        origin = self.gpu_total_origin
-        if origin is None:
-            return "measured" if self.gpu_total_bytes is not None else "assumed"
+        NVML's: `GpuTotalOrigin.is_engines_total`); else assumed: the GPU table's nvidia-smi total for the model named
+        (--gpu; `kvtop.domain.gpus`), which the card is taken to report, or a larger memory variant's
+        (`given_total_origin`), both a total CUDA reports less of; and no total at all (a stand-in is never
+        measured). A total handed in without its origin is what `gpus.total_origin` infers, as every reader takes it."""
+        if self.gpu_total_bytes is None:
+            return "assumed"
+        origin = total_origin(self.gpu_name, self.gpu_total_bytes, self.gpu_total_origin)
         return "measured" if origin.is_engines_total else "assumed"

@@ -424,10 +424,18 @@ def memory_variant_note(name: str | None, origin: GpuTotalOrigin | None) -> str 
             + " or ".join(f"--gpu {k}" for k in others))
 
 
+def total_origin(name: str | None, total_bytes: int, said: GpuTotalOrigin | None) -> GpuTotalOrigin:
+    """What a GPU total of `total_bytes` for the card `name` is, decided here once for every reader (the budget's
+    label, explain's measured-or-assumed, the calibration's CUDA total): the origin its chooser said, else the one
+    `inferred_total_origin` reads from its bytes. Whether it is the engine's own (CUDA's) or nvidia-smi's is then
+    `GpuTotalOrigin.is_engines_total`."""
+    return said if said is not None else inferred_total_origin(name, total_bytes)
+
+
 def inferred_total_origin(name: str | None, total_bytes: int) -> GpuTotalOrigin:
     """The origin of a total whose caller did not say it (the TUI's planner, the demos, explain without --gpu or
     --gpu-memory): the table's where the named model's table figure is these bytes, else given (`given_total_origin`:
-    a larger memory variant's above the card's figure). A fallback only:
+    a larger memory variant's above the card's figure). A fallback only, read through `total_origin`:
     `plan` and `explain` say the origin they chose (`MeasuredInputs.gpu_total_origin`)."""
     try:
         table = gpu_total_bytes(name) if name else None

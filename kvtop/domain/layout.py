@@ -187,11 +187,6 @@ class ParallelLayout(BaseModel):
     def gpus(self) -> int:
         return self.tp * self.pp * self.replicas
 
-    def ranks_per_node(self, nodes: int) -> int:
-        """The ranks (GPUs of this layout) each of `nodes` nodes runs, at least one: its GPUs shared evenly over
-        them; not the GPUs a node has (`Placement.gpus_per_node`, TensorRT-LLM's `Mapping.gpus_per_node`)."""
-        return max(self.gpus // nodes, 1)
-
     def nodes_needed(self, gpus_per_node: int) -> int:
         """Nodes of `gpus_per_node` GPUs this layout needs: its GPUs over a node's, a partly filled node counted
         whole (the planner's edit of a multi-node launch keeps each node's GPUs and counts its `--nnodes`)."""

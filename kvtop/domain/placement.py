@@ -38,11 +38,8 @@ class Placement(BaseModel):
 
     nodes: int
     gpus_per_node: int  # GPUs each node has (it may run fewer ranks)
+    ranks_per_node: int  # the ranks each node runs (`span.ranks_per_node`)
     by_node: tuple[NodeRanks, ...]
-
-    @property
-    def ranks_per_node(self) -> int:
-        return len(self.by_node[0].ranks) if self.by_node else 0
 
     def node_of(self, rank: int) -> int:
         return next(n.node for n in self.by_node if rank in n.ranks)
@@ -91,7 +88,7 @@ def place(ledger: Ledger, nodes: int, gpus_per_node: int | None = None) -> Place
         NodeRanks(node=node, ranks=tuple(ranks), label=_label([ledger.ranks[i] for i in ranks], ledger))
         for node, ranks in enumerate(groups)
     )
-    return Placement(nodes=nodes, gpus_per_node=gpus, by_node=by_node)
+    return Placement(nodes=nodes, gpus_per_node=gpus, ranks_per_node=ranks_per_node(layout, nodes), by_node=by_node)
 
 
 def span_of(kind: str, settings: LaunchSettings | None) -> EngineSpan:

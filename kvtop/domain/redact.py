@@ -32,6 +32,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, ConfigDict
 
+from kvtop.domain.engines.catalogue import ENGINE_IDS, engine_module
 from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.secret_shapes import is_benign_value, is_path, looks_random, mask_secret_shapes
 from kvtop.domain.terminal import safe_line
@@ -45,17 +46,10 @@ _SECRET_WORDS = ("password", "passwd", "passphrase", "passcode", "secret", "cred
                  "token", "auth", "key", "pwd", "cookie")  # fmt: skip
 # Only as a whole segment of the name ("DB_PASS", "GITHUB_PAT", "?sig=") — too short to match inside words.
 _SECRET_SEGMENTS = frozenset({"pass", "pat", "sig", "creds", "jwt", "bearer", "pw"})
-# Short flags that take a key: `-k` by convention; `-hft` is llama.cpp's `--hf-token` (common/arg.cpp
-# `{"-hft", "--hf-token"}, "TOKEN"`, ggml-org/llama.cpp@145b6280).
-_SECRET_SHORT_FLAGS = frozenset({"-k", "-hft"})
+# A short flag that takes a key by convention, not an engine's (each engine declares its own secret flags,
+# `EngineFlags.secret_flags`: llama.cpp's `-hft`, vLLM's `--api-key`; `engine_secret_flags`).
+_SECRET_SHORT_FLAGS = frozenset({"-k"})
 _GLUED_SHORT_FLAG = "-k"  # `-kVALUE`: the one short flag a key is glued to
-# Secret flags that take several values (argparse nargs): only after these does a second word stay a key. Redaction
-# runs on any process's line and any text before an engine is known, so it cannot ask the engine registry
-# (`EngineFlags.list_valued`); tests/domain/test_redact_several_values.py checks every engine's secret list flag is
-# here. vLLM's `--api-key` (a list from v0.10.1: FrontendArgs.api_key, entrypoints/openai/cli_args.py:90; its parser
-# reads `--api_key` as `--api-key`; vllm/api_keys.py) and LMDeploy's `--api-keys` (nargs='*', lmdeploy/cli/utils.py:235
-# from v0.2.2, InternLM/lmdeploy@1263d5cd utils.py:371). Every other secret flag takes one value, as argparse's default.
-SEVERAL_VALUED_SECRET_FLAGS = frozenset({"--api-key", "--api_key", "--api-keys"})
 # Words that contain a secret word but name something else; removed before looking.
 # `keyvalue` only as the attention's key/value (`num_key_value_heads`), never `API_KEY_VALUE`.
 _BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|(?:un)?authori[sz]ed|(?:un)?authenticated"
@@ -108,6 +102,8 @@ def masks_value(name: str, value: str) -> bool:
     """Whether the value `name` gives is masked: by the name's strength and the value's shape."""
     if not is_secret_name(name):
         return bool(_KEYLIKE.search(name)) and looks_random(value)
+    if name.strip() in engine_secret_flags():  # an engine's own secret flag: any value
+        return True
     segments = _segments(name)
     compact = "".join(segments)
     outright = any(word in compact for word in _OUTRIGHT_WORDS) or not _OUTRIGHT_SEGMENTS.isdisjoint(segments)
@@ -116,10 +112,39 @@ def masks_value(name: str, value: str) -> bool:
     return _SETTING_SEGMENTS.isdisjoint(segments) or not is_benign_value(value)
 
 
+@lru_cache(maxsize=1)
+def _declared_secret_flags() -> tuple[frozenset[str], frozenset[str]]:
+    """Every engine's declared secret flags (`EngineFlags.secret_flags`), and those of them that take several values
+    (the engine's `list_valued`, as its parser reads the spelling). Redaction runs on any process's line and any
+    text before an engine is known, so it takes all engines' declarations, read once at first use from each
+    engine's package by the catalogue (the packages import this module, so not when it is imported)."""
+    secret: set[str] = set()
+    several: set[str] = set()
+    for engine in ENGINE_IDS:
+        flags = engine_module(engine).FLAGS  # its `launch.EngineFlags` (launch imports this module: not named here)
+        declared: frozenset[str] = flags.secret_flags
+        listed: frozenset[str] = flags.list_valued
+        secret |= declared
+        several |= {flag for flag in declared if flags.as_parsed(flag) in listed}
+    return frozenset(secret), frozenset(several)
+
+
+def engine_secret_flags() -> frozenset[str]:
+    """The flags some engine declares a secret's (any value under them is masked)."""
+    return _declared_secret_flags()[0]
+
+
+def several_valued_secret_flags() -> frozenset[str]:
+    """The declared secret flags that take several values (argparse nargs): only after these does a second word stay
+    a key (vLLM's `--api-key k1 k2`, LMDeploy's `--api-keys`); every other secret flag takes one, argparse's default."""
+    return _declared_secret_flags()[1]
+
+
 def is_secret_name(name: str) -> bool:
-    """Whether a flag, variable or key name (`--api-key`, `HF_TOKEN`, `db.password`, `apiKey`) names a secret."""
+    """Whether a flag, variable or key name (`--api-key`, `HF_TOKEN`, `db.password`, `apiKey`) names a secret: by
+    its words, or as an engine declares it (`engine_secret_flags`)."""
     name = name.strip()
-    if name in _SECRET_SHORT_FLAGS:
+    if name in _SECRET_SHORT_FLAGS or name in engine_secret_flags():
         return True
     if not _has_trigger(name):
         return False
@@ -195,7 +220,7 @@ def _redact_pairs(text: str) -> str:
         if span is not None and span[1] > span[0]:
             out += (text[done : span[0]], MASK)
             done = span[1]
-            if name in SEVERAL_VALUED_SECRET_FLAGS and _given_by_space(text[end : span[0]]):
+            if name in several_valued_secret_flags() and _given_by_space(text[end : span[0]]):
                 for more in _more_values(text, span, name):
                     out += (text[done : more[0]], MASK)
                     done = more[1]
@@ -214,7 +239,7 @@ _ENDS_VALUES = "-;|&<>()#\\"  # a flag or a shell operator: no further value
 
 
 def _more_values(text: str, first: tuple[int, int], name: str) -> list[tuple[int, int]]:
-    """The further values a several-valued secret flag given by a space takes (`SEVERAL_VALUED_SECRET_FLAGS`: vLLM's
+    """The further values a several-valued secret flag given by a space takes (`several_valued_secret_flags`: vLLM's
     `--api-key k1 k2`, LMDeploy's `--api-keys k1 k2`): each word after the first, up to the next that starts with
     `-`, a shell operator, the end of the line or of its quoted string, or a word `masks_value` would show. Prose
     after such a key is masked too (`--api-key *** was given …` hides the sentence): a key of plain letters after
@@ -370,7 +395,7 @@ def _redact_argv_cached(argv: tuple[str, ...]) -> tuple[str, ...]:
 def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
     """Redact an argv: `--api-key X` → `--api-key ***`, `--api-key=X` → `--api-key=***`,
     `HF_TOKEN=X` → `HF_TOKEN=***`, and secrets inside any one argument (`bash -c "…"`, JSON, URLs).
-    A several-valued secret flag (`SEVERAL_VALUED_SECRET_FLAGS`) given by a space takes every value up to the next `-` word,
+    A several-valued secret flag (`several_valued_secret_flags`) given by a space takes every value up to the next `-` word,
     as argparse's nargs does (`--api-key k1 k2` → `--api-key *** ***`); every other takes one.
 
     Command lines repeat every tick, so short ones are remembered (redacting is pure)."""
@@ -398,7 +423,7 @@ def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
             if not _LONG_FLAG.match(arg + " "):  # `--api-key -abc`: a value may start with a dash
                 masked = masks_value(flag, arg)
                 out.append(MASK if masked else redact_text(arg))
-                listing = flag if masked and flag in SEVERAL_VALUED_SECRET_FLAGS else None
+                listing = flag if masked and flag in several_valued_secret_flags() else None
                 continue
         if arg[:2] == _GLUED_SHORT_FLAG and len(arg) > 2:  # `-kVALUE`
             out.append(arg[:2] + MASK)

@@ -160,9 +160,11 @@ def flag_count(settings: LaunchSettings, spelling: str, default: int, *, least: 
 
 
 def ranks_per_node(layout: ParallelLayout, nodes: int) -> int:
-    """How many of the layout's GPUs each node holds: every engine kvtop models gives each node the same
-    number of consecutive ranks (SGLang `_calculate_rank_ranges`, vLLM `global_start_rank =
-    local_world_size × node_rank`, TensorRT-LLM's MPI ranks by host); a remainder is a LayoutError."""
+    """THE ranks (GPUs of the layout) each of `nodes` nodes runs, for every reader (the engines' span checks, the
+    placement, the planner's node count): every engine kvtop models gives each node the same number of consecutive
+    ranks (SGLang `_calculate_rank_ranges`, vLLM `global_start_rank = local_world_size × node_rank`, TensorRT-LLM's
+    MPI ranks by host); a remainder is a LayoutError. Not the GPUs a node has (`Placement.gpus_per_node`,
+    TensorRT-LLM's `Mapping.gpus_per_node`)."""
     if nodes < 1:
         raise LayoutError(f"must be at least 1 (got {nodes})", field="--nodes")
     if layout.gpus % nodes:

@@ -23,6 +23,7 @@ from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, model_args, rel
 from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
+from kvtop.domain.span import ranks_per_node
 from kvtop.domain.wording import GIB
 from kvtop.ui.plan_fields import (
     DEPLOYMENT_KEYS,
@@ -174,7 +175,7 @@ def _host_request(value: object) -> HostKvRequest | None:
         return None
     if isinstance(value, tuple):
         return HostKvRequest(connector="host cache", ratio_to_gpu_pool=float(value[1]))
-    return HostKvRequest(connector="host cache", bytes_per_rank=round(float(str(value)) * GIB))
+    return HostKvRequest(connector="host cache", size_bytes=round(float(str(value)) * GIB))
 
 
 def kv_dtype_options(engine: EngineId, engine_version: str | None = None) -> list[tuple[str, str]]:
@@ -324,7 +325,7 @@ def _on_its_nodes(base: LaunchSettings, edited: LaunchSettings) -> LaunchSetting
     rule = engine_rules(base.engine).span_rule
     try:
         nodes = rule.span(base).nnodes
-        per_node = layout_from_settings(base).ranks_per_node(nodes)
+        per_node = ranks_per_node(layout_from_settings(base), nodes)
         wanted = layout_from_settings(edited).nodes_needed(per_node)
     except KvtopError:
         return edited  # the launch's own message says what is wrong

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 
-from kvtop.domain.deployment import HostTier
+import pytest
+from pydantic import ValidationError
+
+from kvtop.domain.deployment import HostKvRequest, HostTier
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import LaunchSettings
 
@@ -44,3 +47,16 @@ def test_a_tier_as_a_multiple_of_the_gpu_pool() -> None:
                     tokens_per_rank=759_744, gpu_tokens_per_rank=379_872, ranks=8)  # fmt: skip
     assert tier.gpu_pool_multiple == 2.0
     assert tier.model_copy(update={"gpu_tokens_per_rank": 0}).gpu_pool_multiple is None
+
+
+def test_the_share_and_the_total_read_one_stated_size() -> None:
+    """One size is stored: vLLM's --kv-offloading-size 100 at TP 3 is 107,374,182,400 B over 3 workers, 35,791,394,133 B
+    each (spec.py's floor division); writing the setup back states the 100 GiB total, not the share × 3. A request
+    naming the share as well is refused, so the two cannot disagree."""
+    settings = LaunchSettings(engine="vllm", model="m", tp=3, flags={"kv-offloading-size": "100"})
+    rules = engine_rules("vllm").deployment
+    request = rules.setup(settings).host_kv
+    assert (request.bytes_per_rank, request.bytes_total) == (35_791_394_133, 100 * GIB)
+    assert rules.with_setup(settings, rules.setup(settings)).flags["kv-offloading-size"] == "100"
+    with pytest.raises(ValidationError):
+        HostKvRequest(connector="x", size_bytes=GIB, bytes_per_rank=GIB)  # type: ignore[call-arg]

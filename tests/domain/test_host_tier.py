@@ -16,7 +16,7 @@ def version(engine: str, release: str) -> ResolvedVersion:
 
 
 def hicache(ratio: float | None = None, size_bytes: int | None = None) -> DeploymentSetup:
-    return DeploymentSetup(host_kv=HostKvRequest(connector="HiCache", ratio_to_gpu_pool=ratio, bytes_per_rank=size_bytes))
+    return DeploymentSetup(host_kv=HostKvRequest(connector="HiCache", ratio_to_gpu_pool=ratio, size_bytes=size_bytes))
 
 
 def sglang_tier(setup: DeploymentSetup, release: str, gpu_tokens: int = 1_000_000, page: int = 64):  # type: ignore[no-untyped-def]
@@ -65,7 +65,7 @@ def test_vllm_v0_swap_space_matches_the_recorded_cpu_blocks() -> None:
     labels = _cache_config((SAMPLES / "vllm_metrics" / "v0-aibrix-qwen2.5-coder-1.5b.txt").read_text())
     swap, block = int(labels["swap_space_bytes"]), int(labels["block_size"])
     rules = engine_rules("vllm").deployment
-    setup = DeploymentSetup(host_kv=HostKvRequest(connector="swap space", bytes_per_rank=swap))
+    setup = DeploymentSetup(host_kv=HostKvRequest(connector="swap space", size_bytes=swap))
     tier = rules.host_tier(setup, gpu_tokens=int(labels["num_gpu_blocks"]) * block, kv_bytes_per_token=28_672,
                            page_size=block, ranks=1, world=1, version=version("vllm", "0.7.3"))  # fmt: skip
     assert tier is not None
@@ -79,7 +79,7 @@ def test_vllm_kv_offloading_size_is_over_the_tp_ranks() -> None:
     # config/cache.py: "the total buffer size summed across all TP ranks"; v1/kv_offload/cpu/spec.py: num_chunks =
     # cpu_bytes_to_use // (world × bytes per block per worker); one 16-token block of 40,960 B per token per chunk
     rules = engine_rules("vllm").deployment
-    setup = DeploymentSetup(host_kv=HostKvRequest(connector="OffloadingConnector", bytes_total=200 << 30))
+    setup = DeploymentSetup(host_kv=HostKvRequest(connector="OffloadingConnector", size_bytes=200 << 30, split_over=8))
     tier = rules.host_tier(setup, gpu_tokens=500_000, kv_bytes_per_token=40_960, page_size=16, ranks=8, world=8,
                            version=NOT_STATED)  # fmt: skip
     assert tier is not None
@@ -94,7 +94,7 @@ def test_vllm_lmcache_says_its_gpu_staging_buffer_moves_no_kv() -> None:
     # 2 × 94 layers × 256 × (1 KV head × 128) × 2 B = 12,320,768 B a rank (the rank's 48,128 B per token × 256),
     # made in init_device before the profile, so vLLM's budget charges it to no term
     rules = engine_rules("vllm").deployment
-    setup = DeploymentSetup(host_kv=HostKvRequest(connector="LMCacheConnectorV1", bytes_per_rank=5 * 10**9,
+    setup = DeploymentSetup(host_kv=HostKvRequest(connector="LMCacheConnectorV1", size_bytes=5 * 10**9,
                                                   stated=False))  # fmt: skip
     per_token = 94 * 2 * 1 * 128 * 2
     tier = rules.host_tier(setup, gpu_tokens=178_880, kv_bytes_per_token=per_token, page_size=16, ranks=4, world=4,
@@ -108,7 +108,7 @@ def test_vllm_lmcache_says_its_gpu_staging_buffer_moves_no_kv() -> None:
 def test_trtllm_secondary_pool_blocks() -> None:
     # §4.1: blocks2 = int(host_cache_size / bytes_per_token / tokens_per_block)
     rules = engine_rules("trtllm").deployment
-    setup = DeploymentSetup(host_kv=HostKvRequest(connector="secondary pool", bytes_per_rank=45 * 10**9))
+    setup = DeploymentSetup(host_kv=HostKvRequest(connector="secondary pool", size_bytes=45 * 10**9))
     tier = rules.host_tier(setup, gpu_tokens=100_000, kv_bytes_per_token=131_072, page_size=32, ranks=1, world=1,
                            version=NOT_STATED)  # fmt: skip
     assert tier is not None
@@ -117,6 +117,6 @@ def test_trtllm_secondary_pool_blocks() -> None:
 
 def test_lmdeploy_has_no_host_tier() -> None:
     rules = engine_rules("lmdeploy").deployment
-    setup = DeploymentSetup(host_kv=HostKvRequest(connector="x", bytes_per_rank=1))
+    setup = DeploymentSetup(host_kv=HostKvRequest(connector="x", size_bytes=1))
     assert rules.host_tier(setup, gpu_tokens=1, kv_bytes_per_token=1, page_size=1, ranks=1, world=1,
                            version=NOT_STATED) is None  # fmt: skip

@@ -24,7 +24,7 @@ def _tier(engine: str, request: HostKvRequest, ranks: int, world: int):  # type:
 def test_vllm_kv_offloading_over_the_host_is_refused_with_both_figures() -> None:
     # --kv-offloading-size 9999 (GiB over the TP × PP workers: v1/kv_offload/cpu/spec.py divides it by world) at TP 4:
     # 9,999 / 4 = 2,499.75 GiB per rank × 4 ranks = 9,999 GiB > 2,048 GiB
-    tier = _tier("vllm", HostKvRequest(connector="OffloadingConnector", bytes_total=9999 * GIB), ranks=4, world=4)
+    tier = _tier("vllm", HostKvRequest(connector="OffloadingConnector", size_bytes=9999 * GIB, split_over=4), ranks=4, world=4)
     fit = host_tier_fit(tier, HOST_2_TIB, host_origin="the demo host's stated total")
     assert fit is not None and fit.state is HostTierState.OVER_HOST and fit.refused
     assert fit.on_node_bytes == 9999 * GIB
@@ -36,7 +36,7 @@ def test_sglang_hicache_counts_the_10_gib_it_keeps_free() -> None:
     # --hicache-size 254 GB per rank: int(254 × 10⁹ // 163,840) = 1,550,292 tokens, up one page of 16 to 1,550,304
     # (v0.5.5.post3 and later, the latest here) = 254,001,807,360 B = 236.56 GiB per rank; × 8 = 1,892.46 GiB: within
     # the 2,048 total less SGLang's 10 GiB (2,038), but with the 10 GiB over the 1,500 available: at risk
-    tier = _tier("sglang", HostKvRequest(connector="HiCache", bytes_per_rank=254 * 10**9), ranks=8, world=8)
+    tier = _tier("sglang", HostKvRequest(connector="HiCache", size_bytes=254 * 10**9), ranks=8, world=8)
     assert tier.bytes_per_rank == 1_550_304 * 163_840
     fit = host_tier_fit(tier, HOST_2_TIB)
     assert fit is not None and fit.state is HostTierState.OVER_AVAILABLE and not fit.refused
@@ -49,8 +49,8 @@ def test_sglang_hicache_counts_the_10_gib_it_keeps_free() -> None:
 def test_the_live_tier_a_restart_gives_back_counts_as_available() -> None:
     # TensorRT-LLM's secondary pool, kv_cache_config.host_cache_size 200 GiB per rank × 8 = 1,600 GiB: over the 1,500
     # available, but the live engine pins 100 GiB per rank × 8 = 800 GiB now, which its restart frees first
-    tier = _tier("trtllm", HostKvRequest(connector="secondary", bytes_per_rank=200 * GIB), ranks=8, world=8)
-    live = _tier("trtllm", HostKvRequest(connector="secondary", bytes_per_rank=100 * GIB), ranks=8, world=8)
+    tier = _tier("trtllm", HostKvRequest(connector="secondary", size_bytes=200 * GIB), ranks=8, world=8)
+    live = _tier("trtllm", HostKvRequest(connector="secondary", size_bytes=100 * GIB), ranks=8, world=8)
     assert host_tier_fit(tier, HOST_2_TIB).state is HostTierState.OVER_AVAILABLE  # type: ignore[union-attr]
     fit = host_tier_fit(tier, HOST_2_TIB, live_tier=live)
     assert fit is not None and fit.state is HostTierState.FITS and fit.freed_bytes == 800 * GIB
@@ -58,12 +58,12 @@ def test_the_live_tier_a_restart_gives_back_counts_as_available() -> None:
 
 def test_no_tier_no_verdict_and_no_host_not_checked() -> None:
     assert host_tier_fit(None, HOST_2_TIB) is None
-    tier = _tier("vllm", HostKvRequest(connector="OffloadingConnector", bytes_total=200 * GIB), ranks=4, world=4)
+    tier = _tier("vllm", HostKvRequest(connector="OffloadingConnector", size_bytes=200 * GIB, split_over=4), ranks=4, world=4)
     fit = host_tier_fit(tier, None)
     assert fit is not None and fit.state is HostTierState.HOST_UNKNOWN and not fit.refused
     assert "not checked" in fit.reason
     # engines with no host tier kvtop reads: LMDeploy and llama.cpp give none
     for engine in ("lmdeploy", "llamacpp"):
-        assert _tier(engine, HostKvRequest(connector="x", bytes_per_rank=GIB), ranks=1, world=1) is None
+        assert _tier(engine, HostKvRequest(connector="x", size_bytes=GIB), ranks=1, world=1) is None
     assert host_origin("demo:modern-deployment") == "the demo host's stated total"
     assert host_origin("nvml") == "psutil's total of this host"

@@ -11,6 +11,7 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.placement import place
+from kvtop.domain.span import ranks_per_node
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 
@@ -88,9 +89,13 @@ def test_nodes_per_replica_divide_among_independent_replicas() -> None:
 def test_an_edit_counts_the_nodes_of_its_gpus() -> None:
     """A launch of TP 8 × PP 2 over 2 nodes holds 16 ÷ 2 = 8 GPUs a node; an edit to TP 8 × PP 3 (24 GPUs) needs
     24 ÷ 8 = 3 nodes, TP 4 × PP 2 (8 GPUs) one, TP 6 × PP 2 (12 GPUs) two (the second node half full). A node count
-    above the GPUs still gives each node one GPU (the planner's `--nnodes`, ui/planning.py `_on_its_nodes`)."""
-    per_node = ParallelLayout(tp=8, pp=2).ranks_per_node(2)
+    the GPUs do not split evenly over is the engines' one refusal (every engine gives each node the same number of
+    ranks), whoever asks: the placement, the engines' span checks, the planner (`_on_its_nodes` then leaves the
+    edit's `--nnodes`)."""
+    per_node = ranks_per_node(ParallelLayout(tp=8, pp=2), 2)
     assert per_node == 8
     edits = (ParallelLayout(tp=8, pp=3), ParallelLayout(tp=4, pp=2), ParallelLayout(tp=6, pp=2))
     assert [layout.nodes_needed(per_node) for layout in edits] == [3, 1, 2]
-    assert ParallelLayout(tp=2).ranks_per_node(4) == 1 and ParallelLayout(tp=2).nodes_needed(1) == 2
+    assert ParallelLayout(tp=2).nodes_needed(1) == 2
+    with pytest.raises(LayoutError, match="runs 2 GPUs, which do not split evenly over 4 nodes"):
+        ranks_per_node(ParallelLayout(tp=2), 4)

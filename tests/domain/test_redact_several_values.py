@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain import redact
 from kvtop.domain.engines.catalogue import ENGINE_IDS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import engine_flags, parse_flags
-from kvtop.domain.redact import SEVERAL_VALUED_SECRET_FLAGS, is_secret_name, redact_argv, redact_text
+from kvtop.domain.redact import is_secret_name, redact_argv, redact_text, several_valued_secret_flags
 
 K1, K2, K3 = "alphakey1", "bravokey2", "charliekey3"  # plain words: only the flag they follow makes them keys
 
@@ -118,7 +119,38 @@ def test_vllm_takes_both_keys_and_lmdeploy_line_keeps_both() -> None:
 
 
 def test_every_engines_secret_list_flag_runs_on_in_the_redactor() -> None:
-    """The redactor cannot ask the engine registry (it runs before an engine is known): its table holds every
-    engine's secret flag that takes several values."""
+    """The redactor runs before an engine is known, so it takes every engine's declared secret flags: those that
+    take several values are vLLM's `--api-key` in both spellings its parser reads and LMDeploy's `--api-keys`."""
     secret_lists = {flag for engine in ENGINE_IDS for flag in engine_flags(engine).list_valued if is_secret_name(flag)}
-    assert secret_lists == {"--api-key", "--api-keys"} and secret_lists <= SEVERAL_VALUED_SECRET_FLAGS
+    assert secret_lists == {"--api-key", "--api-keys"}
+    assert several_valued_secret_flags() == {"--api-key", "--api_key", "--api-keys"}
+
+
+def test_an_engines_declared_secret_flag_is_masked() -> None:
+    """llama.cpp declares `-hft` (its `--hf-token`): no secret word is in the name, so only the declaration masks
+    the word after it; every engine's declared flag masks a plain word, in an argv and in a text."""
+    assert "-hft" in engine_flags("llamacpp").secret_flags
+    assert redact_argv(["llama-server", "-hft", K1, "-c", "8192"]) == ("llama-server", "-hft", "***", "-c", "8192")
+    for engine in ENGINE_IDS:
+        for flag in engine_flags(engine).secret_flags:
+            assert redact_argv(["serve", flag, K1])[1:] == (flag, "***"), (engine, flag)
+            assert redact_text(f"serve {flag} {K1}") == f"serve {flag} ***", (engine, flag)
+
+
+def test_a_flag_an_engine_declares_is_masked_though_its_name_says_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shared redaction reads the engines' declarations, not a list of its own: a flag TensorRT-LLM's table were to
+    declare is masked, and only while declared."""
+    word = ["trtllm-serve", "--frobnicate", K1]
+    redact._declared_secret_flags.cache_clear()
+    redact._redact_argv_cached.cache_clear()
+    assert redact_argv(word) == tuple(word)
+    monkeypatch.setattr(type(engine_flags("trtllm")), "secret_flags", frozenset({"--frobnicate"}))
+    redact._declared_secret_flags.cache_clear()
+    redact._redact_argv_cached.cache_clear()
+    try:
+        assert redact_argv(word) == ("trtllm-serve", "--frobnicate", "***")
+    finally:
+        monkeypatch.undo()
+        redact._declared_secret_flags.cache_clear()
+        redact._redact_argv_cached.cache_clear()
+        redact._is_secret_name.cache_clear()

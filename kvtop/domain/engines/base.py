@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.deployment import Basis, BudgetTerm, Charge, resident_bytes
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.gpus import GpuTotalOrigin, inferred_total_origin, total_said
+from kvtop.domain.gpus import GpuTotalOrigin, total_origin, total_said
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
@@ -99,8 +99,9 @@ class MeasuredInputs(BaseModel):
         return self.model_copy(update={"gpu_total_origin": origin, **dropped})
 
     def total_origin(self, gpu_name: str | None, gpu_total_bytes: int) -> GpuTotalOrigin:
-        """Where the GPU total came from: as its chooser said, else inferred for a caller that did not say."""
-        return self.gpu_total_origin or inferred_total_origin(gpu_name, gpu_total_bytes)
+        """Where the GPU total came from: as its chooser said, else inferred for a caller that did not say
+        (`gpus.total_origin`)."""
+        return total_origin(gpu_name, gpu_total_bytes, self.gpu_total_origin)
 
     def estimate_source(self, field: MeasuredField) -> TermSource | None:
         """Where a figure set here came from when it was estimated, not measured (None: measured, or not set)."""

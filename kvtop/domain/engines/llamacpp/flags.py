@@ -93,6 +93,9 @@ class LlamacppFlags:
     unmodelled: frozenset[str] = frozenset()
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
+    # one value each: `{"--api-key"}, "KEY"` and `{"-hft", "--hf-token"}, "TOKEN"` (common/arg.cpp,
+    # ggml-org/llama.cpp@145b6280)
+    secret_flags: frozenset[str] = frozenset({"--api-key", "-hft", "--hf-token"})
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "kv_cache_dtype" and isinstance(value, str) and value != "auto":

@@ -129,6 +129,7 @@ class LmdeployFlags:
     # `--api-keys k1 k2` (ArgumentHelper.api_keys: nargs='*', lmdeploy/cli/utils.py:235, from v0.2.2; still at
     # v0.16.0, utils.py:371): not a flag kvtop models, but a launch line's second key is its value, not a positional
     list_valued: frozenset[str] = frozenset({"--api-keys"})
+    secret_flags: frozenset[str] = frozenset({"--api-keys"})  # the keys above, several
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too

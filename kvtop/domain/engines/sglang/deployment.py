@@ -127,7 +127,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
             raise InputError(f"must be at least 0 GB (got {size_gb:g})", field="--hicache-size")
         ratio = flag_float(settings, "hicache-ratio")
         host = HostKvRequest(
-            connector="HiCache", bytes_per_rank=int(size_gb * 1e9) if size_gb > 0 else None,
+            connector="HiCache", size_bytes=int(size_gb * 1e9) if size_gb > 0 else None,
             ratio_to_gpu_pool=None if size_gb > 0 else ratio or HICACHE_DEFAULT_RATIO,
             stated=size_gb > 0 or ratio is not None,
         )  # fmt: skip

@@ -115,6 +115,8 @@ class SglangFlags:
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
+    # one key each: srt/arg_groups/fields/serving.py:160 `api_key`, :164 `admin_api_key` (v0.5.23; flags_neutral.py)
+    secret_flags: frozenset[str] = frozenset({"--api-key", "--admin-api-key"})
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
     choices: Mapping[str, tuple[str, ...]] = {}

@@ -85,7 +85,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
         lora=flag_text(settings, "lora_config.max_loras") is not None,
         max_loras=flag_int(settings, "lora_config.max_loras", least=1),
         max_lora_rank=flag_int(settings, "lora_config.max_lora_rank", least=1),
-        host_kv=HostKvRequest(connector="secondary pool", bytes_per_rank=host) if host else None,
+        host_kv=HostKvRequest(connector="secondary pool", size_bytes=host) if host else None,
     )  # fmt: skip
 
 

@@ -199,6 +199,7 @@ class TrtllmFlags:
     unmodelled: frozenset[str] = frozenset()
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
+    secret_flags: frozenset[str] = frozenset()  # no flag kvtop reads takes a secret
     # llm_args.py: max_gpu_total_bytes 0 is "unset" (the fraction decides)
     specials: Mapping[str, tuple[int, str]] = {"max_gpu_total_bytes": (0, "leaves it unset")}
     choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}

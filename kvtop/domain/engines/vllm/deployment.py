@@ -153,17 +153,11 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     )  # fmt: skip
 
 
-def offload_share(total_bytes: int, world: int) -> int:
-    """One worker's share of an offloading connector's CPU bytes (--kv-offloading-size, `cpu_bytes_to_use`): vLLM
-    splits them evenly over one engine's TP × PP workers, each DP replica having its own (v1/kv_offload/cpu/spec.py:
-    num_chunks = cpu_bytes_to_use // (world × bytes per block), v0.33.0)."""
-    return total_bytes // max(world, 1)
-
-
 def _offloading(connector: str, total_bytes: int, settings: LaunchSettings) -> HostKvRequest:
-    """A total the launch states over its workers, with one worker's share (`offload_share`)."""
-    return HostKvRequest(connector=connector, bytes_total=total_bytes,
-                         bytes_per_rank=offload_share(total_bytes, settings.tp * settings.pp))  # fmt: skip
+    """A total the launch states over its workers (--kv-offloading-size, `cpu_bytes_to_use`): vLLM splits it evenly
+    over one engine's TP × PP workers, each DP replica having its own (v1/kv_offload/cpu/spec.py: num_chunks =
+    cpu_bytes_to_use // (world × bytes per block), v0.33.0)."""
+    return HostKvRequest(connector=connector, size_bytes=total_bytes, split_over=settings.tp * settings.pp)
 
 
 def _host_request(settings: LaunchSettings) -> HostKvRequest | None:
@@ -183,10 +177,10 @@ def _host_request(settings: LaunchSettings) -> HostKvRequest | None:
             return _offloading(connector, int(cpu_bytes), settings)
         return HostKvRequest(connector=connector, stated=False)
     if connector.startswith("LMCache"):
-        return HostKvRequest(connector=connector, bytes_per_rank=LMCACHE_DEFAULT_CPU_BYTES, stated=False)
+        return HostKvRequest(connector=connector, size_bytes=LMCACHE_DEFAULT_CPU_BYTES, stated=False)
     swap = flag_float(settings, "swap-space", above=-1.0)
     if swap is not None and swap > 0:
-        return HostKvRequest(connector="swap space", bytes_per_rank=int(swap * GIB))
+        return HostKvRequest(connector="swap space", size_bytes=int(swap * GIB))
     return None
 
 
@@ -207,11 +201,10 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
     host = setup.host_kv
     world = settings.tp * settings.pp  # --kv-offloading-size is over one engine's TP × PP workers
     host_gib = None
-    if host is not None and (host.bytes_total or host.bytes_per_rank):
-        # the total a launch stated where the share is its own split over these workers, else the share × them
-        total = host.bytes_total
-        split = total is not None and host.bytes_per_rank in (None, offload_share(total, world))
-        host_gib = (total if total is not None and split else (host.bytes_per_rank or 0) * world) / GIB
+    if host is not None and host.size_bytes:
+        # the total a launch stated over these workers, else one worker's share × them
+        total = host.bytes_total if host.split_over == world else (host.bytes_per_rank or 0) * world
+        host_gib = (total or 0) / GIB
     return with_flags(settings, {
         "speculative-config": json.dumps(spec) if spec else None,
         "enable-eplb": setup.redundant_experts > 0,
@@ -401,8 +394,8 @@ def host_tier(
             else "the V1 engine keeps no swap pool",
         )  # fmt: skip
     if request.bytes_total:  # over the TP × PP workers of one engine (each DP replica has its own)
-        # one worker's share, as `setup` stored it (`_offloading`); its whole blocks are spec.py's num_chunks
-        per_rank = request.bytes_per_rank or offload_share(request.bytes_total, world)
+        # one worker's share (`_offloading`); its whole blocks are spec.py's num_chunks
+        per_rank = request.bytes_per_rank or 0
         blocks = per_rank // block_bytes
         return HostTier(
             connector=request.connector, setting=f"--kv-offloading-size {request.bytes_total / GIB:g}",

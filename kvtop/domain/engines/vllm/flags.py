@@ -223,6 +223,9 @@ class VllmFlags:
     # Optional[list[str]], v0.10.1 entrypoints/openai/cli_args.py:90, get_kwargs gives a list nargs="+",
     # engine/arg_utils.py:209-218; v0.10.0 cli_args.py:88 Optional[str]: one key; api_keys.py refuses several before)
     list_valued: frozenset[str] = frozenset({SIZES_FLAG, API_KEY_FLAG})
+    # the key(s) of FrontendArgs.api_key (api_keys.py; its parser reads `--api_key` as `--api-key`) and the hub
+    # token (engine/arg_utils.py:1034, v0.33.0)
+    secret_flags: frozenset[str] = frozenset({API_KEY_FLAG, "--api_key", "--hf-token"})
     # of the pass-through flags, those that change nothing kvtop sizes, by kind (flags_neutral.NEUTRAL_GROUPS; read by
     # kvtop.domain.neutral_flags, listed by `--list-neutral-flags vllm`)
     memory_neutral_groups: Mapping[str, NeutralGroup] = NEUTRAL_BY_KIND
