@@ -66,6 +66,10 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # total VRAM 6,144 MB' (search-index id 67621234058), vLLM's 'Free memory on device (5.2/6.0 GiB)' on one
     # (65736513334)
     "RTX3050-6GB": 6144,
+    # session 57: AWS's A10G (g5 instances; GA102 like the A10, with 80 SMs): 'NVIDIA A10G, 23028 MiB' (nvidia-smi
+    # --query-gpu; search-index ids 27636968701, 57510727102, 66686965076, 62036504885, 71642959660) and a vLLM host's
+    # 'GPU: 21,291 MiB / 23,028 MiB' (59672764378)
+    "A10G": 23028,
 }  # fmt: skip
 
 
@@ -200,6 +204,8 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "RTX2000-ADA": (8, 9),
     # session 56: GA107, 'NVIDIA GeForce RTX 3050 6GB Laptop GPU (`sm_86`)' (search-index id 70416756008)
     "RTX3050-6GB": (8, 6),
+    # session 57: the A10G's 'A10G (80 SMs, sm_86)' (search-index id 53246938969): GA102, as NVIDIA's CUDA GPU list has it
+    "A10G": (8, 6),
     # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
     "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
     "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
@@ -233,6 +239,9 @@ GPU_SMS: dict[str, int] = {
     "A30": 56,
     # session 56: the RTX 2000 Ada's 2,816 CUDA cores (NVIDIA's datasheet) are 22 SMs of 128
     "RTX2000-ADA": 22,
+    # session 57: 'A10G (80 SMs, 23.7 GiB) = the SAME GA102/80-SM arch' and 'A10G (80 SMs, sm_86)' (search-index ids
+    # 55444537300, 53246938969, 57680581757)
+    "A10G": 80,
 }  # fmt: skip
 
 

@@ -348,10 +348,13 @@ def kv_book(
     storage: KvStorage,
     *,
     draft_layers: int = 0,
+    draft_layer_bytes: float | None = None,
     gpu_name: str | None = None,
 ) -> KvBook:
     """The KV book of one rank sizing `layers` (a pipeline stage's, or more where the engine sizes more); `draft_layers`: MTP layers loaded;
-    `gpu_name`: the GPU, where the engine's storage depends on it (`KvStorage.raw_fp8_dsa_gpus`)."""
+    `draft_layer_bytes`: one draft layer's bytes per token on the rank, where the draft is a model of its own whose heads
+    may differ from the target's (None: the target's first full layer's); `gpu_name`: the GPU, where the engine's
+    storage depends on it (`KvStorage.raw_fp8_dsa_gpus`)."""
     if model.compressed is not None:
         return _compressed_book(model, layers, fmt, storage, draft_layers)
     if not storage.cross_attention_in_pool and any(i in model.cross_attention_layers for i in layers):
@@ -401,9 +404,11 @@ def kv_book(
         if not members:
             continue
         each = [layer_bytes(i) for i in members]
-        extra = as_layers + held_no_op + one_pool if name == "full" else 0
-        total = sum(per for per, _, _ in each) + extra * each[0][0]
-        held = len(members) + extra
+        extra = held_no_op + one_pool if name == "full" else 0
+        drafts = as_layers if name == "full" else 0
+        draft_cell = each[0][0] if draft_layer_bytes is None else draft_layer_bytes
+        total = sum(per for per, _, _ in each) + extra * each[0][0] + drafts * draft_cell
+        held = len(members) + extra + drafts
         pools.append(
             KvPool(name=name, layers=held, bytes_per_token=int(total), bytes_per_layer_token=total / held,
                    row_shape=each[0][1], tensors_per_layer=each[0][2], torch_dtype=dtype)

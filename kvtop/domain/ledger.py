@@ -10,6 +10,7 @@ from __future__ import annotations
 from kvtop.domain.deployment import (
     BudgetTerm,
     Charge,
+    SpecKind,
     TermInputs,
     resident_bytes,
 )
@@ -17,7 +18,7 @@ from kvtop.domain.engines.base import EngineInputs, EngineResult, MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
 from kvtop.domain.errors import InputError, LayoutError, UnsupportedModelError
-from kvtop.domain.kv import KvBook, kv_book, resolve_kv_format
+from kvtop.domain.kv import KvBook, KvFormat, KvStorage, kv_book, resolve_kv_format
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.layout import ParallelLayout, pp_layer_range, validate_layout
 from kvtop.domain.ledger_values import Ledger as Ledger
@@ -185,7 +186,11 @@ def _solve(
         draft_layers = deployment.draft_kv_layers(model, setup, draft) if is_last or not storage.draft_kv_as_layers else 0
         if not draft_layers and load_mtp and rules.pools_draft_kv:  # --load-mtp alone: the MTP layers' KV
             draft_layers = model.mtp_layers
-        kv = kv_book(model, layout, kv_layers, fmt, storage, draft_layers=draft_layers, gpu_name=gpu_name) if draft_layers else plain
+        cell = _draft_layer_bytes(draft, layout, fmt, storage, gpu_name) if setup.spec_kind is SpecKind.DRAFT_MODEL else None
+        kv = (
+            kv_book(model, layout, kv_layers, fmt, storage, draft_layers=draft_layers, draft_layer_bytes=cell,
+                    gpu_name=gpu_name) if draft_layers else plain
+        )  # fmt: skip
         terms = deployment.terms(
             TermInputs(
                 model=model, settings=settings, setup=setup, layout=layout, weights=weights, kv=plain,
@@ -267,6 +272,20 @@ def _solve(
         kv_format=fmt, context_length=context, engine=engine, ranks=tuple(ranks), measured=measured, load_mtp=load_mtp,
         version=version, draft=draft, setup=setup, host_tier=host,
     )  # fmt: skip
+
+
+def _draft_layer_bytes(
+    draft: ModelSpec | None, layout: ParallelLayout, fmt: KvFormat, storage: KvStorage, gpu_name: str | None
+) -> float | None:
+    """One layer of a draft model's KV per token on the rank, from the draft's own heads and head size (vLLM gives
+    each of the draft's attention layers its own KV spec: Qwen2.5-0.5B's 2 × 64 beside Qwen2.5-3B's 2 × 128 make
+    49,152 B a token, the 4.49 GiB and 98,112 tokens a v0.17.1 start printed; search-index id 58099879597); None
+    where the draft's config is not known, or it keeps no full-attention layers."""
+    if draft is None:
+        return None
+    book = kv_book(draft, layout, range(draft.num_layers), fmt, storage, gpu_name=gpu_name)
+    full = book.pool("full")
+    return full.bytes_per_layer_token if full is not None else None
 
 
 def _with_cell_bytes(terms: tuple[BudgetTerm, ...], pool_tokens: int) -> tuple[BudgetTerm, ...]:
