@@ -5,7 +5,8 @@ SGLang, the free memory a restart would find: a co-tenant's bytes count); "after
 on the same GPUs. The fields start from the live settings, from a finding's fix
 (`PlanBasis.start_settings`), or from the edits left when the planner last closed on this
 engine (`PlannerDraft`), so nothing typed is lost by going back. An invalid edit shows its
-reason inline and keeps the text. `ctrl+r` resets to live; `c` copies the engine flags.
+reason inline and keeps the text. `ctrl+r` resets to live; `c` copies the engine flags; `P` probes the edit's KV
+pool from a number field (TP has the focus on opening) or a list, as it does from the dropdowns.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ DEFAULT_HINTS = ("memory_fraction", "page_size", "context_length", "max_running_
 #: The fields whose product is the GPUs a layout needs (marked when it needs more than the node has).
 LAYOUT_FIELDS = ("tp", "pp", "dp")
 HOST_FIELD = "host_kv_gib"  # the field a host KV tier the host cannot hold is marked on
+
+#: The app's keys a number field leaves to its binding: `P` probes the planned pool from TP (focused on opening), as
+#: the help says, not only from a dropdown. A word field (model, engine version, speculative) types it.
+NUMBER_FIELD_KEYS = frozenset({"P"})
 
 
 class PlannerScreen(NodeScreen):
@@ -153,6 +158,7 @@ class PlannerScreen(NodeScreen):
                                 placeholder=placeholder,
                                 compact=True,
                                 id=f"plan-{field.key}",
+                                passed_keys=NUMBER_FIELD_KEYS if field.is_number else frozenset(),
                             )
             # its own scroll, no tab stop: on a short terminal the per-rank rows scroll into view, never cut off
             with VerticalScroll(id="plan-result-box", can_focus=False):
