@@ -462,6 +462,8 @@ class PlannerScreen(NodeScreen):
             with widget.prevent(Input.Changed, Select.Changed):
                 if isinstance(widget, (Select, Input)):
                     widget.value = texts[field.key]
+        if isinstance(self.focused, Input):  # selected as on focus: the next key replaces the live value
+            self.focused.select_all()  # (the trial's ctrl+r then 4 on TP read 84, not 4)
         self.recompute()
 
 
