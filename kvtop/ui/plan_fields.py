@@ -21,7 +21,7 @@ class PlanField:
 
     @property
     def is_number(self) -> bool:
-        """Whether its text is a number (a count, a share, a size; '32K', 'x2', 'auto' at most): no capital P in it."""
+        """Whether its text is a number (a count, a share, a size; '32K', 'x2', 'auto' at most): no P or c in it."""
         return self.kind not in ("text", "text?", "bool", "dtype")
 
 

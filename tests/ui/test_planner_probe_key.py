@@ -1,6 +1,6 @@
-"""`P` in the planner probes the edit's KV pool from the field that has the focus when it opens (TP), not only from a
-dropdown (session 57's operator run: the planner opens on TP, and `P` there was typed into it, 'TP: needs a whole
-number, got 'P''). A word field (the model) still takes it as a letter.
+"""`P` in the planner probes the edit's KV pool, and `c` copies its flags, from the field that has the focus when it
+opens (TP), not only from a dropdown (session 57's operator run: the planner opens on TP, and `P` there was typed into
+it, 'TP: needs a whole number, got 'P''). A word field (the model) still takes them as letters.
 
 Demo node: SGLang 0.5.9, Llama-3-70B (8 KV heads of 128 dims, 80 layers, bf16) at TP8 on 8× H100."""
 
@@ -25,7 +25,7 @@ def demo_app(make_app):
                     probe_simulated=True)  # fmt: skip
 
 
-async def test_p_from_the_tp_field_probes_the_edit_and_is_not_typed_into_it(make_app):
+async def test_p_and_c_from_the_tp_field_probe_and_copy_the_edit_and_are_not_typed_into_it(make_app):
     app = demo_app(make_app)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_planner(pilot)
@@ -40,17 +40,23 @@ async def test_p_from_the_tp_field_probes_the_edit_and_is_not_typed_into_it(make
         assert isinstance(plan, ProbePlan) and plan.planned
         assert plan.request.bytes_per_token_predicted == TP4_BF16_BYTES_PER_TOKEN
         assert tp.value == "4"  # was 'P' in place of the edit, and the plan invalid
+        await pilot.press("escape")  # back to the planner, TP still focused
+        await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen))
+        assert screen.focused is tp
+        await pilot.press("c")  # copies the flags, as from a dropdown: not typed into TP ('4c')
+        await wait_for(pilot, lambda: any("copied: --tp-size 4" in str(n.message) for n in app._notifications))
+        assert tp.value == "4"
 
 
-async def test_p_in_the_model_field_is_a_letter(make_app):
+async def test_p_and_c_in_the_model_field_are_letters(make_app):
     app = demo_app(make_app)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_planner(pilot)
         model = screen.query_one("#plan-model", Input)
         await pilot.press("shift+tab")  # TP → the model field
         await wait_for(pilot, lambda: screen.focused is model)
-        await pilot.press("end", "P")
+        await pilot.press("end", "P", "c")
         await pilot.pause()
-        assert model.value.endswith("P")
+        assert model.value.endswith("Pc")
         assert isinstance(app.screen, PlannerScreen)
-        assert "P" not in footer_keys(app)
+        assert "P" not in footer_keys(app) and "c" not in footer_keys(app)

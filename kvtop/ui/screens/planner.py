@@ -5,8 +5,8 @@ SGLang, the free memory a restart would find: a co-tenant's bytes count); "after
 on the same GPUs. The fields start from the live settings, from a finding's fix
 (`PlanBasis.start_settings`), or from the edits left when the planner last closed on this
 engine (`PlannerDraft`), so nothing typed is lost by going back. An invalid edit shows its
-reason inline and keeps the text. `ctrl+r` resets to live; `c` copies the engine flags; `P` probes the edit's KV
-pool from a number field (TP has the focus on opening) or a list, as it does from the dropdowns.
+reason inline and keeps the text. `ctrl+r` resets to live; `c` copies the engine flags and `P` probes the edit's KV
+pool, from a number field (TP has the focus on opening) as from a dropdown.
 """
 
 from __future__ import annotations
@@ -62,9 +62,10 @@ DEFAULT_HINTS = ("memory_fraction", "page_size", "context_length", "max_running_
 LAYOUT_FIELDS = ("tp", "pp", "dp")
 HOST_FIELD = "host_kv_gib"  # the field a host KV tier the host cannot hold is marked on
 
-#: The app's keys a number field leaves to its binding: `P` probes the planned pool from TP (focused on opening), as
-#: the help says, not only from a dropdown. A word field (model, engine version, speculative) types it.
-NUMBER_FIELD_KEYS = frozenset({"P"})
+#: The keys a number field leaves to their bindings (no number holds them): `P` probes the planned pool and `c` copies
+#: the flags from TP (focused on opening), not only from a dropdown. A word field (model, engine version, speculative)
+#: types them.
+NUMBER_FIELD_KEYS = frozenset({"P", "c"})
 
 
 class PlannerScreen(NodeScreen):
