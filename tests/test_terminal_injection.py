@@ -43,7 +43,7 @@ from tests.fakes.fake_pynvml import FakePynvml, gpu_from_mib
 from tests.local_http import serving
 from tests.ui.conftest import wait_for, wait_for_snapshot
 from tests.ui.fakes import FixedClock
-from tests.ui.test_processes import FakeSignalSender
+from tests.ui.helpers import FakeSignalSender
 
 #: What a hostile process or peer writes (each a different way to reach the terminal).
 OSC_TITLE = "\x1b]0;PWNED\x07"

@@ -47,7 +47,7 @@ from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.ui.screens.planner_basis import PlanBasis, PlannerDraft
 from kvtop.ui.screens.probe import ProbeFinished, ProbeRunner, ProbeScreen
-from kvtop.ui.screens.probe_confirm import PlannedLaunch, ProbePlan, plan_probe
+from kvtop.ui.screens.probe_confirm import NO_SNAPSHOT_YET, PlannedLaunch, ProbePlan, plan_probe
 from kvtop.ui.screens.processes import ProcessScreen, SignalRequested
 from kvtop.ui.state import GpuHistory, NodeState
 from kvtop.ui.widgets.findings import FindingLike, FindingsPane
@@ -327,7 +327,10 @@ class KvtopApp(KvtopBaseApp):
 
     def action_planner(self) -> None:
         gpu, snapshot = self.focused_gpu(), self.node.snapshot
-        if gpu is not None and snapshot is not None and snapshot.engine_of_gpu(gpu) is None:
+        if snapshot is None:  # not 'no engine on this node': nothing has been read yet (the probe's words)
+            self.notify(NO_SNAPSHOT_YET, severity="warning")
+            return
+        if gpu is not None and snapshot.engine_of_gpu(gpu) is None:
             engines = ", ".join(view.engine.engine_id for view in snapshot.engines)
             where = f": select a GPU of {engines}" if engines else ""
             self.notify(f"GPU {gpu} runs no engine, so there is nothing to plan on it{where}", severity="warning")

@@ -85,7 +85,13 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("n,escape", "cancel", "signal dialog", True),
     KeyHelp("enter", "in the model field: load that model (preset, config path or hub id)", "planner"),
     KeyHelp("ctrl+r", "reset every field to the live settings", "planner"),
-    KeyHelp("c", "copy the engine flags (outside a field)", "planner"),
+    KeyHelp("c", "copy the engine flags (in the model, version and speculative fields a letter)", "planner"),
+    KeyHelp(
+        "P",
+        "probe the edit's KV pool, from a number field or a list (in the model, version and speculative fields a letter)",
+        "planner",
+        changes_something=True,
+    ),
     KeyHelp("pageup,pagedown", "scroll the result pane where the terminal is too short for it", "planner"),
 )
 

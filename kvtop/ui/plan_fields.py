@@ -19,6 +19,11 @@ class PlanField:
     label: str
     kind: str  # "int", "int?", "int0", "slots?", "float?", "gib?", "bool", "dtype", "text", "text?"
 
+    @property
+    def is_number(self) -> bool:
+        """Whether its text is a number (a count, a share, a size; '32K', 'x2', 'auto' at most): no P or c in it."""
+        return self.kind not in ("text", "text?", "bool", "dtype")
+
 
 FIELDS: tuple[PlanField, ...] = (
     PlanField("model", "model", "text"),

@@ -5,7 +5,7 @@ no engine was found (the dashboard says it). It now says one GPU in the singular
 from __future__ import annotations
 
 from kvtop.commands.render_snapshot import snapshot_text
-from tests.ui.test_findings_no_engine import h200_snapshot
+from tests.ui.helpers import h200_snapshot
 
 
 def test_no_engine_is_said_and_one_gpu_is_one():

@@ -35,6 +35,12 @@ def co_tenant_snapshot() -> NodeSnapshot:
     return llama_snapshot(co_tenant_gpu=3)
 
 
+@pytest.fixture(scope="session")
+def roomy() -> NodeSnapshot:
+    """The co-tenant node with 18 GiB of every worker's reserve unclaimed: a probe's fill on GPU 3 has room."""
+    return llama_snapshot(co_tenant_gpu=3, unclaimed_bytes=18 * 2**30)
+
+
 @pytest.fixture
 def make_app() -> Callable[..., KvtopApp]:
     """`make_app(source_or_snapshot, **options)`: a KvtopApp on a fake source and a fixed clock."""

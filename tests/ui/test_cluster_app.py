@@ -8,30 +8,16 @@ PrometheusNodeSource rebuilt from the fake Prometheus API (no predicted ledger).
 from __future__ import annotations
 
 import argparse
-import threading
 
 import httpx
 import pytest
 
 from kvtop.commands.tui_cluster import run_cluster_tui
-from kvtop.domain.cluster import (
-    ClusterEngine,
-    ClusterNode,
-    ClusterTarget,
-    ClusterView,
-    GpuSource,
-    NodeGpus,
-    TargetHealth,
-)
 from kvtop.domain.errors import InputError
-from kvtop.domain.node import NodeSnapshot
-from kvtop.domain.ports import SnapshotSource
-from kvtop.sources.hub import load_model
 from kvtop.sources.prometheus import PrometheusClient, PrometheusError, PrometheusState
 from kvtop.sources.prometheus_node import NodeSeriesMissing, PrometheusNodeSource
 from kvtop.ui.cluster_app import ClusterApp
 from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
-from kvtop.ui.widgets.cluster_table import ClusterTable
 from kvtop.ui.widgets.findings import FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 from kvtop.ui.widgets.node_header import NodeHeader
@@ -39,93 +25,12 @@ from tests.conftest import SAMPLES
 from tests.sources.fake_prometheus import NOW, FakePrometheus, Target
 from tests.sources.test_prometheus import kvtop_page
 from tests.sources.test_prometheus_node import answer
-from tests.ui.conftest import QUIET_INTERVAL_S, wait_for
-from tests.ui.fakes import H100_TOTAL_BYTES, FakeSource, FixedClock, llama_snapshot
+from tests.ui.conftest import wait_for
+from tests.ui.fakes import H100_TOTAL_BYTES, FakeSource, llama_snapshot
+from tests.ui.helpers import URL, Factory, FakeReader, header, make_cluster_app, rows, three_nodes
 
 GIB = 1 << 30
 MIB = 1 << 20
-URL = "http://prometheus.test:9090"
-
-
-def _kvtop_gpus(snapshot: NodeSnapshot) -> NodeGpus:
-    """The node's GPUs as Prometheus sums kvtop's exporter's series (`count by`, `sum by`)."""
-    gpus = snapshot.observation.gpus
-    return NodeGpus(source=GpuSource.KVTOP, count=len(gpus), used_bytes=sum(g.used_bytes or 0 for g in gpus),
-                    total_bytes=sum(g.total_bytes or 0 for g in gpus))  # fmt: skip
-
-
-def three_nodes() -> ClusterView:
-    """Healthy-but-squeezed node-01 first, then stale node-03, then down node-02: the UI must reorder."""
-    squeezed = llama_snapshot(co_tenant_gpu=3)
-    node_01 = ClusterNode(
-        name="gpu-node-01",
-        targets=(ClusterTarget(job="kvtop", instance="10.0.0.1:9401", health=TargetHealth.UP, age_seconds=5.0),),
-        gpu_summary=_kvtop_gpus(squeezed),
-        engines=(ClusterEngine(instance="10.0.0.1:9401", engine="sglang:4242", source="kvtop",
-                               clean_token_capacity=1_255_785, predicted_token_capacity=1_127_125,
-                               live_token_capacity=1_127_125),),
-        unexplained_bytes=2 * GIB, findings={"warning": 1, "info": 2},
-    )  # fmt: skip
-    node_03 = ClusterNode(
-        name="gpu-node-03",
-        targets=(ClusterTarget(job="dcgm", instance="10.0.0.4:9400", health=TargetHealth.STALE, age_seconds=300.0),),
-        gpu_summary=NodeGpus(source=GpuSource.DCGM, count=1, used_bytes=0, total_bytes=46067 * MIB),  # one L40S
-        notes=("no kvtop exporter: predictions and findings unavailable",
-               "target 10.0.0.4:9400 (dcgm) stale, last sample 300 s ago"),
-    )  # fmt: skip
-    node_02 = ClusterNode(
-        name="gpu-node-02",
-        targets=(ClusterTarget(job="kvtop", instance="10.0.0.2:9401", health=TargetHealth.DOWN, age_seconds=4.0),),
-        notes=("target 10.0.0.2:9401 (kvtop) down, last sample 4 s ago",),
-    )  # fmt: skip
-    return ClusterView(prometheus_url=URL, taken_at=NOW, nodes=(node_01, node_03, node_02))
-
-
-class FakeReader:
-    """A ClusterReaderPort that answers what its script says: views, or exceptions to raise."""
-
-    def __init__(self, *script: ClusterView | Exception) -> None:
-        self._script = list(script)
-        self._lock = threading.Lock()
-
-    def push(self, item: ClusterView | Exception) -> None:
-        with self._lock:
-            self._script = [item]
-
-    def read(self) -> ClusterView:
-        with self._lock:
-            item = self._script[0] if len(self._script) == 1 else self._script.pop(0)
-        if isinstance(item, Exception):
-            raise item
-        return item
-
-
-class Factory:
-    """Records which nodes were opened and hands each the same source."""
-
-    def __init__(self, source: SnapshotSource) -> None:
-        self.source = source
-        self.opened: list[str] = []
-
-    def __call__(self, name: str) -> SnapshotSource:
-        self.opened.append(name)
-        return self.source
-
-
-def make_app(reader: FakeReader, factory: Factory | None = None) -> ClusterApp:
-    factory = factory or Factory(FakeSource(llama_snapshot()))
-    return ClusterApp(reader, factory, load_model, theme="dark", interval_s=QUIET_INTERVAL_S, clock=FixedClock(),
-                      label=URL)  # fmt: skip
-
-
-def rows(app: ClusterApp) -> dict[str, list[str]]:
-    table = app.cluster_screen.query_one(ClusterTable)
-    return {str(key.value): [cell.plain for cell in table.get_row(key)] for key in table.rows}
-
-
-def header(app: ClusterApp) -> str:
-    return app.cluster_screen.query_one("#cluster-header").render().plain
-
 
 def findings_text(app: ClusterApp) -> str:
     pane = app.screen.query_one(FindingsPane)
@@ -133,7 +38,7 @@ def findings_text(app: ClusterApp) -> str:
 
 
 async def test_nodes_are_listed_worst_first_with_ages_and_figures():
-    app = make_app(FakeReader(three_nodes()))
+    app = make_cluster_app(FakeReader(three_nodes()))
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None)
         await pilot.pause()
@@ -154,7 +59,7 @@ async def test_nodes_are_listed_worst_first_with_ages_and_figures():
 
 async def test_enter_drills_into_a_node_and_escape_returns_to_the_list():
     factory = Factory(FakeSource(llama_snapshot(co_tenant_gpu=3)))
-    app = make_app(FakeReader(three_nodes()), factory)
+    app = make_cluster_app(FakeReader(three_nodes()), factory)
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None)
         await pilot.press("down", "down", "enter")
@@ -174,7 +79,7 @@ async def test_a_snapshot_read_through_prometheus_renders_without_predictions():
     fake = FakePrometheus([Target("kvtop", "10.0.0.1:9401", kvtop_page("gpu-node-01", co_tenant_gpu=3))])
     client = PrometheusClient(URL, transport=httpx.MockTransport(lambda request: answer(fake, request)))
     factory = Factory(PrometheusNodeSource(client, "gpu-node-01", clock=lambda: NOW))
-    app = make_app(FakeReader(three_nodes()), factory)
+    app = make_cluster_app(FakeReader(three_nodes()), factory)
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None)
         await pilot.press("down", "down", "enter")
@@ -203,7 +108,7 @@ async def test_a_snapshot_read_through_prometheus_renders_without_predictions():
 
 async def test_a_failing_reader_shows_a_marker_and_the_app_stays_alive():
     reader = FakeReader(three_nodes())
-    app = make_app(reader)
+    app = make_cluster_app(reader)
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None)
         reader.push(PrometheusError(PrometheusState.TIMEOUT, f"{URL} did not answer within 5 s"))
@@ -219,7 +124,7 @@ async def test_a_failing_reader_shows_a_marker_and_the_app_stays_alive():
 
 
 async def test_a_reader_failing_from_the_start_says_why_in_place_of_the_list():
-    app = make_app(FakeReader(RuntimeError("certificate verify failed")))
+    app = make_cluster_app(FakeReader(RuntimeError("certificate verify failed")))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.cluster.failure is not None)
         await pilot.pause()
@@ -232,7 +137,7 @@ async def test_a_node_prometheus_lost_shows_its_failure_and_escape_still_returns
     missing = NodeSeriesMissing(
         f"prometheus {URL} holds no kvtop or DCGM GPU series for node 'gpu-node-02' now"
     )
-    app = make_app(FakeReader(three_nodes()), Factory(FakeSource(missing)))
+    app = make_cluster_app(FakeReader(three_nodes()), Factory(FakeSource(missing)))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None)
         await pilot.press("enter")
@@ -249,7 +154,7 @@ async def test_a_dcgm_node_is_marked_not_diagnosed_and_escape_clears_the_filter_
     )
     client = PrometheusClient(URL, transport=httpx.MockTransport(lambda request: answer(fake, request)))
     l40s = PrometheusNodeSource(client, "gpu1-wl8sg", clock=lambda: NOW).collect()
-    app = make_app(FakeReader(three_nodes()), Factory(FakeSource(l40s)))
+    app = make_cluster_app(FakeReader(three_nodes()), Factory(FakeSource(l40s)))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None)
         await pilot.press("down", "enter")

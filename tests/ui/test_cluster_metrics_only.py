@@ -7,26 +7,12 @@ series, a source failing. Now the cell fits and Enter says in one line why there
 
 from __future__ import annotations
 
-from kvtop.commands.demo_cluster import DEMO_PROMETHEUS_URL, DemoCluster, DemoClusterReader
-from kvtop.sources.hub import load_model
-from kvtop.sources.prometheus import ClusterReader, PrometheusClient
-from kvtop.sources.prometheus_node import PrometheusNodeSource
 from kvtop.ui.cluster_app import ClusterApp
 from kvtop.ui.screens.cluster import ClusterScreen
 from kvtop.ui.widgets.cluster_table import ClusterTable
 from kvtop.ui.widgets.engine_table import ENGINE_COLUMNS, EngineTable, engine_cells
-from tests.ui.conftest import QUIET_INTERVAL_S, wait_for
-
-CLOCK = 1_750_000_000.0
-
-
-def make_app() -> tuple[ClusterApp, PrometheusClient]:
-    cluster = DemoCluster.open("demo", clock=lambda: CLOCK)
-    client = PrometheusClient(DEMO_PROMETHEUS_URL, transport=cluster.transport())
-    reader = DemoClusterReader(cluster, ClusterReader(client, clock=lambda: CLOCK))
-    app = ClusterApp(reader, lambda name: PrometheusNodeSource(client, name), load_model, theme="dark",
-                     interval_s=QUIET_INTERVAL_S, label=DEMO_PROMETHEUS_URL)  # fmt: skip
-    return app, client
+from tests.ui.conftest import wait_for
+from tests.ui.helpers import make_demo_cluster_app
 
 
 def _metrics_only(app: ClusterApp) -> str:
@@ -36,7 +22,7 @@ def _metrics_only(app: ClusterApp) -> str:
 
 
 async def test_a_metrics_only_engines_tokens_fit_and_enter_says_why_there_is_no_node_view() -> None:
-    app, client = make_app()
+    app, client = make_demo_cluster_app()
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None, rounds=3000)
         await pilot.pause()
@@ -64,7 +50,7 @@ async def test_a_metrics_only_engines_tokens_fit_and_enter_says_why_there_is_no_
 
 
 async def test_enter_on_a_node_seen_only_through_engine_metrics_says_why_there_is_no_node_view() -> None:
-    app, client = make_app()
+    app, client = make_demo_cluster_app()
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None, rounds=3000)
         await pilot.pause()

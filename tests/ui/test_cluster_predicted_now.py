@@ -12,7 +12,7 @@ from kvtop.domain.cluster import ClusterEngine, ClusterNode, ClusterTarget, Clus
 from kvtop.ui.widgets.cluster_table import COLUMNS
 from tests.sources.fake_prometheus import NOW
 from tests.ui.conftest import wait_for
-from tests.ui.test_cluster_app import URL, FakeReader, make_app, rows
+from tests.ui.helpers import URL, FakeReader, make_cluster_app, rows
 
 
 def _node(name: str, engine: str, **figures: int) -> ClusterNode:
@@ -31,7 +31,7 @@ async def test_a_node_without_a_live_figure_shows_its_prediction_as_one() -> Non
               live_token_capacity=485_265),
         _node("h20-b", "sglang:61500", clean_token_capacity=546_967, predicted_token_capacity=471_607),
     ))  # fmt: skip
-    app = make_app(FakeReader(view))
+    app = make_cluster_app(FakeReader(view))
     async with app.run_test(size=(200, 40)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None)
         await pilot.pause()

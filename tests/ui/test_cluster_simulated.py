@@ -14,9 +14,7 @@ from kvtop.ui.widgets.cluster_table import COLUMNS, ClusterTable
 from kvtop.ui.widgets.node_header import NodeHeader
 from tests.sources.fake_prometheus import NOW
 from tests.ui.conftest import wait_for
-from tests.ui.test_cluster_app import URL, FakeReader, header, rows
-from tests.ui.test_cluster_app import make_app as make_fake_app
-from tests.ui.test_cluster_metrics_only import make_app as make_demo_app
+from tests.ui.helpers import URL, FakeReader, header, make_cluster_app, make_demo_cluster_app, rows
 
 
 def _node(name: str, *, demo: str | None = None, clean: int = 958_080, live: int = 957_616) -> ClusterNode:
@@ -29,7 +27,7 @@ def _node(name: str, *, demo: str | None = None, clean: int = 958_080, live: int
 
 
 async def test_the_demo_cluster_reads_simulated_and_its_node_dashboard_too() -> None:
-    app, client = make_demo_app()
+    app, client = make_demo_cluster_app()
     async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None, rounds=3000)
         await pilot.pause()
@@ -48,7 +46,7 @@ async def test_at_100_columns_the_findings_are_whole_and_the_shortfall_is_the_do
     """The demo's h100-f misses a few hundred tokens of its clean figure (how many moves with the calibration: 464
     until session 51, 589 since); the cell reads the domain's one spelling of it (`ClusterEngine.shortfall_said`,
     whose tokens-or-percent rule tests/test_cli_cluster_shortfall.py pins on figures of its own)."""
-    app, client = make_demo_app()
+    app, client = make_demo_cluster_app()
     async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None, rounds=3000)
         await pilot.pause()
@@ -75,7 +73,7 @@ async def test_a_hand_built_shortfall_and_a_mixed_cluster() -> None:
     view = ClusterView(prometheus_url=URL, taken_at=NOW, nodes=(
         _node("real-a"), _node("demo-b", demo="gpu5-lost", live=862_272),
     ))  # fmt: skip
-    app = make_fake_app(FakeReader(view))
+    app = make_cluster_app(FakeReader(view))
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None)
         await pilot.pause()

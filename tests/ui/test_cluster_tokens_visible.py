@@ -13,7 +13,7 @@ import re
 from kvtop.ui.widgets.cluster_table import COLUMNS, ClusterTable
 from kvtop.ui.widgets.engine_table import ENGINE_COLUMNS, EngineTable
 from tests.ui.conftest import wait_for
-from tests.ui.test_cluster_metrics_only import make_app
+from tests.ui.helpers import make_demo_cluster_app
 
 
 def _through(table, columns: tuple[str, ...], name: str) -> tuple[int, int]:
@@ -23,7 +23,7 @@ def _through(table, columns: tuple[str, ...], name: str) -> tuple[int, int]:
 
 
 async def test_the_tokens_columns_fit_in_100_columns() -> None:
-    app, client = make_app()
+    app, client = make_demo_cluster_app()
     async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.cluster.view is not None, rounds=3000)
         await pilot.pause()

@@ -5,24 +5,10 @@ a process of no engine holds, with the bytes nvidia-smi gave for it."""
 
 from __future__ import annotations
 
-import json
-
 from kvtop.domain.incident import ALL_CLEAR, NO_ENGINE
-from kvtop.domain.node import build_snapshot
-from kvtop.domain.observe import NodeObservation
 from kvtop.ui.widgets.findings import FindingsPane
-from tests.data_paths import DATA
 from tests.ui.conftest import wait_for, wait_for_snapshot
-
-H200_SNAPSHOT = DATA / "device" / "h200_foreign_no_engine.snapshot.json"
-
-
-def h200_snapshot():  # type: ignore[no-untyped-def]
-    said = json.loads(H200_SNAPSHOT.read_text())
-    observation = NodeObservation.model_validate(
-        {key: said[key] for key in ("taken_at", "gpus", "engines")} | {"driver_version": said["nvml"]["driver_version"]}
-    )
-    return build_snapshot(observation, {}, source="nvml")
+from tests.ui.helpers import h200_snapshot
 
 
 def note_lines(app) -> list[str]:  # type: ignore[no-untyped-def]

@@ -52,7 +52,7 @@ from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
 from kvtop.ui.screens.dashboard import DashboardScreen
 from tests.ui.conftest import QUIET_INTERVAL_S
 from tests.ui.fakes import FakeSource, FixedClock
-from tests.ui.test_cluster_app import URL, Factory, FakeReader, three_nodes
+from tests.ui.helpers import URL, Factory, FakeReader, three_nodes
 
 SCENARIO = "llama70b-tp8-foreign-gpu3"
 #: Cycles after the warm-up (`KVTOP_NO_GROWTH_CYCLES` sets both). A node cycle took ≈ 4 s of CPU (Textual's

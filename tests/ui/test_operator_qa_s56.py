@@ -6,7 +6,7 @@ from __future__ import annotations
 from kvtop.commands.node_source import DemoSource
 from kvtop.sources.scenario import DEFAULT_SCENARIO
 from tests.ui.conftest import wait_for, wait_for_snapshot
-from tests.ui.test_redraw import screen_lines
+from tests.ui.helpers import screen_lines
 
 
 def demo_app(make_app, **options):

@@ -16,8 +16,7 @@ from textual.widgets import Input
 from kvtop.commands.node_source import DemoSource
 from tests.ui.conftest import wait_for_snapshot
 from tests.ui.fakes import FakeSource
-from tests.ui.test_planner import open_planner, retype, shown
-from tests.ui.test_redraw import screen_lines
+from tests.ui.helpers import open_planner, retype, screen_lines, shown
 
 
 async def test_the_one_line_rows_say_what_the_state_counts_at_80_columns(make_app, co_tenant_snapshot):

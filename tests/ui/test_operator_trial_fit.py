@@ -10,7 +10,7 @@ from textual.widgets import Label
 
 from kvtop.ui.keys import KEYS
 from kvtop.ui.screens.help import help_text
-from tests.ui.test_planner import open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
 
 
 async def test_every_planner_label_is_drawn_whole_at_100_columns(make_app, healthy_snapshot):

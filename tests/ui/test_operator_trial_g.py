@@ -11,7 +11,7 @@ from textual.widgets import Input
 
 from tests.calibrated_figures import GIB, H100_CUDA_TOTAL_BYTES, sglang_context_bytes
 from tests.ui.conftest import wait_for
-from tests.ui.test_planner import open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
 
 
 async def test_a_layout_error_names_the_field_and_not_the_model_file(make_app, healthy_snapshot):

@@ -26,6 +26,7 @@ from tests.ui.fakes import (
     llama_plan,
     llama_settings,
 )
+from tests.ui.helpers import open_planner, retype, shown
 
 # The fake node's plan by hand (SGLang 0.5.9, docs/engines/sglang.md §4-§5; tests/calibrated_figures.py, from the
 # committed fits): pre-load = CUDA's H100 total less SGLang's calibrated context c + d × log2 TP GiB; KV budget =
@@ -39,24 +40,6 @@ TP8_TOKENS = llama_70b_tokens(8)
 TP4_TOKENS = llama_70b_tokens(4)
 ROPE_CACHE_BYTES = 8_192 * 128 * 4
 
-
-async def open_planner(pilot) -> PlannerScreen:
-    await wait_for_snapshot(pilot)
-    await pilot.press("p")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, PlannerScreen))
-    screen = pilot.app.screen
-    await wait_for(pilot, lambda: screen.outcome is not None)
-    return screen
-
-
-async def retype(pilot, selector: str, text: str) -> None:
-    await pilot.click(selector)
-    await pilot.press("home", "ctrl+k", *text)
-    await pilot.pause()
-
-
-def shown(screen, selector: str) -> str:
-    return screen.query_one(selector, Static).render().plain
 
 
 async def test_planner_starts_from_the_engines_live_settings_and_measured_gpu(make_app, healthy_snapshot):

@@ -20,7 +20,7 @@ from kvtop.domain.request_capacity import TokenBound
 from kvtop.sources.hub import load_model
 from tests.data_paths import DATA
 from tests.ui.fakes import ENGINE_ID, H100_TOTAL_BYTES, SERVER_PID, TAKEN_AT, _gpu, _worker_bytes
-from tests.ui.test_planner import open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
 
 MAMBA = str(DATA / "engine_diff" / "registry" / "configs" / "MambaForCausalLM.json")
 STATE_TP2 = 32 * (3 * 1536 // 2 * 2 + 1536 // 2 * 16 * 4)

@@ -12,8 +12,8 @@ from kvtop.domain.node import NodeSnapshot
 from kvtop.ui.planning import desktop_fact_note, field_texts
 from kvtop.ui.widgets.node_header import NodeHeader
 from tests.data_paths import DATA
-from tests.ui.conftest import wait_for
-from tests.ui.test_planner import open_planner, shown, wait_for_snapshot
+from tests.ui.conftest import wait_for, wait_for_snapshot
+from tests.ui.helpers import open_planner, shown
 
 DESKTOP = host_desktop((DATA / "host" / "proc_version_wsl2").read_text(), dxg_present=False)
 

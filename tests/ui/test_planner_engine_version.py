@@ -15,7 +15,9 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from tests.calibrated_figures import llama_70b_tokens
-from tests.ui.test_planner import TP8_TOKENS, open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
+
+TP8_TOKENS = llama_70b_tokens(8)  # the fake node's SGLang TP8 plan (tests/calibrated_figures.py)
 
 FRACTION_0_5_23 = round((81_559 - (14_848 + 58 * 8)) / 81_559, 3)
 

@@ -20,9 +20,12 @@ from kvtop.domain.launch import parse_flags
 from kvtop.sources.hub import load_model
 from kvtop.ui.planning import field_texts, plan
 from kvtop.ui.widgets.plan_result import outcome_table
+from tests.calibrated_figures import llama_70b_tokens
 from tests.test_cli_plan_host import AT_070_TOKENS
 from tests.ui.fakes import LLAMA_70B_CONFIG
-from tests.ui.test_planner import TP8_TOKENS, open_planner, shown
+from tests.ui.helpers import open_planner, shown
+
+TP8_TOKENS = llama_70b_tokens(8)  # the fake node's SGLang TP8 plan (tests/calibrated_figures.py)
 
 DESKTOP_BYTES = DESKTOP_HELD_BYTES  # fitted by run.py: 380–389 MiB in session 51
 TOKEN_BYTES = 40_960  # Llama-3-70B at TP8: 80 layers × 2 × 1 KV head × 128 × 2 B

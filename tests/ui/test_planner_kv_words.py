@@ -16,7 +16,7 @@ from kvtop.ui.planning import kv_dtype_options
 from kvtop.ui.screens.planner import PlannerScreen
 from tests.ui.conftest import wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource
-from tests.ui.test_planner import retype
+from tests.ui.helpers import retype
 
 
 def test_lmdeploy_s_policies_read_their_meaning_and_keep_the_engine_s_value() -> None:

@@ -16,7 +16,7 @@ from kvtop.ui.widgets.plan_result import outcome_table
 from tests.conftest import CONFIGS
 from tests.ui.conftest import wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource
-from tests.ui.test_planner import open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
 
 MIB = 1 << 20
 H100 = 81559 * MIB  # nvidia-smi's total (tests/data/samples/nvidia_smi)

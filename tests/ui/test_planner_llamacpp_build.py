@@ -16,7 +16,7 @@ from textual.widgets import Input
 
 from kvtop.commands.node_source import DemoSource
 from tests.ui.fakes import FakeSource
-from tests.ui.test_planner import open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
 
 OLD_DEFAULT_CTX = 4_096  # common/common.h before b6980: `int32_t n_ctx = 4096`
 TRAINED_CTX = 131_072  # llama-3.1-8b.json max_position_embeddings: common.h's `n_ctx = 0` from b6980

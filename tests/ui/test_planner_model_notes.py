@@ -18,7 +18,7 @@ from kvtop.domain.architectures.coverage import SPEECH_NOT_MODELLED
 from tests.conftest import CONFIGS
 from tests.domain.test_unchecked_class import unchecked_config
 from tests.ui.conftest import wait_for
-from tests.ui.test_planner import open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
 
 # the plan's note for the renamed config (tests/test_cli_plan_unchecked_class.py NOTE, the same words)
 KEYE_NOTE = (

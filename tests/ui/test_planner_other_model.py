@@ -17,7 +17,7 @@ from textual.widgets import Input
 from kvtop.commands.node_source import DemoSource
 from tests.ui.conftest import wait_for
 from tests.ui.fakes import FakeSource
-from tests.ui.test_planner import open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
 
 MINISTRAL = "tests/data/configs/recon/recon--mistralai--Ministral-3-3B-Instruct-2512"  # a params.json folder
 GEMMA_3N = "tests/data/configs/heldout/wave6c/google--gemma-3n-E2B.json"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from kvtop.commands.node_source import DemoSource
 from tests.ui.conftest import wait_for
 from tests.ui.fakes import FakeSource
-from tests.ui.test_planner import open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
 
 BLOCK_BYTES = 64 * 80 * 2 * 2 * (128 + 4)  # 2,703,360 B
 

@@ -11,7 +11,7 @@ from kvtop.ui.plan_fields import FieldError
 from kvtop.ui.screens.planner import errors_text
 from kvtop.ui.widgets.typed_input import elided
 from tests.ui.conftest import wait_for
-from tests.ui.test_planner import open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
 
 HUB_ID = "meta-llama/Meta-Llama-3-70B-Instruct"  # 36 characters
 LOCAL = "/models/hub/models--meta-llama--Meta-Llama-3-70B-Instruct/snapshots/0123456789abcdef0123456789abcdef01234567"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kvtop.commands.node_source import DemoSource
 from tests.ui.fakes import FakeSource
-from tests.ui.test_planner import open_planner, retype, shown
+from tests.ui.helpers import open_planner, retype, shown
 
 SCENARIO = "llama70b-pp2-vllm-node0"
 

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from kvtop.commands.node_source import DemoSource
-from kvtop.domain.probe import MeasuredPerToken, ProbeOutcome, ProbeRequest, ProbeResult
+from kvtop.domain.probe import ProbeOutcome, ProbeRequest, ProbeResult
 from kvtop.domain.probe_plan import tokens_within, tui_probe_request
 from kvtop.sources.probe import run_probe
 from kvtop.ui.keys import KEYS
@@ -24,57 +22,17 @@ from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.probe import ProbeScreen
 from tests.ui.conftest import footer_keys, wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource, llama_snapshot
+from tests.ui.helpers import (
+    FILLED_TOKENS,
+    KV_BYTES_PER_TOKEN,
+    FakeRunner,
+    filled,
+    open_probe_of_gpu_3,
+    wait_for_result,
+)
 
 MIB = 2**20
 GIB = 2**30
-KV_BYTES_PER_TOKEN = 40_960
-FILLED_TOKENS = 26_213  # what 1 GiB holds at 40,960 B/token, the padding page included
-
-
-@pytest.fixture(scope="module")
-def roomy():
-    """The co-tenant node with 18 GiB of every worker's reserve unclaimed: a fill on GPU 3 has room."""
-    return llama_snapshot(co_tenant_gpu=3, unclaimed_bytes=18 * GIB)
-
-
-def filled(request: ProbeRequest) -> ProbeResult:
-    """A fill of 1 GiB that measured the predicted bytes per token and gave everything back."""
-    allocated = (FILLED_TOKENS + 1) * KV_BYTES_PER_TOKEN
-    return ProbeResult(
-        outcome=ProbeOutcome.OK, message=f"filled {FILLED_TOKENS:,} tokens, keeping the reserve free",
-        device=request.device, mode="fill", tokens_allocated=FILLED_TOKENS, padding_rows=1,
-        bytes_allocated=allocated, bytes_per_token_predicted=request.bytes_per_token_predicted,
-        measured=MeasuredPerToken(total_bytes=allocated, tokens=FILLED_TOKENS), reserve_bytes=request.reserve_bytes,
-        budget_bytes=GIB, free_before_bytes=GIB + request.reserve_bytes, chunks=1, touched=True,
-        seconds=0.5, released=True, release_check="process exited",
-    )  # fmt: skip
-
-
-class FakeRunner:
-    """Answers with `answer(request)`; with `gate`, first waits until the test opens it (or cancel)."""
-
-    def __init__(self, answer=filled, *, gate: bool = False) -> None:
-        self.answer = answer
-        self.gate = threading.Event() if gate else None
-        self.requests: list[ProbeRequest] = []
-        self.cancels: list[threading.Event] = []
-        self.started = threading.Event()
-        self.returned = threading.Event()
-
-    def __call__(self, request: ProbeRequest, cancel: threading.Event) -> ProbeResult:
-        self.requests.append(request)
-        self.cancels.append(cancel)
-        self.started.set()
-        try:
-            if self.gate is not None:
-                while not self.gate.is_set():
-                    if cancel.wait(0.01):
-                        return ProbeResult.unmeasured(
-                            request, ProbeOutcome.CANCELLED, "the probe was cancelled and killed"
-                        ).model_copy(update={"released": True, "release_check": "process exited"})
-            return self.answer(request)
-        finally:
-            self.returned.set()
 
 
 def no_cuda(request: ProbeRequest) -> ProbeResult:
@@ -95,19 +53,6 @@ def not_released(request: ProbeRequest) -> ProbeResult:
 def text(app, selector: str) -> str:
     return app.screen.query_one(selector).render().plain
 
-
-async def open_probe_of_gpu_3(pilot) -> ProbeScreen:
-    await wait_for_snapshot(pilot)
-    await pilot.press("down", "down", "down", "P")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProbeScreen))
-    return pilot.app.screen
-
-
-async def wait_for_result(pilot, screen: ProbeScreen, *, rounds: int = 200) -> None:
-    """Until the dialog shows the result and the app has kept it (the message reaches the app after)."""
-    await wait_for(
-        pilot, lambda: screen.phase == "done" and screen.gpu_index in pilot.app.probe_results, rounds=rounds
-    )
 
 
 async def test_p_states_gpu_buffers_reserve_and_the_co_tenant_sharing_the_gpu(make_app, roomy):

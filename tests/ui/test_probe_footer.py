@@ -8,7 +8,7 @@ from textual.widgets._footer import FooterKey
 
 from kvtop.ui.screens.dashboard import DashboardScreen
 from tests.ui.conftest import wait_for
-from tests.ui.test_probe_action import FakeRunner, open_probe_of_gpu_3, roomy, wait_for_result  # noqa: F401
+from tests.ui.helpers import FakeRunner, open_probe_of_gpu_3, wait_for_result
 
 
 def footer(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -17,7 +17,7 @@ def footer(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
     return {key.key: key.description for key in keys if not key.has_class("-disabled")}
 
 
-async def test_n_is_cancel_before_and_while_running_and_close_after(make_app, roomy):  # noqa: F811
+async def test_n_is_cancel_before_and_while_running_and_close_after(make_app, roomy):
     runner = FakeRunner(gate=True)
     app = make_app(roomy, probe_runner=runner)
     async with app.run_test(size=(160, 48)) as pilot:

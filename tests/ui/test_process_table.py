@@ -22,7 +22,7 @@ from kvtop.ui.screens.processes import ProcessScreen
 from kvtop.ui.screens.signal_confirm import SignalScreen
 from tests.ui.conftest import footer_keys, open_node_table, select, text, wait_for
 from tests.ui.fakes import ENGINE_ID, GIB, llama_ledger, llama_snapshot
-from tests.ui.test_processes import CO_TENANT_PID, FakeSignalSender
+from tests.ui.helpers import CO_TENANT_PID, FakeSignalSender
 
 NOTEBOOK_PID = 9002  # GPU 5, named
 UNNAMED_PID = 9003  # GPU 6, not named

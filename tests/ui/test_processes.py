@@ -9,11 +9,9 @@ The demo scenario `llama70b-tp8-foreign-gpu3` is the same incident with the kern
 
 from __future__ import annotations
 
-import threading
-
 from kvtop.commands.node_source import DemoSource, LiveSource
 from kvtop.domain.diagnose import diagnose
-from kvtop.domain.ports import ProcessSignal, SignalOutcome, SignalRequest, SignalState
+from kvtop.domain.ports import ProcessSignal
 from kvtop.domain.process_identity import PidNamespace
 from kvtop.sources.nvml import NvmlSource
 from kvtop.ui.screens.dashboard import DashboardScreen
@@ -24,26 +22,10 @@ from tests.fakes.fake_process_table import FakeProcessTable, launched
 from tests.fakes.fake_pynvml import FakePynvml, gpu_from_mib
 from tests.ui.conftest import footer_keys, text, wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource
+from tests.ui.helpers import CO_TENANT_PID, FakeSignalSender
 
-CO_TENANT_PID = 9001
 WORKER_TP3_PID = 4246
 
-
-class FakeSignalSender:
-    """Records every request; answers SENT (or what `state` says) and names a log it did not write."""
-
-    def __init__(self, state: SignalState = SignalState.SENT) -> None:
-        self.requests: list[SignalRequest] = []
-        self.state = state
-        self.sent = threading.Event()
-
-    def send(self, request: SignalRequest) -> SignalOutcome:
-        self.requests.append(request)
-        self.sent.set()
-        message = f"{request.signal.value} sent to pid {request.pid}"
-        return SignalOutcome(
-            request=request, state=self.state, message=message, log_path="/tmp/kvtop-test.log"
-        )
 
 
 async def open_co_tenant_panel(pilot) -> ProcessScreen:

@@ -4,25 +4,11 @@ everything that changed shows (read from the exported screen, not from a widget'
 
 from __future__ import annotations
 
-import html
 import re
 
 from tests.ui.conftest import wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource, FixedClock, llama_snapshot
-
-_TEXT = re.compile(r'<text [^>]*\by="([0-9.]+)"[^>]*>([^<]*)</text>')
-
-
-def screen_lines(app) -> list[str]:
-    """The screen as lines of text, read from the exported screenshot (what the terminal shows)."""
-    lines: dict[float, str] = {}
-    for y, text in _TEXT.findall(app.export_screenshot()):
-        lines[float(y)] = lines.get(float(y), "") + html.unescape(text).replace("\xa0", " ")
-    return [lines[y] for y in sorted(lines)]
-
-
-def screen_text(app) -> str:
-    return "\n".join(screen_lines(app))
+from tests.ui.helpers import screen_lines, screen_text
 
 
 def gpu_line(app, index: int) -> str:

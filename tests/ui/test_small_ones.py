@@ -18,8 +18,7 @@ from kvtop.ui.screens.probe import ProbeScreen
 from kvtop.ui.widgets.findings import FindingsPane
 from tests.ui.conftest import footer_keys, wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource
-from tests.ui.test_cluster_app import FakeReader, three_nodes
-from tests.ui.test_cluster_app import make_app as make_cluster_app
+from tests.ui.helpers import FakeReader, make_cluster_app, three_nodes
 
 #: Keys only the dashboard answers to: a dialog's footer must not list them.
 DASHBOARD_ONLY = {"slash", "f", "enter", "x", "p", "P", "question_mark"}

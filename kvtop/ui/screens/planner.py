@@ -5,7 +5,8 @@ SGLang, the free memory a restart would find: a co-tenant's bytes count); "after
 on the same GPUs. The fields start from the live settings, from a finding's fix
 (`PlanBasis.start_settings`), or from the edits left when the planner last closed on this
 engine (`PlannerDraft`), so nothing typed is lost by going back. An invalid edit shows its
-reason inline and keeps the text. `ctrl+r` resets to live; `c` copies the engine flags.
+reason inline and keeps the text. `ctrl+r` resets to live; `c` copies the engine flags and `P` probes the edit's KV
+pool, from a number field (TP has the focus on opening) as from a dropdown.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ DEFAULT_HINTS = ("memory_fraction", "page_size", "context_length", "max_running_
 #: The fields whose product is the GPUs a layout needs (marked when it needs more than the node has).
 LAYOUT_FIELDS = ("tp", "pp", "dp")
 HOST_FIELD = "host_kv_gib"  # the field a host KV tier the host cannot hold is marked on
+
+#: The keys a number field leaves to their bindings (no number holds them): `P` probes the planned pool and `c` copies
+#: the flags from TP (focused on opening), not only from a dropdown. A word field (model, engine version, speculative)
+#: types them.
+NUMBER_FIELD_KEYS = frozenset({"P", "c"})
 
 
 class PlannerScreen(NodeScreen):
@@ -153,6 +159,7 @@ class PlannerScreen(NodeScreen):
                                 placeholder=placeholder,
                                 compact=True,
                                 id=f"plan-{field.key}",
+                                passed_keys=NUMBER_FIELD_KEYS if field.is_number else frozenset(),
                             )
             # its own scroll, no tab stop: on a short terminal the per-rank rows scroll into view, never cut off
             with VerticalScroll(id="plan-result-box", can_focus=False):
@@ -456,6 +463,8 @@ class PlannerScreen(NodeScreen):
             with widget.prevent(Input.Changed, Select.Changed):
                 if isinstance(widget, (Select, Input)):
                     widget.value = texts[field.key]
+        if isinstance(self.focused, Input):  # selected as on focus: the next key replaces the live value
+            self.focused.select_all()  # (the trial's ctrl+r then 4 on TP read 84, not 4)
         self.recompute()
 
 

@@ -68,6 +68,10 @@ class ProbePlan:
         return None if budget is None else tokens_within(self.request, budget)
 
 
+#: Why neither the probe nor the planner can start before the node's first reading (not "no engine on this node").
+NO_SNAPSHOT_YET = "no snapshot of the node yet: wait for the first reading"
+
+
 def plan_probe(
     snapshot: NodeSnapshot | None,
     gpu_index: int | None,
@@ -82,7 +86,7 @@ def plan_probe(
     buffers are its edit's (FP8 KV planned: FP8 buffers), on a GPU of the engine it edits.
     """
     if snapshot is None:
-        return "no snapshot of the node yet: wait for the first reading"
+        return NO_SNAPSHOT_YET
     if gpu_index is None:
         return "no GPU is selected"
     gpu = snapshot.observation.gpu(gpu_index)

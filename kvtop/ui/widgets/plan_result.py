@@ -99,6 +99,17 @@ def version_lines(before: Ledger | None, after: Ledger | None) -> list[Content]:
     return [Content.styled(f"engine rules: {after.version.detail}", "$text-muted")]
 
 
+def fraction_lines(before: Ledger | None, after: Ledger | None) -> list[Content]:
+    """Why the after column's memory fraction is not the before's, in the engine's words (`memory_fraction_source`, the
+    rank ledger's 'fraction from'): an edit of PP 1 → 41 at TP8 moved SGLang's automatic share from 0.818 to 0.316 (its
+    reserve adds 1 GiB per 8 ranks of TP × PP) and only the field's 'auto: 0.316' said so (session 57's operator run).
+    None where the fraction did not move."""
+    if before is None or after is None or before.engine.memory_fraction == after.engine.memory_fraction:
+        return []
+    was, now = before.engine.memory_fraction, after.engine.memory_fraction
+    return [Content.styled(f"memory fraction {was:.3f} → {now:.3f} from {after.engine.memory_fraction_source}", "$text-muted")]
+
+
 def cell_lines(ledger: Ledger) -> list[Content]:
     """What the KV row's bytes are where the engine solves with its own cell (`plan`'s heading): 'KV B/token/rank:
     per token of a max-length request (540 blocks of 2,621,440 B per 448 tokens: …)', not a token's own rows."""
@@ -276,6 +287,7 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None, host: HostTierF
             delta = token_delta(after.token_change_from(before))
             lines.extend([delta] if delta is not None else [])
     lines.extend(version_lines(before, after))
+    lines.extend(fraction_lines(before, after))
     lines.extend(cell_lines(after) if after is not None else [])
     lines.extend(beside_lines(after) if after is not None else [])
     lines.extend(unpriced_lines(after) if after is not None else [])

@@ -13,6 +13,9 @@ the app forwards every key to the widget focused *then* (the GPU list), and ever
 to the screen before `/` reaches its binding; they would run as the screen's keys ("p": the planner). So
 the screen opens its field as `/` arrives (its `on_key` calls `take_screen_key`), and `take_stray_key` gives
 the field the text keys that were typed for it but reached the screen.
+
+A field may pass keys its text never holds (`passed_keys`: the planner's number fields pass `P` and `c`) to the bindings
+above it: neither inserted nor hidden from the footer.
 """
 
 from __future__ import annotations
@@ -56,9 +59,15 @@ class TypedInput(Input):
     """An `Input` whose backspace and delete act in key order (see the module doc); with `elide`, a value
     wider than the field shows elided ('…') while the field is not being edited, never cut without a sign."""
 
-    def __init__(self, *args: Any, elide: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, elide: bool = False, passed_keys: frozenset[str] = frozenset(), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._elide = elide
+        # keys no text of this field holds, left to the screen's bindings: the planner's numbers pass `P` and `c`
+        self.passed_keys = passed_keys
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        """A passed key is no text here: its binding stays active (and in the footer) while the field has the focus."""
+        return key not in self.passed_keys and super().check_consume_key(key, character)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
@@ -70,6 +79,9 @@ class TypedInput(Input):
         return strip.extend_cell_length(width + 1).apply_style(self.rich_style)
 
     async def _on_key(self, event: events.Key) -> None:
+        if event.key in self.passed_keys:  # not inserted (no default action); it bubbles up to the bindings
+            event.prevent_default()
+            return
         action = EDIT_KEYS.get(event.key)
         if action is None:
             await super()._on_key(event)
