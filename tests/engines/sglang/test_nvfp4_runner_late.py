@@ -18,13 +18,20 @@ arg_groups/model_overrides/*.py from 0.5.19.
 - Gemma-4: flashinfer_trtllm where ModelConfig's quantization is modelopt_fp4 (server_args.py:4087-4090 at 0.5.14;
   model_overrides/gemma4.py:45-46 at 0.5.23): Gemma-4-26B-A4B-NVFP4's config.json block has quant_algo NVFP4,
   which ModelConfig reads as modelopt_fp4 (configs/model_config.py:1152 at 0.5.14).
+- Llama4: `flashinfer_trtllm` for `self.quantization in {"fp8", "modelopt_fp8"}` only, at every release read
+  (server_args.py:1012 at 0.5.5, :2206 at 0.5.12; model_overrides/llama4.py:39 at 0.5.23): CUTLASS for NVFP4.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.sources.hub import load_config_file
 from tests.data_paths import DATA
 
 HELDOUT = DATA / "configs" / "heldout"
@@ -106,3 +113,22 @@ def test_a_read_pick_draws_no_note(capsys: pytest.CaptureFixture[str], config: s
     code, text = _plan(capsys, config, release, "--tp", "8")
     assert code == 0, text[-400:]
     assert NOTE not in text
+
+
+SCOUT = DATA / "configs" / "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"
+
+
+@pytest.mark.parametrize(("config", "release", "runner", "read"), [
+    (SCOUT, "0.5.5", NvFp4MoeRunner.CUTLASS, True),  # Llama4: flashinfer_trtllm for fp8 / modelopt_fp8 only
+    (SCOUT, "0.5.12", NvFp4MoeRunner.CUTLASS, True),
+    (SCOUT, "0.5.23", NvFp4MoeRunner.CUTLASS, True),
+    (Path(MINIMAX), "0.5.17", NvFp4MoeRunner.CUTLASS, True),  # no block
+    (Path(MINIMAX), "0.5.18", NvFp4MoeRunner.TRTLLM, True),  # flashinfer_trtllm_routed
+    (Path(GEMMA4), "0.5.13", NvFp4MoeRunner.CUTLASS, False),  # is_gemma4_modelopt_fp4: not read
+    (Path(GEMMA4), "0.5.14", NvFp4MoeRunner.TRTLLM, True),  # ModelConfig's modelopt_fp4
+    (Path(KIMI), "0.5.23", NvFp4MoeRunner.CUTLASS, False),  # config.json's `modelopt` vs --quantization
+    (Path(DEEPSEEK_V3), "0.5.23", NvFp4MoeRunner.TRTLLM, True),
+])  # fmt: skip
+def test_runner_pick_by_class_and_release(config: Path, release: str, runner: NvFp4MoeRunner, read: bool) -> None:
+    pick = runner_pick(load_config_file(config), "B200", ResolvedVersion(text=release))
+    assert (pick.runner, pick.read) == (runner, read)

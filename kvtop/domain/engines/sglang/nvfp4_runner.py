@@ -109,7 +109,7 @@ _FP4 = ClassDefault(trtllm=frozenset({MODELOPT_FP4}))  # `self.quantization in [
 _FP4_OR_NONE = ClassDefault(trtllm=frozenset({NONE, MODELOPT_FP4}))  # ... `or self.quantization is None`
 _UNREAD = ClassDefault(unsure=frozenset({NONE, MODELOPT, MODELOPT_FP4}))  # a block whose condition kvtop did not read
 _DSV3 = "DeepseekV3ForCausalLM"
-_LLAMA4 = ("Llama4ForConditionalGeneration", "Llama4ForCausalLM")  # `"Llama4" in model_arch`: its condition not read
+# Llama4's block (0.5.5 on) sets flashinfer_trtllm for fp8 / modelopt_fp8 only: CUTLASS for NVFP4, no entry
 _DEEPSEEK_057 = ("MistralLarge3ForCausalLM", "PixtralForConditionalGeneration")  # beside DeepSeek-V3 from 0.5.7
 _DEEPSEEK_059 = _DEEPSEEK_057 + ("KimiK25ForConditionalGeneration", "GlmMoeDsaForCausalLM")
 _QWEN_056 = ("Qwen3MoeForCausalLM", "Qwen3VLMoeForConditionalGeneration", "Qwen3NextForCausalLM")
@@ -146,34 +146,37 @@ SM10_DEFAULT_ERAS: Eras[Sm10Defaults] = Eras((
     Era("0.5.4", Sm10Defaults(classes=((_DSV3, _FP4),), complete=True),
         "server_args.py:879-899 (0.5.4): flashinfer_trtllm for DeepseekV3ForCausalLM on sm100 where quantization == "
         "modelopt_fp4"),
-    Era("0.5.5", Sm10Defaults(classes=((_DSV3, _FP4),) + _block(_LLAMA4, _UNREAD), complete=True),
-        "server_args.py:899-937 (DeepSeek-V3), :999-1013 (Llama4) at 0.5.5"),
-    Era("0.5.6", Sm10Defaults(classes=_DSV3_FP8 + _block(_LLAMA4, _UNREAD) + _NEMOTRON_CUTLASS
+    Era("0.5.5", Sm10Defaults(classes=((_DSV3, _FP4),), complete=True),
+        "server_args.py:899-937 (DeepSeek-V3), :999-1013 (Llama4: fp8 / modelopt_fp8 only, CUTLASS for NVFP4) at "
+        "0.5.5"),
+    Era("0.5.6", Sm10Defaults(classes=_DSV3_FP8 + _NEMOTRON_CUTLASS
                               + _block(_QWEN_056, _FP4), complete=True),
         "server_args.py at 0.5.6: DeepSeek-V3 :939-1057 (none -> fp8; fp8 / modelopt_fp8 / modelopt_fp4), Nemotron-H "
         ":1197-1213 (flashinfer_cutlass), Qwen3-MoE / VL-MoE :1214-1232 and Qwen3-Next :1237-1259 (fp8 / "
-        "modelopt_fp4); 0.5.7 alike (Mistral-Large-3 / Pixtral in DeepSeek's block: :1023-1137)"),
-    Era("0.5.7", Sm10Defaults(classes=_DSV3_FP8 + _block(_DEEPSEEK_057, _FP4) + _block(_LLAMA4, _UNREAD)
+        "modelopt_fp4), Llama4 :1149 (fp8 / modelopt_fp8 only); 0.5.7 alike (Mistral-Large-3 / Pixtral in DeepSeek's "
+        "block: :1023-1137; Llama4 :1261)"),
+    Era("0.5.7", Sm10Defaults(classes=_DSV3_FP8 + _block(_DEEPSEEK_057, _FP4)
                               + _NEMOTRON_CUTLASS + _block(_QWEN_056, _FP4), complete=True),
-        "server_args.py:1023-1137 (0.5.7): Mistral-Large-3 and Pixtral join DeepSeek-V3's block"),
-    Era("0.5.8", Sm10Defaults(classes=_DSV3_FP8 + _block(_DEEPSEEK_057, _FP4) + _block(_LLAMA4, _UNREAD)
+        "server_args.py:1023-1137 (0.5.7): Mistral-Large-3 and Pixtral join DeepSeek-V3's block; Llama4 :1261"),
+    Era("0.5.8", Sm10Defaults(classes=_DSV3_FP8 + _block(_DEEPSEEK_057, _FP4)
                               + _NEMOTRON_CUTLASS + _block(_QWEN_056, _FP4_OR_NONE) + _GLM4, complete=True),
         "server_args.py at 0.5.8: Qwen3 blocks :1466-1500 add `or self.quantization is None`; Glm4MoeForCausalLM "
-        ":1519-1536 (modelopt_fp4 and flashinfer-python >= 0.6.2)"),
-    Era("0.5.9", Sm10Defaults(classes=_DSV3_FP8 + _block(_DEEPSEEK_059, _FP4) + _block(_LLAMA4, _UNREAD)
+        ":1519-1536 (modelopt_fp4 and flashinfer-python >= 0.6.2), Llama4 :1368"),
+    Era("0.5.9", Sm10Defaults(classes=_DSV3_FP8 + _block(_DEEPSEEK_059, _FP4)
                               + _NEMOTRON_CUTLASS + _block(_QWEN_059, _FP4_OR_NONE) + _GLM4, complete=True),
         "server_args.py at 0.5.9: DeepSeek block :1197-1310 (Kimi-K2.5, GLM-5 join), Nemotron-H :1529-1546, Qwen3 "
-        ":1558-1596 (Qwen3.5 joins), Glm4Moe :1607-1624; 0.5.10rc0 and 0.5.10 alike (Qwen blocks merged)"),
-    Era("0.5.11", Sm10Defaults(classes=_DSV3_FILES + _block(_DEEPSEEK_059, _FP4) + _block(_LLAMA4, _UNREAD)
+        ":1558-1596 (Qwen3.5 joins), Glm4Moe :1607-1624, Llama4 :1470; 0.5.10rc0 and 0.5.10 alike (Qwen blocks "
+        "merged; Llama4 :1860 at 0.5.10)"),
+    Era("0.5.11", Sm10Defaults(classes=_DSV3_FILES + _block(_DEEPSEEK_059, _FP4)
                                + _NEMOTRON_TRTLLM + _block(_QWEN_059, _FP4_OR_NONE) + _GLM4, complete=True),
         "server_args.py at 0.5.11: DeepSeek-V3 :1805-1828 (has_fp8_weights_in_checkpoint), Nemotron-H :2143-2172 "
-        "(flashinfer_trtllm on sm100)"),
+        "(flashinfer_trtllm on sm100), Llama4 :2069"),
     Era("0.5.12", Sm10Defaults(classes=_DSV3_FILES + _block(_DEEPSEEK_059 + ("DeepseekV32ForCausalLM",), _FP4)
-                               + _block(_LLAMA4, _UNREAD) + _NEMOTRON_TRTLLM + _GLM4
+                               + _NEMOTRON_TRTLLM + _GLM4
                                + _block(_QWEN_059 + ("InternS2PreviewForConditionalGeneration",), _FP4_OR_NONE),
                                complete=True),
         "server_args.py at 0.5.12: DeepSeek block :1786-1953 (DeepSeek-V3.2 joins), Qwen :2286-2310 (Intern-S2 "
-        "joins), Glm4Moe :2357-2376; arg_groups/nemotron_h_hook.py:30-40"),
+        "joins), Glm4Moe :2357-2376, Llama4 :2206; arg_groups/nemotron_h_hook.py:30-40"),
     Era("0.5.13", Sm10Defaults(classes=_block((_DSV3,) + _DEEPSEEK_059 + ("DeepseekV32ForCausalLM",), _FP4_OR_NONE)
                                + _NEMOTRON_TRTLLM + _GLM4
                                + _block(_QWEN_059 + ("InternS2PreviewForConditionalGeneration",), _FP4_OR_NONE)
@@ -210,8 +213,9 @@ SM10_DEFAULT_ERAS: Eras[Sm10Defaults] = Eras((
                                + (("Glm4MoeForCausalLM", _FP4_OR_NONE),) + _block(_QWEN_0514, _FP4_OR_NONE)
                                + _block(_GEMMA4 + _MINIMAX_M2, _CONFIG_FP4) + _block(_MINIMAX_M3, _UNREAD),
                                complete=True),
-        "arg_groups/model_overrides/*.py at 0.5.19: nemotron_h.py:51-77, minimax_m2.py:26-31, gemma4.py:39-40, qwen3_moe.py:41-45, glm4_moe.py:38, "
-        "llama4.py:42 (fp8 only), cohere2_moe.py:36-48 (llm-compressor NVFP4 only); overrides.py:830 (DeepSeek)"),
+        "arg_groups/model_overrides/*.py at 0.5.19: nemotron_h.py:51-77, minimax_m2.py:26-31, gemma4.py:39-40, "
+        "qwen3_moe.py:41-45, glm4_moe.py:38, llama4.py:42 (fp8 only), cohere2_moe.py:36-48 (llm-compressor NVFP4 "
+        "only); overrides.py:830 (DeepSeek)"),
     Era("0.5.20", Sm10Defaults(classes=_block(_DEEPSEEK_0520, _FP4_OR_NONE) + _NEMOTRON_0520
                                + (("Glm4MoeForCausalLM", _FP4_OR_NONE),)
                                + _block(_QWEN_0514 + ("Qwen4ExpForConditionalGeneration",), _FP4_OR_NONE)
