@@ -15,7 +15,8 @@ arg_groups/model_overrides/*.py from 0.5.19.
 - The DeepSeek family at 0.5.23 (overrides.py:745-818): flashinfer_trtllm for fp8 / modelopt_fp8 / modelopt_fp4 /
   modelopt_mixed or none; a config.json quant_method `modelopt` (Kimi-K2.5-NVFP4) is none of them, so the pick turns
   on `--quantization`: named. DeepSeek-V3-0324-NVFP4 (no quant_method in config.json) reads flashinfer_trtllm.
-- Gemma-4: flashinfer_trtllm where ModelConfig's quantization is modelopt_fp4 (server_args.py:4087-4090 at 0.5.14;
+- Gemma-4: flashinfer_trtllm where ModelConfig's quantization is modelopt_fp4 (server_args.py:2370 at 0.5.13,
+  :4087-4090 at 0.5.14;
   model_overrides/gemma4.py:45-46 at 0.5.23): Gemma-4-26B-A4B-NVFP4's config.json block has quant_algo NVFP4,
   which ModelConfig reads as modelopt_fp4 (configs/model_config.py:1152 at 0.5.14).
 - Llama4: `flashinfer_trtllm` for `self.quantization in {"fp8", "modelopt_fp8"}` only, at every release read
@@ -53,7 +54,9 @@ def _plan(capsys: pytest.CaptureFixture[str], config: str, release: str, *flags:
 
 
 @pytest.mark.parametrize("release", ["0.5.14", "0.5.15", "0.5.16", "0.5.17"])
-def test_minimax_m2_runs_cutlass_and_is_refused_at_tp16_to_0_5_17(capsys: pytest.CaptureFixture[str], release: str) -> None:
+def test_minimax_m2_runs_cutlass_and_is_refused_at_tp16_to_0_5_17(
+    capsys: pytest.CaptureFixture[str], release: str
+) -> None:
     """TP 16 on a B200: each expert's shard is 1,536 ÷ 16 = 96, w13 2 × 96 = 192 rows, swizzled to 256: 64 short, and
     the gated expert fails the CUTLASS branch's assert."""
     code, text = _plan(capsys, MINIMAX, release, "--tp", "16")
@@ -81,7 +84,9 @@ def test_a_mixed_nemotron_h_without_its_layers_in_config_json_is_refused_from_0_
 
 
 @pytest.mark.parametrize("release", ["0.5.14", "0.5.17"])
-def test_before_0_5_18_a_mixed_nemotron_h_plans_on_flashinfer_trtllm(capsys: pytest.CaptureFixture[str], release: str) -> None:
+def test_before_0_5_18_a_mixed_nemotron_h_plans_on_flashinfer_trtllm(
+    capsys: pytest.CaptureFixture[str], release: str
+) -> None:
     """To 0.5.17 the block reads no layer list: flashinfer_trtllm on sm100 for any ModelOpt quantization, read."""
     code, text = _plan(capsys, LIGHTNING, release, "--tp", "1")
     assert code == 0, text[-400:]
@@ -124,7 +129,8 @@ SCOUT = DATA / "configs" / "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"
     (SCOUT, "0.5.23", NvFp4MoeRunner.CUTLASS, True),
     (Path(MINIMAX), "0.5.17", NvFp4MoeRunner.CUTLASS, True),  # no block
     (Path(MINIMAX), "0.5.18", NvFp4MoeRunner.TRTLLM, True),  # flashinfer_trtllm_routed
-    (Path(GEMMA4), "0.5.13", NvFp4MoeRunner.CUTLASS, False),  # is_gemma4_modelopt_fp4: not read
+    (Path(GEMMA4), "0.5.12", NvFp4MoeRunner.CUTLASS, True),  # its block sets no runner (server_args.py:2224-2227)
+    (Path(GEMMA4), "0.5.13", NvFp4MoeRunner.TRTLLM, True),  # is_gemma4_modelopt_fp4: ModelConfig's modelopt_fp4
     (Path(GEMMA4), "0.5.14", NvFp4MoeRunner.TRTLLM, True),  # ModelConfig's modelopt_fp4
     (Path(KIMI), "0.5.23", NvFp4MoeRunner.CUTLASS, False),  # config.json's `modelopt` vs --quantization
     (Path(DEEPSEEK_V3), "0.5.23", NvFp4MoeRunner.TRTLLM, True),

@@ -180,10 +180,10 @@ SM10_DEFAULT_ERAS: Eras[Sm10Defaults] = Eras((
     Era("0.5.13", Sm10Defaults(classes=_block((_DSV3,) + _DEEPSEEK_059 + ("DeepseekV32ForCausalLM",), _FP4_OR_NONE)
                                + _NEMOTRON_TRTLLM + _GLM4
                                + _block(_QWEN_059 + ("InternS2PreviewForConditionalGeneration",), _FP4_OR_NONE)
-                               + _block(_GEMMA4, _UNREAD), complete=True),
+                               + _block(_GEMMA4, _CONFIG_FP4), complete=True),
         "server_args.py at 0.5.13: DeepSeek block :1839-2055 adds `or self.quantization is None`; Llama4 :2346-2351 "
-        "(fp8 / modelopt_fp8 only: CUTLASS for NVFP4); Gemma-4 :2365-2407 (is_gemma4_modelopt_fp4: not read); "
-        "arg_groups/nemotron_h_hook.py:34-56"),
+        "(fp8 / modelopt_fp8 only: CUTLASS for NVFP4); Gemma-4 :2365-2407 (is_gemma4_modelopt_fp4 = ModelConfig's "
+        "quantization == modelopt_fp4, :2370); arg_groups/nemotron_h_hook.py:34-56"),
     Era("0.5.14", Sm10Defaults(classes=_block(_DEEPSEEK_0514, _FP4_OR_NONE) + _NEMOTRON_0514
                                + (("Glm4MoeForCausalLM", _FP4),) + _block(_QWEN_0514, _FP4_OR_NONE)
                                + _block(_GEMMA4, _CONFIG_FP4), complete=True),
@@ -257,8 +257,8 @@ def states_quant_block(model: ModelSpec) -> bool:
 def plain_modelopt_fp4(model: ModelSpec) -> bool:
     """Whether SGLang's ModelConfig reads the checkpoint's quantization as modelopt_fp4 with or without
     `--quantization modelopt_fp4`: a ModelOpt NVFP4 block (config.json's or hf_quant_config.json's) that is not
-    MIXED_PRECISION (`_parse_modelopt_quant_config`: "FP4" in quant_algo, configs/model_config.py:1152 at 0.5.14,
-    :1757 at 0.5.22), and one ModelOpt claims (else ModelConfig may find no quantization)."""
+    MIXED_PRECISION (`_parse_modelopt_quant_config`: "FP4" in quant_algo, configs/model_config.py:1029 at 0.5.13,
+    :1152 at 0.5.14, :1757 at 0.5.22), and one ModelOpt claims (else ModelConfig may find no quantization)."""
     quant = model.quant
     return quant.method == "nvfp4" and quant.scheme == "modelopt" and not quant.mixed and not quant.modelopt_unclaimed
 
