@@ -16,7 +16,8 @@ from tests.data_paths import DATA
 
 QWEN3_235B = str(DATA / "configs" / "nvidia--Qwen3-235B-A22B-NVFP4.json")  # silu (gated), moe_intermediate 1,536
 NANO = str(DATA / "configs" / "heldout" / "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4.json")  # relu2, 1,856
-RELEASES = ("0.5.6", "0.5.7", "0.5.8", "0.5.9", "0.5.10rc0", "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.23")  # the wheels read
+RELEASES = ("0.5.6", "0.5.7", "0.5.8", "0.5.9", "0.5.10rc0", "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15",
+            "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")  # the wheels read
 
 
 def _plan(capsys: pytest.CaptureFixture[str], config: str, gpu: str, release: str, *flags: str) -> tuple[int, str]:
@@ -68,8 +69,8 @@ def test_a_class_without_a_runner_block_is_refused_on_sm100_too(capsys: pytest.C
     """MiniMax-M2.5-NVFP4 (MiniMaxM2ForCausalLM) on a B200: no block of `_handle_model_specific_adjustments` sets its
     runner at 0.5.3 – 0.5.13 (server_args.py read at each wheel; nvfp4_runner.SM10_DEFAULT_ERAS), so `auto` takes the
     CUTLASS branch there as on SM 12.x. At TP 16 each expert's shard is 1,536 ÷ 16 = 96, w13 192 rows, swizzled to
-    256: 64 short, and the gated expert fails SGLang's assert. At 0.5.23, whose per-class overrides kvtop read for
-    the DeepSeek family only, the runner is assumed and named, not refused."""
+    256: 64 short, and the gated expert fails SGLang's assert. At 0.5.23 MiniMax-M2 runs flashinfer_trtllm_routed
+    on SM 10.x (model_overrides/minimax_m2.py:23-28; from 0.5.18: test_nvfp4_runner_late.py), which pads nothing."""
     code, text = _plan(capsys, MINIMAX, "B200", release, "--tp", "16")
     assert code == 2
     assert "64 short of a multiple of 128" in text

@@ -77,9 +77,13 @@ ROPE_DICT_TYPES_ERAS: Eras[frozenset[str]] = Eras((
         "models/mimo_v2.py MiMoV2DecoderLayer -> get_rope; transformers 5.19 configuration_mimo_v2_flash.py"),
 ))  # fmt: skip
 MIXED_QUANT_CONFIG_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), _NOT_CHECKED),
-    Era("0.5.23", frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronH_Omni_Reasoning_V3"}),
-        "arg_groups/model_overrides/nemotron_h.py _nemotron_h_overrides"),
+    Era("", frozenset(), "no read of quantized_layers in _nemotron_h_overrides (arg_groups/overrides.py:727-789 at "
+                         "0.5.15, :1176 on at 0.5.17; nemotron_h_hook.py at 0.5.14); before 0.5.14 not checked"),
+    Era("0.5.18", frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"}),
+        "arg_groups/overrides.py:1262-1267 at 0.5.18, model_overrides/nemotron_h.py:51-57 at 0.5.19: "
+        "hf_config.quantization_config.get('quantized_layers') for ModelConfig's modelopt_mixed"),
+    Era("0.5.20", frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronH_Omni_Reasoning_V3"}),
+        "arg_groups/model_overrides/nemotron_h.py _nemotron_h_overrides (:61-67 at 0.5.20, 0.5.23 alike)"),
 ))  # fmt: skip
 DICT_VISION_CONFIG_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), _NOT_CHECKED),

@@ -11,12 +11,14 @@ instead: w13_weight's rows, w2_weight's and w2_weight_scale's columns (`copy_or_
 
 The same block, assert line per release (wheels from PyPI, read): 0.5.6 modelopt_quant.py:1702-1709 (assert :1706),
 0.5.7 :1582-1589 (:1586), 0.5.8 :1579-1586 (:1583), 0.5.9 :1628-1635 (:1632), 0.5.10rc0 :1817-1824 (:1821), 0.5.10
-:1834-1841 (:1838), 0.5.11 :1870-1877 (:1874), 0.5.12 :1875-1882 (:1879), 0.5.13 :2068-2075 (:2072), 0.5.23 :3014-3021
-(:3018). 0.5.3 – 0.5.5 swizzle the scales in that branch without padding w13 or asserting (:1329-1340 at 0.5.3,
+:1834-1841 (:1838), 0.5.11 :1870-1877 (:1874), 0.5.12 :1875-1882 (:1879), 0.5.13 :2068-2075 (:2072), then the assert
+at 0.5.14 :2203, 0.5.15.post1 :2332, 0.5.16 :2345, 0.5.17 :2435, 0.5.18 :2618, 0.5.19 :2737, 0.5.20 :2819, 0.5.21 :2923,
+0.5.22 :2942, 0.5.23 :3014-3021 (:3018). 0.5.3 – 0.5.5 swizzle the scales in that branch without padding w13 or
+asserting (:1329-1340 at 0.5.3,
 :1547-1560 at 0.5.5): no rule there; before 0.5.3 not read.
 
 Which runner `auto` takes is nvfp4_runner.py's: the rule holds where kvtop reads CUTLASS (SM 11.x / 12.x for every
-class; SM 10.x for a class no block of the release sends to flashinfer_trtllm, e.g. MiniMax-M2 at 0.5.3 – 0.5.13, and
+class; SM 10.x for a class no block of the release sends to flashinfer_trtllm, e.g. MiniMax-M2 at 0.5.3 – 0.5.17, and
 Nemotron-H's flashinfer_cutlass at 0.5.6 – 0.5.10); where it assumes CUTLASS (an SM 10.x pick it does not read) it is
 not applied. Below 10.x:
 releases before 0.5.13 refuse NVFP4 MoE, 0.5.13 on run Marlin, whose branch returns before this block.
@@ -42,7 +44,8 @@ W13_PAD_ERAS: Eras[bool] = Eras((
                    "before 0.5.3 not read"),
     Era("0.5.6", True, "modelopt_quant.py process_weights_after_loading CUTLASS branch: intermediate_size_pad, "
                        "assert not is_gated (0.5.6:1706, 0.5.7:1586, 0.5.8:1583, 0.5.9:1632, 0.5.10rc0:1821, "
-                       "0.5.10:1838, 0.5.11:1874, 0.5.12:1879, 0.5.13:2072, 0.5.23:3018)"),
+                       "0.5.10:1838, 0.5.11:1874, 0.5.12:1879, 0.5.13:2072, 0.5.14:2203, 0.5.15.post1:2332, "
+                       "0.5.16:2345, 0.5.17:2435, 0.5.18:2618, 0.5.19:2737, 0.5.20:2819, 0.5.21:2923, 0.5.22:2942, 0.5.23:3018)"),
 ))  # fmt: skip
 GATED_PAD_WORDS = (
     "The intermediate size required padding, but padding is also implemented for gated activations"
