@@ -24,6 +24,10 @@ holds 226 MiB a rank more than its tensors.
 
 MLA's w_kc and w_vc (`mla_split.py`): DeepSeek's classes copy kv_b_proj's two halves at the load and keep kv_b_proj.
 
+Ministral3's first layer stack (`layers_twice.py`, from 0.5.7): models/ministral3.py builds the decoder layers twice and
+the first stack's linear weights stay, cyclic garbage, until the CUDA graph capture's gc.collect() (Devstral-Small-2 AWQ
+at TP 2: 5.38 GiB a rank).
+
 A block-FP8 checkpoint on SM 8.0–8.8 from 0.5.1 (`weights_fp8_marlin.py`): weight-only FP8 Marlin holds the block
 scales as group scales in the model's dtype (Qwen3-32B-FP8 on an A100: +0.45 GiB, and 61 MiB more of rounding).
 
@@ -41,6 +45,7 @@ constructed directly, not through `get_rope`, so nothing shares it: one per laye
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.sglang.layers_twice import first_stack
 from kvtop.domain.engines.sglang.mla_split import split_copies, split_tensors
 from kvtop.domain.engines.sglang.weights_fp8_marlin import marlin_block_scales, marlin_scale_tensors
 from kvtop.domain.engines.versions import Era, Eras
@@ -66,6 +71,9 @@ def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     marlin = marlin_block_scales(inputs)
     if marlin is not None:
         parts.append(marlin)
+    twice = first_stack(inputs, stage_book)  # Ministral3's first layer stack (its tensors' rounding not counted)
+    if twice is not None:
+        parts.append(twice)
     # each tensor apart for the allocator's rounding: a cache one, the MLA split two a layer, Marlin's group scales
     # one a module (made after the load)
     beside = [*(size for size, _ in caches), *split_tensors(inputs), *marlin_scale_tensors(inputs)]
@@ -87,7 +95,7 @@ def allocator_rounding(inputs: CalibrationInputs, beside: list[int]) -> tuple[in
     model = inputs.model
     if model is None or inputs.layout.pp > 1:
         return None
-    book = _stage_book(inputs)
+    book = stage_book(inputs)
     if book.tensor_bytes is None:
         return None
     tensors = (*book.tensor_bytes, *beside)
@@ -101,7 +109,7 @@ def allocator_rounding(inputs: CalibrationInputs, beside: list[int]) -> tuple[in
     )
 
 
-def _stage_book(inputs: CalibrationInputs) -> WeightsBook:
+def stage_book(inputs: CalibrationInputs) -> WeightsBook:
     """The book the ledger holds for a one-stage launch (`weights_book` remembers it): SGLang's tower split and
     stage parts."""
     from kvtop.domain.engines.registry import engine_rules  # the package's rules: imported when first asked
