@@ -59,7 +59,7 @@ from kvtop.domain.deployment_math import (
     redundant_expert_bytes,
 )
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.dp_dispatch import dp_communicator_term, gathered_batch_term
+from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, UNREAD_FLAGS, counted_family
 from kvtop.domain.engines.vllm.mm_limits import unread_limits
@@ -257,9 +257,9 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
             source="distributed/device_communicators/all2all.py",
             detail="allocated before the profile run and measured there as non-torch memory; not modelled apart",
         ))  # fmt: skip
-    for dp_line in (gathered_batch_term(inputs), dp_communicator_term(inputs)):  # DP replicas (dp_dispatch.py)
-        if dp_line is not None:
-            found.append(dp_line)
+    gathered = gathered_batch_term(inputs)  # DP replicas of a MoE model (dp_dispatch.py)
+    if gathered is not None:
+        found.append(gathered)
     if setup.lora:
         found.append(_lora(inputs))
     if inputs.model.multimodal or inputs.model.vision is not None:

@@ -15,7 +15,7 @@ memory there too; at v0.11.0 the DP padding's all-reduce makes torch's communica
 profile (dp_gather.py). `dp_gather.py` prices both where their code was read (v0.10.1-0.10.2 with the naive
 all-to-all, v0.11.0 with 'allgather_reducescatter', Triton fused experts, one node of NVLink GPUs): there this line is
 not made. A dense model's DP communicators are priced at those releases on one NVLink node, named elsewhere
-(`dp_communicator_term`). Elsewhere it says what is not priced and why: the corpus's
+(`dp_communicators_not_modelled`). Elsewhere it says what is not priced and why: the corpus's
 one data-parallel start (vllm-project/recipes PR 12, Qwen3-Coder-480B-A35B-FP8 on 8 × H20 141 GB at DP 8 with expert
 parallelism, a v0.10.1 dev build) was planned 3.8 GiB above the KV it printed at both utilisations without them,
 1.9 GiB above with them.
@@ -26,7 +26,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kvtop.domain.deployment import BudgetTerm, Charge, Feature, TermInputs, TermState
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.dp_gather import COMMUNICATOR_ERAS, DISPATCH_ERAS, dp_communicators, dp_gather
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
 
 SOURCE = "fused_moe/layer.py `FusedMoE.forward_impl`, distributed/device_communicators/all2all.py"
 COMMUNICATOR_SOURCE = "v1/worker/gpu_worker.py `init_device`, forward_context.py `DPMetadata.num_tokens_across_dp`"
@@ -56,32 +60,28 @@ def gathered_batch_term(inputs: TermInputs) -> BudgetTerm | None:
     )  # fmt: skip
 
 
-def dp_communicator_term(inputs: TermInputs) -> BudgetTerm | None:
-    """The not-modelled line of DP replicas of a dense model whose DP group's NCCL communicators in the profile's
-    non-torch growth are not priced (`dp_gather.dp_communicators`); None for one replica, a MoE model (its line is
-    `gathered_batch_term`'s) or where priced. Nothing else of a dense model's profile changes with DP: each rank runs
-    its own `max_num_batched_tokens` (padded to the largest, all equal in the profile)."""
-    if inputs.model.moe is not None:
+def dp_communicators_not_modelled(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion,
+                                  gpu_name: str | None, settings: LaunchSettings) -> str | None:  # fmt: skip
+    """The `EngineResult.not_modelled` line of DP replicas of a dense model whose DP group's NCCL communicators in
+    the profile's non-torch growth are not priced (`dp_gather.dp_communicators`); None for one replica, a MoE model
+    (its line is `gathered_batch_term`'s) or where priced. Nothing else of a dense model's profile changes with DP:
+    each rank runs its own `max_num_batched_tokens` (padded to the largest, all equal in the profile)."""
+    if model.moe is not None:
         return None
-    found = dp_communicators(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, inputs.settings)
+    found = dp_communicators(model, layout, version, gpu_name, settings)
     if found is None or found.priced:
         return None
-    era = COMMUNICATOR_ERAS.era(inputs.version)
+    era = COMMUNICATOR_ERAS.era(version)
     made = {(True, False): "its pynccl communicator is made after the worker's snapshot, in the non-torch growth "
                            f"({era.source})",
             (False, True): "the DP padding's all-reduce makes torch's NCCL communicator on its device group in the "
                            f"profile, in the non-torch growth ({era.source})"}.get(era.value or (False, False), era.source)
-    return BudgetTerm(
-        feature=Feature.EXPERT_PARALLEL, charge=Charge.RESERVE, state=TermState.NOT_MODELLED,
-        label=f"the DP group's NCCL communicators ({inputs.layout.replicas} DP ranks) in the non-torch memory",
-        setting=f"--data-parallel-size {inputs.layout.replicas}", source=COMMUNICATOR_SOURCE,
-        detail=made if era.value is None else f"{made}: not priced ({found.why})",
-    )  # fmt: skip
+    why = made if era.value is None else f"{made}: not priced ({found.why})"
+    return f"the DP group's NCCL communicators (--data-parallel-size {layout.replicas}, {COMMUNICATOR_SOURCE}): {why}"
 
 
 def gathered_batch_not_modelled(terms: Sequence[BudgetTerm]) -> str | None:
-    """The line `gathered_batch_term` or `dp_communicator_term` made, for `EngineResult.not_modelled` (the one list
-    plan, explain, the planner and the JSON read); None where the launch has none."""
-    term = next((t for t in terms if t.source in (SOURCE, COMMUNICATOR_SOURCE) and t.state is TermState.NOT_MODELLED),
-                None)
+    """The line `gathered_batch_term` made, for `EngineResult.not_modelled` (the one list plan, explain, the planner
+    and the JSON read); None where the launch has none."""
+    term = next((t for t in terms if t.source == SOURCE and t.state is TermState.NOT_MODELLED), None)
     return None if term is None else f"{term.label} ({term.setting}): {term.detail}"
