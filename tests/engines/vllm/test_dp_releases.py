@@ -100,16 +100,16 @@ def test_v0110_fp8_block_experts_are_named_for_deepgemm() -> None:
 
 def test_dense_dp_charges_the_communicator_its_release_makes_after_the_snapshot() -> None:
     """Llama-3.1-8B at DP 2 on one H100 node: v0.10.2 its pynccl communicator, v0.11.0 torch's at the DP padding;
-    v0.12.0 not read: named, nothing charged."""
+    v0.13.0 not read: named, nothing charged."""
     alone = non_torch(capacity(LLAMA8B, ["--engine-version", "0.11.0"]))
     assert abs(alone - CONSTANT * GIB) <= 2
     v0102 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.10.2"])
     assert not dp_lines(v0102) and abs(non_torch(v0102) - (CONSTANT + PYNCCL_PART) * GIB) <= 2
     v0110 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.11.0"])
     assert not dp_lines(v0110) and abs(non_torch(v0110) - (CONSTANT + TORCH_PART) * GIB) <= 2
-    v0120 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.12.0"])
-    lines = dp_lines(v0120)
-    assert len(lines) == 1 and "not read after v0.11.0" in lines[0] and non_torch(v0120) == alone
+    v0130 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.13.0"])
+    lines = dp_lines(v0130)
+    assert len(lines) == 1 and "not read after v0.12.0" in lines[0] and non_torch(v0130) == alone
 
 
 def test_kuberay_4366_dense_dp_over_two_nodes_is_named_and_unpriced() -> None:
@@ -122,3 +122,16 @@ def test_kuberay_4366_dense_dp_over_two_nodes_is_named_and_unpriced() -> None:
     alone = capacity(QWEN25_05B, ["--engine-version", "0.11.0"], gpu="T4", total=T4)
     assert plan.ledger.engine.kv_budget_bytes == alone.ledger.engine.kv_budget_bytes
     assert abs(plan.ledger.engine.kv_budget_bytes / GIB / KUBERAY_LOGGED_KV_GIB - 1) < 0.05
+
+
+def test_v0112_and_v0120_pad_on_nccl_unless_async_scheduling_moves_it_to_gloo() -> None:
+    """v0.11.2 and v0.12.0's `_dummy_run` coordinates the DP padding on the DP device group (v1/worker/dp_utils.py);
+    v0.12.0's --async-scheduling sets disable_nccl_for_dp_synchronization (engine/arg_utils.py:1574-1578): Gloo, no
+    communicator in the profile, nothing charged and nothing named."""
+    for version in ("0.11.2", "0.12.0"):
+        plan = capacity(LLAMA8B, ["-dp", "2", "--engine-version", version])
+        assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
+    gloo = capacity(LLAMA8B, ["-dp", "2", "--async-scheduling", "--engine-version", "0.12.0"])
+    assert not dp_lines(gloo) and abs(non_torch(gloo) - CONSTANT * GIB) <= 2
+    still_nccl = capacity(LLAMA8B, ["-dp", "2", "--async-scheduling", "--engine-version", "0.11.2"])
+    assert abs(non_torch(still_nccl) - (CONSTANT + TORCH_PART) * GIB) <= 2

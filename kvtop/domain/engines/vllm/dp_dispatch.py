@@ -56,7 +56,7 @@ def gathered_batch_term(inputs: TermInputs) -> BudgetTerm | None:
         setting=f"--data-parallel-size {replicas}", source=SOURCE,
         detail=f"{dispatch}: the fused experts' caches are sized for {replicas} × max_num_batched_tokens, and the DP "
                f"group's NCCL communicators made after the worker's snapshot (its pynccl one to v0.10.x, torch's at "
-               f"the DP padding's all-reduce at v0.11.0) are charged as non-torch memory; neither is priced{unpriced}",
+               f"the DP padding's all-reduce from v0.11.0) are charged as non-torch memory; neither is priced{unpriced}",
     )  # fmt: skip
 
 

@@ -38,6 +38,9 @@ group's pynccl communicator is outside the budget; but the DP padding now all-re
 (`DPMetadata.num_tokens_across_dp`, forward_context.py:89-114, made by `set_forward_context` in every dummy run; on
 the Gloo CPU group at v0.10.2, forward_context.py:72-85), so torch's NCCL communicator on it is made in the profile,
 non-torch memory, for a dense model too (unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION, which a plan cannot see).
+v0.11.2 and v0.12.0 do the same from `_dummy_run`'s `coordinate_batch_across_dp` (v1/worker/dp_utils.py), and at
+v0.12.0 `--async-scheduling` moves it to Gloo (`ASYNC_PADDING_ON_GLOO`); their MoE layers are not read for sizes
+(v0.11.2 runs the shared experts after the routed ones, v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE is 16,384).
 The non-torch fit's TP > 1 part stands in for it, as above.
 
 A dense model. DP changes nothing else of its profile: each rank runs its own `max_num_batched_tokens` (padded to
@@ -56,6 +59,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.batching import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
@@ -82,8 +86,10 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.11.0", frozenset({"allgather_reducescatter"}),
         "read at v0.11.0: AgRsAll2AllManager (all2all.py:97-140), the same fused_experts_impl (fused_moe.py:1484-1706), "
         "the snapshot after the distributed init (gpu_worker.py:165-182)"),
-    Era("0.11.1", frozenset(), "not read after v0.11.0 (by v0.33.0 the MoE layers run modular kernels and 'naive' "
-                               "falls back to 'allgather_reducescatter', config/parallel.py:537-543)"),
+    Era("0.11.1", frozenset(), "not read for sizes after v0.11.0 (v0.11.2 runs the shared experts after the routed "
+                               "ones, fused_moe/layer.py:1680-1800; v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE is 16,384, "
+                               "envs.py:789-791; by v0.33.0 'naive' falls back to 'allgather_reducescatter', "
+                               "config/parallel.py:537-543)"),
 ))  # fmt: skip
 # Whether the combine leaves a second gathered tensor: the naive all-reduce's out-of-place output (dp × tokens rows,
 # all2all.py:62-72 at v0.10.1.1) or reduce_scatterv's own rows only (cuda_communicator.py:186-220 at v0.11.0)
@@ -102,9 +108,18 @@ COMMUNICATOR_ERAS: Eras[tuple[bool, bool] | None] = Eras((
                                  "forward_context.py:72-85 at v0.10.2: the DP padding on the Gloo CPU group"),
     Era("0.11.0", (False, True), "gpu_worker.py:165-182 at v0.11.0: the snapshot after the distributed init; "
                                  "forward_context.py:89-114 at v0.11.0: the DP padding all-reduces on the DP device "
-                                 "group (NCCL) unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION"),
-    Era("0.11.1", None, "not read after v0.11.0 (v0.33.0: the DP padding on Gloo where async scheduling is on, "
+                                 "group (NCCL) unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION; the same at v0.11.2 "
+                                 "(gpu_worker.py:224-240, `_dummy_run`'s coordinate_batch_across_dp, "
+                                 "gpu_model_runner.py:3722, v1/worker/dp_utils.py:20-34) and v0.12.0 "
+                                 "(gpu_worker.py:216-232, gpu_model_runner.py:2790-2810)"),
+    Era("0.12.1", None, "not read after v0.12.0 (v0.33.0: the DP padding on Gloo where async scheduling is on, "
                         "config/parallel.py:274, v1/worker/dp_utils.py:39-54)"),
+))  # fmt: skip
+# Whether --async-scheduling moves the DP padding to the Gloo CPU group (no NCCL communicator made in the profile)
+ASYNC_PADDING_ON_GLOO: Eras[bool] = Eras((
+    Era("", False, "engine/arg_utils.py at v0.11.2: async scheduling leaves the DP padding on NCCL"),
+    Era("0.12.0", True, "engine/arg_utils.py:1574-1578 at v0.12.0: async scheduling sets "
+                        "disable_nccl_for_dp_synchronization"),
 ))  # fmt: skip
 FUSED_MOE_CHUNK = 32 * 1024  # VLLM_FUSED_MOE_CHUNK_SIZE, envs.py:616-617 at v0.10.1.1 (:629-630 at v0.10.2)
 FP8_SCALE_GROUP = 128  # per_token_group_quant_fp8: one float32 scale per 128 inputs (the block's columns)
@@ -235,6 +250,8 @@ def with_dp_communicators(estimate: TermEstimate, inputs: CalibrationInputs, fit
     if era is None or inputs.model is None or not _priced(inputs, dense_too=True):
         return estimate
     pynccl, padding = era
+    if padding and ASYNC_PADDING_ON_GLOO.era(inputs.version).value and async_scheduling(inputs.settings, inputs.version)[0]:
+        padding = False  # the padding's all-reduce on the Gloo CPU group: no NCCL communicator in the profile
     broadcast = inputs.model.moe is not None and dispatch_backend(inputs.version, inputs.settings) == "naive"
     made_by = "the profile's first broadcast" if broadcast else "the DP padding's first all-reduce"
     stand_ins = ((fits.get("vllm.context"), pynccl, "pynccl communicator (made after the worker's snapshot)"),
