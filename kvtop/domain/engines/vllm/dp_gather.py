@@ -47,7 +47,7 @@ A dense model. DP changes nothing else of its profile: each rank runs its own `m
 the largest, all equal in the profile) through layers that do not gather. Its DP group's communicators are the ones
 above: the pynccl one at v0.10.1-0.10.2, torch's at the padding at v0.11.0 (`COMMUNICATOR_ERAS`). The Ray DP backend
 (`--data-parallel-backend ray`) runs the same engine core in a Ray actor (`DPEngineCoreActor` subclasses
-`DPEngineCoreProc`, v1/engine/core.py:1138-1193 at v0.11.0, only setting CUDA_VISIBLE_DEVICES first); at TP × PP = 1
+`DPEngineCoreProc`, v1/engine/core.py:1133-1193 at v0.11.0, only setting CUDA_VISIBLE_DEVICES first); at TP × PP = 1
 its executor stays in-process (config/parallel.py:447), the same worker and groups as mp's; at TP × PP > 1 it makes
 the executor Ray's (:465-468). kvtop still refuses the flag (flags_unmodelled.py).
 """
