@@ -1,6 +1,6 @@
 """vLLM's data-parallel profile run, priced where its code was read: a MoE's batch gathered over the DP ranks and the
 DP group's NCCL communicators (vLLM 0.10.1-0.10.2 with the naive all-to-all and v0.11.0 with 'allgather_reducescatter',
-Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators (the same releases).
+Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators (v0.10.1-0.12.0).
 
 The gathered batch. Each DP rank's `profile_run` runs `_dummy_run(max_num_batched_tokens)` (v1/worker/
 gpu_model_runner.py at v0.10.1.1; `get_dp_padding` pads every rank to the largest, all equal here), and every MoE
