@@ -135,3 +135,30 @@ def test_v0112_and_v0120_pad_on_nccl_unless_async_scheduling_moves_it_to_gloo() 
     assert not dp_lines(gloo) and abs(non_torch(gloo) - CONSTANT * GIB) <= 2
     still_nccl = capacity(LLAMA8B, ["-dp", "2", "--async-scheduling", "--engine-version", "0.11.2"])
     assert abs(non_torch(still_nccl) - (CONSTANT + TORCH_PART) * GIB) <= 2
+
+
+def test_v0112_and_v0120_layers_by_their_code() -> None:
+    """v0.12.0's chunk is 16,384 rows (envs.py:789-791); v0.11.2 runs shared experts after the routed ones
+    (fused_moe/layer.py:1757-1799), so their output sits beside the combine, not the experts' caches. A Qwen3-30B-A3B
+    given a 768-wide shared expert at DP 8, 8,192 tokens a rank."""
+    moe = QWEN3_30B.moe
+    assert moe is not None
+    shared_model = QWEN3_30B.model_copy(update={"moe": moe.model_copy(update={"shared_intermediate_size": 768})})
+    layout = ParallelLayout(dp=8, ep=8)
+    held, shared = 2 * 8192 * 2048 * 2, 8192 * 2048 * 2
+    gathered = 65536 * 2048 * 2 + 65536 * 128 * 2
+    topk = 65536 * 8 * (4 + 4)
+    experts_16k = gathered + topk + 16384 * 8 * 2048 * 2 + 16384 * 8 * 768 * 2
+    combine = gathered + 8192 * 2048 * 2
+    assert gathered_forward_bytes(shared_model, layout, 8192, "allgather_reducescatter", chunk_rows=16384) == (
+        held + shared + max(experts_16k, combine))
+    experts_32k = gathered + topk + 32768 * 8 * 2048 * 2 + 32768 * 8 * 768 * 2
+    assert gathered_forward_bytes(shared_model, layout, 8192, "allgather_reducescatter", shared_first=False) == (
+        held + max(experts_32k, combine + shared))
+
+
+def test_v0111_is_named_and_v0120_unquantized_moe_priced() -> None:
+    flags = ["-dp", "2", "--enable-expert-parallel"]
+    assert not dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.12.0"]))
+    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.11.1"]))
+    assert len(unread) == 1 and "v0.11.1 not read" in unread[0]

@@ -1,6 +1,6 @@
 """vLLM's data-parallel profile run, priced where its code was read: a MoE's batch gathered over the DP ranks and the
 DP group's NCCL communicators (vLLM 0.10.1-0.10.2 with the naive all-to-all and v0.11.0 with 'allgather_reducescatter',
-Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators (v0.10.1-0.12.0).
+v0.11.2-v0.12.0 too, Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators.
 
 The gathered batch. Each DP rank's `profile_run` runs `_dummy_run(max_num_batched_tokens)` (v1/worker/
 gpu_model_runner.py at v0.10.1.1; `get_dp_padding` pads every rank to the largest, all equal here), and every MoE
@@ -39,8 +39,9 @@ group's pynccl communicator is outside the budget; but the DP padding now all-re
 the Gloo CPU group at v0.10.2, forward_context.py:72-85), so torch's NCCL communicator on it is made in the profile,
 non-torch memory, for a dense model too (unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION, which a plan cannot see).
 v0.11.2 and v0.12.0 do the same from `_dummy_run`'s `coordinate_batch_across_dp` (v1/worker/dp_utils.py), and at
-v0.12.0 `--async-scheduling` moves it to Gloo (`ASYNC_PADDING_ON_GLOO`); their MoE layers are not read for sizes
-(v0.11.2 runs the shared experts after the routed ones, v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE is 16,384).
+v0.12.0 `--async-scheduling` moves it to Gloo (`ASYNC_PADDING_ON_GLOO`). Their MoE layer is v0.11.0's but for two
+things: v0.11.2 runs the shared experts after the routed ones (`SHARED_FIRST`), v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE
+is 16,384 (`FUSED_MOE_CHUNK`). v0.11.1 was not read.
 The non-torch fit's TP > 1 part stands in for it, as above.
 
 A dense model. DP changes nothing else of its profile: each rank runs its own `max_num_batched_tokens` (padded to
@@ -87,10 +88,13 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.11.0", frozenset({"allgather_reducescatter"}),
         "read at v0.11.0: AgRsAll2AllManager (all2all.py:97-140), the same fused_experts_impl (fused_moe.py:1484-1706), "
         "the snapshot after the distributed init (gpu_worker.py:165-182)"),
-    Era("0.11.1", frozenset(), "not read for sizes after v0.11.0 (v0.11.2 runs the shared experts after the routed "
-                               "ones, fused_moe/layer.py:1680-1800; v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE is 16,384, "
-                               "envs.py:789-791; by v0.33.0 'naive' falls back to 'allgather_reducescatter', "
-                               "config/parallel.py:537-543)"),
+    Era("0.11.1", frozenset(), "v0.11.1 not read"),
+    Era("0.11.2", frozenset({"allgather_reducescatter"}),
+        "read at v0.11.2 and v0.12.0: the same AgRsAll2AllManager (all2all.py:102-147 at v0.12.0), no modular kernel "
+        "for it (fused_moe/all2all_utils.py:67-73), the unquantized method's fused_experts (unquantized_fused_moe_method"
+        ".py:382-388 at v0.12.0)"),
+    Era("0.12.1", frozenset(), "not read after v0.12.0 (by v0.33.0 'naive' falls back to 'allgather_reducescatter', "
+                               "config/parallel.py:537-543, and the MoE layers run modular kernels)"),
 ))  # fmt: skip
 # Whether the combine leaves a second gathered tensor: the naive all-reduce's out-of-place output (dp × tokens rows,
 # all2all.py:62-72 at v0.10.1.1) or reduce_scatterv's own rows only (cuda_communicator.py:186-220 at v0.11.0)
@@ -109,10 +113,11 @@ COMMUNICATOR_ERAS: Eras[tuple[bool, bool] | None] = Eras((
                                  "forward_context.py:72-85 at v0.10.2: the DP padding on the Gloo CPU group"),
     Era("0.11.0", (False, True), "gpu_worker.py:165-182 at v0.11.0: the snapshot after the distributed init; "
                                  "forward_context.py:89-114 at v0.11.0: the DP padding all-reduces on the DP device "
-                                 "group (NCCL) unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION; the same at v0.11.2 "
-                                 "(gpu_worker.py:224-240, `_dummy_run`'s coordinate_batch_across_dp, "
-                                 "gpu_model_runner.py:3722, v1/worker/dp_utils.py:20-34) and v0.12.0 "
-                                 "(gpu_worker.py:216-232, gpu_model_runner.py:2790-2810)"),
+                                 "group (NCCL) unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION"),
+    Era("0.11.1", None, "v0.11.1 not read"),
+    Era("0.11.2", (False, True), "the same at v0.11.2 (gpu_worker.py:224-240; `_dummy_run`'s "
+                                 "coordinate_batch_across_dp, gpu_model_runner.py:3722, v1/worker/dp_utils.py:20-34) and "
+                                 "v0.12.0 (gpu_worker.py:216-232, gpu_model_runner.py:2790-2810)"),
     Era("0.12.1", None, "not read after v0.12.0 (v0.33.0: the DP padding on Gloo where async scheduling is on, "
                         "config/parallel.py:274, v1/worker/dp_utils.py:39-54)"),
 ))  # fmt: skip
@@ -122,7 +127,18 @@ ASYNC_PADDING_ON_GLOO: Eras[bool] = Eras((
     Era("0.12.0", True, "engine/arg_utils.py:1574-1578 at v0.12.0: async scheduling sets "
                         "disable_nccl_for_dp_synchronization"),
 ))  # fmt: skip
-FUSED_MOE_CHUNK = 32 * 1024  # VLLM_FUSED_MOE_CHUNK_SIZE, envs.py:616-617 at v0.10.1.1 (:629-630 at v0.10.2)
+# VLLM_FUSED_MOE_CHUNK_SIZE's default, the rows fused_experts_impl takes at a time
+FUSED_MOE_CHUNK: Eras[int] = Eras((
+    Era("", 32 * 1024, "envs.py:616-617 at v0.10.1.1, :629-630 at v0.10.2, :777-778 at v0.11.0, :778-780 at v0.11.2"),
+    Era("0.12.0", 16 * 1024, "envs.py:789-791 at v0.12.0"),
+))  # fmt: skip
+# Whether the shared experts run before the routed ones (their output held through them) or after (v0.11.2:
+# `forward_impl` calls them after `quant_method.apply`, fused_moe/layer.py:1757-1799; before again at v0.12.0, :1944)
+SHARED_FIRST: Eras[bool] = Eras((
+    Era("", True, "fused_moe/layer.py:2008-2013 at v0.11.0: shared_output before the dispatch"),
+    Era("0.11.1", False, "fused_moe/layer.py:1757-1799 at v0.11.2: after the routed experts (v0.11.1 not read)"),
+    Era("0.12.0", True, "fused_moe/layer.py:1944 at v0.12.0: 'Run shared experts before matrix multiply'"),
+))  # fmt: skip
 FP8_SCALE_GROUP = 128  # per_token_group_quant_fp8: one float32 scale per 128 inputs (the block's columns)
 SCALE_BYTES = 4
 TOPK_BYTES = 8  # select_experts: a float32 weight and an int32 id per token and chosen expert
@@ -195,19 +211,22 @@ def dp_communicators(model: ModelSpec, layout: ParallelLayout, version: Resolved
     return DpGather(priced=True, why=f"vLLM {version.label}: {era.source}")
 
 
-def gathered_forward_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, backend: str = "naive") -> int:
+def gathered_forward_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, backend: str = "naive", *,
+                           chunk_rows: int = 32 * 1024, shared_first: bool = True) -> int:  # fmt: skip
     """One rank's MoE layer at its largest in the DP profile (module docstring): the gathered hidden states (the
     experts' in-place output), router logits and top-k, a chunk's two caches and FP8 inputs, beside the rank's held
-    residual, normed input and shared experts' output; or the combine's output beside them (the naive all-reduce's
-    gathered rows, reduce_scatterv's own rows: `COMBINE_GATHERED`), the larger."""
+    residual, normed input and shared experts' output (held through the routed experts where they run first:
+    `SHARED_FIRST`); or the combine's output beside them (the naive all-reduce's gathered rows, reduce_scatterv's own
+    rows: `COMBINE_GATHERED`), the larger. `chunk_rows`: `FUSED_MOE_CHUNK` of the release."""
     moe = model.moe
     assert moe is not None
     dtype, hidden, topk = model.dtype_bytes, model.hidden_size, moe.experts_per_token
     gathered = layout.replicas * tokens
     split = 1 if layout.ep > 1 else max(layout.moe_shards, 1)  # EP: whole experts (config.py FusedMoEParallelConfig)
     gate_up = 2 * (moe.expert_intermediate_size // split)
-    chunk = min(gathered, FUSED_MOE_CHUNK)
-    held = HELD_ROWS * tokens * hidden * dtype + (tokens * hidden * dtype if moe.shared_intermediate_size else 0)
+    chunk = min(gathered, chunk_rows)
+    shared = tokens * hidden * dtype if moe.shared_intermediate_size else 0
+    held = HELD_ROWS * tokens * hidden * dtype
     multicast = gathered * hidden * dtype + gathered * moe.num_routed_experts * dtype
     caches = chunk * topk * max(gate_up, hidden) * dtype + chunk * topk * (gate_up // 2) * dtype
     quantized = 0
@@ -216,7 +235,9 @@ def gathered_forward_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int
                         for rows, width in ((chunk, hidden), (chunk * topk, gate_up // 2)))  # fmt: skip
     experts = multicast + gathered * topk * TOPK_BYTES + caches + quantized
     combine = multicast + (gathered if COMBINE_GATHERED[backend] else tokens) * hidden * dtype
-    return held + max(experts, combine)
+    if shared_first:
+        return held + shared + max(experts, combine)
+    return held + max(experts, combine + shared)
 
 
 def _priced(inputs: CalibrationInputs, *, dense_too: bool = False) -> bool:
@@ -233,7 +254,9 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
         return activation
     tokens = batch_limits(inputs)[0]
     backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
-    layer = gathered_forward_bytes(inputs.model, inputs.layout, tokens, backend)
+    layer = gathered_forward_bytes(inputs.model, inputs.layout, tokens, backend,
+                                   chunk_rows=FUSED_MOE_CHUNK.era(inputs.version).value,
+                                   shared_first=SHARED_FIRST.era(inputs.version).value)  # fmt: skip
     if layer <= activation.bytes:
         return activation
     return activation.model_copy(update={
