@@ -26,7 +26,7 @@ from kvtop.domain.engines.vllm.batching import (
     default_batch_limits,
 )
 from kvtop.domain.engines.vllm.deployment import setup as vllm_setup
-from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_not_modelled
+from kvtop.domain.engines.vllm.dp_dispatch import dp_communicators_not_modelled, gathered_batch_not_modelled
 from kvtop.domain.engines.vllm.dsv4 import MLA_BLOCK, dsv4_rank
 from kvtop.domain.engines.vllm.encdec import GRAPHS_NOTE, encdec_cell, encoder_tokens
 from kvtop.domain.engines.vllm.eras import (
@@ -291,7 +291,9 @@ class VllmBudget:
             shortfall_bytes=0 if fits else over or needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
             not_modelled=tuple(n for n in (mxfp4_not_modelled(m, inputs.layout, s, gpu_name, inputs.version),
                                            pp_partition_not_modelled(s.flags, inputs.layout.pp, inputs.version),
-                                           gathered_batch_not_modelled(inputs.terms)) if n),
+                                           gathered_batch_not_modelled(inputs.terms),
+                                           dp_communicators_not_modelled(m, inputs.layout, inputs.version, gpu_name,
+                                                                         s)) if n),
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (
                 encdec_cell(block, blocks_per_request, page_bytes * group_size, max_len, encoder) if encoder else None),
             state_slots=num_blocks if state_only is not None and fits else 0, capacity_fixed_by=fixed_by,

@@ -11,8 +11,11 @@ at v0.11.0; config/parallel.py:152 at v0.14.0, :172 at v0.20.1), which gathers a
 counts one rank's batch. Up to v0.10.x the worker's memory snapshot is taken before the distributed init
 (v1/worker/gpu_worker.py:174-192 at v0.10.1.1; after it from v0.11.0, :169-182), so the DP group's NCCL
 communicator (pynccl on every group but EP's, cuda_communicator.py:26-55 at v0.10.1.1) is charged as non-torch
-memory there too. `dp_gather.py` prices both where their code was read (v0.10.1-0.10.2, the naive all-to-all, Triton
-fused experts, NVLink GPUs): there this line is not made. Elsewhere it says what is not priced and why: the corpus's
+memory there too; at v0.11.0 the DP padding's all-reduce makes torch's communicator on the DP device group in the
+profile (dp_gather.py). `dp_gather.py` prices both where their code was read (v0.10.1-0.10.2 with the naive
+all-to-all, v0.11.0 with 'allgather_reducescatter', Triton fused experts, one node of NVLink GPUs): there this line is
+not made. A dense model's DP communicators are priced at those releases on one NVLink node, named elsewhere
+(`dp_communicators_not_modelled`). Elsewhere it says what is not priced and why: the corpus's
 one data-parallel start (vllm-project/recipes PR 12, Qwen3-Coder-480B-A35B-FP8 on 8 × H20 141 GB at DP 8 with expert
 parallelism, a v0.10.1 dev build) was planned 3.8 GiB above the KV it printed at both utilisations without them,
 1.9 GiB above with them.
@@ -23,16 +26,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kvtop.domain.deployment import BudgetTerm, Charge, Feature, TermInputs, TermState
-from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.dp_gather import dp_gather
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.dp_gather import COMMUNICATOR_ERAS, DISPATCH_ERAS, dp_communicators, dp_gather
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
 
 SOURCE = "fused_moe/layer.py `FusedMoE.forward_impl`, distributed/device_communicators/all2all.py"
-# The default all-to-all of a DP launch without --all2all-backend, by release (both gather the DP ranks' tokens)
-DISPATCH_ERAS: Eras[str | None] = Eras((
-    Era("", None, "not read before v0.10.1"),
-    Era("0.10.1", "naive", "envs.py:1021-1022 at v0.10.1.1 (VLLM_ALL2ALL_BACKEND, default 'naive'; also v0.10.2)"),
-    Era("0.11.0", "allgather_reducescatter", "envs.py at v0.11.0; config/parallel.py:152 at v0.14.0, :172 at v0.20.1"),
-))  # fmt: skip
+COMMUNICATOR_SOURCE = "v1/worker/gpu_worker.py `init_device`, forward_context.py `DPMetadata.num_tokens_across_dp`"
 
 
 def gathered_batch_term(inputs: TermInputs) -> BudgetTerm | None:
@@ -53,9 +54,30 @@ def gathered_batch_term(inputs: TermInputs) -> BudgetTerm | None:
         feature=Feature.EXPERT_PARALLEL, charge=Charge.RESERVE, state=TermState.NOT_MODELLED,
         label=f"MoE batch gathered over {replicas} DP ranks in the profile run",
         setting=f"--data-parallel-size {replicas}", source=SOURCE,
-        detail=f"{dispatch}: the fused experts' caches are sized for {replicas} × max_num_batched_tokens, and up to "
-               f"v0.10.x the DP group's NCCL communicator is charged as non-torch memory; neither is priced{unpriced}",
+        detail=f"{dispatch}: the fused experts' caches are sized for {replicas} × max_num_batched_tokens, and the DP "
+               f"group's NCCL communicators made after the worker's snapshot (its pynccl one to v0.10.x, torch's at "
+               f"the DP padding's all-reduce from v0.11.0) are charged as non-torch memory; neither is priced{unpriced}",
     )  # fmt: skip
+
+
+def dp_communicators_not_modelled(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion,
+                                  gpu_name: str | None, settings: LaunchSettings) -> str | None:  # fmt: skip
+    """The `EngineResult.not_modelled` line of DP replicas of a dense model whose DP group's NCCL communicators in
+    the profile's non-torch growth are not priced (`dp_gather.dp_communicators`); None for one replica, a MoE model
+    (its line is `gathered_batch_term`'s) or where priced. Nothing else of a dense model's profile changes with DP:
+    each rank runs its own `max_num_batched_tokens` (padded to the largest, all equal in the profile)."""
+    if model.moe is not None:
+        return None
+    found = dp_communicators(model, layout, version, gpu_name, settings)
+    if found is None or found.priced:
+        return None
+    era = COMMUNICATOR_ERAS.era(version)
+    made = {(True, False): "its pynccl communicator is made after the worker's snapshot, in the non-torch growth "
+                           f"({era.source})",
+            (False, True): "the DP padding's all-reduce makes torch's NCCL communicator on its device group in the "
+                           f"profile, in the non-torch growth ({era.source})"}.get(era.value or (False, False), era.source)
+    why = made if era.value is None else f"{made}: not priced ({found.why})"
+    return f"the DP group's NCCL communicators (--data-parallel-size {layout.replicas}, {COMMUNICATOR_SOURCE}): {why}"
 
 
 def gathered_batch_not_modelled(terms: Sequence[BudgetTerm]) -> str | None:

@@ -1,5 +1,6 @@
-"""vLLM's data-parallel MoE profile run, priced where its code was read: the MoE batch gathered over the DP ranks and
-the DP group's NCCL communicators (vLLM 0.10.1-0.10.2, the naive all-to-all, Triton fused experts, NVLink GPUs).
+"""vLLM's data-parallel profile run, priced where its code was read: a MoE's batch gathered over the DP ranks and the
+DP group's NCCL communicators (vLLM 0.10.1-0.10.2 with the naive all-to-all and v0.11.0 with 'allgather_reducescatter',
+v0.11.2-v0.12.0 too, Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators.
 
 The gathered batch. Each DP rank's `profile_run` runs `_dummy_run(max_num_batched_tokens)` (v1/worker/
 gpu_model_runner.py at v0.10.1.1; `get_dp_padding` pads every rank to the largest, all equal here), and every MoE
@@ -24,6 +25,32 @@ device group (parallel_state.py:454-467) makes torch's NCCL communicator during 
 same two (its pynccl communicator, its device group's torch communicator at the profile's first collective), which
 kvtop's fits measure on NVLink GPUs: the context fit's part beyond one rank and the non-torch fit's TP > 1 part. They
 stand in for the DP group's, each ± its own size (not measured on a DP group; NCCL's NVLS buffers not read).
+
+v0.11.0 (read in its wheel). The default all-to-all is 'allgather_reducescatter' (envs.py:1240-1246; no
+--all2all-backend flag yet; `FusedMoE.forward_impl` dispatches as before, fused_moe/layer.py:2001-2022):
+`AgRsAll2AllManager.dispatch` all-gathers the same dp × tokens rows of hidden states and
+router logits on the DP group (all2all.py:97-140, pynccl's `all_gatherv`, cuda_communicator.py:260-300), the
+unquantized experts run the same `fused_experts_impl` (fused_moe.py:1484-1706, caches and chunk as at v0.10.2), and
+`combine` reduce-scatters into a tensor of the rank's own rows (`reduce_scatterv`, cuda_communicator.py:186-220), not
+a second gathered one. FP8 block experts take DeepGEMM by default (`VLLM_USE_DEEP_GEMM` '1', envs.py:1148-1149;
+fp8.py:453-463): not read, named. The worker snapshots after the distributed init (gpu_worker.py:165-182), so the DP
+group's pynccl communicator is outside the budget; but the DP padding now all-reduces on the DP group's device group
+(`DPMetadata.num_tokens_across_dp`, forward_context.py:89-114, made by `set_forward_context` in every dummy run; on
+the Gloo CPU group at v0.10.2, forward_context.py:72-85), so torch's NCCL communicator on it is made in the profile,
+non-torch memory, for a dense model too (unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION, which a plan cannot see).
+v0.11.2 and v0.12.0 do the same from `_dummy_run`'s `coordinate_batch_across_dp` (v1/worker/dp_utils.py), and at
+v0.12.0 `--async-scheduling` moves it to Gloo (`ASYNC_PADDING_ON_GLOO`). Their MoE layer is v0.11.0's but for two
+things: v0.11.2 runs the shared experts after the routed ones (`SHARED_FIRST`), v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE
+is 16,384 (`FUSED_MOE_CHUNK`). v0.11.1 was not read.
+The non-torch fit's TP > 1 part stands in for it, as above.
+
+A dense model. DP changes nothing else of its profile: each rank runs its own `max_num_batched_tokens` (padded to
+the largest, all equal in the profile) through layers that do not gather. Its DP group's communicators are the ones
+above: the pynccl one at v0.10.1-0.10.2, torch's at the padding at v0.11.0 (`COMMUNICATOR_ERAS`). The Ray DP backend
+(`--data-parallel-backend ray`) runs the same engine core in a Ray actor (`DPEngineCoreActor` subclasses
+`DPEngineCoreProc`, v1/engine/core.py:1133-1193 at v0.11.0, only setting CUDA_VISIBLE_DEVICES first); at TP × PP = 1
+its executor stays in-process (config/parallel.py:447), the same worker and groups as mp's; at TP × PP > 1 it makes
+the executor Ray's (:465-468). kvtop still refuses the flag (flags_unmodelled.py).
 """
 
 from __future__ import annotations
@@ -34,6 +61,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.batching import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
@@ -44,15 +72,73 @@ from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
 SOURCE = "fused_moe/layer.py `FusedMoE.forward_impl`, all2all.py `NaiveAll2AllManager`, fused_moe.py `fused_experts_impl`"
-# Whether the gathered batch and the DP group's communicators are priced: the releases whose code was read
-PRICED_ERAS: Eras[bool] = Eras((
-    Era("", False, "not read before v0.10.1"),
-    Era("0.10.1", True, "read at v0.10.1.1 and v0.10.2: the naive all-to-all, fused_experts_impl, the snapshot "
-                        "before the distributed init"),
-    Era("0.11.0", False, "from v0.11.0 the default all-to-all is 'allgather_reducescatter' and the snapshot follows "
-                         "the distributed init: not read for sizes"),
+# The all-to-all a DP launch's MoE layers take without --all2all-backend, by release (every one gathers the DP ranks'
+# tokens onto each rank); the flag itself is not in v0.11.0's arg_utils.py (VLLM_ALL2ALL_BACKEND only)
+DISPATCH_ERAS: Eras[str | None] = Eras((
+    Era("", None, "not read before v0.10.1"),
+    Era("0.10.1", "naive", "envs.py:1021-1022 at v0.10.1.1 (VLLM_ALL2ALL_BACKEND, default 'naive'; also v0.10.2)"),
+    Era("0.11.0", "allgather_reducescatter", "envs.py:1240-1246 at v0.11.0; config/parallel.py:152 at v0.14.0, "
+                                             ":220 at v0.33.0"),
 ))  # fmt: skip
-FUSED_MOE_CHUNK = 32 * 1024  # VLLM_FUSED_MOE_CHUNK_SIZE, envs.py:616-617 at v0.10.1.1 (:629-630 at v0.10.2)
+# The all-to-all backends whose gathered batch was read, by release (the rest are named not modelled)
+PRICED_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "not read before v0.10.1"),
+    Era("0.10.1", frozenset({"naive"}), "read at v0.10.1.1 and v0.10.2: the naive all-to-all, fused_experts_impl, the "
+                                        "snapshot before the distributed init"),
+    Era("0.11.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.11.0: AgRsAll2AllManager (all2all.py:97-140), the same fused_experts_impl (fused_moe.py:1484-1706), "
+        "the snapshot after the distributed init (gpu_worker.py:165-182)"),
+    Era("0.11.1", frozenset(), "v0.11.1 not read"),
+    Era("0.11.2", frozenset({"allgather_reducescatter"}),
+        "read at v0.11.2 and v0.12.0: the same AgRsAll2AllManager (all2all.py:102-147 at v0.12.0), no modular kernel "
+        "for it (fused_moe/all2all_utils.py:67-73), the unquantized method's fused_experts (unquantized_fused_moe_method"
+        ".py:382-388 at v0.12.0)"),
+    Era("0.12.1", frozenset(), "not read after v0.12.0 (by v0.33.0 'naive' falls back to 'allgather_reducescatter', "
+                               "config/parallel.py:537-543, and the MoE layers run modular kernels)"),
+))  # fmt: skip
+# Whether the combine leaves a second gathered tensor: the naive all-reduce's out-of-place output (dp × tokens rows,
+# all2all.py:62-72 at v0.10.1.1) or reduce_scatterv's own rows only (cuda_communicator.py:186-220 at v0.11.0)
+COMBINE_GATHERED = {"naive": True, "allgather_reducescatter": False}
+# Whether FP8 block experts run DeepGEMM by default (VLLM_USE_DEEP_GEMM): its workspaces were not read
+DEEP_GEMM_DEFAULT: Eras[bool] = Eras((
+    Era("", False, "envs.py:974-975 at v0.10.2: VLLM_USE_DEEP_GEMM '0'"),
+    Era("0.11.0", True, "envs.py:1148-1149 at v0.11.0: VLLM_USE_DEEP_GEMM '1' (fp8.py:453-463 takes it on Hopper)"),
+))  # fmt: skip
+# Which of the DP group's NCCL communicators land in the profile's non-torch growth, by release: (its pynccl
+# communicator, made in the distributed init; torch's communicator on its device group, made lazily at its first
+# collective, here the DP padding's all-reduce). None: not read.
+COMMUNICATOR_ERAS: Eras[tuple[bool, bool] | None] = Eras((
+    Era("", None, "not read before v0.10.1"),
+    Era("0.10.1", (True, False), "gpu_worker.py:174-192 at v0.10.1.1: the snapshot before the distributed init; "
+                                 "forward_context.py:72-85 at v0.10.2: the DP padding on the Gloo CPU group"),
+    Era("0.11.0", (False, True), "gpu_worker.py:165-182 at v0.11.0: the snapshot after the distributed init; "
+                                 "forward_context.py:89-114 at v0.11.0: the DP padding all-reduces on the DP device "
+                                 "group (NCCL) unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION"),
+    Era("0.11.1", None, "v0.11.1 not read"),
+    Era("0.11.2", (False, True), "the same at v0.11.2 (gpu_worker.py:224-240; `_dummy_run`'s "
+                                 "coordinate_batch_across_dp, gpu_model_runner.py:3722, v1/worker/dp_utils.py:20-34) and "
+                                 "v0.12.0 (gpu_worker.py:216-232, gpu_model_runner.py:2790-2810)"),
+    Era("0.12.1", None, "not read after v0.12.0 (v0.33.0: the DP padding on Gloo where async scheduling is on, "
+                        "config/parallel.py:274, v1/worker/dp_utils.py:39-54)"),
+))  # fmt: skip
+# Whether --async-scheduling moves the DP padding to the Gloo CPU group (no NCCL communicator made in the profile)
+ASYNC_PADDING_ON_GLOO: Eras[bool] = Eras((
+    Era("", False, "engine/arg_utils.py at v0.11.2: async scheduling leaves the DP padding on NCCL"),
+    Era("0.12.0", True, "engine/arg_utils.py:1574-1578 at v0.12.0: async scheduling sets "
+                        "disable_nccl_for_dp_synchronization"),
+))  # fmt: skip
+# VLLM_FUSED_MOE_CHUNK_SIZE's default, the rows fused_experts_impl takes at a time
+FUSED_MOE_CHUNK: Eras[int] = Eras((
+    Era("", 32 * 1024, "envs.py:616-617 at v0.10.1.1, :629-630 at v0.10.2, :777-778 at v0.11.0, :778-780 at v0.11.2"),
+    Era("0.12.0", 16 * 1024, "envs.py:789-791 at v0.12.0"),
+))  # fmt: skip
+# Whether the shared experts run before the routed ones (their output held through them) or after (v0.11.2:
+# `forward_impl` calls them after `quant_method.apply`, fused_moe/layer.py:1757-1799; before again at v0.12.0, :1944)
+SHARED_FIRST: Eras[bool] = Eras((
+    Era("", True, "fused_moe/layer.py:2008-2013 at v0.11.0: shared_output before the dispatch"),
+    Era("0.11.1", False, "fused_moe/layer.py:1757-1799 at v0.11.2: after the routed experts (v0.11.1 not read)"),
+    Era("0.12.0", True, "fused_moe/layer.py:1944 at v0.12.0: 'Run shared experts before matrix multiply'"),
+))  # fmt: skip
 FP8_SCALE_GROUP = 128  # per_token_group_quant_fp8: one float32 scale per 128 inputs (the block's columns)
 SCALE_BYTES = 4
 TOPK_BYTES = 8  # select_experts: a float32 weight and an int32 id per token and chosen expert
@@ -68,41 +154,79 @@ class DpGather(BaseModel):
     why: str
 
 
+def dispatch_backend(version: ResolvedVersion, settings: LaunchSettings) -> str | None:
+    """The all-to-all a DP launch's MoE layers dispatch with: --all2all-backend, else the release's default."""
+    named = settings.flags.get("all2all-backend")
+    return named.lower() if isinstance(named, str) and named else DISPATCH_ERAS.era(version).value
+
+
+def _on_one_nvlink_node(layout: ParallelLayout, gpu_name: str | None, settings: LaunchSettings) -> bool:
+    """Whether the DP ranks share one node of NVLink GPUs, where the TP group's fitted parts were measured."""
+    local = settings.flags.get("data-parallel-size-local")
+    spread = settings.flags.get("nnodes") not in (None, "1") or (isinstance(local, str) and local != str(layout.dp))
+    return not spread and gpu_model_key(gpu_name) in NVLINK_GPUS
+
+
 def dp_gather(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion, gpu_name: str | None,
               settings: LaunchSettings) -> DpGather | None:  # fmt: skip
     """None where there is nothing to gather (one replica, a dense model); else whether kvtop prices it here."""
     if layout.replicas < 2 or model.moe is None:
         return None
-    if settings.flags.get("all2all-backend") not in (None, "naive"):
-        return DpGather(priced=False, why="an all-to-all backend other than the naive one")
-    era = PRICED_ERAS.era(version)
+    era, backend = PRICED_ERAS.era(version), dispatch_backend(version, settings)
     if not era.value:
         return DpGather(priced=False, why=f"vLLM {version.label}: {era.source}")
+    if backend not in era.value:
+        return DpGather(priced=False, why=f"the '{backend}' all-to-all: not read at vLLM {version.label}")
     capability = compute_capability(gpu_name)
-    if capability is None or not (8, 0) <= capability < (10, 0) or gpu_model_key(gpu_name) not in NVLINK_GPUS:
-        return DpGather(priced=False, why="priced on NVLink GPUs of compute capability 8.x-9.0 only (the Triton "
-                                          "experts; the TP group's communicators measured on NVLink)")  # fmt: skip
+    if capability is None or not (8, 0) <= capability < (10, 0) or not _on_one_nvlink_node(layout, gpu_name, settings):
+        return DpGather(priced=False, why="priced on one node of NVLink GPUs of compute capability 8.x-9.0 only (the "
+                                          "Triton experts; the TP group's communicators measured on NVLink)")  # fmt: skip
     quant = model.quant
     if not (quant.method == "none" or quant.method == "fp8" and quant.block == (128, 128)):
         return DpGather(priced=False, why=f"{quant.method} experts: only unquantized and FP8 128 × 128 block "
                                           "experts (fused_experts_impl) are read")  # fmt: skip
     if quant.method == "fp8" and capability < (8, 9):
         return DpGather(priced=False, why="FP8 experts below compute capability 8.9 run Marlin: not read")
+    deep_gemm = DEEP_GEMM_DEFAULT.era(version)
+    if quant.method == "fp8" and deep_gemm.value and capability >= (9, 0):
+        return DpGather(priced=False, why=f"FP8 block experts run DeepGEMM by default ({deep_gemm.source}): its "
+                                          "workspaces not read")  # fmt: skip
     return DpGather(priced=True, why=f"vLLM {version.label}: {era.source}")
 
 
-def gathered_forward_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> int:
+def dp_communicators(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion, gpu_name: str | None,
+                     settings: LaunchSettings) -> DpGather | None:  # fmt: skip
+    """None for one replica; else whether the DP group's communicators in the profile's non-torch growth are priced
+    (a MoE's with its gathered batch, `dp_gather`; a dense model's where their release was read, on one NVLink node)."""
+    if layout.replicas < 2:
+        return None
+    if model.moe is not None:
+        return dp_gather(model, layout, version, gpu_name, settings)
+    era = COMMUNICATOR_ERAS.era(version)
+    if era.value is None:
+        return DpGather(priced=False, why=f"vLLM {version.label}: {era.source}")
+    if not _on_one_nvlink_node(layout, gpu_name, settings):
+        return DpGather(priced=False, why="priced on one node of NVLink GPUs only (the TP group's communicators "
+                                          "that stand in are measured there)")  # fmt: skip
+    return DpGather(priced=True, why=f"vLLM {version.label}: {era.source}")
+
+
+def gathered_forward_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, backend: str = "naive", *,
+                           chunk_rows: int = 32 * 1024, shared_first: bool = True) -> int:  # fmt: skip
     """One rank's MoE layer at its largest in the DP profile (module docstring): the gathered hidden states (the
     experts' in-place output), router logits and top-k, a chunk's two caches and FP8 inputs, beside the rank's held
-    residual, normed input and shared experts' output; or the combine's all-reduce output beside them, the larger."""
+    residual, normed input and shared experts' output (held through the routed experts where they run first:
+    `SHARED_FIRST`); or the combine's output beside them (the naive all-reduce's gathered rows, reduce_scatterv's own
+    rows: `COMBINE_GATHERED`), the larger. `chunk_rows`: `FUSED_MOE_CHUNK` of the release."""
     moe = model.moe
     assert moe is not None
     dtype, hidden, topk = model.dtype_bytes, model.hidden_size, moe.experts_per_token
     gathered = layout.replicas * tokens
     split = 1 if layout.ep > 1 else max(layout.moe_shards, 1)  # EP: whole experts (config.py FusedMoEParallelConfig)
     gate_up = 2 * (moe.expert_intermediate_size // split)
-    chunk = min(gathered, FUSED_MOE_CHUNK)
-    held = HELD_ROWS * tokens * hidden * dtype + (tokens * hidden * dtype if moe.shared_intermediate_size else 0)
+    chunk = min(gathered, chunk_rows)
+    shared = tokens * hidden * dtype if moe.shared_intermediate_size else 0
+    held = HELD_ROWS * tokens * hidden * dtype
     multicast = gathered * hidden * dtype + gathered * moe.num_routed_experts * dtype
     caches = chunk * topk * max(gate_up, hidden) * dtype + chunk * topk * (gate_up // 2) * dtype
     quantized = 0
@@ -110,13 +234,17 @@ def gathered_forward_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int
         quantized = sum(rows * width + rows * ceil_div(width, FP8_SCALE_GROUP) * SCALE_BYTES
                         for rows, width in ((chunk, hidden), (chunk * topk, gate_up // 2)))  # fmt: skip
     experts = multicast + gathered * topk * TOPK_BYTES + caches + quantized
-    combine = multicast + gathered * hidden * dtype
-    return held + max(experts, combine)
+    combine = multicast + (gathered if COMBINE_GATHERED[backend] else tokens) * hidden * dtype
+    if shared_first:
+        return held + shared + max(experts, combine)
+    return held + max(experts, combine + shared)
 
 
-def _priced(inputs: CalibrationInputs) -> bool:
-    found = None if inputs.model is None else dp_gather(inputs.model, inputs.layout, inputs.version, inputs.gpu_name,
-                                                        inputs.settings)  # fmt: skip
+def _priced(inputs: CalibrationInputs, *, dense_too: bool = False) -> bool:
+    if inputs.model is None:
+        return False
+    find = dp_communicators if dense_too else dp_gather
+    found = find(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, inputs.settings)
     return found is not None and found.priced
 
 
@@ -125,7 +253,10 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
     if inputs.model is None or not _priced(inputs):
         return activation
     tokens = batch_limits(inputs)[0]
-    layer = gathered_forward_bytes(inputs.model, inputs.layout, tokens)
+    backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
+    layer = gathered_forward_bytes(inputs.model, inputs.layout, tokens, backend,
+                                   chunk_rows=FUSED_MOE_CHUNK.era(inputs.version).value,
+                                   shared_first=SHARED_FIRST.era(inputs.version).value)  # fmt: skip
     if layer <= activation.bytes:
         return activation
     return activation.model_copy(update={
@@ -136,15 +267,22 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
 
 
 def with_dp_communicators(estimate: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
-    """The non-torch growth with the DP group's two NCCL communicators where priced (module docstring): the context
-    fit's part beyond one rank and the non-torch fit's TP > 1 part stand in, each ± its own size."""
-    if not _priced(inputs):
+    """The non-torch growth with the DP group's NCCL communicators that this release makes inside it, where priced
+    (`COMMUNICATOR_ERAS`, module docstring): the context fit's part beyond one rank stands in for its pynccl
+    communicator, the non-torch fit's TP > 1 part for torch's on a device group, each ± its own size."""
+    era = COMMUNICATOR_ERAS.era(inputs.version).value
+    if era is None or inputs.model is None or not _priced(inputs, dense_too=True):
         return estimate
-    context, growth = fits.get("vllm.context"), fits.get(non_torch_key(inputs))
-    stand_ins = ((context, "pynccl communicator (made after the worker's snapshot)"),
-                 (growth, "torch communicator on its device group (made at the profile's first broadcast)"))
-    for fit, what in stand_ins:
-        if fit is None or len(fit.coefficients) < 2:
+    pynccl, padding = era
+    if padding and ASYNC_PADDING_ON_GLOO.era(inputs.version).value and async_scheduling(inputs.settings, inputs.version)[0]:
+        padding = False  # the padding's all-reduce on the Gloo CPU group: no NCCL communicator in the profile
+    broadcast = inputs.model.moe is not None and dispatch_backend(inputs.version, inputs.settings) == "naive"
+    made_by = "the profile's first broadcast" if broadcast else "the DP padding's first all-reduce"
+    stand_ins = ((fits.get("vllm.context"), pynccl, "pynccl communicator (made after the worker's snapshot)"),
+                 (fits.get(non_torch_key(inputs)), padding or broadcast,
+                  f"torch communicator on its device group (made at {made_by})"))
+    for fit, inside, what in stand_ins:
+        if fit is None or not inside or len(fit.coefficients) < 2:
             continue
         part = round(max(fit.coefficients[1], 0.0) * GIB)
         estimate = estimate.plus(part, part, why=f"+ {part / GIB:.2f} GiB ± as much for the DP group's {what}: "

@@ -1,0 +1,164 @@
+"""Data-parallel starts by release (dp_gather.py, dp_dispatch.py): v0.11.0's default all-to-all and DP padding, and
+DP replicas of a dense model.
+
+Expected values are vLLM's code and a real start. The code, read in the v0.11.0 wheel: `VLLM_ALL2ALL_BACKEND`
+defaults to 'allgather_reducescatter' (envs.py:1240-1246); `AgRsAll2AllManager.dispatch` all-gathers dp × tokens rows
+of hidden states and router logits and `combine` reduce-scatters them into the rank's own rows (all2all.py:97-140,
+cuda_communicator.py:186-220, 260-300); `fused_experts_impl` is v0.10.2's (fused_moe.py:1484-1706); FP8 block experts
+take DeepGEMM by default (envs.py:1148-1149 `VLLM_USE_DEEP_GEMM` '1'); the worker snapshots after the distributed init
+(gpu_worker.py:165-182), and the DP padding all-reduces on the DP group's device group (forward_context.py:89-114),
+where v0.10.2 used its Gloo CPU group (forward_context.py:72-85). The start: ray-project/kuberay#4366, Qwen2.5-0.5B at
+DP 2 over two one-T4 nodes at v0.11.0, printed 10.74 GiB of KV on each rank.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.vllm.calibration import FITS
+from kvtop.domain.engines.vllm.dp_gather import gathered_forward_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
+from tests.data_paths import CONFIGS, DATA
+
+MIB = 1 << 20
+H100 = 81559 * MIB  # nvidia-smi's total of an H100 80GB HBM3
+T4 = 15360 * MIB
+KUBERAY_LOGGED_KV_GIB = 10.74  # kuberay#4366: 'Available KV cache memory: 10.74 GiB' on both ranks
+
+
+def load(path: str) -> ModelSpec:
+    return model_from_config(json.loads(path_text(path)), source=path)
+
+
+def path_text(path: str) -> str:
+    return (DATA / path).read_text() if path.startswith("calibration/") else (CONFIGS / path).read_text()
+
+
+QWEN3_30B = load("Qwen--Qwen3-30B-A3B.json")  # bf16, hidden 2,048, 128 experts, top-8, expert intermediate 768
+QWEN3_CODER_480B_FP8 = load("calibration/configs/Qwen--Qwen3-Coder-480B-A35B-Instruct-FP8.RECONSTRUCTED.json")
+LLAMA8B = load("meta-llama--Llama-3.1-8B-Instruct.json")
+QWEN25_05B = load("calibration/configs/Qwen--Qwen2.5-0.5B.RECONSTRUCTED.json")
+
+
+def capacity(model: ModelSpec, flags: list[str], gpu: str = "H100", total: int = H100) -> CapacityPlan:
+    settings = parse_flags("vllm", flags, strict=True)
+    return planned_capacity(model, settings, gpu_total_bytes=total, gpu_name=gpu, measured=MeasuredInputs())
+
+
+def non_torch(plan: CapacityPlan) -> int:
+    term = plan.estimate.term(Term.NON_TORCH)
+    assert term is not None
+    return term.bytes
+
+
+def dp_lines(plan: CapacityPlan) -> list[str]:
+    return [line for line in plan.ledger.not_modelled if "DP" in line]
+
+
+CONSTANT = FITS["vllm.non_torch.v1"].coefficients[0]
+PYNCCL_PART = FITS["vllm.context"].coefficients[1]  # stands in for the DP group's pynccl communicator
+TORCH_PART = FITS["vllm.non_torch.v1"].coefficients[1]  # for torch's on a device group
+
+
+def test_allgather_reducescatter_combines_into_the_ranks_own_rows() -> None:
+    """Qwen3-30B-A3B at DP 8 with EP, 8,192 tokens a rank: 65,536 rows gathered (all_gatherv), two chunks of 32,768
+    through the experts, and a combine whose output is the rank's 8,192 rows, not the naive all-reduce's 65,536."""
+    held = 2 * 8192 * 2048 * 2
+    gathered = 65536 * 2048 * 2 + 65536 * 128 * 2  # all_gatherv's hidden states and router logits
+    experts = gathered + 65536 * 8 * (4 + 4) + 32768 * 8 * max(1536, 2048) * 2 + 32768 * 8 * 768 * 2
+    layout = ParallelLayout(dp=8, ep=8)
+    agrs = gathered_forward_bytes(QWEN3_30B, layout, 8192, "allgather_reducescatter")
+    assert agrs == held + max(experts, gathered + 8192 * 2048 * 2)
+    naive = gathered_forward_bytes(QWEN3_30B, layout, 8192, "naive")
+    assert naive == held + max(experts, gathered + 65536 * 2048 * 2)
+
+
+def test_v0110_unquantized_moe_is_priced_with_the_padding_communicator_alone() -> None:
+    """At v0.11.0 the DP group's pynccl communicator precedes the snapshot: only torch's, made at the DP padding's
+    all-reduce, is charged; at v0.10.2 (naive dispatch) both are."""
+    later = capacity(QWEN3_30B, ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.11.0"])
+    assert not dp_lines(later)
+    assert abs(non_torch(later) - (CONSTANT + TORCH_PART) * GIB) <= 2
+    earlier = capacity(QWEN3_30B, ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.10.2"])
+    assert abs(non_torch(earlier) - (CONSTANT + PYNCCL_PART + TORCH_PART) * GIB) <= 2
+
+
+def test_v0110_fp8_block_experts_are_named_for_deepgemm() -> None:
+    plan = capacity(QWEN3_CODER_480B_FP8, ["-dp", "8", "--enable-expert-parallel", "--max-model-len", "32768",
+                                           "--engine-version", "0.11.0"], gpu="H20", total=143771 * MIB)  # fmt: skip
+    lines = dp_lines(plan)
+    assert len(lines) == 1 and "'allgather_reducescatter'" in lines[0] and "DeepGEMM" in lines[0]
+    assert abs(non_torch(plan) - CONSTANT * GIB) <= 2
+
+
+def test_dense_dp_charges_the_communicator_its_release_makes_after_the_snapshot() -> None:
+    """Llama-3.1-8B at DP 2 on one H100 node: v0.10.2 its pynccl communicator, v0.11.0 torch's at the DP padding;
+    v0.13.0 not read: named, nothing charged."""
+    alone = non_torch(capacity(LLAMA8B, ["--engine-version", "0.11.0"]))
+    assert abs(alone - CONSTANT * GIB) <= 2
+    v0102 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.10.2"])
+    assert not dp_lines(v0102) and abs(non_torch(v0102) - (CONSTANT + PYNCCL_PART) * GIB) <= 2
+    v0110 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.11.0"])
+    assert not dp_lines(v0110) and abs(non_torch(v0110) - (CONSTANT + TORCH_PART) * GIB) <= 2
+    v0130 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.13.0"])
+    lines = dp_lines(v0130)
+    assert len(lines) == 1 and "not read after v0.12.0" in lines[0] and non_torch(v0130) == alone
+
+
+def test_kuberay_4366_dense_dp_over_two_nodes_is_named_and_unpriced() -> None:
+    """Two one-T4 nodes (no NVLink, DP ranks apart): the padding's communicator is named, the plan is DP 1's, and it
+    lands within 5 % of the 10.74 GiB both ranks printed."""
+    flags = ["--data-parallel-size", "2", "--data-parallel-size-local", "1", "--engine-version", "0.11.0"]
+    plan = capacity(QWEN25_05B, flags, gpu="T4", total=T4)
+    lines = dp_lines(plan)
+    assert len(lines) == 1 and "DP padding's all-reduce" in lines[0] and "one node of NVLink GPUs" in lines[0]
+    alone = capacity(QWEN25_05B, ["--engine-version", "0.11.0"], gpu="T4", total=T4)
+    assert plan.ledger.engine.kv_budget_bytes == alone.ledger.engine.kv_budget_bytes
+    assert abs(plan.ledger.engine.kv_budget_bytes / GIB / KUBERAY_LOGGED_KV_GIB - 1) < 0.05
+
+
+def test_v0112_and_v0120_pad_on_nccl_unless_async_scheduling_moves_it_to_gloo() -> None:
+    """v0.11.2 and v0.12.0's `_dummy_run` coordinates the DP padding on the DP device group (v1/worker/dp_utils.py);
+    v0.12.0's --async-scheduling sets disable_nccl_for_dp_synchronization (engine/arg_utils.py:1574-1578): Gloo, no
+    communicator in the profile, nothing charged and nothing named."""
+    for version in ("0.11.2", "0.12.0"):
+        plan = capacity(LLAMA8B, ["-dp", "2", "--engine-version", version])
+        assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
+    gloo = capacity(LLAMA8B, ["-dp", "2", "--async-scheduling", "--engine-version", "0.12.0"])
+    assert not dp_lines(gloo) and abs(non_torch(gloo) - CONSTANT * GIB) <= 2
+    still_nccl = capacity(LLAMA8B, ["-dp", "2", "--async-scheduling", "--engine-version", "0.11.2"])
+    assert abs(non_torch(still_nccl) - (CONSTANT + TORCH_PART) * GIB) <= 2
+
+
+def test_v0112_and_v0120_layers_by_their_code() -> None:
+    """v0.12.0's chunk is 16,384 rows (envs.py:789-791); v0.11.2 runs shared experts after the routed ones
+    (fused_moe/layer.py:1757-1799), so their output sits beside the combine, not the experts' caches. A Qwen3-30B-A3B
+    given a 768-wide shared expert at DP 8, 8,192 tokens a rank."""
+    moe = QWEN3_30B.moe
+    assert moe is not None
+    shared_model = QWEN3_30B.model_copy(update={"moe": moe.model_copy(update={"shared_intermediate_size": 768})})
+    layout = ParallelLayout(dp=8, ep=8)
+    held, shared = 2 * 8192 * 2048 * 2, 8192 * 2048 * 2
+    gathered = 65536 * 2048 * 2 + 65536 * 128 * 2
+    topk = 65536 * 8 * (4 + 4)
+    experts_16k = gathered + topk + 16384 * 8 * 2048 * 2 + 16384 * 8 * 768 * 2
+    combine = gathered + 8192 * 2048 * 2
+    assert gathered_forward_bytes(shared_model, layout, 8192, "allgather_reducescatter", chunk_rows=16384) == (
+        held + shared + max(experts_16k, combine))
+    experts_32k = gathered + topk + 32768 * 8 * 2048 * 2 + 32768 * 8 * 768 * 2
+    assert gathered_forward_bytes(shared_model, layout, 8192, "allgather_reducescatter", shared_first=False) == (
+        held + max(experts_32k, combine + shared))
+
+
+def test_v0111_is_named_and_v0120_unquantized_moe_priced() -> None:
+    flags = ["-dp", "2", "--enable-expert-parallel"]
+    assert not dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.12.0"]))
+    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.11.1"]))
+    assert len(unread) == 1 and "v0.11.1 not read" in unread[0]
