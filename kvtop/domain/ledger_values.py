@@ -109,6 +109,12 @@ class Ledger(BaseModel):
         return self.measured.gpu_total_origin
 
     @property
+    def shown_total_origin(self) -> GpuTotalOrigin | None:
+        """The origin every view says for `gpu_total_bytes`, the budget's first line's decision
+        (`MeasuredInputs.shown_total_origin`): said or inferred; None only for a measured total no chooser described."""
+        return self.measured.shown_total_origin(self.gpu_name, self.gpu_total_bytes)
+
+    @property
     def engine_total_bytes(self) -> int:
         """The total the engines size from (CUDA's): measured on a live GPU (NVML v2's total less its reserved) or
         given (--gpu-memory), else the per-model fit the ledger was calibrated with, else `gpu_total_bytes`."""
