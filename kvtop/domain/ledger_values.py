@@ -105,7 +105,7 @@ class Ledger(BaseModel):
     @property
     def gpu_total_origin(self) -> GpuTotalOrigin | None:
         """Where `gpu_total_bytes` came from (--gpu's table, --gpu-memory), as its chooser said it (`plan` does);
-        None where it did not (a snapshot's ledger): then nothing says what the total is."""
+        None where it did not (a snapshot's ledger); what views say of the total is `shown_total_origin`."""
         return self.measured.gpu_total_origin
 
     @property
