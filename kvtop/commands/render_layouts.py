@@ -82,7 +82,7 @@ def layouts_text(plans: Sequence[LayoutPlan]) -> str:
     if solved is not None:
         lines += [
             f"{solved.model.name}  ·  {display_name(solved.settings.engine)} {solved.version.label}  ·  "
-            f"{gpu_shown(solved.gpu_name, solved.gpu_total_bytes, solved.gpu_total_origin)}  ·  KV {solved.kv_format}  ·  "
+            f"{gpu_shown(solved.gpu_name, solved.gpu_total_bytes, solved.shown_total_origin)}  ·  KV {solved.kv_format}  ·  "
             f"context {solved.context_length:,}",
             "",
         ]

@@ -56,7 +56,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "version_detail": ledger.version.detail, "model": ledger.model.name, "model_source": ledger.model.source,
         "layout": ledger.layout.model_dump() | {"gpus": ledger.layout.gpus, "attn_tp": ledger.layout.attn_tp},
         "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes, "total_is": total_is(ledger),
-                "memory_variant": memory_variant_note(ledger.gpu_name, ledger.gpu_total_origin),
+                "memory_variant": memory_variant_note(ledger.gpu_name, ledger.shown_total_origin),
                 "engine_total_bytes": ledger.engine_total_bytes, "engine_total_source": ledger.engine_total_source},
         "kv_cache_dtype": ledger.kv_format, "context_length": ledger.context_length, "page_size": e.page_size,
         "token_capacity": e.token_capacity, "swa_token_capacity": e.swa_token_capacity,
@@ -209,15 +209,16 @@ def _row_bytes(num_bytes: int) -> str:
 
 def gpu_shown(name: str | None, total_bytes: int, origin: GpuTotalOrigin | None) -> str:
     """'H100 (79.65 GiB, nvidia-smi's total)': the GPU a header names, with what its total is (`gpus.total_said`
-    of the origin the plan's inputs said), apart from the CUDA total a calibrated budget sizes from ('GPU memory
-    as CUDA reports it', 79.19 GiB); the bare total where no origin was said."""
+    of the origin every view says, `Ledger.shown_total_origin`), apart from the CUDA total a calibrated budget sizes
+    from ('GPU memory as CUDA reports it', 79.19 GiB); the bare total for a measured one no chooser described."""
     said = f", {total_said(name, origin)}" if origin is not None else ""
     return f"{name or 'GPU'} ({fmt_gib(total_bytes)}{said})"
 
 
 def total_is(ledger: Ledger) -> str | None:
-    """What the ledger's GPU total is, as the header says it (`gpu.total_is`); None where no origin was said."""
-    origin = ledger.gpu_total_origin
+    """What the ledger's GPU total is, as the header and the budget's first line say it (`gpu.total_is`:
+    `Ledger.shown_total_origin`); None only for a measured total no chooser described."""
+    origin = ledger.shown_total_origin
     return None if origin is None else total_said(ledger.gpu_name, origin)
 
 
@@ -226,7 +227,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     e, m = ledger.engine, ledger.model
     lines = [
         f"{m.name}  ·  {display_name(e.engine)} {ledger.version.label}  ·  {ledger.layout.describe()} on {ledger.layout.gpus}× "
-        f"{gpu_shown(ledger.gpu_name, ledger.gpu_total_bytes, ledger.gpu_total_origin)}  ·  KV {ledger.kv_format}  ·  "
+        f"{gpu_shown(ledger.gpu_name, ledger.gpu_total_bytes, ledger.shown_total_origin)}  ·  KV {ledger.kv_format}  ·  "
         f"context {ledger.context_length:,}",
         "",
     ]
@@ -419,7 +420,7 @@ def plan_text(plan: CapacityPlan) -> str:
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
     check = architecture_check(plan.ledger)
     said = [check.message] if check.state != "registered" else []  # served otherwise, or not checked
-    said += [variant] if (variant := memory_variant_note(ledger.gpu_name, ledger.gpu_total_origin)) else []
+    said += [variant] if (variant := memory_variant_note(ledger.gpu_name, ledger.shown_total_origin)) else []
     flags = next((i for i, line in enumerate(lines) if line.startswith("engine flags:")), len(lines))
     lines[flags:flags] = [f"note: {line}" for line in said]  # beside the notes
     return qualified("\n".join([*lines[:budget], *terms, "", *lines[budget:]]), ledger.engine.engine)

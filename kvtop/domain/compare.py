@@ -183,7 +183,7 @@ def compare_engines(
         layout=layout_from_settings(settings),
         gpu_total_bytes=gpu_total_bytes,
         gpu_name=gpu_name,
-        gpu_total_origin=measured.gpu_total_origin,
+        gpu_total_origin=measured.shown_total_origin(gpu_name, gpu_total_bytes),
         context_length=_reference_context(model, settings, engines[0], reference),
         kv_cache_dtype=settings.kv_cache_dtype,
         reference=engines[0],

@@ -59,8 +59,18 @@ class EstimateRun:
     gpu_name: str | None
     load_mtp: bool
     desktop: bool = False  # a desktop shares the card (`MeasuredInputs.desktop`): the estimate's low end takes it
-    gpu_total_source: TermSource = "measured"  # where `gpu_total_bytes` came from (`explain_request.gpu_total_source`)
+    # where `gpu_total_bytes` came from (`ExplainRequest.solved_total`); None: what its origin makes it (`total_source`)
+    gpu_total_source: TermSource | None = None
     gpu_total_origin: GpuTotalOrigin | None = None  # and who chose it (`ExplainRequest.gpu_total_origin`)
+
+    @property
+    def total_source(self) -> TermSource:
+        """Where the run's total came from: as its caller said (`ExplainRequest.solved_total`), else by the one rule
+        of its origin (`gpus.total_origin`, `_total_given`): measured where it is the engine's own total, assumed
+        where it is a table's or a larger variant's nvidia-smi figure (never 'measured' by default)."""
+        if self.gpu_total_source is not None:
+            return self.gpu_total_source
+        return "measured" if _total_given(self) else "assumed"
 
     def solve(self, measured: MeasuredInputs) -> Ledger:
         """The engine's budget for `measured`, every term it leaves unsaid at the figure `plan` charges for this start
@@ -92,7 +102,7 @@ class EstimateRun:
 
     def _predict(self, measured: MeasuredInputs) -> Ledger:
         if measured.gpu_total_bytes == self.gpu_total_bytes:  # the GPU named, labelled as its total came
-            measured = measured.with_estimated("gpu_total_bytes", self.gpu_total_source)
+            measured = measured.with_estimated("gpu_total_bytes", self.total_source)
         if measured.gpu_total_origin is None and self.gpu_total_origin is not None:
             measured = measured.model_copy(update={"gpu_total_origin": self.gpu_total_origin})
         return predict(

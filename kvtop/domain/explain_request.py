@@ -51,3 +51,14 @@ class ExplainRequest(BaseModel):
             return "assumed"
         origin = total_origin(self.gpu_name, self.gpu_total_bytes, self.gpu_total_origin)
         return "measured" if origin.is_engines_total else "assumed"
+
+    def solved_total(self, stated: int | None) -> tuple[TermSource, GpuTotalOrigin | None]:
+        """Where the total an explainer solves with came from, as (source, origin): the log's own where it prints
+        one (`stated`: CUDA's, which the engine measured, no chooser's origin), else this request's
+        (`gpu_total_source`, `gpu_total_origin`; a stand-in assumed). One answer for every engine's `EstimateRun`,
+        so that a log's total is never labelled as --gpu's table figure nor a table figure as measured."""
+        if stated is not None:
+            return "measured", None
+        if self.gpu_total_bytes is None:  # no total: a stand-in, which no chooser's origin describes
+            return "assumed", None
+        return self.gpu_total_source, self.gpu_total_origin

@@ -105,8 +105,14 @@ class Ledger(BaseModel):
     @property
     def gpu_total_origin(self) -> GpuTotalOrigin | None:
         """Where `gpu_total_bytes` came from (--gpu's table, --gpu-memory), as its chooser said it (`plan` does);
-        None where it did not (a snapshot's ledger): then nothing says what the total is."""
+        None where it did not (a snapshot's ledger); what views say of the total is `shown_total_origin`."""
         return self.measured.gpu_total_origin
+
+    @property
+    def shown_total_origin(self) -> GpuTotalOrigin | None:
+        """The origin every view says for `gpu_total_bytes`, the budget's first line's decision
+        (`MeasuredInputs.shown_total_origin`): said or inferred; None only for a measured total no chooser described."""
+        return self.measured.shown_total_origin(self.gpu_name, self.gpu_total_bytes)
 
     @property
     def engine_total_bytes(self) -> int:

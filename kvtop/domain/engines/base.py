@@ -103,6 +103,14 @@ class MeasuredInputs(BaseModel):
         (`gpus.total_origin`)."""
         return total_origin(gpu_name, gpu_total_bytes, self.gpu_total_origin)
 
+    def shown_total_origin(self, gpu_name: str | None, gpu_total_bytes: int) -> GpuTotalOrigin | None:
+        """THE origin every view says for the GPU total (the budget's first line, `plan`'s and a snapshot's header,
+        the JSON's `gpu.total_is`): its chooser's; else, for a total nothing measured, the one `gpus.total_origin`
+        reads from its bytes; None for a measured total no chooser described (a log's: said as measured)."""
+        if self.gpu_total_origin is None and self.is_measured("gpu_total_bytes"):
+            return None
+        return self.total_origin(gpu_name, gpu_total_bytes)
+
     def estimate_source(self, field: MeasuredField) -> TermSource | None:
         """Where a figure set here came from when it was estimated, not measured (None: measured, or not set)."""
         found = next((source for name, source in self.estimated if name == field), None)
@@ -341,9 +349,9 @@ class EngineInputs(BaseModel):
         figure, else '(--gpu-memory)' (`gpus.total_said` of the origin its chooser said, as `plan`'s header); a
         measured total (the operator's --gpu-memory, NVML) is plain 'GPU memory', its step marked measured (explain
         names a log's as logged)."""
-        if self.measured.is_measured("gpu_total_bytes"):
+        origin = self.measured.shown_total_origin(self.gpu_name, self.gpu_total_bytes)
+        if self.measured.is_measured("gpu_total_bytes") or origin is None:
             return "GPU memory"
-        origin = self.measured.total_origin(self.gpu_name, self.gpu_total_bytes)
         return f"GPU memory ({total_said(self.gpu_name, origin)})"
 
     @property

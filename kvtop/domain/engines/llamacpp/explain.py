@@ -208,8 +208,7 @@ def explain(request: ExplainRequest) -> Explanation:
                                f"{device.total.text} MiB total, {device.free.text} MiB free before the load (measured)")
     total = stated or gpu_total_bytes or PLACEHOLDER_GPU_BYTES
     if stated is not None or gpu_total_bytes is not None:  # the GPU known: whether it fits is solved on plan's terms
-        origin = None if stated is not None else request.gpu_total_origin
-        source = "measured" if stated is not None else request.gpu_total_source
+        source, origin = request.solved_total(stated)
         run = EstimateRun(model, settings, total, gpu_name, load_mtp, request.given.desktop, source,
                           gpu_total_origin=origin)  # fmt: skip
         ledger = run.solve(MeasuredInputs(gpu_total_bytes=stated, free_before_load_bytes=free))

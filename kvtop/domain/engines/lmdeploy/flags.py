@@ -129,7 +129,11 @@ class LmdeployFlags:
     # `--api-keys k1 k2` (ArgumentHelper.api_keys: nargs='*', lmdeploy/cli/utils.py:235, from v0.2.2; still at
     # v0.16.0, utils.py:371): not a flag kvtop models, but a launch line's second key is its value, not a positional
     list_valued: frozenset[str] = frozenset({"--api-keys"})
-    secret_flags: frozenset[str] = frozenset({"--api-keys"})  # the keys above, several
+    # the keys above, several; and `lmdeploy serve api_client`'s one `--api-key` (cli/serve.py, v0.2.2:163 to
+    # v0.9.2.post1:213, gone at v0.10.0; InternLM/lmdeploy@4a28f127, @ca83b507). No other flag of lmdeploy's CLI takes a
+    # secret up to v0.16.0 (cli/serve.py, cli/utils.py, cli/cli.py, cli/chat.py, cli/lite.py; @1208bf00): the Hugging
+    # Face token is read from HF_TOKEN, never a flag (`--hf-token` is masked as vLLM's and llama.cpp's)
+    secret_flags: frozenset[str] = frozenset({"--api-keys", "--api-key"})
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too

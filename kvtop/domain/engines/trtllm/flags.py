@@ -199,7 +199,11 @@ class TrtllmFlags:
     unmodelled: frozenset[str] = frozenset()
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
-    secret_flags: frozenset[str] = frozenset()  # no flag kvtop reads takes a secret
+    # no flag of TensorRT-LLM's CLIs takes a secret: trtllm-serve's `serve`, `grpc`, `mm_embedding_serve` and
+    # `disaggregated` options (tensorrt_llm/commands/serve.py, NVIDIA/TensorRT-LLM@00209af1), their shared
+    # common_llm_options.py (@1f719075) and trtllm-bench's (commands/bench.py, @0c9a37db) name none; an API key was
+    # asked for in NVIDIA/TensorRT-LLM#9950 (2025-12) and not added. A hub token comes from HF_TOKEN (masked by its name)
+    secret_flags: frozenset[str] = frozenset()
     # llm_args.py: max_gpu_total_bytes 0 is "unset" (the fraction decides)
     specials: Mapping[str, tuple[int, str]] = {"max_gpu_total_bytes": (0, "leaves it unset")}
     choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}

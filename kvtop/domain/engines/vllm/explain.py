@@ -330,8 +330,9 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     if settings.context_length is None and logged.context_length is not None:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     if available is None and from_flags is None and gpu_total_bytes is not None and not missing:
-        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop,
-                          gpu_total_origin=request.gpu_total_origin)
+        source, origin = request.solved_total(stated)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, given.desktop, source,
+                          gpu_total_origin=origin)
         return _with_estimate(log, logged, run, notes, stated)
     if available is None and from_flags is None:
         missing.append(
@@ -406,7 +407,8 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     )  # fmt: skip
     result = result.model_copy(update={"notes": tuple(notes)})
     if available is not None:  # Ray folded a tighter worker's figure away: estimate it within its bounds
-        run = EstimateRun(model, settings, total, gpu_name, load_mtp, gpu_total_origin=request.gpu_total_origin)
+        source, origin = request.solved_total(stated)  # the log's total, --gpu's, or a stand-in (assumed)
+        run = EstimateRun(model, settings, total, gpu_name, load_mtp, gpu_total_source=source, gpu_total_origin=origin)
         rank = ranked.rank.label if ranked else None
         result = hidden_tighter_worker(result, log, run, available.value_bytes, rank)
     return result
