@@ -18,6 +18,7 @@ from kvtop.ui.ledger_rows import rank_ledger
 from kvtop.ui.screens.ledger import summary_lines, table_lines
 from kvtop.ui.widgets.node_header import engine_line
 from tests.data_paths import CASES, CONFIGS
+from tests.ui.helpers import open_planner, shown
 
 LOG = CASES / "vllm/file29429054722-v041-llama3-8b-3090/engine.log"
 LOGGED_TOKENS = 2_358 * 16  # '# GPU blocks: 2358' × vLLM's 16-token block
@@ -60,3 +61,11 @@ def test_a_capacity_the_endpoint_reports_stays_live(tmp_path: Path) -> None:
     assert f"/ {view.engine.live.token_capacity:,} live" in engine_line(view).plain
     ledger = rank_ledger(state, 0)
     assert ledger is not None and "engine reports" in summary_lines(ledger, state).plain
+
+
+async def test_the_planner_calls_the_logs_capacity_logged(make_app, tmp_path: Path) -> None:
+    app = make_app(snapshot(tmp_path, "unreachable"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_planner(pilot)
+        table = shown(screen, "#plan-result")
+        assert f"engine logged{'':4}{LOGGED_TOKENS:>12,}" in table and "engine reports" not in table
