@@ -86,10 +86,11 @@ def with_logged_capacity(
             )
         except KvtopError as error:  # the geometry cannot be rebuilt for these settings: not checked
             return node, f"the engine log {log.source} could not be checked against {target.engine_id} ({error}): not attached"
-        differ = [check.name for check in checks if not check.within_rounding]
-        if differ:
+        differ = "/".join(check.name for check in checks if not check.within_rounding)
+        if differ:  # 'a KV block size', 'a KV size' (TensorRT-LLM's check is the pool's: not 'a KV KV')
+            what = differ if differ.startswith("KV") else f"KV {differ}"
             return node, (
-                f"the engine log {log.source} printed a KV {'/'.join(differ)} that {ledger.model.name} "
+                f"the engine log {log.source} printed a {what} size that {ledger.model.name} "
                 f"does not give ({target.engine_id}): a log of another model or layout, not attached"
             )
     read = f"token capacity from the engine log {log.source}" + (

@@ -49,6 +49,7 @@ class RankObserved(BaseModel):
     unattributed_bytes: int = 0  # pids kvtop cannot see (containers)
     server_bytes: int = 0  # this engine's server processes here (their own CUDA context): no rank's
     token_capacity: int | None = None  # as the engine reports it (metrics / server info / log)
+    token_capacity_logged: bool = False  # that figure is the startup log's (--engine-log), not the endpoint's
     kv_usage_fraction: float | None = None
     weights_bytes: int | None = None  # as the engine reports it
     kv_pool_bytes: int | None = None  # as the engine reports it
@@ -321,6 +322,7 @@ def _observed(gpu: GpuObservation, process: GpuProcess, engine: EngineInstance) 
         token_capacity=(
             live_rank.token_capacity if live_rank and live_rank.token_capacity else live.token_capacity
         ),
+        token_capacity_logged=not (live_rank and live_rank.token_capacity) and live.token_capacity_logged,
         kv_usage_fraction=(
             live_rank.kv_usage_fraction
             if live_rank and live_rank.kv_usage_fraction is not None

@@ -444,6 +444,7 @@ class KvtopApp(KvtopBaseApp):
             gpu_total_bytes=basis.gpu_total_bytes,
             gpu_name=basis.gpu_name,
             live_token_capacity=view.engine.live.token_capacity,
+            live_token_capacity_logged=view.engine.live.token_capacity_logged,
             measured=basis.measured,
             node_gpus=len(snapshot.observation.gpus),
             draft=basis.draft,

@@ -58,7 +58,7 @@ def test_a_log_of_another_model_is_not_attached_and_says_so(tmp_path: Path) -> N
     log = CASES / "lmdeploy/lmdeploy-3411-internvl25-8b-a100-80g/engine.log"  # InternVL2.5-8B: 8 MB blocks
     snapshot = DemoSource.open(str(one_engine_node(tmp_path)), engine_log=log).collect_at(0)
     (view,) = snapshot.engines
-    assert snapshot.notice is not None and "printed a KV block that llama-3-70b does not give" in snapshot.notice
+    assert snapshot.notice is not None and "printed a KV block size that llama-3-70b does not give" in snapshot.notice
     assert {r.capacity.actual_source for r in view.ranks if r.capacity} == {CapacitySource.PREDICTED}
 
 

@@ -25,6 +25,7 @@ class PlanBasis:
     gpu_total_bytes: int
     gpu_name: str | None
     live_token_capacity: int | None
+    live_token_capacity_logged: bool = False  # the figure is the startup log's (--engine-log), not the endpoint's
     start_settings: LaunchSettings | None = None  # where the fields start (None: the live settings)
     start_label: str | None = None  # what the start is, e.g. "fix of “16-bit KV where the engine supports FP8 KV”"
     measured: MeasuredInputs = dataclasses.field(default_factory=MeasuredInputs)  # what the GPUs measure now

@@ -40,6 +40,7 @@ def short_model_name(name: str) -> str:
 def engine_line(view: EngineView, compact: bool = False) -> Content:
     """'sglang:4242 · Meta-Llama-3-70B · TP8 · tokens 1,127,125 predicted (clean 1,255,785) / 1,127,125 live · …'.
 
+    "live" reads "from the log" where the figure is the engine log's (`--engine-log`), not its endpoint's.
     "predicted" is the explained ledger's figure (every measured cause applied: what the engine should
     hold now, as the findings and the planner have it); "clean" the same launch on empty GPUs."""
     engine = view.engine
@@ -62,7 +63,9 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
     live = engine.live
     if live.token_capacity is not None:
         mismatch = predicted is not None and live.token_capacity != predicted.token_capacity
-        parts.append((f" / {fmt_tokens(live.token_capacity)} live", "bold $warning" if mismatch else ""))
+        # a figure read from the startup log (--engine-log) is no live reading: say where it came from
+        said = ("logged" if compact else "from the log") if live.token_capacity_logged else "live"
+        parts.append((f" / {fmt_tokens(live.token_capacity)} {said}", "bold $warning" if mismatch else ""))
     if live.kv_usage_fraction is not None and not view.ranks:  # no rank row to show the engine's own usage
         parts.append(f" · KV {live.kv_usage_fraction:.0%} used")
     if live.token_capacity is None and live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):

@@ -264,8 +264,11 @@ def host_tier_line(host: HostTierFit) -> Content:
     return Content.assemble((f"{'host KV':<{LABEL_WIDTH}}", "$text-muted"), (f"{mark}{host.reason}", style))
 
 
-def outcome_table(outcome: PlanOutcome, live_tokens: int | None, host: HostTierFit | None = None) -> Content:
-    """The before → after table; `host` the edit's host KV tier against the node's host memory, where it has one."""
+def outcome_table(
+    outcome: PlanOutcome, live_tokens: int | None, host: HostTierFit | None = None, *, logged: bool = False
+) -> Content:
+    """The before → after table; `host` the edit's host KV tier against the node's host memory, where it has one;
+    `logged`: `live_tokens` is the startup log's figure (--engine-log), said 'engine logged', not 'engine reports'."""
     before, after = outcome.before, outcome.after
     lines = [
         Content.styled(
@@ -301,7 +304,7 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None, host: HostTierF
     if live_tokens is not None:  # the live engine's own figure: its model at its settings, the before column's
         lines.append(
             Content.assemble(
-                (f"{'engine reports':<{LABEL_WIDTH}}", "$text-muted"),
+                (f"{'engine logged' if logged else 'engine reports':<{LABEL_WIDTH}}", "$text-muted"),
                 f"{fmt_tokens(live_tokens):>{VALUE_WIDTH}}",
                 ("" if outcome.live_model_planned else "   the live engine's, for its own model: not the one planned",
                  "$warning"),

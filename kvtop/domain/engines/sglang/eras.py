@@ -145,7 +145,8 @@ def pcg_sizes(max_tokens: int) -> int:
 
 
 def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
-    """§5 `handle_gpu_memory_settings`: metadata + prefill activations + CUDA graphs + parallel padding."""
+    """§5 `handle_gpu_memory_settings`: metadata + prefill activations + CUDA graphs + parallel padding; the reason
+    names the parallel term (tp_size × pp_size / 8 × 1024 MiB), so PP 41 at TP 8 reads as 41,984 MiB of its reserve."""
     s, lay, version = inputs.settings, inputs.layout, inputs.version
     classes = era_for(GPU_CLASS_ERAS, version).value
     _, chunked_default, graph_bs = next(c for c in classes if gpu_mib < c[0])
@@ -155,13 +156,14 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, s
     graph: float = 2 * max_bs
     if lay.dp_attention:
         graph += 3 * max_bs * lay.dp + (1.5 * max_bs * lay.dp if max_bs > 300 else 0)
-    reserved = 512 + 1.5 * activation_tokens + lay.tp * lay.pp / 8 * 1024 + graph
-    parts = ""
+    parallel = lay.tp * lay.pp / 8 * 1024  # "Some adjustments for large parallel size": 1 GiB per 8 ranks
+    reserved = 512 + 1.5 * activation_tokens + parallel + graph
+    parts = f", {parallel:.0f} of it 1 GiB per 8 of TP × PP ({lay.tp} × {lay.pp})"
     release = version.release
     pcg_on = release is None or release >= (parse_release(PCG_DEFAULT_SINCE) or release)
     off_for = prefill_graphs_off_reason(inputs) if pcg_on else None  # prefill_graphs_off.py
     if off_for is not None:
-        parts = f", no prefill graphs (off for {off_for})"
+        parts += f", no prefill graphs (off for {off_for})"
     elif pcg_on:
         if inputs.model.mla is not None:
             pcg = 1.5 * 1024
@@ -172,7 +174,7 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, s
                 max_tokens = min(max_tokens, 4096)
             pcg = 8 * pcg_sizes(int(max_tokens))
         reserved += pcg
-        parts = f", {pcg:.0f} of it prefill graphs"
+        parts += f", {pcg:.0f} of it prefill graphs"
     before_floor, after_floor, optin = optin_reserve_mib(inputs, chunked, pcg_sizes)  # prefill_graphs_optin.py
     reserved += before_floor
     if gpu_mib > 60 * 1024:
