@@ -43,8 +43,8 @@ def test_llama4_served_text_only_weighs_the_language_model(variant: str) -> None
     assert _stage_delta(SCOUT, variant) == [0]
 
 
-def _plan(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
-    argv = ["plan", "--json", "--model", SCOUT_CONFIG, "--engine", "sglang", "--engine-version", "0.5.23",
+def _plan(capsys: pytest.CaptureFixture[str], *extra: str, release: str = "0.5.23") -> dict[str, Any]:
+    argv = ["plan", "--json", "--model", SCOUT_CONFIG, "--engine", "sglang", "--engine-version", release,
             "--tp", "2", "--ep", "2", "--gpu", "H200", *extra]  # fmt: skip
     assert main(argv) == 0
     return json.loads(capsys.readouterr().out)
@@ -63,7 +63,7 @@ def test_llama4_plan_says_the_tower_is_not_loaded(capsys: pytest.CaptureFixture[
     vlm = _plan(capsys, "--enable-multimodal")
     assert _components(vlm)["vision"] > 0 and not any("vision tower not loaded" in n for n in vlm["notes"])
     assert vlm["weights_bytes"] - text["weights_bytes"] == _components(vlm)["vision"]
-    older = _plan(capsys, "--engine-version", "0.5.22")
+    older = _plan(capsys, release="0.5.22")
     assert "vision" in _components(older)
 
 
