@@ -19,12 +19,15 @@ from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import ModelSpec
 
 
-def runner_default_not_modelled(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> str | None:
-    """The note for a ModelOpt NVFP4 MoE on SM 10.x whose class default kvtop does not read; None elsewhere."""
+def runner_default_not_modelled(
+    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, quantization: str | None = None
+) -> str | None:
+    """The note for a ModelOpt NVFP4 MoE on SM 10.x whose class default kvtop does not read (at the launch's
+    `--quantization`); None elsewhere."""
     capability = compute_capability(gpu_name)
     if capability is None or capability[0] != 10 or model.compressed is not None:
         return None  # below or beyond SM 10.x the runner is read (Marlin, CUTLASS); DeepSeek-V4 runs its own
-    pick = runner_pick(model, gpu_name, version)
+    pick = runner_pick(model, gpu_name, version, quantization)
     if pick.read or not has_nvfp4_experts(model):
         return None
     return (f"SGLang {version.label}'s `auto` MoE runner for {model.architecture}'s ModelOpt NVFP4 experts on "

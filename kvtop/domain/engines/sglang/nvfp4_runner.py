@@ -58,6 +58,12 @@ class RunnerPick(BaseModel):
 # is read only where every string of the checkpoint's form gives one runner.
 NONE, MODELOPT, MODELOPT_FP4 = "none", "modelopt", "modelopt_fp4"
 FORM_QUANTS = {False: (NONE, MODELOPT_FP4), True: (MODELOPT, MODELOPT_FP4)}  # config.json states a block?
+# `--quantization` as typed (LaunchSettings.quantization) is the string every block sees where given (the blocks fill
+# it from config.json only where it is None: arg_groups/overrides.py:787-809 at 0.5.23, server_args.py:2022-2044 at
+# 0.5.13, :921-931 at 0.5.5). The argparse choices a ModelOpt NVFP4 checkpoint loads under (arg_groups/choices.py:42-45
+# at 0.5.23) kvtop reads: `modelopt` (ModelConfig reads the checkpoint's algorithm) and `modelopt_fp4`; any other
+# choice on such a checkpoint is not read (named: moe_runner_note.py).
+LAUNCH_QUANTS = frozenset({MODELOPT, MODELOPT_FP4})
 
 
 class ClassDefault(BaseModel):
@@ -73,6 +79,7 @@ class ClassDefault(BaseModel):
     unsure: frozenset[str] = frozenset()
     fixed: NvFp4MoeRunner | None = None
     checkpoint: Literal["any", "plain", "not_mixed"] = "any"
+    flag_only: bool = False  # the block reads `--quantization` alone, never config.json's quant_method (0.5.4)
 
     def runner(self, quant: str) -> NvFp4MoeRunner | None:
         if self.fixed is not None:
@@ -106,6 +113,9 @@ def _block(names: tuple[str, ...], rule: ClassDefault) -> tuple[tuple[str, Class
 
 _T, _C = NvFp4MoeRunner.TRTLLM, NvFp4MoeRunner.CUTLASS
 _FP4 = ClassDefault(trtllm=frozenset({MODELOPT_FP4}))  # `self.quantization in [..., "modelopt_fp4"]`
+# 0.5.4's DeepSeek-V3 block: `self.quantization == "modelopt_fp4"`, the launch's flag as typed (nothing fills it from
+# config.json before it at 0.5.4: server_args.py:895-901)
+_FP4_FLAG = ClassDefault(trtllm=frozenset({MODELOPT_FP4}), flag_only=True)
 _FP4_OR_NONE = ClassDefault(trtllm=frozenset({NONE, MODELOPT_FP4}))  # ... `or self.quantization is None`
 _UNREAD = ClassDefault(unsure=frozenset({NONE, MODELOPT, MODELOPT_FP4}))  # a block whose condition kvtop did not read
 _DSV3 = "DeepseekV3ForCausalLM"
@@ -143,12 +153,12 @@ _BEAM = ClassDefault(trtllm=frozenset({MODELOPT, MODELOPT_FP4}), checkpoint="not
 SM10_DEFAULT_ERAS: Eras[Sm10Defaults] = Eras((
     Era("", Sm10Defaults(classes=(), complete=False), "before 0.5.3: not read"),
     Era("0.5.3", Sm10Defaults(classes=(), complete=True), "server_args.py sets no flashinfer MoE runner (0.5.3 read)"),
-    Era("0.5.4", Sm10Defaults(classes=((_DSV3, _FP4),), complete=True),
-        "server_args.py:879-899 (0.5.4): flashinfer_trtllm for DeepseekV3ForCausalLM on sm100 where quantization == "
-        "modelopt_fp4"),
-    Era("0.5.5", Sm10Defaults(classes=((_DSV3, _FP4),), complete=True),
-        "server_args.py:899-937 (DeepSeek-V3), :999-1013 (Llama4: fp8 / modelopt_fp8 only, CUTLASS for NVFP4) at "
-        "0.5.5"),
+    Era("0.5.4", Sm10Defaults(classes=((_DSV3, _FP4_FLAG),), complete=True),
+        "server_args.py:879-901 (0.5.4): flashinfer_trtllm for DeepseekV3ForCausalLM on sm100 where quantization == "
+        "modelopt_fp4 (the flag as typed: none without it)"),
+    Era("0.5.5", Sm10Defaults(classes=_DSV3_FP8, complete=True),
+        "server_args.py:915-940 (DeepSeek-V3: none -> config.json's quant_method, else fp8; fp8 / modelopt_fp8 / "
+        "modelopt_fp4), :999-1013 (Llama4: fp8 / modelopt_fp8 only, CUTLASS for NVFP4) at 0.5.5"),
     Era("0.5.6", Sm10Defaults(classes=_DSV3_FP8 + _NEMOTRON_CUTLASS
                               + _block(_QWEN_056, _FP4), complete=True),
         "server_args.py at 0.5.6: DeepSeek-V3 :939-1057 (none -> fp8; fp8 / modelopt_fp8 / modelopt_fp4), Nemotron-H "
@@ -263,8 +273,27 @@ def plain_modelopt_fp4(model: ModelSpec) -> bool:
     return quant.method == "nvfp4" and quant.scheme == "modelopt" and not quant.mixed and not quant.modelopt_unclaimed
 
 
-def runner_pick(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> RunnerPick:
-    """SGLang's `auto` NVFP4 MoE runner for this model class on this GPU at this release (the module's docstring)."""
+def launch_quantization(quantization: str | None) -> str | None:
+    """`--quantization` as SGLang's blocks compare it (argparse keeps the choice's spelling; kvtop's flag value may
+    carry case or spaces); None where not given."""
+    method = (quantization or "").strip().lower()
+    return method or None
+
+
+def _quant_strings(rule: ClassDefault, model: ModelSpec, quantization: str | None) -> tuple[str, ...]:
+    """The strings the block may see: the launch's `--quantization` where given, else NONE where the block reads
+    the flag alone, else those of the checkpoint's form (FORM_QUANTS)."""
+    if quantization is not None:
+        return (quantization,)
+    return (NONE,) if rule.flag_only else FORM_QUANTS[states_quant_block(model)]
+
+
+def runner_pick(
+    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, quantization: str | None = None
+) -> RunnerPick:
+    """SGLang's `auto` NVFP4 MoE runner for this model class on this GPU at this release (the module's docstring);
+    `quantization`: the launch's `--quantization` as typed (LaunchSettings.quantization), None where not given."""
+    quantization = launch_quantization(quantization)
     capability = compute_capability(gpu_name)
     if capability is None:
         return RunnerPick(runner=_C, read=False, why="the GPU is not known")
@@ -283,11 +312,18 @@ def runner_pick(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion
         form = "quantization as modelopt_fp4" if rule.checkpoint == "plain" else "MIXED_PRECISION layers' formats"
         why = f"its default turns on how SGLang's ModelConfig reads this checkpoint's {form} ({era.source})"
         return RunnerPick(runner=_C, read=False, why=why)
-    quants = FORM_QUANTS[states_quant_block(model)]
+    if quantization is not None and rule.fixed is None and quantization not in LAUNCH_QUANTS:
+        return RunnerPick(runner=_C, read=False, why=(
+            f"kvtop does not read how its block takes --quantization {quantization} on a ModelOpt NVFP4 checkpoint "
+            f"({era.source})"))  # fmt: skip
+    quants = _quant_strings(rule, model, quantization)
     picks = {rule.runner(quant) for quant in quants}
     for runner in picks:
         if runner is not None and len(picks) == 1:
             return RunnerPick(runner=runner, read=True)
+    if quantization is not None:
+        return RunnerPick(runner=_C, read=False, why=(
+            f"its default for --quantization {quantization} turns on what the engine checks at start ({era.source})"))
     form = "config.json's quant_method" if states_quant_block(model) else "no quant_method in config.json"
     return RunnerPick(runner=_C, read=False, why=(
         f"its default turns on the quantization SGLang's server arguments see ({form}, or --quantization: "
