@@ -9,10 +9,13 @@ ignored), so every NVFP4 MoE rule (blockscale_leak.py, nvfp4_pad.py, weights_bui
   0.5.15 the blocks moved to arg_groups/overrides.py, from 0.5.19 to arg_groups/model_overrides/*.py; MiniMax-M2's
   `flashinfer_trtllm_routed` from 0.5.18 takes the same TRT-LLM weight path in modelopt_quant.py) (SM10_DEFAULT_ERAS,
   by release: each block's classes and the quantization strings it takes). Every release from 0.5.3 to 0.5.23 was
-  read whole (wheels from PyPI; 0.5.15 and 0.5.15.post1 alike), so a class without a block runs CUTLASS; a block whose
-  pick turns on what kvtop does not read (config.json's literal quant_method, `--quantization`, the FlashInfer
-  version, the checkpoint's shard headers, a MIXED_PRECISION checkpoint's per-layer formats) is assumed CUTLASS and
-  named not modelled (moe_runner_note.py).
+  read whole (wheels from PyPI; 0.5.15 and 0.5.15.post1 alike), so a class without a block runs CUTLASS. A block's
+  quantization string is the launch's `--quantization` where given (`runner_pick(..., quantization)`, read from
+  LaunchSettings by the ledger and the budget), else config.json's quant_method (0.5.4: the flag alone). A block
+  whose pick turns on what kvtop does not read (config.json's literal quant_method where no flag is given, the
+  FlashInfer version, the checkpoint's shard headers, a MIXED_PRECISION checkpoint's per-layer formats, a
+  `--quantization` choice other than modelopt / modelopt_fp4) is assumed CUTLASS and named not modelled
+  (moe_runner_note.py).
 - SM 11.x / 12.x (Thor, RTX 50, RTX PRO 6000, GB10): CUTLASS for every class; the server's flashinfer_trtllm defaults
   test `is_sm100_supported`, capability 10.x only (utils/common.py:258-262 at 0.5.9; 0.5.23
   arg_groups/model_overrides/*.py `get_platform().is_sm100`, the same majors [10]: utils/common.py:309-313). From
@@ -52,10 +55,10 @@ class RunnerPick(BaseModel):
 
 # The quantization string a class block of `_handle_model_specific_adjustments` sees for a ModelOpt NVFP4 checkpoint:
 # `--quantization` where given, else config.json's `quantization_config.quant_method` (`get_quantization_config`,
-# utils/common.py: hf_config only; hf_quant_config.json is read by ModelConfig, not here), else none. kvtop reads
-# whether config.json states a block; not its literal method ("modelopt" in every NVIDIA checkpoint at hand,
-# "modelopt_fp4" also taken) nor `--quantization` (modelopt_fp4 is what an NVFP4 launch names), so a class's default
-# is read only where every string of the checkpoint's form gives one runner.
+# utils/common.py: hf_config only; hf_quant_config.json is read by ModelConfig, not here), else none. Without the
+# flag kvtop reads whether config.json states a block, not its literal method ("modelopt" in every NVIDIA checkpoint
+# at hand, "modelopt_fp4" also taken), so a class's default is read only where every string of the checkpoint's form
+# gives one runner; with the flag, the flag's string (LAUNCH_QUANTS).
 NONE, MODELOPT, MODELOPT_FP4 = "none", "modelopt", "modelopt_fp4"
 FORM_QUANTS = {False: (NONE, MODELOPT_FP4), True: (MODELOPT, MODELOPT_FP4)}  # config.json states a block?
 # `--quantization` as typed (LaunchSettings.quantization) is the string every block sees where given (the blocks fill
