@@ -166,7 +166,7 @@ def _released(engine: str, ledger: Any, layers: list[int]) -> int:
     from kvtop.domain.engines.registry import engine_rules
 
     rows = engine_rules(engine).weights_released(ledger.model, ledger.layout, range(*layers), ledger.gpu_name,
-                                                 ledger.version)  # fmt: skip
+                                                 ledger.version, quantization=ledger.settings.quantization)  # fmt: skip
     return sum(row.bytes for row in rows)
 
 

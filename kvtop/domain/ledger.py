@@ -178,7 +178,8 @@ def _solve(
         weights = weights_book(model, layout, layers, first_stage=is_first, last_stage=is_last, load_mtp=mtp,
                                tower_split=rules.architectures.TOWER_SPLIT.for_launch(settings.flags),
                                parts=rules.stage_parts(model, pp_rank, layout.pp, version))  # fmt: skip
-        built = rules.weights_built(model, layout, layers, gpu_name, version)  # the engine's class builds more
+        built = rules.weights_built(model, layout, layers, gpu_name, version,  # the engine's class builds more
+                                    quantization=settings.quantization)
         if built:
             weights = WeightsBook(rows=(*weights.rows, *built))
         kv_layers = rules.kv_layers_of_stage(model, layers, version)  # an engine may size more than it holds

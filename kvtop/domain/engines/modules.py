@@ -157,13 +157,15 @@ class EngineBase(EngineModules):
         return guarded_parts(pp_rank, pp)
 
     def weights_built(
-        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+        quantization: str | None = None,
     ) -> tuple[WeightRow, ...]:
         """None: its model classes build what the weights book counts."""
         return ()
 
     def weights_released(
-        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+        quantization: str | None = None,
     ) -> tuple[WeightRow, ...]:
         """None: its model classes free nothing they built beyond the book."""
         return ()

@@ -234,15 +234,18 @@ class EngineRules(Protocol):
         ...
 
     def weights_built(
-        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+        quantization: str | None = None,
     ) -> tuple[WeightRow, ...]:
         """Rows of parameters this release's model class builds on a rank of the stage holding `layers` beyond
         the checkpoint's tensors the weights book counts (scale copies, experts held whole) and still holds after
-        the load; empty for none."""
+        the load; empty for none. `quantization`: the launch's quantization flag as typed (LaunchSettings), where
+        what the class builds turns on it (SGLang's NVFP4 MoE runner)."""
         ...
 
     def weights_released(
-        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+        quantization: str | None = None,
     ) -> tuple[WeightRow, ...]:
         """Rows of parameters the class builds beyond the book and the load frees again (placeholders aliased away):
         in the classes as built, never resident, so in no plan; empty for none."""

@@ -143,20 +143,23 @@ class SglangRules(SglangBudget, EngineBase):
         check_config(model, version)
 
     def weights_built(
-        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+        quantization: str | None = None,
     ) -> tuple[WeightRow, ...]:
         """§20: NVFP4 experts' swizzled scales, a fused shared expert whole under EP (weights_built.py); one class's
         unused norms and fp32 head (weights_classes.py); 0.5.3 – 0.5.11's leaked NVFP4 block-scale placeholders
-        (blockscale_leak.py)."""
-        return (built_rows(model, layout, layers, gpu_name, version) + class_rows(model, layout, layers, version)
-                + leak_rows(model, layout, layers, gpu_name, version))
+        (blockscale_leak.py). The NVFP4 MoE runner these follow reads `--quantization` (nvfp4_runner.py)."""
+        return (built_rows(model, layout, layers, gpu_name, version, quantization)
+                + class_rows(model, layout, layers, version)
+                + leak_rows(model, layout, layers, gpu_name, version, quantization))
 
     def weights_released(
-        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+        quantization: str | None = None,
     ) -> tuple[WeightRow, ...]:
         """§20: the NVFP4 experts' swizzled placeholders 0.5.23's classes build and the load aliases away
         (weights_built.py `released_rows`)."""
-        return released_rows(model, layout, layers, gpu_name, version)
+        return released_rows(model, layout, layers, gpu_name, version, quantization)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

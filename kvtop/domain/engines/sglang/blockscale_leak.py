@@ -87,20 +87,23 @@ CUTLASS_KEEP_ERAS: Eras[KeptCopies] = Eras((
 
 
 def leaked_scale_bytes(
-    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+    quantization: str | None = None,
 ) -> int:
-    """Bytes a rank keeps under the TRT-LLM MoE (the never-freed placeholders)."""
-    if not LEAK_ERAS.at(version) or runner_pick(model, gpu_name, version).runner is not NvFp4MoeRunner.TRTLLM:
+    """Bytes a rank keeps under the TRT-LLM MoE (the never-freed placeholders); `quantization`: the launch's flag."""
+    runner = runner_pick(model, gpu_name, version, quantization).runner
+    if not LEAK_ERAS.at(version) or runner is not NvFp4MoeRunner.TRTLLM:
         return 0
     return _swizzled_copy_bytes(model, layout, layers)
 
 
 def kept_scale_bytes(
-    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+    quantization: str | None = None,
 ) -> int:
     """Bytes a rank keeps off the TRT-LLM MoE (the filled placeholders beside the originals): every one at
     0.5.10rc0 – 0.5.11 and under Marlin, from 0.5.12 those the alias cannot hold (from 0.5.23 in weights_built.py)."""
-    kept, runner = CUTLASS_KEEP_ERAS.at(version), runner_pick(model, gpu_name, version).runner
+    kept, runner = CUTLASS_KEEP_ERAS.at(version), runner_pick(model, gpu_name, version, quantization).runner
     if kept is KeptCopies.NONE or CHECKED_ERAS.at(version) or runner is NvFp4MoeRunner.TRTLLM:
         return 0
     unaligned_only = kept is KeptCopies.UNALIGNED and runner is not NvFp4MoeRunner.MARLIN
@@ -124,16 +127,17 @@ def _swizzled_copy_bytes(model: ModelSpec, layout: ParallelLayout, layers: range
 
 
 def leak_rows(
-    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+    quantization: str | None = None,
 ) -> tuple[WeightRow, ...]:
     """The book's row for the copy a rank holds beside the scales (none where it holds none)."""
-    leaked = leaked_scale_bytes(model, layout, layers, gpu_name, version)
+    leaked = leaked_scale_bytes(model, layout, layers, gpu_name, version, quantization)
     if leaked > 0:
         return (WeightRow(component="leaked_blockscale_swizzled", params=0, bytes=leaked, shards=1, bytes_per_param=0.0,
                           note="SGLang 0.5.3 – 0.5.11's NVFP4 MoE: w13/w2_blockscale_swizzled placeholders never freed "
                                "under its default flashinfer_trtllm runner (modelopt_quant.py:1428/:1445, "
                                "moe_runner/flashinfer_trtllm.py:176-181 at 0.5.9; freed from 0.5.12)"),)  # fmt: skip
-    kept = kept_scale_bytes(model, layout, layers, gpu_name, version)
+    kept = kept_scale_bytes(model, layout, layers, gpu_name, version, quantization)
     if kept > 0:
         return (WeightRow(component="kept_blockscale_swizzled", params=0, bytes=kept, shards=1, bytes_per_param=0.0,
                           note="SGLang 0.5.10rc0's NVFP4 MoE on CUTLASS: the swizzled block scales kept beside "

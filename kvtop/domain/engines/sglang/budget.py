@@ -208,8 +208,8 @@ class SglangBudget:
             fits=fits, shortfall_bytes=shortfall, steps=tuple(steps), notes=tuple(notes),
             cell=solved if isinstance(solved, KvCell) else None,
             not_modelled=tuple(n for n in (
-                plain_w13_pad_not_modelled(m, inputs.layout, inputs.gpu_name, inputs.version),
-                runner_default_not_modelled(m, inputs.gpu_name, inputs.version),
+                plain_w13_pad_not_modelled(m, inputs.layout, inputs.gpu_name, inputs.version, inputs.settings.quantization),
+                runner_default_not_modelled(m, inputs.gpu_name, inputs.version, inputs.settings.quantization),
             ) if n),
         )  # fmt: skip
 

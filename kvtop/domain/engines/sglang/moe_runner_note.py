@@ -3,8 +3,9 @@
 At `--moe-runner-backend auto` SGLang picks `flashinfer_trtllm` per model class on Blackwell SM 10.x
 (`ServerArgs._handle_model_specific_adjustments`). kvtop reads those picks in `nvfp4_runner.SM10_DEFAULT_ERAS`
 (0.5.3 – 0.5.23 whole, and DeepSeek-V4's routed runner from 0.5.23). Where the pick is not read (a release before
-0.5.3, or a block whose pick turns on config.json's literal quant_method, `--quantization`, the FlashInfer version,
-the checkpoint's shard headers or a MIXED_PRECISION checkpoint's per-layer formats) it assumes CUTLASS
+0.5.3, or a block whose pick turns on config.json's literal quant_method where the launch gives no `--quantization`,
+a `--quantization` choice it does not read, the FlashInfer version, the checkpoint's shard headers or a
+MIXED_PRECISION checkpoint's per-layer formats) it assumes CUTLASS
 and counts the swizzled block-scale copies that runner keeps (`kept_scale_bytes`, `weights_built._nvfp4_scale_bytes`);
 where SGLang picks `flashinfer_trtllm` instead the copies held differ (leaked placeholders 0.5.3 – 0.5.11, none kept
 from 0.5.12). The charge is left as it is; this note says so, with the reason (`RunnerPick.why`).
@@ -19,12 +20,15 @@ from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import ModelSpec
 
 
-def runner_default_not_modelled(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> str | None:
-    """The note for a ModelOpt NVFP4 MoE on SM 10.x whose class default kvtop does not read; None elsewhere."""
+def runner_default_not_modelled(
+    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, quantization: str | None = None
+) -> str | None:
+    """The note for a ModelOpt NVFP4 MoE on SM 10.x whose class default kvtop does not read (at the launch's
+    `--quantization`); None elsewhere."""
     capability = compute_capability(gpu_name)
     if capability is None or capability[0] != 10 or model.compressed is not None:
         return None  # below or beyond SM 10.x the runner is read (Marlin, CUTLASS); DeepSeek-V4 runs its own
-    pick = runner_pick(model, gpu_name, version)
+    pick = runner_pick(model, gpu_name, version, quantization)
     if pick.read or not has_nvfp4_experts(model):
         return None
     return (f"SGLang {version.label}'s `auto` MoE runner for {model.architecture}'s ModelOpt NVFP4 experts on "

@@ -61,17 +61,19 @@ def w13_pad_rows(model: ModelSpec, layout: ParallelLayout) -> int:
     return -(gemm1_blocks(model) * expert_shard(moe, layout)) % SWIZZLE_ROWS
 
 
-def runs_cutlass_moe(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
-    """Whether SGLang's `auto` NVFP4 MoE surely takes the CUTLASS branch (read, not assumed: nvfp4_runner.py) at a
-    release that pads (from 0.5.6)."""
-    pick = runner_pick(model, gpu_name, version)
+def runs_cutlass_moe(
+    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, quantization: str | None = None
+) -> bool:
+    """Whether SGLang's `auto` NVFP4 MoE surely takes the CUTLASS branch (read, not assumed: nvfp4_runner.py, with the
+    launch's `--quantization`) at a release that pads (from 0.5.6)."""
+    pick = runner_pick(model, gpu_name, version, quantization)
     return W13_PAD_ERAS.at(version) and pick.read and pick.runner is NvFp4MoeRunner.CUTLASS
 
 
 def check_gated_w13_pad(inputs: EngineInputs) -> None:
     """Refuse gated NVFP4 experts whose w13 rows need padding on the CUTLASS MoE: SGLang's assert fails the load."""
     model = inputs.model
-    if not model.mlp_gated or not runs_cutlass_moe(model, inputs.gpu_name, inputs.version):
+    if not model.mlp_gated or not runs_cutlass_moe(model, inputs.gpu_name, inputs.version, inputs.settings.quantization):
         return
     pad = w13_pad_rows(model, inputs.layout)
     if not pad or model.moe is None:
@@ -88,10 +90,11 @@ def check_gated_w13_pad(inputs: EngineInputs) -> None:
 
 
 def plain_w13_pad_not_modelled(
-    model: ModelSpec, layout: ParallelLayout, gpu_name: str | None, version: ResolvedVersion
+    model: ModelSpec, layout: ParallelLayout, gpu_name: str | None, version: ResolvedVersion,
+    quantization: str | None = None,
 ) -> str | None:
     """The non-gated experts' padded w13 / w2 on the CUTLASS MoE, named: kvtop's weights book does not price it."""
-    if model.mlp_gated or not runs_cutlass_moe(model, gpu_name, version):
+    if model.mlp_gated or not runs_cutlass_moe(model, gpu_name, version, quantization):
         return None
     pad = w13_pad_rows(model, layout)
     if not pad:

@@ -9,10 +9,13 @@ ignored), so every NVFP4 MoE rule (blockscale_leak.py, nvfp4_pad.py, weights_bui
   0.5.15 the blocks moved to arg_groups/overrides.py, from 0.5.19 to arg_groups/model_overrides/*.py; MiniMax-M2's
   `flashinfer_trtllm_routed` from 0.5.18 takes the same TRT-LLM weight path in modelopt_quant.py) (SM10_DEFAULT_ERAS,
   by release: each block's classes and the quantization strings it takes). Every release from 0.5.3 to 0.5.23 was
-  read whole (wheels from PyPI; 0.5.15 and 0.5.15.post1 alike), so a class without a block runs CUTLASS; a block whose
-  pick turns on what kvtop does not read (config.json's literal quant_method, `--quantization`, the FlashInfer
-  version, the checkpoint's shard headers, a MIXED_PRECISION checkpoint's per-layer formats) is assumed CUTLASS and
-  named not modelled (moe_runner_note.py).
+  read whole (wheels from PyPI; 0.5.15 and 0.5.15.post1 alike), so a class without a block runs CUTLASS. A block's
+  quantization string is the launch's `--quantization` where given (`runner_pick(..., quantization)`, read from
+  LaunchSettings by the ledger and the budget), else config.json's quant_method (0.5.4: the flag alone). A block
+  whose pick turns on what kvtop does not read (config.json's literal quant_method where no flag is given, the
+  FlashInfer version, the checkpoint's shard headers, a MIXED_PRECISION checkpoint's per-layer formats, a
+  `--quantization` choice other than modelopt / modelopt_fp4) is assumed CUTLASS and named not modelled
+  (moe_runner_note.py).
 - SM 11.x / 12.x (Thor, RTX 50, RTX PRO 6000, GB10): CUTLASS for every class; the server's flashinfer_trtllm defaults
   test `is_sm100_supported`, capability 10.x only (utils/common.py:258-262 at 0.5.9; 0.5.23
   arg_groups/model_overrides/*.py `get_platform().is_sm100`, the same majors [10]: utils/common.py:309-313). From
@@ -52,12 +55,18 @@ class RunnerPick(BaseModel):
 
 # The quantization string a class block of `_handle_model_specific_adjustments` sees for a ModelOpt NVFP4 checkpoint:
 # `--quantization` where given, else config.json's `quantization_config.quant_method` (`get_quantization_config`,
-# utils/common.py: hf_config only; hf_quant_config.json is read by ModelConfig, not here), else none. kvtop reads
-# whether config.json states a block; not its literal method ("modelopt" in every NVIDIA checkpoint at hand,
-# "modelopt_fp4" also taken) nor `--quantization` (modelopt_fp4 is what an NVFP4 launch names), so a class's default
-# is read only where every string of the checkpoint's form gives one runner.
+# utils/common.py: hf_config only; hf_quant_config.json is read by ModelConfig, not here), else none. Without the
+# flag kvtop reads whether config.json states a block, not its literal method ("modelopt" in every NVIDIA checkpoint
+# at hand, "modelopt_fp4" also taken), so a class's default is read only where every string of the checkpoint's form
+# gives one runner; with the flag, the flag's string (LAUNCH_QUANTS).
 NONE, MODELOPT, MODELOPT_FP4 = "none", "modelopt", "modelopt_fp4"
 FORM_QUANTS = {False: (NONE, MODELOPT_FP4), True: (MODELOPT, MODELOPT_FP4)}  # config.json states a block?
+# `--quantization` as typed (LaunchSettings.quantization) is the string every block sees where given (the blocks fill
+# it from config.json only where it is None: arg_groups/overrides.py:787-809 at 0.5.23, server_args.py:2022-2044 at
+# 0.5.13, :921-931 at 0.5.5). The argparse choices a ModelOpt NVFP4 checkpoint loads under (arg_groups/choices.py:42-45
+# at 0.5.23) kvtop reads: `modelopt` (ModelConfig reads the checkpoint's algorithm) and `modelopt_fp4`; any other
+# choice on such a checkpoint is not read (named: moe_runner_note.py).
+LAUNCH_QUANTS = frozenset({MODELOPT, MODELOPT_FP4})
 
 
 class ClassDefault(BaseModel):
@@ -73,6 +82,7 @@ class ClassDefault(BaseModel):
     unsure: frozenset[str] = frozenset()
     fixed: NvFp4MoeRunner | None = None
     checkpoint: Literal["any", "plain", "not_mixed"] = "any"
+    flag_only: bool = False  # the block reads `--quantization` alone, never config.json's quant_method (0.5.4)
 
     def runner(self, quant: str) -> NvFp4MoeRunner | None:
         if self.fixed is not None:
@@ -106,6 +116,9 @@ def _block(names: tuple[str, ...], rule: ClassDefault) -> tuple[tuple[str, Class
 
 _T, _C = NvFp4MoeRunner.TRTLLM, NvFp4MoeRunner.CUTLASS
 _FP4 = ClassDefault(trtllm=frozenset({MODELOPT_FP4}))  # `self.quantization in [..., "modelopt_fp4"]`
+# 0.5.4's DeepSeek-V3 block: `self.quantization == "modelopt_fp4"`, the launch's flag as typed (nothing fills it from
+# config.json before it at 0.5.4: server_args.py:895-901)
+_FP4_FLAG = ClassDefault(trtllm=frozenset({MODELOPT_FP4}), flag_only=True)
 _FP4_OR_NONE = ClassDefault(trtllm=frozenset({NONE, MODELOPT_FP4}))  # ... `or self.quantization is None`
 _UNREAD = ClassDefault(unsure=frozenset({NONE, MODELOPT, MODELOPT_FP4}))  # a block whose condition kvtop did not read
 _DSV3 = "DeepseekV3ForCausalLM"
@@ -143,12 +156,12 @@ _BEAM = ClassDefault(trtllm=frozenset({MODELOPT, MODELOPT_FP4}), checkpoint="not
 SM10_DEFAULT_ERAS: Eras[Sm10Defaults] = Eras((
     Era("", Sm10Defaults(classes=(), complete=False), "before 0.5.3: not read"),
     Era("0.5.3", Sm10Defaults(classes=(), complete=True), "server_args.py sets no flashinfer MoE runner (0.5.3 read)"),
-    Era("0.5.4", Sm10Defaults(classes=((_DSV3, _FP4),), complete=True),
-        "server_args.py:879-899 (0.5.4): flashinfer_trtllm for DeepseekV3ForCausalLM on sm100 where quantization == "
-        "modelopt_fp4"),
-    Era("0.5.5", Sm10Defaults(classes=((_DSV3, _FP4),), complete=True),
-        "server_args.py:899-937 (DeepSeek-V3), :999-1013 (Llama4: fp8 / modelopt_fp8 only, CUTLASS for NVFP4) at "
-        "0.5.5"),
+    Era("0.5.4", Sm10Defaults(classes=((_DSV3, _FP4_FLAG),), complete=True),
+        "server_args.py:879-901 (0.5.4): flashinfer_trtllm for DeepseekV3ForCausalLM on sm100 where quantization == "
+        "modelopt_fp4 (the flag as typed: none without it)"),
+    Era("0.5.5", Sm10Defaults(classes=_DSV3_FP8, complete=True),
+        "server_args.py:915-940 (DeepSeek-V3: none -> config.json's quant_method, else fp8; fp8 / modelopt_fp8 / "
+        "modelopt_fp4), :999-1013 (Llama4: fp8 / modelopt_fp8 only, CUTLASS for NVFP4) at 0.5.5"),
     Era("0.5.6", Sm10Defaults(classes=_DSV3_FP8 + _NEMOTRON_CUTLASS
                               + _block(_QWEN_056, _FP4), complete=True),
         "server_args.py at 0.5.6: DeepSeek-V3 :939-1057 (none -> fp8; fp8 / modelopt_fp8 / modelopt_fp4), Nemotron-H "
@@ -263,8 +276,27 @@ def plain_modelopt_fp4(model: ModelSpec) -> bool:
     return quant.method == "nvfp4" and quant.scheme == "modelopt" and not quant.mixed and not quant.modelopt_unclaimed
 
 
-def runner_pick(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> RunnerPick:
-    """SGLang's `auto` NVFP4 MoE runner for this model class on this GPU at this release (the module's docstring)."""
+def launch_quantization(quantization: str | None) -> str | None:
+    """`--quantization` as SGLang's blocks compare it (argparse keeps the choice's spelling; kvtop's flag value may
+    carry case or spaces); None where not given."""
+    method = (quantization or "").strip().lower()
+    return method or None
+
+
+def _quant_strings(rule: ClassDefault, model: ModelSpec, quantization: str | None) -> tuple[str, ...]:
+    """The strings the block may see: the launch's `--quantization` where given, else NONE where the block reads
+    the flag alone, else those of the checkpoint's form (FORM_QUANTS)."""
+    if quantization is not None:
+        return (quantization,)
+    return (NONE,) if rule.flag_only else FORM_QUANTS[states_quant_block(model)]
+
+
+def runner_pick(
+    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, quantization: str | None = None
+) -> RunnerPick:
+    """SGLang's `auto` NVFP4 MoE runner for this model class on this GPU at this release (the module's docstring);
+    `quantization`: the launch's `--quantization` as typed (LaunchSettings.quantization), None where not given."""
+    quantization = launch_quantization(quantization)
     capability = compute_capability(gpu_name)
     if capability is None:
         return RunnerPick(runner=_C, read=False, why="the GPU is not known")
@@ -283,11 +315,18 @@ def runner_pick(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion
         form = "quantization as modelopt_fp4" if rule.checkpoint == "plain" else "MIXED_PRECISION layers' formats"
         why = f"its default turns on how SGLang's ModelConfig reads this checkpoint's {form} ({era.source})"
         return RunnerPick(runner=_C, read=False, why=why)
-    quants = FORM_QUANTS[states_quant_block(model)]
+    if quantization is not None and rule.fixed is None and quantization not in LAUNCH_QUANTS:
+        return RunnerPick(runner=_C, read=False, why=(
+            f"kvtop does not read how its block takes --quantization {quantization} on a ModelOpt NVFP4 checkpoint "
+            f"({era.source})"))  # fmt: skip
+    quants = _quant_strings(rule, model, quantization)
     picks = {rule.runner(quant) for quant in quants}
     for runner in picks:
         if runner is not None and len(picks) == 1:
             return RunnerPick(runner=runner, read=True)
+    if quantization is not None:
+        return RunnerPick(runner=_C, read=False, why=(
+            f"its default for --quantization {quantization} turns on what the engine checks at start ({era.source})"))
     form = "config.json's quant_method" if states_quant_block(model) else "no quant_method in config.json"
     return RunnerPick(runner=_C, read=False, why=(
         f"its default turns on the quantization SGLang's server arguments see ({form}, or --quantization: "

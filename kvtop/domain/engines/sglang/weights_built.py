@@ -69,12 +69,15 @@ DEEPSEEK_FUSING_CLASSES = frozenset({"DeepseekV3ForCausalLM", "GlmMoeDsaForCausa
 
 
 def built_rows(
-    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+    quantization: str | None = None,
 ) -> tuple[WeightRow, ...]:
-    """The rows SGLang's classes add to the book on one rank of the stage holding `layers`."""
+    """The rows SGLang's classes add to the book on one rank of the stage holding `layers` (`quantization`: the
+    launch's `--quantization`, which the NVFP4 MoE runner reads: nvfp4_runner.py)."""
     if not CHECKED_ERAS.at(version):
         return ()
-    rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name, version),
+    rows = (_fused_shared(model, layout, layers, gpu_name),
+            _nvfp4_experts(model, layout, layers, gpu_name, version, quantization),
             _wna16_act_order(model, layout, layers, gpu_name), gptq_marlin_row(model, layout, layers),
             _dsv4_wo_a(model, layout, layers, gpu_name))  # fmt: skip
     return tuple(row for row in rows if row is not None)
@@ -142,24 +145,25 @@ def _fused_shared(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_n
         "(models/qwen2_moe.py num_fused_shared_experts)"), params=round(params))  # fmt: skip
 
 
-def _trtllm_moe(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
+def _trtllm_moe(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, quantization: str | None) -> bool:
     """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) where nvfp4_runner.py says so (the
     DeepSeek family on SM100), and its routed variant for DeepSeek-V4's hybrid FP8+NVFP4 checkpoints on any GPU (0.5.23
     model_overrides/deepseek_v4.py; refused below Blackwell: checks.py)."""
     experts = model.quant.routed_experts
     if model.compressed is not None and experts is not None and experts.method == "nvfp4":
         return True
-    return runner_pick(model, gpu_name, version).runner is NvFp4MoeRunner.TRTLLM
+    return runner_pick(model, gpu_name, version, quantization).runner is NvFp4MoeRunner.TRTLLM
 
 
 def released_rows(
-    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+    quantization: str | None = None,
 ) -> tuple[WeightRow, ...]:
     """What SGLang's classes build on a rank of the stage holding `layers` and the load frees: the NVFP4 experts'
     swizzled placeholders aliased to the scales (the module's docstring). In the meta-built count, not resident."""
     if not CHECKED_ERAS.at(version):
         return ()
-    built, kept, _ = _nvfp4_scale_bytes(model, layout, layers, gpu_name, version)
+    built, kept, _ = _nvfp4_scale_bytes(model, layout, layers, gpu_name, version, quantization)
     row = _row("aliased_blockscale_swizzled", built - kept, (
         "SGLang's NVFP4 experts: the swizzled block-scale placeholders create_weights builds, aliased to "
         "w13/w2_weight_scale after the load and freed (alias_or_bind_derived_param, modelopt_quant.py:3005-3010)"))  # fmt: skip
@@ -167,7 +171,8 @@ def released_rows(
 
 
 def _nvfp4_scale_bytes(
-    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+    quantization: str | None,
 ) -> tuple[int, int, int]:
     """(swizzled placeholders built, those kept after the load, the other experts' input scales) on one rank: Marlin
     (SM 8.0 – 9.x) keeps them all, the Blackwell paths those the alias cannot hold."""
@@ -177,8 +182,8 @@ def _nvfp4_scale_bytes(
     experts, local = moe.num_routed_experts, moe.num_routed_experts // layout.ep
     width, gemm1 = expert_shard(moe, layout), gemm1_blocks(model)
     fused = fuses_shared_expert(model, layout, gpu_name)
-    swizzle = not _trtllm_moe(model, gpu_name, version)
-    marlin = runner_pick(model, gpu_name, version).runner is NvFp4MoeRunner.MARLIN
+    swizzle = not _trtllm_moe(model, gpu_name, version, quantization)
+    marlin = runner_pick(model, gpu_name, version, quantization).runner is NvFp4MoeRunner.MARLIN
     built = kept = inputs = 0
     for layer, fmt in nvfp4_expert_layers(model, layers):
         if not fmt.group_size:
@@ -193,11 +198,12 @@ def _nvfp4_scale_bytes(
 
 
 def _nvfp4_experts(
-    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+    quantization: str | None,
 ) -> WeightRow | None:
     """What a rank holds after the load beyond the book: the swizzled block-scale copies kept (Marlin's all, else
     those the alias cannot hold) and the other experts' input scales."""
-    _, kept, inputs = _nvfp4_scale_bytes(model, layout, layers, gpu_name, version)
+    _, kept, inputs = _nvfp4_scale_bytes(model, layout, layers, gpu_name, version, quantization)
     experts = model.moe.num_routed_experts if model.moe else 0
     return _row("expert_scales", kept + inputs, (
         f"SGLang's NVFP4 experts: the input scales of all {experts} experts"

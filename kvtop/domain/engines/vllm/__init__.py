@@ -139,7 +139,8 @@ class VllmRules(VllmBudget, EngineBase):
         return with_kimi_k3_build(parts, model, version)
 
     def weights_built(
-        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+        quantization: str | None = None,
     ) -> tuple[WeightRow, ...]:
         """§20: MXFP4 experts padded at create_weights (weights_built.py); §3.8: attention biases a class builds
         whatever the config says, and q/k LayerNorm biases (attention_biases.py)."""

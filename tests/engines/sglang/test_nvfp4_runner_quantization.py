@@ -1,0 +1,117 @@
+"""SGLang's `auto` NVFP4 MoE runner on SM 10.x read with the launch's `--quantization` (engines/sglang/nvfp4_runner.py).
+
+Expected picks from SGLang's own code (wheels from PyPI, read):
+- 0.5.23 arg_groups/overrides.py:787-826: `quantization = view.quantization` (the flag as typed); only where it is None
+  is it filled from config.json's quant_method; flashinfer_trtllm for fp8 / modelopt_fp8 / modelopt_fp4 /
+  modelopt_mixed or none. Kimi-K2.5-NVFP4's config.json states quant_method `modelopt`: without the flag the pick
+  turns on it (named), with `--quantization modelopt_fp4` it is flashinfer_trtllm, with `--quantization modelopt`
+  CUTLASS. 0.5.13 server_args.py:2022-2055 and 0.5.9 (Kimi-K2.5 and GLM-5 join the DeepSeek block) alike.
+- 0.5.4 server_args.py:895-901: `self.quantization == "modelopt_fp4"`, nothing fills it from config.json: without
+  the flag DeepSeek-V3 runs CUTLASS. 0.5.5 server_args.py:915-940: None becomes config.json's quant_method, else
+  "fp8" (in the list): DeepSeek-V3-0324-NVFP4 (no quant_method in config.json) runs flashinfer_trtllm.
+- 0.5.11 – 0.5.12: without a quant_method DeepSeek-V3 asks has_fp8_weights_in_checkpoint (the shards: unread); with
+  `--quantization modelopt_fp4` it is flashinfer_trtllm.
+
+Bytes (independent arithmetic): Kimi-K2.5 (hidden 7,168, moe_intermediate 2,048, 384 experts, 60 MoE layers, NVFP4
+groups of 16, float8 scales) at TP 8: each expert's shard 256, w13's scales 512 × 448 and w2's 7,168 × 16 (multiples
+of 128 and 4 already): 344,064 B an expert, × 384 × 60 = 7,927,234,560 B of swizzled placeholders on each rank. At
+0.5.9 flashinfer_trtllm never frees them (blockscale_leak.py); at 0.5.23 CUTLASS builds and aliases them away (none
+kept: every shape aligned) and flashinfer_trtllm builds none, so the plan's resident bytes are the same either way.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.layout import ParallelLayout
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import DATA
+
+HELDOUT = DATA / "configs" / "heldout"
+KIMI = HELDOUT / "nvidia--Kimi-K2.5-NVFP4.json"  # config.json quant_method "modelopt"
+GLM51 = HELDOUT / "nvidia--GLM-5.1-NVFP4.json"  # GlmMoeDsaForCausalLM, config.json quant_method "modelopt"
+DEEPSEEK_V3 = DATA / "configs" / "nvidia--DeepSeek-V3-0324-NVFP4.json"  # no quant_method in config.json
+NOTE = "kvtop assumes CUTLASS and counts the swizzled block-scale copies"
+KIMI_PLACEHOLDERS_TP8 = 7_927_234_560
+_T, _C = NvFp4MoeRunner.TRTLLM, NvFp4MoeRunner.CUTLASS
+
+
+@pytest.mark.parametrize(("config", "release", "quantization", "runner", "read"), [
+    (KIMI, "0.5.23", None, _C, False), (KIMI, "0.5.23", "modelopt_fp4", _T, True), (KIMI, "0.5.23", "modelopt", _C, True),
+    (KIMI, "0.5.23", " ModelOpt_FP4 ", _T, True),  # as argparse would compare the typed choice
+    (KIMI, "0.5.13", "modelopt_fp4", _T, True), (KIMI, "0.5.9", "modelopt_fp4", _T, True),
+    (KIMI, "0.5.5", "modelopt_fp4", _C, True),  # no block for the class before 0.5.9
+    (GLM51, "0.5.16", None, _C, False), (GLM51, "0.5.16", "modelopt_fp4", _T, True),
+    (GLM51, "0.5.20", "modelopt", _C, True),
+    (DEEPSEEK_V3, "0.5.4", None, _C, True), (DEEPSEEK_V3, "0.5.4", "modelopt_fp4", _T, True),
+    (DEEPSEEK_V3, "0.5.5", None, _T, True), (DEEPSEEK_V3, "0.5.5", "modelopt", _C, True),
+    (DEEPSEEK_V3, "0.5.11", None, _C, False), (DEEPSEEK_V3, "0.5.11", "modelopt_fp4", _T, True),
+    (DEEPSEEK_V3, "0.5.12", "modelopt_fp4", _T, True),
+    (KIMI, "0.5.23", "fp8", _C, False),  # a choice kvtop does not read on a ModelOpt NVFP4 checkpoint: named
+])  # fmt: skip
+def test_runner_pick_reads_the_launch_quantization(
+    config: Path, release: str, quantization: str | None, runner: NvFp4MoeRunner, read: bool
+) -> None:
+    pick = runner_pick(load_config_file(config), "B200", ResolvedVersion(text=release), quantization)
+    assert (pick.runner, pick.read) == (runner, read), pick.why
+
+
+def test_the_flag_leaves_hopper_and_sm12_picks_alone() -> None:
+    """Marlin on SM 9.0 from 0.5.13, CUTLASS on SM 12.0, whatever the flag (no class block reads it there)."""
+    kimi, at = load_config_file(KIMI), ResolvedVersion(text="0.5.23")
+    assert runner_pick(kimi, "H200", at, "modelopt_fp4").runner is NvFp4MoeRunner.MARLIN
+    assert runner_pick(kimi, "RTX PRO 6000", at, "modelopt_fp4").runner is _C
+
+
+def _plan(capsys: pytest.CaptureFixture[str], release: str, *flags: str) -> tuple[str, dict[str, int]]:
+    args = ["plan", "--model", str(KIMI), "--engine", "sglang", "--engine-version", release, "--gpu", "B200",
+            "--tp", "8", "--no-calibration-store"]  # fmt: skip
+    code = main([*args, *flags])
+    text = capsys.readouterr()
+    assert code == 0, text.err[-400:]
+    code = main([*args, *flags, "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err[-400:]
+    rows = {row["component"]: row["bytes"] for row in json.loads(out.out)["ranks"][0]["weights"]}
+    return " ".join((text.out + text.err).split()), rows
+
+
+def test_kimi_k25_at_0_5_23_on_b200_with_and_without_modelopt_fp4(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without the flag the pick is named (config.json's `modelopt` is not in the block's list); with
+    `--quantization modelopt_fp4` it is flashinfer_trtllm, read: no note, the same resident rows."""
+    bare, bare_rows = _plan(capsys, "0.5.23")
+    flagged, flagged_rows = _plan(capsys, "0.5.23", "--quantization", "modelopt_fp4")
+    assert NOTE in bare and NOTE not in flagged
+    assert bare_rows == flagged_rows
+    assert "aliased_blockscale_swizzled" not in bare_rows  # released placeholders: in no plan
+
+
+def test_kimi_k25_at_0_5_23_releases_the_cutlass_placeholders_only() -> None:
+    """The meta-built count (weights_released): CUTLASS's placeholders, aliased away; flashinfer_trtllm builds none."""
+    rules, kimi, at = engine_rules("sglang"), load_config_file(KIMI), ResolvedVersion(text="0.5.23")
+    layers = range(kimi.num_layers)
+
+    def released(quantization: str | None) -> dict[str, int]:
+        rows = rules.weights_released(kimi, ParallelLayout(tp=8), layers, "B200", at, quantization=quantization)
+        return {row.component: row.bytes for row in rows}
+
+    assert released("modelopt") == {"aliased_blockscale_swizzled": KIMI_PLACEHOLDERS_TP8}
+    assert released("modelopt_fp4") == {}
+
+
+def test_kimi_k25_at_0_5_9_with_modelopt_fp4_holds_the_trtllm_placeholders(capsys: pytest.CaptureFixture[str]) -> None:
+    """0.5.9's flashinfer_trtllm leaves every swizzled placeholder allocated: 7,927,234,560 B a rank at TP 8; without
+    the flag the pick is named and none is counted."""
+    flagged, rows = _plan(capsys, "0.5.9", "--quantization", "modelopt_fp4")
+    assert rows["leaked_blockscale_swizzled"] == KIMI_PLACEHOLDERS_TP8
+    assert NOTE not in flagged
+    bare, bare_rows = _plan(capsys, "0.5.9")
+    assert "leaked_blockscale_swizzled" not in bare_rows
+    assert NOTE in bare
