@@ -153,3 +153,16 @@ def test_the_returned_outputs_are_held_only_where_vllm_expands_them() -> None:
     assert at_v011.kept_bytes == 153_600 * 8_192 * 2 + 12_288 * 8_192 * 2 + 49_152 * 1_536 * 2
     assert "the returned 1 × 12,288 × 8,192 beside their copies" in at_v011.words
     assert at_v013.kept_bytes == 16_384 * 8_192 * 2 + 65_536 * 1_536 * 2
+
+
+def test_qwen2_5_vl_at_v0_9_0_1_profiles_the_logged_image() -> None:
+    """v0.9.0.1 runs the same profile as v0.9.2 (gpu_model_runner.py:1827-1900: cdiv(budget, the item's tokens) items,
+    the outputs kept as returned; qwen2_vl.py:896-1003 the same largest image). Its KServe start on an L4
+    (tests/data/calibration/vllm.jsonl `file70974742012-qwen2.5-vl-7b-l4-kserve-v0901`, --max-model-len 2048) logged
+    'Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items of the maximum
+    feature size'; before v0.9.0 it is not read."""
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.0.1", 2048))
+    assert profile is not None
+    assert (profile.modality, profile.budget, profile.items) == ("image", 16_384, 1)
+    assert profile.kept_bytes == 16_384 * 3_584 * 2 + 65_536 * 1_176 * 2
+    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.8.5", 2048)) is None

@@ -20,6 +20,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.vllm.calibration_eras import activation_key
+from kvtop.domain.engines.vllm.deployment import setup
 from kvtop.domain.engines.vllm.dp_gather import with_gathered_forward
 from kvtop.domain.engines.vllm.encoder_profile import (
     COUNTED_FAMILIES,
@@ -29,6 +30,7 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace, with_stage_buffers
 from kvtop.domain.engines.vllm.pooling import pooling_estimate, pooling_runner, refuse_unmodelled
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora, runs_opt_in_v1
+from kvtop.domain.engines.vllm.rejection_sampler import rejection_extra_bytes
 from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.v0_profile import (
@@ -299,12 +301,17 @@ def _unfitted_because(inputs: CalibrationInputs) -> str:
 
 
 def _counted_sampler(inputs: CalibrationInputs, tokens: int, seqs: int) -> int | None:
-    """The sampler's peak as vLLM's code counts it (`sampler_peak.py`); None where the path is not counted, and on
+    """The sampler's peak as vLLM's code counts it (`sampler_peak.py`, and the rejection sampler's dummy run beside
+    it under speculative decoding, `rejection_sampler.py`); None where the path is not counted, and on
     pipeline stages (the sampler runs on the last only) or with LoRA (its buffers join the profile)."""
     if inputs.model is None or inputs.layout.pp > 1 or lora(inputs):
         return None
-    return counted_sampler_bytes(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, tokens, seqs,
-                                 inputs.settings.flags, inputs.settings.image)  # fmt: skip
+    counted = counted_sampler_bytes(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, tokens, seqs,
+                                    inputs.settings.flags, inputs.settings.image)  # fmt: skip
+    if counted is None:
+        return None
+    speculative = setup(inputs.settings).spec_method is not None
+    return counted + rejection_extra_bytes(inputs.model, inputs.version, seqs, speculative)
 
 
 def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, seqs: int) -> TermEstimate:
@@ -318,7 +325,9 @@ def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: 
     if counted is None or counted <= activation.bytes:
         return activation
     return activation.model_copy(update={
-        "bytes": counted, "basis": f"{activation.basis}; the sampler as vLLM's code counts it, larger (sampler_peak.py)",
+        "bytes": counted, "basis": f"{activation.basis}; the sampler as vLLM's code counts it, larger (sampler_peak.py"
+        + (", with the rejection sampler's dummy run: rejection_sampler.py)" if setup(inputs.settings).spec_method
+           else ")"),
     })  # fmt: skip
 
 

@@ -19,12 +19,12 @@ the peak beside their expanded copies (`EXPANDED`): Qwen3-VL-30B-A3B's video 12,
 0.19 GiB more, Mistral-Small's two images 2 × 3,025 × 5,120 × 2 B = 0.06 GiB (its v0.11.0 log's 2.12 GiB against the
 FlashInfer count's 2.00 without them, 2.06 with).
 
-V1 at v0.9.2 (gpu_model_runner.py:2202-2284) keeps them as returned too, with cdiv(budget, the item's tokens) items
+V1 at v0.9.2 (gpu_model_runner.py:2202-2284; v0.9.0.1 :1827-1900 the same) keeps them as returned too, with cdiv(budget, the item's tokens) items
 (:2221); v0.10.0 – v0.10.1 are not read (not counted).
 
 Counted for four families (the rest stay the text model's fit, assumed: LLaVA, InternVL, Llama-4, Kimi-VL,
 Granite-Vision and every other tower in the catalogue, whose processors kvtop does not size): Mistral-Small-3.x
-(`_mistral3_item`), Gemma-3 (`_gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.2 (`_qwen2_vl_item`), Qwen2.5-VL at v0.13.0 – v0.20.x with its tower's forward
+(`_mistral3_item`), Gemma-3 (`_gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.0.1 – v0.9.2 (`_qwen2_vl_item`), Qwen2.5-VL at v0.13.0 – v0.20.x with its tower's forward
 (`_qwen25_vl_item`, encoder_forward.py), and the
 Qwen3-VL family (Qwen3VLVisionConfig,
 Qwen3VLMoeVisionConfig), by vLLM's own processing info
@@ -101,8 +101,9 @@ GEMMA3_EMBEDS, GEMMA3_WRAPPING = 256, 4
 QWEN2_VL_TOWERS = frozenset({"Qwen2VLVisionConfig", "Qwen2_5_VLVisionConfig"})  # its sizes: encoder_forward.QWEN2_*
 QWEN2_IMAGE_TOKENS = 16_384  # (3,584 ÷ 14)² ÷ 2²: the largest image's tokens at the published sizes
 QWEN2_VL_ERAS: Eras[bool] = Eras((
-    Era("", False, "not read before v0.9.2"),
-    Era("0.9.2", True, "v0.9.2 models/qwen2_vl.py:909-976 (the largest image), read at v0.9.2 only"),
+    Era("", False, "not read before v0.9.0.1"),
+    Era("0.9.0", True, "v0.9.2 models/qwen2_vl.py:909-976 (the largest image); v0.9.0.1 :896-1003 the same (v0.9.1 "
+                       "not read)"),
     Era("0.10.0", False, "v0.10.0 – v0.12.x not read; from v0.13.0 Qwen2.5-VL only, its tower read: encoder_forward.py"),
 ))  # fmt: skip
 # Mistral-Small-3.x and Gemma-3's dummies: read from v0.10.2 (not at v0.9.2)
@@ -126,8 +127,9 @@ QWEN3_VL_ERAS: Eras[bool] = Eras((
 # what `profile_run` keeps of each encoder output: "budget" (expanded to the encoder budget's rows), "item" (to the
 # item's tokens), "returned", or None where not read
 KEPT_ERAS: Eras[str | None] = Eras((
-    Era("", None, "not read before v0.9.2"),
-    Era("0.9.2", "returned", "v0.9.2 v1/worker/gpu_model_runner.py:2270 profile_run: kept as returned"),
+    Era("", None, "not read before v0.9.0.1"),
+    Era("0.9.0", "returned", "v0.9.2 v1/worker/gpu_model_runner.py:2270 profile_run: kept as returned; v0.9.0.1 "
+                             ":1827-1900 the same (v0.9.1 not read)"),
     Era("0.10.0", None, "v0.10.0 – v0.10.1 not read"),
     Era("0.10.2", "returned", "v0.10.2 v1/worker/gpu_model_runner.py:3026 profile_run: kept as returned"),
     Era("0.11.0", "budget", "v0.11.0 v1/worker/gpu_model_runner.py:3375-3384 (v0.11.2 :4119): each output shorter "
@@ -145,7 +147,7 @@ EXPANDED = frozenset({"budget", "item"})
 # (MultiModalBudget, v0.12.0 v1/worker/utils.py:21-124)
 ITEMS_ROUNDED_UP_ERAS: Eras[bool] = Eras((
     Era("", False, "floor: MultiModalBudget"),
-    Era("0.9.2", True, "v0.9.2 gpu_model_runner.py:2221: cdiv(encoder_budget, max_tokens_per_mm_item)"),
+    Era("0.9.0", True, "v0.9.2 gpu_model_runner.py:2221, v0.9.0.1 :1845: cdiv(encoder_budget, max_tokens_per_mm_item)"),
     Era("0.10.0", False, "floor: MultiModalBudget"),
 ))  # fmt: skip
 # the video's tokens counted × 12.5 for its timestamps (qwen3_vl.py get_max_video_tokens)
