@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.api_keys import API_KEY_FLAG, refuse_several_keys
+from kvtop.domain.engines.vllm.arg_choices import refuse_dtype, refuse_quantization
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
 from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, SHORT_FLAG, SHORT_SPAN
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
@@ -244,6 +245,8 @@ class VllmFlags:
         if field == HF_OVERRIDES_FLAG[2:]:  # keys that change the config kvtop reads (rope_override.py)
             refuse_unmodelled_keys(value)
         refuse_unread_value(field, value, flag)  # a flag neutral only at the values read (flags_valued.py)
+        if field == "dtype":  # argparse's six words (arg_choices.py)
+            refuse_dtype(value, flag)
         if field == "context_length" and value == -1:  # docs/engines/vllm.md §4.2
             raise InputError(
                 "-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag
@@ -264,6 +267,7 @@ class VllmFlags:
             read_limits(settings.flags, release)  # mm_limits.py: the value's form
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
             refuse_missing_load_format(settings.flags.get("load-format"), release)
+            refuse_quantization(settings.quantization, release)  # arg_choices.py: the release's methods
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(
