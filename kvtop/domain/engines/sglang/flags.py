@@ -85,6 +85,9 @@ LOAD_CASTS = LoadCasts(
 ENCODER_DP_FLAGS = ("--mm-enable-dp-encoder", "--no-mm-enable-dp-encoder")
 
 
+KEYED_FLAGS = frozenset({"--api-key", "--admin-api-key"})  # a key after each, never quoted back
+
+
 class SglangFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
@@ -120,7 +123,12 @@ class SglangFlags:
     choices: Mapping[str, tuple[str, ...]] = {}
 
     def refuse(self, field: str, value: object, flag: str) -> None:
-        return None
+        """`--api-key` / `--admin-api-key` with no key after it (kvtop reads the bare flag as a switch): ServerArgs
+        types both `Optional[str]` (srt/arg_groups/fields/serving.py:160, :164 at v0.5.23; server_args.py's
+        `type=str` before), so argparse refuses the flag alone ("expected one argument")."""
+        if "--" + field in KEYED_FLAGS and value is True:
+            raise InputError("takes a key after it: SGLang's argparse refuses the flag alone ('expected one argument')",
+                             field=flag)  # fmt: skip
 
     def check_parallel(self, settings: LaunchSettings) -> None:
         """SGLang's expert-parallel group lives inside the TP group (tp % ep == 0); DCP splits the TP group."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.api_keys import API_KEY_FLAG, refuse_several_keys
+from kvtop.domain.engines.vllm.api_keys import API_KEY_FLAG, refuse_bare_key, refuse_several_keys
 from kvtop.domain.engines.vllm.arg_choices import refuse_dtype, refuse_quantization
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
 from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, SHORT_FLAG, SHORT_SPAN
@@ -245,6 +245,8 @@ class VllmFlags:
         if field == HF_OVERRIDES_FLAG[2:]:  # keys that change the config kvtop reads (rope_override.py)
             refuse_unmodelled_keys(value)
         refuse_unread_value(field, value, flag)  # a flag neutral only at the values read (flags_valued.py)
+        if "--" + field == API_KEY_FLAG:  # the flag with no key (api_keys.py)
+            refuse_bare_key(value, flag)
         if field == "dtype":  # argparse's six words (arg_choices.py)
             refuse_dtype(value, flag)
         if field == "context_length" and value == -1:  # docs/engines/vllm.md §4.2
