@@ -247,8 +247,6 @@ class VllmFlags:
         refuse_unread_value(field, value, flag)  # a flag neutral only at the values read (flags_valued.py)
         if "--" + field == API_KEY_FLAG:  # the flag with no key (api_keys.py)
             refuse_bare_key(value, flag)
-        if field == "dtype":  # argparse's six words (arg_choices.py)
-            refuse_dtype(value, flag)
         if field == "context_length" and value == -1:  # docs/engines/vllm.md §4.2
             raise InputError(
                 "-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag
@@ -260,6 +258,9 @@ class VllmFlags:
         (rope_override.launch_ropes: malformed, a flag the release lacks), and --kv-cache-memory-bytes before
         v0.10.2 (human_ints.refuse_missing_kv_bytes); without one (a
         log's release is resolved after), the plan's rules check them at the release they take."""
+        # a typed `--dtype` outside argparse's six words (arg_choices.py); here, not in `refuse`, which also sees a log's
+        # own reading ('torch.float16')
+        refuse_dtype(settings.dtype)
         if settings.engine_version is not None:
             release = ResolvedVersion(text=settings.engine_version)
             launch_ropes(settings, release)
