@@ -56,3 +56,8 @@ def test_plan_refuses_a_dtype_vllm_refuses(capsys: pytest.CaptureFixture[str]) -
     code = main(["plan", "--model", LLAMA_8B, "--engine", "vllm", "--engine-version", "0.13.0", "--gpu", "H100",
                  "--dtype", "float128"])  # fmt: skip
     assert code != 0 and "--dtype" in capsys.readouterr().err
+
+
+def test_a_logs_resolved_dtype_is_not_refused() -> None:
+    # vLLM's config line prints the resolved dtype as torch's (`dtype=torch.bfloat16`): explain reads it as it ran
+    assert refusal("--dtype", "torch.bfloat16") is None

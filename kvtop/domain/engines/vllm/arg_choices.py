@@ -23,6 +23,7 @@ from kvtop.domain.errors import InputError
 DTYPE_FLAG = "--dtype"
 QUANTIZATION_FLAG = "--quantization"
 DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
+LOGGED_PREFIX = "torch."  # how a log's config line writes the resolved dtype
 _INIT = "model_executor/layers/quantization/__init__.py"
 
 
@@ -80,8 +81,10 @@ QUANTIZATION_ERAS: Eras[tuple[str, ...] | None] = Eras((
 
 
 def refuse_dtype(value: object, flag: str = DTYPE_FLAG) -> None:
-    """A `--dtype` outside vLLM's six words: its argparse refuses it ('invalid choice') at every release read."""
-    if isinstance(value, str) and value not in DTYPES:
+    """A `--dtype` outside vLLM's six words: its argparse refuses it ('invalid choice') at every release read. A
+    `torch.*` value is a log's reading of the dtype vLLM resolved (its config line prints `dtype=torch.bfloat16`,
+    ModelConfig.dtype after _get_and_verify_dtype), not a typed word: passed."""
+    if isinstance(value, str) and value not in DTYPES and not value.startswith(LOGGED_PREFIX):
         raise InputError(
             f"vLLM refuses {value[:40]!r} ('invalid choice'): it takes {', '.join(DTYPES)} "
             "(ModelDType, config/model.py; engine/arg_utils.py choices before v0.9.0)",

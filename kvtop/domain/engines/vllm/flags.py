@@ -258,8 +258,8 @@ class VllmFlags:
         (rope_override.launch_ropes: malformed, a flag the release lacks), and --kv-cache-memory-bytes before
         v0.10.2 (human_ints.refuse_missing_kv_bytes); without one (a
         log's release is resolved after), the plan's rules check them at the release they take."""
-        # a typed `--dtype` outside argparse's six words (arg_choices.py); here, not in `refuse`, which also sees a log's
-        # own reading ('torch.float16')
+        # a `--dtype` outside argparse's six words (arg_choices.py; a log's 'torch.bfloat16' passes); here, not in
+        # `refuse`, which every LaunchSettings' validation runs
         refuse_dtype(settings.dtype)
         if settings.engine_version is not None:
             release = ResolvedVersion(text=settings.engine_version)
