@@ -166,6 +166,18 @@ class _ListNeutralFlags(argparse.Action):
         parser.exit()
 
 
+class _ListGpus(argparse.Action):
+    """`--list-gpus`: print every name `--gpu` takes with its total (kvtop.domain.gpus.gpu_listing) and exit."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # fmt: skip
+        from kvtop.commands.output import print_text
+        from kvtop.domain.gpus import gpu_listing
+
+        print_text(gpu_listing())
+        parser.exit()
+
+
 def engine_id(text: str) -> str:
     """An `--engine` value the catalogue has a package for; else argparse's error says "unknown engine" and
     lists the ids (an engine whose package is gone is no choice: tests/engines/test_engine_removal.py)."""
@@ -260,6 +272,8 @@ def add_model_arguments(
     group.add_argument(LIST_NEUTRAL_FLAGS, action=_ListNeutralFlags, type=classified_engine, metavar="ENGINE",
                        help="list the flags of the engine that kvtop accepts as having no effect on GPU memory, by kind, "
                        "and exit (the engine flags below count them where they are classified)")  # fmt: skip
+    group.add_argument("--list-gpus", action=_ListGpus, nargs=0,
+                       help="list the GPU names --gpu takes, with the total each is planned with, and exit")  # fmt: skip
     parser.set_defaults(model_required=model_required)
 
 

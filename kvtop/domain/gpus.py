@@ -6,13 +6,14 @@ an "80 GB" H100 reports 81,559 MiB = 79.65 GiB.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 from enum import Enum
 from functools import lru_cache
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import MIB, gib
 
 GPU_TOTAL_MIB: dict[str, int] = {
     "H100": 81559, "H100-SXM": 81559, "H100-PCIE": 81559, "H100-NVL": 95830,
@@ -110,13 +111,39 @@ def gpu_total_bytes(name: str) -> int:
             )
         return unified * MIB
     if key not in GPU_TOTAL_MIB:
-        known = (*GPU_TOTAL_MIB, *UNIFIED_TOTAL_MIB)
-        # the cards whose key holds the number typed: 'RTX 6000' may be the RTX PRO 6000, RTX A6000 or RTX 6000 Ada
-        number = _model_token(name).removeprefix("RTX")
-        near = [model for model in known if number and number in model]
-        hint = f"did you mean {', '.join(near)}? " if near else f"known: {', '.join(known)}; "
-        raise InputError(f"unknown GPU {name!r} ({hint}or give --gpu-memory SIZE)", field="--gpu")
+        near = ", ".join(nearest_gpus(name))
+        raise InputError(f"unknown GPU {name[:40]!r} (did you mean {near}? `{LIST_GPUS}` lists the {len(known_gpus())} "
+                         "kvtop knows; or give --gpu-memory SIZE)", field="--gpu")  # fmt: skip
     return GPU_TOTAL_MIB[key] * MIB
+
+
+LIST_GPUS = "kvtop plan --list-gpus"  # the command that prints `known_gpus` (kvtop/commands/common.py)
+
+
+def known_gpus() -> tuple[str, ...]:
+    """Every name `--gpu` takes, discrete cards first, then unified-memory devices."""
+    return (*GPU_TOTAL_MIB, *UNIFIED_TOTAL_MIB)
+
+
+def nearest_gpus(name: str, count: int = 3) -> tuple[str, ...]:
+    """The known names nearest an unknown one: those holding the number typed ('RTX 6000' may be the RTX PRO 6000,
+    RTX A6000 or RTX 6000 Ada), else the `count` closest spellings (difflib's ratio)."""
+    known = known_gpus()
+    number = _model_token(name).removeprefix("RTX")
+    near = [model for model in known if number and number in model]
+    if near:
+        return tuple(near)
+    return tuple(difflib.get_close_matches(gpu_key(name), known, n=count, cutoff=0.0))
+
+
+def gpu_listing() -> str:
+    """`--list-gpus`: each name `--gpu` takes with the total kvtop plans it with (nvidia-smi's MiB; GiB beside)."""
+    rows = [f"  {name:<24} {mib:>9,} MiB  ({gib(mib * MIB)})" for name, mib in GPU_TOTAL_MIB.items()]
+    unified = [f"  {name:<24} {mib:>9,} MiB  ({gib(mib * MIB)}, the host's memory as CUDA reports it)"
+               if mib is not None else f"  {name:<24} {'':>13}  (unified memory: give --gpu-memory SIZE)"
+               for name, mib in UNIFIED_TOTAL_MIB.items()]  # fmt: skip
+    return "\n".join(["GPUs kvtop knows (--gpu NAME; nvidia-smi's total):", *rows,
+                      "Unified-memory devices:", *unified])  # fmt: skip
 
 
 # A total kvtop has no card of (no --gpu, or a model the table lacks: `is_listed_card`) may be a slice of a card that

@@ -113,6 +113,7 @@ def read_config(
             defaulted=frozenset(absent),
             structural_defaults=nested_key is not None,
             generic=entry.config_class == GENERIC_CLASS,
+            untyped=not stated_type and entry.config_class == GENERIC_CLASS,
         ),
         entry,
         architecture=architecture,

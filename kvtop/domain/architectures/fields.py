@@ -32,6 +32,7 @@ class Fields:
         defaulted: frozenset[str] = frozenset(),
         structural_defaults: bool = False,
         generic: bool = False,
+        untyped: bool = False,
     ) -> None:
         self.text = text
         self.source = source
@@ -42,6 +43,8 @@ class Fields:
         # them for its shape too (llava-1.5's text_config states neither hidden_size nor num_hidden_layers)
         self._structural_defaults = structural_defaults
         self._who = f"a generic reading of {model_type!r}" if generic else f"a {model_type} config"
+        # no model_type in the file (`{}`, a file that is not a model's config): the error says so, not 'generic'
+        self._untyped = untyped
         self._defaults_read: dict[str, Any] = {}
 
     def get(self, name: str) -> Any:
@@ -67,10 +70,19 @@ class Fields:
         if value is None or (
             name in STRUCTURAL_FIELDS and name in self._defaulted and not self._structural_defaults
         ):
-            raise self.error(name, f"missing ({self._who} needs it)")
+            raise self._missing(name)
         if isinstance(value, list):
             raise self.error(name, "must be one integer here, not a list per layer")
         return int(value)
+
+    def _missing(self, name: str) -> InputError:
+        """A needed field the file lacks; where it has no model_type either, that is said first (`{}` is no model's
+        config, and 'a generic reading of generic' would not say so)."""
+        if self._untyped:
+            return self.error(name, "missing, and config.json has no model_type: is this a model's config.json? "
+                              "(read without one, kvtop needs the standard decoder fields: hidden_size, num_hidden_layers, "
+                              "num_attention_heads, intermediate_size, vocab_size)")  # fmt: skip
+        return self.error(name, f"missing ({self._who} needs it)")
 
     def opt(self, name: str, default: int = 0) -> int:
         value = self.get(name)
@@ -87,7 +99,7 @@ class Fields:
         value = self.get(name)
         if value is None:
             if default is None:
-                raise self.error(name, f"missing ({self._who} needs it)")
+                raise self._missing(name)
             return (default,) * layers
         if isinstance(value, list):
             if len(value) != layers:

@@ -12,6 +12,7 @@ import pytest
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.api_keys import refuse_several_keys
 from kvtop.domain.errors import InputError
+from kvtop.domain.launch import parse_flags
 
 
 def test_two_keys_before_v0_10_1_are_refused_without_quoting_them() -> None:
@@ -24,3 +25,19 @@ def test_two_keys_before_v0_10_1_are_refused_without_quoting_them() -> None:
                                                ("0.9.2", "alphakey1")])  # fmt: skip
 def test_a_list_from_v0_10_1_and_one_key_anywhere_pass(version: str, keys: str) -> None:
     refuse_several_keys({"api-key": keys}, ResolvedVersion(text=version))
+
+
+@pytest.mark.parametrize(("engine", "tokens"), [
+    ("vllm", ["--api-key"]), ("vllm", ["--api-key", "--port", "8000"]), ("sglang", ["--api-key"]),
+    ("sglang", ["--admin-api-key", "--port", "30000"]),
+])  # fmt: skip
+def test_the_flag_with_no_key_is_refused_naming_it(engine: str, tokens: list[str]) -> None:
+    # vLLM: api_key Optional[str] (v0.10.0) / nargs="+" (v0.10.1 on); SGLang: ServerArgs.api_key, admin_api_key
+    # Optional[str] (srt/arg_groups/fields/serving.py:160, :164, v0.5.23): argparse says "expected one argument"
+    with pytest.raises(InputError, match="takes a key after it") as caught:
+        parse_flags(engine, tokens, strict=True)  # as typed to kvtop plan
+    assert caught.value.field == tokens[0]
+
+
+def test_a_key_after_the_flag_passes_and_is_never_quoted() -> None:
+    assert parse_flags("vllm", ["--api-key", "alphakey1"], strict=True).flags["api-key"] == "alphakey1"

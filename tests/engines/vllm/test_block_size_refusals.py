@@ -44,3 +44,15 @@ def test_plan_refuses_it_naming_the_field_the_range_and_the_source(capsys: pytes
     assert said.startswith("kvtop: error: --block-size: vLLM 0.13.0 refuses --block-size 7: its command line takes "
                            "1, 8, 16, 32, 64, 128, 256")  # fmt: skip
     assert "from v0.33.0 any whole number" in said and "config/cache.py BlockSize" in said
+
+
+# read off the PyPI wheels' engine/arg_utils.py `'--block-size', type=int, choices=[…]` (v0.6.3.post1: 8, 16, 32;
+# v0.6.4: to 128; v0.6.5: 8, 16, 32 again; v0.6.6-v0.8.4: to 128) and config.py `BlockSize = Literal[1, 8, 16, 32,
+# 64, 128]` (v0.8.5-v0.11.0; 256 from v0.11.1)
+@pytest.mark.parametrize(("version", "block", "taken"), [
+    ("0.6.3.post1", 64, False), ("0.6.3.post1", 32, True), ("0.6.4", 128, True), ("0.6.5", 64, False),
+    ("0.6.6", 64, True), ("0.7.2", 64, True), ("0.8.4", 1, False), ("0.8.5", 1, True), ("0.10.0", 256, False),
+    ("0.11.1", 256, True), ("0.9.2", 7, False),
+])  # fmt: skip
+def test_earlier_releases_take_their_own_choices(version: str, block: int, taken: bool) -> None:
+    assert ("--block-size" not in refused(version, block)) is taken

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.sglang.arg_choices import refuse_dtype
 from kvtop.domain.engines.sglang.attention_backends import ATTENTION_BACKEND_FLAG, PHASE_BACKEND_FLAGS
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
@@ -16,6 +17,7 @@ from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
 from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
@@ -85,6 +87,9 @@ LOAD_CASTS = LoadCasts(
 ENCODER_DP_FLAGS = ("--mm-enable-dp-encoder", "--no-mm-enable-dp-encoder")
 
 
+KEYED_FLAGS = frozenset({"--api-key", "--admin-api-key"})  # a key after each, never quoted back
+
+
 class SglangFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
@@ -122,10 +127,17 @@ class SglangFlags:
     choices: Mapping[str, tuple[str, ...]] = {}
 
     def refuse(self, field: str, value: object, flag: str) -> None:
-        return None
+        """`--api-key` / `--admin-api-key` with no key after it (kvtop reads the bare flag as a switch): ServerArgs
+        types both `Optional[str]` (srt/arg_groups/fields/serving.py:160, :164 at v0.5.23; server_args.py's
+        `type=str` before), so argparse refuses the flag alone ("expected one argument")."""
+        if "--" + field in KEYED_FLAGS and value is True:
+            raise InputError("takes a key after it: SGLang's argparse refuses the flag alone ('expected one argument')",
+                             field=flag)  # fmt: skip
 
     def check_parallel(self, settings: LaunchSettings) -> None:
         """SGLang's expert-parallel group lives inside the TP group (tp % ep == 0); DCP splits the TP group."""
+        # a `--dtype` its argparse refuses (arg_choices.py), at the stated release (else the latest)
+        refuse_dtype(settings.dtype, ResolvedVersion(text=settings.engine_version))
         if settings.ep > 1 and settings.tp % settings.ep:
             raise InputError(
                 f"expert parallel size {settings.ep} must divide tp {settings.tp} "

@@ -5,8 +5,12 @@ v0.13.0 types `CacheConfig.block_size` as `BlockSize = Literal[1, 8, 16, 32, 64,
 other size stops the launch before anything is sized ("argument --block-size: invalid choice: 7 (choose from 1, 8,
 16, 32, 64, 128, 256)", the harness's parser, run on the v0.13.0 wheel). v0.33.0 types it `int = Field(gt=0)`: its
 parser takes any whole number (the harness: 7 and 24 accepted), `CacheConfig` refuses below 1 (kvtop's own field
-check does too). A release between is read as v0.13.0 (the change is not dated); one before v0.13.0 is not read
-(no size refused).
+check does too). A release between is read as v0.13.0 (the change is not dated).
+Before v0.13.0, read off the PyPI wheels: v0.6.3.post1 engine/arg_utils.py `'--block-size', type=int,
+choices=[8, 16, 32]`; v0.6.4 `[8, 16, 32, 64, 128]`; v0.6.5 `[8, 16, 32]` again; v0.6.6–v0.8.4 `[8, 16, 32, 64,
+128]`; v0.8.5 config.py `BlockSize = Literal[1, 8, 16, 32, 64, 128]` (the same get_kwargs Literal → choices, the
+Literal read in every wheel to v0.11.0); v0.11.1 config/cache.py adds 256 (v0.11.2–v0.14.0 alike). Before v0.6.3.post1
+not read (no size refused).
 """
 
 from __future__ import annotations
@@ -22,10 +26,18 @@ if TYPE_CHECKING:
 BLOCK_SIZE_FLAG = "--block-size"
 #: The sizes the CLI takes (None: any whole number from 1, or not read).
 CLI_BLOCK_SIZES_ERAS: Eras[tuple[int, ...] | None] = Eras((
-    Era("", None, "before v0.13.0 not read: no size refused"),
-    Era("0.13.0", (1, 8, 16, 32, 64, 128, 256),
-        "v0.13.0 config/cache.py BlockSize = Literal[1, 8, 16, 32, 64, 128, 256], argparse choices "
-        "(engine/arg_utils.py); a release before v0.33.0 read alike, the change not dated"),
+    Era("", None, "before v0.6.3.post1 not read: no size refused"),
+    Era("0.6.3.post1", (8, 16, 32), "v0.6.3.post1 engine/arg_utils.py '--block-size' choices=[8, 16, 32]"),
+    Era("0.6.4", (8, 16, 32, 64, 128), "v0.6.4 engine/arg_utils.py '--block-size' choices=[8, 16, 32, 64, 128]"),
+    Era("0.6.5", (8, 16, 32), "v0.6.5 engine/arg_utils.py '--block-size' choices=[8, 16, 32]"),
+    Era("0.6.6", (8, 16, 32, 64, 128),
+        "v0.6.6 engine/arg_utils.py '--block-size' choices=[8, 16, 32, 64, 128] (v0.7.0-v0.8.4 alike)"),
+    Era("0.8.5", (1, 8, 16, 32, 64, 128),
+        "v0.8.5 config.py BlockSize = Literal[1, 8, 16, 32, 64, 128], argparse choices (engine/arg_utils.py "
+        "get_kwargs; v0.9.0-v0.11.0 alike)"),
+    Era("0.11.1", (1, 8, 16, 32, 64, 128, 256),
+        "v0.11.1 config/cache.py BlockSize = Literal[1, 8, 16, 32, 64, 128, 256], argparse choices "
+        "(engine/arg_utils.py; v0.11.2-v0.14.0 read alike); a release before v0.33.0 read alike, the change not dated"),
     Era("0.33.0", None, "v0.33.0 config/cache.py block_size: int = Field(gt=0): any whole number from 1"),
 ))  # fmt: skip
 

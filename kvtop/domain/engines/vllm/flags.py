@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.api_keys import API_KEY_FLAG, refuse_several_keys
+from kvtop.domain.engines.vllm.api_keys import API_KEY_FLAG, refuse_bare_key, refuse_several_keys
+from kvtop.domain.engines.vllm.arg_choices import refuse_dtype, refuse_quantization
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
 from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, SHORT_FLAG, SHORT_SPAN
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
@@ -247,6 +248,8 @@ class VllmFlags:
         if field == HF_OVERRIDES_FLAG[2:]:  # keys that change the config kvtop reads (rope_override.py)
             refuse_unmodelled_keys(value)
         refuse_unread_value(field, value, flag)  # a flag neutral only at the values read (flags_valued.py)
+        if "--" + field == API_KEY_FLAG:  # the flag with no key (api_keys.py)
+            refuse_bare_key(value, flag)
         if field == "context_length" and value == -1:  # docs/engines/vllm.md §4.2
             raise InputError(
                 "-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag
@@ -258,6 +261,9 @@ class VllmFlags:
         (rope_override.launch_ropes: malformed, a flag the release lacks), and --kv-cache-memory-bytes before
         v0.10.2 (human_ints.refuse_missing_kv_bytes); without one (a
         log's release is resolved after), the plan's rules check them at the release they take."""
+        # a `--dtype` outside argparse's six words (arg_choices.py; a log's 'torch.bfloat16' passes); here, not in
+        # `refuse`, which every LaunchSettings' validation runs
+        refuse_dtype(settings.dtype)
         if settings.engine_version is not None:
             release = ResolvedVersion(text=settings.engine_version)
             launch_ropes(settings, release)
@@ -267,6 +273,7 @@ class VllmFlags:
             read_limits(settings.flags, release)  # mm_limits.py: the value's form
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
             refuse_missing_load_format(settings.flags.get("load-format"), release)
+            refuse_quantization(settings.quantization, release)  # arg_choices.py: the release's methods
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(
