@@ -16,7 +16,7 @@ from kvtop.cli import main
 def test_the_fp8_advice_says_its_bytes_are_a_saving_not_memory_freed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--demo", "default", "diagnose", "--json"]) in (0, 1)
     fp8 = next(f for f in json.loads(capsys.readouterr().out)["advice"] if f["rule"] == "bf16_kv_where_fp8_supported")
-    tokens = int(fp8["evidence"][1].split()[1].replace(",", ""))  # 'capacity 1,222,292 → … tokens per rank'
+    tokens = int(fp8["evidence"][1].split()[1].replace(",", ""))  # 'capacity 1,222,292 predicted → … tokens per rank'
     assert fp8["evidence"][0] == "KV bytes per token per rank: 40,960 B (bf16) → 20,480 B (FP8)"
     assert fp8["bytes"] == (40_960 - 20_480) * tokens
     assert fp8["bytes_words"].startswith("today's tokens take this much less KV in FP8; nothing is freed")

@@ -168,7 +168,7 @@ def test_the_restart_as_launched_is_one_figure_in_every_finding() -> None:
     (fp8,) = [f for f in findings if f.rule == "bf16_kv_where_fp8_supported"]
     assert co_tenant.alternative is not None
     assert co_tenant.alternative.restart_tokens == as_launched
-    assert f"capacity {as_launched:,} → " in " ".join(fp8.evidence)
+    assert f"capacity {as_launched:,} predicted → " in " ".join(fp8.evidence)
     assert fp8.gain_tokens == demo_llama_70b_tokens(8, demo_sglang_h100_pre_load_bytes(8) - 6 * GIB, cell=20_480) - as_launched
     # the co-tenant's fix: a restart without it gains what the waterfall says it costs
     assert co_tenant.gain_tokens == demo_llama_70b_tokens(8) - as_launched

@@ -241,10 +241,14 @@ def _findings(result: Explanation) -> tuple[list[Any], Explanation]:
     if result.ledger is None:
         return [], result
     try:
+        from kvtop.domain.capacity import CapacitySource
         from kvtop.domain.diagnose import diagnose_ledger
+        from kvtop.domain.diagnose_findings import beside_engine_figure
     except ImportError:
         return [], result
-    every = diagnose_ledger(result.ledger)
+    # a change the plan prices says so beside the capacity the log printed (`beside_engine_figure`)
+    logged = result.logged.token_capacity
+    every = [beside_engine_figure(f, logged, CapacitySource.LOGGED) for f in diagnose_ledger(result.ledger)]
     kept = findings_beside_verdict(result, every)
     folded = [
         f"finding “{finding.title}” ({finding.fix}) folded into the verdict: its change is one the cause names as "

@@ -68,6 +68,19 @@ class CapacitySource(str, Enum):
     LOGGED = "logged"  # the engine's startup log printed it
     PREDICTED = "predicted"  # nothing said it: kvtop's prediction with every measured cause
 
+    @property
+    def stated(self) -> str:
+        """Who states the figure, as a sentence's subject: 'the engine reports', 'the engine's log printed',
+        'kvtop predicts' (a figure the log printed is the start's, never called live)."""
+        return _STATED[self]
+
+
+_STATED = {
+    CapacitySource.LIVE: "the engine reports",
+    CapacitySource.LOGGED: "the engine's log printed",
+    CapacitySource.PREDICTED: "kvtop predicts",
+}
+
 
 class CapacityTerm(BaseModel):
     """One step of the waterfall: what a cause did to the rank's tokens (negative: fewer)."""

@@ -14,7 +14,7 @@ from typing import Protocol, cast
 
 from kvtop.domain.calibration.estimate import start_overhead
 from kvtop.domain.capacity import CapacityCause, CapacityTerm
-from kvtop.domain.diagnose_findings import Finding, Thresholds
+from kvtop.domain.diagnose_findings import Finding, Thresholds, beside_engine_figure
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.catalogue import engine_module
 from kvtop.domain.engines.registry import engine_rules
@@ -126,13 +126,18 @@ class EngineOnNode:
         return tuple(self.label(g) for g in sorted(self.ranks if gpus is None else gpus) if g in self.ranks)
 
     def relabel(self, finding: Finding) -> Finding:
-        """A ledger-only finding placed on this engine's real GPUs and ranks."""
+        """A ledger-only finding placed on this engine's real GPUs and ranks; a capacity change it prices on the plan
+        says beside it the figure the engine stated (live, or its startup log's), read from the rank's waterfall."""
         update = {
             "engine_id": self.id,
             "gpus": tuple(sorted(self.ranks)) or finding.gpus,
             "ranks": self.labels() or finding.ranks,
         }
-        return finding.model_copy(update=update)
+        waterfall = next((r.capacity for r in self.view.ranks if r.capacity is not None), None)
+        placed = finding.model_copy(update=update)
+        if waterfall is None:
+            return placed
+        return beside_engine_figure(placed, waterfall.actual_tokens, waterfall.actual_source)
 
     def restart_words(self, *, costs_now: bool) -> str:
         """What a fix that frees memory must add: the KV pool is sized at start, so a running engine wins

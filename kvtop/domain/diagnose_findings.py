@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.capacity import CapacityCause
+from kvtop.domain.capacity import CapacityCause, CapacitySource
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.wording import GIB, gib
 
@@ -89,6 +89,41 @@ _LIMITS = {
     AlternativeLimit.START: "{engine} does not start with a larger share on the memory free now",
     AlternativeLimit.OWN_SHARE: "not above the launch's or {engine}'s default share (kvtop cannot price the runtime beyond it)",
 }
+
+
+class CapacityStart(BaseModel):
+    """The figure a finding's capacity change ('capacity 415,744 predicted → 806,336') starts from, and where it
+    comes from; with the engine's own figure beside it where the engine stated one (its endpoint or its startup log):
+    the change is priced on kvtop's plan, so a logged 397,696 must not read as the start (session 57)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tokens: int  # per rank (per pool for the layout rules)
+    source: CapacitySource
+    line: str  # the evidence line that names it: 'capacity 38,560 predicted → 77,136 tokens per rank'
+    engine_tokens: int | None = None  # the engine's own figure per rank, where it stated one
+    engine_source: CapacitySource | None = None  # live or logged
+
+    def said(self) -> str:
+        """`line`, and where the engine stated another figure, that one beside it: 'capacity 38,560 predicted →
+        77,136 tokens per rank (the engine's log printed 37,728; the change is priced on kvtop's plan)'."""
+        if self.engine_tokens is None or self.engine_source is None or self.engine_tokens == self.tokens:
+            return self.line
+        return f"{self.line} ({self.engine_source.stated} {self.engine_tokens:,}; the change is priced on kvtop's plan)"
+
+    def beside(self, tokens: int, source: CapacitySource) -> CapacityStart:
+        """This start with the engine's own figure (`tokens` per rank, `source` live or logged) beside it."""
+        if source is CapacitySource.PREDICTED:
+            return self
+        return self.model_copy(update={"engine_tokens": tokens, "engine_source": source})
+
+
+def capacity_change(before: int, after: int, tail: str = "tokens per rank") -> tuple[str, CapacityStart]:
+    """'capacity 38,560 predicted → 77,136 tokens per rank', and its start: a plan's rule prices a change on the
+    plan's own capacity (kvtop's prediction, with every measured cause where a node is measured), and says so."""
+    source = CapacitySource.PREDICTED
+    line = f"capacity {before:,} {source.value} → {after:,} {tail}"
+    return line, CapacityStart(tokens=before, source=source, line=line)
 
 
 class Severity(str, Enum):
@@ -208,11 +243,23 @@ class Finding(BaseModel):
     # the capacity waterfall's term this finding explains (its tokens are that term's, as a cost)
     cause: CapacityCause | None = None
     term_tokens: int | None = None  # the term's own (signed) tokens: clean + Σ terms = actual
+    # the figure its capacity change starts from ('capacity 38,560 predicted → …'), where it states one
+    start: CapacityStart | None = None
 
     @property
     def title(self) -> str:
         """What the finding is about, as a person reads it (`RULE_TITLES`); the id `rule` stays for JSON and scripts."""
         return rule_title(self.rule)
+
+
+def beside_engine_figure(finding: Finding, tokens: int | None, source: CapacitySource) -> Finding:
+    """`finding` with the engine's own capacity (`tokens` per rank, live or logged) beside the plan's figure its change
+    starts from: in `start` and in the evidence line that names it (unchanged where it starts from none, or no figure)."""
+    if finding.start is None or tokens is None:
+        return finding
+    start = finding.start.beside(tokens, source)
+    evidence = tuple(start.said() if fact == finding.start.line else fact for fact in finding.evidence)
+    return finding.model_copy(update={"start": start, "evidence": evidence})
 
 
 class Thresholds(BaseModel):

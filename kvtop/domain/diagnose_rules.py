@@ -16,6 +16,7 @@ from kvtop.domain.diagnose_findings import (
     Thresholds,
     advice_severity,
     all_ranks,
+    capacity_change,
     larger_plan,
     node_tokens,
 )
@@ -48,6 +49,7 @@ def _fp32_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding 
     gain = alt.token_capacity - ledger.token_capacity
     cell, cell16 = ledger.kv_bytes_per_token, alt.kv_bytes_per_token
     flag = spelling_of(ledger.settings.engine, "dtype")
+    change, start = capacity_change(ledger.token_capacity, alt.token_capacity)
     return Finding(
         rule=Rule.FP32_KV_CACHE, severity=advice_severity(gain, ledger.token_capacity, thresholds),
         summary=f"KV cache and weights are float32: {flag} {dtype} halves both, +{gain:,} tokens per rank",
@@ -56,10 +58,10 @@ def _fp32_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding 
         evidence=(
             f"KV bytes per token per rank: {cell:,} B (fp32) → {cell16:,} B ({dtype})",
             f"weights per rank: {gib(ledger.weights_bytes)} → {gib(alt.weights_bytes)}",
-            f"capacity {ledger.token_capacity:,} → {alt.token_capacity:,} tokens per rank",
+            change,
             "float16 where the GPU has no bfloat16 (before Ampere); FP8 KV is a further step once 16-bit",
         ),
-        fix_settings=fixed,
+        fix_settings=fixed, start=start,
     )  # fmt: skip
 
 
@@ -77,6 +79,7 @@ def _fp8_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding |
         return None
     gain = alt.token_capacity - ledger.token_capacity
     cell, cell8 = ledger.kv_bytes_per_token, alt.kv_bytes_per_token
+    change, start = capacity_change(ledger.token_capacity, alt.token_capacity)
     return Finding(
         rule=Rule.BF16_KV_WHERE_FP8_SUPPORTED, severity=Severity.INFO,
         summary=f"KV cache is {ledger.kv_format}; {rules.display_name} supports FP8 KV: +{gain:,} tokens per rank",
@@ -85,10 +88,10 @@ def _fp8_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding |
         fix=f"{spelling_of(ledger.settings.engine, 'kv_cache_dtype')} {dtype}",
         evidence=(
             f"KV bytes per token per rank: {cell:,} B ({ledger.kv_format}) → {cell8:,} B (FP8)",
-            f"capacity {ledger.token_capacity:,} → {alt.token_capacity:,} tokens per rank",
+            change,
             "quality: FP8 E4M3 KV without calibrated scales can lose accuracy on long-context and reasoning tasks; check evals first",
         ),
-        fix_settings=fixed,
+        fix_settings=fixed, start=start,
     )  # fmt: skip
 
 
@@ -160,12 +163,13 @@ def _layout_finding(
         f"{solved.token_capacity:,} × {solved.layout.dp} pools = {node_tokens(solved):,}"
     )  # fmt: skip
     flags = " ".join(alt.to_flags())
+    change, start = capacity_change(base.token_capacity, solved.token_capacity, f"tokens per pool ({per_rank:+,})")
     return Finding(
         rule=rule, severity=advice_severity(gain, node_tokens(ledger), thresholds),
         summary=f"attention TP {ledger.layout.attn_tp} copies the KV {copies}× per rank: {solved.layout.describe()} holds +{gain:,} tokens on the node",
         gpus=gpus, ranks=ranks, bytes=wasted, tokens=gain, fix=flags, gain_tokens=gain,
-        evidence=(*evidence, f"per pool: {base.token_capacity:,} → {solved.token_capacity:,} tokens ({per_rank:+,})"),
-        fix_settings=alt,
+        evidence=(*evidence, change),
+        fix_settings=alt, start=start,
     )  # fmt: skip
 
 

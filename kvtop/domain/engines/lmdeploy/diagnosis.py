@@ -18,6 +18,7 @@ from kvtop.domain.diagnose_findings import (
     Thresholds,
     advice_severity,
     all_ranks,
+    capacity_change,
     larger_plan,
 )
 from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # the least free sizes all
@@ -127,6 +128,7 @@ def _kv_quant_policy(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> 
         return None
     gain = alt.token_capacity - ledger.token_capacity
     gpus, ranks = all_ranks(ledger)
+    change, start = capacity_change(ledger.token_capacity, alt.token_capacity)
     return Finding(
         rule="bf16_kv_where_int8_supported", severity=Severity.INFO,
         summary=f"KV cache is {ledger.kv_format}; LMDeploy's int8 KV (--quant-policy 8): +{gain:,} tokens per rank",
@@ -136,10 +138,10 @@ def _kv_quant_policy(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> 
         evidence=(
             f"KV bytes per token per rank: {ledger.kv_bytes_per_token:,} B → {alt.kv_bytes_per_token:,} B "
             f"(int8 + a {ledger.model.dtype_bytes * 8}-bit scale and zero per token and head)",
-            f"capacity {ledger.token_capacity:,} → {alt.token_capacity:,} tokens per rank",
+            change,
             "quality: LMDeploy reports int8 KV close to fp16 on its evals; int4 (--quant-policy 4) costs more; check yours",
         ),
-        fix_settings=fixed,
+        fix_settings=fixed, start=start,
     )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from kvtop.domain.diagnose_findings import (
     Thresholds,
     advice_severity,
     all_ranks,
+    capacity_change,
 )
 from kvtop.domain.engines.vllm.budget import starting_utilization
 from kvtop.domain.engines.vllm.eras import has_kv_cache_memory_bytes
@@ -183,6 +184,7 @@ def _hybrid_manager_disabled(ledger: Ledger, replay: WhatIf, thresholds: Thresho
         return None
     gpus, ranks = all_ranks(ledger)
     layers = ledger.model.num_layers
+    change, start = capacity_change(ledger.token_capacity, ledger.token_capacity + gain, "tokens with the hybrid manager")
     return Finding(
         rule="hybrid_kv_manager_disabled",
         severity=advice_severity(gain, ledger.token_capacity, thresholds),
@@ -196,9 +198,10 @@ def _hybrid_manager_disabled(ledger: Ledger, replay: WhatIf, thresholds: Thresho
         evidence=(
             f"window {spec_window(ledger.model, ledger.version) or 0:,} tokens on {swa} of {layers} layers, "
             f"cached for all {ledger.context_length:,}",
-            f"capacity {ledger.token_capacity:,} → {ledger.token_capacity + gain:,} tokens with the hybrid manager",
+            change,
         ),
         fix_settings=fixed,
+        start=start,
     )
 
 
