@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import ResolvedVersion, from_flag
 from kvtop.domain.gpus import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -36,9 +36,26 @@ class ExplainRequest(BaseModel):
     load_mtp: bool = False
     version: ResolvedVersion = ResolvedVersion()
 
+    @model_validator(mode="after")
+    def _one_release(self) -> ExplainRequest:
+        """The release is one value: `version`, which every explainer reads, and `settings.engine_version`, the same
+        text (what `plan` and the ledger read). One given fills the other; two different ones are refused."""
+        stated, resolved = self.settings.engine_version, self.version.text
+        if stated is not None and resolved is not None and stated != resolved:
+            raise ValueError(f"two engine releases: settings say {stated!r}, the version resolved {resolved!r}")
+        if stated is not None and resolved is None:
+            object.__setattr__(self, "version", from_flag(stated))
+        elif resolved is not None and stated is None:
+            object.__setattr__(self, "settings", self.settings.model_copy(update={"engine_version": resolved}))
+        return self
+
     def with_settings(self, settings: LaunchSettings) -> ExplainRequest:
-        """The same request with other settings (a log's KV dtype applied, a cause candidate tried)."""
-        return self.model_copy(update={"settings": settings})
+        """The same request with other settings (a log's KV dtype applied, a cause candidate tried); a candidate that
+        names another release (vLLM's older token print) carries that release as its version: the two stay one."""
+        if settings.engine_version == self.settings.engine_version:
+            return self.model_copy(update={"settings": settings})
+        version = from_flag(settings.engine_version) if settings.engine_version is not None else ResolvedVersion()
+        return self.model_copy(update={"settings": settings, "version": version})
 
     @property
     def gpu_total_source(self) -> TermSource:
