@@ -268,7 +268,7 @@ def explain(request: ExplainRequest) -> Explanation:
             engine="sglang", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
-    total_source = request.gpu_total_source if gpu_total_bytes is not None else "assumed"  # a stand-in: never measured
+    total_source, _ = request.solved_total(None)  # SGLang prints no total: --gpu's, else a stand-in (assumed)
 
     def solve(pre: int, post: int) -> Ledger:
         measured = MeasuredInputs(
