@@ -306,9 +306,9 @@ def explain(request: ExplainRequest) -> Explanation:
             "`[MemUsageChange] Allocated X GiB for max tokens in paged KV cache (N)` (≤ v0.8: `Using N tokens`)"
         )
     if ranked is None and logged.token_capacity is not None and (said or gpu_total_bytes is not None):
-        source, origin = request.solved_total(None)  # --gpu's total, else a stand-in (assumed)
+        source, total_origin = request.solved_total(None)  # --gpu's total, else a stand-in (assumed)
         run = EstimateRun(model, settings, gpu_total_bytes or PLACEHOLDER_GPU_BYTES, gpu_name, load_mtp,
-                          given.desktop, source, gpu_total_origin=origin)
+                          given.desktop, source, gpu_total_origin=total_origin)
         profile = (*notes, *_profile_notes(log, model, settings, version))
         return _without_budget_line(logged, run, given, gpu_total_bytes is not None, profile)
     if missing or ranked is None:
