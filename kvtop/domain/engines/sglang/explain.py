@@ -420,14 +420,15 @@ def cause_candidates(
 ) -> list[tuple[str, LaunchSettings]]:
     """The memory fraction the logged tokens imply, the TP-table fractions of early releases, then geometry."""
     found: list[tuple[str, LaunchSettings | None]] = []
-    implied = _implied_fraction(log, model, settings)
+    version = ResolvedVersion(text=settings.engine_version)  # these settings' release: a candidate may name another
+    implied = _implied_fraction(log, model, settings, version)
     current = settings.mem_fraction_static
     fractions = ([implied] if implied is not None else []) + [f for f in TP_TABLE_FRACTIONS if f != implied]
     for fraction in fractions:
         if fraction != current:
             what = f"mem_fraction_static {fraction:g}" + (f" (not {current:g})" if current else "")
             found.append((what, changed(settings, mem_fraction_static=fraction)))
-    page = _page(model, settings, ResolvedVersion(text=settings.engine_version))  # a candidate's own release
+    page = _page(model, settings, version)
     found += geometry_candidates(model, settings, page, ("bf16", "fp8_e4m3"))
     if has_windowed_layers(model):
         flip = not settings.disable_hybrid_swa_memory
@@ -440,9 +441,11 @@ def cause_candidates(
     return [(what, candidate) for what, candidate in found if candidate is not None]
 
 
-def _implied_fraction(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> float | None:
+def _implied_fraction(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+) -> float | None:
     """The mem_fraction_static that the logged tokens imply (§4: rest = after − pre × (1 − mfs)), to 3 decimals."""
-    page = _page(model, settings, ResolvedVersion(text=settings.engine_version))
+    page = _page(model, settings, version)
     logged = _logged(log, page)
     before, after = _tightest(log)
     if logged.token_capacity is None or before is None or after is None:

@@ -473,7 +473,7 @@ def cause_candidates(
                     changed(settings, engine_version=LAST_CEIL_RELEASE),
                 )
             )
-    implied = _implied_fraction(log, model, settings)
+    implied = _implied_fraction(log, model, settings, version)
     if implied is not None and implied != settings.free_gpu_memory_fraction:
         found.append(
             (f"free_gpu_memory_fraction {implied:g}", changed(settings, free_gpu_memory_fraction=implied))
@@ -481,9 +481,10 @@ def cause_candidates(
     return [(what, candidate) for what, candidate in found if candidate is not None]
 
 
-def _implied_fraction(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> float | None:
+def _implied_fraction(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+) -> float | None:
     """The C++ runtime's fraction that the logged tokens imply (tokens × bytes ÷ free), to 2 decimals."""
-    version = ResolvedVersion(text=settings.engine_version)
     if runtime(settings, version) != "tensorrt":
         return None
     ranked, tokens = log.least(TrtllmRankLog, _cpp_free), logged_token_capacity(log, settings)
