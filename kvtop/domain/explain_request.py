@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.catalogue import EngineId
+from kvtop.domain.engines.versions import ResolvedVersion, from_flag
 from kvtop.domain.gpus import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -36,9 +37,29 @@ class ExplainRequest(BaseModel):
     load_mtp: bool = False
     version: ResolvedVersion = ResolvedVersion()
 
+    @model_validator(mode="after")
+    def _one_release(self) -> ExplainRequest:
+        """The release is one value: `version`, which every explainer reads, and `settings.engine_version`, the same
+        text (what `plan` and the ledger read). One given fills the other; two different ones are refused."""
+        stated, resolved = self.settings.engine_version, self.version.text
+        if stated is not None and resolved is not None and stated != resolved:
+            raise ValueError(f"two engine releases: settings say {stated!r}, the version resolved {resolved!r}")
+        if stated is not None and resolved is None:
+            object.__setattr__(self, "version", _flag_release(stated, self.settings.engine))
+        elif resolved is not None and stated is None:
+            object.__setattr__(self, "settings", self.settings.model_copy(update={"engine_version": resolved}))
+        return self
+
     def with_settings(self, settings: LaunchSettings) -> ExplainRequest:
-        """The same request with other settings (a log's KV dtype applied, a cause candidate tried)."""
-        return self.model_copy(update={"settings": settings})
+        """The same request with other settings (a log's KV dtype applied, a cause candidate tried); a candidate that
+        names another release (vLLM's older token print) carries that release as its version: the two stay one."""
+        if settings.engine_version == self.settings.engine_version:
+            return self.model_copy(update={"settings": settings})
+        version = (
+            _flag_release(settings.engine_version, settings.engine) if settings.engine_version is not None
+            else ResolvedVersion()
+        )  # fmt: skip
+        return self.model_copy(update={"settings": settings, "version": version})
 
     @property
     def gpu_total_source(self) -> TermSource:
@@ -62,3 +83,12 @@ class ExplainRequest(BaseModel):
         if self.gpu_total_bytes is None:  # no total: a stand-in, which no chooser's origin describes
             return "assumed", None
         return self.gpu_total_source, self.gpu_total_origin
+
+
+def _flag_release(text: str, engine: EngineId) -> ResolvedVersion:
+    """A release the settings name, said as `predict` says it (`from_flag` over the engine's calendar: a release
+    newer or older than those modelled is said so)."""
+    # imported here: the registry imports each engine's explainer, which imports this module
+    from kvtop.domain.engines.registry import engine_rules
+
+    return from_flag(text, engine_rules(engine).calendar)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable
 from kvtop.domain.engines.lmdeploy.eras import TURBOMIND_ARCHITECTURE_ERAS
-from kvtop.domain.engines.versions import era_for
+from kvtop.domain.engines.versions import Release, era_for, parse_release
 from kvtop.domain.tower_spec import TowerSplit
 
 if TYPE_CHECKING:
@@ -104,13 +104,17 @@ def _ranges() -> tuple[RegistryRange, ...]:
             else:
                 current.add(word.removeprefix("+"))
         span = f"v{first}" if first == last else f"v{first}–v{last}"
-        removed = _REMOVED if _key(first) >= _key(_REMOVED_SINCE) else {}
+        removed = _REMOVED if _release(first) >= _release(_REMOVED_SINCE) else {}
         ranges.append(RegistryRange(first, last, frozenset(current), f"{SOURCE} at {span}", dropped=removed))
     return tuple(ranges)
 
 
-def _key(release: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in release.split(".")[:3])
+def _release(text: str) -> Release:
+    """A release the history names, ordered as every release is (`versions.parse_release`), not parsed again here."""
+    found = parse_release(text)
+    if found is None:
+        raise ValueError(f"the registry history names no release: {text!r}")
+    return found
 
 
 RANGES = _ranges()

@@ -163,7 +163,8 @@ def _implied_free(blocks: int, block_bytes: int, ratio: float) -> str:
 def explain(request: ExplainRequest) -> Explanation:
     """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
     log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
-    version = _version(log, settings)
+    # the release the request resolved (the command: the flag's, else the log's); the log's only where none was
+    version = request.version if request.version.text is not None else resolve_version(log)
     settings = settings.model_copy(update={"engine_version": version.text})
     backend, _ = resolve_backend(model, settings, version)
     block_len = _block_len(log, settings, version)

@@ -53,10 +53,9 @@ _FACTS = {
 }
 
 
-def _page(model: ModelSpec, settings: LaunchSettings) -> int:
+def _page(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
     """The page size the engine ran with: a DSA model's forced page, else the flag, else its release's default
     (a log states its GPU rarely)."""
-    version = ResolvedVersion(text=settings.engine_version)
     return page_size_of(model, settings.page_size, None, version, named_backends(settings))[0]
 
 
@@ -226,13 +225,13 @@ def explain(request: ExplainRequest) -> Explanation:
     log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
     _refuse_unmodelled_draft(log, model)
     _refuse_post_capture_resize(log)
-    page = _page(model, settings)
+    version = request.version
+    page = _page(model, settings, version)
     logged = _logged(log, page)
     before, after = _tightest(log)
     before, after, notes = _given(before, after, given)
     notes += _negative_profile(log)
     missing = []
-    version = ResolvedVersion(text=settings.engine_version)
     if settings.mem_fraction_static is None and gpu_total_bytes is None and auto_fraction_reads_gpu(version):
         missing.append(
             "mem_fraction_static (in server_args, or --mem-fraction-static, or --gpu for the automatic value)"
@@ -269,7 +268,7 @@ def explain(request: ExplainRequest) -> Explanation:
             engine="sglang", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
-    total_source = request.gpu_total_source if gpu_total_bytes is not None else "assumed"  # a stand-in: never measured
+    total_source, _ = request.solved_total(None)  # SGLang prints no total: --gpu's, else a stand-in (assumed)
 
     def solve(pre: int, post: int) -> Ledger:
         measured = MeasuredInputs(
@@ -421,14 +420,16 @@ def cause_candidates(
 ) -> list[tuple[str, LaunchSettings]]:
     """The memory fraction the logged tokens imply, the TP-table fractions of early releases, then geometry."""
     found: list[tuple[str, LaunchSettings | None]] = []
-    implied = _implied_fraction(log, model, settings)
+    version = ResolvedVersion(text=settings.engine_version)  # these settings' release: a candidate may name another
+    implied = _implied_fraction(log, model, settings, version)
     current = settings.mem_fraction_static
     fractions = ([implied] if implied is not None else []) + [f for f in TP_TABLE_FRACTIONS if f != implied]
     for fraction in fractions:
         if fraction != current:
             what = f"mem_fraction_static {fraction:g}" + (f" (not {current:g})" if current else "")
             found.append((what, changed(settings, mem_fraction_static=fraction)))
-    found += geometry_candidates(model, settings, _page(model, settings), ("bf16", "fp8_e4m3"))
+    page = _page(model, settings, version)
+    found += geometry_candidates(model, settings, page, ("bf16", "fp8_e4m3"))
     if has_windowed_layers(model):
         flip = not settings.disable_hybrid_swa_memory
         found.append(
@@ -440,9 +441,11 @@ def cause_candidates(
     return [(what, candidate) for what, candidate in found if candidate is not None]
 
 
-def _implied_fraction(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> float | None:
+def _implied_fraction(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+) -> float | None:
     """The mem_fraction_static that the logged tokens imply (§4: rest = after − pre × (1 − mfs)), to 3 decimals."""
-    page = _page(model, settings)
+    page = _page(model, settings, version)
     logged = _logged(log, page)
     before, after = _tightest(log)
     if logged.token_capacity is None or before is None or after is None:

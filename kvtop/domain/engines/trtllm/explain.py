@@ -223,10 +223,9 @@ def _stated_total(log: EngineLog) -> tuple[Measured | None, str]:
     return total, f"`Memory usage when calculating max tokens in paged kv cache: total: {total.text} GiB`" if total else ""
 
 
-def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[str]:
+def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> list[str]:
     """What the log lets kvtop check besides the capacity: the estimator cost, the temporary pool, the rounding."""
     notes: list[str] = []
-    version = ResolvedVersion(text=settings.engine_version)
     try:
         ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES)
     except KvtopError:
@@ -278,9 +277,9 @@ def explain(request: ExplainRequest) -> Explanation:
     settings = with_log_facts(log, settings)
     origin: FractionOrigin = "flag" if given_fraction is not None else (
         "log" if settings.free_gpu_memory_fraction is not None else "default")  # fmt: skip
-    version = ResolvedVersion(text=settings.engine_version)
+    version = request.version
     logged = _logged(log, settings)
-    assumption = primary_pool_assumption(log, settings, request.version)
+    assumption = primary_pool_assumption(log, settings, version)
     if assumption is not None:
         logged = logged.model_copy(update={"capacity_assumption": assumption})
     backend = runtime(settings, version)
@@ -310,10 +309,10 @@ def explain(request: ExplainRequest) -> Explanation:
         source, total_origin = request.solved_total(None)  # --gpu's total, else a stand-in (assumed)
         run = EstimateRun(model, settings, gpu_total_bytes or PLACEHOLDER_GPU_BYTES, gpu_name, load_mtp,
                           given.desktop, source, gpu_total_origin=total_origin)
-        profile = (*notes, *_profile_notes(log, model, settings))
+        profile = (*notes, *_profile_notes(log, model, settings, version))
         return _without_budget_line(logged, run, given, gpu_total_bytes is not None, profile)
     if missing or ranked is None:
-        notes += _profile_notes(log, model, settings)
+        notes += _profile_notes(log, model, settings, version)
         return Explanation(
             engine="trtllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
@@ -343,7 +342,7 @@ def explain(request: ExplainRequest) -> Explanation:
         ceil_settings = settings.model_copy(update={"engine_version": LAST_CEIL_RELEASE})
     high = solve(available.high_bytes, ceil_settings).token_capacity
     notes += least_rank_notes(log, logged, settings, backend, central.kv_bytes_per_token)
-    notes += _profile_notes(log, model, settings)
+    notes += _profile_notes(log, model, settings, version)
     result = judge(
         "trtllm",
         logged,
@@ -474,7 +473,7 @@ def cause_candidates(
                     changed(settings, engine_version=LAST_CEIL_RELEASE),
                 )
             )
-    implied = _implied_fraction(log, model, settings)
+    implied = _implied_fraction(log, model, settings, version)
     if implied is not None and implied != settings.free_gpu_memory_fraction:
         found.append(
             (f"free_gpu_memory_fraction {implied:g}", changed(settings, free_gpu_memory_fraction=implied))
@@ -482,9 +481,10 @@ def cause_candidates(
     return [(what, candidate) for what, candidate in found if candidate is not None]
 
 
-def _implied_fraction(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> float | None:
+def _implied_fraction(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+) -> float | None:
     """The C++ runtime's fraction that the logged tokens imply (tokens × bytes ÷ free), to 2 decimals."""
-    version = ResolvedVersion(text=settings.engine_version)
     if runtime(settings, version) != "tensorrt":
         return None
     ranked, tokens = log.least(TrtllmRankLog, _cpp_free), logged_token_capacity(log, settings)

@@ -211,14 +211,15 @@ def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
     return _logged(log, settings.page_size or _printed_block(log), settings.tp * settings.pp)
 
 
-def _default_block(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None) -> int:
-    """The block vLLM's backend takes for these flags on this GPU (§3.1), the KV dtype as the flag says."""
+def _default_block(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None, version: ResolvedVersion) -> int:
+    """The block vLLM's backend takes for these flags on this GPU (§3.1) at this release, the KV dtype as the flag
+    says."""
     quantized = settings.kv_cache_dtype.lower() not in ("auto", "bfloat16", "bf16", "float16", "fp16", "half")
-    return block_size(model, quantized, gpu_name, ResolvedVersion(text=settings.engine_version))[0]
+    return block_size(model, quantized, gpu_name, version)[0]
 
 
 def _log_hardware(
-    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_name: str | None
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_name: str | None, version: ResolvedVersion
 ) -> tuple[LaunchSettings, str | None, list[str]]:
     """The GPU the log names where no --gpu did, the block its attention backend takes where no --block-size
     did (an MLA block differs by backend: TRITON_MLA 16, FLASHMLA 64, CUTLASS_MLA 128; §3.1), and an
@@ -228,7 +229,6 @@ def _log_hardware(
     if gpu_name is None and named is not None:
         gpu_name = named
         notes.append(f"GPU {named}: from the log (the device name in a kernel-config path); no --gpu was given")
-    version = ResolvedVersion(text=settings.engine_version)
     budget = log.first(VllmRankLog, lambda r: r.encoder_cache_budgets[0] if r.encoder_cache_budgets else None)
     if model.body.cross_attention and settings.max_num_batched_tokens is None and budget is not None:
         settings = settings.model_copy(update={"max_num_batched_tokens": budget})  # §4.8: the cross blocks follow it
@@ -236,8 +236,9 @@ def _log_hardware(
     found = log_block(log, model, version) if settings.page_size is None else None
     if found is not None:
         block, why = found
-        if block != _default_block(model, settings, gpu_name):
-            notes.append(f"block of {why}, not the {_default_block(model, settings, gpu_name)} kvtop's GPU rule gives")
+        default = _default_block(model, settings, gpu_name, version)
+        if block != default:
+            notes.append(f"block of {why}, not the {default} kvtop's GPU rule gives")
             settings = settings.model_copy(update={"page_size": block})
     return settings, gpu_name, notes
 
@@ -307,9 +308,10 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     --gpu says (measured; else None)."""
     log, model, settings, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_name, request.given, request.load_mtp
     gpu_total_bytes = request.gpu_total_bytes or stated
-    settings, gpu_name, hardware_notes = _log_hardware(log, model, settings, gpu_name)
+    version = request.version
+    settings, gpu_name, hardware_notes = _log_hardware(log, model, settings, gpu_name, version)
     hardware_notes += fraction_notes
-    block = settings.page_size or _default_block(model, settings, gpu_name)
+    block = settings.page_size or _default_block(model, settings, gpu_name, version)
     workers = settings.tp * settings.pp
     logged = _logged(log, block, workers)
     ranked = log.least(VllmRankLog, lambda r: _rank_available(r, workers))
@@ -366,14 +368,13 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
         central = solve(MeasuredInputs(available_kv_bytes=available.value_bytes, gpu_total_bytes=stated))
         estimate = printed_estimate(log)
         if estimate is not None:  # the printed length pins the memory closer than two decimals (admission.py)
-            pinned, said = pinned_memory(available, central, estimate, ResolvedVersion(text=settings.engine_version))
+            pinned, said = pinned_memory(available, central, estimate, version)
             notes.append(said)
             if pinned is not None:
                 available = pinned
                 central = solve(MeasuredInputs(available_kv_bytes=pinned.value_bytes, gpu_total_bytes=stated))
         return _sized_before_refusal(logged, central, available, (*notes, *missing))
     if available is not None:
-        version = ResolvedVersion(text=settings.engine_version)
         stages = _least_by_stage(log, settings.pp, settings.tp) if per_worker_stages(version) else None
 
         def at(end: str) -> MeasuredInputs:
@@ -474,12 +475,13 @@ def cause_candidates(
     log: EngineLog, model: ModelSpec, settings: LaunchSettings
 ) -> list[tuple[str, LaunchSettings]]:
     """vLLM logs the KV memory it had, so only geometry and the token print can differ."""
+    version = ResolvedVersion(text=settings.engine_version)  # these settings' release: a candidate may name another
     found: list[tuple[str, LaunchSettings | None]] = list(
         geometry_candidates(
-            model, settings, settings.page_size or _default_block(model, settings, None), ("auto", "fp8_e4m3")
+            model, settings, settings.page_size or _default_block(model, settings, None, version), ("auto", "fp8_e4m3")
         )
     )
-    rule = token_print_rule(ResolvedVersion(text=settings.engine_version))
+    rule = token_print_rule(version)
     if rule != "blocks":
         found.append(
             (
