@@ -72,6 +72,10 @@ class QuantSpec(FreshCopyModel):
     # compressed-tensors, quark (engines check some against the GPU: docs/engines/sglang.md §4.5)
     scheme: str = ""
     source: str = "config.json"
+    # config.json's top-level `quantization_config.quant_method` as written ('' where that block states none; None
+    # where config.json has no top-level block): the string SGLang's server arguments take without `--quantization`
+    # (`get_quantization_config(hf_config)`, sglang/nvfp4_runner.py), compared as written
+    config_quant_method: str | None = None
     # ModelOpt MIXED_PRECISION: each quantized module's own format, by its name from `layers.` on
     # (`quantized_layers`); a module it does not list stays at the checkpoint dtype
     mixed: tuple[tuple[str, QuantSpec], ...] = ()

@@ -104,6 +104,9 @@ def read_config(
     quant = quant_from_config(
         quant_cfg, hf_quant_config, source=source, prefix=quant_prefix, hf_source=hf_source
     )
+    if outer.quantization_config is not None:  # validated above: a stated quant_method is a str
+        literal = outer.quantization_config.get("quant_method")
+        quant = quant.model_copy(update={"config_quant_method": literal if isinstance(literal, str) else ""})
     spec = read_architecture(
         Fields(
             text,

@@ -5,9 +5,11 @@ Expected picks from SGLang's `ServerArgs._handle_model_specific_adjustments` (wh
 - Qwen3-235B-A22B-NVFP4 (Qwen3MoeForCausalLM; config.json states no quantization_config, hf_quant_config.json does):
   0.5.9 server_args.py:1558-1578 sets flashinfer_trtllm on sm100 where the quantization is fp8 / modelopt_fp4 or none,
   so with or without `--quantization modelopt_fp4` it runs TRT-LLM. At 0.5.6 (:1214-1232) only fp8 / modelopt_fp4
-  (no `or None`): the pick turns on `--quantization`, not read, so named.
+  (no `or None`), a None flag filled from config.json's quant_method (none here): without the flag CUTLASS, read.
 - Qwen3.5-122B-A10B-NVFP4 (config.json quant_method "modelopt"): the block takes the literal string, and "modelopt"
-  is not "modelopt_fp4": the pick turns on the string and `--quantization`, so named.
+  is not "modelopt_fp4": without the flag CUTLASS at 0.5.9, read.
+- DeepSeek-V3-0324-NVFP4 at 0.5.11 (server_args.py:1805-1828): no quant_method, so `fp8` only where
+  has_fp8_weights_in_checkpoint finds float8 expert weights in the shards (not read): named.
 - MiniMax-M2.5-NVFP4 (MiniMaxM2ForCausalLM): no block sets its runner at 0.5.3 – 0.5.13: `auto`, CUTLASS, read.
 - A release before 0.5.3 is not read: Qwen3-MoE there is named (0.5.14 – 0.5.23 are read: test_nvfp4_runner_late.py).
 """
@@ -38,8 +40,7 @@ def _text(capsys: pytest.CaptureFixture[str], config: str, gpu: str, release: st
 
 @pytest.mark.parametrize(("config", "release", "why"), [
     (QWEN3_235B, "0.5.2", "its per-class defaults at this release were not read"),
-    (QWEN3_235B, "0.5.6", "no quant_method in config.json, or --quantization: none / modelopt_fp4"),
-    (QWEN35_122B, "0.5.9", "config.json's quant_method, or --quantization: modelopt / modelopt_fp4"),
+    (DEEPSEEK_V3, "0.5.11", "no quant_method in config.json, or --quantization: none"),
 ])  # fmt: skip
 def test_a_pick_kvtop_does_not_read_is_named_with_why(
     capsys: pytest.CaptureFixture[str], config: str, release: str, why: str
@@ -53,10 +54,12 @@ def test_a_pick_kvtop_does_not_read_is_named_with_why(
 @pytest.mark.parametrize(("config", "gpu", "release"), [
     (QWEN3_235B, "H200", "0.5.13"), (DEEPSEEK_V3, "B200", "0.5.9"), (QWEN3_235B, "B200", "0.5.9"),
     (MINIMAX, "B200", "0.5.11"), (MINIMAX, "GB300", "0.5.13"),
+    (QWEN3_235B, "B200", "0.5.6"), (QWEN35_122B, "B200", "0.5.9"),  # CUTLASS: none / config.json's `modelopt`
 ])  # fmt: skip
 def test_a_read_runner_draws_no_note(capsys: pytest.CaptureFixture[str], config: str, gpu: str, release: str) -> None:
     """Marlin on an H200 from 0.5.13 (nvfp4_runner.MARLIN_MOE_ERAS); DeepSeek-V3's and Qwen3-MoE's flashinfer_trtllm
-    on a B200 at 0.5.9; MiniMax-M2's CUTLASS (no block) on a B200 and a GB300 (SM 10.3)."""
+    on a B200 at 0.5.9; MiniMax-M2's CUTLASS (no block) on a B200 and a GB300 (SM 10.3); Qwen3-MoE's CUTLASS at 0.5.6
+    and Qwen3.5's at 0.5.9 without the flag."""
     assert NOTE not in _text(capsys, config, gpu, release)
 
 

@@ -13,8 +13,10 @@ arg_groups/model_overrides/*.py from 0.5.19.
   model_overrides/nemotron_h.py:51-57 at 0.5.19): Nemotron-3.5-Lightning-NVFP4 states its MIXED_PRECISION layers in
   hf_quant_config.json only, so config.json has no quantization_config and the start fails there (an AttributeError).
 - The DeepSeek family at 0.5.23 (overrides.py:745-818): flashinfer_trtllm for fp8 / modelopt_fp8 / modelopt_fp4 /
-  modelopt_mixed or none; a config.json quant_method `modelopt` (Kimi-K2.5-NVFP4) is none of them, so the pick turns
-  on `--quantization`: named. DeepSeek-V3-0324-NVFP4 (no quant_method in config.json) reads flashinfer_trtllm.
+  modelopt_mixed or none; without `--quantization` the string is config.json's quant_method as written, and
+  Kimi-K2.5-NVFP4's `modelopt` is none of them: CUTLASS, read. DeepSeek-V3-0324-NVFP4 (no quant_method in
+  config.json) reads flashinfer_trtllm; at 0.5.11 – 0.5.12 its none asks has_fp8_weights_in_checkpoint (the shards'
+  headers, utils/common.py:2734-2797 at 0.5.11): named.
 - Gemma-4: flashinfer_trtllm where ModelConfig's quantization is modelopt_fp4 (server_args.py:2370 at 0.5.13,
   :4087-4090 at 0.5.14;
   model_overrides/gemma4.py:45-46 at 0.5.23): Gemma-4-26B-A4B-NVFP4's config.json block has quant_algo NVFP4,
@@ -95,8 +97,8 @@ def test_before_0_5_18_a_mixed_nemotron_h_plans_on_flashinfer_trtllm(
 
 
 @pytest.mark.parametrize(("config", "release", "why"), [
-    (KIMI, "0.5.23", "config.json's quant_method, or --quantization: modelopt / modelopt_fp4"),
-    (KIMI, "0.5.16", "config.json's quant_method, or --quantization: modelopt / modelopt_fp4"),
+    (DEEPSEEK_V3, "0.5.11", "no quant_method in config.json, or --quantization: none"),
+    (DEEPSEEK_V3, "0.5.12", "no quant_method in config.json, or --quantization: none"),
 ])  # fmt: skip
 def test_a_pick_that_turns_on_what_kvtop_does_not_read_is_named(
     capsys: pytest.CaptureFixture[str], config: str, release: str, why: str
@@ -110,11 +112,12 @@ def test_a_pick_that_turns_on_what_kvtop_does_not_read_is_named(
 @pytest.mark.parametrize(("config", "release"), [
     (NANO, "0.5.19"), (NANO, "0.5.23"), (GEMMA4, "0.5.14"), (GEMMA4, "0.5.23"),
     (QWEN3_235B, "0.5.15"), (QWEN3_235B, "0.5.23"), (DEEPSEEK_V3, "0.5.20"), (DEEPSEEK_V3, "0.5.23"),
+    (KIMI, "0.5.16"), (KIMI, "0.5.23"),  # config.json's literal `modelopt`: not in the DeepSeek family's list, CUTLASS
 ])  # fmt: skip
 def test_a_read_pick_draws_no_note(capsys: pytest.CaptureFixture[str], config: str, release: str) -> None:
     """Nemotron-H's flashinfer_trtllm (a checkpoint that is not MIXED_PRECISION from 0.5.18), Gemma-4's from
-    ModelConfig's modelopt_fp4, Qwen3-MoE's and DeepSeek-V3's for no quant_method in config.json (none or
-    `--quantization modelopt_fp4`: flashinfer_trtllm both ways)."""
+    ModelConfig's modelopt_fp4, Qwen3-MoE's and DeepSeek-V3's for no quant_method in config.json (none:
+    flashinfer_trtllm), Kimi-K2.5's CUTLASS for config.json's literal `modelopt`."""
     code, text = _plan(capsys, config, release, "--tp", "8")
     assert code == 0, text[-400:]
     assert NOTE not in text
@@ -132,7 +135,7 @@ SCOUT = DATA / "configs" / "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"
     (Path(GEMMA4), "0.5.12", NvFp4MoeRunner.CUTLASS, True),  # its block sets no runner (server_args.py:2224-2227)
     (Path(GEMMA4), "0.5.13", NvFp4MoeRunner.TRTLLM, True),  # is_gemma4_modelopt_fp4: ModelConfig's modelopt_fp4
     (Path(GEMMA4), "0.5.14", NvFp4MoeRunner.TRTLLM, True),  # ModelConfig's modelopt_fp4
-    (Path(KIMI), "0.5.23", NvFp4MoeRunner.CUTLASS, False),  # config.json's `modelopt` vs --quantization
+    (Path(KIMI), "0.5.23", NvFp4MoeRunner.CUTLASS, True),  # config.json's literal `modelopt`: not in the list
     (Path(DEEPSEEK_V3), "0.5.23", NvFp4MoeRunner.TRTLLM, True),
 ])  # fmt: skip
 def test_runner_pick_by_class_and_release(config: Path, release: str, runner: NvFp4MoeRunner, read: bool) -> None:

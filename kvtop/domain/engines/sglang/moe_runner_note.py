@@ -3,8 +3,8 @@
 At `--moe-runner-backend auto` SGLang picks `flashinfer_trtllm` per model class on Blackwell SM 10.x
 (`ServerArgs._handle_model_specific_adjustments`). kvtop reads those picks in `nvfp4_runner.SM10_DEFAULT_ERAS`
 (0.5.3 – 0.5.23 whole, and DeepSeek-V4's routed runner from 0.5.23). Where the pick is not read (a release before
-0.5.3, or a block whose pick turns on config.json's literal quant_method where the launch gives no `--quantization`,
-a `--quantization` choice it does not read, the FlashInfer version, the checkpoint's shard headers or a
+0.5.3, or a block whose pick turns on a config.json quant_method kvtop did not read (a block nested in text_config)
+where the launch gives no `--quantization`, a `--quantization` choice it does not read, the FlashInfer version, the checkpoint's shard headers or a
 MIXED_PRECISION checkpoint's per-layer formats) it assumes CUTLASS
 and counts the swizzled block-scale copies that runner keeps (`kept_scale_bytes`, `weights_built._nvfp4_scale_bytes`);
 where SGLang picks `flashinfer_trtllm` instead the copies held differ (leaked placeholders 0.5.3 – 0.5.11, none kept

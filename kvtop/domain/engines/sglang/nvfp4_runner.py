@@ -11,8 +11,9 @@ ignored), so every NVFP4 MoE rule (blockscale_leak.py, nvfp4_pad.py, weights_bui
   by release: each block's classes and the quantization strings it takes). Every release from 0.5.3 to 0.5.23 was
   read whole (wheels from PyPI; 0.5.15 and 0.5.15.post1 alike), so a class without a block runs CUTLASS. A block's
   quantization string is the launch's `--quantization` where given (`runner_pick(..., quantization)`, read from
-  LaunchSettings by the ledger and the budget), else config.json's quant_method (0.5.4: the flag alone). A block
-  whose pick turns on what kvtop does not read (config.json's literal quant_method where no flag is given, the
+  LaunchSettings by the ledger and the budget), else config.json's top-level quant_method as written
+  (QuantSpec.config_quant_method; none where config.json states no block), 0.5.4: the flag alone. A block
+  whose pick turns on what kvtop does not read (a quant_method nested in text_config where no flag is given, the
   FlashInfer version, the checkpoint's shard headers, a MIXED_PRECISION checkpoint's per-layer formats, a
   `--quantization` choice other than modelopt / modelopt_fp4) is assumed CUTLASS and named not modelled
   (moe_runner_note.py).
@@ -54,13 +55,13 @@ class RunnerPick(BaseModel):
 
 
 # The quantization string a class block of `_handle_model_specific_adjustments` sees for a ModelOpt NVFP4 checkpoint:
-# `--quantization` where given, else config.json's `quantization_config.quant_method` (`get_quantization_config`,
-# utils/common.py: hf_config only; hf_quant_config.json is read by ModelConfig, not here), else none. Without the
-# flag kvtop reads whether config.json states a block, not its literal method ("modelopt" in every NVIDIA checkpoint
-# at hand, "modelopt_fp4" also taken), so a class's default is read only where every string of the checkpoint's form
-# gives one runner; with the flag, the flag's string (LAUNCH_QUANTS).
+# `--quantization` where given, else config.json's top-level `quantization_config.quant_method` as written
+# (`get_quantization_config`, utils/common.py: hf_config only; hf_quant_config.json is read by ModelConfig, not here:
+# without a config.json block the string is none), else none. QuantSpec.config_quant_method keeps that literal
+# ("modelopt" in every NVIDIA checkpoint at hand); where kvtop did not read it (a block nested in text_config) the
+# default is read only where every string of the checkpoint's form gives one runner (FORM_QUANTS).
 NONE, MODELOPT, MODELOPT_FP4 = "none", "modelopt", "modelopt_fp4"
-FORM_QUANTS = {False: (NONE, MODELOPT_FP4), True: (MODELOPT, MODELOPT_FP4)}  # config.json states a block?
+FORM_QUANTS = (MODELOPT, MODELOPT_FP4)  # a ModelOpt NVFP4 block's quant_method where its literal was not read
 # `--quantization` as typed (LaunchSettings.quantization) is the string every block sees where given (the blocks fill
 # it from config.json only where it is None: arg_groups/overrides.py:787-809 at 0.5.23, server_args.py:2022-2044 at
 # 0.5.13, :921-931 at 0.5.5). The argparse choices a ModelOpt NVFP4 checkpoint loads under (arg_groups/choices.py:42-45
@@ -285,10 +286,16 @@ def launch_quantization(quantization: str | None) -> str | None:
 
 def _quant_strings(rule: ClassDefault, model: ModelSpec, quantization: str | None) -> tuple[str, ...]:
     """The strings the block may see: the launch's `--quantization` where given, else NONE where the block reads
-    the flag alone, else those of the checkpoint's form (FORM_QUANTS)."""
+    the flag alone or config.json states no block, else config.json's quant_method as written (none where the
+    block states none), else those of a ModelOpt NVFP4 block (FORM_QUANTS)."""
     if quantization is not None:
         return (quantization,)
-    return (NONE,) if rule.flag_only else FORM_QUANTS[states_quant_block(model)]
+    if rule.flag_only or not states_quant_block(model):
+        return (NONE,)
+    literal = model.quant.config_quant_method
+    if literal is None:
+        return FORM_QUANTS
+    return (literal or NONE,)
 
 
 def runner_pick(
