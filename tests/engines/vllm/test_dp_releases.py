@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.dp_gather import gathered_forward_bytes
+from kvtop.domain.engines.vllm.flags import VllmFlags
+from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -162,3 +166,43 @@ def test_v0111_is_named_and_v0120_unquantized_moe_priced() -> None:
     assert not dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.12.0"]))
     unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.11.1"]))
     assert len(unread) == 1 and "v0.11.1 not read" in unread[0]
+
+
+KUBERAY_LOGGED_TOKENS = 938_544  # kuberay#4366: rank 1 'GPU KV cache size: 938,544 tokens'
+
+
+def test_kuberay_4366_ray_dp_backend_at_tp_pp_1_plans_as_mp() -> None:
+    """The start was launched with `--data-parallel-backend ray`: at TP × PP = 1 the Ray actor runs mp's engine core
+    (DPEngineCoreActor subclasses DPEngineCoreProc, v1/engine/core.py:1133-1193 at v0.11.0; in-process executor,
+    config/parallel.py:447), so the plan is mp's and lands within 5 % of the tokens and GiB both ranks printed."""
+    flags = ["--data-parallel-size", "2", "--data-parallel-size-local", "1", "--engine-version", "0.11.0"]
+    ray = capacity(QWEN25_05B, [*flags, "--data-parallel-backend", "ray"], gpu="T4", total=T4)
+    mp = capacity(QWEN25_05B, flags, gpu="T4", total=T4)
+    assert ray.ledger.engine.kv_budget_bytes == mp.ledger.engine.kv_budget_bytes
+    assert abs(ray.ledger.engine.kv_budget_bytes / GIB / KUBERAY_LOGGED_KV_GIB - 1) < 0.05
+    tokens = ray.ledger.engine.token_capacity
+    assert abs(tokens / KUBERAY_LOGGED_TOKENS - 1) < 0.05
+    assert "--data-parallel-backend" in VllmFlags().to_flags(parse_flags("vllm", ["--data-parallel-backend", "ray"]))
+
+
+def test_ray_dp_backend_is_refused_by_name_where_not_read() -> None:
+    """At TP × PP > 1 Ray's executor runs the workers (config/parallel.py:465-468 at v0.11.0): not modelled; a release
+    whose engine core was not read (v0.10.2) and a value other than mp / ray are refused by name too."""
+    for flags, words in ((["-tp", "2", "--engine-version", "0.11.0"], "TP × PP = 2"),
+                         (["--engine-version", "0.10.2"], "not read before v0.11.0"),
+                         (["-pp", "2", "--engine-version", "0.11.0"], "TP × PP = 2")):  # fmt: skip
+        with pytest.raises(InputError, match=words):
+            capacity(QWEN25_05B, ["-dp", "2", "--data-parallel-backend", "ray", *flags])
+    with pytest.raises(InputError, match="only mp and ray"):
+        capacity(QWEN25_05B, ["-dp", "2", "--data-parallel-backend", "nccl", "--engine-version", "0.11.0"])
+
+
+def test_disable_nccl_for_dp_synchronization_pads_on_gloo() -> None:
+    """`--disable-nccl-for-dp-synchronization` (v0.11.2 on, engine/arg_utils.py:1348 at v0.33.0) puts the DP padding's
+    all-reduce on the Gloo CPU group (v1/worker/dp_utils.py:20-34 at v0.11.2): no torch NCCL communicator in the
+    profile, so Llama-3.1-8B at DP 2 charges the one-rank non-torch constant alone; v0.11.0 has no such flag."""
+    for version in ("0.11.2", "0.12.0"):
+        plan = capacity(LLAMA8B, ["-dp", "2", "--disable-nccl-for-dp-synchronization", "--engine-version", version])
+        assert not dp_lines(plan) and abs(non_torch(plan) - CONSTANT * GIB) <= 2
+    with pytest.raises(InputError, match="no --disable-nccl-for-dp-synchronization"):
+        capacity(LLAMA8B, ["-dp", "2", "--disable-nccl-for-dp-synchronization", "--engine-version", "0.11.0"])

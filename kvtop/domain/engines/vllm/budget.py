@@ -27,6 +27,7 @@ from kvtop.domain.engines.vllm.batching import (
 )
 from kvtop.domain.engines.vllm.deployment import setup as vllm_setup
 from kvtop.domain.engines.vllm.dp_dispatch import dp_communicators_not_modelled, gathered_batch_not_modelled
+from kvtop.domain.engines.vllm.dp_flags import refuse_unread_backend
 from kvtop.domain.engines.vllm.dsv4 import MLA_BLOCK, dsv4_rank
 from kvtop.domain.engines.vllm.encdec import GRAPHS_NOTE, encdec_cell, encoder_tokens
 from kvtop.domain.engines.vllm.eras import (
@@ -120,6 +121,7 @@ class VllmBudget:
         # dates or argument fields), where the flag that is there says the release is a later one
         if inputs.version.text is not None and not inputs.version.approximate:
             refuse_missing(s.flags, inputs.version.text, RELEASE_SPANS)
+        refuse_unread_backend(s, inputs.version)  # --data-parallel-backend at the release resolved (dp_flags.py)
         check_v1_opt_in(inputs.version, s.flags, m, inputs.layout)  # §2: VLLM_USE_V1=1 before v0.8.0 (v1_opt_in.py)
         hybrid, state_only = None, None
         if m.attention_free:  # §4.4: every layer a MambaSpec, one block a request (state_only.py)

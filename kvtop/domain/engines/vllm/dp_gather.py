@@ -37,7 +37,8 @@ fp8.py:453-463): not read, named. The worker snapshots after the distributed ini
 group's pynccl communicator is outside the budget; but the DP padding now all-reduces on the DP group's device group
 (`DPMetadata.num_tokens_across_dp`, forward_context.py:89-114, made by `set_forward_context` in every dummy run; on
 the Gloo CPU group at v0.10.2, forward_context.py:72-85), so torch's NCCL communicator on it is made in the profile,
-non-torch memory, for a dense model too (unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION, which a plan cannot see).
+non-torch memory, for a dense model too (unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION, which a plan cannot see, or
+from v0.11.2 `--disable-nccl-for-dp-synchronization`, which it reads: dp_flags.py).
 v0.11.2 and v0.12.0 do the same from `_dummy_run`'s `coordinate_batch_across_dp` (v1/worker/dp_utils.py), and at
 v0.12.0 `--async-scheduling` moves it to Gloo (`ASYNC_PADDING_ON_GLOO`). Their MoE layer is v0.11.0's but for two
 things: v0.11.2 runs the shared experts after the routed ones (`SHARED_FIRST`), v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE
@@ -50,7 +51,7 @@ above: the pynccl one at v0.10.1-0.10.2, torch's at the padding at v0.11.0 (`COM
 (`--data-parallel-backend ray`) runs the same engine core in a Ray actor (`DPEngineCoreActor` subclasses
 `DPEngineCoreProc`, v1/engine/core.py:1133-1193 at v0.11.0, only setting CUDA_VISIBLE_DEVICES first); at TP × PP = 1
 its executor stays in-process (config/parallel.py:447), the same worker and groups as mp's; at TP × PP > 1 it makes
-the executor Ray's (:465-468). kvtop still refuses the flag (flags_unmodelled.py).
+the executor Ray's (:465-468). kvtop plans it as mp at TP × PP = 1 and refuses it by name above (dp_flags.py).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
+from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.launch import LaunchSettings
@@ -276,6 +278,8 @@ def with_dp_communicators(estimate: TermEstimate, inputs: CalibrationInputs, fit
     pynccl, padding = era
     if padding and ASYNC_PADDING_ON_GLOO.era(inputs.version).value and async_scheduling(inputs.settings, inputs.version)[0]:
         padding = False  # the padding's all-reduce on the Gloo CPU group: no NCCL communicator in the profile
+    if padding and padding_on_gloo(inputs.settings):  # --disable-nccl-for-dp-synchronization (dp_flags.py)
+        padding = False
     broadcast = inputs.model.moe is not None and dispatch_backend(inputs.version, inputs.settings) == "naive"
     made_by = "the profile's first broadcast" if broadcast else "the DP padding's first all-reduce"
     stand_ins = ((fits.get("vllm.context"), pynccl, "pynccl communicator (made after the worker's snapshot)"),

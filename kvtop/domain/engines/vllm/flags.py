@@ -15,6 +15,9 @@ from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
 from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, SHORT_FLAG, SHORT_SPAN
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
+from kvtop.domain.engines.vllm.dp_flags import FLAGS as DP_FLAGS
+from kvtop.domain.engines.vllm.dp_flags import SPANS as DP_SPANS
+from kvtop.domain.engines.vllm.dp_flags import refuse_unread_backend
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.vllm.flags_table import merged, refuse_missing, spellings
@@ -108,11 +111,11 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # every flag whose presence is checked by release, one table (flags_table.refuse_missing: vLLM's argparse,
 # "unrecognized arguments"), at the launch check where --engine-version states the release and at the plan's
 # resolved release (a log's too: budget.py): the memory-neutral ones, `-cc` (compilation.py), `--mamba-cache-mode`
-# (hybrid.py), the pooling runner's `--runner` / `--convert` / `--task` (pooling.py), `--limit-mm-per-prompt`
+# (hybrid.py), the DP backend and NCCL-off switch (dp_flags.py), the pooling runner's `--runner` / `--convert` / `--task` (pooling.py), `--limit-mm-per-prompt`
 # (mm_limits.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
 # human_ints.py; `--rope-scaling` / `--hf-overrides`, rope_override.py) or a value's release (`--load-format
 # runai_streamer`, flags_valued.py)
-RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, {
+RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN,
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
@@ -205,17 +208,18 @@ class VllmFlags:
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
                                    | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS
-                                   | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG} | NEUTRAL_SPELLINGS)  # fmt: skip
+                                   | DP_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG} | NEUTRAL_SPELLINGS)  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
     # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py; --rope-scaling and
     # --hf-overrides the derived max length, rope_override.py; --runner, --convert and --task the pooling runner,
     # pooling.py; --limit-mm-per-prompt the encoder profile, mm_limits.py; --mamba-cache-mode a hybrid's
-    # mamba_cache_mode, hybrid.py): `--help` lists them apart from "not modelled", and the plan's "engine flags:" line
+    # mamba_cache_mode, hybrid.py; --data-parallel-backend and --disable-nccl-for-dp-synchronization the DP launch,
+    # dp_flags.py): `--help` lists them apart from "not modelled", and the plan's "engine flags:" line
     # writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
-                                     | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS
+                                     | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS | DP_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
     # --rope-scaling, --hf-overrides and --limit-mm-per-prompt take a JSON object (json.loads; rope_override.py,
     # mm_limits.py)
@@ -274,6 +278,7 @@ class VllmFlags:
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
             refuse_missing_load_format(settings.flags.get("load-format"), release)
             refuse_quantization(settings.quantization, release)  # arg_choices.py: the release's methods
+        refuse_unread_backend(settings, ResolvedVersion(text=settings.engine_version) if settings.engine_version else None)
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(

@@ -1,0 +1,57 @@
+"""Two data-parallel flags of vLLM that kvtop reads: the DP backend and where the DP padding synchronizes.
+
+- `--data-parallel-backend ray` (ParallelConfig.data_parallel_backend, "mp" by default; flag from v0.9.1): the Ray
+  backend runs the same engine core in a Ray actor (`DPEngineCoreActor` subclasses `DPEngineCoreProc`, only setting
+  CUDA_VISIBLE_DEVICES first, v1/engine/core.py:1133-1193 at v0.11.0); at TP × PP = 1 its executor stays in-process
+  (config/parallel.py:447 at v0.11.0), the same worker, groups and memory as mp's, so kvtop plans it as mp. At
+  TP × PP > 1 the executor becomes Ray's (config/parallel.py:465-468): not modelled, refused by name. Read at v0.11.0
+  only (`RAY_AS_MP_ERAS`); other releases refuse it by name. Any other value is refused by name.
+- `--disable-nccl-for-dp-synchronization` (ParallelConfig.disable_nccl_for_dp_synchronization, flag from v0.11.2,
+  engine/arg_utils.py:1348 at v0.33.0): the DP padding all-reduces on the Gloo CPU group, not the DP device group
+  (v1/worker/dp_utils.py:20-34 at v0.11.2; the field async scheduling sets at v0.12.0, engine/arg_utils.py:1574-1578),
+  so torch's NCCL communicator on the DP device group is not made in the profile (dp_gather.with_dp_communicators).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.flags_table import FlagSpan
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
+
+BACKEND_FLAG = "--data-parallel-backend"
+NCCL_OFF_FLAG = "--disable-nccl-for-dp-synchronization"
+SPANS = {
+    BACKEND_FLAG: FlagSpan("0.9.1", None, "engine/arg_utils.py:1277 (v0.33.0)"),
+    NCCL_OFF_FLAG: FlagSpan("0.11.2", None, "engine/arg_utils.py:1348 (v0.33.0)"),
+}
+FLAGS = frozenset(SPANS)
+# Whether `--data-parallel-backend ray` at TP × PP = 1 runs mp's worker and groups, by release (None: not read)
+RAY_AS_MP_ERAS: Eras[bool | None] = Eras((
+    Era("", None, "not read before v0.11.0"),
+    Era("0.11.0", True, "v1/engine/core.py:1133-1193 (DPEngineCoreActor subclasses DPEngineCoreProc), "
+                        "config/parallel.py:447 (in-process executor at world size 1) at v0.11.0"),
+    Era("0.11.1", None, "not read after v0.11.0"),
+))  # fmt: skip
+
+
+def refuse_unread_backend(settings: LaunchSettings, version: ResolvedVersion | None) -> None:
+    """InputError naming `--data-parallel-backend` where its memory is not modelled: a value other than mp / ray, ray
+    at TP × PP > 1 (Ray's executor), or ray at a release whose engine core was not read (`RAY_AS_MP_ERAS`)."""
+    value = settings.flags.get(BACKEND_FLAG[2:])
+    if value is None or value == "mp":
+        return
+    if value != "ray":
+        raise InputError(f"{BACKEND_FLAG} {value}: not modelled by kvtop (only mp and ray are read)", field=BACKEND_FLAG)
+    if settings.tp * settings.pp > 1:
+        raise InputError(f"{BACKEND_FLAG} ray at TP × PP = {settings.tp * settings.pp}: Ray's executor "
+                         "(config/parallel.py:465-468 at v0.11.0) is not modelled by kvtop", field=BACKEND_FLAG)  # fmt: skip
+    era = RAY_AS_MP_ERAS.era(version) if version is not None else None
+    if era is not None and era.value is None:
+        raise InputError(f"{BACKEND_FLAG} ray at vLLM {version.label if version else ''}: {era.source} "
+                         "(read at v0.11.0: planned as mp at TP × PP = 1)", field=BACKEND_FLAG)  # fmt: skip
+
+
+def padding_on_gloo(settings: LaunchSettings) -> bool:
+    """Whether `--disable-nccl-for-dp-synchronization` moves the DP padding's all-reduce to the Gloo CPU group."""
+    return settings.flags.get(NCCL_OFF_FLAG[2:]) is True
