@@ -158,9 +158,32 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
         # context fitted on later releases' snapshots is the part not known for these, so the growth stays the
         # assumption that lands there (tests/engines/vllm/test_v0_charge.py)
         growth = _growth(inputs, fits, tokens, init_apart=False)
-        return context_charged(growth, context_term(inputs, fits), charge, inputs.version, inputs.layout.tp)
+        context = v1_charged_context(inputs, fits) if engine_era(inputs) == "v1" else context_term(inputs, fits)
+        return context_charged(growth, context, charge, inputs.version, inputs.layout.tp)
     # DP replicas of a MoE: the DP group's communicators, where priced (dp_gather.py)
     return with_dp_communicators(_context_inside(_growth(inputs, fits, tokens), inputs, fits), inputs, fits)
+
+
+def v1_charged_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
+    """The worker's context V1's v0.8.0–v0.9.0 charge holds (gpu_worker.py `determine_available_memory`, v0.8.0
+    :139-186, v0.9.0 :167-214: `total − free − torch's allocated` after `empty_cache`): one process's CUDA context,
+    which grows with the GPU's resident threads (the engine-neutral fit, `cuda_context.py`), plus `vllm.context`'s
+    parts beyond one rank (the TP group's NCCL init; an MoE's all-to-all), the same at every TP. `vllm.context`'s
+    constant, fitted mostly on data-center cards, gives every GPU 0.55 GiB, where an RTX 3090 (82 SMs of 1,536
+    threads) holds about 0.29 (its v0.6.4 start printed about 0.25, `_context_inside`). The interval is the wider of
+    the two fits' errors. Where either fit or the SM count is missing, `vllm.context` alone. v0.2.5–v0.3.0's charge
+    keeps `vllm.context`: their growth is assumed to land with it (`non_torch_estimate`)."""
+    context = context_term(inputs, fits)
+    fit = fits.get("vllm.context")
+    values = context_features(inputs)
+    one = one_process_context(inputs, fits, "one worker per GPU")
+    if context.source != "calibrated" or fit is None or values is None or one.source != "calibrated":
+        return context
+    ranks = sum(c * v for c, v in zip(fit.coefficients[1:], values[1:], strict=True))
+    error = one.error_bytes if ranks == 0 else max(one.error_bytes, context.error_bytes)
+    basis = f"{one.basis}; + {ranks:.2f} GiB beyond one rank ({fit.key}, TP {inputs.layout.tp})" if ranks else one.basis
+    return one.model_copy(update={"bytes": max(one.bytes + round(ranks * GIB), 0), "error_bytes": error,
+                                  "basis": basis})
 
 
 def _context_inside(growth: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
