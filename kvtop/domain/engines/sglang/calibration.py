@@ -70,10 +70,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.0, records=52, sources=40,
+    engine='sglang', factor=1.0, records=60, sources=42,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='sglang', gpus=('A100-80GB', 'A40', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0039, version_fraction=0.0, class_fraction=0.0, records=155, sources=40,
+    engine='sglang', gpus=('A100-80GB', 'A40', 'B200', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4060-TI-16GB', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0027, version_fraction=0.0, class_fraction=0.0, records=179, sources=42,
 )  # fmt: skip
 # END FITTED
 

@@ -165,10 +165,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
-        coefficients=(0.239859,), error_bytes=956800275, records=86,
-        sources=23, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX4090', 'RTXA6000', 'T4'),
-        novel_error_bytes=956800275, feature_sources=(23,),
-        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 956800275),),
+        coefficients=(0.239661,), error_bytes=958117583, records=87,
+        sources=24, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX4090', 'RTXA6000', 'RTXPRO6000', 'T4'),
+        novel_error_bytes=958117583, feature_sources=(24,),
+        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 958117583),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -200,10 +200,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=299, sources=172,
+    engine='vllm', factor=1.0, records=310, sources=182,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3060-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=888, sources=172,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3060-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=920, sources=182,
 )  # fmt: skip
 # END FITTED
 
