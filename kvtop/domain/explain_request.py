@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.catalogue import EngineId
+from kvtop.domain.engines.catalogue import EngineId, engine_module
 from kvtop.domain.engines.versions import ResolvedVersion, from_flag
 from kvtop.domain.gpus import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import LaunchSettings
@@ -88,7 +88,6 @@ class ExplainRequest(BaseModel):
 def _flag_release(text: str, engine: EngineId) -> ResolvedVersion:
     """A release the settings name, said as `predict` says it (`from_flag` over the engine's calendar: a release
     newer or older than those modelled is said so)."""
-    # imported here: the registry imports each engine's explainer, which imports this module
-    from kvtop.domain.engines.registry import engine_rules
-
-    return from_flag(text, engine_rules(engine).calendar)
+    # the engine's package through the catalogue, not the registry: the registry's protocols name this module
+    # (tests/test_import_graph.py counts annotation imports too)
+    return from_flag(text, engine_module(engine).RULES.calendar)
