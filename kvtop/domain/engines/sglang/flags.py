@@ -87,9 +87,6 @@ LOAD_CASTS = LoadCasts(
 ENCODER_DP_FLAGS = ("--mm-enable-dp-encoder", "--no-mm-enable-dp-encoder")
 
 
-KEYED_FLAGS = frozenset({"--api-key", "--admin-api-key"})  # a key after each, never quoted back
-
-
 class SglangFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
@@ -121,7 +118,7 @@ class SglangFlags:
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
     # one key each: srt/arg_groups/fields/serving.py:160 `api_key`, :164 `admin_api_key` (v0.5.23; flags_neutral.py)
-    secret_flags: frozenset[str] = frozenset({"--api-key", "--admin-api-key"})
+    secret_flags: frozenset[str] = frozenset({"--api-key", "--admin-api-key"})  # refuse(): each takes a key
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
     choices: Mapping[str, tuple[str, ...]] = {}
@@ -130,7 +127,7 @@ class SglangFlags:
         """`--api-key` / `--admin-api-key` with no key after it (kvtop reads the bare flag as a switch): ServerArgs
         types both `Optional[str]` (srt/arg_groups/fields/serving.py:160, :164 at v0.5.23; server_args.py's
         `type=str` before), so argparse refuses the flag alone ("expected one argument")."""
-        if "--" + field in KEYED_FLAGS and value is True:
+        if "--" + field in self.secret_flags and value is True:
             raise InputError("takes a key after it: SGLang's argparse refuses the flag alone ('expected one argument')",
                              field=flag)  # fmt: skip
 
