@@ -145,14 +145,14 @@ def _fused_shared(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_n
         "(models/qwen2_moe.py num_fused_shared_experts)"), params=round(params))  # fmt: skip
 
 
-def _trtllm_moe(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, quantization: str | None) -> bool:
-    """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) where nvfp4_runner.py says so (the
-    DeepSeek family on SM100), and its routed variant for DeepSeek-V4's hybrid FP8+NVFP4 checkpoints on any GPU (0.5.23
-    model_overrides/deepseek_v4.py; refused below Blackwell: checks.py)."""
+def _trtllm_moe(model: ModelSpec, runner: NvFp4MoeRunner) -> bool:
+    """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) where nvfp4_runner.py's `runner` says
+    so (the DeepSeek family on SM100), and its routed variant for DeepSeek-V4's hybrid FP8+NVFP4 checkpoints on any
+    GPU (0.5.23 model_overrides/deepseek_v4.py; refused below Blackwell: checks.py)."""
     experts = model.quant.routed_experts
     if model.compressed is not None and experts is not None and experts.method == "nvfp4":
         return True
-    return runner_pick(model, gpu_name, version, quantization).runner is NvFp4MoeRunner.TRTLLM
+    return runner is NvFp4MoeRunner.TRTLLM
 
 
 def released_rows(
@@ -182,8 +182,8 @@ def _nvfp4_scale_bytes(
     experts, local = moe.num_routed_experts, moe.num_routed_experts // layout.ep
     width, gemm1 = expert_shard(moe, layout), gemm1_blocks(model)
     fused = fuses_shared_expert(model, layout, gpu_name)
-    swizzle = not _trtllm_moe(model, gpu_name, version, quantization)
-    marlin = runner_pick(model, gpu_name, version, quantization).runner is NvFp4MoeRunner.MARLIN
+    runner = runner_pick(model, gpu_name, version, quantization).runner  # asked once for both
+    swizzle, marlin = not _trtllm_moe(model, runner), runner is NvFp4MoeRunner.MARLIN
     built = kept = inputs = 0
     for layer, fmt in nvfp4_expert_layers(model, layers):
         if not fmt.group_size:
