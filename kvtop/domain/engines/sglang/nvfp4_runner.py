@@ -328,9 +328,9 @@ def runner_pick(
             f"({era.source})"))  # fmt: skip
     quants = _quant_strings(rule, model, quantization)
     picks = {rule.runner(quant) for quant in quants}
-    for runner in picks:
-        if runner is not None and len(picks) == 1:
-            return RunnerPick(runner=runner, read=True)
+    only = picks.pop() if len(picks) == 1 else None  # read where every string the block may see gives one runner
+    if only is not None:
+        return RunnerPick(runner=only, read=True)
     if quantization is not None:
         return RunnerPick(runner=_C, read=False, why=(
             f"its default for --quantization {quantization} turns on what the engine checks at start ({era.source})"))
