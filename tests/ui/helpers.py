@@ -35,11 +35,7 @@ from kvtop.ui.widgets.cluster_table import ClusterTable
 from tests.data_paths import DATA
 from tests.sources.fake_prometheus import NOW
 from tests.ui.conftest import QUIET_INTERVAL_S, wait_for, wait_for_snapshot
-from tests.ui.fakes import FakeSource, FixedClock, llama_snapshot
-
-GIB = 1 << 30
-MIB = 1 << 20
-
+from tests.ui.fakes import GIB, MIB, FakeSource, FixedClock, llama_snapshot
 
 # --- the screen as the terminal shows it ---
 
