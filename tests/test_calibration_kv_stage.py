@@ -2,8 +2,8 @@
 
 vLLM's workers each profile and log their own stage's KV memory, and the engine pools the least of the stages' blocks
 (v1/core/kv_cache_utils.py:2210-2222 at v0.27.1; vllm-project/vllm#32105). The judge compares a stage's figure with
-that stage's budget (benchmarks/calibration/judgement.py `at_logged_stage`). The launch is kubesimplify's
-Qwen3-235B-A22B-Instruct-2507-FP8 at PP 4 on RTX PRO 6000s (corpus record
+that stage's budget (benchmarks/calibration/evaluate.py `at_logged_stage`, which `blind` applies). The launch is
+kubesimplify's Qwen3-235B-A22B-Instruct-2507-FP8 at PP 4 on RTX PRO 6000s (corpus record
 `kubesimplify-qwen3-235b-a22b-2507-fp8-4xrtxpro6000-pp4-v0271`): 94 layers over stages of 23, 24, 24 and 23, every
 stage holding the embedding and the head (qwen3_moe.py builds both with no PP guard, lines 466 and 578 at v0.27.1),
 so a middle stage's budget is one decoder layer's weights below an end stage's. That layer, from the config
@@ -18,8 +18,7 @@ import json
 import pytest
 
 from benchmarks.calibration.corpus import resolve
-from benchmarks.calibration.evaluate import Judged
-from benchmarks.calibration.judgement import at_logged_stage
+from benchmarks.calibration.evaluate import Judged, at_logged_stage
 from tests.data_paths import DATA
 
 MIB = 1 << 20

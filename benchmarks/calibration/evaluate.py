@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
-from benchmarks.calibration.corpus import MIB, Record, load_gpu_totals
+from benchmarks.calibration.corpus import KV_STAGE_MIN, MIB, Record, load_gpu_totals
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.cuda_context import (
     CUDA_CONTEXT_FEATURES,
@@ -351,8 +351,26 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
     if found is None or found[0] <= 0:
         return None
     kv, half = found
-    return Judged(record, "KV GiB", kv / GIB, plan.ledger.engine.kv_budget_bytes / GIB, plan.kv_budget_min_bytes / GIB,
-                  plan.kv_budget_max_bytes / GIB, dominant, half, outside)  # fmt: skip
+    return at_logged_stage(Judged(record, "KV GiB", kv / GIB, plan.ledger.engine.kv_budget_bytes / GIB,
+                                  plan.kv_budget_min_bytes / GIB, plan.kv_budget_max_bytes / GIB, dominant, half,
+                                  outside))  # fmt: skip
+
+
+def at_logged_stage(judged: Judged) -> Judged:
+    """`blind`'s KV figure judged against the pipeline stage its log printed it for (`Record.kv_stage`), for every
+    judge alike (judgement, groups, replay): the plan's KV budget is its reported stage's (`Ledger.engine`), so the
+    plan and its interval move by the named stage's own budget less that one (the least of the stages' budgets for
+    "min"). Unchanged for one stage, a record that names none, or a token count (the pool, the stages' least already)."""
+    if judged.kind != "KV GiB" or judged.record.kv_stage is None:
+        return judged
+    ledger = judged.record.ledger()
+    if ledger is None:
+        return judged
+    budgets = {rank.pp_rank: rank.kv_budget_bytes for rank in ledger.ranks}
+    stage = judged.record.kv_stage
+    target = min(budgets.values()) if stage == KV_STAGE_MIN else budgets[int(stage)]
+    shift = (target - ledger.engine.kv_budget_bytes) / GIB
+    return replace(judged, predicted=judged.predicted + shift, low=judged.low + shift, high=judged.high + shift)
 
 
 def weights_term(record: Record) -> TermEstimate | None:

@@ -9,14 +9,12 @@ blind plan of one record are evaluate.py's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from benchmarks.calibration.corpus import KV_STAGE_MIN
 from benchmarks.calibration.evaluate import Corpus, Judged, blind, fit_all
 from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, scale_fit, too_few_sources
 from kvtop.domain.calibration.linear import LinearTerm
-from kvtop.domain.wording import GIB
 
 if TYPE_CHECKING:
     from benchmarks.calibration.groups import GroupMiss
@@ -41,29 +39,11 @@ def _fits_without(corpus: Corpus, source: str, cache: FitCache) -> dict[str, Lin
     return cache[source]
 
 
-def at_logged_stage(judged: Judged | None) -> Judged | None:
-    """A KV figure judged against the pipeline stage its log printed it for (`Record.kv_stage`): the plan's KV budget
-    is its reported stage's (`Ledger.engine`), so the plan and its interval move by the named stage's own budget less
-    that one (the least of the stages' budgets for "min"). Unchanged for one stage, a record that names none, or a
-    token count (the pool, which is the stages' least already)."""
-    if judged is None or judged.kind != "KV GiB" or judged.record.kv_stage is None:
-        return judged
-    ledger = judged.record.ledger()
-    if ledger is None:
-        return judged
-    budgets = {rank.pp_rank: rank.kv_budget_bytes for rank in ledger.ranks}
-    stage = judged.record.kv_stage
-    target = min(budgets.values()) if stage == KV_STAGE_MIN else budgets[int(stage)]
-    shift = (target - ledger.engine.kv_budget_bytes) / GIB
-    return replace(judged, predicted=judged.predicted + shift, low=judged.low + shift, high=judged.high + shift)
-
-
 def _scores(corpus: Corpus, cache: FitCache, *, weights_logged: bool) -> Scores:
     scores: Scores = {}
     for engine, records in corpus.items():
         for record in records:
-            found = at_logged_stage(blind(record, _fits_without(corpus, record.source, cache),
-                                          weights_logged=weights_logged))  # fmt: skip
+            found = blind(record, _fits_without(corpus, record.source, cache), weights_logged=weights_logged)
             score = coverage_score(found.truth, found.predicted, found.low, found.high, found.truth_half) if found else None
             if score is not None:
                 scores.setdefault(engine, []).append((score, record.source))
@@ -103,8 +83,8 @@ def judge_all(corpus: Corpus, *, weights_logged: bool, scores: PlanScores | None
     for engine, records in corpus.items():
         for record in records:
             scale = engine_scale(engine, scores, leave_out=record.source)
-            result = at_logged_stage(blind(record, _fits_without(corpus, record.source, cache),
-                                           weights_logged=weights_logged, scale=scale))  # fmt: skip
+            result = blind(record, _fits_without(corpus, record.source, cache), weights_logged=weights_logged,
+                           scale=scale)  # fmt: skip
             if result is not None:
                 judged.setdefault(engine, []).append(result)
     return judged

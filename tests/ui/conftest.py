@@ -1,5 +1,5 @@
-"""UI fixtures: the Llama-3-70B TP8 node, a fixed clock, an app factory, a bounded wait, and the process panel's
-helpers the UI tests share (open it on every GPU, select a row, read a widget's text)."""
+"""UI fixtures: the Llama-3-70B TP8 node, a fixed clock, an app factory and a bounded wait (the helpers the UI tests
+share are in helpers.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import SnapshotSource
 from kvtop.sources.hub import load_model
 from kvtop.ui.app import KvtopApp
-from kvtop.ui.screens.processes import ProcessScreen
 from tests.ui.fakes import FakeSource, FixedClock, llama_model, llama_snapshot
 
 #: A poll interval long enough that only the first collect (and `r`) happen during a test.
@@ -79,22 +78,3 @@ def footer_keys(app: KvtopApp) -> list[str]:
 
     footer = app.screen.query_one(Footer)
     return [key.key for key in footer.query(FooterKey) if not key.has_class("-disabled")]
-
-
-def text(screen, selector: str) -> str:
-    """The text the widget `selector` of `screen` renders, its whitespace collapsed."""
-    return " ".join(screen.query_one(selector).render().plain.split())
-
-
-async def open_node_table(pilot) -> ProcessScreen:
-    """`X`: the process panel over every GPU."""
-    await wait_for_snapshot(pilot)
-    await pilot.press("X")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProcessScreen))
-    return pilot.app.screen
-
-
-async def select(pilot, panel: ProcessScreen, pid: int) -> None:
-    """The cursor on `pid`'s row of the panel."""
-    panel.query_one("#processes-table").move_cursor(row=[row.pid for row in panel._rows].index(pid))
-    await pilot.pause()

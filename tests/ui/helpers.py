@@ -1,6 +1,7 @@
 """Helpers the UI tests share (and a few tests elsewhere): what the screen shows, opening the planner and the probe,
-fake probe runners, signal senders and cluster readers, and the live H200 snapshot of tests/data/device. Kept here, not
-in one test module another imports: a test module holds tests. Fixtures are in conftest.py."""
+fake probe runners, the process panel and fake signal senders, cluster readers, and the live H200 snapshot of
+tests/data/device. Kept here, not in one test module another imports: a test module holds tests. Fixtures (and the
+bounded waits) are in conftest.py."""
 
 from __future__ import annotations
 
@@ -31,15 +32,12 @@ from kvtop.sources.prometheus_node import PrometheusNodeSource
 from kvtop.ui.cluster_app import ClusterApp
 from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.ui.screens.probe import ProbeScreen
+from kvtop.ui.screens.processes import ProcessScreen
 from kvtop.ui.widgets.cluster_table import ClusterTable
 from tests.data_paths import DATA
 from tests.sources.fake_prometheus import NOW
 from tests.ui.conftest import QUIET_INTERVAL_S, wait_for, wait_for_snapshot
-from tests.ui.fakes import FakeSource, FixedClock, llama_snapshot
-
-GIB = 1 << 30
-MIB = 1 << 20
-
+from tests.ui.fakes import GIB, MIB, FakeSource, FixedClock, llama_snapshot
 
 # --- the screen as the terminal shows it ---
 
@@ -142,7 +140,27 @@ async def wait_for_result(pilot, screen: ProbeScreen, *, rounds: int = 200) -> N
     )
 
 
-# --- the process panel's signals ---
+# --- the process panel (X) and its signals ---
+
+
+def text(screen, selector: str) -> str:
+    """The text the widget `selector` of `screen` renders, its whitespace collapsed."""
+    return " ".join(screen.query_one(selector).render().plain.split())
+
+
+async def open_node_table(pilot) -> ProcessScreen:
+    """`X`: the process panel over every GPU."""
+    await wait_for_snapshot(pilot)
+    await pilot.press("X")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProcessScreen))
+    return pilot.app.screen
+
+
+async def select(pilot, panel: ProcessScreen, pid: int) -> None:
+    """The cursor on `pid`'s row of the panel."""
+    panel.query_one("#processes-table").move_cursor(row=[row.pid for row in panel._rows].index(pid))
+    await pilot.pause()
+
 
 CO_TENANT_PID = 9001
 

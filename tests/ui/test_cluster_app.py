@@ -30,7 +30,7 @@ from tests.ui.fakes import H100_TOTAL_BYTES, FakeSource, llama_snapshot
 from tests.ui.helpers import URL, Factory, FakeReader, header, make_cluster_app, rows, three_nodes
 
 GIB = 1 << 30
-MIB = 1 << 20
+
 
 def findings_text(app: ClusterApp) -> str:
     pane = app.screen.query_one(FindingsPane)

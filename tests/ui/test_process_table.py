@@ -20,9 +20,9 @@ from kvtop.ui.process_filter import parse_process_filter
 from kvtop.ui.process_rows import process_rows
 from kvtop.ui.screens.processes import ProcessScreen
 from kvtop.ui.screens.signal_confirm import SignalScreen
-from tests.ui.conftest import footer_keys, open_node_table, select, text, wait_for
+from tests.ui.conftest import footer_keys, wait_for
 from tests.ui.fakes import ENGINE_ID, GIB, llama_ledger, llama_snapshot
-from tests.ui.helpers import CO_TENANT_PID, FakeSignalSender
+from tests.ui.helpers import CO_TENANT_PID, FakeSignalSender, open_node_table, select, text
 
 NOTEBOOK_PID = 9002  # GPU 5, named
 UNNAMED_PID = 9003  # GPU 6, not named

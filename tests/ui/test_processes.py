@@ -20,9 +20,9 @@ from kvtop.ui.screens.signal_confirm import SignalScreen
 from kvtop.ui.widgets.gpu_list import GpuList
 from tests.fakes.fake_process_table import FakeProcessTable, launched
 from tests.fakes.fake_pynvml import FakePynvml, gpu_from_mib
-from tests.ui.conftest import footer_keys, text, wait_for, wait_for_snapshot
+from tests.ui.conftest import footer_keys, wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource
-from tests.ui.helpers import CO_TENANT_PID, FakeSignalSender
+from tests.ui.helpers import CO_TENANT_PID, FakeSignalSender, text
 
 WORKER_TP3_PID = 4246
 

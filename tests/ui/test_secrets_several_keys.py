@@ -15,7 +15,8 @@ from kvtop.cli import main
 from kvtop.commands.node_source import DemoSource
 from kvtop.sources.signals import ActionLog, SimulatedSignalSender
 from kvtop.ui.screens.signal_confirm import SignalScreen
-from tests.ui.conftest import open_node_table, select, text, wait_for
+from tests.ui.conftest import wait_for
+from tests.ui.helpers import open_node_table, select, text
 
 KEYS = ("alphaLEAK1", "bravoLEAK2", "charlieLEAK3", "deltaLEAK4", "echoLEAK5")
 LMDEPLOY_PID, VLLM_PID = 4242, 4343

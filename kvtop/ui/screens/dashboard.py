@@ -38,6 +38,7 @@ from kvtop.ui.widgets.memory_bar import (
     SegmentKind,
     fitted_legend,
     observed_segments,
+    shortest_legend_cells,
 )
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import (
@@ -81,8 +82,6 @@ MIN_COMPACT_FINDINGS_LINES = 1
 TOAST_RACK_ID = "textual-toastrack"
 #: Below this height the bar legend goes (the rows need the line more).
 LEGEND_MIN_HEIGHT = 20
-#: The fewest cells the legend of the bar colours keeps beside a sort note: its shortest form, "█wts▓KV▒rt▚drv×fgn·free".
-MIN_LEGEND_CELLS = 23
 
 
 def gpu_rows(state: NodeState, hidden: frozenset[str] = frozenset()) -> list[GpuRowData]:
@@ -230,7 +229,7 @@ class DashboardScreen(NodeScreen):
             width = self._row_width()
             bar = compact_bar_width(width, shown_vitals, history)
             util = "      GPU util" if shown_vitals and width >= COMPACT_UTIL_MIN_WIDTH else ""  # under " KV 100% "'s end
-            sort = self._sort_note(bar - 1)
+            sort = self._sort_note(bar - 1, kinds)
             return Content.assemble(
                 (head, "bold $text-muted"),
                 (sort, "bold $accent"),
@@ -241,7 +240,7 @@ class DashboardScreen(NodeScreen):
         # legend ran 11 cells past the bars and pushed "NVML used" and "KV" off their figures)
         bar, vitals_cells, trend = heading_widths(self._row_width(), shown_vitals, history)
         vitals_head = f"{'│GPU util·°C·W·clock':<{vitals_cells}}"[:vitals_cells] if vitals_cells else ""
-        sort = self._sort_note(bar - 1)
+        sort = self._sort_note(bar - 1, kinds)
         return Content.assemble(
             (head, "bold $text-muted"),
             (sort, "bold $accent"),
@@ -249,10 +248,10 @@ class DashboardScreen(NodeScreen):
             (f"│{'NVML used':>{FIGURE_WIDTH}}{vitals_head}{('│KV' + ' · history' * history)[:trend]}", "$text-muted"),
         )
 
-    def _sort_note(self, room: int) -> str:
+    def _sort_note(self, room: int, kinds: tuple[SegmentKind, ...]) -> str:
         """'sorted: least free (s) ↑ reversed (S) ' over the bars, before the legend of their colours: the column
         headings keep their place (a sort once took the whole line, and "NVML used" left its figures unlabelled).
-        Its shortest form where the room is tight; '' in the GPU index order."""
+        Its shortest form where the room is tight, the legend of `kinds` kept uncut beside it; '' in the GPU index order."""
         if not (self.sort_index or self.sort_reverse):
             return ""
         name = SORT_KEYS[self.sort_index].name
@@ -261,7 +260,7 @@ class DashboardScreen(NodeScreen):
             f"sorted: {name}{' ↑' if self.sort_reverse else ''} ",
             f"⇅ {name}{' ↑' if self.sort_reverse else ''} ",
         )
-        least_legend = MIN_LEGEND_CELLS  # the legend's colours keep at least their shortest form beside it
+        least_legend = shortest_legend_cells(kinds)  # the legend's colours keep at least their shortest form beside it
         return next((form for form in forms if len(form) + least_legend <= room), forms[-1][: max(room, 0)])
 
     def _row_width(self) -> int:

@@ -64,6 +64,11 @@ def fitted_legend(width: int, kinds: Sequence[SegmentKind] = LEGEND_ORDER) -> Co
     return shown.truncate(width, ellipsis=True, pad=True)
 
 
+def shortest_legend_cells(kinds: Sequence[SegmentKind] = LEGEND_ORDER) -> int:
+    """The cells `fitted_legend` needs to show every kind uncut: its shortest form ('█wts▓KV▒rt▚drv×fgn·free', 23)."""
+    return legend(True, kinds, short=True, gap="").cell_length
+
+
 def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | None:
     """What NVML and the engine say the GPU holds, split as far as the figures allow."""
     if gpu.total_bytes is None or gpu.used_bytes is None:
