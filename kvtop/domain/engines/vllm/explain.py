@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from kvtop.domain.engine_log import EngineLog, Measured
+from kvtop.domain.engine_log import EngineLog, Measured, RankedValue
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -27,7 +27,7 @@ from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name, tabl
 from kvtop.domain.engines.vllm.log_launch import device_said, launch_fraction, logged_device
 from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
 from kvtop.domain.engines.vllm.ray_logs import hidden_tighter_worker
-from kvtop.domain.engines.vllm.worker_figures import is_worker, least_by_stage, rank_available
+from kvtop.domain.engines.vllm.worker_figures import is_worker, least_available, least_by_stage
 from kvtop.domain.explain_estimate import EstimateRun, engine_total, rebuild_with_estimate, runtime_estimate
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import (
@@ -116,8 +116,8 @@ def _stated(log: EngineLog, block: int | None, workers: int) -> tuple[int | None
     return blocks * block, blocks
 
 
-def _logged(log: EngineLog, block: int | None, workers: int = 1) -> Logged:
-    ranked = log.least(VllmRankLog, lambda r: rank_available(r, workers))
+def _logged(log: EngineLog, block: int | None, ranked: RankedValue | None, workers: int = 1) -> Logged:
+    """What the log states, `ranked` the least KV memory of its workers (`least_available`)."""
     tokens, blocks = _stated(log, block, workers)
     concurrency = log.first(VllmRankLog, lambda r: _least_concurrency(r, workers))
     weights = log.first(VllmRankLog, lambda r: r.model_loading[0].memory if r.model_loading else None)
@@ -157,7 +157,8 @@ def _printed(ledger: Ledger, logged: Logged) -> int:
 def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
     """What the log states, read without a model: V0's blocks count in tokens by the block size the flag or
     the log states (`Setting … block size to N`), else by the refusal's own token count."""
-    return _logged(log, settings.page_size or _printed_block(log), settings.tp * settings.pp)
+    workers = settings.tp * settings.pp
+    return _logged(log, settings.page_size or _printed_block(log), least_available(log, workers), workers)
 
 
 def _default_block(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None, version: ResolvedVersion) -> int:
@@ -262,8 +263,8 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     hardware_notes += fraction_notes
     block = settings.page_size or _default_block(model, settings, gpu_name, version)
     workers = settings.tp * settings.pp
-    logged = _logged(log, block, workers)
-    ranked = log.least(VllmRankLog, lambda r: rank_available(r, workers))
+    ranked = least_available(log, workers)
+    logged = _logged(log, block, ranked, workers)
     available = ranked.value if ranked else None
     from_flags, notes = _given(available, logged.weights_bytes, given, gpu_total_bytes)
     notes = [*hardware_notes, *notes]

@@ -21,6 +21,11 @@ def rank_available(rank: VllmRankLog, workers: int = 1) -> Measured | None:
     return min(profiled[: max(workers, 1)], key=lambda m: m.value_bytes) if profiled else None
 
 
+def least_available(log: EngineLog, workers: int = 1) -> RankedValue | None:
+    """The least KV memory any record states (`rank_available`), with the rank that stated it: the pool's."""
+    return log.least(VllmRankLog, lambda r: rank_available(r, workers))
+
+
 def is_worker(rank: VllmRankLog) -> bool:
     """A process that printed a per-rank memory figure (a worker; not the EngineCore's totals)."""
     return bool(
