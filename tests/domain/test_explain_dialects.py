@@ -122,7 +122,7 @@ def test_vllm_workers_without_pp_tags_are_placed_by_their_global_rank() -> None:
     """`(VllmWorker rank=N pid=…)` names no stage: vLLM numbers its workers TP-fastest (rank = stage × TP +
     TP rank), so at PP2 × TP2 ranks 0–1 are stage 0 and 2–3 stage 1, and each stage's KV memory is its own
     least. The lines are hand-made in vLLM's V1 worker format (no public PP log of this naming was found)."""
-    from kvtop.domain.engines.vllm.explain import _least_by_stage
+    from kvtop.domain.engines.vllm.worker_figures import least_by_stage
 
     lines = [
         f"(VllmWorker rank={rank} pid={100 + rank}) INFO 05-01 10:00:00 [gpu_worker.py:227] "
@@ -130,7 +130,7 @@ def test_vllm_workers_without_pp_tags_are_placed_by_their_global_rank() -> None:
         for rank, memory in ((0, "6.10"), (1, "6.05"), (2, "7.40"), (3, "7.35"))
     ]
     log = parse_engine_log("\n".join(lines))
-    stages = _least_by_stage(log, stages=2, tp=2)
+    stages = least_by_stage(log, stages=2, tp=2)
     assert stages is not None
     assert [stage.value.text for stage in stages] == ["6.05", "7.35"]
     assert [stage.rank.worker for stage in stages] == [1, 3]

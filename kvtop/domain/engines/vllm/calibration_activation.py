@@ -308,10 +308,16 @@ def _counted_sampler(inputs: CalibrationInputs, tokens: int, seqs: int) -> int |
         return None
     counted = counted_sampler_bytes(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, tokens, seqs,
                                     inputs.settings.flags, inputs.settings.image)  # fmt: skip
-    if counted is None:
-        return None
+    return None if counted is None else counted + _rejection_bytes(inputs, seqs)
+
+
+def _rejection_bytes(inputs: CalibrationInputs, seqs: int) -> int:
+    """The rejection sampler's dummy run beside the sampler where a speculative method is set and its release was read
+    (`rejection_sampler.py`); 0 elsewhere."""
+    if inputs.model is None:
+        return 0
     speculative = setup(inputs.settings).spec_method is not None
-    return counted + rejection_extra_bytes(inputs.model, inputs.version, seqs, speculative)
+    return rejection_extra_bytes(inputs.model, inputs.version, seqs, speculative)
 
 
 def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, seqs: int) -> TermEstimate:
@@ -326,7 +332,7 @@ def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: 
         return activation
     return activation.model_copy(update={
         "bytes": counted, "basis": f"{activation.basis}; the sampler as vLLM's code counts it, larger (sampler_peak.py"
-        + (", with the rejection sampler's dummy run: rejection_sampler.py)" if setup(inputs.settings).spec_method
+        + (", with the rejection sampler's dummy run: rejection_sampler.py)" if _rejection_bytes(inputs, seqs)
            else ")"),
     })  # fmt: skip
 

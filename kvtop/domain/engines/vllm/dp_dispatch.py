@@ -72,11 +72,13 @@ def dp_communicators_not_modelled(model: ModelSpec, layout: ParallelLayout, vers
     if found is None or found.priced:
         return None
     era = COMMUNICATOR_ERAS.era(version)
-    made = {(True, False): "its pynccl communicator is made after the worker's snapshot, in the non-torch growth "
-                           f"({era.source})",
-            (False, True): "the DP padding's all-reduce makes torch's NCCL communicator on its device group in the "
-                           f"profile, in the non-torch growth ({era.source})"}.get(era.value or (False, False), era.source)
-    why = made if era.value is None else f"{made}: not priced ({found.why})"
+    if era.value is None:
+        why = era.source
+    else:
+        pynccl, _ = era.value  # one of the two lands in the growth at every release read
+        made = ("its pynccl communicator is made after the worker's snapshot" if pynccl
+                else "the DP padding's all-reduce makes torch's NCCL communicator on its device group in the profile")
+        why = f"{made}, in the non-torch growth ({era.source}): not priced ({found.why})"
     return f"the DP group's NCCL communicators (--data-parallel-size {layout.replicas}, {COMMUNICATOR_SOURCE}): {why}"
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, min_over_ranks
+from kvtop.domain.engine_log import EngineLog, Measured, RankedValue
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -27,6 +27,7 @@ from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name, tabl
 from kvtop.domain.engines.vllm.log_launch import device_said, launch_fraction, logged_device
 from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
 from kvtop.domain.engines.vllm.ray_logs import hidden_tighter_worker
+from kvtop.domain.engines.vllm.worker_figures import is_worker, least_available, least_by_stage
 from kvtop.domain.explain_estimate import EstimateRun, engine_total, rebuild_with_estimate, runtime_estimate
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import (
@@ -95,58 +96,6 @@ def log_kv_dtype(log: EngineLog) -> str | None:
     return None
 
 
-def _rank_available(rank: VllmRankLog, workers: int = 1) -> Measured | None:
-    """`Available KV cache memory`, else the ledger's `kv cache memory in use`, else V0's `kv_cache_size`.
-    Untagged workers (Ray actors behind one prefix) print into one record: the least of its first
-    `workers` (TP × PP) figures is the pool's."""
-    if rank.available_kv_cache_memory:
-        return min(rank.available_kv_cache_memory[: max(workers, 1)], key=lambda m: m.value_bytes)
-    in_use = next((s.kv_in_use for s in rank.startup_ledgers if s.kv_in_use), None)
-    if in_use is not None:
-        return in_use
-    profiled = [p.figures["kv_cache_size"] for p in rank.v0_profiles if "kv_cache_size" in p.figures]
-    return min(profiled[: max(workers, 1)], key=lambda m: m.value_bytes) if profiled else None
-
-
-def _is_worker(rank: VllmRankLog) -> bool:
-    """A process that printed a per-rank memory figure (a worker; not the EngineCore's totals)."""
-    return bool(
-        rank.model_loading
-        or rank.available_kv_cache_memory
-        or rank.startup_ledgers
-        or rank.startup_shortfalls
-        or rank.v0_profiles
-        or rank.kv_memory_reserved
-    )
-
-
-def _stage_of(rank: VllmRankLog, tp: int, stages: int) -> int | None:
-    """The pipeline stage a process belongs to: its `PPn` tag (`Worker_PP1_TP0`), else the stage its own
-    `… is assigned as DP rank d, PP rank p …` line states, else its global worker rank (`VllmWorker rank=N`,
-    numbered TP-fastest: rank = stage × TP + TP rank, §4), else none."""
-    if rank.rank.pp is not None:
-        return rank.rank.pp
-    if rank.pipeline_stages:
-        return rank.pipeline_stages[-1]
-    if rank.rank.worker is not None:
-        return (rank.rank.worker // tp) % stages
-    return None
-
-
-def _least_by_stage(log: EngineLog, stages: int, tp: int) -> tuple[RankedValue, ...] | None:
-    """Each pipeline stage's least KV memory (its TP ranks), when every stage printed its own."""
-    if stages < 2:
-        return None
-    found = []
-    for stage in range(stages):
-        ranks = [r for r in log.ranks(VllmRankLog) if _stage_of(r, tp, stages) == stage]
-        least = min_over_ranks((r.rank, _rank_available(r)) for r in ranks)
-        if least is None:
-            return None
-        found.append(least)
-    return tuple(found)
-
-
 def _refused_tokens(log: EngineLog) -> int | None:
     """V0's refusal `… stored in KV cache (N)`: N is the pool (blocks × block size) it had sized."""
     return log.first(VllmRankLog, lambda r: r.token_shortfalls[0].kv_tokens if r.token_shortfalls else None)
@@ -167,8 +116,8 @@ def _stated(log: EngineLog, block: int | None, workers: int) -> tuple[int | None
     return blocks * block, blocks
 
 
-def _logged(log: EngineLog, block: int | None, workers: int = 1) -> Logged:
-    ranked = log.least(VllmRankLog, lambda r: _rank_available(r, workers))
+def _logged(log: EngineLog, block: int | None, ranked: RankedValue | None, workers: int = 1) -> Logged:
+    """What the log states, `ranked` the least KV memory of its workers (`least_available`)."""
     tokens, blocks = _stated(log, block, workers)
     concurrency = log.first(VllmRankLog, lambda r: _least_concurrency(r, workers))
     weights = log.first(VllmRankLog, lambda r: r.model_loading[0].memory if r.model_loading else None)
@@ -182,7 +131,7 @@ def _logged(log: EngineLog, block: int | None, workers: int = 1) -> Logged:
         weights_label="weights (loading took)",  # `Model loading took X GiB memory`
         max_concurrency=float(concurrency.concurrency.text) if concurrency else None,
         context_length=concurrency.tokens_per_request if concurrency else None,
-        ranks_seen=sum(1 for rank in log.ranks(VllmRankLog) if _is_worker(rank)),
+        ranks_seen=sum(1 for rank in log.ranks(VllmRankLog) if is_worker(rank)),
         gpu_total_bytes=device.total.value_bytes if device.total else None,
         memory_fraction=device.fraction,
     )
@@ -208,7 +157,8 @@ def _printed(ledger: Ledger, logged: Logged) -> int:
 def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
     """What the log states, read without a model: V0's blocks count in tokens by the block size the flag or
     the log states (`Setting … block size to N`), else by the refusal's own token count."""
-    return _logged(log, settings.page_size or _printed_block(log), settings.tp * settings.pp)
+    workers = settings.tp * settings.pp
+    return _logged(log, settings.page_size or _printed_block(log), least_available(log, workers), workers)
 
 
 def _default_block(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None, version: ResolvedVersion) -> int:
@@ -313,8 +263,8 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     hardware_notes += fraction_notes
     block = settings.page_size or _default_block(model, settings, gpu_name, version)
     workers = settings.tp * settings.pp
-    logged = _logged(log, block, workers)
-    ranked = log.least(VllmRankLog, lambda r: _rank_available(r, workers))
+    ranked = least_available(log, workers)
+    logged = _logged(log, block, ranked, workers)
     available = ranked.value if ranked else None
     from_flags, notes = _given(available, logged.weights_bytes, given, gpu_total_bytes)
     notes = [*hardware_notes, *notes]
@@ -375,7 +325,7 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
                 central = solve(MeasuredInputs(available_kv_bytes=pinned.value_bytes, gpu_total_bytes=stated))
         return _sized_before_refusal(logged, central, available, (*notes, *missing))
     if available is not None:
-        stages = _least_by_stage(log, settings.pp, settings.tp) if per_worker_stages(version) else None
+        stages = least_by_stage(log, settings.pp, settings.tp) if per_worker_stages(version) else None
 
         def at(end: str) -> MeasuredInputs:
             value: int = getattr(available, end)

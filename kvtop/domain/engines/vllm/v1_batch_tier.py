@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.v1_opt_in import LARGE_DEVICE_NAMES
+from kvtop.domain.engines.vllm.v1_opt_in import named_large_device
 from kvtop.domain.wording import GIB
 
 TierRule = Literal["name", "memory", "memory_not_a100"]
@@ -51,7 +51,7 @@ def v1_large_gpu(total_bytes: int, gpu_name: str | None, version: ResolvedVersio
     """Whether V1 of `version` gives this GPU its large batch row (the module's docstring)."""
     rule = V1_TIER_RULE_ERAS.at(version)
     if rule == "name" and gpu_name is not None:
-        return any(n in gpu_name.lower() for n in LARGE_DEVICE_NAMES)
+        return named_large_device(gpu_name)
     if total_bytes < LARGE_GPU_BYTES:
         return False
     return rule != "memory_not_a100" or not is_a100(gpu_name)

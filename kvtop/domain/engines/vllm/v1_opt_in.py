@@ -66,6 +66,12 @@ LARGE_DEVICE_TOKENS_ERAS: Eras[bool] = Eras((
 LARGE_DEVICE_NAMES = ("h100", "h200")
 
 
+def named_large_device(gpu_name: str | None) -> bool:
+    """Whether the device's name holds 'h100' or 'h200', as vLLM's arg_utils.py tests it (`LARGE_DEVICE_TOKENS_ERAS`;
+    V1's batch rows before v0.8.5, v1_batch_tier.py)."""
+    return any(n in (gpu_name or "").lower() for n in LARGE_DEVICE_NAMES)
+
+
 def use_v1_env(flags: Mapping[str, object] | None) -> int | None:
     """The launch's VLLM_USE_V1 as envs.py reads it (`bool(int(value))`): None where unset or a value int() refuses
     (not read)."""
@@ -87,9 +93,7 @@ def opt_in_batch(
     """(max_num_batched_tokens, why) an opt-in V1 start takes with no flag (the module's docstring)."""
     if engine_context:
         return 2048, "SchedulerConfig's 2048 with chunked prefill (ENGINE_CONTEXT: no V1 default)"
-    large = LARGE_DEVICE_TOKENS_ERAS.at(version) and any(
-        n in (gpu_name or "").lower() for n in LARGE_DEVICE_NAMES
-    )
+    large = LARGE_DEVICE_TOKENS_ERAS.at(version) and named_large_device(gpu_name)
     tokens = (16384 if large else 8192) if llm_class else (8192 if large else 2048)
     entry = "LLM class" if llm_class else "API server"
     return tokens, f"the opt-in V1's {entry} defaults (v1_opt_in.py)"
