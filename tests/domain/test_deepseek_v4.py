@@ -18,6 +18,8 @@ from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.dsv4 import DSV4_PAGE, dsv4_sizing
+from kvtop.domain.engines.sglang.nvfp4_pad import check_gated_w13_pad, w13_pad_rows
+from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import KvStorage, kv_book
@@ -200,3 +202,17 @@ def test_wo_a_is_bf16_below_blackwell_and_the_checkpoints_fp8_on_it() -> None:
     h100 = {r.component: r.bytes for r in rules.weights_built(m, layout, layers, "H100", SGLANG)}
     assert h100["wo_a_bf16"] == 43 * (8192 * 4096 * 2 - (8192 * 4096 + 64 * 32 * 4)) == 1_442_488_320
     assert "wo_a_bf16" not in {r.component for r in rules.weights_built(m, layout, layers, "B200", SGLANG)}
+
+
+def test_nvfp4_experts_needing_w13_padding_are_not_refused_for_the_cutlass_moe() -> None:
+    """DeepSeek-V4-Pro-NVFP4 at TP 32 on B200: w13 holds 2 × (3072 ÷ 32) = 192 rows, 64 short of 256, which
+    SGLang's CUTLASS MoE would refuse to pad (modelopt_quant.py:3018 at 0.5.23); but the model's overrides run
+    flashinfer_trtllm_routed for a hybrid FP8+NVFP4 checkpoint (model_overrides/deepseek_v4.py:66-74 at 0.5.23),
+    which never reaches that assert: the pad check lets it pass."""
+    m, layout = model("nvidia--DeepSeek-V4-Pro-NVFP4"), ParallelLayout(tp=32)
+    assert w13_pad_rows(m, layout) == 64
+    pick = runner_pick(m, "B200", SGLANG)
+    assert (pick.runner, pick.read) == (NvFp4MoeRunner.TRTLLM, True)
+    book = kv_book(m, layout, range(m.num_layers), "fp8_e4m3", KvStorage(compressed_latent_bytes=584))
+    check_gated_w13_pad(EngineInputs(model=m, layout=layout, settings=LaunchSettings(engine="sglang"), gpu_total_bytes=1,
+                                     gpu_name="B200", weights_bytes=0, kv=book, context_length=1, version=SGLANG))  # fmt: skip

@@ -3,6 +3,8 @@
 kvtop reads no `--moe-runner-backend` (flags_unmodelled_late.py: typed, it is refused; on a `--cmd` line named as
 ignored), so every NVFP4 MoE rule (blockscale_leak.py, nvfp4_pad.py, weights_built.py) follows SGLang's own pick:
 
+- DeepSeek-V4's hybrid FP8+NVFP4 checkpoints: its model overrides run `flashinfer_trtllm_routed` on any GPU
+  (DSV4_ROUTED_ERAS), the TRT-LLM weight path, before the rules below.
 - SM 8.0 – 9.x: the NVFP4 MoE raises below Blackwell until 0.5.12; from 0.5.13 `create_moe_runner` picks Marlin at
   `auto` (MARLIN_MOE_ERAS).
 - SM 10.x: `ServerArgs._handle_model_specific_adjustments` sets `flashinfer_trtllm` per model class block (from
@@ -261,6 +263,16 @@ MARLIN_MOE_ERAS: Eras[bool] = Eras((
                         "prepare_moe_nvfp4_layer_for_marlin (:1907-1914; :2738-2764 at 0.5.23), before the alias"),
 ))  # fmt: skip
 CUTLASS_ONLY_MAJORS = (11, 12)  # Blackwell beyond SM 10.x: no flashinfer_trtllm default for any class
+# DeepSeek-V4's own override: at `auto`, a hybrid FP8+NVFP4 checkpoint (ModelConfig.nvfp4_moe_meta set) runs
+# `flashinfer_trtllm_routed`, which takes the TRT-LLM weight path in modelopt_quant.py, whatever the GPU (below
+# Blackwell the engine then refuses it: checks.py). The same override is in the wheels from 0.5.15
+# (arg_groups/overrides.py:1110-1117 at 0.5.17; model_overrides/deepseek_v4.py:53-54 at 0.5.19 – 0.5.20, :69-70 at
+# 0.5.21 – 0.5.22; 0.5.14 has none), but kvtop reads DeepSeek-V4's classes at 0.5.23 only (architectures.py).
+DSV4_ROUTED_ERAS: Eras[bool] = Eras((
+    Era("", False, "DeepSeek-V4 read at 0.5.23 only (the override is in the wheels from 0.5.15)"),
+    Era("0.5.23", True, "arg_groups/model_overrides/deepseek_v4.py:66-74: flashinfer_trtllm_routed where "
+                        "nvfp4_moe_meta is set"),
+))  # fmt: skip
 
 
 def states_quant_block(model: ModelSpec) -> bool:
@@ -304,6 +316,9 @@ def runner_pick(
     """SGLang's `auto` NVFP4 MoE runner for this model class on this GPU at this release (the module's docstring);
     `quantization`: the launch's `--quantization` as typed (LaunchSettings.quantization), None where not given."""
     quantization = launch_quantization(quantization)
+    experts = model.quant.routed_experts
+    if model.compressed is not None and experts is not None and experts.method == "nvfp4" and DSV4_ROUTED_ERAS.at(version):
+        return RunnerPick(runner=_T, read=True)  # DeepSeek-V4's hybrid FP8+NVFP4 checkpoint (DSV4_ROUTED_ERAS)
     capability = compute_capability(gpu_name)
     if capability is None:
         return RunnerPick(runner=_C, read=False, why="the GPU is not known")

@@ -145,16 +145,6 @@ def _fused_shared(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_n
         "(models/qwen2_moe.py num_fused_shared_experts)"), params=round(params))  # fmt: skip
 
 
-def _trtllm_moe(model: ModelSpec, runner: NvFp4MoeRunner) -> bool:
-    """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) where nvfp4_runner.py's `runner` says
-    so (the DeepSeek family on SM100), and its routed variant for DeepSeek-V4's hybrid FP8+NVFP4 checkpoints on any
-    GPU (0.5.23 model_overrides/deepseek_v4.py; refused below Blackwell: checks.py)."""
-    experts = model.quant.routed_experts
-    if model.compressed is not None and experts is not None and experts.method == "nvfp4":
-        return True
-    return runner is NvFp4MoeRunner.TRTLLM
-
-
 def released_rows(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
     quantization: str | None = None,
@@ -183,7 +173,7 @@ def _nvfp4_scale_bytes(
     width, gemm1 = expert_shard(moe, layout), gemm1_blocks(model)
     fused = fuses_shared_expert(model, layout, gpu_name)
     runner = runner_pick(model, gpu_name, version, quantization).runner  # asked once for both
-    swizzle, marlin = not _trtllm_moe(model, runner), runner is NvFp4MoeRunner.MARLIN
+    swizzle, marlin = runner is not NvFp4MoeRunner.TRTLLM, runner is NvFp4MoeRunner.MARLIN
     built = kept = inputs = 0
     for layer, fmt in nvfp4_expert_layers(model, layers):
         if not fmt.group_size:
