@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability, gpu_key
+from kvtop.domain.kv_state import state_bytes_per_request
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 from kvtop.domain.rounding import ceil_div
@@ -425,7 +426,7 @@ def kv_book(
     if linear and model.state is not None:
         pools.append(
             KvPool(
-                name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout, storage) * linear
+                name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout, storage.unstated_ssm_dtype_bytes) * linear
             )
         )
     first = full_layers[0] if full_layers else (layers[0] if layers else 0)
@@ -437,24 +438,6 @@ def kv_book(
         kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace,
         draft_layers=draft_layers if full and not as_layers else 0, target_layers=full,
     )  # fmt: skip
-
-
-def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout, storage: KvStorage | None = None) -> int:
-    """Conv (bf16) + temporal (ssm dtype) state of one request in one linear layer, per rank."""
-    s = model.state
-    if s is None:
-        return 0
-    ssm_bytes = s.ssm_dtype_bytes
-    if storage is not None and storage.unstated_ssm_dtype_bytes is not None and not s.ssm_dtype_stated:
-        ssm_bytes = storage.unstated_ssm_dtype_bytes
-    tp = layout.attn_tp
-    groups = s.n_groups
-    while groups % tp and groups < tp * s.n_groups:  # groups are extended to divide over TP
-        groups += 1
-    conv_dim = s.inner_size + 2 * groups * s.state_size
-    conv = conv_dim // tp * (s.conv_kernel - 1) * 2
-    temporal = s.num_heads // tp * s.head_dim * s.state_size * ssm_bytes
-    return conv + temporal + s.whole_conv * 2  # a whole second conv buffer, one position (Zaya's CCA)
 
 
 CROSS_NOT_MODELLED = (
