@@ -3,7 +3,7 @@
 Per layer and token, MHA/GQA/MQA keep `kv_heads_per_rank × (head_dim + v_head_dim)` elements
 (K and V widths may differ); MLA keeps one latent of `kv_lora_rank + qk_rope_head_dim`,
 never divided by attention TP; DSA adds the indexer key. Linear-attention / Mamba layers
-keep a fixed state per request instead, and a circular buffer (kv_ring.py) one page per request.
+keep a fixed state per request instead (kv_state.py), and a circular buffer (kv_ring.py) one page per request.
 An encoder-decoder's cross-attention layers keep the encoder's tokens (`KvStorage.encoder_decoder`).
 FP8 is one byte per element; FP4 is half a byte plus a one-byte scale per 16 elements; MXFP8 one
 byte plus a scale per 32. INT8 / INT4 (LMDeploy's `quant_policy` 8 / 4) are one byte / half a byte per
