@@ -1,5 +1,5 @@
 """A corpus record carries the environment its launch set (`env`), read as `kvtop plan --cmd` reads a leading
-NAME=VALUE (launch.with_environment), so the record plans as the CLI plans the same launch.
+NAME=VALUE (launch_line.with_environment), so the record plans as the CLI plans the same launch.
 
 Independent source: the start's own log. InferenceX's gpt-oss-120b H200 start (GloriaXimingLu/inferencex-profiling at
 237385bf, nebius/results/gptoss_tp1_c64_1k1k.log, vLLM 0.22.0) ran its script's `export VLLM_MXFP4_USE_MARLIN=1`

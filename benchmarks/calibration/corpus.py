@@ -4,7 +4,7 @@ Each line is one engine start a public log printed: its source, the engine and r
 layout, the model's config (in tests/data/configs or tests/data/calibration/configs; null when none is at
 hand), the launch flags as the engine spells them, and the figures the log printed (`logged`, GiB as
 printed, tokens as counts). `env` holds the environment the launch set where a rule of the engine reads it
-(`{"VLLM_MXFP4_USE_MARLIN": "1"}`), read as `--cmd` reads a leading `NAME=VALUE` (`launch.with_environment`). `exclude` names the terms a record must not be fitted on, and why. `host: desktop`
+(`{"VLLM_MXFP4_USE_MARLIN": "1"}`), read as `--cmd` reads a leading `NAME=VALUE` (`launch_line.with_environment`). `exclude` names the terms a record must not be fitted on, and why. `host: desktop`
 marks a start on a card a desktop (Windows, WSL2) shares: it is planned as `plan --desktop` plans it. `kv_stage`
 says whose figure a pipeline-parallel start's `logged.kv` is: a stage's index (vLLM sizes and logs each stage's KV
 memory apart) or "min", the least over the stages (`Record.kv_stage`).
@@ -28,7 +28,8 @@ from kvtop.domain.engines.registry import ENGINE_IDS, display_name, engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_dates, from_flag
 from kvtop.domain.engines.vllm.eras import V0_RELEASE
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
-from kvtop.domain.launch import LaunchSettings, engine_flags, parse_flags, with_environment
+from kvtop.domain.launch import LaunchSettings, engine_flags, parse_flags
+from kvtop.domain.launch_line import with_environment
 from kvtop.domain.ledger import Ledger, layout_from_settings, predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.served_model import served_model

@@ -20,15 +20,8 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import GpuTotalOrigin, given_total_origin
-from kvtop.domain.launch import (
-    FIELD_TYPES,
-    KVTOP_SPELLINGS,
-    LaunchSettings,
-    check_parallel,
-    detect_engine,
-    parse_flags,
-    parse_launch_command,
-)
+from kvtop.domain.launch import FIELD_TYPES, KVTOP_SPELLINGS, LaunchSettings, check_parallel, parse_flags
+from kvtop.domain.launch_line import detect_engine, parse_launch_command
 from kvtop.domain.launch_notes import ignored_flags_note
 from kvtop.domain.launch_tokens import split_command
 from kvtop.sources.engines.registry import complete_settings

@@ -30,12 +30,8 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.explain import Explanation, explain, explain_unsolved
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import EstimatedInput, findings_beside_verdict, step_source
-from kvtop.domain.launch import (
-    LaunchSettings,
-    check_parallel,
-    parse_flags,
-    parse_launch_command,
-)
+from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.launch_tokens import split_command
 from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens

@@ -3,7 +3,7 @@
 Per layer and token, MHA/GQA/MQA keep `kv_heads_per_rank × (head_dim + v_head_dim)` elements
 (K and V widths may differ); MLA keeps one latent of `kv_lora_rank + qk_rope_head_dim`,
 never divided by attention TP; DSA adds the indexer key. Linear-attention / Mamba layers
-keep a fixed state per request instead, and a circular buffer (kv_ring.py) one page per request.
+keep a fixed state per request instead (kv_state.py), and a circular buffer (kv_ring.py) one page per request.
 An encoder-decoder's cross-attention layers keep the encoder's tokens (`KvStorage.encoder_decoder`).
 FP8 is one byte per element; FP4 is half a byte plus a one-byte scale per 16 elements; MXFP8 one
 byte plus a scale per 32. INT8 / INT4 (LMDeploy's `quant_policy` 8 / 4) are one byte / half a byte per
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability, gpu_key
+from kvtop.domain.kv_state import state_bytes_per_request
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 from kvtop.domain.rounding import ceil_div
@@ -425,7 +426,7 @@ def kv_book(
     if linear and model.state is not None:
         pools.append(
             KvPool(
-                name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout, storage) * linear
+                name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout, storage.unstated_ssm_dtype_bytes) * linear
             )
         )
     first = full_layers[0] if full_layers else (layers[0] if layers else 0)
@@ -437,24 +438,6 @@ def kv_book(
         kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace,
         draft_layers=draft_layers if full and not as_layers else 0, target_layers=full,
     )  # fmt: skip
-
-
-def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout, storage: KvStorage | None = None) -> int:
-    """Conv (bf16) + temporal (ssm dtype) state of one request in one linear layer, per rank."""
-    s = model.state
-    if s is None:
-        return 0
-    ssm_bytes = s.ssm_dtype_bytes
-    if storage is not None and storage.unstated_ssm_dtype_bytes is not None and not s.ssm_dtype_stated:
-        ssm_bytes = storage.unstated_ssm_dtype_bytes
-    tp = layout.attn_tp
-    groups = s.n_groups
-    while groups % tp and groups < tp * s.n_groups:  # groups are extended to divide over TP
-        groups += 1
-    conv_dim = s.inner_size + 2 * groups * s.state_size
-    conv = conv_dim // tp * (s.conv_kernel - 1) * 2
-    temporal = s.num_heads // tp * s.head_dim * s.state_size * ssm_bytes
-    return conv + temporal + s.whole_conv * 2  # a whole second conv buffer, one position (Zaya's CCA)
 
 
 CROSS_NOT_MODELLED = (

@@ -170,6 +170,8 @@ def _solve(
     fmt = resolve_kv_format(settings.kv_cache_dtype, model, storage, gpu_name=gpu_name)
     mtp = load_mtp or setup.loads_mtp(model)
     context = rules.context_length(model, settings, version)  # the engine's: every figure reads this one
+    # a draft model's own layer of KV per token: the same on every stage
+    draft_cell = _draft_layer_bytes(draft, layout, fmt, storage, gpu_name) if setup.spec_kind is SpecKind.DRAFT_MODEL else None
     stages: list[tuple[range, WeightsBook, KvBook, tuple[BudgetTerm, ...]]] = []
     plain = None  # the last stage's KV book without a draft's layers (what a host tier mirrors)
     for pp_rank in range(layout.pp):
@@ -187,9 +189,8 @@ def _solve(
         draft_layers = deployment.draft_kv_layers(model, setup, draft) if is_last or not storage.draft_kv_as_layers else 0
         if not draft_layers and load_mtp and rules.pools_draft_kv:  # --load-mtp alone: the MTP layers' KV
             draft_layers = model.mtp_layers
-        cell = _draft_layer_bytes(draft, layout, fmt, storage, gpu_name) if setup.spec_kind is SpecKind.DRAFT_MODEL else None
         kv = (
-            kv_book(model, layout, kv_layers, fmt, storage, draft_layers=draft_layers, draft_layer_bytes=cell,
+            kv_book(model, layout, kv_layers, fmt, storage, draft_layers=draft_layers, draft_layer_bytes=draft_cell,
                     gpu_name=gpu_name) if draft_layers else plain
         )  # fmt: skip
         terms = deployment.terms(

@@ -75,9 +75,14 @@ class RequestInterval(BaseModel):
         return self.requests_min == self.requests_max == self.engine_cap and self.memory_requests_min > self.engine_cap
 
     @property
+    def spread_ends(self) -> tuple[int, int]:
+        """How far the ends lie below and above the centre, in requests (the budget's arithmetic is not symmetric)."""
+        return self.requests - self.requests_min, self.requests_max - self.requests
+
+    @property
     def spread(self) -> int:
-        """The half-width in requests (the wider side: the budget's arithmetic is not symmetric)."""
-        return max(self.requests - self.requests_min, self.requests_max - self.requests)
+        """The half-width in requests (the wider side)."""
+        return max(self.spread_ends)
 
     def words(self, mostly: str = "") -> str:
         """'900 – 1,024 requests (± 124) …; state slots 900 – 1,100': the interval as every view states it
@@ -88,7 +93,7 @@ class RequestInterval(BaseModel):
         if self.cap_binds:
             return (f"{self.requests:,} requests at both ends: the engine's cap binds, not memory ({slots} fit"
                     f"{mostly})")  # fmt: skip
-        return f"{self.requests_min:,} – {self.requests_max:,} requests ({spread(self.requests - self.requests_min, self.requests_max - self.requests)}){mostly}; {slots} fit"
+        return f"{self.requests_min:,} – {self.requests_max:,} requests ({spread(*self.spread_ends)}){mostly}; {slots} fit"
 
 
 def request_interval(

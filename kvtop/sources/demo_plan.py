@@ -21,7 +21,8 @@ from kvtop.domain.engine_simulation import StartFigures
 from kvtop.domain.engines.registry import simulation
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.gpus import gpu_total_bytes
-from kvtop.domain.launch import LaunchSettings, parse_launch_command
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.ledger import Ledger, RankLedger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import (

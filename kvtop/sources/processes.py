@@ -27,7 +27,8 @@ from kvtop.domain.engines.registry import (
     title_prefixes,
 )
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, detect_engine, parse_launch_command
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_line import detect_engine, parse_launch_command
 from kvtop.domain.observe import (
     EngineInstance,
     EngineRank,

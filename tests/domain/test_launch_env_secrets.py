@@ -5,7 +5,7 @@ token (HF_TOKEN=hf_…) or key pasted with the command is never kept, shown or w
 from __future__ import annotations
 
 from kvtop.cli import main
-from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.launch_line import parse_launch_command
 from tests.conftest import CONFIGS
 
 SECRET = "hf_kvtopTestSecret0123456789"

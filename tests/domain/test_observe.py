@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvtop.commands.node_source import DemoSource
-from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.node import outside_bytes
 from kvtop.domain.observe import (
     EngineInstance,

@@ -9,7 +9,7 @@ examples/backends/sglang/launch/disagg.sh and examples/backends/vllm/launch/disa
 
 from __future__ import annotations
 
-from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.placement import span_of
 from kvtop.domain.span import ServingRole
 

@@ -8,7 +8,8 @@ import pytest
 
 from kvtop.domain.engines.trtllm.flags import settings_with_options
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import check_parallel, parse_flags, parse_launch_command
+from kvtop.domain.launch import check_parallel, parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 
 # tensorrt_llm/commands/serve.py, `serve`'s click options (each with a value where it takes one)
 SERVE_OPTIONS = [

@@ -17,7 +17,7 @@ from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import LayoutError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
-from kvtop.domain.kv import state_bytes_per_request
+from kvtop.domain.kv_state import state_bytes_per_request
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, predict

@@ -17,7 +17,7 @@ import pytest
 from benchmarks.engine_diff.registry_judge import kvtop_answer
 from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.kv import state_bytes_per_request
+from kvtop.domain.kv_state import state_bytes_per_request
 from kvtop.domain.layout import ParallelLayout, validate_layout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
@@ -67,8 +67,8 @@ def test_state_per_request_is_conv_and_ssm_per_layer(tp: int) -> None:
     layout = ParallelLayout(tp=tp)
     sglang = engine_rules("sglang").kv_storage
     mamba1 = (3 * 1536 * BF16 + 1536 * 16 * FP32) // tp
-    assert state_bytes_per_request(_model("MambaForCausalLM"), layout, sglang) == mamba1
-    assert state_bytes_per_request(_model("Mamba2ForCausalLM"), layout, sglang) == (
+    assert state_bytes_per_request(_model("MambaForCausalLM"), layout, sglang.unstated_ssm_dtype_bytes) == mamba1
+    assert state_bytes_per_request(_model("Mamba2ForCausalLM"), layout, sglang.unstated_ssm_dtype_bytes) == (
         3 * (8192 + 2 * 8 * 128) * BF16 // tp + 128 * 64 * 128 * FP32 // tp
     )
     vllm_page = {1: 58_368, 2: 29_184}[tp]

@@ -15,7 +15,7 @@ from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
-from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.observe import EndpointState, EngineRank, GpuState, ProcessRole
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import (

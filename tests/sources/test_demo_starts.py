@@ -25,7 +25,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import gpu_total_bytes
-from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.node import NodeSnapshot
 from kvtop.sources.demo_starts import StartFigure, start_table
 from kvtop.sources.scenario import load_scenario, scenario_names

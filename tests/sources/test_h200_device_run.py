@@ -14,7 +14,7 @@ import pynvml
 
 from kvtop.commands.render_ledger import ledger_json
 from kvtop.domain.gpus import GpuTotalOrigin, engine_visible_total
-from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.observe import EngineInstance, GpuObservation, MemoryApi
 from kvtop.domain.predictor import EnginePredictor

@@ -14,7 +14,8 @@ from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.launch import parse_flags, parse_launch_command
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.observe import EndpointState, EngineRank, ProcessRole
 from kvtop.sources.engine_http import fetch_engine_live
 from kvtop.sources.engine_logs import parse_engine_log

@@ -19,7 +19,8 @@ import httpx
 import pytest
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import parse_flags, parse_launch_command
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.observe import EndpointState, EngineRank, ProcessRole
 from kvtop.sources.engine_http import fetch_engine_live
 from kvtop.sources.engine_logs import parse_engine_log

@@ -4,7 +4,7 @@ and `--parallel` (llm/server.go), one `--kv-cache-type` (OLLAMA_KV_CACHE_TYPE) f
 
 from __future__ import annotations
 
-from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS

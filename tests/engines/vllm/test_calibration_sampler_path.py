@@ -20,7 +20,8 @@ from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
 from kvtop.domain.engines.vllm.sampler_path import PROFILE_WARMS_NATIVE, profiled_sampler_path, sampler_path
 from kvtop.domain.gpus import gpu_total_bytes
-from kvtop.domain.launch import parse_flags, parse_launch_command
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import CONFIGS

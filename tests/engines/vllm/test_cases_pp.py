@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.launch import parse_flags, parse_launch_command
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model
 from tests.cli_in_process import run_kvtop

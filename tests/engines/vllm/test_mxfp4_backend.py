@@ -130,7 +130,7 @@ def test_a_log_that_names_the_backend_reads_it_as_measured() -> None:
 
 def test_a_launch_line_states_the_environment() -> None:
     """`VLLM_MXFP4_USE_MARLIN=1 vllm serve …` (envs.py: the variable read as an int): Marlin, stated."""
-    from kvtop.domain.launch import parse_launch_command
+    from kvtop.domain.launch_line import parse_launch_command
 
     settings = parse_launch_command("VLLM_MXFP4_USE_MARLIN=1 vllm serve openai/gpt-oss-120b --max-model-len 98304")
     assert settings is not None and settings.flags.get(MARLIN_ENV) == "1" and settings.unknown_flags == ()

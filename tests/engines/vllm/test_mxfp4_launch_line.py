@@ -15,7 +15,8 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV, mxfp4_backend
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.launch import parse_flags, parse_launch_command
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 
 
 def _backend(version: str, gpu: str = "H100", command: str = "vllm serve openai/gpt-oss-120b"):  # type: ignore[no-untyped-def]

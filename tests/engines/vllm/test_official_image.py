@@ -15,7 +15,7 @@ import pytest
 
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
-from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.launch_tokens import container_image, image_release, image_repository_and_tag
 from kvtop.domain.ledger import predict
 from kvtop.domain.model_config import model_from_config

@@ -18,7 +18,8 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import FLAGS
 from kvtop.domain.engines.vllm.rope_override import derived_max_len
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import parse_flags, parse_launch_command
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.model_config import model_from_config
 from tests.cli_in_process import Ran, run_kvtop
 from tests.data_paths import CONFIGS

@@ -8,7 +8,8 @@ vLLM's default 0.9 (78,784 tokens, +25.8 %)."""
 
 from __future__ import annotations
 
-from kvtop.domain.launch import parse_flags, parse_launch_command
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 
 LAUNCH = (
     "vllm serve /home/lz/models/Qwen3-8B-FP8 --trust_remote_code --dtype float16 --tensor-parallel-size 1 "

@@ -21,8 +21,8 @@ from kvtop.domain.engines.vllm.v0_backends import backend_runs_v0, check_backend
 from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability, gpu_total_bytes
-from kvtop.domain.launch import parse_launch_command
 from kvtop.domain.launch_check import launch_refusals
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model

@@ -25,7 +25,8 @@ from kvtop.domain.engines.vllm.calibration_eras import activation_key, non_torch
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
 from kvtop.domain.gpus import compute_capability
-from kvtop.domain.launch import parse_flags, parse_launch_command
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file

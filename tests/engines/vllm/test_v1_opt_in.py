@@ -25,7 +25,8 @@ from kvtop.domain.engines.vllm.v0_charge import profile_charge
 from kvtop.domain.engines.vllm.v1_opt_in import check_v1_opt_in, opts_into_v1
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
-from kvtop.domain.launch import parse_flags, parse_launch_command, with_environment
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_line import parse_launch_command, with_environment
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_config_file, load_model
