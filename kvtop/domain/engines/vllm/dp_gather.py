@@ -272,10 +272,10 @@ def with_dp_communicators(estimate: TermEstimate, inputs: CalibrationInputs, fit
     """The non-torch growth with the DP group's NCCL communicators that this release makes inside it, where priced
     (`COMMUNICATOR_ERAS`, module docstring): the context fit's part beyond one rank stands in for its pynccl
     communicator, the non-torch fit's TP > 1 part for torch's on a device group, each ± its own size."""
-    era = COMMUNICATOR_ERAS.era(inputs.version).value
-    if era is None or inputs.model is None or not _priced(inputs, dense_too=True):
+    made = COMMUNICATOR_ERAS.era(inputs.version).value
+    if made is None or inputs.model is None or not _priced(inputs, dense_too=True):
         return estimate
-    pynccl, padding = era
+    pynccl, padding = made
     if padding and ASYNC_PADDING_ON_GLOO.era(inputs.version).value and async_scheduling(inputs.settings, inputs.version)[0]:
         padding = False  # the padding's all-reduce on the Gloo CPU group: no NCCL communicator in the profile
     if padding and padding_on_gloo(inputs.settings):  # --disable-nccl-for-dp-synchronization (dp_flags.py)
