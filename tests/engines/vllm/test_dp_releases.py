@@ -206,3 +206,21 @@ def test_disable_nccl_for_dp_synchronization_pads_on_gloo() -> None:
         assert not dp_lines(plan) and abs(non_torch(plan) - CONSTANT * GIB) <= 2
     with pytest.raises(InputError, match="no --disable-nccl-for-dp-synchronization"):
         capacity(LLAMA8B, ["-dp", "2", "--disable-nccl-for-dp-synchronization", "--engine-version", "0.11.0"])
+
+
+def test_padding_on_gloo_off_one_nvlink_node_names_no_communicator() -> None:
+    """Off one NVLink node (kuberay#4366's two one-T4 nodes) the DP communicators are not priced, so the line names
+    the one the release makes: from v0.11.2 `--disable-nccl-for-dp-synchronization`, and at v0.12.0
+    `--async-scheduling`, put the padding's all-reduce on Gloo (v1/worker/dp_utils.py:20-34 at v0.11.2,
+    engine/arg_utils.py:1574-1578 at v0.12.0) and the snapshot follows the distributed init: no DP communicator is
+    made in the growth, so none is named, and the KV budget stays DP 1's either way."""
+    spread = ["--data-parallel-size", "2", "--data-parallel-size-local", "1"]
+    for version, gloo in (("0.11.2", "--disable-nccl-for-dp-synchronization"),
+                          ("0.12.0", "--disable-nccl-for-dp-synchronization"), ("0.12.0", "--async-scheduling")):  # fmt: skip
+        nccl = capacity(QWEN25_05B, [*spread, "--engine-version", version], gpu="T4", total=T4)
+        lines = dp_lines(nccl)
+        assert len(lines) == 1 and "DP padding's all-reduce" in lines[0] and "one node of NVLink GPUs" in lines[0]
+        padded_on_gloo = capacity(QWEN25_05B, [*spread, gloo, "--engine-version", version], gpu="T4", total=T4)
+        assert not dp_lines(padded_on_gloo)
+        alone = capacity(QWEN25_05B, [gloo, "--engine-version", version], gpu="T4", total=T4)
+        assert padded_on_gloo.ledger.engine.kv_budget_bytes == alone.ledger.engine.kv_budget_bytes

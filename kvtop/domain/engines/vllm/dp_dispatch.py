@@ -27,7 +27,13 @@ from collections.abc import Sequence
 
 from kvtop.domain.deployment import BudgetTerm, Charge, Feature, TermInputs, TermState
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.dp_gather import COMMUNICATOR_ERAS, DISPATCH_ERAS, dp_communicators, dp_gather
+from kvtop.domain.engines.vllm.dp_gather import (
+    COMMUNICATOR_ERAS,
+    DISPATCH_ERAS,
+    dp_communicators,
+    dp_gather,
+    padding_on_nccl,
+)  # fmt: skip
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -64,7 +70,8 @@ def dp_communicators_not_modelled(model: ModelSpec, layout: ParallelLayout, vers
                                   gpu_name: str | None, settings: LaunchSettings) -> str | None:  # fmt: skip
     """The `EngineResult.not_modelled` line of DP replicas of a dense model whose DP group's NCCL communicators in
     the profile's non-torch growth are not priced (`dp_gather.dp_communicators`); None for one replica, a MoE model
-    (its line is `gathered_batch_term`'s) or where priced. Nothing else of a dense model's profile changes with DP:
+    (its line is `gathered_batch_term`'s), where priced, or where none is made in it (the padding on Gloo from
+    v0.11.0: `dp_gather.padding_on_nccl`). Nothing else of a dense model's profile changes with DP:
     each rank runs its own `max_num_batched_tokens` (padded to the largest, all equal in the profile)."""
     if model.moe is not None:
         return None
@@ -75,7 +82,9 @@ def dp_communicators_not_modelled(model: ModelSpec, layout: ParallelLayout, vers
     if era.value is None:
         why = era.source
     else:
-        pynccl, _ = era.value  # one of the two lands in the growth at every release read
+        pynccl = era.value[0]
+        if not pynccl and not padding_on_nccl(version, settings):
+            return None  # the padding on the Gloo CPU group: no DP communicator in the growth, nothing unpriced
         made = ("its pynccl communicator is made after the worker's snapshot" if pynccl
                 else "the DP padding's all-reduce makes torch's NCCL communicator on its device group in the profile")
         why = f"{made}, in the non-torch growth ({era.source}): not priced ({found.why})"

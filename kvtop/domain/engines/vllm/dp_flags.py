@@ -46,9 +46,11 @@ def refuse_unread_backend(settings: LaunchSettings, version: ResolvedVersion | N
     if settings.tp * settings.pp > 1:
         raise InputError(f"{BACKEND_FLAG} ray at TP × PP = {settings.tp * settings.pp}: Ray's executor "
                          "(config/parallel.py:465-468 at v0.11.0) is not modelled by kvtop", field=BACKEND_FLAG)  # fmt: skip
-    era = RAY_AS_MP_ERAS.era(version) if version is not None else None
-    if era is not None and era.value is None:
-        raise InputError(f"{BACKEND_FLAG} ray at vLLM {version.label if version else ''}: {era.source} "
+    if version is None:
+        return
+    era = RAY_AS_MP_ERAS.era(version)
+    if era.value is None:
+        raise InputError(f"{BACKEND_FLAG} ray at vLLM {version.label}: {era.source} "
                          "(read at v0.11.0: planned as mp at TP × PP = 1)", field=BACKEND_FLAG)  # fmt: skip
 
 

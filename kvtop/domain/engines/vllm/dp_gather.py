@@ -268,18 +268,26 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
     })  # fmt: skip
 
 
+def padding_on_nccl(version: ResolvedVersion, settings: LaunchSettings) -> bool:
+    """Whether the DP padding's all-reduce makes torch's NCCL communicator on the DP device group in the profile: the
+    release pads there (`COMMUNICATOR_ERAS`) and neither --async-scheduling (`ASYNC_PADDING_ON_GLOO`) nor
+    --disable-nccl-for-dp-synchronization (dp_flags.py) moves it to the Gloo CPU group."""
+    made = COMMUNICATOR_ERAS.era(version).value
+    if made is None or not made[1]:
+        return False
+    if ASYNC_PADDING_ON_GLOO.era(version).value and async_scheduling(settings, version)[0]:
+        return False
+    return not padding_on_gloo(settings)
+
+
 def with_dp_communicators(estimate: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
     """The non-torch growth with the DP group's NCCL communicators that this release makes inside it, where priced
     (`COMMUNICATOR_ERAS`, module docstring): the context fit's part beyond one rank stands in for its pynccl
     communicator, the non-torch fit's TP > 1 part for torch's on a device group, each ± its own size."""
-    era = COMMUNICATOR_ERAS.era(inputs.version).value
-    if era is None or inputs.model is None or not _priced(inputs, dense_too=True):
+    made = COMMUNICATOR_ERAS.era(inputs.version).value
+    if made is None or inputs.model is None or not _priced(inputs, dense_too=True):
         return estimate
-    pynccl, padding = era
-    if padding and ASYNC_PADDING_ON_GLOO.era(inputs.version).value and async_scheduling(inputs.settings, inputs.version)[0]:
-        padding = False  # the padding's all-reduce on the Gloo CPU group: no NCCL communicator in the profile
-    if padding and padding_on_gloo(inputs.settings):  # --disable-nccl-for-dp-synchronization (dp_flags.py)
-        padding = False
+    pynccl, padding = made[0], padding_on_nccl(inputs.version, inputs.settings)
     broadcast = inputs.model.moe is not None and dispatch_backend(inputs.version, inputs.settings) == "naive"
     made_by = "the profile's first broadcast" if broadcast else "the DP padding's first all-reduce"
     stand_ins = ((fits.get("vllm.context"), pynccl, "pynccl communicator (made after the worker's snapshot)"),
