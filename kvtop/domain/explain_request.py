@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from kvtop.domain.calibration.terms import TermSource
@@ -37,18 +39,23 @@ class ExplainRequest(BaseModel):
     load_mtp: bool = False
     version: ResolvedVersion = ResolvedVersion()
 
-    @model_validator(mode="after")
-    def _one_release(self) -> ExplainRequest:
+    @model_validator(mode="before")
+    @classmethod
+    def _one_release(cls, data: Any) -> Any:
         """The release is one value: `version`, which every explainer reads, and `settings.engine_version`, the same
         text (what `plan` and the ledger read). One given fills the other; two different ones are refused."""
-        stated, resolved = self.settings.engine_version, self.version.text
+        if not isinstance(data, dict) or data.get("settings") is None:
+            return data  # no settings to read: pydantic says what is missing
+        settings = LaunchSettings.model_validate(data["settings"])
+        version = ResolvedVersion.model_validate(data.get("version") or {})
+        stated, resolved = settings.engine_version, version.text
         if stated is not None and resolved is not None and stated != resolved:
             raise ValueError(f"two engine releases: settings say {stated!r}, the version resolved {resolved!r}")
         if stated is not None and resolved is None:
-            object.__setattr__(self, "version", stated_release(self.settings))
-        elif resolved is not None and stated is None:
-            object.__setattr__(self, "settings", self.settings.model_copy(update={"engine_version": resolved}))
-        return self
+            return {**data, "version": stated_release(settings)}
+        if resolved is not None and stated is None:
+            return {**data, "settings": settings.model_copy(update={"engine_version": resolved})}
+        return data
 
     def with_settings(self, settings: LaunchSettings) -> ExplainRequest:
         """The same request with other settings (a log's KV dtype applied, a cause candidate tried); a candidate that
