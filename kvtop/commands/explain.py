@@ -25,7 +25,7 @@ from kvtop.domain.capacity_assumption import assumption_words
 from kvtop.domain.doc_refs import qualified
 from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.registry import display_name, display_names, engine_rules
-from kvtop.domain.engines.versions import from_flag
+from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.explain import Explanation, explain, explain_unsolved
 from kvtop.domain.explain_request import ExplainRequest
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
     )
     if settings.engine_version is not None:
-        version = from_flag(settings.engine_version, engine_rules(engine).calendar)
+        version = stated_release(settings)
     else:
         version = engine_rules(engine).resolve_version(log)
         settings = settings.model_copy(update={"engine_version": version.text})

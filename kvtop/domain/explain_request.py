@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.catalogue import EngineId, engine_module
-from kvtop.domain.engines.versions import ResolvedVersion, from_flag
+from kvtop.domain.engines.stated_release import stated_release
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -37,29 +39,30 @@ class ExplainRequest(BaseModel):
     load_mtp: bool = False
     version: ResolvedVersion = ResolvedVersion()
 
-    @model_validator(mode="after")
-    def _one_release(self) -> ExplainRequest:
+    @model_validator(mode="before")
+    @classmethod
+    def _one_release(cls, data: Any) -> Any:
         """The release is one value: `version`, which every explainer reads, and `settings.engine_version`, the same
         text (what `plan` and the ledger read). One given fills the other; two different ones are refused."""
-        stated, resolved = self.settings.engine_version, self.version.text
+        if not isinstance(data, dict) or data.get("settings") is None:
+            return data  # no settings to read: pydantic says what is missing
+        settings = LaunchSettings.model_validate(data["settings"])
+        version = ResolvedVersion.model_validate(data.get("version") or {})
+        stated, resolved = settings.engine_version, version.text
         if stated is not None and resolved is not None and stated != resolved:
             raise ValueError(f"two engine releases: settings say {stated!r}, the version resolved {resolved!r}")
         if stated is not None and resolved is None:
-            object.__setattr__(self, "version", _flag_release(stated, self.settings.engine))
-        elif resolved is not None and stated is None:
-            object.__setattr__(self, "settings", self.settings.model_copy(update={"engine_version": resolved}))
-        return self
+            return {**data, "version": stated_release(settings)}
+        if resolved is not None and stated is None:
+            return {**data, "settings": settings.model_copy(update={"engine_version": resolved})}
+        return data
 
     def with_settings(self, settings: LaunchSettings) -> ExplainRequest:
         """The same request with other settings (a log's KV dtype applied, a cause candidate tried); a candidate that
         names another release (vLLM's older token print) carries that release as its version: the two stay one."""
         if settings.engine_version == self.settings.engine_version:
             return self.model_copy(update={"settings": settings})
-        version = (
-            _flag_release(settings.engine_version, settings.engine) if settings.engine_version is not None
-            else ResolvedVersion()
-        )  # fmt: skip
-        return self.model_copy(update={"settings": settings, "version": version})
+        return self.model_copy(update={"settings": settings, "version": stated_release(settings)})
 
     @property
     def gpu_total_source(self) -> TermSource:
@@ -83,11 +86,3 @@ class ExplainRequest(BaseModel):
         if self.gpu_total_bytes is None:  # no total: a stand-in, which no chooser's origin describes
             return "assumed", None
         return self.gpu_total_source, self.gpu_total_origin
-
-
-def _flag_release(text: str, engine: EngineId) -> ResolvedVersion:
-    """A release the settings name, said as `predict` says it (`from_flag` over the engine's calendar: a release
-    newer or older than those modelled is said so)."""
-    # the engine's package through the catalogue, not the registry: the registry's protocols name this module
-    # (tests/test_import_graph.py counts annotation imports too)
-    return from_flag(text, engine_module(engine).RULES.calendar)

@@ -16,7 +16,8 @@ from kvtop.domain.deployment import (
 )
 from kvtop.domain.engines.base import EngineInputs, EngineResult, MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
+from kvtop.domain.engines.stated_release import stated_release
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, LayoutError, UnsupportedModelError
 from kvtop.domain.kv import KvBook, KvFormat, KvStorage, kv_book, resolve_kv_format
 from kvtop.domain.launch import LaunchSettings, spelling_of
@@ -108,11 +109,7 @@ def predict(
         raise UnsupportedModelError(model.speculative_draft, field="architectures", source=model.source)
     measured = measured or MeasuredInputs()
     if version is None or version.text != settings.engine_version:
-        version = (
-            from_flag(settings.engine_version, engine_rules(settings.engine).calendar)
-            if settings.engine_version
-            else NOT_STATED
-        )
+        version = stated_release(settings)
         if settings.engine_version and settings.image_release == settings.engine_version:
             said = f"{version.detail}: the launch's image {settings.image} is its tag"
             version = version.model_copy(update={"detail": said})

@@ -56,10 +56,12 @@ def _label(ranks: list[RankLedger], ledger: Ledger) -> str:
     return ranks_label(positions, show_dp=ledger.layout.dp > 1, show_pp=ledger.layout.pp > 1)
 
 
-def check_placement(engine: EngineId, layout: ParallelLayout, nodes: int, gpus_per_node: int | None = None) -> int:
-    """The GPUs per node the layout runs on `nodes` nodes (`gpus_per_node`, else just its ranks per node); a
-    LayoutError naming --nodes or --gpus-per-node where the engine cannot lay it there. Checked before a plan is
-    solved, so a layout too large for its nodes is named by its GPU count, not by what else it breaks."""
+def check_placement(
+    engine: EngineId, layout: ParallelLayout, nodes: int, gpus_per_node: int | None = None
+) -> tuple[int, int]:
+    """(GPUs per node, ranks per node) of the layout on `nodes` nodes (GPUs: `gpus_per_node`, else just its ranks
+    per node); a LayoutError naming --nodes or --gpus-per-node where the engine cannot lay it there. Checked before a
+    plan is solved, so a layout too large for its nodes is named by its GPU count, not by what else it breaks."""
     engine_rules(engine).span_rule.check_nodes(layout, nodes)
     per_node = ranks_per_node(layout, nodes)
     gpus = per_node if gpus_per_node is None else gpus_per_node
@@ -70,7 +72,7 @@ def check_placement(engine: EngineId, layout: ParallelLayout, nodes: int, gpus_p
             f"{display_name(engine)} would run {per_node} ranks on each of {nodes} nodes, which have {gpus} GPUs",
             field="--gpus-per-node",
         )
-    return gpus
+    return gpus, per_node
 
 
 def place(ledger: Ledger, nodes: int, gpus_per_node: int | None = None) -> Placement:
@@ -79,7 +81,7 @@ def place(ledger: Ledger, nodes: int, gpus_per_node: int | None = None) -> Place
     A layout the engine cannot lay over the nodes, or more ranks per node than it has GPUs, is a
     LayoutError naming --nodes or --gpus-per-node."""
     layout = ledger.layout
-    gpus = check_placement(ledger.settings.engine, layout, nodes, gpus_per_node)
+    gpus, per_node = check_placement(ledger.settings.engine, layout, nodes, gpus_per_node)
     owners = node_of_ranks(layout, nodes)
     groups: list[list[int]] = [[] for _ in range(nodes)]
     for index, node in enumerate(owners):
@@ -88,7 +90,7 @@ def place(ledger: Ledger, nodes: int, gpus_per_node: int | None = None) -> Place
         NodeRanks(node=node, ranks=tuple(ranks), label=_label([ledger.ranks[i] for i in ranks], ledger))
         for node, ranks in enumerate(groups)
     )
-    return Placement(nodes=nodes, gpus_per_node=gpus, ranks_per_node=ranks_per_node(layout, nodes), by_node=by_node)
+    return Placement(nodes=nodes, gpus_per_node=gpus, ranks_per_node=per_node, by_node=by_node)
 
 
 def span_of(kind: str, settings: LaunchSettings | None) -> EngineSpan:

@@ -23,7 +23,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.registry import engine_flags
-from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
+from kvtop.domain.engines.stated_release import stated_release
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.load_casts import LoadCasts
 from kvtop.domain.memo import Memo
@@ -64,7 +65,7 @@ def _dtype(settings: LaunchSettings) -> str:
 def _version(settings: LaunchSettings, version: ResolvedVersion | None) -> ResolvedVersion:
     if version is not None:
         return version
-    return from_flag(settings.engine_version) if settings.engine_version else NOT_STATED
+    return stated_release(settings)
 
 
 def tower_unbuilt(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> bool:

@@ -1,0 +1,18 @@
+"""The engine release a launch's settings name (`--engine-version`, or the image's tag read into it), resolved once
+for every reader: the ledger, `served_model`'s load casts, `explain`'s request and command."""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.catalogue import engine_module
+from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
+from kvtop.domain.launch import LaunchSettings
+
+
+def stated_release(settings: LaunchSettings) -> ResolvedVersion:
+    """`settings.engine_version` as `from_flag` says it over the engine's calendar (a release newer or older than
+    those modelled is said so); none named: `NOT_STATED` (the latest rules apply)."""
+    if settings.engine_version is None:
+        return NOT_STATED
+    # the engine's package through the catalogue, not the registry: the registry's protocols name
+    # explain_request, which reads this (tests/test_import_graph.py counts annotation imports too)
+    return from_flag(settings.engine_version, engine_module(settings.engine).RULES.calendar)
