@@ -85,6 +85,19 @@ def settings_for_log(
     """The settings the engine ran with: a launch command pasted into the log, overridden by `--cmd`
     (the same kind of layer), overridden by the arguments the engine printed (what it resolved),
     overridden by the flags given here."""
+    return settings_typed_for_log(log_args, engine, extra, model_ref, launch_command, cmd)[0]
+
+
+def settings_typed_for_log(
+    log_args: Mapping[str, Any],
+    engine: str,
+    extra: Sequence[str],
+    model_ref: str | None,
+    launch_command: str | None = None,
+    cmd: str | None = None,
+) -> tuple[LaunchSettings, frozenset[str]]:
+    """`settings_for_log`'s settings and the fields the flags given here set (read once: explain refuses a typed
+    layout the model cannot run, `_check_typed_layout`)."""
     launched = _launched(launch_command, engine)
     given_cmd = _cmd_settings(cmd, engine)
     if given_cmd is not None:
@@ -105,7 +118,7 @@ def settings_for_log(
         merged["model"] = model_ref
     settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd())
     check_parallel(settings)
-    return settings
+    return settings, frozenset(direct.model_fields_set)
 
 
 def _launched(launch_command: str | None, engine: str) -> LaunchSettings | None:
@@ -144,7 +157,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     measured = measured_from_args(args)
     gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu is not None or args.gpu_memory is not None) else (None, None)
     log_args = {**log.server_args, **log.engine_config, **_decisions(log.decisions)}
-    settings = settings_for_log(
+    settings, typed = settings_typed_for_log(
         log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
     )
     if settings.engine_version is not None:
@@ -168,7 +181,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
             raise
         raise _log_model_unreadable(settings.model, err, args.log) from None
     else:
-        _check_typed_layout(engine, extra, model, settings)
+        _check_typed_layout(typed, model, settings)
         request = ExplainRequest(
             log=log, model=model, settings=settings, gpu_total_bytes=gpu_total, gpu_name=gpu_name, given=given,
             load_mtp=args.load_mtp, version=version, gpu_total_origin=origin,
@@ -183,14 +196,14 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     return 0
 
 
-def _check_typed_layout(engine: str, extra: Sequence[str], model: Any, settings: LaunchSettings) -> None:
+def _check_typed_layout(typed: frozenset[str], model: Any, settings: LaunchSettings) -> None:
     """A --tp typed here that the model cannot run on (`--tp 3` over 64 heads) is the operator's bad input, refused in
     one line as `plan` refuses it (`layout.validate_layout`), not a verdict that the log cannot be rebuilt (exit 0).
     Only where --tp is typed: the log's own TP may still come from its rank prefixes (explain's _with_prefix_tp)."""
     from kvtop.domain.layout import validate_layout
     from kvtop.domain.ledger import layout_from_settings
 
-    if "tp" in parse_flags(engine, list(extra), strict=True).model_fields_set:
+    if "tp" in typed:  # the fields the flags given here set (`settings_typed_for_log`)
         validate_layout(model, layout_from_settings(settings))
 
 

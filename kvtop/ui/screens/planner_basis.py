@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.observe import HostMemory
+from kvtop.domain.observe import EngineLive, HostMemory
 
 
 @dataclass(frozen=True)
@@ -24,8 +24,7 @@ class PlanBasis:
     model: ModelSpec | None  # None: load `settings.model` with the model loader
     gpu_total_bytes: int
     gpu_name: str | None
-    live_token_capacity: int | None
-    live_token_capacity_logged: bool = False  # the figure is the startup log's (--engine-log), not the endpoint's
+    live: EngineLive  # what the engine states now: its token capacity and whether the startup log said it
     start_settings: LaunchSettings | None = None  # where the fields start (None: the live settings)
     start_label: str | None = None  # what the start is, e.g. "fix of “16-bit KV where the engine supports FP8 KV”"
     measured: MeasuredInputs = dataclasses.field(default_factory=MeasuredInputs)  # what the GPUs measure now

@@ -10,6 +10,7 @@ from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_bytes_beside, gpu_terms_beside
 from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.ledger import Ledger, RankLedger
+from kvtop.domain.observe import EngineLive
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_signed, fmt_spread, fmt_tokens
 
@@ -264,11 +265,10 @@ def host_tier_line(host: HostTierFit) -> Content:
     return Content.assemble((f"{'host KV':<{LABEL_WIDTH}}", "$text-muted"), (f"{mark}{host.reason}", style))
 
 
-def outcome_table(
-    outcome: PlanOutcome, live_tokens: int | None, host: HostTierFit | None = None, *, logged: bool = False
-) -> Content:
-    """The before → after table; `host` the edit's host KV tier against the node's host memory, where it has one;
-    `logged`: `live_tokens` is the startup log's figure (--engine-log), said 'engine logged', not 'engine reports'."""
+def outcome_table(outcome: PlanOutcome, live: EngineLive | None, host: HostTierFit | None = None) -> Content:
+    """The before → after table; `live` what the engine states (None: no engine), its token capacity said
+    'engine logged' where the startup log gave it (--engine-log), else 'engine reports'; `host` the edit's host KV
+    tier against the node's host memory, where it has one."""
     before, after = outcome.before, outcome.after
     lines = [
         Content.styled(
@@ -301,11 +301,11 @@ def outcome_table(
             lines.append(refused)
         lines.append(interval_line(outcome.after_plan))
         lines.extend(Content.styled(f"{'':<{LABEL_WIDTH}}{note}", "$warning") for note in outcome.after_plan.estimate.host_notes)
-    if live_tokens is not None:  # the live engine's own figure: its model at its settings, the before column's
+    if live is not None and live.token_capacity is not None:  # the engine's own figure: its model at its settings
         lines.append(
             Content.assemble(
-                (f"{'engine logged' if logged else 'engine reports':<{LABEL_WIDTH}}", "$text-muted"),
-                f"{fmt_tokens(live_tokens):>{VALUE_WIDTH}}",
+                (f"{'engine logged' if live.token_capacity_logged else 'engine reports':<{LABEL_WIDTH}}", "$text-muted"),
+                f"{fmt_tokens(live.token_capacity):>{VALUE_WIDTH}}",
                 ("" if outcome.live_model_planned else "   the live engine's, for its own model: not the one planned",
                  "$warning"),
             )
