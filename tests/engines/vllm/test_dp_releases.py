@@ -103,17 +103,43 @@ def test_v0110_fp8_block_experts_are_named_for_deepgemm() -> None:
 
 
 def test_dense_dp_charges_the_communicator_its_release_makes_after_the_snapshot() -> None:
-    """Llama-3.1-8B at DP 2 on one H100 node: v0.10.2 its pynccl communicator, v0.11.0 torch's at the DP padding;
-    v0.13.0 not read: named, nothing charged."""
+    """Llama-3.1-8B at DP 2 on one H100 node: v0.10.2 its pynccl communicator, v0.11.0 and v0.13.0 torch's at the DP
+    padding (v0.13.0: `_dummy_run` -> coordinate_batch_across_dp on the DP device group, gpu_model_runner.py:4064,
+    v1/worker/dp_utils.py:23; async scheduling off by default)."""
     alone = non_torch(capacity(LLAMA8B, ["--engine-version", "0.11.0"]))
     assert abs(alone - CONSTANT * GIB) <= 2
     v0102 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.10.2"])
     assert not dp_lines(v0102) and abs(non_torch(v0102) - (CONSTANT + PYNCCL_PART) * GIB) <= 2
-    v0110 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.11.0"])
-    assert not dp_lines(v0110) and abs(non_torch(v0110) - (CONSTANT + TORCH_PART) * GIB) <= 2
-    v0130 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.13.0"])
-    lines = dp_lines(v0130)
-    assert len(lines) == 1 and "not read after v0.12.0" in lines[0] and non_torch(v0130) == alone
+    for version in ("0.11.0", "0.13.0"):
+        plan = capacity(LLAMA8B, ["-dp", "2", "--engine-version", version])
+        assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
+
+
+def test_from_v0140_async_scheduling_by_default_pads_on_gloo() -> None:
+    """v0.14.0's VllmConfig sets disable_nccl_for_dp_synchronization to async scheduling's value, on by default
+    (config/vllm.py:635-644; :1721-1732 at v0.33.0): a dense DP start makes no DP communicator in the profile, nothing
+    charged beyond DP 1's; --no-async-scheduling pads on the DP device group again (dp_utils.py:23 at v0.14.0, :21 at
+    v0.24.0), where the release's non-torch fit's TP part stands in for torch's communicator."""
+    for version, fit in (("0.14.0", "vllm.non_torch.v1"), ("0.24.0", "vllm.non_torch.v18")):
+        alone = non_torch(capacity(LLAMA8B, ["--engine-version", version]))
+        default = capacity(LLAMA8B, ["-dp", "2", "--engine-version", version])
+        assert not dp_lines(default) and non_torch(default) == alone
+        sync = capacity(LLAMA8B, ["-dp", "2", "--no-async-scheduling", "--engine-version", version])
+        alone_sync = non_torch(capacity(LLAMA8B, ["--no-async-scheduling", "--engine-version", version]))
+        part = FITS[fit].coefficients[1] * GIB
+        assert part > 0 and not dp_lines(sync) and abs(non_torch(sync) - alone_sync - part) <= 2
+
+
+def test_the_v2_model_runner_pads_on_gloo() -> None:
+    """From v0.25.0 a dense Llama runs the V2 model runner, whose `dispatch_cg_and_sync_dp` all-reduces on the DP
+    group's cpu_group (v1/worker/gpu/dp_utils.py:32 at v0.25.0, cpu_all_reduce_ :79 at v0.33.0): nothing charged even
+    without async scheduling, and no line off one NVLink node either."""
+    for version in ("0.25.0", "0.33.0"):
+        alone = non_torch(capacity(LLAMA8B, ["--no-async-scheduling", "--engine-version", version]))
+        plan = capacity(LLAMA8B, ["-dp", "2", "--no-async-scheduling", "--engine-version", version])
+        assert not dp_lines(plan) and non_torch(plan) == alone
+        spread = ["--data-parallel-size", "2", "--data-parallel-size-local", "1", "--no-async-scheduling"]
+        assert not dp_lines(capacity(QWEN25_05B, [*spread, "--engine-version", version], gpu="T4", total=T4))
 
 
 def test_kuberay_4366_dense_dp_over_two_nodes_is_named_and_unpriced() -> None:
@@ -161,11 +187,30 @@ def test_v0112_and_v0120_layers_by_their_code() -> None:
         held + max(experts_32k, combine + shared))
 
 
-def test_v0111_is_named_and_v0120_unquantized_moe_priced() -> None:
+def test_v0111_reads_as_v0112_and_v0130_moe_is_named() -> None:
+    """v0.11.1's wheel holds v0.11.2's DP path (dp_utils.py, all2all.py, fused_moe/ byte-identical): priced with the
+    padding's communicator alone; v0.13.0's MoE layer is not read (its unquantized apply changed) and says so."""
     flags = ["-dp", "2", "--enable-expert-parallel"]
-    assert not dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.12.0"]))
-    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.11.1"]))
-    assert len(unread) == 1 and "v0.11.1 not read" in unread[0]
+    for version in ("0.11.1", "0.12.0"):
+        plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
+        assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
+    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.13.0"]))
+    assert len(unread) == 1 and "v0.13.0 not read" in unread[0]
+
+
+def test_the_moe_line_words_the_communicator_as_the_dense_line_does() -> None:
+    """Off one NVLink node (L40S) a MoE's gathered batch is unpriced and its line names the DP communicator the
+    release makes: torch's at the padding's all-reduce on the DP device group, none where
+    --disable-nccl-for-dp-synchronization (v1/worker/dp_utils.py:20-34 at v0.11.2) or v0.12.0's --async-scheduling
+    (engine/arg_utils.py:1574-1578) puts it on Gloo."""
+    flags = ["-dp", "2", "--enable-expert-parallel"]
+    for version, gloo in (("0.11.2", "--disable-nccl-for-dp-synchronization"), ("0.12.0", "--async-scheduling")):
+        nccl = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", version], gpu="L40S", total=46068 * MIB))
+        assert len(nccl) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in nccl[0]
+        on_gloo = dp_lines(capacity(QWEN3_30B, [*flags, gloo, "--engine-version", version], gpu="L40S",
+                                    total=46068 * MIB))  # fmt: skip
+        assert len(on_gloo) == 1 and "torch's NCCL communicator" not in on_gloo[0]
+        assert "no DP group's NCCL communicator is made" in on_gloo[0]
 
 
 KUBERAY_LOGGED_TOKENS = 938_544  # kuberay#4366: rank 1 'GPU KV cache size: 938,544 tokens'

@@ -6,8 +6,8 @@
   (config/parallel.py:447 at v0.11.0), the same worker, groups and memory as mp's, so kvtop plans it as mp. At
   TP × PP > 1 the executor becomes Ray's (config/parallel.py:465-468): not modelled, refused by name. Read at v0.11.0
   only (`RAY_AS_MP_ERAS`); other releases refuse it by name. Any other value is refused by name.
-- `--disable-nccl-for-dp-synchronization` (ParallelConfig.disable_nccl_for_dp_synchronization, flag from v0.11.2,
-  engine/arg_utils.py:1348 at v0.33.0): the DP padding all-reduces on the Gloo CPU group, not the DP device group
+- `--disable-nccl-for-dp-synchronization` (ParallelConfig.disable_nccl_for_dp_synchronization, flag from v0.11.1:
+  engine/arg_utils.py:408-409 at v0.11.1, :1348 at v0.33.0; the flags table's first read release is v0.11.2): the DP padding all-reduces on the Gloo CPU group, not the DP device group
   (v1/worker/dp_utils.py:20-34 at v0.11.2; the field async scheduling sets at v0.12.0, engine/arg_utils.py:1574-1578),
   so torch's NCCL communicator on the DP device group is not made in the profile (dp_gather.with_dp_communicators).
 """
