@@ -187,15 +187,16 @@ def test_v0112_and_v0120_layers_by_their_code() -> None:
         held + max(experts_32k, combine + shared))
 
 
-def test_v0111_reads_as_v0112_and_v0130_moe_is_named() -> None:
-    """v0.11.1's wheel holds v0.11.2's DP path (dp_utils.py, all2all.py, fused_moe/ byte-identical): priced with the
-    padding's communicator alone; v0.13.0's MoE layer is not read (its unquantized apply changed) and says so."""
+def test_v0111_and_v0130_read_as_v0120_and_v0140_moe_is_named() -> None:
+    """v0.11.1's wheel holds v0.11.2's DP path (dp_utils.py, all2all.py, fused_moe/ byte-identical) and v0.13.0's MoE
+    layer is v0.12.0's (all2all.py unchanged; unquantized apply still `fused_experts`, unquantized_fused_moe_method.py:
+    324-325): priced with the padding's communicator alone. v0.14.0 rewrites fused_experts_impl: named, not read."""
     flags = ["-dp", "2", "--enable-expert-parallel"]
-    for version in ("0.11.1", "0.12.0"):
+    for version in ("0.11.1", "0.12.0", "0.13.0"):
         plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
         assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
-    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.13.0"]))
-    assert len(unread) == 1 and "v0.13.0 not read" in unread[0]
+    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.14.0"]))
+    assert len(unread) == 1 and "not read at v0.14.0-v0.17.x" in unread[0]
 
 
 def test_the_moe_line_words_the_communicator_as_the_dense_line_does() -> None:

@@ -1,6 +1,6 @@
 """vLLM's data-parallel profile run, priced where its code was read: a MoE's batch gathered over the DP ranks and the
 DP group's NCCL communicators (vLLM 0.10.1-0.10.2 with the naive all-to-all and v0.11.0 with 'allgather_reducescatter',
-v0.11.1-v0.12.0 too, Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators
+v0.11.1-v0.13.0 too, Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators
 (v0.10.1-v0.33.0).
 
 The gathered batch. Each DP rank's `profile_run` runs `_dummy_run(max_num_batched_tokens)` (v1/worker/
@@ -49,7 +49,8 @@ and the V1 model runner's `_dummy_run` pads on the DP device group unless disabl
 async scheduling sets (at v0.13.0 when asked; from v0.14.0 async scheduling is on by default and the field follows
 it): a DP launch's default profile makes no DP communicator from v0.14.0. The V2 model runner (dense models from
 v0.25.0, all from v0.29.0: `eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
-layer is not read after v0.12.0: `PRICED_ERAS` names where its code changed.
+layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); it is not read from v0.14.0:
+`PRICED_ERAS` names where its code changed.
 The non-torch fit's TP > 1 part stands in for it, as above.
 
 A dense model. DP changes nothing else of its profile: each rank runs its own `max_num_batched_tokens` (padded to
@@ -103,9 +104,10 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
         "read at v0.11.1 (its fused_moe/, all2all.py, cuda_communicator.py, envs.py the same as v0.11.2's), v0.11.2 "
         "and v0.12.0: the same AgRsAll2AllManager (all2all.py:102-147 at v0.12.0), no modular kernel "
         "for it (fused_moe/all2all_utils.py:67-73), the unquantized method's fused_experts (unquantized_fused_moe_method"
-        ".py:382-388 at v0.12.0)"),
-    Era("0.13.0", frozenset(), "v0.13.0 not read: the unquantized experts' apply takes its routing from the layer "
-                               "(unquantized_fused_moe_method.py, fused_moe/layer.py changed from v0.12.0)"),
+        ".py:382-388 at v0.12.0); and v0.13.0: all2all.py and all2all_utils.py unchanged, reduce_scatterv's output the "
+        "rank's own rows (cuda_communicator.py:222-231), fused_experts_impl's caches unchanged (fused_moe.py), the "
+        "unquantized apply reads its routing from the layer and still calls fused_experts (unquantized_fused_moe_method"
+        ".py:324-325), shared experts before the routed ones (fused_moe/layer.py:1940-1944)"),
     Era("0.14.0", frozenset(), "not read at v0.14.0-v0.17.x: fused_moe.py's fused_experts_impl rewritten (~800 lines "
                                "changed from v0.13.0), all2all.py changed; all2all_backend a ParallelConfig field "
                                "defaulting to 'allgather_reducescatter' (config/parallel.py:152 at v0.14.0)"),
