@@ -108,9 +108,12 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
         "rank's own rows (cuda_communicator.py:222-231), fused_experts_impl's caches unchanged (fused_moe.py), the "
         "unquantized apply reads its routing from the layer and still calls fused_experts (unquantized_fused_moe_method"
         ".py:324-325), shared experts before the routed ones (fused_moe/layer.py:1940-1944)"),
-    Era("0.14.0", frozenset(), "not read at v0.14.0-v0.17.x: fused_moe.py's fused_experts_impl rewritten (~800 lines "
-                               "changed from v0.13.0), all2all.py changed; all2all_backend a ParallelConfig field "
-                               "defaulting to 'allgather_reducescatter' (config/parallel.py:152 at v0.14.0)"),
+    Era("0.14.0", frozenset(), "not read at v0.14.0-v0.17.x: the unquantized experts run a modular kernel, "
+                               "FusedMoEModularKernel(MoEPrepareAndFinalizeNoEP, TritonExperts) "
+                               "(unquantized_fused_moe_method.py:281-287 at v0.14.0), whose workspaces are not "
+                               "fused_experts_impl's caches (fused_moe.py, ~800 lines changed from v0.13.0); "
+                               "all2all_backend a ParallelConfig field defaulting to 'allgather_reducescatter' "
+                               "(config/parallel.py:152)"),
     Era("0.18.0", frozenset(), "not read from v0.18.0: VLLM_FUSED_MOE_CHUNK_SIZE gone from envs.py and fused_moe.py "
                                "(the experts' chunk no longer that env's)"),
     Era("0.19.0", frozenset(), "not read from v0.19.0: 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
