@@ -115,31 +115,40 @@ def test_dense_dp_charges_the_communicator_its_release_makes_after_the_snapshot(
         assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
 
 
-def test_from_v0140_async_scheduling_by_default_pads_on_gloo() -> None:
-    """v0.14.0's VllmConfig sets disable_nccl_for_dp_synchronization to async scheduling's value, on by default
-    (config/vllm.py:635-644; :1721-1732 at v0.33.0): a dense DP start makes no DP communicator in the profile, nothing
-    charged beyond DP 1's; --no-async-scheduling pads on the DP device group again (dp_utils.py:23 at v0.14.0, :21 at
-    v0.24.0), where the release's non-torch fit's TP part stands in for torch's communicator."""
-    for version, fit in (("0.14.0", "vllm.non_torch.v1"), ("0.24.0", "vllm.non_torch.v18")):
-        alone = non_torch(capacity(LLAMA8B, ["--engine-version", version]))
-        default = capacity(LLAMA8B, ["-dp", "2", "--engine-version", version])
-        assert not dp_lines(default) and non_torch(default) == alone
-        sync = capacity(LLAMA8B, ["-dp", "2", "--no-async-scheduling", "--engine-version", version])
-        alone_sync = non_torch(capacity(LLAMA8B, ["--no-async-scheduling", "--engine-version", version]))
-        part = FITS[fit].coefficients[1] * GIB
-        assert part > 0 and not dp_lines(sync) and abs(non_torch(sync) - alone_sync - part) <= 2
+def test_from_v0140_dense_dp_ranks_are_independent_engines() -> None:
+    """v0.14.0's engine core runs a dense model's DP rank as its own engine of DP size 1 ('Non-MoE DP ranks are
+    completely independent, so treat like DP=1', v1/engine/core.py:916-927; :1546-1555 at v0.33.0): no DP group to
+    pad on, so DP 2's non-torch memory is DP 1's with or without async scheduling."""
+    for version in ("0.14.0", "0.24.0"):
+        for extra in ([], ["--no-async-scheduling"]):
+            alone = non_torch(capacity(LLAMA8B, [*extra, "--engine-version", version]))
+            plan = capacity(LLAMA8B, ["-dp", "2", *extra, "--engine-version", version])
+            assert not dp_lines(plan) and non_torch(plan) == alone
+
+
+def test_from_v0140_async_scheduling_by_default_pads_a_moe_on_gloo() -> None:
+    """A MoE's DP ranks still share a DP group; v0.14.0's VllmConfig sets disable_nccl_for_dp_synchronization to async
+    scheduling's value, on by default (config/vllm.py:635-644): the unpriced MoE line names no DP communicator; with
+    --no-async-scheduling the padding all-reduces on the DP device group again (v1/worker/dp_utils.py:23/29) and the
+    line names torch's communicator."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.14.0"]
+    default = dp_lines(capacity(QWEN3_30B, flags))
+    assert len(default) == 1 and "no DP group's NCCL communicator is made" in default[0]
+    sync = dp_lines(capacity(QWEN3_30B, [*flags, "--no-async-scheduling"]))
+    assert len(sync) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in sync[0]
 
 
 def test_the_v2_model_runner_pads_on_gloo() -> None:
-    """From v0.25.0 a dense Llama runs the V2 model runner, whose `dispatch_cg_and_sync_dp` all-reduces on the DP
-    group's cpu_group (v1/worker/gpu/dp_utils.py:32 at v0.25.0, cpu_all_reduce_ :79 at v0.33.0): nothing charged even
-    without async scheduling, and no line off one NVLink node either."""
-    for version in ("0.25.0", "0.33.0"):
-        alone = non_torch(capacity(LLAMA8B, ["--no-async-scheduling", "--engine-version", version]))
-        plan = capacity(LLAMA8B, ["-dp", "2", "--no-async-scheduling", "--engine-version", version])
-        assert not dp_lines(plan) and non_torch(plan) == alone
-        spread = ["--data-parallel-size", "2", "--data-parallel-size-local", "1", "--no-async-scheduling"]
-        assert not dp_lines(capacity(QWEN25_05B, [*spread, "--engine-version", version], gpu="T4", total=T4))
+    """From v0.29.0 a MoE runs the V2 model runner too (VllmConfig.use_v2_model_runner, eras.runs_v2), whose
+    `dispatch_cg_and_sync_dp` all-reduces on the DP group's cpu_group (v1/worker/gpu/dp_utils.py:55 at v0.29.0,
+    cpu_all_reduce_ :79 at v0.33.0): even without async scheduling the MoE line names no DP communicator, where v0.28.0's
+    V1 runner pads on the device group (v1/worker/dp_utils.py:24/30)."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--no-async-scheduling"]
+    v1 = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.28.0"]))
+    assert len(v1) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in v1[0]
+    for version in ("0.29.0", "0.33.0"):
+        v2 = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", version]))
+        assert len(v2) == 1 and "no DP group's NCCL communicator is made" in v2[0]
 
 
 def test_kuberay_4366_dense_dp_over_two_nodes_is_named_and_unpriced() -> None:

@@ -1,7 +1,7 @@
 """vLLM's data-parallel profile run, priced where its code was read: a MoE's batch gathered over the DP ranks and the
 DP group's NCCL communicators (vLLM 0.10.1-0.10.2 with the naive all-to-all and v0.11.0 with 'allgather_reducescatter',
 v0.11.1-v0.13.0 too, Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators
-(v0.10.1-v0.33.0).
+(v0.10.1-v0.13.0; from v0.14.0 a dense model's DP ranks are independent engines: none).
 
 The gathered batch. Each DP rank's `profile_run` runs `_dummy_run(max_num_batched_tokens)` (v1/worker/
 gpu_model_runner.py at v0.10.1.1; `get_dp_padding` pads every rank to the largest, all equal here), and every MoE
@@ -47,7 +47,8 @@ is 16,384 (`FUSED_MOE_CHUNK`). v0.11.1 is v0.11.2 in every file of this path (it
 After v0.12.0 (every wheel to v0.33.0 read for the communicators). The worker snapshots after the distributed init
 and the V1 model runner's `_dummy_run` pads on the DP device group unless disable_nccl_for_dp_synchronization, which
 async scheduling sets (at v0.13.0 when asked; from v0.14.0 async scheduling is on by default and the field follows
-it): a DP launch's default profile makes no DP communicator from v0.14.0. The V2 model runner (dense models from
+it). From v0.14.0 a dense model's DP ranks are independent engines of DP size 1 (`DENSE_RANKS_INDEPENDENT`): no DP
+group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner (dense models from
 v0.25.0, all from v0.29.0: `eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); it is not read from v0.14.0:
 `PRICED_ERAS` names where its code changed.
@@ -146,6 +147,14 @@ COMMUNICATOR_ERAS: Eras[tuple[bool, bool] | None] = Eras((
                                  "whose all-reduce takes the DP device group unless disable_nccl_for_dp_synchronization "
                                  "(v1/worker/dp_utils.py:24/30 at v0.11.1, :23/29 v0.13.0-v0.19.1, :21/27 "
                                  "v0.20.0-v0.27.1, :42/48 v0.30.0-v0.33.0)"),
+))  # fmt: skip
+# Whether a dense model's DP ranks run as independent engines of DP size 1 (no DP group of more than one rank, no
+# padding across ranks): vLLM's `is_moe` is false
+DENSE_RANKS_INDEPENDENT: Eras[bool] = Eras((
+    Era("", False, "v1/engine/core.py:847-853 at v0.13.0: every DP rank runs DPEngineCoreProc"),
+    Era("0.14.0", True, "v1/engine/core.py:916-927 at v0.14.0 ('Non-MoE DP ranks are completely independent, so treat "
+                        "like DP=1': data_parallel_size = 1 in each engine core; :1546-1555 at v0.33.0, every wheel "
+                        "between alike)"),
 ))  # fmt: skip
 # The V2 model runner (`eras.runs_v2`) syncs the DP padding on the Gloo CPU group at every release read: no torch NCCL
 # communicator on the DP device group in its profile
@@ -339,6 +348,9 @@ def communicators_made(model: ModelSpec, version: ResolvedVersion, settings: Lau
     era = COMMUNICATOR_ERAS.era(version)
     if era.value is None:
         return None
+    independent = DENSE_RANKS_INDEPENDENT.era(version)
+    if model.moe is None and independent.value:
+        return DpCommunicatorsMade(pynccl=False, torch_device=False, made_by="", source=independent.source)
     broadcast = model.moe is not None and dispatch_backend(version, settings) == "naive"
     return DpCommunicatorsMade(
         pynccl=era.value[0], torch_device=broadcast or padding_on_nccl(model, version, settings),
