@@ -234,10 +234,12 @@ def test_kuberay_4366_ray_dp_backend_at_tp_pp_1_plans_as_mp() -> None:
     ray = capacity(QWEN25_05B, [*flags, "--data-parallel-backend", "ray"], gpu="T4", total=T4)
     mp = capacity(QWEN25_05B, flags, gpu="T4", total=T4)
     assert ray.ledger.engine.kv_budget_bytes == mp.ledger.engine.kv_budget_bytes
-    # v0.13.0's DPEngineCoreActor is v0.11.0's (v1/engine/core.py:1347-1394; in-process executor, parallel.py:547)
-    later = ["--data-parallel-size", "2", "--data-parallel-size-local", "1", "--engine-version", "0.13.0"]
-    assert (capacity(QWEN25_05B, [*later, "--data-parallel-backend", "ray"], gpu="T4", total=T4).ledger.engine
-            .kv_budget_bytes == capacity(QWEN25_05B, later, gpu="T4", total=T4).ledger.engine.kv_budget_bytes)
+    # v0.13.0's DPEngineCoreActor is v0.11.0's (v1/engine/core.py:1347-1394; in-process executor, parallel.py:547);
+    # v0.16.0's EngineCoreActor runs EngineCoreProc of DP size 1 (core.py:1653-1670; parallel.py:600)
+    for version in ("0.13.0", "0.16.0"):
+        later = ["--data-parallel-size", "2", "--data-parallel-size-local", "1", "--engine-version", version]
+        assert (capacity(QWEN25_05B, [*later, "--data-parallel-backend", "ray"], gpu="T4", total=T4).ledger.engine
+                .kv_budget_bytes == capacity(QWEN25_05B, later, gpu="T4", total=T4).ledger.engine.kv_budget_bytes)
     assert abs(ray.ledger.engine.kv_budget_bytes / GIB / KUBERAY_LOGGED_KV_GIB - 1) < 0.05
     tokens = ray.ledger.engine.token_capacity
     assert abs(tokens / KUBERAY_LOGGED_TOKENS - 1) < 0.05
@@ -249,7 +251,7 @@ def test_ray_dp_backend_is_refused_by_name_where_not_read() -> None:
     whose engine core was not read (v0.10.2) and a value other than mp / ray are refused by name too."""
     for flags, words in ((["-tp", "2", "--engine-version", "0.11.0"], "TP × PP = 2"),
                          (["--engine-version", "0.10.2"], "not read before v0.11.0"),
-                         (["--engine-version", "0.14.0"], "not read from v0.14.0"),
+                         (["--engine-version", "0.17.0"], "not read from v0.17.0"),
                          (["-pp", "2", "--engine-version", "0.11.0"], "TP × PP = 2")):  # fmt: skip
         with pytest.raises(InputError, match=words):
             capacity(QWEN25_05B, ["-dp", "2", "--data-parallel-backend", "ray", *flags])
