@@ -286,3 +286,15 @@ def test_padding_on_gloo_off_one_nvlink_node_names_no_communicator() -> None:
         assert not dp_lines(padded_on_gloo)
         alone = capacity(QWEN25_05B, [gloo, "--engine-version", version], gpu="T4", total=T4)
         assert padded_on_gloo.ledger.engine.kv_budget_bytes == alone.ledger.engine.kv_budget_bytes
+
+
+def test_a_removed_naive_backend_falls_back_to_allgather_reducescatter() -> None:
+    """v0.19.0's ParallelConfig replaces --all2all-backend naive with 'allgather_reducescatter' ("The 'naive' all2all
+    backend has been removed. Falling back to 'allgather_reducescatter'", config/parallel.py:344-350): no naive
+    broadcast, so with the padding on Gloo (async scheduling's default) the line names no communicator; at v0.18.1
+    naive still broadcasts on the DP device group."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--all2all-backend", "naive"]
+    removed = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.19.0"]))
+    assert len(removed) == 1 and "no DP group's NCCL communicator is made" in removed[0]
+    kept = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.18.1"]))
+    assert len(kept) == 1 and "the naive dispatch's first broadcast makes torch's NCCL communicator" in kept[0]

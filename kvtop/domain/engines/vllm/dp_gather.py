@@ -93,6 +93,12 @@ DISPATCH_ERAS: Eras[str | None] = Eras((
     Era("0.11.0", "allgather_reducescatter", "envs.py:1240-1246 at v0.11.0; config/parallel.py:152 at v0.14.0, "
                                              ":220 at v0.33.0 (every wheel v0.11.0-v0.33.0 read)"),
 ))  # fmt: skip
+# The --all2all-backend values a release removed: ParallelConfig falls back to 'allgather_reducescatter'
+REMOVED_BACKENDS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "none removed to v0.17.x"),
+    Era("0.18.0", frozenset({"pplx"}), "config/parallel.py:370-375 at v0.18.0: 'pplx' removed"),
+    Era("0.19.0", frozenset({"pplx", "naive"}), "config/parallel.py:344-350 at v0.19.0, :537-543 at v0.33.0"),
+))  # fmt: skip
 # The all-to-all backends whose gathered batch was read, by release (the rest are named not modelled)
 PRICED_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "not read before v0.10.1"),
@@ -198,9 +204,12 @@ class DpGather(BaseModel):
 
 
 def dispatch_backend(version: ResolvedVersion, settings: LaunchSettings) -> str | None:
-    """The all-to-all a DP launch's MoE layers dispatch with: --all2all-backend, else the release's default."""
+    """The all-to-all a DP launch's MoE layers dispatch with: --all2all-backend (less one the release removed,
+    `REMOVED_BACKENDS`, which falls back to 'allgather_reducescatter'), else the release's default."""
     named = settings.flags.get("all2all-backend")
-    return named.lower() if isinstance(named, str) and named else DISPATCH_ERAS.era(version).value
+    if not isinstance(named, str) or not named:
+        return DISPATCH_ERAS.era(version).value
+    return "allgather_reducescatter" if named.lower() in REMOVED_BACKENDS.era(version).value else named.lower()
 
 
 def _on_one_nvlink_node(layout: ParallelLayout, gpu_name: str | None, settings: LaunchSettings) -> bool:
