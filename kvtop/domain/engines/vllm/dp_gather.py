@@ -95,8 +95,8 @@ DISPATCH_ERAS: Eras[str | None] = Eras((
 ))  # fmt: skip
 # The --all2all-backend values a release removed: ParallelConfig falls back to 'allgather_reducescatter'
 REMOVED_BACKENDS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "none removed to v0.17.x"),
-    Era("0.18.0", frozenset({"pplx"}), "config/parallel.py:370-375 at v0.18.0: 'pplx' removed"),
+    Era("", frozenset(), "none removed to v0.16.0"),
+    Era("0.17.0", frozenset({"pplx"}), "config/parallel.py:343-348 at v0.17.0, :370-375 at v0.18.0: 'pplx' removed"),
     Era("0.19.0", frozenset({"pplx", "naive"}), "config/parallel.py:344-350 at v0.19.0, :537-543 at v0.33.0"),
 ))  # fmt: skip
 # The all-to-all backends whose gathered batch was read, by release (the rest are named not modelled)
