@@ -118,7 +118,9 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.14.0", frozenset(), "not read at v0.14.0-v0.17.x: the unquantized experts run a modular kernel, "
                                "FusedMoEModularKernel(MoEPrepareAndFinalizeNoEP, TritonExperts) "
                                "(unquantized_fused_moe_method.py:281-287 at v0.14.0), whose workspaces are not "
-                               "fused_experts_impl's caches (fused_moe.py, ~800 lines changed from v0.13.0); "
+                               "fused_experts_impl's caches: TritonExperts.workspace_shapes (M × top-k × max(N/2, K), "
+                               "M × top-k × max(N, K), M × K) taken from the worker's workspace manager, sized for the "
+                               "worst chunk in a DP/EP profile (modular_kernel.py:766-851); "
                                "all2all_backend a ParallelConfig field defaulting to 'allgather_reducescatter' "
                                "(config/parallel.py:152)"),
     Era("0.18.0", frozenset(), "not read from v0.18.0: VLLM_FUSED_MOE_CHUNK_SIZE gone from envs.py and fused_moe.py "
