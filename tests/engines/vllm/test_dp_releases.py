@@ -103,17 +103,52 @@ def test_v0110_fp8_block_experts_are_named_for_deepgemm() -> None:
 
 
 def test_dense_dp_charges_the_communicator_its_release_makes_after_the_snapshot() -> None:
-    """Llama-3.1-8B at DP 2 on one H100 node: v0.10.2 its pynccl communicator, v0.11.0 torch's at the DP padding;
-    v0.13.0 not read: named, nothing charged."""
+    """Llama-3.1-8B at DP 2 on one H100 node: v0.10.2 its pynccl communicator, v0.11.0 and v0.13.0 torch's at the DP
+    padding (v0.13.0: `_dummy_run` -> coordinate_batch_across_dp on the DP device group, gpu_model_runner.py:4064,
+    v1/worker/dp_utils.py:23; async scheduling off by default)."""
     alone = non_torch(capacity(LLAMA8B, ["--engine-version", "0.11.0"]))
     assert abs(alone - CONSTANT * GIB) <= 2
     v0102 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.10.2"])
     assert not dp_lines(v0102) and abs(non_torch(v0102) - (CONSTANT + PYNCCL_PART) * GIB) <= 2
-    v0110 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.11.0"])
-    assert not dp_lines(v0110) and abs(non_torch(v0110) - (CONSTANT + TORCH_PART) * GIB) <= 2
-    v0130 = capacity(LLAMA8B, ["-dp", "2", "--engine-version", "0.13.0"])
-    lines = dp_lines(v0130)
-    assert len(lines) == 1 and "not read after v0.12.0" in lines[0] and non_torch(v0130) == alone
+    for version in ("0.11.0", "0.13.0"):
+        plan = capacity(LLAMA8B, ["-dp", "2", "--engine-version", version])
+        assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
+
+
+def test_from_v0140_dense_dp_ranks_are_independent_engines() -> None:
+    """v0.14.0's engine core runs a dense model's DP rank as its own engine of DP size 1 ('Non-MoE DP ranks are
+    completely independent, so treat like DP=1', v1/engine/core.py:916-927; :1546-1555 at v0.33.0): no DP group to
+    pad on, so DP 2's non-torch memory is DP 1's with or without async scheduling."""
+    for version in ("0.14.0", "0.24.0"):
+        for extra in ([], ["--no-async-scheduling"]):
+            alone = non_torch(capacity(LLAMA8B, [*extra, "--engine-version", version]))
+            plan = capacity(LLAMA8B, ["-dp", "2", *extra, "--engine-version", version])
+            assert not dp_lines(plan) and non_torch(plan) == alone
+
+
+def test_from_v0140_async_scheduling_by_default_pads_a_moe_on_gloo() -> None:
+    """A MoE's DP ranks still share a DP group; v0.14.0's VllmConfig sets disable_nccl_for_dp_synchronization to async
+    scheduling's value, on by default (config/vllm.py:635-644): the unpriced MoE line names no DP communicator; with
+    --no-async-scheduling the padding all-reduces on the DP device group again (v1/worker/dp_utils.py:23/29) and the
+    line names torch's communicator."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.14.0"]
+    default = dp_lines(capacity(QWEN3_30B, flags))
+    assert len(default) == 1 and "no DP group's NCCL communicator is made" in default[0]
+    sync = dp_lines(capacity(QWEN3_30B, [*flags, "--no-async-scheduling"]))
+    assert len(sync) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in sync[0]
+
+
+def test_the_v2_model_runner_pads_on_gloo() -> None:
+    """From v0.29.0 a MoE runs the V2 model runner too (VllmConfig.use_v2_model_runner, eras.runs_v2), whose
+    `dispatch_cg_and_sync_dp` all-reduces on the DP group's cpu_group (v1/worker/gpu/dp_utils.py:55 at v0.29.0,
+    cpu_all_reduce_ :79 at v0.33.0): even without async scheduling the MoE line names no DP communicator, where v0.28.0's
+    V1 runner pads on the device group (v1/worker/dp_utils.py:24/30)."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--no-async-scheduling"]
+    v1 = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.28.0"]))
+    assert len(v1) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in v1[0]
+    for version in ("0.29.0", "0.33.0"):
+        v2 = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", version]))
+        assert len(v2) == 1 and "no DP group's NCCL communicator is made" in v2[0]
 
 
 def test_kuberay_4366_dense_dp_over_two_nodes_is_named_and_unpriced() -> None:
@@ -161,11 +196,31 @@ def test_v0112_and_v0120_layers_by_their_code() -> None:
         held + max(experts_32k, combine + shared))
 
 
-def test_v0111_is_named_and_v0120_unquantized_moe_priced() -> None:
+def test_v0111_and_v0130_read_as_v0120_and_v0140_moe_is_named() -> None:
+    """v0.11.1's wheel holds v0.11.2's DP path (dp_utils.py, all2all.py, fused_moe/ byte-identical) and v0.13.0's MoE
+    layer is v0.12.0's (all2all.py unchanged; unquantized apply still `fused_experts`, unquantized_fused_moe_method.py:
+    324-325): priced with the padding's communicator alone. v0.14.0 rewrites fused_experts_impl: named, not read."""
     flags = ["-dp", "2", "--enable-expert-parallel"]
-    assert not dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.12.0"]))
-    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.11.1"]))
-    assert len(unread) == 1 and "v0.11.1 not read" in unread[0]
+    for version in ("0.11.1", "0.12.0", "0.13.0"):
+        plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
+        assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
+    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.14.0"]))
+    assert len(unread) == 1 and "not read at v0.14.0-v0.17.x" in unread[0]
+
+
+def test_the_moe_line_words_the_communicator_as_the_dense_line_does() -> None:
+    """Off one NVLink node (L40S) a MoE's gathered batch is unpriced and its line names the DP communicator the
+    release makes: torch's at the padding's all-reduce on the DP device group, none where
+    --disable-nccl-for-dp-synchronization (v1/worker/dp_utils.py:20-34 at v0.11.2) or v0.12.0's --async-scheduling
+    (engine/arg_utils.py:1574-1578) puts it on Gloo."""
+    flags = ["-dp", "2", "--enable-expert-parallel"]
+    for version, gloo in (("0.11.2", "--disable-nccl-for-dp-synchronization"), ("0.12.0", "--async-scheduling")):
+        nccl = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", version], gpu="L40S", total=46068 * MIB))
+        assert len(nccl) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in nccl[0]
+        on_gloo = dp_lines(capacity(QWEN3_30B, [*flags, gloo, "--engine-version", version], gpu="L40S",
+                                    total=46068 * MIB))  # fmt: skip
+        assert len(on_gloo) == 1 and "torch's NCCL communicator" not in on_gloo[0]
+        assert "no DP group's NCCL communicator is made" in on_gloo[0]
 
 
 KUBERAY_LOGGED_TOKENS = 938_544  # kuberay#4366: rank 1 'GPU KV cache size: 938,544 tokens'
@@ -179,6 +234,12 @@ def test_kuberay_4366_ray_dp_backend_at_tp_pp_1_plans_as_mp() -> None:
     ray = capacity(QWEN25_05B, [*flags, "--data-parallel-backend", "ray"], gpu="T4", total=T4)
     mp = capacity(QWEN25_05B, flags, gpu="T4", total=T4)
     assert ray.ledger.engine.kv_budget_bytes == mp.ledger.engine.kv_budget_bytes
+    # v0.13.0's DPEngineCoreActor is v0.11.0's (v1/engine/core.py:1347-1394; in-process executor, parallel.py:547);
+    # v0.16.0's EngineCoreActor runs EngineCoreProc of DP size 1 (core.py:1653-1670; parallel.py:600)
+    for version in ("0.13.0", "0.16.0"):
+        later = ["--data-parallel-size", "2", "--data-parallel-size-local", "1", "--engine-version", version]
+        assert (capacity(QWEN25_05B, [*later, "--data-parallel-backend", "ray"], gpu="T4", total=T4).ledger.engine
+                .kv_budget_bytes == capacity(QWEN25_05B, later, gpu="T4", total=T4).ledger.engine.kv_budget_bytes)
     assert abs(ray.ledger.engine.kv_budget_bytes / GIB / KUBERAY_LOGGED_KV_GIB - 1) < 0.05
     tokens = ray.ledger.engine.token_capacity
     assert abs(tokens / KUBERAY_LOGGED_TOKENS - 1) < 0.05
@@ -190,6 +251,7 @@ def test_ray_dp_backend_is_refused_by_name_where_not_read() -> None:
     whose engine core was not read (v0.10.2) and a value other than mp / ray are refused by name too."""
     for flags, words in ((["-tp", "2", "--engine-version", "0.11.0"], "TP × PP = 2"),
                          (["--engine-version", "0.10.2"], "not read before v0.11.0"),
+                         (["--engine-version", "0.17.0"], "not read from v0.17.0"),
                          (["-pp", "2", "--engine-version", "0.11.0"], "TP × PP = 2")):  # fmt: skip
         with pytest.raises(InputError, match=words):
             capacity(QWEN25_05B, ["-dp", "2", "--data-parallel-backend", "ray", *flags])
@@ -224,3 +286,15 @@ def test_padding_on_gloo_off_one_nvlink_node_names_no_communicator() -> None:
         assert not dp_lines(padded_on_gloo)
         alone = capacity(QWEN25_05B, [gloo, "--engine-version", version], gpu="T4", total=T4)
         assert padded_on_gloo.ledger.engine.kv_budget_bytes == alone.ledger.engine.kv_budget_bytes
+
+
+def test_a_removed_naive_backend_falls_back_to_allgather_reducescatter() -> None:
+    """v0.19.0's ParallelConfig replaces --all2all-backend naive with 'allgather_reducescatter' ("The 'naive' all2all
+    backend has been removed. Falling back to 'allgather_reducescatter'", config/parallel.py:344-350): no naive
+    broadcast, so with the padding on Gloo (async scheduling's default) the line names no communicator; at v0.18.1
+    naive still broadcasts on the DP device group."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--all2all-backend", "naive"]
+    removed = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.19.0"]))
+    assert len(removed) == 1 and "no DP group's NCCL communicator is made" in removed[0]
+    kept = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.18.1"]))
+    assert len(kept) == 1 and "the naive dispatch's first broadcast makes torch's NCCL communicator" in kept[0]

@@ -8,9 +8,13 @@
   up to v0.8.4, `get_args(QuantizationMethods)` from v0.8.5). Up to v0.8.5 argparse refuses another word
   (`choices=[*QUANTIZATION_METHODS, None]`, engine/arg_utils.py); later releases take any string at the command line
   (v0.33.0's get_kwargs gives no choices) and `ModelConfig._verify_quantization` raises "Unknown quantization method:
-  X. Must be one of [...]" (config.py:308 v0.6.3.post1, config/model.py:946 v0.13.0, :1467 v0.33.0). Read off the
-  wheels from PyPI: every release v0.6.3.post1–v0.14.0 and v0.33.0; v0.14.1–v0.32.x not read (nothing refused). A
-  method a plugin registers (register_quantization_config, v0.7.0 on) is not one kvtop models either.
+  X. Must be one of [...]" (config.py:308 v0.6.3.post1, config/model.py:946 v0.13.0, :1467 v0.33.0). From v0.14.0
+  a method in `DEPRECATED_QUANTIZATION_METHODS` is refused next ("The quantization method X is deprecated ... To
+  bypass, set `--allow-deprecated-quantization`", config/model.py:950 v0.14.0, :1472 v0.33.0) unless that flag is
+  given (`DEPRECATED_ERAS`). Read off the wheels from PyPI: every release v0.6.3.post1–v0.33.0 (v0.14.1–v0.32.0
+  by benchmarks/engine_registries/vllm_quantization.py, which reproduces the v0.11.1–v0.14.0 and v0.33.0 rows read
+  before); a release before v0.6.3.post1 refuses nothing. A method a plugin registers
+  (register_quantization_config, v0.7.0 on) is not one kvtop models either.
 """
 
 from __future__ import annotations
@@ -51,6 +55,17 @@ _V0102 = _grown(_V0101, ("petit_nvfp4",), ("marlin", "neuron_quant", "qqq"))
 _V0111 = _grown(_V0102, ("fp_quant",))
 _V0120 = _grown(_V0111, ("cpu_awq", "cpu_gptq"))
 _V0140 = _grown(_V0120, (), ("cpu_gptq", "tpu_int8"))
+_V0150 = _grown(_V0140, (), ("auto-round", "deepspeedfp", "hqq", "rtn"))
+_V0160 = _grown(_V0150, ("modelopt_mxfp8",), ("bitblas", "gptq_bitblas", "gptq_marlin_24", "ipex"))
+_V0170 = _grown(_V0160, ("modelopt_mixed",))
+_V0190 = _grown(_V0170, ("mxfp8",), ("ptpc_fp8",))
+_V0200 = _grown(_V0190, ("deepseek_v4_fp8", "fp8_per_block", "fp8_per_tensor", "gpt_oss_mxfp4", "humming",
+                         "int8_per_channel_weight_only", "online"), ("petit_nvfp4",))  # fmt: skip
+_V0220 = _grown(_V0200, ("auto_gptq",))
+_V0230 = _grown(_V0220, (), ("cpu_awq",))
+_V0240 = _grown(_V0230, ("auto_awq", "fp8_per_channel"), ("gguf",))
+_V0260 = _grown(_V0240, ("nvfp4_per_token",))
+_V0280 = _grown(_V0260, (), ("bitsandbytes",))
 _V0330 = ("auto_awq", "auto_gptq", "awq", "awq_marlin", "compressed-tensors", "deepseek_v4_fp8", "experts_int8",
           "fbgemm_fp8", "fp8", "fp8_per_block", "fp8_per_channel", "fp8_per_tensor", "fp_quant", "gpt_oss_mxfp4",
           "gptq", "gptq_marlin", "humming", "inc", "int8_per_channel_weight_only", "modelopt", "modelopt_fp4",
@@ -75,9 +90,38 @@ QUANTIZATION_ERAS: Eras[tuple[str, ...] | None] = Eras((
     Era("0.11.1", _V0111, f"v0.11.1 {_INIT}: + fp_quant (v0.11.2 alike)"),
     Era("0.12.0", _V0120, f"v0.12.0 {_INIT}: + cpu_awq, cpu_gptq (v0.13.0 alike)"),
     Era("0.14.0", _V0140, f"v0.14.0 {_INIT}: - cpu_gptq, tpu_int8"),
-    Era("0.14.1", None, "v0.14.1–v0.32.x not read: nothing refused"),
-    Era("0.33.0", _V0330, f"v0.33.0 {_INIT} QuantizationMethods"),
+    Era("0.14.1", _V0140, f"v0.14.1 {_INIT}:12: the same as v0.14.0"),
+    Era("0.15.0", _V0150, f"v0.15.0 {_INIT}:12: - auto-round, deepspeedfp, hqq, rtn (v0.15.1 alike)"),
+    Era("0.16.0", _V0160, f"v0.16.0 {_INIT}:12: + modelopt_mxfp8, - bitblas, gptq_bitblas, gptq_marlin_24, ipex"),
+    Era("0.17.0", _V0170, f"v0.17.0 {_INIT}:12: + modelopt_mixed (v0.17.1–v0.18.1 alike)"),
+    Era("0.19.0", _V0190, f"v0.19.0 {_INIT}:12: + mxfp8, - ptpc_fp8 (v0.19.1 alike)"),
+    Era("0.20.0", _V0200, f"v0.20.0 {_INIT}:12: + deepseek_v4_fp8, fp8_per_block, fp8_per_tensor, gpt_oss_mxfp4, "
+                          "humming, int8_per_channel_weight_only, online, - petit_nvfp4 (v0.20.1–v0.21.0 alike)"),
+    Era("0.22.0", _V0220, f"v0.22.0 {_INIT}:12: + auto_gptq (v0.22.1 alike)"),
+    Era("0.23.0", _V0230, f"v0.23.0 {_INIT}:12: - cpu_awq"),
+    Era("0.24.0", _V0240, f"v0.24.0 {_INIT}:12: + auto_awq, fp8_per_channel, - gguf (v0.25.0–v0.25.1 alike)"),
+    Era("0.26.0", _V0260, f"v0.26.0 {_INIT}:12: + nvfp4_per_token (v0.27.0–v0.27.1 alike)"),
+    Era("0.28.0", _V0280, f"v0.28.0 {_INIT}:12: - bitsandbytes (v0.29.0–v0.32.0 alike)"),
+    Era("0.33.0", _V0330, f"v0.33.0 {_INIT} QuantizationMethods (v0.32.0's, listed whole)"),
 ))  # fmt: skip
+#: DEPRECATED_QUANTIZATION_METHODS: refused unless --allow-deprecated-quantization, after the unknown-method check
+#: (ModelConfig._verify_quantization; tpu_int8 is listed but no longer a method, so refused as unknown first)
+DEPRECATED_ERAS: Eras[tuple[str, ...]] = Eras((
+    Era("", (), "before v0.14.0 no deprecated method is refused (config/model.py at v0.13.0 has no such check)"),
+    Era("0.14.0", ("auto-round", "bitblas", "deepspeedfp", "experts_int8", "fbgemm_fp8", "fp_quant", "gptq_bitblas",
+                   "gptq_marlin_24", "hqq", "ipex", "petit_nvfp4", "ptpc_fp8", "rtn", "tpu_int8"),
+        f"v0.14.0 {_INIT}:45 DEPRECATED_QUANTIZATION_METHODS, config/model.py:950 (v0.14.1 alike)"),
+    Era("0.15.0", ("bitblas", "experts_int8", "fbgemm_fp8", "fp_quant", "gptq_bitblas", "gptq_marlin_24", "ipex",
+                   "petit_nvfp4", "ptpc_fp8", "tpu_int8"), f"v0.15.0 {_INIT}:41, config/model.py:963 (v0.15.1 alike)"),
+    Era("0.16.0", ("experts_int8", "fbgemm_fp8", "fp_quant", "petit_nvfp4", "ptpc_fp8", "tpu_int8"),
+        f"v0.16.0 {_INIT}:38, config/model.py:942 (v0.17.0–v0.18.1 alike)"),
+    Era("0.19.0", ("experts_int8", "fbgemm_fp8", "fp_quant", "petit_nvfp4", "tpu_int8"),
+        f"v0.19.0 {_INIT}:39, config/model.py:1004 (v0.19.1 alike)"),
+    Era("0.20.0", ("fbgemm_fp8", "fp_quant", "tpu_int8"), f"v0.20.0 {_INIT}:49, config/model.py:1018 (v0.20.1–v0.22.1 alike)"),
+    Era("0.23.0", ("fbgemm_fp8", "fp_quant"), f"v0.23.0 {_INIT}:48, config/model.py:1083 (to v0.32.0; v0.33.0 "
+                                              "config/model.py:1472)"),
+))  # fmt: skip
+ALLOW_DEPRECATED_FLAG = "--allow-deprecated-quantization"
 
 
 def refuse_dtype(value: object, flag: str = DTYPE_FLAG) -> None:
@@ -92,14 +136,24 @@ def refuse_dtype(value: object, flag: str = DTYPE_FLAG) -> None:
         )
 
 
-def refuse_quantization(value: object, version: ResolvedVersion, flag: str = QUANTIZATION_FLAG) -> None:
+def refuse_quantization(value: object, version: ResolvedVersion, flag: str = QUANTIZATION_FLAG, *,
+                        allow_deprecated: bool = False) -> None:  # fmt: skip
     """A `--quantization` the release does not know: argparse's 'invalid choice' (to v0.8.5) or ModelConfig's
-    'Unknown quantization method' (after); a release not read refuses nothing."""
+    'Unknown quantization method' (after); from v0.14.0 one it deprecates, unless `allow_deprecated`
+    (--allow-deprecated-quantization given); a release not read refuses nothing."""
     era = QUANTIZATION_ERAS.era(version)
-    if not isinstance(value, str) or era.value is None or value in era.value:
+    if not isinstance(value, str) or era.value is None:
         return
-    raise InputError(
-        f"vLLM {version.label} refuses {value[:40]!r} ('Unknown quantization method', argparse's 'invalid choice' "
-        f"to v0.8.5): it takes {', '.join(era.value)} ({era.source})",
-        field=flag,
-    )
+    if value not in era.value:
+        raise InputError(
+            f"vLLM {version.label} refuses {value[:40]!r} ('Unknown quantization method', argparse's 'invalid choice' "
+            f"to v0.8.5): it takes {', '.join(era.value)} ({era.source})",
+            field=flag,
+        )
+    deprecated = DEPRECATED_ERAS.era(version)
+    if value in deprecated.value and not allow_deprecated:
+        raise InputError(
+            f"vLLM {version.label} refuses {value!r}: 'The quantization method {value} is deprecated and will be "
+            f"removed in future versions of vLLM. To bypass, set `{ALLOW_DEPRECATED_FLAG}`' ({deprecated.source})",
+            field=flag,
+        )

@@ -11,12 +11,14 @@ at v0.11.0; config/parallel.py:152 at v0.14.0, :172 at v0.20.1), which gathers a
 counts one rank's batch. Up to v0.10.x the worker's memory snapshot is taken before the distributed init
 (v1/worker/gpu_worker.py:174-192 at v0.10.1.1; after it from v0.11.0, :169-182), so the DP group's NCCL
 communicator (pynccl on every group but EP's, cuda_communicator.py:26-55 at v0.10.1.1) is charged as non-torch
-memory there too; at v0.11.0 the DP padding's all-reduce makes torch's communicator on the DP device group in the
-profile (dp_gather.py). `dp_gather.py` prices both where their code was read (v0.10.1-0.10.2 with the naive
-all-to-all, v0.11.0 with 'allgather_reducescatter', Triton fused experts, one node of NVLink GPUs): there this line is
-not made. A dense model's DP communicators are priced at those releases on one NVLink node, named elsewhere
-(`dp_communicators_not_modelled`). Elsewhere it says what is not priced and why: the corpus's
-one data-parallel start (vllm-project/recipes PR 12, Qwen3-Coder-480B-A35B-FP8 on 8 × H20 141 GB at DP 8 with expert
+memory there too; from v0.11.0 the DP padding's all-reduce makes torch's communicator on the DP device group in the
+profile unless async scheduling or --disable-nccl-for-dp-synchronization puts it on Gloo (dp_gather.py
+`communicators_made`: the one answer this line and the dense one word). `dp_gather.py` prices both where their code
+was read (v0.10.1-0.10.2 with the naive all-to-all, v0.11.0-v0.13.0 with 'allgather_reducescatter', Triton fused
+experts, one node of NVLink GPUs): there this line is not made. A dense model's DP communicators are priced
+(v0.10.1-v0.13.0; none from v0.14.0, whose dense DP ranks are independent engines) on one NVLink node, named
+elsewhere (`dp_communicators_not_modelled`). Elsewhere it says what is not priced and why: the corpus's one
+data-parallel start (vllm-project/recipes PR 12, Qwen3-Coder-480B-A35B-FP8 on 8 × H20 141 GB at DP 8 with expert
 parallelism, a v0.10.1 dev build) was planned 3.8 GiB above the KV it printed at both utilisations without them,
 1.9 GiB above with them.
 """
@@ -30,9 +32,9 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.dp_gather import (
     COMMUNICATOR_ERAS,
     DISPATCH_ERAS,
+    communicators_made,
     dp_communicators,
     dp_gather,
-    padding_on_nccl,
 )  # fmt: skip
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
@@ -56,39 +58,45 @@ def gathered_batch_term(inputs: TermInputs) -> BudgetTerm | None:
     dispatch = (f"the default all-to-all ('{era.value}', {era.source}) gathers every DP rank's batch into each MoE layer"
                 if era.value else f"the dispatch of vLLM {inputs.version.label} is {era.source}")  # fmt: skip
     unpriced = f" ({gather.why})" if gather is not None else ""
+    said = _communicators_said(inputs.model, inputs.version, inputs.settings) or (
+        "no DP group's NCCL communicator is made in the non-torch growth (the DP padding on Gloo)")
     return BudgetTerm(
         feature=Feature.EXPERT_PARALLEL, charge=Charge.RESERVE, state=TermState.NOT_MODELLED,
         label=f"MoE batch gathered over {replicas} DP ranks in the profile run",
         setting=f"--data-parallel-size {replicas}", source=SOURCE,
-        detail=f"{dispatch}: the fused experts' caches are sized for {replicas} × max_num_batched_tokens, and the DP "
-               f"group's NCCL communicators made after the worker's snapshot (its pynccl one to v0.10.x, torch's at "
-               f"the DP padding's all-reduce from v0.11.0) are charged as non-torch memory; neither is priced{unpriced}",
+        detail=f"{dispatch}: the fused experts' caches are sized for {replicas} × max_num_batched_tokens; "
+               f"{said}; not priced{unpriced}",
     )  # fmt: skip
+
+
+def _communicators_said(model: ModelSpec, version: ResolvedVersion, settings: LaunchSettings) -> str | None:
+    """The DP group's NCCL communicators in the profile's non-torch growth, in words (`dp_gather.communicators_made`,
+    the one answer the MoE and the dense line read); None where none is made there (the padding on Gloo)."""
+    made = communicators_made(model, version, settings)
+    if made is None:
+        return f"the DP group's NCCL communicators in the non-torch growth: {COMMUNICATOR_ERAS.era(version).source}"
+    if made.words is None:
+        return None
+    return f"in the DP group {made.words}, in the non-torch growth ({made.source})"
 
 
 def dp_communicators_not_modelled(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion,
                                   gpu_name: str | None, settings: LaunchSettings) -> str | None:  # fmt: skip
     """The `EngineResult.not_modelled` line of DP replicas of a dense model whose DP group's NCCL communicators in
     the profile's non-torch growth are not priced (`dp_gather.dp_communicators`); None for one replica, a MoE model
-    (its line is `gathered_batch_term`'s), where priced, or where none is made in it (the padding on Gloo from
-    v0.11.0: `dp_gather.padding_on_nccl`). Nothing else of a dense model's profile changes with DP:
+    (its line is `gathered_batch_term`'s), where priced, or where none is made in it (the padding on Gloo:
+    `dp_gather.communicators_made`). Nothing else of a dense model's profile changes with DP:
     each rank runs its own `max_num_batched_tokens` (padded to the largest, all equal in the profile)."""
     if model.moe is not None:
         return None
     found = dp_communicators(model, layout, version, gpu_name, settings)
     if found is None or found.priced:
         return None
-    era = COMMUNICATOR_ERAS.era(version)
-    if era.value is None:
-        why = era.source
-    else:
-        pynccl = era.value[0]
-        if not pynccl and not padding_on_nccl(version, settings):
-            return None  # the padding on the Gloo CPU group: no DP communicator in the growth, nothing unpriced
-        made = ("its pynccl communicator is made after the worker's snapshot" if pynccl
-                else "the DP padding's all-reduce makes torch's NCCL communicator on its device group in the profile")
-        why = f"{made}, in the non-torch growth ({era.source}): not priced ({found.why})"
-    return f"the DP group's NCCL communicators (--data-parallel-size {layout.replicas}, {COMMUNICATOR_SOURCE}): {why}"
+    said = _communicators_said(model, version, settings)
+    if said is None:
+        return None  # the padding on the Gloo CPU group: no DP communicator in the growth, nothing unpriced
+    return (f"the DP group's NCCL communicators (--data-parallel-size {layout.replicas}, {COMMUNICATOR_SOURCE}): "
+            f"{said}: not priced ({found.why})")  # fmt: skip
 
 
 def gathered_batch_not_modelled(terms: Sequence[BudgetTerm]) -> str | None:

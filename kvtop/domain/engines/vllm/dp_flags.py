@@ -4,10 +4,10 @@
   backend runs the same engine core in a Ray actor (`DPEngineCoreActor` subclasses `DPEngineCoreProc`, only setting
   CUDA_VISIBLE_DEVICES first, v1/engine/core.py:1133-1193 at v0.11.0); at TP × PP = 1 its executor stays in-process
   (config/parallel.py:447 at v0.11.0), the same worker, groups and memory as mp's, so kvtop plans it as mp. At
-  TP × PP > 1 the executor becomes Ray's (config/parallel.py:465-468): not modelled, refused by name. Read at v0.11.0
-  only (`RAY_AS_MP_ERAS`); other releases refuse it by name. Any other value is refused by name.
-- `--disable-nccl-for-dp-synchronization` (ParallelConfig.disable_nccl_for_dp_synchronization, flag from v0.11.2,
-  engine/arg_utils.py:1348 at v0.33.0): the DP padding all-reduces on the Gloo CPU group, not the DP device group
+  TP × PP > 1 the executor becomes Ray's (config/parallel.py:465-468): not modelled, refused by name. Read at
+  v0.11.0-v0.16.0 (`RAY_AS_MP_ERAS`); other releases refuse it by name. Any other value is refused by name.
+- `--disable-nccl-for-dp-synchronization` (ParallelConfig.disable_nccl_for_dp_synchronization, flag from v0.11.1:
+  engine/arg_utils.py:408-409 at v0.11.1, :1348 at v0.33.0; the flags table's first read release is v0.11.2): the DP padding all-reduces on the Gloo CPU group, not the DP device group
   (v1/worker/dp_utils.py:20-34 at v0.11.2; the field async scheduling sets at v0.12.0, engine/arg_utils.py:1574-1578),
   so torch's NCCL communicator on the DP device group is not made in the profile (dp_gather.with_dp_communicators).
 """
@@ -30,8 +30,16 @@ FLAGS = frozenset(SPANS)
 RAY_AS_MP_ERAS: Eras[bool | None] = Eras((
     Era("", None, "not read before v0.11.0"),
     Era("0.11.0", True, "v1/engine/core.py:1133-1193 (DPEngineCoreActor subclasses DPEngineCoreProc), "
-                        "config/parallel.py:447 (in-process executor at world size 1) at v0.11.0"),
-    Era("0.11.1", None, "not read after v0.11.0"),
+                        "config/parallel.py:447 (in-process executor at world size 1) at v0.11.0; the same at v0.11.1 "
+                        "and v0.11.2 (core.py:1312-1359, parallel.py:550), v0.12.0 (core.py:1313, parallel.py:547) and "
+                        "v0.13.0 (core.py:1347-1394, parallel.py:547)"),
+    Era("0.14.0", True, "v0.14.0-v0.16.0: the Ray actors run mp's engine cores (EngineCoreActorMixin only sets the "
+                        "visible devices: DPMoEEngineCoreActor(…, DPEngineCoreProc) for a MoE, EngineCoreActor(…, "
+                        "EngineCoreProc) of DP size 1 for a dense model, v1/engine/core.py:1457-1610 at v0.14.0, "
+                        ":1517-1670 at v0.16.0); the executor in-process at world size 1 (config/parallel.py:590 at "
+                        "v0.14.0, :600 at v0.16.0)"),
+    Era("0.17.0", None, "not read from v0.17.0: ParallelConfig picks the executor by world_size_across_dp, Ray's where "
+                        "data_parallel_backend is ray even at TP × PP = 1 (config/parallel.py:715-755 at v0.17.0)"),
 ))  # fmt: skip
 
 
@@ -51,7 +59,7 @@ def refuse_unread_backend(settings: LaunchSettings, version: ResolvedVersion | N
     era = RAY_AS_MP_ERAS.era(version)
     if era.value is None:
         raise InputError(f"{BACKEND_FLAG} ray at vLLM {version.label}: {era.source} "
-                         "(read at v0.11.0: planned as mp at TP × PP = 1)", field=BACKEND_FLAG)  # fmt: skip
+                         "(read at v0.11.0-v0.16.0: planned as mp at TP × PP = 1)", field=BACKEND_FLAG)  # fmt: skip
 
 
 def padding_on_gloo(settings: LaunchSettings) -> bool:

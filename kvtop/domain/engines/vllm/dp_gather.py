@@ -1,6 +1,7 @@
 """vLLM's data-parallel profile run, priced where its code was read: a MoE's batch gathered over the DP ranks and the
 DP group's NCCL communicators (vLLM 0.10.1-0.10.2 with the naive all-to-all and v0.11.0 with 'allgather_reducescatter',
-v0.11.2-v0.12.0 too, Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators.
+v0.11.1-v0.13.0 too, Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators
+(v0.10.1-v0.13.0; from v0.14.0 a dense model's DP ranks are independent engines: none).
 
 The gathered batch. Each DP rank's `profile_run` runs `_dummy_run(max_num_batched_tokens)` (v1/worker/
 gpu_model_runner.py at v0.10.1.1; `get_dp_padding` pads every rank to the largest, all equal here), and every MoE
@@ -42,12 +43,21 @@ from v0.11.2 `--disable-nccl-for-dp-synchronization`, which it reads: dp_flags.p
 v0.11.2 and v0.12.0 do the same from `_dummy_run`'s `coordinate_batch_across_dp` (v1/worker/dp_utils.py), and at
 v0.12.0 `--async-scheduling` moves it to Gloo (`ASYNC_PADDING_ON_GLOO`). Their MoE layer is v0.11.0's but for two
 things: v0.11.2 runs the shared experts after the routed ones (`SHARED_FIRST`), v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE
-is 16,384 (`FUSED_MOE_CHUNK`). v0.11.1 was not read.
+is 16,384 (`FUSED_MOE_CHUNK`). v0.11.1 is v0.11.2 in every file of this path (its wheel read).
+After v0.12.0 (every wheel to v0.33.0 read for the communicators). The worker snapshots after the distributed init
+and the V1 model runner's `_dummy_run` pads on the DP device group unless disable_nccl_for_dp_synchronization, which
+async scheduling sets (at v0.13.0 when asked; from v0.14.0 async scheduling is on by default and the field follows
+it). From v0.14.0 a dense model's DP ranks are independent engines of DP size 1 (`DENSE_RANKS_INDEPENDENT`): no DP
+group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner (dense models from
+v0.25.0, all from v0.29.0: `eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
+layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); it is not read from v0.14.0:
+`PRICED_ERAS` names where its code changed.
 The non-torch fit's TP > 1 part stands in for it, as above.
 
 A dense model. DP changes nothing else of its profile: each rank runs its own `max_num_batched_tokens` (padded to
 the largest, all equal in the profile) through layers that do not gather. Its DP group's communicators are the ones
-above: the pynccl one at v0.10.1-0.10.2, torch's at the padding at v0.11.0 (`COMMUNICATOR_ERAS`). The Ray DP backend
+above: the pynccl one at v0.10.1-0.10.2, torch's at the padding from v0.11.0 where it pads on NCCL
+(`COMMUNICATOR_ERAS`, `communicators_made`). The Ray DP backend
 (`--data-parallel-backend ray`) runs the same engine core in a Ray actor (`DPEngineCoreActor` subclasses
 `DPEngineCoreProc`, v1/engine/core.py:1133-1193 at v0.11.0, only setting CUDA_VISIBLE_DEVICES first); at TP × PP = 1
 its executor stays in-process (config/parallel.py:447), the same worker and groups as mp's; at TP × PP > 1 it makes
@@ -65,6 +75,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
+from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.launch import LaunchSettings
@@ -80,7 +91,13 @@ DISPATCH_ERAS: Eras[str | None] = Eras((
     Era("", None, "not read before v0.10.1"),
     Era("0.10.1", "naive", "envs.py:1021-1022 at v0.10.1.1 (VLLM_ALL2ALL_BACKEND, default 'naive'; also v0.10.2)"),
     Era("0.11.0", "allgather_reducescatter", "envs.py:1240-1246 at v0.11.0; config/parallel.py:152 at v0.14.0, "
-                                             ":220 at v0.33.0"),
+                                             ":220 at v0.33.0 (every wheel v0.11.0-v0.33.0 read)"),
+))  # fmt: skip
+# The --all2all-backend values a release removed: ParallelConfig falls back to 'allgather_reducescatter'
+REMOVED_BACKENDS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "none removed to v0.16.0"),
+    Era("0.17.0", frozenset({"pplx"}), "config/parallel.py:343-348 at v0.17.0, :370-375 at v0.18.0: 'pplx' removed"),
+    Era("0.19.0", frozenset({"pplx", "naive"}), "config/parallel.py:344-350 at v0.19.0, :537-543 at v0.33.0"),
 ))  # fmt: skip
 # The all-to-all backends whose gathered batch was read, by release (the rest are named not modelled)
 PRICED_ERAS: Eras[frozenset[str]] = Eras((
@@ -90,13 +107,26 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.11.0", frozenset({"allgather_reducescatter"}),
         "read at v0.11.0: AgRsAll2AllManager (all2all.py:97-140), the same fused_experts_impl (fused_moe.py:1484-1706), "
         "the snapshot after the distributed init (gpu_worker.py:165-182)"),
-    Era("0.11.1", frozenset(), "v0.11.1 not read"),
-    Era("0.11.2", frozenset({"allgather_reducescatter"}),
-        "read at v0.11.2 and v0.12.0: the same AgRsAll2AllManager (all2all.py:102-147 at v0.12.0), no modular kernel "
+    Era("0.11.1", frozenset({"allgather_reducescatter"}),
+        "read at v0.11.1 (its fused_moe/, all2all.py, cuda_communicator.py, envs.py the same as v0.11.2's), v0.11.2 "
+        "and v0.12.0: the same AgRsAll2AllManager (all2all.py:102-147 at v0.12.0), no modular kernel "
         "for it (fused_moe/all2all_utils.py:67-73), the unquantized method's fused_experts (unquantized_fused_moe_method"
-        ".py:382-388 at v0.12.0)"),
-    Era("0.12.1", frozenset(), "not read after v0.12.0 (by v0.33.0 'naive' falls back to 'allgather_reducescatter', "
-                               "config/parallel.py:537-543, and the MoE layers run modular kernels)"),
+        ".py:382-388 at v0.12.0); and v0.13.0: all2all.py and all2all_utils.py unchanged, reduce_scatterv's output the "
+        "rank's own rows (cuda_communicator.py:222-231), fused_experts_impl's caches unchanged (fused_moe.py), the "
+        "unquantized apply reads its routing from the layer and still calls fused_experts (unquantized_fused_moe_method"
+        ".py:324-325), shared experts before the routed ones (fused_moe/layer.py:1940-1944)"),
+    Era("0.14.0", frozenset(), "not read at v0.14.0-v0.17.x: the unquantized experts run a modular kernel, "
+                               "FusedMoEModularKernel(MoEPrepareAndFinalizeNoEP, TritonExperts) "
+                               "(unquantized_fused_moe_method.py:281-287 at v0.14.0), whose workspaces are not "
+                               "fused_experts_impl's caches: TritonExperts.workspace_shapes (M × top-k × max(N/2, K), "
+                               "M × top-k × max(N, K), M × K) taken from the worker's workspace manager, sized for the "
+                               "worst chunk in a DP/EP profile (modular_kernel.py:766-851); "
+                               "all2all_backend a ParallelConfig field defaulting to 'allgather_reducescatter' "
+                               "(config/parallel.py:152)"),
+    Era("0.18.0", frozenset(), "not read from v0.18.0: VLLM_FUSED_MOE_CHUNK_SIZE gone from envs.py and fused_moe.py "
+                               "(the experts' chunk no longer that env's)"),
+    Era("0.19.0", frozenset(), "not read from v0.19.0: 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
+                               "(config/parallel.py:344-348 at v0.19.0, :537-543 at v0.33.0)"),
 ))  # fmt: skip
 # Whether the combine leaves a second gathered tensor: the naive all-reduce's out-of-place output (dp × tokens rows,
 # all2all.py:62-72 at v0.10.1.1) or reduce_scatterv's own rows only (cuda_communicator.py:186-220 at v0.11.0)
@@ -104,7 +134,8 @@ COMBINE_GATHERED = {"naive": True, "allgather_reducescatter": False}
 # Whether FP8 block experts run DeepGEMM by default (VLLM_USE_DEEP_GEMM): its workspaces were not read
 DEEP_GEMM_DEFAULT: Eras[bool] = Eras((
     Era("", False, "envs.py:974-975 at v0.10.2: VLLM_USE_DEEP_GEMM '0'"),
-    Era("0.11.0", True, "envs.py:1148-1149 at v0.11.0: VLLM_USE_DEEP_GEMM '1' (fp8.py:453-463 takes it on Hopper)"),
+    Era("0.11.0", True, "envs.py:1148-1149 at v0.11.0: VLLM_USE_DEEP_GEMM '1' (fp8.py:453-463 takes it on Hopper); "
+                        "'1' in every wheel to v0.33.0"),
 ))  # fmt: skip
 # Which of the DP group's NCCL communicators land in the profile's non-torch growth, by release: (its pynccl
 # communicator, made in the distributed init; torch's communicator on its device group, made lazily at its first
@@ -116,29 +147,47 @@ COMMUNICATOR_ERAS: Eras[tuple[bool, bool] | None] = Eras((
     Era("0.11.0", (False, True), "gpu_worker.py:165-182 at v0.11.0: the snapshot after the distributed init; "
                                  "forward_context.py:89-114 at v0.11.0: the DP padding all-reduces on the DP device "
                                  "group (NCCL) unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION"),
-    Era("0.11.1", None, "v0.11.1 not read"),
-    Era("0.11.2", (False, True), "the same at v0.11.2 (gpu_worker.py:224-240; `_dummy_run`'s "
-                                 "coordinate_batch_across_dp, gpu_model_runner.py:3722, v1/worker/dp_utils.py:20-34) and "
-                                 "v0.12.0 (gpu_worker.py:216-232, gpu_model_runner.py:2790-2810)"),
-    Era("0.12.1", None, "not read after v0.12.0 (v0.33.0: the DP padding on Gloo where async scheduling is on, "
-                        "config/parallel.py:274, v1/worker/dp_utils.py:39-54)"),
+    Era("0.11.1", (False, True), "the same in every wheel v0.11.1-v0.33.0 (V1 model runner): the snapshot after "
+                                 "init_worker_distributed_environment (gpu_worker.py:224/240 at v0.11.1-v0.11.2, "
+                                 ":216/232 v0.12.0, :263/282 v0.18.0-v0.20.2, :504/541 v0.33.0); `_dummy_run` pads "
+                                 "through coordinate_batch_across_dp (gpu_model_runner.py:3718 at v0.11.1; by "
+                                 "_determine_batch_execution_and_padding from v0.12.0, :4064 v0.13.0, :5558 v0.33.0), "
+                                 "whose all-reduce takes the DP device group unless disable_nccl_for_dp_synchronization "
+                                 "(v1/worker/dp_utils.py:24/30 at v0.11.1, :23/29 v0.13.0-v0.19.1, :21/27 "
+                                 "v0.20.0-v0.27.1, :42/48 v0.30.0-v0.33.0)"),
 ))  # fmt: skip
+# Whether a dense model's DP ranks run as independent engines of DP size 1 (no DP group of more than one rank, no
+# padding across ranks): vLLM's `is_moe` is false
+DENSE_RANKS_INDEPENDENT: Eras[bool] = Eras((
+    Era("", False, "v1/engine/core.py:847-853 at v0.13.0: every DP rank runs DPEngineCoreProc"),
+    Era("0.14.0", True, "v1/engine/core.py:916-927 at v0.14.0 ('Non-MoE DP ranks are completely independent, so treat "
+                        "like DP=1': data_parallel_size = 1 in each engine core; :1546-1555 at v0.33.0, every wheel "
+                        "between alike)"),
+))  # fmt: skip
+# The V2 model runner (`eras.runs_v2`) syncs the DP padding on the Gloo CPU group at every release read: no torch NCCL
+# communicator on the DP device group in its profile
+V2_PADDING_SOURCE = ("v1/worker/gpu/dp_utils.py `dispatch_cg_and_sync_dp`: group = get_dp_group().cpu_group (:31 at "
+                     "v0.22.0, :32 v0.24.0-v0.27.1, :55 v0.29.0, :66 v0.31.0-v0.32.0), cpu_all_reduce_ (:79 at "
+                     "v0.33.0); model_runner.py `_dummy_run` runs execute_model")
 # Whether --async-scheduling moves the DP padding to the Gloo CPU group (no NCCL communicator made in the profile)
 ASYNC_PADDING_ON_GLOO: Eras[bool] = Eras((
     Era("", False, "engine/arg_utils.py at v0.11.2: async scheduling leaves the DP padding on NCCL"),
     Era("0.12.0", True, "engine/arg_utils.py:1574-1578 at v0.12.0: async scheduling sets "
-                        "disable_nccl_for_dp_synchronization"),
+                        "disable_nccl_for_dp_synchronization; config/vllm.py:596-601 at v0.13.0; from v0.14.0 the "
+                        "field defaults to None and VllmConfig sets it to async scheduling's value (config/vllm.py:635-644 "
+                        "at v0.14.0, :845-856 v0.20.0, :1721-1732 v0.33.0)"),
 ))  # fmt: skip
 # VLLM_FUSED_MOE_CHUNK_SIZE's default, the rows fused_experts_impl takes at a time
 FUSED_MOE_CHUNK: Eras[int] = Eras((
     Era("", 32 * 1024, "envs.py:616-617 at v0.10.1.1, :629-630 at v0.10.2, :777-778 at v0.11.0, :778-780 at v0.11.2"),
-    Era("0.12.0", 16 * 1024, "envs.py:789-791 at v0.12.0"),
+    Era("0.12.0", 16 * 1024, "envs.py:789-791 at v0.12.0, :805-806 v0.13.0, the same to v0.17.1 (gone from v0.18.0, "
+                             "whose experts are not priced: PRICED_ERAS)"),
 ))  # fmt: skip
 # Whether the shared experts run before the routed ones (their output held through them) or after (v0.11.2:
 # `forward_impl` calls them after `quant_method.apply`, fused_moe/layer.py:1757-1799; before again at v0.12.0, :1944)
 SHARED_FIRST: Eras[bool] = Eras((
     Era("", True, "fused_moe/layer.py:2008-2013 at v0.11.0: shared_output before the dispatch"),
-    Era("0.11.1", False, "fused_moe/layer.py:1757-1799 at v0.11.2: after the routed experts (v0.11.1 not read)"),
+    Era("0.11.1", False, "fused_moe/layer.py:1757-1799 at v0.11.2 (v0.11.1's the same): after the routed experts"),
     Era("0.12.0", True, "fused_moe/layer.py:1944 at v0.12.0: 'Run shared experts before matrix multiply'"),
 ))  # fmt: skip
 FP8_SCALE_GROUP = 128  # per_token_group_quant_fp8: one float32 scale per 128 inputs (the block's columns)
@@ -157,9 +206,12 @@ class DpGather(BaseModel):
 
 
 def dispatch_backend(version: ResolvedVersion, settings: LaunchSettings) -> str | None:
-    """The all-to-all a DP launch's MoE layers dispatch with: --all2all-backend, else the release's default."""
+    """The all-to-all a DP launch's MoE layers dispatch with: --all2all-backend (less one the release removed,
+    `REMOVED_BACKENDS`, which falls back to 'allgather_reducescatter'), else the release's default."""
     named = settings.flags.get("all2all-backend")
-    return named.lower() if isinstance(named, str) and named else DISPATCH_ERAS.era(version).value
+    if not isinstance(named, str) or not named:
+        return DISPATCH_ERAS.era(version).value
+    return "allgather_reducescatter" if named.lower() in REMOVED_BACKENDS.era(version).value else named.lower()
 
 
 def _on_one_nvlink_node(layout: ParallelLayout, gpu_name: str | None, settings: LaunchSettings) -> bool:
@@ -268,31 +320,68 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
     })  # fmt: skip
 
 
-def padding_on_nccl(version: ResolvedVersion, settings: LaunchSettings) -> bool:
+def padding_on_nccl(model: ModelSpec, version: ResolvedVersion, settings: LaunchSettings) -> bool:
     """Whether the DP padding's all-reduce makes torch's NCCL communicator on the DP device group in the profile: the
-    release pads there (`COMMUNICATOR_ERAS`) and neither --async-scheduling (`ASYNC_PADDING_ON_GLOO`) nor
+    release pads there (`COMMUNICATOR_ERAS`), the model runs on the V1 model runner (the V2 one pads on Gloo:
+    `V2_PADDING_SOURCE`), and neither async scheduling (`ASYNC_PADDING_ON_GLOO`; on by default from v0.14.0) nor
     --disable-nccl-for-dp-synchronization (dp_flags.py) moves it to the Gloo CPU group."""
     made = COMMUNICATOR_ERAS.era(version).value
-    if made is None or not made[1]:
+    if made is None or not made[1] or runs_v2(version, model):
         return False
     if ASYNC_PADDING_ON_GLOO.era(version).value and async_scheduling(settings, version)[0]:
         return False
     return not padding_on_gloo(settings)
 
 
+class DpCommunicatorsMade(BaseModel):
+    """The DP group's NCCL communicators a launch makes inside the profile's non-torch growth (`communicators_made`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pynccl: bool  # its pynccl communicator, made in the distributed init after the worker's snapshot
+    torch_device: bool  # torch's communicator on its device group, made lazily at the group's first collective
+    made_by: str  # that first collective
+    source: str
+
+    @property
+    def words(self) -> str | None:
+        """What is made, for a not-modelled line; None where nothing is (the padding on Gloo, no broadcast)."""
+        made = (["its pynccl communicator is made after the worker's snapshot"] if self.pynccl else []) + (
+            [f"{self.made_by} makes torch's NCCL communicator on its device group in the profile"]
+            if self.torch_device else [])  # fmt: skip
+        return " and ".join(made) or None
+
+
+def communicators_made(model: ModelSpec, version: ResolvedVersion, settings: LaunchSettings) -> DpCommunicatorsMade | None:
+    """Which of the DP group's NCCL communicators land in the profile's non-torch growth (`COMMUNICATOR_ERAS`; torch's
+    where the padding all-reduces on NCCL, `padding_on_nccl`, or a MoE's naive dispatch broadcasts on the device
+    group): the one answer the priced growth and the dense and MoE not-modelled lines read. None: not read."""
+    era = COMMUNICATOR_ERAS.era(version)
+    if era.value is None:
+        return None
+    independent = DENSE_RANKS_INDEPENDENT.era(version)
+    if model.moe is None and independent.value:
+        return DpCommunicatorsMade(pynccl=False, torch_device=False, made_by="", source=independent.source)
+    broadcast = model.moe is not None and dispatch_backend(version, settings) == "naive"
+    return DpCommunicatorsMade(
+        pynccl=era.value[0], torch_device=broadcast or padding_on_nccl(model, version, settings),
+        made_by="the naive dispatch's first broadcast" if broadcast else "the DP padding's all-reduce",
+        source=era.source,
+    )  # fmt: skip
+
+
 def with_dp_communicators(estimate: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
     """The non-torch growth with the DP group's NCCL communicators that this release makes inside it, where priced
-    (`COMMUNICATOR_ERAS`, module docstring): the context fit's part beyond one rank stands in for its pynccl
+    (`communicators_made`, module docstring): the context fit's part beyond one rank stands in for its pynccl
     communicator, the non-torch fit's TP > 1 part for torch's on a device group, each ± its own size."""
-    made = COMMUNICATOR_ERAS.era(inputs.version).value
-    if made is None or inputs.model is None or not _priced(inputs, dense_too=True):
+    if inputs.model is None or not _priced(inputs, dense_too=True):
         return estimate
-    pynccl, padding = made[0], padding_on_nccl(inputs.version, inputs.settings)
-    broadcast = inputs.model.moe is not None and dispatch_backend(inputs.version, inputs.settings) == "naive"
-    made_by = "the profile's first broadcast" if broadcast else "the DP padding's first all-reduce"
-    stand_ins = ((fits.get("vllm.context"), pynccl, "pynccl communicator (made after the worker's snapshot)"),
-                 (fits.get(non_torch_key(inputs)), padding or broadcast,
-                  f"torch communicator on its device group (made at {made_by})"))
+    made = communicators_made(inputs.model, inputs.version, inputs.settings)
+    if made is None:
+        return estimate
+    stand_ins = ((fits.get("vllm.context"), made.pynccl, "pynccl communicator (made after the worker's snapshot)"),
+                 (fits.get(non_torch_key(inputs)), made.torch_device,
+                  f"torch communicator on its device group (made at {made.made_by})"))
     for fit, inside, what in stand_ins:
         if fit is None or not inside or len(fit.coefficients) < 2:
             continue

@@ -277,7 +277,8 @@ class VllmFlags:
             read_limits(settings.flags, release)  # mm_limits.py: the value's form
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
             refuse_missing_load_format(settings.flags.get("load-format"), release)
-            refuse_quantization(settings.quantization, release)  # arg_choices.py: the release's methods
+            refuse_quantization(settings.quantization, release,  # arg_choices.py: the release's methods
+                                allow_deprecated=settings.flags.get("allow-deprecated-quantization") not in (None, False))
         refuse_unread_backend(settings, ResolvedVersion(text=settings.engine_version) if settings.engine_version else None)
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
