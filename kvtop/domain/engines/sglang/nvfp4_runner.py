@@ -276,8 +276,9 @@ DSV4_ROUTED_ERAS: Eras[bool] = Eras((
 
 
 def states_quant_block(model: ModelSpec) -> bool:
-    """Whether the checkpoint's config.json states its quantization (else it came from hf_quant_config.json)."""
-    return not model.quant.source.endswith("hf_quant_config.json")
+    """Whether the checkpoint's config.json states its quantization (else it came from hf_quant_config.json:
+    `QuantSpec.from_quant_file`, set where the block is read)."""
+    return not model.quant.from_quant_file
 
 
 def plain_modelopt_fp4(model: ModelSpec) -> bool:
