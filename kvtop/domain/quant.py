@@ -76,9 +76,9 @@ def quant_from_config(
                 hf_quant_config.get(key) is not None for key in ("group_size", "config_groups")
             )
             missing = spec.method == "nvfp4" and not stated
-            return spec.model_copy(update={"nested_group_size_missing": missing})
+            return spec.model_copy(update={"nested_group_size_missing": missing, "from_quant_file": True})
         block = validated(ModeloptQuant, hf_quant_config, source=hf_source)
-        return _unclaimed(_modelopt(block, hf_source, "", kv=False), True)
+        return _unclaimed(_modelopt(block, hf_source, "", kv=False), True).model_copy(update={"from_quant_file": True})
     if quantization_config is None:
         return NO_QUANT
     qc = validated(QuantizationConfig, quantization_config, source=source, prefix=prefix)

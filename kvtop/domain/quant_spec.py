@@ -76,6 +76,10 @@ class QuantSpec(FreshCopyModel):
     # where config.json has no top-level block): the string SGLang's server arguments take without `--quantization`
     # (`get_quantization_config(hf_config)`, sglang/nvfp4_runner.py), compared as written
     config_quant_method: str | None = None
+    # the block was read from ModelOpt's separate hf_quant_config.json because config.json states none (ModelOpt
+    # 0.29.0 and before): SGLang's server arguments then see no quant_method (sglang/nvfp4_runner.py
+    # `states_quant_block`), though its ModelConfig reads the file
+    from_quant_file: bool = False
     # ModelOpt MIXED_PRECISION: each quantized module's own format, by its name from `layers.` on
     # (`quantized_layers`); a module it does not list stays at the checkpoint dtype
     mixed: tuple[tuple[str, QuantSpec], ...] = ()

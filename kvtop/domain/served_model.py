@@ -84,7 +84,8 @@ def load_cast(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersi
     casts = _casts(settings)
     quant, dtype_bytes, applied, missed = None, None, [], None
     if casts.ignores_unclaimed_modelopt and model.quant.modelopt_unclaimed:  # the engine serves it unquantized
-        quant = QuantSpec(ignored=casts.ignores_unclaimed_modelopt, source=model.quant.source)
+        quant = QuantSpec(ignored=casts.ignores_unclaimed_modelopt, source=model.quant.source,
+                          from_quant_file=model.quant.from_quant_file)
         applied.append(casts.ignores_unclaimed_modelopt)
     method = (settings.quantization or "").strip().lower()
     if method and not model.quant.quantized:

@@ -10,15 +10,20 @@ benchmarks/sprint-2026-06-kv-decode/A4-devstral-mem90/ladder-ratio-0.8.json). Ne
 
 from __future__ import annotations
 
+import json
+
 from benchmarks.calibration.corpus import load
 from benchmarks.calibration.evaluate import weights_term
-from kvtop.domain.engines.sglang.layers_twice import first_stack
+from kvtop.domain.engines.sglang.layers_twice import first_stack, second_rope
 from kvtop.domain.engines.sglang.weights_held import stage_book
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.model_config import model_from_config
 from kvtop.domain.wording import GIB
+from tests.data_paths import DATA
 
 RECORDS = {record.id: record for record in load("sglang")}
 DEVSTRAL = "mattbucci-2x3090-devstral-small-2-24b-awq-mem090-v0515"
+DEVSTRAL_CONFIG = DATA / "calibration" / "configs" / "mattbucci--Devstral-Small-2-24B-AWQ.RECONSTRUCTED.json"
 # a rank's linear elements a layer (K × N at TP 2): qkv 5,120 × 3,072, o 2,048 × 5,120, gate_up 5,120 × 32,768,
 # down 16,384 × 5,120; AWQ bytes: K × N / 2 (qweight) + K / 128 × N × 2 (scales) + K / 128 × N / 2 (qzeros)
 LAYER_BYTES = sum(k * n // 2 + k // 128 * n * 2 + k // 128 * n // 2
@@ -57,3 +62,35 @@ def test_before_0_5_7_or_a_mistral_text_model_builds_one_stack() -> None:
     assert inputs.model is not None
     mistral = inputs.model.model_copy(update={"model_type": "mistral"})
     assert first_stack(inputs.model_copy(update={"model": mistral}), stage_book) is None
+
+
+ROPE_CACHE_ROW = 128 * 4  # head 128, float32 on CUDA (srt/layers/rotary_embedding/base.py)
+
+
+def test_the_two_attention_classes_keep_two_rope_caches() -> None:
+    """LlamaModel's LlamaAttention asks get_rope for config.max_position_embeddings (262,144) positions and
+    Ministral3Attention for getattr(config, 'original_max_position_embeddings', 16384): two keys, two modules, both
+    kept in _ROPE_DICT. The record's reconstructed config states no rope block: the second module is a plain rope of
+    16,384 positions, 16,384 × 128 × 4 = 8,388,608 B. Under the Ministral-3 family's YaRN block (factor 16 from
+    16,384: 262,144 positions, as Ministral3Config instances quote it, e.g. search-index ids 66810702961,
+    55111056124), both modules span original × factor: 262,144 × 128 × 4 = 134,217,728 B more."""
+    inputs = RECORDS[DEVSTRAL].inputs()
+    found = second_rope(inputs, 4)
+    assert found is not None and found[0] == 16_384 * ROPE_CACHE_ROW == 8_388_608
+    config = json.loads(DEVSTRAL_CONFIG.read_text())
+    config["text_config"]["rope_parameters"] = {
+        "rope_type": "yarn", "rope_theta": 1_000_000_000.0, "factor": 16.0, "original_max_position_embeddings": 16_384,
+        "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1,
+    }  # fmt: skip
+    yarn = model_from_config(config, source="devstral-with-yarn")
+    assert yarn.rope_type == "yarn"
+    found = second_rope(inputs.model_copy(update={"model": yarn}), 4)
+    assert found is not None and found[0] == 262_144 * ROPE_CACHE_ROW == 134_217_728
+
+
+def test_one_rope_where_the_keys_meet_or_before_0_5_7() -> None:
+    inputs = RECORDS[DEVSTRAL].inputs()
+    assert second_rope(inputs.model_copy(update={"version": ResolvedVersion(text="0.5.6")}), 4) is None
+    assert inputs.model is not None
+    short = inputs.model.model_copy(update={"max_position_embeddings": 16_384})
+    assert second_rope(inputs.model_copy(update={"model": short}), 4) is None

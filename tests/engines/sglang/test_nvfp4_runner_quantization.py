@@ -39,6 +39,7 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model_config import model_from_config
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import DATA
 
@@ -87,6 +88,25 @@ def test_a_config_json_modelopt_fp4_literal_is_the_string_without_the_flag(tmp_p
     assert load_config_file(KIMI).quant.config_quant_method == "modelopt"
     pick = runner_pick(model, "B200", ResolvedVersion(text="0.5.23"))
     assert (pick.runner, pick.read) == (_T, True), pick.why
+
+
+def test_a_block_read_from_the_quant_file_is_a_fact_of_the_reading_not_of_its_file_name() -> None:
+    """Qwen3-235B-A22B-NVFP4's config.json states no quantization block; its ModelOpt block is in the separate
+    hf_quant_config.json, so SGLang's Qwen3 block sees no string (0.5.7 server_args.py:1353-1393: none is not in
+    `("fp8", "modelopt_fp4")`: CUTLASS; 0.5.8's `or self.quantization is None`: flashinfer_trtllm). kvtop keeps that
+    as QuantSpec.from_quant_file where it reads the file, under whatever name the file came (a hub cache path, a
+    `<stem>.hf_quant_config.json`, or another name an operator gives), not from the name."""
+    config = json.loads(QWEN3_235B.read_text())
+    quant_file = json.loads(QWEN3_235B.with_name(QWEN3_235B.stem + ".hf_quant_config.json").read_text())
+    assert "quantization_config" not in config
+    for name in ("hf_quant_config.json", "modelopt-settings.json"):
+        model = model_from_config(config, source=str(QWEN3_235B), hf_quant_config=quant_file, hf_source=name)
+        assert (model.quant.method, model.quant.from_quant_file, model.quant.source) == ("nvfp4", True, name)
+        for release, runner in (("0.5.7", _C), ("0.5.8", _T)):
+            pick = runner_pick(model, "B200", ResolvedVersion(text=release))
+            assert (pick.runner, pick.read) == (runner, True), (name, release, pick.why)
+    assert not load_config_file(KIMI).quant.from_quant_file  # config.json's own block (quant_method "modelopt")
+    assert load_config_file(QWEN3_235B).quant.from_quant_file
 
 
 def test_the_flag_leaves_hopper_and_sm12_picks_alone() -> None:

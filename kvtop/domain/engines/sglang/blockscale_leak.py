@@ -57,6 +57,7 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.weights import WeightRow
 
+_TRTLLM = NvFp4MoeRunner.TRTLLM
 LEAK_ERAS: Eras[bool] = Eras((
     Era("", False, "0.5.0rc2: swizzled only in the CUTLASS branch, no placeholder (0.5.1, 0.5.2 not read)"),
     Era("0.5.3", True, "modelopt_quant.py create_weights allocates *_blockscale_swizzled; flashinfer_trtllm.py "
@@ -90,9 +91,10 @@ def leaked_scale_bytes(
     model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
     quantization: str | None = None,
 ) -> int:
-    """Bytes a rank keeps under the TRT-LLM MoE (the never-freed placeholders); `quantization`: the launch's flag."""
-    runner = runner_pick(model, gpu_name, version, quantization).runner
-    if not LEAK_ERAS.at(version) or runner is not NvFp4MoeRunner.TRTLLM:
+    """Bytes a rank keeps under the TRT-LLM MoE (the never-freed placeholders); `quantization`: the launch's flag.
+    The release and the model's MoE are checked before the runner is asked (`runner_pick` walks the release's class
+    table)."""
+    if not LEAK_ERAS.at(version) or model.moe is None or runner_pick(model, gpu_name, version, quantization).runner is not _TRTLLM:
         return 0
     return _swizzled_copy_bytes(model, layout, layers)
 
@@ -102,9 +104,13 @@ def kept_scale_bytes(
     quantization: str | None = None,
 ) -> int:
     """Bytes a rank keeps off the TRT-LLM MoE (the filled placeholders beside the originals): every one at
-    0.5.10rc0 – 0.5.11 and under Marlin, from 0.5.12 those the alias cannot hold (from 0.5.23 in weights_built.py)."""
-    kept, runner = CUTLASS_KEEP_ERAS.at(version), runner_pick(model, gpu_name, version, quantization).runner
-    if kept is KeptCopies.NONE or CHECKED_ERAS.at(version) or runner is NvFp4MoeRunner.TRTLLM:
+    0.5.10rc0 – 0.5.11 and under Marlin, from 0.5.12 those the alias cannot hold (from 0.5.23 in weights_built.py).
+    The release and the model's MoE are checked before the runner is asked."""
+    kept = CUTLASS_KEEP_ERAS.at(version)
+    if kept is KeptCopies.NONE or CHECKED_ERAS.at(version) or model.moe is None:
+        return 0
+    runner = runner_pick(model, gpu_name, version, quantization).runner
+    if runner is _TRTLLM:
         return 0
     unaligned_only = kept is KeptCopies.UNALIGNED and runner is not NvFp4MoeRunner.MARLIN
     return _swizzled_copy_bytes(model, layout, layers, unaligned_only=unaligned_only)

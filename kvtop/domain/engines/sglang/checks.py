@@ -45,8 +45,11 @@ MXFP8_MIN_CAPABILITY_ERAS: Eras[int | None] = Eras((
 
 BLACKWELL = 100
 DSV4_NVFP4_REFUSED_ERAS: Eras[bool] = Eras((
-    Era("", False, "not checked before 0.5.23"),
-    Era("0.5.23", True, "model_overrides/deepseek_v4.py: flashinfer_trtllm_routed for a hybrid FP8+NVFP4 checkpoint"),
+    Era("", False, "no nvfp4_moe_meta before 0.5.14 (configs/model_config.py at 0.5.13)"),
+    Era("0.5.14", True, "flashinfer_trtllm_routed for a hybrid FP8+NVFP4 checkpoint (nvfp4_runner.DSV4_ROUTED_ERAS: "
+                        "deepseek_v4_hook.py:63-70 at 0.5.14, model_overrides/deepseek_v4.py at 0.5.23), refused off "
+                        "Blackwell by ModelOptNvFp4FusedMoEMethod (modelopt_quant.py:1774-1778 at 0.5.14, "
+                        ":1903-1908 at 0.5.15)"),
 ))  # fmt: skip
 
 
@@ -122,9 +125,9 @@ def check_launch(inputs: EngineInputs) -> None:
 
 def _check_dsv4_nvfp4_experts(inputs: EngineInputs) -> None:
     """A DeepSeek-V4 checkpoint with NVFP4 experts (hybrid FP8 + NVFP4) below Blackwell: the model's overrides
-    pick the flashinfer_trtllm_routed MoE runner for it (0.5.23 model_overrides/deepseek_v4.py), and
+    pick the flashinfer_trtllm_routed MoE runner for it (from 0.5.14: DSV4_NVFP4_REFUSED_ERAS), and
     ModelOptNvFp4FusedMoEMethod refuses any runner but auto or marlin off Blackwell (modelopt_quant.py); read
-    at 0.5.23 (engine-diff's nvidia DeepSeek-V4 NVFP4 rows on sm90: the engine refuses)."""
+    at 0.5.14, 0.5.15 and 0.5.23 (engine-diff's nvidia DeepSeek-V4 NVFP4 rows on sm90 at 0.5.23: the engine refuses)."""
     experts, capability = inputs.model.quant.routed_experts, gpu_capability(inputs.gpu_name)
     if (
         inputs.model.compressed is None

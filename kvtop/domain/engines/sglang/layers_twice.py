@@ -15,6 +15,15 @@ the CUDA graph capture (model_executor/runner/base_cuda_graph_runner.py at 0.5.1
 after the pool is sized. (Each Ministral3DecoderLayer also builds a LlamaAttention it replaces at once: young garbage,
 collected during the build, not counted.)
 
+The two stacks also build two rope modules, both kept: `get_rope` keys its module by `max_position` among the rest
+(layers/rotary_embedding/factory.py `_ROPE_DICT`, a process-wide dict that holds every module it built), and the first
+stack's LlamaAttention passes `config.max_position_embeddings` (models/llama.py LlamaDecoderLayer) where
+Ministral3Attention passes `getattr(config, "original_max_position_embeddings", 16384)` (ministral3.py:116-118 at 0.5.7,
+:124-126 at 0.5.15, :126-128 at 0.5.23; Ministral3Config states that field inside `rope_parameters` only, so 16,384). Where the
+two differ a second float32 cos/sin cache stays beside the first (`second_rope`): a YaRN rope spans the block's
+original positions × factor in both (factory.py reads `original_max_position_embeddings` from the block, not from
+`max_position`), as long as the first; any other rope 16,384 positions.
+
 The class is `Ministral3ForCausalLM`, alone or as the language model SGLang's LlavaForConditionalGeneration builds
 for `Mistral3ForConditionalGeneration` with a `ministral3` text_config (models/mistral.py, llava.py
 `_get_sgl_model_cls`): kvtop reads either as model_type `ministral3`.
@@ -63,4 +72,24 @@ def first_stack(inputs: CalibrationInputs, book_of: Callable[[CalibrationInputs]
         f"a second copy of the {layers} decoder layers' attention and MLP weights ({size / GIB:.2f} GiB): "
         "models/ministral3.py builds LlamaModel's layers, then its own, and the first stack is garbage in a "
         "reference cycle until the gc.collect() at the CUDA graph capture, after the KV pool is sized"
+    )
+
+
+MINISTRAL3_ROPE_POSITIONS = 16_384  # Ministral3Attention's max_position where the config states none at its top level
+
+
+def second_rope(inputs: CalibrationInputs, width_bytes: int) -> tuple[int, str] | None:
+    """(bytes, why) of the second rope module's cos/sin cache at `width_bytes` a value, whole on every rank (the
+    module's docstring); None where SGLang's release or the model class builds one stack, or both modules share a key."""
+    model = inputs.model
+    if model is None or model.model_type not in TWICE_MODEL_TYPES or not TWICE_ERAS.at(inputs.version):
+        return None
+    if model.max_position_embeddings == MINISTRAL3_ROPE_POSITIONS:
+        return None  # one key: get_rope hands the first module back
+    positions = model.max_position_embeddings if model.rope_type == "yarn" else MINISTRAL3_ROPE_POSITIONS
+    size = positions * model.head_dim * width_bytes
+    return size, (
+        f"a second rope cos/sin cache ({positions:,} positions × {model.head_dim} × {width_bytes} B): models/ministral3.py's "
+        f"attention asks get_rope for {MINISTRAL3_ROPE_POSITIONS:,} positions, LlamaModel's for "
+        f"{model.max_position_embeddings:,}, and _ROPE_DICT keeps both modules"
     )

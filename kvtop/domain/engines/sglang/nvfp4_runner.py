@@ -263,21 +263,27 @@ MARLIN_MOE_ERAS: Eras[bool] = Eras((
                         "prepare_moe_nvfp4_layer_for_marlin (:1907-1914; :2738-2764 at 0.5.23), before the alias"),
 ))  # fmt: skip
 CUTLASS_ONLY_MAJORS = (11, 12)  # Blackwell beyond SM 10.x: no flashinfer_trtllm default for any class
-# DeepSeek-V4's own override: at `auto`, a hybrid FP8+NVFP4 checkpoint (ModelConfig.nvfp4_moe_meta set) runs
-# `flashinfer_trtllm_routed`, which takes the TRT-LLM weight path in modelopt_quant.py, whatever the GPU (below
-# Blackwell the engine then refuses it: checks.py). The same override is in the wheels from 0.5.15
-# (arg_groups/overrides.py:1110-1117 at 0.5.17; model_overrides/deepseek_v4.py:53-54 at 0.5.19 – 0.5.20, :69-70 at
-# 0.5.21 – 0.5.22; 0.5.14 has none), but kvtop reads DeepSeek-V4's classes at 0.5.23 only (architectures.py).
+# DeepSeek-V4's own override: at `auto`, a hybrid FP8+NVFP4 checkpoint (ModelConfig.nvfp4_moe_meta set: a
+# MIXED_PRECISION block with moe_quant_algo NVFP4 and a group_size, configs/model_config.py:351-370 at 0.5.14) runs
+# `flashinfer_trtllm_routed`, which takes the TRT-LLM weight path in modelopt_quant.py (its experts are built by
+# HybridFp8NvFp4Config's ModelOptFp4Config: model_loader/loader.py:249-270 at 0.5.14, :252-273 at 0.5.15), whatever
+# the GPU (below Blackwell the engine then refuses it: checks.py). Read in the wheels: 0.5.13 has no nvfp4_moe_meta;
+# 0.5.14 arg_groups/deepseek_v4_hook.py:63-70 (apply_deepseek_v4_defaults, server_args.py:3510-3517); 0.5.15
+# arg_groups/overrides.py:713-722; 0.5.17 overrides.py:1110-1117; model_overrides/deepseek_v4.py:53-54 at 0.5.19 –
+# 0.5.20, :69-70 at 0.5.21 – 0.5.22, :66-74 at 0.5.23. kvtop plans DeepSeek-V4 from 0.5.14 with the classes as read
+# at 0.5.23 (dsv4.py).
 DSV4_ROUTED_ERAS: Eras[bool] = Eras((
-    Era("", False, "DeepSeek-V4 read at 0.5.23 only (the override is in the wheels from 0.5.15)"),
-    Era("0.5.23", True, "arg_groups/model_overrides/deepseek_v4.py:66-74: flashinfer_trtllm_routed where "
+    Era("", False, "no nvfp4_moe_meta before 0.5.14 (configs/model_config.py at 0.5.13)"),
+    Era("0.5.14", True, "arg_groups/deepseek_v4_hook.py:63-70 at 0.5.14 (overrides.py:713-722 at 0.5.15; "
+                        "model_overrides/deepseek_v4.py:66-74 at 0.5.23): flashinfer_trtllm_routed where "
                         "nvfp4_moe_meta is set"),
 ))  # fmt: skip
 
 
 def states_quant_block(model: ModelSpec) -> bool:
-    """Whether the checkpoint's config.json states its quantization (else it came from hf_quant_config.json)."""
-    return not model.quant.source.endswith("hf_quant_config.json")
+    """Whether the checkpoint's config.json states its quantization (else it came from hf_quant_config.json:
+    `QuantSpec.from_quant_file`, set where the block is read)."""
+    return not model.quant.from_quant_file
 
 
 def plain_modelopt_fp4(model: ModelSpec) -> bool:

@@ -26,7 +26,7 @@ MLA's w_kc and w_vc (`mla_split.py`): DeepSeek's classes copy kv_b_proj's two ha
 
 Ministral3's first layer stack (`layers_twice.py`, from 0.5.7): models/ministral3.py builds the decoder layers twice and
 the first stack's linear weights stay, cyclic garbage, until the CUDA graph capture's gc.collect() (Devstral-Small-2 AWQ
-at TP 2: 5.38 GiB a rank).
+at TP 2: 5.38 GiB a rank); its two attention classes ask get_rope for two rope modules, both kept (a second cache).
 
 A block-FP8 checkpoint on SM 8.0–8.8 from 0.5.1 (`weights_fp8_marlin.py`): weight-only FP8 Marlin holds the block
 scales as group scales in the model's dtype (Qwen3-32B-FP8 on an A100: +0.45 GiB, and 61 MiB more of rounding).
@@ -45,7 +45,7 @@ constructed directly, not through `get_rope`, so nothing shares it: one per laye
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.sglang.layers_twice import first_stack
+from kvtop.domain.engines.sglang.layers_twice import first_stack, second_rope
 from kvtop.domain.engines.sglang.mla_split import split_copies, split_tensors
 from kvtop.domain.engines.sglang.weights_fp8_marlin import marlin_block_scales, marlin_scale_tensors
 from kvtop.domain.engines.versions import Era, Eras
@@ -65,7 +65,8 @@ LAYER_ROPE_ERAS: Eras[bool] = Eras((
 
 def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) SGLang holds on each rank beside the book's count; None where it adds nothing kvtop models."""
-    caches = [part for part in (rope_cache(inputs), layer_ropes(inputs)) if part is not None]
+    ropes = (rope_cache(inputs), layer_ropes(inputs), second_rope(inputs, ROPE_CACHE_BYTES))
+    caches = [part for part in ropes if part is not None]
     split = split_copies(inputs)
     parts = [*caches, split] if split is not None else caches
     marlin = marlin_block_scales(inputs)
