@@ -12,6 +12,7 @@ Each is one line naming the flag or GPU and SGLang's reason.
 from __future__ import annotations
 
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.chunked_prefix import check_chunked_prefix
 from kvtop.domain.engines.sglang.hybrid_swa import HYBRID_SWA_ARCHS_ERAS
 from kvtop.domain.engines.sglang.nvfp4_pad import check_gated_w13_pad
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
@@ -121,6 +122,7 @@ def check_launch(inputs: EngineInputs) -> None:
     _check_dsv4_nvfp4_experts(inputs)
     check_gated_w13_pad(inputs)
     _check_torch_native_tp(inputs)
+    check_chunked_prefix(inputs)
 
 
 def _check_dsv4_nvfp4_experts(inputs: EngineInputs) -> None:

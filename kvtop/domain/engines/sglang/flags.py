@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.sglang.arg_choices import refuse_dtype
 from kvtop.domain.engines.sglang.attention_backends import ATTENTION_BACKEND_FLAG, PHASE_BACKEND_FLAGS
+from kvtop.domain.engines.sglang.chunked_prefix import FLAG as CHUNKED_PREFIX_FLAG
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.sglang.flags_table import merged, spellings
@@ -102,8 +103,9 @@ class SglangFlags:
     # the release's choices, the page a backend sets)
     # and `--enable-piecewise-cuda-graph` (v0.5.6 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve;
     # refused at a release without it, before v0.5.4 and from v0.5.14: prefill_graphs_optin.FLAG_ERAS)
+    # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
-                                                *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG})
+                                                *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS

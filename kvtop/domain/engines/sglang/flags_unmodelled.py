@@ -70,7 +70,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--disable-aiter-allreduce-fusion-in-decode": FlagRow("0.5.23", None, "srt/arg_groups/fields/exec_.py:805 (v0.5.23)"),
     "--disable-aiter-allreduce-fusion-in-prefill": FlagRow("0.5.23", None, "srt/arg_groups/fields/exec_.py:794 (v0.5.23)"),
     "--disable-attn-tp-gather": FlagRow("0.5.16", None, "srt/arg_groups/fields/parallel.py:262 (v0.5.23)"),
-    "--disable-chunked-prefix-cache": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/schedule.py:189 (v0.5.23)"),
     "--disable-cuda-graph-padding": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:671 (v0.5.23)"),
     "--disable-custom-all-reduce": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:725 (v0.5.23)"),
     "--disable-decode-cuda-graph": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:666 (v0.5.23)"),
