@@ -26,5 +26,5 @@ def test_nvlink_boards_have_it() -> None:
 
 def test_workstation_and_pcie_data_centre_boards_are_left_to_the_driver() -> None:
     # the workstation names carry a letter or a round thousand after 'RTX' (not a GeForce model number)
-    for name in ("RTXA6000", "RTX6000-ADA", "RTX2000-ADA", "Quadro RTX 8000", "RTXPRO6000", "L40S", "L4", "A10", None):
+    for name in ("RTXA6000", "RTX6000-ADA", "RTX2000-ADA", "Quadro RTX 8000", "RTXPRO6000", "L40S", "L4", "A10", None):  # fmt: skip
         assert peer_access(name) is None, name
