@@ -33,8 +33,11 @@ attention (:282-355) holds x and the normed input, the qkv output (3 × hidden) 
 (3 × hidden), and rotates q, then k, through `apply_rotary_pos_emb_vision` (qwen2_vl.py:231-240: a float32 copy
 `t.float()`, vllm_flash_attn's rotary writing a new float32 output, `.type_as(t)` a model-dtype one): at TP 1,
 patches × hidden × (9 × dtype + 2 × 4) bytes, 13 widths in a 16-bit model, above the MLP's 11.0 at Qwen2.5-VL's widths.
-At TP > 1 `split_qkv` all-gathers the qkv first (`all_gather_interleave`, :258-280): that attention is not counted,
-only the MLP's form. v0.10.1 merges the MLP's gate and up (`gate_up_proj`); v0.10.1 – v0.12.x are not read.
+At TP t > 1 `split_qkv` (:258-280) all-gathers the rank's qkv (3 ÷ t widths) into t zero-filled tensors and
+concatenates them (`all_gather_interleave`, :198-214: 3 + 3 widths at once), then q, k, v are views of the
+concatenation, copied contiguous per rank (3 ÷ t) and rotated on the rank's heads (1 ÷ t, and 2 ÷ t float32): the
+peak is the larger of the gather (x, normed, 3 ÷ t + 6) and the rotary step (x, normed, 3 ÷ t + 3 + 3 ÷ t + 1 ÷ t,
+beside the float32 pair). v0.10.1 merges the MLP's gate and up (`gate_up_proj`); v0.10.1 – v0.12.x are not read.
 """
 
 from __future__ import annotations
@@ -60,9 +63,11 @@ QWEN25_VL_FORWARD_ERAS: Eras[str | None] = Eras((
     Era("0.21.0", None, "not read after v0.20.x"),
 ))  # fmt: skip
 FLOAT32_BYTES = 4
-# the split form's attention at TP 1, in model-dtype widths of hidden: x, the normed input, qkv (3), q, k, v copies
-# (3) and the rotated one's model-dtype output (1), beside two float32 copies (`t.float()` and the rotary's output)
-SPLIT_ATTENTION_WIDTHS, SPLIT_ROTARY_FLOAT32 = 9, 2
+# the split form's attention, in model-dtype widths of hidden (÷ TP where per rank): x and the normed input (2, whole),
+# the qkv (3 ÷ TP; at TP > 1 its all-gathered concatenation, 3, and while gathering the t gathered parts, 3), the
+# contiguous q, k, v (3 ÷ TP) and the rotated one's model-dtype output (1 ÷ TP), beside two float32 copies of it
+# (`t.float()` and the rotary's output, 2 ÷ TP)
+BLOCK_INPUTS, QKV, SPLIT_ROTARY_FLOAT32 = 2, 3, 2
 MAX_FRAMES_PER_VIDEO = 14  # qwen2_vl.py:115 at v0.13.0 and v0.20.1
 # the Qwen2-VL / Qwen2.5-VL processor's published sizes (preprocessor_config.json: encoder_profile.py says where read;
 # min_pixels 3,136 never binds the largest image), its one home: encoder_profile.py imports them
@@ -127,18 +132,23 @@ def _mlp_bytes(model: ModelSpec, patches: int, tp: int) -> int:
     return patches * (BLOCK_WIDTHS * hidden + MLP_WIDTHS * intermediate) * model.dtype_bytes
 
 
-def _split_attention_bytes(model: ModelSpec, patches: int) -> int:
-    """The split form's attention peak at TP 1 (module docstring): 9 model-dtype widths of hidden and 2 float32."""
-    hidden = stated(model, "hidden_size", TOWER_HIDDEN)
-    return patches * hidden * (SPLIT_ATTENTION_WIDTHS * model.dtype_bytes + SPLIT_ROTARY_FLOAT32 * FLOAT32_BYTES)
+def _split_attention_bytes(model: ModelSpec, patches: int, tp: int) -> int:
+    """The split form's attention peak (module docstring): at TP 1, 9 model-dtype widths of hidden and 2 float32; at
+    TP > 1 the larger of the qkv's all-gather and the rotary step."""
+    hidden, dtype = stated(model, "hidden_size", TOWER_HIDDEN), model.dtype_bytes
+    gathered = QKV if tp > 1 else 0  # the concatenation q, k and v are views of
+    held = BLOCK_INPUTS + QKV / tp + gathered + QKV / tp  # before the rotary: inputs, qkv, concatenation, copies
+    rotary = patches * hidden * (dtype * (held + 1 / tp) + SPLIT_ROTARY_FLOAT32 * FLOAT32_BYTES / tp)
+    gather = patches * hidden * dtype * (BLOCK_INPUTS + QKV / tp + 2 * QKV) if tp > 1 else 0
+    return round(max(rotary, gather))
 
 
 def tower_forward_bytes(model: ModelSpec, patches: int, tp: int, version: ResolvedVersion) -> int:
     """The tower's block peak over `patches` (module docstring): the MLP's, or at TP 1 in the split form the
     attention's rotary step where larger."""
     mlp = _mlp_bytes(model, patches, tp)
-    if QWEN25_VL_FORWARD_ERAS.at(version) == SPLIT and tp == 1:
-        return max(mlp, _split_attention_bytes(model, patches))
+    if QWEN25_VL_FORWARD_ERAS.at(version) == SPLIT:
+        return max(mlp, _split_attention_bytes(model, patches, tp))
     return mlp
 
 
@@ -147,12 +157,11 @@ def tower_forward_words(model: ModelSpec, patches: int, tp: int, pixels: int, ve
     total = tower_forward_bytes(model, patches, tp, version) + pixels
     hidden, intermediate = _block_widths(model, tp)
     if total - pixels > _mlp_bytes(model, patches, tp):
-        part = (f"the attention's rotary step (x, the normed input, qkv and q, k, v copies: {SPLIT_ATTENTION_WIDTHS} "
-                f"model-dtype widths of {hidden:,}, beside {SPLIT_ROTARY_FLOAT32} float32 ones)")
+        gathered = " (all-gathered at TP > 1)" if tp > 1 else ""
+        part = (f"attention: x, the normed input, the qkv{gathered} and q, k, v copies of {hidden:,} ÷ TP {tp}, rotated "
+                "through float32")
     else:
         part = f"x, residual and MLP ({BLOCK_WIDTHS} × {hidden:,} + {MLP_WIDTHS} × {intermediate:,} wide)"
-        if QWEN25_VL_FORWARD_ERAS.at(version) == SPLIT and tp > 1:
-            part += " (the attention's qkv all-gather at TP > 1 not counted)"
     return (f"vLLM {version.label}'s encoder profile runs the vision tower over {patches:,} patches first: a block's "
             f"{part} and the pixels, {total / GIB:.2f} GiB (encoder_forward.py)")  # fmt: skip
 
