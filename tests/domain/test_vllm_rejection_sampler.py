@@ -55,7 +55,14 @@ def test_four_copies_of_the_logits_in_a_16_bit_model() -> None:
     )
 
 
-@pytest.mark.parametrize(("version", "speculative"), [("0.17.1", False), ("0.16.0", True), ("0.18.0", True)])
+@pytest.mark.parametrize("version", ["0.18.0", "0.20.0", "0.26.0", "0.33.0"])
+def test_the_same_copies_in_each_release_read_since(version: str) -> None:
+    """v0.18.0-v0.33.0's `_dummy_sampler_run` and rejection sampler hold the same tensors at the defaults (read in
+    each wheel, session 58): the v0.17.1 count."""
+    assert rejection_extra_bytes(_qwen(), _version(version), SEQS, speculative=True) == 4 * SEQS * VOCAB * 4
+
+
+@pytest.mark.parametrize(("version", "speculative"), [("0.17.1", False), ("0.16.0", True), ("0.33.0", False)])
 def test_nothing_without_a_method_or_outside_the_read_releases(version: str, speculative: bool) -> None:
     assert rejection_extra_bytes(_qwen(), _version(version), SEQS, speculative=speculative) == 0
 

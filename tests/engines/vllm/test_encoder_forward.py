@@ -60,6 +60,46 @@ def test_tensor_parallel_splits_the_mlp_only() -> None:
 
 
 def test_releases_not_read_stay_not_counted() -> None:
-    """v0.10.0 – v0.12.x and from v0.21.0 the dummy and the tower were not read: no profile counted."""
-    for version in ("0.12.0", "0.21.0"):
+    """v0.10.1 – v0.12.x and from v0.21.0 the tower was not read (v0.10.0's encoder cache was not): no profile
+    counted."""
+    for version in ("0.10.0", "0.10.1", "0.12.0", "0.21.0"):
         assert encoder_profile(encoder_inputs(QWEN25_VL_7B, version, 32768)) is None
+
+
+def test_v0_9_x_rotates_q_and_k_through_float32_copies() -> None:
+    """v0.9.0 – v0.10.0 (read in each wheel): at TP 1 the attention's rotary step is the block's peak: x, the normed
+    input, qkv (3 × 1,280) and the contiguous q, k, v (3 × 1,280) in bf16, with `t.float()` and the rotary's float32
+    output (2 × 1,280 × 4 B) beside the bf16 result (1,280): 65,536 × 1,280 × (9 × 2 + 2 × 4) B = 2.03 GiB, above
+    the MLP's 65,536 × (3 × 1,280 + 3 × 3,420) × 2 B = 1.72 GiB. The KServe start on an L4 at v0.9.0.1 (search-index
+    id 70974742012): 'Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image
+    items of the maximum feature size'."""
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.0.1", 2048))
+    assert profile is not None and (profile.modality, profile.item_tokens, profile.items, profile.budget) == (
+        "image", 16384, 1, 16384)
+    assert profile.forward_bytes == 65536 * 1280 * (9 * 2 + 2 * 4) + 65536 * 1176 * 2
+
+
+def test_v0_9_x_at_tp_2_gathers_the_qkv() -> None:
+    """At TP 2 v0.9.x all-gathers the rank's qkv (3 × 640) into a 3 × 1,280 concatenation that q, k, v view, copies
+    the rank's q, k, v (3 × 640) and rotates one (640 bf16, 2 × 640 float32): beside x and the normed input,
+    (2 × 1,280 + 1,920 + 3,840 + 1,920 + 640) × 2 B + 2 × 640 × 4 B = 21 B per patch per hidden unit, above the
+    all-gather's (2 × 1,280 + 1,920 + 2 × 3,840) × 2 B = 19 B and the MLP's (3 × 1,280 + 3 × 1,710) × 2 B."""
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.2", 2048, tp=2))
+    assert profile is not None
+    assert profile.forward_bytes == 65536 * 1280 * 21 + 65536 * 1176 * 2
+    assert 65536 * 1280 * 21 > 65536 * (3 * 1280 + 3 * 1710) * 2
+
+
+def test_the_kserve_l4_start_lands_near_its_log() -> None:
+    """Fully planned but the L4's total (22.07 GiB calibrated) and the logged weights: the log's 1.81 GiB of KV
+    (33,824 tokens); the text model's activation with the kept encoder cache alone left 0.5 GiB more."""
+    from kvtop.domain.calibration.estimate import planned_capacity
+    from kvtop.domain.engines.base import MeasuredInputs
+    from kvtop.domain.gpus import gpu_total_bytes
+    from kvtop.domain.launch import parse_flags
+    from kvtop.sources.hub import load_config_file
+
+    settings = parse_flags("vllm", ["--engine-version", "0.9.0.1", "--max-model-len", "2048"])
+    plan = planned_capacity(load_config_file(QWEN25_VL_7B), settings, gpu_total_bytes=gpu_total_bytes("L4"),
+                            gpu_name="L4", measured=MeasuredInputs(weights_bytes=round(15.6271 * 2**30)))  # fmt: skip
+    assert abs(plan.ledger.token_capacity / 33_824 - 1) < 0.05

@@ -89,3 +89,41 @@ def test_the_tp_group_s_init_is_charged_once() -> None:
     # of non-torch memory with 0.10 of growth (vllm#10517; the growth from search-index 62352993850's v0.6.6 start)
     geforce = non_torch("0.8.5.post1", 1, "RTX3090") - non_torch("0.10.0", 1, "RTX3090")
     assert 0.25 * GIB - 0.10 * GIB < geforce < single_rank
+
+
+# Qwen2.5-7B on two RTX 3090s at vLLM 0.8.4 (search-index id 60295104134, tests/data/calibration/vllm.jsonl): the
+# LLM class at TP 2, utilisation 0.8, max_model_len 4096; 'Custom allreduce is disabled because your platform lacks
+# GPU P2P capability or P2P test failed', 'GPU KV cache size: 359,328 tokens' (the smaller of the two ranks').
+QWEN25_7B_BASE = load_config_file(CONFIGS / "Qwen--Qwen2.5-7B.json")
+RTX3090_TP2_LOGGED_TOKENS = 359_328
+RTX3090_TP2_FLAGS = ("--llm-class", "--trust-remote-code", "--tensor-parallel-size", "2",
+                     "--gpu-memory-utilization", "0.8", "--max-model-len", "4096")  # fmt: skip
+
+
+def _rtx3090_plan(tp: int, gpu: str = "RTX3090"):  # type: ignore[no-untyped-def]
+    flags = [f if f != "2" else str(tp) for f in RTX3090_TP2_FLAGS]
+    settings = parse_flags("vllm", ["--engine-version", "0.8.4", *flags])
+    return planned_capacity(QWEN25_7B_BASE, settings, gpu_total_bytes=gpu_total_bytes(gpu), gpu_name=gpu)
+
+
+def test_geforce_ranks_are_charged_no_peer_buffers() -> None:
+    """Without peer access vLLM 0.8.4 makes no custom all-reduce buffers and NCCL keeps its SHM buffers in host
+    memory: the context fit's part beyond one rank (measured on NVLink H100s) is not charged on GeForce cards, and is
+    on an H100 (`_parts_beyond_one_rank`)."""
+
+    def non_torch(tp: int, gpu: str) -> int:
+        term = _rtx3090_plan(tp, gpu).estimate.term(Term.NON_TORCH)
+        assert term is not None
+        return term.bytes
+
+    assert non_torch(2, "RTX3090") == non_torch(1, "RTX3090")
+    assert non_torch(2, "H100") - non_torch(1, "H100") > 0.5 * GIB  # vllm.context's 0.99 GiB at the committed fits
+    term = _rtx3090_plan(2).estimate.term(Term.NON_TORCH)
+    assert term is not None and "custom all-reduce off (GeForce" in term.basis
+
+
+def test_the_two_rtx3090_start_lands_near_its_log() -> None:
+    """−9.9 % (323,808 tokens) when the NVLink part was charged (session 57); within 5 % of the log without it."""
+    plan = _rtx3090_plan(2)
+    assert abs(plan.ledger.token_capacity / RTX3090_TP2_LOGGED_TOKENS - 1) < 0.05
+    assert plan.token_capacity_min <= RTX3090_TP2_LOGGED_TOKENS <= plan.token_capacity_max

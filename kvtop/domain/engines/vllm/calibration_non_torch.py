@@ -48,6 +48,7 @@ from kvtop.domain.engines.vllm.v0_charge import (
 )
 from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
+from kvtop.domain.gpus_peer import peer_access
 from kvtop.domain.wording import GIB
 
 # GPU names that cover a PCIe board too (A100 80GB/40GB PCIe, A800 PCIe): `custom_all_reduce_on` takes them as SXM4,
@@ -124,6 +125,8 @@ def custom_all_reduce_said(inputs: CalibrationInputs) -> str:
         return "custom all-reduce on (NVLink: its part charged)"
     if inputs.gpu_name is None:
         return "custom all-reduce on if the GPUs are NVLink-connected (no GPU named: its part not charged)"
+    if peer_access(inputs.gpu_name) is False:
+        return "custom all-reduce off (GeForce: no peer access, vLLM's P2P test fails)"
     if tp == 2:
         return ("custom all-reduce on where the P2P test passes (two PCIe GPUs; not GeForce cards or most VMs): "
                 "no NVLink part charged")  # fmt: skip
@@ -168,22 +171,46 @@ def v1_charged_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -
     """The worker's context V1's v0.8.0–v0.9.0 charge holds (gpu_worker.py `determine_available_memory`, v0.8.0
     :139-186, v0.9.0 :167-214: `total − free − torch's allocated` after `empty_cache`): one process's CUDA context,
     which grows with the GPU's resident threads (the engine-neutral fit, `cuda_context.py`), plus `vllm.context`'s
-    parts beyond one rank (the TP group's NCCL init; an MoE's all-to-all), the same at every TP. `vllm.context`'s
+    parts beyond one rank (`_parts_beyond_one_rank`: the TP group's NCCL init; an MoE's all-to-all). `vllm.context`'s
     constant, fitted mostly on data-center cards, gives every GPU 0.55 GiB, where an RTX 3090 (82 SMs of 1,536
     threads) holds about 0.29 (its v0.6.4 start printed about 0.25, `_context_inside`). The interval is the wider of
-    the two fits' errors. Where either fit or the SM count is missing, `vllm.context` alone. v0.2.5–v0.3.0's charge
-    keeps `vllm.context`: their growth is assumed to land with it (`non_torch_estimate`)."""
+    the two fits' errors at several ranks. Where either fit or the SM count is missing, `vllm.context` alone.
+    v0.2.5–v0.3.0's charge keeps `vllm.context`: their growth is assumed to land with it (`non_torch_estimate`)."""
     context = context_term(inputs, fits)
     fit = fits.get("vllm.context")
     values = context_features(inputs)
     one = one_process_context(inputs, fits, "one worker per GPU")
     if context.source != "calibrated" or fit is None or values is None or one.source != "calibrated":
         return context
-    ranks = sum(c * v for c, v in zip(fit.coefficients[1:], values[1:], strict=True))
-    error = one.error_bytes if ranks == 0 else max(one.error_bytes, context.error_bytes)
-    basis = f"{one.basis}; + {ranks:.2f} GiB beyond one rank ({fit.key}, TP {inputs.layout.tp})" if ranks else one.basis
+    ranks, why = _parts_beyond_one_rank(inputs, fit, values)
+    several = inputs.layout.tp * inputs.layout.pp > 1
+    error = max(one.error_bytes, context.error_bytes) if several else one.error_bytes
+    basis = f"{one.basis}; {why}" if why else one.basis
     return one.model_copy(update={"bytes": max(one.bytes + round(ranks * GIB), 0), "error_bytes": error,
                                   "basis": basis})
+
+
+def _parts_beyond_one_rank(inputs: CalibrationInputs, fit: LinearTerm, values: tuple[float, ...]) -> tuple[float, str]:
+    """`vllm.context`'s parts beyond one rank (GiB) and what they are. Its several-ranks part is measured on GPUs with
+    peer access (llm-d's NVLink H100s): NCCL's P2P/NVLink connection buffers in device memory and the custom
+    all-reduce's IPC buffers. On GPUs without peer access (`gpus_peer.peer_access`: GeForce cards) v0.8.4 holds
+    neither: `CustomAllreduce.__init__` returns before `create_shared_buffer` where `_can_p2p` fails
+    (device_communicators/custom_all_reduce.py:141-150; the same at v0.9.0), and NCCL joins the two ranks through
+    its SHM transport, whose buffers are host memory; what is left is NCCL's own device state, which V0's growth
+    (its snapshot precedes the TP group's init: worker/worker.py:161/166 at v0.8.4) puts at about 0.1-0.15 GiB beyond
+    one rank (2 x RTX 4090 at v0.7.2 printed 0.25 GiB, vllm#13061; 4 x RTX 2080 Ti at v0.8.5 0.20, search-index id
+    13068150713; one RTX 3090 at v0.6.6 0.10, search-index id 62352993850): not charged, kept in the interval (the
+    context fit's error). The MoE part (an all-to-all's buffers) stays."""
+    several, moe = fit.coefficients[1] * values[1], fit.coefficients[2] * values[2]
+    tp = inputs.layout.tp
+    if several and peer_access(inputs.gpu_name) is False:
+        if not moe:
+            return 0.0, (f"TP {tp} without peer access (GeForce): no custom all-reduce, NCCL over host memory; "
+                         f"{fit.key}'s {several:.2f} GiB beyond one rank, measured with peer access, not charged")
+        return moe, (f"+ {moe:.2f} GiB of an MoE beyond one rank ({fit.key}, TP {tp}); without peer access (GeForce) "
+                     f"its {several:.2f} GiB of NCCL and custom all-reduce buffers not charged")  # fmt: skip
+    ranks = several + moe
+    return ranks, (f"+ {ranks:.2f} GiB beyond one rank ({fit.key}, TP {tp})" if ranks else "")
 
 
 def _context_inside(growth: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:

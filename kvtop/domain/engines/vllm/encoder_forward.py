@@ -22,6 +22,22 @@ copies (qkv and the rotated q, k: about 9 × hidden) stay below it at Qwen2.5-VL
 dummy's pixels (patches × 3 × 2 × 14² values, model dtype) are held throughout. Not counted: the rotary tables
 (patches × head_dim ÷ 2 float32 values, tens of MiB) and the allocator's rounding. Qwen2-VL's tower (fc1, QuickGELU,
 fc2) is not read at these releases: not counted.
+
+v0.9.0 – v0.10.0 (session 58, read in the wheels of v0.9.0, v0.9.0.1, v0.9.1, v0.9.2 and v0.10.0: the tower's
+attention, MLP, block and `apply_rotary_pos_emb_vision` the same in each): `profile_run` runs
+`get_multimodal_embeddings` on the dummy batch before `_dummy_run` (v0.9.0.1 v1/worker/gpu_model_runner.py:1886-1897),
+so the tower's forward is a peak of its own there too. Its MLP has separate `gate_proj` and `up_proj` (qwen2_5_vl.py:
+163-195 at v0.9.0.1): `x_gate`, its activation (rebound), `x_up` and their product are held while `down_proj` writes
+(3 × intermediate ÷ TP), beside x, the normed input and the output: the same 3 × hidden + 3 × intermediate ÷ TP. Its
+attention (:282-355) holds x and the normed input, the qkv output (3 × hidden) and contiguous copies of q, k and v
+(3 × hidden), and rotates q, then k, through `apply_rotary_pos_emb_vision` (qwen2_vl.py:231-240: a float32 copy
+`t.float()`, vllm_flash_attn's rotary writing a new float32 output, `.type_as(t)` a model-dtype one): at TP 1,
+patches × hidden × (9 × dtype + 2 × 4) bytes, 13 widths in a 16-bit model, above the MLP's 11.0 at Qwen2.5-VL's widths.
+At TP t > 1 `split_qkv` (:258-280) all-gathers the rank's qkv (3 ÷ t widths) into t zero-filled tensors and
+concatenates them (`all_gather_interleave`, :198-214: 3 + 3 widths at once), then q, k, v are views of the
+concatenation, copied contiguous per rank (3 ÷ t) and rotated on the rank's heads (1 ÷ t, and 2 ÷ t float32): the
+peak is the larger of the gather (x, normed, 3 ÷ t + 6) and the rotary step (x, normed, 3 ÷ t + 3 + 3 ÷ t + 1 ÷ t,
+beside the float32 pair). v0.10.1 merges the MLP's gate and up (`gate_up_proj`); v0.10.1 – v0.12.x are not read.
 """
 
 from __future__ import annotations
@@ -34,13 +50,24 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
 
 QWEN25_VL_TOWERS = frozenset({"Qwen2_5_VLVisionConfig"})
-# releases whose Qwen2.5-VL dummy and tower forward were read
-QWEN25_VL_FORWARD_ERAS: Eras[bool] = Eras((
-    Era("", False, "not read before v0.13.0"),
-    Era("0.13.0", True, "v0.13.0 and v0.20.1 models/qwen2_vl.py (the dummy), qwen2_5_vl.py (the tower's block), "
-                        "v1/worker/gpu_model_runner.py profile_run"),
-    Era("0.21.0", False, "not read after v0.20.x"),
+# the tower's forward as each read release runs it: "split" (separate gate and up, q, k, v copied and rotated through
+# float32), "fused" (gate_up and act_and_mul); None where not read
+SPLIT, FUSED = "split", "fused"
+QWEN25_VL_FORWARD_ERAS: Eras[str | None] = Eras((
+    Era("", None, "not read before v0.9.0"),
+    Era("0.9.0", SPLIT, "v0.9.0, v0.9.0.1, v0.9.1, v0.9.2 and v0.10.0 models/qwen2_5_vl.py (MLP :163-195, attention "
+                        ":282-355 at v0.9.0.1), qwen2_vl.py apply_rotary_pos_emb_vision, gpu_model_runner.py profile_run"),
+    Era("0.10.1", None, "v0.10.1 merges the MLP's gate_up_proj; v0.10.1 – v0.12.x not read"),
+    Era("0.13.0", FUSED, "v0.13.0 and v0.20.1 models/qwen2_vl.py (the dummy), qwen2_5_vl.py (the tower's block), "
+                         "v1/worker/gpu_model_runner.py profile_run"),
+    Era("0.21.0", None, "not read after v0.20.x"),
 ))  # fmt: skip
+FLOAT32_BYTES = 4
+# the split form's attention, in model-dtype widths of hidden (÷ TP where per rank): x and the normed input (2, whole),
+# the qkv (3 ÷ TP; at TP > 1 its all-gathered concatenation, 3, and while gathering the t gathered parts, 3), the
+# contiguous q, k, v (3 ÷ TP) and the rotated one's model-dtype output (1 ÷ TP), beside two float32 copies of it
+# (`t.float()` and the rotary's output, 2 ÷ TP)
+BLOCK_INPUTS, QKV, SPLIT_ROTARY_FLOAT32 = 2, 3, 2
 MAX_FRAMES_PER_VIDEO = 14  # qwen2_vl.py:115 at v0.13.0 and v0.20.1
 # the Qwen2-VL / Qwen2.5-VL processor's published sizes (preprocessor_config.json: encoder_profile.py says where read;
 # min_pixels 3,136 never binds the largest image), its one home: encoder_profile.py imports them
@@ -99,22 +126,47 @@ def _block_widths(model: ModelSpec, tp: int) -> tuple[int, int]:
     return stated(model, "hidden_size", TOWER_HIDDEN), stated(model, "intermediate_size", TOWER_INTERMEDIATE) // tp
 
 
-def tower_forward_bytes(model: ModelSpec, patches: int, tp: int) -> int:
-    """The tower's block peak over `patches` (module docstring), in the model dtype."""
+def _mlp_bytes(model: ModelSpec, patches: int, tp: int) -> int:
+    """A block's MLP peak over `patches`: x, residual and the down output beside the MLP's three intermediates."""
     hidden, intermediate = _block_widths(model, tp)
     return patches * (BLOCK_WIDTHS * hidden + MLP_WIDTHS * intermediate) * model.dtype_bytes
 
 
+def _split_attention_bytes(model: ModelSpec, patches: int, tp: int) -> int:
+    """The split form's attention peak (module docstring): at TP 1, 9 model-dtype widths of hidden and 2 float32; at
+    TP > 1 the larger of the qkv's all-gather and the rotary step."""
+    hidden, dtype = stated(model, "hidden_size", TOWER_HIDDEN), model.dtype_bytes
+    gathered = QKV if tp > 1 else 0  # the concatenation q, k and v are views of
+    held = BLOCK_INPUTS + QKV / tp + gathered + QKV / tp  # before the rotary: inputs, qkv, concatenation, copies
+    rotary = patches * hidden * (dtype * (held + 1 / tp) + SPLIT_ROTARY_FLOAT32 * FLOAT32_BYTES / tp)
+    gather = patches * hidden * dtype * (BLOCK_INPUTS + QKV / tp + 2 * QKV) if tp > 1 else 0
+    return round(max(rotary, gather))
+
+
+def tower_forward_bytes(model: ModelSpec, patches: int, tp: int, version: ResolvedVersion) -> int:
+    """The tower's block peak over `patches` (module docstring): the MLP's, or at TP 1 in the split form the
+    attention's rotary step where larger."""
+    mlp = _mlp_bytes(model, patches, tp)
+    if QWEN25_VL_FORWARD_ERAS.at(version) == SPLIT:
+        return max(mlp, _split_attention_bytes(model, patches, tp))
+    return mlp
+
+
 def tower_forward_words(model: ModelSpec, patches: int, tp: int, pixels: int, version: ResolvedVersion) -> str:
     """The forward's peak in words, with its figures."""
-    total = tower_forward_bytes(model, patches, tp) + pixels
+    total = tower_forward_bytes(model, patches, tp, version) + pixels
     hidden, intermediate = _block_widths(model, tp)
+    if total - pixels > _mlp_bytes(model, patches, tp):
+        gathered = " (all-gathered at TP > 1)" if tp > 1 else ""
+        part = (f"attention: x, the normed input, the qkv{gathered} and q, k, v copies of {hidden:,} ÷ TP {tp}, rotated "
+                "through float32")
+    else:
+        part = f"x, residual and MLP ({BLOCK_WIDTHS} × {hidden:,} + {MLP_WIDTHS} × {intermediate:,} wide)"
     return (f"vLLM {version.label}'s encoder profile runs the vision tower over {patches:,} patches first: a block's "
-            f"x, residual and MLP ({BLOCK_WIDTHS} × {hidden:,} + {MLP_WIDTHS} × {intermediate:,} wide) and the pixels, "
-            f"{total / GIB:.2f} GiB "
-            "(encoder_forward.py)")  # fmt: skip
+            f"{part} and the pixels, {total / GIB:.2f} GiB (encoder_forward.py)")  # fmt: skip
 
 
 def forward_counted(model: ModelSpec, version: ResolvedVersion) -> bool:
     """Whether kvtop counts the tower's forward: Qwen2.5-VL at the releases read (`QWEN25_VL_FORWARD_ERAS`)."""
-    return model.tower is not None and model.tower.config_class in QWEN25_VL_TOWERS and QWEN25_VL_FORWARD_ERAS.at(version)
+    return (model.tower is not None and model.tower.config_class in QWEN25_VL_TOWERS
+            and QWEN25_VL_FORWARD_ERAS.at(version) is not None)  # fmt: skip

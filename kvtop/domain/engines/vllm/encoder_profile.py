@@ -380,10 +380,10 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     refuse_text_only(limits, FAMILY_MODALITIES[family])
     if family == QWEN3_VL:
         item = _qwen3_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
-    elif family == QWEN2_VL and forward_counted(model, inputs.version):
-        item = _qwen25_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
-    elif family == QWEN2_VL:
+    elif family == QWEN2_VL and QWEN2_VL_ERAS.at(inputs.version):  # v0.9.x's dummy: the largest image
         item = _qwen2_vl_item(model)
+    elif family == QWEN2_VL:  # Qwen2.5-VL from v0.13.0, its dummy read with its tower (`counted_family`)
+        item = _qwen25_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
     elif family == MISTRAL3:
         item = _mistral3_item(model)
     else:
@@ -414,7 +414,7 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     if not forward_counted(model, inputs.version):
         return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words)
     patches = items * item.embed_rows * stated(model, "spatial_merge_size", MERGE) ** 2
-    forward = tower_forward_bytes(model, patches, inputs.layout.tp) + pixels
+    forward = tower_forward_bytes(model, patches, inputs.layout.tp, inputs.version) + pixels
     return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words, forward,
                           tower_forward_words(model, patches, inputs.layout.tp, pixels, inputs.version))  # fmt: skip
 

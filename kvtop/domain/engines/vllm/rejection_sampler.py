@@ -21,6 +21,16 @@ sampler path is counted (`sampler_peak.counted_sampler_bytes`: the native path f
 a T4 at v0.17.1 (256 seqs, 151,936 vocabulary): 0.58 GiB, against the ≈ 0.66 GiB its n-gram (k 5) and draft-model
 (k 3) starts left unexplained (search-index id 58099879597); the dummy run's one draft token a request makes it
 independent of k, as those two starts are.
+
+Read again at v0.18.0, v0.20.0, v0.26.0 and v0.33.0 (session 58): the V1 runner's `_dummy_sampler_run` makes the same
+call (one draft token a request, `torch.randn(num_tokens + num_reqs, vocab)` in the logits' dtype, the dummy
+metadata neither all-greedy nor all-random), and `RejectionSampler.forward`, `rejection_sample` and
+`sample_recovered_tokens` hold the same tensors at vLLM's defaults; v0.33.0 computes `target_probs` before the greedy
+kernel rather than after it (held across the same calls) and runs a second, all-greedy call (it returns before
+`target_probs`: less). Not counted, as no default sets them: `draft_sample_method="probabilistic"` (its dummy
+`draft_probs`, one float32 row a request, by v0.26.0; not at v0.20.0), `use_fp64_gumbel` (float64 `q` and its
+reciprocal, v0.26.0 on) and the FLy rejection method (v0.33.0). The V2 model runner (v1/worker/gpu/model_runner.py,
+read at v0.26.0 and v0.33.0) runs no rejection sampler in its `_dummy_sampler_run`: its count is `v2_profile.py`'s.
 """
 
 from __future__ import annotations
@@ -31,8 +41,8 @@ from kvtop.domain.model import ModelSpec
 FLOAT32_BYTES = 4
 COUNTED_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.17.0 (the sampler's path is left to the fits there)"),
-    Era("0.17.0", True, "v0.17.1 gpu_model_runner.py `_dummy_sampler_run` + rejection_sampler.py, read"),
-    Era("0.18.0", False, "releases from v0.18.0 not read: not counted"),
+    Era("0.17.0", True, "v1/worker/gpu_model_runner.py `_dummy_sampler_run` + v1/sample/rejection_sampler.py, read "
+        "at v0.17.1, v0.18.0, v0.20.0, v0.26.0 and v0.33.0: the same tensors at the defaults"),
 ))  # fmt: skip
 
 
