@@ -23,7 +23,6 @@ from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.support import measured_elsewhere
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY
-from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules
 from kvtop.domain.gpus import gpu_key
 from kvtop.domain.wording import GIB
@@ -45,7 +44,7 @@ ALL_REDUCE = "1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)"
 def _plan(record: Record, **given: object) -> CapacityPlan:
     assert record.model is not None and record.gpu_total_bytes is not None
     return planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
-                            gpu_name=gpu_key(record.gpu), measured=MeasuredInputs(desktop=record.desktop),
+                            gpu_name=gpu_key(record.gpu), measured=record.host_measured(),
                             **given)  # type: ignore[arg-type]  # fmt: skip
 
 

@@ -5,7 +5,9 @@ layout, the model's config (in tests/data/configs or tests/data/calibration/conf
 hand), the launch flags as the engine spells them, and the figures the log printed (`logged`, GiB as
 printed, tokens as counts). `env` holds the environment the launch set where a rule of the engine reads it
 (`{"VLLM_MXFP4_USE_MARLIN": "1"}`), read as `--cmd` reads a leading `NAME=VALUE` (`launch_line.with_environment`). `exclude` names the terms a record must not be fitted on, and why. `host: desktop`
-marks a start on a card a desktop (Windows, WSL2) shares: it is planned as `plan --desktop` plans it. `kv_stage`
+marks a start on a card a desktop (Windows, WSL2) shares: it is planned as `plan --desktop` plans it; with
+`host_os: wsl2` (the source says the start ran under WSL2: its kernel, Docker Desktop, a Windows driver) as `plan
+--wsl2` plans it, CUDA's total the card's whole memory (`Record.host_measured`). `kv_stage`
 says whose figure a pipeline-parallel start's `logged.kv` is: a stage's index (vLLM sizes and logs each stage's KV
 memory apart) or "min", the least over the stages (`Record.kv_stage`).
 """
@@ -24,10 +26,11 @@ from typing import TypeVar, cast
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, display_name, engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_dates, from_flag
 from kvtop.domain.engines.vllm.eras import V0_RELEASE
-from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
+from kvtop.domain.gpus import GPU_TOTAL_MIB, GpuTotalOrigin, gpu_key
 from kvtop.domain.launch import LaunchSettings, engine_flags, parse_flags
 from kvtop.domain.launch_line import with_environment
 from kvtop.domain.ledger import Ledger, layout_from_settings, predict
@@ -100,6 +103,17 @@ class Record:
         """A start on a card a desktop shares (`host: desktop`), planned with `--desktop`."""
         return self.raw.get("host") == "desktop"
 
+    @property
+    def wsl2(self) -> bool:
+        """A desktop start under WSL2 (`host_os: wsl2`), planned with `--wsl2`: CUDA's total is the whole card."""
+        return self.desktop and self.raw.get("host_os") == "wsl2"
+
+    def host_measured(self, **figures: int | None) -> MeasuredInputs:
+        """What a plan of this start is told of its host, as `plan --desktop` / `--wsl2` tell it (the total's origin
+        `GpuTotalOrigin.WSL2` under WSL2), with the measured `figures` (`MeasuredInputs` fields) given."""
+        origin = GpuTotalOrigin.WSL2 if self.wsl2 else None
+        return MeasuredInputs(desktop=self.desktop, gpu_total_origin=origin, **figures)  # type: ignore[arg-type]
+
     def excluded(self, term: Term) -> bool:
         exclude = self.raw.get("exclude") or {}
         assert isinstance(exclude, dict)
@@ -154,7 +168,7 @@ class Record:
         return CalibrationInputs(
             model=served, settings=self.settings, layout=layout, gpu_name=gpu_key(self.gpu) if self.gpu else None,
             gpu_total_bytes=self.gpu_total_bytes or 80 * GIB, version=self.version, weights_bytes=weights,
-            context_length=context,
+            context_length=context, wsl2=self.wsl2,
         )  # fmt: skip
 
 

@@ -23,7 +23,6 @@ from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.plan_fits import desktop_fit
 from kvtop.domain.calibration.terms import Term
-from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_key
 from kvtop.domain.wording import MIB
 
@@ -32,7 +31,7 @@ SEARCH_LIMIT_MIB = 4096  # no desktop was seen to hold 4 GiB beyond Linux: a sea
 
 def _plan(record: Record, fits: dict[str, LinearTerm], free_before: int | None) -> CapacityPlan:
     assert record.model is not None and record.gpu_total_bytes is not None
-    measured = MeasuredInputs(free_before_load_bytes=free_before)
+    measured = record.host_measured(free_before_load_bytes=free_before)
     return planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
                             gpu_name=gpu_key(record.gpu), measured=measured, fits=fits)  # fmt: skip
 

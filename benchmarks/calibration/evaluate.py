@@ -54,7 +54,6 @@ from kvtop.domain.calibration.linear import (
 from kvtop.domain.calibration.plan_fits import error_fit
 from kvtop.domain.calibration.terms import RUNTIME_TERMS, Term, TermEstimate
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, ERROR_FEATURES, LOADED_ERROR_KEY, runtime_cast
-from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key, is_unified
@@ -106,7 +105,8 @@ def cuda_total_fits(corpus: Corpus, leave_out: str | None = None,
     by_gpu: dict[str, list[tuple[FitRow, str]]] = {}
     for record in _records(corpus, leave_out):
         total = record.figures.get("cuda_total")
-        if total is None or not record.gpu or record.excluded(Term.CUDA_TOTAL):
+        # a WSL2 start's total is the whole card (`gpu_totals.wsl2_total_estimate`), not the Linux driver's figure
+        if total is None or not record.gpu or record.excluded(Term.CUDA_TOTAL) or record.wsl2:
             continue
         by_gpu.setdefault(gpu_model_key(record.gpu), []).append((((1.0,), total / GIB), record.source))
     for printed in GPU_TOTALS:
@@ -162,7 +162,7 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
         if total is None and record.gpu and record.gpu_total_bytes is not None:
             # as a plan takes it: the GPU's fitted total, else nvidia-smi's less the fitted gap (a GPU no log
             # printed the total of: the RTX 5080, L4 and B200 starts of SGLang's corpus)
-            estimate = cuda_total_estimate(record.gpu, record.gpu_total_bytes, totals)
+            estimate = cuda_total_estimate(record.gpu, record.gpu_total_bytes, totals, wsl2=record.wsl2)
             total = estimate.bytes if estimate.source == "calibrated" else None
         if total is None:
             return None
@@ -335,7 +335,7 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
     if not weights_logged and record.excluded(Term.WEIGHTS):  # its config misstates the weights: no blind plan
         return None
     stage = engine_rules(record.engine).logged_weights_stage if weights is not None else None  # whose load it is
-    measured = MeasuredInputs(weights_bytes=weights, weights_stage=stage, desktop=record.desktop)
+    measured = record.host_measured(weights_bytes=weights, weights_stage=stage)
     try:
         plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
                                 gpu_name=gpu_key(record.gpu), measured=measured, fits=fits, scale=scale,

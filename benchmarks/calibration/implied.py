@@ -13,7 +13,6 @@ from benchmarks.calibration.corpus import Record
 from benchmarks.calibration.evaluate import left_out, origin
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.linear import FitRow, LinearTerm, RowOrigin
-from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import gpu_key
@@ -34,7 +33,7 @@ def implied_bytes(record: Record, key: str, fits: dict[str, LinearTerm]) -> int 
     names = engine_rules(record.engine).calibration.FIT_TERMS[key][1]
     weights = record.figures.get("weights")
     stage = engine_rules(record.engine).logged_weights_stage if weights is not None else None
-    measured = MeasuredInputs(weights_bytes=weights, weights_stage=stage, desktop=record.desktop)
+    measured = record.host_measured(weights_bytes=weights, weights_stage=stage)
     try:
         plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
                                 gpu_name=gpu_key(record.gpu), measured=measured,

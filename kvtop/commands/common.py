@@ -19,7 +19,7 @@ from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
 from kvtop.domain.errors import InputError
-from kvtop.domain.gpus import GpuTotalOrigin, given_total_origin
+from kvtop.domain.gpus import GpuTotalOrigin, given_total_origin, wsl2_total_origin
 from kvtop.domain.launch import FIELD_TYPES, KVTOP_SPELLINGS, LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.launch_line import detect_engine, parse_launch_command
 from kvtop.domain.launch_notes import ignored_flags_note
@@ -259,6 +259,9 @@ def add_model_arguments(
     group.add_argument("--desktop", action="store_true",
                        help="the GPU also drives a desktop (Windows, WSL2): the plan says the memory the desktop "
                        "holds is not modelled")  # fmt: skip
+    group.add_argument("--wsl2", action="store_true",
+                       help="the GPU is reached through WSL2 (Windows drives it; implies --desktop): CUDA's total is "
+                       "the card's whole memory, with no Linux driver's reserve")  # fmt: skip
     group.add_argument(
         "--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)"
     )
@@ -345,7 +348,7 @@ def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
         free_after_load_bytes=size("free_after_load", "--free-after-load"),
         weights_bytes=size("weights_memory", "--weights-memory"),
         non_kv_bytes=size("non_kv_memory", "--non-kv-memory"),
-        desktop=bool(getattr(args, "desktop", False)),
+        desktop=bool(getattr(args, "desktop", False) or getattr(args, "wsl2", False)),  # --wsl2 implies --desktop
     )
     before, after = measured.free_before_load_bytes, measured.free_after_load_bytes
     if before is not None and after is not None and after > before:  # loading weights frees nothing
@@ -360,10 +363,10 @@ def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
 def total_origin_from_args(args: argparse.Namespace, name: str | None, total_bytes: int) -> GpuTotalOrigin:
     """Where the total `gpu_from_args` picks (`name`, `total_bytes`) comes from, said beside it: --gpu-memory (it
     wins; the engine's total, or a larger memory variant of the card --gpu names: the domain's
-    `gpus.given_total_origin` decides), else --gpu's table (the H100's where no --gpu is given)."""
-    if getattr(args, "gpu_memory", None) is None:
-        return GpuTotalOrigin.TABLE
-    return given_total_origin(name, total_bytes)
+    `gpus.given_total_origin` decides), else --gpu's table (the H100's where no --gpu is given); under --wsl2 a card's
+    own figure is CUDA's whole-card total (`gpus.wsl2_total_origin`)."""
+    origin = GpuTotalOrigin.TABLE if getattr(args, "gpu_memory", None) is None else given_total_origin(name, total_bytes)
+    return wsl2_total_origin(name, origin) if getattr(args, "wsl2", False) else origin
 
 
 def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, *, assumed: bool) -> None:

@@ -402,6 +402,10 @@ class GpuTotalOrigin(str, Enum):
     # larger memory variant of that card, whose CUDA total the calibration estimates as it does the table's
     VARIANT = "variant"
     NVML = "nvml"  # read on the node from NVML (nvidia-smi's figure of this very GPU): the live and demo predictions
+    # the card's whole memory (--gpu's table, a larger variant's --gpu-memory, or NVML's) on a WSL2 host, where it is
+    # CUDA's total too: Windows' display driver (WDDM) owns the card and no Linux kernel driver keeps a reserve from
+    # it (`calibration.gpu_totals.wsl2_total_estimate`, its sources); `plan --wsl2`, or a node that shows WSL2
+    WSL2 = "wsl2"
 
     @property
     def is_engines_total(self) -> bool:
@@ -416,6 +420,15 @@ def given_total_origin(name: str | None, total_bytes: int) -> GpuTotalOrigin:
     and the planner: nvidia-smi's total of a larger memory variant of the card (VARIANT) where it is one
     (`is_larger_variant`), else the total the engine sees (GIVEN)."""
     return GpuTotalOrigin.VARIANT if is_larger_variant(name, total_bytes) else GpuTotalOrigin.GIVEN
+
+
+def wsl2_total_origin(name: str | None, origin: GpuTotalOrigin) -> GpuTotalOrigin:
+    """What a total of `origin` for the card `name` is on a WSL2 host: nvidia-smi's figure of the card (the table's, a
+    larger variant's, NVML's) is then CUDA's whole-card total (WSL2); the operator's --gpu-memory (already the total
+    the engine sees) and a unified device's (no WDDM card) keep their origin."""
+    if is_unified(name) or origin is GpuTotalOrigin.GIVEN or origin is GpuTotalOrigin.WSL2:
+        return origin
+    return GpuTotalOrigin.WSL2
 
 
 def engine_visible_total(total_bytes: int | None, reserved_bytes: int | None) -> int | None:
@@ -439,6 +452,8 @@ def total_said(name: str | None, origin: GpuTotalOrigin) -> str:
         return "--gpu-memory"
     if origin is GpuTotalOrigin.NVML:
         return "NVML's total"
+    if origin is GpuTotalOrigin.WSL2:
+        return "the card's whole memory, CUDA's total under WSL2"
     return "CUDA's total on unified memory" if is_unified(name) else "nvidia-smi's total"
 
 

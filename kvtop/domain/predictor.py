@@ -14,7 +14,7 @@ from kvtop.domain.deployment import SpecKind
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.gpus import GpuTotalOrigin, engine_visible_total
+from kvtop.domain.gpus import GpuTotalOrigin, engine_visible_total, wsl2_total_origin
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
@@ -99,10 +99,13 @@ def gpu_inputs(gpu: GpuObservation, desktop: HostDesktop | None = None) -> Measu
     """What a live GPU measures for a prediction before its engine's own figures: its total is NVML's (said so,
     `GpuTotalOrigin.NVML`), and the engines' total is NVML v2's less the driver's reserved where v2 answered
     (`gpus.engine_visible_total`, measured), else the per-model fit (calibrated) stands in; a desktop the node
-    showed (`desktop`) is the fact `plan --desktop` states, measured (`MeasuredInputs.desktop_seen`)."""
+    showed (`desktop`) is the fact `plan --desktop` states, measured (`MeasuredInputs.desktop_seen`). What shows a
+    desktop on a node is WSL2 (its kernel, `/dev/dxg`: `host_desktop`), where NVML's total is the card's whole memory
+    and CUDA's too (`GpuTotalOrigin.WSL2`: the calibration's WSL2 total stands in, not NVML's reserved split)."""
+    origin = GpuTotalOrigin.NVML if desktop is None else wsl2_total_origin(gpu.name, GpuTotalOrigin.NVML)
     return MeasuredInputs(
-        gpu_total_origin=GpuTotalOrigin.NVML,
-        cuda_total_bytes=engine_visible_total(gpu.total_bytes, gpu.reserved_bytes),
+        gpu_total_origin=origin,
+        cuda_total_bytes=None if origin is GpuTotalOrigin.WSL2 else engine_visible_total(gpu.total_bytes, gpu.reserved_bytes),
         desktop=desktop is not None,
         desktop_seen=desktop,
     )

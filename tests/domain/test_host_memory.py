@@ -162,19 +162,22 @@ def test_a_desktop_host_is_said_and_only_lowers_the_low_end(record_id: str) -> N
 
 def test_the_desktop_share_holds_what_the_two_desktop_starts_held_beyond_linux() -> None:
     """The chain `DESKTOP_HELD_BYTES` states, as benchmarks/calibration/desktop.py computes it against the fits on
-    every record. WSL2: the 3090 SGLang start printed 22.76 GiB free of 23.58 before its load (0.82 GiB held): the
-    desktop held that less the plan's context term. Windows: lmdeploy#1703 sized 118 blocks of 64 tokens (7,552
+    every record. WSL2: the 3090 SGLang start printed 22.76 GiB free before its load; under WSL2 CUDA's total is the
+    whole card, 24,576 MiB = 24.00 GiB (`gpu_totals.wsl2_total_estimate`; planned as the Linux fit's 23.58 until
+    session 58), so 1.24 GiB was held: the desktop held that less the plan's context term. Windows: lmdeploy#1703 sized 118 blocks of 64 tokens (7,552
     logged) where the plan without the desktop sizes 119; a block of internlm-20b is 64 tokens × 60 layers × 2 (K, V)
     × 5,120 × 2 B = 75 MiB and TurboMind takes 0.8 of the free memory, so one block is 93.75 MiB of free memory: the
     most the desktop held and still left 118 blocks lies between one and two such steps. The share holds the larger,
-    rounded up to the MiB (389 MiB at the end of session 51: 0.82 GiB held where the per-SM context fit gives about 0.44)."""
+    rounded up to the MiB (389 MiB at the end of session 51: 0.82 GiB held where the per-SM context fit gives about 0.44;
+    903 MiB in session 58, the WSL2 start's total the whole card)."""
     fits = fit_all(CORPUS)
     sglang = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
+    assert sglang.wsl2  # `host_os: wsl2`: Docker Desktop on WSL2
     plain = planned_capacity(sglang.model, sglang.settings, gpu_total_bytes=sglang.gpu_total_bytes,  # type: ignore[arg-type]
-                             gpu_name=gpu_key(sglang.gpu), fits=fits)  # fmt: skip
+                             gpu_name=gpu_key(sglang.gpu), fits=fits, measured=sglang.host_measured())  # fmt: skip
     context = next(estimate.bytes for estimate in plain.estimate.terms if estimate.term is Term.CONTEXT)
     total = next(estimate.bytes for estimate in plain.estimate.terms if estimate.term is Term.CUDA_TOTAL)
-    assert round(total / GIB, 2) == 23.58 and round(sglang.figures["free_before_load"] / GIB, 2) == 22.76
+    assert total == 24576 << 20 and round(sglang.figures["free_before_load"] / GIB, 2) == 22.76
     wsl2 = desktop_excess(sglang, fits)
     assert wsl2 == total - sglang.figures["free_before_load"] - context
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
@@ -222,7 +225,8 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
     session 52 so do the two GTX 1080 starts (file19400629813-*-gtx1080-v064post1): their notes' nvidia-smi shows
     Xorg and gnome-shell on the card (the records' gpu_basis in tests/data/calibration/vllm.jsonl); since session 54
     an RTX 3060 Ti whose committed nvidia-smi shows Xorg and Firefox, and two WSL2 RTX 4090 starts; since session 55 two
-    more GTX 1080 desktop starts of opt-125m (file19719842090, file19513493048) and an RTX 2060 12 GB under WSL2."""
+    more GTX 1080 desktop starts of opt-125m (file19719842090, file19513493048) and an RTX 2060 12 GB under WSL2; since
+    session 58 an RTX 3050 laptop and an RTX 5080 under WSL2."""
     assert {record.id for record in RECORDS.values() if record.desktop} == {
         "my-deepseek-r1-distill-qwen-7b-3090",
         "case-lmdeploy-1703-internlm-20b-w4-3090",
@@ -235,6 +239,8 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
         "romeon728-ledgerly-qwen2.5-3b-awq-rtx3060ti-v0300",
         "file61464053627-qwen3-8b-fp8-rtx4090-wsl2-v0271",
         "file61464053627-qwen3-14b-fp8-rtx4090-wsl2-v0271",
+        "file68393499563-qwen2.5-3b-awq-rtx3050-4gb-wsl2-v0110",
+        "file60166145902-qwen2.5-3b-rtx5080-wsl2-v0260",
     }
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
     judged = blind(record, fit_all(CORPUS, leave_out=record.source), weights_logged=False)
@@ -246,7 +252,7 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
 
 
 def test_a_desktop_with_the_free_memory_given_charges_nothing_more() -> None:
-    """The WSL2 start printed 22.76 GiB free of 23.58 before its load: given that figure the desktop's share is in
+    """The WSL2 start printed 22.76 GiB free of the card's 24.00 before its load: given that figure the desktop's share is in
     it, so the low end is the one the same free memory plans without the desktop, and the note says so."""
     record = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
     fits = fit_all(CORPUS, leave_out=record.source)
@@ -278,7 +284,7 @@ def test_the_free_memory_note_of_a_unified_host_names_the_hosts_share() -> None:
 def test_each_desktop_start_is_judged_with_the_other_desktop_start_s_share() -> None:
     """The judgement holds the desktop share out like every other figure: the fits without one desktop start's source
     hold the share of the other start alone (`desktop_excess` of it, rounded up to the MiB: lmdeploy#1703's 167 MiB for
-    the WSL2 start, the WSL2 start's 389 MiB for lmdeploy#1703's), and fits of a corpus with no desktop start hold none
+    the WSL2 start, the WSL2 start's 903 MiB for lmdeploy#1703's, its total the whole card), and fits of a corpus with no desktop start hold none
     (a plan's low end then takes nothing for the desktop); the product's fits hold the committed `DESKTOP_HELD_BYTES`."""
     sglang, windows = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"], RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
     for judged, other in ((sglang, windows), (windows, sglang)):

@@ -9,6 +9,7 @@ from pathlib import Path
 from kvtop.commands.node_source import LiveSource
 from kvtop.commands.render_snapshot import snapshot_json, snapshot_text
 from kvtop.domain.calibration.estimate import preload_estimate
+from kvtop.domain.gpus import GpuTotalOrigin
 from kvtop.domain.host_desktop import DesktopEvidence
 from kvtop.sources.host_desktop import read_host_desktop
 from kvtop.sources.nvml import NvmlSource
@@ -31,7 +32,9 @@ def test_a_wsl2_node_predicts_with_the_desktop_it_read(tmp_path: Path) -> None:
     """The recorded two-engine node (vLLM serving gpt-oss-120b on an A100) read with WSL2's kernel string: the
     observation says the desktop and where it was read; the clean and the explained ledger hold it as `--desktop`
     does, and the plan's desktop sentence says its origin. vLLM sizes from the total, so the desktop is said, not
-    charged: the tokens are those of the same node with no desktop shown (a stock kernel string)."""
+    charged; but under WSL2 CUDA's total is the card's whole memory, NVML's total (`GpuTotalOrigin.WSL2`), not NVML
+    v2's total less the driver's reserved that the same node with no desktop shown (a stock kernel string) sizes from,
+    so vLLM's share of the larger total holds more tokens."""
     wsl = _source(WSL2_PATH, tmp_path / "dxg").collect()
     linux = _source(DATA / "host" / "proc_version_ubuntu", tmp_path / "dxg").collect()
     desktop = wsl.observation.desktop
@@ -42,7 +45,11 @@ def test_a_wsl2_node_predicts_with_the_desktop_it_read(tmp_path: Path) -> None:
     for ledger in (vllm.ledger, vllm.explained):
         assert ledger.measured.desktop and ledger.measured.desktop_seen == desktop
     assert not plain.ledger.measured.desktop and plain.ledger.measured.desktop_seen is None
-    assert vllm.ledger.token_capacity == plain.ledger.token_capacity
+    assert vllm.ledger.measured.wsl2 and vllm.ledger.measured.gpu_total_origin is GpuTotalOrigin.WSL2
+    assert not plain.ledger.measured.wsl2 and plain.ledger.measured.cuda_total_bytes is not None
+    assert vllm.ledger.engine_total_bytes == vllm.ledger.gpu_total_bytes == plain.ledger.gpu_total_bytes
+    assert plain.ledger.engine_total_bytes == plain.ledger.measured.cuda_total_bytes < plain.ledger.gpu_total_bytes
+    assert vllm.ledger.token_capacity > plain.ledger.token_capacity
     estimate = preload_estimate(vllm.ledger)
     assert estimate.desktop is not None and estimate.desktop.low_end_bytes == 0  # sized from the total: said
     assert estimate.desktop.note.endswith("(Windows desktop under WSL2, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2)")

@@ -50,7 +50,7 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
     return CalibrationInputs(
         model=ledger.model, settings=ledger.settings, layout=ledger.layout, gpu_name=ledger.gpu_name,
         gpu_total_bytes=ledger.gpu_total_bytes, version=ledger.version, weights_bytes=ledger.weights_bytes,
-        context_length=ledger.context_length,
+        context_length=ledger.context_length, wsl2=ledger.measured.wsl2,
     )  # fmt: skip
 
 
@@ -420,7 +420,8 @@ def start_overhead(ledger: Ledger, fits: dict[str, LinearTerm] | None = None) ->
     figures = ledger.measured.calibrated if fits is None else None  # other fits: the context is theirs
     fits = engine_fits(ledger.settings.engine, fits)
     given = ledger.measured.engine_total_given()  # the engine's total as given (--gpu-memory) or measured (NVML v2)
-    total = given[0] if given is not None else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, fits).bytes
+    total = given[0] if given is not None else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, fits,
+                                                                    wsl2=ledger.measured.wsl2).bytes
     driver = max(ledger.gpu_total_bytes - total, 0)
     measured_free = ledger.measured.free_before_load_bytes
     if measured_free is not None:

@@ -174,7 +174,7 @@ def free_memory_terms(key: str, fits: dict[str, LinearTerm], inputs: Calibration
     from kvtop.domain.calibration.weights import weights_estimate
 
     return (
-        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
+        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits, wsl2=inputs.wsl2),
         context_estimate(key, CONTEXT_LABEL, fits, inputs, tp_features(inputs)),
         weights_estimate(inputs),
     )

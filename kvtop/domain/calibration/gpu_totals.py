@@ -15,6 +15,9 @@ and each total that GPU printed judged against nvidia-smi's less that gap (bench
 GPU's mean total instead it left out the spread of one GPU's own totals (ECC, driver), and held an A40's printed
 44.35 GiB 0.03 GiB outside (44.54 ± 0.16, session 56). On a unified-memory device (GB10, Jetson) the table's figure is CUDA's own total,
 the host's memory as the engines' logs printed it (what the host holds of it: `host_memory.py`).
+Under WSL2 the card belongs to Windows' display driver (WDDM) and CUDA reaches it through the DirectX kernel's
+paravirtualised GPU (`/dev/dxg`), with no Linux kernel driver: CUDA's total is the card's whole memory, nvidia-smi's
+figure, with no driver's reserve taken from it (`wsl2_total_estimate`; the total's origin `GpuTotalOrigin.WSL2`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,21 @@ GAP_FEATURES = ("1 GiB", "100 GiB of nvidia-smi's total")  # the gap's features:
 # release: GB10 starts printed 119.70 GiB (TensorRT-LLM 1.1.0rc3, vLLM), two DGX OS 7.5 GB10 hosts state 121.63 and
 # 121.69 GiB (MiaAI-Lab/DeepSeek-v4-Flash-One-DGX-Spark#4, MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#204)
 UNIFIED_TOTAL_ERROR_BYTES = 2 * GIB
+# Under WSL2 CUDA's total is the card's whole memory, nvidia-smi's figure: four WSL2 starts printed it (vLLM's
+# 'total_gpu_memory (12.00GiB)' of an RTX 2060 12 GB's 12,288 MiB, driver 561.09 under Docker Desktop, search-index id
+# 40791855483; '(8.00GiB)' of an RTX 4060's 8,188 MiB, vllm-project/vllm#13882; 'Free memory on device (3.21/4.0
+# GiB)' of an RTX 3050 laptop's 4,096 MiB, search-index id 68393499563; an RTX 5080's '15.92 GiB' of 16,303 MiB,
+# search-index id 59827454839), as did an RTX 4090's '(22.45/23.99 GiB)' of 24,564 MiB (search-index id 61815222665)
+# and RTX 5090s' '(30.2/31.84 GiB)' of 32,607 MiB under WSL2 or Windows (search-index ids 57678521127, 60827304595,
+# 53100052126, 58303971575, 60293000203) where Linux 5090 hosts print 31.36; native Linux desktops keep the driver's
+# gap (GTX 1080: 7.92 of 8,192 MiB; RTX 3060 Ti: 7.65 of 8,192). The mechanism: under WSL2 the only driver is Windows' (NVIDIA's CUDA on WSL User Guide,
+# https://docs.nvidia.com/cuda/wsl-user-guide/index.html and its 11.4.4 archive: CUDA reaches GeForce and Quadro cards
+# in WDDM mode through GPU paravirtualisation, the Windows driver mapped into WSL 2, no Linux GPU driver installed
+# there); under WDDM Windows allocates and manages the device's memory (NVML's nvmlDeviceGetMemoryInfo reference:
+# 'Under WDDM most device memory is allocated and managed on startup by Windows'), so the Linux kernel driver's
+# framebuffer reserve (NVML v2's `reserved`, the gap above) is not taken from what CUDA reports.
+# The error: the logs' two decimals (0.005 GiB), and no start seen below the card's figure by more
+WSL2_TOTAL_ERROR_BYTES = GIB // 100
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
@@ -228,10 +246,23 @@ def _total(value: int, error: int, source: TermSource, basis: str) -> TermEstima
                         source=source, basis=basis, more_is_more_kv=True)  # fmt: skip
 
 
-def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mapping[str, LinearTerm]) -> TermEstimate:
+def wsl2_total_estimate(gpu_total_bytes: int) -> TermEstimate:
+    """CUDA's total on a WSL2 host: the card's whole memory (nvidia-smi's `gpu_total_bytes`), no Linux driver's
+    reserve taken from it (`WSL2_TOTAL_ERROR_BYTES`' sources)."""
+    return _total(gpu_total_bytes, WSL2_TOTAL_ERROR_BYTES, "calibrated",
+                  "the card's whole memory, nvidia-smi's total: under WSL2 Windows' driver (WDDM) gives CUDA the whole "
+                  "card, with no Linux driver's reserve (WSL2 starts on six card models printed it; ± 0.01 GiB)")  # fmt: skip
+
+
+def cuda_total_estimate(
+    gpu_name: str | None, gpu_total_bytes: int, fits: Mapping[str, LinearTerm], *, wsl2: bool = False
+) -> TermEstimate:
     """CUDA's total for this GPU model of nvidia-smi's total `gpu_total_bytes` (the table's, or one given for it: a
     memory variant): its fit, else nvidia-smi's total less the usual gap, else (no fit at all) nvidia-smi's total,
-    said to be assumed."""
+    said to be assumed. On a WSL2 host (`wsl2`: `MeasuredInputs.wsl2`) the whole card (`wsl2_total_estimate`),
+    whatever the fits; a unified device keeps its own."""
+    if wsl2 and not is_unified(gpu_name):
+        return wsl2_total_estimate(gpu_total_bytes)
     if is_unified(gpu_name):  # the table's figure is CUDA's own total there (the host's memory, as logs printed it)
         return _total(gpu_total_bytes, UNIFIED_TOTAL_ERROR_BYTES, "calibrated",
                       f"the host's memory as CUDA reports it on the {gpu_model_key(gpu_name)} (unified memory; "

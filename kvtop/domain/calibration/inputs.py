@@ -31,6 +31,8 @@ class CalibrationInputs(BaseModel):
     version: ResolvedVersion
     weights_bytes: int  # the predicted weights of the largest rank
     context_length: int
+    # a WSL2 host (`MeasuredInputs.wsl2`, the total's origin `GpuTotalOrigin.WSL2`): CUDA's total is the whole card
+    wsl2: bool = False
 
 
 class EngineCalibration(Protocol):

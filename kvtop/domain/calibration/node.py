@@ -166,7 +166,8 @@ def measure_of_start(
     terms: dict[Term, int] = {}
     # the total the runtime charge was solved against, kept with it so that a replay gives the logged KV memory
     total = (ledger.measured.engine_total(ledger.gpu_total_bytes) if runtime_measured
-             else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, CUDA_TOTAL_FITS).bytes)  # fmt: skip
+             else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, CUDA_TOTAL_FITS,
+                                      wsl2=ledger.measured.wsl2).bytes)  # fmt: skip
     if free_before_load_bytes is not None:
         terms[Term.CUDA_TOTAL] = total
         terms[Term.CONTEXT] = total - free_before_load_bytes

@@ -94,9 +94,17 @@ class MeasuredInputs(BaseModel):
     def with_total_origin(self, origin: GpuTotalOrigin) -> MeasuredInputs:
         """These inputs with their GPU total's origin said (`gpus.given_total_origin` for --gpu-memory): a larger
         memory variant's total is nvidia-smi's, not the engine's, so it leaves `gpu_total_bytes` (which the engine
-        would size from as measured) and the calibration estimates CUDA's total from it, as from the table's."""
-        dropped = {"gpu_total_bytes": None} if origin is GpuTotalOrigin.VARIANT else {}
+        would size from as measured) and the calibration estimates CUDA's total from it, as from the table's; so does
+        a WSL2 card's (`gpus.wsl2_total_origin`), CUDA's total there the whole card."""
+        nvidia_smis = origin in (GpuTotalOrigin.VARIANT, GpuTotalOrigin.WSL2)  # a card's own figure, not --gpu-memory's
+        dropped = {"gpu_total_bytes": None} if nvidia_smis else {}
         return self.model_copy(update={"gpu_total_origin": origin, **dropped})
+
+    @property
+    def wsl2(self) -> bool:
+        """Whether the GPU is reached through WSL2 (its total's origin, `GpuTotalOrigin.WSL2`: `plan --wsl2`, a node
+        that shows WSL2): CUDA's total is then the card's whole memory (`calibration.gpu_totals.cuda_total_estimate`)."""
+        return self.gpu_total_origin is GpuTotalOrigin.WSL2
 
     def total_origin(self, gpu_name: str | None, gpu_total_bytes: int) -> GpuTotalOrigin:
         """Where the GPU total came from: as its chooser said, else inferred for a caller that did not say

@@ -102,7 +102,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     """CUDA's total, the context before the weights load, the weights."""
     fits = committed_fits(FITS) if fits is None else fits
     return (
-        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
+        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits, wsl2=inputs.wsl2),
         context(inputs, fits),
         weights_estimate(inputs, extra=held_beside(inputs)),  # the rope cache the load measures (weights_held.py)
     )

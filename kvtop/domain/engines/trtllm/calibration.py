@@ -225,7 +225,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     """CUDA's total, the context, the weights, and the profiled activation peak and non-torch growth."""
     fits = committed_fits(FITS) if fits is None else fits
     found = [
-        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
+        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits, wsl2=inputs.wsl2),
         context(inputs, fits) if _profiled(inputs) else with_import_contexts_unmodelled(context(inputs, fits), inputs),
         _weights(inputs),
     ]

@@ -275,8 +275,8 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     fits = _committed() if fits is None else fits
     tokens = batch_limits(inputs)[0]
     activation = activation_estimate(inputs, fits)
-    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), _weights(inputs), activation,
-             non_torch_estimate(inputs, fits, tokens)]
+    total = cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits, wsl2=inputs.wsl2)
+    found = [total, _weights(inputs), activation, non_torch_estimate(inputs, fits, tokens)]
     if graphs_charged(inputs):
         placeholder = v2_placeholder(inputs)
         label = "vLLM's CUDA-graph estimate" if placeholder is None else "vLLM V2's memory beside its profile"
