@@ -42,7 +42,9 @@ def test_sglang_0_5_9_plans_ep_equal_to_tp_as_ep_off_and_says_so() -> None:
     off, typed = _plan("sglang", base), _plan("sglang", [*base, "--ep-size", "2"])
     assert typed.engine.token_capacity == off.engine.token_capacity > 0
     assert typed.layout.ep == 1 and typed.settings.ep == 2  # planned as EP off, the launch kept as typed
-    assert any("--ep-size 2 on a model without experts: planned as EP off" in note for note in typed.engine.notes)
+    assert any(
+        "--ep-size 2 on a model without experts: planned as EP off" in note for note in typed.engine.notes
+    )
     assert not any("EP off" in note for note in off.engine.notes)
 
 
@@ -52,7 +54,9 @@ def test_sglang_before_0_4_10_fails_on_the_dummy_expert() -> None:
 
 
 def test_sglang_ep_inside_tp_is_not_modelled_without_experts() -> None:
-    with pytest.raises(LayoutError, match=r"^--ep: not modelled: at ep 2 inside tp 4 SGLang builds MoE-EP and MoE-TP"):
+    with pytest.raises(
+        LayoutError, match=r"^--ep: not modelled: at ep 2 inside tp 4 SGLang builds MoE-EP and MoE-TP"
+    ):
         _plan("sglang", ["--engine-version", "0.5.9", "--tp-size", "4", "--ep-size", "2"])
 
 
@@ -61,7 +65,9 @@ def test_vllm_refuses_the_switch_in_its_own_words(tp: str) -> None:
     # at tp 1 × dp 1 the switch spreads nothing, and vLLM still raises: the check reads the switch, not a size
     words = "Number of experts in the model must be greater than 0 when expert parallelism is enabled."
     with pytest.raises(LayoutError, match=r"^--ep: vLLM 0\.11\.0 refuses") as refused:
-        _plan("vllm", ["--engine-version", "0.11.0", "--tensor-parallel-size", tp, "--enable-expert-parallel"])
+        _plan(
+            "vllm", ["--engine-version", "0.11.0", "--tensor-parallel-size", tp, "--enable-expert-parallel"]
+        )
     assert words in str(refused.value)
 
 
