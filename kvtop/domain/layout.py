@@ -263,11 +263,8 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
             field="--tp",
             source=model.source,
         )
-    if layout.ep > 1:
-        if model.moe is None:
-            raise LayoutError(
-                "expert parallelism needs a mixture-of-experts model", field="--ep", source=model.source
-            )
+    # EP on a model without experts is the engine's call, asked first (EngineRules.expert_parallel_without_experts)
+    if layout.ep > 1 and model.moe is not None:
         if model.moe.num_routed_experts % layout.ep:
             raise LayoutError(
                 f"{model.moe.num_routed_experts} routed experts do not divide over ep {layout.ep}",

@@ -15,6 +15,7 @@ from kvtop.domain.deployment import (
     resident_bytes,
 )
 from kvtop.domain.engines.base import EngineInputs, EngineResult, MeasuredInputs
+from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -63,6 +64,17 @@ def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
         dcp_splits_kv_heads=engine_rules(settings.engine).dcp_splits_kv_heads,
         experts_over_replicas=engine_rules(settings.engine).experts_over_replicas,
     )
+
+
+def _without_idle_ep(
+    rules: EngineRules, model: ModelSpec, layout: ParallelLayout, settings: LaunchSettings, version: ResolvedVersion
+) -> tuple[ParallelLayout, str | None]:
+    """An expert-parallel launch of a model without routed experts, as the engine's release takes it: the layout
+    at EP 1 and the note saying so where EP holds no memory; the engine's refusal (LayoutError) otherwise."""
+    if model.moe is not None or (layout.ep <= 1 and not settings.enable_expert_parallel):  # vLLM's switch at 1 × 1
+        return layout, None
+    note = rules.expert_parallel_without_experts(model, settings, version)
+    return layout.model_copy(update={"ep": 1}), note
 
 
 #: The weights row that holds what the calibrated weights term counts beyond the book (docs/calibration.md).
@@ -159,6 +171,7 @@ def _solve(
     setup = deployment.setup(settings)
     layout = layout_from_settings(settings)
     try:
+        layout, ep_note = _without_idle_ep(rules, model, layout, settings, version)
         validate_layout(model, layout)
     except LayoutError as err:
         _unregistered_first(model, settings, version)
@@ -261,6 +274,8 @@ def _solve(
                     )
                 )
     engine = results[[r.token_capacity for r in results].index(min(r.token_capacity for r in results))]
+    if ep_note:
+        engine = engine.model_copy(update={"notes": (*engine.notes, ep_note)})
     host = deployment.host_tier(
         setup, gpu_tokens=engine.token_capacity if engine.fits else 0,
         kv_bytes_per_token=plain.full_bytes_per_token + plain.swa_bytes_per_token if plain else 0,

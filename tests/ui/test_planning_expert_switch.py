@@ -1,6 +1,8 @@
 """The planner's EP field on a launch that spreads experts by a switch (vLLM's `--enable-expert-parallel`: no
 size of its own, experts over tp × dp ranks, vllm/config/parallel.py): the field shows the EP the layout runs,
-and 1 turns the switch off, so an operator can act on 'EP: expert parallelism needs a mixture-of-experts model'."""
+and 1 turns the switch off, so an operator can act on vLLM's own refusal of the switch on a model without experts
+('Number of experts in the model must be greater than 0 when expert parallelism is enabled.':
+vllm/config/model.py _verify_with_expert_parallelism; kvtop/domain/engines/vllm/dense_ep.py)."""
 
 from __future__ import annotations
 
@@ -42,5 +44,6 @@ def test_a_dense_model_plans_once_ep_is_one() -> None:
     model = llama_model()
     refused = plan(model, settings, texts, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
     assert refused.after is None and refused.error_field == "ep", refused.error
+    assert "Number of experts in the model must be greater than 0" in (refused.error or "")
     fixed = plan(model, settings, {**texts, "ep": "1"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
     assert fixed.after is not None, fixed.error

@@ -228,6 +228,12 @@ class EngineRules(Protocol):
         the engine fails there first, whatever kvtop could or could not read of the weights."""
         ...
 
+    def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
+        """What this release does with an expert-parallel launch (`settings.effective_ep` > 1) of a model without
+        routed experts: the note a plan run as EP 1 carries where the engine starts it and EP holds no memory;
+        LayoutError, in the engine's words, where it refuses to start, or naming what kvtop does not model."""
+        ...
+
     def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
         """The context length this launch runs with, as the engine decides it: the one figure the request cap,
         the request slots and every full-context figure read."""

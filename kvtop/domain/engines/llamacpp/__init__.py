@@ -21,6 +21,7 @@ from kvtop.domain.engines.llamacpp.slot_context import slot_context
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
+from kvtop.domain.errors import LayoutError
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -73,6 +74,10 @@ class LlamacppRules(EngineBase):
         from kvtop.domain.engines.llamacpp.explain import resolve_version
 
         return resolve_version(log)
+
+    def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
+        """Never reached: llama.cpp has no expert-parallel ranks, refused as a flag (flags.py check_parallel)."""
+        raise LayoutError("llama.cpp has no expert parallel ranks", field="--ep")
 
     def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         return solve(inputs)

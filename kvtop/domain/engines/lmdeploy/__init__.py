@@ -95,6 +95,13 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         """One pipeline stage only: the settings hold as they are."""
         return settings
 
+    def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
+        """--ep without experts: unread by TurboMind, the ranks of ep 1 on the PyTorch engine at dp 1 (dense_ep.py)."""
+        from kvtop.domain.engines.lmdeploy.dense_ep import expert_parallel_without_experts
+
+        backend, _ = resolve_backend(model, settings, version)
+        return expert_parallel_without_experts(backend, settings, version)
+
     def uncapped(self, settings: LaunchSettings) -> LaunchSettings:
         """Without --num-gpu-blocks, and a --cache-max-entry-count ≥ 1 (TurboMind's block count, §1) back to
         the default share of free memory."""

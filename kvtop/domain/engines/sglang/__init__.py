@@ -136,6 +136,12 @@ class SglangRules(SglangBudget, EngineBase):
 
         return engine_context(model, settings)
 
+    def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
+        """--ep-size without experts: asserted before 0.4.10.post2, then held by the TP group at ep == tp (dense_ep.py)."""
+        from kvtop.domain.engines.sglang.dense_ep import expert_parallel_without_experts
+
+        return expert_parallel_without_experts(settings, version)
+
     def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
         """§4.7: the configs its config classes and model code fail on (config_checks.py)."""
         from kvtop.domain.engines.sglang.config_checks import check_config

@@ -55,6 +55,12 @@ class TrtllmRules(TrtllmBudget, EngineBase):
         """§5: every pipeline stage takes the MIN-reduced max_tokens."""
         return settings.model_copy(update={"kv_cache_max_tokens": tightest.token_capacity})
 
+    def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
+        """--ep_size without experts: the Mapping's rank lists only, read by no layer (dense_ep.py)."""
+        from kvtop.domain.engines.trtllm.dense_ep import expert_parallel_without_experts
+
+        return expert_parallel_without_experts(settings, version)
+
     def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int]:
         """A worker's rank from its GPU's place among the GPUs it sees (each binds `rank % gpus_per_node`):
         TensorRT-LLM's Mapping puts the TP ranks innermost (rank = pp_rank × tp + tp_rank); under attention

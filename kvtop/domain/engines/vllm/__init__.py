@@ -120,6 +120,12 @@ class VllmRules(VllmBudget, EngineBase):
 
         return max_model_len(model, settings, version)
 
+    def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
+        """--enable-expert-parallel without experts: refused at start (dense_ep.py)."""
+        from kvtop.domain.engines.vllm.dense_ep import expert_parallel_without_experts
+
+        return expert_parallel_without_experts(settings, version)
+
     def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
         """§3.6: the configs vLLM refuses as it reads them (config_checks.py), before the books."""
         check_config(model, version)
