@@ -13,6 +13,7 @@ from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.deployment import SpecKind
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.stated_release import endpoint_release
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.gpus import GpuTotalOrigin, engine_visible_total
@@ -81,6 +82,7 @@ class EnginePredictor:
             return engine.settings_message or "no prediction: the launch command could not be read"
         version: ResolvedVersion | None = None
         if settings.engine_version is None and engine.live.version:  # the endpoint's version sets the era
+            version = endpoint_release(settings.engine, engine.live.version)
             settings = settings.model_copy(update={"engine_version": engine.live.version})
         elif settings.engine_version is None and release is not None and release.text is not None:
             settings, version = settings.model_copy(update={"engine_version": release.text}), release

@@ -85,6 +85,10 @@ def test_the_endpoints_version_stands_before_the_logs(tmp_path: Path) -> None:
     (view,) = DemoSource.open(str(path), engine_log=LOG).collect_at(0).engines
     assert isinstance(view.ledger, Ledger)
     assert view.ledger.version.text == "0.8.4"
+    # said as the endpoint's (it read '--engine-version 0.8.4' in snapshot --json's version_detail, a flag nobody
+    # typed)
+    assert view.ledger.version.source is VersionSource.ENDPOINT
+    assert view.ledger.version.detail == "the engine's endpoint reports 0.8.4"
 
 
 def test_a_log_not_attached_gives_no_release(tmp_path: Path) -> None:
