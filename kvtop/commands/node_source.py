@@ -16,10 +16,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.ledger import Ledger
-from kvtop.domain.logged_capacity import with_logged_capacity
+from kvtop.domain.logged_capacity import log_candidates, with_logged_capacity
 from kvtop.domain.node import NodeSnapshot, build_snapshot, join_notices, ownerless_notice
 from kvtop.domain.observe import NodeObservation
 from kvtop.domain.ports import ModelLoader, NodeObserver, SnapshotSource
@@ -57,6 +59,10 @@ class NodeSource:
         self.label = observer.label
         self._predictor = EnginePredictor(observer.load_model)
         self._log = read_engine_log(engine_log, field="--engine-log") if engine_log is not None else None
+        # the release the log states (its version line, else what its lines or dates imply), read once: the engine
+        # the log is of is predicted at it, as `kvtop explain` reads the same log
+        log = self._log
+        self._log_release = engine_rules(log.engine).resolve_version(log) if log and log.engine else None
         self._remember = remember
 
     @property
@@ -72,14 +78,25 @@ class NodeSource:
         notice and the engine log's, every engine's ledger (none where NVML could not be read)."""
         if node.nvml_state.failed:
             return build_snapshot(node, {}, source=self.label, notice=join_notices(self.notice, node.nvml_message))
-        ledgers = self._predictor.ledgers(node)
+        releases = self._log_releases(node)
+        ledgers = self._predictor.ledgers(node, releases)
         log_notice = None
         if self._log is not None:
             node, log_notice = with_logged_capacity(node, self._log, ledgers)
+            if releases and not any(e.live.token_capacity_logged for e in node.engines):
+                ledgers = self._predictor.ledgers(node)  # not shown to be that engine's log: nor is its release
             if self._remember is not None and any(e.live.token_capacity_logged for e in node.engines):
                 log_notice = join_notices(log_notice, self._remember_start(node, ledgers))
         notice = join_notices(self.notice, ownerless_notice(node), log_notice)
         return build_snapshot(node, ledgers, source=self.label, notice=notice)
+
+    def _log_releases(self, node: NodeObservation) -> dict[str, ResolvedVersion]:
+        """engine_id → the release the engine log states, for the one engine the log is offered to (none when it
+        states none, or the node runs none or several engines it may be of)."""
+        if self._log is None or self._log_release is None or self._log_release.text is None:
+            return {}
+        candidates = log_candidates(node, self._log)
+        return {candidates[0].engine_id: self._log_release} if len(candidates) == 1 else {}
 
     def _remember_start(self, node: NodeObservation, ledgers: Mapping[str, Ledger | str]) -> str | None:
         """Explain the attached log's start with its engine's ledger and keep what it measured (once: the

@@ -15,7 +15,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.ledger import Ledger
-from kvtop.domain.observe import NodeObservation
+from kvtop.domain.observe import EngineInstance, NodeObservation
 
 
 def logged_token_capacity(log: EngineLog, ledger: Ledger | str | None = None) -> int | None:
@@ -33,16 +33,27 @@ def _reading(log: EngineLog, ledger: Ledger | str | None) -> tuple[int | None, C
     explainer = engine_rules(log.engine).explainer
     if not isinstance(ledger, Ledger) or ledger.settings.engine != log.engine:
         return explainer.logged_token_capacity(log), None
-    launched = ledger.settings
+    # the ledger's release and how it was found (the log's own, where the node took it from the log)
+    launched, version = ledger.settings, ledger.version
     if launched.page_size is not None:
-        logged = explainer.logged_figures(log, launched)
+        logged = explainer.logged_figures(log, launched, version)
         return logged.token_capacity, logged.capacity_assumption
-    tokens = explainer.logged_figures(log, launched.model_copy(update={"page_size": ledger.engine.page_size}))
+    tokens = explainer.logged_figures(log, launched.model_copy(update={"page_size": ledger.engine.page_size}), version)
     # the block the rules give is itself the release's default: whether reading by it is an assumption, the
     # launch as given says (no block set)
-    as_launched = explainer.logged_figures(log, launched)
+    as_launched = explainer.logged_figures(log, launched, version)
     same = as_launched.token_capacity == tokens.token_capacity
     return tokens.token_capacity, as_launched.capacity_assumption if same else None
+
+
+def log_candidates(node: NodeObservation, log: EngineLog) -> list[EngineInstance]:
+    """The running engines a startup log may be of: those of its kind, narrowed by its model path when several
+    are (one: the engine the log is offered to)."""
+    candidates = [engine for engine in node.engines if engine.kind == log.engine]
+    if len(candidates) > 1 and log.model_path:
+        by_model = [e for e in candidates if e.model and Path(e.model).name == Path(log.model_path).name]
+        candidates = by_model or candidates
+    return candidates
 
 
 def with_logged_capacity(
@@ -55,10 +66,7 @@ def with_logged_capacity(
     `ledgers`): a log of another model is not attached. Returns the node and a notice when the log
     matched no engine, several, or another model, or is not used (the engine reports its own capacity).
     """
-    candidates = [engine for engine in node.engines if engine.kind == log.engine]
-    if len(candidates) > 1 and log.model_path:
-        by_model = [e for e in candidates if e.model and Path(e.model).name == Path(log.model_path).name]
-        candidates = by_model or candidates
+    candidates = log_candidates(node, log)
     ledger = ledgers.get(candidates[0].engine_id) if len(candidates) == 1 else None
     if not candidates and log.engine is not None:  # said first: "matches 0 running vllm engines" read oddly
         name = engine_rules(log.engine).display_name

@@ -7,12 +7,14 @@ the live node reads the hub or a local path, a demo its scenario's models.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.deployment import SpecKind
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.stated_release import endpoint_release
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.gpus import GpuTotalOrigin, engine_visible_total, wsl2_total_origin
 from kvtop.domain.host_desktop import HostDesktop
@@ -35,11 +37,17 @@ class EnginePredictor:
 
     def __init__(self, model_loader: ModelLoaderFn) -> None:
         self._load_model = model_loader
-        self._cache: dict[tuple[str, str, int, str | None, int | None, HostDesktop | None], Ledger | str] = {}
+        self._cache: dict[
+            tuple[str, str, int, str | None, int | None, HostDesktop | None, ResolvedVersion | None], Ledger | str
+        ] = {}
 
-    def ledgers(self, node: NodeObservation) -> dict[str, Ledger | str]:
+    def ledgers(
+        self, node: NodeObservation, releases: Mapping[str, ResolvedVersion] | None = None
+    ) -> dict[str, Ledger | str]:
         """engine_id → its Ledger, or one line saying why there is none. An engine is sized by the
-        GPUs of its ranks, or of its other processes (a server alone) when it has no rank."""
+        GPUs of its ranks, or of its other processes (a server alone) when it has no rank. `releases`: engine_id →
+        the release another source states for it (its startup log's, `--engine-log`), taken where neither its
+        launch nor its endpoint names one."""
         rank_gpus: dict[str, list[GpuObservation]] = {}
         process_gpus: dict[str, list[GpuObservation]] = {}
         for gpu in node.gpus:
@@ -48,25 +56,36 @@ class EnginePredictor:
                     process_gpus.setdefault(process.engine_id, []).append(gpu)
                     if process.rank is not None:
                         rank_gpus.setdefault(process.engine_id, []).append(gpu)
+        releases = releases or {}
         return {
             engine.engine_id: self.ledger(
                 engine,
                 rank_gpus.get(engine.engine_id) or process_gpus.get(engine.engine_id, []),
                 node.desktop,
+                releases.get(engine.engine_id),
             )
             for engine in node.engines
         }
 
     def ledger(
-        self, engine: EngineInstance, gpus: list[GpuObservation], desktop: HostDesktop | None = None
+        self,
+        engine: EngineInstance,
+        gpus: list[GpuObservation],
+        desktop: HostDesktop | None = None,
+        release: ResolvedVersion | None = None,
     ) -> Ledger | str:
         """The ledger of `engine`, whose ranks run on `gpus` (the smallest GPU sizes the prediction), on a node where
-        `desktop` shows a desktop shares the GPUs (None: none shown)."""
+        `desktop` shows a desktop shares the GPUs (None: none shown), at the release its launch names, else its
+        endpoint's, else `release` (its startup log's), else the latest."""
         settings = engine.settings
         if settings is None:
             return engine.settings_message or "no prediction: the launch command could not be read"
+        version: ResolvedVersion | None = None
         if settings.engine_version is None and engine.live.version:  # the endpoint's version sets the era
+            version = endpoint_release(settings.engine, engine.live.version)
             settings = settings.model_copy(update={"engine_version": engine.live.version})
+        elif settings.engine_version is None and release is not None and release.text is not None:
+            settings, version = settings.model_copy(update={"engine_version": release.text}), release
         ref = engine.model or settings.model
         if not ref:
             return "no prediction: the launch command names no model"
@@ -76,21 +95,22 @@ class EnginePredictor:
         gpu = min(sized, key=lambda candidate: (candidate.total_bytes or 0) - (candidate.reserved_bytes or 0))
         total = gpu.total_bytes or 0
         measured = gpu_inputs(gpu, desktop)
-        key = (ref, settings.model_dump_json(), total, gpu.name, measured.cuda_total_bytes, desktop)
+        key = (ref, settings.model_dump_json(), total, gpu.name, measured.cuda_total_bytes, desktop, version)
         if key not in self._cache:
-            self._cache[key] = self._predict(ref, settings, total, gpu.name, measured)
+            self._cache[key] = self._predict(ref, settings, total, gpu.name, measured, version)
         return self._cache[key]
 
     def _predict(
-        self, ref: str, settings: LaunchSettings, total: int, gpu_name: str | None, measured: MeasuredInputs
-    ) -> Ledger | str:
+        self, ref: str, settings: LaunchSettings, total: int, gpu_name: str | None, measured: MeasuredInputs,
+        version: ResolvedVersion | None = None,
+    ) -> Ledger | str:  # fmt: skip
         try:
             model = self._load_model(ref)
             draft = draft_model(settings, self._load_model)
             # the clean prediction: NVML's total and GPU name, CUDA's total where NVML v2 measured it, every other
             # pre-load term calibrated (docs/calibration.md)
             return calibrated_ledger(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured,
-                                     draft=draft)  # fmt: skip
+                                     draft=draft, version=version)  # fmt: skip
         except KvtopError as error:
             return f"no prediction for {ref}: {error}"
 

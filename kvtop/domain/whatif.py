@@ -94,7 +94,7 @@ class Replay:
                 return calibrated_ledger(
                     self.ledger.model, launch, gpu_total_bytes=self.ledger.gpu_total_bytes,
                     gpu_name=self.ledger.gpu_name, measured=m.model_copy(update={**update, "calibrated": None}),
-                    load_mtp=self.load_mtp, draft=self.ledger.draft,
+                    load_mtp=self.load_mtp, draft=self.ledger.draft, version=self.ledger.version,
                 )  # fmt: skip
             return predict(
                 self.ledger.model,

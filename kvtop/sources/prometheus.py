@@ -67,6 +67,14 @@ class PrometheusClient:
             raise InputError(
                 f"expected an http:// or https:// URL, got {redact_url(url)!r}", field="--prometheus"
             )
+        parts = urlsplit(url)
+        if parts.query or parts.fragment or url.rstrip("/").endswith(("?", "#")):
+            # the query API's path is appended to the URL: '?…' or '#…' would swallow it (a 302 to the UI read as
+            # a login page); the text after them is not echoed (a token may be in it)
+            raise InputError(
+                f"{redact_url(url)} has a query (?…) or fragment (#…): give the server's base URL, "
+                "e.g. https://prometheus.example:9090 (a bearer token goes in --token-file)", field="--prometheus",
+            )  # fmt: skip
         self.url = url.rstrip("/")
         self.shown_url = redact_url(self.url)
         headers = {"Authorization": f"Bearer {token}"} if token else {}

@@ -69,3 +69,14 @@ def test_https_to_a_plain_server_says_it_may_speak_http(capsys: pytest.CaptureFi
         err = cluster_error(tls_url, capsys)
     assert err.startswith(f"kvtop: error: prometheus unreachable: cannot reach {tls_url} (ConnectError: [SSL")
     assert err.endswith("; the server may speak plain http://)\n")
+
+
+@pytest.mark.parametrize("tail", ["/?token=Q7vXk2pLm9", "#Q7vXk2pLm9", "/api?x=Q7vXk2pLm9#y", "/?"])
+def test_a_url_with_a_query_or_fragment_is_refused_unechoed(tail: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--prometheus http://host:9090/?token=…` was joined as `…/?token=…/api/v1/query` (and `#…` dropped the API
+    path): the server's UI answered 302, read as "a login page or proxy answers there". Refused before any request,
+    the query's text not shown (a token may be in it)."""
+    with serving(answering(200, b"{}")) as url:
+        err = cluster_error(url + tail, capsys)
+    assert "Q7vX" not in err
+    assert "has a query (?…) or fragment (#…): give the server's base URL" in err

@@ -37,6 +37,7 @@ from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term,
 from kvtop.domain.calibration.weights import with_fitted_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import is_unified
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -358,20 +359,21 @@ def _estimate_of(
     model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
     measured: MeasuredInputs, load_mtp: bool, fits: dict[str, LinearTerm] | None, scale: IntervalScale | None,
     node_measures: tuple[NodeMeasure, ...], draft: ModelSpec | None, extrapolation: Extrapolation | None = None,
+    version: ResolvedVersion | None = None,
 ) -> PreloadEstimate:  # fmt: skip
     first = predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
-                    load_mtp=load_mtp, draft=draft)  # fmt: skip
+                    load_mtp=load_mtp, draft=draft, version=version)  # fmt: skip
     return preload_estimate(first, fits=fits, scale=scale, node_measures=node_measures, extrapolation=extrapolation)
 
 
 def _solved(
     model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
     measured: MeasuredInputs, load_mtp: bool, estimate: PreloadEstimate, side: Literal["central", "low", "high"],
-    draft: ModelSpec | None,
+    draft: ModelSpec | None, version: ResolvedVersion | None = None,
 ) -> Ledger:  # fmt: skip
     return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
                    measured=measured.model_copy(update={"calibrated": estimate.figures(side)}), load_mtp=load_mtp,
-                   draft=draft)  # fmt: skip
+                   draft=draft, version=version)  # fmt: skip
 
 
 def calibrated_ledger(
@@ -385,15 +387,17 @@ def calibrated_ledger(
     draft: ModelSpec | None = None,
     fits: dict[str, LinearTerm] | None = None,
     node_measures: tuple[NodeMeasure, ...] = (),
+    version: ResolvedVersion | None = None,
 ) -> Ledger:
     """The clean prediction: the ledger with what `measured` holds at the figures measured and every other
     pre-load term at its calibrated figure (docs/calibration.md) — never a flat guess where a fit exists
-    (`draft`: a speculative draft's architecture, charged as `predict` charges it)."""
+    (`draft`: a speculative draft's architecture, charged as `predict` charges it; `version`: how the release
+    `settings.engine_version` names was found, as `predict` takes it)."""
     measured = measured or MeasuredInputs()
     # the centre is the same at any interval scale (only the ends take it)
     estimate = _estimate_of(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, fits, None, node_measures,
-                            draft)  # fmt: skip
-    return _solved(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, "central", draft)
+                            draft, version=version)  # fmt: skip
+    return _solved(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, "central", draft, version)
 
 
 class StartOverhead(BaseModel):

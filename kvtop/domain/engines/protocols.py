@@ -80,8 +80,10 @@ class EngineExplainer(Protocol):
 
     def logged_token_capacity(self, log: EngineLog) -> int | None: ...
 
-    def logged_figures(self, log: EngineLog, settings: LaunchSettings) -> Logged:
-        """What the log states, read without a model (a model kvtop does not model still gets its log read)."""
+    def logged_figures(self, log: EngineLog, settings: LaunchSettings, version: ResolvedVersion | None = None) -> Logged:
+        """What the log states, read without a model (a model kvtop does not model still gets its log read), by
+        the rules of the release `settings` name; `version` says how that release was found (a log's own reading
+        of it is an assumption where it is approximate), default: as `settings` name it."""
         ...
 
     def log_kv_dtype(self, log: EngineLog) -> str | None:

@@ -3,8 +3,8 @@ for every reader: the ledger, `served_model`'s load casts, `explain`'s request a
 
 from __future__ import annotations
 
-from kvtop.domain.engines.catalogue import engine_module
-from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
+from kvtop.domain.engines.catalogue import EngineId, engine_module
+from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, VersionSource, from_flag
 from kvtop.domain.launch import LaunchSettings
 
 
@@ -16,3 +16,11 @@ def stated_release(settings: LaunchSettings) -> ResolvedVersion:
     # the engine's package through the catalogue, not the registry: the registry's protocols name
     # explain_request, which reads this (tests/test_import_graph.py counts annotation imports too)
     return from_flag(settings.engine_version, engine_module(settings.engine).RULES.calendar)
+
+
+def endpoint_release(engine: EngineId, text: str) -> ResolvedVersion:
+    """The release a running engine's endpoint reports (`/version`, server info), said as its endpoint's, not as
+    an `--engine-version` nobody typed; a release outside those modelled is said so, as `from_flag` says it."""
+    flagged = from_flag(text, engine_module(engine).RULES.calendar)
+    detail = flagged.detail.replace(f"--engine-version {text}", f"the engine's endpoint reports {text}", 1)
+    return flagged.model_copy(update={"source": VersionSource.ENDPOINT, "detail": detail})

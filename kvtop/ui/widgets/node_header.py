@@ -9,7 +9,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from kvtop.domain.diagnose_findings import Severity
-from kvtop.domain.engines.registry import display_names
+from kvtop.domain.engines.registry import display_name, display_names
+from kvtop.domain.engines.versions import VersionSource
 from kvtop.domain.incident import ALL_CLEAR, incident
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState
@@ -35,6 +36,15 @@ def freshness(state: NodeState, now: float, interval_s: float) -> Content:
 def short_model_name(name: str) -> str:
     """'meta-llama--Meta-Llama-3-70B' or 'meta-llama/Meta-Llama-3-70B' → 'Meta-Llama-3-70B'."""
     return name.rstrip("/").split("/")[-1].split("--")[-1]
+
+
+#: where a ledger's release came from, said in the header where the engine log said it (`--engine-log`: no flag or
+#: endpoint named one); the ledger pane and the planner give `ResolvedVersion.detail` whole
+_RELEASE_FROM_LOG = {
+    VersionSource.LOG: "(from the engine log)",
+    VersionSource.LOG_DATES: "(from the engine log's dates)",
+    VersionSource.SERVER_ARGS: "(from the engine log's arguments)",
+}
 
 
 def engine_line(view: EngineView, compact: bool = False) -> Content:
@@ -72,6 +82,10 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
         parts.append((f" · endpoint {live.state.value}: {live.message or 'no detail'}", "$warning"))
     if ledger is not None and ledger.tokens_per_gib and not compact:
         parts.append(f" · {ledger.tokens_per_gib:,.0f} tok/GiB")
+    said_by = _RELEASE_FROM_LOG.get(ledger.version.source) if ledger is not None else None
+    if ledger is not None and said_by is not None and not compact:
+        parts.append((f" · rules of {display_name(ledger.settings.engine)} {ledger.version.label} {said_by}",
+                      "$text-muted"))  # fmt: skip
     if ledger is not None and ledger.host_tier is not None:
         parts.append(f" · host KV {fmt_tokens(ledger.host_tier.tokens_per_rank)} tok/rank")
     return Content.assemble(*parts)

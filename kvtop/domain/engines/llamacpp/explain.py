@@ -108,7 +108,7 @@ def log_kv_dtype(log: EngineLog) -> str | None:
     return cache.k_type if cache is not None and cache.k_type in KV_CACHE_TYPES else None
 
 
-def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+def logged_figures(log: EngineLog, settings: LaunchSettings, version: ResolvedVersion | None = None) -> Logged:
     cache = _full_cache(log)
     slots, per_slot = _first(log, "n_seq_max"), _first(log, "slot_ctx")  # the slot's own line, else n_ctx_seq
     per_slot = per_slot if isinstance(per_slot, int) else _first(log, "n_ctx_seq")

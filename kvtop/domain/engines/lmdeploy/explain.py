@@ -128,7 +128,7 @@ def _logged(log: EngineLog, block_len: int, free: Measured | None) -> Logged:
     )  # fmt: skip
 
 
-def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+def logged_figures(log: EngineLog, settings: LaunchSettings, version: ResolvedVersion | None = None) -> Logged:
     """What the log states, read without a model."""
     version = _version(log, settings)
     return _logged(log, _block_len(log, settings, version), _logged_free(log))

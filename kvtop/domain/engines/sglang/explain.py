@@ -360,7 +360,7 @@ def _beyond_book(run: EstimateRun) -> CalibratedFigures | None:
     return CalibratedFigures(weights_extra_bytes=extra) if extra else None
 
 
-def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+def logged_figures(log: EngineLog, settings: LaunchSettings, version: ResolvedVersion | None = None) -> Logged:
     """What the log states, read without a model (bytes per token only where the page size is given)."""
     logged = _logged(log, settings.page_size or 1)
     unpaged = {"kv_bytes_per_token": None, "kv_bytes_per_token_low": None, "kv_bytes_per_token_high": None}

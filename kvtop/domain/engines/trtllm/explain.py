@@ -197,12 +197,13 @@ def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
     )
 
 
-def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+def logged_figures(log: EngineLog, settings: LaunchSettings, version: ResolvedVersion | None = None) -> Logged:
     """What the log states, read without a model, with the reading of its primary pool it took where that is an
     assumption (`primary_pool_assumption`, for the release `settings` name): `--engine-log` says it as explain does."""
     settings = with_log_facts(log, settings)
     logged = _logged(log, settings)
-    assumption = primary_pool_assumption(log, settings, ResolvedVersion(text=settings.engine_version))
+    # the release as its reader found it (`version`: an engine log's own, said approximate where it is), else as named
+    assumption = primary_pool_assumption(log, settings, version or ResolvedVersion(text=settings.engine_version))
     return logged if assumption is None else logged.model_copy(update={"capacity_assumption": assumption})
 
 

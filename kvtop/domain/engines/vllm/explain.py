@@ -154,7 +154,7 @@ def _printed(ledger: Ledger, logged: Logged) -> int:
     return ledger.token_capacity
 
 
-def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+def logged_figures(log: EngineLog, settings: LaunchSettings, version: ResolvedVersion | None = None) -> Logged:
     """What the log states, read without a model: V0's blocks count in tokens by the block size the flag or
     the log states (`Setting … block size to N`), else by the refusal's own token count."""
     workers = settings.tp * settings.pp
