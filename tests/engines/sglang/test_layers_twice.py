@@ -68,24 +68,22 @@ ROPE_CACHE_ROW = 128 * 4  # head 128, float32 on CUDA (srt/layers/rotary_embeddi
 
 
 def test_the_two_attention_classes_keep_two_rope_caches() -> None:
-    """LlamaModel's LlamaAttention asks get_rope for config.max_position_embeddings (262,144) positions and
+    """LlamaModel's LlamaAttention asks get_rope for config.max_position_embeddings (393,216) positions and
     Ministral3Attention for getattr(config, 'original_max_position_embeddings', 16384): two keys, two modules, both
-    kept in _ROPE_DICT. The record's reconstructed config states no rope block: the second module is a plain rope of
-    16,384 positions, 16,384 × 128 × 4 = 8,388,608 B. Under the Ministral-3 family's YaRN block (factor 16 from
-    16,384: 262,144 positions, as Ministral3Config instances quote it, e.g. search-index ids 66810702961,
-    55111056124), both modules span original × factor: 262,144 × 128 × 4 = 134,217,728 B more."""
+    kept in _ROPE_DICT. The record's config states Devstral-Small-2's YaRN block (factor 48 from 8,192: a verbatim copy
+    of its AWQ checkpoint's config.json, BigBIueWhale/devstral_vllm_config config_override.json at 9be605ca), so both
+    modules span original × factor: 8,192 × 48 = 393,216 positions × 128 × 4 B = 201,326,592 B. Without a rope block
+    the second module is a plain rope of 16,384 positions, 16,384 × 128 × 4 = 8,388,608 B."""
     inputs = RECORDS[DEVSTRAL].inputs()
+    assert inputs.model is not None and inputs.model.rope_type == "yarn"
     found = second_rope(inputs, 4)
-    assert found is not None and found[0] == 16_384 * ROPE_CACHE_ROW == 8_388_608
+    assert found is not None and found[0] == 8_192 * 48 * ROPE_CACHE_ROW == 201_326_592
     config = json.loads(DEVSTRAL_CONFIG.read_text())
-    config["text_config"]["rope_parameters"] = {
-        "rope_type": "yarn", "rope_theta": 1_000_000_000.0, "factor": 16.0, "original_max_position_embeddings": 16_384,
-        "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1,
-    }  # fmt: skip
-    yarn = model_from_config(config, source="devstral-with-yarn")
-    assert yarn.rope_type == "yarn"
-    found = second_rope(inputs.model_copy(update={"model": yarn}), 4)
-    assert found is not None and found[0] == 262_144 * ROPE_CACHE_ROW == 134_217_728
+    del config["text_config"]["rope_parameters"]
+    plain = model_from_config(config, source="devstral-without-a-rope-block")
+    assert plain.rope_type != "yarn"
+    found = second_rope(inputs.model_copy(update={"model": plain}), 4)
+    assert found is not None and found[0] == 16_384 * ROPE_CACHE_ROW == 8_388_608
 
 
 def test_one_rope_where_the_keys_meet_or_before_0_5_7() -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.features import logits_gib, mlp_transient_gib
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.layout import ParallelLayout
@@ -42,6 +42,16 @@ SORT_COPIES = 9.5  # in `logits.sort` on 128 rows or more: the model-dtype logit
 # and int64 indices (3), its int64 reverse indices (2) and cub's alternate key and value buffers (3)
 SEGMENTED_SORT_ROWS = 128  # SortStable.cu: from 128 rows torch sorts by cub's segmented radix sort
 HELD_HIDDEN = 2  # the decoder layer's residual and normed input, held across its MLP
+INT64_COPIES = 2.0  # an int64 rows × vocab tensor, in copies of rows × vocab × 4 B
+BOOL_COPIES = 0.25  # a bool rows × vocab mask
+# Whether V0's top-p/top-k un-sorts by argsort (`argsort_sampler_copies`): the same `_apply_top_p_top_k` in the wheels
+# of v0.2.0, 0.2.1, 0.2.1.post1, 0.2.2, 0.2.3, 0.2.4 and 0.2.5 (vllm/model_executor/layers/sampler.py, every release
+# profiling with SamplingParams(top_p=0.99, top_k=vocab - 1): worker.py before v0.2.3, model_runner.py profile_run from
+# it); v0.2.6's wheel inverts the permutation with `torch.empty_like(logits_idx).scatter_` instead.
+ARGSORT_ERAS: Eras[bool] = Eras((
+    Era("", True, "sampler.py _apply_top_p_top_k at v0.2.0-v0.2.5: torch.gather(logits_sort, index=torch.argsort(logits_idx))"),
+    Era("0.2.6", False, "sampler.py _apply_top_p_top_k at v0.2.6: logits_idx_inv = torch.empty_like(logits_idx).scatter_"),
+))  # fmt: skip
 MOE_FORWARD_ERROR = 2 * GIB  # a V0 fused MoE's forward, counted in part only: as wide as an unfitted peak's assumption
 TOPK_BYTES = 8  # fused_moe select_experts: a float32 weight and an int32 id per token and chosen expert
 SCALE_BYTES = 4  # per_token_group_quant_fp8's float32 scale per token and group of block_k inputs
@@ -105,13 +115,20 @@ def _fp8_input_bytes(rows: int, width: int, group: int | None) -> int:
 
 
 def v0_sampler_bytes(inputs: CalibrationInputs) -> int | None:
-    """The V0 sampler's peak as the code counts it: its copies of seqs × vocab × 4 B (`sort_sampler_copies`) and the
-    forward's hidden states."""
+    """The V0 sampler's peak as the code counts it: its copies of seqs × vocab × 4 B (`sort_sampler_copies`, or
+    `argsort_sampler_copies` in v0.2.0–v0.2.5) and the forward's hidden states."""
     model = inputs.model
     if model is None or engine_era(inputs) != "v0":
         return None
     tokens, seqs, _ = batch_limits(inputs)
-    return round(sort_sampler_copies(seqs) * logits_gib(seqs, model) * GIB) + tokens * model.hidden_size * 2
+    return round(_v0_copies(inputs, seqs, model) * logits_gib(seqs, model) * GIB) + tokens * model.hidden_size * 2
+
+
+def _v0_copies(inputs: CalibrationInputs, seqs: int, model: ModelSpec) -> float:
+    """The release's sampler copies: the argsort's in v0.2.0–v0.2.5 (`ARGSORT_ERAS`), the sort's after."""
+    if ARGSORT_ERAS.at(inputs.version):
+        return argsort_sampler_copies(seqs, model.dtype_bytes)
+    return sort_sampler_copies(seqs)
 
 
 def v0_counted_sampler(activation: TermEstimate | None, inputs: CalibrationInputs) -> TermEstimate | None:
@@ -125,11 +142,12 @@ def v0_counted_sampler(activation: TermEstimate | None, inputs: CalibrationInput
     if activation is None or activation.fit_key != "vllm.activation.v0" or activation.source != "calibrated":
         return activation
     counted = v0_sampler_bytes(inputs)
-    if counted is None or v0_moe_forward(inputs) or v0_forward_bound(inputs):
+    if counted is None or inputs.model is None or v0_moe_forward(inputs) or v0_forward_bound(inputs):
         return activation
+    copies = _v0_copies(inputs, batch_limits(inputs)[1], inputs.model)
     return activation.model_copy(update={
         "bytes": counted,
-        "basis": f"{activation.basis}; centred on the sampler as V0's code counts it, {sort_sampler_copies(batch_limits(inputs)[1]):g} "
+        "basis": f"{activation.basis}; centred on the sampler as V0's code counts it, {copies:g} "
                  "copies of seqs × vocab × 4 B and the forward's hidden states (v0_profile.py), the fit's error kept",
     })  # fmt: skip
 
@@ -142,6 +160,19 @@ def sort_sampler_copies(rows: int) -> float:
     logits are held, 9.5 in all, above the scatter's 8. Below 128 rows torch sorts by a full sort of (index, segment)
     pairs, not counted here: the scatter's 8 are its floor."""
     return SORT_COPIES if rows >= SEGMENTED_SORT_ROWS else SCATTER_COPIES
+
+
+def argsort_sampler_copies(rows: int, dtype_bytes: int) -> float:
+    """Copies of rows × vocab × 4 B at the peak of v0.2.0–v0.2.5's `_apply_top_p_top_k` (`ARGSORT_ERAS`), which
+    un-sorts the masked logits with `torch.gather(logits_sort, -1, torch.argsort(logits_idx, -1))`. While the argsort
+    runs, the function holds the model-dtype logits, their sorted values, `probs_sort` and `probs_sum` (softmax and
+    cumsum keep the model dtype: `dtype_bytes` ÷ 4 each), the int64 `logits_idx` (2), the top-p and top-k bool masks
+    (¼ each); the argsort sorts int64 keys: its values and indices (2 + 2), torch's int64 reverse indices (2) and
+    cub's alternate key and value buffers (2 + 2) from 128 rows (`sort_sampler_copies`' reading of SortStable.cu).
+    Below 128 rows only the argsort's outputs are counted (the full sort's temporaries are not read): the floor."""
+    held = 4 * dtype_bytes / 4 + INT64_COPIES + 2 * BOOL_COPIES
+    argsort = 5 * INT64_COPIES if rows >= SEGMENTED_SORT_ROWS else 2 * INT64_COPIES
+    return held + argsort
 
 
 def v0_forward_bound(inputs: CalibrationInputs) -> bool:
