@@ -64,7 +64,7 @@ from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, UNREAD_FLAGS, counted_family
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
-from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS
+from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS, stated_method
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -112,16 +112,8 @@ SWAP_ERAS: Eras[bool] = Eras((
 def setup(settings: LaunchSettings) -> DeploymentSetup:
     """What the launch turns on beside the model (a malformed value names the flag)."""
     spec = flag_json(settings, "speculative-config")
-    method = str(spec.get("method") or "") or None
+    method = stated_method(settings)
     draft = spec.get("model") or flag_text(settings, "speculative-model")
-    if method is None and draft is not None:
-        method = (
-            "eagle3"
-            if "eagle3" in str(draft).lower()
-            else "eagle"
-            if "eagle" in str(draft).lower()
-            else "draft_model"
-        )
     # a method the release's SpeculativeMethod lacks stops vLLM in validation (vllm/spec_methods.py)
     check_method(method, METHOD_ERAS, settings.engine_version, flag="--speculative-config")
     tokens = spec.get("num_speculative_tokens") or flag_int(settings, "num-speculative-tokens", least=1)
