@@ -61,7 +61,12 @@ from kvtop.domain.deployment_math import (
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
-from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, UNREAD_FLAGS, counted_family
+from kvtop.domain.engines.vllm.encoder_profile import (
+    COUNTED_FAMILIES,
+    UNREAD_FLAGS,
+    counted_family,
+    release_not_read,
+)
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS, stated_method
@@ -277,6 +282,8 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
         )  # fmt: skip
     limits = read_limits(inputs.settings.flags, inputs.version).unread
     unread = f"; {limits}, so the encoder cache is not counted and a text-only launch not refused" if limits else ""
+    release = release_not_read(inputs.model, inputs.version)
+    unread += f"; {release}" if release else ""
     return BudgetTerm(
         feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"encoder cache and {towers} profile peak",
         state=TermState.NOT_MODELLED, source=SOURCE_ENCODER,
