@@ -10,9 +10,10 @@ tower's block peak patches × (3 × 1,280 + 3 × 3,420 ÷ TP) × 2 B (qwen2_5_vl
 
 from __future__ import annotations
 
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
-from kvtop.domain.engines.vllm.encoder_profile import encoder_profile
+from kvtop.domain.engines.vllm.encoder_profile import encoder_profile, release_not_read
 from tests.data_paths import CONFIGS
 from tests.engines.vllm.encoder_inputs import encoder_inputs
 
@@ -60,23 +61,31 @@ def test_tensor_parallel_splits_the_mlp_only() -> None:
 
 
 def test_releases_not_read_stay_not_counted() -> None:
-    """v0.10.1 – v0.12.x and from v0.21.0 the tower was not read (v0.10.0's encoder cache was not): no profile
+    """v0.11.0 – v0.12.x and from v0.21.0 the tower was not read (v0.10.0's encoder cache was not): no profile
     counted."""
-    for version in ("0.10.0", "0.10.1", "0.12.0", "0.21.0"):
+    for version in ("0.10.0", "0.11.0", "0.12.0", "0.21.0"):
         assert encoder_profile(encoder_inputs(QWEN25_VL_7B, version, 32768)) is None
+    # a plan names the releases not read (the encoder term's words), and none where read
+    model = encoder_inputs(QWEN25_VL_7B, "0.12.0", 32768).model
+    assert model is not None
+    said = release_not_read(model, ResolvedVersion(text="0.12.0"))
+    assert said is not None and "0.12.0 not read" in said and "v0.11.0 – v0.12.x" in said
+    assert release_not_read(model, ResolvedVersion(text="0.10.2")) is None
+    assert release_not_read(model, ResolvedVersion(text="0.13.0")) is None
 
 
 def test_v0_9_x_rotates_q_and_k_through_float32_copies() -> None:
-    """v0.9.0 – v0.10.0 (read in each wheel): at TP 1 the attention's rotary step is the block's peak: x, the normed
+    """v0.9.0 – v0.10.0 and v0.10.1 – v0.10.2 (read in each wheel): at TP 1 the attention's rotary step is the block's peak: x, the normed
     input, qkv (3 × 1,280) and the contiguous q, k, v (3 × 1,280) in bf16, with `t.float()` and the rotary's float32
     output (2 × 1,280 × 4 B) beside the bf16 result (1,280): 65,536 × 1,280 × (9 × 2 + 2 × 4) B = 2.03 GiB, above
     the MLP's 65,536 × (3 × 1,280 + 3 × 3,420) × 2 B = 1.72 GiB. The KServe start on an L4 at v0.9.0.1 (search-index
     id 70974742012): 'Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image
     items of the maximum feature size'."""
-    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.0.1", 2048))
-    assert profile is not None and (profile.modality, profile.item_tokens, profile.items, profile.budget) == (
-        "image", 16384, 1, 16384)
-    assert profile.forward_bytes == 65536 * 1280 * (9 * 2 + 2 * 4) + 65536 * 1176 * 2
+    for version in ("0.9.0.1", "0.10.1", "0.10.2"):  # v0.10.1 – v0.10.2: the same attention and rotary (session 58)
+        profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, version, 2048))
+        assert profile is not None and (profile.modality, profile.item_tokens, profile.items, profile.budget) == (
+            "image", 16384, 1, 16384)
+        assert profile.forward_bytes == 65536 * 1280 * (9 * 2 + 2 * 4) + 65536 * 1176 * 2
 
 
 def test_v0_9_x_at_tp_2_gathers_the_qkv() -> None:

@@ -9,6 +9,8 @@ of 153600 tokens, and profiled with 1 video items of the maximum feature size", 
 
 from __future__ import annotations
 
+import pytest
+
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.vllm.encoder_profile import (
@@ -106,11 +108,22 @@ def test_not_counted_where_the_dummy_is_not_read() -> None:
     assert encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.10.1", 8192)) is None
     assert encoder_profile(encoder_inputs(QWEN3_VL_30B, "0.10.2", 65536)) is None
     assert encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.9.2", 8192)) is None  # its dummy read from v0.10.2 only
-    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.10.2", 8192)) is None  # Qwen2.5-VL read at v0.9.2 only
-    # v0.9.2 at 49,152 tokens: the video's frames fit 49,152 − 16,384 = 32,768 tokens: 4 frames, 2 × 16,384 tokens,
-    # more than the image: its forward (not counted) likely the peak; at 49,151 still 2 frames, the image
-    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.2", 49152)) is None
-    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.2", 49151)) is not None
+    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.11.0", 8192)) is None  # not read at v0.11.0 – v0.12.x
+
+
+@pytest.mark.parametrize(("version", "context", "modality", "tokens"), [
+    ("0.9.2", 49152, "video", 32_768), ("0.9.2", 49151, "image", 16_384), ("0.10.1", 32768, "image", 16_384),
+    ("0.10.2", 32768, "video", 32_768), ("0.10.2", 262144, "video", 131_072),
+])  # fmt: skip
+def test_the_v0_9_and_v0_10_dummy_video(version: str, context: int, modality: str, tokens: int) -> None:
+    """qwen2_vl.py `get_num_frames_with_most_features` (v0.9.0.1, v0.9.2, v0.10.1): the video's frames are the most
+    whose tokens fit the context less one largest image (16,384 tokens), at most 16, a temporal pair of frames
+    16,384 tokens: at 49,152, 32,768 left: 4 frames, 32,768 tokens, more than the image; at 49,151, 2 frames, a tie,
+    the image. v0.10.2 fits the whole context: 32,768 gives 4 frames; 262,144 is capped at 16 frames, 8 × 16,384.
+    The video's pixels: tokens × 2² patches × 3 × 2 × 14² values, 2 B each."""
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, version, context))
+    assert profile is not None and (profile.modality, profile.item_tokens) == (modality, tokens)
+    assert profile.kept_bytes >= tokens * 4 * 3 * 2 * 14 * 14 * 2  # the pixels, beside the outputs
 
 
 def test_qwen2_5_vl_at_v0_9_2_keeps_one_largest_image() -> None:

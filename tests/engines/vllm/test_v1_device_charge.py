@@ -109,7 +109,7 @@ def _rtx3090_plan(tp: int, gpu: str = "RTX3090"):  # type: ignore[no-untyped-def
 def test_geforce_ranks_are_charged_no_peer_buffers() -> None:
     """Without peer access vLLM 0.8.4 makes no custom all-reduce buffers and NCCL keeps its SHM buffers in host
     memory: the context fit's part beyond one rank (measured on NVLink H100s) is not charged on GeForce cards, and is
-    on an H100 (`_parts_beyond_one_rank`)."""
+    on an H100 (`priced_context_features`)."""
 
     def non_torch(tp: int, gpu: str) -> int:
         term = _rtx3090_plan(tp, gpu).estimate.term(Term.NON_TORCH)
@@ -127,3 +127,32 @@ def test_the_two_rtx3090_start_lands_near_its_log() -> None:
     plan = _rtx3090_plan(2)
     assert abs(plan.ledger.token_capacity / RTX3090_TP2_LOGGED_TOKENS - 1) < 0.05
     assert plan.token_capacity_min <= RTX3090_TP2_LOGGED_TOKENS <= plan.token_capacity_max
+
+
+def _context(version: str, tp: int, gpu: str) -> int:
+    """The context a restart needs free (the plan's `estimate.context`) for Qwen2.5-7B at TP `tp` on `gpu`."""
+    settings = parse_flags("vllm", ["--engine-version", version, "--tensor-parallel-size", str(tp)])
+    plan = planned_capacity(QWEN25_7B, settings, gpu_total_bytes=gpu_total_bytes(gpu), gpu_name=gpu)
+    assert plan.estimate.context is not None and plan.estimate.context.source == "calibrated"
+    return plan.estimate.context.bytes
+
+
+def test_the_restart_need_at_0_11_holds_no_peer_buffers_on_geforce() -> None:
+    """From v0.11.0 the startup line holds the TP group's NCCL init (calibration_snapshot.py, PR #25359): the context a
+    restart needs adds `vllm.context`'s part beyond one rank on an H100, and none of it on RTX 3090s (no custom
+    all-reduce: custom_all_reduce.py `_can_p2p`; NCCL's SHM buffers are host memory): one rule (`priced_context_features`)."""
+    assert _context("0.11.0", 2, "RTX3090") == _context("0.11.0", 1, "RTX3090")
+    assert _context("0.11.0", 2, "H100") - _context("0.11.0", 1, "H100") > 0.5 * GIB
+
+
+def test_v0_2_7_charges_no_peer_buffers_on_geforce() -> None:
+    """v0.2.5–v0.3.0 charge the worker's context with the growth (`v0_charge.py`); on GeForce cards its part beyond one
+    rank is not charged at TP 2 (v0.2.7 has no custom all-reduce at all, NCCL over SHM), on an H100 it is."""
+
+    def non_torch(tp: int, gpu: str) -> int:
+        term = _plan("0.2.7", gpu, tp).estimate.term(Term.NON_TORCH)
+        assert term is not None
+        return term.bytes
+
+    assert non_torch(2, "RTX3090") == non_torch(1, "RTX3090")
+    assert non_torch(2, "H100") - non_torch(1, "H100") > 0.5 * GIB

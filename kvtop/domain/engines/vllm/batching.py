@@ -187,7 +187,7 @@ def concurrent_batches(
         return pp, why
     if pp == 1:
         return 2, f"async scheduling {why}"
-    if runs_v2(version, model):
+    if runs_v2(version, model, settings):
         return pp + 1, f"async scheduling {why}: vLLM {version.label}'s V2 model runner keeps it at pp > 1 (pp + 1)"
     if why == "--async-scheduling":
         raise UnsupportedModelError(

@@ -307,7 +307,7 @@ def _counted_sampler(inputs: CalibrationInputs, tokens: int, seqs: int) -> int |
     if inputs.model is None or inputs.layout.pp > 1 or lora(inputs):
         return None
     counted = counted_sampler_bytes(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, tokens, seqs,
-                                    inputs.settings.flags, inputs.settings.image)  # fmt: skip
+                                    inputs.settings.flags, inputs.settings.image, inputs.settings)  # fmt: skip
     return None if counted is None else counted + _rejection_bytes(inputs, seqs)
 
 
@@ -351,7 +351,7 @@ def _sampler_path_error(
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
     path, why, warms_native = profiled_sampler_path(inputs.version, inputs.gpu_name, inputs.model,
-                                                    inputs.settings.flags, inputs.settings.image)  # fmt: skip
+                                                    inputs.settings.flags, inputs.settings.image, inputs.settings)  # fmt: skip
     if path == "native":  # the serving path FlashInfer's or unknown, the native warm-up's peak: said here
         return activation.model_copy(update={"basis": f"{activation.basis}; {why}"}) if warms_native else activation
     copies = max(fit.coefficients[1] - 1, 0.0)  # the fit's logits coefficient: copies of seqs × vocab × 4 B

@@ -134,7 +134,8 @@ def custom_all_reduce_said(inputs: CalibrationInputs) -> str:
 
 
 def context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
-    """(1, several ranks, MoE across TP ranks); None where the model is not known and TP > 1."""
+    """(1, several ranks, MoE across TP ranks) as the corpus's logs measured them (the fit's features); None where the
+    model is not known and TP > 1. A plan prices them through `priced_context_features`."""
     layout = inputs.layout
     if inputs.model is None and layout.tp > 1:
         return None
@@ -142,9 +143,41 @@ def context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
     return (1.0, 1.0 if layout.tp * layout.pp > 1 else 0.0, 1.0 if moe else 0.0)
 
 
+def priced_context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """`context_features` as a plan prices them: the one rule for `vllm.context`'s part beyond one rank wherever kvtop
+    charges it (the context a restart needs free, `context_term`; v0.2.5–v0.3.0's and V1 v0.8.0–v0.9.0's charge of
+    the worker's context; the TP group's init inside the growth before v0.11.0, `init_inside`). That several-ranks
+    part is measured with peer access (llm-d's NVLink H100s): NCCL's P2P/NVLink connection buffers in device memory
+    and the custom all-reduce's IPC buffers. GPUs without peer access (`gpus_peer.peer_access`: GeForce cards) hold
+    neither, in every release that has them: `CustomAllreduce.__init__` returns before its buffers where `_can_p2p`
+    fails (device_communicators/custom_all_reduce.py:141-150 at v0.8.4; v0.3.0's parallel_utils/custom_all_reduce.py
+    `_can_p2p` asks `torch.cuda.can_device_access_peer`, search-index id 26655717674; the check read at v0.9.2 and
+    v0.33.0, `BOARD_NOT_NAMED`), and NCCL joins the ranks of one host through its SHM transport, whose buffers are
+    host memory. There the feature is 0 (NCCL's own device state,
+    about 0.1-0.15 GiB beyond one rank, stays in the context fit's error). The MoE part (an all-to-all's buffers)
+    stays. The fit keeps the measured features: no GeForce start at several ranks in the corpus logs its context."""
+    values = context_features(inputs)
+    if values is None or not values[1] or peer_access(inputs.gpu_name) is not False:
+        return values
+    return (values[0], 0.0, *values[2:])
+
+
 def context_term(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
-    """What a worker holds before its weights load (not a term of vLLM's budget: a restart needs it free)."""
-    return context_estimate("vllm.context", CONTEXT_LABEL, fits, inputs, context_features(inputs))
+    """What a worker holds before its weights load (not a term of vLLM's budget: a restart needs it free), its part
+    beyond one rank as `priced_context_features` prices it."""
+    estimate = context_estimate("vllm.context", CONTEXT_LABEL, fits, inputs, priced_context_features(inputs))
+    why = _no_peer_part(inputs, fits)
+    return estimate if why is None or estimate.source != "calibrated" else estimate.plus(why=why)
+
+
+def _no_peer_part(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> str | None:
+    """What `priced_context_features` left out, in words; None where it left nothing out."""
+    fit, measured, priced = fits.get("vllm.context"), context_features(inputs), priced_context_features(inputs)
+    if fit is None or measured is None or priced is None or measured[1] == priced[1]:
+        return None
+    return (f"TP {inputs.layout.tp} without peer access (GeForce): no custom all-reduce, NCCL over host memory; "
+            f"{fit.key}'s {fit.coefficients[1] * measured[1]:.2f} GiB beyond one rank, measured with peer access, "
+            "not charged")  # fmt: skip
 
 
 def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int) -> TermEstimate:
@@ -171,46 +204,26 @@ def v1_charged_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -
     """The worker's context V1's v0.8.0–v0.9.0 charge holds (gpu_worker.py `determine_available_memory`, v0.8.0
     :139-186, v0.9.0 :167-214: `total − free − torch's allocated` after `empty_cache`): one process's CUDA context,
     which grows with the GPU's resident threads (the engine-neutral fit, `cuda_context.py`), plus `vllm.context`'s
-    parts beyond one rank (`_parts_beyond_one_rank`: the TP group's NCCL init; an MoE's all-to-all). `vllm.context`'s
-    constant, fitted mostly on data-center cards, gives every GPU 0.55 GiB, where an RTX 3090 (82 SMs of 1,536
-    threads) holds about 0.29 (its v0.6.4 start printed about 0.25, `_context_inside`). The interval is the wider of
-    the two fits' errors at several ranks. Where either fit or the SM count is missing, `vllm.context` alone.
-    v0.2.5–v0.3.0's charge keeps `vllm.context`: their growth is assumed to land with it (`non_torch_estimate`)."""
+    parts beyond one rank as `priced_context_features` prices them (the TP group's NCCL init where the GPUs have peer
+    access; an MoE's all-to-all). `vllm.context`'s constant, fitted mostly on data-center cards, gives every GPU
+    0.55 GiB, where an RTX 3090 (82 SMs of 1,536 threads) holds about 0.29 (its v0.6.4 start printed about 0.25,
+    `_context_inside`). The interval is the wider of the two fits' errors at several ranks. Where either fit or the SM
+    count is missing, `vllm.context` alone. v0.2.5–v0.3.0's charge keeps `vllm.context`: their growth is assumed to
+    land with it (`non_torch_estimate`)."""
     context = context_term(inputs, fits)
     fit = fits.get("vllm.context")
-    values = context_features(inputs)
+    values = priced_context_features(inputs)
     one = one_process_context(inputs, fits, "one worker per GPU")
     if context.source != "calibrated" or fit is None or values is None or one.source != "calibrated":
         return context
-    ranks, why = _parts_beyond_one_rank(inputs, fit, values)
+    ranks = sum(c * v for c, v in zip(fit.coefficients[1:], values[1:], strict=True))
     several = inputs.layout.tp * inputs.layout.pp > 1
     error = max(one.error_bytes, context.error_bytes) if several else one.error_bytes
-    basis = f"{one.basis}; {why}" if why else one.basis
+    said = [f"+ {ranks:.2f} GiB beyond one rank ({fit.key}, TP {inputs.layout.tp})"] if ranks else []
+    said += [why for why in (_no_peer_part(inputs, fits),) if why is not None]
+    basis = "; ".join((one.basis, *said))
     return one.model_copy(update={"bytes": max(one.bytes + round(ranks * GIB), 0), "error_bytes": error,
                                   "basis": basis})
-
-
-def _parts_beyond_one_rank(inputs: CalibrationInputs, fit: LinearTerm, values: tuple[float, ...]) -> tuple[float, str]:
-    """`vllm.context`'s parts beyond one rank (GiB) and what they are. Its several-ranks part is measured on GPUs with
-    peer access (llm-d's NVLink H100s): NCCL's P2P/NVLink connection buffers in device memory and the custom
-    all-reduce's IPC buffers. On GPUs without peer access (`gpus_peer.peer_access`: GeForce cards) v0.8.4 holds
-    neither: `CustomAllreduce.__init__` returns before `create_shared_buffer` where `_can_p2p` fails
-    (device_communicators/custom_all_reduce.py:141-150; the same at v0.9.0), and NCCL joins the two ranks through
-    its SHM transport, whose buffers are host memory; what is left is NCCL's own device state, which V0's growth
-    (its snapshot precedes the TP group's init: worker/worker.py:161/166 at v0.8.4) puts at about 0.1-0.15 GiB beyond
-    one rank (2 x RTX 4090 at v0.7.2 printed 0.25 GiB, vllm#13061; 4 x RTX 2080 Ti at v0.8.5 0.20, search-index id
-    13068150713; one RTX 3090 at v0.6.6 0.10, search-index id 62352993850): not charged, kept in the interval (the
-    context fit's error). The MoE part (an all-to-all's buffers) stays."""
-    several, moe = fit.coefficients[1] * values[1], fit.coefficients[2] * values[2]
-    tp = inputs.layout.tp
-    if several and peer_access(inputs.gpu_name) is False:
-        if not moe:
-            return 0.0, (f"TP {tp} without peer access (GeForce): no custom all-reduce, NCCL over host memory; "
-                         f"{fit.key}'s {several:.2f} GiB beyond one rank, measured with peer access, not charged")
-        return moe, (f"+ {moe:.2f} GiB of an MoE beyond one rank ({fit.key}, TP {tp}); without peer access (GeForce) "
-                     f"its {several:.2f} GiB of NCCL and custom all-reduce buffers not charged")  # fmt: skip
-    ranks = several + moe
-    return ranks, (f"+ {ranks:.2f} GiB beyond one rank ({fit.key}, TP {tp})" if ranks else "")
 
 
 def _context_inside(growth: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:

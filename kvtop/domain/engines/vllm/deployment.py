@@ -61,10 +61,15 @@ from kvtop.domain.deployment_math import (
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
-from kvtop.domain.engines.vllm.encoder_profile import COUNTED_FAMILIES, UNREAD_FLAGS, counted_family
+from kvtop.domain.engines.vllm.encoder_profile import (
+    COUNTED_FAMILIES,
+    UNREAD_FLAGS,
+    counted_family,
+    release_not_read,
+)
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
-from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS
+from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS, stated_method
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -112,16 +117,8 @@ SWAP_ERAS: Eras[bool] = Eras((
 def setup(settings: LaunchSettings) -> DeploymentSetup:
     """What the launch turns on beside the model (a malformed value names the flag)."""
     spec = flag_json(settings, "speculative-config")
-    method = str(spec.get("method") or "") or None
+    method = stated_method(settings)
     draft = spec.get("model") or flag_text(settings, "speculative-model")
-    if method is None and draft is not None:
-        method = (
-            "eagle3"
-            if "eagle3" in str(draft).lower()
-            else "eagle"
-            if "eagle" in str(draft).lower()
-            else "draft_model"
-        )
     # a method the release's SpeculativeMethod lacks stops vLLM in validation (vllm/spec_methods.py)
     check_method(method, METHOD_ERAS, settings.engine_version, flag="--speculative-config")
     tokens = spec.get("num_speculative_tokens") or flag_int(settings, "num-speculative-tokens", least=1)
@@ -285,6 +282,8 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
         )  # fmt: skip
     limits = read_limits(inputs.settings.flags, inputs.version).unread
     unread = f"; {limits}, so the encoder cache is not counted and a text-only launch not refused" if limits else ""
+    release = release_not_read(inputs.model, inputs.version)
+    unread += f"; {release}" if release else ""
     return BudgetTerm(
         feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"encoder cache and {towers} profile peak",
         state=TermState.NOT_MODELLED, source=SOURCE_ENCODER,

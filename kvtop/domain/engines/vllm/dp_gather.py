@@ -326,7 +326,7 @@ def padding_on_nccl(model: ModelSpec, version: ResolvedVersion, settings: Launch
     `V2_PADDING_SOURCE`), and neither async scheduling (`ASYNC_PADDING_ON_GLOO`; on by default from v0.14.0) nor
     --disable-nccl-for-dp-synchronization (dp_flags.py) moves it to the Gloo CPU group."""
     made = COMMUNICATOR_ERAS.era(version).value
-    if made is None or not made[1] or runs_v2(version, model):
+    if made is None or not made[1] or runs_v2(version, model, settings):
         return False
     if ASYNC_PADDING_ON_GLOO.era(version).value and async_scheduling(settings, version)[0]:
         return False

@@ -37,7 +37,11 @@ At TP t > 1 `split_qkv` (:258-280) all-gathers the rank's qkv (3 ÷ t widths) in
 concatenates them (`all_gather_interleave`, :198-214: 3 + 3 widths at once), then q, k, v are views of the
 concatenation, copied contiguous per rank (3 ÷ t) and rotated on the rank's heads (1 ÷ t, and 2 ÷ t float32): the
 peak is the larger of the gather (x, normed, 3 ÷ t + 6) and the rotary step (x, normed, 3 ÷ t + 3 + 3 ÷ t + 1 ÷ t,
-beside the float32 pair). v0.10.1 merges the MLP's gate and up (`gate_up_proj`); v0.10.1 – v0.12.x are not read.
+beside the float32 pair). v0.10.1 – v0.10.2 (read in the wheels of v0.10.1, v0.10.1.1 and v0.10.2) merge the MLP's gate
+and up (`gate_up_proj`, qwen2_5_vl.py `Qwen2_5_VisionMLP.forward`): `gate_up` (2 × intermediate ÷ TP) stays bound while
+its activation (1 ×) and `down_proj` run, the same 3 × intermediate ÷ TP; the attention and its rotary are v0.9.x's, so
+the split form holds. v0.11.0 rotates q and k concatenated and v0.11.1 – v0.12.x a reshaped qk copy through
+float32: not read into widths, not counted.
 """
 
 from __future__ import annotations
@@ -57,7 +61,12 @@ QWEN25_VL_FORWARD_ERAS: Eras[str | None] = Eras((
     Era("", None, "not read before v0.9.0"),
     Era("0.9.0", SPLIT, "v0.9.0, v0.9.0.1, v0.9.1, v0.9.2 and v0.10.0 models/qwen2_5_vl.py (MLP :163-195, attention "
                         ":282-355 at v0.9.0.1), qwen2_vl.py apply_rotary_pos_emb_vision, gpu_model_runner.py profile_run"),
-    Era("0.10.1", None, "v0.10.1 merges the MLP's gate_up_proj; v0.10.1 – v0.12.x not read"),
+    Era("0.10.1", SPLIT, "v0.10.1, v0.10.1.1 and v0.10.2 models/qwen2_5_vl.py: the attention, split_qkv, "
+                         "all_gather_interleave and qwen2_vl.py apply_rotary_pos_emb_vision as v0.9.x's; the MLP's "
+                         "merged gate_up_proj held with its activation while down_proj writes (3 × intermediate ÷ TP, "
+                         "as before)"),
+    Era("0.11.0", None, "v0.11.0 – v0.12.x not read: v0.11.0 rotates q and k concatenated (torch.cat), v0.11.1 – "
+                        "v0.12.x a reshaped qk copy (einops), qwen2_5_vl.py"),
     Era("0.13.0", FUSED, "v0.13.0 and v0.20.1 models/qwen2_vl.py (the dummy), qwen2_5_vl.py (the tower's block), "
                          "v1/worker/gpu_model_runner.py profile_run"),
     Era("0.21.0", None, "not read after v0.20.x"),

@@ -24,7 +24,7 @@ V1 at v0.9.2 (gpu_model_runner.py:2202-2284; v0.9.0.1 :1827-1900 the same) keeps
 
 Counted for four families (the rest stay the text model's fit, assumed: LLaVA, InternVL, Llama-4, Kimi-VL,
 Granite-Vision and every other tower in the catalogue, whose processors kvtop does not size): Mistral-Small-3.x
-(`_mistral3_item`), Gemma-3 (`_gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.0.1 – v0.9.2 (`_qwen2_vl_item`), Qwen2.5-VL at v0.13.0 – v0.20.x with its tower's forward
+(`_mistral3_item`), Gemma-3 (`_gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.0.1 – v0.10.x (`_qwen2_vl_item`), Qwen2.5-VL at v0.13.0 – v0.20.x with its tower's forward
 (`_qwen25_vl_item`, encoder_forward.py), and the
 Qwen3-VL family (Qwen3VLVisionConfig,
 Qwen3VLMoeVisionConfig), by vLLM's own processing info
@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.encoder_forward import (
     QWEN2_MAX_PIXELS,
     QWEN2_PATCH,
@@ -95,16 +95,26 @@ GEMMA3_EMBEDS, GEMMA3_WRAPPING = 256, 4
 # Qwen2-VL / Qwen2.5-VL: the processor's published sizes (preprocessor_config.json of every Qwen2-VL / Qwen2.5-VL
 # checkpoint: min_pixels 3,136, max_pixels 12,845,056, patch 14, merge 2, temporal 2; search-index ids 5590532836,
 # 69393411951), not read (assumed). At v0.9.2 (models/qwen2_vl.py:909-976) the largest image is 9,999,999² px
-# resized at a factor of 28 to 3,584 × 3,584: 256 × 256 patches, 16,384 tokens; below a context of 49,152 the video
-# has 1 – 2 frames (16,384 tokens: `qwen2_vl_video_profiled`) and the image, first in the dict, is profiled. Outputs `out_hidden_size` (Qwen2.5-VL) or the text's width
-# (Qwen2-VL) wide, no deepstack; pixels cast to the model dtype (inputs/registry.py:168-171, v0.9.2).
+# resized at a factor of 28 to 3,584 × 3,584: 256 × 256 patches, 16,384 tokens; the video of that image's frames
+# (`_qwen2_vl_item`) has more tokens from 3 frames (32,768) and is then profiled, the image on a tie. Outputs
+# `out_hidden_size` (Qwen2.5-VL) or the text's width (Qwen2-VL) wide, no deepstack; pixels cast to the model dtype
+# (inputs/registry.py:168-171, v0.9.2).
 QWEN2_VL_TOWERS = frozenset({"Qwen2VLVisionConfig", "Qwen2_5_VLVisionConfig"})  # its sizes: encoder_forward.QWEN2_*
-QWEN2_IMAGE_TOKENS = 16_384  # (3,584 ÷ 14)² ÷ 2²: the largest image's tokens at the published sizes
-QWEN2_VL_ERAS: Eras[bool] = Eras((
-    Era("", False, "not read before v0.9.0.1"),
-    Era("0.9.0", True, "v0.9.2 models/qwen2_vl.py:909-976 (the largest image); v0.9.0.1 :896-1003 the same (v0.9.1 "
-                       "not read)"),
-    Era("0.10.0", False, "v0.10.0 – v0.12.x not read; from v0.13.0 Qwen2.5-VL only, its tower read: encoder_forward.py"),
+# the dummy video's rule where read: (the most frames, whether its frames fit the context less one largest image)
+QWEN2_VL_ERAS: Eras[tuple[int, bool] | None] = Eras((
+    Era("", None, "not read before v0.9.0.1"),
+    Era("0.9.0", (16, True), "v0.9.2 models/qwen2_vl.py:909-976 (the largest image; the video's frames fit the "
+                             "context less one image, _MAX_FRAMES_PER_VIDEO 16); v0.9.0.1 :896-1003 the same (v0.9.1 "
+                             "not read)"),
+    Era("0.10.0", None, "v0.10.0 not read"),
+    Era("0.10.1", (16, True), "v0.10.1 models/qwen2_vl.py: _get_vision_info, get_image_size_with_most_features, "
+                              "_get_max_video_frames, get_num_frames_with_most_features and get_dummy_mm_data the "
+                              "same as v0.9.0.1's (session 58)"),
+    Era("0.10.2", (16, False), "v0.10.2 models/qwen2_vl.py get_num_frames_with_most_features: the frames fit the "
+                               "whole context (no image subtracted); the other functions as v0.10.1's"),
+    Era("0.11.0", None, "v0.11.0 – v0.12.x not read (v0.11.0 rotates q and k concatenated, v0.11.1 – v0.12.x a "
+                        "reshaped qk copy: qwen2_5_vl.py; _MAX_FRAMES_PER_VIDEO 14); from v0.13.0 Qwen2.5-VL only, "
+                        "its tower read: encoder_forward.py"),
 ))  # fmt: skip
 # Mistral-Small-3.x and Gemma-3's dummies: read from v0.10.2 (not at v0.9.2)
 LATER_FAMILIES_ERAS: Eras[bool] = Eras((
@@ -130,7 +140,9 @@ KEPT_ERAS: Eras[str | None] = Eras((
     Era("", None, "not read before v0.9.0.1"),
     Era("0.9.0", "returned", "v0.9.2 v1/worker/gpu_model_runner.py:2270 profile_run: kept as returned; v0.9.0.1 "
                              ":1827-1900 the same (v0.9.1 not read)"),
-    Era("0.10.0", None, "v0.10.0 – v0.10.1 not read"),
+    Era("0.10.0", None, "v0.10.0 not read"),
+    Era("0.10.1", "returned", "v0.10.1 v1/worker/gpu_model_runner.py:2617-2618 profile_run: kept as returned "
+                              "(the items by MultiModalBudget.get_max_items' floor, v1/worker/utils.py:98)"),
     Era("0.10.2", "returned", "v0.10.2 v1/worker/gpu_model_runner.py:3026 profile_run: kept as returned"),
     Era("0.11.0", "budget", "v0.11.0 v1/worker/gpu_model_runner.py:3375-3384 (v0.11.2 :4119): each output shorter "
                             "than the encoder budget expanded to (budget, width)"),
@@ -267,26 +279,35 @@ def _qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, .
                      f"{shape}: {soft[modality]:,} tokens; merger and {DEEPSTACK_LEVELS} deepstack levels")  # fmt: skip
 
 
-def qwen2_vl_video_profiled(context_length: int) -> bool:
-    """Whether v0.9.2 profiles Qwen2-VL / Qwen2.5-VL's video rather than its image: the video's frames are the most
-    whose tokens fit the context less one largest image (qwen2_vl.py:926-961, `mm_counts` one a modality:
-    multimodal/registry.py:129-138), at most 16; each frame is resized alone (3,584², 16,384 tokens a temporal pair),
-    so from 3 frames (32,768 tokens, a context of 49,152 or more) the video has more tokens than the image, and its
-    encoder forward over ≥ 131,072 patches (not counted) is then likely the peak: not counted (the text model's fit)."""
-    return context_length - QWEN2_IMAGE_TOKENS >= 2 * QWEN2_IMAGE_TOKENS
-
-
-def _qwen2_vl_item(model: ModelSpec) -> DummyItem:
-    """Qwen2-VL / Qwen2.5-VL's image of the most tokens at v0.9.2 (`QWEN2_VL_TOWERS`): 3,584 × 3,584 px, 65,536
-    patches, 16,384 tokens; one frame padded to the temporal patch, so 3 × 2 × 14² values a patch."""
-    patch = stated(model, "patch_size", QWEN2_PATCH)
+def _qwen2_vl_item(model: ModelSpec, inputs: CalibrationInputs, on: tuple[str, ...]) -> DummyItem:
+    """Qwen2-VL / Qwen2.5-VL's item of the most tokens at v0.9.x – v0.10.x (`QWEN2_VL_ERAS`): the image, 3,584 × 3,584
+    px (9,999,999² resized at a factor of patch × merge), 16,384 tokens; or the video of the most frames of that image
+    (each frame resized alone, padded to the temporal patch, a pair's tokens an image's) whose tokens fit the context
+    (less one image where the release subtracts it and the image is on), at most 16 (`_get_max_video_frames`,
+    `get_num_frames_with_most_features`): from 3 frames (32,768 tokens) it has more than the image and is profiled;
+    the image on a tie (first in the dict). Pixels: 3 × temporal × patch² values a patch."""
+    patch, temporal = stated(model, "patch_size", QWEN2_PATCH), stated(model, "temporal_patch_size", TEMPORAL)
     factor = patch * MERGE
     side = math.floor(math.sqrt(QWEN2_MAX_PIXELS) / factor) * factor  # smart_resize of the 9,999,999² square
-    patches = (side // patch) ** 2
-    tokens = patches // MERGE**2
+    image = (side // patch) ** 2 // MERGE**2
     width = stated(model, "out_hidden_size", model.hidden_size)
-    return DummyItem("image", tokens, tokens, patches * 3 * TEMPORAL * patch**2, width,
-                     f"{side:,} × {side:,} px: {tokens:,} tokens")  # fmt: skip
+    rule = QWEN2_VL_ERAS.at(inputs.version)
+    most, less_image = rule if rule is not None else (1, False)
+    room = inputs.context_length - (image if less_image and "image" in on else 0)
+    frames = 0
+    while frames < most and _pairs(frames + 1, temporal) * image <= room:
+        frames += 1
+    video = _pairs(max(frames, 1), temporal) * image
+    if "video" in on and ("image" not in on or video > image):
+        return DummyItem("video", video, video, video * MERGE**2 * 3 * temporal * patch**2, width,
+                         f"{max(frames, 1)} frames of {side:,} × {side:,} px: {video:,} tokens")  # fmt: skip
+    return DummyItem("image", image, image, image * MERGE**2 * 3 * temporal * patch**2, width,
+                     f"{side:,} × {side:,} px: {image:,} tokens")  # fmt: skip
+
+
+def _pairs(frames: int, temporal: int) -> int:
+    """The temporal patches of `frames` frames padded to the temporal patch (`_get_vision_info`)."""
+    return max((frames + frames % temporal) // temporal, 1)
 
 
 def _qwen25_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ...]) -> DummyItem:
@@ -321,8 +342,7 @@ def counted_family(
     """The family (`COUNTED_FAMILIES`) whose encoder profile kvtop counts for this launch; None where it is not
     counted: another family, a release whose `profile_run` kvtop did not read, a flag that changes the dummy and is
     not read (`UNREAD_FLAGS`), a `--limit-mm-per-prompt` at a release whose reading was not read
-    (`mm_limits.LimitsReading.unread`), a Qwen2-VL / Qwen2.5-VL context long enough for the dummy video
-    (`qwen2_vl_video_profiled`). Raises only InputError, where the release lacks `--limit-mm-per-prompt` or would
+    (`mm_limits.LimitsReading.unread`). Raises only InputError, where the release lacks `--limit-mm-per-prompt` or would
     not take its value (`mm_limits.read_limits`), never a not-modelled refusal."""
     if model.tower is None or KEPT_ERAS.at(version) is None:
         return None
@@ -335,10 +355,19 @@ def counted_family(
     if family == QWEN3_VL:
         return family if QWEN3_VL_ERAS.at(version) else None
     if family == QWEN2_VL and QWEN2_VL_ERAS.at(version):
-        return None if qwen2_vl_video_profiled(context_length) else QWEN2_VL
+        return QWEN2_VL
     if family == QWEN2_VL:  # Qwen2.5-VL at v0.13.0 – v0.20.x, its tower's forward read
         return QWEN2_VL if forward_counted(model, version) else None
     return family if family is not None and LATER_FAMILIES_ERAS.at(version) else None
+
+
+def release_not_read(model: ModelSpec, version: ResolvedVersion) -> str | None:
+    """Where a Qwen2-VL / Qwen2.5-VL plan is not counted because kvtop did not read the release's dummy or tower:
+    the era's words (`QWEN2_VL_ERAS`, and `encoder_forward.QWEN25_VL_FORWARD_ERAS` for Qwen2.5-VL); else None."""
+    if family_of(model) != QWEN2_VL or QWEN2_VL_ERAS.at(version) is not None or forward_counted(model, version):
+        return None
+    era = era_for(QWEN2_VL_ERAS, version)
+    return f"Qwen2-VL / Qwen2.5-VL's dummy and tower at vLLM {version.label} not read ({era.source})"
 
 
 def family_of(model: ModelSpec) -> str | None:
@@ -380,8 +409,8 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     refuse_text_only(limits, FAMILY_MODALITIES[family])
     if family == QWEN3_VL:
         item = _qwen3_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
-    elif family == QWEN2_VL and QWEN2_VL_ERAS.at(inputs.version):  # v0.9.x's dummy: the largest image
-        item = _qwen2_vl_item(model)
+    elif family == QWEN2_VL and QWEN2_VL_ERAS.at(inputs.version):  # v0.9.x – v0.10.x's dummy
+        item = _qwen2_vl_item(model, inputs, limits.on(FAMILY_MODALITIES[family]))
     elif family == QWEN2_VL:  # Qwen2.5-VL from v0.13.0, its dummy read with its tower (`counted_family`)
         item = _qwen25_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
     elif family == MISTRAL3:

@@ -18,7 +18,9 @@ from kvtop.domain.engines.versions import (
     resolve,
 )
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.engines.vllm.spec_methods import keeps_v1_runner, stated_method
 from kvtop.domain.engines.vllm.v0_charge import CALENDAR_BEFORE_06
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
 DEFAULT_UTILIZATION_ERAS: Eras[float] = Eras((
@@ -395,19 +397,31 @@ backend_selection = BACKEND_SELECTION_ERAS.at
 model_runner = MODEL_RUNNER_ERAS.at
 
 
-def runs_v2(version: ResolvedVersion, model: ModelSpec) -> bool:
+def runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings | None = None) -> bool:
     """Whether `vllm serve` runs this generating model on the V2 model runner (VllmConfig.use_v2_model_runner, with
     VLLM_USE_V2_MODEL_RUNNER unset). In the v2_dense era (v0.25.0-v0.28.x, `_is_default_v2_model_runner_model`): not
     attention-free, not a hybrid (a recurrent state beside attention: vLLM's `is_hybrid`) unless a listed class from
-    v0.27.0, and a listed class or no experts. A pooling runner (runner_type != "generate") runs V1 as well; kvtop
-    plans generating models only."""
+    v0.27.0, and a listed class or no experts; a dspark draft forces V2 before that test (v0.25.0 config/vllm.py
+    :529-532, v0.28.0 :629-632). In either V2 era the launch's speculative decoding keeps V1 where V2 does not run it
+    (`spec_methods.keeps_v1_runner`: n-gram and draft-model at v0.25.0-v0.28.x, …). `settings` None: no launch flags
+    (no speculative decoding). A pooling runner (runner_type != "generate") runs V1 as well; kvtop plans generating
+    models only."""
     runner = model_runner(version)
-    if runner != "v2_dense":
-        return runner == "v2"
+    if runner == "v1":
+        return False
+    method = stated_method(settings) if settings is not None else None
+    if runner == "v2_dense" and method == "dspark":
+        return True
+    if settings is not None and keeps_v1_runner(settings, version) is not None:
+        return False
+    if runner == "v2":
+        return True
     listed = model.architecture in DEFAULT_V2_ARCHITECTURES_ERAS.at(version)
     if model.attention_free or model.state is not None and not (listed and LISTED_HYBRID_V2_ERAS.at(version)):
         return False
     return listed or model.moe is None
+
+
 # Whether Llama 4's chunked layers get their own groups by default (else all layers are full).
 chunked_local_hybrid = CHUNKED_LOCAL_HYBRID_ERAS.at
 

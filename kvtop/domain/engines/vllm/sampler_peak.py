@@ -43,6 +43,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS, experts_workspace_bytes, unquantized_experts
 from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
 from kvtop.domain.gpus import sm_count
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 
@@ -85,12 +86,13 @@ def counted_sampler_bytes(
     seqs: int,
     flags: Mapping[str, object] | None = None,
     image: str | None = None,
+    settings: LaunchSettings | None = None,
 ) -> int | None:
     """What the profile holds while the sampler runs, as the code counts it (bytes); None where the release, the
-    GPU or the launch (`flags`, the container `image`) leaves the profile's path to the install or to FlashInfer
+    GPU or the launch (`flags`, the container `image`; `settings`: its runner, `eras.runs_v2`) leaves the profile's path to the install or to FlashInfer
     (`profiled_sampler_path`: from v0.21.0 the profile warms the native path whatever the serving one), or before
     v0.17.0."""
-    if not COUNTED_ERAS.at(version) or profiled_sampler_path(version, gpu_name, model, flags, image)[0] != "native":
+    if not COUNTED_ERAS.at(version) or profiled_sampler_path(version, gpu_name, model, flags, image, settings)[0] != "native":
         return None
     logits = seqs * model.vocab_size * FLOAT32_BYTES
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes

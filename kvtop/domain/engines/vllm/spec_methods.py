@@ -8,7 +8,10 @@ a method one of them has), and releases before v0.13.0 are checked against v0.13
 
 from __future__ import annotations
 
-from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.deployment_flags import flag_json
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.span import flag_text
 
 _MTP_0_13 = ("deepseek_mtp", "mimo_mtp", "glm4_moe_mtp", "ernie_mtp", "qwen3_next_mtp", "longcat_flash_mtp", "mtp",
              "pangu_ultra_moe_mtp")  # fmt: skip
@@ -30,3 +33,62 @@ METHOD_ERAS: Eras[tuple[str, ...]] = Eras((
         f"{_SOURCE}: releases after v0.13.0 and before v0.33.0 not read, either one's methods"),
     Era("0.33.0", V0_33, f"{_SOURCE} (read at v0.33.0)"),
 ))  # fmt: skip
+
+
+def stated_method(settings: LaunchSettings) -> str | None:
+    """The speculative method the launch sets: `--speculative-config`'s `method`, else one named by the draft model
+    (eagle3, eagle, else draft_model: SpeculativeConfig.__post_init__'s detection); None without speculative decoding."""
+    spec = flag_json(settings, "speculative-config")
+    method = str(spec.get("method") or "") or None
+    draft = spec.get("model") or flag_text(settings, "speculative-model")
+    if method is not None or draft is None:
+        return method
+    name = str(draft).lower()
+    return "eagle3" if "eagle3" in name else "eagle" if "eagle" in name else "draft_model"
+
+
+# The methods VllmConfig's V2 model runner does not run (`_get_v2_model_runner_unsupported_features`, read in each
+# wheel): a launch that sets one runs the V1 runner ('Model Runner V2 does not yet support …; using the V1 model runner
+# instead', `use_v2_model_runner`). The `*_mtp` methods run as "mtp" (SpeculativeConfig.__post_init__), which V2 runs.
+_V1_ONLY_0_25 = ("ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class",
+                 "extract_hidden_states")  # fmt: skip
+V1_ONLY_METHOD_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "no V2 model runner by default before v0.25.0 (eras.MODEL_RUNNER_ERAS)"),
+    Era("0.25.0", frozenset(_V1_ONLY_0_25),
+        "config/vllm.py `_get_v2_model_runner_unsupported_features` (v0.25.0 :2068-2079, v0.26.0 :2154-2165, v0.27.1 "
+        ":2193-2204, v0.28.0 :2396-2407): ngram/ngram_gpu, and any method but eagle, eagle3, mtp, dflash, dspark"),
+    Era("0.29.0", frozenset(_V1_ONLY_0_25) - {"extract_hidden_states"},
+        "v0.29.0 config/vllm.py:2563-2574 adds extract_hidden_states to V2's methods; v0.30.0 :2839-2850 lists "
+        "the V1 ones (ngram, ngram_gpu, draft_model (PR #43091), suffix, medusa, mlp_speculator, custom_class)"),
+    Era("0.31.0", frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
+        "v0.31.0 config/vllm.py:3075-3084: draft_model runs on V2"),
+    Era("0.32.0", frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"}),
+        "v0.32.0 config/vllm.py:2928-2935: ngram and ngram_gpu run on V2"),
+    Era("0.33.0", frozenset({"suffix", "custom_class"}),
+        "v0.33.0 config/vllm.py:3066-3068 (medusa and mlp_speculator no longer methods)"),
+))  # fmt: skip
+
+
+EAGLE3_PP_ON_V2: Eras[bool] = Eras((
+    Era("", False, "v0.25.0 config/vllm.py:2090-2094 ... v0.29.0 :2585-2589: 'EAGLE3 with pipeline parallelism'"),
+    Era("0.30.0", True, "v0.30.0 config/vllm.py `_get_v2_model_runner_unsupported_features`: no EAGLE3/PP test"),
+))
+
+def keeps_v1_runner(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why the launch's speculative decoding keeps the V1 model runner where the release would run V2, None where it
+    does not: a method V2 does not run (`V1_ONLY_METHOD_ERAS`), `parallel_drafting` but for dflash/dspark (v0.25.0
+    :2081-2088 to v0.33.0), EAGLE3 at PP > 1 (v0.25.0 :2090-2094 to v0.29.0 :2585-2589; gone at v0.30.0)."""
+    method = stated_method(settings)
+    if method is None:
+        return None
+    era = V1_ONLY_METHOD_ERAS.era(version)
+    if not era.value:
+        return None
+    if method in era.value:
+        return f"speculative method '{method}' ({era.source})"
+    if flag_json(settings, "speculative-config").get("parallel_drafting") is True and method not in ("dflash", "dspark"):
+        return "parallel drafting for EAGLE speculative decoding (config/vllm.py, v0.25.0 on)"
+    if method == "eagle3" and settings.pp > 1 and not EAGLE3_PP_ON_V2.at(version):
+        return "EAGLE3 with pipeline parallelism (config/vllm.py, v0.25.0-v0.29.0)"
+    return None
+

@@ -66,7 +66,7 @@ def v2_placeholder(inputs: CalibrationInputs) -> str | None:
     form 0.80 + 0.96): charging 0 plans them +2.5 % to +8.8 % over. What V2's profile holds there is not
     attributed, so kvtop keeps the V1 runner's graph figure as that memory and says so."""
     model = inputs.model
-    if model is None or not runs_v2(inputs.version, model):
+    if model is None or not runs_v2(inputs.version, model, inputs.settings):
         return None
     if V2_GRAPHS_MEASURED.at(inputs.version):
         return None
@@ -82,7 +82,7 @@ def v2_beside_kept(inputs: CalibrationInputs) -> str | None:
     """Why the V2 runner's memory beside its profile is charged beside its measured graph estimate (v0.29.0 on);
     None where V2 does not run or its estimate is still the placeholder (`v2_placeholder` says that case)."""
     model = inputs.model
-    if model is None or not runs_v2(inputs.version, model) or not V2_GRAPHS_MEASURED.at(inputs.version):
+    if model is None or not runs_v2(inputs.version, model, inputs.settings) or not V2_GRAPHS_MEASURED.at(inputs.version):
         return None
     return (
         f"vLLM {inputs.version.label} runs this model on the V2 model runner, which measures its CUDA graphs after the "
@@ -95,7 +95,7 @@ def v2_beside_kept(inputs: CalibrationInputs) -> str | None:
 def v2_measures_graphs(inputs: CalibrationInputs) -> bool:
     """Whether the V2 runner runs and measures its CUDA graphs (v0.29.0 on), so its estimate is V2's form."""
     model = inputs.model
-    return model is not None and runs_v2(inputs.version, model) and V2_GRAPHS_MEASURED.at(inputs.version)
+    return model is not None and runs_v2(inputs.version, model, inputs.settings) and V2_GRAPHS_MEASURED.at(inputs.version)
 
 
 def v2_graph_extras(inputs: CalibrationInputs, piecewise: int, full: int) -> int:

@@ -63,7 +63,7 @@ def v2_counted(inputs: CalibrationInputs) -> bool:
     """Whether the launch runs V2's profile as counted here: the V2 runner in a release whose dummy sampler runs one
     default pass, a text model (a multimodal model's encoder profile runs first on the first stage, not counted)."""
     model = inputs.model
-    if model is None or model.multimodal or not runs_v2(inputs.version, model):
+    if model is None or model.multimodal or not runs_v2(inputs.version, model, inputs.settings):
         return False
     return V2_SAMPLER_COUNTED.at(inputs.version)
 

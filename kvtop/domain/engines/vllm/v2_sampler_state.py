@@ -57,7 +57,7 @@ def v2_sampler_state(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) of the V2 sampler's state the release's budget charges; None where V2 does not run, the release
     does not charge it (before v0.27.0) or the model is not known."""
     model = inputs.model
-    if model is None or not model.vocab_size or not runs_v2(inputs.version, model):
+    if model is None or not model.vocab_size or not runs_v2(inputs.version, model, inputs.settings):
         return None
     if not STATE_CHARGED.at(inputs.version):
         return None
