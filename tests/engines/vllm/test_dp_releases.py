@@ -298,3 +298,28 @@ def test_a_removed_naive_backend_falls_back_to_allgather_reducescatter() -> None
     assert len(removed) == 1 and "no DP group's NCCL communicator is made" in removed[0]
     kept = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.18.1"]))
     assert len(kept) == 1 and "the naive dispatch's first broadcast makes torch's NCCL communicator" in kept[0]
+
+
+def test_v014x_pp2_turns_async_scheduling_off_so_a_moe_pads_on_nccl() -> None:
+    """v0.14.0's VllmConfig turns default async scheduling off at PP > 1 (config/vllm.py:590-596), so
+    disable_nccl_for_dp_synchronization is False (:635-644) and the MoE's DP padding all-reduces on the DP device group
+    (v1/worker/dp_utils.py:23/29): the line names torch's communicator. v0.15.0 dropped the PP check (:589-622):
+    async scheduling stays on and the padding is on Gloo."""
+    flags = ["-dp", "2", "--pp", "2", "--enable-expert-parallel"]
+    for version in ("0.14.0", "0.14.1"):
+        nccl = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", version]))
+        assert len(nccl) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in nccl[0]
+    gloo = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.15.0"]))
+    assert len(gloo) == 1 and "no DP group's NCCL communicator is made" in gloo[0]
+
+
+def test_no_disable_nccl_for_dp_synchronization_keeps_nccl_under_async_scheduling_from_v0140() -> None:
+    """From v0.14.0 the field is None unless stated (config/parallel.py:186) and only None follows async scheduling
+    (config/vllm.py:635-644): `--no-disable-nccl-for-dp-synchronization` keeps the padding on the DP device group. At
+    v0.13.0 async scheduling sets it True whatever the flag said (config/vllm.py:594-601): Gloo."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--no-disable-nccl-for-dp-synchronization"]
+    nccl = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.14.0"]))
+    assert len(nccl) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in nccl[0]
+    gloo = dp_lines(capacity(QWEN3_30B, [*flags, "--async-scheduling", "--engine-version", "0.13.0"],
+                             gpu="L40S", total=46068 * MIB))  # fmt: skip
+    assert len(gloo) == 1 and "the DP padding's all-reduce" not in gloo[0]

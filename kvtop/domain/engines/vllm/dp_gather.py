@@ -41,7 +41,7 @@ the Gloo CPU group at v0.10.2, forward_context.py:72-85), so torch's NCCL commun
 non-torch memory, for a dense model too (unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION, which a plan cannot see, or
 from v0.11.2 `--disable-nccl-for-dp-synchronization`, which it reads: dp_flags.py).
 v0.11.2 and v0.12.0 do the same from `_dummy_run`'s `coordinate_batch_across_dp` (v1/worker/dp_utils.py), and at
-v0.12.0 `--async-scheduling` moves it to Gloo (`ASYNC_PADDING_ON_GLOO`). Their MoE layer is v0.11.0's but for two
+v0.12.0 `--async-scheduling` moves it to Gloo (dp_flags.NCCL_OFF_ERAS). Their MoE layer is v0.11.0's but for two
 things: v0.11.2 runs the shared experts after the routed ones (`SHARED_FIRST`), v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE
 is 16,384 (`FUSED_MOE_CHUNK`). v0.11.1 is v0.11.2 in every file of this path (its wheel read).
 After v0.12.0 (every wheel to v0.33.0 read for the communicators). The worker snapshots after the distributed init
@@ -72,7 +72,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.batching import async_scheduling
+from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
 from kvtop.domain.engines.vllm.eras import runs_v2
@@ -169,14 +169,6 @@ DENSE_RANKS_INDEPENDENT: Eras[bool] = Eras((
 V2_PADDING_SOURCE = ("v1/worker/gpu/dp_utils.py `dispatch_cg_and_sync_dp`: group = get_dp_group().cpu_group (:31 at "
                      "v0.22.0, :32 v0.24.0-v0.27.1, :55 v0.29.0, :66 v0.31.0-v0.32.0), cpu_all_reduce_ (:79 at "
                      "v0.33.0); model_runner.py `_dummy_run` runs execute_model")
-# Whether --async-scheduling moves the DP padding to the Gloo CPU group (no NCCL communicator made in the profile)
-ASYNC_PADDING_ON_GLOO: Eras[bool] = Eras((
-    Era("", False, "engine/arg_utils.py at v0.11.2: async scheduling leaves the DP padding on NCCL"),
-    Era("0.12.0", True, "engine/arg_utils.py:1574-1578 at v0.12.0: async scheduling sets "
-                        "disable_nccl_for_dp_synchronization; config/vllm.py:596-601 at v0.13.0; from v0.14.0 the "
-                        "field defaults to None and VllmConfig sets it to async scheduling's value (config/vllm.py:635-644 "
-                        "at v0.14.0, :845-856 v0.20.0, :1721-1732 v0.33.0)"),
-))  # fmt: skip
 # VLLM_FUSED_MOE_CHUNK_SIZE's default, the rows fused_experts_impl takes at a time
 FUSED_MOE_CHUNK: Eras[int] = Eras((
     Era("", 32 * 1024, "envs.py:616-617 at v0.10.1.1, :629-630 at v0.10.2, :777-778 at v0.11.0, :778-780 at v0.11.2"),
@@ -323,14 +315,13 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
 def padding_on_nccl(model: ModelSpec, version: ResolvedVersion, settings: LaunchSettings) -> bool:
     """Whether the DP padding's all-reduce makes torch's NCCL communicator on the DP device group in the profile: the
     release pads there (`COMMUNICATOR_ERAS`), the model runs on the V1 model runner (the V2 one pads on Gloo:
-    `V2_PADDING_SOURCE`), and neither async scheduling (`ASYNC_PADDING_ON_GLOO`; on by default from v0.14.0) nor
-    --disable-nccl-for-dp-synchronization (dp_flags.py) moves it to the Gloo CPU group."""
+    `V2_PADDING_SOURCE`), and disable_nccl_for_dp_synchronization does not move it to the Gloo CPU group (the flags,
+    else async scheduling where the release lets it: dp_flags.padding_on_gloo; whether async scheduling runs, on by
+    default from v0.14.0 but off where vLLM turns it off, e.g. PP > 1 at v0.14.x: batching_async.py)."""
     made = COMMUNICATOR_ERAS.era(version).value
     if made is None or not made[1] or runs_v2(version, model):
         return False
-    if ASYNC_PADDING_ON_GLOO.era(version).value and async_scheduling(settings, version)[0]:
-        return False
-    return not padding_on_gloo(settings)
+    return not padding_on_gloo(settings, version, async_scheduling(settings, version, model)[0])[0]
 
 
 class DpCommunicatorsMade(BaseModel):
