@@ -260,10 +260,11 @@ def test_ray_dp_backend_is_refused_by_name_where_not_read() -> None:
 
 
 def test_disable_nccl_for_dp_synchronization_pads_on_gloo() -> None:
-    """`--disable-nccl-for-dp-synchronization` (v0.11.2 on, engine/arg_utils.py:1348 at v0.33.0) puts the DP padding's
-    all-reduce on the Gloo CPU group (v1/worker/dp_utils.py:20-34 at v0.11.2): no torch NCCL communicator in the
-    profile, so Llama-3.1-8B at DP 2 charges the one-rank non-torch constant alone; v0.11.0 has no such flag."""
-    for version in ("0.11.2", "0.12.0"):
+    """`--disable-nccl-for-dp-synchronization` (v0.11.1 on: engine/arg_utils.py:839-842 at v0.11.1, :1348 at v0.33.0)
+    puts the DP padding's all-reduce on the Gloo CPU group (v1/worker/dp_utils.py:20-34 at v0.11.2): no torch NCCL
+    communicator in the profile, so Llama-3.1-8B at DP 2 charges the one-rank non-torch constant alone; v0.11.0 has no
+    such flag (its arg_utils.py)."""
+    for version in ("0.11.1", "0.11.2", "0.12.0"):
         plan = capacity(LLAMA8B, ["-dp", "2", "--disable-nccl-for-dp-synchronization", "--engine-version", version])
         assert not dp_lines(plan) and abs(non_torch(plan) - CONSTANT * GIB) <= 2
     with pytest.raises(InputError, match="no --disable-nccl-for-dp-synchronization"):

@@ -7,7 +7,8 @@
   TP × PP > 1 the executor becomes Ray's (config/parallel.py:465-468): not modelled, refused by name. Read at
   v0.11.0-v0.16.0 (`RAY_AS_MP_ERAS`); other releases refuse it by name. Any other value is refused by name.
 - `--disable-nccl-for-dp-synchronization` (ParallelConfig.disable_nccl_for_dp_synchronization, flag from v0.11.1:
-  engine/arg_utils.py:408-409 at v0.11.1, :1348 at v0.33.0; the flags table's first read release is v0.11.2): the DP padding all-reduces on the Gloo CPU group, not the DP device group
+  engine/arg_utils.py:408-409 and :839-842 at v0.11.1, :1348 at v0.33.0; absent from v0.11.0's): the DP padding
+  all-reduces on the Gloo CPU group, not the DP device group
   (v1/worker/dp_utils.py:20-34 at v0.11.2; the field async scheduling sets at v0.12.0, engine/arg_utils.py:1574-1578),
   so torch's NCCL communicator on the DP device group is not made in the profile (dp_gather.with_dp_communicators).
   Without the flag the field is False to v0.13.0, which async scheduling sets True at v0.12.0-v0.13.0; from v0.14.0
@@ -29,8 +30,9 @@ NCCL_OFF_FLAG = "--disable-nccl-for-dp-synchronization"
 NCCL_ON_FLAG = "--no-disable-nccl-for-dp-synchronization"  # BooleanOptionalAction's other spelling (arg_utils.py:290)
 SPANS = {
     BACKEND_FLAG: FlagSpan("0.9.1", None, "engine/arg_utils.py:1277 (v0.33.0)"),
-    NCCL_OFF_FLAG: FlagSpan("0.11.2", None, "engine/arg_utils.py:1348 (v0.33.0)"),
-    NCCL_ON_FLAG: FlagSpan("0.11.2", None, "engine/arg_utils.py:1348 (v0.33.0), a bool field's BooleanOptionalAction"),
+    NCCL_OFF_FLAG: FlagSpan("0.11.1", None, "engine/arg_utils.py:839-842 at v0.11.1, :1348 (v0.33.0)"),
+    NCCL_ON_FLAG: FlagSpan("0.11.1", None, "engine/arg_utils.py:839-842 at v0.11.1, :1348 (v0.33.0): a bool field's "
+                                           "BooleanOptionalAction (:283 at v0.11.1)"),
 }
 FLAGS = frozenset(SPANS)
 # Whether `--data-parallel-backend ray` at TP × PP = 1 runs mp's worker and groups, by release (None: not read)

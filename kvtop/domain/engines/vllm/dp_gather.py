@@ -39,7 +39,7 @@ group's pynccl communicator is outside the budget; but the DP padding now all-re
 (`DPMetadata.num_tokens_across_dp`, forward_context.py:89-114, made by `set_forward_context` in every dummy run; on
 the Gloo CPU group at v0.10.2, forward_context.py:72-85), so torch's NCCL communicator on it is made in the profile,
 non-torch memory, for a dense model too (unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION, which a plan cannot see, or
-from v0.11.2 `--disable-nccl-for-dp-synchronization`, which it reads: dp_flags.py).
+from v0.11.1 `--disable-nccl-for-dp-synchronization`, which it reads: dp_flags.py).
 v0.11.2 and v0.12.0 do the same from `_dummy_run`'s `coordinate_batch_across_dp` (v1/worker/dp_utils.py), and at
 v0.12.0 `--async-scheduling` moves it to Gloo (dp_flags.NCCL_OFF_ERAS). Their MoE layer is v0.11.0's but for two
 things: v0.11.2 runs the shared experts after the routed ones (`SHARED_FIRST`), v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE
