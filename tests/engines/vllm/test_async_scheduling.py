@@ -17,7 +17,7 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
-from tests.data_paths import CONFIGS
+from tests.data_paths import CONFIGS, DATA
 
 
 def load(name: str) -> ModelSpec:
@@ -77,3 +77,16 @@ def test_an_unread_executor_from_v0190_is_named() -> None:
     """From v0.19.0 the executor class says (Executor.supports_async_scheduling, config/vllm.py:729): Ray's not read."""
     with pytest.raises(UnsupportedModelError, match="ray executor"):
         runs(["--distributed-executor-backend", "ray"], "0.19.0", LLAMA8B)
+
+
+def test_vllm_0330_own_reading_in_every_flag_set_row() -> None:
+    """vLLM 0.33.0's own `scheduler_config.async_scheduling` after VllmConfig (tests/data/engine_diff/
+    vllm-0.33.0.flags.json, benchmarks/engine_diff/vllm_runner.py), PP 2 and 4 rows among them: kvtop reads the same."""
+    rows = json.loads((DATA / "engine_diff" / "vllm-0.33.0.flags.json").read_text())["results"]
+    read = [row for row in rows if row.get("async_scheduling") is not None]
+    assert len(read) > 500 and any("--pipeline-parallel-size" in row["flags"] for row in read)
+    for row in read:
+        path = CONFIGS / f"{row['config']}.json"
+        model = load(row["config"] + ".json") if path.exists() else model_from_config(
+            json.loads((DATA / "engine_diff" / "configs" / f"{row['config']}.json").read_text()), source=row["config"])
+        assert runs(row["flags"], "0.33.0", model) is row["async_scheduling"], (row["config"], row["flags"])
