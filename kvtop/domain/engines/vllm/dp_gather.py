@@ -50,8 +50,9 @@ async scheduling sets (at v0.13.0 when asked; from v0.14.0 async scheduling is o
 it). From v0.14.0 a dense model's DP ranks are independent engines of DP size 1 (`DENSE_RANKS_INDEPENDENT`): no DP
 group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner (dense models from
 v0.25.0, all from v0.29.0: `eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
-layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); it is not read from v0.14.0:
-`PRICED_ERAS` names where its code changed.
+layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
+modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named); it is not
+read from v0.15.0: `PRICED_ERAS` names where its code changed.
 The non-torch fit's TP > 1 part stands in for it, as above.
 
 A dense model. DP changes nothing else of its profile: each rank runs its own `max_num_batched_tokens` (padded to
@@ -75,6 +76,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
+from kvtop.domain.engines.vllm.dp_workspace import MODULAR_ERAS, gate_up_width, modular_layer_bytes
 from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
@@ -115,14 +117,13 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
         "rank's own rows (cuda_communicator.py:222-231), fused_experts_impl's caches unchanged (fused_moe.py), the "
         "unquantized apply reads its routing from the layer and still calls fused_experts (unquantized_fused_moe_method"
         ".py:324-325), shared experts before the routed ones (fused_moe/layer.py:1940-1944)"),
-    Era("0.14.0", frozenset(), "not read at v0.14.0-v0.17.x: the unquantized experts run a modular kernel, "
-                               "FusedMoEModularKernel(MoEPrepareAndFinalizeNoEP, TritonExperts) "
-                               "(unquantized_fused_moe_method.py:281-287 at v0.14.0), whose workspaces are not "
-                               "fused_experts_impl's caches: TritonExperts.workspace_shapes (M × top-k × max(N/2, K), "
-                               "M × top-k × max(N, K), M × K) taken from the worker's workspace manager, sized for the "
-                               "worst chunk in a DP/EP profile (modular_kernel.py:766-851); "
-                               "all2all_backend a ParallelConfig field defaulting to 'allgather_reducescatter' "
-                               "(config/parallel.py:152)"),
+    Era("0.14.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.14.0 (v0.14.1 byte-identical): the unquantized experts' modular kernel over the worker's "
+        "workspace manager (dp_workspace.py), the same AgRs dispatch and combine (fused_moe/layer.py:1922-2025)"),
+    Era("0.15.0", frozenset(), "not read at v0.15.0-v0.17.x: the unquantized experts' modular kernel over the "
+                               "worker's workspace manager (read at v0.14.x: dp_workspace.py) changed: "
+                               "modular_kernel.py, fused_moe.py, fused_moe/layer.py and the unquantized method differ "
+                               "from v0.14.x's in every wheel v0.15.0-v0.17.1 (workspace.py too from v0.16.0)"),
     Era("0.18.0", frozenset(), "not read from v0.18.0: VLLM_FUSED_MOE_CHUNK_SIZE gone from envs.py and fused_moe.py "
                                "(the experts' chunk no longer that env's)"),
     Era("0.19.0", frozenset(), "not read from v0.19.0: 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
@@ -231,6 +232,10 @@ def dp_gather(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion
     if not (quant.method == "none" or quant.method == "fp8" and quant.block == (128, 128)):
         return DpGather(priced=False, why=f"{quant.method} experts: only unquantized and FP8 128 × 128 block "
                                           "experts (fused_experts_impl) are read")  # fmt: skip
+    modular = MODULAR_ERAS.era(version)
+    if quant.method != "none" and modular.value:
+        return DpGather(priced=False, why=f"{quant.method} experts at vLLM {version.label}: only the unquantized "
+                                          f"modular kernel is read ({modular.source})")  # fmt: skip
     if quant.method == "fp8" and capability < (8, 9):
         return DpGather(priced=False, why="FP8 experts below compute capability 8.9 run Marlin: not read")
     deep_gemm = DEEP_GEMM_DEFAULT.era(version)
@@ -268,8 +273,7 @@ def gathered_forward_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int
     assert moe is not None
     dtype, hidden, topk = model.dtype_bytes, model.hidden_size, moe.experts_per_token
     gathered = layout.replicas * tokens
-    split = 1 if layout.ep > 1 else max(layout.moe_shards, 1)  # EP: whole experts (config.py FusedMoEParallelConfig)
-    gate_up = 2 * (moe.expert_intermediate_size // split)
+    gate_up = gate_up_width(model, layout)
     chunk = min(gathered, chunk_rows)
     shared = tokens * hidden * dtype if moe.shared_intermediate_size else 0
     held = HELD_ROWS * tokens * hidden * dtype
@@ -300,9 +304,11 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
         return activation
     tokens = batch_limits(inputs)[0]
     backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
-    layer = gathered_forward_bytes(inputs.model, inputs.layout, tokens, backend,
-                                   chunk_rows=FUSED_MOE_CHUNK.era(inputs.version).value,
-                                   shared_first=SHARED_FIRST.era(inputs.version).value)  # fmt: skip
+    chunk = FUSED_MOE_CHUNK.era(inputs.version).value
+    layer = (modular_layer_bytes(inputs.model, inputs.layout, tokens, chunk)
+             if MODULAR_ERAS.at(inputs.version) else
+             gathered_forward_bytes(inputs.model, inputs.layout, tokens, backend, chunk_rows=chunk,
+                                    shared_first=SHARED_FIRST.era(inputs.version).value))  # fmt: skip
     if layer <= activation.bytes:
         return activation
     return activation.model_copy(update={
