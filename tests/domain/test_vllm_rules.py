@@ -8,7 +8,7 @@ import pytest
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import default_batch_limits
 from kvtop.domain.engines.vllm.eras import token_print_rule
-from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -57,10 +57,13 @@ def test_gpt_oss_window_blocks_follow_the_tokens_in_flight(
 
 
 def test_async_scheduling_at_pp_above_one_under_the_v1_runner_is_not_modelled() -> None:
-    """v0.13.0 runs the V1 model runner; the current release's V2 runner keeps pp + 1 batches (test_vllm_pp_batches)."""
+    """v0.25.0 runs a MoE on the V1 model runner; the current release's V2 runner keeps pp + 1 batches
+    (test_vllm_pp_batches). At v0.13.0 vLLM itself refuses async scheduling at PP > 1 (config/vllm.py:544-547)."""
     with pytest.raises(
         UnsupportedModelError, match=r"^--async-scheduling: .* at pp > 1 under the V1 model runner are not modelled$"
     ):
+        _plan(GPT_OSS, ["--pp", "2", "--async-scheduling", "--engine-version", "0.25.0"], H100_BYTES, "H100")
+    with pytest.raises(InputError, match="vLLM 0.13.0 refuses --async-scheduling at pipeline parallel size 2"):
         _plan(GPT_OSS, ["--pp", "2", "--async-scheduling", "--engine-version", "0.13.0"], H100_BYTES, "H100")
 
 

@@ -22,6 +22,7 @@ from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.dp_gather import gathered_forward_bytes
+from kvtop.domain.engines.vllm.dp_workspace import modular_layer_bytes, workspace_bytes
 from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
@@ -131,11 +132,14 @@ def test_from_v0140_async_scheduling_by_default_pads_a_moe_on_gloo() -> None:
     scheduling's value, on by default (config/vllm.py:635-644): the unpriced MoE line names no DP communicator; with
     --no-async-scheduling the padding all-reduces on the DP device group again (v1/worker/dp_utils.py:23/29) and the
     line names torch's communicator."""
-    flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.14.0"]
+    flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.15.0"]
     default = dp_lines(capacity(QWEN3_30B, flags))
     assert len(default) == 1 and "no DP group's NCCL communicator is made" in default[0]
     sync = dp_lines(capacity(QWEN3_30B, [*flags, "--no-async-scheduling"]))
     assert len(sync) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in sync[0]
+    priced = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.14.0"]  # v0.14.x priced: the charge
+    assert abs(non_torch(capacity(QWEN3_30B, priced)) - CONSTANT * GIB) <= 2
+    assert abs(non_torch(capacity(QWEN3_30B, [*priced, "--no-async-scheduling"])) - (CONSTANT + TORCH_PART) * GIB) <= 2
 
 
 def test_the_v2_model_runner_pads_on_gloo() -> None:
@@ -199,13 +203,17 @@ def test_v0112_and_v0120_layers_by_their_code() -> None:
 def test_v0111_and_v0130_read_as_v0120_and_v0140_moe_is_named() -> None:
     """v0.11.1's wheel holds v0.11.2's DP path (dp_utils.py, all2all.py, fused_moe/ byte-identical) and v0.13.0's MoE
     layer is v0.12.0's (all2all.py unchanged; unquantized apply still `fused_experts`, unquantized_fused_moe_method.py:
-    324-325): priced with the padding's communicator alone. v0.14.0 rewrites fused_experts_impl: named, not read."""
+    324-325): priced with the padding's communicator alone. v0.14.x's modular kernel is priced (dp_workspace.py) with
+    no communicator (async scheduling pads on Gloo); v0.15.0 is named, not read."""
     flags = ["-dp", "2", "--enable-expert-parallel"]
     for version in ("0.11.1", "0.12.0", "0.13.0"):
         plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
         assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
-    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.14.0"]))
-    assert len(unread) == 1 and "not read at v0.14.0-v0.17.x" in unread[0]
+    for version in ("0.14.0", "0.14.1"):
+        plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
+        assert not dp_lines(plan) and abs(non_torch(plan) - CONSTANT * GIB) <= 2
+    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.15.0"]))
+    assert len(unread) == 1 and "not read at v0.15.0-v0.17.x" in unread[0]
 
 
 def test_the_moe_line_words_the_communicator_as_the_dense_line_does() -> None:
@@ -260,10 +268,11 @@ def test_ray_dp_backend_is_refused_by_name_where_not_read() -> None:
 
 
 def test_disable_nccl_for_dp_synchronization_pads_on_gloo() -> None:
-    """`--disable-nccl-for-dp-synchronization` (v0.11.2 on, engine/arg_utils.py:1348 at v0.33.0) puts the DP padding's
-    all-reduce on the Gloo CPU group (v1/worker/dp_utils.py:20-34 at v0.11.2): no torch NCCL communicator in the
-    profile, so Llama-3.1-8B at DP 2 charges the one-rank non-torch constant alone; v0.11.0 has no such flag."""
-    for version in ("0.11.2", "0.12.0"):
+    """`--disable-nccl-for-dp-synchronization` (v0.11.1 on: engine/arg_utils.py:839-842 at v0.11.1, :1348 at v0.33.0)
+    puts the DP padding's all-reduce on the Gloo CPU group (v1/worker/dp_utils.py:20-34 at v0.11.2): no torch NCCL
+    communicator in the profile, so Llama-3.1-8B at DP 2 charges the one-rank non-torch constant alone; v0.11.0 has no
+    such flag (its arg_utils.py)."""
+    for version in ("0.11.1", "0.11.2", "0.12.0"):
         plan = capacity(LLAMA8B, ["-dp", "2", "--disable-nccl-for-dp-synchronization", "--engine-version", version])
         assert not dp_lines(plan) and abs(non_torch(plan) - CONSTANT * GIB) <= 2
     with pytest.raises(InputError, match="no --disable-nccl-for-dp-synchronization"):
@@ -298,3 +307,49 @@ def test_a_removed_naive_backend_falls_back_to_allgather_reducescatter() -> None
     assert len(removed) == 1 and "no DP group's NCCL communicator is made" in removed[0]
     kept = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.18.1"]))
     assert len(kept) == 1 and "the naive dispatch's first broadcast makes torch's NCCL communicator" in kept[0]
+
+
+def test_v014x_pp2_turns_async_scheduling_off_so_a_moe_pads_on_nccl() -> None:
+    """v0.14.0's VllmConfig turns default async scheduling off at PP > 1 (config/vllm.py:590-596), so
+    disable_nccl_for_dp_synchronization is False (:635-644) and the MoE's DP padding all-reduces on the DP device group
+    (v1/worker/dp_utils.py:23/29): the line names torch's communicator. v0.15.0 dropped the PP check (:589-622):
+    async scheduling stays on and the padding is on Gloo."""
+    flags = ["-dp", "2", "--pp", "2", "--enable-expert-parallel"]
+    for version in ("0.14.0", "0.14.1"):  # priced: torch's communicator charged, as --disable-nccl-… would not
+        nccl = capacity(QWEN3_30B, [*flags, "--engine-version", version])
+        gloo = capacity(QWEN3_30B, [*flags, "--disable-nccl-for-dp-synchronization", "--engine-version", version])
+        assert not dp_lines(nccl) and abs(non_torch(nccl) - non_torch(gloo) - TORCH_PART * GIB) <= 2
+    gloo_line = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.15.0"]))
+    assert len(gloo_line) == 1 and "no DP group's NCCL communicator is made" in gloo_line[0]
+
+
+def test_no_disable_nccl_for_dp_synchronization_keeps_nccl_under_async_scheduling_from_v0140() -> None:
+    """From v0.14.0 the field is None unless stated (config/parallel.py:186) and only None follows async scheduling
+    (config/vllm.py:635-644): `--no-disable-nccl-for-dp-synchronization` keeps the padding on the DP device group. At
+    v0.13.0 async scheduling sets it True whatever the flag said (config/vllm.py:594-601): Gloo."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--no-disable-nccl-for-dp-synchronization"]
+    nccl = capacity(QWEN3_30B, [*flags, "--engine-version", "0.14.0"])
+    assert not dp_lines(nccl) and abs(non_torch(nccl) - (CONSTANT + TORCH_PART) * GIB) <= 2
+    gloo = dp_lines(capacity(QWEN3_30B, [*flags, "--async-scheduling", "--engine-version", "0.13.0"],
+                             gpu="L40S", total=46068 * MIB))  # fmt: skip
+    assert len(gloo) == 1 and "the DP padding's all-reduce" not in gloo[0]
+
+
+def test_v014x_modular_layer_by_its_code() -> None:
+    """v0.14.0's unquantized experts (dp_workspace.py): Qwen3-30B-A3B at DP 2 with EP, 8,192 tokens a rank, 16,384 rows
+    gathered, one chunk of VLLM_FUSED_MOE_CHUNK_SIZE 16,384. TritonExperts.workspace_shapes (fused_moe.py:2324-2339):
+    workspace13 16,384 × 8 × max(768, 2,048), workspace2 16,384 × 8 × max(1,536, 2,048), bf16; one chunk's workspace13
+    holds the 16,384 × 2,048 output, but the profile's worst chunk under DP + EP asks for the output beside them
+    (modular_kernel.py:797-821): 3 parts. Beside the buffer: the all_gatherv'd hidden states and router logits, the
+    kernel's zeroed output (torch 2.9: modular_kernel.py:1210-1213) and the reduce-scatter's own rows."""
+    layout = ParallelLayout(dp=2, ep=2)
+    held = 2 * 8192 * 2048 * 2
+    gathered = 16384 * 2048 * 2 + 16384 * 128 * 2
+    zeroed = 16384 * 2048 * 2
+    worst = 16384 * 8 * 2048 * 2 + 16384 * 8 * 2048 * 2 + 16384 * 2048 * 2
+    own_rows = 8192 * 2048 * 2  # larger than the top-k's 16,384 × 8 × 8 B
+    assert workspace_bytes(QWEN3_30B, layout, 16384, 16384) == worst == 1_140_850_688
+    assert modular_layer_bytes(QWEN3_30B, layout, 8192, 16384) == held + gathered + zeroed + worst + own_rows
+    # DP 8: 65,536 rows in 4 chunks, the whole output beside one chunk's workspaces, larger than the worst chunk
+    asked = 16384 * 8 * 2048 * 2 * 2 + 65536 * 2048 * 2
+    assert workspace_bytes(QWEN3_30B, ParallelLayout(dp=8, ep=8), 65536, 16384) == asked

@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.eras import (
     ENGINE_CONTEXT_BATCH_ERAS,
     ENGINE_CONTEXT_MULTIMODAL_FLOOR_ERAS,
     LARGE_GPU_BATCH_ERAS,
     LLM_CLASS_BATCH_ERAS,
-    async_scheduling_default,
     runs_v2,
 )
 from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
@@ -161,28 +161,15 @@ def batched_tokens(settings: LaunchSettings, default: int, max_seqs: int, max_le
     return min(default, max_seqs * max_len), "vLLM's default"
 
 
-def async_scheduling(settings: LaunchSettings, version: ResolvedVersion) -> tuple[bool, str]:
-    """(on, why): `--async-scheduling` / `--no-async-scheduling`, else the release's default."""
-    if settings.flags.get("no-async-scheduling") not in (None, False):
-        return False, "--no-async-scheduling"
-    stated = settings.flags.get("async-scheduling")
-    if stated is not None:
-        on = stated is True or str(stated).lower() not in ("0", "false", "no", "off")
-        return on, "--async-scheduling"
-    era = async_scheduling_default(version)
-    if era.value:
-        return True, f"on by default since v{era.since}"
-    return False, f"off by default in vLLM {version.label}"
-
-
 def concurrent_batches(
     settings: LaunchSettings, pp: int, version: ResolvedVersion, model: ModelSpec
 ) -> tuple[int, str]:
     """(max_concurrent_batches, why) (`VllmConfig.max_concurrent_batches`): pp, or 2 with async scheduling at
-    pp 1. At pp > 1 with async scheduling the V2 model runner keeps it (pp + 1 batches) and the V1 runner turns
-    it off (pp); which runner runs is the release's and the model's (`eras.runs_v2`; VLLM_USE_V2_MODEL_RUNNER, which
+    pp 1 (whether it runs: `batching_async.async_scheduling`). At pp > 1 with async scheduling the V2 model runner
+    keeps pp + 1 batches and the V1 runner pp (config/vllm.py:492-502 at v0.25.0; multiproc_executor.py:446-449 at
+    v0.17.1); which runner runs is the release's and the model's (`eras.runs_v2`; VLLM_USE_V2_MODEL_RUNNER, which
     kvtop cannot see, overrides it). Under the V1 runner an explicit --async-scheduling at pp > 1 is not modelled."""
-    on, why = async_scheduling(settings, version)
+    on, why = async_scheduling(settings, version, model)
     if not on:
         return pp, why
     if pp == 1:
@@ -194,4 +181,4 @@ def concurrent_batches(
             "vLLM's in-flight tokens with --async-scheduling at pp > 1 under the V1 model runner are not modelled",
             field="--async-scheduling",
         )
-    return pp, f"async scheduling at pp > 1: off, as vLLM {version.label}'s V1 model runner turns it"
+    return pp, f"async scheduling {why}: vLLM {version.label}'s V1 model runner keeps pp batches at pp > 1"

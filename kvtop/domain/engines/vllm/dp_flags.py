@@ -7,12 +7,18 @@
   TP × PP > 1 the executor becomes Ray's (config/parallel.py:465-468): not modelled, refused by name. Read at
   v0.11.0-v0.16.0 (`RAY_AS_MP_ERAS`); other releases refuse it by name. Any other value is refused by name.
 - `--disable-nccl-for-dp-synchronization` (ParallelConfig.disable_nccl_for_dp_synchronization, flag from v0.11.1:
-  engine/arg_utils.py:408-409 at v0.11.1, :1348 at v0.33.0; the flags table's first read release is v0.11.2): the DP padding all-reduces on the Gloo CPU group, not the DP device group
+  engine/arg_utils.py:408-409 and :839-842 at v0.11.1, :1348 at v0.33.0; absent from v0.11.0's): the DP padding
+  all-reduces on the Gloo CPU group, not the DP device group
   (v1/worker/dp_utils.py:20-34 at v0.11.2; the field async scheduling sets at v0.12.0, engine/arg_utils.py:1574-1578),
   so torch's NCCL communicator on the DP device group is not made in the profile (dp_gather.with_dp_communicators).
+  Without the flag the field is False to v0.13.0, which async scheduling sets True at v0.12.0-v0.13.0; from v0.14.0
+  it is None and takes async scheduling's value (`NCCL_OFF_ERAS`), so `--no-disable-nccl-for-dp-synchronization`
+  (a stated False) keeps the padding on NCCL under async scheduling from v0.14.0 only.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
@@ -21,9 +27,12 @@ from kvtop.domain.launch import LaunchSettings
 
 BACKEND_FLAG = "--data-parallel-backend"
 NCCL_OFF_FLAG = "--disable-nccl-for-dp-synchronization"
+NCCL_ON_FLAG = "--no-disable-nccl-for-dp-synchronization"  # BooleanOptionalAction's other spelling (arg_utils.py:290)
 SPANS = {
     BACKEND_FLAG: FlagSpan("0.9.1", None, "engine/arg_utils.py:1277 (v0.33.0)"),
-    NCCL_OFF_FLAG: FlagSpan("0.11.2", None, "engine/arg_utils.py:1348 (v0.33.0)"),
+    NCCL_OFF_FLAG: FlagSpan("0.11.1", None, "engine/arg_utils.py:839-842 at v0.11.1, :1348 (v0.33.0)"),
+    NCCL_ON_FLAG: FlagSpan("0.11.1", None, "engine/arg_utils.py:839-842 at v0.11.1, :1348 (v0.33.0): a bool field's "
+                                           "BooleanOptionalAction (:283 at v0.11.1)"),
 }
 FLAGS = frozenset(SPANS)
 # Whether `--data-parallel-backend ray` at TP × PP = 1 runs mp's worker and groups, by release (None: not read)
@@ -62,6 +71,30 @@ def refuse_unread_backend(settings: LaunchSettings, version: ResolvedVersion | N
                          "(read at v0.11.0-v0.16.0: planned as mp at TP × PP = 1)", field=BACKEND_FLAG)  # fmt: skip
 
 
-def padding_on_gloo(settings: LaunchSettings) -> bool:
-    """Whether `--disable-nccl-for-dp-synchronization` moves the DP padding's all-reduce to the Gloo CPU group."""
-    return settings.flags.get(NCCL_OFF_FLAG[2:]) is True
+# disable_nccl_for_dp_synchronization where the launch leaves it to vLLM, and what async scheduling does to it
+NcclOffRule = Literal["false", "async_forces", "follows_async"]
+NCCL_OFF_ERAS: Eras[NcclOffRule] = Eras((
+    Era("", "false", "config/parallel.py:178 at v0.11.1 (False; async scheduling leaves it, engine/arg_utils.py at "
+                     "v0.11.2)"),
+    Era("0.12.0", "async_forces", "engine/arg_utils.py:1574-1578 at v0.12.0, config/vllm.py:594-601 at v0.13.0: async "
+                                  "scheduling sets it True, --no-disable-nccl-for-dp-synchronization or not"),
+    Era("0.14.0", "follows_async", "config/parallel.py:186 at v0.14.0 (Field(default=None)); config/vllm.py:635-644 "
+                                   "at v0.14.0, :845-856 v0.20.0, :1721-1732 v0.33.0: None takes async scheduling's "
+                                   "value, a stated False (--no-disable-nccl-for-dp-synchronization) stays"),
+))  # fmt: skip
+
+
+def padding_on_gloo(settings: LaunchSettings, version: ResolvedVersion, async_on: bool) -> tuple[bool, str]:
+    """(on Gloo, why): whether the DP padding's all-reduce takes the Gloo CPU group, not the DP device group
+    (ParallelConfig.disable_nccl_for_dp_synchronization: the flags, else `NCCL_OFF_ERAS` with `async_on`, the
+    launch's async scheduling, `batching_async.async_scheduling`)."""
+    rule = NCCL_OFF_ERAS.era(version)
+    if settings.flags.get(NCCL_OFF_FLAG[2:]) is True:
+        return True, NCCL_OFF_FLAG
+    if async_on and rule.value == "async_forces":
+        return True, f"async scheduling ({rule.source})"
+    if settings.flags.get(NCCL_ON_FLAG[2:]) is True:
+        return False, NCCL_ON_FLAG
+    if async_on and rule.value == "follows_async":
+        return True, f"async scheduling ({rule.source})"
+    return False, f"disable_nccl_for_dp_synchronization False ({rule.source})"

@@ -39,9 +39,9 @@ group's pynccl communicator is outside the budget; but the DP padding now all-re
 (`DPMetadata.num_tokens_across_dp`, forward_context.py:89-114, made by `set_forward_context` in every dummy run; on
 the Gloo CPU group at v0.10.2, forward_context.py:72-85), so torch's NCCL communicator on it is made in the profile,
 non-torch memory, for a dense model too (unless VLLM_DISABLE_NCCL_FOR_DP_SYNCHRONIZATION, which a plan cannot see, or
-from v0.11.2 `--disable-nccl-for-dp-synchronization`, which it reads: dp_flags.py).
+from v0.11.1 `--disable-nccl-for-dp-synchronization`, which it reads: dp_flags.py).
 v0.11.2 and v0.12.0 do the same from `_dummy_run`'s `coordinate_batch_across_dp` (v1/worker/dp_utils.py), and at
-v0.12.0 `--async-scheduling` moves it to Gloo (`ASYNC_PADDING_ON_GLOO`). Their MoE layer is v0.11.0's but for two
+v0.12.0 `--async-scheduling` moves it to Gloo (dp_flags.NCCL_OFF_ERAS). Their MoE layer is v0.11.0's but for two
 things: v0.11.2 runs the shared experts after the routed ones (`SHARED_FIRST`), v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE
 is 16,384 (`FUSED_MOE_CHUNK`). v0.11.1 is v0.11.2 in every file of this path (its wheel read).
 After v0.12.0 (every wheel to v0.33.0 read for the communicators). The worker snapshots after the distributed init
@@ -50,8 +50,9 @@ async scheduling sets (at v0.13.0 when asked; from v0.14.0 async scheduling is o
 it). From v0.14.0 a dense model's DP ranks are independent engines of DP size 1 (`DENSE_RANKS_INDEPENDENT`): no DP
 group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner (dense models from
 v0.25.0, all from v0.29.0: `eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
-layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); it is not read from v0.14.0:
-`PRICED_ERAS` names where its code changed.
+layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
+modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named); it is not
+read from v0.15.0: `PRICED_ERAS` names where its code changed.
 The non-torch fit's TP > 1 part stands in for it, as above.
 
 A dense model. DP changes nothing else of its profile: each rank runs its own `max_num_batched_tokens` (padded to
@@ -72,9 +73,10 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.batching import async_scheduling
+from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
+from kvtop.domain.engines.vllm.dp_workspace import MODULAR_ERAS, gate_up_width, modular_layer_bytes
 from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
@@ -115,14 +117,13 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
         "rank's own rows (cuda_communicator.py:222-231), fused_experts_impl's caches unchanged (fused_moe.py), the "
         "unquantized apply reads its routing from the layer and still calls fused_experts (unquantized_fused_moe_method"
         ".py:324-325), shared experts before the routed ones (fused_moe/layer.py:1940-1944)"),
-    Era("0.14.0", frozenset(), "not read at v0.14.0-v0.17.x: the unquantized experts run a modular kernel, "
-                               "FusedMoEModularKernel(MoEPrepareAndFinalizeNoEP, TritonExperts) "
-                               "(unquantized_fused_moe_method.py:281-287 at v0.14.0), whose workspaces are not "
-                               "fused_experts_impl's caches: TritonExperts.workspace_shapes (M × top-k × max(N/2, K), "
-                               "M × top-k × max(N, K), M × K) taken from the worker's workspace manager, sized for the "
-                               "worst chunk in a DP/EP profile (modular_kernel.py:766-851); "
-                               "all2all_backend a ParallelConfig field defaulting to 'allgather_reducescatter' "
-                               "(config/parallel.py:152)"),
+    Era("0.14.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.14.0 (v0.14.1 byte-identical): the unquantized experts' modular kernel over the worker's "
+        "workspace manager (dp_workspace.py), the same AgRs dispatch and combine (fused_moe/layer.py:1922-2025)"),
+    Era("0.15.0", frozenset(), "not read at v0.15.0-v0.17.x: the unquantized experts' modular kernel over the "
+                               "worker's workspace manager (read at v0.14.x: dp_workspace.py) changed: "
+                               "modular_kernel.py, fused_moe.py, fused_moe/layer.py and the unquantized method differ "
+                               "from v0.14.x's in every wheel v0.15.0-v0.17.1 (workspace.py too from v0.16.0)"),
     Era("0.18.0", frozenset(), "not read from v0.18.0: VLLM_FUSED_MOE_CHUNK_SIZE gone from envs.py and fused_moe.py "
                                "(the experts' chunk no longer that env's)"),
     Era("0.19.0", frozenset(), "not read from v0.19.0: 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
@@ -169,14 +170,6 @@ DENSE_RANKS_INDEPENDENT: Eras[bool] = Eras((
 V2_PADDING_SOURCE = ("v1/worker/gpu/dp_utils.py `dispatch_cg_and_sync_dp`: group = get_dp_group().cpu_group (:31 at "
                      "v0.22.0, :32 v0.24.0-v0.27.1, :55 v0.29.0, :66 v0.31.0-v0.32.0), cpu_all_reduce_ (:79 at "
                      "v0.33.0); model_runner.py `_dummy_run` runs execute_model")
-# Whether --async-scheduling moves the DP padding to the Gloo CPU group (no NCCL communicator made in the profile)
-ASYNC_PADDING_ON_GLOO: Eras[bool] = Eras((
-    Era("", False, "engine/arg_utils.py at v0.11.2: async scheduling leaves the DP padding on NCCL"),
-    Era("0.12.0", True, "engine/arg_utils.py:1574-1578 at v0.12.0: async scheduling sets "
-                        "disable_nccl_for_dp_synchronization; config/vllm.py:596-601 at v0.13.0; from v0.14.0 the "
-                        "field defaults to None and VllmConfig sets it to async scheduling's value (config/vllm.py:635-644 "
-                        "at v0.14.0, :845-856 v0.20.0, :1721-1732 v0.33.0)"),
-))  # fmt: skip
 # VLLM_FUSED_MOE_CHUNK_SIZE's default, the rows fused_experts_impl takes at a time
 FUSED_MOE_CHUNK: Eras[int] = Eras((
     Era("", 32 * 1024, "envs.py:616-617 at v0.10.1.1, :629-630 at v0.10.2, :777-778 at v0.11.0, :778-780 at v0.11.2"),
@@ -239,6 +232,10 @@ def dp_gather(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion
     if not (quant.method == "none" or quant.method == "fp8" and quant.block == (128, 128)):
         return DpGather(priced=False, why=f"{quant.method} experts: only unquantized and FP8 128 × 128 block "
                                           "experts (fused_experts_impl) are read")  # fmt: skip
+    modular = MODULAR_ERAS.era(version)
+    if quant.method != "none" and modular.value:
+        return DpGather(priced=False, why=f"{quant.method} experts at vLLM {version.label}: only the unquantized "
+                                          f"modular kernel is read ({modular.source})")  # fmt: skip
     if quant.method == "fp8" and capability < (8, 9):
         return DpGather(priced=False, why="FP8 experts below compute capability 8.9 run Marlin: not read")
     deep_gemm = DEEP_GEMM_DEFAULT.era(version)
@@ -276,8 +273,7 @@ def gathered_forward_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int
     assert moe is not None
     dtype, hidden, topk = model.dtype_bytes, model.hidden_size, moe.experts_per_token
     gathered = layout.replicas * tokens
-    split = 1 if layout.ep > 1 else max(layout.moe_shards, 1)  # EP: whole experts (config.py FusedMoEParallelConfig)
-    gate_up = 2 * (moe.expert_intermediate_size // split)
+    gate_up = gate_up_width(model, layout)
     chunk = min(gathered, chunk_rows)
     shared = tokens * hidden * dtype if moe.shared_intermediate_size else 0
     held = HELD_ROWS * tokens * hidden * dtype
@@ -308,9 +304,11 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
         return activation
     tokens = batch_limits(inputs)[0]
     backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
-    layer = gathered_forward_bytes(inputs.model, inputs.layout, tokens, backend,
-                                   chunk_rows=FUSED_MOE_CHUNK.era(inputs.version).value,
-                                   shared_first=SHARED_FIRST.era(inputs.version).value)  # fmt: skip
+    chunk = FUSED_MOE_CHUNK.era(inputs.version).value
+    layer = (modular_layer_bytes(inputs.model, inputs.layout, tokens, chunk)
+             if MODULAR_ERAS.at(inputs.version) else
+             gathered_forward_bytes(inputs.model, inputs.layout, tokens, backend, chunk_rows=chunk,
+                                    shared_first=SHARED_FIRST.era(inputs.version).value))  # fmt: skip
     if layer <= activation.bytes:
         return activation
     return activation.model_copy(update={
@@ -323,14 +321,13 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
 def padding_on_nccl(model: ModelSpec, version: ResolvedVersion, settings: LaunchSettings) -> bool:
     """Whether the DP padding's all-reduce makes torch's NCCL communicator on the DP device group in the profile: the
     release pads there (`COMMUNICATOR_ERAS`), the model runs on the V1 model runner (the V2 one pads on Gloo:
-    `V2_PADDING_SOURCE`), and neither async scheduling (`ASYNC_PADDING_ON_GLOO`; on by default from v0.14.0) nor
-    --disable-nccl-for-dp-synchronization (dp_flags.py) moves it to the Gloo CPU group."""
+    `V2_PADDING_SOURCE`), and disable_nccl_for_dp_synchronization does not move it to the Gloo CPU group (the flags,
+    else async scheduling where the release lets it: dp_flags.padding_on_gloo; whether async scheduling runs, on by
+    default from v0.14.0 but off where vLLM turns it off, e.g. PP > 1 at v0.14.x: batching_async.py)."""
     made = COMMUNICATOR_ERAS.era(version).value
     if made is None or not made[1] or runs_v2(version, model, settings):
         return False
-    if ASYNC_PADDING_ON_GLOO.era(version).value and async_scheduling(settings, version)[0]:
-        return False
-    return not padding_on_gloo(settings)
+    return not padding_on_gloo(settings, version, async_scheduling(settings, version, model)[0])[0]
 
 
 class DpCommunicatorsMade(BaseModel):

@@ -76,7 +76,7 @@ PREFERRED: Mapping[str, str] = {
     "page_size": "--block-size", "context_length": "--max-model-len", "max_running_requests": "--max-num-seqs",
     "max_num_batched_tokens": "--max-num-batched-tokens", "kv_cache_memory_bytes": "--kv-cache-memory-bytes",
 }  # fmt: skip
-# Scheduler switches kvtop reads from `flags` (batching.chunked_prefill and async_scheduling, hybrid._cache_mode); argparse's
+# Scheduler switches kvtop reads from `flags` (batching.chunked_prefill, batching_async.async_scheduling, hybrid._cache_mode); argparse's
 # BooleanOptionalAction spells each with and without `--no-`.
 SCHEDULER_FLAGS = frozenset({
     "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--enable-prefix-caching", "--no-enable-prefix-caching",

@@ -56,7 +56,7 @@ SERVER: Mapping[str, FlagSpan] = {
     "--ssl-certfile": FlagSpan("0.6.3.post1", None, "entrypoints/common/cli_args.py:348 (v0.33.0)"),
     "--ssl-ciphers": FlagSpan("0.15.1", None, "entrypoints/common/cli_args.py:356 (v0.33.0)"),
     "--ssl-keyfile": FlagSpan("0.6.3.post1", None, "entrypoints/common/cli_args.py:346 (v0.33.0)"),
-    "--tokens-only": FlagSpan("0.11.2", None, "entrypoints/common/cli_args.py:211 (v0.33.0)", True),
+    "--tokens-only": FlagSpan("0.11.1", None, "entrypoints/common/cli_args.py:211 (v0.33.0)", True),
     "--trust-request-mm-kwargs": FlagSpan("0.32.0", None, "entrypoints/common/cli_args.py:99 (v0.33.0)", True),
     "--uds": FlagSpan("0.10.1", None, "entrypoints/common/cli_args.py:313 (v0.33.0)"),
     "--uvicorn-log-level": FlagSpan("0.6.3.post1", None, "entrypoints/common/cli_args.py:315 (v0.33.0)"),
@@ -77,7 +77,7 @@ CHAT: Mapping[str, FlagSpan] = {
     "--expand-tools-even-if-tool-choice-none": FlagSpan("0.9.2", "0.9.2", "entrypoints/openai/cli_args.py:226 (v0.9.2)"),
     "--reasoning-effort-map": FlagSpan("0.33.0", None, "entrypoints/common/cli_args.py:110 (v0.33.0)"),
     "--reasoning-parser": FlagSpan("0.7.1", None, "engine/arg_utils.py:1146 (v0.33.0)"),
-    "--reasoning-parser-plugin": FlagSpan("0.11.2", None, "engine/arg_utils.py:1151 (v0.33.0)"),
+    "--reasoning-parser-plugin": FlagSpan("0.11.1", None, "engine/arg_utils.py:1151 (v0.33.0)"),
     "--tool-call-parser": FlagSpan("0.6.3.post1", None, "entrypoints/common/cli_args.py:129 (v0.33.0)"),
     "--tool-parser-plugin": FlagSpan("0.6.3.post1", None, "entrypoints/common/cli_args.py:134 (v0.33.0)"),
     "--tool-server": FlagSpan("0.10.1", None, "entrypoints/common/cli_args.py:146 (v0.33.0)"),
@@ -87,7 +87,7 @@ CHAT: Mapping[str, FlagSpan] = {
 
 # log: what is logged, counted or traced
 LOG: Mapping[str, FlagSpan] = {
-    "--aggregate-engine-logging": FlagSpan("0.11.2", None, "engine/arg_utils.py:1925 (v0.33.0)"),
+    "--aggregate-engine-logging": FlagSpan("0.11.1", None, "engine/arg_utils.py:1925 (v0.33.0)"),
     "--collect-detailed-traces": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1689 (v0.33.0)"),
     "--cudagraph-metrics": FlagSpan("0.13.0", None, "engine/arg_utils.py:1708 (v0.33.0)"),
     "--custom-histogram-buckets": FlagSpan("0.32.0", None, "engine/arg_utils.py:1704 (v0.33.0)"),
@@ -148,7 +148,7 @@ REQUEST: Mapping[str, FlagSpan] = {
     "--prefix-caching-hash-algo": FlagSpan("0.8.5.post1", None, "engine/arg_utils.py:1408 (v0.33.0)"),
     "--scheduling-policy": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1781 (v0.33.0)"),
     "--seed": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:978 (v0.33.0)"),
-    "--stream-interval": FlagSpan("0.11.2", None, "engine/arg_utils.py:1813 (v0.33.0)"),
+    "--stream-interval": FlagSpan("0.11.1", None, "engine/arg_utils.py:1813 (v0.33.0)"),
 }  # fmt: skip
 
 # cluster: rendezvous addresses, ports, timeouts and CPU affinity

@@ -1,0 +1,86 @@
+"""vLLM 0.14.x's MoE layer on the batch gathered over the DP ranks (dp_gather.py prices it): the unquantized experts
+run a modular kernel whose buffers come from the worker's workspace manager, not `fused_experts_impl`'s caches.
+
+Read in the v0.14.0 wheel (v0.14.1's workspace.py, fused_moe/ and gpu_model_runner.py byte-identical):
+- `FusedMoE.forward_impl` still gathers dp × tokens rows of hidden states and router logits on the DP group (the
+  unquantized method is no FusedMoEModularMethod, so `do_naive_dispatch_combine`: fused_moe/layer.py:1922-1962) and
+  reduce-scatters the result into the rank's own rows (`combine`, :2024-2025); the shared experts run before the
+  routed ones at the profile's batch (their stream only at ≤ VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD = 256 tokens,
+  :891-914; envs.py:1588).
+- The unquantized method runs FusedMoEModularKernel(MoEPrepareAndFinalizeNoEP, TritonExperts) in place
+  (unquantized_fused_moe_method.py:281-287), but `forward` takes `torch.zeros_like(hidden_states)` as its output when
+  `disable_inplace()` (torch ≥ 2.9: fused_moe/utils.py:381-382; the wheel requires torch==2.9.1) — one more gathered
+  tensor (modular_kernel.py:1210-1213). The unquantized prepare does not copy (prepare_finalize.py:58-68), the
+  TritonExperts finalize copies into that output (TopKWeightAndReduceNoOP, fused_moe.py:2321-2322).
+- `_allocate_buffers` (modular_kernel.py:766-869) takes `TritonExperts.workspace_shapes` (fused_moe.py:2324-2339:
+  workspace13 M × top-k × max(N/2, K), workspace2 M × top-k × max(N, K), output M × K, N the gate-up width a rank
+  holds, in the model dtype, modular_kernel.py:530-534) from one buffer (`WorkspaceManager.get_simultaneous`, each
+  part rounded up to 256 B, v1/worker/workspace.py): M the chunk, min(rows, VLLM_FUSED_MOE_CHUNK_SIZE), with the
+  output of all the rows beside them unless one chunk's workspace13 holds it. In the profile run (no attention
+  metadata: gpu_model_runner.py:4364-4368, 4743) with DP and EP it first asks for the worst chunk
+  (VLLM_FUSED_MOE_CHUNK_SIZE rows, modular_kernel.py:797-821; `is_dp_ep`, :710-714). The buffer only grows (the old
+  one freed first, workspace.py) and stays: one buffer for every layer.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import ceil_div, round_up
+
+# Whether the unquantized experts run the modular kernel over the workspace manager (this module) in a DP profile
+MODULAR_ERAS: Eras[bool] = Eras((
+    Era("", False, "fused_experts_impl's caches to v0.13.0 (dp_gather.py)"),
+    Era("0.14.0", True, "unquantized_fused_moe_method.py:281-287 and modular_kernel.py:766-869 at v0.14.0 (v0.14.1 "
+                        "byte-identical)"),
+))  # fmt: skip
+WORKSPACE_ALIGN = 256  # WorkspaceManager.get_simultaneous rounds each part up to 256 B
+TOPK_BYTES = 8  # a float32 weight and an int32 id per row and chosen expert
+HELD_ROWS = 2  # the decoder layer's residual and normed input of the rank's own batch
+
+
+def gate_up_width(model: ModelSpec, layout: ParallelLayout) -> int:
+    """The gate-up width N one rank holds of an expert: whole experts under EP, else split over the MoE shards
+    (config.py FusedMoEParallelConfig)."""
+    moe = model.moe
+    assert moe is not None
+    return 2 * (moe.expert_intermediate_size // (1 if layout.ep > 1 else max(layout.moe_shards, 1)))
+
+
+def workspace_bytes(model: ModelSpec, layout: ParallelLayout, rows: int, chunk_rows: int) -> int:
+    """The workspace manager's buffer after one MoE layer on `rows` gathered rows: the larger of the worst chunk
+    (with EP) and the layer's own ask (module docstring)."""
+    moe = model.moe
+    assert moe is not None
+    dtype, hidden, topk = model.dtype_bytes, model.hidden_size, moe.experts_per_token
+    gate_up = gate_up_width(model, layout)
+
+    def parts(chunk: int, out_rows: int | None) -> int:
+        shapes = [chunk * topk * max(gate_up // 2, hidden), chunk * topk * max(gate_up, hidden)]
+        shapes += [out_rows * hidden] if out_rows is not None else []
+        return sum(round_up(n * dtype, WORKSPACE_ALIGN) for n in shapes)
+
+    chunk = min(rows, chunk_rows)
+    one_chunk_holds_output = ceil_div(rows, chunk) == 1 and chunk * topk * max(gate_up // 2, hidden) >= rows * hidden
+    asked = parts(chunk, None if one_chunk_holds_output else rows)
+    worst = parts(chunk_rows, chunk_rows) if layout.ep > 1 else 0
+    return max(asked, worst)
+
+
+def modular_layer_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chunk_rows: int) -> int:
+    """One rank's MoE layer at its largest in a v0.14.x DP profile ('allgather_reducescatter', unquantized): the
+    gathered hidden states and router logits, the kernel's zeroed output and the workspace buffer, with the top-k
+    during the experts or the reduce-scatter's own rows at the combine, beside the held residual, normed input and
+    the shared experts' output."""
+    moe = model.moe
+    assert moe is not None
+    dtype, hidden = model.dtype_bytes, model.hidden_size
+    rows = layout.replicas * tokens
+    gathered = rows * hidden * dtype + rows * moe.num_routed_experts * dtype
+    output = rows * hidden * dtype
+    workspace = workspace_bytes(model, layout, rows, chunk_rows)
+    shared = tokens * hidden * dtype if moe.shared_intermediate_size else 0
+    held = HELD_ROWS * tokens * hidden * dtype
+    during = max(rows * moe.experts_per_token * TOPK_BYTES, tokens * hidden * dtype)
+    return held + shared + gathered + output + workspace + during

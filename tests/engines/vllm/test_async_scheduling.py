@@ -1,0 +1,92 @@
+"""Where vLLM turns its default async scheduling off (batching_async.py). Expected values are vLLM's own branches in
+`VllmConfig.__post_init__`, read in each wheel's config/vllm.py: PP > 1 at v0.14.0 (:590-596), gone at v0.15.0
+(:589-622); a speculative method not EAGLE-type (:597-607 at v0.14.0), ngram_gpu kept from v0.18.0 (:720-724),
+draft_model from v0.28.0; disable_padded_drafter_batch (:608-617 at v0.14.0); an executor other than mp / uni /
+external_launcher (:556-560, :618-626 at v0.14.0); a pooling model from v0.20.0 (:800-809); an explicit
+--async-scheduling at PP > 1 raises at v0.14.0 (:563-567) and not at v0.15.0."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.batching_async import async_scheduling
+from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
+from tests.data_paths import CONFIGS, DATA
+
+
+def load(name: str) -> ModelSpec:
+    return model_from_config(json.loads((CONFIGS / name).read_text()), source=name)
+
+
+QWEN3_30B = load("Qwen--Qwen3-30B-A3B.json")
+LLAMA8B = load("meta-llama--Llama-3.1-8B-Instruct.json")
+
+
+def spec(method: str, **more: object) -> list[str]:
+    return ["--speculative-config", json.dumps({"method": method, "num_speculative_tokens": 2, **more})]
+
+
+def runs(flags: list[str], version: str, model: ModelSpec = QWEN3_30B) -> bool:
+    return async_scheduling(parse_flags("vllm", flags, strict=True), ResolvedVersion(text=version), model)[0]
+
+
+@pytest.mark.parametrize(("flags", "version", "model", "on"), [
+    (["--pp", "2"], "0.13.0", QWEN3_30B, False),  # off by default before v0.14.0
+    (["--pp", "2"], "0.14.0", QWEN3_30B, False),  # :590-596 'not yet supported with pipeline_parallel_size > 1'
+    (["--pp", "2"], "0.14.1", QWEN3_30B, False),
+    (["--pp", "2"], "0.15.0", QWEN3_30B, True),  # the PP check gone
+    (["--pp", "2"], "0.24.0", LLAMA8B, True),
+    (spec("ngram"), "0.14.0", LLAMA8B, False),  # not EagleModelTypes
+    (spec("eagle3"), "0.14.0", LLAMA8B, True),
+    (spec("deepseek_mtp"), "0.14.0", LLAMA8B, True),  # MTPModelTypes are EAGLE-type
+    (spec("ngram_gpu"), "0.17.1", LLAMA8B, False),
+    (spec("ngram_gpu"), "0.18.0", LLAMA8B, True),  # NgramGPUTypes kept
+    (spec("draft_model", model="meta-llama/Llama-3.2-1B"), "0.27.1", LLAMA8B, False),
+    (spec("draft_model", model="meta-llama/Llama-3.2-1B"), "0.28.0", LLAMA8B, True),
+    (spec("eagle3", disable_padded_drafter_batch=True), "0.14.0", LLAMA8B, False),
+    (["--distributed-executor-backend", "ray"], "0.14.0", LLAMA8B, False),  # not mp / uni / external_launcher
+    (["--distributed-executor-backend", "mp"], "0.18.0", LLAMA8B, True),
+    (["--runner", "pooling"], "0.19.1", LLAMA8B, True),
+    (["--runner", "pooling"], "0.20.0", LLAMA8B, False),  # runner_type == "pooling"
+])  # fmt: skip
+def test_the_default_by_release(flags: list[str], version: str, model: ModelSpec, on: bool) -> None:
+    assert runs(flags, version, model) is on
+
+
+def test_from_v0330_the_v2_model_runner_keeps_it_with_any_speculative_method() -> None:
+    """v0.33.0's v1_async_sched_incompat is the V1 model runner's alone (config/vllm.py:1651-1665), and every model
+    runs the V2 runner there (eras.runs_v2): ngram keeps async scheduling on, where v0.32.0 turned it off (:1597-1610)."""
+    assert runs(spec("ngram"), "0.33.0", LLAMA8B) is True
+    assert runs(spec("ngram"), "0.32.0", LLAMA8B) is False
+
+
+def test_the_flags_win_and_vllm_refuses_explicit_async_at_pp2_where_it_raises() -> None:
+    assert runs(["--no-async-scheduling"], "0.20.0") is False
+    with pytest.raises(InputError, match="refuses --async-scheduling at pipeline parallel size 2"):
+        runs(["--async-scheduling", "--pp", "2"], "0.14.0")
+    assert runs(["--async-scheduling", "--pp", "2"], "0.15.0") is True
+
+
+def test_an_unread_executor_from_v0190_is_named() -> None:
+    """From v0.19.0 the executor class says (Executor.supports_async_scheduling, config/vllm.py:729): Ray's not read."""
+    with pytest.raises(UnsupportedModelError, match="ray executor"):
+        runs(["--distributed-executor-backend", "ray"], "0.19.0", LLAMA8B)
+
+
+def test_vllm_0330_own_reading_in_every_flag_set_row() -> None:
+    """vLLM 0.33.0's own `scheduler_config.async_scheduling` after VllmConfig (tests/data/engine_diff/
+    vllm-0.33.0.flags.json, benchmarks/engine_diff/vllm_runner.py), PP 2 and 4 rows among them: kvtop reads the same."""
+    rows = json.loads((DATA / "engine_diff" / "vllm-0.33.0.flags.json").read_text())["results"]
+    read = [row for row in rows if row.get("async_scheduling") is not None]
+    assert len(read) > 500 and any("--pipeline-parallel-size" in row["flags"] for row in read)
+    for row in read:
+        path = CONFIGS / f"{row['config']}.json"
+        model = load(row["config"] + ".json") if path.exists() else model_from_config(
+            json.loads((DATA / "engine_diff" / "configs" / f"{row['config']}.json").read_text()), source=row["config"])
+        assert runs(row["flags"], "0.33.0", model) is row["async_scheduling"], (row["config"], row["flags"])
