@@ -17,7 +17,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_activation import activation_estimate
-from kvtop.domain.engines.vllm.pooling import pooling_runner
+from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
 from kvtop.domain.engines.vllm.v0_profile import held_forward_bytes
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes

@@ -30,6 +30,8 @@ from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.eras import async_scheduling_default, runs_v2
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
+from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
+from kvtop.domain.engines.vllm.spec_methods import stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -100,15 +102,12 @@ def _pp_blocks(rule: PpRule, pp: int, v2: bool) -> bool:
 def _turned_off(rules: AsyncOff, settings: LaunchSettings, version: ResolvedVersion,
                 model: ModelSpec | None) -> str | None:  # fmt: skip
     """Why vLLM turns the default off for this launch (None: it stays on)."""
-    # imported here: deployment and pooling import this module (through dp_gather and profile_run)
-    from kvtop.domain.engines.vllm.deployment import setup
-    from kvtop.domain.engines.vllm.pooling import pooling_runner
 
-    v2 = model is not None and runs_v2(version, model)
+    v2 = model is not None and runs_v2(version, model, settings)
     checked = not (rules.v1_runner_only and v2)
     if rules.pooling and pooling_runner(settings.flags, model, version):
         return "a pooling model"
-    method = setup(settings).spec_method
+    method = stated_method(settings)
     if checked and method is not None and not _eagle_type(method) and method not in rules.spec_kept:
         return f"{method}-based speculative decoding"
     if checked and method is not None and _padded_off(settings):
@@ -141,7 +140,7 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
     if stated is not None:
         on = stated is True or str(stated).lower() not in ("0", "false", "no", "off")
         refused = EXPLICIT_PP_REFUSED.era(version)
-        if on and _pp_blocks(refused.value, settings.pp, model is not None and runs_v2(version, model)):
+        if on and _pp_blocks(refused.value, settings.pp, model is not None and runs_v2(version, model, settings)):
             raise InputError(f"vLLM {version.label} refuses --async-scheduling at pipeline parallel size "
                              f"{settings.pp} ({refused.source})", field="--async-scheduling")  # fmt: skip
         return on, "--async-scheduling"

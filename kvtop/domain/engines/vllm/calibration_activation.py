@@ -28,7 +28,8 @@ from kvtop.domain.engines.vllm.encoder_profile import (
     refuse_unmodelled_limits,
 )
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace, with_stage_buffers
-from kvtop.domain.engines.vllm.pooling import pooling_estimate, pooling_runner, refuse_unmodelled
+from kvtop.domain.engines.vllm.pooling import pooling_estimate, refuse_unmodelled
+from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora, runs_opt_in_v1
 from kvtop.domain.engines.vllm.rejection_sampler import rejection_extra_bytes
 from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path

@@ -33,9 +33,9 @@ from kvtop.domain.engines.vllm.mm_limits import FLAGS as MM_LIMIT_FLAGS
 from kvtop.domain.engines.vllm.mm_limits import SPAN as MM_LIMIT_SPAN
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
-from kvtop.domain.engines.vllm.pooling import FLAGS as POOLING_FLAGS
-from kvtop.domain.engines.vllm.pooling import SPANS as POOLING_SPANS
-from kvtop.domain.engines.vllm.pooling import refuse_values as refuse_pooling_values
+from kvtop.domain.engines.vllm.pooling_runner import FLAGS as POOLING_FLAGS
+from kvtop.domain.engines.vllm.pooling_runner import SPANS as POOLING_SPANS
+from kvtop.domain.engines.vllm.pooling_runner import refuse_values as refuse_pooling_values
 from kvtop.domain.engines.vllm.pp_split import PP_PARTITION_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
