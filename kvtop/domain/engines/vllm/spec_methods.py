@@ -8,6 +8,8 @@ a method one of them has), and releases before v0.13.0 are checked against v0.13
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
@@ -35,16 +37,57 @@ METHOD_ERAS: Eras[tuple[str, ...]] = Eras((
 ))  # fmt: skip
 
 
-def stated_method(settings: LaunchSettings) -> str | None:
-    """The speculative method the launch sets: `--speculative-config`'s `method`, else one named by the draft model
-    (eagle3, eagle, else draft_model: SpeculativeConfig.__post_init__'s detection); None without speculative decoding."""
+# How SpeculativeConfig.__post_init__ names the method of a draft launched without one (method None → draft_model,
+# then "Automatically detect the method"): the first (method, words in the draft's lowercased name, draft config
+# architectures) that matches, else draft_model. Read in the v0.11.0, v0.13.0, v0.14.0 and v0.20.2–v0.33.0 wheels;
+# the medusa / mlp_speculator / mtp tests read the draft's model_type and the DSparkDraftModel test (v0.29.0 on)
+# needs model_type "qwen3" too: not modelled here (kvtop has the draft's architecture, not its model_type).
+DetectRule = tuple[str, tuple[str, ...], frozenset[str]]
+_EAGLE: tuple[DetectRule, ...] = (("eagle", ("eagle-",), frozenset()), ("eagle3", ("eagle3",), frozenset()))
+_DFLASH: DetectRule = ("dflash", ("dflash",), frozenset())
+_DFLASH_0_28: DetectRule = ("dflash", ("dflash",), frozenset({"MuseGlimmerAssistantModel"}))
+_DSPARK_0_25 = frozenset({"Qwen3DSparkModel"})
+_DSPARK_0_26 = _DSPARK_0_25 | {"Gemma4DSparkModel"}
+_DSPARK_0_29 = _DSPARK_0_26 | {"Qwen3OmniDSparkModel"}
+_DETECT_SOURCE = "config/speculative.py SpeculativeConfig.__post_init__ 'Automatically detect the method'"
+DETECTION_ERAS: Eras[tuple[DetectRule, ...]] = Eras((
+    Era("", _EAGLE, f"{_DETECT_SOURCE} (v0.11.0 :320-323, v0.13.0 :350-353, v0.14.0 :359-362): 'eagle-', 'eagle3'"),
+    Era("0.20.2", (*_EAGLE, _DFLASH),
+        f"{_DETECT_SOURCE} (v0.20.2 :580-592 ... v0.24.0 :735-747): + 'dflash' in the name (v0.14.1-v0.20.1 not read)"),
+    Era("0.25.0", (*_EAGLE, _DFLASH, ("dspark", ("dspark",), _DSPARK_0_25)),
+        f"{_DETECT_SOURCE} (v0.25.0 :834-852): + 'dspark' in the name or a Qwen3DSparkModel draft"),
+    Era("0.26.0", (*_EAGLE, _DFLASH, ("dspark", ("dspark",), _DSPARK_0_26)),
+        f"{_DETECT_SOURCE} (v0.26.0 :868-887, v0.27.1 :879-898): + a Gemma4DSparkModel draft"),
+    Era("0.28.0", (*_EAGLE, _DFLASH_0_28, ("dspark", ("dspark",), _DSPARK_0_26)),
+        f"{_DETECT_SOURCE} (v0.28.0 :934-957): + a MuseGlimmerAssistantModel draft is dflash"),
+    Era("0.29.0", (*_EAGLE, _DFLASH_0_28, ("dspark", ("dspark",), _DSPARK_0_29)),
+        f"{_DETECT_SOURCE} (v0.29.0 :1275-1304 ... v0.32.0 :1326-1355): + a Qwen3OmniDSparkModel draft"),
+    Era("0.33.0", (*_EAGLE, _DFLASH_0_28, ("dspark", ("dspark",), _DSPARK_0_29 | {"MuseSparkDSparkModel"})),
+        f"{_DETECT_SOURCE} (v0.33.0 :1432-1468): + a MuseSparkDSparkModel draft"),
+))  # fmt: skip
+
+
+def detected_method(draft: str, architectures: Iterable[str], version: ResolvedVersion) -> str:
+    """The method vLLM at `version` gives a draft launched without one: from its name (`draft`, as passed) or its
+    config's `architectures` (DETECTION_ERAS), else draft_model."""
+    name, archs = draft.lower(), set(architectures)
+    for method, words, named_archs in DETECTION_ERAS.at(version):
+        if any(word in name for word in words) or archs & named_archs:
+            return method
+    return "draft_model"
+
+
+def stated_method(settings: LaunchSettings, draft_architectures: Iterable[str] = ()) -> str | None:
+    """The speculative method the launch runs: `--speculative-config`'s `method`; without one, or draft_model (which
+    the detection also rewrites: it runs for any method but eagle/eagle3/dflash/dspark), the one vLLM detects from the
+    draft's name or config architectures at the launch's release (`detected_method`); None without speculative
+    decoding. `draft_architectures`: the draft config's, when kvtop was given it."""
     spec = flag_json(settings, "speculative-config")
     method = str(spec.get("method") or "") or None
     draft = spec.get("model") or flag_text(settings, "speculative-model")
-    if method is not None or draft is None:
+    if method not in (None, "draft_model") or draft is None:
         return method
-    name = str(draft).lower()
-    return "eagle3" if "eagle3" in name else "eagle" if "eagle" in name else "draft_model"
+    return detected_method(str(draft), draft_architectures, ResolvedVersion(text=settings.engine_version))
 
 
 # The methods VllmConfig's V2 model runner does not run (`_get_v2_model_runner_unsupported_features`, read in each
