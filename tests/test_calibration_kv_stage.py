@@ -44,8 +44,15 @@ def judged(stage: object) -> Judged:
     return Judged(record, "KV GiB", truth=26.84, predicted=28.0, low=26.0, high=30.0, dominant="—")
 
 
+def staged(judged: Judged) -> Judged:
+    """`at_logged_stage` with the launch's own plan (`blind` hands it the plan it judged)."""
+    ledger = judged.record.ledger()
+    assert ledger is not None
+    return at_logged_stage(judged, ledger)
+
+
 def test_a_middle_stage_is_judged_one_layer_below_an_end_stage() -> None:
-    end, middle, least = (at_logged_stage(judged(stage)) for stage in (0, 1, "min"))
+    end, middle, least = (staged(judged(stage)) for stage in (0, 1, "min"))
     assert end is not None and middle is not None and least is not None
     assert (end.predicted, end.low, end.high) == (28.0, 26.0, 30.0)  # stage 0 is the plan's reported stage
     shift = (middle.predicted - end.predicted) * GIB
@@ -56,9 +63,9 @@ def test_a_middle_stage_is_judged_one_layer_below_an_end_stage() -> None:
 
 def test_without_a_stage_or_on_tokens_nothing_moves() -> None:
     plain = Judged(resolve(raw_record()), "KV GiB", truth=26.84, predicted=28.0, low=26.0, high=30.0, dominant="—")
-    assert at_logged_stage(plain) == plain
+    assert staged(plain) == plain
     tokens = Judged(resolve(raw_record(kv_stage=1)), "tokens", 555680, 600000, 550000, 650000, "—")
-    assert at_logged_stage(tokens) == tokens
+    assert staged(tokens) == tokens
 
 
 @pytest.mark.parametrize("stage", [4, -1, "last", True])

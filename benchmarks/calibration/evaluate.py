@@ -57,6 +57,7 @@ from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, ERROR_FEATURES, LO
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key, is_unified
+from kvtop.domain.ledger import Ledger
 from kvtop.units import GIB
 
 Corpus = dict[str, list[Record]]
@@ -353,18 +354,17 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
     kv, half = found
     return at_logged_stage(Judged(record, "KV GiB", kv / GIB, plan.ledger.engine.kv_budget_bytes / GIB,
                                   plan.kv_budget_min_bytes / GIB, plan.kv_budget_max_bytes / GIB, dominant, half,
-                                  outside))  # fmt: skip
+                                  outside), plan.ledger)  # fmt: skip
 
 
-def at_logged_stage(judged: Judged) -> Judged:
+def at_logged_stage(judged: Judged, ledger: Ledger) -> Judged:
     """`blind`'s KV figure judged against the pipeline stage its log printed it for (`Record.kv_stage`), for every
     judge alike (judgement, groups, replay): the plan's KV budget is its reported stage's (`Ledger.engine`), so the
     plan and its interval move by the named stage's own budget less that one (the least of the stages' budgets for
-    "min"). Unchanged for one stage, a record that names none, or a token count (the pool, the stages' least already)."""
+    "min"). `ledger` is the plan's own (the one `blind` judged, with the fits and the logged weights), so the shift is
+    read from the budgets the judged figure came from, not from a second, uncalibrated plan. Unchanged for one stage,
+    a record that names none, or a token count (the pool, the stages' least already)."""
     if judged.kind != "KV GiB" or judged.record.kv_stage is None:
-        return judged
-    ledger = judged.record.ledger()
-    if ledger is None:
         return judged
     budgets = {rank.pp_rank: rank.kv_budget_bytes for rank in ledger.ranks}
     stage = judged.record.kv_stage

@@ -29,7 +29,7 @@ from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.explain import Explanation, explain, explain_unsolved
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.explanation import EstimatedInput, findings_beside_verdict, step_source
+from kvtop.domain.explanation import EstimatedInput, PoolPart, findings_beside_verdict, step_source
 from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.launch_tokens import split_command
@@ -378,7 +378,7 @@ def verdict_line(result: Explanation) -> str:
         agree = " (the token counts agree, which proves nothing here)" if result.gap_tokens == 0 else ""
         if not gap and result.cause:  # the printed sizes agree: the cause (another model's layers) is the finding
             return f"verdict: MISMATCH{agree} — {result.cause}"
-        printed = "block" if any(check.name == "block" for check in result.pool_checks) else "KV pool"
+        printed = "block" if any(check.name is PoolPart.BLOCK for check in result.pool_checks) else "KV pool"
         return (f"verdict: MISMATCH{agree} — the logged {printed} is {fmt_both(abs(gap))} "
                 f"{'smaller' if gap < 0 else 'larger'} than predicted. {result.cause}")  # fmt: skip
     if result.verdict == "failed_start":

@@ -9,7 +9,6 @@ from kvtop.domain.deployment import (
     BudgetTerm,
     Charge,
     Feature,
-    HostKvRequest,
     HostTier,
     TermState,
 )
@@ -36,20 +35,11 @@ def host_tier_json(host: HostTier | None) -> dict[str, Any] | None:
                                            "host_fit": fit.model_dump(mode="json") | {"reason": fit.reason} if fit else None}
 
 
-def host_kv_json(request: HostKvRequest | None) -> dict[str, Any] | None:
-    """The host KV request in the contract's shape: one rank's share and the total stated over ranks (both read
-    from the one stated size)."""
-    if request is None:
-        return None
-    return {"connector": request.connector, "bytes_per_rank": request.bytes_per_rank, "bytes_total": request.bytes_total,
-            "ratio_to_gpu_pool": request.ratio_to_gpu_pool, "stated": request.stated}  # fmt: skip
-
-
 def deployment_json(ledger: Ledger) -> dict[str, Any]:
     """`plan --json`'s `deployment`: what the launch turns on and every term of the tightest rank."""
     return {
         "features": [feature.value for feature in ledger.setup.features],
-        "setup": ledger.setup.model_dump(mode="json") | {"host_kv": host_kv_json(ledger.setup.host_kv)},
+        "setup": ledger.setup.model_dump(mode="json"),  # host_kv in the contract's shape (`HostKvRequest`)
         "terms": [term_json(term) for term in ledger.terms],
         "host_tier": host_tier_json(ledger.host_tier),
         "headroom": headroom_json(headroom_of(ledger)),

@@ -24,7 +24,14 @@ from __future__ import annotations
 from enum import Enum
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    computed_field,
+    model_serializer,
+)
 
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
@@ -124,16 +131,20 @@ class SpecKind(str, Enum):
 class HostKvRequest(BaseModel):
     """What a launch asks of host memory for KV: the size it states, each rank's own or a total the engine splits
     evenly over `split_over` ranks (which ranks is the engine's rule: its `setup` says); or a ratio. The share and
-    the total are read from the one stated size."""
+    the total are read from the one stated size.
+
+    Its JSON (`plan --json`'s `deployment.setup.host_kv`) says the share and the total, not the size and split it
+    stores: `bytes_per_rank` and `bytes_total` are computed fields, the stored two are excluded."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     connector: str  # 'HiCache', 'OffloadingConnector', 'LMCache', 'swap space', 'secondary pool'
-    size_bytes: int | None = None  # the size the launch states (None: a ratio, or no size stated)
-    split_over: int | None = None  # the ranks that share `size_bytes` (vLLM's --kv-offloading-size); None: per rank
+    size_bytes: int | None = Field(default=None, exclude=True)  # the size the launch states (None: a ratio, or none)
+    split_over: int | None = Field(default=None, exclude=True)  # ranks sharing `size_bytes` (vLLM's --kv-offloading-size); None: per rank
     ratio_to_gpu_pool: float | None = None  # SGLang's --hicache-ratio
     stated: bool = True  # False: the engine's default size, the launch gave none
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def bytes_per_rank(self) -> int | None:
         """One rank's share: the size itself, or its even split (whole bytes) over the ranks that share it."""
@@ -141,10 +152,18 @@ class HostKvRequest(BaseModel):
             return None
         return self.size_bytes // max(self.split_over or 1, 1)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def bytes_total(self) -> int | None:
         """The total the launch states over the ranks that share it (None: it states a size per rank, or none)."""
         return self.size_bytes if self.split_over is not None else None
+
+    @model_serializer(mode="wrap")
+    def _contract_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """The contract's key order: the connector, then the share and the total, then the rest (pydantic puts
+        computed fields last)."""
+        dumped: dict[str, object] = handler(self)
+        return {key: dumped.pop(key) for key in ("connector", "bytes_per_rank", "bytes_total")} | dumped
 
 
 class DeploymentSetup(BaseModel):

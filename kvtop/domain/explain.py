@@ -19,6 +19,7 @@ from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import (
     Explanation,
     Logged,
+    PoolPart,
     PoolSizeCheck,
     sources_said,
     stand_in_gpu_said,
@@ -95,7 +96,8 @@ def _geometry_mismatch(
     names = "+".join(check.name for check in failed)
     texts = " + ".join(f"{check.logged_text} {check.unit}" for check in failed)
     per_token = sum(check.predicted_bytes_per_token for check in failed)
-    printed = names if names == "block" else f"{names} pool"  # LMDeploy's TurboMind prints one block
+    one_block = [check.name for check in failed] == [PoolPart.BLOCK]  # LMDeploy's TurboMind prints one block
+    printed = names if one_block else f"{names} pool"
     cause = (
         f"KV geometry: the log's {printed} ({texts} for {rows:,} rows, about {logged // rows:,} B per token) "
         f"is not what {model.name} with {failed[0].kv_dtype} KV at TP {settings.tp} gives "

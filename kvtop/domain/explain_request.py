@@ -12,6 +12,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -43,14 +44,17 @@ class ExplainRequest(BaseModel):
     @classmethod
     def _one_release(cls, data: Any) -> Any:
         """The release is one value: `version`, which every explainer reads, and `settings.engine_version`, the same
-        text (what `plan` and the ledger read). One given fills the other; two different ones are refused."""
+        text (what `plan` and the ledger read). One given fills the other; two different ones are refused as every bad
+        input is (`InputError`, naming --engine-version: one line, exit 2, no traceback), not as pydantic's
+        ValidationError."""
         if not isinstance(data, dict) or data.get("settings") is None:
             return data  # no settings to read: pydantic says what is missing
         settings = LaunchSettings.model_validate(data["settings"])
         version = ResolvedVersion.model_validate(data.get("version") or {})
         stated, resolved = settings.engine_version, version.text
-        if stated is not None and resolved is not None and stated != resolved:
-            raise ValueError(f"two engine releases: settings say {stated!r}, the version resolved {resolved!r}")
+        if stated is not None and resolved is not None and stated != resolved:  # an InputError passes pydantic as is
+            raise InputError(f"two engine releases: the settings say {stated!r}, the version resolved {resolved!r}",
+                             field="--engine-version")  # fmt: skip
         if stated is not None and resolved is None:
             return {**data, "version": stated_release(settings)}
         if resolved is not None and stated is None:

@@ -109,12 +109,32 @@ def logged_total_first(
     return logged.value_bytes, [said] if differs else []
 
 
+class PoolPart(str, Enum):
+    """Which part of the KV pool a printed size is of, as the engine's line names it (`explain --json`'s
+    `pool_checks[].name`)."""
+
+    K = "K"
+    V = "V"
+    KV = "KV"  # K and V in one figure: SGLang's `KV size`, TensorRT-LLM's pool memory
+    BLOCK = "block"  # one block of the pool: LMDeploy TurboMind's `block_size = … MB`
+    SWA_K = "SWA K"  # llama.cpp's sliding-window cache, its K and V
+    SWA_V = "SWA V"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def whole_pool(self) -> bool:
+        """The part is the whole KV pool (K and V together): its name already says 'KV'."""
+        return self is PoolPart.KV
+
+
 class PoolSizeCheck(BaseModel):
     """A pool size the log printed, against (#tokens + page) × the predicted bytes of that pool."""
 
     model_config = ConfigDict(frozen=True)
 
-    name: str  # "K", "V" or "KV"
+    name: PoolPart
     tokens: int
     rows: int  # #tokens + page: the rows the engine allocates
     logged_text: str

@@ -94,9 +94,9 @@ def with_logged_capacity(
             )
         except KvtopError as error:  # the geometry cannot be rebuilt for these settings: not checked
             return node, f"the engine log {log.source} could not be checked against {target.engine_id} ({error}): not attached"
-        differ = "/".join(check.name for check in checks if not check.within_rounding)
-        if differ:  # 'a KV block size', 'a KV size' (TensorRT-LLM's check is the pool's: not 'a KV KV')
-            what = differ if differ.startswith("KV") else f"KV {differ}"
+        differ = [check.name for check in checks if not check.within_rounding]
+        if differ:  # 'a KV block size', 'a KV K/V size', 'a KV size' (a whole pool's check: not 'a KV KV')
+            what = "/".join(differ) if differ[0].whole_pool else f"KV {'/'.join(differ)}"
             return node, (
                 f"the engine log {log.source} printed a {what} size that {ledger.model.name} "
                 f"does not give ({target.engine_id}): a log of another model or layout, not attached"

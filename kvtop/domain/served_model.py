@@ -167,12 +167,15 @@ def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
         update["state"] = state.model_copy(
             update={"head_dim": width, "state_size": width, "inner_size": state.num_heads * width, "conv_dim": conv_dim}
         )
+    # config.json's quant_method as written stays the checkpoint's whatever the cast (SGLang's server arguments read
+    # that literal: nvfp4_runner.py), not the rebuilt spec's None (which reads as 'config.json states no block')
+    written: dict[str, object] = {"config_quant_method": model.quant.config_quant_method}
     if cast.quant is not None and cast.quant.ignored:  # nor its KV dtype: the format is not applied at all
-        update["quant"] = cast.quant
+        update["quant"] = cast.quant.model_copy(update=written)
     elif cast.quant is not None:
         kv = {"kv_cache_quant_algo": model.quant.kv_cache_quant_algo,
               "quant_file_kv_cache_quant_algo": model.quant.quant_file_kv_cache_quant_algo}  # fmt: skip
-        update["quant"] = cast.quant.model_copy(update=kv)
+        update["quant"] = cast.quant.model_copy(update=kv | written)
     served = model.model_copy(update=update)
     with _LOCK:
         _ORIGINS[id(served)] = (served, model)

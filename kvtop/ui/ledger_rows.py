@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from kvtop.domain.deployment import Charge
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.ledger_words import component_words
-from kvtop.domain.node import NodeSnapshot, RankObserved, RankView, WorkerPrediction, outside_bytes
+from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction, outside_bytes
 from kvtop.domain.observe import GpuObservation
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
 from kvtop.domain.wording import GIB
+from kvtop.ui.capacity_words import capacity_said
 
 #: Probe outcomes that allocated and measured (the others allocated nothing worth a figure).
 MEASURED_OUTCOMES = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})
@@ -95,12 +96,6 @@ class RankLedgerView:
         return None if num_bytes is None or predicted is None else predicted.tokens_in(num_bytes)
 
 
-def reporter(observed: RankObserved) -> str:
-    """Who stated the rank's token count: 'engine reports' (its endpoint, now) or 'engine's log printed' (the
-    startup log given by --engine-log: a figure of the start, not a live reading)."""
-    return "engine's log printed" if observed.token_capacity_logged else "engine reports"
-
-
 def _outside_rows(gpu: GpuObservation, rank: RankView | None, given: bool) -> list[LedgerRow]:
     """Other processes, what NVML counts used beyond them, driver reserved. `given`: the
     prediction takes these as NVML has them (the predicted column repeats them)."""
@@ -137,8 +132,7 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
     # its tokens are the engine's own count where it reports one: bytes ÷ the rate read 1,228,931 beside the
     # 1,229,052 the summary has the engine report (one question, two numbers)
     reported = observed.token_capacity
-    tokens_from = "logged" if observed.token_capacity_logged else "live"
-    rows.append(LedgerRow(f"KV pool ({tokens_from} tok × B)" if derived else "KV pool", predicted.token_pool_bytes, live_pool,
+    rows.append(LedgerRow(f"KV pool ({capacity_said(observed, compact=True)} tok × B)" if derived else "KV pool", predicted.token_pool_bytes, live_pool,
                           reported_tokens=reported))  # fmt: skip
     if predicted.state_pool_bytes:
         rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))

@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.errors import InputError
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import parse_engine_log
@@ -29,12 +30,16 @@ def test_a_resolved_version_is_the_settings_release() -> None:
     assert request.settings.engine_version == "0.10.1" and request.version == version
 
 
-def test_two_releases_are_refused() -> None:
-    with pytest.raises(ValidationError, match="two engine releases"):
+def test_two_releases_are_refused_as_bad_input_naming_the_field() -> None:
+    """Refused as every bad input explain is given is (`InputError`: the CLI's one line and exit 2, the TUI's
+    notice), not as pydantic's ValidationError, which neither catches."""
+    with pytest.raises(InputError, match="two engine releases") as refused:
         ExplainRequest(
             log=LOG, model=MODEL, settings=parse_flags("vllm", ["--engine-version", "0.8.2"]),
             version=ResolvedVersion(text="0.9.0", source=VersionSource.FLAG),
         )  # fmt: skip
+    assert not isinstance(refused.value, ValidationError) and refused.value.field == "--engine-version"
+    assert str(refused.value) == "--engine-version: two engine releases: the settings say '0.8.2', the version resolved '0.9.0'"
 
 
 def test_a_candidate_naming_another_release_carries_it_as_its_version() -> None:

@@ -31,6 +31,15 @@ def test_a_total_over_the_workers() -> None:
     assert (request.bytes_per_rank, request.bytes_total) == (3 * GIB // 2, 3 * GIB)
 
 
+def test_its_json_is_the_share_and_the_total_not_the_stored_size() -> None:
+    """`plan --json`'s deployment.setup.host_kv comes from the model itself (no second shape in the command): the
+    64 GiB vLLM's --kv-offloading-size states over TP 4 × PP 2 reads 8 GiB a rank, the key order the contract's."""
+    request = _host_kv("vllm", {"kv-offloading-size": "64"}, tp=4, pp=2)
+    dumped = request.model_dump(mode="json")
+    assert list(dumped) == ["connector", "bytes_per_rank", "bytes_total", "ratio_to_gpu_pool", "stated"]
+    assert (dumped["bytes_per_rank"], dumped["bytes_total"], dumped["ratio_to_gpu_pool"]) == (8 * GIB, 64 * GIB, None)
+
+
 def test_a_size_per_rank_is_its_own() -> None:
     """A size per rank (SGLang's --hicache-size, GB) holds whatever the layout; a ratio (--hicache-ratio) gives no
     size."""

@@ -181,3 +181,20 @@ def test_every_engines_cast_table_says_its_releases_and_source(engine: str) -> N
     casts = engine_flags(engine).load_casts  # type: ignore[arg-type]
     assert casts.releases and casts.source
     assert all(width in (None, 2, 4) for _, width in casts.dtypes)
+
+
+def test_the_served_spec_keeps_config_jsons_quant_method_as_written() -> None:
+    """Qwen3-32B-FP8-Static-PerTensor's config.json has a quantization_config block naming no quant_method (ModelOpt's
+    quant_algo with no producer vLLM claims): the literal read is '' ('a block stating none'). vLLM serves it
+    unquantized and rebuilt the spec without it: None, which SGLang's NVFP4 runner pick reads as 'no block at all'
+    (`nvfp4_runner._quant_strings`). An online `--quantization fp8` keeps the checkpoint's literal the same way."""
+    model = load_config_file(DATA / "engine_diff" / "configs" / "Qwen--Qwen3-32B-FP8-Static-PerTensor.json")
+    config = json.loads((DATA / "engine_diff" / "configs" / "Qwen--Qwen3-32B-FP8-Static-PerTensor.json").read_text())
+    assert "quant_method" not in config["quantization_config"] and model.quant.config_quant_method == ""
+    ignored = served_model(model, parse_flags("vllm", ["--tp", "2"]))
+    assert ignored.quant.ignored and not ignored.quant.quantized
+    assert ignored.quant.config_quant_method == ""
+    llama = load_config_file(LLAMA_8B)
+    stated = llama.model_copy(update={"quant": llama.quant.model_copy(update={"config_quant_method": ""})})
+    online = served_model(stated, parse_flags("vllm", ["--quantization", "fp8"]))
+    assert online.quant.method == "fp8" and online.quant.config_quant_method == ""

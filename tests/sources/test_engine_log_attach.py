@@ -82,3 +82,27 @@ def test_a_log_beside_an_engine_that_reports_its_capacity_is_said_not_used() -> 
     assert snapshot.notice == (
         f"the engine log {log} is not used: {view.engine.engine_id} reports its own token capacity (1,229,052)"
     )
+
+
+def _unreachable(tmp_path: Path, name: str) -> Path:
+    """A demo scenario whose engines' endpoints do not answer: the log's figure would be the one the engine states."""
+    scenario = json.loads((scenario_dir() / name).read_text())
+    for engine in scenario["engines"]:
+        engine["endpoint"] = "unreachable"
+    path = tmp_path / name
+    path.write_text(json.dumps(scenario))
+    return path
+
+
+def test_the_notice_names_the_pool_part_the_log_printed(tmp_path: Path) -> None:
+    """Which KV part differs is the check's typed `PoolPart`, not its name's spelling: SGLang's C01 printed
+    `K size: 8.23 GB, V size: 8.23 GB` for 367,404 tokens (not what Llama-3-70B gives at TP 8): 'a KV K/V size';
+    TensorRT-LLM's #4275 printed its whole pool (`Allocated 16.05 GiB for max tokens in paged KV cache`: Llama-3.1-8B, fp8 KV):
+    'a KV size', never 'a KV KV size'."""
+    sglang = DemoSource.open(str(_unreachable(tmp_path, "llama70b-tp8-sglang.json")),
+                             engine_log=CASES / "sglang/C01/engine.log").collect_at(0)  # fmt: skip
+    assert sglang.notice is not None and "printed a KV K/V size that llama-3-70b does not give" in sglang.notice
+    trtllm = DemoSource.open(str(_unreachable(tmp_path, "llama70b-tp8-trtllm.json")),
+                             engine_log=CASES / "trtllm/trtllm-4275-llama31-8b-fp8kv-rtx5090-v019/engine.log",
+                             ).collect_at(0)  # fmt: skip
+    assert trtllm.notice is not None and "printed a KV size that llama-3-70b does not give" in trtllm.notice

@@ -5,7 +5,8 @@ and "engine reports 37,728" in the rank ledger, though the 37,728 is the log's: 
 The log is tests/data/cases/vllm/file29429054722-v041-llama3-8b-3090/engine.log: '# GPU blocks: 2358' at vLLM
 0.4.1's 16-token blocks is 2,358 × 16 = 37,728 tokens. The node: one RTX 3090 running that launch on Llama-3.1-8B
 (the same KV geometry as Llama-3-8B: 32 layers, 8 KV heads, head_dim 128), its endpoint unreachable so the log's
-figure is the one the engine states."""
+figure is the one the engine states. Every view says it in the words of `kvtop.ui.capacity_words` (session 58:
+the views had four: "engine's log printed", "logged", "from the log", "engine logged")."""
 
 from __future__ import annotations
 
@@ -44,14 +45,14 @@ def test_the_logs_capacity_is_called_the_logs_in_the_header_and_the_ledger(tmp_p
     state = snapshot(tmp_path, "unreachable")
     (view,) = state.engines
     assert view.engine.live.token_capacity == LOGGED_TOKENS
-    assert f"/ {LOGGED_TOKENS:,} from the log" in engine_line(view).plain
+    assert f"/ {LOGGED_TOKENS:,} logged" in engine_line(view).plain  # one word, wide or narrow
     assert f"/ {LOGGED_TOKENS:,} logged" in engine_line(view, compact=True).plain
     assert " live" not in engine_line(view).plain
     ledger = rank_ledger(state, 0)
     assert ledger is not None
-    assert f"engine's log printed {LOGGED_TOKENS:,}" in summary_lines(ledger, state).plain
+    assert f"engine logged {LOGGED_TOKENS:,}" in summary_lines(ledger, state).plain
     table = table_lines(ledger).plain
-    assert "KV pool (logged tok × B)" in table and "the count the engine's log printed" in table
+    assert "KV pool (logged tok × B)" in table and "the count the engine logged" in table
 
 
 def test_a_capacity_the_endpoint_reports_stays_live(tmp_path: Path) -> None:
@@ -61,6 +62,7 @@ def test_a_capacity_the_endpoint_reports_stays_live(tmp_path: Path) -> None:
     assert f"/ {view.engine.live.token_capacity:,} live" in engine_line(view).plain
     ledger = rank_ledger(state, 0)
     assert ledger is not None and "engine reports" in summary_lines(ledger, state).plain
+    assert "KV pool (live tok × B)" in table_lines(ledger).plain
 
 
 async def test_the_planner_calls_the_logs_capacity_logged(make_app, tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ from textual.widgets import Static
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.probe import ProbeResult
-from kvtop.ui.ledger_rows import RankLedgerView, probe_rows, rank_ledger, reporter
+from kvtop.ui.capacity_words import capacity_said
+from kvtop.ui.ledger_rows import RankLedgerView, probe_rows, rank_ledger
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
@@ -86,7 +87,7 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
     )
     lines.append(
         Content.assemble(
-            ("token capacity ", "bold"), f"predicted {predicted_tokens} · {reporter(observed)} {live_tokens}{usage}"
+            ("token capacity ", "bold"), f"predicted {predicted_tokens} · {capacity_said(observed)} {live_tokens}{usage}"
         )
     )
     solved = engine.explained or engine.ledger  # the header's "predicted" ledger
@@ -161,13 +162,14 @@ def note_lines(view: RankLedgerView) -> list[Content]:
     """Which exchange rate the ≈ tokens column uses, and what others' bytes cost per the findings."""
     if not view.kv_bytes_per_token:
         return []
-    reported = next((row.label for row in view.rows if row.reported_tokens is not None), None)
+    # only a rank's worker rows carry the engine's count (the KV pool row)
+    reported = next((row.label for row in view.rows if row.reported_tokens is not None), None) if view.rank else None
     rate = f"observed bytes, else predicted, ÷ {fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}"
     notes = (
-        [Content.styled(f"≈ tokens, {reported}: the count the {reporter(view.rank.observed) if view.rank else 'engine reports'}"
+        [Content.styled(f"≈ tokens, {reported}: the count the {capacity_said(view.rank.observed)}"
                         " (not its bytes ÷ rate)", "$text-muted"),
          Content.styled(f"≈ tokens, other rows: {rate}", "$text-muted")]
-        if reported else [Content.styled(f"≈ tokens: each row's {rate}", "$text-muted")]
+        if reported and view.rank else [Content.styled(f"≈ tokens: each row's {rate}", "$text-muted")]
     )  # fmt: skip
     predicted = view.rank.predicted if view.rank is not None else None
     if predicted is not None and predicted.context_source != "measured":  # an estimate is never a fact

@@ -15,6 +15,7 @@ from kvtop.domain.incident import ALL_CLEAR, incident
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState
 from kvtop.domain.pressure import pressure_of
+from kvtop.ui.capacity_words import capacity_said
 from kvtop.ui.freshness import Wording, simulated_badge
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
@@ -50,7 +51,7 @@ _RELEASE_FROM_LOG = {
 def engine_line(view: EngineView, compact: bool = False) -> Content:
     """'sglang:4242 · Meta-Llama-3-70B · TP8 · tokens 1,127,125 predicted (clean 1,255,785) / 1,127,125 live · …'.
 
-    "live" reads "from the log" where the figure is the engine log's (`--engine-log`), not its endpoint's.
+    "live" reads "logged" where the figure is the engine log's (`--engine-log`), not its endpoint's.
     "predicted" is the explained ledger's figure (every measured cause applied: what the engine should
     hold now, as the findings and the planner have it); "clean" the same launch on empty GPUs."""
     engine = view.engine
@@ -74,8 +75,7 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
     if live.token_capacity is not None:
         mismatch = predicted is not None and live.token_capacity != predicted.token_capacity
         # a figure read from the startup log (--engine-log) is no live reading: say where it came from
-        said = ("logged" if compact else "from the log") if live.token_capacity_logged else "live"
-        parts.append((f" / {fmt_tokens(live.token_capacity)} {said}", "bold $warning" if mismatch else ""))
+        parts.append((f" / {fmt_tokens(live.token_capacity)} {capacity_said(live, compact=True)}", "bold $warning" if mismatch else ""))
     if live.kv_usage_fraction is not None and not view.ranks:  # no rank row to show the engine's own usage
         parts.append(f" · KV {live.kv_usage_fraction:.0%} used")
     if live.token_capacity is None and live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):

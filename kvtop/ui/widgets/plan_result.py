@@ -11,6 +11,7 @@ from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_bytes_beside, gpu_
 from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.observe import EngineLive
+from kvtop.ui.capacity_words import capacity_said
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_signed, fmt_spread, fmt_tokens
 
@@ -304,7 +305,7 @@ def outcome_table(outcome: PlanOutcome, live: EngineLive | None, host: HostTierF
     if live is not None and live.token_capacity is not None:  # the engine's own figure: its model at its settings
         lines.append(
             Content.assemble(
-                (f"{'engine logged' if live.token_capacity_logged else 'engine reports':<{LABEL_WIDTH}}", "$text-muted"),
+                (f"{capacity_said(live):<{LABEL_WIDTH}}", "$text-muted"),
                 f"{fmt_tokens(live.token_capacity):>{VALUE_WIDTH}}",
                 ("" if outcome.live_model_planned else "   the live engine's, for its own model: not the one planned",
                  "$warning"),

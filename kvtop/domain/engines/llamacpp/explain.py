@@ -23,6 +23,7 @@ from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
     Explanation,
     Logged,
+    PoolPart,
     PoolSizeCheck,
     judge,
     logged_total_first,
@@ -263,10 +264,11 @@ def pool_size_checks(
             continue
         kind = LayerKind.SLIDING if cache.sliding else LayerKind.FULL
         layers = cache.layers or sum(1 for k in model.layer_attention if k is kind)
-        for part, printed, dtype in (("K", cache.k_size, cache.k_type), ("V", cache.v_size, cache.v_type)):
+        k, v = (PoolPart.SWA_K, PoolPart.SWA_V) if cache.sliding else (PoolPart.K, PoolPart.V)
+        for name, part, printed, dtype in ((k, "K", cache.k_size, cache.k_type), (v, "V", cache.v_size, cache.v_type)):
             predicted = _predicted(model, cache, cells, layers, part)
             found.append(PoolSizeCheck(
-                name=f"{'SWA ' if cache.sliding else ''}{part}", tokens=cells, rows=cells,
+                name=name, tokens=cells, rows=cells,
                 logged_text=printed.text, logged_bytes=printed.value_bytes, predicted_bytes=predicted,
                 predicted_bytes_per_token=predicted // cells, kv_dtype=dtype, within_rounding=printed.contains(predicted),
                 unit="MiB",

@@ -31,7 +31,14 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
+from kvtop.domain.explanation import (
+    PLACEHOLDER_GPU_BYTES,
+    Explanation,
+    Logged,
+    PoolPart,
+    PoolSizeCheck,
+    judge,
+)
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -262,7 +269,7 @@ def pool_size_checks(
         predicted = rank.kv_bytes_per_token * block_len
     return (
         PoolSizeCheck(
-            name="block", tokens=block_len, rows=block_len, logged_text=printed.text, logged_bytes=printed.value_bytes,
+            name=PoolPart.BLOCK, tokens=block_len, rows=block_len, logged_text=printed.text, logged_bytes=printed.value_bytes,
             predicted_bytes=predicted, predicted_bytes_per_token=rank.kv_bytes_per_token,
             kv_dtype=ledger.kv_format, within_rounding=printed.contains(predicted), unit="MiB",
         ),

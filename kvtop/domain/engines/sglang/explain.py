@@ -33,6 +33,7 @@ from kvtop.domain.explanation import (
     Explanation,
     FractionOrigin,
     Logged,
+    PoolPart,
     PoolSizeCheck,
     fraction_said,
     judge,
@@ -391,9 +392,9 @@ def pool_size_checks(
             continue
         rows = tokens + page
         sizes = (
-            ("K", alloc.k_size, full.bytes_per_token // 2),
-            ("V", alloc.v_size, full.bytes_per_token // 2),
-            ("KV", alloc.kv_size, kv.full_bytes_per_token - kv.workspace_bytes_per_token),
+            (PoolPart.K, alloc.k_size, full.bytes_per_token // 2),
+            (PoolPart.V, alloc.v_size, full.bytes_per_token // 2),
+            (PoolPart.KV, alloc.kv_size, kv.full_bytes_per_token - kv.workspace_bytes_per_token),
         )
         for name, measured, per_token in sizes:
             if measured is None:

@@ -33,6 +33,7 @@ from kvtop.domain.explanation import (
     Explanation,
     FractionOrigin,
     Logged,
+    PoolPart,
     PoolSizeCheck,
     fraction_said,
     judge,
@@ -436,7 +437,7 @@ def pool_size_checks(
     dtype = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" or full is None else full.torch_dtype
     return tuple(
         PoolSizeCheck(
-            name="KV",
+            name=PoolPart.KV,
             tokens=tokens,
             rows=tokens,
             logged_text=memory.text,
