@@ -49,12 +49,13 @@ def test_the_graph_counts_are_the_ones_the_profile_prints() -> None:
 
 def test_the_estimate_is_measured_where_vllm_printed_it_and_charged_from_v0_20() -> None:
     """v0.19.0 printed 'Estimated CUDA graph memory: 0.84 GiB total' for Qwen3-8B on an H100 and did not charge it;
-    v0.24.0 charges it, and with the model known the plan's term is calibrated, not the 2 GiB assumed before."""
+    v0.24.0 charges it (the RTX 4090 Qwen2.5-7B start, on the V1 runner: Qwen2ForCausalLM is not in v0.24.0's V2 list),
+    and with the model known the plan's term is calibrated, not the 2 GiB assumed before."""
     printed = RECORDS["llmd-v019-qwen3-8b"]
     assert observed(printed, Term.CUDA_GRAPHS, {}) == round(0.84 * GIB)
     assert not profile_run.graphs_charged(printed.inputs())
     assert vllm.fit_features("vllm.cuda_graphs", printed.inputs()) == ((1 + 50 + 50) * 36 / 1000,)
-    charged = RECORDS["file67163912157-qwen3-8b-5090"].inputs()
+    charged = RECORDS["llm-infra-lab-qwen2.5-7b-rtx4090-v0240"].inputs()
     graphs = next(term for term in vllm.terms(charged) if term.term is Term.CUDA_GRAPHS)
     assert graphs.source == "calibrated" and "51 PIECEWISE + 35 FULL" in graphs.basis
     before = RECORDS["llmd-qwen3-14b-v0.17.0"].inputs()  # v0.17.0 had no estimate to print
@@ -168,15 +169,18 @@ def mxfp4_experts_of(record_id: str) -> Mxfp4Experts:
 def test_the_v2_runner_charges_no_graph_estimate_before_v0_29() -> None:
     """vLLM's V2 model runner (v1/worker/gpu/model_runner.py) returned 0 from `profile_cudagraph_memory` from #36520
     until #53306 (first in v0.29.0; vllm#49224): the v0.27.1 Qwen3-32B PP 2 start prints its lines from
-    `model_runner.py` and no "Estimated CUDA graph memory". V2 runs models without experts from v0.25.0: Qwen3-14B at
-    v0.28.0 is on the placeholder, at v0.24.0 (V1) and v0.29.0 (measured) not; Qwen3-30B-A3B (experts) stays on V1.
+    `model_runner.py` and no "Estimated CUDA graph memory". V2 runs models without experts from v0.25.0 (Qwen3ForCausalLM
+    from v0.22.0, listed: v0.22.0-v0.24.0 config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES, whose model_runner.py
+    returns 0 too): Qwen3-14B at v0.28.0 and v0.23.0 is on the placeholder, at v0.21.0 (V1) and v0.29.0 (measured)
+    not; Qwen3-30B-A3B (experts) stays on V1.
     The figure is still charged, named as V2's memory beside its profile: the v0.28.0 L40S start leaves
     0.92 × 44.45 − 27.52 − 11.57 = 1.80 GiB beside weights and KV, more than activation and non-torch alone."""
     dense = RECORDS["file60168338778-qwen3-14b-l40s-v0280"].inputs()
     moe = RECORDS["file54526754647-qwen3-coder-30b-a3b-4xl40s-tp4"].inputs()
     assert v2_placeholder(dense) is not None and "vllm#49224" in str(v2_placeholder(dense))
     assert v2_placeholder(RECORDS["case-vllm-blog-v0271-qwen3-32b-pp2-rtxpro6000"].inputs()) is not None
-    for release in ("0.24.0", "0.29.0"):
+    assert v2_placeholder(dense.model_copy(update={"version": ResolvedVersion(text="0.23.0")})) is not None
+    for release in ("0.21.0", "0.29.0"):
         assert v2_placeholder(dense.model_copy(update={"version": ResolvedVersion(text=release)})) is None
     assert v2_placeholder(moe.model_copy(update={"version": ResolvedVersion(text="0.28.0")})) is None
     terms = {term.term: term for term in vllm.terms(dense)}

@@ -51,7 +51,7 @@ def _sinces(eras: Any) -> list[str]:
 
 def test_each_pinned_era_starts_where_the_wheels_put_it() -> None:
     """The first releases read from the wheels (the release before each lacks the code)."""
-    assert _sinces(MODEL_RUNNER_ERAS) == ["", "0.25.0", "0.29.0"]
+    assert _sinces(MODEL_RUNNER_ERAS) == ["", "0.22.0", "0.25.0", "0.29.0"]
     assert _sinces(BLOCK_FP8_SHARD_ERAS) == ["", "0.29.0"]
     assert _sinces(NEMOTRON_H_SSM_DTYPE_ERAS) == ["", "0.20.0"]
     assert _sinces(MLA_HYBRID_ALIGNMENT_ERAS) == ["", "0.27.0"]

@@ -46,9 +46,10 @@ def test_the_v2_dense_era_keeps_hybrids_and_attention_free_models_on_v1(release:
     assert runs_v2(_at(release), MISTRAL)
 
 
-def test_v2_for_every_model_from_v0_29_and_none_before_v0_25() -> None:
+def test_v2_for_every_model_from_v0_29_and_none_before_v0_22() -> None:
     for model in (NEMOTRON_H, MISTRAL, GPT_OSS):
-        assert runs_v2(_at("0.29.0"), model) and not runs_v2(_at("0.24.0"), model)
+        assert runs_v2(_at("0.29.0"), model) and not runs_v2(_at("0.21.0"), model)
+    assert not runs_v2(_at("0.24.0"), NEMOTRON_H) and not runs_v2(_at("0.24.0"), GPT_OSS)  # not listed (v2_listed era)
 
 
 def test_a_hybrid_at_pp2_keeps_two_batches_at_v0_27() -> None:

@@ -22,6 +22,7 @@ from kvtop.domain.engines.vllm.spec_methods import keeps_v1_runner, stated_metho
 from kvtop.domain.engines.vllm.v0_charge import CALENDAR_BEFORE_06
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.quant_spec import NO_QUANT
 
 DEFAULT_UTILIZATION_ERAS: Eras[float] = Eras((
     Era("", 0.9, "EngineArgs / CacheConfig.gpu_memory_utilization = 0.9"),
@@ -83,17 +84,24 @@ ASYNC_SCHEDULING_ERAS: Eras[bool] = Eras((
 ))
 # The model runner `vllm serve` picks (VllmConfig.use_v2_model_runner, §3): at pp > 1 with async scheduling
 # the V1 runner turns async scheduling off (pp batches in flight), the V2 runner keeps it (pp + 1).
-ModelRunner = Literal["v1", "v2_dense", "v2"]
+ModelRunner = Literal["v1", "v2_listed", "v2_dense", "v2"]
 MODEL_RUNNER_ERAS: Eras[ModelRunner] = Eras((
-    Era("", "v1", "v0.13.0: VLLM_USE_V2_MODEL_RUNNER defaults to 0 (the V1 runner)"),
+    Era("", "v1", "v0.13.0-v0.21.0: VLLM_USE_V2_MODEL_RUNNER defaults to 0 (the V1 runner); v0.21.0's "
+        "config/vllm.py has no DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES"),
+    Era(
+        "0.22.0",
+        "v2_listed",
+        "first in v0.22.0: config/vllm.py:493-516 VllmConfig.use_v2_model_runner (VLLM_USE_V2_MODEL_RUNNER unset) "
+        "→ :518-531 _is_default_v2_model_runner_model: a generating model of a listed class "
+        "(DEFAULT_V2_ARCHITECTURES_ERAS), and at v0.22.x-v0.23.0 neither MoE nor quantized (LISTED_V2_DENSE_ONLY_ERAS); "
+        "a hybrid (has_inner_state) is an unsupported feature → V1 (:1983). v0.22.1 the same file",
+    ),
     Era(
         "0.25.0",
         "v2_dense",
         "PR #44443 ('Enable by default for all dense models'), first in v0.25.0: config/vllm.py:557-574 "
         "_is_default_v2_model_runner_model: V1 for a pooling runner, a hybrid or an attention-free model, else V2 "
-        "for a listed class or `not is_moe` (DEFAULT_V2_ARCHITECTURES_ERAS, `default_v2_model`). v0.22.0-v0.24.0 "
-        "ran V2 only for a listed few (v0.22.0 :69 Qwen3ForCausalLM; v0.23.0 + Llama, Mistral, dense unquantized; "
-        "v0.24.0 + DeepseekV2, Qwen2Moe, GraniteMoe): read as V1",
+        "for a listed class or `not is_moe` (DEFAULT_V2_ARCHITECTURES_ERAS, `default_v2_model`)",
     ),
     Era(
         "0.29.0",
@@ -103,12 +111,18 @@ MODEL_RUNNER_ERAS: Eras[ModelRunner] = Eras((
         ":691-712 still the v2_dense era's test",
     ),
 ))
-# The v2_dense era's DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (config/vllm.py, read in each wheel): MoE classes it runs on
-# V2 all the same (v0.25.0 :68-74, v0.25.1 the same; v0.26.0 :68 adds Inkling and LongcatFlashNgram; v0.27.0 :69
-# KimiK3; v0.28.0 :69 DeepseekV4).
+# DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (config/vllm.py, read in each wheel): in the v2_listed era the only classes V2
+# runs; in the v2_dense era the MoE classes it runs on V2 all the same (v0.25.0 :68-74, v0.25.1 the same; v0.26.0 :68
+# adds Inkling and LongcatFlashNgram; v0.27.0 :69 KimiK3; v0.28.0 :69 DeepseekV4).
 DEFAULT_V2_ARCHITECTURES_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"}),
-        "v0.25.0 config/vllm.py:68-74"),
+    Era("", frozenset({"Qwen3ForCausalLM"}), "v0.22.0 config/vllm.py:69 (v0.22.1 the same)"),
+    Era("0.23.0", frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"}),
+        "v0.23.0 config/vllm.py:69-75"),
+    Era("0.24.0", frozenset({
+        "DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "LlamaForCausalLM", "MistralForCausalLM",
+        "Qwen2MoeForCausalLM", "Qwen3ForCausalLM"}), "v0.24.0 config/vllm.py:68-77"),
+    Era("0.25.0", frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"}),
+        "v0.25.0 config/vllm.py:68-74 (dense classes dropped: every dense model runs V2)"),
     Era("0.26.0", frozenset({
         "DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
         "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"}), "v0.26.0 config/vllm.py:68"),
@@ -120,6 +134,13 @@ DEFAULT_V2_ARCHITECTURES_ERAS: Eras[frozenset[str]] = Eras((
         "DeepseekV2ForCausalLM", "DeepseekV4ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM",
         "InklingForConditionalGeneration", "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM",
         "Qwen2MoeForCausalLM"}), "v0.28.0 config/vllm.py:69"),
+))  # fmt: skip
+# In the v2_listed era a listed class runs V2 only without experts and without a checkpoint quantization_config
+# (ModelConfig.is_moe / is_quantized: `hf_config.quantization_config`, not `--quantization`), until v0.24.0.
+LISTED_V2_DENSE_ONLY_ERAS: Eras[bool] = Eras((
+    Era("", True, "v0.22.0 config/vllm.py:531, v0.23.0 :558 `return not model_config.is_moe and not "
+        "model_config.is_quantized`"),
+    Era("0.24.0", False, "v0.24.0 config/vllm.py:559-561: any listed class (MoE and quantized too)"),
 ))  # fmt: skip
 # A hybrid (Mamba / linear-attention layers beside attention: vLLM's `is_hybrid`) of a listed class runs V2: before,
 # any hybrid ran V1 (v0.26.0 :613 `if is_hybrid: return False`); v0.27.0 :651 `is_hybrid and not
@@ -397,6 +418,14 @@ backend_selection = BACKEND_SELECTION_ERAS.at
 model_runner = MODEL_RUNNER_ERAS.at
 
 
+def _listed_runs_v2(version: ResolvedVersion, model: ModelSpec) -> bool:
+    """The v2_listed era (v0.22.0-v0.24.x): V2 only for a listed class, without experts or a checkpoint quantization
+    at v0.22.x-v0.23.x (no listed class is a hybrid or attention-free)."""
+    if model.architecture not in DEFAULT_V2_ARCHITECTURES_ERAS.at(version):
+        return False
+    return not LISTED_V2_DENSE_ONLY_ERAS.at(version) or (model.moe is None and model.quant == NO_QUANT)
+
+
 def runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings | None = None) -> bool:
     """Whether `vllm serve` runs this generating model on the V2 model runner (VllmConfig.use_v2_model_runner, with
     VLLM_USE_V2_MODEL_RUNNER unset). In the v2_dense era (v0.25.0-v0.28.x, `_is_default_v2_model_runner_model`): not
@@ -414,6 +443,8 @@ def runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings
         return True
     if settings is not None and keeps_v1_runner(settings, version) is not None:
         return False
+    if runner == "v2_listed":
+        return _listed_runs_v2(version, model)
     if runner == "v2":
         return True
     listed = model.architecture in DEFAULT_V2_ARCHITECTURES_ERAS.at(version)

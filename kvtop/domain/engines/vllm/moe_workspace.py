@@ -3,9 +3,10 @@
 
 What it is. The modular fused-MoE kernel takes its two scratch buffers from the worker's `WorkspaceManager`
 (fused_moe/modular_kernel.py `_allocate_buffers`, :1135-1174 at v0.27.1; `current_workspace_manager` in the file
-from v0.19.0 to v0.33.0): `get_simultaneous` rounds each buffer to 256 B and grows one torch tensor that the manager
-keeps (v1/worker/workspace.py:92-190 at v0.27.1: `_ensure_workspace_size`, never shrunk). The profile run's
-forward over max_num_batched_tokens grows it to its largest, and it stays allocated after the profile.
+from v0.13.0 to v0.33.0; the unquantized experts reach it from v0.14.0, docs/engines/vllm.md §12):
+`get_simultaneous` rounds each buffer to 256 B and grows one torch tensor that the manager keeps
+(v1/worker/workspace.py:92-190 at v0.27.1: `_ensure_workspace_size`, never shrunk). The profile run's forward over
+max_num_batched_tokens grows it to its largest, and it stays allocated after the profile.
 
 Where vLLM counts it. Up to v0.26.x the startup line's `peak activation` is torch's peak increase over the profile
 (gpu_worker.py:526 at v0.26.0), which holds it. From v0.27.0 `consumed memory (weights + non-torch)` is the drop of
