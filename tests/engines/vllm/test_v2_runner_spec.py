@@ -35,7 +35,8 @@ def _launch(spec: str | None, *extra: str) -> LaunchSettings:
 
 
 @pytest.mark.parametrize(("release", "spec", "v2"), [
-    ("0.24.0", None, False),  # V1 by default
+    ("0.21.0", None, False),  # V1 by default
+    ("0.24.0", None, True),  # MistralForCausalLM on the v0.23.0 list (the v2_listed era)
     ("0.25.0", None, True), ("0.25.0", NGRAM, False), ("0.25.0", DRAFT, False), ("0.25.0", EAGLE3, True),
     ("0.26.0", NGRAM, False), ("0.27.1", DRAFT, False), ("0.28.0", NGRAM, False), ("0.28.0", MTP, True),
     ("0.29.0", NGRAM, False), ("0.30.0", DRAFT, False), ("0.30.0", EAGLE3, True),
