@@ -33,3 +33,19 @@ async def test_ep_on_a_dense_model_says_it_is_planned_as_ep_off(make_app) -> Non
             "✓ valid, planned with a note: --ep-size 8 on a model without experts: planned as EP off"
         ), said
         assert "--ep-size 8" in shown(screen, "#plan-flags")
+
+
+async def test_the_reset_key_says_the_launch_not_live_on_a_demo(make_app) -> None:
+    """The footer read '^r Reset to live' on the demo node (whose header says '● simulated'): ctrl+r puts back the
+    engine's launch, live or simulated."""
+    node = DemoSource.open("llama70b-tp8-sglang").collect_at(0)
+    app = make_app(FakeSource(node, label="demo:llama70b-tp8-sglang"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        said = {
+            key: binding.description
+            for key, (_, binding, enabled, _) in screen.active_bindings.items()
+            if enabled
+        }
+        assert said["ctrl+r"] == "Reset to launch"
+        assert not any("live" in words for words in said.values()), said

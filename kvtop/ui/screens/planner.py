@@ -71,7 +71,7 @@ NUMBER_FIELD_KEYS = frozenset({"P", "c"})
 class PlannerScreen(NodeScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
-        Binding("ctrl+r", "reset", "Reset to live", priority=True),
+        Binding("ctrl+r", "reset", "Reset to launch", priority=True),
         Binding("c", "copy_flags", "Copy flags"),
         Binding("pageup", "scroll_result('up')", "Scroll the result", show=False),
         Binding("pagedown", "scroll_result('down')", "Scroll the result", show=False),
