@@ -412,8 +412,9 @@ def plan_text(plan: CapacityPlan) -> str:
         terms.append(f"  the interval: the errors together {plan.estimate.scale_basis}")
     outside = plan.extrapolation_term
     if outside is not None:
-        terms.append(f"  the interval, outside the corpus: {outside.label} (± {fmt_gib(outside.error_bytes)} of KV, "
-                     f"{outside.source}: {outside.basis})")
+        # the basis may open with its source ('calibrated: the 90th percentile …'): said once, not 'calibrated: calibrated:'
+        said = outside.basis if outside.basis.startswith(f"{outside.source}:") else f"{outside.source}: {outside.basis}"
+        terms.append(f"  the interval, outside the corpus: {outside.label} (± {fmt_gib(outside.error_bytes)} of KV, {said})")
     terms.extend(f"  {note}" for note in plan.estimate.host_notes)
     if plan.start is not None and not plan.refused_at_centre:  # refused at the centre, the headline states it
         terms.append(f"  start verdict: {plan.start.reason}")

@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from kvtop.domain.capacity import CapacitySource, CapacityWaterfall
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.probe import ProbeResult
@@ -99,7 +100,7 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
             f"each, {fmt_tokens(requests.requests_fit)} fit) · no KV per token: tokens bounded by no memory",
         ))  # fmt: skip
     if rank.capacity is not None and rank.capacity.terms:
-        lines.append(Content.assemble(("tokens         ", "bold"), rank.capacity.describe()))
+        lines.append(Content.assemble(("tokens         ", "bold"), waterfall_words(rank.capacity, snapshot)))
     if view.kv_bytes_per_token and view.tokens_per_gib:
         lines.append(Content.assemble(
             ("exchange rate  ", "bold"),
@@ -121,6 +122,15 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
     elif engine.ledger_error:
         lines.append(Content.styled(f"no prediction: {engine.ledger_error}", "$warning"))
     return Content("\n").join(lines)
+
+
+def waterfall_words(capacity: CapacityWaterfall, snapshot: NodeSnapshot) -> str:
+    """'clean … → … → 1,229,052 live', the last word 'simulated' on a demo node: a demo engine's figure is the
+    scenario's, never live (as the header's '● simulated')."""
+    words = capacity.describe()
+    if snapshot.simulated and capacity.actual_source is CapacitySource.LIVE:
+        return words.removesuffix(f" {CapacitySource.LIVE.value}") + " simulated"
+    return words
 
 
 def label_width(labels: list[str], screen_width: int | None) -> int:

@@ -71,7 +71,7 @@ NUMBER_FIELD_KEYS = frozenset({"P", "c"})
 class PlannerScreen(NodeScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
-        Binding("ctrl+r", "reset", "Reset to live", priority=True),
+        Binding("ctrl+r", "reset", "Reset to launch", priority=True),
         Binding("c", "copy_flags", "Copy flags"),
         Binding("pageup", "scroll_result('up')", "Scroll the result", show=False),
         Binding("pagedown", "scroll_result('down')", "Scroll the result", show=False),
@@ -273,6 +273,8 @@ class PlannerScreen(NodeScreen):
             error.update(Content.styled(f"✓ valid input, but at risk: {risk}", "$warning"))
         elif host is not None and host.state is HostTierState.OVER_AVAILABLE:
             error.update(Content.styled(f"✓ valid input, but at risk: {host.reason}", "$warning"))
+        elif added := edit_notes(self.outcome):  # e.g. EP on a model without experts, planned as EP off
+            error.update(Content.styled("✓ valid, planned with a note: " + "; ".join(added), "$warning"))
         else:
             error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
         if self.outcome.settings is None:
@@ -470,6 +472,15 @@ class PlannerScreen(NodeScreen):
 
 #: The most field errors the planner lists one per line; the rest are counted ("and 2 more", each field marked).
 ERRORS_SHOWN = 3
+
+
+def edit_notes(outcome: PlanOutcome) -> tuple[str, ...]:
+    """The engine's notes on the edit that the live launch has not (the ledger's: `kvtop plan` prints them as
+    'note:'), so a planned change the engine takes otherwise than typed is said where the edit is made."""
+    if outcome.after is None:
+        return ()
+    before = outcome.before.engine.notes if outcome.before is not None else ()
+    return tuple(note for note in outcome.after.engine.notes if note not in before)
 
 
 def errors_text(errors: tuple[FieldError, ...]) -> str:

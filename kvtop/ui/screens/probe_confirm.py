@@ -179,7 +179,7 @@ def confirmation_text(plan: ProbePlan) -> Content:
         ),
         Content(
             f"Allocates, in a child process {where}, the KV buffers "
-            + ("the planner's edit predicts for this rank (not the live launch's)" if plan.planned
+            + ("the planner's edit predicts for this rank (not the running launch's)" if plan.planned
                else "this rank's ledger predicts")
             + ", measures what one token really costs, then gives every byte back."
         ),
