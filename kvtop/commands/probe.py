@@ -135,6 +135,11 @@ def build_probe_request(
                 "--device cpu needs --memory-limit SIZE (the stand-in for free memory)",
                 field="--memory-limit",
             )
+        if memory_limit < 1:  # 0 (or under a byte) leaves the cpu probe no memory: nothing to measure
+            raise InputError(
+                f"must be a positive size, the stand-in for free memory (got {args.memory_limit!r})",
+                field="--memory-limit",
+            )
     else:
         if gpu is None:
             raise InputError("give the GPU to probe, e.g. --gpu 0", field="--gpu")
