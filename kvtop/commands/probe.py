@@ -255,7 +255,11 @@ def _or_dash(value: int | None, fmt: Callable[[int], str]) -> str:
 
 def render_probe_result(result: ProbeResult) -> str:
     """The human table: tokens, bytes, bytes/token measured vs predicted, time, free memory, release."""
-    target = f"target {fmt_tokens(result.target_tokens)}" if result.target_tokens else "fill"
+    target = (
+        f"target {fmt_tokens(result.target_tokens)}"
+        if result.target_tokens
+        else "as many tokens as fit above the reserve"
+    )
     name = f" {result.device_name}" if result.device_name else ""
     verdict = "OK" if result.target_met else result.outcome.value.upper().replace("_", " ")
     rows = [f"kvtop probe · {result.device}{name} · {result.mode} mode ({target}) · page {result.page_size}"]
