@@ -1,6 +1,6 @@
 """Flags typed at the door (argparse `type=`s): a positive, finite number of seconds (every timeout and
-interval), and for Prometheus a URL httpx can send to, a CA bundle that loads, a token file that is
-one word of printable ASCII.
+interval), a name that is not blank (a label value), and for Prometheus a URL httpx can send to, a CA
+bundle that loads, a token file that is one word of printable ASCII.
 
 Each refusal is argparse's one line naming the flag (`kvtop cluster: error: argument --ca-file: …`),
 never a traceback from the TLS or HTTP layer later (`ssl.SSLError`, `Invalid IPv6 URL`, a non-ASCII
@@ -49,6 +49,14 @@ def positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"must be a positive number of seconds, at most {MAX_SECONDS:g} (got {text[:40]!r})")
     return value
+
+
+def label_name(text: str) -> str:
+    """A name kvtop writes as a label value (`export --node-name`): blank is refused, since an empty label
+    reads as no label at all in Prometheus and the exporter would fall back to the host's name unasked."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must not be blank (got {text[:40]!r}); leave the option out for the default")
+    return text
 
 
 def prometheus_url(text: str) -> str:

@@ -129,6 +129,19 @@ def gpu_lines(node: ClusterNode) -> list[str]:
     return lines
 
 
+def refuse_with_demo(url: str | None, token_file: str | None, ca_file: str | None) -> None:
+    """A demo cluster reads a synthetic Prometheus in this process: a server, its token and its CA would go unused,
+    so each is refused by name rather than dropped without a word."""
+    if url:
+        raise InputError("a demo cluster or a Prometheus server, not both", field="--demo-cluster")
+    for flag, given in (("--token-file", token_file), ("--ca-file", ca_file)):
+        if given:
+            raise InputError(
+                "a demo cluster is read in this process and sends no request: this option would not be used",
+                field=flag,
+            )
+
+
 def demo_reader(name: str, timeout_s: float, stale_after_s: float, *, gpus: bool = False) -> tuple[PrometheusClient, ClusterReaderPort]:
     """A client of the demo cluster's synthetic Prometheus (every node a demo scenario's exporter page) and
     the reader that collects the nodes before each read."""
@@ -148,8 +161,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     url = args.prometheus_url or getattr(args, "prometheus", None)
     reader: ClusterReaderPort
     if args.demo_cluster is not None:
-        if url:
-            raise InputError("a demo cluster or a Prometheus server, not both", field="--demo-cluster")
+        refuse_with_demo(url, args.token_file, args.ca_file)
         client, reader = demo_reader(args.demo_cluster, args.timeout, args.stale_after, gpus=args.gpus)
     elif not url:
         raise InputError("no Prometheus server given (use --prometheus URL, or --demo-cluster)", field="--prometheus")

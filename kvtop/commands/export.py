@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from kvtop.cli_args import positive_seconds, refresh_seconds
+from kvtop.cli_args import label_name, positive_seconds, refresh_seconds
 from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, open_source
 from kvtop.commands.output import print_text
@@ -52,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--node-name",
         default=None,
+        type=label_name,
         metavar="NAME",
         help="the node label on kvtop_node_info (default: this host's name; under --demo, demo:<scenario>)",
     )

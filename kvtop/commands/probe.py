@@ -135,6 +135,11 @@ def build_probe_request(
                 "--device cpu needs --memory-limit SIZE (the stand-in for free memory)",
                 field="--memory-limit",
             )
+        if memory_limit < 1:  # 0 (or under a byte) leaves the cpu probe no memory: nothing to measure
+            raise InputError(
+                f"must be a positive size, the stand-in for free memory (got {args.memory_limit!r})",
+                field="--memory-limit",
+            )
     else:
         if gpu is None:
             raise InputError("give the GPU to probe, e.g. --gpu 0", field="--gpu")
@@ -250,7 +255,11 @@ def _or_dash(value: int | None, fmt: Callable[[int], str]) -> str:
 
 def render_probe_result(result: ProbeResult) -> str:
     """The human table: tokens, bytes, bytes/token measured vs predicted, time, free memory, release."""
-    target = f"target {fmt_tokens(result.target_tokens)}" if result.target_tokens else "fill"
+    target = (
+        f"target {fmt_tokens(result.target_tokens)}"
+        if result.target_tokens
+        else "as many tokens as fit above the reserve"
+    )
     name = f" {result.device_name}" if result.device_name else ""
     verdict = "OK" if result.target_met else result.outcome.value.upper().replace("_", " ")
     rows = [f"kvtop probe · {result.device}{name} · {result.mode} mode ({target}) · page {result.page_size}"]

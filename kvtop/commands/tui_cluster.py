@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 
-from kvtop.domain.errors import InputError
 from kvtop.domain.ports import ClusterReaderPort, SnapshotSource
 
 
@@ -32,9 +31,11 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
     demo = getattr(args, "demo_cluster", None)
     reader: ClusterReaderPort
     if demo is not None:
-        if getattr(args, "prometheus", None):
-            raise InputError("a demo cluster or a Prometheus server, not both", field="--demo-cluster")
-        from kvtop.commands.cluster import demo_reader
+        from kvtop.commands.cluster import demo_reader, refuse_with_demo
+
+        refuse_with_demo(
+            getattr(args, "prometheus", None), getattr(args, "token_file", None), getattr(args, "ca_file", None)
+        )
 
         client, reader = demo_reader(demo, timeout_s, stale_after_s)
     else:

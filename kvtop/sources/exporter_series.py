@@ -156,12 +156,14 @@ def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
 ENGINE_INFO_LABELS = (
     "engine", "kind", "model", "rendezvous", "nnodes", "node_rank", "serves_api", "role", "transfer",
     "layout", "ranks_here", "ranks", "context_length", "pools", "not_joined", "tightest_gpu", "tightest_rank",
+    "release", "release_source",
 )  # fmt: skip
 
 
 def engine_info_labels(view: EngineView) -> list[str]:
     """`kvtop_engine_info`'s label values: the engine this node's part belongs to, by its launch's own flags
-    (`kvtop.domain.span`), and which of its ranks run here."""
+    (`kvtop.domain.span`), which of its ranks run here, and the release whose rules solved it with how kvtop knows
+    it (the ledger's `version`: its label and source, 'log', 'endpoint', 'flag' …; empty where nothing was solved)."""
     engine, ledger = view.engine, view.ledger
     span = span_of(engine.kind, engine.settings)
     layout = ledger.layout if ledger else (layout_from_settings(engine.settings) if engine.settings else None)
@@ -174,6 +176,7 @@ def engine_info_labels(view: EngineView) -> list[str]:
         str(ledger.context_length) if ledger else "", str(layout.replicas * layout.attn_dp) if layout else "",
         span.not_modelled or "",
         str(tight.gpu_index) if (tight := view.tightest_rank) else "", rank_label(tight) if tight else "",
+        ledger.version.label if ledger else "", ledger.version.source.value if ledger else "",
     ]  # fmt: skip
 
 

@@ -449,4 +449,5 @@ class KvtopApp(KvtopBaseApp):
             draft=basis.draft,
             host_memory=snapshot.observation.host_memory,
             host_origin=host_origin(snapshot.source),
+            version=basis.version,
         )

@@ -16,7 +16,7 @@ from kvtop.domain.deployment import DeploymentSetup, HostKvRequest
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
-from kvtop.domain.engines.versions import LATEST
+from kvtop.domain.engines.versions import LATEST, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.host_tier_fit import HostTierFit, host_tier_fit
 from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, model_args, release_names
@@ -400,12 +400,16 @@ def _predict(
     measured: MeasuredInputs | None,
     draft: ModelSpec | None = None,
     node_measures: tuple[NodeMeasure, ...] = (),
+    version: ResolvedVersion | None = None,
 ) -> Ledger:
     """The clean prediction of `settings` on these GPUs: what the GPUs measure now, every other pre-load
-    term calibrated (this node's own earlier start of the same launch first), as `kvtop plan` has it."""
+    term calibrated (this node's own earlier start of the same launch first), as `kvtop plan` has it.
+    `version`: how the live engine's release was found (its log, its endpoint, a flag), the basis ledger's own;
+    `calibrated_ledger` keeps it where `settings` names that release and reads an edited release from the flag."""
     try:
         return calibrated_ledger(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
-                                 measured=measured, draft=draft, node_measures=node_measures)  # fmt: skip
+                                 measured=measured, draft=draft, node_measures=node_measures,
+                                 version=version)  # fmt: skip
     except (ArithmeticError, ValueError) as err:  # a combination the domain did not foresee: say so, inline
         raise InputError(f"cannot compute this layout ({type(err).__name__}: {err})") from None
 
@@ -435,6 +439,7 @@ def plan(
     after_model: ModelSpec | None = None,
     draft: ModelSpec | None = None,
     node_measures: tuple[NodeMeasure, ...] = (),
+    version: ResolvedVersion | None = None,
 ) -> PlanOutcome:
     """Predict the live settings and the edited ones (about a millisecond each).
 
@@ -444,7 +449,7 @@ def plan(
     holds what the GPUs measure now (e.g. the free memory a restart would find), for both sides;
     `draft` the launch's speculative draft as the live ledger was solved with it (an edit that turns
     speculative decoding off leaves it unused); `node_measures` what this node's earlier starts measured
-    (the local calibration store).
+    (the local calibration store); `version` how the live release was found (the basis ledger's, `_predict`).
     """
     before: Ledger | None = None
     before_error: str | None = "the live model is not loaded"
@@ -452,7 +457,8 @@ def plan(
     live_planned = after_model is None or after_model is model or (model is not None and after_model == model)
     if model is not None:
         try:
-            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured, draft, node_measures), None
+            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured, draft, node_measures,
+                                          version), None
         except KvtopError as err:
             before_error = str(err)
     try:
@@ -461,7 +467,7 @@ def plan(
         if planned is None:
             raise InputError("no model to plan with yet", field="model")
         edited = measured_edits(measured, texts)
-        after = _predict(planned, settings, gpu_total_bytes, gpu_name, edited, draft, node_measures)
+        after = _predict(planned, settings, gpu_total_bytes, gpu_name, edited, draft, node_measures, version)
     except KvtopError as err:
         engine = (base or live).engine
         if isinstance(err, FieldErrors):

@@ -20,3 +20,22 @@ def test_the_predicted_bytes_per_token_carry_their_unit() -> None:
         "  bytes/token    measured 131,138 B (4,297,113,600 B ÷ 32,768 tokens) · predicted 131,072 B "
         "(+0.05%, padding page included)"
     )
+
+
+def test_the_fill_header_says_what_a_fill_does() -> None:
+    """An operator trial: a fill's header read 'fill mode (fill)', the mode named twice and its target not at all."""
+    result = ProbeResult(
+        outcome=ProbeOutcome.OK, message="filled 8,192 tokens, keeping the reserve free", device="cpu",
+        mode="fill", tokens_allocated=8192, bytes_allocated=8192 * 131_072, page_size=16,
+    )  # fmt: skip
+    header = render_probe_result(result).splitlines()[0]
+    assert header == "kvtop probe · cpu · fill mode (as many tokens as fit above the reserve) · page 16"
+
+
+def test_the_tokens_header_names_its_target() -> None:
+    result = ProbeResult(
+        outcome=ProbeOutcome.OK, message="", device="cpu", target_tokens=20_000, tokens_allocated=20_000,
+        bytes_allocated=20_000 * 131_072, page_size=16,
+    )  # fmt: skip
+    header = render_probe_result(result).splitlines()[0]
+    assert header == "kvtop probe · cpu · tokens mode (target 20,000) · page 16"

@@ -321,6 +321,21 @@ def test_engine_info_says_which_engine_and_which_of_its_ranks_run_here() -> None
     assert labels["not_joined"] == "" and labels["demo"] == "1"
 
 
+def test_engine_info_names_the_release_and_how_kvtop_knows_it() -> None:
+    """An operator trial: nothing on /metrics said whose rules solved an engine, so a dashboard could not tell an
+    engine read as 0.5.9 from one solved by the latest rules. The default demo's SGLang endpoint reports 0.5.9
+    (examples/scenarios/llama70b-tp8-sglang.json `"version": "0.5.9"`); dsv3-tp16-sglang-node1 states none."""
+    from kvtop.commands.node_source import DemoSource
+
+    found = {}
+    for scenario in ("default", "dsv3-tp16-sglang-node1"):
+        collector = SnapshotCollector(DemoSource.open(scenario, clock=lambda: 1.0), node="n")
+        assert collector.refresh()
+        (labels,) = [dict(key[1]) for key in scrape(collector) if key[0] == "kvtop_engine_info"]
+        found[scenario] = (labels["release"], labels["release_source"])
+    assert found == {"default": ("0.5.9", "endpoint"), "dsv3-tp16-sglang-node1": ("latest", "not_stated")}
+
+
 def test_the_predicted_rows_add_up_with_the_deployments_resident_terms() -> None:
     """docs/metrics.md: `sum by (engine, rank) (kvtop_rank_predicted_bytes)` is the rank's predicted resident
     bytes. With a draft, redundant experts or LoRA slots resident beside the weights, one row per feature holds

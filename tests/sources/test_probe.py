@@ -346,3 +346,18 @@ def test_an_unrun_probes_json_names_the_device_it_was_asked_for(argv: tuple[str,
     """An operator trial: `kvtop probe --model M --json` without --gpu said `"device": "cuda:None"`."""
     code, out, _ = _command(*argv, "--json")
     assert code == 2 and json.loads(out)["device"] == device
+
+
+@pytest.mark.parametrize(
+    ("limit", "line"),
+    [
+        ("0", "kvtop: error: --memory-limit: must be a positive size, the stand-in for free memory (got '0')\n"),
+        ("0.5", "kvtop: error: --memory-limit: must be a positive size, the stand-in for free memory (got '0.5')\n"),
+        ("-1GiB", "kvtop: error: --memory-limit: a size cannot be negative (got '-1GiB')\n"),
+    ],
+)  # fmt: skip
+def test_a_memory_limit_that_leaves_no_memory_is_refused_naming_the_flag(limit: str, line: str) -> None:
+    """An operator trial: `--memory-limit 0` started a worker that found room for 0 of 5 tokens and exited 1
+    ("target not met"), a measurement of nothing; it is a wrong flag (exit 2) and says which."""
+    code, out, err = _command("--device", "cpu", f"--memory-limit={limit}", "--tokens", "5")
+    assert (code, out, err) == (2, "", line)

@@ -224,6 +224,7 @@ class PlannerScreen(NodeScreen):
             after_model=self._model,
             draft=basis.draft,
             node_measures=self._node_measures,
+            version=basis.version,
         )
         self._show_defaults(self.outcome)
         self._show_kv_words(self.outcome.settings, values["engine_version"])

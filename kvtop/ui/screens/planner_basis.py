@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import EngineLive, HostMemory
@@ -32,6 +33,7 @@ class PlanBasis:
     draft: ModelSpec | None = None  # the launch's speculative draft, as the live ledger was solved with it
     host_memory: HostMemory | None = None  # the node's host memory (None: not read), what a host KV tier must fit
     host_origin: str = ""  # where its figure comes from, in words (`host_tier_fit.host_origin`)
+    version: ResolvedVersion | None = None  # the live release and how it was found: the basis ledger's own
 
 
 @dataclass(frozen=True)
