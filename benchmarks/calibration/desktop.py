@@ -5,7 +5,11 @@ A record whose log printed the free memory before the load held CUDA's total les
 a Linux start holds the plan's context term (the per-SM context fit, its communicators), so the desktop held the
 rest. A record that printed only its capacity (LMDeploy's blocks) held the most free memory less than the plan
 assumes that still gives the logged capacity: the plan is solved again with the free memory before the load given,
-less by whole MiB (`most_held`). A record whose engine sizes from the total (no context term in its plan) tells nothing.
+less by whole MiB (`most_held`). A record whose engine sizes from the total (no context term in its plan) tells
+nothing of its budget, but where its source printed the free memory at the start (`free_at_start`, GiB: vLLM V1's
+startup check 'Free memory on device (3.21/4.0 GiB) on startup', or the source's own reading of it) the desktop held
+CUDA's total less that, less one process's CUDA context (the engine-neutral fit, `cuda_context.one_process_context`;
+a card whose context is only assumed tells nothing): three WSL2 sources then measure the desktop (session 58).
 
 `desktop_fits` holds that figure as a fit (`plan_fits.DESKTOP_HELD_KEY`) among `evaluate.fit_all`'s, so the judgement
 plans a desktop start with the share of the other sources' desktop starts, like every other figure; a fold with none
@@ -19,12 +23,13 @@ from collections.abc import Callable
 
 from benchmarks.calibration.corpus import Record
 from benchmarks.calibration.evaluate import Corpus, left_out, observed
-from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
+from kvtop.domain.calibration.cuda_context import one_process_context
+from kvtop.domain.calibration.estimate import CapacityPlan, calibration_inputs, planned_capacity
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.plan_fits import desktop_fit
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.gpus import gpu_key
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import GIB, MIB
 
 SEARCH_LIMIT_MIB = 4096  # no desktop was seen to hold 4 GiB beyond Linux: a search that gets there has found nothing
 
@@ -40,9 +45,12 @@ def desktop_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
     """Bytes the desktop held at the record's start beyond the plan's Linux context (None: nothing to tell)."""
     if not record.desktop or record.model is None or record.gpu_total_bytes is None:
         return None
-    terms = {estimate.term: estimate.bytes for estimate in _plan(record, fits, None).estimate.terms}
-    if Term.CONTEXT not in terms or Term.CUDA_TOTAL not in terms:
-        return None  # the engine sizes from the total: a desktop's share is not in its budget
+    plan = _plan(record, fits, None)
+    terms = {estimate.term: estimate.bytes for estimate in plan.estimate.terms}
+    if Term.CUDA_TOTAL not in terms:
+        return None
+    if Term.CONTEXT not in terms:  # the engine sizes from the total: a desktop's share is not in its budget
+        return held_at_start(record, plan, terms[Term.CUDA_TOTAL], fits)
     held = observed(record, Term.CONTEXT, fits)
     if held is not None:
         return held - terms[Term.CONTEXT]
@@ -50,6 +58,18 @@ def desktop_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
         return None
     linux_free = terms[Term.CUDA_TOTAL] - terms[Term.CONTEXT]
     return most_held(lambda mib: _plan(record, fits, linux_free - mib * MIB).ledger.token_capacity >= record.tokens)
+
+
+def held_at_start(record: Record, plan: CapacityPlan, total: int, fits: dict[str, LinearTerm]) -> int | None:
+    """Bytes the desktop held at a start its source printed the free memory of (`free_at_start`, GiB) beyond one
+    process's CUDA context on the card (None: no such print, or a card whose context is only assumed)."""
+    printed = record.raw.get("free_at_start")
+    if printed is None:
+        return None
+    context = one_process_context(calibration_inputs(plan.ledger), fits, "the desktop's share at the start")
+    if context.assumed_because is not None or context.source != "calibrated":
+        return None
+    return total - round(float(printed) * GIB) - context.bytes
 
 
 def most_held(holds: Callable[[int], bool], limit_mib: int = SEARCH_LIMIT_MIB) -> int | None:

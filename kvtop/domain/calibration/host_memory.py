@@ -57,8 +57,11 @@ HOST_LABEL = "what the host holds (unified memory)"
 # per-SM context fit): the RTX 3090 SGLang start under WSL2 (my-deepseek-r1-distill-qwen-7b-3090) held 0.82 GiB where
 # the fit gives 0.45 GiB, 379.9 MiB more (session 51). One that printed only its capacity held the most free memory less
 # than the plan assumes that still gives its logged capacity: lmdeploy#1703's Windows start, 118 blocks of 64 tokens at
-# 0.8 of the free memory, 167 MiB. kvtop does not model the desktop; the low end of a plan that says one is there takes
-# this (session 46: 246 MiB, hand-set against the CUDA context fit then).
+# 0.8 of the free memory, 167 MiB. Session 58, with CUDA's total under WSL2 the whole card (`gpu_totals`): the RTX 3090
+# start held 24.00 − 22.76 GiB, 903 MiB beyond its plan's context; a start whose engine sizes from the total measures
+# it where its source printed the free memory at the start, less one process's CUDA context (`cuda_context`): the RTX
+# 5080's vLLM start under WSL2 (file60166145902, '~14.6 GiB is free at startup' of 15.92), 1,047 MiB. kvtop does not
+# model the desktop; the low end of a plan that says one is there takes this (session 46: 246 MiB, hand-set then).
 # BEGIN FITTED desktop
 DESKTOP_HELD_BYTES = 492830720  # 470 MiB
 # END FITTED

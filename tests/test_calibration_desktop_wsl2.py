@@ -1,0 +1,50 @@
+"""A WSL2 start whose engine sizes from CUDA's total still measures the desktop where its source printed the free
+memory at the start (`free_at_start`): the desktop held the card's whole memory less that, less one process's CUDA
+context (benchmarks/calibration/desktop.py `held_at_start`). With it three WSL2 sources measure the desktop's share,
+and the SGLang RTX 3090 start's fold takes another source's, as large as its own (session 58)."""
+
+from __future__ import annotations
+
+from benchmarks.calibration.corpus import load_all
+from benchmarks.calibration.desktop import desktop_excess, desktop_fits
+from benchmarks.calibration.evaluate import fit_all, observed
+from kvtop.domain.calibration.plan_fits import desktop_held_bytes
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.wording import GIB, MIB
+
+CORPUS = load_all()
+RECORDS = {record.id: record for records in CORPUS.values() for record in records}
+FITS = fit_all(CORPUS)
+RTX5080 = RECORDS["file60166145902-qwen2.5-3b-rtx5080-wsl2-v0260"]
+RTX3050 = RECORDS["file68393499563-qwen2.5-3b-awq-rtx3050-4gb-wsl2-v0110"]
+RTX3090 = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
+
+
+def test_the_rtx_5080_source_s_free_at_start_measures_its_desktop() -> None:
+    """Its source: 'the Windows desktop permanently holds ~1.3 GiB of the 15.92 GiB, so only ~14.6 GiB is free at
+    startup'. Under WSL2 CUDA's total is nvidia-smi's 16,303 MiB; 1.32 GiB was held, and beyond one process's CUDA
+    context (a few tenths of a GiB on a card of 84 SMs) the desktop held about 1 GiB."""
+    assert RTX5080.gpu_total_bytes == 16_303 * MIB and RTX5080.raw["free_at_start"] == "14.6"
+    held = desktop_excess(RTX5080, FITS)
+    assert held is not None
+    context = 16_303 * MIB - round(14.6 * GIB) - held
+    assert 0.1 * GIB < context < 0.6 * GIB
+    assert 0.7 * GIB < held < 1.25 * GIB
+
+
+def test_a_card_whose_context_is_only_assumed_tells_nothing() -> None:
+    """The RTX 3050 4 GB printed 'Free memory on device (3.21/4.0 GiB) on startup', but kvtop has no row for the
+    card, so its context is assumed (0.75 ± 0.75 GiB) and the desktop's share is not read from it."""
+    assert RTX3050.gpu is None and RTX3050.raw["free_at_start"] == "3.21"
+    assert desktop_excess(RTX3050, FITS) is None
+
+
+def test_the_rtx_3090_fold_takes_a_desktop_as_large_as_its_own() -> None:
+    """The SGLang RTX 3090 start held 24.00 − 22.76 GiB before its load (its own log); judged without its source,
+    the desktop's share its fold's low end takes (the RTX 5080's and lmdeploy#1703's) is no smaller than what its
+    own desktop held beyond the plan's Linux context, so its interval can hold."""
+    own = desktop_excess(RTX3090, FITS)
+    held = observed(RTX3090, Term.CONTEXT, FITS)
+    assert own is not None and held is not None and abs(held - round((24.00 - 22.76) * GIB)) < 0.01 * GIB
+    fold = fit_all(CORPUS, RTX3090.source)
+    assert desktop_held_bytes(desktop_fits(CORPUS, fold, RTX3090.source)) >= own
