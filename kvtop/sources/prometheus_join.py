@@ -123,9 +123,9 @@ def join_answers(
         engine[key] = min(int(value), engine.get(key, int(value)))
     for labels, value in answers.get("usage", []):  # the exporter's highest rank's usage is the engine's here
         instance = labels.get("instance", "")
-        engine = parts(node_of(instance), instance).engines.get((instance, labels.get("engine", "?")))
-        if engine is not None and 0 <= value <= 1:
-            engine["kv_usage_fraction"] = value
+        used = parts(node_of(instance), instance).engines.get((instance, labels.get("engine", "?")))
+        if used is not None and 0 <= value <= 1:
+            used["kv_usage_fraction"] = value
     for labels, value in answers["engine"]:
         instance = labels.get("instance", "")
         kind, states_capacity = ENGINE_METRICS.get(labels.get("__name__", ""), ("?", False))
