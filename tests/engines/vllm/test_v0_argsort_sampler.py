@@ -1,5 +1,5 @@
 """vLLM 0.2.0–0.2.5's sampler un-sorts the masked logits by argsort: its profile peaks at 14.5 copies of seqs × vocab
-× 4 B, not the 9.5 of the later sort (`v0_profile.argsort_sampler_copies`, `ARGSORT_ERAS`).
+× 4 B, not the 9.5 of the later sort (`v0_profile.argsort_sampler_copies`, `SAMPLER_ERAS`).
 
 The figures are two starts of `LLM(model="facebook/opt-125m")` on Colab T4s (tests/data/calibration/vllm.jsonl):
 - vLLM 0.10.2 (cnubigdata-vllm-test-…) prints total_gpu_memory 14.74 GiB, weights 0.2389 GiB and 'PyTorch activation
@@ -21,7 +21,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.eras import V0_RELEASE
 from kvtop.domain.engines.vllm.v0_profile import (
-    ARGSORT_ERAS,
+    SAMPLER_ERAS,
     argsort_sampler_copies,
     v0_forward_bound,
     v0_sampler_bytes,
@@ -51,8 +51,8 @@ def test_the_argsort_releases_hold_fourteen_and_a_half_copies() -> None:
     assert argsort_sampler_copies(256, 2) == 14.5
     assert argsort_sampler_copies(256, 4) == 16.5  # a float32 model's logits, sorted values and probabilities
     for version in ("0.2.0", "0.2.1.post1", "0.2.4", "0.2.5"):
-        assert ARGSORT_ERAS.at(ResolvedVersion(text=version))
-    assert not ARGSORT_ERAS.at(ResolvedVersion(text="0.2.6"))
+        assert SAMPLER_ERAS.at(ResolvedVersion(text=version)).sort == "argsort"
+    assert SAMPLER_ERAS.at(ResolvedVersion(text="0.2.6")).sort == "model-dtype sort"
 
 
 def test_the_v024_count_meets_the_peak_its_blocks_leave() -> None:

@@ -13,7 +13,9 @@ through it (read in the wheels of 0.6.4, 0.7.1 and 0.7.3, session 42h2). So the 
   its `logits.sort` (`sort_sampler_copies`), beside the forward's hidden states. The logs print about 9.5 copies of seqs ×
   vocab × 4 B (the fit's part: `vllm.activation.v0`), the count's: vllm#10511's H100 starts 1.26 GiB against 1.22
   counted, the V100 start at 2,048 tokens 1.40 against 1.39 (the scatter's 8 copies gave 1.04 and 1.17). The count
-  decides only which side a launch's peak is on.
+  decides only which side a launch's peak is on. Earlier releases sample otherwise (`SAMPLER_ERAS`): v0.2.0–v0.2.5
+  un-sort by an int64 argsort (`argsort_sampler_copies`), v0.2.6–v0.4.0 sort the model-dtype logits with no float32
+  copy (`dtype_sort_sampler_copies`).
 
 A fused MoE's forward peaks at its first expert GEMM (`_fused_moe_bytes`: fused_moe.py `fused_experts_impl`, read in
 the wheels of 0.6.4, 0.7.1 and 0.7.3). Its count is not the whole peak: DeepSeek-R1 at TP 8 on H200 (v0.7.3, 32,000
@@ -24,6 +26,8 @@ all-reduce included), so the peak stays assumed (± 2 GiB, as an unfitted peak i
 """
 
 from __future__ import annotations
+
+from typing import Literal, NamedTuple
 
 from kvtop.domain.calibration.features import logits_gib, mlp_transient_gib
 from kvtop.domain.calibration.inputs import CalibrationInputs
@@ -36,6 +40,14 @@ from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
+
+class SamplerForm(NamedTuple):
+    """How a release's sampler sorts the profile's logits, and how many rows × vocab bool masks its un-sort holds."""
+
+    sort: Literal["argsort", "model-dtype sort", "float32 sort"]
+    masks: int
+
+
 SCATTER_COPIES = 8  # `_apply_top_k_top_p` at its scatter: the model-dtype logits (½), the float32 copy, the sorted values,
 # their int64 indices (2), the sorted probabilities, their cumulative sum, two bool masks (¼ each), the scattered result
 SORT_COPIES = 9.5  # in `logits.sort` on 128 rows or more: the model-dtype logits, the float32 copy, torch's sorted values
@@ -44,13 +56,18 @@ SEGMENTED_SORT_ROWS = 128  # SortStable.cu: from 128 rows torch sorts by cub's s
 HELD_HIDDEN = 2  # the decoder layer's residual and normed input, held across its MLP
 INT64_COPIES = 2.0  # an int64 rows × vocab tensor, in copies of rows × vocab × 4 B
 BOOL_COPIES = 0.25  # a bool rows × vocab mask
-# Whether V0's top-p/top-k un-sorts by argsort (`argsort_sampler_copies`): the same `_apply_top_p_top_k` in the wheels
-# of v0.2.0, 0.2.1, 0.2.1.post1, 0.2.2, 0.2.3, 0.2.4 and 0.2.5 (vllm/model_executor/layers/sampler.py, every release
-# profiling with SamplingParams(top_p=0.99, top_k=vocab - 1): worker.py before v0.2.3, model_runner.py profile_run from
-# it); v0.2.6's wheel inverts the permutation with `torch.empty_like(logits_idx).scatter_` instead.
-ARGSORT_ERAS: Eras[bool] = Eras((
-    Era("", True, "sampler.py _apply_top_p_top_k at v0.2.0-v0.2.5: torch.gather(logits_sort, index=torch.argsort(logits_idx))"),
-    Era("0.2.6", False, "sampler.py _apply_top_p_top_k at v0.2.6: logits_idx_inv = torch.empty_like(logits_idx).scatter_"),
+# How each V0 release's top-p/top-k sorts and un-sorts the logits the profile samples (`_v0_copies`), read in the wheels
+# (vllm/model_executor/layers/sampler.py; every release profiles max_num_seqs rows with SamplingParams(top_p=0.99,
+# top_k=vocab - 1): worker.py before v0.2.3, model_runner.py profile_run from it, v0.2.6 :364, v0.3.0 :552).
+SAMPLER_ERAS: Eras[SamplerForm] = Eras((
+    Era("", SamplerForm("argsort", 2), "wheels of v0.2.0, 0.2.1, 0.2.1.post1, 0.2.2, 0.2.3, 0.2.4, 0.2.5: "
+        "_apply_top_p_top_k's torch.gather(logits_sort, index=torch.argsort(logits_idx))"),
+    Era("0.2.6", SamplerForm("model-dtype sort", 3), "wheels of v0.2.6, 0.2.7: _apply_top_p_top_k sorts the "
+        "model-dtype logits, masks top-p, top-k and their union, logits_idx_inv = torch.empty_like(logits_idx).scatter_"),
+    Era("0.3.0", SamplerForm("model-dtype sort", 2), "wheels of v0.3.0, 0.3.1, 0.3.2, 0.3.3, 0.4.0: _apply_top_k_top_p "
+        "sorts the model-dtype logits ascending, masks top-k then top-p in place, the same scatter_ un-sort"),
+    Era("0.4.1", SamplerForm("float32 sort", 2), "not read from v0.4.1 to v0.6.3: taken as the float32 sort read in "
+        "the wheels of 0.6.4, 0.7.1 and 0.7.3 (`sort_sampler_copies`)"),
 ))  # fmt: skip
 MOE_FORWARD_ERROR = 2 * GIB  # a V0 fused MoE's forward, counted in part only: as wide as an unfitted peak's assumption
 TOPK_BYTES = 8  # fused_moe select_experts: a float32 weight and an int32 id per token and chosen expert
@@ -115,8 +132,8 @@ def _fp8_input_bytes(rows: int, width: int, group: int | None) -> int:
 
 
 def v0_sampler_bytes(inputs: CalibrationInputs) -> int | None:
-    """The V0 sampler's peak as the code counts it: its copies of seqs × vocab × 4 B (`sort_sampler_copies`, or
-    `argsort_sampler_copies` in v0.2.0–v0.2.5) and the forward's hidden states."""
+    """The V0 sampler's peak as the code counts it: its copies of seqs × vocab × 4 B (`_v0_copies` by the release's
+    `SAMPLER_ERAS`) and the forward's hidden states."""
     model = inputs.model
     if model is None or engine_era(inputs) != "v0":
         return None
@@ -125,9 +142,13 @@ def v0_sampler_bytes(inputs: CalibrationInputs) -> int | None:
 
 
 def _v0_copies(inputs: CalibrationInputs, seqs: int, model: ModelSpec) -> float:
-    """The release's sampler copies: the argsort's in v0.2.0–v0.2.5 (`ARGSORT_ERAS`), the sort's after."""
-    if ARGSORT_ERAS.at(inputs.version):
+    """The release's sampler copies (`SAMPLER_ERAS`): the argsort's in v0.2.0–v0.2.5, the model-dtype sort's in
+    v0.2.6–v0.4.0, the float32 sort's after."""
+    form = SAMPLER_ERAS.at(inputs.version)
+    if form.sort == "argsort":
         return argsort_sampler_copies(seqs, model.dtype_bytes)
+    if form.sort == "model-dtype sort":
+        return dtype_sort_sampler_copies(seqs, model.dtype_bytes, form.masks)
     return sort_sampler_copies(seqs)
 
 
@@ -163,7 +184,7 @@ def sort_sampler_copies(rows: int) -> float:
 
 
 def argsort_sampler_copies(rows: int, dtype_bytes: int) -> float:
-    """Copies of rows × vocab × 4 B at the peak of v0.2.0–v0.2.5's `_apply_top_p_top_k` (`ARGSORT_ERAS`), which
+    """Copies of rows × vocab × 4 B at the peak of v0.2.0–v0.2.5's `_apply_top_p_top_k` (`SAMPLER_ERAS`), which
     un-sorts the masked logits with `torch.gather(logits_sort, -1, torch.argsort(logits_idx, -1))`. While the argsort
     runs, the function holds the model-dtype logits, their sorted values, `probs_sort` and `probs_sum` (softmax and
     cumsum keep the model dtype: `dtype_bytes` ÷ 4 each), the int64 `logits_idx` (2), the top-p and top-k bool masks
@@ -173,6 +194,20 @@ def argsort_sampler_copies(rows: int, dtype_bytes: int) -> float:
     held = 4 * dtype_bytes / 4 + INT64_COPIES + 2 * BOOL_COPIES
     argsort = 5 * INT64_COPIES if rows >= SEGMENTED_SORT_ROWS else 2 * INT64_COPIES
     return held + argsort
+
+
+def dtype_sort_sampler_copies(rows: int, dtype_bytes: int, masks: int) -> float:
+    """Copies of rows × vocab × 4 B at the peak of v0.2.6–v0.4.0's top-p/top-k (`SAMPLER_ERAS`), which sorts the
+    model-dtype logits (`dtype_bytes` ÷ 4 a copy) and un-sorts them by a scattered inverse permutation. The larger of:
+    the sort, beside the logits it sorts: its values and int64 indices, and from 128 rows torch's int64 reverse indices
+    and cub's alternate keys and values (`sort_sampler_copies`' reading of SortStable.cu); and the final gather, while
+    the logits, `logits_sort`, the int64 `logits_idx`, `probs_sort` and `probs_sum` (softmax and cumsum keep the model
+    dtype), `masks` bool masks (¼ each: top-p, top-k and their union in v0.2.6–v0.2.7, top-k and top-p from v0.3.0),
+    the int64 `logits_idx_inv` and the gathered result are held."""
+    dtype = dtype_bytes / 4
+    sort = dtype + dtype + INT64_COPIES + (INT64_COPIES + dtype + INT64_COPIES if rows >= SEGMENTED_SORT_ROWS else 0)
+    gather = 5 * dtype + 2 * INT64_COPIES + masks * BOOL_COPIES
+    return max(sort, gather)
 
 
 def v0_forward_bound(inputs: CalibrationInputs) -> bool:
