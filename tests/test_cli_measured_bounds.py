@@ -31,6 +31,7 @@ def test_the_h100_total_is_the_sample_s() -> None:
         (["--free-memory", "137.29GiB"], "--free-memory"),  # an H200 log's figure, the GPU not given
         (["--gpu-memory", f"{H100_TOTAL_MIB}MiB", "--free-memory", f"{H100_TOTAL_MIB + 1}MiB"], "--free-memory"),
         (["--gpu", "H100", "--weights-memory", "200GiB"], "--weights-memory"),
+        (["--gpu", "H100", "--non-kv-memory", "100GiB"], "--non-kv-memory"),  # was planned: 1,210,059 tokens
         (["--gpu", "H100", "--free-after-load", "80GiB"], "--free-after-load"),  # 81920 MiB > 81559
         (["--free-memory", "40GiB", "--free-after-load", "63.72GiB"], "--free-after-load"),  # the two swapped
     ],

@@ -376,6 +376,7 @@ def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, *, as
         ("--free-memory", measured.free_before_load_bytes),
         ("--free-after-load", measured.free_after_load_bytes),
         ("--weights-memory", measured.weights_bytes),
+        ("--non-kv-memory", measured.non_kv_bytes),
     ):
         if value is not None and value > total_bytes:
             hint = (

@@ -31,8 +31,7 @@ def host_tier_json(host: HostTier | None) -> dict[str, Any] | None:
     if host is None:
         return None
     fit = host_tier_fit(host, None)
-    return host.model_dump(mode="json") | {"total_bytes": host.total_bytes,
-                                           "host_fit": fit.model_dump(mode="json") | {"reason": fit.reason} if fit else None}
+    return host.model_dump(mode="json") | {"host_fit": fit.model_dump(mode="json") if fit else None}
 
 
 def deployment_json(ledger: Ledger) -> dict[str, Any]:
@@ -49,7 +48,7 @@ def deployment_json(ledger: Ledger) -> dict[str, Any]:
 def headroom_json(headroom: Headroom | None) -> dict[str, Any] | None:
     if headroom is None:
         return None
-    return headroom.model_dump(mode="json") | {"needed_bytes": headroom.needed_bytes, "short_bytes": headroom.short_bytes}
+    return headroom.model_dump(mode="json")  # needed_bytes, short_bytes: its computed fields
 
 
 def _figure(term: BudgetTerm) -> str:

@@ -32,6 +32,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.capacity_words import WORDS
 from kvtop.domain.wording import signed
 
 
@@ -70,16 +71,9 @@ class CapacitySource(str, Enum):
 
     @property
     def stated(self) -> str:
-        """Who states the figure, as a sentence's subject: 'the engine reports', 'the engine's log printed',
-        'kvtop predicts' (a figure the log printed is the start's, never called live)."""
-        return _STATED[self]
-
-
-_STATED = {
-    CapacitySource.LIVE: "the engine reports",
-    CapacitySource.LOGGED: "the engine's log printed",
-    CapacitySource.PREDICTED: "kvtop predicts",
-}
+        """Who states the figure, as a sentence's subject: 'the engine reports', 'the engine logged',
+        'kvtop predicts': the views' words (`capacity_words`; a figure the log printed is the start's, never live)."""
+        return "kvtop predicts" if self is CapacitySource.PREDICTED else f"the {WORDS[self.value][0]}"
 
 
 class CapacityTerm(BaseModel):

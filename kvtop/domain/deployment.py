@@ -223,9 +223,11 @@ class HostTier(BaseModel):
         """The tier's tokens per rank as a multiple of the GPU pool's beside it; None without a GPU pool."""
         return self.tokens_per_rank / self.gpu_tokens_per_rank if self.gpu_tokens_per_rank else None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def total_bytes(self) -> int:
-        """Host memory over every rank of the engine (what the node must have free)."""
+        """Host memory over every rank of the engine (what the node must have free; in `plan --json`'s
+        `deployment.host_tier`, as a computed field)."""
         return (self.pinned_bytes_per_rank or self.bytes_per_rank) * self.ranks
 
 

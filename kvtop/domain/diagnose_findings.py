@@ -106,7 +106,7 @@ class CapacityStart(BaseModel):
 
     def said(self) -> str:
         """`line`, and where the engine stated another figure, that one beside it: 'capacity 38,560 predicted →
-        77,136 tokens per rank (the engine's log printed 37,728; the change is priced on kvtop's plan)'."""
+        77,136 tokens per rank (the engine logged 37,728; the change is priced on kvtop's plan)'."""
         if self.engine_tokens is None or self.engine_source is None or self.engine_tokens == self.tokens:
             return self.line
         return f"{self.line} ({self.engine_source.stated} {self.engine_tokens:,}; the change is priced on kvtop's plan)"

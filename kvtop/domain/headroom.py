@@ -9,7 +9,7 @@ after-pool terms; a need kvtop cannot price is listed as not modelled, never cou
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.deployment import BudgetTerm, Charge
 from kvtop.domain.ledger import Ledger
@@ -30,12 +30,16 @@ class Headroom(BaseModel):
     left_bytes: int  # GPU total less context, weights, resident terms, KV pools and req_to_token
     needs: tuple[HeadroomNeed, ...] = ()
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def needed_bytes(self) -> int:
+        """What the priced later phases need (in `plan --json`'s `deployment.headroom`, as a computed field)."""
         return sum(n.bytes for n in self.needs if n.bytes is not None)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def short_bytes(self) -> int:
+        """How far the memory left after the pool falls short of `needed_bytes` (0: it holds them)."""
         return max(0, self.needed_bytes - self.left_bytes)
 
     @property

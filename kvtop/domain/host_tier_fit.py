@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.deployment import HostTier
 from kvtop.domain.observe import HostMemory
@@ -58,9 +58,11 @@ class HostTierFit(BaseModel):
     def refused(self) -> bool:
         return self.state is HostTierState.OVER_HOST
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def reason(self) -> str:
-        """The verdict in one line, with the figures: what the tier asks of the node, and what the host has."""
+        """The verdict in one line, with the figures: what the tier asks of the node, and what the host has (in
+        `plan --json`'s `host_fit`, as a computed field)."""
         ranks = f"{self.ranks_on_node} rank{'s' if self.ranks_on_node != 1 else ''}"
         if self.state is HostTierState.HOST_UNKNOWN or self.host_total_bytes is None:
             return (f"{self.connector}: {gib(self.bytes_per_rank)} per rank × {ranks} = {gib(self.on_node_bytes)}; no "

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kvtop.domain.capacity_words import capacity_said
 from kvtop.domain.deployment import Charge
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.ledger_words import component_words
@@ -27,7 +28,6 @@ from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction, outside_
 from kvtop.domain.observe import GpuObservation
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
 from kvtop.domain.wording import GIB
-from kvtop.ui.capacity_words import capacity_said
 
 #: Probe outcomes that allocated and measured (the others allocated nothing worth a figure).
 MEASURED_OUTCOMES = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})

@@ -7,6 +7,7 @@ from __future__ import annotations
 from kvtop.domain.deployment import DeploymentSetup, HostKvRequest
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import NOT_STATED
+from kvtop.domain.headroom import Headroom, HeadroomNeed
 from kvtop.domain.host_tier_fit import HostTierState, host_origin, host_tier_fit
 from kvtop.domain.observe import HostMemory
 
@@ -67,3 +68,22 @@ def test_no_tier_no_verdict_and_no_host_not_checked() -> None:
         assert _tier(engine, HostKvRequest(connector="x", size_bytes=GIB), ranks=1, world=1) is None
     assert host_origin("demo:modern-deployment") == "the demo host's stated total"
     assert host_origin("nvml") == "psutil's total of this host"
+
+
+def test_the_tier_and_its_fit_say_their_figures_in_their_own_json() -> None:
+    """`plan --json`'s deployment.host_tier and its host_fit come from the models themselves (no second shape in the
+    command): vLLM's --kv-offloading-size 9999 GiB over TP 4 is 2,499.75 GiB a rank, 9,999 GiB over the 4 ranks."""
+    tier = _tier("vllm", HostKvRequest(connector="OffloadingConnector", size_bytes=9999 * GIB, split_over=4), ranks=4, world=4)
+    assert tier.model_dump(mode="json")["total_bytes"] == 9999 * GIB
+    fit = host_tier_fit(tier, HOST_2_TIB, host_origin="the demo host's stated total")
+    assert fit is not None
+    dumped = fit.model_dump(mode="json")
+    assert list(dumped)[-1] == "reason" and dumped["reason"].endswith("2,048.00 GiB (the demo host's stated total): it cannot be pinned")
+
+
+def test_the_headroom_says_what_is_needed_and_short_in_its_own_json() -> None:
+    """`plan --json`'s deployment.headroom: 6 GiB left against needs of 5 GiB and 3 GiB (one unpriced) is 2 GiB short."""
+    headroom = Headroom(left_bytes=6 * GIB, needs=(HeadroomNeed(label="a", bytes=5 * GIB), HeadroomNeed(label="b", bytes=3 * GIB),
+                                                   HeadroomNeed(label="c", bytes=None)))  # fmt: skip
+    dumped = headroom.model_dump(mode="json")
+    assert (dumped["needed_bytes"], dumped["short_bytes"]) == (8 * GIB, 2 * GIB)

@@ -32,7 +32,7 @@ def test_the_fp8_advice_starts_from_the_prediction_and_puts_the_logs_figure_besi
     (fp8,) = [f for f in diagnose(state) if f.rule == "bf16_kv_where_fp8_supported"]
     after = predicted + fp8.gain_tokens
     line = (f"capacity {predicted:,} predicted → {after:,} tokens per rank "
-            f"(the engine's log printed {LOGGED_TOKENS:,}; the change is priced on kvtop's plan)")  # fmt: skip
+            f"(the engine logged {LOGGED_TOKENS:,}; the change is priced on kvtop's plan)")  # fmt: skip
     assert line in fp8.evidence
     assert f"    · {line}" in finding_text(fp8)  # `kvtop diagnose`
     assert f"  {line}" in pane_text(fp8).plain.splitlines()  # the findings pane
@@ -72,4 +72,4 @@ def test_explain_puts_the_logs_capacity_beside_the_advices_start(capsys: pytest.
     predicted = out["predicted"]["token_capacity"]
     assert (fp8["start"]["tokens"], fp8["start"]["source"]) == (predicted, "predicted")
     assert (fp8["start"]["engine_tokens"], fp8["start"]["engine_source"]) == (1_952 * 16, "logged")
-    assert f"predicted → {predicted + fp8['gain_tokens']:,} tokens per rank (the engine's log printed 31,232;" in fp8["evidence"][1]
+    assert f"predicted → {predicted + fp8['gain_tokens']:,} tokens per rank (the engine logged 31,232;" in fp8["evidence"][1]

@@ -5,8 +5,9 @@ and "engine reports 37,728" in the rank ledger, though the 37,728 is the log's: 
 The log is tests/data/cases/vllm/file29429054722-v041-llama3-8b-3090/engine.log: '# GPU blocks: 2358' at vLLM
 0.4.1's 16-token blocks is 2,358 × 16 = 37,728 tokens. The node: one RTX 3090 running that launch on Llama-3.1-8B
 (the same KV geometry as Llama-3-8B: 32 layers, 8 KV heads, head_dim 128), its endpoint unreachable so the log's
-figure is the one the engine states. Every view says it in the words of `kvtop.ui.capacity_words` (session 58:
-the views had four: "engine's log printed", "logged", "from the log", "engine logged")."""
+figure is the one the engine states. Every view, and the domain's findings, say it in the words of
+`kvtop.domain.capacity_words` (session 58: the views had four: "engine's log printed", "logged", "from the log",
+"engine logged"; the findings a fifth, "the engine's log printed")."""
 
 from __future__ import annotations
 

@@ -12,10 +12,10 @@ from textual.content import Content
 from textual.widgets import Static
 
 from kvtop.domain.capacity import CapacitySource, CapacityWaterfall
+from kvtop.domain.capacity_words import capacity_said
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.probe import ProbeResult
-from kvtop.ui.capacity_words import capacity_said
 from kvtop.ui.ledger_rows import RankLedgerView, probe_rows, rank_ledger
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState

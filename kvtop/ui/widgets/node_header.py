@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from kvtop.domain.capacity_words import capacity_said
 from kvtop.domain.diagnose_findings import Severity
 from kvtop.domain.engines.registry import display_name, display_names
 from kvtop.domain.engines.versions import VersionSource
@@ -15,7 +16,6 @@ from kvtop.domain.incident import ALL_CLEAR, incident
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState
 from kvtop.domain.pressure import pressure_of
-from kvtop.ui.capacity_words import capacity_said
 from kvtop.ui.freshness import Wording, simulated_badge
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState

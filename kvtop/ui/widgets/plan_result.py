@@ -7,11 +7,11 @@ from collections.abc import Callable
 from textual.content import Content
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
+from kvtop.domain.capacity_words import capacity_said
 from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_bytes_beside, gpu_terms_beside
 from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.observe import EngineLive
-from kvtop.ui.capacity_words import capacity_said
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_signed, fmt_spread, fmt_tokens
 
