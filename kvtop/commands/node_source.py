@@ -82,7 +82,7 @@ class NodeSource:
         ledgers = self._predictor.ledgers(node, releases)
         log_notice = None
         if self._log is not None:
-            node, log_notice = with_logged_capacity(node, self._log, ledgers)
+            node, log_notice = with_logged_capacity(node, self._log, ledgers, self._log_release)
             if releases and not any(e.live.token_capacity_logged for e in node.engines):
                 ledgers = self._predictor.ledgers(node)  # not shown to be that engine's log: nor is its release
             if self._remember is not None and any(e.live.token_capacity_logged for e in node.engines):

@@ -118,15 +118,21 @@ class EngineLog(_Frozen):
         failures = [failure.text for failure in self.startup_failures]
         return next((text for text in failures if "Error:" in text), failures[0] if failures else None)
 
+    @property
+    def no_startup_lines(self) -> str | None:
+        """'no SGLang, vLLM … startup lines' where no line is any engine's (a binary or foreign file), else None: the
+        one wording of `kvtop explain`'s refusal (`engine_for`) and of `--engine-log`'s notice."""
+        return None if any(self.lines_by_engine.values()) else f"no {display_names()} startup lines"
+
     def engine_for(self, requested: EngineId | None = None) -> EngineId:
         """The engine whose rules explain this log: `requested`, unless the log is clearly another's.
 
         A log with no recognised line of any engine, or whose lines are all another engine's, is an
         `InputError` (one line) rather than an explanation of nothing.
         """
+        if self.no_startup_lines is not None:
+            raise InputError(self.no_startup_lines, field="log", source=self.source)
         seen = {engine: count for engine, count in self.lines_by_engine.items() if count}
-        if not seen:
-            raise InputError(f"no {display_names()} startup lines", field="log", source=self.source)
         if requested is None:
             return self.engine or max(seen, key=lambda engine: seen[engine])
         if self.recognised_lines(requested) == 0:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from kvtop.domain.capacity_assumption import CapacityAssumption, assumption_words
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.registry import EngineId, engine_rules
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.observe import EngineInstance, NodeObservation
@@ -56,21 +57,39 @@ def log_candidates(node: NodeObservation, log: EngineLog) -> list[EngineInstance
     return candidates
 
 
+def _owner(engine: EngineId, release: ResolvedVersion | None) -> str:
+    """Whose log it is, in words: 'vLLM 0.4.1's' (its engine and `release`, the one the log states as its engine's
+    `resolve_version` read it; '~0.5.3' where only its dates imply one), 'vLLM's' where it states none."""
+    name = engine_rules(engine).display_name
+    if release is None or (release.text is None and release.build is None):  # 'latest' is no release it states
+        return f"{name}'s"
+    return f"{name} {release.label}'s"
+
+
 def with_logged_capacity(
-    node: NodeObservation, log: EngineLog, ledgers: Mapping[str, Ledger | str]
+    node: NodeObservation,
+    log: EngineLog,
+    ledgers: Mapping[str, Ledger | str],
+    release: ResolvedVersion | None,
 ) -> tuple[NodeObservation, str | None]:
     """Give the log's token capacity to the engine it belongs to when its endpoints report none.
 
     The engine is the only one of the log's kind (narrowed by the log's model path when several
     are), and the KV pools the log printed must be what that engine's model gives (its predicted
     `ledgers`): a log of another model is not attached. Returns the node and a notice when the log
-    matched no engine, several, or another model, or is not used (the engine reports its own capacity).
+    matched no engine, several, or another model, or is not used (the engine reports its own capacity);
+    `release` is the one the log states (read once by the caller), named where the log is not used.
     """
     candidates = log_candidates(node, log)
     ledger = ledgers.get(candidates[0].engine_id) if len(candidates) == 1 else None
     if not candidates and log.engine is not None:  # said first: "matches 0 running vllm engines" read oddly
         name = engine_rules(log.engine).display_name
-        return node, f"the engine log {log.source} is {name}'s, and no {name} engine runs on this node: not attached"
+        return node, (
+            f"the engine log {log.source} is {_owner(log.engine, release)}, and no {name} engine runs on this node: "
+            "not attached"
+        )
+    if log.no_startup_lines is not None:  # a binary or foreign file: in explain's words
+        return node, f"the engine log {log.source} has {log.no_startup_lines}: not attached"
     capacity, assumption = _reading(log, ledger)
     if capacity is None:
         return node, f"the engine log {log.source} states no token capacity"
@@ -84,7 +103,8 @@ def with_logged_capacity(
     target = candidates[0]
     if target.live.token_capacity is not None:  # its endpoint's figure is the live one: the log is not needed
         return node, (
-            f"the engine log {log.source} is not used: {target.engine_id} reports its own token capacity "
+            f"the engine log {log.source} ({_owner(target.kind, release)}) is not used: {target.engine_id} reports its "
+            f"own token capacity "
             f"({target.live.token_capacity:,})"
         )
     if isinstance(ledger, Ledger):
