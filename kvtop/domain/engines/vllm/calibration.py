@@ -138,7 +138,7 @@ FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B'),
         coefficients=(0.004243, 9.580714), error_bytes=107038029, records=20,
-        sources=17, gpus=('A100-80GB', 'GTX1080', 'H100', 'L4', 'L40S', 'RTX2080-TI', 'T4', 'V100-32GB'),
+        sources=17, gpus=('A100-80GB', 'GTX1080', 'H100', 'L4', 'L40S', 'RTX2080-TI', 'RTX4060', 'T4', 'V100-32GB'),
         novel_error_bytes=107038029, feature_sources=(17, 17),
         group_errors=(('1 GiB + max_num_seqs × vocab × 4 B', 107038029),),
     ),
@@ -173,16 +173,16 @@ FITS: dict[str, LinearTerm] = {
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
         coefficients=(0.110345, 1.989655), error_bytes=99704598, records=31,
-        sources=31, gpus=('A10', 'A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3090', 'RTX4090', 'T4', 'V100-32GB'),
+        sources=31, gpus=('A10', 'A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40', 'L40S', 'RTX2060', 'RTX2080-TI', 'RTX3090', 'RTX4060', 'RTX4090', 'T4', 'V100-32GB'),
         novel_error_bytes=155309085, feature_sources=(31, 2),
         group_errors=(('1 GiB', 99704598),),
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('100 SMs of 2,048 threads', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.433982, 0.0), error_bytes=383124796, records=6,
+        coefficients=(0.456027, 0.0), error_bytes=333363294, records=6,
         sources=6, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L4', 'RTX3090', 'T4'),
-        novel_error_bytes=383124796, feature_sources=(6, 0),
-        group_errors=(('100 SMs of 2,048 threads', 383124796),),
+        novel_error_bytes=333363294, feature_sources=(6, 0),
+        group_errors=(('100 SMs of 2,048 threads', 333363294),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -200,10 +200,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=310, sources=182,
+    engine='vllm', factor=1.0, records=327, sources=193,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3060-TI', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=920, sources=182,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4090', 'RTX5060-TI', 'RTX5080', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 31), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=970, sources=193,
 )  # fmt: skip
 # END FITTED
 
