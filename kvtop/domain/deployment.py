@@ -292,6 +292,15 @@ def no_draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpe
     return 0
 
 
+def with_draft_config(settings: LaunchSettings, draft: ModelSpec | None) -> LaunchSettings:
+    """The launch with its draft's config class in `draft_architectures` where kvtop read the draft (`draft` None:
+    as it is), so an engine's rules that read the draft's config (vLLM's method detection) see what the plan loads.
+    The class kvtop read (`ModelSpec.architecture`, the config's first `architectures` entry) is the one named."""
+    if draft is None or settings.draft_architectures == (draft.architecture,):
+        return settings
+    return settings.model_copy(update={"draft_architectures": (draft.architecture,)})
+
+
 def no_host_tier(
     setup: DeploymentSetup, *, gpu_tokens: int, kv_bytes_per_token: int, page_size: int, ranks: int, world: int,
     version: ResolvedVersion,

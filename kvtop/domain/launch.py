@@ -196,6 +196,11 @@ class LaunchSettings(BaseModel):
     # the container image the launch line runs (`docker run … vllm/vllm-openai:v0.11.0 …`), as typed: what the install
     # holds beyond the engine's wheel is the image's (vLLM's sampler path reads it)
     image: str | None = None
+    # the speculative draft's config class, where kvtop read the draft's config (`plan --draft-model`, the draft a
+    # launch names loaded): not a flag but a fact of the draft that vLLM's method detection reads
+    # (engines/vllm/spec_methods.py `stated_method`); set by `ledger.predict` from its `draft`
+    # (`deployment.with_draft_config`), so every rule reading the ledger's launch sees it
+    draft_architectures: tuple[str, ...] = ()
 
     @field_validator("engine")
     @classmethod

@@ -13,6 +13,7 @@ from kvtop.domain.deployment import (
     SpecKind,
     TermInputs,
     resident_bytes,
+    with_draft_config,
 )
 from kvtop.domain.engines.base import EngineInputs, EngineResult, MeasuredInputs
 from kvtop.domain.engines.protocols import EngineRules
@@ -120,6 +121,7 @@ def predict(
     if model.speculative_draft:  # a draft's config as the served model: named, never planned as a plain decoder
         raise UnsupportedModelError(model.speculative_draft, field="architectures", source=model.source)
     measured = measured or MeasuredInputs()
+    settings = with_draft_config(settings, draft)  # the draft's config class, for the rules that read it
     if version is None or version.text != settings.engine_version:
         version = stated_release(settings)
         if settings.engine_version and settings.image_release == settings.engine_version:

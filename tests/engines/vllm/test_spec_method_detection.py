@@ -10,16 +10,20 @@ The draft names are the examples in that code's comment and the projects' publis
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.spec_methods import detected_method, stated_method
 from kvtop.domain.launch import LaunchSettings, parse_flags
+from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
+GIB = 1 << 30
 MISTRAL = load_model(str(CONFIGS / "mistralai--Mistral-7B-v0.1.json"))  # dense: V2 from v0.25.0 without a method
 
 
@@ -54,7 +58,8 @@ def test_the_draft_s_name_names_the_method(draft: str, release: str | None, meth
 ])  # fmt: skip
 def test_the_draft_config_s_architecture_names_the_method(architecture: str, release: str, method: str) -> None:
     assert detected_method("/models/draft", [architecture], ResolvedVersion(text=release)) == method
-    assert stated_method(_launch("/models/draft", release), [architecture]) == method
+    launch = _launch("/models/draft", release).model_copy(update={"draft_architectures": (architecture,)})
+    assert stated_method(launch) == method
 
 
 def test_a_stated_method_is_kept_but_draft_model_is_detected_again() -> None:
@@ -77,3 +82,55 @@ def test_a_dflash_draft_without_a_method_runs_v2_at_0_25_to_0_30(release: str) -
     version = ResolvedVersion(text=release)
     assert runs_v2(version, MISTRAL, _launch("z-lab/Qwen3-8B-DFlash-b16", release))
     assert not runs_v2(version, MISTRAL, _launch("Qwen/Qwen2.5-0.5B-Instruct", release))
+
+
+def _draft_config(tmp_path: Path, architecture: str) -> str:
+    """A draft's config.json of the class vLLM's detection names (no such config is in tests/data): Qwen3-0.6B's
+    shape (model_type qwen3, the DSparkDraftModel test's) under that class."""
+    config = {"architectures": [architecture], "model_type": "qwen3", "hidden_size": 1024, "intermediate_size": 3072,
+              "num_hidden_layers": 2, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+              "vocab_size": 151936, "max_position_embeddings": 40960, "torch_dtype": "bfloat16"}  # fmt: skip
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+@pytest.mark.parametrize(("architecture", "release", "method"), [
+    ("Qwen3DSparkModel", "0.25.0", "dspark"), ("Qwen3DSparkModel", "0.24.0", "draft_model"),
+    ("MuseGlimmerAssistantModel", "0.28.0", "dflash"), ("Qwen2ForCausalLM", "0.28.0", "draft_model"),
+])  # fmt: skip
+def test_a_plan_with_the_draft_s_config_detects_from_its_class(
+    tmp_path: Path, architecture: str, release: str, method: str
+) -> None:
+    """A draft named by a path with no method word: the plan's draft config decides (v0.25.0 :834-852, v0.28.0
+    :934-957); the ledger's setup, and every rule reading the ledger's launch, say the method vLLM runs."""
+    draft = load_model(_draft_config(tmp_path, architecture))
+    ledger = predict(MISTRAL, _launch("/models/draft", release), gpu_total_bytes=80 * GIB, draft=draft)
+    assert ledger.settings.draft_architectures == (architecture,)
+    assert ledger.setup.spec_method == method
+    assert predict(MISTRAL, _launch("/models/draft", release), gpu_total_bytes=80 * GIB).setup.spec_method == (
+        "draft_model"
+    )  # without the draft's config the name alone decides
+
+
+def test_a_dspark_draft_config_runs_v2_where_the_name_alone_keeps_v1(tmp_path: Path) -> None:
+    """At v0.25.0 a dspark draft forces the V2 runner (config/vllm.py :529-532) where draft_model keeps V1
+    (`_get_v2_model_runner_unsupported_features` :2068-2079): only the draft's Qwen3DSparkModel class says which."""
+    version = ResolvedVersion(text="0.25.0")
+    draft = load_model(_draft_config(tmp_path, "Qwen3DSparkModel"))
+    with_config = predict(MISTRAL, _launch("/models/draft", "0.25.0"), gpu_total_bytes=80 * GIB, draft=draft)
+    assert runs_v2(version, MISTRAL, with_config.settings)
+    assert not runs_v2(version, MISTRAL, _launch("/models/draft", "0.25.0"))
+
+
+def test_plan_draft_model_flag_carries_the_draft_s_class(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`kvtop plan --draft-model CONFIG` on a vLLM launch whose speculative config says draft_model and names no
+    draft: the draft is named from the flag, and its Qwen3DSparkModel class makes the method dspark at v0.25.0
+    (the detection rewrites draft_model, v0.25.0 :834-852)."""
+    spec = json.dumps({"num_speculative_tokens": 3, "method": "draft_model"})
+    code = main(["plan", "--model", str(CONFIGS / "mistralai--Mistral-7B-v0.1.json"), "--engine", "vllm", "--gpu",
+                 "H100", "--engine-version", "0.25.0", "--speculative-config", spec,
+                 "--draft-model", _draft_config(tmp_path, "Qwen3DSparkModel"), "--json"])  # fmt: skip
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert json.loads(out)["deployment"]["setup"]["spec_method"] == "dspark"

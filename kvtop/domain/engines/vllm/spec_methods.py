@@ -77,17 +77,18 @@ def detected_method(draft: str, architectures: Iterable[str], version: ResolvedV
     return "draft_model"
 
 
-def stated_method(settings: LaunchSettings, draft_architectures: Iterable[str] = ()) -> str | None:
+def stated_method(settings: LaunchSettings) -> str | None:
     """The speculative method the launch runs: `--speculative-config`'s `method`; without one, or draft_model (which
     the detection also rewrites: it runs for any method but eagle/eagle3/dflash/dspark), the one vLLM detects from the
     draft's name or config architectures at the launch's release (`detected_method`); None without speculative
-    decoding. `draft_architectures`: the draft config's, when kvtop was given it."""
+    decoding. The architectures are `settings.draft_architectures`: the draft config's where kvtop read it
+    (`deployment.with_draft_config`), else none (the name alone decides)."""
     spec = flag_json(settings, "speculative-config")
     method = str(spec.get("method") or "") or None
     draft = spec.get("model") or flag_text(settings, "speculative-model")
     if method not in (None, "draft_model") or draft is None:
         return method
-    return detected_method(str(draft), draft_architectures, ResolvedVersion(text=settings.engine_version))
+    return detected_method(str(draft), settings.draft_architectures, ResolvedVersion(text=settings.engine_version))
 
 
 # The methods VllmConfig's V2 model runner does not run (`_get_v2_model_runner_unsupported_features`, read in each
