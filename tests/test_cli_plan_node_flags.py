@@ -11,6 +11,7 @@ vLLM's vllm/engine/arg_utils.py ParallelConfig flags `--nnodes`/`--node-rank`/`-
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 
 import pytest
@@ -105,6 +106,13 @@ def test_trtllm_has_no_node_flag_and_says_its_mpi_world(capsys: pytest.CaptureFi
     lines = plan_text(capsys, "--engine", "trtllm", "--gpu", "H100", "--tp_size", "4", "--nodes", "2")
     assert flags_line(lines) == ["--tp_size", "4"]
     assert any("srun -N 2 --ntasks-per-node 2 trtllm-llmapi-launch trtllm-serve" in row for row in lines)
+
+
+def test_the_json_says_the_same_per_node_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*BASE, "--engine", "sglang", "--gpu", "H100", "--tp-size", "4", "--nodes", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert sglang_parser().parse_known_args(out["engine_flags"])[0].nnodes == 1
+    assert "--nnodes 2 --node-rank i --dist-init-addr HOST:PORT" in out["per_node"]
 
 
 def test_one_node_says_nothing_per_node(capsys: pytest.CaptureFixture[str]) -> None:

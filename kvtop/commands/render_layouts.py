@@ -44,9 +44,16 @@ def placement_text(ledger: Ledger, placement: Placement) -> str:
 
     nodes = " · ".join(f"node {n.node}: {ranks(n.ranks)} ({n.label})" for n in placement.by_node)
     text = f"Nodes: {placement.describe()} — {nodes}\n  {_sizing_line(ledger, placement.nodes)}"
-    # what each node's launch adds to the engine-flags line below (its rank, the head's address): the engine's own
-    each = engine_rules(ledger.settings.engine).span_rule.per_node(ledger.settings, placement.nodes)
+    each = node_launch(ledger, placement)
     return f"{text}\n  {each}" if each else text
+
+
+def node_launch(ledger: Ledger, placement: Placement | None) -> str | None:
+    """What each node's launch adds to the engine-flags line (its rank, the head's address), as the engine's span
+    rule says it; None on one node."""
+    if placement is None:
+        return None
+    return engine_rules(ledger.settings.engine).span_rule.per_node(ledger.settings, placement.nodes)
 
 
 def _layout_row(plan: LayoutPlan) -> dict[str, Any]:
