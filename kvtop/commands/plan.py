@@ -130,7 +130,7 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
-    from kvtop.commands.render_layouts import placement_json, placement_text
+    from kvtop.commands.render_layouts import node_launch, placement_json, placement_text
     from kvtop.commands.render_ledger import fitting_json, fitting_lines, plan_json, plan_text
     from kvtop.domain.fit import smallest_fitting_layout
     from kvtop.domain.launch_check import launch_refusals
@@ -154,7 +154,8 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         return shown.replace("\n\n", f"\n{placement_text(plan.ledger, placement)}\n\n", 1)
 
     def data() -> dict[str, Any]:
-        return plan_json(plan) | fitting_json(smallest, defaults) | {"placement": placement_json(placement)}
+        return plan_json(plan) | fitting_json(smallest, defaults) | {
+            "placement": placement_json(placement), "per_node": node_launch(plan.ledger, placement)}
 
     emit(args.json, data, text)
     return 1 if args.require_fit and not plan.ledger.engine.fits else 0

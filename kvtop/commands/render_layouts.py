@@ -43,7 +43,17 @@ def placement_text(ledger: Ledger, placement: Placement) -> str:
         return f"rank {n[0]}" if len(n) == 1 else f"ranks {n[0]}–{n[-1]}"
 
     nodes = " · ".join(f"node {n.node}: {ranks(n.ranks)} ({n.label})" for n in placement.by_node)
-    return f"Nodes: {placement.describe()} — {nodes}\n  {_sizing_line(ledger, placement.nodes)}"
+    text = f"Nodes: {placement.describe()} — {nodes}\n  {_sizing_line(ledger, placement.nodes)}"
+    each = node_launch(ledger, placement)
+    return f"{text}\n  {each}" if each else text
+
+
+def node_launch(ledger: Ledger, placement: Placement | None) -> str | None:
+    """What each node's launch adds to the engine-flags line (its rank, the head's address), as the engine's span
+    rule says it; None on one node."""
+    if placement is None:
+        return None
+    return engine_rules(ledger.settings.engine).span_rule.per_node(ledger.settings, placement.nodes)
 
 
 def _layout_row(plan: LayoutPlan) -> dict[str, Any]:

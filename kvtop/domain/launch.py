@@ -235,9 +235,12 @@ class LaunchSettings(BaseModel):
 
     def to_flags(self) -> list[str]:
         """The settings as the engine's own flags, for copy and paste: its modelled settings, then the
-        deployment flags it keeps verbatim (a draft, LoRA, host KV: kvtop.domain.deployment)."""
+        deployment flags it keeps verbatim (a draft, LoRA, host KV: kvtop.domain.deployment) and its node count."""
         # the flags its `deployment` module keeps verbatim (`DeploymentRules.flags`)
         deployment: frozenset[str] = engine_module(self.engine, "deployment").flags
+        # and the node flags every node's launch carries alike (SGLang's and vLLM's `--nnodes`: its span's
+        # `layout_flags`); the per-node ones (`--node-rank`, the head's address) are said apart (`per_node`)
+        deployment |= engine_module(self.engine, "span").layout_flags
         own = engine_flags(self.engine).to_flags(self)
         kept = [  # a flag the engine's own list already wrote (vLLM's --speculative-config, read by its rules) once
             token

@@ -118,6 +118,14 @@ class EngineSpanRule(Protocol):
 
     #: the flags that say the launch is one node of several (a layout on one node has none of them)
     node_flags: frozenset[str]
+    #: of those, the ones every node's launch carries alike (the node count): the plan's engine-flags line writes
+    #: them back as typed; the others differ by node or name a host (`per_node` says them, never invents them)
+    layout_flags: frozenset[str]
+
+    def per_node(self, settings: LaunchSettings, nodes: int) -> str | None:
+        """What each node's launch over `nodes` nodes needs beyond the plan's engine-flags line (its rank, the
+        head's address), in the engine's own spelling; None on one node."""
+        ...
 
     def span(self, settings: LaunchSettings) -> EngineSpan:
         """The engine this launch belongs to, from the engine's own flags."""

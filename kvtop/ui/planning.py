@@ -365,6 +365,16 @@ def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
     return shlex.join(flags)
 
 
+def per_node_note(settings: LaunchSettings) -> str | None:
+    """What each node's launch adds to the engine flags over its nodes (its rank, the head's address), as its
+    engine's span rule says it (`per_node`); None on one node, or where the node flags are wrong (its error says)."""
+    rule = engine_rules(settings.engine).span_rule
+    try:
+        return rule.per_node(settings, rule.span(settings).nnodes)
+    except KvtopError:
+        return None
+
+
 @dataclass(frozen=True)
 class PlanOutcome:
     """Before (the live settings) and after (the edit), on the same GPUs; `error` when the edit is invalid."""

@@ -31,9 +31,10 @@ async def test_an_edit_to_one_node_drops_the_launchs_multi_node_flags(make_app):
     async with app.run_test(size=(140, 50)) as pilot:
         screen = await open_planner(pilot)
         before = shown(screen, "#plan-flags")
-        assert "--master-addr 10.0.2.10 --nnodes 2 --node-rank 0" in before
+        # the line every node's launch shares: the node count, not node 0's rank or the head's address
+        assert before.endswith("--max-model-len 32768 --nnodes 2") and "--node-rank" not in before
         await retype(pilot, "#plan-pp", "4")  # TP8 PP4: 32 GPUs at 8 a node, 4 nodes
-        assert "--master-addr 10.0.2.10 --nnodes 4 --node-rank 0" in shown(screen, "#plan-flags")
+        assert shown(screen, "#plan-flags").endswith("--max-model-len 32768 --nnodes 4")
         await retype(pilot, "#plan-pp", "1")
         await retype(pilot, "#plan-tp", "1")  # TP1 PP1: one GPU, one node
         after = shown(screen, "#plan-flags")

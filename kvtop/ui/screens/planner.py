@@ -43,6 +43,7 @@ from kvtop.ui.planning import (
     field_texts,
     kv_dtype_options,
     memory_fraction_field,
+    per_node_note,
     plan,
 )
 from kvtop.ui.screens.base import NodeScreen
@@ -292,6 +293,7 @@ class PlannerScreen(NodeScreen):
                 Content.assemble(
                     ("engine flags: ", "bold"),
                     engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)",
+                    (f"\n{node}" if (node := per_node_note(self.outcome.settings)) else "", "$text-muted"),
                 )
             )
 

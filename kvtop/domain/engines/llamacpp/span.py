@@ -11,6 +11,12 @@ from kvtop.domain.span import EngineSpan, MetricsRank
 
 FLAGS = frozenset({"--rpc"})
 node_flags = FLAGS  # its RPC servers are other machines (EngineSpanRule.node_flags)
+layout_flags: frozenset[str] = frozenset()  # `--rpc` names hosts: never written back
+
+
+def per_node(settings: LaunchSettings, nodes: int) -> str | None:
+    """llama-server runs on one node (`check_nodes` refuses more): nothing to say per node."""
+    return None
 
 
 def span(settings: LaunchSettings) -> EngineSpan:

@@ -16,6 +16,12 @@ from kvtop.domain.span import EngineSpan, MetricsRank, flag_count
 
 FLAGS = frozenset({"--nnodes", "--node-rank"})
 node_flags = FLAGS  # every one says a node of several (EngineSpanRule.node_flags)
+layout_flags = frozenset({"--nnodes"})  # alike on every node ("PyTorchEngine Multi-Node Deployment Guide")
+
+
+def per_node(settings: LaunchSettings, nodes: int) -> str | None:
+    """LMDeploy over nodes is not modelled (`check_nodes` refuses it): nothing to say per node."""
+    return None
 
 
 def span(settings: LaunchSettings) -> EngineSpan:

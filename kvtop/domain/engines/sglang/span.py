@@ -41,6 +41,20 @@ FLAGS = frozenset({
 #: the flags of one node of several (`--nnodes N --node-rank i --dist-init-addr HOST:PORT`)
 NODE_FLAGS = frozenset({"--nnodes", "--node-rank", "--dist-init-addr", "--nccl-init-addr"})
 node_flags = NODE_FLAGS  # the protocol's name (EngineSpanRule.node_flags)
+#: alike on every node: `--nnodes N` (docs.sglang.io references/multi_node_deployment/multi_node.html: both nodes'
+#: commands carry `--tp 16 --nnodes 2`, only `--node-rank` differs); the address is the head's, not the layout's
+layout_flags = frozenset({"--nnodes"})
+
+
+def per_node(settings: LaunchSettings, nodes: int) -> str | None:
+    """SGLang's node i of N: `--nnodes N --node-rank i --dist-init-addr HOST:PORT` (ServerArgs `nnodes`,
+    `node_rank`, `dist_init_addr`; node rank 0's address and a free port, the same on every node)."""
+    if nodes <= 1:
+        return None
+    count = "" if flag_count(settings, "nnodes", 1, least=1) == nodes else f"--nnodes {nodes} "
+    address = flag_text(settings, "dist-init-addr", "nccl-init-addr") or "HOST:PORT"
+    return (f"on node i of {nodes} (0 … {nodes - 1}) add {count}--node-rank i --dist-init-addr {address}"
+            " (node rank 0's address, the same on every node)")
 
 
 def span(settings: LaunchSettings) -> EngineSpan:

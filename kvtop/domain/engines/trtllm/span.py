@@ -17,6 +17,19 @@ from kvtop.domain.span import EngineSpan, MetricsRank, ranks_per_node
 
 FLAGS: frozenset[str] = frozenset()
 node_flags = FLAGS  # the MPI world is in the environment, not in flags (EngineSpanRule.node_flags)
+layout_flags = FLAGS  # no flag says the node count: the MPI launcher does
+
+
+def per_node(settings: LaunchSettings, nodes: int) -> str | None:
+    """trtllm-serve has no node flag: the nodes are one MPI world its launcher starts (NVIDIA Dynamo's "Multinode
+    Examples": `srun`/`mpirun … trtllm-llmapi-launch trtllm-serve …`, the nodes "launched together in the same MPI
+    world"), one task per GPU."""
+    if nodes <= 1:
+        return None
+    ranks = settings.tp * settings.pp
+    return (f"trtllm-serve takes no node count: launch the line once as one MPI world of {ranks} ranks over"
+            f" {nodes} nodes, e.g. srun -N {nodes} --ntasks-per-node {ranks // nodes} trtllm-llmapi-launch"
+            " trtllm-serve …")
 
 
 def span(settings: LaunchSettings) -> EngineSpan:

@@ -41,6 +41,7 @@ from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
+from kvtop.domain.engines.vllm.span import NODE_FLAGS
 from kvtop.domain.engines.vllm.v0_backends import ATTENTION_BACKEND_ENV
 from kvtop.domain.engines.vllm.v1_opt_in import USE_V1_ENV
 from kvtop.domain.errors import InputError
@@ -297,8 +298,10 @@ class VllmFlags:
             settings = settings.model_copy(update={"enable_expert_parallel": True})
         # a switch (--enable-lora) alone, as vLLM's argparse takes it: 'True' after it is an unrecognized argument
         # a list flag (`--cuda-graph-sizes 1 2 4`) one token a value, as argparse's nargs="+" takes it
-        read = [token for flag in sorted(self.read_by_rules) if (value := settings.flags.get(flag.lstrip("-"))) is not None
-                and value is not False for token in ((flag,) if value is True else (flag, *_values(flag, value)))]  # fmt: skip
+        # a node's own flags (its rank, the head's address, --headless) are said per node (span.per_node), not
+        # written: the line is the one every node's launch shares; `LaunchSettings.to_flags` adds --nnodes
+        read = [token for flag in sorted(self.read_by_rules - NODE_FLAGS) if (value := settings.flags.get(flag.lstrip("-")))
+                is not None and value is not False for token in ((flag,) if value is True else (flag, *_values(flag, value)))]  # fmt: skip
         return [*written_flags(settings, PREFERRED), *read]
 
     def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:

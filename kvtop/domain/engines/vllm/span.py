@@ -53,6 +53,30 @@ NODE_FLAGS = frozenset({
     "--data-parallel-rpc-port", "--data-parallel-size-local", "--data-parallel-start-rank",
 })  # fmt: skip
 node_flags = NODE_FLAGS  # the protocol's name (EngineSpanRule.node_flags)
+#: alike on every node (docs/serving/parallelism_scaling.md: both nodes' commands carry `--nnodes 2`; with data
+#: parallel over nodes both carry `--data-parallel-size-local L`); the rank, start rank and head address differ
+layout_flags = frozenset({"--nnodes", "--data-parallel-size-local"})
+
+
+def per_node(settings: LaunchSettings, nodes: int) -> str | None:
+    """vLLM's node i of N: multiprocessing over nodes takes `--nnodes N --node-rank i --master-addr HEAD`
+    (`--master-port`) and `--headless` on ranks ≥ 1; data parallel over nodes takes `--data-parallel-start-rank`
+    i × L, `--data-parallel-address HEAD`, `--data-parallel-rpc-port` and `--headless` but on the head
+    (ParallelConfig's `nnodes`, `node_rank`, `master_addr`, `data_parallel_*`; docs/engines/vllm.md §11)."""
+    if nodes <= 1:
+        return None
+    local = flag_count(settings, "data-parallel-size-local", settings.dp, least=1)
+    if settings.dp > local:
+        head = flag_text(settings, "data-parallel-address") or "HEAD"
+        rpc = flag_text(settings, "data-parallel-rpc-port") or "PORT"
+        return (f"on node i of {nodes} (0 … {nodes - 1}) add --data-parallel-start-rank i × {local}"
+                f" --data-parallel-address {head} --data-parallel-rpc-port {rpc} (the head's), --headless"
+                " on every node but the head")
+    count = "" if flag_count(settings, "nnodes", 1, least=1) == nodes else f"--nnodes {nodes} "
+    address = flag_text(settings, "master-addr") or "HEAD"
+    port = flag_text(settings, "master-port")
+    return (f"on node i of {nodes} (0 … {nodes - 1}) add {count}--node-rank i --master-addr {address}"
+            f"{f' --master-port {port}' if port else ''} (node rank 0's address), --headless on node ranks ≥ 1")
 
 
 def _transfer_config(settings: LaunchSettings) -> dict[str, object]:
