@@ -413,8 +413,8 @@ def plan_text(plan: CapacityPlan) -> str:
     outside = plan.extrapolation_term
     if outside is not None:
         # the basis may open with its source ('calibrated: the 90th percentile …'): said once, not 'calibrated: calibrated:'
-        said = outside.basis if outside.basis.startswith(f"{outside.source}:") else f"{outside.source}: {outside.basis}"
-        terms.append(f"  the interval, outside the corpus: {outside.label} (± {fmt_gib(outside.error_bytes)} of KV, {said})")
+        basis = outside.basis if outside.basis.startswith(f"{outside.source}:") else f"{outside.source}: {outside.basis}"
+        terms.append(f"  the interval, outside the corpus: {outside.label} (± {fmt_gib(outside.error_bytes)} of KV, {basis})")
     terms.extend(f"  {note}" for note in plan.estimate.host_notes)
     if plan.start is not None and not plan.refused_at_centre:  # refused at the centre, the headline states it
         terms.append(f"  start verdict: {plan.start.reason}")
