@@ -58,7 +58,7 @@ V2_SAMPLER_COUNTED: Eras[bool] = Eras((
 V2_LOGITS_FLOAT32_COPY: Eras[bool] = Eras((
     Era("", True, "v1/worker/gpu/sample/sampler.py Sampler.apply_sampling_params: 'Copy logits to a new FP32 "
                   "tensor' whatever the states (v0.22.0 :132, v0.22.1 the same, v0.23.0 :143, v0.24.0 :156, "
-                  "v0.25.0 :157)"),
+                  "v0.25.0 :157, v0.25.1 :157)"),
     Era("0.26.0", False, "v0.26.0 sample/sampler.py:162-167: in place in the model dtype, a clone for raw logprobs "
                          "only; v0.27.1 :155-159 copies only when `_requires_logits_processing` (the dummy's states "
                          "ask for none)"),
