@@ -50,10 +50,11 @@ HELD_HIDDEN = 2 * 8192 * 5120 * 2
 
 
 def test_a_forward_bound_profile_charges_the_mlp_transient() -> None:
-    """The V1 runner (v0.24.0, the last release before V2 ran dense models) charges the fit floored by the forward:
+    """The V1 runner (v0.21.0, the last release before V2 ran listed classes such as this Qwen3ForCausalLM by
+    default: eras.MODEL_RUNNER_ERAS) charges the fit floored by the forward:
     the MLP transient beside the residual and the normed input its decoder layer holds (as V0's and V2's counts, session
     52); the start's own v0.28.0 runs V2, whose profile is counted from its code (test_calibration_v2_profile)."""
-    v1 = _plan(*TUNED, version="0.24.0").estimate.term(Term.ACTIVATION)
+    v1 = _plan(*TUNED, version="0.21.0").estimate.term(Term.ACTIVATION)
     assert v1 is not None and v1.source == "calibrated"
     assert v1.bytes == MLP_TRANSIENT + HELD_HIDDEN == 1_107_296_256
     plan = _plan(*TUNED)

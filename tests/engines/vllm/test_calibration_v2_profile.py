@@ -4,7 +4,7 @@ V2's `profile_run` (v1/worker/gpu/model_runner.py:702-735 at v0.27.1) runs the f
 on every stage and the dummy sampler on the last only ("Only run sampler/pooler on last PP rank", :723), and the
 dummy batch's sampling states are `SamplingStates.__init__`'s (temperature 0, top-k the vocabulary, top-p 1.0:
 sample/states.py:17-35), so `Sampler.apply_sampling_params` returns the model-dtype logits uncopied (sampler.py:155-158,
-200-216) and `gumbel_sample` adds an int64 and a float32 per row and 1,024-entry block (gumbel.py:215-264).
+200-216; before v0.26.0 it copies them to float32 whatever the states) and `gumbel_sample` adds an int64 and a float32 per row and 1,024-entry block (gumbel.py:215-264).
 
 The start: Qwen3-32B at PP 2 on two RTX PRO 6000 (tests/data/cases/vllm/blog-v0271-qwen3-32b-pp2-rtxpro6000, vLLM
 0.27.1, `--gpu-memory-utilization 0.426 --max-model-len 32768`, so 8,192 batched tokens and 1,024 seqs): stage 0's
@@ -20,7 +20,13 @@ from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
-from kvtop.domain.engines.vllm.v2_profile import V2_SAMPLER_COUNTED, v2_sampler_bytes, v2_stage_peaks
+from kvtop.domain.engines.vllm.v2_profile import (
+    V2_LOGITS_FLOAT32_COPY,
+    V2_SAMPLER_COUNTED,
+    v2_sampler_bytes,
+    v2_stage_peaks,
+)
+from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.wording import GIB, MIB
@@ -79,13 +85,49 @@ def test_a_v2_pipeline_start_is_charged_the_count() -> None:
 
 
 def test_the_v1_runner_and_v0_33_keep_the_fits() -> None:
-    """V2 runs dense models from v0.25.0 (v0.24.0 is the V1 runner's), and v0.33.0's warmup-param pass holds the
+    """V2 runs listed classes from v0.22.0 (v0.21.0 is the V1 runner's), and v0.33.0's warmup-param pass holds the
     float32 pipeline (model_runner.py:1005-1014 at v0.33.0): neither is counted here."""
-    assert not V2_SAMPLER_COUNTED.at(_version("0.24.0"))
-    assert V2_SAMPLER_COUNTED.at(_version("0.25.0")) and V2_SAMPLER_COUNTED.at(_version("0.32.0"))
+    assert not V2_SAMPLER_COUNTED.at(_version("0.21.0"))
+    assert V2_SAMPLER_COUNTED.at(_version("0.22.0")) and V2_SAMPLER_COUNTED.at(_version("0.32.0"))
     assert not V2_SAMPLER_COUNTED.at(_version("0.33.0"))
-    for version in ("0.24.0", "0.33.0"):
+    for version in ("0.21.0", "0.33.0"):
         assert "V2 model runner" not in _activation(version).basis
+
+
+def test_before_v0_26_the_sampler_holds_a_float32_copy_of_the_logits() -> None:
+    """`Sampler.apply_sampling_params` copies the logits to a new float32 tensor whatever the states at v0.22.0
+    (sample/sampler.py:132) to v0.25.0 (:157), beside the model-dtype logits `_dummy_sampler_run` holds; v0.26.0
+    (:162-167) works in place, v0.27.1 (:155-159) copies only for processing the dummy states do not ask for."""
+    copy = 1024 * 151936 * 4
+    assert v2_sampler_bytes(QWEN3_32B, TOKENS, SEQS, float32_copy=True) == SAMPLER + copy
+    assert [V2_LOGITS_FLOAT32_COPY.at(_version(v)) for v in ("0.22.0", "0.24.0", "0.25.0", "0.26.0", "0.27.1")] == [
+        True, True, True, False, False]  # fmt: skip
+    # at TP 2 the copy beside the gathered logits outweighs the gather's transient (2 + ½ copies of the bf16 logits)
+    logits, hidden = 1024 * 151936 * 2, (8192 + 1024) * 5120 * 2
+    gumbel = 1024 * 149 * 12
+    tp2 = v2_sampler_bytes(QWEN3_32B, TOKENS, SEQS, ParallelLayout(tp=2), float32_copy=True)
+    assert tp2 == logits + copy + gumbel + hidden
+
+
+def test_the_v0_23_qwen3_8b_start_is_charged_the_copy_within_what_it_held() -> None:
+    """The hosseinbv start (tests/data/calibration/vllm.jsonl: Qwen3-8B, vLLM 0.23.0, 'Using V2 Model Runner', H100,
+    `--gpu-memory-utilization 0.3 --max-model-len 16384`: 8,192 batched tokens, 1,024 seqs) held 0.3 × 79.19 − 15.27
+    − 6.98 = 1.51 GiB beside weights and KV. V2's count: bf16 logits (1,024 × 151,936 × 2 B), their float32 copy
+    (× 4 B), gumbel's blocks (149 × 12 B a row) and the held hidden states ((8,192 + 1,024) × 4,096 × 2 B) = 0.94 GiB,
+    above the forward (8,192 × (3 × 12,288 + 4,096) × 2 B + 2 × 8,192 × 4,096 × 2 B = 0.75 GiB); the V1 runner's 3.48
+    float32 copies alone (1.96 GiB) would not fit."""
+    qwen3_8b = load_config_file(CONFIGS / "Qwen--Qwen3-8B.json")
+    settings = parse_flags("vllm", ["--engine-version", "0.23.0", "--gpu-memory-utilization", "0.3",
+                                    "--max-model-len", "16384"])  # fmt: skip
+    plan = planned_capacity(qwen3_8b, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100",
+                            measured=MeasuredInputs(weights_bytes=round(15.27 * GIB)))  # fmt: skip
+    activation = plan.estimate.term(Term.ACTIVATION)
+    assert activation is not None and "float32 copy" in activation.basis
+    sampler = 1024 * 151936 * (2 + 4) + 1024 * 149 * 12 + (8192 + 1024) * 4096 * 2
+    forward = 8192 * (3 * 12288 + 4096) * 2 + 2 * 8192 * 4096 * 2
+    assert activation.bytes == sampler > forward
+    held = 0.3 * 79.19 - 15.27 - 6.98
+    assert sampler / GIB < held < V1_SAMPLER_COPIES * 1024 * 151936 * 4 / GIB
 
 
 def test_at_tp_2_the_logits_gather_holds_two_copies_and_the_slice() -> None:

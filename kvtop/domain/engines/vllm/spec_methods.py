@@ -97,7 +97,12 @@ def stated_method(settings: LaunchSettings) -> str | None:
 _V1_ONLY_0_25 = ("ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class",
                  "extract_hidden_states")  # fmt: skip
 V1_ONLY_METHOD_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "no V2 model runner by default before v0.25.0 (eras.MODEL_RUNNER_ERAS)"),
+    Era("", frozenset(), "no V2 model runner by default before v0.22.0 (eras.MODEL_RUNNER_ERAS)"),
+    Era("0.22.0", frozenset({*_V1_ONLY_0_25, "dflash"}),
+        "config/vllm.py `_get_v2_model_runner_unsupported_features` (v0.22.0 :1998-2013, v0.23.0 :2007-2022): "
+        "ngram/ngram_gpu, and any method but eagle, eagle3, mtp (dflash too)"),
+    Era("0.24.0", frozenset(_V1_ONLY_0_25),
+        "v0.24.0 config/vllm.py:2027-2049: dflash joins eagle, eagle3, mtp on V2"),
     Era("0.25.0", frozenset(_V1_ONLY_0_25),
         "config/vllm.py `_get_v2_model_runner_unsupported_features` (v0.25.0 :2068-2079, v0.26.0 :2154-2165, v0.27.1 "
         ":2193-2204, v0.28.0 :2396-2407): ngram/ngram_gpu, and any method but eagle, eagle3, mtp, dflash, dspark"),
@@ -114,14 +119,15 @@ V1_ONLY_METHOD_ERAS: Eras[frozenset[str]] = Eras((
 
 
 EAGLE3_PP_ON_V2: Eras[bool] = Eras((
-    Era("", False, "v0.25.0 config/vllm.py:2090-2094 ... v0.29.0 :2585-2589: 'EAGLE3 with pipeline parallelism'"),
+    Era("", False, "v0.22.0 config/vllm.py:2009-2013 ... v0.29.0 :2585-2589: 'EAGLE3 with pipeline parallelism'"),
     Era("0.30.0", True, "v0.30.0 config/vllm.py `_get_v2_model_runner_unsupported_features`: no EAGLE3/PP test"),
 ))
 
 def keeps_v1_runner(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
     """Why the launch's speculative decoding keeps the V1 model runner where the release would run V2, None where it
-    does not: a method V2 does not run (`V1_ONLY_METHOD_ERAS`), `parallel_drafting` but for dflash/dspark (v0.25.0
-    :2081-2088 to v0.33.0), EAGLE3 at PP > 1 (v0.25.0 :2090-2094 to v0.29.0 :2585-2589; gone at v0.30.0)."""
+    does not: a method V2 does not run (`V1_ONLY_METHOD_ERAS`), `parallel_drafting` (v0.22.0 :2006-2007 on; but for
+    dflash from v0.24.0 :2039-2043, dspark from v0.25.0 :2081-2088, to v0.33.0), EAGLE3 at PP > 1 (v0.22.0 :2009-2013
+    to v0.29.0 :2585-2589; gone at v0.30.0)."""
     method = stated_method(settings)
     if method is None:
         return None
@@ -131,8 +137,8 @@ def keeps_v1_runner(settings: LaunchSettings, version: ResolvedVersion) -> str |
     if method in era.value:
         return f"speculative method '{method}' ({era.source})"
     if flag_json(settings, "speculative-config").get("parallel_drafting") is True and method not in ("dflash", "dspark"):
-        return "parallel drafting for EAGLE speculative decoding (config/vllm.py, v0.25.0 on)"
+        return "parallel drafting for speculative decoding (config/vllm.py, v0.22.0 on)"
     if method == "eagle3" and settings.pp > 1 and not EAGLE3_PP_ON_V2.at(version):
-        return "EAGLE3 with pipeline parallelism (config/vllm.py, v0.25.0-v0.29.0)"
+        return "EAGLE3 with pipeline parallelism (config/vllm.py, v0.22.0-v0.29.0)"
     return None
 

@@ -8,7 +8,10 @@ v0.29.0), `_dummy_sampler_run` on one row a request: `compute_logits` (seqs × v
 `Sampler.__call__` of a dummy batch whose sampling states are as `SamplingStates.__init__` leaves them (sample/
 states.py:17-35: temperature 0, top-k the vocabulary, top-p 1.0, min-p 0; no penalty, logit bias or bad words). So
 `_requires_logits_processing` is False and the logits are not copied to float32 (sample/sampler.py:155-158, 200-216
-at v0.27.1), no top-k/top-p runs (states.get_top_k_top_p gives None, FlashInfer is skipped for greedy rows: :240-246),
+at v0.27.1; v0.26.0 :162-167 works in place in the model dtype, cloning for raw logprobs only). Before v0.26.0
+`apply_sampling_params` copies them to a new float32 tensor whatever the states (sample/sampler.py:132 at v0.22.0,
+:143 at v0.23.0, :156 at v0.24.0, :157 at v0.25.0: `V2_LOGITS_FLOAT32_COPY`), held beside the model-dtype logits
+through gumbel_sample. No top-k/top-p runs (states.get_top_k_top_p gives None, FlashInfer is skipped for greedy rows: :240-246),
 and `gumbel_sample` (sample/gumbel.py:215-264) allocates an int64 and a float32 per 1,024-token block of each row.
 The forward's output over the batch and the sampled rows (`hidden_states[logits_indices]`) are held across.
 
@@ -39,16 +42,26 @@ from kvtop.domain.rounding import ceil_div
 
 GUMBEL_BLOCK = 1024  # gumbel.py: BLOCK_SIZE, one program per 1,024 vocabulary entries of a row
 GUMBEL_BLOCK_BYTES = 8 + 4  # its local_argmax (int64) and local_max (float32) per row and block
-# Where V2's dummy sampler is counted: its one pass of the default states (v0.25.0-v0.32.x); V2 runs from v0.25.0
-# (`eras.runs_v2`), and v0.33.0 adds the warmup-param pass, not counted.
-# V2 runs from v0.25.0 (eras.runs_v2), past the fused MoE's chunked releases (moe_workspace.CHUNK_ERAS): one chunk
+# Where V2's dummy sampler is counted: its one pass of the default states (v0.22.0-v0.32.x); V2 runs from v0.22.0
+# for listed classes (`eras.runs_v2`), and v0.33.0 adds the warmup-param pass, not counted.
+# V2 runs from v0.22.0 (eras.runs_v2), past the fused MoE's chunked releases (moe_workspace.CHUNK_ERAS): one chunk
 V2_MOE_CHUNK: int | None = None
 V2_SAMPLER_COUNTED: Eras[bool] = Eras((
-    Era("", False, "the V1 runner's profile (V2 from v0.25.0: eras.runs_v2)"),
-    Era("0.25.0", True, "v1/worker/gpu/model_runner.py _dummy_sampler_run: one pass of the dummy batch's default "
-                        "states, greedy, no float32 copy (v0.25.0:629-640, v0.27.1:683-695, v0.29.0:832-843)"),
+    Era("", False, "the V1 runner's profile (V2 from v0.22.0: eras.runs_v2)"),
+    Era("0.22.0", True, "v1/worker/gpu/model_runner.py _dummy_sampler_run: one pass of the dummy batch's default "
+                        "states, greedy (v0.22.0:569-580, v0.23.0:609-620, v0.24.0:633-644, v0.25.0:629-640, "
+                        "v0.27.1:683-695, v0.29.0:832-843)"),
     Era("0.33.0", False, "_dummy_sampler_run's warmup-param pass (SamplingParams.for_sampler_warmup, "
                          "model_runner.py:1005-1014 at v0.33.0) holds the float32 pipeline: not counted"),
+))  # fmt: skip
+# Whether the dummy sampler holds a float32 copy of the logits beside the model-dtype ones (seqs × vocab × 4 B)
+V2_LOGITS_FLOAT32_COPY: Eras[bool] = Eras((
+    Era("", True, "v1/worker/gpu/sample/sampler.py Sampler.apply_sampling_params: 'Copy logits to a new FP32 "
+                  "tensor' whatever the states (v0.22.0 :132, v0.22.1 the same, v0.23.0 :143, v0.24.0 :156, "
+                  "v0.25.0 :157, v0.25.1 :157)"),
+    Era("0.26.0", False, "v0.26.0 sample/sampler.py:162-167: in place in the model dtype, a clone for raw logprobs "
+                         "only; v0.27.1 :155-159 copies only when `_requires_logits_processing` (the dummy's states "
+                         "ask for none)"),
 ))  # fmt: skip
 
 
@@ -68,25 +81,30 @@ def v2_counted(inputs: CalibrationInputs) -> bool:
     return V2_SAMPLER_COUNTED.at(inputs.version)
 
 
-def v2_sampler_bytes(model: ModelSpec, tokens: int, seqs: int, layout: ParallelLayout | None = None) -> int:
-    """The last stage's dummy sampler as counted above: the model-dtype logits of `seqs` rows and gumbel_sample's block
-    maxima (at TP > 1 the logits' all-gather, if larger), the forward's output and sampled rows held across ((tokens + seqs) × hidden × dtype), and an unquantized
+def v2_sampler_bytes(model: ModelSpec, tokens: int, seqs: int, layout: ParallelLayout | None = None,
+                     float32_copy: bool = False) -> int:  # fmt: skip
+    """The last stage's dummy sampler as counted above: the model-dtype logits of `seqs` rows, their float32 copy where
+    the release makes one (`float32_copy`, V2_LOGITS_FLOAT32_COPY) and gumbel_sample's block maxima (at TP > 1 the
+    logits' all-gather, if larger), the forward's output and sampled rows held across ((tokens + seqs) × hidden × dtype), and an unquantized
     MoE's fused-expert workspaces, which the process-wide WorkspaceManager keeps after the forward
     (`sampler_peak.moe_workspace_bytes`)."""
     layout = layout or ParallelLayout()
     logits = seqs * model.vocab_size * model.dtype_bytes
     gumbel = seqs * ceil_div(model.vocab_size, GUMBEL_BLOCK) * GUMBEL_BLOCK_BYTES
+    copy = seqs * model.vocab_size * 4 if float32_copy else 0
     # at TP > 1 compute_logits all-gathers the rank's vocab slice (LogitsProcessor._gather_logits, use_all_gather on
     # CUDA): CudaCommunicator.all_gather fills an output of the whole vocabulary and returns its movedim'd reshape, a
     # copy (device_communicators/cuda_communicator.py:355-389 at v0.27.1), so the slice, the output and the copy are
     # held at once; the gathered copy alone stays through the sampler
     gathered = 2 * logits + logits // layout.tp if layout.tp > 1 else 0
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
-    return max(logits + gumbel, gathered) + hidden + moe_workspace_bytes(model, layout, tokens, V2_MOE_CHUNK)
+    return max(logits + copy + gumbel, gathered) + hidden + moe_workspace_bytes(model, layout, tokens, V2_MOE_CHUNK)
 
 
-def v2_stage_peaks(model: ModelSpec, layout: ParallelLayout, tokens: int, seqs: int) -> StagePeaks:
+def v2_stage_peaks(model: ModelSpec, layout: ParallelLayout, tokens: int, seqs: int,
+                   float32_copy: bool = False) -> StagePeaks:  # fmt: skip
     """(a stage before the last, the last stage): the forward (its MLP transient beside the residual and the normed
-    input), and the larger of it and the sampler."""
+    input), and the larger of it and the sampler (`float32_copy`: the release's float32 copy of the logits)."""
     forward = held_forward_bytes(model, layout, tokens)
-    return StagePeaks(before_last=forward, last=max(forward, v2_sampler_bytes(model, tokens, seqs, layout)))
+    sampler = v2_sampler_bytes(model, tokens, seqs, layout, float32_copy)
+    return StagePeaks(before_last=forward, last=max(forward, sampler))
