@@ -28,7 +28,7 @@ def named(out: dict) -> list[str]:
 
 def test_free_memory_is_named_and_moves_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     bare = plan_json(capsys)
-    given = plan_json(capsys, "--free-memory", "70GiB", "--free-after-load", "50GiB")
+    given = plan_json(capsys, "--free-memory", "75GiB", "--free-after-load", "50GiB")
     assert given["token_capacity"] == bare["token_capacity"]
     assert named(given) == ["--free-memory", "--free-after-load"] and named(bare) == []
 
@@ -37,3 +37,14 @@ def test_what_it_reads_is_not_named(capsys: pytest.CaptureFixture[str]) -> None:
     bare = plan_json(capsys)
     given = plan_json(capsys, "--non-kv-memory", "20GiB", "--weights-memory", "15GiB")
     assert given["token_capacity"] < bare["token_capacity"] and named(given) == []
+
+
+def test_free_memory_below_its_start_request_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """§2.2 (request_memory): it starts only with ceil(total × 0.9) free. The plan's CUDA total for an H100 is
+    79.18 GiB (its header), so it asks 71.27 GiB: 70 GiB free is refused naming the flag, 72 GiB plans (before: both
+    planned the same tokens)."""
+    assert main(["plan", "--no-calibration-store", *ARGS, "--free-memory", "70GiB"]) != 0
+    err = capsys.readouterr().err
+    assert "(70.00 GiB/79.18 GiB) on startup is less than desired GPU memory utilization (0.9, 71.27 GiB)" in err
+    assert "--free-memory is below what it asks" in err
+    assert plan_json(capsys, "--free-memory", "72GiB")["token_capacity"] == plan_json(capsys)["token_capacity"]
