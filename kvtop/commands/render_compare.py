@@ -6,10 +6,10 @@ import shlex
 from typing import Any
 
 from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
-from kvtop.domain.launch_notes import unread_measured_flags
 from kvtop.domain.compare import Comparison, EngineRow, SameBudget, SameBudgetMethod
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_notes import unread_measured_flags
 from kvtop.units import fmt_both, fmt_tokens
 
 _METHOD_NOTES = {
