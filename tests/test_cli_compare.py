@@ -142,3 +142,13 @@ def test_compare_json_names_the_flags_kvtop_did_not_read_as_plan_json_does(capsy
     assert json.loads(capsys.readouterr().out)["flags_not_read"] == expected
     assert main([*BASE, "--compare", "sglang,vllm", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["flags_not_read"] == []
+
+
+def test_each_engine_row_names_the_measured_input_its_rule_does_not_read(capsys: pytest.CaptureFixture[str]) -> None:
+    """--non-kv-memory is what vLLM and TensorRT-LLM subtract (a profiled runtime figure, their reserve); SGLang's pool
+    is free memory less a share of pre-load (docs/engines/sglang.md §4), so its row alone names it (before: no row)."""
+    assert main(["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--gpu", "H100",
+                 "--compare", "sglang,vllm,trtllm", "--non-kv-memory", "2GiB", "--json"]) == 0  # fmt: skip
+    rows = json.loads(capsys.readouterr().out)["engines"]
+    named = {row["engine"]: [(f["flag"], f["why"]) for f in row["flags_not_read"]] for row in rows}
+    assert named == {"sglang": [("--non-kv-memory", "not_read_by_rule")], "vllm": [], "trtllm": []}

@@ -238,5 +238,5 @@ def test_vllm_says_it_does_not_read_free_memory_after_load(capsys: pytest.Captur
     said, and 10 GiB free after load still planned 457,200 tokens on an H100 as if it were read)."""
     args = ("--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "H100")
     low = plan_json(capsys, *args, "--free-after-load", "10GiB")
-    assert any(note.startswith("--free-after-load not used: vLLM sizes the pool") for note in low["notes"])
+    assert any(note.startswith("--free-after-load not read by vLLM's rule: the pool is total") for note in low["notes"])
     assert not any("--free-after-load" in note for note in plan_json(capsys, *args)["notes"])

@@ -9,6 +9,7 @@ from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
 from kvtop.domain.compare import Comparison, EngineRow, SameBudget, SameBudgetMethod
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_notes import unread_measured_flags
 from kvtop.units import fmt_both, fmt_tokens
 
 _METHOD_NOTES = {
@@ -36,6 +37,8 @@ def row_json(row: EngineRow) -> dict[str, Any]:
         "fits": row.fits,
         "engine_flags": list(row.engine_flags),
         "error": row.error,
+        # the measured inputs given that this engine's rule does not read (`plan --json`'s `flags_not_read` entries)
+        "flags_not_read": [flag.model_dump() for flag in unread_measured_flags(row.inputs_not_read)],
     }
 
 

@@ -82,7 +82,7 @@ def layouts_json(plans: Sequence[LayoutPlan], launch: LaunchSettings) -> dict[st
         "gpu": {"name": solved.gpu_name, "total_bytes": solved.gpu_total_bytes} if solved else None,
         "context_length": solved.context_length if solved else None,
         "layouts": [_layout_row(plan) for plan in plans],
-        "flags_not_read": flags_not_read_json(launch),
+        "flags_not_read": flags_not_read_json(launch, solved.engine.inputs_not_read if solved else ()),
     }  # fmt: skip
 
 

@@ -10,12 +10,13 @@ from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.doc_refs import qualified
 from kvtop.domain.engines.base import BudgetStep
+from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
 from kvtop.domain.gpus import GpuTotalOrigin, memory_variant_note, total_said
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.launch_check import architecture_check
-from kvtop.domain.launch_notes import ignored_flags
+from kvtop.domain.launch_notes import ignored_flags, unread_measured_flags
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.ledger_words import component_words
 from kvtop.domain.neutral_flags import memory_neutral_flags
@@ -77,17 +78,19 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "unchecked_class": unchecked_json(ledger.model.unchecked_class),
         "engine_flags": ledger.settings.to_flags(),
         # the launch's flags kvtop did not read (a script sees what the stderr note says)
-        "flags_not_read": flags_not_read_json(ledger.settings),
+        "flags_not_read": flags_not_read_json(ledger.settings, e.inputs_not_read),
         "deployment": deployment_json(ledger),
         "request_capacity": _request_json(ledger.request_capacity),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
     }  # fmt: skip
 
 
-def flags_not_read_json(settings: LaunchSettings) -> list[dict[str, Any]]:
-    """The launch's flags kvtop did not read (`launch_notes.ignored_flags`, what the stderr note says): `plan --json`,
+def flags_not_read_json(settings: LaunchSettings, unread: tuple[MeasuredNotRead, ...] = ()) -> list[dict[str, Any]]:
+    """The launch's flags kvtop did not read (`launch_notes.ignored_flags`, what the stderr note says), then the
+    measured figures given that the engine's rule does not read (`unread`, said in the notes too): `plan --json`,
     `--compare --json` and `--layouts --json` all carry it, so a script sees them whichever it ran."""
-    return [flag.model_dump() for flag in ignored_flags(settings)]
+    flags = (*ignored_flags(settings), *unread_measured_flags(unread))
+    return [flag.model_dump(exclude=None if flag.rule else {"rule"}) for flag in flags]  # `rule`: a rule's unread only
 
 
 def unchecked_json(found: UncheckedClass | None) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.base import EngineResult, MeasuredInputs
+from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
@@ -66,6 +67,7 @@ class EngineRow(BaseModel):
     fits: bool = False
     engine_flags: tuple[str, ...] = ()  # the launch in the engine's own spelling
     error: str | None = None  # the named state when the engine cannot plan this launch
+    inputs_not_read: tuple[MeasuredNotRead, ...] = ()  # measured figures given that its rule does not read
 
 
 class SameBudget(BaseModel):
@@ -239,6 +241,7 @@ def _row(ledger: Ledger) -> EngineRow:
         max_running_requests=result.max_running_requests,
         fits=result.fits,
         engine_flags=tuple(ledger.settings.to_flags()),
+        inputs_not_read=result.inputs_not_read,
     )
 
 

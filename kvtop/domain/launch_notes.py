@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.catalogue import display_name
+from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.launch import LaunchSettings, alike_flag, engine_flags
 
 
@@ -19,9 +20,11 @@ class IgnoredFlag(BaseModel):
 
     flag: str  # as spelled on the command line
     # unknown: neither the engine's (as kvtop knows it) nor kvtop's; not_modelled: the engine's, its effect on
-    # memory not modelled (a memory-neutral flag only at a value whose effect was not read)
-    why: Literal["unknown", "not_modelled"]
+    # memory not modelled (a memory-neutral flag only at a value whose effect was not read); not_read_by_rule: a
+    # measured figure kvtop's own flag gave that the engine's rule does not read (`measured_reads`)
+    why: Literal["unknown", "not_modelled", "not_read_by_rule"]
     like: str | None = None  # the known flag it most looks like (an unknown flag's likely intent)
+    rule: str | None = None  # not_read_by_rule: what the engine's rule sizes from instead, with its source
 
 
 def ignored_flags(settings: LaunchSettings) -> tuple[IgnoredFlag, ...]:
@@ -34,6 +37,11 @@ def ignored_flags(settings: LaunchSettings) -> tuple[IgnoredFlag, ...]:
         else:
             ignored.append(IgnoredFlag(flag=flag, why="unknown", like=alike_flag(settings.engine, flag)))
     return tuple(ignored)
+
+
+def unread_measured_flags(unread: tuple[MeasuredNotRead, ...]) -> tuple[IgnoredFlag, ...]:
+    """The measured figures a plan was given that its engine's rule does not read, as the flags that gave them."""
+    return tuple(IgnoredFlag(flag=u.flag, why="not_read_by_rule", rule=u.why) for u in unread)
 
 
 def ignored_flags_note(settings: LaunchSettings) -> str | None:

@@ -19,6 +19,7 @@ import pytest
 from kvtop.domain.calibration.estimate import calibration_inputs
 from kvtop.domain.engine_simulation import StartFigures
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.measured_reads import MEASURED_FLAGS
 from kvtop.domain.engines.registry import ENGINE_IDS, display_name, engine_flags, engine_rules, log_dialects
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource, from_flag
 from kvtop.domain.errors import KvtopError
@@ -186,6 +187,14 @@ def test_cap_fields_are_settings_the_waterfall_lifts(engine: str) -> None:
     assert all(getattr(rules.uncapped(capped), name) is None for name in rules.cap_fields)
     for name in rules.cap_fields:  # each is a flag of the engine's, so a launch can set it
         assert name in engine_flags(engine).spellings.values()
+
+
+@engines
+def test_each_measured_figure_it_leaves_unread_says_why_with_its_source(engine: str) -> None:
+    """What a plan names as not read by its rule (`measured_reads`): a figure an operator's flag gives, each with
+    the mechanism's section of the engine's doc."""
+    for field, why in engine_rules(engine).measured_not_read.items():
+        assert field in MEASURED_FLAGS and f"docs/engines/{engine}.md §" in why
 
 
 @engines

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.deployment import Basis, BudgetTerm, Charge, resident_bytes
+from kvtop.domain.engines.measured_reads import MeasuredField, MeasuredNotRead
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import GpuTotalOrigin, total_origin, total_said
 from kvtop.domain.host_desktop import HostDesktop
@@ -30,11 +31,6 @@ CONTEXT_BYTES_RANGE = (GIB // 4, 2 * GIB)
 # what a measured CUDA total on a live GPU is (`MeasuredInputs.cuda_total_bytes`), as a plan's term says it
 CUDA_TOTAL_FROM_NVML = "NVML v2's total less the driver's reserved"
 
-# the figures of `MeasuredInputs` that a log, NVML or the operator may give, or an explanation may estimate
-MeasuredField = Literal[
-    "gpu_total_bytes", "free_before_load_bytes", "free_after_load_bytes", "weights_bytes", "non_kv_bytes",
-    "available_kv_bytes",
-]
 
 # what a budget step is, for the callers that find one (explain says the GPU total as a stand-in or as the log's,
 # and where the memory fraction came from): typed, so that no caller reads meaning from the label the operator
@@ -464,6 +460,8 @@ class EngineResult(BaseModel):
     # parts of this launch whose bytes the engine's rules leave unmodelled (vLLM's MXFP4 experts in a layout kvtop
     # does not build), said aloud as the model's own `not_modelled` are: `plan` prints 'note: not modelled: …'
     not_modelled: tuple[str, ...] = ()
+    # measured figures given that the engine's rule does not read (`measured_reads`), each also said in `notes`
+    inputs_not_read: tuple[MeasuredNotRead, ...] = ()
     cell: KvCell | None = None  # the cell the capacity was solved with, where it is not the book's sum
     # the flag that sizes the cache, not a share of memory (llama.cpp's -c, vLLM's --num-gpu-blocks-override): memory
     # then decides only whether it fits, and a plan's interval says so rather than a width of ± 0 (None: memory sizes it)

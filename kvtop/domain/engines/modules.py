@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, cast
 
 from kvtop.domain.engines.catalogue import engine_module
+from kvtop.domain.engines.measured_reads import MeasuredField, measured_not_read
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvStorage, PoolName, refuse_uncounted_pools
 from kvtop.domain.launch import LaunchSettings
@@ -101,6 +102,9 @@ class EngineBase(EngineModules):
     usage_metrics: tuple[str, ...] = ()
     capacity_metrics: tuple[str, ...] = ()
     weight_row_words: Mapping[str, str] = {}  # no rows of its own beside the book's (`weights_built`)
+    # the measured figures its budget rule does not read, each with what the rule sizes from instead and its source
+    # (`measured_reads`): a plan given one names it. Empty: it reads every one
+    measured_not_read: Mapping[MeasuredField, str] = {}
 
     def metrics_tokens(self, name: str, labels: Mapping[str, str], value: float) -> int | None:
         """The KV tokens per rank one of its `capacity_metrics` series states: its value (SGLang's
@@ -120,7 +124,12 @@ class EngineBase(EngineModules):
     def solve(self, inputs: EngineInputs) -> EngineResult:
         """Its budget (`solve_budget`), after every pool of the book is one it counts (`refuse_uncounted_pools`)."""
         refuse_uncounted_pools(inputs.kv, self.budget_pools, self.display_name, inputs.model.source)
-        return self.solve_budget(inputs)
+        result = self.solve_budget(inputs)
+        unread = measured_not_read(inputs.measured, self.measured_not_read, self.display_name)
+        if not unread:
+            return result
+        notes = (*result.notes, *(u.said for u in unread if u.said not in result.notes))
+        return result.model_copy(update={"inputs_not_read": unread, "notes": notes})
 
     def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         """The engine's own budget of one rank set (each package's budget module states it)."""

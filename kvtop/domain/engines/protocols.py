@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from kvtop.domain.deployment import DeploymentRules
 from kvtop.domain.engines.base import EngineInputs, EngineResult
+from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvStorage, PoolName
 from kvtop.domain.launch import LaunchSettings
@@ -145,6 +146,8 @@ class EngineRules(Protocol):
     capacity_metrics: tuple[str, ...]
     # the rows its rules add to the weights book (`weights_built`), key → words: what a view shows for each key
     weight_row_words: Mapping[str, str]
+    # the measured figures its budget rule does not read, each with why and its source (`measured_reads`)
+    measured_not_read: Mapping[MeasuredField, str]
 
     def metrics_tokens(self, name: str, labels: Mapping[str, str], value: float) -> int | None:
         """The KV tokens per rank a series of its `capacity_metrics` states (from its value or its labels)."""

@@ -9,6 +9,8 @@ row per layer of `n_embd_k_gqa` K elements and `n_embd_v_gqa` V elements in the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.llamacpp.budget import solve
@@ -18,6 +20,7 @@ from kvtop.domain.engines.llamacpp.eras import RELEASE_NAMES as RELEASE_NAMES  #
 from kvtop.domain.engines.llamacpp.flags import LlamacppFlags, cache_types
 from kvtop.domain.engines.llamacpp.ggml_types import cache_type
 from kvtop.domain.engines.llamacpp.slot_context import slot_context
+from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
@@ -52,6 +55,13 @@ class LlamacppRules(EngineBase):
     # nothing caps the cells below what -c asks for: -c is the capacity itself (the waterfall has no cap term)
     # its /metrics (with --metrics): the cache's share in use, in builds before 2025 only (§7); no capacity gauge
     usage_metrics: tuple[str, ...] = ("llamacpp:kv_cache_usage_ratio",)
+    # §1 (docs/engines/llamacpp.md; src/llama-context.cpp llama_context::llama_context): -c sizes the cells, and the
+    # plan checks only that they fit in the free memory before load less the weights
+    measured_not_read: Mapping[MeasuredField, str] = {
+        "free_after_load_bytes": "-c sizes the cache; the fit is checked against the free memory before load less "
+        "the weights (--free-memory, --weights-memory; docs/engines/llamacpp.md §1)",
+        "non_kv_bytes": "-c sizes the cache, and its compute buffers are not in this plan (docs/engines/llamacpp.md §1)",
+    }
 
     def kv_storage_for(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> KvStorage:
         """K and V in their own ggml types (`-ctk`, `-ctv`): bytes per element of each."""

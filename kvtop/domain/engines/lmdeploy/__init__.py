@@ -7,6 +7,8 @@ the TP ranks, so every rank gets the same block count (docs/engines/lmdeploy.md 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
@@ -20,6 +22,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
 )
 from kvtop.domain.engines.lmdeploy.flags import OFFLINE_QUANT_POLICIES, QUANT_POLICIES, LmdeployFlags
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
+from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
@@ -63,6 +66,12 @@ class LmdeployRules(LmdeployBudget, EngineBase):
     # the PyTorch engine's --num-gpu-blocks (§4.2); TurboMind's block count is a --cache-max-entry-count ≥ 1
     # (`uncapped` below), since v0.15 refused (§1)
     cap_fields: tuple[str, ...] = ("num_gpu_blocks_override",)
+    # §2–§4 (docs/engines/lmdeploy.md; TurboMind's BlockManager / CreateEngine, the PyTorch engine's cache
+    # engine): the cache is cache_max_entry_count × the free memory once the weights are resident
+    measured_not_read: Mapping[MeasuredField, str] = {
+        "non_kv_bytes": "the cache is cache_max_entry_count × the free memory once the weights are resident, with "
+        "no profiled runtime figure to subtract (docs/engines/lmdeploy.md §2–§4)",
+    }
     usage_metrics: tuple[str, ...] = ("lmdeploy:gpu_cache_usage_perc",)  # /metrics, v0.9.2+
 
     def kv_storage_for(

@@ -6,11 +6,12 @@ load and again at profiling), so one busy GPU shrinks every rank (docs/engines/s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineResult
+from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.sglang.blockscale_leak import leak_rows
@@ -72,6 +73,12 @@ class SglangRules(SglangBudget, EngineBase):
     title_prefix = "sglang"  # `sglang::scheduler_TP3`: titles state each worker's rank
     default_port = 30000
     cap_fields: tuple[str, ...] = ("max_total_tokens",)  # --max-total-tokens: min(it, what memory allows)
+    # §4 (docs/engines/sglang.md; model_runner.py profile_max_num_token): the pool is the free memory after the
+    # weights less pre-load × (1 − mem_fraction_static); no profile run measures a non-KV figure
+    measured_not_read: Mapping[MeasuredField, str] = {
+        "non_kv_bytes": "the pool is the free memory after the weights less pre-load × (1 − mem_fraction_static), "
+        "with no profiled runtime figure to subtract (docs/engines/sglang.md §4)",
+    }
     usage_metrics: tuple[str, ...] = ("sglang:token_usage",)
     capacity_metrics: tuple[str, ...] = ("sglang:max_total_num_tokens",)
     weight_row_words = WEIGHT_ROW_WORDS  # the rows its rules add to the weights book, in words

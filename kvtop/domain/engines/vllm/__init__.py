@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineResult
+from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
@@ -68,6 +69,15 @@ class VllmRules(VllmBudget, EngineBase):
     title_prefix = "VLLM"  # `VLLM::Worker_TP1`: titles state each worker's rank
     default_port = 8000
     cap_fields: tuple[str, ...] = ("num_gpu_blocks_override",)  # --num-gpu-blocks-override: the block count, memory aside
+    # §1–§2 (docs/engines/vllm.md; worker/gpu_worker.py determine_available_memory, v0.6–v0.33): the pool is
+    # ceil(total × gpu_memory_utilization) less the weights and what its profile run measures (--weights-memory,
+    # --non-kv-memory); the free memory at start only gates it (below the request, vLLM raises)
+    measured_not_read: Mapping[MeasuredField, str] = {
+        "free_before_load_bytes": "the pool is total × gpu_memory_utilization less the weights and what it profiles "
+        "(docs/engines/vllm.md §2); the free memory only has to reach that request at start",
+        "free_after_load_bytes": "the pool is total × gpu_memory_utilization less the weights and what it profiles, "
+        "not the free memory (--weights-memory and --non-kv-memory are what it reads; docs/engines/vllm.md §2)",
+    }
     usage_metrics: tuple[str, ...] = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # the second before v0.10
     # §7: an info gauge (value 1) whose labels are every CacheConfig field, per engine core (`engine`)
     capacity_metrics: tuple[str, ...] = ("vllm:cache_config_info",)

@@ -94,13 +94,6 @@ def is_chunked_local(model: ModelSpec) -> bool:
     return model.chunked_local
 
 
-# said where --free-after-load is given (explain.py says it of a log the same way)
-FREE_AFTER_LOAD_UNUSED = (
-    "--free-after-load not used: vLLM sizes the pool from total × gpu_memory_utilization less the weights and "
-    "what it profiles, not the free memory (--weights-memory and --non-kv-memory are what it reads)"
-)
-
-
 class VllmBudget:
     """`solve_budget`: one worker's blocks from its own KV memory and its own layers (docs/engines/vllm.md §3–§5)."""
 
@@ -145,8 +138,6 @@ class VllmBudget:
             )
         ]
         notes: list[str] = [f"{m.quant.source}: {m.quant.ignored}"] if m.quant.ignored else []
-        if meas.free_after_load_bytes is not None:  # §2.1: the pool is total × utilization less what it profiles
-            notes.append(FREE_AFTER_LOAD_UNUSED)
         if s.gpu_memory_utilization is not None:
             util, util_source = s.gpu_memory_utilization, "--gpu-memory-utilization"
         else:

@@ -63,6 +63,7 @@ from kvtop.domain.engines.vllm.backends import (
 )
 from kvtop.domain.engines.vllm.batching import chunked_prefill
 from kvtop.domain.engines.vllm.block_sizes import block_size_refusal
+from kvtop.domain.engines.vllm.budget import start_request_bytes
 from kvtop.domain.engines.vllm.eras import backend_selection
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
@@ -78,6 +79,7 @@ from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions, dense_only_refusal, tower_blocks_refusal
 from kvtop.domain.tp_widths import DivideCheck, TpWidths, mlp_width_refusal
+from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
@@ -178,7 +180,28 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found.append(block_size_refusal(ledger))
     found.append(experts_refusal(ledger))
     found.append(v1_backend_refusal(ledger))
+    found.append(free_memory_refusal(ledger))
     return tuple(refusal for refusal in found if refusal is not None)
+
+
+def free_memory_refusal(ledger: Ledger) -> Refusal | None:
+    """§2.2: its start asks ceil(total × gpu_memory_utilization) free (`request_memory` at v0.33.0, v0.13.0's
+    `init_device` alike; earlier releases taken alike) and raises below it. A measured free memory before load
+    (--free-memory) below that request is a launch that does not start, whatever its pool would have been."""
+    measured = ledger.measured
+    free = measured.free_before_load_bytes
+    if free is None or not measured.is_measured("free_before_load_bytes"):
+        return None
+    total, util = ledger.engine_total_bytes, ledger.engine.memory_fraction
+    requested = start_request_bytes(total, util)
+    if free >= requested:
+        return None
+    return Refusal(
+        field="--gpu-memory-utilization",
+        message=f"vLLM {ledger.version.label}: 'Free memory on device ({gib(free)}/{gib(total)}) on startup is less "
+        f"than desired GPU memory utilization ({util:g}, {gib(requested)})': --free-memory is below what it asks",
+        source="vllm/v1/worker/utils.py request_memory (docs/engines/vllm.md §2.2)",
+    )
 
 
 def v1_backend_refusal(ledger: Ledger) -> Refusal | None:

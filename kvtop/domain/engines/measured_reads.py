@@ -1,0 +1,59 @@
+"""Which measured inputs an engine's rule reads: a figure the operator (or a log, NVML) gave that the rule does not
+read is named in the plan, never dropped in silence (`--non-kv-memory` to SGLang, whose pool is free memory less a
+share of the total, not total less what a profile measured).
+
+Each engine package declares what its rule leaves unread (`EngineBase.measured_not_read`, with why and source);
+this module holds no list of engines, only the flag each measured figure is given by."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from kvtop.domain.engines.base import MeasuredInputs
+
+# the figures of `MeasuredInputs` that a log, NVML or the operator may give, or an explanation may estimate
+MeasuredField = Literal[
+    "gpu_total_bytes", "free_before_load_bytes", "free_after_load_bytes", "weights_bytes", "non_kv_bytes",
+    "available_kv_bytes",
+]
+
+# the `plan` flag that gives each measured figure an operator may state (commands/common.py defines them)
+MEASURED_FLAGS: Mapping[MeasuredField, str] = {
+    "free_before_load_bytes": "--free-memory",
+    "free_after_load_bytes": "--free-after-load",
+    "weights_bytes": "--weights-memory",
+    "non_kv_bytes": "--non-kv-memory",
+}
+
+
+class MeasuredNotRead(BaseModel):
+    """One measured figure given to a plan whose engine's rule does not read it, and why (the rule's mechanism)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: MeasuredField
+    flag: str  # the flag that gives it (`MEASURED_FLAGS`)
+    engine: str  # the engine's display name
+    why: str  # what the rule sizes from instead, with its source
+
+    @property
+    def said(self) -> str:
+        """The plan's note: '--non-kv-memory not read by SGLang's rule: …'."""
+        return f"{self.flag} not read by {self.engine}'s rule: {self.why}"
+
+
+def measured_not_read(
+    measured: MeasuredInputs, unread: Mapping[MeasuredField, str], engine: str
+) -> tuple[MeasuredNotRead, ...]:
+    """The figures set in `measured` (not estimated: a calibrated stand-in is the plan's own) that `unread` (an
+    engine's declaration, field → why) says its rule does not read, in the flags' order."""
+    estimated = {name for name, _ in measured.estimated}
+    return tuple(
+        MeasuredNotRead(field=field, flag=flag, engine=engine, why=unread[field])
+        for field, flag in MEASURED_FLAGS.items()
+        if field in unread and getattr(measured, field) is not None and field not in estimated
+    )
