@@ -10,7 +10,7 @@ import pytest
 
 from kvtop.cli import main
 
-ARGS = ("--model", "llama-3.1-8b", "--engine", "vllm", "--engine-version", "0.11.0", "--gpu", "H100")
+ARGS = ("--model", "llama-3.1-8b", "--engine", "vllm", "--engine-version", "0.13.0", "--gpu", "H100")
 
 
 def plan_json(capsys: pytest.CaptureFixture[str], *flags: str) -> dict:
@@ -48,3 +48,12 @@ def test_free_memory_below_its_start_request_is_refused(capsys: pytest.CaptureFi
     assert "(70.00 GiB/79.18 GiB) on startup is less than desired GPU memory utilization (0.9, 71.27 GiB)" in err
     assert "--free-memory is below what it asks" in err
     assert plan_json(capsys, "--free-memory", "72GiB")["token_capacity"] == plan_json(capsys)["token_capacity"]
+
+
+def test_v0_start_has_no_such_check(capsys: pytest.CaptureFixture[str]) -> None:
+    """V0's worker at v0.6.3.post1 (worker/worker.py) raises only when profiling finds memory freed meanwhile, never
+    on free < total × utilization: the same 70 GiB plans there, the flag named as sizing nothing."""
+    v0 = list(ARGS)
+    v0[v0.index("--engine-version") + 1] = "0.6.3.post1"
+    assert main(["plan", "--json", "--no-calibration-store", *v0, "--free-memory", "70GiB"]) == 0
+    assert "--free-memory" in named(json.loads(capsys.readouterr().out))

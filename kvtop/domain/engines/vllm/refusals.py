@@ -184,13 +184,25 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     return tuple(refusal for refusal in found if refusal is not None)
 
 
+# the releases whose start check was read: it raises where free memory is below the request (§2.2)
+START_CHECK_READ_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before v0.11.1 (V0's worker.py has no such check at v0.6.3.post1; V1's before v0.11.1 "
+                   "not read)"),
+    Era("0.11.1", True, "v0.11.1 v1/worker/gpu_worker.py:241-253 (init_device); v0.13.0 alike; v0.33.0 "
+                        "v1/worker/utils.py request_memory"),
+))  # fmt: skip
+
+
 def free_memory_refusal(ledger: Ledger) -> Refusal | None:
     """§2.2: its start asks ceil(total × gpu_memory_utilization) free (`request_memory` at v0.33.0, v0.13.0's
-    `init_device` alike; earlier releases taken alike) and raises below it. A measured free memory before load
-    (--free-memory) below that request is a launch that does not start, whatever its pool would have been."""
+    `init_device` alike) and raises below it. A measured free memory before load (--free-memory) below that request
+    is a launch that does not start, whatever its pool would have been; refused only at the releases read
+    (START_CHECK_READ_ERAS), elsewhere the note says the flag sizes nothing."""
     measured = ledger.measured
     free = measured.free_before_load_bytes
     if free is None or not measured.is_measured("free_before_load_bytes"):
+        return None
+    if not START_CHECK_READ_ERAS.at(ledger.version):
         return None
     total, util = ledger.engine_total_bytes, ledger.engine.memory_fraction
     requested = start_request_bytes(total, util)
