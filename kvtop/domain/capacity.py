@@ -67,6 +67,16 @@ class CapacitySource(str, Enum):
     LIVE = "live"  # the engine's endpoint said it now
     LOGGED = "logged"  # the engine's startup log printed it
     PREDICTED = "predicted"  # nothing said it: kvtop's prediction with every measured cause
+    SIMULATED = "simulated"  # a demo node's (--demo): its scenario set it, no engine stated it, live or logged
+
+    @classmethod
+    def of_reading(cls, logged: bool, simulated: bool) -> CapacitySource:
+        """Where an engine's own token figure comes from, decided once for every view: the startup log's where it
+        printed it (`--engine-log`: a real file, on a demo node too); else a demo node's is the scenario's, never
+        live (as its header's '● simulated'); else the endpoint's now."""
+        if logged:
+            return cls.LOGGED
+        return cls.SIMULATED if simulated else cls.LIVE
 
     @property
     def stated(self) -> str:
@@ -79,6 +89,7 @@ _STATED = {
     CapacitySource.LIVE: "the engine reports",
     CapacitySource.LOGGED: "the engine's log printed",
     CapacitySource.PREDICTED: "kvtop predicts",
+    CapacitySource.SIMULATED: "the demo scenario states",
 }
 
 

@@ -198,6 +198,8 @@ class EngineView(RedactedModel):
     # the ledger with every measured cause applied (the waterfall's explained state): the planner's
     # before, and the basis every fix is priced on
     explained: Ledger | None = None
+    # who states the engine's own token figure (`CapacitySource.of_reading`): every view's word for it
+    capacity_source: CapacitySource = CapacitySource.LIVE
 
     @property
     def tightest_rank(self) -> RankView | None:
@@ -361,8 +363,9 @@ def build_snapshot(
                 )  # fmt: skip
             )
         explained = None
+        stated_by = CapacitySource.of_reading(engine.live.token_capacity_logged, observation.nvml_state is NvmlState.DEMO)
         if ledger is not None and ranks:
-            capacity = _capacity(observation, engine, ledger, ranks)
+            capacity = _capacity(observation, engine, ledger, ranks, stated_by)
             explained = capacity.explained
             heavier = _weights_shift(ledger, explained)
             ranks = [
@@ -381,6 +384,7 @@ def build_snapshot(
                 ledger_error=None if ledger else str(prediction),
                 ranks=tuple(sorted(ranks, key=lambda r: r.gpu_index)),
                 explained=explained,
+                capacity_source=stated_by,
             )
         )
     return NodeSnapshot(observation=observation, engines=tuple(views), source=source, notice=notice)
@@ -402,12 +406,15 @@ def ownerless_notice(node: NodeObservation) -> str | None:
 
 
 def _capacity(
-    observation: NodeObservation, engine: EngineInstance, ledger: Ledger, ranks: Sequence[RankView]
+    observation: NodeObservation,
+    engine: EngineInstance,
+    ledger: Ledger,
+    ranks: Sequence[RankView],
+    source: CapacitySource,
 ) -> EngineCapacity:
-    """The engine's waterfalls: its GPUs, its workers' start, what its endpoint (or log) reports."""
+    """The engine's waterfalls: its GPUs, its workers' start, what its endpoint (or log, or demo scenario) states."""
     gpus = [gpu for index in sorted({r.gpu_index for r in ranks}) if (gpu := observation.gpu(index)) is not None]
     starts = [p.start_time for _, p in observation.engine_processes(engine.engine_id) if p.start_time is not None]
-    source = CapacitySource.LOGGED if engine.live.token_capacity_logged else CapacitySource.LIVE
     actuals = [RankActual(gpu_index=r.gpu_index, tokens=r.observed.token_capacity, source=source) for r in ranks]
     return engine_capacity(
         ledger,

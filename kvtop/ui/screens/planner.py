@@ -231,7 +231,7 @@ class PlannerScreen(NodeScreen):
         self._show_model_notes()
         self.query_one("#planner-title", Static).update(self._title())
         host = self.host_fit()
-        result.update(outcome_table(self.outcome, basis.live, host))
+        result.update(outcome_table(self.outcome, basis.live, host, basis.live_source))
         for field in FIELDS:
             self.query_one(f"#plan-{field.key}").remove_class("-invalid")
         pending = values["model"].strip() != self._model_ref

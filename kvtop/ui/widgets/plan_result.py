@@ -7,6 +7,7 @@ from collections.abc import Callable
 from textual.content import Content
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
+from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_bytes_beside, gpu_terms_beside
 from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.ledger import Ledger, RankLedger
@@ -266,9 +267,14 @@ def host_tier_line(host: HostTierFit) -> Content:
     return Content.assemble((f"{'host KV':<{LABEL_WIDTH}}", "$text-muted"), (f"{mark}{host.reason}", style))
 
 
-def outcome_table(outcome: PlanOutcome, live: EngineLive | None, host: HostTierFit | None = None) -> Content:
+def outcome_table(
+    outcome: PlanOutcome,
+    live: EngineLive | None,
+    host: HostTierFit | None = None,
+    live_source: CapacitySource = CapacitySource.LIVE,
+) -> Content:
     """The before → after table; `live` what the engine states (None: no engine), its token capacity said
-    'engine logged' where the startup log gave it (--engine-log), else 'engine reports'; `host` the edit's host KV
+    by `live_source` (`capacity_said`: 'engine logged', 'demo simulates', 'engine reports'); `host` the edit's host KV
     tier against the node's host memory, where it has one."""
     before, after = outcome.before, outcome.after
     lines = [
@@ -305,7 +311,7 @@ def outcome_table(outcome: PlanOutcome, live: EngineLive | None, host: HostTierF
     if live is not None and live.token_capacity is not None:  # the engine's own figure: its model at its settings
         lines.append(
             Content.assemble(
-                (f"{capacity_said(live):<{LABEL_WIDTH}}", "$text-muted"),
+                (f"{capacity_said(live_source):<{LABEL_WIDTH}}", "$text-muted"),
                 f"{fmt_tokens(live.token_capacity):>{VALUE_WIDTH}}",
                 ("" if outcome.live_model_planned else "   the live engine's, for its own model: not the one planned",
                  "$warning"),
