@@ -272,10 +272,12 @@ def outcome_table(
     live: EngineLive | None,
     host: HostTierFit | None = None,
     live_source: CapacitySource = CapacitySource.LIVE,
+    refused: bool = False,
 ) -> Content:
     """The before → after table; `live` what the engine states (None: no engine), its token capacity said
     by `live_source` (`capacity_said`: 'engine logged', 'demo simulates', 'engine reports'); `host` the edit's host KV
-    tier against the node's host memory, where it has one."""
+    tier against the node's host memory, where it has one; `refused`: the engine refuses the edit at start
+    (`launch_refusals`, the ✗ line under the fields says why), so it fits nothing, at risk or not."""
     before, after = outcome.before, outcome.after
     lines = [
         Content.styled(
@@ -288,7 +290,9 @@ def outcome_table(
             continue
         shown_before = value(before) if before else "—"
         shown_after = value(after) if after else "invalid"
-        if label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
+        if label == "fits" and after is not None and refused:
+            shown_after = "refused"  # the engine stops before serving: the ✗ line says why
+        elif label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
             shown_after = "refused"  # at the assumed host share: the line under the table says why
         if label == "fits" and host is not None and host.refused and after is not None:
             shown_after = "no: host"  # the host KV line under the table says why
