@@ -28,6 +28,7 @@ from kvtop.domain.observe import (
 from kvtop.domain.redact import RedactedModel, RedactedStr
 from kvtop.domain.waterfall import EngineCapacity, RankActual, engine_capacity
 from kvtop.domain.weights import WeightRow, WeightsBook
+from kvtop.domain.wording import counted
 
 #: How much less free memory the tightest rank needs than the next to be marked (see `tightest_rank`).
 TIGHTEST_MARGIN_FRACTION = 0.01
@@ -401,7 +402,8 @@ def ownerless_notice(node: NodeObservation) -> str | None:
     hidden = node.processes_with_role(ProcessRole.UNATTRIBUTED)
     if not hidden:
         return None
-    return (f"{len(hidden)} GPU process(es) are not visible or not readable here: run kvtop with the host's "
+    held = f"{counted(len(hidden), 'GPU process', 'GPU processes')} {'is' if len(hidden) == 1 else 'are'}"
+    return (f"{held} not visible or not readable here: run kvtop with the host's "
             "PID namespace (--pid=host) or as root to attribute them")  # fmt: skip
 
 
