@@ -44,7 +44,7 @@ def test_the_pp2_vllm_engine_over_two_nodes(demo_json: dict) -> None:
     vllm = engine(demo_json, "10.0.2.10")  # --master-addr of both launches
     assert (vllm["kind"], vllm["layout"]) == ("vllm", "TP8 PP2")
     assert [n["ranks"] for n in vllm["nodes"]] == ["PP0 TP0–TP7", "PP1 TP0–TP7"]
-    assert vllm["tightest"]["node"] in ("h100-pp-a", "h100-pp-b") and vllm["actual_source"] == "live"
+    assert vllm["tightest"]["node"] in ("h100-pp-a", "h100-pp-b") and vllm["actual_source"] == "simulated"
 
 
 def test_the_dynamo_style_pair_names_its_transfer_and_its_decode_finding(demo_json: dict) -> None:

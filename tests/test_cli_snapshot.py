@@ -147,7 +147,7 @@ def test_capacity_waterfall_sums_to_what_the_engine_holds(capsys: pytest.Capture
         assert engine["predicted"]["token_capacity"] == rank["predicted"]["token_capacity"] == squeezed
         # what SGLang sized from what it measured (test_demo: 77.43 GiB free less GPU 3's 6 GiB)
         assert capacity["actual_tokens"] == rank["observed"]["token_capacity"] == 1_100_391
-        assert capacity["actual_source"] == "live"
+        assert capacity["actual_source"] == "simulated"  # a demo's figure is its scenario's, never live
         # SGLang sizes every rank by the least free GPU: GPU 3's 6 GiB co-tenant costs each rank
         # 6 GiB × 0.818 ÷ 40,960 B = 128,660.3 tokens of budget: at the fits of da524f1c the floors of the clean
         # 1,221,506.15 and the squeezed 1,092,845.87 tokens (50,032,891,900 and 44,762,967,027 B ÷ 40,960 B) differ by

@@ -235,8 +235,8 @@ def test_the_token_gap_and_the_byte_gap_have_two_names() -> None:
     assert term.tokens == LIVE_TOKENS - demo_llama_70b_tokens(8)
     assert term.describe() == f"engine vs prediction +{LIVE_TOKENS - demo_llama_70b_tokens(8):,}"
     assert rank.capacity.describe() == (
-        f"clean {demo_llama_70b_tokens(8):,} → engine vs prediction +{LIVE_TOKENS - demo_llama_70b_tokens(8):,} → {LIVE_TOKENS:,} live"
-    )
+        f"clean {demo_llama_70b_tokens(8):,} → engine vs prediction +{LIVE_TOKENS - demo_llama_70b_tokens(8):,} → {LIVE_TOKENS:,} simulated"
+    )  # a demo's engine figure is its scenario's (`CapacitySource.of_reading`), never live
     assert term.cause.value == "engine_vs_prediction"  # the id in JSON and metrics: the same name, no "unexplained"
     from kvtop.ui.ledger_rows import rank_ledger
 

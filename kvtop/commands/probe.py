@@ -34,6 +34,7 @@ from kvtop.domain.probe import (
 from kvtop.domain.probe_plan import DEFAULT_TIMEOUT_S, buffers_from_ledger, reserve_for, validated_request
 from kvtop.domain.rounding import round_up
 from kvtop.domain.terminal import safe_text
+from kvtop.domain.wording import counted
 from kvtop.sources.probe import run_probe
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens, parse_size
 
@@ -184,7 +185,7 @@ def _refusal(args: argparse.Namespace, gpu_processes: Sequence[str]) -> str | No
     if args.device != "cpu" and gpu_processes and not args.yes:
         shown = "; ".join(gpu_processes[:3]) + ("; …" if len(gpu_processes) > 3 else "")
         return (
-            f"GPU {args.gpu} is in use by {len(gpu_processes)} other process(es) ({shown}); "
+            f"GPU {args.gpu} is in use by {counted(len(gpu_processes), 'other process', 'other processes')} ({shown}); "
             "the probe would compete with them for memory: rerun with --yes to probe anyway"
         )
     return None

@@ -32,7 +32,6 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.capacity_words import WORDS
 from kvtop.domain.wording import signed
 
 
@@ -68,12 +67,40 @@ class CapacitySource(str, Enum):
     LIVE = "live"  # the engine's endpoint said it now
     LOGGED = "logged"  # the engine's startup log printed it
     PREDICTED = "predicted"  # nothing said it: kvtop's prediction with every measured cause
+    SIMULATED = "simulated"  # a demo node's (--demo): its scenario set it, no engine stated it, live or logged
+
+    @classmethod
+    def of_reading(cls, logged: bool, simulated: bool) -> CapacitySource:
+        """Where an engine's own token figure comes from, decided once for every view: the startup log's where it
+        printed it (`--engine-log`: a real file, on a demo node too); else a demo node's is the scenario's, never
+        live (as its header's '● simulated'); else the endpoint's now."""
+        if logged:
+            return cls.LOGGED
+        return cls.SIMULATED if simulated else cls.LIVE
 
     @property
     def stated(self) -> str:
-        """Who states the figure, as a sentence's subject: 'the engine reports', 'the engine logged',
-        'kvtop predicts': the views' words (`capacity_words`; a figure the log printed is the start's, never live)."""
-        return "kvtop predicts" if self is CapacitySource.PREDICTED else f"the {WORDS[self.value][0]}"
+        """Who states the figure, as a sentence's subject: 'the engine reports', 'the engine logged', 'the demo
+        simulates', 'kvtop predicts': the views' own words (`capacity_said`)."""
+        return "kvtop predicts" if self is CapacitySource.PREDICTED else f"the {_SAID[self][0]}"
+
+
+#: (long, compact) by who states an engine's own figure: the long form names who states it ("engine reports
+#: 37,728"), the compact one qualifies it ("37,728 logged"). One wording for one fact (session 57 found four in the
+#: views: "engine's log printed", "logged", "from the log", "engine logged"; session 58 a fifth in the findings and a
+#: demo node's figure called "live"). A figure the log printed is the start's, a demo's the scenario's: never live.
+_SAID = {
+    CapacitySource.LIVE: ("engine reports", "live"),
+    CapacitySource.LOGGED: ("engine logged", "logged"),
+    CapacitySource.SIMULATED: ("demo simulates", "simulated"),
+}
+
+
+def capacity_said(source: CapacitySource, compact: bool = False) -> str:
+    """'engine reports' / 'engine logged' / 'demo simulates' before an engine's own figure; compact: 'live' /
+    'logged' / 'simulated' after it (every view: header, rank ledger, planner; the findings through `stated`)."""
+    long, short = _SAID[source]
+    return short if compact else long
 
 
 class CapacityTerm(BaseModel):

@@ -24,7 +24,7 @@ from kvtop.domain.span import EngineSpan, ServingRole
 from kvtop.domain.wording import signed
 
 #: Sources of `kvtop_rank_token_capacity` that are the engine's own figure, best first.
-ENGINE_SOURCES = (CapacitySource.LIVE, CapacitySource.LOGGED)
+ENGINE_SOURCES = (CapacitySource.LIVE, CapacitySource.LOGGED, CapacitySource.SIMULATED)
 EXPLAINED = "explained"
 CLEAN = "clean"
 PREDICTED = "predicted"
@@ -49,7 +49,7 @@ class EnginePiece(_Frozen):
     tightest_rank: str | None = None  # 'dp0-tp11-pp0': the rank with the fewest tokens here
     tightest_gpu: str | None = None
     tightest_clear: bool = False  # the node's own rule found one GPU clearly least free (EngineView.tightest_rank)
-    capacity: dict[str, int] = {}  # source ("clean", "explained", "predicted", "live", "logged") → tokens
+    capacity: dict[str, int] = {}  # source ("clean", "explained", "predicted", "live", "logged", "simulated") → tokens
     terms: dict[CapacityCause, int] = {}  # the tightest rank's waterfall terms
     kv_usage_fraction: float | None = None
     engine_metrics_only: bool = False  # seen only through the engine's own metrics (no kvtop exporter)
@@ -61,7 +61,7 @@ class EnginePiece(_Frozen):
 
     @property
     def engine_tokens(self) -> tuple[int, CapacitySource] | None:
-        """The engine's own figure as this node reports it (live before logged), if any."""
+        """The engine's own figure as this node reports it (live before logged; a demo node's simulated), if any."""
         for source in ENGINE_SOURCES:
             if source.value in self.capacity:
                 return self.capacity[source.value], source

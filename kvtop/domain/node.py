@@ -28,6 +28,7 @@ from kvtop.domain.observe import (
 from kvtop.domain.redact import RedactedModel, RedactedStr
 from kvtop.domain.waterfall import EngineCapacity, RankActual, engine_capacity
 from kvtop.domain.weights import WeightRow, WeightsBook
+from kvtop.domain.wording import counted
 
 #: How much less free memory the tightest rank needs than the next to be marked (see `tightest_rank`).
 TIGHTEST_MARGIN_FRACTION = 0.01
@@ -198,6 +199,8 @@ class EngineView(RedactedModel):
     # the ledger with every measured cause applied (the waterfall's explained state): the planner's
     # before, and the basis every fix is priced on
     explained: Ledger | None = None
+    # who states the engine's own token figure (`CapacitySource.of_reading`): every view's word for it
+    capacity_source: CapacitySource = CapacitySource.LIVE
 
     @property
     def tightest_rank(self) -> RankView | None:
@@ -361,8 +364,9 @@ def build_snapshot(
                 )  # fmt: skip
             )
         explained = None
+        stated_by = CapacitySource.of_reading(engine.live.token_capacity_logged, observation.nvml_state is NvmlState.DEMO)
         if ledger is not None and ranks:
-            capacity = _capacity(observation, engine, ledger, ranks)
+            capacity = _capacity(observation, engine, ledger, ranks, stated_by)
             explained = capacity.explained
             heavier = _weights_shift(ledger, explained)
             ranks = [
@@ -381,6 +385,7 @@ def build_snapshot(
                 ledger_error=None if ledger else str(prediction),
                 ranks=tuple(sorted(ranks, key=lambda r: r.gpu_index)),
                 explained=explained,
+                capacity_source=stated_by,
             )
         )
     return NodeSnapshot(observation=observation, engines=tuple(views), source=source, notice=notice)
@@ -397,17 +402,21 @@ def ownerless_notice(node: NodeObservation) -> str | None:
     hidden = node.processes_with_role(ProcessRole.UNATTRIBUTED)
     if not hidden:
         return None
-    return (f"{len(hidden)} GPU process(es) are not visible or not readable here: run kvtop with the host's "
+    held = f"{counted(len(hidden), 'GPU process', 'GPU processes')} {'is' if len(hidden) == 1 else 'are'}"
+    return (f"{held} not visible or not readable here: run kvtop with the host's "
             "PID namespace (--pid=host) or as root to attribute them")  # fmt: skip
 
 
 def _capacity(
-    observation: NodeObservation, engine: EngineInstance, ledger: Ledger, ranks: Sequence[RankView]
+    observation: NodeObservation,
+    engine: EngineInstance,
+    ledger: Ledger,
+    ranks: Sequence[RankView],
+    source: CapacitySource,
 ) -> EngineCapacity:
-    """The engine's waterfalls: its GPUs, its workers' start, what its endpoint (or log) reports."""
+    """The engine's waterfalls: its GPUs, its workers' start, what its endpoint (or log, or demo scenario) states."""
     gpus = [gpu for index in sorted({r.gpu_index for r in ranks}) if (gpu := observation.gpu(index)) is not None]
     starts = [p.start_time for _, p in observation.engine_processes(engine.engine_id) if p.start_time is not None]
-    source = CapacitySource.LOGGED if engine.live.token_capacity_logged else CapacitySource.LIVE
     actuals = [RankActual(gpu_index=r.gpu_index, tokens=r.observed.token_capacity, source=source) for r in ranks]
     return engine_capacity(
         ledger,

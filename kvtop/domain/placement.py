@@ -19,6 +19,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.span import EngineSpan, node_of_ranks, ranks_label, ranks_per_node
+from kvtop.domain.wording import counted
 
 
 class NodeRanks(BaseModel):
@@ -47,8 +48,8 @@ class Placement(BaseModel):
     def describe(self) -> str:
         """'2 nodes × 8 GPUs (8 ranks each)'."""
         per = self.ranks_per_node
-        used = f" ({per} ranks each)" if per != self.gpus_per_node else ""
-        return f"{self.nodes} node{'s' if self.nodes > 1 else ''} × {self.gpus_per_node} GPUs{used}"
+        used = f" ({counted(per, 'rank')} each)" if per != self.gpus_per_node else ""
+        return f"{counted(self.nodes, 'node')} × {counted(self.gpus_per_node, 'GPU')}{used}"
 
 
 def _label(ranks: list[RankLedger], ledger: Ledger) -> str:

@@ -33,6 +33,12 @@ def signed(count: int) -> str:
     return f"{count:+,}".replace("-", "−") if count else "0"
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """'1 process', '2 processes', '1 GPU', '8 GPUs': a count and its noun in agreement (`plural` where the noun
+    takes more than an 's'), never '1 process(es)' or '1 GPUs'."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
 def whole_gpus(count: int, *, unused: bool = False) -> str:
     """'a whole GPU out of service', '2 whole GPUs unused': a loss no engine's tokens price."""
     gpus = "a whole GPU" if count == 1 else f"{count} whole GPUs"

@@ -13,7 +13,7 @@ from kvtop.sources.prometheus_engines import ENGINE_QUERIES
 from kvtop.sources.prometheus_gpus import GPU_LIST_QUERIES, GPU_SUMMARY_QUERIES
 
 #: `kvtop_rank_token_capacity{source}` values that are the engine's own figure (not kvtop's prediction)
-ENGINE_REPORTED = (CapacitySource.LIVE.value, CapacitySource.LOGGED.value)
+ENGINE_REPORTED = (CapacitySource.LIVE.value, CapacitySource.LOGGED.value, CapacitySource.SIMULATED.value)
 
 #: the demo scenario of a node seen only through a demo engine's own page (its series carry demo="1")
 DEMO_ENGINE_PAGE = "engine metrics page"

@@ -444,6 +444,7 @@ class KvtopApp(KvtopBaseApp):
             gpu_total_bytes=basis.gpu_total_bytes,
             gpu_name=basis.gpu_name,
             live=view.engine.live,
+            live_source=view.capacity_source,
             measured=basis.measured,
             node_gpus=len(snapshot.observation.gpus),
             draft=basis.draft,

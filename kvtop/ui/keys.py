@@ -84,7 +84,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("F", "force it: a process of a serving engine is refused otherwise (F sends to every one)", "signal dialog", True),
     KeyHelp("n,escape", "cancel", "signal dialog", True),
     KeyHelp("enter", "in the model field: load that model (preset, config path or hub id)", "planner"),
-    KeyHelp("ctrl+r", "reset every field to the live settings", "planner"),
+    KeyHelp("ctrl+r", "reset every field to the running launch's settings", "planner"),
     KeyHelp("c", "copy the engine flags (in the model, version and speculative fields a letter)", "planner"),
     KeyHelp(
         "P",

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kvtop.domain.capacity_words import capacity_said
+from kvtop.domain.capacity import CapacitySource, capacity_said
 from kvtop.domain.deployment import Charge
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.ledger_words import component_words
@@ -65,6 +65,7 @@ class RankLedgerView:
     rank: RankView | None
     rows: tuple[LedgerRow, ...]
     outside_costs: tuple[OutsideCost, ...] = ()
+    capacity_source: CapacitySource = CapacitySource.LIVE  # who states the rank's token figure (its engine's)
 
     # the per-token figures are the rank's ledger's (`RankLedger`), read, not copied
     @property
@@ -115,7 +116,7 @@ def _outside_rows(gpu: GpuObservation, rank: RankView | None, given: bool) -> li
     return rows
 
 
-def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | None]:
+def _worker_rows(rank: RankView, source: CapacitySource) -> tuple[list[LedgerRow], WorkerPrediction | None]:
     predicted, observed = rank.predicted, rank.observed
     prediction = rank.worker_prediction
     if predicted is None or prediction is None:
@@ -132,7 +133,7 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
     # its tokens are the engine's own count where it reports one: bytes ÷ the rate read 1,228,931 beside the
     # 1,229,052 the summary has the engine report (one question, two numbers)
     reported = observed.token_capacity
-    rows.append(LedgerRow(f"KV pool ({capacity_said(observed, compact=True)} tok × B)" if derived else "KV pool", predicted.token_pool_bytes, live_pool,
+    rows.append(LedgerRow(f"KV pool ({capacity_said(source, compact=True)} tok × B)" if derived else "KV pool", predicted.token_pool_bytes, live_pool,
                           reported_tokens=reported))  # fmt: skip
     if predicted.state_pool_bytes:
         rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))
@@ -177,7 +178,8 @@ def rank_ledger(
         return None
     rank = snapshot.rank_on_gpu(gpu_index)
     engine = snapshot.engine_of_gpu(gpu_index)
-    rows, prediction = _worker_rows(rank) if rank else ([], None)
+    source = engine.capacity_source if engine else CapacitySource.LIVE
+    rows, prediction = _worker_rows(rank, source) if rank else ([], None)
     given: list[LedgerRow] = []  # the rows after the worker, as the prediction takes them
     if gpu.used_bytes is None and rank is None:  # nothing could be read (a lost GPU)
         given = [LedgerRow(label, None, None) for label in ("foreign (co-tenants)", "driver reserved")]
@@ -195,6 +197,7 @@ def rank_ledger(
         rank=rank,
         rows=tuple(rows),
         outside_costs=outside_costs(snapshot, gpu_index, findings) if prediction else (),
+        capacity_source=source,
     )
 
 

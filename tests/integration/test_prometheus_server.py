@@ -166,7 +166,7 @@ def exporter_numbers(address: str) -> dict[str, float]:
     return {
         "unexplained": sum(s.value for s in samples if s.name == "kvtop_rank_unexplained_bytes"),
         "clean": min(s.value for s in capacity if s.labels["source"] == "clean"),
-        "live": min(s.value for s in capacity if s.labels["source"] in ("live", "logged")),
+        "live": min(s.value for s in capacity if s.labels["source"] in ("live", "logged", "simulated")),
         "gpus": len([s for s in samples if s.name == "kvtop_gpu_memory_total_bytes"]),
         "used": sum(s.value for s in samples if s.name == "kvtop_gpu_memory_used_bytes"),
         "total": sum(s.value for s in samples if s.name == "kvtop_gpu_memory_total_bytes"),

@@ -77,7 +77,7 @@ def test_a_log_beside_an_engine_that_reports_its_capacity_is_said_not_used() -> 
     logged = {int(n) for n in re.findall(r"KV Cache is allocated\. #tokens: (\d+)", log.read_text())}
     assert logged == {975_424, 1_462_784} and live == 1_229_052
     assert {(r.capacity.actual_tokens, r.capacity.actual_source) for r in view.ranks if r.capacity} == {
-        (live, CapacitySource.LIVE)
+        (live, CapacitySource.SIMULATED)  # the demo endpoint's: its scenario's figure
     }
     # named by the release its dates imply (its lines of 2025-10-07: SGLang 0.5.3 or older, '~0.5.3')
     assert snapshot.notice == (

@@ -53,12 +53,13 @@ def test_a_plan_alone_names_its_start_predicted_with_nothing_beside_it(tmp_path:
 def test_a_live_figure_equal_to_the_plan_adds_nothing_to_the_line_but_the_json_names_it(tmp_path: Path) -> None:
     state = snapshot(tmp_path, "ok")  # the endpoint states its own capacity: the log is not used
     (rank,) = state.engines[0].ranks
-    assert rank.capacity is not None and rank.capacity.actual_source is CapacitySource.LIVE
+    # a demo node: the endpoint's figure is the scenario's (`CapacitySource.of_reading`)
+    assert rank.capacity is not None and rank.capacity.actual_source is CapacitySource.SIMULATED
     (fp8,) = [f for f in diagnose(state) if f.rule == "bf16_kv_where_fp8_supported"]
-    assert fp8.start is not None and fp8.start.engine_source is CapacitySource.LIVE
+    assert fp8.start is not None and fp8.start.engine_source is CapacitySource.SIMULATED
     assert fp8.start.engine_tokens == rank.capacity.actual_tokens
     said = fp8.start.said()
-    assert ("the engine reports" in said) is (rank.capacity.actual_tokens != fp8.start.tokens)
+    assert ("the demo simulates" in said) is (rank.capacity.actual_tokens != fp8.start.tokens)
     assert "log printed" not in said
 
 

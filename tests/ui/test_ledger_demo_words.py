@@ -22,9 +22,7 @@ async def test_a_demo_ranks_waterfall_ends_simulated_not_live(make_app) -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, RankLedgerScreen))
         summary = shown(app.screen, "#ledger-summary")
-        reported = summary.split("engine reports ")[1].split()[
-            0
-        ]  # the engine's figure, as the line above says it
+        reported = summary.split("demo simulates ")[1].split()[0]  # the engine's figure, as the line above says it
         tokens = next(line for line in summary.splitlines() if line.startswith("tokens"))
         assert tokens.startswith("tokens         clean ") and tokens.endswith(f"→ {reported} simulated"), (
             tokens

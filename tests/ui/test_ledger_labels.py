@@ -68,7 +68,8 @@ async def test_the_tokens_note_says_which_bytes_the_column_reads(make_app):
         lines = await _ledger_lines(make_app, width)
         # session 56: the KV pool row gives the engine's reported count, so the note says so on a line of its own
         pool = next(line for line in lines if line.startswith("≈ tokens, KV pool"))
-        assert pool.startswith("≈ tokens, KV pool: the count the engine reports") and len(pool) <= 78, pool
+        # a demo's figure is its scenario's (`CapacitySource.SIMULATED`)
+        assert pool.startswith("≈ tokens, KV pool: the count the demo simulates") and len(pool) <= 78, pool
         note = next(line for line in lines if line.startswith("≈ tokens, other rows:"))
         assert note.startswith("≈ tokens, other rows: observed bytes, else predicted, ÷ "), note
         assert note.endswith(" per token") and len(note) <= 78, note

@@ -6,7 +6,7 @@ The log is tests/data/cases/vllm/file29429054722-v041-llama3-8b-3090/engine.log:
 0.4.1's 16-token blocks is 2,358 × 16 = 37,728 tokens. The node: one RTX 3090 running that launch on Llama-3.1-8B
 (the same KV geometry as Llama-3-8B: 32 layers, 8 KV heads, head_dim 128), its endpoint unreachable so the log's
 figure is the one the engine states. Every view, and the domain's findings, say it in the words of
-`kvtop.domain.capacity_words` (session 58: the views had four: "engine's log printed", "logged", "from the log",
+`kvtop.domain.capacity.capacity_said` (session 58: the views had four: "engine's log printed", "logged", "from the log",
 "engine logged"; the findings a fifth, "the engine's log printed")."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import json
 from pathlib import Path
 
 from kvtop.commands.node_source import DemoSource
-from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.node import NodeSnapshot, build_snapshot
+from kvtop.domain.observe import NvmlState
 from kvtop.ui.ledger_rows import rank_ledger
 from kvtop.ui.screens.ledger import summary_lines, table_lines
 from kvtop.ui.widgets.node_header import engine_line
@@ -56,14 +57,28 @@ def test_the_logs_capacity_is_called_the_logs_in_the_header_and_the_ledger(tmp_p
     assert "KV pool (logged tok × B)" in table and "the count the engine logged" in table
 
 
-def test_a_capacity_the_endpoint_reports_stays_live(tmp_path: Path) -> None:
-    state = snapshot(tmp_path, "ok")  # the endpoint states its own: the log is not used (the notice says so)
-    (view,) = state.engines
+def test_a_demo_endpoints_capacity_is_simulated_and_a_real_ones_live(tmp_path: Path) -> None:
+    """The endpoint states its own (the log is not used, the notice says so): on a demo node that figure is the
+    scenario's, "simulated" in every view (session 58: the header said '● simulated' but '/ 38,816 live'); the same
+    observation from a driver (nvml ok) is the endpoint's reading now, "live"."""
+    demo = snapshot(tmp_path, "ok")
+    (view,) = demo.engines
     assert view.engine.live.token_capacity is not None and not view.engine.live.token_capacity_logged
-    assert f"/ {view.engine.live.token_capacity:,} live" in engine_line(view).plain
-    ledger = rank_ledger(state, 0)
-    assert ledger is not None and "engine reports" in summary_lines(ledger, state).plain
+    assert f"/ {view.engine.live.token_capacity:,} simulated" in engine_line(view).plain
+    assert " live" not in engine_line(view).plain
+    ledger = rank_ledger(demo, 0)
+    assert ledger is not None and "demo simulates" in summary_lines(ledger, demo).plain
+    assert "KV pool (simulated tok × B)" in table_lines(ledger).plain
+    real = build_snapshot(
+        demo.observation.model_copy(update={"nvml_state": NvmlState.OK}),
+        {v.engine.engine_id: v.ledger for v in demo.engines if v.ledger is not None},
+    )
+    (live,) = real.engines
+    assert f"/ {live.engine.live.token_capacity:,} live" in engine_line(live).plain
+    ledger = rank_ledger(real, 0)
+    assert ledger is not None and "engine reports" in summary_lines(ledger, real).plain
     assert "KV pool (live tok × B)" in table_lines(ledger).plain
+    assert live.ranks[0].capacity is not None and live.ranks[0].capacity.describe().endswith(" live")
 
 
 async def test_the_planner_calls_the_logs_capacity_logged(make_app, tmp_path: Path) -> None:

@@ -116,10 +116,10 @@ async def test_the_ledgers_kv_pool_row_gives_the_tokens_the_engine_reports(make_
         await pilot.pause()
         table = app.screen.query_one("#ledger-table").render().plain.splitlines()
         summary = app.screen.query_one("#ledger-summary").render().plain
-        assert f"engine reports {reported:,}" in summary
+        assert f"demo simulates {reported:,}" in summary  # a demo's figure is its scenario's, never live
         pool = next(line for line in table if line.startswith("KV pool"))
         assert pool.endswith(f" {reported:,}"), pool
-        assert "≈ tokens, KV pool: the count the engine reports (not its bytes ÷ rate)" in table
+        assert "≈ tokens, KV pool: the count the demo simulates (not its bytes ÷ rate)" in table
 
 
 def test_a_planned_probe_names_why_it_cannot_run_rather_than_probing_the_live_pool():

@@ -323,8 +323,13 @@ async def test_a_context_above_the_models_positions_is_refused_not_valid(make_ap
         assert "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" in said and "✓ valid" not in said
         assert screen.query_one("#plan-context_length", Input).has_class("-invalid")
         assert screen.flags_text is None  # … but its flags are not copyable
+        # … nor does it fit: the table's fits row said "at risk" (the reserve) for a launch that never starts
+        fits = next(row for row in shown(screen, "#plan-result").splitlines() if row.startswith("fits"))
+        assert fits.split()[-1] == "refused" and "at risk" not in fits, fits
         await retype(pilot, "#plan-context_length", "8192")
         assert shown(screen, "#plan-error").startswith("✓ valid")
+        fits = next(row for row in shown(screen, "#plan-result").splitlines() if row.startswith("fits"))
+        assert "refused" not in fits, fits
 
 
 async def test_the_title_names_the_release_and_the_exact_free_memory_plan_agrees_with(make_app, co_tenant_snapshot):

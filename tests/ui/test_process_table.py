@@ -84,7 +84,7 @@ async def test_x_upper_opens_every_gpu_and_a_narrows_to_the_selected_processs_gp
         assert panel.gpu_index is None and len(panel._rows) == 11
         assert panel._rows[0].pid == WORKER_TP0_PID  # most bytes first: a worker
         title = text(panel, "#processes-title")
-        assert "Processes · every GPU (8) · 11 process(es)" in title
+        assert "Processes · every GPU (8) · 11 processes" in title
         await select(pilot, panel, NOTEBOOK_PID)
         await pilot.press("a")  # no GPU to come back to: the selected process's
         assert panel.gpu_index == 5 and [row.pid for row in panel._rows] == [4248, NOTEBOOK_PID]
@@ -93,7 +93,7 @@ async def test_x_upper_opens_every_gpu_and_a_narrows_to_the_selected_processs_gp
         assert panel.gpu_index is None and panel.selected_pid == NOTEBOOK_PID
         await pilot.press("slash", *"role:co-tenant", "enter")
         assert [row.pid for row in panel._rows] == [CO_TENANT_PID, NOTEBOOK_PID, UNNAMED_PID]  # by bytes
-        assert "3 process(es) (filtered)" in text(panel, "#processes-title")
+        assert "3 processes (filtered)" in text(panel, "#processes-title")
         await pilot.press("slash", "backspace", "x", "x")  # role:co-tenanxx: matches nothing
         assert panel._rows == () and "no process on any GPU that matches the filter" in text(panel, "#processes-detail")
         await pilot.press("escape")  # closes and clears the filter

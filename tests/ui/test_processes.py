@@ -48,7 +48,7 @@ async def test_enter_on_the_co_tenant_finding_opens_gpu_3s_panel_with_its_pid_se
         assert set(rows) == {CO_TENANT_PID, WORKER_TP3_PID}
         assert rows[CO_TENANT_PID].role_name == "co-tenant" and rows[CO_TENANT_PID].engine == "—"
         assert rows[WORKER_TP3_PID].engine == "sglang:4242 TP3"
-        assert "Processes · GPU 3 H100 80GB · 2 process(es)" in text(panel, "#processes-title")
+        assert "Processes · GPU 3 H100 80GB · 2 processes" in text(panel, "#processes-title")
         assert {"T", "K", "I"} <= set(footer_keys(app))
 
 

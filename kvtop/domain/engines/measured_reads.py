@@ -7,13 +7,10 @@ this module holds no list of engines, only the flag each measured figure is give
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping, Sequence
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
-
-if TYPE_CHECKING:
-    from kvtop.domain.engines.base import MeasuredInputs
 
 # the figures of `MeasuredInputs` that a log, NVML or the operator may give, or an explanation may estimate
 MeasuredField = Literal[
@@ -28,6 +25,14 @@ MEASURED_FLAGS: Mapping[MeasuredField, str] = {
     "weights_bytes": "--weights-memory",
     "non_kv_bytes": "--non-kv-memory",
 }
+
+
+class MeasuredFigures(Protocol):
+    """What `measured_not_read` asks of `MeasuredInputs` (engines/base.py, which imports this module): the figures
+    (read by name, `MeasuredField`) and which of them were estimated, not measured."""
+
+    @property
+    def estimated(self) -> Sequence[tuple[str, object]]: ...
 
 
 class MeasuredNotRead(BaseModel):
@@ -47,7 +52,7 @@ class MeasuredNotRead(BaseModel):
 
 
 def measured_not_read(
-    measured: MeasuredInputs, unread: Mapping[MeasuredField, str], engine: str
+    measured: MeasuredFigures, unread: Mapping[MeasuredField, str], engine: str
 ) -> tuple[MeasuredNotRead, ...]:
     """The figures set in `measured` (not estimated: a calibrated stand-in is the plan's own) that `unread` (an
     engine's declaration, field → why) says its rule does not read, in the flags' order."""

@@ -11,8 +11,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from kvtop.domain.capacity import CapacitySource, CapacityWaterfall
-from kvtop.domain.capacity_words import capacity_said
+from kvtop.domain.capacity import capacity_said
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.probe import ProbeResult
@@ -88,7 +87,7 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
     )
     lines.append(
         Content.assemble(
-            ("token capacity ", "bold"), f"predicted {predicted_tokens} · {capacity_said(observed)} {live_tokens}{usage}"
+            ("token capacity ", "bold"), f"predicted {predicted_tokens} · {capacity_said(view.capacity_source)} {live_tokens}{usage}"
         )
     )
     solved = engine.explained or engine.ledger  # the header's "predicted" ledger
@@ -100,7 +99,7 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
             f"each, {fmt_tokens(requests.requests_fit)} fit) · no KV per token: tokens bounded by no memory",
         ))  # fmt: skip
     if rank.capacity is not None and rank.capacity.terms:
-        lines.append(Content.assemble(("tokens         ", "bold"), waterfall_words(rank.capacity, snapshot)))
+        lines.append(Content.assemble(("tokens         ", "bold"), rank.capacity.describe()))
     if view.kv_bytes_per_token and view.tokens_per_gib:
         lines.append(Content.assemble(
             ("exchange rate  ", "bold"),
@@ -122,15 +121,6 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
     elif engine.ledger_error:
         lines.append(Content.styled(f"no prediction: {engine.ledger_error}", "$warning"))
     return Content("\n").join(lines)
-
-
-def waterfall_words(capacity: CapacityWaterfall, snapshot: NodeSnapshot) -> str:
-    """'clean … → … → 1,229,052 live', the last word 'simulated' on a demo node: a demo engine's figure is the
-    scenario's, never live (as the header's '● simulated')."""
-    words = capacity.describe()
-    if snapshot.simulated and capacity.actual_source is CapacitySource.LIVE:
-        return words.removesuffix(f" {CapacitySource.LIVE.value}") + " simulated"
-    return words
 
 
 def label_width(labels: list[str], screen_width: int | None) -> int:
@@ -176,7 +166,7 @@ def note_lines(view: RankLedgerView) -> list[Content]:
     reported = next((row.label for row in view.rows if row.reported_tokens is not None), None) if view.rank else None
     rate = f"observed bytes, else predicted, ÷ {fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}"
     notes = (
-        [Content.styled(f"≈ tokens, {reported}: the count the {capacity_said(view.rank.observed)}"
+        [Content.styled(f"≈ tokens, {reported}: the count the {capacity_said(view.capacity_source)}"
                         " (not its bytes ÷ rate)", "$text-muted"),
          Content.styled(f"≈ tokens, other rows: {rate}", "$text-muted")]
         if reported and view.rank else [Content.styled(f"≈ tokens: each row's {rate}", "$text-muted")]

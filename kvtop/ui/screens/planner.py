@@ -232,12 +232,12 @@ class PlannerScreen(NodeScreen):
         self._show_model_notes()
         self.query_one("#planner-title", Static).update(self._title())
         host = self.host_fit()
-        result.update(outcome_table(self.outcome, basis.live, host))
+        refused = self.refusals()
+        result.update(outcome_table(self.outcome, basis.live, host, basis.live_source, refused=bool(refused)))
         for field in FIELDS:
             self.query_one(f"#plan-{field.key}").remove_class("-invalid")
         pending = values["model"].strip() != self._model_ref
         too_large = self.too_large()
-        refused = self.refusals()
         if self.outcome.error is None and too_large is None and refused:
             error.update(Content.styled("✗ " + "; ".join(r.brief() for r in refused), "bold $error"))
             engine = self.outcome.after.settings.engine if self.outcome.after is not None else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
@@ -26,6 +27,7 @@ class PlanBasis:
     gpu_total_bytes: int
     gpu_name: str | None
     live: EngineLive  # what the engine states now: its token capacity and whether the startup log said it
+    live_source: CapacitySource = CapacitySource.LIVE  # who states that figure (`EngineView.capacity_source`)
     start_settings: LaunchSettings | None = None  # where the fields start (None: the live settings)
     start_label: str | None = None  # what the start is, e.g. "fix of “16-bit KV where the engine supports FP8 KV”"
     measured: MeasuredInputs = dataclasses.field(default_factory=MeasuredInputs)  # what the GPUs measure now

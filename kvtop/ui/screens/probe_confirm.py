@@ -21,6 +21,7 @@ from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, GpuState
 from kvtop.domain.probe import ProbeRequest
 from kvtop.domain.probe_plan import MIN_GPU_RESERVE_BYTES, fill_budget_bytes, tokens_within, tui_probe_request
+from kvtop.domain.wording import counted
 from kvtop.ui.process_rows import role_name
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
 
@@ -212,7 +213,7 @@ def confirmation_text(plan: ProbePlan) -> Content:
     if plan.sharing:
         lines.append(
             _row(
-                "shares", f"GPU {plan.gpu_index} with {len(plan.sharing)} other process(es):", "bold $warning"
+                "shares", f"GPU {plan.gpu_index} with {counted(len(plan.sharing), 'other process', 'other processes')}:", "bold $warning"
             )
         )
         lines += [Content.styled(f"{'':<10}{process_line(p)}", "$warning") for p in plan.sharing]

@@ -26,6 +26,7 @@ from textual.widgets import DataTable, Input, Static
 from kvtop.domain.ports import ProcessSignal, SignalRequest
 from kvtop.domain.process_identity import FOREIGN_NAMESPACE_NOTE, PidNamespace, ProcessIdentity
 from kvtop.domain.terminal import cut
+from kvtop.domain.wording import counted
 from kvtop.ui.filter_words import FilterError
 from kvtop.ui.process_filter import ProcessFilter, parse_process_filter
 from kvtop.ui.process_rows import (
@@ -222,7 +223,7 @@ class ProcessScreen(NodeScreen):
             used_bytes = gpu.used_bytes
             where, scope = f"Processes · GPU {gpu.index} {short_gpu_name(gpu.name)}", " · a: every GPU"
         used = f" · NVML used {fmt_gib(used_bytes)}" if used_bytes is not None else ""
-        shown = f"{len(self._rows)} process(es)" + (" (filtered)" if self.row_filter.terms else "")
+        shown = counted(len(self._rows), "process", "processes") + (" (filtered)" if self.row_filter.terms else "")
         signals = "space tag · T terminate · K kill · I interrupt" if self.can_signal else "signals off (--read-only)"
         tagged = f" · {len(self.tagged)} tagged" if self.tagged else ""
         parts: list[Content] = [

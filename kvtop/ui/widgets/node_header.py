@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from kvtop.domain.capacity_words import capacity_said
+from kvtop.domain.capacity import capacity_said
 from kvtop.domain.diagnose_findings import Severity
 from kvtop.domain.engines.registry import display_name, display_names
 from kvtop.domain.engines.versions import VersionSource
@@ -51,7 +51,8 @@ _RELEASE_FROM_LOG = {
 def engine_line(view: EngineView, compact: bool = False) -> Content:
     """'sglang:4242 · Meta-Llama-3-70B · TP8 · tokens 1,127,125 predicted (clean 1,255,785) / 1,127,125 live · …'.
 
-    "live" reads "logged" where the figure is the engine log's (`--engine-log`), not its endpoint's.
+    "live" reads "logged" where the figure is the engine log's (`--engine-log`), not its endpoint's, and
+    "simulated" on a demo node (`EngineView.capacity_source`).
     "predicted" is the explained ledger's figure (every measured cause applied: what the engine should
     hold now, as the findings and the planner have it); "clean" the same launch on empty GPUs."""
     engine = view.engine
@@ -74,8 +75,8 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
     live = engine.live
     if live.token_capacity is not None:
         mismatch = predicted is not None and live.token_capacity != predicted.token_capacity
-        # a figure read from the startup log (--engine-log) is no live reading: say where it came from
-        parts.append((f" / {fmt_tokens(live.token_capacity)} {capacity_said(live, compact=True)}", "bold $warning" if mismatch else ""))
+        # a figure read from the startup log (--engine-log) or a demo scenario is no live reading: say whose it is
+        parts.append((f" / {fmt_tokens(live.token_capacity)} {capacity_said(view.capacity_source, compact=True)}", "bold $warning" if mismatch else ""))
     if live.kv_usage_fraction is not None and not view.ranks:  # no rank row to show the engine's own usage
         parts.append(f" · KV {live.kv_usage_fraction:.0%} used")
     if live.token_capacity is None and live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):

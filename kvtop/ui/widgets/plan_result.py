@@ -7,7 +7,7 @@ from collections.abc import Callable
 from textual.content import Content
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
-from kvtop.domain.capacity_words import capacity_said
+from kvtop.domain.capacity import CapacitySource, capacity_said
 from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_bytes_beside, gpu_terms_beside
 from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.ledger import Ledger, RankLedger
@@ -266,10 +266,17 @@ def host_tier_line(host: HostTierFit) -> Content:
     return Content.assemble((f"{'host KV':<{LABEL_WIDTH}}", "$text-muted"), (f"{mark}{host.reason}", style))
 
 
-def outcome_table(outcome: PlanOutcome, live: EngineLive | None, host: HostTierFit | None = None) -> Content:
+def outcome_table(
+    outcome: PlanOutcome,
+    live: EngineLive | None,
+    host: HostTierFit | None = None,
+    live_source: CapacitySource = CapacitySource.LIVE,
+    refused: bool = False,
+) -> Content:
     """The before → after table; `live` what the engine states (None: no engine), its token capacity said
-    'engine logged' where the startup log gave it (--engine-log), else 'engine reports'; `host` the edit's host KV
-    tier against the node's host memory, where it has one."""
+    by `live_source` (`capacity_said`: 'engine logged', 'demo simulates', 'engine reports'); `host` the edit's host KV
+    tier against the node's host memory, where it has one; `refused`: the engine refuses the edit at start
+    (`launch_refusals`, the ✗ line under the fields says why), so it fits nothing, at risk or not."""
     before, after = outcome.before, outcome.after
     lines = [
         Content.styled(
@@ -282,7 +289,9 @@ def outcome_table(outcome: PlanOutcome, live: EngineLive | None, host: HostTierF
             continue
         shown_before = value(before) if before else "—"
         shown_after = value(after) if after else "invalid"
-        if label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
+        if label == "fits" and after is not None and refused:
+            shown_after = "refused"  # the engine stops before serving: the ✗ line says why
+        elif label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
             shown_after = "refused"  # at the assumed host share: the line under the table says why
         if label == "fits" and host is not None and host.refused and after is not None:
             shown_after = "no: host"  # the host KV line under the table says why
@@ -298,14 +307,14 @@ def outcome_table(outcome: PlanOutcome, live: EngineLive | None, host: HostTierF
     if host is not None:
         lines.append(host_tier_line(host))
     if outcome.after_plan is not None:
-        if (refused := start_line(outcome.after_plan)) is not None:
-            lines.append(refused)
+        if (start_refused := start_line(outcome.after_plan)) is not None:
+            lines.append(start_refused)
         lines.append(interval_line(outcome.after_plan))
         lines.extend(Content.styled(f"{'':<{LABEL_WIDTH}}{note}", "$warning") for note in outcome.after_plan.estimate.host_notes)
     if live is not None and live.token_capacity is not None:  # the engine's own figure: its model at its settings
         lines.append(
             Content.assemble(
-                (f"{capacity_said(live):<{LABEL_WIDTH}}", "$text-muted"),
+                (f"{capacity_said(live_source):<{LABEL_WIDTH}}", "$text-muted"),
                 f"{fmt_tokens(live.token_capacity):>{VALUE_WIDTH}}",
                 ("" if outcome.live_model_planned else "   the live engine's, for its own model: not the one planned",
                  "$warning"),
