@@ -170,7 +170,8 @@ def test_the_desktop_share_holds_what_the_two_desktop_starts_held_beyond_linux()
     most the desktop held and still left 118 blocks lies between one and two such steps. The share holds the larger,
     rounded up to the MiB (389 MiB at the end of session 51: 0.82 GiB held where the per-SM context fit gives about 0.44;
     903 MiB in session 58, the WSL2 start's total the whole card). The RTX 5080's vLLM start under WSL2: its source
-    read '~14.6 GiB free at startup' of the whole 15.92 GiB, less one process's context (session 58: 1,047 MiB)."""
+    read '~14.6 GiB free at startup' of the whole 15.92 GiB, less one process's context (session 58: 1,047 MiB); the RTX
+    3050 4 GB laptop card's likewise ('3.21/4.0 GiB' free at startup: 0.73 GiB beyond its context, session 58)."""
     fits = fit_all(CORPUS)
     sglang = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
     assert sglang.wsl2  # `host_os: wsl2`: Docker Desktop on WSL2
@@ -189,9 +190,14 @@ def test_the_desktop_share_holds_what_the_two_desktop_starts_held_beyond_linux()
     rtx5080 = RECORDS["file60166145902-qwen2.5-3b-rtx5080-wsl2-v0260"]  # vLLM sizes from the total: its free at start
     printed = desktop_excess(rtx5080, fits)
     assert printed is not None and printed < 16_303 * (1 << 20) - round(14.6 * GIB)  # less one process's context
+    # the RTX 3050 4 GB laptop card's vLLM start under WSL2: 'Free memory on device (3.21/4.0 GiB) on startup', less
+    # one process's context on its 16 SMs (session 58: the card's row made that context calibrated, not assumed)
+    rtx3050 = RECORDS["file68393499563-qwen2.5-3b-awq-rtx3050-4gb-wsl2-v0110"]
+    laptop = desktop_excess(rtx3050, fits)
+    assert laptop is not None and laptop < 4_096 * (1 << 20) - round(3.21 * GIB)  # less one process's context
     most, found = desktop_held(CORPUS, fits)
-    assert dict(found) == {sglang.id: wsl2, record.id: windows, rtx5080.id: printed}
-    assert most == math.ceil(max(wsl2, windows, printed) / (1 << 20)) << 20 == DESKTOP_HELD_BYTES
+    assert dict(found) == {sglang.id: wsl2, record.id: windows, rtx5080.id: printed, rtx3050.id: laptop}
+    assert most == math.ceil(max(wsl2, windows, printed, laptop) / (1 << 20)) << 20 == DESKTOP_HELD_BYTES
 
 
 def test_what_vllm_asks_free_on_a_gb10_is_what_its_start_printed() -> None:
