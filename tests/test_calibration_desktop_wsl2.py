@@ -32,11 +32,19 @@ def test_the_rtx_5080_source_s_free_at_start_measures_its_desktop() -> None:
     assert 0.7 * GIB < held < 1.25 * GIB
 
 
-def test_a_card_whose_context_is_only_assumed_tells_nothing() -> None:
-    """The RTX 3050 4 GB printed 'Free memory on device (3.21/4.0 GiB) on startup', but kvtop has no row for the
-    card, so its context is assumed (0.75 ± 0.75 GiB) and the desktop's share is not read from it."""
-    assert RTX3050.gpu is None and RTX3050.raw["free_at_start"] == "3.21"
-    assert desktop_excess(RTX3050, FITS) is None
+def test_the_rtx_3050_laptop_card_s_free_at_start_measures_its_desktop() -> None:
+    """The RTX 3050 4 GB laptop card printed 'Free memory on device (3.21/4.0 GiB) on startup': 0.79 GiB held before
+    the load. With its row (RTX3050-LAPTOP, 16 SMs: session 58) one process's context is the calibrated per-SM term,
+    not assumed, so the desktop's share is read from it: what the start held less that context (the fit's per-thread
+    share: 16 SMs of 1,536 threads, a tenth of an H100's, so well under the 0.79 GiB), the card's whole 4,096 MiB
+    being CUDA's total under WSL2. Before the row the card's context was only assumed and nothing was read."""
+    assert RTX3050.gpu == "RTX3050-LAPTOP" and RTX3050.raw["free_at_start"] == "3.21"
+    assert RTX3050.gpu_total_bytes == 4_096 * MIB
+    held = desktop_excess(RTX3050, FITS)
+    assert held is not None
+    context = 4_096 * MIB - round(3.21 * GIB) - held
+    assert 0 < context < 0.2 * GIB
+    assert 0.59 * GIB < held < 0.79 * GIB
 
 
 def test_the_rtx_3090_fold_takes_a_desktop_as_large_as_its_own() -> None:

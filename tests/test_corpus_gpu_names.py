@@ -40,8 +40,6 @@ RECORDS_WITHOUT_A_CARD = {
     "case-sglang-C13-llama-3.1-8b-80gb": "an 80 GB GPU the page does not name",
     "mlcommons2501-trtllm-gpt-oss-120b": "the GPU is not named (CUDA's total 276.50 GiB)",
     "case-vllm-15783-v073-80gb": "model and GPU not stated",
-    "file68393499563-qwen2.5-3b-awq-rtx3050-4gb-wsl2-v0110": "an RTX 3050 4 GB laptop card (4,096 MiB, "
-    "gpu_total_mib): kvtop has no row for it",
 }
 
 

@@ -71,6 +71,11 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # --query-gpu; search-index ids 27636968701, 57510727102, 66686965076, 62036504885, 71642959660) and a vLLM host's
     # 'GPU: 21,291 MiB / 23,028 MiB' (59672764378)
     "A10G": 23028,
+    # session 58: the 4 GB RTX 3050 laptop card (GA107; NVML's 'NVIDIA GeForce RTX 3050 Laptop GPU', no size in the
+    # name): 'NVIDIA GeForce RTX 3050 Laptop GPU, 4096 MiB' (nvidia-smi --query-gpu; search-index ids 66301028439,
+    # 70940246336, 69398712653, 58578691390, 57442593401). Not the desktop RTX 3050 (8 GB, GA106), nor the 3050 Ti
+    # laptop card (20 SMs), nor the '6GB Laptop GPU' (RTX3050-6GB): each stays its own name
+    "RTX3050-LAPTOP": 4096,
 }  # fmt: skip
 
 
@@ -233,6 +238,9 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "RTX3050-6GB": (8, 6),
     # session 57: the A10G's 'A10G (80 SMs, sm_86)' (search-index id 53246938969): GA102, as NVIDIA's CUDA GPU list has it
     "A10G": (8, 6),
+    # session 58: 'NVIDIA GeForce RTX 3050 Laptop GPU (16 SMs, compute capability 8.6)' (search-index id 54700343983)
+    # and '(sm_86, 16 SMs, …)' (56446325931): GA107, as NVIDIA's CUDA GPU list has the GA10x cards (8.6)
+    "RTX3050-LAPTOP": (8, 6),
     # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
     "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
     "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
@@ -269,6 +277,11 @@ GPU_SMS: dict[str, int] = {
     # session 57: 'A10G (80 SMs, 23.7 GiB) = the SAME GA102/80-SM arch' and 'A10G (80 SMs, sm_86)' (search-index ids
     # 55444537300, 53246938969, 57680581757)
     "A10G": 80,
+    # session 58: the 4 GB RTX 3050 laptop card's 16 SMs, as CUDA's device properties print them: 'NVIDIA GeForce RTX
+    # 3050 Laptop GPU (16 SMs, 4.0 GiB)' (search-index ids 68998871265, 69331096017), '(16 SMs, compute capability
+    # 8.6)' (54700343983); its 2,048 CUDA cores are 16 SMs of 128 (a spec listing of the GA107 laptop card,
+    # https://bithardware.top/nvidia-rtx-3050-mobile-its-specifications-revealed/: '16 … SM … a total of 2048')
+    "RTX3050-LAPTOP": 16,
 }  # fmt: skip
 
 
@@ -297,6 +310,14 @@ _WORKSTATION_SPELLINGS: tuple[tuple[str, str], ...] = (
 )
 
 
+# The laptop card NVML names with no size ('NVIDIA GeForce RTX 3050 Laptop GPU', 4 GB) as operators and spec pages
+# write it: 'RTX 3050 Mobile' (TechPowerUp's and spec listings' name), 'RTX 3050 4GB Laptop GPU', read to its key; the
+# '6GB Laptop GPU' (its size first) and the 'RTX 3050 Ti Laptop GPU' (20 SMs) match nothing here and keep their own
+_LAPTOP_SPELLINGS: tuple[tuple[str, str], ...] = (
+    (r"^RTX3050-(4GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX3050-LAPTOP"),
+)
+
+
 # Cached (here and below): a pure function of a name (a str, hashable) and this module's constant tables, asked per
 # plan by every term that reads the GPU (≈ 25,000 times in a calibration judgement, each scanning a table).
 @lru_cache(maxsize=1024)
@@ -311,7 +332,7 @@ def _model_token(name: str) -> str:
     # a memory size as people write it, '32 GB' or '80G', is the tables' '32GB': read as a board word, 'V100 32 GB'
     # was the 16 GB V100 and 'A100-40G' the 80 GB A100 (lmdeploy cases '4x V100 32 GB', '8 x A800-80G')
     key = re.sub(r"(?<=-)(\d+)-?G(B)?(?=-|$)", r"\1GB", key)
-    for spelling, model in _WORKSTATION_SPELLINGS:
+    for spelling, model in (*_WORKSTATION_SPELLINGS, *_LAPTOP_SPELLINGS):
         key = re.sub(spelling, model, key)
     # a variant written onto the number ('RTX5060Ti', '4070TiSuper', as records and operators write it): NVML's words
     return re.sub(r"(?<=\d)(TI)?(SUPER)?(?=-|$)", lambda m: "".join(f"-{part}" for part in m.groups() if part), key)

@@ -170,7 +170,8 @@ def test_the_desktop_share_holds_what_the_two_desktop_starts_held_beyond_linux()
     most the desktop held and still left 118 blocks lies between one and two such steps. The share holds the larger,
     rounded up to the MiB (389 MiB at the end of session 51: 0.82 GiB held where the per-SM context fit gives about 0.44;
     903 MiB in session 58, the WSL2 start's total the whole card). The RTX 5080's vLLM start under WSL2: its source
-    read '~14.6 GiB free at startup' of the whole 15.92 GiB, less one process's context (session 58: 1,047 MiB)."""
+    read '~14.6 GiB free at startup' of the whole 15.92 GiB, less one process's context (session 58: 1,047 MiB); the RTX
+    3050 4 GB laptop card's likewise ('3.21/4.0 GiB' free at startup: 0.73 GiB beyond its context, session 58)."""
     fits = fit_all(CORPUS)
     sglang = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
     assert sglang.wsl2  # `host_os: wsl2`: Docker Desktop on WSL2
@@ -189,9 +190,14 @@ def test_the_desktop_share_holds_what_the_two_desktop_starts_held_beyond_linux()
     rtx5080 = RECORDS["file60166145902-qwen2.5-3b-rtx5080-wsl2-v0260"]  # vLLM sizes from the total: its free at start
     printed = desktop_excess(rtx5080, fits)
     assert printed is not None and printed < 16_303 * (1 << 20) - round(14.6 * GIB)  # less one process's context
+    # the RTX 3050 4 GB laptop card's vLLM start under WSL2: 'Free memory on device (3.21/4.0 GiB) on startup', less
+    # one process's context on its 16 SMs (session 58: the card's row made that context calibrated, not assumed)
+    rtx3050 = RECORDS["file68393499563-qwen2.5-3b-awq-rtx3050-4gb-wsl2-v0110"]
+    laptop = desktop_excess(rtx3050, fits)
+    assert laptop is not None and laptop < 4_096 * (1 << 20) - round(3.21 * GIB)  # less one process's context
     most, found = desktop_held(CORPUS, fits)
-    assert dict(found) == {sglang.id: wsl2, record.id: windows, rtx5080.id: printed}
-    assert most == math.ceil(max(wsl2, windows, printed) / (1 << 20)) << 20 == DESKTOP_HELD_BYTES
+    assert dict(found) == {sglang.id: wsl2, record.id: windows, rtx5080.id: printed, rtx3050.id: laptop}
+    assert most == math.ceil(max(wsl2, windows, printed, laptop) / (1 << 20)) << 20 == DESKTOP_HELD_BYTES
 
 
 def test_what_vllm_asks_free_on_a_gb10_is_what_its_start_printed() -> None:
@@ -290,15 +296,17 @@ def test_each_desktop_start_is_judged_with_the_other_desktop_start_s_share() -> 
     hold the most of the other starts' (`desktop_excess` of each, rounded up to the MiB: for the WSL2 SGLang start the
     RTX 5080's 1,047 MiB and lmdeploy#1703's 167, for lmdeploy#1703 the two WSL2 starts'), and fits of a corpus with no
     desktop start hold none (a plan's low end then takes nothing for the desktop); the product's fits hold the
-    committed `DESKTOP_HELD_BYTES`."""
+    committed `DESKTOP_HELD_BYTES`. Session 58: the RTX 3050 laptop WSL2 start is the fourth (its card's row made its
+    context calibrated), so each fold holds three."""
     starts = [RECORDS[record_id] for record_id in ("my-deepseek-r1-distill-qwen-7b-3090",
-              "case-lmdeploy-1703-internlm-20b-w4-3090", "file60166145902-qwen2.5-3b-rtx5080-wsl2-v0260")]  # fmt: skip
+              "case-lmdeploy-1703-internlm-20b-w4-3090", "file60166145902-qwen2.5-3b-rtx5080-wsl2-v0260",
+              "file68393499563-qwen2.5-3b-awq-rtx3050-4gb-wsl2-v0110")]  # fmt: skip
     for judged in starts:
         fold = fit_all(CORPUS, leave_out=judged.source)
         excesses = [desktop_excess(other, fold) for other in starts if other is not judged]
         assert None not in excesses
         most = max(excess for excess in excesses if excess is not None)
         assert desktop_held_bytes(fold) == math.ceil(most / (1 << 20)) << 20
-        assert fold[DESKTOP_HELD_KEY].records == 2 and fold[DESKTOP_HELD_KEY].sources == 2
+        assert fold[DESKTOP_HELD_KEY].records == 3 and fold[DESKTOP_HELD_KEY].sources == 3
     assert DESKTOP_HELD_KEY not in fit_all({"sglang": [r for r in CORPUS["sglang"] if not r.desktop]})
     assert desktop_held_bytes(engine_fits("sglang")) == DESKTOP_HELD_BYTES
