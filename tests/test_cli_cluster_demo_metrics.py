@@ -20,7 +20,7 @@ from kvtop.commands.demo_cluster import load_cluster
 def test_the_metrics_only_engine_states_capacity_layout_and_tightest_rank(demo_json: dict) -> None:
     vllm = next(e for e in demo_json["engines"] if e["served_model"] == "qwen3-vl-235b-awq")
     assert vllm["engine_metrics_only"] is True
-    assert (vllm["layout"], vllm["nnodes"], vllm["actual_tokens"]) == ("DP4, TP and PP not reported", 2, 31_250 * 16)
+    assert (vllm["layout"], vllm["nnodes"], vllm["actual_tokens"]) == ("DP4, TP, PP not reported", 2, 31_250 * 16)
     assert [(n["node"], n["ranks"], n["capacity"]) for n in vllm["nodes"]] == [
         ("10.0.5.10:8000", "DP0–DP1", {"live": 34_470 * 16}), ("10.0.5.11:8000", "DP2–DP3", {"live": 500_000}),
     ]  # fmt: skip
@@ -32,7 +32,7 @@ def test_the_metrics_only_engine_states_capacity_layout_and_tightest_rank(demo_j
 def test_the_text_row_says_where_the_figure_comes_from(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cluster", "--demo-cluster"]) == 0
     text = capsys.readouterr().out
-    assert ("vLLM qwen3-vl-235b-awq @10.0.5.10:8000 · DP4, TP and PP not reported over 2 nodes: 10.0.5.10:8000 DP0–DP1, API · "
+    assert ("vLLM qwen3-vl-235b-awq @10.0.5.10:8000 · DP4, TP, PP not reported over 2 nodes: 10.0.5.10:8000 DP0–DP1, API · "
             "10.0.5.11:8000 DP2–DP3") in text  # fmt: skip
     assert "tightest rank: 10.0.5.11:8000 (dp3) · engine holds 500,000 tokens per rank (engine metrics)" in text
     assert "simulated: a demo engine's own /metrics page" in text

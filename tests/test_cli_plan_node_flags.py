@@ -60,7 +60,7 @@ def test_the_l20_pair_s_line_carries_its_node_count_and_says_each_node_s_rank(
 ) -> None:
     lines = plan_text(capsys, "--engine", "sglang", "--engine-version", "0.5.9", "--gpu", "L20", "--tp-size", "2",
                       "--nnodes", "2", "--node-rank", "0", "--dist-init-addr", "7.6.16.150:28030")  # fmt: skip
-    assert lines[1].startswith("Nodes: 2 nodes × 1 GPUs")
+    assert lines[1].startswith("Nodes: 2 nodes × 1 GPU ")
     parsed, _ = sglang_parser().parse_known_args(flags_line(lines))
     assert (parsed.nnodes, parsed.node_rank, parsed.dist_init_addr) == (2, 0, None)  # the shared line: no node's own
     per_node = next(row for row in lines if "on node i of 2" in row)

@@ -4,6 +4,7 @@ what a node would (GPUs, processes, endpoints); predicting and joining is the li
 from __future__ import annotations
 
 from kvtop.commands.node_source import DemoSource, NodeSource
+from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import NodeObservation, NvmlState
 from kvtop.sources.demo import DemoObservations
@@ -42,7 +43,14 @@ def test_a_demo_node_is_the_live_assembly_of_its_observations() -> None:
     assert shown.observation.nvml_state is NvmlState.DEMO  # a demo is never presented as a real node
     [engine], [live_engine] = shown.engines, as_live.engines
     assert engine.ledger == live_engine.ledger and engine.explained == live_engine.explained
-    assert engine.ranks == live_engine.ranks
+    # the one difference: who states the engine's figure — the scenario on the demo, the endpoint on a real node
+    assert {r.capacity.actual_source for r in engine.ranks if r.capacity} == {CapacitySource.SIMULATED}
+    assert {r.capacity.actual_source for r in live_engine.ranks if r.capacity} == {CapacitySource.LIVE}
+    as_stated = [
+        r.model_copy(update={"capacity": r.capacity.model_copy(update={"actual_source": CapacitySource.LIVE})})
+        if r.capacity else r for r in engine.ranks
+    ]
+    assert as_stated == list(live_engine.ranks)
     # GPU 3's co-tenant (the scenario's 6 GiB process, there before the engine) costs every SGLang rank tokens
     assert engine.explained is not None and engine.ledger is not None
     assert engine.explained.token_capacity < engine.ledger.token_capacity

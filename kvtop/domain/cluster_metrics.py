@@ -132,7 +132,7 @@ def _pieces(base: EngineSpan, parts: list[_Part]) -> list[EnginePiece]:
 
 
 def metrics_layout(parts: Sequence[_Part]) -> str:
-    """The engine's layout as its series name it: 'TP16 DP16 (DP attention)'; 'DP4, TP and PP not reported' where its
+    """The engine's layout as its series name it: 'TP16 DP16 (DP attention)'; 'DP4, TP, PP not reported' where its
     series do not name an axis (vLLM's name only the engine core's DP rank; 'layout not reported' where they name
     none), as the other not-known states are said, never a bare 'TP?'. An axis counts its highest rank + 1
     where the ranks named on it run 0… without a gap, else at least that ('TP≥13'); on an axis where only
@@ -161,7 +161,7 @@ def metrics_layout(parts: Sequence[_Part]) -> str:
         return text or "TP1"
     if not text:  # nothing the series name: the layout, not a size of 1
         return "layout not reported" if len(unsaid) == 2 else f"{unsaid[0]} not reported"
-    return f"{text}, {' and '.join(unsaid)} not reported"
+    return f"{text}, {', '.join(unsaid)} not reported"
 
 
 def _tp_of_dp_groups(positions: set[Position]) -> int | None:

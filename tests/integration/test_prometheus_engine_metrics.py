@@ -96,7 +96,7 @@ def test_each_engine_is_one_engine_across_its_instances(cluster: dict) -> None:
     tightest = engines["vllm"].tightest
     assert tightest is not None and tightest.clear and (tightest.node, tightest.rank) == (engines["vllm"].pieces[1].node, "dp3")
     layouts = {kind: engine.pieces[0].layout for kind, engine in engines.items()}
-    assert layouts == {"sglang": "TP16 DP16 (DP attention)", "vllm": "DP4, TP and PP not reported"}
+    assert layouts == {"sglang": "TP16 DP16 (DP attention)", "vllm": "DP4, TP, PP not reported"}
 
 
 def test_the_synthetic_server_answers_the_engine_query_as_prometheus_does(cluster: dict) -> None:

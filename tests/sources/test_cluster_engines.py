@@ -82,7 +82,7 @@ def test_the_tightest_rank_is_named_with_its_node_and_its_cause_explains_the_oth
     tightest = engine.tightest
     assert tightest is not None and (tightest.node, tightest.gpu, tightest.clear) == ("h20-b", "3", True)
     assert engine.clean_tokens == other_fall.clean_tokens
-    assert engine.actual == (head.engines[0].engine.live.token_capacity, CapacitySource.LIVE)
+    assert engine.actual == (head.engines[0].engine.live.token_capacity, CapacitySource.SIMULATED)  # a demo's
     # What SGLang measured (examples/measured/starts.json): 93.56 GiB free before its weights, as a TP 8
     # start on an H20 printed it (file54684172587-dsv4-flash-h20-tp8), less node 1's 6 GiB: 482,413 tokens a rank;
     # 557,773 without the co-tenant, above kvtop's prediction by a gap no cause names. Both 2,851 tokens (of 70,272 B)
@@ -128,7 +128,7 @@ def test_a_pp2_vllm_engine_over_two_nodes() -> None:
     assert engine.pieces[0].layout == "TP8 PP2"
     # the headless node serves no API: the engine's figure is the head's, which every stage shares
     assert other.engines[0].engine.live.token_capacity is None
-    assert engine.actual == (head.engines[0].engine.live.token_capacity, CapacitySource.LIVE)
+    assert engine.actual == (head.engines[0].engine.live.token_capacity, CapacitySource.SIMULATED)  # a demo's
     explained = {p.node: p.explained_tokens for p in engine.pieces}
     assert engine.tightest is not None and engine.tightest.tokens == min(explained.values())
 

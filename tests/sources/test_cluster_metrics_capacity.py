@@ -63,14 +63,14 @@ def test_vllm_dp_over_two_nodes_names_its_tightest_engine_core() -> None:
         Target("vllm", "10.0.1.2:8000", v0110_page({2: 9271, 3: 9000})),
     ]))  # fmt: skip
     (engine,) = view.engines
-    assert engine.pieces[0].layout == "DP4, TP and PP not reported"
+    assert engine.pieces[0].layout == "DP4, TP, PP not reported"
     assert engine.actual == (9_000 * 16, CapacitySource.LIVE)
     tightest = engine.tightest
     assert tightest is not None and tightest.clear
     assert (tightest.node, tightest.rank, tightest.gpu, tightest.tokens) == ("10.0.1.2:8000", "dp3", None, 144_000)
     cells = dict(zip(ENGINE_COLUMNS, (cell.text for cell in engine_cells(engine)), strict=True))
     assert (cells["layout"], cells["where"], cells["tightest rank"]) == (
-        "DP4, TP and PP not reported", "10.0.1.1:8000 DP0–DP1 (API) · 10.0.1.2:8000 DP2–DP3", "10.0.1.2:8000 dp3")  # fmt: skip
+        "DP4, TP, PP not reported", "10.0.1.1:8000 DP0–DP1 (API) · 10.0.1.2:8000 DP2–DP3", "10.0.1.2:8000 dp3")  # fmt: skip
     assert engine_lines(engine)[1] == "    tightest rank: 10.0.1.2:8000 (dp3) · engine holds 144,000 tokens per rank (engine metrics)"
     assert engine_json(engine)["engine_metrics_only"] is True
 
