@@ -31,7 +31,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.eras import async_scheduling_default, runs_v2
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
-from kvtop.domain.engines.vllm.spec_methods import stated_method
+from kvtop.domain.engines.vllm.spec_methods import is_mtp, stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -92,7 +92,7 @@ EXPLICIT_PP_REFUSED: Eras[PpRule] = Eras((
 
 def _eagle_type(method: str) -> bool:
     """EagleModelTypes: eagle, eagle3, extract_hidden_states and the MTP types (`mtp`, `*_mtp`)."""
-    return method in ("eagle", "eagle3", "extract_hidden_states") or method == "mtp" or method.endswith("_mtp")
+    return method in ("eagle", "eagle3", "extract_hidden_states") or is_mtp(method)
 
 
 def _pp_blocks(rule: PpRule, pp: int, v2: bool) -> bool:

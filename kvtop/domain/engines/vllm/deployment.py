@@ -69,7 +69,7 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 )
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
-from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS, stated_method
+from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS, is_mtp, stated_method
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -128,7 +128,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     kind = None
     if method in NO_DRAFT_METHODS:
         kind = SpecKind.NGRAM
-    elif method is not None and (method == "mtp" or method.endswith("_mtp")):
+    elif method is not None and is_mtp(method):
         kind = SpecKind.MTP
     elif method is not None:
         kind = SpecKind.DRAFT_MODEL

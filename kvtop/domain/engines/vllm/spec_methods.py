@@ -67,6 +67,12 @@ DETECTION_ERAS: Eras[tuple[DetectRule, ...]] = Eras((
 ))  # fmt: skip
 
 
+def is_mtp(method: str) -> bool:
+    """Whether the method is an MTP one: "mtp" or a model's `*_mtp` name, which SpeculativeConfig.__post_init__ runs
+    as "mtp" (config/speculative.py at v0.13.0 and v0.33.0)."""
+    return method == "mtp" or method.endswith("_mtp")
+
+
 def detected_method(draft: str, architectures: Iterable[str], version: ResolvedVersion) -> str:
     """The method vLLM at `version` gives a draft launched without one: from its name (`draft`, as passed) or its
     config's `architectures` (DETECTION_ERAS), else draft_model."""
@@ -122,6 +128,7 @@ EAGLE3_PP_ON_V2: Eras[bool] = Eras((
     Era("", False, "v0.22.0 config/vllm.py:2009-2013 ... v0.29.0 :2585-2589: 'EAGLE3 with pipeline parallelism'"),
     Era("0.30.0", True, "v0.30.0 config/vllm.py `_get_v2_model_runner_unsupported_features`: no EAGLE3/PP test"),
 ))
+
 
 def keeps_v1_runner(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
     """Why the launch's speculative decoding keeps the V1 model runner where the release would run V2, None where it
