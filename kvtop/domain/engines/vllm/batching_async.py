@@ -35,6 +35,7 @@ from kvtop.domain.engines.vllm.spec_methods import is_mtp, stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.span import flag_text
 
 # PP > 1 turns the default off: always, never, under the V1 model runner
 PpRule = Literal["off", "kept", "v1_runner"]
@@ -112,7 +113,7 @@ def _turned_off(rules: AsyncOff, settings: LaunchSettings, version: ResolvedVers
         return f"{method}-based speculative decoding"
     if checked and method is not None and _padded_off(settings):
         return "disable_padded_drafter_batch"
-    backend = str(settings.flags.get("distributed-executor-backend") or "mp").lower()
+    backend = (flag_text(settings, "distributed-executor-backend") or "mp").lower()
     if backend not in _MP:
         if rules.executors is None:
             raise UnsupportedModelError(f"vLLM {version.label}'s async scheduling under the {backend} executor "
