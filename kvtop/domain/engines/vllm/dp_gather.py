@@ -76,7 +76,13 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
-from kvtop.domain.engines.vllm.dp_workspace import MODULAR_ERAS, gate_up_width, modular_layer_bytes
+from kvtop.domain.engines.vllm.dp_workspace import (
+    HELD_ROWS,
+    MODULAR_ERAS,
+    TOPK_BYTES,
+    gate_up_width,
+    modular_layer_bytes,
+)
 from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
@@ -185,8 +191,6 @@ SHARED_FIRST: Eras[bool] = Eras((
 ))  # fmt: skip
 FP8_SCALE_GROUP = 128  # per_token_group_quant_fp8: one float32 scale per 128 inputs (the block's columns)
 SCALE_BYTES = 4
-TOPK_BYTES = 8  # select_experts: a float32 weight and an int32 id per token and chosen expert
-HELD_ROWS = 2  # the decoder layer's residual and normed input of the rank's own batch, held across its MoE
 
 
 class DpGather(BaseModel):

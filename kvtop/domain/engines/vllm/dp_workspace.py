@@ -36,8 +36,8 @@ MODULAR_ERAS: Eras[bool] = Eras((
                         "byte-identical)"),
 ))  # fmt: skip
 WORKSPACE_ALIGN = 256  # WorkspaceManager.get_simultaneous rounds each part up to 256 B
-TOPK_BYTES = 8  # a float32 weight and an int32 id per row and chosen expert
-HELD_ROWS = 2  # the decoder layer's residual and normed input of the rank's own batch
+TOPK_BYTES = 8  # select_experts: a float32 weight and an int32 id per row and chosen expert (dp_gather's too)
+HELD_ROWS = 2  # the decoder layer's residual and normed input of the rank's own batch, held across its MoE
 
 
 def gate_up_width(model: ModelSpec, layout: ParallelLayout) -> int:
