@@ -76,14 +76,9 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
-from kvtop.domain.engines.vllm.dp_workspace import (
-    HELD_ROWS,
-    MODULAR_ERAS,
-    TOPK_BYTES,
-    gate_up_width,
-    modular_layer_bytes,
-)
+from kvtop.domain.engines.vllm.dp_workspace import HELD_ROWS, MODULAR_ERAS, TOPK_BYTES, modular_layer_bytes
 from kvtop.domain.engines.vllm.eras import runs_v2
+from kvtop.domain.engines.vllm.moe_workspace import gate_up_width
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.launch import LaunchSettings

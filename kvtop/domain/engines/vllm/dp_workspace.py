@@ -25,6 +25,7 @@ Read in the v0.14.0 wheel (v0.14.1's workspace.py, fused_moe/ and gpu_model_runn
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.moe_workspace import ALIGNMENT, gate_up_width, triton_workspace_bytes
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div, round_up
@@ -35,17 +36,8 @@ MODULAR_ERAS: Eras[bool] = Eras((
     Era("0.14.0", True, "unquantized_fused_moe_method.py:281-287 and modular_kernel.py:766-869 at v0.14.0 (v0.14.1 "
                         "byte-identical)"),
 ))  # fmt: skip
-WORKSPACE_ALIGN = 256  # WorkspaceManager.get_simultaneous rounds each part up to 256 B
 TOPK_BYTES = 8  # select_experts: a float32 weight and an int32 id per row and chosen expert (dp_gather's too)
 HELD_ROWS = 2  # the decoder layer's residual and normed input of the rank's own batch, held across its MoE
-
-
-def gate_up_width(model: ModelSpec, layout: ParallelLayout) -> int:
-    """The gate-up width N one rank holds of an expert: whole experts under EP, else split over the MoE shards
-    (config.py FusedMoEParallelConfig)."""
-    moe = model.moe
-    assert moe is not None
-    return 2 * (moe.expert_intermediate_size // (1 if layout.ep > 1 else max(layout.moe_shards, 1)))
 
 
 def workspace_bytes(model: ModelSpec, layout: ParallelLayout, rows: int, chunk_rows: int) -> int:
@@ -57,9 +49,8 @@ def workspace_bytes(model: ModelSpec, layout: ParallelLayout, rows: int, chunk_r
     gate_up = gate_up_width(model, layout)
 
     def parts(chunk: int, out_rows: int | None) -> int:
-        shapes = [chunk * topk * max(gate_up // 2, hidden), chunk * topk * max(gate_up, hidden)]
-        shapes += [out_rows * hidden] if out_rows is not None else []
-        return sum(round_up(n * dtype, WORKSPACE_ALIGN) for n in shapes)
+        output = round_up(out_rows * hidden * dtype, ALIGNMENT) if out_rows is not None else 0
+        return triton_workspace_bytes(chunk, topk, gate_up, hidden, dtype) + output
 
     chunk = min(rows, chunk_rows)
     one_chunk_holds_output = ceil_div(rows, chunk) == 1 and chunk * topk * max(gate_up // 2, hidden) >= rows * hidden

@@ -88,9 +88,16 @@ def experts_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: in
     if model.moe is None:
         return 0
     rows = tokens if chunk is None else min(tokens, chunk)
-    split = 1 if layout.ep > 1 else max(layout.moe_shards, 1)
-    gate_up = 2 * (model.moe.expert_intermediate_size // split)
-    return triton_workspace_bytes(rows, model.moe.experts_per_token, gate_up, model.hidden_size, model.dtype_bytes)
+    return triton_workspace_bytes(rows, model.moe.experts_per_token, gate_up_width(model, layout), model.hidden_size,
+                                  model.dtype_bytes)  # fmt: skip
+
+
+def gate_up_width(model: ModelSpec, layout: ParallelLayout) -> int:
+    """The gate-up width N one rank holds of an expert: 2 × (I ÷ the experts' TP split), I whole under expert
+    parallelism (FusedMoEParallelConfig.make, config.py at v0.13.0 and v0.33.0)."""
+    moe = model.moe
+    assert moe is not None
+    return 2 * (moe.expert_intermediate_size // (1 if layout.ep > 1 else max(layout.moe_shards, 1)))
 
 
 def unquantized_experts(model: ModelSpec) -> bool:
