@@ -212,7 +212,7 @@ def free_memory_refusal(ledger: Ledger) -> Refusal | None:
         field="--gpu-memory-utilization",
         message=f"vLLM {ledger.version.label}: 'Free memory on device ({gib(free)}/{gib(total)}) on startup is less "
         f"than desired GPU memory utilization ({util:g}, {gib(requested)})': --free-memory is below what it asks",
-        source="vllm/v1/worker/utils.py request_memory (docs/engines/vllm.md §2.2)",
+        source=f"{START_CHECK_READ_ERAS.era(ledger.version).source} (docs/engines/vllm.md §2.2)",
     )
 
 
