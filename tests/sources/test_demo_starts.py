@@ -15,10 +15,11 @@ import pytest
 
 from benchmarks.calibration.corpus import load
 from kvtop.commands.node_source import DemoSource
-from kvtop.domain.calibration.estimate import calibrated_ledger, calibration_inputs, start_overhead
+from kvtop.domain.calibration.estimate import calibrated_ledger, calibration_inputs
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.start_overhead import start_overhead
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.engines.versions import ResolvedVersion
