@@ -10,7 +10,7 @@ import json
 import pytest
 
 from kvtop.cli import main
-from kvtop.domain.gpus import GpuTotalOrigin, memory_variant_note
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, memory_variant_note
 from tests.conftest import CONFIGS
 
 LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")

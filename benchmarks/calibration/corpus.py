@@ -30,7 +30,8 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, display_name, engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_dates, from_flag
 from kvtop.domain.engines.vllm.eras import V0_RELEASE
-from kvtop.domain.gpus import GPU_TOTAL_MIB, GpuTotalOrigin, gpu_key
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin
+from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
 from kvtop.domain.launch import LaunchSettings, engine_flags, parse_flags
 from kvtop.domain.launch_line import with_environment
 from kvtop.domain.ledger import Ledger, layout_from_settings, predict

@@ -19,7 +19,7 @@ from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
 from kvtop.domain.errors import InputError
-from kvtop.domain.gpus import GpuTotalOrigin, given_total_origin, wsl2_total_origin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, given_total_origin, wsl2_total_origin
 from kvtop.domain.launch import FIELD_TYPES, KVTOP_SPELLINGS, LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.launch_line import detect_engine, parse_launch_command
 from kvtop.domain.launch_notes import ignored_flags_note
@@ -363,8 +363,8 @@ def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
 def total_origin_from_args(args: argparse.Namespace, name: str | None, total_bytes: int) -> GpuTotalOrigin:
     """Where the total `gpu_from_args` picks (`name`, `total_bytes`) comes from, said beside it: --gpu-memory (it
     wins; the engine's total, or a larger memory variant of the card --gpu names: the domain's
-    `gpus.given_total_origin` decides), else --gpu's table (the H100's where no --gpu is given); under --wsl2 a card's
-    own figure is CUDA's whole-card total (`gpus.wsl2_total_origin`)."""
+    `gpu_total_origin.given_total_origin` decides), else --gpu's table (the H100's where no --gpu is given); under --wsl2 a card's
+    own figure is CUDA's whole-card total (`gpu_total_origin.wsl2_total_origin`)."""
     origin = GpuTotalOrigin.TABLE if getattr(args, "gpu_memory", None) is None else given_total_origin(name, total_bytes)
     return wsl2_total_origin(name, origin) if getattr(args, "wsl2", False) else origin
 

@@ -13,7 +13,7 @@ from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
-from kvtop.domain.gpus import GpuTotalOrigin, memory_variant_note, total_said
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, memory_variant_note, total_said
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.launch_notes import ignored_flags, unread_measured_flags
@@ -211,7 +211,7 @@ def _row_bytes(num_bytes: int) -> str:
 
 
 def gpu_shown(name: str | None, total_bytes: int, origin: GpuTotalOrigin | None) -> str:
-    """'H100 (79.65 GiB, nvidia-smi's total)': the GPU a header names, with what its total is (`gpus.total_said`
+    """'H100 (79.65 GiB, nvidia-smi's total)': the GPU a header names, with what its total is (`gpu_total_origin.total_said`
     of the origin every view says, `Ledger.shown_total_origin`), apart from the CUDA total a calibrated budget sizes
     from ('GPU memory as CUDA reports it', 79.19 GiB); the bare total for a measured one no chooser described."""
     said = f", {total_said(name, origin)}" if origin is not None else ""

@@ -82,7 +82,8 @@ class CapacitySource(str, Enum):
     def stated(self) -> str:
         """Who states the figure, as a sentence's subject: 'the engine reports', 'the engine logged', 'the demo
         simulates', 'kvtop predicts': the views' own words (`capacity_said`)."""
-        return "kvtop predicts" if self is CapacitySource.PREDICTED else f"the {_SAID[self][0]}"
+        said = _SAID[self][0]
+        return said if self is CapacitySource.PREDICTED else f"the {said}"
 
 
 #: (long, compact) by who states an engine's own figure: the long form names who states it ("engine reports
@@ -93,6 +94,7 @@ _SAID = {
     CapacitySource.LIVE: ("engine reports", "live"),
     CapacitySource.LOGGED: ("engine logged", "logged"),
     CapacitySource.SIMULATED: ("demo simulates", "simulated"),
+    CapacitySource.PREDICTED: ("kvtop predicts", "predicted"),  # every source has its words: no KeyError in a view
 }
 
 

@@ -21,7 +21,7 @@ from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
-from kvtop.domain.gpus import GpuTotalOrigin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.launch import LaunchSettings, check_kv_dtype, check_parallel, spelling_of
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.layout import ParallelLayout

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from kvtop.domain.calibration.estimate import start_overhead
+from kvtop.domain.calibration.start_overhead import start_overhead
 from kvtop.domain.capacity import CapacityCause, CapacityTerm
 from kvtop.domain.diagnose_findings import Finding, Thresholds, beside_engine_figure
 from kvtop.domain.engines.base import MeasuredInputs

@@ -41,7 +41,7 @@ from kvtop.domain.explanation import (
     Logged,
     judge,
 )
-from kvtop.domain.gpus import GpuTotalOrigin, total_origin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -66,7 +66,7 @@ class EstimateRun:
     @property
     def total_source(self) -> TermSource:
         """Where the run's total came from: as its caller said (`ExplainRequest.solved_total`), else by the one rule
-        of its origin (`gpus.total_origin`, `_total_given`): measured where it is the engine's own total, assumed
+        of its origin (`gpu_total_origin.total_origin`, `_total_given`): measured where it is the engine's own total, assumed
         where it is a table's or a larger variant's nvidia-smi figure (never 'measured' by default)."""
         if self.gpu_total_source is not None:
             return self.gpu_total_source
@@ -275,9 +275,9 @@ def calibrated_preload(run: EstimateRun) -> PreloadEstimate | None:
 def _total_given(run: EstimateRun) -> bool:
     """Whether the run's total stands as the engine's own, not a table's or a larger memory variant's nvidia-smi
     total for the model named (`GpuTotalOrigin.is_engines_total`): the operator's --gpu-memory, or a live node's
-    (NVML: the engine-visible total where the driver's reserved was read, `gpus.engine_visible_total`), as
+    (NVML: the engine-visible total where the driver's reserved was read, `gpu_total_origin.engine_visible_total`), as
     `MeasuredInputs.engine_total_given` takes a measured total; a run whose path does not carry the origin (an
-    engine's that does not pass it) as `gpus.total_origin` infers it."""
+    engine's that does not pass it) as `gpu_total_origin.total_origin` infers it."""
     return total_origin(run.gpu_name, run.gpu_total_bytes, run.gpu_total_origin).is_engines_total
 
 

@@ -13,7 +13,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
-from kvtop.domain.gpus import GpuTotalOrigin, total_origin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
@@ -74,7 +74,7 @@ class ExplainRequest(BaseModel):
         NVML's: `GpuTotalOrigin.is_engines_total`); else assumed: the GPU table's nvidia-smi total for the model named
         (--gpu; `kvtop.domain.gpus`), which the card is taken to report, or a larger memory variant's
         (`given_total_origin`), both a total CUDA reports less of; and no total at all (a stand-in is never
-        measured). A total handed in without its origin is what `gpus.total_origin` infers, as every reader takes it."""
+        measured). A total handed in without its origin is what `gpu_total_origin.total_origin` infers, as every reader takes it."""
         if self.gpu_total_bytes is None:
             return "assumed"
         origin = total_origin(self.gpu_name, self.gpu_total_bytes, self.gpu_total_origin)

@@ -23,7 +23,7 @@ from kvtop.domain.engines.base import BudgetStep
 from kvtop.domain.engines.catalogue import display_name, engine_module
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause, token_cap
-from kvtop.domain.gpus import GpuTotalOrigin, total_said
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_said
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.wording import gib

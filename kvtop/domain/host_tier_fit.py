@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.deployment import HostTier
 from kvtop.domain.observe import HostMemory
-from kvtop.domain.wording import gib
+from kvtop.domain.wording import counted, gib
 
 
 def host_origin(node_source: str) -> str:
@@ -63,7 +63,7 @@ class HostTierFit(BaseModel):
     def reason(self) -> str:
         """The verdict in one line, with the figures: what the tier asks of the node, and what the host has (in
         `plan --json`'s `host_fit`, as a computed field)."""
-        ranks = f"{self.ranks_on_node} rank{'s' if self.ranks_on_node != 1 else ''}"
+        ranks = counted(self.ranks_on_node, "rank")
         if self.state is HostTierState.HOST_UNKNOWN or self.host_total_bytes is None:
             return (f"{self.connector}: {gib(self.bytes_per_rank)} per rank × {ranks} = {gib(self.on_node_bytes)}; no "
                     "host memory was read, so whether the node holds it is not checked")  # fmt: skip

@@ -16,7 +16,7 @@ from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, resident_bytes
 from kvtop.domain.engines.base import EngineResult, KvCell, MeasuredInputs
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
-from kvtop.domain.gpus import GpuTotalOrigin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.kv import KvBook, KvFormat
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout

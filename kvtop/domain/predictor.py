@@ -16,7 +16,7 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.stated_release import endpoint_release
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.gpus import GpuTotalOrigin, engine_visible_total, wsl2_total_origin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, engine_visible_total, wsl2_total_origin
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
@@ -118,7 +118,7 @@ class EnginePredictor:
 def gpu_inputs(gpu: GpuObservation, desktop: HostDesktop | None = None) -> MeasuredInputs:
     """What a live GPU measures for a prediction before its engine's own figures: its total is NVML's (said so,
     `GpuTotalOrigin.NVML`), and the engines' total is NVML v2's less the driver's reserved where v2 answered
-    (`gpus.engine_visible_total`, measured), else the per-model fit (calibrated) stands in; a desktop the node
+    (`gpu_total_origin.engine_visible_total`, measured), else the per-model fit (calibrated) stands in; a desktop the node
     showed (`desktop`) is the fact `plan --desktop` states, measured (`MeasuredInputs.desktop_seen`). What shows a
     desktop on a node is WSL2 (its kernel, `/dev/dxg`: `host_desktop`), where NVML's total is the card's whole memory
     and CUDA's too (`GpuTotalOrigin.WSL2`: the calibration's WSL2 total stands in, not NVML's reserved split)."""

@@ -15,8 +15,9 @@ import shlex
 import uuid
 from dataclasses import dataclass
 
-from kvtop.domain.calibration.estimate import calibrated_ledger, start_overhead
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.start_overhead import start_overhead
 from kvtop.domain.engine_simulation import StartFigures
 from kvtop.domain.engines.registry import simulation
 from kvtop.domain.errors import InputError, KvtopError

@@ -18,7 +18,8 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
-from kvtop.domain.gpus import GpuTotalOrigin, given_total_origin, is_larger_variant
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, given_total_origin
+from kvtop.domain.gpus import is_larger_variant
 from kvtop.domain.wording import GIB, MIB
 from tests.data_paths import CONFIGS
 

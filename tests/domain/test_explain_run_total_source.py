@@ -1,5 +1,5 @@
 """The total an `EstimateRun` solves with is labelled by one rule (`ExplainRequest.solved_total`, else the run's
-origin through `gpus.total_origin`): vLLM's runs were built with an origin but no source, so a table total was
+origin through `gpu_total_origin.total_origin`): vLLM's runs were built with an origin but no source, so a table total was
 'measured' by default and a log's own total under --gpu was read as the table's."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_estimate import EstimateRun
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.gpus import GpuTotalOrigin, gpu_total_bytes
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin
+from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model

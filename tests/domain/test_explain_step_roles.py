@@ -27,7 +27,8 @@ from kvtop.domain.explanation import (
     stand_in_gpu_said,
     total_origin_said,
 )
-from kvtop.domain.gpus import GpuTotalOrigin, gpu_total_bytes
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin
+from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.ledger_values import Ledger
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model

@@ -1,4 +1,4 @@
-"""What a GPU total is (the engine's own, CUDA's; or nvidia-smi's) is decided by `gpus.total_origin` alone: the
+"""What a GPU total is (the engine's own, CUDA's; or nvidia-smi's) is decided by `gpu_total_origin.total_origin` alone: the
 budget's label (`MeasuredInputs.total_origin`) and explain's measured-or-assumed (`ExplainRequest.gpu_total_source`)
 took different defaults for a total handed in without its origin; the A10's table figure, 23,028 MiB, is
 nvidia-smi's (NVIDIA's A10 datasheet: 24 GB GDDR6; `GPU_TOTAL_MIB`), so it is assumed by both."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.gpus import GpuTotalOrigin, total_origin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model

@@ -9,8 +9,9 @@ imported from the committed fit, docs/calibration.md)."""
 from __future__ import annotations
 
 from kvtop.commands.node_source import DemoSource
-from kvtop.domain.calibration.estimate import calibrated_ledger, start_overhead
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
+from kvtop.domain.calibration.start_overhead import start_overhead
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kvtop.commands.render_ledger import gpu_shown, ledger_json, ledger_text, total_is
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.gpus import GpuTotalOrigin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model

@@ -12,7 +12,8 @@ import pytest
 from benchmarks.calibration.corpus import load_all
 from kvtop.cli import main
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate, wsl2_total_estimate
-from kvtop.domain.gpus import GPU_TOTAL_MIB, GpuTotalOrigin, total_said, wsl2_total_origin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_said, wsl2_total_origin
+from kvtop.domain.gpus import GPU_TOTAL_MIB
 from kvtop.domain.host_desktop import host_desktop
 from kvtop.domain.observe import GpuObservation
 from kvtop.domain.predictor import gpu_inputs

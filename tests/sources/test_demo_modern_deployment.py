@@ -72,7 +72,7 @@ def test_sglang_engine_shows_its_draft_experts_deepep_and_hicache(snapshot: Node
     assert waterfall.clean_tokens + sum(t.tokens for t in waterfall.terms) == waterfall.actual_tokens
     # SGLang sized its pool from what it measured, H200_TOTAL − TP4_CONTEXT free before its weights; kvtop's clean
     # prediction is the same rule from its own pre-load: CUDA's total as the demo's NVML v2 reports it (its total less
-    # its reserve, `gpus.engine_visible_total`: the logged H200_TOTAL, no longer the fit's) less SGLang's TP 4 context
+    # its reserve, `gpu_total_origin.engine_visible_total`: the logged H200_TOTAL, no longer the fit's) less SGLang's TP 4 context
     # fit (tests/calibrated_figures.py; at the fits of da524f1c and the fitted total 117,647 tokens): the gap, the
     # context measured against the fit, is the waterfall's unexplained term
     draft = load_model("qwen3-235b-a22b-eagle3")

@@ -15,10 +15,11 @@ import pytest
 
 from benchmarks.calibration.corpus import load
 from kvtop.commands.node_source import DemoSource
-from kvtop.domain.calibration.estimate import calibrated_ledger, calibration_inputs, start_overhead
+from kvtop.domain.calibration.estimate import calibrated_ledger, calibration_inputs
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.start_overhead import start_overhead
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -181,7 +182,7 @@ def test_a_refit_moves_the_prediction_not_what_the_engines_measured(
     predicted = [(view.ledger.token_capacity if view.ledger else None) for view in before.engines]
     refitted = [(view.ledger.token_capacity if view.ledger else None) for view in after.engines]
     # llama.cpp's cache is its -c: no fit moves it. CUDA's total is measured on the demo's GPUs as on a live one (NVML
-    # v2's total less its reserve, `gpus.engine_visible_total`), so its fit moves no prediction: an engine with no
+    # v2's total less its reserve, `gpu_total_origin.engine_visible_total`), so its fit moves no prediction: an engine with no
     # fit of its own (LMDeploy's FITS is empty: its context is assumed) is not moved by a refit either
     assert all(view.ledger is None or view.ledger.engine_total_source == "measured" for view in before.engines)
     if any(view.engine.kind != "llamacpp" and _fits_of(view.engine.kind) for view in before.engines):

@@ -13,7 +13,7 @@ from typing import Any
 import pynvml
 
 from kvtop.commands.render_ledger import ledger_json
-from kvtop.domain.gpus import GpuTotalOrigin, engine_visible_total
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, engine_visible_total
 from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.observe import EngineInstance, GpuObservation, MemoryApi

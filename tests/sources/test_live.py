@@ -86,7 +86,7 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # + cdiv(127 + 2 × 1024, 16) + 1 = 137 sliding-window blocks (two batches in flight: async scheduling,
     # vLLM's default) = 8,329 of the blocks the clean prediction leaves: ceil(0.95 × CUDA's total), CUDA's total
     # measured as NVML v2 reports it (81,920 MiB less the 557 MiB reserved, the fake's fb-memory-observations.csv
-    # figures: `gpus.engine_visible_total`), less the weights — the checkpoint's (`_gpt_oss_120b_book`), the
+    # figures: `gpu_total_origin.engine_visible_total`), less the weights — the checkpoint's (`_gpt_oss_120b_book`), the
     # padding vLLM's Marlin MXFP4 backend builds on an SM 8.0 GPU (weights_built.py: every expert padded from
     # 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a scale byte per 32, over 36 layers × 128 experts × 3
     # matrices), and beside the book the rope's cos/sin cache every vLLM rank holds (131,072 positions × 64 rotary
@@ -221,7 +221,7 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # engines build it) beside the checkpoint (`_gpt_oss_120b_book`) and the rope's float32 cos/sin cache on every
     # rank (131,072 positions × 64 dims × 4 B) they take the weights' share of ceil(0.95 × CUDA's total), CUDA's total
     # measured as NVML v2 reports it (81,559 MiB less the 336 MiB reserved: the fake's nvidia-smi figures,
-    # h100-sxm-8gpu-host-q-d-memory-id0.txt; `gpus.engine_visible_total`). vLLM's non-torch memory from v0.18 at
+    # h100-sxm-8gpu-host-q-d-memory-id0.txt; `gpu_total_origin.engine_visible_total`). vLLM's non-torch memory from v0.18 at
     # TP > 1 is FlashInfer's all-reduce + RMSNorm fusion workspace (fusion_workspace.py: min(1 MiB ÷ (2,880 × 2 B),
     # 1,024) = 182 tokens at TP 8, the one-shot buffer, the barrier flags and the three Lamport buffers each with its
     # 2,048 B signal pad rounded to 2 MiB: 8 + 2 + 24 = 34 MiB) and the fit of `vllm.non_torch.v18` for the rest

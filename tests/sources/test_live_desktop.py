@@ -9,7 +9,7 @@ from pathlib import Path
 from kvtop.commands.node_source import LiveSource
 from kvtop.commands.render_snapshot import snapshot_json, snapshot_text
 from kvtop.domain.calibration.estimate import preload_estimate
-from kvtop.domain.gpus import GpuTotalOrigin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.host_desktop import DesktopEvidence
 from kvtop.sources.host_desktop import read_host_desktop
 from kvtop.sources.nvml import NvmlSource

@@ -11,8 +11,7 @@ host, what the host holds is an assumed term where the engine sizes from the fre
 - `planned_capacity`: that ledger and the capacity at both ends of the interval (the engines' budgets
   are monotone in every term, though not always the usual way: each end is the least and the most of the centre
   and the two solves; the dominant term names what to measure first; an attention-free model's requests too);
-- `start_overhead`: what a (re)start finds taken before its weights (the driver's share of nvidia-smi's
-  total and the engine's CUDA context and NCCL), which diagnose's restart arithmetic and the demo use.
+- `start_overhead.start_overhead`: what a (re)start finds taken before its weights, its own module.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.extrapolation import Extrapolation, ExtrapolationWidening
-from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
 from kvtop.domain.calibration.host_estimate import HostStart
 from kvtop.domain.calibration.host_memory import desktop_host, host_term, unified_host
 from kvtop.domain.calibration.host_start import host_start
@@ -33,7 +31,7 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
 from kvtop.domain.calibration.plan_fits import committed_fits, desktop_held_bytes, plan_fits
 from kvtop.domain.calibration.support import widened
-from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate, TermSource
+from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate
 from kvtop.domain.calibration.weights import with_fitted_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
@@ -398,43 +396,6 @@ def calibrated_ledger(
     estimate = _estimate_of(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, fits, None, node_measures,
                             draft, version=version)  # fmt: skip
     return _solved(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, "central", draft, version)
-
-
-class StartOverhead(BaseModel):
-    """What a start of one launch finds taken on each of its GPUs before its weights load, besides other
-    processes: the driver's share (nvidia-smi's total less CUDA's) and the CUDA context and NCCL."""
-
-    model_config = ConfigDict(frozen=True)
-
-    driver_bytes: int
-    context_bytes: int
-    source: TermSource  # measured (the ledger's free memory before load), else the calibration's
-
-    @property
-    def taken_bytes(self) -> int:
-        return self.driver_bytes + self.context_bytes
-
-
-def start_overhead(ledger: Ledger, fits: dict[str, LinearTerm] | None = None) -> StartOverhead:
-    """The overhead of a start of `ledger`'s launch on its GPU model: CUDA's total per GPU model and the
-    engine's context fit (by TP and GPU: the one its calibrated ranks hold, `CalibratedFigures.context_bytes`),
-    or, where the ledger measured the free memory before load, the context that measurement leaves against
-    CUDA's total."""
-    rules = engine_rules(ledger.settings.engine)
-    figures = ledger.measured.calibrated if fits is None else None  # other fits: the context is theirs
-    fits = engine_fits(ledger.settings.engine, fits)
-    given = ledger.measured.engine_total_given()  # the engine's total as given (--gpu-memory) or measured (NVML v2)
-    total = given[0] if given is not None else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, fits,
-                                                                    wsl2=ledger.measured.wsl2).bytes
-    driver = max(ledger.gpu_total_bytes - total, 0)
-    measured_free = ledger.measured.free_before_load_bytes
-    if measured_free is not None:
-        return StartOverhead(driver_bytes=driver, context_bytes=max(total - measured_free, 0), source="measured")
-    # the context the ledger's ranks hold, where it was calibrated (the same figure, one truth)
-    if figures is not None and figures.context_bytes is not None:
-        return StartOverhead(driver_bytes=driver, context_bytes=figures.context_bytes, source=figures.context_source)
-    context = rules.calibration.context(calibration_inputs(ledger), fits)
-    return StartOverhead(driver_bytes=driver, context_bytes=context.bytes, source=context.source)
 
 
 def planned_capacity(

@@ -12,7 +12,7 @@ from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.deployment import Basis, BudgetTerm, Charge, resident_bytes
 from kvtop.domain.engines.measured_reads import MeasuredField, MeasuredNotRead
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.gpus import GpuTotalOrigin, total_origin, total_said
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_origin, total_said
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
@@ -75,7 +75,7 @@ class MeasuredInputs(BaseModel):
     # live node's prediction: NVML)
     gpu_total_origin: GpuTotalOrigin | None = None
     # the total the engines size from (CUDA's), measured on a live GPU: NVML v2's total less its reserved
-    # (`gpus.engine_visible_total`); None where not measured (NVML v1, a plan away from the GPU): the fit stands in
+    # (`gpu_total_origin.engine_visible_total`); None where not measured (NVML v1, a plan away from the GPU): the fit stands in
     cuda_total_bytes: int | None = None
 
     def engine_total_given(self) -> tuple[int, str] | None:
@@ -88,10 +88,10 @@ class MeasuredInputs(BaseModel):
         return None
 
     def with_total_origin(self, origin: GpuTotalOrigin) -> MeasuredInputs:
-        """These inputs with their GPU total's origin said (`gpus.given_total_origin` for --gpu-memory): a larger
+        """These inputs with their GPU total's origin said (`gpu_total_origin.given_total_origin` for --gpu-memory): a larger
         memory variant's total is nvidia-smi's, not the engine's, so it leaves `gpu_total_bytes` (which the engine
         would size from as measured) and the calibration estimates CUDA's total from it, as from the table's; so does
-        a WSL2 card's (`gpus.wsl2_total_origin`), CUDA's total there the whole card."""
+        a WSL2 card's (`gpu_total_origin.wsl2_total_origin`), CUDA's total there the whole card."""
         nvidia_smis = origin in (GpuTotalOrigin.VARIANT, GpuTotalOrigin.WSL2)  # a card's own figure, not --gpu-memory's
         dropped = {"gpu_total_bytes": None} if nvidia_smis else {}
         return self.model_copy(update={"gpu_total_origin": origin, **dropped})
@@ -104,12 +104,12 @@ class MeasuredInputs(BaseModel):
 
     def total_origin(self, gpu_name: str | None, gpu_total_bytes: int) -> GpuTotalOrigin:
         """Where the GPU total came from: as its chooser said, else inferred for a caller that did not say
-        (`gpus.total_origin`)."""
+        (`gpu_total_origin.total_origin`)."""
         return total_origin(gpu_name, gpu_total_bytes, self.gpu_total_origin)
 
     def shown_total_origin(self, gpu_name: str | None, gpu_total_bytes: int) -> GpuTotalOrigin | None:
         """THE origin every view says for the GPU total (the budget's first line, `plan`'s and a snapshot's header,
-        the JSON's `gpu.total_is`): its chooser's; else, for a total nothing measured, the one `gpus.total_origin`
+        the JSON's `gpu.total_is`): its chooser's; else, for a total nothing measured, the one `gpu_total_origin.total_origin`
         reads from its bytes; None for a measured total no chooser described (a log's: said as measured)."""
         if self.gpu_total_origin is None and self.is_measured("gpu_total_bytes"):
             return None
@@ -350,7 +350,7 @@ class EngineInputs(BaseModel):
 
     def gpu_total_label(self) -> str:
         """The budget's first line, saying what its total is: 'GPU memory (nvidia-smi's total)' for the table's
-        figure, else '(--gpu-memory)' (`gpus.total_said` of the origin its chooser said, as `plan`'s header); a
+        figure, else '(--gpu-memory)' (`gpu_total_origin.total_said` of the origin its chooser said, as `plan`'s header); a
         measured total (the operator's --gpu-memory, NVML) is plain 'GPU memory', its step marked measured (explain
         names a log's as logged)."""
         origin = self.measured.shown_total_origin(self.gpu_name, self.gpu_total_bytes)

@@ -17,7 +17,8 @@ from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import Explanation, total_origin_said
-from kvtop.domain.gpus import GpuTotalOrigin, gpu_total_bytes
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin
+from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import gib
 
