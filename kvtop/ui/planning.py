@@ -14,17 +14,18 @@ from kvtop.domain.calibration.estimate import CapacityPlan, calibrated_ledger, p
 from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.deployment import DeploymentSetup, HostKvRequest
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
+from kvtop.domain.engines.registry import EngineId, display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.engines.versions import LATEST, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.host_tier_fit import HostTierFit, host_tier_fit
-from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, model_args, release_names
+from kvtop.domain.launch import LaunchSettings, model_args, release_names
 from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
 from kvtop.domain.span import ranks_per_node
 from kvtop.domain.wording import GIB
+from kvtop.ui.plan_errors import FieldErrors, field_error
 from kvtop.ui.plan_fields import (
     DEPLOYMENT_KEYS,
     FIELD_BY_KEY,
@@ -36,66 +37,6 @@ from kvtop.ui.plan_fields import (
     edited_keys,
     engine_count,
 )
-
-#: The planner keys that are `LaunchSettings` fields of the same name (the memory share is each engine's own).
-_SETTING_KEYS = frozenset(
-    {"model", "tp", "pp", "ep", "dp", "enable_dp_attention", "kv_cache_dtype", "page_size", "context_length",
-     "max_running_requests", "engine_version"}
-)  # fmt: skip
-
-
-def field_of_flag(flag: str, engine: EngineId | None = None) -> str | None:
-    """The planner field an engine flag sets ('--max-model-len' → 'context_length', LMDeploy's
-    '--cache-block-seq-len' → 'page_size'), if any: read from the engine's own spellings (every engine's
-    when `engine` is None), then kvtop's own."""
-    for each in (engine,) if engine is not None else ENGINE_IDS:
-        setting = engine_flags_of(each).spellings.get(flag)
-        if setting is not None and setting == engine_rules(each).memory_fraction_field:
-            return "memory_fraction"
-        if setting in _SETTING_KEYS:
-            return setting
-    setting = KVTOP_SPELLINGS.get(flag)
-    return setting if setting in _SETTING_KEYS else None
-
-
-def named_field(err: KvtopError) -> str | None:
-    """The field or flag an error names: an InputError's `field`; any other KvtopError names none."""
-    return err.field if isinstance(err, InputError) else None
-
-
-def field_of_error(err: KvtopError, engine: EngineId | None = None) -> str | None:
-    """The planner field an error names (by label or by engine flag), if any."""
-    name = named_field(err)
-    if not name:
-        return None
-    by_label = next((field.key for field in FIELDS if field.label == name), None)
-    by_flag = (field_of_flag(part, engine) for part in name.split("/"))  # '--tp-size/--tp': the engine's, kvtop's
-    return by_label or next((key for key in by_flag if key), None)
-
-
-class FieldErrors(InputError):
-    """Every bad field of an edit, each with its own reason (the planner shows them all, not the first)."""
-
-    def __init__(self, errors: tuple[FieldError, ...]) -> None:
-        super().__init__("; ".join(error.message for error in errors))  # each message names its own field
-        self.errors = errors
-        self.field = next((FIELD_BY_KEY[e.key].label for e in errors if e.key is not None), None)
-
-
-def field_error(err: KvtopError, engine: EngineId | None = None) -> FieldError:
-    """`err` worded for the planner: the field it names by its label ('--pp: pp 999 exceeds…' → 'PP: …'). A form
-    field's reason leaves out the model file it was found in ('… attention TP 3 in /home/…/llama-3-70b.json'): the
-    model row above names the model, and the path only wrapped the line at 80 columns; the model field keeps it."""
-    if isinstance(err, FieldErrors) and err.errors:
-        return err.errors[0]
-    key, text, name = field_of_error(err, engine), str(err), named_field(err)
-    if key is None:
-        return FieldError(None, text)
-    if key != "model" and isinstance(err, InputError) and err.source:
-        text = text.removesuffix(f" in {err.source}")
-    if name and text.startswith(f"{name}: "):
-        text = text[len(name) + 2 :]
-    return FieldError(key, f"{FIELD_BY_KEY[key].label}: {text}")
 
 
 def memory_fraction_field(settings: LaunchSettings) -> str | None:

@@ -29,7 +29,7 @@ from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model_config import model_from_config
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.engines.registry import complete_settings, endpoint_reader
-from kvtop.ui.planning import field_of_flag
+from kvtop.ui.plan_errors import field_of_flag
 from tests.conftest import CONFIGS
 
 ROOT = Path(__file__).resolve().parents[2]

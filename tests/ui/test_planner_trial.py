@@ -8,7 +8,7 @@ from textual import events
 from textual.widgets import Input
 
 from kvtop.ui.plan_fields import FieldError
-from kvtop.ui.screens.planner import errors_text
+from kvtop.ui.screens.planner_lines import errors_text
 from kvtop.ui.widgets.typed_input import elided
 from tests.ui.conftest import wait_for
 from tests.ui.helpers import open_planner, retype, shown

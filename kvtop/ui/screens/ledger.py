@@ -169,7 +169,7 @@ def note_lines(view: RankLedgerView) -> list[Content]:
         [Content.styled(f"≈ tokens, {reported}: the count the {capacity_said(view.capacity_source)}"
                         " (not its bytes ÷ rate)", "$text-muted"),
          Content.styled(f"≈ tokens, other rows: {rate}", "$text-muted")]
-        if reported and view.rank else [Content.styled(f"≈ tokens: each row's {rate}", "$text-muted")]
+        if reported else [Content.styled(f"≈ tokens: each row's {rate}", "$text-muted")]
     )  # fmt: skip
     predicted = view.rank.predicted if view.rank is not None else None
     if predicted is not None and predicted.context_source != "measured":  # an estimate is never a fact

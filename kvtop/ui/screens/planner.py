@@ -22,7 +22,6 @@ from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static
 
 from kvtop.domain.calibration.node import NodeMeasure
-from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
 from kvtop.domain.errors import KvtopError
@@ -32,14 +31,14 @@ from kvtop.domain.launch_check import architecture_check, launch_refusals
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
-from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS, FieldError
+from kvtop.ui.plan_errors import field_of_flag
+from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
 from kvtop.ui.planning import (
     PlanOutcome,
     desktop_fact_note,
     edited_host_fit,
     edited_kv_dtype_options,
     engine_flags,
-    field_of_flag,
     field_texts,
     kv_dtype_options,
     memory_fraction_field,
@@ -48,6 +47,7 @@ from kvtop.ui.planning import (
 )
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.planner_basis import PlanBasis, PlannerDraft
+from kvtop.ui.screens.planner_lines import edit_notes, errors_text, measured_note
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.model_notes import model_notes_text
@@ -342,7 +342,7 @@ class PlannerScreen(NodeScreen):
         return Content.assemble(
             ("Planner", "bold $primary"), f" · {basis.engine_label} · {basis.gpu_name or 'GPU'} {fmt_gib(basis.gpu_total_bytes)}",
             (f" · after starts from the {basis.start_label}" if basis.start_label else "", "$accent"),
-            (rules, "$text-muted"), (_measured_note(basis.measured), "$text-muted"),
+            (rules, "$text-muted"), (measured_note(basis.measured), "$text-muted"),
             (desktop_fact_note(basis.measured), "$text-muted"),
         )  # fmt: skip
 
@@ -471,33 +471,3 @@ class PlannerScreen(NodeScreen):
         if isinstance(self.focused, Input):  # selected as on focus: the next key replaces the live value
             self.focused.select_all()  # (the trial's ctrl+r then 4 on TP read 84, not 4)
         self.recompute()
-
-
-#: The most field errors the planner lists one per line; the rest are counted ("and 2 more", each field marked).
-ERRORS_SHOWN = 3
-
-
-def edit_notes(outcome: PlanOutcome) -> tuple[str, ...]:
-    """The engine's notes on the edit that the live launch has not (the ledger's: `kvtop plan` prints them as
-    'note:'), so a planned change the engine takes otherwise than typed is said where the edit is made."""
-    if outcome.after is None:
-        return ()
-    before = outcome.before.engine.notes if outcome.before is not None else ()
-    return tuple(note for note in outcome.after.engine.notes if note not in before)
-
-
-def errors_text(errors: tuple[FieldError, ...]) -> str:
-    """'✗ TP: …' one line per bad field, the fourth on counted: every field's reason, not only the first's."""
-    lines = [f"✗ {error.message}" for error in errors[:ERRORS_SHOWN]]
-    if len(errors) > ERRORS_SHOWN:
-        lines.append(f"  and {len(errors) - ERRORS_SHOWN} more (the fields marked red)")
-    return "\n".join(lines)
-
-
-def _measured_note(measured: MeasuredInputs) -> str:
-    """' · free before load 78,004,617,216 B (72.65 GiB), least over its GPUs' when planning on measured
-    memory: the exact bytes, which `kvtop plan --free-memory 78004617216B` takes to agree to the token."""
-    free = measured.free_before_load_bytes
-    if free is None:
-        return ""
-    return f" · free before load {free:,} B ({fmt_gib(free)}), least over its GPUs"

@@ -7,7 +7,8 @@ import json
 
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model_config import model_from_config
-from kvtop.ui.planning import field_of_flag, plan
+from kvtop.ui.plan_errors import field_of_flag
+from kvtop.ui.planning import plan
 from tests.conftest import CONFIGS
 
 H100 = 81559 << 20
