@@ -5,19 +5,21 @@ holds tests."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from kvtop.cli import main
 
 
-def plan_json(capsys: pytest.CaptureFixture[str], args: tuple[str, ...], *flags: str) -> dict:
+def plan_json(capsys: pytest.CaptureFixture[str], args: tuple[str, ...], *flags: str) -> dict[str, Any]:
     """The plan's JSON for the base arguments `args` plus `flags`; the command must succeed."""
     assert main(["plan", "--json", "--no-calibration-store", *args, *flags]) == 0
-    return json.loads(capsys.readouterr().out)
+    out: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return out
 
 
-def named(out: dict, rule: str) -> list[str]:
+def named(out: dict[str, Any], rule: str) -> list[str]:
     """The flags the plan says `rule` (the engine's display name, e.g. "vLLM") does not read, in the JSON and in
     the notes alike."""
     in_json = [f["flag"] for f in out["flags_not_read"] if f["why"] == "not_read_by_rule"]
