@@ -1,5 +1,5 @@
 """DeepSeek-V4's hybrid FP8+NVFP4 checkpoints on SGLang's `flashinfer_trtllm_routed` MoE runner, by release
-(engines/sglang/nvfp4_runner.py DSV4_ROUTED_ERAS, checks.py DSV4_NVFP4_REFUSED_ERAS).
+(engines/sglang/nvfp4_runner.py DSV4_ROUTED_ERAS, checks.py _check_dsv4_nvfp4_experts).
 
 Expected picks from SGLang's own code (wheels from PyPI, read):
 - 0.5.13: configs/model_config.py has no `nvfp4_moe_meta` and nothing sets the routed runner: `auto` picks Marlin on

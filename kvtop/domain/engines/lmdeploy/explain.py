@@ -136,9 +136,10 @@ def _logged(log: EngineLog, block_len: int, free: Measured | None) -> Logged:
 
 
 def logged_figures(log: EngineLog, settings: LaunchSettings, version: ResolvedVersion | None = None) -> Logged:
-    """What the log states, read without a model."""
-    version = _version(log, settings)
-    return _logged(log, _block_len(log, settings, version), _logged_free(log))
+    """What the log states, read without a model. The block length follows the release `settings` name, else the
+    log's own (`_version`); `version` (how a reader found it) is not needed: no reading here rests on an assumption."""
+    release = _version(log, settings)
+    return _logged(log, _block_len(log, settings, release), _logged_free(log))
 
 
 def _logged_free(log: EngineLog) -> Measured | None:

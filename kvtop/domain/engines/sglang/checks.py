@@ -15,6 +15,7 @@ from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.chunked_prefix import check_chunked_prefix
 from kvtop.domain.engines.sglang.hybrid_swa import HYBRID_SWA_ARCHS_ERAS
 from kvtop.domain.engines.sglang.nvfp4_pad import check_gated_w13_pad
+from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_capability
@@ -45,13 +46,6 @@ MXFP8_MIN_CAPABILITY_ERAS: Eras[int | None] = Eras((
 
 
 BLACKWELL = 100
-DSV4_NVFP4_REFUSED_ERAS: Eras[bool] = Eras((
-    Era("", False, "no nvfp4_moe_meta before 0.5.14 (configs/model_config.py at 0.5.13)"),
-    Era("0.5.14", True, "flashinfer_trtllm_routed for a hybrid FP8+NVFP4 checkpoint (nvfp4_runner.DSV4_ROUTED_ERAS: "
-                        "deepseek_v4_hook.py:63-70 at 0.5.14, model_overrides/deepseek_v4.py at 0.5.23), refused off "
-                        "Blackwell by ModelOptNvFp4FusedMoEMethod (modelopt_quant.py:1774-1778 at 0.5.14, "
-                        ":1903-1908 at 0.5.15)"),
-))  # fmt: skip
 
 
 def weight_format_minimum(quant: QuantSpec, version: ResolvedVersion) -> tuple[str, int] | None:
@@ -127,18 +121,14 @@ def check_launch(inputs: EngineInputs) -> None:
 
 def _check_dsv4_nvfp4_experts(inputs: EngineInputs) -> None:
     """A DeepSeek-V4 checkpoint with NVFP4 experts (hybrid FP8 + NVFP4) below Blackwell: the model's overrides
-    pick the flashinfer_trtllm_routed MoE runner for it (from 0.5.14: DSV4_NVFP4_REFUSED_ERAS), and
-    ModelOptNvFp4FusedMoEMethod refuses any runner but auto or marlin off Blackwell (modelopt_quant.py); read
-    at 0.5.14, 0.5.15 and 0.5.23 (engine-diff's nvidia DeepSeek-V4 NVFP4 rows on sm90 at 0.5.23: the engine refuses)."""
-    experts, capability = inputs.model.quant.routed_experts, gpu_capability(inputs.gpu_name)
-    if (
-        inputs.model.compressed is None
-        or experts is None
-        or experts.method != "nvfp4"
-        or capability is None
-        or capability >= BLACKWELL
-        or not DSV4_NVFP4_REFUSED_ERAS.at(inputs.version)
-    ):
+    pick the flashinfer_trtllm_routed MoE runner for it (from 0.5.14: `runner_pick`, nvfp4_runner.DSV4_ROUTED_ERAS;
+    below Blackwell no other model gets the TRT-LLM runner), and ModelOptNvFp4FusedMoEMethod refuses any runner but
+    auto or marlin off Blackwell (modelopt_quant.py:1774-1778 at 0.5.14, :1903-1908 at 0.5.15); read at 0.5.14,
+    0.5.15 and 0.5.23 (engine-diff's nvidia DeepSeek-V4 NVFP4 rows on sm90 at 0.5.23: the engine refuses)."""
+    capability = gpu_capability(inputs.gpu_name)
+    if capability is None or capability >= BLACKWELL:
+        return
+    if runner_pick(inputs.model, inputs.gpu_name, inputs.version).runner is not NvFp4MoeRunner.TRTLLM:
         return
     raise InputError(
         f"SGLang {inputs.version.label} refuses DeepSeek-V4's NVFP4 experts on {inputs.gpu_name} ('Current platform "

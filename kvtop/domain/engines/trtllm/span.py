@@ -26,9 +26,9 @@ def per_node(settings: LaunchSettings, nodes: int) -> str | None:
     world"), one task per GPU."""
     if nodes <= 1:
         return None
-    ranks = settings.tp * settings.pp
-    return (f"trtllm-serve takes no node count: launch the line once as one MPI world of {ranks} ranks over"
-            f" {nodes} nodes, e.g. srun -N {nodes} --ntasks-per-node {ranks // nodes} trtllm-llmapi-launch"
+    world = ParallelLayout(tp=settings.tp, pp=settings.pp)  # the MPI world: tp × pp ranks
+    return (f"trtllm-serve takes no node count: launch the line once as one MPI world of {world.gpus} ranks over"
+            f" {nodes} nodes, e.g. srun -N {nodes} --ntasks-per-node {ranks_per_node(world, nodes)} trtllm-llmapi-launch"
             " trtllm-serve …")
 
 
