@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
+from kvtop.domain.engines.lmdeploy.dsa import dsa_storage
 from kvtop.domain.engines.lmdeploy.eras import (
     CALENDAR,
     TURBOMIND_MLA_SHARED_SINCE,
@@ -82,8 +83,8 @@ class LmdeployRules(LmdeployBudget, EngineBase):
             backend, _ = resolve_backend(model, settings, version)
         except KvtopError:  # the budget says why; the storage is TurboMind's until then
             backend = "turbomind"
-        if backend == "pytorch":
-            return PYTORCH_STORAGE
+        if backend == "pytorch":  # a DSA model's `auto` is FP8 in some releases (dsa.py)
+            return dsa_storage(model, settings.kv_cache_dtype, PYTORCH_STORAGE, version)
         if not since(TURBOMIND_ONLINE_KV_QUANT_SINCE, version):
             if settings.kv_cache_dtype.strip().lower() not in ("auto", *OFFLINE_QUANT_POLICIES):
                 raise InputError(f"LMDeploy {version.label} has only --quant-policy 4 (offline int8 KV); "
