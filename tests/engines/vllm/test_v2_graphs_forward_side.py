@@ -68,7 +68,9 @@ def test_the_v0_23_starts_plan_closer_to_their_logs() -> None:
     for config, util, weights, logged in (("Qwen--Qwen3-8B.json", "0.3", 15.27, 50_800),
                                           ("calibration/configs/Qwen--Qwen3-4B-Instruct-2507.RECONSTRUCTED.json", "0.22",
                                            7.64, 62_688)):  # fmt: skip
-        record = next(r for r in RECORDS.values() if r.raw.get("config") == config and r.raw["version"] == "0.23.0")
+        record = next(
+            r for r in RECORDS.values() if r.raw.get("config") == config and r.raw["version"] == "0.23.0"
+        )
         assert record.model is not None
         settings = parse_flags("vllm", ["--engine-version", "0.23.0", "--max-model-len", "16384",
                                         "--gpu-memory-utilization", util])  # fmt: skip

@@ -58,6 +58,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
 from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
 from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
@@ -168,9 +169,14 @@ def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs, figure: Term
     if why is None or figure is None:
         return graphs
     charged, side = forward_side(figure.bytes, inputs)
+    workspace = flashinfer_workspace(inputs)
+    inside = (f"; V2's estimate holds {workspace[1]}: its capture into the throwaway pool builds fresh metadata "
+              "builders on a minimal KV cache (cudagraph_utils.py `_init_minimal_kv_cache_for_profiling`, v0.29.0:756, "
+              "v0.31.0:892, v0.34.0:1030)") if workspace else ""  # fmt: skip
     return graphs.model_copy(update={
         "label": "vLLM V2's CUDA-graph estimate and the memory beside its profile",
-        "bytes": graphs.bytes + charged, "error_bytes": graphs.error_bytes + figure.error_bytes,
+        "bytes": graphs.bytes + charged + (workspace[0] if workspace else 0),
+        "error_bytes": graphs.error_bytes + figure.error_bytes,
         "basis": f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
-                 f"v0.29.0); {why}{'; ' + side if side else ''}",
+                 f"v0.29.0){inside}; {why}{'; ' + side if side else ''}",
     })  # fmt: skip
