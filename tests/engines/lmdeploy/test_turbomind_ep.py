@@ -1,5 +1,5 @@
 """TurboMind's weights under --ep by release (kvtop.domain.engines.lmdeploy.turbomind_ep; docs/engines/lmdeploy.md
-§16.3), from the PyPI wheels 0.14.0 – 0.18.0 (read 2026-12-06).
+§16.1), from the PyPI wheels 0.14.0 – 0.18.0 (read 2026-12-06).
 
 Expected per-rank bytes are the wheels' arithmetic by hand, from the configs (bf16, 2 B a parameter):
 - parallel_config.py `_try_layout`: devices = dp × attn_tp × cp = outer_dp × ep × mlp_tp, attn_tp or mlp_tp = tp;

@@ -1,5 +1,5 @@
 """How TurboMind splits the MLP beside the routed experts under `--ep` (`EngineRules.mlp_split`; docs/engines/lmdeploy.md
-§16.3). Read in the PyPI wheels 0.14.0, 0.15.0, 0.16.0, 0.17.0 and 0.18.0.
+§16.1). Read in the PyPI wheels 0.14.0, 0.15.0, 0.16.0, 0.17.0 and 0.18.0.
 
 * Before 0.15.0 TurboMind does not read `--ep`: cli/serve.py (0.14.0:231) passes `ep=args.ep` to
   `PytorchEngineConfig` only, `TurbomindEngineConfig` has no `ep`. Every part splits over TP.
@@ -29,7 +29,7 @@ from kvtop.domain.model import ModelSpec
 # Whether TurboMind reads --ep
 TURBOMIND_EP_ERAS: Eras[bool] = Eras((
     Era("", False, "cli/serve.py 0.14.0:231 passes ep=args.ep to PytorchEngineConfig only (TurbomindEngineConfig has no ep)"),
-    Era("0.15.0", True, "cli/serve.py 0.15.0:279 TurbomindEngineConfig(ep=args.ep); turbomind.py:99 "
+    Era("0.15.0", True, "cli/serve.py 0.15.0:279 TurbomindEngineConfig(ep=args.ep); turbomind.py:91 "
         "derive_parallel_config(dp, tp, ep, cp) (turbomind/parallel_config.py, alike through 0.18.0)"),
 ))  # fmt: skip
 
@@ -80,7 +80,8 @@ def turbomind_mlp_split(model: ModelSpec, settings: LaunchSettings, version: Res
         raise LayoutError(f"not modelled: TurboMind lays dp {settings.dp} × tp {settings.tp} with ep {ep} and cp "
                           f"{settings.dcp} over {devices} GPUs (turbomind/parallel_config.py)", field="--ep")  # fmt: skip
     dense_era = DENSE_TP_ERAS.era(version)
-    dense_tp = min(mlp_tp * ep, devices)  # one node's ranks: ep > 1 is single-node (turbomind.py asserts nnodes == 1)
+    # one node's ranks: ep > 1 is single-node (turbomind.py asserts nnodes == 1)
+    dense_tp = min(mlp_tp * ep, devices)
     wide = model.moe is not None and model.architecture in dense_era.value
     dense = dense_tp if wide else mlp_tp
     if dense == settings.tp and mlp_tp == settings.tp:
