@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch_vocabulary import MAX_PARALLEL
@@ -157,6 +157,18 @@ def parts_of_stage(every: EveryStage | None, tied: bool, pp_rank: int, pp: int) 
     )  # fmt: skip
 
 
+class MlpSplit(BaseModel):
+    """Over how many ranks the engine splits the MLP's parts beside the routed experts, where not over TP as the
+    weights book otherwise takes them: an EP whose MLP TP group is narrower than TP (TurboMind's `mlp_tp`, tp ÷ ep
+    at dp 1) or wider (its 0.18.0 `dense_tp`). Each engine states it (`EngineRules.mlp_split`); None: over TP."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dense_shards: int | None = None  # a dense MLP layer's gate/up/down (a dense model's, or a MoE model's dense ones)
+    shared_expert_shards: int | None = None  # the shared experts' gate/up/down
+    note: str = ""  # the engine's words and source, shown on the rows it changes
+
+
 class ParallelLayout(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -169,6 +181,9 @@ class ParallelLayout(BaseModel):
     dcp_splits_kv_heads: bool = True  # SGLang: KV heads over tp ÷ dcp ranks; vLLM: over tp, DCP or not
     # vLLM: without expert parallelism each expert's TP split spans tp × dp replicas (EngineRules.experts_over_replicas)
     experts_over_replicas: bool = False
+    # how EP splits the dense MLP and the shared experts, where not over TP (EngineRules.mlp_split); an engine's rule
+    # like the two above, left out of the layout a plan prints (the weights rows show its shards)
+    mlp_split: MlpSplit = Field(default=MlpSplit(), exclude=True)
 
     @property
     def attn_tp(self) -> int:

@@ -174,6 +174,7 @@ def _solve(
     layout = layout_from_settings(settings)
     try:
         layout, ep_note = _without_idle_ep(rules, model, layout, settings, version)
+        layout = layout.model_copy(update={"mlp_split": rules.mlp_split(model, settings, version)})
         validate_layout(model, layout)
     except LayoutError as err:
         _unregistered_first(model, settings, version)

@@ -30,6 +30,7 @@ from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVe
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
+from kvtop.domain.layout import MlpSplit
 from kvtop.domain.model import ModelSpec
 
 _NAMES = tuple(QUANT_POLICIES.items())
@@ -106,11 +107,23 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         return settings
 
     def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
-        """--ep without experts: unread by TurboMind, the ranks of ep 1 on the PyTorch engine at dp 1 (dense_ep.py)."""
+        """--ep without experts: TurboMind's FFN over tp ÷ ep from 0.15.0 (unread before), the ranks of ep 1 on the
+        PyTorch engine at dp 1 (dense_ep.py)."""
         from kvtop.domain.engines.lmdeploy.dense_ep import expert_parallel_without_experts
 
         backend, _ = resolve_backend(model, settings, version)
         return expert_parallel_without_experts(backend, settings, version)
+
+    def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
+        """TurboMind from 0.15.0 splits the shared experts and dense FFN under --ep over its MLP TP group
+        (turbomind_ep.py); the PyTorch engine's are the book's (over TP)."""
+        from kvtop.domain.engines.lmdeploy.turbomind_ep import turbomind_mlp_split
+
+        try:
+            backend, _ = resolve_backend(model, settings, version)
+        except KvtopError:  # the budget says why
+            return MlpSplit()
+        return turbomind_mlp_split(model, settings, version) if backend == "turbomind" else MlpSplit()
 
     def uncapped(self, settings: LaunchSettings) -> LaunchSettings:
         """Without --num-gpu-blocks, and a --cache-max-entry-count ≥ 1 (TurboMind's block count, §1) back to
