@@ -51,8 +51,8 @@ it). From v0.14.0 a dense model's DP ranks are independent engines of DP size 1 
 group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner (dense models from
 v0.25.0, all from v0.29.0: `eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
-modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named); it is not
-read from v0.15.0: `PRICED_ERAS` names where its code changed.
+modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
+v0.15.x's (the same layer, its code moved); it is not read from v0.16.0: `PRICED_ERAS` names where its code changed.
 The non-torch fit's TP > 1 part stands in for it, as above.
 
 A dense model. DP changes nothing else of its profile: each rank runs its own `max_num_batched_tokens` (padded to
@@ -121,10 +121,18 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.14.0", frozenset({"allgather_reducescatter"}),
         "read at v0.14.0 (v0.14.1 byte-identical): the unquantized experts' modular kernel over the worker's "
         "workspace manager (dp_workspace.py), the same AgRs dispatch and combine (fused_moe/layer.py:1922-2025)"),
-    Era("0.15.0", frozenset(), "not read at v0.15.0-v0.17.x: the unquantized experts' modular kernel over the "
-                               "worker's workspace manager (read at v0.14.x: dp_workspace.py) changed: "
-                               "modular_kernel.py, fused_moe.py, fused_moe/layer.py and the unquantized method differ "
-                               "from v0.14.x's in every wheel v0.15.0-v0.17.1 (workspace.py too from v0.16.0)"),
+    Era("0.15.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.15.0 and v0.15.1 (their fused_moe/modular_kernel.py, prepare_finalize.py, oracle/unquantized.py, "
+        "workspace.py, all2all.py's AgRs manager and profile_run byte-identical): v0.14.x's layer but for its bytes' "
+        "code places (dp_workspace.py): select_experts moved into `FusedMoE.forward_impl` on the same gathered rows "
+        "(fused_moe/layer.py:1792-1821 dispatch, :1847 shared experts first, :1876 select_experts, :1913 combine), "
+        "oracle/unquantized.py:160-167 TritonExperts unless "
+        "VLLM_USE_FLASHINFER_MOE_FP16 (:64-70, never with DP), one chunk's workspace13 and output one buffer "
+        "(modular_kernel.py:963-970), the zeroed output under torch 2.9.1 (:1321-1324, utils.py:379-380)"),
+    Era("0.16.0", frozenset(), "not read at v0.16.0-v0.17.x: the unquantized experts' modular kernel over the "
+                               "worker's workspace manager (read at v0.14.0-v0.15.1: dp_workspace.py) changed: "
+                               "modular_kernel.py, fused_moe.py, fused_moe/layer.py and oracle/unquantized.py differ "
+                               "from v0.15.x's in every wheel v0.16.0-v0.17.1"),
     Era("0.18.0", frozenset(), "not read from v0.18.0: VLLM_FUSED_MOE_CHUNK_SIZE gone from envs.py and fused_moe.py "
                                "(the experts' chunk no longer that env's)"),
     Era("0.19.0", frozenset(), "not read from v0.19.0: 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
