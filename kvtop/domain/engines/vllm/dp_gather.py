@@ -192,6 +192,11 @@ SHARED_FIRST: Eras[bool] = Eras((
     Era("0.11.1", False, "fused_moe/layer.py:1757-1799 at v0.11.2 (v0.11.1's the same): after the routed experts"),
     Era("0.12.0", True, "fused_moe/layer.py:1944 at v0.12.0: 'Run shared experts before matrix multiply'"),
 ))  # fmt: skip
+# Why FP8 block experts are not priced where the unquantized ones run the modular kernel: their backend is the install's
+FP8_BACKEND_BY_INSTALL = ("the FP8 experts' kernel is the install's: DeepGEMM where the deep_gemm package is installed, "
+                          "the GPU 9.0/10.0 and the experts' TP below 8 unless VLLM_MOE_USE_DEEP_GEMM, else Triton "
+                          "(fused_moe/oracle/fp8.py:111-150 at v0.14.0, 'DeepGEMM backend requested but not available' "
+                          "falls through), each with its own buffers: not read")
 FP8_SCALE_GROUP = 128  # per_token_group_quant_fp8: one float32 scale per 128 inputs (the block's columns)
 SCALE_BYTES = 4
 
@@ -242,7 +247,7 @@ def dp_gather(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion
     modular = MODULAR_ERAS.era(version)
     if quant.method != "none" and modular.value:
         return DpGather(priced=False, why=f"{quant.method} experts at vLLM {version.label}: only the unquantized "
-                                          f"modular kernel is read ({modular.source})")  # fmt: skip
+                                          f"modular kernel is read ({modular.source}); {FP8_BACKEND_BY_INSTALL}")  # fmt: skip
     if quant.method == "fp8" and capability < (8, 9):
         return DpGather(priced=False, why="FP8 experts below compute capability 8.9 run Marlin: not read")
     deep_gemm = DEEP_GEMM_DEFAULT.era(version)
