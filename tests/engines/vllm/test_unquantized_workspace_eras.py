@@ -69,3 +69,31 @@ def test_a_quantized_moe_at_v015_is_not_charged_so() -> None:
     inputs = RECORDS["llmd-v011-gpt-oss-20b"].inputs()  # MXFP4 experts, ~v0.14.0 by date
     assert inputs.model is not None and inputs.model.quant.method == "mxfp4"
     assert not fused_moe_workspace(inputs).modelled
+
+
+RTXPRO_TP4 = "kubesimplify-qwen3-235b-a22b-2507-fp8-4xrtxpro6000-tp4-v0271"  # Qwen3-235B-A22B FP8 128 × 128 blocks
+FP8_WORKSPACE = 2 * 8192 * 8 * 4096 * 2  # hidden K 4,096 ≥ N = 2 × 1,536 ÷ 4: both buffers M × top-8 × K, bf16
+
+
+@pytest.mark.parametrize(("release", "charged"), [
+    ("0.13.0", False),
+    ("0.14.0", True),  # oracle/fp8.py:51-150 at v0.14.0: TRITON on 12.x, its buffers from the WorkspaceManager
+    ("0.14.1", True),
+    ("0.15.0", False),  # TritonOrDeepGemmExperts first in the oracle's order: not read
+    ("0.18.0", False),
+    ("0.19.0", True),
+])  # fmt: skip
+def test_fp8_block_experts_on_12x_run_triton_over_the_manager_at_v014(release: str, charged: bool) -> None:
+    inputs = RECORDS[RTXPRO_TP4].inputs().model_copy(update={"version": ResolvedVersion(text=release)})
+    found = fused_moe_workspace(inputs)
+    assert found.modelled is charged and found.bytes == (FP8_WORKSPACE if charged else 0)
+
+
+def test_fp8_block_experts_on_an_h100_at_v014_are_the_installs() -> None:
+    """On 9.0 v0.14.0 takes DeepGEMM where the deep_gemm package is installed (and the experts' TP is below 8), else
+    Triton (oracle/fp8.py:111-150): not read, whatever v0.19.0 reads there."""
+    inputs = RECORDS[RTXPRO_TP4].inputs().model_copy(update={"version": ResolvedVersion(text="0.14.0"),
+                                                             "gpu_name": "NVIDIA H100 80GB HBM3"})  # fmt: skip
+    assert not fused_moe_workspace(inputs).modelled
+    later = inputs.model_copy(update={"version": ResolvedVersion(text="0.19.0")})
+    assert fused_moe_workspace(later).modelled and fused_moe_workspace(later).bytes == FP8_WORKSPACE

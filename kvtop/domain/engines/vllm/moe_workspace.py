@@ -22,7 +22,9 @@ K the hidden size, in the activations' dtype (`workspace_dtype` returns it, modu
 128 × 128 block checkpoints on compute capability 12.x (DeepGEMM fails there, 'Unknown SF transformation', so a start
 runs with VLLM_USE_DEEP_GEMM=0; FlashInfer's CUTLASS block path is 9.0 only, flashinfer_cutlass_moe.py:165-174; vLLM's
 CUTLASS FP8 experts take no block scales, cutlass_moe.py:313-318; oracle/fp8.py:395-410 then falls to TRITON) and on
-9.0 without expert parallelism (oracle/fp8.py:113-122 puts TRITON first; :85-95 at v0.19.0). Other backends' workspaces are not read.
+9.0 without expert parallelism (oracle/fp8.py:113-122 puts TRITON first; :85-95 at v0.19.0). At v0.14.x the same
+Triton experts run FP8 block checkpoints on 12.x (fused_moe/oracle/fp8.py:51-150: no other backend takes them there)
+over the same manager; v0.15.0-v0.18.x are not read (`WORKSPACE_ERAS`). Other backends' workspaces are not read.
 
 One truth for its bytes (`experts_workspace_bytes`): an unquantized MoE's Triton experts take the same two buffers, and
 the sampler's count (`sampler_peak.py`, `v2_profile.py`) reads them from here. M is a chunk's tokens at most up to
@@ -50,10 +52,24 @@ from kvtop.domain.wording import GIB
 
 ALIGNMENT = 256  # WorkspaceManager.get_simultaneous: round_up(actual, 256) per buffer
 FP8_BLOCK = (128, 128)  # the block scales the Triton FP8 path takes (kFp8Static128BlockSym)
-# Whether the fused MoE's buffers come from the persistent WorkspaceManager (read at v0.19.0-v0.27.1 and v0.33.0)
-WORKSPACE_ERAS: Eras[bool] = Eras((
-    Era("", False, "not read before v0.19.0"),
-    Era("0.19.0", True, "fused_moe/modular_kernel.py `current_workspace_manager().get_simultaneous` (v0.19.0-v0.33.0)"),
+# Where FP8 128 × 128 block experts were read to run Triton over the persistent WorkspaceManager, by release: the
+# GPUs: "12.x", "9.0" (without expert parallelism only); empty where not read
+WORKSPACE_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "not read before v0.14.0"),
+    Era("0.14.0", frozenset({"12.x"}),
+        "read at v0.14.0 (v0.14.1 byte-identical in quantization/fp8.py, fused_moe/ and utils/deep_gemm.py): on 12.x "
+        "fused_moe/oracle/fp8.py:51-150 falls to TRITON (FlashInfer only on 9.0/10.x and with "
+        "VLLM_USE_FLASHINFER_MOE_FP8, Marlin below 8.9, DeepGEMM only where utils/deep_gemm.py:69-77 finds 9.0/10.x, "
+        "vLLM's CUTLASS not for block scales), make_fp8_moe_kernel :353-357 builds FusedMoEModularKernel("
+        "MoEPrepareAndFinalizeNoEP, TritonExperts) (quantization/fp8.py:822, :1062), its buffers from the "
+        "WorkspaceManager (modular_kernel.py:855-867) in the activations' dtype (:530-534); on 9.0 DeepGEMM where "
+        "the deep_gemm package is installed and the experts' TP is below 8: the install's, not read"),
+    Era("0.15.0", frozenset(), "not read at v0.15.0-v0.18.x: oracle/fp8.py picks the first supported kernel class, "
+                               "DEEPGEMM's TritonOrDeepGemmExperts before TRITON (:145-156, :69-74 at v0.15.0), "
+                               "whose device support and buffers on 12.x were not read"),
+    Era("0.19.0", frozenset({"12.x", "9.0"}),
+        "fused_moe/modular_kernel.py `current_workspace_manager().get_simultaneous` (v0.19.0-v0.33.0); "
+        "oracle/fp8.py:85-95 at v0.19.0 (:113-122 at v0.27.1) puts TRITON first on 9.0"),
 ))  # fmt: skip
 # Whether an unquantized MoE's workspace is charged whole in the profile's peak, by release: the Triton experts keep
 # it in the WorkspaceManager past the forward and through the sampler from v0.14.0, whose sort-based sampler the
@@ -147,18 +163,21 @@ def fused_moe_workspace(inputs: CalibrationInputs) -> MoeWorkspace:
         return MoeWorkspace(why="no routed experts")
     if unquantized_experts(model):
         return _unquantized_charged(inputs)
-    if not WORKSPACE_ERAS.at(inputs.version):
-        return MoeWorkspace(why=f"vLLM {inputs.version.label}: the fused MoE's buffers not read")
+    read = WORKSPACE_ERAS.era(inputs.version)
+    if not read.value:
+        return MoeWorkspace(why=f"vLLM {inputs.version.label}: the fused MoE's buffers not read ({read.source})")
     quant, capability, layout = model.quant, compute_capability(inputs.gpu_name), inputs.layout
     block_fp8 = quant.method == "fp8" and quant.block == FP8_BLOCK
     triton = (
         block_fp8
         and capability is not None
-        and (capability[0] == 12 or (capability == (9, 0) and layout.ep == 1))
-    )
+        and ((capability[0] == 12 and "12.x" in read.value)
+             or (capability == (9, 0) and layout.ep == 1 and "9.0" in read.value))
+    )  # fmt: skip
     if not triton:
-        return MoeWorkspace(why="another fused-MoE backend's workspace (only FP8 block experts on 12.x, or on 9.0 "
-                                "without expert parallelism, are read: Triton)")  # fmt: skip
+        where = "12.x, or on 9.0 without expert parallelism" if "9.0" in read.value else "12.x"
+        return MoeWorkspace(why=f"another fused-MoE backend's workspace (only FP8 block experts on {where}, are read "
+                                f"at vLLM {inputs.version.label}: Triton)")  # fmt: skip
     tokens, _, _ = batch_limits(inputs)
     size = experts_workspace_bytes(model, layout, tokens, CHUNK_ERAS.at(inputs.version))
     return MoeWorkspace(bytes=size, modelled=True,
