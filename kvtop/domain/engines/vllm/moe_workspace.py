@@ -187,7 +187,8 @@ def fused_moe_workspace(inputs: CalibrationInputs) -> MoeWorkspace:
 
 def _unquantized_charged(inputs: CalibrationInputs) -> MoeWorkspace:
     """An unquantized MoE's workspace where it is charged whole (`UNQUANTIZED_CHARGED_ERAS`, one replica: a DP rank's
-    experts run on the batch gathered over the ranks, which dp_gather.py prices); else not modelled here."""
+    experts run on the batch gathered over the ranks, whose layer dp_gather.py prices as the larger peak, the buffer
+    it keeps through the sampler not added); else not modelled here."""
     model = inputs.model
     assert model is not None and model.moe is not None
     era = UNQUANTIZED_CHARGED_ERAS.era(inputs.version)
@@ -195,7 +196,9 @@ def _unquantized_charged(inputs: CalibrationInputs) -> MoeWorkspace:
         return MoeWorkspace(why=f"vLLM {inputs.version.label}: the unquantized experts' workspace is not charged "
                                 f"apart: {era.source}")  # fmt: skip
     if inputs.layout.replicas > 1:
-        return MoeWorkspace(why="DP replicas: the experts' rows are the batch gathered over the ranks (dp_gather.py)")
+        return MoeWorkspace(why="DP replicas: the experts' rows are the batch gathered over the ranks; dp_gather.py "
+                                "prices that layer with its buffer at v0.14.0-v0.15.x, the buffer kept through the "
+                                "sampler beside the fit is not added (not modelled)")  # fmt: skip
     tokens = batch_limits(inputs)[0]
     size = experts_workspace_bytes(model, inputs.layout, tokens, CHUNK_ERAS.at(inputs.version))
     return MoeWorkspace(bytes=size, modelled=True, unquantized=True,
