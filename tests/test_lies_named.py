@@ -99,7 +99,7 @@ def test_cmd_names_each_flag_it_ignored_and_what_it_looks_like(capsys: pytest.Ca
     document = json.loads(out)
     assert document["context_length"] == 8192  # the flags it knows still apply; stdout stays JSON
     assert err.splitlines() == [
-        "kvtop: note: --cmd: kvtop ignored 3 flag(s) it does not know for SGLang: "
+        "kvtop: note: --cmd: kvtop ignored 3 flags it does not know for SGLang: "
         "--max-totl-tokens (like --max-total-tokens?), --frobnicate, --mem-fraction-statc (like --mem-fraction-static?)"
     ]
     # the JSON holds them too (a script reads no stderr), and the plan is the one the known flags make

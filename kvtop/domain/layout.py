@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch_vocabulary import MAX_PARALLEL
-from kvtop.domain.model import AttentionKind, ModelSpec
+from kvtop.domain.model import MLA_KINDS, ModelSpec
 from kvtop.domain.rounding import ceil_div
 
 # Where a split that does not divide puts its remainder layers: one each on the last stages ("last"), the stages
@@ -264,7 +264,7 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
                 source=model.source,
             )
         kv = shape.kv_heads
-        if model.attention_kind not in (AttentionKind.MLA, AttentionKind.DSA) and (
+        if model.attention_kind not in MLA_KINDS and (
             (kv >= attn_tp and kv % attn_tp) or (kv < attn_tp and attn_tp % kv)
         ):
             raise LayoutError(

@@ -72,7 +72,7 @@ def _without_idle_ep(
 ) -> tuple[ParallelLayout, str | None]:
     """An expert-parallel launch of a model without routed experts, as the engine's release takes it: the layout
     at EP 1 and the note saying so where EP holds no memory; the engine's refusal (LayoutError) otherwise."""
-    if model.moe is not None or (layout.ep <= 1 and not settings.enable_expert_parallel):  # vLLM's switch at 1 × 1
+    if model.moe is not None or not settings.expert_parallel_asked:
         return layout, None
     note = rules.expert_parallel_without_experts(model, settings, version)
     return layout.model_copy(update={"ep": 1}), note

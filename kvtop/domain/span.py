@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError, LayoutError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_tokens import false_word
 from kvtop.domain.layout import ParallelLayout
 
 
@@ -154,6 +155,18 @@ def flag_set(settings: LaunchSettings, spelling: str) -> bool:
     """Whether the launch gave the bare flag `--spelling` (or a true value for it)."""
     value = settings.flags.get(spelling)
     return value is True or (isinstance(value, str) and value.lower() in ("1", "true", "yes", "on"))
+
+
+def flag_switch(settings: LaunchSettings, spelling: str) -> bool | None:
+    """A switch argparse spells with and without `no-` (BooleanOptionalAction): False where the launch gave
+    `--no-spelling` or `--spelling` at a false word (`launch_tokens.FALSE_WORDS`), True where it gave `--spelling`
+    otherwise, None where it gave neither (the engine's default)."""
+    if settings.flags.get(f"no-{spelling}") not in (None, False):
+        return False
+    stated = settings.flags.get(spelling)
+    if stated is None:
+        return None
+    return stated is True or not false_word(str(stated))
 
 
 def flag_count(settings: LaunchSettings, spelling: str, default: int, *, least: int) -> int:

@@ -104,3 +104,17 @@ def test_turbomind_from_0_15_holds_a_dense_models_ffn_whole_at_ep_equal_to_tp(re
 def test_lmdeploy_ep_over_dp_replicas_is_not_modelled_without_experts() -> None:
     with pytest.raises(LayoutError, match=r"^--ep: not modelled: --ep 4 with --dp 2"):
         _plan("lmdeploy", ["--backend", "pytorch", "--tp", "2", "--dp", "2", "--ep", "4"])
+
+
+@pytest.mark.parametrize(
+    ("engine", "flags", "asked"),
+    [
+        ("vllm", ["--enable-expert-parallel"], True),  # vLLM's switch at 1 × 1: EP over one rank, still asked
+        ("vllm", ["--tensor-parallel-size", "2"], False),
+        ("sglang", ["--tp-size", "2", "--ep-size", "2"], True),
+        ("sglang", ["--tp-size", "2"], False),
+    ],
+)
+def test_the_shared_plan_asks_each_engines_flags_whether_ep_is_asked(engine: str, flags: list[str], asked: bool) -> None:
+    """`LaunchSettings.expert_parallel_asked`: what `ledger._without_idle_ep` reads, whichever flag set it."""
+    assert parse_flags(engine, ["--model", "m", *flags]).expert_parallel_asked is asked

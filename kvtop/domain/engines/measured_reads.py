@@ -29,10 +29,32 @@ MEASURED_FLAGS: Mapping[MeasuredField, str] = {
 
 class MeasuredFigures(Protocol):
     """What `measured_not_read` asks of `MeasuredInputs` (engines/base.py, which imports this module): the figures
-    (read by name, `MeasuredField`) and which of them were estimated, not measured."""
+    an operator may state (`MEASURED_FLAGS`), bytes or None, and which of them were estimated, not measured."""
+
+    @property
+    def free_before_load_bytes(self) -> int | None: ...
+
+    @property
+    def free_after_load_bytes(self) -> int | None: ...
+
+    @property
+    def weights_bytes(self) -> int | None: ...
+
+    @property
+    def non_kv_bytes(self) -> int | None: ...
 
     @property
     def estimated(self) -> Sequence[tuple[str, object]]: ...
+
+
+def _stated(measured: MeasuredFigures) -> Mapping[MeasuredField, int | None]:
+    """The figures of `MEASURED_FLAGS`, each read as its typed field."""
+    return {
+        "free_before_load_bytes": measured.free_before_load_bytes,
+        "free_after_load_bytes": measured.free_after_load_bytes,
+        "weights_bytes": measured.weights_bytes,
+        "non_kv_bytes": measured.non_kv_bytes,
+    }
 
 
 class MeasuredNotRead(BaseModel):
@@ -57,8 +79,9 @@ def measured_not_read(
     """The figures set in `measured` (not estimated: a calibrated stand-in is the plan's own) that `unread` (an
     engine's declaration, field → why) says its rule does not read, in the flags' order."""
     estimated = {name for name, _ in measured.estimated}
+    stated = _stated(measured)
     return tuple(
         MeasuredNotRead(field=field, flag=flag, engine=engine, why=unread[field])
         for field, flag in MEASURED_FLAGS.items()
-        if field in unread and getattr(measured, field) is not None and field not in estimated
+        if field in unread and stated[field] is not None and field not in estimated
     )
