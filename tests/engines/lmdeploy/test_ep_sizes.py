@@ -70,3 +70,14 @@ def test_turbomind_at_dp_with_ep_inside_the_ranks_is_not_modelled() -> None:
     where kvtop's book splits them over max(tp, ep) = 2."""
     with pytest.raises(LayoutError, match=r"^--ep: not modelled: TurboMind splits the routed experts over ep 2"):
         _plan(["--backend", "turbomind", "--engine-version", "0.15.0", "--tp", "2", "--dp", "2", "--ep", "2"])
+
+
+def test_turbomind_before_0_15_plans_ep_as_not_read_on_a_moe_model() -> None:
+    """0.14.0's TurboMind takes no ep: dp 2 × tp 2 at ep 4 is two TP-2 replicas, 64 of 128 experts a rank (not the
+    32 an EP of 4 would leave), and a size no expert count divides starts alike; the plan says so once."""
+    for flags in (["--tp", "2", "--dp", "2", "--ep", "4"], ["--tp", "2", "--ep", "7"]):
+        typed = _plan(["--backend", "turbomind", "--engine-version", "0.14.0", *flags])
+        assert _routed(typed) == ROUTED_OVER_TP2 == 28_991_029_248
+        assert typed.layout.ep == 1
+        said = [note for note in typed.engine.notes if "not read" in note and "--ep" in note]
+        assert len(said) == 1 and "TurboMind 0.14.0 takes no ep" in said[0]

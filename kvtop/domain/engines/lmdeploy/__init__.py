@@ -114,6 +114,16 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         backend, _ = resolve_backend(model, settings, version)
         return expert_parallel_without_experts(backend, settings, version)
 
+    def expert_parallel_unread(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+        """TurboMind before 0.15.0 does not read --ep (ep_sizes.py): planned as EP off, said once."""
+        from kvtop.domain.engines.lmdeploy.ep_sizes import expert_parallel_unread
+
+        try:
+            backend, _ = resolve_backend(model, settings, version)
+        except KvtopError:  # the budget says why
+            return None
+        return expert_parallel_unread(backend, settings, version)
+
     def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
         """TurboMind from 0.15.0 splits the shared experts and dense FFN under --ep over its MLP TP group
         (turbomind_ep.py); the PyTorch engine's are the book's (over TP). LayoutError where the backend the model

@@ -6,7 +6,7 @@ Read in the wheels v0.12.2 and 0.15.0 (the PyTorch engine; dense_ep.py) and 0.14
   and asserts it divides by dp and by the MLP's TP (tp): kvtop models ep == tp × dp, experts over every rank, or
   ep 1.
 * TurboMind before 0.15.0 never reads `--ep` (cli/serve.py 0.14.0:231 passes it to `PytorchEngineConfig` only): any
-  size starts.
+  size starts, planned as EP off (`expert_parallel_unread`).
 * TurboMind from 0.15.0: `derive_parallel_config` (turbomind/parallel_config.py) asserts where no layout holds
   (`mlp_tp_and_devices` None): an ep dividing tp at dp 1 gives mlp_tp = tp ÷ ep; 'tp=1, ep=N' is refused in its words.
 """
@@ -36,3 +36,10 @@ def ep_refusal(backend: str, settings: LaunchSettings, version: ResolvedVersion)
             f"{settings.dcp}: ep must divide tp × dp with mlp_tp = tp × dp ÷ ep dividing tp ('tp=1, ep=N' is written "
             "'tp=N, ep=N'; turbomind/parallel_config.py derive_parallel_config)")  # fmt: skip
 
+
+def expert_parallel_unread(backend: str, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """The plan's one note where `backend` at `version` does not read --ep (TurboMind before 0.15.0), else None."""
+    if settings.ep <= 1 or backend != "turbomind" or TURBOMIND_EP_ERAS.at(version):
+        return None
+    return (f"--ep {settings.ep} not read: TurboMind {version.label} takes no ep, planned as EP off "
+            f"({TURBOMIND_EP_ERAS.era(version).source})")
