@@ -95,9 +95,6 @@ class StageParts(BaseModel):
     # the tower built as transformers' own classes, whole on every rank (TowerSpec.transformers_params): a class the
     # engine serves through its Transformers backend (SGLang 0.5.23: engines/sglang/transformers_tower.py)
     tower_as_transformers: bool = False
-    # the dense MLP's linears built replicated, whole on every rank (vLLM 0.33.0's Transformers backend for a class
-    # without a TP plan: engines/vllm/transformers_backend.py)
-    dense_mlp_whole: bool = False
     # the class builds no q/k norms though the family has them, the config not stating its flag (SGLang 0.5.23
     # hunyuan.py: getattr(config, "use_qk_norm", False))
     qk_norm_off: bool = False
@@ -160,7 +157,8 @@ def parts_of_stage(every: EveryStage | None, tied: bool, pp_rank: int, pp: int) 
 class MlpSplit(BaseModel):
     """Over how many ranks the engine splits the MLP's parts beside the routed experts, where not over TP as the
     weights book otherwise takes them: an EP whose MLP TP group is narrower than TP (TurboMind's `mlp_tp`, tp ÷ ep
-    at dp 1) or wider (its 0.18.0 `dense_tp`). Each engine states it (`EngineRules.mlp_split`); None: over TP."""
+    at dp 1) or wider (its 0.18.0 `dense_tp`), or a class that builds the MLP replicated (1: vLLM's Transformers
+    backend). Each engine states it (`EngineRules.mlp_split`); None: over TP."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -292,8 +292,7 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     prefix = f"model.layers.{layer}.mlp"
     if kind is MlpKind.DENSE:
         width = m.intermediate(layer)
-        tp = lay.mlp_split.dense_shards or lay.tp  # TP, unless the engine's EP says otherwise (MlpSplit)
-        tp = 1 if rank.parts is not None and rank.parts.dense_mlp_whole else tp  # replicated (StageParts)
+        tp = lay.mlp_split.dense_shards or lay.tp  # TP, unless the engine says otherwise (MlpSplit)
         if lay.mlp_split.dense_shards and lay.mlp_split.note:
             rank.acc.notes["mlp"] = lay.mlp_split.note
         for i in range(mats - 1):  # gate and up: column-parallel, one gate_up_proj module

@@ -165,6 +165,10 @@ class EngineBase(EngineModules):
         """Guarded: the embedding on the first stage, the final norm and LM head on the last."""
         return guarded_parts(pp_rank, pp)
 
+    def expert_parallel_unread(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+        """Read: an engine that takes an expert-parallel size reads it (what it does with it is its rules')."""
+        return None
+
     def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
         """The dense MLP and the shared experts over TP, EP or not (EP divides the routed experts alone)."""
         return MlpSplit()

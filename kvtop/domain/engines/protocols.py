@@ -239,6 +239,11 @@ class EngineRules(Protocol):
         LayoutError, in the engine's words, where it refuses to start, or naming what kvtop does not model."""
         ...
 
+    def expert_parallel_unread(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+        """The plan's one note where this release (or the backend the model runs on) does not read the launch's
+        expert-parallel size at all, so the plan is EP off, experts or not; None where it reads it."""
+        ...
+
     def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
         """The context length this launch runs with, as the engine decides it: the one figure the request cap,
         the request slots and every full-context figure read."""

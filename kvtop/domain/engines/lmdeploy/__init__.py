@@ -27,7 +27,7 @@ from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
-from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.errors import InputError, KvtopError, LayoutError
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import MlpSplit
@@ -114,15 +114,30 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         backend, _ = resolve_backend(model, settings, version)
         return expert_parallel_without_experts(backend, settings, version)
 
+    def expert_parallel_unread(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+        """TurboMind before 0.15.0 does not read --ep (ep_sizes.py): planned as EP off, said once."""
+        from kvtop.domain.engines.lmdeploy.ep_sizes import expert_parallel_unread
+
+        try:
+            backend, _ = resolve_backend(model, settings, version)
+        except KvtopError:  # the budget says why
+            return None
+        return expert_parallel_unread(backend, settings, version)
+
     def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
         """TurboMind from 0.15.0 splits the shared experts and dense FFN under --ep over its MLP TP group
-        (turbomind_ep.py); the PyTorch engine's are the book's (over TP)."""
+        (turbomind_ep.py); the PyTorch engine's are the book's (over TP). LayoutError where the backend the model
+        resolves to refuses the --ep that `check_parallel` let through for the other (ep_sizes.py)."""
+        from kvtop.domain.engines.lmdeploy.ep_sizes import ep_refusal
         from kvtop.domain.engines.lmdeploy.turbomind_ep import turbomind_mlp_split
 
         try:
             backend, _ = resolve_backend(model, settings, version)
         except KvtopError:  # the budget says why
             return MlpSplit()
+        refused = ep_refusal(backend, settings, version)
+        if refused:
+            raise LayoutError(refused, field="--ep")
         return turbomind_mlp_split(model, settings, version) if backend == "turbomind" else MlpSplit()
 
     def uncapped(self, settings: LaunchSettings) -> LaunchSettings:

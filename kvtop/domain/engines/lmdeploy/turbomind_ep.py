@@ -79,6 +79,10 @@ def turbomind_mlp_split(model: ModelSpec, settings: LaunchSettings, version: Res
     if devices != settings.dp * settings.tp:
         raise LayoutError(f"not modelled: TurboMind lays dp {settings.dp} × tp {settings.tp} with ep {ep} and cp "
                           f"{settings.dcp} over {devices} GPUs (turbomind/parallel_config.py)", field="--ep")  # fmt: skip
+    if model.moe is not None and ep * mlp_tp != max(settings.tp, ep):  # each rank: E ÷ ep experts, each over mlp_tp
+        raise LayoutError(f"not modelled: TurboMind splits the routed experts over ep {ep} × mlp_tp {mlp_tp} at dp "
+                          f"{settings.dp}, tp {settings.tp}; kvtop's book over max(tp, ep) (turbomind/parallel_config.py)",
+                          field="--ep")  # fmt: skip
     dense_era = DENSE_TP_ERAS.era(version)
     # one node's ranks: ep > 1 is single-node (turbomind.py asserts nnodes == 1)
     dense_tp = min(mlp_tp * ep, devices)
