@@ -88,7 +88,7 @@ def test_the_cluster_command_says_so(capsys: pytest.CaptureFixture[str]) -> None
         text = capsys.readouterr().out
     assert document["nodes"][0]["health"] == "invalid" and document["nodes_not_up"] == 1
     assert {sample["lie"] for sample in document["ignored"]} == {"not_0_or_1", "nan"}
-    assert "ignored 2 sample(s) that cannot be true" in text and " invalid" in text
+    assert "ignored 2 samples that cannot be true" in text and " invalid" in text
 
 
 def test_cmd_names_each_flag_it_ignored_and_what_it_looks_like(capsys: pytest.CaptureFixture[str]) -> None:

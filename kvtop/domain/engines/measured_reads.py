@@ -7,7 +7,7 @@ this module holds no list of engines, only the flag each measured figure is give
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -17,15 +17,6 @@ MeasuredField = Literal[
     "gpu_total_bytes", "free_before_load_bytes", "free_after_load_bytes", "weights_bytes", "non_kv_bytes",
     "available_kv_bytes",
 ]
-
-# the `plan` flag that gives each measured figure an operator may state (commands/common.py defines them)
-MEASURED_FLAGS: Mapping[MeasuredField, str] = {
-    "free_before_load_bytes": "--free-memory",
-    "free_after_load_bytes": "--free-after-load",
-    "weights_bytes": "--weights-memory",
-    "non_kv_bytes": "--non-kv-memory",
-}
-
 
 class MeasuredFigures(Protocol):
     """What `measured_not_read` asks of `MeasuredInputs` (engines/base.py, which imports this module): the figures
@@ -47,14 +38,15 @@ class MeasuredFigures(Protocol):
     def estimated(self) -> Sequence[tuple[str, object]]: ...
 
 
-def _stated(measured: MeasuredFigures) -> Mapping[MeasuredField, int | None]:
-    """The figures of `MEASURED_FLAGS`, each read as its typed field."""
-    return {
-        "free_before_load_bytes": measured.free_before_load_bytes,
-        "free_after_load_bytes": measured.free_after_load_bytes,
-        "weights_bytes": measured.weights_bytes,
-        "non_kv_bytes": measured.non_kv_bytes,
-    }
+# each measured figure an operator may state: the `plan` flag that gives it (commands/common.py defines them) and
+# its typed field
+_GIVEN_BY: tuple[tuple[MeasuredField, str, Callable[[MeasuredFigures], int | None]], ...] = (
+    ("free_before_load_bytes", "--free-memory", lambda measured: measured.free_before_load_bytes),
+    ("free_after_load_bytes", "--free-after-load", lambda measured: measured.free_after_load_bytes),
+    ("weights_bytes", "--weights-memory", lambda measured: measured.weights_bytes),
+    ("non_kv_bytes", "--non-kv-memory", lambda measured: measured.non_kv_bytes),
+)
+MEASURED_FLAGS: Mapping[MeasuredField, str] = {field: flag for field, flag, _ in _GIVEN_BY}
 
 
 class MeasuredNotRead(BaseModel):
@@ -79,9 +71,8 @@ def measured_not_read(
     """The figures set in `measured` (not estimated: a calibrated stand-in is the plan's own) that `unread` (an
     engine's declaration, field → why) says its rule does not read, in the flags' order."""
     estimated = {name for name, _ in measured.estimated}
-    stated = _stated(measured)
     return tuple(
         MeasuredNotRead(field=field, flag=flag, engine=engine, why=unread[field])
-        for field, flag in MEASURED_FLAGS.items()
-        if field in unread and stated[field] is not None and field not in estimated
+        for field, flag, figure in _GIVEN_BY
+        if field in unread and figure(measured) is not None and field not in estimated
     )
