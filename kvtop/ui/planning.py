@@ -66,8 +66,15 @@ def _deployment_texts(settings: LaunchSettings) -> dict[str, str]:
     }
 
 
+def decided_spec_method(settings: LaunchSettings) -> str:
+    """The speculative field's text for a launch: the method its engine's rule decides at its release (vLLM: from the
+    draft's name and its config's class, `draft_architectures`), '' without speculative decoding."""
+    return _deployment_texts(settings)["spec_method"]
+
+
 def _with_deployment(settings: LaunchSettings, values: Mapping[str, object]) -> LaunchSettings:
-    """The launch with the deployment fields' values, in the engine's own flags."""
+    """The launch with the deployment fields' values, in the engine's own flags; a field not given keeps the launch's
+    own flags (the speculative field the rule fills: the engine decides the method at the edited release)."""
     rules = engine_rules(settings.engine).deployment
     setup = rules.setup(settings)
     method = values.get("spec_method")
@@ -81,13 +88,14 @@ def _with_deployment(settings: LaunchSettings, values: Mapping[str, object]) -> 
         "lora_rank": {"max_lora_rank": rank},
         "host_kv_gib": {"host_kv": _host_request(host)},
     }
+    parts = {key: part for key, part in parts.items() if key in values}
     update = {name: value for part in parts.values() for name, value in part.items()}
     edited = rules.with_setup(settings, setup.model_copy(update=update))
     try:
         checked = rules.setup(edited)  # the engine's own checks of the flags the fields wrote
     except InputError as err:
         raise _deployment_error(err, settings, setup, parts) from None
-    if checked.host_kv is None and update["host_kv"] is not None:
+    if checked.host_kv is None and update.get("host_kv") is not None:
         kind = "host KV sized as a share of the GPU pool" if isinstance(host, tuple) else "host KV tier kvtop models"
         raise InputError(f"{display_name(settings.engine)} has no {kind}", field="host KV GiB")
     return edited

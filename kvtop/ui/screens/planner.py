@@ -35,6 +35,7 @@ from kvtop.ui.plan_errors import field_of_flag
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
 from kvtop.ui.planning import (
     PlanOutcome,
+    decided_spec_method,
     desktop_fact_note,
     edited_host_fit,
     edited_kv_dtype_options,
@@ -108,6 +109,8 @@ class PlannerScreen(NodeScreen):
             draft.edit_base if draft else basis.start_settings or basis.settings
         )
         self._start_texts = draft.texts if draft else field_texts(self._edit_base, basis.measured)
+        # the speculative text the engine's rule decided, while the field shows it (None: the operator typed one)
+        self._spec_decided: str | None = self._start_texts["spec_method"] if not draft or draft.spec_follows else None
         self.outcome: PlanOutcome | None = None
         # the KV dtype list, in the words of the release the edit starts at (`_show_kv_words` follows edits)
         self._kv_options = kv_dtype_options(basis.settings.engine, self._edit_base.engine_version)
@@ -214,10 +217,12 @@ class PlannerScreen(NodeScreen):
         values = self.field_values()
         basis = self.basis
         self._keep(values)
+        # the field the rule fills is no edit: the launch keeps its own speculative flags (the engine decides)
+        planned = {key: text for key, text in values.items() if key != "spec_method" or self._spec_decided is None}
         self.outcome = plan(
             self._live_model,
             basis.settings,
-            {**values, "model": self._model_ref},  # a model is planned with once it has loaded
+            {**planned, "model": self._model_ref},  # a model is planned with once it has loaded
             gpu_total_bytes=basis.gpu_total_bytes,
             gpu_name=basis.gpu_name,
             base=self._edit_base,
@@ -228,6 +233,7 @@ class PlannerScreen(NodeScreen):
             version=basis.version,
         )
         self._show_defaults(self.outcome)
+        self._show_spec_decided(self.outcome)
         self._show_kv_words(self.outcome.settings, values["engine_version"])
         self._show_model_notes()
         self.query_one("#planner-title", Static).update(self._title())
@@ -356,7 +362,8 @@ class PlannerScreen(NodeScreen):
             and self._model is self._live_model
         )
         self._keep_draft(
-            None if unchanged else PlannerDraft(dict(values), self._edit_base, self._model, self._model_ref, self._live_model)
+            None if unchanged else PlannerDraft(dict(values), self._edit_base, self._model, self._model_ref, self._live_model,
+                                                spec_follows=self._spec_decided is not None)
         )  # fmt: skip
 
     def _show_defaults(self, outcome: PlanOutcome) -> None:
@@ -378,6 +385,20 @@ class PlannerScreen(NodeScreen):
         }  # fmt: skip
         for key, value in defaults.items():
             self.query_one(f"#plan-{key}", Input).placeholder = value
+
+    def _show_spec_decided(self, outcome: PlanOutcome) -> None:
+        """The speculative field, while the rule fills it, shows the method the engine decides for the edit (vLLM
+        detects it from the draft's name and config class by release: a MuseGlimmerAssistantModel draft runs dflash
+        at v0.28.0, draft_model at v0.27.1), never a method one release decided written into another's launch."""
+        settings = outcome.after.settings if outcome.after is not None else outcome.settings
+        if self._spec_decided is None or settings is None:
+            return
+        decided = decided_spec_method(settings)
+        field = self.query_one("#plan-spec_method", Input)
+        if field.value != decided:
+            with field.prevent(Input.Changed):
+                field.value = decided
+        self._spec_decided = decided
 
     def _show_kv_words(self, settings: LaunchSettings | None, version_text: str) -> None:
         """The KV dtype list in the words of the release the edit names (`edited_kv_dtype_options`); the value
@@ -403,7 +424,9 @@ class PlannerScreen(NodeScreen):
 
     @on(Input.Changed)
     @on(Select.Changed)
-    def edited(self) -> None:
+    def edited(self, event: Input.Changed | Select.Changed) -> None:
+        if isinstance(event, Input.Changed) and event.input.id == "plan-spec_method" and event.value != self._spec_decided:
+            self._spec_decided = None  # typed: the method is the operator's from now on
         self.recompute()
 
     @on(Input.Submitted, "#plan-model")
@@ -457,6 +480,7 @@ class PlannerScreen(NodeScreen):
         """Every field back to the engine's live settings (and its model)."""
         texts = field_texts(self.basis.settings, self.basis.measured)
         self._edit_base = self.basis.settings
+        self._spec_decided = texts["spec_method"]
         if self._live_model is not None:
             self._model, self._model_ref, self._model_error = (
                 self._live_model,
