@@ -3,7 +3,9 @@ at the edited release, and a layout over several nodes is planned and copied wit
 
 from __future__ import annotations
 
+import argparse
 import json
+import shlex
 from pathlib import Path
 
 from kvtop.commands.node_source import DemoSource
@@ -53,3 +55,38 @@ async def test_the_speculative_field_follows_the_rule_at_the_edited_release(make
         await retype(pilot, "#plan-spec_method", "eagle3")  # typed: the operator's method, written as typed
         await retype(pilot, "#plan-engine_version", "0.27.1")
         assert field.value == "eagle3" and '"method": "eagle3"' in shown(screen, "#plan-flags")
+
+
+def _vllm_node_flags(line: str) -> tuple[int, int, str, bool]:
+    """A copied line as vLLM parses it (vllm/engine/arg_utils.py: `--nnodes`/`--node-rank` int, `--master-addr` str,
+    default 127.0.0.1, `--headless` a switch): (nnodes, node_rank, master_addr, headless)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nnodes", "-n", type=int, default=1)
+    parser.add_argument("--node-rank", "-r", type=int, default=0)
+    parser.add_argument("--master-addr", type=str, default="127.0.0.1")
+    parser.add_argument("--headless", action="store_true")
+    parsed, _ = parser.parse_known_args(shlex.split(line))
+    return parsed.nnodes, parsed.node_rank, parsed.master_addr, parsed.headless
+
+
+async def test_a_live_engine_over_two_nodes_is_copyable_one_line_per_node(make_app):
+    """examples/scenarios/llama70b-pp2-vllm-node0.json: node 0 of `vllm serve … --tensor-parallel-size 8
+    --pipeline-parallel-size 2 --nnodes 2 --node-rank 0 --master-addr 10.0.2.10`, 8 GPUs a node. The planner said
+    '✗ needs 16 GPUs, the node has 8: not copyable' of the very launch that runs (its size check ignored the other
+    node). Each node now holds its 8 ranks; `c` copies each node's whole line (vLLM's docs,
+    serving/parallelism_scaling.md: node 1 adds `--node-rank 1 --master-addr HEAD --headless`)."""
+    node = DemoSource.open("llama70b-pp2-vllm-node0").collect_at(0)
+    app = make_app(FakeSource(node, label="demo:llama70b-pp2-vllm-node0"))
+    copied: list[str] = []
+    app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await open_planner(pilot)
+        assert shown(screen, "#plan-error").startswith("✓ valid over 2 nodes")
+        assert "not copyable" not in shown(screen, "#plan-flags")
+        await pilot.click("#plan-copy")
+        await pilot.pause()
+        (text,) = copied
+        first, second = text.splitlines()
+        assert _vllm_node_flags(first) == (2, 0, "10.0.2.10", False)
+        assert _vllm_node_flags(second) == (2, 1, "10.0.2.10", True)
+        assert first.startswith("--tensor-parallel-size 8 --pipeline-parallel-size 2")

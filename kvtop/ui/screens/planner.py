@@ -33,17 +33,18 @@ from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_errors import field_of_flag
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
+from kvtop.ui.plan_nodes import copied_lines, copied_words, node_launch, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
     decided_spec_method,
     desktop_fact_note,
     edited_host_fit,
     edited_kv_dtype_options,
+    engine_flag_list,
     engine_flags,
     field_texts,
     kv_dtype_options,
     memory_fraction_field,
-    per_node_note,
     plan,
 )
 from kvtop.ui.screens.base import NodeScreen
@@ -284,7 +285,9 @@ class PlannerScreen(NodeScreen):
         elif added := edit_notes(self.outcome):  # e.g. EP on a model without experts, planned as EP off
             error.update(Content.styled("✓ valid, planned with a note: " + "; ".join(added), "$warning"))
         else:
-            error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
+            nodes = node_launch(self.outcome.settings) if self.outcome.settings is not None else None
+            over = f" over {nodes.nodes} nodes (each node's launch below)" if nodes is not None else ""
+            error.update(Content.styled(f"✓ valid{over}: edit any field, every keystroke re-solves", "$success"))
         if self.outcome.settings is None:
             flags.update(Content.styled("engine flags: — (fix the edit above first)", "$text-muted"))
         elif too_large is not None or refused or (host is not None and host.refused):
@@ -299,7 +302,8 @@ class PlannerScreen(NodeScreen):
                 Content.assemble(
                     ("engine flags: ", "bold"),
                     engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)",
-                    (f"\n{node}" if (node := per_node_note(self.outcome.settings)) else "", "$text-muted"),
+                    (f"\n{node.said}" if (node := node_launch(self.outcome.settings)) else "", "$text-muted"),
+                    (f" · c copies {words}" if node is not None and (words := copied_words(node)) else "", "$text-muted"),
                 )
             )
 
@@ -315,11 +319,10 @@ class PlannerScreen(NodeScreen):
         notes.display = bool(text.plain)
 
     def too_large(self) -> str | None:
-        """'needs 16 GPUs, the node has 8' when the edited layout cannot run here (None: it can)."""
-        after, gpus = self.outcome.after if self.outcome else None, self.basis.node_gpus
-        if after is None or gpus is None or after.layout.gpus <= gpus:
-            return None
-        return f"needs {after.layout.gpus} GPUs, the node has {gpus}"
+        """'needs 16 GPUs, the node has 8' when the edited layout cannot run on its nodes, each of this node's GPUs
+        (None: it can; a layout over `--nnodes` nodes needs its share of each)."""
+        after = self.outcome.after if self.outcome else None
+        return node_shortfall(after.settings, after.layout, self.basis.node_gpus) if after is not None else None
 
     def host_fit(self) -> HostTierFit | None:
         """The edited launch's host KV tier against this node's host memory (None: no tier asked for)."""
@@ -415,12 +418,13 @@ class PlannerScreen(NodeScreen):
 
     @property
     def flags_text(self) -> str | None:
-        """The flags `c` copies; None when the edit is invalid or the layout needs more GPUs than the node has."""
+        """The flags `c` copies, over nodes one line per node (`plan_nodes.copied_lines`); None when the edit is
+        invalid or the layout needs more GPUs than its nodes have."""
         if self.outcome is None or self.outcome.settings is None or self.too_large() is not None or self.refusals():
             return None
-        return engine_flags(
-            self.outcome.settings, with_model=self.outcome.settings.model != self.basis.settings.model
-        )
+        settings = self.outcome.settings
+        shared = engine_flag_list(settings, with_model=settings.model != self.basis.settings.model)
+        return copied_lines(shared, node_launch(settings))
 
     @on(Input.Changed)
     @on(Select.Changed)
@@ -473,7 +477,8 @@ class PlannerScreen(NodeScreen):
             self.notify(f"nothing to copy: {why}", severity="warning")
             return
         self.app.copy_to_clipboard(text)
-        self.notify(f"copied: {text or '(engine defaults)'}")
+        nodes = copied_words(node_launch(self.outcome.settings)) if self.outcome and self.outcome.settings else ""
+        self.notify(f"copied{f' {nodes}' if nodes else ''}: {text or '(engine defaults)'}")
 
     @on(Button.Pressed, "#plan-reset")
     def action_reset(self) -> None:
