@@ -44,7 +44,8 @@ def on_its_nodes(base: LaunchSettings, edited: LaunchSettings, node_gpus: int | 
     if wanted == 1:
         kept = {key: value for key, value in edited.flags.items() if f"--{key}" not in rule.node_flags}
         return edited.model_copy(update={"flags": kept})
-    if "nnodes" not in edited.flags or not _lays_over(base, layout, wanted):
+    grows = nodes <= 1 and "--nnodes" in rule.layout_flags and layout.replicas == 1
+    if not (grows or "nnodes" in edited.flags) or not _lays_over(base, layout, wanted):
         return edited
     return edited.model_copy(update={"flags": {**edited.flags, "nnodes": str(wanted)}})
 

@@ -90,3 +90,29 @@ async def test_a_live_engine_over_two_nodes_is_copyable_one_line_per_node(make_a
         assert _vllm_node_flags(first) == (2, 0, "10.0.2.10", False)
         assert _vllm_node_flags(second) == (2, 1, "10.0.2.10", True)
         assert first.startswith("--tensor-parallel-size 8 --pipeline-parallel-size 2")
+
+
+async def test_an_edit_past_one_node_names_its_node_count_and_each_node_s_flags(make_app, healthy_snapshot):
+    """The demo node's SGLang (TP8 on 8 H100s) edited to TP16: 16 ranks over nodes of 8 GPUs are 2 nodes. The edit
+    wrote no `--nnodes` and said 'not copyable'; SGLang takes `--nnodes 2 --node-rank i --dist-init-addr HOST:PORT` on
+    each node (python/sglang/srt/server_args.py; docs.sglang.io multi_node.html), the address node rank 0's: the
+    placeholder the operator fills."""
+    app = make_app(healthy_snapshot)
+    copied: list[str] = []
+    app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-tp", "16")
+        assert shown(screen, "#plan-error").startswith("✓ valid over 2 nodes")
+        await pilot.click("#plan-copy")
+        await pilot.pause()
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--tp-size", "--tp", type=int, default=1)
+        parser.add_argument("--nnodes", type=int, default=1)
+        parser.add_argument("--node-rank", type=int, default=0)
+        parser.add_argument("--dist-init-addr", "--nccl-init-addr", type=str, default=None)
+        lines = [parser.parse_known_args(shlex.split(line))[0] for line in copied[0].splitlines()]
+        assert [(p.tp_size, p.nnodes, p.node_rank, p.dist_init_addr) for p in lines] == [
+            (16, 2, 0, "HOST:PORT"), (16, 2, 1, "HOST:PORT")]
+        await retype(pilot, "#plan-tp", "8")  # back on one node: no node flag
+        assert "nnodes" not in shown(screen, "#plan-flags")

@@ -232,6 +232,7 @@ class PlannerScreen(NodeScreen):
             draft=basis.draft,
             node_measures=self._node_measures,
             version=basis.version,
+            node_gpus=basis.node_gpus,
         )
         self._show_defaults(self.outcome)
         self._show_spec_decided(self.outcome)
