@@ -91,9 +91,9 @@ def copied_lines(shared: Sequence[str], launch: NodeLaunch | None) -> str:
 
 
 def copied_words(launch: NodeLaunch | None) -> str:
-    """What `c` copies over nodes, in words: '2 lines, one per node, node rank 0 first; fill HEAD (node rank 0's)'
+    """What `c` copies over nodes, in words: '2 lines, one per node, node rank 0 first; fill in HEAD'
     ('' on one node, or where one launch starts every node)."""
     if launch is None or not launch.by_node:
         return ""
-    fill = f"; fill {', '.join(launch.placeholders)} (node rank 0's)" if launch.placeholders else ""
+    fill = f"; fill in {', '.join(launch.placeholders)}" if launch.placeholders else ""
     return f"{launch.nodes} lines, one per node, node rank 0 first{fill}"
