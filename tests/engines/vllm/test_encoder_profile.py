@@ -108,7 +108,7 @@ def test_not_counted_where_the_dummy_is_not_read() -> None:
     assert encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.10.1", 8192)) is None
     assert encoder_profile(encoder_inputs(QWEN3_VL_30B, "0.10.2", 65536)) is None
     assert encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.9.2", 8192)) is None  # its dummy read from v0.10.2 only
-    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.11.0", 8192)) is None  # not read at v0.11.0 – v0.12.x
+    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.21.0", 8192)) is None  # not read after v0.20.x
 
 
 @pytest.mark.parametrize(("version", "context", "modality", "tokens"), [
