@@ -124,6 +124,16 @@ QWEN2_VL_ERAS: Eras[tuple[int, bool] | None] = Eras((
     Era("0.13.0", None, "from v0.13.0 Qwen2.5-VL only, its dummy (the image a factor pair) and tower read: "
                         "encoder_forward.py; Qwen2-VL's tower not read"),
 ))  # fmt: skip
+# whether the dummy video is built at seq_len = max_num_batched_tokens (mm_counts one video, no image less) while the
+# budget counts it at max_model_len: v0.9.x; from v0.10.0 at the item's counted tokens (or max_model_len)
+DUMMY_AT_BATCH_TOKENS_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before v0.9.0"),
+    Era("0.9.0", True, "v0.9.0 and v0.9.0.1 v1/worker/gpu_model_runner.py:1871, v0.9.1 :1986, v0.9.2 :2246 "
+                       "profile_run: get_decoder_dummy_data(seq_len=self.max_num_tokens, mm_counts={modality: 1}); "
+                       "max_num_tokens is max_num_batched_tokens (:129 at v0.9.2)"),
+    Era("0.10.0", False, "v0.10.0 gpu_model_runner.py:2388 seq_len=max_tokens_per_mm_item; v0.11.0 _get_mm_dummy_batch "
+                         "seq_len=max_model_len (:2877)"),
+))  # fmt: skip
 # Mistral-Small-3.x and Gemma-3's dummies: read from v0.10.2 (not at v0.9.2)
 LATER_FAMILIES_ERAS: Eras[bool] = Eras((
     Era("", False, "Mistral-Small-3.x and Gemma-3's processing not read before v0.10.2"),
@@ -294,7 +304,8 @@ def _qwen2_vl_item(model: ModelSpec, inputs: CalibrationInputs, on: tuple[str, .
     (each frame resized alone, padded to the temporal patch, a pair's tokens an image's) whose tokens fit the context
     (less one image where the release subtracts it and the image is on), at most 16 (14 from v0.11.0: `_get_max_video_frames`,
     `get_num_frames_with_most_features`): from 3 frames (32,768 tokens) it has more than the image and is profiled;
-    the image on a tie (first in the dict). Pixels: 3 × temporal × patch² values a patch."""
+    the image on a tie (first in the dict). Pixels: 3 × temporal × patch² values a patch. At v0.9.x the video built
+    is the one fitting `max_num_batched_tokens` instead (`DUMMY_AT_BATCH_TOKENS_ERAS`): its rows and pixels."""
     patch, temporal = stated(model, "patch_size", QWEN2_PATCH), stated(model, "temporal_patch_size", TEMPORAL)
     factor = patch * MERGE
     side = math.floor(math.sqrt(QWEN2_MAX_PIXELS) / factor) * factor  # smart_resize of the 9,999,999² square
@@ -302,16 +313,27 @@ def _qwen2_vl_item(model: ModelSpec, inputs: CalibrationInputs, on: tuple[str, .
     width = stated(model, "out_hidden_size", model.hidden_size)
     rule = QWEN2_VL_ERAS.at(inputs.version)
     most, less_image = rule if rule is not None else (1, False)
-    room = inputs.context_length - (image if less_image and "image" in on else 0)
+    frames = _frames_fitting(inputs.context_length - (image if less_image and "image" in on else 0), most, image,
+                             temporal)  # fmt: skip
+    video = _pairs(frames, temporal) * image
+    if "video" in on and ("image" not in on or video > image):
+        if DUMMY_AT_BATCH_TOKENS_ERAS.at(inputs.version):  # the video built: mm_counts {video: 1}, no image less
+            frames = _frames_fitting(batch_limits(inputs)[0], most, image, temporal)
+        built = _pairs(frames, temporal) * image
+        return DummyItem("video", video, built, built * MERGE**2 * 3 * temporal * patch**2, width,
+                         f"{frames} frames of {side:,} × {side:,} px: {built:,} tokens"
+                         + (f" (counted {video:,})" if built != video else ""))  # fmt: skip
+    return DummyItem("image", image, image, image * MERGE**2 * 3 * temporal * patch**2, width,
+                     f"{side:,} × {side:,} px: {image:,} tokens")  # fmt: skip
+
+
+def _frames_fitting(room: int, most: int, image: int, temporal: int) -> int:
+    """The most frames, from 1 and at most `most`, whose tokens fit `room` (`_get_max_video_frames` with
+    `get_num_frames_with_most_features`' floor of 1)."""
     frames = 0
     while frames < most and _pairs(frames + 1, temporal) * image <= room:
         frames += 1
-    video = _pairs(max(frames, 1), temporal) * image
-    if "video" in on and ("image" not in on or video > image):
-        return DummyItem("video", video, video, video * MERGE**2 * 3 * temporal * patch**2, width,
-                         f"{max(frames, 1)} frames of {side:,} × {side:,} px: {video:,} tokens")  # fmt: skip
-    return DummyItem("image", image, image, image * MERGE**2 * 3 * temporal * patch**2, width,
-                     f"{side:,} × {side:,} px: {image:,} tokens")  # fmt: skip
+    return max(frames, 1)
 
 
 def _pairs(frames: int, temporal: int) -> int:
