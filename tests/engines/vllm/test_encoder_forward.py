@@ -146,14 +146,15 @@ def test_v0_9_x_rotates_q_and_k_through_float32_copies() -> None:
 
 
 def test_v0_9_x_at_tp_2_gathers_the_qkv() -> None:
-    """At TP 2 v0.9.x all-gathers the rank's qkv (3 × 640) into a 3 × 1,280 concatenation that q, k, v view, copies
-    the rank's q, k, v (3 × 640) and rotates one (640 bf16, 2 × 640 float32): beside x and the normed input,
-    (2 × 1,280 + 1,920 + 3,840 + 1,920 + 640) × 2 B + 2 × 640 × 4 B = 21 B per patch per hidden unit, above the
-    all-gather's (2 × 1,280 + 1,920 + 2 × 3,840) × 2 B = 19 B and the MLP's (3 × 1,280 + 3 × 1,710) × 2 B."""
+    """At TP 2 v0.9.x all-gathers the rank's qkv (3 × 640) into 2 zero-filled parts and their 3 × 1,280
+    concatenation: beside x and the normed input, (2 × 1,280 + 1,920 + 2 × 3,840) × 2 B = 19 B per patch per hidden
+    unit. Then q, k, v are copied per rank (3 × 640), the views and so the concatenation dropped (qwen2_5_vl.py
+    :282-355, v0.10.0 wheel), and one is rotated (640 bf16, 2 × 640 float32): (2 × 1,280 + 1,920 + 1,920 + 640) × 2 B
+    + 2 × 640 × 4 B = 15 B; the MLP's (3 × 1,280 + 3 × 1,710) × 2 B = 14 B. The gather is the peak."""
     profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.2", 2048, tp=2))
     assert profile is not None
-    assert profile.forward_bytes == 65536 * 1280 * 21 + 65536 * 1176 * 2
-    assert 65536 * 1280 * 21 > 65536 * (3 * 1280 + 3 * 1710) * 2
+    assert profile.forward_bytes == 65536 * 1280 * 19 + 65536 * 1176 * 2
+    assert 65536 * 1280 * 19 > 65536 * (3 * 1280 + 3 * 1710) * 2
 
 
 def test_the_kserve_l4_start_lands_near_its_log() -> None:

@@ -35,9 +35,10 @@ attention (:282-355) holds x and the normed input, the qkv output (3 × hidden) 
 patches × hidden × (9 × dtype + 2 × 4) bytes, 13 widths in a 16-bit model, above the MLP's 11.0 at Qwen2.5-VL's widths.
 At TP t > 1 `split_qkv` (:258-280) all-gathers the rank's qkv (3 ÷ t widths) into t zero-filled tensors and
 concatenates them (`all_gather_interleave`, :198-214: 3 + 3 widths at once), then q, k, v are views of the
-concatenation, copied contiguous per rank (3 ÷ t) and rotated on the rank's heads (1 ÷ t, and 2 ÷ t float32): the
-peak is the larger of the gather (x, normed, 3 ÷ t + 6) and the rotary step (x, normed, 3 ÷ t + 3 + 3 ÷ t + 1 ÷ t,
-beside the float32 pair). v0.10.1 – v0.10.2 (read in the wheels of v0.10.1, v0.10.1.1 and v0.10.2) merge the MLP's gate
+concatenation, copied contiguous per rank (3 ÷ t; the views, the concatenation's last references, are dropped by the
+unpacking generator, so it is freed before the rotary: read again in the v0.10.0 wheel, session 59) and rotated on
+the rank's heads (1 ÷ t, and 2 ÷ t float32): the peak is the larger of the gather (x, normed, 3 ÷ t + 6) and the
+rotary step (x, normed, 3 ÷ t + 3 ÷ t + 1 ÷ t, beside the float32 pair): the gather at TP 2. v0.10.1 – v0.10.2 (read in the wheels of v0.10.1, v0.10.1.1 and v0.10.2) merge the MLP's gate
 and up (`gate_up_proj`, qwen2_5_vl.py `Qwen2_5_VisionMLP.forward`): `gate_up` (2 × intermediate ÷ TP) stays bound while
 its activation (1 ×) and `down_proj` run, the same 3 × intermediate ÷ TP; the attention and its rotary are v0.9.x's, so
 the split form holds.
@@ -93,9 +94,9 @@ QWEN25_VL_FORWARD_ERAS: Eras[str | None] = Eras((
 ))  # fmt: skip
 FLOAT32_BYTES = 4
 # the split form's attention, in model-dtype widths of hidden (÷ TP where per rank): x and the normed input (2, whole),
-# the qkv (3 ÷ TP; at TP > 1 its all-gathered concatenation, 3, and while gathering the t gathered parts, 3), the
-# contiguous q, k, v (3 ÷ TP) and the rotated one's model-dtype output (1 ÷ TP), beside two float32 copies of it
-# (`t.float()` and the rotary's output, 2 ÷ TP)
+# the qkv (3 ÷ TP; at TP > 1, while gathering, the t gathered parts and their concatenation, 3 + 3, freed once q, k, v
+# are copied), the contiguous q, k, v (3 ÷ TP) and the rotated one's model-dtype output (1 ÷ TP), beside two float32
+# copies of it (`t.float()` and the rotary's output, 2 ÷ TP)
 BLOCK_INPUTS, QKV, SPLIT_ROTARY_FLOAT32 = 2, 3, 2
 QK_ROTATED = 2  # v0.11.x rotates q and k together: 2 ÷ TP widths each copy
 MAX_FRAMES_PER_VIDEO = 14  # qwen2_vl.py:115 at v0.13.0 and v0.20.1
@@ -166,8 +167,7 @@ def _split_attention_bytes(model: ModelSpec, patches: int, tp: int) -> int:
     """The split form's attention peak (module docstring): at TP 1, 9 model-dtype widths of hidden and 2 float32; at
     TP > 1 the larger of the qkv's all-gather and the rotary step."""
     hidden, dtype = stated(model, "hidden_size", TOWER_HIDDEN), model.dtype_bytes
-    gathered = QKV if tp > 1 else 0  # the concatenation q, k and v are views of
-    held = BLOCK_INPUTS + QKV / tp + gathered + QKV / tp  # before the rotary: inputs, qkv, concatenation, copies
+    held = BLOCK_INPUTS + QKV / tp + QKV / tp  # before the rotary: inputs, qkv, the copies (the concatenation freed)
     rotary = patches * hidden * (dtype * (held + 1 / tp) + SPLIT_ROTARY_FLOAT32 * FLOAT32_BYTES / tp)
     gather = patches * hidden * dtype * (BLOCK_INPUTS + QKV / tp + 2 * QKV) if tp > 1 else 0
     return round(max(rotary, gather))
