@@ -1,5 +1,7 @@
 """Qwen2.5-VL's dummy item and its vision tower's own forward in vLLM's encoder profile (v0.9.0 – v0.20.x; the dummy
-before v0.13.0 is encoder_profile.py's `_qwen2_vl_item`), read from v0.13.0 in the PyPI wheels vllm-0.13.0-cp38-abi3-manylinux_2_31_x86_64.whl and vllm-0.20.1-1-cp38-abi3-manylinux_2_35_x86_64.whl.
+before v0.13.0 is encoder_profile.py's `_qwen2_vl_item`), read from v0.13.0 in the PyPI wheels
+vllm-0.13.0-cp38-abi3-manylinux_2_31_x86_64.whl and vllm-0.20.1-1-cp38-abi3-manylinux_2_35_x86_64.whl; before, in the
+wheels named below.
 
 `profile_run` runs `embed_multimodal` on the dummy batch before the text model's run (v0.13.0
 v1/worker/gpu_model_runner.py:4424-4487; v0.20.1 :5816-5860), so the tower's forward is a peak of its own: the
@@ -38,8 +40,8 @@ concatenates them (`all_gather_interleave`, :198-214: 3 + 3 widths at once), the
 concatenation, copied contiguous per rank (3 ÷ t; the views, the concatenation's last references, are dropped by the
 unpacking generator, so it is freed before the rotary: read again in the v0.10.0 wheel, session 59) and rotated on
 the rank's heads (1 ÷ t, and 2 ÷ t float32): the peak is the larger of the gather (x, normed, 3 ÷ t + 6) and the
-rotary step (x, normed, 3 ÷ t + 3 ÷ t + 1 ÷ t, beside the float32 pair): the gather at TP 2. v0.10.1 – v0.10.2 (read in the wheels of v0.10.1, v0.10.1.1 and v0.10.2) merge the MLP's gate
-and up (`gate_up_proj`, qwen2_5_vl.py `Qwen2_5_VisionMLP.forward`): `gate_up` (2 × intermediate ÷ TP) stays bound while
+rotary step (x, normed, 3 ÷ t + 3 ÷ t + 1 ÷ t, beside the float32 pair): the gather at TP 2. v0.10.1 – v0.10.2
+(read in the wheels of v0.10.1, v0.10.1.1 and v0.10.2) merge the MLP's gate and up (`gate_up_proj`, qwen2_5_vl.py `Qwen2_5_VisionMLP.forward`): `gate_up` (2 × intermediate ÷ TP) stays bound while
 its activation (1 ×) and `down_proj` run, the same 3 × intermediate ÷ TP; the attention and its rotary are v0.9.x's, so
 the split form holds.
 
