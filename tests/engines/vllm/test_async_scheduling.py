@@ -73,10 +73,33 @@ def test_the_flags_win_and_vllm_refuses_explicit_async_at_pp2_where_it_raises() 
     assert runs(["--async-scheduling", "--pp", "2"], "0.15.0") is True
 
 
-def test_an_unread_executor_from_v0190_is_named() -> None:
-    """From v0.19.0 the executor class says (Executor.supports_async_scheduling, config/vllm.py:729): Ray's not read."""
-    with pytest.raises(UnsupportedModelError, match="ray executor"):
-        runs(["--distributed-executor-backend", "ray"], "0.19.0", LLAMA8B)
+@pytest.mark.parametrize(("version", "on"), [
+    ("0.19.0", False),  # ray_executor.py RayDistributedExecutor: Executor.supports_async_scheduling False
+    ("0.20.1", False),  # VLLM_USE_RAY_V2_EXECUTOR_BACKEND defaults to 0 (envs.py): still RayDistributedExecutor
+    ("0.21.0", True),  # its default 1: RayExecutorV2, a MultiprocExecutor (supports_async_scheduling True)
+    ("0.29.0", True),
+    ("0.33.0", True),  # abstract.py:77-79: RayExecutorV2 alone
+])  # fmt: skip
+def test_the_ray_executor_from_v0190_by_its_class(version: str, on: bool) -> None:
+    """From v0.19.0 the executor class says (Executor.supports_async_scheduling, config/vllm.py:729 at v0.19.0), read
+    in the v0.19.0, v0.20.1, v0.21.0, v0.29.0, v0.33.0 wheels."""
+    assert runs(["--distributed-executor-backend", "ray"], version, LLAMA8B) is on
+
+
+def test_an_executor_class_is_named_not_read() -> None:
+    """A backend given as a class (`resolve_obj_by_qualname`): its supports_async_scheduling is not read."""
+    with pytest.raises(UnsupportedModelError, match="executor class"):
+        runs(["--distributed-executor-backend", "my_pkg.MyExecutor"], "0.21.0", LLAMA8B)
+
+
+def test_vllm_refuses_explicit_async_under_an_executor_without_it() -> None:
+    """config/vllm.py raises where async scheduling is asked under an executor that does not support it: by name at
+    v0.14.0 (:582-586 'only supports `mp`, `uni`, or `external_launcher`'), by class at v0.19.0 (:751-754
+    "`ray` does not support async scheduling yet."); RayExecutorV2 takes it from v0.21.0."""
+    for version in ("0.14.0", "0.19.0", "0.20.1"):
+        with pytest.raises(InputError, match="refuses --async-scheduling under the ray executor"):
+            runs(["--async-scheduling", "--distributed-executor-backend", "ray"], version, LLAMA8B)
+    assert runs(["--async-scheduling", "--distributed-executor-backend", "ray"], "0.21.0", LLAMA8B) is True
 
 
 def test_vllm_0330_own_reading_in_every_flag_set_row() -> None:

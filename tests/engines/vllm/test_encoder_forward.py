@@ -61,17 +61,74 @@ def test_tensor_parallel_splits_the_mlp_only() -> None:
 
 
 def test_releases_not_read_stay_not_counted() -> None:
-    """v0.11.0 – v0.12.x and from v0.21.0 the tower was not read (v0.10.0's encoder cache was not): no profile
-    counted."""
-    for version in ("0.10.0", "0.11.0", "0.12.0", "0.21.0"):
-        assert encoder_profile(encoder_inputs(QWEN25_VL_7B, version, 32768)) is None
-    # a plan names the releases not read (the encoder term's words), and none where read
-    model = encoder_inputs(QWEN25_VL_7B, "0.12.0", 32768).model
+    """From v0.21.0 the tower was not read: no profile counted, and a plan names the release not read; none where
+    read (v0.10.0 – v0.12.x read in session 59)."""
+    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.21.0", 32768)) is None
+    model = encoder_inputs(QWEN25_VL_7B, "0.21.0", 32768).model
     assert model is not None
-    said = release_not_read(model, ResolvedVersion(text="0.12.0"))
-    assert said is not None and "0.12.0 not read" in said and "v0.11.0 – v0.12.x" in said
-    assert release_not_read(model, ResolvedVersion(text="0.10.2")) is None
-    assert release_not_read(model, ResolvedVersion(text="0.13.0")) is None
+    said = release_not_read(model, ResolvedVersion(text="0.21.0"))
+    assert said is not None and "0.21.0 not read" in said
+    for version in ("0.10.0", "0.10.2", "0.11.0", "0.11.2", "0.12.0", "0.13.0"):
+        assert release_not_read(model, ResolvedVersion(text=version)) is None
+
+
+def test_v0_10_0_is_v0_9_x_with_the_budget_floored() -> None:
+    """v0.10.0 (read in its wheel): qwen2_vl.py's dummy as v0.9.2's (frames fit the context less one image: at
+    49,152, 32,768 left, 4 frames, 32,768 tokens), `profile_run` floors budget ÷ the item's tokens
+    (gpu_model_runner.py:2361) and keeps the outputs as returned; the tower's attention is v0.9.x's split form
+    (TP 1: 9 × 2 B + 2 × 4 B per patch per hidden unit)."""
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.10.0", 49152, "--max-num-batched-tokens", "8192"))
+    assert profile is not None
+    assert (profile.modality, profile.item_tokens, profile.items, profile.budget) == ("video", 32768, 1, 32768)
+    patches = 32768 * 4
+    assert profile.kept_bytes == 32768 * 3584 * 2 + patches * 1176 * 2
+    assert profile.forward_bytes == patches * 1280 * (9 * 2 + 2 * 4) + patches * 1176 * 2
+
+
+def test_v0_11_0_rotates_q_and_k_concatenated_through_float32() -> None:
+    """v0.11.0 qwen2_5_vl.py:335-417: beside x and the normed input (2 × 1,280), the qkv (3 × 1,280), the
+    contiguous q, k, v (3 × 1,280), q and k concatenated (2 × 1,280) and the rotated bf16 result (2 × 1,280), two
+    float32 copies of the concatenation (2 × 2 × 1,280 × 4 B): 1,280 × (12 × 2 + 16) = 1,280 × 40 B per patch, above
+    the MLP's (3 × 1,280 + 3 × 3,420) × 2 B. The dummy: frames fit the whole context, at most 14 (qwen2_vl.py:82):
+    262,144 gives 7 pairs, 114,688 tokens (v0.10.2's 16 frames gave 131,072)."""
+    short = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.11.0", 8192))
+    assert short is not None and (short.modality, short.item_tokens, short.items) == ("image", 16384, 1)
+    assert short.forward_bytes == 65536 * 1280 * 40 + 65536 * 1176 * 2  # 3.27 GiB
+    assert 65536 * 1280 * 40 > 65536 * (3 * 1280 + 3 * 3420) * 2
+    long = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.11.0", 262144, "--max-num-batched-tokens", "8192"))
+    assert long is not None and (long.modality, long.item_tokens, long.items) == ("video", 114688, 1)
+    assert long.forward_bytes == 458752 * 1280 * 40 + 458752 * 1176 * 2
+
+
+def test_v0_11_0_at_tp_2_rotates_the_rank_heads_after_the_gather() -> None:
+    """TP 2: the rotary step beside x and the normed input (2 × 1,280 × 2 B) holds the rank's qkv, q, k, v copies,
+    concatenation and result (10 × 640 × 2 B) and two float32 copies (2 × 2 × 640 × 4 B): 22 B per patch per
+    hidden unit, above the all-gather's (2 + 1.5 + 6) × 2 = 19 B and the MLP's (3 × 1,280 + 3 × 1,710) × 2 B."""
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.11.0", 8192, tp=2))
+    assert profile is not None
+    assert profile.forward_bytes == 65536 * 1280 * 22 + 65536 * 1176 * 2
+
+
+def test_v0_11_1_and_v0_11_2_rotate_a_view_of_the_qkv() -> None:
+    """v0.11.1 – v0.11.2 qwen2_5_vl.py:362-440: no contiguous copies (the rearranged qk of a batch of one is a view):
+    x, normed, qkv and the bf16 result (7 × 1,280 × 2 B) beside two float32 copies (4 × 1,280 × 4 B): 30 B per patch
+    per hidden unit at TP 1; at TP 2, (2 + 2.5) × 2 + 8 = 17 B, above the MLP's 14 B (3 × 1,280 + 3 × 1,710) × 2 ÷
+    1,280."""
+    for version in ("0.11.1", "0.11.2"):
+        profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, version, 8192))
+        assert profile is not None and profile.forward_bytes == 65536 * 1280 * 30 + 65536 * 1176 * 2
+    tp2 = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.11.2", 8192, tp=2))
+    assert tp2 is not None and tp2.forward_bytes == 65536 * 1280 * 17 + 65536 * 1176 * 2
+
+
+def test_v0_12_0_rotates_in_the_model_dtype_so_the_mlp_is_the_peak() -> None:
+    """v0.12.0 qwen2_vl.py:280-287: no float32 copy; the attention's 2 + 5 = 7 widths stay below the MLP's 11: the
+    block's peak patches × (3 × 1,280 + 3 × 3,420) × 2 B, as from v0.13.0. The outputs expanded to the item's rows
+    (32,768 here, as returned: nothing beside)."""
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.12.0", 32768, "--max-num-batched-tokens", "8192"))
+    assert profile is not None and (profile.modality, profile.item_tokens, profile.items) == ("video", 32768, 1)
+    assert profile.forward_bytes == 131072 * (3 * 1280 + 3 * 3420) * 2 + 131072 * 1176 * 2
+    assert profile.kept_bytes == 32768 * 3584 * 2 + 131072 * 1176 * 2
 
 
 def test_v0_9_x_rotates_q_and_k_through_float32_copies() -> None:
@@ -89,14 +146,15 @@ def test_v0_9_x_rotates_q_and_k_through_float32_copies() -> None:
 
 
 def test_v0_9_x_at_tp_2_gathers_the_qkv() -> None:
-    """At TP 2 v0.9.x all-gathers the rank's qkv (3 × 640) into a 3 × 1,280 concatenation that q, k, v view, copies
-    the rank's q, k, v (3 × 640) and rotates one (640 bf16, 2 × 640 float32): beside x and the normed input,
-    (2 × 1,280 + 1,920 + 3,840 + 1,920 + 640) × 2 B + 2 × 640 × 4 B = 21 B per patch per hidden unit, above the
-    all-gather's (2 × 1,280 + 1,920 + 2 × 3,840) × 2 B = 19 B and the MLP's (3 × 1,280 + 3 × 1,710) × 2 B."""
+    """At TP 2 v0.9.x all-gathers the rank's qkv (3 × 640) into 2 zero-filled parts and their 3 × 1,280
+    concatenation: beside x and the normed input, (2 × 1,280 + 1,920 + 2 × 3,840) × 2 B = 19 B per patch per hidden
+    unit. Then q, k, v are copied per rank (3 × 640), the views and so the concatenation dropped (qwen2_5_vl.py
+    :282-355, v0.10.0 wheel), and one is rotated (640 bf16, 2 × 640 float32): (2 × 1,280 + 1,920 + 1,920 + 640) × 2 B
+    + 2 × 640 × 4 B = 15 B; the MLP's (3 × 1,280 + 3 × 1,710) × 2 B = 14 B. The gather is the peak."""
     profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.2", 2048, tp=2))
     assert profile is not None
-    assert profile.forward_bytes == 65536 * 1280 * 21 + 65536 * 1176 * 2
-    assert 65536 * 1280 * 21 > 65536 * (3 * 1280 + 3 * 1710) * 2
+    assert profile.forward_bytes == 65536 * 1280 * 19 + 65536 * 1176 * 2
+    assert 65536 * 1280 * 19 > 65536 * (3 * 1280 + 3 * 1710) * 2
 
 
 def test_the_kserve_l4_start_lands_near_its_log() -> None:

@@ -108,22 +108,39 @@ def test_not_counted_where_the_dummy_is_not_read() -> None:
     assert encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.10.1", 8192)) is None
     assert encoder_profile(encoder_inputs(QWEN3_VL_30B, "0.10.2", 65536)) is None
     assert encoder_profile(encoder_inputs(MISTRAL_SMALL, "0.9.2", 8192)) is None  # its dummy read from v0.10.2 only
-    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.11.0", 8192)) is None  # not read at v0.11.0 – v0.12.x
+    assert encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.21.0", 8192)) is None  # not read after v0.20.x
 
 
-@pytest.mark.parametrize(("version", "context", "modality", "tokens"), [
-    ("0.9.2", 49152, "video", 32_768), ("0.9.2", 49151, "image", 16_384), ("0.10.1", 32768, "image", 16_384),
-    ("0.10.2", 32768, "video", 32_768), ("0.10.2", 262144, "video", 131_072),
+@pytest.mark.parametrize(("version", "context", "modality", "tokens", "built"), [
+    ("0.9.2", 49152, "video", 32_768, 16_384), ("0.9.2", 49151, "image", 16_384, 16_384),
+    ("0.10.0", 49152, "video", 32_768, 32_768), ("0.10.1", 32768, "image", 16_384, 16_384),
+    ("0.10.2", 32768, "video", 32_768, 32_768), ("0.10.2", 262144, "video", 131_072, 131_072),
+    ("0.11.0", 262144, "video", 114_688, 114_688),
 ])  # fmt: skip
-def test_the_v0_9_and_v0_10_dummy_video(version: str, context: int, modality: str, tokens: int) -> None:
-    """qwen2_vl.py `get_num_frames_with_most_features` (v0.9.0.1, v0.9.2, v0.10.1): the video's frames are the most
-    whose tokens fit the context less one largest image (16,384 tokens), at most 16, a temporal pair of frames
+def test_the_v0_9_to_v0_11_dummy_video(version: str, context: int, modality: str, tokens: int, built: int) -> None:
+    """qwen2_vl.py `get_num_frames_with_most_features` (v0.9.0.1, v0.9.2, v0.10.0, v0.10.1): the video's frames are the
+    most whose tokens fit the context less one largest image (16,384 tokens), at most 16, a temporal pair of frames
     16,384 tokens: at 49,152, 32,768 left: 4 frames, 32,768 tokens, more than the image; at 49,151, 2 frames, a tie,
-    the image. v0.10.2 fits the whole context: 32,768 gives 4 frames; 262,144 is capped at 16 frames, 8 × 16,384.
-    The video's pixels: tokens × 2² patches × 3 × 2 × 14² values, 2 B each."""
+    the image. v0.10.2 fits the whole context: 32,768 gives 4 frames; 262,144 is capped at 16 frames, 8 × 16,384;
+    v0.11.0 at 14 frames (qwen2_vl.py:82), 7 × 16,384. v0.9.x builds the video it profiles at seq_len =
+    max_num_batched_tokens (8,192 here, an H100 server's default): one frame, 16,384 tokens (gpu_model_runner.py:2246
+    at v0.9.2); v0.10.0 at the counted tokens (:2388). Kept: the built video's outputs (3,584 wide) and pixels
+    (tokens × 2² patches × 3 × 2 × 14² values), 2 B each."""
     profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, version, context))
-    assert profile is not None and (profile.modality, profile.item_tokens) == (modality, tokens)
-    assert profile.kept_bytes >= tokens * 4 * 3 * 2 * 14 * 14 * 2  # the pixels, beside the outputs
+    assert profile is not None and (profile.modality, profile.item_tokens, profile.items) == (modality, tokens, 1)
+    assert profile.kept_bytes == built * 3584 * 2 + built * 4 * 3 * 2 * 14 * 14 * 2
+
+
+def test_v0_9_2_builds_the_video_fitting_the_batch_tokens() -> None:
+    """v0.9.2 at 131,072 of context and 65,536 batched tokens: counted, 131,072 − 16,384 fits 7 pairs (14 frames),
+    114,688 tokens, the budget max(65,536, 114,688) gives cdiv = 1 item; built at seq_len 65,536 with one video
+    (no image less): 8 frames, 4 pairs, 65,536 tokens, 262,144 patches through the tower (split form, TP 1:
+    1,280 × (9 × 2 + 2 × 4) B a patch)."""
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.9.2", 131072, "--max-num-batched-tokens", "65536"))
+    assert profile is not None
+    assert (profile.modality, profile.item_tokens, profile.items, profile.budget) == ("video", 114688, 1, 114688)
+    assert profile.kept_bytes == 65536 * 3584 * 2 + 65536 * 4 * 1176 * 2
+    assert profile.forward_bytes == 262144 * 1280 * 26 + 65536 * 4 * 1176 * 2
 
 
 def test_qwen2_5_vl_at_v0_9_2_keeps_one_largest_image() -> None:

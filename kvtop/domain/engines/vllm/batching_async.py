@@ -9,8 +9,10 @@ The default path (`scheduler_config.async_scheduling is None`, from v0.14.0; Fal
   MTP types, config/speculative.py:31-41 at v0.13.0, :33-49 at v0.17.1), less the methods later releases also keep:
   ngram_gpu (`NgramGPUTypes`, v0.18.0), dspark (v0.25.0), draft_model (v0.28.0), dflash (v0.31.0);
 - `disable_padded_drafter_batch` in --speculative-config;
-- an executor that does not support it (`mp`, `uni`, `external_launcher` only to v0.18.x; from v0.19.0
-  `Executor.supports_async_scheduling()`, whose Ray executor was not read: named not modelled);
+- an executor that does not support it (`ASYNC_EXECUTORS`: `mp`, `uni`, `external_launcher` by name to v0.18.x; from
+  v0.19.0 `Executor.supports_async_scheduling()`: Ray's RayDistributedExecutor keeps Executor's False through
+  v0.20.x, RayExecutorV2, a MultiprocExecutor, says True and is `ray` from v0.21.0 (by default: its environment
+  variable kvtop does not read, assumed unset) and alone from v0.33.0; a backend given as a class is not read);
 - v0.16.0 only: Mamba prefix caching (`mamba_cache_mode != "none"`, config/vllm.py:678 at v0.16.0; kvtop plans
   hybrids without it before v0.26.0: hybrid.mamba_prefix_caching);
 - pipeline parallelism: PP > 1 at v0.14.0-v0.14.1 (config/vllm.py:590-596 at v0.14.0); not at v0.15.0-v0.30.x (the
@@ -19,7 +21,8 @@ The default path (`scheduler_config.async_scheduling is None`, from v0.14.0; Fal
 From v0.33.0 the speculative and PP checks apply under the V1 model runner only (`v1_async_sched_incompat`,
 config/vllm.py:1651-1665). ROCm's DeepEP high-throughput DBO (v0.25.0 on) is not a GPU kvtop plans.
 An explicit --async-scheduling where vLLM raises instead (PP > 1 at v0.11.1-v0.14.1, :563-567 at v0.14.0; the V1
-model runner at PP > 1 from v0.33.0, :1675-1679) is refused as vLLM refuses it.
+model runner at PP > 1 from v0.33.0, :1675-1679; an executor that does not support it from v0.11.1, the same
+branch's `if not executor_supports_async_sched: raise ValueError`) is refused as vLLM refuses it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from kvtop.domain.deployment_flags import flag_json
-from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import async_scheduling_default, runs_v2
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
@@ -49,12 +52,10 @@ class AsyncOff(NamedTuple):
     v1_runner_only: bool  # the speculative and PP checks apply under the V1 model runner only
     pooling: bool  # a pooling model turns it off
     mamba_prefix: bool  # Mamba prefix caching turns it off
-    # the executor backends that keep it on; None: the executor class decides
-    executors: frozenset[str] | None
 
 
 _MP = frozenset({"mp", "uni", "external_launcher"})
-_V014 = AsyncOff("off", frozenset(), False, False, False, _MP)
+_V014 = AsyncOff("off", frozenset(), False, False, False)
 ASYNC_OFF_ERAS: Eras[AsyncOff | None] = Eras((
     Era("", None, "v0.13.0: async scheduling off unless asked (config/scheduler.py:133)"),
     Era("0.14.0", _V014, "config/vllm.py:588-628 at v0.14.0 (v0.14.1 the same)"),
@@ -64,21 +65,41 @@ ASYNC_OFF_ERAS: Eras[AsyncOff | None] = Eras((
     Era("0.17.0", _V014._replace(pp="kept"), "config/vllm.py:712-745 at v0.17.0: the Mamba check gone (v0.17.1 alike)"),
     Era("0.18.0", _V014._replace(pp="kept", spec_kept=frozenset({"ngram_gpu"})),
         "config/vllm.py:718-752 at v0.18.0: NgramGPUTypes (ngram_gpu) kept"),
-    Era("0.19.0", _V014._replace(pp="kept", spec_kept=frozenset({"ngram_gpu"}), executors=None),
-        "config/vllm.py:729 at v0.19.0: executor_class.supports_async_scheduling()"),
-    Era("0.20.0", AsyncOff("kept", frozenset({"ngram_gpu"}), False, True, False, None),
+    Era("0.19.0", _V014._replace(pp="kept", spec_kept=frozenset({"ngram_gpu"})),
+        "config/vllm.py:729 at v0.19.0: executor_class.supports_async_scheduling() (ASYNC_EXECUTORS)"),
+    Era("0.20.0", AsyncOff("kept", frozenset({"ngram_gpu"}), False, True, False),
         "config/vllm.py:798-809 at v0.20.0: a pooling model turns it off (v0.20.0-v0.24.0 alike)"),
-    Era("0.25.0", AsyncOff("kept", frozenset({"ngram_gpu", "dspark"}), False, True, False, None),
+    Era("0.25.0", AsyncOff("kept", frozenset({"ngram_gpu", "dspark"}), False, True, False),
         "config/vllm.py:992-1040 at v0.25.0: dspark kept (v0.25.0-v0.27.1 alike)"),
-    Era("0.28.0", AsyncOff("kept", frozenset({"ngram_gpu", "dspark", "draft_model"}), False, True, False, None),
+    Era("0.28.0", AsyncOff("kept", frozenset({"ngram_gpu", "dspark", "draft_model"}), False, True, False),
         "config/vllm.py:1185-1234 at v0.28.0: draft_model kept (v0.28.0-v0.30.0 alike)"),
     Era("0.31.0", AsyncOff("v1_runner", frozenset({"ngram_gpu", "dspark", "draft_model", "dflash"}), False, True,
-                           False, None),
+                           False),
         "config/vllm.py:1576-1635 at v0.31.0: dflash kept; PP > 1 under the V1 model runner turns it off "
         "(v0.32.0 alike)"),
     Era("0.33.0", AsyncOff("v1_runner", frozenset({"ngram_gpu", "dspark", "draft_model", "dflash"}), True, True,
-                           False, None),
+                           False),
         "config/vllm.py:1651-1719 at v0.33.0: v1_async_sched_incompat, the V1 model runner's alone"),
+))  # fmt: skip
+# The executor backends that keep async scheduling on (default or asked), and whether the executor class decides (a
+# backend given as a class then not read); None: not read
+_NAMED_BACKENDS = frozenset({"mp", "uni", "external_launcher", "ray"})
+_WITH_RAY = _MP | {"ray"}
+ASYNC_EXECUTORS: Eras[tuple[frozenset[str], bool] | None] = Eras((
+    Era("", None, "not read before v0.11.1"),
+    Era("0.11.1", (_MP, False), "config/vllm.py:364-398 at v0.11.1 (v0.11.2 alike), :523-557 at v0.12.0, :535-569 at "
+                                "v0.13.0, :555-586 at v0.14.0, :685-716 at v0.18.0: executor_backend in mp, uni, "
+                                "external_launcher"),
+    Era("0.19.0", (_MP, True), "config/vllm.py:727-729 at v0.19.0: executor_class.supports_async_scheduling(); ray "
+                               "is v1/executor/ray_executor.py RayDistributedExecutor, which keeps Executor's False "
+                               "(abstract.py:357-361); v0.20.0 and v0.20.1 alike (abstract.py:60-68: "
+                               "VLLM_USE_RAY_V2_EXECUTOR_BACKEND, envs.py default 0 through v0.20.2)"),
+    Era("0.21.0", (_WITH_RAY, True), "v0.21.0 envs.py VLLM_USE_RAY_V2_EXECUTOR_BACKEND default 1 (not read from the "
+                                     "launch: assumed unset): ray is ray_executor_v2.py:205 RayExecutorV2, a "
+                                     "MultiprocExecutor (supports_async_scheduling True, multiproc_executor.py:497-498); "
+                                     "v0.22.0, v0.24.0, v0.29.0-v0.32.0 alike"),
+    Era("0.33.0", (_WITH_RAY, True), "v0.33.0 v1/executor/abstract.py:77-79: ray is RayExecutorV2 alone (v0.34.0 "
+                                     ":78-80 alike)"),
 ))  # fmt: skip
 # Where an explicit --async-scheduling at PP > 1 stops vLLM (ValueError): always, or under the V1 model runner
 EXPLICIT_PP_REFUSED: Eras[PpRule] = Eras((
@@ -113,17 +134,31 @@ def _turned_off(rules: AsyncOff, settings: LaunchSettings, version: ResolvedVers
         return f"{method}-based speculative decoding"
     if checked and method is not None and _padded_off(settings):
         return "disable_padded_drafter_batch"
-    backend = (flag_text(settings, "distributed-executor-backend") or "mp").lower()
-    if backend not in _MP:
-        if rules.executors is None:
-            raise UnsupportedModelError(f"vLLM {version.label}'s async scheduling under the {backend} executor "
-                                        "(Executor.supports_async_scheduling) is not read", field="--async-scheduling")
+    backend = _backend(settings)
+    if not _executor_keeps(backend, version):
         return f"the {backend} executor"
     if rules.mamba_prefix and model is not None and mamba_prefix_caching(model, settings, version):
         return "Mamba prefix caching"
     if _pp_blocks(rules.pp, settings.pp, v2):
         return "pipeline parallelism" + (" under the V1 model runner" if rules.pp == "v1_runner" else "")
     return None
+
+
+def _backend(settings: LaunchSettings) -> str:
+    return (flag_text(settings, "distributed-executor-backend") or "mp").lower()
+
+
+def _executor_keeps(backend: str, version: ResolvedVersion) -> bool:
+    """Whether the executor `backend` keeps async scheduling at this release (`ASYNC_EXECUTORS`; True where not
+    read); a backend given as a class where the class decides is not read: UnsupportedModelError."""
+    read = ASYNC_EXECUTORS.at(version)
+    if read is None:
+        return True
+    keeps, by_class = read
+    if by_class and backend not in _NAMED_BACKENDS:
+        raise UnsupportedModelError(f"vLLM {version.label}'s async scheduling under the executor class {backend} "
+                                    "(Executor.supports_async_scheduling) is not read", field="--async-scheduling")
+    return backend in keeps
 
 
 def _padded_off(settings: LaunchSettings) -> bool:
@@ -142,6 +177,9 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
         if on and _pp_blocks(refused.value, settings.pp, model is not None and runs_v2(version, model, settings)):
             raise InputError(f"vLLM {version.label} refuses --async-scheduling at pipeline parallel size "
                              f"{settings.pp} ({refused.source})", field="--async-scheduling")  # fmt: skip
+        if on and not _executor_keeps(_backend(settings), version):
+            raise InputError(f"vLLM {version.label} refuses --async-scheduling under the {_backend(settings)} "
+                             f"executor ({era_for(ASYNC_EXECUTORS, version).source})", field="--async-scheduling")  # fmt: skip
         return on, flag
     era = async_scheduling_default(version)
     if not era.value:

@@ -1,5 +1,7 @@
-"""Qwen2.5-VL's dummy item and its vision tower's own forward in vLLM's encoder profile (v0.13.0 – v0.20.x), read in
-the PyPI wheels vllm-0.13.0-cp38-abi3-manylinux_2_31_x86_64.whl and vllm-0.20.1-1-cp38-abi3-manylinux_2_35_x86_64.whl.
+"""Qwen2.5-VL's dummy item and its vision tower's own forward in vLLM's encoder profile (v0.9.0 – v0.20.x; the dummy
+before v0.13.0 is encoder_profile.py's `_qwen2_vl_item`), read from v0.13.0 in the PyPI wheels
+vllm-0.13.0-cp38-abi3-manylinux_2_31_x86_64.whl and vllm-0.20.1-1-cp38-abi3-manylinux_2_35_x86_64.whl; before, in the
+wheels named below.
 
 `profile_run` runs `embed_multimodal` on the dummy batch before the text model's run (v0.13.0
 v1/worker/gpu_model_runner.py:4424-4487; v0.20.1 :5816-5860), so the tower's forward is a peak of its own: the
@@ -35,13 +37,28 @@ attention (:282-355) holds x and the normed input, the qkv output (3 × hidden) 
 patches × hidden × (9 × dtype + 2 × 4) bytes, 13 widths in a 16-bit model, above the MLP's 11.0 at Qwen2.5-VL's widths.
 At TP t > 1 `split_qkv` (:258-280) all-gathers the rank's qkv (3 ÷ t widths) into t zero-filled tensors and
 concatenates them (`all_gather_interleave`, :198-214: 3 + 3 widths at once), then q, k, v are views of the
-concatenation, copied contiguous per rank (3 ÷ t) and rotated on the rank's heads (1 ÷ t, and 2 ÷ t float32): the
-peak is the larger of the gather (x, normed, 3 ÷ t + 6) and the rotary step (x, normed, 3 ÷ t + 3 + 3 ÷ t + 1 ÷ t,
-beside the float32 pair). v0.10.1 – v0.10.2 (read in the wheels of v0.10.1, v0.10.1.1 and v0.10.2) merge the MLP's gate
-and up (`gate_up_proj`, qwen2_5_vl.py `Qwen2_5_VisionMLP.forward`): `gate_up` (2 × intermediate ÷ TP) stays bound while
+concatenation, copied contiguous per rank (3 ÷ t; the views, the concatenation's last references, are dropped by the
+unpacking generator, so it is freed before the rotary: read again in the v0.10.0 wheel, session 59) and rotated on
+the rank's heads (1 ÷ t, and 2 ÷ t float32): the peak is the larger of the gather (x, normed, 3 ÷ t + 6) and the
+rotary step (x, normed, 3 ÷ t + 3 ÷ t + 1 ÷ t, beside the float32 pair): the gather at TP 2. v0.10.1 – v0.10.2
+(read in the wheels of v0.10.1, v0.10.1.1 and v0.10.2) merge the MLP's gate and up (`gate_up_proj`, qwen2_5_vl.py `Qwen2_5_VisionMLP.forward`): `gate_up` (2 × intermediate ÷ TP) stays bound while
 its activation (1 ×) and `down_proj` run, the same 3 × intermediate ÷ TP; the attention and its rotary are v0.9.x's, so
-the split form holds. v0.11.0 rotates q and k concatenated and v0.11.1 – v0.12.x a reshaped qk copy through
-float32: not read into widths, not counted.
+the split form holds.
+
+v0.11.0 – v0.12.0 (session 59, read in the wheels of v0.11.0, v0.11.1, v0.11.2 and v0.12.0; the MLP and block as
+v0.10.2's, `gate_up_proj` with act_and_mul, RMSNorm's fused add): v0.11.0 (`CONCAT`, qwen2_5_vl.py:335-417) keeps
+`split_qkv` and the contiguous q, k, v copies (3 ÷ t), then concatenates q and k (`torch.cat`, 2 ÷ t, :354) and
+rotates them at once through `apply_rotary_pos_emb_vision` (qwen2_vl.py:275-284: `t.float()` and the rotary's
+float32 output, 2 ÷ t each, beside the model-dtype result, 2 ÷ t): beside x, the normed input and the qkv (3 ÷ t),
+2 + 10 ÷ t model-dtype widths and 2 × 2 ÷ t float32 ones, 20 widths at TP 1 in a 16-bit model; at TP > 1 the
+all-gather as v0.9.x's. v0.11.1 – v0.11.2 (`QK_VIEW`, :362-440) drop `split_qkv` (no all-gather: the rank's qkv holds
+its own heads) and rotate q and k from a view of the qkv (`einops.rearrange` of a batch of one merges a size-1 axis:
+torch reshape returns a view, no copy) through the same float32 pair (qwen2_vl.py:313-319): 2 + 5 ÷ t model-dtype
+widths and 2 × 2 ÷ t float32, 15 at TP 1. v0.12.0 (:358-430) rotates in the model dtype (qwen2_vl.py:280-287,
+vllm_flash_attn ops/triton/rotary.py:188 `empty_like`, `.type_as` a no-op): 2 + 5 ÷ t widths, below the MLP's
+peak as from v0.13.0 (`FUSED`). Not counted: the blocks' torch.compile (`compile_mm_encoder`, off by default:
+config/compilation.py:324 at v0.11.1; a launch that turns it on is the eager figure, assumed), an attention backend
+that materialises the scores (SDPA's math path: kvtop assumes FlashAttention or a memory-efficient kernel).
 """
 
 from __future__ import annotations
@@ -56,7 +73,9 @@ from kvtop.domain.wording import GIB
 QWEN25_VL_TOWERS = frozenset({"Qwen2_5_VLVisionConfig"})
 # the tower's forward as each read release runs it: "split" (separate gate and up, q, k, v copied and rotated through
 # float32), "fused" (gate_up and act_and_mul); None where not read
-SPLIT, FUSED = "split", "fused"
+# "concat" (v0.11.0: q and k copied, concatenated and rotated through float32), "qk_view" (v0.11.1 – v0.11.x: q and k
+# rotated through float32 from a view of the qkv)
+SPLIT, FUSED, CONCAT, QK_VIEW = "split", "fused", "concat", "qk_view"
 QWEN25_VL_FORWARD_ERAS: Eras[str | None] = Eras((
     Era("", None, "not read before v0.9.0"),
     Era("0.9.0", SPLIT, "v0.9.0, v0.9.0.1, v0.9.1, v0.9.2 and v0.10.0 models/qwen2_5_vl.py (MLP :163-195, attention "
@@ -65,18 +84,23 @@ QWEN25_VL_FORWARD_ERAS: Eras[str | None] = Eras((
                          "all_gather_interleave and qwen2_vl.py apply_rotary_pos_emb_vision as v0.9.x's; the MLP's "
                          "merged gate_up_proj held with its activation while down_proj writes (3 × intermediate ÷ TP, "
                          "as before)"),
-    Era("0.11.0", None, "v0.11.0 – v0.12.x not read: v0.11.0 rotates q and k concatenated (torch.cat), v0.11.1 – "
-                        "v0.12.x a reshaped qk copy (einops), qwen2_5_vl.py"),
+    Era("0.11.0", CONCAT, "v0.11.0 models/qwen2_5_vl.py Qwen2_5_VisionAttention.forward :335-417 (split_qkv :311-333, "
+                          "q and k concatenated :354-356), qwen2_vl.py apply_rotary_pos_emb_vision :275-284"),
+    Era("0.11.1", QK_VIEW, "v0.11.1 and v0.11.2 models/qwen2_5_vl.py Qwen2_5_VisionAttention.forward :362-440 (qk "
+                           "rearranged :384-387), qwen2_vl.py apply_rotary_pos_emb_vision :313-319 (t.float())"),
+    Era("0.12.0", FUSED, "v0.12.0 models/qwen2_5_vl.py Qwen2_5_VisionAttention.forward :358-430, qwen2_vl.py "
+                         "apply_rotary_pos_emb_vision :280-287 (the model dtype): the MLP the block's peak"),
     Era("0.13.0", FUSED, "v0.13.0 and v0.20.1 models/qwen2_vl.py (the dummy), qwen2_5_vl.py (the tower's block), "
                          "v1/worker/gpu_model_runner.py profile_run"),
     Era("0.21.0", None, "not read after v0.20.x"),
 ))  # fmt: skip
 FLOAT32_BYTES = 4
 # the split form's attention, in model-dtype widths of hidden (÷ TP where per rank): x and the normed input (2, whole),
-# the qkv (3 ÷ TP; at TP > 1 its all-gathered concatenation, 3, and while gathering the t gathered parts, 3), the
-# contiguous q, k, v (3 ÷ TP) and the rotated one's model-dtype output (1 ÷ TP), beside two float32 copies of it
-# (`t.float()` and the rotary's output, 2 ÷ TP)
+# the qkv (3 ÷ TP; at TP > 1, while gathering, the t gathered parts and their concatenation, 3 + 3, freed once q, k, v
+# are copied), the contiguous q, k, v (3 ÷ TP) and the rotated one's model-dtype output (1 ÷ TP), beside two float32
+# copies of it (`t.float()` and the rotary's output, 2 ÷ TP)
 BLOCK_INPUTS, QKV, SPLIT_ROTARY_FLOAT32 = 2, 3, 2
+QK_ROTATED = 2  # v0.11.x rotates q and k together: 2 ÷ TP widths each copy
 MAX_FRAMES_PER_VIDEO = 14  # qwen2_vl.py:115 at v0.13.0 and v0.20.1
 # the Qwen2-VL / Qwen2.5-VL processor's published sizes (preprocessor_config.json: encoder_profile.py says where read;
 # min_pixels 3,136 never binds the largest image), its one home: encoder_profile.py imports them
@@ -145,20 +169,38 @@ def _split_attention_bytes(model: ModelSpec, patches: int, tp: int) -> int:
     """The split form's attention peak (module docstring): at TP 1, 9 model-dtype widths of hidden and 2 float32; at
     TP > 1 the larger of the qkv's all-gather and the rotary step."""
     hidden, dtype = stated(model, "hidden_size", TOWER_HIDDEN), model.dtype_bytes
-    gathered = QKV if tp > 1 else 0  # the concatenation q, k and v are views of
-    held = BLOCK_INPUTS + QKV / tp + gathered + QKV / tp  # before the rotary: inputs, qkv, concatenation, copies
+    held = BLOCK_INPUTS + QKV / tp + QKV / tp  # before the rotary: inputs, qkv, the copies (the concatenation freed)
     rotary = patches * hidden * (dtype * (held + 1 / tp) + SPLIT_ROTARY_FLOAT32 * FLOAT32_BYTES / tp)
     gather = patches * hidden * dtype * (BLOCK_INPUTS + QKV / tp + 2 * QKV) if tp > 1 else 0
     return round(max(rotary, gather))
 
 
+def _float32_rotary_attention_bytes(model: ModelSpec, patches: int, tp: int, form: str) -> int:
+    """v0.11.x's attention peak (module docstring): q and k rotated together through two float32 copies (2 ÷ TP
+    each) beside x, the normed input, the qkv and the rotated result; v0.11.0 (`CONCAT`) holds the contiguous q, k, v
+    and their concatenation too, and at TP > 1 all-gathers the qkv as v0.9.x does."""
+    hidden, dtype = stated(model, "hidden_size", TOWER_HIDDEN), model.dtype_bytes
+    copies = QKV / tp + QK_ROTATED / tp if form == CONCAT else 0  # the contiguous q, k, v and q, k concatenated
+    held = BLOCK_INPUTS + QKV / tp + copies + QK_ROTATED / tp
+    rotary = patches * hidden * (dtype * held + SPLIT_ROTARY_FLOAT32 * FLOAT32_BYTES * QK_ROTATED / tp)
+    gather = patches * hidden * dtype * (BLOCK_INPUTS + QKV / tp + 2 * QKV) if form == CONCAT and tp > 1 else 0
+    return round(max(rotary, gather))
+
+
+def _attention_bytes(model: ModelSpec, patches: int, tp: int, form: str | None) -> int:
+    """The attention's peak in the forms where it can pass the MLP's (split, concat, qk_view); 0 in the fused one."""
+    if form == SPLIT:
+        return _split_attention_bytes(model, patches, tp)
+    if form in (CONCAT, QK_VIEW):
+        return _float32_rotary_attention_bytes(model, patches, tp, form)
+    return 0
+
+
 def tower_forward_bytes(model: ModelSpec, patches: int, tp: int, version: ResolvedVersion) -> int:
-    """The tower's block peak over `patches` (module docstring): the MLP's, or at TP 1 in the split form the
-    attention's rotary step where larger."""
-    mlp = _mlp_bytes(model, patches, tp)
-    if QWEN25_VL_FORWARD_ERAS.at(version) == SPLIT:
-        return max(mlp, _split_attention_bytes(model, patches, tp))
-    return mlp
+    """The tower's block peak over `patches` (module docstring): the MLP's, or the attention's rotary step (or
+    all-gather) where larger."""
+    form = QWEN25_VL_FORWARD_ERAS.at(version)
+    return max(_mlp_bytes(model, patches, tp), _attention_bytes(model, patches, tp, form))
 
 
 def tower_forward_words(model: ModelSpec, patches: int, tp: int, pixels: int, version: ResolvedVersion) -> str:
@@ -166,8 +208,10 @@ def tower_forward_words(model: ModelSpec, patches: int, tp: int, pixels: int, ve
     total = tower_forward_bytes(model, patches, tp, version) + pixels
     hidden, intermediate = _block_widths(model, tp)
     if total - pixels > _mlp_bytes(model, patches, tp):
-        gathered = " (all-gathered at TP > 1)" if tp > 1 else ""
-        part = (f"attention: x, the normed input, the qkv{gathered} and q, k, v copies of {hidden:,} ÷ TP {tp}, rotated "
+        form = QWEN25_VL_FORWARD_ERAS.at(version)
+        gathered = " (all-gathered at TP > 1)" if tp > 1 and form in (SPLIT, CONCAT) else ""
+        copies = " and q, k, v copies" if form in (SPLIT, CONCAT) else ""
+        part = (f"attention: x, the normed input, the qkv{gathered}{copies} of {hidden:,} ÷ TP {tp}, rotated "
                 "through float32")
     else:
         part = f"x, residual and MLP ({BLOCK_WIDTHS} × {hidden:,} + {MLP_WIDTHS} × {intermediate:,} wide)"

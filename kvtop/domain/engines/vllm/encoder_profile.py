@@ -20,11 +20,12 @@ the peak beside their expanded copies (`EXPANDED`): Qwen3-VL-30B-A3B's video 12,
 FlashInfer count's 2.00 without them, 2.06 with).
 
 V1 at v0.9.2 (gpu_model_runner.py:2202-2284; v0.9.0.1 :1827-1900 the same) keeps them as returned too, with cdiv(budget, the item's tokens) items
-(:2221); v0.10.0 – v0.10.1 are not read (not counted).
+(:2221); v0.10.0 (:2342-2425, read in its wheel) the budget's floor (:2361-2362), kept as returned (:2412).
 
 Counted for four families (the rest stay the text model's fit, assumed: LLaVA, InternVL, Llama-4, Kimi-VL,
 Granite-Vision and every other tower in the catalogue, whose processors kvtop does not size): Mistral-Small-3.x
-(`_mistral3_item`), Gemma-3 (`_gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.0.1 – v0.10.x (`_qwen2_vl_item`), Qwen2.5-VL at v0.13.0 – v0.20.x with its tower's forward
+(`_mistral3_item`), Gemma-3 (`_gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.0.1 – v0.12.x (`_qwen2_vl_item`; Qwen2.5-VL's
+tower's forward too, encoder_forward.py), Qwen2.5-VL at v0.13.0 – v0.20.x with its tower's forward
 (`_qwen25_vl_item`, encoder_forward.py), and the
 Qwen3-VL family (Qwen3VLVisionConfig,
 Qwen3VLMoeVisionConfig), by vLLM's own processing info
@@ -41,7 +42,7 @@ patch 16, merge 2, temporal 2; search-index ids 52457624213, 59138427633), which
 - each token's output is the merger's plus the three deepstack levels' (qwen3_vl.py:558-576: the vision section's
   out_hidden_size × 4 wide), in the model dtype; the pixels are
   patches × 3 × temporal × patch² values, cast to the model dtype (v0.11.0 multimodal/processing/context.py).
-Not counted: the encoder's own forward but for Qwen2.5-VL at v0.13.0 – v0.20.x (encoder_forward.py: the profile's
+Not counted: the encoder's own forward but for Qwen2.5-VL at v0.9.0 – v0.20.x (encoder_forward.py: the profile's
 peak the larger of it and the text run with what is kept, `EncoderProfile.peak`; Qwen3-VL's is the tower's width
 over the patches: at the v0.12.0 start's 49,152 patches, 1,152 wide and a 4,304-wide MLP over TP 2, under 1 GiB with
 its pixels, below the text run and what it keeps, 3.9 GiB), other families (their processors' sizes: assumed,
@@ -106,15 +107,32 @@ QWEN2_VL_ERAS: Eras[tuple[int, bool] | None] = Eras((
     Era("0.9.0", (16, True), "v0.9.2 models/qwen2_vl.py:909-976 (the largest image; the video's frames fit the "
                              "context less one image, _MAX_FRAMES_PER_VIDEO 16); v0.9.0.1 :896-1003 the same (v0.9.1 "
                              "not read)"),
-    Era("0.10.0", None, "v0.10.0 not read"),
+    Era("0.10.0", (16, True), "v0.10.0 models/qwen2_vl.py:826-1022: _get_vision_info, get_image_size_with_most_features, "
+                              "_get_max_video_frames, get_num_frames_with_most_features (:948-962, less the images) and "
+                              "get_dummy_mm_data as v0.9.2's; the dummy built at seq_len = the item's counted tokens "
+                              "(v1/worker/gpu_model_runner.py:2385-2391), so its frames give the counted tokens"),
     Era("0.10.1", (16, True), "v0.10.1 models/qwen2_vl.py: _get_vision_info, get_image_size_with_most_features, "
                               "_get_max_video_frames, get_num_frames_with_most_features and get_dummy_mm_data the "
                               "same as v0.9.0.1's (session 58)"),
     Era("0.10.2", (16, False), "v0.10.2 models/qwen2_vl.py get_num_frames_with_most_features: the frames fit the "
                                "whole context (no image subtracted); the other functions as v0.10.1's"),
-    Era("0.11.0", None, "v0.11.0 – v0.12.x not read (v0.11.0 rotates q and k concatenated, v0.11.1 – v0.12.x a "
-                        "reshaped qk copy: qwen2_5_vl.py; _MAX_FRAMES_PER_VIDEO 14); from v0.13.0 Qwen2.5-VL only, "
-                        "its tower read: encoder_forward.py"),
+    Era("0.11.0", (14, False), "v0.11.0 models/qwen2_vl.py: _MAX_FRAMES_PER_VIDEO 14 (:82), _get_max_video_frames from "
+                               "1 frame (:974-995), get_num_frames_with_most_features over the whole context (:997-1009), "
+                               "the image 9,999,999² smart-resized (:956-963); the dummy at seq_len = max_model_len "
+                               "(v1/worker/gpu_model_runner.py:2867-2893 _get_mm_dummy_batch); v0.11.1 :116, :1056-1090, "
+                               "v0.11.2 and v0.12.0 (:118, :979-1013) the same"),
+    Era("0.13.0", None, "from v0.13.0 Qwen2.5-VL only, its dummy (the image a factor pair) and tower read: "
+                        "encoder_forward.py; Qwen2-VL's tower not read"),
+))  # fmt: skip
+# whether the dummy video is built at seq_len = max_num_batched_tokens (mm_counts one video, no image less) while the
+# budget counts it at max_model_len: v0.9.x; from v0.10.0 at the item's counted tokens (or max_model_len)
+DUMMY_AT_BATCH_TOKENS_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before v0.9.0"),
+    Era("0.9.0", True, "v0.9.0 and v0.9.0.1 v1/worker/gpu_model_runner.py:1871, v0.9.1 :1986, v0.9.2 :2246 "
+                       "profile_run: get_decoder_dummy_data(seq_len=self.max_num_tokens, mm_counts={modality: 1}); "
+                       "max_num_tokens is max_num_batched_tokens (:129 at v0.9.2)"),
+    Era("0.10.0", False, "v0.10.0 gpu_model_runner.py:2388 seq_len=max_tokens_per_mm_item; v0.11.0 _get_mm_dummy_batch "
+                         "seq_len=max_model_len (:2877)"),
 ))  # fmt: skip
 # Mistral-Small-3.x and Gemma-3's dummies: read from v0.10.2 (not at v0.9.2)
 LATER_FAMILIES_ERAS: Eras[bool] = Eras((
@@ -140,7 +158,8 @@ KEPT_ERAS: Eras[str | None] = Eras((
     Era("", None, "not read before v0.9.0.1"),
     Era("0.9.0", "returned", "v0.9.2 v1/worker/gpu_model_runner.py:2270 profile_run: kept as returned; v0.9.0.1 "
                              ":1827-1900 the same (v0.9.1 not read)"),
-    Era("0.10.0", None, "v0.10.0 not read"),
+    Era("0.10.0", "returned", "v0.10.0 v1/worker/gpu_model_runner.py:2412 profile_run: kept as returned (the items "
+                              "the budget's floor, :2361-2362)"),
     Era("0.10.1", "returned", "v0.10.1 v1/worker/gpu_model_runner.py:2617-2618 profile_run: kept as returned "
                               "(the items by MultiModalBudget.get_max_items' floor, v1/worker/utils.py:98)"),
     Era("0.10.2", "returned", "v0.10.2 v1/worker/gpu_model_runner.py:3026 profile_run: kept as returned"),
@@ -280,12 +299,13 @@ def _qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, .
 
 
 def _qwen2_vl_item(model: ModelSpec, inputs: CalibrationInputs, on: tuple[str, ...]) -> DummyItem:
-    """Qwen2-VL / Qwen2.5-VL's item of the most tokens at v0.9.x – v0.10.x (`QWEN2_VL_ERAS`): the image, 3,584 × 3,584
+    """Qwen2-VL / Qwen2.5-VL's item of the most tokens at v0.9.x – v0.12.x (`QWEN2_VL_ERAS`): the image, 3,584 × 3,584
     px (9,999,999² resized at a factor of patch × merge), 16,384 tokens; or the video of the most frames of that image
     (each frame resized alone, padded to the temporal patch, a pair's tokens an image's) whose tokens fit the context
-    (less one image where the release subtracts it and the image is on), at most 16 (`_get_max_video_frames`,
+    (less one image where the release subtracts it and the image is on), at most 16 (14 from v0.11.0: `_get_max_video_frames`,
     `get_num_frames_with_most_features`): from 3 frames (32,768 tokens) it has more than the image and is profiled;
-    the image on a tie (first in the dict). Pixels: 3 × temporal × patch² values a patch."""
+    the image on a tie (first in the dict). Pixels: 3 × temporal × patch² values a patch. At v0.9.x the video built
+    is the one fitting `max_num_batched_tokens` instead (`DUMMY_AT_BATCH_TOKENS_ERAS`): its rows and pixels."""
     patch, temporal = stated(model, "patch_size", QWEN2_PATCH), stated(model, "temporal_patch_size", TEMPORAL)
     factor = patch * MERGE
     side = math.floor(math.sqrt(QWEN2_MAX_PIXELS) / factor) * factor  # smart_resize of the 9,999,999² square
@@ -293,16 +313,27 @@ def _qwen2_vl_item(model: ModelSpec, inputs: CalibrationInputs, on: tuple[str, .
     width = stated(model, "out_hidden_size", model.hidden_size)
     rule = QWEN2_VL_ERAS.at(inputs.version)
     most, less_image = rule if rule is not None else (1, False)
-    room = inputs.context_length - (image if less_image and "image" in on else 0)
+    frames = _frames_fitting(inputs.context_length - (image if less_image and "image" in on else 0), most, image,
+                             temporal)  # fmt: skip
+    video = _pairs(frames, temporal) * image
+    if "video" in on and ("image" not in on or video > image):
+        if DUMMY_AT_BATCH_TOKENS_ERAS.at(inputs.version):  # the video built: mm_counts {video: 1}, no image less
+            frames = _frames_fitting(batch_limits(inputs)[0], most, image, temporal)
+        built = _pairs(frames, temporal) * image
+        return DummyItem("video", video, built, built * MERGE**2 * 3 * temporal * patch**2, width,
+                         f"{frames} frames of {side:,} × {side:,} px: {built:,} tokens"
+                         + (f" (counted {video:,})" if built != video else ""))  # fmt: skip
+    return DummyItem("image", image, image, image * MERGE**2 * 3 * temporal * patch**2, width,
+                     f"{side:,} × {side:,} px: {image:,} tokens")  # fmt: skip
+
+
+def _frames_fitting(room: int, most: int, image: int, temporal: int) -> int:
+    """The most frames, from 1 and at most `most`, whose tokens fit `room` (`_get_max_video_frames` with
+    `get_num_frames_with_most_features`' floor of 1)."""
     frames = 0
     while frames < most and _pairs(frames + 1, temporal) * image <= room:
         frames += 1
-    video = _pairs(max(frames, 1), temporal) * image
-    if "video" in on and ("image" not in on or video > image):
-        return DummyItem("video", video, video, video * MERGE**2 * 3 * temporal * patch**2, width,
-                         f"{max(frames, 1)} frames of {side:,} × {side:,} px: {video:,} tokens")  # fmt: skip
-    return DummyItem("image", image, image, image * MERGE**2 * 3 * temporal * patch**2, width,
-                     f"{side:,} × {side:,} px: {image:,} tokens")  # fmt: skip
+    return max(frames, 1)
 
 
 def _pairs(frames: int, temporal: int) -> int:
@@ -409,7 +440,7 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     refuse_text_only(limits, FAMILY_MODALITIES[family])
     if family == QWEN3_VL:
         item = _qwen3_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
-    elif family == QWEN2_VL and QWEN2_VL_ERAS.at(inputs.version):  # v0.9.x – v0.10.x's dummy
+    elif family == QWEN2_VL and QWEN2_VL_ERAS.at(inputs.version):  # v0.9.x – v0.12.x's dummy
         item = _qwen2_vl_item(model, inputs, limits.on(FAMILY_MODALITIES[family]))
     elif family == QWEN2_VL:  # Qwen2.5-VL from v0.13.0, its dummy read with its tower (`counted_family`)
         item = _qwen25_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
