@@ -2,7 +2,10 @@
 the harness installs (.cache/engine_diff/vllm-*): v0.13.0's config/cache.py `BlockSize = Literal[1, 8, 16, 32, 64,
 128, 256]` becomes argparse choices, and its parser, run there, says "argument --block-size: invalid choice: 7
 (choose from 1, 8, 16, 32, 64, 128, 256)" (also for 0, 24 and 512; 1, 8, 16 and 256 accepted). v0.33.0's
-`block_size: int = Field(gt=0)`: its parser accepted 7, 24 and 512.
+`block_size: int = Field(gt=0)`: its parser accepted 7, 24 and 512. v0.18.0's wheel (config/cache.py `block_size:
+SkipValidation[int]`, no Literal; v0.17.1's still the Literal) is the first without the choices, and vLLM 0.29.0 ran a
+gpt-oss-20b start at --block-size 96 (akamaslabs/vllm-benchmark studies/10-gpt-oss-20b-goodput-per-gpu/results/
+smoke_test_2026-09-15.log, "GPU KV cache size: 82,453 tokens").
 """
 
 from __future__ import annotations
@@ -37,13 +40,19 @@ def test_v0_33_takes_any_whole_number(block: int) -> None:
     assert "--block-size" not in refused("0.33.0", block)
 
 
+@pytest.mark.parametrize(("version", "block", "taken"), [("0.17.1", 96, False), ("0.18.0", 96, True),
+                                                         ("0.29.0", 96, True)])  # fmt: skip
+def test_the_choices_end_at_v0_18_0(version: str, block: int, taken: bool) -> None:
+    assert ("--block-size" not in refused(version, block)) is taken
+
+
 def test_plan_refuses_it_naming_the_field_the_range_and_the_source(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["plan", "--model", LLAMA_8B, "--engine", "vllm", "--engine-version", "0.13.0", "--block-size", "7"]
     assert main(argv) == 2
     said = capsys.readouterr().err
     assert said.startswith("kvtop: error: --block-size: vLLM 0.13.0 refuses --block-size 7: its command line takes "
                            "1, 8, 16, 32, 64, 128, 256")  # fmt: skip
-    assert "from v0.33.0 any whole number" in said and "config/cache.py BlockSize" in said
+    assert "from v0.18.0 any whole number" in said and "config/cache.py BlockSize" in said
 
 
 # read off the PyPI wheels' engine/arg_utils.py `'--block-size', type=int, choices=[…]` (v0.6.3.post1: 8, 16, 32;

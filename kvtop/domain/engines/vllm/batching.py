@@ -20,6 +20,7 @@ from kvtop.domain.engines.vllm.eras import (
     LLM_CLASS_BATCH_ERAS,
     runs_v2,
 )
+from kvtop.domain.engines.vllm.performance_mode import batch_factor
 from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
 from kvtop.domain.engines.vllm.v1_batch_tier import v1_large_gpu, v1_max_num_seqs
 from kvtop.domain.engines.vllm.v1_opt_in import OPT_IN_MAX_NUM_SEQS, opt_in_batch, opts_into_v1
@@ -96,6 +97,22 @@ def default_batch_limits(
     engine_context: bool = False,
     flags: Mapping[str, object] | None = None,
 ) -> BatchDefaults:
+    """The release's defaults (`_usage_defaults`), doubled under `--performance-mode throughput` (v0.17.0 on,
+    performance_mode.py), which doubles whichever of the two the launch leaves to vLLM: callers read the flags first."""
+    version = version or ResolvedVersion()
+    tokens, seqs, why = _usage_defaults(total_bytes, gpu_name, version, llm_class, engine_context, flags)
+    factor, scaled = batch_factor(flags, version)
+    return BatchDefaults(tokens * factor, seqs * factor, f"{why}, {scaled}" if scaled else why)
+
+
+def _usage_defaults(
+    total_bytes: int,
+    gpu_name: str | None,
+    version: ResolvedVersion,
+    llm_class: bool,
+    engine_context: bool,
+    flags: Mapping[str, object] | None,
+) -> BatchDefaults:
     """(max_num_batched_tokens, max_num_seqs, why) `vllm serve` picks (`EngineArgs.get_batch_defaults`): 16384 on
     GPUs with ≥ 160 GiB in releases that have that tier, 8192 on the GPUs of V1's large row (`v1_batch_tier.
     v1_large_gpu`: an H100 or H200 by name to v0.8.4, ≥ 70 GiB at v0.8.5, ≥ 70 GiB and no A100 from v0.9.0),
@@ -105,7 +122,6 @@ def default_batch_limits(
     start through `EngineArgs` → `LLMEngine` (`eras.ENGINE_CONTEXT_BATCH_ERAS`: 2048 tokens, 128 seqs from v0.9.2).
     `flags`: the launch's settings flags, which decide the engine the start runs (`engine_era`); the V1 that
     VLLM_USE_V1=1 opts into at v0.6.5–v0.7.3 takes its own (`v1_opt_in.opt_in_batch`)."""
-    version = version or ResolvedVersion()
     seqs, _ = default_max_num_seqs(total_bytes, gpu_name, version, flags)
     if runs_opt_in_v1(version, gpu_name, flags):
         tokens, why = opt_in_batch(gpu_name, version, llm_class, engine_context)

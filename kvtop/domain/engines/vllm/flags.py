@@ -33,6 +33,8 @@ from kvtop.domain.engines.vllm.mm_limits import FLAGS as MM_LIMIT_FLAGS
 from kvtop.domain.engines.vllm.mm_limits import SPAN as MM_LIMIT_SPAN
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.mxfp4_backend import FLASHINFER_BF16_ENV, MARLIN_ENV
+from kvtop.domain.engines.vllm.performance_mode import FLAG as PERFORMANCE_MODE_FLAG
+from kvtop.domain.engines.vllm.performance_mode import performance_mode
 from kvtop.domain.engines.vllm.pooling_runner import FLAGS as POOLING_FLAGS
 from kvtop.domain.engines.vllm.pooling_runner import SPANS as POOLING_SPANS
 from kvtop.domain.engines.vllm.pooling_runner import refuse_values as refuse_pooling_values
@@ -209,7 +211,8 @@ class VllmFlags:
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
                                    | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS
-                                   | DP_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG} | NEUTRAL_SPELLINGS)  # fmt: skip
+                                   | DP_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG}
+                                   | NEUTRAL_SPELLINGS)  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
@@ -217,11 +220,11 @@ class VllmFlags:
     # --hf-overrides the derived max length, rope_override.py; --runner, --convert and --task the pooling runner,
     # pooling.py; --limit-mm-per-prompt the encoder profile, mm_limits.py; --mamba-cache-mode a hybrid's
     # mamba_cache_mode, hybrid.py; --data-parallel-backend and --disable-nccl-for-dp-synchronization the DP launch,
-    # dp_flags.py): `--help` lists them apart from "not modelled", and the plan's "engine flags:" line
-    # writes them back
+    # dp_flags.py; --performance-mode the default batch and capture sizes, performance_mode.py): `--help` lists them
+    # apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
                                      | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS | DP_FLAGS
-                                     | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG})  # fmt: skip
+                                     | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG})  # fmt: skip
     # --rope-scaling, --hf-overrides and --limit-mm-per-prompt take a JSON object (json.loads; rope_override.py,
     # mm_limits.py)
     value_placeholders: Mapping[str, str] = {flag: "JSON" for flag in ROPE_FLAGS | MM_LIMIT_FLAGS}
@@ -276,6 +279,7 @@ class VllmFlags:
             refuse_several_keys(settings.flags, release)  # api_keys.py
             refuse_pooling_values(settings.flags)  # pooling.py: argparse's choices
             read_limits(settings.flags, release)  # mm_limits.py: the value's form
+            performance_mode(settings.flags, release)  # performance_mode.py: the release has it, a choice's value
             refuse_missing_kv_bytes(settings.kv_cache_memory_bytes, settings.engine_version, PREFERRED["kv_cache_memory_bytes"])
             refuse_missing_load_format(settings.flags.get("load-format"), release)
             refuse_quantization(settings.quantization, release,  # arg_choices.py: the release's methods

@@ -152,7 +152,6 @@ UNMODELLED: Mapping[str, FlagSpan] = {
     "--override-attention-dtype": FlagSpan("0.9.2", "0.27.1", "engine/arg_utils.py:907 (v0.27.1)"),
     "--override-neuron-config": FlagSpan("0.6.3.post1", "0.10.1.1", "engine/arg_utils.py:540 (v0.10.1.1)"),
     "--override-pooler-config": FlagSpan("0.6.4", "0.11.2", "engine/arg_utils.py:665 (v0.11.2)"),
-    "--performance-mode": FlagSpan("0.19.0", None, "engine/arg_utils.py:1913 (v0.33.0)"),
     "--pooler-config": FlagSpan("0.11.0", None, "engine/arg_utils.py:1039 (v0.33.0)"),
     "--preemption-mode": FlagSpan("0.6.3.post1", "0.10.2", "engine/arg_utils.py:871 (v0.10.2)"),
     "--prefill-context-parallel-size": FlagSpan("0.12.0", None, "engine/arg_utils.py:1235 (v0.33.0)"),

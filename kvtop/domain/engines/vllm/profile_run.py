@@ -18,6 +18,7 @@ from kvtop.domain.engines.vllm.batching import (
     default_max_num_seqs,
 )
 from kvtop.domain.engines.vllm.compilation import graph_config
+from kvtop.domain.engines.vllm.performance_mode import smallest_sizes
 from kvtop.domain.span import flag_switch
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
@@ -117,9 +118,10 @@ def graphs_charged(inputs: CalibrationInputs) -> bool:
     return graph_config(inputs.settings.flags, inputs.version).mode != "NONE"
 
 
-def capture_sizes(largest: int) -> list[int]:
-    """vLLM's default CUDA-graph capture sizes up to `largest` tokens."""
-    sizes = [1, 2, 4, *range(8, 256, 8), *range(256, largest + 1, 16)]
+def capture_sizes(largest: int, smallest: tuple[int, ...] = (1, 2, 4)) -> list[int]:
+    """vLLM's default CUDA-graph capture sizes up to `largest` tokens; `smallest` those below the every-8 ones (1 … 32
+    under `--performance-mode interactivity`: performance_mode.smallest_sizes)."""
+    sizes = sorted({*smallest, *range(8, 256, 8), *range(256, largest + 1, 16)})
     return [size for size in sizes if size <= largest]
 
 
@@ -136,7 +138,7 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
         sizes = [size for size in stated.capture_sizes if size <= tokens]
     else:
         largest = stated.max_capture_size if stated.max_capture_size is not None else min(2 * seqs, GRAPH_SIZE_CAP)
-        sizes = capture_sizes(min(largest, tokens))
+        sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version))
     decode = len([size for size in sizes if size <= seqs])
     mode = stated.mode or "FULL_AND_PIECEWISE"
     return {"NONE": (0, 0), "PIECEWISE": (len(sizes), 0), "FULL": (0, len(sizes)),
