@@ -1,5 +1,5 @@
 """What SGLang's MoE communicator groups hold before the weights load at 1 < `--ep-size` < `--tp-size`, beyond what
-ep 1 builds, by release: with or without routed experts (dense_ep.py, checks.py), `initialize_model_parallel` builds
+ep 1 builds, by release: with or without routed experts (dense_ep.py, budget.py), `initialize_model_parallel` builds
 the same groups (srt/distributed/parallel_state.py).
 
 Read in the wheels 0.4.3, 0.4.6.post5, 0.4.9.post6, 0.4.10, 0.4.10.post1, 0.4.10.post2, 0.5.1, 0.5.1.post3, 0.5.2,
@@ -17,10 +17,10 @@ Read in the wheels 0.4.3, 0.4.6.post5, 0.4.9.post6, 0.4.10, 0.4.10.post1, 0.4.10
 * from 0.5.11: both groups `use_pynccl=False, use_custom_allreduce=False` (0.5.11 parallel_state.py :1985, :2013;
   0.5.23 :2909, :2939). What is left is torch's process group, whose NCCL communicator torch forms at the first
   collective on it (`init_process_group` is called without `device_id`, the switch that makes it eager: torch
-  distributed_c10d.py's docstring); the first is the MoE layers' forward all-reduce (communication_op.py
-  `moe_tensor_model_parallel_all_reduce` / `moe_expert_parallel_all_reduce`), after `init_memory_pool` sized the
-  pool (model_runner.py `initialize`; the `--pre-warm-nccl` warm-up all-reduce runs on the TP group only, 0.5.11
-  :1195-1205). The pool is what ep 1 gets; the communicators come out of the reserve.
+  distributed_c10d.py's `init_process_group` docstring, read in torch 2.13); the first is the MoE layers' forward
+  all-reduce (communication_op.py `moe_tensor_model_parallel_all_reduce` / `moe_expert_parallel_all_reduce`), after
+  `init_memory_pool` sized the pool (model_runner.py `initialize`; the `--pre-warm-nccl` warm-up all-reduce runs on
+  the TP group only, 0.5.11 :1195-1205). The pool is what ep 1 gets; the communicators come out of the reserve.
 
 Why the two middle eras are not modelled: kvtop prices SGLang's TP group's communicators only inside the calibrated
 pre-load context (calibration.py `sglang.context`: a fitted part per doubling of TP on NVLink GPUs, 48 logs, no
