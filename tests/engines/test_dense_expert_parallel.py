@@ -55,10 +55,21 @@ def test_sglang_before_0_4_10_fails_on_the_dummy_expert() -> None:
 
 
 def test_sglang_ep_inside_tp_is_not_modelled_without_experts() -> None:
+    # 0.5.9 parallel_state.py :1801-1848: new moe_ep (2 ranks) and moe_tp (2 ranks) groups, pynccl and custom AR on
     with pytest.raises(
-        LayoutError, match=r"^--ep: not modelled: at ep 2 inside tp 4 SGLang builds MoE-EP and MoE-TP"
+        LayoutError, match=r"^--ep: not modelled: at ep 2 inside tp 4 SGLang 0\.5\.9 opens two pynccl communicators"
     ):
         _plan("sglang", ["--engine-version", "0.5.9", "--tp-size", "4", "--ep-size", "2"])
+
+
+def test_sglang_from_0_5_11_plans_ep_inside_tp_as_off_without_experts() -> None:
+    """0.5.11's parallel_state.py (:1985, :2013) builds moe_ep and moe_tp without pynccl or custom all-reduce:
+    nothing before the pool, so the plan is the plan without --ep-size."""
+    base = ["--engine-version", "0.5.11", "--tp-size", "4", "--context-length", "5120"]
+    off, typed = _plan("sglang", base), _plan("sglang", [*base, "--ep-size", "2"])
+    assert typed.engine.token_capacity == off.engine.token_capacity > 0
+    said = [note for note in typed.engine.notes if "--ep-size 2" in note]
+    assert len(said) == 1 and "planned as EP off" in said[0] and "open no communicator before the KV pool" in said[0]
 
 
 @pytest.mark.parametrize("tp", ["1", "2"])

@@ -144,7 +144,8 @@ class SglangRules(SglangBudget, EngineBase):
         return engine_context(model, settings)
 
     def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
-        """--ep-size without experts: asserted before 0.4.10.post2, then held by the TP group at ep == tp (dense_ep.py)."""
+        """--ep-size without experts: asserted before 0.4.10.post2, then held by the TP group at ep == tp (dense_ep.py);
+        at 1 < ep < tp what the MoE groups open by release (moe_groups.py)."""
         from kvtop.domain.engines.sglang.dense_ep import expert_parallel_without_experts
 
         return expert_parallel_without_experts(settings, version)

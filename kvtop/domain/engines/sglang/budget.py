@@ -38,6 +38,7 @@ from kvtop.domain.engines.sglang.eras import (
     mamba_ratio,
     runner_multiplier,
 )
+from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
 from kvtop.domain.engines.sglang.multimodal import (
     VLM_CACHE_MIB,
@@ -90,6 +91,7 @@ class SglangBudget:
             dsa_kv_note(m, s.kv_cache_dtype, kv.kv_format, inputs.version),
             whole_model_kv_note(m, lay.pp, inputs.version),
             tower_unbuilt_note(m, s, inputs.version),
+            moe_groups_note(m, s, inputs.version),
         ):
             if note:
                 notes.append(note)

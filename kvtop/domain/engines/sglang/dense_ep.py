@@ -9,15 +9,17 @@ A size that does not divide `--tp-size` is refused before this (flags.py `check_
 * 0.4.10.post2 on (read 0.4.10.post2, 0.5.3, 0.5.9, 0.5.23): such a class has no metadata (eplb/expert_location.py
   `from_model_config` returns None), and EP only shapes the MoE communicator groups
   (distributed/parallel_state.py `initialize_model_parallel`). At ep == tp they cost what ep 1 costs: 0.4.10.post2
-  builds a moe_ep group of all tp ranks and moe_tp groups of one rank where ep 1 builds the reverse; from 0.5.3
+  builds a moe_ep group of all tp ranks and moe_tp groups of one rank where ep 1 builds the reverse; from 0.5.2
   `_MOE_EP = _TP` (0.5.9 :1801, 0.5.23 :2894 on CUDA) with one-rank moe_tp groups, where ep 1 has `_MOE_TP = _TP`
   and one-rank moe_ep groups. A one-rank group opens no communicator (`GroupCoordinator`: pynccl and custom
-  all-reduce only where world_size > 1). At 1 < ep < tp both groups span several ranks: one more NCCL communicator
-  (with custom all-reduce buffers from 0.5.3) than ep 1 builds, which kvtop does not model.
+  all-reduce only where world_size > 1). At 1 < ep < tp both groups span several ranks, as on a model with experts:
+  moe_groups.py says by release what they open before the weights (one or two pynccl communicators more than ep 1,
+  custom all-reduce buffers from 0.5.2: not modelled; nothing from 0.5.11: planned as EP off, with both notes).
 """
 
 from __future__ import annotations
 
+from kvtop.domain.engines.sglang.moe_groups import extra_groups_note
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import LaunchSettings
@@ -35,7 +37,7 @@ GROUPS_SOURCE = "srt/distributed/parallel_state.py initialize_model_parallel (0.
 
 def expert_parallel_without_experts(settings: LaunchSettings, version: ResolvedVersion) -> str:
     """The plan's note where this release starts `--ep-size` on a model without experts and EP holds nothing;
-    LayoutError where it fails at start, or where what it builds (1 < ep < tp) is not modelled."""
+    LayoutError where it fails at start, or where what it builds (1 < ep < tp, moe_groups.py) is not modelled."""
     era = REFUSES_ERAS.era(version)
     ep, tp = settings.ep, settings.tp
     if era.value:
@@ -44,15 +46,10 @@ def expert_parallel_without_experts(settings: LaunchSettings, version: ResolvedV
             f"at {era.source}",
             field="--ep",
         )
+    head = f"--ep-size {ep} on a model without experts: planned as EP off; "
+    # 1 < ep < tp (ep divides tp): LayoutError where the release opens communicators, else its note (moe_groups.py)
     if ep != tp:
-        raise LayoutError(
-            f"not modelled: at ep {ep} inside tp {tp} SGLang builds MoE-EP and MoE-TP communicator groups of "
-            f"several ranks (srt/distributed/parallel_state.py initialize_model_parallel) whose memory kvtop does not "
-            f"model; on a model without experts "
-            f"--ep-size {tp} (the TP group itself) or 1 holds none",
-            field="--ep",
-        )
-    return (
-        f"--ep-size {ep} on a model without experts: planned as EP off; SGLang {version.label} makes its MoE-EP group "
-        f"the TP group at ep == tp ({GROUPS_SOURCE}), so it holds no memory"
+        return head + extra_groups_note(settings, version)
+    return head + (
+        f"SGLang {version.label} makes its MoE-EP group the TP group at ep == tp ({GROUPS_SOURCE}), so it holds no memory"
     )
