@@ -185,7 +185,7 @@ class SglangBudget:
         if not fits:
             tokens = swa_tokens = 0
             pool_bytes = 0
-        slots_per_request = mamba_ratio(m, s, inputs.version)[0] if state_slots else 1
+        slots_per_request = mamba_ratio(m, s, inputs.version, page)[0] if state_slots else 1
         asked = s.max_running_requests or (DEFAULT_MAX_REQUESTS if m.compressed is not None else None)  # dsv4.py
         context, context_why = inputs.context_length, context_note(m, s)  # the engine's (context_len.py: Whisper's 2048)
         requests = self._max_requests(tokens, context, asked, lay.attn_dp, state_slots, slots_per_request)

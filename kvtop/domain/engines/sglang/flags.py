@@ -12,6 +12,7 @@ from kvtop.domain.engines.sglang.arg_choices import refuse_dtype
 from kvtop.domain.engines.sglang.attention_backends import ATTENTION_BACKEND_FLAG, PHASE_BACKEND_FLAGS
 from kvtop.domain.engines.sglang.chunked_prefix import FLAG as CHUNKED_PREFIX_FLAG
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
+from kvtop.domain.engines.sglang.eras import OVERLAP_OFF_FLAG
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.sglang.flags_table import merged, spellings
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
@@ -66,6 +67,7 @@ NEUTRAL_KINDS: Mapping[str, str] = {
     "server": "API server", "chat": "chat, tool and reasoning parsers", "log": "logging and metrics",
     "fetch": "checkpoint and tokenizer", "request": "request defaults", "cluster": "rendezvous and timeouts",
     "structured": "structured outputs", "compile": "torch.compile cap", "p2p": "P2P check",
+    "runtime": "runtime",
 }  # fmt: skip
 NEUTRAL_BY_KIND = {NEUTRAL_KINDS[kind]: NeutralGroup(why, spellings(group)) for kind, (why, group) in NEUTRAL_GROUPS.items()}
 UNMODELLED_SPELLINGS = spellings(UNMODELLED)
@@ -104,8 +106,10 @@ class SglangFlags:
     # and `--enable-piecewise-cuda-graph` (v0.5.6 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve;
     # refused at a release without it, before v0.5.4 and from v0.5.14: prefill_graphs_optin.FLAG_ERAS)
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
+    # and `--disable-overlap-schedule` (eras.mamba_ratio: a hybrid Mamba model's slots per request; nothing else sized)
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
-                                                *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG})
+                                                *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG,
+                                                OVERLAP_OFF_FLAG})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS

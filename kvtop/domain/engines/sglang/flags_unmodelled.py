@@ -13,6 +13,13 @@ from collections.abc import Mapping
 from kvtop.domain.engines.sglang.flags_table import FlagRow
 from kvtop.domain.engines.sglang.flags_unmodelled_late import LATE
 
+# Read and kept refused (session 59, b), with why:
+# - `--json-model-override-args` (v0.4.0 on): SGLang merges the JSON into the HF config before anything is sized
+#   (v0.4.0 hf_transformers_utils.py:80 `config.update`; v0.5.23 utils/hf_transformers/config.py:405-423: a dict
+#   value merged into a sub-config and into rope_scaling / rope_parameters, any other key set), so any key can change
+#   a layer count, a width or the positions; kvtop does not yet apply it to the config it reads: write it there.
+# - `--cuda-graph-backend-prefill` (v0.5.16 on): picks the prefill CUDA-graph backend (arg_groups/cuda_graph_hook.py:70),
+#   whose reserve the automatic fraction charges; kvtop models each release's default only (prefill_graphs_*.py).
 EARLY: Mapping[str, FlagRow] = {
     "--abort-on-priority-when-disabled": FlagRow("0.5.9", None, "srt/arg_groups/fields/schedule.py:114 (v0.5.23)"),
     "--allow-auto-truncate": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/serving.py:254 (v0.5.23)"),
@@ -23,7 +30,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--attn-cp-size": FlagRow("0.5.9", None, "srt/arg_groups/fields/parallel.py:104 (v0.5.23)"),
     "--attn-dp-size": FlagRow("0.5.23", None, "srt/arg_groups/fields/parallel.py:81 (v0.5.23)"),
     "--batch-notify-size": FlagRow("0.5.16", None, "srt/arg_groups/fields/serving.py:266 (v0.5.23)"),
-    "--bf16-gemm-backend": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:291 (v0.5.23)"),
     "--boundary-reduction": FlagRow("0.5.23", None, "srt/arg_groups/fields/exec_.py:748 (v0.5.23)"),
     "--c128-page-size": FlagRow("0.5.23", None, "srt/arg_groups/fields/schedule.py:146 (v0.5.23)"),
     "--checkpoint-engine-wait-weights-before-ready": FlagRow("0.5.9", None, "srt/arg_groups/fields/model.py:369 (v0.5.23)"),
@@ -84,7 +90,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--disable-mla": FlagRow("0.4.0", "0.4.0", "srt/server_args.py:654 (v0.4.0)"),
     "--disable-nan-detection": FlagRow("0.4.0", "0.4.0", "srt/server_args.py:659 (v0.4.0)"),
     "--disable-outlines-disk-cache": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:189 (v0.5.23)"),
-    "--disable-overlap-schedule": FlagRow("0.4.0", None, "srt/arg_groups/fields/schedule.py:193 (v0.5.23)"),
     "--disable-piecewise-cuda-graph": FlagRow("0.5.16", "0.5.16", "srt/server_args.py:7231 (v0.5.16)"),
     "--disable-prefill-cuda-graph": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:662 (v0.5.23)"),
     "--disable-priority-preemption": FlagRow("0.5.16", None, "srt/arg_groups/fields/schedule.py:107 (v0.5.23)"),
@@ -183,7 +188,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--enable-megamoe-for-layernorm-sp": FlagRow("0.5.23", None, "srt/arg_groups/fields/parallel.py:253 (v0.5.23)"),
     "--enable-memory-saver": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/exec_.py:58 (v0.5.23)"),
     "--enable-mis": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:193 (v0.5.23)"),
-    "--enable-mixed-chunk": FlagRow("0.4.0", None, "srt/arg_groups/fields/schedule.py:208 (v0.5.23)"),
     "--enable-mm-global-cache": FlagRow("0.5.16", None, "srt/arg_groups/fields/mm.py:124 (v0.5.23)"),
     "--enable-mscclpp": FlagRow("0.4.10.post2", None, "srt/arg_groups/fields/exec_.py:732 (v0.5.23)"),
     "--enable-multi-layer-eagle": FlagRow("0.5.9", None, "srt/arg_groups/fields/spec.py:230 (v0.5.23)"),
@@ -233,7 +237,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--encoder-register-urls": FlagRow("0.5.16", None, "srt/arg_groups/fields/disagg.py:161 (v0.5.23)"),
     "--encoder-transfer-backend": FlagRow("0.5.9", None, "srt/arg_groups/fields/disagg.py:147 (v0.5.23)"),
     "--encoder-urls": FlagRow("0.5.9", None, "srt/arg_groups/fields/disagg.py:154 (v0.5.23)"),
-    "--enforce-disable-flashinfer-allreduce-fusion": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:766 (v0.5.23)"),
     "--enforce-piecewise-cuda-graph": FlagRow("0.5.16", "0.5.16", "srt/server_args.py:7239 (v0.5.16)"),
     "--enforce-shared-experts-fusion": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:991 (v0.5.23)"),
     "--engine-info-bootstrap-port": FlagRow("0.5.16", None, "srt/arg_groups/fields/model.py:336 (v0.5.23)"),
