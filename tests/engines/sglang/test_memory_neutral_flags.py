@@ -166,11 +166,10 @@ def test_runtime_flags_plan_as_without_and_hold_the_logged_pool(
 
 @pytest.mark.parametrize(
     "typed",
-    [["--json-model-override-args", '{"max_position_embeddings": 200000}'], ["--cuda-graph-backend-prefill", "disabled"]],
+    [["--cuda-graph-backend-prefill", "full"]],
 )
 def test_flags_read_and_kept_refused_are_refused_by_name(capsys: pytest.CaptureFixture[str], typed: list[str]) -> None:
-    """Kept refused with the reason read (flags_unmodelled.py): the config override SGLang merges into the HF config,
-    the prefill-graph backend's reserve."""
+    """Kept refused with the reason read (flags_unmodelled.py): the prefill-graph backend's reserve."""
     assert main([*RTX4090_LAUNCH, *typed]) == 2
     assert typed[0] in capsys.readouterr().err
 

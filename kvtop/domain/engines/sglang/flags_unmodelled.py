@@ -14,10 +14,6 @@ from kvtop.domain.engines.sglang.flags_table import FlagRow
 from kvtop.domain.engines.sglang.flags_unmodelled_late import LATE
 
 # Read and kept refused (session 59, b), with why:
-# - `--json-model-override-args` (v0.4.0 on): SGLang merges the JSON into the HF config before anything is sized
-#   (v0.4.0 hf_transformers_utils.py:80 `config.update`; v0.5.23 utils/hf_transformers/config.py:405-423: a dict
-#   value merged into a sub-config and into rope_scaling / rope_parameters, any other key set), so any key can change
-#   a layer count, a width or the positions; kvtop does not yet apply it to the config it reads: write it there.
 # - `--cuda-graph-backend-prefill` (v0.5.16 on): picks the prefill CUDA-graph backend (arg_groups/cuda_graph_hook.py:70),
 #   whose reserve the automatic fraction charges; kvtop models each release's default only (prefill_graphs_*.py).
 EARLY: Mapping[str, FlagRow] = {

@@ -47,7 +47,6 @@ LATE: Mapping[str, FlagRow] = {
     "--init-expert-location": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/exec_.py:921 (v0.5.23)"),
     "--int8-mamba-ckpt-size": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:538 (v0.5.23)"),
     "--is-embedding": FlagRow("0.4.0", None, "srt/arg_groups/fields/model.py:118 (v0.5.23)"),
-    "--json-model-override-args": FlagRow("0.4.0", None, "srt/arg_groups/fields/model.py:152 (v0.5.23)"),
     "--keep-mm-feature-on-device": FlagRow("0.5.3", "0.5.16", "srt/server_args.py:2322 (v0.5.16)"),
     "--kt-cpuinfer": FlagRow("0.5.9", None, "srt/arg_groups/fields/exec_.py:1023 (v0.5.23)"),
     "--kt-max-deferred-experts-per-token": FlagRow("0.5.9", None, "srt/arg_groups/fields/exec_.py:1033 (v0.5.23)"),
