@@ -51,6 +51,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
     swa_cell_counts_whole_model,
     whole_model_kv_note,
 )
+from kvtop.domain.engines.sglang.prefill_graphs_off import check_phase_flags
 from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -82,6 +83,7 @@ class SglangBudget:
         notes: list[str] = []
         check_attention_backend(s, inputs.gpu_name, inputs.version)
         check_optin_flag(inputs)
+        check_phase_flags(inputs)  # --cuda-graph-backend-prefill: only `disabled` (prefill_graphs_off.py)
         check_dsa_dp_attention(m, s, inputs.version)
         page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s))
         if page > 1 and page != s.page_size:

@@ -18,6 +18,7 @@ from kvtop.domain.engines.sglang.flags_table import merged, spellings
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.sglang.model_override import FLAG as OVERRIDE_FLAG
 from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
+from kvtop.domain.engines.sglang.prefill_graphs_off import PHASE_FLAGS as PREFILL_PHASE_FLAGS
 from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -109,9 +110,11 @@ class SglangFlags:
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
     # and `--disable-overlap-schedule` (eras.mamba_ratio: a hybrid Mamba model's slots per request; nothing else sized)
     # and `--json-model-override-args` (model_override.py: merged into the config before kvtop reads it)
+    # and `--cuda-graph-backend-prefill disabled` / `--disable-prefill-cuda-graph` (prefill_graphs_off.py: no prefill
+    # graphs in the reserve; the other backends refused by name)
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
                                                 *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG,
-                                                OVERLAP_OFF_FLAG, OVERRIDE_FLAG})
+                                                OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL_PHASE_FLAGS})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS

@@ -13,9 +13,6 @@ from collections.abc import Mapping
 from kvtop.domain.engines.sglang.flags_table import FlagRow
 from kvtop.domain.engines.sglang.flags_unmodelled_late import LATE
 
-# Read and kept refused (session 59, b), with why:
-# - `--cuda-graph-backend-prefill` (v0.5.16 on): picks the prefill CUDA-graph backend (arg_groups/cuda_graph_hook.py:70),
-#   whose reserve the automatic fraction charges; kvtop models each release's default only (prefill_graphs_*.py).
 EARLY: Mapping[str, FlagRow] = {
     "--abort-on-priority-when-disabled": FlagRow("0.5.9", None, "srt/arg_groups/fields/schedule.py:114 (v0.5.23)"),
     "--allow-auto-truncate": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/serving.py:254 (v0.5.23)"),
@@ -35,7 +32,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--cp-strategy": FlagRow("0.5.16", None, "srt/arg_groups/fields/parallel.py:157 (v0.5.23)"),
     "--cpu-offload-gb": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:1068 (v0.5.23)"),
     "--cuda-graph-backend-decode": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:613 (v0.5.23)"),
-    "--cuda-graph-backend-prefill": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:621 (v0.5.23)"),
     "--cuda-graph-bs": FlagRow("0.4.6.post5", "0.5.16", "srt/server_args.py:7208 (v0.5.16)"),
     "--cuda-graph-bs-decode": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:640 (v0.5.23)"),
     "--cuda-graph-bs-prefill": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:644 (v0.5.23)"),
@@ -87,7 +83,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--disable-nan-detection": FlagRow("0.4.0", "0.4.0", "srt/server_args.py:659 (v0.4.0)"),
     "--disable-outlines-disk-cache": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:189 (v0.5.23)"),
     "--disable-piecewise-cuda-graph": FlagRow("0.5.16", "0.5.16", "srt/server_args.py:7231 (v0.5.16)"),
-    "--disable-prefill-cuda-graph": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:662 (v0.5.23)"),
     "--disable-priority-preemption": FlagRow("0.5.16", None, "srt/arg_groups/fields/schedule.py:107 (v0.5.23)"),
     "--disable-shared-experts-fusion": FlagRow("0.4.10.post2", None, "srt/arg_groups/fields/exec_.py:984 (v0.5.23)"),
     "--disable-tokenizer-batch-decode": FlagRow("0.5.9", None, "srt/arg_groups/fields/serving.py:317 (v0.5.23)"),
