@@ -88,3 +88,8 @@ def test_the_merge_follows_the_release() -> None:
     assert _merged("0.5.23", config, override)["rope_scaling"] == {"rope_type": "yarn", "factor": 2.0,
                                                                    "rope_theta": 10000.0}  # fmt: skip
     assert config["text_config"] == {"num_hidden_layers": 36, "hidden_size": 4096}  # the read config left as it was
+
+
+def test_the_default_empty_object_overrides_nothing() -> None:
+    """SGLang's default is "{}", and `get_config` merges only `if model_override_args:` (v0.4.0 :80, v0.5.23 :405)."""
+    assert config_override(parse_flags("sglang", [FLAG, "{}"]), ResolvedVersion(text="0.5.23")) is None

@@ -35,7 +35,7 @@ MERGE_ERAS: Eras[tuple[bool, frozenset[str]]] = Eras((
 
 
 def config_override(settings: LaunchSettings, version: ResolvedVersion) -> ConfigOverride | None:
-    """The launch's `--json-model-override-args`, with its release's merge; None where it gives none.
+    """The launch's `--json-model-override-args`, with its release's merge; None where it gives none or `{}`.
 
     Raises InputError naming the flag where its value is not a JSON object."""
     text = settings.flags.get(FLAG.removeprefix("--"))
@@ -43,5 +43,6 @@ def config_override(settings: LaunchSettings, version: ResolvedVersion) -> Confi
         return None
     era = era_for(MERGE_ERAS, version)
     sub_configs, dicts = era.value
-    return ConfigOverride.parse(text, flag=FLAG, merges_sub_configs=sub_configs, merged_dicts=dicts,
-                                source=f"SGLang {version.label} {era.source}")  # fmt: skip
+    override = ConfigOverride.parse(text, flag=FLAG, merges_sub_configs=sub_configs, merged_dicts=dicts,
+                                    source=f"SGLang {version.label} {era.source}")  # fmt: skip
+    return override if override.values else None  # "{}", the default: `if model_override_args:` merges nothing
