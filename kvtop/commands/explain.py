@@ -161,7 +161,8 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     # what the total is (the engine's, a larger memory variant's nvidia-smi total, the table's): as plan reads it
     origin = total_origin_from_args(args, gpu_name, gpu_total) if gpu_total is not None else None
     try:
-        model = load_model(settings.model, family=args.model_family, deadline_s=hub_deadline(args))
+        override = engine_rules(engine).config_override(settings, version)  # SGLang's --json-model-override-args
+        model = load_model(settings.model, family=args.model_family, deadline_s=hub_deadline(args), override=override)
     except UnsupportedModelError as err:  # the log is still read: its figures and a refused start
         result = explain_unsolved(log, settings, str(err), version)
     except InputError as err:

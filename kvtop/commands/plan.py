@@ -80,6 +80,8 @@ def _model_and_device(
     args: argparse.Namespace, settings: LaunchSettings
 ) -> tuple[ModelSpec, MeasuredInputs, int, str | None]:
     """The model the settings name, the measured inputs, and the GPU's (total bytes, name)."""
+    from kvtop.domain.engines.registry import engine_rules
+    from kvtop.domain.engines.versions import ResolvedVersion
     from kvtop.sources.hub import load_model
 
     if not settings.model and getattr(args, "cmd", None):  # the pasted launch is what lacks it: say so there
@@ -92,8 +94,10 @@ def _model_and_device(
         raise InputError(
             "no model given (use --model PATH|PRESET|HUB_ID or --cmd '<launch command>')", field="--model"
         )
+    # a launch flag that rewrites the config (SGLang's --json-model-override-args) is merged in before it is read
+    override = engine_rules(settings.engine).config_override(settings, ResolvedVersion(text=settings.engine_version))
     model = load_model(
-        settings.model, family=getattr(args, "model_family", None), deadline_s=hub_deadline(args)
+        settings.model, family=getattr(args, "model_family", None), deadline_s=hub_deadline(args), override=override
     )
     measured = measured_from_args(args)
     total, name = gpu_from_args(args, measured)  # the total's origin goes with it: the header says it, not its bytes

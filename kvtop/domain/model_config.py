@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvtop.domain.architectures.config_reader import read_config
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.model import ModelSpec
 
 
@@ -29,15 +30,24 @@ def model_from_config(
     hf_source: str = "hf_quant_config.json",
     family: str | None = None,
     named_configs: Mapping[str, Mapping[str, Any]] | None = None,
+    override: ConfigOverride | None = None,
 ) -> ModelSpec:
     """Normalise a Hugging Face `config.json` into a ModelSpec, through its architecture entry.
 
     `family` forces the entry to read the config as (`--model-family`); the config's own class defaults
     then do not apply, so every field that entry reads must be in the file. `named_configs`: the configs of the
     checkpoints kvtop holds, by Hub id (`kvtop.sources.hub.named_text_configs`), for a language model a config
-    names by id (Ultravox's text_model_id; architectures/named_text.py).
+    names by id (Ultravox's text_model_id; architectures/named_text.py). `override`: a launch's override of the
+    config (`ConfigOverride`, SGLang's --json-model-override-args), merged in before anything is read, and said in
+    the model's notes.
     """
-    return read_config(
-        config, source=source, name=name, hf_quant_config=hf_quant_config, hf_source=hf_source, family=family,
-        named_configs=named_configs,
+    if override is None:
+        return read_config(
+            config, source=source, name=name, hf_quant_config=hf_quant_config, hf_source=hf_source, family=family,
+            named_configs=named_configs,
+        )
+    spec = read_config(
+        override.apply(config), source=f"{source} with {override.flag}", name=name, hf_quant_config=hf_quant_config,
+        hf_source=hf_source, family=family, named_configs=named_configs,
     )
+    return spec.model_copy(update={"read_from": (*spec.read_from, override.said)})

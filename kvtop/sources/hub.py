@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from kvtop.bundled import bundled_dir
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.errors import InputError
 from kvtop.domain.mistral_params import model_from_params
 from kvtop.domain.model import ModelSpec
@@ -139,8 +140,11 @@ def load_params_file(path: Path, name: str | None = None, *, family: str | None 
     return model_from_params(params, source=str(path), name=name or _model_name(path), family=family)
 
 
-def load_config_file(path: Path, name: str | None = None, *, family: str | None = None) -> ModelSpec:
+def load_config_file(
+    path: Path, name: str | None = None, *, family: str | None = None, override: ConfigOverride | None = None
+) -> ModelSpec:
     if path.name == MISTRAL_PARAMS:
+        _no_override(override, "a Mistral params.json")
         return load_params_file(path, name, family=family)
     config = read_json_object(path, "config", field="--model")
     quant = _sibling_quant_config(path)
@@ -152,14 +156,24 @@ def load_config_file(path: Path, name: str | None = None, *, family: str | None 
         hf_source=quant[1] if quant else "hf_quant_config.json",
         family=family,
         named_configs=named_text_configs(),
+        override=override,
     )
 
 
-def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_DEADLINE_S) -> ModelSpec:
+def _no_override(override: ConfigOverride | None, what: str) -> None:
+    """A launch's config override is merged into a Hugging Face config: refused by name on another model file."""
+    if override is not None:
+        raise InputError(f"kvtop merges it into a Hugging Face config.json, not {what}", field=override.flag)
+
+
+def load_model(
+    ref: str, *, family: str | None = None, deadline_s: float = HUB_DEADLINE_S, override: ConfigOverride | None = None
+) -> ModelSpec:
     """Resolve a model reference: a config path, a checkpoint folder, a preset, or a hub id.
 
     `family` forces the modelled family the config is read as (`--model-family`); a hub read takes
-    at most `deadline_s` (the config, else an InputError; the checkpoint's size, else unknown).
+    at most `deadline_s` (the config, else an InputError; the checkpoint's size, else unknown). `override`: the
+    launch's override of the config (SGLang's --json-model-override-args), merged in before it is read.
     """
     try:
         path = Path(ref).expanduser()
@@ -175,18 +189,21 @@ def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_D
             config = path / MISTRAL_PARAMS
         elif not config.exists():  # said as the folder it is, with both files kvtop reads (not '…/config.json')
             raise InputError(f"the checkpoint folder {NO_FOLDER_CONFIG}", field="--model", source=str(path))
-        spec = load_config_file(config, name=path.name, family=family)
+        spec = load_config_file(config, name=path.name, family=family, override=override)
         return spec.model_copy(update={"checkpoint_bytes": safetensors_bytes(path)})
     if exists:
         reader = model_file_reader(path)  # an engine's own model file (llama.cpp's .gguf)
-        return reader(path, family) if reader is not None else load_config_file(path, family=family)
+        if reader is not None:
+            _no_override(override, "an engine's own model file")
+            return reader(path, family)
+        return load_config_file(path, family=family, override=override)
     preset = preset_dir() / f"{ref.lower()}.json"
     if "/" not in ref and preset.is_file():
-        return load_config_file(preset, name=ref, family=family)
+        return load_config_file(preset, name=ref, family=family, override=override)
     if ref.endswith(".json") or ref.startswith((".", "/", "~")):
         raise InputError(CONFIG_NOT_FOUND, field="--model", source=ref)
     if ref.count("/") == 1:
-        return _from_hub(ref, family, time.monotonic() + deadline_s)
+        return _from_hub(ref, family, time.monotonic() + deadline_s, override)
     raise InputError(
         f"not a file, folder, preset or hub id (presets: {', '.join(preset_names()) or 'none found'})",
         field="--model",
@@ -270,7 +287,7 @@ def _within(ends_at: float, step: Callable[[], T]) -> T:
     return result
 
 
-def _from_hub(repo_id: str, family: str | None, ends_at: float) -> ModelSpec:
+def _from_hub(repo_id: str, family: str | None, ends_at: float, override: ConfigOverride | None = None) -> ModelSpec:
     import huggingface_hub as hf
     from huggingface_hub import constants
     from huggingface_hub.errors import HFValidationError
@@ -315,6 +332,7 @@ def _from_hub(repo_id: str, family: str | None, ends_at: float) -> ModelSpec:
         reachable, where = True, "Hugging Face hub"
     quant = read_json_object(quant_file, "hf_quant_config", field="--model") if quant_file else None
     if config_path.name == MISTRAL_PARAMS:
+        _no_override(override, "a Mistral params.json")
         params = read_json_object(config_path, "params", field="--model")
         spec = model_from_params(
             params, source=f"{repo_id} ({where}, params.json)", name=repo_id, family=family
@@ -328,6 +346,7 @@ def _from_hub(repo_id: str, family: str | None, ends_at: float) -> ModelSpec:
             hf_source=f"{repo_id}/hf_quant_config.json",
             family=family,
             named_configs=named_text_configs(),
+            override=override,
         )
     if not reachable:
         return spec

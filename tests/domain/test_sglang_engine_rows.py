@@ -125,6 +125,19 @@ def test_mamba_ratio_is_three_before_0_5_14_and_four_under_pp() -> None:
     assert pp.engine.max_running_requests == _state_slots(pp) // 4
 
 
+def test_disable_overlap_schedule_takes_a_hybrids_tracking_slots() -> None:
+    """`--disable-overlap-schedule`: `auto` picks extra_buffer only where the page is over 1 (v0.5.23
+    arg_groups/overrides.py:477-486), with one tracking slot, not two (mem_cache/allocation_sizing.py:11-19):
+    3 slots per request at page 1 (no_buffer), 3 + 1 at page 64; the token pool is the one without the flag."""
+    bare = plan("0.5.23", QWEN3_NEXT, 8, "auto", "sm90")
+    page1 = plan("0.5.23", QWEN3_NEXT, 8, "auto", "sm90", "--disable-overlap-schedule")
+    assert page1.token_capacity == bare.token_capacity
+    assert page1.engine.max_running_requests == _state_slots(page1) // 3 > bare.engine.max_running_requests
+    paged = plan("0.5.23", QWEN3_NEXT, 8, "auto", "sm90", "--disable-overlap-schedule", "--page-size", "64")
+    assert paged.engine.page_size == 64
+    assert paged.engine.max_running_requests == _state_slots(paged) // 4
+
+
 def test_mamba_slots_before_0_5_17_leave_out_the_padding_slot() -> None:
     """0.5.6: K = share // per_req = 263 (Qwen3-Next TP1); 0.5.23: (share − per_req) // per_req = 262.
     Both charge 263 slots, so the token counts agree (920,754)."""

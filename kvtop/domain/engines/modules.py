@@ -22,6 +22,7 @@ from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
+    from kvtop.domain.config_override import ConfigOverride
     from kvtop.domain.deployment import DeploymentRules
     from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_simulation import EngineSimulation
@@ -186,6 +187,10 @@ class EngineBase(EngineModules):
     ) -> tuple[WeightRow, ...]:
         """None: its model classes free nothing they built beyond the book."""
         return ()
+
+    def config_override(self, settings: LaunchSettings, version: ResolvedVersion) -> ConfigOverride | None:
+        """None: no flag of its launch rewrites the model's config (SGLang's --json-model-override-args does)."""
+        return None
 
     def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
         """Nothing it refuses from the config alone."""

@@ -21,6 +21,7 @@ from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
+    from kvtop.domain.config_override import ConfigOverride
     from kvtop.domain.diagnose_findings import LedgerRule
     from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_log import EngineLog
@@ -148,6 +149,10 @@ class EngineRules(Protocol):
     weight_row_words: Mapping[str, str]
     # the measured figures its budget rule does not read, each with why and its source (`measured_reads`)
     measured_not_read: Mapping[MeasuredField, str]
+
+    def config_override(self, settings: LaunchSettings, version: ResolvedVersion) -> ConfigOverride | None:
+        """The launch's override of the model's config, merged in before the config is read; None: none."""
+        ...
 
     def metrics_tokens(self, name: str, labels: Mapping[str, str], value: float) -> int | None:
         """The KV tokens per rank a series of its `capacity_metrics` states (from its value or its labels)."""

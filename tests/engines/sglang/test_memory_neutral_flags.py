@@ -120,3 +120,69 @@ def test_the_p2p_check_changes_nothing_kvtop_plans(capsys: pytest.CaptureFixture
     low, high = (int(n.replace(",", "")) for n in _row(typed, "Interval").split()[1:4:2])
     assert low <= RTX3090_LOGGED <= high
     assert "--enable-p2p-check" in typed[typed.index(_row(typed, "engine flags:")) + 1]
+
+
+QWEN3_8B = str(CONFIGS / "Qwen--Qwen3-8B.json")
+QWEN3_VL_4B = str(CONFIGS / "heldout" / "Qwen--Qwen3-VL-4B-Instruct.json")
+# Extious/sglang b63fa3dc…: baseline-fixed-4090/logs/server_35272.log, '#tokens: 30882' on each DP rank
+# (tests/data/calibration/sglang.jsonl `extious-qwen3-8b-dp2-rtx4090-hicache`)
+RTX4090_LOGGED = 30_882
+RTX4090_LAUNCH = ["plan", "--model", QWEN3_8B, "--engine", "sglang", "--engine-version", "0.5.11", "--gpu", "RTX4090",
+                  "--dp-size", "2", "--attention-backend", "triton", "--enable-hierarchical-cache", "--hicache-size", "20"]  # fmt: skip
+# zcnrex/sglang bd5cf9dd…: production_validation/control/server.log, '#tokens: 1607904'
+# (sglang.jsonl `zcnrex-qwen3-vl-4b-b300-control-devbuild`)
+B300_LOGGED = 1_607_904
+B300_LAUNCH = ["plan", "--model", QWEN3_VL_4B, "--engine", "sglang", "--engine-version", "0.5.23", "--gpu", "B300",
+               "--dtype", "bfloat16", "--kv-cache-dtype", "bfloat16", "--attention-backend", "trtllm_mha",
+               "--page-size", "32", "--chunked-prefill-size", "16384"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("launch", "logged", "typed"),
+    [
+        # the sampler's kernel (layers/sampler.py:402) and the DP controller's dispatch (data_parallel_controller.py:173)
+        (RTX4090_LAUNCH, RTX4090_LOGGED, ["--sampling-backend", "pytorch"]),
+        (RTX4090_LAUNCH, RTX4090_LOGGED, ["--load-balance-method", "round_robin"]),
+        # the BF16 GEMM kernel (unquant.py:598), a chunk mixed with decodes (scheduler.py:1377), no all-reduce fusion
+        # workspace at graph capture (overrides.py:1009, base_runner.py:299-333): none before the pool (v0.5.23)
+        (B300_LAUNCH, B300_LOGGED, ["--bf16-gemm-backend", "cutedsl"]),
+        (B300_LAUNCH, B300_LOGGED, ["--enable-mixed-chunk"]),
+        (B300_LAUNCH, B300_LOGGED, ["--enforce-disable-flashinfer-allreduce-fusion"]),
+    ],
+)
+def test_runtime_flags_plan_as_without_and_hold_the_logged_pool(
+    capsys: pytest.CaptureFixture[str], launch: list[str], logged: int, typed: list[str]
+) -> None:
+    assert main([*launch, *typed]) == 0
+    with_flag = capsys.readouterr().out.splitlines()
+    assert main(launch) == 0
+    bare = capsys.readouterr().out.splitlines()
+    assert _row(with_flag, "Token capacity") == _row(bare, "Token capacity")
+    low, high = (int(n.replace(",", "")) for n in _row(with_flag, "Interval").split()[1:4:2])
+    assert low <= logged <= high
+    assert typed[0] in with_flag[with_flag.index(_row(with_flag, "engine flags:")) + 1]
+    assert typed[0] in MEMORY_NEUTRAL and typed[0] not in UNMODELLED
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [["--cuda-graph-backend-prefill", "full"]],
+)
+def test_flags_read_and_kept_refused_are_refused_by_name(capsys: pytest.CaptureFixture[str], typed: list[str]) -> None:
+    """Kept refused with the reason read (flags_unmodelled.py): the prefill-graph backend's reserve."""
+    assert main([*RTX4090_LAUNCH, *typed]) == 2
+    assert typed[0] in capsys.readouterr().err
+
+
+def test_the_overlap_schedule_off_plans_a_dense_model_as_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--disable-overlap-schedule` is read only for a hybrid Mamba model's slots (eras.mamba_ratio): Extious's
+    launch as typed (its three runtime flags with it) plans as without them and holds the logged 30,882."""
+    typed = ["--disable-overlap-schedule", "--sampling-backend", "pytorch", "--load-balance-method", "round_robin"]
+    assert main([*RTX4090_LAUNCH, *typed]) == 0
+    with_flags = capsys.readouterr().out.splitlines()
+    assert main(RTX4090_LAUNCH) == 0
+    bare = capsys.readouterr().out.splitlines()
+    assert _row(with_flags, "Token capacity") == _row(bare, "Token capacity")
+    assert _row(with_flags, "Max running reqs") == _row(bare, "Max running reqs")
+    low, high = (int(n.replace(",", "")) for n in _row(with_flags, "Interval").split()[1:4:2])
+    assert low <= RTX4090_LOGGED <= high

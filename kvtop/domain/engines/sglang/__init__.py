@@ -36,6 +36,7 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.weights import WeightRow
 
 if TYPE_CHECKING:
+    from kvtop.domain.config_override import ConfigOverride
     from kvtop.domain.ledger import Ledger
     from kvtop.domain.refusals import Refusal
 
@@ -177,6 +178,12 @@ class SglangRules(SglangBudget, EngineBase):
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
+
+    def config_override(self, settings: LaunchSettings, version: ResolvedVersion) -> ConfigOverride | None:
+        """`--json-model-override-args`, merged into the config as the release merges it (model_override.py)."""
+        from kvtop.domain.engines.sglang.model_override import config_override
+
+        return config_override(settings, version)
 
     def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
         """The launches it refuses at start although kvtop sizes them (refusals.py)."""

@@ -52,6 +52,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
     swa_cell_counts_whole_model,
     whole_model_kv_note,
 )
+from kvtop.domain.engines.sglang.prefill_graphs_off import check_phase_flags
 from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -83,6 +84,7 @@ class SglangBudget:
         notes: list[str] = []
         check_attention_backend(s, inputs.gpu_name, inputs.version)
         check_optin_flag(inputs)
+        check_phase_flags(inputs)  # --cuda-graph-backend-prefill: only `disabled` (prefill_graphs_off.py)
         check_dsa_dp_attention(m, s, inputs.version)
         page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s))
         if page > 1 and page != s.page_size:
@@ -187,7 +189,7 @@ class SglangBudget:
         if not fits:
             tokens = swa_tokens = 0
             pool_bytes = 0
-        slots_per_request = mamba_ratio(m, s, inputs.version)[0] if state_slots else 1
+        slots_per_request = mamba_ratio(m, s, inputs.version, page)[0] if state_slots else 1
         asked = s.max_running_requests or (DEFAULT_MAX_REQUESTS if m.compressed is not None else None)  # dsv4.py
         context, context_why = inputs.context_length, context_note(m, s)  # the engine's (context_len.py: Whisper's 2048)
         requests = self._max_requests(tokens, context, asked, lay.attn_dp, state_slots, slots_per_request)

@@ -205,7 +205,7 @@ def _mamba_caps_requests(ledger: Ledger, replay: WhatIf, thresholds: Thresholds)
     gain = (alt.token_capacity if alt else 0) - ledger.token_capacity
     gpus, ranks = all_ranks(ledger)
     severity = Severity.WARNING if 2 * eng.max_running_requests < uncapped else Severity.INFO
-    slots, why = mamba_ratio(ledger.model, ledger.settings, ledger.version)
+    slots, why = mamba_ratio(ledger.model, ledger.settings, ledger.version, eng.page_size)
     return Finding(
         rule="mamba_state_caps_requests",
         severity=severity,

@@ -405,13 +405,31 @@ MAMBA_SLOT_ERAS: Eras[bool] = Eras((
 ))
 
 
-def mamba_ratio(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str]:
-    """(Mamba slots per running request, why): `_calculate_mamba_ratio`."""
+# `--disable-overlap-schedule` (v0.4.0 on, store_true): typed, `auto` takes extra_buffer only where the page is over 1
+# (v0.5.14 server_args.py:4385-4394 `wants_overlap or wants_paging`, v0.5.23 arg_groups/overrides.py:477-486), and then
+# one tracking slot, not two (v0.5.13 model_runner_kv_cache_mixin.py:233-250, v0.5.23 mem_cache/allocation_sizing.py:11-19
+# `2 if overlap else 1`). The flag's only effect on what kvtop sizes: the KV pool of a full-attention model is sized
+# before the overlap worker's buffers exist (v0.5.23 managers/scheduler.py:575, `init_overlap` after it)
+OVERLAP_OFF_FLAG = "--disable-overlap-schedule"
+
+
+def overlap_off(settings: LaunchSettings) -> bool:
+    """Whether the launch turns SGLang's overlap schedule off (`--disable-overlap-schedule`)."""
+    return settings.flags.get(OVERLAP_OFF_FLAG.removeprefix("--")) not in (None, False)
+
+
+def mamba_ratio(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion, page: int) -> tuple[int, str]:
+    """(Mamba slots per running request, why): `_calculate_mamba_ratio`, on the launch's page (the one the budget
+    solved: a backend's own page counts, set before the strategy is chosen)."""
     if settings.disable_radix_cache:
         return 1, "radix cache off: 1 Mamba slot per request"
     strategy = era_for(MAMBA_STRATEGY_ERAS, version).value
     if strategy != "auto" or model.architecture not in MAMBA_EXTRA_BUFFER_ARCHS:
         return 3, "3 Mamba slots per request (no_buffer)"
+    if overlap_off(settings):
+        if page > 1:
+            return 4, f"3 + 1 Mamba slots per request (extra_buffer at page {page}, {OVERLAP_OFF_FLAG})"
+        return 3, f"3 Mamba slots per request (no_buffer: {OVERLAP_OFF_FLAG} at page 1)"
     if settings.pp > 1:
         return 4, "3 + 1 Mamba slots per request (extra_buffer; PP turns the overlap schedule off)"
     return 5, "3 + 2 Mamba slots per request (extra_buffer with the overlap schedule)"

@@ -12,10 +12,13 @@ from kvtop.domain.engines.sglang.arg_choices import refuse_dtype
 from kvtop.domain.engines.sglang.attention_backends import ATTENTION_BACKEND_FLAG, PHASE_BACKEND_FLAGS
 from kvtop.domain.engines.sglang.chunked_prefix import FLAG as CHUNKED_PREFIX_FLAG
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
+from kvtop.domain.engines.sglang.eras import OVERLAP_OFF_FLAG
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.sglang.flags_table import merged, spellings
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
+from kvtop.domain.engines.sglang.model_override import FLAG as OVERRIDE_FLAG
 from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
+from kvtop.domain.engines.sglang.prefill_graphs_off import PHASE_FLAGS as PREFILL_PHASE_FLAGS
 from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -66,6 +69,7 @@ NEUTRAL_KINDS: Mapping[str, str] = {
     "server": "API server", "chat": "chat, tool and reasoning parsers", "log": "logging and metrics",
     "fetch": "checkpoint and tokenizer", "request": "request defaults", "cluster": "rendezvous and timeouts",
     "structured": "structured outputs", "compile": "torch.compile cap", "p2p": "P2P check",
+    "runtime": "runtime",
 }  # fmt: skip
 NEUTRAL_BY_KIND = {NEUTRAL_KINDS[kind]: NeutralGroup(why, spellings(group)) for kind, (why, group) in NEUTRAL_GROUPS.items()}
 UNMODELLED_SPELLINGS = spellings(UNMODELLED)
@@ -104,8 +108,13 @@ class SglangFlags:
     # and `--enable-piecewise-cuda-graph` (v0.5.6 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve;
     # refused at a release without it, before v0.5.4 and from v0.5.14: prefill_graphs_optin.FLAG_ERAS)
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
+    # and `--disable-overlap-schedule` (eras.mamba_ratio: a hybrid Mamba model's slots per request; nothing else sized)
+    # and `--json-model-override-args` (model_override.py: merged into the config before kvtop reads it)
+    # and `--cuda-graph-backend-prefill disabled` / `--disable-prefill-cuda-graph` (prefill_graphs_off.py: no prefill
+    # graphs in the reserve; the other backends refused by name)
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
-                                                *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG})
+                                                *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG,
+                                                OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL_PHASE_FLAGS})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS
@@ -117,7 +126,7 @@ class SglangFlags:
     memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
     # SGLang's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
-    value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
+    value_placeholders: Mapping[str, str] = {OVERRIDE_FLAG: "JSON"}  # model_override.py: a JSON object
     list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
     # one key each: srt/arg_groups/fields/serving.py:160 `api_key`, :164 `admin_api_key` (v0.5.23; flags_neutral.py)
     secret_flags: frozenset[str] = frozenset({"--api-key", "--admin-api-key"})  # refuse(): each takes a key

@@ -144,6 +144,24 @@ P2P: Mapping[str, FlagRow] = {
     "--enable-p2p-check": FlagRow("0.4.0", None, "srt/arg_groups/fields/parallel.py:273 (v0.5.23)"),
 }  # fmt: skip
 
+# runtime: what a step runs or how the scheduler mixes and routes requests, nothing allocated before the KV pool is
+# sized: the pool is built in Scheduler.__init__ (managers/scheduler.py:575 `build_kv_cache`, v0.5.23) and the CUDA
+# graphs, whose sampler buffers and FlashInfer all-reduce workspace (model_executor/runner/base_runner.py:299-333) sit
+# in the share the static fraction leaves, are captured after it (:1146 `init_all_cuda_graphs`). `--sampling-backend`:
+# the sampler's kernel (layers/sampler.py:402); `--load-balance-method`: which DP rank a request goes to, in the CPU
+# controller (managers/data_parallel_controller.py:173); `--enable-mixed-chunk`: a prefill chunk batched with the running
+# decodes (managers/scheduler.py:1377), under the same --chunked-prefill-size; `--bf16-gemm-backend`: the BF16 GEMM
+# kernel (layers/quantization/unquant.py:598, the weights as loaded); `--enforce-disable-flashinfer-allreduce-fusion`:
+# no fusion backend (arg_groups/overrides.py:1009), so no fusion workspace at graph capture. No sizing rule of the
+# releases read reads them (v0.4.0 model_runner.py profile_max_num_token, v0.5.23 mem_cache/kv_cache_configurator.py)
+RUNTIME: Mapping[str, FlagRow] = {
+    "--bf16-gemm-backend": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:291 (v0.5.23)"),
+    "--enable-mixed-chunk": FlagRow("0.4.0", None, "srt/arg_groups/fields/schedule.py:208 (v0.5.23)"),
+    "--enforce-disable-flashinfer-allreduce-fusion": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:766 (v0.5.23)"),
+    "--load-balance-method": FlagRow("0.4.0", None, "srt/arg_groups/fields/parallel.py:91 (v0.5.23)"),
+    "--sampling-backend": FlagRow("0.4.0", None, "srt/server_args.py:359 (v0.5.23)"),
+}  # fmt: skip
+
 # why each group has no effect on memory, as the plan's line and docs/engines/sglang.md say it
 NEUTRAL_GROUPS: Mapping[str, tuple[str, Mapping[str, FlagRow]]] = {
     "server": (
@@ -181,5 +199,9 @@ NEUTRAL_GROUPS: Mapping[str, tuple[str, Mapping[str, FlagRow]]] = {
     "p2p": (
         "the GPU peer-access test: it can only turn the custom all-reduce off, which kvtop plans off on PCIe GPUs",
         P2P,
+    ),
+    "runtime": (
+        "a step's kernels, the sampler, the DP dispatch and prefill-decode mixing: nothing allocated before the KV pool",
+        RUNTIME,
     ),
 }

@@ -25,7 +25,14 @@ The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
   (`disaggregation_mode != "decode"`, 0.5.15.post1:3662; 0.5.16 `_apply_cuda_graph_disaggregation_roles` :3680);
 - v0.5.23: PP > 1 (cuda_graph_hook.py:150, breakable off by default), an A2A backend other than deepep / megamoe /
   flashinfer (:222-227), a PD decode node (:568-575; memory_hook.py:381).
-0.5.14 and 0.5.17 … 0.5.22 were not read: the earlier release's rules are taken. Torch compile, symmetric memory,
+0.5.14 and 0.5.17 … 0.5.22 were not read: the earlier release's rules are taken.
+
+The launch's own switch (`PHASE_FLAGS`, from v0.5.14: 0.5.13 server_args.py has neither): `--cuda-graph-backend-prefill
+disabled` or `--disable-prefill-cuda-graph` folds into cuda_graph_config's prefill backend in `_handle_cuda_graph_config`
+(0.5.14 server_args.py:2949-2958, called at :2508 before `_handle_gpu_memory_settings` :2524; 0.5.23
+arg_groups/cuda_graph_hook.py:60-71), which the reserve then skips (`prefill.backend != Backend.DISABLED`, 0.5.16
+server_args.py:4187, 0.5.23 memory_hook.py:381). Its other values (`full`, `breakable`) force a backend whose reserve
+and switch-offs kvtop does not model: refused by name (`check_phase_flags`). Torch compile, symmetric memory,
 CPU offload, context parallel and the other switches read flags kvtop does not model (flags_unmodelled.py).
 """
 
@@ -35,7 +42,8 @@ from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.multimodal import is_multimodal
-from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
@@ -76,6 +84,38 @@ LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
 _BREAKABLE_A2A = frozenset({"deepep", "megamoe", "flashinfer"})  # cuda_graph_hook.py:225 (0.5.23)
 
 
+BACKEND_FLAG = "--cuda-graph-backend-prefill"
+OFF_FLAG = "--disable-prefill-cuda-graph"
+PHASE_FLAGS = frozenset({BACKEND_FLAG, OFF_FLAG})
+PHASE_FLAG_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.13 server_args.py: no such flag"),
+    Era("0.5.14", True, "0.5.14 server_args.py:1932, :1959; 0.5.23 arg_groups/fields/exec_.py:621, :662"),
+))  # fmt: skip
+OFF_VALUE = "disabled"  # Backend.DISABLED
+
+
+def check_phase_flags(inputs: EngineInputs) -> None:
+    """Refuse a prefill backend other than `disabled` (not modelled), and either flag at a release without it (an
+    estimated release is not checked: the launch's log says the engine took it)."""
+    s = inputs.settings
+    backend = flag_text(s, BACKEND_FLAG[2:])
+    if backend is not None and backend != OFF_VALUE:
+        raise InputError(f"{backend!r} forces a prefill CUDA-graph backend whose reserve kvtop does not model (only "
+                         f"{OFF_VALUE!r} is: the reserve then holds no prefill graphs); plan without it",
+                         field=BACKEND_FLAG)  # fmt: skip
+    typed = BACKEND_FLAG if backend is not None else OFF_FLAG if flag_set(s, OFF_FLAG[2:]) else None
+    era = era_for(PHASE_FLAG_ERAS, inputs.version)
+    if typed is not None and not era.value and not inputs.version.approximate:
+        raise InputError(f"SGLang {inputs.version.label} has no {typed} ({era.source})", field=typed)
+
+
+def _launch_switch_off(settings: LaunchSettings) -> str | None:
+    """The launch's own prefill-graph switch-off, as typed, or None."""
+    if flag_text(settings, BACKEND_FLAG[2:]) == OFF_VALUE:
+        return f"{BACKEND_FLAG} {OFF_VALUE}"
+    return OFF_FLAG if flag_set(settings, OFF_FLAG[2:]) else None
+
+
 def prefill_graphs_off_for_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
     """Whether SGLang turns the prefill graphs off because the model is multimodal (`is_multimodal`) and its class is
     on no allowlist of the release: the automatic fraction then reserves nothing for them."""
@@ -105,6 +145,8 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
 def prefill_graphs_off_reason(inputs: EngineInputs) -> str | None:
     """Why SGLang turns the prefill graphs off before sizing the reserve ('a multimodal model', 'DP attention', …),
     None where they stay on (for a release whose prefill graphs are on by default)."""
+    if (typed := _launch_switch_off(inputs.settings)) is not None:
+        return typed
     if prefill_graphs_off_for_multimodal(inputs.model, inputs.settings, inputs.version):
         return "a multimodal model"
     met = _conditions_met(inputs)
