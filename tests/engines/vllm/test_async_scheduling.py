@@ -73,6 +73,15 @@ def test_the_flags_win_and_vllm_refuses_explicit_async_at_pp2_where_it_raises() 
     assert runs(["--async-scheduling", "--pp", "2"], "0.15.0") is True
 
 
+@pytest.mark.parametrize("version", ["0.10.0", "0.10.2", "0.11.0"])
+def test_before_v0111_engine_args_refuse_explicit_async_at_pp2(version: str) -> None:
+    """Before VllmConfig checked it (v0.11.1), EngineArgs.create_engine_config raised: 'Async scheduling is not
+    supported with pipeline-parallel-size > 1.' (engine/arg_utils.py:1144-1146 in the v0.10.0 wheel, :1291-1293 in
+    v0.10.2's, :1295-1297 in v0.11.0's)."""
+    with pytest.raises(InputError, match="refuses --async-scheduling at pipeline parallel size 2"):
+        runs(["--async-scheduling", "--pp", "2"], version)
+
+
 @pytest.mark.parametrize(("version", "on"), [
     ("0.19.0", False),  # ray_executor.py RayDistributedExecutor: Executor.supports_async_scheduling False
     ("0.20.1", False),  # VLLM_USE_RAY_V2_EXECUTOR_BACKEND defaults to 0 (envs.py): still RayDistributedExecutor

@@ -20,7 +20,8 @@ The default path (`scheduler_config.async_scheduling is None`, from v0.14.0; Fal
   under the V1 model runner from v0.31.0 (config/vllm.py:1625-1633 at v0.31.0).
 From v0.33.0 the speculative and PP checks apply under the V1 model runner only (`v1_async_sched_incompat`,
 config/vllm.py:1651-1665). ROCm's DeepEP high-throughput DBO (v0.25.0 on) is not a GPU kvtop plans.
-An explicit --async-scheduling where vLLM raises instead (PP > 1 at v0.11.1-v0.14.1, :563-567 at v0.14.0; the V1
+An explicit --async-scheduling where vLLM raises instead (PP > 1 at v0.10.0-v0.14.1: engine/arg_utils.py
+create_engine_config to v0.11.0, config/vllm.py from v0.11.1, :563-567 at v0.14.0; the V1
 model runner at PP > 1 from v0.33.0, :1675-1679; an executor that does not support it from v0.11.1, the same
 branch's `if not executor_supports_async_sched: raise ValueError`) is refused as vLLM refuses it.
 """
@@ -103,7 +104,10 @@ ASYNC_EXECUTORS: Eras[tuple[frozenset[str], bool] | None] = Eras((
 ))  # fmt: skip
 # Where an explicit --async-scheduling at PP > 1 stops vLLM (ValueError): always, or under the V1 model runner
 EXPLICIT_PP_REFUSED: Eras[PpRule] = Eras((
-    Era("", "kept", "not read before v0.11.1"),
+    Era("", "kept", "no --async-scheduling before v0.10.0 (v0.9.2 engine/arg_utils.py has no async_scheduling)"),
+    Era("0.10.0", "off", "engine/arg_utils.py:1144-1146 at v0.10.0, :1216-1218 at v0.10.1, :1291-1293 at v0.10.2, "
+                         ":1295-1297 at v0.11.0 (create_engine_config): 'Async scheduling is not supported with "
+                         "pipeline-parallel-size > 1.'"),
     Era("0.11.1", "off", "config/vllm.py:532-536 at v0.12.0, :544-547 at v0.13.0, :563-567 at v0.14.0 (v0.11.1-"
                          "v0.14.1 alike): 'Async scheduling is not yet compatible with pipeline_parallel_size > 1'"),
     Era("0.15.0", "kept", "config/vllm.py:567-587 at v0.15.0: no PP check"),
