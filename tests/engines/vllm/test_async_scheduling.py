@@ -15,6 +15,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_line import with_environment
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from tests.data_paths import CONFIGS, DATA
@@ -93,6 +94,37 @@ def test_the_ray_executor_from_v0190_by_its_class(version: str, on: bool) -> Non
     """From v0.19.0 the executor class says (Executor.supports_async_scheduling, config/vllm.py:729 at v0.19.0), read
     in the v0.19.0, v0.20.1, v0.21.0, v0.29.0, v0.33.0 wheels."""
     assert runs(["--distributed-executor-backend", "ray"], version, LLAMA8B) is on
+
+
+def ray_launch(env: str, version: str, *flags: str) -> bool:
+    """The launch line `VLLM_USE_RAY_V2_EXECUTOR_BACKEND=env vllm serve … --distributed-executor-backend ray`."""
+    settings = with_environment(parse_flags("vllm", ["--distributed-executor-backend", "ray", *flags], strict=True),
+                                {"VLLM_USE_RAY_V2_EXECUTOR_BACKEND": env})
+    return async_scheduling(settings, ResolvedVersion(text=version), LLAMA8B)[0]
+
+
+@pytest.mark.parametrize(("env", "version", "on"), [
+    ("1", "0.20.1", True),  # abstract.py:61-64 at v0.20.0: set, ray is RayExecutorV2 (supports_async_scheduling)
+    ("0", "0.21.0", False),  # unset it defaults to 1 (envs.py); 0 keeps RayDistributedExecutor (Executor's False)
+    ("0", "0.29.0", False),
+    ("1", "0.19.1", False),  # no envs.py entry before v0.20.0: RayDistributedExecutor whatever the launch sets
+    ("0", "0.33.0", True),  # v0.33.0 envs.py drops it: RayExecutorV2 alone (abstract.py:77-79)
+])  # fmt: skip
+def test_the_ray_v2_variable_picks_the_ray_executor_where_the_release_reads_it(env: str, version: str,
+                                                                             on: bool) -> None:  # fmt: skip
+    """envs.py VLLM_USE_RAY_V2_EXECUTOR_BACKEND, `bool(int(os.getenv(..., "0")))` at v0.20.0-v0.20.2, default "1" from
+    v0.21.0 to v0.32.0 (wheels read), absent from v0.19.1's and v0.33.0's envs.py."""
+    assert ray_launch(env, version) is on
+
+
+def test_the_ray_v2_variable_decides_vllm_refusing_explicit_async() -> None:
+    """config/vllm.py raises "`ray` does not support async scheduling yet." where the class says False: at v0.21.0
+    with the variable 0; it takes it at v0.20.1 with the variable 1; a value int() rejects stops vLLM (envs.py)."""
+    with pytest.raises(InputError, match="VLLM_USE_RAY_V2_EXECUTOR_BACKEND=0 in the launch"):
+        ray_launch("0", "0.21.0", "--async-scheduling")
+    assert ray_launch("1", "0.20.1", "--async-scheduling") is True
+    with pytest.raises(InputError, match="whole number"):
+        ray_launch("true", "0.21.0")
 
 
 def test_an_executor_class_is_named_not_read() -> None:
