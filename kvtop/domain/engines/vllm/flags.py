@@ -21,7 +21,7 @@ from kvtop.domain.engines.vllm.dp_flags import SPANS as DP_SPANS
 from kvtop.domain.engines.vllm.dp_flags import refuse_unread_backend
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
-from kvtop.domain.engines.vllm.flags_table import merged, refuse_missing, spellings
+from kvtop.domain.engines.vllm.flags_table import FlagSpan, merged, refuse_missing, spellings
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.vllm.flags_valued import refuse_missing_load_format, refuse_unread_value
 from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG
@@ -86,6 +86,8 @@ SCHEDULER_FLAGS = frozenset({
 })  # fmt: skip
 # `--mm-encoder-tp-mode` ("weights" | "data"): read as the tower's split (architectures.TOWER_SPLIT.data_parallel_flag)
 ENCODER_TP_FLAG = "--mm-encoder-tp-mode"
+# first in v0.10.2 (engine/arg_utils.py:786; v0.10.1's has no mm_encoder_tp_mode): argparse stops an older release
+ENCODER_TP_SPAN = FlagSpan("0.10.2", None, "engine/arg_utils.py:1528 (v0.33.0)")
 # `--disable-custom-all-reduce` (ParallelConfig.disable_custom_all_reduce; BooleanOptionalAction from EngineArgs'
 # bool fields, v0.33.0 arg_utils.py): the TP group's all-reduce part of non-torch memory, read by
 # calibration_non_torch.custom_all_reduce_on. `--trust-remote-code` (ModelConfig.trust_remote_code) only lets the
@@ -119,6 +121,7 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # runai_streamer`, flags_valued.py)
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN,
+    ENCODER_TP_FLAG: ENCODER_TP_SPAN,
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
 NEUTRAL_KINDS: Mapping[str, str] = {
