@@ -14,7 +14,7 @@ import pytest
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch import check_parallel, parse_flags
 from kvtop.domain.launch_line import with_environment
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
@@ -81,6 +81,16 @@ def test_before_v0111_engine_args_refuse_explicit_async_at_pp2(version: str) -> 
     v0.10.2's, :1295-1297 in v0.11.0's)."""
     with pytest.raises(InputError, match="refuses --async-scheduling at pipeline parallel size 2"):
         runs(["--async-scheduling", "--pp", "2"], version)
+
+
+@pytest.mark.parametrize("flag", ["--async-scheduling", "--no-async-scheduling"])
+def test_before_v0100_there_is_no_such_flag(flag: str) -> None:
+    """SchedulerConfig.async_scheduling first in v0.10.0 (engine/arg_utils.py:821 `--async-scheduling`, a
+    BooleanOptionalAction); v0.9.2's arg_utils.py and config.py have none: argparse stops the launch."""
+    with pytest.raises(InputError, match="vLLM 0.9.2 has no --async-scheduling") as err:
+        check_parallel(parse_flags("vllm", [flag, "--engine-version", "0.9.2"], strict=True))
+    assert err.value.field == flag
+    check_parallel(parse_flags("vllm", [flag, "--engine-version", "0.10.0"], strict=True))
 
 
 @pytest.mark.parametrize(("version", "on"), [

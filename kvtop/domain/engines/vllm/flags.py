@@ -84,6 +84,10 @@ SCHEDULER_FLAGS = frozenset({
     "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--enable-prefix-caching", "--no-enable-prefix-caching",
     "--async-scheduling", "--no-async-scheduling",
 })  # fmt: skip
+# `--async-scheduling` (SchedulerConfig.async_scheduling, a bool field: `--no-` too) first in v0.10.0 (engine/arg_utils.py
+# :821 at v0.10.0; v0.9.2's has no async_scheduling): argparse stops an older release (batching_async.py reads it)
+ASYNC_FLAG = "--async-scheduling"
+ASYNC_SPAN = FlagSpan("0.10.0", None, "engine/arg_utils.py:1811 (v0.33.0)", True)
 # `--mm-encoder-tp-mode` ("weights" | "data"): read as the tower's split (architectures.TOWER_SPLIT.data_parallel_flag)
 ENCODER_TP_FLAG = "--mm-encoder-tp-mode"
 # first in v0.10.2 (engine/arg_utils.py:786; v0.10.1's has no mm_encoder_tp_mode): argparse stops an older release
@@ -121,7 +125,7 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # runai_streamer`, flags_valued.py)
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN,
-    ENCODER_TP_FLAG: ENCODER_TP_SPAN,
+    ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN,
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
 NEUTRAL_KINDS: Mapping[str, str] = {
