@@ -83,6 +83,16 @@ def test_before_v0111_engine_args_refuse_explicit_async_at_pp2(version: str) -> 
         runs(["--async-scheduling", "--pp", "2"], version)
 
 
+@pytest.mark.parametrize("version", ["0.10.0", "0.11.0"])
+def test_before_v0111_explicit_async_refuses_any_speculative_config(version: str) -> None:
+    """EngineArgs.create_engine_config raised 'Currently, speculative decoding is not supported with async
+    scheduling.' for any speculative_config (engine/arg_utils.py:1148-1153 in the v0.10.0 wheel, :1299-1304 in
+    v0.11.0's), EAGLE-type too."""
+    for method in ("ngram", "eagle3"):
+        with pytest.raises(InputError, match="refuses --async-scheduling with --speculative-config"):
+            runs(["--async-scheduling", *spec(method)], version, LLAMA8B)
+
+
 @pytest.mark.parametrize("flag", ["--async-scheduling", "--no-async-scheduling"])
 def test_before_v0100_there_is_no_such_flag(flag: str) -> None:
     """SchedulerConfig.async_scheduling first in v0.10.0 (engine/arg_utils.py:821 `--async-scheduling`, a

@@ -24,7 +24,8 @@ config/vllm.py:1651-1665). ROCm's DeepEP high-throughput DBO (v0.25.0 on) is not
 An explicit --async-scheduling where vLLM raises instead (PP > 1 at v0.10.0-v0.14.1: engine/arg_utils.py
 create_engine_config to v0.11.0, config/vllm.py from v0.11.1, :563-567 at v0.14.0; the V1
 model runner at PP > 1 from v0.33.0, :1675-1679; an executor that does not support it from v0.11.1, the same
-branch's `if not executor_supports_async_sched: raise ValueError`) is refused as vLLM refuses it.
+branch's `if not executor_supports_async_sched: raise ValueError`) is refused as vLLM refuses it, and any --speculative-config beside it at v0.10.0-v0.11.0 (EngineArgs,
+`EXPLICIT_SPEC_REFUSED`; the methods v0.11.1 on refuse are not read).
 """
 
 from __future__ import annotations
@@ -127,6 +128,17 @@ EXPLICIT_PP_REFUSED: Eras[PpRule] = Eras((
 ))  # fmt: skip
 
 
+# Whether an explicit --async-scheduling with any --speculative-config stops vLLM (EngineArgs' speculative_config
+# `is not None`); from v0.11.1 VllmConfig refuses some methods only, which kvtop does not read yet (None)
+EXPLICIT_SPEC_REFUSED: Eras[bool | None] = Eras((
+    Era("", False, "no --async-scheduling before v0.10.0"),
+    Era("0.10.0", True, "engine/arg_utils.py:1148-1153 at v0.10.0, :1220-1225 at v0.10.1, :1295-1300 at v0.10.2, "
+                        ":1299-1304 at v0.11.0: 'Currently, speculative decoding is not supported with async "
+                        "scheduling.'"),
+    Era("0.11.1", None, "config/vllm.py:378-393 at v0.11.1: methods not EAGLE-type only (not read by kvtop)"),
+))  # fmt: skip
+
+
 def _eagle_type(method: str) -> bool:
     """EagleModelTypes: eagle, eagle3, extract_hidden_states and the MTP types (`mtp`, `*_mtp`)."""
     return method in ("eagle", "eagle3", "extract_hidden_states") or is_mtp(method)
@@ -216,6 +228,10 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
         if on and _pp_blocks(refused.value, settings.pp, model is not None and runs_v2(version, model, settings)):
             raise InputError(f"vLLM {version.label} refuses --async-scheduling at pipeline parallel size "
                              f"{settings.pp} ({refused.source})", field="--async-scheduling")  # fmt: skip
+        spec = EXPLICIT_SPEC_REFUSED.era(version)
+        if on and spec.value and settings.flags.get("speculative-config") is not None:
+            raise InputError(f"vLLM {version.label} refuses --async-scheduling with --speculative-config "
+                             f"({spec.source})", field="--async-scheduling")  # fmt: skip
         if on and not _executor_keeps(_backend(settings), version, settings):
             raise InputError(f"vLLM {version.label} refuses --async-scheduling under the {_backend(settings)} "
                              f"executor ({era_for(ASYNC_EXECUTORS, version).source}{_ray_v2_note(settings, version)})",
