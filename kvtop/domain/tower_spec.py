@@ -13,6 +13,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.rounding import round_up
 from kvtop.domain.tower_blocks import BlockSplit, cannot_build, dummy_heads, splits
 from kvtop.domain.vocab_rows import vocab_parallel_rows
@@ -61,23 +62,35 @@ class TowerSplit(BaseModel):
     data_parallel_flag: tuple[str, str | bool] | None = None
     data_parallel: tuple[str, ...] = ()
     data_parallel_unmodelled: tuple[str, ...] = ()  # classes that take the flag too, their build not modelled
+    # (class, the first release whose class takes the flag) of the two lists above, where the class is older than
+    # its taking it: at an earlier release the engine falls back to the split build
+    data_parallel_since: tuple[tuple[str, str], ...] = ()
     encoder_data_parallel: bool = False
+    not_yet_data_parallel: tuple[str, ...] = ()  # this launch's release: the classes that do not take it yet
 
-    def for_launch(self, flags: Mapping[str, str | bool]) -> TowerSplit:
-        """This split as a launch with `flags` sets it: the encoder data-parallel where it passes the flag."""
+    def for_launch(self, flags: Mapping[str, str | bool], release: str | None = None) -> TowerSplit:
+        """This split as a launch with `flags` sets it at `release` (None: the newest read): the encoder
+        data-parallel where it passes the flag, for the classes that take it at that release."""
         if self.data_parallel_flag is None:
             return self
         name, value = self.data_parallel_flag
-        return self.model_copy(update={"encoder_data_parallel": flags.get(name) == value})
+        at = parse_release(release)
+        later = tuple(cls for cls, since in self.data_parallel_since
+                      if at is not None and (first := parse_release(since)) is not None and at < first)
+        return self.model_copy(update={"encoder_data_parallel": flags.get(name) == value,
+                                       "not_yet_data_parallel": later})  # fmt: skip
+
+    def _takes_flag(self, architecture: str, classes: tuple[str, ...]) -> bool:
+        return self.encoder_data_parallel and architecture in classes and architecture not in self.not_yet_data_parallel
 
     def builds_whole(self, architecture: str) -> bool:
         """Whether this launch builds the tower of `architecture` whole on every rank (as at TP 1)."""
-        return self.encoder_data_parallel and architecture in self.data_parallel
+        return self._takes_flag(architecture, self.data_parallel)
 
     def data_parallel_not_modelled(self, architecture: str) -> str | None:
         """Why this launch's tower bytes are not the engine's: it takes the data-parallel flag for `architecture`,
         whose data-parallel build kvtop does not model (the tower stays counted split over TP); else None."""
-        if not (self.encoder_data_parallel and architecture in self.data_parallel_unmodelled):
+        if not self._takes_flag(architecture, self.data_parallel_unmodelled):
             return None
         flag, value = self.data_parallel_flag or ("", "")
         spelled = f"--{flag}" if value is True else f"--{flag} {value}"

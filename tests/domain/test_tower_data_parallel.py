@@ -21,8 +21,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from benchmarks.engine_diff.registry_sweep import load_rows
 from benchmarks.engine_diff.table import read_fixture
+from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_check import launch_refusals
@@ -117,3 +120,32 @@ def test_a_class_that_takes_the_flag_unmodelled_says_so() -> None:
         plain = [row.note for row in _plan(engine, INTERN, ["--tp", "2"]).ranks[0].weights.rows
                  if row.component == "vision"]  # fmt: skip
         assert "not modelled" not in plain[0]
+
+
+QWEN2_VL = DATA / "engine_diff" / "registry" / "configs" / "Qwen2VLForConditionalGeneration.json"
+
+
+def _plan_at(path: Any, flags: list[str], version: str) -> Ledger:
+    model = model_from_config(json.loads(path.read_text()))
+    return predict(model, parse_flags("vllm", [*flags, "--engine-version", version]), gpu_total_bytes=gpu_total_bytes("H200"),
+                   gpu_name="H200")  # fmt: skip
+
+
+def test_vllm_takes_the_flag_by_release() -> None:
+    """`supports_encoder_tp_data = True` read in each wheel: Qwen2.5-VL's class from v0.10.2 (qwen2_5_vl.py:910),
+    Qwen2-VL's only from v0.11.0 (qwen2_vl.py:1137; v0.10.2's qwen2_vl.py has none, ModelConfig turns the flag back
+    to "weights": config/__init__.py:872-877): the tower split at TP 2 at v0.10.2, whole from v0.11.0."""
+    flags = ["--tp", "2", "--mm-encoder-tp-mode", "data"]
+    split = _tower(_plan_at(QWEN2_VL, ["--tp", "2"], "0.10.2"))
+    assert split[1] == 2
+    assert _tower(_plan_at(QWEN2_VL, flags, "0.10.2")) == split
+    whole = _tower(_plan_at(QWEN2_VL, flags, "0.11.0"))
+    assert whole[1] == 1 and whole == _tower(_plan_at(QWEN2_VL, ["--tp", "1"], "0.11.0"))
+    assert _tower(_plan_at(QWEN25_VL, flags, "0.10.2"))[1] == 1
+
+
+def test_vllm_before_v0102_has_no_such_flag() -> None:
+    """engine/arg_utils.py declares --mm-encoder-tp-mode from v0.10.2 (:786); v0.10.1's has no mm_encoder_tp_mode:
+    argparse stops the launch."""
+    with pytest.raises(InputError, match="mm-encoder-tp-mode"):
+        _plan_at(QWEN25_VL, ["--tp", "2", "--mm-encoder-tp-mode", "data"], "0.10.1")

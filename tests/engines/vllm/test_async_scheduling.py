@@ -14,7 +14,8 @@ import pytest
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch import check_parallel, parse_flags
+from kvtop.domain.launch_line import with_environment
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from tests.data_paths import CONFIGS, DATA
@@ -73,6 +74,35 @@ def test_the_flags_win_and_vllm_refuses_explicit_async_at_pp2_where_it_raises() 
     assert runs(["--async-scheduling", "--pp", "2"], "0.15.0") is True
 
 
+@pytest.mark.parametrize("version", ["0.10.0", "0.10.2", "0.11.0"])
+def test_before_v0111_engine_args_refuse_explicit_async_at_pp2(version: str) -> None:
+    """Before VllmConfig checked it (v0.11.1), EngineArgs.create_engine_config raised: 'Async scheduling is not
+    supported with pipeline-parallel-size > 1.' (engine/arg_utils.py:1144-1146 in the v0.10.0 wheel, :1291-1293 in
+    v0.10.2's, :1295-1297 in v0.11.0's)."""
+    with pytest.raises(InputError, match="refuses --async-scheduling at pipeline parallel size 2"):
+        runs(["--async-scheduling", "--pp", "2"], version)
+
+
+@pytest.mark.parametrize("version", ["0.10.0", "0.11.0"])
+def test_before_v0111_explicit_async_refuses_any_speculative_config(version: str) -> None:
+    """EngineArgs.create_engine_config raised 'Currently, speculative decoding is not supported with async
+    scheduling.' for any speculative_config (engine/arg_utils.py:1148-1153 in the v0.10.0 wheel, :1299-1304 in
+    v0.11.0's), EAGLE-type too."""
+    for method in ("ngram", "eagle3"):
+        with pytest.raises(InputError, match="refuses --async-scheduling with --speculative-config"):
+            runs(["--async-scheduling", *spec(method)], version, LLAMA8B)
+
+
+@pytest.mark.parametrize("flag", ["--async-scheduling", "--no-async-scheduling"])
+def test_before_v0100_there_is_no_such_flag(flag: str) -> None:
+    """SchedulerConfig.async_scheduling first in v0.10.0 (engine/arg_utils.py:821 `--async-scheduling`, a
+    BooleanOptionalAction); v0.9.2's arg_utils.py and config.py have none: argparse stops the launch."""
+    with pytest.raises(InputError, match="vLLM 0.9.2 has no --async-scheduling") as err:
+        check_parallel(parse_flags("vllm", [flag, "--engine-version", "0.9.2"], strict=True))
+    assert err.value.field == flag
+    check_parallel(parse_flags("vllm", [flag, "--engine-version", "0.10.0"], strict=True))
+
+
 @pytest.mark.parametrize(("version", "on"), [
     ("0.19.0", False),  # ray_executor.py RayDistributedExecutor: Executor.supports_async_scheduling False
     ("0.20.1", False),  # VLLM_USE_RAY_V2_EXECUTOR_BACKEND defaults to 0 (envs.py): still RayDistributedExecutor
@@ -84,6 +114,37 @@ def test_the_ray_executor_from_v0190_by_its_class(version: str, on: bool) -> Non
     """From v0.19.0 the executor class says (Executor.supports_async_scheduling, config/vllm.py:729 at v0.19.0), read
     in the v0.19.0, v0.20.1, v0.21.0, v0.29.0, v0.33.0 wheels."""
     assert runs(["--distributed-executor-backend", "ray"], version, LLAMA8B) is on
+
+
+def ray_launch(env: str, version: str, *flags: str) -> bool:
+    """The launch line `VLLM_USE_RAY_V2_EXECUTOR_BACKEND=env vllm serve … --distributed-executor-backend ray`."""
+    settings = with_environment(parse_flags("vllm", ["--distributed-executor-backend", "ray", *flags], strict=True),
+                                {"VLLM_USE_RAY_V2_EXECUTOR_BACKEND": env})
+    return async_scheduling(settings, ResolvedVersion(text=version), LLAMA8B)[0]
+
+
+@pytest.mark.parametrize(("env", "version", "on"), [
+    ("1", "0.20.1", True),  # abstract.py:61-64 at v0.20.0: set, ray is RayExecutorV2 (supports_async_scheduling)
+    ("0", "0.21.0", False),  # unset it defaults to 1 (envs.py); 0 keeps RayDistributedExecutor (Executor's False)
+    ("0", "0.29.0", False),
+    ("1", "0.19.1", False),  # no envs.py entry before v0.20.0: RayDistributedExecutor whatever the launch sets
+    ("0", "0.33.0", True),  # v0.33.0 envs.py drops it: RayExecutorV2 alone (abstract.py:77-79)
+])  # fmt: skip
+def test_the_ray_v2_variable_picks_the_ray_executor_where_the_release_reads_it(env: str, version: str,
+                                                                             on: bool) -> None:  # fmt: skip
+    """envs.py VLLM_USE_RAY_V2_EXECUTOR_BACKEND, `bool(int(os.getenv(..., "0")))` at v0.20.0-v0.20.2, default "1" from
+    v0.21.0 to v0.32.0 (wheels read), absent from v0.19.1's and v0.33.0's envs.py."""
+    assert ray_launch(env, version) is on
+
+
+def test_the_ray_v2_variable_decides_vllm_refusing_explicit_async() -> None:
+    """config/vllm.py raises "`ray` does not support async scheduling yet." where the class says False: at v0.21.0
+    with the variable 0; it takes it at v0.20.1 with the variable 1; a value int() rejects stops vLLM (envs.py)."""
+    with pytest.raises(InputError, match="VLLM_USE_RAY_V2_EXECUTOR_BACKEND=0 in the launch"):
+        ray_launch("0", "0.21.0", "--async-scheduling")
+    assert ray_launch("1", "0.20.1", "--async-scheduling") is True
+    with pytest.raises(InputError, match="whole number"):
+        ray_launch("true", "0.21.0")
 
 
 def test_an_executor_class_is_named_not_read() -> None:

@@ -60,6 +60,22 @@ def test_tensor_parallel_splits_the_mlp_only() -> None:
     assert profile.forward_bytes == 131072 * (3 * 1280 + 3 * 1710) * 2 + 131072 * 1176 * 2
 
 
+def test_the_data_parallel_encoder_runs_whole_over_the_ranks_share_of_items() -> None:
+    """`--mm-encoder-tp-mode data` (v0.11.0 models/vision.py run_dp_sharded_mrope_vision_model :235-340,
+    get_load_balance_assignment): each rank runs the whole tower (the MLP 3,420 wide, not 1,710) over the items it is
+    handed, largest first to the least loaded rank; the one video goes to rank 0, whose pixels torch.cat copies
+    beside the batch's."""
+    flags = ("--max-num-batched-tokens", "8192", "--mm-encoder-tp-mode", "data")
+    profile = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.20.1", 32768, *flags, tp=2))
+    assert profile is not None and profile.items == 1
+    assert profile.forward_bytes == 131072 * (3 * 1280 + 3 * 3420) * 2 + 2 * 131072 * 1176 * 2
+    # v0.13.0 at 8,192 with a 65,536 budget: 4 images of 16,384 tokens, 2 a rank (65,536 patches each)
+    flags = ("--max-num-batched-tokens", "65536", "--mm-encoder-tp-mode", "data")
+    four = encoder_profile(encoder_inputs(QWEN25_VL_7B, "0.13.0", 8192, *flags, tp=2))
+    assert four is not None and (four.modality, four.items) == ("image", 4)
+    assert four.forward_bytes == 131072 * (3 * 1280 + 3 * 3420) * 2 + (4 + 2) * 65536 * 1176 * 2
+
+
 def test_releases_not_read_stay_not_counted() -> None:
     """From v0.21.0 the tower was not read: no profile counted, and a plan names the release not read; none where
     read (v0.10.0 – v0.12.x read in session 59)."""

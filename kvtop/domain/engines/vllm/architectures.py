@@ -383,6 +383,14 @@ DATA_PARALLEL_ENCODER = (
     "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Glm4vForConditionalGeneration",
     "Glm4vMoeForConditionalGeneration",
 )  # fmt: skip
+# the classes above older than their taking the flag (models/*.py `supports_encoder_tp_data = True` read in each
+# wheel: v0.10.2 qwen2_5_vl.py:910, glm4_1v.py:1308, kimi_vl, step3_vl, minicpmv, mllama4; v0.11.0 adds qwen2_vl.py:1137,
+# internvl.py (H2OVL, NVLM_D subclass InternVLChatModel), new dots_ocr.py and qwen3_vl.py): before it vLLM turns the flag
+# back to "weights" (config/__init__.py:872-877 at v0.10.2) and builds the tower split
+DATA_PARALLEL_SINCE = (
+    ("Qwen2VLForConditionalGeneration", "0.11.0"), ("InternVLChatModel", "0.11.0"), ("H2OVLChatModel", "0.11.0"),
+    ("NVLM_D", "0.11.0"),
+)  # fmt: skip
 # the other registered classes whose own class (or a base) says supports_encoder_tp_data = True (v0.33.0 registry.py
 # read with the models' class hierarchy; HunYuanVL from v0.13.0 hunyuan_vision.py): not modelled data-parallel
 DATA_PARALLEL_UNMODELLED = (
@@ -406,7 +414,8 @@ TOWER_SPLIT = TowerSplit(k_eq_v_holds_v=("Gemma4ForCausalLM", "Gemma4ForConditio
                          float32_tables=("VoxtralWhisperEncoder",),  # voxtral.py: WhisperEncoder(init_in_fp32=True)
                          mlp_divides=True, data_parallel_flag=("mm-encoder-tp-mode", "data"),
                          data_parallel=DATA_PARALLEL_ENCODER,
-                         data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED)  # fmt: skip
+                         data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED,
+                         data_parallel_since=DATA_PARALLEL_SINCE)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

@@ -11,8 +11,9 @@ The default path (`scheduler_config.async_scheduling is None`, from v0.14.0; Fal
 - `disable_padded_drafter_batch` in --speculative-config;
 - an executor that does not support it (`ASYNC_EXECUTORS`: `mp`, `uni`, `external_launcher` by name to v0.18.x; from
   v0.19.0 `Executor.supports_async_scheduling()`: Ray's RayDistributedExecutor keeps Executor's False through
-  v0.20.x, RayExecutorV2, a MultiprocExecutor, says True and is `ray` from v0.21.0 (by default: its environment
-  variable kvtop does not read, assumed unset) and alone from v0.33.0; a backend given as a class is not read);
+  v0.20.x, RayExecutorV2, a MultiprocExecutor, says True and is `ray` from v0.21.0 (by default) and alone from
+  v0.33.0; `VLLM_USE_RAY_V2_EXECUTOR_BACKEND` on the launch line (flags.py env_read) picks between the two where
+  the release reads it, v0.20.0-v0.32.x (`RAY_V2_ENV_ERAS`); a backend given as a class is not read);
 - v0.16.0 only: Mamba prefix caching (`mamba_cache_mode != "none"`, config/vllm.py:678 at v0.16.0; kvtop plans
   hybrids without it before v0.26.0: hybrid.mamba_prefix_caching);
 - pipeline parallelism: PP > 1 at v0.14.0-v0.14.1 (config/vllm.py:590-596 at v0.14.0); not at v0.15.0-v0.30.x (the
@@ -20,9 +21,11 @@ The default path (`scheduler_config.async_scheduling is None`, from v0.14.0; Fal
   under the V1 model runner from v0.31.0 (config/vllm.py:1625-1633 at v0.31.0).
 From v0.33.0 the speculative and PP checks apply under the V1 model runner only (`v1_async_sched_incompat`,
 config/vllm.py:1651-1665). ROCm's DeepEP high-throughput DBO (v0.25.0 on) is not a GPU kvtop plans.
-An explicit --async-scheduling where vLLM raises instead (PP > 1 at v0.11.1-v0.14.1, :563-567 at v0.14.0; the V1
+An explicit --async-scheduling where vLLM raises instead (PP > 1 at v0.10.0-v0.14.1: engine/arg_utils.py
+create_engine_config to v0.11.0, config/vllm.py from v0.11.1, :563-567 at v0.14.0; the V1
 model runner at PP > 1 from v0.33.0, :1675-1679; an executor that does not support it from v0.11.1, the same
-branch's `if not executor_supports_async_sched: raise ValueError`) is refused as vLLM refuses it.
+branch's `if not executor_supports_async_sched: raise ValueError`) is refused as vLLM refuses it, and any --speculative-config beside it at v0.10.0-v0.11.0 (EngineArgs,
+`EXPLICIT_SPEC_REFUSED`; the methods v0.11.1 on refuse are not read).
 """
 
 from __future__ import annotations
@@ -94,21 +97,45 @@ ASYNC_EXECUTORS: Eras[tuple[frozenset[str], bool] | None] = Eras((
                                "is v1/executor/ray_executor.py RayDistributedExecutor, which keeps Executor's False "
                                "(abstract.py:357-361); v0.20.0 and v0.20.1 alike (abstract.py:60-68: "
                                "VLLM_USE_RAY_V2_EXECUTOR_BACKEND, envs.py default 0 through v0.20.2)"),
-    Era("0.21.0", (_WITH_RAY, True), "v0.21.0 envs.py VLLM_USE_RAY_V2_EXECUTOR_BACKEND default 1 (not read from the "
-                                     "launch: assumed unset): ray is ray_executor_v2.py:205 RayExecutorV2, a "
+    Era("0.21.0", (_WITH_RAY, True), "v0.21.0 envs.py VLLM_USE_RAY_V2_EXECUTOR_BACKEND default 1 (unset; the launch "
+                                     "line's value: RAY_V2_ENV_ERAS): ray is ray_executor_v2.py:205 RayExecutorV2, a "
                                      "MultiprocExecutor (supports_async_scheduling True, multiproc_executor.py:497-498); "
                                      "v0.22.0, v0.24.0, v0.29.0-v0.32.0 alike"),
     Era("0.33.0", (_WITH_RAY, True), "v0.33.0 v1/executor/abstract.py:77-79: ray is RayExecutorV2 alone (v0.34.0 "
                                      ":78-80 alike)"),
 ))  # fmt: skip
+# `VLLM_USE_RAY_V2_EXECUTOR_BACKEND` (envs.py `bool(int(os.getenv(...)))`): `ray` is RayExecutorV2 where true,
+# RayDistributedExecutor where false (v1/executor/abstract.py:61-66 `Executor.get_class`); by release its default
+# (None: no file reads it, `ray` the table's alone)
+RAY_V2_ENV = "VLLM_USE_RAY_V2_EXECUTOR_BACKEND"
+RAY_V2_ENV_ERAS: Eras[bool | None] = Eras((
+    Era("", None, "not in envs.py before v0.20.0 (v0.19.0, v0.19.1 wheels): ray is RayDistributedExecutor"),
+    Era("0.20.0", False, "envs.py default '0' at v0.20.0-v0.20.2; abstract.py:61-66 at v0.20.0"),
+    Era("0.21.0", True, "envs.py default '1' at v0.21.0-v0.32.0 (wheels read); abstract.py:61-66 at v0.26.0, v0.27.1"),
+    Era("0.33.0", None, "v0.33.0 envs.py no longer defines it: abstract.py:77-79 RayExecutorV2 alone"),
+))  # fmt: skip
 # Where an explicit --async-scheduling at PP > 1 stops vLLM (ValueError): always, or under the V1 model runner
 EXPLICIT_PP_REFUSED: Eras[PpRule] = Eras((
-    Era("", "kept", "not read before v0.11.1"),
+    Era("", "kept", "no --async-scheduling before v0.10.0 (v0.9.2 engine/arg_utils.py has no async_scheduling)"),
+    Era("0.10.0", "off", "engine/arg_utils.py:1144-1146 at v0.10.0, :1216-1218 at v0.10.1, :1291-1293 at v0.10.2, "
+                         ":1295-1297 at v0.11.0 (create_engine_config): 'Async scheduling is not supported with "
+                         "pipeline-parallel-size > 1.'"),
     Era("0.11.1", "off", "config/vllm.py:532-536 at v0.12.0, :544-547 at v0.13.0, :563-567 at v0.14.0 (v0.11.1-"
                          "v0.14.1 alike): 'Async scheduling is not yet compatible with pipeline_parallel_size > 1'"),
     Era("0.15.0", "kept", "config/vllm.py:567-587 at v0.15.0: no PP check"),
     Era("0.33.0", "v1_runner", "config/vllm.py:1675-1679 at v0.33.0: 'not supported by the V1 model runner with "
                                "pipeline parallelism'"),
+))  # fmt: skip
+
+
+# Whether an explicit --async-scheduling with any --speculative-config stops vLLM (EngineArgs' speculative_config
+# `is not None`); from v0.11.1 VllmConfig refuses some methods only, which kvtop does not read yet (None)
+EXPLICIT_SPEC_REFUSED: Eras[bool | None] = Eras((
+    Era("", False, "no --async-scheduling before v0.10.0"),
+    Era("0.10.0", True, "engine/arg_utils.py:1148-1153 at v0.10.0, :1220-1225 at v0.10.1, :1295-1300 at v0.10.2, "
+                        ":1299-1304 at v0.11.0: 'Currently, speculative decoding is not supported with async "
+                        "scheduling.'"),
+    Era("0.11.1", None, "config/vllm.py:378-393 at v0.11.1: methods not EAGLE-type only (not read by kvtop)"),
 ))  # fmt: skip
 
 
@@ -135,8 +162,8 @@ def _turned_off(rules: AsyncOff, settings: LaunchSettings, version: ResolvedVers
     if checked and method is not None and _padded_off(settings):
         return "disable_padded_drafter_batch"
     backend = _backend(settings)
-    if not _executor_keeps(backend, version):
-        return f"the {backend} executor"
+    if not _executor_keeps(backend, version, settings):
+        return f"the {backend} executor{_ray_v2_note(settings, version)}"
     if rules.mamba_prefix and model is not None and mamba_prefix_caching(model, settings, version):
         return "Mamba prefix caching"
     if _pp_blocks(rules.pp, settings.pp, v2):
@@ -148,17 +175,41 @@ def _backend(settings: LaunchSettings) -> str:
     return (flag_text(settings, "distributed-executor-backend") or "mp").lower()
 
 
-def _executor_keeps(backend: str, version: ResolvedVersion) -> bool:
+def _executor_keeps(backend: str, version: ResolvedVersion, settings: LaunchSettings) -> bool:
     """Whether the executor `backend` keeps async scheduling at this release (`ASYNC_EXECUTORS`; True where not
-    read); a backend given as a class where the class decides is not read: UnsupportedModelError."""
+    read; `ray` as the launch's VLLM_USE_RAY_V2_EXECUTOR_BACKEND picks its class); a backend given as a class where
+    the class decides is not read: UnsupportedModelError."""
     read = ASYNC_EXECUTORS.at(version)
     if read is None:
         return True
+    ray_v2 = _ray_v2_stated(settings, version)
+    if backend == "ray" and ray_v2 is not None:
+        return ray_v2  # RayExecutorV2 says True, RayDistributedExecutor Executor's False
     keeps, by_class = read
     if by_class and backend not in _NAMED_BACKENDS:
         raise UnsupportedModelError(f"vLLM {version.label}'s async scheduling under the executor class {backend} "
                                     "(Executor.supports_async_scheduling) is not read", field="--async-scheduling")
     return backend in keeps
+
+
+def _ray_v2_note(settings: LaunchSettings, version: ResolvedVersion) -> str:
+    """Where the launch's VLLM_USE_RAY_V2_EXECUTOR_BACKEND picked `ray`'s class: its value and the release's reading."""
+    if _ray_v2_stated(settings, version) is None:
+        return ""
+    return f"; {RAY_V2_ENV}={settings.flags.get(RAY_V2_ENV)} in the launch: {RAY_V2_ENV_ERAS.era(version).source}"
+
+
+def _ray_v2_stated(settings: LaunchSettings, version: ResolvedVersion) -> bool | None:
+    """Whether the launch's VLLM_USE_RAY_V2_EXECUTOR_BACKEND makes `ray` RayExecutorV2 (None: unset, or a release
+    that does not read it); vLLM reads it `bool(int(value))`: any other value stops it (InputError)."""
+    value = settings.flags.get(RAY_V2_ENV)
+    if value is None or RAY_V2_ENV_ERAS.at(version) is None:
+        return None
+    try:
+        return bool(int(str(value).strip()))
+    except ValueError:
+        raise InputError(f"vLLM {version.label} reads it as a whole number (envs.py bool(int(value))), got "
+                         f"{str(value)[:40]!r}", field=RAY_V2_ENV) from None
 
 
 def _padded_off(settings: LaunchSettings) -> bool:
@@ -177,9 +228,14 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
         if on and _pp_blocks(refused.value, settings.pp, model is not None and runs_v2(version, model, settings)):
             raise InputError(f"vLLM {version.label} refuses --async-scheduling at pipeline parallel size "
                              f"{settings.pp} ({refused.source})", field="--async-scheduling")  # fmt: skip
-        if on and not _executor_keeps(_backend(settings), version):
+        spec = EXPLICIT_SPEC_REFUSED.era(version)
+        if on and spec.value and settings.flags.get("speculative-config") is not None:
+            raise InputError(f"vLLM {version.label} refuses --async-scheduling with --speculative-config "
+                             f"({spec.source})", field="--async-scheduling")  # fmt: skip
+        if on and not _executor_keeps(_backend(settings), version, settings):
             raise InputError(f"vLLM {version.label} refuses --async-scheduling under the {_backend(settings)} "
-                             f"executor ({era_for(ASYNC_EXECUTORS, version).source})", field="--async-scheduling")  # fmt: skip
+                             f"executor ({era_for(ASYNC_EXECUTORS, version).source}{_ray_v2_note(settings, version)})",
+                             field="--async-scheduling")  # fmt: skip
         return on, flag
     era = async_scheduling_default(version)
     if not era.value:

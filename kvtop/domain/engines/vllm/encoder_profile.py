@@ -61,6 +61,7 @@ from functools import cache
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
 from kvtop.domain.engines.vllm.encoder_forward import (
     QWEN2_MAX_PIXELS,
     QWEN2_PATCH,
@@ -473,10 +474,18 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     )
     if not forward_counted(model, inputs.version):
         return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words)
-    patches = items * item.embed_rows * stated(model, "spatial_merge_size", MERGE) ** 2
-    forward = tower_forward_bytes(model, patches, inputs.layout.tp, inputs.version) + pixels
+    tower_tp, rank_items = inputs.layout.tp, items
+    if TOWER_SPLIT.for_launch(inputs.settings.flags, inputs.version.text).builds_whole(model.architecture):
+        # `--mm-encoder-tp-mode data`: run_dp_sharded_mrope_vision_model (multimodal/utils.py:537 at v0.10.2,
+        # models/vision.py:235-340 at v0.11.0, :322 at v0.13.0) hands each rank the images get_load_balance_assignment
+        # gives it (largest first to the least loaded: equal items round-robin, rank 0 the most) and runs the whole
+        # tower (TP-1 widths) over them, after a torch.cat copy of their pixels
+        tower_tp, rank_items = 1, ceil_div(items, inputs.layout.tp)
+        pixels += rank_items * item.pixel_values * model.dtype_bytes
+    patches = rank_items * item.embed_rows * stated(model, "spatial_merge_size", MERGE) ** 2
+    forward = tower_forward_bytes(model, patches, tower_tp, inputs.version) + pixels
     return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words, forward,
-                          tower_forward_words(model, patches, inputs.layout.tp, pixels, inputs.version))  # fmt: skip
+                          tower_forward_words(model, patches, tower_tp, pixels, inputs.version))  # fmt: skip
 
 
 def returned_held_bytes(version: ResolvedVersion, items: int, rows: int, item: DummyItem, dtype_bytes: int) -> int:

@@ -12,6 +12,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.api_keys import API_KEY_FLAG, refuse_bare_key, refuse_several_keys
 from kvtop.domain.engines.vllm.arg_choices import refuse_dtype, refuse_quantization
 from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
+from kvtop.domain.engines.vllm.batching_async import RAY_V2_ENV
 from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, SHORT_FLAG, SHORT_SPAN
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
@@ -20,7 +21,7 @@ from kvtop.domain.engines.vllm.dp_flags import SPANS as DP_SPANS
 from kvtop.domain.engines.vllm.dp_flags import refuse_unread_backend
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
 from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
-from kvtop.domain.engines.vllm.flags_table import merged, refuse_missing, spellings
+from kvtop.domain.engines.vllm.flags_table import FlagSpan, merged, refuse_missing, spellings
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.vllm.flags_valued import refuse_missing_load_format, refuse_unread_value
 from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG
@@ -85,8 +86,14 @@ SCHEDULER_FLAGS = frozenset({
     "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--enable-prefix-caching", "--no-enable-prefix-caching",
     "--async-scheduling", "--no-async-scheduling",
 })  # fmt: skip
+# `--async-scheduling` (SchedulerConfig.async_scheduling, a bool field: `--no-` too) first in v0.10.0 (engine/arg_utils.py
+# :821 at v0.10.0; v0.9.2's has no async_scheduling): argparse stops an older release (batching_async.py reads it)
+ASYNC_FLAG = "--async-scheduling"
+ASYNC_SPAN = FlagSpan("0.10.0", None, "engine/arg_utils.py:1811 (v0.33.0)", True)
 # `--mm-encoder-tp-mode` ("weights" | "data"): read as the tower's split (architectures.TOWER_SPLIT.data_parallel_flag)
 ENCODER_TP_FLAG = "--mm-encoder-tp-mode"
+# first in v0.10.2 (engine/arg_utils.py:786; v0.10.1's has no mm_encoder_tp_mode): argparse stops an older release
+ENCODER_TP_SPAN = FlagSpan("0.10.2", None, "engine/arg_utils.py:1528 (v0.33.0)")
 # `--disable-custom-all-reduce` (ParallelConfig.disable_custom_all_reduce; BooleanOptionalAction from EngineArgs'
 # bool fields, v0.33.0 arg_utils.py): the TP group's all-reduce part of non-torch memory, read by
 # calibration_non_torch.custom_all_reduce_on. `--trust-remote-code` (ModelConfig.trust_remote_code) only lets the
@@ -120,6 +127,7 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # runai_streamer`, flags_valued.py)
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN,
+    ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN,
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
 NEUTRAL_KINDS: Mapping[str, str] = {
@@ -244,9 +252,9 @@ class VllmFlags:
     # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py; VLLM_USE_V1=0: V0 in v0.8-v0.10, =1: V1 in
     # v0.6.5-v0.7.x, planned as V1, v0.6.4 refused, v1_opt_in.py;
     # VLLM_ATTENTION_BACKEND outside V1's list: V0 in v0.8-v0.10, v0_backends.py; VLLM_PP_LAYER_PARTITION: named not
-    # modelled, pp_split.py)
+    # modelled, pp_split.py; VLLM_USE_RAY_V2_EXECUTOR_BACKEND: the `ray` executor's class, batching_async.py)
     env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV,
-                                          ATTENTION_BACKEND_ENV, PP_PARTITION_ENV})  # fmt: skip
+                                          ATTENTION_BACKEND_ENV, PP_PARTITION_ENV, RAY_V2_ENV})  # fmt: skip
     # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0
     release_images: frozenset[str] = frozenset({OFFICIAL_IMAGE})
     specials: Mapping[str, tuple[int, str]] = {}

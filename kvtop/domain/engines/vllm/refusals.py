@@ -139,7 +139,8 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     # a tower vLLM cannot split at this TP; `--mm-encoder-tp-mode data` builds the encoder of a class that takes it
     # as at TP 1 (is_vit_use_data_parallel: GLM-4.xV's, the Qwen2.5-VL MLP), so kvtop refuses nothing there; a class
     # that does not take it (GLM-ASR's: no supports_encoder_tp_data) falls back to "weights" and still stops
-    found.append(tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags), mlp_source=MLP_SOURCE))
+    found.append(tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags, ledger.version.text),
+                                        mlp_source=MLP_SOURCE))
     dtype, version = ledger.settings.kv_cache_dtype, ledger.version.label
     if dtype == "fp8_ds_mla" and ledger.model.mla is None:
         found.append(Refusal(
