@@ -41,7 +41,7 @@ from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
-from kvtop.domain.engines.vllm.span import NODE_FLAGS
+from kvtop.domain.engines.vllm.span import NODE_FLAGS, check_node_rank
 from kvtop.domain.engines.vllm.v0_backends import ATTENTION_BACKEND_ENV
 from kvtop.domain.engines.vllm.v1_opt_in import USE_V1_ENV
 from kvtop.domain.errors import InputError
@@ -281,6 +281,7 @@ class VllmFlags:
             refuse_quantization(settings.quantization, release,  # arg_choices.py: the release's methods
                                 allow_deprecated=settings.flags.get("allow-deprecated-quantization") not in (None, False))
         refuse_unread_backend(settings, ResolvedVersion(text=settings.engine_version) if settings.engine_version else None)
+        check_node_rank(settings)  # a --node-rank past --nnodes (span.py)
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(

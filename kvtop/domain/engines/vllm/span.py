@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.rounding import ceil_div
@@ -168,6 +169,21 @@ def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
         return None
     return MetricsRank(kind="vllm", served_model=model, dp_rank=dp, deployment=labels.get(DEPLOYMENT_LABEL) or None,
                        named_axes=("DP",))
+
+
+def check_node_rank(settings: LaunchSettings) -> None:
+    """InputError naming `--node-rank` where it is not one of the `--nnodes` nodes: vLLM's
+    EngineArgs.create_engine_config stops such a start under `if self.nnodes > 1` (`assert self.node_rank <
+    self.nnodes`, engine/arg_utils.py:1479 at v0.11.1 … :1987 at v0.26.0; a ValueError "`--node-rank` must be between
+    0 and {nnodes - 1}" from v0.27.0, :2052, :2414 at v0.33.0); one node (`--nnodes 1`) is not checked."""
+    nnodes = flag_count(settings, "nnodes", 1, least=1)
+    node_rank = flag_count(settings, "node-rank", 0, least=0)
+    if nnodes > 1 and node_rank >= nnodes:
+        raise InputError(
+            f"vLLM's node ranks over --nnodes {nnodes} are 0 … {nnodes - 1} (got {node_rank}; "
+            "EngineArgs.create_engine_config, engine/arg_utils.py:2414 at v0.33.0)",
+            field="--node-rank",
+        )
 
 
 def check_nodes(layout: ParallelLayout, nodes: int) -> None:
