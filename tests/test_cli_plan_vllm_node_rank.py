@@ -16,7 +16,8 @@ from tests.conftest import DATA
 
 CONFIG = str(DATA / "calibration" / "configs" / "deepseek-ai--DeepSeek-R1-Distill-Qwen-1.5B.RECONSTRUCTED.json")
 BASE = ["plan", "--model", CONFIG, "--no-calibration-store", "--engine", "vllm", "--gpu", "H100",
-        "--tensor-parallel-size", "2", "--pipeline-parallel-size", "2", "--master-addr", "10.0.0.1"]  # fmt: skip
+        "--tensor-parallel-size", "2", "--pipeline-parallel-size", "2"]  # fmt: skip
+HEAD = ("--master-addr", "10.0.0.1")  # node rank 0's address: a span over nodes is told apart by it
 
 
 def refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -31,15 +32,33 @@ def refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 def test_a_node_rank_at_or_past_the_node_count_is_refused_naming_the_flag(
     version: str, rank: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    err = refused(capsys, "--engine-version", version, "--nnodes", "2", "--node-rank", rank)
+    err = refused(capsys, "--engine-version", version, "--nnodes", "2", "--node-rank", rank, *HEAD)
     assert err.startswith("kvtop: error: --node-rank: ") and "0 … 1" in err and f"got {rank}" in err, err
 
 
 @pytest.mark.parametrize("rank", ["0", "1"])
 def test_each_node_of_two_plans(rank: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([*BASE, "--engine-version", "0.33.0", "--nnodes", "2", "--node-rank", rank]) == 0
+    assert main([*BASE, "--engine-version", "0.33.0", "--nnodes", "2", "--node-rank", rank, *HEAD]) == 0
 
 
 def test_one_node_leaves_the_rank_unchecked_as_vllm_does(capsys: pytest.CaptureFixture[str]) -> None:
     # the check sits under `if self.nnodes > 1` at every release read: --nnodes 1 --node-rank 5 starts
-    assert main([*BASE, "--engine-version", "0.33.0", "--nnodes", "1", "--node-rank", "5"]) == 0
+    assert main([*BASE, "--engine-version", "0.33.0", "--nnodes", "1", "--node-rank", "5", *HEAD]) == 0
+
+
+@pytest.mark.parametrize("flag", ["--nnodes", "-n"])
+def test_the_node_count_before_v0_11_1_is_refused_naming_the_release(
+    flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = refused(capsys, "--engine-version", "0.11.0", flag, "2", "--node-rank", "1")
+    assert err.startswith("kvtop: error: --nnodes: vLLM 0.11.0 has no --nnodes (first in v0.11.1"), err
+
+
+def test_the_head_address_before_v0_11_1_is_refused_too(capsys: pytest.CaptureFixture[str]) -> None:
+    # --master-addr came in the same PR (#23691): v0.11.0's parser has none, with or without --nnodes
+    err = refused(capsys, "--engine-version", "0.10.2", *HEAD)
+    assert err.startswith("kvtop: error: --master-addr: vLLM 0.10.2 has no --master-addr (first in v0.11.1"), err
+
+
+def test_the_node_count_from_v0_11_1_plans(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*BASE, "--engine-version", "0.11.1", "--nnodes", "2", "--node-rank", "1", *HEAD]) == 0

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
@@ -49,6 +50,13 @@ FLAGS = frozenset({
     "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-size-local",
     "--data-parallel-start-rank", "--distributed-executor-backend", "--kv-transfer-config",
 })  # fmt: skip
+#: the multiprocessing-over-nodes flags by release (flags.RELEASE_SPANS refuses them before): PR #23691 ("[V1] Support
+#: MP Executor for multi node distributed inference") added all four to EngineArgs' parser, first in v0.11.1
+#: (engine/arg_utils.py:757-760 there); no file of the v0.11.0 wheel names nnodes or master_addr
+NODE_SPANS = {
+    flag: FlagSpan("0.11.1", None, f"engine/arg_utils.py:{line} (v0.33.0), PR #23691")
+    for flag, line in (("--master-addr", 1175), ("--master-port", 1176), ("--nnodes", 1177), ("--node-rank", 1178))
+}
 #: the flags of one node of several: multiprocessing over nodes, data parallel over nodes (the module docstring)
 NODE_FLAGS = frozenset({
     "--nnodes", "--node-rank", "--master-addr", "--master-port", "--headless", "--data-parallel-address",
