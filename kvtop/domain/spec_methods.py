@@ -27,6 +27,25 @@ def accepted_methods(eras: Eras[tuple[str, ...]], version_text: str | None) -> t
     return tuple(dict.fromkeys(method for era in eras for method in era.value)), None
 
 
+#: the fewest `*_word` names that the refusal writes as one group beside the bare word ('mtp and 27 *_mtp')
+GROUPED_FROM = 3
+
+
+def compact(names: tuple[str, ...]) -> str:
+    """The accepted names on one line: where a name is also the last `_word` of at least `GROUPED_FROM` others
+    (vLLM's `mtp` and its 27 `<model>_mtp` at v0.33.0, which SpeculativeConfig runs as "mtp"), that family is one
+    group at its first member's place; the rest as they are (LMDeploy's `deepseek_mtp`, with no bare `mtp`)."""
+    families = {name for name in names if sum(1 for each in names if each.endswith("_" + name)) >= GROUPED_FROM}
+    words: list[str] = []
+    for name in names:
+        family = next((word for word in families if name == word or name.endswith("_" + word)), None)
+        if family is None:
+            words.append(name)
+        elif (group := f"{family} and {sum(1 for each in names if each.endswith('_' + family))} *_{family}") not in words:
+            words.append(group)
+    return ", ".join(words)
+
+
 def check_method(method: str | None, eras: Eras[tuple[str, ...]], version_text: str | None, *, flag: str,
                  fold: Callable[[str], str] = _same) -> None:  # fmt: skip
     """Raise an InputError naming `flag` when `method` is not one the release accepts (`fold`: how the engine
@@ -36,8 +55,9 @@ def check_method(method: str | None, eras: Eras[tuple[str, ...]], version_text: 
     accepted, source = accepted_methods(eras, version_text)
     if fold(method) in {fold(name) for name in accepted}:
         return
-    where = (f"release {version_text}: {source}" if source is not None
-             else "no release kvtop read takes it; --engine-version gives one release's list")  # fmt: skip
+    # the release's source as the error's `source`: `kvtop plan` prints it after the words, the planner leaves it out
+    # (plan_errors.field_error), so its line is the field, the names, the method typed and the release
+    got = f"got {method[:40]!r}; " + (f"release {version_text}" if source is not None else "no release kvtop read takes it")
     if not accepted:
-        raise InputError(f"this release has no speculative decoding (got {method[:40]!r}; {where})", field=flag)
-    raise InputError(f"must be one of {', '.join(accepted)} (got {method[:40]!r}; {where})", field=flag)
+        raise InputError(f"this release has no speculative decoding ({got})", field=flag, source=source)
+    raise InputError(f"must be one of {compact(accepted)} ({got})", field=flag, source=source)

@@ -99,7 +99,7 @@ def test_lmdeploy_before_speculative_decoding_reads_as_a_sentence() -> None:
     with pytest.raises(InputError) as caught:
         apply_edits(settings, {"spec_method": "foo"})
     assert str(caught.value.detail).startswith(
-        "--speculative-algorithm: this release has no speculative decoding (got 'foo'; release 0.10.0: "
+        "--speculative-algorithm: this release has no speculative decoding (got 'foo'; release 0.10.0)"
     ), caught.value.detail
     assert caught.value.field == "speculative"
 

@@ -25,13 +25,12 @@ from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
+from kvtop.domain.host_tier_fit import HostTierFit
 from kvtop.domain.launch import LaunchSettings, release_names
 from kvtop.domain.launch_check import architecture_check, launch_refusals
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
-from kvtop.ui.plan_errors import field_of_flag
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
 from kvtop.ui.plan_nodes import copied_lines, copied_words, node_launch, node_shortfall
 from kvtop.ui.planning import (
@@ -41,7 +40,6 @@ from kvtop.ui.planning import (
     edited_host_fit,
     edited_kv_dtype_options,
     engine_flag_list,
-    engine_flags,
     field_texts,
     kv_dtype_options,
     memory_fraction_field,
@@ -49,21 +47,18 @@ from kvtop.ui.planning import (
 )
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.planner_basis import PlanBasis, PlannerDraft
-from kvtop.ui.screens.planner_lines import edit_notes, errors_text, measured_note
+from kvtop.ui.screens.planner_lines import measured_note
+from kvtop.ui.screens.planner_status import EditProblems, flags_line, plan_status
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.model_notes import model_notes_text
 from kvtop.ui.widgets.node_header import NodeHeader
-from kvtop.ui.widgets.plan_result import outcome_table, reserve_short, shortfall
+from kvtop.ui.widgets.plan_result import outcome_table
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
 #: The fields whose blank text means the engine's own pick, shown as the field's placeholder ('auto: 0.818').
 DEFAULT_HINTS = ("memory_fraction", "page_size", "context_length", "max_running_requests", "engine_version")
-
-#: The fields whose product is the GPUs a layout needs (marked when it needs more than the node has).
-LAYOUT_FIELDS = ("tp", "pp", "dp")
-HOST_FIELD = "host_kv_gib"  # the field a host KV tier the host cannot hold is marked on
 
 #: The keys a number field leaves to their bindings (no number holds them): `P` probes the planned pool and `c` copies
 #: the flags from TP (focused on opening), not only from a dropdown. A word field (model, engine version, speculative)
@@ -242,71 +237,15 @@ class PlannerScreen(NodeScreen):
         host = self.host_fit()
         refused = self.refusals()
         result.update(outcome_table(self.outcome, basis.live, host, basis.live_source, refused=bool(refused)))
+        typed_model = values["model"].strip()
+        problems = EditProblems(refused=refused, too_large=self.too_large(), host=host,
+                                pending_model=typed_model if typed_model != self._model_ref else None,
+                                model_error=self._model_error)  # fmt: skip
+        status = plan_status(self.outcome, problems, self._model_ref)
+        error.update(Content.styled(status.text, status.style))
         for field in FIELDS:
-            self.query_one(f"#plan-{field.key}").remove_class("-invalid")
-        pending = values["model"].strip() != self._model_ref
-        too_large = self.too_large()
-        if self.outcome.error is None and too_large is None and refused:
-            error.update(Content.styled("✗ " + "; ".join(r.brief() for r in refused), "bold $error"))
-            engine = self.outcome.after.settings.engine if self.outcome.after is not None else None
-            for refusal in refused:
-                if (key := field_of_flag(refusal.field, engine)) is not None:
-                    self.query_one(f"#plan-{key}").add_class("-invalid")
-        elif self.outcome.error is None and too_large is not None:
-            error.update(Content.styled(f"✗ {too_large}: not copyable", "bold $error"))
-            for key in LAYOUT_FIELDS:
-                self.query_one(f"#plan-{key}").add_class("-invalid")
-        elif self.outcome.error is None and host is not None and host.refused:
-            error.update(Content.styled(f"✗ host KV tier: {host.reason}", "bold $error"))
-            self.query_one(f"#plan-{HOST_FIELD}").add_class("-invalid")
-        elif self.outcome.errors:
-            error.update(Content.styled(errors_text(self.outcome.errors), "bold $error"))
-            for each in self.outcome.errors:
-                if each.key is not None:
-                    self.query_one(f"#plan-{each.key}").add_class("-invalid")
-        elif pending and self._model_error:
-            error.update(
-                Content.styled(
-                    f"✗ {self._model_error} (still planning with {self._model_ref!r})", "bold $error"
-                )
-            )
-        elif pending:
-            error.update(
-                Content.styled(f"model: press Enter to load {values['model'].strip()!r}", "$warning")
-            )
-        elif (after := self.outcome.after) is not None and not after.engine.fits:
-            short = shortfall(after)
-            error.update(Content.styled(f"✓ valid input, but it does not fit: {short} short per rank (no KV pool: "
-                                        "the engine would not start)", "$warning"))  # fmt: skip
-        elif (after := self.outcome.after) is not None and (risk := reserve_short(after)) is not None:
-            # the per-rank rows' ✗ line is scrolled out of sight on a short terminal: the status says it too
-            error.update(Content.styled(f"✓ valid input, but at risk: {risk}", "$warning"))
-        elif host is not None and host.state is HostTierState.OVER_AVAILABLE:
-            error.update(Content.styled(f"✓ valid input, but at risk: {host.reason}", "$warning"))
-        elif added := edit_notes(self.outcome):  # e.g. EP on a model without experts, planned as EP off
-            error.update(Content.styled("✓ valid, planned with a note: " + "; ".join(added), "$warning"))
-        else:
-            nodes = node_launch(self.outcome.settings) if self.outcome.settings is not None else None
-            over = f" over {nodes.nodes} nodes (each node's launch below)" if nodes is not None else ""
-            error.update(Content.styled(f"✓ valid{over}: edit any field, every keystroke re-solves", "$success"))
-        if self.outcome.settings is None:
-            flags.update(Content.styled("engine flags: — (fix the edit above first)", "$text-muted"))
-        elif too_large is not None or refused or (host is not None and host.refused):
-            with_model = self.outcome.settings.model != basis.settings.model
-            shown = engine_flags(self.outcome.settings, with_model=with_model)
-            why = too_large or (f"{display_name(basis.settings.engine)} refuses them" if refused
-                                else "the host cannot hold its KV tier")
-            flags.update(Content.styled(f"engine flags (not copyable, {why}): {shown}", "$error"))
-        else:
-            with_model = self.outcome.settings.model != basis.settings.model
-            flags.update(
-                Content.assemble(
-                    ("engine flags: ", "bold"),
-                    engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)",
-                    (f"\n{node.said}" if (node := node_launch(self.outcome.settings)) else "", "$text-muted"),
-                    (f" · c copies {words}" if node is not None and (words := copied_words(node)) else "", "$text-muted"),
-                )
-            )
+            self.query_one(f"#plan-{field.key}").set_class(field.key in status.marked, "-invalid")
+        flags.update(flags_line(self.outcome, problems, basis.settings))
 
     def _show_model_notes(self) -> None:
         """The planned (after) model's reading notes under the model field, and for a model the live engine does

@@ -44,7 +44,7 @@ from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
-from kvtop.domain.engines.vllm.span import NODE_FLAGS
+from kvtop.domain.engines.vllm.span import NODE_FLAGS, NODE_SPANS, check_node_rank
 from kvtop.domain.engines.vllm.v0_backends import ATTENTION_BACKEND_ENV
 from kvtop.domain.engines.vllm.v1_opt_in import USE_V1_ENV
 from kvtop.domain.errors import InputError
@@ -121,11 +121,11 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # every flag whose presence is checked by release, one table (flags_table.refuse_missing: vLLM's argparse,
 # "unrecognized arguments"), at the launch check where --engine-version states the release and at the plan's
 # resolved release (a log's too: budget.py): the memory-neutral ones, `-cc` (compilation.py), `--mamba-cache-mode`
-# (hybrid.py), the DP backend and NCCL-off switch (dp_flags.py), the pooling runner's `--runner` / `--convert` / `--task` (pooling.py), `--limit-mm-per-prompt`
+# (hybrid.py), the DP backend and NCCL-off switch (dp_flags.py), the node flags (span.py), the pooling runner's `--runner` / `--convert` / `--task` (pooling.py), `--limit-mm-per-prompt`
 # (mm_limits.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
 # human_ints.py; `--rope-scaling` / `--hf-overrides`, rope_override.py) or a value's release (`--load-format
 # runai_streamer`, flags_valued.py)
-RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, {
+RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, NODE_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN,
     ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN,
 }))  # fmt: skip
@@ -293,6 +293,7 @@ class VllmFlags:
             refuse_quantization(settings.quantization, release,  # arg_choices.py: the release's methods
                                 allow_deprecated=settings.flags.get("allow-deprecated-quantization") not in (None, False))
         refuse_unread_backend(settings, ResolvedVersion(text=settings.engine_version) if settings.engine_version else None)
+        check_node_rank(settings)  # a --node-rank past --nnodes (span.py)
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
             raise InputError(

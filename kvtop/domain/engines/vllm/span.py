@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from kvtop.domain.engines.vllm.flags_table import FlagSpan
+from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.rounding import ceil_div
@@ -48,6 +50,13 @@ FLAGS = frozenset({
     "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-size-local",
     "--data-parallel-start-rank", "--distributed-executor-backend", "--kv-transfer-config",
 })  # fmt: skip
+#: the multiprocessing-over-nodes flags by release (flags.RELEASE_SPANS refuses them before): PR #23691 ("[V1] Support
+#: MP Executor for multi node distributed inference") added all four to EngineArgs' parser, first in v0.11.1
+#: (engine/arg_utils.py:757-760 there); no file of the v0.11.0 wheel names nnodes or master_addr
+NODE_SPANS = {
+    flag: FlagSpan("0.11.1", None, f"engine/arg_utils.py:{line} (v0.33.0), PR #23691")
+    for flag, line in (("--master-addr", 1175), ("--master-port", 1176), ("--nnodes", 1177), ("--node-rank", 1178))
+}
 #: the flags of one node of several: multiprocessing over nodes, data parallel over nodes (the module docstring)
 NODE_FLAGS = frozenset({
     "--nnodes", "--node-rank", "--master-addr", "--master-port", "--headless", "--data-parallel-address",
@@ -168,6 +177,21 @@ def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
         return None
     return MetricsRank(kind="vllm", served_model=model, dp_rank=dp, deployment=labels.get(DEPLOYMENT_LABEL) or None,
                        named_axes=("DP",))
+
+
+def check_node_rank(settings: LaunchSettings) -> None:
+    """InputError naming `--node-rank` where it is not one of the `--nnodes` nodes: vLLM's
+    EngineArgs.create_engine_config stops such a start under `if self.nnodes > 1` (`assert self.node_rank <
+    self.nnodes`, engine/arg_utils.py:1479 at v0.11.1 … :1987 at v0.26.0; a ValueError "`--node-rank` must be between
+    0 and {nnodes - 1}" from v0.27.0, :2052, :2414 at v0.33.0); one node (`--nnodes 1`) is not checked."""
+    nnodes = flag_count(settings, "nnodes", 1, least=1)
+    node_rank = flag_count(settings, "node-rank", 0, least=0)
+    if nnodes > 1 and node_rank >= nnodes:
+        raise InputError(
+            f"vLLM's node ranks over --nnodes {nnodes} are 0 … {nnodes - 1} (got {node_rank}; "
+            "EngineArgs.create_engine_config, engine/arg_utils.py:2414 at v0.33.0)",
+            field="--node-rank",
+        )
 
 
 def check_nodes(layout: ParallelLayout, nodes: int) -> None:
