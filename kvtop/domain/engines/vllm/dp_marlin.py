@@ -65,8 +65,9 @@ def marlin_dp_read(model: ModelSpec, layout: ParallelLayout, version: ResolvedVe
         return None
     if not runs_v2(version, model, settings):
         return None
-    found = mxfp4_backend(settings, gpu_name, version)
-    return era.source if found is not None and found.name == MARLIN else None
+    found = mxfp4_backend(settings, gpu_name, version)  # Marlin beyond doubt (SM 8.x, or stated/printed): not where
+    # the install may run Triton instead (`other`), whose DP layer (gpt_oss_triton_kernels_moe.py) was not read
+    return era.source if found is not None and found.name == MARLIN and found.other is None else None
 
 
 def marlin_workspace_bytes(model: ModelSpec, layout: ParallelLayout, rows: int) -> int:
