@@ -63,11 +63,16 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     if pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
         return _pooling_activation(inputs, fits.get(activation_key(inputs)))
     v1 = _v1_activation(inputs, fits)
-    return _v2_activation(inputs, v1, fits.get(activation_key(inputs))) or v1
+    if not v2_counted(inputs):
+        return v1
+    # V2's error reads the V1 form without the gathered layer, which joins V2's own count after (dp_marlin.py)
+    v2 = _v2_activation(inputs, _v1_activation(inputs, fits, gathered=False), fits.get(activation_key(inputs)))
+    return v1 if v2 is None else with_gathered_forward(v2, inputs)
 
 
-def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
-    """The V1 runner's peak: the era's fit and the floors above (`activation_estimate`)."""
+def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm], *, gathered: bool = True) -> TermEstimate:
+    """The V1 runner's peak: the era's fit and the floors above (`activation_estimate`); `gathered`: with a DP MoE's
+    gathered layer where dp_gather.py prices it."""
     tokens, seqs, why = batch_limits(inputs)
     key = activation_key(inputs)
     activation = fitted_estimate(Term.ACTIVATION, LABEL, fits.get(key), plan_features(inputs),
@@ -79,7 +84,8 @@ def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> Te
     if activation is None:
         activation = _unfitted_activation(inputs, fits.get(key), key, LABEL, tokens, seqs)
     activation = _sampler_floor(activation, inputs, tokens, seqs)
-    activation = with_gathered_forward(activation, inputs)  # DP replicas of a MoE: the gathered batch (dp_gather.py)
+    if gathered:  # DP replicas of a MoE: the gathered batch (dp_gather.py)
+        activation = with_gathered_forward(activation, inputs)
     if v0_moe_forward(inputs) and activation.source == "calibrated":
         activation = assumed_estimate(Term.ACTIVATION, LABEL, activation.bytes, max(activation.error_bytes, MOE_FORWARD_ERROR),
                                       f"{activation.basis}; a fused MoE's forward in V0 is counted in part only "

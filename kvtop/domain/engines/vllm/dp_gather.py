@@ -53,6 +53,8 @@ v0.25.0, all from v0.29.0: `eras.runs_v2`) pads on the Gloo CPU group always (v1
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
 modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
 v0.15.x's (the same layer, its code moved); it is not read from v0.16.0: `PRICED_ERAS` names where its code changed.
+At v0.29.0 one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
+MarlinExperts over the workspace manager, unchunked), priced in dp_marlin.py (`MARLIN_DP_ERAS`).
 The non-torch fit's TP > 1 part stands in for it, as above.
 
 A dense model. DP changes nothing else of its profile: each rank runs its own `max_num_batched_tokens` (padded to
@@ -76,6 +78,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
+from kvtop.domain.engines.vllm.dp_marlin import marlin_dp_read, marlin_layer_bytes, marlin_workspace_bytes
 from kvtop.domain.engines.vllm.dp_workspace import HELD_ROWS, MODULAR_ERAS, TOPK_BYTES, modular_layer_bytes
 from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.moe_workspace import gate_up_width
@@ -232,6 +235,9 @@ def dp_gather(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion
     if layout.replicas < 2 or model.moe is None:
         return None
     era, backend = PRICED_ERAS.era(version), dispatch_backend(version, settings)
+    marlin = marlin_dp_read(model, layout, version, gpu_name, settings, backend)
+    if marlin is not None:  # MXFP4 experts on Marlin at v0.29.0 (dp_marlin.py): no DP communicator in the growth
+        return DpGather(priced=True, why=f"vLLM {version.label}: the MXFP4 Marlin experts' layer, {marlin}")
     if not era.value:
         return DpGather(priced=False, why=f"vLLM {version.label}: {era.source}")
     if backend not in era.value:
@@ -316,6 +322,8 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
         return activation
     tokens = batch_limits(inputs)[0]
     backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
+    if marlin_dp_read(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, inputs.settings, backend):
+        return _with_marlin_layer(activation, inputs, tokens)
     chunk = FUSED_MOE_CHUNK.era(inputs.version).value
     layer = (modular_layer_bytes(inputs.model, inputs.layout, tokens, chunk)
              if MODULAR_ERAS.at(inputs.version) else
@@ -327,6 +335,25 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
         "bytes": layer,
         "basis": f"{activation.basis}; the MoE layer on the batch gathered over {inputs.layout.replicas} DP ranks "
                  f"({inputs.layout.replicas} × {tokens:,} tokens: {layer / GIB:.2f} GiB, dp_gather.py), larger",
+    })  # fmt: skip
+
+
+def _with_marlin_layer(activation: TermEstimate, inputs: CalibrationInputs, tokens: int) -> TermEstimate:
+    """The profile's peak with the MXFP4 Marlin experts' DP layer (dp_marlin.py): the layer itself, or the peak
+    counted without it plus the workspace it leaves, which stays through the rest of the profile, the larger."""
+    model, layout = inputs.model, inputs.layout
+    assert model is not None
+    layer = marlin_layer_bytes(model, layout, tokens)
+    kept = activation.bytes + marlin_workspace_bytes(model, layout, layout.replicas * tokens)
+    peak = max(layer, kept)
+    if peak <= activation.bytes:
+        return activation
+    which = "the layer" if layer >= kept else "the peak counted without it plus the workspace it keeps"
+    return activation.model_copy(update={
+        "bytes": peak,
+        "basis": f"{activation.basis}; the MXFP4 Marlin MoE layer on the batch gathered over {layout.replicas} DP "
+                 f"ranks ({layout.replicas} × {tokens:,} tokens: {layer / GIB:.2f} GiB, its workspace "
+                 f"{(kept - activation.bytes) / GIB:.2f} GiB kept; {which}, {peak / GIB:.2f} GiB: dp_marlin.py)",
     })  # fmt: skip
 
 
