@@ -119,7 +119,7 @@ def _ray_cluster(version: str, nodes: int) -> NodeLaunch:
     said = (f"vLLM {version} spans nodes only with Ray (--nnodes/--node-rank from v0.11.1): start a Ray cluster of"
             f" {nodes} nodes (`ray start --head` on node 0, `ray start --address=HEAD:{RAY_PORT}` on each other), then"
             " run the line once on node 0 (vLLM picks --distributed-executor-backend ray when its GPUs are too few)")
-    return NodeLaunch(nodes=nodes, placeholders=("HEAD",), said=said)  # one launch starts every node
+    return NodeLaunch(nodes=nodes, placeholders=("HEAD",), unread_flags=tuple(NODE_SPANS), said=said)  # one launch
 
 
 def _transfer_config(settings: LaunchSettings) -> dict[str, object]:
