@@ -18,7 +18,8 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.launch import parse_flags
-from kvtop.ui.plan_nodes import node_launch
+from kvtop.ui.plan_nodes import copied_lines, node_launch, on_its_nodes
+from kvtop.ui.planning import engine_flag_list
 from tests.conftest import DATA
 
 # sglang.jsonl file52582238866…: SGLang 0.5.9, DeepSeek-R1-Distill-Qwen-1.5B over two L20 nodes, one GPU each; the
@@ -128,3 +129,32 @@ def test_the_planner_says_each_node_s_flags_under_its_line() -> None:
     launch = node_launch(settings)
     assert launch is not None and "--node-rank i --dist-init-addr 7.6.16.150:28030" in launch.said
     assert node_launch(parse_flags("sglang", ["--tp-size", "2"], strict=True)) is None
+
+
+def test_vllm_before_0_11_1_spans_nodes_through_a_ray_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM's --nnodes/--node-rank/--master-addr came with PR #23691, first in v0.11.1; before it multi-node serving
+    "requires Ray" (docs/serving/distributed_serving.md): `ray start --head`, `ray start --address=HEAD:6379`, the
+    line run once on the head. v0.10.2's parser has no --nnodes: a line with it would not start."""
+    lines = plan_text(capsys, "--engine", "vllm", "--engine-version", "0.10.2", "--gpu", "H100",
+                      "--tensor-parallel-size", "4", "--nodes", "2")  # fmt: skip
+    per_node = next(row for row in lines if "spans nodes only with Ray" in row)
+    assert "ray start --head" in per_node and "ray start --address=HEAD:6379" in per_node
+    assert "--node-rank" not in flags_line(lines) and not any("on node i of 2" in row for row in lines)
+    newer = plan_text(capsys, "--engine", "vllm", "--engine-version", "0.11.1", "--gpu", "H100",
+                      "--tensor-parallel-size", "4", "--nodes", "2")  # fmt: skip
+    assert any("--nnodes 2 --node-rank i --master-addr HEAD" in row for row in newer)
+
+
+def test_the_planner_grown_past_a_node_at_vllm_0_10_2_copies_one_line_without_nnodes() -> None:
+    """The planner's edit of a TP8 vLLM 0.10.2 to TP16 over nodes of 8 GPUs: the same NodeLaunch (Ray), and the
+    copied line as v0.10.2's parser takes it (no --nnodes, which it lacks: argparse would stop the start)."""
+    base = parse_flags("vllm", ["--tensor-parallel-size", "8"], strict=True).model_copy(
+        update={"engine_version": "0.10.2"})
+    grown = on_its_nodes(base, base.model_copy(update={"tp": 16}), 8)
+    launch = node_launch(grown)
+    assert launch is not None and launch.nodes == 2 and "spans nodes only with Ray" in launch.said
+    line = copied_lines(engine_flag_list(grown, with_model=False), launch)
+    assert shlex.split(line) == ["--tensor-parallel-size", "16"]
+    newer = on_its_nodes(base.model_copy(update={"engine_version": "0.11.1"}),
+                         base.model_copy(update={"tp": 16, "engine_version": "0.11.1"}), 8)  # fmt: skip
+    assert "--nnodes" in copied_lines(engine_flag_list(newer, with_model=False), node_launch(newer))

@@ -8,6 +8,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.cluster import ClusterView
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import NodeObservation
@@ -40,9 +41,10 @@ class NodeObserver(Protocol):
 
 
 class ModelLoader(Protocol):
-    """Resolves a model reference (path, preset, hub id) to its facts; raises InputError."""
+    """Resolves a model reference (path, preset, hub id) to its facts, a launch's override of its config merged in
+    (`model_config.model_from_config`); raises InputError."""
 
-    def __call__(self, ref: str) -> ModelSpec: ...
+    def __call__(self, ref: str, *, override: ConfigOverride | None = None) -> ModelSpec: ...
 
 
 class ClusterReaderPort(Protocol):

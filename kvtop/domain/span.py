@@ -87,6 +87,9 @@ class NodeLaunch(BaseModel):
     by_node: tuple[tuple[str, ...], ...] = ()
     #: the placeholders in them the operator replaces (the head's address, a port), as written
     placeholders: tuple[str, ...] = ()
+    #: node flags the release's parser lacks (vLLM's --nnodes before v0.11.1): a line copied for it leaves them out,
+    #: though the planner carries its node count in them
+    unread_flags: tuple[str, ...] = ()
     said: str  # in words: 'on node i of 2 (0 … 1) add --node-rank i --master-addr HEAD …'
 
 

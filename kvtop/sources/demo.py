@@ -18,7 +18,9 @@ import math
 import time
 from collections.abc import Callable
 
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.engines.registry import simulation
+from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import (
     EndpointState,
@@ -105,8 +107,11 @@ class DemoObservations:
         """The node as it is now."""
         return self.observe_at(self.tick(), taken_at=self._clock())
 
-    def load_model(self, ref: str) -> ModelSpec:
-        """A model the scenario runs (its preset or config, read once when the scenario was planned)."""
+    def load_model(self, ref: str, *, override: ConfigOverride | None = None) -> ModelSpec:
+        """A model the scenario runs (its preset or config, read once when the scenario was planned); a launch's
+        config override is not merged into a scenario's model (refused by name)."""
+        if override is not None:
+            raise InputError("not merged into a demo scenario's model", field=override.flag)
         return resolve_model(self._plan.models, ref)
 
     def close(self) -> None:

@@ -36,7 +36,7 @@ from kvtop.ui.plan_fields import (
     edited_keys,
     engine_count,
 )
-from kvtop.ui.plan_nodes import on_its_nodes
+from kvtop.ui.plan_nodes import node_launch, on_its_nodes
 
 
 def memory_fraction_field(settings: LaunchSettings) -> str | None:
@@ -287,7 +287,12 @@ def desktop_fact_note(measured: MeasuredInputs | None) -> str:
 
 def engine_flag_list(settings: LaunchSettings, *, with_model: bool) -> list[str]:
     """The flags to paste into the engine's launch command, the model first as the engine takes it
-    (a flag, or positionally: `trtllm-serve MODEL …`, `lmdeploy serve api_server MODEL …`)."""
+    (a flag, or positionally: `trtllm-serve MODEL …`, `lmdeploy serve api_server MODEL …`); without the node flags
+    the release's parser lacks (`NodeLaunch.unread_flags`: vLLM before v0.11.1 spans nodes through Ray)."""
+    launch = node_launch(settings)
+    if launch is not None and launch.unread_flags:
+        kept = {key: value for key, value in settings.flags.items() if f"--{key}" not in launch.unread_flags}
+        settings = settings.model_copy(update={"flags": kept})
     flags = settings.to_flags()
     if with_model and settings.model:
         flags = [*model_args(settings.engine, settings.model), *flags]

@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static
 
 from kvtop.domain.calibration.node import NodeMeasure
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
 from kvtop.domain.errors import KvtopError
@@ -32,6 +33,7 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
+from kvtop.ui.plan_model import launch_override, load_planned
 from kvtop.ui.plan_nodes import copied_lines, copied_words, node_launch, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
@@ -76,9 +78,10 @@ class PlannerScreen(NodeScreen):
     ]
 
     class ModelLoaded(Message):
-        def __init__(self, ref: str, model: ModelSpec | None, error: str | None) -> None:
+        def __init__(self, ref: str, model: ModelSpec | None, error: str | None,
+                     override: ConfigOverride | None = None) -> None:  # fmt: skip
             super().__init__()
-            self.ref, self.model, self.error = ref, model, error
+            self.ref, self.model, self.error, self.override = ref, model, error, override
 
     def __init__(
         self,
@@ -101,6 +104,10 @@ class PlannerScreen(NodeScreen):
         self._model: ModelSpec | None = draft.model if draft else basis.model
         self._model_ref = draft.model_ref if draft else basis.settings.model or ""
         self._model_error: str | None = None
+        # the config override the model was loaded with, and the one last asked of the loader (the launch's, read
+        # from its flags at each solve: `plan_model.launch_override`); the basis's model was loaded without one
+        self._model_override: ConfigOverride | None = None
+        self._override_asked: ConfigOverride | None = None
         self._edit_base = (  # what the fields' edits replace values of
             draft.edit_base if draft else basis.start_settings or basis.settings
         )
@@ -186,7 +193,7 @@ class PlannerScreen(NodeScreen):
         changed = next((field.key for field in FIELDS if live[field.key] != start[field.key]), "tp")
         self.query_one(f"#plan-{changed}").focus()  # a fix's (or the last edit's) changed field, else TP
         if self._model is None and self._model_ref:
-            self._load_model(self._model_ref)
+            self._load(self._model_ref)
         self.recompute()
 
     def field_values(self) -> dict[str, str]:
@@ -229,6 +236,7 @@ class PlannerScreen(NodeScreen):
             version=basis.version,
             node_gpus=basis.node_gpus,
         )
+        self._follow_override(self.outcome.settings)
         self._show_defaults(self.outcome)
         self._show_spec_decided(self.outcome)
         self._show_kv_words(self.outcome.settings, values["engine_version"])
@@ -381,22 +389,35 @@ class PlannerScreen(NodeScreen):
             self.query_one("#plan-error", Static).update(
                 Content.styled(f"loading model {ref!r}…", "$warning")
             )
-            self._load_model(ref)
+            self._load(ref)
+
+    def _follow_override(self, settings: LaunchSettings | None) -> None:
+        """Reload the model where the launch's config override (live or edited flags) is not the one it holds."""
+        wanted = launch_override(settings)
+        if wanted != self._model_override and wanted != self._override_asked and self._model_ref:
+            self._load(self._model_ref)
+
+    def _load(self, ref: str) -> None:
+        """Load `ref` with the launch's config override (the solved edit's flags, else the edit base's)."""
+        self._override_asked = launch_override(self.outcome.settings if self.outcome else self._edit_base)
+        self._load_model(ref, self._override_asked)
 
     @work(thread=True, exclusive=True, group="planner-model", exit_on_error=False)
-    def _load_model(self, ref: str) -> None:
-        """The loader may read files or the hub: never on the event loop."""
+    def _load_model(self, ref: str, override: ConfigOverride | None) -> None:
+        """The loader may read files or the hub: never on the event loop. The launch's config override is merged in
+        by the loader (`plan_model.load_planned`)."""
         try:
-            self.post_message(self.ModelLoaded(ref, self._loader(ref), None))
+            self.post_message(self.ModelLoaded(ref, load_planned(self._loader, ref, override), None, override))
         except KvtopError as err:
-            self.post_message(self.ModelLoaded(ref, None, str(err)))
+            self.post_message(self.ModelLoaded(ref, None, str(err), override))
         except OSError as err:
-            self.post_message(self.ModelLoaded(ref, None, f"cannot read {ref!r}: {err}"))
+            self.post_message(self.ModelLoaded(ref, None, f"cannot read {ref!r}: {err}", override))
 
     @on(ModelLoaded)
     def model_loaded(self, message: ModelLoaded) -> None:
         if message.model is not None:
             self._model, self._model_ref, self._model_error = message.model, message.ref, None
+            self._model_override = message.override
             if self._live_model is None and message.ref == (self.basis.settings.model or ""):
                 self._live_model = message.model  # the live model, loaded by reference
         else:

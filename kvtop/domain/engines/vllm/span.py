@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
@@ -57,6 +58,15 @@ NODE_SPANS = {
     flag: FlagSpan("0.11.1", None, f"engine/arg_utils.py:{line} (v0.33.0), PR #23691")
     for flag, line in (("--master-addr", 1175), ("--master-port", 1176), ("--nnodes", 1177), ("--node-rank", 1178))
 }
+#: How one engine (not DP over nodes) spans nodes, by release: before v0.11.1 only through a Ray cluster (vLLM's
+#: docs/source/serving/distributed_serving.rst, e.g. at v0.5.0/v0.10.x docs/serving/distributed_serving.md: "multi-node
+#: inferencing currently requires Ray"; ParallelConfig picks the ray backend itself when the world exceeds the node's
+#: GPUs), from v0.11.1 also by multiprocessing with --nnodes/--node-rank (PR #23691, NODE_SPANS)
+NODE_LAUNCH_ERAS: Eras[str] = Eras((
+    Era("", "ray", "docs/serving/distributed_serving.md before v0.11.1: `ray start --head` / `ray start --address`"),
+    Era("0.11.1", "mp", "engine/arg_utils.py --nnodes/--node-rank/--master-addr (PR #23691), first in v0.11.1"),
+))  # fmt: skip
+RAY_PORT = "6379"  # `ray start --head`'s default GCS port (Ray's docs, "Starting Ray on a cluster")
 #: the flags of one node of several: multiprocessing over nodes, data parallel over nodes (the module docstring)
 NODE_FLAGS = frozenset({
     "--nnodes", "--node-rank", "--master-addr", "--master-port", "--headless", "--data-parallel-address",
@@ -88,6 +98,8 @@ def per_node(settings: LaunchSettings, nodes: int) -> NodeLaunch | None:
                          "--data-parallel-rpc-port", rpc, *(("--headless",) if node else ()))
                         for node in range(nodes))  # fmt: skip
         return NodeLaunch(nodes=nodes, by_node=by_node, placeholders=unknown, said=said)
+    if settings.engine_version and NODE_LAUNCH_ERAS.at(ResolvedVersion(text=settings.engine_version)) == "ray":
+        return _ray_cluster(settings.engine_version, nodes)
     count = () if flag_count(settings, "nnodes", 1, least=1) == nodes else ("--nnodes", str(nodes))
     typed = flag_text(settings, "master-addr")
     address = typed or "HEAD"
@@ -99,6 +111,15 @@ def per_node(settings: LaunchSettings, nodes: int) -> NodeLaunch | None:
                      *(("--master-port", port) if port else ()), *(("--headless",) if node else ()))
                     for node in range(nodes))  # fmt: skip
     return NodeLaunch(nodes=nodes, by_node=by_node, placeholders=() if typed else (address,), said=said)
+
+
+def _ray_cluster(version: str, nodes: int) -> NodeLaunch:
+    """vLLM before v0.11.1 over nodes: a Ray cluster, then the line once on its head (no --nnodes/--node-rank, which
+    that release's parser lacks); the workers on the other nodes are Ray actors (`NODE_LAUNCH_ERAS`)."""
+    said = (f"vLLM {version} spans nodes only with Ray (--nnodes/--node-rank from v0.11.1): start a Ray cluster of"
+            f" {nodes} nodes (`ray start --head` on node 0, `ray start --address=HEAD:{RAY_PORT}` on each other), then"
+            " run the line once on node 0 (vLLM picks --distributed-executor-backend ray when its GPUs are too few)")
+    return NodeLaunch(nodes=nodes, placeholders=("HEAD",), unread_flags=tuple(NODE_SPANS), said=said)  # one launch
 
 
 def _transfer_config(settings: LaunchSettings) -> dict[str, object]:

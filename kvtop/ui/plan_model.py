@@ -1,0 +1,29 @@
+"""The model the planner plans with, free of widgets: the launch's config override (an engine's `config_override`
+hook, SGLang's --json-model-override-args) read from the live or edited engine flags and handed to the model loader,
+which merges it through `model_config.model_from_config` as `kvtop plan` does (no second path)."""
+
+from __future__ import annotations
+
+from kvtop.domain.config_override import ConfigOverride
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.ports import ModelLoader
+
+
+def launch_override(settings: LaunchSettings | None) -> ConfigOverride | None:
+    """The override the launch's flags make of the model's config at its release (None: none, or a value the engine
+    would not read: the launch's flag check says why, the model stays as loaded)."""
+    if settings is None:
+        return None
+    try:
+        return engine_rules(settings.engine).config_override(settings, ResolvedVersion(text=settings.engine_version))
+    except KvtopError:
+        return None
+
+
+def load_planned(loader: ModelLoader, ref: str, override: ConfigOverride | None) -> ModelSpec:
+    """`ref` through the loader, the launch's override merged in where it has one."""
+    return loader(ref) if override is None else loader(ref, override=override)
