@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.errors import InputError
@@ -107,3 +108,14 @@ def test_v0340_has_no_speculative_check() -> None:
     """v0.34.0's explicit branch checks ROCm DeepEP DBO and the executor alone (config/vllm.py:1598-1609)."""
     assert explicit("ngram", "0.34.0") is True
     assert explicit("eagle3", "0.34.0", disable_padded_drafter_batch=True) is True
+
+
+def test_kvtop_plan_refuses_it_for_a_model_without_windows(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama-3.1-8B has no windowed layer, so its budget never reads the batches in flight: the plan still refuses
+    what vLLM 0.20.0 refuses (budget.py refuse_explicit_async), and plans the same launch at v0.33.0 (V2 runner)."""
+    config = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+    args = ["plan", "--model", config, "--engine", "vllm", "--gpu", "H100", "--async-scheduling",
+            "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}']
+    assert main([*args, "--engine-version", "0.20.0"]) != 0
+    assert "NGram GPU kind of speculative decoding'" in capsys.readouterr().err
+    assert main([*args, "--engine-version", "0.33.0"]) == 0

@@ -315,3 +315,11 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
     if off is not None:
         return False, f"off: vLLM {version.label} turns its default off with {off} ({rules.source})"
     return True, f"on by default since v{era.since}"
+
+
+def refuse_explicit_async(settings: LaunchSettings, version: ResolvedVersion, model: ModelSpec) -> None:
+    """vLLM's refusals of an explicit --async-scheduling (PP, speculative method, executor), for every plan: the
+    windowed specs and a MoE's DP group read `async_scheduling` anyway, other plans would pass it unread."""
+    given = switch_given(settings, "async-scheduling")
+    if given is not None and given[0]:
+        async_scheduling(settings, version, model)
