@@ -119,3 +119,15 @@ def test_kvtop_plan_refuses_it_for_a_model_without_windows(capsys: pytest.Captur
     assert main([*args, "--engine-version", "0.20.0"]) != 0
     assert "NGram GPU kind of speculative decoding'" in capsys.readouterr().err
     assert main([*args, "--engine-version", "0.33.0"]) == 0
+
+
+def test_dflash_keeps_the_default_on_before_v0310_too() -> None:
+    """The default path tests `method not in get_args(EagleModelTypes)` (config/vllm.py:976-979 at v0.24.0), and
+    EagleModelTypes holds DFlashModelTypes (config/speculative.py:55-58 at v0.22.0): dflash keeps async scheduling on
+    at v0.24.0, not only from v0.31.0, where the words first name it; suffix turns it off."""
+    def default(method: str) -> bool:
+        flags = ["--speculative-config", json.dumps({"method": method, "num_speculative_tokens": 2})]
+        return async_scheduling(parse_flags("vllm", flags, strict=True), ResolvedVersion(text="0.24.0"), LLAMA8B)[0]
+
+    assert default("dflash") is True
+    assert default("suffix") is False
