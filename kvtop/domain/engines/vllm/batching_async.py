@@ -6,8 +6,9 @@ group, where the DP padding synchronizes (`dp_gather.padding_on_nccl`, through d
 The default path (`scheduler_config.async_scheduling is None`, from v0.14.0; False before) turns it off, in order:
 - a pooling model (`runner_type == "pooling"`, from v0.20.0: config/vllm.py:798-809 at v0.20.0);
 - speculative decoding of a method not EAGLE-type (`EagleModelTypes`: eagle, eagle3, extract_hidden_states and the
-  MTP types, config/speculative.py:31-41 at v0.13.0, :33-49 at v0.17.1), less the methods later releases also keep:
-  ngram_gpu (`NgramGPUTypes`, v0.18.0), dspark (v0.25.0), draft_model (v0.28.0), dflash (v0.31.0);
+  MTP types, config/speculative.py:31-41 at v0.13.0, :33-49 at v0.17.1; dflash wherever it exists, `_eagle_type`),
+  less the methods later releases also keep: ngram_gpu (`NgramGPUTypes`, v0.18.0), dspark (v0.25.0), draft_model
+  (v0.28.0), dflash named (v0.31.0);
 - `disable_padded_drafter_batch` in --speculative-config;
 - an executor that does not support it (`ASYNC_EXECUTORS`: `mp`, `uni`, `external_launcher` by name to v0.18.x; from
   v0.19.0 `Executor.supports_async_scheduling()`: Ray's RayDistributedExecutor keeps Executor's False through
@@ -23,9 +24,11 @@ From v0.33.0 the speculative and PP checks apply under the V1 model runner only 
 config/vllm.py:1651-1665). ROCm's DeepEP high-throughput DBO (v0.25.0 on) is not a GPU kvtop plans.
 An explicit --async-scheduling where vLLM raises instead (PP > 1 at v0.10.0-v0.14.1: engine/arg_utils.py
 create_engine_config to v0.11.0, config/vllm.py from v0.11.1, :563-567 at v0.14.0; the V1
-model runner at PP > 1 from v0.33.0, :1675-1679; an executor that does not support it from v0.11.1, the same
-branch's `if not executor_supports_async_sched: raise ValueError`) is refused as vLLM refuses it, and any --speculative-config beside it at v0.10.0-v0.11.0 (EngineArgs,
-`EXPLICIT_SPEC_REFUSED`; the methods v0.11.1 on refuse are not read).
+model runner at PP > 1 from v0.33.0, :1676-1680; an executor that does not support it from v0.11.1, the same
+branch's `if not executor_supports_async_sched: raise ValueError`; a speculative method it does not take, or
+disable_padded_drafter_batch, `EXPLICIT_SPEC_ERAS`: any --speculative-config at v0.10.0-v0.11.0, the EAGLE-type
+methods plus a list that grows by release from v0.11.1, the V1 model runner's alone at v0.33.0, none at v0.34.0)
+is refused as vLLM refuses it, in its words and order.
 """
 
 from __future__ import annotations
@@ -123,25 +126,69 @@ EXPLICIT_PP_REFUSED: Eras[PpRule] = Eras((
     Era("0.11.1", "off", "config/vllm.py:532-536 at v0.12.0, :544-547 at v0.13.0, :563-567 at v0.14.0 (v0.11.1-"
                          "v0.14.1 alike): 'Async scheduling is not yet compatible with pipeline_parallel_size > 1'"),
     Era("0.15.0", "kept", "config/vllm.py:567-587 at v0.15.0: no PP check"),
-    Era("0.33.0", "v1_runner", "config/vllm.py:1675-1679 at v0.33.0: 'not supported by the V1 model runner with "
+    Era("0.33.0", "v1_runner", "config/vllm.py:1676-1680 at v0.33.0: 'not supported by the V1 model runner with "
                                "pipeline parallelism'"),
+    Era("0.34.0", "kept", "config/vllm.py:1598-1609 at v0.34.0: no PP check"),
 ))  # fmt: skip
 
 
-# Whether an explicit --async-scheduling with any --speculative-config stops vLLM (EngineArgs' speculative_config
-# `is not None`); from v0.11.1 VllmConfig refuses some methods only, which kvtop does not read yet (None)
-EXPLICIT_SPEC_REFUSED: Eras[bool | None] = Eras((
-    Era("", False, "no --async-scheduling before v0.10.0"),
-    Era("0.10.0", True, "engine/arg_utils.py:1148-1153 at v0.10.0, :1220-1225 at v0.10.1, :1295-1300 at v0.10.2, "
-                        ":1299-1304 at v0.11.0: 'Currently, speculative decoding is not supported with async "
-                        "scheduling.'"),
-    Era("0.11.1", None, "config/vllm.py:378-393 at v0.11.1: methods not EAGLE-type only (not read by kvtop)"),
+class ExplicitSpec(NamedTuple):
+    """What an explicit --async-scheduling takes beside --speculative-config at a release (vLLM's ValueError words)."""
+
+    taken: frozenset[str] | None  # the methods beyond the EAGLE-type ones it takes; None: no method (any refused)
+    refusal: str  # vLLM's words refusing the method ({method}: the launch's)
+    padded: str | None  # vLLM's words refusing disable_padded_drafter_batch=True; None: not checked
+    v1_runner_only: bool  # checked under the V1 model runner only, before PP (v1_async_sched_incompat)
+
+
+_ONLY = "Currently, async scheduling is only supported with EAGLE/MTP{} kind of speculative decoding"
+_PADDED = "Async scheduling is not compatible with disable_padded_drafter_batch=True."
+_V1 = "Async scheduling is not supported by the V1 model runner with {}."
+# An explicit --async-scheduling with a --speculative-config, by release (None: no check). The taken methods differ
+# from the default's (`AsyncOff.spec_kept`): draft_model from v0.16.0 here, v0.28.0 there. Read in every wheel
+# v0.11.1-v0.34.0 (config/vllm.py, the `if self.scheduler_config.async_scheduling:` branch, hashed per release).
+EXPLICIT_SPEC_ERAS: Eras[ExplicitSpec | None] = Eras((
+    Era("", None, "no --async-scheduling before v0.10.0"),
+    Era("0.10.0", ExplicitSpec(None, "Currently, speculative decoding is not supported with async scheduling.", None,
+                               False),
+        "engine/arg_utils.py:1148-1153 at v0.10.0, :1220-1225 at v0.10.1, :1295-1300 at v0.10.2, :1299-1304 at "
+        "v0.11.0 (EngineArgs.create_engine_config: any speculative_config)"),
+    Era("0.11.1", ExplicitSpec(frozenset(), _ONLY.format(""), "async scheduling for EAGLE/MTP kind of speculative "
+                               "decoding is enabled, but disable_padded_drafter_batch=True disable_padded_drafter_batch"
+                               "=True is not supported for this situation now. please set disable_padded_drafter_batch"
+                               "=Fasle", False),
+        "config/vllm.py:380-393 at v0.11.1 (v0.11.2 alike), :539-552 at v0.12.0, :551-564 at v0.13.0: EagleModelTypes "
+        "only"),
+    Era("0.14.0", ExplicitSpec(frozenset(), _ONLY.format("") + ".", _PADDED, False),
+        "config/vllm.py:571-581 at v0.14.0 (v0.14.1 alike), :572-582 at v0.15.0 (v0.15.1 alike): EagleModelTypes only"),
+    Era("0.16.0", ExplicitSpec(frozenset({"draft_model"}), _ONLY.format("/Draft Model") + ".", _PADDED, False),
+        "config/vllm.py:622-635 at v0.16.0, :692-705 at v0.17.0 (v0.17.1 alike): + draft_model"),
+    Era("0.18.0", ExplicitSpec(frozenset({"draft_model", "ngram_gpu"}), _ONLY.format("/Draft Model/NGram GPU"),
+                               _PADDED, False),
+        "config/vllm.py:696-711 at v0.18.0, :717-732 at v0.18.1, :735-750 at v0.19.0, :778-793 at v0.20.0, :824-839 "
+        "at v0.21.0, :915-930 at v0.22.0, :944-959 at v0.24.0 (v0.18.0-v0.24.0 alike): + NgramGPUTypes"),
+    Era("0.25.0", ExplicitSpec(frozenset({"draft_model", "ngram_gpu", "dspark"}),
+                               _ONLY.format("/Draft Model/NGram GPU/DSpark"), _PADDED, False),
+        "config/vllm.py:971-987 at v0.25.0, :1038-1054 at v0.26.0, :1164-1180 at v0.28.0, :1417-1433 at v0.30.0 "
+        "(v0.25.0-v0.30.0 alike): + dspark"),
+    Era("0.31.0", ExplicitSpec(frozenset({"draft_model", "ngram_gpu", "dspark", "dflash"}),
+                               _ONLY.format("/Draft Model/NGram GPU/DSpark/DFlash"), _PADDED, False),
+        "config/vllm.py:1554-1571 at v0.31.0, :1563-1580 at v0.32.0: + dflash (in the words; EAGLE-type already: "
+        "_eagle_type)"),
+    Era("0.33.0", ExplicitSpec(frozenset({"draft_model", "ngram_gpu", "dspark", "dflash"}),
+                               _V1.format("{method}-based speculative decoding"),
+                               _V1.format("disable_padded_drafter_batch=True"), True),
+        "config/vllm.py:1651-1666, :1676-1680 at v0.33.0: v1_async_sched_incompat, the V1 model runner's alone, "
+        "before its PP check"),
+    Era("0.34.0", None, "config/vllm.py:1598-1609 at v0.34.0: no speculative check"),
 ))  # fmt: skip
 
 
 def _eagle_type(method: str) -> bool:
-    """EagleModelTypes: eagle, eagle3, extract_hidden_states and the MTP types (`mtp`, `*_mtp`)."""
-    return method in ("eagle", "eagle3", "extract_hidden_states") or is_mtp(method)
+    """EagleModelTypes: eagle, eagle3, extract_hidden_states, the MTP types (`mtp`, `*_mtp`) and dflash
+    (DFlashModelTypes, in EagleModelTypes wherever the method exists: config/speculative.py:55-58 at v0.22.0, :68-72
+    at v0.32.0, read v0.20.2-v0.34.0; no release before v0.17.1's has dflash)."""
+    return method in ("eagle", "eagle3", "extract_hidden_states", "dflash") or is_mtp(method)
 
 
 def _pp_blocks(rule: PpRule, pp: int, v2: bool) -> bool:
@@ -216,6 +263,27 @@ def _padded_off(settings: LaunchSettings) -> bool:
     return flag_json(settings, "speculative-config").get("disable_padded_drafter_batch") is True
 
 
+def _refuse_spec(spec: Era[ExplicitSpec | None], settings: LaunchSettings, version: ResolvedVersion,
+                v2: bool) -> None:  # fmt: skip
+    """Raise vLLM's refusal where an explicit --async-scheduling does not take the launch's speculative decoding
+    (`EXPLICIT_SPEC_ERAS`; `v2`: the launch runs the V2 model runner)."""
+    rule = spec.value
+    if rule is None or settings.flags.get("speculative-config") is None or rule.v1_runner_only and v2:
+        return
+    method = stated_method(settings)
+    if rule.taken is None:
+        words = rule.refusal
+    elif method is not None and not _eagle_type(method) and method not in rule.taken:
+        words = rule.refusal.format(method=method)
+    elif method is not None and rule.padded is not None and _padded_off(settings):
+        words = rule.padded
+    else:
+        return
+    named = f" method {method}" if method is not None else ""
+    raise InputError(f"vLLM {version.label} refuses --async-scheduling with --speculative-config{named}: '{words}' "
+                     f"({spec.source})", field="--async-scheduling")
+
+
 def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
                      model: ModelSpec | None = None) -> tuple[bool, str]:  # fmt: skip
     """(on, why): `--async-scheduling` / `--no-async-scheduling`, else the release's default less where vLLM turns it
@@ -224,14 +292,16 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
     given = switch_given(settings, "async-scheduling")
     if given is not None:
         on, flag = given
+        v2 = on and model is not None and runs_v2(version, model, settings)
+        spec = EXPLICIT_SPEC_ERAS.era(version)
+        if on and spec.value is not None and spec.value.v1_runner_only:
+            _refuse_spec(spec, settings, version, v2)
         refused = EXPLICIT_PP_REFUSED.era(version)
-        if on and _pp_blocks(refused.value, settings.pp, model is not None and runs_v2(version, model, settings)):
+        if on and _pp_blocks(refused.value, settings.pp, v2):
             raise InputError(f"vLLM {version.label} refuses --async-scheduling at pipeline parallel size "
                              f"{settings.pp} ({refused.source})", field="--async-scheduling")  # fmt: skip
-        spec = EXPLICIT_SPEC_REFUSED.era(version)
-        if on and spec.value and settings.flags.get("speculative-config") is not None:
-            raise InputError(f"vLLM {version.label} refuses --async-scheduling with --speculative-config "
-                             f"({spec.source})", field="--async-scheduling")  # fmt: skip
+        if on and spec.value is not None and not spec.value.v1_runner_only:
+            _refuse_spec(spec, settings, version, v2)
         if on and not _executor_keeps(_backend(settings), version, settings):
             raise InputError(f"vLLM {version.label} refuses --async-scheduling under the {_backend(settings)} "
                              f"executor ({era_for(ASYNC_EXECUTORS, version).source}{_ray_v2_note(settings, version)})",
@@ -245,3 +315,11 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
     if off is not None:
         return False, f"off: vLLM {version.label} turns its default off with {off} ({rules.source})"
     return True, f"on by default since v{era.since}"
+
+
+def refuse_explicit_async(settings: LaunchSettings, version: ResolvedVersion, model: ModelSpec) -> None:
+    """vLLM's refusals of an explicit --async-scheduling (PP, speculative method, executor), for every plan: the
+    windowed specs and a MoE's DP group read `async_scheduling` anyway, other plans would pass it unread."""
+    given = switch_given(settings, "async-scheduling")
+    if given is not None and given[0]:
+        async_scheduling(settings, version, model)

@@ -25,6 +25,7 @@ from kvtop.domain.engines.vllm.batching import (
     concurrent_batches,
     default_batch_limits,
 )
+from kvtop.domain.engines.vllm.batching_async import refuse_explicit_async
 from kvtop.domain.engines.vllm.deployment import setup as vllm_setup
 from kvtop.domain.engines.vllm.dp_dispatch import dp_communicators_not_modelled, gathered_batch_not_modelled
 from kvtop.domain.engines.vllm.dp_flags import refuse_unread_backend
@@ -115,6 +116,7 @@ class VllmBudget:
         if inputs.version.text is not None and not inputs.version.approximate:
             refuse_missing(s.flags, inputs.version.text, RELEASE_SPANS)
         refuse_unread_backend(s, inputs.version)  # --data-parallel-backend at the release resolved (dp_flags.py)
+        refuse_explicit_async(s, inputs.version, m)  # §3: where vLLM raises on --async-scheduling
         check_v1_opt_in(inputs.version, s.flags, m, inputs.layout)  # §2: VLLM_USE_V1=1 before v0.8.0 (v1_opt_in.py)
         hybrid, state_only = None, None
         if m.attention_free:  # §4.4: every layer a MambaSpec, one block a request (state_only.py)
