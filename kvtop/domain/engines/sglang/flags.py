@@ -21,6 +21,7 @@ from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUIL
 from kvtop.domain.engines.sglang.prefill_graphs_off import PHASE_FLAGS as PREFILL_PHASE_FLAGS
 from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
+from kvtop.domain.engines.sglang.torch_compile import FLAG as TORCH_COMPILE_FLAG
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
@@ -107,6 +108,8 @@ class SglangFlags:
     # the release's choices, the page a backend sets)
     # and `--enable-piecewise-cuda-graph` (v0.5.6 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve;
     # refused at a release without it, before v0.5.4 and from v0.5.14: prefill_graphs_optin.FLAG_ERAS)
+    # and `--enable-torch-compile` (torch_compile.py: the prefill graphs off, v0.5.10 … v0.5.13; refused elsewhere;
+    # v0.4.0 on, v0.5.23 srt/arg_groups/fields/exec_.py:691)
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
     # and `--disable-overlap-schedule` (eras.mamba_ratio: a hybrid Mamba model's slots per request; nothing else sized)
     # and `--json-model-override-args` (model_override.py: merged into the config before kvtop reads it)
@@ -114,7 +117,8 @@ class SglangFlags:
     # graphs in the reserve; the other backends refused by name)
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
                                                 *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG,
-                                                OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL_PHASE_FLAGS})
+                                                OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL_PHASE_FLAGS,
+                                                TORCH_COMPILE_FLAG})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS

@@ -211,7 +211,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--enable-strict-thinking": FlagRow("0.5.16", None, "srt/arg_groups/fields/serving.py:223 (v0.5.23)"),
     "--enable-symm-mem": FlagRow("0.4.10.post2", None, "srt/arg_groups/fields/exec_.py:718 (v0.5.23)"),
     "--enable-tf32-matmul": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:45 (v0.5.23)", True),
-    "--enable-torch-compile": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:691 (v0.5.23)"),
     "--enable-torch-compile-debug-mode": FlagRow("0.5.9", None, "srt/arg_groups/fields/exec_.py:694 (v0.5.23)"),
     "--enable-torch-symm-mem": FlagRow("0.5.3", None, "srt/arg_groups/fields/exec_.py:736 (v0.5.23)"),
     "--enable-tp-lm-head-all-to-all": FlagRow("0.5.23", None, "srt/arg_groups/fields/parallel.py:206 (v0.5.23)", True),
