@@ -1,4 +1,4 @@
-"""`--enable-torch-compile` at SGLang 0.5.10 … 0.5.13: the prefill (piecewise) CUDA graphs off before the automatic
+"""`--enable-torch-compile` and `--cuda-graph-bs` at SGLang 0.5.10 … 0.5.13. Torch compile: the prefill (piecewise) CUDA graphs off before the automatic
 fraction is sized (torch_compile.py; 0.5.12 server_args.py:1315 then :920), nothing compiled before the pool.
 
 Expected from the engine's own log: huanchen-stack/sglang at 98c6bfb8 (tests/data/calibration/sglang.jsonl
@@ -45,3 +45,19 @@ def test_torch_compile_drops_the_prefill_graph_reserve_as_the_log_says() -> None
 def test_torch_compile_is_refused_where_its_effect_was_not_read(version: str) -> None:
     with pytest.raises(InputError, match="0.5.10 … 0.5.13"):
         _engine(version, ["--enable-torch-compile"])
+
+
+# `--cuda-graph-bs` (cuda_graph_bs.py): 0.5.12 server_args.py:1495 `cuda_graph_max_bs = max(cuda_graph_bs)` over a typed
+# `--cuda-graph-max-bs`, before the reserve's 2 MiB a size (:1550). By hand, with torch compile (no prefill graphs):
+# the sizes up to 256 → 512 + 12,288 + 512 + 128 = 13,440 → round(68,480 / 81,920, 3) = round(0.83594, 3) = 0.836;
+# the huanchen launch's own `--cuda-graph-bs 128` → 13,184 → 0.839 (its log).
+@pytest.mark.parametrize(("sizes", "expected"), [(["128"], 0.839), (["1", "2", "4", "8", "256"], 0.836)])
+def test_the_largest_cuda_graph_bs_is_the_reserves_decode_size(sizes: list[str], expected: float) -> None:
+    flags = ["--enable-torch-compile", "--cuda-graph-bs", *sizes]
+    assert _engine("0.5.12.post1", flags).memory_fraction == expected
+
+
+@pytest.mark.parametrize("version", ["0.5.9", "0.5.14"])
+def test_cuda_graph_bs_is_refused_where_its_effect_was_not_read(version: str) -> None:
+    with pytest.raises(InputError, match="0.5.10 … 0.5.13"):
+        _engine(version, ["--cuda-graph-bs", "8", "16"])
