@@ -38,7 +38,7 @@ def test_vllm_and_sglang_classify_their_flags_and_the_other_engines_not_yet() ->
     assert dict(vllm.value_placeholders) == {"--rope-scaling": "JSON", "--hf-overrides": "JSON", "--limit-mm-per-prompt": "JSON"}
     sglang = engine_flags("sglang")  # engines/sglang/flags_neutral.py, flags_unmodelled.py: its wheels' server_args.py
     assert len(sglang.memory_neutral_groups) == len(SGLANG_NEUTRAL_GROUPS) == 10
-    assert "--reasoning-parser" in sglang.memory_neutral and "--enable-torch-compile" in sglang.unmodelled
+    assert "--reasoning-parser" in sglang.memory_neutral and "--enable-symm-mem" in sglang.unmodelled
     assert set(SGLANG_UNMODELLED) <= sglang.unmodelled
     for engine in ("trtllm", "lmdeploy", "llamacpp"):
         flags = engine_flags(engine)

@@ -5,7 +5,7 @@ SGLang beside vLLM) logged 367,404 tokens (tests/data/calibration/sglang.jsonl `
 SGLang's own Qwen 3 guide (sgl-project/sglang#5858) launches the same checkpoint at TP 4 with `--reasoning-parser qwen3`.
 The flag table's rows are checked against the wheels' declarations: `--reasoning-parser` (v0.4.6.post5 on; v0.5.23
 srt/server_args.py:368), `--log-level` (v0.4.0 on; v0.5.23 srt/arg_groups/fields/observability.py:31), `--api-key`
-(v0.4.0 on; v0.5.23 srt/arg_groups/fields/serving.py:160), `--enable-torch-compile` (compiled graphs: not modelled).
+(v0.4.0 on; v0.5.23 srt/arg_groups/fields/serving.py:160), `--enable-symm-mem` (symmetric memory: not modelled).
 """
 
 from __future__ import annotations
@@ -59,12 +59,12 @@ def test_c01s_pasted_line_plans_the_same_with_the_guides_parser_and_neutral_flag
 def test_a_flag_kvtop_does_not_model_is_refused_typed_and_named_on_a_pasted_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    typed = ["plan", "--engine", "sglang", "--model", QWEN3_FP8, "--gpu", "H100", "--tp", "4", "--enable-torch-compile"]
+    typed = ["plan", "--engine", "sglang", "--model", QWEN3_FP8, "--gpu", "H100", "--tp", "4", "--enable-symm-mem"]
     assert main(typed) == 2
     err = capsys.readouterr().err
-    assert "--enable-torch-compile: a flag of SGLang whose effect on memory kvtop does not model" in err
-    lines = _plan(capsys, _c01_line() + " --enable-torch-compile")
-    assert "--enable-torch-compile" not in _row(lines, "engine flags:")
+    assert "--enable-symm-mem: a flag of SGLang whose effect on memory kvtop does not model" in err
+    lines = _plan(capsys, _c01_line() + " --enable-symm-mem")
+    assert "--enable-symm-mem" not in _row(lines, "engine flags:")
 
 
 def test_the_tables_are_disjoint_from_what_kvtop_reads_and_span_the_releases_read() -> None:
@@ -74,7 +74,7 @@ def test_the_tables_are_disjoint_from_what_kvtop_reads_and_span_the_releases_rea
     assert not (set(MEMORY_NEUTRAL) | set(UNMODELLED)) & read
     assert MEMORY_NEUTRAL["--api-key"].first == RELEASES_READ[0]  # in v0.4.0's add_cli_args already
     assert MEMORY_NEUTRAL["--reasoning-parser"].source == "srt/server_args.py:368 (v0.5.23)"
-    assert UNMODELLED["--enable-torch-compile"].last is None  # still in v0.5.23
+    assert UNMODELLED["--enable-symm-mem"].last is None  # still in v0.5.23
 
 
 R1 = str(CONFIGS / "deepseek-ai--DeepSeek-R1.json")
@@ -88,7 +88,7 @@ H20_LAUNCH = ["plan", "--model", R1, "--engine", "sglang", "--engine-version", "
 def test_torch_compile_max_bs_alone_changes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     """The docs' lws.yaml types `--torch-compile-max-bs 8` without `--enable-torch-compile`: SGLang reads the cap only
     for compiled batch sizes (cuda_graph_runner.py:137-141 at 0.4.3), so the launch as typed plans as without it and
-    holds the logged pool; with `--enable-torch-compile` it is still refused."""
+    holds the logged pool; with `--enable-torch-compile` it is refused at 0.4.3 (torch_compile.py: read from 0.5.10)."""
     assert main([*H20_LAUNCH, "--torch-compile-max-bs", "8"]) == 0
     typed = capsys.readouterr().out.splitlines()
     assert main(H20_LAUNCH) == 0

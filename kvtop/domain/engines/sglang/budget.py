@@ -22,6 +22,7 @@ from kvtop.domain.engines.base import (
 from kvtop.domain.engines.sglang.attention_backends import check_attention_backend, named_backends
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
+from kvtop.domain.engines.sglang.cuda_graph_bs import typed_max_bs
 from kvtop.domain.engines.sglang.dsa import (
     check_dsa_dp_attention,
     dsa_kv_note,
@@ -54,6 +55,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
 )
 from kvtop.domain.engines.sglang.prefill_graphs_off import check_phase_flags
 from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
+from kvtop.domain.engines.sglang.torch_compile import check_torch_compile
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
@@ -85,6 +87,8 @@ class SglangBudget:
         check_attention_backend(s, inputs.gpu_name, inputs.version)
         check_optin_flag(inputs)
         check_phase_flags(inputs)  # --cuda-graph-backend-prefill: only `disabled` (prefill_graphs_off.py)
+        check_torch_compile(inputs)  # --enable-torch-compile: 0.5.10 … 0.5.13 only (torch_compile.py)
+        typed_max_bs(inputs)  # --cuda-graph-bs: 0.5.10 … 0.5.13 only, whole numbers (cuda_graph_bs.py)
         check_dsa_dp_attention(m, s, inputs.version)
         page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s))
         if page > 1 and page != s.page_size:

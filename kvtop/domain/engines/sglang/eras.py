@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.cuda_graph_bs import typed_max_bs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
 from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
@@ -151,7 +152,7 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, s
     classes = era_for(GPU_CLASS_ERAS, version).value
     _, chunked_default, graph_bs = next(c for c in classes if gpu_mib < c[0])
     chunked = s.chunked_prefill_size if s.chunked_prefill_size is not None else chunked_default
-    max_bs = s.cuda_graph_max_bs or graph_bs[0 if lay.tp < 4 else 1]
+    max_bs = typed_max_bs(inputs) or s.cuda_graph_max_bs or graph_bs[0 if lay.tp < 4 else 1]  # cuda_graph_bs.py
     activation_tokens = max(chunked if chunked > 0 else s.max_prefill_tokens or 16384, 2048)
     graph: float = 2 * max_bs
     if lay.dp_attention:

@@ -17,8 +17,9 @@ The multimodal model (each backend with its allowlist, the union kept):
 The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
 - v0.5.10 … v0.5.10.post1 `_handle_piecewise_cuda_graph` (0.5.10.post1:1078-1139): speculative decoding (:1089),
   DP attention (:1092), PP > 1 (:1098), any MoE A2A backend (:1104), LoRA (:1107), hierarchical cache (:1123),
-  any PD disaggregation mode (:1129), EPLB (:1135);
-- v0.5.11 … v0.5.13 the same less speculative decoding (0.5.11:1194-1261, 0.5.12:1301-1368, 0.5.13:1342-1410);
+  any PD disaggregation mode (:1129), EPLB (:1135), and `--enable-torch-compile` (0.5.10 :1095; torch_compile.py);
+- v0.5.11 … v0.5.13 the same less speculative decoding (0.5.11:1194-1261, 0.5.12:1301-1368, 0.5.13:1342-1410; torch
+  compile :1208, :1315, :1356);
 - v0.5.15.post1, v0.5.16: the prefill default on CUDA is the breakable backend (model_executor/cuda_graph_config.py
   `default_prefill_backend`, 0.5.15.post1:95), which drops its graphs for an MLA model, LoRA, any MoE A2A backend
   and DP attention (0.5.15.post1 server_args.py:3352, :3364-3372; 0.5.16:3774, :3792-3799); a PD decode node reserves none
@@ -32,7 +33,7 @@ disabled` or `--disable-prefill-cuda-graph` folds into cuda_graph_config's prefi
 (0.5.14 server_args.py:2949-2958, called at :2508 before `_handle_gpu_memory_settings` :2524; 0.5.23
 arg_groups/cuda_graph_hook.py:60-71), which the reserve then skips (`prefill.backend != Backend.DISABLED`, 0.5.16
 server_args.py:4187, 0.5.23 memory_hook.py:381). Its other values (`full`, `breakable`) force a backend whose reserve
-and switch-offs kvtop does not model: refused by name (`check_phase_flags`). Torch compile, symmetric memory,
+and switch-offs kvtop does not model: refused by name (`check_phase_flags`). Symmetric memory,
 CPU offload, context parallel and the other switches read flags kvtop does not model (flags_unmodelled.py).
 """
 
@@ -42,6 +43,7 @@ from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.multimodal import is_multimodal
+from kvtop.domain.engines.sglang.torch_compile import torch_compile_on
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
@@ -71,8 +73,9 @@ HICACHE = "hierarchical cache"
 PD_ANY = "PD disaggregation"
 PD_DECODE = "a PD decode node"
 EPLB = "EPLB"
+TORCH_COMPILE = "--enable-torch-compile"  # accepted 0.5.10 … 0.5.13 only (torch_compile.py)
 MLA = "an MLA model"  # the model, not the launch: breakable graphs drop MLA (0.5.15.post1 … 0.5.22)
-_UNTIL_0_5_13 = (DP_ATTENTION, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
+_UNTIL_0_5_13 = (DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
 LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("", (SPECULATIVE, *_UNTIL_0_5_13), "server_args.py _handle_piecewise_cuda_graph (0.5.10.post1:1078-1139)"),
     Era("0.5.11", _UNTIL_0_5_13, "server_args.py _handle_piecewise_cuda_graph: no speculative rule (0.5.11:1194)"),
@@ -138,6 +141,7 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
         PD_ANY: mode != "null",
         PD_DECODE: mode == "decode",
         EPLB: flag_set(s, "enable-eplb"),
+        TORCH_COMPILE: torch_compile_on(inputs),
         MLA: inputs.model.mla is not None,
     }
 

@@ -1,0 +1,38 @@
+"""`--cuda-graph-bs` (the decode batch sizes to capture): where its largest size is the reserve's decode-graph size.
+
+v0.5.10 … v0.5.13 (read in the wheels): `_handle_gpu_memory_settings` sets `cuda_graph_max_bs = max(cuda_graph_bs)` on
+a CUDA device, over a typed `--cuda-graph-max-bs` (0.5.10 server_args.py:1235, 0.5.11 :1388, 0.5.12 :1495, 0.5.13
+:1538), before the automatic reserve adds `cuda_graph_max_bs * 2` MiB (0.5.10 :1290, 0.5.11 :1443, 0.5.12 :1550, 0.5.13
+:1601); argparse takes it `type=int, nargs="+"` (0.5.12 :6435). The graphs themselves are captured after the pool.
+Refused elsewhere: before v0.5.10 the order was not read here; from v0.5.14 the sizes live in cuda_graph_config
+(0.5.14 server_args.py `_handle_cuda_graph_config` :2915), not read.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.deployment_flags import flag_words
+from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.errors import InputError
+
+FLAG = "--cuda-graph-bs"
+ACCEPTED_ERAS: Eras[bool] = Eras((
+    Era("", False, "before 0.5.10 where the sizes meet the reserve was not read"),
+    Era("0.5.10", True, "0.5.10 … 0.5.13 server_args.py: cuda_graph_max_bs = max(cuda_graph_bs) before the reserve"),
+    Era("0.5.14", False, "0.5.14 server_args.py _handle_cuda_graph_config (cuda_graph_config), not read"),
+))  # fmt: skip
+
+
+def typed_max_bs(inputs: EngineInputs) -> int | None:
+    """The largest decode batch size `--cuda-graph-bs` lists (None: not typed); refused at a release not read and for
+    anything but positive whole numbers (SGLang's argparse: `type=int`)."""
+    words = flag_words(inputs.settings, FLAG[2:])
+    if words is None:
+        return None
+    era = era_for(ACCEPTED_ERAS, inputs.version)
+    if not era.value:
+        raise InputError(f"a flag whose effect on memory kvtop models only for SGLang 0.5.10 … 0.5.13, not "
+                         f"{inputs.version.label} ({era.source}); plan without it", field=FLAG)  # fmt: skip
+    if not words or not all(w.isdigit() and 0 < len(w) <= 6 and int(w) > 0 for w in words):
+        raise InputError(f"expected positive whole numbers, got {' '.join(words)[:40]!r}", field=FLAG)
+    return max(int(w) for w in words)
