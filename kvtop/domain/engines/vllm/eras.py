@@ -112,15 +112,11 @@ MODEL_RUNNER_ERAS: Eras[ModelRunner] = Eras((
         "v2",
         "first in v0.29.0: config/vllm.py:645 VllmConfig.use_v2_model_runner drops the architecture test — V2 "
         "wherever Triton imports and no unsupported feature is asked for (ROCm keeps a V1 list); v0.28.0 "
-        ":691-712 still the v2_dense era's test",
-    ),
-    Era(
-        "0.34.0",
-        "v2",
-        "v0.34.0 removed the V1 model runner: v1/worker/gpu_worker.py:579-587 _make_model_runner builds "
-        "v1/worker/gpu/model_runner.py's GPUModelRunner always (v1/worker/gpu_model_runner.py gone), "
-        "platforms/interface.py:1481-1490 refuses VLLM_USE_V2_MODEL_RUNNER other than 1; config/vllm.py:3123-3137 "
-        "_get_model_runner_unsupported_features keeps only PP with external_launcher and DBO's checks",
+        ":691-712 still the v2_dense era's test. Holds at v0.34.0, which removed the V1 model runner: "
+        "v1/worker/gpu_worker.py:579-587 _make_model_runner always builds v1/worker/gpu/model_runner.py's "
+        "GPUModelRunner (v1/worker/gpu_model_runner.py gone), platforms/interface.py:1481-1490 refuses "
+        "VLLM_USE_V2_MODEL_RUNNER other than 1, config/vllm.py:3123-3137 tests no speculative method "
+        "(spec_methods.V1_ONLY_METHOD_ERAS empty from v0.34.0)",
     ),
 ))
 # DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (config/vllm.py, read in each wheel): in the v2_listed era the only classes V2
