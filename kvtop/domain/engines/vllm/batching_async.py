@@ -78,7 +78,8 @@ ASYNC_OFF_ERAS: Eras[AsyncOff | None] = Eras((
         "(v0.32.0 alike)"),
     Era("0.33.0", AsyncOff("v1_runner", frozenset({"ngram_gpu", "dspark", "draft_model", "dflash"}), True, True,
                            False, None),
-        "config/vllm.py:1651-1719 at v0.33.0: v1_async_sched_incompat, the V1 model runner's alone"),
+        "config/vllm.py:1651-1719 at v0.33.0: v1_async_sched_incompat, the V1 model runner's alone; v0.34.0 "
+        ":1598-1637 has no V1 runner (every launch runs V2: pooling, the executor and ROCm DeepEP DBO turn it off)"),
 ))  # fmt: skip
 # Where an explicit --async-scheduling at PP > 1 stops vLLM (ValueError): always, or under the V1 model runner
 EXPLICIT_PP_REFUSED: Eras[PpRule] = Eras((
@@ -87,7 +88,7 @@ EXPLICIT_PP_REFUSED: Eras[PpRule] = Eras((
                          "v0.14.1 alike): 'Async scheduling is not yet compatible with pipeline_parallel_size > 1'"),
     Era("0.15.0", "kept", "config/vllm.py:567-587 at v0.15.0: no PP check"),
     Era("0.33.0", "v1_runner", "config/vllm.py:1675-1679 at v0.33.0: 'not supported by the V1 model runner with "
-                               "pipeline parallelism'"),
+                               "pipeline parallelism'; v0.34.0 :1598-1608 has no such check (no V1 runner)"),
 ))  # fmt: skip
 
 

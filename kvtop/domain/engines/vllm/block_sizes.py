@@ -38,7 +38,8 @@ CLI_BLOCK_SIZES_ERAS: Eras[tuple[int, ...] | None] = Eras((
     Era("0.11.1", (1, 8, 16, 32, 64, 128, 256),
         "v0.11.1 config/cache.py BlockSize = Literal[1, 8, 16, 32, 64, 128, 256], argparse choices "
         "(engine/arg_utils.py; v0.11.2-v0.14.0 read alike); a release before v0.33.0 read alike, the change not dated"),
-    Era("0.33.0", None, "v0.33.0 config/cache.py block_size: int = Field(gt=0): any whole number from 1"),
+    Era("0.33.0", None, "v0.33.0 config/cache.py block_size: int = Field(gt=0): any whole number from 1 (v0.34.0 "
+                        ":188 alike)"),
 ))  # fmt: skip
 
 
