@@ -107,3 +107,25 @@ def test_0_34_0_is_the_newest_release_and_its_flags_are_its_own() -> None:
     with pytest.raises(InputError, match="no --enable-extensible-kv-cache"):
         predict(MISTRAL, parse_flags("vllm", ["--engine-version", "0.33.0", "--enable-extensible-kv-cache"]),
                 gpu_total_bytes=80 * GIB, gpu_name="H100")  # fmt: skip
+
+
+def test_the_0_34_0_registry() -> None:
+    """read_registries.py on the 0.34.0 wheel: Keye and Keye-VL-1.5 in `_PREVIOUSLY_SUPPORTED_MODELS` (until v0.33.0),
+    Lfm3ForCausalLM new; ZayaForCausalLM registered (0.33.0 took it through transformers' own class)."""
+    from kvtop.domain.engines.registry import engine_rules
+    from kvtop.domain.engines.versions import VersionSource
+
+    def check(architecture: str, release: str) -> tuple[str, object]:
+        found = engine_rules("vllm").architectures.check(
+            MISTRAL.model_copy(update={"architecture": architecture}), parse_flags("vllm", []),
+            ResolvedVersion(text=release, source=VersionSource.FLAG))  # fmt: skip
+        return found.state, found.engine_words
+
+    assert check("KeyeForConditionalGeneration", "0.33.0")[0] == "registered"
+    assert check("KeyeForConditionalGeneration", "0.34.0")[1] == (
+        "Model architecture KeyeForConditionalGeneration was supported in vLLM until v0.33.0, and is not supported "
+        "anymore."
+    )
+    assert check("Lfm3ForCausalLM", "0.34.0")[0] == "registered"
+    assert check("Lfm3ForCausalLM", "0.33.0")[0] != "registered"
+    assert check("ZayaForCausalLM", "0.34.0")[0] == "registered"
