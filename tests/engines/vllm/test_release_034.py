@@ -129,3 +129,24 @@ def test_the_0_34_0_registry() -> None:
     assert check("Lfm3ForCausalLM", "0.34.0")[0] == "registered"
     assert check("Lfm3ForCausalLM", "0.33.0")[0] != "registered"
     assert check("ZayaForCausalLM", "0.34.0")[0] == "registered"
+
+
+def test_a_plan_takes_the_free_memory_as_cuda_s_total_less_the_context() -> None:
+    """No measurement: at 0.34.0 the calibrated free memory at the worker's start is CUDA's total less the context
+    term (the vllm.context fit), and KV = that − weights − non-KV − the margin, within the request; 0.33.0 reads
+    no context in its budget."""
+    from kvtop.domain.calibration.estimate import calibrated_ledger
+
+    total = 80 * GIB
+    new = calibrated_ledger(MISTRAL, parse_flags("vllm", ["--engine-version", "0.34.0"]), gpu_total_bytes=total,
+                            gpu_name="H100")  # fmt: skip
+    figures = new.measured.calibrated
+    assert figures is not None and figures.cuda_total_bytes and figures.context_bytes and figures.non_kv_bytes
+    free = figures.cuda_total_bytes - figures.context_bytes
+    assert figures.free_before_load_bytes == free and figures.activation_bytes is not None
+    margin = max(GIB, int(figures.activation_bytes * 0.75))
+    within = min(figures.cuda_total_bytes, free - margin) - new.weights_bytes - figures.non_kv_bytes
+    assert new.engine.kv_budget_bytes == within
+    old = calibrated_ledger(MISTRAL, parse_flags("vllm", ["--engine-version", "0.33.0"]), gpu_total_bytes=total,
+                            gpu_name="H100")  # fmt: skip
+    assert old.measured.calibrated is not None and old.measured.calibrated.free_before_load_bytes is None
