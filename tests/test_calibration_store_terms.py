@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.cli import main
-from kvtop.commands.explain import settings_for_log
+from kvtop.commands.explain import settings_typed_for_log
 from kvtop.domain.calibration.estimate import preload_estimate
 from kvtop.domain.calibration.node import NodeMeasure, measure_of_explanation, measure_of_start
 from kvtop.domain.calibration.terms import Term
@@ -33,7 +33,8 @@ SGLANG_C13 = CASES / "sglang" / "C13" / "engine.log"
 def explained(path: Path, engine: str, gpu: str, flags: list[str]) -> Explanation:
     """The case log explained as `kvtop explain LOG --model LLAMA_8B --gpu GPU FLAGS` does."""
     log = read_engine_log(path)
-    settings = settings_for_log({**log.server_args, **log.engine_config}, engine, flags, str(LLAMA_8B), log.launch_command)
+    printed = {**log.server_args, **log.engine_config}
+    settings = settings_typed_for_log(printed, engine, flags, str(LLAMA_8B), log.launch_command)[0]
     if settings.engine_version is None:
         settings = settings.model_copy(update={"engine_version": engine_rules(engine).resolve_version(log).text})
     return explain(ExplainRequest(log=log, model=load_model(str(LLAMA_8B)), settings=settings, gpu_name=gpu))

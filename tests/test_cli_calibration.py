@@ -75,7 +75,7 @@ def test_a_corrupt_store_is_one_line_and_the_plan_goes_on(capsys: pytest.Capture
     assert main(["plan", "--model", LLAMA_8B, "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["token_capacity"] > 0
-    assert captured.err.count("\n") == 1 and "unreadable line(s) ignored" in captured.err
+    assert captured.err.count("\n") == 1 and "1 unreadable line ignored" in captured.err
 
 
 def test_the_tui_takes_no_calibration_store_like_the_headless_commands(capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,7 +110,7 @@ async def test_the_tuis_corrupt_store_note_is_said_on_its_screen() -> None:
     store.write_bytes(b"\x00\x01 not json\n")
     args, _ = build_parser(full=False).parse_known_args([])
     measures, notice = _node_measures(args)
-    assert measures == () and notice == f"calibration store {store}: 1 unreadable line(s) ignored (delete the file to start afresh)"
+    assert measures == () and notice == f"calibration store {store}: 1 unreadable line ignored (delete the file to start afresh)"
     app = KvtopApp(FakeSource(llama_snapshot()), load_model, interval_s=3600.0, clock=FixedClock(), theme="dark",
                    startup_notice=notice)  # fmt: skip
     async with app.run_test(size=(120, 40), notifications=True) as pilot:

@@ -54,7 +54,7 @@ def test_plan_text_names_each_term_and_how_it_is_charged(capsys: pytest.CaptureF
     assert "Beside the model (tightest rank)" in out
     beside = out[out.index("Beside the model"):].split("\n\n")[0]
     assert "  expert parallel redundant experts" in beside and "expert_parallel" not in beside  # words; keys: --json
-    assert "draft weights (qwen3-235b-a22b-eagle3, 1 layer(s))" in out and "before the pool  computed" in out
+    assert "draft weights (qwen3-235b-a22b-eagle3, 1 layer)" in out and "before the pool  computed" in out
     assert "redundant experts: 16 over 8 ranks" in out
     assert "− redundant experts: 16 over 8 ranks" in out  # a line of the budget too
     assert "--speculative-draft-model-path qwen3-235b-a22b-eagle3" in out  # the draft written in SGLang's flags

@@ -18,7 +18,7 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.launch import parse_flags
-from kvtop.ui.planning import per_node_note
+from kvtop.ui.plan_nodes import node_launch
 from tests.conftest import DATA
 
 # sglang.jsonl file52582238866…: SGLang 0.5.9, DeepSeek-R1-Distill-Qwen-1.5B over two L20 nodes, one GPU each; the
@@ -125,6 +125,6 @@ def test_the_planner_says_each_node_s_flags_under_its_line() -> None:
     settings = parse_flags("sglang", ["--tp-size", "2", "--nnodes", "2", "--node-rank", "1",
                                       "--dist-init-addr", "7.6.16.150:28030"], strict=True)  # fmt: skip
     assert sglang_parser().parse_known_args(settings.to_flags())[0].nnodes == 2
-    note = per_node_note(settings)
-    assert note is not None and "--node-rank i --dist-init-addr 7.6.16.150:28030" in note
-    assert per_node_note(parse_flags("sglang", ["--tp-size", "2"], strict=True)) is None
+    launch = node_launch(settings)
+    assert launch is not None and "--node-rank i --dist-init-addr 7.6.16.150:28030" in launch.said
+    assert node_launch(parse_flags("sglang", ["--tp-size", "2"], strict=True)) is None

@@ -88,7 +88,7 @@ def test_the_cluster_command_says_so(capsys: pytest.CaptureFixture[str]) -> None
         text = capsys.readouterr().out
     assert document["nodes"][0]["health"] == "invalid" and document["nodes_not_up"] == 1
     assert {sample["lie"] for sample in document["ignored"]} == {"not_0_or_1", "nan"}
-    assert "ignored 2 sample(s) that cannot be true" in text and " invalid" in text
+    assert "ignored 2 samples that cannot be true" in text and " invalid" in text
 
 
 def test_cmd_names_each_flag_it_ignored_and_what_it_looks_like(capsys: pytest.CaptureFixture[str]) -> None:
@@ -99,7 +99,7 @@ def test_cmd_names_each_flag_it_ignored_and_what_it_looks_like(capsys: pytest.Ca
     document = json.loads(out)
     assert document["context_length"] == 8192  # the flags it knows still apply; stdout stays JSON
     assert err.splitlines() == [
-        "kvtop: note: --cmd: kvtop ignored 3 flag(s) it does not know for SGLang: "
+        "kvtop: note: --cmd: kvtop ignored 3 flags it does not know for SGLang: "
         "--max-totl-tokens (like --max-total-tokens?), --frobnicate, --mem-fraction-statc (like --mem-fraction-static?)"
     ]
     # the JSON holds them too (a script reads no stderr), and the plan is the one the known flags make

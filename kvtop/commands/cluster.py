@@ -16,6 +16,7 @@ from kvtop.commands.common import emit
 from kvtop.commands.render_cluster import cluster_json, engines_text
 from kvtop.domain.cluster import ClusterEngine, ClusterNode, ClusterView
 from kvtop.domain.errors import InputError
+from kvtop.domain.wording import counted
 from kvtop.units import fmt_gib, gib
 
 # a node's "now" where it reports no live figure of its own: kvtop's prediction (the row says so)
@@ -79,7 +80,7 @@ def _text(view: ClusterView) -> str:
     if view.missing:
         lines.append(f"partial: no answer within --timeout {view.deadline_s:g} s for: {', '.join(view.missing)}")
     if view.ignored:
-        lines.append(f"ignored {len(view.ignored)} sample(s) that cannot be true (see each node's notes)")
+        lines.append(f"ignored {counted(len(view.ignored), 'sample')} that cannot be true (see each node's notes)")
     for node in view.nodes:
         age = f" {node.age_seconds:.0f}s" if node.age_seconds is not None else ""
         unexplained = "—" if node.unexplained_bytes is None else fmt_gib(node.unexplained_bytes)

@@ -74,20 +74,6 @@ def _decisions(decisions: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def settings_for_log(
-    log_args: Mapping[str, Any],
-    engine: str,
-    extra: Sequence[str],
-    model_ref: str | None,
-    launch_command: str | None = None,
-    cmd: str | None = None,
-) -> LaunchSettings:
-    """The settings the engine ran with: a launch command pasted into the log, overridden by `--cmd`
-    (the same kind of layer), overridden by the arguments the engine printed (what it resolved),
-    overridden by the flags given here."""
-    return settings_typed_for_log(log_args, engine, extra, model_ref, launch_command, cmd)[0]
-
-
 def settings_typed_for_log(
     log_args: Mapping[str, Any],
     engine: str,
@@ -96,8 +82,10 @@ def settings_typed_for_log(
     launch_command: str | None = None,
     cmd: str | None = None,
 ) -> tuple[LaunchSettings, frozenset[str]]:
-    """`settings_for_log`'s settings and the fields the flags given here set (read once: explain refuses a typed
-    layout the model cannot run, `_check_typed_layout`)."""
+    """The settings the engine ran with: a launch command pasted into the log, overridden by `--cmd` (the same kind
+    of layer), overridden by the arguments the engine printed (what it resolved), overridden by the flags given
+    here; and the fields those flags set (read once: explain refuses a typed layout the model cannot run,
+    `_check_typed_layout`)."""
     launched = _launched(launch_command, engine)
     given_cmd = _cmd_settings(cmd, engine)
     if given_cmd is not None:

@@ -21,7 +21,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.ledger import Ledger
-from kvtop.domain.logged_capacity import log_candidates, with_logged_capacity
+from kvtop.domain.logged_capacity import log_offered_to, with_logged_capacity
 from kvtop.domain.node import NodeSnapshot, build_snapshot, join_notices, ownerless_notice
 from kvtop.domain.observe import NodeObservation
 from kvtop.domain.ports import ModelLoader, NodeObserver, SnapshotSource
@@ -84,7 +84,8 @@ class NodeSource:
         if self._log is not None:
             node, log_notice = with_logged_capacity(node, self._log, ledgers, self._log_release)
             if releases and not any(e.live.token_capacity_logged for e in node.engines):
-                ledgers = self._predictor.ledgers(node)  # not shown to be that engine's log: nor is its release
+                # not shown to be that engine's log (another model's pools): nor is its release; that engine alone
+                ledgers = {**ledgers, **self._predictor.ledgers(node, only=frozenset(releases))}
             if self._remember is not None and any(e.live.token_capacity_logged for e in node.engines):
                 log_notice = join_notices(log_notice, self._remember_start(node, ledgers))
         notice = join_notices(self.notice, ownerless_notice(node), log_notice)
@@ -92,11 +93,12 @@ class NodeSource:
 
     def _log_releases(self, node: NodeObservation) -> dict[str, ResolvedVersion]:
         """engine_id → the release the engine log states, for the one engine the log is offered to (none when it
-        states none, or the node runs none or several engines it may be of)."""
+        states none, or no engine may take it before its ledger is read: none or several of its kind, or the engine
+        reports its own capacity), so an engine is predicted once, at the release that is its own."""
         if self._log is None or self._log_release is None or self._log_release.text is None:
             return {}
-        candidates = log_candidates(node, self._log)
-        return {candidates[0].engine_id: self._log_release} if len(candidates) == 1 else {}
+        offered = log_offered_to(node, self._log)
+        return {offered.engine_id: self._log_release} if offered is not None else {}
 
     def _remember_start(self, node: NodeObservation, ledgers: Mapping[str, Ledger | str]) -> str | None:
         """Explain the attached log's start with its engine's ledger and keep what it measured (once: the

@@ -12,7 +12,7 @@ from typing import Any
 from kvtop.commands.render_snapshot import SIMULATED
 from kvtop.domain.diagnose import Finding, Severity
 from kvtop.domain.diagnose_findings import Rule
-from kvtop.domain.wording import whole_gpus
+from kvtop.domain.wording import counted, whole_gpus
 from kvtop.units import fmt_bytes, fmt_tokens
 
 
@@ -102,7 +102,7 @@ def findings_text(
     problems = [f for f in findings if is_problem(f)]
     advice = [f for f in findings if not is_problem(f)]
     shown = f"{source or 'node'} ({SIMULATED})" if simulated else source or "node"
-    head = f"kvtop diagnose — {shown}: {len(problems)} finding(s), {len(advice)} advice"
+    head = f"kvtop diagnose — {shown}: {counted(len(problems), 'finding')}, {len(advice)} advice"
     lines = [head]
     if answer:
         lines.append(f"answer: {answer}")

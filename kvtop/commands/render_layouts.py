@@ -53,7 +53,8 @@ def node_launch(ledger: Ledger, placement: Placement | None) -> str | None:
     rule says it; None on one node."""
     if placement is None:
         return None
-    return engine_rules(ledger.settings.engine).span_rule.per_node(ledger.settings, placement.nodes)
+    launch = engine_rules(ledger.settings.engine).span_rule.per_node(ledger.settings, placement.nodes)
+    return launch.said if launch is not None else None
 
 
 def _layout_row(plan: LayoutPlan) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState
 from kvtop.domain.pressure import pressure_of
+from kvtop.domain.wording import counted
 from kvtop.units import fmt_signed, fmt_tokens, gib
 
 #: How a text output's header marks a demo node (its JSON says `"nvml": {"state": "demo"}`).
@@ -251,7 +252,7 @@ def snapshot_text(snapshot: NodeSnapshot) -> str:
         head += f" ({SIMULATED})"
     if node.driver_version:
         head += f" · driver {node.driver_version}"
-    head += f" · {len(node.gpus)} GPU{'' if len(node.gpus) == 1 else 's'} · {len(snapshot.engines)} engine(s)"
+    head += f" · {counted(len(node.gpus), 'GPU')} · {counted(len(snapshot.engines), 'engine')}"
     lines = [head]
     if snapshot.notice:
         lines.append(f"notice: {snapshot.notice}")
@@ -268,6 +269,6 @@ def snapshot_text(snapshot: NodeSnapshot) -> str:
         lines += ["", *processes]
     for view in snapshot.engines:
         lines += ["", *_engine_rows(view)]
-    if not snapshot.engines:  # as the dashboard says it: "0 engine(s)" alone read as a count, not a finding
+    if not snapshot.engines:  # as the dashboard says it: "0 engines" alone read as a count, not a finding
         lines += ["", f"no {display_names()} engine found on this node: nothing predicted"]
     return "\n".join(lines)

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.span import flag_set, flag_text
+from kvtop.domain.span import flag_set, flag_switch, flag_text
 
 if TYPE_CHECKING:
     from kvtop.domain.deployment import Feature
 
 __all__ = [
     "flag_set",
+    "flag_switch",
     "flag_text",
     "flag_int",
     "flag_float",

@@ -22,7 +22,7 @@ from kvtop.domain.ledger import Ledger
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, GpuState, ProcessRole
 from kvtop.domain.waterfall import held_before_start
-from kvtop.domain.wording import gib
+from kvtop.domain.wording import counted, gib
 
 __all__ = ["Finding", "Severity", "Thresholds", "diagnose", "diagnose_ledger", "sort_findings"]
 
@@ -68,7 +68,7 @@ def _no_prediction(e: EngineOnNode) -> Finding | None:
         summary=f"{e.id} is not checked: {why}",
         fix="fix what the reason names (a model kvtop cannot load: a local folder with its config.json, or a hub id "
         f"it can reach); until then kvtop cannot say whether {e.id}'s ranks lost capacity",
-        evidence=(f"{len(e.ranks)} rank(s) observed with nothing predicted to compare them with",),
+        evidence=(f"{counted(len(e.ranks), 'rank')} observed with nothing predicted to compare them with",),
     )  # fmt: skip
 
 
@@ -334,6 +334,7 @@ def _orphans(snapshot: NodeSnapshot, engines: list[EngineOnNode]) -> list[Findin
         # a GPU the orphans hold where no engine runs is a whole GPU out of service until they are killed
         held_whole = [g for g in per_gpu if not any(g in e.clean for e in engines)]
         pids = sorted({p.pid for _, p in members})
+        workers = counted(len(pids), f"orphaned {kind or 'engine'} worker") + (" holds" if len(pids) == 1 else " hold")
         evidence = [f"pid {_describe(p, g)}, parent {p.parent_pid or '?'} gone" for g, p in sorted(members, key=lambda m: (m[0], m[1].pid))]  # fmt: skip
         evidence.append(engine.spread_evidence(tokens) if engine else f"no running engine on {_gpu_list(per_gpu)}: the whole GPU serves nothing until they are killed")  # fmt: skip
         described = "; ".join(_describe(p, g, pid=False) for g, p in members[:4])
@@ -342,7 +343,7 @@ def _orphans(snapshot: NodeSnapshot, engines: list[EngineOnNode]) -> list[Findin
                 rule=Rule.ORPHAN_WORKER,
                 severity=Severity.WARNING,
                 engine_id=engine.id if engine else None,
-                summary=f"{len(pids)} orphaned {kind or 'engine'} worker(s) hold {gib(sum(per_gpu.values()))} on {_gpu_list(per_gpu)}",
+                summary=f"{workers} {gib(sum(per_gpu.values()))} on {_gpu_list(per_gpu)}",
                 gpus=tuple(sorted(per_gpu)),
                 ranks=engine.labels() if engine else (),
                 bytes=max(per_gpu.values()),

@@ -26,7 +26,7 @@ from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.ledger_values import WhatIf
 from kvtop.domain.whatif import Replay
-from kvtop.domain.wording import gib, signed
+from kvtop.domain.wording import counted, gib, signed
 
 
 def _sixteen_bit_dtype(ledger: Ledger) -> str | None:
@@ -198,7 +198,7 @@ def weights_cause(ledger: Ledger, replay: WhatIf, observed: int, excess: int) ->
     if model.mtp_layers and not replay.load_mtp:
         mtp = _mtp_bytes(ledger)
         if mtp and abs(excess - mtp) <= 0.15 * mtp:
-            return (f"matches the {model.mtp_layers} MTP layer(s) ({gib(mtp)}) loaded for speculative decoding",
+            return (f"matches the {counted(model.mtp_layers, 'MTP layer')} ({gib(mtp)}) loaded for speculative decoding",
                     "expected with speculative decoding: plan with --load-mtp")  # fmt: skip
     if speculative:
         return (f"a draft model is loaded ({', '.join('--' + k for k in speculative)}): its weights count on every rank",

@@ -78,6 +78,7 @@ class KvStorage(BaseModel):
     # (`QuantSpec.quant_file_kv_cache_quant_algo`: SGLang falls back to the file, vLLM does not)
     reads_mixed_quant_file_kv: bool = False
     auto_fp8_dsa_gpus: frozenset[str] = frozenset()  # GPUs where `auto` KV is FP8 for DSA models
+    auto_fp8_dsa: bool = False  # … and on every GPU (LMDeploy's PyTorch engine v0.11.1 – v0.16.x, by model type)
     # `auto` on a DSA model is the engine's DSA default (FP8 on `auto_fp8_dsa_gpus`, else the model dtype),
     # decided before the checkpoint's `kv_cache_quant_algo` is read (so FP8 in the checkpoint does not count)
     dsa_default_before_checkpoint: bool = False
@@ -151,7 +152,7 @@ def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_
         honoured = storage.honours_checkpoint_kv_dtype and model.architecture not in storage.checkpoint_kv_unread_by
         if checkpoint_first and honoured and _checkpoint_kv(model, storage) == "FP8":
             return "fp8_e4m3"
-        if dsa and gpu_key(gpu_name) in storage.auto_fp8_dsa_gpus:
+        if dsa and (storage.auto_fp8_dsa or gpu_key(gpu_name) in storage.auto_fp8_dsa_gpus):
             return "fp8_e4m3"
         if model.dtype_bytes == 4:
             return "fp32"

@@ -233,6 +233,13 @@ class LaunchSettings(BaseModel):
             return self.tp * self.dp
         return self.ep
 
+    @property
+    def expert_parallel_asked(self) -> bool:
+        """Whether the launch asks for expert parallelism: an EP size above 1, or a switch that spreads the experts
+        over the ranks it has (`enable_expert_parallel`, which an engine's flag reading sets: vLLM's
+        `--enable-expert-parallel`), at 1 × 1 too."""
+        return self.effective_ep > 1 or self.enable_expert_parallel
+
     def to_flags(self) -> list[str]:
         """The settings as the engine's own flags, for copy and paste: its modelled settings, then the
         deployment flags it keeps verbatim (a draft, LoRA, host KV: kvtop.domain.deployment) and its node count."""

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.launch import LaunchSettings, alike_flag, engine_flags
+from kvtop.domain.wording import counted
 
 
 class IgnoredFlag(BaseModel):
@@ -53,6 +54,6 @@ def ignored_flags_note(settings: LaunchSettings) -> str | None:
     name = display_name(settings.engine)
     unmodelled = [f.flag for f in ignored if f.why == "not_modelled"]
     named = [f"{f.flag} (like {f.like}?)" if f.like else f.flag for f in ignored if f.why == "unknown"]
-    parts = [f"{len(unmodelled)} of {name}'s flag(s) whose effect on memory it does not model: {', '.join(unmodelled)}"] if unmodelled else []
-    parts += [f"{len(named)} flag(s) it does not know for {name}: {', '.join(named)}"] if named else []
+    parts = [f"{counted(len(unmodelled), 'flag')} of {name} whose effect on memory it does not model: {', '.join(unmodelled)}"] if unmodelled else []
+    parts += [f"{counted(len(named), 'flag')} it does not know for {name}: {', '.join(named)}"] if named else []
     return f"--cmd: kvtop ignored {'; and '.join(parts)}"

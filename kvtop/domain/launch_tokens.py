@@ -12,6 +12,13 @@ from collections.abc import Callable, Sequence
 from kvtop.domain.errors import InputError
 
 MAX_COMMAND_CHARS = 64 * 1024  # a launch command longer than this is not a launch command
+# The words a switch's value is false by (any case): argparse's bool readers and the engines' env switches
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+def false_word(text: str) -> bool:
+    """Whether `text` is one of `FALSE_WORDS` (as typed: no space stripped)."""
+    return text.lower() in FALSE_WORDS
 
 
 def positional_model(rest: Sequence[str]) -> str | None:
@@ -137,7 +144,7 @@ def typed_value(kind: type, raw: str | bool, spelling: str) -> object:
     if kind is bool:
         if isinstance(raw, bool):
             return raw
-        return raw.lower() not in ("0", "false", "no", "off")
+        return not false_word(raw)
     if isinstance(raw, bool):
         raise InputError("needs a value", field=spelling)
     if kind is str:

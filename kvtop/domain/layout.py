@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch_vocabulary import MAX_PARALLEL
-from kvtop.domain.model import AttentionKind, ModelSpec
+from kvtop.domain.model import MLA_KINDS, ModelSpec
 from kvtop.domain.rounding import ceil_div
 
 # Where a split that does not divide puts its remainder layers: one each on the last stages ("last"), the stages
@@ -95,9 +95,6 @@ class StageParts(BaseModel):
     # the tower built as transformers' own classes, whole on every rank (TowerSpec.transformers_params): a class the
     # engine serves through its Transformers backend (SGLang 0.5.23: engines/sglang/transformers_tower.py)
     tower_as_transformers: bool = False
-    # the dense MLP's linears built replicated, whole on every rank (vLLM 0.33.0's Transformers backend for a class
-    # without a TP plan: engines/vllm/transformers_backend.py)
-    dense_mlp_whole: bool = False
     # the class builds no q/k norms though the family has them, the config not stating its flag (SGLang 0.5.23
     # hunyuan.py: getattr(config, "use_qk_norm", False))
     qk_norm_off: bool = False
@@ -157,6 +154,19 @@ def parts_of_stage(every: EveryStage | None, tied: bool, pp_rank: int, pp: int) 
     )  # fmt: skip
 
 
+class MlpSplit(BaseModel):
+    """Over how many ranks the engine splits the MLP's parts beside the routed experts, where not over TP as the
+    weights book otherwise takes them: an EP whose MLP TP group is narrower than TP (TurboMind's `mlp_tp`, tp ÷ ep
+    at dp 1) or wider (its 0.18.0 `dense_tp`), or a class that builds the MLP replicated (1: vLLM's Transformers
+    backend). Each engine states it (`EngineRules.mlp_split`); None: over TP."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dense_shards: int | None = None  # a dense MLP layer's gate/up/down (a dense model's, or a MoE model's dense ones)
+    shared_expert_shards: int | None = None  # the shared experts' gate/up/down
+    note: str = ""  # the engine's words and source, shown on the rows it changes
+
+
 class ParallelLayout(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -169,6 +179,9 @@ class ParallelLayout(BaseModel):
     dcp_splits_kv_heads: bool = True  # SGLang: KV heads over tp ÷ dcp ranks; vLLM: over tp, DCP or not
     # vLLM: without expert parallelism each expert's TP split spans tp × dp replicas (EngineRules.experts_over_replicas)
     experts_over_replicas: bool = False
+    # how EP splits the dense MLP and the shared experts, where not over TP (EngineRules.mlp_split); an engine's rule
+    # like the two above, left out of the layout a plan prints (the weights rows show its shards)
+    mlp_split: MlpSplit = Field(default=MlpSplit(), exclude=True)
 
     @property
     def attn_tp(self) -> int:
@@ -249,7 +262,7 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
                 source=model.source,
             )
         kv = shape.kv_heads
-        if model.attention_kind not in (AttentionKind.MLA, AttentionKind.DSA) and (
+        if model.attention_kind not in MLA_KINDS and (
             (kv >= attn_tp and kv % attn_tp) or (kv < attn_tp and attn_tp % kv)
         ):
             raise LayoutError(

@@ -71,8 +71,12 @@ def _without_idle_ep(
     rules: EngineRules, model: ModelSpec, layout: ParallelLayout, settings: LaunchSettings, version: ResolvedVersion
 ) -> tuple[ParallelLayout, str | None]:
     """An expert-parallel launch of a model without routed experts, as the engine's release takes it: the layout
-    at EP 1 and the note saying so where EP holds no memory; the engine's refusal (LayoutError) otherwise."""
-    if model.moe is not None or (layout.ep <= 1 and not settings.enable_expert_parallel):  # vLLM's switch at 1 × 1
+    at EP 1 and the note saying so where EP holds no memory; the engine's refusal (LayoutError) otherwise. A release
+    that does not read the size at all is planned at EP 1 with its one note, experts or not."""
+    unread = rules.expert_parallel_unread(model, settings, version) if layout.ep > 1 else None
+    if unread:
+        return layout.model_copy(update={"ep": 1}), unread
+    if model.moe is not None or not settings.expert_parallel_asked:
         return layout, None
     note = rules.expert_parallel_without_experts(model, settings, version)
     return layout.model_copy(update={"ep": 1}), note
@@ -174,6 +178,7 @@ def _solve(
     layout = layout_from_settings(settings)
     try:
         layout, ep_note = _without_idle_ep(rules, model, layout, settings, version)
+        layout = layout.model_copy(update={"mlp_split": rules.mlp_split(model, settings, version)})
         validate_layout(model, layout)
     except LayoutError as err:
         _unregistered_first(model, settings, version)

@@ -57,6 +57,16 @@ def log_candidates(node: NodeObservation, log: EngineLog) -> list[EngineInstance
     return candidates
 
 
+def log_offered_to(node: NodeObservation, log: EngineLog) -> EngineInstance | None:
+    """The one engine the log may be attached to, by what needs no ledger (`with_logged_capacity`'s checks before its
+    pool sizes): the only candidate, the log a startup log, the engine reporting no token capacity of its own. None:
+    the log is not attached whatever the engine's ledger says, so its release is offered to no engine."""
+    candidates = log_candidates(node, log)
+    if len(candidates) != 1 or log.no_startup_lines is not None or candidates[0].live.token_capacity is not None:
+        return None
+    return candidates[0]
+
+
 def _owner(engine: EngineId, release: ResolvedVersion | None) -> str:
     """Whose log it is, in words: 'vLLM 0.4.1's' (its engine and `release`, the one the log states as its engine's
     `resolve_version` read it; '~0.5.3' where only its dates imply one), 'vLLM's' where it states none."""

@@ -20,6 +20,7 @@ from kvtop.domain.config_default import ConfigDefault, DefaultKind
 from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.model_body import BodyShape, Eagle3Head, SharedBlockSpec, VisionSpec
 from kvtop.domain.model_layers import (
+    MLA_KINDS,
     AttentionGeometry,
     AttentionKind,
     LayerKind,
@@ -258,6 +259,6 @@ class ModelSpec(FreshCopyModel):
 
 
 __all__ = [
-    "AttentionGeometry", "AttentionKind", "BodyShape", "CompressedSpec", "Eagle3Head", "LayerKind", "MlaSpec",
-    "MlpKind", "ModelSpec", "MoeSpec", "SharedBlockSpec", "StateKind", "StateSpec", "VisionSpec",
+    "MLA_KINDS", "AttentionGeometry", "AttentionKind", "BodyShape", "CompressedSpec", "Eagle3Head", "LayerKind",
+    "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec", "SharedBlockSpec", "StateKind", "StateSpec", "VisionSpec",
 ]  # fmt: skip

@@ -16,6 +16,10 @@ class AttentionKind(str, Enum):
     DSA = "DSA"  # MLA plus a sparse-attention indexer key cache (DeepSeek-V3.2)
 
 
+# The kinds whose KV is MLA's latent (DSA adds its indexer keys beside it)
+MLA_KINDS = frozenset({AttentionKind.MLA, AttentionKind.DSA})
+
+
 class LayerKind(str, Enum):
     FULL = "full"  # full attention: KV for every token
     SLIDING = "sliding"  # sliding-window (or chunked) attention: its own, smaller pool

@@ -42,12 +42,13 @@ class EnginePredictor:
         ] = {}
 
     def ledgers(
-        self, node: NodeObservation, releases: Mapping[str, ResolvedVersion] | None = None
-    ) -> dict[str, Ledger | str]:
+        self, node: NodeObservation, releases: Mapping[str, ResolvedVersion] | None = None,
+        only: frozenset[str] | None = None,
+    ) -> dict[str, Ledger | str]:  # fmt: skip
         """engine_id → its Ledger, or one line saying why there is none. An engine is sized by the
         GPUs of its ranks, or of its other processes (a server alone) when it has no rank. `releases`: engine_id →
         the release another source states for it (its startup log's, `--engine-log`), taken where neither its
-        launch nor its endpoint names one."""
+        launch nor its endpoint names one. `only`: the engines to predict (None: every engine of the node)."""
         rank_gpus: dict[str, list[GpuObservation]] = {}
         process_gpus: dict[str, list[GpuObservation]] = {}
         for gpu in node.gpus:
@@ -65,6 +66,7 @@ class EnginePredictor:
                 releases.get(engine.engine_id),
             )
             for engine in node.engines
+            if only is None or engine.engine_id in only
         }
 
     def ledger(

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError, LayoutError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_tokens import false_word
 from kvtop.domain.layout import ParallelLayout
 
 
@@ -73,6 +74,22 @@ class EngineSpan(BaseModel):
         return ("disaggregated", self.served_model)
 
 
+class NodeLaunch(BaseModel):
+    """What each node's launch over several nodes adds to the plan's engine-flags line, as the engine's span rule
+    says it (`per_node`, the one reader for `kvtop plan`, its JSON `per_node` and the planner): node i's own flags in
+    the engine's spelling, a host the launch does not name written as a placeholder the operator fills, and the same
+    in words."""
+
+    model_config = ConfigDict(frozen=True)
+
+    nodes: int
+    #: node i's flags (i = 0 … nodes − 1); empty where one launch starts every node (an MPI world)
+    by_node: tuple[tuple[str, ...], ...] = ()
+    #: the placeholders in them the operator replaces (the head's address, a port), as written
+    placeholders: tuple[str, ...] = ()
+    said: str  # in words: 'on node i of 2 (0 … 1) add --node-rank i --master-addr HEAD …'
+
+
 class MetricsRank(BaseModel):
     """Which rank of which engine one series of the engine's own metrics speaks for (no kvtop exporter on
     the node: `vllm:`/`sglang:` series scraped straight from the engine). Ranks are the engine's global
@@ -122,7 +139,7 @@ class EngineSpanRule(Protocol):
     #: them back as typed; the others differ by node or name a host (`per_node` says them, never invents them)
     layout_flags: frozenset[str]
 
-    def per_node(self, settings: LaunchSettings, nodes: int) -> str | None:
+    def per_node(self, settings: LaunchSettings, nodes: int) -> NodeLaunch | None:
         """What each node's launch over `nodes` nodes needs beyond the plan's engine-flags line (its rank, the
         head's address), in the engine's own spelling; None on one node."""
         ...
@@ -154,6 +171,25 @@ def flag_set(settings: LaunchSettings, spelling: str) -> bool:
     """Whether the launch gave the bare flag `--spelling` (or a true value for it)."""
     value = settings.flags.get(spelling)
     return value is True or (isinstance(value, str) and value.lower() in ("1", "true", "yes", "on"))
+
+
+def flag_switch(settings: LaunchSettings, spelling: str) -> bool | None:
+    """A switch argparse spells with and without `no-` (BooleanOptionalAction): False where the launch gave
+    `--no-spelling` or `--spelling` at a false word (`launch_tokens.FALSE_WORDS`), True where it gave `--spelling`
+    otherwise, None where it gave neither (the engine's default)."""
+    given = switch_given(settings, spelling)
+    return None if given is None else given[0]
+
+
+def switch_given(settings: LaunchSettings, spelling: str) -> tuple[bool, str] | None:
+    """`flag_switch`'s answer with the flag that gave it (`--no-spelling`, else `--spelling`), for a reason that
+    names what the launch typed; None where it gave neither."""
+    if settings.flags.get(f"no-{spelling}") not in (None, False):
+        return False, f"--no-{spelling}"
+    stated = settings.flags.get(spelling)
+    if stated is None:
+        return None
+    return stated is True or not false_word(str(stated)), f"--{spelling}"
 
 
 def flag_count(settings: LaunchSettings, spelling: str, default: int, *, least: int) -> int:

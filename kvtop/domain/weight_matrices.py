@@ -292,7 +292,9 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     prefix = f"model.layers.{layer}.mlp"
     if kind is MlpKind.DENSE:
         width = m.intermediate(layer)
-        tp = 1 if rank.parts is not None and rank.parts.dense_mlp_whole else lay.tp  # replicated (StageParts)
+        tp = lay.mlp_split.dense_shards or lay.tp  # TP, unless the engine says otherwise (MlpSplit)
+        if lay.mlp_split.dense_shards and lay.mlp_split.note:
+            rank.acc.notes["mlp"] = lay.mlp_split.note
         for i in range(mats - 1):  # gate and up: column-parallel, one gate_up_proj module
             rank.matrix("mlp", width, h, tp, (prefix, prefix + ".down_proj"), opens_module=i == 0)
         rank.matrix("mlp", h, width, tp, (prefix, prefix + ".down_proj"), row_scale_shards=1)
@@ -341,9 +343,12 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
             prefix + ".shared_expert",
             prefix + ".shared_expert.down_proj",
         )
+        shared_tp = lay.mlp_split.shared_expert_shards or lay.tp  # TP, unless the engine's EP says otherwise
         for i in range(mats - 1):  # one gate_up_proj module
-            rank.matrix("shared_experts", moe.shared_intermediate_size, h, lay.tp, shared_names, opens_module=i == 0)
-        rank.matrix("shared_experts", h, moe.shared_intermediate_size, lay.tp, shared_names, row_scale_shards=1)
+            rank.matrix("shared_experts", moe.shared_intermediate_size, h, shared_tp, shared_names, opens_module=i == 0)
+        rank.matrix("shared_experts", h, moe.shared_intermediate_size, shared_tp, shared_names, row_scale_shards=1)
+        if lay.mlp_split.shared_expert_shards and lay.mlp_split.note:
+            rank.acc.notes["shared_experts"] = lay.mlp_split.note
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
     router_fp32 = (moe.router_fp32 and not (rank.parts is not None and rank.parts.router_model_dtype)) or bool(

@@ -32,6 +32,7 @@ from kvtop.domain.weight_matrices import (
     per_layer_embeddings,
 )
 from kvtop.domain.weight_shared import hybrid_layer, shared_blocks
+from kvtop.domain.wording import counted
 
 
 class WeightRow(BaseModel):
@@ -282,9 +283,7 @@ def _book_from_config(
             mtp_weights(rank, model)
         else:
             rank.acc.add("mtp", 0, 0, 1)
-            rank.acc.notes["mtp"] = (
-                f"{model.mtp_layers} MTP layer(s) loaded only with speculative decoding"
-            )
+            rank.acc.notes["mtp"] = f"{counted(model.mtp_layers, 'MTP layer')} loaded only with speculative decoding"
     tied_here = model.tie_word_embeddings if parts.tied_head is None else parts.tied_head
     if tied_here and parts.embedding and parts.lm_head:  # the engine's untie rule (StageParts.tied_head), as charged above
         rank.acc.notes["embedding"] = "tied with the LM head (one matrix)"

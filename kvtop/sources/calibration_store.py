@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from kvtop.domain.calibration.node import STORE_SCHEMA, NodeMeasure
+from kvtop.domain.wording import counted
 
 STORE_NAME = "calibration.jsonl"
 OFF_ENV = "KVTOP_NO_CALIBRATION_STORE"
@@ -79,7 +80,7 @@ def _notice(path: Path, bad: int, other_schema: int) -> str | None:
     if not bad and not other_schema:
         return None
     why = f", {other_schema} of another store schema than {STORE_SCHEMA}" if other_schema else ""
-    return f"calibration store {path}: {bad + other_schema} unreadable line(s) ignored{why} (delete the file to start afresh)"
+    return f"calibration store {path}: {counted(bad + other_schema, 'unreadable line')} ignored{why} (delete the file to start afresh)"
 
 
 def append_measure(measure: NodeMeasure, path: Path | None = None) -> str | None:

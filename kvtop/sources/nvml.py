@@ -22,6 +22,7 @@ from kvtop.domain.observe import (
     NvmlState,
     ProcessKind,
 )
+from kvtop.domain.wording import counted
 
 HostMemoryReader = Callable[[], tuple[int, int]]  # () -> (total_bytes, available_bytes)
 
@@ -277,7 +278,7 @@ class _GpuReader:
             )
         self.conditions.append((
             GpuState.MIG,
-            f"MIG enabled: {len(instances)} instance(s), each with its own memory; per-process "
+            f"MIG enabled: {counted(len(instances), 'instance')}, each with its own memory; per-process "
             "memory is often not reported under MIG.",
         ))  # fmt: skip
         return tuple(instances)

@@ -45,6 +45,7 @@ from kvtop.domain.probe import (
     verdict,
 )
 from kvtop.domain.rounding import round_down, round_up
+from kvtop.domain.wording import counted
 
 TEST_SLEEP_ENV = "KVTOP_PROBE_TEST_SLEEP_S"
 TEST_HOLD_ENV = "KVTOP_PROBE_TEST_HOLD_S"
@@ -248,7 +249,7 @@ def _open_device(torch: Any, request: ProbeRequest) -> tuple[Meter, str, int | N
     count = torch.cuda.device_count()
     if index >= count:
         return ProbeResult.unmeasured(
-            request, ProbeOutcome.NO_SUCH_GPU, f"no GPU {index}: torch sees {count} CUDA device(s)"
+            request, ProbeOutcome.NO_SUCH_GPU, f"no GPU {index}: torch sees {counted(count, 'CUDA device')}"
         )
     torch.cuda.set_device(index)
     torch.cuda.init()

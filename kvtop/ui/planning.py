@@ -20,10 +20,9 @@ from kvtop.domain.engines.versions import LATEST, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.host_tier_fit import HostTierFit, host_tier_fit
 from kvtop.domain.launch import LaunchSettings, model_args, release_names
-from kvtop.domain.ledger import Ledger, layout_from_settings
+from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
-from kvtop.domain.span import ranks_per_node
 from kvtop.domain.wording import GIB
 from kvtop.ui.plan_errors import FieldErrors, field_error
 from kvtop.ui.plan_fields import (
@@ -37,6 +36,7 @@ from kvtop.ui.plan_fields import (
     edited_keys,
     engine_count,
 )
+from kvtop.ui.plan_nodes import on_its_nodes
 
 
 def memory_fraction_field(settings: LaunchSettings) -> str | None:
@@ -66,8 +66,15 @@ def _deployment_texts(settings: LaunchSettings) -> dict[str, str]:
     }
 
 
+def decided_spec_method(settings: LaunchSettings) -> str:
+    """The speculative field's text for a launch: the method its engine's rule decides at its release (vLLM: from the
+    draft's name and its config's class, `draft_architectures`), '' without speculative decoding."""
+    return _deployment_texts(settings)["spec_method"]
+
+
 def _with_deployment(settings: LaunchSettings, values: Mapping[str, object]) -> LaunchSettings:
-    """The launch with the deployment fields' values, in the engine's own flags."""
+    """The launch with the deployment fields' values, in the engine's own flags; a field not given keeps the launch's
+    own flags (the speculative field the rule fills: the engine decides the method at the edited release)."""
     rules = engine_rules(settings.engine).deployment
     setup = rules.setup(settings)
     method = values.get("spec_method")
@@ -81,13 +88,14 @@ def _with_deployment(settings: LaunchSettings, values: Mapping[str, object]) -> 
         "lora_rank": {"max_lora_rank": rank},
         "host_kv_gib": {"host_kv": _host_request(host)},
     }
+    parts = {key: part for key, part in parts.items() if key in values}
     update = {name: value for part in parts.values() for name, value in part.items()}
     edited = rules.with_setup(settings, setup.model_copy(update=update))
     try:
         checked = rules.setup(edited)  # the engine's own checks of the flags the fields wrote
     except InputError as err:
         raise _deployment_error(err, settings, setup, parts) from None
-    if checked.host_kv is None and update["host_kv"] is not None:
+    if checked.host_kv is None and update.get("host_kv") is not None:
         kind = "host KV sized as a share of the GPU pool" if isinstance(host, tuple) else "host KV tier kvtop models"
         raise InputError(f"{display_name(settings.engine)} has no {kind}", field="host KV GiB")
     return edited
@@ -207,9 +215,10 @@ def _parse(field: PlanField, text: str) -> object:
     return value
 
 
-def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSettings:
+def apply_edits(base: LaunchSettings, texts: Mapping[str, str], node_gpus: int | None = None) -> LaunchSettings:
     """The base settings with every field replaced by its text; `FieldErrors` (an InputError) names every bad
-    field, each with its reason, in the form's order."""
+    field, each with its reason, in the form's order. Its node flags follow its layout over nodes of `node_gpus`
+    GPUs (`plan_nodes.on_its_nodes`)."""
     update: dict[str, object] = {}
     deployment: dict[str, object] = {}
     errors: list[FieldError] = []
@@ -243,7 +252,7 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
         order = [field.key for field in FIELDS]
         raise FieldErrors(tuple(sorted(errors, key=lambda e: order.index(e.key) if e.key in order else len(order))))
     edited = base.model_copy(update=_expert_switch(base, update))
-    return _on_its_nodes(base, _with_deployment(edited, deployment) if deployment else edited)
+    return on_its_nodes(base, _with_deployment(edited, deployment) if deployment else edited, node_gpus)
 
 
 def _expert_switch(base: LaunchSettings, update: dict[str, object]) -> dict[str, object]:
@@ -257,27 +266,6 @@ def _expert_switch(base: LaunchSettings, update: dict[str, object]) -> dict[str,
     if update["ep"] == 1:
         return {**update, "enable_expert_parallel": False}
     return update
-
-
-def _on_its_nodes(base: LaunchSettings, edited: LaunchSettings) -> LaunchSettings:
-    """The edit's multi-node flags follow its layout: with each node holding the GPUs it held (the base's GPUs
-    over its nodes), a layout that fits one node drops the engine's node flags (its span's `node_flags`), and
-    one over another count of nodes says that count in `--nnodes`."""
-    rule = engine_rules(base.engine).span_rule
-    try:
-        nodes = rule.span(base).nnodes
-        per_node = ranks_per_node(layout_from_settings(base), nodes)
-        wanted = layout_from_settings(edited).nodes_needed(per_node)
-    except KvtopError:
-        return edited  # the launch's own message says what is wrong
-    if nodes <= 1 or wanted == nodes:
-        return edited
-    if wanted == 1:
-        kept = {key: value for key, value in edited.flags.items() if f"--{key}" not in rule.node_flags}
-        return edited.model_copy(update={"flags": kept})
-    if "nnodes" not in edited.flags:
-        return edited
-    return edited.model_copy(update={"flags": {**edited.flags, "nnodes": str(wanted)}})
 
 
 def measured_edits(measured: MeasuredInputs | None, texts: Mapping[str, str]) -> MeasuredInputs | None:
@@ -297,23 +285,18 @@ def desktop_fact_note(measured: MeasuredInputs | None) -> str:
     return f" · {seen.cited}" if seen is not None else ""
 
 
-def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
+def engine_flag_list(settings: LaunchSettings, *, with_model: bool) -> list[str]:
     """The flags to paste into the engine's launch command, the model first as the engine takes it
     (a flag, or positionally: `trtllm-serve MODEL …`, `lmdeploy serve api_server MODEL …`)."""
     flags = settings.to_flags()
     if with_model and settings.model:
         flags = [*model_args(settings.engine, settings.model), *flags]
-    return shlex.join(flags)
+    return flags
 
 
-def per_node_note(settings: LaunchSettings) -> str | None:
-    """What each node's launch adds to the engine flags over its nodes (its rank, the head's address), as its
-    engine's span rule says it (`per_node`); None on one node, or where the node flags are wrong (its error says)."""
-    rule = engine_rules(settings.engine).span_rule
-    try:
-        return rule.per_node(settings, rule.span(settings).nnodes)
-    except KvtopError:
-        return None
+def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
+    """`engine_flag_list` as one shell line."""
+    return shlex.join(engine_flag_list(settings, with_model=with_model))
 
 
 @dataclass(frozen=True)
@@ -391,6 +374,7 @@ def plan(
     draft: ModelSpec | None = None,
     node_measures: tuple[NodeMeasure, ...] = (),
     version: ResolvedVersion | None = None,
+    node_gpus: int | None = None,
 ) -> PlanOutcome:
     """Predict the live settings and the edited ones (about a millisecond each).
 
@@ -400,7 +384,8 @@ def plan(
     holds what the GPUs measure now (e.g. the free memory a restart would find), for both sides;
     `draft` the launch's speculative draft as the live ledger was solved with it (an edit that turns
     speculative decoding off leaves it unused); `node_measures` what this node's earlier starts measured
-    (the local calibration store); `version` how the live release was found (the basis ledger's, `_predict`).
+    (the local calibration store); `version` how the live release was found (the basis ledger's, `_predict`);
+    `node_gpus` the GPUs a node has, which the edit's node count follows (`plan_nodes.on_its_nodes`).
     """
     before: Ledger | None = None
     before_error: str | None = "the live model is not loaded"
@@ -413,7 +398,7 @@ def plan(
         except KvtopError as err:
             before_error = str(err)
     try:
-        settings = apply_edits(base or live, texts)
+        settings = apply_edits(base or live, texts, node_gpus)
         planned = after_model or model
         if planned is None:
             raise InputError("no model to plan with yet", field="model")

@@ -104,3 +104,24 @@ def test_a_log_not_attached_gives_no_release(tmp_path: Path) -> None:
     assert "is not used" in (snapshot.notice or "")
     assert isinstance(view.ledger, Ledger)
     assert view.ledger.version.text is None
+
+
+def test_an_engine_the_log_is_not_offered_to_is_predicted_once(tmp_path: Path) -> None:
+    """An engine that reports its own capacity never takes the log, whatever its ledger says: it is predicted once, at
+    its own release, not first at the log's 0.4.1 and again at the latest (the assembler predicted it twice)."""
+    scenario = json.loads(_node(tmp_path).read_text())
+    scenario["engines"][0]["endpoint"] = "ok"
+    path = tmp_path / "answering.json"
+    path.write_text(json.dumps(scenario))
+    source = DemoSource.open(str(path), engine_log=LOG)
+    solve = source._predictor._predict
+    releases: list[str | None] = []
+
+    def counted(ref, settings, *args, **kwargs):  # type: ignore[no-untyped-def]
+        releases.append(settings.engine_version)
+        return solve(ref, settings, *args, **kwargs)
+
+    source._predictor._predict = counted  # type: ignore[method-assign]
+    (view,) = source.collect_at(0).engines
+    assert not view.engine.live.token_capacity_logged
+    assert releases == [None]  # one prediction, at the latest release's rules (the engine states none)

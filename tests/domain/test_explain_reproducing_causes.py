@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kvtop.commands.explain import settings_for_log
+from kvtop.commands.explain import settings_typed_for_log
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
@@ -37,9 +37,9 @@ def _cases_with_configs() -> list[tuple[Path, Path]]:
 def test_a_named_cause_rebuilds_the_logged_figure(case_dir: Path, config: Path) -> None:
     log = read_engine_log(case_dir / "engine.log")
     engine = log.engine_for(case_dir.parent.name)
-    settings = settings_for_log(
+    settings = settings_typed_for_log(
         {**log.server_args, **log.engine_config}, engine, [], str(config), log.launch_command
-    )
+    )[0]
     if settings.engine_version is None:  # as `kvtop explain` does: the release the log's own lines name
         settings = settings.model_copy(update={"engine_version": engine_rules(engine).resolve_version(log).text})
     model = load_model(str(config))

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kvtop.commands.explain import settings_for_log
+from kvtop.commands.explain import settings_typed_for_log
 from kvtop.domain.engines.base import BudgetStep, MeasuredInputs
 from kvtop.domain.engines.lmdeploy.eras import resolve_version
 from kvtop.domain.explain import explain
@@ -117,7 +117,7 @@ def test_lmdeploy_stand_in_without_gpu(capsys: pytest.CaptureFixture[str]) -> No
 def _tutorial_ledger(gpu_total: int) -> Ledger:
     """LMDeploy v0.1.0's TurboMind ledger of the tutorial log, solved at `gpu_total` (cudaMemGetInfo's total)."""
     log = read_engine_log(TUTORIAL / "engine.log")
-    settings = settings_for_log(log.server_args, "lmdeploy", ["--engine-version", "0.1.0"], LLAMA2_7B)
+    settings = settings_typed_for_log(log.server_args, "lmdeploy", ["--engine-version", "0.1.0"], LLAMA2_7B)[0]
     assert resolve_version(log).label == "~0.7.3"  # its lines alone: the flag above sets v0.1.0
     result = explain(ExplainRequest(log=log, model=load_model(LLAMA2_7B), settings=settings, gpu_total_bytes=gpu_total,
                                     given=MeasuredInputs()))  # fmt: skip
@@ -160,7 +160,7 @@ def test_vllms_cuda_total_is_found_by_its_role() -> None:
     total has its very bytes (labelled by role, not by comparing bytes), nor the log's (a logged total is passed as
     the GPU total, whose step is `gpu_total`)."""
     log = read_engine_log(CASES / "vllm" / "talos-pr1995-qwen38-27b-fp8-tp2" / "engine.log")
-    settings = settings_for_log({**log.server_args, **log.engine_config}, "vllm", [], "llama-3.1-8b")
+    settings = settings_typed_for_log({**log.server_args, **log.engine_config}, "vllm", [], "llama-3.1-8b")[0]
     result = explain(ExplainRequest(log=log, model=load_model("llama-3.1-8b"), settings=settings,
                                     gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100"))  # fmt: skip
     assert result.ledger is not None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvtop.commands.explain import settings_for_log
+from kvtop.commands.explain import settings_typed_for_log
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.lmdeploy.eras import resolve_version
 from kvtop.domain.engines.versions import VersionSource
@@ -40,7 +40,7 @@ def _explain(case: str, *flags: str, free: int | None = None, gpu_total: int | N
     its version (a flag wins), then the flags."""
     log = read_engine_log(CASES / "lmdeploy" / case / "engine.log")
     printed = {**log.server_args, **dict(decision.split("=", 1) for decision in log.decisions)}
-    settings = settings_for_log(printed, "lmdeploy", list(flags), str(CONFIGS / CONFIG[case]))
+    settings = settings_typed_for_log(printed, "lmdeploy", list(flags), str(CONFIGS / CONFIG[case]))[0]
     if settings.engine_version is None:
         settings = settings.model_copy(update={"engine_version": resolve_version(log).text})
     model = load_model(str(CONFIGS / CONFIG[case]))
@@ -163,7 +163,7 @@ def test_flags_read_from_the_printed_engine_config() -> None:
     """3950's `TurbomindEngineConfig(…)`: quant_policy=4, cache_block_seq_len=64, max_batch_size=128, 0.8."""
     log = read_engine_log(CASES / "lmdeploy" / CASE_3950 / "engine.log")
     printed = {**log.server_args, **dict(decision.split("=", 1) for decision in log.decisions)}
-    settings = settings_for_log(printed, "lmdeploy", [], None)
+    settings = settings_typed_for_log(printed, "lmdeploy", [], None)[0]
     assert (settings.backend, settings.kv_cache_dtype, settings.page_size) == ("turbomind", "4", 64)
     assert (settings.max_running_requests, settings.cache_max_entry_count, settings.cache_chunk_size) == (128, 0.8, -1)
     assert settings.to_flags() == [

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kvtop.commands.explain import _decisions, settings_for_log
+from kvtop.commands.explain import _decisions, settings_typed_for_log
 from kvtop.commands.node_source import DemoSource
 from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.engine_log import EngineLog
@@ -56,7 +56,7 @@ def _cli_settings(log_path: Path, *flags: str) -> tuple[EngineLog, LaunchSetting
     log = read_engine_log(log_path)
     engine = log.engine_for(_engine(log_path))
     args = {**log.server_args, **log.engine_config, **_decisions(log.decisions)}
-    settings = settings_for_log(args, engine, list(flags), _model_ref(log_path), log.launch_command)
+    settings = settings_typed_for_log(args, engine, list(flags), _model_ref(log_path), log.launch_command)[0]
     rules = engine_rules(engine)
     if settings.engine_version is not None:
         version = from_flag(settings.engine_version, rules.calendar)

@@ -44,6 +44,15 @@ def test_prefix_caching_off_gives_a_hybrid_one_mamba_block_per_request(config: s
     assert figures(flag_plan("no-prefix-cache", config)) == engine_figures(row)
 
 
+@pytest.mark.parametrize("config", [NEMOTRON_H, QWEN3_NEXT])
+def test_prefix_caching_at_a_false_word_is_its_no_spelling(config: str) -> None:
+    """`--enable-prefix-caching false` (a value on kvtop's line) is off, as `--enable-chunked-prefill false` and
+    `--async-scheduling 0` are (span.flag_switch): vLLM's own figures for `--no-enable-prefix-caching`."""
+    assert flag_row("no-prefix-cache", config)["flags"] == ["--no-enable-prefix-caching"]
+    ledger = flag_plan("no-prefix-cache", config, flags=["--enable-prefix-caching", "false"])
+    assert figures(ledger) == engine_figures(flag_row("no-prefix-cache", config))
+
+
 @pytest.mark.parametrize("config", [FALCON_H1, NEMOTRON_H, QWEN3_NEXT])
 def test_chunked_prefill_off_on_a_hybrid_with_prefix_caching_is_refused_as_vllm_does(config: str) -> None:
     """vLLM 0.33.0 refuses it ('Chunked prefill is required for Mamba prefix caching.'); kvtop names the flag."""

@@ -85,19 +85,22 @@ def flag_row(variant: str, config: str) -> dict[str, Any]:
     return _flag_fixture()[(variant, config)]
 
 
-def flag_plan(variant: str, config: str, version: str = FLAG_SET_VERSION, *extra: str) -> Ledger:
-    """kvtop's plan for the flag-set case: the engine's own flag tokens, its context, budget and GPU."""
+def flag_plan(
+    variant: str, config: str, version: str = FLAG_SET_VERSION, *extra: str, flags: list[str] | None = None
+) -> Ledger:
+    """kvtop's plan for the flag-set case: the engine's own flag tokens (or `flags` in their place), its context,
+    budget and GPU."""
     row = flag_row(variant, config)
     path = CONFIGS / f"{config}.json"
     if not path.exists():  # a config only the engine-diff harness carries
         path = DATA / "engine_diff" / "configs" / f"{config}.json"
-    flags = [
+    tokens = [
         "--tp", str(row["tp"]), "--kv-cache-dtype", KV_FLAG.get(row["kv_dtype"], row["kv_dtype"]),
         "--max-model-len", str(row["max_model_len"]), "--engine-version", version,
-        "--kv-cache-memory-bytes", str(row["budget_bytes"]), *row["flags"], *extra,
+        "--kv-cache-memory-bytes", str(row["budget_bytes"]), *(row["flags"] if flags is None else flags), *extra,
     ]  # fmt: skip
     name = GPUS[row["gpu"]]
     return predict(
-        load_model(str(path)), parse_flags("vllm", flags, strict=True), gpu_total_bytes=gpu_total_bytes(name),
+        load_model(str(path)), parse_flags("vllm", tokens, strict=True), gpu_total_bytes=gpu_total_bytes(name),
         gpu_name=name, measured=UNLIMITED,
     )  # fmt: skip

@@ -118,6 +118,23 @@ def test_vllm_prefix_caching_on_an_attention_free_model_is_refused_by_name() -> 
     assert ledger.request_capacity is not None and ledger.request_capacity.state_bytes_per_request == 32 * 58_368
 
 
+@pytest.mark.parametrize("off", [["--enable-prefix-caching", "false"], ["--enable-prefix-caching", "0"],
+                                 ["--no-enable-prefix-caching"]])
+def test_vllm_prefix_caching_said_off_on_an_attention_free_model_is_its_default(off: list[str]) -> None:
+    """`--enable-prefix-caching` at a false word (as `--no-enable-prefix-caching`: span.flag_switch) is off, vLLM's
+    default for the model: not refused, and a request holds vLLM 0.33.0's own MambaSpec page (the registry row's
+    58,368 B) in each of its 32 layers."""
+    from kvtop.domain.engines.base import MeasuredInputs
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.ledger import predict
+
+    page = _row("vllm", "0.33.0", "MambaForCausalLM", 1)["stages"][0]["layer_specs"][0]["page_size_bytes"]
+    settings = parse_flags("vllm", ["--model", "m", *off, "--max-model-len", "2048"])
+    ledger = predict(_model("MambaForCausalLM"), settings, gpu_total_bytes=80 * 2**30, gpu_name="H100",
+                     measured=MeasuredInputs())  # fmt: skip
+    assert ledger.request_capacity is not None and ledger.request_capacity.state_bytes_per_request == 32 * page
+
+
 def test_sglang_refuses_a_mamba2_config_without_intermediate_size() -> None:
     """SGLang 0.5.23's Mamba2Config reads intermediate_size, which transformers' Mamba2Config never sets: the registry
     sweep's row of the default is the engine's refusal (742769d0: sglang_config_failures names models/mamba2.py:72's

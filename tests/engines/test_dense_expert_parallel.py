@@ -3,7 +3,8 @@
 Expected outcomes from the engines' code, never from kvtop: SGLang 0.5.9's parallel_state.py (`_MOE_EP = _TP` at
 ep == tp: no group of its own, so the plan is the plan without --ep-size) and 0.4.6.post5's expert_location.py (an
 AssertionError over one dummy expert); vLLM's ModelConfig._verify_with_expert_parallelism (its ValueError's words);
-TensorRT-LLM's Mapping (rank lists only); LMDeploy 0.12.2's DistConfig and cli/serve.py. The launch is the one the
+TensorRT-LLM's Mapping (rank lists only); LMDeploy 0.12.2's DistConfig and cli/serve.py, TurboMind's
+parallel_config.py and model classes in the 0.14.0–0.18.0 wheels. The launch is the one the
 L20 report of sglang.jsonl record file52582238866 types (`--tp-size 2 --ep-size 2 --nnodes 2`), on its config.
 """
 
@@ -78,15 +79,44 @@ def test_trtllm_plans_ep_as_off() -> None:
     assert any("--ep_size 2 on a model without experts" in note for note in typed.engine.notes)
 
 
-@pytest.mark.parametrize("backend", ["pytorch", "turbomind"])
-def test_lmdeploy_plans_ep_equal_to_tp_as_off(backend: str) -> None:
-    base = ["--backend", backend, "--tp", "2"]
+@pytest.mark.parametrize(("backend", "release"), [("pytorch", "0.18.0"), ("turbomind", "0.14.0")])
+def test_lmdeploy_plans_ep_equal_to_tp_as_off(backend: str, release: str) -> None:
+    base = ["--backend", backend, "--tp", "2", "--engine-version", release]
     off, typed = _plan("lmdeploy", base), _plan("lmdeploy", [*base, "--ep", "2"])
     assert typed.engine.token_capacity == off.engine.token_capacity > 0
-    said = [note for note in typed.engine.notes if "--ep 2 on a model without experts" in note]
-    assert said and (("dlblas" in said[0]) == (backend == "pytorch"))
+    # the PyTorch engine's words for a model without experts; TurboMind 0.14.0's one note: it reads no --ep at all
+    words = "--ep 2 on a model without experts" if backend == "pytorch" else "--ep 2 not read: TurboMind 0.14.0"
+    said = [note for note in typed.engine.notes if "--ep 2" in note]
+    assert len(said) == 1 and words in said[0] and (("dlblas" in said[0]) == (backend == "pytorch"))
+
+
+@pytest.mark.parametrize("release", ["0.15.0", "0.18.0"])
+def test_turbomind_from_0_15_holds_a_dense_models_ffn_whole_at_ep_equal_to_tp(release: str) -> None:
+    """TurboMind 0.15.0+ reads --ep (cli/serve.py 0.15.0:279): parallel_config.py gives mlp_tp = tp ÷ ep = 1, and
+    qwen2.py's FfnBuilder takes tp=self._mlp_tp (a dense model keeps it in 0.18.0): each rank holds the whole FFN,
+    28 layers × 3 × 8,960 × 1,536 × 2 B (the config), where TP 2 holds half."""
+    base = ["--backend", "turbomind", "--tp", "2", "--engine-version", release]
+    off, typed = _plan("lmdeploy", base), _plan("lmdeploy", [*base, "--ep", "2"])
+    whole_ffn = 28 * 3 * 8_960 * 1_536 * 2
+    assert typed.ranks[0].weights_bytes - off.ranks[0].weights_bytes == whole_ffn // 2 == 1_156_055_040
+    assert typed.engine.token_capacity < off.engine.token_capacity
+    assert any("reads --ep and splits the FFN over mlp_tp" in note for note in typed.engine.notes)
 
 
 def test_lmdeploy_ep_over_dp_replicas_is_not_modelled_without_experts() -> None:
     with pytest.raises(LayoutError, match=r"^--ep: not modelled: --ep 4 with --dp 2"):
         _plan("lmdeploy", ["--backend", "pytorch", "--tp", "2", "--dp", "2", "--ep", "4"])
+
+
+@pytest.mark.parametrize(
+    ("engine", "flags", "asked"),
+    [
+        ("vllm", ["--enable-expert-parallel"], True),  # vLLM's switch at 1 × 1: EP over one rank, still asked
+        ("vllm", ["--tensor-parallel-size", "2"], False),
+        ("sglang", ["--tp-size", "2", "--ep-size", "2"], True),
+        ("sglang", ["--tp-size", "2"], False),
+    ],
+)
+def test_the_shared_plan_asks_each_engines_flags_whether_ep_is_asked(engine: str, flags: list[str], asked: bool) -> None:
+    """`LaunchSettings.expert_parallel_asked`: what `ledger._without_idle_ep` reads, whichever flag set it."""
+    assert parse_flags(engine, ["--model", "m", *flags]).expert_parallel_asked is asked

@@ -58,7 +58,7 @@ def test_unreadable_lines_are_skipped_and_said_in_one_line(tmp_path: Path) -> No
         handle.write("{not json\n" + json.dumps({"engine": "vllm"}) + "\n\x00\xff garbage\n")
     read = read_store(path)
     assert read.measures == (MEASURE,)
-    assert read.notice is not None and "3 unreadable line(s) ignored" in read.notice and "\n" not in read.notice
+    assert read.notice is not None and "3 unreadable lines ignored" in read.notice and "\n" not in read.notice
 
 
 def test_a_missing_store_is_empty_and_an_unwritable_one_a_notice(tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ def test_a_truncated_line_wrong_types_and_another_schema_are_one_line(tmp_path: 
     read = read_store(path)
     assert read.measures == (MEASURE,)
     assert read.notice is not None and "\n" not in read.notice
-    assert "3 unreadable line(s) ignored, 1 of another store schema than 1" in read.notice
+    assert "3 unreadable lines ignored, 1 of another store schema than 1" in read.notice
 
 
 def test_a_new_store_is_its_users_alone(tmp_path: Path) -> None:

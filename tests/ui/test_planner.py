@@ -222,16 +222,17 @@ async def test_a_layout_larger_than_the_node_is_red_and_not_copyable(make_app, h
     app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
-        await retype(pilot, "#plan-tp", "16")
+        await retype(pilot, "#plan-dp", "2")  # two TP8 replicas: 16 GPUs (a TP16 is planned over 2 nodes)
         error = screen.query_one("#plan-error", Static).render()
         assert error.plain == "✗ needs 16 GPUs, the node has 8: not copyable"
         assert "✓" not in error.plain
-        assert screen.query_one("#plan-tp").has_class("-invalid")
+        assert screen.query_one("#plan-dp").has_class("-invalid")
         assert screen.flags_text is None
         assert "not copyable, needs 16 GPUs, the node has 8" in shown(screen, "#plan-flags")
         await pilot.click("#plan-copy")
         await pilot.pause()
         assert copied == []
+        await retype(pilot, "#plan-dp", "1")
         await retype(pilot, "#plan-tp", "4")  # back within the node: copyable again
         assert shown(screen, "#plan-error").startswith("✓ valid")
         await pilot.click("#plan-copy")

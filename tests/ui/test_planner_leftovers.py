@@ -30,11 +30,11 @@ async def test_an_edit_to_one_node_drops_the_launchs_multi_node_flags(make_app):
     app = make_app(FakeSource(node, label="demo:llama70b-pp2-vllm-node0"))
     async with app.run_test(size=(140, 50)) as pilot:
         screen = await open_planner(pilot)
-        before = shown(screen, "#plan-flags")
+        before = shown(screen, "#plan-flags").splitlines()[0]  # the per-node line under it says each node's own
         # the line every node's launch shares: the node count, not node 0's rank or the head's address
         assert before.endswith("--max-model-len 32768 --nnodes 2") and "--node-rank" not in before
         await retype(pilot, "#plan-pp", "4")  # TP8 PP4: 32 GPUs at 8 a node, 4 nodes
-        assert shown(screen, "#plan-flags").endswith("--max-model-len 32768 --nnodes 4")
+        assert shown(screen, "#plan-flags").splitlines()[0].endswith("--max-model-len 32768 --nnodes 4")
         await retype(pilot, "#plan-pp", "1")
         await retype(pilot, "#plan-tp", "1")  # TP1 PP1: one GPU, one node
         after = shown(screen, "#plan-flags")

@@ -7,7 +7,7 @@ this module holds no list of engines, only the flag each measured figure is give
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -18,21 +18,35 @@ MeasuredField = Literal[
     "available_kv_bytes",
 ]
 
-# the `plan` flag that gives each measured figure an operator may state (commands/common.py defines them)
-MEASURED_FLAGS: Mapping[MeasuredField, str] = {
-    "free_before_load_bytes": "--free-memory",
-    "free_after_load_bytes": "--free-after-load",
-    "weights_bytes": "--weights-memory",
-    "non_kv_bytes": "--non-kv-memory",
-}
-
-
 class MeasuredFigures(Protocol):
     """What `measured_not_read` asks of `MeasuredInputs` (engines/base.py, which imports this module): the figures
-    (read by name, `MeasuredField`) and which of them were estimated, not measured."""
+    an operator may state (`MEASURED_FLAGS`), bytes or None, and which of them were estimated, not measured."""
+
+    @property
+    def free_before_load_bytes(self) -> int | None: ...
+
+    @property
+    def free_after_load_bytes(self) -> int | None: ...
+
+    @property
+    def weights_bytes(self) -> int | None: ...
+
+    @property
+    def non_kv_bytes(self) -> int | None: ...
 
     @property
     def estimated(self) -> Sequence[tuple[str, object]]: ...
+
+
+# each measured figure an operator may state: the `plan` flag that gives it (commands/common.py defines them) and
+# its typed field
+_GIVEN_BY: tuple[tuple[MeasuredField, str, Callable[[MeasuredFigures], int | None]], ...] = (
+    ("free_before_load_bytes", "--free-memory", lambda measured: measured.free_before_load_bytes),
+    ("free_after_load_bytes", "--free-after-load", lambda measured: measured.free_after_load_bytes),
+    ("weights_bytes", "--weights-memory", lambda measured: measured.weights_bytes),
+    ("non_kv_bytes", "--non-kv-memory", lambda measured: measured.non_kv_bytes),
+)
+MEASURED_FLAGS: Mapping[MeasuredField, str] = {field: flag for field, flag, _ in _GIVEN_BY}
 
 
 class MeasuredNotRead(BaseModel):
@@ -59,6 +73,6 @@ def measured_not_read(
     estimated = {name for name, _ in measured.estimated}
     return tuple(
         MeasuredNotRead(field=field, flag=flag, engine=engine, why=unread[field])
-        for field, flag in MEASURED_FLAGS.items()
-        if field in unread and getattr(measured, field) is not None and field not in estimated
+        for field, flag, figure in _GIVEN_BY
+        if field in unread and figure(measured) is not None and field not in estimated
     )

@@ -17,7 +17,7 @@ from kvtop.domain.engines.measured_reads import MeasuredField, measured_not_read
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvStorage, PoolName, refuse_uncounted_pools
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts, guarded_parts
+from kvtop.domain.layout import MlpSplit, ParallelLayout, PpRemainder, StageParts, guarded_parts
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -164,6 +164,14 @@ class EngineBase(EngineModules):
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """Guarded: the embedding on the first stage, the final norm and LM head on the last."""
         return guarded_parts(pp_rank, pp)
+
+    def expert_parallel_unread(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+        """Read: an engine that takes an expert-parallel size reads it (what it does with it is its rules')."""
+        return None
+
+    def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
+        """The dense MLP and the shared experts over TP, EP or not (EP divides the routed experts alone)."""
+        return MlpSplit()
 
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,

@@ -16,7 +16,7 @@ from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvStorage, PoolName
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts
+from kvtop.domain.layout import MlpSplit, ParallelLayout, PpRemainder, StageParts
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -239,9 +239,20 @@ class EngineRules(Protocol):
         LayoutError, in the engine's words, where it refuses to start, or naming what kvtop does not model."""
         ...
 
+    def expert_parallel_unread(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+        """The plan's one note where this release (or the backend the model runs on) does not read the launch's
+        expert-parallel size at all, so the plan is EP off, experts or not; None where it reads it."""
+        ...
+
     def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
         """The context length this launch runs with, as the engine decides it: the one figure the request cap,
         the request slots and every full-context figure read."""
+        ...
+
+    def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
+        """Over how many ranks this release splits the dense MLP and the shared experts where not over TP (an EP
+        whose MLP TP group is not TP: TurboMind's); `MlpSplit()` where both split over TP. The layout carries it to
+        the weights book (`ParallelLayout.mlp_split`), beside how EP divides the routed experts."""
         ...
 
     def weights_built(

@@ -33,16 +33,18 @@ from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_errors import field_of_flag
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
+from kvtop.ui.plan_nodes import copied_lines, copied_words, node_launch, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
+    decided_spec_method,
     desktop_fact_note,
     edited_host_fit,
     edited_kv_dtype_options,
+    engine_flag_list,
     engine_flags,
     field_texts,
     kv_dtype_options,
     memory_fraction_field,
-    per_node_note,
     plan,
 )
 from kvtop.ui.screens.base import NodeScreen
@@ -108,6 +110,8 @@ class PlannerScreen(NodeScreen):
             draft.edit_base if draft else basis.start_settings or basis.settings
         )
         self._start_texts = draft.texts if draft else field_texts(self._edit_base, basis.measured)
+        # the speculative text the engine's rule decided, while the field shows it (None: the operator typed one)
+        self._spec_decided: str | None = self._start_texts["spec_method"] if not draft or draft.spec_follows else None
         self.outcome: PlanOutcome | None = None
         # the KV dtype list, in the words of the release the edit starts at (`_show_kv_words` follows edits)
         self._kv_options = kv_dtype_options(basis.settings.engine, self._edit_base.engine_version)
@@ -214,10 +218,12 @@ class PlannerScreen(NodeScreen):
         values = self.field_values()
         basis = self.basis
         self._keep(values)
+        # the field the rule fills is no edit: the launch keeps its own speculative flags (the engine decides)
+        planned = {key: text for key, text in values.items() if key != "spec_method" or self._spec_decided is None}
         self.outcome = plan(
             self._live_model,
             basis.settings,
-            {**values, "model": self._model_ref},  # a model is planned with once it has loaded
+            {**planned, "model": self._model_ref},  # a model is planned with once it has loaded
             gpu_total_bytes=basis.gpu_total_bytes,
             gpu_name=basis.gpu_name,
             base=self._edit_base,
@@ -226,8 +232,10 @@ class PlannerScreen(NodeScreen):
             draft=basis.draft,
             node_measures=self._node_measures,
             version=basis.version,
+            node_gpus=basis.node_gpus,
         )
         self._show_defaults(self.outcome)
+        self._show_spec_decided(self.outcome)
         self._show_kv_words(self.outcome.settings, values["engine_version"])
         self._show_model_notes()
         self.query_one("#planner-title", Static).update(self._title())
@@ -278,7 +286,9 @@ class PlannerScreen(NodeScreen):
         elif added := edit_notes(self.outcome):  # e.g. EP on a model without experts, planned as EP off
             error.update(Content.styled("✓ valid, planned with a note: " + "; ".join(added), "$warning"))
         else:
-            error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
+            nodes = node_launch(self.outcome.settings) if self.outcome.settings is not None else None
+            over = f" over {nodes.nodes} nodes (each node's launch below)" if nodes is not None else ""
+            error.update(Content.styled(f"✓ valid{over}: edit any field, every keystroke re-solves", "$success"))
         if self.outcome.settings is None:
             flags.update(Content.styled("engine flags: — (fix the edit above first)", "$text-muted"))
         elif too_large is not None or refused or (host is not None and host.refused):
@@ -293,7 +303,8 @@ class PlannerScreen(NodeScreen):
                 Content.assemble(
                     ("engine flags: ", "bold"),
                     engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)",
-                    (f"\n{node}" if (node := per_node_note(self.outcome.settings)) else "", "$text-muted"),
+                    (f"\n{node.said}" if (node := node_launch(self.outcome.settings)) else "", "$text-muted"),
+                    (f" · c copies {words}" if node is not None and (words := copied_words(node)) else "", "$text-muted"),
                 )
             )
 
@@ -309,11 +320,10 @@ class PlannerScreen(NodeScreen):
         notes.display = bool(text.plain)
 
     def too_large(self) -> str | None:
-        """'needs 16 GPUs, the node has 8' when the edited layout cannot run here (None: it can)."""
-        after, gpus = self.outcome.after if self.outcome else None, self.basis.node_gpus
-        if after is None or gpus is None or after.layout.gpus <= gpus:
-            return None
-        return f"needs {after.layout.gpus} GPUs, the node has {gpus}"
+        """'needs 16 GPUs, the node has 8' when the edited layout cannot run on its nodes, each of this node's GPUs
+        (None: it can; a layout over `--nnodes` nodes needs its share of each)."""
+        after = self.outcome.after if self.outcome else None
+        return node_shortfall(after.settings, after.layout, self.basis.node_gpus) if after is not None else None
 
     def host_fit(self) -> HostTierFit | None:
         """The edited launch's host KV tier against this node's host memory (None: no tier asked for)."""
@@ -356,7 +366,8 @@ class PlannerScreen(NodeScreen):
             and self._model is self._live_model
         )
         self._keep_draft(
-            None if unchanged else PlannerDraft(dict(values), self._edit_base, self._model, self._model_ref, self._live_model)
+            None if unchanged else PlannerDraft(dict(values), self._edit_base, self._model, self._model_ref, self._live_model,
+                                                spec_follows=self._spec_decided is not None)
         )  # fmt: skip
 
     def _show_defaults(self, outcome: PlanOutcome) -> None:
@@ -379,6 +390,20 @@ class PlannerScreen(NodeScreen):
         for key, value in defaults.items():
             self.query_one(f"#plan-{key}", Input).placeholder = value
 
+    def _show_spec_decided(self, outcome: PlanOutcome) -> None:
+        """The speculative field, while the rule fills it, shows the method the engine decides for the edit (vLLM
+        detects it from the draft's name and config class by release: a MuseGlimmerAssistantModel draft runs dflash
+        at v0.28.0, draft_model at v0.27.1), never a method one release decided written into another's launch."""
+        settings = outcome.after.settings if outcome.after is not None else outcome.settings
+        if self._spec_decided is None or settings is None:
+            return
+        decided = decided_spec_method(settings)
+        field = self.query_one("#plan-spec_method", Input)
+        if field.value != decided:
+            with field.prevent(Input.Changed):
+                field.value = decided
+        self._spec_decided = decided
+
     def _show_kv_words(self, settings: LaunchSettings | None, version_text: str) -> None:
         """The KV dtype list in the words of the release the edit names (`edited_kv_dtype_options`); the value
         chosen stays."""
@@ -394,16 +419,19 @@ class PlannerScreen(NodeScreen):
 
     @property
     def flags_text(self) -> str | None:
-        """The flags `c` copies; None when the edit is invalid or the layout needs more GPUs than the node has."""
+        """The flags `c` copies, over nodes one line per node (`plan_nodes.copied_lines`); None when the edit is
+        invalid or the layout needs more GPUs than its nodes have."""
         if self.outcome is None or self.outcome.settings is None or self.too_large() is not None or self.refusals():
             return None
-        return engine_flags(
-            self.outcome.settings, with_model=self.outcome.settings.model != self.basis.settings.model
-        )
+        settings = self.outcome.settings
+        shared = engine_flag_list(settings, with_model=settings.model != self.basis.settings.model)
+        return copied_lines(shared, node_launch(settings))
 
     @on(Input.Changed)
     @on(Select.Changed)
-    def edited(self) -> None:
+    def edited(self, event: Input.Changed | Select.Changed) -> None:
+        if isinstance(event, Input.Changed) and event.input.id == "plan-spec_method" and event.value != self._spec_decided:
+            self._spec_decided = None  # typed: the method is the operator's from now on
         self.recompute()
 
     @on(Input.Submitted, "#plan-model")
@@ -450,13 +478,15 @@ class PlannerScreen(NodeScreen):
             self.notify(f"nothing to copy: {why}", severity="warning")
             return
         self.app.copy_to_clipboard(text)
-        self.notify(f"copied: {text or '(engine defaults)'}")
+        nodes = copied_words(node_launch(self.outcome.settings)) if self.outcome and self.outcome.settings else ""
+        self.notify(f"copied{f' {nodes}' if nodes else ''}: {text or '(engine defaults)'}")
 
     @on(Button.Pressed, "#plan-reset")
     def action_reset(self) -> None:
         """Every field back to the engine's live settings (and its model)."""
         texts = field_texts(self.basis.settings, self.basis.measured)
         self._edit_base = self.basis.settings
+        self._spec_decided = texts["spec_method"]
         if self._live_model is not None:
             self._model, self._model_ref, self._model_error = (
                 self._live_model,

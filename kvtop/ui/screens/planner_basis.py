@@ -47,3 +47,6 @@ class PlannerDraft:
     model: ModelSpec | None
     model_ref: str
     live_model: ModelSpec | None
+    # whether the speculative field shows the method the engine's rule decides (not typed): the edit keeps the
+    # launch's own speculative flags and the field follows the rule at the edited release
+    spec_follows: bool = True

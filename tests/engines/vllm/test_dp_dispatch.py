@@ -91,6 +91,8 @@ def test_later_releases_and_other_gpus_keep_the_line() -> None:
     later = gathered(plan(QWEN3_CODER_480B_FP8, [*RECIPES_12, "--engine-version", "0.14.0"]))
     # v0.14.x's modular kernel is read for unquantized experts only (dp_workspace.py)
     assert len(later) == 1 and "'allgather_reducescatter'" in later[0] and "only the unquantized" in later[0]
+    # the FP8 experts' backend is the install's (oracle/fp8.py:111-150 at v0.14.0: DeepGEMM only where installed)
+    assert "deep_gemm package is installed" in later[0]
     # v0.14.0's default async scheduling puts the DP padding on Gloo (config/vllm.py:635-644): no communicator named
     assert "no DP group's NCCL communicator is made" in later[0]
     newest = gathered(plan(QWEN3_CODER_480B_FP8, [*RECIPES_12, "--engine-version", "0.33.0"]))

@@ -131,8 +131,8 @@ def test_from_v0140_async_scheduling_by_default_pads_a_moe_on_gloo() -> None:
     """A MoE's DP ranks still share a DP group; v0.14.0's VllmConfig sets disable_nccl_for_dp_synchronization to async
     scheduling's value, on by default (config/vllm.py:635-644): the unpriced MoE line names no DP communicator; with
     --no-async-scheduling the padding all-reduces on the DP device group again (v1/worker/dp_utils.py:23/29) and the
-    line names torch's communicator."""
-    flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.15.0"]
+    line names torch's communicator (v0.16.0: its MoE batch not read, so the line is there to say it)."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.16.0"]
     default = dp_lines(capacity(QWEN3_30B, flags))
     assert len(default) == 1 and "no DP group's NCCL communicator is made" in default[0]
     sync = dp_lines(capacity(QWEN3_30B, [*flags, "--no-async-scheduling"]))
@@ -204,16 +204,17 @@ def test_v0111_and_v0130_read_as_v0120_and_v0140_moe_is_named() -> None:
     """v0.11.1's wheel holds v0.11.2's DP path (dp_utils.py, all2all.py, fused_moe/ byte-identical) and v0.13.0's MoE
     layer is v0.12.0's (all2all.py unchanged; unquantized apply still `fused_experts`, unquantized_fused_moe_method.py:
     324-325): priced with the padding's communicator alone. v0.14.x's modular kernel is priced (dp_workspace.py) with
-    no communicator (async scheduling pads on Gloo); v0.15.0 is named, not read."""
+    no communicator (async scheduling pads on Gloo), and so is v0.15.x's (the same layer: dp_gather.PRICED_ERAS);
+    v0.16.0 is named, not read."""
     flags = ["-dp", "2", "--enable-expert-parallel"]
     for version in ("0.11.1", "0.12.0", "0.13.0"):
         plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
         assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
-    for version in ("0.14.0", "0.14.1"):
+    for version in ("0.14.0", "0.14.1", "0.15.0", "0.15.1"):
         plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
         assert not dp_lines(plan) and abs(non_torch(plan) - CONSTANT * GIB) <= 2
-    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.15.0"]))
-    assert len(unread) == 1 and "not read at v0.15.0-v0.17.x" in unread[0]
+    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.16.0"]))
+    assert len(unread) == 1 and "not read at v0.16.0-v0.17.x" in unread[0]
 
 
 def test_the_moe_line_words_the_communicator_as_the_dense_line_does() -> None:
@@ -313,14 +314,15 @@ def test_v014x_pp2_turns_async_scheduling_off_so_a_moe_pads_on_nccl() -> None:
     """v0.14.0's VllmConfig turns default async scheduling off at PP > 1 (config/vllm.py:590-596), so
     disable_nccl_for_dp_synchronization is False (:635-644) and the MoE's DP padding all-reduces on the DP device group
     (v1/worker/dp_utils.py:23/29): the line names torch's communicator. v0.15.0 dropped the PP check (:589-622):
-    async scheduling stays on and the padding is on Gloo."""
+    async scheduling stays on and the padding is on Gloo: no torch communicator charged (its MoE batch priced too)."""
     flags = ["-dp", "2", "--pp", "2", "--enable-expert-parallel"]
     for version in ("0.14.0", "0.14.1"):  # priced: torch's communicator charged, as --disable-nccl-… would not
         nccl = capacity(QWEN3_30B, [*flags, "--engine-version", version])
         gloo = capacity(QWEN3_30B, [*flags, "--disable-nccl-for-dp-synchronization", "--engine-version", version])
         assert not dp_lines(nccl) and abs(non_torch(nccl) - non_torch(gloo) - TORCH_PART * GIB) <= 2
-    gloo_line = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.15.0"]))
-    assert len(gloo_line) == 1 and "no DP group's NCCL communicator is made" in gloo_line[0]
+    default = capacity(QWEN3_30B, [*flags, "--engine-version", "0.15.0"])
+    gloo = capacity(QWEN3_30B, [*flags, "--disable-nccl-for-dp-synchronization", "--engine-version", "0.15.0"])
+    assert not dp_lines(default) and abs(non_torch(default) - non_torch(gloo)) <= 2
 
 
 def test_no_disable_nccl_for_dp_synchronization_keeps_nccl_under_async_scheduling_from_v0140() -> None:
@@ -353,3 +355,26 @@ def test_v014x_modular_layer_by_its_code() -> None:
     # DP 8: 65,536 rows in 4 chunks, the whole output beside one chunk's workspaces, larger than the worst chunk
     asked = 16384 * 8 * 2048 * 2 * 2 + 65536 * 2048 * 2
     assert workspace_bytes(QWEN3_30B, ParallelLayout(dp=8, ep=8), 65536, 16384) == asked
+
+
+def test_v015x_prices_the_gathered_modular_layer_by_its_code() -> None:
+    """v0.15.0 and v0.15.1 run v0.14.x's layer (dp_gather.PRICED_ERAS): the AgRs dispatch of dp × tokens rows
+    (fused_moe/layer.py:1792-1821 at v0.15.0), select_experts on them (:1876), the kernel's zeroed output under torch
+    2.9.1 (modular_kernel.py:1321-1324), TritonExperts' buffers from the workspace manager (:875-980; one chunk's
+    workspace13 and output share one buffer, more chunks put the whole output beside them) and the reduce-scatter's own
+    rows (:1913). Qwen3-30B-A3B at DP 8 with EP, 8,192 tokens a rank: 65,536 rows in 4 chunks of 16,384; 8 seqs, so
+    the layer is above the fitted sampler peak and sets the profile's."""
+    held = 2 * 8192 * 2048 * 2  # the rank's residual and normed input
+    gathered = 65536 * 2048 * 2 + 65536 * 128 * 2  # all_gatherv'd hidden states and router logits
+    zeroed = 65536 * 2048 * 2
+    chunks = 16384 * 8 * 2048 * 2 * 2 + 65536 * 2048 * 2  # both chunk buffers and the whole output (> the worst chunk)
+    own_rows = 8192 * 2048 * 2  # the combine's, above the top-k's 65,536 × 8 × 8 B
+    layer = held + gathered + zeroed + chunks + own_rows
+    assert layer == 1_996_488_704
+    flags = ["-dp", "8", "--enable-expert-parallel", "--max-num-seqs", "8"]
+    for version in ("0.15.0", "0.15.1"):
+        activation = capacity(QWEN3_30B, [*flags, "--engine-version", version]).estimate.term(Term.ACTIVATION)
+        assert activation is not None and activation.bytes == layer
+        assert f"gathered over 8 DP ranks (8 × 8,192 tokens: {layer / GIB:.2f} GiB" in activation.basis
+    unread = capacity(QWEN3_30B, [*flags, "--engine-version", "0.16.0"]).estimate.term(Term.ACTIVATION)
+    assert unread is not None and "gathered over" not in unread.basis

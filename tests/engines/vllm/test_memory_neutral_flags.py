@@ -110,8 +110,8 @@ def test_a_launch_line_with_a_flag_kvtop_does_not_model_is_read_and_the_flag_nam
     assert engine.settings_message is None and engine.settings is not None
     assert engine.settings.gpu_memory_utilization == 0.95 and engine.settings.flags["cpu-offload-gb"] == "8"
     assert ignored_flags_note(engine.settings) == (
-        "--cmd: kvtop ignored 2 of vLLM's flag(s) whose effect on memory it does not model: --cpu-offload-gb, "
-        "--enable-sleep-mode; and 1 flag(s) it does not know for vLLM: --max-totl-tokens"
+        "--cmd: kvtop ignored 2 flags of vLLM whose effect on memory it does not model: --cpu-offload-gb, "
+        "--enable-sleep-mode; and 1 flag it does not know for vLLM: --max-totl-tokens"
     )
 
 

@@ -114,14 +114,14 @@ def test_from_0_12_the_wheel_decides_triton() -> None:
 def test_a_log_that_names_the_backend_reads_it_as_measured() -> None:
     """The Kaggle v0.11.2 log's line (tests/data/calibration/SOURCES.md) names Marlin; fp8.py's 'Using Marlin backend
     for FP8 MoE' is another method's and says nothing of MXFP4."""
-    from kvtop.commands.explain import _decisions, settings_for_log
+    from kvtop.commands.explain import _decisions, settings_typed_for_log
     from kvtop.sources.engine_logs import parse_engine_log
 
     head = "INFO 11-28 10:00:00 [__init__.py:1] "
     log = parse_engine_log(f"{head}vLLM API server version 0.11.2\n(EngineCore_DP0 pid=1) INFO 11-28 10:00:01 "
                            "[mxfp4.py:161] Using Marlin backend\n")  # fmt: skip
     assert "mxfp4-backend=marlin" in log.decisions
-    settings = settings_for_log(_decisions(log.decisions), "vllm", [], "openai/gpt-oss-120b")
+    settings = settings_typed_for_log(_decisions(log.decisions), "vllm", [], "openai/gpt-oss-120b")[0]
     backend = mxfp4_backend(settings, "H100", RECORDS["huikang-gpt-oss-120b-h100-v0112"].version)
     assert backend is not None and (backend.name, backend.source) == ("marlin", "measured")
     fp8 = parse_engine_log(f"{head}vLLM API server version 0.11.2\n{head}Using Marlin backend for FP8 MoE\n")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.cli import main
-from kvtop.commands.explain import _decisions, settings_for_log
+from kvtop.commands.explain import _decisions, settings_typed_for_log
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -67,7 +67,7 @@ def test_the_oracles_line_is_the_measured_backend() -> None:
     where Triton's guess is 64.38."""
     log = parse_engine_log(IX_LOG)
     assert f"{MEASURED_KEY}=marlin" in log.decisions
-    settings = settings_for_log(_decisions(log.decisions), "vllm", [], "openai/gpt-oss-120b")
+    settings = settings_typed_for_log(_decisions(log.decisions), "vllm", [], "openai/gpt-oss-120b")[0]
     measured = mxfp4_backend(settings, "H200", V0220)
     guessed = mxfp4_backend(settings.model_copy(update={"flags": {}}), "H200", V0220)
     assert measured is not None and (measured.name, measured.source) == ("marlin", "measured")
@@ -94,7 +94,7 @@ def test_every_release_spelling(line: str, kept: str | None) -> None:
 
 def test_batched_marlin_is_marlins_layout() -> None:
     """BATCHED_MARLIN pads and repacks as MARLIN does (v0.28.0 oracle/mxfp4.py:649, :1325)."""
-    settings = settings_for_log({MEASURED_KEY: "batched_marlin"}, "vllm", [], "openai/gpt-oss-120b")
+    settings = settings_typed_for_log({MEASURED_KEY: "batched_marlin"}, "vllm", [], "openai/gpt-oss-120b")[0]
     backend = mxfp4_backend(settings, "H200", V0220)
     assert backend is not None and (backend.name, backend.source) == ("marlin", "measured")
 
@@ -105,13 +105,15 @@ def test_a_printed_backend_kvtop_does_not_build_is_said_never_guessed() -> None:
     model = model_from_config(json.loads(GPT_OSS.read_text()), source="gpt-oss-120b")
     assert _printed("Using 'FLASHINFER_TRTLLM_MXFP4_BF16' Mxfp4 MoE backend.") == [
         f"{MEASURED_KEY}=flashinfer_trtllm_mxfp4_bf16"]  # fmt: skip
-    settings = settings_for_log({MEASURED_KEY: "flashinfer_trtllm_mxfp4_bf16"}, "vllm", [], "openai/gpt-oss-120b")
+    printed = {MEASURED_KEY: "flashinfer_trtllm_mxfp4_bf16"}
+    settings = settings_typed_for_log(printed, "vllm", [], "openai/gpt-oss-120b")[0]
     for gpu, version, counted in (("B200", V0260, "the checkpoint's experts unpadded"),
                                   ("H200", V0220, "triton's padding")):  # fmt: skip
         assert mxfp4_backend(settings, gpu, version) is None
         said = mxfp4_not_modelled(model, ParallelLayout(tp=1), settings, gpu, version)
         assert said is not None and "'FLASHINFER_TRTLLM_MXFP4_BF16'" in said and said.endswith(counted), gpu
-    marlin = settings_for_log({MEASURED_KEY: "marlin"}, "vllm", [], "openai/gpt-oss-120b")  # on B200: no layout built
+    # on B200: no layout built
+    marlin = settings_typed_for_log({MEASURED_KEY: "marlin"}, "vllm", [], "openai/gpt-oss-120b")[0]
     said = mxfp4_not_modelled(model, ParallelLayout(tp=1), marlin, "B200", V0260)
     assert said is not None and "the log's 'MARLIN' MoE backend" in said and "FlashInfer TRTLLM or Triton" not in said
 

@@ -199,5 +199,5 @@ def test_a_running_server_with_an_unread_value_is_read_and_the_flag_named() -> N
     assert engine.settings_message is None and engine.settings is not None
     assert engine.settings.flags["load-format"] == "bitsandbytes"
     assert ignored_flags_note(engine.settings) == (
-        "--cmd: kvtop ignored 1 of vLLM's flag(s) whose effect on memory it does not model: --load-format"
+        "--cmd: kvtop ignored 1 flag of vLLM whose effect on memory it does not model: --load-format"
     )

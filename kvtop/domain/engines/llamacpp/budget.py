@@ -19,7 +19,7 @@ from kvtop.domain.engines.llamacpp.flags import FIT_FLAGS, SPLIT_FLAGS, Llamacpp
 from kvtop.domain.engines.llamacpp.placement import SOURCE, KvPlacement, cpu_layers, host_bytes, planned
 from kvtop.domain.engines.llamacpp.slot_context import slot_context
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import AttentionKind, LayerKind
+from kvtop.domain.model import MLA_KINDS, LayerKind
 
 NOT_MODELLED_FIT = ("--fit may lower the context (and the GPU layers) when memory is short: kvtop does not model "
                     "its search and plans the context asked for")  # fmt: skip
@@ -38,7 +38,7 @@ def _offload_notes(inputs: EngineInputs) -> list[str]:
 def solve(inputs: EngineInputs) -> EngineResult:
     model, kv = inputs.model, inputs.kv
     LlamacppFlags().check_parallel(inputs.settings)  # one GPU: kvtop's --tp/--pp/--dp are refused by name
-    if model.mla is not None or model.attention_kind in (AttentionKind.MLA, AttentionKind.DSA):
+    if model.mla is not None or model.attention_kind in MLA_KINDS:
         raise InputError("llama.cpp's MLA cache (the latent as K, V a view of it) is not modelled by kvtop", field="--model")
     if kv.state_bytes_per_request:
         raise InputError("llama.cpp's recurrent (state) cache of hybrid models is not modelled by kvtop", field="--model")

@@ -40,6 +40,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import LayerKind, ModelSpec
 from kvtop.domain.rounding import round_up
+from kvtop.domain.wording import counted
 
 CELL_PAD = 256
 
@@ -117,7 +118,7 @@ def cache_cells(model: ModelSpec, settings: LaunchSettings, build: int | None) -
     if auto:
         era_np = DEFAULT_PARALLEL_ERAS.era(version)
         slots = AUTO_PARALLEL_SLOTS if era_np.value == -1 else era_np.value
-        said.append(f"-np not given: {slots} slot(s) ({era_np.source})")
+        said.append(f"-np not given: {counted(slots, 'slot')} ({era_np.source})")
     assert slots is not None
     knob = requested  # -c as given, or its default
     per_slot = per_slot_cap(settings, build)

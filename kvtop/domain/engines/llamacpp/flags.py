@@ -17,6 +17,7 @@ from kvtop.domain.engines.llamacpp.ggml_types import DEFAULT_CACHE_TYPE, KV_CACH
 from kvtop.domain.engines.llamacpp.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
+from kvtop.domain.launch_tokens import false_word
 from kvtop.domain.launch_vocabulary import NeutralGroup
 from kvtop.domain.load_casts import NO_CASTS, LoadCasts
 
@@ -69,7 +70,7 @@ def flag_on(settings: LaunchSettings, names: Sequence[str]) -> bool | None:
     value = flag_value(settings, names)
     if value is None:
         return None
-    return value is True or (isinstance(value, str) and value.strip().lower() not in ("0", "false", "off", "no"))
+    return value is True or (isinstance(value, str) and not false_word(value.strip()))
 
 
 class LlamacppFlags:

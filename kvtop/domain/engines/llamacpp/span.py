@@ -7,14 +7,14 @@ from collections.abc import Mapping
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.span import EngineSpan, MetricsRank
+from kvtop.domain.span import EngineSpan, MetricsRank, NodeLaunch
 
 FLAGS = frozenset({"--rpc"})
 node_flags = FLAGS  # its RPC servers are other machines (EngineSpanRule.node_flags)
 layout_flags: frozenset[str] = frozenset()  # `--rpc` names hosts: never written back
 
 
-def per_node(settings: LaunchSettings, nodes: int) -> str | None:
+def per_node(settings: LaunchSettings, nodes: int) -> NodeLaunch | None:
     """llama-server runs on one node (`check_nodes` refuses more): nothing to say per node."""
     return None
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
+from kvtop.domain.engines.lmdeploy.dsa import dsa_storage
 from kvtop.domain.engines.lmdeploy.eras import (
     CALENDAR,
     TURBOMIND_MLA_SHARED_SINCE,
@@ -26,9 +27,10 @@ from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
-from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.errors import InputError, KvtopError, LayoutError
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
+from kvtop.domain.layout import MlpSplit
 from kvtop.domain.model import ModelSpec
 
 _NAMES = tuple(QUANT_POLICIES.items())
@@ -82,8 +84,8 @@ class LmdeployRules(LmdeployBudget, EngineBase):
             backend, _ = resolve_backend(model, settings, version)
         except KvtopError:  # the budget says why; the storage is TurboMind's until then
             backend = "turbomind"
-        if backend == "pytorch":
-            return PYTORCH_STORAGE
+        if backend == "pytorch":  # a DSA model's `auto` is FP8 in some releases (dsa.py)
+            return dsa_storage(model, settings.kv_cache_dtype, PYTORCH_STORAGE, version)
         if not since(TURBOMIND_ONLINE_KV_QUANT_SINCE, version):
             if settings.kv_cache_dtype.strip().lower() not in ("auto", *OFFLINE_QUANT_POLICIES):
                 raise InputError(f"LMDeploy {version.label} has only --quant-policy 4 (offline int8 KV); "
@@ -105,11 +107,38 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         return settings
 
     def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
-        """--ep without experts: unread by TurboMind, the ranks of ep 1 on the PyTorch engine at dp 1 (dense_ep.py)."""
+        """--ep without experts: TurboMind's FFN over tp ÷ ep from 0.15.0 (unread before), the ranks of ep 1 on the
+        PyTorch engine at dp 1 (dense_ep.py)."""
         from kvtop.domain.engines.lmdeploy.dense_ep import expert_parallel_without_experts
 
         backend, _ = resolve_backend(model, settings, version)
         return expert_parallel_without_experts(backend, settings, version)
+
+    def expert_parallel_unread(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+        """TurboMind before 0.15.0 does not read --ep (ep_sizes.py): planned as EP off, said once."""
+        from kvtop.domain.engines.lmdeploy.ep_sizes import expert_parallel_unread
+
+        try:
+            backend, _ = resolve_backend(model, settings, version)
+        except KvtopError:  # the budget says why
+            return None
+        return expert_parallel_unread(backend, settings, version)
+
+    def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
+        """TurboMind from 0.15.0 splits the shared experts and dense FFN under --ep over its MLP TP group
+        (turbomind_ep.py); the PyTorch engine's are the book's (over TP). LayoutError where the backend the model
+        resolves to refuses the --ep that `check_parallel` let through for the other (ep_sizes.py)."""
+        from kvtop.domain.engines.lmdeploy.ep_sizes import ep_refusal
+        from kvtop.domain.engines.lmdeploy.turbomind_ep import turbomind_mlp_split
+
+        try:
+            backend, _ = resolve_backend(model, settings, version)
+        except KvtopError:  # the budget says why
+            return MlpSplit()
+        refused = ep_refusal(backend, settings, version)
+        if refused:
+            raise LayoutError(refused, field="--ep")
+        return turbomind_mlp_split(model, settings, version) if backend == "turbomind" else MlpSplit()
 
     def uncapped(self, settings: LaunchSettings) -> LaunchSettings:
         """Without --num-gpu-blocks, and a --cache-max-entry-count ≥ 1 (TurboMind's block count, §1) back to

@@ -7,10 +7,11 @@ set, else for its `architectures` (`_get_model_class`, pytorch/models/patch.py):
 stops the launch ("Can not found rewrite for architectures: [...]"; a family in `REMOVED_MODEL_MAP`, from
 v0.15.0: "… support has been removed from LMDeploy"). LMDeploy has no Transformers backend.
 
-Read from every release tag v0.6.0 … v0.16.0 (`git show vX:lmdeploy/pytorch/models/module_map.py`, parsed by
-benchmarks/engine_registries/read_registries.py lmdeploy): each row below is what a release range added (+)
-and removed (−) against the one before; earlier releases (a module map of patched transformers classes) are
-"not checked".
+Read from every release tag v0.6.0 … v0.16.0 (`git show vX:lmdeploy/pytorch/models/module_map.py`) and from the
+0.17.0 and 0.18.0 wheels (PyPI, `pip download lmdeploy==X --no-deps`; no tag of theirs in the stored clone), each
+parsed by benchmarks/engine_registries/read_registries.py lmdeploy: each row below is what a release range added (+)
+and removed (−) against the one before (REMOVED_MODEL_MAP unchanged through 0.18.0); earlier releases (a module map
+of patched transformers classes) are "not checked".
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ Starcoder2ForCausalLM
 +GlmMoeDsaMTPModel +HYV3ForCausalLM +HYV3MTP +InternS2MobiusForCausalLM
 +InternS2MobiusForConditionalGeneration +MetaMoeForConditionalGeneration
     """),
+    ("0.17.0", "0.17.0", "+Eagle3DeepseekV2ForCausalLM +KimiK25ForConditionalGeneration +Kimi_K25ForConditionalGeneration"),
+    ("0.18.0", "0.18.0", "+DFlashDraftModel +DeepseekV32MTPModel"),
 )  # fmt: skip
 
 # REMOVED_MODEL_MAP (v0.15.0 on): the family each removed class was

@@ -9,12 +9,14 @@
                       blocks = int((free − runtime) × ratio / block_bytes)
     v0.13.0 +         free −= state × (max_batches + 2 + prefix_cache_state_budget) ; free −= runtime
                       blocks = int(free × ratio) // block_bytes                   (least over ranks)
+    0.17.0 +          a DSA model's runtime += 512 MiB (the indexer's prefill score workspace)
     max_prefill_token_num is halved until ≥ 16 blocks fit ("No enough memory. Update max_prefill_token_num").
 """
 
 from __future__ import annotations
 
 from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.lmdeploy.dsa import auto_is_fp8, score_workspace
 from kvtop.domain.engines.lmdeploy.eras import (
     PYTORCH_ALIGNED_SINCE,
     PYTORCH_FP8_SINCE,
@@ -25,6 +27,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
     pytorch_state_extra,
     since,
 )
+from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import BLACKWELL_GPUS
@@ -52,8 +55,8 @@ def block_bytes(model: ModelSpec, kv: KvBook, block: int, aligned: bool) -> int:
     else:
         k_dim, v_dim = model.head_dim, model.v_head_dim
     attention = full or swa
-    if fmt == "fp8_ds_mla":
-        descs = [block * int(attention.bytes_per_layer_token if attention else 0)]
+    if fmt == "fp8_ds_mla" or (model.mla is not None and fmt.startswith("fp8")):  # one latent: 576 B, or 656 B
+        descs = [block * int(attention.bytes_per_layer_token if attention else 0)]  # as fp8_ds_mla (kv.py)
     elif fmt in ("int8", "int4"):
         per = 1 if fmt == "int8" else 2  # elements per byte
         descs = [block * heads * k_dim // per, block * heads * v_dim // per, block * heads * params]
@@ -88,7 +91,11 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
     m, s, kv, version = inputs.model, inputs.settings, inputs.kv, inputs.version
     steps: list[BudgetStep] = []
     notes: list[str] = [f"backend: {backend_why}"]
-    if kv.kv_format in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and not since(PYTORCH_FP8_SINCE, version):
+    asked = QUANT_POLICIES.get(s.kv_cache_dtype.strip().lower(), s.kv_cache_dtype)
+    dsa_fp8 = auto_is_fp8(m, version)  # v0.11.1 – v0.16.x: FP8 with no --quant-policy, before QuantPolicy.FP8 too
+    if dsa_fp8 is not None and asked == "auto":
+        notes.append(f"KV fp8_ds_mla (656 B a token a layer) with no --quant-policy: {dsa_fp8.source}")
+    if asked in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and not since(PYTORCH_FP8_SINCE, version):
         raise InputError(f"LMDeploy {version.label} has no FP8 KV (quant_policy 16/17 from v0.14.0)",
                          field="--quant-policy")  # fmt: skip
     if kv.kv_format in ("int8", "int4") and not since(PYTORCH_KV_QUANT_SINCE, version):
@@ -170,15 +177,21 @@ def _state_bytes(inputs: EngineInputs, max_batches: int, steps: list[BudgetStep]
 def _runtime(
     inputs: EngineInputs, era: str, free: int, ratio: float, per_block: int, max_batches: int, notes: list[str]
 ) -> tuple[int, int]:
-    """(runtime reserve, max_prefill_token_num): halved until ≥ 16 blocks fit (`_get_runtime_size`)."""
+    """(runtime reserve, max_prefill_token_num): halved until ≥ 16 blocks fit (`_get_runtime_size`); from 0.17.0 a
+    DSA model's score workspace is inside the reserve (dsa.py)."""
     s, vocab = inputs.settings, inputs.model.vocab_size
     asked = s.max_prefill_tokens or pytorch_prefill(inputs.version).value
+    workspace = score_workspace(inputs.model, inputs.version)
+    if workspace is not None:
+        notes.append(f"runtime reserve holds the DSA prefill score workspace, {workspace.value >> 20} MiB "
+                     f"(the default; 'Reserve … MiB for DSA prefill score workspace'): {workspace.source}")
+    extra = workspace.value if workspace is not None else 0
     prefill, runtime = asked, 0
     while prefill > 0:
         if era == "runtime_x7":
             runtime = int(prefill * vocab * 7)
         else:
-            runtime = int((prefill + 2 * max_batches) * vocab * 2)
+            runtime = int((prefill + 2 * max_batches) * vocab * 2) + extra
         if int((free - runtime) * ratio) // per_block >= MIN_BLOCKS:
             break
         prefill //= 2

@@ -1,10 +1,13 @@
 """What LMDeploy does with `--ep` on a model without routed experts (`EngineRules.expert_parallel_without_experts`).
 
-Read in the v0.12.2 wheel (earlier releases with `--ep` not read, taken alike). `--ep` other than tp × dp is refused
-before this (flags.py `check_parallel`).
+The PyTorch engine read in the v0.12.2 wheel (earlier releases with `--ep` not read, taken alike); TurboMind in the
+0.14.0 – 0.18.0 wheels. An `--ep` the backend refuses is refused before this (flags.py `check_parallel`, ep_sizes.py).
 
-* TurboMind never reads it: lmdeploy/cli/serve.py passes `ep=args.ep` to `PytorchEngineConfig` only
-  (`TurbomindEngineConfig` has no `ep`).
+* TurboMind before 0.15.0 never reads it (lmdeploy/cli/serve.py v0.12.2, 0.14.0:231 pass `ep=args.ep` to
+  `PytorchEngineConfig` only): the ledger plans EP off with ep_sizes.py's one note before asking here, experts or not.
+* TurboMind from 0.15.0 reads it (turbomind_ep.py): a dense model's FFN splits over `mlp_tp` = tp × dp ÷ ep, whole
+  on every rank at ep == tp × dp (the layout's `mlp_split`, the book's rows); attention and the vocabulary
+  keep their TP. At dp > 1 the tp × dp ranks are one engine whose attention is data-parallel, as dp replicas.
 * The PyTorch engine at dp 1: `DistConfig.__post_init__` (lmdeploy/pytorch/config.py) makes the world `ep` ranks,
   attention TP world ÷ dp and the dense MLP's TP `tp`: at ep == tp the ranks and splits of ep 1. The one thing it adds,
   `DistContext._build_ep_group` (pytorch/distributed.py), is a `torch.distributed.new_group` that only MoE layers
@@ -15,6 +18,7 @@ before this (flags.py `check_parallel`).
 
 from __future__ import annotations
 
+from kvtop.domain.engines.lmdeploy.turbomind_ep import TURBOMIND_EP_ERAS
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import LaunchSettings
@@ -25,8 +29,8 @@ def expert_parallel_without_experts(backend: str, settings: LaunchSettings, vers
     world it builds is not modelled (the PyTorch engine at dp > 1)."""
     ep = settings.ep
     if backend == "turbomind":
-        return (f"--ep {ep} on a model without experts: planned as EP off; TurboMind does not read --ep "
-                "(lmdeploy/cli/serve.py passes it to the PyTorch engine's config only)")  # fmt: skip
+        return (f"--ep {ep} on a model without experts: no experts to divide; TurboMind {version.label} reads --ep "
+                f"and splits the FFN over mlp_tp = tp × dp ÷ ep ({TURBOMIND_EP_ERAS.era(version).source})")  # fmt: skip
     if settings.dp > 1:
         raise LayoutError(
             f"not modelled: --ep {ep} with --dp {settings.dp} makes LMDeploy's PyTorch engine one world of {ep} ranks "

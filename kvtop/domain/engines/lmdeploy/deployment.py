@@ -23,7 +23,9 @@ from kvtop.domain.engines.lmdeploy.spec_methods import METHOD_ERAS
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.spec_methods import check_method
 
-SPEC_FLAGS = ("speculative-algorithm", "speculative-draft-model", "speculative-num-draft-tokens")
+# `--speculative-dflash-block-size`: 0.18.0's DFlash window (cli/utils.py:851-857), with `--speculative-algorithm dflash`
+SPEC_FLAGS = ("speculative-algorithm", "speculative-draft-model", "speculative-num-draft-tokens",
+              "speculative-dflash-block-size")  # fmt: skip
 LORA_FLAGS = ("adapters",)
 FLAGS: frozenset[str] = frozenset("--" + f for f in (*SPEC_FLAGS, *LORA_FLAGS))
 flags = FLAGS  # the protocol's name (DeploymentRules.flags)

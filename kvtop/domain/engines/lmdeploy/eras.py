@@ -130,6 +130,29 @@ PYTORCH_STATE_EXTRA_ERAS: Eras[int] = Eras((
 PYTORCH_ALIGNED_SINCE = Era("0.11.1", True, "PR #4026 cache_engine.py: CacheDesc.aligned_size, alignment 256")
 # §4.1: FP8 KV (quant_policy 16/17) in the PyTorch engine.
 PYTORCH_FP8_SINCE = Era("0.14.0", True, "PR #4563: QuantPolicy.FP8 / FP8_E5M2")
+# §4.1: the DSA models (config model_type) whose latent is the 656 B `fp8_ds_mla` layout when no --quant-policy is
+# given; the others' is the model's bf16. Read in the v0.11.1 – v0.16.0 tags and the 0.17.0 / 0.18.0 wheels (PyPI).
+PYTORCH_DSA_AUTO_FP8_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "no DSA model before v0.11.1 (DeepseekV32ForCausalLM first in its MODULE_MAP)"),
+    Era("0.11.1", frozenset({"deepseek_v32"}), "configurations/deepseek_v2.py:81-86 (v0.11.1) use_mla_fp8_cache = "
+        "True; cache_engine.py:86-87 then sets quant_policy = 0 (every policy stores fp8_ds_mla)"),
+    Era("0.12.2", frozenset({"deepseek_v32", "glm_moe_dsa"}), "configurations/deepseek_v32.py:32, 43 (v0.12.2): "
+        "the builder of both model types, use_mla_fp8_cache = True"),
+    Era("0.16.0", frozenset({"deepseek_v32"}), "deepseek_v32.py:71 (v0.16.0) mla_kv_cache_dtype = 'fp8_ds_mla'; "
+        "glm_moe_dsa.py:36 'bfloat16' (PR #4737); cache_engine.py:159-167 raises for a policy other than 0 or 16"),
+    Era("0.17.0", frozenset(), "PR #4896 (2026-08-24) 'bound DSA prefill score memory': deepseek_v32.py:71 (0.17.0) "
+        "mla_kv_cache_dtype = 'bfloat16'; --quant-policy 16 still fp8_ds_mla (cache_engine.py:160-169; 0.18.0 "
+        "executor/__init__.py:13-29)"),
+))  # fmt: skip
+# §4.3: the DSA indexer's prefill score workspace, reserved with the runtime before the KV share for a model whose
+# builder sets `mla_index_topk` (LMDEPLOY_DSA_INDEXER_MAX_LOGITS_MB, default 512, read as its default: kvtop reads
+# no environment variable of the launch). Bytes.
+PYTORCH_DSA_WORKSPACE_ERAS: Eras[int] = Eras((
+    Era("", 0, "no DSA score workspace reserved through v0.16.0 (executor/base.py _get_runtime_size)"),
+    Era("0.17.0", 512 << 20, "PR #4896: executor/base.py:225-229, 245 (0.17.0; 0.18.0 :213-217, 233) "
+                             "_get_dsa_score_workspace_size, envs.py:231 LMDEPLOY_DSA_INDEXER_MAX_LOGITS_MB = 512"),
+))
+DSA_MODEL_TYPES = frozenset({"deepseek_v32", "glm_moe_dsa"})  # the builders setting mla_index_topk (0.17.0, 0.18.0)
 # §5: max_prefill_token_num when not given (the runtime reserve reads it).
 PYTORCH_PREFILL_ERAS: Eras[int] = Eras((
     Era("", 16384, "messages.py v0.2.0 PytorchEngineConfig.max_prefill_token_num = 16384"),
@@ -140,8 +163,8 @@ PYTORCH_PREFILL_ERAS: Eras[int] = Eras((
 TURBOMIND_PREFILL_DEFAULT = 8192
 PYTORCH_SINCE = "0.2.0"  # the PyTorch engine's first release
 
-# Release tags and their dates (the tags of InternLM/lmdeploy; PyPI lists the same releases, and
-# 0.17.0 and 0.18.0 after v0.16.0, whose dates and rules are not read here).
+# Release tags and their dates (the tags of InternLM/lmdeploy to v0.16.0; 0.17.0 and 0.18.0 by their PyPI upload
+# day, https://pypi.org/pypi/lmdeploy/json, read 2026-12-06: no tag of theirs in the stored clone, which ends 2026-08-22).
 CALENDAR: tuple[ReleaseDate, ...] = ReleaseDate.table("""
 0.0.10 2023-09-26 0.0.11 2023-10-17 0.0.12 2023-10-24 0.0.13 2023-10-30 0.0.14 2023-11-09
 0.1.0 2023-12-18 0.2.0 2024-01-17 0.2.1 2024-01-19 0.2.2 2024-01-31 0.2.3 2024-02-06 0.2.4 2024-02-21
@@ -152,7 +175,7 @@ CALENDAR: tuple[ReleaseDate, ...] = ReleaseDate.table("""
 0.7.2 2025-03-19 0.7.2.post1 2025-03-21 0.7.3 2025-04-14 0.8.0 2025-05-04 0.9.0 2025-06-19 0.9.1 2025-07-04
 0.9.2 2025-07-26 0.9.2.post1 2025-08-19 0.10.0 2025-09-09 0.10.1 2025-09-26 0.10.2 2025-10-28
 0.11.0 2025-12-04 0.11.1 2025-12-24 0.12.0 2026-02-04 0.12.1 2026-02-13 0.12.2 2026-03-18 0.12.3 2026-04-08
-0.13.0 2026-05-12 0.14.0 2026-06-24 0.15.0 2026-07-31 0.16.0 2026-08-19
+0.13.0 2026-05-12 0.14.0 2026-06-24 0.15.0 2026-07-31 0.16.0 2026-08-19 0.17.0 2026-09-02 0.18.0 2026-09-28
 """)
 
 
@@ -197,18 +220,28 @@ def pytorch_state_extra(version: ResolvedVersion) -> Era[int]:
     return era_for(PYTORCH_STATE_EXTRA_ERAS, version)
 
 
+def pytorch_dsa_workspace(version: ResolvedVersion) -> Era[int]:
+    return era_for(PYTORCH_DSA_WORKSPACE_ERAS, version)
+
+
+def pytorch_dsa_auto_fp8(version: ResolvedVersion) -> Era[frozenset[str]]:
+    return era_for(PYTORCH_DSA_AUTO_FP8_ERAS, version)
+
+
 # --- which release printed a log ----------------------------------------------------------------
 
-# What TurboMind's lines bound, as [first, before): a release the lines cannot come from is never picked.
+# What TurboMind's lines (and one of the PyTorch engine's) bound, as [first, before): a release the lines cannot come
+# from is never picked.
 _FLOAT_PRINT = ("0.8.0", "0.15.0")
 _INTEGER_PRINT = ("0.1.0", "0.8.0")
 _OLD_TRUNCATION = ("0.2.0", "0.12.0")
 _NEW_TRUNCATION = ("0.12.0", "0.15.0")
 _OBJECT_CACHE = ("0.15.0", None)
+_DSA_WORKSPACE = ("0.17.0", None)  # the PyTorch engine's line (PYTORCH_DSA_WORKSPACE_ERAS)
 
 
 def _bounds(log: EngineLog) -> list[tuple[str, str | None, str]]:
-    """(first release, first release after, the line) for each TurboMind line that bounds the release."""
+    """(first release, first release after, the line) for each line that bounds the release."""
     ranks = log.ranks(LmdeployRankLog)
     found: list[tuple[str, str | None, str]] = []
     sizes = [size for rank in ranks for size in rank.block_sizes]
@@ -223,6 +256,8 @@ def _bounds(log: EngineLog) -> list[tuple[str, str | None, str]]:
         found.append((*_NEW_TRUNCATION, "'max cached tokens' / 'truncated … due to limited KV cache memory' (v0.12+)"))
     if any(rank.object_cache_budgets for rank in ranks):
         found.append((*_OBJECT_CACHE, "'Object cache budget' (v0.15.0 on)"))
+    if any(rank.dsa_workspaces for rank in ranks):
+        found.append((*_DSA_WORKSPACE, "'Reserve … MiB for DSA prefill score workspace' (0.17.0 on)"))
     return found
 
 
@@ -289,5 +324,5 @@ _TURBOMIND_V014 = frozenset({
 })  # fmt: skip
 TURBOMIND_ARCHITECTURE_ERAS: Eras[frozenset[str]] = Eras((
     Era("", _TURBOMIND_V013, "turbomind/supported_models.py v0.13.0 (the list through v0.13)"),
-    Era("0.14.0", _TURBOMIND_V014, "turbomind/supported_models.py v0.14.0 (PR #4557)"),
+    Era("0.14.0", _TURBOMIND_V014, "turbomind/supported_models.py v0.14.0 (PR #4557; the same through the 0.18.0 wheel)"),
 ))

@@ -144,13 +144,17 @@ class LmdeployFlags:
             raise InputError(f"must be 0 or more (got {value})", field=flag)
 
     def check_parallel(self, settings: LaunchSettings) -> None:
-        """LMDeploy spreads experts over every tp × dp rank (`--ep` with `--dp`), or not at all."""
-        ranks = settings.tp * settings.dp
-        if settings.ep not in (1, ranks):
-            raise InputError(
-                f"LMDeploy's expert parallelism spans all tp × dp = {ranks} ranks (got --ep {settings.ep})",
-                field="--ep",
-            )
+        """`--ep` as the launch's backend and release take it (ep_sizes.py `ep_refusal`): the PyTorch engine spreads
+        experts over every tp × dp rank or none; TurboMind before 0.15.0 never reads it; from 0.15.0 it takes an ep
+        its parallel_config.py lays out (one dividing tp: mlp_tp = tp ÷ ep). Without --backend (TurboMind where it
+        supports the model, which this check cannot see) a size is refused where both backends refuse it; the
+        budget refuses it for the backend the model resolves to (`LmdeployRules.expert_parallel_unread`)."""
+        from kvtop.domain.engines.lmdeploy.ep_sizes import ep_refusal
+
+        backends = (settings.backend,) if settings.backend in BACKENDS else BACKENDS
+        refusals = [ep_refusal(backend, settings, ResolvedVersion(text=settings.engine_version)) for backend in backends]
+        if all(refusals) and refusals[0]:
+            raise InputError(refusals[0], field="--ep")
 
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         out = written_flags(settings, PREFERRED)

@@ -38,6 +38,8 @@ _FREE = re.compile(r"free gpu memory: (\d{1,12}) mb")
 _RUNTIME = re.compile(r"estimated max runtime memory: (\d{1,12}) mb")
 _PREFILL_UPDATE = re.compile(r"(?i)update max_prefill_token_num=(\d{1,12})")
 _INITIALISED = re.compile(r"Initialize cache engine with (\d{1,15}) gpu blocks")
+# 0.17.0+ (executor/base.py:407, PR #4896): `logger.info('Reserve %d MiB for DSA prefill score workspace.', b >> 20)`
+_DSA_WORKSPACE = re.compile(r"Reserve (\d{1,12}) MiB for DSA prefill score workspace")
 _CACHE_CONFIG = re.compile(r"(?<![A-Za-z])CacheConfig\(")
 _ENUM = re.compile(r"<\w{1,60}\.\w{1,60}: (-?\d{1,12})>")
 _CACHE_CONFIG_FIELDS = ("num_gpu_blocks", "block_size", "num_cpu_blocks", "max_batches",
@@ -139,6 +141,7 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("estimated max runtime memory: ", _mib("runtime_memory", _RUNTIME)),
     ("max_prefill_token_num=", _ints("prefill_updates", _PREFILL_UPDATE)),
     ("Initialize cache engine with ", _ints("gpu_blocks_initialised", _INITIALISED)),
+    ("for DSA prefill score workspace", _mib("dsa_workspaces", _DSA_WORKSPACE)),
 )
 """(trigger substring, handler): a handler runs only on lines that contain its trigger."""
 

@@ -86,3 +86,4 @@ class LmdeployRankLog(RankLog):
     runtime_memory: tuple[Measured, ...] = ()  # PyTorch DEBUG: `estimated max runtime memory: Y mb`
     prefill_updates: tuple[int, ...] = ()  # `No enough memory. Update max_prefill_token_num=N`
     gpu_blocks_initialised: tuple[int, ...] = ()  # PyTorch DEBUG: `Initialize cache engine with N gpu blocks`
+    dsa_workspaces: tuple[Measured, ...] = ()  # 0.17.0+: `Reserve N MiB for DSA prefill score workspace.`

@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.span import EngineSpan, MetricsRank, flag_count
+from kvtop.domain.span import EngineSpan, MetricsRank, NodeLaunch, flag_count
 
 FLAGS = frozenset({"--nnodes", "--node-rank"})
 node_flags = FLAGS  # every one says a node of several (EngineSpanRule.node_flags)
 layout_flags = frozenset({"--nnodes"})  # alike on every node ("PyTorchEngine Multi-Node Deployment Guide")
 
 
-def per_node(settings: LaunchSettings, nodes: int) -> str | None:
+def per_node(settings: LaunchSettings, nodes: int) -> NodeLaunch | None:
     """LMDeploy over nodes is not modelled (`check_nodes` refuses it): nothing to say per node."""
     return None
 

@@ -19,7 +19,9 @@ from kvtop.domain.weights import weights_book
 
 TURBOMIND_ZERO_BITS = 16  # a zero point in T (half), beside its 16-bit scale
 ZERO_SOURCE = ("LlamaDecoderLayerWeight.cc mallocWeights (v0.1.0 – v0.5.3: scales_and_zeros, input / group × output "
-               "× 2 T), LlamaDenseWeight.cc / linear_weight.cc (v0.6.0 – v0.16.0: zeros in T, fuse_scales_and_zeros)")  # fmt: skip
+               "× 2 T), LlamaDenseWeight.cc / linear_weight.cc (v0.6.0 – v0.16.0: zeros in T, fuse_scales_and_zeros); "
+               "0.18.0 turbomind/weight_format.py:221-226 AWQFormat zeros_dtype TYPE_GENERIC_FLOAT (a float, as the scales; "
+               "the C++ of 0.17.0 / 0.18.0 not read)")  # fmt: skip
 
 _EXTRA: Memo[int] = Memo(64)
 

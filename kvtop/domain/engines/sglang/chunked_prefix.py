@@ -16,14 +16,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import AttentionKind
+from kvtop.domain.model import MLA_KINDS
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.base import EngineInputs
 
 FLAG = "--disable-chunked-prefix-cache"
 KEY = "disable-chunked-prefix-cache"  # its `LaunchSettings.flags` key
-MLA_KINDS = (AttentionKind.MLA, AttentionKind.DSA)
 
 
 def check_chunked_prefix(inputs: EngineInputs) -> None:

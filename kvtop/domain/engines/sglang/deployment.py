@@ -66,7 +66,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.spec_methods import check_method
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import MIB, counted
 
 SPEC_FLAGS = ("speculative-algorithm", "speculative-draft-model-path", "speculative-draft-model",
               "speculative-num-draft-tokens", "speculative-num-steps", "speculative-eagle-topk")  # fmt: skip
@@ -223,8 +223,8 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     if setup.spec_kind is SpecKind.MTP:
         mtp = next((row.bytes for row in inputs.weights.rows if row.component == "mtp"), 0)
         if model.mtp_layers:
-            found.append(_term(base, charge=Charge.WEIGHTS, label=f"draft weights: {model.mtp_layers} MTP "
-                                    "layer(s), in the weights book", bytes=mtp if inputs.last_stage else 0,
+            found.append(_term(base, charge=Charge.WEIGHTS, label=f"draft weights: {counted(model.mtp_layers, 'MTP layer')}, "
+                                    "in the weights book", bytes=mtp if inputs.last_stage else 0,
                                     source=SOURCE_SPEC))  # fmt: skip
         else:
             found.append(_term(base, charge=Charge.RESIDENT, label="draft weights",
@@ -268,7 +268,7 @@ def _term(base: BudgetTerm, **update: object) -> BudgetTerm:
 
 def _draft_weights(inputs: TermInputs, base: BudgetTerm) -> BudgetTerm:
     label = "draft weights" + (
-        f" ({inputs.draft.name}, {inputs.draft.num_layers} layer(s))" if inputs.draft else ""
+        f" ({inputs.draft.name}, {counted(inputs.draft.num_layers, 'layer')})" if inputs.draft else ""
     )
     if inputs.measured_draft_bytes is not None:
         return _term(base, charge=Charge.RESIDENT, label="draft weights", bytes=inputs.measured_draft_bytes,

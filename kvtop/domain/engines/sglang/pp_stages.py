@@ -18,7 +18,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
 from kvtop.domain.explain_estimate import EstimateRun, rebuild_with_estimate
 from kvtop.domain.explanation import Ends, EstimatedInput, Explanation
-from kvtop.domain.wording import gib
+from kvtop.domain.wording import counted, gib
 
 
 def stages_shown(log: EngineLog) -> set[int]:
@@ -48,8 +48,9 @@ def hidden_stage_reserve(
         source="assumed",
         basis=(
             f"SGLang takes the least over every stage (an all-reduce MIN over the world group); the log shows "
-            f"{names}'s {gib(before[1])} and not the other {hidden} stage(s)' `Load weight` lines, so the least is at "
-            f"most that and at least the {gib(after[1])} free after the load (taken as the least after it)"
+            f"{names}'s {gib(before[1])} and not the `Load weight` lines of the other {counted(hidden, 'stage')}, so "
+            f"the least is at most that and at least the {gib(after[1])} free after the load (taken as the least after "
+            "it)"
         ),
     )
     note = (

@@ -23,6 +23,7 @@ from kvtop.domain.span import (
     DEPLOYMENT_LABEL,
     EngineSpan,
     MetricsRank,
+    NodeLaunch,
     ServingRole,
     flag_count,
     flag_text,
@@ -46,15 +47,18 @@ node_flags = NODE_FLAGS  # the protocol's name (EngineSpanRule.node_flags)
 layout_flags = frozenset({"--nnodes"})
 
 
-def per_node(settings: LaunchSettings, nodes: int) -> str | None:
+def per_node(settings: LaunchSettings, nodes: int) -> NodeLaunch | None:
     """SGLang's node i of N: `--nnodes N --node-rank i --dist-init-addr HOST:PORT` (ServerArgs `nnodes`,
     `node_rank`, `dist_init_addr`; node rank 0's address and a free port, the same on every node)."""
     if nodes <= 1:
         return None
-    count = "" if flag_count(settings, "nnodes", 1, least=1) == nodes else f"--nnodes {nodes} "
-    address = flag_text(settings, "dist-init-addr", "nccl-init-addr") or "HOST:PORT"
-    return (f"on node i of {nodes} (0 … {nodes - 1}) add {count}--node-rank i --dist-init-addr {address}"
-            " (node rank 0's address, the same on every node)")
+    count = () if flag_count(settings, "nnodes", 1, least=1) == nodes else ("--nnodes", str(nodes))
+    typed = flag_text(settings, "dist-init-addr", "nccl-init-addr")
+    address = typed or "HOST:PORT"
+    said = (f"on node i of {nodes} (0 … {nodes - 1}) add {' '.join((*count, ''))}--node-rank i --dist-init-addr"
+            f" {address} (node rank 0's address, the same on every node)")
+    by_node = tuple((*count, "--node-rank", str(node), "--dist-init-addr", address) for node in range(nodes))
+    return NodeLaunch(nodes=nodes, by_node=by_node, placeholders=() if typed else (address,), said=said)
 
 
 def span(settings: LaunchSettings) -> EngineSpan:

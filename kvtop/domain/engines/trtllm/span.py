@@ -13,23 +13,24 @@ from collections.abc import Mapping
 
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.span import EngineSpan, MetricsRank, ranks_per_node
+from kvtop.domain.span import EngineSpan, MetricsRank, NodeLaunch, ranks_per_node
 
 FLAGS: frozenset[str] = frozenset()
 node_flags = FLAGS  # the MPI world is in the environment, not in flags (EngineSpanRule.node_flags)
 layout_flags = FLAGS  # no flag says the node count: the MPI launcher does
 
 
-def per_node(settings: LaunchSettings, nodes: int) -> str | None:
+def per_node(settings: LaunchSettings, nodes: int) -> NodeLaunch | None:
     """trtllm-serve has no node flag: the nodes are one MPI world its launcher starts (NVIDIA Dynamo's "Multinode
     Examples": `srun`/`mpirun … trtllm-llmapi-launch trtllm-serve …`, the nodes "launched together in the same MPI
     world"), one task per GPU."""
     if nodes <= 1:
         return None
     world = ParallelLayout(tp=settings.tp, pp=settings.pp)  # the MPI world: tp × pp ranks
-    return (f"trtllm-serve takes no node count: launch the line once as one MPI world of {world.gpus} ranks over"
+    said = (f"trtllm-serve takes no node count: launch the line once as one MPI world of {world.gpus} ranks over"
             f" {nodes} nodes, e.g. srun -N {nodes} --ntasks-per-node {ranks_per_node(world, nodes)} trtllm-llmapi-launch"
             " trtllm-serve …")
+    return NodeLaunch(nodes=nodes, said=said)  # one launch starts every node: no node's own flags
 
 
 def span(settings: LaunchSettings) -> EngineSpan:

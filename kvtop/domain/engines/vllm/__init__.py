@@ -32,7 +32,7 @@ from kvtop.domain.engines.vllm.weights_built import built_rows
 from kvtop.domain.engines.vllm.weights_words import WEIGHT_ROW_WORDS
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts
+from kvtop.domain.layout import MlpSplit, ParallelLayout, PpRemainder, StageParts
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.weights import WeightRow
 
@@ -146,13 +146,18 @@ class VllmRules(VllmBudget, EngineBase):
 
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), what
-        they build on each layer beside the checkpoint's tensors (layer_build.py), and the MLP its Transformers
-        backend replicates (transformers_backend.py), and Kimi-K3's bf16 latent projections (kimi_k3.py)."""
+        they build on each layer beside the checkpoint's tensors (layer_build.py), and Kimi-K3's bf16 latent
+        projections (kimi_k3.py)."""
         from kvtop.domain.engines.vllm.kimi_k3 import with_kimi_k3_build
-        from kvtop.domain.engines.vllm.transformers_backend import with_replicated_mlp
 
-        parts = with_replicated_mlp(with_layer_build(stage_parts(model, pp_rank, pp, version), model, version), model, version)
-        return with_kimi_k3_build(parts, model, version)
+        return with_kimi_k3_build(with_layer_build(stage_parts(model, pp_rank, pp, version), model, version), model, version)
+
+    def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
+        """The dense MLP over TP, but whole on every rank where the Transformers backend replicates it
+        (transformers_backend.py); EP divides the routed experts alone."""
+        from kvtop.domain.engines.vllm.transformers_backend import replicated_mlp_split
+
+        return replicated_mlp_split(model, version)
 
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,

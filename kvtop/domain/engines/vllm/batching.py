@@ -27,6 +27,7 @@ from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.span import flag_switch
 from kvtop.domain.wording import GIB
 
 ENGINE_ERAS: Eras[str] = Eras((
@@ -143,10 +144,7 @@ def check_entry_point(settings: LaunchSettings, version: ResolvedVersion, model:
 
 def chunked_prefill(settings: LaunchSettings) -> bool:
     """Whether chunked prefill is on: the default for generating models, off with --no-enable-chunked-prefill."""
-    if settings.flags.get("no-enable-chunked-prefill") not in (None, False):
-        return False
-    stated = settings.flags.get("enable-chunked-prefill")
-    return stated is None or stated is True or str(stated).lower() not in ("0", "false", "no", "off")
+    return flag_switch(settings, "enable-chunked-prefill") is not False
 
 
 def batched_tokens(settings: LaunchSettings, default: int, max_seqs: int, max_len: int) -> tuple[int, str]:

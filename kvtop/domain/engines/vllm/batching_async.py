@@ -35,7 +35,7 @@ from kvtop.domain.engines.vllm.spec_methods import is_mtp, stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.span import flag_text
+from kvtop.domain.span import flag_text, switch_given
 
 # PP > 1 turns the default off: always, never, under the V1 model runner
 PpRule = Literal["off", "kept", "v1_runner"]
@@ -136,16 +136,14 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
     """(on, why): `--async-scheduling` / `--no-async-scheduling`, else the release's default less where vLLM turns it
     off for this launch (`ASYNC_OFF_ERAS`). `model`: the launch's model (pooling, hybrid, model runner); None reads
     the launch alone."""
-    if settings.flags.get("no-async-scheduling") not in (None, False):
-        return False, "--no-async-scheduling"
-    stated = settings.flags.get("async-scheduling")
-    if stated is not None:
-        on = stated is True or str(stated).lower() not in ("0", "false", "no", "off")
+    given = switch_given(settings, "async-scheduling")
+    if given is not None:
+        on, flag = given
         refused = EXPLICIT_PP_REFUSED.era(version)
         if on and _pp_blocks(refused.value, settings.pp, model is not None and runs_v2(version, model, settings)):
             raise InputError(f"vLLM {version.label} refuses --async-scheduling at pipeline parallel size "
                              f"{settings.pp} ({refused.source})", field="--async-scheduling")  # fmt: skip
-        return on, "--async-scheduling"
+        return on, flag
     era = async_scheduling_default(version)
     if not era.value:
         return False, f"off by default in vLLM {version.label}"

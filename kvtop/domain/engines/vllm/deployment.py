@@ -74,7 +74,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.spec_methods import check_method
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, counted
 
 SPEC_FLAGS = ("speculative-config", "speculative-model", "num-speculative-tokens")
 EXPERT_FLAGS = ("enable-eplb", "eplb-config", "num-redundant-experts", "all2all-backend")
@@ -314,7 +314,7 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
         if model.mtp_layers:
             mtp = next((row.bytes for row in inputs.weights.rows if row.component == "mtp"), 0)
             found.append(BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.WEIGHTS, bytes=mtp, setting=setting,
-                                    label=f"draft weights: {model.mtp_layers} MTP layer(s), in the weights book",
+                                    label=f"draft weights: {counted(model.mtp_layers, 'MTP layer')}, in the weights book",
                                     source=SOURCE_SPEC))  # fmt: skip
         else:
             found.append(BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label="draft weights",
@@ -329,7 +329,7 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
         assumed = setup.spec_kind is SpecKind.DRAFT_MODEL and inputs.draft is None
         found.append(BudgetTerm(
             feature=Feature.SPECULATIVE, charge=Charge.KV_CELL, bytes_per_token=cell, setting=setting, source=SOURCE_SPEC,
-            label=f"draft KV: {extra} layer(s) beside the target's", basis=Basis.ASSUMED if assumed else Basis.COMPUTED,
+            label=f"draft KV: {counted(extra, 'layer')} beside the target's", basis=Basis.ASSUMED if assumed else Basis.COMPUTED,
             detail="one draft layer assumed (EAGLE heads), with the target's KV heads" if assumed
             else "the draft's layers share the target's blocks",
         ))  # fmt: skip
@@ -343,7 +343,7 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
         return base.model_copy(update={"bytes": inputs.measured_draft_bytes, "basis": Basis.MEASURED})
     if inputs.draft is not None:
         return base.model_copy(update={
-            "label": f"draft weights ({inputs.draft.name}, {inputs.draft.num_layers} layer(s))",
+            "label": f"draft weights ({inputs.draft.name}, {counted(inputs.draft.num_layers, 'layer')})",
             "bytes": draft_weights_bytes(inputs.draft, inputs.layout),
             "basis": Basis.ASSUMED,
             "detail": DRAFT_CONFIG_DETAIL,

@@ -51,8 +51,8 @@ it). From v0.14.0 a dense model's DP ranks are independent engines of DP size 1 
 group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner (dense models from
 v0.25.0, all from v0.29.0: `eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
-modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named); it is not
-read from v0.15.0: `PRICED_ERAS` names where its code changed.
+modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
+v0.15.x's (the same layer, its code moved); it is not read from v0.16.0: `PRICED_ERAS` names where its code changed.
 The non-torch fit's TP > 1 part stands in for it, as above.
 
 A dense model. DP changes nothing else of its profile: each rank runs its own `max_num_batched_tokens` (padded to
@@ -121,10 +121,18 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.14.0", frozenset({"allgather_reducescatter"}),
         "read at v0.14.0 (v0.14.1 byte-identical): the unquantized experts' modular kernel over the worker's "
         "workspace manager (dp_workspace.py), the same AgRs dispatch and combine (fused_moe/layer.py:1922-2025)"),
-    Era("0.15.0", frozenset(), "not read at v0.15.0-v0.17.x: the unquantized experts' modular kernel over the "
-                               "worker's workspace manager (read at v0.14.x: dp_workspace.py) changed: "
-                               "modular_kernel.py, fused_moe.py, fused_moe/layer.py and the unquantized method differ "
-                               "from v0.14.x's in every wheel v0.15.0-v0.17.1 (workspace.py too from v0.16.0)"),
+    Era("0.15.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.15.0 and v0.15.1 (their fused_moe/modular_kernel.py, prepare_finalize.py, oracle/unquantized.py, "
+        "workspace.py, all2all.py's AgRs manager and profile_run byte-identical): v0.14.x's layer but for its bytes' "
+        "code places (dp_workspace.py): select_experts moved into `FusedMoE.forward_impl` on the same gathered rows "
+        "(fused_moe/layer.py:1792-1821 dispatch, :1847 shared experts first, :1876 select_experts, :1913 combine), "
+        "oracle/unquantized.py:160-167 TritonExperts unless "
+        "VLLM_USE_FLASHINFER_MOE_FP16 (:64-70, never with DP), one chunk's workspace13 and output one buffer "
+        "(modular_kernel.py:963-970), the zeroed output under torch 2.9.1 (:1321-1324, utils.py:379-380)"),
+    Era("0.16.0", frozenset(), "not read at v0.16.0-v0.17.x: the unquantized experts' modular kernel over the "
+                               "worker's workspace manager (read at v0.14.0-v0.15.1: dp_workspace.py) changed: "
+                               "modular_kernel.py, fused_moe.py, fused_moe/layer.py and oracle/unquantized.py differ "
+                               "from v0.15.x's in every wheel v0.16.0-v0.17.1"),
     Era("0.18.0", frozenset(), "not read from v0.18.0: VLLM_FUSED_MOE_CHUNK_SIZE gone from envs.py and fused_moe.py "
                                "(the experts' chunk no longer that env's)"),
     Era("0.19.0", frozenset(), "not read from v0.19.0: 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
@@ -184,6 +192,11 @@ SHARED_FIRST: Eras[bool] = Eras((
     Era("0.11.1", False, "fused_moe/layer.py:1757-1799 at v0.11.2 (v0.11.1's the same): after the routed experts"),
     Era("0.12.0", True, "fused_moe/layer.py:1944 at v0.12.0: 'Run shared experts before matrix multiply'"),
 ))  # fmt: skip
+# Why FP8 block experts are not priced where the unquantized ones run the modular kernel: their backend is the install's
+FP8_BACKEND_BY_INSTALL = ("the FP8 experts' kernel is the install's: DeepGEMM where the deep_gemm package is installed, "
+                          "the GPU 9.0/10.0 and the experts' TP below 8 unless VLLM_MOE_USE_DEEP_GEMM, else Triton "
+                          "(fused_moe/oracle/fp8.py:111-150 at v0.14.0, 'DeepGEMM backend requested but not available' "
+                          "falls through), each with its own buffers: not read")
 FP8_SCALE_GROUP = 128  # per_token_group_quant_fp8: one float32 scale per 128 inputs (the block's columns)
 SCALE_BYTES = 4
 
@@ -234,7 +247,7 @@ def dp_gather(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion
     modular = MODULAR_ERAS.era(version)
     if quant.method != "none" and modular.value:
         return DpGather(priced=False, why=f"{quant.method} experts at vLLM {version.label}: only the unquantized "
-                                          f"modular kernel is read ({modular.source})")  # fmt: skip
+                                          f"modular kernel is read ({modular.source}); {FP8_BACKEND_BY_INSTALL}")  # fmt: skip
     if quant.method == "fp8" and capability < (8, 9):
         return DpGather(priced=False, why="FP8 experts below compute capability 8.9 run Marlin: not read")
     deep_gemm = DEEP_GEMM_DEFAULT.era(version)

@@ -1,5 +1,6 @@
-"""vLLM 0.14.x's MoE layer on the batch gathered over the DP ranks (dp_gather.py prices it): the unquantized experts
-run a modular kernel whose buffers come from the worker's workspace manager, not `fused_experts_impl`'s caches.
+"""vLLM 0.14.x's and 0.15.x's MoE layer on the batch gathered over the DP ranks (dp_gather.py prices it): the
+unquantized experts run a modular kernel whose buffers come from the worker's workspace manager, not
+`fused_experts_impl`'s caches.
 
 Read in the v0.14.0 wheel (v0.14.1's workspace.py, fused_moe/ and gpu_model_runner.py byte-identical):
 - `FusedMoE.forward_impl` still gathers dp × tokens rows of hidden states and router logits on the DP group (the
@@ -20,6 +21,17 @@ Read in the v0.14.0 wheel (v0.14.1's workspace.py, fused_moe/ and gpu_model_runn
   metadata: gpu_model_runner.py:4364-4368, 4743) with DP and EP it first asks for the worst chunk
   (VLLM_FUSED_MOE_CHUNK_SIZE rows, modular_kernel.py:797-821; `is_dp_ep`, :710-714). The buffer only grows (the old
   one freed first, workspace.py) and stays: one buffer for every layer.
+
+Read again in the v0.15.0 wheel (v0.15.1's modular_kernel.py, prepare_finalize.py, oracle/unquantized.py,
+workspace.py, all2all.py and `profile_run` byte-identical): the same layer, its code moved. `forward_impl` gathers as
+before (fused_moe/layer.py:1792-1821), runs the shared experts first (:1847) and now calls select_experts itself on
+the gathered rows (:1876) before the method's apply; the combine reduce-scatters (:1913). The method builds
+FusedMoEModularKernel(MoEPrepareAndFinalizeNoEP, TritonExperts) through oracle/unquantized.py:160-167 (FlashInfer's
+CUTLASS experts only with VLLM_USE_FLASHINFER_MOE_FP16 and never with DP, :64-70); the kernel zeroes its output under
+torch 2.9.1 (modular_kernel.py:1321-1324, utils.py:379-380); `_allocate_buffers` (:875-980) asks the worst chunk
+under DP + EP as before and puts one chunk's workspace13 and output in one buffer of the larger
+(max(prod(workspace13), prod(output)), :963-970), the bytes above whenever top-k × max(N/2, K) ≥ K, as for every
+routed model.
 """
 
 from __future__ import annotations
@@ -34,7 +46,8 @@ from kvtop.domain.rounding import ceil_div, round_up
 MODULAR_ERAS: Eras[bool] = Eras((
     Era("", False, "fused_experts_impl's caches to v0.13.0 (dp_gather.py)"),
     Era("0.14.0", True, "unquantized_fused_moe_method.py:281-287 and modular_kernel.py:766-869 at v0.14.0 (v0.14.1 "
-                        "byte-identical)"),
+                        "byte-identical); oracle/unquantized.py:160-167 and modular_kernel.py:875-980 at v0.15.0 "
+                        "(v0.15.1 byte-identical); read to v0.15.1 (dp_gather.PRICED_ERAS)"),
 ))  # fmt: skip
 TOPK_BYTES = 8  # select_experts: a float32 weight and an int32 id per row and chosen expert (dp_gather's too)
 HELD_ROWS = 2  # the decoder layer's residual and normed input of the rank's own batch, held across its MoE

@@ -460,7 +460,7 @@ def runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings
     method = stated_method(settings) if settings is not None else None
     if runner == "v2_dense" and method == "dspark":
         return True
-    if settings is not None and keeps_v1_runner(settings, version) is not None:
+    if settings is not None and keeps_v1_runner(method, settings, version) is not None:
         return False
     if runner == "v2_listed":
         return _listed_runs_v2(version, model)

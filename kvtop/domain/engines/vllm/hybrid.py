@@ -30,6 +30,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec, StateKind
 from kvtop.domain.rounding import ceil_div, round_up
+from kvtop.domain.span import flag_switch
 
 BACKEND_BLOCK = 16  # the smallest kernel block of FLASH_ATTN / FLASHINFER / TRITON_ATTN
 FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64  # vllm/v1/attention/backends/gdn_attn.py
@@ -153,6 +154,7 @@ CACHE_MODE_FLAG = "--mamba-cache-mode"
 # first of the releases read; a release before refuses it (flags.RELEASE_SPANS)
 CACHE_MODE_SPAN = FlagSpan("0.15.1", None, "engine/arg_utils.py:1436 (v0.33.0)")
 FLAGS = frozenset({CACHE_MODE_FLAG})
+PREFIX_CACHING = "enable-prefix-caching"  # `--enable-prefix-caching` / `--no-enable-prefix-caching` (flag_switch)
 
 
 def mamba_prefix_caching(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
@@ -162,7 +164,7 @@ def mamba_prefix_caching(model: ModelSpec, settings: LaunchSettings, version: Re
     refused as not modelled (state_only.state_page)."""
     if model.attention_free or HYBRID_CACHE_MODE_ERAS.at(version) == "none-v0.13":
         return False
-    return settings.flags.get("no-enable-prefix-caching") in (None, False)
+    return flag_switch(settings, PREFIX_CACHING) is not False
 
 
 def _cache_mode(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
@@ -170,13 +172,13 @@ def _cache_mode(model: ModelSpec, settings: LaunchSettings, version: ResolvedVer
     hybrids from v0.26.0) 'none' becomes 'align' ('all' for a Mamba-prefix-caching class in v0.26.0-v0.27.1, not
     modelled); `none` under --no-enable-prefix-caching; before, hybrids kept prefix caching off (v0.13's rule)."""
     default = HYBRID_CACHE_MODE_ERAS.at(version)
-    flags = settings.flags
-    asked = flags.get(CACHE_MODE_FLAG[2:])
+    asked = settings.flags.get(CACHE_MODE_FLAG[2:])
+    caching = flag_switch(settings, PREFIX_CACHING)  # None: the release's default
     if (
         default == "all-or-align"
         and model.architecture in MAMBA_PREFIX_CACHING_ALL
         and asked in (None, "none", "all")
-        and flags.get("no-enable-prefix-caching") in (None, False)
+        and caching is not False
     ):
         raise UnsupportedModelError(
             f"vLLM {version.label}'s default mamba_cache_mode for {model.architecture} with prefix caching on is "
@@ -185,14 +187,14 @@ def _cache_mode(model: ModelSpec, settings: LaunchSettings, version: ResolvedVer
             field=CACHE_MODE_FLAG,
         )
     if default == "none-v0.13":
-        if flags.get("enable-prefix-caching") not in (None, False) or asked not in (None, "none"):
+        if caching or asked not in (None, "none"):
             raise UnsupportedModelError(
                 "vLLM before PR #50991 with prefix caching on a hybrid model (the Mamba chunk alignment) is "
                 "not modelled",
                 field="--enable-prefix-caching",
             )
         return default
-    if flags.get("no-enable-prefix-caching") not in (None, False):
+    if caching is False:
         return "none"
     if asked not in (None, "align", "none"):  # with prefix caching on, 'none' becomes 'align'
         raise UnsupportedModelError(

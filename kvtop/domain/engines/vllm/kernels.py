@@ -121,7 +121,7 @@ def _check_block_fp8_experts(
     """Block-FP8 experts split over TP (no expert parallelism) must keep whole blocks per rank; from v0.29.0 a
     shard a finer block (≥ 32) divides runs on sm89+ (Triton, the refined scales)."""
     block = model.quant.block
-    if model.moe is None or block is None or settings.effective_ep > 1 or settings.enable_expert_parallel:
+    if model.moe is None or block is None or settings.expert_parallel_asked:
         return
     shards = layout.expert_ranks  # vLLM flattens TP × DP for the experts without expert parallelism
     size = model.moe.expert_intermediate_size

@@ -60,7 +60,7 @@ def check_expert_split(
 ) -> None:
     """Raise InputError where vLLM `version` refuses how this launch splits the routed experts (module docstring)."""
     moe = model.moe
-    if moe is None or settings.effective_ep > 1 or settings.enable_expert_parallel:
+    if moe is None or settings.expert_parallel_asked:
         return
     shards, size, label = layout.expert_ranks, moe.expert_intermediate_size, version.label
     over = f"tp {layout.tp}" + (f" × dp {layout.replicas}" if layout.replicas > 1 else "")

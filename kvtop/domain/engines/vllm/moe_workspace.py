@@ -22,12 +22,18 @@ K the hidden size, in the activations' dtype (`workspace_dtype` returns it, modu
 128 × 128 block checkpoints on compute capability 12.x (DeepGEMM fails there, 'Unknown SF transformation', so a start
 runs with VLLM_USE_DEEP_GEMM=0; FlashInfer's CUTLASS block path is 9.0 only, flashinfer_cutlass_moe.py:165-174; vLLM's
 CUTLASS FP8 experts take no block scales, cutlass_moe.py:313-318; oracle/fp8.py:395-410 then falls to TRITON) and on
-9.0 without expert parallelism (oracle/fp8.py:113-122 puts TRITON first; :85-95 at v0.19.0). Other backends' workspaces are not read.
+9.0 without expert parallelism (oracle/fp8.py:113-122 puts TRITON first; :85-95 at v0.19.0). At v0.14.x the same
+Triton experts run FP8 block checkpoints on 12.x (fused_moe/oracle/fp8.py:51-150: no other backend takes them there)
+over the same manager; v0.15.0-v0.18.x are not read (`WORKSPACE_ERAS`). Other backends' workspaces are not read.
 
 One truth for its bytes (`experts_workspace_bytes`): an unquantized MoE's Triton experts take the same two buffers, and
 the sampler's count (`sampler_peak.py`, `v2_profile.py`) reads them from here. M is a chunk's tokens at most up to
 v0.17.x (`CHUNK_ERAS`); `kept_workspace` says what a launch's profile keeps on either path, `fused_moe_workspace`
-what is charged whole in the activation peak (the FP8 block path: an unquantized MoE's is counted under the sampler).
+what is charged whole in the activation peak (the FP8 block path; an unquantized MoE's from v0.14.0, when its experts
+moved onto the WorkspaceManager, to v0.16.x, where the sampler is not counted and the v1 fit's rows, v0.8-v0.13
+starts, never held it: `UNQUANTIZED_CHARGED_ERAS`; from v0.17.0 it is counted under the sampler). telco-rag's
+Qwen3-30B-A3B-2507 on an H200 at v0.15.0 (8,192 tokens, top-8, N = 1,536, K = 2,048): 2 × 8,192 × 8 × 2,048 × 2 B
+= 0.50 GiB, of the 0.64 GiB its blind plan missed.
 """
 
 from __future__ import annotations
@@ -46,10 +52,39 @@ from kvtop.domain.wording import GIB
 
 ALIGNMENT = 256  # WorkspaceManager.get_simultaneous: round_up(actual, 256) per buffer
 FP8_BLOCK = (128, 128)  # the block scales the Triton FP8 path takes (kFp8Static128BlockSym)
-# Whether the fused MoE's buffers come from the persistent WorkspaceManager (read at v0.19.0-v0.27.1 and v0.33.0)
-WORKSPACE_ERAS: Eras[bool] = Eras((
-    Era("", False, "not read before v0.19.0"),
-    Era("0.19.0", True, "fused_moe/modular_kernel.py `current_workspace_manager().get_simultaneous` (v0.19.0-v0.33.0)"),
+# Where FP8 128 × 128 block experts were read to run Triton over the persistent WorkspaceManager, by release: the
+# GPUs: "12.x", "9.0" (without expert parallelism only); empty where not read
+WORKSPACE_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "not read before v0.14.0"),
+    Era("0.14.0", frozenset({"12.x"}),
+        "read at v0.14.0 (v0.14.1 byte-identical in quantization/fp8.py, fused_moe/ and utils/deep_gemm.py): on 12.x "
+        "fused_moe/oracle/fp8.py:51-150 falls to TRITON (FlashInfer only on 9.0/10.x and with "
+        "VLLM_USE_FLASHINFER_MOE_FP8, Marlin below 8.9, DeepGEMM only where utils/deep_gemm.py:69-77 finds 9.0/10.x, "
+        "vLLM's CUTLASS not for block scales), make_fp8_moe_kernel :353-357 builds FusedMoEModularKernel("
+        "MoEPrepareAndFinalizeNoEP, TritonExperts) (quantization/fp8.py:822, :1062), its buffers from the "
+        "WorkspaceManager (modular_kernel.py:855-867) in the activations' dtype (:530-534); on 9.0 DeepGEMM where "
+        "the deep_gemm package is installed and the experts' TP is below 8: the install's, not read"),
+    Era("0.15.0", frozenset(), "not read at v0.15.0-v0.18.x: oracle/fp8.py picks the first supported kernel class, "
+                               "DEEPGEMM's TritonOrDeepGemmExperts before TRITON (:145-156, :69-74 at v0.15.0), "
+                               "whose device support and buffers on 12.x were not read"),
+    Era("0.19.0", frozenset({"12.x", "9.0"}),
+        "fused_moe/modular_kernel.py `current_workspace_manager().get_simultaneous` (v0.19.0-v0.33.0); "
+        "oracle/fp8.py:85-95 at v0.19.0 (:113-122 at v0.27.1) puts TRITON first on 9.0"),
+))  # fmt: skip
+# Whether an unquantized MoE's workspace is charged whole in the profile's peak, by release: the Triton experts keep
+# it in the WorkspaceManager past the forward and through the sampler from v0.14.0, whose sort-based sampler the
+# v1 fit measures without it (its rows are v0.8-v0.13 starts, whose experts' caches die with each layer); from
+# v0.17.0 the sampler's count holds it (sampler_peak.py) and the v17 fit's rows do too
+UNQUANTIZED_CHARGED_ERAS: Eras[bool] = Eras((
+    Era("", False, "fused_experts_impl's caches (fused_moe.py:1838-1843 at v0.13.0, called by the unquantized method's "
+                   "forward_cuda, unquantized_fused_moe_method.py:325), freed when each layer returns"),
+    Era("0.14.0", True, "FusedMoEModularKernel(MoEPrepareAndFinalizeNoEP, TritonExperts) (unquantized_fused_moe_method"
+                        ".py:281-287 at v0.14.0; oracle/unquantized.py:160-167 at v0.15.0-v0.15.1, :188-195 at v0.16.0, "
+                        "TRITON unless VLLM_USE_FLASHINFER_MOE_FP16) takes its buffers from the WorkspaceManager "
+                        "(modular_kernel.py:855-867 at v0.14.0, :963-978 at v0.15.0, :971-986 at v0.16.0; "
+                        "v1/worker/workspace.py:74-101 get_simultaneous, grow-only), kept through "
+                        "`_dummy_sampler_run` (gpu_model_runner.py:4750 at v0.14.0, :4981 v0.15.0, :5175 v0.16.0)"),
+    Era("0.17.0", False, "counted under the sampler from v0.17.0 (sampler_peak.py; the v17 fit's rows hold it)"),
 ))  # fmt: skip
 # The most tokens the experts take at once (None: the whole batch, one chunk)
 CHUNK_ERAS: Eras[int | None] = Eras((
@@ -120,28 +155,55 @@ def kept_workspace(inputs: CalibrationInputs) -> MoeWorkspace:
 
 
 def fused_moe_workspace(inputs: CalibrationInputs) -> MoeWorkspace:
-    """The workspace charged whole in the activation peak: the FP8 block path's, where the Triton experts run it;
-    else not modelled (an unquantized MoE's is counted under the sampler: `kept_workspace`)."""
+    """The workspace charged whole in the activation peak: the FP8 block path's, where the Triton experts run it, and
+    an unquantized MoE's at v0.14.0-v0.16.x (`UNQUANTIZED_CHARGED_ERAS`); else not modelled (an unquantized MoE's is
+    counted under the sampler from v0.17.0: `kept_workspace`)."""
     model = inputs.model
     if model is None or model.moe is None:
         return MoeWorkspace(why="no routed experts")
-    if not WORKSPACE_ERAS.at(inputs.version):
-        return MoeWorkspace(why=f"vLLM {inputs.version.label}: the fused MoE's buffers not read")
+    if unquantized_experts(model):
+        return _unquantized_charged(inputs)
+    read = WORKSPACE_ERAS.era(inputs.version)
+    if not read.value:
+        return MoeWorkspace(why=f"vLLM {inputs.version.label}: the fused MoE's buffers not read ({read.source})")
     quant, capability, layout = model.quant, compute_capability(inputs.gpu_name), inputs.layout
     block_fp8 = quant.method == "fp8" and quant.block == FP8_BLOCK
     triton = (
         block_fp8
         and capability is not None
-        and (capability[0] == 12 or (capability == (9, 0) and layout.ep == 1))
-    )
+        and ((capability[0] == 12 and "12.x" in read.value)
+             or (capability == (9, 0) and layout.ep == 1 and "9.0" in read.value))
+    )  # fmt: skip
     if not triton:
-        return MoeWorkspace(why="another fused-MoE backend's workspace (only FP8 block experts on 12.x, or on 9.0 "
-                                "without expert parallelism, are read: Triton)")  # fmt: skip
+        where = "12.x, or on 9.0 without expert parallelism" if "9.0" in read.value else "12.x"
+        return MoeWorkspace(why=f"another fused-MoE backend's workspace (only FP8 block experts on {where}, are read "
+                                f"at vLLM {inputs.version.label}: Triton)")  # fmt: skip
     tokens, _, _ = batch_limits(inputs)
     size = experts_workspace_bytes(model, layout, tokens, CHUNK_ERAS.at(inputs.version))
     return MoeWorkspace(bytes=size, modelled=True,
                         why=f"Triton fused MoE at {tokens:,} tokens: top-{model.moe.experts_per_token}, hidden "
                             f"{model.hidden_size:,} (WorkspaceManager, kept after the profile)")  # fmt: skip
+
+
+def _unquantized_charged(inputs: CalibrationInputs) -> MoeWorkspace:
+    """An unquantized MoE's workspace where it is charged whole (`UNQUANTIZED_CHARGED_ERAS`, one replica: a DP rank's
+    experts run on the batch gathered over the ranks, whose layer dp_gather.py prices as the larger peak, the buffer
+    it keeps through the sampler not added); else not modelled here."""
+    model = inputs.model
+    assert model is not None and model.moe is not None
+    era = UNQUANTIZED_CHARGED_ERAS.era(inputs.version)
+    if not era.value:
+        return MoeWorkspace(why=f"vLLM {inputs.version.label}: the unquantized experts' workspace is not charged "
+                                f"apart: {era.source}")  # fmt: skip
+    if inputs.layout.replicas > 1:
+        return MoeWorkspace(why="DP replicas: the experts' rows are the batch gathered over the ranks; dp_gather.py "
+                                "prices that layer with its buffer at v0.14.0-v0.15.x, the buffer kept through the "
+                                "sampler beside the fit is not added (not modelled)")  # fmt: skip
+    tokens = batch_limits(inputs)[0]
+    size = experts_workspace_bytes(model, inputs.layout, tokens, CHUNK_ERAS.at(inputs.version))
+    return MoeWorkspace(bytes=size, modelled=True, unquantized=True,
+                        why=f"unquantized Triton fused MoE at {tokens:,} tokens (WorkspaceManager, kept through the "
+                            f"sort-based sampler, vLLM {inputs.version.label})")  # fmt: skip
 
 
 def with_workspace(activation: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:

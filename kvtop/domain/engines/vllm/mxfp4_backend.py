@@ -53,6 +53,7 @@ from kvtop.domain.engines.vllm.mxfp4_sm12 import TRITON_FIRST, sm12_marlin, sm12
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_tokens import false_word
 
 MARLIN, TRITON = "marlin", "triton"
 MARLIN_ENV = "VLLM_MXFP4_USE_MARLIN"  # envs.py: maybe_convert_bool(os.environ.get(...)) where set
@@ -124,7 +125,7 @@ def printed_unbuilt(settings: LaunchSettings | None) -> str | None:
 
 
 def _truthy(value: object) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() not in ("", "0", "false", "no", "off"))
+    return value is True or (isinstance(value, str) and value.strip() != "" and not false_word(value.strip()))
 
 
 def mxfp4_backend(settings: LaunchSettings | None, gpu_name: str | None, version: ResolvedVersion) -> Mxfp4Backend | None:

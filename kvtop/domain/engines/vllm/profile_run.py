@@ -18,6 +18,7 @@ from kvtop.domain.engines.vllm.batching import (
     default_max_num_seqs,
 )
 from kvtop.domain.engines.vllm.compilation import graph_config
+from kvtop.domain.span import flag_switch
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
 # V0's max_num_batched_tokens with chunked prefill on (above 32K of context) and no flag: SchedulerConfig's 512 ("a
@@ -63,9 +64,9 @@ def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:
     launch states either, else on above 32K of context (V0 EngineArgs.create_engine_config decides only while
     `enable_chunked_prefill is None`, vllm#6666; read at v0.6.x). Its other conditions for that default (no sliding
     window, speculative model, LoRA or prompt adapter; no prefix caching before vllm#8342) are not read."""
-    flags = inputs.settings.flags
-    if flags.get("enable-chunked-prefill") is not None or flags.get("no-enable-chunked-prefill") not in (None, False):
-        return chunked_prefill(inputs.settings)
+    stated = flag_switch(inputs.settings, "enable-chunked-prefill")
+    if stated is not None:
+        return stated
     return inputs.context_length > V0_CHUNKED_ABOVE
 
 

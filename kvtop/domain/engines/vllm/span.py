@@ -26,6 +26,7 @@ from kvtop.domain.span import (
     DEPLOYMENT_LABEL,
     EngineSpan,
     MetricsRank,
+    NodeLaunch,
     ServingRole,
     flag_count,
     flag_set,
@@ -58,7 +59,7 @@ node_flags = NODE_FLAGS  # the protocol's name (EngineSpanRule.node_flags)
 layout_flags = frozenset({"--nnodes", "--data-parallel-size-local"})
 
 
-def per_node(settings: LaunchSettings, nodes: int) -> str | None:
+def per_node(settings: LaunchSettings, nodes: int) -> NodeLaunch | None:
     """vLLM's node i of N: multiprocessing over nodes takes `--nnodes N --node-rank i --master-addr HEAD`
     (`--master-port`) and `--headless` on ranks ≥ 1; data parallel over nodes takes `--data-parallel-start-rank`
     i × L, `--data-parallel-address HEAD`, `--data-parallel-rpc-port` and `--headless` but on the head
@@ -67,16 +68,28 @@ def per_node(settings: LaunchSettings, nodes: int) -> str | None:
         return None
     local = flag_count(settings, "data-parallel-size-local", settings.dp, least=1)
     if settings.dp > local:
-        head = flag_text(settings, "data-parallel-address") or "HEAD"
-        rpc = flag_text(settings, "data-parallel-rpc-port") or "PORT"
-        return (f"on node i of {nodes} (0 … {nodes - 1}) add --data-parallel-start-rank i × {local}"
+        head = flag_text(settings, "data-parallel-address")
+        rpc = flag_text(settings, "data-parallel-rpc-port")
+        unknown = tuple(word for typed, word in ((head, "HEAD"), (rpc, "PORT")) if typed is None)
+        head, rpc = head or "HEAD", rpc or "PORT"
+        said = (f"on node i of {nodes} (0 … {nodes - 1}) add --data-parallel-start-rank i × {local}"
                 f" --data-parallel-address {head} --data-parallel-rpc-port {rpc} (the head's), --headless"
                 " on every node but the head")
-    count = "" if flag_count(settings, "nnodes", 1, least=1) == nodes else f"--nnodes {nodes} "
-    address = flag_text(settings, "master-addr") or "HEAD"
+        by_node = tuple(("--data-parallel-start-rank", str(node * local), "--data-parallel-address", head,
+                         "--data-parallel-rpc-port", rpc, *(("--headless",) if node else ()))
+                        for node in range(nodes))  # fmt: skip
+        return NodeLaunch(nodes=nodes, by_node=by_node, placeholders=unknown, said=said)
+    count = () if flag_count(settings, "nnodes", 1, least=1) == nodes else ("--nnodes", str(nodes))
+    typed = flag_text(settings, "master-addr")
+    address = typed or "HEAD"
     port = flag_text(settings, "master-port")
-    return (f"on node i of {nodes} (0 … {nodes - 1}) add {count}--node-rank i --master-addr {address}"
-            f"{f' --master-port {port}' if port else ''} (node rank 0's address), --headless on node ranks ≥ 1")
+    said = (f"on node i of {nodes} (0 … {nodes - 1}) add {' '.join((*count, ''))}--node-rank i --master-addr"
+            f" {address}{f' --master-port {port}' if port else ''} (node rank 0's address), --headless on node"
+            " ranks ≥ 1")
+    by_node = tuple((*count, "--node-rank", str(node), "--master-addr", address,
+                     *(("--master-port", port) if port else ()), *(("--headless",) if node else ()))
+                    for node in range(nodes))  # fmt: skip
+    return NodeLaunch(nodes=nodes, by_node=by_node, placeholders=() if typed else (address,), said=said)
 
 
 def _transfer_config(settings: LaunchSettings) -> dict[str, object]:

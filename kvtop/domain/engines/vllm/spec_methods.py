@@ -137,12 +137,11 @@ EAGLE3_PP_ON_V2: Eras[bool] = Eras((
 ))
 
 
-def keeps_v1_runner(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+def keeps_v1_runner(method: str | None, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
     """Why the launch's speculative decoding keeps the V1 model runner where the release would run V2, None where it
     does not: a method V2 does not run (`V1_ONLY_METHOD_ERAS`), `parallel_drafting` (v0.22.0 :2006-2007 on; but for
     dflash from v0.24.0 :2039-2043, dspark from v0.25.0 :2081-2088, to v0.33.0), EAGLE3 at PP > 1 (v0.22.0 :2009-2013
-    to v0.29.0 :2585-2589; gone at v0.30.0)."""
-    method = stated_method(settings)
+    to v0.29.0 :2585-2589; gone at v0.30.0). `method`: the launch's `stated_method`, which the caller has read."""
     if method is None:
         return None
     era = V1_ONLY_METHOD_ERAS.era(version)

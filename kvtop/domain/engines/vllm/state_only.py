@@ -20,6 +20,7 @@ from __future__ import annotations
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.span import flag_switch
 
 
 def state_page(kv: KvBook, settings: LaunchSettings, max_len: int) -> tuple[int, int, int, str]:
@@ -27,7 +28,7 @@ def state_page(kv: KvBook, settings: LaunchSettings, max_len: int) -> tuple[int,
     pool = kv.pool("state")
     if pool is None or not pool.layers:
         raise UnsupportedModelError("vLLM: an attention-free model without a state layer on the rank", field="engine")
-    if settings.flags.get("enable-prefix-caching") not in (None, False):
+    if flag_switch(settings, "enable-prefix-caching") is True:
         raise UnsupportedModelError(
             "vLLM's prefix caching on an attention-free model (mamba_cache_mode 'align': two state blocks of "
             "block_size tokens a request) is not modelled; its default, off, is",

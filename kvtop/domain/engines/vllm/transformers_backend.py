@@ -16,7 +16,7 @@ config classes read in its venv); their MLPs are gated, which `GLUFuser` fuses a
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.layout import StageParts
+from kvtop.domain.layout import MlpSplit
 from kvtop.domain.model import ModelSpec
 
 REPLICATED_MLP_ERAS: Eras[frozenset[str]] = Eras((
@@ -28,8 +28,11 @@ REPLICATED_MLP_ERAS: Eras[frozenset[str]] = Eras((
 ))  # fmt: skip
 
 
-def with_replicated_mlp(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
-    """`parts` with the dense MLP whole on every rank where this release's Transformers backend replicates it."""
-    if model.architecture not in REPLICATED_MLP_ERAS.at(version):
-        return parts
-    return parts.model_copy(update={"dense_mlp_whole": True})
+def replicated_mlp_split(model: ModelSpec, version: ResolvedVersion) -> MlpSplit:
+    """The dense MLP whole on every rank (one shard) where this release's Transformers backend replicates it
+    (`EngineRules.mlp_split`, the seam TurboMind's EP answers too); `MlpSplit()` (over TP) otherwise."""
+    era = REPLICATED_MLP_ERAS.era(version)
+    if model.architecture not in era.value:
+        return MlpSplit()
+    note = f"vLLM {version.label}'s Transformers backend builds the unfused MLP replicated, whole on every rank ({era.source})"
+    return MlpSplit(dense_shards=1, note=note)

@@ -33,6 +33,7 @@ from kvtop.domain.calibration.features import logits_gib, mlp_transient_gib
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.dp_workspace import TOPK_BYTES
 from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.layout import ParallelLayout
@@ -70,7 +71,6 @@ SAMPLER_ERAS: Eras[SamplerForm] = Eras((
         "the wheels of 0.6.4, 0.7.1 and 0.7.3 (`sort_sampler_copies`)"),
 ))  # fmt: skip
 MOE_FORWARD_ERROR = 2 * GIB  # a V0 fused MoE's forward, counted in part only: as wide as an unfitted peak's assumption
-TOPK_BYTES = 8  # fused_moe select_experts: a float32 weight and an int32 id per token and chosen expert
 SCALE_BYTES = 4  # per_token_group_quant_fp8's float32 scale per token and group of block_k inputs
 
 

@@ -34,6 +34,23 @@ the profile's first forward, which `v2_profile.py` does not count: 0.32 GiB on t
 ≈ 0.75 on an A100 80GB start (cold), none left room for on the T4 start, whose cache was warm ('Directly load AOT
 compilation'; `compile_cache.py`). Whether a start's cache is warm is not known before it: the cold start's figure is
 charged (docs/engines/vllm.md §9, "The V2 runner's graph placeholder").
+
+On the forward's side (session 59, read in the v0.22.0, v0.23.0, v0.24.0, v0.25.0, v0.26.0, v0.27.1 and v0.28.0
+wheels). Before v0.29.0 nothing of V2's sits beside its profile in the budget: `profile_cudagraph_memory` returns 0
+(v1/worker/gpu/model_runner.py v0.22.0:620-622, v0.23.0:660-662, v0.24.0:684-686, v0.25.0:680-682, v0.26.0:705-707,
+v0.27.1:749-751, v0.28.0:843-845) and the budget takes off weights, the torch peak's increase and non-torch memory
+(gpu_worker.py v0.22.0:416-421, v0.23.0:431-435; from v0.27.x all memory consumed and the transient peak above it,
+utils/mem_utils.py:317-326 at v0.27.1). What the figure stands for is inside the profile's peak, which is a maximum over
+the profile (`allocated_bytes.all.peak`, mem_utils.py:240-268 at v0.23.0). The corpus ties it to torch.compile: the
+eager V2 starts leave nothing beside the count (T4 TP 2 at v0.22.0, A100 40GB at v0.24.0, RTX 5060 Ti at v0.27.1), the
+compiled ones 0.2–0.9 GiB. The model compiles and first runs in its first call (compilation/decorators.py:656-670 at
+v0.23.0: `aot_compile`, then the compiled function under `monitor_profiling_run`, which asserts no compilation after),
+which is `_dummy_run`'s forward; `_dummy_sampler_run` follows, with only the forward's output and sampled rows held
+across (model_runner.py:628-646 at v0.23.0). So the figure joins the forward's side of V2's peak: where V2's dummy
+sampler peaks above the forward (`sampler_lead`: at 8,192 tokens × 1,024 seqs with the float32 copy of v0.22–v0.25),
+that lead hides as much of it (`forward_side`). Where in the forward's side it peaks is not attributed: kvtop puts it
+on top of the forward's count, the larger reading. The two v0.23.0 H100 starts (hosseinbv) held 1.51 and 1.17 GiB
+beside weights and KV; the Qwen3-4B one's is the sampler's count (0.92) and non-torch memory alone.
 """
 
 from __future__ import annotations
@@ -41,7 +58,11 @@ from __future__ import annotations
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
 from kvtop.domain.engines.vllm.eras import runs_v2
+from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
+from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
+from kvtop.domain.wording import GIB
 
 V2_GRAPHS_MEASURED: Eras[bool] = Eras(
     (
@@ -64,7 +85,8 @@ def v2_placeholder(inputs: CalibrationInputs) -> str | None:
     graph memory"; Qwen3-14B and its AWQ on an L40S and 2 × L4 at v0.28.0) leave beside weights and KV about what the
     V1 runner's activation and graph estimate give (the L40S BF16 start 1.80 GiB at 0.92 of 44.45 GiB, kvtop's V1
     form 0.80 + 0.96): charging 0 plans them +2.5 % to +8.8 % over. What V2's profile holds there is not
-    attributed, so kvtop keeps the V1 runner's graph figure as that memory and says so."""
+    attributed, so kvtop keeps the V1 runner's graph figure as that memory, on the forward's side of V2's peak
+    (`forward_side`), and says so."""
     model = inputs.model
     if model is None or not runs_v2(inputs.version, model, inputs.settings):
         return None
@@ -108,18 +130,53 @@ def v2_graph_extras(inputs: CalibrationInputs, piecewise: int, full: int) -> int
     return max(piecewise - 1, 0) + max(full - 1, 0)
 
 
+def sampler_lead(inputs: CalibrationInputs) -> int:
+    """How far V2's dummy sampler, as `v2_profile.py` counts it, peaks above its forward on the last stage: 0 where the
+    forward is the larger or V2's profile is not counted there (`v2_counted`; LoRA's buffers join the profile)."""
+    model = inputs.model
+    if model is None or not v2_counted(inputs) or lora(inputs):
+        return 0
+    tokens, seqs, _ = batch_limits(inputs)
+    peaks = v2_stage_peaks(model, inputs.layout, tokens, seqs, V2_LOGITS_FLOAT32_COPY.at(inputs.version))
+    return peaks.last - peaks.before_last
+
+
+def forward_side(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
+    """(bytes charged, why) of the V1 runner's graph figure as the memory beside V2's profile: it joins V2's peak on
+    the forward's side, so only its part above the sampler's lead over the forward (`sampler_lead`) moves the peak
+    (module docstring, "On the forward's side"); why is '' where the forward leads (all of it charged)."""
+    lead = sampler_lead(inputs)
+    if not lead:
+        return figure_bytes, ""
+    charged = max(figure_bytes - lead, 0)
+    return charged, (
+        f"it joins V2's peak on the forward's side (torch.compile's first call, before the dummy sampler: "
+        f"model_runner.py:628-646 at v0.23.0), where the sampler peaks {lead / GIB:.2f} GiB above the forward: "
+        f"{charged / GIB:.2f} of its {figure_bytes / GIB:.2f} GiB charged"
+    )
+
+
 def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs, figure: TermEstimate | None) -> TermEstimate:
-    """The graph term with V2's memory beside its profile added where the release measures V2's graphs
-    (`v2_beside_kept`): V2's estimate (`graphs`, its own form: `v2_graph_extras`) and the V1 runner's graph figure
-    (`figure`) for the memory beside the profile that the same figure stood for before v0.29.0. Both are the one fit
-    read at the one launch, so where it errs, both err alike: the errors add, not the root of their squares, which
-    holds for independent errors only."""
+    """The graph term where V2 runs: before v0.29.0 (`v2_placeholder`) `graphs` is the V1 runner's figure for the
+    memory beside V2's profile, charged on the forward's side (`forward_side`); where the release measures V2's
+    graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own form: `v2_graph_extras`) and that figure (`figure`), on
+    the forward's side as before. Both are the one fit read at the one launch, so where it errs, both err alike: the
+    errors add, not the root of their squares, which holds for independent errors only."""
+    if v2_placeholder(inputs) is not None:
+        charged, side = forward_side(graphs.bytes, inputs)
+        return graphs.model_copy(update={"bytes": charged, "basis": f"{graphs.basis}; {side}" if side else graphs.basis})
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
         return graphs
+    charged, side = forward_side(figure.bytes, inputs)
+    workspace = flashinfer_workspace(inputs)
+    inside = (f"; V2's estimate holds {workspace[1]}: its capture into the throwaway pool builds fresh metadata "
+              "builders on a minimal KV cache (cudagraph_utils.py `_init_minimal_kv_cache_for_profiling`, v0.29.0:756, "
+              "v0.31.0:892, v0.34.0:1030)") if workspace else ""  # fmt: skip
     return graphs.model_copy(update={
         "label": "vLLM V2's CUDA-graph estimate and the memory beside its profile",
-        "bytes": graphs.bytes + figure.bytes, "error_bytes": graphs.error_bytes + figure.error_bytes,
+        "bytes": graphs.bytes + charged + (workspace[0] if workspace else 0),
+        "error_bytes": graphs.error_bytes + figure.error_bytes,
         "basis": f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
-                 f"v0.29.0); {why}",
+                 f"v0.29.0){inside}; {why}{'; ' + side if side else ''}",
     })  # fmt: skip

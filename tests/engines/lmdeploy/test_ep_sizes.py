@@ -1,0 +1,83 @@
+"""Which --ep sizes LMDeploy takes, by backend and release (kvtop.domain.engines.lmdeploy.ep_sizes), and TurboMind
+before 0.15.0 planned as it runs: EP not read (session 59, #27).
+
+Expected outcomes from the wheels, never from kvtop: turbomind/parallel_config.py (0.15.0 – 0.18.0) takes an ep that
+divides tp at dp 1 (mlp_tp = tp ÷ ep) and refuses "tp=1, ep=N"; the PyTorch engine's DistConfig (pytorch/config.py)
+spreads experts over the ep-rank world (kvtop: ep == tp × dp); TurboMind 0.14.0's cli/serve.py:231 passes ep to
+PytorchEngineConfig only. Per-rank bytes by hand from the Qwen3-30B-A3B config (48 layers × 128 experts of
+3 × 768 × 2,048, bf16): over TP 2, 64 experts a rank.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.errors import InputError, LayoutError
+from kvtop.domain.launch import check_parallel, parse_flags
+from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model_config import model_from_config
+from tests.data_paths import DATA
+
+QWEN3_MOE = DATA / "configs" / "Qwen--Qwen3-30B-A3B.json"
+QWEN3_NEXT = DATA / "configs" / "Qwen--Qwen3-Next-80B-A3B-Thinking.json"
+H100_BYTES = 80 << 30
+ROUTED_OVER_TP2 = 48 * 128 // 2 * 3 * 768 * 2_048 * 2  # 28,991,029,248 B: 64 of 128 experts whole
+
+
+def _plan(flags: list[str]) -> Ledger:
+    model = model_from_config(json.loads(QWEN3_MOE.read_text()), source=QWEN3_MOE.name)
+    settings = parse_flags("lmdeploy", ["--model", "m", *flags])
+    check_parallel(settings)
+    return predict(model, settings, gpu_total_bytes=H100_BYTES, gpu_name="H100", measured=MeasuredInputs())
+
+
+def _routed(ledger: Ledger) -> int:
+    return next(row.bytes for row in ledger.ranks[0].weights.rows if row.component == "routed_experts")
+
+
+@pytest.mark.parametrize("release", ["0.15.0", "0.18.0"])
+def test_turbomind_takes_an_ep_that_divides_tp(release: str) -> None:
+    """tp 4, ep 2: parallel_config.py's mlp_tp = 2; each rank 64 experts each over 2 ranks = TP 4's share."""
+    typed = _plan(["--backend", "turbomind", "--engine-version", release, "--tp", "4", "--ep", "2"])
+    assert _routed(typed) == ROUTED_OVER_TP2 // 2 == 14_495_514_624
+    assert typed.layout.ep == 2
+
+
+def test_the_pytorch_engine_still_refuses_an_ep_inside_tp() -> None:
+    with pytest.raises(InputError, match=r"^--ep: LMDeploy's PyTorch engine spreads experts over all tp × dp = 4"):
+        _plan(["--backend", "pytorch", "--engine-version", "0.15.0", "--tp", "4", "--ep", "2"])
+
+
+def test_turbomind_refuses_the_legacy_tp1_spelling() -> None:
+    with pytest.raises(InputError, match=r"^--ep: TurboMind 0\.15\.0 finds no parallel layout .*'tp=N, ep=N'"):
+        _plan(["--backend", "turbomind", "--engine-version", "0.15.0", "--tp", "1", "--ep", "8"])
+
+
+def test_without_backend_an_ep_only_turbomind_takes_is_refused_where_the_model_runs_on_pytorch() -> None:
+    """No --backend: check_parallel lets tp 4, ep 2 through (TurboMind takes it); the model's backend decides."""
+    settings = parse_flags("lmdeploy", ["--model", "m", "--engine-version", "0.15.0", "--tp", "4", "--ep", "2"])
+    check_parallel(settings)
+    model = model_from_config(json.loads(QWEN3_NEXT.read_text()), source=QWEN3_NEXT.name)  # not TurboMind's class
+    with pytest.raises(LayoutError, match=r"^--ep: LMDeploy's PyTorch engine spreads experts"):
+        predict(model, settings, gpu_total_bytes=H100_BYTES, gpu_name="H100", measured=MeasuredInputs())
+
+
+def test_turbomind_at_dp_with_ep_inside_the_ranks_is_not_modelled() -> None:
+    """dp 2, tp 2, ep 2: parallel_config.py's one engine of 4 with mlp_tp 2: experts over ep × mlp_tp = 4 ranks,
+    where kvtop's book splits them over max(tp, ep) = 2."""
+    with pytest.raises(LayoutError, match=r"^--ep: not modelled: TurboMind splits the routed experts over ep 2"):
+        _plan(["--backend", "turbomind", "--engine-version", "0.15.0", "--tp", "2", "--dp", "2", "--ep", "2"])
+
+
+def test_turbomind_before_0_15_plans_ep_as_not_read_on_a_moe_model() -> None:
+    """0.14.0's TurboMind takes no ep: dp 2 × tp 2 at ep 4 is two TP-2 replicas, 64 of 128 experts a rank (not the
+    32 an EP of 4 would leave), and a size no expert count divides starts alike; the plan says so once."""
+    for flags in (["--tp", "2", "--dp", "2", "--ep", "4"], ["--tp", "2", "--ep", "7"]):
+        typed = _plan(["--backend", "turbomind", "--engine-version", "0.14.0", *flags])
+        assert _routed(typed) == ROUTED_OVER_TP2 == 28_991_029_248
+        assert typed.layout.ep == 1
+        said = [note for note in typed.engine.notes if "not read" in note and "--ep" in note]
+        assert len(said) == 1 and "TurboMind 0.14.0 takes no ep" in said[0]

@@ -1,0 +1,80 @@
+"""The memory kvtop keeps beside vLLM's V2 profile (the V1 runner's graph figure) joins V2's peak on the forward's side
+(`v2_graphs.forward_side`, docs/engines/vllm.md §9 "The V2 runner's graph placeholder").
+
+Before v0.29.0 V2's `profile_cudagraph_memory` returns 0 and the budget takes off weights, the torch peak's increase and
+non-torch memory only (v1/worker/gpu_worker.py:431-435 at v0.23.0): what the figure stands for is inside the profile's
+peak. The corpus ties it to torch.compile (the eager V2 starts hold nothing beside the count), which compiles and first
+runs the model in `_dummy_run`, before `_dummy_sampler_run` (model_runner.py:628-646 at v0.23.0). The peak is the
+larger of the two sides, so where V2's dummy sampler peaks above the forward, that lead hides as much of the figure.
+
+Expected values: the leads from the configs' own sizes and V2's code (8,192 tokens, 1,024 seqs on an H100 at v0.23.0:
+the forward's MLP transient, residual and normed input; the sampler's model-dtype logits, their float32 copy
+(sample/sampler.py:143 at v0.23.0), gumbel's blocks and the held rows); the figure from the committed graph fit at the
+V1 runner's count (1 + 50 + 50 graphs × 36 layers); the starts' logged KV (hosseinbv/RAG-System logs at 89a43f9f).
+"""
+
+from __future__ import annotations
+
+import math
+
+from benchmarks.calibration.corpus import load
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.vllm import calibration as vllm
+from kvtop.domain.engines.vllm.v2_graphs import sampler_lead
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.wording import GIB
+
+RECORDS = {record.id: record for record in load("vllm")}
+QWEN3_8B_H100 = "hosseinbv-rag-qwen3-8b-h100-v0230-u03-v2runner"
+QWEN3_4B_H100 = "hosseinbv-rag-qwen3-4b-2507-h100-v0230-u022-v2runner"
+TOKENS, SEQS, VOCAB = 8192, 1024, 151_936
+
+
+def _lead(hidden: int, intermediate: int) -> int:
+    """V2's sampler above its forward at v0.23.0, by hand (bf16 model, float32 copy of the logits)."""
+    forward = TOKENS * (3 * intermediate + hidden) * 2 + 2 * TOKENS * hidden * 2
+    sampler = SEQS * VOCAB * (2 + 4) + SEQS * math.ceil(VOCAB / 1024) * 12 + (TOKENS + SEQS) * hidden * 2
+    return sampler - forward
+
+
+def _graphs(record_id: str) -> int:
+    return {term.term: term for term in vllm.terms(RECORDS[record_id].inputs())}[Term.CUDA_GRAPHS].bytes
+
+
+def test_the_sampler_lead_is_the_code_count() -> None:
+    """Qwen3-8B (hidden 4,096, intermediate 12,288): 0.19 GiB; Qwen3-4B-2507 (2,560, 9,728): 0.35 GiB."""
+    for record_id, hidden, intermediate in ((QWEN3_8B_H100, 4096, 12288), (QWEN3_4B_H100, 2560, 9728)):
+        assert abs(sampler_lead(RECORDS[record_id].inputs()) - _lead(hidden, intermediate)) < 2**20
+
+
+def test_the_figure_less_the_lead_is_charged_where_the_sampler_leads() -> None:
+    figure = max(vllm.FITS["vllm.cuda_graphs"].predict(((1 + 50 + 50) * 36 / 1000,)), 0)
+    assert abs(_graphs(QWEN3_8B_H100) - (figure - _lead(4096, 12288))) < 2**20
+    assert abs(_graphs(QWEN3_4B_H100) - (figure - _lead(2560, 9728))) < 2**20
+
+
+def test_the_whole_figure_is_charged_where_the_forward_leads() -> None:
+    """Qwen3-14B on an L40S at v0.28.0 (2,048 tokens, 256 seqs, no float32 copy from v0.26.0): the forward leads."""
+    record = "file60168338778-qwen3-14b-l40s-v0280"
+    assert sampler_lead(RECORDS[record].inputs()) == 0
+    assert _graphs(record) == max(vllm.FITS["vllm.cuda_graphs"].predict(((1 + 50 + 34) * 40 / 1000,)), 0)
+
+
+def test_the_v0_23_starts_plan_closer_to_their_logs() -> None:
+    """With the logs' weights: 50,800 and 62,688 tokens logged; the whole figure on top planned −8.1 % and −10.2 %."""
+    for config, util, weights, logged in (("Qwen--Qwen3-8B.json", "0.3", 15.27, 50_800),
+                                          ("calibration/configs/Qwen--Qwen3-4B-Instruct-2507.RECONSTRUCTED.json", "0.22",
+                                           7.64, 62_688)):  # fmt: skip
+        record = next(
+            r for r in RECORDS.values() if r.raw.get("config") == config and r.raw["version"] == "0.23.0"
+        )
+        assert record.model is not None
+        settings = parse_flags("vllm", ["--engine-version", "0.23.0", "--max-model-len", "16384",
+                                        "--gpu-memory-utilization", util])  # fmt: skip
+        plan = planned_capacity(record.model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100",
+                                measured=MeasuredInputs(weights_bytes=round(weights * GIB)))  # fmt: skip
+        assert plan.token_capacity_min <= logged <= plan.token_capacity_max
+        assert -0.07 < plan.ledger.token_capacity / logged - 1 < -0.04
