@@ -485,9 +485,37 @@ def _v0_lines(log: EngineLog) -> bool:
     return blocks or any(r.v0_profiles or r.token_shortfalls for r in ranks)
 
 
+# what a sized log without v0.34.0's 'Memory after warmup' line is read as, with no version line or date
+PRE_EXTENSIBLE_RELEASE = "0.33.0"
+# launch arguments (vLLM's field names) under which v0.34.0 sizes the cache without the extensible KV cache and so
+# prints no 'Memory after warmup' line (config/vllm.py:3180-3263 _resolve_extensible_kv_cache)
+_EXTENSIBLE_OFF_ARGS = ("kv_cache_memory_bytes", "num_gpu_blocks_override", "enable_elastic_ep", "kv_transfer_config",
+                        "enable_extensible_kv_cache")  # fmt: skip
+
+
+def _sized_without_warmup_line(log: EngineLog) -> bool:
+    """The cache was sized (`GPU KV cache size`) and no 'Memory after warmup' line came, which v0.34.0 prints whenever
+    its default extensible KV cache sizes it (v1/worker/extensible_kv_cache.py:693-708): so a release before v0.34.0,
+    unless the arguments turned the extensible cache off (or named it)."""
+    ranks = log.ranks(VllmRankLog)
+    sized = any(r.kv_cache_tokens for r in ranks)
+    measured = any(r.warmup_sizings for r in ranks)
+    return sized and not measured and not any(key in log.server_args for key in _EXTENSIBLE_OFF_ARGS)
+
+
 def resolve_version(log: EngineLog) -> ResolvedVersion:
-    """The release whose rules read this log: its version line, else V0's lines, else its dates."""
+    """The release whose rules read this log: its version line, else V0's lines (or a sized cache without v0.34.0's
+    'Memory after warmup' line), else its dates."""
     hint = None
+    if not log.release_version and not log.first_date and _sized_without_warmup_line(log):
+        hint = ResolvedVersion(
+            text=PRE_EXTENSIBLE_RELEASE,
+            approximate=True,
+            source=VersionSource.LOG,
+            detail="the KV cache sized ('GPU KV cache size') with no 'Memory after warmup' line, which v0.34.0 prints "
+            "under its default extensible KV cache (v1/worker/extensible_kv_cache.py:693-708): a release before "
+            f"v0.34.0, read as {PRE_EXTENSIBLE_RELEASE}",
+        )
     if not log.release_version and not log.first_date and _v0_lines(log):
         early_v1 = any(r.v1_gpu_blocks for r in log.ranks(VllmRankLog))
         hint = ResolvedVersion(
