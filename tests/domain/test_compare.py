@@ -7,8 +7,6 @@ section); the reference budget the same-budget rows aim at is checked by hand to
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from kvtop.domain.compare import (
