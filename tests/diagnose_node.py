@@ -38,13 +38,18 @@ LLAMA_70B = "meta-llama--Meta-Llama-3-70B.json"
 
 
 #: The SGLang release the node runs, as the demo scenarios do (its automatic fraction has no piecewise
-#: prefill-graph reserve, so Llama-3-70B at TP8 on H100 gets 0.818); vLLM runs its latest rules.
+#: prefill-graph reserve, so Llama-3-70B at TP8 on H100 gets 0.818).
 SGLANG_VERSION = "0.5.9"
+#: The vLLM release: the last whose KV budget is the requested share of the total (0.92), which the diagnoses' start
+#: check, restart and utilization advice reason on; v0.34.0's extensible KV cache sizes from the free memory after
+#: warmup (engines/vllm/extensible_kv.py), which they do not model yet.
+VLLM_VERSION = "0.33.0"
+PINNED = {"sglang": SGLANG_VERSION, "vllm": VLLM_VERSION}
 
 
 def ledger(config: str, engine: str, *flags: str, gpu: int = H100) -> Ledger:
-    pinned = engine == "sglang" and "--engine-version" not in flags
-    versioned = [*flags, "--engine-version", SGLANG_VERSION] if pinned else list(flags)
+    pinned = engine in PINNED and "--engine-version" not in flags
+    versioned = [*flags, "--engine-version", PINNED[engine]] if pinned else list(flags)
     return predict(load_model(str(CONFIGS / config)), parse_flags(engine, versioned), gpu_total_bytes=gpu)
 
 

@@ -29,8 +29,9 @@ def plan(capsys: pytest.CaptureFixture[str], *flags: str) -> dict:
 
 
 def test_a_vllm_pool_that_fits_is_the_blocks_the_bytes_make(capsys: pytest.CaptureFixture[str]) -> None:
+    # blocks of 16 (BLOCK_BYTES): 0.33.0's, pinned (0.34.0's default block is 64, config/cache.py:185)
     """vLLM reads `20G` as 20 GiB (uppercase: binary; `20g` would be 20 × 10^9)."""
-    out = plan(capsys, "--engine", "vllm", "--kv-cache-memory-bytes", "20G")
+    out = plan(capsys, "--engine", "vllm", "--engine-version", "0.33.0", "--kv-cache-memory-bytes", "20G")
     assert out["fits"] is True
     assert out["num_blocks"] == 20 * GIB // BLOCK_BYTES == 10_240
     assert out["token_capacity"] == 10_240 * 16
@@ -47,7 +48,7 @@ def test_a_vllm_pool_larger_than_the_gpu_does_not_fit(capsys: pytest.CaptureFixt
 @pytest.mark.parametrize(
     ("flags", "pool_bytes"),
     [
-        (("--engine", "vllm", "--num-gpu-blocks-override", "100000"), 100_000 * BLOCK_BYTES),
+        (("--engine", "vllm", "--engine-version", "0.33.0", "--num-gpu-blocks-override", "100000"), 100_000 * BLOCK_BYTES),
         # LMDeploy PyTorch: a block of 64 tokens × 131,072 B
         (("--engine", "lmdeploy", "--backend", "pytorch", "--num-gpu-blocks", "100000"), 100_000 * 64 * 131_072),
     ],

@@ -288,7 +288,7 @@ def test_explain_help_names_every_engine_and_standard_input(capsys) -> None:
 
 
 def test_the_neutral_flags_are_listed_by_kind_and_an_unclassified_engine_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    """`--help` counts vLLM's 133 memory-neutral flags (flags_neutral.py: the wheels' argparse calls) on one line;
+    """`--help` counts vLLM's 138 memory-neutral flags (flags_neutral.py: the wheels' argparse calls; v0.34.0 adds 5) on one line;
     `--list-neutral-flags vllm` lists them by kind with each kind's reason. SGLang's 81 (engines/sglang/flags_neutral.py,
     the wheels' server_args.py) likewise; LMDeploy's are not classified yet."""
     with pytest.raises(SystemExit) as done:
@@ -299,7 +299,7 @@ def test_the_neutral_flags_are_listed_by_kind_and_an_unclassified_engine_says_so
     assert "--seed" in out.split() and "--[no-]disable-fastapi-docs" in out.split() and "--cpu-offload-gb" not in out
     with pytest.raises(SystemExit) as done:
         main(["plan", "--help"])
-    assert "accepted, no effect on memory: 133 flags (API server," in " ".join(capsys.readouterr().out.split())
+    assert "accepted, no effect on memory: 138 flags (API server," in " ".join(capsys.readouterr().out.split())
     with pytest.raises(SystemExit) as done:
         main(["plan", "--list-neutral-flags", "sglang"])
     out = capsys.readouterr().out

@@ -1,5 +1,8 @@
 """`kvtop plan` on hosts whose GPU memory is not the card's own: a unified-memory GB10, a desktop sharing the card.
 
+vLLM's GB10 start verdicts are 0.33.0's (the start check on the requested share; v0.34.0 skips it under the
+extensible KV cache, v1/worker/utils.py:783-797): those plans are pinned to 0.33.0.
+
 Before this, `--gpu GB10` was an unknown GPU and a desktop was not said at all (#27). The figures are the
 DGX Spark start's (case-trtllm-dgxspark-gpt-oss-120b: `device total memory 119.70 GiB`).
 """
@@ -55,7 +58,7 @@ def test_a_vllm_gb10_plan_gives_the_start_verdict_typed(capsys: pytest.CaptureFi
     """`Free memory on device cuda:0 (56.65/119.7 GiB) on startup is less than desired GPU memory utilization (0.92,
     110.12 GiB)` (search-index id 59813453928): at 0.92 the host may hold at most 119.7 − 110.12 = 9.58 GiB, below
     the assumed centre 0.2934 × 119.7 = 35.1 GiB but above its low end (0.2934 − 0.2351) × 119.7 = 7.0 GiB."""
-    out = plan_json(capsys, "--model", QWEN, "--engine", "vllm", "--gpu", "GB10", "--gpu-memory-utilization", "0.92")
+    out = plan_json(capsys, "--model", QWEN, "--engine", "vllm", "--engine-version", "0.33.0", "--gpu", "GB10", "--gpu-memory-utilization", "0.92")
     unified = out["host_memory"]["unified"]
     assert abs(unified["most_held_bytes"] / GIB - (119.7 - 110.12)) < 0.01
     assert abs(unified["start_needs_bytes"] / GIB - 110.12) < 0.01
@@ -63,7 +66,7 @@ def test_a_vllm_gb10_plan_gives_the_start_verdict_typed(capsys: pytest.CaptureFi
 
 
 def test_the_text_plan_prints_the_host_note(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["plan", "--no-calibration-store", "--model", QWEN, "--engine", "vllm", "--gpu", "GB10"]) == 0
+    assert main(["plan", "--no-calibration-store", "--model", QWEN, "--engine", "vllm", "--engine-version", "0.33.0", "--gpu", "GB10"]) == 0
     text = capsys.readouterr().out
     assert "unified memory: what the host leaves to the GPU is assumed" in text
     assert "starts only where the host leaves what it asks free" in text
@@ -139,7 +142,7 @@ AT_070_TOKENS = (89_968_974_234 - LLAMA_WEIGHTS - LLAMA_RUNTIME) // 2_097_152 * 
 
 
 def vllm_gb10(capsys: pytest.CaptureFixture[str], *flags: str) -> dict:
-    return plan_json(capsys, "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "GB10", *flags)
+    return plan_json(capsys, "--model", "llama-3.1-8b", "--engine", "vllm", "--engine-version", "0.33.0", "--gpu", "GB10", *flags)
 
 
 def test_a_vllm_gb10_plan_refused_at_the_assumed_share_says_so_once(capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,7 +165,7 @@ def test_a_vllm_gb10_plan_refused_at_the_assumed_share_says_so_once(capsys: pyte
     assert out["interval_term"] == "host"
     # one truth: the suggested share planned on its own gives the same tokens
     assert vllm_gb10(capsys, "--gpu-memory-utilization", "0.7")["token_capacity"] == AT_070_TOKENS
-    assert main(["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "GB10"]) == 0
+    assert main(["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--engine", "vllm", "--engine-version", "0.33.0", "--gpu", "GB10"]) == 0
     text = capsys.readouterr().out
     headline = next(line for line in text.splitlines() if line.startswith("Token capacity"))
     assert headline.split(None, 2)[2].startswith("refused at the assumed host share: vLLM asks 0.92 × 119.70 GiB")
@@ -192,7 +195,7 @@ def test_a_share_that_starts_at_the_centre_keeps_its_capacity_and_its_refusal_at
     assert out["token_capacity"] == AT_070_TOKENS and out["token_capacity_min"] == 0
     # the headline is the capacity, so the verdict is said in full before the start; the interval gives its bound:
     # 38,558,131,814 B = 35.91 GiB, and 0.7 × T asks 89,968,974,234 B = 83.79 GiB
-    args = ["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "GB10"]
+    args = ["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--engine", "vllm", "--engine-version", "0.33.0", "--gpu", "GB10"]
     assert main([*args, "--gpu-memory-utilization", "0.7"]) == 0
     lines = capsys.readouterr().out.splitlines()
     verdict = [line.strip() for line in lines if line.strip().startswith("start verdict:")]

@@ -42,9 +42,11 @@ def test_vllm_unifies_gemma4_pages_and_refuses_before_the_release_read() -> None
     16 × 4,096 = 65,536 B (kv_cache_planning.unify_kv_cache_spec_page_size; the engine-diff rows, e.g. pp2, list
     FullAttentionSpec block 32 beside SlidingWindowSpec block 16; so from v0.12.0, PR #29143); a release before it
     refuses to start (get_kv_cache_groups' NotImplementedError), and kvtop says so by name; with one
-    group (--disable-hybrid-kv-cache-manager) every layer counts at full length: 25 × 4,096 + 5 × 2,048."""
+    group (--disable-hybrid-kv-cache-manager) every layer counts at full length: 25 × 4,096 + 5 × 2,048.
+    The page is 0.33.0's figure, so pinned there (0.34.0's default block is 64: config/cache.py:185)."""
     model = load_model(str(HELDOUT / "google--gemma-4-26B-A4B.json"))
-    ledger = predict(model, parse_flags("vllm", ["--tp", "2"]), gpu_total_bytes=H200, gpu_name="H200")
+    at_033 = parse_flags("vllm", ["--tp", "2", "--engine-version", "0.33.0"])
+    ledger = predict(model, at_033, gpu_total_bytes=H200, gpu_name="H200")
     engine = ledger.engine  # 5 layer slots (5 full, 25 sliding: group_size 5) × 65,536 B a block
     assert (engine.page_size, engine.num_blocks) == (16, engine.kv_budget_bytes // (5 * 65_536))
     old = parse_flags("vllm", ["--tp", "2", "--engine-version", "0.11.0"])  # get_kv_cache_groups raises before 0.12.0

@@ -7,8 +7,6 @@ section); the reference budget the same-budget rows aim at is checked by hand to
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from kvtop.domain.compare import (
@@ -43,6 +41,12 @@ LLAMA70_WEIGHTS = 2 * LLAMA70_PARAMS  # 35,278,831,616 B
 FREE_AFTER_WEIGHTS = PRE_LOAD - LLAMA70_WEIGHTS  # 49,168,236,544 B
 # KV per token per rank, every engine: 80 layers × (K, V) × 8 KV heads ÷ 4 × head_dim 128 × 2 B
 LLAMA70_TP4_BPT = 80 * 2 * 2 * 128 * 2  # 81,920 B
+# vLLM's latest release (0.34.0) sizes its cache under the extensible KV cache (v1/worker/extensible_kv_cache.py
+# :592-612 measure_kv_cache_bytes): min(requested − resident, free at start − resident − margin) − transient peak,
+# the utilization unstated 1.0 (config/cache.py:493-501), the margin max(1 GiB, 0.75 × peak) (:48-49) and blocks of 64
+# tokens (config/cache.py:185). With the non-KV memory taken as resident (no peak told apart) the margin is the floor.
+VLLM_MARGIN = GIB
+VLLM_BLOCK = 64
 # SGLang's automatic fraction (sglang.md §5, the latest era): reserve 512 + 1.5 × chunked 8192 + tp 4 ÷ 8 × 1024
 # + 2 × decode graph bs 512 + 8 × 58 prefill-graph sizes = 14,800 MiB; round((81,559 − 14,800) ÷ 81,559, 3) = 0.819.
 # Budget (§4): int((after load − pre-load × (1 − 0.819)) in GiB × 2^30)
@@ -126,11 +130,11 @@ def test_each_engines_tokens_per_rank_by_hand() -> None:
     # SGLang: the budget above, ÷ 81,920 B, page 1 (sglang.md §4)
     assert sglang.memory_fraction == SGLANG_FRACTION and sglang.kv_budget_bytes == SGLANG_BUDGET == 33_883_317_207
     assert sglang.token_capacity == SGLANG_BUDGET // LLAMA70_TP4_BPT == 413_614
-    # vLLM (vllm.md §2–§5): ceil(total × 0.92) − weights − 2 GiB non-KV; blocks of 16 tokens × 81,920 B;
-    # the logged tokens int(blocks ÷ (131,072 ÷ 16) × 131,072) = blocks × 16
-    available = math.ceil(H100 * 0.92) - LLAMA70_WEIGHTS - 2 * GIB
-    assert vllm.kv_budget_bytes == available == 41_252_829_922
-    assert vllm.token_capacity == available // (16 * LLAMA70_TP4_BPT) * 16 == 503_568
+    # vLLM 0.34.0 (the header's rule): min(ceil(total × 1.0) − weights − 2 GiB non-KV, pre-load − weights − 2 GiB
+    # − 1 GiB margin); blocks of 64 tokens × 81,920 B; the logged tokens blocks × 64
+    available = min(H100 - LLAMA70_WEIGHTS - 2 * GIB, PRE_LOAD - LLAMA70_WEIGHTS - 2 * GIB - VLLM_MARGIN)
+    assert vllm.kv_budget_bytes == available == 45_947_011_072
+    assert vllm.token_capacity == available // (VLLM_BLOCK * LLAMA70_TP4_BPT) * VLLM_BLOCK == 560_832
     # LMDeploy, TurboMind's object cache (lmdeploy.md §3): size_t(free after weights × 0.8) ÷ 64-token blocks
     cache = int(FREE_AFTER_WEIGHTS * 0.8)
     assert lmdeploy.kv_budget_bytes == cache and lmdeploy.token_capacity == cache // (64 * LLAMA70_TP4_BPT) * 64 == 480_128
@@ -140,7 +144,7 @@ def test_each_engines_tokens_per_rank_by_hand() -> None:
     assert trtllm.kv_budget_bytes == budget and trtllm.token_capacity == budget // LLAMA70_TP4_BPT // 32 * 32 == 516_576
     # the memory setting each engine's row names, in its own spelling, and what it is a share of
     assert [(row.memory_fraction_flag, row.memory_fraction) for row in (vllm, lmdeploy, trtllm)] == [
-        ("--gpu-memory-utilization", 0.92),
+        ("--gpu-memory-utilization", 1.0),
         ("--cache-max-entry-count", 0.8),
         ("--kv_cache_free_gpu_memory_fraction", 0.9),
     ]
@@ -153,12 +157,12 @@ def test_same_budget_absolute_settings_land_within_one_block_when_re_solved() ->
     assert target == SGLANG_BUDGET
     same = _same(comparison)
     assert list(same) == ["vllm", "lmdeploy", "trtllm"]  # the reference is not matched to itself
-    # vLLM: --kv-cache-memory-bytes is the budget (vllm.md §2 Override): 25,850 blocks of 1,310,720 B
+    # vLLM: --kv-cache-memory-bytes is the budget (vllm.md §2 Override): 6,462 blocks of 64 × 81,920 B (0.34.0)
     vllm = same["vllm"]
     assert vllm.method is SameBudgetMethod.ABSOLUTE and vllm.reached
     assert vllm.flags == ("--tensor-parallel-size", "4", "--kv-cache-memory-bytes", str(target))
-    block = 16 * LLAMA70_TP4_BPT
-    assert vllm.token_capacity == target // block * 16 == 413_600
+    block = VLLM_BLOCK * LLAMA70_TP4_BPT
+    assert vllm.token_capacity == target // block * VLLM_BLOCK == 413_568
     assert 0 <= target - vllm.kv_budget_bytes < block
     # TensorRT-LLM: kv_cache_config.max_gpu_total_bytes caps the profiled budget (trtllm.md §3 step 5)
     trtllm = same["trtllm"]
@@ -186,33 +190,35 @@ def test_same_budget_where_no_absolute_setting_exists_searches_the_share_to_thre
 
 
 def test_sglang_takes_the_budget_as_max_total_tokens_a_cap_below_its_own() -> None:
-    # With 12 GiB of measured non-KV memory, vLLM's budget (the reference) falls below SGLang's:
-    # ceil(total × 0.92) − weights − 12 GiB = 30,515,411,682 B; SGLang caps its tokens at that ÷ 81,920 (sglang.md §4),
+    # With 16 GiB of measured non-KV memory, vLLM's budget (the reference) falls below SGLang's:
+    # at 0.34.0 (the header's rule) min(total − weights − 16 GiB, pre-load − weights − 16 GiB − 1 GiB margin)
+    # = 30,914,625,536 B; SGLang caps its tokens at that ÷ 81,920 (sglang.md §4),
     # and its pool holds one padding page more (tokens + 1) × 81,920: within a page of the target.
-    measured = MeasuredInputs(non_kv_bytes=12 * GIB)
+    measured = MeasuredInputs(non_kv_bytes=16 * GIB)
     comparison = _compare(LLAMA70, "vllm,sglang", tp=4, measured=measured)
-    target = math.ceil(H100 * 0.92) - LLAMA70_WEIGHTS - 12 * GIB
-    assert comparison.target_kv_budget_bytes == target == 30_515_411_682
+    target = min(H100 - LLAMA70_WEIGHTS - 16 * GIB, PRE_LOAD - LLAMA70_WEIGHTS - 16 * GIB - VLLM_MARGIN)
+    assert comparison.target_kv_budget_bytes == target == 30_914_625_536
     sglang = _same(comparison)["sglang"]
     tokens = target // LLAMA70_TP4_BPT
     assert sglang.method is SameBudgetMethod.ABSOLUTE
     assert sglang.flags == ("--tp-size", "4", "--max-total-tokens", str(tokens))
-    assert sglang.token_capacity == tokens == 372_502
+    assert sglang.token_capacity == tokens == 377_375
     assert sglang.kv_budget_bytes == (tokens + 1) * LLAMA70_TP4_BPT
     assert abs(sglang.kv_budget_bytes - target) < LLAMA70_TP4_BPT
-    assert _resolve("sglang", sglang.flags, non_kv_bytes=12 * GIB).token_capacity == tokens
+    assert _resolve("sglang", sglang.flags, non_kv_bytes=16 * GIB).token_capacity == tokens
 
 
 def test_an_engine_that_cannot_hold_the_budget_says_so_with_the_most_it_reaches() -> None:
     # 30 GiB of measured non-KV memory counts for vLLM and TensorRT-LLM, not for SGLang: even at a share of 1
-    # vLLM's available KV memory is total − weights − 30 GiB = 18,029,723,648 B < SGLang's 33,883,317,207 B.
+    # vLLM 0.34.0's available KV memory is min(total − weights − 30 GiB, pre-load − weights − 30 GiB − 1 GiB margin)
+    # = 15,882,240,000 B < SGLang's 33,883,317,207 B.
     measured = MeasuredInputs(non_kv_bytes=30 * GIB)
     same = _same(_compare(LLAMA70, "sglang,vllm,trtllm", tp=4, measured=measured))
     vllm = same["vllm"]
-    most = H100 - LLAMA70_WEIGHTS - 30 * GIB
+    most = min(H100 - LLAMA70_WEIGHTS - 30 * GIB, PRE_LOAD - LLAMA70_WEIGHTS - 30 * GIB - VLLM_MARGIN)
     assert vllm.method is SameBudgetMethod.MOST and not vllm.reached
     assert vllm.flags == ("--tensor-parallel-size", "4", "--gpu-memory-utilization", "1")
-    assert vllm.token_capacity == most // (16 * LLAMA70_TP4_BPT) * 16 == 220_080
+    assert vllm.token_capacity == most // (VLLM_BLOCK * LLAMA70_TP4_BPT) * VLLM_BLOCK == 193_856
     # TensorRT-LLM at a fraction of 1: free after weights − 30 GiB = 16,955,981,824 B
     trtllm = same["trtllm"]
     assert not trtllm.reached and trtllm.kv_budget_bytes == (FREE_AFTER_WEIGHTS - 30 * GIB) // LLAMA70_TP4_BPT // 32 * 32 * LLAMA70_TP4_BPT

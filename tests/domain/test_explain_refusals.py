@@ -35,8 +35,8 @@ def test_v0_refusal_after_its_blocks_is_a_failed_start_whose_blocks_rebuild() ->
     assert (int(0.385 * 2**30) // block, int(0.395 * 2**30) // block) == (78, 80)
     result = _explain(
         "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal", "Qwen--Qwen2.5-72B.json",
-        "--max-model-len", "8192", "--gpu-memory-utilization", "0.95",
-    )  # fmt: skip
+        "--max-model-len", "8192", "--gpu-memory-utilization", "0.95", "--engine-version", "0.33.0",
+    )  # fmt: skip  # a v0.6 log's blocks under the block of 16 (pinned: 0.34.0's default is 64)
     assert result.verdict == "failed_start"
     assert result.startup_error is not None and result.startup_error.startswith(
         "The model's max seq len (8192) is larger than the maximum number of tokens that can be stored in KV cache (1280)"
@@ -56,8 +56,8 @@ def test_a_workers_refusal_without_an_exception_name_is_read() -> None:
     assert "Traceback" not in log.startup_error
     result = _explain(
         "vllm/vllm-8933-tp4-v062-worker-refusal", "meta-llama--Llama-3.1-8B.json",
-        "--tensor-parallel-size", "4", "--max-model-len", "131072",
-    )  # fmt: skip
+        "--tensor-parallel-size", "4", "--max-model-len", "131072", "--engine-version", "0.33.0",
+    )  # fmt: skip  # a v0.6 log's blocks under the block of 16 (pinned: 0.34.0's default is 64)
     assert result.verdict == "failed_start"
     assert result.logged.num_gpu_blocks == 5_402 and result.logged.token_capacity == 5_402 * 16 == 86_432
     assert result.capacity_verdict == "insufficient"  # no KV-memory line: the blocks cannot be rebuilt

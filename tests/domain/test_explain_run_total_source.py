@@ -22,7 +22,8 @@ DEEPSEEK = CONFIGS / "cases/deepseek-ai--DeepSeek-V2.json"
 
 def test_a_run_that_says_no_source_takes_its_origins() -> None:
     """The A100-40GB's table figure (40,960 MiB, nvidia-smi's) is assumed; the operator's --gpu-memory measured."""
-    model, settings = load_model(str(DEEPSEEK)), parse_flags("vllm", [])
+    # a v0.8.3 log: pinned to 0.33.0's rules (0.34.0's extensible KV cache is sized from other figures)
+    model, settings = load_model(str(DEEPSEEK)), parse_flags("vllm", ["--engine-version", "0.33.0"])
     table = gpu_total_bytes("A100-40GB")
     assert table == 40_960 << 20
     run = EstimateRun(model, settings, table, "A100-40GB", False, gpu_total_origin=GpuTotalOrigin.TABLE)
@@ -45,7 +46,8 @@ def test_the_ray_folded_estimate_solves_with_the_logs_total_whether_or_not_gpu_n
     the hidden worker's estimate (`ray_logs.hidden_tighter_worker`) solves with, measured, also under
     --gpu A100-40GB (before: the calibrated CUDA total of the table's card, as if the log printed none)."""
     assert "total_gpu_memory (39.49GiB)" in RAY_CASE.read_text()
-    model, settings = load_model(str(DEEPSEEK)), parse_flags("vllm", [])
+    # a v0.8.3 log: pinned to 0.33.0's rules (0.34.0's extensible KV cache is sized from other figures)
+    model, settings = load_model(str(DEEPSEEK)), parse_flags("vllm", ["--engine-version", "0.33.0"])
     log = read_engine_log(RAY_CASE)
     bare = explain(ExplainRequest(log=log, model=model, settings=settings))
     named = explain(ExplainRequest(log=log, model=model, settings=settings, gpu_total_bytes=gpu_total_bytes(

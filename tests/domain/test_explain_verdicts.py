@@ -125,7 +125,8 @@ def test_vllm_tp2_tokens_follow_from_the_tightest_rank(tmp_path: Path) -> None:
     here: 6.40 GiB ÷ 1,310,720 B per 16-token block (TP2) = 5,242 blocks; int(5242/2048 × 32,768)."""
     log = parse_engine_log(V3_LOG)
     result = explain(ExplainRequest(
-        log=log, model=_qwen3_14b(tmp_path), settings=parse_flags("vllm", ["--tp", "2"]),
+        # no 'Memory after warmup' line: a release before 0.34.0 (its block of 16), pinned to 0.33.0
+        log=log, model=_qwen3_14b(tmp_path), settings=parse_flags("vllm", ["--tp", "2", "--engine-version", "0.33.0"]),
     ))
     assert result.logged.ranks_seen == 2 and result.logged.available_kv_rank == "TP1"
     assert result.token_capacity == 83_872 == int(5242 / 2048 * 32768)
@@ -194,7 +195,8 @@ def test_spark_396_refusal_names_the_max_model_len_kvtop_explains_with(capsys) -
     assert "max_model_len=196608" in log.decisions
     argv = ["explain", str(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log"), "--engine", "vllm",
             "--model", str(CONFIGS / "heldout/MiniMaxAI--MiniMax-M2.7.json"), "--gpu", "GB10",
-            "--no-calibration-store", "--tensor-parallel-size", "2"]  # fmt: skip
+            "--no-calibration-store", "--tensor-parallel-size", "2",
+            "--engine-version", "0.33.0"]  # fmt: skip  # its blocks of 16: pinned to 0.33.0 (0.34.0's default is 64)
     assert main(argv) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "one request needs 12,288 blocks" in text and "max seq len (196608)" in text
@@ -208,7 +210,7 @@ def test_spark_396_estimate_kvtop_cannot_make_names_its_block() -> None:
     log = read_engine_log(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log")
     result = explain(ExplainRequest(
         log=log, model=load_model(str(CONFIGS / "heldout/MiniMaxAI--MiniMax-M2.7.json")),
-        settings=parse_flags("vllm", []),
+        settings=parse_flags("vllm", ["--engine-version", "0.33.0"]),  # blocks of 16: 0.33.0's (pinned)
     ))  # type: ignore[arg-type]
     said = "which 22.5 GiB cannot make at kvtop's 4,063,232 B a block"
     assert any(said in note and "the printed memory kept" in note for note in result.notes)
@@ -302,8 +304,10 @@ def test_vllm_before_pr_41069_prints_blocks_times_block_size(tmp_path: Path) -> 
     settings = parse_flags("vllm", ["--engine-version", "0.10.2"])  # as `kvtop explain` reads it from the log
     result = explain(ExplainRequest(log=old, model=model, settings=settings))
     assert result.verdict == "match" and result.token_capacity == 1_600 == 100 // 1 * 16
+    # as `kvtop explain` reads the unversioned lines now (no 'Memory after warmup' line: before v0.34.0, eras.
+    # resolve_version), the rules of 0.33.0
     unversioned = explain(ExplainRequest(
-        log=parse_engine_log(V2_LINES), model=model, settings=parse_flags("vllm", []),
+        log=parse_engine_log(V2_LINES), model=model, settings=parse_flags("vllm", ["--engine-version", "0.33.0"]),
     ))
     assert unversioned.token_capacity == 1_587 == int(100 / 63 * 1000)
     assert unversioned.verdict == "mismatch" and unversioned.gap_tokens == 13
@@ -338,7 +342,7 @@ def test_vllm_window_blocks_need_the_batch_or_the_gpu_never_the_stand_in() -> No
     (8192, or 2048 on A100) is unknown."""
     log = parse_engine_log(GPT_OSS_LINES)
     model = load_model(str(CONFIGS / "openai--gpt-oss-120b.json"))
-    one_batch = ["--no-async-scheduling"]
+    one_batch = ["--no-async-scheduling", "--engine-version", "0.33.0"]  # blocks of 16: 0.33.0's (pinned)
     unknown = explain(ExplainRequest(log=log, model=model, settings=parse_flags("vllm", one_batch)))
     assert unknown.verdict == "insufficient" and "--max-num-batched-tokens, or --gpu" in unknown.missing[0]
     on_h100 = explain(ExplainRequest(
@@ -372,7 +376,8 @@ def test_measured_flags_fill_what_the_c01_log_lacks_and_say_so() -> None:
 def test_a_vllm_mismatch_blames_geometry_never_a_memory_fraction() -> None:
     log = read_engine_log(CASES / "vllm/lmcache-1739-qwen3-14b/engine.log")
     result = explain(ExplainRequest(
-        log=log, model=load_model(str(CONFIGS / "Qwen--Qwen3-32B.json")), settings=parse_flags("vllm", []),
+        log=log, model=load_model(str(CONFIGS / "Qwen--Qwen3-32B.json")),
+        settings=parse_flags("vllm", ["--engine-version", "0.33.0"]),  # its block of 16: 0.33.0's (pinned)
     ))
     assert result.verdict == "mismatch" and result.cause is not None
     assert result.cause.startswith("cause unknown: vLLM logged the KV memory it had, so the geometry differs")

@@ -121,7 +121,8 @@ def test_a_measured_free_memory_holds_the_hosts_share() -> None:
 def test_vllm_on_a_unified_host_sizes_from_the_total_and_says_the_host_share() -> None:
     """vLLM's budget is the total × utilisation (its free memory only gates the start): no host term in it."""
     model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
-    settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.5)
+    # pinned to 0.33.0: from 0.34.0 the extensible KV cache sizes from the free memory (the host's share a term)
+    settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.5, engine_version="0.33.0")
     plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
     given = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10",
                              measured=MeasuredInputs(free_before_load_bytes=60 * GIB))  # fmt: skip
@@ -204,7 +205,8 @@ def test_what_vllm_asks_free_on_a_gb10_is_what_its_start_printed() -> None:
     """`Free memory on device cuda:0 (56.65/119.7 GiB) on startup is less than desired GPU memory utilization (0.92,
     110.12 GiB)` (search-index id 59813453928): the start needs 0.92 × 119.70 GiB free."""
     model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
-    settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.92)
+    # the start check is 0.33.0's (v0.34.0 skips it under the extensible KV cache, v1/worker/utils.py:783-797): pinned
+    settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.92, engine_version="0.33.0")
     plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
     assert plan.start is not None and plan.start.needs_bytes == math.ceil(0.92 * gpu_total_bytes("GB10"))
     assert "vLLM asks 0.92 × 119.70 GiB = 110.12 GiB free at its start" in plan.start.reason
@@ -214,7 +216,8 @@ def test_the_gb10_start_vllm_refused_is_refused_where_the_host_holds_what_it_is_
     """That start's line: the host may hold at most 119.7 − 110.12 = 9.58 GiB for 0.92 to start, and held 119.7 −
     56.65 = 63.05 GiB; the assumption's centre (a share of the total) is above 9.58 GiB, so the plan says refused."""
     model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
-    settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.92)
+    # the start check is 0.33.0's (v0.34.0 skips it under the extensible KV cache, v1/worker/utils.py:783-797): pinned
+    settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.92, engine_version="0.33.0")
     plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
     assert HOST_HELD_SHARE * 119.7 > 119.7 - 110.12
     assert plan.start is not None and f"so the host may hold at most {119.70 - 110.12:.2f} GiB; " in plan.start.reason

@@ -39,7 +39,8 @@ def _plan(engine: str, gpu: str, *flags: str, measured: MeasuredInputs | None = 
     ],
 )
 def test_a_vllm_gb10_start_verdict_is_the_interval_kind(fraction: str, kind: IntervalKind) -> None:
-    plan = _plan("vllm", "GB10", "--gpu-memory-utilization", fraction)
+    # the start check is 0.33.0's (v0.34.0 skips it under the extensible KV cache, v1/worker/utils.py:783-797): pinned
+    plan = _plan("vllm", "GB10", "--gpu-memory-utilization", fraction, "--engine-version", "0.33.0")
     assert plan.interval_kind is kind
     # each view words the same case: a refusal at the centre names the headline, the high end states its bound
     text, pane = interval_line(plan), pane_interval_line(plan).plain
@@ -87,7 +88,9 @@ def test_an_attention_free_plan_on_gb10_takes_the_start_verdict(fraction: str, k
     """Falcon-Mamba-7B under the same verdicts as Llama above (the host's share does not depend on the model): a
     refused start is the refusal's case, its refused ends 0 requests in both views; one that starts across the span
     is in requests (before: 'REQUESTS' whatever the verdict, the engine's cap at both ends)."""
-    settings = parse_flags("vllm", ["--model", "falcon-mamba", "--gpu-memory-utilization", fraction])
+    # the start check is 0.33.0's (v0.34.0 skips it under the extensible KV cache): pinned
+    settings = parse_flags("vllm", ["--model", "falcon-mamba", "--gpu-memory-utilization", fraction,
+                                    "--engine-version", "0.33.0"])  # fmt: skip
     plan = planned_capacity(load_model(str(CONFIGS / "tiiuae--falcon-mamba-7b.json")), settings,
                             gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")  # fmt: skip
     assert plan.interval_kind is kind and plan.requests is not None

@@ -63,7 +63,9 @@ def test_deepseek_v3_ep8_holds_32_routed_experts_per_rank() -> None:
 
 
 def test_qwen25_7b_vllm_seed_holds_fewer_than_four_32k_requests() -> None:
-    settings = parse_flags("vllm", ["--gpu-memory-utilization", "0.9", "--max-model-len", "32768"])
+    # the README's seed: 0.33.0's budget (the share of the total), pinned; 0.34.0 also takes the free memory at start
+    settings = parse_flags("vllm", ["--gpu-memory-utilization", "0.9", "--max-model-len", "32768",
+                                    "--engine-version", "0.33.0"])  # fmt: skip
     measured = MeasuredInputs(weights_bytes=15 * GIB, non_kv_bytes=2 * GIB)
     ledger = predict(
         load("Qwen--Qwen2.5-7B-Instruct.json"), settings, gpu_total_bytes=24 * GIB, measured=measured
@@ -78,8 +80,9 @@ def test_qwen25_7b_vllm_seed_holds_fewer_than_four_32k_requests() -> None:
     assert ledger.token_capacity < 4 * 32768
 
 
-# PR #38284's 0.92 is in the v0.20.0 sdist (CacheConfig), v0.19.1 still has 0.9 (docs/engines/vllm.md §2)
-@pytest.mark.parametrize(("version", "utilization"), [("0.19.1", 0.9), ("v0.20.0", 0.92), (None, 0.92)])
+# PR #38284's 0.92 is in the v0.20.0 sdist (CacheConfig), v0.19.1 still has 0.9 (docs/engines/vllm.md §2); 0.34.0's
+# unstated 1.0 under the extensible KV cache is tested in tests/engines/vllm (extensible_kv.utilization_default)
+@pytest.mark.parametrize(("version", "utilization"), [("0.19.1", 0.9), ("v0.20.0", 0.92), ("0.33.0", 0.92)])
 def test_vllm_default_utilization_follows_the_engine_era(version: str | None, utilization: float) -> None:
     flags = ["--max-model-len", "32768"] + (["--engine-version", version] if version else [])
     ledger = predict(

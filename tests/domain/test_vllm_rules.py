@@ -50,7 +50,8 @@ GPT_OSS = "openai--gpt-oss-120b.json"
 def test_gpt_oss_window_blocks_follow_the_tokens_in_flight(
     flags: list[str], blocks_per_request: int, tokens: int
 ) -> None:
-    engine = _plan(GPT_OSS, flags, H100_BYTES, "H100").engine
+    # blocks of 16 under the share of the total: 0.33.0's figures, pinned (0.34.0: block 64, the extensible KV cache)
+    engine = _plan(GPT_OSS, [*flags, "--engine-version", "0.33.0"], H100_BYTES, "H100").engine
     assert engine.num_blocks == 19_129
     assert engine.token_capacity == tokens == int(19_129 / blocks_per_request * 131_072)
     assert engine.steps[-1].label == f"tokens: int(blocks ÷ {blocks_per_request} × 131,072)"
@@ -85,7 +86,8 @@ def test_llama4_chunked_local_attention_has_no_window_minus_one_nor_extra_block(
     batch): cdiv(131,072, 16) + 3 × cdiv(16384, 16) = 11,264 blocks per request (the sliding-window rule
     gave 11,267). The vision model and projector hold 437,626,240 B per rank at TP 4 (test_vision_towers),
     2,226 blocks of 12 layers × 16,384 B fewer than the 115,153 without them."""
-    flags = ["--tp", "4", "--max-model-len", "131072", "--no-async-scheduling"]
+    # blocks of 16: 0.33.0's figures, pinned (0.34.0: block 64, the extensible KV cache)
+    flags = ["--tp", "4", "--max-model-len", "131072", "--no-async-scheduling", "--engine-version", "0.33.0"]
     engine = _plan("meta-llama--Llama-4-Scout-17B-16E-Instruct.json", flags, H100_BYTES, "H100").engine
     assert engine.num_blocks == 112_927  # 115,153 less 2,226 ≈ 437,626,240 ÷ 196,608 B (2,225.9 blocks)
     assert engine.steps[-1].label == "tokens: int(blocks ÷ 11264 × 131,072)"
@@ -95,7 +97,8 @@ def test_llama4_chunked_local_attention_has_no_window_minus_one_nor_extra_block(
 @pytest.mark.parametrize(("dcp", "blocks_per_request", "tokens"), [(1, 2560, 731_520), (2, 1280, 1_463_040)])
 def test_dcp_divides_the_length_a_request_needs(dcp: int, blocks_per_request: int, tokens: int) -> None:
     """DeepSeek-V3 (MLA, block 64, L 163,840): L′ = cdiv(163,840, dcp); the pool is unchanged."""
-    flags = ["--tp", "8", "--dcp", str(dcp), "--block-size", "64"]
+    # the pool under the share of the total: 0.33.0's, pinned (0.34.0 sizes it under the extensible KV cache)
+    flags = ["--tp", "8", "--dcp", str(dcp), "--block-size", "64", "--engine-version", "0.33.0"]
     engine = _plan("deepseek-ai--DeepSeek-V3.json", flags, H200_BYTES, "H200").engine
     assert engine.num_blocks == 11_430
     assert engine.token_capacity == tokens == int(11_430 / blocks_per_request * 163_840)

@@ -96,6 +96,7 @@ class CalibratedFigures(BaseModel):
     free_before_load_source: TermSource = "assumed"
     non_kv_bytes: int | None = None  # the runtime terms together (vLLM's non-KV, TensorRT-LLM's reserve)
     non_kv_source: TermSource = "assumed"
+    activation_bytes: int | None = None  # the activation term alone, of non_kv_bytes (vLLM v0.34.0's sizing margin)
     weights_extra_bytes: int = 0  # added to the predicted weights of every rank (a node's own measure, a bound)
     weights_source: TermSource | None = None  # the weights term's, where the calibration estimated it
     # the pipeline stage whose load a node's stored weights are (`NodeMeasure.weights_stage`): every other stage's
@@ -213,6 +214,7 @@ class PreloadEstimate(BaseModel):
             free_before_load_source=weakest(free_sources) if free_known else "assumed",
             non_kv_bytes=sum(by_term[term] for term in runtime) if runtime else None,
             non_kv_source=weakest([source[term] for term in runtime]),
+            activation_bytes=by_term.get(Term.ACTIVATION),
             weights_extra_bytes=by_term[Term.WEIGHTS] - weights.bytes + self.weights_beside_book_bytes
             if weights is not None
             else 0,

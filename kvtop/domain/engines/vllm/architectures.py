@@ -9,7 +9,7 @@ are not supported for now", or "was supported in vLLM until v…" for a class in
 
 Read with benchmarks/engine_registries/read_registries.py (the registry, without importing vLLM) and
 transformers_backend.py (run in each wheel's environment: the transformers it installs) from the vLLM
-0.13.0 and 0.33.0 wheels; every other release is "not checked" (docs/engines/architectures.md).
+0.13.0, 0.33.0 and 0.34.0 wheels; every other release is "not checked" (docs/engines/architectures.md).
 """
 
 from __future__ import annotations
@@ -289,6 +289,23 @@ _V0_33_0_REMOTE_CODE_REFUSED = {
                              "imported it would still not be backend-compatible)",
 }  # fmt: skip
 
+# vLLM 0.34.0 (read like 0.33.0: read_registries.py on the wheel, transformers_backend.py under transformers 5.22.2,
+# the newest its `transformers<5.23.0` pin installs; its `_try_resolve_transformers` the same test, registry.py:1407)
+_V0_34_0 = (_V0_33_0 - {"KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration", "PEagleDraftModel",
+                        "PeagleLlamaForCausalLM", "PeagleQwen3ForCausalLM"}) | names("""
+CanaryForConditionalGeneration DFlash2RicursiveDraftModel DSparkMiniMaxDraftModel KimiK31ForConditionalGeneration
+Lfm3AudioForConditionalGeneration Lfm3ForCausalLM Lfm3VlForConditionalGeneration MingV3ASRForConditionalGeneration
+MistralLarge4DSparkModel MistralLarge4ForCausalLM Nemotron3_5TranscribeForConditionalGeneration
+Nemotron3_5TranscribeMTPModel RicursiveForCausalLM UltraVBertModel UnlimitedOCR2TextForCausalLM ZayaForCausalLM
+""")
+_V0_34_0_TRANSFORMERS = (_V0_33_0_TRANSFORMERS - {"ZayaForCausalLM"}) | {"MistralLarge4ForConditionalGeneration"}
+_DROPPED_0_34_0 = {**_DROPPED_0_33_0, "KeyeForConditionalGeneration": "0.33.0",
+                   "KeyeVL1_5ForConditionalGeneration": "0.33.0"}  # fmt: skip
+_V0_34_0_REMOTE_CODE_REFUSED = {
+    name: why.replace("transformers 5.20.2, the 0.33.0 wheel's", "transformers 5.22.2, the 0.34.0 wheel's")
+    for name, why in _V0_33_0_REMOTE_CODE_REFUSED.items()
+}  # transformers 5.22.2 has no is_torch_fx_available either (read in its import_utils)
+
 RANGES: tuple[RegistryRange, ...] = (
     RegistryRange("0.13.0", "0.13.0", _V0_13_0, f"{SOURCE}, vLLM 0.13.0 wheel",
                   transformers_backend=_V0_13_0_TRANSFORMERS, transformers="4.57.6", dropped=_DROPPED_0_13_0,
@@ -296,6 +313,9 @@ RANGES: tuple[RegistryRange, ...] = (
     RegistryRange("0.33.0", "0.33.0", _V0_33_0, f"{SOURCE}, vLLM 0.33.0 wheel",
                   transformers_backend=_V0_33_0_TRANSFORMERS, transformers="5.20.2", dropped=_DROPPED_0_33_0,
                   remote_code_refused=_V0_33_0_REMOTE_CODE_REFUSED),
+    RegistryRange("0.34.0", "0.34.0", _V0_34_0, f"{SOURCE}, vLLM 0.34.0 wheel",
+                  transformers_backend=_V0_34_0_TRANSFORMERS, transformers="5.22.2", dropped=_DROPPED_0_34_0,
+                  remote_code_refused=_V0_34_0_REMOTE_CODE_REFUSED),
 )  # fmt: skip
 
 

@@ -71,6 +71,7 @@ _V0330 = ("auto_awq", "auto_gptq", "awq", "awq_marlin", "compressed-tensors", "d
           "gptq", "gptq_marlin", "humming", "inc", "int8_per_channel_weight_only", "modelopt", "modelopt_fp4",
           "modelopt_mixed", "modelopt_mxfp8", "moe_wna16", "mxfp4", "mxfp8", "nvfp4_per_token", "online", "quark",
           "torchao")  # fmt: skip
+_V0340 = _grown(_V0330, ("lut_b_moe", "mxfp4_hadamard32", "w4afp8"), ("fp_quant",))
 #: the methods the release takes (None: not read, nothing refused)
 QUANTIZATION_ERAS: Eras[tuple[str, ...] | None] = Eras((
     Era("", None, "before v0.6.3.post1 not read"),
@@ -103,6 +104,7 @@ QUANTIZATION_ERAS: Eras[tuple[str, ...] | None] = Eras((
     Era("0.26.0", _V0260, f"v0.26.0 {_INIT}:12: + nvfp4_per_token (v0.27.0–v0.27.1 alike)"),
     Era("0.28.0", _V0280, f"v0.28.0 {_INIT}:12: - bitsandbytes (v0.29.0–v0.32.0 alike)"),
     Era("0.33.0", _V0330, f"v0.33.0 {_INIT} QuantizationMethods (v0.32.0's, listed whole)"),
+    Era("0.34.0", _V0340, f"v0.34.0 {_INIT}:15: + lut_b_moe, mxfp4_hadamard32, w4afp8, - fp_quant"),
 ))  # fmt: skip
 #: DEPRECATED_QUANTIZATION_METHODS: refused unless --allow-deprecated-quantization, after the unknown-method check
 #: (ModelConfig._verify_quantization; tpu_int8 is listed but no longer a method, so refused as unknown first)
@@ -120,6 +122,8 @@ DEPRECATED_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("0.20.0", ("fbgemm_fp8", "fp_quant", "tpu_int8"), f"v0.20.0 {_INIT}:49, config/model.py:1018 (v0.20.1–v0.22.1 alike)"),
     Era("0.23.0", ("fbgemm_fp8", "fp_quant"), f"v0.23.0 {_INIT}:48, config/model.py:1083 (to v0.32.0; v0.33.0 "
                                               "config/model.py:1472)"),
+    Era("0.34.0", ("fbgemm_fp8",), f"v0.34.0 {_INIT}:54, config/model.py:1492 (fp_quant no longer a method: "
+                                   "refused as unknown, :1487)"),
 ))  # fmt: skip
 ALLOW_DEPRECATED_FLAG = "--allow-deprecated-quantization"
 

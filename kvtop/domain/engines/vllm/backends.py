@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import (
+    DEFAULT_BLOCK_ERAS,
     TRITON_ATTN_FP8_SM89_ERAS,
     TRITON_MLA_FP8_ERAS,
     backend_selection,
@@ -54,9 +55,14 @@ def block_size(
     model: ModelSpec, quantized_kv: bool, gpu_name: str | None, version: ResolvedVersion
 ) -> tuple[int, str]:
     """(tokens per KV block, why) when no `--block-size` says: 16 (`CacheConfig.DEFAULT_BLOCK_SIZE`, which
-    FLASH_ATTN, FLASHINFER and TRITON_ATTN take; no reason said) unless an MLA backend needs another (§3.1)."""
+    FLASH_ATTN, FLASHINFER and TRITON_ATTN take; no reason said) unless an MLA backend needs another (§3.1). From
+    v0.34.0 the default is 64, which every backend kvtop plans takes (FLASHINFER_MLA, FLASH_ATTN_MLA, TRITON_MLA and
+    FLASHMLA too): 64 wherever the backend, not the platform, picks (`DEFAULT_BLOCK_ERAS`)."""
+    default = DEFAULT_BLOCK_ERAS.at(version)
     if model.mla is None:
-        return 16, ""
+        return default, "" if default == 16 else f"{default}: {DEFAULT_BLOCK_ERAS.era(version).source}"
+    if default > 16 and backend_selection(version) != "platform":
+        return default, f"{default}: {DEFAULT_BLOCK_ERAS.era(version).source}"
     if model.attention_kind is AttentionKind.DSA:
         return 64, "64: the sparse MLA backends (FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE) take only 64"
     major = capability(gpu_name)[0]

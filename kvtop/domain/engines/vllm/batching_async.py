@@ -85,7 +85,8 @@ ASYNC_OFF_ERAS: Eras[AsyncOff | None] = Eras((
         "(v0.32.0 alike)"),
     Era("0.33.0", AsyncOff("v1_runner", frozenset({"ngram_gpu", "dspark", "draft_model", "dflash"}), True, True,
                            False),
-        "config/vllm.py:1651-1719 at v0.33.0: v1_async_sched_incompat, the V1 model runner's alone"),
+        "config/vllm.py:1651-1719 at v0.33.0: v1_async_sched_incompat, the V1 model runner's alone; v0.34.0 "
+        ":1598-1637 has no V1 runner (every launch runs V2: pooling, the executor and ROCm DeepEP DBO turn it off)"),
 ))  # fmt: skip
 # The executor backends that keep async scheduling on (default or asked), and whether the executor class decides (a
 # backend given as a class then not read); None: not read

@@ -39,7 +39,7 @@ CLI_BLOCK_SIZES_ERAS: Eras[tuple[int, ...] | None] = Eras((
         "v0.11.1 config/cache.py BlockSize = Literal[1, 8, 16, 32, 64, 128, 256], argparse choices "
         "(engine/arg_utils.py; v0.11.2-v0.14.0 and v0.17.1 read alike)"),
     Era("0.18.0", None, "v0.18.0 config/cache.py block_size: SkipValidation[int]: argparse takes any whole number "
-                        "(v0.19.0-v0.21.0 alike; v0.25.0-v0.33.0 `int = Field(gt=0)`); a gpt-oss-20b start at "
+                        "(v0.19.0-v0.21.0 alike; v0.25.0-v0.33.0 `int = Field(gt=0)`, v0.34.0 :188 alike); a gpt-oss-20b start at "
                         "v0.29.0 ran at --block-size 96 (akamaslabs/vllm-benchmark smoke_test_2026-09-15.log)"),
 ))  # fmt: skip
 

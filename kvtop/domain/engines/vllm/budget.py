@@ -37,6 +37,16 @@ from kvtop.domain.engines.vllm.eras import (
     default_utilization,
     token_print_rule,
 )
+from kvtop.domain.engines.vllm.extensible_kv import (
+    MARGIN_FLOOR_BYTES,
+    available_bytes,
+    extensible,
+    margin_bytes,
+    utilization_default,
+)
+from kvtop.domain.engines.vllm.extensible_kv import (
+    SOURCE as EXTENSIBLE_SOURCE,
+)
 from kvtop.domain.engines.vllm.flags import RELEASE_SPANS
 from kvtop.domain.engines.vllm.flags_table import refuse_missing
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
@@ -69,6 +79,12 @@ ESTIMATED_NON_KV_BYTES = 2 * GIB
 ESTIMATED_NON_KV_RANGE = (GIB // 2, 6 * GIB)
 DSV4_WHY = ("DeepSeek-V4 (§4.7): its specs in packed groups (_get_packed_kv_cache_groups), each block strided by "
             "the widest group's page; the compressed latents at 256 tokens a block")  # fmt: skip
+
+
+EXTENSIBLE_LOGGED_NOTE = (
+    "vLLM v0.34.0's extensible KV cache: the logged 'Available KV cache memory' is the reservation before warmup; "
+    "the cache is sized after warmup and CUDA-graph capture ('Memory after warmup' line, not read by kvtop)"
+)
 
 
 def start_request_bytes(total_bytes: int, utilization: float) -> int:
@@ -140,10 +156,11 @@ class VllmBudget:
             )
         ]
         notes: list[str] = [f"{m.quant.source}: {m.quant.ignored}"] if m.quant.ignored else []
+        grows = extensible(s, inputs.version)  # v0.34.0 on: sized after warmup (extensible_kv.py)
         if s.gpu_memory_utilization is not None:
             util, util_source = s.gpu_memory_utilization, "--gpu-memory-utilization"
         else:
-            util, util_source = default_utilization(inputs.version)
+            util, util_source = utilization_default(s, inputs.version) or default_utilization(inputs.version)
         requested = math.ceil(total * util)
         steps.append(
             BudgetStep(
@@ -168,6 +185,8 @@ class VllmBudget:
             available = meas.available_kv_bytes
             non_kv = requested - inputs.resident_bytes - available
             steps.append(meas.input_step("available KV memory (logged)", "available_kv_bytes", available))
+            if grows:
+                notes.append(EXTENSIBLE_LOGGED_NOTE)
         else:
             non_kv = meas.non_kv(ESTIMATED_NON_KV_BYTES)
             non_kv_source = meas.non_kv_source()
@@ -185,6 +204,8 @@ class VllmBudget:
                 )
             )
             available = requested - inputs.resident_bytes - non_kv
+            if grows:
+                available = self._extensible(inputs, requested, non_kv, steps)
             steps.append(BudgetStep(label="available KV memory", bytes=available))
         max_len = inputs.context_length
         unify = s.disable_hybrid_kv_cache_manager or (
@@ -293,6 +314,24 @@ class VllmBudget:
                 encdec_cell(block, blocks_per_request, page_bytes * group_size, max_len, encoder) if encoder else None),
             state_slots=num_blocks if state_only is not None and fits else 0, capacity_fixed_by=fixed_by,
         )  # fmt: skip
+
+    @staticmethod
+    def _extensible(inputs: EngineInputs, requested: int, non_kv: int, steps: list[BudgetStep]) -> int:
+        """v0.34.0's extensible KV cache (extensible_kv.py): the free memory at the worker's start less all that stays
+        resident, the transient peak and a margin of max(1 GiB, 0.75 × that peak), within the request."""
+        meas = inputs.measured
+        free = meas.free_before_load(inputs.gpu_total_bytes)
+        calibrated = meas.calibrated
+        peak = calibrated.activation_bytes if calibrated is not None else None
+        margin = margin_bytes(peak) if peak is not None else MARGIN_FLOOR_BYTES
+        why = "max(1 GiB, 0.75 × the activation peak)" if peak is not None else "1 GiB, the floor (peak not known)"
+        steps.append(BudgetStep(label="free at the worker's start (the extensible KV cache's headroom)", bytes=free,
+                                measured=meas.is_measured("free_before_load_bytes"), note=EXTENSIBLE_SOURCE))
+        steps.append(BudgetStep(label="− sizing margin kept free", bytes=-margin, note=f"{why} ({EXTENSIBLE_SOURCE})"))
+        # non_kv holds the activation peak (kept free in full) beside what stays resident (non-torch, graphs)
+        return available_bytes(requested_bytes=requested, free_at_start_bytes=free,
+                               resident_bytes=inputs.resident_bytes + non_kv - (peak or 0),
+                               transient_peak_bytes=peak or 0)  # fmt: skip
 
     @staticmethod
     def _groups(

@@ -54,6 +54,7 @@ from kvtop.domain.engines.vllm.calibration_non_torch import (
 )
 from kvtop.domain.engines.vllm.calibration_snapshot import nccl_inside_non_torch, startup_free_is_context
 from kvtop.domain.engines.vllm.compilation import graph_config
+from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace
 from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
@@ -271,7 +272,8 @@ def _graph_features(inputs: CalibrationInputs, *, v1_runner: bool = False) -> tu
 
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
-    """CUDA's total, the weights, non-torch memory, the activation peak and (v0.20+) CUDA graphs."""
+    """CUDA's total, the weights, non-torch memory, the activation peak and (v0.20+) CUDA graphs; under v0.34.0's
+    extensible KV cache the context too (the cache takes the free memory at the worker's start: extensible_kv.py)."""
     fits = _committed() if fits is None else fits
     tokens = batch_limits(inputs)[0]
     activation = activation_estimate(inputs, fits)
@@ -294,6 +296,8 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
             "charged since v0.20.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
             "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure))  # fmt: skip
+    if extensible(inputs.settings, inputs.version):  # v0.34.0: sized from the free memory at the worker's start
+        found.append(context(inputs, fits))
     return tuple(found)
 
 

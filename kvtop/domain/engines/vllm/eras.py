@@ -29,6 +29,10 @@ DEFAULT_UTILIZATION_ERAS: Eras[float] = Eras((
     Era(
         "0.20.0", 0.92, "PR #38284 (2026-04-21, first in v0.20.0): CUDA-graph memory profiling on, 0.9 → 0.92"
     ),
+    # the extensible KV cache's default; where it is off (--kv-cache-memory-bytes, --num-gpu-blocks-override, …)
+    # 0.92 stands (extensible_kv.utilization_default)
+    Era("0.34.0", 1.0, "v0.34.0 config/cache.py:216 gpu_memory_utilization = None, :493-501 "
+        "resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (on by default on CUDA), else 0.92"),
 ))
 
 TokenPrint = Literal["concurrency", "blocks"]
@@ -108,7 +112,11 @@ MODEL_RUNNER_ERAS: Eras[ModelRunner] = Eras((
         "v2",
         "first in v0.29.0: config/vllm.py:645 VllmConfig.use_v2_model_runner drops the architecture test — V2 "
         "wherever Triton imports and no unsupported feature is asked for (ROCm keeps a V1 list); v0.28.0 "
-        ":691-712 still the v2_dense era's test",
+        ":691-712 still the v2_dense era's test. Holds at v0.34.0, which removed the V1 model runner: "
+        "v1/worker/gpu_worker.py:579-587 _make_model_runner always builds v1/worker/gpu/model_runner.py's "
+        "GPUModelRunner (v1/worker/gpu_model_runner.py gone), platforms/interface.py:1481-1490 refuses "
+        "VLLM_USE_V2_MODEL_RUNNER other than 1, config/vllm.py:3123-3137 tests no speculative method "
+        "(spec_methods.V1_ONLY_METHOD_ERAS empty from v0.34.0)",
     ),
 ))
 # DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (config/vllm.py, read in each wheel): in the v2_listed era the only classes V2
@@ -360,6 +368,17 @@ NEMOTRON_H_SSM_DTYPE_ERAS: Eras[int] = Eras((
     ),
 ))
 
+# CacheConfig.DEFAULT_BLOCK_SIZE, the block `update_block_size_for_backend` offers the attention backends first
+# (platforms/interface.py `_preferred_block_size_for_backends`: a backend that takes it keeps it, else its smallest
+# size), and the floor of a hybrid's block alignment (`_align_hybrid_block_size`: max(the backend's smallest,
+# cache_config.block_size))
+DEFAULT_BLOCK_ERAS: Eras[int] = Eras((
+    Era("", 16, "config/cache.py DEFAULT_BLOCK_SIZE = 16 (v0.13.0 … v0.33.0 :185)"),
+    Era("0.34.0", 64, "v0.34.0 config/cache.py:185 DEFAULT_BLOCK_SIZE = 64; platforms/interface.py:710-733, 781-790 "
+        "(FLASH_ATTN, TRITON_ATTN and the MLA backends take multiples of 16, FLASHINFER 16/32/64, FLASHINFER_MLA "
+        "32/64, FLASHMLA 64: all keep 64)"),
+))
+
 # Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
 CALENDAR: tuple[ReleaseDate, ...] = CALENDAR_BEFORE_06 + ReleaseDate.table("""
 0.6.0 2024-09-05 0.6.1 2024-09-11 0.6.1.post1 2024-09-13 0.6.1.post2 2024-09-13 0.6.2 2024-09-25
@@ -373,7 +392,7 @@ CALENDAR: tuple[ReleaseDate, ...] = CALENDAR_BEFORE_06 + ReleaseDate.table("""
 0.18.1 2026-03-31 0.19.0 2026-04-03 0.19.1 2026-04-18 0.20.0 2026-04-27 0.20.1 2026-05-03 0.20.2 2026-05-10
 0.21.0 2026-05-15 0.22.0 2026-05-29 0.22.1 2026-06-05 0.23.0 2026-06-13 0.24.0 2026-06-30 0.25.0 2026-07-11
 0.25.1 2026-07-14 0.26.0 2026-07-25 0.27.0 2026-08-10 0.27.1 2026-08-11 0.28.0 2026-08-26 0.29.0 2026-09-09
-0.30.0 2026-09-22 0.31.0 2026-10-05 0.32.0 2026-10-18 0.33.0 2026-11-02
+0.30.0 2026-09-22 0.31.0 2026-10-05 0.32.0 2026-10-18 0.33.0 2026-11-02 0.34.0 2026-11-16
 """)
 
 V0_RELEASE = "0.7.3"  # what a V0 log with no version line or date is read as (V0's defaults: 0.9, blocks)
@@ -466,9 +485,37 @@ def _v0_lines(log: EngineLog) -> bool:
     return blocks or any(r.v0_profiles or r.token_shortfalls for r in ranks)
 
 
+# what a sized log without v0.34.0's 'Memory after warmup' line is read as, with no version line or date
+PRE_EXTENSIBLE_RELEASE = "0.33.0"
+# launch arguments (vLLM's field names) under which v0.34.0 sizes the cache without the extensible KV cache and so
+# prints no 'Memory after warmup' line (config/vllm.py:3180-3263 _resolve_extensible_kv_cache)
+_EXTENSIBLE_OFF_ARGS = ("kv_cache_memory_bytes", "num_gpu_blocks_override", "enable_elastic_ep", "kv_transfer_config",
+                        "enable_extensible_kv_cache")  # fmt: skip
+
+
+def _sized_without_warmup_line(log: EngineLog) -> bool:
+    """The cache was sized (`GPU KV cache size`) and no 'Memory after warmup' line came, which v0.34.0 prints whenever
+    its default extensible KV cache sizes it (v1/worker/extensible_kv_cache.py:693-708): so a release before v0.34.0,
+    unless the arguments turned the extensible cache off (or named it)."""
+    ranks = log.ranks(VllmRankLog)
+    sized = any(r.kv_cache_tokens for r in ranks)
+    measured = any(r.warmup_sizings for r in ranks)
+    return sized and not measured and not any(key in log.server_args for key in _EXTENSIBLE_OFF_ARGS)
+
+
 def resolve_version(log: EngineLog) -> ResolvedVersion:
-    """The release whose rules read this log: its version line, else V0's lines, else its dates."""
+    """The release whose rules read this log: its version line, else V0's lines (or a sized cache without v0.34.0's
+    'Memory after warmup' line), else its dates."""
     hint = None
+    if not log.release_version and not log.first_date and _sized_without_warmup_line(log):
+        hint = ResolvedVersion(
+            text=PRE_EXTENSIBLE_RELEASE,
+            approximate=True,
+            source=VersionSource.LOG,
+            detail="the KV cache sized ('GPU KV cache size') with no 'Memory after warmup' line, which v0.34.0 prints "
+            "under its default extensible KV cache (v1/worker/extensible_kv_cache.py:693-708): a release before "
+            f"v0.34.0, read as {PRE_EXTENSIBLE_RELEASE}",
+        )
     if not log.release_version and not log.first_date and _v0_lines(log):
         early_v1 = any(r.v1_gpu_blocks for r in log.ranks(VllmRankLog))
         hint = ResolvedVersion(

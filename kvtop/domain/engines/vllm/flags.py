@@ -20,6 +20,9 @@ from kvtop.domain.engines.vllm.dp_flags import FLAGS as DP_FLAGS
 from kvtop.domain.engines.vllm.dp_flags import SPANS as DP_SPANS
 from kvtop.domain.engines.vllm.dp_flags import refuse_unread_backend
 from kvtop.domain.engines.vllm.eras import STATE_WIDTH_FROM_ROPE_ERAS
+from kvtop.domain.engines.vllm.extensible_kv import FLAG as EXTENSIBLE_FLAG
+from kvtop.domain.engines.vllm.extensible_kv import FLAGS as EXTENSIBLE_FLAGS
+from kvtop.domain.engines.vllm.extensible_kv import SPAN as EXTENSIBLE_SPAN
 from kvtop.domain.engines.vllm.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.vllm.flags_table import FlagSpan, merged, refuse_missing, spellings
 from kvtop.domain.engines.vllm.flags_unmodelled import UNMODELLED
@@ -127,7 +130,7 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # runai_streamer`, flags_valued.py)
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, NODE_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN,
-    ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN,
+    ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN, EXTENSIBLE_FLAG: EXTENSIBLE_SPAN,
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
 NEUTRAL_KINDS: Mapping[str, str] = {
@@ -219,7 +222,7 @@ class VllmFlags:
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
                                    | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS
-                                   | DP_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG}
+                                   | DP_FLAGS | EXTENSIBLE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG}
                                    | NEUTRAL_SPELLINGS)  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
@@ -231,7 +234,7 @@ class VllmFlags:
     # dp_flags.py; --performance-mode the default batch and capture sizes, performance_mode.py): `--help` lists them
     # apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
-                                     | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS | DP_FLAGS
+                                     | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS | DP_FLAGS | EXTENSIBLE_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG})  # fmt: skip
     # --rope-scaling, --hf-overrides and --limit-mm-per-prompt take a JSON object (json.loads; rope_override.py,
     # mm_limits.py)

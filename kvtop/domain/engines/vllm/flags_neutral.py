@@ -5,7 +5,7 @@ Every flag of `vllm serve` in the releases read (`flags_table.RELEASES_READ`): E
 cli_args.py in later releases), read off each wheel's argparse calls. A flag here changes nothing kvtop sizes: the
 API server's process, logging, the tokenizer and host caches, where a checkpoint is fetched from, request defaults.
 The plan lists those a launch passes under its engine-flags line. Each row: the first and last release read that
-has the flag (last None: still in v0.33.0), and the line that declares it in the newest of those; `True` where it is a
+has the flag (last None: still in v0.34.0), and the line that declares it in the newest of those; `True` where it is a
 bool field (argparse's BooleanOptionalAction also takes `--no-NAME`). Generated from the wheels (session 51, a3).
 """
 
@@ -121,6 +121,7 @@ FETCH: Mapping[str, FlagSpan] = {
     "--revision": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:986 (v0.33.0)"),
     "--tokenizer-revision": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:988 (v0.33.0)"),
     "--use-tqdm-on-load": FlagSpan("0.8.0", None, "engine/arg_utils.py:1102 (v0.33.0)", True),
+    "--shuffle-safetensors-files": FlagSpan("0.34.0", None, "engine/arg_utils.py:1118 (v0.34.0)", True),
 }  # fmt: skip
 
 # cpu: tokenizer, renderer and media caches in host memory
@@ -149,6 +150,9 @@ REQUEST: Mapping[str, FlagSpan] = {
     "--scheduling-policy": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1781 (v0.33.0)"),
     "--seed": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:978 (v0.33.0)"),
     "--stream-interval": FlagSpan("0.11.1", None, "engine/arg_utils.py:1813 (v0.33.0)"),
+    "--cache-aware-admission-threshold": FlagSpan("0.34.0", None, "engine/arg_utils.py:1834 (v0.34.0)"),
+    "--cache-aware-admission-window": FlagSpan("0.34.0", None, "engine/arg_utils.py:1830 (v0.34.0)"),
+    "--max-num-inflight-kv-loads": FlagSpan("0.34.0", None, "engine/arg_utils.py:1784 (v0.34.0)"),
 }  # fmt: skip
 
 # cluster: rendezvous addresses, ports, timeouts and CPU affinity
@@ -163,6 +167,7 @@ CLUSTER: Mapping[str, FlagSpan] = {
     "--numa-bind": FlagSpan("0.20.0", None, "engine/arg_utils.py:1187 (v0.33.0)"),
     "--numa-bind-cpus": FlagSpan("0.20.0", None, "engine/arg_utils.py:1191 (v0.33.0)"),
     "--numa-bind-nodes": FlagSpan("0.20.0", None, "engine/arg_utils.py:1188 (v0.33.0)"),
+    "--headless-client-handshake-address": FlagSpan("0.34.0", None, "entrypoints/common/cli_args.py:455 (v0.34.0)"),
 }  # fmt: skip
 
 # structured: structured-output grammars: compiled on the CPU, their bitmask allocated per step, not at start

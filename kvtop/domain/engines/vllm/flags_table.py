@@ -15,13 +15,14 @@ from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.errors import InputError
 
 # every vLLM wheel whose command line was read for the tables (session 51): v0.14.x, v0.16–v0.18 and v0.31.0 were not.
+# v0.34.0 (session 59): engine/arg_utils.py and entrypoints/*/cli_args.py add seven flags and drop none.
 # v0.11.1 (session 58): every file of its wheel with an argparse call (engine/arg_utils.py, entrypoints/openai/
 # cli_args.py, …) is byte-identical to v0.11.2's, so a flag first read at v0.11.2 is first at v0.11.1
 RELEASES_READ = (
     "0.6.3.post1", "0.6.4", "0.6.4.post1", "0.6.5", "0.7.1", "0.7.3", "0.8.0", "0.8.5.post1", "0.9.0", "0.9.1",
     "0.9.2", "0.10.0", "0.10.1", "0.10.1.1", "0.10.2", "0.11.0", "0.11.1", "0.11.2", "0.12.0", "0.13.0", "0.15.1", "0.19.0",
     "0.20.0", "0.20.1", "0.21.0", "0.22.0", "0.23.0", "0.24.0", "0.25.0", "0.26.0", "0.27.0", "0.27.1", "0.28.0",
-    "0.29.0", "0.30.0", "0.32.0", "0.33.0",
+    "0.29.0", "0.30.0", "0.32.0", "0.33.0", "0.34.0",
 )  # fmt: skip
 
 
@@ -29,7 +30,7 @@ class FlagSpan(NamedTuple):
     """The releases read that have one flag, and where the newest of them declares it."""
 
     first: str  # the first release read that has it
-    last: str | None  # the last release read that has it; None: still in the newest read (v0.33.0)
+    last: str | None  # the last release read that has it; None: still in the newest read (v0.34.0)
     source: str  # file:line (release) under vllm/ of its argparse call or its dataclass field
     negatable: bool = False  # a bool field: argparse's BooleanOptionalAction takes `--no-NAME` too
 

@@ -21,6 +21,7 @@ UNMODELLED: Mapping[str, FlagSpan] = {
     "--attention-config": FlagSpan("0.13.0", None, "engine/arg_utils.py:1893 (v0.33.0)"),
     "--aux-output-config": FlagSpan("0.32.0", None, "engine/arg_utils.py:1905 (v0.33.0)"),
     "--calculate-kv-scales": FlagSpan("0.7.1", "0.27.1", "engine/arg_utils.py:1217 (v0.27.1)"),
+    "--checkpoint-prepare-on-startup": FlagSpan("0.34.0", None, "engine/arg_utils.py:1075 (v0.34.0)", True),
     "--config": FlagSpan("0.7.3", None, "entrypoints/common/cli_args.py:459 (v0.33.0)"),
     "--config-format": FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1033 (v0.33.0)"),
     "--cp-kv-cache-interleave-size": FlagSpan("0.12.0", None, "engine/arg_utils.py:1228 (v0.33.0)"),

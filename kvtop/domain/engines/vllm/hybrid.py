@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.eras import (
+    DEFAULT_BLOCK_ERAS,
     HYBRID_CACHE_MODE_ERAS,
     MAMBA_PREFIX_CACHING_ALL,
     MLA_HYBRID_ALIGNMENT_ERAS,
@@ -131,7 +132,8 @@ def hybrid_blocks(
         block = max(align * ceil_div(state, align * attention), settings.page_size or 0)
         why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids without prefix caching)"
         return HybridBlocks(block, block * attention, state, 1, why)
-    align = max(BACKEND_BLOCK, settings.page_size or BACKEND_BLOCK, mla_align)  # MLA: a multiple of 128 (§4.4)
+    # MLA: a multiple of 128 (§4.4); the cache's block (the default unless --block-size) is a floor: 64 from v0.34.0
+    align = max(BACKEND_BLOCK, settings.page_size or DEFAULT_BLOCK_ERAS.at(version), mla_align)
     checkpoints, exported = 0, PREFILL_CHECKPOINT_ERAS.at(version)
     if mode == "align" and exported != "none":
         if model.state is not None and model.state.kind is StateKind.MAMBA2:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import backend_selection
+from kvtop.domain.engines.vllm.eras import DEFAULT_BLOCK_ERAS, backend_selection
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain_request import ExplainRequest
@@ -91,4 +91,7 @@ def log_block(log: EngineLog, model: ModelSpec, version: ResolvedVersion) -> tup
     table = _PREFERRED_BLOCKS if backend_selection(version) == "backend" else _MLA_BACKEND_BLOCKS
     if backend is None or backend not in table:
         return None
-    return table[backend], f"{table[backend]}: {backend}, the attention backend the log names"
+    block = table[backend]
+    if table is _PREFERRED_BLOCKS:  # the backend keeps the default where it takes it (64 from v0.34.0, all but CUTLASS)
+        block = max(block, DEFAULT_BLOCK_ERAS.at(version))
+    return block, f"{block}: {backend}, the attention backend the log names"

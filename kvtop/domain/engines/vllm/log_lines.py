@@ -46,6 +46,7 @@ from kvtop.domain.engines.vllm.log_records import (
     StartupShortfall,
     V0MemoryProfile,
     VllmRankLog,
+    WarmupSizing,
 )
 from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler, single
 
@@ -54,6 +55,10 @@ _LOADING = re.compile(
 )
 _AVAILABLE = re.compile(rf"Available KV cache memory: {GIB_FIGURE}")
 _TOKENS = re.compile(rf"GPU KV cache size: {COUNT} tokens")
+_WARMUP = re.compile(
+    rf"Memory after warmup: {GIB_FIGURE} free, {GIB_FIGURE} committed to the KV cache\b.{{0,400}}?; "
+    rf"{COUNT} KV cache blocks \({GIB_FIGURE}\) fit within the requested {GIB_FIGURE}"
+)
 _CONCURRENCY = re.compile(rf"Maximum concurrency for {COUNT} tokens per request: ({NUM})\s*x")
 _BLOCKS = re.compile(rf" blocks: {COUNT}")
 _OVERRIDE = re.compile(r"Overriding num_gpu_blocks=(\d{1,20}) with num_gpu_blocks_override=(\d{1,20})")
@@ -102,6 +107,20 @@ def _loading(text: str, fields: Fields) -> bool:
         return False
     seconds = float(match.group(3)) if match.group(3) else None
     fields["model_loading"].append(ModelLoading(memory=gib(match.group(1), match.group(2)), seconds=seconds))
+    return True
+
+
+def _warmup(text: str, fields: Fields) -> bool:
+    """v0.34.0's `Memory after warmup: …; N KV cache blocks (K GiB) fit within the requested R GiB.`
+    (v1/worker/extensible_kv_cache.py:693-708)."""
+    match = _WARMUP.search(text)
+    if match is None:
+        return False
+    free, committed, blocks, kv, requested = match.groups()
+    fields["warmup_sizings"].append(
+        WarmupSizing(free=gib(free), committed=gib(committed), num_blocks=count(blocks), kv_cache=gib(kv),
+                     requested=gib(requested))
+    )  # fmt: skip
     return True
 
 
@@ -199,6 +218,7 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("Loading model weights took", _loading),
     ("Available KV cache memory:", single("available_kv_cache_memory", _AVAILABLE, gib)),
     ("GPU KV cache size:", single("kv_cache_tokens", _TOKENS, count)),
+    ("Memory after warmup:", _warmup),
     ("Maximum concurrency for", _concurrency),
     ("blocks: ", _blocks),
     ("Overriding num_gpu_blocks=", _override),

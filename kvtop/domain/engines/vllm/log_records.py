@@ -24,6 +24,18 @@ class ModelLoading(_Frozen):
     seconds: float | None = None
 
 
+class WarmupSizing(_Frozen):
+    """v0.34.0's `Memory after warmup: F GiB free, C GiB committed to the KV cache, … ; N KV cache blocks (K GiB) fit
+    within the requested R GiB.` (v1/worker/extensible_kv_cache.py:693-708): the extensible KV cache's real size,
+    measured after warmup and CUDA-graph capture ('Available KV cache memory' before it is only the reservation)."""
+
+    free: Measured
+    committed: Measured
+    num_blocks: int
+    kv_cache: Measured
+    requested: Measured
+
+
 class Concurrency(_Frozen):
     """`Maximum concurrency for L tokens per request: C x`."""
 
@@ -150,6 +162,8 @@ class VllmRankLog(RankLog):
 
     model_loading: tuple[ModelLoading, ...] = ()
     available_kv_cache_memory: tuple[Measured, ...] = ()
+    warmup_sizings: tuple[WarmupSizing, ...] = ()
+    """v0.34.0's 'Memory after warmup' line (the extensible KV cache sized after warmup; absent before v0.34.0)."""
     kv_cache_tokens: tuple[int, ...] = ()
     max_concurrency: tuple[Concurrency, ...] = ()
     num_gpu_blocks: tuple[int, ...] = ()

@@ -19,7 +19,7 @@ from kvtop.domain.rounding import ceil_div
 MERGED_GROUPS_ERAS: Eras[bool] = Eras((
     Era("", False, "not checked before 0.33.0 (no PP run of a sliding-window hybrid): the worker's own layers"),
     Era("0.33.0", True, "v1/core/kv_cache_planning.py get_kv_cache_groups on the merged specs, "
-        "_project_kv_cache_groups_to_worker (engine-diff runs, Gemma-3-27B PP 2 and 4)"),
+        "_project_kv_cache_groups_to_worker (engine-diff runs, Gemma-3-27B PP 2 and 4); v0.34.0 :1517, :1608 alike"),
 ))  # fmt: skip
 
 

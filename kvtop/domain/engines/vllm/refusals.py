@@ -65,6 +65,7 @@ from kvtop.domain.engines.vllm.batching import chunked_prefill
 from kvtop.domain.engines.vllm.block_sizes import block_size_refusal
 from kvtop.domain.engines.vllm.budget import start_request_bytes
 from kvtop.domain.engines.vllm.eras import backend_selection
+from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
 from kvtop.domain.engines.vllm.rope_override import derived_max_len, unread_override
@@ -190,7 +191,8 @@ START_CHECK_READ_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.11.1 (V0's worker.py has no such check at v0.6.3.post1; V1's before v0.11.1 "
                    "not read)"),
     Era("0.11.1", True, "v0.11.1 v1/worker/gpu_worker.py:241-253 (init_device); v0.13.0 alike; v0.33.0 "
-                        "v1/worker/utils.py request_memory"),
+                        "v1/worker/utils.py request_memory; v0.34.0 :783-797 alike, skipped under the extensible KV "
+                        "cache (extensible_kv.py)"),
 ))  # fmt: skip
 
 
@@ -204,6 +206,8 @@ def free_memory_refusal(ledger: Ledger) -> Refusal | None:
     if free is None or not measured.is_measured("free_before_load_bytes"):
         return None
     if not START_CHECK_READ_ERAS.at(ledger.version):
+        return None
+    if extensible(ledger.settings, ledger.version):  # v0.34.0 v1/worker/utils.py:783-797: the check is skipped
         return None
     total, util = ledger.engine_total_bytes, ledger.engine.memory_fraction
     requested = start_request_bytes(total, util)

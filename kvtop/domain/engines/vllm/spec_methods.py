@@ -28,12 +28,16 @@ _MTP_0_33 = (
 # v0.33.0 dropped medusa and mlp_speculator, added custom_class, extract_hidden_states, dflash, ngram_gpu, dspark
 V0_33 = ("ngram", "draft_model", "suffix", "custom_class", "eagle", "eagle3", "extract_hidden_states", *_MTP_0_33,
          "dflash", "ngram_gpu", "dspark")  # fmt: skip
+# v0.34.0 config/speculative.py:53-97: custom_class gone (a registered custom method's name instead, :1359-1367),
+# nemotron3_5_transcribe_mtp added to MTPModelTypes (:63)
+V0_34 = tuple(method for method in V0_33 if method != "custom_class") + ("nemotron3_5_transcribe_mtp",)
 _SOURCE = "config/speculative.py SpeculativeMethod"
 METHOD_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("", V0_13, f"{_SOURCE} (read at v0.13.0; earlier releases not read)"),
     Era("0.13.1", tuple(dict.fromkeys((*V0_13, *V0_33))),
         f"{_SOURCE}: releases after v0.13.0 and before v0.33.0 not read, either one's methods"),
     Era("0.33.0", V0_33, f"{_SOURCE} (read at v0.33.0)"),
+    Era("0.34.0", V0_34, f"{_SOURCE} (read at v0.34.0: :53-97)"),
 ))  # fmt: skip
 
 
@@ -121,6 +125,9 @@ V1_ONLY_METHOD_ERAS: Eras[frozenset[str]] = Eras((
         "v0.32.0 config/vllm.py:2928-2935: ngram and ngram_gpu run on V2"),
     Era("0.33.0", frozenset({"suffix", "custom_class"}),
         "v0.33.0 config/vllm.py:3066-3068 (medusa and mlp_speculator no longer methods)"),
+    Era("0.34.0", frozenset(),
+        "v0.34.0 has no V1 model runner (v1/worker/gpu_worker.py:579-587): every method runs on V2, suffix by "
+        "v1/worker/gpu/spec_decode/suffix/; config/vllm.py:3123-3137 tests no speculative method"),
 ))  # fmt: skip
 
 

@@ -52,7 +52,8 @@ V2_SAMPLER_COUNTED: Eras[bool] = Eras((
                         "states, greedy (v0.22.0:569-580, v0.23.0:609-620, v0.24.0:633-644, v0.25.0:629-640, "
                         "v0.27.1:683-695, v0.29.0:832-843)"),
     Era("0.33.0", False, "_dummy_sampler_run's warmup-param pass (SamplingParams.for_sampler_warmup, "
-                         "model_runner.py:1005-1014 at v0.33.0) holds the float32 pipeline: not counted"),
+                         "model_runner.py:1005-1014 at v0.33.0, :1058 at v0.34.0) holds the float32 pipeline: not "
+                         "counted"),
 ))  # fmt: skip
 # Whether the dummy sampler holds a float32 copy of the logits beside the model-dtype ones (seqs × vocab × 4 B)
 V2_LOGITS_FLOAT32_COPY: Eras[bool] = Eras((

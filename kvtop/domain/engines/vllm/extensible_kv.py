@@ -1,0 +1,93 @@
+"""vLLM's extensible KV cache (v0.34.0 on): the cache sized from the memory free after warmup and CUDA-graph capture,
+not from the profile's estimate (docs/engines/vllm.md §0.34.0).
+
+With it (the default on CUDA, `_resolve_extensible_kv_cache`) the worker reserves the cache's address range, runs
+warmup and captures its graphs, then `measure_kv_cache_blocks` (v1/worker/extensible_kv_cache.py:621-712) sizes it:
+
+    non_kv_used = init_free − free_after − committed          (weights, non-torch, graphs: all that stays resident)
+    headroom    = free_after + committed                      (= init_free − non_kv_used)
+    margin      = max(1 GiB, 0.75 × transient peak)           (KV_CACHE_MARGIN_FLOOR_BYTES, KV_CACHE_MARGIN_FRACTION)
+    available   = min(requested − non_kv_used, headroom − margin) − transient peak
+
+(`measure_kv_cache_bytes`, :592-612). `requested` is ceil(total × utilization), 1.0 unless stated
+(`resolved_gpu_memory_utilization`), so the headroom binds: the cache takes the memory free at the worker's start
+(the context already taken) less all that stays resident, the transient peak and the margin. The profile's CUDA-graph
+estimate is skipped (v1/worker/gpu/model_runner.py:1123-1125: the graphs are measured); the start's
+'less than desired GPU memory utilization' check is skipped too (v1/worker/utils.py:783-797).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.flags_table import FlagSpan
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.span import flag_set, flag_text
+
+# whether the release has it, on by default where `_resolve_extensible_kv_cache` finds nothing against it
+EXTENSIBLE_KV_ERAS: Eras[bool] = Eras((
+    Era("", False, "no extensible KV cache before v0.34.0 (v0.33.0 config/cache.py has no enable_extensible_kv_cache)"),
+    Era("0.34.0", True, "v0.34.0 config/cache.py:395-406 enable_extensible_kv_cache (None: on where supported), "
+                        "config/vllm.py:3180-3263 _resolve_extensible_kv_cache; v1/engine/core.py:382-420 sizes the "
+                        "cache after compile_or_warm_up_model (kv_cache_planning.py:1864-1911 "
+                        "finalize_extensible_kv_cache)"),
+))  # fmt: skip
+SOURCE = "v0.34.0 v1/worker/extensible_kv_cache.py:592-612 measure_kv_cache_bytes"
+MARGIN_FLOOR_BYTES = 1 << 30  # KV_CACHE_MARGIN_FLOOR_BYTES, :48 (CUDA; 3 GiB on ROCm)
+MARGIN_FRACTION = 0.75  # KV_CACHE_MARGIN_FRACTION, :49
+# the utilization a launch without the extensible cache takes unstated (CacheConfig.DEFAULT_GPU_MEMORY_UTILIZATION,
+# config/cache.py:186 at v0.34.0)
+FALLBACK_UTILIZATION = 0.92
+FLAG = "--enable-extensible-kv-cache"  # engine/arg_utils.py:1412-1415 (v0.34.0), BooleanOptionalAction
+FLAGS = frozenset({FLAG, "--no-" + FLAG[2:]})
+SPAN = FlagSpan("0.34.0", None, "engine/arg_utils.py:1412-1415 (v0.34.0)", True)
+
+
+def off_because(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why this launch sizes its cache the profiling way at a release that has the extensible cache (None: it does
+    not); `_resolve_extensible_kv_cache`'s tests kvtop can read off the launch (config/vllm.py:3200-3239 at
+    v0.34.0). A KV connector (--kv-transfer-config) is read as off: NIXL's fabric handles need an IMEX channel,
+    without which the default is off (:3249-3260), and LMCache's CUDA IPC refuses it (:3217-3221)."""
+    if flag_set(settings, "no-" + FLAG[2:]):
+        return "--no-enable-extensible-kv-cache"
+    if settings.kv_cache_memory_bytes is not None:
+        return "--kv-cache-memory-bytes overrides it"
+    if settings.num_gpu_blocks_override is not None:
+        return "--num-gpu-blocks-override overrides it"
+    if flag_set(settings, "enable-elastic-ep"):
+        return "elastic EP"
+    if flag_text(settings, "kv-transfer-config") is not None and not flag_set(settings, FLAG[2:]):
+        return "a KV connector (assumed without an IMEX channel)"
+    return None
+
+
+def extensible(settings: LaunchSettings, version: ResolvedVersion) -> bool:
+    """Whether vLLM at `version` sizes this launch's KV cache from the memory measured after warmup."""
+    return EXTENSIBLE_KV_ERAS.at(version) and off_because(settings, version) is None
+
+
+def utilization_default(settings: LaunchSettings, version: ResolvedVersion) -> tuple[float, str] | None:
+    """The unstated utilization where the extensible cache decides it (`resolved_gpu_memory_utilization`, config/
+    cache.py:493-501 at v0.34.0): 1.0 with it, 0.92 without; None before v0.34.0 (eras.default_utilization)."""
+    if not EXTENSIBLE_KV_ERAS.at(version):
+        return None
+    if extensible(settings, version):
+        return 1.0, "v0.34.0 resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (config/cache.py:493-501)"
+    why = off_because(settings, version)
+    return FALLBACK_UTILIZATION, f"v0.34.0 resolved_gpu_memory_utilization: 0.92, the extensible KV cache off ({why})"
+
+
+def margin_bytes(transient_peak_bytes: int) -> int:
+    """What the sizing keeps free beyond the transient peak: max(1 GiB, 0.75 × the peak) (:610)."""
+    return max(MARGIN_FLOOR_BYTES, int(transient_peak_bytes * MARGIN_FRACTION))
+
+
+def available_bytes(
+    *, requested_bytes: int, free_at_start_bytes: int, resident_bytes: int, transient_peak_bytes: int
+) -> int:
+    """`measure_kv_cache_bytes` in kvtop's terms: `resident_bytes` all that stays on the GPU beside the cache after
+    warmup and capture (weights, non-torch memory, CUDA graphs), `free_at_start_bytes` the worker's free memory at
+    its init snapshot, `transient_peak_bytes` the profiled (or warmup) activation peak kept free in full. Signed:
+    vLLM clamps at 0 (:612) and then refuses the start; kvtop keeps the shortfall."""
+    within_request = requested_bytes - resident_bytes
+    headroom = free_at_start_bytes - resident_bytes - margin_bytes(transient_peak_bytes)
+    return min(within_request, headroom) - transient_peak_bytes
