@@ -168,6 +168,9 @@ class ModelSpec(FreshCopyModel):
     # the language model's RoPE type as config.json states it (`rope_scaling` / `rope_parameters`: `rope_type`, or
     # the legacy `type`); '' where none is stated or it is nested by layer type (engines refuse types they lack)
     rope_type: str = ""
+    # that rope block's `factor` (1.0 where none is stated or nested by layer type): a `linear` rope's cos/sin cache
+    # is the positions × factor long (an engine's rule: vLLM's LinearScalingRotaryEmbedding)
+    rope_factor: float = 1.0
     # that rope block states `mrope_section`: multimodal rotary sections (Qwen2-VL, Qwen2.5-VL, Qwen3-VL), for which an
     # engine may build its own rope module (vLLM's get_rope: MRotaryEmbedding, an engine's rule)
     mrope: bool = False

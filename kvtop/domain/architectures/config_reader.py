@@ -137,6 +137,7 @@ def read_config(
         "outer_tie_word_embeddings": outer.tie_word_embeddings if nested_key else None,
         "auto_map_models": _auto_models(outer.auto_map),
         "rope_type": _rope_type(config[nested_key] if nested_key else config),
+        "rope_factor": _rope_factor(config[nested_key] if nested_key else config),
         "mrope": _mrope(config[nested_key] if nested_key else config),
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
         and outer.model_type == config["text_config"].get("model_type"),
@@ -322,6 +323,16 @@ def _rope_type(section: dict[str, Any]) -> str:
             if isinstance(stated, str):
                 return stated
     return ""
+
+
+def _rope_factor(section: dict[str, Any]) -> float:
+    """The `factor` of the rope block `_rope_type` reads (1.0 where it states none, or not a positive number)."""
+    for key in ("rope_scaling", "rope_parameters"):
+        block = section.get(key)
+        if isinstance(block, dict) and isinstance(block.get("rope_type", block.get("type")), str):
+            stated = block.get("factor")
+            return float(stated) if isinstance(stated, int | float) and not isinstance(stated, bool) and stated > 0 else 1.0
+    return 1.0
 
 
 def _mrope(section: dict[str, Any]) -> bool:

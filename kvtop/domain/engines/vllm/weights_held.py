@@ -72,6 +72,11 @@ from kvtop.domain.vocab_rows import vocab_padded
 # models whose vLLM code builds the rope in float32 whatever the model's dtype (gpt_oss.py OAIAttention:
 # get_rope(..., dtype=torch.float32))
 FLOAT32_ROPE = frozenset({"GptOssForCausalLM"})
+# models whose sliding layers build their own default rope (base `rope_local_base_freq`, the config's positions, the
+# head wide) beside the global layers' one, a second get_rope key: 0.9.1 models/gemma3.py:155-172 (`rope_scaling =
+# {"rope_type": "default"}` on `is_sliding` layers), 0.33.0 gemma3.py:157-161 (rope_parameters["sliding_attention"]);
+# Gemma3ForConditionalGeneration builds its language model as Gemma3ForCausalLM (gemma3_mm.py). Read at 0.9.1, 0.33.0.
+LOCAL_ROPE = frozenset({"Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"})
 
 
 def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
@@ -98,7 +103,8 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if model is None:
         return None
     width = 4 if model.architecture in FLOAT32_ROPE else model.dtype_bytes
-    scaled = derived_max_len(model, inputs.settings, inputs.version)
+    local = model.max_position_embeddings * model.head_dim * width if model.architecture in LOCAL_ROPE else 0
+    scaled = derived_max_len(model, inputs.settings, inputs.version) or config_linear_rope(model)
     if scaled is not None:
         model = model.model_copy(update={"max_position_embeddings": scaled[0]})
     factor = mrope_positions_factor(inputs)
@@ -106,7 +112,27 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
         model = model.model_copy(update={"max_position_embeddings": model.max_position_embeddings * factor})
     source = "rotary_embedding/base.py" + (f"; {scaled[1]}" if scaled else "")
     source += f"; MRotaryEmbedding's {factor} × the rope's positions (rotary_embedding/mrope.py)" if factor > 1 else ""
-    return rope_cache_bytes(model, width, source)
+    found = rope_cache_bytes(model, width, source)
+    if found is None or not local:
+        return found
+    return found[0] + local, f"{found[1]}; the sliding layers' own default rope beside it (+{local:,} B: gemma3.py)"
+
+
+# vLLM's LinearScalingRotaryEmbedding._compute_cos_sin_cache: one cache of max_position_embeddings × factor
+# positions for the config's `linear` rope (0.9.1 layers/rotary_embedding.py:432, 0.33.0
+# layers/rotary_embedding/linear_scaling_rope.py:90 `max_len = self.max_position_embeddings * scaling_factor`);
+# get_rope builds it from the config's rope_scaling (Gemma-3's global layers: 0.9.1 models/gemma3.py:163-165,
+# 0.33.0 gemma3.py:157-161 rope_parameters[layer_type]). Read at 0.9.1 and 0.33.0.
+LINEAR_ROPE = "linear"
+
+
+def config_linear_rope(model: ModelSpec) -> tuple[int, str] | None:
+    """(cache positions, why) of the config's own `linear` rope (positions × its factor), or None."""
+    if model.rope_type != LINEAR_ROPE or model.rope_factor <= 1:
+        return None
+    positions = int(model.max_position_embeddings * model.rope_factor)
+    return positions, (f"config's linear rope: {model.max_position_embeddings:,} positions × factor "
+                       f"{model.rope_factor:g} (LinearScalingRotaryEmbedding)")  # fmt: skip
 
 
 def _mxfp4(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tuple[int, str] | None:

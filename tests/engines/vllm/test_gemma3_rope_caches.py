@@ -1,0 +1,42 @@
+"""Gemma-3's two rotary caches on every vLLM rank (kvtop/domain/engines/vllm/weights_held.py `rope_cache`): the global
+layers' `linear` rope (config.json rope_scaling factor 8) builds LinearScalingRotaryEmbedding, whose cos/sin cache is
+max_position_embeddings × factor long (vLLM 0.9.1 layers/rotary_embedding.py:432), and the sliding layers build their
+own default rope beside it (0.9.1 models/gemma3.py:155-172).
+
+Expected values: that arithmetic (131,072 × 8 + 131,072 positions × 128 × 2 B), and the load vLLM 0.9.1 logged for
+gemma-3-27b-it under --quantization fp8 on a B200 (Chris113113/vllm-sweep-benchmark, 'Model loading took 27.4321 GiB'
+/ 13.9147 / 7.1363 at TP 1 / 2 / 4: the corpus records chris113113-sweep-gemma-3-27b-fp8-tp*-b200-v091).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.calibration.corpus import load
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.vllm import calibration as vllm
+from kvtop.domain.engines.vllm.weights_held import rope_cache
+from kvtop.sources.hub import load_model
+from kvtop.units import GIB
+from tests.data_paths import CONFIGS
+
+RECORDS = {record.id: record for record in load("vllm")}
+
+
+def test_the_config_states_a_linear_rope_of_factor_8() -> None:
+    model = load_model(str(CONFIGS / "google--gemma-3-27b-it.json"))
+    assert (model.rope_type, model.rope_factor, model.max_position_embeddings) == ("linear", 8.0, 131_072)
+
+
+def test_both_caches_are_held() -> None:
+    found = rope_cache(RECORDS["chris113113-sweep-gemma-3-27b-fp8-tp1-b200-v091"].inputs())
+    assert found is not None and found[0] == (131_072 * 8 + 131_072) * 128 * 2  # 288 MiB, was 32 MiB counted
+    assert "1,048,576 positions" in found[1] and "sliding layers" in found[1]
+
+
+@pytest.mark.parametrize(("tp", "logged"), [(1, 27.4321), (2, 13.9147), (4, 7.1363)])
+def test_the_weights_term_lands_within_half_a_percent(tp: int, logged: float) -> None:
+    """Before: −0.53 %, −1.75 %, −3.82 % (the 32 MiB cache only); the vision tower's FP8 attention is not modelled."""
+    record = RECORDS[f"chris113113-sweep-gemma-3-27b-fp8-tp{tp}-b200-v091"]
+    weights = {term.term: term for term in vllm.terms(record.inputs())}[Term.WEIGHTS]
+    assert abs(weights.bytes / GIB / logged - 1) < 0.005
