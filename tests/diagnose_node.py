@@ -11,6 +11,7 @@ import math
 
 from kvtop.domain.diagnose import Finding, Severity
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.node import NodeSnapshot, build_snapshot
@@ -42,7 +43,7 @@ LLAMA_70B = "meta-llama--Meta-Llama-3-70B.json"
 SGLANG_VERSION = "0.5.9"
 #: The vLLM release: the last whose KV budget is the requested share of the total (0.92), which the diagnoses' start
 #: check, restart and utilization advice reason on; v0.34.0's extensible KV cache sizes from the free memory after
-#: warmup (engines/vllm/extensible_kv.py), which they do not model yet.
+#: warmup (engines/vllm/extensible_kv.py), diagnosed in tests/domain/test_vllm_extensible_diagnose.py.
 VLLM_VERSION = "0.33.0"
 PINNED = {"sglang": SGLANG_VERSION, "vllm": VLLM_VERSION}
 
@@ -80,12 +81,13 @@ def node(
         processes = list(others.get(index, ()))
         if index < len(plan.ranks):
             row = plan.ranks[index]
-            if kind == "sglang":
+            # SGLang and vLLM's extensible KV cache (v0.34.0) hold what they sized from the free memory
+            if kind == "sglang" or extensible(plan.settings, plan.version):
                 # the context less the driver's reserved bytes (NVML counts those apart from every process)
                 held = (
                     row.weights_bytes + row.kv_pool_bytes + row.reserve_bytes + CONTEXT - RESERVED - 2 * GIB
                 )
-            else:  # vLLM holds its requested share of total, less what it has not claimed, plus its context
+            else:  # vLLM up to v0.33.0 holds its requested share of total, less what it has not claimed, plus its context
                 held = math.ceil(plan.gpu_total_bytes * plan.engine.memory_fraction) - GIB
             processes.insert(0, GpuProcess(
                 pid=SERVER + 1 + index, used_bytes=held + worker_extra.get(index, 0), name="python3",

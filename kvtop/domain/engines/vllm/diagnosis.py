@@ -1,7 +1,11 @@
 """How vLLM's rules price a cause and what its fixes are (docs/engines/vllm.md §2–§4).
 
-vLLM budgets `gpu_memory_utilization × total` whatever else is on the GPU: memory others hold
-does not shrink the cache, it makes a restart refuse to start when less than that share is free.
+Up to v0.33.0 vLLM budgets `gpu_memory_utilization × total` whatever else is on the GPU: memory others hold
+does not shrink the cache, it makes a restart refuse to start when less than that share is free. Under v0.34.0's
+extensible KV cache (extensible_kv.py) the cache is sized after warmup from the memory free at each worker's start,
+min(requested − resident, free − resident − margin) − peak, and the start check is skipped: memory others hold shrinks
+the cache, the least free GPU sizing every rank (the engine takes the fewest blocks of its workers), and raising the
+utilization only helps where the request is the smaller term.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from kvtop.domain.diagnose_findings import (
 )
 from kvtop.domain.engines.vllm.budget import starting_utilization
 from kvtop.domain.engines.vllm.eras import has_kv_cache_memory_bytes
+from kvtop.domain.engines.vllm.extensible_kv import SOURCE as EXTENSIBLE_SOURCE
+from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.windows import spec_window
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
@@ -29,6 +35,18 @@ from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
     from kvtop.domain.diagnose_engine import EngineOnNode
+
+
+#: The named state of an advice kvtop cannot give under the extensible KV cache.
+NOT_MODELLED_EXTENSIBLE = "not modelled under the extensible KV cache (vLLM 0.34.0)"
+#: The largest utilization vLLM takes (CacheConfig.gpu_memory_utilization ≤ 1, config/cache.py at v0.34.0); without
+#: the extensible cache the advice stays at 0.99, below the start check's whole GPU.
+EXTENSIBLE_MAX_UTILIZATION = 1.0
+
+
+def sizes_from_free(ledger: Ledger, settings: LaunchSettings | None = None) -> bool:
+    """Whether vLLM sizes this launch's cache from the free memory (v0.34.0's extensible KV cache), not the share."""
+    return extensible(settings or ledger.settings, ledger.version)
 
 
 def fitting_utilization(ledger: Ledger, least_free: int) -> float:
@@ -40,6 +58,8 @@ def restart_capacity(replay: WhatIf, free: Mapping[int, int]) -> int:
     """Tokens per rank a restart gets with `free` bytes free on each GPU: all of it if the share fits,
     else what the largest utilisation that starts would give."""
     ledger, least = replay.ledger, min(free.values())
+    if sizes_from_free(ledger):  # no start check: the least free GPU's headroom sizes every rank
+        return replay.capacity_at_least_free(free)
     if least >= math.ceil(ledger.gpu_total_bytes * ledger.engine.memory_fraction):
         return replay.capacity()
     fitting = fitting_utilization(ledger, least)
@@ -50,7 +70,10 @@ def restart_capacity(replay: WhatIf, free: Mapping[int, int]) -> int:
 
 def restart_ledger(replay: WhatIf, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
     """A restart with `settings`: its budget is a share of the total whatever is free, and it refuses to
-    start where a GPU has less free than that share (§2)."""
+    start where a GPU has less free than that share (§2); under the extensible KV cache it starts, the least free
+    GPU's headroom sizing every rank."""
+    if sizes_from_free(replay.ledger, settings):
+        return replay.at_least_free(free, settings)
     solved = replay.solve(settings)
     if solved is None or min(free.values()) < math.ceil(solved.gpu_total_bytes * solved.engine.memory_fraction):
         return None
@@ -58,6 +81,12 @@ def restart_ledger(replay: WhatIf, free: Mapping[int, int], settings: LaunchSett
 
 
 def spread_evidence(ledger: Ledger, tokens: int, ranks: str) -> str:
+    if sizes_from_free(ledger):
+        return (
+            "vLLM sizes its KV cache from the memory free at each worker's start less what stays resident "
+            f"(extensible KV cache, {EXTENSIBLE_SOURCE}): memory others hold shrinks it, "
+            f"the least free GPU sizing all {ranks}"
+        )
     share = ledger.engine.memory_fraction
     needed = math.ceil(ledger.gpu_total_bytes * share)
     return (
@@ -115,22 +144,26 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
     if extra <= thresholds.reserve_excess_bytes:
         return None
     util, total = ledger.engine.memory_fraction, ledger.gpu_total_bytes
-    raised = min(0.99, math.ceil((util + extra / total) * 10000) / 10000)
     now = replay.capacity(available_kv_bytes=observed)
+    lost = replay.capacity() - now
+    summary = f"vLLM keeps {gib(extra)} more outside the KV cache than predicted: −{lost:,} tokens per rank"
+    found = f"engine KV cache {gib(observed)} per rank; predicted available KV memory {gib(predicted)}"
+    if sizes_from_free(ledger):
+        return _extensible_reserve(engine, extra, observed, lost, summary, found)
+    raised = min(0.99, math.ceil((util + extra / total) * 10000) / 10000)
     fixed = ledger.settings.model_copy(update={"gpu_memory_utilization": raised})
     more = math.ceil(total * raised) - math.ceil(total * util)
     gain = replay.capacity(fixed, available_kv_bytes=observed + more) - now
-    lost = replay.capacity() - now
     return engine.finding(
         rule="reserve_larger_than_expected",
         severity=Severity.WARNING,
-        summary=f"vLLM keeps {gib(extra)} more outside the KV cache than predicted: −{lost:,} tokens per rank",
+        summary=summary,
         bytes=extra,
         tokens=max(lost, 0),
         fix=f"--gpu-memory-utilization {raised:g}",
         gain_tokens=max(gain, 0),
         evidence=(
-            f"engine KV cache {gib(observed)} per rank; predicted available KV memory {gib(predicted)}",
+            found,
             f"--gpu-memory-utilization {util:g} acts like {util - extra / total:.4f}: since v0.20 vLLM reserves "
             "its CUDA-graph estimate, which can overshoot (vLLM #45178); "
             "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off",
@@ -139,12 +172,48 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
     )
 
 
+def _extensible_reserve(
+    engine: EngineOnNode, extra: int, observed: int, lost: int, summary: str, found: str
+) -> Finding:
+    """The reserve finding under v0.34.0's extensible KV cache: what stays resident (or the warmup's peak) came out
+    larger than predicted. Resident memory lowers both terms of min(requested − resident, free − resident − margin)
+    alike, so raising --gpu-memory-utilization buys what it buys in the plan: the bytes by which the request stays
+    the smaller term, nothing where the free memory binds (then no fix kvtop can name)."""
+    assert engine.ledger is not None and engine.replay is not None
+    ledger, replay = engine.ledger, engine.replay
+    util, total, predicted = ledger.engine.memory_fraction, ledger.gpu_total_bytes, ledger.engine.kv_budget_bytes
+    raised = min(EXTENSIBLE_MAX_UTILIZATION, math.ceil((util + extra / total) * 10000) / 10000)
+    fixed = ledger.settings.model_copy(update={"gpu_memory_utilization": raised})
+    solved = replay.solve(fixed) if raised > util else None
+    more = solved.engine.kv_budget_bytes - predicted if solved is not None else 0
+    mechanism = (
+        f"v0.34.0 sizes the cache after warmup from measured memory ({EXTENSIBLE_SOURCE}; the CUDA-graph "
+        "estimate is skipped, the graphs are measured): the extra stays resident or is a larger warmup peak"
+    )
+    if more <= 0:
+        return engine.finding(
+            rule="reserve_larger_than_expected", severity=Severity.WARNING, summary=summary, bytes=extra,
+            tokens=max(lost, 0), fix=NOT_MODELLED_EXTENSIBLE, gain_tokens=0,
+            evidence=(found, mechanism, f"the free memory binds, not the request (--gpu-memory-utilization {util:g}): "
+                      "raising it gives nothing"),
+        )  # fmt: skip
+    gain = replay.capacity(fixed, available_kv_bytes=observed + more) - replay.capacity(available_kv_bytes=observed)
+    return engine.finding(
+        rule="reserve_larger_than_expected", severity=Severity.WARNING, summary=summary, bytes=extra,
+        tokens=max(lost, 0), fix=f"--gpu-memory-utilization {raised:g}", gain_tokens=max(gain, 0), fix_settings=fixed,
+        evidence=(found, mechanism, f"the request binds (--gpu-memory-utilization {util:g}): {raised:g} adds "
+                  f"{gib(more)} before the free memory binds"),
+    )  # fmt: skip
+
+
 def restart_finding(engine: EngineOnNode) -> Finding | None:
     """`restart_will_not_fit`: a restart refuses to start when a GPU has less free than utilisation × total (§2)."""
     assert engine.ledger is not None and engine.replay is not None
     now = engine.now()
     tight = min(now, key=lambda g: now[g])
     ledger = engine.ledger
+    if sizes_from_free(ledger):
+        return _extensible_restart(engine, tight, now)
     total, capacity, fraction = ledger.gpu_total_bytes, ledger.token_capacity, ledger.engine.memory_fraction
     needed = math.ceil(total * fraction)
     if now[tight] >= needed:
@@ -170,6 +239,23 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
             f"at {fitting:.2f}: {gain:,} tokens per rank (now {capacity:,})",
         ),
     )
+
+
+def _extensible_restart(engine: EngineOnNode, tight: int, now: Mapping[int, int]) -> Finding | None:
+    """Under v0.34.0's extensible KV cache the start check is skipped (v1/worker/utils.py:783-797): a restart starts
+    and the least free GPU sizes its cache. It fails only where that leaves no KV cache (`measure_kv_cache_bytes`
+    clamps at 0); how much to free is then not modelled."""
+    assert engine.replay is not None
+    if engine.replay.capacity_at_least_free(now) > 0:
+        return None
+    return engine.finding(
+        rule="restart_will_not_fit", severity=Severity.CRITICAL, gpus=(tight,), bytes=0,
+        tokens=engine.ledger.token_capacity if engine.ledger else 0,
+        summary=f"a restart of {engine.id} gets no KV cache: GPU {tight} would have {gib(now[tight])} free",
+        fix=NOT_MODELLED_EXTENSIBLE, gain_tokens=0,
+        evidence=(f"v0.34.0 sizes the cache from the memory free at the start less what stays resident, the peak and "
+                  f"its margin ({EXTENSIBLE_SOURCE}): none is left on GPU {tight}",),
+    )  # fmt: skip
 
 
 def _hybrid_manager_disabled(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
