@@ -19,11 +19,11 @@ from kvtop.domain.errors import KvtopError
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, engine_visible_total, wsl2_total_origin
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_model import launch_override, load_planned
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import EngineInstance, GpuObservation, NodeObservation
-
-ModelLoaderFn = Callable[[str], ModelSpec]
+from kvtop.domain.ports import ModelLoader
 
 
 class EnginePredictor:
@@ -35,7 +35,7 @@ class EnginePredictor:
     cannot run, becomes the reason string, never an exception.
     """
 
-    def __init__(self, model_loader: ModelLoaderFn) -> None:
+    def __init__(self, model_loader: ModelLoader) -> None:
         self._load_model = model_loader
         self._cache: dict[
             tuple[str, str, int, str | None, int | None, HostDesktop | None, ResolvedVersion | None], Ledger | str
@@ -107,7 +107,8 @@ class EnginePredictor:
         version: ResolvedVersion | None = None,
     ) -> Ledger | str:  # fmt: skip
         try:
-            model = self._load_model(ref)
+            # the config the engine sized: its launch's override merged in (SGLang's --json-model-override-args)
+            model = load_planned(self._load_model, ref, launch_override(settings))
             draft = draft_model(settings, self._load_model)
             # the clean prediction: NVML's total and GPU name, CUDA's total where NVML v2 measured it, every other
             # pre-load term calibrated (docs/calibration.md)
@@ -133,7 +134,7 @@ def gpu_inputs(gpu: GpuObservation, desktop: HostDesktop | None = None) -> Measu
     )
 
 
-def draft_model(settings: LaunchSettings, loader: ModelLoaderFn) -> ModelSpec | None:
+def draft_model(settings: LaunchSettings, loader: Callable[[str], ModelSpec]) -> ModelSpec | None:
     """The speculative draft the launch names (`--speculative-draft-model-path`, a vLLM `model`…), read with
     the same loader as the model; None where it names none or it cannot be read (its weights are then a
     named not-modelled term of the ledger, never a guess)."""

@@ -6,13 +6,17 @@ merge, `model_config.model_from_config`, that `kvtop plan` uses)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_model import launch_override, load_planned
+from kvtop.domain.ledger import Ledger
+from kvtop.domain.observe import EngineInstance, GpuObservation
+from kvtop.domain.predictor import EnginePredictor
 from kvtop.sources.hub import load_model
-from kvtop.ui.plan_model import launch_override, load_planned
 from tests.conftest import DATA
 
 CONFIG = DATA / "calibration" / "configs" / "deepseek-ai--DeepSeek-R1-Distill-Qwen-1.5B.RECONSTRUCTED.json"
@@ -47,3 +51,45 @@ def test_a_demo_scenario_s_model_refuses_an_override_by_name() -> None:
     with pytest.raises(InputError) as raised:
         source.load_model("x", override=override)
     assert raised.value.field == "--json-model-override-args"
+
+
+def _sglang_engine(flags: list[str], model: str) -> EngineInstance:
+    settings = parse_flags("sglang", ["--model-path", model, "--tp-size", "1", *flags],
+                           strict=True).model_copy(update={"engine_version": "0.5.9"})  # fmt: skip
+    return EngineInstance(engine_id="sglang:30000", kind="sglang", server_pid=30000, settings=settings,
+                          host="127.0.0.1", port=30000)  # fmt: skip
+
+
+def test_the_live_prediction_sizes_the_config_the_launch_overrode() -> None:
+    """The live node's ledger (the dashboard's predicted figure and the planner's "before") is of the config SGLang
+    sized: the launch's override merged in, as `kvtop plan` merges it (on the old code the live model was the file's)."""
+    gpu = GpuObservation(index=0, name="NVIDIA H100 80GB HBM3", total_bytes=85_520_809_984)
+    override = ["--json-model-override-args", '{"num_hidden_layers": 14}']
+    overridden = EnginePredictor(load_model).ledger(_sglang_engine(override, str(CONFIG)), [gpu])
+    stock = EnginePredictor(load_model).ledger(_sglang_engine([], str(CONFIG)), [gpu])
+    assert isinstance(overridden, Ledger) and isinstance(stock, Ledger), (overridden, stock)
+    assert (stock.model.num_layers, overridden.model.num_layers) == (28, 14)  # the file's 28, the flag's 14
+    assert any("--json-model-override-args" in line for line in overridden.model.read_from)
+
+
+def test_a_demo_s_engine_under_an_override_gets_a_reason_not_the_file_s_figure() -> None:
+    """A loader that cannot merge the override (a demo scenario's models) says so by the flag's name, never a
+    prediction of the un-overridden config."""
+    from kvtop.sources.demo import DemoObservations
+    from kvtop.sources.scenario import load_scenario
+
+    source = DemoObservations(load_scenario("llama70b-tp4-lmdeploy"))
+    gpu = GpuObservation(index=0, name="NVIDIA H100 80GB HBM3", total_bytes=85_520_809_984)
+    override = ["--json-model-override-args", '{"num_hidden_layers": 2}']
+    reason = EnginePredictor(source.load_model).ledger(_sglang_engine(override, "x"), [gpu])
+    assert isinstance(reason, str) and "--json-model-override-args" in reason
+
+
+def test_a_preset_takes_the_launch_s_override() -> None:
+    """A preset is a Hugging Face config.json (examples/models): the override is merged into it as into a file."""
+    preset = json.loads((Path(__file__).parents[2] / "examples" / "models" / "llama-3.1-8b.json").read_text())
+    override = launch_override(parse_flags("sglang", ["--json-model-override-args", '{"num_hidden_layers": 3}']))
+    assert override is not None
+    model = load_model("llama-3.1-8b", override=override)
+    assert (preset["num_hidden_layers"], load_model("llama-3.1-8b").num_layers, model.num_layers) == (32, 32, 3)
+    assert any("--json-model-override-args" in line for line in model.read_from)

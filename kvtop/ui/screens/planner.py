@@ -29,11 +29,11 @@ from kvtop.domain.errors import KvtopError
 from kvtop.domain.host_tier_fit import HostTierFit
 from kvtop.domain.launch import LaunchSettings, release_names
 from kvtop.domain.launch_check import architecture_check, launch_refusals
+from kvtop.domain.launch_model import launch_override, load_planned
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
-from kvtop.ui.plan_model import launch_override, load_planned
 from kvtop.ui.plan_nodes import copied_lines, copied_words, node_launch, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
@@ -105,8 +105,11 @@ class PlannerScreen(NodeScreen):
         self._model_ref = draft.model_ref if draft else basis.settings.model or ""
         self._model_error: str | None = None
         # the config override the model was loaded with, and the one last asked of the loader (the launch's, read
-        # from its flags at each solve: `plan_model.launch_override`); the basis's model was loaded without one
-        self._model_override: ConfigOverride | None = None
+        # from its flags at each solve: `launch_model.launch_override`); the basis's model is the live ledger's, loaded
+        # with the live launch's override (`predictor.EnginePredictor`), a draft's with one this screen does not keep
+        self._model_override: ConfigOverride | None = (
+            launch_override(basis.settings) if basis.model is not None and draft is None else None
+        )
         self._override_asked: ConfigOverride | None = None
         self._edit_base = (  # what the fields' edits replace values of
             draft.edit_base if draft else basis.start_settings or basis.settings
@@ -405,7 +408,7 @@ class PlannerScreen(NodeScreen):
     @work(thread=True, exclusive=True, group="planner-model", exit_on_error=False)
     def _load_model(self, ref: str, override: ConfigOverride | None) -> None:
         """The loader may read files or the hub: never on the event loop. The launch's config override is merged in
-        by the loader (`plan_model.load_planned`)."""
+        by the loader (`launch_model.load_planned`)."""
         try:
             self.post_message(self.ModelLoaded(ref, load_planned(self._loader, ref, override), None, override))
         except KvtopError as err:
@@ -418,8 +421,9 @@ class PlannerScreen(NodeScreen):
         if message.model is not None:
             self._model, self._model_ref, self._model_error = message.model, message.ref, None
             self._model_override = message.override
-            if self._live_model is None and message.ref == (self.basis.settings.model or ""):
-                self._live_model = message.model  # the live model, loaded by reference
+            live_ref = message.ref == (self.basis.settings.model or "")
+            if self._live_model is None and live_ref and message.override == launch_override(self.basis.settings):
+                self._live_model = message.model  # the live model, loaded by reference with the live launch's override
         else:
             self._model_error = f"model: {message.error}"
         self.recompute()
@@ -453,6 +457,7 @@ class PlannerScreen(NodeScreen):
                 self.basis.settings.model or "",
                 None,
             )
+            self._model_override = launch_override(self.basis.settings)  # the live model's (see `model_loaded`)
         for field in FIELDS:
             widget = self.query_one(f"#plan-{field.key}")
             with widget.prevent(Input.Changed, Select.Changed):

@@ -1,6 +1,7 @@
-"""The model the planner plans with, free of widgets: the launch's config override (an engine's `config_override`
-hook, SGLang's --json-model-override-args) read from the live or edited engine flags and handed to the model loader,
-which merges it through `model_config.model_from_config` as `kvtop plan` does (no second path)."""
+"""The model a launch runs: the launch's config override (an engine's `config_override` hook, SGLang's
+--json-model-override-args) read from its flags and handed to the model loader, which merges it through
+`model_config.model_from_config` as `kvtop plan` does (no second path). One function for the live node's prediction
+(`predictor.EnginePredictor`) and the planner (ui/screens/planner.py), so both size the config the engine sized."""
 
 from __future__ import annotations
 
