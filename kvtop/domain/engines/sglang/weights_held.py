@@ -7,8 +7,10 @@ them in float32 ("NOTE(ByronHsu): cache needs to be in FP32 for numerical stabil
 it to the model dtype), a non-persistent buffer built on the GPU with the model, whatever the TP; `get_rope`
 shares one module per distinct rope (factory.py `_ROPE_DICT`). A forward later casts it to the activations'
 dtype (`_match_cos_sin_cache_dtype`), after the load's measure. Read as one cache of the full head (or the MLA
-rope part) over the config's positions, as vLLM's: a YaRN cache spans original positions × factor, a partial
-rotary factor or a second rope are not in ModelSpec. The length is the config's positions, not `--context-length`
+rope part) over the config's positions, as vLLM's: a YaRN cache spans original positions × factor, a `linear` one
+positions × factor (LinearScalingRotaryEmbedding); a partial rotary factor or a second rope are not in ModelSpec, but
+Gemma-3's by era (`GEMMA3_ROPE_CACHES`): no cache before 0.5.10 (Gemma3RotaryEmbedding computes cos/sin each
+forward), then one default rope per layer type (2 × positions × head × 4 B; config.json's linear factor 8 unread). The length is the config's positions, not `--context-length`
 (`ModelConfig._derive_context_length` overrides `max_position_embeddings` for a draft model only); the
 growth after the measure (`reserve_rope_cache_for_long_sequences`, srt/utils/common.py: to the context + 256 rows)
 is 256 rows at a context up to the config's, and a longer one is refused (refusals.py).
@@ -70,7 +72,7 @@ LINEAR_ROPE = "linear"
 # Gemma-3's text stack (models/gemma3_causal.py; gemma3_mm.py builds it): the cos/sin caches it holds by era.
 GEMMA3_CLASSES = frozenset({"Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"})
 GEMMA3_ROPE_CACHES: Eras[int] = Eras((
-    Era("", 0, "models/gemma3_causal.py (0.4.6.post5 :485-492, 0.5.1 :491-498, 0.5.9 :450-457): no get_rope; the model's "
+    Era("", 0, "models/gemma3_causal.py (0.4.4.post2 :476-483, 0.4.6.post5 :485-492, 0.5.1 :491-498, 0.5.9 :450-457): no get_rope; the model's "
                "two Gemma3RotaryEmbedding modules hold inv_freq only and compute cos/sin each forward"),
     Era("0.5.10rc0", 2, "models/gemma3_causal.py Gemma3Attention: get_rope(max_position=config.max_position_embeddings, "
                         "rope_scaling={'rope_type': 'default'}) on both layer types, the sliding base beside the global "
