@@ -7,8 +7,10 @@ them in float32 ("NOTE(ByronHsu): cache needs to be in FP32 for numerical stabil
 it to the model dtype), a non-persistent buffer built on the GPU with the model, whatever the TP; `get_rope`
 shares one module per distinct rope (factory.py `_ROPE_DICT`). A forward later casts it to the activations'
 dtype (`_match_cos_sin_cache_dtype`), after the load's measure. Read as one cache of the full head (or the MLA
-rope part) over the config's positions, as vLLM's: a YaRN cache spans original positions × factor, a partial
-rotary factor or a second rope are not in ModelSpec. The length is the config's positions, not `--context-length`
+rope part) over the config's positions, as vLLM's: a YaRN cache spans original positions × factor, a `linear` one
+positions × factor (LinearScalingRotaryEmbedding); a partial rotary factor or a second rope are not in ModelSpec, but
+Gemma-3's by era (`GEMMA3_ROPE_CACHES`): no cache before 0.5.10 (Gemma3RotaryEmbedding computes cos/sin each
+forward), then one default rope per layer type (2 × positions × head × 4 B; config.json's linear factor 8 unread). The length is the config's positions, not `--context-length`
 (`ModelConfig._derive_context_length` overrides `max_position_embeddings` for a draft model only); the
 growth after the measure (`reserve_rope_cache_for_long_sequences`, srt/utils/common.py: to the context + 256 rows)
 is 256 rows at a context up to the config's, and a longer one is refused (refusals.py).
@@ -60,6 +62,22 @@ LAYER_ROPE_ERAS: Eras[bool] = Eras((
     Era("", False, "no ScalingRotaryEmbedding in models/grok.py before 0.5.1 (0.5.0rc2 read)"),
     Era("0.5.1", True, "models/grok.py Grok1Attention: a ScalingRotaryEmbedding per layer (read in 0.5.1, 0.5.2rc2, "
                        "0.5.6.post2, 0.5.23)"),
+))  # fmt: skip
+
+# SGLang's LinearScalingRotaryEmbedding._compute_cos_sin_cache: `max_len = self.max_position_embeddings *
+# scaling_factor` positions, float32 on CUDA (0.4.3 layers/rotary_embedding.py get_rope :1079 "linear"; 0.5.9
+# rotary_embedding.py:423-482, get_rope :3469; 0.5.23 rotary_embedding/base.py:601-681, factory.py:278-288), for a
+# class that hands get_rope the config's rope_scaling (models/llama.py). Read at 0.4.3, 0.5.9 and 0.5.23.
+LINEAR_ROPE = "linear"
+# Gemma-3's text stack (models/gemma3_causal.py; gemma3_mm.py builds it): the cos/sin caches it holds by era.
+GEMMA3_CLASSES = frozenset({"Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"})
+GEMMA3_ROPE_CACHES: Eras[int] = Eras((
+    Era("", 0, "models/gemma3_causal.py (0.4.4.post2 :476-483, 0.4.6.post5 :485-492, 0.5.1 :491-498, 0.5.9 :450-457): no get_rope; the model's "
+               "two Gemma3RotaryEmbedding modules hold inv_freq only and compute cos/sin each forward"),
+    Era("0.5.10rc0", 2, "models/gemma3_causal.py Gemma3Attention: get_rope(max_position=config.max_position_embeddings, "
+                        "rope_scaling={'rope_type': 'default'}) on both layer types, the sliding base beside the global "
+                        "one; factory.py keys a module by base (0.5.10rc0 :204, 0.5.10 :188-211, 0.5.23 :194-225; "
+                        "factory.py:158-167)"),
 ))  # fmt: skip
 
 
@@ -126,10 +144,25 @@ def stage_book(inputs: CalibrationInputs) -> WeightsBook:
 
 
 def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """The rotary embedding's float32 cos/sin cache, whole on every rank (kvtop.domain.rope_cache)."""
-    if inputs.model is None:
+    """The rotary embedding's float32 cos/sin cache, whole on every rank (kvtop.domain.rope_cache): the config's
+    `linear` rope spans its positions × factor; Gemma-3's classes by era (none, then one per layer type)."""
+    model = inputs.model
+    if model is None:
         return None
-    return rope_cache_bytes(inputs.model, ROPE_CACHE_BYTES, "float32 on CUDA, srt/layers/rotary_embedding/base.py")
+    source = "float32 on CUDA, srt/layers/rotary_embedding/base.py"
+    if model.architecture in GEMMA3_CLASSES:
+        caches = GEMMA3_ROPE_CACHES.at(inputs.version)
+        found = rope_cache_bytes(model, ROPE_CACHE_BYTES, source) if caches else None
+        if found is None:
+            return None
+        return caches * found[0], (f"{caches} × {found[1]}: models/gemma3_causal.py's sliding and global layers each "
+                                   "ask get_rope for a default rope, of two bases (two modules; config.json's linear "
+                                   "factor is not read)")  # fmt: skip
+    if model.rope_type == LINEAR_ROPE and model.rope_factor > 1:
+        positions = int(model.max_position_embeddings * model.rope_factor)
+        model = model.model_copy(update={"max_position_embeddings": positions})
+        source += f"; LinearScalingRotaryEmbedding: the config's positions × its linear factor {model.rope_factor:g}"
+    return rope_cache_bytes(model, ROPE_CACHE_BYTES, source)
 
 
 def layer_ropes(inputs: CalibrationInputs) -> tuple[int, str] | None:
