@@ -109,8 +109,8 @@ class SglangFlags:
     # the release's choices, the page a backend sets)
     # and `--enable-piecewise-cuda-graph` (v0.5.6 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve;
     # refused at a release without it, before v0.5.4 and from v0.5.14: prefill_graphs_optin.FLAG_ERAS)
-    # and `--cuda-graph-bs` (cuda_graph_bs.py: its largest size the reserve's decode graphs, v0.5.10 … v0.5.13)
-    # and `--enable-torch-compile` (torch_compile.py: the prefill graphs off, v0.5.10 … v0.5.13; refused elsewhere;
+    # and `--cuda-graph-bs` (cuda_graph_bs.py: its largest size the reserve's decode graphs, v0.5.10 … v0.5.19)
+    # and `--enable-torch-compile` (torch_compile.py: the prefill graphs off v0.5.10 … v0.5.14, kept on from v0.5.15;
     # v0.4.0 on, v0.5.23 srt/arg_groups/fields/exec_.py:691)
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
     # and `--disable-overlap-schedule` (eras.mamba_ratio: a hybrid Mamba model's slots per request; nothing else sized)
