@@ -104,3 +104,23 @@ def test_a_larger_cuda_graph_bs_reserves_more_at_0_5_19() -> None:
 def test_cuda_graph_bs_is_refused_where_its_effect_was_not_read(version: str, why: str) -> None:
     with pytest.raises(InputError, match=f"0.5.10 … 0.5.19.*{why}"):
         _engine(version, ["--cuda-graph-bs", "8", "16"])
+
+
+# `--cuda-graph-bs-decode` (the field the alias fills, 0.5.14 server_args.py:1947, 0.5.23 arg_groups/fields/exec_.py:640):
+# the same 0.836 at 0.5.14 as the alias; at 0.5.23 it moves the fraction as the alias did at 0.5.19 (2 MiB a size).
+def test_cuda_graph_bs_decode_is_the_alias_from_0_5_14() -> None:
+    sizes = ["1", "2", "4", "8", "256"]
+    assert (
+        _engine("0.5.14", ["--enable-torch-compile", "--cuda-graph-bs-decode", *sizes]).memory_fraction
+        == 0.836
+    )
+    small = _engine("0.5.23", ["--cuda-graph-bs-decode", "1", "128"]).memory_fraction
+    large = _engine("0.5.23", ["--cuda-graph-bs-decode", "1", "2048"]).memory_fraction
+    assert abs((small - large) - 3840 / 81920) <= 0.001
+
+
+def test_cuda_graph_bs_decode_is_refused_before_0_5_14_and_beside_its_alias() -> None:
+    with pytest.raises(InputError, match="has no --cuda-graph-bs-decode"):
+        _engine("0.5.13", ["--cuda-graph-bs-decode", "8"])
+    with pytest.raises(InputError, match="alias"):
+        _engine("0.5.14", ["--cuda-graph-bs", "8", "--cuda-graph-bs-decode", "16"])
