@@ -1,4 +1,4 @@
-"""`--enable-torch-compile` and `--cuda-graph-bs` at SGLang 0.5.10 … 0.5.13. Torch compile: the prefill (piecewise) CUDA graphs off before the automatic
+"""`--enable-torch-compile` and `--cuda-graph-bs` at SGLang 0.5.10 … 0.5.23. Torch compile: the prefill (piecewise) CUDA graphs off before the automatic
 fraction is sized (torch_compile.py; 0.5.12 server_args.py:1315 then :920), nothing compiled before the pool.
 
 Expected from the engine's own log: huanchen-stack/sglang at 98c6bfb8 (tests/data/calibration/sglang.jsonl
@@ -41,10 +41,33 @@ def test_torch_compile_drops_the_prefill_graph_reserve_as_the_log_says() -> None
     assert _engine("0.5.12.post1", []).memory_fraction == 0.833
 
 
-@pytest.mark.parametrize("version", ["0.5.9", "0.5.14", "0.5.16"])
-def test_torch_compile_is_refused_where_its_effect_was_not_read(version: str) -> None:
-    with pytest.raises(InputError, match="0.5.10 … 0.5.13"):
-        _engine(version, ["--enable-torch-compile"])
+# 0.5.14 (torch_compile.py): the default tc_piecewise prefill backend (cuda_graph_config.py:91) is turned off for
+# "full torch.compile mode" (server_args.py:3008) before the reserve (:2508 then :2524), which then skips its
+# 8 MiB × 58 sizes (:3300-3304; `_generate_prefill_cuda_graph_batch_sizes(8192)`: 8+14+8+8+12+8 = 58). The same
+# launch by 0.5.14's arithmetic (A100 80GB: chunked 8,192 :3172): 512 + 1.5 × 8,192 + 2 × 128 + 128 = 13,184 MiB →
+# round(68,736 / 81,920, 3) = 0.839; with the prefill graphs 13,648 → round(68,272 / 81,920, 3) = 0.833.
+def test_torch_compile_drops_the_default_tc_piecewise_reserve_at_0_5_14() -> None:
+    compiled = _engine("0.5.14", ["--enable-torch-compile"])
+    assert compiled.memory_fraction == 0.839
+    assert "off for --enable-torch-compile" in compiled.memory_fraction_source
+    assert _engine("0.5.14", []).memory_fraction == 0.833
+
+
+# 0.5.15 … 0.5.23: the prefill default on CUDA is breakable (cuda_graph_config.py `default_prefill_backend`), whose
+# switch-offs never read torch compile (only the tc_piecewise rules do): the reserve is the launch's without the flag.
+@pytest.mark.parametrize("version", ["0.5.15", "0.5.16", "0.5.21", "0.5.23"])
+def test_torch_compile_leaves_the_breakable_prefill_reserve(version: str) -> None:
+    compiled = _engine(version, ["--enable-torch-compile"])
+    plain = _engine(version, [])
+    assert "off for" not in compiled.memory_fraction_source
+    assert "prefill graphs" in compiled.memory_fraction_source
+    assert compiled.memory_fraction == plain.memory_fraction
+    assert compiled.kv_pool_bytes == plain.kv_pool_bytes
+
+
+def test_torch_compile_is_refused_where_its_effect_was_not_read() -> None:
+    with pytest.raises(InputError, match="only from SGLang 0.5.10"):
+        _engine("0.5.9", ["--enable-torch-compile"])
 
 
 # `--cuda-graph-bs` (cuda_graph_bs.py): 0.5.12 server_args.py:1495 `cuda_graph_max_bs = max(cuda_graph_bs)` over a typed
@@ -57,7 +80,47 @@ def test_the_largest_cuda_graph_bs_is_the_reserves_decode_size(sizes: list[str],
     assert _engine("0.5.12.post1", flags).memory_fraction == expected
 
 
-@pytest.mark.parametrize("version", ["0.5.9", "0.5.14"])
-def test_cuda_graph_bs_is_refused_where_its_effect_was_not_read(version: str) -> None:
-    with pytest.raises(InputError, match="0.5.10 … 0.5.13"):
+# 0.5.14 … 0.5.19: an alias of --cuda-graph-bs-decode whose max is the decode max_bs before the reserve (0.5.14
+# server_args.py:6367, :3220, :3285): at 0.5.14 with torch compile the same 0.836 / 0.839 as 0.5.12's arithmetic above.
+@pytest.mark.parametrize(("sizes", "expected"), [(["128"], 0.839), (["1", "2", "4", "8", "256"], 0.836)])
+def test_the_largest_cuda_graph_bs_is_the_reserves_decode_size_at_0_5_14(
+    sizes: list[str], expected: float
+) -> None:
+    assert (
+        _engine("0.5.14", ["--enable-torch-compile", "--cuda-graph-bs", *sizes]).memory_fraction == expected
+    )
+
+
+def test_a_larger_cuda_graph_bs_reserves_more_at_0_5_19() -> None:
+    small = _engine("0.5.19", ["--cuda-graph-bs", "1", "128"]).memory_fraction
+    large = _engine("0.5.19", ["--cuda-graph-bs", "1", "2048"]).memory_fraction  # + 2 × 1,920 MiB = 3,840 MiB
+    assert small is not None and large is not None
+    assert abs((small - large) - 3840 / 81920) <= 0.001  # each fraction rounded to 3 places
+
+
+@pytest.mark.parametrize(
+    ("version", "why"), [("0.5.9", "not read"), ("0.5.20", "no such flag"), ("0.5.23", "no such flag")]
+)
+def test_cuda_graph_bs_is_refused_where_its_effect_was_not_read(version: str, why: str) -> None:
+    with pytest.raises(InputError, match=f"0.5.10 … 0.5.19.*{why}"):
         _engine(version, ["--cuda-graph-bs", "8", "16"])
+
+
+# `--cuda-graph-bs-decode` (the field the alias fills, 0.5.14 server_args.py:1947, 0.5.23 arg_groups/fields/exec_.py:640):
+# the same 0.836 at 0.5.14 as the alias; at 0.5.23 it moves the fraction as the alias did at 0.5.19 (2 MiB a size).
+def test_cuda_graph_bs_decode_is_the_alias_from_0_5_14() -> None:
+    sizes = ["1", "2", "4", "8", "256"]
+    assert (
+        _engine("0.5.14", ["--enable-torch-compile", "--cuda-graph-bs-decode", *sizes]).memory_fraction
+        == 0.836
+    )
+    small = _engine("0.5.23", ["--cuda-graph-bs-decode", "1", "128"]).memory_fraction
+    large = _engine("0.5.23", ["--cuda-graph-bs-decode", "1", "2048"]).memory_fraction
+    assert abs((small - large) - 3840 / 81920) <= 0.001
+
+
+def test_cuda_graph_bs_decode_is_refused_before_0_5_14_and_beside_its_alias() -> None:
+    with pytest.raises(InputError, match="has no --cuda-graph-bs-decode"):
+        _engine("0.5.13", ["--cuda-graph-bs-decode", "8"])
+    with pytest.raises(InputError, match="alias"):
+        _engine("0.5.14", ["--cuda-graph-bs", "8", "--cuda-graph-bs-decode", "16"])

@@ -87,8 +87,8 @@ class SglangBudget:
         check_attention_backend(s, inputs.gpu_name, inputs.version)
         check_optin_flag(inputs)
         check_phase_flags(inputs)  # --cuda-graph-backend-prefill: only `disabled` (prefill_graphs_off.py)
-        check_torch_compile(inputs)  # --enable-torch-compile: 0.5.10 … 0.5.13 only (torch_compile.py)
-        typed_max_bs(inputs)  # --cuda-graph-bs: 0.5.10 … 0.5.13 only, whole numbers (cuda_graph_bs.py)
+        check_torch_compile(inputs)  # --enable-torch-compile: from 0.5.10 (torch_compile.py)
+        typed_max_bs(inputs)  # --cuda-graph-bs: 0.5.10 … 0.5.19 only, whole numbers (cuda_graph_bs.py)
         check_dsa_dp_attention(m, s, inputs.version)
         page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s))
         if page > 1 and page != s.page_size:

@@ -4,8 +4,18 @@ v0.5.10 … v0.5.13 (read in the wheels): `_handle_gpu_memory_settings` sets `cu
 a CUDA device, over a typed `--cuda-graph-max-bs` (0.5.10 server_args.py:1235, 0.5.11 :1388, 0.5.12 :1495, 0.5.13
 :1538), before the automatic reserve adds `cuda_graph_max_bs * 2` MiB (0.5.10 :1290, 0.5.11 :1443, 0.5.12 :1550, 0.5.13
 :1601); argparse takes it `type=int, nargs="+"` (0.5.12 :6435). The graphs themselves are captured after the pool.
-Refused elsewhere: before v0.5.10 the order was not read here; from v0.5.14 the sizes live in cuda_graph_config
-(0.5.14 server_args.py `_handle_cuda_graph_config` :2915), not read.
+v0.5.14 … v0.5.19 (cuda_graph_config era): a deprecated alias of `--cuda-graph-bs-decode` (`type=int, nargs="+"`,
+dest `cuda_graph_bs_decode`: 0.5.14 server_args.py:6367, 0.5.15.post1 :6252, 0.5.16 :7209, 0.5.17 :8324, 0.5.18 :8782,
+0.5.19 :3937) that `_handle_cuda_graph_config` puts in the decode phase's `bs` (0.5.14 :2963-2964), whose max
+`_handle_gpu_memory_settings` makes the decode `max_bs` off the CPU, over a typed max (0.5.14 :3212/:3220, 0.5.15.post1
+:3567, 0.5.16 :3998, 0.5.17 :4705, 0.5.18 :4900, 0.5.19 arg_groups/memory_hook.py:159) before the reserve adds
+`max_bs * 2` MiB (0.5.14 :3285, 0.5.15.post1 :3643, 0.5.16 :4173, 0.5.17 :4891, 0.5.18 :5087, 0.5.19 :303): the same
+rule. From v0.5.20 the alias is gone (server_args.py has no DeprecatedAliasStoreAction; only `--cuda-graph-bs-decode`
+/ `-prefill`, 0.5.23 arg_groups/fields/exec_.py:640): SGLang's argparse refuses the flag, so kvtop does.
+`--cuda-graph-bs-decode` (the field itself, `cuda_graph_bs_decode`: 0.5.14 server_args.py:1947, 0.5.23
+arg_groups/fields/exec_.py:640) is read the same way from v0.5.14 (`DECODE_FLAG_ERAS`); typed with the alias, argparse
+keeps whichever comes last, an order kvtop does not keep: refused.
+Refused before v0.5.10: the order was not read here.
 """
 
 from __future__ import annotations
@@ -19,20 +29,43 @@ FLAG = "--cuda-graph-bs"
 ACCEPTED_ERAS: Eras[bool] = Eras((
     Era("", False, "before 0.5.10 where the sizes meet the reserve was not read"),
     Era("0.5.10", True, "0.5.10 … 0.5.13 server_args.py: cuda_graph_max_bs = max(cuda_graph_bs) before the reserve"),
-    Era("0.5.14", False, "0.5.14 server_args.py _handle_cuda_graph_config (cuda_graph_config), not read"),
+    Era("0.5.14", True, "0.5.14 … 0.5.19 alias of --cuda-graph-bs-decode: decode max_bs = max(bs) before the reserve "
+                        "(0.5.14 server_args.py:3220)"),
+    Era("0.5.20", False, "0.5.20 … 0.5.23 server_args.py: no such flag (only --cuda-graph-bs-decode)"),
+))  # fmt: skip
+DECODE_FLAG = "--cuda-graph-bs-decode"
+DECODE_FLAG_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.13 server_args.py: no such flag"),
+    Era("0.5.14", True, "0.5.14 server_args.py:1947 cuda_graph_bs_decode; 0.5.23 arg_groups/fields/exec_.py:640"),
 ))  # fmt: skip
 
 
-def typed_max_bs(inputs: EngineInputs) -> int | None:
-    """The largest decode batch size `--cuda-graph-bs` lists (None: not typed); refused at a release not read and for
-    anything but positive whole numbers (SGLang's argparse: `type=int`)."""
-    words = flag_words(inputs.settings, FLAG[2:])
-    if words is None:
+def _typed_sizes(inputs: EngineInputs) -> tuple[str, tuple[str, ...]] | None:
+    """The flag the launch typed the decode sizes with and its words (None: neither); both typed: refused."""
+    alias, field = flag_words(inputs.settings, FLAG[2:]), flag_words(inputs.settings, DECODE_FLAG[2:])
+    if alias is not None and field is not None:
+        raise InputError(f"{FLAG} is an alias of {DECODE_FLAG}: type one", field=DECODE_FLAG)
+    if field is not None:
+        era = era_for(DECODE_FLAG_ERAS, inputs.version)
+        if not era.value and not inputs.version.approximate:
+            raise InputError(f"SGLang {inputs.version.label} has no {DECODE_FLAG} ({era.source})", field=DECODE_FLAG)
+        return DECODE_FLAG, field
+    if alias is None:
         return None
     era = era_for(ACCEPTED_ERAS, inputs.version)
     if not era.value:
-        raise InputError(f"a flag whose effect on memory kvtop models only for SGLang 0.5.10 … 0.5.13, not "
+        raise InputError(f"a flag whose effect on memory kvtop models only for SGLang 0.5.10 … 0.5.19, not "
                          f"{inputs.version.label} ({era.source}); plan without it", field=FLAG)  # fmt: skip
+    return FLAG, alias
+
+
+def typed_max_bs(inputs: EngineInputs) -> int | None:
+    """The largest decode batch size `--cuda-graph-bs` (or `--cuda-graph-bs-decode`) lists (None: not typed); refused at a release not read and for
+    anything but positive whole numbers (SGLang's argparse: `type=int`)."""
+    typed = _typed_sizes(inputs)
+    if typed is None:
+        return None
+    flag, words = typed
     if not words or not all(w.isdigit() and 0 < len(w) <= 6 and int(w) > 0 for w in words):
-        raise InputError(f"expected positive whole numbers, got {' '.join(words)[:40]!r}", field=FLAG)
+        raise InputError(f"expected positive whole numbers, got {' '.join(words)[:40]!r}", field=flag)
     return max(int(w) for w in words)

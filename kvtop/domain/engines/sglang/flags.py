@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from kvtop.domain.engines.sglang.arg_choices import refuse_dtype
 from kvtop.domain.engines.sglang.attention_backends import ATTENTION_BACKEND_FLAG, PHASE_BACKEND_FLAGS
 from kvtop.domain.engines.sglang.chunked_prefix import FLAG as CHUNKED_PREFIX_FLAG
+from kvtop.domain.engines.sglang.cuda_graph_bs import DECODE_FLAG as GRAPH_BS_DECODE_FLAG
 from kvtop.domain.engines.sglang.cuda_graph_bs import FLAG as GRAPH_BS_FLAG
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.eras import OVERLAP_OFF_FLAG
@@ -109,8 +110,9 @@ class SglangFlags:
     # the release's choices, the page a backend sets)
     # and `--enable-piecewise-cuda-graph` (v0.5.6 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve;
     # refused at a release without it, before v0.5.4 and from v0.5.14: prefill_graphs_optin.FLAG_ERAS)
-    # and `--cuda-graph-bs` (cuda_graph_bs.py: its largest size the reserve's decode graphs, v0.5.10 … v0.5.13)
-    # and `--enable-torch-compile` (torch_compile.py: the prefill graphs off, v0.5.10 … v0.5.13; refused elsewhere;
+    # and `--cuda-graph-bs` (cuda_graph_bs.py: its largest size the reserve's decode graphs, v0.5.10 … v0.5.19;
+    # `--cuda-graph-bs-decode` from v0.5.14)
+    # and `--enable-torch-compile` (torch_compile.py: the prefill graphs off v0.5.10 … v0.5.14, kept on from v0.5.15;
     # v0.4.0 on, v0.5.23 srt/arg_groups/fields/exec_.py:691)
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
     # and `--disable-overlap-schedule` (eras.mamba_ratio: a hybrid Mamba model's slots per request; nothing else sized)
@@ -120,7 +122,7 @@ class SglangFlags:
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
                                                 *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG,
                                                 OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL_PHASE_FLAGS,
-                                                TORCH_COMPILE_FLAG, GRAPH_BS_FLAG})
+                                                TORCH_COMPILE_FLAG, GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS
@@ -133,7 +135,7 @@ class SglangFlags:
     # SGLang's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
     value_placeholders: Mapping[str, str] = {OVERRIDE_FLAG: "JSON"}  # model_override.py: a JSON object
-    list_valued: frozenset[str] = frozenset({GRAPH_BS_FLAG})  # `type=int, nargs="+"` (cuda_graph_bs.py)
+    list_valued: frozenset[str] = frozenset({GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG})  # `type=int, nargs="+"` (cuda_graph_bs.py)
     # one key each: srt/arg_groups/fields/serving.py:160 `api_key`, :164 `admin_api_key` (v0.5.23; flags_neutral.py)
     secret_flags: frozenset[str] = frozenset({"--api-key", "--admin-api-key"})  # refuse(): each takes a key
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"

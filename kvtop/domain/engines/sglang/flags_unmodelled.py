@@ -32,7 +32,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--cp-strategy": FlagRow("0.5.16", None, "srt/arg_groups/fields/parallel.py:157 (v0.5.23)"),
     "--cpu-offload-gb": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:1068 (v0.5.23)"),
     "--cuda-graph-backend-decode": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:613 (v0.5.23)"),
-    "--cuda-graph-bs-decode": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:640 (v0.5.23)"),
     "--cuda-graph-bs-prefill": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:644 (v0.5.23)"),
     "--cuda-graph-config": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:606 (v0.5.23)"),
     "--cuda-graph-max-bs-decode": FlagRow("0.5.16", None, "srt/arg_groups/fields/exec_.py:629 (v0.5.23)"),

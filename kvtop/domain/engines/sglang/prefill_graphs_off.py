@@ -20,7 +20,8 @@ The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
   any PD disaggregation mode (:1129), EPLB (:1135), and `--enable-torch-compile` (0.5.10 :1095; torch_compile.py);
 - v0.5.11 … v0.5.13 the same less speculative decoding (0.5.11:1194-1261, 0.5.12:1301-1368, 0.5.13:1342-1410; torch
   compile :1208, :1315, :1356);
-- v0.5.15.post1, v0.5.16: the prefill default on CUDA is the breakable backend (model_executor/cuda_graph_config.py
+- v0.5.15, v0.5.15.post1, v0.5.16 (0.5.15's server_args.py differs from 0.5.15.post1's in one line, :4807, and its
+  cuda_graph_config.py not at all): the prefill default on CUDA is the breakable backend (model_executor/cuda_graph_config.py
   `default_prefill_backend`, 0.5.15.post1:95), which drops its graphs for an MLA model, LoRA, any MoE A2A backend
   and DP attention (0.5.15.post1 server_args.py:3352, :3364-3372; 0.5.16:3774, :3792-3799); a PD decode node reserves none
   (`disaggregation_mode != "decode"`, 0.5.15.post1:3662; 0.5.16 `_apply_cuda_graph_disaggregation_roles` :3680);
@@ -79,7 +80,7 @@ _UNTIL_0_5_13 = (DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, 
 LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("", (SPECULATIVE, *_UNTIL_0_5_13), "server_args.py _handle_piecewise_cuda_graph (0.5.10.post1:1078-1139)"),
     Era("0.5.11", _UNTIL_0_5_13, "server_args.py _handle_piecewise_cuda_graph: no speculative rule (0.5.11:1194)"),
-    Era("0.5.15.post1", (MLA, LORA, A2A_ANY, DP_ATTENTION, PD_DECODE),
+    Era("0.5.15", (MLA, LORA, A2A_ANY, DP_ATTENTION, PD_DECODE),  # 0.5.15 server_args.py = 0.5.15.post1 but :4807
         "server_args.py _disable_breakable_cudagraph_if_incompatible (:3352-3372), decode node :3662"),
     Era("0.5.23", (PIPELINE, A2A_UNVALIDATED, PD_DECODE),
         "arg_groups/cuda_graph_hook.py:150, :222-227, :569-575"),
