@@ -126,9 +126,8 @@ QWEN2_VL = DATA / "engine_diff" / "registry" / "configs" / "Qwen2VLForConditiona
 
 
 def _plan_at(path: Any, flags: list[str], version: str) -> Ledger:
-    model = model_from_config(json.loads(path.read_text()))
-    return predict(model, parse_flags("vllm", [*flags, "--engine-version", version]), gpu_total_bytes=gpu_total_bytes("H200"),
-                   gpu_name="H200")  # fmt: skip
+    """vLLM's plan of `path` at `version`."""
+    return _plan("vllm", path, [*flags, "--engine-version", version])
 
 
 def test_vllm_takes_the_flag_by_release() -> None:
