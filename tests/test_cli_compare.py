@@ -35,13 +35,14 @@ def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(caps
     # each row: the engine's own flag and value, the budget in GB and GiB, bytes per token, tokens per rank
     assert "--mem-fraction-static 0.819" in rows["SGLang"] and "33.88 GB (31.56 GiB)" in rows["SGLang"]
     assert "413,614" in rows["SGLang"]
-    assert "--gpu-memory-utilization 0.92" in rows["vLLM"] and "503,568" in rows["vLLM"]
+    # vLLM's latest (0.34.0) under its extensible KV cache: the unstated share is 1.0 (tests/domain/test_compare.py)
+    assert "--gpu-memory-utilization 1 " in rows["vLLM"] and "560,832" in rows["vLLM"]
     assert "--cache-max-entry-count 0.8" in rows["LMDeploy"] and "480,128" in rows["LMDeploy"]
     assert "--kv_cache_free_gpu_memory_fraction 0.9" in rows["TensorRT-LLM"] and "516,576" in rows["TensorRT-LLM"]
     assert all("81,920 B bf16" in row for row in rows.values())
     assert "Same KV budget per rank as SGLang, 33.88 GB (31.56 GiB), re-solved under each engine's rules:" in lines
     assert any(
-        line.startswith("  vLLM ") and "413,600" in line and f"--kv-cache-memory-bytes {SGLANG_BUDGET}" in line
+        line.startswith("  vLLM ") and "413,568" in line  # whole blocks of 64 at 0.34.0 (tests/domain/test_compare.py) and f"--kv-cache-memory-bytes {SGLANG_BUDGET}" in line
         for line in lines
     )
     assert any("--cache-max-entry-count 0.689" in line and "share searched" in line for line in lines)
@@ -61,7 +62,8 @@ def test_llamacpp_shows_its_context_not_a_share(capsys: pytest.CaptureFixture[st
     data = json.loads(capsys.readouterr().out)
     llama, vllm = data["engines"]
     assert (llama["memory_fraction"], llama["capacity_setting"]) == (None, "-c 0 (training context 131,072)")
-    assert (vllm["memory_fraction"], vllm["capacity_setting"]) == (0.92, None)
+    # vLLM's latest (0.34.0): the extensible KV cache's unstated share, 1.0 (v0.34.0 config/cache.py:216, :493-501)
+    assert (vllm["memory_fraction"], vllm["capacity_setting"]) == (1.0, None)
 
 
 def test_json_gives_each_engines_row_and_the_same_budget_list(capsys: pytest.CaptureFixture[str]) -> None:

@@ -104,7 +104,9 @@ def test_a_refusal_after_logged_kv_memory_is_rebuilt_from_it(capsys: pytest.Capt
     # 1.71 GiB ÷ 589,824 B per block (18 layers of a group × 8 KV heads × 64 × 2 (K, V) × 2 B × 16 tokens) = 3,112
     # blocks, fewer than one 131,072-token request's 131,072 / 16 = 8,192 full-attention blocks alone: vLLM refuses
     log = CASES / "vllm" / "vllm-27508-gpt-oss-120b-h100" / "engine.log"
-    out = _explain(capsys, str(log), "--model", str(CONFIGS / "openai--gpt-oss-120b.json"), "--gpu", "H100")
+    # a v0.11-era log (no version line, no sized cache) with blocks of 16: pinned to 0.33.0 (0.34.0's block is 64)
+    out = _explain(capsys, str(log), "--model", str(CONFIGS / "openai--gpt-oss-120b.json"), "--gpu", "H100",
+                   "--engine-version", "0.33.0")  # fmt: skip
     assert (out["verdict"], out["logged"]["token_capacity"], out["predicted"]["token_capacity"]) == ("failed_start", None, 0)
     assert any("`Available KV cache memory: 1.71 GiB` before the refusal" in note for note in out["notes"])
     assert "3,112 blocks fit" in next(step["note"] for step in out["steps"] if step["label"].startswith("tokens:"))

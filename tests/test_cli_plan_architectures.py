@@ -35,4 +35,4 @@ def test_plan_json_carries_the_check(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["plan", "--json", "--engine", "vllm", "--tensor-parallel-size", "2", *ARGS]) == 0
     check = json.loads(capsys.readouterr().out)["architecture_check"]
     assert check["state"] == "registered" and check["architecture"] == "JambaForCausalLM"
-    assert check["source"] == "vllm/model_executor/models/registry.py _VLLM_MODELS, vLLM 0.33.0 wheel"
+    assert check["source"] == "vllm/model_executor/models/registry.py _VLLM_MODELS, vLLM 0.34.0 wheel"  # the newest release read

@@ -1,5 +1,5 @@
-"""`kvtop plan` outside what the engine's corpus covers: a SGLang plan on a B300 (no SGLang record ran one) names the
-widening in its `outside the corpus:` words, in `beyond_support` and as a term of its own (source calibrated) with the committed
+"""`kvtop plan` outside what the engine's corpus covers: a SGLang plan on an L40 (no SGLang record ran one;
+the B300 has one since 93ffec7c) names the widening in its `outside the corpus:` words, in `beyond_support` and as a term of its own (source calibrated) with the committed
 share of its KV budget; the same plan on an H100 (records ran it) carries none (#27)."""
 
 from __future__ import annotations
@@ -20,17 +20,17 @@ def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> dict:  # type: igno
 
 
 def test_a_plan_on_a_gpu_no_record_ran_names_its_widening(capsys: pytest.CaptureFixture[str]) -> None:
-    assert EXTRAPOLATION is not None and "B300" not in EXTRAPOLATION.gpus
-    out = _plan(capsys, "--gpu", "B300")
-    words = f"no record on a B300; interval widened by ± {EXTRAPOLATION.gpu_fraction * 100:.1f} %"
+    assert EXTRAPOLATION is not None and "L40" not in EXTRAPOLATION.gpus
+    out = _plan(capsys, "--gpu", "L40")
+    words = f"no record on a L40; interval widened by ± {EXTRAPOLATION.gpu_fraction * 100:.1f} %"
     if EXTRAPOLATION.gpu_fraction <= 0:  # a refit that measured no miss: named, not widened
-        assert any(why.startswith("no record on a B300; the interval is not widened for it") for why in out["beyond_support"])
+        assert any(why.startswith("no record on a L40; the interval is not widened for it") for why in out["beyond_support"])
         return
     assert words in out["beyond_support"]
     term = next(term for term in out["terms"] if term["term"] == "extrapolation")
     assert term["source"] == "calibrated" and term["label"] == words
     assert term["error_bytes"] == round(EXTRAPOLATION.gpu_fraction * out["kv_budget_bytes"])  # the centre's budget
-    assert main(["plan", "--no-calibration-store", *ARGS, "--gpu", "B300"]) == 0
+    assert main(["plan", "--no-calibration-store", *ARGS, "--gpu", "L40"]) == 0
     assert f"the interval, outside the corpus: {words}" in capsys.readouterr().out
 
 

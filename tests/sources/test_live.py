@@ -82,9 +82,9 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
         (1, 9752 * MIB, None),
     ]
     assert vllm.engine.engine_id == f"vllm:{VLLM_SERVER_PID}"
-    # gpt-oss-120b, --max-num-batched-tokens 1024, A100 80 GB (81,920 MiB): a request needs 8,192 full blocks
-    # + cdiv(127 + 2 × 1024, 16) + 1 = 137 sliding-window blocks (two batches in flight: async scheduling,
-    # vLLM's default) = 8,329 of the blocks the clean prediction leaves: ceil(0.95 × CUDA's total), CUDA's total
+    # gpt-oss-120b, --max-num-batched-tokens 1024, A100 80 GB (81,920 MiB), the latest release (0.34.0: blocks of
+    # 64, its default): a request needs 2,048 full blocks + cdiv(127 + 2 × 1024, 64) + 1 = 35 sliding-window blocks
+    # (two batches in flight: async scheduling, vLLM's default) = 2,083 of the blocks the clean prediction leaves: ceil(0.95 × CUDA's total), CUDA's total
     # measured as NVML v2 reports it (81,920 MiB less the 557 MiB reserved, the fake's fb-memory-observations.csv
     # figures: `gpu_total_origin.engine_visible_total`), less the weights — the checkpoint's (`_gpt_oss_120b_book`), the
     # padding vLLM's Marlin MXFP4 backend builds on an SM 8.0 GPU (weights_built.py: every expert padded from
@@ -99,7 +99,7 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # latest release samples
     # with FlashInfer's top-k/top-p on the A100's compute capability 8.0 (vllm#40376, sampler_path.py), so the
     # activation fit's copies of the logits beyond one, (coefficient − 1) × 256 seqs × 201,088 × 4 B, come off the
-    # activation: at the fits of 53c086c0 8,738,974,561 B of KV, 14,816 blocks of 589,824 B, 233,156 tokens
+    # activation: at the fits of 6063712d 8,357,448,083 B of KV, 3,542 blocks of 2,359,296 B, 222,879 tokens
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     rope_cache = 131_072 * 64 * 4
     [padding_row] = [row for row in vllm.ledger.ranks[0].weights.rows if row.component == "expert_padding"]
@@ -125,14 +125,23 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime
     cuda_total = (81_920 - 557) * MIB
     budget = math.ceil(0.95 * cuda_total) - vllm.ledger.weights_bytes - runtime
-    assert budget // 589_824 == vllm.ledger.engine.num_blocks
-    assert vllm.ledger.token_capacity == vllm.ledger.engine.num_blocks * 131_072 // 8_329
+    # 0.34.0's extensible KV cache takes the least of that and the free memory at the worker's start (CUDA's total
+    # less the context, `vllm.context`'s constant at TP 1) less what stays and a margin of max(1 GiB, 0.75 × the
+    # activation peak) (extensible_kv_cache.py measure_kv_cache_bytes, kvtop's extensible_kv.py): here the request
+    context = round(VLLM_FITS["vllm.context"].coefficients[0] * GIB)
+    headroom = cuda_total - context - max(GIB, int(0.75 * (activation - flashinfer))) - vllm.ledger.weights_bytes - runtime
+    assert budget < headroom and vllm.ledger.engine.kv_budget_bytes == budget
+    assert budget // (4 * 589_824) == vllm.ledger.engine.num_blocks  # a block of 64 tokens: four of 16's
+    assert vllm.ledger.token_capacity == vllm.ledger.engine.num_blocks * 131_072 // 2_083
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own)
-    assert rank.predicted.token_capacity == vllm.ledger.token_capacity
+    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own), and at 0.34.0 the
+    # co-tenant's 4,770 MiB come off the free memory at the worker's start, which then binds below the request
+    assert headroom - 4_770 * MIB < budget
+    rank_blocks = (headroom - 4_770 * MIB) // (4 * 589_824)
+    assert rank.predicted.token_capacity == rank_blocks * 131_072 // 2_083 < vllm.ledger.token_capacity
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
@@ -233,8 +242,9 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # FlashInfer's top-k/top-p on the H100 (vllm#40376, sampler_path.py); the latest release's CUDA-graph estimate is
     # the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and 51 FULL sizes (1,024 seqs on an H100):
     # (50 + 50) × 36 layers ÷ 1000, and V2's measured graphs, the fit on the 50 FULL beyond the first × 36 ÷ 1000
-    # (v2_graphs.py). At the fits of 53c086c0 935,847 blocks of 16 tokens at 73,728 B, 8,329 blocks a
-    # request (2 batches of --max-num-batched-tokens 1024 in flight)
+    # (v2_graphs.py). At the fits of 6063712d 229,893 blocks of 64 tokens at 4 × 73,728 B (the latest release,
+    # 0.34.0: its default block), 2,048 + cdiv(127 + 2 × 1024, 64) + 1 = 2,083 blocks a request (2 batches of
+    # --max-num-batched-tokens 1024 in flight)
     experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
     bias_rows = 128 * 2 * (384 - 360) * 2  # w13's padded bias rows in bf16
     padding = experts * (384 - 360) * (4 + 8 / 32) / 8 + bias_rows
@@ -264,9 +274,15 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     runtime = activation - flashinfer + non_torch + graphs + v2_graphs + sampler_state
     assert view.ledger.measured.calibrated.non_kv_bytes == runtime
     budget = math.ceil(0.95 * (81_559 - 336) * MIB) - weights - runtime
-    blocks = budget // 73_728
+    # 0.34.0's extensible KV cache: the request binds below the free memory at the worker's start (CUDA's total less
+    # the context, `vllm.context` at TP 8 of an MoE model: all three of its terms) less the margin, max(1 GiB, 0.75 ×
+    # the activation peak) (extensible_kv_cache.py measure_kv_cache_bytes, kvtop's extensible_kv.py)
+    context = round(sum(VLLM_FITS["vllm.context"].coefficients) * GIB)
+    peak = activation - flashinfer
+    assert budget < (81_559 - 336) * MIB - context - max(GIB, int(0.75 * peak)) - weights - runtime
+    blocks = int(budget // (4 * 73_728))
     assert view.ledger.engine.num_blocks == blocks
-    assert len(view.ranks) == 8 and view.ledger.token_capacity == blocks * 131_072 // 8_329
+    assert len(view.ranks) == 8 and view.ledger.token_capacity == blocks * 131_072 // 2_083
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from kvtop.commands.node_source import LiveSource
 from kvtop.commands.render_snapshot import snapshot_json, snapshot_text
 from kvtop.domain.calibration.estimate import preload_estimate
+from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.host_desktop import DesktopEvidence
 from kvtop.sources.host_desktop import read_host_desktop
@@ -31,8 +32,8 @@ def _source(proc_version: Path, dxg: Path) -> LiveSource:
 def test_a_wsl2_node_predicts_with_the_desktop_it_read(tmp_path: Path) -> None:
     """The recorded two-engine node (vLLM serving gpt-oss-120b on an A100) read with WSL2's kernel string: the
     observation says the desktop and where it was read; the clean and the explained ledger hold it as `--desktop`
-    does, and the plan's desktop sentence says its origin. vLLM sizes from the total, so the desktop is said, not
-    charged; but under WSL2 CUDA's total is the card's whole memory, NVML's total (`GpuTotalOrigin.WSL2`), not NVML
+    does, and the plan's desktop sentence says its origin. The newest vLLM (0.34.0) sizes from the free memory at its
+    start, so the desktop's share is charged at the low end; and under WSL2 CUDA's total is the card's whole memory, NVML's total (`GpuTotalOrigin.WSL2`), not NVML
     v2's total less the driver's reserved that the same node with no desktop shown (a stock kernel string) sizes from,
     so vLLM's share of the larger total holds more tokens."""
     wsl = _source(WSL2_PATH, tmp_path / "dxg").collect()
@@ -51,7 +52,10 @@ def test_a_wsl2_node_predicts_with_the_desktop_it_read(tmp_path: Path) -> None:
     assert plain.ledger.engine_total_bytes == plain.ledger.measured.cuda_total_bytes < plain.ledger.gpu_total_bytes
     assert vllm.ledger.token_capacity > plain.ledger.token_capacity
     estimate = preload_estimate(vllm.ledger)
-    assert estimate.desktop is not None and estimate.desktop.low_end_bytes == 0  # sized from the total: said
+    # the newest vLLM (0.34.0) sizes its extensible KV cache from the free memory at the worker's start
+    # (extensible_kv_cache.py), which the desktop takes from: its fitted share comes off the low end (0.33.0 sized
+    # from the total and said it only)
+    assert estimate.desktop is not None and estimate.desktop.low_end_bytes == DESKTOP_HELD_BYTES
     assert estimate.desktop.note.endswith("(Windows desktop under WSL2, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2)")
     assert preload_estimate(plain.ledger).desktop is None
 
