@@ -37,6 +37,20 @@ def _row(lines: list[str], head: str) -> str:
     return next(line for line in lines if line.startswith(head))
 
 
+def _typed_and_bare(
+    capsys: pytest.CaptureFixture[str], launch: list[str], typed: list[str], logged: int
+) -> tuple[list[str], list[str]]:
+    """The plan with `typed` and without, having asserted both give one capacity whose interval holds `logged`."""
+    assert main([*launch, *typed]) == 0
+    with_flags = capsys.readouterr().out.splitlines()
+    assert main(launch) == 0
+    bare = capsys.readouterr().out.splitlines()
+    assert _row(with_flags, "Token capacity") == _row(bare, "Token capacity")
+    low, high = (int(n.replace(",", "")) for n in _row(with_flags, "Interval").split()[1:4:2])
+    assert low <= logged <= high
+    return with_flags, bare
+
+
 def test_c01s_pasted_line_plans_the_same_with_the_guides_parser_and_neutral_flags(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -89,13 +103,7 @@ def test_torch_compile_max_bs_alone_changes_nothing(capsys: pytest.CaptureFixtur
     """The docs' lws.yaml types `--torch-compile-max-bs 8` without `--enable-torch-compile`: SGLang reads the cap only
     for compiled batch sizes (cuda_graph_runner.py:137-141 at 0.4.3), so the launch as typed plans as without it and
     holds the logged pool; with `--enable-torch-compile` it is refused at 0.4.3 (torch_compile.py: read from 0.5.10)."""
-    assert main([*H20_LAUNCH, "--torch-compile-max-bs", "8"]) == 0
-    typed = capsys.readouterr().out.splitlines()
-    assert main(H20_LAUNCH) == 0
-    bare = capsys.readouterr().out.splitlines()
-    assert _row(typed, "Token capacity") == _row(bare, "Token capacity")
-    low, high = (int(n.replace(",", "")) for n in _row(typed, "Interval").split()[1:4:2])
-    assert low <= H20_LOGGED <= high
+    typed, _ = _typed_and_bare(capsys, H20_LAUNCH, ["--torch-compile-max-bs", "8"], H20_LOGGED)
     assert "--torch-compile-max-bs" in typed[typed.index(_row(typed, "engine flags:")) + 1]
     assert main([*H20_LAUNCH, "--torch-compile-max-bs", "8", "--enable-torch-compile"]) == 2
 
@@ -112,13 +120,7 @@ def test_the_p2p_check_changes_nothing_kvtop_plans(capsys: pytest.CaptureFixture
     """`--enable-p2p-check` runs SGLang's peer-access test, which can only turn the custom all-reduce off, after the
     test that turns it off on more than two PCIe GPUs (custom_all_reduce.py:194-210 at 0.4.3): the 4 × 3090 launch as
     typed plans as without it and holds the logged pool."""
-    assert main([*RTX3090_LAUNCH, "--enable-p2p-check"]) == 0
-    typed = capsys.readouterr().out.splitlines()
-    assert main(RTX3090_LAUNCH) == 0
-    bare = capsys.readouterr().out.splitlines()
-    assert _row(typed, "Token capacity") == _row(bare, "Token capacity")
-    low, high = (int(n.replace(",", "")) for n in _row(typed, "Interval").split()[1:4:2])
-    assert low <= RTX3090_LOGGED <= high
+    typed, _ = _typed_and_bare(capsys, RTX3090_LAUNCH, ["--enable-p2p-check"], RTX3090_LOGGED)
     assert "--enable-p2p-check" in typed[typed.index(_row(typed, "engine flags:")) + 1]
 
 
@@ -153,13 +155,7 @@ B300_LAUNCH = ["plan", "--model", QWEN3_VL_4B, "--engine", "sglang", "--engine-v
 def test_runtime_flags_plan_as_without_and_hold_the_logged_pool(
     capsys: pytest.CaptureFixture[str], launch: list[str], logged: int, typed: list[str]
 ) -> None:
-    assert main([*launch, *typed]) == 0
-    with_flag = capsys.readouterr().out.splitlines()
-    assert main(launch) == 0
-    bare = capsys.readouterr().out.splitlines()
-    assert _row(with_flag, "Token capacity") == _row(bare, "Token capacity")
-    low, high = (int(n.replace(",", "")) for n in _row(with_flag, "Interval").split()[1:4:2])
-    assert low <= logged <= high
+    with_flag, _ = _typed_and_bare(capsys, launch, typed, logged)
     assert typed[0] in with_flag[with_flag.index(_row(with_flag, "engine flags:")) + 1]
     assert typed[0] in MEMORY_NEUTRAL and typed[0] not in UNMODELLED
 
@@ -178,11 +174,5 @@ def test_the_overlap_schedule_off_plans_a_dense_model_as_typed(capsys: pytest.Ca
     """`--disable-overlap-schedule` is read only for a hybrid Mamba model's slots (eras.mamba_ratio): Extious's
     launch as typed (its three runtime flags with it) plans as without them and holds the logged 30,882."""
     typed = ["--disable-overlap-schedule", "--sampling-backend", "pytorch", "--load-balance-method", "round_robin"]
-    assert main([*RTX4090_LAUNCH, *typed]) == 0
-    with_flags = capsys.readouterr().out.splitlines()
-    assert main(RTX4090_LAUNCH) == 0
-    bare = capsys.readouterr().out.splitlines()
-    assert _row(with_flags, "Token capacity") == _row(bare, "Token capacity")
+    with_flags, bare = _typed_and_bare(capsys, RTX4090_LAUNCH, typed, RTX4090_LOGGED)
     assert _row(with_flags, "Max running reqs") == _row(bare, "Max running reqs")
-    low, high = (int(n.replace(",", "")) for n in _row(with_flags, "Interval").split()[1:4:2])
-    assert low <= RTX4090_LOGGED <= high

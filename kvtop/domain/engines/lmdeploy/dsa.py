@@ -28,7 +28,6 @@ def dsa_storage(model: ModelSpec, kv_cache_dtype: str, storage: KvStorage, versi
     policy other than 0 or 16 is refused (v0.16.0 on LMDeploy raises; before, it stored fp8_ds_mla regardless)."""
     if not is_dsa(model):
         return storage
-    era = pytorch_dsa_auto_fp8(version)
     asked = QUANT_POLICIES.get(kv_cache_dtype.strip().lower(), kv_cache_dtype)
     if asked not in _DSA_POLICIES:
         raise InputError(
@@ -37,7 +36,7 @@ def dsa_storage(model: ModelSpec, kv_cache_dtype: str, storage: KvStorage, versi
             "policy was overridden to fp8_ds_mla (cache_engine.py: quant_policy = 0)",
             field="--quant-policy",
         )
-    if model.model_type in era.value:
+    if auto_is_fp8(model, version) is not None:
         return storage.model_copy(update={"auto_fp8_dsa": True})
     return storage
 

@@ -148,7 +148,7 @@ class LmdeployFlags:
         experts over every tp × dp rank or none; TurboMind before 0.15.0 never reads it; from 0.15.0 it takes an ep
         its parallel_config.py lays out (one dividing tp: mlp_tp = tp ÷ ep). Without --backend (TurboMind where it
         supports the model, which this check cannot see) a size is refused where both backends refuse it; the
-        budget refuses it for the backend the model resolves to (`LmdeployRules.expert_parallel_unread`)."""
+        layout refuses it for the backend the model resolves to (`LmdeployRules.mlp_split`)."""
         from kvtop.domain.engines.lmdeploy.ep_sizes import ep_refusal
 
         backends = (settings.backend,) if settings.backend in BACKENDS else BACKENDS

@@ -88,7 +88,7 @@ class SglangBudget:
         check_optin_flag(inputs)
         check_phase_flags(inputs)  # --cuda-graph-backend-prefill: only `disabled` (prefill_graphs_off.py)
         check_torch_compile(inputs)  # --enable-torch-compile: from 0.5.10 (torch_compile.py)
-        typed_max_bs(inputs)  # --cuda-graph-bs: 0.5.10 … 0.5.19 only, whole numbers (cuda_graph_bs.py)
+        typed_max_bs(inputs)  # --cuda-graph-bs 0.5.10 … 0.5.19, -decode from 0.5.14: whole numbers (cuda_graph_bs.py)
         check_dsa_dp_attention(m, s, inputs.version)
         page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s))
         if page > 1 and page != s.page_size:

@@ -416,7 +416,7 @@ OVERLAP_OFF_FLAG = "--disable-overlap-schedule"
 
 def overlap_off(settings: LaunchSettings) -> bool:
     """Whether the launch turns SGLang's overlap schedule off (`--disable-overlap-schedule`)."""
-    return settings.flags.get(OVERLAP_OFF_FLAG.removeprefix("--")) not in (None, False)
+    return flag_set(settings, OVERLAP_OFF_FLAG.removeprefix("--"))
 
 
 def mamba_ratio(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion, page: int) -> tuple[int, str]:

@@ -132,7 +132,7 @@ STRUCTURED: Mapping[str, FlagRow] = {
 # compile: torch.compile's batch-size cap, read only under --enable-torch-compile (`get_batch_sizes_to_capture`'s
 # compile_bs: model_executor/cuda_graph_runner.py:137-141 at 0.4.3, :217-221 at 0.5.9; runner/base_cuda_graph_runner.py
 # :105-109 at 0.5.23; beside it only the CPU device's graph runner reads it): captured after the pool (torch_compile.py,
-# which takes the flag at v0.5.10 … v0.5.13 and refuses it elsewhere)
+# which takes the flag from v0.5.10 and refuses it before)
 COMPILE: Mapping[str, FlagRow] = {
     "--torch-compile-max-bs": FlagRow("0.4.0", None, "srt/arg_groups/fields/exec_.py:698 (v0.5.23)"),
 }  # fmt: skip
