@@ -37,9 +37,10 @@ from typing import Literal, NamedTuple
 
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.eras import async_scheduling_default, runs_v2
+from kvtop.domain.engines.vllm.eras import async_scheduling_default
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.spec_methods import is_mtp, stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
