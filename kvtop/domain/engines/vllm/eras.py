@@ -20,11 +20,9 @@ DEFAULT_UTILIZATION_ERAS: Eras[float] = Eras((
     Era(
         "0.20.0", 0.92, "PR #38284 (2026-04-21, first in v0.20.0): CUDA-graph memory profiling on, 0.9 → 0.92"
     ),
-    # the extensible KV cache's default; where it is off (--kv-cache-memory-bytes, --num-gpu-blocks-override, …)
-    # 0.92 stands (extensible_kv.utilization_default)
-    Era("0.34.0", 1.0, "v0.34.0 config/cache.py:216 gpu_memory_utilization = None, :493-501 "
-        "resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (on by default on CUDA), else 0.92"),
 ))
+# From v0.34.0 the unstated utilization is extensible_kv.utilization_default's (config/cache.py:493-501
+# resolved_gpu_memory_utilization: 1.0 with the extensible KV cache, else 0.92); the budget reads this table before.
 
 TokenPrint = Literal["concurrency", "blocks"]
 # `GPU KV cache size: N tokens` (§5): blocks × block size (per group, × dcp), until PR #41069
