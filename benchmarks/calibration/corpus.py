@@ -29,7 +29,7 @@ from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, display_name, engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_dates, from_flag
-from kvtop.domain.engines.vllm.eras import V0_RELEASE
+from kvtop.domain.engines.vllm.release_calendar import V0_RELEASE
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
 from kvtop.domain.launch import LaunchSettings, engine_flags, parse_flags

@@ -18,7 +18,7 @@ from kvtop.domain.engines.versions import (
     names_no_release,
     parse_release,
 )
-from kvtop.domain.engines.vllm.eras import resolve_version as vllm_version
+from kvtop.domain.engines.vllm.release_calendar import resolve_version as vllm_version
 from kvtop.sources.engine_logs import read_engine_log
 from tests.conftest import CASES
 

@@ -93,7 +93,7 @@ def test_disable_padded_drafter_batch_is_refused_with_an_eagle_method(version: s
 
 def test_v0330_refuses_under_the_v1_model_runner_alone_before_its_pp_check() -> None:
     """v0.33.0's v1_async_sched_incompat (:1651-1666) names the method first, then disable_padded_drafter_batch, then
-    PP; a launch on the V2 model runner (eras.runs_v2) is taken. suffix keeps the V1 runner (spec_methods
+    PP; a launch on the V2 model runner (runner_eras.runs_v2) is taken. suffix keeps the V1 runner (spec_methods
     .keeps_v1_runner, v0.33.0 :3066-3068) so vLLM refuses it, in the words of :1677-1680, at PP 2 as at PP 1; ngram
     runs V2 from v0.32.0 and is taken, where v0.32.0's explicit branch refused it under either runner."""
     for pp in ("1", "2"):

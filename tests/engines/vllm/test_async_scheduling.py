@@ -62,7 +62,7 @@ def test_the_default_by_release(flags: list[str], version: str, model: ModelSpec
 
 def test_from_v0330_the_v2_model_runner_keeps_it_with_any_speculative_method() -> None:
     """v0.33.0's v1_async_sched_incompat is the V1 model runner's alone (config/vllm.py:1651-1665), and every model
-    runs the V2 runner there (eras.runs_v2): ngram keeps async scheduling on, where v0.32.0 turned it off (:1597-1610)."""
+    runs the V2 runner there (runner_eras.runs_v2): ngram keeps async scheduling on, where v0.32.0 turned it off (:1597-1610)."""
     assert runs(spec("ngram"), "0.33.0", LLAMA8B) is True
     assert runs(spec("ngram"), "0.32.0", LLAMA8B) is False
 

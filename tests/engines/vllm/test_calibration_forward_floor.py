@@ -20,7 +20,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.engines.vllm.calibration_activation import fit_features, forward_bound
-from kvtop.domain.engines.vllm.eras import CALENDAR as VLLM_CALENDAR
+from kvtop.domain.engines.vllm.release_calendar import CALENDAR as VLLM_CALENDAR
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
@@ -51,7 +51,7 @@ HELD_HIDDEN = 2 * 8192 * 5120 * 2
 
 def test_a_forward_bound_profile_charges_the_mlp_transient() -> None:
     """The V1 runner (v0.21.0, the last release before V2 ran listed classes such as this Qwen3ForCausalLM by
-    default: eras.MODEL_RUNNER_ERAS) charges the fit floored by the forward:
+    default: runner_eras.MODEL_RUNNER_ERAS) charges the fit floored by the forward:
     the MLP transient beside the residual and the normed input its decoder layer holds (as V0's and V2's counts, session
     52); the start's own v0.28.0 runs V2, whose profile is counted from its code (test_calibration_v2_profile)."""
     v1 = _plan(*TUNED, version="0.21.0").estimate.term(Term.ACTIVATION)

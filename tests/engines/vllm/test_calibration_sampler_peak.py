@@ -107,7 +107,7 @@ def test_the_count_holds_only_where_the_profile_takes_the_triton_path() -> None:
     # from v0.21.0 FlashInfer's sampler serves on an H100, but `_dummy_sampler_run` warms the native path after it
     # (sampler_path.NATIVE_WARMUP_ERAS): the count holds, as on a V100 (compute capability 7.0, native anyway), and
     # whatever the launch states
-    # (v0.22.x: Llama still on the V1 runner, listed for V2 from v0.23.0: eras.DEFAULT_V2_ARCHITECTURES_ERAS)
+    # (v0.22.x: Llama still on the V1 runner, listed for V2 from v0.23.0: runner_eras.DEFAULT_V2_ARCHITECTURES_ERAS)
     h100 = _counted(LLAMA, "0.22.0")
     assert h100 is not None and h100 == _counted(LLAMA, "0.22.0", "V100-32GB") - 80 * 128_256 * 4 + 132 * 128_256 * 4
     assert counted_sampler_bytes(LLAMA, ParallelLayout(), _version("0.22.0"), "H100", TOKENS, SEQS, stated) == h100

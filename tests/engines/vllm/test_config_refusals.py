@@ -11,7 +11,7 @@ import pytest
 
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.engines.vllm.config_checks import check_config
-from kvtop.domain.engines.vllm.eras import CALENDAR
+from kvtop.domain.engines.vllm.release_calendar import CALENDAR
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict

@@ -96,8 +96,8 @@ def test_compressed_tensors_fp8_keeps_fp32_block_scales_on_deepseek_v4() -> None
     --params of the compressed-tensors checkpoint list `attn.fused_wqa_wkv.weight_scale` [12, 32] torch.float32
     (66,048 B over 43 layers = 43 × 384 × 4), the published FP8 Flash's e8m0 (1 B, test_dsv4_meta_build.py)."""
     from kvtop.domain.engines.versions import from_flag
-    from kvtop.domain.engines.vllm.eras import CALENDAR
     from kvtop.domain.engines.vllm.layer_build import dsv4_parts
+    from kvtop.domain.engines.vllm.release_calendar import CALENDAR
 
     version = from_flag("0.33.0", CALENDAR)
     assert 43 * 12 * 32 * 4 == 66_048

@@ -143,7 +143,7 @@ def test_from_v0140_async_scheduling_by_default_pads_a_moe_on_gloo() -> None:
 
 
 def test_the_v2_model_runner_pads_on_gloo() -> None:
-    """From v0.29.0 a MoE runs the V2 model runner too (VllmConfig.use_v2_model_runner, eras.runs_v2), whose
+    """From v0.29.0 a MoE runs the V2 model runner too (VllmConfig.use_v2_model_runner, runner_eras.runs_v2), whose
     `dispatch_cg_and_sync_dp` all-reduces on the DP group's cpu_group (v1/worker/gpu/dp_utils.py:55 at v0.29.0,
     cpu_all_reduce_ :79 at v0.33.0): even without async scheduling the MoE line names no DP communicator, where v0.28.0's
     V1 runner pads on the device group (v1/worker/dp_utils.py:24/30)."""

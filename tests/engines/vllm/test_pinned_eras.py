@@ -22,7 +22,6 @@ from kvtop.domain.engines.vllm.eras import (
     BLOCK_FP8_SHARD_ERAS,
     HYBRID_CACHE_MODE_ERAS,
     MLA_HYBRID_ALIGNMENT_ERAS,
-    MODEL_RUNNER_ERAS,
     NEMOTRON_H_SSM_DTYPE_ERAS,
     PREFILL_CHECKPOINT_ERAS,
     TRITON_ATTN_FP8_SM89_ERAS,
@@ -30,6 +29,7 @@ from kvtop.domain.engines.vllm.eras import (
     chunked_local_hybrid,
 )
 from kvtop.domain.engines.vllm.kernels import check_weights
+from kvtop.domain.engines.vllm.runner_eras import MODEL_RUNNER_ERAS
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.layout import ParallelLayout

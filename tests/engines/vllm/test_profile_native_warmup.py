@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from benchmarks.calibration.corpus import load
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import runs_v2
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.sampler_path import NATIVE_WARMUP_ERAS, profiled_sampler_path, sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes
 from kvtop.sources.hub import load_config_file
@@ -50,14 +50,15 @@ def test_the_start_served_on_flashinfer_and_profiled_the_native_path() -> None:
 
 
 def test_the_v2_runner_keeps_its_own_sampler() -> None:
-    """A dense model at v0.25.0+ runs on the V2 runner (eras.runs_v2), whose `_dummy_sampler_run`
+    """A dense model at v0.25.0+ runs on the V2 runner (runner_eras.runs_v2), whose `_dummy_sampler_run`
     (v1/worker/gpu/model_runner.py:993-1014 at v0.33.0) has no generator pass: the serving path stays the profile's."""
     model = load_config_file(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
     for text in ("0.29.0", "0.33.0"):
         version = ResolvedVersion(text=text)
         assert runs_v2(version, model)
         assert profiled_sampler_path(version, "H100", model)[0] == sampler_path(version, "H100")[0] == "flashinfer"
-    # V1 runner: Llama is listed for V2 from v0.23.0 (eras.DEFAULT_V2_ARCHITECTURES_ERAS), dense for all from v0.25.0
+    # V1 runner: Llama is listed for V2 from v0.23.0 (runner_eras.DEFAULT_V2_ARCHITECTURES_ERAS), dense for all
+    # from v0.25.0
     assert profiled_sampler_path(ResolvedVersion(text="0.22.1"), "H100", model)[0] == "native"
 
 

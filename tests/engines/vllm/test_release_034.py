@@ -16,9 +16,10 @@ import pytest
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.versions import ResolvedVersion, from_flag
 from kvtop.domain.engines.vllm.backends import block_size
-from kvtop.domain.engines.vllm.eras import CALENDAR, runs_v2
 from kvtop.domain.engines.vllm.extensible_kv import available_bytes, extensible, utilization_default
 from kvtop.domain.engines.vllm.refusals import free_memory_refusal
+from kvtop.domain.engines.vllm.release_calendar import CALENDAR
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict

@@ -20,7 +20,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import concurrent_batches
 from kvtop.domain.engines.vllm.calibration_non_torch import custom_all_reduce_on, custom_all_reduce_said
-from kvtop.domain.engines.vllm.eras import runs_v2
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.hub import load_model

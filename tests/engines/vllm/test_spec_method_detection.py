@@ -16,7 +16,7 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import runs_v2
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.spec_methods import detected_method, stated_method
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.ledger import predict

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import V0_RELEASE
+from kvtop.domain.engines.vllm.release_calendar import V0_RELEASE
 from kvtop.domain.engines.vllm.v0_profile import (
     SAMPLER_ERAS,
     argsort_sampler_copies,

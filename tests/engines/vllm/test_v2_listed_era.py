@@ -18,7 +18,7 @@ import pytest
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import runs_v2
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.wording import GIB

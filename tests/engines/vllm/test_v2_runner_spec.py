@@ -16,8 +16,8 @@ import pytest
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.rejection_sampler import rejection_extra_copies
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.sources.hub import load_config_file, load_model

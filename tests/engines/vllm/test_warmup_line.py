@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from kvtop.domain.engine_log import Measured
 from kvtop.domain.engines.versions import VersionSource
-from kvtop.domain.engines.vllm.eras import resolve_version
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.engines.vllm.release_calendar import resolve_version
 from kvtop.sources.engine_logs import parse_engine_log
 
 # the wheel's format string, filled in: 70.5 GiB free, 60.25 committed, 1.5 kept (1.5 peak, 0.25 growth);

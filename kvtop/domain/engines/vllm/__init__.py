@@ -21,13 +21,14 @@ from kvtop.domain.engines.vllm.config_checks import check_config
 from kvtop.domain.engines.vllm.dsv4 import DSV4_ERAS, ROW_BYTES
 from kvtop.domain.engines.vllm.dtype_fallback import auto_fp16_below_major
 from kvtop.domain.engines.vllm.encdec import CROSS_GROUP_ERAS
-from kvtop.domain.engines.vllm.eras import CALENDAR, honours_checkpoint_kv_dtype, resolve_version
+from kvtop.domain.engines.vllm.eras import honours_checkpoint_kv_dtype
 from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
 from kvtop.domain.engines.vllm.load_line import LOGGED_WEIGHTS_STAGE
 from kvtop.domain.engines.vllm.pp_parts import stage_parts
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
+from kvtop.domain.engines.vllm.release_calendar import CALENDAR, resolve_version
 from kvtop.domain.engines.vllm.weights_built import built_rows
 from kvtop.domain.engines.vllm.weights_words import WEIGHT_ROW_WORDS
 from kvtop.domain.kv import KvStorage

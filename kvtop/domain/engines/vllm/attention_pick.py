@@ -31,8 +31,8 @@ from kvtop.domain.engines.vllm.backends import (
     ATTENTION_BACKEND_FLAG,
     FLASHINFER_HEAD_SIZES,
     MM_PREFIX_LM_MODELS,
+    auto_takes_checkpoint_fp8,
 )
-from kvtop.domain.engines.vllm.eras import honours_checkpoint_kv_dtype
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.wording import MIB
@@ -64,8 +64,7 @@ def _fp8_kv(inputs: CalibrationInputs) -> str | None:
     requested = inputs.settings.kv_cache_dtype.strip().lower()
     model = inputs.model
     if requested == "auto":
-        checkpoint = model is not None and (model.quant.kv_cache_quant_algo or "").upper() == "FP8"
-        return "fp8" if checkpoint and honours_checkpoint_kv_dtype(inputs.version) else ""
+        return "fp8" if model is not None and auto_takes_checkpoint_fp8(model, requested, inputs.version) else ""
     if requested in ("bfloat16", "float16", "half"):
         return ""
     return requested if requested in ("fp8", "fp8_e4m3", "fp8_e5m2") else None

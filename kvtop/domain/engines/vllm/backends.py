@@ -167,10 +167,16 @@ def checkpoint_fp8_dsa_ds_mla_majors(
     576 B latent + 132 B index key (DeepSeek-V3.2-NVFP4 on sm90, vLLM 0.33.0: 994,432 tokens,
     `cache_dtype` fp8_e4m3)."""
     majors = fp8_dsa_ds_mla_majors(version)
-    from_checkpoint = requested.strip().lower() == "auto" and (model.quant.kv_cache_quant_algo or "").upper() == "FP8"
-    if majors is not None and from_checkpoint and honours_checkpoint_kv_dtype(version):
+    if majors is not None and auto_takes_checkpoint_fp8(model, requested, version):
         return frozenset()
     return majors
+
+
+def auto_takes_checkpoint_fp8(model: ModelSpec, requested: str, version: ResolvedVersion) -> bool:
+    """Whether `--kv-cache-dtype requested` is `auto` and takes the checkpoint's FP8 KV (`kv_cache_quant_algo`),
+    which vLLM does from v0.14.0 (§3.3, `eras.CHECKPOINT_KV_DTYPE_ERAS`)."""
+    from_checkpoint = requested.strip().lower() == "auto" and (model.quant.kv_cache_quant_algo or "").upper() == "FP8"
+    return from_checkpoint and honours_checkpoint_kv_dtype(version)
 
 
 # `--attention-backend` (EngineArgs.attention_backend, vllm/engine/arg_utils.py): the enum name in any case, "auto"

@@ -18,9 +18,9 @@ from kvtop.domain.engines.vllm.eras import (
     ENGINE_CONTEXT_MULTIMODAL_FLOOR_ERAS,
     LARGE_GPU_BATCH_ERAS,
     LLM_CLASS_BATCH_ERAS,
-    runs_v2,
 )
 from kvtop.domain.engines.vllm.performance_mode import batch_factor
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
 from kvtop.domain.engines.vllm.v1_batch_tier import v1_large_gpu, v1_max_num_seqs
 from kvtop.domain.engines.vllm.v1_opt_in import OPT_IN_MAX_NUM_SEQS, opt_in_batch, opts_into_v1
@@ -181,7 +181,7 @@ def concurrent_batches(
     """(max_concurrent_batches, why) (`VllmConfig.max_concurrent_batches`): pp, or 2 with async scheduling at
     pp 1 (whether it runs: `batching_async.async_scheduling`). At pp > 1 with async scheduling the V2 model runner
     keeps pp + 1 batches and the V1 runner pp (config/vllm.py:492-502 at v0.25.0; multiproc_executor.py:446-449 at
-    v0.17.1); which runner runs is the release's and the model's (`eras.runs_v2`; VLLM_USE_V2_MODEL_RUNNER, which
+    v0.17.1); which runner runs is the release's and the model's (`runner_eras.runs_v2`; VLLM_USE_V2_MODEL_RUNNER, which
     kvtop cannot see, overrides it). Under the V1 runner an explicit --async-scheduling at pp > 1 is not modelled."""
     on, why = async_scheduling(settings, version, model)
     if not on:

@@ -37,9 +37,10 @@ from typing import Literal, NamedTuple
 
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.eras import async_scheduling_default, runs_v2
+from kvtop.domain.engines.vllm.eras import async_scheduling_default
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.spec_methods import is_mtp, stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
@@ -292,22 +293,8 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
     the launch alone."""
     given = switch_given(settings, "async-scheduling")
     if given is not None:
-        on, flag = given
-        v2 = on and model is not None and runs_v2(version, model, settings)
-        spec = EXPLICIT_SPEC_ERAS.era(version)
-        if on and spec.value is not None and spec.value.v1_runner_only:
-            _refuse_spec(spec, settings, version, v2)
-        refused = EXPLICIT_PP_REFUSED.era(version)
-        if on and _pp_blocks(refused.value, settings.pp, v2):
-            raise InputError(f"vLLM {version.label} refuses --async-scheduling at pipeline parallel size "
-                             f"{settings.pp} ({refused.source})", field="--async-scheduling")  # fmt: skip
-        if on and spec.value is not None and not spec.value.v1_runner_only:
-            _refuse_spec(spec, settings, version, v2)
-        if on and not _executor_keeps(_backend(settings), version, settings):
-            raise InputError(f"vLLM {version.label} refuses --async-scheduling under the {_backend(settings)} "
-                             f"executor ({era_for(ASYNC_EXECUTORS, version).source}{_ray_v2_note(settings, version)})",
-                             field="--async-scheduling")  # fmt: skip
-        return on, flag
+        refuse_explicit_async(settings, version, model)
+        return given
     era = async_scheduling_default(version)
     if not era.value:
         return False, f"off by default in vLLM {version.label}"
@@ -318,9 +305,24 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
     return True, f"on by default since v{era.since}"
 
 
-def refuse_explicit_async(settings: LaunchSettings, version: ResolvedVersion, model: ModelSpec) -> None:
-    """vLLM's refusals of an explicit --async-scheduling (PP, speculative method, executor), for every plan: the
-    windowed specs and a MoE's DP group read `async_scheduling` anyway, other plans would pass it unread."""
+def refuse_explicit_async(settings: LaunchSettings, version: ResolvedVersion, model: ModelSpec | None) -> None:
+    """vLLM's refusals of an explicit --async-scheduling (PP, speculative method, executor), in vLLM's order; the
+    budget calls it for every plan (the windowed specs and a MoE's DP group read `async_scheduling` anyway, other
+    plans would pass it unread). `model` None: the launch alone (the V1 model runner's checks apply)."""
     given = switch_given(settings, "async-scheduling")
-    if given is not None and given[0]:
-        async_scheduling(settings, version, model)
+    if given is None or not given[0]:
+        return
+    v2 = model is not None and runs_v2(version, model, settings)
+    spec = EXPLICIT_SPEC_ERAS.era(version)
+    if spec.value is not None and spec.value.v1_runner_only:
+        _refuse_spec(spec, settings, version, v2)
+    refused = EXPLICIT_PP_REFUSED.era(version)
+    if _pp_blocks(refused.value, settings.pp, v2):
+        raise InputError(f"vLLM {version.label} refuses --async-scheduling at pipeline parallel size "
+                         f"{settings.pp} ({refused.source})", field="--async-scheduling")  # fmt: skip
+    if spec.value is not None and not spec.value.v1_runner_only:
+        _refuse_spec(spec, settings, version, v2)
+    if not _executor_keeps(_backend(settings), version, settings):
+        raise InputError(f"vLLM {version.label} refuses --async-scheduling under the {_backend(settings)} "
+                         f"executor ({era_for(ASYNC_EXECUTORS, version).source}{_ray_v2_note(settings, version)})",
+                         field="--async-scheduling")  # fmt: skip

@@ -38,14 +38,13 @@ from kvtop.domain.engines.vllm.eras import (
     token_print_rule,
 )
 from kvtop.domain.engines.vllm.extensible_kv import (
-    MARGIN_FLOOR_BYTES,
+    SOURCE as EXTENSIBLE_SOURCE,
+)
+from kvtop.domain.engines.vllm.extensible_kv import (
     available_bytes,
     extensible,
     margin_bytes,
     utilization_default,
-)
-from kvtop.domain.engines.vllm.extensible_kv import (
-    SOURCE as EXTENSIBLE_SOURCE,
 )
 from kvtop.domain.engines.vllm.flags import RELEASE_SPANS
 from kvtop.domain.engines.vllm.flags_table import refuse_missing
@@ -323,7 +322,7 @@ class VllmBudget:
         free = meas.free_before_load(inputs.gpu_total_bytes)
         calibrated = meas.calibrated
         peak = calibrated.activation_bytes if calibrated is not None else None
-        margin = margin_bytes(peak) if peak is not None else MARGIN_FLOOR_BYTES
+        margin = margin_bytes(peak or 0)  # max(1 GiB, …): the floor where the peak is not known
         why = "max(1 GiB, 0.75 × the activation peak)" if peak is not None else "1 GiB, the floor (peak not known)"
         steps.append(BudgetStep(label="free at the worker's start (the extensible KV cache's headroom)", bytes=free,
                                 measured=meas.is_measured("free_before_load_bytes"), note=EXTENSIBLE_SOURCE))

@@ -49,7 +49,7 @@ and the V1 model runner's `_dummy_run` pads on the DP device group unless disabl
 async scheduling sets (at v0.13.0 when asked; from v0.14.0 async scheduling is on by default and the field follows
 it). From v0.14.0 a dense model's DP ranks are independent engines of DP size 1 (`DENSE_RANKS_INDEPENDENT`): no DP
 group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner (dense models from
-v0.25.0, all from v0.29.0: `eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
+v0.25.0, all from v0.29.0: `runner_eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
 modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
 v0.15.x's (the same layer, its code moved); it is not read from v0.16.0: `PRICED_ERAS` names where its code changed.
@@ -80,9 +80,9 @@ from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
 from kvtop.domain.engines.vllm.dp_marlin import marlin_dp_read, marlin_layer_bytes, marlin_workspace_bytes
 from kvtop.domain.engines.vllm.dp_workspace import HELD_ROWS, MODULAR_ERAS, TOPK_BYTES, modular_layer_bytes
-from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.moe_workspace import gate_up_width
 from kvtop.domain.engines.vllm.profile_run import batch_limits
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
@@ -177,8 +177,8 @@ DENSE_RANKS_INDEPENDENT: Eras[bool] = Eras((
                         "like DP=1': data_parallel_size = 1 in each engine core; :1546-1555 at v0.33.0, every wheel "
                         "between alike)"),
 ))  # fmt: skip
-# The V2 model runner (`eras.runs_v2`) syncs the DP padding on the Gloo CPU group at every release read: no torch NCCL
-# communicator on the DP device group in its profile
+# The V2 model runner (`runner_eras.runs_v2`) syncs the DP padding on the Gloo CPU group at every release read: no
+# torch NCCL communicator on the DP device group in its profile
 V2_PADDING_SOURCE = ("v1/worker/gpu/dp_utils.py `dispatch_cg_and_sync_dp`: group = get_dp_group().cpu_group (:31 at "
                      "v0.22.0, :32 v0.24.0-v0.27.1, :55 v0.29.0, :66 v0.31.0-v0.32.0), cpu_all_reduce_ (:79 at "
                      "v0.33.0); model_runner.py `_dummy_run` runs execute_model")

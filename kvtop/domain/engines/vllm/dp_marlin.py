@@ -33,9 +33,9 @@ from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.dp_workspace import HELD_ROWS, TOPK_BYTES
-from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.moe_workspace import ALIGNMENT
 from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN, mxfp4_backend
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec

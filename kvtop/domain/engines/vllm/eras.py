@@ -1,39 +1,28 @@
 """vLLM's rules that changed between releases: each era with the first release it holds for and its
-source (docs/engines/vllm.md §2, §5, §9), and how a log says which release printed it.
+source (docs/engines/vllm.md §2, §5, §9). The model runner's eras are in runner_eras.py, the release calendar and how
+a log says which release printed it in release_calendar.py.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.versions import (
     Era,
     Eras,
-    ReleaseDate,
     ResolvedVersion,
-    VersionSource,
     era_for,
     parse_release,
-    resolve,
 )
-from kvtop.domain.engines.vllm.log_records import VllmRankLog
-from kvtop.domain.engines.vllm.spec_methods import keeps_v1_runner, stated_method
-from kvtop.domain.engines.vllm.v0_charge import CALENDAR_BEFORE_06
-from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import ModelSpec
-from kvtop.domain.quant_spec import NO_QUANT
 
 DEFAULT_UTILIZATION_ERAS: Eras[float] = Eras((
     Era("", 0.9, "EngineArgs / CacheConfig.gpu_memory_utilization = 0.9"),
     Era(
         "0.20.0", 0.92, "PR #38284 (2026-04-21, first in v0.20.0): CUDA-graph memory profiling on, 0.9 → 0.92"
     ),
-    # the extensible KV cache's default; where it is off (--kv-cache-memory-bytes, --num-gpu-blocks-override, …)
-    # 0.92 stands (extensible_kv.utilization_default)
-    Era("0.34.0", 1.0, "v0.34.0 config/cache.py:216 gpu_memory_utilization = None, :493-501 "
-        "resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (on by default on CUDA), else 0.92"),
 ))
+# From v0.34.0 the unstated utilization is extensible_kv.utilization_default's (config/cache.py:493-501
+# resolved_gpu_memory_utilization: 1.0 with the extensible KV cache, else 0.92); the budget reads this table before.
 
 TokenPrint = Literal["concurrency", "blocks"]
 # `GPU KV cache size: N tokens` (§5): blocks × block size (per group, × dcp), until PR #41069
@@ -85,77 +74,6 @@ ASYNC_SCHEDULING_ERAS: Eras[bool] = Eras((
         "config/vllm.py:588-628 VllmConfig.__post_init__ turns None on unless incompatible (v0.13.0 "
         "scheduler.py:133: False)",
     ),
-))
-# The model runner `vllm serve` picks (VllmConfig.use_v2_model_runner, §3): at pp > 1 with async scheduling
-# the V1 runner turns async scheduling off (pp batches in flight), the V2 runner keeps it (pp + 1).
-ModelRunner = Literal["v1", "v2_listed", "v2_dense", "v2"]
-MODEL_RUNNER_ERAS: Eras[ModelRunner] = Eras((
-    Era("", "v1", "v0.13.0-v0.21.0: VLLM_USE_V2_MODEL_RUNNER defaults to 0 (the V1 runner); v0.21.0's "
-        "config/vllm.py has no DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES"),
-    Era(
-        "0.22.0",
-        "v2_listed",
-        "first in v0.22.0: config/vllm.py:493-516 VllmConfig.use_v2_model_runner (VLLM_USE_V2_MODEL_RUNNER unset) "
-        "→ :518-531 _is_default_v2_model_runner_model: a generating model of a listed class "
-        "(DEFAULT_V2_ARCHITECTURES_ERAS), and at v0.22.x-v0.23.0 neither MoE nor quantized (LISTED_V2_DENSE_ONLY_ERAS); "
-        "a hybrid (has_inner_state) is an unsupported feature → V1 (:1983). v0.22.1 the same file",
-    ),
-    Era(
-        "0.25.0",
-        "v2_dense",
-        "PR #44443 ('Enable by default for all dense models'), first in v0.25.0: config/vllm.py:557-574 "
-        "_is_default_v2_model_runner_model: V1 for a pooling runner, a hybrid or an attention-free model, else V2 "
-        "for a listed class or `not is_moe` (DEFAULT_V2_ARCHITECTURES_ERAS, `default_v2_model`)",
-    ),
-    Era(
-        "0.29.0",
-        "v2",
-        "first in v0.29.0: config/vllm.py:645 VllmConfig.use_v2_model_runner drops the architecture test — V2 "
-        "wherever Triton imports and no unsupported feature is asked for (ROCm keeps a V1 list); v0.28.0 "
-        ":691-712 still the v2_dense era's test. Holds at v0.34.0, which removed the V1 model runner: "
-        "v1/worker/gpu_worker.py:579-587 _make_model_runner always builds v1/worker/gpu/model_runner.py's "
-        "GPUModelRunner (v1/worker/gpu_model_runner.py gone), platforms/interface.py:1481-1490 refuses "
-        "VLLM_USE_V2_MODEL_RUNNER other than 1, config/vllm.py:3123-3137 tests no speculative method "
-        "(spec_methods.V1_ONLY_METHOD_ERAS empty from v0.34.0)",
-    ),
-))
-# DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (config/vllm.py, read in each wheel): in the v2_listed era the only classes V2
-# runs; in the v2_dense era the MoE classes it runs on V2 all the same (v0.25.0 :68-74, v0.25.1 the same; v0.26.0 :68
-# adds Inkling and LongcatFlashNgram; v0.27.0 :69 KimiK3; v0.28.0 :69 DeepseekV4).
-DEFAULT_V2_ARCHITECTURES_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset({"Qwen3ForCausalLM"}), "v0.22.0 config/vllm.py:69 (v0.22.1 the same)"),
-    Era("0.23.0", frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"}),
-        "v0.23.0 config/vllm.py:69-75"),
-    Era("0.24.0", frozenset({
-        "DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "LlamaForCausalLM", "MistralForCausalLM",
-        "Qwen2MoeForCausalLM", "Qwen3ForCausalLM"}), "v0.24.0 config/vllm.py:68-77"),
-    Era("0.25.0", frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"}),
-        "v0.25.0 config/vllm.py:68-74 (dense classes dropped: every dense model runs V2)"),
-    Era("0.26.0", frozenset({
-        "DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
-        "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"}), "v0.26.0 config/vllm.py:68"),
-    Era("0.27.0", frozenset({
-        "DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
-        "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"}),
-        "v0.27.0 config/vllm.py:69"),
-    Era("0.28.0", frozenset({
-        "DeepseekV2ForCausalLM", "DeepseekV4ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM",
-        "InklingForConditionalGeneration", "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM",
-        "Qwen2MoeForCausalLM"}), "v0.28.0 config/vllm.py:69"),
-))  # fmt: skip
-# In the v2_listed era a listed class runs V2 only without experts and without a checkpoint quantization_config
-# (ModelConfig.is_moe / is_quantized: `hf_config.quantization_config`, not `--quantization`), until v0.24.0.
-LISTED_V2_DENSE_ONLY_ERAS: Eras[bool] = Eras((
-    Era("", True, "v0.22.0 config/vllm.py:531, v0.23.0 :558 `return not model_config.is_moe and not "
-        "model_config.is_quantized`"),
-    Era("0.24.0", False, "v0.24.0 config/vllm.py:559-561: any listed class (MoE and quantized too)"),
-))  # fmt: skip
-# A hybrid (Mamba / linear-attention layers beside attention: vLLM's `is_hybrid`) of a listed class runs V2: before,
-# any hybrid ran V1 (v0.26.0 :613 `if is_hybrid: return False`); v0.27.0 :651 `is_hybrid and not
-# is_default_v2_architecture` (v0.28.0 :705 the same). An attention-free model runs V1 throughout (v0.25.0 :568).
-LISTED_HYBRID_V2_ERAS: Eras[bool] = Eras((
-    Era("", False, "v0.25.0-v0.26.0 config/vllm.py _is_default_v2_model_runner_model: a hybrid → V1"),
-    Era("0.27.0", True, "v0.27.0 config/vllm.py:651-654: a hybrid of a listed class → V2"),
 ))
 # The offline `LLM(...)` class (UsageContext.LLM_CLASS) takes other max_num_batched_tokens defaults than `vllm serve`
 # (OPENAI_API_SERVER) from the V1 engine on: 16384 where the server takes 8192 (V1's large row, v1_batch_tier.py: by
@@ -379,25 +297,6 @@ DEFAULT_BLOCK_ERAS: Eras[int] = Eras((
         "32/64, FLASHMLA 64: all keep 64)"),
 ))
 
-# Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
-CALENDAR: tuple[ReleaseDate, ...] = CALENDAR_BEFORE_06 + ReleaseDate.table("""
-0.6.0 2024-09-05 0.6.1 2024-09-11 0.6.1.post1 2024-09-13 0.6.1.post2 2024-09-13 0.6.2 2024-09-25
-0.6.3 2024-10-14 0.6.3.post1 2024-10-17 0.6.4 2024-11-15 0.6.4.post1 2024-11-15 0.6.5 2024-12-18
-0.6.6 2024-12-27 0.6.6.post1 2024-12-27 0.7.0 2025-01-27 0.7.1 2025-02-01 0.7.2 2025-02-06 0.7.3 2025-02-20
-0.8.0 2025-03-18 0.8.1 2025-03-19 0.8.2 2025-03-25 0.8.3 2025-04-06 0.8.4 2025-04-15 0.8.5 2025-04-28
-0.8.5.post1 2025-05-02 0.9.0 2025-05-28 0.9.0.1 2025-05-30 0.9.1 2025-06-10 0.9.2 2025-07-08
-0.10.0 2025-07-25 0.10.1 2025-08-19 0.10.1.1 2025-08-20 0.10.2 2025-09-13 0.11.0 2025-10-04
-0.11.1 2025-11-19 0.11.2 2025-11-20 0.12.0 2025-12-03 0.13.0 2025-12-19 0.14.0 2026-01-20 0.14.1 2026-01-24
-0.15.0 2026-01-29 0.15.1 2026-02-05 0.16.0 2026-02-26 0.17.0 2026-03-07 0.17.1 2026-03-11 0.18.0 2026-03-20
-0.18.1 2026-03-31 0.19.0 2026-04-03 0.19.1 2026-04-18 0.20.0 2026-04-27 0.20.1 2026-05-03 0.20.2 2026-05-10
-0.21.0 2026-05-15 0.22.0 2026-05-29 0.22.1 2026-06-05 0.23.0 2026-06-13 0.24.0 2026-06-30 0.25.0 2026-07-11
-0.25.1 2026-07-14 0.26.0 2026-07-25 0.27.0 2026-08-10 0.27.1 2026-08-11 0.28.0 2026-08-26 0.29.0 2026-09-09
-0.30.0 2026-09-22 0.31.0 2026-10-05 0.32.0 2026-10-18 0.33.0 2026-11-02 0.34.0 2026-11-16
-""")
-
-V0_RELEASE = "0.7.3"  # what a V0 log with no version line or date is read as (V0's defaults: 0.9, blocks)
-
-
 def default_utilization(version: ResolvedVersion) -> tuple[float, str]:
     """vLLM's default gpu_memory_utilization for its version (not stated: the current default)."""
     era = era_for(DEFAULT_UTILIZATION_ERAS, version)
@@ -434,107 +333,5 @@ def async_scheduling_default(version: ResolvedVersion) -> Era[bool]:
 
 
 backend_selection = BACKEND_SELECTION_ERAS.at
-model_runner = MODEL_RUNNER_ERAS.at
-
-
-def _listed_runs_v2(version: ResolvedVersion, model: ModelSpec) -> bool:
-    """The v2_listed era (v0.22.0-v0.24.x): V2 only for a listed class, without experts or a checkpoint quantization
-    at v0.22.x-v0.23.x (no listed class is a hybrid or attention-free)."""
-    if model.architecture not in DEFAULT_V2_ARCHITECTURES_ERAS.at(version):
-        return False
-    return not LISTED_V2_DENSE_ONLY_ERAS.at(version) or (model.moe is None and model.quant == NO_QUANT)
-
-
-def runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings | None = None) -> bool:
-    """Whether `vllm serve` runs this generating model on the V2 model runner (VllmConfig.use_v2_model_runner, with
-    VLLM_USE_V2_MODEL_RUNNER unset). In the v2_dense era (v0.25.0-v0.28.x, `_is_default_v2_model_runner_model`): not
-    attention-free, not a hybrid (a recurrent state beside attention: vLLM's `is_hybrid`) unless a listed class from
-    v0.27.0, and a listed class or no experts; a dspark draft forces V2 before that test (v0.25.0 config/vllm.py
-    :529-532, v0.28.0 :629-632). In either V2 era the launch's speculative decoding keeps V1 where V2 does not run it
-    (`spec_methods.keeps_v1_runner`: n-gram and draft-model at v0.25.0-v0.28.x, …). `settings` None: no launch flags
-    (no speculative decoding). A pooling runner (runner_type != "generate") runs V1 as well; kvtop plans generating
-    models only."""
-    runner = model_runner(version)
-    if runner == "v1":
-        return False
-    method = stated_method(settings) if settings is not None else None
-    if runner == "v2_dense" and method == "dspark":
-        return True
-    if settings is not None and keeps_v1_runner(method, settings, version) is not None:
-        return False
-    if runner == "v2_listed":
-        return _listed_runs_v2(version, model)
-    if runner == "v2":
-        return True
-    listed = model.architecture in DEFAULT_V2_ARCHITECTURES_ERAS.at(version)
-    if model.attention_free or model.state is not None and not (listed and LISTED_HYBRID_V2_ERAS.at(version)):
-        return False
-    return listed or model.moe is None
-
-
 # Whether Llama 4's chunked layers get their own groups by default (else all layers are full).
 chunked_local_hybrid = CHUNKED_LOCAL_HYBRID_ERAS.at
-
-
-def _v0_lines(log: EngineLog) -> bool:
-    """V0's own lines: `# GPU blocks` / `# cuda blocks` with no `GPU KV cache size`, its profiling summary, or its
-    refusal `The model's max seq len (L) is larger than … stored in KV cache (N)` (V1 words it `To serve at least
-    one request …`)."""
-    ranks = log.ranks(VllmRankLog)
-    blocks = any(r.num_gpu_blocks for r in ranks) and not any(r.kv_cache_tokens for r in ranks)
-    return blocks or any(r.v0_profiles or r.token_shortfalls for r in ranks)
-
-
-# what a sized log without v0.34.0's 'Memory after warmup' line is read as, with no version line or date
-PRE_EXTENSIBLE_RELEASE = "0.33.0"
-# launch arguments (vLLM's field names) under which v0.34.0 sizes the cache without the extensible KV cache and so
-# prints no 'Memory after warmup' line (config/vllm.py:3180-3263 _resolve_extensible_kv_cache)
-_EXTENSIBLE_OFF_ARGS = ("kv_cache_memory_bytes", "num_gpu_blocks_override", "enable_elastic_ep", "kv_transfer_config",
-                        "enable_extensible_kv_cache")  # fmt: skip
-
-
-def _sized_without_warmup_line(log: EngineLog) -> bool:
-    """The cache was sized (`GPU KV cache size`) and no 'Memory after warmup' line came, which v0.34.0 prints whenever
-    its default extensible KV cache sizes it (v1/worker/extensible_kv_cache.py:693-708): so a release before v0.34.0,
-    unless the arguments turned the extensible cache off (or named it)."""
-    ranks = log.ranks(VllmRankLog)
-    sized = any(r.kv_cache_tokens for r in ranks)
-    measured = any(r.warmup_sizings for r in ranks)
-    return sized and not measured and not any(key in log.server_args for key in _EXTENSIBLE_OFF_ARGS)
-
-
-def resolve_version(log: EngineLog) -> ResolvedVersion:
-    """The release whose rules read this log: its version line, else V0's lines (or a sized cache without v0.34.0's
-    'Memory after warmup' line), else its dates."""
-    hint = None
-    if not log.release_version and not log.first_date and _sized_without_warmup_line(log):
-        hint = ResolvedVersion(
-            text=PRE_EXTENSIBLE_RELEASE,
-            approximate=True,
-            source=VersionSource.LOG,
-            detail="the KV cache sized ('GPU KV cache size') with no 'Memory after warmup' line, which v0.34.0 prints "
-            "under its default extensible KV cache (v1/worker/extensible_kv_cache.py:693-708): a release before "
-            f"v0.34.0, read as {PRE_EXTENSIBLE_RELEASE}",
-        )
-    if not log.release_version and not log.first_date and _v0_lines(log):
-        early_v1 = any(r.v1_gpu_blocks for r in log.ranks(VllmRankLog))
-        hint = ResolvedVersion(
-            text=V0_RELEASE,
-            approximate=True,
-            source=VersionSource.LOG,
-            detail=(
-                "early V1 lines (`kv_cache_utils.py] # GPU blocks`, before `GPU KV cache size` came): the V1 engine "
-                "before v0.8.0 (opt-in), whose defaults (0.9, blocks × block size) are V0's"
-                if early_v1
-                else "V0 lines (`# GPU blocks`, `Memory profiling results`, or its `max seq len … larger than` "
-                "refusal): the V0 engine (the default before v0.8.0)"
-            ),
-        )
-    return resolve(
-        engine_name="vLLM",
-        stated=log.engine_version,
-        stated_line=log.engine_version_line,
-        hint=hint,
-        first_date=log.first_date,
-        calendar=CALENDAR,
-    )

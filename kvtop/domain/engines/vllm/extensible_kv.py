@@ -70,9 +70,9 @@ def utilization_default(settings: LaunchSettings, version: ResolvedVersion) -> t
     cache.py:493-501 at v0.34.0): 1.0 with it, 0.92 without; None before v0.34.0 (eras.default_utilization)."""
     if not EXTENSIBLE_KV_ERAS.at(version):
         return None
-    if extensible(settings, version):
-        return 1.0, "v0.34.0 resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (config/cache.py:493-501)"
     why = off_because(settings, version)
+    if why is None:
+        return 1.0, "v0.34.0 resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (config/cache.py:493-501)"
     return FALLBACK_UTILIZATION, f"v0.34.0 resolved_gpu_memory_utilization: 0.92, the extensible KV cache off ({why})"
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Literal, NamedTuple
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.eras import runs_v2
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.gpus import compute_capability, gpu_model_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_tokens import image_of
@@ -140,7 +140,7 @@ def profiled_sampler_path(
     """(the path whose copies the profile holds at its peak; why; whether it is the native warm-up): the serving path (`sampler_path`), or the native
     one where the release's V1 runner warms it as well (NATIVE_WARMUP_ERAS: the second pass holds the native path's
     copies after FlashInfer's first has freed its own, so the peak is the native path's). A launch on the V2 runner
-    (`eras.runs_v2`, `settings` its speculative decoding) keeps the serving path: its dummy sampler is its own (v1/worker/gpu/model_runner.py, v2_profile.py)."""
+    (`runner_eras.runs_v2`, `settings` its speculative decoding) keeps the serving path: its dummy sampler is its own (v1/worker/gpu/model_runner.py, v2_profile.py)."""
     path, why = sampler_path(version, gpu_name, flags, image)
     warmup = era_for(NATIVE_WARMUP_ERAS, version)
     if path == "native" or not warmup.value or runs_v2(version, model, settings):

@@ -89,7 +89,7 @@ def counted_sampler_bytes(
     settings: LaunchSettings | None = None,
 ) -> int | None:
     """What the profile holds while the sampler runs, as the code counts it (bytes); None where the release, the
-    GPU or the launch (`flags`, the container `image`; `settings`: its runner, `eras.runs_v2`) leaves the profile's path to the install or to FlashInfer
+    GPU or the launch (`flags`, the container `image`; `settings`: its runner, `runner_eras.runs_v2`) leaves the profile's path to the install or to FlashInfer
     (`profiled_sampler_path`: from v0.21.0 the profile warms the native path whatever the serving one), or before
     v0.17.0."""
     if not COUNTED_ERAS.at(version) or profiled_sampler_path(version, gpu_name, model, flags, image, settings)[0] != "native":

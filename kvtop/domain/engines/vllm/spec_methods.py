@@ -107,7 +107,7 @@ def stated_method(settings: LaunchSettings) -> str | None:
 _V1_ONLY_0_25 = ("ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class",
                  "extract_hidden_states")  # fmt: skip
 V1_ONLY_METHOD_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "no V2 model runner by default before v0.22.0 (eras.MODEL_RUNNER_ERAS)"),
+    Era("", frozenset(), "no V2 model runner by default before v0.22.0 (runner_eras.MODEL_RUNNER_ERAS)"),
     Era("0.22.0", frozenset({*_V1_ONLY_0_25, "dflash"}),
         "config/vllm.py `_get_v2_model_runner_unsupported_features` (v0.22.0 :1998-2013, v0.23.0 :2007-2022): "
         "ngram/ngram_gpu, and any method but eagle, eagle3, mtp (dflash too)"),

@@ -8,7 +8,7 @@ the KV cache, outside the budget (vllm#49224: a dense Llama-3.1-70B FP8 at TP 8 
 `capture_model`). vllm#53306 (merged 2026-08-24; "CUDA graph memory profiling ... used for KV cache
 auto-sizing" in v0.29.0's release notes, after v0.28.0's 2026-08-26 tag) made V2 capture into a throwaway pool and
 measure: `profile_cudagraph_memory` in v1/worker/gpu/cudagraph_utils.py, read at v0.33.0. Which runner runs is the
-release's and the model's (`eras.runs_v2`: from v0.25.0 V2 for models without experts or of a listed class, but
+release's and the model's (`runner_eras.runs_v2`: from v0.25.0 V2 for models without experts or of a listed class, but
 hybrids and attention-free models stay on V1 until v0.29.0; vllm#49224 names v0.25.1).
 
 From v0.29.0 the estimate is measured after the profile and taken off beside it: `available = requested −
@@ -59,8 +59,8 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
-from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
 from kvtop.domain.wording import GIB
 

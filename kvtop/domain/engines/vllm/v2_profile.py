@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.eras import runs_v2
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.sampler_peak import moe_workspace_bytes
 from kvtop.domain.engines.vllm.v0_profile import held_forward_bytes
 from kvtop.domain.layout import ParallelLayout
@@ -43,11 +43,12 @@ from kvtop.domain.rounding import ceil_div
 GUMBEL_BLOCK = 1024  # gumbel.py: BLOCK_SIZE, one program per 1,024 vocabulary entries of a row
 GUMBEL_BLOCK_BYTES = 8 + 4  # its local_argmax (int64) and local_max (float32) per row and block
 # Where V2's dummy sampler is counted: its one pass of the default states (v0.22.0-v0.32.x); V2 runs from v0.22.0
-# for listed classes (`eras.runs_v2`), and v0.33.0 adds the warmup-param pass, not counted.
-# V2 runs from v0.22.0 (eras.runs_v2), past the fused MoE's chunked releases (moe_workspace.CHUNK_ERAS): one chunk
+# for listed classes (`runner_eras.runs_v2`), and v0.33.0 adds the warmup-param pass, not counted.
+# V2 runs from v0.22.0 (runner_eras.runs_v2), past the fused MoE's chunked releases
+# (moe_workspace.CHUNK_ERAS): one chunk
 V2_MOE_CHUNK: int | None = None
 V2_SAMPLER_COUNTED: Eras[bool] = Eras((
-    Era("", False, "the V1 runner's profile (V2 from v0.22.0: eras.runs_v2)"),
+    Era("", False, "the V1 runner's profile (V2 from v0.22.0: runner_eras.runs_v2)"),
     Era("0.22.0", True, "v1/worker/gpu/model_runner.py _dummy_sampler_run: one pass of the dummy batch's default "
                         "states, greedy (v0.22.0:569-580, v0.23.0:609-620, v0.24.0:633-644, v0.25.0:629-640, "
                         "v0.27.1:683-695, v0.29.0:832-843)"),

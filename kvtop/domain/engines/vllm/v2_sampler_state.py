@@ -23,7 +23,7 @@ v0.27.0 and v0.27.1, :312-321 at v0.30.0), which holds it. The smaller per-slot 
 logit bias; a few MiB) are not counted: this is a floor.
 
 Where kvtop takes it. In the non-torch term (what Version B's `total_consumed` holds beside the weights), where V2
-runs (`eras.runs_v2`) from v0.27.0; a pipeline's last stage holds it and kvtop charges every stage the last stage's
+runs (`runner_eras.runs_v2`) from v0.27.0; a pipeline's last stage holds it and kvtop charges every stage the last stage's
 figure (v2_profile.py: one figure, the largest).
 """
 
@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.eras import runs_v2
 from kvtop.domain.engines.vllm.profile_run import batch_limits
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
