@@ -230,7 +230,7 @@ def _row(ledger: Ledger) -> EngineRow:
         engine=ledger.settings.engine,
         version=ledger.version,
         memory_fraction_flag=rules.memory_fraction_flag,
-        memory_fraction_of=rules.memory_fraction_of,
+        memory_fraction_of=rules.memory_fraction_of_at(ledger.settings, ledger.version),
         memory_fraction=None if rules.memory_fraction_field is None else result.memory_fraction,
         memory_fraction_source=result.memory_fraction_source,
         capacity_setting=result.capacity_setting,

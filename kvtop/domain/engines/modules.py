@@ -121,16 +121,28 @@ class EngineBase(EngineModules):
     # the protocol's members each engine states (declared here so the defaults below can read them)
     kv_storage: KvStorage
     display_name: str
+    memory_fraction_of: str
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         """Its budget (`solve_budget`), after every pool of the book is one it counts (`refuse_uncounted_pools`)."""
         refuse_uncounted_pools(inputs.kv, self.budget_pools, self.display_name, inputs.model.source)
         result = self.solve_budget(inputs)
-        unread = measured_not_read(inputs.measured, self.measured_not_read, self.display_name)
+        declared = self.measured_not_read_at(inputs.settings, inputs.version)
+        unread = measured_not_read(inputs.measured, declared, self.display_name)
         if not unread:
             return result
         notes = (*result.notes, *(u.said for u in unread if u.said not in result.notes))
         return result.model_copy(update={"inputs_not_read": unread, "notes": notes})
+
+    def measured_not_read_at(
+        self, settings: LaunchSettings, version: ResolvedVersion
+    ) -> Mapping[MeasuredField, str]:
+        """What its rule leaves unread at this launch's release: the one declaration for every release."""
+        return self.measured_not_read
+
+    def memory_fraction_of_at(self, settings: LaunchSettings, version: ResolvedVersion) -> str:
+        """What its share is of at this launch's release: the same words at every release."""
+        return self.memory_fraction_of
 
     def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         """The engine's own budget of one rank set (each package's budget module states it)."""

@@ -150,6 +150,16 @@ class EngineRules(Protocol):
     # the measured figures its budget rule does not read, each with why and its source (`measured_reads`)
     measured_not_read: Mapping[MeasuredField, str]
 
+    def measured_not_read_at(
+        self, settings: LaunchSettings, version: ResolvedVersion
+    ) -> Mapping[MeasuredField, str]:
+        """The measured figures its rule leaves unread at this launch's release (a release's rule may read more)."""
+        ...
+
+    def memory_fraction_of_at(self, settings: LaunchSettings, version: ResolvedVersion) -> str:
+        """What its share is a share of at this launch's release, in words (`memory_fraction_of` unless it differs)."""
+        ...
+
     def config_override(self, settings: LaunchSettings, version: ResolvedVersion) -> ConfigOverride | None:
         """The launch's override of the model's config, merged in before the config is read; None: none."""
         ...

@@ -22,6 +22,8 @@ from kvtop.domain.engines.vllm.dsv4 import DSV4_ERAS, ROW_BYTES
 from kvtop.domain.engines.vllm.dtype_fallback import auto_fp16_below_major
 from kvtop.domain.engines.vllm.encdec import CROSS_GROUP_ERAS
 from kvtop.domain.engines.vllm.eras import honours_checkpoint_kv_dtype
+from kvtop.domain.engines.vllm.extensible_kv import SOURCE as EXTENSIBLE_SOURCE
+from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
@@ -79,6 +81,18 @@ class VllmRules(VllmBudget, EngineBase):
         "free_after_load_bytes": "the pool is total × gpu_memory_utilization less the weights and what it profiles, "
         "not the free memory (--weights-memory and --non-kv-memory are what it reads; docs/engines/vllm.md §2)",
     }
+    # §0.34.0: the extensible KV cache sizes from the free memory at the worker's start (extensible_kv.py), so there
+    # the free memory before load is read; the free memory after load still is not (the resident bytes are)
+    measured_not_read_extensible: Mapping[MeasuredField, str] = {
+        "free_after_load_bytes": "the extensible KV cache is the free memory at the worker's start less all that stays "
+        "resident, the transient peak and a margin (--weights-memory and --non-kv-memory are what it reads, not the "
+        "free memory after load; docs/engines/vllm.md §0.34.0, " + EXTENSIBLE_SOURCE + ")",
+    }
+    memory_fraction_of_extensible = (  # what the share is of where the extensible cache sizes (extensible_kv.py)
+        "total GPU memory, yet under the extensible KV cache (v0.34.0) the free memory at the worker's start binds "
+        "first at 1.0: the cache is that less all that stays resident, the transient peak and a margin of "
+        "max(1 GiB, 0.75 × the peak)"
+    )
     usage_metrics: tuple[str, ...] = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # the second before v0.10
     # §7: an info gauge (value 1) whose labels are every CacheConfig field, per engine core (`engine`)
     capacity_metrics: tuple[str, ...] = ("vllm:cache_config_info",)
@@ -96,6 +110,18 @@ class VllmRules(VllmBudget, EngineBase):
             return stated
         blocks, size = _whole(labels.get("num_gpu_blocks")), _whole(labels.get("block_size"))
         return blocks * size if blocks is not None and size else None
+
+    def measured_not_read_at(
+        self, settings: LaunchSettings, version: ResolvedVersion
+    ) -> Mapping[MeasuredField, str]:
+        """§0.34.0: under the extensible KV cache the free memory at start is the headroom it sizes from (read);
+        otherwise (earlier releases, or the cache off) the profiling rule reads neither free figure."""
+        return self.measured_not_read_extensible if extensible(settings, version) else self.measured_not_read
+
+    def memory_fraction_of_at(self, settings: LaunchSettings, version: ResolvedVersion) -> str:
+        """§0.34.0: under the extensible KV cache the share asks ceil(total × utilization), 1.0 unstated, so the
+        headroom (free at start − resident − margin) is what binds unless a smaller share is stated."""
+        return self.memory_fraction_of_extensible if extensible(settings, version) else self.memory_fraction_of
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
