@@ -239,7 +239,10 @@ def test_vllm_says_it_does_not_read_free_memory_after_load(capsys: pytest.Captur
     """vLLM 0.33.0 worker/gpu_worker.py determine_available_memory: requested (total × gpu_memory_utilization) less
     the profiled non-KV peak; the free memory after the load is not read. Given, the plan says so (before: nothing
     said, and 10 GiB free after load still planned 457,200 tokens on an H100 as if it were read)."""
-    args = ("--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "H100")
+    args = ("--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "H100", "--engine-version", "0.33.0")
     low = plan_json(capsys, *args, "--free-after-load", "10GiB")
     assert any(note.startswith("--free-after-load not read by vLLM's rule: the pool is total") for note in low["notes"])
     assert not any("--free-after-load" in note for note in plan_json(capsys, *args)["notes"])
+    # 0.34.0's extensible KV cache reads the free memory at start, still not the free memory after load
+    new = plan_json(capsys, *args[:-1], "0.34.0", "--free-after-load", "10GiB")["notes"]
+    assert any(note.startswith("--free-after-load not read by vLLM's rule: the extensible KV cache") for note in new)
