@@ -80,8 +80,7 @@ def _model_and_device(
     args: argparse.Namespace, settings: LaunchSettings
 ) -> tuple[ModelSpec, MeasuredInputs, int, str | None]:
     """The model the settings name, the measured inputs, and the GPU's (total bytes, name)."""
-    from kvtop.domain.engines.registry import engine_rules
-    from kvtop.domain.engines.versions import ResolvedVersion
+    from kvtop.domain.launch_model import stated_override
     from kvtop.sources.hub import load_model
 
     if not settings.model and getattr(args, "cmd", None):  # the pasted launch is what lacks it: say so there
@@ -95,7 +94,7 @@ def _model_and_device(
             "no model given (use --model PATH|PRESET|HUB_ID or --cmd '<launch command>')", field="--model"
         )
     # a launch flag that rewrites the config (SGLang's --json-model-override-args) is merged in before it is read
-    override = engine_rules(settings.engine).config_override(settings, ResolvedVersion(text=settings.engine_version))
+    override = stated_override(settings)
     model = load_model(
         settings.model, family=getattr(args, "model_family", None), deadline_s=hub_deadline(args), override=override
     )

@@ -14,13 +14,19 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 
 
+def stated_override(settings: LaunchSettings) -> ConfigOverride | None:
+    """The override the launch's flags make of the model's config at the release it states (None: none); an
+    InputError naming the flag where the engine would not read its value (`kvtop plan` says it)."""
+    return engine_rules(settings.engine).config_override(settings, ResolvedVersion(text=settings.engine_version))
+
+
 def launch_override(settings: LaunchSettings | None) -> ConfigOverride | None:
-    """The override the launch's flags make of the model's config at its release (None: none, or a value the engine
-    would not read: the launch's flag check says why, the model stays as loaded)."""
+    """`stated_override`, None where its value is one the engine would not read (the launch's flag check says why,
+    the model stays as loaded)."""
     if settings is None:
         return None
     try:
-        return engine_rules(settings.engine).config_override(settings, ResolvedVersion(text=settings.engine_version))
+        return stated_override(settings)
     except KvtopError:
         return None
 

@@ -35,14 +35,14 @@ def compact(names: tuple[str, ...]) -> str:
     """The accepted names on one line: where a name is also the last `_word` of at least `GROUPED_FROM` others
     (vLLM's `mtp` and its 27 `<model>_mtp` at v0.33.0, which SpeculativeConfig runs as "mtp"), that family is one
     group at its first member's place; the rest as they are (LMDeploy's `deepseek_mtp`, with no bare `mtp`)."""
-    families = {name for name in names if sum(1 for each in names if each.endswith("_" + name)) >= GROUPED_FROM}
+    members = {name: sum(1 for each in names if each.endswith("_" + name)) for name in names}
+    families = {name for name, count in members.items() if count >= GROUPED_FROM}
     words: list[str] = []
     for name in names:
         family = next((word for word in families if name == word or name.endswith("_" + word)), None)
-        if family is None:
-            words.append(name)
-        elif (group := f"{family} and {sum(1 for each in names if each.endswith('_' + family))} *_{family}") not in words:
-            words.append(group)
+        word = name if family is None else f"{family} and {members[family]} *_{family}"
+        if word not in words:
+            words.append(word)
     return ", ".join(words)
 
 

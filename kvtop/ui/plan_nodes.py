@@ -12,6 +12,7 @@ from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import layout_from_settings
+from kvtop.domain.placement import check_placement
 from kvtop.domain.span import NodeLaunch, ranks_per_node
 
 
@@ -52,8 +53,7 @@ def on_its_nodes(base: LaunchSettings, edited: LaunchSettings, node_gpus: int | 
 
 def _lays_over(base: LaunchSettings, layout: ParallelLayout, nodes: int) -> bool:
     try:
-        engine_rules(base.engine).span_rule.check_nodes(layout, nodes)
-        ranks_per_node(layout, nodes)
+        check_placement(base.engine, layout, nodes)
     except KvtopError:
         return False
     return True
@@ -73,8 +73,7 @@ def node_shortfall(settings: LaunchSettings, layout: ParallelLayout, node_gpus: 
     if nodes <= 1:
         return None if layout.gpus <= node_gpus else f"needs {layout.gpus} GPUs, the node has {node_gpus}"
     try:
-        rule.check_nodes(layout, nodes)
-        per_node = ranks_per_node(layout, nodes)
+        _, per_node = check_placement(settings.engine, layout, nodes)
     except KvtopError as error:
         return str(error)
     if per_node <= node_gpus:

@@ -93,3 +93,22 @@ def test_a_preset_takes_the_launch_s_override() -> None:
     model = load_model("llama-3.1-8b", override=override)
     assert (preset["num_hidden_layers"], load_model("llama-3.1-8b").num_layers, model.num_layers) == (32, 32, 3)
     assert any("--json-model-override-args" in line for line in model.read_from)
+
+
+def test_an_edit_that_does_not_solve_keeps_the_overridden_model() -> None:
+    """A field typed wrong leaves the edit unsolved (no settings): the planner keeps the model it holds, loaded with the
+    launch's override, instead of reloading it without one (the plan then showed the file's config for a moment once
+    the field was fixed, until the override's reload came back)."""
+    from types import SimpleNamespace
+
+    from kvtop.ui.screens.planner import PlannerScreen
+
+    settings = parse_flags("sglang", ["--json-model-override-args", '{"num_hidden_layers": 14}'])
+    held = launch_override(settings)
+    loads: list[str] = []
+    screen = SimpleNamespace(_model_override=held, _override_asked=held, _model_ref=str(CONFIG), _load=loads.append)
+    PlannerScreen._follow_override(screen, None)  # type: ignore[arg-type]
+    PlannerScreen._follow_override(screen, settings)  # the same override: nothing to reload
+    assert loads == []
+    PlannerScreen._follow_override(screen, parse_flags("sglang", ["--tp-size", "1"]))  # the flag taken off: reload
+    assert loads == [str(CONFIG)]

@@ -395,7 +395,10 @@ class PlannerScreen(NodeScreen):
             self._load(ref)
 
     def _follow_override(self, settings: LaunchSettings | None) -> None:
-        """Reload the model where the launch's config override (live or edited flags) is not the one it holds."""
+        """Reload the model where the launch's config override (live or edited flags) is not the one it holds; an
+        edit that does not solve (`settings` None) keeps the model as it is, not reloaded without its override."""
+        if settings is None:
+            return
         wanted = launch_override(settings)
         if wanted != self._model_override and wanted != self._override_asked and self._model_ref:
             self._load(self._model_ref)
