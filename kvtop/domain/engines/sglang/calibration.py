@@ -63,17 +63,17 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('100 SMs of 2,048 threads', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.571762, 0.440397, 0.0612), error_bytes=585682892, records=53,
-        sources=39, gpus=('A100-40GB', 'A100-80GB', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXPRO6000', 'T4'),
-        novel_error_bytes=585682892, feature_sources=(39, 9, 4),
-        group_errors=(('100 SMs of 2,048 threads', 422362178), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 1451634762), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 293119649)),
+        coefficients=(0.564226, 0.438059, 0.06475), error_bytes=586239573, records=59,
+        sources=41, gpus=('A100-40GB', 'A100-80GB', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXPRO6000', 'T4'),
+        novel_error_bytes=586239573, feature_sources=(41, 10, 4),
+        group_errors=(('100 SMs of 2,048 threads', 410238390), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 597997191), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 292876666)),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.0, records=68, sources=47,
+    engine='sglang', factor=1.016, records=74, sources=49,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='sglang', gpus=('A100-40GB', 'A100-80GB', 'A40', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40S', 'RTX3090', 'RTX4060-TI-16GB', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=203, sources=47,
+    engine='sglang', gpus=('A100-40GB', 'A100-80GB', 'A40', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40S', 'RTX3090', 'RTX4060-TI-16GB', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'vision-language'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=221, sources=49,
 )  # fmt: skip
 # END FITTED
 
