@@ -23,6 +23,6 @@ def test_the_fp8_advice_says_its_bytes_are_a_saving_not_memory_freed(capsys: pyt
     assert main(["--demo", "default", "diagnose"]) in (0, 1)
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("INFO     16-bit KV"))
     assert line.endswith(
-        "with the change  (23.31 GiB: today's tokens take this much less KV in FP8; nothing is freed: the pool keeps "
-        "its size and holds more)"
-    ), line  # 20,480 B × 1,222,292 = 25,032,540,160 B = 23.31 GiB
+        f"with the change  ({20_480 * tokens / 2**30:.2f} GiB: today's tokens take this much less KV in FP8; nothing is "
+        "freed: the pool keeps its size and holds more)"
+    ), line  # 20,480 B × 1,222,641 (the plan at session 59's fits) = 25,039,687,680 B = 23.32 GiB

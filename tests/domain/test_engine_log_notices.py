@@ -51,7 +51,8 @@ def test_a_log_of_an_engine_the_node_does_not_run_says_so() -> None:
     snapshot = DemoSource.open("default", engine_log=log).collect_at(0)
     assert {view.engine.kind for view in snapshot.engines} == {"sglang"}
     assert snapshot.notice is not None
-    assert f"the engine log {log} is vLLM's, and no vLLM engine runs on this node: not attached" in snapshot.notice
+    # the log prints no release and sized its cache without 0.34.0's warmup line: read as at most 0.33.0 (release_calendar)
+    assert f"the engine log {log} is vLLM ~0.33.0's, and no vLLM engine runs on this node: not attached" in snapshot.notice
 
 
 def test_a_log_two_running_engines_could_own_says_how_to_read_it_alone(tmp_path: Path) -> None:

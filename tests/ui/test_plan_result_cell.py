@@ -13,7 +13,8 @@ WHISPER = "tests/data/configs/families/openai--whisper-large-v3.json"
 
 def test_whispers_cell_is_named_per_token_of_a_max_length_request() -> None:
     model = load_model(WHISPER)
-    flags = parse_flags("vllm", ["--max-model-len", "448"], strict=True)
+    # blocks of 16: 0.33.0's rules, pinned (0.34.0 defaults to blocks of 64: config/cache.py:185)
+    flags = parse_flags("vllm", ["--max-model-len", "448"], strict=True).model_copy(update={"engine_version": "0.33.0"})
     ledger = predict(model, flags, gpu_total_bytes=81559 << 20, gpu_name="H100")
     # by hand (vllm/encdec): a block of 16 tokens × 32 layers × (20 KV heads × 64 × 2 (K, V) × 2 B) = 2,621,440 B;
     # a request holds 448 ÷ 16 = 28 self-attention blocks and 8,192 ÷ 16 = 512 cross-attention blocks = 540

@@ -74,7 +74,8 @@ def test_the_planner_says_a_start_refused_at_the_assumed_host_share() -> None:
     """Llama-3.1-8B under vLLM on a GB10 (119.70 GiB = 128,527,106,048 B): 0.92 asks ceil(0.92 × T) =
     118,244,937,565 B free, the host is assumed to leave T − round(0.2934 × T) = 90,817,253,134 B; 0.70 asks
     89,968,974,234 B and starts (the CLI's figures: tests/test_cli_plan_host.py, AT_070_TOKENS by hand)."""
-    settings = parse_flags("vllm", ["--model", "llama-3.1-8b"])
+    # 0.33.0's start check, pinned (0.34.0's extensible KV cache skips it: v1/worker/utils.py:783-797)
+    settings = parse_flags("vllm", ["--model", "llama-3.1-8b"]).model_copy(update={"engine_version": "0.33.0"})
     total = 128_527_106_048
     outcome = plan(load_model("llama-3.1-8b"), settings, field_texts(settings), gpu_total_bytes=total, gpu_name="GB10")
     assert outcome.after_plan is not None and outcome.after_plan.refused_at_centre
