@@ -42,7 +42,7 @@ FLAGS = frozenset({FLAG, "--no-" + FLAG[2:]})
 SPAN = FlagSpan("0.34.0", None, "engine/arg_utils.py:1412-1415 (v0.34.0)", True)
 
 
-def off_because(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+def off_because(settings: LaunchSettings) -> str | None:
     """Why this launch sizes its cache the profiling way at a release that has the extensible cache (None: it does
     not); `_resolve_extensible_kv_cache`'s tests kvtop can read off the launch (config/vllm.py:3200-3239 at
     v0.34.0). A KV connector (--kv-transfer-config) is read as off: NIXL's fabric handles need an IMEX channel,
@@ -62,7 +62,7 @@ def off_because(settings: LaunchSettings, version: ResolvedVersion) -> str | Non
 
 def extensible(settings: LaunchSettings, version: ResolvedVersion) -> bool:
     """Whether vLLM at `version` sizes this launch's KV cache from the memory measured after warmup."""
-    return EXTENSIBLE_KV_ERAS.at(version) and off_because(settings, version) is None
+    return EXTENSIBLE_KV_ERAS.at(version) and off_because(settings) is None
 
 
 def utilization_default(settings: LaunchSettings, version: ResolvedVersion) -> tuple[float, str] | None:
@@ -70,7 +70,7 @@ def utilization_default(settings: LaunchSettings, version: ResolvedVersion) -> t
     cache.py:493-501 at v0.34.0): 1.0 with it, 0.92 without; None before v0.34.0 (eras.default_utilization)."""
     if not EXTENSIBLE_KV_ERAS.at(version):
         return None
-    why = off_because(settings, version)
+    why = off_because(settings)
     if why is None:
         return 1.0, "v0.34.0 resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (config/cache.py:493-501)"
     return FALLBACK_UTILIZATION, f"v0.34.0 resolved_gpu_memory_utilization: 0.92, the extensible KV cache off ({why})"
