@@ -37,7 +37,7 @@ from typing import Literal, NamedTuple
 
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.eras import async_scheduling_default
+from kvtop.domain.engines.vllm.eras import ASYNC_SCHEDULING_ERAS
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
@@ -295,7 +295,7 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
     if given is not None:
         refuse_explicit_async(settings, version, model)
         return given
-    era = async_scheduling_default(version)
+    era = ASYNC_SCHEDULING_ERAS.era(version)
     if not era.value:
         return False, f"off by default in vLLM {version.label}"
     rules = ASYNC_OFF_ERAS.era(version)

@@ -298,13 +298,9 @@ DEFAULT_BLOCK_ERAS: Eras[int] = Eras((
 ))
 
 def default_utilization(version: ResolvedVersion) -> tuple[float, str]:
-    """vLLM's default gpu_memory_utilization for its version (not stated: the current default)."""
+    """vLLM's default gpu_memory_utilization for its version before v0.34.0 (from v0.34.0, and for a version not
+    stated, `extensible_kv.utilization_default` decides)."""
     era = era_for(DEFAULT_UTILIZATION_ERAS, version)
-    if version.text is None:
-        return (
-            era.value,
-            f"default {era.value:g} (0.9 before v0.20; give --engine-version for an older server)",
-        )
     return era.value, f"default of vLLM {version.label}: {era.value:g} ({era.source})"
 
 
@@ -326,10 +322,6 @@ def has_kv_cache_memory_bytes(version: ResolvedVersion) -> bool:
 
 
 honours_checkpoint_kv_dtype = CHECKPOINT_KV_DTYPE_ERAS.at
-
-
-def async_scheduling_default(version: ResolvedVersion) -> Era[bool]:
-    return era_for(ASYNC_SCHEDULING_ERAS, version)
 
 
 backend_selection = BACKEND_SELECTION_ERAS.at
