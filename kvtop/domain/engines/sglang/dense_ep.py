@@ -19,7 +19,7 @@ A size that does not divide `--tp-size` is refused before this (flags.py `check_
 
 from __future__ import annotations
 
-from kvtop.domain.engines.sglang.moe_groups import extra_groups_note
+from kvtop.domain.engines.sglang.moe_groups import ep_inside_tp, extra_groups_note
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import LaunchSettings
@@ -39,7 +39,7 @@ def expert_parallel_without_experts(settings: LaunchSettings, version: ResolvedV
     """The plan's note where this release starts `--ep-size` on a model without experts and EP holds nothing;
     LayoutError where it fails at start, or where what it builds (1 < ep < tp, moe_groups.py) is not modelled."""
     era = REFUSES_ERAS.era(version)
-    ep, tp = settings.ep, settings.tp
+    ep = settings.ep
     if era.value:
         raise LayoutError(
             f"SGLang {version.label} fails at start with --ep-size {ep} on a model without experts: an AssertionError "
@@ -47,8 +47,8 @@ def expert_parallel_without_experts(settings: LaunchSettings, version: ResolvedV
             field="--ep",
         )
     head = f"--ep-size {ep} on a model without experts: planned as EP off; "
-    # 1 < ep < tp (ep divides tp): LayoutError where the release opens communicators, else its note (moe_groups.py)
-    if ep != tp:
+    # LayoutError where the release opens communicators, else its note (moe_groups.py)
+    if ep_inside_tp(settings):
         return head + extra_groups_note(settings, version)
     return head + (
         f"SGLang {version.label} makes its MoE-EP group the TP group at ep == tp ({GROUPS_SOURCE}), so it holds no memory"
