@@ -3,12 +3,15 @@
 The lines are a public start's own: Qwen2.5-1.5B-Instruct on a T4 at v0.30.0 (eslam-ahmed43/llm-lab
 `logs/vllm_server.log` at 0f01b470, search-index id 70287254902; tests/data/calibration/SOURCES.md), trimmed to the
 lines `explain` reads, and the Colab L4 start's v0.8.5.post1 line (orca3-llm-model-inference-ch06-qwen2.5-7b-l4-v085
-in tests/data/calibration/vllm.jsonl).
+in tests/data/calibration/vllm.jsonl). The cold messages are the corpus's cold starts' own, as their records quote them:
+v0.30.0's 'Compiling a graph for compile range (1, 2048) takes 38.44 s' (aarush-inference-benchmark-qwen3-8b-l4-v0300-
+cold) and v0.8.4's 'Compiling a graph for general shape takes 30.69 s' (file60295104134-qwen2.5-7b-2xrtx3090-tp2-v084-
+llm), behind the T4 start's and the L4 line's prefixes.
 """
 
 from __future__ import annotations
 
-from kvtop.domain.engines.vllm.compile_cache import WARM_COMPILE_CACHE
+from kvtop.domain.engines.vllm.compile_cache import COLD_COMPILE, WARM_COMPILE_CACHE, compile_cache_state
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
@@ -32,6 +35,12 @@ L4_LINE = (
     "(VllmWorker rank=0 pid=1234) INFO 05-01 10:00:00 [backends.py:121] Directly load the compiled graph(s) for shape "
     "None from the cache, took 6.702 s"
 )
+RANGE_LINE = (
+    "(EngineCore pid=691) INFO 10-01 22:41:21 [backends.py:422] Compiling a graph for compile range (1, 2048) takes "
+    "38.44 s"
+)
+GENERAL_LINE = "(VllmWorker rank=0 pid=1234) INFO 05-01 10:00:00 [backends.py:421] Compiling a graph for general shape takes 30.69 s"
+COMPILED = COLD.replace("Graph capturing finished", "\n".join((RANGE_LINE, "(EngineCore pid=691) INFO 10-01 22:41:33 [model_runner.py:1066] Graph capturing finished")), 1)
 CONFIG = DATA / "calibration" / "configs" / "Qwen--Qwen2.5-1.5B-Instruct.RECONSTRUCTED.json"
 
 
@@ -55,3 +64,33 @@ def test_explain_names_a_warm_compile_cache_and_only_then() -> None:
     the same lines without it say nothing of the cache."""
     assert WARM_COMPILE_CACHE in _notes(T4_START)
     assert WARM_COMPILE_CACHE not in _notes(COLD)
+
+
+def _state(text: str) -> str | None:
+    log = parse_engine_log(text)
+    return compile_cache_state(log.first(VllmRankLog, lambda r: r.compile_cache_loads or None) or (),
+                               log.first(VllmRankLog, lambda r: r.compile_cache_misses or None) or ())  # fmt: skip
+
+
+def test_each_spelling_of_a_cold_compile_reads_as_cold() -> None:
+    """v0.30.0's 'Compiling a graph for compile range %s takes %.2f s' and v0.8.4's 'for general shape' are a cold
+    start; a load with no compile is warm; neither line says nothing (the T4 start's lines without its load)."""
+    assert _state(RANGE_LINE) == "cold"
+    assert _state(GENERAL_LINE) == "cold"
+    assert _state(T4_START) == "warm"
+    assert _state(COLD) is None
+
+
+def test_a_compile_beside_a_load_is_cold() -> None:
+    """A start that loaded one graph and compiled another ran Inductor inside its profile: cold."""
+    assert _state("\n".join((L4_LINE, GENERAL_LINE))) == "cold"
+
+
+def test_explain_names_a_cold_compile_and_only_then() -> None:
+    """The T4 start's lines with the cold start's compile line in place of its load: `explain` names the cold compile
+    (not modelled), not the warm cache; without either line it names neither."""
+    notes = _notes(COMPILED)
+    assert COLD_COMPILE in notes
+    assert WARM_COMPILE_CACHE not in notes
+    assert COLD_COMPILE not in _notes(COLD)
+    assert COLD_COMPILE not in _notes(T4_START)

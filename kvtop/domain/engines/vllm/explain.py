@@ -19,7 +19,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.admission import pinned_memory, printed_estimate
 from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
-from kvtop.domain.engines.vllm.compile_cache import warm_compile_cache
+from kvtop.domain.engines.vllm.compile_cache import compile_cache_note
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import NOT_HOPPER_STAND_IN, gpu_sets_gdn_block
 from kvtop.domain.engines.vllm.load_line import LOGGED_WEIGHTS_STAGE
@@ -268,9 +268,10 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     available = ranked.value if ranked else None
     from_flags, notes = _given(available, logged.weights_bytes, given, gpu_total_bytes)
     notes = [*hardware_notes, *notes]
-    warm = warm_compile_cache(log.first(VllmRankLog, lambda r: r.compile_cache_loads or None) or ())
-    if warm is not None:
-        notes.append(warm)
+    compiled = compile_cache_note(log.first(VllmRankLog, lambda r: r.compile_cache_loads or None) or (),
+                                  log.first(VllmRankLog, lambda r: r.compile_cache_misses or None) or ())  # fmt: skip
+    if compiled is not None:
+        notes.append(compiled)
     missing = []
     if logged.token_capacity is None:
         missing.append("`GPU KV cache size: N tokens` (V0: `# GPU blocks: N`)")

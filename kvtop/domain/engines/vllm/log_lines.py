@@ -84,6 +84,7 @@ _ASSIGNED_PP = re.compile(r"in world size \d{1,6} is assigned as DP rank \d{1,6}
 _INIT_ENGINE = re.compile(rf"warmup model\) took ({NUM})\s*s")
 _ENCODER_BUDGET = re.compile(r"Encoder cache will be initialized with a budget of (\d{1,12}) tokens")
 _COMPILE_CACHE = re.compile(r"(Directly load (?:the compiled graph|AOT compilation))")
+_COMPILE_MISS = re.compile(r"(Compiling a graph for (?:compile range|dynamic shape|general shape|shape))")
 
 
 def _blocks(text: str, fields: Fields) -> bool:
@@ -236,6 +237,7 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("is assigned as DP rank", single("pipeline_stages", _ASSIGNED_PP, int)),
     ("x across cluster]", _ray_folded),
     ("Directly load ", single("compile_cache_loads", _COMPILE_CACHE, str)),
+    ("Compiling a graph for ", single("compile_cache_misses", _COMPILE_MISS, str)),
 )
 """(trigger substring, handler): a handler runs only on lines that contain its trigger."""
 

@@ -197,6 +197,9 @@ class VllmRankLog(RankLog):
     compile_cache_loads: tuple[str, ...] = ()
     """`Directly load the compiled graph(s) …` / `Directly load AOT compilation from path …`: torch.compile's cache was
     warm (`compile_cache.py`)."""
+    compile_cache_misses: tuple[str, ...] = ()
+    """`Compiling a graph for compile range … takes …` (and the older `for dynamic shape` / `for shape` / `for general
+    shape`): vLLM compiled the model's graph with Inductor in this start, its cache cold (`compile_cache.py`)."""
     device_names: tuple[str, ...] = ()
     """The CUDA device name a line states (`…/fused_moe/configs/E=160,N=192,device_name=NVIDIA_A100-SXM4-40GB.json`)."""
     ray_folded_kv_figures: tuple[int, ...] = ()
