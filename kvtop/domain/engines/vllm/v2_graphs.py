@@ -33,7 +33,9 @@ What the figure beside the profile stands for, the corpus's V2 starts of v0.29.0
 the profile's first forward, which `v2_profile.py` does not count: 0.32 GiB on the A100 40GB start (compiled cold),
 ≈ 0.75 on an A100 80GB start (cold), none left room for on the T4 start, whose cache was warm ('Directly load AOT
 compilation'; `compile_cache.py`). Whether a start's cache is warm is not known before it: the cold start's figure is
-charged (docs/engines/vllm.md §9, "The V2 runner's graph placeholder").
+charged (docs/engines/vllm.md §9, "The V2 runner's graph placeholder"). It does not make the plan a cold start's: with
+it the corpus's v0.29+ cold starts plan +0.5 to +14.9 % and its warm ones −19.7 to +0.8 % (session 60, §2.6: the cold
+excess is 0-1.7 GiB there and not modelled).
 
 On the forward's side (session 59, read in the v0.22.0, v0.23.0, v0.24.0, v0.25.0, v0.26.0, v0.27.1 and v0.28.0
 wheels). Before v0.29.0 nothing of V2's sits beside its profile in the budget: `profile_cudagraph_memory` returns 0
