@@ -14,8 +14,8 @@ profile's `empty_cache` (non-torch: the RTX 5090 pair held +0.98 GiB non-torch a
 Measured on kvtop's corpus (session 60, the table in docs/engines/vllm.md §2.6): the same launch on the same host held
 0.46-1.74 GiB more cold than warm (RTX 3090 0.46, A40 0.77, RTX 4090 0.78 and ≈ 1.0, L4 0.99, RTX PRO 6000 0.98,
 RTX 5090 1.74; B200 ≈ 2.6 at v0.9.1), and nothing on two cold starts whose layer shapes an earlier start of the host
-had compiled (Llama-3.1-8B, Mistral-7B: Inductor's and Triton's own caches, keyed by kernel, outlive vLLM's per-model
-one). Neither the size nor whether it is paid at all follows from the launch (model size, release, GPU or batch), so
+had compiled (Llama-3.1-8B, Mistral-7B: likely Inductor's and Triton's own caches, keyed by kernel, which outlive
+vLLM's per-model one). Neither the size nor whether it is paid at all follows from the launch (model size, release, GPU or batch), so
 the plan's figure stays the fits' (between the two: the corpus's cold starts plan +1.4 % median, its warm ones
 -0.5 to -2 %) and this is **not modelled**: a log's lines name which a start was, measured (`compile_cache_state`).
 """
