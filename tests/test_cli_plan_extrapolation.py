@@ -22,9 +22,9 @@ def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> dict:  # type: igno
 def test_a_plan_on_a_gpu_no_record_ran_names_its_widening(capsys: pytest.CaptureFixture[str]) -> None:
     assert EXTRAPOLATION is not None and "L40" not in EXTRAPOLATION.gpus
     out = _plan(capsys, "--gpu", "L40")
-    words = f"no record on a L40; interval widened by ± {EXTRAPOLATION.gpu_fraction * 100:.1f} %"
+    words = f"no record on an L40; interval widened by ± {EXTRAPOLATION.gpu_fraction * 100:.1f} %"
     if EXTRAPOLATION.gpu_fraction <= 0:  # a refit that measured no miss: named, not widened
-        assert any(why.startswith("no record on a L40; the interval is not widened for it") for why in out["beyond_support"])
+        assert any(why.startswith("no record on an L40; the interval is not widened for it") for why in out["beyond_support"])
         return
     assert words in out["beyond_support"]
     term = next(term for term in out["terms"] if term["term"] == "extrapolation")

@@ -20,6 +20,7 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.commands.node_source import LiveSource
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.sources.hub import load_model
@@ -71,9 +72,9 @@ def endpoints() -> httpx.Client:
     return httpx.Client(transport=httpx.MockTransport(answer))
 
 
-def loader(ref: str) -> ModelSpec:
+def loader(ref: str, *, override: ConfigOverride | None = None) -> ModelSpec:
     if ref == "meta-llama/Meta-Llama-3-8B":
-        return load_model("llama-3.1-8b")
+        return load_model("llama-3.1-8b", override=override)
     raise InputError(f"could not fetch https://hub.internal/{T['GitLab PAT']}/{ref}: 404", field="--model")
 
 

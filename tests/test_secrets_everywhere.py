@@ -22,6 +22,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from kvtop.cli import main
 from kvtop.commands.node_source import LiveSource
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import ProcessRole
@@ -155,10 +156,10 @@ def endpoints() -> httpx.Client:
     return httpx.Client(transport=httpx.MockTransport(answer))
 
 
-def loader(ref: str) -> ModelSpec:
+def loader(ref: str, *, override: ConfigOverride | None = None) -> ModelSpec:
     """gpt-oss-120b from its preset; anything else fails the way a hub download does, naming a URL."""
     if ref == GPT_OSS:
-        return load_model("gpt-oss-120b")
+        return load_model("gpt-oss-120b", override=override)
     url = f"https://hf:{S['model loader error']}@hub.internal/{ref}/config.json"
     raise InputError(f"could not fetch {url}: 404", field="--model")
 

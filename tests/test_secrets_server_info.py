@@ -20,6 +20,7 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.commands.node_source import LiveSource
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.model import ModelSpec
 from kvtop.sources.hub import load_model
 from kvtop.sources.nvml import NvmlSource
@@ -74,8 +75,8 @@ def source() -> LiveSource:
                        bus_id="00000000:07:00.0", compute=[(TP0, 70_000 << 20)])  # fmt: skip
     nvml = NvmlSource(nvml_module=FakePynvml([gpu]), clock=lambda: 1_700_000_100.0)
 
-    def loader(ref: str) -> ModelSpec:
-        return load_model("llama-3.1-8b")
+    def loader(ref: str, *, override: ConfigOverride | None = None) -> ModelSpec:
+        return load_model("llama-3.1-8b", override=override)
 
     return LiveSource(nvml=nvml, table=table, model_loader=loader, http_client=endpoints())
 

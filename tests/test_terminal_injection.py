@@ -26,6 +26,7 @@ from rich.console import Console
 
 from kvtop.cli import main
 from kvtop.commands.node_source import LiveSource
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.terminal import first_control, safe_line, safe_text
@@ -102,9 +103,9 @@ def endpoints() -> httpx.Client:
     return httpx.Client(transport=httpx.MockTransport(answer))
 
 
-def loader(ref: str) -> ModelSpec:
+def loader(ref: str, *, override: ConfigOverride | None = None) -> ModelSpec:
     if ref == "meta-llama/Meta-Llama-3-8B":
-        return load_model("llama-3.1-8b")
+        return load_model("llama-3.1-8b", override=override)
     raise InputError(f"could not fetch {ref}{PAYLOAD}: 404", field="--model")
 
 

@@ -8,13 +8,10 @@ plan (`said`, one of the model's `read_from` notes). The engine package states t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-
-from kvtop.domain.errors import InputError
 
 
 class ConfigOverride(BaseModel):
@@ -23,27 +20,12 @@ class ConfigOverride(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     flag: str  # as the engine spells it
-    values: dict[str, Any]  # the flag's JSON object, as json.loads reads it
+    values: dict[str, Any]  # the flag's JSON object, as json.loads reads it (deployment_flags.flag_json)
     # a dict value for a key whose config value is a sub-config (`…_config`, not quantization_config) is merged into it,
     # not set over it (transformers' sub-configs are PretrainedConfig objects there)
     merges_sub_configs: bool
     merged_dicts: frozenset[str] = frozenset()  # keys whose dict value is merged into the config's dict (rope_scaling)
     source: str  # the engine's code that merges it, by release
-
-    @classmethod
-    def parse(cls, text: object, *, flag: str, merges_sub_configs: bool, merged_dicts: frozenset[str],
-              source: str) -> ConfigOverride:  # fmt: skip
-        """The flag's value read as the engine reads it (`json.loads`, an object); InputError naming the flag else."""
-        if not isinstance(text, str):
-            raise InputError("takes a JSON object after it", field=flag)
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"is not JSON ({err.msg} at character {err.pos}: {text[:60]!r})", field=flag) from None
-        if not isinstance(values, dict):
-            raise InputError(f"must be a JSON object (got {text[:60]!r})", field=flag)
-        return cls(flag=flag, values=values, merges_sub_configs=merges_sub_configs, merged_dicts=merged_dicts,
-                   source=source)  # fmt: skip
 
     def apply(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """The config with the override merged in, as the engine merges it; the given config is left as it was."""

@@ -25,6 +25,7 @@ __all__ = [
     "flag_int",
     "flag_float",
     "flag_json",
+    "json_value",
     "flag_words",
     "without_flags",
     "with_flags",
@@ -57,16 +58,26 @@ def flag_float(settings: LaunchSettings, spelling: str, *, above: float = 0.0) -
 
 
 def flag_json(settings: LaunchSettings, spelling: str, example: str = '{"method": "eagle3"}') -> dict[str, object]:
-    """The JSON object given to `--spelling` ({} when not given); malformed JSON names the flag."""
+    """The JSON object given to `--spelling` ({} when not given), read by `json_value`."""
     text = flag_text(settings, spelling)
-    if text is None:
-        return {}
+    return {} if text is None else json_value(text, f"--{spelling}", example)
+
+
+def json_value(text: object, field: str, example: str) -> dict[str, object]:
+    """A flag's value read as the engines read a JSON object (`json.loads`, an object): no value, malformed JSON,
+    another JSON value or one over 64 KiB is an InputError naming the flag (`field`), with an `example`."""
+    if not isinstance(text, str):
+        raise InputError(f"takes a JSON object after it, e.g. '{example}'", field=field)
+    if len(text) > 64 * 1024:
+        raise InputError(f"expected a JSON object of at most 64 KiB, e.g. '{example}'", field=field)
     try:
-        value = json.loads(text) if len(text) <= 64 * 1024 else None
-    except ValueError:
-        value = None
+        value = json.loads(text)
+    except ValueError as err:
+        where = f"{err.msg} at character {err.pos}: " if isinstance(err, json.JSONDecodeError) else ""
+        raise InputError(f"is not JSON ({where}{text[:60]!r}); expected a JSON object, e.g. '{example}'",
+                         field=field) from None  # fmt: skip
     if not isinstance(value, dict):
-        raise InputError(f"expected a JSON object, e.g. '{example}'", field=f"--{spelling}")
+        raise InputError(f"must be a JSON object, e.g. '{example}' (got {text[:60]!r})", field=field)
     return value
 
 

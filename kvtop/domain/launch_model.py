@@ -1,7 +1,8 @@
 """The model a launch runs: the launch's config override (an engine's `config_override` hook, SGLang's
---json-model-override-args) read from its flags and handed to the model loader, which merges it through
-`model_config.model_from_config` as `kvtop plan` does (no second path). One function for the live node's prediction
-(`predictor.EnginePredictor`) and the planner (ui/screens/planner.py), so both size the config the engine sized."""
+--json-model-override-args) read from its flags, for the model loader's `override` (`ports.ModelLoader`), which merges
+it through `model_config.model_from_config` as `kvtop plan` does (no second path). One function for the live node's
+prediction (`predictor.EnginePredictor`) and the planner (ui/screens/planner.py), so both size the config the engine
+sized."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import ModelSpec
-from kvtop.domain.ports import ModelLoader
 
 
 def stated_override(settings: LaunchSettings) -> ConfigOverride | None:
@@ -29,8 +28,3 @@ def launch_override(settings: LaunchSettings | None) -> ConfigOverride | None:
         return stated_override(settings)
     except KvtopError:
         return None
-
-
-def load_planned(loader: ModelLoader, ref: str, override: ConfigOverride | None) -> ModelSpec:
-    """`ref` through the loader, the launch's override merged in where it has one."""
-    return loader(ref) if override is None else loader(ref, override=override)

@@ -19,7 +19,7 @@ from kvtop.domain.errors import KvtopError
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, engine_visible_total, wsl2_total_origin
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.launch_model import launch_override, load_planned
+from kvtop.domain.launch_model import launch_override
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import EngineInstance, GpuObservation, NodeObservation
@@ -108,7 +108,7 @@ class EnginePredictor:
     ) -> Ledger | str:  # fmt: skip
         try:
             # the config the engine sized: its launch's override merged in (SGLang's --json-model-override-args)
-            model = load_planned(self._load_model, ref, launch_override(settings))
+            model = self._load_model(ref, override=launch_override(settings))
             draft = draft_model(settings, self._load_model)
             # the clean prediction: NVML's total and GPU name, CUDA's total where NVML v2 measured it, every other
             # pre-load term calibrated (docs/calibration.md)

@@ -1,4 +1,5 @@
-"""How the domain writes a byte figure inside the sentences it builds (evidence, notes, causes).
+"""How the domain writes a byte figure, and the article before a figure or a name, inside the sentences it builds
+(evidence, notes, causes).
 
 Views format figures themselves (kvtop/units.py); this is the one spelling for figures the domain
 puts into words: GiB (2**30 bytes), two decimals, the unit always stated.
@@ -15,17 +16,35 @@ def gib(num_bytes: int | float) -> str:
     return f"{num_bytes / GIB:,.2f} GiB"
 
 
-def a_or_an(figure: str) -> str:
-    """'a' or 'an' before a figure as it is read aloud: 'an' before eight, eighty…, eleven, eighteen (8, 80.5, 11.63,
-    18, 11,500: eleven thousand), else 'a' (1.00, 110: one hundred, 1,800: one thousand)."""
-    lead = figure.lstrip("−-+").split(".")[0].split(",")[0]
-    return "an" if lead.startswith("8") or lead in ("11", "18") else "a"
+# letters whose name opens with a vowel sound (ef, aitch, el, em, en, ar, es, ex …): 'an' before them spelled out
+VOWEL_LETTERS = frozenset("AEFHILMNORSX")
+
+
+def a_or_an(text: str) -> str:
+    """'a' or 'an' before a figure or a name as it is read aloud. A figure: 'an' before eight, eighty…, eleven,
+    eighteen (8, 80.5, 11.63, 18, 11,500: eleven thousand), else 'a' (1.00, 110: one hundred, 1,800: one thousand). A
+    name spelled letter by letter, opening with two capitals or a letter before a digit (H100, L40S, RTX4090, MLA,
+    GB200, T4, SGLang, h2ovl): by its first letter's name (an H100, an L40, an RTX, a GB200). Any other word by its
+    first letter (an olmo2, an intermediate_size, a llama, a MoE, a vision-language)."""
+    lead = text.lstrip("−-+")
+    if lead[:1].isdigit():
+        lead = lead.split(".")[0].split(",")[0]
+        return "an" if lead.startswith("8") or lead in ("11", "18") else "a"
+    first, second = lead[:1], lead[1:2]
+    spelled = first.isalpha() and (second.isdigit() or (first.isupper() and second.isupper()))
+    if spelled:
+        return "an" if first.upper() in VOWEL_LETTERS else "a"
+    return "an" if first and first.lower() in "aeiou" else "a"
+
+
+def with_article(text: str) -> str:
+    """'an H100', 'a GB200', 'an 8-bit', 'an olmo2': a figure or a name with its article (`a_or_an`)."""
+    return f"{a_or_an(text)} {text}"
 
 
 def a_gib(num_bytes: int | float) -> str:
     """'a 6.00 GiB', 'an 11.63 GiB': a byte figure with its article."""
-    figure = gib(num_bytes)
-    return f"{a_or_an(figure)} {figure}"
+    return with_article(gib(num_bytes))
 
 
 def signed(count: int) -> str:

@@ -55,7 +55,7 @@ def test_a_launch_outside_takes_the_largest_share_of_its_groups_and_names_each()
     deepseek = load_model(str(CONFIGS / "deepseek-ai--DeepSeek-V3.json"))
     found = COVERED.widening(deepseek, "B300", ResolvedVersion(text="0.5.23"))
     assert found is not None and found.fraction == 0.03  # the release band's 3 % (the GPU's 1 %, the class's 2 %)
-    assert found.words == ("no record on a B300; no record at 0.5.23 (newest 0.5.21); no record of a MLA with "
+    assert found.words == ("no record on a B300; no record at 0.5.23 (newest 0.5.21); no record of an MLA with "
                            "MoE model; interval widened by ± 3.0 %")  # fmt: skip
     # where what the GPU decides is measured, the GPU model no record ran widens nothing
     gpu_only = COVERED.widening(load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")), "B300",

@@ -80,7 +80,7 @@ def test_kvtops_own_snapshot_of_the_card_holds_the_same_figures() -> None:
 def _live_ledger(gpu: GpuObservation) -> Ledger:
     engine = EngineInstance(engine_id="vllm:8000", kind="vllm", server_pid=8000, settings=parse_launch_command(VLLM),
                             host="127.0.0.1", port=8000)  # fmt: skip
-    ledger = EnginePredictor(lambda ref: load_model("llama-3.1-8b")).ledger(engine, [gpu])
+    ledger = EnginePredictor(lambda ref, override=None: load_model("llama-3.1-8b", override=override)).ledger(engine, [gpu])
     assert isinstance(ledger, Ledger), ledger
     return ledger
 

@@ -11,6 +11,7 @@ import pynvml
 import pytest
 
 from kvtop.commands.node_source import DemoSource, LiveSource, open_node_source
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.model import ModelSpec
@@ -49,9 +50,9 @@ class CountingLoader:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    def __call__(self, ref: str) -> ModelSpec:
+    def __call__(self, ref: str, *, override: ConfigOverride | None = None) -> ModelSpec:
         self.calls.append(ref)
-        return load_model("gpt-oss-120b") if ref == GPT_OSS else load_model(ref)
+        return load_model("gpt-oss-120b" if ref == GPT_OSS else ref, override=override)
 
 
 def refused() -> httpx.Client:

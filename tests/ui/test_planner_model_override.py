@@ -12,7 +12,7 @@ import pytest
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
-from kvtop.domain.launch_model import launch_override, load_planned
+from kvtop.domain.launch_model import launch_override
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.observe import EngineInstance, GpuObservation
 from kvtop.domain.predictor import EnginePredictor
@@ -28,10 +28,10 @@ def test_a_launch_s_override_makes_the_planner_s_model_the_overridden_one() -> N
                            strict=True).model_copy(update={"engine_version": "0.5.9"})  # fmt: skip
     override = launch_override(settings)
     assert override is not None and override.values == {"num_hidden_layers": 14}
-    planned = load_planned(load_model, str(CONFIG), override)
+    planned = load_model(str(CONFIG), override=override)
     assert (stock, planned.num_layers) == (28, 14)
     assert any("--json-model-override-args" in line for line in planned.read_from)  # said in the model's notes
-    assert load_planned(load_model, str(CONFIG), launch_override(parse_flags("sglang", ["--tp-size", "1"]))).num_layers == 28
+    assert load_model(str(CONFIG), override=launch_override(parse_flags("sglang", ["--tp-size", "1"]))).num_layers == 28
 
 
 def test_no_override_where_the_launch_gives_none_or_the_engine_reads_none() -> None:

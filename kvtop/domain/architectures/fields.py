@@ -13,6 +13,7 @@ from typing import Any
 
 from kvtop.domain.config_schema import TextConfig
 from kvtop.domain.errors import InputError
+from kvtop.domain.wording import with_article
 
 # Every real config states these: a class default for them (transformers' 32 layers, 4096 wide)
 # would describe another model than the checkpoint, so their absence is an error, not a default.
@@ -42,7 +43,7 @@ class Fields:
         # a wrapper's text section built from its class defaults (LlavaConfig: LlamaConfig()) may rely on
         # them for its shape too (llava-1.5's text_config states neither hidden_size nor num_hidden_layers)
         self._structural_defaults = structural_defaults
-        self._who = f"a generic reading of {model_type!r}" if generic else f"a {model_type} config"
+        self._who = f"a generic reading of {model_type!r}" if generic else f"{with_article(model_type)} config"
         # no model_type in the file (`{}`, a file that is not a model's config): the error says so, not 'generic'
         self._untyped = untyped
         self._defaults_read: dict[str, Any] = {}

@@ -15,6 +15,7 @@ from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.config_schema_families import BlockConfig
 from kvtop.domain.model import LayerKind, MlpKind
 from kvtop.domain.rounding import ceil_div, round_up
+from kvtop.domain.wording import with_article
 
 FULL, SLIDING, LINEAR, NONE = LayerKind.FULL, LayerKind.SLIDING, LayerKind.LINEAR, LayerKind.NONE
 
@@ -266,7 +267,7 @@ class BlockPattern(LayerRule):
             return tuple(self.chars[c] for c in pattern)
         words = f.get(self.words_field)
         if words is None:
-            raise f.error(self.chars_field, f"missing (a {f.model_type} config needs its layer pattern)")
+            raise f.error(self.chars_field, f"missing ({with_article(f.model_type)} config needs its layer pattern)")
         if len(words) != layers or set(words) - set(self.words):
             known = ", ".join(self.words)
             raise f.error(self.words_field, f"must list one of {known} per layer ({layers} layers)")
@@ -332,7 +333,7 @@ class KimiLinearLayers(LayerRule):
         linear = f.get("linear_attn_config")
         if linear is None or linear.full_attn_layers is None:
             raise f.error(
-                "linear_attn_config", f"missing full_attn_layers (a {f.model_type} config needs it)"
+                "linear_attn_config", f"missing full_attn_layers ({with_article(f.model_type)} config needs it)"
             )
         full = {i - 1 for i in linear.full_attn_layers}
         return tuple(FULL if i in full else LINEAR for i in range(layers))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import MlpKind, MoeSpec
+from kvtop.domain.wording import with_article
 
 MOE, DENSE = MlpKind.MOE, MlpKind.DENSE
 
@@ -265,7 +266,7 @@ class Moe:
             # moe_num_experts int, MoE layers from mlp_layer_types, the tower's fields renamed) — a layout, not a type
             # slip, so it is named not modelled rather than refused as "must be one pair" (#26 config type audit)
             raise UnsupportedModelError(
-                f"one expert count ({counts}) for both expert groups beside a {self.expert_size_field} pair is a "
+                f"one expert count ({counts}) for both expert groups beside {with_article(self.expert_size_field)} pair is a "
                 f"converted layout kvtop does not model: it reads the checkpoint's own format, one [text, vision] "
                 f"pair for each (with each group's layer range)",
                 field=f.prefix + self.experts_field,

@@ -32,6 +32,7 @@ from kvtop.domain.model import (
 )
 from kvtop.domain.quant import QuantSpec
 from kvtop.domain.rounding import round_up
+from kvtop.domain.wording import with_article
 
 VISION_NOT_MODELLED = (
     "vision tower weights (not in the weights book; SGLang's VLM fraction and reserve apply where it serves "
@@ -271,7 +272,7 @@ def _kv_heads(f: Fields, arch: Architecture, heads: int) -> int:
 def _cross_attention_layers(f: Fields, field: str, layers: int) -> tuple[int, ...]:
     """The layers `field` lists as attending to an encoder's states (Mllama), each one of the model's."""
     if f.get(field) is None:
-        raise f.error(field, f"missing (a {f.model_type} config names the layers that attend to the image)")
+        raise f.error(field, f"missing ({with_article(f.model_type)} config names the layers that attend to the image)")
     stated = tuple(sorted(set(f.get(field))))
     if any(index >= layers for index in stated):
         raise f.error(field, f"lists a layer beyond the model's {layers}")

@@ -22,6 +22,7 @@ from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import StateKind, StateSpec
 from kvtop.domain.rounding import ceil_div
+from kvtop.domain.wording import with_article
 
 _HALF = ("bfloat16", "float16", "bf16", "fp16")
 
@@ -133,7 +134,7 @@ class KimiDeltaState(StateRule):
     def spec(self, f: Fields) -> StateSpec:
         linear = f.get("linear_attn_config")
         if linear is None:
-            raise f.error("linear_attn_config", f"missing (a {f.model_type} config needs it)")
+            raise f.error("linear_attn_config", f"missing ({with_article(f.model_type)} config needs it)")
         heads, head_dim, kernel = linear.num_heads, linear.head_dim, linear.short_conv_kernel_size
         if heads is None or head_dim is None or kernel is None:
             raise f.error("linear_attn_config", "must give num_heads, head_dim and short_conv_kernel_size")
@@ -264,7 +265,7 @@ class JetBlockState(StateRule):
         heads, head_k = f.need(f"{JET}.num_heads"), f.need(f"{JET}.head_dim")
         expand = f.get(f"{JET}.expand_v")
         if expand is None:
-            raise f.error(f"{JET}.expand_v", f"missing (a {f.model_type} config needs it)")
+            raise f.error(f"{JET}.expand_v", f"missing ({with_article(f.model_type)} config needs it)")
         head_v = int(head_k * expand)  # JetBlock.__init__: int(head_k_dim * expand_v), truncated
         return StateSpec(
             kind=StateKind.JET,

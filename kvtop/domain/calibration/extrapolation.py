@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.engines.versions import Release, ResolvedVersion
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import with_article
 
 
 def architecture_class(model: ModelSpec | None) -> str:
@@ -73,14 +74,14 @@ class Extrapolation(BaseModel):
         found: list[tuple[str, float]] = []
         gpu = gpu_model_key(gpu_name) if gpu_name else ""
         if gpu and gpu not in self.gpus and gpu_terms_open:
-            found.append((f"no record on a {gpu}", self.gpu_fraction))
+            found.append((f"no record on {with_article(gpu)}", self.gpu_fraction))
         band = release_band(version.release, self.band_depth)
         if band is not None and self.newest_band is not None and band > self.newest_band:
             found.append((f"no record at {band_words(band)} (newest {band_words(self.newest_band)})",
                           self.version_fraction))  # fmt: skip
         kind = architecture_class(model)
         if kind and kind not in self.classes:
-            found.append((f"no record of a {kind} model", self.class_fraction))
+            found.append((f"no record of {with_article(kind)} model", self.class_fraction))
         if not found:
             return None
         return ExtrapolationWidening(reasons=tuple(why for why, _ in found), fraction=max(share for _, share in found),

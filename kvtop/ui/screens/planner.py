@@ -29,7 +29,7 @@ from kvtop.domain.errors import KvtopError
 from kvtop.domain.host_tier_fit import HostTierFit
 from kvtop.domain.launch import LaunchSettings, release_names
 from kvtop.domain.launch_check import architecture_check, launch_refusals
-from kvtop.domain.launch_model import launch_override, load_planned
+from kvtop.domain.launch_model import launch_override
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
@@ -411,9 +411,9 @@ class PlannerScreen(NodeScreen):
     @work(thread=True, exclusive=True, group="planner-model", exit_on_error=False)
     def _load_model(self, ref: str, override: ConfigOverride | None) -> None:
         """The loader may read files or the hub: never on the event loop. The launch's config override is merged in
-        by the loader (`launch_model.load_planned`)."""
+        by the loader (its `override`)."""
         try:
-            self.post_message(self.ModelLoaded(ref, load_planned(self._loader, ref, override), None, override))
+            self.post_message(self.ModelLoaded(ref, self._loader(ref, override=override), None, override))
         except KvtopError as err:
             self.post_message(self.ModelLoaded(ref, None, str(err), override))
         except OSError as err:

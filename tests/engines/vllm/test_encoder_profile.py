@@ -13,12 +13,8 @@ import pytest
 
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
-from kvtop.domain.engines.vllm.encoder_profile import (
-    encoder_profile,
-    largest_image,
-    video_frames,
-    video_patches,
-)
+from kvtop.domain.engines.vllm.encoder_dummies import largest_image, video_frames, video_patches
+from kvtop.domain.engines.vllm.encoder_profile import encoder_profile
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.hub import load_config_file

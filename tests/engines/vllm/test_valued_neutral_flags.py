@@ -131,7 +131,7 @@ def test_a_moved_flag_is_accepted_and_the_capacity_does_not_move(
         ),
         pytest.param(
             _llama("0.33.0"), ["--profiler-config", "torch"],
-            "--profiler-config: takes a JSON object, as vLLM's parser does",
+            "--profiler-config: is not JSON (Expecting value at character 0: 'torch'); expected a JSON object",
             id="profiler-not-json",  # engine/arg_utils.py parse_dataclass: TypeAdapter.validate_json
         ),
         pytest.param(

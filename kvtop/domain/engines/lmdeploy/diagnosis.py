@@ -30,7 +30,7 @@ from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
-from kvtop.domain.wording import gib
+from kvtop.domain.wording import gib, with_article
 
 if TYPE_CHECKING:
     from kvtop.domain.diagnose_engine import EngineOnNode
@@ -137,7 +137,7 @@ def _kv_quant_policy(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> 
         tokens=gain, fix="--quant-policy 8", gain_tokens=gain,
         evidence=(
             f"KV bytes per token per rank: {ledger.kv_bytes_per_token:,} B → {alt.kv_bytes_per_token:,} B "
-            f"(int8 + a {ledger.model.dtype_bytes * 8}-bit scale and zero per token and head)",
+            f"(int8 + {with_article(f'{ledger.model.dtype_bytes * 8}-bit')} scale and zero per token and head)",
             change,
             "quality: LMDeploy reports int8 KV close to fp16 on its evals; int4 (--quant-policy 4) costs more; check yours",
         ),

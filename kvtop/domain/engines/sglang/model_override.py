@@ -17,6 +17,7 @@ The flag is in every release read (flags_table.RELEASES_READ: v0.4.0 on; v0.5.23
 from __future__ import annotations
 
 from kvtop.domain.config_override import ConfigOverride
+from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.launch import LaunchSettings
 
@@ -38,11 +39,10 @@ def config_override(settings: LaunchSettings, version: ResolvedVersion) -> Confi
     """The launch's `--json-model-override-args`, with its release's merge; None where it gives none or `{}`.
 
     Raises InputError naming the flag where its value is not a JSON object."""
-    text = settings.flags.get(FLAG.removeprefix("--"))
-    if text is None:
+    values = flag_json(settings, FLAG.removeprefix("--"), '{"max_position_embeddings": 65536}')
+    if not values:  # not given, or "{}", the default: `if model_override_args:` merges nothing
         return None
     era = era_for(MERGE_ERAS, version)
     sub_configs, dicts = era.value
-    override = ConfigOverride.parse(text, flag=FLAG, merges_sub_configs=sub_configs, merged_dicts=dicts,
-                                    source=f"SGLang {version.label} {era.source}")  # fmt: skip
-    return override if override.values else None  # "{}", the default: `if model_override_args:` merges nothing
+    return ConfigOverride(flag=FLAG, values=values, merges_sub_configs=sub_configs, merged_dicts=dicts,
+                          source=f"SGLang {version.label} {era.source}")  # fmt: skip  # "{}", the default: `if model_override_args:` merges nothing

@@ -15,17 +15,13 @@ from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
-from kvtop.domain.engines.vllm.backends import block_size, checkpoint_fp8_dsa_ds_mla_majors
+from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import VllmBudget, start_request_bytes, starting_utilization
 from kvtop.domain.engines.vllm.config_checks import check_config
-from kvtop.domain.engines.vllm.dsv4 import DSV4_ERAS, ROW_BYTES
-from kvtop.domain.engines.vllm.dtype_fallback import auto_fp16_below_major
-from kvtop.domain.engines.vllm.encdec import CROSS_GROUP_ERAS
-from kvtop.domain.engines.vllm.eras import honours_checkpoint_kv_dtype
 from kvtop.domain.engines.vllm.extensible_kv import SOURCE as EXTENSIBLE_SOURCE
 from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.flags import VllmFlags
-from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
+from kvtop.domain.engines.vllm.kv_storage import KV_STORAGE, kv_storage_for
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
 from kvtop.domain.engines.vllm.load_line import LOGGED_WEIGHTS_STAGE
 from kvtop.domain.engines.vllm.pp_parts import stage_parts
@@ -47,13 +43,7 @@ if TYPE_CHECKING:
 class VllmRules(VllmBudget, EngineBase):
     id = "vllm"
     display_name = "vLLM"
-    # §3: nvfp4_full(h) = h//2 + h//16 per head; §12: a draft's layers get KV specs of their own; §3: MiniCPM3's
-    # latent attention runs as plain Attention (models/minicpm3.py MiniCPM3Attention: num_kv_heads = the rank's
-    # heads, head size qk_nope + qk_rope, V padded to it; read in v0.13.0 and v0.33.0)
-    kv_storage = KvStorage(
-        fp4_scales_per_head=True, draft_kv_as_layers=True, mla_as_heads=frozenset({"MiniCPM3ForCausalLM"}),
-        encoder_decoder="cross_pool",  # §4.8: a CrossAttentionSpec group beside the decoder's (encdec.py)
-    )
+    kv_storage = KV_STORAGE  # kv_storage.py
     pp_remainder: PpRemainder = "second_to_last"  # the newest release's split; by release: pp_remainder_at
     sizes_every_rank_from_least_free = False  # §4: each worker its own memory, then the least block count
     logged_weights_stage: int | None = LOGGED_WEIGHTS_STAGE  # `Model loading took` is stage 0's (load_line.py)
@@ -126,25 +116,8 @@ class VllmRules(VllmBudget, EngineBase):
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
     ) -> KvStorage:
-        """§3.3: `auto` follows a ModelOpt checkpoint's FP8 KV from v0.14; §3: DeepSeek V3.2's FP8 latent is
-        `fp8_ds_mla` on every GPU, later only on Hopper (FLASHMLA_SPARSE) and never for `auto`'s checkpoint FP8
-        (backends.py); §4.4: the Mamba SSM state's dtype; §4.7: DeepSeek-V4's row from 0.33.0; §4.8: the cross group;
-        a bf16 model's `auto` KV in fp16 below sm80 from v0.9.0 (dtype_fallback.py)."""
-        majors = checkpoint_fp8_dsa_ds_mla_majors(model, settings.kv_cache_dtype, version)
-        return self.kv_storage.model_copy(
-            update={
-                "honours_checkpoint_kv_dtype": honours_checkpoint_kv_dtype(version),
-                "ds_mla_on_fp8_dsa": majors is None,
-                "fp8_dsa_ds_mla_majors": majors or frozenset(),
-                "unstated_ssm_dtype_bytes": unstated_ssm_dtype_bytes(model, version),
-                # §4.7: DeepSeek-V4's fp8_ds_mla row (584 B) where its specs are read (dsv4.py), else refused
-                "compressed_latent_bytes": ROW_BYTES if DSV4_ERAS.at(version) else 0,
-                # §4.8: an encoder-decoder's cross-attention group where it is read (encdec.py), else refused
-                "encoder_decoder": "cross_pool" if CROSS_GROUP_ERAS.at(version) else "",
-                # a bf16 model under `auto` served as fp16 below sm80 from v0.9.0 (dtype_fallback.py)
-                "auto_fp16_below_major": auto_fp16_below_major(version),
-            }
-        )
+        """The launch's KV storage (kv_storage.py, which the attention pick reads too)."""
+        return kv_storage_for(model, settings, version)
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         """§3.1: the block of the backend vLLM runs with `--kv-cache-dtype auto` (an FP8 KV may differ)."""

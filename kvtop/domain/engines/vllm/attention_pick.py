@@ -31,10 +31,12 @@ from kvtop.domain.engines.vllm.backends import (
     ATTENTION_BACKEND_FLAG,
     FLASHINFER_HEAD_SIZES,
     MM_PREFIX_LM_MODELS,
-    auto_takes_checkpoint_fp8,
 )
+from kvtop.domain.engines.vllm.kv_storage import kv_storage_for
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import compute_capability
+from kvtop.domain.kv import resolve_kv_format
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import MIB
 
 Backend = Literal["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN"]
@@ -58,16 +60,18 @@ class AttentionPick:
     why: str
 
 
-def _fp8_kv(inputs: CalibrationInputs) -> str | None:
-    """The fp8 KV dtype the launch stores ('fp8' for a checkpoint's FP8 KV read under `auto`), '' for the model's
-    dtype, None for another (not modelled)."""
-    requested = inputs.settings.kv_cache_dtype.strip().lower()
-    model = inputs.model
-    if requested == "auto":
-        return "fp8" if model is not None and auto_takes_checkpoint_fp8(model, requested, inputs.version) else ""
-    if requested in ("bfloat16", "float16", "half"):
+def _fp8_kv(inputs: CalibrationInputs, model: ModelSpec) -> str | None:
+    """The fp8 KV the launch stores, as its flag spells it ('fp8' for a checkpoint's FP8 KV read under `auto`), ''
+    for the model's dtype, None for another (not modelled): the format is `kv.resolve_kv_format`'s over vLLM's KV
+    storage (kv_storage.py), the one rule the KV book reads."""
+    storage = kv_storage_for(model, inputs.settings, inputs.version)
+    fmt = resolve_kv_format(inputs.settings.kv_cache_dtype, model, storage, gpu_name=inputs.gpu_name)
+    if fmt in ("bf16", "fp16", "fp32"):
         return ""
-    return requested if requested in ("fp8", "fp8_e4m3", "fp8_e5m2") else None
+    if fmt not in ("fp8_e4m3", "fp8_e5m2"):
+        return None
+    requested = inputs.settings.kv_cache_dtype.strip().lower()
+    return "fp8" if requested == "auto" else requested
 
 
 def attention_pick(inputs: CalibrationInputs) -> AttentionPick | None:
@@ -80,7 +84,7 @@ def attention_pick(inputs: CalibrationInputs) -> AttentionPick | None:
         named = next((backend for backend in BACKENDS if backend == stated), None)
         return AttentionPick(named, f"named by {ATTENTION_BACKEND_FLAG}") if named else None
     cap = compute_capability(inputs.gpu_name)
-    kv = _fp8_kv(inputs)
+    kv = _fp8_kv(inputs, model)
     mm_prefix = model.multimodal and model.model_type.removesuffix("_text") in MM_PREFIX_LM_MODELS
     if cap is None or kv is None or model.attention_sinks or mm_prefix:
         return None

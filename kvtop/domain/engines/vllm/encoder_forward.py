@@ -1,5 +1,5 @@
 """Qwen2.5-VL's dummy item and its vision tower's own forward in vLLM's encoder profile (v0.9.0 – v0.20.x; the dummy
-before v0.13.0 is encoder_profile.py's `_qwen2_vl_item`), read from v0.13.0 in the PyPI wheels
+before v0.13.0 is encoder_dummies.py's `qwen2_vl_item`), read from v0.13.0 in the PyPI wheels
 vllm-0.13.0-cp38-abi3-manylinux_2_31_x86_64.whl and vllm-0.20.1-1-cp38-abi3-manylinux_2_35_x86_64.whl; before, in the
 wheels named below.
 

@@ -44,9 +44,9 @@ refused by name (flags.py VllmFlags.refuse), and a release without the flag as e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
+from kvtop.domain.deployment_flags import json_value
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.errors import InputError
@@ -89,21 +89,10 @@ EXAMPLES: Mapping[str, str] = {
 }  # fmt: skip
 
 
-def _json_object(value: object, flag: str) -> dict[str, object]:
-    """The flag's JSON object as vLLM's parse_dataclass reads it (TypeAdapter.validate_json)."""
-    try:
-        parsed = json.loads(value) if isinstance(value, str) else None
-    except json.JSONDecodeError:
-        parsed = None
-    if not isinstance(parsed, dict):
-        raise InputError("takes a JSON object, as vLLM's parser does (e.g. '{\"profiler\": \"torch\"}')", field=flag)
-    return parsed
-
-
 def refuse_unread_value(name: str, value: object, flag: str) -> None:
     """A value of a flags_valued flag whose effect on memory was not read: refused, naming what was read."""
     if "--" + name == PROFILER_FLAG:
-        config = _json_object(value, flag)
+        config = json_value(value, flag, EXAMPLES[PROFILER_FLAG])  # parse_dataclass: TypeAdapter.validate_json
         if config.get("profiler") not in PROFILERS_READ or config.get("capture_torch_profiler") is True:
             raise InputError(
                 "a profiler that runs during the start (capture_torch_profiler, or proton) is not modelled by kvtop: "
@@ -111,7 +100,7 @@ def refuse_unread_value(name: str, value: object, flag: str) -> None:
                 field=flag,
             )
     elif "--" + name == WEIGHT_TRANSFER_FLAG:
-        backend = _json_object(value, flag).get("backend", "nccl")
+        backend = json_value(value, flag, EXAMPLES[WEIGHT_TRANSFER_FLAG]).get("backend", "nccl")
         if backend not in WEIGHT_TRANSFER_BACKENDS_READ:
             raise InputError(
                 f"weight-transfer backend {backend!r} is not modelled by kvtop: read only 'nccl' (no memory before "

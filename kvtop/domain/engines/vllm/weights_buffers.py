@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.encoder_profile import DEEPSTACK_LEVELS, QWEN3_VL_ERAS, QWEN3_VL_TOWERS
+from kvtop.domain.engines.vllm.encoder_dummies import DEEPSTACK_LEVELS
+from kvtop.domain.engines.vllm.encoder_profile import QWEN3_VL_ERAS, QWEN3_VL_TOWERS
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.engines.vllm.rope_override import launch_ropes
 
