@@ -34,7 +34,7 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
-from kvtop.ui.plan_nodes import copied_lines, copied_words, node_launch, node_shortfall
+from kvtop.ui.plan_nodes import copied_lines, copied_words, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
     decided_spec_method,
@@ -373,9 +373,9 @@ class PlannerScreen(NodeScreen):
         invalid or the layout needs more GPUs than its nodes have."""
         if self.outcome is None or self.outcome.settings is None or self.too_large() is not None or self.refusals():
             return None
-        settings = self.outcome.settings
-        shared = engine_flag_list(settings, with_model=settings.model != self.basis.settings.model)
-        return copied_lines(shared, node_launch(settings))
+        settings, nodes = self.outcome.settings, self.outcome.nodes
+        shared = engine_flag_list(settings, with_model=settings.model != self.basis.settings.model, launch=nodes)
+        return copied_lines(shared, nodes)
 
     @on(Input.Changed)
     @on(Select.Changed)
@@ -445,7 +445,7 @@ class PlannerScreen(NodeScreen):
             self.notify(f"nothing to copy: {why}", severity="warning")
             return
         self.app.copy_to_clipboard(text)
-        nodes = copied_words(node_launch(self.outcome.settings)) if self.outcome and self.outcome.settings else ""
+        nodes = copied_words(self.outcome.nodes) if self.outcome else ""
         self.notify(f"copied{f' {nodes}' if nodes else ''}: {text or '(engine defaults)'}")
 
     @on(Button.Pressed, "#plan-reset")
