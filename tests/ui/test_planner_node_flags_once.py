@@ -4,10 +4,10 @@ line, the flags line and `c` read it off the solved edit (`PlanOutcome.nodes`), 
 from __future__ import annotations
 
 import kvtop.domain.engines.sglang.span as sglang_span
-from tests.ui.helpers import open_planner, retype
+from tests.ui.helpers import retype
 
 
-async def test_one_keystroke_reads_the_node_flags_once(make_app, healthy_snapshot, monkeypatch):
+async def test_one_keystroke_reads_the_node_flags_once(planner_on, monkeypatch):
     asked: list[int] = []
     rule = sglang_span.per_node
 
@@ -15,9 +15,7 @@ async def test_one_keystroke_reads_the_node_flags_once(make_app, healthy_snapsho
         asked.append(nodes)
         return rule(settings, nodes)
 
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(100, 40)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(100, 40)) as (_, pilot, screen):
         await retype(pilot, "#plan-tp", "4")  # home, ctrl+k, 4: three edits, each re-solved
         monkeypatch.setattr(sglang_span, "per_node", counted)
         await pilot.press("backspace", "2")  # two keystrokes: '' (invalid, nothing to read) then TP 2
