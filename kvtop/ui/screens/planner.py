@@ -33,6 +33,7 @@ from kvtop.domain.launch_model import launch_override, load_planned
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
+from kvtop.ui.plan_errors import model_load_error
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
 from kvtop.ui.plan_nodes import copied_lines, copied_words, node_shortfall
 from kvtop.ui.planning import (
@@ -415,9 +416,9 @@ class PlannerScreen(NodeScreen):
         try:
             self.post_message(self.ModelLoaded(ref, load_planned(self._loader, ref, override), None, override))
         except KvtopError as err:
-            self.post_message(self.ModelLoaded(ref, None, str(err), override))
+            self.post_message(self.ModelLoaded(ref, None, model_load_error(ref, err), override))
         except OSError as err:
-            self.post_message(self.ModelLoaded(ref, None, f"cannot read {ref!r}: {err}", override))
+            self.post_message(self.ModelLoaded(ref, None, f"model: cannot read {ref!r}: {err}", override))
 
     @on(ModelLoaded)
     def model_loaded(self, message: ModelLoaded) -> None:
@@ -428,7 +429,7 @@ class PlannerScreen(NodeScreen):
             if self._live_model is None and live_ref and message.override == launch_override(self.basis.settings):
                 self._live_model = message.model  # the live model, loaded by reference with the live launch's override
         else:
-            self._model_error = f"model: {message.error}"
+            self._model_error = message.error
         self.recompute()
 
     def action_scroll_result(self, direction: str) -> None:
