@@ -153,8 +153,8 @@ def test_the_planner_grown_past_a_node_at_vllm_0_10_2_copies_one_line_without_nn
     grown = on_its_nodes(base, base.model_copy(update={"tp": 16}), 8)
     launch = node_launch(grown)
     assert launch is not None and launch.nodes == 2 and "spans nodes only with Ray" in launch.said
-    line = copied_lines(engine_flag_list(grown, with_model=False), launch)
+    line = copied_lines(engine_flag_list(grown, with_model=False, launch=launch), launch)
     assert shlex.split(line) == ["--tensor-parallel-size", "16"]
     newer = on_its_nodes(base.model_copy(update={"engine_version": "0.11.1"}),
                          base.model_copy(update={"tp": 16, "engine_version": "0.11.1"}), 8)  # fmt: skip
-    assert "--nnodes" in copied_lines(engine_flag_list(newer, with_model=False), node_launch(newer))
+    assert "--nnodes" in copied_lines(engine_flag_list(newer, with_model=False, launch=node_launch(newer)), node_launch(newer))

@@ -68,3 +68,12 @@ def field_error(err: KvtopError, engine: EngineId | None = None) -> FieldError:
     if name and text.startswith(f"{name}: "):
         text = text[len(name) + 2 :]
     return FieldError(key, f"{FIELD_BY_KEY[key].label}: {text}")
+
+
+def model_load_error(ref: str, err: KvtopError) -> str:
+    """The model loader's error as the model field says it: "model: 'REF': WHY" where it names the CLI's flag and
+    the reference typed (the loader's own "--model: WHY in REF", whose flag the planner has no field of and whose
+    trailing "in REF" read as part of the reason); any other error as the loader words it, after "model: "."""
+    if isinstance(err, InputError) and err.field == "--model" and err.source == ref:
+        return f"model: {ref!r}: {err.detail}"
+    return f"model: {err}"

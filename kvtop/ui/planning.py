@@ -23,6 +23,7 @@ from kvtop.domain.launch import LaunchSettings, model_args, release_names
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
+from kvtop.domain.span import NodeLaunch
 from kvtop.domain.wording import GIB
 from kvtop.ui.plan_errors import FieldErrors, field_error
 from kvtop.ui.plan_fields import (
@@ -285,11 +286,11 @@ def desktop_fact_note(measured: MeasuredInputs | None) -> str:
     return f" · {seen.cited}" if seen is not None else ""
 
 
-def engine_flag_list(settings: LaunchSettings, *, with_model: bool) -> list[str]:
+def engine_flag_list(settings: LaunchSettings, *, with_model: bool, launch: NodeLaunch | None) -> list[str]:
     """The flags to paste into the engine's launch command, the model first as the engine takes it
     (a flag, or positionally: `trtllm-serve MODEL …`, `lmdeploy serve api_server MODEL …`); without the node flags
-    the release's parser lacks (`NodeLaunch.unread_flags`: vLLM before v0.11.1 spans nodes through Ray)."""
-    launch = node_launch(settings)
+    the release's parser lacks (`NodeLaunch.unread_flags`: vLLM before v0.11.1 spans nodes through Ray). `launch`:
+    the settings' `node_launch`, read once per edit by the caller (`PlanOutcome.nodes`)."""
     if launch is not None and launch.unread_flags:
         kept = {key: value for key, value in settings.flags.items() if f"--{key}" not in launch.unread_flags}
         settings = settings.model_copy(update={"flags": kept})
@@ -299,9 +300,9 @@ def engine_flag_list(settings: LaunchSettings, *, with_model: bool) -> list[str]
     return flags
 
 
-def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
+def engine_flags(settings: LaunchSettings, *, with_model: bool, launch: NodeLaunch | None) -> str:
     """`engine_flag_list` as one shell line."""
-    return shlex.join(engine_flag_list(settings, with_model=with_model))
+    return shlex.join(engine_flag_list(settings, with_model=with_model, launch=launch))
 
 
 @dataclass(frozen=True)
@@ -319,6 +320,9 @@ class PlanOutcome:
     # whether the edit plans the live model (the before column's): where it plans another, the live engine's
     # own figures (its reported tokens) belong to the before column alone, and the views say so
     live_model_planned: bool = True
+    # what each node's launch adds over nodes (`plan_nodes.node_launch` of `settings`, None on one node): read once
+    # per edit here, so the status, the flags line and `c` do not each ask the engine's span rule again
+    nodes: NodeLaunch | None = None
 
     @property
     def error(self) -> str | None:
@@ -419,7 +423,7 @@ def plan(
         return PlanOutcome(before=before, after=None, settings=None, errors=errors, before_error=before_error,
                            live_model_planned=live_planned)  # fmt: skip
     return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,
-                       live_model_planned=live_planned, after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, edited, draft,
+                       live_model_planned=live_planned, nodes=node_launch(settings), after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, edited, draft,
                                                node_measures))  # fmt: skip
 
 

@@ -3,7 +3,8 @@ share are in helpers.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
 from textual.pilot import Pilot
@@ -13,6 +14,7 @@ from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import SnapshotSource
 from kvtop.sources.hub import load_model
 from kvtop.ui.app import KvtopApp
+from kvtop.ui.screens.planner import PlannerScreen
 from tests.ui.fakes import FakeSource, FixedClock, llama_model, llama_snapshot
 
 #: A poll interval long enough that only the first collect (and `r`) happen during a test.
@@ -52,6 +54,23 @@ def make_app() -> Callable[..., KvtopApp]:
         return KvtopApp(fake, load_model, **options)  # type: ignore[arg-type]
 
     return build
+
+
+@pytest.fixture
+def planner_on(
+    make_app: Callable[..., KvtopApp], healthy_snapshot: NodeSnapshot
+) -> Callable[..., AbstractAsyncContextManager[tuple[KvtopApp, Pilot[object], PlannerScreen]]]:
+    """`async with planner_on(size=(100, 40)) as (app, pilot, screen):` the healthy Llama-3-70B TP8 node's app at
+    that terminal size (default 80×24), its planner open and solved once (`helpers.open_planner`)."""
+    from tests.ui.helpers import open_planner
+
+    @asynccontextmanager
+    async def opened(*, size: tuple[int, int] = (80, 24)) -> AsyncIterator[tuple[KvtopApp, Pilot[object], PlannerScreen]]:
+        app = make_app(healthy_snapshot)
+        async with app.run_test(size=size) as pilot:
+            yield app, pilot, await open_planner(pilot)
+
+    return opened
 
 
 async def wait_for(pilot: Pilot[object], condition: Callable[[], object], *, rounds: int = 200) -> None:

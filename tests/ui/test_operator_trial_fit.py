@@ -10,13 +10,11 @@ from textual.widgets import Label
 
 from kvtop.ui.keys import KEYS
 from kvtop.ui.screens.help import help_text
-from tests.ui.helpers import open_planner, retype, shown
+from tests.ui.helpers import retype, shown
 
 
-async def test_every_planner_label_is_drawn_whole_at_100_columns(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_planner(pilot)
+async def test_every_planner_label_is_drawn_whole_at_100_columns(planner_on):
+    async with planner_on(size=(100, 30)) as (_, pilot, screen):
         for label in screen.query(".plan-label").results(Label):
             rows = ("".join(segment.text for segment in label.render_line(y)) for y in range(label.size.height))
             assert " ".join(row.strip() for row in rows) == str(label.render())
@@ -25,12 +23,10 @@ async def test_every_planner_label_is_drawn_whole_at_100_columns(make_app, healt
         assert longest.size.height == 2  # 17 characters in a 16-cell column: was one row, 'experts' gone
 
 
-async def test_the_per_rank_rows_below_a_drafting_edit_scroll_into_view(make_app, healthy_snapshot):
+async def test_the_per_rank_rows_below_a_drafting_edit_scroll_into_view(planner_on):
     """EAGLE3 on the Llama-3-70B TP8 node adds three notes (its reserve; the draft's weights and its KV not
     modelled: no draft named) above the per-rank rows; at 30 lines they no longer fit the pane."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(100, 30)) as (_, pilot, screen):
         await retype(pilot, "#plan-spec_method", "EAGLE3")
         box = screen.query_one("#plan-result-box", VerticalScroll)
         assert "per rank (after)" in shown(screen, "#plan-result")
@@ -54,12 +50,10 @@ def test_a_long_help_line_wraps_under_its_own_text():
     assert lines[start + 1].startswith(" " * hang) and lines[start + 1][hang] != " "
 
 
-async def test_a_refused_speculative_method_names_and_marks_its_field(make_app, healthy_snapshot):
+async def test_a_refused_speculative_method_names_and_marks_its_field(planner_on):
     """SGLang's --speculative-algorithm takes one of its release's SpeculativeAlgorithm names (0.5.6.post2's
     server_args.py choices, 0.5.23's from_string); 'FOO' is none of them. The error is the field's, worded by its label like every other field's."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(100, 40)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(100, 40)) as (_, pilot, screen):
         await retype(pilot, "#plan-spec_method", "FOO")
         said = shown(screen, "#plan-error")
         assert said.startswith("✗ speculative: --speculative-algorithm: must be one of "), said

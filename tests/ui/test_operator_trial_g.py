@@ -11,15 +11,13 @@ from textual.widgets import Input
 
 from tests.calibrated_figures import GIB, H100_CUDA_TOTAL_BYTES, sglang_context_bytes
 from tests.ui.conftest import wait_for
-from tests.ui.helpers import open_planner, retype, shown
+from tests.ui.helpers import retype, shown
 
 
-async def test_a_layout_error_names_the_field_and_not_the_model_file(make_app, healthy_snapshot):
+async def test_a_layout_error_names_the_field_and_not_the_model_file(planner_on):
     """Llama-3-70B has 64 attention heads (its config.json), which 3 does not divide: the reason is the field's, and
     the model it concerns is the model row above; the config's path (about 60 characters) only wrapped the line."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-tp", "3")
         said = shown(screen, "#plan-error")
         assert said == "✗ TP: 64 attention heads do not divide over attention TP 3"  # was '… TP 3 in /…/<config>.json'
@@ -27,7 +25,7 @@ async def test_a_layout_error_names_the_field_and_not_the_model_file(make_app, h
         assert screen.query_one("#plan-tp", Input).has_class("-invalid")
 
 
-async def test_a_share_that_leaves_less_than_the_engines_reserve_is_said_at_risk_in_the_status(make_app, healthy_snapshot):
+async def test_a_share_that_leaves_less_than_the_engines_reserve_is_said_at_risk_in_the_status(planner_on):
     """SGLang 0.5.9 keeps pre-load × (1 − its automatic share) for CUDA graphs and activations (docs/engines/sglang.md
     §5; engines/sglang/budget.py `needed`), the share as SGLang rounds it, round((81,559 − 14,848 MiB) ÷ 81,559, 3) =
     0.818; the fake node's pre-load is CUDA's H100 total less SGLang's TP 8 context, both the committed fits
@@ -37,9 +35,7 @@ async def test_a_share_that_leaves_less_than_the_engines_reserve_is_said_at_risk
     so does the status line an 80×24 screen shows (the ✗ line under the per-rank rows is below the fold there)."""
     pre_load = H100_CUDA_TOTAL_BYTES - sglang_context_bytes(8)
     kept, reserve = round(pre_load * (1 - 0.818)), round(pre_load * 0.01)
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-memory_fraction", "0.99")
         said = shown(screen, "#plan-error")
         assert said.startswith(f"✓ valid input, but at risk: runtime reserve {reserve / GIB:.2f} GiB < "
@@ -50,11 +46,9 @@ async def test_a_share_that_leaves_less_than_the_engines_reserve_is_said_at_risk
         assert shown(screen, "#plan-error").startswith("✓ valid: edit any field")
 
 
-async def test_ctrl_u_typed_fast_clears_the_old_text_and_keeps_the_new(make_app, healthy_snapshot):
+async def test_ctrl_u_typed_fast_clears_the_old_text_and_keeps_the_new(planner_on):
     """The keys queued before either is handled, as a terminal hands over 'ctrl+u 4' typed fast (tmux send-keys)."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on() as (app, pilot, screen):
         tp = screen.query_one("#plan-tp", Input)
         tp.cursor_position = len(tp.value)
         app.post_message(events.Key("ctrl+u", None))
@@ -69,12 +63,10 @@ async def test_ctrl_u_typed_fast_clears_the_old_text_and_keeps_the_new(make_app,
         assert tp.value == "14"
 
 
-async def test_a_lora_rank_without_lora_slots_is_named_not_dropped(make_app, healthy_snapshot):
+async def test_a_lora_rank_without_lora_slots_is_named_not_dropped(planner_on):
     """With LoRA slots off no LoRA flag is written, the rank's neither: the planner said '✓ valid' and copied
     '--tp-size 8', the 64 typed gone unseen. It is the rank field's error now, its text kept; slots on takes it."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-lora_rank", "64")
         said = shown(screen, "#plan-error")
         assert said == "✗ LoRA rank: no effect while LoRA slots is off (give it a count or 'default')"
@@ -85,11 +77,9 @@ async def test_a_lora_rank_without_lora_slots_is_named_not_dropped(make_app, hea
         assert "--max-loras-per-batch 4" in flags and "--max-lora-rank 64" in flags  # SGLang's spellings
 
 
-async def test_a_host_size_past_the_bound_names_the_bound(make_app, healthy_snapshot):
+async def test_a_host_size_past_the_bound_names_the_bound(planner_on):
     """The field takes 0 < GiB < 2**20 = 1,048,576: a larger size was told 'needs a size in GiB above 0'."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(100, 30)) as (_, pilot, screen):
         await retype(pilot, "#plan-host_kv_gib", "2000000")
         assert "needs a size in GiB above 0 and under 1,048,576 (or x2" in shown(screen, "#plan-error")
 

@@ -42,10 +42,8 @@ ROPE_CACHE_BYTES = 8_192 * 128 * 4
 
 
 
-async def test_planner_starts_from_the_engines_live_settings_and_measured_gpu(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+async def test_planner_starts_from_the_engines_live_settings_and_measured_gpu(planner_on):
+    async with planner_on() as (_, pilot, screen):
         assert screen.query_one("#plan-tp", Input).value == "8"
         assert screen.query_one("#plan-kv_cache_dtype", Select).value == "auto"
         assert screen.basis.gpu_total_bytes == H100_TOTAL_BYTES
@@ -53,12 +51,10 @@ async def test_planner_starts_from_the_engines_live_settings_and_measured_gpu(ma
         assert screen.query_one("#plan-memory_fraction", Input).placeholder == "auto: 0.818"
 
 
-async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, healthy_snapshot):
+async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(planner_on):
     expected = llama_plan(tp=4).token_capacity
     assert expected == TP4_TOKENS
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
@@ -72,11 +68,9 @@ async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, health
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
 
 
-async def test_a_key_typed_right_behind_backspace_lands_after_it(make_app, healthy_snapshot):
+async def test_a_key_typed_right_behind_backspace_lands_after_it(planner_on):
     """Typed fast, both keys are queued before either is handled (Textual ran backspace late)."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on() as (app, pilot, screen):
         tp = screen.query_one("#plan-tp", Input)
         app.post_message(events.Key("backspace", "\x7f"))
         app.post_message(events.Key("4", "4"))
@@ -89,10 +83,8 @@ async def test_a_key_typed_right_behind_backspace_lands_after_it(make_app, healt
         assert tp.value == "41"
 
 
-async def test_tp_3_shows_the_reason_inline_and_keeps_the_edit(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+async def test_tp_3_shows_the_reason_inline_and_keeps_the_edit(planner_on):
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-tp", "3")
         tp_input = screen.query_one("#plan-tp", Input)
         assert tp_input.value == "3"
@@ -103,31 +95,25 @@ async def test_tp_3_shows_the_reason_inline_and_keeps_the_edit(make_app, healthy
         assert screen.outcome.after.token_capacity == llama_plan(tp=2).token_capacity
 
 
-async def test_a_field_that_is_not_a_number_is_named_inline(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+async def test_a_field_that_is_not_a_number_is_named_inline(planner_on):
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-context_length", "32k")
         assert "context length: needs a whole number, got '32k'" in shown(screen, "#plan-error")
         assert screen.query_one("#plan-context_length", Input).value == "32k"
 
 
-async def test_kv_dtype_and_memory_fraction_edits_recompute(make_app, healthy_snapshot):
+async def test_kv_dtype_and_memory_fraction_edits_recompute(planner_on):
     settings = llama_settings().model_copy(update={"kv_cache_dtype": "fp8_e4m3", "mem_fraction_static": 0.9})
     expected = calibrated_ledger(llama_model(), settings, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100").token_capacity
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on() as (_, pilot, screen):
         screen.query_one("#plan-kv_cache_dtype", Select).value = "fp8_e4m3"
         await retype(pilot, "#plan-memory_fraction", "0.9")
         assert screen.outcome.after.token_capacity == expected
         assert "--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.9" in shown(screen, "#plan-flags")
 
 
-async def test_ctrl_r_resets_to_live_and_c_copies_the_flags(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+async def test_ctrl_r_resets_to_live_and_c_copies_the_flags(planner_on):
+    async with planner_on() as (app, pilot, screen):
         await retype(pilot, "#plan-tp", "4")
         await pilot.click("#plan-copy")
         assert app.clipboard == "--tp-size 4"
@@ -139,12 +125,10 @@ async def test_ctrl_r_resets_to_live_and_c_copies_the_flags(make_app, healthy_sn
         assert app.clipboard == "--tp-size 8"
 
 
-async def test_a_new_model_is_loaded_off_the_event_loop_on_enter(make_app, healthy_snapshot):
+async def test_a_new_model_is_loaded_off_the_event_loop_on_enter(planner_on):
     expected = calibrated_ledger(load_model("llama-3.1-8b"), llama_settings().model_copy(update={"model": "llama-3.1-8b"}),
                                  gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100").token_capacity  # fmt: skip
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-model", "llama-3.1-8b")
         assert "press Enter to load 'llama-3.1-8b'" in shown(screen, "#plan-error")
         await pilot.press("enter")
@@ -153,10 +137,8 @@ async def test_a_new_model_is_loaded_off_the_event_loop_on_enter(make_app, healt
         assert shown(screen, "#plan-flags") == "engine flags: --model-path llama-3.1-8b --tp-size 8"
 
 
-async def test_a_model_that_cannot_be_found_is_named_and_the_old_model_kept(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+async def test_a_model_that_cannot_be_found_is_named_and_the_old_model_kept(planner_on):
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-model", "no-such-model")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "✗ model:" in shown(screen, "#plan-error"))
@@ -185,10 +167,8 @@ async def test_the_planner_plans_on_the_memory_a_co_tenant_leaves(make_app, co_t
         assert f"free before load {free_now:,} B ({fmt_gib(free_now)}), least over its GPUs" in title
 
 
-async def test_edits_survive_closing_the_planner_until_ctrl_r(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+async def test_edits_survive_closing_the_planner_until_ctrl_r(planner_on):
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-max_running_requests", "512")
         await pilot.press("escape")
         screen = await open_planner(pilot)
@@ -199,12 +179,8 @@ async def test_edits_survive_closing_the_planner_until_ctrl_r(make_app, healthy_
         assert screen.query_one("#plan-max_running_requests", Input).value == ""
 
 
-async def test_before_stays_on_the_live_model_and_a_model_that_failed_never_reaches_the_flags(
-    make_app, healthy_snapshot
-):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+async def test_before_stays_on_the_live_model_and_a_model_that_failed_never_reaches_the_flags(planner_on):
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-model", "llama-3.1-8b")
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.outcome.after.model.name == "llama-3.1-8b")
@@ -240,10 +216,8 @@ async def test_a_layout_larger_than_the_node_is_red_and_not_copyable(make_app, h
         assert copied == ["--tp-size 4"]
 
 
-async def test_q_in_a_dropdown_or_a_field_never_quits_and_ctrl_q_does(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+async def test_q_in_a_dropdown_or_a_field_never_quits_and_ctrl_q_does(planner_on):
+    async with planner_on() as (app, pilot, screen):
         await retype(pilot, "#plan-tp", "4")
         dtype = screen.query_one("#plan-kv_cache_dtype", Select)
         dtype.focus()
@@ -262,27 +236,19 @@ async def test_q_in_a_dropdown_or_a_field_never_quits_and_ctrl_q_does(make_app, 
     assert app.return_code == 0
 
 
-async def test_a_context_longer_than_the_models_positions_says_the_engine_refuses_it(
-    make_app, healthy_snapshot
-):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_planner(pilot)
+async def test_a_context_longer_than_the_models_positions_says_the_engine_refuses_it(planner_on):
+    async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-context_length", "10000000")
         said = " ".join(shown(screen, "#plan-error").split())
         assert said.startswith("✗ SGLang 0.5.9 refuses --context-length 10,000,000 above the model's 8,192 positions")
 
 
-async def test_a_fraction_above_the_engines_own_keeps_too_little_reserve_and_says_so(
-    make_app, healthy_snapshot
-):
+async def test_a_fraction_above_the_engines_own_keeps_too_little_reserve_and_says_so(planner_on):
     """SGLang 0.5.9's automatic fraction on an H100 is 0.818 (docs/engines/sglang.md §5: (81,559 −
     14,848 MiB) ÷ 81,559): it keeps pre-load × 0.182 for CUDA graphs and activations. 0.95 keeps only
     pre-load × 0.05, the pre-load being CUDA's total less SGLang's calibrated TP 8 context = (79.19 − 2.13) GiB ×
     0.05 = 3.85 GiB at the fits of da524f1c: the pool fits, the graphs may not."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(100, 40)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(100, 40)) as (_, pilot, screen):
         await retype(pilot, "#plan-memory_fraction", "0.95")
         after = screen.outcome.after
         pre_load = H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT_BYTES
@@ -297,12 +263,10 @@ async def test_a_fraction_above_the_engines_own_keeps_too_little_reserve_and_say
         )
 
 
-async def test_the_fresh_start_interval_is_shown_and_moves_with_the_edit(make_app, healthy_snapshot):
+async def test_the_fresh_start_interval_is_shown_and_moves_with_the_edit(planner_on):
     """The planner shows what `kvtop plan` would plan for the edit (calibrated terms), and the term to
     measure first; halving TP moves the interval with the capacity."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(100, 40)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(100, 40)) as (_, pilot, screen):
         first = screen.outcome.after_plan
         assert first is not None and first.token_capacity_min < first.ledger.token_capacity < first.token_capacity_max
         line = next(row for row in shown(screen, "#plan-result").splitlines() if row.startswith("fresh start"))
@@ -396,13 +360,11 @@ async def test_the_planner_reads_this_nodes_earlier_start(make_app, healthy_snap
         assert screen.outcome.before.token_capacity == screen.outcome.after.token_capacity == expected < TP8_TOKENS
 
 
-async def test_a_valid_edit_that_does_not_fit_says_so_not_just_valid(make_app, healthy_snapshot):
+async def test_a_valid_edit_that_does_not_fit_says_so_not_just_valid(planner_on):
     """An operator trial set the memory fraction to 0.0001: the table said `fits  no, 16.43 GiB short` while the
     status line said only `✓ valid` (the input is valid; the launch is not one the engine starts). The line now
     names the plan's shortfall, the figure the table's `fits` row shows."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(120, 40)) as (_, pilot, screen):
         await retype(pilot, "#plan-memory_fraction", "0.0001")
         after = screen.outcome.after
         assert after is not None and not after.engine.fits and after.token_capacity == 0
@@ -412,13 +374,11 @@ async def test_a_valid_edit_that_does_not_fit_says_so_not_just_valid(make_app, h
         assert f"no, {short} short" in shown(screen, "#plan-result")
 
 
-async def test_shift_tab_from_tp_reaches_the_model_field_not_the_form(make_app, healthy_snapshot):
+async def test_shift_tab_from_tp_reaches_the_model_field_not_the_form(planner_on):
     """An operator trial pressed shift+tab from TP (where the planner opens) to type a model: the focus went to
     the form's scroll container, so the name's letters ran the screen's keys (its `z` paused the screen; a `q`
     quits). The form is no tab stop: shift+tab reaches the model field, tab comes back to TP."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(100, 30)) as (app, pilot, screen):
         assert app.focused is not None and app.focused.id == "plan-tp"
         await pilot.press("shift+tab")
         assert app.focused is not None and app.focused.id == "plan-model"

@@ -15,17 +15,15 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from tests.calibrated_figures import llama_70b_tokens
-from tests.ui.helpers import open_planner, retype, shown
+from tests.ui.helpers import retype, shown
 
 TP8_TOKENS = llama_70b_tokens(8)  # the fake node's SGLang TP8 plan (tests/calibrated_figures.py)
 
 FRACTION_0_5_23 = round((81_559 - (14_848 + 58 * 8)) / 81_559, 3)
 
 
-async def test_an_upgrade_is_solved_by_its_release_rules_and_said_in_the_table(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(160, 50)) as pilot:
-        screen = await open_planner(pilot)
+async def test_an_upgrade_is_solved_by_its_release_rules_and_said_in_the_table(planner_on):
+    async with planner_on(size=(160, 50)) as (_, pilot, screen):
         assert screen.query_one("#plan-engine_version", Input).value == "0.5.9"  # the live launch's release
         await retype(pilot, "#plan-engine_version", "0.5.23")
         outcome = screen.outcome
@@ -42,10 +40,8 @@ async def test_an_upgrade_is_solved_by_its_release_rules_and_said_in_the_table(m
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 8"  # a release is no engine flag
 
 
-async def test_a_version_that_is_no_release_names_the_field_and_blank_is_the_latest(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_planner(pilot)
+async def test_a_version_that_is_no_release_names_the_field_and_blank_is_the_latest(planner_on):
+    async with planner_on(size=(120, 40)) as (_, pilot, screen):
         await retype(pilot, "#plan-engine_version", "banana")
         said = shown(screen, "#plan-error")
         assert said == "✗ engine version: not a release: 'banana' (write e.g. 0.5.9, v0.10.2, 0.4.3.post2 or latest)"
@@ -55,13 +51,11 @@ async def test_a_version_that_is_no_release_names_the_field_and_blank_is_the_lat
         assert "engine rules            0.5.9 →       latest" in shown(screen, "#plan-result")
 
 
-async def test_a_release_beyond_those_kvtop_models_says_whose_rules_solve_it(make_app, healthy_snapshot):
+async def test_a_release_beyond_those_kvtop_models_says_whose_rules_solve_it(planner_on):
     """An operator trial (session 50): 9.9.9 read as '9.9.9' in the table and nothing more, where `plan
     --engine-version 9.9.9` says the newest release's rules apply; the pane now says it under the table (SGLang's
     newest release in kvtop's calendar is 0.5.23, as the 0.5.23 test above solves)."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(160, 50)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(160, 50)) as (_, pilot, screen):
         assert "engine rules:" not in shown(screen, "#plan-result")  # the live release, unedited: nothing to say
         await retype(pilot, "#plan-engine_version", "9.9.9")
         result = shown(screen, "#plan-result")

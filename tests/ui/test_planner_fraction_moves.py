@@ -13,7 +13,7 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from tests.ui.conftest import wait_for
-from tests.ui.helpers import open_planner, shown
+from tests.ui.helpers import shown
 
 H100_MIB = 81_559
 BASE_RESERVE_MIB = 512 + 1.5 * 8_192 + 2 * 512  # metadata, prefill activations, decode CUDA graphs
@@ -24,13 +24,11 @@ def sglang_auto_fraction(tp: int, pp: int) -> tuple[int, float]:
     return round(reserve), round((H100_MIB - reserve) / H100_MIB, 3)
 
 
-async def test_pp_41_says_the_fraction_moved_and_the_rule_it_came_from(make_app, healthy_snapshot):
+async def test_pp_41_says_the_fraction_moved_and_the_rule_it_came_from(planner_on):
     tp8_reserve, tp8 = sglang_auto_fraction(8, 1)
     pp41_reserve, pp41 = sglang_auto_fraction(8, 41)
     assert (tp8_reserve, tp8, pp41_reserve, pp41) == (14_848, 0.818, 55_808, 0.316)
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(160, 48)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(160, 48)) as (_, pilot, screen):
         assert "memory fraction" not in shown(screen, "#plan-result")  # nothing moved yet
         await pilot.press("tab", "4", "1")  # TP → PP, its text selected on focus
         await wait_for(pilot, lambda: screen.outcome.after is not None and screen.outcome.after.layout.pp == 41)

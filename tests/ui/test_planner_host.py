@@ -23,7 +23,7 @@ from kvtop.ui.widgets.plan_result import outcome_table
 from tests.calibrated_figures import llama_70b_tokens
 from tests.test_cli_plan_host import AT_070_TOKENS
 from tests.ui.fakes import LLAMA_70B_CONFIG
-from tests.ui.helpers import open_planner, shown
+from tests.ui.helpers import shown
 
 TP8_TOKENS = llama_70b_tokens(8)  # the fake node's SGLang TP8 plan (tests/calibrated_figures.py)
 
@@ -38,15 +38,12 @@ def cli_low_end(capsys: pytest.CaptureFixture[str], *flags: str) -> int:
     return int(json.loads(capsys.readouterr().out)["token_capacity_min"])
 
 
-async def test_the_desktop_field_moves_the_low_end_as_plan_desktop_does(
-    make_app, healthy_snapshot, capsys: pytest.CaptureFixture[str]
+async def test_the_desktop_field_moves_the_low_end_as_plan_desktop_does(planner_on, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SGLang's pool is the free memory before the load × its fraction (0.818 at TP8 on an H100) less the weights
-    (docs/engines/sglang.md §4), so DESKTOP_HELD_BYTES less free is 0.818 × it ÷ 40,960 B (≈ 7,958 tokens at 380 MiB) fewer at
+    (docs/engines/sglang.md §4), so DESKTOP_HELD_BYTES less free is 0.818 × it ÷ 40, 960 B (≈ 7, 958 tokens at 380 MiB) fewer at
     the low end; the centre (what the engine gives where no desktop takes more) stays."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(120, 50)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(120, 50)) as (_, pilot, screen):
         assert screen.query_one("#plan-desktop", Select).value == "off"
         plain = screen.outcome.after_plan
         assert plain is not None and plain.estimate.desktop is None

@@ -18,7 +18,7 @@ from kvtop.domain.architectures.coverage import SPEECH_NOT_MODELLED
 from tests.conftest import CONFIGS
 from tests.domain.test_unchecked_class import unchecked_config
 from tests.ui.conftest import wait_for
-from tests.ui.helpers import open_planner, retype, shown
+from tests.ui.helpers import retype, shown
 
 # the plan's note for the renamed config (tests/test_cli_plan_unchecked_class.py NOTE, the same words)
 KEYE_NOTE = (
@@ -46,15 +46,13 @@ async def load(pilot, screen, ref: str) -> None:
     await pilot.pause()
 
 
-async def test_the_planner_shows_how_a_model_was_read(make_app, healthy_snapshot, tmp_path: Path):
+async def test_the_planner_shows_how_a_model_was_read(planner_on, tmp_path: Path):
     keye = tmp_path / "keye.json"
     keye.write_text(json.dumps(unchecked_config()))
     llama = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
     teleflm = tmp_path / "quux.json"
     teleflm.write_text(json.dumps(llama | {"architectures": ["QuuxForCausalLM"], "model_type": "quux"}))
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(200, 50)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(200, 50)) as (_, pilot, screen):
         box = screen.query_one("#plan-model-notes", Static)
         assert not box.display and notes(screen) == ""  # the live Llama-3-70B: an entry's class, nothing left out
 

@@ -34,10 +34,8 @@ async def load(pilot, screen, ref: str, name: str) -> None:
     await wait_for(pilot, lambda: screen.outcome.after is not None and screen.outcome.after.model.name == name)
 
 
-async def test_a_loaded_ministral_3_gets_its_own_hints(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(200, 50)) as pilot:
-        screen = await open_planner(pilot)
+async def test_a_loaded_ministral_3_gets_its_own_hints(planner_on):
+    async with planner_on(size=(200, 50)) as (_, pilot, screen):
         # the live Llama-3-70B: config.json max_position_embeddings 8192; SGLang 0.5.9's automatic share on the
         # H100 (81,559 MiB, 14,848 MiB reserved at TP 8): round((81559 − 14848) ÷ 81559, 3) = 0.818
         assert hint(screen, "context_length") == "auto: 8192"
@@ -64,10 +62,8 @@ async def test_a_loaded_ministral_3_gets_its_own_hints(make_app, healthy_snapsho
         assert NOT_PLANNED not in shown(screen, "#plan-result")
 
 
-async def test_a_loaded_gemma_3n_gets_its_own_hints(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(200, 50)) as pilot:
-        screen = await open_planner(pilot)
+async def test_a_loaded_gemma_3n_gets_its_own_hints(planner_on):
+    async with planner_on(size=(200, 50)) as (_, pilot, screen):
         await load(pilot, screen, GEMMA_3N, "google--gemma-3n-E2B")
         # config.json text_config max_position_embeddings 32768; vision_config hidden_size 2048, no layer count
         # (SGLang's default 24): 0.818 × 0.95 × clamp(1 − 0.1 × (24 × 2048² ÷ (24 × 1024²) − 1), 0.8, 1.05)
@@ -77,12 +73,10 @@ async def test_a_loaded_gemma_3n_gets_its_own_hints(make_app, healthy_snapshot):
         assert shown(screen, "#plan-result").count(NOT_PLANNED) == 1
 
 
-async def test_an_edit_that_does_not_solve_keeps_the_hints_of_the_last_that_did(make_app, healthy_snapshot):
+async def test_an_edit_that_does_not_solve_keeps_the_hints_of_the_last_that_did(planner_on):
     """The trial: any invalid field turned 'auto: 8192' into 'engine default' while typing. The hint is the last
     solved launch's: TP 4's own (Llama-3-70B's 8192 positions; SGLang's TP 4 share 0.824, test_planner.py's TP4)."""
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(200, 50)) as pilot:
-        screen = await open_planner(pilot)
+    async with planner_on(size=(200, 50)) as (_, pilot, screen):
         await retype(pilot, "#plan-tp", "4")
         assert hint(screen, "memory_fraction") == "auto: 0.824"
         await retype(pilot, "#plan-tp", "x")

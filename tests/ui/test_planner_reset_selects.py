@@ -6,13 +6,10 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from tests.ui.conftest import wait_for
-from tests.ui.helpers import open_planner
 
 
-async def test_a_key_after_ctrl_r_replaces_the_reset_value(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)
-    async with app.run_test(size=(160, 48)) as pilot:
-        screen = await open_planner(pilot)
+async def test_a_key_after_ctrl_r_replaces_the_reset_value(planner_on):
+    async with planner_on(size=(160, 48)) as (_, pilot, screen):
         tp = screen.query_one("#plan-tp", Input)
         await pilot.press("2")  # selected on opening: TP 8 → 2
         await wait_for(pilot, lambda: tp.value == "2")

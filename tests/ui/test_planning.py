@@ -70,10 +70,10 @@ def test_an_invalid_layout_is_an_outcome_with_the_reason_and_its_field(llama):
 
 def test_engine_flags_use_the_engines_spelling():
     settings = llama_settings(tp=4).model_copy(update={"kv_cache_dtype": "fp8_e4m3"})
-    assert engine_flags(settings, with_model=False) == "--tp-size 4 --kv-cache-dtype fp8_e4m3"
+    assert engine_flags(settings, with_model=False, launch=None) == "--tp-size 4 --kv-cache-dtype fp8_e4m3"
     vllm = settings.model_copy(update={"engine": "vllm", "model": "meta-llama/Meta-Llama-3-70B"})
     assert (
-        engine_flags(vllm, with_model=True)
+        engine_flags(vllm, with_model=True, launch=None)
         == "--model meta-llama/Meta-Llama-3-70B --tensor-parallel-size 4 --kv-cache-dtype fp8_e4m3"
     )
 
@@ -111,9 +111,9 @@ def test_the_planner_plans_with_this_nodes_own_earlier_start(llama):
 )
 def test_pasted_flags_give_the_model_as_each_engine_takes_it(engine, expected):
     settings = LaunchSettings(engine=engine, model="Qwen/Qwen3-8B", tp=8)
-    assert engine_flags(settings, with_model=True) == expected
+    assert engine_flags(settings, with_model=True, launch=None) == expected
 
 
 def test_llamacpp_takes_its_model_by_dash_m():
     # llama-server: common/arg.cpp {"-m", "--model"}; it has no positional model
-    assert engine_flags(LaunchSettings(engine="llamacpp", model="/m/q.gguf"), with_model=True) == "-m /m/q.gguf"
+    assert engine_flags(LaunchSettings(engine="llamacpp", model="/m/q.gguf"), with_model=True, launch=None) == "-m /m/q.gguf"

@@ -29,7 +29,7 @@ def test_host_kv_per_rank_answers_how_many_tokens_it_adds(llama) -> None:
     hicache_bytes = int(float(f"{25 * GIB / 1e9:.9g}") * 1e9)
     assert outcome.after.host_tier.tokens_per_rank == hicache_bytes // 40_960 + 1
     assert outcome.after.token_capacity == outcome.before.token_capacity  # the GPU pool is unchanged
-    assert "--enable-hierarchical-cache --hicache-size 26.8435456" in engine_flags(outcome.after.settings, with_model=False)
+    assert "--enable-hierarchical-cache --hicache-size 26.8435456" in engine_flags(outcome.after.settings, with_model=False, launch=outcome.nodes)
 
 
 def test_lora_slots_cost_gpu_tokens_before_to_after(llama) -> None:

@@ -52,7 +52,8 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape,question_mark,q", "app.pop_screen", "Close"),
         Binding("up,k", "scroll('up')", "Scroll", show=False),
-        Binding("down,j", "scroll('down')", "Scroll", show=False),
+        # shown: on a 30-line terminal the table is a third in sight, and the box draws no scrollbar
+        Binding("down,j", "scroll('down')", "Scroll", key_display="↑↓"),
     ]
 
     def __init__(self, read_only: bool, text: Content | None = None) -> None:

@@ -33,8 +33,9 @@ from kvtop.domain.launch_model import launch_override
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
+from kvtop.ui.plan_errors import model_load_error
 from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
-from kvtop.ui.plan_nodes import copied_lines, copied_words, node_launch, node_shortfall
+from kvtop.ui.plan_nodes import copied_lines, copied_words, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
     decided_spec_method,
@@ -373,9 +374,9 @@ class PlannerScreen(NodeScreen):
         invalid or the layout needs more GPUs than its nodes have."""
         if self.outcome is None or self.outcome.settings is None or self.too_large() is not None or self.refusals():
             return None
-        settings = self.outcome.settings
-        shared = engine_flag_list(settings, with_model=settings.model != self.basis.settings.model)
-        return copied_lines(shared, node_launch(settings))
+        settings, nodes = self.outcome.settings, self.outcome.nodes
+        shared = engine_flag_list(settings, with_model=settings.model != self.basis.settings.model, launch=nodes)
+        return copied_lines(shared, nodes)
 
     @on(Input.Changed)
     @on(Select.Changed)
@@ -415,9 +416,9 @@ class PlannerScreen(NodeScreen):
         try:
             self.post_message(self.ModelLoaded(ref, self._loader(ref, override=override), None, override))
         except KvtopError as err:
-            self.post_message(self.ModelLoaded(ref, None, str(err), override))
+            self.post_message(self.ModelLoaded(ref, None, model_load_error(ref, err), override))
         except OSError as err:
-            self.post_message(self.ModelLoaded(ref, None, f"cannot read {ref!r}: {err}", override))
+            self.post_message(self.ModelLoaded(ref, None, f"model: cannot read {ref!r}: {err}", override))
 
     @on(ModelLoaded)
     def model_loaded(self, message: ModelLoaded) -> None:
@@ -428,7 +429,7 @@ class PlannerScreen(NodeScreen):
             if self._live_model is None and live_ref and message.override == launch_override(self.basis.settings):
                 self._live_model = message.model  # the live model, loaded by reference with the live launch's override
         else:
-            self._model_error = f"model: {message.error}"
+            self._model_error = message.error
         self.recompute()
 
     def action_scroll_result(self, direction: str) -> None:
@@ -445,7 +446,7 @@ class PlannerScreen(NodeScreen):
             self.notify(f"nothing to copy: {why}", severity="warning")
             return
         self.app.copy_to_clipboard(text)
-        nodes = copied_words(node_launch(self.outcome.settings)) if self.outcome and self.outcome.settings else ""
+        nodes = copied_words(self.outcome.nodes) if self.outcome else ""
         self.notify(f"copied{f' {nodes}' if nodes else ''}: {text or '(engine defaults)'}")
 
     @on(Button.Pressed, "#plan-reset")

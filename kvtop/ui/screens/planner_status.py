@@ -14,7 +14,7 @@ from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_errors import field_of_flag
-from kvtop.ui.plan_nodes import copied_words, node_launch
+from kvtop.ui.plan_nodes import copied_words
 from kvtop.ui.planning import PlanOutcome, engine_flags
 from kvtop.ui.screens.planner_lines import edit_notes, errors_text
 from kvtop.ui.widgets.plan_result import reserve_short, shortfall
@@ -75,7 +75,7 @@ def plan_status(outcome: PlanOutcome, problems: EditProblems, model_ref: str) ->
         return PlanStatus(f"✓ valid input, but at risk: {host.reason}", "$warning")
     if added := edit_notes(outcome):  # e.g. EP on a model without experts, planned as EP off
         return PlanStatus("✓ valid, planned with a note: " + "; ".join(added), "$warning")
-    nodes = node_launch(outcome.settings) if outcome.settings is not None else None
+    nodes = outcome.nodes
     over = f" over {nodes.nodes} nodes (each node's launch below)" if nodes is not None else ""
     return PlanStatus(f"✓ valid{over}: edit any field, every keystroke re-solves", "$success")
 
@@ -85,13 +85,13 @@ def flags_line(outcome: PlanOutcome, problems: EditProblems, live: LaunchSetting
     settings = outcome.settings
     if settings is None:
         return Content.styled("engine flags: — (fix the edit above first)", "$text-muted")
-    shown = engine_flags(settings, with_model=settings.model != live.model)
+    node = outcome.nodes
+    shown = engine_flags(settings, with_model=settings.model != live.model, launch=node)
     host_refused = problems.host is not None and problems.host.refused
     if problems.too_large is not None or problems.refused or host_refused:
         why = problems.too_large or (f"{display_name(live.engine)} refuses them" if problems.refused
                                      else "the host cannot hold its KV tier")  # fmt: skip
         return Content.styled(f"engine flags (not copyable, {why}): {shown}", "$error")
-    node = node_launch(settings)
     return Content.assemble(
         ("engine flags: ", "bold"),
         shown or "(engine defaults)",
