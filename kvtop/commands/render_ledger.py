@@ -328,6 +328,7 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
         "interval_scale_basis": plan.estimate.scale_basis,
         "beyond_support": list(plan.beyond_support),
         "calibrated_on_node": plan.estimate.node_note,
+        "start_notes": list(plan.start_notes),
         "host_memory": {
             "unified": plan.estimate.unified_host.model_dump(mode="json") if plan.estimate.unified_host else None,
             "desktop": plan.estimate.desktop.model_dump(mode="json") if plan.estimate.desktop else None,
@@ -418,7 +419,7 @@ def plan_text(plan: CapacityPlan) -> str:
         # the basis may open with its source ('calibrated: the 90th percentile …'): said once, not 'calibrated: calibrated:'
         basis = outside.basis if outside.basis.startswith(f"{outside.source}:") else f"{outside.source}: {outside.basis}"
         terms.append(f"  the interval, outside the corpus: {outside.label} (± {fmt_gib(outside.error_bytes)} of KV, {basis})")
-    terms.extend(f"  {note}" for note in plan.estimate.host_notes)
+    terms.extend(f"  {note}" for note in plan.start_notes)
     if plan.start is not None and not plan.refused_at_centre:  # refused at the centre, the headline states it
         terms.append(f"  start verdict: {plan.start.reason}")
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))

@@ -347,6 +347,15 @@ class CapacityPlan(BaseModel):
         return central - self.token_capacity_min, self.token_capacity_max - central
 
     @property
+    def start_notes(self) -> tuple[str, ...]:
+        """What the plan says beside its terms, each view the same words: the host's share (`host_notes`), then what a
+        cold start may charge beyond the plan by a cache not known before it (`EngineResult.start_cache`: vLLM's
+        torch.compile cache), its median in this plan's tokens at the exchange rate the plan prints."""
+        cache = self.ledger.engine.start_cache
+        said = () if cache is None or self.exact else (cache.words(self.ledger.tokens_per_gib),)
+        return (*self.estimate.host_notes, *said)
+
+    @property
     def exact(self) -> bool:
         """Every term measured (none carries an error): the interval is the capacity itself. Equal ends alone
         do not say it: a launch that fits at neither end has 0 at both, its inputs still estimated."""

@@ -18,6 +18,7 @@ from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB, a_gib, gib
 
 # Memory the CUDA context and NCCL take before weights load, when nothing measured it
@@ -460,6 +461,10 @@ class EngineResult(BaseModel):
     # parts of this launch whose bytes the engine's rules leave unmodelled (vLLM's MXFP4 experts in a layout kvtop
     # does not build), said aloud as the model's own `not_modelled` are: `plan` prints 'note: not modelled: …'
     not_modelled: tuple[str, ...] = ()
+    # what a cold start may charge beyond this budget, by a cache not known before it (vLLM's torch.compile cache): a
+    # plan says it beside its terms, in its tokens (`CapacityPlan.start_notes`); None where the budget rests on no
+    # profile estimate it moves (a measured KV memory or non-KV figure, a fixed pool) or no such cache is used
+    start_cache: StartCacheCharge | None = None
     # measured figures given that the engine's rule does not read (`measured_reads`), each also said in `notes`
     inputs_not_read: tuple[MeasuredNotRead, ...] = ()
     cell: KvCell | None = None  # the cell the capacity was solved with, where it is not the book's sum

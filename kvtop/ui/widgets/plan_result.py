@@ -310,7 +310,7 @@ def outcome_table(
         if (start_refused := start_line(outcome.after_plan)) is not None:
             lines.append(start_refused)
         lines.append(interval_line(outcome.after_plan))
-        lines.extend(Content.styled(f"{'':<{LABEL_WIDTH}}{note}", "$warning") for note in outcome.after_plan.estimate.host_notes)
+        lines.extend(Content.styled(f"{'':<{LABEL_WIDTH}}{note}", "$warning") for note in outcome.after_plan.start_notes)
     if live is not None and live.token_capacity is not None:  # the engine's own figure: its model at its settings
         lines.append(
             Content.assemble(

@@ -11,13 +11,28 @@ llm), behind the T4 start's and the L4 line's prefixes.
 
 from __future__ import annotations
 
-from kvtop.domain.engines.vllm.compile_cache import COLD_COMPILE, WARM_COMPILE_CACHE, compile_cache_state
+import json
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.engines.vllm.compile_cache import (
+    COLD_COMPILE,
+    COLD_COMPILE_CHARGE,
+    WARM_COMPILE_CACHE,
+    compile_cache_state,
+)
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
+from kvtop.domain.explanation import Explanation
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import parse_engine_log
 from kvtop.sources.hub import load_model
+from kvtop.ui.planning import PlanOutcome
+from kvtop.ui.widgets.plan_result import outcome_table
 from tests.conftest import DATA
 
 T4_START = """\
@@ -44,10 +59,14 @@ COMPILED = COLD.replace("Graph capturing finished", "\n".join((RANGE_LINE, "(Eng
 CONFIG = DATA / "calibration" / "configs" / "Qwen--Qwen2.5-1.5B-Instruct.RECONSTRUCTED.json"
 
 
-def _notes(text: str) -> tuple[str, ...]:
+def _explain(text: str) -> Explanation:
     settings = parse_flags("vllm", ["--dtype", "float16", "--max-model-len", "4096", "--gpu-memory-utilization", "0.85",
                                     "--engine-version", "0.30.0"])  # fmt: skip
-    return explain(ExplainRequest(log=parse_engine_log(text), model=load_model(str(CONFIG)), settings=settings)).notes
+    return explain(ExplainRequest(log=parse_engine_log(text), model=load_model(str(CONFIG)), settings=settings))
+
+
+def _notes(text: str) -> tuple[str, ...]:
+    return _explain(text).notes
 
 
 def test_both_spellings_of_the_warm_cache_line_are_read() -> None:
@@ -94,3 +113,66 @@ def test_explain_names_a_cold_compile_and_only_then() -> None:
     assert WARM_COMPILE_CACHE not in notes
     assert COLD_COMPILE not in _notes(COLD)
     assert COLD_COMPILE not in _notes(T4_START)
+
+
+PLAN = ("--model", str(CONFIG), "--engine", "vllm", "--gpu", "L4", "--max-model-len", "4096")
+CACHE_LINE = "torch.compile's cache: not known before a start"
+
+
+def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["plan", "--no-calibration-store", *PLAN, *args]) == 0
+    return capsys.readouterr().out
+
+
+def test_the_cold_excess_is_the_nine_pairs_of_section_2_6() -> None:
+    """docs/engines/vllm.md §2.6's pairs, cold less warm a GPU: 0.46, 0.47, 0.77, 0.78, 0.98, 0.99, 1.0, 1.74, 2.6 GiB:
+    the least 0.46, the median (the fifth of nine) 0.98, the most 2.6."""
+    assert (COLD_COMPILE_CHARGE.least_bytes, COLD_COMPILE_CHARGE.median_bytes, COLD_COMPILE_CHARGE.most_bytes) == (
+        round(0.46 * GIB), round(0.98 * GIB), round(2.6 * GIB))  # fmt: skip
+    assert COLD_COMPILE_CHARGE.pairs == 9
+
+
+def test_a_compiled_plan_names_the_cold_compile_in_its_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    """v0.30.0 on an L4 (V1, -O2 by default: compiled): `plan`'s text (among what the plan assumes) and its JSON name
+    the cache, with the median 0.98 GiB at the exchange rate the plan prints."""
+    text = _plan(capsys, "--engine-version", "0.30.0")
+    rate = float(next(line for line in text.splitlines() if line.startswith("Exchange rate")).split()[2].replace(",", ""))
+    said = [line for line in text.splitlines() if CACHE_LINE in line]
+    assert len(said) == 1 and said[0].startswith(f"  {CACHE_LINE} (not modelled)")
+    assert text.index("what the plan assumes") < text.index(CACHE_LINE) < text.index("Budget (")
+    assert f"median 0.98 GiB, ≈ {round(0.98 * rate):,} tokens of this plan" in said[0]
+    assert "0.46–2.60 GiB a GPU" in said[0] and "docs/engines/vllm.md §2.6" in said[0]
+    out = json.loads(_plan(capsys, "--engine-version", "0.30.0", "--json"))
+    assert [note for note in out["start_notes"] if CACHE_LINE in note] == [said[0].strip()]
+    assert not any(CACHE_LINE in note for note in out["not_modelled"])
+
+
+def test_an_eager_or_uncompiled_plan_does_not(capsys: pytest.CaptureFixture[str]) -> None:
+    """--enforce-eager (mode NONE, config/vllm.py:1548 at v0.30.0), -O0 (v0.12.0 on: mode NONE where none is stated),
+    a compilation config mode 0, a V0 release (v0.6.6: no V1 compile) and a given --kv-cache-memory-bytes (no
+    profile sizes the pool) plan no such line."""
+    for args in (("--engine-version", "0.30.0", "--enforce-eager"), ("--engine-version", "0.30.0", "-O0"),
+                 ("--engine-version", "0.30.0", "--compilation-config", '{"mode": 0}'),
+                 ("--engine-version", "0.30.0", "--kv-cache-memory-bytes", "8G"),
+                 ("--engine-version", "0.6.6")):  # fmt: skip
+        assert CACHE_LINE not in _plan(capsys, *args), args
+
+
+def test_the_planner_names_it_with_plans_words() -> None:
+    """The planner's table, under its fresh-start line, says the plan's same words (`CapacityPlan.start_notes`)."""
+    settings = parse_flags("vllm", ["--engine-version", "0.30.0", "--max-model-len", "4096"], strict=True)
+    plan = planned_capacity(load_model(str(CONFIG)), settings, gpu_total_bytes=22 * GIB, gpu_name="L4")
+    said = [note for note in plan.start_notes if CACHE_LINE in note]
+    assert len(said) == 1
+    outcome = PlanOutcome(before=plan.ledger, after=plan.ledger, settings=settings, after_plan=plan)
+    assert said[0] in outcome_table(outcome, None).plain.replace("\n", " ")
+
+
+def test_explain_on_a_logged_state_says_measured_not_the_plans_line() -> None:
+    """A log that names its state: `explain` says it measured (cold or warm), never the plan's 'not known before a
+    start'; its ledger, solved from the log's KV memory, carries no cold-start charge."""
+    for text, said in ((COMPILED, COLD_COMPILE), (T4_START, WARM_COMPILE_CACHE)):
+        result = _explain(text)
+        assert said in result.notes and said.startswith("torch.compile's cache: measured")
+        assert not any(CACHE_LINE in note for note in result.notes)
+        assert result.ledger is not None and result.ledger.engine.start_cache is None

@@ -26,6 +26,7 @@ from kvtop.domain.engines.vllm.batching import (
     default_batch_limits,
 )
 from kvtop.domain.engines.vllm.batching_async import refuse_explicit_async
+from kvtop.domain.engines.vllm.compile_cache import cold_compile_charge
 from kvtop.domain.engines.vllm.deployment import setup as vllm_setup
 from kvtop.domain.engines.vllm.dp_dispatch import dp_communicators_not_modelled, gathered_batch_not_modelled
 from kvtop.domain.engines.vllm.dp_flags import refuse_unread_backend
@@ -312,6 +313,7 @@ class VllmBudget:
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (
                 encdec_cell(block, blocks_per_request, page_bytes * group_size, max_len, encoder) if encoder else None),
             state_slots=num_blocks if state_only is not None and fits else 0, capacity_fixed_by=fixed_by,
+            start_cache=cold_compile_charge(inputs),  # §2.6: a cold torch.compile, not known before the start
         )  # fmt: skip
 
     @staticmethod

@@ -18,24 +18,60 @@ had compiled (Llama-3.1-8B, Mistral-7B: likely Inductor's and Triton's own cache
 vLLM's per-model one). Neither the size nor whether it is paid at all follows from the launch (model size, release, GPU or batch), so
 the plan's figure stays the fits' (between the two: the corpus's cold starts plan +1.4 % median, its warm ones
 -0.5 to -2 %) and this is **not modelled**: a log's lines name which a start was, measured (`compile_cache_state`).
+
+A plan cannot know it, so a compiled plan says it (`cold_compile_charge`, read as `Ledger.not_modelled`): the pairs'
+spread and median, in the plan's tokens. Compiled: V1 (v0.8.0 on, `batching.engine_era`), not `--enforce-eager` (mode
+NONE: config/vllm.py:440-444 at v0.11.1, the 'Enforce eager set, disabling torch.compile' branch :1193-1199 at v0.27.1;
+`-O0` from v0.12.0, :601 at v0.12.0), no `-O0` (compile level 0 before v0.12.0; optimization level 0 sets mode NONE
+where no mode is stated, :1272-1276 at v0.27.1), no compilation-config mode/level 0 or NONE, no backend 'eager'
+(:1243-1251 at v0.27.1: 'Inductor compilation was disabled'). Where a log names the state, `explain` says it measured
+and its ledger, solved from the log's KV memory, carries no such line.
 """
 
 from __future__ import annotations
 
+from statistics import median
 from typing import Literal
+
+from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
+from kvtop.domain.engines.vllm.compilation import config_fields
+from kvtop.domain.engines.vllm.fusion_workspace import optimization_level
+from kvtop.domain.start_cache import StartCacheCharge
+from kvtop.domain.wording import GIB
 
 CompileCacheState = Literal["warm", "cold"]
 
 WARM_CACHE_MARKS = ("Directly load the compiled graph", "Directly load AOT compilation")
 COLD_COMPILE_MARK = "Compiling a graph for"
 
+# cold less warm on one launch and host, GiB a GPU (docs/engines/vllm.md §2.6; each pair's records in
+# tests/data/calibration/vllm.jsonl, vllm#54383 the one from an issue's two starts)
+COLD_EXCESS_GIB: tuple[tuple[float, str], ...] = (
+    (0.46, "RTX 3090, v0.19.0 dev (mystous)"),
+    (0.77, "A40, v0.25.0 dev (issei)"),
+    (0.78, "RTX 4090, v0.23.0 (stellalee)"),
+    (1.0, "RTX 4090, v0.27.1 (runpod)"),
+    (0.98, "RTX PRO 6000, Gemma-2-9B, v0.20.1"),
+    (0.99, "L4, v0.30.0 (aarush)"),
+    (1.74, "RTX 5090, v0.29.0 (wrbooth)"),
+    (2.6, "B200, Llama-3.1-8B FP8, v0.9.1 (chris113113)"),
+    (0.47, "2 × RTX 4090, v0.28.0 (vllm#54383)"),
+)
+_EXCESS = tuple(round(figure * GIB) for figure, _ in COLD_EXCESS_GIB)
+COLD_COMPILE_CHARGE = StartCacheCharge(
+    cache="torch.compile's cache", least_bytes=min(_EXCESS), median_bytes=round(median(_EXCESS)),
+    most_bytes=max(_EXCESS), pairs=len(_EXCESS), source="docs/engines/vllm.md §2.6",
+)  # fmt: skip
+_NO_COMPILE_MODES = frozenset({"0", "NONE"})
+
 WARM_COMPILE_CACHE = (
-    "torch.compile's cache was warm (the log's 'Directly load …' line): the profile ran no Inductor compile or "
+    "torch.compile's cache: measured warm (the log's 'Directly load …' line): the profile ran no Inductor compile or "
     "autotuning, so this start charged less than a cold one (0.46-1.74 GiB less on the corpus's pairs of one launch; "
     "vllm#54383: 0.47 GiB a GPU at v0.28.0); kvtop's plan sits between a warm and a cold start: not modelled"
 )
 COLD_COMPILE = (
-    "torch.compile compiled cold in this start (the log's 'Compiling a graph for …' line): Inductor's compile and "
+    "torch.compile's cache: measured cold, this start compiled (the log's 'Compiling a graph for …' line): Inductor's compile and "
     "Triton's autotuning ran inside the profile, which can charge up to ≈ 1.7 GiB (2.6 on a B200) more than a warm "
     "start of the same launch, or nothing where Inductor's own cache already held the kernels; kvtop's plan sits "
     "between a warm and a cold start: not modelled"
@@ -55,3 +91,27 @@ def compile_cache_note(loads: tuple[str, ...], misses: tuple[str, ...]) -> str |
     state = compile_cache_state(loads, misses)
     return None if state is None else WARM_COMPILE_CACHE if state == "warm" else COLD_COMPILE
 
+
+def compiles(inputs: EngineInputs) -> bool:
+    """Whether the start runs vLLM's torch.compile (Inductor) inside its profile: V1 from v0.8.0, not eager, no -O0,
+    no compilation mode or level 0/NONE, no 'eager' backend (the module's docstring)."""
+    version, flags = inputs.version, inputs.settings.flags
+    if ENGINE_ERAS.at(version) != "v1" or engine_era(version, inputs.gpu_name, flags) != "v1":
+        return False
+    if inputs.settings.enforce_eager:
+        return False
+    fields = config_fields(flags, version)
+    stated = fields.get("mode", fields.get("level"))
+    if stated is not None:
+        return str(stated).strip().upper() not in _NO_COMPILE_MODES and fields.get("backend") != "eager"
+    return optimization_level(flags) != 0 and fields.get("backend") != "eager"
+
+
+def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:
+    """What a cold compile may charge beyond a compiled plan whose budget rests on the profile's estimate
+    (`COLD_COMPILE_CHARGE`); None where the launch does not compile, or the KV memory, the non-KV figure or the
+    pool is given (the log's or the operator's figure holds whatever the start paid)."""
+    s, meas = inputs.settings, inputs.measured
+    given = s.kv_cache_memory_bytes is not None or s.num_gpu_blocks_override is not None
+    given = given or meas.available_kv_bytes is not None or meas.non_kv_bytes is not None
+    return None if given or not compiles(inputs) else COLD_COMPILE_CHARGE

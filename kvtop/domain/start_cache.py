@@ -1,0 +1,46 @@
+"""What a start may charge beyond the plan where a cache kvtop cannot see before it is cold (vLLM's torch.compile
+cache, docs/engines/vllm.md §2.6), as a typed value an engine's budget sets (`EngineResult.start_cache`).
+
+The plan's capacity does not move for it (not modelled: whether a start finds the cache warm is not known before it);
+a plan states it beside its terms (`CapacityPlan.start_notes`: `plan`'s text and JSON, the planner's pane). `words`
+says the measured spread of cold less warm and its median in the plan's own tokens, at the exchange rate the plan
+prints (`Ledger.tokens_per_gib`), so that the operator reads the cost in the unit the capacity is in.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.wording import GIB
+
+
+class StartCacheCharge(BaseModel):
+    """A cold start's excess over a warm one of the same launch and host, measured on kvtop's corpus: `least_bytes`
+    to `most_bytes` a GPU, `median_bytes` their median; `cache` names the cache, `source` where the pairs are."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cache: str  # "torch.compile's cache"
+    least_bytes: int
+    median_bytes: int
+    most_bytes: int
+    pairs: int  # the cold and warm pairs the figures are measured on
+    source: str  # "docs/engines/vllm.md §2.6"
+
+    def median_tokens(self, tokens_per_gib: float) -> int:
+        """The median excess in tokens at the plan's exchange rate (0 where the plan has none: no KV tokens)."""
+        return round(self.median_bytes / GIB * tokens_per_gib)
+
+    def words(self, tokens_per_gib: float) -> str:
+        """'torch.compile's cache: not known before a start (not modelled); a first (cold) start on a node charged
+        0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,700 tokens of this
+        plan), …'."""
+        tokens = self.median_tokens(tokens_per_gib)
+        cost = f", ≈ {tokens:,} tokens of this plan" if tokens else ""
+        return (
+            f"{self.cache}: not known before a start (not modelled); a first (cold) start on a node charged "
+            f"{self.least_bytes / GIB:.2f}–{self.most_bytes / GIB:.2f} GiB a GPU more than a warm one on "
+            f"{self.pairs} pairs of kvtop's corpus (median {self.median_bytes / GIB:.2f} GiB{cost}), or nothing where "
+            f"its kernels were cached; the plan sits between the two, a cold start towards the interval's low end "
+            f"({self.source})"
+        )
