@@ -116,3 +116,17 @@ def test_turbomind_before_0_15_plans_ep_as_not_read_on_a_moe_model() -> None:
         assert typed.layout.ep == 1
         said = [note for note in typed.engine.notes if "not read" in note and "--ep" in note]
         assert len(said) == 1 and "TurboMind 0.14.0 takes no ep" in said[0]
+
+
+@pytest.mark.parametrize(("release", "fix"), [("0.7.3", None), ("0.8.0", "--tp 2 --dp 2")])
+def test_the_layout_advice_writes_dp_only_where_the_release_has_it(release: str, fix: str | None) -> None:
+    """Qwen2.5-1.5B (2 KV heads) at tp 4 holds each head on 2 ranks; tp 2 × dp 2 is the advice from v0.8.0, whose
+    cli/utils.py first has ArgumentHelper.dp; v0.7.3's argparse would exit on `--dp`, so nothing is advised."""
+    from kvtop.domain.diagnose import diagnose_ledger
+
+    config = DATA / "calibration" / "configs" / "Qwen--Qwen2.5-1.5B-Instruct.RECONSTRUCTED.json"
+    model = model_from_config(json.loads(config.read_text()), source=config.name)
+    settings = parse_flags("lmdeploy", ["--model", "m", "--engine-version", release, "--tp", "4"])
+    ledger = predict(model, settings, gpu_total_bytes=H100_BYTES, gpu_name="H100", measured=MeasuredInputs())
+    finding = next(f for f in diagnose_ledger(ledger) if f.rule == "tp_above_kv_heads")
+    assert finding.fix == fix if fix else "--dp" not in finding.fix
