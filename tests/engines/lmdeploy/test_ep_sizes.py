@@ -118,10 +118,13 @@ def test_turbomind_before_0_15_plans_ep_as_not_read_on_a_moe_model() -> None:
         assert len(said) == 1 and "TurboMind 0.14.0 takes no ep" in said[0]
 
 
-@pytest.mark.parametrize(("release", "fix"), [("0.7.3", None), ("0.8.0", "--tp 2 --dp 2")])
-def test_the_layout_advice_writes_dp_only_where_the_release_has_it(release: str, fix: str | None) -> None:
-    """Qwen2.5-1.5B (2 KV heads) at tp 4 holds each head on 2 ranks; tp 2 × dp 2 is the advice from v0.8.0, whose
-    cli/utils.py first has ArgumentHelper.dp; v0.7.3's argparse would exit on `--dp`, so nothing is advised."""
+@pytest.mark.parametrize(
+    ("release", "fix"), [("0.7.3", None), ("0.8.0", None), ("0.10.2", None), ("0.11.0", "--tp 2 --dp 2")]
+)
+def test_the_layout_advice_writes_dp_only_where_turbomind_runs_it(release: str, fix: str | None) -> None:
+    """Qwen2.5-1.5B (2 KV heads, TurboMind's class) at tp 4 holds each head on 2 ranks; tp 2 × dp 2 is the advice
+    from v0.11.0, whose cli/serve.py first passes dp to TurbomindEngineConfig. v0.7.3's argparse has no --dp, v0.8.0
+    ignores it for TurboMind, v0.9.0 – v0.10.2's launch_server.py asserts: nothing is advised there."""
     from kvtop.domain.diagnose import diagnose_ledger
 
     config = DATA / "calibration" / "configs" / "Qwen--Qwen2.5-1.5B-Instruct.RECONSTRUCTED.json"
@@ -130,3 +133,17 @@ def test_the_layout_advice_writes_dp_only_where_the_release_has_it(release: str,
     ledger = predict(model, settings, gpu_total_bytes=H100_BYTES, gpu_name="H100", measured=MeasuredInputs())
     finding = next(f for f in diagnose_ledger(ledger) if f.rule == "tp_above_kv_heads")
     assert finding.fix == fix if fix else "--dp" not in finding.fix
+
+
+@pytest.mark.parametrize(
+    ("release", "words"),
+    [("0.8.0", "^--dp: not modelled: TurboMind 0\\.8\\.0 never reads --dp 2"),
+     ("0.10.2", "^--dp: TurboMind 0\\.10\\.2 exits at --dp 2 .*'only support dp > 1, but give dp=1'")],
+)  # fmt: skip
+def test_turbomind_dp_before_0_11(release: str, words: str) -> None:
+    """cli/serve.py v0.8.0 passes dp to PytorchEngineConfig only (one TurboMind engine); v0.9.0 – v0.10.2 run
+    launch_server.py at dp > 1, whose `assert dp > 1` reads TurbomindEngineConfig.dp, never set (1)."""
+    with pytest.raises(InputError, match=words):
+        _plan(["--backend", "turbomind", "--engine-version", release, "--dp", "2"])
+    typed = _plan(["--backend", "turbomind", "--engine-version", "0.11.0", "--dp", "2"])
+    assert typed.layout.dp == 2

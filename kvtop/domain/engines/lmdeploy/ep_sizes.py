@@ -33,6 +33,16 @@ PARALLEL_FLAGS_ERAS: Eras[bool] = Eras((
     Era("0.8.0", True, "cli/utils.py (v0.8.0) ArgumentHelper.ep (PR #3313 'add deepep') and .dp (PR #3207 "
                        "'Torch dp support'), cli/serve.py add_parser_api_server"),
 ))  # fmt: skip
+TurbomindDp = Literal["absent", "unread", "asserts", "read"]
+# what `serve api_server --dp N` (N > 1) does with TurboMind
+TURBOMIND_DP_ERAS: Eras[TurbomindDp] = Eras((
+    Era("", "absent", "cli/utils.py (v0.7.3): no --dp"),
+    Era("0.8.0", "unread", "cli/serve.py (v0.8.0) passes dp to PytorchEngineConfig only and serves one engine"),
+    Era("0.9.0", "asserts", "cli/serve.py (v0.9.0 – v0.10.2) runs serve/openai/launch_server.py at dp > 1, which "
+        "asserts a --proxy-url, then 'only support dp > 1, but give dp=1': TurbomindEngineConfig(dp) is never set"),
+    Era("0.11.0", "read", "cli/serve.py (v0.11.0) TurbomindEngineConfig(dp=args.dp), one api_server "
+        "(`if args.dp == 1 or backend == 'turbomind'`)"),
+))  # fmt: skip
 PytorchEp = Literal["dp_multiple_of_ep", "ep_world"]
 # what the PyTorch engine's DistChecker / DistConfig take at ep > 1
 PYTORCH_EP_ERAS: Eras[PytorchEp] = Eras((
@@ -67,6 +77,20 @@ def dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None
     if settings.dp <= 1 or PARALLEL_FLAGS_ERAS.at(version):
         return None
     return f"LMDeploy {version.label} has no --dp (from v0.8.0: {PARALLEL_FLAGS_ERAS[-1].source})"
+
+
+def turbomind_dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why TurboMind at `version` does not start, or kvtop does not plan, the launch's --dp (> 1); None from v0.11.0
+    (and before v0.8.0, where `dp_refusal` answers for every backend)."""
+    if settings.dp <= 1:
+        return None
+    era = TURBOMIND_DP_ERAS.era(version)
+    if era.value == "unread":
+        return (f"not modelled: TurboMind {version.label} never reads --dp {settings.dp} and serves one engine of tp "
+                f"GPUs: plan it without --dp ({era.source})")  # fmt: skip
+    if era.value == "asserts":
+        return f"TurboMind {version.label} exits at --dp {settings.dp} ({era.source})"
+    return None
 
 
 def _pytorch_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:

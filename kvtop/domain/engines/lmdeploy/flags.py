@@ -149,10 +149,12 @@ class LmdeployFlags:
         its parallel_config.py lays out (one dividing tp: mlp_tp = tp ÷ ep). Without --backend (TurboMind where it
         supports the model, which this check cannot see) a size is refused where both backends refuse it; the
         layout refuses it for the backend the model resolves to (`LmdeployRules.mlp_split`)."""
-        from kvtop.domain.engines.lmdeploy.ep_sizes import dp_refusal, ep_refusal
+        from kvtop.domain.engines.lmdeploy.ep_sizes import dp_refusal, ep_refusal, turbomind_dp_refusal
 
         version = ResolvedVersion(text=settings.engine_version)
-        no_dp = dp_refusal(settings, version)
+        no_dp = dp_refusal(settings, version) or (
+            turbomind_dp_refusal(settings, version) if settings.backend == "turbomind" else None
+        )
         if no_dp:
             raise InputError(no_dp, field="--dp")
         backends = (settings.backend,) if settings.backend in BACKENDS else BACKENDS
