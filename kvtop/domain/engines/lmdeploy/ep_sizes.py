@@ -1,4 +1,4 @@
-"""Which `--ep` sizes LMDeploy's backends take, by release (flags.py `check_parallel`, the budget's backend).
+"""Which `--ep` (and `--dp`) sizes LMDeploy's backends take, by release (flags.py `check_parallel`, the budget's backend).
 
 Read in the tags v0.7.3 – v0.16.0 (InternLM/lmdeploy: cli/utils.py, cli/serve.py, pytorch/config.py,
 pytorch/check_env/dist.py) and the wheels 0.14.0 – 0.18.0 (TurboMind; turbomind_ep.py):
@@ -13,6 +13,8 @@ pytorch/check_env/dist.py) and the wheels 0.14.0 – 0.18.0 (TurboMind; turbomin
   kvtop models ep == tp × dp (experts over every rank). `--tp 1 --ep N` at dp 1 starts too, a world of N ranks whose
   attention and KV split as at tp N and whose dense MLP and shared experts (`layer_type='mlp'`) are whole on every
   rank: named, not modelled (kvtop's ranks are tp × dp).
+* TurboMind's `--dp`: v0.8.0 never reads it (one engine: not modelled), v0.9.0 – v0.10.2 exit on it
+  (serve/openai/launch_server.py asserts), v0.11.0 on read (`TURBOMIND_DP_ERAS`).
 * TurboMind before 0.15.0 never reads `--ep` (cli/serve.py 0.14.0:231 passes it to `PytorchEngineConfig` only): any
   size starts, planned as EP off (`expert_parallel_unread`).
 * TurboMind from 0.15.0: `derive_parallel_config` (turbomind/parallel_config.py) asserts where no layout holds
