@@ -147,3 +147,15 @@ def test_turbomind_dp_before_0_11(release: str, words: str) -> None:
         _plan(["--backend", "turbomind", "--engine-version", release, "--dp", "2"])
     typed = _plan(["--backend", "turbomind", "--engine-version", "0.11.0", "--dp", "2"])
     assert typed.layout.dp == 2
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [(["--dp", "2"], "exits at --tp 1 --dp 2 without --ep: 'only support tp > 1 or ep > 1'"),
+     (["--tp", "2", "--dp", "2"], r"not modelled: .* one world of max\(tp, dp\) = 2 GPUs \(not tp × dp = 4")],
+)  # fmt: skip
+def test_the_pytorch_engine_runs_dp_as_one_world(flags: list[str], words: str) -> None:
+    """0.16.0 cli/serve.py sends --dp 2 to serve/openai/launch_server.py, which asserts tp > 1 or ep > 1 and spreads
+    the dp servers over max(dp, tp, ep) GPUs; DistConfig's world is tp = 2 there, attention TP world ÷ dp = 1."""
+    with pytest.raises(InputError, match=words):
+        _plan(["--backend", "pytorch", "--engine-version", "0.16.0", *flags])

@@ -13,6 +13,8 @@ pytorch/check_env/dist.py) and the wheels 0.14.0 – 0.18.0 (TurboMind; turbomin
   kvtop models ep == tp × dp (experts over every rank). `--tp 1 --ep N` at dp 1 starts too, a world of N ranks whose
   attention and KV split as at tp N and whose dense MLP and shared experts (`layer_type='mlp'`) are whole on every
   rank: named, not modelled (kvtop's ranks are tp × dp).
+* The PyTorch engine's `--dp` without `--ep` (`PYTORCH_DP_ERAS`): one DP world of max(tp, dp) GPUs from v0.9.0
+  (serve/openai/launch_server.py; tp 1 exits), one DP rank a server at v0.8.0: refused or named, not modelled.
 * TurboMind's `--dp`: v0.8.0 never reads it (one engine: not modelled), v0.9.0 – v0.10.2 exit on it
   (serve/openai/launch_server.py asserts), v0.11.0 on read (`TURBOMIND_DP_ERAS`).
 * TurboMind before 0.15.0 never reads `--ep` (cli/serve.py 0.14.0:231 passes it to `PytorchEngineConfig` only): any
@@ -93,6 +95,39 @@ def turbomind_dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> 
     if era.value == "asserts":
         return f"TurboMind {version.label} exits at --dp {settings.dp} ({era.source})"
     return None
+
+
+# how `serve api_server --dp N` (N > 1) runs the PyTorch engine
+PYTORCH_DP_ERAS: Eras[bool] = Eras((
+    Era("", False, "cli/serve.py (v0.8.0): one api_server per --dp-rank, DistChecker asks ray at dp > 1"),
+    Era("0.9.0", True, "cli/serve.py (v0.9.0 – 0.18.0) runs serve/openai/launch_server.py at dp > 1: asserts "
+                       "'only support tp > 1 or ep > 1', then dp servers over max(dp, tp, ep) GPUs, one DP world "
+                       "whose attention TP is world ÷ dp (pytorch/config.py DistConfig)"),
+))  # fmt: skip
+
+
+def backend_dp_refusal(backend: str, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why `backend` ('turbomind' or 'pytorch') at `version` refuses the launch's --dp; None where it plans it."""
+    if backend == "turbomind":
+        return turbomind_dp_refusal(settings, version)
+    return pytorch_dp_refusal(settings, version)
+
+
+def pytorch_dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why the PyTorch engine at `version` exits on, or kvtop does not model, --dp (> 1) without --ep (the EP sizes
+    are `ep_refusal`'s): its DP ranks are one world of max(tp, dp) GPUs, not tp × dp replicas."""
+    tp, dp = settings.tp, settings.dp
+    if dp <= 1 or settings.ep > 1:
+        return None
+    era = PYTORCH_DP_ERAS.era(version)
+    if not era.value:
+        return f"not modelled: LMDeploy {version.label}'s PyTorch engine at --dp {dp} serves one DP rank ({era.source})"
+    if tp == 1:
+        return (f"LMDeploy {version.label}'s PyTorch engine exits at --tp 1 --dp {dp} without --ep: 'only support "
+                f"tp > 1 or ep > 1' ({era.source})")  # fmt: skip
+    return (f"not modelled: LMDeploy {version.label}'s PyTorch engine at --tp {tp} --dp {dp} runs one world of "
+            f"max(tp, dp) = {max(tp, dp)} GPUs (not tp × dp = {tp * dp} replicas), its attention data-parallel "
+            f"inside it ({era.source})")  # fmt: skip
 
 
 def _pytorch_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
