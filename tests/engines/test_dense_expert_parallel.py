@@ -90,15 +90,20 @@ def test_trtllm_plans_ep_as_off() -> None:
     assert any("--ep_size 2 on a model without experts" in note for note in typed.engine.notes)
 
 
-@pytest.mark.parametrize(("backend", "release"), [("pytorch", "0.18.0"), ("turbomind", "0.14.0")])
-def test_lmdeploy_plans_ep_equal_to_tp_as_off(backend: str, release: str) -> None:
+@pytest.mark.parametrize(
+    ("backend", "release", "package"),
+    # check_env/dist.py's exit on CUDA, by release: dlblas (v0.12.2), DeepEP and DeepGEMM (0.18.0 wheel); none unread
+    [("pytorch", "0.12.2", "dlblas"), ("pytorch", "0.18.0", "DeepEP"), ("turbomind", "0.14.0", None)],
+)
+def test_lmdeploy_plans_ep_equal_to_tp_as_off(backend: str, release: str, package: str | None) -> None:
     base = ["--backend", backend, "--tp", "2", "--engine-version", release]
     off, typed = _plan("lmdeploy", base), _plan("lmdeploy", [*base, "--ep", "2"])
     assert typed.engine.token_capacity == off.engine.token_capacity > 0
     # the PyTorch engine's words for a model without experts; TurboMind 0.14.0's one note: it reads no --ep at all
     words = "--ep 2 on a model without experts" if backend == "pytorch" else "--ep 2 not read: TurboMind 0.14.0"
     said = [note for note in typed.engine.notes if "--ep 2" in note]
-    assert len(said) == 1 and words in said[0] and (("dlblas" in said[0]) == (backend == "pytorch"))
+    assert len(said) == 1 and words in said[0]
+    assert ("requires install" in said[0]) == (package is not None) and (package is None or package in said[0])
 
 
 @pytest.mark.parametrize("release", ["0.15.0", "0.18.0"])

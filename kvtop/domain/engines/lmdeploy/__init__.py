@@ -127,14 +127,17 @@ class LmdeployRules(LmdeployBudget, EngineBase):
     def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
         """TurboMind from 0.15.0 splits the shared experts and dense FFN under --ep over its MLP TP group
         (turbomind_ep.py); the PyTorch engine's are the book's (over TP). LayoutError where the backend the model
-        resolves to refuses the --ep that `check_parallel` let through for the other (ep_sizes.py)."""
-        from kvtop.domain.engines.lmdeploy.ep_sizes import ep_refusal
+        resolves to refuses the --ep or --dp that `check_parallel` let through (ep_sizes.py)."""
+        from kvtop.domain.engines.lmdeploy.ep_sizes import backend_dp_refusal, ep_refusal
         from kvtop.domain.engines.lmdeploy.turbomind_ep import turbomind_mlp_split
 
         try:
             backend, _ = resolve_backend(model, settings, version)
         except KvtopError:  # the budget says why
             return MlpSplit()
+        no_dp = backend_dp_refusal(backend, settings, version)
+        if no_dp:
+            raise LayoutError(no_dp, field="--dp")
         refused = ep_refusal(backend, settings, version)
         if refused:
             raise LayoutError(refused, field="--ep")

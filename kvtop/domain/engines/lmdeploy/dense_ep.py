@@ -11,17 +11,26 @@ The PyTorch engine read in the v0.12.2 wheel (earlier releases with `--ep` not r
 * The PyTorch engine at dp 1: `DistConfig.__post_init__` (lmdeploy/pytorch/config.py) makes the world `ep` ranks,
   attention TP world ÷ dp and the dense MLP's TP `tp`: at ep == tp the ranks and splits of ep 1. The one thing it adds,
   `DistContext._build_ep_group` (pytorch/distributed.py), is a `torch.distributed.new_group` that only MoE layers
-  use. `DistChecker` (pytorch/check_env/dist.py) exits on CUDA where dlblas is not installed ("ep>1 requires install
-  dlblas"), whatever the model: kvtop cannot see that, and says so.
+  use. `DistChecker` (pytorch/check_env/dist.py) exits on CUDA where its EP kernels are not installed, whatever the
+  model (`EP_PACKAGES_ERAS`: dlblas v0.9.1 – v0.14.x, DeepEP and DeepGEMM from v0.15.0): kvtop cannot see that, and
+  says so.
 * At dp > 1 EP makes one engine of tp × dp ranks out of dp replicas: not modelled without experts.
 """
 
 from __future__ import annotations
 
 from kvtop.domain.engines.lmdeploy.turbomind_ep import TURBOMIND_EP_ERAS
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import LaunchSettings
+
+# what `DistChecker.check` (pytorch/check_env/dist.py) asks installed on CUDA at ep > 1, in its words
+EP_PACKAGES_ERAS: Eras[str] = Eras((
+    Era("", "", "check_env/dist.py v0.8.0 – v0.9.0: no package check"),
+    Era("0.9.1", "ep>1 requires install dlblas", "PR #3636 (2025-06-26) check_env/dist.py is_dlblas_installed"),
+    Era("0.15.0", "ep>1 requires install DeepEP … and DeepGEMM", "PR #4682 (2026-07-01) 'Remove dlblas from "
+        "lmdeploy': check_env/dist.py is_deep_ep_installed, is_deep_gemm_installed (alike in the 0.18.0 wheel)"),
+))  # fmt: skip
 
 
 def expert_parallel_without_experts(backend: str, settings: LaunchSettings, version: ResolvedVersion) -> str:
@@ -37,8 +46,10 @@ def expert_parallel_without_experts(backend: str, settings: LaunchSettings, vers
             "(pytorch/config.py DistConfig) out of the DP replicas; kvtop models that world for experts only",
             field="--ep",
         )
+    packages = EP_PACKAGES_ERAS.era(version)
+    exits = f"; it exits at start on CUDA where '{packages.value}' ({packages.source})" if packages.value else ""
     return (
         f"--ep {ep} on a model without experts: planned as EP off; LMDeploy {version.label}'s PyTorch engine keeps "
-        "the ranks and splits of ep 1 at ep == tp (pytorch/config.py DistConfig) and only MoE layers use its EP group; "
-        "it exits at start on CUDA without dlblas installed ('ep>1 requires install dlblas', pytorch/check_env/dist.py)"
+        "the ranks and splits of ep 1 at ep == tp (pytorch/config.py DistConfig) and only MoE layers use its EP group"
+        f"{exits}"
     )

@@ -24,10 +24,12 @@ from kvtop.domain.diagnose_findings import (
 from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # the least free sizes all
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.lmdeploy.budget_pytorch import block_bytes
+from kvtop.domain.engines.lmdeploy.ep_sizes import dp_refusal
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_ALIGNED_SINCE, since, turbomind_share
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.restart import restart_without_kv
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib, with_article
@@ -55,10 +57,14 @@ def fp8_kv_dtype(ledger: Ledger) -> str:
 
 
 def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
-    """Smaller-TP replicas over the same GPUs (`--tp` × `--dp`)."""
+    """Smaller-TP replicas over the same GPUs (`--tp` × `--dp`); none before v0.8.0, which has no `--dp`
+    (ep_sizes.py `dp_refusal`)."""
     s = ledger.settings
     groups = max(1, s.tp // attn_tp)
-    return [s.model_copy(update={"tp": attn_tp, "dp": groups * s.dp, "ep": 1})]
+    alternative = s.model_copy(update={"tp": attn_tp, "dp": groups * s.dp, "ep": 1})
+    if dp_refusal(alternative, ResolvedVersion(text=s.engine_version)):
+        return []
+    return [alternative]
 
 
 def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:

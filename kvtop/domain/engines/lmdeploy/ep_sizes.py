@@ -1,10 +1,22 @@
-"""Which `--ep` sizes LMDeploy's backends take, by release (flags.py `check_parallel`, the budget's backend).
+"""Which `--ep` (and `--dp`) sizes LMDeploy's backends take, by release (flags.py `check_parallel`, the budget's backend).
 
-Read in the wheels v0.12.2 and 0.15.0 (the PyTorch engine; dense_ep.py) and 0.14.0 – 0.18.0 (TurboMind; turbomind_ep.py):
+Read in the tags v0.7.3 – v0.16.0 (InternLM/lmdeploy: cli/utils.py, cli/serve.py, pytorch/config.py,
+pytorch/check_env/dist.py) and the wheels 0.14.0 – 0.18.0 (TurboMind; turbomind_ep.py):
 
-* The PyTorch engine: `DistConfig.__post_init__` (lmdeploy/pytorch/config.py) makes the world `ep` ranks at ep > 1
-  and asserts it divides by dp and by the MLP's TP (tp): kvtop models ep == tp × dp, experts over every rank, or
-  ep 1.
+* `--ep` and `--dp` are flags of `lmdeploy serve api_server` from v0.8.0 (`ArgumentHelper.ep`, PR #3313 'add deepep';
+  `ArgumentHelper.dp`, PR #3207 'Torch dp support'): an earlier argparse exits on them ("unrecognized arguments").
+* The PyTorch engine v0.8.0 – v0.10.x: `DistChecker` (check_env/dist.py) exits unless dp % ep == 0, and
+  `DistConfig` makes the world dp ranks at dp > 1 (max(tp, ep) at dp 1, where every ep > 1 exits): kvtop models
+  tp 1, ep == dp, experts over every rank.
+* The PyTorch engine from v0.11.0 (PR #4004 'Refactor dp tp'): `DistChecker` exits unless ep % dp == 0 and
+  `DistConfig.__post_init__` makes the world `ep` ranks, attention TP ep ÷ dp, the MLP's TP `tp`, the experts' TP 1:
+  kvtop models ep == tp × dp (experts over every rank). `--tp 1 --ep N` at dp 1 starts too, a world of N ranks whose
+  attention and KV split as at tp N and whose dense MLP and shared experts (`layer_type='mlp'`) are whole on every
+  rank: named, not modelled (kvtop's ranks are tp × dp).
+* The PyTorch engine's `--dp` without `--ep` (`PYTORCH_DP_ERAS`): one DP world of max(tp, dp) GPUs from v0.9.0
+  (serve/openai/launch_server.py; tp 1 exits), one DP rank a server at v0.8.0: refused or named, not modelled.
+* TurboMind's `--dp`: v0.8.0 never reads it (one engine: not modelled), v0.9.0 – v0.10.2 exit on it
+  (serve/openai/launch_server.py asserts), v0.11.0 on read (`TURBOMIND_DP_ERAS`).
 * TurboMind before 0.15.0 never reads `--ep` (cli/serve.py 0.14.0:231 passes it to `PytorchEngineConfig` only): any
   size starts, planned as EP off (`expert_parallel_unread`).
 * TurboMind from 0.15.0: `derive_parallel_config` (turbomind/parallel_config.py) asserts where no layout holds
@@ -13,21 +25,48 @@ Read in the wheels v0.12.2 and 0.15.0 (the PyTorch engine; dense_ep.py) and 0.14
 
 from __future__ import annotations
 
+from typing import Literal
+
 from kvtop.domain.engines.lmdeploy.turbomind_ep import TURBOMIND_EP_ERAS, mlp_tp_and_devices
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
+
+# `lmdeploy serve api_server --ep/--dp`: absent through v0.7.3 (cli/utils.py has no ArgumentHelper.ep/.dp)
+PARALLEL_FLAGS_ERAS: Eras[bool] = Eras((
+    Era("", False, "cli/utils.py, cli/serve.py (v0.7.3): no --ep, no --dp; argparse exits on them"),
+    Era("0.8.0", True, "cli/utils.py (v0.8.0) ArgumentHelper.ep (PR #3313 'add deepep') and .dp (PR #3207 "
+                       "'Torch dp support'), cli/serve.py add_parser_api_server"),
+))  # fmt: skip
+TurbomindDp = Literal["absent", "unread", "asserts", "read"]
+# what `serve api_server --dp N` (N > 1) does with TurboMind
+TURBOMIND_DP_ERAS: Eras[TurbomindDp] = Eras((
+    Era("", "absent", "cli/utils.py (v0.7.3): no --dp"),
+    Era("0.8.0", "unread", "cli/serve.py (v0.8.0) passes dp to PytorchEngineConfig only and serves one engine"),
+    Era("0.9.0", "asserts", "cli/serve.py (v0.9.0 – v0.10.2) runs serve/openai/launch_server.py at dp > 1, which "
+        "asserts a --proxy-url, then 'only support dp > 1, but give dp=1': TurbomindEngineConfig(dp) is never set"),
+    Era("0.11.0", "read", "cli/serve.py (v0.11.0) TurbomindEngineConfig(dp=args.dp), one api_server "
+        "(`if args.dp == 1 or backend == 'turbomind'`)"),
+))  # fmt: skip
+PytorchEp = Literal["dp_multiple_of_ep", "ep_world"]
+# what the PyTorch engine's DistChecker / DistConfig take at ep > 1
+PYTORCH_EP_ERAS: Eras[PytorchEp] = Eras((
+    Era("", "dp_multiple_of_ep", "pytorch/check_env/dist.py (v0.8.0 – v0.10.2) DistChecker: 'ep>1 requires dp % ep "
+        "== 0'; pytorch/config.py DistConfig world_size = dp at dp > 1"),
+    Era("0.11.0", "ep_world", "PR #4004 (2025-11-14) 'Refactor dp tp': check_env/dist.py 'ep>1 requires ep % dp == "
+        "0'; pytorch/config.py DistConfig world_size = ep, attn_tp = world ÷ dp, mlp_tp = tp, moe_tp = 1 (alike "
+        "through the 0.18.0 wheel)"),
+))  # fmt: skip
 
 
 def ep_refusal(backend: str, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
     """Why `backend` ('turbomind' or 'pytorch') at `version` refuses the launch's --ep; None where it takes it."""
-    ep, ranks = settings.ep, settings.tp * settings.dp
+    ep = settings.ep
     if ep <= 1:
         return None
+    if not PARALLEL_FLAGS_ERAS.at(version):
+        return f"LMDeploy {version.label} has no --ep (from v0.8.0: {PARALLEL_FLAGS_ERAS[-1].source})"
     if backend == "pytorch":
-        if ep == ranks:
-            return None
-        return (f"LMDeploy's PyTorch engine spreads experts over all tp × dp = {ranks} ranks (got --ep {ep}; "
-                "pytorch/config.py DistConfig)")  # fmt: skip
+        return _pytorch_refusal(settings, version)
     if not TURBOMIND_EP_ERAS.at(version):
         return None  # not read: planned as EP off
     if mlp_tp_and_devices(settings.dp, settings.tp, ep, settings.dcp) is not None:
@@ -35,6 +74,90 @@ def ep_refusal(backend: str, settings: LaunchSettings, version: ResolvedVersion)
     return (f"TurboMind {version.label} finds no parallel layout for dp {settings.dp}, tp {settings.tp}, ep {ep}, cp "
             f"{settings.dcp}: ep must divide tp × dp with mlp_tp = tp × dp ÷ ep dividing tp ('tp=1, ep=N' is written "
             "'tp=N, ep=N'; turbomind/parallel_config.py derive_parallel_config)")  # fmt: skip
+
+
+def dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why `version` refuses the launch's --dp: LMDeploy before v0.8.0 has no such flag; None where it has."""
+    if settings.dp <= 1 or PARALLEL_FLAGS_ERAS.at(version):
+        return None
+    return f"LMDeploy {version.label} has no --dp (from v0.8.0: {PARALLEL_FLAGS_ERAS[-1].source})"
+
+
+def turbomind_dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why TurboMind at `version` does not start, or kvtop does not plan, the launch's --dp (> 1); None from v0.11.0
+    (and before v0.8.0, where `dp_refusal` answers for every backend)."""
+    if settings.dp <= 1:
+        return None
+    era = TURBOMIND_DP_ERAS.era(version)
+    if era.value == "unread":
+        return (f"not modelled: TurboMind {version.label} never reads --dp {settings.dp} and serves one engine of tp "
+                f"GPUs: plan it without --dp ({era.source})")  # fmt: skip
+    if era.value == "asserts":
+        return f"TurboMind {version.label} exits at --dp {settings.dp} ({era.source})"
+    return None
+
+
+# how `serve api_server --dp N` (N > 1) runs the PyTorch engine
+PYTORCH_DP_ERAS: Eras[bool] = Eras((
+    Era("", False, "cli/serve.py (v0.8.0): one api_server per --dp-rank, DistChecker asks ray at dp > 1"),
+    Era("0.9.0", True, "cli/serve.py (v0.9.0 – 0.18.0) runs serve/openai/launch_server.py at dp > 1: asserts "
+                       "'only support tp > 1 or ep > 1', then dp servers over max(dp, tp, ep) GPUs, one DP world "
+                       "whose attention TP is world ÷ dp (pytorch/config.py DistConfig)"),
+))  # fmt: skip
+
+
+def backend_dp_refusal(backend: str, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why `backend` ('turbomind' or 'pytorch') at `version` refuses the launch's --dp; None where it plans it."""
+    if backend == "turbomind":
+        return turbomind_dp_refusal(settings, version)
+    return pytorch_dp_refusal(settings, version)
+
+
+def pytorch_dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why the PyTorch engine at `version` exits on, or kvtop does not model, --dp (> 1) without --ep (the EP sizes
+    are `ep_refusal`'s): its DP ranks are one world of max(tp, dp) GPUs, not tp × dp replicas."""
+    tp, dp = settings.tp, settings.dp
+    if dp <= 1 or settings.ep > 1:
+        return None
+    era = PYTORCH_DP_ERAS.era(version)
+    if not era.value:
+        return f"not modelled: LMDeploy {version.label}'s PyTorch engine at --dp {dp} serves one DP rank ({era.source})"
+    if tp == 1:
+        return (f"LMDeploy {version.label}'s PyTorch engine exits at --tp 1 --dp {dp} without --ep: 'only support "
+                f"tp > 1 or ep > 1' ({era.source})")  # fmt: skip
+    return (f"not modelled: LMDeploy {version.label}'s PyTorch engine at --tp {tp} --dp {dp} runs one world of "
+            f"max(tp, dp) = {max(tp, dp)} GPUs (not tp × dp = {tp * dp} replicas), its attention data-parallel "
+            f"inside it ({era.source})")  # fmt: skip
+
+
+def _pytorch_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """Why the PyTorch engine at `version` exits on, or kvtop does not model, the launch's --ep (> 1)."""
+    ep, tp, dp = settings.ep, settings.tp, settings.dp
+    era = PYTORCH_EP_ERAS.era(version)
+    if era.value == "dp_multiple_of_ep":
+        if dp % ep:
+            return (f"LMDeploy {version.label}'s PyTorch engine exits: 'ep>1 requires dp % ep == 0. Get dp={dp} and "
+                    f"ep={ep}.' ({era.source})")  # fmt: skip
+        if tp == 1 and ep == dp:
+            return None
+        return (f"not modelled: LMDeploy {version.label}'s PyTorch engine makes a world of dp = {dp} ranks at "
+                f"--tp {tp} --ep {ep}; kvtop models --tp 1 --ep {dp} ({era.source})")  # fmt: skip
+    if ep % dp:  # DistChecker builds its DistConfig first, whose assert speaks before its own 'ep % dp' exit
+        return (f"LMDeploy {version.label}'s PyTorch engine asserts: 'world_size {ep}, dp {dp}' (DistConfig: the world "
+                f"of ep ranks divides by dp; {era.source})")  # fmt: skip
+    if ep == tp * dp:
+        return None
+    attn_tp = ep // dp
+    if ep % tp or (tp > 1 and tp % attn_tp):
+        return (f"LMDeploy {version.label}'s PyTorch engine asserts at --tp {tp} --dp {dp} --ep {ep}: its world is ep "
+                f"ranks, attention TP ep ÷ dp = {attn_tp}, and the MLP's TP (tp) must divide the world and be 1 or a "
+                f"multiple of attention TP; kvtop models ep == tp × dp = {tp * dp} ({era.source})")  # fmt: skip
+    mlp = "whole on every rank" if tp == 1 else f"over {tp} ranks"
+    dp_flag = f" --dp {dp}" if dp > 1 else ""
+    return (f"not modelled: at --tp {tp}{dp_flag} --ep {ep} LMDeploy {version.label}'s PyTorch engine starts a world "
+            f"of {ep} ranks (kvtop's are tp × dp = {tp * dp}): attention and KV over {attn_tp} ranks, the dense MLP "
+            f"and shared experts {mlp}, the routed experts over {ep}; --tp {attn_tp}{dp_flag} --ep {ep} plans its "
+            f"KV (the same, with those MLP parts over {attn_tp} ranks) ({era.source})")  # fmt: skip
 
 
 def expert_parallel_unread(backend: str, settings: LaunchSettings, version: ResolvedVersion) -> str | None:

@@ -144,15 +144,21 @@ class LmdeployFlags:
             raise InputError(f"must be 0 or more (got {value})", field=flag)
 
     def check_parallel(self, settings: LaunchSettings) -> None:
-        """`--ep` as the launch's backend and release take it (ep_sizes.py `ep_refusal`): the PyTorch engine spreads
-        experts over every tp × dp rank or none; TurboMind before 0.15.0 never reads it; from 0.15.0 it takes an ep
-        its parallel_config.py lays out (one dividing tp: mlp_tp = tp ÷ ep). Without --backend (TurboMind where it
+        """`--dp` and `--ep` as the launch's backend and release take them (ep_sizes.py): neither before v0.8.0; the
+        PyTorch engine spreads experts over every tp × dp rank or none (tp 1, ep == dp before v0.11.0) and runs --dp
+        without --ep as one DP world (refused); TurboMind reads --dp from v0.11.0 and --ep from 0.15.0, an ep its
+        parallel_config.py lays out (one dividing tp: mlp_tp = tp ÷ ep). Without --backend (TurboMind where it
         supports the model, which this check cannot see) a size is refused where both backends refuse it; the
         layout refuses it for the backend the model resolves to (`LmdeployRules.mlp_split`)."""
-        from kvtop.domain.engines.lmdeploy.ep_sizes import ep_refusal
+        from kvtop.domain.engines.lmdeploy.ep_sizes import backend_dp_refusal, dp_refusal, ep_refusal
 
+        version = ResolvedVersion(text=settings.engine_version)
         backends = (settings.backend,) if settings.backend in BACKENDS else BACKENDS
-        refusals = [ep_refusal(backend, settings, ResolvedVersion(text=settings.engine_version)) for backend in backends]
+        dp_refusals = [backend_dp_refusal(backend, settings, version) for backend in backends]
+        no_dp = dp_refusal(settings, version) or (dp_refusals[0] if all(dp_refusals) else None)
+        if no_dp:
+            raise InputError(no_dp, field="--dp")
+        refusals = [ep_refusal(backend, settings, version) for backend in backends]
         if all(refusals) and refusals[0]:
             raise InputError(refusals[0], field="--ep")
 
