@@ -69,6 +69,21 @@ def test_the_budget_sizes_from_the_free_memory_at_0_34() -> None:
     (("--kv-cache-memory-bytes", "20G"), False, 0.92),
     (("--num-gpu-blocks-override", "1000"), False, 0.92),
     (("--no-enable-extensible-kv-cache",), False, 0.92),
+    # v0.34.0 _resolve_extensible_kv_cache by the connector's kv_cache_access (extensible_kv.connector_off):
+    # NIXL exports FABRIC handles (no IMEX channel assumed) unless its buffer is on the CPU
+    (("--kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}'), False, 0.92),
+    (("--kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_buffer_device": "cpu"}'), True, 1.0),
+    (("--kv-transfer-config", '{"kv_connector": "NixlConnector"}', "--enable-extensible-kv-cache"), True, 1.0),
+    # LMCacheMPConnector's legacy CUDA IPC, also as a MultiConnector child; a custom_mem_pool
+    (("--kv-transfer-config", '{"kv_connector": "LMCacheMPConnector", "kv_role": "kv_both"}'), False, 0.92),
+    (("--kv-transfer-config", '{"kv_connector": "MultiConnector", "kv_connector_extra_config": {"connectors": '
+      '[{"kv_connector": "OffloadingConnector"}, {"kv_connector": "LMCacheMPConnector"}]}}'), False, 0.92),
+    (("--kv-transfer-config", '{"kv_connector": "OffloadingConnector", "kv_connector_extra_config": '
+      '{"custom_mem_pool": true}}'), False, 0.92),
+    # in-process and RDMA-registering connectors keep it on
+    (("--kv-transfer-config", '{"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"}'), True, 1.0),
+    (("--kv-transfer-config", '{"kv_connector": "MooncakeConnector", "kv_role": "kv_producer"}'), True, 1.0),
+    (("--kv-transfer-config", '{"kv_connector": "OffloadingConnector", "kv_role": "kv_both"}'), True, 1.0),
 ])  # fmt: skip
 def test_when_the_cache_is_extensible(flags: tuple[str, ...], on: bool, util: float) -> None:
     settings = parse_flags("vllm", list(flags))
