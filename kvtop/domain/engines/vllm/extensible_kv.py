@@ -35,6 +35,12 @@ EXTENSIBLE_KV_ERAS: Eras[bool] = Eras((
 SOURCE = "v0.34.0 v1/worker/extensible_kv_cache.py:592-612 measure_kv_cache_bytes"
 MARGIN_FLOOR_BYTES = 1 << 30  # KV_CACHE_MARGIN_FLOOR_BYTES, :48 (CUDA; 3 GiB on ROCm)
 MARGIN_FRACTION = 0.75  # KV_CACHE_MARGIN_FRACTION, :49
+# the VMM granule each layer's region of the cache is mapped in: cuMemGetAllocationGranularity(MINIMUM) for pinned
+# device memory (utils/vmm_driver.py:206-216 at v0.34.0 asks the driver), 2 MiB on the NVIDIA GPUs kvtop plans
+# (the driver's figure, not the wheel's: assumed)
+GRANULE_BYTES = 2 << 20
+GRANULE_SOURCE = ("v0.34.0 v1/worker/extensible_kv_cache.py:304-318 blocks_within: each layer's region "
+                  "(layer-outermost KVCacheTensor, kv_cache_interface.py:1510-1530) rounded up to the 2 MiB VMM granule")
 # the utilization a launch without the extensible cache takes unstated (CacheConfig.DEFAULT_GPU_MEMORY_UTILIZATION,
 # config/cache.py:186 at v0.34.0)
 FALLBACK_UTILIZATION = 0.92
@@ -115,6 +121,16 @@ def utilization_default(settings: LaunchSettings, version: ResolvedVersion) -> t
     if why is None:
         return 1.0, "v0.34.0 resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (config/cache.py:493-501)"
     return FALLBACK_UTILIZATION, f"v0.34.0 resolved_gpu_memory_utilization: 0.92, the extensible KV cache off ({why})"
+
+
+def granule_blocks(available: int, page_bytes: int, regions: int) -> int:
+    """`ExtensibleKVCache.blocks_within`: the most blocks whose footprint fits `available`, each of the `regions`
+    layer slots (one contiguous region of `page_bytes` a block in the default LBHNC layout, `_segments`:134-180)
+    mapped in whole granules: n × page ≤ ⌊available ÷ (regions × granule)⌋ × granule. The available figure itself
+    is not rounded (`measure_kv_cache_bytes`, :592-612); only the blocks are, up to one granule a region short."""
+    if available <= 0 or page_bytes <= 0 or regions <= 0:
+        return 0
+    return available // (regions * GRANULE_BYTES) * GRANULE_BYTES // page_bytes
 
 
 def margin_bytes(transient_peak_bytes: int) -> int:
