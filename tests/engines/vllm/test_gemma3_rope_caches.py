@@ -40,3 +40,15 @@ def test_the_weights_term_lands_within_half_a_percent(tp: int, logged: float) ->
     record = RECORDS[f"chris113113-sweep-gemma-3-27b-fp8-tp{tp}-b200-v091"]
     weights = {term.term: term for term in vllm.terms(record.inputs())}[Term.WEIGHTS]
     assert abs(weights.bytes / GIB / logged - 1) < 0.005
+
+
+def test_the_sliding_layers_rope_is_held_from_0_8_0() -> None:
+    """gemma3.py first ships in the v0.8.0 wheel (v0.7.3 has none; its registry refuses the class): the sliding
+    layers' own rope from v0.8.0 (0.8.0 gemma3.py:141-159) to v0.34.0 (:154-161), not before."""
+    from kvtop.domain.engines.versions import ResolvedVersion
+
+    inputs = RECORDS["chris113113-sweep-gemma-3-27b-fp8-tp1-b200-v091"].inputs()
+    both = (131_072 * 8 + 131_072) * 128 * 2
+    for release, expected in (("0.8.0", both), ("0.34.0", both), ("0.7.3", 131_072 * 8 * 128 * 2)):
+        found = rope_cache(inputs.model_copy(update={"version": ResolvedVersion(text=release)}))
+        assert found is not None and found[0] == expected, release
