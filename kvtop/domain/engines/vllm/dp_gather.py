@@ -53,7 +53,7 @@ v0.25.0, all from v0.29.0: `runner_eras.runs_v2`) pads on the Gloo CPU group alw
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
 modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
 v0.15.x's (the same layer, its code moved); it is not read from v0.16.0: `PRICED_ERAS` names where its code changed.
-At v0.29.0 one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
+At v0.29.0-v0.31.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
 MarlinExperts over the workspace manager, unchunked), priced in dp_marlin.py (`MARLIN_DP_ERAS`).
 The non-torch fit's TP > 1 part stands in for it, as above.
 
