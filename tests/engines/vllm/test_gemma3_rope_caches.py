@@ -52,3 +52,22 @@ def test_the_sliding_layers_rope_is_held_from_0_8_0() -> None:
     for release, expected in (("0.8.0", both), ("0.34.0", both), ("0.7.3", 131_072 * 8 * 128 * 2)):
         found = rope_cache(inputs.model_copy(update={"version": ResolvedVersion(text=release)}))
         assert found is not None and found[0] == expected, release
+
+
+def test_the_towers_fp8_attention_is_named_not_modelled() -> None:
+    """Under --quantization fp8 at load vLLM holds SigLIP's qkv_proj / out_proj in FP8 (gemma3_mm.py passes the quant
+    config to SiglipVisionModel; siglip.py SiglipAttention builds them with it; the 1,152 × 4,304 MLP does not divide
+    by 64 and stays bf16): kvtop counts the tower in bf16 and says so; the same launch without it says nothing."""
+    from kvtop.domain.engines.versions import ResolvedVersion
+    from kvtop.domain.engines.vllm.tower_fp8 import tower_fp8_not_modelled
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.served_model import served_model
+
+    model = load_model(str(CONFIGS / "google--gemma-3-27b-it.json"))
+    v091 = ResolvedVersion(text="0.9.1")
+    fp8 = parse_flags("vllm", ["--quantization", "fp8", "--engine-version", "0.9.1"])
+    said = tower_fp8_not_modelled(served_model(model, fp8, v091), fp8, v091)
+    assert said is not None and "qkv_proj and out_proj in FP8" in said
+    plain = parse_flags("vllm", ["--engine-version", "0.9.1"])
+    assert tower_fp8_not_modelled(served_model(model, plain, v091), plain, v091) is None
+    assert 27 * 4 * 1152 * 1152 == 143_327_232 and 4304 % 64 == 16  # the docstring's figures

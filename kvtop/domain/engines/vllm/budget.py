@@ -57,6 +57,7 @@ from kvtop.domain.engines.vllm.page_unify import UnifiedPages, check_v_width, un
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS, pp_partition_not_modelled
 from kvtop.domain.engines.vllm.state_only import state_page
+from kvtop.domain.engines.vllm.tower_fp8 import tower_fp8_not_modelled
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
 from kvtop.domain.engines.vllm.v0_backends import check_backend_env
 from kvtop.domain.engines.vllm.v1_opt_in import check_v1_opt_in
@@ -315,6 +316,7 @@ class VllmBudget:
             not_modelled=tuple(n for n in (mxfp4_not_modelled(m, inputs.layout, s, gpu_name, inputs.version),
                                            pp_partition_not_modelled(s.flags, inputs.layout.pp, inputs.version),
                                            gathered_batch_not_modelled(inputs.terms),
+                                           tower_fp8_not_modelled(m, s, inputs.version),
                                            dp_communicators_not_modelled(m, inputs.layout, inputs.version, gpu_name,
                                                                          s)) if n),
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (
