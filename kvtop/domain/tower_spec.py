@@ -67,18 +67,34 @@ class TowerSplit(BaseModel):
     data_parallel_since: tuple[tuple[str, str], ...] = ()
     encoder_data_parallel: bool = False
     not_yet_data_parallel: tuple[str, ...] = ()  # this launch's release: the classes that do not take it yet
+    # (architecture class, the first release whose tower keeps its learned position table whole) where an older
+    # release split it by rows (VocabParallelEmbedding: vLLM's siglip.py to v0.13.x); `split_tables` the classes
+    # whose table this launch's release splits (`for_launch`), read through `of_class`
+    split_tables_before: tuple[tuple[str, str], ...] = ()
+    split_tables: tuple[str, ...] = ()
 
     def for_launch(self, flags: Mapping[str, str | bool], release: str | None = None) -> TowerSplit:
         """This split as a launch with `flags` sets it at `release` (None: the newest read): the encoder
-        data-parallel where it passes the flag, for the classes that take it at that release."""
-        if self.data_parallel_flag is None:
-            return self
-        name, value = self.data_parallel_flag
+        data-parallel where it passes the flag, for the classes that take it at that release, and the position
+        tables that release still splits."""
         at = parse_release(release)
-        later = tuple(cls for cls, since in self.data_parallel_since
-                      if at is not None and (first := parse_release(since)) is not None and at < first)
+
+        def before(since: str) -> bool:
+            first = parse_release(since)
+            return at is not None and first is not None and at < first
+
+        tables = tuple(cls for cls, since in self.split_tables_before if before(since))
+        if self.data_parallel_flag is None:
+            return self.model_copy(update={"split_tables": tables}) if tables else self
+        name, value = self.data_parallel_flag
+        later = tuple(cls for cls, since in self.data_parallel_since if before(since))
         return self.model_copy(update={"encoder_data_parallel": flags.get(name) == value,
-                                       "not_yet_data_parallel": later})  # fmt: skip
+                                       "not_yet_data_parallel": later, "split_tables": tables})  # fmt: skip
+
+    def of_class(self, architecture: str) -> TowerSplit:
+        """This split for the tower of `architecture`: its position table split by rows where this launch's
+        release splits that class's (`split_tables`)."""
+        return self.model_copy(update={"position_table": True}) if architecture in self.split_tables else self
 
     def _takes_flag(self, architecture: str, classes: tuple[str, ...]) -> bool:
         return self.encoder_data_parallel and architecture in classes and architecture not in self.not_yet_data_parallel

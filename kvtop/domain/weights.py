@@ -214,22 +214,23 @@ def _book_from_config(
         for _ in range(max(model.body.altup_inputs - 1, 0)):  # Gemma-3n's altup_projections: column-parallel
             rank.matrix("embedding", h, h, layout.tp, ("model.altup_projections",))
     if parts.tower and model.tower is not None:  # the vision tower and projector, its big matrices split over TP
+        how = tower_split.of_class(model.architecture) if tower_split is not None else None  # its release's table
         transformers = parts.tower_as_transformers and model.tower.transformers_params > 0
         # a data-parallel encoder (the engine's flag, where its class takes it) is built as at TP 1 on every rank
-        data_parallel = tower_split is not None and tower_split.builds_whole(model.architecture)
+        data_parallel = how is not None and how.builds_whole(model.architecture)
         tower_tp = 1 if data_parallel else layout.tp
         if transformers:  # transformers' own classes, nothing split (a Transformers backend's build)
             params = float(model.tower.transformers_params)
         else:
-            params = model.tower.params_per_rank(tower_tp, tower_split)  # (towers.py)
+            params = model.tower.params_per_rank(tower_tp, how)  # (towers.py)
         if not parts.tower_positions:  # built with the tower on the first stage only
-            params -= model.tower.position_params if transformers else _tower_positions_per_rank(model.tower, tower_tp, tower_split)
+            params -= model.tower.position_params if transformers else _tower_positions_per_rank(model.tower, tower_tp, how)
         split = layout.tp if params < model.tower.params else 1  # Gemma-4's is whole on every rank (vLLM)
-        wider = model.tower.float32_norm_params * (4 - model.dtype_bytes) if tower_split and tower_split.float32_norms else 0
-        if tower_split and model.tower.block_class in tower_split.float32_tables:  # a float32 position table
+        wider = model.tower.float32_norm_params * (4 - model.dtype_bytes) if how and how.float32_norms else 0
+        if how and model.tower.block_class in how.float32_tables:  # a float32 position table
             wider += model.tower.float32_table_params * (4 - model.dtype_bytes)
         rank.acc.add_many(model.tower.kind, params, params * model.dtype_bytes + wider, split)  # its kind's row
-        unmodelled = tower_split.data_parallel_not_modelled(model.architecture) if tower_split else None
+        unmodelled = how.data_parallel_not_modelled(model.architecture) if how else None
         whole_note = ", whole on every rank (data-parallel encoder)" if data_parallel else ""
         whole_note += f" ({unmodelled})" if unmodelled else ""
         rank.acc.notes[model.tower.kind] = f"{model.tower.config_class}: {model.tower.label}{whole_note}"

@@ -140,6 +140,31 @@ def test_this_nodes_own_start_of_the_same_launch_replaces_the_fits() -> None:
     assert preload_estimate(ledger, node_measures=(runtime_only,)).node_note is None
 
 
+def test_a_start_of_no_known_release_feeds_only_a_plan_of_the_rules_it_was_read_under() -> None:
+    """A store line whose release is not known (a log with no version line, explained as NOT_STATED) was solved
+    under the newest release kvtop modelled then; a plan naming no release is planned under today's newest. vLLM's
+    newest is v0.34.0 (release_calendar.CALENDAR), whose extensible KV cache sizes from the free memory after warmup
+    (extensible_kv.py): a line read under v0.33.0's profiling rules, or by a kvtop that did not keep `read_as`, must
+    not feed it, and the plan says why."""
+    from kvtop.domain.calibration.node import rules_release, unused_start
+
+    model = load_config_file(LLAMA_8B)
+    settings = parse_flags("vllm", [])
+    assert settings.engine_version is None and rules_release("vllm", None) == "0.34.0"
+    ledger = predict(model, settings, gpu_total_bytes=H100, gpu_name="H100")
+    unknown = node().model_copy(update={"engine_version": None})  # written before read_as was kept
+    assert preload_estimate(ledger, node_measures=(unknown,)).node_note is None
+    older = unknown.model_copy(update={"read_as": "0.33.0"})
+    assert preload_estimate(ledger, node_measures=(older,)).node_note is None
+    said = unused_start((older,), "vllm", None, "H100", model, settings)
+    assert said is not None and "read under v0.33.0's rules, this plan under v0.34.0's" in said
+    same = unknown.model_copy(update={"read_as": "0.34.0"})
+    assert preload_estimate(ledger, node_measures=(same,)).node_note == "calibrated on this node, 2026-11-30"
+    assert unused_start((same,), "vllm", None, "H100", model, settings) is None
+    # a stated release matches as it did: by its name alone
+    assert node().same_rules("0.19.0") and not node().same_rules(None)
+
+
 def test_the_nodes_weights_reach_the_budget_not_only_the_terms_table() -> None:
     """The node's 15 GiB of weights (`node()`) are what the plan's ranks hold, in place of the book's
     16,060,522,496 B (test_a_launch_that_recasts_its_weights_counts_the_cast) and its calibrated rope cache."""

@@ -26,7 +26,7 @@ def test_a_start_written_is_read_back(tmp_path: Path) -> None:
     assert read_store(path).measures == (MEASURE, later)
     line = json.loads(path.read_text().splitlines()[0])
     assert set(line) == {"date", "engine", "engine_version", "gpu", "tp", "pp", "model_key", "model_type", "settings",
-                         "terms", "schema_version", "together", "weights_stage"}  # fmt: skip
+                         "terms", "schema_version", "together", "weights_stage", "read_as"}  # fmt: skip
 
 
 def test_the_same_start_kept_again_is_one_line_the_newest(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from kvtop.domain.architectures.config_dtype import DTYPE_BYTES
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.explanation import Explanation
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.launch import LaunchSettings
@@ -51,6 +52,16 @@ def runtime_settings(settings: LaunchSettings) -> dict[str, int | bool | str | N
     }
 
 
+def rules_release(engine: str, version: str | None) -> str | None:
+    """The release whose rules read a start or plan of `version`: the one stated, else the newest release kvtop
+    models for the engine (what a launch naming none is planned and explained as: `NOT_STATED`'s latest rules);
+    None where the engine's calendar names no release (llama.cpp's builds)."""
+    if version is not None:
+        return version
+    known = [(key, day.release) for day in engine_rules(engine).calendar if (key := parse_release(day.release))]
+    return max(known)[1] if known else None
+
+
 def dtype_width(dtype: str | None, model: ModelSpec) -> int | str:
     """Bytes an activation element takes (a launch's `--dtype` or a log's `torch.*` repr, read by the checkpoint
     dtype table, config_dtype.DTYPE_BYTES): the checkpoint's where the launch says none or `auto`; a name kvtop does
@@ -82,6 +93,10 @@ class NodeMeasure(BaseModel):
     # the pipeline stage whose load the weights term is, where the log printed one stage's (vLLM's rank 0 line under
     # PP: `MeasuredInputs.weights_stage`); None: every stage's (the largest rank's), as every line before it was kept
     weights_stage: int | None = None
+    # a start of no known release (`engine_version` None): the release whose rules solved its terms, the newest kvtop
+    # modelled when it was written (`rules_release`); None on a line of a stated release, or one written before
+    # kvtop kept it (its rules not known: a plan uses none of it, as the latest rules move with kvtop's releases)
+    read_as: str | None = None
 
     def start_key(self) -> tuple[object, ...]:
         """What identifies the start (not what kvtop measured of it): one store line per key."""
@@ -100,9 +115,18 @@ class NodeMeasure(BaseModel):
                 settings: LaunchSettings) -> bool:  # fmt: skip
         """The same engine release, GPU model, layout and model: its context and totals apply."""
         return (
-            self.engine == engine and self.engine_version == version and self.gpu == gpu_model_key(gpu_name)
+            self.engine == engine and self.same_rules(version) and self.gpu == gpu_model_key(gpu_name)
             and self.tp == settings.tp and self.pp == settings.pp and self.model_key == model_key(model)
         )  # fmt: skip
+
+    def same_rules(self, version: str | None) -> bool:
+        """Whether a plan of `version` reads the release this start's terms were solved under: the same stated
+        release, or, neither stating one, the same latest rules (`read_as`; kvtop's newest release moves: a start
+        explained under v0.33.0's rules must not feed a plan under v0.34.0's extensible KV cache)."""
+        if self.engine_version != version:
+            return False
+        newest = rules_release(self.engine, None) if version is None else None
+        return newest is None or self.read_as == newest
 
     def same_runtime(self, settings: LaunchSettings, model: ModelSpec | None = None) -> bool:
         """The runtime terms (activation, non-torch, graphs) apply only to the same profiled batch. With `model`
@@ -143,6 +167,10 @@ def unused_start(
     if start.engine_version != version:
         plan = f"this plan {version}" if version else f"this plan the newest (--engine-version {ran} to use it)"
         differs.append(f"ran {ran}, {plan}")
+    elif not start.same_rules(version):  # neither states a release: the latest rules moved since it was stored
+        read = f"v{start.read_as}'s" if start.read_as else "an earlier kvtop's latest"
+        differs.append(f"ran a release not known, read under {read} rules, this plan under "
+                       f"v{rules_release(engine, None)}'s (--engine-version to name the release it ran)")
     if (start.tp, start.pp) != (settings.tp, settings.pp):
         differs.append(f"ran TP{start.tp} PP{start.pp}, this plan TP{settings.tp} PP{settings.pp}")
     if not differs and not start.same_runtime(settings, model):
@@ -192,6 +220,7 @@ def measure_of_start(
         gpu=gpu_model_key(ledger.gpu_name), tp=ledger.settings.tp, pp=ledger.settings.pp, model_key=model_key(ledger.model),
         model_type=ledger.model.model_type, settings=runtime_settings(ledger.settings), terms=terms, together=together,
         weights_stage=weights_stage if Term.WEIGHTS in terms and ledger.settings.pp > 1 else None,
+        read_as=rules_release(ledger.settings.engine, None) if ledger.settings.engine_version is None else None,
     )  # fmt: skip
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
@@ -66,11 +68,21 @@ def test_akamas_dp4_start_priced_and_within_its_interval() -> None:
     assert plan.token_capacity_min <= LOGGED_TOKENS <= plan.token_capacity_max
 
 
+@pytest.mark.parametrize("release", ["0.30.0", "0.31.0"])
+def test_the_same_layer_at_0_30_and_0_31(release: str) -> None:
+    """The v0.30.0 and v0.31.0 wheels hold the path as v0.29.0 (dp_marlin.MARLIN_DP_ERAS): the same layer prices the
+    same launch (4 × 4,096 gathered rows, test_gpt_oss_20b_dp4_layer_by_the_code)."""
+    plan = capacity([*DP4, "--tensor-parallel-size", "1", "--no-enable-expert-parallel", "--engine-version", release])
+    activation = plan.estimate.term(Term.ACTIVATION)
+    assert activation is not None and activation.bytes == 1_029_570_560
+    assert not dp_lines(plan)
+
+
 def test_unread_launches_stay_named() -> None:
-    """Expert parallelism (experts not split over the DP ranks), TP 2 (the EP group's gather not read) and v0.30.0
-    (not read) keep the not-modelled line."""
+    """Expert parallelism (experts not split over the DP ranks), TP 2 (the EP group's gather not read) and v0.32.0
+    (its prepare, workspace manager and all-gather changed: not read) keep the not-modelled line."""
     for flags in ([*DP4, "--enable-expert-parallel", "--engine-version", "0.29.0"],
                   [*DP4, "--tensor-parallel-size", "2", "--engine-version", "0.29.0"],
-                  [*DP4, "--engine-version", "0.30.0"]):  # fmt: skip
+                  [*DP4, "--engine-version", "0.32.0"]):  # fmt: skip
         plan = capacity(flags)
         assert len(dp_lines(plan)) == 1, flags

@@ -40,3 +40,34 @@ def test_the_weights_term_lands_within_half_a_percent(tp: int, logged: float) ->
     record = RECORDS[f"chris113113-sweep-gemma-3-27b-fp8-tp{tp}-b200-v091"]
     weights = {term.term: term for term in vllm.terms(record.inputs())}[Term.WEIGHTS]
     assert abs(weights.bytes / GIB / logged - 1) < 0.005
+
+
+def test_the_sliding_layers_rope_is_held_from_0_8_0() -> None:
+    """gemma3.py first ships in the v0.8.0 wheel (v0.7.3 has none; its registry refuses the class): the sliding
+    layers' own rope from v0.8.0 (0.8.0 gemma3.py:141-159) to v0.34.0 (:154-161), not before."""
+    from kvtop.domain.engines.versions import ResolvedVersion
+
+    inputs = RECORDS["chris113113-sweep-gemma-3-27b-fp8-tp1-b200-v091"].inputs()
+    both = (131_072 * 8 + 131_072) * 128 * 2
+    for release, expected in (("0.8.0", both), ("0.34.0", both), ("0.7.3", 131_072 * 8 * 128 * 2)):
+        found = rope_cache(inputs.model_copy(update={"version": ResolvedVersion(text=release)}))
+        assert found is not None and found[0] == expected, release
+
+
+def test_the_towers_fp8_attention_is_named_not_modelled() -> None:
+    """Under --quantization fp8 at load vLLM holds SigLIP's qkv_proj / out_proj in FP8 (gemma3_mm.py passes the quant
+    config to SiglipVisionModel; siglip.py SiglipAttention builds them with it; the 1,152 × 4,304 MLP does not divide
+    by 64 and stays bf16): kvtop counts the tower in bf16 and says so; the same launch without it says nothing."""
+    from kvtop.domain.engines.versions import ResolvedVersion
+    from kvtop.domain.engines.vllm.tower_fp8 import tower_fp8_not_modelled
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.served_model import served_model
+
+    model = load_model(str(CONFIGS / "google--gemma-3-27b-it.json"))
+    v091 = ResolvedVersion(text="0.9.1")
+    fp8 = parse_flags("vllm", ["--quantization", "fp8", "--engine-version", "0.9.1"])
+    said = tower_fp8_not_modelled(served_model(model, fp8, v091), fp8, v091)
+    assert said is not None and "qkv_proj and out_proj in FP8" in said
+    plain = parse_flags("vllm", ["--engine-version", "0.9.1"])
+    assert tower_fp8_not_modelled(served_model(model, plain, v091), plain, v091) is None
+    assert 27 * 4 * 1152 * 1152 == 143_327_232 and 4304 % 64 == 16  # the docstring's figures

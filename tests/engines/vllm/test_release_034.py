@@ -64,11 +64,40 @@ def test_the_budget_sizes_from_the_free_memory_at_0_34() -> None:
     assert off.engine.memory_fraction == 0.92 and off.engine.kv_budget_bytes == old.engine.kv_budget_bytes
 
 
+def test_the_blocks_fit_each_layer_region_in_whole_2_mib_granules() -> None:
+    """v0.34.0's `blocks_within` (v1/worker/extensible_kv_cache.py:304-318): the most blocks whose footprint, each
+    layer's region (the default LBHNC layout's one segment a layer, `_segments`:134-180) rounded up to the VMM
+    granule, fits the available bytes, which are themselves not rounded (`measure_kv_cache_bytes`, :592-612).
+    Mistral-7B: 32 layers, a 64-token page of 64 × 8 heads × 128 × 2 (K, V) × 2 B = 262,144 B a layer, 8 a 2 MiB
+    granule: blocks = ⌊available ÷ (32 × 2 MiB)⌋ × 8, where the profiling way takes ⌊available ÷ (32 × 262,144)⌋."""
+    measured = MeasuredInputs(free_before_load_bytes=79 * GIB, non_kv_bytes=3 * GIB + 12_345_678)
+    plan = predict(MISTRAL, parse_flags("vllm", ["--engine-version", "0.34.0"]), gpu_total_bytes=80 * GIB,
+                   gpu_name="H100", measured=measured)  # fmt: skip
+    available, page = plan.engine.kv_budget_bytes, 64 * 8 * 128 * 2 * 2
+    assert plan.engine.num_blocks == available // (32 * 2 * 1024 * 1024) * 8
+    assert plan.engine.num_blocks < available // (32 * page)  # up to 7 blocks a layer short of the plain division
+
+
 @pytest.mark.parametrize(("flags", "on", "util"), [
     ((), True, 1.0),
     (("--kv-cache-memory-bytes", "20G"), False, 0.92),
     (("--num-gpu-blocks-override", "1000"), False, 0.92),
     (("--no-enable-extensible-kv-cache",), False, 0.92),
+    # v0.34.0 _resolve_extensible_kv_cache by the connector's kv_cache_access (extensible_kv.connector_off):
+    # NIXL exports FABRIC handles (no IMEX channel assumed) unless its buffer is on the CPU
+    (("--kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}'), False, 0.92),
+    (("--kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_buffer_device": "cpu"}'), True, 1.0),
+    (("--kv-transfer-config", '{"kv_connector": "NixlConnector"}', "--enable-extensible-kv-cache"), True, 1.0),
+    # LMCacheMPConnector's legacy CUDA IPC, also as a MultiConnector child; a custom_mem_pool
+    (("--kv-transfer-config", '{"kv_connector": "LMCacheMPConnector", "kv_role": "kv_both"}'), False, 0.92),
+    (("--kv-transfer-config", '{"kv_connector": "MultiConnector", "kv_connector_extra_config": {"connectors": '
+      '[{"kv_connector": "OffloadingConnector"}, {"kv_connector": "LMCacheMPConnector"}]}}'), False, 0.92),
+    (("--kv-transfer-config", '{"kv_connector": "OffloadingConnector", "kv_connector_extra_config": '
+      '{"custom_mem_pool": true}}'), False, 0.92),
+    # in-process and RDMA-registering connectors keep it on
+    (("--kv-transfer-config", '{"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"}'), True, 1.0),
+    (("--kv-transfer-config", '{"kv_connector": "MooncakeConnector", "kv_role": "kv_producer"}'), True, 1.0),
+    (("--kv-transfer-config", '{"kv_connector": "OffloadingConnector", "kv_role": "kv_both"}'), True, 1.0),
 ])  # fmt: skip
 def test_when_the_cache_is_extensible(flags: tuple[str, ...], on: bool, util: float) -> None:
     settings = parse_flags("vllm", list(flags))

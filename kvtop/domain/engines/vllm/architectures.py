@@ -429,13 +429,24 @@ DATA_PARALLEL_UNMODELLED = (
 # ParallelLMHead tied to it (its weight is the embedding's)
 _WHISPER = ("WhisperForConditionalGeneration",)
 # vLLM 0.33.0 midashenglm.py AudioProjectorSubsample: Column/RowParallelLinear with their default bias=True
+# siglip.py's SiglipVisionEmbeddings built its position table a VocabParallelEmbedding (rows padded to 64, split over
+# TP) to v0.13.x and an nn.Embedding (whole) from v0.14.0: read in the wheels of v0.8.0 (siglip.py:70), v0.8.4 (:67),
+# v0.9.0.1 (:68), v0.9.1-v0.11.0 (:69-70), v0.11.1-v0.13.0 (:298-299); whole at v0.14.0 (:299), v0.16.0-v0.19.0
+# (:300-304), v0.27.1 (:299), v0.33.0 (:277) and v0.34.0 (:278). The classes that build their tower from it
+# (`from .siglip import SiglipVisionModel`: gemma3_mm.py, paligemma.py, llava.py's init_vision_tower_for_llava for
+# llava-onevision, cohere2_vision.py; read at v0.9.1 and v0.13.0); MiniCPM-V's SigLIP is idefics2_vision_model.py's
+# (an nn.Embedding at v0.9.1): not among them
+SIGLIP_TABLE_SPLIT = tuple((cls, "0.14.0") for cls in (
+    "Gemma3ForConditionalGeneration", "PaliGemmaForConditionalGeneration", "LlavaOnevisionForConditionalGeneration",
+    "Cohere2VisionForConditionalGeneration"))  # fmt: skip
 TOWER_SPLIT = TowerSplit(k_eq_v_holds_v=("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), blocks=_BLOCKS,
                          whole_embedding=_WHISPER, projector_bias=("DashengConfig",),
                          float32_tables=("VoxtralWhisperEncoder",),  # voxtral.py: WhisperEncoder(init_in_fp32=True)
                          mlp_divides=True, data_parallel_flag=("mm-encoder-tp-mode", "data"),
                          data_parallel=DATA_PARALLEL_ENCODER,
                          data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED,
-                         data_parallel_since=DATA_PARALLEL_SINCE)  # fmt: skip
+                         data_parallel_since=DATA_PARALLEL_SINCE,
+                         split_tables_before=SIGLIP_TABLE_SPLIT)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

@@ -39,13 +39,15 @@ from kvtop.domain.engines.vllm.eras import (
     token_print_rule,
 )
 from kvtop.domain.engines.vllm.extensible_kv import (
-    SOURCE as EXTENSIBLE_SOURCE,
-)
-from kvtop.domain.engines.vllm.extensible_kv import (
+    GRANULE_SOURCE,
     available_bytes,
     extensible,
+    granule_blocks,
     margin_bytes,
     utilization_default,
+)
+from kvtop.domain.engines.vllm.extensible_kv import (
+    SOURCE as EXTENSIBLE_SOURCE,
 )
 from kvtop.domain.engines.vllm.flags import RELEASE_SPANS
 from kvtop.domain.engines.vllm.flags_table import refuse_missing
@@ -56,6 +58,7 @@ from kvtop.domain.engines.vllm.page_unify import UnifiedPages, check_v_width, un
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS, pp_partition_not_modelled
 from kvtop.domain.engines.vllm.state_only import state_page
+from kvtop.domain.engines.vllm.tower_fp8 import tower_fp8_not_modelled
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
 from kvtop.domain.engines.vllm.v0_backends import check_backend_env
 from kvtop.domain.engines.vllm.v1_opt_in import check_v1_opt_in
@@ -268,12 +271,18 @@ class VllmBudget:
                 mamba_blocks, unified, encoder,
             )
         from_memory = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
+        # v0.34.0's extensible cache maps each layer slot's region in whole VMM granules (extensible_kv.py); read for
+        # attention layers of one page size (Mamba state, DeepSeek-V4's packed groups: not read, ≤ 2 MiB a slot)
+        granular = grows and meas.available_kv_bytes is None and dsv4 is None and state_only is None and hybrid is None
+        if granular:
+            from_memory = granule_blocks(available, page_bytes, group_size)
         num_blocks = from_memory if s.num_gpu_blocks_override is None else s.num_gpu_blocks_override
+        block_note = unified.why if unified else "" if s.page_size and hybrid is None else block_why
         steps.append(
             BudgetStep(
                 label=f"blocks of {block} tokens ({page_bytes * group_size:,} B each)",
                 value=num_blocks,
-                note=unified.why if unified else "" if s.page_size and hybrid is None else block_why,
+                note="; ".join(n for n in (block_note, GRANULE_SOURCE if granular else "") if n),
             )
         )
         needed = blocks_per_request * page_bytes * group_size
@@ -308,6 +317,7 @@ class VllmBudget:
             not_modelled=tuple(n for n in (mxfp4_not_modelled(m, inputs.layout, s, gpu_name, inputs.version),
                                            pp_partition_not_modelled(s.flags, inputs.layout.pp, inputs.version),
                                            gathered_batch_not_modelled(inputs.terms),
+                                           tower_fp8_not_modelled(m, s, inputs.version),
                                            dp_communicators_not_modelled(m, inputs.layout, inputs.version, gpu_name,
                                                                          s)) if n),
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (

@@ -52,8 +52,8 @@ group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner
 v0.25.0, all from v0.29.0: `runner_eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
 modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
-v0.15.x's (the same layer, its code moved); it is not read from v0.16.0: `PRICED_ERAS` names where its code changed.
-At v0.29.0 one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
+v0.15.x's and v0.16.0's (the same layer, its code moved); it is not read from v0.17.0: `PRICED_ERAS` names where its code changed.
+At v0.29.0-v0.31.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
 MarlinExperts over the workspace manager, unchunked), priced in dp_marlin.py (`MARLIN_DP_ERAS`).
 The non-torch fit's TP > 1 part stands in for it, as above.
 
@@ -132,10 +132,16 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
         "oracle/unquantized.py:160-167 TritonExperts unless "
         "VLLM_USE_FLASHINFER_MOE_FP16 (:64-70, never with DP), one chunk's workspace13 and output one buffer "
         "(modular_kernel.py:963-970), the zeroed output under torch 2.9.1 (:1321-1324, utils.py:379-380)"),
-    Era("0.16.0", frozenset(), "not read at v0.16.0-v0.17.x: the unquantized experts' modular kernel over the "
-                               "worker's workspace manager (read at v0.14.0-v0.15.1: dp_workspace.py) changed: "
-                               "modular_kernel.py, fused_moe.py, fused_moe/layer.py and oracle/unquantized.py differ "
-                               "from v0.15.x's in every wheel v0.16.0-v0.17.1"),
+    Era("0.16.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.16.0 against v0.15.1 (session 60): modular_kernel.py's _allocate_buffers byte-identical (:883), "
+        "its forward's output zeros_like where the kernel is not in place (:1333; oracle/unquantized.py:187-197 "
+        "builds TritonExperts with inplace=not disable_inplace, torch==2.9.1), TritonExperts.workspace_shapes the "
+        "same (fused_moe.py:1953), workspace.py the same but for a type hint, AgRsAll2AllManager's dispatch renamed "
+        "dispatch_router_logits (all2all.py), fused_moe/layer.py forward_impl: the gather (:1875), shared experts "
+        "first (:1902), select_experts on the gathered rows (:1931), the combine (:1965); the V1 profile_run's "
+        "_dummy_run(max_num_tokens) the same"),
+    Era("0.17.0", frozenset(), "not read at v0.17.x: 53 files of fused_moe/ differ from v0.16.0's in the v0.17.0 and "
+                               "v0.17.1 wheels"),
     Era("0.18.0", frozenset(), "not read from v0.18.0: VLLM_FUSED_MOE_CHUNK_SIZE gone from envs.py and fused_moe.py "
                                "(the experts' chunk no longer that env's)"),
     Era("0.19.0", frozenset(), "not read from v0.19.0: 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "

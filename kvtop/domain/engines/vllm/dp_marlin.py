@@ -1,4 +1,4 @@
-"""vLLM 0.29.0's MXFP4 MoE layer on the batch gathered over the DP ranks, with Marlin experts (dp_gather.py prices
+"""vLLM 0.29.0-0.31.x's MXFP4 MoE layer on the batch gathered over the DP ranks, with Marlin experts (dp_gather.py prices
 it through here): the modular kernel `MoEPrepareAndFinalizeNaiveDPEPModular` + `MarlinExperts` over the worker's
 workspace manager.
 
@@ -27,6 +27,8 @@ The workspace stays through the rest of the profile, the V2 sampler's pass inclu
 this layer and the profile's counted peak plus the workspace. Not counted: moe_align_block_size's sorted ids and
 Marlin's lock workspace (under 1 MiB here). The DP group's pynccl communicator is made at init, before the worker's
 snapshot (dp_gather.COMMUNICATOR_ERAS), and V2 pads on Gloo: no communicator in the profile's growth.
+v0.30.0 and v0.31.0 (their wheels read, session 60) hold this path as v0.29.0 does (`MARLIN_DP_ERAS`); from v0.32.0
+its prepare, workspace manager and all-gather changed, not read.
 """
 
 from __future__ import annotations
@@ -47,7 +49,15 @@ MARLIN_DP_ERAS: Eras[bool] = Eras((
     Era("0.29.0", True, "read at v0.29.0: prepare_finalize/naive_dp_ep.py:71-209, modular_kernel.py:1120-1180 and "
                         ":1285-1330, experts/marlin_moe.py:704-734, fused_moe/oracle/mxfp4.py:734-739, "
                         "v1/worker/workspace.py:116-210"),
-    Era("0.30.0", False, "not read from v0.30.0"),
+    Era("0.30.0", True, "read at v0.30.0 and v0.31.0 against v0.29.0: prepare_finalize/naive_dp_ep.py the same "
+                        "(docstrings at v0.31.0), MarlinExperts.workspace_shapes the same (experts/marlin_moe.py:658 "
+                        "/ :686), modular_kernel.py's _allocate_buffers (:1117 / :1087) and apply (output "
+                        "empty_like, :1494 / :1476) changed for CPU and a deferred finalize Marlin does not take, "
+                        "oracle/mxfp4.py's Marlin rounding 128 / 256 (:744 / :752), AgRsAll2AllManager the same "
+                        "but for EP and PCP groups (all2all.py:46 / :52), v1/worker/workspace.py's scratch the same "
+                        "(v0.31.0 adds keyed persistent resources beside it), V2's profile_run and _dummy_run the "
+                        "same batch (max_num_tokens) and DP padding on Gloo (v1/worker/gpu/dp_utils.py)"),
+    Era("0.32.0", False, "not read from v0.32.0 (naive_dp_ep.py, workspace.py and AgRsAll2AllManager changed)"),
 ))  # fmt: skip
 MARLIN_WIDTH_ROUND = 128  # the rank's expert width, rounded up (oracle/mxfp4.py:735)
 MARLIN_HIDDEN_ROUND = 256  # the hidden size, rounded up on CUDA (oracle/mxfp4.py:739)

@@ -18,10 +18,11 @@ estimate is skipped (v1/worker/gpu/model_runner.py:1123-1125: the graphs are mea
 
 from __future__ import annotations
 
+from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.span import flag_set, flag_text
+from kvtop.domain.span import flag_set
 
 # whether the release has it, on by default where `_resolve_extensible_kv_cache` finds nothing against it
 EXTENSIBLE_KV_ERAS: Eras[bool] = Eras((
@@ -34,6 +35,12 @@ EXTENSIBLE_KV_ERAS: Eras[bool] = Eras((
 SOURCE = "v0.34.0 v1/worker/extensible_kv_cache.py:592-612 measure_kv_cache_bytes"
 MARGIN_FLOOR_BYTES = 1 << 30  # KV_CACHE_MARGIN_FLOOR_BYTES, :48 (CUDA; 3 GiB on ROCm)
 MARGIN_FRACTION = 0.75  # KV_CACHE_MARGIN_FRACTION, :49
+# the VMM granule each layer's region of the cache is mapped in: cuMemGetAllocationGranularity(MINIMUM) for pinned
+# device memory (utils/vmm_driver.py:206-216 at v0.34.0 asks the driver), 2 MiB on the NVIDIA GPUs kvtop plans
+# (the driver's figure, not the wheel's: assumed)
+GRANULE_BYTES = 2 << 20
+GRANULE_SOURCE = ("v0.34.0 v1/worker/extensible_kv_cache.py:304-318 blocks_within: each layer's region "
+                  "(layer-outermost KVCacheTensor, kv_cache_interface.py:1510-1530) rounded up to the 2 MiB VMM granule")
 # the utilization a launch without the extensible cache takes unstated (CacheConfig.DEFAULT_GPU_MEMORY_UTILIZATION,
 # config/cache.py:186 at v0.34.0)
 FALLBACK_UTILIZATION = 0.92
@@ -42,11 +49,52 @@ FLAGS = frozenset({FLAG, "--no-" + FLAG[2:]})
 SPAN = FlagSpan("0.34.0", None, "engine/arg_utils.py:1412-1415 (v0.34.0)", True)
 
 
+# How v0.34.0's connectors reach the device KV cache (`kv_cache_access`, KVCacheAccess flags, config/kv_transfer.py:
+# 50-75): LMCacheMPConnector shares it by legacy CUDA IPC (lmcache_mp_connector.py:474-476; factory.py:145-151 forces
+# it for the lmcache package's class that predates the method), which the extensible cache cannot export; NIXL's
+# three classes export it by FABRIC handles unless kv_buffer_device is 'cpu' (nixl/connector.py:85-90), which needs
+# an IMEX channel; every other registered connector (factory.py:176-290: Example*, LMCacheConnectorV1, HiSparse,
+# Offloading, DecodeBench, FlexKV, SimpleCPUOffload, HF3FS: IN_PROCESS, base.py:206-213; Mooncake, MooncakeStore,
+# MoRIIO, UMBPStore: REGISTERS) keeps it on
+LEGACY_IPC_CONNECTORS = frozenset({"LMCacheMPConnector"})
+FABRIC_CONNECTORS = frozenset({"NixlConnector", "NixlPullConnector", "NixlPushConnector"})
+CONNECTOR_SOURCE = "v0.34.0 config/vllm.py:3194-3260 _resolve_extensible_kv_cache, config/kv_transfer.py:174-200"
+
+
+def _connectors(transfer: dict[str, object]) -> list[dict[str, object]]:
+    """The connector configs `kv_cache_access` asks: the one given, or MultiConnector's children
+    (multi_connector.py:238-247, config/kv_transfer.py:174-188)."""
+    if transfer.get("kv_connector") != "MultiConnector":
+        return [transfer]
+    extra = transfer.get("kv_connector_extra_config")
+    children = extra.get("connectors") if isinstance(extra, dict) else None
+    return [c for c in children if isinstance(c, dict)] if isinstance(children, list) else []
+
+
+def connector_off(settings: LaunchSettings) -> str | None:
+    """Why the launch's KV connector turns the extensible cache off by default (None: it does not, or none given):
+    legacy CUDA IPC, a connector's custom_mem_pool, or NIXL's FABRIC export without an IMEX channel (kvtop cannot see
+    /dev/nvidia-caps-imex-channels: assumed absent; `--enable-extensible-kv-cache` states it on)."""
+    transfer = flag_json(settings, "kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}')
+    if not transfer:
+        return None
+    configs = _connectors(transfer)
+    if any(c.get("kv_connector") in LEGACY_IPC_CONNECTORS for c in configs):
+        return "LMCacheMPConnector shares the cache by legacy CUDA IPC"
+    extras = [transfer.get("kv_connector_extra_config")] + [c.get("kv_connector_extra_config") for c in configs]
+    if any(isinstance(e, dict) and e.get("custom_mem_pool") for e in extras):
+        return "a connector's custom_mem_pool"
+    fabric = any(c.get("kv_connector") in FABRIC_CONNECTORS and c.get("kv_buffer_device", "cuda") != "cpu"
+                 for c in configs)  # fmt: skip
+    if fabric and not flag_set(settings, FLAG[2:]):
+        return "NIXL's FABRIC export, assumed without an IMEX channel"
+    return None
+
+
 def off_because(settings: LaunchSettings) -> str | None:
     """Why this launch sizes its cache the profiling way at a release that has the extensible cache (None: it does
-    not); `_resolve_extensible_kv_cache`'s tests kvtop can read off the launch (config/vllm.py:3200-3239 at
-    v0.34.0). A KV connector (--kv-transfer-config) is read as off: NIXL's fabric handles need an IMEX channel,
-    without which the default is off (:3249-3260), and LMCache's CUDA IPC refuses it (:3217-3221)."""
+    not); `_resolve_extensible_kv_cache`'s tests kvtop can read off the launch (config/vllm.py:3200-3260 at
+    v0.34.0), a KV connector's by `connector_off`."""
     if flag_set(settings, "no-" + FLAG[2:]):
         return "--no-enable-extensible-kv-cache"
     if settings.kv_cache_memory_bytes is not None:
@@ -55,9 +103,8 @@ def off_because(settings: LaunchSettings) -> str | None:
         return "--num-gpu-blocks-override overrides it"
     if flag_set(settings, "enable-elastic-ep"):
         return "elastic EP"
-    if flag_text(settings, "kv-transfer-config") is not None and not flag_set(settings, FLAG[2:]):
-        return "a KV connector (assumed without an IMEX channel)"
-    return None
+    why = connector_off(settings)
+    return f"a KV connector: {why}" if why is not None else None
 
 
 def extensible(settings: LaunchSettings, version: ResolvedVersion) -> bool:
@@ -74,6 +121,16 @@ def utilization_default(settings: LaunchSettings, version: ResolvedVersion) -> t
     if why is None:
         return 1.0, "v0.34.0 resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (config/cache.py:493-501)"
     return FALLBACK_UTILIZATION, f"v0.34.0 resolved_gpu_memory_utilization: 0.92, the extensible KV cache off ({why})"
+
+
+def granule_blocks(available: int, page_bytes: int, regions: int) -> int:
+    """`ExtensibleKVCache.blocks_within`: the most blocks whose footprint fits `available`, each of the `regions`
+    layer slots (one contiguous region of `page_bytes` a block in the default LBHNC layout, `_segments`:134-180)
+    mapped in whole granules: n × page ≤ ⌊available ÷ (regions × granule)⌋ × granule. The available figure itself
+    is not rounded (`measure_kv_cache_bytes`, :592-612); only the blocks are, up to one granule a region short."""
+    if available <= 0 or page_bytes <= 0 or regions <= 0:
+        return 0
+    return available // (regions * GRANULE_BYTES) * GRANULE_BYTES // page_bytes
 
 
 def margin_bytes(transient_peak_bytes: int) -> int:

@@ -18,7 +18,9 @@ from kvtop.domain.engines.vllm.batching import (
     default_max_num_seqs,
 )
 from kvtop.domain.engines.vllm.compilation import graph_config
-from kvtop.domain.engines.vllm.performance_mode import smallest_sizes
+from kvtop.domain.engines.vllm.graph_grids import WIDE_GRID_ERAS, WIDE_GRID_MAJOR, wide_graph_counts
+from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
+from kvtop.domain.gpus import compute_capability
 from kvtop.domain.span import flag_switch
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
@@ -134,6 +136,12 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     (v1/cudagraph_dispatcher.py; CUDAGraphMode.decode_mode / mixed_mode, config/compilation.py)."""
     tokens, seqs, _ = batch_limits(inputs)
     stated = graph_config(inputs.settings.flags, inputs.version)
+    capability = compute_capability(inputs.gpu_name)
+    if (WIDE_GRID_ERAS.at(inputs.version) and capability is not None and capability[0] == WIDE_GRID_MAJOR
+            and stated.capture_sizes is None and stated.max_capture_size is None):  # fmt: skip
+        # v0.34.0 on SM 10.x without stated sizes: the wide prefill and decode grids (graph_grids.py)
+        interactive = performance_mode(inputs.settings.flags, inputs.version) == "interactivity"
+        return wide_graph_counts(stated.mode or "FULL_AND_PIECEWISE", tokens, seqs, interactive)
     if stated.capture_sizes is not None:
         sizes = [size for size in stated.capture_sizes if size <= tokens]
     else:

@@ -54,7 +54,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.mla_absorbed import absorbed_matrices, kept_copies
 from kvtop.domain.engines.vllm.mxfp4_backend import TRITON, mxfp4_backend
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
@@ -73,10 +73,17 @@ from kvtop.domain.vocab_rows import vocab_padded
 # get_rope(..., dtype=torch.float32))
 FLOAT32_ROPE = frozenset({"GptOssForCausalLM"})
 # models whose sliding layers build their own default rope (base `rope_local_base_freq`, the config's positions, the
-# head wide) beside the global layers' one, a second get_rope key: 0.9.1 models/gemma3.py:155-172 (`rope_scaling =
-# {"rope_type": "default"}` on `is_sliding` layers), 0.33.0 gemma3.py:157-161 (rope_parameters["sliding_attention"]);
-# Gemma3ForConditionalGeneration builds its language model as Gemma3ForCausalLM (gemma3_mm.py). Read at 0.9.1, 0.33.0.
-LOCAL_ROPE = frozenset({"Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"})
+# head wide) beside the global layers' one, a second get_rope key, by release: from v0.8.0, the first with gemma3.py
+# (the v0.7.3 wheel has none): 0.8.0 models/gemma3.py:141-159 and 0.9.1 :155-172 (`rope_scaling = {"rope_type":
+# "default"}` on `is_sliding` layers), 0.33.0 :157-161 and 0.34.0 :154-161 (rope_parameters["sliding_attention"]);
+# Gemma3ForConditionalGeneration builds its language model as Gemma3ForCausalLM (gemma3_mm.py:406-410 at 0.8.0,
+# :568-572 at 0.34.0). Read at 0.8.0, 0.9.1, 0.33.0 and 0.34.0; the releases between hold the same build
+LOCAL_ROPE_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "no models/gemma3.py before v0.8.0 (the v0.7.3 wheel)"),
+    Era("0.8.0", frozenset({"Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"}),
+        "0.8.0 models/gemma3.py:141-159, 0.9.1 :155-172, 0.33.0 :157-161, 0.34.0 :154-161: the sliding layers' own "
+        "default rope"),
+))  # fmt: skip
 
 
 def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
@@ -103,7 +110,8 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if model is None:
         return None
     width = 4 if model.architecture in FLOAT32_ROPE else model.dtype_bytes
-    local = model.max_position_embeddings * model.head_dim * width if model.architecture in LOCAL_ROPE else 0
+    local_rope = model.architecture in LOCAL_ROPE_ERAS.at(inputs.version)
+    local = model.max_position_embeddings * model.head_dim * width if local_rope else 0
     scaled = derived_max_len(model, inputs.settings, inputs.version) or config_linear_rope(model)
     if scaled is not None:
         model = model.model_copy(update={"max_position_embeddings": scaled[0]})
