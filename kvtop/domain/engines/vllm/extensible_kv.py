@@ -18,10 +18,13 @@ estimate is skipped (v1/worker/gpu/model_runner.py:1123-1125: the graphs are mea
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.refusals import Refusal
 from kvtop.domain.span import flag_set
 
 # whether the release has it, on by default where `_resolve_extensible_kv_cache` finds nothing against it
@@ -59,6 +62,7 @@ SPAN = FlagSpan("0.34.0", None, "engine/arg_utils.py:1412-1415 (v0.34.0)", True)
 LEGACY_IPC_CONNECTORS = frozenset({"LMCacheMPConnector"})
 FABRIC_CONNECTORS = frozenset({"NixlConnector", "NixlPullConnector", "NixlPushConnector"})
 CONNECTOR_SOURCE = "v0.34.0 config/vllm.py:3194-3260 _resolve_extensible_kv_cache, config/kv_transfer.py:174-200"
+REFUSAL_SOURCE = "v0.34.0 config/vllm.py:3262-3263 _resolve_extensible_kv_cache: requested and unsupported raises ValueError"
 
 
 def _connectors(transfer: dict[str, object]) -> list[dict[str, object]]:
@@ -71,24 +75,66 @@ def _connectors(transfer: dict[str, object]) -> list[dict[str, object]]:
     return [c for c in children if isinstance(c, dict)] if isinstance(children, list) else []
 
 
-def connector_off(settings: LaunchSettings) -> str | None:
-    """Why the launch's KV connector turns the extensible cache off by default (None: it does not, or none given):
-    legacy CUDA IPC, a connector's custom_mem_pool, or NIXL's FABRIC export without an IMEX channel (kvtop cannot see
-    /dev/nvidia-caps-imex-channels: assumed absent; `--enable-extensible-kv-cache` states it on)."""
-    transfer = flag_json(settings, "kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}')
+def ruled_out_by_connector(transfer: Mapping[str, object]) -> tuple[str, str] | None:
+    """(kvtop's words, vLLM's) where the KV connector config `transfer` rules the extensible cache out whatever the
+    launch says (`_resolve_extensible_kv_cache`'s `unsupported`, config/vllm.py:3218-3230 at v0.34.0): legacy CUDA
+    IPC, or a connector's custom_mem_pool; None where it does not (or none is given)."""
     if not transfer:
         return None
-    configs = _connectors(transfer)
-    if any(c.get("kv_connector") in LEGACY_IPC_CONNECTORS for c in configs):
-        return "LMCacheMPConnector shares the cache by legacy CUDA IPC"
-    extras = [transfer.get("kv_connector_extra_config")] + [c.get("kv_connector_extra_config") for c in configs]
-    if any(isinstance(e, dict) and e.get("custom_mem_pool") for e in extras):
-        return "a connector's custom_mem_pool"
-    fabric = any(c.get("kv_connector") in FABRIC_CONNECTORS and c.get("kv_buffer_device", "cuda") != "cpu"
-                 for c in configs)  # fmt: skip
-    if fabric and not flag_set(settings, FLAG[2:]):
-        return "NIXL's FABRIC export, assumed without an IMEX channel"
+    configs = _connectors(dict(transfer))
+    ipc = [str(c["kv_connector"]) for c in configs if c.get("kv_connector") in LEGACY_IPC_CONNECTORS]
+    if ipc:
+        return (f"{ipc[0]} shares the cache by legacy CUDA IPC",
+                "a KV connector (e.g. LMCacheMPConnector) shares the KV cache through legacy CUDA IPC, which cannot "
+                "export driver-mapped memory")  # fmt: skip
+    pooled = [c for c in [dict(transfer), *configs] if _custom_pool(c)]
+    if pooled:
+        return (f"{pooled[-1].get('kv_connector') or 'a connector'}'s custom_mem_pool",
+                "custom_mem_pool allocates the KV cache from a connector's memory pool, which a driver-mapped cache "
+                "cannot use")  # fmt: skip
     return None
+
+
+def _custom_pool(config: Mapping[str, object]) -> bool:
+    """Whether a connector config's extra config asks a custom_mem_pool (`uses_custom_mem_pool`, kv_transfer.py)."""
+    extra = config.get("kv_connector_extra_config")
+    return isinstance(extra, dict) and bool(extra.get("custom_mem_pool"))
+
+
+def connector_off_in(transfer: Mapping[str, object], stated_on: bool) -> str | None:
+    """Why the KV connector config `transfer` turns the extensible cache off by default (None: it does not, or none
+    given): `ruled_out_by_connector`, or NIXL's FABRIC export without an IMEX channel (kvtop cannot see
+    /dev/nvidia-caps-imex-channels: assumed absent) unless `stated_on` (`--enable-extensible-kv-cache`)."""
+    ruled = ruled_out_by_connector(transfer)
+    if ruled is not None:
+        return ruled[0]
+    fabric = any(c.get("kv_connector") in FABRIC_CONNECTORS and c.get("kv_buffer_device", "cuda") != "cpu"
+                 for c in _connectors(dict(transfer)))  # fmt: skip
+    return "NIXL's FABRIC export, assumed without an IMEX channel" if fabric and not stated_on else None
+
+
+def connector_off(settings: LaunchSettings) -> str | None:
+    """`connector_off_in` for the launch's `--kv-transfer-config`."""
+    return connector_off_in(_transfer(settings), flag_set(settings, FLAG[2:]))
+
+
+def _transfer(settings: LaunchSettings) -> dict[str, object]:
+    return flag_json(settings, "kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}')
+
+
+def _ruled_out(settings: LaunchSettings) -> tuple[str, str] | None:
+    """(kvtop's words, vLLM's) for the first of `_resolve_extensible_kv_cache`'s `unsupported` reasons kvtop reads
+    off the launch (config/vllm.py:3201-3237 at v0.34.0, in its order); None where none holds."""
+    measured = "it sizes the KV cache from measured memory, which {} overrides"
+    if settings.kv_cache_memory_bytes is not None:
+        return "--kv-cache-memory-bytes overrides it", measured.format("kv_cache_memory_bytes")
+    if settings.num_gpu_blocks_override is not None:
+        return "--num-gpu-blocks-override overrides it", measured.format("num_gpu_blocks_override")
+    if flag_set(settings, "enable-elastic-ep"):
+        return ("elastic EP", "elastic EP scale-up skips warmup and reuses the profiled KV cache size, so no "
+                              "measurement would size the cache")  # fmt: skip
+    ruled = ruled_out_by_connector(_transfer(settings))
+    return None if ruled is None else (f"a KV connector: {ruled[0]}", ruled[1])
 
 
 def off_because(settings: LaunchSettings) -> str | None:
@@ -97,14 +143,27 @@ def off_because(settings: LaunchSettings) -> str | None:
     v0.34.0), a KV connector's by `connector_off`."""
     if flag_set(settings, "no-" + FLAG[2:]):
         return "--no-enable-extensible-kv-cache"
-    if settings.kv_cache_memory_bytes is not None:
-        return "--kv-cache-memory-bytes overrides it"
-    if settings.num_gpu_blocks_override is not None:
-        return "--num-gpu-blocks-override overrides it"
-    if flag_set(settings, "enable-elastic-ep"):
-        return "elastic EP"
+    ruled = _ruled_out(settings)
+    if ruled is not None:
+        return ruled[0]
     why = connector_off(settings)
     return f"a KV connector: {why}" if why is not None else None
+
+
+def stated_refusal(settings: LaunchSettings, version: ResolvedVersion) -> Refusal | None:
+    """`--enable-extensible-kv-cache` where a reason rules the cache out: vLLM raises ValueError as it resolves its
+    config (config/vllm.py:3262-3263 at v0.34.0), before any sizing; None where it starts."""
+    if not EXTENSIBLE_KV_ERAS.at(version) or not flag_set(settings, FLAG[2:]):
+        return None
+    ruled = _ruled_out(settings)
+    if ruled is None:
+        return None
+    return Refusal(
+        field=FLAG,
+        message=f"vLLM {version.label} refuses {FLAG} with {ruled[0]} ('enable_extensible_kv_cache: {ruled[1]}.'); "
+        f"drop {FLAG} (the cache is then sized the profiling way)",
+        source=REFUSAL_SOURCE,
+    )
 
 
 def extensible(settings: LaunchSettings, version: ResolvedVersion) -> bool:

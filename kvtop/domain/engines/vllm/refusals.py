@@ -47,6 +47,9 @@
   KeyError). The class was dropped after v0.23.0 (v0.33.0 refuses it by name, architectures.py).
 - VLLM_USE_V1=1 with a VLLM_ATTENTION_BACKEND V1 does not take, v0.8.0-v0.10.2 (v0_backends.py): `_raise_or_fallback`
   raises NotImplementedError ("VLLM_USE_V1=1 is not supported with VLLM_ATTENTION_BACKEND=…").
+- `--enable-extensible-kv-cache` (v0.34.0) where the launch rules the cache out (a KV connector's legacy CUDA IPC or
+  custom_mem_pool, --kv-cache-memory-bytes, --num-gpu-blocks-override, elastic EP): `_resolve_extensible_kv_cache`
+  raises ValueError ("enable_extensible_kv_cache: …", extensible_kv.stated_refusal).
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ from kvtop.domain.engines.vllm.batching import chunked_prefill
 from kvtop.domain.engines.vllm.block_sizes import block_size_refusal
 from kvtop.domain.engines.vllm.budget import start_request_bytes
 from kvtop.domain.engines.vllm.eras import backend_selection
-from kvtop.domain.engines.vllm.extensible_kv import extensible
+from kvtop.domain.engines.vllm.extensible_kv import extensible, stated_refusal
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
 from kvtop.domain.engines.vllm.rope_override import derived_max_len, unread_override
@@ -183,6 +186,7 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found.append(experts_refusal(ledger))
     found.append(v1_backend_refusal(ledger))
     found.append(free_memory_refusal(ledger))
+    found.append(stated_refusal(settings, ledger.version))  # --enable-extensible-kv-cache where ruled out
     return tuple(refusal for refusal in found if refusal is not None)
 
 
