@@ -4,6 +4,8 @@ round(bytes / GiB, 2), utils/mem_utils.py:31-32) is read, and a sized log withou
 
 from __future__ import annotations
 
+import pytest
+
 from kvtop.domain.engine_log import Measured
 from kvtop.domain.engines.versions import VersionSource
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
@@ -39,3 +41,28 @@ def test_a_sized_log_without_it_is_read_as_0_33_and_one_with_it_is_not() -> None
     assert resolve_version(parse_engine_log(SIZED + WARMUP)).text is None  # 0.34.0 or later: the newest rules
     cut = resolve_version(parse_engine_log(SIZED.splitlines(keepends=True)[0]))  # not yet sized: no evidence
     assert cut.text is None
+
+
+def _args(transfer: str) -> str:
+    """vLLM's `non-default args:` line with the KVTransferConfig repr it prints (config/kv_transfer.py)."""
+    return ("(APIServer pid=1) INFO 12-01 10:00:00 [utils.py:253] non-default args: {'model': 'm', 'kv_transfer_config': "
+            f"KVTransferConfig(kv_connector={transfer}, engine_id='a', kv_role='kv_both', "
+            "kv_connector_module_path=None)}\n")  # fmt: skip
+
+
+@pytest.mark.parametrize(("transfer", "dated"), [
+    # in-process and RDMA-registering connectors keep v0.34.0's cache on (kv_cache_access IN_PROCESS / REGISTERS):
+    # it would have printed the line, so its absence dates the log before v0.34.0
+    ("'OffloadingConnector', kv_buffer_device='cuda'", True),
+    ("'MooncakeConnector', kv_buffer_device='cuda'", True),
+    ("'NixlConnector', kv_buffer_device='cpu'", True),
+    # legacy CUDA IPC, a custom_mem_pool, NIXL's FABRIC export (no IMEX channel assumed) turn it off: no evidence
+    ("'LMCacheMPConnector', kv_buffer_device='cuda'", False),
+    ("'OffloadingConnector', kv_buffer_device='cuda', kv_connector_extra_config={'custom_mem_pool': True}", False),
+    ("'NixlConnector', kv_buffer_device='cuda'", False),
+    # a MultiConnector's children print as a list kvtop does not read: they may turn it off
+    ("'MultiConnector', kv_connector_extra_config={'connectors': [{'kv_connector': 'LMCacheMPConnector'}]}", False),
+])  # fmt: skip
+def test_a_connector_that_keeps_the_cache_on_still_dates_the_log(transfer: str, dated: bool) -> None:
+    found = resolve_version(parse_engine_log(_args(transfer) + SIZED))
+    assert (found.text == "0.33.0") is dated and (found.text is None) is not dated

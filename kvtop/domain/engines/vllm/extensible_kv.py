@@ -75,6 +75,15 @@ def _connectors(transfer: dict[str, object]) -> list[dict[str, object]]:
     return [c for c in children if isinstance(c, dict)] if isinstance(children, list) else []
 
 
+def children_read(transfer: Mapping[str, object]) -> bool:
+    """Whether `transfer`'s connectors read: a MultiConnector's children as a list of objects (a log's
+    KVTransferConfig repr gives them as text, which kvtop does not read)."""
+    if transfer.get("kv_connector") != "MultiConnector":
+        return True
+    extra = transfer.get("kv_connector_extra_config")
+    return isinstance(extra, dict) and isinstance(extra.get("connectors"), list)
+
+
 def ruled_out_by_connector(transfer: Mapping[str, object]) -> tuple[str, str] | None:
     """(kvtop's words, vLLM's) where the KV connector config `transfer` rules the extensible cache out whatever the
     launch says (`_resolve_extensible_kv_cache`'s `unsupported`, config/vllm.py:3218-3230 at v0.34.0): legacy CUDA

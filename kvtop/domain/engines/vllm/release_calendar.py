@@ -4,8 +4,11 @@
 
 from __future__ import annotations
 
+import json
+
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion, VersionSource, resolve
+from kvtop.domain.engines.vllm.extensible_kv import children_read, connector_off_in
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.engines.vllm.v0_charge import CALENDAR_BEFORE_06
 
@@ -40,9 +43,28 @@ def _v0_lines(log: EngineLog) -> bool:
 # what a sized log without v0.34.0's 'Memory after warmup' line is read as, with no version line or date
 PRE_EXTENSIBLE_RELEASE = "0.33.0"
 # launch arguments (vLLM's field names) under which v0.34.0 sizes the cache without the extensible KV cache and so
-# prints no 'Memory after warmup' line (config/vllm.py:3180-3263 _resolve_extensible_kv_cache)
-_EXTENSIBLE_OFF_ARGS = ("kv_cache_memory_bytes", "num_gpu_blocks_override", "enable_elastic_ep", "kv_transfer_config",
+# prints no 'Memory after warmup' line (config/vllm.py:3180-3263 _resolve_extensible_kv_cache); a KV connector's
+# config is asked of `extensible_kv.connector_off_in` (`_connector_may_turn_it_off`)
+_EXTENSIBLE_OFF_ARGS = ("kv_cache_memory_bytes", "num_gpu_blocks_override", "enable_elastic_ep",
                         "enable_extensible_kv_cache")  # fmt: skip
+TRANSFER_ARG = "kv_transfer_config"
+
+
+def _connector_may_turn_it_off(log: EngineLog) -> bool:
+    """Whether the logged KV connector config turns the extensible cache off by default (`connector_off_in`: legacy
+    CUDA IPC, a custom_mem_pool, NIXL's FABRIC export with no IMEX channel assumed); a value kvtop cannot read as a
+    JSON object (log_facts turns KVTransferConfig's repr into one), or whose MultiConnector children it cannot read,
+    may, so it counts as off."""
+    text = log.server_args.get(TRANSFER_ARG)
+    if text is None:
+        return False
+    try:
+        transfer = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return True
+    if not isinstance(transfer, dict) or not children_read(transfer):
+        return True
+    return connector_off_in(transfer, stated_on=False) is not None
 
 
 def _sized_without_warmup_line(log: EngineLog) -> bool:
@@ -52,7 +74,8 @@ def _sized_without_warmup_line(log: EngineLog) -> bool:
     ranks = log.ranks(VllmRankLog)
     sized = any(r.kv_cache_tokens for r in ranks)
     measured = any(r.warmup_sizings for r in ranks)
-    return sized and not measured and not any(key in log.server_args for key in _EXTENSIBLE_OFF_ARGS)
+    off = any(key in log.server_args for key in _EXTENSIBLE_OFF_ARGS) or _connector_may_turn_it_off(log)
+    return sized and not measured and not off
 
 
 def resolve_version(log: EngineLog) -> ResolvedVersion:
