@@ -262,6 +262,17 @@ def beside_engine_figure(finding: Finding, tokens: int | None, source: CapacityS
     return finding.model_copy(update={"start": start, "evidence": evidence})
 
 
+class LayoutOptions(BaseModel):
+    """The layouts an engine's release runs over the same GPUs with a smaller attention TP, and, where it runs
+    none, why in its own words (a release without the flag, a backend that ignores it): the layout rules
+    then say that, never that the weights need today's layout."""
+
+    model_config = ConfigDict(frozen=True)
+
+    layouts: tuple[LaunchSettings, ...] = ()
+    none_because: str | None = None  # set only where `layouts` is empty
+
+
 class Thresholds(BaseModel):
     """When a measured difference becomes a finding."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kvtop.domain.diagnose_findings import (
     Finding,
+    LayoutOptions,
     LedgerRule,
     Rule,
     Severity,
@@ -126,13 +127,15 @@ def _reserve_below_engines_own(ledger: Ledger, replay: WhatIf, thresholds: Thres
     )  # fmt: skip
 
 
-def _best_layout(ledger: Ledger, replay: WhatIf, attn_tp: int) -> tuple[LaunchSettings, Ledger, Ledger] | None:  # fmt: skip
+def _best_layout(
+    ledger: Ledger, replay: WhatIf, options: LayoutOptions
+) -> tuple[LaunchSettings, Ledger, Ledger] | None:
     """(settings, ledger) of the alternative with the most node tokens, and the current layout solved alike."""
     base = replay.solve(new_layout=True)
     if base is None:
         return None
     best: tuple[LaunchSettings, Ledger, Ledger] | None = None
-    for alt in engine_rules(ledger.settings.engine).diagnosis.layout_alternatives(ledger, attn_tp):
+    for alt in options.layouts:
         solved = replay.solve(alt, new_layout=True)
         if solved is None or not solved.engine.fits:
             continue
@@ -146,14 +149,25 @@ def _layout_finding(
 ) -> Finding:
     gpus, ranks = all_ranks(ledger)
     wasted = ledger.engine.kv_pool_bytes * (copies - 1) // copies
-    best = _best_layout(ledger, replay, attn_tp)
+    rules = engine_rules(ledger.settings.engine)
+    options = rules.diagnosis.layout_alternatives(ledger, attn_tp)
+    best = _best_layout(ledger, replay, options)
     evidence = [why, f"{gib(wasted)} of each rank's {gib(ledger.engine.kv_pool_bytes)} KV pool holds copies"]
     if best is None or node_tokens(best[1]) <= node_tokens(best[2]):
-        evidence.append("no layout with smaller attention TP fits these GPUs with more tokens")
+        if options.none_because is not None:  # the engine's own reason: its release runs no such layout
+            release = f"{rules.display_name} {ledger.version.label}"
+            verdict, fix = "no better layout runs", f"none on {release}: it runs no attention TP {attn_tp} over these GPUs"
+            evidence.append(options.none_because)
+        elif best is None:
+            verdict, fix = "no better layout fits", f"none at this GPU size: {ledger.layout.describe()} is needed for the weights"
+            evidence.append("no layout with smaller attention TP fits these GPUs")
+        else:
+            verdict, fix = "no better layout holds more", f"none: {best[1].layout.describe()} holds no more tokens on the node"
+            evidence.append(f"{best[2].layout.describe()}: {node_tokens(best[2]):,} tokens on the node; "
+                            f"{best[1].layout.describe()}: {node_tokens(best[1]):,}")  # fmt: skip
         return Finding(
-            rule=rule, severity=Severity.INFO, summary=f"attention TP {ledger.layout.attn_tp}: KV copied {copies}× per rank; no better layout fits",
-            gpus=gpus, ranks=ranks, bytes=wasted, tokens=0, fix=f"none at this GPU size: {ledger.layout.describe()} is needed for the weights",
-            evidence=tuple(evidence),
+            rule=rule, severity=Severity.INFO, summary=f"attention TP {ledger.layout.attn_tp}: KV copied {copies}× per rank; {verdict}",
+            gpus=gpus, ranks=ranks, bytes=wasted, tokens=0, fix=fix, evidence=tuple(evidence),
         )  # fmt: skip
     alt, solved, base = best
     gain = node_tokens(solved) - node_tokens(base)

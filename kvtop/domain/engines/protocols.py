@@ -22,7 +22,7 @@ from kvtop.domain.model import ModelSpec
 if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
     from kvtop.domain.config_override import ConfigOverride
-    from kvtop.domain.diagnose_findings import LedgerRule
+    from kvtop.domain.diagnose_findings import LayoutOptions, LedgerRule
     from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.engine_simulation import EngineSimulation
@@ -57,8 +57,8 @@ class EngineDiagnosis(Protocol):
 
     def fp8_kv_dtype(self, ledger: Ledger) -> str: ...
 
-    def layout_alternatives(self, ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
-        """Layouts over the same GPUs whose attention TP is `attn_tp` (fewer KV copies)."""
+    def layout_alternatives(self, ledger: Ledger, attn_tp: int) -> LayoutOptions:
+        """Layouts over the same GPUs whose attention TP is `attn_tp` (fewer KV copies), or why the release runs none."""
         ...
 
     def reported_kv_memory(self, ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:

@@ -136,6 +136,28 @@ def test_the_layout_advice_writes_dp_only_where_turbomind_runs_it(release: str, 
 
 
 @pytest.mark.parametrize(
+    ("release", "why"),
+    [("0.7.3", "--tp 2 --dp 2: LMDeploy 0.7.3 has no --dp"),
+     ("0.8.0", "--tp 2 --dp 2: not modelled: TurboMind 0.8.0 never reads --dp 2"),
+     ("0.10.2", "--tp 2 --dp 2: TurboMind 0.10.2 exits at --dp 2")],
+)  # fmt: skip
+def test_the_layout_finding_gives_the_releases_reason_not_the_weights(release: str, why: str) -> None:
+    """Qwen2.5-1.5B (3.1 GB of bf16 weights) fits one 80 GiB H100 many times over: TP4 is not needed for the weights.
+    What keeps the 2 KV heads copied at tp 4 is the release: v0.7.3's cli/utils.py has no --dp, v0.8.0's cli/serve.py
+    passes dp to the PyTorch engine only, v0.9.0 – v0.10.2's launch_server.py asserts for TurboMind."""
+    from kvtop.domain.diagnose import diagnose_ledger
+
+    config = DATA / "calibration" / "configs" / "Qwen--Qwen2.5-1.5B-Instruct.RECONSTRUCTED.json"
+    model = model_from_config(json.loads(config.read_text()), source=config.name)
+    settings = parse_flags("lmdeploy", ["--model", "m", "--engine-version", release, "--tp", "4"])
+    ledger = predict(model, settings, gpu_total_bytes=H100_BYTES, gpu_name="H100", measured=MeasuredInputs())
+    finding = next(f for f in diagnose_ledger(ledger) if f.rule == "tp_above_kv_heads")
+    assert finding.fix == f"none on LMDeploy {release}: it runs no attention TP 2 over these GPUs"
+    assert "weights" not in finding.fix and finding.summary.endswith("no better layout runs")
+    assert any(line.startswith(why) for line in finding.evidence)
+
+
+@pytest.mark.parametrize(
     ("release", "words"),
     [("0.8.0", "^--dp: not modelled: TurboMind 0\\.8\\.0 never reads --dp 2"),
      ("0.10.2", "^--dp: TurboMind 0\\.10\\.2 exits at --dp 2 .*'only support dp > 1, but give dp=1'")],

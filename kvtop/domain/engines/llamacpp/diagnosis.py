@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_findings import Finding, LedgerRule, Thresholds
+from kvtop.domain.diagnose_findings import Finding, LayoutOptions, LedgerRule, Thresholds
 from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # -c's cells, or 0
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.llamacpp.cells import CELL_PAD
 from kvtop.domain.engines.llamacpp.flags import cache_types
 from kvtop.domain.engines.llamacpp.placement import KvPlacement, host_bytes, planned
 from kvtop.domain.engines.restart import restart_without_kv
-from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.rounding import round_down
 
@@ -34,9 +33,9 @@ def fp8_kv_dtype(ledger: Ledger) -> str:
     return "q8_0"
 
 
-def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
+def layout_alternatives(ledger: Ledger, attn_tp: int) -> LayoutOptions:
     """None: llama.cpp has no TP ranks (its split modes are not modelled)."""
-    return []
+    return LayoutOptions(none_because="not modelled: llama.cpp's split modes (kvtop plans one device)")
 
 
 def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_findings import (
     Finding,
+    LayoutOptions,
     LedgerRule,
     Severity,
     Thresholds,
@@ -24,13 +25,11 @@ from kvtop.domain.diagnose_findings import (
 from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # the least free sizes all
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.lmdeploy.budget_pytorch import block_bytes
-from kvtop.domain.engines.lmdeploy.ep_sizes import dp_refusal
+from kvtop.domain.engines.lmdeploy.ep_sizes import backend_dp_refusal, dp_refusal
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_ALIGNED_SINCE, since, turbomind_share
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.restart import restart_without_kv
-from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib, with_article
 
@@ -56,15 +55,21 @@ def fp8_kv_dtype(ledger: Ledger) -> str:
     return ledger.settings.kv_cache_dtype
 
 
-def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
-    """Smaller-TP replicas over the same GPUs (`--tp` × `--dp`); none before v0.8.0, which has no `--dp`
-    (ep_sizes.py `dp_refusal`)."""
+def layout_alternatives(ledger: Ledger, attn_tp: int) -> LayoutOptions:
+    """Smaller-TP replicas over the same GPUs (`--tp` × `--dp`); none, and why, where the release has no `--dp`
+    (before v0.8.0, ep_sizes.py `dp_refusal`) or its backend does not run them (`backend_dp_refusal`: TurboMind
+    before v0.11.0, the PyTorch engine's one DP world)."""
     s = ledger.settings
     groups = max(1, s.tp // attn_tp)
     alternative = s.model_copy(update={"tp": attn_tp, "dp": groups * s.dp, "ep": 1})
-    if dp_refusal(alternative, ResolvedVersion(text=s.engine_version)):
-        return []
-    return [alternative]
+    version = ledger.version
+    refusal = dp_refusal(alternative, version)
+    if refusal is None:
+        backend, _ = resolve_backend(ledger.model, alternative, version)
+        refusal = backend_dp_refusal(backend, alternative, version)
+    if refusal is not None:
+        return LayoutOptions(none_because=f"--tp {alternative.tp} --dp {alternative.dp}: {refusal}")
+    return LayoutOptions(layouts=(alternative,))
 
 
 def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:

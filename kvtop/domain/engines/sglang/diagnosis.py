@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_findings import (
     Finding,
+    LayoutOptions,
     LedgerRule,
     Severity,
     Thresholds,
@@ -24,7 +25,6 @@ from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.engines.sglang.budget import resolve_max_num_reqs
 from kvtop.domain.engines.sglang.eras import mamba_ratio
-from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
@@ -46,17 +46,17 @@ def fp8_kv_dtype(ledger: Ledger) -> str:
     return "fp8_e4m3"
 
 
-def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
+def layout_alternatives(ledger: Ledger, attn_tp: int) -> LayoutOptions:
     """Layouts that keep the GPUs but shrink attention TP to `attn_tp`: DP attention first; for MLA
     only that (fewer-TP replicas would not fit the weights), else also smaller-TP replicas."""
     s = ledger.settings
     groups = max(1, s.tp // attn_tp)
     out = [s.model_copy(update={"enable_dp_attention": True, "dp": groups})]
     if ledger.model.mla is not None:
-        return out
+        return LayoutOptions(layouts=tuple(out))
     dp = groups * (1 if s.enable_dp_attention else s.dp)
     out.append(s.model_copy(update={"tp": attn_tp, "dp": dp, "enable_dp_attention": False}))
-    return out
+    return LayoutOptions(layouts=tuple(out))
 
 
 def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:

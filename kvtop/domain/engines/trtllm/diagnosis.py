@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_findings import (
     Finding,
+    LayoutOptions,
     LedgerRule,
     Severity,
     Thresholds,
@@ -25,7 +26,6 @@ from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.engines.trtllm.budget import runtime
 from kvtop.domain.engines.trtllm.eras import DEFAULT_FRACTION, caps_by_total_bytes
-from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
@@ -49,13 +49,21 @@ def fp8_kv_dtype(ledger: Ledger) -> str:
     return "fp8"
 
 
-def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
+def layout_alternatives(ledger: Ledger, attn_tp: int) -> LayoutOptions:
     """Attention DP over the same GPUs (`enable_attention_dp: true`: each rank its own pool), for the
     MoE and MLA models TensorRT-LLM runs that way; one trtllm-serve has no replicas of its own."""
     s = ledger.settings
-    if attn_tp != 1 or (ledger.model.moe is None and ledger.model.mla is None) or s.enable_dp_attention:
-        return []
-    return [s.model_copy(update={"enable_dp_attention": True, "dp": s.tp})]
+    if s.enable_dp_attention:
+        return LayoutOptions(none_because="attention DP is on already")
+    if attn_tp != 1:
+        return LayoutOptions(none_because=(
+            f"one trtllm-serve has no replicas of its own, and its attention DP gives attention TP 1, not {attn_tp}"
+        ))  # fmt: skip
+    if ledger.model.moe is None and ledger.model.mla is None:
+        return LayoutOptions(none_because=(
+            "one trtllm-serve has no replicas of its own; kvtop plans its attention DP for MoE and MLA models only"
+        ))  # fmt: skip
+    return LayoutOptions(layouts=(s.model_copy(update={"enable_dp_attention": True, "dp": s.tp}),))
 
 
 def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:

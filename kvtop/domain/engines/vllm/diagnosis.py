@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_findings import (
     Finding,
+    LayoutOptions,
     LedgerRule,
     Severity,
     Thresholds,
@@ -99,7 +100,7 @@ def fp8_kv_dtype(ledger: Ledger) -> str:
     return "fp8_ds_mla" if ledger.model.attention_kind is AttentionKind.DSA else "fp8_e4m3"
 
 
-def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
+def layout_alternatives(ledger: Ledger, attn_tp: int) -> LayoutOptions:
     """Smaller-TP replicas over the same GPUs (vLLM spreads attention over DP alone); MoE keeps
     its experts spread with --enable-expert-parallel."""
     s = ledger.settings
@@ -107,7 +108,7 @@ def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
     update: dict[str, object] = {"tp": attn_tp, "dp": groups * s.dp, "enable_dp_attention": False}
     if ledger.model.moe is not None:
         update["enable_expert_parallel"] = True
-    return [s.model_copy(update=update)]
+    return LayoutOptions(layouts=(s.model_copy(update=update),))
 
 
 RESERVE_EXCESS_BYTES = 1 << 30  # a KV pool this much below the prediction is a reserve, not rounding
