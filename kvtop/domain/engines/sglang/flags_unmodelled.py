@@ -37,7 +37,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--cuda-graph-backend-decode": FlagRow("0.5.14", None, "srt/arg_groups/fields/exec_.py:613 (v0.5.23)"),
     "--cuda-graph-bs-prefill": FlagRow("0.5.14", None, "srt/arg_groups/fields/exec_.py:644 (v0.5.23)"),
     "--cuda-graph-config": FlagRow("0.5.14", None, "srt/arg_groups/fields/exec_.py:606 (v0.5.23)"),
-    "--cuda-graph-max-bs-decode": FlagRow("0.5.14", None, "srt/arg_groups/fields/exec_.py:629 (v0.5.23)"),
     "--cuda-graph-max-bs-prefill": FlagRow("0.5.14", None, "srt/arg_groups/fields/exec_.py:632 (v0.5.23)"),
     "--cuda-graph-max-seq-len-prefill": FlagRow("0.5.21", None, "srt/arg_groups/fields/exec_.py:635 (v0.5.23)"),
     "--cuda-graph-prefill-max-context": FlagRow("0.5.21", None, "srt/arg_groups/fields/exec_.py:648 (v0.5.23)"),
