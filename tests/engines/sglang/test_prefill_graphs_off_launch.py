@@ -12,7 +12,8 @@ Which launch turns them off, by release (SGLang source, read in its wheels):
   A2A :1104, LoRA :1107, hierarchical cache :1123, PD disaggregation (any mode) :1129, EPLB :1135;
 - 0.5.11 :1194-1261: the same, no speculative rule;
 - 0.5.15.post1 (breakable default on CUDA, cuda_graph_config.py:95): LoRA :3365, A2A :3367-3370, DP attention
-  :3372; a PD decode node's reserve skips them (:3662); PP, hierarchical cache, EPLB, a PD prefill node keep them;
+  :3372; a PD decode node's reserve skips them (:3662); PP, hierarchical cache, EPLB, a PD prefill node keep them
+  (a prefill node skips the decode graphs instead, :3640; decode_graphs_off.py);
 - 0.5.23 arg_groups/cuda_graph_hook.py: PP :150, an A2A backend but deepep / megamoe / flashinfer :226, a PD decode
   node :568; LoRA and DP attention keep them.
 """
@@ -61,7 +62,6 @@ def _fraction(version: str, flags: list[str]) -> tuple[float, str]:
         ("0.5.15.post1", ["--enable-lora"], OFF),
         ("0.5.15.post1", DP_ATTENTION, 0.895),
         ("0.5.15.post1", ["--disaggregation-mode", "decode"], OFF),
-        ("0.5.15.post1", ["--disaggregation-mode", "prefill"], ON),
         ("0.5.15.post1", ["--pp", "2"], 0.902),
         ("0.5.15.post1", ["--enable-hierarchical-cache"], ON),
         ("0.5.15.post1", ["--enable-eplb"], ON),
@@ -78,6 +78,15 @@ def test_the_launches_that_turn_the_prefill_graphs_off_reserve_none(
     fraction, source = _fraction(version, flags)
     assert fraction == expected
     assert ("no prefill graphs" in source) == (expected in (OFF, 0.895, 0.906))
+
+
+def test_a_prefill_node_keeps_them_and_drops_the_decode_graphs_from_0_5_15() -> None:
+    """0.5.15.post1: a PD prefill node keeps the prefill sizes (:3662 skips them only on a decode node) and skips the
+    decode graphs' 2 × 256 (:3640 `disaggregation_mode != "prefill"`; decode_graphs_off.py): 13,904 − 512 = 13,392 →
+    round(0.90685, 3) = 0.907."""
+    fraction, source = _fraction("0.5.15.post1", ["--disaggregation-mode", "prefill"])
+    assert fraction == 0.907
+    assert "464 of it prefill graphs" in source and "no decode graphs (off for a PD prefill node)" in source
 
 
 def test_a_deepep_launch_keeps_them_from_0_5_23_and_says_so() -> None:

@@ -1,0 +1,56 @@
+"""The automatic fraction's decode CUDA-graph reserve by release (decode_graphs_off.py): skipped from SGLang 0.5.15 on a
+PD prefill node and under `--disable-cuda-graph`, kept to 0.5.14.
+
+Expected values by SGLang's own arithmetic (not kvtop's): Qwen2.5-7B on an A100 80GB (81,920 MiB, the 60–90 GiB class:
+chunked prefill 8,192, decode max_bs 256 at TP < 4; 0.5.23 arg_groups/memory_hook.py:134-145), TP 1:
+512 + 1.5 × 8,192 + 2 × 256 (decode graphs) + 1/8 × 1,024 + 8 × 58 (prefill sizes to 8,192) = 13,904 MiB →
+round(68,016 / 81,920, 3) = 0.830. A prefill node (0.5.23 memory_hook.py:364-368 `disaggregation_mode != "prefill"`;
+0.5.15 server_args.py:3638-3643) drops the 512: 13,392 → round(68,528 / 81,920, 3) = 0.837. `--disable-cuda-graph`
+disables both phases' backends (0.5.15 server_args.py:3214-3216; 0.5.23 cuda_graph_hook.py:55-57), dropping the prefill
+sizes too (0.5.23 memory_hook.py:380-383): 12,928 → round(68,992 / 81,920, 3) = 0.842.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.domain.engines.base import EngineResult
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.domain.model_config import model_from_config
+from tests.data_paths import DATA
+
+QWEN25_7B = DATA / "configs" / "Qwen--Qwen2.5-7B.json"
+A100_80GB = 81920 << 20
+
+
+def _engine(version: str, flags: list[str]) -> EngineResult:
+    model = model_from_config(json.loads(QWEN25_7B.read_text()), source=QWEN25_7B.name)
+    settings = parse_flags("sglang", ["--tp-size", "1", *flags]).model_copy(update={"engine_version": version})
+    return predict(model, settings, gpu_total_bytes=A100_80GB, gpu_name="A100-80GB").engine
+
+
+@pytest.mark.parametrize("version", ["0.5.15", "0.5.19", "0.5.23"])
+def test_a_prefill_node_reserves_no_decode_graphs_from_0_5_15(version: str) -> None:
+    assert _engine(version, []).memory_fraction == 0.830
+    prefill = _engine(version, ["--disaggregation-mode", "prefill"])
+    assert prefill.memory_fraction == 0.837
+    assert "no decode graphs (off for a PD prefill node)" in prefill.memory_fraction_source
+
+
+@pytest.mark.parametrize("version", ["0.5.15", "0.5.23"])
+def test_disable_cuda_graph_reserves_neither_phase_from_0_5_15(version: str) -> None:
+    off = _engine(version, ["--disable-cuda-graph"])
+    assert off.memory_fraction == 0.842
+    assert "no decode graphs (off for --disable-cuda-graph)" in off.memory_fraction_source
+
+
+def test_0_5_14_keeps_the_decode_graphs_without_cuda_graphs() -> None:
+    # 0.5.14 server_args.py:3285 adds max_bs × 2 unguarded; its prefill term is guarded by the backend (:3300), which
+    # --disable-cuda-graph disables (:2942-2944): 512 + 12,288 + 512 + 128 = 13,440 → round(68,480 / 81,920, 3) = 0.836
+    off = _engine("0.5.14", ["--disable-cuda-graph"])
+    assert off.memory_fraction == 0.836
+    assert "no decode graphs" not in off.memory_fraction_source
+    assert "no prefill graphs (off for --disable-cuda-graph)" in off.memory_fraction_source
