@@ -91,7 +91,7 @@ class SglangBudget:
         # --cuda-graph-bs 0.5.10 … 0.5.19, --cuda-graph-max-bs to 0.5.19, their -decode fields from 0.5.14: read once
         graph_bs = decode_graph_max_bs(inputs)  # (cuda_graph_bs.py), for the automatic fraction's reserve
         check_dsa_dp_attention(m, s, inputs.version)
-        page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s))
+        page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s), s)
         if page > 1 and page != s.page_size:
             notes.append(f"page size {page}: {why}")
         for note in (
