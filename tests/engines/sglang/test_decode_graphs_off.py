@@ -54,3 +54,32 @@ def test_0_5_14_keeps_the_decode_graphs_without_cuda_graphs() -> None:
     assert off.memory_fraction == 0.836
     assert "no decode graphs" not in off.memory_fraction_source
     assert "no prefill graphs (off for --disable-cuda-graph)" in off.memory_fraction_source
+
+
+# From 0.5.22 the class's decode max_bs above a typed --max-running-requests becomes it (0.5.22 and 0.5.23
+# arg_groups/memory_hook.py:83 `decode_max_bs_is_default`, :182-188; 0.5.21 has no such lines): at 32 the reserve's
+# decode graphs are 2 × 32 = 64 MiB, not 512: 13,904 − 448 = 13,456 → round(68,464 / 81,920, 3) = 0.836.
+@pytest.mark.parametrize(("version", "expected"), [("0.5.21", 0.830), ("0.5.22", 0.836), ("0.5.23", 0.836)])
+def test_max_running_requests_cuts_the_class_decode_size_from_0_5_22(version: str, expected: float) -> None:
+    engine = _engine(version, ["--max-running-requests", "32"])
+    assert engine.memory_fraction == expected
+    assert ("decode graphs to --max-running-requests 32" in engine.memory_fraction_source) == (expected == 0.836)
+
+
+def test_a_typed_decode_size_is_not_cut() -> None:
+    # `decode_max_bs_is_default` is False once --cuda-graph-max-bs-decode is typed (:83): 2 × 256 stays → 0.830
+    assert _engine("0.5.23", ["--max-running-requests", "32", "--cuda-graph-max-bs-decode", "256"]).memory_fraction == 0.830
+
+
+# Qwen3-VL on Hopper with 60 GiB or more (model_overrides/qwen3_vl.py:20-31): an untyped decode max_bs below a typed
+# --max-running-requests ≤ 512 is raised to it (:34-62, 0.5.22 and 0.5.23): H200's class size 256 → 384; an A100 is
+# not Hopper (`is_sm90_supported`).
+@pytest.mark.parametrize(("version", "gpu", "raised"), [("0.5.23", "H200", True), ("0.5.21", "H200", False),
+                                                        ("0.5.23", "A100-80GB", False)])  # fmt: skip
+def test_qwen3_vl_on_hopper_raises_the_decode_size_to_max_running_requests(version: str, gpu: str, raised: bool) -> None:
+    path = DATA / "configs" / "heldout" / "Qwen--Qwen3-VL-8B-Instruct.json"
+    model = model_from_config(json.loads(path.read_text()), source=path.name)
+    settings = parse_flags("sglang", ["--max-running-requests", "384"]).model_copy(update={"engine_version": version})
+    total = (143771 if gpu == "H200" else 81920) << 20
+    source = predict(model, settings, gpu_total_bytes=total, gpu_name=gpu).engine.memory_fraction_source
+    assert ("Qwen3-VL's decode graphs up to --max-running-requests 384" in source) == raised

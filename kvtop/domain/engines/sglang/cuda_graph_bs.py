@@ -33,6 +33,7 @@ from kvtop.domain.deployment_flags import flag_int, flag_words
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import compute_capability
 
 FLAG = "--cuda-graph-bs"
 ACCEPTED_ERAS: Eras[bool] = Eras((
@@ -113,3 +114,30 @@ def decode_graph_max_bs(inputs: EngineInputs) -> int | None:
     once per plan (budget.py), every flag checked whichever decides."""
     sizes, most = typed_max_bs(inputs), typed_max(inputs)
     return sizes or most
+
+
+# From v0.5.22 the GPU class's decode max_bs (not one the launch typed: `decode_max_bs_is_default`) is cut to a typed
+# --max-running-requests (0.5.22 arg_groups/memory_hook.py:83, :182-188; 0.5.23 the same lines); then Qwen3-VL on a
+# Hopper GPU of 60 GiB or more raises an untyped max_bs below --max-running-requests ≤ 512 to it
+# (model_overrides/qwen3_vl.py:20-31, :34-62, called at memory_hook.py:190-196). 0.5.21 memory_hook.py has neither.
+RUNNING_CAP_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.21 arg_groups/memory_hook.py: the class's decode max_bs as it is"),
+    Era("0.5.22", True, "0.5.22 arg_groups/memory_hook.py:182-188, model_overrides/qwen3_vl.py:34-62"),
+))  # fmt: skip
+# qwen3_vl.py:17 _HOPPER_QWEN3_VL_TYPES {"qwen3_vl", "qwen3_vl_moe"}: the HF model_type of these classes (kvtop's
+# ModelSpec keeps the text config's, `qwen3_vl_text`)
+QWEN3_VL_CLASSES = frozenset({"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"})
+
+
+def class_decode_max_bs(inputs: EngineInputs, class_bs: int, gpu_mib: int, multimodal: bool) -> tuple[int, str]:
+    """(decode max_bs, '' or why it is not the GPU class's) where the launch typed no decode size."""
+    running = inputs.settings.max_running_requests
+    if running is None or not era_for(RUNNING_CAP_ERAS, inputs.version).value:
+        return class_bs, ""
+    if class_bs > running:
+        return running, f"decode graphs to --max-running-requests {running} (the class's {class_bs})"
+    hopper = (compute_capability(inputs.gpu_name) or (0, 0))[0] == 9
+    qwen3_vl = multimodal and inputs.model.architecture in QWEN3_VL_CLASSES
+    if qwen3_vl and hopper and gpu_mib >= 60 * 1024 and class_bs < running <= 512:
+        return running, f"Qwen3-VL's decode graphs up to --max-running-requests {running} (the class's {class_bs})"
+    return class_bs, ""

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
 from kvtop.domain.engines.sglang.decode_graphs_off import decode_graphs_off_reason, dp_padding_off
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
@@ -154,7 +155,11 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
     classes = era_for(GPU_CLASS_ERAS, version).value
     _, chunked_default, default_bs = next(c for c in classes if gpu_mib < c[0])
     chunked = s.chunked_prefill_size if s.chunked_prefill_size is not None else chunked_default
-    max_bs = graph_bs or default_bs[0 if lay.tp < 4 else 1]  # as typed (cuda_graph_bs.decode_graph_max_bs), else by class
+    # as typed (cuda_graph_bs.decode_graph_max_bs), else by class (cut to --max-running-requests from 0.5.22)
+    multimodal = is_multimodal(inputs.model, s, version)
+    max_bs, bs_why = (graph_bs, "") if graph_bs else class_decode_max_bs(
+        inputs, default_bs[0 if lay.tp < 4 else 1], gpu_mib, multimodal
+    )
     activation_tokens = max(chunked if chunked > 0 else s.max_prefill_tokens or 16384, 2048)
     decode_off = decode_graphs_off_reason(inputs)  # from 0.5.15: a PD prefill node, --disable-cuda-graph
     graph: float = 0 if decode_off else 2 * max_bs
@@ -165,6 +170,8 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
     parts = f", {parallel:.0f} of it 1 GiB per 8 of TP × PP ({lay.tp} × {lay.pp})"
     if decode_off:
         parts += f", no decode graphs (off for {decode_off})"
+    elif bs_why:
+        parts += f", {bs_why}"
     release = version.release
     pcg_on = release is None or release >= (parse_release(PCG_DEFAULT_SINCE) or release)
     off_for = prefill_graphs_off_reason(inputs) if pcg_on else None  # prefill_graphs_off.py
