@@ -83,3 +83,22 @@ def test_qwen3_vl_on_hopper_raises_the_decode_size_to_max_running_requests(versi
     total = (143771 if gpu == "H200" else 81920) << 20
     source = predict(model, settings, gpu_total_bytes=total, gpu_name=gpu).engine.memory_fraction_source
     assert ("Qwen3-VL's decode graphs up to --max-running-requests 384" in source) == raised
+
+
+# A PD decode node from 0.5.15 sizes its activation slack to the decode batch (0.5.15 server_args.py:3626-3633; 0.5.23
+# arg_groups/memory_hook.py:297-303): max(256 × 1, 2048) × 1.5 = 3,072 MiB for the chunked 12,288; no prefill graphs
+# on a decode node (:380-381): 512 + 3,072 + 512 + 128 = 4,224 MiB, under the 10 GiB floor above 60 GiB (:314-315) →
+# round(71,680 / 81,920, 3) = 0.875. At 0.5.14 the chunked prefill's 12,288 stays (:3280-3283): 13,440 → 0.836.
+@pytest.mark.parametrize(("version", "expected"), [("0.5.14", 0.836), ("0.5.15", 0.875), ("0.5.23", 0.875)])
+def test_a_decode_node_sizes_its_activations_to_the_decode_batch_from_0_5_15(version: str, expected: float) -> None:
+    assert _engine(version, ["--disaggregation-mode", "decode"]).memory_fraction == expected
+
+
+def test_a_decode_node_above_the_floor_on_a_large_batch() -> None:
+    # --max-running-requests 4096 (the graphs cut to it from 0.5.22 stay at the class's 256): max(4,096, 2,048) × 1.5 =
+    # 6,144; 512 + 6,144 + 512 + 128 = 7,296 < 10,240 → 0.875 still; with 8 draft tokens 32,768 × 1.5 = 49,152:
+    # 512 + 49,152 + 512 + 128 = 50,304 → round(31,616 / 81,920, 3) = 0.386
+    flags = ["--disaggregation-mode", "decode", "--max-running-requests", "4096"]
+    assert _engine("0.5.23", flags).memory_fraction == 0.875
+    spec = [*flags, "--speculative-algorithm", "NGRAM", "--speculative-num-draft-tokens", "8"]
+    assert _engine("0.5.23", spec).memory_fraction == 0.386

@@ -1,4 +1,5 @@
-"""Where SGLang's automatic fraction reserves nothing for the decode CUDA graphs (docs/engines/sglang.md §5).
+"""Where SGLang's automatic fraction reserves nothing for the decode CUDA graphs, and a PD decode node's activation
+slack (docs/engines/sglang.md §5).
 
 To v0.5.14 the reserve adds `max_bs × 2` MiB for them, and DP attention's padding (`max_bs × dp × 3`, + `× 1.5` above
 300), on every launch (0.5.9 server_args.py:1029-1039, 0.5.14 :3285-3296). From v0.5.15 both are skipped on a PD
@@ -11,9 +12,11 @@ same but are flags kvtop does not read (flags_unmodelled.py: refused typed).
 
 from __future__ import annotations
 
-from kvtop.domain.deployment_flags import flag_set, flag_text
+from kvtop.domain.deployment_flags import flag_int, flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.errors import UnsupportedModelError
 
 PREFILL_NODE = "a PD prefill node"
 ALL_GRAPHS_OFF = "--disable-cuda-graph"
@@ -42,3 +45,27 @@ def dp_padding_off(inputs: EngineInputs) -> bool:
     """Whether the release skips DP attention's padding on this launch (a PD prefill node, from 0.5.15: 0.5.15
     server_args.py:3647-3649, 0.5.23 arg_groups/memory_hook.py:370-372); `--disable-cuda-graph` keeps it."""
     return era_for(SKIPPED_ERAS, inputs.version).value and prefill_node(inputs)
+
+
+# A PD decode node never prefills: from v0.5.15 its activation slack is sized to the decode batch,
+# max((--max-running-requests or the decode max_bs or 1) × (--speculative-num-draft-tokens or 1), 2048) tokens × 1.5 MiB,
+# not the chunked prefill (0.5.15 server_args.py:3626-3633; 0.5.19 arg_groups/memory_hook.py:238-244; 0.5.23 :297-303).
+DECODE_NODE_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.14 server_args.py:3280-3283: the chunked prefill on every node"),
+    Era("0.5.15", True, "0.5.15 server_args.py:3626-3633, 0.5.23 arg_groups/memory_hook.py:297-303"),
+))  # fmt: skip
+
+
+def decode_node_activation_tokens(inputs: EngineInputs, max_bs: int) -> int | None:
+    """The activation tokens of a PD decode node at a release that sizes them to the decode batch; None elsewhere.
+    With speculative decoding and no --speculative-num-draft-tokens, refused: SGLang picks the count."""
+    mode = flag_text(inputs.settings, "disaggregation-mode") or ""
+    if mode != "decode" or not era_for(DECODE_NODE_ERAS, inputs.version).value:
+        return None
+    draft = flag_int(inputs.settings, "speculative-num-draft-tokens", least=1)
+    if draft is None and deployment_setup(inputs.settings).spec_method is not None:
+        raise UnsupportedModelError("a PD decode node's activation reserve scales with the draft tokens SGLang picks "
+                                    "when --speculative-num-draft-tokens is not typed: not modelled",
+                                    field="--speculative-num-draft-tokens")  # fmt: skip
+    running = inputs.settings.max_running_requests or max_bs or 1
+    return max(running * (draft or 1), 2048)

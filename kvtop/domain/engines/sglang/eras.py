@@ -16,7 +16,11 @@ from collections.abc import Callable
 from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
-from kvtop.domain.engines.sglang.decode_graphs_off import decode_graphs_off_reason, dp_padding_off
+from kvtop.domain.engines.sglang.decode_graphs_off import (
+    decode_graphs_off_reason,
+    decode_node_activation_tokens,
+    dp_padding_off,
+)
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
 from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
@@ -160,7 +164,8 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
     max_bs, bs_why = (graph_bs, "") if graph_bs else class_decode_max_bs(
         inputs, default_bs[0 if lay.tp < 4 else 1], gpu_mib, multimodal
     )
-    activation_tokens = max(chunked if chunked > 0 else s.max_prefill_tokens or 16384, 2048)
+    decode_node = decode_node_activation_tokens(inputs, max_bs)  # from 0.5.15 (decode_graphs_off.py)
+    activation_tokens = decode_node or max(chunked if chunked > 0 else s.max_prefill_tokens or 16384, 2048)
     decode_off = decode_graphs_off_reason(inputs)  # from 0.5.15: a PD prefill node, --disable-cuda-graph
     graph: float = 0 if decode_off else 2 * max_bs
     if lay.dp_attention and not dp_padding_off(inputs):
@@ -168,6 +173,8 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
     parallel = lay.tp * lay.pp / 8 * 1024  # "Some adjustments for large parallel size": 1 GiB per 8 ranks
     reserved = 512 + 1.5 * activation_tokens + parallel + graph
     parts = f", {parallel:.0f} of it 1 GiB per 8 of TP × PP ({lay.tp} × {lay.pp})"
+    if decode_node:
+        parts += f", {1.5 * decode_node:.0f} of it a PD decode node's {decode_node} activation tokens"
     if decode_off:
         parts += f", no decode graphs (off for {decode_off})"
     elif bs_why:
