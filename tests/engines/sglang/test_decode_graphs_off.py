@@ -17,6 +17,7 @@ import json
 import pytest
 
 from kvtop.domain.engines.base import EngineResult
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model_config import model_from_config
@@ -102,3 +103,19 @@ def test_a_decode_node_above_the_floor_on_a_large_batch() -> None:
     assert _engine("0.5.23", flags).memory_fraction == 0.875
     spec = [*flags, "--speculative-algorithm", "NGRAM", "--speculative-num-draft-tokens", "8"]
     assert _engine("0.5.23", spec).memory_fraction == 0.386
+
+
+# `--disable-decode-cuda-graph` / `--cuda-graph-backend-decode disabled` (0.5.14 server_args.py:1925, :1963, folded into
+# the decode backend at :2949-2956) skip the decode graphs' 2 × 256 from 0.5.15 but keep the prefill sizes:
+# 13,904 − 512 = 13,392 → 0.837 (the prefill node's figure above); at 0.5.14 the term is unguarded (:3285): 0.830.
+@pytest.mark.parametrize("flags", [["--disable-decode-cuda-graph"], ["--cuda-graph-backend-decode", "disabled"]])
+@pytest.mark.parametrize(("version", "expected"), [("0.5.14", 0.830), ("0.5.15", 0.837), ("0.5.23", 0.837)])
+def test_the_decode_switch_offs_drop_the_decode_graphs_from_0_5_15(flags: list[str], version: str, expected: float) -> None:
+    assert _engine(version, flags).memory_fraction == expected
+
+
+def test_another_decode_backend_and_an_early_release_are_refused() -> None:
+    with pytest.raises(UnsupportedModelError, match="forces a decode CUDA-graph backend"):
+        _engine("0.5.23", ["--cuda-graph-backend-decode", "full"])
+    with pytest.raises(InputError, match="has no --disable-decode-cuda-graph"):
+        _engine("0.5.13", ["--disable-decode-cuda-graph"])

@@ -13,9 +13,10 @@ NEUTRAL = merged(group for _, group in NEUTRAL_GROUPS.values())
 
 
 def test_the_phase_graph_fields_are_flags_from_0_5_14_not_0_5_16() -> None:
-    # 0.5.14 server_args.py:1951 `cuda_graph_bs_prefill: A[Optional[List[int]], "..."]`, :1939 `cuda_graph_max_bs_decode`;
-    # 0.5.13 server_args.py has neither name (no add_cli_args_from_dataclass before 0.5.14)
-    for flag in ("--cuda-graph-bs-prefill", "--cuda-graph-max-bs-prefill", "--cuda-graph-backend-decode"):
+    # 0.5.14 server_args.py:1951 `cuda_graph_bs_prefill: A[Optional[List[int]], "..."]`, :1943 -max-bs-prefill, :1918
+    # `cuda_graph_config`;
+    # 0.5.13 server_args.py has none of them (no add_cli_args_from_dataclass before 0.5.14)
+    for flag in ("--cuda-graph-bs-prefill", "--cuda-graph-max-bs-prefill", "--cuda-graph-config"):
         assert UNMODELLED[flag].first == "0.5.14", flag
 
 

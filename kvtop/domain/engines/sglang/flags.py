@@ -14,6 +14,7 @@ from kvtop.domain.engines.sglang.chunked_prefix import FLAG as CHUNKED_PREFIX_FL
 from kvtop.domain.engines.sglang.cuda_graph_bs import DECODE_FLAG as GRAPH_BS_DECODE_FLAG
 from kvtop.domain.engines.sglang.cuda_graph_bs import FLAG as GRAPH_BS_FLAG
 from kvtop.domain.engines.sglang.cuda_graph_bs import MAX_DECODE_FLAG as GRAPH_MAX_BS_DECODE_FLAG
+from kvtop.domain.engines.sglang.decode_graphs_off import PHASE_FLAGS as DECODE_PHASE_FLAGS
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.eras import OVERLAP_OFF_FLAG
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
@@ -121,11 +122,13 @@ class SglangFlags:
     # and `--json-model-override-args` (model_override.py: merged into the config before kvtop reads it)
     # and `--cuda-graph-backend-prefill disabled` / `--disable-prefill-cuda-graph` (prefill_graphs_off.py: no prefill
     # graphs in the reserve; the other backends refused by name)
+    # and `--cuda-graph-backend-decode disabled` / `--disable-decode-cuda-graph` (decode_graphs_off.py: from 0.5.15 no
+    # decode graphs in the reserve; the other backends refused by name)
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
                                                 *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG,
                                                 OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL_PHASE_FLAGS,
                                                 TORCH_COMPILE_FLAG, GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG,
-                                                GRAPH_MAX_BS_DECODE_FLAG})
+                                                GRAPH_MAX_BS_DECODE_FLAG, *DECODE_PHASE_FLAGS})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS
