@@ -4,10 +4,16 @@ turns into a flag from v0.5.14), read by hand, not the table's own scan."""
 
 from __future__ import annotations
 
+import json
+
 from kvtop.domain.engines.sglang.flags import SglangFlags
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.sglang.flags_table import RELEASES_READ, merged
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.domain.model_config import model_from_config
+from tests.data_paths import DATA
 
 NEUTRAL = merged(group for _, group in NEUTRAL_GROUPS.values())
 
@@ -39,3 +45,20 @@ def test_every_row_spans_read_releases() -> None:
         for flag, row in table.items():
             assert row.first in RELEASES_READ, flag
             assert row.last is None or RELEASES_READ.index(row.last) >= RELEASES_READ.index(row.first), flag
+
+
+def test_default_chat_template_kwargs_is_memory_neutral() -> None:
+    # session 60 (helper b: markat1/course-assistant's Qwen3-8B starts on HAMi slices, SGLang 0.5.20, typed it): a
+    # default merged into each chat request's template kwargs on the CPU (0.5.20 srt/entrypoints/openai/
+    # serving_chat.py:273-274), so the plan is the one without it
+    assert "--default-chat-template-kwargs" in NEUTRAL
+    path = DATA / "configs" / "Qwen--Qwen3-8B.json"
+    model = model_from_config(json.loads(path.read_text()), source=path.name)
+    plain = ["--tp-size", "1", "--mem-fraction-static", "0.85", "--max-running-requests", "8"]
+    typed = [*plain, "--default-chat-template-kwargs", '{"enable_thinking": false}']
+    tokens = [
+        predict(model, parse_flags("sglang", flags).model_copy(update={"engine_version": "0.5.20"}),
+                gpu_total_bytes=81559 << 20, gpu_name="H100").engine.token_capacity
+        for flags in (plain, typed)
+    ]  # fmt: skip
+    assert tokens[0] == tokens[1]

@@ -39,6 +39,9 @@ SERVER: Mapping[str, FlagRow] = {
 CHAT: Mapping[str, FlagRow] = {
     "--chat-template": FlagRow("0.4.0", None, "srt/arg_groups/fields/serving.py:176 (v0.5.23)"),
     "--completion-template": FlagRow("0.4.4.post2", None, "srt/arg_groups/fields/serving.py:188 (v0.5.23)"),
+    # session 60 (helper b's HAMi starts, 0.5.20): merged into each chat request's template kwargs, on the CPU (0.5.20
+    # srt/entrypoints/openai/serving_chat.py:273-274; 0.5.23 :396-397, :1805; nothing allocated before the pool)
+    "--default-chat-template-kwargs": FlagRow("0.5.16", None, "srt/arg_groups/fields/serving.py:209 (v0.5.23)"),
     "--hf-chat-template-name": FlagRow("0.5.8", None, "srt/arg_groups/fields/serving.py:184 (v0.5.23)"),
     "--preferred-sampling-params": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/serving.py:247 (v0.5.23)"),
     "--reasoning-parser": FlagRow("0.4.3.post4", None, "srt/server_args.py:368 (v0.5.23)"),

@@ -59,7 +59,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--deepep-config": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/exec_.py:947 (v0.5.23)"),
     "--deepep-dispatcher-output-dtype": FlagRow("0.5.13", None, "srt/arg_groups/fields/exec_.py:906 (v0.5.23)"),
     "--deepep-v2-mode": FlagRow("0.5.19", None, "srt/arg_groups/fields/exec_.py:876 (v0.5.23)"),
-    "--default-chat-template-kwargs": FlagRow("0.5.16", None, "srt/arg_groups/fields/serving.py:209 (v0.5.23)"),
     "--default-priority-value": FlagRow("0.5.10rc0", None, "srt/arg_groups/fields/schedule.py:111 (v0.5.23)"),
     "--delete-ckpt-after-loading": FlagRow("0.4.0", None, "srt/arg_groups/fields/model.py:356 (v0.5.23)"),
     "--detokenizer-worker-num": FlagRow("0.5.12", None, "srt/arg_groups/fields/serving.py:54 (v0.5.23)"),
