@@ -151,8 +151,11 @@ def test_sglang_deepep_reserve_from_v0_5_15() -> None:
     late = term(before, Feature.EXPERT_PARALLEL, Charge.AFTER_POOL)
     assert (late.bytes, late.basis) == (2048 * MIB, Basis.CALIBRATED)
     graphs_off = plan(qwen, "sglang", flags + ["--engine-version", "0.5.15", "--disable-cuda-graph"])
-    # no graphs: neither the DeepEP reserve nor (A2A backend) the prefill graphs' share
-    assert graphs_off.engine.memory_fraction == before.engine.memory_fraction
+    # no graphs: neither the DeepEP reserve nor (A2A backend) the prefill graphs' share, nor (from 0.5.15, the decode
+    # backend disabled: 0.5.15 server_args.py:3638-3643, decode_graphs_off.py) the decode graphs' 2 × 512 MiB that
+    # 0.5.14 keeps: 512 + 1.5 × 8,192 + 8/8 × 1,024 = 13,824 MiB → round((81,559 − 13,824) / 81,559, 3) = 0.831
+    assert graphs_off.engine.memory_fraction == 0.831
+    assert before.engine.memory_fraction == 0.818  # the same with the 1,024 MiB: 14,848 → round(0.81795, 3)
 
 
 def test_sglang_eagle3_draft_weights_and_kv_from_its_config() -> None:

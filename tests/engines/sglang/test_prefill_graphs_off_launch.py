@@ -12,7 +12,8 @@ Which launch turns them off, by release (SGLang source, read in its wheels):
   A2A :1104, LoRA :1107, hierarchical cache :1123, PD disaggregation (any mode) :1129, EPLB :1135;
 - 0.5.11 :1194-1261: the same, no speculative rule;
 - 0.5.15.post1 (breakable default on CUDA, cuda_graph_config.py:95): LoRA :3365, A2A :3367-3370, DP attention
-  :3372; a PD decode node's reserve skips them (:3662); PP, hierarchical cache, EPLB, a PD prefill node keep them;
+  :3372; a PD decode node's reserve skips them (:3662); PP, hierarchical cache, EPLB, a PD prefill node keep them
+  (a prefill node skips the decode graphs instead, :3640; decode_graphs_off.py);
 - 0.5.23 arg_groups/cuda_graph_hook.py: PP :150, an A2A backend but deepep / megamoe / flashinfer :226, a PD decode
   node :568; LoRA and DP attention keep them.
 """
@@ -60,8 +61,6 @@ def _fraction(version: str, flags: list[str]) -> tuple[float, str]:
         ("0.5.11", ["--disaggregation-mode", "decode"], OFF),
         ("0.5.15.post1", ["--enable-lora"], OFF),
         ("0.5.15.post1", DP_ATTENTION, 0.895),
-        ("0.5.15.post1", ["--disaggregation-mode", "decode"], OFF),
-        ("0.5.15.post1", ["--disaggregation-mode", "prefill"], ON),
         ("0.5.15.post1", ["--pp", "2"], 0.902),
         ("0.5.15.post1", ["--enable-hierarchical-cache"], ON),
         ("0.5.15.post1", ["--enable-eplb"], ON),
@@ -69,7 +68,6 @@ def _fraction(version: str, flags: list[str]) -> tuple[float, str]:
         ("0.5.23", ["--moe-a2a-backend", "mooncake"], OFF),
         ("0.5.23", ["--enable-lora"], ON),
         ("0.5.23", DP_ATTENTION, 0.892),
-        ("0.5.23", ["--disaggregation-mode", "decode"], OFF),
     ],
 )
 def test_the_launches_that_turn_the_prefill_graphs_off_reserve_none(
@@ -78,6 +76,26 @@ def test_the_launches_that_turn_the_prefill_graphs_off_reserve_none(
     fraction, source = _fraction(version, flags)
     assert fraction == expected
     assert ("no prefill graphs" in source) == (expected in (OFF, 0.895, 0.906))
+
+
+@pytest.mark.parametrize("version", ["0.5.15.post1", "0.5.23"])
+def test_a_decode_node_reserves_no_prefill_graphs_and_decode_batch_activations(version: str) -> None:
+    """A PD decode node skips the prefill sizes (0.5.15.post1 :3662; 0.5.23 memory_hook.py:380-381) and sizes its
+    activations to the decode batch, max(256, 2048) × 1.5 = 3,072 MiB (0.5.15.post1 :3626-3633; 0.5.23 :297-303;
+    decode_graphs_off.py): 512 + 3,072 + 512 + 128 = 4,224, under the 10 GiB floor → round(133,531 / 143,771, 3) =
+    0.929."""
+    fraction, source = _fraction(version, ["--disaggregation-mode", "decode"])
+    assert fraction == 0.929
+    assert "no prefill graphs (off for a PD decode node)" in source
+
+
+def test_a_prefill_node_keeps_them_and_drops_the_decode_graphs_from_0_5_15() -> None:
+    """0.5.15.post1: a PD prefill node keeps the prefill sizes (:3662 skips them only on a decode node) and skips the
+    decode graphs' 2 × 256 (:3640 `disaggregation_mode != "prefill"`; decode_graphs_off.py): 13,904 − 512 = 13,392 →
+    round(0.90685, 3) = 0.907."""
+    fraction, source = _fraction("0.5.15.post1", ["--disaggregation-mode", "prefill"])
+    assert fraction == 0.907
+    assert "464 of it prefill graphs" in source and "no decode graphs (off for a PD prefill node)" in source
 
 
 def test_a_deepep_launch_keeps_them_from_0_5_23_and_says_so() -> None:

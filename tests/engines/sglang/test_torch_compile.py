@@ -16,6 +16,7 @@ import json
 import pytest
 
 from kvtop.domain.engines.base import EngineResult
+from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
@@ -26,11 +27,15 @@ QWEN25_7B = DATA / "configs" / "Qwen--Qwen2.5-7B.json"
 A100_80GB = 81920 << 20
 LAUNCH = ["--tp-size", "1", "--dtype", "bfloat16", "--max-running-requests", "128", "--cuda-graph-max-bs", "128",
           "--context-length", "35000", "--attention-backend", "triton"]  # fmt: skip
+LAUNCH_0_5_20 = [("--cuda-graph-max-bs-decode" if word == "--cuda-graph-max-bs" else word) for word in LAUNCH]
 
 
 def _engine(version: str, flags: list[str]) -> EngineResult:
+    """The launch at `version`; from 0.5.20 with `--cuda-graph-max-bs-decode`, the only spelling it takes."""
     model = model_from_config(json.loads(QWEN25_7B.read_text()), source=QWEN25_7B.name)
-    settings = parse_flags("sglang", [*LAUNCH, *flags]).model_copy(update={"engine_version": version})
+    release, gone = parse_release(version), parse_release("0.5.20")
+    launch = LAUNCH_0_5_20 if release and gone and release >= gone else LAUNCH
+    settings = parse_flags("sglang", [*launch, *flags]).model_copy(update={"engine_version": version})
     return predict(model, settings, gpu_total_bytes=A100_80GB, gpu_name="A100-80GB").engine
 
 
@@ -124,3 +129,35 @@ def test_cuda_graph_bs_decode_is_refused_before_0_5_14_and_beside_its_alias() ->
         _engine("0.5.13", ["--cuda-graph-bs-decode", "8"])
     with pytest.raises(InputError, match="alias"):
         _engine("0.5.14", ["--cuda-graph-bs", "8", "--cuda-graph-bs-decode", "16"])
+
+
+# `--cuda-graph-max-bs` (cuda_graph_bs.typed_max): 0.5.20 server_args.py declares neither it nor an alias, and its
+# parser's prefix match (server_args.py:701) finds both `--cuda-graph-max-bs-decode` and `-prefill`: refused there.
+@pytest.mark.parametrize("version", ["0.5.20", "0.5.23"])
+def test_cuda_graph_max_bs_is_refused_from_0_5_20_naming_the_field(version: str) -> None:
+    model = model_from_config(json.loads(QWEN25_7B.read_text()), source=QWEN25_7B.name)
+    settings = parse_flags("sglang", LAUNCH).model_copy(update={"engine_version": version})
+    with pytest.raises(InputError, match="has no --cuda-graph-max-bs .*type --cuda-graph-max-bs-decode"):
+        predict(model, settings, gpu_total_bytes=A100_80GB, gpu_name="A100-80GB")
+
+
+# `--cuda-graph-max-bs-decode` (0.5.14 server_args.py:1939; the alias's dest, :6363) is the decode max_bs the reserve
+# adds 2 MiB a size for (0.5.14 :2959-2960, :3285): with torch compile at 0.5.14, 128 → 0.839 (the huanchen arithmetic
+# above), 1,024 → 512 + 12,288 + 2,048 + 128 = 14,976 MiB → round(66,944 / 81,920, 3) = 0.817.
+@pytest.mark.parametrize(("size", "expected"), [("128", 0.839), ("1024", 0.817)])
+def test_cuda_graph_max_bs_decode_is_read_as_the_alias_from_0_5_14(size: str, expected: float) -> None:
+    at = LAUNCH.index("--cuda-graph-max-bs")
+    plain = LAUNCH[:at] + LAUNCH[at + 2 :]
+    model = model_from_config(json.loads(QWEN25_7B.read_text()), source=QWEN25_7B.name)
+    for flag in ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"):
+        typed = [*plain, "--enable-torch-compile", flag, size]
+        settings = parse_flags("sglang", typed).model_copy(update={"engine_version": "0.5.14"})
+        engine = predict(model, settings, gpu_total_bytes=A100_80GB, gpu_name="A100-80GB").engine
+        assert engine.memory_fraction == expected, flag
+
+
+def test_cuda_graph_max_bs_decode_is_refused_before_0_5_14_and_beside_its_alias() -> None:
+    with pytest.raises(InputError, match="has no --cuda-graph-max-bs-decode"):
+        _engine("0.5.13", ["--cuda-graph-max-bs-decode", "8"])
+    with pytest.raises(InputError, match="alias"):
+        _engine("0.5.14", ["--cuda-graph-max-bs-decode", "16"])  # beside LAUNCH's --cuda-graph-max-bs 128

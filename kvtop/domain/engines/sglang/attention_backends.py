@@ -121,12 +121,10 @@ BLACKWELL_ONLY: dict[str, Eras[bool]] = {
         Era("0.5.10", False, "server_args.py v0.5.10 and arg_groups/overrides.py v0.5.23 check no GPU for it"),
     )),
 }  # fmt: skip
-# backends that change the budget in a way kvtop does not follow
+# backends that change the budget in a way kvtop does not follow (fa4's page: fa4.py, session 60)
 NOT_MODELLED: dict[str, str] = {
     "aiter": "AMD's backend multiplies mem_fraction_static by 0.85 where the context exceeds 8,192 tokens "
              "(server_args.py:1498-1501, v0.5.6.post2)",
-    "fa4": "FA4 pages by 128 for a non-MLA model, and some releases refuse it but for prefill "
-           "(server_args.py:1487-1496, v0.5.6.post2)",
     "ascend": "Ascend NPUs page by 128 (server_args.py, v0.4.9.post5 on); kvtop's GPUs are NVIDIA's",
 }  # fmt: skip
 

@@ -22,7 +22,8 @@ from kvtop.domain.engines.base import (
 from kvtop.domain.engines.sglang.attention_backends import check_attention_backend, named_backends
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
-from kvtop.domain.engines.sglang.cuda_graph_bs import typed_max_bs
+from kvtop.domain.engines.sglang.cuda_graph_bs import decode_graph_max_bs
+from kvtop.domain.engines.sglang.decode_graphs_off import check_decode_phase_flags
 from kvtop.domain.engines.sglang.dsa import (
     check_dsa_dp_attention,
     dsa_kv_note,
@@ -87,10 +88,12 @@ class SglangBudget:
         check_attention_backend(s, inputs.gpu_name, inputs.version)
         check_optin_flag(inputs)
         check_phase_flags(inputs)  # --cuda-graph-backend-prefill: only `disabled` (prefill_graphs_off.py)
+        check_decode_phase_flags(inputs)  # --cuda-graph-backend-decode: only `disabled` (decode_graphs_off.py)
         check_torch_compile(inputs)  # --enable-torch-compile: from 0.5.10 (torch_compile.py)
-        typed_max_bs(inputs)  # --cuda-graph-bs 0.5.10 … 0.5.19, -decode from 0.5.14: whole numbers (cuda_graph_bs.py)
+        # --cuda-graph-bs 0.5.10 … 0.5.19, --cuda-graph-max-bs to 0.5.19, their -decode fields from 0.5.14: read once
+        graph_bs = decode_graph_max_bs(inputs)  # (cuda_graph_bs.py), for the automatic fraction's reserve
         check_dsa_dp_attention(m, s, inputs.version)
-        page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s))
+        page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version, named_backends(s), s)
         if page > 1 and page != s.page_size:
             notes.append(f"page size {page}: {why}")
         for note in (
@@ -101,7 +104,7 @@ class SglangBudget:
         ):
             if note:
                 notes.append(note)
-        auto_mfs, auto_source = auto_mem_fraction_static(inputs)
+        auto_mfs, auto_source = auto_mem_fraction_static(inputs, graph_bs)
         if s.mem_fraction_static is not None:
             mfs, mfs_source = s.mem_fraction_static, "--mem-fraction-static"
         else:

@@ -16,14 +16,24 @@ rule. From v0.5.20 the alias is gone (server_args.py has no DeprecatedAliasStore
 arg_groups/fields/exec_.py:640) is read the same way from v0.5.14 (`DECODE_FLAG_ERAS`); typed with the alias, argparse
 keeps whichever comes last, an order kvtop does not keep: refused.
 Refused before v0.5.10: the order was not read here.
+`--cuda-graph-max-bs` (session 60): the decode graphs' largest size, typed, every release to v0.5.13 (0.4.0
+server_args.py:691 … 0.5.13 :6507), a deprecated alias of `--cuda-graph-max-bs-decode` v0.5.14 … v0.5.19 (`type=int`,
+dest `cuda_graph_max_bs_decode`: 0.5.14 server_args.py:6358-6364, 0.5.19 :3928-3934) that `_handle_cuda_graph_config`
+puts in the decode phase's `max_bs` (0.5.14 :2959-2960, 0.5.19 arg_groups/cuda_graph_hook.py:77-78), kept by the reserve
+when set. From v0.5.20 no such flag: server_args.py declares neither it nor the alias, and `prepare_server_args`' parser
+(0.5.20 server_args.py:701, argparse's default `allow_abbrev`) takes it as a prefix of both `--cuda-graph-max-bs-decode`
+and `--cuda-graph-max-bs-prefill` ("ambiguous option"): refused there, naming the flag to type instead.
+`--cuda-graph-max-bs-decode` (0.5.14 server_args.py:1939, 0.5.23 arg_groups/fields/exec_.py:629) is read the same way
+from v0.5.14 and refused before; typed with the alias, refused (argparse keeps the last).
 """
 
 from __future__ import annotations
 
-from kvtop.domain.deployment_flags import flag_words
+from kvtop.domain.deployment_flags import flag_int, flag_words
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import compute_capability
 
 FLAG = "--cuda-graph-bs"
 ACCEPTED_ERAS: Eras[bool] = Eras((
@@ -37,6 +47,19 @@ DECODE_FLAG = "--cuda-graph-bs-decode"
 DECODE_FLAG_ERAS: Eras[bool] = Eras((
     Era("", False, "0.5.13 server_args.py: no such flag"),
     Era("0.5.14", True, "0.5.14 server_args.py:1947 cuda_graph_bs_decode; 0.5.23 arg_groups/fields/exec_.py:640"),
+))  # fmt: skip
+MAX_FLAG = "--cuda-graph-max-bs"
+MAX_FLAG_ERAS: Eras[bool] = Eras((
+    Era("", True, "0.4.0 server_args.py:691 … 0.5.13 :6507 --cuda-graph-max-bs (type=int)"),
+    Era("0.5.14", True, "0.5.14 … 0.5.19 alias of --cuda-graph-max-bs-decode (0.5.14 server_args.py:6358, 0.5.19 "
+                        ":3928)"),
+    Era("0.5.20", False, "0.5.20 … 0.5.23 server_args.py: no such flag; argparse's prefix match finds both "
+                         "--cuda-graph-max-bs-decode and -prefill (0.5.20 server_args.py:701): 'ambiguous option'"),
+))  # fmt: skip
+MAX_DECODE_FLAG = "--cuda-graph-max-bs-decode"
+MAX_DECODE_FLAG_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.13 server_args.py: no such flag"),
+    Era("0.5.14", True, "0.5.14 server_args.py:1939 cuda_graph_max_bs_decode; 0.5.23 arg_groups/fields/exec_.py:629"),
 ))  # fmt: skip
 
 
@@ -69,3 +92,52 @@ def typed_max_bs(inputs: EngineInputs) -> int | None:
     if not words or not all(w.isdigit() and 0 < len(w) <= 6 and int(w) > 0 for w in words):
         raise InputError(f"expected positive whole numbers, got {' '.join(words)[:40]!r}", field=flag)
     return max(int(w) for w in words)
+
+
+def typed_max(inputs: EngineInputs) -> int | None:
+    """The decode graphs' largest size `--cuda-graph-max-bs` (or `--cuda-graph-max-bs-decode`) gives (None: neither);
+    refused at a release without the flag typed, and both typed."""
+    alias, field = inputs.settings.cuda_graph_max_bs, flag_int(inputs.settings, MAX_DECODE_FLAG[2:], least=1)
+    for flag, eras, value in ((MAX_FLAG, MAX_FLAG_ERAS, alias), (MAX_DECODE_FLAG, MAX_DECODE_FLAG_ERAS, field)):
+        era = era_for(eras, inputs.version)
+        if value is not None and not era.value and not inputs.version.approximate:
+            instead = f"; type {MAX_DECODE_FLAG}" if flag == MAX_FLAG else ""
+            raise InputError(f"SGLang {inputs.version.label} has no {flag} ({era.source}){instead}", field=flag)
+    if alias is not None and field is not None:
+        raise InputError(f"{MAX_FLAG} is an alias of {MAX_DECODE_FLAG}: type one", field=MAX_DECODE_FLAG)
+    return field if field is not None else alias
+
+
+def decode_graph_max_bs(inputs: EngineInputs) -> int | None:
+    """The decode CUDA graphs' largest batch size as the launch types it (None: SGLang's default by GPU class): the
+    largest `--cuda-graph-bs` size over `--cuda-graph-max-bs` (0.5.14 server_args.py:3220 `max_bs = max(bs)`). Read
+    once per plan (budget.py), every flag checked whichever decides."""
+    sizes, most = typed_max_bs(inputs), typed_max(inputs)
+    return sizes or most
+
+
+# From v0.5.22 the GPU class's decode max_bs (not one the launch typed: `decode_max_bs_is_default`) is cut to a typed
+# --max-running-requests (0.5.22 arg_groups/memory_hook.py:83, :182-188; 0.5.23 the same lines); then Qwen3-VL on a
+# Hopper GPU of 60 GiB or more raises an untyped max_bs below --max-running-requests ≤ 512 to it
+# (model_overrides/qwen3_vl.py:20-31, :34-62, called at memory_hook.py:190-196). 0.5.21 memory_hook.py has neither.
+RUNNING_CAP_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.21 arg_groups/memory_hook.py: the class's decode max_bs as it is"),
+    Era("0.5.22", True, "0.5.22 arg_groups/memory_hook.py:182-188, model_overrides/qwen3_vl.py:34-62"),
+))  # fmt: skip
+# qwen3_vl.py:17 _HOPPER_QWEN3_VL_TYPES {"qwen3_vl", "qwen3_vl_moe"}: the HF model_type of these classes (kvtop's
+# ModelSpec keeps the text config's, `qwen3_vl_text`)
+QWEN3_VL_CLASSES = frozenset({"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"})
+
+
+def class_decode_max_bs(inputs: EngineInputs, class_bs: int, gpu_mib: int, multimodal: bool) -> tuple[int, str]:
+    """(decode max_bs, '' or why it is not the GPU class's) where the launch typed no decode size."""
+    running = inputs.settings.max_running_requests
+    if running is None or not era_for(RUNNING_CAP_ERAS, inputs.version).value:
+        return class_bs, ""
+    if class_bs > running:
+        return running, f"decode graphs to --max-running-requests {running} (the class's {class_bs})"
+    hopper = (compute_capability(inputs.gpu_name) or (0, 0))[0] == 9
+    qwen3_vl = multimodal and inputs.model.architecture in QWEN3_VL_CLASSES
+    if qwen3_vl and hopper and gpu_mib >= 60 * 1024 and class_bs < running <= 512:
+        return running, f"Qwen3-VL's decode graphs up to --max-running-requests {running} (the class's {class_bs})"
+    return class_bs, ""

@@ -15,7 +15,12 @@ from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.sglang.cuda_graph_bs import typed_max_bs
+from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
+from kvtop.domain.engines.sglang.decode_graphs_off import (
+    decode_graphs_off_reason,
+    decode_node_activation_tokens,
+    dp_padding_off,
+)
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
 from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
@@ -34,8 +39,10 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec, VisionSpec
 from kvtop.domain.wording import MIB
 
-FractionRule = Callable[[EngineInputs, int], tuple[float, str]]
-"""(inputs, GPU memory in MiB) -> (mem_fraction_static, how it was reached)."""
+FractionRule = Callable[[EngineInputs, int, int | None], tuple[float, str]]
+"""(inputs, GPU memory in MiB, the decode graphs' largest size as typed or None) -> (mem_fraction_static, how it was
+reached). The typed size is cuda_graph_bs.decode_graph_max_bs, read once per plan by budget.py; only the
+activation-reserve era (v0.5.3rc2 on) reads it."""
 
 
 # The automatic fractions of the TP-size table (v0.4.0 … v0.4.7 on GPUs up to 80 GiB), by TP ≥ 1/2/4/8/16.
@@ -50,23 +57,23 @@ def _table(parallel: int, tp8: float = 0.81) -> float:
     return 0.88
 
 
-def _s1_table(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+def _s1_table(inputs: EngineInputs, gpu_mib: int, _graph_bs: int | None) -> tuple[float, str]:
     tp = inputs.layout.tp
     return _table(tp, tp8=0.82), f"TP-size table at TP {tp} (before v0.4.0: 0.82 at TP ≥ 8)"
 
 
-def _s2_table(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+def _s2_table(inputs: EngineInputs, gpu_mib: int, _graph_bs: int | None) -> tuple[float, str]:
     tp = inputs.layout.tp
     return _table(tp), f"TP-size table at TP {tp} (0.88/0.87/0.85/0.81/0.79 at TP ≥ 1/2/4/8/16)"
 
 
-def _s3_table_or_13gib(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+def _s3_table_or_13gib(inputs: EngineInputs, gpu_mib: int, _graph_bs: int | None) -> tuple[float, str]:
     if gpu_mib <= 81920:
-        return _s2_table(inputs, gpu_mib)
+        return _s2_table(inputs, gpu_mib, None)
     return (gpu_mib - 13 * 1024) / gpu_mib, f"({gpu_mib} MiB − 13 GiB) ÷ {gpu_mib} MiB, above 80 GiB"
 
 
-def _s4_parallel_table(inputs: EngineInputs, gpu_mib: int, *, b200: bool = False) -> tuple[float, str]:
+def _s4_parallel_table(inputs: EngineInputs, gpu_mib: int, _graph_bs: int | None, *, b200: bool = False) -> tuple[float, str]:
     parallel = inputs.layout.tp * inputs.layout.pp
     base = _table(parallel) if gpu_mib <= 81920 else 0.88
     how = f"table at tp × pp = {parallel}" if gpu_mib <= 81920 else "0.88 above 80 GiB"
@@ -81,8 +88,8 @@ def _s4_parallel_table(inputs: EngineInputs, gpu_mib: int, *, b200: bool = False
     return base, how
 
 
-def _s5_b200(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
-    return _s4_parallel_table(inputs, gpu_mib, b200=True)
+def _s5_b200(inputs: EngineInputs, gpu_mib: int, _graph_bs: int | None) -> tuple[float, str]:
+    return _s4_parallel_table(inputs, gpu_mib, None, b200=True)
 
 
 # (GPU memory below, MiB) -> reserved MiB before extras, as a function of tp × pp (v0.4.7.post1 … v0.5.3rc0)
@@ -96,7 +103,7 @@ _S6_RESERVE: tuple[tuple[float, Callable[[int], float]], ...] = (
 )
 
 
-def _s6_gpu_class(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+def _s6_gpu_class(inputs: EngineInputs, gpu_mib: int, _graph_bs: int | None) -> tuple[float, str]:
     parallel = inputs.layout.tp * inputs.layout.pp
     reserved = next(rule(parallel) for below, rule in _S6_RESERVE if gpu_mib < below)
     if inputs.layout.dp_attention:
@@ -145,21 +152,33 @@ def pcg_sizes(max_tokens: int) -> int:
     return len([s for s in _PCG_SIZES if s <= max_tokens]) + len(range(4608, max_tokens + 1, 512))
 
 
-def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | None) -> tuple[float, str]:
     """§5 `handle_gpu_memory_settings`: metadata + prefill activations + CUDA graphs + parallel padding; the reason
     names the parallel term (tp_size × pp_size / 8 × 1024 MiB), so PP 41 at TP 8 reads as 41,984 MiB of its reserve."""
     s, lay, version = inputs.settings, inputs.layout, inputs.version
     classes = era_for(GPU_CLASS_ERAS, version).value
-    _, chunked_default, graph_bs = next(c for c in classes if gpu_mib < c[0])
+    _, chunked_default, default_bs = next(c for c in classes if gpu_mib < c[0])
     chunked = s.chunked_prefill_size if s.chunked_prefill_size is not None else chunked_default
-    max_bs = typed_max_bs(inputs) or s.cuda_graph_max_bs or graph_bs[0 if lay.tp < 4 else 1]  # cuda_graph_bs.py
-    activation_tokens = max(chunked if chunked > 0 else s.max_prefill_tokens or 16384, 2048)
-    graph: float = 2 * max_bs
-    if lay.dp_attention:
+    # as typed (cuda_graph_bs.decode_graph_max_bs), else by class (cut to --max-running-requests from 0.5.22)
+    multimodal = is_multimodal(inputs.model, s, version)
+    max_bs, bs_why = (graph_bs, "") if graph_bs else class_decode_max_bs(
+        inputs, default_bs[0 if lay.tp < 4 else 1], gpu_mib, multimodal
+    )
+    decode_node = decode_node_activation_tokens(inputs, max_bs)  # from 0.5.15 (decode_graphs_off.py)
+    activation_tokens = decode_node or max(chunked if chunked > 0 else s.max_prefill_tokens or 16384, 2048)
+    decode_off = decode_graphs_off_reason(inputs)  # from 0.5.15: a PD prefill node, --disable-cuda-graph
+    graph: float = 0 if decode_off else 2 * max_bs
+    if lay.dp_attention and not dp_padding_off(inputs):
         graph += 3 * max_bs * lay.dp + (1.5 * max_bs * lay.dp if max_bs > 300 else 0)
     parallel = lay.tp * lay.pp / 8 * 1024  # "Some adjustments for large parallel size": 1 GiB per 8 ranks
     reserved = 512 + 1.5 * activation_tokens + parallel + graph
     parts = f", {parallel:.0f} of it 1 GiB per 8 of TP × PP ({lay.tp} × {lay.pp})"
+    if decode_node:
+        parts += f", {1.5 * decode_node:.0f} of it a PD decode node's {decode_node} activation tokens"
+    if decode_off:
+        parts += f", no decode graphs (off for {decode_off})"
+    elif bs_why:
+        parts += f", {bs_why}"
     release = version.release
     pcg_on = release is None or release >= (parse_release(PCG_DEFAULT_SINCE) or release)
     off_for = prefill_graphs_off_reason(inputs) if pcg_on else None  # prefill_graphs_off.py
@@ -245,11 +264,12 @@ def auto_fraction_reads_gpu(version: ResolvedVersion) -> bool:
     return era_for(AUTO_FRACTION_ERAS, version).value not in _GPU_BLIND
 
 
-def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
-    """The automatic `mem_fraction_static` of the engine's release (§5), with the VLM factor of its era."""
+def auto_mem_fraction_static(inputs: EngineInputs, graph_bs: int | None) -> tuple[float, str]:
+    """The automatic `mem_fraction_static` of the engine's release (§5), with the VLM factor of its era; `graph_bs`
+    the decode graphs' largest size as typed (cuda_graph_bs.decode_graph_max_bs; None: the GPU class's)."""
     gpu_mib = inputs.gpu_total_bytes // MIB
     era = era_for(AUTO_FRACTION_ERAS, inputs.version)
-    fraction, how = era.value(inputs, gpu_mib)
+    fraction, how = era.value(inputs, gpu_mib, graph_bs)
     source = f"auto {inputs.version.label}: {how}"
     vlm = era_for(VLM_ERAS, inputs.version).value
     vision, why = vlm_factor_vision(inputs.model, inputs.version)

@@ -57,7 +57,7 @@ _FACTS = {
 def _page(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
     """The page size the engine ran with: a DSA model's forced page, else the flag, else its release's default
     (a log states its GPU rarely)."""
-    return page_size_of(model, settings.page_size, None, version, named_backends(settings))[0]
+    return page_size_of(model, settings.page_size, None, version, named_backends(settings), settings)[0]
 
 
 def missing_facts(log: EngineLog) -> tuple[str, ...]:

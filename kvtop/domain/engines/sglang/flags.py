@@ -13,6 +13,8 @@ from kvtop.domain.engines.sglang.attention_backends import ATTENTION_BACKEND_FLA
 from kvtop.domain.engines.sglang.chunked_prefix import FLAG as CHUNKED_PREFIX_FLAG
 from kvtop.domain.engines.sglang.cuda_graph_bs import DECODE_FLAG as GRAPH_BS_DECODE_FLAG
 from kvtop.domain.engines.sglang.cuda_graph_bs import FLAG as GRAPH_BS_FLAG
+from kvtop.domain.engines.sglang.cuda_graph_bs import MAX_DECODE_FLAG as GRAPH_MAX_BS_DECODE_FLAG
+from kvtop.domain.engines.sglang.decode_graphs_off import PHASE_FLAGS as DECODE_PHASE_FLAGS
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.eras import OVERLAP_OFF_FLAG
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
@@ -111,7 +113,8 @@ class SglangFlags:
     # and `--enable-piecewise-cuda-graph` (v0.5.6 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve;
     # refused at a release without it, before v0.5.4 and from v0.5.14: prefill_graphs_optin.FLAG_ERAS)
     # and `--cuda-graph-bs` (cuda_graph_bs.py: its largest size the reserve's decode graphs, v0.5.10 … v0.5.19;
-    # `--cuda-graph-bs-decode` from v0.5.14)
+    # `--cuda-graph-bs-decode` from v0.5.14) and `--cuda-graph-max-bs-decode` (from v0.5.14, as `--cuda-graph-max-bs`,
+    # which is refused from v0.5.20: cuda_graph_bs.typed_max)
     # and `--enable-torch-compile` (torch_compile.py: the prefill graphs off v0.5.10 … v0.5.14, kept on from v0.5.15;
     # v0.4.0 on, v0.5.23 srt/arg_groups/fields/exec_.py:691)
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
@@ -119,10 +122,13 @@ class SglangFlags:
     # and `--json-model-override-args` (model_override.py: merged into the config before kvtop reads it)
     # and `--cuda-graph-backend-prefill disabled` / `--disable-prefill-cuda-graph` (prefill_graphs_off.py: no prefill
     # graphs in the reserve; the other backends refused by name)
+    # and `--cuda-graph-backend-decode disabled` / `--disable-decode-cuda-graph` (decode_graphs_off.py: from 0.5.15 no
+    # decode graphs in the reserve; the other backends refused by name)
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
                                                 *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG,
                                                 OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL_PHASE_FLAGS,
-                                                TORCH_COMPILE_FLAG, GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG})
+                                                TORCH_COMPILE_FLAG, GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG,
+                                                GRAPH_MAX_BS_DECODE_FLAG, *DECODE_PHASE_FLAGS})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS

@@ -113,11 +113,24 @@ def check_phase_flags(inputs: EngineInputs) -> None:
         raise InputError(f"SGLang {inputs.version.label} has no {typed} ({era.source})", field=typed)
 
 
-def _launch_switch_off(settings: LaunchSettings) -> str | None:
+# `--disable-cuda-graph` disables both phases' backends first thing in `_parse_cuda_graph_config` from v0.5.14 (0.5.14
+# server_args.py:2942-2944, 0.5.23 arg_groups/cuda_graph_hook.py:55-57), so the reserve holds no prefill graphs; to
+# v0.5.13 `_handle_piecewise_cuda_graph` never reads it (0.5.12 server_args.py:1301-1368)
+ALL_OFF_FLAG = "--disable-cuda-graph"
+ALL_OFF_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.12 server_args.py:1301-1368: the prefill graphs' switch-offs do not read it"),
+    Era("0.5.14", True, "0.5.14 server_args.py:2942-2944: both phases' backends disabled"),
+))  # fmt: skip
+
+
+def _launch_switch_off(inputs: EngineInputs) -> str | None:
     """The launch's own prefill-graph switch-off, as typed, or None."""
+    settings = inputs.settings
     if flag_text(settings, BACKEND_FLAG[2:]) == OFF_VALUE:
         return f"{BACKEND_FLAG} {OFF_VALUE}"
-    return OFF_FLAG if flag_set(settings, OFF_FLAG[2:]) else None
+    if flag_set(settings, OFF_FLAG[2:]):
+        return OFF_FLAG
+    return ALL_OFF_FLAG if flag_set(settings, ALL_OFF_FLAG[2:]) and ALL_OFF_ERAS.at(inputs.version) else None
 
 
 def prefill_graphs_off_for_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
@@ -150,7 +163,7 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
 def prefill_graphs_off_reason(inputs: EngineInputs) -> str | None:
     """Why SGLang turns the prefill graphs off before sizing the reserve ('a multimodal model', 'DP attention', …),
     None where they stay on (for a release whose prefill graphs are on by default)."""
-    if (typed := _launch_switch_off(inputs.settings)) is not None:
+    if (typed := _launch_switch_off(inputs)) is not None:
         return typed
     if prefill_graphs_off_for_multimodal(inputs.model, inputs.settings, inputs.version):
         return "a multimodal model"

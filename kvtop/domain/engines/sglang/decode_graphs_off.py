@@ -1,0 +1,109 @@
+"""Where SGLang's automatic fraction reserves nothing for the decode CUDA graphs, and a PD decode node's activation
+slack (docs/engines/sglang.md §5).
+
+To v0.5.14 the reserve adds `max_bs × 2` MiB for them, and DP attention's padding (`max_bs × dp × 3`, + `× 1.5` above
+300), on every launch (0.5.9 server_args.py:1029-1039, 0.5.14 :3285-3296). From v0.5.15 both are skipped on a PD
+prefill node (`--disaggregation-mode prefill`, which never decodes), and the graphs' term where the decode backend is
+disabled, which `--disable-cuda-graph` does first thing in `_parse_cuda_graph_config` (0.5.15 server_args.py:3214-3216):
+0.5.15 :3638-3658, 0.5.16 :4169-4182, 0.5.18 :5083-5096, 0.5.19 arg_groups/memory_hook.py:299-312, 0.5.23
+memory_hook.py:364-378 (`reserve_for_graph_mb`). `--disable-decode-cuda-graph` and `--cuda-graph-backend-decode` do the
+same from v0.5.14 (`--cuda-graph-backend-decode disabled` over both off-switches: 0.5.14 server_args.py:2949-2956, 0.5.23
+arg_groups/cuda_graph_hook.py:60-69); kvtop reads them (`PHASE_FLAGS`) and refuses the decode backend's other values by
+name, as prefill_graphs_off.py does the prefill's.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.deployment_flags import flag_int, flag_set, flag_text
+from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
+from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.errors import InputError, UnsupportedModelError
+
+PREFILL_NODE = "a PD prefill node"
+ALL_GRAPHS_OFF = "--disable-cuda-graph"
+SKIPPED_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.14 server_args.py:3285: the decode graphs' max_bs × 2 on every launch"),
+    Era("0.5.15", True, "0.5.15 server_args.py:3638-3643 disaggregation_mode != 'prefill' and decode backend not "
+                        "disabled; 0.5.23 arg_groups/memory_hook.py:364-368"),
+))  # fmt: skip
+
+
+BACKEND_FLAG = "--cuda-graph-backend-decode"
+OFF_FLAG = "--disable-decode-cuda-graph"
+PHASE_FLAGS = frozenset({BACKEND_FLAG, OFF_FLAG})
+PHASE_FLAG_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.13 server_args.py: no such flag"),
+    Era("0.5.14", True, "0.5.14 server_args.py:1925, :1963; 0.5.23 arg_groups/fields/exec_.py:613, :666"),
+))  # fmt: skip
+OFF_VALUE = "disabled"  # Backend.DISABLED
+
+
+def check_decode_phase_flags(inputs: EngineInputs) -> None:
+    """Refuse a decode backend other than `disabled` (not modelled), and either flag at a release without it (an
+    estimated release is not checked)."""
+    s = inputs.settings
+    backend = flag_text(s, BACKEND_FLAG[2:])
+    if backend is not None and backend != OFF_VALUE:
+        raise UnsupportedModelError(f"{backend!r} forces a decode CUDA-graph backend kvtop does not model (only "
+                                    f"{OFF_VALUE!r} is: the reserve then holds no decode graphs); plan without it",
+                                    field=BACKEND_FLAG)  # fmt: skip
+    typed = BACKEND_FLAG if backend is not None else OFF_FLAG if flag_set(s, OFF_FLAG[2:]) else None
+    era = era_for(PHASE_FLAG_ERAS, inputs.version)
+    if typed is not None and not era.value and not inputs.version.approximate:
+        raise InputError(f"SGLang {inputs.version.label} has no {typed} ({era.source})", field=typed)
+
+
+def _typed_off(inputs: EngineInputs) -> str | None:
+    """The launch's own switch-off of the decode graphs, as typed, or None."""
+    s = inputs.settings
+    if flag_text(s, BACKEND_FLAG[2:]) == OFF_VALUE:
+        return f"{BACKEND_FLAG} {OFF_VALUE}"
+    if flag_set(s, OFF_FLAG[2:]):
+        return OFF_FLAG
+    return ALL_GRAPHS_OFF if flag_set(s, ALL_GRAPHS_OFF[2:]) else None
+
+
+def prefill_node(inputs: EngineInputs) -> bool:
+    """Whether the launch is a PD prefill node (`--disaggregation-mode prefill`)."""
+    return (flag_text(inputs.settings, "disaggregation-mode") or "") == "prefill"
+
+
+def decode_graphs_off_reason(inputs: EngineInputs) -> str | None:
+    """Why the release's reserve holds no decode graphs ('a PD prefill node', '--disable-cuda-graph',
+    '--disable-decode-cuda-graph', '--cuda-graph-backend-decode disabled'), or None."""
+    if not era_for(SKIPPED_ERAS, inputs.version).value:
+        return None
+    if prefill_node(inputs):
+        return PREFILL_NODE
+    return _typed_off(inputs)
+
+
+def dp_padding_off(inputs: EngineInputs) -> bool:
+    """Whether the release skips DP attention's padding on this launch (a PD prefill node, from 0.5.15: 0.5.15
+    server_args.py:3647-3649, 0.5.23 arg_groups/memory_hook.py:370-372); `--disable-cuda-graph` keeps it."""
+    return era_for(SKIPPED_ERAS, inputs.version).value and prefill_node(inputs)
+
+
+# A PD decode node never prefills: from v0.5.15 its activation slack is sized to the decode batch,
+# max((--max-running-requests or the decode max_bs or 1) × (--speculative-num-draft-tokens or 1), 2048) tokens × 1.5 MiB,
+# not the chunked prefill (0.5.15 server_args.py:3626-3633; 0.5.19 arg_groups/memory_hook.py:238-244; 0.5.23 :297-303).
+DECODE_NODE_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.5.14 server_args.py:3280-3283: the chunked prefill on every node"),
+    Era("0.5.15", True, "0.5.15 server_args.py:3626-3633, 0.5.23 arg_groups/memory_hook.py:297-303"),
+))  # fmt: skip
+
+
+def decode_node_activation_tokens(inputs: EngineInputs, max_bs: int) -> int | None:
+    """The activation tokens of a PD decode node at a release that sizes them to the decode batch; None elsewhere.
+    With speculative decoding and no --speculative-num-draft-tokens, refused: SGLang picks the count."""
+    mode = flag_text(inputs.settings, "disaggregation-mode") or ""
+    if mode != "decode" or not era_for(DECODE_NODE_ERAS, inputs.version).value:
+        return None
+    draft = flag_int(inputs.settings, "speculative-num-draft-tokens", least=1)
+    if draft is None and deployment_setup(inputs.settings).spec_method is not None:
+        raise UnsupportedModelError("a PD decode node's activation reserve scales with the draft tokens SGLang picks "
+                                    "when --speculative-num-draft-tokens is not typed: not modelled",
+                                    field="--speculative-num-draft-tokens")  # fmt: skip
+    running = inputs.settings.max_running_requests or max_bs or 1
+    return max(running * (draft or 1), 2048)
