@@ -400,14 +400,14 @@ def test_an_interval_with_every_input_measured_is_exact(capsys: pytest.CaptureFi
 
 
 def test_a_long_weights_row_keeps_the_columns_aligned(capsys: pytest.CaptureFixture[str]) -> None:
-    """vLLM's calibrated row ('held beside the book (calibrated)', 33 characters) is wider than the 16-character component
+    """vLLM's calibrated row ('held beyond the checkpoint (calibrated)', 39 characters) is wider than the 16-character component
     column: every row's bytes column must still end where the header's does."""
     assert main(["plan", "--model", str(CONFIGS / "deepseek-ai--DeepSeek-V3.2.json"), "--engine", "vllm",
                  "--tp", "8", "--gpu", "H200", "--no-calibration-store"]) == 0  # fmt: skip
     lines = capsys.readouterr().out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Weights per rank"))
     header, *rows = lines[start + 1 : lines.index("", start)]
-    assert any(row.lstrip().startswith("held beside the book (calibrated) ") for row in rows)
+    assert any(row.lstrip().startswith("held beyond the checkpoint (calibrated) ") for row in rows)
     assert not any("_" in row.split("  ")[1] for row in rows)  # words, never the book's keys (routed_experts)
     end = header.index("bytes") + len("bytes")
     assert all(row[:end].endswith(("GiB)", "MiB", "KiB")) for row in rows)  # a row under 0.01 GB in MiB
@@ -421,7 +421,7 @@ def test_a_row_under_a_hundredth_of_a_gb_shows_its_bytes_not_zeros(capsys: pytes
     out = capsys.readouterr().out.splitlines()
     rows = {line.split()[0]: line.split() for line in out if line.startswith("  ")}
     assert rows["norms"][1:] == ["1,318,912", "2.000", "1", f"{2_637_824 / (1 << 20):.2f}", "MiB"]  # 2.52 MiB
-    beside = next(line for line in out if line.startswith("  held beside the book (calibrated) "))
+    beside = next(line for line in out if line.startswith("  held beyond the checkpoint (calibrated) "))
     # beside the book: the rope cache and the caching allocator's tails, 4,194,304 + 21,479,424 B = 25,673,728 B
     # (tests/calibrated_figures.py), above a hundredth of a GB since SGLang's weights count the allocator's segments
     assert beside.split()[5:11] == ["—", "—", "—", f"{25_673_728 / 1e9:.2f}", "GB", f"({25_673_728 / (1 << 30):.2f}"]

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch_vocabulary import MAX_PARALLEL
 from kvtop.domain.model import MLA_KINDS, ModelSpec
+from kvtop.domain.model_layers import AttentionGeometry
 from kvtop.domain.rounding import ceil_div
 
 # Where a split that does not divide puts its remainder layers: one each on the last stages ("last"), the stages
@@ -239,6 +240,50 @@ class ParallelLayout(BaseModel):
         return " ".join(parts)
 
 
+def _attention_shapes(model: ModelSpec) -> list[AttentionGeometry]:
+    """The model's distinct attention shapes (query heads, KV heads), fewest heads first; none attention-free."""
+    if model.attention_free:
+        return []
+    shapes = {model.geometry(i) for i in range(model.num_layers)} if model.layer_geometry else {model.own_geometry}
+    return sorted(shapes, key=lambda g: (g.heads, g.kv_heads))
+
+
+def _attention_split_fault(
+    model: ModelSpec, shapes: list[AttentionGeometry], attn_tp: int, gpus: int
+) -> str | None:
+    """Why the model's attention (its query, KV and linear-attention heads) cannot split over `attn_tp` ranks;
+    None where it can. `gpus` only words a split with more ranks than heads."""
+    for shape in shapes:
+        if shape.heads % attn_tp:
+            over = f": more ranks than heads (a layout of {gpus:,} GPUs)" if attn_tp > shape.heads else ""
+            return f"{shape.heads} attention heads do not divide over attention TP {attn_tp}{over}"
+        kv = shape.kv_heads
+        if model.attention_kind not in MLA_KINDS and (
+            (kv >= attn_tp and kv % attn_tp) or (kv < attn_tp and attn_tp % kv)
+        ):
+            return f"{kv} KV heads and attention TP {attn_tp}: one must divide the other"
+    if model.state is not None and model.state.num_heads % attn_tp:
+        return f"{model.state.num_heads} linear-attention heads do not divide over attention TP {attn_tp}"
+    return None
+
+
+def fitting_tps(model: ModelSpec, layout: ParallelLayout) -> tuple[int, ...]:
+    """The TP sizes, at most the layout's own, whose attention split the model's heads allow (the same test as
+    `validate_layout`): what a refused TP names instead, on the GPUs the launch asked for. Under DP attention each
+    is a multiple of the DP size (attention TP = TP ÷ DP); 1 attention rank always fits."""
+    shapes = _attention_shapes(model)
+    heads = [shape.heads for shape in shapes] + ([model.state.num_heads] if model.state is not None else [])
+    most = min([layout.attn_tp, *heads])  # a split must divide every head count, so none above the fewest
+    return tuple(tp * layout.attn_dp for tp in range(1, most + 1)
+                 if _attention_split_fault(model, shapes, tp, layout.gpus) is None)  # fmt: skip
+
+
+def _or_list(sizes: tuple[int, ...]) -> str:
+    """'1, 2 or 4': sizes as a person lists the ones to choose from."""
+    said = [f"{size:,}" for size in sizes]
+    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} or {said[-1]}"
+
+
 def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
     """Raise LayoutError with the reason when the model cannot run on this layout."""
     for name in ("tp", "pp", "dp", "ep", "dcp"):
@@ -251,31 +296,10 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
     if layout.gpus > MAX_PARALLEL:  # each size is capped; their product names the GPUs the launch would take
         raise LayoutError(f"{layout.describe()} is {layout.gpus:,} GPUs: kvtop plans at most {MAX_PARALLEL:,}",
                           field="--tp")  # fmt: skip
-    attn_tp = layout.attn_tp
-    shapes = {model.geometry(i) for i in range(model.num_layers)} if model.layer_geometry else {model.own_geometry}
-    for shape in [] if model.attention_free else sorted(shapes, key=lambda g: (g.heads, g.kv_heads)):
-        if shape.heads % attn_tp:
-            over = f": more ranks than heads (a layout of {layout.gpus:,} GPUs)" if attn_tp > shape.heads else ""
-            raise LayoutError(
-                f"{shape.heads} attention heads do not divide over attention TP {attn_tp}{over}",
-                field="--tp",
-                source=model.source,
-            )
-        kv = shape.kv_heads
-        if model.attention_kind not in MLA_KINDS and (
-            (kv >= attn_tp and kv % attn_tp) or (kv < attn_tp and attn_tp % kv)
-        ):
-            raise LayoutError(
-                f"{kv} KV heads and attention TP {attn_tp}: one must divide the other",
-                field="--tp",
-                source=model.source,
-            )
-    if model.state is not None and model.state.num_heads % attn_tp:
-        raise LayoutError(
-            f"{model.state.num_heads} linear-attention heads do not divide over attention TP {attn_tp}",
-            field="--tp",
-            source=model.source,
-        )
+    fault = _attention_split_fault(model, _attention_shapes(model), layout.attn_tp, layout.gpus)
+    if fault is not None:  # the TPs that would work on the GPUs asked, named with the reason
+        use = f"use TP {_or_list(fitting_tps(model, layout))}"
+        raise LayoutError(f"{fault}{'; ' if ': ' in fault else ': '}{use}", field="--tp", source=model.source)
     # EP on a model without experts is the engine's call, asked first (EngineRules.expert_parallel_without_experts)
     if layout.ep > 1 and model.moe is not None:
         if model.moe.num_routed_experts % layout.ep:
@@ -289,9 +313,9 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
                 f"(tp {layout.tp}{f' × dp {layout.replicas}' if layout.replicas > 1 else ''})",
                 field="--ep",
             )
-    if layout.dcp > 1 and attn_tp % layout.dcp:
+    if layout.dcp > 1 and layout.attn_tp % layout.dcp:
         raise LayoutError(
-            f"decode context parallel size {layout.dcp} must divide attention TP {attn_tp}", field="--dcp"
+            f"decode context parallel size {layout.dcp} must divide attention TP {layout.attn_tp}", field="--dcp"
         )
 
 

@@ -31,14 +31,17 @@ COMPONENT_WORDS: Mapping[str, str] = {
     "audio": "audio tower",
     "vision_audio": "vision+audio tower",
     "tensors": "tensors",
-    "calibrated_beyond_book": "held beside the book (calibrated)",
+    # what the engine holds on the GPU as weights beyond the checkpoint's tensors (a loader's rope cache, an MXFP4
+    # copy, the caching allocator's tails): the calibrated weights term less the book (ledger.CALIBRATED_WEIGHTS_ROW)
+    "calibrated_beyond_book": "held beyond the checkpoint (calibrated)",
     "reported_above_prediction": "reported above the book",
 }
 
 
 def component_words(component: str, engine: EngineId | None = None) -> str:
-    """What a weights row of `engine`'s ledger holds, in words ('calibrated_beyond_book' → 'held beside the book
-    (calibrated)'; an engine's own 'fp32_lm_head' → 'FP32 LM head'); `engine` None or unknown: the generic words."""
+    """What a weights row of `engine`'s ledger holds, in words ('calibrated_beyond_book' → 'held beyond the
+    checkpoint (calibrated)'; an engine's own 'fp32_lm_head' → 'FP32 LM head'); `engine` None or unknown: the
+    generic words."""
     own = engine_rules(engine).weight_row_words.get(component) if engine in ENGINE_IDS else None
     return own or COMPONENT_WORDS.get(component) or component.replace("_", " ")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -105,3 +106,27 @@ def test_layout_refuses_dcp_that_does_not_divide_attention_tp() -> None:
         LayoutError, match=r"^--dcp: decode context parallel size 3 must divide attention TP 4"
     ):
         validate_layout(qwen, ParallelLayout(tp=4, dcp=3))
+
+
+@pytest.mark.parametrize(
+    ("tp", "said"),
+    [
+        # Qwen2.5-7B's config: 28 heads, 4 KV heads. Of TP ≤ 8, 1, 2 and 4 divide both (7 divides 28, not 4)
+        (8, "28 attention heads do not divide over attention TP 8: use TP 1, 2 or 4"),
+        # above the heads: 28 itself splits (4 KV heads divide 28 ranks), 14 does not (4 KV heads over 14)
+        (32, "28 attention heads do not divide over attention TP 32: more ranks than heads (a layout of 32 GPUs); "
+             "use TP 1, 2, 4 or 28"),
+    ],
+)  # fmt: skip
+def test_a_refused_tp_names_the_tps_the_heads_allow(tp: int, said: str) -> None:
+    qwen = load("Qwen--Qwen2.5-7B-Instruct.json")
+    with pytest.raises(LayoutError, match="^" + re.escape(f"--tp: {said}")):
+        validate_layout(qwen, ParallelLayout(tp=tp))
+
+
+def test_under_dp_attention_the_tps_named_are_the_dp_size_times_an_attention_split() -> None:
+    """DeepSeek-V3's 128 MLA heads over TP 24 ÷ DP 8 = 3 attention ranks: 1 and 2 split them, i.e. TP 8 and 16."""
+    v3 = load("deepseek-ai--DeepSeek-V3.json")
+    said = "--tp: 128 attention heads do not divide over attention TP 3: use TP 8 or 16"
+    with pytest.raises(LayoutError, match=f"^{said}"):
+        validate_layout(v3, ParallelLayout(tp=24, dp=8, dp_attention=True))

@@ -22,7 +22,7 @@ GIB = 1 << 30
 def test_every_generic_row_and_the_ledgers_own_rows_read_in_words() -> None:
     for key in (*COMPONENT_ORDER, CALIBRATED_WEIGHTS_ROW, REPORTED_WEIGHTS_ROW):
         assert "_" not in component_words(key), key
-    assert component_words(CALIBRATED_WEIGHTS_ROW) == "held beside the book (calibrated)"
+    assert component_words(CALIBRATED_WEIGHTS_ROW) == "held beyond the checkpoint (calibrated)"
     assert component_words("lm_head") == "LM head" and component_words("routed_experts") == "routed experts"
     assert component_words("some_new_row") == "some new row"  # a key without an entry: spaces, not underscores
 

@@ -14,7 +14,7 @@ from tests.ui.conftest import wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource
 
 # in words (kvtop/domain/ledger_words.py), never the book's keys 'routed_experts' or 'calibrated_beyond_book'
-WHOLE = ("weights · routed experts", "weights · shared experts", "weights · held beside the book (calibrated)")
+WHOLE = ("weights · routed experts", "weights · shared experts", "weights · held beyond the checkpoint (calibrated)")
 
 
 async def _ledger_lines(make_app, width: int) -> list[str]:
@@ -48,7 +48,7 @@ async def test_no_row_shows_a_key_or_a_pool_the_engine_lacks(make_app):
 
 async def test_an_80_column_terminal_marks_a_cut_label_and_keeps_the_figures_on_one_line(make_app):
     lines = await _ledger_lines(make_app, 80)
-    row = next(line for line in lines if line.startswith("weights · held beside"))
+    row = next(line for line in lines if line.startswith("weights · held beyond"))
     assert "…" in row.split("  ")[0]  # said to be cut, not silently clipped
     assert row.rstrip().endswith(row.split()[-1]) and len(row) <= 80 - 2
 

@@ -20,7 +20,7 @@ async def test_a_layout_error_names_the_field_and_not_the_model_file(planner_on)
     async with planner_on() as (_, pilot, screen):
         await retype(pilot, "#plan-tp", "3")
         said = shown(screen, "#plan-error")
-        assert said == "✗ TP: 64 attention heads do not divide over attention TP 3"  # was '… TP 3 in /…/<config>.json'
+        assert said == "✗ TP: 64 attention heads do not divide over attention TP 3: use TP 1 or 2"  # was '… TP 3 in /…/<config>.json'
         assert ".json" not in said and len(said) < 80
         assert screen.query_one("#plan-tp", Input).has_class("-invalid")
 
