@@ -140,14 +140,6 @@ class CapacityWaterfall(BaseModel):
         return self.clean_tokens + sum(t.tokens for t in self.terms if t.cause is not CapacityCause.ENGINE_VS_PREDICTION)
 
     @property
-    def cause_tokens(self) -> int:
-        """What the measured causes cost the rank against its clean prediction (negative: fewer tokens): Σ every
-        term but engine vs prediction, i.e. the prediction with them less clean. The figure the findings and the
-        incident sentence state for a cause (−128,660 for the demo's co-tenant on GPU 3), which a GPU row shows;
-        the engine's own figure against it is the engine-vs-prediction term, never folded into a cause's."""
-        return self.explained_tokens - self.clean_tokens
-
-    @property
     def change_tokens(self) -> int:
         """What the rank holds against the clean prediction: Σ terms (negative: fewer tokens)."""
         return self.actual_tokens - self.clean_tokens

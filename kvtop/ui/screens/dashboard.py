@@ -125,13 +125,11 @@ def engine_tags(engines: Sequence[EngineView]) -> dict[str, str]:
 
 
 def capacity_cell(rank: RankView | None, gpu: GpuObservation) -> CapacityCell | None:
-    """What the measured causes cost the rank against its clean prediction (the domain's waterfall,
-    `cause_tokens`: the findings' and the banner's figure), where they moved it and the GPU itself is fine (a
-    lost GPU's state says more). The engine's own figure against kvtop's is the findings' engine-vs-prediction,
-    not a cause: the demo's GPU 3 row once said −122k beside the findings' −128,660 (+6,410 the engine's own)."""
+    """The rank's tokens against its clean prediction (the domain's waterfall), where they moved and
+    the GPU itself is fine (a lost GPU's state says more)."""
     if rank is None or rank.capacity is None or gpu.state is not GpuState.OK:
         return None
-    change = rank.capacity.cause_tokens
+    change = rank.capacity.change_tokens
     if change == 0:
         return None
     brief = fmt_tokens_brief(change)

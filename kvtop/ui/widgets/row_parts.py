@@ -20,10 +20,9 @@ observed bar, NVML used and the KV pool's use.
  3 sglang TP3 OK ★ ▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▒▒▒×× 79.3 GiB KV  38% ▄▄▄
 ```
 
-The state cell (`OK`, `LOST`, …) shows what the measured causes cost a rank against its clean prediction
-when they moved it (`GpuRowData.capacity`, the waterfall's `cause_tokens`, e.g. `−129k tok`: the tokens every
-rank lost, the findings' figure; they and the ledger say to which cause): the row draws that cell, it never
-derives a figure.
+The state cell (`OK`, `LOST`, …) shows a rank's capacity against its clean prediction when the
+capacity waterfall has moved it (`GpuRowData.capacity`, e.g. `−129k tok`: the tokens every rank
+lost; the findings and the ledger say to which cause): the row draws that cell, it never derives a figure.
 """
 
 from __future__ import annotations
