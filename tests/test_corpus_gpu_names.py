@@ -40,6 +40,14 @@ RECORDS_WITHOUT_A_CARD = {
     "case-sglang-C13-llama-3.1-8b-80gb": "an 80 GB GPU the page does not name",
     "mlcommons2501-trtllm-gpt-oss-120b": "the GPU is not named (CUDA's total 276.50 GiB)",
     "case-vllm-15783-v073-80gb": "model and GPU not stated",
+    "markat1-course-assistant-qwen3-8b-hami38000-h100sxm-v0520": "a HAMi slice of an H100 SXM5 (38,000 MiB, "
+    "gpu_total_mib, CUDA's own total): the card's table total would plan the whole H100",
+    "markat1-course-assistant-qwen3-8b-hami38000-a100-80gb-v0520": "a HAMi slice of an A100 80GB (38,000 MiB, "
+    "gpu_total_mib, CUDA's own total): the card's table total would plan the whole A100",
+    "markat1-course-assistant-qwen3-8b-hami38000-h100pcie-v0520": "a HAMi slice of an H100 PCIe (38,000 MiB, "
+    "gpu_total_mib, CUDA's own total): the card's table total would plan the whole H100",
+    "nakulmanchanda-ai-analytics-poc-qwen3-0.6b-hami50pct-a100-40gb-v0110": "a 50 % HAMi slice of an A100-SXM4-40GB "
+    "(20,480 MiB, gpu_total_mib, CUDA's own total): the card's table total would plan the whole A100",
 }
 
 

@@ -9,7 +9,9 @@ marks a start on a card a desktop (Windows, WSL2) shares: it is planned as `plan
 `host_os: wsl2` (the source says the start ran under WSL2: its kernel, Docker Desktop, a Windows driver) as `plan
 --wsl2` plans it, CUDA's total the card's whole memory (`Record.host_measured`). `kv_stage`
 says whose figure a pipeline-parallel start's `logged.kv` is: a stage's index (vLLM sizes and logs each stage's KV
-memory apart) or "min", the least over the stages (`Record.kv_stage`).
+memory apart) or "min", the least over the stages (`Record.kv_stage`). `gpu_total_is_cuda: true` says the printed
+`gpu_total_mib` is CUDA's own total, not nvidia-smi's of a whole card (a HAMi or MIG slice: `Record.total_is_cudas`):
+planned as `plan --gpu-memory` plans it.
 """
 
 from __future__ import annotations
@@ -109,11 +111,24 @@ class Record:
         """A desktop start under WSL2 (`host_os: wsl2`), planned with `--wsl2`: CUDA's total is the whole card."""
         return self.desktop and self.raw.get("host_os") == "wsl2"
 
+    @property
+    def total_is_cudas(self) -> bool:
+        """Whether the total the source printed (`gpu_total_mib`) is CUDA's own (`gpu_total_is_cuda: true`): a slice
+        whose limit CUDA reports as the card's total, no driver reserve taken from it (a HAMi memory limit, which
+        hami-core reports in device properties and cudaMemGetInfo alike; a MIG instance, whose nvidia-smi size is
+        PyTorch's 'total capacity'). Planned as `plan --gpu-memory` plans a size: the engine's total as given."""
+        return bool(self.raw.get("gpu_total_is_cuda")) and self.raw.get("gpu_total_mib") is not None
+
     def host_measured(self, **figures: int | None) -> MeasuredInputs:
         """What a plan of this start is told of its host, as `plan --desktop` / `--wsl2` tell it (the total's origin
-        `GpuTotalOrigin.WSL2` under WSL2), with the measured `figures` (`MeasuredInputs` fields) given."""
+        `GpuTotalOrigin.WSL2` under WSL2), with the measured `figures` (`MeasuredInputs` fields) given; a total that is
+        CUDA's own (`total_is_cudas`) given as `plan --gpu-memory` gives it (`GpuTotalOrigin.GIVEN`), so the plan
+        takes no fitted driver gap from it."""
+        if self.total_is_cudas:
+            return MeasuredInputs(desktop=self.desktop, gpu_total_bytes=self.gpu_total_bytes,
+                                  gpu_total_origin=GpuTotalOrigin.GIVEN, **figures)  # fmt: skip
         origin = GpuTotalOrigin.WSL2 if self.wsl2 else None
-        return MeasuredInputs(desktop=self.desktop, gpu_total_origin=origin, **figures)  # type: ignore[arg-type]
+        return MeasuredInputs(desktop=self.desktop, gpu_total_origin=origin, **figures)
 
     def excluded(self, term: Term) -> bool:
         exclude = self.raw.get("exclude") or {}
