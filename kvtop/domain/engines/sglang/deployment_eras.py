@@ -30,6 +30,14 @@ DEEPEP_RESERVE_ERAS: Eras[int] = Eras((
     Era("0.5.15", 2048, "arg_groups/memory_hook.py reserve_for_deepep_a2a_mb: 2 * 1024 with --moe-a2a-backend "
         "deepep, the decode CUDA graph on and not a prefill server (read at v0.5.15, v0.5.23)"),
 ))  # fmt: skip
+# §19.2 The breakable prefill graphs beside DeepEP (bridge pool + NVL first-touch during capture): added to the graph
+# reserve, before the 10 GiB floor, wherever the prefill graphs stay on (MiB).
+BREAKABLE_DEEPEP_ERAS: Eras[int] = Eras((
+    Era("", 0, "server_args.py reserve_for_graph_mb: no prefill-graph DeepEP term (read at v0.5.15 – v0.5.16)"),
+    Era("0.5.17", 1024, "reserve_for_graph_mb: 1 * 1024 for 'Prefill-BCG DeepEP' with the breakable prefill backend "
+        "and --moe-a2a-backend deepep (0.5.17 server_args.py:4914-4921, 0.5.19 arg_groups/memory_hook.py:327-333, "
+        "0.5.23 memory_hook.py:391-397)"),
+))  # fmt: skip
 
 # §19.4 HiCache's host pool: tokens = ratio × the device pool's (or --hicache-size GB ÷ bytes per token),
 # aligned to the page down (`size − size % page`) or up by one page (`(size // page + 1) × page`).
@@ -58,4 +66,10 @@ def spec_reserve_mib(algorithm: str, version: ResolvedVersion) -> tuple[int, str
 
 def deepep_reserve_mib(version: ResolvedVersion) -> tuple[int, str]:
     era = era_for(DEEPEP_RESERVE_ERAS, version)
+    return era.value, era.source
+
+
+def breakable_deepep_mib(version: ResolvedVersion) -> tuple[int, str]:
+    """MiB the graph reserve adds where the breakable prefill graphs run beside DeepEP, and the era's source."""
+    era = era_for(BREAKABLE_DEEPEP_ERAS, version)
     return era.value, era.source

@@ -22,7 +22,11 @@ from kvtop.domain.engines.sglang.decode_graphs_off import (
     dp_padding_off,
 )
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
-from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
+from kvtop.domain.engines.sglang.deployment_eras import (
+    breakable_deepep_mib,
+    deepep_reserve_mib,
+    spec_reserve_mib,
+)
 from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
 from kvtop.domain.engines.sglang.multimodal import is_multimodal, vlm_factor_vision
 from kvtop.domain.engines.sglang.prefill_graphs_off import prefill_graphs_off_reason
@@ -195,6 +199,9 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
             pcg = 8 * pcg_sizes(int(max_tokens))
         reserved += pcg
         parts += f", {pcg:.0f} of it prefill graphs"
+        if (bcg := breakable_deepep_mib(inputs.version)[0]) and deployment_setup(s).a2a_backend == "deepep":
+            reserved += bcg  # from 0.5.15 the prefill graphs kvtop keeps on are the breakable backend's
+            parts += f", {bcg} of it their DeepEP capture"
     before_floor, after_floor, optin = optin_reserve_mib(inputs, chunked, pcg_sizes)  # prefill_graphs_optin.py
     reserved += before_floor
     if gpu_mib > 60 * 1024:
