@@ -197,9 +197,9 @@ async def test_p_on_a_gpu_without_an_engine_says_so_and_opens_no_other_gpus_plan
 
 #: The co-tenant's answer as the header's one line has room for it (the width less the padding and '▶ ').
 _ANSWER_BY_WIDTH = {
-    80: "GPU 3 −128,660 tokens: stop pid 9001, then restart sglang:4242",
-    120: "GPU 3 −128,660 tokens: stop pid 9001 (jupyter-kernel, 6.00 GiB), then restart sglang:4242",
-    200: "GPU 3 (rank TP3 of sglang:4242) is 128,660 tokens short: pid 9001 (jupyter-kernel, 6.00 GiB) holds it — "
+    80: "GPU 3 loses 128,660 tokens to pid 9001: stop it, then restart sglang:4242",
+    120: "GPU 3 loses 128,660 tokens to pid 9001 (jupyter-kernel, 6.00 GiB): stop it, then restart sglang:4242",
+    200: "GPU 3 (rank TP3 of sglang:4242) loses 128,660 tokens to pid 9001 (jupyter-kernel, 6.00 GiB) — "
     "stop it, then restart sglang:4242; or --mem-fraction-static 0.83",
 }
 
@@ -215,9 +215,9 @@ async def test_the_dashboard_leads_with_the_incidents_answer_as_diagnose_prints_
     alternative = next(f for f in found if f.rule == "co_tenant").alternative
     assert alternative is not None  # its figures: tests/domain/test_keep_running.py (hand arithmetic)
     gain = alternative.gain_tokens
-    assert answer.startswith("GPU 3 (rank TP3 of sglang:4242) is 128,660 tokens short: pid 9001 (jupyter-kernel, 6.00 GiB")
+    assert answer.startswith("GPU 3 (rank TP3 of sglang:4242) loses 128,660 tokens to pid 9001 (jupyter-kernel, 6.00 GiB")
     assert answer.endswith(
-        "holds it — stop it, then restart sglang:4242 to recover them; or keep it and restart with "
+        "— stop it, then restart sglang:4242 to recover them; or keep it and restart with "
         f"--mem-fraction-static 0.83 to win back {gain:,} tokens per rank"
     )
     app = make_app(co_tenant_snapshot)
