@@ -166,10 +166,10 @@ def test_json_and_text_carry_the_incidents_answer(capsys: pytest.CaptureFixture[
     """The sentence a person pastes into a ticket: the finding's GPU, rank, tokens, pid, bytes and fix."""
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
     (finding,) = out["findings"]
-    assert out["answer"].startswith(f"GPU 3 (rank TP3 of sglang:41000) is {finding['tokens']:,} tokens short: pid 4242 (python, 6.00 GiB, started ")
+    assert out["answer"].startswith(f"GPU 3 (rank TP3 of sglang:41000) loses {finding['tokens']:,} tokens to pid 4242 (python, 6.00 GiB, started ")
     alternative = finding["alternative"]
     assert out["answer"].endswith(
-        " ago) holds it — stop it, then restart sglang:41000 to recover them; or keep it and restart with "
+        " ago) — stop it, then restart sglang:41000 to recover them; or keep it and restart with "
         f"--mem-fraction-static 0.83 to win back {alternative['gain_tokens']:,} tokens per rank"
     )
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kvtop.commands.node_source import DemoSource, NodeSource
 from kvtop.domain.capacity import CapacitySource
+from kvtop.domain.config_override import ConfigOverride
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import NodeObservation, NvmlState
 from kvtop.sources.demo import DemoObservations
@@ -24,8 +25,9 @@ class Replayed:
     def observe(self) -> NodeObservation:
         return self._observation
 
-    def load_model(self, ref: str) -> ModelSpec:
-        return self._demo.load_model(ref)
+    def load_model(self, ref: str, *, override: ConfigOverride | None = None) -> ModelSpec:
+        """The `ModelLoader` port: the launch's config override (SGLang's --json-model-override-args) passed on."""
+        return self._demo.load_model(ref, override=override)
 
     def close(self) -> None:
         pass

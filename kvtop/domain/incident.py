@@ -1,7 +1,7 @@
 """The incident's answer in one sentence a person can paste into a ticket, from the worst finding.
 
-"GPU 3 (rank TP3 of sglang:41000) is 128,660 tokens short: pid 4242 (python, 6.00 GiB, started 2d
-ago) holds it — stop it, then restart sglang:41000 to recover them; or keep it and restart with
+"GPU 3 (rank TP3 of sglang:41000) loses 128,660 tokens to pid 4242 (python, 6.00 GiB, started 2d
+ago) — stop it, then restart sglang:41000 to recover them; or keep it and restart with
 --mem-fraction-static 0.83 to win back 22,750 of them". Every figure is the finding's (the waterfall's
 term, the pid's bytes, the alternative `keep_running` priced): the sentence only arranges them. The
 dashboard's top line and `kvtop diagnose` print the same sentence; where a terminal is too narrow for
@@ -144,8 +144,6 @@ def _forms(snapshot: NodeSnapshot, finding: Finding) -> tuple[str, ...]:
     verb = "stop" if finding.rule is Rule.CO_TENANT else "kill"
     now = snapshot.observation.taken_at
     where, gpu = _where(snapshot, finding), _gpu(finding)
-    loss = f"is {finding.tokens:,} tokens short" if finding.tokens else f"is {whole_gpus(finding.whole_gpus)}"
-    brief_loss = f"−{finding.tokens:,} tokens" if finding.tokens else loss
     who = ", ".join(_describe(p, now) for p in held)
     who_brief = ", ".join(_describe(p, None) for p in held)
     who_named = ", ".join(f"pid {p.pid} ({p.title or p.name or '?'})" for p in held)
@@ -157,16 +155,34 @@ def _forms(snapshot: NodeSnapshot, finding: Finding) -> tuple[str, ...]:
     if finding.alternative is not None:
         alternative = f"; or {_keep_it(finding.alternative, it)}"
         brief_alternative = f"; or {finding.alternative.fix}"
-    return _unique(
-        f"{where} {loss}: {who} {hold} it — {verb} {it}{recover}{alternative}",
-        f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{recover}{alternative}",
-        f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{restart}{brief_alternative}",
-        f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{restart}",
-        f"{gpu} {brief_loss}: {verb} {who_brief}{restart}{brief_alternative}",
-        f"{gpu} {brief_loss}: {verb} {who_brief}{restart}",
-        f"{gpu} {brief_loss}: {verb} {who_named}{restart}",
-        f"{gpu} {brief_loss}: {verb} {pids}{restart}",
-        f"{gpu} {brief_loss}: {verb} {pids}",
+    if not finding.tokens:
+        # no engine's tokens price it: the GPU itself is lost
+        loss = f"is {whole_gpus(finding.whole_gpus)}"
+        return _unique(
+            f"{where} {loss}: {who} {hold} it — {verb} {it}{recover}{alternative}",
+            f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{recover}{alternative}",
+            f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{restart}{brief_alternative}",
+            f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{restart}",
+            f"{gpu} {loss}: {verb} {who_brief}{restart}{brief_alternative}",
+            f"{gpu} {loss}: {verb} {who_brief}{restart}",
+            f"{gpu} {loss}: {verb} {who_named}{restart}",
+            f"{gpu} {loss}: {verb} {pids}{restart}",
+            f"{gpu} {loss}: {verb} {pids}",
+        )
+    # the cause's cost (the finding's waterfall term), said as what the processes take: not the rank's whole gap
+    # against its clean plan (the GPU row's figure), which also holds kvtop's own miss (engine vs prediction)
+    loses = f"loses {finding.tokens:,} tokens to"
+    return _longest_first(
+        f"{where} {loses} {who} — {verb} {it}{recover}{alternative}",
+        f"{where} {loses} {who_brief} — {verb} {it}{recover}{alternative}",
+        f"{where} {loses} {who_brief} — {verb} {it}{restart}{brief_alternative}",
+        f"{where} {loses} {who_brief} — {verb} {it}{restart}",
+        f"{gpu} {loses} {who_brief}: {verb} {it}{restart}{brief_alternative}",
+        f"{gpu} {loses} {who_brief}: {verb} {it}{restart}",
+        f"{gpu} {loses} {who_named}: {verb} {it}{restart}",
+        f"{gpu} {loses} {pids}: {verb} {it}{restart}",
+        f"{gpu} {loses} {pids}: {verb} {it}",
+        f"{gpu} {loses} {pids}",
     )
 
 
@@ -182,6 +198,11 @@ def _keep_it(alternative: FlagAlternative, it: str) -> str:
 
 def _unique(*forms: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(forms))
+
+
+def _longest_first(*forms: str) -> tuple[str, ...]:
+    """The forms, longest first (ties in the order given), so `within` takes the longest that fits."""
+    return tuple(sorted(_unique(*forms), key=len, reverse=True))
 
 
 def _gpu(finding: Finding) -> str:

@@ -24,8 +24,8 @@ def test_two_co_tenants_on_one_gpu_are_named_with_their_bytes_and_age() -> None:
     gain = sglang_capacity(llama(), left, mem_fraction_static=0.83) - sglang_capacity(llama(), left)
     assert severity is not None and severity.value == "warning"
     assert answer == (
-        f"GPU 3 (rank TP3 of sglang:4242) is {tokens:,} tokens short: pid 9001 (python, 6.00 GiB, started 2d ago), "
-        "pid 9002 (python, 4.00 GiB, started 10m ago) hold it — stop them, then restart sglang:4242 to recover them; "
+        f"GPU 3 (rank TP3 of sglang:4242) loses {tokens:,} tokens to pid 9001 (python, 6.00 GiB, started 2d ago), "
+        "pid 9002 (python, 4.00 GiB, started 10m ago) — stop them, then restart sglang:4242 to recover them; "
         f"or keep them and restart with --mem-fraction-static 0.83 to win back {gain:,} tokens per rank"
     )
 

@@ -129,15 +129,23 @@ def test_the_incident_line_offers_it_and_shortens_by_width() -> None:
     assert 6 * GIB * AUTO / 40_960 - 1 < lost < 6 * GIB * AUTO / 40_960 + 1
     assert tenant.tokens == lost
     assert answer.within(200) == (
-        f"GPU 3 (rank TP3 of sglang:41000) is {lost:,} tokens short: pid 4242 (python, 6.00 GiB) holds it — "
+        f"GPU 3 (rank TP3 of sglang:41000) loses {lost:,} tokens to pid 4242 (python, 6.00 GiB) — "
         "stop it, then restart sglang:41000; or --mem-fraction-static 0.83"
     )
-    assert answer.within(118) == (
-        f"GPU 3 −{lost:,} tokens: stop pid 4242 (python, 6.00 GiB), then restart sglang:41000; or --mem-fraction-static 0.83"
+    # the cause's cost as what pid 4242 takes, never a signed '−128,660' beside the GPU row's own '−122k tok' (the
+    # rank's gap against its clean plan, kvtop's miss in it): two figures that read as one gap
+    assert answer.within(130) == (
+        f"GPU 3 loses {lost:,} tokens to pid 4242 (python, 6.00 GiB): stop it, then restart sglang:41000; "
+        "or --mem-fraction-static 0.83"
     )
-    assert answer.within(77) == f"GPU 3 −{lost:,} tokens: stop pid 4242 (python), then restart sglang:41000"
-    assert answer.within(40) == f"GPU 3 −{lost:,} tokens: stop pid 4242"
-    assert answer.within(20) == f"GPU 3 −{lost:,} tokens"[:19] + "…"
+    assert answer.within(123) == (
+        f"GPU 3 (rank TP3 of sglang:41000) loses {lost:,} tokens to pid 4242 (python, 6.00 GiB) — stop it, then restart sglang:41000"
+    )
+    assert answer.within(90) == f"GPU 3 loses {lost:,} tokens to pid 4242 (python): stop it, then restart sglang:41000"
+    assert answer.within(50) == f"GPU 3 loses {lost:,} tokens to pid 4242: stop it"
+    assert answer.within(40) == f"GPU 3 loses {lost:,} tokens to pid 4242"
+    assert answer.within(20) == f"GPU 3 loses {lost:,} tokens to pid 4242"[:19] + "…"
+    assert not any(f"−{lost:,}" in form for form in answer.forms)
     assert all(len(answer.within(width)) <= width for width in range(1, 300))
 
 

@@ -18,7 +18,7 @@ from kvtop.ui.screens.probe import ProbeScreen
 from kvtop.ui.widgets.findings import FindingsPane
 from tests.ui.conftest import footer_keys, wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource
-from tests.ui.helpers import FakeReader, make_cluster_app, three_nodes
+from tests.ui.helpers import FakeReader, make_cluster_app, screen_lines, three_nodes
 
 #: Keys only the dashboard answers to: a dialog's footer must not list them.
 DASHBOARD_ONLY = {"slash", "f", "enter", "x", "p", "P", "question_mark"}
@@ -197,9 +197,9 @@ async def test_p_on_a_gpu_without_an_engine_says_so_and_opens_no_other_gpus_plan
 
 #: The co-tenant's answer as the header's one line has room for it (the width less the padding and '▶ ').
 _ANSWER_BY_WIDTH = {
-    80: "GPU 3 −128,660 tokens: stop pid 9001, then restart sglang:4242",
-    120: "GPU 3 −128,660 tokens: stop pid 9001 (jupyter-kernel, 6.00 GiB), then restart sglang:4242",
-    200: "GPU 3 (rank TP3 of sglang:4242) is 128,660 tokens short: pid 9001 (jupyter-kernel, 6.00 GiB) holds it — "
+    80: "GPU 3 loses 128,660 tokens to pid 9001: stop it, then restart sglang:4242",
+    120: "GPU 3 loses 128,660 tokens to pid 9001 (jupyter-kernel, 6.00 GiB): stop it, then restart sglang:4242",
+    200: "GPU 3 (rank TP3 of sglang:4242) loses 128,660 tokens to pid 9001 (jupyter-kernel, 6.00 GiB) — "
     "stop it, then restart sglang:4242; or --mem-fraction-static 0.83",
 }
 
@@ -215,9 +215,9 @@ async def test_the_dashboard_leads_with_the_incidents_answer_as_diagnose_prints_
     alternative = next(f for f in found if f.rule == "co_tenant").alternative
     assert alternative is not None  # its figures: tests/domain/test_keep_running.py (hand arithmetic)
     gain = alternative.gain_tokens
-    assert answer.startswith("GPU 3 (rank TP3 of sglang:4242) is 128,660 tokens short: pid 9001 (jupyter-kernel, 6.00 GiB")
+    assert answer.startswith("GPU 3 (rank TP3 of sglang:4242) loses 128,660 tokens to pid 9001 (jupyter-kernel, 6.00 GiB")
     assert answer.endswith(
-        "holds it — stop it, then restart sglang:4242 to recover them; or keep it and restart with "
+        "— stop it, then restart sglang:4242 to recover them; or keep it and restart with "
         f"--mem-fraction-static 0.83 to win back {gain:,} tokens per rank"
     )
     app = make_app(co_tenant_snapshot)
@@ -232,6 +232,20 @@ async def test_the_dashboard_leads_with_the_incidents_answer_as_diagnose_prints_
         pane = app.screen.query_one("#findings").query_one(".finding").render().plain
         assert "  fix: stop pid 9001" in pane
         assert f"  or:  keep pid 9001 running and restart sglang:4242 with --mem-fraction-static 0.83: +{gain:,} tokens" in pane
+
+
+async def test_the_rows_tokens_and_the_predicted_bars_label_stay_two_labels_on_the_screen(make_app, co_tenant_snapshot):
+    """The two-line row's state cell ('−129k tok': the rank's gap vs its clean plan) and the predicted bar's label
+    ('pred') keep their blank between them as the screen is exported: it read '−129k tokpred' (the blanks were a
+    span of their own, which an exported screen leaves out), one figure where there are two labels."""
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.pause()
+        lines = screen_lines(app)
+    rows = [line for line in lines if " tok" in line and "pred" in line]
+    assert rows and all("tokpred" not in line and "★pred" not in line for line in rows), rows
+    assert any(re.search(r"[−+][0-9,.]+k? tok +pred ", line) for line in rows), rows
 
 
 async def test_a_healthy_node_says_so_on_top(make_app, healthy_snapshot):
