@@ -83,7 +83,7 @@ def test_the_blocks_fit_each_layer_region_in_whole_2_mib_granules() -> None:
     (("--kv-cache-memory-bytes", "20G"), False, 0.92),
     (("--num-gpu-blocks-override", "1000"), False, 0.92),
     (("--no-enable-extensible-kv-cache",), False, 0.92),
-    # v0.34.0 _resolve_extensible_kv_cache by the connector's kv_cache_access (extensible_kv.connector_off):
+    # v0.34.0 _resolve_extensible_kv_cache by the connector's kv_cache_access (extensible_kv.connector_off_in):
     # NIXL exports FABRIC handles (no IMEX channel assumed) unless its buffer is on the CPU
     (("--kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}'), False, 0.92),
     (("--kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_buffer_device": "cpu"}'), True, 1.0),

@@ -19,8 +19,8 @@ vLLM's per-model one). Neither the size nor whether it is paid at all follows fr
 the plan's figure stays the fits' (between the two: the corpus's cold starts plan +1.4 % median, its warm ones
 -0.5 to -2 %) and this is **not modelled**: a log's lines name which a start was, measured (`compile_cache_state`).
 
-A plan cannot know it, so a compiled plan says it (`cold_compile_charge`, read as `Ledger.not_modelled`): the pairs'
-spread and median, in the plan's tokens. Compiled: V1 (v0.8.0 on, `batching.engine_era`), not `--enforce-eager` (mode
+A plan cannot know it, so a compiled plan says it (`cold_compile_charge`, the budget's `EngineResult.start_cache`,
+said by `CapacityPlan.start_notes`): the pairs' spread and median, in the plan's tokens. Compiled: V1 (v0.8.0 on, `batching.engine_era`), not `--enforce-eager` (mode
 NONE: config/vllm.py:440-444 at v0.11.1, the 'Enforce eager set, disabling torch.compile' branch :1193-1199 at v0.27.1;
 `-O0` from v0.12.0, :601 at v0.12.0), no `-O0` (compile level 0 before v0.12.0; optimization level 0 sets mode NONE
 where no mode is stated, :1272-1276 at v0.27.1), no compilation-config mode/level 0 or NONE, no backend 'eager'
@@ -41,9 +41,6 @@ from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB
 
 CompileCacheState = Literal["warm", "cold"]
-
-WARM_CACHE_MARKS = ("Directly load the compiled graph", "Directly load AOT compilation")
-COLD_COMPILE_MARK = "Compiling a graph for"
 
 # cold less warm on one launch and host, GiB a GPU (docs/engines/vllm.md §2.6; each pair's records in
 # tests/data/calibration/vllm.jsonl, vllm#54383 the one from an issue's two starts)
@@ -101,10 +98,12 @@ def compiles(inputs: EngineInputs) -> bool:
     if inputs.settings.enforce_eager:
         return False
     fields = config_fields(flags, version)
+    if fields.get("backend") == "eager":
+        return False
     stated = fields.get("mode", fields.get("level"))
     if stated is not None:
-        return str(stated).strip().upper() not in _NO_COMPILE_MODES and fields.get("backend") != "eager"
-    return optimization_level(flags) != 0 and fields.get("backend") != "eager"
+        return str(stated).strip().upper() not in _NO_COMPILE_MODES
+    return optimization_level(flags) != 0
 
 
 def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:

@@ -178,7 +178,7 @@ def qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ..
                      f"{shape}: {soft[modality]:,} tokens; merger and {DEEPSTACK_LEVELS} deepstack levels")  # fmt: skip
 
 
-def qwen2_vl_item(model: ModelSpec, inputs: CalibrationInputs, on: tuple[str, ...]) -> DummyItem:
+def qwen2_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ...]) -> DummyItem:
     """Qwen2-VL / Qwen2.5-VL's item of the most tokens at v0.9.x – v0.12.x (`QWEN2_VL_ERAS`): the image, 3,584 × 3,584
     px (9,999,999² resized at a factor of patch × merge), 16,384 tokens; or the video of the most frames of that image
     (each frame resized alone, padded to the temporal patch, a pair's tokens an image's) whose tokens fit the context

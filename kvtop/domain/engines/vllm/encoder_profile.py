@@ -149,8 +149,6 @@ class EncoderProfile:
         return f"what {self.words}" + (f"; or {self.forward_words}: {larger}" if self.forward_bytes else "")
 
 
-
-
 def counted_family(
     model: ModelSpec, version: ResolvedVersion, flags: Mapping[str, object], context_length: int
 ) -> str | None:
@@ -225,7 +223,7 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     if family == QWEN3_VL:
         item = qwen3_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
     elif family == QWEN2_VL and QWEN2_VL_ERAS.at(inputs.version):  # v0.9.x – v0.12.x's dummy
-        item = qwen2_vl_item(model, inputs, limits.on(FAMILY_MODALITIES[family]))
+        item = qwen2_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
     elif family == QWEN2_VL:  # Qwen2.5-VL from v0.13.0, its dummy read with its tower (`counted_family`)
         item = qwen25_vl_item(inputs, model, limits.on(FAMILY_MODALITIES[family]))
     elif family == MISTRAL3:

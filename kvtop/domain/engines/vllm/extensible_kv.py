@@ -65,23 +65,25 @@ CONNECTOR_SOURCE = "v0.34.0 config/vllm.py:3194-3260 _resolve_extensible_kv_cach
 REFUSAL_SOURCE = "v0.34.0 config/vllm.py:3262-3263 _resolve_extensible_kv_cache: requested and unsupported raises ValueError"
 
 
+def _children(transfer: Mapping[str, object]) -> object:
+    """A MultiConnector's `kv_connector_extra_config.connectors` as given (None where absent)."""
+    extra = transfer.get("kv_connector_extra_config")
+    return extra.get("connectors") if isinstance(extra, dict) else None
+
+
 def _connectors(transfer: dict[str, object]) -> list[dict[str, object]]:
     """The connector configs `kv_cache_access` asks: the one given, or MultiConnector's children
     (multi_connector.py:238-247, config/kv_transfer.py:174-188)."""
     if transfer.get("kv_connector") != "MultiConnector":
         return [transfer]
-    extra = transfer.get("kv_connector_extra_config")
-    children = extra.get("connectors") if isinstance(extra, dict) else None
+    children = _children(transfer)
     return [c for c in children if isinstance(c, dict)] if isinstance(children, list) else []
 
 
 def children_read(transfer: Mapping[str, object]) -> bool:
     """Whether `transfer`'s connectors read: a MultiConnector's children as a list of objects (a log's
     KVTransferConfig repr gives them as text, which kvtop does not read)."""
-    if transfer.get("kv_connector") != "MultiConnector":
-        return True
-    extra = transfer.get("kv_connector_extra_config")
-    return isinstance(extra, dict) and isinstance(extra.get("connectors"), list)
+    return transfer.get("kv_connector") != "MultiConnector" or isinstance(_children(transfer), list)
 
 
 def ruled_out_by_connector(transfer: Mapping[str, object]) -> tuple[str, str] | None:
@@ -115,16 +117,14 @@ def connector_off_in(transfer: Mapping[str, object], stated_on: bool) -> str | N
     given): `ruled_out_by_connector`, or NIXL's FABRIC export without an IMEX channel (kvtop cannot see
     /dev/nvidia-caps-imex-channels: assumed absent) unless `stated_on` (`--enable-extensible-kv-cache`)."""
     ruled = ruled_out_by_connector(transfer)
-    if ruled is not None:
-        return ruled[0]
+    return ruled[0] if ruled is not None else _fabric_without_imex(transfer, stated_on)
+
+
+def _fabric_without_imex(transfer: Mapping[str, object], stated_on: bool) -> str | None:
+    """NIXL's FABRIC export (its buffer not on the CPU), off by default without an IMEX channel (assumed absent)."""
     fabric = any(c.get("kv_connector") in FABRIC_CONNECTORS and c.get("kv_buffer_device", "cuda") != "cpu"
                  for c in _connectors(dict(transfer)))  # fmt: skip
     return "NIXL's FABRIC export, assumed without an IMEX channel" if fabric and not stated_on else None
-
-
-def connector_off(settings: LaunchSettings) -> str | None:
-    """`connector_off_in` for the launch's `--kv-transfer-config`."""
-    return connector_off_in(_transfer(settings), flag_set(settings, FLAG[2:]))
 
 
 def _transfer(settings: LaunchSettings) -> dict[str, object]:
@@ -149,13 +149,13 @@ def _ruled_out(settings: LaunchSettings) -> tuple[str, str] | None:
 def off_because(settings: LaunchSettings) -> str | None:
     """Why this launch sizes its cache the profiling way at a release that has the extensible cache (None: it does
     not); `_resolve_extensible_kv_cache`'s tests kvtop can read off the launch (config/vllm.py:3200-3260 at
-    v0.34.0), a KV connector's by `connector_off`."""
+    v0.34.0), a KV connector's as `connector_off_in` (the rules out in `_ruled_out`, then NIXL's FABRIC export)."""
     if flag_set(settings, "no-" + FLAG[2:]):
         return "--no-enable-extensible-kv-cache"
     ruled = _ruled_out(settings)
     if ruled is not None:
         return ruled[0]
-    why = connector_off(settings)
+    why = _fabric_without_imex(_transfer(settings), flag_set(settings, FLAG[2:]))
     return f"a KV connector: {why}" if why is not None else None
 
 

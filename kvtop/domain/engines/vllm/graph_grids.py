@@ -66,6 +66,12 @@ def wide_graph_counts(mode: str, max_tokens: int, max_seqs: int, interactivity: 
     """(PIECEWISE graphs, FULL graphs) the V2 runner captures on SM 10.x at v0.34.0 without stated sizes, by the
     launch's cudagraph_mode (FULL_AND_PIECEWISE unless stated)."""
     prefill = len(prefill_grid(min(PREFILL_LIMIT, max_tokens), interactivity))
-    decode = len(decode_grid(max_seqs))
-    return {"NONE": (0, 0), "PIECEWISE": (prefill, 0), "FULL": (0, prefill),
-            "FULL_DECODE_ONLY": (0, decode)}.get(mode, (prefill, decode))  # fmt: skip
+    return counts_by_mode(mode, prefill, len(decode_grid(max_seqs)))
+
+
+def counts_by_mode(mode: str, mixed: int, decode: int) -> tuple[int, int]:
+    """(PIECEWISE graphs, FULL graphs) of a cudagraph_mode over `mixed` batch sizes, `decode` of them decode sizes:
+    NONE none, PIECEWISE and FULL one graph a size in that mode, FULL_DECODE_ONLY the decode sizes FULL,
+    FULL_AND_PIECEWISE (the default) both (CUDAGraphMode.decode_mode / mixed_mode, config/compilation.py)."""
+    return {"NONE": (0, 0), "PIECEWISE": (mixed, 0), "FULL": (0, mixed),
+            "FULL_DECODE_ONLY": (0, decode)}.get(mode, (mixed, decode))  # fmt: skip

@@ -18,7 +18,12 @@ from kvtop.domain.engines.vllm.batching import (
     default_max_num_seqs,
 )
 from kvtop.domain.engines.vllm.compilation import graph_config
-from kvtop.domain.engines.vllm.graph_grids import WIDE_GRID_ERAS, WIDE_GRID_MAJOR, wide_graph_counts
+from kvtop.domain.engines.vllm.graph_grids import (
+    WIDE_GRID_ERAS,
+    WIDE_GRID_MAJOR,
+    counts_by_mode,
+    wide_graph_counts,
+)
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.span import flag_switch
@@ -148,6 +153,4 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
         largest = stated.max_capture_size if stated.max_capture_size is not None else min(2 * seqs, GRAPH_SIZE_CAP)
         sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version))
     decode = len([size for size in sizes if size <= seqs])
-    mode = stated.mode or "FULL_AND_PIECEWISE"
-    return {"NONE": (0, 0), "PIECEWISE": (len(sizes), 0), "FULL": (0, len(sizes)),
-            "FULL_DECODE_ONLY": (0, decode)}.get(mode, (len(sizes), decode))  # fmt: skip
+    return counts_by_mode(stated.mode or "FULL_AND_PIECEWISE", len(sizes), decode)
