@@ -64,7 +64,7 @@ def ep_refusal(backend: str, settings: LaunchSettings, version: ResolvedVersion)
     if ep <= 1:
         return None
     if not PARALLEL_FLAGS_ERAS.at(version):
-        return f"LMDeploy {version.label} has no --ep (from v0.8.0: {PARALLEL_FLAGS_ERAS[-1].source})"
+        return _no_flag("--ep", version)
     if backend == "pytorch":
         return _pytorch_refusal(settings, version)
     if not TURBOMIND_EP_ERAS.at(version):
@@ -80,7 +80,13 @@ def dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None
     """Why `version` refuses the launch's --dp: LMDeploy before v0.8.0 has no such flag; None where it has."""
     if settings.dp <= 1 or PARALLEL_FLAGS_ERAS.at(version):
         return None
-    return f"LMDeploy {version.label} has no --dp (from v0.8.0: {PARALLEL_FLAGS_ERAS[-1].source})"
+    return _no_flag("--dp", version)
+
+
+def _no_flag(flag: str, version: ResolvedVersion) -> str:
+    """The refusal of `--ep` / `--dp` at a release before either flag (`PARALLEL_FLAGS_ERAS`)."""
+    since = PARALLEL_FLAGS_ERAS[-1]
+    return f"LMDeploy {version.label} has no {flag} (from v{since.since}: {since.source})"
 
 
 def turbomind_dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:

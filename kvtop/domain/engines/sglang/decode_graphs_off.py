@@ -17,8 +17,10 @@ from __future__ import annotations
 from kvtop.domain.deployment_flags import flag_int, flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
+from kvtop.domain.engines.sglang.span import serving_role
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.span import ServingRole
 
 PREFILL_NODE = "a PD prefill node"
 ALL_GRAPHS_OFF = "--disable-cuda-graph"
@@ -66,7 +68,7 @@ def _typed_off(inputs: EngineInputs) -> str | None:
 
 def prefill_node(inputs: EngineInputs) -> bool:
     """Whether the launch is a PD prefill node (`--disaggregation-mode prefill`)."""
-    return (flag_text(inputs.settings, "disaggregation-mode") or "") == "prefill"
+    return serving_role(inputs.settings) is ServingRole.PREFILL
 
 
 def decode_graphs_off_reason(inputs: EngineInputs) -> str | None:
@@ -97,8 +99,8 @@ DECODE_NODE_ERAS: Eras[bool] = Eras((
 def decode_node_activation_tokens(inputs: EngineInputs, max_bs: int) -> int | None:
     """The activation tokens of a PD decode node at a release that sizes them to the decode batch; None elsewhere.
     With speculative decoding and no --speculative-num-draft-tokens, refused: SGLang picks the count."""
-    mode = flag_text(inputs.settings, "disaggregation-mode") or ""
-    if mode != "decode" or not era_for(DECODE_NODE_ERAS, inputs.version).value:
+    decode_node = serving_role(inputs.settings) is ServingRole.DECODE
+    if not decode_node or not era_for(DECODE_NODE_ERAS, inputs.version).value:
         return None
     draft = flag_int(inputs.settings, "speculative-num-draft-tokens", least=1)
     if draft is None and deployment_setup(inputs.settings).spec_method is not None:

@@ -60,11 +60,13 @@ from kvtop.domain.engines.sglang.deployment_eras import (
 from kvtop.domain.engines.sglang.eagle3 import SOURCE as EAGLE3_SOURCE
 from kvtop.domain.engines.sglang.eagle3 import eagle3_head_bytes
 from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
+from kvtop.domain.engines.sglang.span import serving_role
 from kvtop.domain.engines.sglang.spec_methods import METHOD_ERAS, NO_SPECULATION
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.span import ServingRole
 from kvtop.domain.spec_methods import check_method
 from kvtop.domain.wording import MIB, counted
 
@@ -314,7 +316,7 @@ def _deepep(inputs: TermInputs) -> list[BudgetTerm]:
     by the figure v0.5.15 adopted)."""
     mib, source = deepep_reserve_mib(inputs.version)
     graphs = not flag_set(inputs.settings, "disable-cuda-graph")
-    prefill = (flag_text(inputs.settings, "disaggregation-mode") or "") == "prefill"
+    prefill = serving_role(inputs.settings) is ServingRole.PREFILL
     if not graphs or prefill:
         return []
     setting = "--moe-a2a-backend deepep"

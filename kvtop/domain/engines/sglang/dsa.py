@@ -109,6 +109,19 @@ def forced_dsa_page(model: ModelSpec, version: ResolvedVersion) -> int | None:
     return None
 
 
+def _forced_page(
+    model: ModelSpec, settings: LaunchSettings | None, gpu_name: str | None, version: ResolvedVersion,
+    backends: NamedBackends | None,
+) -> tuple[int, str] | None:
+    """(page, why) where SGLang sets the page over any `--page-size`: DeepSeek-V4's, a DSA model's, fa4's; else None."""
+    if model.compressed is not None:  # model_overrides/deepseek_v4.py on CUDA (read at 0.5.23; V4's own pool)
+        return DSV4_PAGE, f"DeepSeek-V4 pages by {DSV4_PAGE} on CUDA"
+    forced = forced_dsa_page(model, version)
+    if forced is not None:
+        return forced, f"DSA on CUDA pages by {forced}"
+    return fa4_page(model, settings, gpu_name, version, backends)
+
+
 def page_size_of(
     model: ModelSpec, given: int | None, gpu_name: str | None, version: ResolvedVersion,
     backends: NamedBackends | None = None, settings: LaunchSettings | None = None,
@@ -116,17 +129,10 @@ def page_size_of(
     """(page size, why) the engine runs with: a DSA model's forced page, else fa4's (fa4.py: set last, over any other),
     else the named backends' (attention_backends.backends_page; a per-phase backend's page under SGLang's default
     attention backend meets that default's), else --page-size, else the default. `settings` for fa4's EAGLE guard."""
-    if model.compressed is not None:  # model_overrides/deepseek_v4.py on CUDA (read at 0.5.23; V4's own pool)
-        over = f" (over --page-size {given})" if given and given != DSV4_PAGE else ""
-        return DSV4_PAGE, f"DeepSeek-V4 pages by {DSV4_PAGE} on CUDA{over}"
-    forced = forced_dsa_page(model, version)
+    forced = _forced_page(model, settings, gpu_name, version, backends)
     if forced is not None:
-        over = f" (over --page-size {given})" if given and given != forced else ""
-        return forced, f"DSA on CUDA pages by {forced}{over}"
-    fa4 = fa4_page(model, settings, gpu_name, version, backends)
-    if fa4 is not None:
-        over = f" (over --page-size {given})" if given and given != fa4[0] else ""
-        return fa4[0], fa4[1] + over
+        page, why = forced
+        return page, why + (f" (over --page-size {given})" if given and given != page else "")
     found = backends_page(backends, given, version) if backends is not None else None
     if found is not None and backends is not None and found[0] != given and effective_attention(backends, version) is None:
         return with_default_page(found, default_page_size(model, gpu_name, version))

@@ -45,4 +45,4 @@ def config_override(settings: LaunchSettings, version: ResolvedVersion) -> Confi
     era = era_for(MERGE_ERAS, version)
     sub_configs, dicts = era.value
     return ConfigOverride(flag=FLAG, values=values, merges_sub_configs=sub_configs, merged_dicts=dicts,
-                          source=f"SGLang {version.label} {era.source}")  # fmt: skip  # "{}", the default: `if model_override_args:` merges nothing
+                          source=f"SGLang {version.label} {era.source}")  # fmt: skip

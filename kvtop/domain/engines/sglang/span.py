@@ -61,13 +61,18 @@ def per_node(settings: LaunchSettings, nodes: int) -> NodeLaunch | None:
     return NodeLaunch(nodes=nodes, by_node=by_node, placeholders=() if typed else (address,), said=said)
 
 
+def serving_role(settings: LaunchSettings) -> ServingRole:
+    """The launch's side of a disaggregated pair (`--disaggregation-mode prefill|decode`), else the whole engine."""
+    mode = flag_text(settings, "disaggregation-mode") or "null"
+    return {"prefill": ServingRole.PREFILL, "decode": ServingRole.DECODE}.get(mode, ServingRole.WHOLE)
+
+
 def span(settings: LaunchSettings) -> EngineSpan:
     """The engine this launch belongs to: its rendezvous, its node rank, its side of a pair."""
     nnodes = flag_count(settings, "nnodes", 1, least=1)
     node_rank = flag_count(settings, "node-rank", 0, least=0)
     rendezvous = flag_text(settings, "dist-init-addr", "nccl-init-addr")
-    mode = flag_text(settings, "disaggregation-mode") or "null"
-    role = {"prefill": ServingRole.PREFILL, "decode": ServingRole.DECODE}.get(mode, ServingRole.WHOLE)
+    role = serving_role(settings)
     backend = (flag_text(settings, "disaggregation-transfer-backend") or DEFAULT_TRANSFER).lower()
     not_modelled = None
     if nnodes > 1 and rendezvous is None:
