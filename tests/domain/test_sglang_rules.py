@@ -116,12 +116,13 @@ def test_gpt_oss_swa_cell_counts_whole_model_layers_under_pp_before_0_5_23() -> 
     # 8 KV heads × (64 + 64) × 2 B = 2,048 B per layer; 18 full + 0.8 × 18 sliding layers of the
     # whole model (not the stage's 9 + 9): 36,864 + 29,491.2 = 66,355.2 (§6.2's reading, kept before 0.5.23)
     assert cell.value == pytest.approx(66_355.2)
-    # mfs (81,559 − (512 + 12,288 + 512 + 2/8 × 1,024 + 464)) / 81,559 = 0.828; weights 32,624,410,752 per stage
+    # mfs (81,559 − (512 + 12,288 + 512 + 2/8 × 1,024)) / 81,559 = 0.834 (no prefill graphs: PP > 1 turns the
+    # breakable backend off from 0.5.19, arg_groups/cuda_graph_hook.py 0.5.22:118); weights 32,624,410,752 per stage
     # (o_proj's bias included: GptOssAttention's o_proj has bias=True; the router bias bf16, as SGLang builds it:
-    # mlp.router.bias [128] bfloat16): (84,447,068,160 − 32,624,410,752) − 84,447,068,160 × 0.172 = 37,297,761,684
-    assert ledger.engine.kv_budget_bytes == 37_297_761_684
-    assert ledger.token_capacity == 562_092  # 37,297,761,684 // 66,355.2; about twice that with the stage's cell
-    assert ledger.engine.swa_token_capacity == 449_673  # int(562,092 × 0.8)
+    # mlp.router.bias [128] bfloat16): (84,447,068,160 − 32,624,410,752) − 84,447,068,160 × 0.166 = 37,804,444,093
+    assert ledger.engine.kv_budget_bytes == 37_804_444_093
+    assert ledger.token_capacity == 569_728  # 37,804,444,093 // 66,355.2; about twice that with the stage's cell
+    assert ledger.engine.swa_token_capacity == 455_782  # int(569,728 × 0.8)
 
 
 def test_gpt_oss_swa_cell_counts_the_stages_layers_under_pp() -> None:

@@ -110,9 +110,9 @@ def test_a_deepep_launch_keeps_them_from_0_5_23_and_says_so() -> None:
 
 
 @pytest.mark.parametrize(("version", "expected"), [("0.5.13", 0.886), ("0.5.15.post1", 0.897), ("0.5.23", 0.886)])
-def test_the_breakable_default_drops_an_mla_models_graphs_from_0_5_15_to_0_5_22(version: str, expected: float) -> None:
-    """0.5.15.post1's breakable rules drop the graphs for `use_mla_backend()` (server_args.py:3352; 0.5.16:3774); 0.5.23
-    has no MLA rule (cuda_graph_hook.py:183-239) and 0.5.13's piecewise switch none either. DeepSeek-R1 at TP 8 on an
+def test_the_breakable_default_drops_an_mla_models_graphs_from_0_5_15_to_0_5_17(version: str, expected: float) -> None:
+    """0.5.15.post1's breakable rules drop the graphs for `use_mla_backend()` (server_args.py:3352; 0.5.16:3774; 0.5.17
+    non-DSA only: test_prefill_graphs_off_0517.py); 0.5.23 has no MLA rule (cuda_graph_hook.py:183-239) and 0.5.13's piecewise switch none either. DeepSeek-R1 at TP 8 on an
     H200 (decode max bs 512 at TP ≥ 4): 512 + 12,288 + 2 × 512 + 8/8 × 1,024 = 14,848 MiB → round(0.89672, 3) = 0.897;
     with the MLA graphs' 1,536 MiB: 16,384 → round(0.88604, 3) = 0.886."""
     path = DATA / "configs" / "deepseek-ai--DeepSeek-R1.json"

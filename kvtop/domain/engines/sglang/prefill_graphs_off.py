@@ -25,9 +25,19 @@ The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
   `default_prefill_backend`, 0.5.15.post1:95), which drops its graphs for an MLA model, LoRA, any MoE A2A backend
   and DP attention (0.5.15.post1 server_args.py:3352, :3364-3372; 0.5.16:3774, :3792-3799); a PD decode node reserves none
   (`disaggregation_mode != "decode"`, 0.5.15.post1:3662; 0.5.16 `_apply_cuda_graph_disaggregation_roles` :3680);
-- v0.5.23: PP > 1 (cuda_graph_hook.py:150, breakable off by default), an A2A backend other than deepep / megamoe /
-  flashinfer (:222-227), a PD decode node (:568-575; memory_hook.py:381).
-0.5.14 and 0.5.17 … 0.5.22 were not read: the earlier release's rules are taken.
+- v0.5.17 (server_args.py `_disable_breakable_cudagraph_if_incompatible` :4452-4512): LoRA, DP attention and the
+  deepep / megamoe / flashinfer A2A backends keep the graphs (so DeepEP's 1 GiB capture term applies:
+  deployment_eras.BREAKABLE_DEEPEP_ERAS); off for an MLA model other than DSA (`is_deepseek_dsa`: `_DSA_ARCHS` with an
+  indexer, configs/model_config.py:106-121), NemotronH (:136-141), DeepSeek-V4 (:128-133), DCP > 1, any other A2A
+  backend, and a PD decode node (`_apply_cuda_graph_disaggregation_roles` :4373-4375);
+- v0.5.18 (server_args.py :4666): the MLA and NemotronH rules are gone;
+- v0.5.19 … v0.5.23 (arg_groups/cuda_graph_hook.py): PP > 1 turns them off by default (0.5.19 :122, 0.5.23 :150);
+  the rest as 0.5.18 (0.5.19 :262, 0.5.20 :267, 0.5.21 :275, 0.5.22 :138, 0.5.23 :170; decode node 0.5.19 :580,
+  0.5.23 :568-575; memory_hook.py:381); 0.5.23 keeps DeepSeek-V4's graphs only for a prefill CP kvtop refuses.
+Not modelled: from v0.5.20 KDA hybrid linear attention turns them off (`uses_kda_attention`, a config kvtop's model
+does not carry); two-batch overlap and attention CP are refused flags (flags_unmodelled.py); a multimodal model on
+the piecewise allowlist runs tc_piecewise (0.5.17 server_args.py:4349-4360), whose own rules are not applied.
+0.5.14 was not read: the earlier release's rules are taken.
 
 The launch's own switch (`PHASE_FLAGS`, from v0.5.14: 0.5.13 server_args.py has neither): `--cuda-graph-backend-prefill
 disabled` or `--disable-prefill-cuda-graph` folds into cuda_graph_config's prefill backend in `_handle_cuda_graph_config`
@@ -48,7 +58,7 @@ from kvtop.domain.engines.sglang.torch_compile import torch_compile_on
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import ModelSpec
+from kvtop.domain.model import AttentionKind, ModelSpec
 
 _MINIMAX_M3 = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
 # the multimodal classes whose prefill graphs may stay on (a backend's allowlist, the union over backends)
@@ -75,16 +85,32 @@ PD_ANY = "PD disaggregation"
 PD_DECODE = "a PD decode node"
 EPLB = "EPLB"
 TORCH_COMPILE = "--enable-torch-compile"  # refused before 0.5.10 (torch_compile.py); turns them off until 0.5.15
-MLA = "an MLA model"  # the model, not the launch: breakable graphs drop MLA (0.5.15.post1 … 0.5.22)
+MLA = "an MLA model"  # the model, not the launch: breakable graphs drop MLA (0.5.15.post1 … 0.5.16)
+MLA_NOT_DSA = "an MLA model other than DSA"  # 0.5.17 only
+NEMOTRON_H = "NemotronH"  # 0.5.17 only
+DSV4 = "DeepSeek-V4"  # 0.5.16 … 0.5.23 (taken from 0.5.17, the first release read with it)
+DCP = "decode context parallel"
 _UNTIL_0_5_13 = (DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
 LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("", (SPECULATIVE, *_UNTIL_0_5_13), "server_args.py _handle_piecewise_cuda_graph (0.5.10.post1:1078-1139)"),
     Era("0.5.11", _UNTIL_0_5_13, "server_args.py _handle_piecewise_cuda_graph: no speculative rule (0.5.11:1194)"),
     Era("0.5.15", (MLA, LORA, A2A_ANY, DP_ATTENTION, PD_DECODE),  # 0.5.15 server_args.py = 0.5.15.post1 but :4807
         "server_args.py _disable_breakable_cudagraph_if_incompatible (:3352-3372), decode node :3662"),
-    Era("0.5.23", (PIPELINE, A2A_UNVALIDATED, PD_DECODE),
-        "arg_groups/cuda_graph_hook.py:150, :222-227, :569-575"),
+    Era("0.5.17", (MLA_NOT_DSA, NEMOTRON_H, DSV4, DCP, A2A_UNVALIDATED, PD_DECODE),
+        "server_args.py _disable_breakable_cudagraph_if_incompatible (0.5.17:4452-4512), decode node :4373"),
+    Era("0.5.18", (DSV4, DCP, A2A_UNVALIDATED, PD_DECODE),
+        "server_args.py _disable_breakable_cudagraph_if_incompatible (0.5.18:4666): no MLA or NemotronH rule"),
+    Era("0.5.19", (PIPELINE, DSV4, DCP, A2A_UNVALIDATED, PD_DECODE),
+        "arg_groups/cuda_graph_hook.py PP > 1 (0.5.19:122, 0.5.23:150), breakable rules (0.5.19:262, 0.5.23:170)"),
 ))  # fmt: skip
+# configs/model_config.py is_deepseek_dsa (0.5.17:106-121): these classes with an indexer (index_topk)
+_DSA_ARCHS = frozenset({
+    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN", "MistralLarge3ForCausalLM",
+    "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM", "GlmMoeDsaForCausalLMNextN",
+    "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN",
+})  # fmt: skip
+_NEMOTRON_H = frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronHForCausalLMMTP"})  # :136
+_DSV4 = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN", "DeepseekV4ForCausalLMDSpark"})  # :128
 _BREAKABLE_A2A = frozenset({"deepep", "megamoe", "flashinfer"})  # cuda_graph_hook.py:225 (0.5.23)
 
 
@@ -141,7 +167,7 @@ def prefill_graphs_off_for_multimodal(model: ModelSpec, settings: LaunchSettings
 
 def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
     """Which conditions of `LAUNCH_ERAS` the launch meets (the launch read once, every condition answered)."""
-    s, lay = inputs.settings, inputs.layout
+    s, lay, m = inputs.settings, inputs.layout, inputs.model
     setup = deployment_setup(s)
     mode = flag_text(s, "disaggregation-mode") or "null"
     return {
@@ -156,7 +182,11 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
         PD_DECODE: mode == "decode",
         EPLB: flag_set(s, "enable-eplb"),
         TORCH_COMPILE: torch_compile_on(inputs),
-        MLA: inputs.model.mla is not None,
+        MLA: m.mla is not None,
+        MLA_NOT_DSA: m.mla is not None and not (m.architecture in _DSA_ARCHS and m.attention_kind is AttentionKind.DSA),
+        NEMOTRON_H: m.architecture in _NEMOTRON_H,
+        DSV4: m.architecture in _DSV4,
+        DCP: s.dcp > 1,
     }
 
 
