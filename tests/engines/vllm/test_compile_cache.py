@@ -130,6 +130,8 @@ def test_the_cold_excess_is_the_nine_pairs_of_section_2_6() -> None:
     assert (COLD_COMPILE_CHARGE.least_bytes, COLD_COMPILE_CHARGE.median_bytes, COLD_COMPILE_CHARGE.most_bytes) == (
         round(0.46 * GIB), round(0.98 * GIB), round(2.6 * GIB))  # fmt: skip
     assert COLD_COMPILE_CHARGE.pairs == 9
+    for note in (WARM_COMPILE_CACHE, COLD_COMPILE):  # `explain`'s notes say the plan's figures, not their own
+        assert "0.46–2.60 GiB a GPU on 9 pairs of one launch in kvtop's corpus, median 0.98 GiB" in note
 
 
 def test_a_compiled_plan_names_the_cold_compile_in_its_tokens(capsys: pytest.CaptureFixture[str]) -> None:

@@ -62,16 +62,19 @@ COLD_COMPILE_CHARGE = StartCacheCharge(
 )  # fmt: skip
 _NO_COMPILE_MODES = frozenset({"0", "NONE"})
 
+# what a log's compile lines earn in `explain`, their figures the plan's (`COLD_COMPILE_CHARGE`: all the pairs)
+_PAIRS = (f"{COLD_COMPILE_CHARGE.spread()} on {COLD_COMPILE_CHARGE.pairs} pairs of one launch in kvtop's corpus, "
+          f"median {COLD_COMPILE_CHARGE.median_bytes / GIB:.2f} GiB; {COLD_COMPILE_CHARGE.source}")
 WARM_COMPILE_CACHE = (
     "torch.compile's cache: measured warm (the log's 'Directly load …' line): the profile ran no Inductor compile or "
-    "autotuning, so this start charged less than a cold one (0.46-1.74 GiB less on the corpus's pairs of one launch; "
-    "vllm#54383: 0.47 GiB a GPU at v0.28.0); kvtop's plan sits between a warm and a cold start: not modelled"
+    f"autotuning, so this start charged less than a cold one ({_PAIRS}); kvtop's plan sits between a warm and a cold "
+    "start: not modelled"
 )
 COLD_COMPILE = (
-    "torch.compile's cache: measured cold, this start compiled (the log's 'Compiling a graph for …' line): Inductor's compile and "
-    "Triton's autotuning ran inside the profile, which can charge up to ≈ 1.7 GiB (2.6 on a B200) more than a warm "
-    "start of the same launch, or nothing where Inductor's own cache already held the kernels; kvtop's plan sits "
-    "between a warm and a cold start: not modelled"
+    "torch.compile's cache: measured cold, this start compiled (the log's 'Compiling a graph for …' line): Inductor's "
+    "compile and Triton's autotuning ran inside the profile, which can charge more than a warm start of the same "
+    f"launch ({_PAIRS}), or nothing where Inductor's own cache already held the kernels; kvtop's plan sits between a "
+    "warm and a cold start: not modelled"
 )
 
 
