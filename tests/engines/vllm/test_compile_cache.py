@@ -17,6 +17,8 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.compilation import level
 from kvtop.domain.engines.vllm.compile_cache import (
     COLD_COMPILE,
     COLD_COMPILE_CHARGE,
@@ -158,6 +160,15 @@ def test_an_eager_or_uncompiled_plan_does_not(capsys: pytest.CaptureFixture[str]
                  ("--engine-version", "0.30.0", "--kv-cache-memory-bytes", "8G"),
                  ("--engine-version", "0.6.6")):  # fmt: skip
         assert CACHE_LINE not in _plan(capsys, *args), args
+
+
+def test_before_v0_12_minus_o0_is_compilation_level_0() -> None:
+    """Before v0.12.0 `-O` is the compilation config (arg_utils.py:934 at v0.11.0): `-O0` / `-O 0` its level 0,
+    NO_COMPILATION, read as compiling nothing; `-O3` (level 3, PIECEWISE) and a JSON object are no optimization level."""
+    at = ResolvedVersion(text="0.11.0")
+    assert level({"O0": True}, at) == 0 and level({"O": "0"}, at) == 0
+    assert level({"O3": True}, at) is None and level({"O": '{"level": 3}'}, at) is None
+    assert level({"O3": True}, ResolvedVersion(text="0.12.0")) == 3
 
 
 def test_the_planner_names_it_with_plans_words() -> None:

@@ -35,8 +35,7 @@ from typing import Literal
 
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
-from kvtop.domain.engines.vllm.compilation import config_fields
-from kvtop.domain.engines.vllm.fusion_workspace import optimization_level
+from kvtop.domain.engines.vllm.compilation import config_fields, level
 from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB
 
@@ -106,7 +105,7 @@ def compiles(inputs: EngineInputs) -> bool:
     stated = fields.get("mode", fields.get("level"))
     if stated is not None:
         return str(stated).strip().upper() not in _NO_COMPILE_MODES
-    return optimization_level(flags) != 0
+    return level(flags, version) != 0
 
 
 def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:
