@@ -33,9 +33,11 @@ from __future__ import annotations
 from statistics import median
 from typing import Literal
 
+from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
 from kvtop.domain.engines.vllm.compilation import config_fields, level
+from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB
 
@@ -77,17 +79,18 @@ COLD_COMPILE = (
 )
 
 
-def compile_cache_state(loads: tuple[str, ...], misses: tuple[str, ...]) -> CompileCacheState | None:
-    """What a log's lines say of torch.compile's cache: 'cold' where any graph was compiled (`misses`, even beside a
-    load: Inductor ran inside the profile), 'warm' where graphs were only loaded, None where no line says."""
-    if misses:
+def compile_cache_state(log: EngineLog) -> CompileCacheState | None:
+    """What a log's lines say of torch.compile's cache (its ranks' first load and compile lines, `VllmRankLog`): 'cold'
+    where any graph was compiled (even beside a load: Inductor ran inside the profile), 'warm' where graphs were only
+    loaded, None where no line says."""
+    if log.first(VllmRankLog, lambda r: r.compile_cache_misses or None):
         return "cold"
-    return "warm" if loads else None
+    return "warm" if log.first(VllmRankLog, lambda r: r.compile_cache_loads or None) else None
 
 
-def compile_cache_note(loads: tuple[str, ...], misses: tuple[str, ...]) -> str | None:
+def compile_cache_note(log: EngineLog) -> str | None:
     """The note a log's compile lines earn (`WARM_COMPILE_CACHE`, `COLD_COMPILE`); None where no line says."""
-    state = compile_cache_state(loads, misses)
+    state = compile_cache_state(log)
     return None if state is None else WARM_COMPILE_CACHE if state == "warm" else COLD_COMPILE
 
 
