@@ -31,6 +31,10 @@ class StartCacheCharge(BaseModel):
         """The median excess in tokens at the plan's exchange rate (0 where the plan has none: no KV tokens)."""
         return round(self.median_bytes / GIB * tokens_per_gib)
 
+    def spread(self) -> str:
+        """'0.46–2.60 GiB a GPU': the least to the most excess measured (the plan's and `explain`'s words)."""
+        return f"{self.least_bytes / GIB:.2f}–{self.most_bytes / GIB:.2f} GiB a GPU"
+
     def words(self, tokens_per_gib: float) -> str:
         """'torch.compile's cache: not known before a start (not modelled); a first (cold) start on a node charged
         0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,700 tokens of this
@@ -39,7 +43,7 @@ class StartCacheCharge(BaseModel):
         cost = f", ≈ {tokens:,} tokens of this plan" if tokens else ""
         return (
             f"{self.cache}: not known before a start (not modelled); a first (cold) start on a node charged "
-            f"{self.least_bytes / GIB:.2f}–{self.most_bytes / GIB:.2f} GiB a GPU more than a warm one on "
+            f"{self.spread()} more than a warm one on "
             f"{self.pairs} pairs of kvtop's corpus (median {self.median_bytes / GIB:.2f} GiB{cost}), or nothing where "
             f"its kernels were cached; the plan sits between the two, a cold start towards the interval's low end "
             f"({self.source})"

@@ -17,6 +17,8 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.compilation import level
 from kvtop.domain.engines.vllm.compile_cache import (
     COLD_COMPILE,
     COLD_COMPILE_CHARGE,
@@ -86,9 +88,7 @@ def test_explain_names_a_warm_compile_cache_and_only_then() -> None:
 
 
 def _state(text: str) -> str | None:
-    log = parse_engine_log(text)
-    return compile_cache_state(log.first(VllmRankLog, lambda r: r.compile_cache_loads or None) or (),
-                               log.first(VllmRankLog, lambda r: r.compile_cache_misses or None) or ())  # fmt: skip
+    return compile_cache_state(parse_engine_log(text))
 
 
 def test_each_spelling_of_a_cold_compile_reads_as_cold() -> None:
@@ -130,6 +130,8 @@ def test_the_cold_excess_is_the_nine_pairs_of_section_2_6() -> None:
     assert (COLD_COMPILE_CHARGE.least_bytes, COLD_COMPILE_CHARGE.median_bytes, COLD_COMPILE_CHARGE.most_bytes) == (
         round(0.46 * GIB), round(0.98 * GIB), round(2.6 * GIB))  # fmt: skip
     assert COLD_COMPILE_CHARGE.pairs == 9
+    for note in (WARM_COMPILE_CACHE, COLD_COMPILE):  # `explain`'s notes say the plan's figures, not their own
+        assert "0.46–2.60 GiB a GPU on 9 pairs of one launch in kvtop's corpus, median 0.98 GiB" in note
 
 
 def test_a_compiled_plan_names_the_cold_compile_in_its_tokens(capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,6 +158,15 @@ def test_an_eager_or_uncompiled_plan_does_not(capsys: pytest.CaptureFixture[str]
                  ("--engine-version", "0.30.0", "--kv-cache-memory-bytes", "8G"),
                  ("--engine-version", "0.6.6")):  # fmt: skip
         assert CACHE_LINE not in _plan(capsys, *args), args
+
+
+def test_before_v0_12_minus_o0_is_compilation_level_0() -> None:
+    """Before v0.12.0 `-O` is the compilation config (arg_utils.py:934 at v0.11.0): `-O0` / `-O 0` its level 0,
+    NO_COMPILATION, read as compiling nothing; `-O3` (level 3, PIECEWISE) and a JSON object are no optimization level."""
+    at = ResolvedVersion(text="0.11.0")
+    assert level({"O0": True}, at) == 0 and level({"O": "0"}, at) == 0
+    assert level({"O3": True}, at) is None and level({"O": '{"level": 3}'}, at) is None
+    assert level({"O3": True}, ResolvedVersion(text="0.12.0")) == 3
 
 
 def test_the_planner_names_it_with_plans_words() -> None:

@@ -12,6 +12,7 @@ from benchmarks.calibration.corpus import load
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
+from kvtop.domain.engines.vllm import compilation
 from kvtop.domain.engines.vllm import fusion_workspace as fw
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.layout import ParallelLayout
@@ -84,7 +85,8 @@ def test_no_workspace_where_the_pass_builds_none() -> None:
         level = RECORDS[tp2].inputs()
         level = level.model_copy(update={"settings": level.settings.model_copy(update={"flags": flags})})
         assert fw.fusion_workspace(level, 8192) is None
-    assert fw.optimization_level({"O3": True}) == 3 and fw.optimization_level({}) is None
+    at = RECORDS[tp2].inputs().version
+    assert compilation.level({"O3": True}, at) == 3 and compilation.level({}, at) is None
 
 
 def test_what_is_not_read_is_said_not_modelled() -> None:

@@ -70,4 +70,10 @@ def test_the_towers_fp8_attention_is_named_not_modelled() -> None:
     assert said is not None and "qkv_proj and out_proj in FP8" in said
     plain = parse_flags("vllm", ["--engine-version", "0.9.1"])
     assert tower_fp8_not_modelled(served_model(model, plain, v091), plain, v091) is None
-    assert 27 * 4 * 1152 * 1152 == 143_327_232 and 4304 % 64 == 16  # the docstring's figures
+    # the note's weights are in kvtop's tower at the model's dtype: its TP-split linears are, by siglip.py's layer
+    # shapes (v0.9.1: QKVParallelLinear and fc1 split with their biases, out_proj's and fc2's RowParallelLinear biases
+    # whole), 27 blocks of qkv + out_proj (4 × 1,152²: the 143,327,232 weights FP8 holds in 1 B), qkv's bias
+    # (3 × 1,152), fc1 + fc2 (2 × 1,152 × 4,304, the MLP that stays 16-bit) and fc1's bias (4,304)
+    attention = 143_327_232  # tower_fp8.py's docstring figure, 27 × 4 × 1,152²: wrong, the assertion fails
+    assert model.tower is not None
+    assert model.tower.tp_split_params == attention + 27 * (3 * 1152 + 2 * 1152 * 4304 + 4304)

@@ -85,10 +85,10 @@ def graph_config(flags: Mapping[str, object], version: ResolvedVersion) -> Graph
     fields = config_fields(flags, version)
     mode = _mode(fields.get("cudagraph_mode"))
     said = [f"cudagraph_mode {mode}"] if mode else []
-    level = _level(flags, version)
-    if mode is None and level is not None:
-        mode = LEVEL_MODES[level]
-        said.append(f"-O{level}: cudagraph_mode {mode} (OPTIMIZATION_LEVEL_0{level})")
+    stated = _optimization_level(flags, version)  # not `level`: a compilation level 0 before v0.12.0 sets no mode here
+    if mode is None and stated is not None:
+        mode = LEVEL_MODES[stated]
+        said.append(f"-O{stated}: cudagraph_mode {mode} (OPTIMIZATION_LEVEL_0{stated})")
     sizes = _sizes(fields.get("cudagraph_capture_sizes"))
     largest = _positive(fields.get("max_cudagraph_capture_size"), "max_cudagraph_capture_size")
     if sizes is not None:
@@ -178,8 +178,20 @@ def _positive(value: object, name: str) -> int | None:
     return value
 
 
-def _level(flags: Mapping[str, object], version: ResolvedVersion) -> int | None:
-    """The optimization level the launch states (`--optimization-level N`, from v0.12.0 `-ON`, `-O N`)."""
+def level(flags: Mapping[str, object], version: ResolvedVersion) -> int | None:
+    """The optimization level the launch states (`_optimization_level`), where only its 0 (compile nothing) matters:
+    before v0.12.0 `-O0` / `-O 0` is CompilationConfig's level 0, NO_COMPILATION (arg_utils.py:934 at v0.11.0), read
+    as 0 too; its other levels there (1 and 2 Dynamo only, 3 piecewise) are no optimization level: None. An
+    InputError naming the flag for a level vLLM would refuse."""
+    compilation_level_0 = flags.get("O0") is True or str(flags.get("O", "")).strip() == "0"
+    if compilation_level_0 and not O_IS_LEVEL.at(version) and flags.get("optimization-level") is None:
+        return 0
+    return _optimization_level(flags, version)
+
+
+def _optimization_level(flags: Mapping[str, object], version: ResolvedVersion) -> int | None:
+    """The optimization level the launch states (`--optimization-level N`, from v0.12.0 `-ON`, `-O N`); None where
+    it states none (vLLM's default, O2)."""
     stated: list[object] = [flags.get("optimization-level")]
     if O_IS_LEVEL.at(version):
         stated += [flags.get("O"), *(int(key[1]) for key in ("O0", "O1", "O2", "O3") if flags.get(key) is True)]

@@ -33,10 +33,11 @@ from __future__ import annotations
 from statistics import median
 from typing import Literal
 
+from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
-from kvtop.domain.engines.vllm.compilation import config_fields
-from kvtop.domain.engines.vllm.fusion_workspace import optimization_level
+from kvtop.domain.engines.vllm.compilation import config_fields, level
+from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB
 
@@ -62,30 +63,34 @@ COLD_COMPILE_CHARGE = StartCacheCharge(
 )  # fmt: skip
 _NO_COMPILE_MODES = frozenset({"0", "NONE"})
 
+# what a log's compile lines earn in `explain`, their figures the plan's (`COLD_COMPILE_CHARGE`: all the pairs)
+_PAIRS = (f"{COLD_COMPILE_CHARGE.spread()} on {COLD_COMPILE_CHARGE.pairs} pairs of one launch in kvtop's corpus, "
+          f"median {COLD_COMPILE_CHARGE.median_bytes / GIB:.2f} GiB; {COLD_COMPILE_CHARGE.source}")
 WARM_COMPILE_CACHE = (
     "torch.compile's cache: measured warm (the log's 'Directly load …' line): the profile ran no Inductor compile or "
-    "autotuning, so this start charged less than a cold one (0.46-1.74 GiB less on the corpus's pairs of one launch; "
-    "vllm#54383: 0.47 GiB a GPU at v0.28.0); kvtop's plan sits between a warm and a cold start: not modelled"
+    f"autotuning, so this start charged less than a cold one ({_PAIRS}); kvtop's plan sits between a warm and a cold "
+    "start: not modelled"
 )
 COLD_COMPILE = (
-    "torch.compile's cache: measured cold, this start compiled (the log's 'Compiling a graph for …' line): Inductor's compile and "
-    "Triton's autotuning ran inside the profile, which can charge up to ≈ 1.7 GiB (2.6 on a B200) more than a warm "
-    "start of the same launch, or nothing where Inductor's own cache already held the kernels; kvtop's plan sits "
-    "between a warm and a cold start: not modelled"
+    "torch.compile's cache: measured cold, this start compiled (the log's 'Compiling a graph for …' line): Inductor's "
+    "compile and Triton's autotuning ran inside the profile, which can charge more than a warm start of the same "
+    f"launch ({_PAIRS}), or nothing where Inductor's own cache already held the kernels; kvtop's plan sits between a "
+    "warm and a cold start: not modelled"
 )
 
 
-def compile_cache_state(loads: tuple[str, ...], misses: tuple[str, ...]) -> CompileCacheState | None:
-    """What a log's lines say of torch.compile's cache: 'cold' where any graph was compiled (`misses`, even beside a
-    load: Inductor ran inside the profile), 'warm' where graphs were only loaded, None where no line says."""
-    if misses:
+def compile_cache_state(log: EngineLog) -> CompileCacheState | None:
+    """What a log's lines say of torch.compile's cache (its ranks' first load and compile lines, `VllmRankLog`): 'cold'
+    where any graph was compiled (even beside a load: Inductor ran inside the profile), 'warm' where graphs were only
+    loaded, None where no line says."""
+    if log.first(VllmRankLog, lambda r: r.compile_cache_misses or None):
         return "cold"
-    return "warm" if loads else None
+    return "warm" if log.first(VllmRankLog, lambda r: r.compile_cache_loads or None) else None
 
 
-def compile_cache_note(loads: tuple[str, ...], misses: tuple[str, ...]) -> str | None:
+def compile_cache_note(log: EngineLog) -> str | None:
     """The note a log's compile lines earn (`WARM_COMPILE_CACHE`, `COLD_COMPILE`); None where no line says."""
-    state = compile_cache_state(loads, misses)
+    state = compile_cache_state(log)
     return None if state is None else WARM_COMPILE_CACHE if state == "warm" else COLD_COMPILE
 
 
@@ -103,7 +108,7 @@ def compiles(inputs: EngineInputs) -> bool:
     stated = fields.get("mode", fields.get("level"))
     if stated is not None:
         return str(stated).strip().upper() not in _NO_COMPILE_MODES
-    return optimization_level(flags) != 0
+    return level(flags, version) != 0
 
 
 def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:

@@ -268,8 +268,7 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     available = ranked.value if ranked else None
     from_flags, notes = _given(available, logged.weights_bytes, given, gpu_total_bytes)
     notes = [*hardware_notes, *notes]
-    compiled = compile_cache_note(log.first(VllmRankLog, lambda r: r.compile_cache_loads or None) or (),
-                                  log.first(VllmRankLog, lambda r: r.compile_cache_misses or None) or ())  # fmt: skip
+    compiled = compile_cache_note(log)
     if compiled is not None:
         notes.append(compiled)
     missing = []

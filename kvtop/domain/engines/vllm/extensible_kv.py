@@ -131,15 +131,21 @@ def _transfer(settings: LaunchSettings) -> dict[str, object]:
     return flag_json(settings, "kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}')
 
 
+# `_ruled_out`'s launch reasons by vLLM's field names (a log's non-default args, release_calendar.py), in its order,
+# and the cache's own field (stated either way, it names the cache); a KV connector's config is `connector_off_in`'s
+MEMORY_FIELD, BLOCKS_FIELD, ELASTIC_EP_FIELD = "kv_cache_memory_bytes", "num_gpu_blocks_override", "enable_elastic_ep"
+OFF_FIELDS = (MEMORY_FIELD, BLOCKS_FIELD, ELASTIC_EP_FIELD, FLAG[2:].replace("-", "_"))
+
+
 def _ruled_out(settings: LaunchSettings) -> tuple[str, str] | None:
     """(kvtop's words, vLLM's) for the first of `_resolve_extensible_kv_cache`'s `unsupported` reasons kvtop reads
-    off the launch (config/vllm.py:3201-3237 at v0.34.0, in its order); None where none holds."""
+    off the launch (config/vllm.py:3201-3237 at v0.34.0, in its order; `OFF_FIELDS`); None where none holds."""
     measured = "it sizes the KV cache from measured memory, which {} overrides"
     if settings.kv_cache_memory_bytes is not None:
-        return "--kv-cache-memory-bytes overrides it", measured.format("kv_cache_memory_bytes")
+        return "--kv-cache-memory-bytes overrides it", measured.format(MEMORY_FIELD)
     if settings.num_gpu_blocks_override is not None:
-        return "--num-gpu-blocks-override overrides it", measured.format("num_gpu_blocks_override")
-    if flag_set(settings, "enable-elastic-ep"):
+        return "--num-gpu-blocks-override overrides it", measured.format(BLOCKS_FIELD)
+    if flag_set(settings, ELASTIC_EP_FIELD.replace("_", "-")):
         return ("elastic EP", "elastic EP scale-up skips warmup and reuses the profiled KV cache size, so no "
                               "measurement would size the cache")  # fmt: skip
     ruled = ruled_out_by_connector(_transfer(settings))

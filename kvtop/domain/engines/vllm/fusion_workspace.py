@@ -54,14 +54,13 @@ Blackwell's workspace at v0.19.0-v0.24.x: `fusion_blackwell_trtllm.py` (trtllm o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.compilation import stated_pass_config, unread_fields
+from kvtop.domain.engines.vllm.compilation import level, stated_pass_config, unread_fields
 from kvtop.domain.engines.vllm.compilation_aliases import fuse_allreduce_rms
 from kvtop.domain.engines.vllm.fusion_blackwell import blackwell_era, blackwell_max_size, mnnvl_request_bytes
 from kvtop.domain.engines.vllm.fusion_blackwell_trtllm import MULTICAST, trtllm_era
@@ -198,16 +197,6 @@ def allocation_held_bytes(
     return sum(round_up(round_up(size, 16) + SIGNAL_PAD_BYTES, allocation_granularity) for size in sizes)
 
 
-def optimization_level(flags: Mapping[str, object]) -> int | None:
-    """The launch's -O level (`-O0` … `-O3`, `-O 1`, `--optimization-level 1`); None where it states none (O2)."""
-    for key, value in flags.items():
-        if key in ("O0", "O1", "O2", "O3"):
-            return int(key[1])
-        if key in ("O", "optimization-level") and str(value).isdigit():
-            return int(str(value))
-    return None
-
-
 def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> FusionWorkspace | None:
     """The workspace this launch's ranks hold in vLLM's non-torch memory; None where the fusion pass builds none.
     `--compilation-config.pass_config.fuse_allreduce_rms` (compilation_aliases.py): false holds none; true where the
@@ -270,8 +259,8 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
     pp_off, dp_off = SPLIT_OFF_ERAS.at(inputs.version)
     if pp_off and layout.pp > 1 or dp_off and layout.dp > 1:
         return None  # enable_allreduce_rms_fusion off for pipeline stages / data parallelism at this release
-    level = optimization_level(inputs.settings.flags)
-    if level is not None and level < 2:
+    stated = level(inputs.settings.flags, inputs.version)
+    if stated is not None and stated < 2:
         return None  # OPTIMIZATION_LEVEL_00 / _01 (config/vllm.py, read at v0.33.0): fuse_allreduce_rms False
     capability = compute_capability(inputs.gpu_name)
     if capability is None or capability[0] < 9:

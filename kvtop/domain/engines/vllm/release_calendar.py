@@ -8,7 +8,7 @@ import json
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion, VersionSource, resolve
-from kvtop.domain.engines.vllm.extensible_kv import children_read, connector_off_in
+from kvtop.domain.engines.vllm.extensible_kv import OFF_FIELDS, children_read, connector_off_in
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.engines.vllm.v0_charge import CALENDAR_BEFORE_06
 
@@ -42,11 +42,9 @@ def _v0_lines(log: EngineLog) -> bool:
 
 # what a sized log without v0.34.0's 'Memory after warmup' line is read as, with no version line or date
 PRE_EXTENSIBLE_RELEASE = "0.33.0"
-# launch arguments (vLLM's field names) under which v0.34.0 sizes the cache without the extensible KV cache and so
-# prints no 'Memory after warmup' line (config/vllm.py:3180-3263 _resolve_extensible_kv_cache); a KV connector's
-# config is asked of `extensible_kv.connector_off_in` (`_connector_may_turn_it_off`)
-_EXTENSIBLE_OFF_ARGS = ("kv_cache_memory_bytes", "num_gpu_blocks_override", "enable_elastic_ep",
-                        "enable_extensible_kv_cache")  # fmt: skip
+# launch arguments under which v0.34.0 sizes the cache without the extensible KV cache, and so prints no 'Memory after
+# warmup' line, are `extensible_kv.OFF_FIELDS`; a KV connector's config is asked of `extensible_kv.connector_off_in`
+# (`_connector_may_turn_it_off`)
 TRANSFER_ARG = "kv_transfer_config"
 
 
@@ -74,7 +72,7 @@ def _sized_without_warmup_line(log: EngineLog) -> bool:
     ranks = log.ranks(VllmRankLog)
     sized = any(r.kv_cache_tokens for r in ranks)
     measured = any(r.warmup_sizings for r in ranks)
-    off = any(key in log.server_args for key in _EXTENSIBLE_OFF_ARGS) or _connector_may_turn_it_off(log)
+    off = any(key in log.server_args for key in OFF_FIELDS) or _connector_may_turn_it_off(log)
     return sized and not measured and not off
 
 
