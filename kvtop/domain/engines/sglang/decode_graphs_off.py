@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from kvtop.domain.deployment_flags import flag_int, flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.span import serving_role
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.span import ServingRole
 
 PREFILL_NODE = "a PD prefill node"
@@ -56,9 +56,10 @@ def check_decode_phase_flags(inputs: EngineInputs) -> None:
         raise InputError(f"SGLang {inputs.version.label} has no {typed} ({era.source})", field=typed)
 
 
-def _typed_off(inputs: EngineInputs) -> str | None:
-    """The launch's own switch-off of the decode graphs, as typed, or None."""
-    s = inputs.settings
+def decode_graphs_off(s: LaunchSettings) -> str | None:
+    """The launch's own switch-off of the decode graphs, as typed, or None: SGLang's decode backend is then
+    `disabled` (0.5.14 server_args.py:2949-2956, 0.5.15 :3214-3216, 0.5.23 arg_groups/cuda_graph_hook.py:60-69),
+    which both the graphs' term and, from 0.5.15, the DeepEP reserve test (deployment_eras.py)."""
     if flag_text(s, BACKEND_FLAG[2:]) == OFF_VALUE:
         return f"{BACKEND_FLAG} {OFF_VALUE}"
     if flag_set(s, OFF_FLAG[2:]):
@@ -78,7 +79,7 @@ def decode_graphs_off_reason(inputs: EngineInputs) -> str | None:
         return None
     if prefill_node(inputs):
         return PREFILL_NODE
-    return _typed_off(inputs)
+    return decode_graphs_off(inputs.settings)
 
 
 def dp_padding_off(inputs: EngineInputs) -> bool:
@@ -96,14 +97,15 @@ DECODE_NODE_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
-def decode_node_activation_tokens(inputs: EngineInputs, max_bs: int) -> int | None:
+def decode_node_activation_tokens(inputs: EngineInputs, max_bs: int, speculating: bool) -> int | None:
     """The activation tokens of a PD decode node at a release that sizes them to the decode batch; None elsewhere.
-    With speculative decoding and no --speculative-num-draft-tokens, refused: SGLang picks the count."""
+    With speculative decoding (`speculating`: deployment.setup's spec_method) and no --speculative-num-draft-tokens,
+    refused: SGLang picks the count."""
     decode_node = serving_role(inputs.settings) is ServingRole.DECODE
     if not decode_node or not era_for(DECODE_NODE_ERAS, inputs.version).value:
         return None
     draft = flag_int(inputs.settings, "speculative-num-draft-tokens", least=1)
-    if draft is None and deployment_setup(inputs.settings).spec_method is not None:
+    if draft is None and speculating:
         raise UnsupportedModelError("a PD decode node's activation reserve scales with the draft tokens SGLang picks "
                                     "when --speculative-num-draft-tokens is not typed: not modelled",
                                     field="--speculative-num-draft-tokens")  # fmt: skip

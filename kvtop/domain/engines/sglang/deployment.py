@@ -49,6 +49,7 @@ from kvtop.domain.deployment_math import (
     lora_unmodelled_reason,
     redundant_expert_bytes,
 )
+from kvtop.domain.engines.sglang.decode_graphs_off import decode_graphs_off
 from kvtop.domain.engines.sglang.deployment_eras import (
     HICACHE_ALIGN_ERAS,
     HICACHE_DEFAULT_RATIO,
@@ -315,9 +316,7 @@ def _deepep(inputs: TermInputs) -> list[BudgetTerm]:
     share is given); before, nothing did: they come out of the runtime reserve (an AFTER_POOL term sized
     by the figure v0.5.15 adopted)."""
     mib, source = deepep_reserve_mib(inputs.version)
-    graphs = not flag_set(inputs.settings, "disable-cuda-graph")
-    prefill = serving_role(inputs.settings) is ServingRole.PREFILL
-    if not graphs or prefill:
+    if decode_graphs_off(inputs.settings) or serving_role(inputs.settings) is ServingRole.PREFILL:
         return []
     setting = "--moe-a2a-backend deepep"
     if mib and inputs.settings.mem_fraction_static is None:

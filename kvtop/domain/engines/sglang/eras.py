@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from kvtop.domain.deployment_flags import flag_set, flag_text
+from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
 from kvtop.domain.engines.sglang.decode_graphs_off import (
+    decode_graphs_off,
     decode_graphs_off_reason,
     decode_node_activation_tokens,
     dp_padding_off,
+    prefill_node,
 )
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import (
@@ -168,7 +170,8 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
     max_bs, bs_why = (graph_bs, "") if graph_bs else class_decode_max_bs(
         inputs, default_bs[0 if lay.tp < 4 else 1], gpu_mib, multimodal
     )
-    decode_node = decode_node_activation_tokens(inputs, max_bs)  # from 0.5.15 (decode_graphs_off.py)
+    speculating = deployment_setup(s).spec_method is not None
+    decode_node = decode_node_activation_tokens(inputs, max_bs, speculating)  # from 0.5.15 (decode_graphs_off.py)
     activation_tokens = decode_node or max(chunked if chunked > 0 else s.max_prefill_tokens or 16384, 2048)
     decode_off = decode_graphs_off_reason(inputs)  # from 0.5.15: a PD prefill node, --disable-cuda-graph
     graph: float = 0 if decode_off else 2 * max_bs
@@ -224,9 +227,7 @@ def deployment_reserve_mib(inputs: EngineInputs) -> tuple[float, str]:
         if mib:
             total += mib
             parts.append(f"{mib} of it the {setup.spec_method} draft")
-    if setup.a2a_backend == "deepep" and not flag_set(inputs.settings, "disable-cuda-graph") and (
-        flag_text(inputs.settings, "disaggregation-mode") or ""
-    ) != "prefill":
+    if setup.a2a_backend == "deepep" and not decode_graphs_off(inputs.settings) and not prefill_node(inputs):
         mib = deepep_reserve_mib(inputs.version)[0]
         if mib:
             total += mib
