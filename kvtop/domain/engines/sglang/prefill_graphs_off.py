@@ -54,11 +54,13 @@ from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.multimodal import is_multimodal
+from kvtop.domain.engines.sglang.span import serving_role
 from kvtop.domain.engines.sglang.torch_compile import torch_compile_on
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec
+from kvtop.domain.span import ServingRole
 
 _MINIMAX_M3 = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
 # the multimodal classes whose prefill graphs may stay on (a backend's allowlist, the union over backends)
@@ -169,7 +171,7 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
     """Which conditions of `LAUNCH_ERAS` the launch meets (the launch read once, every condition answered)."""
     s, lay, m = inputs.settings, inputs.layout, inputs.model
     setup = deployment_setup(s)
-    mode = flag_text(s, "disaggregation-mode") or "null"
+    role = serving_role(s)  # --disaggregation-mode, read once (span.py)
     return {
         SPECULATIVE: setup.spec_method is not None,
         DP_ATTENTION: lay.dp_attention,
@@ -178,8 +180,8 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
         A2A_UNVALIDATED: setup.a2a_backend is not None and setup.a2a_backend not in _BREAKABLE_A2A,
         LORA: setup.lora,
         HICACHE: setup.host_kv is not None,
-        PD_ANY: mode != "null",
-        PD_DECODE: mode == "decode",
+        PD_ANY: role is not ServingRole.WHOLE,
+        PD_DECODE: role is ServingRole.DECODE,
         EPLB: flag_set(s, "enable-eplb"),
         TORCH_COMPILE: torch_compile_on(inputs),
         MLA: m.mla is not None,
