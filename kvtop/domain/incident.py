@@ -2,7 +2,7 @@
 
 "GPU 3 (rank TP3 of sglang:41000) loses 128,660 tokens to pid 4242 (python, 6.00 GiB, started 2d
 ago) — stop it, then restart sglang:41000 to recover them; or keep it and restart with
---mem-fraction-static 0.83 to win back 22,750 of them". Every figure is the finding's (the waterfall's
+--mem-fraction-static 0.83 to win back 22,750 tokens per rank". Every figure is the finding's (the waterfall's
 term, the pid's bytes, the alternative `keep_running` priced): the sentence only arranges them. The
 dashboard's top line and `kvtop diagnose` print the same sentence; where a terminal is too narrow for
 it, the line takes the longest of its shorter forms that fits (`IncidentAnswer.within`), each the
