@@ -360,10 +360,9 @@ def verdict_line(result: Explanation) -> str:
         line = f"verdict: MATCH{with_estimate} — the logged capacity lies inside the predicted interval"
         return line + (f": {_implied(estimated)}" if estimated is not None else "")
     if result.verdict == "mismatch" and result.gap_tokens:
-        # the bytes are the tokens at kvtop's own cell (`Explanation.gap_bytes`), which a geometry mismatch says is
-        # wrong: named, so a gap of 94.92 GiB on a 16 GiB card reads as what it is
-        cell = abs((result.gap_bytes or 0) // result.gap_tokens)
-        at = f"{fmt_both(result.gap_bytes or 0)} at kvtop's {cell:,} B per token"
+        # the bytes are the tokens at kvtop's own cell (`Explanation.gap_bytes`, `kv_bytes_per_token`), which a
+        # geometry mismatch says is wrong: named, so a gap of 94.92 GiB on a 16 GiB card reads as what it is
+        at = f"{fmt_both(result.gap_bytes or 0)} at kvtop's {result.kv_bytes_per_token or 0:,} B per token"
         side = "above" if result.gap_tokens > 0 else "below"
         return (f"verdict: MISMATCH{with_estimate} by {result.gap_tokens:+,} tokens (the log's capacity {side} the "
                 f"predicted interval; {at}): {result.cause}")  # fmt: skip

@@ -2,7 +2,7 @@
 
 "GPU 3 (rank TP3 of sglang:41000) loses 128,660 tokens to pid 4242 (python, 6.00 GiB, started 2d
 ago) — stop it, then restart sglang:41000 to recover them; or keep it and restart with
---mem-fraction-static 0.83 to win back 22,750 of them". Every figure is the finding's (the waterfall's
+--mem-fraction-static 0.83 to win back 22,750 tokens per rank". Every figure is the finding's (the waterfall's
 term, the pid's bytes, the alternative `keep_running` priced): the sentence only arranges them. The
 dashboard's top line and `kvtop diagnose` print the same sentence; where a terminal is too narrow for
 it, the line takes the longest of its shorter forms that fits (`IncidentAnswer.within`), each the
@@ -39,7 +39,7 @@ _PROCESS_RULES = (Rule.CO_TENANT, Rule.ORPHAN_WORKER)
 
 
 class IncidentAnswer(BaseModel):
-    """The answer (`sentence`) and its shorter forms, longest first; `severity` None when all is clear."""
+    """The answer (`sentence`, the first form) and its forms with fewer words; `severity` None when all is clear."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -52,11 +52,12 @@ class IncidentAnswer(BaseModel):
         return self.forms[0]
 
     def within(self, width: int) -> str:
-        """The longest form of at most `width` characters; the shortest cut with '…' when none fits."""
-        fitting = next((form for form in self.forms if len(form) <= width), None)
-        if fitting is not None:
-            return fitting
-        shortest = self.forms[-1]
+        """The longest form of at most `width` characters (the first of equal ones); the shortest cut with '…' when
+        none fits. By length, not by place: a form with fewer words is not always shorter (a long `--flag` fix)."""
+        fitting = [form for form in self.forms if len(form) <= width]
+        if fitting:
+            return max(fitting, key=len)
+        shortest = min(self.forms, key=len)
         return shortest[: max(width - 1, 0)] + "…" if width > 0 else ""
 
 
@@ -172,7 +173,7 @@ def _forms(snapshot: NodeSnapshot, finding: Finding) -> tuple[str, ...]:
     # the cause's cost (the finding's waterfall term), said as what the processes take: not the rank's whole gap
     # against its clean plan (the GPU row's figure), which also holds kvtop's own miss (engine vs prediction)
     loses = f"loses {finding.tokens:,} tokens to"
-    return _longest_first(
+    return _unique(
         f"{where} {loses} {who} — {verb} {it}{recover}{alternative}",
         f"{where} {loses} {who_brief} — {verb} {it}{recover}{alternative}",
         f"{where} {loses} {who_brief} — {verb} {it}{restart}{brief_alternative}",
@@ -198,11 +199,6 @@ def _keep_it(alternative: FlagAlternative, it: str) -> str:
 
 def _unique(*forms: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(forms))
-
-
-def _longest_first(*forms: str) -> tuple[str, ...]:
-    """The forms, longest first (ties in the order given), so `within` takes the longest that fits."""
-    return tuple(sorted(_unique(*forms), key=len, reverse=True))
 
 
 def _gpu(finding: Finding) -> str:

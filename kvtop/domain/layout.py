@@ -270,12 +270,13 @@ def _attention_split_fault(
 def fitting_tps(model: ModelSpec, layout: ParallelLayout) -> tuple[int, ...]:
     """The TP sizes, at most the layout's own, whose attention split the model's heads allow (the same test as
     `validate_layout`): what a refused TP names instead, on the GPUs the launch asked for. Under DP attention each
-    is a multiple of the DP size (attention TP = TP ÷ DP); 1 attention rank always fits."""
+    is a multiple of the DP size (attention TP = TP ÷ DP); with `--dcp` each attention TP is one the decode context
+    parallel size divides (`validate_layout`'s next test), so a size named is one that passes; none may."""
     shapes = _attention_shapes(model)
     heads = [shape.heads for shape in shapes] + ([model.state.num_heads] if model.state is not None else [])
     most = min([layout.attn_tp, *heads])  # a split must divide every head count, so none above the fewest
     return tuple(tp * layout.attn_dp for tp in range(1, most + 1)
-                 if _attention_split_fault(model, shapes, tp, layout.gpus) is None)  # fmt: skip
+                 if tp % layout.dcp == 0 and _attention_split_fault(model, shapes, tp, layout.gpus) is None)  # fmt: skip
 
 
 def _or_list(sizes: tuple[int, ...]) -> str:
@@ -298,7 +299,8 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
                           field="--tp")  # fmt: skip
     fault = _attention_split_fault(model, _attention_shapes(model), layout.attn_tp, layout.gpus)
     if fault is not None:  # the TPs that would work on the GPUs asked, named with the reason
-        use = f"use TP {_or_list(fitting_tps(model, layout))}"
+        sizes = fitting_tps(model, layout)
+        use = f"use TP {_or_list(sizes)}" if sizes else f"no TP up to {layout.tp:,} splits them with --dcp {layout.dcp}"
         raise LayoutError(f"{fault}{'; ' if ': ' in fault else ': '}{use}", field="--tp", source=model.source)
     # EP on a model without experts is the engine's call, asked first (EngineRules.expert_parallel_without_experts)
     if layout.ep > 1 and model.moe is not None:

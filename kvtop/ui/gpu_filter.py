@@ -4,9 +4,9 @@
 gpu:3   gpu:3,5   gpu3   3     the GPU with that NVML index (a bare number also matches a pid)
 pid:4242                       a GPU one of whose processes has that pid
 state:lost  state:tight        the GPU's state (ok, lost, error, mig, …), `tight` (★), `finding`
-                               (named by a warning or critical finding), `short` (a measured cause costs
-                               the rank tokens: the row's −N tok, the waterfall's `cause_tokens`),
-                               `orphan` (held by a dead server's workers), `idle` (no process)
+                               (named by a warning or critical finding), `short` (the rank holds fewer
+                               tokens than its clean prediction: the row's −N tok, the waterfall's
+                               `change_tokens`), `orphan` (held by a dead server's workers), `idle` (no process)
 engine:sglang  engine:41000    the engine's kind, id or server pid (substring)
 llama   jupyter   tp3          plain text: model, process names and titles, user, rank label;
                                a state's name (`tight`, `lost`) typed plain matches that state too

@@ -70,10 +70,13 @@ def field_error(err: KvtopError, engine: EngineId | None = None) -> FieldError:
     return FieldError(key, f"{FIELD_BY_KEY[key].label}: {text}")
 
 
-def model_load_error(ref: str, err: KvtopError) -> str:
+def model_load_error(ref: str, err: KvtopError | OSError) -> str:
     """The model loader's error as the model field says it: "model: 'REF': WHY" where it names the CLI's flag and
     the reference typed (the loader's own "--model: WHY in REF", whose flag the planner has no field of and whose
-    trailing "in REF" read as part of the reason); any other error as the loader words it, after "model: "."""
+    trailing "in REF" read as part of the reason); a file it could not read as "model: cannot read 'REF': WHY"; any
+    other error as the loader words it, after "model: "."""
     if isinstance(err, InputError) and err.field == "--model" and err.source == ref:
         return f"model: {ref!r}: {err.detail}"
+    if isinstance(err, OSError):
+        return f"model: cannot read {ref!r}: {err}"
     return f"model: {err}"

@@ -124,6 +124,23 @@ def test_a_refused_tp_names_the_tps_the_heads_allow(tp: int, said: str) -> None:
         validate_layout(qwen, ParallelLayout(tp=tp))
 
 
+@pytest.mark.parametrize(
+    ("dcp", "use"),
+    [
+        # Qwen2.5-7B's 28 heads and 4 KV heads split over 1, 2 or 4 ranks; --dcp 4 must divide the attention TP too
+        (4, "use TP 4"),
+        (8, "no TP up to 8 splits them with --dcp 8"),  # 8 divides none of 1, 2, 4
+    ],
+)
+def test_the_tps_named_also_pass_the_decode_context_split(dcp: int, use: str) -> None:
+    qwen = load("Qwen--Qwen2.5-7B-Instruct.json")
+    said = f"--tp: 28 attention heads do not divide over attention TP 8: {use}"
+    with pytest.raises(LayoutError, match="^" + re.escape(said)):
+        validate_layout(qwen, ParallelLayout(tp=8, dcp=dcp))
+    if dcp == 4:  # the TP named passes both tests
+        validate_layout(qwen, ParallelLayout(tp=4, dcp=dcp))
+
+
 def test_under_dp_attention_the_tps_named_are_the_dp_size_times_an_attention_split() -> None:
     """DeepSeek-V3's 128 MLA heads over TP 24 ÷ DP 8 = 3 attention ranks: 1 and 2 split them, i.e. TP 8 and 16."""
     v3 = load("deepseek-ai--DeepSeek-V3.json")

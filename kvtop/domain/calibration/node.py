@@ -18,7 +18,7 @@ from kvtop.domain.architectures.config_dtype import DTYPE_BYTES
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.engines.versions import parse_release
+from kvtop.domain.engines.versions import newest_release
 from kvtop.domain.explanation import Explanation
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.launch import LaunchSettings
@@ -56,10 +56,7 @@ def rules_release(engine: str, version: str | None) -> str | None:
     """The release whose rules read a start or plan of `version`: the one stated, else the newest release kvtop
     models for the engine (what a launch naming none is planned and explained as: `NOT_STATED`'s latest rules);
     None where the engine's calendar names no release (llama.cpp's builds)."""
-    if version is not None:
-        return version
-    known = [(key, day.release) for day in engine_rules(engine).calendar if (key := parse_release(day.release))]
-    return max(known)[1] if known else None
+    return version if version is not None else newest_release(engine_rules(engine).calendar)
 
 
 def dtype_width(dtype: str | None, model: ModelSpec) -> int | str:

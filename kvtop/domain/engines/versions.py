@@ -229,6 +229,13 @@ def release_on(calendar: Sequence[ReleaseDate], day: date) -> str | None:
     return found
 
 
+def newest_release(calendar: Sequence[ReleaseDate]) -> str | None:
+    """The newest release `calendar` names, by release order (not by day: a patch of an older line may be tagged
+    later); None where it names none (llama.cpp's builds)."""
+    known = [(key, day.release) for day in calendar if (key := parse_release(day.release)) is not None]
+    return max(known)[1] if known else None
+
+
 def from_flag(text: str, calendar: Sequence[ReleaseDate] = ()) -> ResolvedVersion:
     """The release `--engine-version` names; outside the releases kvtop models (`calendar`), it says
     which rules apply instead: the newest's above them, the oldest era's below."""
@@ -238,8 +245,7 @@ def from_flag(text: str, calendar: Sequence[ReleaseDate] = ()) -> ResolvedVersio
     if release is not None and known:
         newest, oldest = max(known), min(known)
         if release > newest:
-            name = next(day.release for day in calendar if parse_release(day.release) == newest)
-            detail += f" (newer than {name}, the newest release kvtop models: its rules apply)"
+            detail += f" (newer than {newest_release(calendar)}, the newest release kvtop models: its rules apply)"
         elif release < oldest:
             name = next(day.release for day in calendar if parse_release(day.release) == oldest)
             detail += f" (older than {name}, the oldest release kvtop models: the oldest rules apply)"

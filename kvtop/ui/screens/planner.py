@@ -415,10 +415,8 @@ class PlannerScreen(NodeScreen):
         by the loader (its `override`)."""
         try:
             self.post_message(self.ModelLoaded(ref, self._loader(ref, override=override), None, override))
-        except KvtopError as err:
+        except (KvtopError, OSError) as err:
             self.post_message(self.ModelLoaded(ref, None, model_load_error(ref, err), override))
-        except OSError as err:
-            self.post_message(self.ModelLoaded(ref, None, f"model: cannot read {ref!r}: {err}", override))
 
     @on(ModelLoaded)
     def model_loaded(self, message: ModelLoaded) -> None:

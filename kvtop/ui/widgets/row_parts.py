@@ -21,8 +21,9 @@ observed bar, NVML used and the KV pool's use.
 ```
 
 The state cell (`OK`, `LOST`, …) shows a rank's capacity against its clean prediction when the
-capacity waterfall has moved it (`GpuRowData.capacity`, e.g. `−129k tok`: the tokens every rank
-lost; the findings and the ledger say to which cause): the row draws that cell, it never derives a figure.
+capacity waterfall has moved it (`GpuRowData.capacity`, e.g. `−129k tok`: the waterfall's `change_tokens`,
+kvtop's own miss included; the findings and the ledger say what each cause costs): the row draws that cell, it
+never derives a figure.
 """
 
 from __future__ import annotations
