@@ -83,12 +83,15 @@ def test_a_dirty_source_build_dates_itself() -> None:
     assert build_date("0.1.dev15312+g690e127b1") is None
 
 
-def test_the_source_builds_log_takes_the_latest_rules_and_says_why() -> None:
+def test_the_source_builds_log_is_read_as_a_release_before_the_extensible_cache_and_says_why() -> None:
     """`v0.1.dev15312+g690e127b1` used to parse as release 0.1 — older than every era, the oldest rules.
-    The log has no year in its lines (`INFO 04-22 …`), so no date rules either: the latest rules, said."""
+    The log has no year in its lines (`INFO 04-22 …`), so no date rules either. It sized its KV cache without v0.34.0's
+    'Memory after warmup' line, and its connector (P2pNcclConnector) keeps v0.34.0's extensible cache on
+    (config/vllm.py:3194-3260 at v0.34.0): so a release before v0.34.0, read as 0.33.0 and said to be approximate."""
     log = read_engine_log(CASES / "vllm/srcbuild-dev15312-qwen3-vl-8b-init-failed/engine.log")
     assert log.engine_version == "0.1.dev15312+g690e127b1"
     assert log.release_version is None
+    assert "P2pNcclConnector" in log.server_args["kv_transfer_config"]
     version = vllm_version(log)
-    assert version.text is None and version.source is VersionSource.NOT_STATED
-    assert "0.1.dev15312+g690e127b1 (log line 8) is a source build whose version names no release" in version.detail
+    assert version.text == "0.33.0" and version.approximate and version.source is VersionSource.LOG
+    assert "extensible KV cache" in version.detail and "a release before v0.34.0" in version.detail
