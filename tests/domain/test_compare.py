@@ -47,6 +47,13 @@ LLAMA70_TP4_BPT = 80 * 2 * 2 * 128 * 2  # 81,920 B
 # tokens (config/cache.py:185). With the non-KV memory taken as resident (no peak told apart) the margin is the floor.
 VLLM_MARGIN = GIB
 VLLM_BLOCK = 64
+# v0.34.0 maps each of Llama-70B's 80 layer regions in whole 2 MiB VMM granules (v1/worker/extensible_kv_cache.py:304-318
+# blocks_within): blocks = ⌊available ÷ (80 × 2 MiB)⌋ × 2 MiB ÷ (64 tokens × 1,024 B a layer a token at TP4)
+VLLM_GRANULE = 2 * MIB
+
+
+def vllm_granule_tokens(available: int) -> int:
+    return available // (80 * VLLM_GRANULE) * VLLM_GRANULE // (VLLM_BLOCK * LLAMA70_TP4_BPT // 80) * VLLM_BLOCK
 # SGLang's automatic fraction (sglang.md §5, the latest era): reserve 512 + 1.5 × chunked 8192 + tp 4 ÷ 8 × 1024
 # + 2 × decode graph bs 512 + 8 × 58 prefill-graph sizes = 14,800 MiB; round((81,559 − 14,800) ÷ 81,559, 3) = 0.819.
 # Budget (§4): int((after load − pre-load × (1 − 0.819)) in GiB × 2^30)
@@ -131,10 +138,11 @@ def test_each_engines_tokens_per_rank_by_hand() -> None:
     assert sglang.memory_fraction == SGLANG_FRACTION and sglang.kv_budget_bytes == SGLANG_BUDGET == 33_883_317_207
     assert sglang.token_capacity == SGLANG_BUDGET // LLAMA70_TP4_BPT == 413_614
     # vLLM 0.34.0 (the header's rule): min(ceil(total × 1.0) − weights − 2 GiB non-KV, pre-load − weights − 2 GiB
-    # − 1 GiB margin); blocks of 64 tokens × 81,920 B; the logged tokens blocks × 64
+    # − 1 GiB margin); blocks of 64 tokens in whole 2 MiB granules a layer (273 granules: 8,736 blocks, where the
+    # unrounded 560,832 tokens would need 274); the logged tokens blocks × 64
     available = min(H100 - LLAMA70_WEIGHTS - 2 * GIB, PRE_LOAD - LLAMA70_WEIGHTS - 2 * GIB - VLLM_MARGIN)
     assert vllm.kv_budget_bytes == available == 45_947_011_072
-    assert vllm.token_capacity == available // (VLLM_BLOCK * LLAMA70_TP4_BPT) * VLLM_BLOCK == 560_832
+    assert vllm.token_capacity == vllm_granule_tokens(available) == 559_104
     # LMDeploy, TurboMind's object cache (lmdeploy.md §3): size_t(free after weights × 0.8) ÷ 64-token blocks
     cache = int(FREE_AFTER_WEIGHTS * 0.8)
     assert lmdeploy.kv_budget_bytes == cache and lmdeploy.token_capacity == cache // (64 * LLAMA70_TP4_BPT) * 64 == 480_128
@@ -218,7 +226,7 @@ def test_an_engine_that_cannot_hold_the_budget_says_so_with_the_most_it_reaches(
     most = min(H100 - LLAMA70_WEIGHTS - 30 * GIB, PRE_LOAD - LLAMA70_WEIGHTS - 30 * GIB - VLLM_MARGIN)
     assert vllm.method is SameBudgetMethod.MOST and not vllm.reached
     assert vllm.flags == ("--tensor-parallel-size", "4", "--gpu-memory-utilization", "1")
-    assert vllm.token_capacity == most // (VLLM_BLOCK * LLAMA70_TP4_BPT) * VLLM_BLOCK == 193_856
+    assert vllm.token_capacity == vllm_granule_tokens(most) == 192_512  # 94 granules a layer: 3,008 blocks
     # TensorRT-LLM at a fraction of 1: free after weights − 30 GiB = 16,955,981,824 B
     trtllm = same["trtllm"]
     assert not trtllm.reached and trtllm.kv_budget_bytes == (FREE_AFTER_WEIGHTS - 30 * GIB) // LLAMA70_TP4_BPT // 32 * 32 * LLAMA70_TP4_BPT
