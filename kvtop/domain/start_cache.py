@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 
 class StartCacheCharge(BaseModel):
@@ -35,6 +35,10 @@ class StartCacheCharge(BaseModel):
         """'0.46–2.60 GiB a GPU': the least to the most excess measured (the plan's and `explain`'s words)."""
         return f"{self.least_bytes / GIB:.2f}–{self.most_bytes / GIB:.2f} GiB a GPU"
 
+    def median(self) -> str:
+        """'0.98 GiB': the median excess a GPU (the plan's and `explain`'s words)."""
+        return gib(self.median_bytes)
+
     def words(self, tokens_per_gib: float) -> str:
         """'torch.compile's cache: not known before a start (not modelled); a first (cold) start on a node charged
         0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,700 tokens of this
@@ -44,7 +48,7 @@ class StartCacheCharge(BaseModel):
         return (
             f"{self.cache}: not known before a start (not modelled); a first (cold) start on a node charged "
             f"{self.spread()} more than a warm one on "
-            f"{self.pairs} pairs of kvtop's corpus (median {self.median_bytes / GIB:.2f} GiB{cost}), or nothing where "
+            f"{self.pairs} pairs of kvtop's corpus (median {self.median()}{cost}), or nothing where "
             f"its kernels were cached; the plan sits between the two, a cold start towards the interval's low end "
             f"({self.source})"
         )

@@ -72,8 +72,24 @@ def test_o_is_the_compilation_config_before_v0_12() -> None:
     """At v0.11.0 `-O` is `--compilation-config` (`-O3` its level, no graph field), from v0.12.0 the level."""
     old = ResolvedVersion(text="0.11.0")
     assert graph_config({"O": '{"cudagraph_mode": "PIECEWISE"}'}, old).mode == "PIECEWISE"
-    assert graph_config({"O": "0"}, old).mode is None
     assert graph_config({"O": "0"}, ResolvedVersion(text="0.12.0")).mode == "NONE"
+
+
+@pytest.mark.parametrize(("flags", "release", "mode"), [
+    ({"O0": True}, "0.11.0", "NONE"),  # level 0, NO_COMPILATION: config/__init__.py:361-382 sets cudagraph_mode NONE
+    ({"O": "0"}, "0.11.2", "NONE"),  # config/vllm.py:465-501 (the level read as CompilationMode 0)
+    ({"O2": True}, "0.10.1", "NONE"),  # level 2, Dynamo once: not PIECEWISE, no graphs (:3554-3560)
+    ({"compilation-config": "1"}, "0.11.0", "NONE"),  # CompilationConfig.from_cli: a digit is the level
+    ({"O3": True}, "0.11.0", None),  # PIECEWISE: vLLM's default mode holds
+    ({"O0": True}, "0.10.0", None),  # config.py:4585-4591: V1 sets level PIECEWISE whatever -O says
+    ({"O0": True}, "0.9.0", None),  # config.py:4305-4322 at v0.9.0.1, the same
+    ({"O0": True, "compilation-config.cudagraph_mode": "FULL"}, "0.11.0", "FULL"),  # a stated mode wins
+])  # fmt: skip
+def test_a_compilation_level_below_3_captures_no_graphs_at_v0_10_1_to_v0_11(
+        flags: dict[str, object], release: str, mode: str | None) -> None:
+    """v0.10.1 … v0.11.2 (vllm#19340): where the config states no cudagraph_mode, a stated compilation level other
+    than 3 (PIECEWISE) leaves it NONE, read in each release's wheel; before v0.10.1 V1 compiled at level 3 anyway."""
+    assert graph_config(flags, ResolvedVersion(text=release)).mode == mode
 
 
 @pytest.mark.parametrize(("tokens", "field"), [

@@ -129,7 +129,7 @@ def test_the_cold_excess_is_the_nine_pairs_of_section_2_6() -> None:
     the least 0.46, the median (the fifth of nine) 0.98, the most 2.6."""
     assert (COLD_COMPILE_CHARGE.least_bytes, COLD_COMPILE_CHARGE.median_bytes, COLD_COMPILE_CHARGE.most_bytes) == (
         round(0.46 * GIB), round(0.98 * GIB), round(2.6 * GIB))  # fmt: skip
-    assert COLD_COMPILE_CHARGE.pairs == 9
+    assert COLD_COMPILE_CHARGE.pairs == 9 and COLD_COMPILE_CHARGE.median() == "0.98 GiB"
     for note in (WARM_COMPILE_CACHE, COLD_COMPILE):  # `explain`'s notes say the plan's figures, not their own
         assert "0.46–2.60 GiB a GPU on 9 pairs of one launch in kvtop's corpus, median 0.98 GiB" in note
 
@@ -166,6 +166,7 @@ def test_before_v0_12_minus_o0_is_compilation_level_0() -> None:
     at = ResolvedVersion(text="0.11.0")
     assert level({"O0": True}, at) == 0 and level({"O": "0"}, at) == 0
     assert level({"O3": True}, at) is None and level({"O": '{"level": 3}'}, at) is None
+    assert level({"compilation-config": "0"}, at) == 0  # CompilationConfig.from_cli: a digit is the level
     assert level({"O3": True}, ResolvedVersion(text="0.12.0")) == 3
 
 

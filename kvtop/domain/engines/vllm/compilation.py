@@ -16,8 +16,9 @@ The fields that move the memory vLLM charges for graphs (v0.22.0 config/compilat
 :847-852), `cudagraph_capture_sizes` (de-duplicated, those above max_num_batched_tokens dropped: config/vllm.py
 `_set_cudagraph_sizes`, :1669-1680) and `max_cudagraph_capture_size` (the default sizes stop there, :1647-1661).
 The optimization level sets the mode where the config does not: O0 NONE, O1 PIECEWISE, O2 and O3 FULL_AND_PIECEWISE
-(config/vllm.py:188-272 at v0.22.0, `OPTIMIZATION_LEVEL_TO_CONFIG`; from v0.12.0). What the attention backend
-downgrades (a backend without FULL graphs) is not read. `--max-cudagraph-capture-size` is read as its field and
+(config/vllm.py:188-272 at v0.22.0, `OPTIMIZATION_LEVEL_TO_CONFIG`; from v0.12.0); from v0.10.1 to v0.11.2 a stated
+compilation level other than 3 sets NONE (`COMPILATION_LEVEL_SETS_MODE`; before, V1 compiled at level 3 whatever).
+What the attention backend downgrades (a backend without FULL graphs) is not read. `--max-cudagraph-capture-size` is read as its field and
 `pass_config.fuse_allreduce_rms` by fusion_workspace.py (compilation_aliases.py); `--cuda-graph-sizes` (v0.9.0 to v0.12.0)
 as the sizes it sets (graph_sizes.py). `pass_config` is read whichever the spelling (`stated_pass_config`: the whole
 JSON's object or the dotted `--compilation-config.pass_config.<field>`), its fuse_allreduce_rms by fusion_workspace.py.
@@ -55,6 +56,17 @@ O_IS_LEVEL: Eras[bool] = Eras((
     Era("0.12.0", True, "arg_utils.py:1128-1138 at v0.12.0: `-cc` the compilation config, `-O` the optimization level"),
 ))  # fmt: skip
 LEVEL_MODES = {0: "NONE", 1: "PIECEWISE", 2: "FULL_AND_PIECEWISE", 3: "FULL_AND_PIECEWISE"}
+# Before v0.12.0 `-O N` is CompilationConfig's level. Whether a stated level sets the V1 graphs' mode where the config
+# states no cudagraph_mode: VllmConfig.__post_init__ makes it NONE unless the level is 3 (PIECEWISE); V0's graphs read
+# enforce_eager alone (kvtop reads the mode from v0.18.0, where no V0 runs). A level 3 keeps vLLM's default mode.
+COMPILATION_LEVEL_SETS_MODE: Eras[bool] = Eras((
+    Era("", False, "config.py:4305-4322 at v0.9.0.1, :4585-4591 at v0.10.0: V1 (not eager) sets level PIECEWISE "
+                   "whatever the launch states, so graphs are captured at -O0 too (vllm#20997)"),
+    Era("0.10.1", True, "vllm#19340: the level a launch states kept; config/__init__.py:3529-3560 at v0.10.1, :336-382 at "
+                        "v0.11.0, config/vllm.py:440-501 at v0.11.1 and v0.11.2: cudagraph_mode NONE unless level 3"),
+    Era("0.12.0", False, "`-O` is the optimization level (LEVEL_MODES)"),
+))  # fmt: skip
+PIECEWISE_LEVEL = 3  # CompilationLevel.PIECEWISE (CompilationMode.VLLM_COMPILE at v0.11.1 and v0.11.2)
 DOTTED = f"{CONFIG_FLAG.lstrip('-')}."  # a dotted field's key in the launch's flags
 # A dotted field beside the whole JSON: FlexibleArgumentParser.parse_args gathers the dotted fields into one object and
 # appends it as a further `--compilation-config JSON` after the other arguments, and argparse keeps the last value of
@@ -85,10 +97,14 @@ def graph_config(flags: Mapping[str, object], version: ResolvedVersion) -> Graph
     fields = config_fields(flags, version)
     mode = _mode(fields.get("cudagraph_mode"))
     said = [f"cudagraph_mode {mode}"] if mode else []
-    stated = _optimization_level(flags, version)  # not `level`: a compilation level 0 before v0.12.0 sets no mode here
+    stated = _optimization_level(flags, version)
+    compiled = compilation_level(flags, version) if COMPILATION_LEVEL_SETS_MODE.at(version) else None
     if mode is None and stated is not None:
         mode = LEVEL_MODES[stated]
         said.append(f"-O{stated}: cudagraph_mode {mode} (OPTIMIZATION_LEVEL_0{stated})")
+    elif mode is None and compiled is not None and compiled != PIECEWISE_LEVEL:
+        mode = "NONE"
+        said.append(f"-O{compiled}: compilation level {compiled}, not PIECEWISE: cudagraph_mode NONE")
     sizes = _sizes(fields.get("cudagraph_capture_sizes"))
     largest = _positive(fields.get("max_cudagraph_capture_size"), "max_cudagraph_capture_size")
     if sizes is not None:
@@ -180,13 +196,26 @@ def _positive(value: object, name: str) -> int | None:
 
 def level(flags: Mapping[str, object], version: ResolvedVersion) -> int | None:
     """The optimization level the launch states (`_optimization_level`), where only its 0 (compile nothing) matters:
-    before v0.12.0 `-O0` / `-O 0` is CompilationConfig's level 0, NO_COMPILATION (arg_utils.py:934 at v0.11.0), read
+    before v0.12.0 a compilation level 0 (`compilation_level`) is NO_COMPILATION (arg_utils.py:934 at v0.11.0), read
     as 0 too; its other levels there (1 and 2 Dynamo only, 3 piecewise) are no optimization level: None. An
     InputError naming the flag for a level vLLM would refuse."""
-    compilation_level_0 = flags.get("O0") is True or str(flags.get("O", "")).strip() == "0"
-    if compilation_level_0 and not O_IS_LEVEL.at(version) and flags.get("optimization-level") is None:
+    if compilation_level(flags, version) == 0 and flags.get("optimization-level") is None:
         return 0
     return _optimization_level(flags, version)
+
+
+def compilation_level(flags: Mapping[str, object], version: ResolvedVersion) -> int | None:
+    """Before v0.12.0, the compilation level `-ON`, `-O N` or `--compilation-config N` states (CompilationConfig.
+    from_cli: a digit is the level, arg_utils.py:934 at v0.11.0); None where it states none, from v0.12.0, or in a
+    JSON object (its "level" field is not read: `unread_fields` names it)."""
+    if O_IS_LEVEL.at(version):
+        return None
+    named = [int(key[1]) for key in ("O0", "O1", "O2", "O3") if flags.get(key) is True]
+    for value in (*named, flags.get("O"), flags.get(CONFIG_FLAG.lstrip("-"))):
+        text = str(value).strip() if value is not None else ""
+        if text in ("0", "1", "2", "3"):
+            return int(text)
+    return None
 
 
 def _optimization_level(flags: Mapping[str, object], version: ResolvedVersion) -> int | None:

@@ -65,7 +65,7 @@ _NO_COMPILE_MODES = frozenset({"0", "NONE"})
 
 # what a log's compile lines earn in `explain`, their figures the plan's (`COLD_COMPILE_CHARGE`: all the pairs)
 _PAIRS = (f"{COLD_COMPILE_CHARGE.spread()} on {COLD_COMPILE_CHARGE.pairs} pairs of one launch in kvtop's corpus, "
-          f"median {COLD_COMPILE_CHARGE.median_bytes / GIB:.2f} GiB; {COLD_COMPILE_CHARGE.source}")
+          f"median {COLD_COMPILE_CHARGE.median()}; {COLD_COMPILE_CHARGE.source}")
 WARM_COMPILE_CACHE = (
     "torch.compile's cache: measured warm (the log's 'Directly load …' line): the profile ran no Inductor compile or "
     f"autotuning, so this start charged less than a cold one ({_PAIRS}); kvtop's plan sits between a warm and a cold "
