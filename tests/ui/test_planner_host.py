@@ -38,10 +38,11 @@ def cli_low_end(capsys: pytest.CaptureFixture[str], *flags: str) -> int:
     return int(json.loads(capsys.readouterr().out)["token_capacity_min"])
 
 
-async def test_the_desktop_field_moves_the_low_end_as_plan_desktop_does(planner_on, capsys: pytest.CaptureFixture[str]
+async def test_the_desktop_field_moves_the_low_end_as_plan_desktop_does(
+    planner_on, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SGLang's pool is the free memory before the load × its fraction (0.818 at TP8 on an H100) less the weights
-    (docs/engines/sglang.md §4), so DESKTOP_HELD_BYTES less free is 0.818 × it ÷ 40, 960 B (≈ 7, 958 tokens at 380 MiB) fewer at
+    (docs/engines/sglang.md §4), so DESKTOP_HELD_BYTES less free is 0.818 × it ÷ 40,960 B (≈ 7,958 tokens at 380 MiB) fewer at
     the low end; the centre (what the engine gives where no desktop takes more) stays."""
     async with planner_on(size=(120, 50)) as (_, pilot, screen):
         assert screen.query_one("#plan-desktop", Select).value == "off"
