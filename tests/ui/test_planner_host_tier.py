@@ -50,10 +50,8 @@ async def test_a_host_tier_larger_than_the_host_is_refused_with_both_figures(mak
         assert "800.00 GiB, within the host's 2,048.00 GiB" in shown(screen, "#plan-result")
 
 
-async def test_a_host_tier_on_a_node_whose_host_is_not_read_is_said_not_checked(make_app, healthy_snapshot):
-    app = make_app(healthy_snapshot)  # the fake node reads no host memory
-    async with app.run_test(size=(160, 50)) as pilot:
-        screen = await open_planner(pilot)
+async def test_a_host_tier_on_a_node_whose_host_is_not_read_is_said_not_checked(planner_on):
+    async with planner_on(size=(160, 50)) as (_, pilot, screen):  # the fake node reads no host memory
         await retype(pilot, "#plan-host_kv_gib", "9999")
         assert "no host memory was read, so whether the node holds it is not checked" in shown(screen, "#plan-result")
         assert not screen.query_one("#plan-host_kv_gib", Input).has_class("-invalid")
