@@ -157,4 +157,5 @@ def test_the_planner_grown_past_a_node_at_vllm_0_10_2_copies_one_line_without_nn
     assert shlex.split(line) == ["--tensor-parallel-size", "16"]
     newer = on_its_nodes(base.model_copy(update={"engine_version": "0.11.1"}),
                          base.model_copy(update={"tp": 16, "engine_version": "0.11.1"}), 8)  # fmt: skip
-    assert "--nnodes" in copied_lines(engine_flag_list(newer, with_model=False, launch=node_launch(newer)), node_launch(newer))
+    newer_launch = node_launch(newer)
+    assert "--nnodes" in copied_lines(engine_flag_list(newer, with_model=False, launch=newer_launch), newer_launch)
