@@ -1,5 +1,5 @@
 """vLLM's SigLIP vision tower under `--quantization fp8` at load: its attention linears are quantized, its MLP only
-where its widths divide by 64 (docs/engines/vllm.md §3.8, "SigLIP's attention under online FP8").
+where its widths divide by 64 (docs/engines/vllm.md §3, "SigLIP's attention under online FP8").
 
 Read in the wheels of v0.8.0, v0.9.1 and v0.34.0 (models/siglip.py, gemma3_mm.py, layers/quantization/fp8.py):
 - the classes that build siglip.py's tower pass the launch's quant config to it (`SiglipVisionModel(config.
