@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.calibration.corpus import Record, load_all
+from benchmarks.calibration.corpus import Record, by_id
 from benchmarks.calibration.evaluate import blind
 from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_KEY
 from kvtop.domain.calibration.estimate import CapacityPlan, engine_fits, planned_capacity
@@ -27,7 +27,7 @@ from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules
 from kvtop.domain.gpus import gpu_key
 from kvtop.domain.wording import GIB
 
-CORPUS = {record.id: record for records in load_all().values() for record in records}
+CORPUS = by_id()
 # the corpus's fits as the committed blocks hold them: every engine's, and the engine-neutral ones
 COMMITTED = committed_fits({key: fit for engine in ENGINE_IDS for key, fit in engine_rules(engine).calibration.FITS.items()})
 RECORDS = (

@@ -301,6 +301,11 @@ def load_all() -> dict[str, list[Record]]:
     return {engine: load(engine) for engine in ENGINE_IDS if (CORPUS / f"{engine}.jsonl").exists()}
 
 
+def by_id() -> dict[str, Record]:
+    """Every engine's records by their `id` (`load_all`), for a reader that names the records it checks."""
+    return {record.id: record for records in load_all().values() for record in records}
+
+
 @dataclass(frozen=True)
 class GpuTotal:
     """CUDA's total of a GPU model as a source printed it outside an engine's log (`gpus.jsonl`: a

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.calibration.corpus import load_all
+from benchmarks.calibration.corpus import by_id
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.wording import GIB, MIB
 
-RECORDS = {record.id: record for records in load_all().values() for record in records}
+RECORDS = by_id()
 
 # (record, the slice's MiB as its source gives it, the tokens its engine printed)
 SLICES = [
