@@ -95,7 +95,7 @@ def _with_calibrated_weights(weights: WeightsBook, measured: MeasuredInputs) -> 
     if not extra or measured.weights_bytes:
         return weights
     row = WeightRow(component=CALIBRATED_WEIGHTS_ROW, params=0, bytes=extra, shards=1, bytes_per_param=0.0,
-                    note="the calibrated weights term beyond the book (docs/calibration.md)")  # fmt: skip
+                    note="the loader's bytes beyond the checkpoint: the calibrated weights term (docs/calibration.md)")  # fmt: skip
     return WeightsBook(rows=(*weights.rows, row))
 
 
