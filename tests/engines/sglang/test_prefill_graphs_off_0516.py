@@ -78,3 +78,20 @@ def test_the_piecewise_graphs_refuse_listed_classes_to_0_5_13(config: str, tp: s
     assert fraction == expected
     off = expected in (0.897, 0.900) and version != "0.5.15.post1"
     assert ("off for a model class piecewise graphs refuse" in source) == off
+
+
+KIMI_LINEAR = "heldout/wave5/moonshotai--Kimi-Linear-48B-A3B-Instruct.json"  # linear_attn_config.kda_layers
+KIMI_K3_TEXT = "recon/recon--moonshotai--Kimi-K3-text.json"  # KimiK3LinearForCausalLM
+
+
+@pytest.mark.parametrize("config", [KIMI_LINEAR, KIMI_K3_TEXT])
+@pytest.mark.parametrize(("version", "expected"), [("0.5.19", 0.890), ("0.5.20", 0.900), ("0.5.23", 0.900)])
+def test_kda_hybrid_linear_attention_drops_the_breakable_graphs_from_0_5_20(
+    config: str, version: str, expected: float
+) -> None:
+    """0.5.20 arg_groups/cuda_graph_hook.py:281-286 (0.5.23:185) `uses_kda_attention` (configs/model_config.py:183-205:
+    `linear_attn_config.kda_layers`). Kimi-Linear at TP 4 reserves 14,336 MiB without graphs → round(0.90029, 3) =
+    0.900; at 0.5.19 with the MLA graphs' 1,536 MiB (0.5.17 server_args.py:4910) 15,872 → round(0.88960, 3) = 0.890."""
+    fraction, source = _fraction(config, version, ["--tp", "4"])
+    assert fraction == expected
+    assert ("off for KDA hybrid linear attention" in source) == (version != "0.5.19")

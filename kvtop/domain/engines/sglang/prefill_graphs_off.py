@@ -39,8 +39,9 @@ The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
 - v0.5.19 … v0.5.23 (arg_groups/cuda_graph_hook.py): PP > 1 turns them off by default (0.5.19 :122, 0.5.23 :150);
   the rest as 0.5.18 (0.5.19 :262, 0.5.20 :267, 0.5.21 :275, 0.5.22 :138, 0.5.23 :170; decode node 0.5.19 :580,
   0.5.23 :568-575; memory_hook.py:381); 0.5.23 keeps DeepSeek-V4's graphs only for a prefill CP kvtop refuses.
-Not modelled: from v0.5.20 KDA hybrid linear attention turns them off (`uses_kda_attention`, a config kvtop's model
-does not carry); two-batch overlap and attention CP are refused flags (flags_unmodelled.py); a multimodal model on
+- v0.5.20 … v0.5.23: KDA hybrid linear attention too (`uses_kda_attention`, configs/model_config.py:183-205 at 0.5.20:
+  Kimi-Linear's `linear_attn_config.kda_layers`, `_KDA`).
+Not modelled: two-batch overlap and attention CP are refused flags (flags_unmodelled.py); a multimodal model on
 the piecewise allowlist runs tc_piecewise (0.5.17 server_args.py:4349-4360), whose own rules are not applied.
 0.5.14 was not read: the earlier release's rules are taken.
 
@@ -95,6 +96,7 @@ MLA_NOT_DSA = "an MLA model other than DSA"  # 0.5.17 only
 NEMOTRON_H = "NemotronH"  # 0.5.17 only
 DSV4 = "DeepSeek-V4"  # 0.5.15 … 0.5.23 (0.5.15.post1 server_args.py:3355-3358)
 DCP = "decode context parallel"
+KDA = "KDA hybrid linear attention"  # 0.5.20 … 0.5.23
 REFUSED_CLASS = "a model class piecewise graphs refuse"  # 0.5.10 … 0.5.13, `PCG_REFUSED_ERAS`
 _UNTIL_0_5_13 = (REFUSED_CLASS, DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
 LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
@@ -110,6 +112,9 @@ LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
         "server_args.py _disable_breakable_cudagraph_if_incompatible (0.5.18:4666): no MLA or NemotronH rule"),
     Era("0.5.19", (PIPELINE, DSV4, DCP, A2A_UNVALIDATED, PD_DECODE),
         "arg_groups/cuda_graph_hook.py PP > 1 (0.5.19:122, 0.5.23:150), breakable rules (0.5.19:262, 0.5.23:170)"),
+    Era("0.5.20", (PIPELINE, KDA, DSV4, DCP, A2A_UNVALIDATED, PD_DECODE),
+        "arg_groups/cuda_graph_hook.py breakable rules open with KDA (0.5.20:281-286, 0.5.21:290, 0.5.22:153, "
+        "0.5.23:185)"),
 ))  # fmt: skip
 # configs/model_config.py is_deepseek_dsa (0.5.17:106-121): these classes with an indexer (index_topk)
 _DSA_ARCHS = frozenset({
@@ -133,6 +138,11 @@ PCG_REFUSED_ERAS: Eras[tuple[frozenset[str], bool]] = Eras((  # (classes, every 
     Era("0.5.13", (_REFUSED_ALWAYS | _DSV4_0_5_12, False),
         "configs/model_config.py:1579-1585 (no DeepSeek-V3.2 / GLM-5 DSA), no is_deepseek_nsa :330-332"),
 ))  # fmt: skip
+# configs/model_config.py uses_kda_attention (0.5.20:183-205): `linear_attn_config.kda_layers` in the config or its
+# text_config, which the classes of kvtop's kimi_linear family carry (architectures/table_hybrid.py; Kimi-Linear,
+# Kimi-K3); Ling-3's KDA (BailingMoeV3) has no such field, and the other branch (layer_types "linear_attention" with
+# linear_num_heads / linear_head_dim) matches no class kvtop models
+_KDA = frozenset({"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration", "KimiK3LinearForCausalLM"})
 _BREAKABLE_A2A = frozenset({"deepep", "megamoe", "flashinfer"})  # cuda_graph_hook.py:225 (0.5.23)
 
 
@@ -212,6 +222,7 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
         NEMOTRON_H: m.architecture in _NEMOTRON_H,
         DSV4: m.architecture in _DSV4,
         DCP: s.dcp > 1,
+        KDA: m.architecture in _KDA,
     }
 
 
