@@ -95,3 +95,15 @@ def test_kda_hybrid_linear_attention_drops_the_breakable_graphs_from_0_5_20(
     fraction, source = _fraction(config, version, ["--tp", "4"])
     assert fraction == expected
     assert ("off for KDA hybrid linear attention" in source) == (version != "0.5.19")
+
+
+@pytest.mark.parametrize(("version", "kept"), [("0.5.15.post1", False), ("0.5.16", True), ("0.5.17", True)])
+def test_qwen3_5_keeps_the_breakable_graphs_from_0_5_16(version: str, kept: bool) -> None:
+    """0.5.15.post1's breakable rule drops every multimodal model (server_args.py:3374); 0.5.16 lets the classes of
+    `multimodal_breakable_cuda_graph_supported_model_archs` keep them (configs/model_config.py:1785, server_args.py
+    :3800-3805). Qwen3.5-27B at TP 2: 13,568 MiB reserve, with the 58 sizes × 8 MiB 14,032 (the multimodal factor
+    applies after, the same in both)."""
+    source = _fraction("heldout/Qwen--Qwen3.5-27B.json", version, ["--tp", "2"])[1]
+    assert ("− 14032 MiB reserve" if kept else "− 13568 MiB reserve") in source
+    assert ("464 of it prefill graphs" in source) == kept
+    assert ("off for a multimodal model" in source) == (not kept)

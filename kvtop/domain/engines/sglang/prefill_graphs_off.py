@@ -10,8 +10,10 @@ The multimodal model (each backend with its allowlist, the union kept):
 - v0.5.10 … v0.5.13 server_args.py `_handle_piecewise_cuda_graph` (every `model_config.is_multimodal`;
   0.5.10.post1:1109, 0.5.11:1228, 0.5.13:1374);
 - v0.5.15.post1 `_disable_tc_piecewise_cudagraph_if_incompatible` (:3301, unless
-  `is_multimodal_piecewise_cuda_graph_supported`, configs/model_config.py:1780) and
-  `_disable_breakable_cudagraph_if_incompatible` (:3374, every multimodal model);
+  `is_multimodal_piecewise_cuda_graph_supported`, configs/model_config.py:1716) and
+  `_disable_breakable_cudagraph_if_incompatible` (:3374, every multimodal model: the CUDA default's);
+- v0.5.16 … v0.5.22 the piecewise list's classes switched to tc_piecewise (0.5.16 server_args.py:3663-3671), the
+  breakable list's kept (0.5.16 :3800-3805, configs/model_config.py:1785; `PCG_KEPT_ERAS`);
 - v0.5.23 arg_groups/cuda_graph_hook.py:231 (configs/model_config.py :2489 piecewise, :2501 breakable allowlists).
 
 The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
@@ -67,16 +69,31 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec
 
 _MINIMAX_M3 = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
-# the multimodal classes whose prefill graphs may stay on (a backend's allowlist, the union over backends)
+_QWEN3_5 = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+_KIMI_K25, _COHERE2_VISION = "KimiK25ForConditionalGeneration", "Cohere2VisionForConditionalGeneration"
+_0_5_18_BREAKABLE = _QWEN3_5 | {"InternS2MobiusForConditionalGeneration", "MuseGlimmerForConditionalGeneration",
+                                "KimiK3ForConditionalGeneration", _KIMI_K25}
+_0_5_20_BREAKABLE = _0_5_18_BREAKABLE | {_COHERE2_VISION, "PaddleOCRVLForConditionalGeneration",
+                                         "Glm5NextForConditionalGeneration"}
+# the multimodal classes whose prefill graphs may stay on (a backend's allowlist, the union kept). From 0.5.16 a class
+# on the piecewise list leaves the breakable default for tc_piecewise (0.5.16 server_args.py:3663-3671); 0.5.15.x
+# has no such switch, so its breakable rule drops every multimodal model (0.5.15.post1 server_args.py:3374; its
+# piecewise list, model_config.py:1716, Cohere2-Vision, only serves a tc_piecewise the CUDA default is not)
 PCG_KEPT_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "server_args.py _handle_piecewise_cuda_graph: every multimodal model off (0.5.10 … 0.5.13)"),
-    Era("0.5.15.post1", _MINIMAX_M3, "configs/model_config.py:1780 multimodal_piecewise_cuda_graph_supported_archs"),
-    Era("0.5.23", _MINIMAX_M3 | {
-        "KimiK25ForConditionalGeneration", "Cohere2VisionForConditionalGeneration", "Glm5NextForConditionalGeneration",
-        "InternS2MobiusForConditionalGeneration", "PaddleOCRVLForConditionalGeneration",
-        "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
-        "MuseGlimmerForConditionalGeneration", "MuseSparkForConditionalGeneration", "KimiK3ForConditionalGeneration",
-    }, "configs/model_config.py:2489 (piecewise) and :2501 (breakable) allowlists"),
+    Era("0.5.16", _MINIMAX_M3 | _QWEN3_5 | {_KIMI_K25, _COHERE2_VISION},
+        "configs/model_config.py:1776 (piecewise) and :1785 (breakable) allowlists (0.5.17 :1839, :1848)"),
+    Era("0.5.18", _MINIMAX_M3 | _0_5_18_BREAKABLE | {_COHERE2_VISION},
+        "configs/model_config.py:1908 (piecewise) and :1921 (breakable) allowlists"),
+    Era("0.5.19", _MINIMAX_M3 | _0_5_18_BREAKABLE | {_COHERE2_VISION, "PaddleOCRVLForConditionalGeneration"},
+        "configs/model_config.py:1973 (piecewise) and :1985 (breakable) allowlists"),
+    Era("0.5.20", _MINIMAX_M3 | _0_5_20_BREAKABLE,
+        "configs/model_config.py:2195 (piecewise) and :2207 (breakable) allowlists (0.5.21 :2295, :2307)"),
+    Era("0.5.22", _MINIMAX_M3 | _0_5_20_BREAKABLE | {"Qwen4ExpForConditionalGeneration"},
+        "configs/model_config.py:2376 (piecewise) and :2388 (breakable) allowlists"),
+    Era("0.5.23", _MINIMAX_M3 | _0_5_20_BREAKABLE | {"Qwen4ExpForConditionalGeneration",
+                                                    "MuseSparkForConditionalGeneration"},
+        "configs/model_config.py:2489 (piecewise) and :2501 (breakable) allowlists"),
 ))  # fmt: skip
 
 # the launch conditions that turn the prefill graphs off, by the words the reserve's reason prints
