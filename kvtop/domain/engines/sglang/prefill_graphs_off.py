@@ -10,21 +10,28 @@ The multimodal model (each backend with its allowlist, the union kept):
 - v0.5.10 … v0.5.13 server_args.py `_handle_piecewise_cuda_graph` (every `model_config.is_multimodal`;
   0.5.10.post1:1109, 0.5.11:1228, 0.5.13:1374);
 - v0.5.15.post1 `_disable_tc_piecewise_cudagraph_if_incompatible` (:3301, unless
-  `is_multimodal_piecewise_cuda_graph_supported`, configs/model_config.py:1780) and
-  `_disable_breakable_cudagraph_if_incompatible` (:3374, every multimodal model);
+  `is_multimodal_piecewise_cuda_graph_supported`, configs/model_config.py:1716) and
+  `_disable_breakable_cudagraph_if_incompatible` (:3374, every multimodal model: the CUDA default's);
+- v0.5.16 … v0.5.22 the piecewise list's classes switched to tc_piecewise (0.5.16 server_args.py:3663-3671), the
+  breakable list's kept (0.5.16 :3800-3805, configs/model_config.py:1785; `PCG_KEPT_ERAS`);
 - v0.5.23 arg_groups/cuda_graph_hook.py:231 (configs/model_config.py :2489 piecewise, :2501 breakable allowlists).
 
 The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
+- v0.5.10 … v0.5.13, first, the model class (`is_piecewise_cuda_graph_disabled_model`, 0.5.10 server_args.py:1086,
+  0.5.11:1202, 0.5.12:1309, 0.5.13:1350; the classes by release in `PCG_REFUSED_ERAS`);
 - v0.5.10 … v0.5.10.post1 `_handle_piecewise_cuda_graph` (0.5.10.post1:1078-1139): speculative decoding (:1089),
   DP attention (:1092), PP > 1 (:1098), any MoE A2A backend (:1104), LoRA (:1107), hierarchical cache (:1123),
   any PD disaggregation mode (:1129), EPLB (:1135), and `--enable-torch-compile` (0.5.10 :1095; torch_compile.py);
 - v0.5.11 … v0.5.13 the same less speculative decoding (0.5.11:1194-1261, 0.5.12:1301-1368, 0.5.13:1342-1410; torch
   compile :1208, :1315, :1356);
-- v0.5.15, v0.5.15.post1, v0.5.16 (0.5.15's server_args.py differs from 0.5.15.post1's in one line, :4807, and its
+- v0.5.15, v0.5.15.post1 (0.5.15's server_args.py differs from 0.5.15.post1's in one line, :4807, and its
   cuda_graph_config.py not at all): the prefill default on CUDA is the breakable backend (model_executor/cuda_graph_config.py
-  `default_prefill_backend`, 0.5.15.post1:95), which drops its graphs for an MLA model, LoRA, any MoE A2A backend
-  and DP attention (0.5.15.post1 server_args.py:3352, :3364-3372; 0.5.16:3774, :3792-3799); a PD decode node reserves none
-  (`disaggregation_mode != "decode"`, 0.5.15.post1:3662; 0.5.16 `_apply_cuda_graph_disaggregation_roles` :3680);
+  `default_prefill_backend`, 0.5.15.post1:95), which drops its graphs for an MLA model, DeepSeek-V4 (`is_deepseek_v4`,
+  configs/model_config.py:118-122), LoRA, any MoE A2A backend and DP attention (0.5.15.post1 server_args.py:3352,
+  :3355-3358, :3365-3372); a PD decode node reserves none (`disaggregation_mode != "decode"`, 0.5.15.post1:3662);
+- v0.5.16 (server_args.py `_disable_breakable_cudagraph_if_incompatible` :3763-3815): the same plus DCP > 1 (:3787-3790;
+  MLA :3774, DeepSeek-V4 :3777-3780 with a third class, configs/model_config.py:123-128, LoRA :3792, A2A :3794-3797,
+  DP attention :3799); a PD decode node `_apply_cuda_graph_disaggregation_roles` :3684-3686;
 - v0.5.17 (server_args.py `_disable_breakable_cudagraph_if_incompatible` :4452-4512): LoRA, DP attention and the
   deepep / megamoe / flashinfer A2A backends keep the graphs (so DeepEP's 1 GiB capture term applies:
   deployment_eras.BREAKABLE_DEEPEP_ERAS); off for an MLA model other than DSA (`is_deepseek_dsa`: `_DSA_ARCHS` with an
@@ -34,8 +41,9 @@ The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
 - v0.5.19 … v0.5.23 (arg_groups/cuda_graph_hook.py): PP > 1 turns them off by default (0.5.19 :122, 0.5.23 :150);
   the rest as 0.5.18 (0.5.19 :262, 0.5.20 :267, 0.5.21 :275, 0.5.22 :138, 0.5.23 :170; decode node 0.5.19 :580,
   0.5.23 :568-575; memory_hook.py:381); 0.5.23 keeps DeepSeek-V4's graphs only for a prefill CP kvtop refuses.
-Not modelled: from v0.5.20 KDA hybrid linear attention turns them off (`uses_kda_attention`, a config kvtop's model
-does not carry); two-batch overlap and attention CP are refused flags (flags_unmodelled.py); a multimodal model on
+- v0.5.20 … v0.5.23: KDA hybrid linear attention too (`uses_kda_attention`, configs/model_config.py:183-205 at 0.5.20:
+  Kimi-Linear's `linear_attn_config.kda_layers`, `_KDA`).
+Not modelled: two-batch overlap and attention CP are refused flags (flags_unmodelled.py); a multimodal model on
 the piecewise allowlist runs tc_piecewise (0.5.17 server_args.py:4349-4360), whose own rules are not applied.
 0.5.14 was not read: the earlier release's rules are taken.
 
@@ -63,16 +71,31 @@ from kvtop.domain.model import AttentionKind, ModelSpec
 from kvtop.domain.span import ServingRole
 
 _MINIMAX_M3 = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
-# the multimodal classes whose prefill graphs may stay on (a backend's allowlist, the union over backends)
+_QWEN3_5 = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+_KIMI_K25, _COHERE2_VISION = "KimiK25ForConditionalGeneration", "Cohere2VisionForConditionalGeneration"
+_0_5_18_BREAKABLE = _QWEN3_5 | {"InternS2MobiusForConditionalGeneration", "MuseGlimmerForConditionalGeneration",
+                                "KimiK3ForConditionalGeneration", _KIMI_K25}
+_0_5_20_BREAKABLE = _0_5_18_BREAKABLE | {_COHERE2_VISION, "PaddleOCRVLForConditionalGeneration",
+                                         "Glm5NextForConditionalGeneration"}
+# the multimodal classes whose prefill graphs may stay on (a backend's allowlist, the union kept). From 0.5.16 a class
+# on the piecewise list leaves the breakable default for tc_piecewise (0.5.16 server_args.py:3663-3671); 0.5.15.x
+# has no such switch, so its breakable rule drops every multimodal model (0.5.15.post1 server_args.py:3374; its
+# piecewise list, model_config.py:1716, Cohere2-Vision, only serves a tc_piecewise the CUDA default is not)
 PCG_KEPT_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "server_args.py _handle_piecewise_cuda_graph: every multimodal model off (0.5.10 … 0.5.13)"),
-    Era("0.5.15.post1", _MINIMAX_M3, "configs/model_config.py:1780 multimodal_piecewise_cuda_graph_supported_archs"),
-    Era("0.5.23", _MINIMAX_M3 | {
-        "KimiK25ForConditionalGeneration", "Cohere2VisionForConditionalGeneration", "Glm5NextForConditionalGeneration",
-        "InternS2MobiusForConditionalGeneration", "PaddleOCRVLForConditionalGeneration",
-        "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
-        "MuseGlimmerForConditionalGeneration", "MuseSparkForConditionalGeneration", "KimiK3ForConditionalGeneration",
-    }, "configs/model_config.py:2489 (piecewise) and :2501 (breakable) allowlists"),
+    Era("0.5.16", _MINIMAX_M3 | _QWEN3_5 | {_KIMI_K25, _COHERE2_VISION},
+        "configs/model_config.py:1776 (piecewise) and :1785 (breakable) allowlists (0.5.17 :1839, :1848)"),
+    Era("0.5.18", _MINIMAX_M3 | _0_5_18_BREAKABLE | {_COHERE2_VISION},
+        "configs/model_config.py:1908 (piecewise) and :1921 (breakable) allowlists"),
+    Era("0.5.19", _MINIMAX_M3 | _0_5_18_BREAKABLE | {_COHERE2_VISION, "PaddleOCRVLForConditionalGeneration"},
+        "configs/model_config.py:1973 (piecewise) and :1985 (breakable) allowlists"),
+    Era("0.5.20", _MINIMAX_M3 | _0_5_20_BREAKABLE,
+        "configs/model_config.py:2195 (piecewise) and :2207 (breakable) allowlists (0.5.21 :2295, :2307)"),
+    Era("0.5.22", _MINIMAX_M3 | _0_5_20_BREAKABLE | {"Qwen4ExpForConditionalGeneration"},
+        "configs/model_config.py:2376 (piecewise) and :2388 (breakable) allowlists"),
+    Era("0.5.23", _MINIMAX_M3 | _0_5_20_BREAKABLE | {"Qwen4ExpForConditionalGeneration",
+                                                    "MuseSparkForConditionalGeneration"},
+        "configs/model_config.py:2489 (piecewise) and :2501 (breakable) allowlists"),
 ))  # fmt: skip
 
 # the launch conditions that turn the prefill graphs off, by the words the reserve's reason prints
@@ -90,20 +113,27 @@ TORCH_COMPILE = "--enable-torch-compile"  # refused before 0.5.10 (torch_compile
 MLA = "an MLA model"  # the model, not the launch: breakable graphs drop MLA (0.5.15.post1 … 0.5.16)
 MLA_NOT_DSA = "an MLA model other than DSA"  # 0.5.17 only
 NEMOTRON_H = "NemotronH"  # 0.5.17 only
-DSV4 = "DeepSeek-V4"  # 0.5.16 … 0.5.23 (taken from 0.5.17, the first release read with it)
+DSV4 = "DeepSeek-V4"  # 0.5.15 … 0.5.23 (0.5.15.post1 server_args.py:3355-3358)
 DCP = "decode context parallel"
-_UNTIL_0_5_13 = (DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
+KDA = "KDA hybrid linear attention"  # 0.5.20 … 0.5.23
+REFUSED_CLASS = "a model class piecewise graphs refuse"  # 0.5.10 … 0.5.13, `PCG_REFUSED_ERAS`
+_UNTIL_0_5_13 = (REFUSED_CLASS, DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
 LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("", (SPECULATIVE, *_UNTIL_0_5_13), "server_args.py _handle_piecewise_cuda_graph (0.5.10.post1:1078-1139)"),
     Era("0.5.11", _UNTIL_0_5_13, "server_args.py _handle_piecewise_cuda_graph: no speculative rule (0.5.11:1194)"),
-    Era("0.5.15", (MLA, LORA, A2A_ANY, DP_ATTENTION, PD_DECODE),  # 0.5.15 server_args.py = 0.5.15.post1 but :4807
-        "server_args.py _disable_breakable_cudagraph_if_incompatible (:3352-3372), decode node :3662"),
+    Era("0.5.15", (MLA, DSV4, LORA, A2A_ANY, DP_ATTENTION, PD_DECODE),  # 0.5.15 server_args.py = .post1 but :4807
+        "server_args.py _disable_breakable_cudagraph_if_incompatible (0.5.15.post1:3352-3372), decode node :3662"),
+    Era("0.5.16", (MLA, DSV4, DCP, LORA, A2A_ANY, DP_ATTENTION, PD_DECODE),
+        "server_args.py _disable_breakable_cudagraph_if_incompatible (0.5.16:3774-3799, DCP :3787), decode node :3686"),
     Era("0.5.17", (MLA_NOT_DSA, NEMOTRON_H, DSV4, DCP, A2A_UNVALIDATED, PD_DECODE),
         "server_args.py _disable_breakable_cudagraph_if_incompatible (0.5.17:4452-4512), decode node :4373"),
     Era("0.5.18", (DSV4, DCP, A2A_UNVALIDATED, PD_DECODE),
         "server_args.py _disable_breakable_cudagraph_if_incompatible (0.5.18:4666): no MLA or NemotronH rule"),
     Era("0.5.19", (PIPELINE, DSV4, DCP, A2A_UNVALIDATED, PD_DECODE),
         "arg_groups/cuda_graph_hook.py PP > 1 (0.5.19:122, 0.5.23:150), breakable rules (0.5.19:262, 0.5.23:170)"),
+    Era("0.5.20", (PIPELINE, KDA, DSV4, DCP, A2A_UNVALIDATED, PD_DECODE),
+        "arg_groups/cuda_graph_hook.py breakable rules open with KDA (0.5.20:281-286, 0.5.21:290, 0.5.22:153, "
+        "0.5.23:185)"),
 ))  # fmt: skip
 # configs/model_config.py is_deepseek_dsa (0.5.17:106-121): these classes with an indexer (index_topk)
 _DSA_ARCHS = frozenset({
@@ -112,7 +142,26 @@ _DSA_ARCHS = frozenset({
     "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN",
 })  # fmt: skip
 _NEMOTRON_H = frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronHForCausalLMMTP"})  # :136
-_DSV4 = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN", "DeepseekV4ForCausalLMDSpark"})  # :128
+# configs/model_config.py is_deepseek_v4 (0.5.15.post1:118-122; DSpark from 0.5.16:123-128, 0.5.17:128-133)
+_DSV4 = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN", "DeepseekV4ForCausalLMDSpark"})
+# `_handle_piecewise_cuda_graph`'s first rule, `is_piecewise_cuda_graph_disabled_model`: the classes of
+# configs/model_config.py `piecewise_cuda_graph_disabled_model_archs`, and (to 0.5.12) any DSA model (`is_deepseek_nsa`,
+# 0.5.10:55-79: `_DSA_ARCHS` less the Longcat and NextN GLM classes, taken as `_DSA_ARCHS`)
+_REFUSED_ALWAYS = frozenset({"Qwen3NextForCausalLM", "BailingMoeV2_5ForCausalLM", "LLaDAModelLM"})
+_DSV4_0_5_12 = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN"})
+PCG_REFUSED_ERAS: Eras[tuple[frozenset[str], bool]] = Eras((  # (classes, every DSA model too)
+    Era("", (_REFUSED_ALWAYS | {"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"}, True),
+        "configs/model_config.py:1352-1358 and is_deepseek_nsa :212-215 (0.5.10, 0.5.10.post1; 0.5.11:1446, :259)"),
+    Era("0.5.12", (_REFUSED_ALWAYS | _DSV4_0_5_12 | {"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"}, True),
+        "configs/model_config.py:1558-1566 (+ DeepSeek-V4) and is_deepseek_nsa :330-333"),
+    Era("0.5.13", (_REFUSED_ALWAYS | _DSV4_0_5_12, False),
+        "configs/model_config.py:1579-1585 (no DeepSeek-V3.2 / GLM-5 DSA), no is_deepseek_nsa :330-332"),
+))  # fmt: skip
+# configs/model_config.py uses_kda_attention (0.5.20:183-205): `linear_attn_config.kda_layers` in the config or its
+# text_config, which the classes of kvtop's kimi_linear family carry (architectures/table_hybrid.py; Kimi-Linear,
+# Kimi-K3); Ling-3's KDA (BailingMoeV3) has no such field, and the other branch (layer_types "linear_attention" with
+# linear_num_heads / linear_head_dim) matches no class kvtop models
+_KDA = frozenset({"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration", "KimiK3LinearForCausalLM"})
 _BREAKABLE_A2A = frozenset({"deepep", "megamoe", "flashinfer"})  # cuda_graph_hook.py:225 (0.5.23)
 
 
@@ -172,7 +221,10 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
     s, lay, m = inputs.settings, inputs.layout, inputs.model
     setup = deployment_setup(s)
     role = serving_role(s)  # --disaggregation-mode, read once (span.py)
+    dsa = m.architecture in _DSA_ARCHS and m.attention_kind is AttentionKind.DSA
+    refused, refused_dsa = PCG_REFUSED_ERAS.at(inputs.version)
     return {
+        REFUSED_CLASS: m.architecture in refused or (refused_dsa and dsa),
         SPECULATIVE: setup.spec_method is not None,
         DP_ATTENTION: lay.dp_attention,
         PIPELINE: lay.pp > 1,
@@ -185,10 +237,11 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
         EPLB: flag_set(s, "enable-eplb"),
         TORCH_COMPILE: torch_compile_on(inputs),
         MLA: m.mla is not None,
-        MLA_NOT_DSA: m.mla is not None and not (m.architecture in _DSA_ARCHS and m.attention_kind is AttentionKind.DSA),
+        MLA_NOT_DSA: m.mla is not None and not dsa,
         NEMOTRON_H: m.architecture in _NEMOTRON_H,
         DSV4: m.architecture in _DSV4,
         DCP: s.dcp > 1,
+        KDA: m.architecture in _KDA,
     }
 
 
