@@ -180,10 +180,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('100 SMs of 2,048 threads', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.456027, 0.0), error_bytes=333363294, records=6,
-        sources=6, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L4', 'RTX3090', 'T4'),
-        novel_error_bytes=333363294, feature_sources=(6, 0),
-        group_errors=(('100 SMs of 2,048 threads', 333363294),),
+        coefficients=(0.504611, 0.0), error_bytes=584258950, records=7,
+        sources=7, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L4', 'RTX3090', 'T4'),
+        novel_error_bytes=584258950, feature_sources=(7, 0),
+        group_errors=(('100 SMs of 2,048 threads', 584258950),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -201,10 +201,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=351, sources=200,
+    engine='vllm', factor=1.0, records=377, sources=209,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4090', 'RTX5060-TI', 'RTX5080', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1044, sources=200,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4090', 'RTX5060-TI', 'RTX5080', 'RTX5090', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1121, sources=209,
 )  # fmt: skip
 # END FITTED
 
