@@ -41,8 +41,15 @@ DECODE = GraphPhase("decode", Eras((
 def decode_graphs_off(s: LaunchSettings) -> str | None:
     """The launch's own switch-off of the decode graphs, as typed, or None: SGLang's decode backend is then
     `disabled` (0.5.14 server_args.py:2949-2956, 0.5.15 :3214-3216, 0.5.23 arg_groups/cuda_graph_hook.py:60-69),
-    which both the graphs' term and, from 0.5.15, the DeepEP reserve test (deployment_eras.py)."""
+    which both the graphs' term and the DeepEP reserve test (`deepep_reserve_kept`)."""
     return phase_switch_off(s, DECODE)
+
+
+def deepep_reserve_kept(s: LaunchSettings) -> bool:
+    """Whether the launch keeps DeepEP's reserve: the decode graphs on and not a PD prefill node (0.5.15
+    server_args.py:3678-3685, 0.5.23 arg_groups/memory_hook.py:407-411); read by the reserve (eras.py) and the
+    term that names it (deployment.py), so both answer alike."""
+    return decode_graphs_off(s) is None and serving_role(s) is not ServingRole.PREFILL
 
 
 def prefill_node(inputs: EngineInputs) -> bool:
