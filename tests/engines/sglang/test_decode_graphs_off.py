@@ -114,8 +114,9 @@ def test_the_decode_switch_offs_drop_the_decode_graphs_from_0_5_15(flags: list[s
     assert _engine(version, flags).memory_fraction == expected
 
 
-def test_another_decode_backend_and_an_early_release_are_refused() -> None:
-    with pytest.raises(UnsupportedModelError, match="forces a decode CUDA-graph backend"):
-        _engine("0.5.23", ["--cuda-graph-backend-decode", "full"])
-    with pytest.raises(InputError, match="has no --disable-decode-cuda-graph"):
-        _engine("0.5.13", ["--disable-decode-cuda-graph"])
+@pytest.mark.parametrize("phase", ["decode", "prefill"])  # one check for both phases (graph_phase_flags.py)
+def test_another_backend_and_an_early_release_are_refused(phase: str) -> None:
+    with pytest.raises(UnsupportedModelError, match=f"forces a {phase} CUDA-graph backend whose reserve"):
+        _engine("0.5.23", [f"--cuda-graph-backend-{phase}", "full"])
+    with pytest.raises(InputError, match=f"has no --disable-{phase}-cuda-graph"):
+        _engine("0.5.13", [f"--disable-{phase}-cuda-graph"])

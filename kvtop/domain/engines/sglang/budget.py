@@ -23,7 +23,7 @@ from kvtop.domain.engines.sglang.attention_backends import check_attention_backe
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
 from kvtop.domain.engines.sglang.cuda_graph_bs import decode_graph_max_bs
-from kvtop.domain.engines.sglang.decode_graphs_off import check_decode_phase_flags
+from kvtop.domain.engines.sglang.decode_graphs_off import DECODE
 from kvtop.domain.engines.sglang.dsa import (
     check_dsa_dp_attention,
     dsa_kv_note,
@@ -40,6 +40,7 @@ from kvtop.domain.engines.sglang.eras import (
     mamba_ratio,
     runner_multiplier,
 )
+from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
 from kvtop.domain.engines.sglang.multimodal import (
@@ -54,7 +55,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
     swa_cell_counts_whole_model,
     whole_model_kv_note,
 )
-from kvtop.domain.engines.sglang.prefill_graphs_off import check_phase_flags
+from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
 from kvtop.domain.engines.sglang.torch_compile import check_torch_compile
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
@@ -87,8 +88,8 @@ class SglangBudget:
         notes: list[str] = []
         check_attention_backend(s, inputs.gpu_name, inputs.version)
         check_optin_flag(inputs)
-        check_phase_flags(inputs)  # --cuda-graph-backend-prefill: only `disabled` (prefill_graphs_off.py)
-        check_decode_phase_flags(inputs)  # --cuda-graph-backend-decode: only `disabled` (decode_graphs_off.py)
+        check_phase_flags(inputs, PREFILL)  # --cuda-graph-backend-prefill: only `disabled` (graph_phase_flags.py)
+        check_phase_flags(inputs, DECODE)  # --cuda-graph-backend-decode: likewise
         check_torch_compile(inputs)  # --enable-torch-compile: from 0.5.10 (torch_compile.py)
         # --cuda-graph-bs 0.5.10 … 0.5.19, --cuda-graph-max-bs to 0.5.19, their -decode fields from 0.5.14: read once
         graph_bs = decode_graph_max_bs(inputs)  # (cuda_graph_bs.py), for the automatic fraction's reserve

@@ -8,22 +8,22 @@ disabled, which `--disable-cuda-graph` does first thing in `_parse_cuda_graph_co
 0.5.15 :3638-3658, 0.5.16 :4169-4182, 0.5.18 :5083-5096, 0.5.19 arg_groups/memory_hook.py:299-312, 0.5.23
 memory_hook.py:364-378 (`reserve_for_graph_mb`). `--disable-decode-cuda-graph` and `--cuda-graph-backend-decode` do the
 same from v0.5.14 (`--cuda-graph-backend-decode disabled` over both off-switches: 0.5.14 server_args.py:2949-2956, 0.5.23
-arg_groups/cuda_graph_hook.py:60-69); kvtop reads them (`PHASE_FLAGS`) and refuses the decode backend's other values by
-name, as prefill_graphs_off.py does the prefill's.
+arg_groups/cuda_graph_hook.py:60-69); kvtop reads them (`DECODE`) and refuses the decode backend's other values by
+name, as it does the prefill's (graph_phase_flags.py).
 """
 
 from __future__ import annotations
 
-from kvtop.domain.deployment_flags import flag_int, flag_set, flag_text
+from kvtop.domain.deployment_flags import flag_int
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.graph_phase_flags import GraphPhase, phase_switch_off
 from kvtop.domain.engines.sglang.span import serving_role
 from kvtop.domain.engines.versions import Era, Eras, era_for
-from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.span import ServingRole
 
 PREFILL_NODE = "a PD prefill node"
-ALL_GRAPHS_OFF = "--disable-cuda-graph"
 SKIPPED_ERAS: Eras[bool] = Eras((
     Era("", False, "0.5.14 server_args.py:3285: the decode graphs' max_bs × 2 on every launch"),
     Era("0.5.15", True, "0.5.15 server_args.py:3638-3643 disaggregation_mode != 'prefill' and decode backend not "
@@ -31,40 +31,25 @@ SKIPPED_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
-BACKEND_FLAG = "--cuda-graph-backend-decode"
-OFF_FLAG = "--disable-decode-cuda-graph"
-PHASE_FLAGS = frozenset({BACKEND_FLAG, OFF_FLAG})
-PHASE_FLAG_ERAS: Eras[bool] = Eras((
+# --cuda-graph-backend-decode / --disable-decode-cuda-graph (graph_phase_flags.py)
+DECODE = GraphPhase("decode", Eras((
     Era("", False, "0.5.13 server_args.py: no such flag"),
     Era("0.5.14", True, "0.5.14 server_args.py:1925, :1963; 0.5.23 arg_groups/fields/exec_.py:613, :666"),
-))  # fmt: skip
-OFF_VALUE = "disabled"  # Backend.DISABLED
-
-
-def check_decode_phase_flags(inputs: EngineInputs) -> None:
-    """Refuse a decode backend other than `disabled` (not modelled), and either flag at a release without it (an
-    estimated release is not checked)."""
-    s = inputs.settings
-    backend = flag_text(s, BACKEND_FLAG[2:])
-    if backend is not None and backend != OFF_VALUE:
-        raise UnsupportedModelError(f"{backend!r} forces a decode CUDA-graph backend kvtop does not model (only "
-                                    f"{OFF_VALUE!r} is: the reserve then holds no decode graphs); plan without it",
-                                    field=BACKEND_FLAG)  # fmt: skip
-    typed = BACKEND_FLAG if backend is not None else OFF_FLAG if flag_set(s, OFF_FLAG[2:]) else None
-    era = era_for(PHASE_FLAG_ERAS, inputs.version)
-    if typed is not None and not era.value and not inputs.version.approximate:
-        raise InputError(f"SGLang {inputs.version.label} has no {typed} ({era.source})", field=typed)
+)))  # fmt: skip
 
 
 def decode_graphs_off(s: LaunchSettings) -> str | None:
     """The launch's own switch-off of the decode graphs, as typed, or None: SGLang's decode backend is then
     `disabled` (0.5.14 server_args.py:2949-2956, 0.5.15 :3214-3216, 0.5.23 arg_groups/cuda_graph_hook.py:60-69),
-    which both the graphs' term and, from 0.5.15, the DeepEP reserve test (deployment_eras.py)."""
-    if flag_text(s, BACKEND_FLAG[2:]) == OFF_VALUE:
-        return f"{BACKEND_FLAG} {OFF_VALUE}"
-    if flag_set(s, OFF_FLAG[2:]):
-        return OFF_FLAG
-    return ALL_GRAPHS_OFF if flag_set(s, ALL_GRAPHS_OFF[2:]) else None
+    which both the graphs' term and the DeepEP reserve test (`deepep_reserve_kept`)."""
+    return phase_switch_off(s, DECODE)
+
+
+def deepep_reserve_kept(s: LaunchSettings) -> bool:
+    """Whether the launch keeps DeepEP's reserve: the decode graphs on and not a PD prefill node (0.5.15
+    server_args.py:3678-3685, 0.5.23 arg_groups/memory_hook.py:407-411); read by the reserve (eras.py) and the
+    term that names it (deployment.py), so both answer alike."""
+    return decode_graphs_off(s) is None and serving_role(s) is not ServingRole.PREFILL
 
 
 def prefill_node(inputs: EngineInputs) -> bool:

@@ -49,7 +49,7 @@ from kvtop.domain.deployment_math import (
     lora_unmodelled_reason,
     redundant_expert_bytes,
 )
-from kvtop.domain.engines.sglang.decode_graphs_off import decode_graphs_off
+from kvtop.domain.engines.sglang.decode_graphs_off import deepep_reserve_kept
 from kvtop.domain.engines.sglang.deployment_eras import (
     HICACHE_ALIGN_ERAS,
     HICACHE_DEFAULT_RATIO,
@@ -61,13 +61,11 @@ from kvtop.domain.engines.sglang.deployment_eras import (
 from kvtop.domain.engines.sglang.eagle3 import SOURCE as EAGLE3_SOURCE
 from kvtop.domain.engines.sglang.eagle3 import eagle3_head_bytes
 from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
-from kvtop.domain.engines.sglang.span import serving_role
 from kvtop.domain.engines.sglang.spec_methods import METHOD_ERAS, NO_SPECULATION
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.span import ServingRole
 from kvtop.domain.spec_methods import check_method
 from kvtop.domain.wording import MIB, counted
 
@@ -316,7 +314,7 @@ def _deepep(inputs: TermInputs) -> list[BudgetTerm]:
     share is given); before, nothing did: they come out of the runtime reserve (an AFTER_POOL term sized
     by the figure v0.5.15 adopted)."""
     mib, source = deepep_reserve_mib(inputs.version)
-    if decode_graphs_off(inputs.settings) or serving_role(inputs.settings) is ServingRole.PREFILL:
+    if not deepep_reserve_kept(inputs.settings):
         return []
     setting = "--moe-a2a-backend deepep"
     if mib and inputs.settings.mem_fraction_static is None:

@@ -17,11 +17,10 @@ from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
 from kvtop.domain.engines.sglang.decode_graphs_off import (
-    decode_graphs_off,
     decode_graphs_off_reason,
     decode_node_activation_tokens,
+    deepep_reserve_kept,
     dp_padding_off,
-    prefill_node,
 )
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import (
@@ -227,7 +226,7 @@ def deployment_reserve_mib(inputs: EngineInputs) -> tuple[float, str]:
         if mib:
             total += mib
             parts.append(f"{mib} of it the {setup.spec_method} draft")
-    if setup.a2a_backend == "deepep" and not decode_graphs_off(inputs.settings) and not prefill_node(inputs):
+    if setup.a2a_backend == "deepep" and deepep_reserve_kept(inputs.settings):
         mib = deepep_reserve_mib(inputs.version)[0]
         if mib:
             total += mib

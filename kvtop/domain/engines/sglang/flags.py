@@ -14,7 +14,7 @@ from kvtop.domain.engines.sglang.chunked_prefix import FLAG as CHUNKED_PREFIX_FL
 from kvtop.domain.engines.sglang.cuda_graph_bs import DECODE_FLAG as GRAPH_BS_DECODE_FLAG
 from kvtop.domain.engines.sglang.cuda_graph_bs import FLAG as GRAPH_BS_FLAG
 from kvtop.domain.engines.sglang.cuda_graph_bs import MAX_DECODE_FLAG as GRAPH_MAX_BS_DECODE_FLAG
-from kvtop.domain.engines.sglang.decode_graphs_off import PHASE_FLAGS as DECODE_PHASE_FLAGS
+from kvtop.domain.engines.sglang.decode_graphs_off import DECODE
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.eras import OVERLAP_OFF_FLAG
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
@@ -22,7 +22,7 @@ from kvtop.domain.engines.sglang.flags_table import merged, spellings
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.sglang.model_override import FLAG as OVERRIDE_FLAG
 from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
-from kvtop.domain.engines.sglang.prefill_graphs_off import PHASE_FLAGS as PREFILL_PHASE_FLAGS
+from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.sglang.torch_compile import FLAG as TORCH_COMPILE_FLAG
@@ -126,9 +126,9 @@ class SglangFlags:
     # decode graphs in the reserve; the other backends refused by name)
     read_by_rules: frozenset[str] = (frozenset({"--enable-multimodal", ATTENTION_BACKEND_FLAG, *PHASE_BACKEND_FLAGS,
                                                 *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG,
-                                                OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL_PHASE_FLAGS,
+                                                OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL.flags,
                                                 TORCH_COMPILE_FLAG, GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG,
-                                                GRAPH_MAX_BS_DECODE_FLAG, *DECODE_PHASE_FLAGS})
+                                                GRAPH_MAX_BS_DECODE_FLAG, *DECODE.flags})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS

@@ -47,25 +47,25 @@ Not modelled: two-batch overlap and attention CP are refused flags (flags_unmode
 the piecewise allowlist runs tc_piecewise (0.5.17 server_args.py:4349-4360), whose own rules are not applied.
 0.5.14 was not read: the earlier release's rules are taken.
 
-The launch's own switch (`PHASE_FLAGS`, from v0.5.14: 0.5.13 server_args.py has neither): `--cuda-graph-backend-prefill
+The launch's own switch (`PREFILL`, from v0.5.14: 0.5.13 server_args.py has neither): `--cuda-graph-backend-prefill
 disabled` or `--disable-prefill-cuda-graph` folds into cuda_graph_config's prefill backend in `_handle_cuda_graph_config`
 (0.5.14 server_args.py:2949-2958, called at :2508 before `_handle_gpu_memory_settings` :2524; 0.5.23
 arg_groups/cuda_graph_hook.py:60-71), which the reserve then skips (`prefill.backend != Backend.DISABLED`, 0.5.16
 server_args.py:4187, 0.5.23 memory_hook.py:381). Its other values (`full`, `breakable`) force a backend whose reserve
-and switch-offs kvtop does not model: refused by name (`check_phase_flags`). Symmetric memory,
+and switch-offs kvtop does not model: refused by name (graph_phase_flags.check_phase_flags). Symmetric memory,
 CPU offload, context parallel and the other switches read flags kvtop does not model (flags_unmodelled.py).
 """
 
 from __future__ import annotations
 
-from kvtop.domain.deployment_flags import flag_set, flag_text
+from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
+from kvtop.domain.engines.sglang.graph_phase_flags import ALL_GRAPHS_OFF, GraphPhase, phase_switch_off
 from kvtop.domain.engines.sglang.multimodal import is_multimodal
 from kvtop.domain.engines.sglang.span import serving_role
 from kvtop.domain.engines.sglang.torch_compile import torch_compile_on
-from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.errors import InputError
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec
 from kvtop.domain.span import ServingRole
@@ -165,35 +165,16 @@ _KDA = frozenset({"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration", "Ki
 _BREAKABLE_A2A = frozenset({"deepep", "megamoe", "flashinfer"})  # cuda_graph_hook.py:225 (0.5.23)
 
 
-BACKEND_FLAG = "--cuda-graph-backend-prefill"
-OFF_FLAG = "--disable-prefill-cuda-graph"
-PHASE_FLAGS = frozenset({BACKEND_FLAG, OFF_FLAG})
-PHASE_FLAG_ERAS: Eras[bool] = Eras((
+# --cuda-graph-backend-prefill / --disable-prefill-cuda-graph (graph_phase_flags.py)
+PREFILL = GraphPhase("prefill", Eras((
     Era("", False, "0.5.13 server_args.py: no such flag"),
     Era("0.5.14", True, "0.5.14 server_args.py:1932, :1959; 0.5.23 arg_groups/fields/exec_.py:621, :662"),
-))  # fmt: skip
-OFF_VALUE = "disabled"  # Backend.DISABLED
-
-
-def check_phase_flags(inputs: EngineInputs) -> None:
-    """Refuse a prefill backend other than `disabled` (not modelled), and either flag at a release without it (an
-    estimated release is not checked: the launch's log says the engine took it)."""
-    s = inputs.settings
-    backend = flag_text(s, BACKEND_FLAG[2:])
-    if backend is not None and backend != OFF_VALUE:
-        raise InputError(f"{backend!r} forces a prefill CUDA-graph backend whose reserve kvtop does not model (only "
-                         f"{OFF_VALUE!r} is: the reserve then holds no prefill graphs); plan without it",
-                         field=BACKEND_FLAG)  # fmt: skip
-    typed = BACKEND_FLAG if backend is not None else OFF_FLAG if flag_set(s, OFF_FLAG[2:]) else None
-    era = era_for(PHASE_FLAG_ERAS, inputs.version)
-    if typed is not None and not era.value and not inputs.version.approximate:
-        raise InputError(f"SGLang {inputs.version.label} has no {typed} ({era.source})", field=typed)
+)))  # fmt: skip
 
 
 # `--disable-cuda-graph` disables both phases' backends first thing in `_parse_cuda_graph_config` from v0.5.14 (0.5.14
 # server_args.py:2942-2944, 0.5.23 arg_groups/cuda_graph_hook.py:55-57), so the reserve holds no prefill graphs; to
 # v0.5.13 `_handle_piecewise_cuda_graph` never reads it (0.5.12 server_args.py:1301-1368)
-ALL_OFF_FLAG = "--disable-cuda-graph"
 ALL_OFF_ERAS: Eras[bool] = Eras((
     Era("", False, "0.5.12 server_args.py:1301-1368: the prefill graphs' switch-offs do not read it"),
     Era("0.5.14", True, "0.5.14 server_args.py:2942-2944: both phases' backends disabled"),
@@ -201,13 +182,9 @@ ALL_OFF_ERAS: Eras[bool] = Eras((
 
 
 def _launch_switch_off(inputs: EngineInputs) -> str | None:
-    """The launch's own prefill-graph switch-off, as typed, or None."""
-    settings = inputs.settings
-    if flag_text(settings, BACKEND_FLAG[2:]) == OFF_VALUE:
-        return f"{BACKEND_FLAG} {OFF_VALUE}"
-    if flag_set(settings, OFF_FLAG[2:]):
-        return OFF_FLAG
-    return ALL_OFF_FLAG if flag_set(settings, ALL_OFF_FLAG[2:]) and ALL_OFF_ERAS.at(inputs.version) else None
+    """The launch's own prefill-graph switch-off, as typed, or None (`--disable-cuda-graph` from v0.5.14)."""
+    typed = phase_switch_off(inputs.settings, PREFILL)
+    return None if typed == ALL_GRAPHS_OFF and not ALL_OFF_ERAS.at(inputs.version) else typed
 
 
 def prefill_graphs_off_for_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
