@@ -141,7 +141,9 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # the rank's prediction is the explained ledger's rank (no log here: the ledger's own), and at 0.34.0 the
     # co-tenant's 4,770 MiB come off the free memory at the worker's start, which then binds below the request
     assert headroom - 4_770 * MIB < budget
-    rank_blocks = (headroom - 4_770 * MIB) // (4 * 589_824)
+    # its blocks in whole 2 MiB granules of each of the 36 layers' regions (extensible_kv_cache.py:304-318
+    # blocks_within): a block is 4 × 589,824 B over 36 layers, 65,536 B a layer
+    rank_blocks = (headroom - 4_770 * MIB) // (36 * 2 * MIB) * (2 * MIB) // (4 * 589_824 // 36)
     assert rank.predicted.token_capacity == rank_blocks * 131_072 // 2_083 < vllm.ledger.token_capacity
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
@@ -281,7 +283,9 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     context = round(sum(VLLM_FITS["vllm.context"].coefficients) * GIB)
     peak = activation - flashinfer
     assert budget < (81_559 - 336) * MIB - context - max(GIB, int(0.75 * peak)) - weights - runtime
-    blocks = int(budget // (4 * 73_728))
+    # in whole 2 MiB granules of each of the 36 layers' regions (extensible_kv_cache.py:304-318 blocks_within): a
+    # block is 4 × 73,728 B over 36 layers, 8,192 B a layer
+    blocks = int(budget // (36 * 2 * MIB) * (2 * MIB) // (4 * 73_728 // 36))
     assert view.ledger.engine.num_blocks == blocks
     assert len(view.ranks) == 8 and view.ledger.token_capacity == blocks * 131_072 // 2_083
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}

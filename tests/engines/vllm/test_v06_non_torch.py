@@ -50,7 +50,9 @@ def test_the_fit_is_calibrated_with_its_held_out_error() -> None:
     fit = fit_all(CORPUS)[KEY]
     assert fit.sources >= 6 and fit.feature_sources[1] == 0  # no start of the era at TP > 1 on NVLink
     assert 0.3 <= fit.coefficients[0] <= 0.6  # GiB per 100 SMs of 2,048 threads
-    assert 0.2 * GIB <= fit.error_bytes <= 0.5 * GIB  # measured by source, not the 0.50 GiB assumed before
+    # measured by source, not the 0.50 GiB assumed before; 0.31 GiB on six sources until session 60's NIM 1.0.0 L4 start
+    # (v0.4.1: 1.96 GiB beside weights and KV where its 80 GB twin kept 2.02) widened it to 0.54
+    assert 0.2 * GIB <= fit.error_bytes <= 0.6 * GIB
     held_out = fit_all(CORPUS, leave_out=H100_V041.source)
     found = blind(H100_V041, held_out, weights_logged=True)
     assert found is not None and abs(found.error) < 0.01  # +1.01 % with the 0.25 GiB assumed
