@@ -12,33 +12,19 @@ Expected fractions by the reserve's own arithmetic (`_handle_gpu_memory_settings
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from kvtop.domain.launch import parse_flags
-from kvtop.domain.ledger import predict
-from kvtop.domain.model_config import model_from_config
-from tests.data_paths import DATA
+from tests.engines.sglang.automatic_fraction import automatic_fraction
 
-H200 = 143771 << 20
 QWEN3_30B = "Qwen--Qwen3-30B-A3B.json"
 DSV4_FLASH = "heldout/sgl-project--DeepSeek-V4-Flash-FP8.json"  # DeepseekV4ForCausalLM
 
 
-def _fraction(config: str, version: str, flags: list[str]) -> tuple[float, str]:
-    path = DATA / "configs" / config
-    model = model_from_config(json.loads(path.read_text()), source=path.name)
-    settings = parse_flags("sglang", ["--context-length", "8192", *flags]).model_copy(
-        update={"engine_version": version}
-    )
-    engine = predict(model, settings, gpu_total_bytes=H200, gpu_name="H200").engine
-    return engine.memory_fraction, engine.memory_fraction_source
 
 
 @pytest.mark.parametrize(("version", "expected"), [("0.5.15.post1", 0.902), ("0.5.16", 0.906), ("0.5.17", 0.906)])
 def test_dcp_drops_the_breakable_graphs_from_0_5_16(version: str, expected: float) -> None:
-    fraction, source = _fraction(QWEN3_30B, version, ["--tp", "2", "--dcp-size", "2"])
+    fraction, source = automatic_fraction(QWEN3_30B, version, ["--tp", "2", "--dcp-size", "2"])
     assert fraction == expected
     assert ("off for decode context parallel" in source) == (version != "0.5.15.post1")
     assert ("464 of it prefill graphs" in source) == (version == "0.5.15.post1")
@@ -46,7 +32,7 @@ def test_dcp_drops_the_breakable_graphs_from_0_5_16(version: str, expected: floa
 
 @pytest.mark.parametrize("version", ["0.5.15", "0.5.15.post1", "0.5.16"])
 def test_deepseek_v4_drops_the_breakable_graphs_from_0_5_15(version: str) -> None:
-    fraction, source = _fraction(DSV4_FLASH, version, ["--tp", "8"])
+    fraction, source = automatic_fraction(DSV4_FLASH, version, ["--tp", "8"])
     assert fraction == 0.897
     assert "no prefill graphs (off for DeepSeek-V4)" in source
 
@@ -74,7 +60,7 @@ def test_the_piecewise_graphs_refuse_listed_classes_to_0_5_13(config: str, tp: s
     at TP 4 reserves 14,336 MiB without the graphs → round(0.90029, 3) = 0.900, and with the 58 prefill sizes × 8 MiB
     14,800 → round(0.89706, 3) = 0.897; DeepSeek-V3.2 at TP 8 (docstring above: 14,848 → 0.897) with the MLA graphs'
     1,536 MiB 16,384 → round(0.88604, 3) = 0.886; DeepSeek-V4-Flash as above."""
-    fraction, source = _fraction(config, version, ["--tp", tp])
+    fraction, source = automatic_fraction(config, version, ["--tp", tp])
     assert fraction == expected
     off = expected in (0.897, 0.900) and version != "0.5.15.post1"
     assert ("off for a model class piecewise graphs refuse" in source) == off
@@ -92,7 +78,7 @@ def test_kda_hybrid_linear_attention_drops_the_breakable_graphs_from_0_5_20(
     """0.5.20 arg_groups/cuda_graph_hook.py:281-286 (0.5.23:185) `uses_kda_attention` (configs/model_config.py:183-205:
     `linear_attn_config.kda_layers`). Kimi-Linear at TP 4 reserves 14,336 MiB without graphs → round(0.90029, 3) =
     0.900; at 0.5.19 with the MLA graphs' 1,536 MiB (0.5.17 server_args.py:4910) 15,872 → round(0.88960, 3) = 0.890."""
-    fraction, source = _fraction(config, version, ["--tp", "4"])
+    fraction, source = automatic_fraction(config, version, ["--tp", "4"])
     assert fraction == expected
     assert ("off for KDA hybrid linear attention" in source) == (version != "0.5.19")
 
@@ -103,7 +89,7 @@ def test_qwen3_5_keeps_the_breakable_graphs_from_0_5_16(version: str, kept: bool
     `multimodal_breakable_cuda_graph_supported_model_archs` keep them (configs/model_config.py:1785, server_args.py
     :3800-3805). Qwen3.5-27B at TP 2: 13,568 MiB reserve, with the 58 sizes × 8 MiB 14,032 (the multimodal factor
     applies after, the same in both)."""
-    source = _fraction("heldout/Qwen--Qwen3.5-27B.json", version, ["--tp", "2"])[1]
+    source = automatic_fraction("heldout/Qwen--Qwen3.5-27B.json", version, ["--tp", "2"])[1]
     assert ("− 14032 MiB reserve" if kept else "− 13568 MiB reserve") in source
     assert ("464 of it prefill graphs" in source) == kept
     assert ("off for a multimodal model" in source) == (not kept)

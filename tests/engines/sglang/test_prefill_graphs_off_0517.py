@@ -16,16 +16,10 @@ attention no longer); 0.5.18 :4666 (the MLA and NemotronH rules gone); 0.5.19 ar
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from kvtop.domain.launch import parse_flags
-from kvtop.domain.ledger import predict
-from kvtop.domain.model_config import model_from_config
-from tests.data_paths import DATA
+from tests.engines.sglang.automatic_fraction import automatic_fraction
 
-H200 = 143771 << 20
 QWEN3_30B = "Qwen--Qwen3-30B-A3B.json"
 NEMOTRON_H = "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json"  # NemotronHForCausalLM
 DEEPSEEK_R1 = "deepseek-ai--DeepSeek-R1.json"  # MLA, no indexer
@@ -33,14 +27,6 @@ DEEPSEEK_V32 = "deepseek-ai--DeepSeek-V3.2.json"  # DeepseekV32ForCausalLM with 
 DP_ATTENTION = ["--tp", "2", "--dp", "2", "--enable-dp-attention"]
 
 
-def _fraction(config: str, version: str, flags: list[str]) -> tuple[float, str]:
-    path = DATA / "configs" / config
-    model = model_from_config(json.loads(path.read_text()), source=path.name)
-    settings = parse_flags("sglang", ["--context-length", "8192", *flags]).model_copy(
-        update={"engine_version": version}
-    )
-    engine = predict(model, settings, gpu_total_bytes=H200, gpu_name="H200").engine
-    return engine.memory_fraction, engine.memory_fraction_source
 
 
 @pytest.mark.parametrize(
@@ -63,7 +49,7 @@ def _fraction(config: str, version: str, flags: list[str]) -> tuple[float, str]:
 def test_lora_dp_attention_and_deepep_keep_the_graphs_from_0_5_17(
     version: str, flags: list[str], expected: float, off_for: str | None
 ) -> None:
-    fraction, source = _fraction(QWEN3_30B, version, flags)
+    fraction, source = automatic_fraction(QWEN3_30B, version, flags)
     assert fraction == expected
     if off_for is None:
         assert "464 of it prefill graphs" in source
@@ -72,7 +58,7 @@ def test_lora_dp_attention_and_deepep_keep_the_graphs_from_0_5_17(
 
 
 def test_deepep_beside_the_kept_graphs_adds_its_capture_term_at_0_5_17() -> None:
-    source = _fraction(QWEN3_30B, "0.5.17", ["--moe-a2a-backend", "deepep"])[1]
+    source = automatic_fraction(QWEN3_30B, "0.5.17", ["--moe-a2a-backend", "deepep"])[1]
     assert "464 of it prefill graphs, 1024 of it their DeepEP capture, 2048 of it DeepEP" in source
 
 
@@ -87,11 +73,11 @@ def test_deepep_beside_the_kept_graphs_adds_its_capture_term_at_0_5_17() -> None
     ],
 )
 def test_0_5_17_drops_only_a_non_dsa_mla_models_graphs(config: str, version: str, expected: float) -> None:
-    assert _fraction(config, version, ["--tp", "8"])[0] == expected
+    assert automatic_fraction(config, version, ["--tp", "8"])[0] == expected
 
 
 @pytest.mark.parametrize(("version", "expected"), [("0.5.16", 0.903), ("0.5.17", 0.907), ("0.5.18", 0.903)])
 def test_0_5_17_alone_drops_nemotron_h_graphs(version: str, expected: float) -> None:
-    fraction, source = _fraction(NEMOTRON_H, version, [])
+    fraction, source = automatic_fraction(NEMOTRON_H, version, [])
     assert fraction == expected
     assert ("off for NemotronH" in source) == (version == "0.5.17")

@@ -20,28 +20,17 @@ Which launch turns them off, by release (SGLang source, read in its wheels):
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from kvtop.domain.launch import parse_flags
-from kvtop.domain.ledger import predict
-from kvtop.domain.model_config import model_from_config
-from tests.data_paths import DATA
+from tests.engines.sglang.automatic_fraction import automatic_fraction
 
-QWEN3_30B = DATA / "configs" / "Qwen--Qwen3-30B-A3B.json"
-H200 = 143771 << 20
+QWEN3_30B = "Qwen--Qwen3-30B-A3B.json"
 DP_ATTENTION = ["--tp", "2", "--dp", "2", "--enable-dp-attention"]
 OFF, ON = 0.907, 0.903  # TP 1 without / with the 464 MiB of prefill sizes
 
 
 def _fraction(version: str, flags: list[str]) -> tuple[float, str]:
-    model = model_from_config(json.loads(QWEN3_30B.read_text()), source=QWEN3_30B.name)
-    settings = parse_flags("sglang", ["--context-length", "8192", *flags]).model_copy(
-        update={"engine_version": version}
-    )
-    engine = predict(model, settings, gpu_total_bytes=H200, gpu_name="H200").engine
-    return engine.memory_fraction, engine.memory_fraction_source
+    return automatic_fraction(QWEN3_30B, version, flags)
 
 
 @pytest.mark.parametrize(
@@ -115,9 +104,4 @@ def test_the_breakable_default_drops_an_mla_models_graphs_from_0_5_15_to_0_5_17(
     non-DSA only: test_prefill_graphs_off_0517.py); 0.5.23 has no MLA rule (cuda_graph_hook.py:183-239) and 0.5.13's piecewise switch none either. DeepSeek-R1 at TP 8 on an
     H200 (decode max bs 512 at TP ≥ 4): 512 + 12,288 + 2 × 512 + 8/8 × 1,024 = 14,848 MiB → round(0.89672, 3) = 0.897;
     with the MLA graphs' 1,536 MiB: 16,384 → round(0.88604, 3) = 0.886."""
-    path = DATA / "configs" / "deepseek-ai--DeepSeek-R1.json"
-    model = model_from_config(json.loads(path.read_text()), source=path.name)
-    settings = parse_flags("sglang", ["--tp", "8", "--context-length", "8192"]).model_copy(
-        update={"engine_version": version}
-    )
-    assert predict(model, settings, gpu_total_bytes=H200, gpu_name="H200").engine.memory_fraction == expected
+    assert automatic_fraction("deepseek-ai--DeepSeek-R1.json", version, ["--tp", "8"])[0] == expected
