@@ -26,6 +26,16 @@ def test_a_start_that_prints_its_total_and_free_memory_measures_the_miss() -> No
     assert MISSES["file57621177671-medgemma-27b-fp8-l40s"] == pytest.approx(0.24, abs=1e-6)
 
 
+def test_a_slice_whose_printed_total_is_cudas_own_measures_the_miss_from_that_total() -> None:
+    # the HAMi start (markat1/course-assistant, SGLang 0.5.20, a 38,000 MiB memory limit on an H100 SXM, no GPU model
+    # named: `gpu_total_is_cuda`) prints 'avail mem=36.60 GB' before the load: hami-core reports the limit as CUDA's
+    # total, so the context is 38,000 MiB (37.109 GiB) less 36.60 GiB, 0.51 GiB, where 0.75 is assumed at TP 1: a miss
+    # of 0.24 GiB (read from the record's own total, as the judge's plan reads it: `Record.host_measured`)
+    assert MISSES["markat1-course-assistant-qwen3-8b-hami38000-h100sxm-v0520"] == pytest.approx(
+        abs(38_000 / 1024 - 36.60 - 0.75), abs=1e-6
+    )
+
+
 def test_hosts_that_hold_memory_of_their_own_and_lmdeploy_leave_no_miss() -> None:
     # the DGX Spark start (unified memory: the host's 49.8 GiB are in its 'context') and the desktop starts are not the
     # engine's context; no LMDeploy log prints a free memory, so none of its records measures it

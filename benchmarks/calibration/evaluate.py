@@ -160,7 +160,11 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
         if "context" in f:
             return f["context"]
         total = f.get("cuda_total")
-        if total is None and record.gpu and record.gpu_total_bytes is not None:
+        if total is None and record.total_is_cudas:
+            # a slice's printed total is CUDA's own (HAMi, MIG): read as the judge's plan reads it
+            # (`Record.host_measured`: `GpuTotalOrigin.GIVEN`, no fitted gap taken off, no GPU model needed)
+            total = record.gpu_total_bytes
+        elif total is None and record.gpu and record.gpu_total_bytes is not None:
             # as a plan takes it: the GPU's fitted total, else nvidia-smi's less the fitted gap (a GPU no log
             # printed the total of: the RTX 5080, L4 and B200 starts of SGLang's corpus)
             estimate = cuda_total_estimate(record.gpu, record.gpu_total_bytes, totals, wsl2=record.wsl2)
