@@ -179,6 +179,9 @@ def _solve(
     try:
         layout, ep_note = _without_idle_ep(rules, model, layout, settings, version)
         layout = layout.model_copy(update={"mlp_split": rules.mlp_split(model, settings, version)})
+        world = rules.world_ranks(model, settings, version)
+        if world is not None:  # one world of its DP ranks: attention data-parallel inside it
+            layout = layout.model_copy(update={"world": world, "dp_attention": layout.dp > 1})
         validate_layout(model, layout)
     except LayoutError as err:
         _unregistered_first(model, settings, version)
@@ -271,7 +274,7 @@ def _solve(
                 driver_reserved_bytes=measured.driver_reserved_bytes(gpu_total_bytes),
                 terms=_with_cell_bytes(terms, shared_tokens + result.page_size if result.fits else 0),
             )  # fmt: skip
-            for tp_rank in range(layout.tp):  # TP ranks of a stage hold the same books
+            for tp_rank in range(layout.stage_ranks):  # the ranks of a stage hold the same books
                 # under DP attention, the DP ranks are consecutive blocks of the TP group
                 dp = tp_rank // layout.attn_tp if layout.dp_attention else dp_rank
                 index = len(ranks)
@@ -286,7 +289,7 @@ def _solve(
     host = deployment.host_tier(
         setup, gpu_tokens=engine.token_capacity if engine.fits else 0,
         kv_bytes_per_token=plain.full_bytes_per_token + plain.swa_bytes_per_token if plain else 0,
-        page_size=engine.page_size, ranks=layout.gpus, world=layout.tp * layout.pp, version=version,
+        page_size=engine.page_size, ranks=layout.gpus, world=layout.stage_ranks * layout.pp, version=version,
     ) if setup.host_kv is not None else None  # fmt: skip
     return Ledger(
         model=model, settings=settings, layout=layout, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,

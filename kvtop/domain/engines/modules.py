@@ -186,6 +186,10 @@ class EngineBase(EngineModules):
         """The dense MLP and the shared experts over TP, EP or not (EP divides the routed experts alone)."""
         return MlpSplit()
 
+    def world_ranks(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
+        """None: its ranks are tp × dp replicas as the flags say (DP attention, where asked, inside TP)."""
+        return None
+
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
         quantization: str | None = None,

@@ -270,6 +270,12 @@ class EngineRules(Protocol):
         the weights book (`ParallelLayout.mlp_split`), beside how EP divides the routed experts."""
         ...
 
+    def world_ranks(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
+        """The ranks of one pipeline stage where this release runs the launch's DP (or EP) ranks as one world other
+        than tp × dp replicas: attention TP world ÷ dp, the MLP over tp (`ParallelLayout.world`); None where its
+        ranks are tp × dp as the flags say."""
+        ...
+
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
         quantization: str | None = None,

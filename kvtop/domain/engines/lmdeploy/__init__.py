@@ -143,6 +143,17 @@ class LmdeployRules(LmdeployBudget, EngineBase):
             raise LayoutError(refused, field="--ep")
         return turbomind_mlp_split(model, settings, version) if backend == "turbomind" else MlpSplit()
 
+    def world_ranks(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
+        """The PyTorch engine runs --dp (and an --ep other than tp) as one world whose attention TP is world ÷ dp
+        (pytorch_world.py); TurboMind's ranks are tp × dp (its EP rules: turbomind_ep.py)."""
+        from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world
+
+        try:
+            backend, _ = resolve_backend(model, settings, version)
+        except KvtopError:  # the budget says why
+            return None
+        return pytorch_world(settings, version) if backend == "pytorch" else None
+
     def uncapped(self, settings: LaunchSettings) -> LaunchSettings:
         """Without --num-gpu-blocks, and a --cache-max-entry-count ≥ 1 (TurboMind's block count, §1) back to
         the default share of free memory."""
