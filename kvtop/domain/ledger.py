@@ -55,16 +55,27 @@ def _unregistered_first(model: ModelSpec, settings: LaunchSettings, version: Res
 
 
 def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
-    return ParallelLayout(
+    """The launch's layout from its flags, with the world its engine states from the launch alone (the placement
+    checks read it before the model: `EngineRules.world_ranks`; a plan asks again with the model)."""
+    rules = engine_rules(settings.engine)
+    layout = ParallelLayout(
         tp=settings.tp,
         pp=settings.pp,
         dp=settings.dp,
         ep=settings.effective_ep,
         dcp=settings.dcp,
         dp_attention=settings.enable_dp_attention,
-        dcp_splits_kv_heads=engine_rules(settings.engine).dcp_splits_kv_heads,
-        experts_over_replicas=engine_rules(settings.engine).experts_over_replicas,
+        dcp_splits_kv_heads=rules.dcp_splits_kv_heads,
+        experts_over_replicas=rules.experts_over_replicas,
     )
+    return with_world(layout, rules.world_ranks(None, settings, ResolvedVersion(text=settings.engine_version)))
+
+
+def with_world(layout: ParallelLayout, world: int | None) -> ParallelLayout:
+    """The layout with the engine's stated world (None: as it is): its DP ranks inside it, attention data-parallel."""
+    if world is None:
+        return layout
+    return layout.model_copy(update={"world": world, "dp_attention": layout.dp > 1})
 
 
 def _without_idle_ep(
@@ -179,9 +190,8 @@ def _solve(
     try:
         layout, ep_note = _without_idle_ep(rules, model, layout, settings, version)
         layout = layout.model_copy(update={"mlp_split": rules.mlp_split(model, settings, version)})
-        world = rules.world_ranks(model, settings, version)
-        if world is not None:  # one world of its DP ranks: attention data-parallel inside it
-            layout = layout.model_copy(update={"world": world, "dp_attention": layout.dp > 1})
+        unstated = layout.model_copy(update={"world": None, "dp_attention": settings.enable_dp_attention})
+        layout = with_world(unstated, rules.world_ranks(model, settings, version))  # the model's backend decides
         validate_layout(model, layout)
     except LayoutError as err:
         _unregistered_first(model, settings, version)

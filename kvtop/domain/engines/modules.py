@@ -186,7 +186,7 @@ class EngineBase(EngineModules):
         """The dense MLP and the shared experts over TP, EP or not (EP divides the routed experts alone)."""
         return MlpSplit()
 
-    def world_ranks(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
+    def world_ranks(self, model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
         """None: its ranks are tp × dp replicas as the flags say (DP attention, where asked, inside TP)."""
         return None
 

@@ -270,10 +270,11 @@ class EngineRules(Protocol):
         the weights book (`ParallelLayout.mlp_split`), beside how EP divides the routed experts."""
         ...
 
-    def world_ranks(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
+    def world_ranks(self, model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
         """The ranks of one pipeline stage where this release runs the launch's DP (or EP) ranks as one world other
         than tp × dp replicas: attention TP world ÷ dp, the MLP over tp (`ParallelLayout.world`); None where its
-        ranks are tp × dp as the flags say."""
+        ranks are tp × dp as the flags say. `model` None: from the launch alone (the placement checks before the
+        model is read), None where only the model could tell."""
         ...
 
     def weights_built(

@@ -92,3 +92,14 @@ def test_the_layout_advice_raises_dp_inside_the_pytorch_world(release: str, fix:
     ledger = predict(model, settings, gpu_total_bytes=H100_BYTES, gpu_name="H100", measured=MeasuredInputs())
     finding = next(f for f in diagnose_ledger(ledger) if f.rule == "tp_above_kv_heads")
     assert finding.fix.endswith(fix) if fix else "--dp" not in finding.fix
+
+
+@pytest.mark.parametrize(("backend", "gpus"), [(["--backend", "pytorch"], 4), ([], 8)])
+def test_the_placement_checks_count_the_world_the_typed_backend_runs(backend: list[str], gpus: int) -> None:
+    """Before the model is read (`layout_from_settings`: --nodes, --gpus-per-node, --host-cache), --tp 4 --dp 2 on a
+    typed PyTorch backend is its world of tp = 4 GPUs (DistConfig, 0.16.0); untyped, the backend is the model's and the
+    launch counts TurboMind's tp × dp = 8 (`TurbomindEngineConfig(dp=…)`, one api_server from v0.11.0)."""
+    from kvtop.domain.ledger import layout_from_settings
+
+    settings = parse_flags("lmdeploy", ["--model", "m", "--engine-version", "0.16.0", "--tp", "4", "--dp", "2", *backend])
+    assert layout_from_settings(settings).gpus == gpus

@@ -143,13 +143,14 @@ class LmdeployRules(LmdeployBudget, EngineBase):
             raise LayoutError(refused, field="--ep")
         return turbomind_mlp_split(model, settings, version) if backend == "turbomind" else MlpSplit()
 
-    def world_ranks(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
+    def world_ranks(self, model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
         """The PyTorch engine runs --dp (and an --ep other than tp) as one world whose attention TP is world ÷ dp
-        (pytorch_world.py); TurboMind's ranks are tp × dp (its EP rules: turbomind_ep.py)."""
+        (pytorch_world.py); TurboMind's ranks are tp × dp (its EP rules: turbomind_ep.py). Without the model, the
+        typed --backend only (the default backend is the model's)."""
         from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world
 
         try:
-            backend, _ = resolve_backend(model, settings, version)
+            backend = resolve_backend(model, settings, version)[0] if model is not None else settings.backend
         except KvtopError:  # the budget says why
             return None
         return pytorch_world(settings, version) if backend == "pytorch" else None
