@@ -148,6 +148,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     settings, typed = settings_typed_for_log(
         log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
     )
+    read_off_log = settings.engine_version is None  # no --engine-version and no version in the log's arguments
     if settings.engine_version is not None:
         version = stated_release(settings)
     else:
@@ -171,6 +172,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise _log_model_unreadable(settings.model, err, args.log) from None
     else:
         _check_typed_layout(typed, model, settings)
+        if read_off_log:  # the model may narrow a release the log's lines left open (`version_with_model`)
+            version = engine_rules(engine).version_with_model(log, model, settings, version)
+            settings = settings.model_copy(update={"engine_version": version.text})
         request = ExplainRequest(
             log=log, model=model, settings=settings, gpu_total_bytes=gpu_total, gpu_name=gpu_name, given=given,
             load_mtp=args.load_mtp, version=version, gpu_total_origin=origin,

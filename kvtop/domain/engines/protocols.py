@@ -299,6 +299,13 @@ class EngineRules(Protocol):
         """The release whose rules read `log`, and the evidence (a version line, its lines, its dates)."""
         ...
 
+    def version_with_model(
+        self, log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> ResolvedVersion:
+        """`version` (what `resolve_version` read off the log) as the model narrows it where the log's own lines
+        leave releases of different rules (LMDeploy: its printed block at each era's block length); else itself."""
+        ...
+
     def solve(self, inputs: EngineInputs) -> EngineResult: ...
 
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:

@@ -102,6 +102,14 @@ class LmdeployRules(LmdeployBudget, EngineBase):
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
 
+    def version_with_model(
+        self, log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> ResolvedVersion:
+        """A release read off TurboMind's lines narrowed by its printed block of the model's KV (explain.py)."""
+        from kvtop.domain.engines.lmdeploy.explain import version_with_model
+
+        return version_with_model(log, model, settings, version)
+
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """One pipeline stage only: the settings hold as they are."""
         return settings
