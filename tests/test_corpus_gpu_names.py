@@ -48,8 +48,6 @@ RECORDS_WITHOUT_A_CARD = {
     "gpu_total_mib, CUDA's own total): the card's table total would plan the whole H100",
     "nakulmanchanda-ai-analytics-poc-qwen3-0.6b-hami50pct-a100-40gb-v0110": "a 50 % HAMi slice of an A100-SXM4-40GB "
     "(20,480 MiB, gpu_total_mib, CUDA's own total): the card's table total would plan the whole A100",
-    "file69692609481-qwen3-4b-rtx6000d-v0290-eager": "an RTX 6000D (85,651 MiB, gpu_total_mib, compute capability "
-    "12.0 printed): a China-market Blackwell card kvtop's table has no row for (its SM count is not printed)",
 }
 
 

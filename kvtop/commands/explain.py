@@ -148,6 +148,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     settings, typed = settings_typed_for_log(
         log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
     )
+    read_off_log = settings.engine_version is None  # no --engine-version and no version in the log's arguments
     if settings.engine_version is not None:
         version = stated_release(settings)
     else:
@@ -171,6 +172,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise _log_model_unreadable(settings.model, err, args.log) from None
     else:
         _check_typed_layout(typed, model, settings)
+        if read_off_log:  # the model may narrow a release the log's lines left open (`version_with_model`)
+            version = engine_rules(engine).version_with_model(log, model, settings, version)
+            settings = settings.model_copy(update={"engine_version": version.text})
         request = ExplainRequest(
             log=log, model=model, settings=settings, gpu_total_bytes=gpu_total, gpu_name=gpu_name, given=given,
             load_mtp=args.load_mtp, version=version, gpu_total_origin=origin,
@@ -183,6 +187,13 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         print_text(explanation_text(result, findings, args.log))
     _remember_start(args, result, log.first_date)
     return 0
+
+
+def _the(label: str) -> str:
+    """'the weights', but 'the profiling run's CUDA graphs' and "TensorRT-LLM's profiled activation peak" as they are:
+    a label that has its article or a possessive first word takes no second one."""
+    first = label.split(" ", 1)[0]
+    return label if first == "the" or first.endswith("'s") else f"the {label}"
 
 
 def _check_typed_layout(typed: frozenset[str], model: Any, settings: LaunchSettings) -> None:
@@ -317,7 +328,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
         lines += _steps_text(result.ledger.engine.steps)
         source = (
             f"from the estimated {result.estimated.label}'s {result.estimated.source} range"
-            + "".join(f" and the error of the {other.label} (± {fmt_gib(other.error_bytes)} {other.source})"
+            + "".join(f" and the error of {_the(other.label)} (± {fmt_gib(other.error_bytes)} {other.source})"
                       for other in result.estimated.others)
             if result.estimated is not None
             else "from the log's 2-decimal rounding"

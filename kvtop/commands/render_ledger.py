@@ -55,7 +55,8 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
     return {
         "engine": e.engine, "engine_version": ledger.version.text, "version_source": ledger.version.source.value,
         "version_detail": ledger.version.detail, "model": ledger.model.name, "model_source": ledger.model.source,
-        "layout": ledger.layout.model_dump() | {"gpus": ledger.layout.gpus, "attn_tp": ledger.layout.attn_tp},
+        "layout": ledger.layout.model_dump() | {"gpus": ledger.layout.gpus, "attn_tp": ledger.layout.attn_tp}
+        | ({"world": ledger.layout.world} if ledger.layout.world is not None else {}),
         "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes, "total_is": total_is(ledger),
                 "memory_variant": memory_variant_note(ledger.gpu_name, ledger.shown_total_origin),
                 "engine_total_bytes": ledger.engine_total_bytes, "engine_total_source": ledger.engine_total_source},

@@ -75,6 +75,17 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # 70940246336, 69398712653, 58578691390, 57442593401). Not the desktop RTX 3050 (8 GB, GA106), nor the 3050 Ti
     # laptop card (20 SMs), nor the '6GB Laptop GPU' (RTX3050-6GB): each stays its own name
     "RTX3050-LAPTOP": 4096,
+    # session 61: 'NVIDIA TITAN RTX, 24576 MiB, 580.126.16' (nvidia-smi --query-gpu; search-index id 57512902144),
+    # '24576MiB' in nvidia-smi's table (61675337436) and 'four NVIDIA TITAN RTX, 24,576 MiB each, compute capability
+    # 7.5' (61502112780, driver 570). Drivers of 2019 – 2020 printed 24,189 – 24,219 MiB (18725637244, 850572632,
+    # 22462677821) and torch then 'total_memory=24190MB' (6695979587): the table is today's drivers', as the RTX 2080
+    # Ti's 11,264 is. NVML's 'NVIDIA TITAN RTX' is the token 'TITAN-RTX'
+    "TITAN-RTX": 24576,
+    # session 61: the China-market Blackwell 'NVIDIA RTX 6000D, 85651 MiB, 12.0, 595.71.05' (nvidia-smi --query-gpu;
+    # search-index id 69755146969), 'NVIDIA RTX 6000D, 85651 MiB, compute_cap 12.0 (sm_120)' (54533173895) and
+    # '1× NVIDIA RTX 6000D, 85,651 MiB' (69692609481, vllm.jsonl's 6000D start). Its SM count is printed nowhere
+    # read: `GPU_SMS` leaves it out (the context term that reads SMs is assumed on it)
+    "RTX6000D": 85651,
 }  # fmt: skip
 
 
@@ -230,6 +241,8 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "A40": (8, 6), "A30": (8, 0),
     # session 55: the RTX PRO 4500 Blackwell Server Edition's 'compute capability 12.0' (vllm-project/vllm#51590)
     "RTXPRO4500": (12, 0),
+    # session 61: the TITAN RTX's 'compute capability 7.5' (61502112780), the RTX 6000D's '12.0' (69755146969)
+    "TITAN-RTX": (7, 5), "RTX6000D": (12, 0),
     # session 56: the RTX 2000 Ada's 'NVIDIA RTX 2000 Ada Generation (sm_89)' (search-index id 57504630391); AD107, as
     # NVIDIA's CUDA GPU list has the Ada cards (8.9)
     "RTX2000-ADA": (8, 9),
@@ -281,6 +294,9 @@ GPU_SMS: dict[str, int] = {
     # 8.6)' (54700343983); its 2,048 CUDA cores are 16 SMs of 128 (a spec listing of the GA107 laptop card,
     # https://bithardware.top/nvidia-rtx-3050-mobile-its-specifications-revealed/: '16 … SM … a total of 2048')
     "RTX3050-LAPTOP": 16,
+    # session 61: 'Titan RTX (72 SMs, 24 GB, 672 GB/s)' and 'Full TU102 = 72 SMs' (search-index id 58289094730); its
+    # 4,608 CUDA cores (a TU102 table, 49011248483) are 72 SMs of Turing's 64
+    "TITAN-RTX": 72,
 }  # fmt: skip
 
 
@@ -295,7 +311,7 @@ MAX_THREADS_PER_SM: dict[tuple[int, int], int] = {
 }  # fmt: skip
 
 # The workstation cards as operators and public threads write them, read to the table's keys (regex on the model
-# token, first match wins; `(?=-|$)` ends the number, so 'PRO 6000D', an 84 GB China card, stays unknown). Sources
+# token, first match wins; `(?=-|$)` ends the number, so 'PRO 6000D', an 84 GB China card, is not the RTX PRO 6000). Sources
 # (URL or search-index id): 'Quadro A4000(16GB VRAM)' (NVIDIA/TensorRT-LLM#1188, trtllm.jsonl's 'A4000'); 'My GPU is
 # A6000' with torch's '47.53 GiB total capacity' (allenai/open-instruct#163); '2x A5000 (SM 8.6)' (55895336877); 'A6000
 # Ada' (1390724130, 32669552730), 'RTX A6000 Ada' (58593744030), 'NVIDIA RTX A6000 ADA' (9942704176) and a name map's
@@ -306,6 +322,8 @@ _WORKSTATION_SPELLINGS: tuple[tuple[str, str], ...] = (
     (r"^(RTX)?A?6000-?ADA(?=-|$)", "RTX6000-ADA"),  # 'A6000 Ada', 'RTX A6000 Ada', '6000 Ada', 'RTX6000Ada'
     (r"^(RTX)?(PRO-?6000|6000-?PRO)(?=-|$)", "RTXPRO6000"),  # 'PRO 6000', 'RTX 6000 Pro'
     (r"^A(4000|4500|5000|6000)(?=-|$)", r"RTXA\1"),  # 'A4000', 'Quadro A5000', 'A6000'
+    # NVML's 'NVIDIA RTX 6000D' and the 'RTX PRO 6000D' operators write (70206916871, 68498160715): one 84 GB card
+    (r"^(RTX)?(PRO-?)?6000D(?=-|$)", "RTX6000D"),
 )
 
 

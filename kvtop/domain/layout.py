@@ -183,10 +183,19 @@ class ParallelLayout(BaseModel):
     # how EP splits the dense MLP and the shared experts, where not over TP (EngineRules.mlp_split); an engine's rule
     # like the two above, left out of the layout a plan prints (the weights rows show its shards)
     mlp_split: MlpSplit = Field(default=MlpSplit(), exclude=True)
+    # the ranks of one pipeline stage where the engine states a world other than tp (EngineRules.world_ranks: an
+    # engine that runs its DP or EP ranks as one world whose attention TP is world ÷ dp while the MLP splits over
+    # tp); None: tp. Printed beside the layout only where stated (render_ledger), so other plans keep their JSON
+    world: int | None = Field(default=None, exclude=True)
+
+    @property
+    def stage_ranks(self) -> int:
+        """The ranks (GPUs) of one pipeline stage of one replica: the engine's stated world, else TP."""
+        return self.world or self.tp
 
     @property
     def attn_tp(self) -> int:
-        return self.tp // self.dp if self.dp_attention else self.tp
+        return self.stage_ranks // self.attn_dp
 
     @property
     def attn_dp(self) -> int:
@@ -199,7 +208,7 @@ class ParallelLayout(BaseModel):
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp * self.replicas
+        return self.stage_ranks * self.pp * self.replicas
 
     def nodes_needed(self, gpus_per_node: int) -> int:
         """Nodes of `gpus_per_node` GPUs this layout needs: its GPUs over a node's, a partly filled node counted
@@ -218,8 +227,9 @@ class ParallelLayout(BaseModel):
 
     @property
     def expert_ranks(self) -> int:
-        """The most ranks one pipeline stage can spread experts over: TP, times DP replicas (vLLM's EP)."""
-        return self.tp * self.replicas
+        """The most ranks one pipeline stage can spread experts over: its ranks (TP, or the engine's world), times
+        DP replicas (vLLM's EP)."""
+        return self.stage_ranks * self.replicas
 
     def kv_heads_per_rank(self, total_kv_heads: int) -> int:
         """max(1, kv_heads ÷ attention TP): below one head per rank, heads are copied."""
@@ -237,6 +247,8 @@ class ParallelLayout(BaseModel):
             parts.append(f"EP{self.ep}")
         if self.dcp > 1:
             parts.append(f"DCP{self.dcp}")
+        if self.world is not None and self.world != self.tp:
+            parts.append(f"world {self.world} (attention TP {self.attn_tp})")
         return " ".join(parts)
 
 
@@ -290,8 +302,9 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
     for name in ("tp", "pp", "dp", "ep", "dcp"):
         if getattr(layout, name) < 1:
             raise LayoutError(f"must be at least 1 (got {getattr(layout, name)})", field=f"--{name}")
-    if layout.dp_attention and layout.tp % layout.dp:
-        raise LayoutError(f"DP attention needs dp ({layout.dp}) to divide tp ({layout.tp})", field="--dp")
+    if layout.dp_attention and layout.stage_ranks % layout.dp:
+        ranks = f"tp ({layout.tp})" if layout.world is None else f"the world of {layout.world} ranks"
+        raise LayoutError(f"DP attention needs dp ({layout.dp}) to divide {ranks}", field="--dp")
     if layout.pp > model.num_layers:  # one size beyond the model's own bound is named by it, before the product
         raise LayoutError(f"{layout.pp:,} pipeline stages exceed the model's {model.num_layers} layers", field="--pp")
     if layout.gpus > MAX_PARALLEL:  # each size is capped; their product names the GPUs the launch would take
@@ -312,7 +325,8 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
         if layout.expert_ranks % layout.ep:
             raise LayoutError(
                 f"ep {layout.ep} must divide the {layout.expert_ranks} ranks that hold the experts "
-                f"(tp {layout.tp}{f' × dp {layout.replicas}' if layout.replicas > 1 else ''})",
+                f"({f'tp {layout.tp}' if layout.world is None else f'a world of {layout.world}'}"
+                f"{f' × dp {layout.replicas}' if layout.replicas > 1 else ''})",
                 field="--ep",
             )
     if layout.dcp > 1 and layout.attn_tp % layout.dcp:

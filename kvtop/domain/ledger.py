@@ -55,16 +55,27 @@ def _unregistered_first(model: ModelSpec, settings: LaunchSettings, version: Res
 
 
 def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
-    return ParallelLayout(
+    """The launch's layout from its flags, with the world its engine states from the launch alone (the placement
+    checks read it before the model: `EngineRules.world_ranks`; a plan asks again with the model)."""
+    rules = engine_rules(settings.engine)
+    layout = ParallelLayout(
         tp=settings.tp,
         pp=settings.pp,
         dp=settings.dp,
         ep=settings.effective_ep,
         dcp=settings.dcp,
         dp_attention=settings.enable_dp_attention,
-        dcp_splits_kv_heads=engine_rules(settings.engine).dcp_splits_kv_heads,
-        experts_over_replicas=engine_rules(settings.engine).experts_over_replicas,
+        dcp_splits_kv_heads=rules.dcp_splits_kv_heads,
+        experts_over_replicas=rules.experts_over_replicas,
     )
+    return with_world(layout, rules.world_ranks(None, settings, ResolvedVersion(text=settings.engine_version)))
+
+
+def with_world(layout: ParallelLayout, world: int | None) -> ParallelLayout:
+    """The layout with the engine's stated world (None: as it is): its DP ranks inside it, attention data-parallel."""
+    if world is None:
+        return layout
+    return layout.model_copy(update={"world": world, "dp_attention": layout.dp > 1})
 
 
 def _without_idle_ep(
@@ -179,6 +190,8 @@ def _solve(
     try:
         layout, ep_note = _without_idle_ep(rules, model, layout, settings, version)
         layout = layout.model_copy(update={"mlp_split": rules.mlp_split(model, settings, version)})
+        unstated = layout.model_copy(update={"world": None, "dp_attention": settings.enable_dp_attention})
+        layout = with_world(unstated, rules.world_ranks(model, settings, version))  # the model's backend decides
         validate_layout(model, layout)
     except LayoutError as err:
         _unregistered_first(model, settings, version)
@@ -271,7 +284,7 @@ def _solve(
                 driver_reserved_bytes=measured.driver_reserved_bytes(gpu_total_bytes),
                 terms=_with_cell_bytes(terms, shared_tokens + result.page_size if result.fits else 0),
             )  # fmt: skip
-            for tp_rank in range(layout.tp):  # TP ranks of a stage hold the same books
+            for tp_rank in range(layout.stage_ranks):  # the ranks of a stage hold the same books
                 # under DP attention, the DP ranks are consecutive blocks of the TP group
                 dp = tp_rank // layout.attn_tp if layout.dp_attention else dp_rank
                 index = len(ranks)
@@ -286,7 +299,7 @@ def _solve(
     host = deployment.host_tier(
         setup, gpu_tokens=engine.token_capacity if engine.fits else 0,
         kv_bytes_per_token=plain.full_bytes_per_token + plain.swa_bytes_per_token if plain else 0,
-        page_size=engine.page_size, ranks=layout.gpus, world=layout.tp * layout.pp, version=version,
+        page_size=engine.page_size, ranks=layout.gpus, world=layout.stage_ranks * layout.pp, version=version,
     ) if setup.host_kv is not None else None  # fmt: skip
     return Ledger(
         model=model, settings=settings, layout=layout, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,

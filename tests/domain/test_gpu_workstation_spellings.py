@@ -92,15 +92,26 @@ def test_a_bare_6000_is_no_card_and_the_error_names_the_three(name: str) -> None
         gpu_total_bytes(name)
     message = str(raised.value)
     assert message.startswith(f"--gpu: unknown GPU {name!r}")
-    assert "did you mean RTXPRO6000, RTXA6000, RTX6000-ADA?" in message and "--gpu-memory" in message
+    assert "did you mean RTXPRO6000, RTXA6000, RTX6000-ADA, RTX6000D?" in message and "--gpu-memory" in message
     assert not is_listed_card(name) and compute_capability(name) is None
 
 
-def test_the_china_pro_6000d_is_not_the_pro_6000() -> None:
-    """'NVIDIA RTX PRO 6000D Blackwell Workstation Edition' is an 84 GB card (Datura-ai/lium-io#1198): unknown."""
-    with pytest.raises(InputError):
-        gpu_total_bytes("NVIDIA RTX PRO 6000D Blackwell Workstation Edition")
-    assert not is_listed_card("RTX PRO 6000D")
+@pytest.mark.parametrize(
+    "name", ["NVIDIA RTX 6000D", "RTX PRO 6000D", "NVIDIA RTX PRO 6000D Blackwell Workstation Edition"]
+)
+def test_the_china_6000d_is_its_own_card_not_the_pro_6000(name: str) -> None:
+    """'NVIDIA RTX PRO 6000D Blackwell Workstation Edition' is an 84 GB card (Datura-ai/lium-io#1198); NVML names it
+    'NVIDIA RTX 6000D', nvidia-smi's total 85,651 MiB and capability 12.0 (search-index ids 69755146969,
+    54533173895), not the RTX PRO 6000's 97,887 MiB. Its SM count is printed nowhere read: unknown."""
+    assert gpu_total_bytes(name) == 85_651 * 2**20
+    assert compute_capability(name) == (12, 0) and sm_count(name) is None
+
+
+def test_the_titan_rtx_is_read_from_its_nvml_name() -> None:
+    """'NVIDIA TITAN RTX, 24576 MiB' (nvidia-smi --query-gpu, 57512902144), 'compute capability 7.5' (61502112780),
+    '72 SMs' (58289094730: the full TU102)."""
+    assert gpu_total_bytes("NVIDIA TITAN RTX") == 24_576 * 2**20 == gpu_total_bytes("TITAN RTX")
+    assert compute_capability("NVIDIA TITAN RTX") == (7, 5) and sm_count("NVIDIA TITAN RTX") == 72
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kvtop.domain.config_override import ConfigOverride
     from kvtop.domain.deployment import DeploymentRules
     from kvtop.domain.engine_architectures import EngineArchitectures
+    from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.engine_simulation import EngineSimulation
     from kvtop.domain.engines.base import EngineInputs, EngineResult
     from kvtop.domain.engines.protocols import EngineDiagnosis, EngineExplainer
@@ -185,6 +186,16 @@ class EngineBase(EngineModules):
     def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
         """The dense MLP and the shared experts over TP, EP or not (EP divides the routed experts alone)."""
         return MlpSplit()
+
+    def version_with_model(
+        self, log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> ResolvedVersion:
+        """As the log's lines read it: the model narrows nothing."""
+        return version
+
+    def world_ranks(self, model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
+        """None: its ranks are tp × dp replicas as the flags say (DP attention, where asked, inside TP)."""
+        return None
 
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,

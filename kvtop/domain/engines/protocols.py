@@ -270,6 +270,13 @@ class EngineRules(Protocol):
         the weights book (`ParallelLayout.mlp_split`), beside how EP divides the routed experts."""
         ...
 
+    def world_ranks(self, model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
+        """The ranks of one pipeline stage where this release runs the launch's DP (or EP) ranks as one world other
+        than tp × dp replicas: attention TP world ÷ dp, the MLP over tp (`ParallelLayout.world`); None where its
+        ranks are tp × dp as the flags say. `model` None: from the launch alone (the placement checks before the
+        model is read), None where only the model could tell."""
+        ...
+
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
         quantization: str | None = None,
@@ -290,6 +297,13 @@ class EngineRules(Protocol):
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         """The release whose rules read `log`, and the evidence (a version line, its lines, its dates)."""
+        ...
+
+    def version_with_model(
+        self, log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> ResolvedVersion:
+        """`version` (what `resolve_version` read off the log) as the model narrows it where the log's own lines
+        leave releases of different rules (LMDeploy: its printed block at each era's block length); else itself."""
         ...
 
     def solve(self, inputs: EngineInputs) -> EngineResult: ...

@@ -3,7 +3,7 @@ before 0.15.0 planned as it runs: EP not read (session 59, #27).
 
 Expected outcomes from the wheels, never from kvtop: turbomind/parallel_config.py (0.15.0 – 0.18.0) takes an ep that
 divides tp at dp 1 (mlp_tp = tp ÷ ep) and refuses "tp=1, ep=N"; the PyTorch engine's DistConfig (pytorch/config.py)
-spreads experts over the ep-rank world (kvtop: ep == tp × dp from v0.11.0; tp 1, ep == dp before, whose
+spreads experts over the ep-rank world (its GPUs and splits: test_pytorch_world.py; before v0.11.0
 check_env/dist.py exits unless dp % ep == 0); neither --ep nor --dp before v0.8.0 (cli/utils.py); TurboMind 0.14.0's cli/serve.py:231 passes ep to
 PytorchEngineConfig only. Per-rank bytes by hand from the Qwen3-30B-A3B config (48 layers × 128 experts of
 3 × 768 × 2,048, bf16): over TP 2, 64 experts a rank.
@@ -72,18 +72,6 @@ def test_the_pytorch_engine_before_0_11_takes_ep_equal_to_dp() -> None:
     typed = _plan(["--backend", "pytorch", "--engine-version", "0.10.2", "--dp", "2", "--ep", "2"])
     assert _routed(typed) == ROUTED_OVER_TP2 == 28_991_029_248
     assert typed.layout.ep == 2
-
-
-@pytest.mark.parametrize(
-    ("flags", "world"),
-    [(["--ep", "4"], "4 ranks \\(kvtop's are tp × dp = 1\\)"),
-     (["--tp", "4", "--dp", "2", "--ep", "4"], "4 ranks \\(kvtop's are tp × dp = 8\\)")],
-)  # fmt: skip
-def test_the_pytorch_engine_from_0_11_names_a_world_of_ep_ranks(flags: list[str], world: str) -> None:
-    """0.16.0's DistConfig at tp 1, ep 4 (dp 1): world 4, attn_tp 4, mlp_tp 1, moe_tp 1: it starts, on 4 GPUs where
-    kvtop's ranks are tp × dp = 1: named, not modelled (and at tp 4, dp 2, ep 4: world 4, attention TP 2, MLP TP 4)."""
-    with pytest.raises(InputError, match=rf"^--ep: not modelled: .* starts a world of {world}"):
-        _plan(["--backend", "pytorch", "--engine-version", "0.16.0", *flags])
 
 
 def test_turbomind_refuses_the_legacy_tp1_spelling() -> None:
@@ -173,11 +161,10 @@ def test_turbomind_dp_before_0_11(release: str, words: str) -> None:
 
 @pytest.mark.parametrize(
     ("flags", "words"),
-    [(["--dp", "2"], "exits at --tp 1 --dp 2 without --ep: 'only support tp > 1 or ep > 1'"),
-     (["--tp", "2", "--dp", "2"], r"not modelled: .* one world of max\(tp, dp\) = 2 GPUs \(not tp × dp = 4")],
+    [(["--dp", "2"], "exits at --tp 1 --dp 2 without --ep: 'only support tp > 1 or ep > 1'")],
 )  # fmt: skip
 def test_the_pytorch_engine_runs_dp_as_one_world(flags: list[str], words: str) -> None:
-    """0.16.0 cli/serve.py sends --dp 2 to serve/openai/launch_server.py, which asserts tp > 1 or ep > 1 and spreads
-    the dp servers over max(dp, tp, ep) GPUs; DistConfig's world is tp = 2 there, attention TP world ÷ dp = 1."""
+    """0.16.0 cli/serve.py sends --dp 2 to serve/openai/launch_server.py, which asserts tp > 1 or ep > 1 (the worlds
+    it does start: test_pytorch_world.py)."""
     with pytest.raises(InputError, match=words):
         _plan(["--backend", "pytorch", "--engine-version", "0.16.0", *flags])

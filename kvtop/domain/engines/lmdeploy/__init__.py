@@ -102,6 +102,14 @@ class LmdeployRules(LmdeployBudget, EngineBase):
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
 
+    def version_with_model(
+        self, log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> ResolvedVersion:
+        """A release read off TurboMind's lines narrowed by its printed block of the model's KV (explain.py)."""
+        from kvtop.domain.engines.lmdeploy.explain import version_with_model
+
+        return version_with_model(log, model, settings, version)
+
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """One pipeline stage only: the settings hold as they are."""
         return settings
@@ -142,6 +150,18 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         if refused:
             raise LayoutError(refused, field="--ep")
         return turbomind_mlp_split(model, settings, version) if backend == "turbomind" else MlpSplit()
+
+    def world_ranks(self, model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
+        """The PyTorch engine runs --dp (and an --ep other than tp) as one world whose attention TP is world ÷ dp
+        (pytorch_world.py); TurboMind's ranks are tp × dp (its EP rules: turbomind_ep.py). Without the model, the
+        typed --backend only (the default backend is the model's)."""
+        from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world
+
+        try:
+            backend = resolve_backend(model, settings, version)[0] if model is not None else settings.backend
+        except KvtopError:  # the budget says why
+            return None
+        return pytorch_world(settings, version) if backend == "pytorch" else None
 
     def uncapped(self, settings: LaunchSettings) -> LaunchSettings:
         """Without --num-gpu-blocks, and a --cache-max-entry-count ≥ 1 (TurboMind's block count, §1) back to

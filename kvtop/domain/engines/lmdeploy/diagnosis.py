@@ -29,7 +29,10 @@ from kvtop.domain.engines.lmdeploy.ep_sizes import backend_dp_refusal, dp_refusa
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_ALIGNED_SINCE, since, turbomind_share
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
+from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world
 from kvtop.domain.engines.restart import restart_without_kv
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib, with_article
 
@@ -66,10 +69,26 @@ def layout_alternatives(ledger: Ledger, attn_tp: int) -> LayoutOptions:
     refusal = dp_refusal(alternative, version)
     if refusal is None:
         backend, _ = resolve_backend(ledger.model, alternative, version)
-        refusal = backend_dp_refusal(backend, alternative, version)
+        if backend == "pytorch":  # its --dp runs inside one world (pytorch_world.py): --tp keeps the GPUs
+            alternative = s.model_copy(update={"dp": groups * s.dp, "ep": 1})
+            refusal = _pytorch_alternative_refusal(alternative, version, ledger.layout.gpus, attn_tp)
+        else:
+            refusal = backend_dp_refusal(backend, alternative, version)
     if refusal is not None:
         return LayoutOptions(none_because=f"--tp {alternative.tp} --dp {alternative.dp}: {refusal}")
     return LayoutOptions(layouts=(alternative,))
+
+
+def _pytorch_alternative_refusal(alternative: LaunchSettings, version: ResolvedVersion, gpus: int, attn_tp: int) -> str | None:
+    """Why the PyTorch engine's DP world at `alternative` is not attention TP `attn_tp` over the same `gpus`."""
+    refusal = backend_dp_refusal("pytorch", alternative, version)
+    if refusal is not None:
+        return refusal
+    world = pytorch_world(alternative, version) or alternative.tp
+    if world != gpus or world // alternative.dp != attn_tp:
+        return (f"LMDeploy {version.label}'s PyTorch engine runs it as a world of {world} GPUs at attention TP "
+                f"{world // alternative.dp} (pytorch_world.py)")  # fmt: skip
+    return None
 
 
 def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:

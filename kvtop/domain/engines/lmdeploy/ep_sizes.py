@@ -6,15 +6,12 @@ pytorch/check_env/dist.py) and the wheels 0.14.0 – 0.18.0 (TurboMind; turbomin
 * `--ep` and `--dp` are flags of `lmdeploy serve api_server` from v0.8.0 (`ArgumentHelper.ep`, PR #3313 'add deepep';
   `ArgumentHelper.dp`, PR #3207 'Torch dp support'): an earlier argparse exits on them ("unrecognized arguments").
 * The PyTorch engine v0.8.0 – v0.10.x: `DistChecker` (check_env/dist.py) exits unless dp % ep == 0, and
-  `DistConfig` makes the world dp ranks at dp > 1 (max(tp, ep) at dp 1, where every ep > 1 exits): kvtop models
-  tp 1, ep == dp, experts over every rank.
+  `DistConfig` makes the world dp ranks at dp > 1 (max(tp, ep) at dp 1, where every ep > 1 exits).
 * The PyTorch engine from v0.11.0 (PR #4004 'Refactor dp tp'): `DistChecker` exits unless ep % dp == 0 and
-  `DistConfig.__post_init__` makes the world `ep` ranks, attention TP ep ÷ dp, the MLP's TP `tp`, the experts' TP 1:
-  kvtop models ep == tp × dp (experts over every rank). `--tp 1 --ep N` at dp 1 starts too, a world of N ranks whose
-  attention and KV split as at tp N and whose dense MLP and shared experts (`layer_type='mlp'`) are whole on every
-  rank: named, not modelled (kvtop's ranks are tp × dp).
-* The PyTorch engine's `--dp` without `--ep` (`PYTORCH_DP_ERAS`): one DP world of max(tp, dp) GPUs from v0.9.0
-  (serve/openai/launch_server.py; tp 1 exits), one DP rank a server at v0.8.0: refused or named, not modelled.
+  `DistConfig.__post_init__` makes the world `ep` ranks, attention TP ep ÷ dp, the MLP's TP `tp`, the experts' TP 1.
+* The PyTorch engine's `--dp` (`PYTORCH_DP_ERAS`): one DP world from v0.9.0 (serve/openai/launch_server.py; tp 1
+  without ep exits), one DP rank a server at v0.8.0 (not modelled). Which world, and which sizes exit:
+  pytorch_world.py (planned with `ParallelLayout.world`, attention data-parallel inside it).
 * TurboMind's `--dp`: v0.8.0 never reads it (one engine: not modelled), v0.9.0 – v0.10.2 exit on it
   (serve/openai/launch_server.py asserts), v0.11.0 on read (`TURBOMIND_DP_ERAS`).
 * TurboMind before 0.15.0 never reads `--ep` (cli/serve.py 0.14.0:231 passes it to `PytorchEngineConfig` only): any
@@ -66,7 +63,9 @@ def ep_refusal(backend: str, settings: LaunchSettings, version: ResolvedVersion)
     if not PARALLEL_FLAGS_ERAS.at(version):
         return _no_flag("--ep", version)
     if backend == "pytorch":
-        return _pytorch_refusal(settings, version)
+        from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world_refusal  # imports this module
+
+        return pytorch_world_refusal(settings, version)
     if not TURBOMIND_EP_ERAS.at(version):
         return None  # not read: planned as EP off
     if mlp_tp_and_devices(settings.dp, settings.tp, ep, settings.dcp) is not None:
@@ -107,8 +106,8 @@ def turbomind_dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> 
 PYTORCH_DP_ERAS: Eras[bool] = Eras((
     Era("", False, "cli/serve.py (v0.8.0): one api_server per --dp-rank, DistChecker asks ray at dp > 1"),
     Era("0.9.0", True, "cli/serve.py (v0.9.0 – 0.18.0) runs serve/openai/launch_server.py at dp > 1: asserts "
-                       "'only support tp > 1 or ep > 1', then dp servers over max(dp, tp, ep) GPUs, one DP world "
-                       "whose attention TP is world ÷ dp (pytorch/config.py DistConfig)"),
+                       "'only support tp > 1 or ep > 1', then one DP world (pytorch/config.py DistConfig; "
+                       "pytorch_world.py)"),
 ))  # fmt: skip
 
 
@@ -116,54 +115,11 @@ def backend_dp_refusal(backend: str, settings: LaunchSettings, version: Resolved
     """Why `backend` ('turbomind' or 'pytorch') at `version` refuses the launch's --dp; None where it plans it."""
     if backend == "turbomind":
         return turbomind_dp_refusal(settings, version)
-    return pytorch_dp_refusal(settings, version)
-
-
-def pytorch_dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
-    """Why the PyTorch engine at `version` exits on, or kvtop does not model, --dp (> 1) without --ep (the EP sizes
-    are `ep_refusal`'s): its DP ranks are one world of max(tp, dp) GPUs, not tp × dp replicas."""
-    tp, dp = settings.tp, settings.dp
-    if dp <= 1 or settings.ep > 1:
+    if settings.ep > 1:  # --dp with --ep: `ep_refusal` answers for both
         return None
-    era = PYTORCH_DP_ERAS.era(version)
-    if not era.value:
-        return f"not modelled: LMDeploy {version.label}'s PyTorch engine at --dp {dp} serves one DP rank ({era.source})"
-    if tp == 1:
-        return (f"LMDeploy {version.label}'s PyTorch engine exits at --tp 1 --dp {dp} without --ep: 'only support "
-                f"tp > 1 or ep > 1' ({era.source})")  # fmt: skip
-    return (f"not modelled: LMDeploy {version.label}'s PyTorch engine at --tp {tp} --dp {dp} runs one world of "
-            f"max(tp, dp) = {max(tp, dp)} GPUs (not tp × dp = {tp * dp} replicas), its attention data-parallel "
-            f"inside it ({era.source})")  # fmt: skip
+    from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world_refusal  # imports this module
 
-
-def _pytorch_refusal(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
-    """Why the PyTorch engine at `version` exits on, or kvtop does not model, the launch's --ep (> 1)."""
-    ep, tp, dp = settings.ep, settings.tp, settings.dp
-    era = PYTORCH_EP_ERAS.era(version)
-    if era.value == "dp_multiple_of_ep":
-        if dp % ep:
-            return (f"LMDeploy {version.label}'s PyTorch engine exits: 'ep>1 requires dp % ep == 0. Get dp={dp} and "
-                    f"ep={ep}.' ({era.source})")  # fmt: skip
-        if tp == 1 and ep == dp:
-            return None
-        return (f"not modelled: LMDeploy {version.label}'s PyTorch engine makes a world of dp = {dp} ranks at "
-                f"--tp {tp} --ep {ep}; kvtop models --tp 1 --ep {dp} ({era.source})")  # fmt: skip
-    if ep % dp:  # DistChecker builds its DistConfig first, whose assert speaks before its own 'ep % dp' exit
-        return (f"LMDeploy {version.label}'s PyTorch engine asserts: 'world_size {ep}, dp {dp}' (DistConfig: the world "
-                f"of ep ranks divides by dp; {era.source})")  # fmt: skip
-    if ep == tp * dp:
-        return None
-    attn_tp = ep // dp
-    if ep % tp or (tp > 1 and tp % attn_tp):
-        return (f"LMDeploy {version.label}'s PyTorch engine asserts at --tp {tp} --dp {dp} --ep {ep}: its world is ep "
-                f"ranks, attention TP ep ÷ dp = {attn_tp}, and the MLP's TP (tp) must divide the world and be 1 or a "
-                f"multiple of attention TP; kvtop models ep == tp × dp = {tp * dp} ({era.source})")  # fmt: skip
-    mlp = "whole on every rank" if tp == 1 else f"over {tp} ranks"
-    dp_flag = f" --dp {dp}" if dp > 1 else ""
-    return (f"not modelled: at --tp {tp}{dp_flag} --ep {ep} LMDeploy {version.label}'s PyTorch engine starts a world "
-            f"of {ep} ranks (kvtop's are tp × dp = {tp * dp}): attention and KV over {attn_tp} ranks, the dense MLP "
-            f"and shared experts {mlp}, the routed experts over {ep}; --tp {attn_tp}{dp_flag} --ep {ep} plans its "
-            f"KV (the same, with those MLP parts over {attn_tp} ranks) ({era.source})")  # fmt: skip
+    return pytorch_world_refusal(settings, version)
 
 
 def expert_parallel_unread(backend: str, settings: LaunchSettings, version: ResolvedVersion) -> str | None:

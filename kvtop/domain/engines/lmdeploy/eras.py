@@ -273,6 +273,23 @@ def _latest_within(bounds: list[tuple[str, str | None, str]]) -> str | None:
     return next((entry.release for entry in reversed(CALENDAR) if _within(entry.release, bounds)), None)
 
 
+def block_len_release(log: EngineLog, block_len: int) -> ResolvedVersion | None:
+    """The newest release the log's lines allow whose TurboMind block is `block_len` tokens (`TURBOMIND_BLOCK_LEN_ERAS`:
+    128 before v0.3.0, 64 from it); None where its lines allow none."""
+    bounds = _bounds(log)
+    for index, era in enumerate(TURBOMIND_BLOCK_LEN_ERAS):
+        after = TURBOMIND_BLOCK_LEN_ERAS[index + 1].since if index + 1 < len(TURBOMIND_BLOCK_LEN_ERAS) else None
+        within = [*bounds, (era.since or "0.0.0", after, f"a {block_len}-token block ({era.source})")]
+        latest = _latest_within(within) if era.value == block_len else None
+        if latest is not None:
+            lines = "; ".join(line for _, _, line in within)
+            return ResolvedVersion(
+                text=latest, approximate=True, source=VersionSource.LOG,
+                detail=f"from its lines: {lines} → the newest release they allow, {latest} (--engine-version for another)",
+            )  # fmt: skip
+    return None
+
+
 def resolve_version(log: EngineLog) -> ResolvedVersion:
     """The release whose rules read this log: a version line; else the log's date (the release out
     then), unless its TurboMind lines rule that release out; else the newest release its lines allow."""

@@ -18,6 +18,7 @@ from kvtop.domain.engines.cause_search import changed
 from kvtop.domain.engines.lmdeploy.budget_pytorch import block_bytes as pytorch_block_bytes
 from kvtop.domain.engines.lmdeploy.eras import (
     PYTORCH_ALIGNED_SINCE,
+    block_len_release,
     default_ratio,
     resolve_version,
     since,
@@ -27,7 +28,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
 from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explain_request import ExplainRequest
@@ -230,6 +231,29 @@ def explain(request: ExplainRequest) -> Explanation:
         kv_memory_logged=False,
     )  # fmt: skip
     return result.model_copy(update={"notes": tuple(notes)})
+
+
+def version_with_model(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+) -> ResolvedVersion:
+    """A release read off the log's lines alone (no version line, no date) narrowed by its integer-MiB TurboMind
+    block (`block_size_ >> 20`, before v0.8.0): where that is the model's KV at the other era's block length (128
+    tokens before v0.3.0, 64 from it) and not at `version`'s, the newest release its lines allow at that length
+    (`eras.block_len_release`); else `version`. InternStudio's v0.1.0 tutorial: 'block_size = 64 MB' is 128 ×
+    524,288 B of InternLM-7B's KV, not 64 ×."""
+    sizes = [size for rank in _ranks(log) for size in rank.block_sizes]
+    typed_block = settings.page_size or log.server_args.get("cache_block_seq_len")
+    if not (version.approximate and version.source is VersionSource.LOG) or typed_block or not sizes:
+        return version
+    geometry = _geometry_ledger(model, settings.model_copy(update={"engine_version": version.text}), None)
+    if sizes[0].decimals != 0 or geometry is None or geometry.kv_bytes_per_token <= 0:
+        return version
+    printed, per_token = int(sizes[0].text), geometry.kv_bytes_per_token
+    read = turbomind_block_len(version)
+    other = 128 if read == 64 else 64
+    if (read * per_token) >> 20 == printed or (other * per_token) >> 20 != printed:
+        return version
+    return block_len_release(log, other) or version
 
 
 def _geometry_ledger(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None) -> Ledger | None:
