@@ -303,6 +303,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as err:  # a bug: reported as Python would, with no secret in it (`crash_report`)
+        from kvtop.commands.output import crash_report
+
+        print(crash_report(err), file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -135,10 +135,29 @@ def _cmd_settings(cmd: str | None, engine: str) -> LaunchSettings | None:
     return launched
 
 
+def _check_log_not_a_flag_value(log: str, extra: Sequence[str]) -> None:
+    """An engine flag given before the log (`explain --engine-version 0.9 LOG`): argparse does not know the engine's
+    flags, so the flag's value is read as the log and the log lands among the engine's flags; said as such, not as
+    'no such file: 0.9'."""
+    if log == "-" or Path(log).exists():
+        return
+    for index, token in enumerate(extra):
+        if not token.startswith("-") and index and extra[index - 1].startswith("--") and "=" not in extra[index - 1]:
+            if Path(token).is_file():
+                flag = extra[index - 1]
+                raise InputError(
+                    f"{log!r} is no file: kvtop read {flag}'s value as the log (an engine's flags go after the "
+                    f"log): kvtop explain {token} {flag} {log}, or write {flag}={log}",
+                    field="log",
+                )
+            return
+
+
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.sources.engine_logs import read_engine_log
     from kvtop.sources.hub import load_model
 
+    _check_log_not_a_flag_value(args.log, extra)
     log = read_engine_log(args.log)
     engine = log.engine_for(args.engine)
     # the figures given are checked before the model is looked for: a bad --gpu or size is said first, not after

@@ -59,3 +59,13 @@ def error_of(err: Exception) -> str:
 def print_error(text: str, *, prefix: str = "kvtop: error: ", file: TextIO | None = None) -> None:
     """One error line on stderr (or `file`): `prefix` then the text, redacted and escaped (`error_line`)."""
     (sys.stderr if file is None else file).write(f"{prefix}{error_line(text)}\n")
+
+
+def crash_report(err: BaseException) -> str:
+    """An unexpected error's traceback as Python prints it, each line redacted and escaped (`error_line`): a bug's
+    message may quote an input whole (pydantic's `input_value={… 'api_key': …}`, a process's command line), and a
+    crash report is what gets pasted into an issue. The frames and lines stay, so the bug can still be found."""
+    import traceback
+
+    lines = "".join(traceback.format_exception(err)).splitlines()
+    return "\n".join(["kvtop: internal error (a bug in kvtop; report it with what follows)", *map(error_line, lines)])

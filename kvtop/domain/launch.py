@@ -242,7 +242,9 @@ class LaunchSettings(BaseModel):
 
     def to_flags(self) -> list[str]:
         """The settings as the engine's own flags, for copy and paste: its modelled settings, then the
-        deployment flags it keeps verbatim (a draft, LoRA, host KV: kvtop.domain.deployment) and its node count."""
+        deployment flags it keeps verbatim (a draft, LoRA, host KV: kvtop.domain.deployment) and its node count.
+        Redacted (`redact_argv`): every surface prints or copies these, and a value kept verbatim may hold a key (a
+        `--kv-transfer-config` JSON's `api_key`, an `s3://user:pass@` path); a JSON value stays JSON (`"***"`)."""
         # the flags its `deployment` module keeps verbatim (`DeploymentRules.flags`)
         deployment: frozenset[str] = engine_module(self.engine, "deployment").flags
         # and the node flags every node's launch carries alike (SGLang's and vLLM's `--nnodes`: its span's
@@ -255,7 +257,7 @@ class LaunchSettings(BaseModel):
             if f"--{key}" in deployment and f"--{key}" not in own and value is not False
             for token in ([f"--{key}"] if value is True else [f"--{key}", str(value)])
         ]
-        return [*own, *kept]
+        return list(redact_argv([*own, *kept]))
 
 
 @lru_cache(maxsize=1024)

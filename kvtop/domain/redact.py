@@ -35,6 +35,7 @@ from pydantic import AfterValidator, ConfigDict
 from kvtop.domain.engines.catalogue import ENGINE_IDS, engine_module
 from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.secret_shapes import is_benign_value, is_path, looks_random, mask_secret_shapes
+from kvtop.domain.secret_userinfo import USER_FLAGS, user_password_masked
 from kvtop.domain.terminal import safe_line
 
 MASK = "***"
@@ -192,10 +193,11 @@ _BACKSLASHES = re.compile(r"\\*")
 def redact_text(text: str) -> str:
     """Redact secrets inside one free-text string (a shell line, a header, a URL, JSON, a message): URL
     user-info, tokens of a known shape, and values by the name they are given."""
-    text = mask_secret_shapes(text)  # URL user-info too (secret_userinfo.py)
+    text = mask_secret_shapes(text)  # URL user-info and `curl -u name:password` too (secret_userinfo.py)
     if _has_trigger(text):
         text = _redact_pairs(text)
     return text
+
 
 
 def _redact_pairs(text: str) -> str:
@@ -413,6 +415,9 @@ def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
         if index and argv[index - 1] == "-c":  # `bash -c "HF_TOKEN=x vllm serve …"`: a script, read as text
             out.append(redact_text(arg))
             continue
+        if index and argv[index - 1] in USER_FLAGS:  # `curl -u admin:PASSWORD`
+            out.append(user_password_masked(arg))
+            continue
         if listing is not None:
             if not arg.startswith("-") and masks_value(listing, arg):
                 out.append(MASK)
@@ -429,6 +434,9 @@ def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
             out.append(arg[:2] + MASK)
             continue
         name, eq, value = arg.partition("=")
+        if eq and name in USER_FLAGS:  # `--user=admin:PASSWORD`
+            out.append(f"{name}={user_password_masked(value)}")
+            continue
         if (_looks_like_flag(arg) or (eq and _ENV_NAME.fullmatch(name))) and (
             is_secret_name(name) or _KEYLIKE.search(name)
         ):

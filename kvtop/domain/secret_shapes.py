@@ -26,7 +26,7 @@ import math
 import re
 from collections import Counter
 
-from kvtop.domain.secret_userinfo import mask_userinfo
+from kvtop.domain.secret_userinfo import mask_user_flag_password, mask_userinfo
 
 MASK = "***"
 
@@ -127,6 +127,7 @@ def mask_secret_shapes(text: str) -> str:
     user-info (`secret_userinfo`), and a token cut short at the end of the text masked after its issuer's prefix."""
     if "@" in text or "://" in text:
         text = mask_userinfo(text)
+    text = mask_user_flag_password(text)
     if not _TRIGGERS.search(text):
         return text
     text = _CUT.sub(_mask_cut, _TOKENS.sub(_mask_token, text))

@@ -1,5 +1,6 @@
 """A URL's user-info is a secret by its place: `scheme://user:password@host` (any scheme and case, a password
-holding `/` or `@`), `user:pass@host` without a scheme, and a URL cut short inside it (`https://bob:Pw9X…`).
+holding `/` or `@`), `user:pass@host` without a scheme, and a URL cut short inside it (`https://bob:Pw9X…`); so is
+the password of curl's `-u/--user NAME:PASSWORD` (`mask_user_flag_password`).
 
 A shape like an issuer's token (`kvtop.domain.secret_shapes`, which applies this): it needs no name beside
 it, so it is masked wherever text leaves kvtop too (the CLI's output, the TUI's lines), not only where a
@@ -77,3 +78,26 @@ def _userinfo_span(word: str) -> tuple[int, int] | None:
     if colon == -1 or "/" in word[start:colon] or last_at + 1 >= len(word) or not word[last_at + 1].isalnum():
         return None
     return start, last_at
+
+
+# curl's `-u/--user <user:password>` and `-U/--proxy-user <user:password>` (curl's manual page, curl.se/docs/manpage.html):
+# a password by its place after the colon, under a name that is no secret's. Figures are no password (`docker run -u
+# 1000:1000`: a uid:gid).
+USER_FLAGS = frozenset({"-u", "-U", "--user", "--proxy-user"})
+_USER_PASSWORD = re.compile(
+    r"(?P<keep>(?:(?<=[\s\"'`])|^)(?:-u|-U|--user|--proxy-user)(?:=|[ \t]+)[\"']?[^\s:\"'`@/]+:)"
+    r"(?!\d+(?:[\s\"'`]|$))[^\s\"'`]+"
+)
+
+
+def mask_user_flag_password(text: str) -> str:
+    """`curl -u admin:PASSWORD …` → `curl -u admin:*** …` in a line of text (`--user=`, `-U` alike)."""
+    if "-u" not in text and "-U" not in text:
+        return text
+    return _USER_PASSWORD.sub(lambda match: match.group("keep") + MASK, text)
+
+
+def user_password_masked(value: str) -> str:
+    """One argument after a `USER_FLAGS` flag (`NAME:PASSWORD`) with its password masked; figures, a bare name as given."""
+    name, colon, password = value.partition(":")
+    return f"{name}:{MASK}" if colon and name and password and not password.isdigit() else value

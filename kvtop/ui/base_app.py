@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -18,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Input, OptionList, Select, TextArea
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import redact_text
 from kvtop.domain.refresh import REFRESH_FLOOR, below_refresh_floor
 from kvtop.domain.terminal import safe_text
 from kvtop.ui.safe_lines import TerminalSafe
@@ -92,6 +94,29 @@ class KvtopBaseApp(App[int]):
         """A toast whose text is never markup and drives no terminal: a message quoting a fix, a path
         or a server's answer (`[@click=app.quit]`, an ESC) is shown as written, escaped."""
         super().notify(safe_text(message), title=title, severity=severity, timeout=timeout, markup=False)
+
+    def _fatal_error(self) -> None:
+        """Textual's crash report without its frames' local variables and with the error's message redacted.
+
+        Textual prints an unhandled error's traceback with every frame's locals (`show_locals=True`): a crash would
+        print the cluster view's bearer token, a process's unredacted command line or a typed launch's `--api-key`
+        to the terminal, and a crash report is what gets pasted into an issue. The frames, lines and the error's
+        type stay; the message passes the one redactor (`redact_text`)."""
+        import rich
+        from rich.segment import Segments
+        from rich.traceback import Traceback
+
+        error = sys.exc_info()[1] or self._exception
+        if error is None:  # nothing to report on: Textual's own path
+            super()._fatal_error()
+            return
+        trace = Traceback.extract(type(error), error, error.__traceback__, show_locals=False)
+        for stack in trace.stacks:
+            stack.exc_value = redact_text(stack.exc_value)
+        self.bell()
+        traceback = Traceback(trace, width=None, suppress=[rich])
+        self._exit_renderables.append(Segments(self.console.render(traceback, self.console.options)))
+        self._close_messages_no_wait()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(KV_TOKENS)

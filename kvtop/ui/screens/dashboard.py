@@ -21,6 +21,7 @@ from textual.widgets import Input, Static
 from kvtop.domain.node import EngineView, RankView
 from kvtop.domain.observe import GpuObservation, GpuState, ProcessRole
 from kvtop.domain.preferences import Preferences
+from kvtop.domain.terminal import safe_line
 from kvtop.ui.attention import SORT_KEYS, node_worst_gpu, ordered, tones_by_gpu, worst_gpu
 from kvtop.ui.findings_note import empty_findings_note
 from kvtop.ui.screens.base import NodeScreen
@@ -355,7 +356,8 @@ class DashboardScreen(NodeScreen):
             empty.display = True
             empty.update(Content.styled(f"filter: {gpus.filter_error}", "$error"))
         elif filtered_out:
-            empty.update(Content(f"no GPU matches {gpus.filter_text!r} (Esc clears the filter)"))
+            # as typed (`\` once, not repr's `\\`), a control character escaped
+            empty.update(Content(f"no GPU matches '{safe_line(gpus.filter_text)}' (Esc clears the filter)"))
         elif not has_rows:
             reason = (
                 "no GPUs in this snapshot"
