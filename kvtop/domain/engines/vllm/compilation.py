@@ -300,7 +300,8 @@ def unread_fields(flags: Mapping[str, object], version: ResolvedVersion) -> tupl
     """The compilation config's fields the launch states that kvtop does not read (mode, pass_config's other
     fields, …): what a rule whose memory they may move names as not modelled."""
     fields = config_fields(flags, version)
-    read = (*GRAPH_FIELDS, "pass_config", *(("mode", "level") if MODE_FORCES_NONE.at(version) is not None else ()))
+    read = (*GRAPH_FIELDS, "pass_config", "cudagraph_specialize_lora",  # graph_keys.py
+            *(("mode", "level") if MODE_FORCES_NONE.at(version) is not None else ()))  # fmt: skip
     unread = [field for field in fields if field not in read]
     passes = fields.get("pass_config")
     if isinstance(passes, dict):
