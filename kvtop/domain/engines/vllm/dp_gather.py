@@ -52,7 +52,7 @@ group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner
 v0.25.0, all from v0.29.0: `runner_eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
 modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
-v0.15.x's to v0.18.x's (the same layer, its code moved; unchunked from v0.18.0); it is not read from v0.19.0:
+v0.15.x's to v0.19.x's (the same layer, its code moved; unchunked from v0.18.0); it is not read from v0.20.0:
 `PRICED_ERAS` names where its code changed.
 At v0.29.0-v0.31.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
 MarlinExperts over the workspace manager, unchunked), priced in dp_marlin.py (`MARLIN_DP_ERAS`).
@@ -152,11 +152,17 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
         "read at v0.18.0 and v0.18.1 (byte-identical path, session 61): v0.17.x's layer (runner/default_moe_runner.py :654-723, oracle/unquantized.py "
         "and the unquantized method unchanged but for device calls) with the experts unchunked (modular_kernel.py:1009, "
         "moe_workspace.CHUNK_ERAS) and an empty_like output (:1350)"),
-    Era("0.19.0", frozenset(), "not read from v0.19.0: the runner's forward_impl split into _maybe_dispatch / "
-                               "_apply_quant_method (runner/default_moe_runner.py), from v0.20.0 runner/moe_runner.py, "
-                               "oracle/unquantized.py and the unquantized method rewritten and workspace.py changed; "
-                               "'naive' (and 'pplx') fall back to 'allgather_reducescatter' (config/parallel.py:344-348 "
-                               "at v0.19.0, :537-543 at v0.33.0)"),
+    Era("0.19.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.19.0 and v0.19.1 (byte-identical path, session 61): forward_impl split into helpers "
+        "(runner/default_moe_runner.py:772-840) holding v0.18.x's bytes: the AgRs gather (_maybe_dispatch :590-595), "
+        "the shared experts on the rank's own rows (the layer's original input, :489) before select_experts on the "
+        "gathered rows (:498), the combine (:617-620); modular_kernel.py, oracle/unquantized.py, the unquantized "
+        "method, workspace.py and the AgRs manager as at v0.18.0; 'naive' (and 'pplx') fall back to "
+        "'allgather_reducescatter' (config/parallel.py:344-348 at v0.19.0, :537-543 at v0.33.0)"),
+    Era("0.20.0", frozenset(), "not read from v0.20.0: the runner moved to runner/moe_runner.py, oracle/unquantized.py "
+                               "(484 diff lines against v0.19.0), the unquantized method (296) and v1/worker/"
+                               "workspace.py (60) rewritten; 'naive' (and 'pplx') fall back to "
+                               "'allgather_reducescatter' (config/parallel.py:537-543 at v0.33.0)"),
 ))  # fmt: skip
 # Whether the combine leaves a second gathered tensor: the naive all-reduce's out-of-place output (dp × tokens rows,
 # all2all.py:62-72 at v0.10.1.1) or reduce_scatterv's own rows only (cuda_communicator.py:186-220 at v0.11.0)
