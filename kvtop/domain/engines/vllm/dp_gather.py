@@ -54,7 +54,7 @@ layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0
 modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
 v0.15.x's to v0.19.x's (the same layer, its code moved; unchunked from v0.18.0); it is not read from v0.20.0:
 `PRICED_ERAS` names where its code changed.
-At v0.29.0-v0.31.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
+At v0.29.0-v0.32.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
 MarlinExperts over the workspace manager, unchunked), priced in dp_marlin.py (`MARLIN_DP_ERAS`).
 The non-torch fit's TP > 1 part stands in for it, as above.
 
@@ -79,7 +79,12 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
-from kvtop.domain.engines.vllm.dp_marlin import marlin_dp_read, marlin_layer_bytes, marlin_workspace_bytes
+from kvtop.domain.engines.vllm.dp_marlin import (
+    SCATTER_INTO_OUTPUT,
+    marlin_dp_read,
+    marlin_layer_bytes,
+    marlin_workspace_bytes,
+)
 from kvtop.domain.engines.vllm.dp_workspace import HELD_ROWS, MODULAR_ERAS, TOPK_BYTES, modular_layer_bytes
 from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS, gate_up_width
 from kvtop.domain.engines.vllm.profile_run import batch_limits
@@ -362,7 +367,7 @@ def _with_marlin_layer(activation: TermEstimate, inputs: CalibrationInputs, toke
     counted without it plus the workspace it leaves, which stays through the rest of the profile, the larger."""
     model, layout = inputs.model, inputs.layout
     assert model is not None
-    layer = marlin_layer_bytes(model, layout, tokens)
+    layer = marlin_layer_bytes(model, layout, tokens, scatter_rows=not SCATTER_INTO_OUTPUT.at(inputs.version))
     kept = activation.bytes + marlin_workspace_bytes(model, layout, layout.replicas * tokens)
     peak = max(layer, kept)
     if peak <= activation.bytes:
