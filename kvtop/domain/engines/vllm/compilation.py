@@ -300,8 +300,8 @@ def unread_fields(flags: Mapping[str, object], version: ResolvedVersion) -> tupl
     """The compilation config's fields the launch states that kvtop does not read (mode, pass_config's other
     fields, …): what a rule whose memory they may move names as not modelled."""
     fields = config_fields(flags, version)
-    read = (*GRAPH_FIELDS, "pass_config", "cudagraph_specialize_lora",  # graph_keys.py
-            *(("mode", "level") if MODE_FORCES_NONE.at(version) is not None else ()))  # fmt: skip
+    read = (*GRAPH_FIELDS, "pass_config", "cudagraph_specialize_lora")  # graph_keys.py; mode / level set the graphs
+    # (`compilation_level`) but may also drop a compiled pass (fusion_workspace.py): named
     unread = [field for field in fields if field not in read]
     passes = fields.get("pass_config")
     if isinstance(passes, dict):
