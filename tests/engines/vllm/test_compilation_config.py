@@ -15,7 +15,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
-from kvtop.domain.engines.vllm.compilation import graph_config
+from kvtop.domain.engines.vllm.compilation import graph_config, unread_fields
 from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.profile_run import graph_counts, graphs_charged
 from kvtop.domain.errors import InputError
@@ -123,3 +123,36 @@ def test_cc_is_refused_before_v0_12_as_vllm_refuses_it(tokens: list[str]) -> Non
     assert "vLLM 0.11.2 has no -cc (first in v0.12.0 of the releases read" in str(err.value)
     # a release the plan resolves later (a log's) refuses it too, from the same table: test_release_spans.py
     assert graph_config(settings.flags, ResolvedVersion(text="0.12.0")).mode == "NONE"
+
+
+@pytest.mark.parametrize(("flags", "release", "mode"), [
+    # `-O3` is equivalent to `-O.level=3` (same as `-O='{"level":3}'`): config/__init__.py:124 at v0.11.0, the field
+    # config/compilation.py:155; the default-mode branch :336-376 leaves cudagraph_mode NONE unless level 3
+    ({"compilation-config": '{"level": 0}'}, "0.11.0", "NONE"),
+    ({"compilation-config.level": "2"}, "0.10.1", "NONE"),
+    ({"O": '{"level": 3}'}, "0.11.0", None),
+    # v0.11.1: "mode" beside the deprecated "level", a mode's name accepted; only mode where both (:609-618)
+    ({"compilation-config": '{"mode": "NONE"}'}, "0.11.1", "NONE"),
+    ({"compilation-config": '{"mode": 3, "level": 0}'}, "0.11.2", None),
+    # v0.12.0-v0.29.x: a mode other than VLLM_COMPILE overrides even a stated cudagraph_mode (config/vllm.py:648-658)
+    ({"compilation-config": '{"mode": 0, "cudagraph_mode": "FULL"}'}, "0.22.1", "NONE"),
+    ({"compilation-config": '{"level": 1}'}, "0.17.1", "NONE"),
+    ({"compilation-config": '{"mode": "VLLM_COMPILE", "cudagraph_mode": "PIECEWISE"}'}, "0.29.0", "PIECEWISE"),
+])  # fmt: skip
+def test_the_json_level_and_mode_set_the_graphs_as_a_digit_does(
+        flags: dict[str, object], release: str, mode: str | None) -> None:
+    assert graph_config(flags, ResolvedVersion(text=release)).mode == mode
+
+
+def test_the_json_level_is_refused_from_v0_18_and_a_mode_from_v0_30_named_not_read() -> None:
+    """v0.18.0's CompilationConfig has no `level` and forbids extra fields; from v0.30.0 a mode other than 3 drops only
+    the piecewise graphs unless breakable graphs run (by architecture, not read): vLLM's default mode holds in the
+    count and the field stays named unread (as everywhere: a compiled pass may hang on it, fusion_workspace.py)."""
+    with pytest.raises(InputError) as err:
+        graph_config({"compilation-config": '{"level": 0}'}, ResolvedVersion(text="0.18.0"))
+    assert err.value.field == "--compilation-config"
+    json_mode = {"compilation-config": '{"mode": 0}'}
+    assert graph_config(json_mode, ResolvedVersion(text="0.30.0")).mode is None
+    assert unread_fields(json_mode, ResolvedVersion(text="0.30.0")) == ("mode",)
+    lora = {"compilation-config": '{"cudagraph_specialize_lora": false}'}  # read by graph_keys.py
+    assert unread_fields(lora, ResolvedVersion(text="0.22.1")) == ()

@@ -22,6 +22,7 @@ from kvtop.domain.engines.vllm.dp_marlin import marlin_layer_bytes, marlin_works
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.data_paths import CONFIGS
 
 MIB = 1 << 20
@@ -78,11 +79,25 @@ def test_the_same_layer_at_0_30_and_0_31(release: str) -> None:
     assert not dp_lines(plan)
 
 
+def test_v0_32_reduce_scatters_into_the_output() -> None:
+    """v0.32.0's finalize reduce-scatters into the layer's output (prepare_finalize/naive_dp_ep.py:241-245,
+    cuda_communicator.py:538-583; NCCL symmetric memory off by default, VLLM_USE_NCCL_SYMM_MEM '0'): the layer of
+    test_gpt_oss_20b_dp4_layer_by_the_code less one (4,096, 3,072) bf16 tensor of the rank's own rows."""
+    layer = 1_029_570_560 - 4096 * 3072 * 2
+    assert marlin_layer_bytes(GPT_OSS_20B, ParallelLayout(dp=4, experts_over_replicas=True), 4096,
+                              scatter_rows=False) == layer == 1_004_404_736  # fmt: skip
+    plan = capacity([*DP4, "--tensor-parallel-size", "1", "--no-enable-expert-parallel", "--engine-version", "0.32.0"])
+    activation = plan.estimate.term(Term.ACTIVATION)  # the larger: the layer, or the counted peak + its workspace
+    assert activation is not None and activation.bytes >= layer
+    assert f"(4 × 4,096 tokens: {layer / GIB:.2f} GiB, its workspace 0.75 GiB kept" in activation.basis
+    assert not dp_lines(plan)
+
+
 def test_unread_launches_stay_named() -> None:
-    """Expert parallelism (experts not split over the DP ranks), TP 2 (the EP group's gather not read) and v0.32.0
-    (its prepare, workspace manager and all-gather changed: not read) keep the not-modelled line."""
+    """Expert parallelism (experts not split over the DP ranks), TP 2 (the EP group's gather not read) and v0.33.0
+    (its prepare/finalize, MarlinExperts and modular kernel changed: not read) keep the not-modelled line."""
     for flags in ([*DP4, "--enable-expert-parallel", "--engine-version", "0.29.0"],
                   [*DP4, "--tensor-parallel-size", "2", "--engine-version", "0.29.0"],
-                  [*DP4, "--engine-version", "0.32.0"]):  # fmt: skip
+                  [*DP4, "--engine-version", "0.33.0"]):  # fmt: skip
         plan = capacity(flags)
         assert len(dp_lines(plan)) == 1, flags

@@ -131,8 +131,8 @@ def test_from_v0140_async_scheduling_by_default_pads_a_moe_on_gloo() -> None:
     """A MoE's DP ranks still share a DP group; v0.14.0's VllmConfig sets disable_nccl_for_dp_synchronization to async
     scheduling's value, on by default (config/vllm.py:635-644): the unpriced MoE line names no DP communicator; with
     --no-async-scheduling the padding all-reduces on the DP device group again (v1/worker/dp_utils.py:23/29) and the
-    line names torch's communicator (v0.17.0: its MoE batch not read, so the line is there to say it)."""
-    flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.17.0"]
+    line names torch's communicator (v0.20.0: its MoE batch not read, so the line is there to say it)."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.20.0"]
     default = dp_lines(capacity(QWEN3_30B, flags))
     assert len(default) == 1 and "no DP group's NCCL communicator is made" in default[0]
     sync = dp_lines(capacity(QWEN3_30B, [*flags, "--no-async-scheduling"]))
@@ -204,17 +204,19 @@ def test_v0111_and_v0130_read_as_v0120_and_v0140_moe_is_named() -> None:
     """v0.11.1's wheel holds v0.11.2's DP path (dp_utils.py, all2all.py, fused_moe/ byte-identical) and v0.13.0's MoE
     layer is v0.12.0's (all2all.py unchanged; unquantized apply still `fused_experts`, unquantized_fused_moe_method.py:
     324-325): priced with the padding's communicator alone. v0.14.x's modular kernel is priced (dp_workspace.py) with
-    no communicator (async scheduling pads on Gloo), and so are v0.15.x's and v0.16.0's (the same layer:
-    dp_gather.PRICED_ERAS); v0.17.0 is named, not read."""
+    no communicator (async scheduling pads on Gloo), and so are v0.15.x's to v0.19.x's (the same layer:
+    dp_gather.PRICED_ERAS); v0.20.0 is named, not read."""
     flags = ["-dp", "2", "--enable-expert-parallel"]
     for version in ("0.11.1", "0.12.0", "0.13.0"):
         plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
         assert not dp_lines(plan) and abs(non_torch(plan) - (CONSTANT + TORCH_PART) * GIB) <= 2
-    for version in ("0.14.0", "0.14.1", "0.15.0", "0.15.1", "0.16.0"):
+    for version in ("0.14.0", "0.14.1", "0.15.0", "0.15.1", "0.16.0", "0.17.0", "0.17.1", "0.18.0", "0.18.1", "0.19.0",
+                    "0.19.1"):
         plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
-        assert not dp_lines(plan) and abs(non_torch(plan) - CONSTANT * GIB) <= 2
-    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.17.0"]))
-    assert len(unread) == 1 and "not read at v0.17.x" in unread[0]
+        alone = capacity(QWEN3_30B, ["--enable-expert-parallel", "--engine-version", version])  # one replica
+        assert not dp_lines(plan) and non_torch(plan) == non_torch(alone)  # no DP communicator charged
+    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.20.0"]))
+    assert len(unread) == 1 and "not read from v0.20.0" in unread[0]
 
 
 def test_the_moe_line_words_the_communicator_as_the_dense_line_does() -> None:
@@ -301,11 +303,15 @@ def test_padding_on_gloo_off_one_nvlink_node_names_no_communicator() -> None:
 def test_a_removed_naive_backend_falls_back_to_allgather_reducescatter() -> None:
     """v0.19.0's ParallelConfig replaces --all2all-backend naive with 'allgather_reducescatter' ("The 'naive' all2all
     backend has been removed. Falling back to 'allgather_reducescatter'", config/parallel.py:344-350): no naive
-    broadcast, so with the padding on Gloo (async scheduling's default) the line names no communicator; at v0.18.1
-    naive still broadcasts on the DP device group."""
+    broadcast, so with the padding on Gloo (async scheduling's default) the line names no communicator (v0.20.0, its
+    batch not read) and v0.19.0 prices the AgRs layer as without the flag; at v0.18.1 naive still broadcasts on the DP
+    device group."""
     flags = ["-dp", "2", "--enable-expert-parallel", "--all2all-backend", "naive"]
-    removed = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.19.0"]))
+    removed = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.20.0"]))
     assert len(removed) == 1 and "no DP group's NCCL communicator is made" in removed[0]
+    fell_back = capacity(QWEN3_30B, [*flags, "--engine-version", "0.19.0"])
+    agrs = capacity(QWEN3_30B, [*flags[:3], "--engine-version", "0.19.0"])
+    assert not dp_lines(fell_back) and fell_back.ledger.engine.kv_budget_bytes == agrs.ledger.engine.kv_budget_bytes
     kept = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.18.1"]))
     assert len(kept) == 1 and "the naive dispatch's first broadcast makes torch's NCCL communicator" in kept[0]
 
@@ -372,9 +378,18 @@ def test_v015x_prices_the_gathered_modular_layer_by_its_code() -> None:
     layer = held + gathered + zeroed + chunks + own_rows
     assert layer == 1_996_488_704
     flags = ["-dp", "8", "--enable-expert-parallel", "--max-num-seqs", "8"]
-    for version in ("0.15.0", "0.15.1", "0.16.0"):  # v0.16.0: modular_kernel.py:883, :1333, layer.py:1875-1965
+    # v0.16.0: modular_kernel.py:883, :1333, layer.py:1875-1965; v0.17.x: runner/default_moe_runner.py:650-719,
+    # modular_kernel.py:1055, :1519-1522 (dp_workspace.py)
+    for version in ("0.15.0", "0.15.1", "0.16.0", "0.17.0", "0.17.1"):
         activation = capacity(QWEN3_30B, [*flags, "--engine-version", version]).estimate.term(Term.ACTIVATION)
         assert activation is not None and activation.bytes == layer
         assert f"gathered over 8 DP ranks (8 × 8,192 tokens: {layer / GIB:.2f} GiB" in activation.basis
-    unread = capacity(QWEN3_30B, [*flags, "--engine-version", "0.17.0"]).estimate.term(Term.ACTIVATION)
+    # v0.18.0 unchunked (modular_kernel.py:1009): all 65,536 rows in one ask, workspace13 (65,536 × 8 × 2,048) holding
+    # the output beside workspace2 (65,536 × 8 × max(1,536, 2,048)), no worst-chunk ask
+    unchunked = held + gathered + zeroed + 2 * (65536 * 8 * 2048 * 2) + own_rows
+    assert unchunked == 4_949_278_720
+    for version in ("0.18.0", "0.18.1", "0.19.0", "0.19.1"):  # v0.19.x: the same bytes, runner helpers
+        activation = capacity(QWEN3_30B, [*flags, "--engine-version", version]).estimate.term(Term.ACTIVATION)
+        assert activation is not None and activation.bytes == unchunked
+    unread = capacity(QWEN3_30B, [*flags, "--engine-version", "0.20.0"]).estimate.term(Term.ACTIVATION)
     assert unread is not None and "gathered over" not in unread.basis

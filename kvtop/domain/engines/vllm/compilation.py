@@ -17,7 +17,10 @@ The fields that move the memory vLLM charges for graphs (v0.22.0 config/compilat
 `_set_cudagraph_sizes`, :1669-1680) and `max_cudagraph_capture_size` (the default sizes stop there, :1647-1661).
 The optimization level sets the mode where the config does not: O0 NONE, O1 PIECEWISE, O2 and O3 FULL_AND_PIECEWISE
 (config/vllm.py:188-272 at v0.22.0, `OPTIMIZATION_LEVEL_TO_CONFIG`; from v0.12.0); from v0.10.1 to v0.11.2 a stated
-compilation level other than 3 sets NONE (`COMPILATION_LEVEL_SETS_MODE`; before, V1 compiled at level 3 whatever).
+compilation level other than 3 sets NONE (`COMPILATION_LEVEL_SETS_MODE`; before, V1 compiled at level 3 whatever),
+whether `-O N` or the JSON's "level" ("mode" from v0.11.1; `JSON_LEVEL`, `compilation_level`, the one reader); from
+v0.12.0 to v0.29.x a stated mode other than 3 makes the graphs NONE over a stated cudagraph_mode too, and from v0.30.0
+it drops their piecewise part unless breakable graphs run: named, not modelled (`MODE_FORCES_NONE`).
 What the attention backend downgrades (a backend without FULL graphs) is not read. `--max-cudagraph-capture-size` is read as its field and
 `pass_config.fuse_allreduce_rms` by fusion_workspace.py (compilation_aliases.py); `--cuda-graph-sizes` (v0.9.0 to v0.12.0)
 as the sizes it sets (graph_sizes.py). `pass_config` is read whichever the spelling (`stated_pass_config`: the whole
@@ -66,7 +69,33 @@ COMPILATION_LEVEL_SETS_MODE: Eras[bool] = Eras((
                         "v0.11.0, config/vllm.py:440-501 at v0.11.1 and v0.11.2: cudagraph_mode NONE unless level 3"),
     Era("0.12.0", False, "`-O` is the optimization level (LEVEL_MODES)"),
 ))  # fmt: skip
-PIECEWISE_LEVEL = 3  # CompilationLevel.PIECEWISE (CompilationMode.VLLM_COMPILE at v0.11.1 and v0.11.2)
+PIECEWISE_LEVEL = 3  # CompilationLevel.PIECEWISE (CompilationMode.VLLM_COMPILE from v0.11.1)
+# The JSON's own keys for it: CompilationConfig's "level" (what `-O3` sets: "`-O3` is equivalent to `-O.level=3` (same
+# as `-O='{"level":3}'`)"), from v0.11.1 "mode" beside it, a CompilationMode's number or name
+JSON_LEVEL: Eras[str] = Eras((
+    Era("", "level", "config/compilation.py:156 at v0.10.1, :155 at v0.11.0 (`level: Optional[int]`); the docstring "
+                     "config/__init__.py:3315 at v0.10.1, :124 at v0.11.0"),
+    Era("0.11.1", "mode or level", "config/compilation.py:239-246 at v0.11.1: `level` deprecated, `mode` beside it; "
+                                   "__post_init__ :609-618 (v0.11.2 the same), :779-789 at v0.12.0, :748 at v0.15.0, "
+                                   ":813 at v0.17.0: mode = level where no mode; only mode where both"),
+    Era("0.18.0", "mode", "config/compilation.py at v0.18.0: no `level` field, and @config forbids extra fields "
+                          "(config/utils.py `extra=\"forbid\"`): vLLM refuses it; the same in the v0.26.0, v0.29.0, "
+                          "v0.33.0 wheels"),
+))  # fmt: skip
+MODE_NAMES = {"NONE": 0, "STOCK_TORCH_COMPILE": 1, "DYNAMO_TRACE_ONCE": 2, "VLLM_COMPILE": 3}  # CompilationMode, :36-43
+# From v0.12.0 a stated compilation mode other than VLLM_COMPILE makes the graphs NONE, a stated cudagraph_mode too
+# (VllmConfig.__post_init__ after the optimization level's defaults); from v0.30.0 only the piecewise part goes
+# (PIECEWISE to NONE, FULL_AND_PIECEWISE to FULL_DECODE_ONLY) unless breakable CUDA graphs run, which vLLM turns on by
+# the model's architecture (`default_breakable_cudagraph_architectures`, not read): None, not modelled
+MODE_FORCES_NONE: Eras[bool | None] = Eras((
+    Era("", False, "before v0.12.0 the level sets only a mode the config leaves unstated (COMPILATION_LEVEL_SETS_MODE)"),
+    Era("0.12.0", True, "config/vllm.py:648-658 at v0.12.0 ('Cudagraph mode %s is not compatible with compilation mode "
+                        "%s. Overriding to NONE.'), :675 v0.13.0, :718 v0.14.0, :785 v0.16.0, :852 v0.18.0, :979 "
+                        "v0.20.0, :1124 v0.22.0, :1212 v0.25.0, :1316 v0.27.1, :1475 v0.29.0"),
+    Era("0.30.0", None, "config/vllm.py:1013-1029 at v0.30.0 (`_normalize_piecewise_cudagraph_mode`: "
+                        "cudagraph_mode.without_piecewise() unless breakable CUDA graphs, :748-774), :1111 v0.31.0, "
+                        ":1086 v0.32.0, :1129-1148 v0.33.0: not modelled"),
+))  # fmt: skip
 DOTTED = f"{CONFIG_FLAG.lstrip('-')}."  # a dotted field's key in the launch's flags
 # A dotted field beside the whole JSON: FlexibleArgumentParser.parse_args gathers the dotted fields into one object and
 # appends it as a further `--compilation-config JSON` after the other arguments, and argparse keeps the last value of
@@ -98,13 +127,17 @@ def graph_config(flags: Mapping[str, object], version: ResolvedVersion) -> Graph
     mode = _mode(fields.get("cudagraph_mode"))
     said = [f"cudagraph_mode {mode}"] if mode else []
     stated = _optimization_level(flags, version)
-    compiled = compilation_level(flags, version) if COMPILATION_LEVEL_SETS_MODE.at(version) else None
+    compiled = compilation_level(flags, version)
     if mode is None and stated is not None:
         mode = LEVEL_MODES[stated]
         said.append(f"-O{stated}: cudagraph_mode {mode} (OPTIMIZATION_LEVEL_0{stated})")
-    elif mode is None and compiled is not None and compiled != PIECEWISE_LEVEL:
+    elif (mode is None and compiled is not None and compiled != PIECEWISE_LEVEL
+          and COMPILATION_LEVEL_SETS_MODE.at(version)):  # fmt: skip
         mode = "NONE"
-        said.append(f"-O{compiled}: compilation level {compiled}, not PIECEWISE: cudagraph_mode NONE")
+        said.append(f"compilation level {compiled}, not PIECEWISE: cudagraph_mode NONE")
+    if compiled is not None and compiled != PIECEWISE_LEVEL and MODE_FORCES_NONE.at(version) and mode != "NONE":
+        mode = "NONE"
+        said.append(f"compilation mode {compiled}, not VLLM_COMPILE: cudagraph_mode NONE (vLLM overrides)")
     sizes = _sizes(fields.get("cudagraph_capture_sizes"))
     largest = _positive(fields.get("max_cudagraph_capture_size"), "max_cudagraph_capture_size")
     if sizes is not None:
@@ -199,23 +232,41 @@ def level(flags: Mapping[str, object], version: ResolvedVersion) -> int | None:
     before v0.12.0 a compilation level 0 (`compilation_level`) is NO_COMPILATION (arg_utils.py:934 at v0.11.0), read
     as 0 too; its other levels there (1 and 2 Dynamo only, 3 piecewise) are no optimization level: None. An
     InputError naming the flag for a level vLLM would refuse."""
-    if compilation_level(flags, version) == 0 and flags.get("optimization-level") is None:
+    if not O_IS_LEVEL.at(version) and compilation_level(flags, version) == 0 and flags.get("optimization-level") is None:
         return 0
     return _optimization_level(flags, version)
 
 
 def compilation_level(flags: Mapping[str, object], version: ResolvedVersion) -> int | None:
-    """Before v0.12.0, the compilation level `-ON`, `-O N` or `--compilation-config N` states (CompilationConfig.
-    from_cli: a digit is the level, arg_utils.py:934 at v0.11.0); None where it states none, from v0.12.0, or in a
-    JSON object (its "level" field is not read: `unread_fields` names it)."""
-    if O_IS_LEVEL.at(version):
-        return None
-    named = [int(key[1]) for key in ("O0", "O1", "O2", "O3") if flags.get(key) is True]
-    for value in (*named, flags.get("O"), flags.get(CONFIG_FLAG.lstrip("-"))):
-        text = str(value).strip() if value is not None else ""
-        if text in ("0", "1", "2", "3"):
-            return int(text)
+    """The compilation level (CompilationMode from v0.11.1) the launch states: before v0.12.0 `-ON`, `-O N` or
+    `--compilation-config N` (CompilationConfig.from_cli: a digit is the level, arg_utils.py:934 at v0.11.0), else
+    the config's JSON key (`JSON_LEVEL`: "level", "mode" beside it from v0.11.1, where both are stated the mode);
+    None where it states none. An InputError where vLLM refuses it ("level" from v0.18.0, a value no mode)."""
+    if not O_IS_LEVEL.at(version):
+        named = [int(key[1]) for key in ("O0", "O1", "O2", "O3") if flags.get(key) is True]
+        for value in (*named, flags.get("O"), flags.get(CONFIG_FLAG.lstrip("-"))):
+            text = str(value).strip() if value is not None else ""
+            if text in ("0", "1", "2", "3"):
+                return int(text)
+    fields, keys = config_fields(flags, version), JSON_LEVEL.era(version)
+    if "level" in fields and "level" not in keys.value:
+        raise InputError(f"no compilation field 'level' at vLLM {version.label} (use 'mode'): {keys.source}",
+                         field=CONFIG_FLAG)  # fmt: skip
+    for key in ("mode", "level"):
+        if key in keys.value.split(" or ") and fields.get(key) is not None:
+            return _mode_number(fields[key], names=key == "mode")
     return None
+
+
+def _mode_number(value: object, *, names: bool) -> int:
+    """A stated level or mode as its number (a mode's name where `names`: CompilationMode's validator)."""
+    text = str(value).strip().upper()
+    if names and text in MODE_NAMES:
+        return MODE_NAMES[text]
+    if isinstance(value, bool) or text not in ("0", "1", "2", "3"):
+        raise InputError(f"compilation mode {value!r}: 0, 1, 2 or 3" + (f" or {', '.join(MODE_NAMES)}" if names else ""),
+                         field=CONFIG_FLAG)  # fmt: skip
+    return int(text)
 
 
 def _optimization_level(flags: Mapping[str, object], version: ResolvedVersion) -> int | None:
@@ -249,7 +300,9 @@ def unread_fields(flags: Mapping[str, object], version: ResolvedVersion) -> tupl
     """The compilation config's fields the launch states that kvtop does not read (mode, pass_config's other
     fields, …): what a rule whose memory they may move names as not modelled."""
     fields = config_fields(flags, version)
-    unread = [field for field in fields if field not in (*GRAPH_FIELDS, "pass_config")]
+    read = (*GRAPH_FIELDS, "pass_config", "cudagraph_specialize_lora")  # graph_keys.py; mode / level set the graphs
+    # (`compilation_level`) but may also drop a compiled pass (fusion_workspace.py): named
+    unread = [field for field in fields if field not in read]
     passes = fields.get("pass_config")
     if isinstance(passes, dict):
         unread += [f"pass_config.{field}" for field in passes if field not in READ_PASS_FIELDS]

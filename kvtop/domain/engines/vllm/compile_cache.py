@@ -36,7 +36,7 @@ from typing import Literal
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
-from kvtop.domain.engines.vllm.compilation import config_fields, level
+from kvtop.domain.engines.vllm.compilation import compilation_level, config_fields, level
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB
@@ -61,7 +61,6 @@ COLD_COMPILE_CHARGE = StartCacheCharge(
     cache="torch.compile's cache", least_bytes=min(_EXCESS), median_bytes=round(median(_EXCESS)),
     most_bytes=max(_EXCESS), pairs=len(_EXCESS), source="docs/engines/vllm.md §2.6",
 )  # fmt: skip
-_NO_COMPILE_MODES = frozenset({"0", "NONE"})
 
 # what a log's compile lines earn in `explain`, their figures the plan's (`COLD_COMPILE_CHARGE`: all the pairs)
 _PAIRS = (f"{COLD_COMPILE_CHARGE.spread()} on {COLD_COMPILE_CHARGE.pairs} pairs of one launch in kvtop's corpus, "
@@ -105,9 +104,9 @@ def compiles(inputs: EngineInputs) -> bool:
     fields = config_fields(flags, version)
     if fields.get("backend") == "eager":
         return False
-    stated = fields.get("mode", fields.get("level"))
+    stated = compilation_level(flags, version)  # `-O N` before v0.12.0, the JSON's "mode" / "level" (compilation.py)
     if stated is not None:
-        return str(stated).strip().upper() not in _NO_COMPILE_MODES
+        return stated != 0
     return level(flags, version) != 0
 
 

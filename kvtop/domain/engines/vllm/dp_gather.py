@@ -43,7 +43,7 @@ from v0.11.1 `--disable-nccl-for-dp-synchronization`, which it reads: dp_flags.p
 v0.11.2 and v0.12.0 do the same from `_dummy_run`'s `coordinate_batch_across_dp` (v1/worker/dp_utils.py), and at
 v0.12.0 `--async-scheduling` moves it to Gloo (dp_flags.NCCL_OFF_ERAS). Their MoE layer is v0.11.0's but for two
 things: v0.11.2 runs the shared experts after the routed ones (`SHARED_FIRST`), v0.12.0's VLLM_FUSED_MOE_CHUNK_SIZE
-is 16,384 (`FUSED_MOE_CHUNK`). v0.11.1 is v0.11.2 in every file of this path (its wheel read).
+is 16,384 (moe_workspace.CHUNK_ERAS). v0.11.1 is v0.11.2 in every file of this path (its wheel read).
 After v0.12.0 (every wheel to v0.33.0 read for the communicators). The worker snapshots after the distributed init
 and the V1 model runner's `_dummy_run` pads on the DP device group unless disable_nccl_for_dp_synchronization, which
 async scheduling sets (at v0.13.0 when asked; from v0.14.0 async scheduling is on by default and the field follows
@@ -52,8 +52,9 @@ group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner
 v0.25.0, all from v0.29.0: `runner_eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
 modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
-v0.15.x's and v0.16.0's (the same layer, its code moved); it is not read from v0.17.0: `PRICED_ERAS` names where its code changed.
-At v0.29.0-v0.31.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
+v0.15.x's to v0.19.x's (the same layer, its code moved; unchunked from v0.18.0); it is not read from v0.20.0:
+`PRICED_ERAS` names where its code changed.
+At v0.29.0-v0.32.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
 MarlinExperts over the workspace manager, unchunked), priced in dp_marlin.py (`MARLIN_DP_ERAS`).
 The non-torch fit's TP > 1 part stands in for it, as above.
 
@@ -78,9 +79,14 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
-from kvtop.domain.engines.vllm.dp_marlin import marlin_dp_read, marlin_layer_bytes, marlin_workspace_bytes
+from kvtop.domain.engines.vllm.dp_marlin import (
+    SCATTER_INTO_OUTPUT,
+    marlin_dp_read,
+    marlin_layer_bytes,
+    marlin_workspace_bytes,
+)
 from kvtop.domain.engines.vllm.dp_workspace import HELD_ROWS, MODULAR_ERAS, TOPK_BYTES, modular_layer_bytes
-from kvtop.domain.engines.vllm.moe_workspace import gate_up_width
+from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS, gate_up_width
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
@@ -140,12 +146,28 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
         "dispatch_router_logits (all2all.py), fused_moe/layer.py forward_impl: the gather (:1875), shared experts "
         "first (:1902), select_experts on the gathered rows (:1931), the combine (:1965); the V1 profile_run's "
         "_dummy_run(max_num_tokens) the same"),
-    Era("0.17.0", frozenset(), "not read at v0.17.x: 53 files of fused_moe/ differ from v0.16.0's in the v0.17.0 and "
-                               "v0.17.1 wheels"),
-    Era("0.18.0", frozenset(), "not read from v0.18.0: VLLM_FUSED_MOE_CHUNK_SIZE gone from envs.py and fused_moe.py "
-                               "(the experts' chunk no longer that env's)"),
-    Era("0.19.0", frozenset(), "not read from v0.19.0: 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
-                               "(config/parallel.py:344-348 at v0.19.0, :537-543 at v0.33.0)"),
+    Era("0.17.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.17.0 and v0.17.1 (session 61, dp_workspace.py): v0.16.0's layer moved into runner/"
+        "default_moe_runner.py (forward_impl :586-725: shared experts first :650, the AgRs gather :657, select_experts "
+        "on the gathered rows :684, the combine :719), the unquantized method's kernel no internal MK "
+        "(unquantized_fused_moe_method.py:73, fused_moe_method_base.py:33-36), TritonExperts over the workspace "
+        "manager (oracle/unquantized.py:243-252), _allocate_buffers (modular_kernel.py:1055) and workspace_shapes "
+        "(fused_moe.py:2001) as at v0.16.0, the output zeroed under torch 2.10.0 (:1519-1522)"),
+    Era("0.18.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.18.0 and v0.18.1 (byte-identical path, session 61): v0.17.x's layer (runner/default_moe_runner.py :654-723, oracle/unquantized.py "
+        "and the unquantized method unchanged but for device calls) with the experts unchunked (modular_kernel.py:1009, "
+        "moe_workspace.CHUNK_ERAS) and an empty_like output (:1350)"),
+    Era("0.19.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.19.0 and v0.19.1 (byte-identical path, session 61): forward_impl split into helpers "
+        "(runner/default_moe_runner.py:772-840) holding v0.18.x's bytes: the AgRs gather (_maybe_dispatch :590-595), "
+        "the shared experts on the rank's own rows (the layer's original input, :489) before select_experts on the "
+        "gathered rows (:498), the combine (:617-620); modular_kernel.py, oracle/unquantized.py, the unquantized "
+        "method, workspace.py and the AgRs manager as at v0.18.0; 'naive' (and 'pplx') fall back to "
+        "'allgather_reducescatter' (config/parallel.py:344-348 at v0.19.0, :537-543 at v0.33.0)"),
+    Era("0.20.0", frozenset(), "not read from v0.20.0: the runner moved to runner/moe_runner.py, oracle/unquantized.py "
+                               "(484 diff lines against v0.19.0), the unquantized method (296) and v1/worker/"
+                               "workspace.py (60) rewritten; 'naive' (and 'pplx') fall back to "
+                               "'allgather_reducescatter' (config/parallel.py:537-543 at v0.33.0)"),
 ))  # fmt: skip
 # Whether the combine leaves a second gathered tensor: the naive all-reduce's out-of-place output (dp × tokens rows,
 # all2all.py:62-72 at v0.10.1.1) or reduce_scatterv's own rows only (cuda_communicator.py:186-220 at v0.11.0)
@@ -188,12 +210,6 @@ DENSE_RANKS_INDEPENDENT: Eras[bool] = Eras((
 V2_PADDING_SOURCE = ("v1/worker/gpu/dp_utils.py `dispatch_cg_and_sync_dp`: group = get_dp_group().cpu_group (:31 at "
                      "v0.22.0, :32 v0.24.0-v0.27.1, :55 v0.29.0, :66 v0.31.0-v0.32.0), cpu_all_reduce_ (:79 at "
                      "v0.33.0); model_runner.py `_dummy_run` runs execute_model")
-# VLLM_FUSED_MOE_CHUNK_SIZE's default, the rows fused_experts_impl takes at a time
-FUSED_MOE_CHUNK: Eras[int] = Eras((
-    Era("", 32 * 1024, "envs.py:616-617 at v0.10.1.1, :629-630 at v0.10.2, :777-778 at v0.11.0, :778-780 at v0.11.2"),
-    Era("0.12.0", 16 * 1024, "envs.py:789-791 at v0.12.0, :805-806 v0.13.0, the same to v0.17.1 (gone from v0.18.0, "
-                             "whose experts are not priced: PRICED_ERAS)"),
-))  # fmt: skip
 # Whether the shared experts run before the routed ones (their output held through them) or after (v0.11.2:
 # `forward_impl` calls them after `quant_method.apply`, fused_moe/layer.py:1757-1799; before again at v0.12.0, :1944)
 SHARED_FIRST: Eras[bool] = Eras((
@@ -292,7 +308,7 @@ def gathered_forward_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int
     experts' in-place output), router logits and top-k, a chunk's two caches and FP8 inputs, beside the rank's held
     residual, normed input and shared experts' output (held through the routed experts where they run first:
     `SHARED_FIRST`); or the combine's output beside them (the naive all-reduce's gathered rows, reduce_scatterv's own
-    rows: `COMBINE_GATHERED`), the larger. `chunk_rows`: `FUSED_MOE_CHUNK` of the release."""
+    rows: `COMBINE_GATHERED`), the larger. `chunk_rows`: the release's chunk (moe_workspace.CHUNK_ERAS)."""
     moe = model.moe
     assert moe is not None
     dtype, hidden, topk = model.dtype_bytes, model.hidden_size, moe.experts_per_token
@@ -330,11 +346,13 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
     backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
     if marlin_dp_read(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, inputs.settings, backend):
         return _with_marlin_layer(activation, inputs, tokens)
-    chunk = FUSED_MOE_CHUNK.era(inputs.version).value
-    layer = (modular_layer_bytes(inputs.model, inputs.layout, tokens, chunk)
-             if MODULAR_ERAS.at(inputs.version) else
-             gathered_forward_bytes(inputs.model, inputs.layout, tokens, backend, chunk_rows=chunk,
-                                    shared_first=SHARED_FIRST.era(inputs.version).value))  # fmt: skip
+    chunk = CHUNK_ERAS.at(inputs.version)  # VLLM_FUSED_MOE_CHUNK_SIZE's default; None: unchunked (moe_workspace.py)
+    if MODULAR_ERAS.at(inputs.version):
+        layer = modular_layer_bytes(inputs.model, inputs.layout, tokens, chunk)
+    else:  # fused_experts_impl's releases, each chunked (v0.10.1-v0.13.0)
+        assert chunk is not None
+        layer = gathered_forward_bytes(inputs.model, inputs.layout, tokens, backend, chunk_rows=chunk,
+                                       shared_first=SHARED_FIRST.era(inputs.version).value)  # fmt: skip
     if layer <= activation.bytes:
         return activation
     return activation.model_copy(update={
@@ -349,7 +367,7 @@ def _with_marlin_layer(activation: TermEstimate, inputs: CalibrationInputs, toke
     counted without it plus the workspace it leaves, which stays through the rest of the profile, the larger."""
     model, layout = inputs.model, inputs.layout
     assert model is not None
-    layer = marlin_layer_bytes(model, layout, tokens)
+    layer = marlin_layer_bytes(model, layout, tokens, scatter_rows=not SCATTER_INTO_OUTPUT.at(inputs.version))
     kept = activation.bytes + marlin_workspace_bytes(model, layout, layout.replicas * tokens)
     peak = max(layer, kept)
     if peak <= activation.bytes:

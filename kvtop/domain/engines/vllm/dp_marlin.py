@@ -27,8 +27,9 @@ The workspace stays through the rest of the profile, the V2 sampler's pass inclu
 this layer and the profile's counted peak plus the workspace. Not counted: moe_align_block_size's sorted ids and
 Marlin's lock workspace (under 1 MiB here). The DP group's pynccl communicator is made at init, before the worker's
 snapshot (dp_gather.COMMUNICATOR_ERAS), and V2 pads on Gloo: no communicator in the profile's growth.
-v0.30.0 and v0.31.0 (their wheels read, session 60) hold this path as v0.29.0 does (`MARLIN_DP_ERAS`); from v0.32.0
-its prepare, workspace manager and all-gather changed, not read.
+v0.30.0 and v0.31.0 (their wheels read, session 60) hold this path as v0.29.0 does (`MARLIN_DP_ERAS`); v0.32.0 (read,
+session 61) reduce-scatters into the layer's output, one tensor of own rows fewer (`SCATTER_INTO_OUTPUT`); from v0.33.0
+its prepare/finalize, MarlinExperts and modular kernel changed again, not read.
 """
 
 from __future__ import annotations
@@ -57,7 +58,21 @@ MARLIN_DP_ERAS: Eras[bool] = Eras((
                         "but for EP and PCP groups (all2all.py:46 / :52), v1/worker/workspace.py's scratch the same "
                         "(v0.31.0 adds keyed persistent resources beside it), V2's profile_run and _dummy_run the "
                         "same batch (max_num_tokens) and DP padding on Gloo (v1/worker/gpu/dp_utils.py)"),
-    Era("0.32.0", False, "not read from v0.32.0 (naive_dp_ep.py, workspace.py and AgRsAll2AllManager changed)"),
+    Era("0.32.0", True, "read at v0.32.0 against v0.31.0 (session 61): the finalize reduce-scatters into the layer's "
+                        "output (prepare_finalize/naive_dp_ep.py:210-245, all2all.py:193 `combine_into_output`, "
+                        "cuda_communicator.py:538-583 writing the preallocated output: `SCATTER_INTO_OUTPUT`); the "
+                        "combine input from NCCL symmetric memory only under VLLM_USE_NCCL_SYMM_MEM, off by default "
+                        "(all2all.py:175, cuda_communicator.py:747-764, envs.py:2099-2100), else _allocate_buffers as "
+                        "before (modular_kernel.py:1058-1108); MarlinExperts.workspace_shapes (experts/marlin_moe.py:"
+                        "686) and the Marlin rounding (oracle/mxfp4.py:844-846) the same; workspace.py's scratch the "
+                        "same but for an allocation context (nullcontext by default)"),
+    Era("0.33.0", False, "not read from v0.33.0 (naive_dp_ep.py, experts/marlin_moe.py and modular_kernel.py changed "
+                         "against v0.32.0)"),
+))  # fmt: skip
+# Whether the finalize's reduce-scatter writes into the layer's output (no tensor of the rank's own rows of its own)
+SCATTER_INTO_OUTPUT: Eras[bool] = Eras((
+    Era("", False, "all2all.py:138-149 at v0.29.0: reduce_scatterv into a new tensor, copied into the output"),
+    Era("0.32.0", True, "prepare_finalize/naive_dp_ep.py:241-245 at v0.32.0: combine_into_output"),
 ))  # fmt: skip
 MARLIN_WIDTH_ROUND = 128  # the rank's expert width, rounded up (oracle/mxfp4.py:735)
 MARLIN_HIDDEN_ROUND = 256  # the hidden size, rounded up on CUDA (oracle/mxfp4.py:739)
@@ -92,16 +107,18 @@ def marlin_workspace_bytes(model: ModelSpec, layout: ParallelLayout, rows: int) 
     return round_up(shared, ALIGNMENT) + round_up(second, ALIGNMENT)
 
 
-def marlin_layer_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> int:
+def marlin_layer_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, *, scatter_rows: bool = True) -> int:
     """One rank's Marlin MoE layer at its largest in the DP profile (`tokens` its own rows): the held residual and
     normed input, the padded hidden states, router logits and top-k of its own rows, the kernel's output, the
-    gathered padded hidden states and top-k, the workspace, and the reduce-scatter's own rows."""
+    gathered padded hidden states and top-k, the workspace, and the reduce-scatter's own rows (`scatter_rows`; none
+    where it writes into the output: `SCATTER_INTO_OUTPUT`)."""
     moe = model.moe
     assert moe is not None
     dtype, topk = model.dtype_bytes, moe.experts_per_token
     hidden = round_up(model.hidden_size, MARLIN_HIDDEN_ROUND)
     rows = layout.replicas * tokens
     own = (HELD_ROWS * tokens * model.hidden_size * dtype + tokens * moe.num_routed_experts * dtype
-           + tokens * topk * TOPK_BYTES + 3 * tokens * hidden * dtype)  # padded input, output, reduce-scatter's
+           + tokens * topk * TOPK_BYTES + (3 if scatter_rows else 2) * tokens * hidden * dtype)  # padded input,
+    # output, reduce-scatter's
     gathered = rows * hidden * dtype + rows * topk * TOPK_BYTES
     return own + gathered + marlin_workspace_bytes(model, layout, rows)

@@ -32,6 +32,23 @@ torch 2.9.1 (modular_kernel.py:1321-1324, utils.py:379-380); `_allocate_buffers`
 under DP + EP as before and puts one chunk's workspace13 and output in one buffer of the larger
 (max(prod(workspace13), prod(output)), :963-970), the bytes above whenever top-k × max(N/2, K) ≥ K, as for every
 routed model.
+
+Read again in the v0.17.0 wheel (v0.17.1's runner/, modular_kernel.py, oracle/unquantized.py, the unquantized method,
+workspace.py and all2all.py byte-identical; its fused_moe.py differs only in TritonExperts' activation list): the same
+layer, moved into runner/default_moe_runner.py. The unquantized method keeps its kernel as `self.kernel`
+(unquantized_fused_moe_method.py:73, :227), not `moe_kernel`, so `supports_internal_mk` is false
+(fused_moe_method_base.py:33-36) and `forward_impl` gathers on the DP group itself (runner :586-725: shared experts first
+:650, `dispatch_router_logits` :657, `select_experts` on the gathered rows :684, the AgRs combine :719); the kernel is
+FusedMoEKernel(MoEPrepareAndFinalizeNoDPEPModular, TritonExperts, inplace=not disable_inplace) (oracle/unquantized.py:
+243-252, Triton unless VLLM_USE_FLASHINFER_MOE_FP16: :171-189), its output zeroed under the wheel's torch 2.10.0
+(modular_kernel.py:1519-1522, utils.py:344-345); `_allocate_buffers` (:1055) and `TritonExperts.workspace_shapes`
+(fused_moe.py:2001) as at v0.16.0 but for type names; the chunk 16 × 1024 (envs.py:56, :824).
+v0.18.0 (its wheel read; v0.18.1's runner/, modular_kernel.py, oracle/unquantized.py, fused_moe.py, the unquantized
+method, workspace.py and all2all.py byte-identical, its wheel from PyPI): the same but unchunked: `_allocate_buffers` (modular_kernel.py:1009) takes all the rows as one
+chunk, one buffer of max(workspace13, output) beside workspace2, and no longer asks the worst chunk in the profile under
+DP + EP (moe_workspace.CHUNK_ERAS); the kernel's output `torch.empty_like` (:1350), the same bytes. v0.19.0 and v0.19.1
+(both wheels read, their path byte-identical) hold v0.18.x's bytes: only the runner's forward_impl is split into helpers
+(dp_gather.PRICED_ERAS).
 """
 
 from __future__ import annotations
@@ -47,15 +64,17 @@ MODULAR_ERAS: Eras[bool] = Eras((
     Era("", False, "fused_experts_impl's caches to v0.13.0 (dp_gather.py)"),
     Era("0.14.0", True, "unquantized_fused_moe_method.py:281-287 and modular_kernel.py:766-869 at v0.14.0 (v0.14.1 "
                         "byte-identical); oracle/unquantized.py:160-167 and modular_kernel.py:875-980 at v0.15.0 "
-                        "(v0.15.1 byte-identical), :883 at v0.16.0; read to v0.16.0 (dp_gather.PRICED_ERAS)"),
+                        "(v0.15.1 byte-identical), :883 at v0.16.0, :1055 at v0.17.0, :1009 at v0.18.0 (unchunked); "
+                        "read to v0.19.x (dp_gather.PRICED_ERAS)"),
 ))  # fmt: skip
 TOPK_BYTES = 8  # select_experts: a float32 weight and an int32 id per row and chosen expert (dp_gather's too)
 HELD_ROWS = 2  # the decoder layer's residual and normed input of the rank's own batch, held across its MoE
 
 
-def workspace_bytes(model: ModelSpec, layout: ParallelLayout, rows: int, chunk_rows: int) -> int:
+def workspace_bytes(model: ModelSpec, layout: ParallelLayout, rows: int, chunk_rows: int | None) -> int:
     """The workspace manager's buffer after one MoE layer on `rows` gathered rows: the larger of the worst chunk
-    (with EP) and the layer's own ask (module docstring)."""
+    (with EP) and the layer's own ask (module docstring); `chunk_rows` None from v0.18.0, where the kernel takes all
+    the rows as one chunk and asks no worst chunk (moe_workspace.CHUNK_ERAS)."""
     moe = model.moe
     assert moe is not None
     dtype, hidden, topk = model.dtype_bytes, model.hidden_size, moe.experts_per_token
@@ -65,14 +84,14 @@ def workspace_bytes(model: ModelSpec, layout: ParallelLayout, rows: int, chunk_r
         output = round_up(out_rows * hidden * dtype, ALIGNMENT) if out_rows is not None else 0
         return triton_workspace_bytes(chunk, topk, gate_up, hidden, dtype) + output
 
-    chunk = min(rows, chunk_rows)
+    chunk = rows if chunk_rows is None else min(rows, chunk_rows)
     one_chunk_holds_output = ceil_div(rows, chunk) == 1 and chunk * topk * max(gate_up // 2, hidden) >= rows * hidden
     asked = parts(chunk, None if one_chunk_holds_output else rows)
-    worst = parts(chunk_rows, chunk_rows) if layout.ep > 1 else 0
+    worst = parts(chunk_rows, chunk_rows) if layout.ep > 1 and chunk_rows is not None else 0
     return max(asked, worst)
 
 
-def modular_layer_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chunk_rows: int) -> int:
+def modular_layer_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chunk_rows: int | None) -> int:
     """One rank's MoE layer at its largest in a v0.14.x DP profile ('allgather_reducescatter', unquantized): the
     gathered hidden states and router logits, the kernel's zeroed output and the workspace buffer, with the top-k
     during the experts or the reduce-scatter's own rows at the combine, beside the held residual, normed input and

@@ -17,14 +17,16 @@ from kvtop.domain.engines.vllm.batching import (
     default_batch_limits,
     default_max_num_seqs,
 )
-from kvtop.domain.engines.vllm.compilation import graph_config
+from kvtop.domain.engines.vllm.compilation import config_fields, graph_config
 from kvtop.domain.engines.vllm.graph_grids import (
     WIDE_GRID_ERAS,
     WIDE_GRID_MAJOR,
     counts_by_mode,
     wide_graph_counts,
 )
+from kvtop.domain.engines.vllm.graph_keys import graph_keys, keyed_counts, rounded_sizes
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.span import flag_switch
 
@@ -138,7 +140,8 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     v0.11.0: PIECEWISE at every size, FULL at the decode sizes up to max_num_seqs). A launch's compilation config
     (`compilation.py`) sets the mode, the sizes (those above max_num_batched_tokens dropped) or the largest default
     size; PIECEWISE captures no FULL graph, FULL a FULL graph at every size, FULL_DECODE_ONLY the decode ones only
-    (v1/cudagraph_dispatcher.py; CUDAGraphMode.decode_mode / mixed_mode, config/compilation.py)."""
+    (v1/cudagraph_dispatcher.py; CUDAGraphMode.decode_mode / mixed_mode, config/compilation.py). Under speculative
+    decoding or LoRA the V1 runner's keys at v0.13.0-v0.28.x (graph_keys.py)."""
     tokens, seqs, _ = batch_limits(inputs)
     stated = graph_config(inputs.settings.flags, inputs.version)
     capability = compute_capability(inputs.gpu_name)
@@ -147,10 +150,18 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
         # v0.34.0 on SM 10.x without stated sizes: the wide prefill and decode grids (graph_grids.py)
         interactive = performance_mode(inputs.settings.flags, inputs.version) == "interactivity"
         return wide_graph_counts(stated.mode or "FULL_AND_PIECEWISE", tokens, seqs, interactive)
+    v2 = inputs.model is not None and runs_v2(inputs.version, inputs.model, inputs.settings)
+    keys = None if v2 else graph_keys(inputs.settings, config_fields(inputs.settings.flags, inputs.version),
+                                      inputs.version)  # speculative decoding, LoRA (graph_keys.py)  # fmt: skip
+    query = keys.query_len if keys is not None else 1
     if stated.capture_sizes is not None:
         sizes = [size for size in stated.capture_sizes if size <= tokens]
     else:
-        largest = stated.max_capture_size if stated.max_capture_size is not None else min(2 * seqs, GRAPH_SIZE_CAP)
+        largest = (stated.max_capture_size if stated.max_capture_size is not None
+                   else min(2 * seqs * query, GRAPH_SIZE_CAP))  # fmt: skip
         sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version))
+    mode = stated.mode or "FULL_AND_PIECEWISE"
+    if keys is not None:
+        return keyed_counts(rounded_sizes(sizes, query, mode, inputs.version), seqs, mode, keys)
     decode = len([size for size in sizes if size <= seqs])
-    return counts_by_mode(stated.mode or "FULL_AND_PIECEWISE", len(sizes), decode)
+    return counts_by_mode(mode, len(sizes), decode)

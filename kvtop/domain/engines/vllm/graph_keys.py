@@ -1,0 +1,107 @@
+"""The V1 model runner's CUDA-graph capture keys under speculative decoding and LoRA, v0.13.0-v0.28.x: how many
+graphs `profile_cudagraph_memory` counts (docs/engines/vllm.md §2; `profile_run.graph_counts` takes the sizes).
+
+What the code does (read in the v0.13.0, v0.18.0, v0.19.0, v0.20.0, v0.22.0 and v0.27.1 wheels):
+- The default largest size grows with the decode query length q = 1 + num_speculative_tokens:
+  min(max_num_seqs × q × 2, 512) (config/vllm.py `_set_cudagraph_sizes`, :1067-1074 at v0.13.0, :1650-1660 at
+  v0.22.0, :1941 at v0.28.0; before v0.13.0 min(max_num_seqs × 2, 512)).
+- Where the decode graphs are FULL, the sizes are rounded up to multiples of q, de-duplicated and kept up to the
+  largest (or [q] where none is left): `CompilationConfig.adjust_cudagraph_sizes_for_spec_decode` (config/
+  compilation.py:1067 at v0.13.0, :1464-1510 at v0.22.0), called by the V1 runner with FULL_AND_PIECEWISE or
+  FULL_DECODE_ONLY only (gpu_model_runner.py:4896-4912 at v0.13.0, :6085-6090 at v0.18.0, :6387-6390 at v0.19.0), and
+  from v0.20.0 by `resolve_cudagraph_mode_and_sizes` wherever the decode mode is FULL, FULL included
+  (compilation.py:1411-1418 at v0.20.0, :1428-1435 at v0.22.0, :1481-1488 at v0.27.1 for the V1 runner only).
+- The dispatcher's FULL decode keys are the sizes x with q ≤ x ≤ q × max_num_seqs (v1/cudagraph_dispatcher.py:133
+  at v0.13.0, :225 at v0.22.0, :221 at v0.27.1), and every key is made once per LoRA case: with --enable-lora and
+  `cudagraph_specialize_lora` (True by default: compilation.py:518 at v0.13.0, :643 v0.22.0, :660 v0.27.1) graphs with
+  and without LoRA ([True, False], dispatcher :99-104 at v0.13.0; from v0.18.0 [0] + `get_captured_lora_counts`,
+  lora/utils.py:48-62: max_loras + 1; under --specialize-active-lora, which kvtop refuses as not modelled
+  (flags_unmodelled.py), every power of two up to max_loras and max_loras + 1 besides), else with LoRA only. `profile_cudagraph_memory` counts every key (`get_capture_descs`,
+  dispatcher :330-354 and gpu_model_runner.py:6265-6280 at v0.22.0).
+Not modelled: the drafter's own graphs (EAGLE's `drafter.initialize_cudagraph_keys`, gpu_model_runner.py:6723 at
+v0.22.0) and the V2 runner's keys (v1/worker/gpu/cudagraph_utils.py), where kvtop keeps its count without them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.deployment_flags import flag_int, flag_json
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.rounding import round_up
+from kvtop.domain.span import flag_set
+
+# Where the V1 runner's keys were read as this module counts them
+KEYS_READ: Eras[bool] = Eras((
+    Era("", False, "not read before v0.13.0 (its counts charge nothing before v0.20.0: profile_run.GRAPHS_CHARGED)"),
+    Era("0.13.0", True, "module docstring: v0.13.0, v0.18.0-v0.22.0 and v0.27.1 read"),
+    Era("0.29.0", False, "every model on the V2 runner (runner_eras.runs_v2): its keys not read"),
+))  # fmt: skip
+# Which decode modes round the sizes to multiples of the decode query length (module docstring)
+ROUNDING_MODES: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "no rounding before v0.13.0"),
+    Era("0.13.0", frozenset({"FULL_AND_PIECEWISE", "FULL_DECODE_ONLY"}),
+        "gpu_model_runner.py:4896-4912 at v0.13.0 (FULL decode and separate_routine), :6387-6390 at v0.19.0"),
+    Era("0.20.0", frozenset({"FULL_AND_PIECEWISE", "FULL_DECODE_ONLY", "FULL"}),
+        "config/compilation.py:1411-1418 at v0.20.0: decode_mode() FULL, FULL included"),
+))  # fmt: skip
+SPECIALIZE_FIELD = "cudagraph_specialize_lora"  # the compilation config's field (read here)
+
+
+class GraphKeys(BaseModel):
+    """What multiplies or reshapes the V1 runner's capture keys: the decode query length (1 + speculative tokens) and
+    the LoRA cases each size is captured for."""
+
+    model_config = ConfigDict(frozen=True)
+    query_len: int = 1
+    lora_cases: int = 1
+
+
+def spec_tokens(settings: LaunchSettings) -> int:
+    """num_speculative_tokens the launch states (--speculative-config or --num-speculative-tokens); 0 where none."""
+    if settings.flags.get("speculative-config") is None and settings.flags.get("num-speculative-tokens") is None:
+        return 0
+    stated = flag_json(settings, "speculative-config").get("num_speculative_tokens")
+    tokens = stated if isinstance(stated, int) and not isinstance(stated, bool) else None
+    return tokens or flag_int(settings, "num-speculative-tokens", least=1) or 0
+
+
+def lora_cases(settings: LaunchSettings, fields: Mapping[str, object]) -> int:
+    """The LoRA cases each capture size is captured for (module docstring); 1 without --enable-lora."""
+    if not flag_set(settings, "enable-lora"):
+        return 1
+    return 1 if fields.get(SPECIALIZE_FIELD) is False else 2  # with LoRA only, else with and without
+
+
+def graph_keys(settings: LaunchSettings, fields: Mapping[str, object], version: ResolvedVersion) -> GraphKeys | None:
+    """The launch's decode query length and LoRA cases where the V1 runner's keys were read (`KEYS_READ`) and either
+    differs from plain decoding; None otherwise (the caller checks the runner)."""
+    if not KEYS_READ.at(version):
+        return None
+    query, cases = 1 + spec_tokens(settings), lora_cases(settings, fields)
+    if query == 1 and cases == 1:
+        return None
+    return GraphKeys(query_len=query, lora_cases=cases)
+
+
+def rounded_sizes(sizes: list[int], query_len: int, mode: str, version: ResolvedVersion) -> list[int]:
+    """`adjust_cudagraph_sizes_for_spec_decode`: the sizes rounded up to multiples of the decode query length, kept up
+    to the largest, where the release rounds for this mode (`ROUNDING_MODES`)."""
+    if query_len <= 1 or not sizes or mode not in ROUNDING_MODES.era(version).value:
+        return sizes
+    largest = sizes[-1]
+    kept = sorted({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= largest})
+    return kept or ([query_len] if query_len <= largest else [])
+
+
+def keyed_counts(sizes: list[int], seqs: int, mode: str, keys: GraphKeys) -> tuple[int, int]:
+    """(PIECEWISE graphs, FULL graphs) the V1 dispatcher keys: mixed graphs at every size, FULL decode graphs at the
+    sizes from q to q × max_num_seqs (FULL_AND_PIECEWISE, FULL_DECODE_ONLY), each once per LoRA case."""
+    q = keys.query_len
+    decode = len([size for size in sizes if q <= size <= q * seqs])
+    mixed, cases = len(sizes), keys.lora_cases
+    return {"NONE": (0, 0), "PIECEWISE": (mixed * cases, 0), "FULL": (0, mixed * cases),
+            "FULL_DECODE_ONLY": (0, decode * cases)}.get(mode, (mixed * cases, decode * cases))  # fmt: skip
