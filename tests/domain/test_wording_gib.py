@@ -12,12 +12,16 @@ from pathlib import Path
 from kvtop.domain.wording import GIB, gib, gib_about, gib_range, gib_setting
 
 KVTOP = Path(__file__).resolve().parents[2] / "kvtop"
-# a byte figure divided by the GiB and formatted in place (`f"{x / GIB:.2f} GiB"`): wording.py's forms say it
-INLINE = re.compile(r"/ GIB(?:_BYTES)?:[^}]*\}")
+# a byte figure divided by the GiB and formatted in place (`f"{x / GIB:.2f} GiB"`, `{x / 2**30:.2f}`): wording.py's
+# forms say it (views: kvtop/units.py's fmt_gib)
+INLINE = re.compile(r"/ (?:GIB(?:_BYTES)?|2 ?\*\* ?30|\(1 << 30\)|1024 ?\*\* ?3):[^}]*\}")
 # places left, each with why: convert them and strike them off
 LEFT = {
     "domain/wording.py": "the formatter itself",
     "domain/engines/vllm/dp_gather.py": "edited by another helper in session 61 (d's claim): to convert after the merge",
+    "domain/engines/trtllm/explain.py": "a Measured's text, the bare number as the engine's log prints it (unit apart)",
+    "ui/screens/ledger.py": "tokens per GB from tokens per GiB: a rate's unit changed, no byte figure written",
+    "commands/explain.py": "a view (units.fmt_gib(x, 3)), edited by another helper in session 61 (f's claim): after the merge",
 }
 
 
@@ -40,7 +44,7 @@ def test_no_inline_gib_figure_outside_wording() -> None:
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if INLINE.search(line)
     )
-    assert not found, f"format these through kvtop/domain/wording.py (gib, gib_range, gib_about, gib_setting): {found}"
+    assert not found, f"format these through kvtop/domain/wording.py (gib, gib_range, gib_about, gib_setting) or units.fmt_gib: {found}"
 
 
 def test_the_places_left_still_hold_one() -> None:
