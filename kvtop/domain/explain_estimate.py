@@ -45,8 +45,8 @@ from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.wording import GIB
 from kvtop.domain.wording import MIB as _MIB
+from kvtop.domain.wording import gib, gib_range
 
 
 @dataclass(frozen=True)
@@ -143,12 +143,12 @@ def rebuild_with_estimate(
         needs = (
             "no value of it gives the logged capacity: the model, KV dtype or layout differ from what kvtop was told"
             if implied is None
-            else f"the logged capacity needs {implied / GIB:.2f} GiB of it, outside that range: the estimate is what "
+            else f"the logged capacity needs {gib(implied)} of it, outside that range: the estimate is what "
             f"differs most likely (pass the measured figure to settle it)"
         )
         cause = (
-            f"{estimate.label} estimated at {estimate.value_bytes / GIB:.2f} GiB ({estimate.low_bytes / GIB:.2f}–"
-            f"{estimate.high_bytes / GIB:.2f} GiB {estimate.source}); {needs}"
+            f"{estimate.label} estimated at {gib(estimate.value_bytes)} "
+            f"({gib_range(estimate.low_bytes, estimate.high_bytes)} {estimate.source}); {needs}"
         )
         result = result.model_copy(update={"cause": cause})
     # a desktop sharing the card: said as `plan --desktop` says it (a printed or given free memory holds its share)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.wording import GIB, gib
+from kvtop.domain.wording import GIB, gib, gib_range
 
 
 class StartCacheCharge(BaseModel):
@@ -33,7 +33,7 @@ class StartCacheCharge(BaseModel):
 
     def spread(self) -> str:
         """'0.46–2.60 GiB a GPU': the least to the most excess measured (the plan's and `explain`'s words)."""
-        return f"{self.least_bytes / GIB:.2f}–{self.most_bytes / GIB:.2f} GiB a GPU"
+        return f"{gib_range(self.least_bytes, self.most_bytes)} a GPU"
 
     def median(self) -> str:
         """'0.98 GiB': the median excess a GPU (the plan's and `explain`'s words)."""

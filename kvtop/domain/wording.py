@@ -2,7 +2,8 @@
 (evidence, notes, causes).
 
 Views format figures themselves (kvtop/units.py); this is the one spelling for figures the domain
-puts into words: GiB (2**30 bytes), two decimals, the unit always stated.
+puts into words: GiB (2**30 bytes), two decimals, the unit always stated (`gib`, `gib_range`, `gib_about`); a size
+echoed back as an engine's flag value is written in the flag's own unit (`gib_setting`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,26 @@ GIB = 1 << 30  # the one GiB and MiB every module reads (kvtop/units.py re-expor
 MIB = 1 << 20
 
 
-def gib(num_bytes: int | float) -> str:
-    """'6.00 GiB'."""
-    return f"{num_bytes / GIB:,.2f} GiB"
+def gib(num_bytes: int | float, digits: int = 2) -> str:
+    """'6.00 GiB' ('1,024.00 GiB'; `digits` decimals only where two hide what a figure says: a pool's bounds)."""
+    return f"{num_bytes / GIB:,.{digits}f} GiB"
+
+
+def gib_range(low: int | float, high: int | float, digits: int = 2) -> str:
+    """'1.20–3.40 GiB': a range of byte figures, the unit once after both ends."""
+    return f"{low / GIB:,.{digits}f}–{high / GIB:,.{digits}f} GiB"
+
+
+def gib_about(num_bytes: int | float, error_bytes: int | float) -> str:
+    """'1.23 ± 0.45 GiB': a figure and its error, the unit once; '1.23 GiB' where it carries no error."""
+    error = f" ± {error_bytes / GIB:,.2f}" if error_bytes else ""
+    return f"{num_bytes / GIB:,.2f}{error} GiB"
+
+
+def gib_setting(num_bytes: int | float) -> str:
+    """'4', '0.5': a size as an engine's flag takes it in GiB (vLLM's --swap-space, --kv-offloading-size), no unit
+    written (the flag's own), no digits the engine would not print back."""
+    return f"{num_bytes / GIB:g}"
 
 
 # letters whose name opens with a vowel sound (ef, aitch, el, em, en, ar, es, ex …): 'an' before them spelled out

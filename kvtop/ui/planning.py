@@ -24,7 +24,7 @@ from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
 from kvtop.domain.span import NodeLaunch
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib_setting
 from kvtop.ui.plan_errors import FieldErrors, field_error
 from kvtop.ui.plan_fields import (
     DEPLOYMENT_KEYS,
@@ -57,7 +57,7 @@ def _deployment_texts(settings: LaunchSettings) -> dict[str, str]:
     if request is not None and request.ratio_to_gpu_pool:
         host_text = f"x{request.ratio_to_gpu_pool:g}"
     elif request is not None and request.bytes_per_rank:  # per rank: the engine's own share of a total it states
-        host_text = f"{request.bytes_per_rank / GIB:g}"
+        host_text = gib_setting(request.bytes_per_rank)
     return {
         "spec_method": setup.spec_method or "",
         "redundant_experts": str(setup.redundant_experts),

@@ -34,7 +34,7 @@ from kvtop.domain.calibration.host_estimate import DesktopHost, StartVerdict, Un
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.gpus import is_unified
 from kvtop.domain.host_desktop import HostDesktop
-from kvtop.domain.wording import GIB, gib
+from kvtop.domain.wording import gib
 
 # What the host holds on a unified-memory device before the engine starts, as a share of CUDA's total: the centre and
 # half-width of the span of the readings (total − free at the engine's start). GB10, of 119.7 GiB: 6.99, 9.18, 10.37
@@ -83,7 +83,7 @@ def desktop_note(*, charged: bool, held_bytes: int, measured: bool = False) -> s
                 "engine started is in the free memory given, what it takes later is not")  # fmt: skip
     if charged and held_bytes > 0:
         return (f"{DESKTOP_NOTE}; its low end takes the most such starts held beyond Linux's "
-                f"({held_bytes / GIB:.2f} GiB)")  # fmt: skip
+                f"({gib(held_bytes)})")  # fmt: skip
     if charged:
         return f"{DESKTOP_NOTE}; no desktop start measured what it holds, so the low end takes nothing for it"
     return f"{DESKTOP_NOTE}; the engine sizes from the total, so it starts only where the desktop leaves what it asks free"

@@ -24,7 +24,7 @@ from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.wording import GIB, MIB
+from kvtop.domain.wording import MIB, gib
 
 NODE_REPEAT_ERROR_BYTES = 64 * MIB  # how far two starts of the same launch on one node differ (an assumption)
 STORE_SCHEMA = 1
@@ -105,7 +105,7 @@ class NodeMeasure(BaseModel):
         if not self.together:
             return None
         return ("calibration store: this start's weights and runtime charge are kept together "
-                f"({self.terms.get(Term.WEIGHTS, 0) / GIB:.2f} GiB): the free memory's drop across the load exceeds "
+                f"({gib(self.terms.get(Term.WEIGHTS, 0))}): the free memory's drop across the load exceeds "
                 "what its logged KV memory leaves, so their split is not determined; a plan of another batch uses neither")  # fmt: skip
 
     def matches(self, engine: str, version: str | None, gpu_name: str | None, model: ModelSpec,

@@ -23,7 +23,7 @@ from kvtop.domain.calibration.terms import (
     TermSource,
     weakest,
 )
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib, gib_about
 
 
 class InputRange(BaseModel):
@@ -43,9 +43,8 @@ class InputRange(BaseModel):
 
 
 def _said(estimate: TermEstimate) -> str:
-    error = f" ± {estimate.error_bytes / GIB:.2f}" if estimate.error_bytes else ""
     said = estimate.basis if estimate.basis.startswith(estimate.source) else f"{estimate.source}: {estimate.basis}"
-    return f"{estimate.label} {estimate.bytes / GIB:.2f}{error} GiB ({said})"
+    return f"{estimate.label} {gib_about(estimate.bytes, estimate.error_bytes)} ({said})"
 
 
 def _combined(terms: list[TermEstimate], scale: float) -> int:
@@ -65,7 +64,7 @@ def free_before_load_range(estimate: PreloadEstimate) -> InputRange | None:
     terms = [total, context, *([host] if host is not None else [])]
     central = max(estimate.figures("central").free_before_load_bytes or 0, 0)  # the plan's own figure
     error = _combined(terms, estimate.interval_scale)
-    desktop = f"; the low end less what a desktop held ({estimate.unmodelled_host_bytes / GIB:.2f} GiB)"
+    desktop = f"; the low end less what a desktop held ({gib(estimate.unmodelled_host_bytes)})"
     return InputRange(
         low_bytes=max(central - error - estimate.unmodelled_host_bytes, 0),
         value_bytes=central,

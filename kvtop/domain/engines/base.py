@@ -223,7 +223,7 @@ class MeasuredInputs(BaseModel):
             return None
         if self.calibrated is not None and self.calibrated.free_before_load_bytes is not None:
             if self.calibrated.host_held_bytes:  # a unified-memory host: its share is the widest part of the estimate
-                return FREE_BEFORE_LOAD_UNIFIED.format(held=self.calibrated.host_held_bytes / GIB)
+                return FREE_BEFORE_LOAD_UNIFIED.format(held=gib(self.calibrated.host_held_bytes, digits=1))
             return FREE_BEFORE_LOAD_CALIBRATED
         return FREE_BEFORE_LOAD_ESTIMATED
 
@@ -281,7 +281,7 @@ FREE_BEFORE_LOAD_CALIBRATED = (
 )
 FREE_BEFORE_LOAD_UNIFIED = (
     "free memory before load is estimated: CUDA's total less the CUDA context and NCCL by TP and less what the host "
-    "holds of its unified memory ({held:.1f} GiB, assumed: --free-memory gives the engine's own figure)"
+    "holds of its unified memory ({held}, assumed: --free-memory gives the engine's own figure)"
 )
 
 

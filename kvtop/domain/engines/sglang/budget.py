@@ -65,7 +65,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 from kvtop.domain.rounding import round_down
-from kvtop.domain.wording import GIB, MIB, a_gib
+from kvtop.domain.wording import GIB, MIB, a_gib, gib
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
@@ -153,7 +153,7 @@ class SglangBudget:
         if needed is not None and needed > round(slack_gib * GIB) and not whole:
             notes.append(
                 f"--mem-fraction-static {mfs:g} leaves {a_gib(pre * (1 - mfs))} runtime reserve; SGLang's automatic "
-                f"{auto_mfs:.3f} keeps {needed / GIB:.2f} GiB for CUDA graphs and activations: it may run out "
+                f"{auto_mfs:.3f} keeps {gib(needed)} for CUDA graphs and activations: it may run out "
                 "of memory capturing its graphs or under load"
             )
         steps.append(

@@ -44,7 +44,7 @@ from kvtop.domain.engines.sglang.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.layout import largest_stage_layers
 from kvtop.domain.weights import WeightsBook
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 TWICE_MODEL_TYPES = frozenset({"ministral3"})  # the text model SGLang builds as Ministral3ForCausalLM
 # the per-layer rows of the book the first stack repeats: its linear modules, the ones a cycle keeps
@@ -69,7 +69,7 @@ def first_stack(inputs: CalibrationInputs, book_of: Callable[[CalibrationInputs]
     if size <= 0:
         return None
     return size, (
-        f"a second copy of the {layers} decoder layers' attention and MLP weights ({size / GIB:.2f} GiB): "
+        f"a second copy of the {layers} decoder layers' attention and MLP weights ({gib(size)}): "
         "models/ministral3.py builds LlamaModel's layers, then its own, and the first stack is garbage in a "
         "reference cycle until the gc.collect() at the CUDA graph capture, after the KV pool is sized"
     )

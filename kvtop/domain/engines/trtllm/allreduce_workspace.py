@@ -34,7 +34,7 @@ from kvtop.domain.deployment_flags import flag_int, flag_text
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import GRACE_TRAY_GPUS, NVLINK_GPUS, gpu_model_key
 from kvtop.domain.rounding import round_up
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 IPC_ALIGNMENT = 1 << 21  # IpcMemory.open_ipc_memory: align_size(size, 1 << 21) before cudaMalloc
 BARRIER_BYTES_PER_RANK = 256
@@ -92,7 +92,7 @@ def fusion_workspace(inputs: CalibrationInputs) -> FusionWorkspace | None:
     said_size, era = (("64 MiB", "64 MiB from PR #9145, 1.2.0rc3 assumed") if size == 64 << 20
                       else (f"{size:,} B", "plugin.py's size before PR #9145"))  # fmt: skip
     peers = "; no GPU named: NVLink assumed" if inputs.gpu_name is None else ""
-    return FusionWorkspace(total, f"{total / GIB:.2f} GiB all-reduce fusion workspace outside torch: 4 × {said_size} "
+    return FusionWorkspace(total, f"{gib(total)} all-reduce fusion workspace outside torch: 4 × {said_size} "
                                   f"× TP {tp} in IpcMemory buffers rounded up to 2 MiB, + 2 MiB of barriers "
                                   f"(allreduce_helper.py; {era}{peers}; §24)")  # fmt: skip
 

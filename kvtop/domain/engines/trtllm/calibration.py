@@ -441,7 +441,7 @@ def _engine_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> T
         return found
     nccl = round(TP_GROUP_NCCL_GIB_PER_DOUBLING * doublings * GIB)
     return found.model_copy(update={"label": "CUDA context and NCCL outside torch"}).plus(
-        nccl, nccl, why=f"+ {nccl / GIB:.2f} GiB of the TP group's NCCL ({TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB "
+        nccl, nccl, why=f"+ {gib(nccl)} of the TP group's NCCL ({TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB "
                         f"per doubling of TP {inputs.layout.tp}, assumed)")  # fmt: skip
 
 

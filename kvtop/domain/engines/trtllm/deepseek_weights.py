@@ -43,7 +43,7 @@ from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout, largest_stage_layers
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.weights import embedding_tp
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 DEEPSEEK_V3_CLASSES = frozenset({
     "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "MistralLarge3ForCausalLM", "KimiK25ForConditionalGeneration",
@@ -103,7 +103,7 @@ def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if embedding + copies <= 0:
         return None
     return embedding + copies, (
-        f"{(embedding + copies) / GIB:.2f} GiB DeepseekV3Model holds beside the book: the vocab embedding whole on "
-        f"every rank {embedding / GIB:.2f} GiB more, MLA's {what} {copies / GIB:.2f} GiB "
+        f"{gib(embedding + copies)} DeepseekV3Model holds beside the book: the vocab embedding whole on "
+        f"every rank {gib(embedding)} more, MLA's {what} {gib(copies)} "
         "(modeling_deepseekv3.py, modules/attention.py create_weights, §25)"
     )

@@ -32,7 +32,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 # build.py's own spellings (examples/gpt/build.py, id 193704310), as kvtop keeps a pass-through flag: without dashes
 OLD_BUILDER_FLAGS = ("use_gpt_attention_plugin", "use_gemm_plugin", "enable_context_fmha", "use_inflight_batching")
@@ -73,5 +73,5 @@ def tied_head_copy(model: ModelSpec | None, layout: ParallelLayout, settings: La
     rows = ceil_div(model.vocab_size, tp)
     width = model.embedding_size or model.hidden_size
     nbytes = rows * width * model.dtype_bytes
-    return nbytes, (f"the LM head the engine holds as its own matrix, {nbytes / GIB:.2f} GiB ({rows:,} × {width:,} × "
+    return nbytes, (f"the LM head the engine holds as its own matrix, {gib(nbytes)} ({rows:,} × {width:,} × "
                     f"{model.dtype_bytes} B: the converters copy a tied embedding into it, §17)")  # fmt: skip

@@ -32,7 +32,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.trtllm.allreduce_workspace import gpus_per_node
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 IMPORT_CONTEXT_ERAS: Eras[bool] = Eras((
     Era("", False, "no CUDA call at import: torch_custom_ops.py before PR #15402"),
@@ -81,7 +81,7 @@ def with_import_contexts(estimate: TermEstimate, inputs: CalibrationInputs) -> T
         return estimate
     added = import_contexts_bytes(inputs)
     return estimate.plus(added, _reach(inputs, count), why=(
-        f"+ {added / GIB:.2f} GiB: {count} CUDA contexts of {added / count / GIB:.2f} GiB (assumed) on the first GPU, "
+        f"+ {gib(added)}: {count} CUDA contexts of {gib(added / count)} (assumed) on the first GPU, "
         "made at `import tensorrt_llm` by the launcher and the other ranks' workers before set_device (1.3.0rc20 "
         "only: deep_gemm.set_pdl() at import, PR #15402, fixed by PR #15632; ± one context: no separate launcher "
         "under mpirun; §28)"))  # fmt: skip
@@ -95,6 +95,6 @@ def with_import_contexts_unmodelled(estimate: TermEstimate, inputs: CalibrationI
         return estimate
     extra = import_contexts_bytes(inputs) + _reach(inputs, count)
     return estimate.plus(error_bytes=extra, why=(
-        f"± {extra / GIB:.2f} GiB more: not modelled for a TensorRT engine, 1.3.0rc20's {count} CUDA contexts made at "
+        f"± {gib(extra)} more: not modelled for a TensorRT engine, 1.3.0rc20's {count} CUDA contexts made at "
         "`import tensorrt_llm` on the first GPU (PR #15402, fixed by PR #15632), which its C++ runtime's free-memory "
         "read would see too (§28)"))  # fmt: skip

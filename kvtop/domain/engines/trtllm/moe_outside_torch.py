@@ -28,7 +28,7 @@ import math
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 MOE_PER_DOUBLING_GIB = 1.0  # per doubling of TP and of EP: ≥ 0.90, the largest unmodelled part a doubling needs
 
@@ -48,6 +48,6 @@ def with_moe_unmodelled(estimate: TermEstimate, inputs: CalibrationInputs) -> Te
     if not extra:
         return estimate
     return estimate.plus(error_bytes=extra, why=(
-        f"± {extra / GIB:.2f} GiB more: a MoE launch's memory outside torch (MoE backend workspaces and kernels, the "
+        f"± {gib(extra)} more: a MoE launch's memory outside torch (MoE backend workspaces and kernels, the "
         "EP group's communication buffers) is not modelled, 0.4–5.4 GiB above this figure at TP 2–8 on four Blackwell "
         "starts less their temporary pool (this widening: a loose upper bound, §24)"))  # fmt: skip

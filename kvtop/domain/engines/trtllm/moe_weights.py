@@ -27,6 +27,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.rounding import ceil_div, round_up
+from kvtop.domain.wording import gib
 
 BACKEND_FLAG = "moe_config.backend"
 CUTLASS, TRTLLM = "CUTLASS", "TRTLLM"
@@ -115,6 +116,6 @@ def held_beside(model: ModelSpec | None, layout: ParallelLayout, settings: Launc
     if nbytes <= 0:
         return None
     said = "as the launch states" if built.stated else "the MoeConfig default, assumed"
-    return nbytes, (f"{nbytes / 2**30:.2f} GiB of MXFP4 experts padded by the {built.backend} MoE backend ({said}: "
+    return nbytes, (f"{gib(nbytes)} of MXFP4 experts padded by the {built.backend} MoE backend ({said}: "
                     f"width {built.width:,} → {built.padded:,}, hidden {built.hidden:,} → {built.hidden_in:,} in, "
                     f"{built.hidden_out:,} out; quantization.py create_weights, §24)")  # fmt: skip

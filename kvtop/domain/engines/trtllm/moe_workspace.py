@@ -52,7 +52,7 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_layers import MoeSpec
 from kvtop.domain.rounding import ceil_div, round_up
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 INT_BYTES = 4
 BACKBONE_BYTES = 2  # the GEMM output (UnfusedGemmOutputType) is the 16-bit backbone type
@@ -119,7 +119,7 @@ def held_in_torch(model: ModelSpec | None, inputs: CalibrationInputs) -> tuple[i
         return None
     said = "as the launch states" if stated else "the MoeConfig default, assumed"
     top_k = spec.moe.experts_per_token if spec.moe is not None else 0
-    return nbytes, (f"{nbytes / GIB:.2f} GiB CUTLASS MoE workspace ({said}) cached in torch after the warm-up of "
+    return nbytes, (f"{gib(nbytes)} CUTLASS MoE workspace ({said}) cached in torch after the warm-up of "
                     f"{rows:,} tokens × top-{top_k} (moeOp.cpp getWorkspaceInfo, "
                     "moe_kernels.cu getWorkspaceDeviceBufferSizes, §26)")  # fmt: skip
 
@@ -144,6 +144,6 @@ def with_attention_dp_unmodelled(estimate: TermEstimate, inputs: CalibrationInpu
     if not bound:
         return estimate
     return estimate.plus(error_bytes=bound, beside=True, why=(
-        f"± {bound / GIB:.2f} GiB more: the CUTLASS MoE workspace cached in torch under attention DP is not modelled "
+        f"± {gib(bound)} more: the CUTLASS MoE workspace cached in torch under attention DP is not modelled "
         f"(the MoE sees the {inputs.layout.tp} DP ranks' gathered tokens or what the all-to-all routes here; at most "
         "the workspace for DP × max_num_tokens rows, §26)"))  # fmt: skip

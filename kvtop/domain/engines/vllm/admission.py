@@ -17,7 +17,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.eras import admission_reserved_blocks
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.ledger import Ledger
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib_range
 
 
 def printed_estimate(log: EngineLog) -> int | None:
@@ -49,5 +49,5 @@ def pinned_memory(
         value_bytes=(low + high) // 2, low_bytes=low, high_bytes=high, decimals=available.decimals,
         text=available.text, unit=available.unit,
     )  # fmt: skip
-    said = f"{counted}: a pool of {pool:,} blocks, {low / GIB:.4f}–{high / GIB:.4f} GiB of KV memory"
+    said = f"{counted}: a pool of {pool:,} blocks, {gib_range(low, high, digits=4)} of KV memory"
     return pinned, said

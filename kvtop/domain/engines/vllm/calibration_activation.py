@@ -47,7 +47,7 @@ from kvtop.domain.engines.vllm.v0_profile import (
 from kvtop.domain.engines.vllm.v1_opt_in import LOGITS_ROWS_ERAS
 from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
 from kvtop.domain.model import MlpKind, ModelSpec
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 LABEL = "vLLM's profiled activation peak"
 
@@ -140,10 +140,10 @@ def _opt_in_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> Ter
     return assumed_estimate(
         Term.ACTIVATION, LABEL, max(forward, logits_side), error,
         f"vLLM {inputs.version.label}'s opt-in V1 (v1_opt_in.py), no sampler profiled: the forward at {tokens:,} "
-        f"tokens ({why}; {forward / GIB:.2f} GiB: the V1 fit's forward part or the forward as counted, the larger) or "
+        f"tokens ({why}; {gib(forward)}: the V1 fit's forward part or the forward as counted, the larger) or "
         f"the model-dtype logits of {rows:,} rows × {model.vocab_size:,} beside their hidden states "
-        f"({logits_side / GIB:.2f} GiB; {LOGITS_ROWS_ERAS.era(inputs.version).source}), the larger; ± "
-        f"{error / GIB:.2f} GiB assumed (no opt-in start printed its peak: the fit's error, the forward's own size "
+        f"({gib(logits_side)}; {LOGITS_ROWS_ERAS.era(inputs.version).source}), the larger; ± "
+        f"{gib(error)} assumed (no opt-in start printed its peak: the fit's error, the forward's own size "
         "or a fused MoE's 2 GiB, the largest)",
     )  # fmt: skip
 
@@ -166,13 +166,13 @@ def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm 
     logits = ("and their float32 copy: the release copies them whatever the states" if copy.value
               else "no float32 copy: its dummy batch asks for no processing")  # fmt: skip
     stages = (f"the forward at {tokens:,} tokens (its MLP transient, residual and normed input) on the stages before the last "
-              f"({peaks.before_last / GIB:.2f} GiB), the larger of it and the sampler on the last"
+              f"({gib(peaks.before_last)}), the larger of it and the sampler on the last"
               if inputs.layout.pp > 1 else f"the larger of the forward at {tokens:,} tokens (its MLP transient, residual and normed input) and the sampler")  # fmt: skip
     return assumed_estimate(
         Term.ACTIVATION, LABEL, peaks.last, max(fit.error_bytes if fit else v1.error_bytes, abs(v1.bytes - peaks.last)),
         f"vLLM {inputs.version.label}'s V2 model runner, counted from its code (v2_profile.py): {stages} (the "
         f"model-dtype logits of {seqs:,} seqs × {model.vocab_size:,} {logits}, {copy.source}); ± the V1 runner's "
-        f"form ({v1.bytes / GIB:.2f} GiB) or its fit's error, the larger: no V2 start printed its peak",
+        f"form ({gib(v1.bytes)}) or its fit's error, the larger: no V2 start printed its peak",
     )  # fmt: skip
 
 
@@ -258,7 +258,7 @@ def _unfitted_activation(
         encoder = encoder_profile(inputs) if model.multimodal else None
         if encoder is not None and inputs.layout.pp == 1 and not lora(inputs):
             return assumed_estimate(Term.ACTIVATION, label, encoder.peak(guess), max(guess, 2 * GIB),
-                                    f"the text model's fit ({guess / GIB:.2f} GiB) plus {encoder.peak_words(guess)}")  # fmt: skip
+                                    f"the text model's fit ({gib(guess)}) plus {encoder.peak_words(guess)}")  # fmt: skip
         return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
                                 f"the text model's fit: {_unfitted_because(inputs)}")  # fmt: skip
     counted = _counted_sampler(inputs, tokens, seqs)

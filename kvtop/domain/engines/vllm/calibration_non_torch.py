@@ -49,7 +49,7 @@ from kvtop.domain.engines.vllm.v0_charge import (
 from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.gpus_peer import peer_access
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 # GPU names that cover a PCIe board too (A100 80GB/40GB PCIe, A800 PCIe): `custom_all_reduce_on` takes them as SXM4,
 # but whether the custom all-reduce runs is the driver's P2P report's to decide, which a plan cannot see (vLLM
@@ -238,7 +238,7 @@ def _context_inside(growth: TermEstimate, inputs: CalibrationInputs, fits: dict[
         return growth
     context = one_process_context(inputs, fits, f"TP {inputs.layout.tp}, one worker per GPU")
     return growth.plus(context.bytes, context.error_bytes,
-                       why=f"+ {context.bytes / GIB:.2f} GiB of {context.label} ({context.basis}), which "
+                       why=f"+ {gib(context.bytes)} of {context.label} ({context.basis}), which "
                            f"{inputs.version.label} charges ({era_for(NON_TORCH_ERAS, inputs.version).source})")  # fmt: skip
 
 
@@ -313,5 +313,5 @@ def _board_error(estimate: TermEstimate, inputs: CalibrationInputs, fit: LinearT
     if fit is None or not custom_all_reduce_on(inputs) or not _board_open(inputs):
         return estimate
     part = round(max(fit.coefficients[1], 0.0) * GIB)
-    return estimate.plus(error_bytes=part, why=f"± {part / GIB:.2f} GiB: the GPU's name covers PCIe boards too (the "
+    return estimate.plus(error_bytes=part, why=f"± {gib(part)}: the GPU's name covers PCIe boards too (the "
                                                "driver's P2P report decides)")  # fmt: skip

@@ -21,7 +21,7 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.support import widened
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 # whether the TP group's distributed init falls inside the non-torch growth (True) or before the startup snapshot;
 # V0's worker (worker/worker.py init_device, read at v0.10.2) takes its baseline_snapshot before it too
@@ -61,8 +61,8 @@ def init_inside(estimate: TermEstimate, context: TermEstimate, fits: dict[str, L
     if not part:
         return estimate
     if not charged:
-        return estimate.plus(error_bytes=part, why=f"± {part / GIB:.2f} GiB of the TP group's NCCL init, which this "
+        return estimate.plus(error_bytes=part, why=f"± {gib(part)} of the TP group's NCCL init, which this "
                                                    "release's snapshot precedes, where NVLink joins the GPUs")  # fmt: skip
     return estimate.plus(part, widened(context, fits, inputs).error_bytes,
-                         why=f"+ {part / GIB:.2f} GiB of the TP group's NCCL and custom all-reduce init, which this "
+                         why=f"+ {gib(part)} of the TP group's NCCL and custom all-reduce init, which this "
                              f"release's snapshot precedes ({fit.key}'s part beyond one rank)")  # fmt: skip

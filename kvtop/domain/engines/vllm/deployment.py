@@ -74,7 +74,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.spec_methods import check_method
-from kvtop.domain.wording import GIB, counted
+from kvtop.domain.wording import GIB, counted, gib_setting
 
 SPEC_FLAGS = ("speculative-config", "speculative-model", "num-speculative-tokens")
 EXPERT_FLAGS = ("enable-eplb", "eplb-config", "num-redundant-experts", "all2all-backend")
@@ -386,7 +386,7 @@ def host_tier(
         per_rank = request.bytes_per_rank or DEFAULT_SWAP_SPACE_GIB * GIB
         blocks = per_rank // block_bytes if era.value else 0
         return HostTier(
-            connector="swap space (V0)", setting=f"--swap-space {per_rank / GIB:g}", bytes_per_rank=per_rank,
+            connector="swap space (V0)", setting=f"--swap-space {gib_setting(per_rank)}", bytes_per_rank=per_rank,
             tokens_per_rank=blocks * page_size, gpu_tokens_per_rank=gpu_tokens, ranks=ranks, source=era.source,
             state=TermState.MODELLED if era.value else TermState.NOT_MODELLED,
             detail="pinned CPU blocks for preempted requests' KV, per worker" if era.value
@@ -397,7 +397,7 @@ def host_tier(
         per_rank = request.bytes_per_rank or 0
         blocks = per_rank // block_bytes
         return HostTier(
-            connector=request.connector, setting=f"--kv-offloading-size {request.bytes_total / GIB:g}",
+            connector=request.connector, setting=f"--kv-offloading-size {gib_setting(request.bytes_total)}",
             bytes_per_rank=per_rank, tokens_per_rank=blocks * page_size, gpu_tokens_per_rank=gpu_tokens, ranks=ranks,
             source="v1/kv_offload/cpu/spec.py: num_chunks = cpu_bytes_to_use // (world × bytes per block) (v0.33.0)",
             detail="the size is over every TP rank; one block per chunk, before the chunk's alignment padding",

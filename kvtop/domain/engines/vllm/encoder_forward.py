@@ -68,7 +68,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 QWEN25_VL_TOWERS = frozenset({"Qwen2_5_VLVisionConfig"})
 # the tower's forward as each read release runs it: "split" (separate gate and up, q, k, v copied and rotated through
@@ -216,7 +216,7 @@ def tower_forward_words(model: ModelSpec, patches: int, tp: int, pixels: int, ve
     else:
         part = f"x, residual and MLP ({BLOCK_WIDTHS} × {hidden:,} + {MLP_WIDTHS} × {intermediate:,} wide)"
     return (f"vLLM {version.label}'s encoder profile runs the vision tower over {patches:,} patches first: a block's "
-            f"{part} and the pixels, {total / GIB:.2f} GiB (encoder_forward.py)")  # fmt: skip
+            f"{part} and the pixels, {gib(total)} (encoder_forward.py)")  # fmt: skip
 
 
 def forward_counted(model: ModelSpec, version: ResolvedVersion) -> bool:

@@ -66,7 +66,7 @@ from kvtop.domain.engines.vllm.mm_limits import MMLimits, read_limits, refuse_te
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 QWEN3_VL_TOWERS = frozenset({"Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig"})
 UNREAD_FLAGS = ("mm-processor-kwargs",)
@@ -250,7 +250,7 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     words = (
         f"vLLM {inputs.version.label}'s encoder profile keeps {items} {item.modality} item{'s' if items > 1 else ''} "
         f"({item.shape}; a budget of {budget:,}) through the text run: outputs {items} × {rows:,} × {item.width:,}"
-        f"{held} and pixels {items} × {item.pixel_values:,}, {model.dtype_bytes} B each ({kept / GIB:.2f} GiB; "
+        f"{held} and pixels {items} × {item.pixel_values:,}, {model.dtype_bytes} B each ({gib(kept)}; "
         "the processor's published sizes, assumed)"
     )
     if not forward_counted(model, inputs.version):

@@ -42,7 +42,7 @@ from kvtop.domain.explanation import (
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import LayerKind, ModelSpec
-from kvtop.domain.wording import GIB, gib
+from kvtop.domain.wording import gib, gib_range
 
 record_type = VllmRankLog
 _FACTS = {
@@ -392,8 +392,8 @@ def _with_estimate(
         settings = run.settings.model_copy(update={"num_gpu_blocks_override": override.override})
         run = replace(run, settings=settings)
     least, most = ESTIMATED_NON_KV_RANGE
-    fallback = (f"vLLM's {ESTIMATED_NON_KV_BYTES / GIB:g} GiB estimate, as plan uses it ({least / GIB:g}–"
-                f"{most / GIB:g} GiB assumed: no term of it is fitted for this release)")  # fmt: skip
+    fallback = (f"vLLM's {gib(ESTIMATED_NON_KV_BYTES)} estimate, as plan uses it ({gib_range(least, most)} "
+                "assumed: no term of it is fitted for this release)")  # fmt: skip
     estimate = runtime_estimate(
         run, "non-KV runtime memory (activation peak, non-torch, CUDA graphs)", (least, ESTIMATED_NON_KV_BYTES, most),
         fallback,

@@ -48,7 +48,7 @@ from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.rounding import round_up
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 ALIGNMENT = 256  # WorkspaceManager.get_simultaneous: round_up(actual, 256) per buffer
 FP8_BLOCK = (128, 128)  # the block scales the Triton FP8 path takes (kFp8Static128BlockSym)
@@ -214,7 +214,7 @@ def with_workspace(activation: TermEstimate, inputs: CalibrationInputs) -> TermE
     if not workspace.modelled:
         return activation
     return activation.plus(workspace.bytes,
-                           why=f"+ the fused MoE's workspace, {workspace.bytes / GIB:.2f} GiB ({workspace.why})")
+                           why=f"+ the fused MoE's workspace, {gib(workspace.bytes)} ({workspace.why})")
 
 
 def with_stage_buffers(activation: TermEstimate, inputs: CalibrationInputs) -> TermEstimate:
@@ -224,5 +224,5 @@ def with_stage_buffers(activation: TermEstimate, inputs: CalibrationInputs) -> T
     buffer = intermediate_tensor_bytes(inputs)
     if not buffer:
         return activation
-    return activation.plus(buffer, why=f"+ a later pipeline stage's intermediate tensors, {buffer / GIB:.2f} GiB "
+    return activation.plus(buffer, why=f"+ a later pipeline stage's intermediate tensors, {gib(buffer)} "
                                        "(hidden states and residual at max_num_batched_tokens, kept after the profile)")

@@ -22,7 +22,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN, Mxfp4Backend, mxfp4_backend
 from kvtop.domain.engines.vllm.weights_built import mxfp4_experts, padding_bytes
 from kvtop.domain.engines.vllm.weights_held import triton_built, triton_held
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 
 def marlin_over_triton(inputs: CalibrationInputs) -> int | None:
@@ -54,5 +54,5 @@ def backend_weights(inputs: CalibrationInputs) -> tuple[int, int, str] | None:
 
 def _assumed(backend: Mxfp4Backend, difference: int) -> str:
     """The assumed backend in words, and the other's weights less its own (`difference`, bytes)."""
-    return (f"MXFP4 backend {backend.name} ({backend.source}): {backend.why}; ± {abs(difference) / GIB:.2f} GiB, "
+    return (f"MXFP4 backend {backend.name} ({backend.source}): {backend.why}; ± {gib(abs(difference))}, "
             f"{backend.other}'s weights less {backend.name}'s (quantization/mxfp4.py create_weights)")  # fmt: skip

@@ -68,7 +68,7 @@ from kvtop.domain.engines.vllm.pooling_runner import (
 )
 from kvtop.domain.engines.vllm.profile_run import engine_era
 from kvtop.domain.errors import UnsupportedModelError
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 # the adapter deletes only the class's own `lm_head` (`hasattr(self, "lm_head")`, model_executor/models/adapters.py
 # :190-192 at v0.11.0): a multimodal class whose head lives in its `language_model` (Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
@@ -151,8 +151,8 @@ def pooling_estimate(
     return assumed_estimate(
         Term.ACTIVATION, label, peak, error,
         f"vLLM {inputs.version.label}'s pooling runner (pooling.py): no sampler; the forward at {tokens:,} tokens "
-        f"({forward / GIB:.2f} GiB: the V1 fit's forward part or its MLP transient as counted, the larger) or the "
-        f"pooler's float32 rows beside its output ({pooler / GIB:.2f} GiB), the larger{kept}; ± "
-        f"{error / GIB:.2f} GiB assumed (no pooling start printed its peak: the forward's own size, the fit's error or "
+        f"({gib(forward)}: the V1 fit's forward part or its MLP transient as counted, the larger) or the "
+        f"pooler's float32 rows beside its output ({gib(pooler)}), the larger{kept}; ± "
+        f"{gib(error)} assumed (no pooling start printed its peak: the forward's own size, the fit's error or "
         "a multimodal profile's 2 GiB, the largest)",
     )  # fmt: skip

@@ -36,7 +36,7 @@ from kvtop.domain.engines.versions import Era, Eras, ReleaseDate, ResolvedVersio
 from kvtop.domain.engines.vllm.v0_backends import backend_runs_v0
 from kvtop.domain.engines.vllm.v1_opt_in import V1_OPT_IN_ERAS, use_v1_env
 from kvtop.domain.errors import UnsupportedModelError
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 ProfileCharge = Literal["torch_peak", "device_used", "baseline"]
 PROFILE_CHARGE_ERAS: Eras[ProfileCharge] = Eras((
@@ -161,5 +161,5 @@ def context_charged(
             field="--engine-version",
         )
     return estimate.plus(context.bytes, context.error_bytes,  # independent errors
-                         why=f"+ {context.bytes / GIB:.2f} GiB of CUDA context and NCCL ({context.basis}), which "
+                         why=f"+ {gib(context.bytes)} of CUDA context and NCCL ({context.basis}), which "
                              f"{version.label} charges ({era.source})")  # fmt: skip

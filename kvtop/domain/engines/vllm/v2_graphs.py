@@ -64,7 +64,7 @@ from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 V2_GRAPHS_MEASURED: Eras[bool] = Eras(
     (
@@ -153,8 +153,8 @@ def forward_side(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str
     charged = max(figure_bytes - lead, 0)
     return charged, (
         f"it joins V2's peak on the forward's side (torch.compile's first call, before the dummy sampler: "
-        f"model_runner.py:628-646 at v0.23.0), where the sampler peaks {lead / GIB:.2f} GiB above the forward: "
-        f"{charged / GIB:.2f} of its {figure_bytes / GIB:.2f} GiB charged"
+        f"model_runner.py:628-646 at v0.23.0), where the sampler peaks {gib(lead)} above the forward: "
+        f"{gib(charged)} of its {gib(figure_bytes)} charged"
     )
 
 

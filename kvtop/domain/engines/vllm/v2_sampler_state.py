@@ -34,7 +34,7 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 INT32_BYTES = 4
 BITMASK_WORD_BITS = 32  # one int32 word holds 32 tokens of a bitmask (`cdiv(vocab_size, 32)`)
@@ -63,6 +63,6 @@ def v2_sampler_state(inputs: CalibrationInputs) -> tuple[int, str] | None:
         return None
     seqs = batch_limits(inputs)[1]
     size = sampler_state_bytes(seqs, model.vocab_size)
-    return size, (f"{size / GIB:.2f} GiB of the V2 sampler's state on the last stage ({seqs:,} seqs × vocab "
+    return size, (f"{gib(size)} of the V2 sampler's state on the last stage ({seqs:,} seqs × vocab "
                   f"{model.vocab_size:,}: token counts and two bitmasks, v1/worker/gpu/sample/penalties.py:32-40), "
                   "which the budget's total_consumed holds from v0.27.0 (utils/mem_utils.py:317-326)")

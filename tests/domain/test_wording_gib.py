@@ -1,0 +1,53 @@
+"""One GiB formatter: wording.py's forms, and no inline `/ GIB:` figure elsewhere in kvtop (the brief: 'one GIB,
+one formatter; GB vs GiB always stated').
+
+Expected values are the GiB arithmetic by hand (2**30 bytes): 1.5 GiB is 1,610,612,736 B.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kvtop.domain.wording import GIB, gib, gib_about, gib_range, gib_setting
+
+KVTOP = Path(__file__).resolve().parents[2] / "kvtop"
+# a byte figure divided by the GiB and formatted in place (`f"{x / GIB:.2f} GiB"`, `{x / 2**30:.2f}`): wording.py's
+# forms say it (views: kvtop/units.py's fmt_gib)
+INLINE = re.compile(r"/ (?:GIB(?:_BYTES)?|2 ?\*\* ?30|\(1 << 30\)|1024 ?\*\* ?3):[^}]*\}")
+# places left, each with why: convert them and strike them off
+LEFT = {
+    "domain/wording.py": "the formatter itself",
+    "domain/engines/vllm/dp_gather.py": "edited by another helper in session 61 (d's claim): to convert after the merge",
+    "domain/engines/trtllm/explain.py": "a Measured's text, the bare number as the engine's log prints it (unit apart)",
+    "ui/screens/ledger.py": "tokens per GB from tokens per GiB: a rate's unit changed, no byte figure written",
+    "commands/explain.py": "a view (units.fmt_gib(x, 3)), edited by another helper in session 61 (f's claim): after the merge",
+}
+
+
+def test_a_value_a_range_an_error_and_a_flag() -> None:
+    assert gib(3 * GIB // 2) == "1.50 GiB"
+    assert gib(1024 * GIB) == "1,024.00 GiB"  # the thousands comma, as the views' fmt_gib writes it
+    assert gib(1_000_000_000, digits=4) == "0.9313 GiB"  # 10**9 / 2**30 = 0.931322…
+    assert gib_range(GIB // 2, 6 * GIB) == "0.50–6.00 GiB"
+    assert gib_range(1_000_000_000, 2_000_000_000, digits=4) == "0.9313–1.8626 GiB"
+    assert gib_about(5 * GIB // 4, GIB // 4) == "1.25 ± 0.25 GiB"
+    assert gib_about(5 * GIB // 4, 0) == "1.25 GiB"  # no error: none written
+    assert gib_setting(4 * GIB) == "4" and gib_setting(GIB // 2) == "0.5" and gib_setting(1024 * GIB) == "1024"
+
+
+def test_no_inline_gib_figure_outside_wording() -> None:
+    found = sorted(
+        f"{path.relative_to(KVTOP)}:{number}"
+        for path in KVTOP.rglob("*.py")
+        if str(path.relative_to(KVTOP)) not in LEFT
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if INLINE.search(line)
+    )
+    assert not found, f"format these through kvtop/domain/wording.py (gib, gib_range, gib_about, gib_setting) or units.fmt_gib: {found}"
+
+
+def test_the_places_left_still_hold_one() -> None:
+    """An exception no file needs any more is struck off (else the list hides the next inline figure there)."""
+    stale = [name for name in LEFT if not INLINE.search((KVTOP / name).read_text())]
+    assert not stale, stale
