@@ -50,6 +50,8 @@ RECORDS_WITHOUT_A_CARD = {
     "(20,480 MiB, gpu_total_mib, CUDA's own total): the card's table total would plan the whole A100",
     "file69692609481-qwen3-4b-rtx6000d-v0290-eager": "an RTX 6000D (85,651 MiB, gpu_total_mib, compute capability "
     "12.0 printed): a China-market Blackwell card kvtop's table has no row for (its SM count is not printed)",
+    "cduggn-ariadne-qwen3-8b-awq-hami20gib-a100-40gb-v0290": "a 20 GiB HAMi slice of an A100 40 GB SXM4 (20,480 MiB, "
+    "gpu_total_mib, CUDA's own total): the card's table total would plan the whole A100",
 }
 
 
