@@ -48,6 +48,8 @@ RECORDS_WITHOUT_A_CARD = {
     "gpu_total_mib, CUDA's own total): the card's table total would plan the whole H100",
     "nakulmanchanda-ai-analytics-poc-qwen3-0.6b-hami50pct-a100-40gb-v0110": "a 50 % HAMi slice of an A100-SXM4-40GB "
     "(20,480 MiB, gpu_total_mib, CUDA's own total): the card's table total would plan the whole A100",
+    "cduggn-ariadne-qwen3-8b-awq-hami20gib-a100-40gb-v0290": "a 20 GiB HAMi slice of an A100 40 GB SXM4 (20,480 MiB, "
+    "gpu_total_mib, CUDA's own total): the card's table total would plan the whole A100",
 }
 
 
