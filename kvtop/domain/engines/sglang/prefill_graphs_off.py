@@ -83,6 +83,9 @@ _0_5_20_BREAKABLE = _0_5_18_BREAKABLE | {_COHERE2_VISION, "PaddleOCRVLForConditi
 # piecewise list, model_config.py:1716, Cohere2-Vision, only serves a tc_piecewise the CUDA default is not)
 PCG_KEPT_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "server_args.py _handle_piecewise_cuda_graph: every multimodal model off (0.5.10 … 0.5.13)"),
+    Era("0.5.14", frozenset({_COHERE2_VISION}), "configs/model_config.py:1725 piecewise allowlist read by "
+        "is_multimodal_piecewise_cuda_graph_supported :1795 (the MiniMax list :1789 unread)"),
+    Era("0.5.15", frozenset(), "server_args.py:3374 breakable rule: every multimodal model (0.5.15.post1)"),
     Era("0.5.16", _MINIMAX_M3 | _QWEN3_5 | {_KIMI_K25, _COHERE2_VISION},
         "configs/model_config.py:1776 (piecewise) and :1785 (breakable) allowlists (0.5.17 :1839, :1848)"),
     Era("0.5.18", _MINIMAX_M3 | _0_5_18_BREAKABLE | {_COHERE2_VISION},
@@ -134,6 +137,34 @@ LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("0.5.20", (PIPELINE, KDA, DSV4, DCP, A2A_UNVALIDATED, PD_DECODE),
         "arg_groups/cuda_graph_hook.py breakable rules open with KDA (0.5.20:281-286, 0.5.21:290, 0.5.22:153, "
         "0.5.23:185)"),
+))  # fmt: skip
+# The torch.compile piecewise backend (`tc_piecewise`) has its own switch-offs
+# (`_disable_tc_piecewise_cudagraph_if_incompatible`), run where it is the prefill backend: every model at 0.5.14 (its
+# CUDA default, model_executor/cuda_graph_config.py:91), a multimodal class on the piecewise allowlist at 0.5.16 …
+# 0.5.21 (`TC_MULTIMODAL_ERAS`), nowhere else (0.5.15.x: the breakable default and no switch; 0.5.22: no such backend).
+# Its multimodal rule is prefill_graphs_off_for_multimodal's (the class is on the allowlist), the rest by the words
+# above; hardware, GGUF, DLLM, deterministic inference, symmetric memory, CPU offload, CP and debug read flags kvtop
+# does not model (flags_unmodelled.py).
+_TC_0_5_14 = (REFUSED_CLASS, DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
+TC_LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
+    Era("", (), "before 0.5.14: no tc_piecewise backend (LAUNCH_ERAS)"),
+    Era("0.5.14", _TC_0_5_14, "server_args.py _disable_tc_piecewise_cudagraph_if_incompatible (0.5.14:2997-3056, "
+        "0.5.15:3271-3335)"),
+    Era("0.5.16", (*_TC_0_5_14, DCP), "the same + dcp_size > 1 (0.5.16 server_args.py:3688-3757, 0.5.17 :4377, "
+        "0.5.18 :4591; 0.5.19 arg_groups/cuda_graph_hook.py:169-246, 0.5.21 :177-259)"),
+))  # fmt: skip
+_COHERE2 = frozenset({_COHERE2_VISION})
+# the classes whose prefill backend is tc_piecewise: (every model, the multimodal classes switched to it)
+TC_BACKEND_ERAS: Eras[tuple[bool, frozenset[str]]] = Eras((
+    Era("", (False, frozenset()), "before 0.5.14: server_args.py _handle_piecewise_cuda_graph (LAUNCH_ERAS)"),
+    Era("0.5.14", (True, frozenset()), "model_executor/cuda_graph_config.py:91: default prefill backend tc_piecewise"),
+    Era("0.5.15", (False, frozenset()), "cuda_graph_config.py default_prefill_backend breakable (0.5.15.post1:101); "
+        "no multimodal switch in server_args.py _apply_cuda_graph_compatibility (0.5.15:3255-3268)"),
+    Era("0.5.16", (False, _MINIMAX_M3 | _COHERE2 | {_KIMI_K25}), "server_args.py:3663-3671 switches a multimodal class "
+        "on configs/model_config.py:1776 (0.5.17 :1839, 0.5.18 :1908) to tc_piecewise"),
+    Era("0.5.19", (False, _MINIMAX_M3 | {_KIMI_K25}), "arg_groups/cuda_graph_hook.py:141-158 (0.5.21 :149-166), "
+        "configs/model_config.py:1973 (0.5.21 :2295): Cohere2-Vision off the list"),
+    Era("0.5.22", (False, frozenset()), "arg_groups/cuda_graph_hook.py: no tc_piecewise backend (0.5.22, 0.5.23)"),
 ))  # fmt: skip
 # configs/model_config.py is_deepseek_dsa (0.5.17:106-121): these classes with an indexer (index_topk)
 _DSA_ARCHS = frozenset({
@@ -230,4 +261,13 @@ def prefill_graphs_off_reason(inputs: EngineInputs) -> str | None:
     if prefill_graphs_off_for_multimodal(inputs.model, inputs.settings, inputs.version):
         return "a multimodal model"
     met = _conditions_met(inputs)
-    return next((c for c in LAUNCH_ERAS.at(inputs.version) if met[c]), None)
+    rules = TC_LAUNCH_ERAS if runs_tc_piecewise(inputs) else LAUNCH_ERAS
+    return next((c for c in rules.at(inputs.version) if met[c]), None)
+
+
+def runs_tc_piecewise(inputs: EngineInputs) -> bool:
+    """Whether the release's prefill backend for this model is torch.compile's piecewise one (`TC_BACKEND_ERAS`),
+    whose switch-offs are `TC_LAUNCH_ERAS`, not the breakable backend's."""
+    every, classes = TC_BACKEND_ERAS.at(inputs.version)
+    return every or (inputs.model.architecture in classes and is_multimodal(inputs.model, inputs.settings,
+                                                                            inputs.version))
