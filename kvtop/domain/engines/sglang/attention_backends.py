@@ -121,6 +121,19 @@ BLACKWELL_ONLY: dict[str, Eras[bool]] = {
         Era("0.5.10", False, "server_args.py v0.5.10 and arg_groups/overrides.py v0.5.23 check no GPU for it"),
     )),
 }  # fmt: skip
+# the --kv-cache-dtype values each backend takes where its rule reads it (PAGED_BY): SGLang raises on any other
+# before it sizes anything ("TensorRT-LLM MLA backend only supports kv-cache-dtype of …"); its KV layout is the plain
+# MLA row (kv_lora_rank + qk_rope_head_dim, 0.5.23 mem_cache/kv_cache_configurator.py:3419-3423 for a non-DSA model)
+KV_DTYPES: dict[str, Eras[tuple[str, ...]]] = {
+    "trtllm_mla": Eras((
+        Era("", ("fp8_e4m3", "auto"), "server_args.py:458 (v0.5.0rc2), :911 (v0.5.3), :1111 (v0.5.4)"),
+        Era("0.5.5", ("fp8_e4m3", "fp4_e2m1", "auto"), "server_args.py:1233 (v0.5.5), :1462 (v0.5.6.post2)"),
+        Era("0.5.7", ("fp8_e4m3", "fp4_e2m1", "bf16", "auto"), "server_args.py:1621 (v0.5.7), :4558 (v0.5.14); "
+            "arg_groups/overrides.py:1601 (v0.5.15), :1261 (v0.5.20)"),
+        Era("0.5.21", ("fp8_e4m3", "bf16", "auto"), "arg_groups/overrides.py:1147 (v0.5.21), :1166 (v0.5.22), "
+            ":1216 (v0.5.23)"),
+    )),
+}  # fmt: skip
 # backends that change the budget in a way kvtop does not follow (fa4's page: fa4.py, session 60)
 NOT_MODELLED: dict[str, str] = {
     "aiter": "AMD's backend multiplies mem_fraction_static by 0.85 where the context exceeds 8,192 tokens "
@@ -185,6 +198,18 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
             raise InputError(f"SGLang {version.label} takes one of {', '.join(era.value)} (got {backend[:40]!r}; "
                              f"{era.source})", field=flag)  # fmt: skip
         _check_gpu_and_budget(backend, phase, gpu_name, version)
+        _check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
+
+
+def _check_kv_dtype(backend: str, phase: str, dtype: str, version: ResolvedVersion) -> None:
+    """Refuse a --kv-cache-dtype the backend does not take at this release (KV_DTYPES), where its rule reads the
+    phase (an estimated release is not checked: the launch's log says the engine took it)."""
+    if backend not in KV_DTYPES or phase not in PAGED_BY.get(backend, frozenset()):
+        return
+    era = era_for(KV_DTYPES[backend], version)
+    if dtype not in era.value and not version.approximate:
+        raise InputError(f"SGLang {version.label} runs {backend} with --kv-cache-dtype {' / '.join(era.value)} only "
+                         f"(got {dtype[:40]!r}; {era.source})", field="--kv-cache-dtype")  # fmt: skip
 
 
 def _check_gpu_and_budget(backend: str, phase: str, gpu_name: str | None, version: ResolvedVersion) -> None:
