@@ -3,7 +3,7 @@ release, read in the wheels (the raise "TensorRT-LLM MLA backend only supports k
 fp8_e4m3 or auto to v0.5.4 (0.5.0rc2 server_args.py:458, 0.5.4 :1111); + fp4_e2m1 from v0.5.5 (:1233); + bf16 from
 v0.5.7 (:1621; 0.5.20 arg_groups/overrides.py:1261); fp4_e2m1 gone from v0.5.21 (overrides.py:1147, 0.5.23 :1216).
 Its page (32 or 64, else 64) and the plain MLA row are test_attention_backend.py's; the prefill-graph switch-off
-0.5.16 … 0.5.23 apply for it (cuda_graph_hook.py:279-312 at 0.5.23) runs after the reserve is sized
+0.5.15 … 0.5.23 apply for it (cuda_graph_hook.py:279-312 at 0.5.23) runs after the reserve is sized
 (arg_groups/pipeline.py:218 then :245), so the reserve keeps them.
 """
 
