@@ -196,11 +196,8 @@ _KDA = frozenset({"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration", "Ki
 _BREAKABLE_A2A = frozenset({"deepep", "megamoe", "flashinfer"})  # cuda_graph_hook.py:225 (0.5.23)
 
 
-# --cuda-graph-backend-prefill / --disable-prefill-cuda-graph (graph_phase_flags.py)
-PREFILL = GraphPhase("prefill", Eras((
-    Era("", False, "0.5.13 server_args.py: no such flag"),
-    Era("0.5.14", True, "0.5.14 server_args.py:1932, :1959; 0.5.23 arg_groups/fields/exec_.py:621, :662"),
-)))  # fmt: skip
+# --cuda-graph-backend-prefill / --disable-prefill-cuda-graph (graph_phase_flags.py; from v0.5.14: flag_releases.READ)
+PREFILL = GraphPhase("prefill")
 
 
 # `--disable-cuda-graph` disables both phases' backends first thing in `_parse_cuda_graph_config` from v0.5.14 (0.5.14
