@@ -67,7 +67,7 @@ from kvtop.domain.engines.sglang.span import serving_role
 from kvtop.domain.engines.sglang.torch_compile import torch_compile_on
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import AttentionKind, ModelSpec
+from kvtop.domain.model import AttentionKind, ModelSpec, StateKind
 from kvtop.domain.span import ServingRole
 
 _MINIMAX_M3 = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
@@ -188,11 +188,10 @@ PCG_REFUSED_ERAS: Eras[tuple[frozenset[str], bool]] = Eras((  # (classes, every 
     Era("0.5.13", (_REFUSED_ALWAYS | _DSV4_0_5_12, False),
         "configs/model_config.py:1579-1585 (no DeepSeek-V3.2 / GLM-5 DSA), no is_deepseek_nsa :330-332"),
 ))  # fmt: skip
-# configs/model_config.py uses_kda_attention (0.5.20:183-205): `linear_attn_config.kda_layers` in the config or its
-# text_config, which the classes of kvtop's kimi_linear family carry (architectures/table_hybrid.py; Kimi-Linear,
-# Kimi-K3); Ling-3's KDA (BailingMoeV3) has no such field, and the other branch (layer_types "linear_attention" with
-# linear_num_heads / linear_head_dim) matches no class kvtop models
-_KDA = frozenset({"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration", "KimiK3LinearForCausalLM"})
+# configs/model_config.py uses_kda_attention (0.5.20:183-205, 0.5.23:230): `linear_attn_config.kda_layers` listed in the
+# config or its text_config — the family's description says so (StateSpec.kda_layers_listed, set by the kimi_linear
+# family's state rule: Kimi-Linear, Kimi-K3); Ling-3's KDA (BailingMoeV3) lists none, and the other branch (layer_types
+# "linear_attention" with linear_num_heads / linear_head_dim) matches no family kvtop describes
 _BREAKABLE_A2A = frozenset({"deepep", "megamoe", "flashinfer"})  # cuda_graph_hook.py:225 (0.5.23)
 
 
@@ -246,7 +245,7 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
         NEMOTRON_H: m.architecture in _NEMOTRON_H,
         DSV4: m.architecture in _DSV4,
         DCP: s.dcp > 1,
-        KDA: m.architecture in _KDA,
+        KDA: m.state is not None and m.state.kind is StateKind.KIMI_DELTA and m.state.kda_layers_listed,
     }
 
 
