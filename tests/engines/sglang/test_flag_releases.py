@@ -40,6 +40,8 @@ def test_a_flag_kvtop_reads_has_one_row_and_no_other_table_holds_it() -> None:
     ("--enable-deepep-waterfill", "0.5.11", True),
     ("--enable-deepep-waterfill", "0.5.15.post1", False),
     ("--enable-deepep-waterfill", "0.5.16", True),
+    ("--decode-attention-backend", "0.4.9.post4", True),  # server_args.py:1229-1255 from v0.4.9.post5
+    ("--decode-attention-backend", "0.4.9.post5", False),
 ])  # fmt: skip
 def test_each_row_says_which_releases_have_the_flag(flag: str, version: str, missing: bool) -> None:
     assert (missing_reason(flag, _v(version)) is not None) == missing

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import BLACKWELL_GPUS, gpu_key
@@ -60,8 +61,7 @@ CHOICE_ERAS: Eras[tuple[str, ...]] = Eras((
 ))  # fmt: skip
 # --prefill-attention-backend / --decode-attention-backend: none before v0.4.9.post5 (None: the flag is not the release's)
 PHASE_CHOICE_ERAS: Eras[tuple[str, ...] | None] = Eras((
-    Era("", None, "server_args.py has no --prefill-attention-backend or --decode-attention-backend before v0.4.9.post5 "
-                  "(v0.4.9.post4 read)"),
+    Era("", None, "no such flags before v0.4.9.post5: their rows in flag_releases.READ"),
     Era("0.4.9.post5", ("flashinfer", "triton", "torch_native", "fa3", "flashmla", "cutlass_mla"),
         "server_args.py:1229-1255 (v0.4.9.post5; the same at v0.4.10.post2:1275-1300)"),
     Era("0.5.0rc2", _V050, "server_args.py:1353-1365 choices=ATTN_BACKENDS (v0.5.0rc2)"),
@@ -190,10 +190,10 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
     named = named_backends(settings)
     for phase, backend in named.by_phase() if named else ():
         flag = PHASE_FLAG[phase]
+        if phase != ATTENTION:
+            check_flag_release(flag, version)  # from v0.4.9.post5: its row in flag_releases.READ
         era = era_for(CHOICE_ERAS, version) if phase == ATTENTION else era_for(PHASE_CHOICE_ERAS, version)
         # an estimated release is not checked: the launch's log says the engine took the backend
-        if era.value is None and not version.approximate:
-            raise InputError(f"SGLang {version.label} has no {flag} ({era.source})", field=flag)
         if era.value is not None and backend not in era.value and not version.approximate:
             raise InputError(f"SGLang {version.label} takes one of {', '.join(era.value)} (got {backend[:40]!r}; "
                              f"{era.source})", field=flag)  # fmt: skip

@@ -32,6 +32,10 @@ READ: Mapping[str, FlagRow] = {
     "--cuda-graph-max-bs-decode": FlagRow("0.5.14", None, f"srt/server_args.py:1939 (v0.5.14); {_EXEC}:629 (v0.5.23)"),
     "--disable-decode-cuda-graph": FlagRow("0.5.14", None, f"srt/server_args.py:1963 (v0.5.14); {_EXEC}:666 (v0.5.23)"),
     "--disable-prefill-cuda-graph": FlagRow("0.5.14", None, f"srt/server_args.py:1959 (v0.5.14); {_EXEC}:662 (v0.5.23)"),
+    "--decode-attention-backend": FlagRow("0.4.9.post5", None, "srt/server_args.py:1229-1255 (v0.4.9.post5; none in "
+                                          "v0.4.9.post4); srt/arg_groups/fields/exec_.py:215-230 (v0.5.23)"),
+    "--prefill-attention-backend": FlagRow("0.4.9.post5", None, "srt/server_args.py:1229-1255 (v0.4.9.post5; none in "
+                                           "v0.4.9.post4); srt/arg_groups/fields/exec_.py:215-230 (v0.5.23)"),
     "--enable-piecewise-cuda-graph": FlagRow("0.5.4", "0.5.13", "srt/server_args.py:2976 (v0.5.4) … :6665 (v0.5.13); "
                                              "none at v0.5.3.post1 or v0.5.14"),
 }  # fmt: skip
