@@ -9,12 +9,17 @@ Its page (32 or 64, else 64) and the plain MLA row are test_attention_backend.py
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kvtop.domain.engines.sglang.attention_backends import check_attention_backend
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch import LaunchSettings, parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.domain.model_config import model_from_config
+from tests.data_paths import DATA
 
 
 def _check(flag: str, dtype: str, version: str, approximate: bool = False) -> None:
@@ -51,3 +56,20 @@ def test_fp8_e5m2_is_never_taken_and_the_decode_backend_is_read_too() -> None:
 
 def test_an_estimated_release_is_not_checked() -> None:
     _check("attention-backend", "fp8_e5m2", "0.5.23", approximate=True)
+
+
+def _plan(gpu: str, dtype: str, version: str = "0.5.23") -> None:
+    path = DATA / "configs" / "deepseek-ai--DeepSeek-V3.json"
+    model = model_from_config(json.loads(path.read_text()), source=path.name)
+    settings = parse_flags("sglang", ["--tp", "8", "--kv-cache-dtype", dtype, "--engine-version", version], strict=True)
+    predict(model, settings, gpu_total_bytes=(183 if gpu == "B200" else 141) << 30, gpu_name=gpu)
+
+
+def test_the_default_trtllm_mla_of_deepseek_v3_on_blackwell_is_checked_too() -> None:
+    """SGLang picks trtllm_mla for DeepseekV3ForCausalLM on SM100 with no backend named (0.5.6.post2
+    server_args.py:1075 in `_handle_model_specific_adjustments` :647, before the dtype check's
+    `_handle_attention_backend_compatibility` :654; 0.5.23 model_overrides/deepseek_v2.py:185)."""
+    with pytest.raises(InputError, match="runs trtllm_mla with --kv-cache-dtype"):
+        _plan("B200", "fp8_e5m2")
+    _plan("B200", "fp8_e4m3")
+    _plan("H200", "fp8_e5m2")  # Hopper: fa3, no such check

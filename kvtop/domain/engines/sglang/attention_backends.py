@@ -29,6 +29,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, p
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import BLACKWELL_GPUS, gpu_key
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
 PREFILL_BACKEND_FLAG = "--prefill-attention-backend"
@@ -110,6 +111,7 @@ PAGED_BY: dict[str, frozenset[str]] = {
     "cutedsl_mla": frozenset({ATTENTION, PREFILL, DECODE}), "trtllm_mha": frozenset({ATTENTION, PREFILL, DECODE}),
     "hpc_ops": frozenset({ATTENTION, PREFILL, DECODE}), "intel_xpu": frozenset({ATTENTION}),
 }  # fmt: skip
+DEFAULT_TRTLLM_MLA_SINCE = "0.5.3.post2"  # DeepSeek-V3 on Blackwell picks trtllm_mla (takes_default_trtllm_mla)
 # the pages Blackwell's default attention backends (trtllm_mha, trtllm_mla) keep: another becomes 64 (PAGE_RULES)
 DEFAULT_BACKEND_TAKES = (32, 64)
 # backends SGLang raises on before it sizes anything off Blackwell (an era each: True where it does)
@@ -199,6 +201,23 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
                              f"{era.source})", field=flag)  # fmt: skip
         _check_gpu_and_budget(backend, phase, gpu_name, version)
         _check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
+
+
+def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
+    """Whether SGLang picks trtllm_mla for this model where the launch names no backend: DeepSeek-V3's class (the
+    model class, not its name) with MLA on Blackwell, from v0.5.3.post2 (0.5.6.post2 server_args.py:1068-1077, 0.5.14
+    :3647, 0.5.23 arg_groups/model_overrides/deepseek_v2.py:178-187)."""
+    blackwell = gpu_key(gpu_name) in BLACKWELL_GPUS
+    deepseek_v3 = model.mla is not None and model.architecture == "DeepseekV3ForCausalLM"
+    return blackwell and deepseek_v3 and _since(DEFAULT_TRTLLM_MLA_SINCE, version)
+
+
+def check_default_backend_kv_dtype(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None,
+                                   version: ResolvedVersion) -> None:
+    """Refuse a --kv-cache-dtype the backend SGLang picks by default does not take (trtllm_mla: KV_DTYPES), where the
+    launch names no backend; SGLang checks the backend it resolved (0.5.23 arg_groups/overrides.py:1203-1216)."""
+    if named_backends(settings) is None and takes_default_trtllm_mla(model, gpu_name, version):
+        _check_kv_dtype("trtllm_mla", ATTENTION, settings.kv_cache_dtype, version)
 
 
 def _check_kv_dtype(backend: str, phase: str, dtype: str, version: ResolvedVersion) -> None:
