@@ -124,6 +124,9 @@ class StateSpec(BaseModel):
     full_rank_gate: bool = False  # KDA's output gate one hidden → inner projection, not low rank (Kimi-K3; weights)
     # KDA's forget gate one hidden → inner projection (f_proj), not f_a / f_b (Ling-3 no_kda_lora; weights)
     full_rank_forget: bool = False
+    # the config lists its KDA layers (Kimi-Linear's `linear_attn_config.kda_layers`, non-empty): how an engine's
+    # config check finds KDA (SGLang 0.5.20 configs/model_config.py:183-205 `uses_kda_attention`); Ling-3 lists none
+    kda_layers_listed: bool = False
     qk_norm: bool = False  # lightning attention's per-head q/k RMSNorms, head_dim each, whole on every rank (weights)
     # lightning attention's output gate, hidden → inner split over TP (Ling-2.5 g_proj, MiniCPM-SALA z_proj; weights);
     # its group RMSNorm over the inner width is `gated_norm`

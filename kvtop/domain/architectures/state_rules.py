@@ -148,6 +148,7 @@ class KimiDeltaState(StateRule):
             n_groups=heads,
             inner_size=heads * head_dim,
             full_rank_gate=bool(linear.use_full_rank_gate),
+            kda_layers_listed=bool(linear.kda_layers),
         )
 
 

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import BLACKWELL_GPUS, gpu_key
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
 PREFILL_BACKEND_FLAG = "--prefill-attention-backend"
@@ -60,8 +62,7 @@ CHOICE_ERAS: Eras[tuple[str, ...]] = Eras((
 ))  # fmt: skip
 # --prefill-attention-backend / --decode-attention-backend: none before v0.4.9.post5 (None: the flag is not the release's)
 PHASE_CHOICE_ERAS: Eras[tuple[str, ...] | None] = Eras((
-    Era("", None, "server_args.py has no --prefill-attention-backend or --decode-attention-backend before v0.4.9.post5 "
-                  "(v0.4.9.post4 read)"),
+    Era("", None, "no such flags before v0.4.9.post5: their rows in flag_releases.READ"),
     Era("0.4.9.post5", ("flashinfer", "triton", "torch_native", "fa3", "flashmla", "cutlass_mla"),
         "server_args.py:1229-1255 (v0.4.9.post5; the same at v0.4.10.post2:1275-1300)"),
     Era("0.5.0rc2", _V050, "server_args.py:1353-1365 choices=ATTN_BACKENDS (v0.5.0rc2)"),
@@ -110,6 +111,7 @@ PAGED_BY: dict[str, frozenset[str]] = {
     "cutedsl_mla": frozenset({ATTENTION, PREFILL, DECODE}), "trtllm_mha": frozenset({ATTENTION, PREFILL, DECODE}),
     "hpc_ops": frozenset({ATTENTION, PREFILL, DECODE}), "intel_xpu": frozenset({ATTENTION}),
 }  # fmt: skip
+DEFAULT_TRTLLM_MLA_SINCE = "0.5.3.post2"  # DeepSeek-V3 on Blackwell picks trtllm_mla (takes_default_trtllm_mla)
 # the pages Blackwell's default attention backends (trtllm_mha, trtllm_mla) keep: another becomes 64 (PAGE_RULES)
 DEFAULT_BACKEND_TAKES = (32, 64)
 # backends SGLang raises on before it sizes anything off Blackwell (an era each: True where it does)
@@ -119,6 +121,19 @@ BLACKWELL_ONLY: dict[str, Eras[bool]] = {
     "trtllm_mha": Eras((
         Era("", True, "server_args.py:1470-1473 (v0.5.6.post2)"),
         Era("0.5.10", False, "server_args.py v0.5.10 and arg_groups/overrides.py v0.5.23 check no GPU for it"),
+    )),
+}  # fmt: skip
+# the --kv-cache-dtype values each backend takes where its rule reads it (PAGED_BY): SGLang raises on any other
+# before it sizes anything ("TensorRT-LLM MLA backend only supports kv-cache-dtype of …"); its KV layout is the plain
+# MLA row (kv_lora_rank + qk_rope_head_dim, 0.5.23 mem_cache/kv_cache_configurator.py:3419-3423 for a non-DSA model)
+KV_DTYPES: dict[str, Eras[tuple[str, ...]]] = {
+    "trtllm_mla": Eras((
+        Era("", ("fp8_e4m3", "auto"), "server_args.py:458 (v0.5.0rc2), :911 (v0.5.3), :1111 (v0.5.4)"),
+        Era("0.5.5", ("fp8_e4m3", "fp4_e2m1", "auto"), "server_args.py:1233 (v0.5.5), :1462 (v0.5.6.post2)"),
+        Era("0.5.7", ("fp8_e4m3", "fp4_e2m1", "bf16", "auto"), "server_args.py:1621 (v0.5.7), :4558 (v0.5.14); "
+            "arg_groups/overrides.py:1601 (v0.5.15), :1261 (v0.5.20)"),
+        Era("0.5.21", ("fp8_e4m3", "bf16", "auto"), "arg_groups/overrides.py:1147 (v0.5.21), :1166 (v0.5.22), "
+            ":1216 (v0.5.23)"),
     )),
 }  # fmt: skip
 # backends that change the budget in a way kvtop does not follow (fa4's page: fa4.py, session 60)
@@ -177,14 +192,43 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
     named = named_backends(settings)
     for phase, backend in named.by_phase() if named else ():
         flag = PHASE_FLAG[phase]
+        if phase != ATTENTION:
+            check_flag_release(flag, version)  # from v0.4.9.post5: its row in flag_releases.READ
         era = era_for(CHOICE_ERAS, version) if phase == ATTENTION else era_for(PHASE_CHOICE_ERAS, version)
         # an estimated release is not checked: the launch's log says the engine took the backend
-        if era.value is None and not version.approximate:
-            raise InputError(f"SGLang {version.label} has no {flag} ({era.source})", field=flag)
         if era.value is not None and backend not in era.value and not version.approximate:
             raise InputError(f"SGLang {version.label} takes one of {', '.join(era.value)} (got {backend[:40]!r}; "
                              f"{era.source})", field=flag)  # fmt: skip
         _check_gpu_and_budget(backend, phase, gpu_name, version)
+        _check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
+
+
+def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
+    """Whether SGLang picks trtllm_mla for this model where the launch names no backend: DeepSeek-V3's class (the
+    model class, not its name) with MLA on Blackwell, from v0.5.3.post2 (0.5.6.post2 server_args.py:1068-1077, 0.5.14
+    :3647, 0.5.23 arg_groups/model_overrides/deepseek_v2.py:178-187)."""
+    blackwell = gpu_key(gpu_name) in BLACKWELL_GPUS
+    deepseek_v3 = model.mla is not None and model.architecture == "DeepseekV3ForCausalLM"
+    return blackwell and deepseek_v3 and _since(DEFAULT_TRTLLM_MLA_SINCE, version)
+
+
+def check_default_backend_kv_dtype(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None,
+                                   version: ResolvedVersion) -> None:
+    """Refuse a --kv-cache-dtype the backend SGLang picks by default does not take (trtllm_mla: KV_DTYPES), where the
+    launch names no backend; SGLang checks the backend it resolved (0.5.23 arg_groups/overrides.py:1203-1216)."""
+    if named_backends(settings) is None and takes_default_trtllm_mla(model, gpu_name, version):
+        _check_kv_dtype("trtllm_mla", ATTENTION, settings.kv_cache_dtype, version)
+
+
+def _check_kv_dtype(backend: str, phase: str, dtype: str, version: ResolvedVersion) -> None:
+    """Refuse a --kv-cache-dtype the backend does not take at this release (KV_DTYPES), where its rule reads the
+    phase (an estimated release is not checked: the launch's log says the engine took it)."""
+    if backend not in KV_DTYPES or phase not in PAGED_BY.get(backend, frozenset()):
+        return
+    era = era_for(KV_DTYPES[backend], version)
+    if dtype not in era.value and not version.approximate:
+        raise InputError(f"SGLang {version.label} runs {backend} with --kv-cache-dtype {' / '.join(era.value)} only "
+                         f"(got {dtype[:40]!r}; {era.source})", field="--kv-cache-dtype")  # fmt: skip
 
 
 def _check_gpu_and_budget(backend: str, phase: str, gpu_name: str | None, version: ResolvedVersion) -> None:

@@ -19,7 +19,11 @@ from kvtop.domain.engines.base import (
     EngineResult,
     KvCell,
 )
-from kvtop.domain.engines.sglang.attention_backends import check_attention_backend, named_backends
+from kvtop.domain.engines.sglang.attention_backends import (
+    check_attention_backend,
+    check_default_backend_kv_dtype,
+    named_backends,
+)
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
 from kvtop.domain.engines.sglang.cuda_graph_bs import decode_graph_max_bs
@@ -87,6 +91,7 @@ class SglangBudget:
         steps: list[BudgetStep] = []
         notes: list[str] = []
         check_attention_backend(s, inputs.gpu_name, inputs.version)
+        check_default_backend_kv_dtype(m, s, inputs.gpu_name, inputs.version)  # trtllm_mla, DeepSeek-V3's on Blackwell
         check_optin_flag(inputs)
         check_phase_flags(inputs, PREFILL)  # --cuda-graph-backend-prefill: only `disabled` (graph_phase_flags.py)
         check_phase_flags(inputs, DECODE)  # --cuda-graph-backend-decode: likewise

@@ -13,7 +13,7 @@ dest `cuda_graph_bs_decode`: 0.5.14 server_args.py:6367, 0.5.15.post1 :6252, 0.5
 rule. From v0.5.20 the alias is gone (server_args.py has no DeprecatedAliasStoreAction; only `--cuda-graph-bs-decode`
 / `-prefill`, 0.5.23 arg_groups/fields/exec_.py:640): SGLang's argparse refuses the flag, so kvtop does.
 `--cuda-graph-bs-decode` (the field itself, `cuda_graph_bs_decode`: 0.5.14 server_args.py:1947, 0.5.23
-arg_groups/fields/exec_.py:640) is read the same way from v0.5.14 (`DECODE_FLAG_ERAS`); typed with the alias, argparse
+arg_groups/fields/exec_.py:640) is read the same way from v0.5.14 (its row in flag_releases.READ); typed with the alias, argparse
 keeps whichever comes last, an order kvtop does not keep: refused.
 Refused before v0.5.10: the order was not read here.
 `--cuda-graph-max-bs` (session 60): the decode graphs' largest size, typed, every release to v0.5.13 (0.4.0
@@ -31,36 +31,23 @@ from __future__ import annotations
 
 from kvtop.domain.deployment_flags import flag_int, flag_words
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
 
+# the releases that have each flag: its row in flag_releases.READ (--cuda-graph-bs v0.4.3 … v0.5.19, --cuda-graph-max-bs
+# … v0.5.19, their -decode fields from v0.5.14); what kvtop models of the sizes by release is ACCEPTED_ERAS
 FLAG = "--cuda-graph-bs"
 ACCEPTED_ERAS: Eras[bool] = Eras((
     Era("", False, "before 0.5.10 where the sizes meet the reserve was not read"),
     Era("0.5.10", True, "0.5.10 … 0.5.13 server_args.py: cuda_graph_max_bs = max(cuda_graph_bs) before the reserve"),
     Era("0.5.14", True, "0.5.14 … 0.5.19 alias of --cuda-graph-bs-decode: decode max_bs = max(bs) before the reserve "
                         "(0.5.14 server_args.py:3220)"),
-    Era("0.5.20", False, "0.5.20 … 0.5.23 server_args.py: no such flag (only --cuda-graph-bs-decode)"),
 ))  # fmt: skip
 DECODE_FLAG = "--cuda-graph-bs-decode"
-DECODE_FLAG_ERAS: Eras[bool] = Eras((
-    Era("", False, "0.5.13 server_args.py: no such flag"),
-    Era("0.5.14", True, "0.5.14 server_args.py:1947 cuda_graph_bs_decode; 0.5.23 arg_groups/fields/exec_.py:640"),
-))  # fmt: skip
 MAX_FLAG = "--cuda-graph-max-bs"
-MAX_FLAG_ERAS: Eras[bool] = Eras((
-    Era("", True, "0.4.0 server_args.py:691 … 0.5.13 :6507 --cuda-graph-max-bs (type=int)"),
-    Era("0.5.14", True, "0.5.14 … 0.5.19 alias of --cuda-graph-max-bs-decode (0.5.14 server_args.py:6358, 0.5.19 "
-                        ":3928)"),
-    Era("0.5.20", False, "0.5.20 … 0.5.23 server_args.py: no such flag; argparse's prefix match finds both "
-                         "--cuda-graph-max-bs-decode and -prefill (0.5.20 server_args.py:701): 'ambiguous option'"),
-))  # fmt: skip
 MAX_DECODE_FLAG = "--cuda-graph-max-bs-decode"
-MAX_DECODE_FLAG_ERAS: Eras[bool] = Eras((
-    Era("", False, "0.5.13 server_args.py: no such flag"),
-    Era("0.5.14", True, "0.5.14 server_args.py:1939 cuda_graph_max_bs_decode; 0.5.23 arg_groups/fields/exec_.py:629"),
-))  # fmt: skip
 
 
 def _typed_sizes(inputs: EngineInputs) -> tuple[str, tuple[str, ...]] | None:
@@ -69,12 +56,11 @@ def _typed_sizes(inputs: EngineInputs) -> tuple[str, tuple[str, ...]] | None:
     if alias is not None and field is not None:
         raise InputError(f"{FLAG} is an alias of {DECODE_FLAG}: type one", field=DECODE_FLAG)
     if field is not None:
-        era = era_for(DECODE_FLAG_ERAS, inputs.version)
-        if not era.value and not inputs.version.approximate:
-            raise InputError(f"SGLang {inputs.version.label} has no {DECODE_FLAG} ({era.source})", field=DECODE_FLAG)
+        check_flag_release(DECODE_FLAG, inputs.version)
         return DECODE_FLAG, field
     if alias is None:
         return None
+    check_flag_release(FLAG, inputs.version)
     era = era_for(ACCEPTED_ERAS, inputs.version)
     if not era.value:
         raise InputError(f"a flag whose effect on memory kvtop models only for SGLang 0.5.10 … 0.5.19, not "
@@ -98,11 +84,10 @@ def typed_max(inputs: EngineInputs) -> int | None:
     """The decode graphs' largest size `--cuda-graph-max-bs` (or `--cuda-graph-max-bs-decode`) gives (None: neither);
     refused at a release without the flag typed, and both typed."""
     alias, field = inputs.settings.cuda_graph_max_bs, flag_int(inputs.settings, MAX_DECODE_FLAG[2:], least=1)
-    for flag, eras, value in ((MAX_FLAG, MAX_FLAG_ERAS, alias), (MAX_DECODE_FLAG, MAX_DECODE_FLAG_ERAS, field)):
-        era = era_for(eras, inputs.version)
-        if value is not None and not era.value and not inputs.version.approximate:
-            instead = f"; type {MAX_DECODE_FLAG}" if flag == MAX_FLAG else ""
-            raise InputError(f"SGLang {inputs.version.label} has no {flag} ({era.source}){instead}", field=flag)
+    if alias is not None:
+        check_flag_release(MAX_FLAG, inputs.version, instead=f"; type {MAX_DECODE_FLAG}")
+    if field is not None:
+        check_flag_release(MAX_DECODE_FLAG, inputs.version)
     if alias is not None and field is not None:
         raise InputError(f"{MAX_FLAG} is an alias of {MAX_DECODE_FLAG}: type one", field=MAX_DECODE_FLAG)
     return field if field is not None else alias

@@ -31,11 +31,8 @@ SKIPPED_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
-# --cuda-graph-backend-decode / --disable-decode-cuda-graph (graph_phase_flags.py)
-DECODE = GraphPhase("decode", Eras((
-    Era("", False, "0.5.13 server_args.py: no such flag"),
-    Era("0.5.14", True, "0.5.14 server_args.py:1925, :1963; 0.5.23 arg_groups/fields/exec_.py:613, :666"),
-)))  # fmt: skip
+# --cuda-graph-backend-decode / --disable-decode-cuda-graph (graph_phase_flags.py; from v0.5.14: flag_releases.READ)
+DECODE = GraphPhase("decode")
 
 
 def decode_graphs_off(s: LaunchSettings) -> str | None:

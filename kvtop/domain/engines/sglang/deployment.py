@@ -7,8 +7,9 @@
   (§19.1). NEXTN, or EAGLE without a draft path, drafts with the model's own MTP layers.
 - `--ep-num-redundant-experts R`: physical experts = logical + R, split as the logical ones
   (eplb/expert_location.py `_init_common`); they load with the weights.
-- `--moe-a2a-backend deepep`: the automatic fraction keeps 2 GiB for its buffers from v0.5.15 (§19.2);
-  the buffers themselves are allocated at the first MoE forward, after the pool (not modelled).
+- `--moe-a2a-backend deepep`: the automatic fraction keeps 2 GiB for its buffers from v0.5.15 where the decode
+  graphs are on (§19.2); the buffers are allocated at the first MoE dispatch, after the pool, on every launch, so
+  where no reserve holds them they are an after-the-pool term (their own sizes not modelled).
 - LoRA (`--enable-lora` / `--lora-paths`): `LoRAMemoryPool.init_buffers` allocates A and B buffers for
   `--max-loras-per-batch` (default 8) slots at `--max-lora-rank`, in `ModelRunner.initialize` before
   the KV pool (§19.3).
@@ -51,6 +52,7 @@ from kvtop.domain.deployment_math import (
 )
 from kvtop.domain.engines.sglang.decode_graphs_off import deepep_reserve_kept
 from kvtop.domain.engines.sglang.deployment_eras import (
+    DEEPEP_BUFFER_SOURCE,
     HICACHE_ALIGN_ERAS,
     HICACHE_DEFAULT_RATIO,
     HICACHE_HOST_RESERVE_BYTES,
@@ -309,27 +311,27 @@ def _experts(inputs: TermInputs) -> list[BudgetTerm]:
 
 
 def _deepep(inputs: TermInputs) -> list[BudgetTerm]:
-    """§19.2: the buffers are allocated at the first MoE forward, after the pool. From v0.5.15 the engine's
-    own automatic reserve keeps 2 GiB for them (a RESERVE term, or inside the reserve its rule needs when a
-    share is given); before, nothing did: they come out of the runtime reserve (an AFTER_POOL term sized
-    by the figure v0.5.15 adopted)."""
+    """§19.2: the buffers are allocated at the first MoE dispatch, after the pool, on every DeepEP launch
+    (`DEEPEP_BUFFER_SOURCE`: no CUDA-graph or serving-role test). From v0.5.15 the engine's own automatic
+    reserve keeps 2 GiB for them where the decode graphs are on and the node decodes (a RESERVE term, or
+    inside the reserve its rule needs when a share is given); elsewhere nothing does: they come out of the
+    runtime reserve (an AFTER_POOL term sized by the figure v0.5.15 adopted)."""
     mib, source = deepep_reserve_mib(inputs.version)
-    if not deepep_reserve_kept(inputs.settings):
-        return []
     setting = "--moe-a2a-backend deepep"
-    if mib and inputs.settings.mem_fraction_static is None:
+    if mib and deepep_reserve_kept(inputs.settings):
+        if inputs.settings.mem_fraction_static is not None:
+            return []  # the reserve SGLang's own rule needs (reserve_needed_bytes) counts them
         return [BudgetTerm(feature=Feature.EXPERT_PARALLEL, charge=Charge.RESERVE, bytes=mib * MIB, setting=setting,
                            label="reserve for DeepEP all-to-all buffers", source=source,
                            detail=f"{mib} MiB more reserve in the automatic --mem-fraction-static")]  # fmt: skip
-    if mib:
-        return []  # the reserve SGLang's own rule needs (reserve_needed_bytes) counts them
     later = deepep_reserve_mib(ResolvedVersion())[0]
+    why = (f"{inputs.version.label}'s automatic reserve does not count them" if not mib else
+           "the automatic reserve skips them with the decode graphs off or on a PD prefill node")  # fmt: skip
     return [BudgetTerm(
         feature=Feature.EXPERT_PARALLEL, charge=Charge.AFTER_POOL, bytes=later * MIB, basis=Basis.CALIBRATED,
-        label="DeepEP buffers after the pool", setting=setting,
-        source="layers/moe/token_dispatcher/deepep.py (allocated at the first MoE forward); " + source,
-        detail=f"{inputs.version.label}'s automatic reserve does not count them; {later} MiB is the reserve "
-        "SGLang v0.5.15 adopted for them (arg_groups/memory_hook.py reserve_for_deepep_a2a_mb)",
+        label="DeepEP buffers after the pool", setting=setting, source=f"{DEEPEP_BUFFER_SOURCE}; {source}",
+        detail=f"{why}; {later} MiB is the reserve SGLang v0.5.15 adopted for them "
+        "(arg_groups/memory_hook.py reserve_for_deepep_a2a_mb)",
     )]  # fmt: skip
 
 

@@ -30,6 +30,13 @@ DEEPEP_RESERVE_ERAS: Eras[int] = Eras((
     Era("0.5.15", 2048, "arg_groups/memory_hook.py reserve_for_deepep_a2a_mb: 2 * 1024 with --moe-a2a-backend "
         "deepep, the decode CUDA graph on and not a prefill server (read at v0.5.15, v0.5.23)"),
 ))  # fmt: skip
+# §19.2 Where DeepEP's buffers are allocated: `DeepEPBuffer.get_deepep_buffer`, called from each dispatcher's
+# `_get_buffer` at its first dispatch/combine, tests neither the CUDA graphs nor the serving role, so every DeepEP
+# launch allocates them after the pool (read in the wheels of every release since the reserve was read).
+DEEPEP_BUFFER_SOURCE = (
+    "layers/moe/token_dispatcher/deepep.py get_deepep_buffer at the first dispatch, on every launch (0.5.6.post2 "
+    ":144-221, :355; 0.5.14 :160-260, :617; 0.5.15 :169-266, :623; 0.5.23 :204-304, :733)"
+)
 # §19.2 The breakable prefill graphs beside DeepEP (bridge pool + NVL first-touch during capture): added to the graph
 # reserve, before the 10 GiB floor, wherever the prefill graphs stay on (MiB).
 BREAKABLE_DEEPEP_ERAS: Eras[int] = Eras((

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.attention_backends import takes_default_trtllm_mla
 from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
 from kvtop.domain.engines.sglang.decode_graphs_off import (
     decode_graphs_off_reason,
@@ -345,12 +346,7 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
             # Qwen3-Next / Qwen3.5 (GDN) run triton on SM100 (the model's override, v0.5.6 … v0.5.23); other
             # hybrids: MambaRadixCache's `no_buffer` works with page 1 only (§6.6.1 for what is not pinned)
             return 1, "page 1 (a linear-attention hybrid: triton / MambaRadixCache)"
-    if (
-        blackwell
-        and model.mla is not None
-        and model.architecture == "DeepseekV3ForCausalLM"
-        and since("0.5.3.post2")
-    ):
+    if takes_default_trtllm_mla(model, gpu_name, version):
         return 64, "trtllm_mla, the default for DeepSeek-V3 on Blackwell, pages by 64"
     if blackwell and model.mla is None and model.model_type == "gpt_oss" and since("0.5.0rc2"):
         return 64, "trtllm_mha, GPT-OSS's default on Blackwell, pages by 64"

@@ -111,10 +111,10 @@ class SglangFlags:
     # and `--attention-backend`, `--prefill-attention-backend`, `--decode-attention-backend` (attention_backends.py:
     # the release's choices, the page a backend sets)
     # and `--enable-piecewise-cuda-graph` (v0.5.6 … v0.5.9: the automatic fraction's opt-in prefill-graph reserve;
-    # refused at a release without it, before v0.5.4 and from v0.5.14: prefill_graphs_optin.FLAG_ERAS)
+    # refused at a release without it, before v0.5.4 and from v0.5.14: its row in flag_releases.READ)
     # and `--cuda-graph-bs` (cuda_graph_bs.py: its largest size the reserve's decode graphs, v0.5.10 … v0.5.19;
     # `--cuda-graph-bs-decode` from v0.5.14) and `--cuda-graph-max-bs-decode` (from v0.5.14, as `--cuda-graph-max-bs`,
-    # which is refused from v0.5.20: cuda_graph_bs.typed_max)
+    # which is refused from v0.5.20: flag_releases.READ)
     # and `--enable-torch-compile` (torch_compile.py: the prefill graphs off v0.5.10 … v0.5.14, kept on from v0.5.15;
     # v0.4.0 on, v0.5.23 srt/arg_groups/fields/exec_.py:691)
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)

@@ -3,7 +3,8 @@
 The tables come from the wheels in `RELEASES_READ`: the argparse calls of `ServerArgs.add_cli_args`
 (python/sglang/srt/server_args.py) and, from v0.5.14, the annotated fields `add_cli_args_from_dataclass` turns
 into flags (srt/arg_groups/fields/*.py, srt/arg_groups/arg_utils.py). A release between two read ones is not read:
-the span is what the read wheels show, and kvtop does not refuse a listed flag by release.
+the span is what the read wheels show. flag_releases.py joins these tables and the rows of the flags kvtop reads
+by release into one table, with the one reader that refuses a flag typed at a release without it.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ From v0.5.14 `--cuda-graph-backend-<phase> disabled` or `--disable-<phase>-cuda-
 backend of that phase in `_handle_cuda_graph_config`, and `--disable-cuda-graph` disables both phases' backends first
 thing (0.5.14 server_args.py:2942-2958; 0.5.23 arg_groups/cuda_graph_hook.py:55-71); the reserve then holds none of
 that phase's graphs. A backend's other values (`full`, `breakable`, …) force a backend whose reserve and switch-offs
-kvtop does not model: refused by name. Each phase's flags and the releases that have them are its module's
-(prefill_graphs_off.PREFILL, decode_graphs_off.DECODE).
+kvtop does not model: refused by name. Each phase is its module's (prefill_graphs_off.PREFILL,
+decode_graphs_off.DECODE); the releases that have its flags are their rows in flag_releases.READ.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.versions import Eras, era_for
-from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.engines.sglang.flag_releases import check_flag_release
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 
 ALL_GRAPHS_OFF = "--disable-cuda-graph"
@@ -24,10 +24,9 @@ OFF_VALUE = "disabled"  # Backend.DISABLED
 
 @dataclass(frozen=True)
 class GraphPhase:
-    """One phase's graph flags: `name` ('prefill' / 'decode') and the releases that have its two flags."""
+    """One phase's graph flags, by `name` ('prefill' / 'decode')."""
 
     name: str
-    flag_eras: Eras[bool]
 
     @property
     def backend_flag(self) -> str:
@@ -43,8 +42,8 @@ class GraphPhase:
 
 
 def check_phase_flags(inputs: EngineInputs, phase: GraphPhase) -> None:
-    """Refuse the phase's backend other than `disabled` (not modelled), and either flag at a release without it (an
-    estimated release is not checked: the launch's log says the engine took it)."""
+    """Refuse the phase's backend other than `disabled` (not modelled), and either flag at a release without it
+    (flag_releases.check_flag_release)."""
     s = inputs.settings
     backend = flag_text(s, phase.backend_flag[2:])
     if backend is not None and backend != OFF_VALUE:
@@ -52,9 +51,8 @@ def check_phase_flags(inputs: EngineInputs, phase: GraphPhase) -> None:
                                     f"not model (only {OFF_VALUE!r} is: the reserve then holds no {phase.name} "
                                     "graphs); plan without it", field=phase.backend_flag)  # fmt: skip
     typed = phase.backend_flag if backend is not None else phase.off_flag if flag_set(s, phase.off_flag[2:]) else None
-    era = era_for(phase.flag_eras, inputs.version)
-    if typed is not None and not era.value and not inputs.version.approximate:
-        raise InputError(f"SGLang {inputs.version.label} has no {typed} ({era.source})", field=typed)
+    if typed is not None:
+        check_flag_release(typed, inputs.version)
 
 
 def phase_switch_off(s: LaunchSettings, phase: GraphPhase) -> str | None:

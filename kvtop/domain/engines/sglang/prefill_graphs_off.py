@@ -67,7 +67,7 @@ from kvtop.domain.engines.sglang.span import serving_role
 from kvtop.domain.engines.sglang.torch_compile import torch_compile_on
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import AttentionKind, ModelSpec
+from kvtop.domain.model import AttentionKind, ModelSpec, StateKind
 from kvtop.domain.span import ServingRole
 
 _MINIMAX_M3 = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
@@ -83,6 +83,9 @@ _0_5_20_BREAKABLE = _0_5_18_BREAKABLE | {_COHERE2_VISION, "PaddleOCRVLForConditi
 # piecewise list, model_config.py:1716, Cohere2-Vision, only serves a tc_piecewise the CUDA default is not)
 PCG_KEPT_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "server_args.py _handle_piecewise_cuda_graph: every multimodal model off (0.5.10 … 0.5.13)"),
+    Era("0.5.14", frozenset({_COHERE2_VISION}), "configs/model_config.py:1725 piecewise allowlist read by "
+        "is_multimodal_piecewise_cuda_graph_supported :1795 (the MiniMax list :1789 unread)"),
+    Era("0.5.15", frozenset(), "server_args.py:3374 breakable rule: every multimodal model (0.5.15.post1)"),
     Era("0.5.16", _MINIMAX_M3 | _QWEN3_5 | {_KIMI_K25, _COHERE2_VISION},
         "configs/model_config.py:1776 (piecewise) and :1785 (breakable) allowlists (0.5.17 :1839, :1848)"),
     Era("0.5.18", _MINIMAX_M3 | _0_5_18_BREAKABLE | {_COHERE2_VISION},
@@ -135,6 +138,34 @@ LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
         "arg_groups/cuda_graph_hook.py breakable rules open with KDA (0.5.20:281-286, 0.5.21:290, 0.5.22:153, "
         "0.5.23:185)"),
 ))  # fmt: skip
+# The torch.compile piecewise backend (`tc_piecewise`) has its own switch-offs
+# (`_disable_tc_piecewise_cudagraph_if_incompatible`), run where it is the prefill backend: every model at 0.5.14 (its
+# CUDA default, model_executor/cuda_graph_config.py:91), a multimodal class on the piecewise allowlist at 0.5.16 …
+# 0.5.21 (`TC_MULTIMODAL_ERAS`), nowhere else (0.5.15.x: the breakable default and no switch; 0.5.22: no such backend).
+# Its multimodal rule is prefill_graphs_off_for_multimodal's (the class is on the allowlist), the rest by the words
+# above; hardware, GGUF, DLLM, deterministic inference, symmetric memory, CPU offload, CP and debug read flags kvtop
+# does not model (flags_unmodelled.py).
+_TC_0_5_14 = (REFUSED_CLASS, DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
+TC_LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
+    Era("", (), "before 0.5.14: no tc_piecewise backend (LAUNCH_ERAS)"),
+    Era("0.5.14", _TC_0_5_14, "server_args.py _disable_tc_piecewise_cudagraph_if_incompatible (0.5.14:2997-3056, "
+        "0.5.15:3271-3335)"),
+    Era("0.5.16", (*_TC_0_5_14, DCP), "the same + dcp_size > 1 (0.5.16 server_args.py:3688-3757, 0.5.17 :4377, "
+        "0.5.18 :4591; 0.5.19 arg_groups/cuda_graph_hook.py:169-246, 0.5.21 :177-259)"),
+))  # fmt: skip
+_COHERE2 = frozenset({_COHERE2_VISION})
+# the classes whose prefill backend is tc_piecewise: (every model, the multimodal classes switched to it)
+TC_BACKEND_ERAS: Eras[tuple[bool, frozenset[str]]] = Eras((
+    Era("", (False, frozenset()), "before 0.5.14: server_args.py _handle_piecewise_cuda_graph (LAUNCH_ERAS)"),
+    Era("0.5.14", (True, frozenset()), "model_executor/cuda_graph_config.py:91: default prefill backend tc_piecewise"),
+    Era("0.5.15", (False, frozenset()), "cuda_graph_config.py default_prefill_backend breakable (0.5.15.post1:101); "
+        "no multimodal switch in server_args.py _apply_cuda_graph_compatibility (0.5.15:3255-3268)"),
+    Era("0.5.16", (False, _MINIMAX_M3 | _COHERE2 | {_KIMI_K25}), "server_args.py:3663-3671 switches a multimodal class "
+        "on configs/model_config.py:1776 (0.5.17 :1839, 0.5.18 :1908) to tc_piecewise"),
+    Era("0.5.19", (False, _MINIMAX_M3 | {_KIMI_K25}), "arg_groups/cuda_graph_hook.py:141-158 (0.5.21 :149-166), "
+        "configs/model_config.py:1973 (0.5.21 :2295): Cohere2-Vision off the list"),
+    Era("0.5.22", (False, frozenset()), "arg_groups/cuda_graph_hook.py: no tc_piecewise backend (0.5.22, 0.5.23)"),
+))  # fmt: skip
 # configs/model_config.py is_deepseek_dsa (0.5.17:106-121): these classes with an indexer (index_topk)
 _DSA_ARCHS = frozenset({
     "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN", "MistralLarge3ForCausalLM",
@@ -157,19 +188,15 @@ PCG_REFUSED_ERAS: Eras[tuple[frozenset[str], bool]] = Eras((  # (classes, every 
     Era("0.5.13", (_REFUSED_ALWAYS | _DSV4_0_5_12, False),
         "configs/model_config.py:1579-1585 (no DeepSeek-V3.2 / GLM-5 DSA), no is_deepseek_nsa :330-332"),
 ))  # fmt: skip
-# configs/model_config.py uses_kda_attention (0.5.20:183-205): `linear_attn_config.kda_layers` in the config or its
-# text_config, which the classes of kvtop's kimi_linear family carry (architectures/table_hybrid.py; Kimi-Linear,
-# Kimi-K3); Ling-3's KDA (BailingMoeV3) has no such field, and the other branch (layer_types "linear_attention" with
-# linear_num_heads / linear_head_dim) matches no class kvtop models
-_KDA = frozenset({"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration", "KimiK3LinearForCausalLM"})
+# configs/model_config.py uses_kda_attention (0.5.20:183-205, 0.5.23:230): `linear_attn_config.kda_layers` listed in the
+# config or its text_config — the family's description says so (StateSpec.kda_layers_listed, set by the kimi_linear
+# family's state rule: Kimi-Linear, Kimi-K3); Ling-3's KDA (BailingMoeV3) lists none, and the other branch (layer_types
+# "linear_attention" with linear_num_heads / linear_head_dim) matches no family kvtop describes
 _BREAKABLE_A2A = frozenset({"deepep", "megamoe", "flashinfer"})  # cuda_graph_hook.py:225 (0.5.23)
 
 
-# --cuda-graph-backend-prefill / --disable-prefill-cuda-graph (graph_phase_flags.py)
-PREFILL = GraphPhase("prefill", Eras((
-    Era("", False, "0.5.13 server_args.py: no such flag"),
-    Era("0.5.14", True, "0.5.14 server_args.py:1932, :1959; 0.5.23 arg_groups/fields/exec_.py:621, :662"),
-)))  # fmt: skip
+# --cuda-graph-backend-prefill / --disable-prefill-cuda-graph (graph_phase_flags.py; from v0.5.14: flag_releases.READ)
+PREFILL = GraphPhase("prefill")
 
 
 # `--disable-cuda-graph` disables both phases' backends first thing in `_parse_cuda_graph_config` from v0.5.14 (0.5.14
@@ -218,7 +245,7 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
         NEMOTRON_H: m.architecture in _NEMOTRON_H,
         DSV4: m.architecture in _DSV4,
         DCP: s.dcp > 1,
-        KDA: m.architecture in _KDA,
+        KDA: m.state is not None and m.state.kind is StateKind.KIMI_DELTA and m.state.kda_layers_listed,
     }
 
 
@@ -230,4 +257,13 @@ def prefill_graphs_off_reason(inputs: EngineInputs) -> str | None:
     if prefill_graphs_off_for_multimodal(inputs.model, inputs.settings, inputs.version):
         return "a multimodal model"
     met = _conditions_met(inputs)
-    return next((c for c in LAUNCH_ERAS.at(inputs.version) if met[c]), None)
+    rules = TC_LAUNCH_ERAS if runs_tc_piecewise(inputs) else LAUNCH_ERAS
+    return next((c for c in rules.at(inputs.version) if met[c]), None)
+
+
+def runs_tc_piecewise(inputs: EngineInputs) -> bool:
+    """Whether the release's prefill backend for this model is torch.compile's piecewise one (`TC_BACKEND_ERAS`),
+    whose switch-offs are `TC_LAUNCH_ERAS`, not the breakable backend's."""
+    every, classes = TC_BACKEND_ERAS.at(inputs.version)
+    return every or (inputs.model.architecture in classes and is_multimodal(inputs.model, inputs.settings,
+                                                                            inputs.version))

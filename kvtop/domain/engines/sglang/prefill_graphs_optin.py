@@ -14,7 +14,7 @@
 The flag itself exists from v0.5.4 (server_args.py:2976; v0.5.3 and v0.5.3.post1 have none) through v0.5.13
 (:6665, a DeprecatedAction from v0.5.10rc0: :5393 "Piecewise cuda graph is enabled by default"); v0.5.14 (:6390),
 v0.5.15.post1 (:6275) and v0.5.16 (:7232) have only `--disable-piecewise-cuda-graph`. A release without it is refused
-by name, as SGLang's argparse refuses it.
+by name, as SGLang's argparse refuses it (the flag's row in flag_releases.READ).
 """
 
 from __future__ import annotations
@@ -23,16 +23,10 @@ from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, era_for
-from kvtop.domain.errors import InputError
 
 ENABLE_FLAG = "--enable-piecewise-cuda-graph"
-# the releases whose argparse has the flag (the wheels' server_args.py; 0.5.13.post1 not read, taken as 0.5.13)
-FLAG_ERAS: Eras[bool] = Eras((
-    Era("", False, "0.5.3, 0.5.3.post1 server_args.py: no such flag"),
-    Era("0.5.4", True, "0.5.4 server_args.py:2976 … 0.5.13 :6665"),
-    Era("0.5.14", False, "0.5.14 server_args.py:6390, 0.5.16 :7232: only --disable-piecewise-cuda-graph"),
-))  # fmt: skip
 OPTIN_ERAS: Eras[str | None] = Eras((
     Era("", None, "no prefill-graph term in the reserve (0.5.3.post1, 0.5.4, 0.5.5 server_args.py)"),
     Era("0.5.6", "quarter", "0.5.6 server_args.py:856: + piecewise_cuda_graph_max_tokens // 4 (4096), after the floor"),
@@ -44,11 +38,10 @@ OPTIN_ERAS: Eras[str | None] = Eras((
 
 
 def check_optin_flag(inputs: EngineInputs) -> None:
-    """Refuse `--enable-piecewise-cuda-graph` at a release whose command line has no such flag (an estimated
-    release is not checked: the launch's log says the engine took it)."""
-    era = era_for(FLAG_ERAS, inputs.version)
-    if flag_set(inputs.settings, ENABLE_FLAG[2:]) and not era.value and not inputs.version.approximate:
-        raise InputError(f"SGLang {inputs.version.label} has no {ENABLE_FLAG} ({era.source})", field=ENABLE_FLAG)
+    """Refuse `--enable-piecewise-cuda-graph` at a release whose command line has no such flag (v0.5.4 … v0.5.13:
+    its row in flag_releases.READ)."""
+    if flag_set(inputs.settings, ENABLE_FLAG[2:]):
+        check_flag_release(ENABLE_FLAG, inputs.version)
 
 
 def optin_reserve_mib(inputs: EngineInputs, chunked: int, sizes: Callable[[int], int]) -> tuple[float, float, str]:
