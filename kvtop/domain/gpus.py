@@ -59,6 +59,10 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # session 55: 'NVIDIA RTX PRO 4500 Blackwell, 32623 MiB' (0xSero/local-ai-registry#56, a RunPod pod) and the
     # Server Edition's 'nvidia-smi reports 32623 MiB' (vllm-project/vllm#51590, a comment of 2026-09-21 on 8 cards)
     "RTXPRO4500": 32623,
+    # session 61: 'NVIDIA RTX PRO 4000 Blackwell, 24467 MiB' (nvidia-smi --query-gpu; search-index ids 58724219395,
+    # 69887719960, 69530223407, 70333623464, and 59744527679 a RunPod pod). Its SM count is printed nowhere read:
+    # `GPU_SMS` leaves it out (the context term that reads SMs is assumed on it)
+    "RTXPRO4000": 24467,
     # session 56: 'NVIDIA RTX 2000 Ada Generation, 16,380 MiB' (nvidia-smi --query-gpu; search-index ids 68330442097,
     # 63453334174, 59906991275, 69106999003; '16380' in 60274483331's fixture of a live printout)
     "RTX2000-ADA": 16380,
@@ -241,6 +245,8 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "A40": (8, 6), "A30": (8, 0),
     # session 55: the RTX PRO 4500 Blackwell Server Edition's 'compute capability 12.0' (vllm-project/vllm#51590)
     "RTXPRO4500": (12, 0),
+    # session 61: the RTX PRO 4000 Blackwell's 'compute capability 12.0' (69887719960) and '12.0 (`sm_120`)' (69530223407)
+    "RTXPRO4000": (12, 0),
     # session 61: the TITAN RTX's 'compute capability 7.5' (61502112780), the RTX 6000D's '12.0' (69755146969)
     "TITAN-RTX": (7, 5), "RTX6000D": (12, 0),
     # session 56: the RTX 2000 Ada's 'NVIDIA RTX 2000 Ada Generation (sm_89)' (search-index id 57504630391); AD107, as

@@ -131,3 +131,11 @@ def test_a_size_written_apart_reads_as_the_sized_card(spelling: str, nvml_name: 
     }  # NVIDIA's 32 / 40 / 80 GiB boards
     total = int(PRINTED[nvml_name]["total_mib"]) if nvml_name else expected[spelling]
     assert gpu_total_bytes(spelling) == total * MIB
+
+
+def test_the_rtx_pro_4000_blackwell_is_read_from_its_nvml_name() -> None:
+    """'NVIDIA RTX PRO 4000 Blackwell, 24467 MiB' (nvidia-smi --query-gpu, search-index id 58724219395; a RunPod pod's
+    the same, 59744527679) and 'compute capability 12.0' (69887719960): a 24 GB card, not the 32 GB PRO 4500."""
+    assert gpu_total_bytes("NVIDIA RTX PRO 4000 Blackwell") == 24_467 * 2**20 == gpu_total_bytes("RTX PRO 4000")
+    assert compute_capability("NVIDIA RTX PRO 4000 Blackwell") == (12, 0)
+    assert gpu_total_bytes("NVIDIA RTX PRO 4500 Blackwell") == 32_623 * 2**20
