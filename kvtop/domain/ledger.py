@@ -189,7 +189,8 @@ def _solve(
     layout = layout_from_settings(settings)
     try:
         layout, ep_note = _without_idle_ep(rules, model, layout, settings, version)
-        layout = layout.model_copy(update={"mlp_split": rules.mlp_split(model, settings, version)})
+        layout = layout.model_copy(update={"mlp_split": rules.mlp_split(model, settings, version),
+                                           "vocab_split": rules.vocab_split(model, settings, version)})  # fmt: skip
         unstated = layout.model_copy(update={"world": None, "dp_attention": settings.enable_dp_attention})
         layout = with_world(unstated, rules.world_ranks(model, settings, version))  # the model's backend decides
         validate_layout(model, layout)
