@@ -177,6 +177,9 @@ class VocabSplit(BaseModel):
 
     embedding_whole: bool = False
     lm_head_whole: bool = False
+    # those it splits go over attention TP, not the MLP's (LMDeploy's ParallelEmbedding / ParallelLMHead take
+    # layer_type 'attn': world ÷ dp in its DP world, `ParallelLayout.attn_tp`)
+    over_attention_tp: bool = False
     note: str = ""  # the engine's words and source, shown on the rows it changes
 
 

@@ -105,7 +105,12 @@ def embedding_tp(model: ModelSpec, layout: ParallelLayout) -> int:
     """
     if layout.vocab_split.embedding_whole or (layout.dp_attention and model.embedding_whole_under_dp_attention):
         return 1
-    return layout.tp
+    return vocab_tp(layout)
+
+
+def vocab_tp(layout: ParallelLayout) -> int:
+    """The ranks a vocab-parallel table splits over: TP, or attention TP where the engine says so."""
+    return layout.attn_tp if layout.vocab_split.over_attention_tp else layout.tp
 
 
 # 1,024: a calibration judgement plans ≈ 300 records' books again in every leave-one-source-out fit, which 64 cycled
@@ -185,8 +190,8 @@ def _book_from_config(
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
     padded_vocab = vocab_padded(model.vocab_size)
     head_whole = layout.vocab_split.lm_head_whole  # a rowwise linear without TP: the vocab's rows, unpadded
-    head_tp = 1 if head_whole else layout.tp
-    vocab_rows = model.vocab_size if head_whole else vocab_parallel_rows(model.vocab_size, layout.tp)
+    head_tp = 1 if head_whole else vocab_tp(layout)
+    vocab_rows = model.vocab_size if head_whole else vocab_parallel_rows(model.vocab_size, head_tp)
     if parts.embedding:
         plain = tower_split is not None and model.architecture in tower_split.whole_embedding
         embedding_shards = 1 if plain else embedding_tp(model, layout)
@@ -198,8 +203,8 @@ def _book_from_config(
         )
         if embedding_shards < layout.tp:
             rank.acc.notes["embedding"] = (
-                f"whole on every rank: {layout.vocab_split.note}"
-                if layout.vocab_split.embedding_whole
+                f"over {embedding_shards} of {layout.tp} TP ranks: {layout.vocab_split.note}"
+                if layout.vocab_split.embedding_whole or layout.vocab_split.over_attention_tp
                 else "whole on every rank: the engine builds it as a plain nn.Embedding"
                 if plain
                 else "whole on every rank: SGLang builds it without TP under DP attention"
@@ -281,8 +286,8 @@ def _book_from_config(
             rank.acc.add("lm_head", vocab_rows * width, head_bytes, head_tp)
             if head is not None and not model.quant.mixed:
                 rank.acc.notes["lm_head"] = f"{head.method}: the engine's quant config claims the head too"
-            elif head_whole and layout.tp > 1:
-                rank.acc.notes["lm_head"] = f"whole on every rank: {layout.vocab_split.note}"
+            elif head_tp < layout.tp:
+                rank.acc.notes["lm_head"] = f"over {head_tp} of {layout.tp} TP ranks: {layout.vocab_split.note}"
         if width != h:  # project_out: hidden back to the LM head's width (ReplicatedLinear)
             rank.matrix("lm_head", width, h, 1, ("model.decoder.project_out",), quantizable=False)
         if model.body.lm_head_bias:

@@ -69,3 +69,11 @@ def test_deepseek_v3_before_its_parallel_head_keeps_a_whole_head() -> None:
     rows = _rows(DEEPSEEK_V3, ["--backend", "pytorch", "--tp", "8", "--engine-version", "0.14.0"])
     assert rows["embedding"] == (vocab * hidden * 2 // 8, 8)  # 129,280 rows: a multiple of 64 and of 8
     assert rows["lm_head"] == (vocab * hidden * 2, 1)
+
+
+def test_the_deepseek_classes_split_over_attention_tp_in_the_dp_world() -> None:
+    """0.16.0 `--tp 8 --dp 8 --ep 8`: one world of ep = 8 ranks, attention TP 8 ÷ 8 = 1 (config.py DistConfig), so
+    ParallelEmbedding / ParallelLMHead (layer_type 'attn') hold the whole padded vocab on every rank."""
+    vocab, hidden = _shape(DEEPSEEK_V3)
+    rows = _rows(DEEPSEEK_V3, ["--backend", "pytorch", "--tp", "8", "--dp", "8", "--ep", "8", "--engine-version", "0.16.0"])
+    assert rows["embedding"] == rows["lm_head"] == (-(-vocab // 64) * 64 * hidden * 2, 1) == (1_853_358_080, 1)

@@ -9,7 +9,8 @@ Read in the wheels 0.9.0, 0.10.2, 0.11.0, 0.12.0, 0.14.0, 0.16.0 and 0.18.0 (PyP
   vocab)` or `build_lm_head` (model.py 0.14.0:135, 0.18.0:139-157), whose `is_tp` defaults to False
   (nn/linear/__init__.py): both whole on every rank at any --tp, and in the --dp world (pytorch_world.py).
 * The classes below pass is_tp=True to `ParallelEmbedding` or build a `ParallelLMHead` (nn/embedding.py, is_tp
-  True by default): split over TP, as the weights book otherwise takes them.
+  True by default) with layer_type 'attn': split over attention TP (nn/embedding.py 0.18.0:22-62, 119-139:
+  vocab padded to 64 ÷ the 'attn' group's tp), which is --tp outside the DP world and world ÷ dp inside it.
 * Before v0.9.0: not read; the book's split over TP stands (docs/engines/lmdeploy.md says so).
 """
 
@@ -48,8 +49,13 @@ def pytorch_vocab_split(model: ModelSpec, version: ResolvedVersion) -> VocabSpli
     embedding_split, head_split = era.value
     embedding_whole = model.architecture not in embedding_split
     head_whole = model.architecture not in head_split
-    if not (embedding_whole or head_whole):
-        return VocabSplit()
     note = (f"LMDeploy {version.label}'s PyTorch engine builds it without TP (nn.Embedding, build_embedding and "
             "build_lm_head at is_tp False: models/utils/model.py 0.18.0:139-225; vocab_split.py)")  # fmt: skip
-    return VocabSplit(embedding_whole=embedding_whole, lm_head_whole=head_whole, note=note)
+    if not (embedding_whole and head_whole):
+        note = (f"LMDeploy {version.label}'s PyTorch engine builds the embedding {_how(embedding_whole)} and the LM "
+                f"head {_how(head_whole)} (vocab_split.py)")  # fmt: skip
+    return VocabSplit(embedding_whole=embedding_whole, lm_head_whole=head_whole, over_attention_tp=True, note=note)
+
+
+def _how(whole: bool) -> str:
+    return "whole" if whole else "over attention TP (ParallelEmbedding layer_type 'attn', nn/embedding.py)"
