@@ -203,7 +203,7 @@ def _book_from_config(
         )
         if embedding_shards < layout.tp:
             rank.acc.notes["embedding"] = (
-                f"over {embedding_shards} of {layout.tp} TP ranks: {layout.vocab_split.note}"
+                f"{_spread(embedding_shards, layout.tp)}: {layout.vocab_split.note}"
                 if layout.vocab_split.embedding_whole or layout.vocab_split.over_attention_tp
                 else "whole on every rank: the engine builds it as a plain nn.Embedding"
                 if plain
@@ -287,7 +287,7 @@ def _book_from_config(
             if head is not None and not model.quant.mixed:
                 rank.acc.notes["lm_head"] = f"{head.method}: the engine's quant config claims the head too"
             elif head_tp < layout.tp:
-                rank.acc.notes["lm_head"] = f"over {head_tp} of {layout.tp} TP ranks: {layout.vocab_split.note}"
+                rank.acc.notes["lm_head"] = f"{_spread(head_tp, layout.tp)}: {layout.vocab_split.note}"
         if width != h:  # project_out: hidden back to the LM head's width (ReplicatedLinear)
             rank.matrix("lm_head", width, h, 1, ("model.decoder.project_out",), quantizable=False)
         if model.body.lm_head_bias:
@@ -306,6 +306,11 @@ def _book_from_config(
             rank.acc.notes[name] = "also on this PP stage: the engine's model class builds it on every stage"
     tensors = None if rank.acc.tensors is None else tuple(round(size) for size in rank.acc.tensors)
     return WeightsBook(rows=_rows(rank.acc, COMPONENT_ORDER), tensor_bytes=tensors)
+
+
+def _spread(shards: int, tp: int) -> str:
+    """How a vocab table the engine splits otherwise than over TP spreads: whole, or over some of the TP ranks."""
+    return "whole on every rank" if shards == 1 else f"split over {shards} of the {tp} TP ranks"
 
 
 def _tower_positions_per_rank(tower: TowerSpec, tp: int, split: TowerSplit | None) -> float:
