@@ -223,7 +223,7 @@ def _check_typed_layout(typed: frozenset[str], model: Any, settings: LaunchSetti
     from kvtop.domain.ledger import layout_from_settings
 
     if "tp" in typed:  # the fields the flags given here set (`settings_typed_for_log`)
-        validate_layout(model, layout_from_settings(settings))
+        validate_layout(model, layout_from_settings(settings, model))
 
 
 def _log_model_unreadable(model_ref: str, err: InputError, log_path: str) -> InputError:

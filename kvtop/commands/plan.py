@@ -113,9 +113,9 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
     from kvtop.sources.calibration_store import read_store, store_disabled
 
     deployment = deployment_from_args(args, settings_from_args(args, extra))
-    if getattr(args, "nodes", None) is not None or getattr(args, "gpus_per_node", None) is not None:
-        _check_nodes(args, deployment.settings)  # a layout too large for the nodes is named so, before it is solved
     model, measured, total, name = _model_and_device(args, deployment.settings)
+    if getattr(args, "nodes", None) is not None or getattr(args, "gpus_per_node", None) is not None:
+        _check_nodes(args, deployment.settings, model)  # a layout too large for the nodes named so, before it is solved
     if deployment.draft_weights_bytes is not None:
         measured = measured.model_copy(update={"draft_weights_bytes": deployment.draft_weights_bytes})
     store = read_store() if not store_disabled(args.no_calibration_store) else None
@@ -164,12 +164,14 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     return 1 if args.require_fit and not plan.ledger.engine.fits else 0
 
 
-def _check_nodes(args: argparse.Namespace, settings: LaunchSettings) -> None:
-    """The launch's ranks over the nodes asked for (--nodes, else the launch's own node count) fit them."""
+def _check_nodes(args: argparse.Namespace, settings: LaunchSettings, model: ModelSpec) -> None:
+    """The launch's ranks over the nodes asked for (--nodes, else the launch's own node count) fit them: the
+    ranks the ledger plans (the model's backend, where the engine's world is the model's: LMDeploy)."""
     from kvtop.domain.ledger import layout_from_settings
     from kvtop.domain.placement import check_placement
 
-    check_placement(settings.engine, layout_from_settings(settings), _nodes(args, settings), args.gpus_per_node)
+    layout = layout_from_settings(settings, model)
+    check_placement(settings.engine, layout, _nodes(args, settings), args.gpus_per_node)
 
 
 def _nodes(args: argparse.Namespace, settings: LaunchSettings) -> int:

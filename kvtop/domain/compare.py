@@ -182,7 +182,7 @@ def compare_engines(
         same = tuple(_same_budget(ledgers[e], target, solve) for e in engines[1:] if e in ledgers)
     return Comparison(
         model_name=model.name,
-        layout=layout_from_settings(settings),
+        layout=layout_from_settings(settings, model),
         gpu_total_bytes=gpu_total_bytes,
         gpu_name=gpu_name,
         gpu_total_origin=measured.shown_total_origin(gpu_name, gpu_total_bytes),

@@ -168,6 +168,21 @@ class MlpSplit(BaseModel):
     note: str = ""  # the engine's words and source, shown on the rows it changes
 
 
+class VocabSplit(BaseModel):
+    """Which of the vocab embedding and the LM head the engine's class builds whole on every rank, where the weights
+    book otherwise splits them over TP (vocab-parallel): LMDeploy's PyTorch engine builds most classes' as a plain
+    `nn.Embedding` and a rowwise linear without TP. Each engine states it (`EngineRules.vocab_split`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    embedding_whole: bool = False
+    lm_head_whole: bool = False
+    # those it splits go over attention TP, not the MLP's (LMDeploy's ParallelEmbedding / ParallelLMHead take
+    # layer_type 'attn': world ÷ dp in its DP world, `ParallelLayout.attn_tp`)
+    over_attention_tp: bool = False
+    note: str = ""  # the engine's words and source, shown on the rows it changes
+
+
 class ParallelLayout(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -187,6 +202,9 @@ class ParallelLayout(BaseModel):
     # engine that runs its DP or EP ranks as one world whose attention TP is world ÷ dp while the MLP splits over
     # tp); None: tp. Printed beside the layout only where stated (render_ledger), so other plans keep their JSON
     world: int | None = Field(default=None, exclude=True)
+    # the embedding and LM head built whole on every rank, where the engine states so (EngineRules.vocab_split); an
+    # engine's rule left out of the printed layout like mlp_split (the weights rows show their shards)
+    vocab_split: VocabSplit = Field(default=VocabSplit(), exclude=True)
 
     @property
     def stage_ranks(self) -> int:

@@ -112,7 +112,7 @@ def plan_layouts(
             })  # fmt: skip
             laid = LaunchSettings.model_validate(laid.model_dump())
             check_parallel(laid)
-            check_placement(laid.engine, layout_from_settings(laid), spec.nodes, spec.gpus_per_node)
+            check_placement(laid.engine, layout_from_settings(laid, model), spec.nodes, spec.gpus_per_node)
             ledger = planned_capacity(model, laid, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
                                       measured=measured, load_mtp=load_mtp).ledger  # fmt: skip
             placement = place(ledger, spec.nodes, spec.gpus_per_node)

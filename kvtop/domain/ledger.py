@@ -54,9 +54,10 @@ def _unregistered_first(model: ModelSpec, settings: LaunchSettings, version: Res
         raise UnsupportedModelError(f"{check.message} ({check.source})", field="--model")
 
 
-def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
-    """The launch's layout from its flags, with the world its engine states from the launch alone (the placement
-    checks read it before the model: `EngineRules.world_ranks`; a plan asks again with the model)."""
+def layout_from_settings(settings: LaunchSettings, model: ModelSpec | None = None) -> ParallelLayout:
+    """The launch's layout from its flags, with the world its engine states (`EngineRules.world_ranks`): with the
+    model where the caller has it (an engine whose backend is the model's, LMDeploy's, decides the world by it, as
+    the ledger does), else from the launch alone."""
     rules = engine_rules(settings.engine)
     layout = ParallelLayout(
         tp=settings.tp,
@@ -68,7 +69,7 @@ def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
         dcp_splits_kv_heads=rules.dcp_splits_kv_heads,
         experts_over_replicas=rules.experts_over_replicas,
     )
-    return with_world(layout, rules.world_ranks(None, settings, ResolvedVersion(text=settings.engine_version)))
+    return with_world(layout, rules.world_ranks(model, settings, ResolvedVersion(text=settings.engine_version)))
 
 
 def with_world(layout: ParallelLayout, world: int | None) -> ParallelLayout:
@@ -186,10 +187,11 @@ def _solve(
         raise
     deployment = rules.deployment
     setup = deployment.setup(settings)
-    layout = layout_from_settings(settings)
+    layout = layout_from_settings(settings, model)
     try:
         layout, ep_note = _without_idle_ep(rules, model, layout, settings, version)
-        layout = layout.model_copy(update={"mlp_split": rules.mlp_split(model, settings, version)})
+        layout = layout.model_copy(update={"mlp_split": rules.mlp_split(model, settings, version),
+                                           "vocab_split": rules.vocab_split(model, settings, version)})  # fmt: skip
         unstated = layout.model_copy(update={"world": None, "dp_attention": settings.enable_dp_attention})
         layout = with_world(unstated, rules.world_ranks(model, settings, version))  # the model's backend decides
         validate_layout(model, layout)

@@ -95,16 +95,22 @@ COMPONENT_ORDER = (
 
 
 def embedding_tp(model: ModelSpec, layout: ParallelLayout) -> int:
-    """How many ranks split the vocab embedding: TP, or 1 where DP attention replicates it.
+    """How many ranks split the vocab embedding: TP, or 1 where the engine builds it whole
+    (`ParallelLayout.vocab_split`) or DP attention replicates it.
 
     SGLang builds the vocab embedding with TP off under DP attention in the models whose entry says so
     (`VocabParallelEmbedding(..., enable_tp=not <dp attention>)` in DeepseekV2Model, which DeepSeek
     V3/V3.2 and Kimi-K2 reuse, and in Llama4Model); their LM head stays split over the whole TP group
     (`ParallelLMHead` uses the attention-TP group only with --enable-dp-lm-head).
     """
-    if layout.dp_attention and model.embedding_whole_under_dp_attention:
+    if layout.vocab_split.embedding_whole or (layout.dp_attention and model.embedding_whole_under_dp_attention):
         return 1
-    return layout.tp
+    return vocab_tp(layout)
+
+
+def vocab_tp(layout: ParallelLayout) -> int:
+    """The ranks a vocab-parallel table splits over: TP, or attention TP where the engine says so."""
+    return layout.attn_tp if layout.vocab_split.over_attention_tp else layout.tp
 
 
 # 1,024: a calibration judgement plans ≈ 300 records' books again in every leave-one-source-out fit, which 64 cycled
@@ -183,18 +189,23 @@ def _book_from_config(
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
     padded_vocab = vocab_padded(model.vocab_size)
-    vocab_rows = vocab_parallel_rows(model.vocab_size, layout.tp)
+    head_whole = layout.vocab_split.lm_head_whole  # a rowwise linear without TP: the vocab's rows, unpadded
+    head_tp = 1 if head_whole else vocab_tp(layout)
+    vocab_rows = model.vocab_size if head_whole else vocab_parallel_rows(model.vocab_size, head_tp)
     if parts.embedding:
         plain = tower_split is not None and model.architecture in tower_split.whole_embedding
         embedding_shards = 1 if plain else embedding_tp(model, layout)
         rows = model.vocab_size + model.body.embedding_extra_rows
-        embedding_rows = rows if plain else vocab_parallel_rows(rows, embedding_shards)
+        unpadded = plain or layout.vocab_split.embedding_whole  # a plain nn.Embedding: the vocab's rows
+        embedding_rows = rows if unpadded else vocab_parallel_rows(rows, embedding_shards)
         rank.acc.add(
             "embedding", embedding_rows * width, embedding_rows * width * model.dtype_bytes, embedding_shards
         )
         if embedding_shards < layout.tp:
             rank.acc.notes["embedding"] = (
-                "whole on every rank: the engine builds it as a plain nn.Embedding"
+                f"{_spread(embedding_shards, layout.tp)}: {layout.vocab_split.note}"
+                if layout.vocab_split.embedding_whole or layout.vocab_split.over_attention_tp
+                else "whole on every rank: the engine builds it as a plain nn.Embedding"
                 if plain
                 else "whole on every rank: SGLang builds it without TP under DP attention"
             )
@@ -272,9 +283,11 @@ def _book_from_config(
             )
             if head is not None and head.unused_input_scale:
                 head_bytes += rank.unused_input_scale_bytes()
-            rank.acc.add("lm_head", vocab_rows * width, head_bytes, layout.tp)
+            rank.acc.add("lm_head", vocab_rows * width, head_bytes, head_tp)
             if head is not None and not model.quant.mixed:
                 rank.acc.notes["lm_head"] = f"{head.method}: the engine's quant config claims the head too"
+            elif head_tp < layout.tp:
+                rank.acc.notes["lm_head"] = f"{_spread(head_tp, layout.tp)}: {layout.vocab_split.note}"
         if width != h:  # project_out: hidden back to the LM head's width (ReplicatedLinear)
             rank.matrix("lm_head", width, h, 1, ("model.decoder.project_out",), quantizable=False)
         if model.body.lm_head_bias:
@@ -293,6 +306,11 @@ def _book_from_config(
             rank.acc.notes[name] = "also on this PP stage: the engine's model class builds it on every stage"
     tensors = None if rank.acc.tensors is None else tuple(round(size) for size in rank.acc.tensors)
     return WeightsBook(rows=_rows(rank.acc, COMPONENT_ORDER), tensor_bytes=tensors)
+
+
+def _spread(shards: int, tp: int) -> str:
+    """How a vocab table the engine splits otherwise than over TP spreads: whole, or over some of the TP ranks."""
+    return "whole on every rank" if shards == 1 else f"split over {shards} of the {tp} TP ranks"
 
 
 def _tower_positions_per_rank(tower: TowerSpec, tp: int, split: TowerSplit | None) -> float:

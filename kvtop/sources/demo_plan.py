@@ -161,7 +161,7 @@ class NodePlan:
         except InputError as error:
             raise self._error(str(error), f"{where}.model") from None
         span = span_of(settings.engine, settings)
-        layout = layout_from_settings(settings)
+        layout = layout_from_settings(settings, model)
         try:  # an engine over several nodes runs only this node's ranks here (its engine's own rule)
             wanted = ranks_per_node(layout, span.nnodes) if span.spans_nodes else layout.gpus
         except KvtopError as error:

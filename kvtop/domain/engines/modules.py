@@ -17,7 +17,7 @@ from kvtop.domain.engines.measured_reads import MeasuredField, measured_not_read
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvStorage, PoolName, refuse_uncounted_pools
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import MlpSplit, ParallelLayout, PpRemainder, StageParts, guarded_parts
+from kvtop.domain.layout import MlpSplit, ParallelLayout, PpRemainder, StageParts, VocabSplit, guarded_parts
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -186,6 +186,10 @@ class EngineBase(EngineModules):
     def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
         """The dense MLP and the shared experts over TP, EP or not (EP divides the routed experts alone)."""
         return MlpSplit()
+
+    def vocab_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> VocabSplit:
+        """Both vocab-parallel over TP (every class's VocabParallelEmbedding / ParallelLMHead)."""
+        return VocabSplit()
 
     def version_with_model(
         self, log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

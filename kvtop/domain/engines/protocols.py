@@ -16,7 +16,7 @@ from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvStorage, PoolName
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import MlpSplit, ParallelLayout, PpRemainder, StageParts
+from kvtop.domain.layout import MlpSplit, ParallelLayout, PpRemainder, StageParts, VocabSplit
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -268,6 +268,11 @@ class EngineRules(Protocol):
         """Over how many ranks this release splits the dense MLP and the shared experts where not over TP (an EP
         whose MLP TP group is not TP: TurboMind's); `MlpSplit()` where both split over TP. The layout carries it to
         the weights book (`ParallelLayout.mlp_split`), beside how EP divides the routed experts."""
+        ...
+
+    def vocab_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> VocabSplit:
+        """Which of the embedding and LM head this release's class builds whole on every rank (LMDeploy's PyTorch
+        engine); `VocabSplit()` where both split over TP. The layout carries it to the weights book."""
         ...
 
     def world_ranks(self, model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> int | None:

@@ -39,3 +39,18 @@ def test_a_typed_release_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
     out = _explain(capsys, "--engine-version", "0.1.0")
     assert out["engine_version"] == "0.1.0" and out["logged"]["token_capacity"] == 20_352
     assert out["verdict"] == "match"
+
+
+def test_a_mismatch_the_lines_cannot_date_asks_for_the_release(capsys: pytest.CaptureFixture[str]) -> None:
+    """The v0.1.0 tutorial log ('block_size = 64 MB', a 128-token block) is allowed by v0.1.0 – v0.2.6: under the
+    newest (0.2.6's share of free memory) its 159 blocks mismatch, under 0.1.0's share of total (20,470 MiB × 0.5 ÷
+    64 MiB = 159) they match; the lines cannot tell them apart, so the verdict says so instead of a mismatch."""
+    log = str(CASES / "lmdeploy" / "lmdeploy-tutorial-v010-internlm-chat-7b-vgpu" / "engine.log")
+    model = str(CONFIGS.parent / "calibration" / "configs" / "internlm--internlm-chat-7b.RECONSTRUCTED.json")
+    main(["explain", log, "--model", model, "--gpu-memory", "20470MiB"])
+    said = capsys.readouterr().out
+    assert "verdict: INSUFFICIENT" in said and "they cannot tell 0.1.0 from 0.2.6: pass --engine-version" in said
+    main(["explain", log, "--model", model, "--gpu-memory", "20470MiB", "--engine-version", "0.1.0"])
+    assert "verdict: MATCH" in capsys.readouterr().out
+    main(["explain", log, "--model", model, "--gpu-memory", "20470MiB", "--engine-version", "0.2.6"])
+    assert "verdict: MISMATCH" in capsys.readouterr().out  # a typed release is judged as it is

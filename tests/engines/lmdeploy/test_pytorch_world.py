@@ -103,3 +103,18 @@ def test_the_placement_checks_count_the_world_the_typed_backend_runs(backend: li
 
     settings = parse_flags("lmdeploy", ["--model", "m", "--engine-version", "0.16.0", "--tp", "4", "--dp", "2", *backend])
     assert layout_from_settings(settings).gpus == gpus
+
+
+def test_the_node_check_counts_the_world_of_the_backend_the_model_picks(capsys: pytest.CaptureFixture[str]) -> None:
+    """No --backend: DeepSeek-V3 is the PyTorch engine's (TurboMind's supported_models.py lacks it), whose
+    `--tp 8 --dp 8 --ep 8` on 0.16.0 is one world of ep = 8 GPUs (config.py DistConfig), not tp × dp = 64: the
+    node check asks the backend the ledger asks and passes where the plan runs on 8 GPUs."""
+    from kvtop.cli import main
+
+    config = str(DATA / "configs" / "deepseek-ai--DeepSeek-V3.json")
+    args = ["plan", "--json", "--model", config, "--engine", "lmdeploy", "--engine-version", "0.16.0", "--gpu", "H200",
+            "--tp", "8", "--dp", "8", "--ep", "8", "--nodes", "1", "--gpus-per-node", "8"]  # fmt: skip
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["layout"]["gpus"] == 8
+    assert main([*args[:-1], "4"]) == 2  # 8 ranks on a node of 4 GPUs: refused by the same count
+    assert "8 ranks on each of 1 nodes, which have 4 GPUs" in capsys.readouterr().err

@@ -30,7 +30,7 @@ from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVe
 from kvtop.domain.errors import InputError, KvtopError, LayoutError
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import MlpSplit
+from kvtop.domain.layout import MlpSplit, VocabSplit
 from kvtop.domain.model import ModelSpec
 
 _NAMES = tuple(QUANT_POLICIES.items())
@@ -150,6 +150,17 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         if refused:
             raise LayoutError(refused, field="--ep")
         return turbomind_mlp_split(model, settings, version) if backend == "turbomind" else MlpSplit()
+
+    def vocab_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> VocabSplit:
+        """The PyTorch engine builds most classes' embedding and LM head whole on every rank (vocab_split.py);
+        TurboMind splits both over TP (§16.1)."""
+        from kvtop.domain.engines.lmdeploy.vocab_split import pytorch_vocab_split
+
+        try:
+            backend = resolve_backend(model, settings, version)[0]
+        except KvtopError:  # the budget says why
+            return VocabSplit()
+        return pytorch_vocab_split(model, version) if backend == "pytorch" else VocabSplit()
 
     def world_ranks(self, model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
         """The PyTorch engine runs --dp (and an --ep other than tp) as one world whose attention TP is world ÷ dp

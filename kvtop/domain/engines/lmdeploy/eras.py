@@ -290,6 +290,24 @@ def block_len_release(log: EngineLog, block_len: int) -> ResolvedVersion | None:
     return None
 
 
+def share_ambiguity(log: EngineLog, block_len: int) -> str | None:
+    """Where the log's lines and its `block_len`-token block allow releases whose TurboMind sizes its pool from
+    total memory (v0.1.0 – v0.2.1) and releases that size it from free memory (v0.2.2 on; TURBOMIND_SHARE_ERAS),
+    what they cannot tell; else None."""
+    bounds = _bounds(log)
+    spans: dict[str, list[str]] = {}
+    for entry in CALENDAR if bounds else ():
+        release = ResolvedVersion(text=entry.release)
+        if _within(entry.release, bounds) and turbomind_block_len(release) == block_len:
+            spans.setdefault(TURBOMIND_SHARE_ERAS.at(release), []).append(entry.release)
+    if "total" not in spans or "free" not in spans:
+        return None
+    total, free = spans["total"], spans["free"]
+    return (f"which release ran: its lines allow {total[0]} – {total[-1]}, whose TurboMind takes a share of total "
+            f"memory, and {free[0]} – {free[-1]}, a share of free memory after the weights (BlockManager "
+            f"GetBlockCount, PR #973); they cannot tell {total[0]} from {free[-1]}: pass --engine-version")  # fmt: skip
+
+
 def resolve_version(log: EngineLog) -> ResolvedVersion:
     """The release whose rules read this log: a version line; else the log's date (the release out
     then), unless its TurboMind lines rule that release out; else the newest release its lines allow."""

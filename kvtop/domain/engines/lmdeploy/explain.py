@@ -21,6 +21,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
     block_len_release,
     default_ratio,
     resolve_version,
+    share_ambiguity,
     since,
     turbomind_block_len,
     turbomind_share,
@@ -198,7 +199,7 @@ def explain(request: ExplainRequest) -> Explanation:
                           gpu_total_origin=request.gpu_total_origin)
         estimate = free_before_load_estimate(run)
         at = lambda pre: MeasuredInputs(free_before_load_bytes=pre)  # noqa: E731
-        return rebuild_with_estimate("lmdeploy", logged, run, estimate, at, tuple(notes))
+        return _release_untold(request, rebuild_with_estimate("lmdeploy", logged, run, estimate, at, tuple(notes)))
     if needs_free and free is None:
         missing.append(_FREE_MISSING if backend == "turbomind" else _PYTORCH_FREE_MISSING)
     if ratio < 1 and share == "total" and gpu_total_bytes is None:
@@ -230,7 +231,24 @@ def explain(request: ExplainRequest) -> Explanation:
         "lmdeploy", logged, central, low.token_capacity, high.token_capacity, settings, room, gpu_total_bytes,
         kv_memory_logged=False,
     )  # fmt: skip
-    return result.model_copy(update={"notes": tuple(notes)})
+    return _release_untold(request, result.model_copy(update={"notes": tuple(notes)}))
+
+
+def _release_untold(request: ExplainRequest, result: Explanation) -> Explanation:
+    """A mismatch under the newest release the log's lines allow is no verdict where they also allow releases whose
+    TurboMind sized its pool by another rule (`eras.share_ambiguity`: v0.1.0's share of total memory against v0.2.6's
+    of free memory): insufficient, naming --engine-version. A typed or logged release is judged as it is."""
+    version = request.version
+    from_lines = version.text is None or (version.source is VersionSource.LOG and version.approximate)
+    if result.verdict != "mismatch" or not from_lines or request.log.release_version:
+        return result
+    untold = share_ambiguity(request.log, _block_len(request.log, request.settings, request.version))
+    if untold is None:
+        return result
+    return Explanation(
+        engine="lmdeploy", logged=result.logged, verdict="insufficient", missing=(untold,), notes=result.notes,
+        kv_bytes_per_token=result.kv_bytes_per_token,
+    )  # fmt: skip
 
 
 def version_with_model(
