@@ -8,6 +8,8 @@ explained state. The waterfall itself must sum exactly.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from kvtop.commands.node_source import DemoSource
@@ -30,7 +32,10 @@ SQUEEZED_LIVE_TOKENS = 1_100_391  # the same with the 6 GiB notebook on GPU 3 (1
 SCENARIOS = scenario_names()
 
 
+@functools.cache
 def _snapshot(name: str):  # type: ignore[no-untyped-def]
+    """A demo node's snapshot at its start, built once per scenario in a worker (a frozen value: every test here
+    reads it, none changes it)."""
     return DemoSource(load_scenario(name)).collect_at(0)
 
 

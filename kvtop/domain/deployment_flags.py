@@ -25,7 +25,7 @@ __all__ = [
     "flag_int",
     "flag_float",
     "flag_json",
-    "json_value",
+    "as_json_object",
     "flag_words",
     "without_flags",
     "with_flags",
@@ -58,12 +58,12 @@ def flag_float(settings: LaunchSettings, spelling: str, *, above: float = 0.0) -
 
 
 def flag_json(settings: LaunchSettings, spelling: str, example: str = '{"method": "eagle3"}') -> dict[str, object]:
-    """The JSON object given to `--spelling` ({} when not given), read by `json_value`."""
+    """The JSON object given to `--spelling` ({} when not given), read by `as_json_object`."""
     text = flag_text(settings, spelling)
-    return {} if text is None else json_value(text, f"--{spelling}", example)
+    return {} if text is None else as_json_object(text, f"--{spelling}", example)
 
 
-def json_value(text: object, field: str, example: str) -> dict[str, object]:
+def as_json_object(text: object, field: str, example: str) -> dict[str, object]:
     """A flag's value read as the engines read a JSON object (`json.loads`, an object): no value, malformed JSON,
     another JSON value or one over 64 KiB is an InputError naming the flag (`field`), with an `example`."""
     if not isinstance(text, str):

@@ -156,34 +156,41 @@ def _forms(snapshot: NodeSnapshot, finding: Finding) -> tuple[str, ...]:
     if finding.alternative is not None:
         alternative = f"; or {_keep_it(finding.alternative, it)}"
         brief_alternative = f"; or {finding.alternative.fix}"
-    if not finding.tokens:
+    if finding.tokens:
+        # the cause's cost (the finding's waterfall term), said as what the processes take: not the rank's whole gap
+        # against its clean plan (the GPU row's figure), which also holds kvtop's own miss (engine vs prediction)
+        loses = f"loses {finding.tokens:,} tokens to"
+
+        def full(holders: str, then: str) -> str:
+            return f"{where} {loses} {holders} — {verb} {it}{then}"
+
+        def brief(holders: str, then: str) -> str:
+            return f"{gpu} {loses} {holders}: {verb} {it}{then}"
+
+        last: tuple[str, ...] = (f"{gpu} {loses} {pids}",)
+    else:
         # no engine's tokens price it: the GPU itself is lost
         loss = f"is {whole_gpus(finding.whole_gpus)}"
-        return _unique(
-            f"{where} {loss}: {who} {hold} it — {verb} {it}{recover}{alternative}",
-            f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{recover}{alternative}",
-            f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{restart}{brief_alternative}",
-            f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{restart}",
-            f"{gpu} {loss}: {verb} {who_brief}{restart}{brief_alternative}",
-            f"{gpu} {loss}: {verb} {who_brief}{restart}",
-            f"{gpu} {loss}: {verb} {who_named}{restart}",
-            f"{gpu} {loss}: {verb} {pids}{restart}",
-            f"{gpu} {loss}: {verb} {pids}",
-        )
-    # the cause's cost (the finding's waterfall term), said as what the processes take: not the rank's whole gap
-    # against its clean plan (the GPU row's figure), which also holds kvtop's own miss (engine vs prediction)
-    loses = f"loses {finding.tokens:,} tokens to"
+
+        def full(holders: str, then: str) -> str:
+            return f"{where} {loss}: {holders} {hold} it — {verb} {it}{then}"
+
+        def brief(holders: str, then: str) -> str:
+            return f"{gpu} {loss}: {verb} {holders}{then}"
+
+        last = ()
+    # each form the same facts in fewer words than the one before
     return _unique(
-        f"{where} {loses} {who} — {verb} {it}{recover}{alternative}",
-        f"{where} {loses} {who_brief} — {verb} {it}{recover}{alternative}",
-        f"{where} {loses} {who_brief} — {verb} {it}{restart}{brief_alternative}",
-        f"{where} {loses} {who_brief} — {verb} {it}{restart}",
-        f"{gpu} {loses} {who_brief}: {verb} {it}{restart}{brief_alternative}",
-        f"{gpu} {loses} {who_brief}: {verb} {it}{restart}",
-        f"{gpu} {loses} {who_named}: {verb} {it}{restart}",
-        f"{gpu} {loses} {pids}: {verb} {it}{restart}",
-        f"{gpu} {loses} {pids}: {verb} {it}",
-        f"{gpu} {loses} {pids}",
+        full(who, f"{recover}{alternative}"),
+        full(who_brief, f"{recover}{alternative}"),
+        full(who_brief, f"{restart}{brief_alternative}"),
+        full(who_brief, restart),
+        brief(who_brief, f"{restart}{brief_alternative}"),
+        brief(who_brief, restart),
+        brief(who_named, restart),
+        brief(pids, restart),
+        brief(pids, ""),
+        *last,
     )
 
 

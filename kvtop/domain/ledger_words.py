@@ -13,6 +13,8 @@ from collections.abc import Mapping
 
 from kvtop.domain.deployment import Feature
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, engine_rules
+from kvtop.domain.ledger import CALIBRATED_WEIGHTS_ROW
+from kvtop.domain.node import REPORTED_WEIGHTS_ROW
 
 #: Key → words for the rows no engine owns: the generic book's (weights.COMPONENT_ORDER, the towers, the
 #: stored `tensors`), the ledger's calibrated row (ledger.py) and the node's reported row (node.py).
@@ -32,9 +34,10 @@ COMPONENT_WORDS: Mapping[str, str] = {
     "vision_audio": "vision+audio tower",
     "tensors": "tensors",
     # what the engine holds on the GPU as weights beyond the checkpoint's tensors (a loader's rope cache, an MXFP4
-    # copy, the caching allocator's tails): the calibrated weights term less the book (ledger.CALIBRATED_WEIGHTS_ROW)
-    "calibrated_beyond_book": "held beyond the checkpoint (calibrated)",
-    "reported_above_prediction": "reported above the book",
+    # copy, the caching allocator's tails): the calibrated weights term less the book
+    CALIBRATED_WEIGHTS_ROW: "held beyond the checkpoint (calibrated)",
+    # what the engine reports above kvtop's book (the waterfall's weights term)
+    REPORTED_WEIGHTS_ROW: "reported above the book",
 }
 
 

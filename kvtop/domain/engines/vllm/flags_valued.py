@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kvtop.domain.deployment_flags import json_value
+from kvtop.domain.deployment_flags import as_json_object
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.errors import InputError
@@ -92,7 +92,7 @@ EXAMPLES: Mapping[str, str] = {
 def refuse_unread_value(name: str, value: object, flag: str) -> None:
     """A value of a flags_valued flag whose effect on memory was not read: refused, naming what was read."""
     if "--" + name == PROFILER_FLAG:
-        config = json_value(value, flag, EXAMPLES[PROFILER_FLAG])  # parse_dataclass: TypeAdapter.validate_json
+        config = as_json_object(value, flag, EXAMPLES[PROFILER_FLAG])  # parse_dataclass: TypeAdapter.validate_json
         if config.get("profiler") not in PROFILERS_READ or config.get("capture_torch_profiler") is True:
             raise InputError(
                 "a profiler that runs during the start (capture_torch_profiler, or proton) is not modelled by kvtop: "
@@ -100,7 +100,7 @@ def refuse_unread_value(name: str, value: object, flag: str) -> None:
                 field=flag,
             )
     elif "--" + name == WEIGHT_TRANSFER_FLAG:
-        backend = json_value(value, flag, EXAMPLES[WEIGHT_TRANSFER_FLAG]).get("backend", "nccl")
+        backend = as_json_object(value, flag, EXAMPLES[WEIGHT_TRANSFER_FLAG]).get("backend", "nccl")
         if backend not in WEIGHT_TRANSFER_BACKENDS_READ:
             raise InputError(
                 f"weight-transfer backend {backend!r} is not modelled by kvtop: read only 'nccl' (no memory before "
