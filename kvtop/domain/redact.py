@@ -292,7 +292,21 @@ def _value_after(text: str, start: int, end: int, name: str) -> tuple[int, int] 
         return _quoted_or_word(text, value_at, enclosing=enclosing, bare=_MAPPING_VALUE, scheme=True)
     if before and before in "?&;":  # a query parameter
         return _quoted_or_word(text, value_at, enclosing=enclosing, bare=_QUERY_VALUE)
-    return _quoted_or_word(text, value_at, enclosing=enclosing)  # --name=v, NAME=v, name=v
+    return _without_separator(text, value_at, _quoted_or_word(text, value_at, enclosing=enclosing))  # --name=v
+
+
+def _without_separator(text: str, at: int, span: tuple[int, int] | None) -> tuple[int, int] | None:
+    """A bare `name=value` word less the separator it ends with: the `, ` between a repr's fields (`Namespace(api_key=
+    None, port=8000)`) and the `)` that closes the repr, not a `(` of the value's own; a comma inside a word stays."""
+    if span is None or span[0] != at or text[at] in _QUOTES + "\\{[":
+        return span
+    start, end = span
+    while end - start > 1 and (
+        (text[end - 1] == "," and (end == len(text) or text[end] in _SPACE))
+        or (text[end - 1] == ")" and "(" not in text[start:end])
+    ):
+        end -= 1
+    return start, end
 
 
 def _skip_spaces(text: str, at: int) -> int:

@@ -1,0 +1,28 @@
+"""A masked value keeps the text around it (session 61's operator pass).
+
+Python's repr of argparse's `Namespace` (what an engine prints at start: vLLM's `non-default args`, SGLang's
+`server_args=ServerArgs(...)`) separates its fields with `, `: the mask replaced the comma with the value, so
+`api_key=None, hf_token=…` read `api_key=*** hf_token=…`. The expected texts are written by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.domain.redact import redact_text
+
+KEY = "Q7vXk2pLm9key"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Namespace(api_key=None, port=8000)", "Namespace(api_key=***, port=8000)"),
+        (f"Namespace(port=8000, api_key={KEY})", "Namespace(port=8000, api_key=***)"),
+        (f"args: api_key={KEY}, hf_token=None, model='m'", "args: api_key=***, hf_token=***, model='m'"),
+        (f"--api-key={KEY}", "--api-key=***"),  # a bare key to its end
+        (f"--api-key={KEY},x2 --port 1", "--api-key=*** --port 1"),  # a comma inside a word is the key's
+    ],
+)
+def test_the_separator_after_a_masked_value_stays(text: str, expected: str) -> None:
+    assert redact_text(text) == expected
