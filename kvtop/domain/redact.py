@@ -292,14 +292,19 @@ def _value_after(text: str, start: int, end: int, name: str) -> tuple[int, int] 
         return _quoted_or_word(text, value_at, enclosing=enclosing, bare=_MAPPING_VALUE, scheme=True)
     if before and before in "?&;":  # a query parameter
         return _quoted_or_word(text, value_at, enclosing=enclosing, bare=_QUERY_VALUE)
-    return _without_separator(text, value_at, _quoted_or_word(text, value_at, enclosing=enclosing))  # --name=v
+    value = _without_separator(text, _quoted_or_word(text, value_at, enclosing=enclosing))  # --name=v, NAME=v, name=v
+    if value is not None and text[value[0] : value[1]].lower() in _SCHEME_WORDS:  # `Authorization=Basic <b64>`
+        token = _scheme_value(text, value[1])  # a token's shape, as after a bare `Bearer`: not `TOKEN=token --port 1`
+        if token is not None and text[token[0]] != "-":
+            return _without_separator(text, token)
+    return value
 
 
-def _without_separator(text: str, at: int, span: tuple[int, int] | None) -> tuple[int, int] | None:
+def _without_separator(text: str, span: tuple[int, int] | None) -> tuple[int, int] | None:
     """A bare `name=value` word less the separator it ends with: the `, ` between a repr's fields (`Namespace(api_key=
     None, port=8000)`) and the `)` that closes the repr, not a `(` of the value's own; a comma inside a word stays."""
-    if span is None or span[0] != at or text[at] in _QUOTES + "\\{[":
-        return span
+    if span is None or span[1] <= span[0] or text[span[0]] in "\\{[" or text[span[0] - 1] in _QUOTES:
+        return span  # a quoted string's inside, a structure: their own ends
     start, end = span
     while end - start > 1 and (
         (text[end - 1] == "," and (end == len(text) or text[end] in _SPACE))
