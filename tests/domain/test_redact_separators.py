@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvtop.domain.redact import redact_text
+from kvtop.domain.secret_text import redact_text
 
 KEY = "Q7vXk2pLm9key"
 
