@@ -1,5 +1,5 @@
 """Flags typed at the door (argparse `type=`s): a positive, finite number of seconds (every timeout and
-interval), a name that is not blank (a label value), and for Prometheus a URL httpx can send to, a CA
+interval), a GPU's index and a count of tokens (the probe's), a name that is not blank (a label value), and for Prometheus a URL httpx can send to, a CA
 bundle that loads, a token file that is one word of printable ASCII.
 
 Each refusal is argparse's one line naming the flag (`kvtop cluster: error: argument --ca-file: …`),
@@ -49,6 +49,25 @@ def positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"must be a positive number of seconds, at most {MAX_SECONDS:g} (got {text[:40]!r})")
     return value
+
+
+def gpu_index(text: str) -> int:
+    """`probe --gpu`: a GPU's index in NVML order (0, 1, …), not a GPU model's name as `plan --gpu H100` takes."""
+    stripped = text.strip()
+    if not (stripped.isascii() and stripped.isdigit()):
+        raise argparse.ArgumentTypeError(
+            f"expected the index of the GPU to probe (NVML order, as nvidia-smi lists them), e.g. 0 (got {text[:40]!r})"
+        )
+    return int(stripped)
+
+
+def whole_number(text: str) -> int:
+    """A count (`probe --tokens`, `--chunk-tokens`): a whole number; its range is the request's to check, which
+    names the flag (`must be a positive number of tokens`)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, e.g. 4096 (got {text[:40]!r})") from None
 
 
 def label_name(text: str) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.cli import build_parser, main
-from kvtop.cli_args import positive_seconds, refresh_seconds
+from kvtop.cli_args import gpu_index, positive_seconds, refresh_seconds, whole_number
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import engine_flags_help, neutral_flags_listing
 from kvtop.domain import launch
@@ -30,7 +30,8 @@ from kvtop.domain.errors import InputError
 from kvtop.units import parse_size
 
 REPO = Path(__file__).resolve().parents[1]
-NUMBER_METAVARS = {int: {"N", "T"}, float: {"F", "SECONDS"}, positive_seconds: {"SECONDS"}, refresh_seconds: {"SECONDS"}}
+NUMBER_METAVARS = {int: {"N", "T"}, float: {"F", "SECONDS"}, positive_seconds: {"SECONDS"}, refresh_seconds: {"SECONDS"},
+                   gpu_index: {"N"}, whole_number: {"N", "T"}}  # fmt: skip
 FLAG = re.compile(r"(?<![\w-])--[a-z](?:[a-z0-9_.-]*[a-z0-9])?")  # TensorRT-LLM: --tp_size, --kv_cache_config.dtype
 EXAMPLE = re.compile(r"e\.g\. (\S+?)[,;)]?(?:\s|$)")
 STATED_DEFAULT = re.compile(r"\(default ([^;)\s]+)")
@@ -259,11 +260,32 @@ def test_the_probe_gpu_is_an_index_and_a_model_name_is_one_clear_line(capsys: py
         main(args)
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1
-    assert "argument --gpu: invalid int value: 'H100'" in err
+    assert "argument --gpu: expected the index of the GPU to probe (NVML order, as nvidia-smi lists them), e.g. 0 (got 'H100')" in err
     with pytest.raises(SystemExit):
         main(["probe", "--help"])
     out = capsys.readouterr().out
     assert "--gpu N" in out and "index of the GPU to probe" in out and "GPU model" not in out
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "said"),
+    [
+        ("--gpu", "nonsense", "expected the index of the GPU to probe (NVML order, as nvidia-smi lists them), e.g. 0"),
+        ("--gpu", "-1", "expected the index of the GPU to probe (NVML order, as nvidia-smi lists them), e.g. 0"),
+        ("--tokens", "x", "expected a whole number, e.g. 4096"),
+        ("--chunk-tokens", "1.5", "expected a whole number, e.g. 4096"),
+    ],
+)
+def test_a_probe_number_that_is_not_one_says_what_to_pass(
+    capsys: pytest.CaptureFixture[str], flag: str, value: str, said: str
+) -> None:
+    """Session 61: `kvtop probe --gpu nonsense` answered argparse's bare "invalid int value"; like every other typed
+    flag (`--timeout`), the one line now names the flag and what it takes."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["probe", flag, value])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert f"argument {flag}: {said} (got {value!r})" in err
 
 
 def test_plan_help_lists_engine_version_which_plan_accepts(capsys: pytest.CaptureFixture[str]) -> None:

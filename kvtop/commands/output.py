@@ -40,7 +40,7 @@ def print_json(
 def error_line(text: str) -> str:
     """An error's text as one line that shows no secret (`redact_text`) and drives no terminal.
     The redaction (and pydantic with it) is imported only when an error is shown: `kvtop --help` stays light."""
-    from kvtop.domain.redact import redact_text
+    from kvtop.domain.secret_text import redact_text
 
     return safe_line(redact_text(text))
 

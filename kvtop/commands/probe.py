@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from kvtop.cli_args import positive_seconds
+from kvtop.cli_args import gpu_index, positive_seconds, whole_number
 from kvtop.commands import SUMMARIES
 from kvtop.commands.output import print_error, print_json
 from kvtop.domain.errors import InputError
@@ -55,9 +55,9 @@ _MEASURED = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcom
 def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the probe's own flags (not --model or the plan flags, which the caller adds)."""
     group = parser.add_argument_group("probe")
-    group.add_argument("--gpu", type=int, metavar="N", help="index of the GPU to probe (NVML order), e.g. 0")
+    group.add_argument("--gpu", type=gpu_index, metavar="N", help="index of the GPU to probe (NVML order), e.g. 0")
     target = group.add_mutually_exclusive_group()
-    target.add_argument("--tokens", type=int, metavar="T", help="prove that T tokens of KV fit")
+    target.add_argument("--tokens", type=whole_number, metavar="T", help="prove that T tokens of KV fit")
     target.add_argument("--fill", action="store_true", help="find the most tokens that fit above the reserve")
     group.add_argument(
         "--reserve",
@@ -84,7 +84,7 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--chunk-tokens",
-        type=int,
+        type=whole_number,
         metavar="N",
         help="tokens per allocation chunk, rounded up to the page (default: whole 2 MiB granules, about 64 MiB a tensor)",
     )

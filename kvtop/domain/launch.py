@@ -79,7 +79,7 @@ class EngineFlags(Protocol):
     list_valued: frozenset[str]
     # flags whose value is a secret (an API key, a hub token), every spelling the engine's parser takes; one that
     # `list_valued` names (`as_parsed`) takes several. Redaction masks them on any line, for every engine
-    # (`redact.engine_secret_flags`), beside the secret names it knows by their words
+    # (`secret_names.engine_secret_flags`), beside the secret names it knows by their words
     secret_flags: frozenset[str]
     # environment variables a rule reads from a launch line's leading `NAME=VALUE` tokens; every other assignment
     # there (HF_TOKEN=…, an API key) is dropped at parse time, never kept, shown or written

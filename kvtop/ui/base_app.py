@@ -19,8 +19,8 @@ from textual.screen import Screen
 from textual.widgets import Input, OptionList, Select, TextArea
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.redact import redact_text
 from kvtop.domain.refresh import REFRESH_FLOOR, below_refresh_floor
+from kvtop.domain.secret_text import redact_text
 from kvtop.domain.terminal import safe_text
 from kvtop.ui.safe_lines import TerminalSafe
 from kvtop.ui.theming import KV_TOKENS, install_palettes

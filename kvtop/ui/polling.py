@@ -16,7 +16,7 @@ from textual.worker import get_current_worker
 
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.node import NodeSnapshot
-from kvtop.domain.redact import redact_text
+from kvtop.domain.secret_text import redact_text
 
 
 def failure_reason(err: Exception) -> str:

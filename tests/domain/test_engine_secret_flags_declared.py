@@ -7,7 +7,8 @@ those flags, written by hand."""
 from __future__ import annotations
 
 from kvtop.domain.launch import engine_flags
-from kvtop.domain.redact import engine_secret_flags, redact_argv, several_valued_secret_flags
+from kvtop.domain.redact import redact_argv
+from kvtop.domain.secret_names import engine_secret_flags, several_valued_secret_flags
 
 
 def test_lmdeploy_declares_both_of_its_key_flags() -> None:

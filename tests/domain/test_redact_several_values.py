@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import pytest
 
-from kvtop.domain import redact
+from kvtop.domain import redact, secret_names
 from kvtop.domain.engines.catalogue import ENGINE_IDS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import engine_flags, parse_flags
-from kvtop.domain.redact import is_secret_name, redact_argv, redact_text, several_valued_secret_flags
+from kvtop.domain.redact import redact_argv
+from kvtop.domain.secret_names import is_secret_name, several_valued_secret_flags
+from kvtop.domain.secret_text import redact_text
 
 K1, K2, K3 = "alphakey1", "bravokey2", "charliekey3"  # plain words: only the flag they follow makes them keys
 
@@ -141,16 +143,16 @@ def test_a_flag_an_engine_declares_is_masked_though_its_name_says_nothing(monkey
     """Shared redaction reads the engines' declarations, not a list of its own: a flag TensorRT-LLM's table were to
     declare is masked, and only while declared."""
     word = ["trtllm-serve", "--frobnicate", K1]
-    redact._declared_secret_flags.cache_clear()
+    secret_names._declared_secret_flags.cache_clear()
     redact._redact_argv_cached.cache_clear()
     assert redact_argv(word) == tuple(word)
     monkeypatch.setattr(type(engine_flags("trtllm")), "secret_flags", frozenset({"--frobnicate"}))
-    redact._declared_secret_flags.cache_clear()
+    secret_names._declared_secret_flags.cache_clear()
     redact._redact_argv_cached.cache_clear()
     try:
         assert redact_argv(word) == ("trtllm-serve", "--frobnicate", "***")
     finally:
         monkeypatch.undo()
-        redact._declared_secret_flags.cache_clear()
+        secret_names._declared_secret_flags.cache_clear()
         redact._redact_argv_cached.cache_clear()
-        redact._is_secret_name.cache_clear()
+        secret_names._is_secret_name.cache_clear()

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from kvtop.domain.redact import redact_argv, redact_text
+from kvtop.domain.redact import redact_argv
 from kvtop.domain.secret_shapes import mask_secret_shapes
+from kvtop.domain.secret_text import redact_text
 
 PASSWORD = "Q7vXk2pLm9"
 

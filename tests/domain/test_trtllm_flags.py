@@ -195,7 +195,7 @@ def test_an_options_file_too_large_is_refused_in_words_the_redactor_leaves_whole
     """5,000 settings > the 4,096 kvtop reads: the CLI's error must show the count and the file's kind.
     Worded "5,000 keys: not an …" the redactor took `keys:` for a secret's name and printed "*** an …"."""
     from kvtop.cli import main
-    from kvtop.domain.redact import redact_text
+    from kvtop.domain.secret_text import redact_text
 
     path = tmp_path / "big.yaml"
     path.write_text("".join(f"k{i}: {i}\n" for i in range(5000)))

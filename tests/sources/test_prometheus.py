@@ -284,7 +284,7 @@ def test_a_refused_token_is_said_to_be_refused_not_missing() -> None:
     err = _failing(lambda request: httpx.Response(401, text="Unauthorized"))
     assert err.state is PrometheusState.UNAUTHORIZED
     assert "give a token" not in str(err)
-    from kvtop.domain.redact import redact_text
+    from kvtop.domain.secret_text import redact_text
 
     assert redact_text(str(err)) == str(err)  # shown whole wherever it is redacted
     assert "https://prometheus.test refused the bearer token kvtop sent (HTTP 401; from --token-file, else $KVTOP_PROMETHEUS_TOKEN)" in str(err)

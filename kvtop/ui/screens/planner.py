@@ -116,6 +116,8 @@ class PlannerScreen(NodeScreen):
             draft.edit_base if draft else basis.start_settings or basis.settings
         )
         self._start_texts = draft.texts if draft else field_texts(self._edit_base, basis.measured)
+        # the blank fields' hints of the last launch that solved, kept across a close (`PlannerDraft.hints`)
+        self._hints: dict[str, str] = dict(draft.hints) if draft else {}
         # the speculative text the engine's rule decided, while the field shows it (None: the operator typed one)
         self._spec_decided: str | None = self._start_texts["spec_method"] if not draft or draft.spec_follows else None
         self.outcome: PlanOutcome | None = None
@@ -162,7 +164,7 @@ class PlannerScreen(NodeScreen):
                                 id=f"plan-{field.key}",
                             )
                         else:
-                            placeholder = "engine default" if field.kind.endswith("?") else ""
+                            placeholder = self._hints.get(field.key, "engine default" if field.kind.endswith("?") else "")
                             if field.key in DEPLOYMENT_KEYS:  # a deployment feature: blank turns it off
                                 placeholder = "off"
                             yield TypedInput(
@@ -223,7 +225,6 @@ class PlannerScreen(NodeScreen):
             return
         values = self.field_values()
         basis = self.basis
-        self._keep(values)
         # the field the rule fills is no edit: the launch keeps its own speculative flags (the engine decides)
         planned = {key: text for key, text in values.items() if key != "spec_method" or self._spec_decided is None}
         self.outcome = plan(
@@ -242,6 +243,7 @@ class PlannerScreen(NodeScreen):
         )
         self._follow_override(self.outcome.settings)
         self._show_defaults(self.outcome)
+        self._keep(values)  # with the hints just shown
         self._show_spec_decided(self.outcome)
         self._show_kv_words(self.outcome.settings, values["engine_version"])
         self._show_model_notes()
@@ -318,7 +320,7 @@ class PlannerScreen(NodeScreen):
         )
         self._keep_draft(
             None if unchanged else PlannerDraft(dict(values), self._edit_base, self._model, self._model_ref, self._live_model,
-                                                spec_follows=self._spec_decided is not None)
+                                                spec_follows=self._spec_decided is not None, hints=tuple(self._hints.items()))
         )  # fmt: skip
 
     def _show_defaults(self, outcome: PlanOutcome) -> None:
@@ -326,7 +328,8 @@ class PlannerScreen(NodeScreen):
         the after column (its model and layout: a loaded Gemma-3n's 32768 positions and vision-reduced share, not
         the live Llama's 8192 and 0.818). An edit that does not solve (a field left invalid while typing) keeps the
         hints of the last launch that did: the trial saw 'auto: 8192' turn to 'engine default' at every stray
-        keystroke. Before any solve the fields say 'engine default'."""
+        keystroke, and so does the planner opened again on such an edit (`PlannerDraft.hints`). Before any solve the fields
+        say 'engine default'."""
         after = outcome.after
         if after is None:
             return
@@ -338,6 +341,7 @@ class PlannerScreen(NodeScreen):
             # blank: the latest release's rules (`--engine-version` unset), as the engine names one ('latest build')
             "engine_version": f"latest {release_names(after.settings.engine).noun}",
         }  # fmt: skip
+        self._hints = defaults
         for key, value in defaults.items():
             self.query_one(f"#plan-{key}", Input).placeholder = value
 

@@ -50,3 +50,5 @@ class PlannerDraft:
     # whether the speculative field shows the method the engine's rule decides (not typed): the edit keeps the
     # launch's own speculative flags and the field follows the rule at the edited release
     spec_follows: bool = True
+    # the blank fields' hints of the last launch that solved ('auto: 0.818'), shown again while the edit does not
+    hints: tuple[tuple[str, str], ...] = ()
