@@ -10,7 +10,7 @@ releases that estimate (v0.18.0+) and charge (v0.20.0+) them. The calibration's 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm import batching
 from kvtop.domain.engines.vllm.batching import (
     chunked_prefill,
@@ -20,14 +20,13 @@ from kvtop.domain.engines.vllm.batching import (
 from kvtop.domain.engines.vllm.compilation import config_fields, graph_config
 from kvtop.domain.engines.vllm.graph_grids import (
     WIDE_GRID_ERAS,
-    WIDE_GRID_MAJOR,
+    capability_family_100,
     counts_by_mode,
     wide_graph_counts,
 )
 from kvtop.domain.engines.vllm.graph_keys import graph_keys, keyed_counts, rounded_sizes
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
-from kvtop.domain.gpus import compute_capability
 from kvtop.domain.span import flag_switch
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
@@ -53,9 +52,16 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
                         "CUDAGRAPHS to 1 (1736-1738 at v0.20.1); gpu_worker.py:421-425 takes the estimate off the budget"),
 )
 # vLLM's default capture sizes (config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then every 8 below 256, then
-# every 16, up to min(2 × max_num_seqs, 512, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
-# the default from v0.11.0) stop at max_num_seqs.
+# every 16, up to min(2 × max_num_seqs, the cap, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
+# the default from v0.11.0) stop at max_num_seqs. The cap is 512, and from v0.28.0 1024 on a GPU of capability
+# family 100 (`default_max_graph_size = 1024 if current_platform.is_device_capability_family(100) else 512`).
 GRAPH_SIZE_CAP = 512
+FAMILY_100_CAP: Eras[int] = Eras((
+    Era("", GRAPH_SIZE_CAP, "v0.27.1 config/vllm.py:1833-1835: min(max_num_seqs * decode_query_len * 2, 512) on "
+                            "every GPU"),
+    Era("0.28.0", 1024, "v0.28.0 config/vllm.py:1937-1943 (v0.29.0 :2006, v0.30.0 :2217, v0.31.0 :2453, v0.32.0 "
+                        ":2357, v0.33.0 :2463, v0.34.0 :2401): 1024 where is_device_capability_family(100)"),
+))  # fmt: skip
 INTERMEDIATE_KEYS = 2  # a stage's intermediate tensors: hidden_states and residual (make_empty_intermediate_tensors)
 
 
@@ -127,6 +133,12 @@ def graphs_charged(inputs: CalibrationInputs) -> bool:
     return graph_config(inputs.settings.flags, inputs.version).mode != "NONE"
 
 
+def graph_size_cap(version: ResolvedVersion, family_100: bool) -> int:
+    """vLLM's default largest capture size before max_num_seqs and max_num_batched_tokens bound it: 512, 1024 on a
+    GPU of capability family 100 from v0.28.0 (`FAMILY_100_CAP`)."""
+    return FAMILY_100_CAP.at(version) if family_100 else GRAPH_SIZE_CAP
+
+
 def capture_sizes(largest: int, smallest: tuple[int, ...] = (1, 2, 4)) -> list[int]:
     """vLLM's default CUDA-graph capture sizes up to `largest` tokens; `smallest` those below the every-8 ones (1 … 32
     under `--performance-mode interactivity`: performance_mode.smallest_sizes)."""
@@ -144,9 +156,9 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     decoding or LoRA the V1 runner's keys at v0.13.0-v0.28.x (graph_keys.py)."""
     tokens, seqs, _ = batch_limits(inputs)
     stated = graph_config(inputs.settings.flags, inputs.version)
-    capability = compute_capability(inputs.gpu_name)
-    if (WIDE_GRID_ERAS.at(inputs.version) and capability is not None and capability[0] == WIDE_GRID_MAJOR
-            and stated.capture_sizes is None and stated.max_capture_size is None):  # fmt: skip
+    family_100 = capability_family_100(inputs.gpu_name)
+    if (WIDE_GRID_ERAS.at(inputs.version) and family_100 and stated.capture_sizes is None
+            and stated.max_capture_size is None):  # fmt: skip
         # v0.34.0 on SM 10.x without stated sizes: the wide prefill and decode grids (graph_grids.py)
         interactive = performance_mode(inputs.settings.flags, inputs.version) == "interactivity"
         return wide_graph_counts(stated.mode or "FULL_AND_PIECEWISE", tokens, seqs, interactive)
@@ -158,7 +170,7 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
         sizes = [size for size in stated.capture_sizes if size <= tokens]
     else:
         largest = (stated.max_capture_size if stated.max_capture_size is not None
-                   else min(2 * seqs * query, GRAPH_SIZE_CAP))  # fmt: skip
+                   else min(2 * seqs * query, graph_size_cap(inputs.version, family_100)))  # fmt: skip
         sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version))
     mode = stated.mode or "FULL_AND_PIECEWISE"
     if keys is not None:
