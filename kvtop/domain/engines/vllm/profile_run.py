@@ -24,7 +24,7 @@ from kvtop.domain.engines.vllm.graph_grids import (
     counts_by_mode,
     wide_graph_counts,
 )
-from kvtop.domain.engines.vllm.graph_keys import graph_keys, keyed_counts, rounded_sizes
+from kvtop.domain.engines.vllm.graph_keys import graph_keys, keyed_counts, rounded_sizes, spec_tokens
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.span import flag_switch
@@ -61,6 +61,22 @@ FAMILY_100_CAP: Eras[int] = Eras((
                             "every GPU"),
     Era("0.28.0", 1024, "v0.28.0 config/vllm.py:1937-1943 (v0.29.0 :2006, v0.30.0 :2217, v0.31.0 :2453, v0.32.0 "
                         ":2357, v0.33.0 :2463, v0.34.0 :2401): 1024 where is_device_capability_family(100)"),
+))  # fmt: skip
+# Sizes `_set_cudagraph_sizes` adds to its default ones, off the stride, where they are at or below the largest
+# (min of the default or stated largest and max_num_batched_tokens; never beside stated sizes):
+# max_num_batched_tokens from v0.20.1, and max_num_seqs under plain decoding (the decode query length 1) without a
+# stated largest size from v0.31.0. Not modelled: v0.29.0's decode sizes under speculative decoding
+# (`uniform_decode_sizes` from `request_counts` × query length, :2030-2091 at v0.29.0).
+TOKENS_ADDED: Eras[bool] = Eras((
+    Era("", False, "v0.20.0 config/vllm.py:1423-1530: the strided sizes only"),
+    Era("0.20.1", True, "v0.20.1 config/vllm.py:1527-1532 'ensure max_num_tokens is captured if within max capture "
+                        "size' (v0.21.0 :1580-1585, v0.28.0 :1985-1990, v0.31.0 :2582-2587, v0.34.0 :2491-2496)"),
+))  # fmt: skip
+SEQS_ADDED: Eras[bool] = Eras((
+    Era("", False, "v0.30.0 config/vllm.py: uniform_decode_sizes only under speculative decoding"),
+    Era("0.31.0", True, "v0.31.0 config/vllm.py:2539-2540 `elif max_num_seqs <= max_cudagraph_capture_size: "
+                        "uniform_decode_sizes = [max_num_seqs]`, :2591-2593 kept at or below max_num_batched_tokens "
+                        "(v0.32.0 :2443, v0.33.0 :2549, v0.34.0 :2448, :2500-2502)"),
 ))  # fmt: skip
 INTERMEDIATE_KEYS = 2  # a stage's intermediate tensors: hidden_states and residual (make_empty_intermediate_tensors)
 
@@ -139,11 +155,21 @@ def graph_size_cap(version: ResolvedVersion, family_100: bool) -> int:
     return FAMILY_100_CAP.at(version) if family_100 else GRAPH_SIZE_CAP
 
 
-def capture_sizes(largest: int, smallest: tuple[int, ...] = (1, 2, 4)) -> list[int]:
+def capture_sizes(largest: int, smallest: tuple[int, ...] = (1, 2, 4), added: tuple[int, ...] = ()) -> list[int]:
     """vLLM's default CUDA-graph capture sizes up to `largest` tokens; `smallest` those below the every-8 ones (1 … 32
-    under `--performance-mode interactivity`: performance_mode.smallest_sizes)."""
-    sizes = sorted({*smallest, *range(8, 256, 8), *range(256, largest + 1, 16)})
+    under `--performance-mode interactivity`: performance_mode.smallest_sizes); `added` the sizes the release adds
+    off the stride where they are at or below `largest` (`added_sizes`)."""
+    sizes = sorted({*smallest, *range(8, 256, 8), *range(256, largest + 1, 16), *added})
     return [size for size in sizes if size <= largest]
+
+
+def added_sizes(inputs: CalibrationInputs, tokens: int, seqs: int, stated_largest: bool) -> tuple[int, ...]:
+    """The sizes the release adds to its default ones (`TOKENS_ADDED`, `SEQS_ADDED`): max_num_batched_tokens, and
+    max_num_seqs under plain decoding where no largest size is stated."""
+    tokens_added = (tokens,) if TOKENS_ADDED.at(inputs.version) else ()
+    plain = spec_tokens(inputs.settings) == 0
+    seqs_added = (seqs,) if SEQS_ADDED.at(inputs.version) and plain and not stated_largest else ()
+    return (*tokens_added, *seqs_added)
 
 
 def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
@@ -171,7 +197,8 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     else:
         largest = (stated.max_capture_size if stated.max_capture_size is not None
                    else min(2 * seqs * query, graph_size_cap(inputs.version, family_100)))  # fmt: skip
-        sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version))
+        added = added_sizes(inputs, tokens, seqs, stated.max_capture_size is not None)
+        sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version), added)
     mode = stated.mode or "FULL_AND_PIECEWISE"
     if keys is not None:
         return keyed_counts(rounded_sizes(sizes, query, mode, inputs.version), seqs, mode, keys)
