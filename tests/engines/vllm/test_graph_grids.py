@@ -49,9 +49,11 @@ def _on(gpu: str, release: str, tokens: list[str] | None = None) -> CalibrationI
 def test_sm100_at_0_34_captures_the_wide_grids() -> None:
     """A B200 (8,192 tokens, 1,024 seqs: vllm serve's defaults for the GPU) at v0.34.0 captures PIECEWISE graphs at
     the prefill grid to 8,192 and FULL ones at the decode grid to 1,024: the docstrings' 54 and 64. An H100 at
-    v0.34.0, or a B200 at v0.33.0, keeps the shared sizes: 51 to 512 tokens, FULL at all 51 under 1,024 seqs."""
+    v0.34.0 keeps the shared sizes: 51 to 512 tokens, FULL at all 51 under 1,024 seqs; a B200 at v0.33.0 the shared
+    sizes to its 1,024 cap (profile_run.FAMILY_100_CAP): 3 + 31 + 49 = 83, FULL at all 83."""
     assert graph_counts(_on("B200", "0.34.0")) == (54, 64)
-    assert graph_counts(_on("B200", "0.33.0")) == graph_counts(_on("H100", "0.34.0")) == (51, 51)
+    assert graph_counts(_on("H100", "0.34.0")) == (51, 51)
+    assert graph_counts(_on("B200", "0.33.0")) == (83, 83)
     # the deprecated sizes turn the wide defaults off (legacy_sizes, config/vllm.py:2380-2383)
     stated = ["--compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4, 8]}']
     assert graph_counts(_on("B200", "0.34.0", stated)) == (4, 4)
@@ -62,3 +64,20 @@ def test_sm100_at_0_34_captures_the_wide_grids() -> None:
     assert graph_counts(
         _on("B200", "0.34.0", ["--compilation-config", '{"cudagraph_mode": "FULL_DECODE_ONLY"}'])
     ) == (0, 64)
+
+
+def test_the_largest_default_size_is_1024_on_family_100_from_0_28() -> None:
+    """`default_max_graph_size = 1024 if current_platform.is_device_capability_family(100) else 512` (config/vllm.py
+    :1937-1943 at v0.28.0, :2006 at v0.29.0 … :2401 at v0.34.0; v0.27.1 :1833-1835 caps at 512 on every GPU). At 1,024
+    seqs and 8,192 tokens the sizes are 1, 2, 4 (3), 8 … 248 (31) and 256 … 1,024 by 16 (49): 83 on a B200 or a
+    GB300 (capability 10.x) from v0.28.0 to v0.33.0; 51 (to 512) before, on an H100 (9.0) and on an RTX PRO 6000
+    Blackwell (12.0, not family 100)."""
+    for release in ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
+        assert graph_counts(_on("B200", release)) == (83, 83), release
+        assert graph_counts(_on("H100", release)) == (51, 51), release
+    assert graph_counts(_on("GB300", "0.30.0")) == (83, 83)
+    assert graph_counts(_on("B200", "0.27.1")) == (51, 51)
+    assert graph_counts(_on("RTXPRO6000", "0.30.0"))[0] == 51
+    # a stated largest size wins over the cap (max_cudagraph_capture_size, :1930-1933 at v0.28.0)
+    stated_largest = ["--compilation-config", '{"max_cudagraph_capture_size": 512}']
+    assert graph_counts(_on("B200", "0.30.0", stated_largest)) == (51, 51)

@@ -3,7 +3,8 @@ graphs `profile_cudagraph_memory` counts (docs/engines/vllm.md §2; `profile_run
 
 What the code does (read in the v0.13.0, v0.18.0, v0.19.0, v0.20.0, v0.22.0 and v0.27.1 wheels):
 - The default largest size grows with the decode query length q = 1 + num_speculative_tokens:
-  min(max_num_seqs × q × 2, 512) (config/vllm.py `_set_cudagraph_sizes`, :1067-1074 at v0.13.0, :1650-1660 at
+  min(max_num_seqs × q × 2, 512; 1024 on capability family 100 from v0.28.0: profile_run.FAMILY_100_CAP)
+  (config/vllm.py `_set_cudagraph_sizes`, :1067-1074 at v0.13.0, :1650-1660 at
   v0.22.0, :1941 at v0.28.0; before v0.13.0 min(max_num_seqs × 2, 512)).
 - Where the decode graphs are FULL, the sizes are rounded up to multiples of q, de-duplicated and kept up to the
   largest (or [q] where none is left): `CompilationConfig.adjust_cudagraph_sizes_for_spec_decode` (config/

@@ -10,7 +10,7 @@ releases that estimate (v0.18.0+) and charge (v0.20.0+) them. The calibration's 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm import batching
 from kvtop.domain.engines.vllm.batching import (
     chunked_prefill,
@@ -20,14 +20,13 @@ from kvtop.domain.engines.vllm.batching import (
 from kvtop.domain.engines.vllm.compilation import config_fields, graph_config
 from kvtop.domain.engines.vllm.graph_grids import (
     WIDE_GRID_ERAS,
-    WIDE_GRID_MAJOR,
+    capability_family_100,
     counts_by_mode,
     wide_graph_counts,
 )
-from kvtop.domain.engines.vllm.graph_keys import graph_keys, keyed_counts, rounded_sizes
+from kvtop.domain.engines.vllm.graph_keys import graph_keys, keyed_counts, rounded_sizes, spec_tokens
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
-from kvtop.domain.gpus import compute_capability
 from kvtop.domain.span import flag_switch
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
@@ -53,9 +52,32 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
                         "CUDAGRAPHS to 1 (1736-1738 at v0.20.1); gpu_worker.py:421-425 takes the estimate off the budget"),
 )
 # vLLM's default capture sizes (config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then every 8 below 256, then
-# every 16, up to min(2 × max_num_seqs, 512, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
-# the default from v0.11.0) stop at max_num_seqs.
+# every 16, up to min(2 × max_num_seqs, the cap, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
+# the default from v0.11.0) stop at max_num_seqs. The cap is 512, and from v0.28.0 1024 on a GPU of capability
+# family 100 (`default_max_graph_size = 1024 if current_platform.is_device_capability_family(100) else 512`).
 GRAPH_SIZE_CAP = 512
+FAMILY_100_CAP: Eras[int] = Eras((
+    Era("", GRAPH_SIZE_CAP, "v0.27.1 config/vllm.py:1833-1835: min(max_num_seqs * decode_query_len * 2, 512) on "
+                            "every GPU"),
+    Era("0.28.0", 1024, "v0.28.0 config/vllm.py:1937-1943 (v0.29.0 :2006, v0.30.0 :2217, v0.31.0 :2453, v0.32.0 "
+                        ":2357, v0.33.0 :2463, v0.34.0 :2401): 1024 where is_device_capability_family(100)"),
+))  # fmt: skip
+# Sizes `_set_cudagraph_sizes` adds to its default ones, off the stride, where they are at or below the largest
+# (min of the default or stated largest and max_num_batched_tokens; never beside stated sizes):
+# max_num_batched_tokens from v0.20.1, and max_num_seqs under plain decoding (the decode query length 1) without a
+# stated largest size from v0.31.0. Not modelled: v0.29.0's decode sizes under speculative decoding
+# (`uniform_decode_sizes` from `request_counts` × query length, :2030-2091 at v0.29.0).
+TOKENS_ADDED: Eras[bool] = Eras((
+    Era("", False, "v0.20.0 config/vllm.py:1423-1530: the strided sizes only"),
+    Era("0.20.1", True, "v0.20.1 config/vllm.py:1527-1532 'ensure max_num_tokens is captured if within max capture "
+                        "size' (v0.21.0 :1580-1585, v0.28.0 :1985-1990, v0.31.0 :2582-2587, v0.34.0 :2491-2496)"),
+))  # fmt: skip
+SEQS_ADDED: Eras[bool] = Eras((
+    Era("", False, "v0.30.0 config/vllm.py: uniform_decode_sizes only under speculative decoding"),
+    Era("0.31.0", True, "v0.31.0 config/vllm.py:2539-2540 `elif max_num_seqs <= max_cudagraph_capture_size: "
+                        "uniform_decode_sizes = [max_num_seqs]`, :2591-2593 kept at or below max_num_batched_tokens "
+                        "(v0.32.0 :2443, v0.33.0 :2549, v0.34.0 :2448, :2500-2502)"),
+))  # fmt: skip
 INTERMEDIATE_KEYS = 2  # a stage's intermediate tensors: hidden_states and residual (make_empty_intermediate_tensors)
 
 
@@ -127,11 +149,27 @@ def graphs_charged(inputs: CalibrationInputs) -> bool:
     return graph_config(inputs.settings.flags, inputs.version).mode != "NONE"
 
 
-def capture_sizes(largest: int, smallest: tuple[int, ...] = (1, 2, 4)) -> list[int]:
+def graph_size_cap(version: ResolvedVersion, family_100: bool) -> int:
+    """vLLM's default largest capture size before max_num_seqs and max_num_batched_tokens bound it: 512, 1024 on a
+    GPU of capability family 100 from v0.28.0 (`FAMILY_100_CAP`)."""
+    return FAMILY_100_CAP.at(version) if family_100 else GRAPH_SIZE_CAP
+
+
+def capture_sizes(largest: int, smallest: tuple[int, ...] = (1, 2, 4), added: tuple[int, ...] = ()) -> list[int]:
     """vLLM's default CUDA-graph capture sizes up to `largest` tokens; `smallest` those below the every-8 ones (1 … 32
-    under `--performance-mode interactivity`: performance_mode.smallest_sizes)."""
-    sizes = sorted({*smallest, *range(8, 256, 8), *range(256, largest + 1, 16)})
+    under `--performance-mode interactivity`: performance_mode.smallest_sizes); `added` the sizes the release adds
+    off the stride where they are at or below `largest` (`added_sizes`)."""
+    sizes = sorted({*smallest, *range(8, 256, 8), *range(256, largest + 1, 16), *added})
     return [size for size in sizes if size <= largest]
+
+
+def added_sizes(inputs: CalibrationInputs, tokens: int, seqs: int, stated_largest: bool) -> tuple[int, ...]:
+    """The sizes the release adds to its default ones (`TOKENS_ADDED`, `SEQS_ADDED`): max_num_batched_tokens, and
+    max_num_seqs under plain decoding where no largest size is stated."""
+    tokens_added = (tokens,) if TOKENS_ADDED.at(inputs.version) else ()
+    plain = spec_tokens(inputs.settings) == 0
+    seqs_added = (seqs,) if SEQS_ADDED.at(inputs.version) and plain and not stated_largest else ()
+    return (*tokens_added, *seqs_added)
 
 
 def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
@@ -144,9 +182,9 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     decoding or LoRA the V1 runner's keys at v0.13.0-v0.28.x (graph_keys.py)."""
     tokens, seqs, _ = batch_limits(inputs)
     stated = graph_config(inputs.settings.flags, inputs.version)
-    capability = compute_capability(inputs.gpu_name)
-    if (WIDE_GRID_ERAS.at(inputs.version) and capability is not None and capability[0] == WIDE_GRID_MAJOR
-            and stated.capture_sizes is None and stated.max_capture_size is None):  # fmt: skip
+    family_100 = capability_family_100(inputs.gpu_name)
+    if (WIDE_GRID_ERAS.at(inputs.version) and family_100 and stated.capture_sizes is None
+            and stated.max_capture_size is None):  # fmt: skip
         # v0.34.0 on SM 10.x without stated sizes: the wide prefill and decode grids (graph_grids.py)
         interactive = performance_mode(inputs.settings.flags, inputs.version) == "interactivity"
         return wide_graph_counts(stated.mode or "FULL_AND_PIECEWISE", tokens, seqs, interactive)
@@ -158,8 +196,9 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
         sizes = [size for size in stated.capture_sizes if size <= tokens]
     else:
         largest = (stated.max_capture_size if stated.max_capture_size is not None
-                   else min(2 * seqs * query, GRAPH_SIZE_CAP))  # fmt: skip
-        sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version))
+                   else min(2 * seqs * query, graph_size_cap(inputs.version, family_100)))  # fmt: skip
+        added = added_sizes(inputs, tokens, seqs, stated.max_capture_size is not None)
+        sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version), added)
     mode = stated.mode or "FULL_AND_PIECEWISE"
     if keys is not None:
         return keyed_counts(rounded_sizes(sizes, query, mode, inputs.version), seqs, mode, keys)
