@@ -1,7 +1,8 @@
 """Bytes ⇄ text. GB means 10**9 and GiB 2**30, always stated, never guessed.
 
-Sizes cross every boundary as `int` bytes; this module is the only place that turns them
-into text or text into them.
+Sizes cross every boundary as `int` bytes; this module turns them into text for the views and text into them. The
+GiB figure itself is written by kvtop/domain/wording.py (`gib`, re-exported here as `fmt_gib`): one formatter for
+the domain's sentences and every view.
 """
 
 from __future__ import annotations
