@@ -1,7 +1,8 @@
 """Bytes ⇄ text. GB means 10**9 and GiB 2**30, always stated, never guessed.
 
-Sizes cross every boundary as `int` bytes; this module is the only place that turns them
-into text or text into them.
+Sizes cross every boundary as `int` bytes; this module turns them into text for the views and text into them. The
+GiB figure itself is written by kvtop/domain/wording.py (`gib`, re-exported here as `fmt_gib`): one formatter for
+the domain's sentences and every view.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import re
 from pydantic import ByteSize, TypeAdapter, ValidationError
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.wording import GIB, MIB
+from kvtop.domain.wording import GIB, MIB, figure
+from kvtop.domain.wording import gib as fmt_gib  # one GiB formatter: the domain's sentences and every view
 from kvtop.domain.wording import signed as fmt_signed  # one formatter for a signed token change
 from kvtop.domain.wording import spread as fmt_spread  # one formatter for an interval's ends about its centre
 
@@ -60,24 +62,9 @@ def gib(num_bytes: int | float) -> float:
     return num_bytes / GIB
 
 
-def fmt_gib(num_bytes: int | float, digits: int = 2) -> str:
-    """'17.64 GiB' ('−0.09 GiB': a typographic minus, as every signed figure kvtop shows)."""
-    return _minus(f"{_shown(num_bytes / GIB, digits):,.{digits}f} GiB")
-
-
 def fmt_gb(num_bytes: int | float, digits: int = 2) -> str:
-    """'18.94 GB' (decimal, 10**9; '−0.10 GB' below zero)."""
-    return _minus(f"{_shown(num_bytes / GB, digits):,.{digits}f} GB")
-
-
-def _minus(text: str) -> str:
-    """A figure's leading ASCII hyphen as the typographic minus (`wording.signed`'s): one minus in every view."""
-    return "−" + text[1:] if text.startswith("-") else text
-
-
-def _shown(value: float, digits: int) -> float:
-    """`value` as it reads at `digits`, a few negative bytes reading 0.00 rather than -0.00."""
-    return round(value, digits) + 0.0
+    """'18.94 GB' (decimal, 10**9; '−0.10 GB' below zero: the figure written as `fmt_gib`'s)."""
+    return f"{figure(num_bytes / GB, digits)} GB"
 
 
 def fmt_both(num_bytes: int | float, digits: int = 2) -> str:

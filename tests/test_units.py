@@ -20,6 +20,13 @@ def test_one_minus_in_every_formatter():
     assert "-" not in fmt_both(-97_000_000) + fmt_bytes(-(3 << 40))
 
 
+def test_the_views_gib_is_the_domains():
+    """'one GIB, one formatter': fmt_gib is kvtop/domain/wording.py's gib, not a second spelling of it."""
+    from kvtop.domain.wording import gib
+
+    assert fmt_gib is gib
+
+
 def test_a_size_without_gb_or_gib_is_refused_naming_both_readings():
     """'20G' is 20 GB to pydantic and 20 GiB to vLLM: kvtop's own sizes say which, or are refused."""
     import pytest

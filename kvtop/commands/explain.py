@@ -362,7 +362,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
                          f"{check.predicted_bytes_per_token:,} B = {check.predicted_bytes:,} B  {mark}")  # fmt: skip
             continue
         lines.append(f"  {check.name} size: logged {check.logged_text} GiB, predicted (#tokens {check.tokens:,} + page) × bytes "
-                     f"= {check.predicted_bytes / 2**30:.3f} GiB  {mark}")  # fmt: skip
+                     f"= {fmt_gib(check.predicted_bytes, 3)}  {mark}")  # fmt: skip
     lines.append(verdict_line(result))
     for finding in findings:
         lines.append(f"finding [{finding.severity}] {finding.title}: {finding.fix}")

@@ -1,9 +1,10 @@
 """How the domain writes a byte figure, and the article before a figure or a name, inside the sentences it builds
 (evidence, notes, causes).
 
-Views format figures themselves (kvtop/units.py); this is the one spelling for figures the domain
-puts into words: GiB (2**30 bytes), two decimals, the unit always stated (`gib`, `gib_range`, `gib_about`); a size
-echoed back as an engine's flag value is written in the flag's own unit (`gib_setting`).
+This is the one GiB formatter, for the domain's sentences and the views alike (kvtop/units.py's fmt_gib calls
+`gib`): GiB (2**30 bytes), two decimals, a thousands comma, a typographic minus, the unit always stated (`gib`,
+`gib_range`, `gib_about`); a size echoed back as an engine's flag value is written in the flag's own unit
+(`gib_setting`).
 """
 
 from __future__ import annotations
@@ -12,20 +13,28 @@ GIB = 1 << 30  # the one GiB and MiB every module reads (kvtop/units.py re-expor
 MIB = 1 << 20
 
 
+def figure(value: float, digits: int = 2) -> str:
+    """'1,024.00', '−0.09', '0.00': a number as kvtop writes it, a thousands comma, `digits` decimals, a typographic
+    minus (`signed`'s), and a few negative bytes reading 0.00 rather than −0.00 (no sign on a figure that shows none)."""
+    text = f"{round(value, digits) + 0.0:,.{digits}f}"
+    return "−" + text[1:] if text.startswith("-") else text
+
+
 def gib(num_bytes: int | float, digits: int = 2) -> str:
-    """'6.00 GiB' ('1,024.00 GiB'; `digits` decimals only where two hide what a figure says: a pool's bounds)."""
-    return f"{num_bytes / GIB:,.{digits}f} GiB"
+    """'6.00 GiB' ('1,024.00 GiB', '−0.09 GiB'; `digits` decimals only where two hide what a figure says: a pool's
+    bounds)."""
+    return f"{figure(num_bytes / GIB, digits)} GiB"
 
 
 def gib_range(low: int | float, high: int | float, digits: int = 2) -> str:
     """'1.20–3.40 GiB': a range of byte figures, the unit once after both ends."""
-    return f"{low / GIB:,.{digits}f}–{high / GIB:,.{digits}f} GiB"
+    return f"{figure(low / GIB, digits)}–{figure(high / GIB, digits)} GiB"
 
 
 def gib_about(num_bytes: int | float, error_bytes: int | float) -> str:
     """'1.23 ± 0.45 GiB': a figure and its error, the unit once; '1.23 GiB' where it carries no error."""
-    error = f" ± {error_bytes / GIB:,.2f}" if error_bytes else ""
-    return f"{num_bytes / GIB:,.2f}{error} GiB"
+    error = f" ± {figure(error_bytes / GIB)}" if error_bytes else ""
+    return f"{figure(num_bytes / GIB)}{error} GiB"
 
 
 def gib_setting(num_bytes: int | float) -> str:

@@ -12,6 +12,7 @@ from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import layout_from_settings
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.placement import check_placement
 from kvtop.domain.span import NodeLaunch, ranks_per_node
 
@@ -26,17 +27,20 @@ def node_launch(settings: LaunchSettings) -> NodeLaunch | None:
         return None
 
 
-def on_its_nodes(base: LaunchSettings, edited: LaunchSettings, node_gpus: int | None = None) -> LaunchSettings:
+def on_its_nodes(
+    base: LaunchSettings, edited: LaunchSettings, node_gpus: int | None = None, model: ModelSpec | None = None
+) -> LaunchSettings:
     """The edit's multi-node flags follow its layout, a node holding `node_gpus` GPUs (None: the ranks the base runs
     on each of its nodes): a layout that fits one node drops the engine's node flags (its span's `node_flags`); one
     over more nodes says their count in `--nnodes` where the engine's shared line carries it (its span's
     `layout_flags`): a launch over nodes already, or one engine (no DP replicas, whose nodes take other flags) grown
-    past a node, where the engine can lay it over them (`check_nodes`)."""
+    past a node, where the engine can lay it over them (`check_nodes`). Both layouts are read with the `model` the
+    planner plans with, as the ledger and `kvtop plan` read them (LMDeploy's DP world is its backend's, the model's)."""
     rule = engine_rules(base.engine).span_rule
     try:
         nodes = rule.span(base).nnodes
-        capacity = node_gpus or ranks_per_node(layout_from_settings(base), nodes)
-        layout = layout_from_settings(edited)
+        capacity = node_gpus or ranks_per_node(layout_from_settings(base, model), nodes)
+        layout = layout_from_settings(edited, model)
         wanted = layout.nodes_needed(capacity)
     except KvtopError:
         return edited  # the launch's own message says what is wrong

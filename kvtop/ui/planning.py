@@ -216,10 +216,12 @@ def _parse(field: PlanField, text: str) -> object:
     return value
 
 
-def apply_edits(base: LaunchSettings, texts: Mapping[str, str], node_gpus: int | None = None) -> LaunchSettings:
+def apply_edits(
+    base: LaunchSettings, texts: Mapping[str, str], node_gpus: int | None = None, model: ModelSpec | None = None
+) -> LaunchSettings:
     """The base settings with every field replaced by its text; `FieldErrors` (an InputError) names every bad
     field, each with its reason, in the form's order. Its node flags follow its layout over nodes of `node_gpus`
-    GPUs (`plan_nodes.on_its_nodes`)."""
+    GPUs, read with the `model` planned (`plan_nodes.on_its_nodes`)."""
     update: dict[str, object] = {}
     deployment: dict[str, object] = {}
     errors: list[FieldError] = []
@@ -253,7 +255,7 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str], node_gpus: int |
         order = [field.key for field in FIELDS]
         raise FieldErrors(tuple(sorted(errors, key=lambda e: order.index(e.key) if e.key in order else len(order))))
     edited = base.model_copy(update=_expert_switch(base, update))
-    return on_its_nodes(base, _with_deployment(edited, deployment) if deployment else edited, node_gpus)
+    return on_its_nodes(base, _with_deployment(edited, deployment) if deployment else edited, node_gpus, model)
 
 
 def _expert_switch(base: LaunchSettings, update: dict[str, object]) -> dict[str, object]:
@@ -407,7 +409,7 @@ def plan(
         except KvtopError as err:
             before_error = str(err)
     try:
-        settings = apply_edits(base or live, texts, node_gpus)
+        settings = apply_edits(base or live, texts, node_gpus, after_model or model)
         planned = after_model or model
         if planned is None:
             raise InputError("no model to plan with yet", field="model")

@@ -18,10 +18,8 @@ INLINE = re.compile(r"/ (?:GIB(?:_BYTES)?|2 ?\*\* ?30|\(1 << 30\)|1024 ?\*\* ?3)
 # places left, each with why: convert them and strike them off
 LEFT = {
     "domain/wording.py": "the formatter itself",
-    "domain/engines/vllm/dp_gather.py": "edited by another helper in session 61 (d's claim): to convert after the merge",
     "domain/engines/trtllm/explain.py": "a Measured's text, the bare number as the engine's log prints it (unit apart)",
     "ui/screens/ledger.py": "tokens per GB from tokens per GiB: a rate's unit changed, no byte figure written",
-    "commands/explain.py": "a view (units.fmt_gib(x, 3)), edited by another helper in session 61 (f's claim): after the merge",
 }
 
 
@@ -34,6 +32,16 @@ def test_a_value_a_range_an_error_and_a_flag() -> None:
     assert gib_about(5 * GIB // 4, GIB // 4) == "1.25 ± 0.25 GiB"
     assert gib_about(5 * GIB // 4, 0) == "1.25 GiB"  # no error: none written
     assert gib_setting(4 * GIB) == "4" and gib_setting(GIB // 2) == "0.5" and gib_setting(1024 * GIB) == "1024"
+
+
+def test_a_negative_reads_as_every_view_writes_it() -> None:
+    """One formatter for the domain's sentences and the views (units.fmt_gib is `gib`): a deficit keeps its sign as
+    the typographic minus U+2212 (`signed`'s), and a few negative bytes read 0.00, never '−0.00' or '-0.00'."""
+    assert gib(-3 * GIB // 4) == "−0.75 GiB"  # 0.75 GiB short: 805,306,368 B
+    assert gib(-1_000_000) == "0.00 GiB"  # 1 MB = 0.00093 GiB: no sign on a figure that shows none
+    assert gib_range(-GIB // 4, 3 * GIB) == "−0.25–3.00 GiB"
+    assert gib_about(-5 * GIB // 4, GIB // 4) == "−1.25 ± 0.25 GiB"
+    assert "-" not in gib(-1024 * GIB) + gib_range(-2 * GIB, -GIB) + gib_about(-GIB, GIB)
 
 
 def test_no_inline_gib_figure_outside_wording() -> None:

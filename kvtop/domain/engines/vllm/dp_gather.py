@@ -94,7 +94,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 SOURCE = "fused_moe/layer.py `FusedMoE.forward_impl`, all2all.py `NaiveAll2AllManager`, fused_moe.py `fused_experts_impl`"
 # The all-to-all a DP launch's MoE layers take without --all2all-backend, by release (every one gathers the DP ranks'
@@ -358,7 +358,7 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
     return activation.model_copy(update={
         "bytes": layer,
         "basis": f"{activation.basis}; the MoE layer on the batch gathered over {inputs.layout.replicas} DP ranks "
-                 f"({inputs.layout.replicas} × {tokens:,} tokens: {layer / GIB:.2f} GiB, dp_gather.py), larger",
+                 f"({inputs.layout.replicas} × {tokens:,} tokens: {gib(layer)}, dp_gather.py), larger",
     })  # fmt: skip
 
 
@@ -376,8 +376,8 @@ def _with_marlin_layer(activation: TermEstimate, inputs: CalibrationInputs, toke
     return activation.model_copy(update={
         "bytes": peak,
         "basis": f"{activation.basis}; the MXFP4 Marlin MoE layer on the batch gathered over {layout.replicas} DP "
-                 f"ranks ({layout.replicas} × {tokens:,} tokens: {layer / GIB:.2f} GiB, its workspace "
-                 f"{(kept - activation.bytes) / GIB:.2f} GiB kept; {which}, {peak / GIB:.2f} GiB: dp_marlin.py)",
+                 f"ranks ({layout.replicas} × {tokens:,} tokens: {gib(layer)}, its workspace "
+                 f"{gib(kept - activation.bytes)} kept; {which}, {gib(peak)}: dp_marlin.py)",
     })  # fmt: skip
 
 
@@ -446,6 +446,6 @@ def with_dp_communicators(estimate: TermEstimate, inputs: CalibrationInputs, fit
         if fit is None or not inside or len(fit.coefficients) < 2:
             continue
         part = round(max(fit.coefficients[1], 0.0) * GIB)
-        estimate = estimate.plus(part, part, why=f"+ {part / GIB:.2f} GiB ± as much for the DP group's {what}: "
+        estimate = estimate.plus(part, part, why=f"+ {gib(part)} ± as much for the DP group's {what}: "
                                                  f"{fit.key}'s TP part stands in (dp_gather.py)")  # fmt: skip
     return estimate
