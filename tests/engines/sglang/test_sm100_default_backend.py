@@ -35,7 +35,7 @@ def _no_store(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> dict:  # type: ignore[type-arg]
     assert main(["plan", "--json", "--engine", "sglang", *args]) == 0
-    return json.loads(capsys.readouterr().out)
+    return dict(json.loads(capsys.readouterr().out))
 
 
 @pytest.mark.parametrize(("gpu", "page"), [
