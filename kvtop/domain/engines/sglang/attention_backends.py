@@ -27,7 +27,7 @@ from typing import NamedTuple
 from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.gpus import BLACKWELL_GPUS, gpu_key
+from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
@@ -114,13 +114,21 @@ PAGED_BY: dict[str, frozenset[str]] = {
 DEFAULT_TRTLLM_MLA_SINCE = "0.5.3.post2"  # DeepSeek-V3 on Blackwell picks trtllm_mla (takes_default_trtllm_mla)
 # the pages Blackwell's default attention backends (trtllm_mha, trtllm_mla) keep: another becomes 64 (PAGE_RULES)
 DEFAULT_BACKEND_TAKES = (32, 64)
-# backends SGLang raises on before it sizes anything off Blackwell (an era each: True where it does)
-BLACKWELL_ONLY: dict[str, Eras[bool]] = {
-    "trtllm_mla": Eras((Era("", True, "server_args.py:1449-1452 (v0.5.6.post2); arg_groups/overrides.py:1210-1213 "
-                                      "(v0.5.23)"),)),
+# the compute-capability majors each backend runs on (None: any GPU); SGLang raises on any other before it sizes
+# anything. trtllm_mla: `is_sm100_supported` (major 10) to v0.5.4, `is_blackwell_supported` (majors 10 and 12, so the
+# RTX PRO 6000 and RTX 5090 too) from v0.5.5 (utils/common.py:201-206), 10, 11 and 12 from v0.5.9 (0.5.8 still
+# [10, 12]; 0.5.23 utils/common.py:297-303 `is_blackwell`, arg_groups/overrides.py:1210)
+SM100, BLACKWELL = frozenset({10}), frozenset({10, 12})
+SM_MAJORS: dict[str, Eras[frozenset[int] | None]] = {
+    "trtllm_mla": Eras((
+        Era("", SM100, "server_args.py:895-899 is_sm100_supported (v0.5.3), :1111 (v0.5.4)"),
+        Era("0.5.5", BLACKWELL, "server_args.py is_blackwell_supported (v0.5.5; :1370 v0.5.6)"),
+        Era("0.5.9", frozenset({10, 11, 12}), "utils/common.py is_blackwell_supported [10, 11, 12] (v0.5.9); "
+            "arg_groups/overrides.py:1210 (v0.5.23)"),
+    )),
     "trtllm_mha": Eras((
-        Era("", True, "server_args.py:1470-1473 (v0.5.6.post2)"),
-        Era("0.5.10", False, "server_args.py v0.5.10 and arg_groups/overrides.py v0.5.23 check no GPU for it"),
+        Era("", SM100, "server_args.py:1391 is_sm100_supported (v0.5.6)"),
+        Era("0.5.10", None, "server_args.py v0.5.10 and arg_groups/overrides.py v0.5.23 check no GPU for it"),
     )),
 }  # fmt: skip
 # the --kv-cache-dtype values each backend takes where its rule reads it (PAGED_BY): SGLang raises on any other
@@ -203,13 +211,20 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
         _check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
 
 
+def is_sm100(gpu_name: str | None) -> bool:
+    """SGLang's `is_sm100_supported` (capability major 10: B200, B300, GB200, GB300; not the SM120 RTX PRO 6000 or
+    RTX 5090), read from kvtop's GPU table (utils/common.py:177-182 at v0.5.3, :244-249 at v0.5.6, :309-312 at
+    v0.5.23); False for a GPU kvtop does not know."""
+    return (compute_capability(gpu_name) or (0, 0))[0] == 10
+
+
 def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
     """Whether SGLang picks trtllm_mla for this model where the launch names no backend: DeepSeek-V3's class (the
-    model class, not its name) with MLA on Blackwell, from v0.5.3.post2 (0.5.6.post2 server_args.py:1068-1077, 0.5.14
-    :3647, 0.5.23 arg_groups/model_overrides/deepseek_v2.py:178-187)."""
-    blackwell = gpu_key(gpu_name) in BLACKWELL_GPUS
+    model class, not its name) with MLA on SM100 (`is_sm100_supported` at every release read, 0.5.4 … 0.5.16;
+    `get_platform().is_sm100` at 0.5.23), from v0.5.3.post2 (0.5.6.post2 server_args.py:1068-1077, 0.5.14 :3647,
+    0.5.23 arg_groups/model_overrides/deepseek_v2.py:178-187). An SM120 card keeps SGLang's generic default."""
     deepseek_v3 = model.mla is not None and model.architecture == "DeepseekV3ForCausalLM"
-    return blackwell and deepseek_v3 and _since(DEFAULT_TRTLLM_MLA_SINCE, version)
+    return is_sm100(gpu_name) and deepseek_v3 and _since(DEFAULT_TRTLLM_MLA_SINCE, version)
 
 
 def check_default_backend_kv_dtype(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None,
@@ -234,10 +249,12 @@ def _check_kv_dtype(backend: str, phase: str, dtype: str, version: ResolvedVersi
 def _check_gpu_and_budget(backend: str, phase: str, gpu_name: str | None, version: ResolvedVersion) -> None:
     flag = PHASE_FLAG[phase]
     read = phase in PAGED_BY.get(backend, frozenset({ATTENTION}))  # the Blackwell checks sit beside the page rules
-    blackwell = era_for(BLACKWELL_ONLY[backend], version) if backend in BLACKWELL_ONLY and read else None
-    if blackwell is not None and blackwell.value and gpu_name is not None and gpu_key(gpu_name) not in BLACKWELL_GPUS:
-        raise InputError(f"SGLang {version.label} runs {backend} on Blackwell GPUs only (got {gpu_name}; "
-                         f"{blackwell.source})", field=flag)  # fmt: skip
+    majors = era_for(SM_MAJORS[backend], version) if backend in SM_MAJORS and read else None
+    capability = compute_capability(gpu_name)
+    if majors is not None and majors.value is not None and capability is not None and capability[0] not in majors.value:
+        on = "/".join(f"SM{major}x" for major in sorted(majors.value))
+        raise InputError(f"SGLang {version.label} runs {backend} on Blackwell GPUs only (got {gpu_name}: SM "
+                         f"{capability[0]}.{capability[1]}, not {on}; {majors.source})", field=flag)  # fmt: skip
     if backend in NOT_MODELLED:
         raise UnsupportedModelError(f"{backend}: {NOT_MODELLED[backend]}: not modelled", field=flag)
 

@@ -44,6 +44,7 @@ from kvtop.domain.engines.sglang.eras import (
     mamba_ratio,
     runner_multiplier,
 )
+from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
 from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
@@ -90,6 +91,7 @@ class SglangBudget:
         check_launch(inputs)
         steps: list[BudgetStep] = []
         notes: list[str] = []
+        check_neutral_flag_releases(s.flags, inputs.version)  # a neutral flag typed where its release has none
         check_attention_backend(s, inputs.gpu_name, inputs.version)
         check_default_backend_kv_dtype(m, s, inputs.gpu_name, inputs.version)  # trtllm_mla, DeepSeek-V3's on Blackwell
         check_optin_flag(inputs)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.sglang.attention_backends import takes_default_trtllm_mla
+from kvtop.domain.engines.sglang.attention_backends import is_sm100, takes_default_trtllm_mla
 from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
 from kvtop.domain.engines.sglang.decode_graphs_off import (
     decode_graphs_off_reason,
@@ -335,7 +335,7 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
 
     if model.attention_kind is AttentionKind.DSA and since("0.5.3"):
         return 64, "DSA on CUDA pages by 64"
-    blackwell = gpu_key(gpu_name) in BLACKWELL_GPUS
+    blackwell = is_sm100(gpu_name)  # is_sm100_supported (0.5.6 server_args.py:1068, :1175): not the SM120 cards
     if model.state is not None:
         if blackwell and model.architecture in NEMOTRON_H_ARCHS:
             era = era_for(NEMOTRON_H_SM100_ERAS, version)

@@ -70,3 +70,16 @@ def check_flag_release(flag: str, version: ResolvedVersion, instead: str = "") -
     reason = missing_reason(flag, version)
     if reason is not None:
         raise InputError(f"SGLang {version.label} has no {flag} ({reason}){instead}", field=flag)
+
+
+
+_NEUTRAL: Mapping[str, FlagRow] = merged(group for _, group in NEUTRAL_GROUPS.values())
+
+
+def check_neutral_flag_releases(flags: Mapping[str, object], version: ResolvedVersion) -> None:
+    """Refuse a memory-neutral flag (flags_neutral.py) typed at a release whose argparse has no such flag: SGLang
+    stops on it ('unrecognized arguments') before it sizes anything, so a plan would be of a launch that never
+    starts. (No neutral flag is negatable: each is typed as its row names it.)"""
+    for key in flags:
+        if "--" + key in _NEUTRAL:
+            check_flag_release("--" + key, version)

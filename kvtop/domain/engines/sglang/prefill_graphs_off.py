@@ -51,14 +51,15 @@ The launch's own switch (`PREFILL`, from v0.5.14: 0.5.13 server_args.py has neit
 disabled` or `--disable-prefill-cuda-graph` folds into cuda_graph_config's prefill backend in `_handle_cuda_graph_config`
 (0.5.14 server_args.py:2949-2958, called at :2508 before `_handle_gpu_memory_settings` :2524; 0.5.23
 arg_groups/cuda_graph_hook.py:60-71), which the reserve then skips (`prefill.backend != Backend.DISABLED`, 0.5.16
-server_args.py:4187, 0.5.23 memory_hook.py:381). Its other values (`full`, `breakable`) force a backend whose reserve
-and switch-offs kvtop does not model: refused by name (graph_phase_flags.check_phase_flags). Symmetric memory,
+server_args.py:4187, 0.5.23 memory_hook.py:381). `tc_piecewise` (0.5.14 … 0.5.21) keeps that reserve under its own
+switch-offs (`TC_LAUNCH_ERAS`; a multimodal model under it is refused); the other values (`full`, `breakable`) force a
+backend whose reserve and switch-offs kvtop does not model: refused by name (graph_phase_flags.check_phase_flags). Symmetric memory,
 CPU offload, context parallel and the other switches read flags kvtop does not model (flags_unmodelled.py).
 """
 
 from __future__ import annotations
 
-from kvtop.domain.deployment_flags import flag_set
+from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.graph_phase_flags import ALL_GRAPHS_OFF, GraphPhase, phase_switch_off
@@ -66,6 +67,7 @@ from kvtop.domain.engines.sglang.multimodal import is_multimodal
 from kvtop.domain.engines.sglang.span import serving_role
 from kvtop.domain.engines.sglang.torch_compile import torch_compile_on
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec, StateKind
 from kvtop.domain.span import ServingRole
@@ -196,7 +198,16 @@ _BREAKABLE_A2A = frozenset({"deepep", "megamoe", "flashinfer"})  # cuda_graph_ho
 
 
 # --cuda-graph-backend-prefill / --disable-prefill-cuda-graph (graph_phase_flags.py; from v0.5.14: flag_releases.READ)
-PREFILL = GraphPhase("prefill")
+# `--cuda-graph-backend-prefill tc_piecewise`: a prefill choice from 0.5.14 to 0.5.21 (model_executor/
+# cuda_graph_config.py ALLOWED_BACKENDS_PER_PHASE, 0.5.14:58, 0.5.21:61-66; 0.5.22's Backend.ALL has it no more, :48),
+# its reserve the breakable backend's (`prefill.backend != Backend.DISABLED`, 0.5.16 server_args.py:4187), its
+# switch-offs TC_LAUNCH_ERAS (runs_tc_piecewise)
+TC_PIECEWISE = "tc_piecewise"
+PREFILL = GraphPhase("prefill", Eras((
+    Era("", frozenset(), "before 0.5.14: no --cuda-graph-backend-prefill (flag_releases.READ)"),
+    Era("0.5.14", frozenset({TC_PIECEWISE}), "model_executor/cuda_graph_config.py:58 (0.5.14), :61-66 (0.5.21)"),
+    Era("0.5.22", frozenset(), "model_executor/cuda_graph_config.py:48 (0.5.22): Backend.ALL has no tc_piecewise"),
+)))  # fmt: skip
 
 
 # `--disable-cuda-graph` disables both phases' backends first thing in `_parse_cuda_graph_config` from v0.5.14 (0.5.14
@@ -256,6 +267,10 @@ def prefill_graphs_off_reason(inputs: EngineInputs) -> str | None:
         return typed
     if prefill_graphs_off_for_multimodal(inputs.model, inputs.settings, inputs.version):
         return "a multimodal model"
+    if named_tc_piecewise(inputs.settings) and is_multimodal(inputs.model, inputs.settings, inputs.version):
+        raise UnsupportedModelError("a multimodal model under a named tc_piecewise prefill backend: its allowlist "
+                                    "(`is_multimodal_piecewise_cuda_graph_supported`) is not followed for a named "
+                                    "backend; plan without it", field=PREFILL.backend_flag)  # fmt: skip
     met = _conditions_met(inputs)
     rules = TC_LAUNCH_ERAS if runs_tc_piecewise(inputs) else LAUNCH_ERAS
     return next((c for c in rules.at(inputs.version) if met[c]), None)
@@ -264,6 +279,14 @@ def prefill_graphs_off_reason(inputs: EngineInputs) -> str | None:
 def runs_tc_piecewise(inputs: EngineInputs) -> bool:
     """Whether the release's prefill backend for this model is torch.compile's piecewise one (`TC_BACKEND_ERAS`),
     whose switch-offs are `TC_LAUNCH_ERAS`, not the breakable backend's."""
+    if named_tc_piecewise(inputs.settings):
+        return True
     every, classes = TC_BACKEND_ERAS.at(inputs.version)
     return every or (inputs.model.architecture in classes and is_multimodal(inputs.model, inputs.settings,
                                                                             inputs.version))
+
+
+def named_tc_piecewise(settings: LaunchSettings) -> bool:
+    """Whether the launch names `--cuda-graph-backend-prefill tc_piecewise` (check_phase_flags takes it 0.5.14 …
+    0.5.21 only)."""
+    return flag_text(settings, PREFILL.backend_flag[2:]) == TC_PIECEWISE
