@@ -103,7 +103,7 @@ def _graphs_counted(piecewise: int, full: int) -> int:
 def stand_in_bytes(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
     """(bytes, why) of the V1 runner's graph figure at `STAND_IN_SEQS` seqs, from the figure at the launch's: the graph
     fit is proportional to its one feature (graphs × layers ÷ 1000, no intercept), so the figure scales by the graphs
-    counted; why is '' where the launch's seqs give the same count."""
+    counted; why is '' where the launch's seqs give the same count or no fit gave the figure (assumed, as it stands)."""
     launch = _graphs_counted(*graph_counts(inputs))
     fixed = _graphs_counted(*graph_counts(inputs.model_copy(update={
         "settings": inputs.settings.model_copy(update={"max_running_requests": STAND_IN_SEQS})})))  # fmt: skip
@@ -202,7 +202,7 @@ def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs, figure: Term
     the forward's side as before. Both are the one fit read at the one launch, so where it errs, both err alike: the
     errors add, not the root of their squares, which holds for independent errors only."""
     if v2_placeholder(inputs) is not None:
-        fixed, grid = stand_in_bytes(graphs.bytes, inputs)
+        fixed, grid = stand_in_bytes(graphs.bytes, inputs) if graphs.source == "calibrated" else (graphs.bytes, "")
         charged, side = forward_side(fixed, inputs)
         basis = "; ".join(part for part in (graphs.basis, grid, side) if part)
         return graphs.model_copy(update={"bytes": charged, "basis": basis})
