@@ -10,7 +10,8 @@ larger of the two sides, so where V2's dummy sampler peaks above the forward, th
 Expected values: the leads from the configs' own sizes and V2's code (8,192 tokens, 1,024 seqs on an H100 at v0.23.0:
 the forward's MLP transient, residual and normed input; the sampler's model-dtype logits, their float32 copy
 (sample/sampler.py:143 at v0.23.0), gumbel's blocks and the held rows); the figure from the committed graph fit at the
-V1 runner's count (1 + 50 + 50 graphs × 36 layers); the starts' logged KV (hosseinbv/RAG-System logs at 89a43f9f).
+V1 runner's count at vLLM's 256-seq default grid (1 + 50 + 34 graphs × 36 layers: `v2_graphs.STAND_IN_SEQS`, not the
+launch's 1,024 seqs); the starts' logged KV (hosseinbv/RAG-System logs at 89a43f9f).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def test_the_sampler_lead_is_the_code_count() -> None:
 
 
 def test_the_figure_less_the_lead_is_charged_where_the_sampler_leads() -> None:
-    figure = max(vllm.FITS["vllm.cuda_graphs"].predict(((1 + 50 + 50) * 36 / 1000,)), 0)
+    figure = max(vllm.FITS["vllm.cuda_graphs"].predict(((1 + 50 + 34) * 36 / 1000,)), 0)
     assert abs(_graphs(QWEN3_8B_H100) - (figure - _lead(4096, 12288))) < 2**20
     assert abs(_graphs(QWEN3_4B_H100) - (figure - _lead(2560, 9728))) < 2**20
 
@@ -64,7 +65,8 @@ def test_the_whole_figure_is_charged_where_the_forward_leads() -> None:
 
 
 def test_the_v0_23_starts_plan_closer_to_their_logs() -> None:
-    """With the logs' weights: 50,800 and 62,688 tokens logged; the whole figure on top planned −8.1 % and −10.2 %."""
+    """With the logs' weights: 50,800 and 62,688 tokens logged; the whole figure on top planned −8.1 % and −10.2 %, the
+    figure at the launch's 1,024-seq grid less the lead −4 to −7 %, at the 256-seq grid less the lead −3.1 and −4.3 %."""
     for config, util, weights, logged in (("Qwen--Qwen3-8B.json", "0.3", 15.27, 50_800),
                                           ("calibration/configs/Qwen--Qwen3-4B-Instruct-2507.RECONSTRUCTED.json", "0.22",
                                            7.64, 62_688)):  # fmt: skip
@@ -77,4 +79,4 @@ def test_the_v0_23_starts_plan_closer_to_their_logs() -> None:
         plan = planned_capacity(record.model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100",
                                 measured=MeasuredInputs(weights_bytes=round(weights * GIB)))  # fmt: skip
         assert plan.token_capacity_min <= logged <= plan.token_capacity_max
-        assert -0.07 < plan.ledger.token_capacity / logged - 1 < -0.04
+        assert -0.05 < plan.ledger.token_capacity / logged - 1 < -0.02

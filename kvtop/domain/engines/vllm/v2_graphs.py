@@ -53,6 +53,17 @@ sampler peaks above the forward (`sampler_lead`: at 8,192 tokens × 1,024 seqs w
 that lead hides as much of it (`forward_side`). Where in the forward's side it peaks is not attributed: kvtop puts it
 on top of the forward's count, the larger reading. The two v0.23.0 H100 starts (hosseinbv) held 1.51 and 1.17 GiB
 beside weights and KV; the Qwen3-4B one's is the sampler's count (0.92) and non-torch memory alone.
+
+Not scaled with max_num_seqs before v0.29.0 (session 61, read in the v0.25.0, v0.26.0, v0.27.1 and v0.28.0 wheels;
+`stand_in_bytes`). Nothing V2 keeps in that budget grows with max_num_seqs beyond what kvtop counts apart: the graphs
+are captured after the KV cache, beyond the budget (engine/core.py:296 `determine_available_memory`, :329 the KV
+allocation, :331 `compile_or_warm_up_model` → gpu_worker.py:732 `capture_model` at v0.28.0; :762, :784, :717 at v0.25.0,
+v0.26.0, v0.27.1), the per-slot token table is host memory (`all_token_ids`, UVA: gpu/states.py:34-39 at v0.28.0), the
+vocabulary-wide sampler state is `v2_sampler_state.py`'s and the dummy sampler `v2_profile.py`'s. What the figure stands
+for follows the torch.compile cache instead (docs/engines/vllm.md §9, "Not with max_num_seqs"): cold starts leave
+0.56-1.28 GiB beside kvtop's other terms at 8, 64, 256 and 1,024 seqs, warm ones -0.28 to 0.0. So the V1 runner's figure
+stands in at one grid, vLLM's 256-seq default (PIECEWISE=51, FULL=35 in its own profile line), whatever the launch's
+max_num_seqs; the launch's other graph settings (mode, stated sizes, the token cap) are kept.
 """
 
 from __future__ import annotations
@@ -61,7 +72,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
-from kvtop.domain.engines.vllm.profile_run import batch_limits, lora
+from kvtop.domain.engines.vllm.profile_run import batch_limits, graph_counts, lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
 from kvtop.domain.wording import gib
@@ -76,6 +87,32 @@ V2_GRAPHS_MEASURED: Eras[bool] = Eras(
         ),
     )
 )
+
+
+# The seqs at which the V1 runner's graph figure stands for the memory beside V2's profile before v0.29.0 (module
+# docstring, "Not scaled with max_num_seqs"): vLLM's default max_num_seqs below the large GPUs' row, where the corpus's
+# V2 starts showed the figure's size (`v2_placeholder`); its growth with the launch's seqs has no counterpart in V2.
+STAND_IN_SEQS = 256
+
+
+def _graphs_counted(piecewise: int, full: int) -> int:
+    """The graphs the V1 runner's figure counts: the first capture and each mode's further sizes."""
+    return 1 + max(piecewise - 1, 0) + max(full - 1, 0)
+
+
+def stand_in_bytes(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
+    """(bytes, why) of the V1 runner's graph figure at `STAND_IN_SEQS` seqs, from the figure at the launch's: the graph
+    fit is proportional to its one feature (graphs × layers ÷ 1000, no intercept), so the figure scales by the graphs
+    counted; why is '' where the launch's seqs give the same count or no fit gave the figure (assumed, as it stands)."""
+    launch = _graphs_counted(*graph_counts(inputs))
+    fixed = _graphs_counted(*graph_counts(inputs.model_copy(update={
+        "settings": inputs.settings.model_copy(update={"max_running_requests": STAND_IN_SEQS})})))  # fmt: skip
+    if fixed == launch:
+        return figure_bytes, ""
+    charged = figure_bytes * fixed // launch
+    return charged, (f"read at vLLM's {STAND_IN_SEQS}-seq default grid ({fixed} graphs counted, not the launch's "
+                     f"{launch}): what it stands for (torch.compile's first compile) does not grow with max_num_seqs, "
+                     f"and V2 captures its graphs after the KV cache (engine/core.py:329-331 at v0.28.0)")  # fmt: skip
 
 
 def v2_placeholder(inputs: CalibrationInputs) -> str | None:
@@ -165,8 +202,10 @@ def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs, figure: Term
     the forward's side as before. Both are the one fit read at the one launch, so where it errs, both err alike: the
     errors add, not the root of their squares, which holds for independent errors only."""
     if v2_placeholder(inputs) is not None:
-        charged, side = forward_side(graphs.bytes, inputs)
-        return graphs.model_copy(update={"bytes": charged, "basis": f"{graphs.basis}; {side}" if side else graphs.basis})
+        fixed, grid = stand_in_bytes(graphs.bytes, inputs) if graphs.source == "calibrated" else (graphs.bytes, "")
+        charged, side = forward_side(fixed, inputs)
+        basis = "; ".join(part for part in (graphs.basis, grid, side) if part)
+        return graphs.model_copy(update={"bytes": charged, "basis": basis})
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
         return graphs
