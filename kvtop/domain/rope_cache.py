@@ -19,8 +19,9 @@ The cache is the rotary part of the head wide, not the head: head × the config'
 (`ModelSpec.partial_rotary_factor`, architectures/rotary_factor.py). vLLM from the rope_parameters refactor:
 get_rope takes the factor from rope_parameters, `rotary_dim = int(head_size * partial_rotary_factor)` (0.17.1 and
 0.19.1 layers/rotary_embedding/__init__.py get_rope, 0.27.1 :69-72), the legacy top-level names patched in by
-`patch_rope_parameters`; before it each model class cut rotary_dim itself (0.6.4 models/phi.py:99-111, the classes
-of the families whose configs state a factor). SGLang: factory.py get_rope `if partial_rotary_factor < 1.0:
+`patch_rope_parameters`; before it get_rope cut the rotary_dim a class passed by the factor it passed (0.6.4
+layers/rotary_embedding.py:967-968) or the class cut it itself (0.6.4 models/phi.py:99-111). Not checked by release:
+which vLLM release's llama.py first passed Phi-3's factor (Phi-4-mini; 0.6.4 llama.py:164 keeps the whole head). SGLang: factory.py get_rope `if partial_rotary_factor < 1.0:
 rotary_dim = int(rotary_dim * partial_rotary_factor)` (0.5.11 :94-95), the classes passing the config's factor
 (0.5.11 models/qwen3_next.py:618-631, qwen3_5.py:693-710) or cutting it themselves (0.5.23 models/phi.py,
 stablelm.py, glm4.py). Qwen3.5-9B (262,144 positions,
