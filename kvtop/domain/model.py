@@ -171,6 +171,10 @@ class ModelSpec(FreshCopyModel):
     # that rope block's `factor` (1.0 where none is stated or nested by layer type): a `linear` rope's cos/sin cache
     # is the positions × factor long (an engine's rule: vLLM's LinearScalingRotaryEmbedding)
     rope_factor: float = 1.0
+    # the share of the head the rope turns (config.json's `partial_rotary_factor`, flat or in its rope block, else
+    # the family's class default; 1.0: the whole head): the engines' rope cache is head × factor wide
+    # (architectures/rotary_factor.py)
+    partial_rotary_factor: float = 1.0
     # that rope block states `mrope_section`: multimodal rotary sections (Qwen2-VL, Qwen2.5-VL, Qwen3-VL), for which an
     # engine may build its own rope module (vLLM's get_rope: MRotaryEmbedding, an engine's rule)
     mrope: bool = False

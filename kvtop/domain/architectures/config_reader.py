@@ -34,6 +34,7 @@ from kvtop.domain.architectures.nesting import (
 )
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
+from kvtop.domain.architectures.rotary_factor import partial_rotary_factor
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
 from kvtop.domain.architectures.towers import read_tower
 from kvtop.domain.architectures.towers_absent import absent_note, absent_section, not_modelled_note
@@ -139,6 +140,7 @@ def read_config(
         "rope_type": _rope_type(config[nested_key] if nested_key else config),
         "rope_factor": _rope_factor(config[nested_key] if nested_key else config),
         "mrope": _mrope(config[nested_key] if nested_key else config),
+        "partial_rotary_factor": partial_rotary_factor(config[nested_key] if nested_key else config, entry.model_type),
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
         and outer.model_type == config["text_config"].get("model_type"),
         "strict_type_mismatches": strict_type_mismatches(stated_type, section, outer.model_type or ""),
