@@ -65,8 +65,8 @@ def test_the_family_default_where_the_config_states_none() -> None:
         path.write_text(json.dumps(config))
         model = load_model(str(path))
     assert model.partial_rotary_factor == 0.25
-    found = rope_cache_bytes(model, 2, "x")
-    assert found is not None and found[0] == model.max_position_embeddings * 64 * 2
+    found = rope_cache_bytes(model, 2, "x")  # config.json: 262,144 positions, head 256 × 0.25
+    assert found is not None and found[0] == 262_144 * 64 * 2
 
 
 def test_a_model_without_a_factor_keeps_the_whole_head() -> None:
