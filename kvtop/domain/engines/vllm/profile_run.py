@@ -61,7 +61,8 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
                         "CUDAGRAPHS to 1 (1736-1738 at v0.20.1); gpu_worker.py:421-425 takes the estimate off the budget"),
 )
 # vLLM's default capture sizes (config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then every 8 below 256, then
-# every 16, up to min(2 × max_num_seqs, the cap, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
+# every 16, up to min(2 × max_num_seqs × q, the cap, max_num_batched_tokens), q = 1 + num_speculative_tokens from
+# v0.13.0 (graph_keys.QUERY_SIZED_LARGEST); FULL decode graphs (FULL_AND_PIECEWISE,
 # the default from v0.11.0) stop at max_num_seqs. The cap is 512, and from v0.28.0 1024 on a GPU of capability
 # family 100 (`default_max_graph_size = 1024 if current_platform.is_device_capability_family(100) else 512`).
 GRAPH_SIZE_CAP = 512
