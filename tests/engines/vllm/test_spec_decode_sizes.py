@@ -62,3 +62,23 @@ def test_the_request_count_grid_stops_at_the_cap() -> None:
     assert sizes == (3, 6, 12, *range(24, 505, 24))
     assert spec_decode_sizes(3, 256, 512, 512, ResolvedVersion(text="0.28.0")) == ()
     assert spec_decode_sizes(1, 256, 512, 512, ResolvedVersion(text="0.29.0")) == ()
+
+
+# a dense Qwen3 (V2 runner's listed class from v0.22.0: runner_eras) at 8 seqs, k = 2
+DENSE = {record.id: record for record in load("vllm")}["llmd-v019-qwen3-8b"]
+
+
+@pytest.mark.parametrize(("release", "counts", "flags"), [
+    # v0.22.0: sizes [1, 2, 4, 8, 16, …, 48] rounded to multiples of 3 ≤ 48 in every mode: {3, 6, 9, 18, 24, 33, 42,
+    # 48} (8); FULL decode keys 3 ≤ size ≤ 24: {3, 6, 9, 18, 24} (cudagraph_utils.py:113-116, :137-148 at v0.22.0)
+    ("0.22.0", (8, 5), []),
+    ("0.22.0", (8, 0), ["-cc.cudagraph_mode=PIECEWISE"]),  # rounded under PIECEWISE too (the V1 runner: 9 sizes)
+    # v0.25.0: the 9 sizes unrounded, decode keys round_up(size, 3) ≤ 24: {3, 6, 9, 18, 24} (:232-255 at v0.25.0)
+    ("0.25.0", (9, 5), []),
+    ("0.29.0", (12, 6), []),  # the decode sizes 3, 6, 12 join (config/vllm.py:2030-2091)
+])  # fmt: skip
+def test_the_v2_runner_keys_decode_graphs_by_release(release: str, counts: tuple[int, int], flags: list[str]) -> None:
+    settings = parse_flags("vllm", ["--max-model-len", "8192", "--max-num-seqs", "8", *MTP2, *flags], strict=True)
+    inputs: CalibrationInputs = DENSE.inputs()
+    version = ResolvedVersion(text=release)
+    assert graph_counts(inputs.model_copy(update={"settings": settings, "version": version})) == counts

@@ -27,12 +27,14 @@ the default largest size and max_num_batched_tokens, where no largest size is st
 :2142-2144 at v0.29.0, :2241-2302 and :2353-2355 at v0.30.0, :2381-2442 and :2495-2497 at v0.32.0, :2487-2548 and
 :2601-2603 at v0.33.0, :2425-2447 and :2500-2502 at v0.34.0); v0.28.0's block has none (its max_num_batched_tokens
 append sits 45 lines after the cap, :1985-1990 against :1937-1943).
-The V2 runner from v0.29.0 (`V2_DECODE_ROUNDED`): `CudaGraphManager._init_candidates` keys a FULL decode graph (with a
-separate decode routine) at each size rounded up to a multiple of q, kept where at most q × max_num_seqs and the
-largest size, once each (v1/worker/gpu/cudagraph_utils.py:252-274 at v0.29.0, :312-334 at v0.30.0, :316-338 at
-v0.32.0, :321-343 at v0.33.0); the mixed mode's graphs stay one a size.
+The V2 runner (`V2_DECODE_KEYS`): at v0.22.0-v0.24.x its `CudaGraphManager` rounds the sizes to multiples of q in
+every mode (`adjust_cudagraph_sizes_for_spec_decode`, v1/worker/gpu/cudagraph_utils.py:113-116 at v0.22.0) and keys
+FULL decode graphs at q ≤ size ≤ q × max_num_seqs, as the V1 dispatcher; from v0.25.0 `_init_candidates` keys a FULL
+decode graph (with a separate decode routine) at each size rounded up to a multiple of q, kept where at most
+q × max_num_seqs and the largest size, once each, the sizes unrounded (cudagraph_utils.py:232-255 at v0.25.0, :239-262
+at v0.28.0, :252-274 at v0.29.0, :321-343 at v0.33.0); the mixed mode's graphs stay one a size.
 Not modelled: the drafter's own graphs (EAGLE's `drafter.initialize_cudagraph_keys`, gpu_model_runner.py:6723 at
-v0.22.0); the V2 runner's decode keys before v0.29.0 and at v0.34.0 (`decode_cudagraph_capture_shapes`,
+v0.22.0); the V2 runner's decode keys at v0.34.0 (`decode_cudagraph_capture_shapes`,
 cudagraph_utils.py:289-360 at v0.34.0), its LoRA cases and adaptive verification's varlen decode graphs; dynamic
 speculative decoding's tiers (`num_speculative_tokens_per_batch_size`, one q per tier); the V1 runner's keys from
 v0.29.0 (`KEYS_READ`): kvtop keeps a plain count there (a decode graph a size up to max_num_seqs).
@@ -76,10 +78,15 @@ SPEC_DECODE_SIZES: Eras[bool] = Eras((
     Era("0.29.0", True, "v0.29.0 config/vllm.py:2030-2091 uniform_decode_sizes, :2142-2144 appended (module "
                         "docstring: v0.30.0, v0.32.0-v0.34.0 the same)"),
 ))  # fmt: skip
-V2_DECODE_ROUNDED: Eras[bool] = Eras((
-    Era("", False, "the V2 runner's decode keys under speculative decoding not read before v0.29.0"),
-    Era("0.29.0", True, "v1/worker/gpu/cudagraph_utils.py:252-274 at v0.29.0 (v0.30.0, v0.32.0, v0.33.0 the same)"),
-    Era("0.34.0", False, "decode_cudagraph_capture_shapes (cudagraph_utils.py:289-360 at v0.34.0) not read"),
+# How the V2 runner keys its decode graphs under speculative decoding (module docstring)
+V2_DECODE_KEYS: Eras[str | None] = Eras((
+    Era("", None, "no V2 runner by default before v0.22.0 (runner_eras.MODEL_RUNNER_ERAS)"),
+    Era("0.22.0", "sizes_rounded", "v1/worker/gpu/cudagraph_utils.py:113-116 at v0.22.0 (:135 at v0.23.0) calls "
+        "adjust_cudagraph_sizes_for_spec_decode whatever the mode (config/compilation.py:1464-1510), :137-148 keys "
+        "q <= size <= q x max_num_seqs (v0.24.0 :206-216)"),
+    Era("0.25.0", "keys_rounded", "cudagraph_utils.py:232-255 at v0.25.0 (v0.26.0 :227-250, v0.27.1 :228-251, "
+        "v0.28.0 :239-262, v0.29.0 :252-274, v0.30.0 :312-334, v0.32.0 :316-338, v0.33.0 :321-343)"),
+    Era("0.34.0", None, "decode_cudagraph_capture_shapes (cudagraph_utils.py:289-360 at v0.34.0) not read"),
 ))  # fmt: skip
 
 
@@ -119,8 +126,9 @@ def spec_decode_sizes(query_len: int, seqs: int, largest: int, cap: int, version
 
 
 def v2_decode_graphs(sizes: list[int], query_len: int, seqs: int) -> int:
-    """The V2 runner's FULL decode keys from v0.29.0 (`V2_DECODE_ROUNDED`): the sizes rounded up to multiples of q,
-    kept at or below q × max_num_seqs and the largest size, once each (a size ≤ max_num_seqs each at q = 1)."""
+    """The V2 runner's FULL decode keys from v0.25.0 (`V2_DECODE_KEYS` "keys_rounded"): the sizes rounded up to
+    multiples of q, kept at or below q × max_num_seqs and the largest size, once each (a size ≤ max_num_seqs each at
+    q = 1)."""
     bound = min(query_len * seqs, sizes[-1]) if sizes else 0
     return len({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= bound})
 
@@ -143,10 +151,12 @@ def graph_keys(settings: LaunchSettings, fields: Mapping[str, object], version: 
     return GraphKeys(query_len=query, lora_cases=cases)
 
 
-def rounded_sizes(sizes: list[int], query_len: int, mode: str, version: ResolvedVersion) -> list[int]:
+def rounded_sizes(sizes: list[int], query_len: int, mode: str | None, version: ResolvedVersion) -> list[int]:
     """`adjust_cudagraph_sizes_for_spec_decode`: the sizes rounded up to multiples of the decode query length, kept up
-    to the largest, where the release rounds for this mode (`ROUNDING_MODES`)."""
-    if query_len <= 1 or not sizes or mode not in ROUNDING_MODES.era(version).value:
+    to the largest, where the V1 runner rounds for this mode (`ROUNDING_MODES`); in every mode where `mode` is None
+    (the V2 runner at v0.22.0-v0.24.x)."""
+    rounds = mode is None or mode in ROUNDING_MODES.era(version).value
+    if query_len <= 1 or not sizes or not rounds:
         return sizes
     largest = sizes[-1]
     kept = sorted({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= largest})

@@ -25,7 +25,8 @@ from kvtop.domain.engines.vllm.graph_grids import (
     wide_graph_counts,
 )
 from kvtop.domain.engines.vllm.graph_keys import (
-    V2_DECODE_ROUNDED,
+    V2_DECODE_KEYS,
+    GraphKeys,
     decode_query_len,
     graph_keys,
     keyed_counts,
@@ -218,7 +219,10 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     mode = stated.mode or "FULL_AND_PIECEWISE"
     if keys is not None:
         return keyed_counts(rounded_sizes(sizes, keys.query_len, mode, inputs.version), seqs, mode, keys)
-    if v2 and V2_DECODE_ROUNDED.at(inputs.version):
+    v2_keys = V2_DECODE_KEYS.at(inputs.version) if v2 and query > 1 else None
+    if v2_keys == "sizes_rounded":  # V2 at v0.22.0-v0.24.x: rounded in every mode, keyed as V1's dispatcher
+        return keyed_counts(rounded_sizes(sizes, query, None, inputs.version), seqs, mode, GraphKeys(query_len=query))
+    if v2_keys == "keys_rounded":
         return counts_by_mode(mode, len(sizes), v2_decode_graphs(sizes, query, seqs))
     decode = len([size for size in sizes if size <= seqs])
     return counts_by_mode(mode, len(sizes), decode)
