@@ -1,5 +1,6 @@
-"""The V1 model runner's CUDA-graph capture keys under speculative decoding and LoRA, v0.13.0-v0.28.x: how many
-graphs `profile_cudagraph_memory` counts (docs/engines/vllm.md §2; `profile_run.graph_counts` takes the sizes).
+"""The CUDA-graph capture sizes and keys under speculative decoding and LoRA: the V1 model runner's at v0.13.0-v0.28.x,
+the V2 runner's decode keys and both runners' sizes from v0.29.0; how many graphs `profile_cudagraph_memory` counts
+(docs/engines/vllm.md §2; `profile_run.graph_counts` takes the sizes).
 
 What the code does (read in the v0.13.0, v0.18.0, v0.19.0, v0.20.0, v0.22.0 and v0.27.1 wheels):
 - The default largest size grows with the decode query length q = 1 + num_speculative_tokens:
@@ -19,8 +20,24 @@ What the code does (read in the v0.13.0, v0.18.0, v0.19.0, v0.20.0, v0.22.0 and 
   lora/utils.py:48-62: max_loras + 1; under --specialize-active-lora, which kvtop refuses as not modelled
   (flags_unmodelled.py), every power of two up to max_loras and max_loras + 1 besides), else with LoRA only. `profile_cudagraph_memory` counts every key (`get_capture_descs`,
   dispatcher :330-354 and gpu_model_runner.py:6265-6280 at v0.22.0).
+The sizes are VllmConfig's, so every runner's (V1 and V2) largest default size grows with q (`QUERY_SIZED_LARGEST`).
+From v0.29.0 (`SPEC_DECODE_SIZES`) `_set_cudagraph_sizes` adds the uniform decode sizes n × q for n in a request-count
+grid up to min(max_num_seqs, the cap) (1, 2, 4, every 8 below 256, every 16, and the count itself), those at or below
+the default largest size and max_num_batched_tokens, where no largest size is stated (config/vllm.py:2030-2091 and
+:2142-2144 at v0.29.0, :2241-2302 and :2353-2355 at v0.30.0, :2381-2442 and :2495-2497 at v0.32.0, :2487-2548 and
+:2601-2603 at v0.33.0, :2425-2447 and :2500-2502 at v0.34.0); v0.28.0's block has none (its max_num_batched_tokens
+append sits 45 lines after the cap, :1985-1990 against :1937-1943).
+The V2 runner (`V2_DECODE_KEYS`): at v0.22.0-v0.24.x its `CudaGraphManager` rounds the sizes to multiples of q in
+every mode (`adjust_cudagraph_sizes_for_spec_decode`, v1/worker/gpu/cudagraph_utils.py:113-116 at v0.22.0) and keys
+FULL decode graphs at q ≤ size ≤ q × max_num_seqs, as the V1 dispatcher; from v0.25.0 `_init_candidates` keys a FULL
+decode graph (with a separate decode routine) at each size rounded up to a multiple of q, kept where at most
+q × max_num_seqs and the largest size, once each, the sizes unrounded (cudagraph_utils.py:232-255 at v0.25.0, :239-262
+at v0.28.0, :252-274 at v0.29.0, :321-343 at v0.33.0); the mixed mode's graphs stay one a size.
 Not modelled: the drafter's own graphs (EAGLE's `drafter.initialize_cudagraph_keys`, gpu_model_runner.py:6723 at
-v0.22.0) and the V2 runner's keys (v1/worker/gpu/cudagraph_utils.py), where kvtop keeps its count without them.
+v0.22.0); the V2 runner's decode keys at v0.34.0 (`decode_cudagraph_capture_shapes`,
+cudagraph_utils.py:289-360 at v0.34.0), its LoRA cases and adaptive verification's varlen decode graphs; dynamic
+speculative decoding's tiers (`num_speculative_tokens_per_batch_size`, one q per tier); the V1 runner's keys from
+v0.29.0 (`KEYS_READ`): kvtop keeps a plain count there (a decode graph a size up to max_num_seqs).
 """
 
 from __future__ import annotations
@@ -50,6 +67,27 @@ ROUNDING_MODES: Eras[frozenset[str]] = Eras((
         "config/compilation.py:1411-1418 at v0.20.0: decode_mode() FULL, FULL included"),
 ))  # fmt: skip
 SPECIALIZE_FIELD = "cudagraph_specialize_lora"  # the compilation config's field (read here)
+# Whether the default largest size is min(max_num_seqs × q × 2, cap): VllmConfig's, so on either runner
+QUERY_SIZED_LARGEST: Eras[bool] = Eras((
+    Era("", False, "before v0.13.0 min(max_num_seqs × 2, 512)"),
+    Era("0.13.0", True, "config/vllm.py:1067-1074 at v0.13.0, :1650-1660 at v0.22.0, :2009-2013 at v0.29.0 "
+                        "(uniform_decode_query_len = 1 + num_speculative_tokens, :624-642)"),
+))  # fmt: skip
+SPEC_DECODE_SIZES: Eras[bool] = Eras((
+    Era("", False, "v0.28.0 config/vllm.py: the strided sizes only (no uniform_decode_sizes)"),
+    Era("0.29.0", True, "v0.29.0 config/vllm.py:2030-2091 uniform_decode_sizes, :2142-2144 appended (module "
+                        "docstring: v0.30.0, v0.32.0-v0.34.0 the same)"),
+))  # fmt: skip
+# How the V2 runner keys its decode graphs under speculative decoding (module docstring)
+V2_DECODE_KEYS: Eras[str | None] = Eras((
+    Era("", None, "no V2 runner by default before v0.22.0 (runner_eras.MODEL_RUNNER_ERAS)"),
+    Era("0.22.0", "sizes_rounded", "v1/worker/gpu/cudagraph_utils.py:113-116 at v0.22.0 (:135 at v0.23.0) calls "
+        "adjust_cudagraph_sizes_for_spec_decode whatever the mode (config/compilation.py:1464-1510), :137-148 keys "
+        "q <= size <= q x max_num_seqs (v0.24.0 :206-216)"),
+    Era("0.25.0", "keys_rounded", "cudagraph_utils.py:232-255 at v0.25.0 (v0.26.0 :227-250, v0.27.1 :228-251, "
+        "v0.28.0 :239-262, v0.29.0 :252-274, v0.30.0 :312-334, v0.32.0 :316-338, v0.33.0 :321-343)"),
+    Era("0.34.0", None, "decode_cudagraph_capture_shapes (cudagraph_utils.py:289-360 at v0.34.0) not read"),
+))  # fmt: skip
 
 
 class GraphKeys(BaseModel):
@@ -70,6 +108,31 @@ def spec_tokens(settings: LaunchSettings) -> int:
     return tokens or flag_int(settings, "num-speculative-tokens", least=1) or 0
 
 
+def decode_query_len(settings: LaunchSettings, version: ResolvedVersion) -> int:
+    """The decode query length the default largest capture size grows with: 1 + num_speculative_tokens from v0.13.0
+    (`QUERY_SIZED_LARGEST`), 1 before."""
+    return 1 + spec_tokens(settings) if QUERY_SIZED_LARGEST.at(version) else 1
+
+
+def spec_decode_sizes(query_len: int, seqs: int, largest: int, cap: int, version: ResolvedVersion) -> tuple[int, ...]:
+    """v0.29.0's uniform decode sizes (`SPEC_DECODE_SIZES`): n × q for the request counts n up to min(max_num_seqs,
+    cap), those at or below the default `largest` (the caller keeps those at or below max_num_batched_tokens and
+    passes none where the largest size is stated); none under plain decoding."""
+    if query_len <= 1 or not SPEC_DECODE_SIZES.at(version):
+        return ()
+    requests = min(seqs, cap)
+    counts = {1, 2, 4, requests, *range(8, 256, 8), *range(256, requests + 1, 16)}
+    return tuple(sorted(n * query_len for n in counts if n <= requests and n * query_len <= largest))
+
+
+def v2_decode_graphs(sizes: list[int], query_len: int, seqs: int) -> int:
+    """The V2 runner's FULL decode keys from v0.25.0 (`V2_DECODE_KEYS` "keys_rounded"): the sizes rounded up to
+    multiples of q, kept at or below q × max_num_seqs and the largest size, once each (a size ≤ max_num_seqs each at
+    q = 1)."""
+    bound = min(query_len * seqs, sizes[-1]) if sizes else 0
+    return len({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= bound})
+
+
 def lora_cases(settings: LaunchSettings, fields: Mapping[str, object]) -> int:
     """The LoRA cases each capture size is captured for (module docstring); 1 without --enable-lora."""
     if not flag_set(settings, "enable-lora"):
@@ -88,10 +151,12 @@ def graph_keys(settings: LaunchSettings, fields: Mapping[str, object], version: 
     return GraphKeys(query_len=query, lora_cases=cases)
 
 
-def rounded_sizes(sizes: list[int], query_len: int, mode: str, version: ResolvedVersion) -> list[int]:
+def rounded_sizes(sizes: list[int], query_len: int, mode: str | None, version: ResolvedVersion) -> list[int]:
     """`adjust_cudagraph_sizes_for_spec_decode`: the sizes rounded up to multiples of the decode query length, kept up
-    to the largest, where the release rounds for this mode (`ROUNDING_MODES`)."""
-    if query_len <= 1 or not sizes or mode not in ROUNDING_MODES.era(version).value:
+    to the largest, where the V1 runner rounds for this mode (`ROUNDING_MODES`); in every mode where `mode` is None
+    (the V2 runner at v0.22.0-v0.24.x)."""
+    rounds = mode is None or mode in ROUNDING_MODES.era(version).value
+    if query_len <= 1 or not sizes or not rounds:
         return sizes
     largest = sizes[-1]
     kept = sorted({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= largest})

@@ -24,7 +24,17 @@ from kvtop.domain.engines.vllm.graph_grids import (
     counts_by_mode,
     wide_graph_counts,
 )
-from kvtop.domain.engines.vllm.graph_keys import graph_keys, keyed_counts, rounded_sizes, spec_tokens
+from kvtop.domain.engines.vllm.graph_keys import (
+    V2_DECODE_KEYS,
+    GraphKeys,
+    decode_query_len,
+    graph_keys,
+    keyed_counts,
+    rounded_sizes,
+    spec_decode_sizes,
+    spec_tokens,
+    v2_decode_graphs,
+)
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.span import flag_switch
@@ -52,7 +62,8 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
                         "CUDAGRAPHS to 1 (1736-1738 at v0.20.1); gpu_worker.py:421-425 takes the estimate off the budget"),
 )
 # vLLM's default capture sizes (config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then every 8 below 256, then
-# every 16, up to min(2 × max_num_seqs, the cap, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
+# every 16, up to min(2 × max_num_seqs × q, the cap, max_num_batched_tokens), q = 1 + num_speculative_tokens from
+# v0.13.0 (graph_keys.QUERY_SIZED_LARGEST); FULL decode graphs (FULL_AND_PIECEWISE,
 # the default from v0.11.0) stop at max_num_seqs. The cap is 512, and from v0.28.0 1024 on a GPU of capability
 # family 100 (`default_max_graph_size = 1024 if current_platform.is_device_capability_family(100) else 512`).
 GRAPH_SIZE_CAP = 512
@@ -65,8 +76,8 @@ FAMILY_100_CAP: Eras[int] = Eras((
 # Sizes `_set_cudagraph_sizes` adds to its default ones, off the stride, where they are at or below the largest
 # (min of the default or stated largest and max_num_batched_tokens; never beside stated sizes):
 # max_num_batched_tokens from v0.20.1, and max_num_seqs under plain decoding (the decode query length 1) without a
-# stated largest size from v0.31.0. Not modelled: v0.29.0's decode sizes under speculative decoding
-# (`uniform_decode_sizes` from `request_counts` × query length, :2030-2091 at v0.29.0).
+# stated largest size from v0.31.0; under speculative decoding from v0.29.0 the uniform decode sizes
+# (`graph_keys.spec_decode_sizes`: request counts × query length, :2030-2091 at v0.29.0).
 TOKENS_ADDED: Eras[bool] = Eras((
     Era("", False, "v0.20.0 config/vllm.py:1423-1530: the strided sizes only"),
     Era("0.20.1", True, "v0.20.1 config/vllm.py:1527-1532 'ensure max_num_tokens is captured if within max capture "
@@ -163,13 +174,18 @@ def capture_sizes(largest: int, smallest: tuple[int, ...] = (1, 2, 4), added: tu
     return [size for size in sizes if size <= largest]
 
 
-def added_sizes(inputs: CalibrationInputs, tokens: int, seqs: int, stated_largest: bool) -> tuple[int, ...]:
-    """The sizes the release adds to its default ones (`TOKENS_ADDED`, `SEQS_ADDED`): max_num_batched_tokens, and
-    max_num_seqs under plain decoding where no largest size is stated."""
+def added_sizes(inputs: CalibrationInputs, tokens: int, seqs: int, largest: int | None) -> tuple[int, ...]:
+    """The sizes the release adds to its default ones (`TOKENS_ADDED`, `SEQS_ADDED`, `graph_keys.SPEC_DECODE_SIZES`):
+    max_num_batched_tokens; where no largest size is stated (`largest` the default one, else None) max_num_seqs under
+    plain decoding, the uniform decode sizes under speculative decoding."""
     tokens_added = (tokens,) if TOKENS_ADDED.at(inputs.version) else ()
+    if largest is None:
+        return tokens_added
+    query = decode_query_len(inputs.settings, inputs.version)
     plain = spec_tokens(inputs.settings) == 0
-    seqs_added = (seqs,) if SEQS_ADDED.at(inputs.version) and plain and not stated_largest else ()
-    return (*tokens_added, *seqs_added)
+    seqs_added = (seqs,) if SEQS_ADDED.at(inputs.version) and plain else ()
+    cap = graph_size_cap(inputs.version, capability_family_100(inputs.gpu_name))
+    return (*tokens_added, *seqs_added, *spec_decode_sizes(query, seqs, largest, cap, inputs.version))
 
 
 def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
@@ -179,7 +195,8 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     (`compilation.py`) sets the mode, the sizes (those above max_num_batched_tokens dropped) or the largest default
     size; PIECEWISE captures no FULL graph, FULL a FULL graph at every size, FULL_DECODE_ONLY the decode ones only
     (v1/cudagraph_dispatcher.py; CUDAGraphMode.decode_mode / mixed_mode, config/compilation.py). Under speculative
-    decoding or LoRA the V1 runner's keys at v0.13.0-v0.28.x (graph_keys.py)."""
+    decoding or LoRA the V1 runner's keys at v0.13.0-v0.28.x, the largest size and added decode sizes of either
+    runner and the V2 runner's rounded decode keys (graph_keys.py)."""
     tokens, seqs, _ = batch_limits(inputs)
     stated = graph_config(inputs.settings.flags, inputs.version)
     family_100 = capability_family_100(inputs.gpu_name)
@@ -191,16 +208,21 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     v2 = inputs.model is not None and runs_v2(inputs.version, inputs.model, inputs.settings)
     keys = None if v2 else graph_keys(inputs.settings, config_fields(inputs.settings.flags, inputs.version),
                                       inputs.version)  # speculative decoding, LoRA (graph_keys.py)  # fmt: skip
-    query = keys.query_len if keys is not None else 1
+    query = decode_query_len(inputs.settings, inputs.version)  # VllmConfig's, either runner
     if stated.capture_sizes is not None:
         sizes = [size for size in stated.capture_sizes if size <= tokens]
     else:
-        largest = (stated.max_capture_size if stated.max_capture_size is not None
-                   else min(2 * seqs * query, graph_size_cap(inputs.version, family_100)))  # fmt: skip
-        added = added_sizes(inputs, tokens, seqs, stated.max_capture_size is not None)
+        default = min(2 * seqs * query, graph_size_cap(inputs.version, family_100))
+        largest = stated.max_capture_size if stated.max_capture_size is not None else default
+        added = added_sizes(inputs, tokens, seqs, default if stated.max_capture_size is None else None)
         sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version), added)
     mode = stated.mode or "FULL_AND_PIECEWISE"
     if keys is not None:
-        return keyed_counts(rounded_sizes(sizes, query, mode, inputs.version), seqs, mode, keys)
+        return keyed_counts(rounded_sizes(sizes, keys.query_len, mode, inputs.version), seqs, mode, keys)
+    v2_keys = V2_DECODE_KEYS.at(inputs.version) if v2 and query > 1 else None
+    if v2_keys == "sizes_rounded":  # V2 at v0.22.0-v0.24.x: rounded in every mode, keyed as V1's dispatcher
+        return keyed_counts(rounded_sizes(sizes, query, None, inputs.version), seqs, mode, GraphKeys(query_len=query))
+    if v2_keys == "keys_rounded":
+        return counts_by_mode(mode, len(sizes), v2_decode_graphs(sizes, query, seqs))
     decode = len([size for size in sizes if size <= seqs])
     return counts_by_mode(mode, len(sizes), decode)
