@@ -1,6 +1,7 @@
 """Flags typed at the door (argparse `type=`s): a positive, finite number of seconds (every timeout and
-interval), a GPU's index and a count of tokens (the probe's), a name that is not blank (a label value), and for Prometheus a URL httpx can send to, a CA
-bundle that loads, a token file that is one word of printable ASCII.
+interval), a GPU's index and a count of tokens (the probe's), a count of nodes or GPUs (the plan's), a name that
+is not blank (a label value), and for Prometheus a URL httpx can send to, a CA bundle that loads, a token file
+that is one word of printable ASCII.
 
 Each refusal is argparse's one line naming the flag (`kvtop cluster: error: argument --ca-file: …`),
 never a traceback from the TLS or HTTP layer later (`ssl.SSLError`, `Invalid IPv6 URL`, a non-ASCII
@@ -68,6 +69,15 @@ def whole_number(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, e.g. 4096 (got {text[:40]!r})") from None
+
+
+def node_count(text: str) -> int:
+    """A count of nodes or GPUs (`plan --nodes`, `--gpus-per-node`): a whole number; its range is the layout's to
+    check, which names the flag (`must be at least 1`)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, e.g. 2 (got {text[:40]!r})") from None
 
 
 def label_name(text: str) -> str:

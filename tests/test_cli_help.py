@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.cli import build_parser, main
-from kvtop.cli_args import gpu_index, positive_seconds, refresh_seconds, whole_number
+from kvtop.cli_args import gpu_index, node_count, positive_seconds, refresh_seconds, whole_number
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import engine_flags_help, neutral_flags_listing
 from kvtop.domain import launch
@@ -31,7 +31,7 @@ from kvtop.units import parse_size
 
 REPO = Path(__file__).resolve().parents[1]
 NUMBER_METAVARS = {int: {"N", "T"}, float: {"F", "SECONDS"}, positive_seconds: {"SECONDS"}, refresh_seconds: {"SECONDS"},
-                   gpu_index: {"N"}, whole_number: {"N", "T"}}  # fmt: skip
+                   gpu_index: {"N"}, whole_number: {"N", "T"}, node_count: {"N"}}  # fmt: skip
 FLAG = re.compile(r"(?<![\w-])--[a-z](?:[a-z0-9_.-]*[a-z0-9])?")  # TensorRT-LLM: --tp_size, --kv_cache_config.dtype
 EXAMPLE = re.compile(r"e\.g\. (\S+?)[,;)]?(?:\s|$)")
 STATED_DEFAULT = re.compile(r"\(default ([^;)\s]+)")
@@ -106,7 +106,7 @@ def test_each_example_and_stated_default_is_what_the_parser_takes(item: tuple[st
     for example in EXAMPLE.findall(help_text):
         if shown_metavar(action) == "SIZE":
             parse_size(example, field=action.option_strings[0])  # raises InputError if not a size
-        elif action.type in (int, float, positive_seconds, refresh_seconds):
+        elif action.type in (int, float, positive_seconds, refresh_seconds, node_count):
             action.type(example)  # type: ignore[misc]
         if action.choices:
             assert example in action.choices, f"{option_id(item)}: e.g. {example} is not a choice"
@@ -286,6 +286,17 @@ def test_a_probe_number_that_is_not_one_says_what_to_pass(
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1
     assert f"argument {flag}: {said} (got {value!r})" in err
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--nodes", "x"), ("--gpus-per-node", "1.5")])
+def test_a_plan_count_that_is_not_one_says_what_to_pass(capsys: pytest.CaptureFixture[str], flag: str, value: str) -> None:
+    """Session 61: `kvtop plan --nodes x` answered argparse's bare "invalid int value", unlike probe's counts."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plan", flag, value])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert f"argument {flag}: expected a whole number, e.g. 2 (got {value!r})" in err
+    assert "invalid int value" not in err
 
 
 def test_plan_help_lists_engine_version_which_plan_accepts(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from kvtop.cli_args import node_count
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
     add_calibration_store,
@@ -53,9 +54,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         f"the first one's KV budget: a comma list of {', '.join(ENGINE_IDS)}, or all",
     )
     nodes = parser.add_argument_group("across nodes")
-    nodes.add_argument("--nodes", type=int, default=None, metavar="N",
+    nodes.add_argument("--nodes", type=node_count, default=None, metavar="N",
                        help="lay the ranks over N nodes by the engine's rule (default: the launch's --nnodes, else 1)")
-    nodes.add_argument("--gpus-per-node", type=int, default=None, metavar="N",
+    nodes.add_argument("--gpus-per-node", type=node_count, default=None, metavar="N",
                        help="GPUs each node has (default: the ranks each node runs)")
     nodes.add_argument("--layouts", nargs="+", default=None, metavar="LAYOUT",
                        help="solve several layouts side by side, each NODESxGPUS and sizes: '2x8 tp16' '4x8 tp8 dp4' "

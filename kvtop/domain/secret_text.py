@@ -45,6 +45,7 @@ _SCHEME_TOKEN = re.compile(r"[A-Za-z0-9+/=._~-]{8,}")  # what follows a bare `Be
 _CUT_SCHEME_TOKEN = re.compile(r"[A-Za-z0-9+/=._~-]+(?=…|\Z)")  # ...however short, where a cut (…) or the text ends it
 _BRACKETS = re.compile(r"[\[\]{}\"'\\]")
 _BACKSLASHES = re.compile(r"\\*")
+_FLAG_WORD = re.compile(r"(?:--[A-Za-z][A-Za-z0-9_-]*|-[A-Za-z])(?=[=\s\"'`]|$)")  # `--port`, `--tp=2`, `-p`
 
 
 def redact_text(text: str) -> str:
@@ -152,7 +153,7 @@ def _value_after(text: str, start: int, end: int, name: str) -> tuple[int, int] 
     value = _without_separator(text, _quoted_or_word(text, value_at, enclosing=enclosing))  # --name=v, NAME=v, name=v
     if value is not None and text[value[0] : value[1]].lower() in _SCHEME_WORDS:  # `Authorization=Basic <b64>`
         token = _scheme_value(text, value[1])  # a token's shape, as after a bare `Bearer`: not `TOKEN=token --port 1`
-        if token is not None and text[token[0]] != "-":
+        if token is not None:
             return _without_separator(text, token)
     return value
 
@@ -195,7 +196,7 @@ def _quoted_or_word(
             word_end -= 1
     if scheme and text[at:word_end].lower() in _SCHEME_WORDS:  # `Bearer abc`: keep the scheme, mask the token
         token_at = _BLANKS.match(text, word_end).end()  # type: ignore[union-attr]
-        if word_end < token_at < len(text) and text[token_at] not in _SPACE:
+        if word_end < token_at < len(text) and text[token_at] not in _SPACE and not _FLAG_WORD.match(text, token_at):
             return _quoted_or_word(text, token_at, enclosing=enclosing, bare=bare)
     return at, word_end
 
@@ -248,9 +249,9 @@ def _matching_bracket(text: str, at: int) -> int:
 
 
 def _scheme_value(text: str, end: int) -> tuple[int, int] | None:
-    """After `Bearer`/`Basic`: the token that follows it, when one does."""
+    """After `Bearer`/`Basic`: the token that follows it, when one does; a flag (`Bearer --port 1`) is none."""
     at = _BLANKS.match(text, end).end()  # type: ignore[union-attr]
-    if at == end:
+    if at == end or _FLAG_WORD.match(text, at):
         return None
     token = _SCHEME_TOKEN.match(text, at) or _CUT_SCHEME_TOKEN.match(text, at)
     return token.span() if token else None

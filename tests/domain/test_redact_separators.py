@@ -56,3 +56,22 @@ def test_a_scheme_word_that_is_the_value_itself_is_masked_and_the_next_flag_stay
     """In a shell line `NAME=Basic` is the whole value and the next word a command or flag: only a token's shape
     (8 or more token characters, not a flag) after the scheme is read as its credential."""
     assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("auth: token --port 1", "auth: *** --port 1"),
+        ("Authorization: Bearer --port 8000", "Authorization: *** --port 8000"),
+        ("auth: token -p 1", "auth: *** -p 1"),
+        ("Bearer --max-model-len 4096", "Bearer --max-model-len 4096"),
+        ("Authorization=Bearer --max-model-len 4096", "Authorization=*** --max-model-len 4096"),
+        (f"auth: token {KEY} --port 1", "auth: token *** --port 1"),  # a token after the scheme: still masked
+        (f"Authorization: Bearer -{KEY}", "Authorization: Bearer ***"),  # base64url may open with '-'
+        (f"Authorization=Bearer -{KEY}", "Authorization=Bearer ***"),  # was `=***` and showed the token
+    ],
+)
+def test_a_flag_after_a_scheme_word_is_no_credential(text: str, expected: str) -> None:
+    """Session 61's regression pass: `auth: token --port 1` read `--port` as the token after the scheme and
+    printed `auth: token *** 1`. A flag (`--name`, `-x`) is never the credential: the scheme word is the value."""
+    assert redact_text(text) == expected
