@@ -42,7 +42,7 @@ The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
   the rest as 0.5.18 (0.5.19 :262, 0.5.20 :267, 0.5.21 :275, 0.5.22 :138, 0.5.23 :170; decode node 0.5.19 :580,
   0.5.23 :568-575; memory_hook.py:381); 0.5.23 keeps DeepSeek-V4's graphs only for a prefill CP kvtop refuses.
 - v0.5.20 … v0.5.23: KDA hybrid linear attention too (`uses_kda_attention`, configs/model_config.py:183-205 at 0.5.20:
-  Kimi-Linear's `linear_attn_config.kda_layers`, `_KDA`).
+  Kimi-Linear's `linear_attn_config.kda_layers`, `StateSpec.kda_layers_listed`).
 Not modelled: two-batch overlap and attention CP are refused flags (flags_unmodelled.py); a multimodal model on
 the piecewise allowlist runs tc_piecewise (0.5.17 server_args.py:4349-4360), whose own rules are not applied.
 0.5.14 was not read: the earlier release's rules are taken.
