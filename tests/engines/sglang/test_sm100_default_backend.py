@@ -13,8 +13,6 @@ Expected values are SGLang's own code, read in its wheels:
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from kvtop.cli import main
@@ -23,19 +21,16 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from tests.conftest import CONFIGS
+from tests.engines.measured_flags import plan_json
 
 DSV3 = str(CONFIGS / "deepseek-ai--DeepSeek-V3.json")
 LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+SGLANG = ("--engine", "sglang")
 
 
 @pytest.fixture(autouse=True)
 def _no_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
-
-
-def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> dict:  # type: ignore[type-arg]
-    assert main(["plan", "--json", "--engine", "sglang", *args]) == 0
-    return dict(json.loads(capsys.readouterr().out))
 
 
 @pytest.mark.parametrize(("gpu", "page"), [
@@ -45,13 +40,13 @@ def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> dict:  # type: igno
 def test_deepseek_v3s_default_backend_pages_by_64_on_sm100_only(
     capsys: pytest.CaptureFixture[str], gpu: str, page: int
 ) -> None:
-    plan = _plan(capsys, "--model", DSV3, "--tp", "8", "--gpu", gpu, "--engine-version", "0.5.6.post2")
+    plan = plan_json(capsys, SGLANG, "--model", DSV3, "--tp", "8", "--gpu", gpu, "--engine-version", "0.5.6.post2")
     assert plan["page_size"] == page
 
 
 @pytest.mark.parametrize(("gpu", "page"), [("B200", 64), ("RTX PRO 6000", 1), ("RTX5090", 1)])
 def test_the_mha_default_trtllm_mha_is_sm100s_too(capsys: pytest.CaptureFixture[str], gpu: str, page: int) -> None:
-    plan = _plan(capsys, "--model", LLAMA_8B, "--gpu", gpu, "--engine-version", "0.5.6.post2")
+    plan = plan_json(capsys, SGLANG, "--model", LLAMA_8B, "--gpu", gpu, "--engine-version", "0.5.6.post2")
     assert plan["page_size"] == page
 
 
@@ -60,7 +55,7 @@ def test_the_default_trtllm_mla_kv_dtype_check_follows_sm100(capsys: pytest.Capt
     launch = ["--model", DSV3, "--tp", "8", "--kv-cache-dtype", "fp8_e5m2", "--engine-version", "0.5.23"]
     assert main(["plan", "--engine", "sglang", *launch, "--gpu", "NVIDIA B300 SXM6 AC"]) != 0
     assert "runs trtllm_mla with --kv-cache-dtype" in capsys.readouterr().err
-    assert _plan(capsys, *launch, "--gpu", "RTX PRO 6000")["page_size"] == 1
+    assert plan_json(capsys, SGLANG, *launch, "--gpu", "RTX PRO 6000")["page_size"] == 1
 
 
 def _check(backend: str, gpu: str, version: str) -> None:

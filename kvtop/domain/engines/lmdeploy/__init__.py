@@ -43,6 +43,13 @@ TURBOMIND_STORAGE_OFFLINE_INT8 = KvStorage(format_names=tuple(OFFLINE_QUANT_POLI
 PYTORCH_STORAGE = KvStorage(format_names=_NAMES, int_kv_scale_zero=True, ds_mla_on_fp8_dsa=True)
 
 
+def _backend(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """The backend the model resolves to (memory.resolve_backend); None where it refuses the launch (the budget
+    says why)."""
+    try:
+        return resolve_backend(model, settings, version)[0]
+    except KvtopError:
+        return None
 
 
 class LmdeployRules(LmdeployBudget, EngineBase):
@@ -80,10 +87,8 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
     ) -> KvStorage:
         """TurboMind's int8/int4 layout (the MLA latent twice before v0.12.2), or the PyTorch engine's."""
-        try:
-            backend, _ = resolve_backend(model, settings, version)
-        except KvtopError:  # the budget says why; the storage is TurboMind's until then
-            backend = "turbomind"
+        # a refused launch: the storage is TurboMind's until the budget says why
+        backend = _backend(model, settings, version) or "turbomind"
         if backend == "pytorch":  # a DSA model's `auto` is FP8 in some releases (dsa.py)
             return dsa_storage(model, settings.kv_cache_dtype, PYTORCH_STORAGE, version)
         if not since(TURBOMIND_ONLINE_KV_QUANT_SINCE, version):
@@ -126,11 +131,8 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         """TurboMind before 0.15.0 does not read --ep (ep_sizes.py): planned as EP off, said once."""
         from kvtop.domain.engines.lmdeploy.ep_sizes import expert_parallel_unread
 
-        try:
-            backend, _ = resolve_backend(model, settings, version)
-        except KvtopError:  # the budget says why
-            return None
-        return expert_parallel_unread(backend, settings, version)
+        backend = _backend(model, settings, version)
+        return expert_parallel_unread(backend, settings, version) if backend else None
 
     def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
         """TurboMind from 0.15.0 splits the shared experts and dense FFN under --ep over its MLP TP group
@@ -139,9 +141,8 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         from kvtop.domain.engines.lmdeploy.ep_sizes import backend_dp_refusal, ep_refusal
         from kvtop.domain.engines.lmdeploy.turbomind_ep import turbomind_mlp_split
 
-        try:
-            backend, _ = resolve_backend(model, settings, version)
-        except KvtopError:  # the budget says why
+        backend = _backend(model, settings, version)
+        if backend is None:
             return MlpSplit()
         no_dp = backend_dp_refusal(backend, settings, version)
         if no_dp:
@@ -156,10 +157,7 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         TurboMind splits both over TP (§16.1)."""
         from kvtop.domain.engines.lmdeploy.vocab_split import pytorch_vocab_split
 
-        try:
-            backend = resolve_backend(model, settings, version)[0]
-        except KvtopError:  # the budget says why
-            return VocabSplit()
+        backend = _backend(model, settings, version)
         return pytorch_vocab_split(model, version) if backend == "pytorch" else VocabSplit()
 
     def world_ranks(self, model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> int | None:
@@ -168,10 +166,7 @@ class LmdeployRules(LmdeployBudget, EngineBase):
         typed --backend only (the default backend is the model's)."""
         from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world
 
-        try:
-            backend = resolve_backend(model, settings, version)[0] if model is not None else settings.backend
-        except KvtopError:  # the budget says why
-            return None
+        backend = _backend(model, settings, version) if model is not None else settings.backend
         return pytorch_world(settings, version) if backend == "pytorch" else None
 
     def uncapped(self, settings: LaunchSettings) -> LaunchSettings:

@@ -9,7 +9,7 @@ pytorch/check_env/dist.py) and the wheels 0.14.0 – 0.18.0 (TurboMind; turbomin
   `DistConfig` makes the world dp ranks at dp > 1 (max(tp, ep) at dp 1, where every ep > 1 exits).
 * The PyTorch engine from v0.11.0 (PR #4004 'Refactor dp tp'): `DistChecker` exits unless ep % dp == 0 and
   `DistConfig.__post_init__` makes the world `ep` ranks, attention TP ep ÷ dp, the MLP's TP `tp`, the experts' TP 1.
-* The PyTorch engine's `--dp` (`PYTORCH_DP_ERAS`): one DP world from v0.9.0 (serve/openai/launch_server.py; tp 1
+* The PyTorch engine's `--dp` (`pytorch_world.PYTORCH_DP_ERAS`): one DP world from v0.9.0 (serve/openai/launch_server.py; tp 1
   without ep exits), one DP rank a server at v0.8.0 (not modelled). Which world, and which sizes exit:
   pytorch_world.py (planned with `ParallelLayout.world`, attention data-parallel inside it).
 * TurboMind's `--dp`: v0.8.0 never reads it (one engine: not modelled), v0.9.0 – v0.10.2 exit on it
@@ -24,16 +24,12 @@ from __future__ import annotations
 
 from typing import Literal
 
+from kvtop.domain.engines.lmdeploy.eras import PARALLEL_FLAGS_ERAS
+from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world_refusal
 from kvtop.domain.engines.lmdeploy.turbomind_ep import TURBOMIND_EP_ERAS, mlp_tp_and_devices
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 
-# `lmdeploy serve api_server --ep/--dp`: absent through v0.7.3 (cli/utils.py has no ArgumentHelper.ep/.dp)
-PARALLEL_FLAGS_ERAS: Eras[bool] = Eras((
-    Era("", False, "cli/utils.py, cli/serve.py (v0.7.3): no --ep, no --dp; argparse exits on them"),
-    Era("0.8.0", True, "cli/utils.py (v0.8.0) ArgumentHelper.ep (PR #3313 'add deepep') and .dp (PR #3207 "
-                       "'Torch dp support'), cli/serve.py add_parser_api_server"),
-))  # fmt: skip
 TurbomindDp = Literal["absent", "unread", "asserts", "read"]
 # what `serve api_server --dp N` (N > 1) does with TurboMind
 TURBOMIND_DP_ERAS: Eras[TurbomindDp] = Eras((
@@ -43,15 +39,6 @@ TURBOMIND_DP_ERAS: Eras[TurbomindDp] = Eras((
         "asserts a --proxy-url, then 'only support dp > 1, but give dp=1': TurbomindEngineConfig(dp) is never set"),
     Era("0.11.0", "read", "cli/serve.py (v0.11.0) TurbomindEngineConfig(dp=args.dp), one api_server "
         "(`if args.dp == 1 or backend == 'turbomind'`)"),
-))  # fmt: skip
-PytorchEp = Literal["dp_multiple_of_ep", "ep_world"]
-# what the PyTorch engine's DistChecker / DistConfig take at ep > 1
-PYTORCH_EP_ERAS: Eras[PytorchEp] = Eras((
-    Era("", "dp_multiple_of_ep", "pytorch/check_env/dist.py (v0.8.0 – v0.10.2) DistChecker: 'ep>1 requires dp % ep "
-        "== 0'; pytorch/config.py DistConfig world_size = dp at dp > 1"),
-    Era("0.11.0", "ep_world", "PR #4004 (2025-11-14) 'Refactor dp tp': check_env/dist.py 'ep>1 requires ep % dp == "
-        "0'; pytorch/config.py DistConfig world_size = ep, attn_tp = world ÷ dp, mlp_tp = tp, moe_tp = 1 (alike "
-        "through the 0.18.0 wheel)"),
 ))  # fmt: skip
 
 
@@ -63,8 +50,6 @@ def ep_refusal(backend: str, settings: LaunchSettings, version: ResolvedVersion)
     if not PARALLEL_FLAGS_ERAS.at(version):
         return _no_flag("--ep", version)
     if backend == "pytorch":
-        from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world_refusal  # imports this module
-
         return pytorch_world_refusal(settings, version)
     if not TURBOMIND_EP_ERAS.at(version):
         return None  # not read: planned as EP off
@@ -102,23 +87,12 @@ def turbomind_dp_refusal(settings: LaunchSettings, version: ResolvedVersion) -> 
     return None
 
 
-# how `serve api_server --dp N` (N > 1) runs the PyTorch engine
-PYTORCH_DP_ERAS: Eras[bool] = Eras((
-    Era("", False, "cli/serve.py (v0.8.0): one api_server per --dp-rank, DistChecker asks ray at dp > 1"),
-    Era("0.9.0", True, "cli/serve.py (v0.9.0 – 0.18.0) runs serve/openai/launch_server.py at dp > 1: asserts "
-                       "'only support tp > 1 or ep > 1', then one DP world (pytorch/config.py DistConfig; "
-                       "pytorch_world.py)"),
-))  # fmt: skip
-
-
 def backend_dp_refusal(backend: str, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
     """Why `backend` ('turbomind' or 'pytorch') at `version` refuses the launch's --dp; None where it plans it."""
     if backend == "turbomind":
         return turbomind_dp_refusal(settings, version)
     if settings.ep > 1:  # --dp with --ep: `ep_refusal` answers for both
         return None
-    from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world_refusal  # imports this module
-
     return pytorch_world_refusal(settings, version)
 
 

@@ -24,6 +24,12 @@ from kvtop.domain.engines.versions import (
     resolve,
 )
 
+# `lmdeploy serve api_server --ep/--dp`: absent through v0.7.3 (cli/utils.py has no ArgumentHelper.ep/.dp)
+PARALLEL_FLAGS_ERAS: Eras[bool] = Eras((
+    Era("", False, "cli/utils.py, cli/serve.py (v0.7.3): no --ep, no --dp; argparse exits on them"),
+    Era("0.8.0", True, "cli/utils.py (v0.8.0) ArgumentHelper.ep (PR #3313 'add deepep') and .dp (PR #3207 "
+                       "'Torch dp support'), cli/serve.py add_parser_api_server"),
+))  # fmt: skip
 Share = Literal["sequences", "total", "free", "object_cache"]
 # §1: what TurboMind's `cache_max_entry_count` is a share of.
 TURBOMIND_SHARE_ERAS: Eras[Share] = Eras((

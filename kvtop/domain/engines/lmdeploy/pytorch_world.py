@@ -21,9 +21,27 @@ inside it; the routed experts over ep (moe_tp 1), or over tp without --ep. Each 
 
 from __future__ import annotations
 
-from kvtop.domain.engines.lmdeploy.ep_sizes import PARALLEL_FLAGS_ERAS, PYTORCH_DP_ERAS, PYTORCH_EP_ERAS
-from kvtop.domain.engines.versions import ResolvedVersion
+from typing import Literal
+
+from kvtop.domain.engines.lmdeploy.eras import PARALLEL_FLAGS_ERAS
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
+
+PytorchEp = Literal["dp_multiple_of_ep", "ep_world"]
+# what the PyTorch engine's DistChecker / DistConfig take at ep > 1
+PYTORCH_EP_ERAS: Eras[PytorchEp] = Eras((
+    Era("", "dp_multiple_of_ep", "pytorch/check_env/dist.py (v0.8.0 – v0.10.2) DistChecker: 'ep>1 requires dp % ep "
+        "== 0'; pytorch/config.py DistConfig world_size = dp at dp > 1"),
+    Era("0.11.0", "ep_world", "PR #4004 (2025-11-14) 'Refactor dp tp': check_env/dist.py 'ep>1 requires ep % dp == "
+        "0'; pytorch/config.py DistConfig world_size = ep, attn_tp = world ÷ dp, mlp_tp = tp, moe_tp = 1 (alike "
+        "through the 0.18.0 wheel)"),
+))  # fmt: skip
+# how `serve api_server --dp N` (N > 1) runs the PyTorch engine
+PYTORCH_DP_ERAS: Eras[bool] = Eras((
+    Era("", False, "cli/serve.py (v0.8.0): one api_server per --dp-rank, DistChecker asks ray at dp > 1"),
+    Era("0.9.0", True, "cli/serve.py (v0.9.0 – 0.18.0) runs serve/openai/launch_server.py at dp > 1: asserts "
+                       "'only support tp > 1 or ep > 1', then one DP world (pytorch/config.py DistConfig)"),
+))  # fmt: skip
 
 
 def pytorch_world(settings: LaunchSettings, version: ResolvedVersion) -> int | None:

@@ -39,7 +39,8 @@ READ: Mapping[str, FlagRow] = {
     "--enable-piecewise-cuda-graph": FlagRow("0.5.4", "0.5.13", "srt/server_args.py:2976 (v0.5.4) … :6665 (v0.5.13); "
                                              "none at v0.5.3.post1 or v0.5.14"),
 }  # fmt: skip
-FLAG_RELEASES: Mapping[str, FlagRow] = merged((UNMODELLED, *(group for _, group in NEUTRAL_GROUPS.values()), READ))
+_NEUTRAL: Mapping[str, FlagRow] = merged(group for _, group in NEUTRAL_GROUPS.values())
+FLAG_RELEASES: Mapping[str, FlagRow] = merged((UNMODELLED, _NEUTRAL, READ))
 _READ_RELEASES = tuple((text, key) for text in RELEASES_READ if (key := parse_release(text)) is not None)
 _FIRST_READ = _READ_RELEASES[0][1]
 
@@ -70,10 +71,6 @@ def check_flag_release(flag: str, version: ResolvedVersion, instead: str = "") -
     reason = missing_reason(flag, version)
     if reason is not None:
         raise InputError(f"SGLang {version.label} has no {flag} ({reason}){instead}", field=flag)
-
-
-
-_NEUTRAL: Mapping[str, FlagRow] = merged(group for _, group in NEUTRAL_GROUPS.values())
 
 
 def check_neutral_flag_releases(flags: Mapping[str, object], version: ResolvedVersion) -> None:

@@ -42,7 +42,7 @@ The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
   the rest as 0.5.18 (0.5.19 :262, 0.5.20 :267, 0.5.21 :275, 0.5.22 :138, 0.5.23 :170; decode node 0.5.19 :580,
   0.5.23 :568-575; memory_hook.py:381); 0.5.23 keeps DeepSeek-V4's graphs only for a prefill CP kvtop refuses.
 - v0.5.20 … v0.5.23: KDA hybrid linear attention too (`uses_kda_attention`, configs/model_config.py:183-205 at 0.5.20:
-  Kimi-Linear's `linear_attn_config.kda_layers`, `_KDA`).
+  Kimi-Linear's `linear_attn_config.kda_layers`, `StateSpec.kda_layers_listed`).
 Not modelled: two-batch overlap and attention CP are refused flags (flags_unmodelled.py); a multimodal model on
 the piecewise allowlist runs tc_piecewise (0.5.17 server_args.py:4349-4360), whose own rules are not applied.
 0.5.14 was not read: the earlier release's rules are taken.
@@ -155,14 +155,13 @@ TC_LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("0.5.16", (*_TC_0_5_14, DCP), "the same + dcp_size > 1 (0.5.16 server_args.py:3688-3757, 0.5.17 :4377, "
         "0.5.18 :4591; 0.5.19 arg_groups/cuda_graph_hook.py:169-246, 0.5.21 :177-259)"),
 ))  # fmt: skip
-_COHERE2 = frozenset({_COHERE2_VISION})
 # the classes whose prefill backend is tc_piecewise: (every model, the multimodal classes switched to it)
 TC_BACKEND_ERAS: Eras[tuple[bool, frozenset[str]]] = Eras((
     Era("", (False, frozenset()), "before 0.5.14: server_args.py _handle_piecewise_cuda_graph (LAUNCH_ERAS)"),
     Era("0.5.14", (True, frozenset()), "model_executor/cuda_graph_config.py:91: default prefill backend tc_piecewise"),
     Era("0.5.15", (False, frozenset()), "cuda_graph_config.py default_prefill_backend breakable (0.5.15.post1:101); "
         "no multimodal switch in server_args.py _apply_cuda_graph_compatibility (0.5.15:3255-3268)"),
-    Era("0.5.16", (False, _MINIMAX_M3 | _COHERE2 | {_KIMI_K25}), "server_args.py:3663-3671 switches a multimodal class "
+    Era("0.5.16", (False, _MINIMAX_M3 | {_COHERE2_VISION, _KIMI_K25}), "server_args.py:3663-3671 switches a multimodal class "
         "on configs/model_config.py:1776 (0.5.17 :1839, 0.5.18 :1908) to tc_piecewise"),
     Era("0.5.19", (False, _MINIMAX_M3 | {_KIMI_K25}), "arg_groups/cuda_graph_hook.py:141-158 (0.5.21 :149-166), "
         "configs/model_config.py:1973 (0.5.21 :2295): Cohere2-Vision off the list"),
