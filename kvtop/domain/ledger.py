@@ -58,7 +58,7 @@ def layout_from_settings(settings: LaunchSettings, model: ModelSpec | None = Non
     """The launch's layout from its flags, with the world its engine states (`EngineRules.world_ranks`): with the
     model where the caller has it (an engine whose backend is the model's, LMDeploy's, decides the world by it, as
     the ledger does), else from the launch alone."""
-    world = engine_rules(settings.engine).world_ranks(model, settings, ResolvedVersion(text=settings.engine_version))
+    world = engine_rules(settings.engine).world_ranks(model, settings, stated_release(settings))
     return with_world(_flag_layout(settings), world)
 
 
