@@ -58,8 +58,14 @@ def layout_from_settings(settings: LaunchSettings, model: ModelSpec | None = Non
     """The launch's layout from its flags, with the world its engine states (`EngineRules.world_ranks`): with the
     model where the caller has it (an engine whose backend is the model's, LMDeploy's, decides the world by it, as
     the ledger does), else from the launch alone."""
+    world = engine_rules(settings.engine).world_ranks(model, settings, stated_release(settings))
+    return with_world(_flag_layout(settings), world)
+
+
+def _flag_layout(settings: LaunchSettings) -> ParallelLayout:
+    """The layout as the launch's flags say it, before its engine states a world (`with_world`)."""
     rules = engine_rules(settings.engine)
-    layout = ParallelLayout(
+    return ParallelLayout(
         tp=settings.tp,
         pp=settings.pp,
         dp=settings.dp,
@@ -69,7 +75,6 @@ def layout_from_settings(settings: LaunchSettings, model: ModelSpec | None = Non
         dcp_splits_kv_heads=rules.dcp_splits_kv_heads,
         experts_over_replicas=rules.experts_over_replicas,
     )
-    return with_world(layout, rules.world_ranks(model, settings, ResolvedVersion(text=settings.engine_version)))
 
 
 def with_world(layout: ParallelLayout, world: int | None) -> ParallelLayout:
@@ -187,13 +192,13 @@ def _solve(
         raise
     deployment = rules.deployment
     setup = deployment.setup(settings)
-    layout = layout_from_settings(settings, model)
+    layout = _flag_layout(settings)
     try:
         layout, ep_note = _without_idle_ep(rules, model, layout, settings, version)
         layout = layout.model_copy(update={"mlp_split": rules.mlp_split(model, settings, version),
                                            "vocab_split": rules.vocab_split(model, settings, version)})  # fmt: skip
-        unstated = layout.model_copy(update={"world": None, "dp_attention": settings.enable_dp_attention})
-        layout = with_world(unstated, rules.world_ranks(model, settings, version))  # the model's backend decides
+        # the world at the resolved release, the model's backend deciding it (`layout_from_settings` reads the flag's)
+        layout = with_world(layout, rules.world_ranks(model, settings, version))
         validate_layout(model, layout)
     except LayoutError as err:
         _unregistered_first(model, settings, version)

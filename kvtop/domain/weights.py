@@ -103,7 +103,11 @@ def embedding_tp(model: ModelSpec, layout: ParallelLayout) -> int:
     V3/V3.2 and Kimi-K2 reuse, and in Llama4Model); their LM head stays split over the whole TP group
     (`ParallelLMHead` uses the attention-TP group only with --enable-dp-lm-head).
     """
-    if layout.vocab_split.embedding_whole or (layout.dp_attention and model.embedding_whole_under_dp_attention):
+    split = layout.vocab_split
+    if split.embedding_whole:
+        return 1
+    # an engine that states its split over attention TP (LMDeploy's DP world) builds its own class, not the one above
+    if layout.dp_attention and model.embedding_whole_under_dp_attention and not split.over_attention_tp:
         return 1
     return vocab_tp(layout)
 

@@ -409,8 +409,8 @@ def plan(
         except KvtopError as err:
             before_error = str(err)
     try:
-        settings = apply_edits(base or live, texts, node_gpus, after_model or model)
         planned = after_model or model
+        settings = apply_edits(base or live, texts, node_gpus, planned)  # a bad field is said before a missing model
         if planned is None:
             raise InputError("no model to plan with yet", field="model")
         edited = measured_edits(measured, texts)

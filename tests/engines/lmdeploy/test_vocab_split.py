@@ -77,3 +77,13 @@ def test_the_deepseek_classes_split_over_attention_tp_in_the_dp_world() -> None:
     vocab, hidden = _shape(DEEPSEEK_V3)
     rows = _rows(DEEPSEEK_V3, ["--backend", "pytorch", "--tp", "8", "--dp", "8", "--ep", "8", "--engine-version", "0.16.0"])
     assert rows["embedding"] == rows["lm_head"] == (-(-vocab // 64) * 64 * hidden * 2, 1) == (1_853_358_080, 1)
+
+
+def test_the_deepseek_embedding_splits_over_attention_tp_wider_than_one() -> None:
+    """0.16.0 `--tp 8 --dp 2`: one world of 8 ranks, attention TP 8 ÷ 2 = 4 (config.py DistConfig): ParallelEmbedding
+    (is_tp=True, layer_type 'attn', deepseek_v2.py 0.16.0:986) holds a quarter of the padded vocab like the
+    ParallelLMHead, not the whole table SGLang's DeepseekV2Model builds under DP attention."""
+    vocab, hidden = _shape(DEEPSEEK_V3)
+    rows = _rows(DEEPSEEK_V3, ["--backend", "pytorch", "--tp", "8", "--dp", "2", "--engine-version", "0.16.0"])
+    quarter = -(-vocab // 64) * 64 // 4 * hidden * 2
+    assert rows["embedding"] == rows["lm_head"] == (quarter, 4) == (463_339_520, 4)
