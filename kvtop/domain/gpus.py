@@ -233,6 +233,11 @@ SM100 = CapabilityFamily("SM100", 10, 10)
 SM90_AND_NEWER = CapabilityFamily("SM90+", 9, None)
 NO_GPU = CapabilityFamily("no GPU", 1, 0)  # holds none (its first major above its last): a rule off on every GPU
 
+# Capability major 10 and newer (SM100, SM103, SM120 and SM121 alike): SGLang's `auto` KV for a DeepSeek DSA model reads
+# `torch.cuda.get_device_capability()` as `fp8_e4m3 if major >= 10 else "bfloat16"` (server_args.py inline at the
+# first DSA releases, `_set_default_nsa_kv_cache_dtype` later, the arg_groups DSA view at 0.5.2x)
+SM100_AND_NEWER = CapabilityFamily("SM100+", 10, None)
+
 
 def is_sm100_family(gpu_name: str | None) -> bool:
     """Whether the GPU's capability major is 10 (`SM100`); False for an unknown GPU."""

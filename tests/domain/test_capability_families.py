@@ -6,7 +6,8 @@ Station's GB300 ('compute capability 10.3', 61363111305) takes what a B200 (10.0
 Blackwell, 'compute cap 12.0', 69692196936) does not:
 - SGLang `is_sm100_supported` (major 10; utils/common.py:244-249 at v0.5.6): fa4's page at 0.5.10rc0 … 0.5.14
   (server_args.py:4651-4659 at 0.5.14), the FP8 DSA trtllm backends' raw 576-B row from 0.5.10
-  (`_set_default_nsa_backends`), the `auto` DSA KV default, GPT-OSS's trtllm_mha full pool at 0.5.8 … 0.5.9;
+  (`_set_default_nsa_backends`), GPT-OSS's trtllm_mha full pool at 0.5.8 … 0.5.9;
+- SGLang's `auto` DSA KV default, `fp8_e4m3 if major >= 10` (`_set_default_nsa_kv_cache_dtype`): SM120 too;
 - LMDeploy `flash_mla_available` (major >= 9; lmdeploy/pytorch/configurations/utils.py): 64-token blocks for MLA.
 The expected bytes per token are SGLang's own (tests/data/engine_diff/sglang-0.5.23.json, test_sglang_engine_rows.py S1).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from kvtop.cli import main
-from kvtop.domain.gpus import SM90_AND_NEWER, SM100, gpu_total_bytes
+from kvtop.domain.gpus import SM90_AND_NEWER, SM100, SM100_AND_NEWER, gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from tests.data_paths import CONFIGS
@@ -35,6 +36,8 @@ def test_the_families_read_the_capability_table() -> None:
     assert all(SM100.holds(name) for name in SM100_NAMES)
     assert not any(SM100.holds(name) for name in (*SM120_NAMES, "H100", "NVIDIA H100 80GB HBM3", "A100", None, "X9"))
     assert all(SM90_AND_NEWER.holds(name) for name in (*SM100_NAMES, *SM120_NAMES, "NVIDIA H100 80GB HBM3", "GH200"))
+    assert all(SM100_AND_NEWER.holds(name) for name in (*SM100_NAMES, *SM120_NAMES))
+    assert not any(SM100_AND_NEWER.holds(name) for name in ("NVIDIA H100 80GB HBM3", "GH200", None))
     assert not any(SM90_AND_NEWER.holds(name) for name in ("A100-80GB", "L40S", "RTX4090", None, "X9"))
 
 
@@ -60,7 +63,9 @@ def test_fp8_dsa_keeps_the_raw_latent_on_every_sm100_name(gpu: str) -> None:
 @pytest.mark.parametrize("gpu", SM120_NAMES)
 def test_fp8_dsa_keeps_656_byte_rows_on_sm120(gpu: str) -> None:
     assert _sglang("0.5.10", DSV32, "fp8_e4m3", gpu).kv_bytes_per_token == 48_068
-    assert _sglang("0.5.10", DSV32, "auto", gpu).kv_bytes_per_token > 48_068  # bf16, not FP8
+    # `auto` is FP8 there too (SGLang's DSA default: major >= 10), in 656-B rows; bf16 below SM100
+    assert _sglang("0.5.10", DSV32, "auto", gpu).kv_bytes_per_token == 48_068
+    assert _sglang("0.5.10", DSV32, "auto", "H100").kv_bytes_per_token > 48_068
 
 
 @pytest.mark.parametrize(("gpu", "full_pool"), [*((name, True) for name in SM100_NAMES), ("RTX PRO 6000", False),
