@@ -69,7 +69,12 @@ from kvtop.domain.engines.vllm.profile_run import (
 )
 from kvtop.domain.engines.vllm.startup_split import logged_terms as logged_terms  # v0.27+'s split, read back
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
-from kvtop.domain.engines.vllm.v2_graphs import v2_graph_extras, v2_placeholder, with_v2_beside
+from kvtop.domain.engines.vllm.v2_graphs import (
+    v1_graph_extras,
+    v2_graph_extras,
+    v2_placeholder,
+    with_v2_beside,
+)
 from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.layout import largest_stage_layers
@@ -266,7 +271,7 @@ def _graph_features(inputs: CalibrationInputs, *, v1_runner: bool = False) -> tu
     piecewise, full = graph_counts(inputs)
     if not piecewise and not full:
         return None  # cudagraph_mode NONE (compilation.py): nothing captured
-    extra = max(piecewise - 1, 0) + max(full - 1, 0) if v1_runner else v2_graph_extras(inputs, piecewise, full)
+    extra = v1_graph_extras(piecewise, full) if v1_runner else v2_graph_extras(inputs, piecewise, full)
     layers = largest_stage_layers(inputs.model.num_layers, inputs.layout.pp, PP_SPLIT_ERAS.at(inputs.version))
     return ((extra + 1) * layers / 1000,)
 
