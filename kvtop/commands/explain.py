@@ -33,6 +33,7 @@ from kvtop.domain.explanation import EstimatedInput, PoolPart, findings_beside_v
 from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.launch_tokens import split_command
+from kvtop.domain.wording import with_the
 from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
@@ -208,13 +209,6 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     return 0
 
 
-def _the(label: str) -> str:
-    """'the weights', but 'the profiling run's CUDA graphs' and "TensorRT-LLM's profiled activation peak" as they are:
-    a label that has its article or a possessive first word takes no second one."""
-    first = label.split(" ", 1)[0]
-    return label if first == "the" or first.endswith("'s") else f"the {label}"
-
-
 def _check_typed_layout(typed: frozenset[str], model: Any, settings: LaunchSettings) -> None:
     """A --tp typed here that the model cannot run on (`--tp 3` over 64 heads) is the operator's bad input, refused in
     one line as `plan` refuses it (`layout.validate_layout`), not a verdict that the log cannot be rebuilt (exit 0).
@@ -347,7 +341,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
         lines += _steps_text(result.ledger.engine.steps)
         source = (
             f"from the estimated {result.estimated.label}'s {result.estimated.source} range"
-            + "".join(f" and the error of {_the(other.label)} (± {fmt_gib(other.error_bytes)} {other.source})"
+            + "".join(f" and the error of {with_the(other.label)} (± {fmt_gib(other.error_bytes)} {other.source})"
                       for other in result.estimated.others)
             if result.estimated is not None
             else "from the log's 2-decimal rounding"

@@ -69,6 +69,13 @@ def with_article(text: str) -> str:
     return f"{a_or_an(text)} {text}"
 
 
+def with_the(label: str) -> str:
+    """'the weights', but 'the profiling run's CUDA graphs' and "TensorRT-LLM's profiled activation peak" as they are:
+    a label that has its article or a possessive first word takes no second one."""
+    first = label.split(" ", 1)[0]
+    return label if first == "the" or first.endswith("'s") else f"the {label}"
+
+
 def a_gib(num_bytes: int | float) -> str:
     """'a 6.00 GiB', 'an 11.63 GiB': a byte figure with its article."""
     return with_article(gib(num_bytes))

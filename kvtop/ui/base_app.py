@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -24,6 +25,9 @@ from kvtop.domain.secret_text import redact_text
 from kvtop.domain.terminal import safe_text
 from kvtop.ui.safe_lines import TerminalSafe
 from kvtop.ui.theming import KV_TOKENS, install_palettes
+
+if TYPE_CHECKING:
+    from rich.traceback import Trace
 
 #: Widgets where `q` is typed, not a command: it never quits from them (ctrl+q always does).
 TYPING_WIDGETS = (Input, Select, OptionList, TextArea)  # a Select's open list is an OptionList
@@ -101,7 +105,7 @@ class KvtopBaseApp(App[int]):
         Textual prints an unhandled error's traceback with every frame's locals (`show_locals=True`): a crash would
         print the cluster view's bearer token, a process's unredacted command line or a typed launch's `--api-key`
         to the terminal, and a crash report is what gets pasted into an issue. The frames, lines and the error's
-        type stay; the message passes the one redactor (`redact_text`)."""
+        type stay; every text the error carries passes the one redactor (`_redacted`)."""
         import rich
         from rich.segment import Segments
         from rich.traceback import Traceback
@@ -110,9 +114,7 @@ class KvtopBaseApp(App[int]):
         if error is None:  # nothing to report on: Textual's own path
             super()._fatal_error()
             return
-        trace = Traceback.extract(type(error), error, error.__traceback__, show_locals=False)
-        for stack in trace.stacks:
-            stack.exc_value = redact_text(stack.exc_value)
+        trace = _redacted(Traceback.extract(type(error), error, error.__traceback__, show_locals=False))
         self.bell()
         traceback = Traceback(trace, width=None, suppress=[rich])
         self._exit_renderables.append(Segments(self.console.render(traceback, self.console.options)))
@@ -172,3 +174,20 @@ class KvtopBaseApp(App[int]):
         position = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(position + 1) % len(names)]
         self.notify(f"theme: {self.theme}", timeout=2)
+
+
+def _redacted(trace: Trace) -> Trace:
+    """`trace` with every text its errors carry passed through the one redactor (`redact_text`), as the CLI's
+    `crash_report` redacts every line: each chained error's message and notes (`add_note`: a wrapper may note the
+    command line it ran), a syntax error's message, source line and notes, and each error an ExceptionGroup holds
+    (a TaskGroup's failures), to any depth. Edits `trace` in place and returns it."""
+    for stack in trace.stacks:
+        stack.exc_value = redact_text(stack.exc_value)
+        stack.notes = [redact_text(note) for note in stack.notes]
+        if stack.syntax_error is not None:
+            syntax = stack.syntax_error
+            syntax.msg, syntax.line = redact_text(syntax.msg), redact_text(syntax.line)
+            syntax.notes = [redact_text(note) for note in syntax.notes]
+        for grouped in stack.exceptions:
+            _redacted(grouped)
+    return trace

@@ -265,13 +265,3 @@ def test_a_gpu_memory_given_is_the_engines_total_measured_in_the_estimate() -> N
     inside = estimated.low_bytes <= implied <= estimated.high_bytes
     assert result.verdict == ("match" if inside else "mismatch")
     assert inside or f"needs {implied / GIB:.2f} GiB" in (result.cause or "")
-
-
-def test_a_label_with_its_article_or_a_possessive_takes_no_second_one() -> None:
-    """The TensorRT-LLM PyTorch backend's terms are labelled 'the profiling run's CUDA graphs, …' and "TensorRT-LLM's
-    profiled activation peak": the interval's words said 'the error of the the profiling run's …'."""
-    from kvtop.commands.explain import _the
-
-    assert _the("weights") == "the weights"
-    assert _the("the profiling run's CUDA graphs, workspaces, NCCL") == "the profiling run's CUDA graphs, workspaces, NCCL"
-    assert _the("TensorRT-LLM's profiled activation peak") == "TensorRT-LLM's profiled activation peak"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvtop.domain.wording import GIB, a_gib, a_or_an, with_article
+from kvtop.domain.wording import GIB, a_gib, a_or_an, with_article, with_the
 
 
 @pytest.mark.parametrize(
@@ -34,3 +34,13 @@ def test_a_byte_figure_takes_its_article() -> None:
 def test_a_name_takes_the_article_of_its_first_sound(name: str, said: str) -> None:
     """A GPU model or an initialism is read letter by letter (aitch, el, ar, em: vowel sounds), a word as written."""
     assert with_article(name) == said
+
+
+def test_a_label_with_its_article_or_a_possessive_takes_no_second_one() -> None:
+    """The TensorRT-LLM PyTorch backend's terms are labelled 'the profiling run's CUDA graphs, …' and "TensorRT-LLM's
+    profiled activation peak": explain's interval words said 'the error of the the profiling run's …'."""
+    assert with_the("weights") == "the weights"
+    # TensorRT-LLM's non-torch term (engines/trtllm/calibration.py), its article and all
+    graphs = "the profiling run's CUDA graphs, workspaces, NCCL"
+    assert with_the(graphs) == graphs
+    assert with_the("TensorRT-LLM's profiled activation peak") == "TensorRT-LLM's profiled activation peak"
