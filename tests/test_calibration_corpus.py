@@ -24,6 +24,7 @@ from benchmarks.calibration.judgement import Judgement
 from benchmarks.calibration.run import DOC, fitted_blocks, render_doc, stale
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.sources.engine_logs import read_engine_log
+from tests.calibration_fits import ONE_WORKER as SHARED_FITS
 from tests.calibration_fits import corpus_fits
 from tests.conftest import JUDGEMENT_GROUP
 from tests.data_paths import CASES
@@ -67,6 +68,7 @@ def test_the_committed_fits_are_the_corpus_fits(corpus_judgement: Judgement) -> 
     assert stale(fitted_blocks(corpus_judgement)) == []
 
 
+@SHARED_FITS
 def test_a_blind_plan_never_sees_its_own_record() -> None:
     """The v0.19.0 Qwen2.5-7B record logged 1,096,000 tokens; its blind plan differs from the one made with
     fits that include it (so the left-out fit really left it out), and still lands within 1 %."""
@@ -174,6 +176,7 @@ def test_sglang_context_features_are_the_sms_the_link_and_the_tp_group() -> None
     assert context_features(by_id["file55529353766-qwen3-14b-4x4090-tp4"].inputs()) == pytest.approx((0.96, 0.0, 2.0))
 
 
+@SHARED_FITS
 def test_sglang_context_is_what_the_b200_log_left_free() -> None:
     """Qwen3-8B at SGLang's defaults on one B200 printed `Load weight begin. avail mem=177.57 GB`: the context the
     corpus observes is CUDA's B200 total (178.35 GiB as three torch messages print it, gpus.jsonl since session 50)

@@ -14,7 +14,9 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.plan_fits import desktop_held_bytes
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.wording import GIB, MIB
-from tests.calibration_fits import corpus_fits
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}

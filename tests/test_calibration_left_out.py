@@ -21,7 +21,9 @@ from kvtop.domain.calibration.weights import (
 )
 from kvtop.domain.engines.vllm.calibration_activation import plan_features
 from kvtop.domain.wording import GIB
-from tests.calibration_fits import corpus_fits
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 # llm-d-planner's January 2026 text starts (`vllm/vllm-openai:latest`; the Mistral-Small-3.2 start is `@ 0.11.0`)

@@ -10,7 +10,9 @@ from __future__ import annotations
 from benchmarks.calibration.corpus import load_all, resolve
 from benchmarks.calibration.evaluate import blind
 from benchmarks.calibration.judgement import judge_all
-from tests.calibration_fits import corpus_fits
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 TRTLLM = {record.id: record for record in CORPUS["trtllm"]}

@@ -21,8 +21,10 @@ from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import default_max_num_seqs
 from kvtop.domain.wording import GIB
-from tests.calibration_fits import corpus_fits
+from tests.calibration_fits import ONE_WORKER, corpus_fits
 from tests.conftest import CONFIGS
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}

@@ -32,8 +32,10 @@ from kvtop.domain.gpus import compute_capability, gpu_key, gpu_total_bytes, is_u
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
-from tests.calibration_fits import corpus_fits
+from tests.calibration_fits import ONE_WORKER, corpus_fits
 from tests.conftest import CONFIGS
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}
@@ -60,6 +62,7 @@ def test_a_jetson_orin_without_a_logged_total_asks_for_the_memory(name: str) -> 
     [("NVIDIA GB10", (12, 1)), ("NVIDIA Thor", (11, 0)), ("Orin", (8, 7)), ("Jetson AGX Orin 32GB", (8, 7)),
      ("Jetson AGX Orin", (8, 7)), ("Jetson Orin NX 16GB", (8, 7)), ("Jetson Orin Nano 8GB", (8, 7))],
 )  # fmt: skip
+
 def test_unified_devices_by_the_capabilities_vllm_names_them(name: str, capability: tuple[int, int]) -> None:
     assert is_unified(name)
     assert compute_capability(name) == capability

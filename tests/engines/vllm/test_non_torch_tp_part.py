@@ -35,8 +35,10 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
-from tests.calibration_fits import corpus_fits
+from tests.calibration_fits import ONE_WORKER, corpus_fits
 from tests.data_paths import CONFIGS
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 QWEN3_32B = load_config_file(Path(CONFIGS) / "Qwen--Qwen3-32B.json")

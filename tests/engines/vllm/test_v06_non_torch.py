@@ -18,7 +18,9 @@ from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.vllm.calibration import FIT_TERMS, terms
 from kvtop.domain.engines.vllm.calibration_non_torch import non_torch_features
 from kvtop.domain.wording import GIB
-from tests.calibration_fits import corpus_fits
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}

@@ -29,8 +29,10 @@ from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
-from tests.calibration_fits import corpus_fits
+from tests.calibration_fits import ONE_WORKER, corpus_fits
 from tests.data_paths import CONFIGS, DATA
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 QWEN3_4B = load_config_file(CONFIGS / "heldout" / "wave3" / "Qwen--Qwen3-4B.json")
 FLAGS = ["--dtype", "float16", "--max-num-seqs", "1", "--max-model-len", "10000", "--gpu-memory-utilization", "0.95"]
