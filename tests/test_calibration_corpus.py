@@ -19,11 +19,13 @@ from collections.abc import Sequence
 import pytest
 
 from benchmarks.calibration.corpus import CORPUS, load_all
-from benchmarks.calibration.evaluate import Judged, blind, fit_all
+from benchmarks.calibration.evaluate import Judged, blind
 from benchmarks.calibration.judgement import Judgement
 from benchmarks.calibration.run import DOC, fitted_blocks, render_doc, stale
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.sources.engine_logs import read_engine_log
+from tests.calibration_fits import ONE_WORKER as SHARED_FITS
+from tests.calibration_fits import corpus_fits
 from tests.conftest import JUDGEMENT_GROUP
 from tests.data_paths import CASES
 
@@ -66,12 +68,13 @@ def test_the_committed_fits_are_the_corpus_fits(corpus_judgement: Judgement) -> 
     assert stale(fitted_blocks(corpus_judgement)) == []
 
 
+@SHARED_FITS
 def test_a_blind_plan_never_sees_its_own_record() -> None:
     """The v0.19.0 Qwen2.5-7B record logged 1,096,000 tokens; its blind plan differs from the one made with
     fits that include it (so the left-out fit really left it out), and still lands within 1 %."""
     record = next(r for r in CORPUS_RECORDS["vllm"] if r.id == "llmd-v019-qwen2.5-7b-tp1")
-    held_out = blind(record, fit_all(CORPUS_RECORDS, leave_out=record.id), weights_logged=True)
-    seen = blind(record, fit_all(CORPUS_RECORDS), weights_logged=True)
+    held_out = blind(record, corpus_fits(record.id), weights_logged=True)
+    seen = blind(record, corpus_fits(), weights_logged=True)
     assert held_out is not None and seen is not None and held_out.truth == 1_096_000
     assert held_out.predicted != seen.predicted
     assert abs(held_out.error) < 0.01 and held_out.covered
@@ -173,6 +176,7 @@ def test_sglang_context_features_are_the_sms_the_link_and_the_tp_group() -> None
     assert context_features(by_id["file55529353766-qwen3-14b-4x4090-tp4"].inputs()) == pytest.approx((0.96, 0.0, 2.0))
 
 
+@SHARED_FITS
 def test_sglang_context_is_what_the_b200_log_left_free() -> None:
     """Qwen3-8B at SGLang's defaults on one B200 printed `Load weight begin. avail mem=177.57 GB`: the context the
     corpus observes is CUDA's B200 total (178.35 GiB as three torch messages print it, gpus.jsonl since session 50)
@@ -182,7 +186,7 @@ def test_sglang_context_is_what_the_b200_log_left_free() -> None:
     from kvtop.domain.engines.sglang.calibration import context
 
     record = next(r for r in CORPUS_RECORDS["sglang"] if r.id == "file52132052242-qwen3-8b-b200")
-    fits = fit_all(CORPUS_RECORDS, leave_out=record.id)
+    fits = corpus_fits(record.id)
     total = round(fits["cuda_total.B200"].coefficients[0] * 2**30)
     assert abs(total - 178.35 * 2**30) < 0.01 * 2**30
     measured = observed(record, Term.CONTEXT, fits)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.desktop import SEARCH_LIMIT_MIB, _plan, desktop_excess, most_held
-from benchmarks.calibration.evaluate import fit_all
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.wording import MIB
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 WINDOWS = next(record for record in CORPUS["lmdeploy"] if record.id == "case-lmdeploy-1703-internlm-20b-w4-3090")
@@ -25,7 +27,7 @@ def test_the_windows_start_s_share_is_where_the_mib_walk_stops() -> None:
     """lmdeploy#1703 logged 7,552 tokens (118 blocks of 64) on a Windows RTX 3090: planned with every record's fits
     and its free memory before the load given a MiB less at a time, the plan still sizes 7,552 tokens or more at every
     MiB up to the share halving found, and fewer one MiB past it, so the walk MiB by MiB stops where halving did."""
-    fits = fit_all(CORPUS)
+    fits = corpus_fits()
     found = desktop_excess(WINDOWS, fits)
     assert found is not None and found % MIB == 0 and WINDOWS.tokens == 7_552
     terms = {estimate.term: estimate.bytes for estimate in _plan(WINDOWS, fits, None).estimate.terms}

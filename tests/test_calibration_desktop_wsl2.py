@@ -9,11 +9,14 @@ import pytest
 
 from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.desktop import desktop_excess, desktop_fits
-from benchmarks.calibration.evaluate import fit_all, observed
+from benchmarks.calibration.evaluate import observed
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.plan_fits import desktop_held_bytes
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.wording import GIB, MIB
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}
@@ -26,7 +29,7 @@ RTX3090 = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
 def fits() -> dict[str, LinearTerm]:
     """The whole corpus's fits, made once for this module when its tests run (at import they were made on every
     xdist worker, ≈ 3.5 s of CPU each, whether it ran them or not)."""
-    return fit_all(CORPUS)
+    return corpus_fits()
 
 
 def test_the_rtx_5080_source_s_free_at_start_measures_its_desktop(fits: dict[str, LinearTerm]) -> None:
@@ -63,5 +66,5 @@ def test_the_rtx_3090_fold_takes_a_desktop_as_large_as_its_own(fits: dict[str, L
     own = desktop_excess(RTX3090, fits)
     held = observed(RTX3090, Term.CONTEXT, fits)
     assert own is not None and held is not None and abs(held - round((24.00 - 22.76) * GIB)) < 0.01 * GIB
-    fold = fit_all(CORPUS, RTX3090.source)
+    fold = corpus_fits(RTX3090.source)
     assert desktop_held_bytes(desktop_fits(CORPUS, fold, RTX3090.source)) >= own

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.calibration.corpus import load_all
-from benchmarks.calibration.evaluate import fewer_features_fit, fit_all, weights_fits
+from benchmarks.calibration.evaluate import fewer_features_fit, weights_fits
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.linear import LinearTerm, RowOrigin
 from kvtop.domain.calibration.ranges import free_before_load_range, runtime_range
@@ -21,6 +21,9 @@ from kvtop.domain.calibration.weights import (
 )
 from kvtop.domain.engines.vllm.calibration_activation import plan_features
 from kvtop.domain.wording import GIB
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 # llm-d-planner's January 2026 text starts (`vllm/vllm-openai:latest`; the Mistral-Small-3.2 start is `@ 0.11.0`)
@@ -64,7 +67,7 @@ def test_the_text_sweep_judged_without_itself_takes_the_v1_eras_other_logs() -> 
     4 B and the hidden states (0.012 GiB), and a forward-bound log taught the fit 1.84 × the MLP transient (6.36 GiB
     charged to Qwen3-32B, 5.64 printed). The logs' peaks at 1,024 seqs (H100's default) and 8,192 tokens:
     gpt-oss-20b 7.38 GiB, Qwen3-32B at TP 1 and TP 2 5.64, Qwen3-0.6B 5.56."""
-    fit = fit_all(CORPUS, leave_out=LLMD_TEXT)["vllm.activation.v1"]
+    fit = corpus_fits(LLMD_TEXT)["vllm.activation.v1"]
     assert fit.records == 23 and fit.sources == 11
     printed = {"llmd-v011-gpt-oss-20b": 7.38, "llmd-v011-qwen3-32b-tp1": 5.64, "llmd-v011-qwen3-32b-tp2": 5.64,
                "llmd-v011-qwen3-0.6b": 5.56}  # fmt: skip

@@ -7,23 +7,17 @@ SmoothQuant engine `Using 132608 tokens in paged KV cache`.
 
 from __future__ import annotations
 
-import functools
-
 from benchmarks.calibration.corpus import load_all, resolve
-from benchmarks.calibration.evaluate import blind, fit_all
+from benchmarks.calibration.evaluate import blind
 from benchmarks.calibration.judgement import judge_all
-from kvtop.domain.calibration.linear import LinearTerm
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 TRTLLM = {record.id: record for record in CORPUS["trtllm"]}
 DOCS_FP8 = "case-trtllm-docs-memory-llama-2-7b-fp8-80gb"
 SMOOTHQUANT = "case-trtllm-1400-llama7b-sq-a100-80gb"
-
-
-@functools.cache
-def whole_corpus_fits() -> dict[str, LinearTerm]:
-    """The fits on every record, made once for the two tests that read them (each made its own)."""
-    return fit_all(CORPUS)
 
 
 def test_records_with_their_weights_logged_are_planned() -> None:
@@ -37,7 +31,7 @@ def test_the_fp8_engine_planned_blind_lands_on_its_logged_tokens() -> None:
     default 2048 slots: the docs do not state the build's) where it logged 1.33 GiB; the one fitted form of both eras
     over-counted it by about 1.1 GiB (-4.6 %)."""
     record = TRTLLM[DOCS_FP8]
-    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
+    judged = blind(record, corpus_fits(record.id), weights_logged=False)
     assert judged is not None and judged.truth == 259_840
     assert abs(judged.error) < 0.05
 
@@ -50,13 +44,13 @@ def test_without_its_build_flag_the_same_engine_is_planned_at_16_bit_and_misses(
     at = flags.index("--qformat")
     raw["flags"] = flags[:at] + flags[at + 2 :]
     sixteen_bit = resolve(raw)
-    judged = blind(sixteen_bit, fit_all(CORPUS, leave_out=sixteen_bit.id), weights_logged=False)
+    judged = blind(sixteen_bit, corpus_fits(sixteen_bit.id), weights_logged=False)
     assert judged is not None and judged.error < -0.05
 
 
 def test_the_smoothquant_engine_with_its_logged_weights() -> None:
     record = TRTLLM[SMOOTHQUANT]
-    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=True)
+    judged = blind(record, corpus_fits(record.id), weights_logged=True)
     assert judged is not None and judged.truth == 132_608
     assert abs(judged.error) < 0.05 and judged.covered
 
@@ -83,7 +77,7 @@ def test_the_logs_that_print_the_runtime_are_the_six_named() -> None:
     from benchmarks.calibration.evaluate import observed
     from kvtop.domain.calibration.terms import Term
 
-    fits = whole_corpus_fits()
+    fits = corpus_fits()
     measured = {r.id for r in CORPUS["trtllm"] if observed(r, Term.ACTIVATION, fits) is not None and r.raw.get("logged", {}).get("runtime")}  # type: ignore[union-attr]
     assert measured == RUNTIME_LOGS
 
@@ -117,7 +111,7 @@ def test_a_2024_engine_charges_its_execution_context_and_seven_logits_buffers() 
     from kvtop.domain.calibration.terms import Term
     from kvtop.domain.engines.trtllm.calibration import terms
 
-    assert "trtllm.runtime" not in whole_corpus_fits()
+    assert "trtllm.runtime" not in corpus_fits()
     gib = 1 << 30
     for record_id, (slots, vocab, context_mib, buffers, decoder) in {
         ISSUE_1188: (2048, 151_936, 773.51, 2.66, 5.76),
@@ -151,7 +145,7 @@ def test_a_one_slot_engine_is_planned_with_a_small_runtime() -> None:
     KV cache`: planned fully blind it lands within 2 % (-0.2 % with the v0.8 form's 0.49 GiB of token logits;
     -1.3 % with the one fit of both eras, -2.3 % with the flat 2 GiB)."""
     record = TRTLLM[SMOOTHQUANT]
-    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
+    judged = blind(record, corpus_fits(record.id), weights_logged=False)
     assert judged is not None and judged.truth == 132_608
     assert abs(judged.error) < 0.02 and judged.covered
 
@@ -163,7 +157,7 @@ def test_a_2048_slot_engine_on_a_32_gb_card_is_held_by_its_interval() -> None:
     context at 1,024 tokens, 2 × 0.98 GiB of buffers and 2 × 0.98 GiB of the decoder's penalty layer) plans it
     within 5 %, inside the interval."""
     record = TRTLLM[RTX5090]
-    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
+    judged = blind(record, corpus_fits(record.id), weights_logged=False)
     assert judged is not None and judged.truth == 263_008
     assert judged.covered and judged.low < 263_008 < judged.high
     assert abs(judged.error) < 0.05
@@ -183,7 +177,7 @@ def test_the_pytorch_backend_reranker_start_planned_blind() -> None:
     """TensorRT-LLM 1.2.1, Qwen3-Reranker-0.6B on an H100 at the LLM API's defaults: `Allocated 68.69 GiB for max
     tokens in paged KV cache (643136)`."""
     record = TRTLLM[RERANKER]
-    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
+    judged = blind(record, corpus_fits(record.id), weights_logged=False)
     assert judged is not None and judged.truth == 643_136
     assert abs(judged.error) < 0.05 and judged.covered
 
@@ -220,7 +214,7 @@ def test_a_tp2_int4_awq_engine_from_its_logged_free_memory_and_blind() -> None:
     ledger = record.ledger(measured=MeasuredInputs(free_after_load_bytes=record.figures["free_after_load"]))
     assert ledger is not None and ledger.kv_bytes_per_token == 65_536
     assert abs(ledger.engine.num_blocks - 17_210) <= 1
-    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
+    judged = blind(record, corpus_fits(record.id), weights_logged=False)
     assert judged is not None and judged.truth == 1_101_440
     assert abs(judged.error) < 0.05 and judged.covered
 
@@ -239,7 +233,7 @@ def test_a_tensorrt_process_on_an_rtx_3090_holds_the_context_tensorrt_counted() 
     record = TRTLLM[V08_3090]
     counted = next(t for t in terms(record.inputs()) if t.term is Term.CONTEXT)
     assert counted.bytes == (15_681 - 15_320 + 8 + 8) << 20 and counted.source == "calibrated"
-    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
+    judged = blind(record, corpus_fits(record.id), weights_logged=False)
     assert judged is not None and judged.truth == 31_616
     assert abs(judged.error) < 0.02 and judged.covered
 

@@ -16,12 +16,15 @@ import json
 import pytest
 
 from benchmarks.calibration.corpus import load_all
-from benchmarks.calibration.evaluate import blind, fit_all
+from benchmarks.calibration.evaluate import blind
 from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import default_max_num_seqs
 from kvtop.domain.wording import GIB
+from tests.calibration_fits import ONE_WORKER, corpus_fits
 from tests.conftest import CONFIGS
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}
@@ -52,7 +55,7 @@ def test_a_turing_start_at_v085_reads_v0s_fits(capsys: pytest.CaptureFixture[str
 
 def test_the_turing_tp4_start_judged_without_its_source_lands_on_its_log() -> None:
     """Blind, as the judge plans it (the weights book, V0's fits without this source): 4.35 GiB of KV, +1.2 %."""
-    judged = blind(TP4_32K, fit_all(CORPUS, leave_out=TP4_32K.source), weights_logged=False)
+    judged = blind(TP4_32K, corpus_fits(TP4_32K.source), weights_logged=False)
     assert judged is not None and judged.kind == "KV GiB"
     assert abs(judged.predicted - LOGGED_KV_GIB) / LOGGED_KV_GIB < 0.05
     assert judged.low <= LOGGED_KV_GIB <= judged.high

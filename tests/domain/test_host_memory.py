@@ -32,7 +32,10 @@ from kvtop.domain.gpus import compute_capability, gpu_key, gpu_total_bytes, is_u
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
+from tests.calibration_fits import ONE_WORKER, corpus_fits
 from tests.conftest import CONFIGS
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}
@@ -59,6 +62,7 @@ def test_a_jetson_orin_without_a_logged_total_asks_for_the_memory(name: str) -> 
     [("NVIDIA GB10", (12, 1)), ("NVIDIA Thor", (11, 0)), ("Orin", (8, 7)), ("Jetson AGX Orin 32GB", (8, 7)),
      ("Jetson AGX Orin", (8, 7)), ("Jetson Orin NX 16GB", (8, 7)), ("Jetson Orin Nano 8GB", (8, 7))],
 )  # fmt: skip
+
 def test_unified_devices_by_the_capabilities_vllm_names_them(name: str, capability: tuple[int, int]) -> None:
     assert is_unified(name)
     assert compute_capability(name) == capability
@@ -83,7 +87,7 @@ def test_the_assumed_host_share_spans_every_reading_and_no_more() -> None:
 
 
 def _spark_plan(name: str | None, measured: MeasuredInputs) -> CapacityPlan:
-    fits = fit_all(CORPUS, leave_out=SPARK.source)
+    fits = corpus_fits(SPARK.source)
     return planned_capacity(SPARK.model, SPARK.settings, gpu_total_bytes=gpu_total_bytes("GB10"),  # type: ignore[arg-type]
                             gpu_name=name, measured=measured, fits=fits)  # fmt: skip
 
@@ -143,7 +147,7 @@ def test_vllm_on_a_unified_host_sizes_from_the_total_and_says_the_host_share() -
 def test_a_desktop_host_is_said_and_only_lowers_the_low_end(record_id: str) -> None:
     """The WSL2 and Windows starts: the same centre and high end, a lower low end, the log's figure inside."""
     record = RECORDS[record_id]
-    fits = fit_all(CORPUS, leave_out=record.source)
+    fits = corpus_fits(record.source)
 
     def plan(desktop: bool) -> CapacityPlan:
         return planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,  # type: ignore[arg-type]
@@ -174,7 +178,7 @@ def test_the_desktop_share_holds_what_the_two_desktop_starts_held_beyond_linux()
     read '~14.6 GiB free at startup' of the whole 15.92 GiB, less one process's context (session 58: 1,047 MiB); the RTX
     3050 4 GB laptop card's likewise ('3.21/4.0 GiB' free at startup: 0.73 GiB beyond its context, session 58), and the
     RTX 3060's SGLang start under Docker Desktop by its pool (session 60)."""
-    fits = fit_all(CORPUS)
+    fits = corpus_fits()
     sglang = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
     assert sglang.wsl2  # `host_os: wsl2`: Docker Desktop on WSL2
     plain = planned_capacity(sglang.model, sglang.settings, gpu_total_bytes=sglang.gpu_total_bytes,  # type: ignore[arg-type]
@@ -269,9 +273,9 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
         "ghourimarti-travel-planner-qwen2.5-7b-awq-rtx3060-wsl2-mf055",
     }
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
-    judged = blind(record, fit_all(CORPUS, leave_out=record.source), weights_logged=False)
+    judged = blind(record, corpus_fits(record.source), weights_logged=False)
     plain = blind(
-        resolve({**record.raw, "host": None}), fit_all(CORPUS, leave_out=record.source), weights_logged=False
+        resolve({**record.raw, "host": None}), corpus_fits(record.source), weights_logged=False
     )
     assert judged is not None and plain is not None and judged.truth == 7_552
     assert judged.low < plain.low and judged.predicted == plain.predicted and judged.covered
@@ -281,7 +285,7 @@ def test_a_desktop_with_the_free_memory_given_charges_nothing_more() -> None:
     """The WSL2 start printed 22.76 GiB free of the card's 24.00 before its load: given that figure the desktop's share is in
     it, so the low end is the one the same free memory plans without the desktop, and the note says so."""
     record = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
-    fits = fit_all(CORPUS, leave_out=record.source)
+    fits = corpus_fits(record.source)
 
     def plan(desktop: bool) -> CapacityPlan:
         measured = MeasuredInputs(desktop=desktop, free_before_load_bytes=round(22.76 * GIB))
@@ -319,7 +323,7 @@ def test_each_desktop_start_is_judged_with_the_other_desktop_start_s_share() -> 
               "file68393499563-qwen2.5-3b-awq-rtx3050-4gb-wsl2-v0110",
               "ghourimarti-travel-planner-qwen2.5-7b-awq-rtx3060-wsl2-mf055")]  # fmt: skip
     for judged in starts:
-        fold = fit_all(CORPUS, leave_out=judged.source)
+        fold = corpus_fits(judged.source)
         excesses = [desktop_excess(other, fold) for other in starts if other is not judged]
         assert None not in excesses
         most = max(excess for excess in excesses if excess is not None)

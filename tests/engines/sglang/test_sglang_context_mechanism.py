@@ -14,10 +14,13 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.calibration.corpus import load_all
-from benchmarks.calibration.evaluate import blind, cuda_total_fits, fit_all, observed
+from benchmarks.calibration.evaluate import blind, cuda_total_fits, observed
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.sglang.calibration import context_features
 from kvtop.units import GIB
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 BY_ID = {record.id: record for record in CORPUS["sglang"]}
@@ -55,6 +58,6 @@ def test_the_rtx_5080_start_plans_within_5_percent_held_out(weights_logged: bool
     (its weights given) and −6.1 % (blind) while the context took a Blackwell term learnt from RTX 5090 and B200
     starts (1.0–1.8 GiB against its 0.26)."""
     record = BY_ID["file47444754202-qwen3-0.6b-5080"]
-    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=weights_logged)
+    judged = blind(record, corpus_fits(record.id), weights_logged=weights_logged)
     assert judged is not None and judged.truth == 104_273
     assert abs(judged.error) < 0.05

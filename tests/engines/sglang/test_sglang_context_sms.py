@@ -13,10 +13,13 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.calibration.corpus import load_all
-from benchmarks.calibration.evaluate import fit_all, observed
+from benchmarks.calibration.evaluate import observed
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.sglang.calibration import FITS, context, context_features
 from kvtop.units import GIB
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 BY_ID = {record.id: record for record in CORPUS["sglang"]}
@@ -42,7 +45,7 @@ def test_the_l4_start_s_context_is_planned_within_its_group_s_error() -> None:
     totals the corpus's L4 logs printed, 22.03-22.17 GiB: 22.035 on two logs until session 52's Colab L4 starts) less
     that; the fit that left it out plans it within the held-out error of the PCIe TP group's starts."""
     record = BY_ID[L4_TP4]
-    fits = fit_all(CORPUS, leave_out=record.source)
+    fits = corpus_fits(record.source)
     measured = observed(record, Term.CONTEXT, fits)
     total = fits["cuda_total.L4"].coefficients[0]
     assert 22.03 <= total <= 22.17

@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from benchmarks.calibration.corpus import load_all
-from benchmarks.calibration.evaluate import fit_all
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
@@ -36,7 +35,10 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
+from tests.calibration_fits import ONE_WORKER, corpus_fits
 from tests.data_paths import CONFIGS
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 QWEN3_32B = load_config_file(Path(CONFIGS) / "Qwen--Qwen3-32B.json")
@@ -106,7 +108,7 @@ def test_the_v014_tp2_start_planned_with_its_logged_weights() -> None:
     activation from the other six sources, its non-torch growth from TP 1 rows alone, which V1_TP1_ONLY above
     restates), the KV memory lands within 2 % of the log's."""
     record = next(record for record in CORPUS["vllm"] if record.id == "llmd-v011-qwen3-32b-tp2")
-    fits = fit_all(CORPUS, leave_out=record.source)
+    fits = corpus_fits(record.source)
     left_out = fits["vllm.non_torch.v1"]
     # no TP > 1 row left: the TP part is 0 and only the TP 1 constant is fitted (0.08 GiB on 8 sources in session 51;
     # 13 sources since session 52's held-out starts)

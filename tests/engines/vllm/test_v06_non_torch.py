@@ -12,12 +12,15 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.calibration.corpus import load_all
-from benchmarks.calibration.evaluate import blind, fit_all
+from benchmarks.calibration.evaluate import blind
 from benchmarks.calibration.implied import implied_bytes, without_term
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.vllm.calibration import FIT_TERMS, terms
 from kvtop.domain.engines.vllm.calibration_non_torch import non_torch_features
 from kvtop.domain.wording import GIB
+from tests.calibration_fits import ONE_WORKER, corpus_fits
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}
@@ -34,7 +37,7 @@ def test_the_era_reads_the_gpus_resident_threads() -> None:
 
 
 def test_a_row_is_what_the_printed_blocks_leave() -> None:
-    fits = fit_all(CORPUS, leave_out=T4_V055.source)
+    fits = corpus_fits(T4_V055.source)
     implied = implied_bytes(T4_V055, KEY, fits)
     assert implied is not None
     # the same plan with the term at 0 leaves its budget; the log's blocks hold 361,808 tokens of 36,864 B
@@ -47,13 +50,13 @@ def test_a_row_is_what_the_printed_blocks_leave() -> None:
 
 
 def test_the_fit_is_calibrated_with_its_held_out_error() -> None:
-    fit = fit_all(CORPUS)[KEY]
+    fit = corpus_fits()[KEY]
     assert fit.sources >= 6 and fit.feature_sources[1] == 0  # no start of the era at TP > 1 on NVLink
     assert 0.3 <= fit.coefficients[0] <= 0.6  # GiB per 100 SMs of 2,048 threads
     # measured by source, not the 0.50 GiB assumed before; 0.31 GiB on six sources until session 60's NIM 1.0.0 L4 start
     # (v0.4.1: 1.96 GiB beside weights and KV where its 80 GB twin kept 2.02) widened it to 0.54
     assert 0.2 * GIB <= fit.error_bytes <= 0.6 * GIB
-    held_out = fit_all(CORPUS, leave_out=H100_V041.source)
+    held_out = corpus_fits(H100_V041.source)
     found = blind(H100_V041, held_out, weights_logged=True)
     assert found is not None and abs(found.error) < 0.01  # +1.01 % with the 0.25 GiB assumed
     planned = {estimate.term: estimate for estimate in terms(H100_V041.inputs(), held_out)}

@@ -15,7 +15,6 @@ the rest of the memory reserved for KV Cache is 3.06GiB', '# cuda blocks: 1394' 
 from __future__ import annotations
 
 from benchmarks.calibration.corpus import load_all
-from benchmarks.calibration.evaluate import fit_all
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.base import MeasuredInputs
@@ -30,7 +29,10 @@ from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
+from tests.calibration_fits import ONE_WORKER, corpus_fits
 from tests.data_paths import CONFIGS, DATA
+
+pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
 QWEN3_4B = load_config_file(CONFIGS / "heldout" / "wave3" / "Qwen--Qwen3-4B.json")
 FLAGS = ["--dtype", "float16", "--max-num-seqs", "1", "--max-model-len", "10000", "--gpu-memory-utilization", "0.95"]
@@ -76,7 +78,7 @@ def test_the_rtx_2060_start_is_planned_within_its_log() -> None:
     (`evaluate.fit_all(leave_out=…)`: the log is no row of them), charges about the 0.74 + 0.04 GiB it printed."""
     settings = parse_flags("vllm", ["--engine-version", "0.8.5", *FLAGS])
     measured = MeasuredInputs(gpu_total_bytes=12 * GIB)  # the log's CUDA total, as `kvtop plan --gpu-memory 12GiB`
-    fits = fit_all(CORPUS, leave_out=next(r.source for r in CORPUS["vllm"] if r.id == RTX2060_ID))
+    fits = corpus_fits(next(r.source for r in CORPUS["vllm"] if r.id == RTX2060_ID))
     plan = planned_capacity(QWEN3_4B, settings, gpu_total_bytes=12 * GIB, gpu_name="RTX2060", measured=measured,
                             fits=fits)  # fmt: skip
     logged = 1394 * 16
@@ -110,7 +112,7 @@ def test_the_t4_start_of_0_10_2_is_planned_as_v1_within_its_log() -> None:
         version=ResolvedVersion(text="0.10.2"), weights_bytes=0, context_length=4096,
     )  # fmt: skip
     assert activation_key(inputs) != "vllm.activation.v0"
-    fits = fit_all(CORPUS, leave_out=next(r.source for r in CORPUS["vllm"] if r.id == KYAUSHEV_ID))
+    fits = corpus_fits(next(r.source for r in CORPUS["vllm"] if r.id == KYAUSHEV_ID))
     plan = planned_capacity(phi, settings, gpu_total_bytes=15360 * 2**20, gpu_name="T4", fits=fits)
     logged = 22704
     assert abs(plan.ledger.token_capacity - logged) / logged < 0.05
