@@ -101,3 +101,15 @@ def test_unread_launches_stay_named() -> None:
                   [*DP4, "--engine-version", "0.33.0"]):  # fmt: skip
         plan = capacity(flags)
         assert len(dp_lines(plan)) == 1, flags
+
+
+@pytest.mark.parametrize(("release", "said"), [
+    ("0.28.0", "not read before v0.29.0"),
+    ("0.33.0", "not read from v0.33.0 (naive_dp_ep.py, experts/marlin_moe.py and modular_kernel.py changed"),
+])  # fmt: skip
+def test_mxfp4_dp_outside_the_marlin_eras_says_why_by_that_era(release: str, said: str) -> None:
+    """The MXFP4 experts' DP layer outside the releases read for it: the line cites dp_marlin's era for the release
+    (what was or was not read of that layer), not the unquantized experts' era of dp_gather."""
+    plan = capacity([*DP4, "--tensor-parallel-size", "1", "--no-enable-expert-parallel", "--engine-version", release])
+    (line,) = dp_lines(plan)
+    assert "MXFP4 experts' DP layer" in line and said in line

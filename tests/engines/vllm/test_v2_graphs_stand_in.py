@@ -1,5 +1,5 @@
 """Before v0.29.0 the memory kvtop keeps beside vLLM V2's profile is the V1 runner's graph figure read at vLLM's 256-seq
-default grid, whatever the launch's max_num_seqs (`v2_graphs.stand_in_bytes`, docs/engines/vllm.md §9 "Not with
+default grid, whatever the launch's max_num_seqs (`v2_graphs.stand_in`, docs/engines/vllm.md §9 "Not with
 max_num_seqs").
 
 V2 captures its graphs after the KV cache (engine/core.py:296, :329, :331 at v0.28.0), so nothing graph-sized is in its
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from benchmarks.calibration.corpus import load
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
-from kvtop.domain.calibration.terms import Term
+from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
@@ -34,13 +34,28 @@ def _plan(seqs: int, version: str = "0.28.0") -> CapacityPlan:
                             measured=record.host_measured(weights_bytes=round(8.8 * GIB)))  # fmt: skip
 
 
+def _graph_term(seqs: int, version: str = "0.28.0") -> TermEstimate:
+    return {t.term: t for t in _plan(seqs, version).estimate.terms}[Term.CUDA_GRAPHS]
+
+
 def _beside(seqs: int, version: str = "0.28.0") -> int:
-    return {t.term: t for t in _plan(seqs, version).estimate.terms}[Term.CUDA_GRAPHS].bytes
+    return _graph_term(seqs, version).bytes
 
 
 def test_the_charge_is_the_figure_at_the_256_seq_grid_whatever_the_seqs() -> None:
     for seqs in (8, 40, 64, 128, 256):
         assert abs(_beside(seqs) - FIGURE_256) < 2**20
+
+
+def test_the_term_is_the_one_of_the_launch_planned_at_256_seqs() -> None:
+    """Bytes, error and the fit's feature values are those a second plan of the same launch at --max-num-seqs 256
+    gives: the fit is read at one launch, not its figure rescaled."""
+    at_256 = _graph_term(256)
+    for seqs in (8, 40, 64, 128):
+        term = _graph_term(seqs)
+        assert (term.bytes, term.error_bytes, term.values) == (at_256.bytes, at_256.error_bytes, at_256.values)
+        assert "256-seq default grid" in term.basis
+    assert "256-seq default grid" not in at_256.basis
 
 
 def test_from_v0_29_the_measured_graphs_still_follow_the_launch() -> None:

@@ -70,6 +70,7 @@ from kvtop.domain.engines.vllm.profile_run import (
 from kvtop.domain.engines.vllm.startup_split import logged_terms as logged_terms  # v0.27+'s split, read back
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
 from kvtop.domain.engines.vllm.v2_graphs import (
+    stand_in,
     v1_graph_extras,
     v2_graph_extras,
     v2_placeholder,
@@ -293,8 +294,9 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         basis = placeholder or (f"charged since v0.20.0: {piecewise} PIECEWISE + {full} FULL graphs ({sizes}); from "
                                 "v0.26.0 the first FULL capture's transient at max_num_batched_tokens is not "
                                 "modelled")  # fmt: skip
+        read_at, grid = stand_in(inputs) if placeholder is not None else (inputs, "")  # V2's 256-seq stand-in
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
-                                 fit_features("vllm.cuda_graphs", inputs), basis)  # fmt: skip
+                                 fit_features("vllm.cuda_graphs", read_at), f"{basis}; {grid}" if grid else basis)  # fmt: skip
         figure = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  _graph_features(inputs, v1_runner=True), basis)  # the V1 runner's, for V2's beside
         found.append(with_v2_beside(graphs or assumed_estimate(

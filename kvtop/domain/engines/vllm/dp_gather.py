@@ -80,6 +80,7 @@ from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
 from kvtop.domain.engines.vllm.dp_marlin import (
+    MARLIN_DP_ERAS,
     SCATTER_INTO_OUTPUT,
     marlin_dp_read,
     marlin_layer_bytes,
@@ -260,6 +261,9 @@ def dp_gather(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion
     marlin = marlin_dp_read(model, layout, version, gpu_name, settings, backend)
     if marlin is not None:  # MXFP4 experts on Marlin at v0.29.0 (dp_marlin.py): no DP communicator in the growth
         return DpGather(priced=True, why=f"vLLM {version.label}: the MXFP4 Marlin experts' layer, {marlin}")
+    if model.quant.method == "mxfp4" and not MARLIN_DP_ERAS.at(version):  # the MXFP4 experts' DP layer: Marlin's era
+        return DpGather(priced=False, why=f"vLLM {version.label}: the MXFP4 experts' DP layer "
+                                          f"{MARLIN_DP_ERAS.era(version).source}")  # fmt: skip
     if not era.value:
         return DpGather(priced=False, why=f"vLLM {version.label}: {era.source}")
     if backend not in era.value:

@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.deployment_flags import flag_int, flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.graph_grids import counts_by_mode
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.rounding import round_up
 from kvtop.domain.span import flag_set
@@ -167,7 +168,5 @@ def keyed_counts(sizes: list[int], seqs: int, mode: str, keys: GraphKeys) -> tup
     """(PIECEWISE graphs, FULL graphs) the V1 dispatcher keys: mixed graphs at every size, FULL decode graphs at the
     sizes from q to q × max_num_seqs (FULL_AND_PIECEWISE, FULL_DECODE_ONLY), each once per LoRA case."""
     q = keys.query_len
-    decode = len([size for size in sizes if q <= size <= q * seqs])
-    mixed, cases = len(sizes), keys.lora_cases
-    return {"NONE": (0, 0), "PIECEWISE": (mixed * cases, 0), "FULL": (0, mixed * cases),
-            "FULL_DECODE_ONLY": (0, decode * cases)}.get(mode, (mixed * cases, decode * cases))  # fmt: skip
+    piecewise, full = counts_by_mode(mode, len(sizes), len([size for size in sizes if q <= size <= q * seqs]))
+    return piecewise * keys.lora_cases, full * keys.lora_cases

@@ -55,7 +55,7 @@ on top of the forward's count, the larger reading. The two v0.23.0 H100 starts (
 beside weights and KV; the Qwen3-4B one's is the sampler's count (0.92) and non-torch memory alone.
 
 Not scaled with max_num_seqs before v0.29.0 (session 61, read in the v0.25.0, v0.26.0, v0.27.1 and v0.28.0 wheels;
-`stand_in_bytes`). Nothing V2 keeps in that budget grows with max_num_seqs beyond what kvtop counts apart: the graphs
+`stand_in`). Nothing V2 keeps in that budget grows with max_num_seqs beyond what kvtop counts apart: the graphs
 are captured after the KV cache, beyond the budget (engine/core.py:296 `determine_available_memory`, :329 the KV
 allocation, :331 `compile_or_warm_up_model` → gpu_worker.py:732 `capture_model` at v0.28.0; :762, :784, :717 at v0.25.0,
 v0.26.0, v0.27.1), the per-slot token table is host memory (`all_token_ids`, UVA: gpu/states.py:34-39 at v0.28.0), the
@@ -95,19 +95,19 @@ V2_GRAPHS_MEASURED: Eras[bool] = Eras(
 STAND_IN_SEQS = 256
 
 
-def stand_in_bytes(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
-    """(bytes, why) of the V1 runner's graph figure at `STAND_IN_SEQS` seqs, from the figure at the launch's: the graph
-    fit is proportional to its one feature (graphs × layers ÷ 1000, no intercept), so the figure scales by the graphs
-    counted; why is '' where the launch's seqs give the same count or no fit gave the figure (assumed, as it stands)."""
-    launch = 1 + v1_graph_extras(*graph_counts(inputs))  # the first capture and the graphs beyond it
-    fixed = 1 + v1_graph_extras(*graph_counts(inputs.model_copy(update={
-        "settings": inputs.settings.model_copy(update={"max_running_requests": STAND_IN_SEQS})})))  # fmt: skip
-    if fixed == launch:
-        return figure_bytes, ""
-    charged = figure_bytes * fixed // launch
-    return charged, (f"read at vLLM's {STAND_IN_SEQS}-seq default grid ({fixed} graphs counted, not the launch's "
-                     f"{launch}): what it stands for (torch.compile's first compile) does not grow with max_num_seqs, "
-                     f"and V2 captures its graphs after the KV cache (engine/core.py:329-331 at v0.28.0)")  # fmt: skip
+def stand_in(inputs: CalibrationInputs) -> tuple[CalibrationInputs, str]:
+    """(inputs, why) the graph fit reads where the V1 runner's figure stands in beside V2's profile before v0.29.0: the
+    launch at `STAND_IN_SEQS` seqs, its other fields kept, so the term's bytes, error and feature values are one
+    launch's; why is '' where the launch's seqs count the same graphs."""
+    fixed = inputs.model_copy(update={
+        "settings": inputs.settings.model_copy(update={"max_running_requests": STAND_IN_SEQS})})  # fmt: skip
+    launch, grid = graph_counts(inputs), graph_counts(fixed)
+    if launch == grid:
+        return fixed, ""
+    return fixed, (f"read at vLLM's {STAND_IN_SEQS}-seq default grid ({1 + v1_graph_extras(*grid)} graphs counted, not "
+                   f"the launch's {1 + v1_graph_extras(*launch)}): what it stands for (torch.compile's first compile) "
+                   "does not grow with max_num_seqs, and V2 captures its graphs after the KV cache "
+                   "(engine/core.py:329-331 at v0.28.0)")  # fmt: skip
 
 
 def v2_placeholder(inputs: CalibrationInputs) -> str | None:
@@ -197,15 +197,14 @@ def forward_side(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str
 
 def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs, figure: TermEstimate | None) -> TermEstimate:
     """The graph term where V2 runs: before v0.29.0 (`v2_placeholder`) `graphs` is the V1 runner's figure for the
-    memory beside V2's profile, charged on the forward's side (`forward_side`); where the release measures V2's
-    graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own form: `v2_graph_extras`) and that figure (`figure`), on
-    the forward's side as before. Both are the one fit read at the one launch, so where it errs, both err alike: the
-    errors add, not the root of their squares, which holds for independent errors only."""
+    memory beside V2's profile (the caller reads it at `stand_in`'s grid), charged on the forward's side
+    (`forward_side`); where the release measures V2's graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own
+    form: `v2_graph_extras`) and that figure (`figure`), on the forward's side as before. Both are the one fit read at
+    the one launch, so where it errs, both err alike: the errors add, not the root of their squares, which holds for
+    independent errors only."""
     if v2_placeholder(inputs) is not None:
-        fixed, grid = stand_in_bytes(graphs.bytes, inputs) if graphs.source == "calibrated" else (graphs.bytes, "")
-        charged, side = forward_side(fixed, inputs)
-        basis = "; ".join(part for part in (graphs.basis, grid, side) if part)
-        return graphs.model_copy(update={"bytes": charged, "basis": basis})
+        charged, side = forward_side(graphs.bytes, inputs)
+        return graphs.model_copy(update={"bytes": charged, "basis": f"{graphs.basis}; {side}" if side else graphs.basis})
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
         return graphs
