@@ -252,7 +252,9 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
     an RTX 3060 Ti whose committed nvidia-smi shows Xorg and Firefox, and two WSL2 RTX 4090 starts; since session 55 two
     more GTX 1080 desktop starts of opt-125m (file19719842090, file19513493048) and an RTX 2060 12 GB under WSL2; since
     session 58 an RTX 3050 laptop and an RTX 5080 under WSL2; since session 60 one author's RTX 4090 lab notes (seven
-    starts), an RTX 5060 Ti and an SGLang RTX 3060 under WSL2 (their sources say so: SOURCES.md, session 60)."""
+    starts), an RTX 5060 Ti and an SGLang RTX 3060 under WSL2 (their sources say so: SOURCES.md, session 60); since
+    session 61 an RTX 4090 class note under WSL2 and one author's SLO lab on a desktop RTX 4090 under WSL2 (ten starts:
+    its README and ADRs say the Windows compositor shares the card)."""
     assert {record.id for record in RECORDS.values() if record.desktop} == {
         "my-deepseek-r1-distill-qwen-7b-3090",
         "case-lmdeploy-1703-internlm-20b-w4-3090",
@@ -271,6 +273,12 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
         *(f"file61585879089-qwen3-8b-{kind}rtx4090-wsl2-u0{share}-v0271" for kind in ("", "awq-") for share in (85, 90)),
         "file70376054105-qwen3-0.6b-rtx5060ti-wsl2-v0290",
         "ghourimarti-travel-planner-qwen2.5-7b-awq-rtx3060-wsl2-mf055",
+        "file61815222665-qwen2.5-0.5b-rtx4090-wsl2-v0271-llmclass",
+        *(f"kuotunyu-slolab-{run}-rtx4090-wsl2-{arm}-v0280" for run, arm in (
+            ("qwen3-8b-fp8", "w1-u090"), ("qwen3-8b-awq", "w1-u090"), ("qwen3-8b", "w1-u090"), ("qwen3-4b", "w1-u090"),
+            ("qwen3-8b-fp8", "w2-u090-s256"), ("qwen3-8b-fp8", "w2-u082-s256"), ("qwen3-8b-fp8", "w2-u082-s256-mbt8192"),
+            ("qwen3-8b", "w2-u082-s40-closedloop"), ("qwen3-8b", "w2-u082-s40-openloop"),
+            ("qwen3-8b-fp8-ngram3", "w4-u082-s256"))),
     }
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
     judged = blind(record, corpus_fits(record.source), weights_logged=False)
