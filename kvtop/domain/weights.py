@@ -21,7 +21,7 @@ from kvtop.domain.memo import Memo
 from kvtop.domain.model import LayerKind, ModelSpec
 from kvtop.domain.rank_matrices import ComponentSums, RankMatrices
 from kvtop.domain.tower_spec import TOWER_KINDS, TowerSpec, TowerSplit
-from kvtop.domain.vocab_rows import vocab_padded, vocab_parallel_rows
+from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weight_compressed import compressed_attention
 from kvtop.domain.weight_hyper import hyper_connection_merge
 from kvtop.domain.weight_matrices import (
@@ -192,7 +192,6 @@ def _book_from_config(
     rank = RankMatrices(model, layout, tower_split, parts)
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
-    padded_vocab = vocab_padded(model.vocab_size)
     head_whole = layout.vocab_split.lm_head_whole  # a rowwise linear without TP: the vocab's rows, unpadded
     head_tp = 1 if head_whole else vocab_tp(layout)
     vocab_rows = model.vocab_size if head_whole else vocab_parallel_rows(model.vocab_size, head_tp)
@@ -294,8 +293,8 @@ def _book_from_config(
                 rank.acc.notes["lm_head"] = f"{_spread(head_tp, layout.tp)}: {layout.vocab_split.note}"
         if width != h:  # project_out: hidden back to the LM head's width (ReplicatedLinear)
             rank.matrix("lm_head", width, h, 1, ("model.decoder.project_out",), quantizable=False)
-        if model.body.lm_head_bias:
-            rank.vector("lm_head", padded_vocab, layout.tp)
+        if model.body.lm_head_bias:  # the head's bias has its weight's rows: split as the head is, or whole
+            rank.vector("lm_head", vocab_rows * head_tp, head_tp)
     if last_stage and model.mtp_layers:
         if load_mtp:
             mtp_weights(rank, model)
