@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 from kvtop.domain.errors import InputError
@@ -205,8 +206,42 @@ def is_unified(name: str | None) -> bool:
     return bool(name) and _known_model(_model_token(name or ""), UNIFIED_TOTAL_MIB) is not None
 
 
-# GPUs of the Blackwell generation (SM100), where some engine defaults differ (KV dtype, page size).
-BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
+@dataclass(frozen=True)
+class CapabilityFamily:
+    """GPUs by CUDA compute-capability major, as an engine's own check reads `torch.cuda.get_device_capability()`
+    (never a list of card names: 'NVIDIA B300 SXM6 AC' and 'GB300-DGX-STATION' are read through `GPU_CAPABILITY`).
+    Majors `first_major` … `last_major`, or every newer one where `last_major` is None."""
+
+    label: str
+    first_major: int
+    last_major: int | None
+
+    def holds(self, gpu_name: str | None) -> bool:
+        """Whether the GPU is of this family; False for a GPU whose capability kvtop does not know."""
+        capability = compute_capability(gpu_name)
+        if capability is None:
+            return False
+        return capability[0] >= self.first_major and (self.last_major is None or capability[0] <= self.last_major)
+
+
+# Capability major 10 (B200, GB200: 10.0; B300, GB300, the DGX Station's GB300: 10.3), not SM120 (RTX PRO 6000,
+# RTX 5090): SGLang's `is_sm100_supported` (python/sglang/srt/utils/common.py:177-182 at v0.5.3, :244-249 at v0.5.6,
+# :258-262 at v0.5.9; `get_platform().is_sm100`, :309-313 at v0.5.23), which its SM100 defaults read
+SM100 = CapabilityFamily("SM100", 10, 10)
+# Capability major 9 and newer (Hopper, Blackwell's SM100 and SM120): LMDeploy's `flash_mla_available`, FlashMLA
+# where installed (lmdeploy/pytorch/configurations/utils.py: `torch.cuda.get_device_properties(0).major >= 9`)
+SM90_AND_NEWER = CapabilityFamily("SM90+", 9, None)
+NO_GPU = CapabilityFamily("no GPU", 1, 0)  # holds none (its first major above its last): a rule off on every GPU
+
+# Capability major 10 and newer (SM100, SM103, SM120 and SM121 alike): SGLang's `auto` KV for a DeepSeek DSA model reads
+# `torch.cuda.get_device_capability()` as `fp8_e4m3 if major >= 10 else "bfloat16"` (server_args.py inline at the
+# first DSA releases, `_set_default_nsa_kv_cache_dtype` later, the arg_groups DSA view at 0.5.2x)
+SM100_AND_NEWER = CapabilityFamily("SM100+", 10, None)
+
+
+def is_sm100_family(gpu_name: str | None) -> bool:
+    """Whether the GPU's capability major is 10 (`SM100`); False for an unknown GPU."""
+    return SM100.holds(gpu_name)
 
 # GPU models whose servers join the GPUs with NVLink (SXM boards; the A100 names are taken as SXM4): the
 # engines' custom all-reduce maps peer buffers on each rank there, and not across more than two PCIe cards nor

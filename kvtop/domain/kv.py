@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.gpus import compute_capability, gpu_key
+from kvtop.domain.gpus import NO_GPU, CapabilityFamily, compute_capability
 from kvtop.domain.kv_state import state_bytes_per_request
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
@@ -65,7 +65,7 @@ class KvStorage(BaseModel):
     fp4_scales_per_head: bool = False  # each head's K and V packed apart (k//2 + k//16 B), not the total
     fp4_dequant_workspace: bool = False  # one shared FP8 dequant row per token (MHA/GQA only)
     ds_mla_on_fp8_dsa: bool = False  # FP8 KV on a DSA model stores the 656 B `fp8_ds_mla` latent
-    raw_fp8_dsa_gpus: frozenset[str] = frozenset()  # … except on these GPUs: the raw 576 B latent (trtllm)
+    raw_fp8_dsa_family: CapabilityFamily = NO_GPU  # … except on these GPUs: the raw 576 B latent (trtllm)
     # classes whose KV-shared layers the pool still sizes, as full layers (SGLang's Gemma-3n)
     shared_layers_keep_kv: frozenset[str] = frozenset()
     # … only on GPUs of these compute-capability majors, where it is the `fp8_ds_mla` format (vLLM: Hopper)
@@ -77,9 +77,9 @@ class KvStorage(BaseModel):
     # … and reads it from hf_quant_config.json where config.json's MIXED_PRECISION block states no KV algorithm
     # (`QuantSpec.quant_file_kv_cache_quant_algo`: SGLang falls back to the file, vLLM does not)
     reads_mixed_quant_file_kv: bool = False
-    auto_fp8_dsa_gpus: frozenset[str] = frozenset()  # GPUs where `auto` KV is FP8 for DSA models
+    auto_fp8_dsa_family: CapabilityFamily = NO_GPU  # GPUs where `auto` KV is FP8 for DSA models
     auto_fp8_dsa: bool = False  # … and on every GPU (LMDeploy's PyTorch engine v0.11.1 – v0.16.x, by model type)
-    # `auto` on a DSA model is the engine's DSA default (FP8 on `auto_fp8_dsa_gpus`, else the model dtype),
+    # `auto` on a DSA model is the engine's DSA default (FP8 on `auto_fp8_dsa_family`, else the model dtype),
     # decided before the checkpoint's `kv_cache_quant_algo` is read (so FP8 in the checkpoint does not count)
     dsa_default_before_checkpoint: bool = False
     # the engine's own names of KV formats, e.g. LMDeploy's quant_policy ("8" → int8); read before kvtop's
@@ -152,7 +152,7 @@ def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_
         honoured = storage.honours_checkpoint_kv_dtype and model.architecture not in storage.checkpoint_kv_unread_by
         if checkpoint_first and honoured and _checkpoint_kv(model, storage) == "FP8":
             return "fp8_e4m3"
-        if dsa and (storage.auto_fp8_dsa or gpu_key(gpu_name) in storage.auto_fp8_dsa_gpus):
+        if dsa and (storage.auto_fp8_dsa or storage.auto_fp8_dsa_family.holds(gpu_name)):
             return "fp8_e4m3"
         if model.dtype_bytes == 4:
             return "fp32"
@@ -267,14 +267,14 @@ def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, storage: KvStorage, gpu_name
     """Whether the MLA latent is stored as fp8 NoPE + fp32 scale per 128 + bf16 RoPE (656 B).
 
     Engines with `ds_mla_on_fp8_dsa` use it for FP8 KV on a DSA model, where `fp8_ds_mla` names
-    that same FP8 (docs/engines/sglang.md §6.1), except on `raw_fp8_dsa_gpus` (SGLang's trtllm DSA
+    that same FP8 (docs/engines/sglang.md §6.1), except on `raw_fp8_dsa_family` (SGLang's trtllm DSA
     backends keep the raw latent, §6.1.1); the others only for `--kv-cache-dtype fp8_ds_mla`
     (docs/engines/vllm.md §3; their plain fp8 is 576 × 1 B).
     """
     if model.mla is None:
         return False
     if storage.ds_mla_on_fp8_dsa:
-        if gpu_key(gpu_name) in storage.raw_fp8_dsa_gpus:
+        if storage.raw_fp8_dsa_family.holds(gpu_name):
             return fmt == "fp8_ds_mla"
         return fmt in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and model.attention_kind is AttentionKind.DSA
     return fmt == "fp8_ds_mla"
@@ -356,7 +356,7 @@ def kv_book(
     """The KV book of one rank sizing `layers` (a pipeline stage's, or more where the engine sizes more); `draft_layers`: MTP layers loaded;
     `draft_layer_bytes`: one draft layer's bytes per token on the rank, where the draft is a model of its own whose heads
     may differ from the target's (None: the target's first full layer's); `gpu_name`: the GPU, where the engine's
-    storage depends on it (`KvStorage.raw_fp8_dsa_gpus`)."""
+    storage depends on it (`KvStorage.raw_fp8_dsa_family`)."""
     if model.compressed is not None:
         return _compressed_book(model, layers, fmt, storage, draft_layers)
     if not storage.cross_attention_in_pool and any(i in model.cross_attention_layers for i in layers):

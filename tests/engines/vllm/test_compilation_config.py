@@ -15,7 +15,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
-from kvtop.domain.engines.vllm.compilation import graph_config, unread_fields
+from kvtop.domain.engines.vllm.compilation import graph_config, graph_mode_not_modelled, unread_fields
 from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.profile_run import graph_counts, graphs_charged
 from kvtop.domain.errors import InputError
@@ -156,3 +156,21 @@ def test_the_json_level_is_refused_from_v0_18_and_a_mode_from_v0_30_named_not_re
     assert unread_fields(json_mode, ResolvedVersion(text="0.30.0")) == ("mode",)
     lora = {"compilation-config": '{"cudagraph_specialize_lora": false}'}  # read by graph_keys.py
     assert unread_fields(lora, ResolvedVersion(text="0.22.1")) == ()
+
+
+@pytest.mark.parametrize(("flags", "release", "named"), [
+    ({"compilation-config": '{"mode": 0}'}, "0.30.0", True),  # _normalize_piecewise_cudagraph_mode, :1013-1029
+    ({"compilation-config": '{"mode": "DYNAMO_TRACE_ONCE"}'}, "0.33.0", True),
+    ({"compilation-config": '{"mode": 3}'}, "0.33.0", False),  # VLLM_COMPILE keeps the piecewise graphs
+    ({"compilation-config": '{"mode": 0, "cudagraph_mode": "NONE"}'}, "0.31.0", False),  # no graphs to drop
+    ({"compilation-config": '{"mode": 0}'}, "0.29.0", False),  # graphs NONE before v0.30.0: counted as such
+    ({}, "0.33.0", False),
+])  # fmt: skip
+def test_a_mode_dropping_the_piecewise_graphs_from_v0_30_is_named_not_modelled(
+        flags: dict[str, object], release: str, named: bool) -> None:
+    """From v0.30.0 vLLM keeps or drops the piecewise graphs of a mode other than VLLM_COMPILE by the model's
+    architecture (breakable CUDA graphs), which kvtop does not read: the plan says so rather than count silently."""
+    said = graph_mode_not_modelled(flags, ResolvedVersion(text=release))
+    assert (said is not None) == named
+    if said is not None:
+        assert "piecewise" in said and f"vLLM {release}" in said

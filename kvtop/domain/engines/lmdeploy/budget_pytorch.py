@@ -30,7 +30,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
 from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.gpus import BLACKWELL_GPUS
+from kvtop.domain.gpus import SM90_AND_NEWER
 from kvtop.domain.kv import KvBook
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import round_up
@@ -39,8 +39,9 @@ DEFAULT_RATIO = 0.8  # PytorchEngineConfig.cache_max_entry_count
 FIXED_SHARE = 0.7  # v0.2.0 – v0.2.3: gpu_mem_percent
 MIN_BLOCKS = 16  # the runtime reserve shrinks until this many blocks fit
 ALIGNMENT = 256
-# SM90 and newer: FlashMLA runs there (when installed), and needs 64-token blocks (§4.1)
-FLASH_MLA_GPUS = frozenset({"H100", "H100-SXM", "H100-PCIE", "H100-NVL", "H200", "H20", "H800", "GH200", "RTX5090"})
+# SM90 and newer: FlashMLA runs there (when installed), and needs 64-token blocks (§4.1): `flash_mla_available`
+# reads the capability major (>= 9, lmdeploy/pytorch/configurations/utils.py), `_adjust_block_size` then asks 64
+FLASH_MLA_FAMILY = SM90_AND_NEWER
 
 
 def block_bytes(model: ModelSpec, kv: KvBook, block: int, aligned: bool) -> int:
@@ -75,8 +76,7 @@ def _block_size(model: ModelSpec, asked: int | None, gpu_name: str | None, notes
     width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim if model.mla else model.head_dim
     if width < 512:
         return block
-    gpu = (gpu_name or "").upper().replace(" ", "-").replace("NVIDIA-", "")
-    if gpu in FLASH_MLA_GPUS or gpu in BLACKWELL_GPUS:
+    if FLASH_MLA_FAMILY.holds(gpu_name):
         if block != 64:
             raise InputError("FlashMLA (SM90+) needs --cache-block-seq-len 64", field="--cache-block-seq-len")
         notes.append("block 64: FlashMLA on SM90+ (assumed installed, as in LMDeploy's images)")

@@ -17,7 +17,7 @@ from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.sglang.blockscale_leak import leak_rows
 from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.dsa import dsa_kv_default_before_checkpoint
-from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
+from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_family
 from kvtop.domain.engines.sglang.flags import SglangFlags
 from kvtop.domain.engines.sglang.kv_checkpoint import reads_mixed_quant_file_kv
 from kvtop.domain.engines.sglang.pp_layers import kv_layers_of_stage
@@ -28,7 +28,7 @@ from kvtop.domain.engines.sglang.weights_built import built_rows, released_rows
 from kvtop.domain.engines.sglang.weights_classes import class_rows
 from kvtop.domain.engines.sglang.weights_words import WEIGHT_ROW_WORDS
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
-from kvtop.domain.gpus import BLACKWELL_GPUS
+from kvtop.domain.gpus import NO_GPU, SM100_AND_NEWER
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts
@@ -49,7 +49,7 @@ class SglangRules(SglangBudget, EngineBase):
         ds_mla_on_fp8_dsa=True,  # §6.1: FP8 KV on a DSA model is the 656 B latent (raw 576 B under trtllm)
         honours_checkpoint_kv_dtype=True,  # §10: `auto` follows kv_cache_quant_algo FP8
         checkpoint_kv_unread_by=frozenset({"LagunaForCausalLM"}),  # §10: models/laguna.py keeps no quant_config
-        auto_fp8_dsa_gpus=BLACKWELL_GPUS,  # §10: the DSA default is FP8 on Blackwell
+        auto_fp8_dsa_family=SM100_AND_NEWER,  # §10: the DSA default is FP8 from SM100 (major >= 10, SM120 too)
         compressed_latent_bytes=584,  # §6.4: DeepSeek-V4's FlashMLA V4 row (dsv4.py V4_ROW)
         pool_holds_no_op_layers=True,  # §6.1: the cell counts the stage's layers, DeciLM's no-op blocks too
         # §6.1: Mllama's cross-attention layers (0.5.23 mllama.py RadixAttention is_cross_attention) hold their
@@ -93,9 +93,9 @@ class SglangRules(SglangBudget, EngineBase):
         storage = self.kv_storage
         if reads_mixed_quant_file_kv(version):  # §10: a MIXED_PRECISION block without KV → hf_quant_config.json's
             storage = storage.model_copy(update={"reads_mixed_quant_file_kv": True})
-        gpus = raw_fp8_dsa_gpus(settings, version)
-        if gpus:
-            storage = storage.model_copy(update={"raw_fp8_dsa_gpus": gpus})
+        family = raw_fp8_dsa_family(settings, version)
+        if family != NO_GPU:
+            storage = storage.model_copy(update={"raw_fp8_dsa_family": family})
         if dsa_kv_default_before_checkpoint(version):
             storage = storage.model_copy(update={"dsa_default_before_checkpoint": True})
         return storage

@@ -27,7 +27,7 @@ from typing import NamedTuple
 from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.gpus import compute_capability
+from kvtop.domain.gpus import compute_capability, is_sm100_family
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
@@ -211,20 +211,13 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
         _check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
 
 
-def is_sm100(gpu_name: str | None) -> bool:
-    """SGLang's `is_sm100_supported` (capability major 10: B200, B300, GB200, GB300; not the SM120 RTX PRO 6000 or
-    RTX 5090), read from kvtop's GPU table (utils/common.py:177-182 at v0.5.3, :244-249 at v0.5.6, :309-312 at
-    v0.5.23); False for a GPU kvtop does not know."""
-    return (compute_capability(gpu_name) or (0, 0))[0] == 10
-
-
 def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
     """Whether SGLang picks trtllm_mla for this model where the launch names no backend: DeepSeek-V3's class (the
     model class, not its name) with MLA on SM100 (`is_sm100_supported` at every release read, 0.5.4 … 0.5.16;
     `get_platform().is_sm100` at 0.5.23), from v0.5.3.post2 (0.5.6.post2 server_args.py:1068-1077, 0.5.14 :3647,
     0.5.23 arg_groups/model_overrides/deepseek_v2.py:178-187). An SM120 card keeps SGLang's generic default."""
     deepseek_v3 = model.mla is not None and model.architecture == "DeepseekV3ForCausalLM"
-    return is_sm100(gpu_name) and deepseek_v3 and _since(DEFAULT_TRTLLM_MLA_SINCE, version)
+    return is_sm100_family(gpu_name) and deepseek_v3 and _since(DEFAULT_TRTLLM_MLA_SINCE, version)
 
 
 def check_default_backend_kv_dtype(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None,

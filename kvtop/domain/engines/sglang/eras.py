@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.sglang.attention_backends import is_sm100, takes_default_trtllm_mla
+from kvtop.domain.engines.sglang.attention_backends import takes_default_trtllm_mla
 from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
 from kvtop.domain.engines.sglang.decode_graphs_off import (
     decode_graphs_off_reason,
@@ -40,7 +40,7 @@ from kvtop.domain.engines.versions import (
     era_for,
     parse_release,
 )
-from kvtop.domain.gpus import BLACKWELL_GPUS, gpu_key
+from kvtop.domain.gpus import NO_GPU, SM100, CapabilityFamily, is_sm100_family
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec, VisionSpec
 from kvtop.domain.wording import MIB
@@ -335,7 +335,7 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
 
     if model.attention_kind is AttentionKind.DSA and since("0.5.3"):
         return 64, "DSA on CUDA pages by 64"
-    blackwell = is_sm100(gpu_name)  # is_sm100_supported (0.5.6 server_args.py:1068, :1175): not the SM120 cards
+    blackwell = is_sm100_family(gpu_name)  # is_sm100_supported (0.5.6 server_args.py:1068, :1175): not the SM120 cards
     if model.state is not None:
         if blackwell and model.architecture in NEMOTRON_H_ARCHS:
             era = era_for(NEMOTRON_H_SM100_ERAS, version)
@@ -360,14 +360,14 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
 # backends run (the FP8 default on SM100, which these eras name). The token count divided the budget by
 # the raw 576-B latent + indexer whatever the pool allocated, until the cell came from the pool's own
 # width in v0.5.17.
-DSA_RAW_FP8_ERAS: Eras[tuple[frozenset[str], bool]] = Eras((  # (GPUs, only without --dp)
-    Era("", (frozenset(), False), "NSATokenToKVPool: FP8 rows are 656 B on every GPU (v0.5.6 … v0.5.9)"),
+DSA_RAW_FP8_ERAS: Eras[tuple[CapabilityFamily, bool]] = Eras((  # (GPU family, only without --dp)
+    Era("", (NO_GPU, False), "NSATokenToKVPool: FP8 rows are 656 B on every GPU (v0.5.6 … v0.5.9)"),
     Era(
         "0.5.10rc0",
-        (BLACKWELL_GPUS, True),
+        (SM100, True),
         "server_args._set_default_nsa_backends: FP8 on SM100 at dp_size 1 → trtllm, raw 576-B rows",
     ),
-    Era("0.5.10", (BLACKWELL_GPUS, False), "_set_default_nsa_backends: FP8 on SM100 → trtllm (any dp)"),
+    Era("0.5.10", (SM100, False), "_set_default_nsa_backends: FP8 on SM100 → trtllm (any dp)"),
 ))
 DSA_CELL_ERAS: Eras[str] = Eras((
     Era("", "latent", "profile_max_num_token / get_cell_size_per_token: (kv_lora_rank + rope) × 1 B + indexer"),
@@ -379,10 +379,11 @@ DSA_CELL_ERAS: Eras[str] = Eras((
 ))
 
 
-def raw_fp8_dsa_gpus(settings: LaunchSettings, version: ResolvedVersion) -> frozenset[str]:
-    """The GPUs where this release keeps FP8 DSA KV as the raw 576-B latent (its trtllm DSA default)."""
-    gpus, single_dp_only = era_for(DSA_RAW_FP8_ERAS, version).value
-    return frozenset() if single_dp_only and settings.dp > 1 else gpus
+def raw_fp8_dsa_family(settings: LaunchSettings, version: ResolvedVersion) -> CapabilityFamily:
+    """The GPU family where this release keeps FP8 DSA KV as the raw 576-B latent (its trtllm DSA default, chosen
+    on `is_sm100_supported`); `NO_GPU` where it keeps none."""
+    family, single_dp_only = era_for(DSA_RAW_FP8_ERAS, version).value
+    return NO_GPU if single_dp_only and settings.dp > 1 else family
 
 
 def dsa_cell_is_latent(version: ResolvedVersion) -> bool:
@@ -462,10 +463,11 @@ def mamba_ratio(model: ModelSpec, settings: LaunchSettings, version: ResolvedVer
 # §8.4.1 Models whose sliding-window layers SGLang keeps in the one full pool, by release. GPT-OSS: ServerArgs
 # sets disable_hybrid_swa_memory (always, then only with trtllm_mha, the SM100 default). Llama-4's chunked
 # layers were hybrid only with --hybrid-kvcache-ratio until `is_hybrid_swa_model` listed it.
-GPT_OSS_FULL_POOL_ERAS: Eras[frozenset[str] | None] = Eras((  # None: every GPU
+GPT_OSS_FULL_POOL_ERAS: Eras[CapabilityFamily | None] = Eras((  # the GPUs it holds on; None: every GPU
     Era("", None, "server_args.py GptOssForCausalLM: disable_hybrid_swa_memory = True (v0.5.0rc0 … v0.5.7)"),
-    Era("0.5.8", BLACKWELL_GPUS, "… only with the trtllm_mha backend (the SM100 default) or speculative decoding"),
-    Era("0.5.10rc0", frozenset(), "no GPT-OSS switch: its sliding layers get their own pool"),
+    Era("0.5.8", SM100, "… only with the trtllm_mha backend (the default on is_sm100_supported, 0.5.8 server_args.py "
+        "GptOssForCausalLM) or speculative decoding"),
+    Era("0.5.10rc0", NO_GPU, "no GPT-OSS switch: its sliding layers get their own pool"),
 ))
 LLAMA4_HYBRID_SINCE = "0.5.8"  # configs/model_config.py is_hybrid_swa_model lists Llama4ForConditionalGeneration
 
@@ -479,10 +481,10 @@ def full_pool_reason(
     if model.model_type in _NO_HYBRID_SWA:
         return "SGLang turns hybrid SWA memory off for Gemma 2/3"
     if model.architecture == "GptOssForCausalLM":
-        gpus = era_for(GPT_OSS_FULL_POOL_ERAS, version).value
-        if gpus is None or gpu_key(gpu_name) in gpus:
+        family = era_for(GPT_OSS_FULL_POOL_ERAS, version).value
+        if family is None or family.holds(gpu_name):
             return f"SGLang {version.label} turns hybrid SWA memory off for GPT-OSS" + (
-                "" if gpus is None else " with trtllm_mha (Blackwell)"
+                "" if family is None else f" with trtllm_mha ({family.label})"
             )
     if model.architecture == "Llama4ForConditionalGeneration":
         release, since = version.release, parse_release(LLAMA4_HYBRID_SINCE)

@@ -26,6 +26,7 @@ from kvtop.domain.engines.vllm.batching import (
     default_batch_limits,
 )
 from kvtop.domain.engines.vllm.batching_async import refuse_explicit_async
+from kvtop.domain.engines.vllm.compilation import graph_mode_not_modelled
 from kvtop.domain.engines.vllm.compile_cache import cold_compile_charge
 from kvtop.domain.engines.vllm.deployment import setup as vllm_setup
 from kvtop.domain.engines.vllm.dp_dispatch import dp_communicators_not_modelled, gathered_batch_not_modelled
@@ -318,6 +319,7 @@ class VllmBudget:
                                            pp_partition_not_modelled(s.flags, inputs.layout.pp, inputs.version),
                                            gathered_batch_not_modelled(inputs.terms),
                                            tower_fp8_not_modelled(m, s, inputs.version),
+                                           None if s.enforce_eager else graph_mode_not_modelled(s.flags, inputs.version),
                                            dp_communicators_not_modelled(m, inputs.layout, inputs.version, gpu_name,
                                                                          s)) if n),
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (

@@ -69,7 +69,12 @@ from kvtop.domain.engines.vllm.profile_run import (
 )
 from kvtop.domain.engines.vllm.startup_split import logged_terms as logged_terms  # v0.27+'s split, read back
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
-from kvtop.domain.engines.vllm.v2_graphs import v2_graph_extras, v2_placeholder, with_v2_beside
+from kvtop.domain.engines.vllm.v2_graphs import (
+    v1_graph_extras,
+    v2_graph_extras,
+    v2_placeholder,
+    with_v2_beside,
+)
 from kvtop.domain.engines.vllm.v2_sampler_state import v2_sampler_state
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.layout import largest_stage_layers
@@ -201,10 +206,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=377, sources=209,
+    engine='vllm', factor=1.0, records=398, sources=216,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4090', 'RTX5060-TI', 'RTX5080', 'RTX5090', 'RTX6000-ADA', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1120, sources=209,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4090', 'RTX5060-TI', 'RTX5080', 'RTX5090', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1183, sources=216,
 )  # fmt: skip
 # END FITTED
 
@@ -266,7 +271,7 @@ def _graph_features(inputs: CalibrationInputs, *, v1_runner: bool = False) -> tu
     piecewise, full = graph_counts(inputs)
     if not piecewise and not full:
         return None  # cudagraph_mode NONE (compilation.py): nothing captured
-    extra = max(piecewise - 1, 0) + max(full - 1, 0) if v1_runner else v2_graph_extras(inputs, piecewise, full)
+    extra = v1_graph_extras(piecewise, full) if v1_runner else v2_graph_extras(inputs, piecewise, full)
     layers = largest_stage_layers(inputs.model.num_layers, inputs.layout.pp, PP_SPLIT_ERAS.at(inputs.version))
     return ((extra + 1) * layers / 1000,)
 

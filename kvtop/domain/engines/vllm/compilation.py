@@ -147,6 +147,20 @@ def graph_config(flags: Mapping[str, object], version: ResolvedVersion) -> Graph
     return GraphConfig(mode=mode, capture_sizes=sizes, max_capture_size=largest, said="; ".join(said))
 
 
+def graph_mode_not_modelled(flags: Mapping[str, object], version: ResolvedVersion) -> str | None:
+    """Why the plan's graph count may not be vLLM's: from v0.30.0 a stated compilation mode other than VLLM_COMPILE
+    drops the graphs' piecewise part unless breakable CUDA graphs run (`MODE_FORCES_NONE` None), which kvtop does not
+    read; None elsewhere, or where the launch captures no graphs."""
+    if MODE_FORCES_NONE.at(version) is not None:
+        return None
+    compiled = compilation_level(flags, version)
+    if compiled is None or compiled == PIECEWISE_LEVEL or graph_config(flags, version).mode == "NONE":
+        return None
+    return (f"compilation mode {compiled}, not VLLM_COMPILE, at vLLM {version.label}: vLLM drops the CUDA graphs' "
+            f"piecewise part unless breakable graphs run (by the model's architecture, not read: "
+            f"{MODE_FORCES_NONE.era(version).source}); the plan counts the graphs as the cudagraph mode leaves them")
+
+
 def long_spelled(flags: Mapping[str, object]) -> Mapping[str, object]:
     """`flags` with `-cc` and `-cc.<field>` as `--compilation-config[.<field>]` (v0.12.0 on; a release before has no
     `-cc`, refused by the release check: flags.RELEASE_SPANS, at the launch check or the plan's resolved release)."""

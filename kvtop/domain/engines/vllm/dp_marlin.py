@@ -117,8 +117,8 @@ def marlin_layer_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, *,
     dtype, topk = model.dtype_bytes, moe.experts_per_token
     hidden = round_up(model.hidden_size, MARLIN_HIDDEN_ROUND)
     rows = layout.replicas * tokens
+    padded = 3 if scatter_rows else 2  # the padded input, the kernel's output (and the reduce-scatter's own rows)
     own = (HELD_ROWS * tokens * model.hidden_size * dtype + tokens * moe.num_routed_experts * dtype
-           + tokens * topk * TOPK_BYTES + (3 if scatter_rows else 2) * tokens * hidden * dtype)  # padded input,
-    # output, reduce-scatter's
+           + tokens * topk * TOPK_BYTES + padded * tokens * hidden * dtype)
     gathered = rows * hidden * dtype + rows * topk * TOPK_BYTES
     return own + gathered + marlin_workspace_bytes(model, layout, rows)

@@ -92,10 +92,11 @@ def workspace_bytes(model: ModelSpec, layout: ParallelLayout, rows: int, chunk_r
 
 
 def modular_layer_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chunk_rows: int | None) -> int:
-    """One rank's MoE layer at its largest in a v0.14.x DP profile ('allgather_reducescatter', unquantized): the
-    gathered hidden states and router logits, the kernel's zeroed output and the workspace buffer, with the top-k
-    during the experts or the reduce-scatter's own rows at the combine, beside the held residual, normed input and
-    the shared experts' output."""
+    """One rank's MoE layer at its largest in a v0.14.0-v0.19.x DP profile ('allgather_reducescatter', unquantized:
+    `MODULAR_ERAS`, dp_gather.PRICED_ERAS): the gathered hidden states and router logits, the kernel's output and the
+    workspace buffer (`workspace_bytes`; `chunk_rows` None from v0.18.0, unchunked), with the top-k during the experts
+    or the reduce-scatter's own rows at the combine, beside the held residual, normed input and the shared experts'
+    output."""
     moe = model.moe
     assert moe is not None
     dtype, hidden = model.dtype_bytes, model.hidden_size

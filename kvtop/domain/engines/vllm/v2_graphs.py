@@ -95,17 +95,12 @@ V2_GRAPHS_MEASURED: Eras[bool] = Eras(
 STAND_IN_SEQS = 256
 
 
-def _graphs_counted(piecewise: int, full: int) -> int:
-    """The graphs the V1 runner's figure counts: the first capture and each mode's further sizes."""
-    return 1 + max(piecewise - 1, 0) + max(full - 1, 0)
-
-
 def stand_in_bytes(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
     """(bytes, why) of the V1 runner's graph figure at `STAND_IN_SEQS` seqs, from the figure at the launch's: the graph
     fit is proportional to its one feature (graphs × layers ÷ 1000, no intercept), so the figure scales by the graphs
     counted; why is '' where the launch's seqs give the same count or no fit gave the figure (assumed, as it stands)."""
-    launch = _graphs_counted(*graph_counts(inputs))
-    fixed = _graphs_counted(*graph_counts(inputs.model_copy(update={
+    launch = 1 + v1_graph_extras(*graph_counts(inputs))  # the first capture and the graphs beyond it
+    fixed = 1 + v1_graph_extras(*graph_counts(inputs.model_copy(update={
         "settings": inputs.settings.model_copy(update={"max_running_requests": STAND_IN_SEQS})})))  # fmt: skip
     if fixed == launch:
         return figure_bytes, ""
@@ -166,6 +161,11 @@ def v2_graph_extras(inputs: CalibrationInputs, piecewise: int, full: int) -> int
     extrapolation)."""
     if v2_measures_graphs(inputs):
         return max(full - 1, 0)
+    return v1_graph_extras(piecewise, full)
+
+
+def v1_graph_extras(piecewise: int, full: int) -> int:
+    """The graphs the V1 runner's estimate extrapolates beyond its first captures: each mode's beyond its first."""
     return max(piecewise - 1, 0) + max(full - 1, 0)
 
 
