@@ -180,6 +180,8 @@ class VocabSplit(BaseModel):
     # those it splits go over attention TP, not the MLP's (LMDeploy's ParallelEmbedding / ParallelLMHead take
     # layer_type 'attn': world ÷ dp in its DP world, `ParallelLayout.attn_tp`)
     over_attention_tp: bool = False
+    # a whole embedding the class still builds as a VocabParallelEmbedding (SGLang's enable_tp=False): its rows padded
+    embedding_rows_padded: bool = False
     note: str = ""  # the engine's words and source, shown on the rows it changes
 
 

@@ -82,19 +82,19 @@ def _userinfo_span(word: str) -> tuple[int, int] | None:
 
 # curl's `-u/--user <user:password>` and `-U/--proxy-user <user:password>` (curl's manual page, curl.se/docs/manpage.html):
 # a password by its place after the colon, under a name that is no secret's. Figures are no password (`docker run -u
-# 1000:1000`: a uid:gid).
+# 1000:1000`: a uid:gid). One rule (`user_password_masked`) for an argument (redact.py) and a line of text.
 USER_FLAGS = frozenset({"-u", "-U", "--user", "--proxy-user"})
-_USER_PASSWORD = re.compile(
-    r"(?P<keep>(?:(?<=[\s\"'`])|^)(?:-u|-U|--user|--proxy-user)(?:=|[ \t]+)[\"']?[^\s:\"'`@/]+:)"
-    r"(?!\d+(?:[\s\"'`]|$))[^\s\"'`]+"
+_USER_VALUE = re.compile(
+    r"(?P<keep>(?:(?<=[\s\"'`])|^)(?:" + "|".join(map(re.escape, sorted(USER_FLAGS))) + r")(?:=|[ \t]+)[\"']?)"
+    r"(?P<value>[^\s\"'`]+)"
 )
 
 
 def mask_user_flag_password(text: str) -> str:
     """`curl -u admin:PASSWORD …` → `curl -u admin:*** …` in a line of text (`--user=`, `-U` alike)."""
-    if "-u" not in text and "-U" not in text:
+    if not any(flag in text for flag in USER_FLAGS):
         return text
-    return _USER_PASSWORD.sub(lambda match: match.group("keep") + MASK, text)
+    return _USER_VALUE.sub(lambda match: match.group("keep") + user_password_masked(match.group("value")), text)
 
 
 def user_password_masked(value: str) -> str:

@@ -21,7 +21,7 @@ from kvtop.domain.memo import Memo
 from kvtop.domain.model import LayerKind, ModelSpec
 from kvtop.domain.rank_matrices import ComponentSums, RankMatrices
 from kvtop.domain.tower_spec import TOWER_KINDS, TowerSpec, TowerSplit
-from kvtop.domain.vocab_rows import vocab_padded, vocab_parallel_rows
+from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weight_compressed import compressed_attention
 from kvtop.domain.weight_hyper import hyper_connection_merge
 from kvtop.domain.weight_matrices import (
@@ -94,22 +94,10 @@ COMPONENT_ORDER = (
 )  # fmt: skip
 
 
-def embedding_tp(model: ModelSpec, layout: ParallelLayout) -> int:
-    """How many ranks split the vocab embedding: TP, or 1 where the engine builds it whole
-    (`ParallelLayout.vocab_split`) or DP attention replicates it.
-
-    SGLang builds the vocab embedding with TP off under DP attention in the models whose entry says so
-    (`VocabParallelEmbedding(..., enable_tp=not <dp attention>)` in DeepseekV2Model, which DeepSeek
-    V3/V3.2 and Kimi-K2 reuse, and in Llama4Model); their LM head stays split over the whole TP group
-    (`ParallelLMHead` uses the attention-TP group only with --enable-dp-lm-head).
-    """
-    split = layout.vocab_split
-    if split.embedding_whole:
-        return 1
-    # an engine that states its split over attention TP (LMDeploy's DP world) builds its own class, not the one above
-    if layout.dp_attention and model.embedding_whole_under_dp_attention and not split.over_attention_tp:
-        return 1
-    return vocab_tp(layout)
+def embedding_tp(layout: ParallelLayout) -> int:
+    """How many ranks split the vocab embedding: TP (or attention TP), or 1 where the engine's class builds it whole
+    (`ParallelLayout.vocab_split`, each engine's `EngineRules.vocab_split`)."""
+    return 1 if layout.vocab_split.embedding_whole else vocab_tp(layout)
 
 
 def vocab_tp(layout: ParallelLayout) -> int:
@@ -192,26 +180,24 @@ def _book_from_config(
     rank = RankMatrices(model, layout, tower_split, parts)
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
-    padded_vocab = vocab_padded(model.vocab_size)
     head_whole = layout.vocab_split.lm_head_whole  # a rowwise linear without TP: the vocab's rows, unpadded
     head_tp = 1 if head_whole else vocab_tp(layout)
     vocab_rows = model.vocab_size if head_whole else vocab_parallel_rows(model.vocab_size, head_tp)
     if parts.embedding:
         plain = tower_split is not None and model.architecture in tower_split.whole_embedding
-        embedding_shards = 1 if plain else embedding_tp(model, layout)
+        embedding_shards = 1 if plain else embedding_tp(layout)
         rows = model.vocab_size + model.body.embedding_extra_rows
-        unpadded = plain or layout.vocab_split.embedding_whole  # a plain nn.Embedding: the vocab's rows
+        vocab_split = layout.vocab_split
+        unpadded = plain or (vocab_split.embedding_whole and not vocab_split.embedding_rows_padded)  # a plain nn.Embedding
         embedding_rows = rows if unpadded else vocab_parallel_rows(rows, embedding_shards)
         rank.acc.add(
             "embedding", embedding_rows * width, embedding_rows * width * model.dtype_bytes, embedding_shards
         )
         if embedding_shards < layout.tp:
             rank.acc.notes["embedding"] = (
-                f"{_spread(embedding_shards, layout.tp)}: {layout.vocab_split.note}"
-                if layout.vocab_split.embedding_whole or layout.vocab_split.over_attention_tp
+                f"{_spread(embedding_shards, layout.tp)}: {vocab_split.note}"
+                if vocab_split.embedding_whole or vocab_split.over_attention_tp
                 else "whole on every rank: the engine builds it as a plain nn.Embedding"
-                if plain
-                else "whole on every rank: SGLang builds it without TP under DP attention"
             )
         if model.body.learned_positions:  # a learned position table, whole on every rank
             rank.vector("embedding", (model.max_position_embeddings + model.body.positions_offset) * h)
@@ -294,8 +280,8 @@ def _book_from_config(
                 rank.acc.notes["lm_head"] = f"{_spread(head_tp, layout.tp)}: {layout.vocab_split.note}"
         if width != h:  # project_out: hidden back to the LM head's width (ReplicatedLinear)
             rank.matrix("lm_head", width, h, 1, ("model.decoder.project_out",), quantizable=False)
-        if model.body.lm_head_bias:
-            rank.vector("lm_head", padded_vocab, layout.tp)
+        if model.body.lm_head_bias:  # the head's bias has its weight's rows: split as the head is, or whole
+            rank.vector("lm_head", vocab_rows * head_tp, head_tp)
     if last_stage and model.mtp_layers:
         if load_mtp:
             mtp_weights(rank, model)

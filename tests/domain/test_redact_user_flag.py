@@ -45,3 +45,21 @@ def test_a_user_flag_s_password_is_masked_on_a_command_line(argv: list[str], sho
 def test_a_user_flag_s_password_is_masked_in_text_and_at_the_last_mask(text: str, shown: str) -> None:
     assert redact_text(text) == shown
     assert mask_secret_shapes(text) == shown  # where every command prints and the TUI draws
+
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (f"admin:{PASSWORD}", "admin:***"),
+        (f"ops@example.com:{PASSWORD}", "ops@example.com:***"),  # an e-mail login, common for curl's -u
+        (f"corp/ops:{PASSWORD}", "corp/ops:***"),  # a domain-qualified login
+        ("1000:1000", "1000:1000"),
+        ("admin", "admin"),
+    ],
+)
+def test_a_command_line_and_a_line_of_text_mask_the_same_values(value: str, shown: str) -> None:
+    """One rule for both: a login holding '@' or '/' lost its password on a command line but not in text."""
+    assert redact_argv(["curl", "-u", value, "http://x"])[2] == shown
+    assert redact_text(f"curl -u {value} http://x") == f"curl -u {shown} http://x"
+    assert mask_secret_shapes(f"curl --user={value} http://x") == f"curl --user={shown} http://x"

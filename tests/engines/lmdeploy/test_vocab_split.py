@@ -87,3 +87,19 @@ def test_the_deepseek_embedding_splits_over_attention_tp_wider_than_one() -> Non
     rows = _rows(DEEPSEEK_V3, ["--backend", "pytorch", "--tp", "8", "--dp", "2", "--engine-version", "0.16.0"])
     quarter = -(-vocab // 64) * 64 // 4 * hidden * 2
     assert rows["embedding"] == rows["lm_head"] == (quarter, 4) == (463_339_520, 4)
+
+
+PHI_2 = DATA / "calibration" / "configs" / "microsoft--phi-2.json"
+
+
+def test_a_whole_head_keeps_its_bias_whole() -> None:
+    """Phi-2's head carries a bias (lm_head: Linear(2560, 51200, bias=True)); a linear's bias has its weight's
+    output rows, so a head built whole on every rank (a rowwise linear without TP) holds all 51,200 of them, not
+    the vocab ÷ --tp the split head would (float16: 2 B each)."""
+    raw = json.loads(PHI_2.read_text())
+    assert raw["torch_dtype"] == "float16" and not raw["tie_word_embeddings"]
+    vocab, hidden = raw["vocab_size"], raw["hidden_size"]  # 51,200 × 2,560
+    rows = _rows(PHI_2, ["--backend", "pytorch", "--tp", "2", "--engine-version", "0.18.0"])
+    assert rows["lm_head"] == (vocab * hidden * 2 + vocab * 2, 1) == (262_246_400, 1)
+    split = _rows(PHI_2, ["--backend", "turbomind", "--tp", "2", "--engine-version", "0.18.0"])  # TurboMind splits it
+    assert split["lm_head"] == ((vocab * hidden * 2 + vocab * 2) // 2, 2)

@@ -31,7 +31,7 @@ from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVe
 from kvtop.domain.gpus import NO_GPU, SM100_AND_NEWER
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts
+from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts, VocabSplit
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.weights import WeightRow
 
@@ -143,6 +143,17 @@ class SglangRules(SglangBudget, EngineBase):
         from kvtop.domain.engines.sglang.context_len import engine_context
 
         return engine_context(model, settings)
+
+    def vocab_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> VocabSplit:
+        """Under --enable-dp-attention the classes whose entry says so (`embedding_whole_under_dp_attention`:
+        DeepseekV2Model, which DeepSeek-V3/V3.2 and Kimi-K2 reuse, and Llama4Model) build the embedding as
+        `VocabParallelEmbedding(..., enable_tp=not is_dp_attention_enabled())`: whole on every rank, its rows still
+        padded to 64; the LM head stays split over TP (attention TP only with --enable-dp-lm-head, not modelled).
+        Every release kvtop reads that has DP attention (models/deepseek_v2.py, models/llama4.py)."""
+        if settings.enable_dp_attention and model.embedding_whole_under_dp_attention:
+            return VocabSplit(embedding_whole=True, embedding_rows_padded=True,
+                              note="SGLang builds it without TP under DP attention")  # fmt: skip
+        return VocabSplit()
 
     def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
         """--ep-size without experts: asserted before 0.4.10.post2, then held by the TP group at ep == tp (dense_ep.py);

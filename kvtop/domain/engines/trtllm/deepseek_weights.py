@@ -62,7 +62,7 @@ DEQUANTIZED_COPY_ERAS: Eras[bool] = Eras((
 def embedding_whole_bytes(model: ModelSpec, layout: ParallelLayout) -> int:
     """The vocab embedding's bytes the rank holds beyond the book's share of it (the book splits it over TP)."""
     whole = model.vocab_size * model.hidden_size * model.dtype_bytes
-    shards = embedding_tp(model, layout)
+    shards = embedding_tp(layout)
     return whole - whole // shards if shards > 1 else 0
 
 
