@@ -29,7 +29,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, p
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability, is_sm100_family
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import ModelSpec
+from kvtop.domain.model import AttentionKind, ModelSpec
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
 PREFILL_BACKEND_FLAG = "--prefill-attention-backend"
@@ -215,8 +215,12 @@ def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: Re
     """Whether SGLang picks trtllm_mla for this model where the launch names no backend: DeepSeek-V3's class (the
     model class, not its name) with MLA on SM100 (`is_sm100_supported` at every release read, 0.5.4 … 0.5.16;
     `get_platform().is_sm100` at 0.5.23), from v0.5.3.post2 (0.5.6.post2 server_args.py:1068-1077, 0.5.14 :3647,
-    0.5.23 arg_groups/model_overrides/deepseek_v2.py:178-187). An SM120 card keeps SGLang's generic default."""
+    0.5.23 arg_groups/model_overrides/deepseek_v2.py:178-187). An SM120 card keeps SGLang's generic default. A DSA
+    checkpoint of that class (`index_topk`: is_deepseek_nsa / is_deepseek_dsa) takes DSA's own backend instead, at every
+    release (0.5.3.post2 server_args.py:815 `and not is_deepseek_nsa`; 0.5.6.post2 :993 before the else :1068; 0.5.14
+    :3529 before :3636; 0.5.23 deepseek_v2.py:99 before :177)."""
     deepseek_v3 = model.mla is not None and model.architecture == "DeepseekV3ForCausalLM"
+    deepseek_v3 = deepseek_v3 and model.attention_kind is not AttentionKind.DSA
     return is_sm100_family(gpu_name) and deepseek_v3 and _since(DEFAULT_TRTLLM_MLA_SINCE, version)
 
 

@@ -13,7 +13,7 @@ The multimodal model (each backend with its allowlist, the union kept):
   `is_multimodal_piecewise_cuda_graph_supported`, configs/model_config.py:1716) and
   `_disable_breakable_cudagraph_if_incompatible` (:3374, every multimodal model: the CUDA default's);
 - v0.5.16 … v0.5.22 the piecewise list's classes switched to tc_piecewise (0.5.16 server_args.py:3663-3671), the
-  breakable list's kept (0.5.16 :3800-3805, configs/model_config.py:1785; `PCG_KEPT_ERAS`);
+  breakable list's kept (0.5.16 :3800-3805, configs/model_config.py:1785; `MULTIMODAL_GRAPH_ERAS`);
 - v0.5.23 arg_groups/cuda_graph_hook.py:231 (configs/model_config.py :2489 piecewise, :2501 breakable allowlists).
 
 The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
@@ -59,6 +59,8 @@ CPU offload, context parallel and the other switches read flags kvtop does not m
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
@@ -75,33 +77,70 @@ from kvtop.domain.span import ServingRole
 _MINIMAX_M3 = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
 _QWEN3_5 = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
 _KIMI_K25, _COHERE2_VISION = "KimiK25ForConditionalGeneration", "Cohere2VisionForConditionalGeneration"
-_0_5_18_BREAKABLE = _QWEN3_5 | {"InternS2MobiusForConditionalGeneration", "MuseGlimmerForConditionalGeneration",
+# configs/model_config.py multimodal_{piecewise,breakable}_cuda_graph_supported_model_archs, by release
+_PIECEWISE_0_5_16 = _MINIMAX_M3 | {_COHERE2_VISION, _KIMI_K25}  # 0.5.16 … 0.5.18
+_PIECEWISE_0_5_19 = _MINIMAX_M3 | {_KIMI_K25}  # 0.5.19 … 0.5.23: Cohere2-Vision moved to the breakable list
+_BREAKABLE_0_5_18 = _QWEN3_5 | {"InternS2MobiusForConditionalGeneration", "MuseGlimmerForConditionalGeneration",
                                 "KimiK3ForConditionalGeneration", _KIMI_K25}
-_0_5_20_BREAKABLE = _0_5_18_BREAKABLE | {_COHERE2_VISION, "PaddleOCRVLForConditionalGeneration",
-                                         "Glm5NextForConditionalGeneration"}
-# the multimodal classes whose prefill graphs may stay on (a backend's allowlist, the union kept). From 0.5.16 a class
-# on the piecewise list leaves the breakable default for tc_piecewise (0.5.16 server_args.py:3663-3671); 0.5.15.x
-# has no such switch, so its breakable rule drops every multimodal model (0.5.15.post1 server_args.py:3374; its
-# piecewise list, model_config.py:1716, Cohere2-Vision, only serves a tc_piecewise the CUDA default is not)
-PCG_KEPT_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "server_args.py _handle_piecewise_cuda_graph: every multimodal model off (0.5.10 … 0.5.13)"),
-    Era("0.5.14", frozenset({_COHERE2_VISION}), "configs/model_config.py:1725 piecewise allowlist read by "
-        "is_multimodal_piecewise_cuda_graph_supported :1795 (the MiniMax list :1789 unread)"),
-    Era("0.5.15", frozenset(), "server_args.py:3374 breakable rule: every multimodal model (0.5.15.post1)"),
-    Era("0.5.16", _MINIMAX_M3 | _QWEN3_5 | {_KIMI_K25, _COHERE2_VISION},
-        "configs/model_config.py:1776 (piecewise) and :1785 (breakable) allowlists (0.5.17 :1839, :1848)"),
-    Era("0.5.18", _MINIMAX_M3 | _0_5_18_BREAKABLE | {_COHERE2_VISION},
-        "configs/model_config.py:1908 (piecewise) and :1921 (breakable) allowlists"),
-    Era("0.5.19", _MINIMAX_M3 | _0_5_18_BREAKABLE | {_COHERE2_VISION, "PaddleOCRVLForConditionalGeneration"},
-        "configs/model_config.py:1973 (piecewise) and :1985 (breakable) allowlists"),
-    Era("0.5.20", _MINIMAX_M3 | _0_5_20_BREAKABLE,
-        "configs/model_config.py:2195 (piecewise) and :2207 (breakable) allowlists (0.5.21 :2295, :2307)"),
-    Era("0.5.22", _MINIMAX_M3 | _0_5_20_BREAKABLE | {"Qwen4ExpForConditionalGeneration"},
-        "configs/model_config.py:2376 (piecewise) and :2388 (breakable) allowlists"),
-    Era("0.5.23", _MINIMAX_M3 | _0_5_20_BREAKABLE | {"Qwen4ExpForConditionalGeneration",
-                                                    "MuseSparkForConditionalGeneration"},
+_BREAKABLE_0_5_19 = _BREAKABLE_0_5_18 | {_COHERE2_VISION, "PaddleOCRVLForConditionalGeneration"}
+_BREAKABLE_0_5_20 = _BREAKABLE_0_5_19 | {"Glm5NextForConditionalGeneration"}
+_BREAKABLE_0_5_22 = _BREAKABLE_0_5_20 | _MINIMAX_M3 | {"Qwen4ExpForConditionalGeneration"}
+
+
+@dataclass(frozen=True)
+class MultimodalGraphs:
+    """A release's multimodal prefill graphs: the classes whose graphs may stay on (`kept`), those of them whose
+    backend is tc_piecewise (`tc_piecewise`), and whether tc_piecewise is every model's default (0.5.14)."""
+
+    kept: frozenset[str]
+    tc_piecewise: frozenset[str] = frozenset()
+    tc_every: bool = False
+
+
+def _lists(piecewise: frozenset[str], breakable: frozenset[str], *, switch: str) -> MultimodalGraphs:
+    """The classes kept (either allowlist) and switched to tc_piecewise: `switch` "piecewise" (0.5.16, 0.5.17: the
+    piecewise list), "breakable first" (0.5.18 … 0.5.21: a class on both lists keeps breakable) or "none" (0.5.22 on:
+    no tc_piecewise backend)."""
+    tc = {"piecewise": piecewise, "breakable first": piecewise - breakable, "none": frozenset()}[switch]
+    return MultimodalGraphs(kept=piecewise | breakable, tc_piecewise=frozenset(tc))
+
+
+# One table by release: which multimodal classes keep their prefill graphs and which of them run tc_piecewise. From
+# 0.5.16 a class on the piecewise list leaves the breakable default for tc_piecewise (0.5.16 server_args.py:3663-3671);
+# from 0.5.18 not if it is on the breakable list too ("Archs also on the breakable allowlist keep it", 0.5.18
+# server_args.py:4558-4569, 0.5.19 arg_groups/cuda_graph_hook.py:136-158, 0.5.21 :144-166). 0.5.15.x has no such
+# switch, so its breakable rule drops every multimodal model (0.5.15.post1 server_args.py:3374; its piecewise list,
+# model_config.py:1716, Cohere2-Vision, only serves a tc_piecewise the CUDA default is not). Not applied: from 0.5.18
+# the switch also skips a launch whose attention backend resolves to trtllm_mla (0.5.18 server_args.py:4568), an MLA
+# backend: the piecewise-only classes then (Cohere2-Vision at 0.5.18, MiniMax-M3 to 0.5.21) are not MLA models.
+MULTIMODAL_GRAPH_ERAS: Eras[MultimodalGraphs] = Eras((
+    Era("", MultimodalGraphs(frozenset()),
+        "server_args.py _handle_piecewise_cuda_graph: every multimodal model off (0.5.10 … 0.5.13)"),
+    Era("0.5.14", MultimodalGraphs(frozenset({_COHERE2_VISION}), tc_every=True),
+        "configs/model_config.py:1725 piecewise allowlist read by is_multimodal_piecewise_cuda_graph_supported :1795 "
+        "(the MiniMax list :1789 unread); model_executor/cuda_graph_config.py:91: default prefill backend "
+        "tc_piecewise"),
+    Era("0.5.15", MultimodalGraphs(frozenset()), "server_args.py:3374 breakable rule: every multimodal model "
+        "(0.5.15.post1); cuda_graph_config.py default_prefill_backend breakable (0.5.15.post1:101), no multimodal "
+        "switch in server_args.py _apply_cuda_graph_compatibility (0.5.15:3255-3268)"),
+    Era("0.5.16", _lists(_PIECEWISE_0_5_16, _QWEN3_5, switch="piecewise"),
+        "configs/model_config.py:1776 (piecewise) and :1785 (breakable) allowlists (0.5.17 :1839, :1848); "
+        "server_args.py:3663-3671 (0.5.17 :4352-4360) switches the piecewise list to tc_piecewise"),
+    Era("0.5.18", _lists(_PIECEWISE_0_5_16, _BREAKABLE_0_5_18, switch="breakable first"),
+        "configs/model_config.py:1908 (piecewise) and :1921 (breakable) allowlists; server_args.py:4562-4569"),
+    Era("0.5.19", _lists(_PIECEWISE_0_5_19, _BREAKABLE_0_5_19, switch="breakable first"),
+        "configs/model_config.py:1973 (piecewise) and :1985 (breakable) allowlists; "
+        "arg_groups/cuda_graph_hook.py:140-149"),
+    Era("0.5.20", _lists(_PIECEWISE_0_5_19, _BREAKABLE_0_5_20, switch="breakable first"),
+        "configs/model_config.py:2195 (piecewise) and :2207 (breakable) allowlists (0.5.21 :2295, :2307); "
+        "arg_groups/cuda_graph_hook.py:140-149 (0.5.21 :148-157)"),
+    Era("0.5.22", _lists(_PIECEWISE_0_5_19, _BREAKABLE_0_5_22, switch="none"),
+        "configs/model_config.py:2376 (piecewise) and :2388 (breakable) allowlists; arg_groups/cuda_graph_hook.py: "
+        "no tc_piecewise backend (0.5.22, 0.5.23)"),
+    Era("0.5.23", _lists(_PIECEWISE_0_5_19, _BREAKABLE_0_5_22 | {"MuseSparkForConditionalGeneration"}, switch="none"),
         "configs/model_config.py:2489 (piecewise) and :2501 (breakable) allowlists"),
 ))  # fmt: skip
+
 
 # the launch conditions that turn the prefill graphs off, by the words the reserve's reason prints
 SPECULATIVE = "speculative decoding"
@@ -143,7 +182,8 @@ LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
 # The torch.compile piecewise backend (`tc_piecewise`) has its own switch-offs
 # (`_disable_tc_piecewise_cudagraph_if_incompatible`), run where it is the prefill backend: every model at 0.5.14 (its
 # CUDA default, model_executor/cuda_graph_config.py:91), a multimodal class on the piecewise allowlist at 0.5.16 …
-# 0.5.21 (`TC_MULTIMODAL_ERAS`), nowhere else (0.5.15.x: the breakable default and no switch; 0.5.22: no such backend).
+# 0.5.21 and not on the breakable one from 0.5.18 (`MULTIMODAL_GRAPH_ERAS`), nowhere else (0.5.15.x: the breakable
+# default and no switch; 0.5.22: no such backend).
 # Its multimodal rule is prefill_graphs_off_for_multimodal's (the class is on the allowlist), the rest by the words
 # above; hardware, GGUF, DLLM, deterministic inference, symmetric memory, CPU offload, CP and debug read flags kvtop
 # does not model (flags_unmodelled.py).
@@ -154,18 +194,6 @@ TC_LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
         "0.5.15:3271-3335)"),
     Era("0.5.16", (*_TC_0_5_14, DCP), "the same + dcp_size > 1 (0.5.16 server_args.py:3688-3757, 0.5.17 :4377, "
         "0.5.18 :4591; 0.5.19 arg_groups/cuda_graph_hook.py:169-246, 0.5.21 :177-259)"),
-))  # fmt: skip
-# the classes whose prefill backend is tc_piecewise: (every model, the multimodal classes switched to it)
-TC_BACKEND_ERAS: Eras[tuple[bool, frozenset[str]]] = Eras((
-    Era("", (False, frozenset()), "before 0.5.14: server_args.py _handle_piecewise_cuda_graph (LAUNCH_ERAS)"),
-    Era("0.5.14", (True, frozenset()), "model_executor/cuda_graph_config.py:91: default prefill backend tc_piecewise"),
-    Era("0.5.15", (False, frozenset()), "cuda_graph_config.py default_prefill_backend breakable (0.5.15.post1:101); "
-        "no multimodal switch in server_args.py _apply_cuda_graph_compatibility (0.5.15:3255-3268)"),
-    Era("0.5.16", (False, _MINIMAX_M3 | {_COHERE2_VISION, _KIMI_K25}), "server_args.py:3663-3671 switches a multimodal class "
-        "on configs/model_config.py:1776 (0.5.17 :1839, 0.5.18 :1908) to tc_piecewise"),
-    Era("0.5.19", (False, _MINIMAX_M3 | {_KIMI_K25}), "arg_groups/cuda_graph_hook.py:141-158 (0.5.21 :149-166), "
-        "configs/model_config.py:1973 (0.5.21 :2295): Cohere2-Vision off the list"),
-    Era("0.5.22", (False, frozenset()), "arg_groups/cuda_graph_hook.py: no tc_piecewise backend (0.5.22, 0.5.23)"),
 ))  # fmt: skip
 # configs/model_config.py is_deepseek_dsa (0.5.17:106-121): these classes with an indexer (index_topk)
 _DSA_ARCHS = frozenset({
@@ -227,7 +255,8 @@ def _launch_switch_off(inputs: EngineInputs) -> str | None:
 def prefill_graphs_off_for_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
     """Whether SGLang turns the prefill graphs off because the model is multimodal (`is_multimodal`) and its class is
     on no allowlist of the release: the automatic fraction then reserves nothing for them."""
-    return is_multimodal(model, settings, version) and model.architecture not in PCG_KEPT_ERAS.at(version)
+    kept = MULTIMODAL_GRAPH_ERAS.at(version).kept
+    return is_multimodal(model, settings, version) and model.architecture not in kept
 
 
 def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
@@ -276,13 +305,13 @@ def prefill_graphs_off_reason(inputs: EngineInputs) -> str | None:
 
 
 def runs_tc_piecewise(inputs: EngineInputs) -> bool:
-    """Whether the release's prefill backend for this model is torch.compile's piecewise one (`TC_BACKEND_ERAS`),
+    """Whether the release's prefill backend for this model is torch.compile's piecewise one (`MULTIMODAL_GRAPH_ERAS`),
     whose switch-offs are `TC_LAUNCH_ERAS`, not the breakable backend's."""
     if named_tc_piecewise(inputs.settings):
         return True
-    every, classes = TC_BACKEND_ERAS.at(inputs.version)
-    return every or (inputs.model.architecture in classes and is_multimodal(inputs.model, inputs.settings,
-                                                                            inputs.version))
+    graphs = MULTIMODAL_GRAPH_ERAS.at(inputs.version)
+    return graphs.tc_every or (inputs.model.architecture in graphs.tc_piecewise
+                               and is_multimodal(inputs.model, inputs.settings, inputs.version))
 
 
 def named_tc_piecewise(settings: LaunchSettings) -> bool:

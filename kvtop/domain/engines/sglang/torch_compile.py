@@ -19,8 +19,9 @@ and 0.5.15.post1 :101, 0.5.16 :104, 0.5.17 :119, 0.5.21 :131, 0.5.23 :123); torc
 `tc_piecewise` rules (0.5.15.post1 server_args.py:3284 in `_disable_tc_piecewise_cudagraph_if_incompatible` :3271,
 reached only `if prefill.backend == Backend.TC_PIECEWISE` :3264; 0.5.16 :3701, 0.5.17 :4388, 0.5.18 :4602, 0.5.19 …
 0.5.21 arg_groups/cuda_graph_hook.py:182/:182/:190; gone from 0.5.22), so the reserve keeps the breakable prefill
-graphs as without the flag; a multimodal class on the piecewise allowlist runs tc_piecewise at 0.5.16 … 0.5.21, whose
-rules turn them off for it (prefill_graphs_off.TC_BACKEND_ERAS, TC_LAUNCH_ERAS). In both eras the compile runs in the decode graph runner (0.5.14 runner/decode_cuda_graph_runner.py
+graphs as without the flag; a multimodal class on the piecewise allowlist (and from 0.5.18 not on the breakable one) runs
+tc_piecewise at 0.5.16 … 0.5.21, whose rules turn them off for it (prefill_graphs_off.MULTIMODAL_GRAPH_ERAS,
+TC_LAUNCH_ERAS). In both eras the compile runs in the decode graph runner (0.5.14 runner/decode_cuda_graph_runner.py
 :735 `torch_compile_decoration.patch_model`, 0.5.23 :1353), which the scheduler builds after the worker and its pool
 (0.5.14 managers/scheduler.py:782 then :855, pool model_runner.py:813; 0.5.23 scheduler.py:1033 then :1124): nothing
 compiled is held when the pool is sized. The runner's model loop between 0.5.15 and 0.5.22 was not read.
