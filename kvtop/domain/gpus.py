@@ -238,11 +238,6 @@ NO_GPU = CapabilityFamily("no GPU", 1, 0)  # holds none (its first major above i
 # first DSA releases, `_set_default_nsa_kv_cache_dtype` later, the arg_groups DSA view at 0.5.2x)
 SM100_AND_NEWER = CapabilityFamily("SM100+", 10, None)
 
-
-def is_sm100_family(gpu_name: str | None) -> bool:
-    """Whether the GPU's capability major is 10 (`SM100`); False for an unknown GPU."""
-    return SM100.holds(gpu_name)
-
 # GPU models whose servers join the GPUs with NVLink (SXM boards; the A100 names are taken as SXM4): the
 # engines' custom all-reduce maps peer buffers on each rank there, and not across more than two PCIe cards nor
 # GeForce ones (no peer access, or not every pair linked), so what a start takes before its weights grows with TP

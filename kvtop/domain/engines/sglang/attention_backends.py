@@ -27,7 +27,7 @@ from typing import NamedTuple
 from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.gpus import compute_capability, is_sm100_family
+from kvtop.domain.gpus import SM100, compute_capability
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec
 
@@ -118,16 +118,16 @@ DEFAULT_BACKEND_TAKES = (32, 64)
 # anything. trtllm_mla: `is_sm100_supported` (major 10) to v0.5.4, `is_blackwell_supported` (majors 10 and 12, so the
 # RTX PRO 6000 and RTX 5090 too) from v0.5.5 (utils/common.py:201-206), 10, 11 and 12 from v0.5.9 (0.5.8 still
 # [10, 12]; 0.5.23 utils/common.py:297-303 `is_blackwell`, arg_groups/overrides.py:1210)
-SM100, BLACKWELL = frozenset({10}), frozenset({10, 12})
+SM100_MAJORS, BLACKWELL_MAJORS = frozenset({10}), frozenset({10, 12})
 SM_MAJORS: dict[str, Eras[frozenset[int] | None]] = {
     "trtllm_mla": Eras((
-        Era("", SM100, "server_args.py:895-899 is_sm100_supported (v0.5.3), :1111 (v0.5.4)"),
-        Era("0.5.5", BLACKWELL, "server_args.py is_blackwell_supported (v0.5.5; :1370 v0.5.6)"),
+        Era("", SM100_MAJORS, "server_args.py:895-899 is_sm100_supported (v0.5.3), :1111 (v0.5.4)"),
+        Era("0.5.5", BLACKWELL_MAJORS, "server_args.py is_blackwell_supported (v0.5.5; :1370 v0.5.6)"),
         Era("0.5.9", frozenset({10, 11, 12}), "utils/common.py is_blackwell_supported [10, 11, 12] (v0.5.9); "
             "arg_groups/overrides.py:1210 (v0.5.23)"),
     )),
     "trtllm_mha": Eras((
-        Era("", SM100, "server_args.py:1391 is_sm100_supported (v0.5.6)"),
+        Era("", SM100_MAJORS, "server_args.py:1391 is_sm100_supported (v0.5.6)"),
         Era("0.5.10", None, "server_args.py v0.5.10 and arg_groups/overrides.py v0.5.23 check no GPU for it"),
     )),
 }  # fmt: skip
@@ -221,7 +221,7 @@ def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: Re
     :3529 before :3636; 0.5.23 deepseek_v2.py:99 before :177)."""
     deepseek_v3 = model.mla is not None and model.architecture == "DeepseekV3ForCausalLM"
     deepseek_v3 = deepseek_v3 and model.attention_kind is not AttentionKind.DSA
-    return is_sm100_family(gpu_name) and deepseek_v3 and _since(DEFAULT_TRTLLM_MLA_SINCE, version)
+    return SM100.holds(gpu_name) and deepseek_v3 and _since(DEFAULT_TRTLLM_MLA_SINCE, version)
 
 
 def check_default_backend_kv_dtype(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None,

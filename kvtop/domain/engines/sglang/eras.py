@@ -40,7 +40,7 @@ from kvtop.domain.engines.versions import (
     era_for,
     parse_release,
 )
-from kvtop.domain.gpus import NO_GPU, SM100, CapabilityFamily, is_sm100_family
+from kvtop.domain.gpus import NO_GPU, SM100, CapabilityFamily
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec, VisionSpec
 from kvtop.domain.wording import MIB
@@ -335,7 +335,7 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
 
     if model.attention_kind is AttentionKind.DSA and since("0.5.3"):
         return 64, "DSA on CUDA pages by 64"
-    blackwell = is_sm100_family(gpu_name)  # is_sm100_supported (0.5.6 server_args.py:1068, :1175): not the SM120 cards
+    blackwell = SM100.holds(gpu_name)  # is_sm100_supported (0.5.6 server_args.py:1068, :1175): not the SM120 cards
     if model.state is not None:
         if blackwell and model.architecture in NEMOTRON_H_ARCHS:
             era = era_for(NEMOTRON_H_SM100_ERAS, version)

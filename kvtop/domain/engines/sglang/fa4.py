@@ -32,7 +32,7 @@ from kvtop.domain.engines.sglang.attention_backends import (
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.gpus import is_sm100_family
+from kvtop.domain.gpus import SM100
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
@@ -92,7 +92,7 @@ def fa4_page(
                          "use --prefill-attention-backend fa4", field=flag)  # fmt: skip
     if not rule.phases.intersection(phases):
         return None
-    if rule.sm100_only and not is_sm100_family(gpu_name):  # is_sm100_supported() (0.5.10rc0 server_args.py:2358)
+    if rule.sm100_only and not SM100.holds(gpu_name):  # is_sm100_supported() (0.5.10rc0 server_args.py:2358)
         return None
     if rule.eagle_guard and settings is not None and deployment_setup(settings).spec_method is not None:
         topk = flag_int(settings, "speculative-eagle-topk")

@@ -50,7 +50,7 @@ from kvtop.domain.engines.sglang.nvfp4_experts import (
 )
 from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.gpus import compute_capability
+from kvtop.domain.gpus import SM100, compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.quant import QuantSpec
@@ -208,8 +208,8 @@ INT32 = 4
 
 def _wna16_act_order(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None) -> WeightRow | None:
     """The act-order indices SGLang's Triton WNA16 MoE keeps on SM100 (the module's docstring)."""
-    moe, capability = model.moe, compute_capability(gpu_name)
-    if moe is None or capability is None or capability[0] != 10:
+    moe = model.moe
+    if moe is None or not SM100.holds(gpu_name):
         return None
     local = moe.num_routed_experts // layout.ep
     width = expert_shard(moe, layout)
