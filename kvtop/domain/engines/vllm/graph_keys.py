@@ -146,7 +146,7 @@ def graph_keys(settings: LaunchSettings, fields: Mapping[str, object], version: 
     differs from plain decoding; None otherwise (the caller checks the runner)."""
     if not KEYS_READ.at(version):
         return None
-    query, cases = 1 + spec_tokens(settings), lora_cases(settings, fields)
+    query, cases = decode_query_len(settings, version), lora_cases(settings, fields)  # QUERY_SIZED_LARGEST from v0.13.0 too
     if query == 1 and cases == 1:
         return None
     return GraphKeys(query_len=query, lora_cases=cases)
