@@ -62,22 +62,24 @@ def gpu_index(text: str) -> int:
     return int(stripped)
 
 
-def whole_number(text: str) -> int:
-    """A count (`probe --tokens`, `--chunk-tokens`): a whole number; its range is the request's to check, which
-    names the flag (`must be a positive number of tokens`)."""
+def _whole(text: str, example: int) -> int:
+    """`text` as a whole number, else argparse's one line with an `example` of the flag's own."""
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, e.g. 4096 (got {text[:40]!r})") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, e.g. {example} (got {text[:40]!r})") from None
+
+
+def whole_number(text: str) -> int:
+    """A count (`probe --tokens`, `--chunk-tokens`): a whole number; its range is the request's to check, which
+    names the flag (`must be a positive number of tokens`)."""
+    return _whole(text, 4096)
 
 
 def node_count(text: str) -> int:
     """A count of nodes or GPUs (`plan --nodes`, `--gpus-per-node`): a whole number; its range is the layout's to
     check, which names the flag (`must be at least 1`)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, e.g. 2 (got {text[:40]!r})") from None
+    return _whole(text, 2)
 
 
 def label_name(text: str) -> str:
