@@ -223,6 +223,11 @@ class CapabilityFamily:
             return False
         return capability[0] >= self.first_major and (self.last_major is None or capability[0] <= self.last_major)
 
+    @classmethod
+    def none(cls) -> CapabilityFamily:
+        """The family that holds no GPU (its first major above its last): a GPU-gated rule off on every GPU."""
+        return cls("no GPU", 1, 0)
+
 
 # Capability major 10 (B200, GB200: 10.0; B300, GB300, the DGX Station's GB300: 10.3), not SM120 (RTX PRO 6000,
 # RTX 5090): SGLang's `is_sm100_supported` (python/sglang/srt/utils/common.py:177-182 at v0.5.3, :244-249 at v0.5.6,
@@ -231,7 +236,7 @@ SM100 = CapabilityFamily("SM100", 10, 10)
 # Capability major 9 and newer (Hopper, Blackwell's SM100 and SM120): LMDeploy's `flash_mla_available`, FlashMLA
 # where installed (lmdeploy/pytorch/configurations/utils.py: `torch.cuda.get_device_properties(0).major >= 9`)
 SM90_AND_NEWER = CapabilityFamily("SM90+", 9, None)
-NO_GPU = CapabilityFamily("no GPU", 1, 0)  # holds none (its first major above its last): a rule off on every GPU
+NO_GPU = CapabilityFamily.none()  # holds no GPU: a rule off on every GPU
 
 # Capability major 10 and newer (SM100, SM103, SM120 and SM121 alike): SGLang's `auto` KV for a DeepSeek DSA model reads
 # `torch.cuda.get_device_capability()` as `fp8_e4m3 if major >= 10 else "bfloat16"` (server_args.py inline at the

@@ -463,7 +463,9 @@ def mamba_ratio(model: ModelSpec, settings: LaunchSettings, version: ResolvedVer
 # §8.4.1 Models whose sliding-window layers SGLang keeps in the one full pool, by release. GPT-OSS: ServerArgs
 # sets disable_hybrid_swa_memory (always, then only with trtllm_mha, the SM100 default). Llama-4's chunked
 # layers were hybrid only with --hybrid-kvcache-ratio until `is_hybrid_swa_model` listed it.
-GPT_OSS_FULL_POOL_ERAS: Eras[CapabilityFamily | None] = Eras((  # the GPUs it holds on; None: every GPU
+# The value is the GPUs the switch holds on: a family (SM100), `NO_GPU` (on none), or None, which means every GPU,
+# one whose capability kvtop does not know included (the release checks no GPU at all, so the reason names none).
+GPT_OSS_FULL_POOL_ERAS: Eras[CapabilityFamily | None] = Eras((
     Era("", None, "server_args.py GptOssForCausalLM: disable_hybrid_swa_memory = True (v0.5.0rc0 … v0.5.7)"),
     Era("0.5.8", SM100, "… only with the trtllm_mha backend (the default on is_sm100_supported, 0.5.8 server_args.py "
         "GptOssForCausalLM) or speculative decoding"),
