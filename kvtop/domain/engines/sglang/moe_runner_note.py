@@ -16,7 +16,7 @@ from __future__ import annotations
 from kvtop.domain.engines.sglang.nvfp4_experts import has_nvfp4_experts
 from kvtop.domain.engines.sglang.nvfp4_runner import runner_pick
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.gpus import compute_capability
+from kvtop.domain.gpus import SM100, compute_capability
 from kvtop.domain.model import ModelSpec
 
 
@@ -25,12 +25,12 @@ def runner_default_not_modelled(
 ) -> str | None:
     """The note for a ModelOpt NVFP4 MoE on SM 10.x whose class default kvtop does not read (at the launch's
     `--quantization`); None elsewhere."""
-    capability = compute_capability(gpu_name)
-    if capability is None or capability[0] != 10 or model.compressed is not None:
+    if not SM100.holds(gpu_name) or model.compressed is not None:
         return None  # below or beyond SM 10.x the runner is read (Marlin, CUTLASS); DeepSeek-V4 runs its own
     pick = runner_pick(model, gpu_name, version, quantization)
     if pick.read or not has_nvfp4_experts(model):
         return None
+    capability = compute_capability(gpu_name) or (10, 0)  # SM100 holds only GPUs whose capability is known
     return (f"SGLang {version.label}'s `auto` MoE runner for {model.architecture}'s ModelOpt NVFP4 experts on "
             f"{gpu_name} (SM {capability[0]}.{capability[1]}): kvtop assumes CUTLASS and counts the swizzled "
             f"block-scale copies that runner keeps, because {pick.why}; where SGLang picks flashinfer_trtllm the "
