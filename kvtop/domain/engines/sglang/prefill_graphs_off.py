@@ -84,6 +84,8 @@ _BREAKABLE_0_5_18 = _QWEN3_5 | {"InternS2MobiusForConditionalGeneration", "MuseG
                                 "KimiK3ForConditionalGeneration", _KIMI_K25}
 _BREAKABLE_0_5_19 = _BREAKABLE_0_5_18 | {_COHERE2_VISION, "PaddleOCRVLForConditionalGeneration"}
 _BREAKABLE_0_5_20 = _BREAKABLE_0_5_19 | {"Glm5NextForConditionalGeneration"}
+# 0.5.22 (the PyPI wheel's model_config.py:2388-2401) adds Qwen4-Exp and both MiniMax-M3 classes (:2399-2400),
+# which stay on the piecewise list too (:2376-2380)
 _BREAKABLE_0_5_22 = _BREAKABLE_0_5_20 | _MINIMAX_M3 | {"Qwen4ExpForConditionalGeneration"}
 
 
