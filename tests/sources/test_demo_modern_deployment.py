@@ -112,7 +112,11 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     assert host is not None and host.connector == "OffloadingConnector"
     assert host.bytes_per_rank == (200 << 30) // 4  # --kv-offloading-size 200 over TP4
     waterfall = view.ranks[0].capacity
-    assert waterfall is not None and [t.cause for t in waterfall.terms] == [CapacityCause.LORA, CapacityCause.ENGINE_VS_PREDICTION]
+    # the n-gram drafter's 4 tokens add v0.29.0's uniform decode sizes n × 5 (5, 10, 20, 280 … 480 beside the default
+    # ones: 57 capture sizes, graph_keys.SPEC_DECODE_SIZES, config/vllm.py:2030-2091), so speculative decoding costs
+    # the graphs of six more sizes (session 61)
+    causes = [CapacityCause.SPECULATIVE, CapacityCause.LORA, CapacityCause.ENGINE_VS_PREDICTION]
+    assert waterfall is not None and [t.cause for t in waterfall.terms] == causes
     # vLLM sized its share of the CUDA total it measured, less its measured runtime
     measured = MeasuredInputs(gpu_total_bytes=H200_TOTAL, free_before_load_bytes=H200_TOTAL - TP4_CONTEXT,
                               non_kv_bytes=VLLM_RUNTIME)  # fmt: skip
@@ -128,8 +132,9 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     # less its reserve, as on a live node), vllm serve's defaults on a GPU of 70 GiB and more (1,024 seqs, 8,192
     # tokens; the dummy run's hidden states 8,192 × 8,192 bf16), Llama-3-70B's MLP at TP 4 (3 × 28,672 ÷ 4 + 8,192
     # wide, dense), the custom all-reduce on (NVLink), FlashInfer's fusion workspace at v0.33.0 (10 + 2 + 26 MiB,
-    # fusion_workspace.py) and the CUDA-graph estimate on 51 PIECEWISE + 51 FULL graphs (the first capture and 50 + 50
-    # beyond each mode's first × 80 layers ÷ 1000) for what V2's profile holds beside its peak, with V2's own measured
+    # fusion_workspace.py) and the CUDA-graph estimate on 57 PIECEWISE + 51 FULL graphs (the first capture and 56 + 50
+    # beyond each mode's first × 80 layers ÷ 1000; the 51 default sizes to 512 and six of the n-gram's n × 5 not among
+    # them, the FULL decode keys those sizes rounded up to multiples of 5, 51) for what V2's profile holds beside its peak, with V2's own measured
     # graphs beside it (every PIECEWISE graph measured, FULL alone extrapolated: the first capture and 50 beyond it × 80
     # ÷ 1000; v2_graphs.py, since
     # 3ea961bd: this line charged the V1 figure twice before, 1,126,592 tokens at the fits of a7014c84). The LoRA slots by hand: 4 slots × 80 layers × rank 64 × the A and B widths a TP 4
@@ -139,7 +144,7 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     assert lora == 3_418_357_760
     runtime = vllm_v21_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, hidden=8_192,
                                      mlp_width=3 * 28_672 / 4 + 8_192, moe=False, all_reduce=True, workspace=38 * MIB,
-                                     graph_nodes=(1 + 50 + 50) * 80 / 1000, v2_beside=True,
+                                     graph_nodes=(1 + 56 + 50) * 80 / 1000, v2_beside=True,
                                      v2_graph_nodes=(1 + 50) * 80 / 1000)  # fmt: skip
     # the weights as the by-hand line above counts them (35,283,025,920 B): the rank's bf16 checkpoint and 4 MiB beside it
     weights = LLAMA_70B_CHECKPOINT_BYTES[4] + 4 * MIB
