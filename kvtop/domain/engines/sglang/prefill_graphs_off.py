@@ -43,9 +43,9 @@ The launch (only the flags kvtop reads; `LAUNCH_ERAS`):
   0.5.23 :568-575; memory_hook.py:381); 0.5.23 keeps DeepSeek-V4's graphs only for a prefill CP kvtop refuses.
 - v0.5.20 … v0.5.23: KDA hybrid linear attention too (`uses_kda_attention`, configs/model_config.py:183-205 at 0.5.20:
   Kimi-Linear's `linear_attn_config.kda_layers`, `StateSpec.kda_layers_listed`).
-Not modelled: two-batch overlap and attention CP are refused flags (flags_unmodelled.py); a multimodal model on
-the piecewise allowlist runs tc_piecewise (0.5.17 server_args.py:4349-4360), whose own rules are not applied.
-0.5.14 was not read: the earlier release's rules are taken.
+Where tc_piecewise is the prefill backend (every model at v0.5.14, an allowlisted multimodal class at v0.5.16 …
+v0.5.21: `runs_tc_piecewise`), its own switch-offs apply instead (`TC_LAUNCH_ERAS`).
+Not modelled: two-batch overlap and attention CP are refused flags (flags_unmodelled.py).
 
 The launch's own switch (`PREFILL`, from v0.5.14: 0.5.13 server_args.py has neither): `--cuda-graph-backend-prefill
 disabled` or `--disable-prefill-cuda-graph` folds into cuda_graph_config's prefill backend in `_handle_cuda_graph_config`
