@@ -29,7 +29,7 @@ from kvtop.domain.engines.lmdeploy.ep_sizes import backend_dp_refusal, dp_refusa
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_ALIGNED_SINCE, since, turbomind_share
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
-from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world
+from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world, pytorch_world_refusal
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
@@ -81,7 +81,7 @@ def layout_alternatives(ledger: Ledger, attn_tp: int) -> LayoutOptions:
 
 def _pytorch_alternative_refusal(alternative: LaunchSettings, version: ResolvedVersion, gpus: int, attn_tp: int) -> str | None:
     """Why the PyTorch engine's DP world at `alternative` is not attention TP `attn_tp` over the same `gpus`."""
-    refusal = backend_dp_refusal("pytorch", alternative, version)
+    refusal = pytorch_world_refusal(alternative, version)
     if refusal is not None:
         return refusal
     world = pytorch_world(alternative, version) or alternative.tp
