@@ -4,8 +4,9 @@ From v0.5.14 `--cuda-graph-backend-<phase> disabled` or `--disable-<phase>-cuda-
 backend of that phase in `_handle_cuda_graph_config`, and `--disable-cuda-graph` disables both phases' backends first
 thing (0.5.14 server_args.py:2942-2958; 0.5.23 arg_groups/cuda_graph_hook.py:55-71); the reserve then holds none of
 that phase's graphs. A backend's other values (`full`, `breakable`, …) force a backend whose reserve and switch-offs
-kvtop does not model: refused by name, but those a phase follows (`GraphPhase.followed`: the prefill's `tc_piecewise`). Each phase is its module's (prefill_graphs_off.PREFILL,
-decode_graphs_off.DECODE); the releases that have its flags are their rows in flag_releases.READ.
+kvtop does not model: refused by name, but those a phase follows (`GraphPhase.followed`: the prefill's
+`tc_piecewise`). Each phase is its module's (prefill_graphs_off.PREFILL, decode_graphs_off.DECODE); the releases that
+have its flags are their rows in flag_releases.READ.
 """
 
 from __future__ import annotations
