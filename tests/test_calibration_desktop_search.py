@@ -4,15 +4,13 @@ for lmdeploy#1703's Windows start, 87 % of a leave-one-source-out judgement's ti
 
 from __future__ import annotations
 
-from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.desktop import SEARCH_LIMIT_MIB, _plan, desktop_excess, most_held
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.wording import MIB
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
-CORPUS = load_all()
 WINDOWS = next(record for record in CORPUS["lmdeploy"] if record.id == "case-lmdeploy-1703-internlm-20b-w4-3090")
 
 

@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.desktop import desktop_excess, desktop_fits
 from benchmarks.calibration.evaluate import observed
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.plan_fits import desktop_held_bytes
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.wording import GIB, MIB
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
-CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}
 RTX5080 = RECORDS["file60166145902-qwen2.5-3b-rtx5080-wsl2-v0260"]
 RTX3050 = RECORDS["file68393499563-qwen2.5-3b-awq-rtx3050-4gb-wsl2-v0110"]

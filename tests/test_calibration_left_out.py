@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.evaluate import fewer_features_fit, weights_fits
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.linear import LinearTerm, RowOrigin
@@ -21,11 +20,10 @@ from kvtop.domain.calibration.weights import (
 )
 from kvtop.domain.engines.vllm.calibration_activation import plan_features
 from kvtop.domain.wording import GIB
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
-CORPUS = load_all()
 # llm-d-planner's January 2026 text starts (`vllm/vllm-openai:latest`; the Mistral-Small-3.2 start is `@ 0.11.0`)
 LLMD_TEXT = "llm-d-incubation/llm-d-planner @ 0.14.0"
 

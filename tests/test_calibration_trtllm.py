@@ -7,14 +7,13 @@ SmoothQuant engine `Using 132608 tokens in paged KV cache`.
 
 from __future__ import annotations
 
-from benchmarks.calibration.corpus import load_all, resolve
+from benchmarks.calibration.corpus import resolve
 from benchmarks.calibration.evaluate import blind
 from benchmarks.calibration.judgement import judge_all
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
-CORPUS = load_all()
 TRTLLM = {record.id: record for record in CORPUS["trtllm"]}
 DOCS_FP8 = "case-trtllm-docs-memory-llama-2-7b-fp8-80gb"
 SMOOTHQUANT = "case-trtllm-1400-llama7b-sq-a100-80gb"

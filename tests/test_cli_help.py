@@ -109,7 +109,7 @@ def test_each_example_and_stated_default_is_what_the_parser_takes(item: tuple[st
     for example in EXAMPLE.findall(help_text):
         if shown_metavar(action) == "SIZE":
             parse_size(example, field=action.option_strings[0])  # raises InputError if not a size
-        elif action.type in (int, float, positive_seconds, refresh_seconds, node_count):
+        elif action.type in NUMBER_METAVARS:  # each number type the help names
             action.type(example)  # type: ignore[misc]
         if action.choices:
             assert example in action.choices, f"{option_id(item)}: e.g. {example} is not a choice"

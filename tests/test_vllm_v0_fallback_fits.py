@@ -15,18 +15,16 @@ import json
 
 import pytest
 
-from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.evaluate import blind
 from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import default_max_num_seqs
 from kvtop.domain.wording import GIB
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 from tests.conftest import CONFIGS
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
-CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}
 TP4_32K = RECORDS["file38730122894-qwen3-30b-a3b-32k-4x2080ti22g-tp4-v085"]
 QWEN3_30B = str(CONFIGS / "Qwen--Qwen3-30B-A3B.json")

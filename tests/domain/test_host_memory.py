@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from benchmarks.calibration.corpus import load_all, resolve
+from benchmarks.calibration.corpus import resolve
 from benchmarks.calibration.desktop import desktop_excess, desktop_held
 from benchmarks.calibration.evaluate import blind, fit_all
 from kvtop.domain.calibration.estimate import CapacityPlan, engine_fits, planned_capacity
@@ -32,12 +32,11 @@ from kvtop.domain.gpus import compute_capability, gpu_key, gpu_total_bytes, is_u
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 from tests.conftest import CONFIGS
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
-CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}
 SPARK = RECORDS["case-trtllm-dgxspark-gpt-oss-120b"]
 

@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.evaluate import blind, cuda_total_fits, observed
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.sglang.calibration import context_features
 from kvtop.units import GIB
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
-CORPUS = load_all()
 BY_ID = {record.id: record for record in CORPUS["sglang"]}
 B200_PRINTED_TOTAL_GIB = (178.35 + 178.36 + 178.35 + 178.35 + 178.35) / 5  # 178.352
 

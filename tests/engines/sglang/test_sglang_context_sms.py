@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.evaluate import observed
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.sglang.calibration import FITS, context, context_features
 from kvtop.units import GIB
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
-CORPUS = load_all()
 BY_ID = {record.id: record for record in CORPUS["sglang"]}
 L4_TP4 = "file47376055009-qwq-32b-4xl4-tp4"
 

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.calibration.corpus import load_all
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
@@ -35,12 +34,11 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 from tests.data_paths import CONFIGS
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
-CORPUS = load_all()
 QWEN3_32B = load_config_file(Path(CONFIGS) / "Qwen--Qwen3-32B.json")
 FEATURES = FITS["vllm.non_torch.v1"].features
 # V1's growth fitted without any TP > 1 log (as leaving llm-d's January notes out leaves it): 0.08 GiB at TP 1

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.evaluate import blind
 from benchmarks.calibration.implied import implied_bytes, without_term
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.vllm.calibration import FIT_TERMS, terms
 from kvtop.domain.engines.vllm.calibration_non_torch import non_torch_features
 from kvtop.domain.wording import GIB
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
-CORPUS = load_all()
 RECORDS = {record.id: record for records in CORPUS.values() for record in records}
 T4_V055 = RECORDS["casmita24-vllm-opt-125m-colab-t4-v055"]  # opt-125m, '# GPU blocks: 22613' (361,808 tokens)
 H100_V041 = RECORDS["file32852581390-nim100-llama3-8b-instruct-80gb-v041"]  # NIM 1.0, Llama-3-8B, TP 1

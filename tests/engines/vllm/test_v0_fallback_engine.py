@@ -14,7 +14,6 @@ the rest of the memory reserved for KV Cache is 3.06GiB', '# cuda blocks: 1394' 
 
 from __future__ import annotations
 
-from benchmarks.calibration.corpus import load_all
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.base import MeasuredInputs
@@ -29,7 +28,7 @@ from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
-from tests.calibration_fits import ONE_WORKER, corpus_fits
+from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 from tests.data_paths import CONFIGS, DATA
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
@@ -67,7 +66,6 @@ def test_a_turing_start_of_0_8_5_profiles_v0_s_batch_and_reads_v0_s_fits() -> No
     assert activation_key(ampere) == "vllm.activation.v1"
 
 
-CORPUS = load_all()
 RTX2060_ID = "file40791855483-qwen3-4b-rtx2060-12gb-v0"
 KYAUSHEV_ID = "kyaushev-ecg-phi-4-mini-colab-t4-v0102"
 
