@@ -20,7 +20,6 @@ from kvtop.domain.engines.vllm.batching import (
 from kvtop.domain.engines.vllm.compilation import config_fields, graph_config
 from kvtop.domain.engines.vllm.graph_grids import (
     WIDE_GRID_ERAS,
-    capability_family_100,
     counts_by_mode,
     wide_graph_counts,
 )
@@ -37,6 +36,7 @@ from kvtop.domain.engines.vllm.graph_keys import (
 )
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
+from kvtop.domain.gpus import SM100
 from kvtop.domain.span import flag_switch
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
@@ -199,7 +199,9 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     runner and the V2 runner's rounded decode keys (graph_keys.py)."""
     tokens, seqs, _ = batch_limits(inputs)
     stated = graph_config(inputs.settings.flags, inputs.version)
-    family_100 = capability_family_100(inputs.gpu_name)
+    # vLLM's `is_device_capability_family(100)`: capability major 10 (platforms/interface.py:481-493 at v0.28.0,
+    # :587-598 at v0.34.0), kvtop's SM100 family
+    family_100 = SM100.holds(inputs.gpu_name)
     if (WIDE_GRID_ERAS.at(inputs.version) and family_100 and stated.capture_sizes is None
             and stated.max_capture_size is None):  # fmt: skip
         # v0.34.0 on SM 10.x without stated sizes: the wide prefill and decode grids (graph_grids.py)
