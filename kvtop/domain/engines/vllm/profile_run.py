@@ -31,7 +31,6 @@ from kvtop.domain.engines.vllm.graph_keys import (
     keyed_counts,
     rounded_sizes,
     spec_decode_sizes,
-    spec_tokens,
     v2_decode_graphs,
 )
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
@@ -174,17 +173,17 @@ def capture_sizes(largest: int, smallest: tuple[int, ...] = (1, 2, 4), added: tu
     return [size for size in sizes if size <= largest]
 
 
-def added_sizes(inputs: CalibrationInputs, tokens: int, seqs: int, largest: int | None, cap: int) -> tuple[int, ...]:
+def added_sizes(
+    inputs: CalibrationInputs, tokens: int, seqs: int, query: int, largest: int | None, cap: int
+) -> tuple[int, ...]:
     """The sizes the release adds to its default ones (`TOKENS_ADDED`, `SEQS_ADDED`, `graph_keys.SPEC_DECODE_SIZES`):
     max_num_batched_tokens; where no largest size is stated (`largest` the default one, else None) max_num_seqs under
-    plain decoding, the uniform decode sizes under speculative decoding; `cap` the release's and GPU's default largest
-    size (`graph_size_cap`)."""
+    plain decoding, the uniform decode sizes under speculative decoding; `query` the decode query length
+    (`graph_keys.decode_query_len`), `cap` the release's and GPU's default largest size (`graph_size_cap`)."""
     tokens_added = (tokens,) if TOKENS_ADDED.at(inputs.version) else ()
     if largest is None:
         return tokens_added
-    query = decode_query_len(inputs.settings, inputs.version)
-    plain = spec_tokens(inputs.settings) == 0
-    seqs_added = (seqs,) if SEQS_ADDED.at(inputs.version) and plain else ()
+    seqs_added = (seqs,) if SEQS_ADDED.at(inputs.version) and query == 1 else ()  # plain decoding (from v0.13.0 q = 1)
     return (*tokens_added, *seqs_added, *spec_decode_sizes(query, seqs, largest, cap, inputs.version))
 
 
@@ -217,7 +216,7 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
         cap = graph_size_cap(inputs.version, family_100)
         default = min(2 * seqs * query, cap)
         largest = stated.max_capture_size if stated.max_capture_size is not None else default
-        added = added_sizes(inputs, tokens, seqs, default if stated.max_capture_size is None else None, cap)
+        added = added_sizes(inputs, tokens, seqs, query, default if stated.max_capture_size is None else None, cap)
         sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version), added)
     mode = stated.mode or "FULL_AND_PIECEWISE"
     if keys is not None:
