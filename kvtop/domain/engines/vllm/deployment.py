@@ -69,7 +69,7 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 )
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
-from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS, is_mtp, stated_method
+from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS, draft_tokens, is_mtp, stated_method
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -121,10 +121,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     draft = spec.get("model") or flag_text(settings, "speculative-model")
     # a method the release's SpeculativeMethod lacks stops vLLM in validation (vllm/spec_methods.py)
     check_method(method, METHOD_ERAS, settings.engine_version, flag="--speculative-config")
-    tokens = spec.get("num_speculative_tokens") or flag_int(settings, "num-speculative-tokens", least=1)
-    if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1):
-        raise InputError(f"num_speculative_tokens must be a whole number ≥ 1 (got {tokens!r})",
-                         field="--speculative-config")  # fmt: skip
+    tokens = draft_tokens(settings)
     kind = None
     if method in NO_DRAFT_METHODS:
         kind = SpecKind.NGRAM

@@ -27,24 +27,14 @@ import math
 from collections.abc import Callable
 
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.gpus import compute_capability
 
 WIDE_GRID_ERAS: Eras[bool] = Eras((
     Era("", False, "before v0.34.0 every GPU takes the shared capture sizes (v0.33.0 config/vllm.py)"),
     Era("0.34.0", True, "v0.34.0 config/vllm.py:2600-2660 _split_cudagraph_capture_sizes: SM 10.x's wide defaults, "
                         "config/compilation.py:78-122 the grids"),
 ))  # fmt: skip
-WIDE_GRID_MAJOR = 10  # is_device_capability_family(100): capability major 10
 PREFILL_LIMIT = 8192  # the prefill grid's bound where max_prefill_cudagraph_capture_tokens is unset (:2638)
 INTERACTIVE_DENSE = 32  # `--performance-mode interactivity`: every token count to 32 joins the prefill grid
-
-
-def capability_family_100(gpu_name: str | None) -> bool:
-    """vLLM's `current_platform.is_device_capability_family(100)`: the GPU's capability major is 10 (capability
-    // 10 == 10, platforms/interface.py:481-493 at v0.28.0, :587-598 at v0.34.0), read off kvtop's GPU table; False
-    where the table does not know the GPU."""
-    capability = compute_capability(gpu_name)
-    return capability is not None and capability[0] == WIDE_GRID_MAJOR
 
 
 def _grid(limit: int, step: Callable[[int], float]) -> list[int]:

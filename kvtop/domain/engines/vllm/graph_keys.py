@@ -46,9 +46,9 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.deployment_flags import flag_int, flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.graph_grids import counts_by_mode
+from kvtop.domain.engines.vllm.spec_methods import draft_tokens
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.rounding import round_up
 from kvtop.domain.span import flag_set
@@ -101,12 +101,8 @@ class GraphKeys(BaseModel):
 
 
 def spec_tokens(settings: LaunchSettings) -> int:
-    """num_speculative_tokens the launch states (--speculative-config or --num-speculative-tokens); 0 where none."""
-    if settings.flags.get("speculative-config") is None and settings.flags.get("num-speculative-tokens") is None:
-        return 0
-    stated = flag_json(settings, "speculative-config").get("num_speculative_tokens")
-    tokens = stated if isinstance(stated, int) and not isinstance(stated, bool) else None
-    return tokens or flag_int(settings, "num-speculative-tokens", least=1) or 0
+    """num_speculative_tokens the launch states (spec_methods.draft_tokens, as deployment.setup reads it); 0 where none."""
+    return draft_tokens(settings) or 0
 
 
 def decode_query_len(settings: LaunchSettings, version: ResolvedVersion) -> int:

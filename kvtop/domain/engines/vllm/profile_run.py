@@ -20,7 +20,6 @@ from kvtop.domain.engines.vllm.batching import (
 from kvtop.domain.engines.vllm.compilation import config_fields, graph_config
 from kvtop.domain.engines.vllm.graph_grids import (
     WIDE_GRID_ERAS,
-    capability_family_100,
     counts_by_mode,
     wide_graph_counts,
 )
@@ -32,11 +31,11 @@ from kvtop.domain.engines.vllm.graph_keys import (
     keyed_counts,
     rounded_sizes,
     spec_decode_sizes,
-    spec_tokens,
     v2_decode_graphs,
 )
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
+from kvtop.domain.gpus import SM100
 from kvtop.domain.span import flag_switch
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
@@ -174,17 +173,17 @@ def capture_sizes(largest: int, smallest: tuple[int, ...] = (1, 2, 4), added: tu
     return [size for size in sizes if size <= largest]
 
 
-def added_sizes(inputs: CalibrationInputs, tokens: int, seqs: int, largest: int | None, cap: int) -> tuple[int, ...]:
+def added_sizes(
+    inputs: CalibrationInputs, tokens: int, seqs: int, query: int, largest: int | None, cap: int
+) -> tuple[int, ...]:
     """The sizes the release adds to its default ones (`TOKENS_ADDED`, `SEQS_ADDED`, `graph_keys.SPEC_DECODE_SIZES`):
     max_num_batched_tokens; where no largest size is stated (`largest` the default one, else None) max_num_seqs under
-    plain decoding, the uniform decode sizes under speculative decoding; `cap` the release's and GPU's default largest
-    size (`graph_size_cap`)."""
+    plain decoding, the uniform decode sizes under speculative decoding; `query` the decode query length
+    (`graph_keys.decode_query_len`), `cap` the release's and GPU's default largest size (`graph_size_cap`)."""
     tokens_added = (tokens,) if TOKENS_ADDED.at(inputs.version) else ()
     if largest is None:
         return tokens_added
-    query = decode_query_len(inputs.settings, inputs.version)
-    plain = spec_tokens(inputs.settings) == 0
-    seqs_added = (seqs,) if SEQS_ADDED.at(inputs.version) and plain else ()
+    seqs_added = (seqs,) if SEQS_ADDED.at(inputs.version) and query == 1 else ()  # plain decoding (from v0.13.0 q = 1)
     return (*tokens_added, *seqs_added, *spec_decode_sizes(query, seqs, largest, cap, inputs.version))
 
 
@@ -199,7 +198,9 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     runner and the V2 runner's rounded decode keys (graph_keys.py)."""
     tokens, seqs, _ = batch_limits(inputs)
     stated = graph_config(inputs.settings.flags, inputs.version)
-    family_100 = capability_family_100(inputs.gpu_name)
+    # vLLM's `is_device_capability_family(100)`: capability major 10 (platforms/interface.py:481-493 at v0.28.0,
+    # :587-598 at v0.34.0), kvtop's SM100 family
+    family_100 = SM100.holds(inputs.gpu_name)
     if (WIDE_GRID_ERAS.at(inputs.version) and family_100 and stated.capture_sizes is None
             and stated.max_capture_size is None):  # fmt: skip
         # v0.34.0 on SM 10.x without stated sizes: the wide prefill and decode grids (graph_grids.py)
@@ -215,7 +216,7 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
         cap = graph_size_cap(inputs.version, family_100)
         default = min(2 * seqs * query, cap)
         largest = stated.max_capture_size if stated.max_capture_size is not None else default
-        added = added_sizes(inputs, tokens, seqs, default if stated.max_capture_size is None else None, cap)
+        added = added_sizes(inputs, tokens, seqs, query, default if stated.max_capture_size is None else None, cap)
         sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version), added)
     mode = stated.mode or "FULL_AND_PIECEWISE"
     if keys is not None:

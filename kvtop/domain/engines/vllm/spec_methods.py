@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kvtop.domain.deployment_flags import flag_json
+from kvtop.domain.deployment_flags import flag_int, flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.span import flag_text
 
@@ -85,6 +86,18 @@ def detected_method(draft: str, architectures: Iterable[str], version: ResolvedV
         if any(word in name for word in words) or archs & named_archs:
             return method
     return "draft_model"
+
+
+def draft_tokens(settings: LaunchSettings) -> int | None:
+    """num_speculative_tokens the launch states (`--speculative-config`'s, else --num-speculative-tokens); None where
+    none. An InputError for a value vLLM refuses (not a whole number ≥ 1)."""
+    tokens = flag_json(settings, "speculative-config").get("num_speculative_tokens") or flag_int(
+        settings, "num-speculative-tokens", least=1
+    )
+    if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1):
+        raise InputError(f"num_speculative_tokens must be a whole number ≥ 1 (got {tokens!r})",
+                         field="--speculative-config")  # fmt: skip
+    return tokens
 
 
 def stated_method(settings: LaunchSettings) -> str | None:
