@@ -27,9 +27,8 @@ from typing import NamedTuple
 from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.gpus import SM100, compute_capability
+from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import AttentionKind, ModelSpec
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
 PREFILL_BACKEND_FLAG = "--prefill-attention-backend"
@@ -111,7 +110,6 @@ PAGED_BY: dict[str, frozenset[str]] = {
     "cutedsl_mla": frozenset({ATTENTION, PREFILL, DECODE}), "trtllm_mha": frozenset({ATTENTION, PREFILL, DECODE}),
     "hpc_ops": frozenset({ATTENTION, PREFILL, DECODE}), "intel_xpu": frozenset({ATTENTION}),
 }  # fmt: skip
-DEFAULT_TRTLLM_MLA_SINCE = "0.5.3.post2"  # DeepSeek-V3 on Blackwell picks trtllm_mla (takes_default_trtllm_mla)
 # the pages Blackwell's default attention backends (trtllm_mha, trtllm_mla) keep: another becomes 64 (PAGE_RULES)
 DEFAULT_BACKEND_TAKES = (32, 64)
 # the compute-capability majors each backend runs on (None: any GPU); SGLang raises on any other before it sizes
@@ -208,31 +206,10 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
             raise InputError(f"SGLang {version.label} takes one of {', '.join(era.value)} (got {backend[:40]!r}; "
                              f"{era.source})", field=flag)  # fmt: skip
         _check_gpu_and_budget(backend, phase, gpu_name, version)
-        _check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
+        check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
 
 
-def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
-    """Whether SGLang picks trtllm_mla for this model where the launch names no backend: DeepSeek-V3's class (the
-    model class, not its name) with MLA on SM100 (`is_sm100_supported` at every release read, 0.5.4 … 0.5.16;
-    `get_platform().is_sm100` at 0.5.23), from v0.5.3.post2 (0.5.6.post2 server_args.py:1068-1077, 0.5.14 :3647,
-    0.5.23 arg_groups/model_overrides/deepseek_v2.py:178-187). An SM120 card keeps SGLang's generic default. A DSA
-    checkpoint of that class (`index_topk`: is_deepseek_nsa / is_deepseek_dsa) takes DSA's own backend instead, at every
-    release (0.5.3.post2 server_args.py:815 `and not is_deepseek_nsa`; 0.5.6.post2 :993 before the else :1068; 0.5.14
-    :3529 before :3636; 0.5.23 deepseek_v2.py:99 before :177)."""
-    deepseek_v3 = model.mla is not None and model.architecture == "DeepseekV3ForCausalLM"
-    deepseek_v3 = deepseek_v3 and model.attention_kind is not AttentionKind.DSA
-    return SM100.holds(gpu_name) and deepseek_v3 and _since(DEFAULT_TRTLLM_MLA_SINCE, version)
-
-
-def check_default_backend_kv_dtype(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None,
-                                   version: ResolvedVersion) -> None:
-    """Refuse a --kv-cache-dtype the backend SGLang picks by default does not take (trtllm_mla: KV_DTYPES), where the
-    launch names no backend; SGLang checks the backend it resolved (0.5.23 arg_groups/overrides.py:1203-1216)."""
-    if named_backends(settings) is None and takes_default_trtllm_mla(model, gpu_name, version):
-        _check_kv_dtype("trtllm_mla", ATTENTION, settings.kv_cache_dtype, version)
-
-
-def _check_kv_dtype(backend: str, phase: str, dtype: str, version: ResolvedVersion) -> None:
+def check_kv_dtype(backend: str, phase: str, dtype: str, version: ResolvedVersion) -> None:
     """Refuse a --kv-cache-dtype the backend does not take at this release (KV_DTYPES), where its rule reads the
     phase (an estimated release is not checked: the launch's log says the engine took it)."""
     if backend not in KV_DTYPES or phase not in PAGED_BY.get(backend, frozenset()):

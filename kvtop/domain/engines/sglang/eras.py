@@ -15,7 +15,6 @@ from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.sglang.attention_backends import takes_default_trtllm_mla
 from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
 from kvtop.domain.engines.sglang.decode_graphs_off import (
     decode_graphs_off_reason,
@@ -23,6 +22,7 @@ from kvtop.domain.engines.sglang.decode_graphs_off import (
     deepep_reserve_kept,
     dp_padding_off,
 )
+from kvtop.domain.engines.sglang.default_mla import takes_default_trtllm_mla
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import (
     breakable_deepep_mib,
@@ -323,8 +323,8 @@ NEMOTRON_H_SM100_ERAS: Eras[str] = Eras((
 
 
 # The default page size when no --page-size is given (§6.6): 1, unless the default attention
-# backend forces one. DSA on CUDA: 64 (v0.5.3+). On Blackwell (SM100): DeepSeek-V3-architecture MLA
-# (trtllm_mla, v0.5.3.post2+), GPT-OSS (trtllm_mha, v0.5.0rc2+) and every MHA model (trtllm_mha,
+# backend forces one. DSA on CUDA: 64 (v0.5.3+). On Blackwell (SM100): the MLA classes SGLang sends to
+# trtllm_mla (default_mla.DEFAULT_MLA_CLASSES: DeepSeek-V3 from v0.5.3.post2, Kimi-K2.5 from v0.5.9 …), GPT-OSS (trtllm_mha, v0.5.0rc2+) and every MHA model (trtllm_mha,
 # v0.5.6.post1+) take 64.
 def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> tuple[int, str]:
     """(page size, why) for this model, GPU and release."""
@@ -347,7 +347,7 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
             # hybrids: MambaRadixCache's `no_buffer` works with page 1 only (§6.6.1 for what is not pinned)
             return 1, "page 1 (a linear-attention hybrid: triton / MambaRadixCache)"
     if takes_default_trtllm_mla(model, gpu_name, version):
-        return 64, "trtllm_mla, the default for DeepSeek-V3 on Blackwell, pages by 64"
+        return 64, f"trtllm_mla, SGLang's default for {model.architecture} on SM100, pages by 64"
     if blackwell and model.mla is None and model.model_type == "gpt_oss" and since("0.5.0rc2"):
         return 64, "trtllm_mha, GPT-OSS's default on Blackwell, pages by 64"
     if blackwell and model.mla is None and since("0.5.6.post1"):
