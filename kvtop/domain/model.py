@@ -136,8 +136,6 @@ class ModelSpec(FreshCopyModel):
     # v0.29.0+ builds its SlidingWindowSpec at window + 1 (engines/vllm/windows.py)
     window_excludes_query: bool = False
     body: BodyShape = BodyShape()
-    # SGLang builds the vocab embedding without TP under DP attention (DeepseekV2Model, Llama4Model)
-    embedding_whole_under_dp_attention: bool = False
     reading: str = ""  # how the config was read: the architecture entry, or a generic reading and what it assumed
     # the file was not a config.json: how kvtop read it (Mistral's params.json: kvtop.domain.mistral_params.NOTE)
     config_format: str = ""

@@ -236,7 +236,6 @@ class Architecture:
     laurel_field: str | None = None
     altup_field: str | None = None
     per_layer_config_field: str | None = None  # per-layer overrides by layer index (Gemma-4's head_dim)
-    embedding_whole_under_dp_attention: bool = False  # SGLang's DeepseekV2Model / Llama4Model
     tower: Tower | None = None  # the vision tower a `vision_config` sizes (None: its bytes are not modelled)
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     not_modelled_when: tuple[tuple[str, str], ...] = ()  # (a config field, what kvtop leaves out where it is set)

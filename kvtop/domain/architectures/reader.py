@@ -147,7 +147,6 @@ def read_architecture(
                 **_ngram(f, arch, hidden),
             }
         ),
-        "embedding_whole_under_dp_attention": arch.embedding_whole_under_dp_attention,
         "embedding_size": _embedding_width(f, arch, hidden),
         "reading": reading,
     }

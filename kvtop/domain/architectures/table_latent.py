@@ -83,7 +83,7 @@ HYV4 = Architecture(
     latent=Latent(use_field=None, sparse_types="layer_types"), moe=HYV4_MOE, mtp_fields=MTP,
     attention=Attention(latent_gate_kind_field="gating_type", latent_gate_if="gated_mla",
                         latent_sink_field="learnable_sink"),
-    hyper_connection_fields=("enable_ihc", "hc_mult"), embedding_whole_under_dp_attention=True,
+    hyper_connection_fields=("enable_ihc", "hc_mult"),
 )  # fmt: skip
 
 
@@ -98,7 +98,7 @@ def deepseek(
 ) -> Architecture:
     """A DeepSeek-V3-shaped entry: MLA (DSA where the config has an indexer), DeepSeek's experts, MTP."""
     return A(model_type, config_class, source, defaults, archs, latent=Latent(), moe=moe,
-             mtp_fields=MTP, embedding_whole_under_dp_attention=True, body=body)  # fmt: skip
+             mtp_fields=MTP, body=body)  # fmt: skip
 
 
 LATENT: tuple[Architecture, ...] = (
@@ -152,7 +152,6 @@ LATENT: tuple[Architecture, ...] = (
         compressed=Compressed(),
         moe=DEEPSEEK_V4_MOE,
         mtp_fields=MTP,
-        embedding_whole_under_dp_attention=True,
     ),
     deepseek(
         "axk1",
@@ -192,15 +191,14 @@ LATENT: tuple[Architecture, ...] = (
     # moe_intermediate_size, num_shared_experts shared, and the fp32 e_score_correction_bias [num_experts] unless
     # moe_router_enable_expert_bias is false (vLLM SarvamMLAMoE; defaults: vLLM sarvam.py's getattr defaults)
     A("sarvam_mla", "the checkpoint's configuration class (remote code)", SARVAM_SOURCE, SARVAM_MLA_DEFAULTS,
-      ("SarvamMLAForCausalLM",), latent=Latent(), moe=BAILING_MOE, mtp_fields=(),
-      embedding_whole_under_dp_attention=True),
+      ("SarvamMLAForCausalLM",), latent=Latent(), moe=BAILING_MOE, mtp_fields=()),
     # openPangu-Ultra-MoE (model_type pangu_ultra_moe; vLLM 0.33.0 models/openpangu.py PanguUltraMoEForCausalLM, SGLang
     # 0.5.23 has no class): DeepSeek-V3's latent attention and experts; the fp32 e_score_correction_bias only where
     # router_enable_expert_bias is stated true (OpenPanguMoE's hasattr check); sandwich_norm adds pre- and post-MLP
     # RMSNorms to every layer (OpenPanguDecoderLayer: four norms)
     A("pangu_ultra_moe", "PanguUltraMoEConfig (configuration_openpangu_moe.py, remote code)",
       "vLLM 0.33.0 models/openpangu.py", {}, ("PanguUltraMoEForCausalLM",), latent=Latent(), moe=PANGU_MOE,
-      mtp_fields=MTP, embedding_whole_under_dp_attention=True, norms_by_word=("sandwich_norm", (("True", 4),))),
+      mtp_fields=MTP, norms_by_word=("sandwich_norm", (("True", 4),))),
     # MiniCPM3: latent attention, a dense MLP
     A("minicpm3", "MiniCPM3Config", tf("minicpm3"), m.MINICPM3, ("MiniCPM3ForCausalLM",), latent=Latent()),
     HYV4,

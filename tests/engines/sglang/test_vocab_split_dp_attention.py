@@ -41,3 +41,22 @@ def test_trtllm_attention_dp_keeps_its_own_whole_embedding_term_and_no_sglang_no
     row = next(row for row in ledger.ranks[0].weights.rows if row.component == "embedding")
     assert (row.bytes, row.shards) == (WHOLE // 8, 8) == (231_669_760, 8)
     assert "SGLang" not in row.note
+
+
+def _embedding(config: dict[str, object], source: str, flags: list[str]) -> tuple[int, int]:
+    model = model_from_config(config, source=source)
+    settings = parse_flags("sglang", ["--model", "m", *flags])
+    check_parallel(settings)
+    ledger = predict(model, settings, gpu_total_bytes=141 << 30, gpu_name="H200", measured=MeasuredInputs())
+    row = next(row for row in ledger.ranks[0].weights.rows if row.component == "embedding")
+    return row.bytes, row.shards
+
+
+def test_llama4_models_embedding_is_whole_under_dp_attention_by_its_class() -> None:
+    """Llama4ForConditionalGeneration builds Llama4ForCausalLM's Llama4Model (mllama4.py:496; llama4.py:489 at 0.5.8
+    `enable_tp=not is_dp_attention_enabled()`): Maverick's vocab 202,048 × hidden 5,120 × 2 B whole, a multiple of 64."""
+    path = DATA / "engine_diff" / "configs" / "meta-llama--Llama-4-Maverick-17B-128E-Instruct.json"
+    config = json.loads(path.read_text())
+    flags = ["--tp", "8", "--dp", "8", "--enable-dp-attention", "--engine-version", "0.5.6"]
+    assert _embedding(config, path.name, flags) == (202_048 * 5_120 * 2, 1) == (2_068_971_520, 1)
+    assert _embedding(config, path.name, flags[:2] + flags[-2:]) == (202_048 // 8 * 5_120 * 2, 8)  # no DP attention

@@ -145,15 +145,11 @@ class SglangRules(SglangBudget, EngineBase):
         return engine_context(model, settings)
 
     def vocab_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> VocabSplit:
-        """Under --enable-dp-attention the classes whose entry says so (`embedding_whole_under_dp_attention`:
-        DeepseekV2Model, which DeepSeek-V3/V3.2 and Kimi-K2 reuse, and Llama4Model) build the embedding as
-        `VocabParallelEmbedding(..., enable_tp=not is_dp_attention_enabled())`: whole on every rank, its rows still
-        padded to 64; the LM head stays split over TP (attention TP only with --enable-dp-lm-head, not modelled).
-        Every release kvtop reads that has DP attention (models/deepseek_v2.py, models/llama4.py)."""
-        if settings.enable_dp_attention and model.embedding_whole_under_dp_attention:
-            return VocabSplit(embedding_whole=True, embedding_rows_padded=True,
-                              note="SGLang builds it without TP under DP attention")  # fmt: skip
-        return VocabSplit()
+        """Under --enable-dp-attention the classes of vocab_split.WHOLE_EMBEDDING_CLASSES (DeepseekV2Model's users,
+        Llama4Model's …) build the embedding whole on every rank, its rows still padded to 64 (vocab_split.py)."""
+        from kvtop.domain.engines.sglang.vocab_split import sglang_vocab_split
+
+        return sglang_vocab_split(model, settings)
 
     def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
         """--ep-size without experts: asserted before 0.4.10.post2, then held by the TP group at ep == tp (dense_ep.py);
