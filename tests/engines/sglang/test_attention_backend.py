@@ -117,6 +117,16 @@ def test_the_phase_flags_are_v0495s_and_take_its_choices(capsys: pytest.CaptureF
     assert _plan(capsys, *launch, flag, "trtllm_mla")["page_size"] == 64
 
 
+def test_a_phase_flag_before_v0495_is_refused_naming_the_flag_and_its_first_release(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """PHASE_CHOICE_ERAS' first row (None): before v0.4.9.post5 neither phase flag exists (v0.4.6 server_args.py:824-829
+    has --attention-backend only), so SGLang's argparse stops on it; the refusal names the flag and v0.4.9.post5."""
+    for flag in ("--prefill-attention-backend", "--decode-attention-backend"):
+        err = _phase_refused(capsys, flag, "--model", LLAMA_8B, "--engine-version", "0.4.6", flag, "fa3")
+        assert f"SGLang 0.4.6 has no {flag} (first in v0.4.9.post5: srt/server_args.py:1229-1255" in err
+
+
 def test_flashmla_pages_by_64_as_the_decode_backend_not_as_the_prefill_one(capsys: pytest.CaptureFixture[str]) -> None:
     """v0.4.9.post5 server_args.py:392-399: `attention_backend == "flashmla" or decode_attention_backend ==
     "flashmla"` sets page_size 64; the prefill backend is not read (page 1, `if self.page_size is None`)."""

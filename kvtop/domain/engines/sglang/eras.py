@@ -40,7 +40,7 @@ from kvtop.domain.engines.versions import (
     era_for,
     parse_release,
 )
-from kvtop.domain.gpus import NO_GPU, SM100, CapabilityFamily
+from kvtop.domain.gpus import NO_GPU, SM100, SM100_AND_NEWER, CapabilityFamily
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec, VisionSpec
 from kvtop.domain.wording import MIB
@@ -357,17 +357,21 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
 
 # §6.1.1 DeepSeek-V3.2 (DSA) with FP8 KV. The pool allocates `calculate_mla_kv_cache_dim` bytes a row: the
 # 656-B layout (fp8 NoPE + fp32 scale per 128 + bf16 RoPE), or the raw 576-B latent where the trtllm DSA
-# backends run (the FP8 default on SM100, which these eras name). The token count divided the budget by
+# backends run (the FP8 default on capability major 10 and newer, which these eras name). The token count divided the budget by
 # the raw 576-B latent + indexer whatever the pool allocated, until the cell came from the pool's own
-# width in v0.5.17.
+# width in v0.5.17. The GPUs: `major >= 10` of `torch.cuda.get_device_capability()` (0.5.10rc0 server_args.py
+# _set_default_nsa_backends:1434, 0.5.10 :1465, 0.5.12 :1722; 0.5.23 arg_groups/overrides.py:714-720), so SM120
+# cards (RTX PRO 6000, RTX 5090) too; the pool keeps the raw row where the DSA decode backend is trtllm (0.5.10
+# model_executor/model_runner_kv_cache_mixin.py:240-257 calculate_mla_kv_cache_dim)
 DSA_RAW_FP8_ERAS: Eras[tuple[CapabilityFamily, bool]] = Eras((  # (GPU family, only without --dp)
     Era("", (NO_GPU, False), "NSATokenToKVPool: FP8 rows are 656 B on every GPU (v0.5.6 … v0.5.9)"),
     Era(
         "0.5.10rc0",
-        (SM100, True),
-        "server_args._set_default_nsa_backends: FP8 on SM100 at dp_size 1 → trtllm, raw 576-B rows",
+        (SM100_AND_NEWER, True),
+        "server_args.py:1434 _set_default_nsa_backends: FP8 at dp_size 1 and major >= 10 → trtllm, raw 576-B rows",
     ),
-    Era("0.5.10", (SM100, False), "_set_default_nsa_backends: FP8 on SM100 → trtllm (any dp)"),
+    Era("0.5.10", (SM100_AND_NEWER, False), "server_args.py:1465 _set_default_nsa_backends: FP8 at major >= 10 → "
+        "trtllm (any dp); 0.5.23 arg_groups/overrides.py:714-720"),
 ))
 DSA_CELL_ERAS: Eras[str] = Eras((
     Era("", "latent", "profile_max_num_token / get_cell_size_per_token: (kv_lora_rank + rope) × 1 B + indexer"),
