@@ -20,7 +20,7 @@ from kvtop.domain.wording import spread as fmt_spread  # one formatter for an in
 GB = 10**9
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 
-__all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "gib", "parse_size"]
+__all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "parse_size"]
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")
@@ -57,8 +57,9 @@ def parse_size(text: str, *, field: str = "size") -> int:
 _POWERS = {"K": 10, "M": 20, "G": 30, "T": 40, "P": 50, "E": 60}
 
 
-def gib(num_bytes: int | float) -> float:
-    """Bytes as GiB (2**30) — a float for display and for the engines' own GiB arithmetic."""
+def in_gib(num_bytes: int | float) -> float:
+    """Bytes as a number of GiB (2**30), a float to write with its own digits (a table's '12.3 / 80.0 GiB'); a
+    figure with its unit is `fmt_gib`'s (kvtop/domain/wording.py's `gib`, text)."""
     return num_bytes / GIB
 
 

@@ -20,7 +20,7 @@ from kvtop.domain.calibration.fit import quantile
 from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import display_name, engine_rules
-from kvtop.units import GIB
+from kvtop.domain.wording import GIB, gib
 
 TARGET_MEDIAN, TARGET_WITHIN, TARGET_COVERAGE = 0.02, 0.90, 0.90
 
@@ -63,14 +63,14 @@ def _fit_rows(fits: dict[str, LinearTerm], prefix: str) -> list[str]:
     for key in sorted(k for k in fits if k.startswith(prefix)):
         fit = fits[key]
         form = " + ".join(f"{c:g} × {name}" if name != "1 GiB" else f"{c:g}" for c, name in zip(fit.coefficients, fit.features, strict=True))
-        lines.append(f"| `{key}` | {fit.records} ({fit.sources}) | {form} | {fit.error_bytes / GIB:.3f} GiB | "
-                     f"{fit.novel_error_bytes / GIB:.3f} GiB | {_unseen(fit)} | "
+        lines.append(f"| `{key}` | {fit.records} ({fit.sources}) | {form} | {gib(fit.error_bytes, digits=3)} | "
+                     f"{gib(fit.novel_error_bytes, digits=3)} | {_unseen(fit)} | "
                      f"{', '.join(str(n) for n in fit.feature_sources) or '—'} | {', '.join(fit.gpus) or '—'} |")  # fmt: skip
     return lines
 
 
 def _unseen(fit: LinearTerm) -> str:
-    return f"{fit.unseen_error_bytes / GIB:.3f} GiB" if fit.unseen_error_bytes else "—"
+    return gib(fit.unseen_error_bytes, digits=3) if fit.unseen_error_bytes else "—"
 
 
 def _spread(found: list[float]) -> str:
@@ -124,8 +124,8 @@ def _assumed_context(fits: dict[str, LinearTerm]) -> str:
     """The assumed context's error in words, and the starts that measured it."""
     fit = fits[ASSUMED_CONTEXT_ERROR_KEY]
     if not fit.records:
-        return f"{fit.coefficients[0]:.2f} GiB stated (no log measured the context)"
-    return f"{fit.coefficients[0]:.2f} GiB over {fit.records} starts of {fit.sources} sources"
+        return f"{gib(fit.coefficients[0] * GIB)} stated (no log measured the context)"
+    return f"{gib(fit.coefficients[0] * GIB)} over {fit.records} starts of {fit.sources} sources"
 
 
 def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str, list[Judged]],
@@ -217,7 +217,7 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  Held out with its weights given the QwQ-32B start on 4 × L4 now misses by +2.8 % (−8.8 % with the constant);",
         "  blind it misses by +12 %: the weights book's figure for it, which the constant's 0.28 GiB excess had hidden.",
         "  Desktop and WSL hosts (the RTX 3090 record's) hold memory before SGLang starts, which kvtop does not model:",
-        f"  `plan --desktop` says so and its low end takes the most such starts held ({DESKTOP_HELD_BYTES / GIB:.2f} GiB;"
+        f"  `plan --desktop` says so and its low end takes the most such starts held ({gib(DESKTOP_HELD_BYTES)};"
         " `host_memory.py`).",
         "  TensorRT-LLM's context and profiled terms and LMDeploy's context stay **assumed** (0.75 GiB + 0.75 GiB per",
         f"  doubling of TP of context, ± {_assumed_context(fits)}; the PyTorch backend's profiled activation the forward of",

@@ -16,6 +16,7 @@ from typing import Any
 from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.engines import ENGINES, KVTOP_GPU
 from kvtop.domain.tower_spec import TOWER_KINDS
+from kvtop.domain.wording import gib_setting
 
 # The engine's spelling of a KV dtype -> kvtop's flag value.
 KV_DTYPE = {"auto": "auto", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
@@ -55,9 +56,9 @@ def plan_argv(engine: str, version: str, case: dict[str, Any], fixed_pool: bool 
     else:
         argv += [
             "--free-memory",
-            f"{case['free_before_bytes'] / (1 << 30):g}GiB",
+            f"{gib_setting(case['free_before_bytes'])}GiB",
             "--free-after-load",
-            f"{case['free_after_bytes'] / (1 << 30):g}GiB",
+            f"{gib_setting(case['free_after_bytes'])}GiB",
             "--mem-fraction-static",
             str(case["mem_fraction_static"]),
         ]

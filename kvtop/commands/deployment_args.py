@@ -35,11 +35,14 @@ class DeploymentArgs:
     draft_weights_bytes: int | None
 
 
-def deployment_from_args(args: argparse.Namespace, settings: LaunchSettings) -> DeploymentArgs:
-    """The launch with `--host-cache` in the engine's own flags, the draft's architecture and its weights."""
+def deployment_from_args(
+    args: argparse.Namespace, settings: LaunchSettings, model: ModelSpec | None = None
+) -> DeploymentArgs:
+    """The launch with `--host-cache` in the engine's own flags (split over the ranks `model` lays out), the draft's
+    architecture and its weights."""
     host = getattr(args, "host_cache", None)
     if host is not None:
-        settings = with_host_cache(settings, memory_size(host, "--host-cache", whole_gpu=False))
+        settings = with_host_cache(settings, memory_size(host, "--host-cache", whole_gpu=False), model)
     draft = None
     if getattr(args, "draft_model", None):
         from kvtop.sources.hub import load_model
@@ -71,12 +74,20 @@ def _naming_the_draft(settings: LaunchSettings, ref: str) -> LaunchSettings:
     return rules.with_setup(settings, setup.model_copy(update={"draft_model": ref, "spec_kind": SpecKind.DRAFT_MODEL}))
 
 
-def with_host_cache(settings: LaunchSettings, node_bytes: int) -> LaunchSettings:
-    """The launch giving `node_bytes` of host memory to offloaded KV over its ranks here, in its own flags."""
+def host_cache_ranks(settings: LaunchSettings, model: ModelSpec | None) -> int:
+    """The GPUs that share `--host-cache`: the launch's ranks as its engine lays them out for `model`
+    (`EngineRules.world_ranks` through `layout_from_settings`: LMDeploy's PyTorch engine runs `--tp T --dp D` as one
+    world of T GPUs from v0.11.0, not T × D; whether a launch without --backend is PyTorch is the model's to say)."""
+    return layout_from_settings(settings, model).gpus
+
+
+def with_host_cache(settings: LaunchSettings, node_bytes: int, model: ModelSpec | None = None) -> LaunchSettings:
+    """The launch giving `node_bytes` of host memory to offloaded KV over its ranks here (`host_cache_ranks`), in
+    its own flags."""
     if node_bytes <= 0:
         raise InputError("must be above 0", field="--host-cache")
     rules = engine_rules(settings.engine).deployment
-    ranks = layout_from_settings(settings).gpus
+    ranks = host_cache_ranks(settings, model)
     setup = rules.setup(settings)
     request = HostKvRequest(connector="host cache", size_bytes=node_bytes, split_over=ranks)
     edited = rules.with_setup(settings, setup.model_copy(update={"host_kv": request}))

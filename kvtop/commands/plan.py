@@ -67,8 +67,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def build_ledger(args: argparse.Namespace, extra: Sequence[str]) -> Ledger:
     """The ledger described by the command line (shared by plan, probe and explain)."""
     settings = settings_from_args(args, extra)
-    deployment = deployment_from_args(args, settings)
-    model, measured, total, name = _model_and_device(args, deployment.settings)
+    model, measured, total, name = _model_and_device(args, settings)  # the host cache splits over the model's world
+    deployment = deployment_from_args(args, settings, model)
     if deployment.draft_weights_bytes is not None:
         measured = measured.model_copy(update={"draft_weights_bytes": deployment.draft_weights_bytes})
     return predict(
@@ -113,8 +113,9 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
     from kvtop.domain.calibration.node import unused_start
     from kvtop.sources.calibration_store import read_store, store_disabled
 
-    deployment = deployment_from_args(args, settings_from_args(args, extra))
-    model, measured, total, name = _model_and_device(args, deployment.settings)
+    settings = settings_from_args(args, extra)
+    model, measured, total, name = _model_and_device(args, settings)  # the host cache splits over the model's world
+    deployment = deployment_from_args(args, settings, model)
     if getattr(args, "nodes", None) is not None or getattr(args, "gpus_per_node", None) is not None:
         _check_nodes(args, deployment.settings, model)  # a layout too large for the nodes named so, before it is solved
     if deployment.draft_weights_bytes is not None:

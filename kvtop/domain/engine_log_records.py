@@ -15,8 +15,9 @@ from decimal import Decimal, InvalidOperation
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.redact import RedactedStr
+from kvtop.domain.wording import GIB
 
-GIB_BYTES = 1 << 30
+GIB_BYTES = GIB  # the one GiB (wording.py), under the name the engines' log readers import
 _NUMBER = re.compile(r"([-+]?)(\d+)(?:\.(\d*))?")
 
 
@@ -68,8 +69,8 @@ class Measured(_Frozen):
         )
 
     @property
-    def gib(self) -> float:
-        """The figure in GiB, as the engine meant it."""
+    def in_gib(self) -> float:
+        """The figure as a number of GiB, as the engine meant it (a float for its arithmetic; text: wording.gib)."""
         return self.value_bytes / GIB_BYTES
 
     def contains(self, num_bytes: int) -> bool:

@@ -228,6 +228,21 @@ class CapabilityFamily:
         """The family that holds no GPU (its first major above its last): a GPU-gated rule off on every GPU."""
         return cls("no GPU", 1, 0)
 
+    @classmethod
+    def below(cls, major: int) -> CapabilityFamily:
+        """The GPUs of a compute-capability major below `major` (sm80: Pascal, Volta, Turing, no bf16); none at 0."""
+        return cls(f"below SM{major}0", 0, major - 1) if major > 0 else cls.none()
+
+    @classmethod
+    def of_majors(cls, majors: frozenset[int]) -> CapabilityFamily:
+        """The GPUs of these consecutive compute-capability majors ({9}: SM90, Hopper); none where the set is empty."""
+        if not majors:
+            return cls.none()
+        first, last = min(majors), max(majors)
+        if len(majors) != last - first + 1:
+            raise ValueError(f"not consecutive capability majors: {sorted(majors)}")
+        return cls(f"SM{first}0" if first == last else f"SM{first}0–SM{last}0", first, last)
+
 
 # Capability major 10 (B200, GB200: 10.0; B300, GB300, the DGX Station's GB300: 10.3), not SM120 (RTX PRO 6000,
 # RTX 5090): SGLang's `is_sm100_supported` (python/sglang/srt/utils/common.py:177-182 at v0.5.3, :244-249 at v0.5.6,

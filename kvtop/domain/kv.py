@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.gpus import NO_GPU, CapabilityFamily, compute_capability
+from kvtop.domain.gpus import NO_GPU, CapabilityFamily
 from kvtop.domain.kv_state import state_bytes_per_request
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
@@ -68,8 +68,8 @@ class KvStorage(BaseModel):
     raw_fp8_dsa_family: CapabilityFamily = NO_GPU  # … except on these GPUs: the raw 576 B latent (trtllm)
     # classes whose KV-shared layers the pool still sizes, as full layers (SGLang's Gemma-3n)
     shared_layers_keep_kv: frozenset[str] = frozenset()
-    # … only on GPUs of these compute-capability majors, where it is the `fp8_ds_mla` format (vLLM: Hopper)
-    fp8_dsa_ds_mla_majors: frozenset[int] = frozenset()
+    # … only on these GPUs (by compute-capability major), where it is the `fp8_ds_mla` format (vLLM: Hopper, SM90)
+    fp8_dsa_ds_mla_family: CapabilityFamily = NO_GPU
     honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
     # … except for these classes, whose model object holds no `quant_config` for the engine to read it from
     # (SGLang 0.5.23 kv_cache_dtype.configure_kv_cache_dtype reads getattr(model, "quant_config"))
@@ -113,9 +113,9 @@ class KvStorage(BaseModel):
     # cross-attention layers a pool of their own whose tokens a request holds are the encoder's, not its length
     # (vLLM 0.33.0 CrossAttentionSpec, engines/vllm/encdec.py); "": not modelled (ENCODER_DECODER_NOT_MODELLED)
     encoder_decoder: Literal["", "one_pool", "cross_pool"] = ""
-    # `auto` on a bf16 model is fp16 on a GPU whose compute-capability major is below this, one without bf16 (vLLM
-    # from v0.9.0 falls back to float16: engines/vllm/dtype_fallback.py); 0: the model's dtype on every GPU
-    auto_fp16_below_major: int = 0
+    # GPUs without bf16 where `auto` on a bf16 model is fp16 (vLLM from v0.9.0 falls back to float16 below SM80:
+    # engines/vllm/dtype_fallback.py); NO_GPU: the model's dtype on every GPU
+    auto_fp16_family: CapabilityFamily = NO_GPU
 
 
 def resolve_kv_format(
@@ -127,10 +127,9 @@ def resolve_kv_format(
     The engine's own names (`storage.format_names`) are read first. FP8 on a DSA model is `fp8_ds_mla` on the
     GPUs where the engine stores it so (vLLM on Hopper, docs/engines/vllm.md §3)."""
     fmt = _requested_format(requested, model, storage, gpu_name)
-    if fmt in ("fp8_e4m3", "fp8_e5m2") and model.attention_kind is AttentionKind.DSA:
-        major = (compute_capability(gpu_name) or (0, 0))[0]
-        if major in storage.fp8_dsa_ds_mla_majors:
-            return "fp8_ds_mla"
+    dsa = model.attention_kind is AttentionKind.DSA
+    if fmt in ("fp8_e4m3", "fp8_e5m2") and dsa and storage.fp8_dsa_ds_mla_family.holds(gpu_name):
+        return "fp8_ds_mla"
     return fmt
 
 
@@ -165,8 +164,7 @@ def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_
 
 def _auto_half(model: ModelSpec, storage: KvStorage, gpu_name: str | None) -> KvFormat:
     """The model's 16-bit dtype, or fp16 for a bf16 model on a GPU the engine serves without bf16."""
-    capability = compute_capability(gpu_name)
-    if model.half_dtype == "bf16" and capability is not None and capability[0] < storage.auto_fp16_below_major:
+    if model.half_dtype == "bf16" and storage.auto_fp16_family.holds(gpu_name):
         return "fp16"
     return model.half_dtype
 

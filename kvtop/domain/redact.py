@@ -23,9 +23,8 @@ from kvtop.domain.secret_names import (
     masks_value,
     several_valued_secret_flags,
 )
-from kvtop.domain.secret_shapes import MASK
 from kvtop.domain.secret_text import LONG_FLAG, redact_text
-from kvtop.domain.secret_userinfo import USER_FLAGS, user_password_masked
+from kvtop.domain.secret_userinfo import MASK, USER_FLAGS, user_password_masked
 from kvtop.domain.terminal import safe_line
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

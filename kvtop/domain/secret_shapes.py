@@ -26,9 +26,7 @@ import math
 import re
 from collections import Counter
 
-from kvtop.domain.secret_userinfo import mask_user_flag_password, mask_userinfo
-
-MASK = "***"
+from kvtop.domain.secret_userinfo import MASK, mask_user_flag_password, mask_userinfo
 
 _B = r"(?<![A-Za-z0-9])"  # a token starts at a boundary (not inside a longer word; after - or _ it may)
 _E = r"(?![A-Za-z0-9_\-])"  # ...and ends at one

@@ -26,7 +26,8 @@ from kvtop.domain.secret_names import (
     masks_value,
     several_valued_secret_flags,
 )
-from kvtop.domain.secret_shapes import MASK, looks_random, mask_secret_shapes
+from kvtop.domain.secret_shapes import looks_random, mask_secret_shapes
+from kvtop.domain.secret_userinfo import MASK
 
 _SCHEME_WORDS = frozenset({"bearer", "basic", "token", "digest", "negotiate"})  # `Authorization: Bearer x`
 _RUN = re.compile(r"[A-Za-z0-9_.\-]+")  # a name: maximal, so finditer never backtracks

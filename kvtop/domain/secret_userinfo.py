@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-MASK = "***"
+MASK = "***"  # what stands where a secret was: the one mask every redaction writes (secret_shapes, redact)
 
 _LAST_BOUND = re.compile(r"[\s\"'`][^\s\"'`]*\Z")  # searched up to an '@': where its word begins
 _AUTHORITY_END = re.compile(r"[/?#]")

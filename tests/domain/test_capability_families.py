@@ -98,3 +98,19 @@ def test_lmdeploy_flash_mla_needs_64_token_blocks_from_sm90(capsys: pytest.Captu
 def test_lmdeploy_without_flash_mla_below_sm90_takes_32(capsys: pytest.CaptureFixture[str]) -> None:
     typed = ["plan", "--model", DSV3, "--engine", "lmdeploy", "--tp", "8", "--cache-block-seq-len", "32", "--gpu"]
     assert main([*typed, "A100-80GB"]) == 0
+
+
+def test_vllm_families_by_major_not_by_name() -> None:
+    """vLLM's two KV rules by capability (kv.py `KvStorage`): `auto` on a bf16 model is fp16 below sm80 from v0.9.0
+    (dtype_fallback.py: CudaPlatform.supported_dtypes is [float16, float32] at sm6x-sm7x), and FP8 DSA KV is
+    `fp8_ds_mla` on Hopper (SM90) alone in the backend era (backends.py). T4 7.5 and V100 7.0 lack bf16, an RTX 4090
+    (8.9) and an A100 (8.0) have it; H100 and H200 are 9.0, a B200 10.0 (the capability table)."""
+    from kvtop.domain.gpus import CapabilityFamily
+
+    no_bf16, hopper = CapabilityFamily.below(8), CapabilityFamily.of_majors(frozenset({9}))
+    assert [no_bf16.holds(g) for g in ("T4", "V100", "A100-80GB", "RTX4090", "H100")] == [True, True, False, False, False]
+    assert [hopper.holds(g) for g in ("A100-80GB", "H100", "H200", "B200", "RTX5090")] == [False, True, True, False, False]
+    assert not no_bf16.holds("a GPU kvtop does not know") and not hopper.holds(None)
+    assert not CapabilityFamily.below(0).holds("T4") and not CapabilityFamily.of_majors(frozenset()).holds("H100")
+    with pytest.raises(ValueError, match="not consecutive"):
+        CapabilityFamily.of_majors(frozenset({8, 10}))

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from kvtop.domain.redact import redact_argv, redact_mapping
 from kvtop.domain.secret_names import is_secret_name
-from kvtop.domain.secret_shapes import MASK, has_secret_shape, mask_secret_shapes
+from kvtop.domain.secret_shapes import has_secret_shape, mask_secret_shapes
 from kvtop.domain.secret_text import redact_text
+from kvtop.domain.secret_userinfo import MASK
 from tests.domain.redact_cases import PLAIN_ARGV, PLAIN_TEXT, SECRET_ARGV, SECRET_TEXT, S
 from tests.domain.redact_corpus import BENIGN, TOKENS, secret_cases
 

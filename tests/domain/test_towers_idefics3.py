@@ -17,10 +17,9 @@ import pytest
 
 from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
-from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
+from tests.domain.tower_book import first_stage_vision_row
 
 CONFIGS = DATA / "engine_diff" / "registry" / "configs"
 ENGINE_TOWER_BYTES = {1: 304_791_552 + 37_748_736, 2: 156_077_568 + 37_748_736}
@@ -33,9 +32,7 @@ def test_tower_bytes_equal_vllms_meta_build(name: str, tp: int) -> None:
     children = row["stages"][0]["param_bytes"]
     assert children["model.vision_model"] + children["model.connector"] == ENGINE_TOWER_BYTES[tp]
     model = model_from_config(json.loads((CONFIGS / f"{name}.json").read_text()))
-    book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False,
-                        tower_split=VLLM_SPLIT)  # fmt: skip
-    (vision,) = [r for r in book.rows if r.component == "vision"]
+    vision = first_stage_vision_row(model, tp, VLLM_SPLIT)
     assert int(vision.bytes) == ENGINE_TOWER_BYTES[tp]
 
 

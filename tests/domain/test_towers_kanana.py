@@ -17,10 +17,9 @@ from benchmarks.engine_diff.registry_sweep import load_rows
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
 from kvtop.domain.errors import InputError
-from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
+from tests.domain.tower_book import first_stage_vision_row
 
 CONFIG = DATA / "engine_diff" / "registry" / "configs" / "KananaVForConditionalGeneration.json"
 # qwen2_vl.py Qwen2VisionTransformer(vision_config): embed_dim 1,280, 16 heads, MLP 4 × 1,280, 32 blocks; kanana_v.py
@@ -71,9 +70,7 @@ def test_tower_bytes_equal_the_engines_meta_build(tp: int) -> None:
     built = row["stages"][0]["param_bytes"]
     assert {child: built[child] for child in ENGINE[tp]} == ENGINE[tp]
     model = model_from_config(json.loads(CONFIG.read_text()))
-    book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False,
-                        tower_split=VLLM_SPLIT)  # fmt: skip
-    (vision,) = [r for r in book.rows if r.component == "vision"]
+    vision = first_stage_vision_row(model, tp, VLLM_SPLIT)
     assert int(vision.bytes) == sum(ENGINE[tp].values())
 
 

@@ -20,10 +20,9 @@ import pytest
 from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
-from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
+from tests.domain.tower_book import first_stage_vision_row
 
 NAME = "Lfm2VlForConditionalGeneration"
 CONFIG = DATA / "engine_diff" / "registry" / "configs" / f"{NAME}.json"
@@ -49,9 +48,7 @@ def test_tower_bytes_equal_the_engines_meta_build(engine: str, tp: int) -> None:
     parts = row["stages"][0]["param_bytes"]
     assert (parts["vision_tower"], parts["multi_modal_projector"]) == ENGINE_TOWER_BYTES[(engine, tp)]
     model = model_from_config(json.loads(CONFIG.read_text()))
-    book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False,
-                        tower_split=split)  # fmt: skip
-    (vision,) = [r for r in book.rows if r.component == "vision"]
+    vision = first_stage_vision_row(model, tp, split)
     assert int(vision.bytes) == sum(ENGINE_TOWER_BYTES[(engine, tp)])
 
 

@@ -16,10 +16,9 @@ import pytest
 
 from benchmarks.engine_diff.registry_sweep import load_rows, row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
-from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
+from tests.domain.tower_book import first_stage_vision_row
 
 CONFIGS = DATA / "engine_diff" / "registry" / "configs"
 # SiglipVisionModel(SiglipVisionConfig()): 768 wide, MLP 3072, 12 layers, 224 / 16 = 14² = 196 positions
@@ -74,9 +73,7 @@ def test_tower_bytes_equal_the_engines_meta_build(name: str, tp: int) -> None:
     built = row["stages"][0]["param_bytes"]
     assert {child: built[child] for child in ENGINE[name][tp]} == ENGINE[name][tp]
     model = model_from_config(json.loads((CONFIGS / f"{name}.json").read_text()))
-    book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False,
-                        tower_split=SGLANG_SPLIT)  # fmt: skip
-    (vision,) = [r for r in book.rows if r.component == "vision"]
+    vision = first_stage_vision_row(model, tp, SGLANG_SPLIT)
     assert int(vision.bytes) == sum(ENGINE[name][tp].values())
 
 

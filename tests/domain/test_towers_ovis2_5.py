@@ -17,10 +17,9 @@ import pytest
 
 from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
-from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.weights import weights_book
 from tests.data_paths import CONFIGS
+from tests.domain.tower_book import first_stage_vision_row
 
 OVIS2_5 = "AIDC-AI--Ovis2.5-9B"
 CONFIG = CONFIGS / "heldout" / "wave4b" / f"{OVIS2_5}.json"
@@ -45,9 +44,7 @@ def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
     parts = row["stages"][0]["param_bytes"]
     assert (parts["visual_tokenizer"], parts["vte"]) == ENGINE_TOWER_BYTES[tp]
     model = model_from_config(json.loads(CONFIG.read_text()))
-    book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False,
-                        tower_split=TOWER_SPLIT)  # fmt: skip
-    (vision,) = [r for r in book.rows if r.component == "vision"]
+    vision = first_stage_vision_row(model, tp, TOWER_SPLIT)
     assert int(vision.bytes) == sum(ENGINE_TOWER_BYTES[tp])
 
 

@@ -17,10 +17,9 @@ import pytest
 from benchmarks.engine_diff.registry_sweep import load_rows
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
-from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
+from tests.domain.tower_book import first_stage_vision_row
 
 CONFIG = DATA / "engine_diff" / "registry" / "configs" / "Qwen2VLForConditionalGeneration.json"
 ENGINE_VISUAL_BYTES = {1: 1_351_518_208, 2: 677_516_288}
@@ -35,9 +34,7 @@ def test_tower_bytes_equal_the_engines_meta_build(engine: str, tp: int) -> None:
                if (r["config"], r["tp"]) == ("default--Qwen2VLForConditionalGeneration", tp))  # fmt: skip
     assert row["stages"][0]["param_bytes"]["visual"] == ENGINE_VISUAL_BYTES[tp]
     model = model_from_config(json.loads(CONFIG.read_text()))
-    book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False,
-                        tower_split=split)  # fmt: skip
-    (vision,) = [r for r in book.rows if r.component == "vision"]
+    vision = first_stage_vision_row(model, tp, split)
     assert int(vision.bytes) == ENGINE_VISUAL_BYTES[tp]
     assert model.tower is not None and model.tower.config_class == "Qwen2VLVisionConfig"
 

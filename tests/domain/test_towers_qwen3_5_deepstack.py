@@ -19,10 +19,9 @@ import pytest
 
 from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
-from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
+from tests.domain.tower_book import first_stage_vision_row
 
 NAME = "InternS2PreviewForConditionalGeneration"
 CONFIG = DATA / "engine_diff" / "registry" / "configs" / f"{NAME}.json"
@@ -33,9 +32,7 @@ DEEPSTACK_MERGERS_TP1 = 27_648 + 27_648 + 127_401_984 + 27_648 + 99_090_432 + 21
 
 def _vision_bytes(config: dict[str, Any], tp: int) -> int:
     model = model_from_config(config)
-    book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False,
-                        tower_split=TOWER_SPLIT)  # fmt: skip
-    (vision,) = [r for r in book.rows if r.component == "vision"]
+    vision = first_stage_vision_row(model, tp, TOWER_SPLIT)
     return int(vision.bytes)
 
 

@@ -11,10 +11,15 @@ from pathlib import Path
 
 from kvtop.domain.wording import GIB, gib, gib_about, gib_range, gib_setting
 
-KVTOP = Path(__file__).resolve().parents[2] / "kvtop"
+ROOT = Path(__file__).resolve().parents[2]
+KVTOP = ROOT / "kvtop"
+BENCHMARKS = ROOT / "benchmarks"  # the report that writes docs/calibration.md formats through the same forms
 # a byte figure divided by the GiB and formatted in place (`f"{x / GIB:.2f} GiB"`, `{x / 2**30:.2f}`): wording.py's
 # forms say it (views: kvtop/units.py's fmt_gib)
 INLINE = re.compile(r"/ (?:GIB(?:_BYTES)?|2 ?\*\* ?30|\(1 << 30\)|1024 ?\*\* ?3):[^}]*\}")
+# a float already in GiB (a fit's coefficient, `mlp_transient_gib`'s) formatted in place with the unit after it
+# (`f"{value:.2f} GiB"`, `f"{x:g}GiB"`): `gib(value * GIB)` says it; a rate (GiB/s, s/GiB) is no byte figure
+SPELLED = re.compile(r"\{[^{}]*:,?\.?\d*[fg]\} ?GiB(?![/\w])")
 # places left, each with why: convert them and strike them off
 LEFT = {
     "domain/wording.py": "the formatter itself",
@@ -44,18 +49,37 @@ def test_a_negative_reads_as_every_view_writes_it() -> None:
     assert "-" not in gib(-1024 * GIB) + gib_range(-2 * GIB, -GIB) + gib_about(-GIB, GIB)
 
 
-def test_no_inline_gib_figure_outside_wording() -> None:
-    found = sorted(
-        f"{path.relative_to(KVTOP)}:{number}"
-        for path in KVTOP.rglob("*.py")
-        if str(path.relative_to(KVTOP)) not in LEFT
+def _inline_figures(root: Path) -> list[str]:
+    return sorted(
+        f"{path.relative_to(root)}:{number}"
+        for path in root.rglob("*.py")
+        if root != KVTOP or str(path.relative_to(KVTOP)) not in LEFT
         for number, line in enumerate(path.read_text().splitlines(), 1)
-        if INLINE.search(line)
+        if INLINE.search(line) or SPELLED.search(line)
     )
+
+
+def test_the_guard_sees_each_inline_form() -> None:
+    """The two patterns catch what they are for, and pass what the forms write or what is no byte figure."""
+    for caught in ('f"{x / GIB:.2f} GiB"', 'f"{x / (1 << 30):g}GiB"', 'f"{value:.2f} GiB assumed"',
+                   'f"± {error:.2f} GiB: "', 'f"{gap_gib:,.3f}GiB"'):  # fmt: skip
+        assert INLINE.search(caught) or SPELLED.search(caught), caught
+    for passed in ('f"{gib(value * GIB)} assumed"', 'f"{rate:,.1f} GiB/s"', 'f"{t:.3f} s/GiB"',
+                   'f"{n:,.0f} tokens/GiB"', 'f"{gib_setting(b)}GiB"'):  # fmt: skip
+        assert not (INLINE.search(passed) or SPELLED.search(passed)), passed
+
+
+def test_no_inline_gib_figure_outside_wording() -> None:
+    found = _inline_figures(KVTOP) + _inline_figures(BENCHMARKS)
     assert not found, f"format these through kvtop/domain/wording.py (gib, gib_range, gib_about, gib_setting) or units.fmt_gib: {found}"
 
 
 def test_the_places_left_still_hold_one() -> None:
     """An exception no file needs any more is struck off (else the list hides the next inline figure there)."""
-    stale = [name for name in LEFT if not INLINE.search((KVTOP / name).read_text())]
+    stale = [name for name in LEFT if not _inline_figures_in(KVTOP / name)]
     assert not stale, stale
+
+
+def _inline_figures_in(path: Path) -> bool:
+    text = path.read_text()
+    return bool(INLINE.search(text) or SPELLED.search(text))

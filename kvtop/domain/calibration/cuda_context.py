@@ -23,7 +23,7 @@ from kvtop.domain.calibration.features import (
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 CUDA_CONTEXT_KEY = "cuda_context.one_process"
 CUDA_CONTEXT_FEATURES = (SM_FEATURE,)
@@ -65,6 +65,6 @@ def one_process_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm], 
     value = assumed_context_gib(1)
     return assumed_estimate(
         Term.CONTEXT, CUDA_CONTEXT_LABEL, round(value * GIB), round(ASSUMED_ONE_PROCESS_ERROR_GIB * GIB),
-        f"{value:.2f} GiB assumed ({because}): {basis}",
+        f"{gib(value * GIB)} assumed ({because}): {basis}",
     ).model_copy(update={"assumed_because": because})
 

@@ -1,5 +1,10 @@
 """Features the engines' fitted terms share (GiB), and the step from a fit to a `TermEstimate`.
 
+A fit's features and coefficients are in GiB, not bytes: the least squares (benchmarks/calibration/) stay well
+conditioned beside the log2(TP) and per-100-SM features, and a coefficient reads as the logs print it (0.75 per
+doubling of TP). They stay floats of arithmetic: bytes come from `LinearTerm.predict` (an int), and text from
+kvtop/domain/wording.py's `gib` (`gib(value * GIB)`), never a figure formatted in place.
+
 What a profiling run allocates follows what it executes: a forward over N tokens keeps the MLP's
 transient (the gate-up output and its activation, or a fused MoE's caches per routed expert) and the
 sampler keeps float32 logits over the vocabulary; NCCL's buffers grow with the ranks of the group.
@@ -15,7 +20,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key, resident_threads
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 CONTEXT_FEATURES = ("1 GiB", "log2(TP) on NVLink GPUs", "log2(TP) on PCIe GPUs")
 # the context assumed where no fit reaches: (GiB alone, GiB per doubling of TP)
@@ -156,7 +161,7 @@ def context_estimate(
     error = held_out.coefficients[0] if held_out is not None else ASSUMED_CONTEXT_ERROR_GIB
     assumed = assumed_estimate(
         Term.CONTEXT, label, round(value * GIB), round(error * GIB),
-        f"{value:.2f} GiB assumed at TP {tp} (0.75 GiB + 0.75 GiB per doubling of TP); {because}; ± {error:.2f} GiB: "
+        f"{gib(value * GIB)} assumed at TP {tp} (0.75 GiB + 0.75 GiB per doubling of TP); {because}; ± {gib(error * GIB)}: "
         "how far the context the engines' logs measured fell from this assumption (90th percentile, each source as one)",
     )
     return assumed.model_copy(update={"assumed_because": because})

@@ -33,7 +33,7 @@ from kvtop.domain.gpus import (
     is_listed_card,
     is_unified,
 )
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 KEY_PREFIX = "cuda_total."
 FALLBACK_KEY = "cuda_total.gap"  # nvidia-smi's total less CUDA's, for a GPU without a fit of its own
@@ -280,13 +280,13 @@ def cuda_total_estimate(
             which = ("a larger memory variant of the " + gpu_model_key(gpu_name) if is_larger_variant(gpu_name, gpu_total_bytes)
                      else "no log of this GPU in the corpus")  # fmt: skip
             return _total(gpu_total_bytes - gap_bytes, gap.error_bytes, "calibrated",
-                          f"nvidia-smi's total less {gap_gib:.2f} GiB (the gap fitted over {gap.records} GPU models, "
+                          f"nvidia-smi's total less {gib(gap_gib * GIB)} (the gap fitted over {gap.records} GPU models, "
                           f"growing with the total; {which}; ± the miss of each total a GPU model printed, that model "
                           "left out of the gap's fit)")  # fmt: skip
         # no card named, or one the table lacks: a bare card's gap, or none on a limiter's slice (gpus.py
         # `SLICE_RESERVED_BYTES`): the error reaches from the fitted gap up to the total itself
         return _total(gpu_total_bytes - gap_bytes, max(gap.error_bytes, gap_bytes - SLICE_RESERVED_BYTES), "calibrated",
-                      f"the total given less {gap_gib:.2f} GiB (the gap fitted over {gap.records} GPU models); ± that "
+                      f"the total given less {gib(gap_gib * GIB)} (the gap fitted over {gap.records} GPU models); ± that "
                       "gap: a card kvtop has no model of may be a slice whose limiter reports its limit as CUDA's "
                       "total too (no driver reserve)")  # fmt: skip
     return _total(gpu_total_bytes, GIB // 2, "assumed", "nvidia-smi's total (no calibration)")

@@ -129,7 +129,9 @@ PYTORCH_NON_TORCH_READ_FROM = "faradawn/bench3's TensorRT-LLM 1.2.0rc4 start (H2
 DECODER_HELD_HIDDEN_ROWS = 2
 FP8_QUANTIZED_INPUT_BYTES = 1
 # §19: the NCCL of a TP group, 0.75 GiB per doubling of TP, assumed for both runtimes: the PyTorch backend's profiled
-# non-torch growth (`_assumed_non_torch`) and a TensorRT engine's context before it loads (`_engine_context`)
+# non-torch growth (`_assumed_non_torch`) and a TensorRT engine's context before it loads (`_engine_context`). In GiB,
+# as the fitted terms' coefficients are (features.py: a fit's features are GiB so its coefficients read as the logs
+# print them); bytes from `round(x * GIB)` where it is charged, text from wording.gib
 TP_GROUP_NCCL_GIB_PER_DOUBLING = 0.75
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
@@ -301,10 +303,10 @@ def _assumed_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     mlp, logits = mlp_transient_gib(model, inputs.layout, tokens), logits_gib(requests, model)
     held, down_input = decoder_held_gib(model, inputs.layout, tokens)
     value = round((mlp + held + down_input + logits) * GIB)
-    fp8 = f" + FP8 down-projection input {down_input:.2f} GiB" if down_input else ""
-    return value, value, (f"forward of max_num_tokens {tokens:,}: MLP transient {mlp:.2f} GiB + the decoder layer's "
-                          f"residual and normed input {held:.2f} GiB{fp8} + {requests:,} requests' float32 logits "
-                          f"{logits:.2f} GiB (TensorRT-LLM's profiling batch, §20, §23); error: the value")
+    fp8 = f" + FP8 down-projection input {gib(down_input * GIB)}" if down_input else ""
+    return value, value, (f"forward of max_num_tokens {tokens:,}: MLP transient {gib(mlp * GIB)} + the decoder layer's "
+                          f"residual and normed input {gib(held * GIB)}{fp8} + {requests:,} requests' float32 logits "
+                          f"{gib(logits * GIB)} (TensorRT-LLM's profiling batch, §20, §23); error: the value")
 
 
 def _rest_read(fits: dict[str, LinearTerm]) -> float:
@@ -326,8 +328,8 @@ def _assumed_non_torch(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -
     doublings = math.log2(max(inputs.layout.tp, 1))
     rest = _rest_read(fits)
     value = round((rest + TP_GROUP_NCCL_GIB_PER_DOUBLING * doublings) * GIB)
-    at_tp = f" + {TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB per doubling of TP {inputs.layout.tp}" if doublings else ""
-    return value, value, (f"{rest:.2f} GiB read off {PYTORCH_NON_TORCH_READ_FROM}{at_tp}: CUDA graphs, workspaces "
+    at_tp = f" + {gib(TP_GROUP_NCCL_GIB_PER_DOUBLING * GIB)} per doubling of TP {inputs.layout.tp}" if doublings else ""
+    return value, value, (f"{gib(rest * GIB)} read off {PYTORCH_NON_TORCH_READ_FROM}{at_tp}: CUDA graphs, workspaces "
                           "and buffers besides the context and weights, no fit (§20)")
 
 
@@ -441,7 +443,7 @@ def _engine_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> T
         return found
     nccl = round(TP_GROUP_NCCL_GIB_PER_DOUBLING * doublings * GIB)
     return found.model_copy(update={"label": "CUDA context and NCCL outside torch"}).plus(
-        nccl, nccl, why=f"+ {gib(nccl)} of the TP group's NCCL ({TP_GROUP_NCCL_GIB_PER_DOUBLING:g} GiB "
+        nccl, nccl, why=f"+ {gib(nccl)} of the TP group's NCCL ({gib(TP_GROUP_NCCL_GIB_PER_DOUBLING * GIB)} "
                         f"per doubling of TP {inputs.layout.tp}, assumed)")  # fmt: skip
 
 

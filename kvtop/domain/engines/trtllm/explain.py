@@ -44,6 +44,7 @@ from kvtop.domain.explanation import (
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB, gib
 
 record_type = TrtllmRankLog
 _FACTS = {
@@ -241,10 +242,10 @@ def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings, v
             f"the log's kv size per token {profile.kv_bytes_per_token:,} B {same} kvtop's estimator cost {estimator:,} B (§1.1)"
         )
     if profile and profile.peak and profile.device_total and profile.temporary_pool and profile.fraction:
-        a = (profile.device_total.gib - profile.peak.gib + profile.temporary_pool.gib) * profile.fraction
+        a = (profile.device_total.in_gib - profile.peak.in_gib + profile.temporary_pool.in_gib) * profile.fraction
         notes.append(
             f"(total {profile.device_total.text} − peak {profile.peak.text} + temporary pool {profile.temporary_pool.text}) "
-            f"× {profile.fraction:.9g} = {a:.3f} GiB; the log prints {profile.available.text if profile.available else '?'}"
+            f"× {profile.fraction:.9g} = {gib(a * GIB, digits=3)}; the log prints {profile.available.text if profile.available else '?'}"
         )
     pools = _allocations(log)
     tpb = ledger.engine.page_size

@@ -176,7 +176,7 @@ def _no_peer_part(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> str
     if fit is None or measured is None or priced is None or measured[1] == priced[1]:
         return None
     return (f"TP {inputs.layout.tp} without peer access (GeForce): no custom all-reduce, NCCL over host memory; "
-            f"{fit.key}'s {fit.coefficients[1] * measured[1]:.2f} GiB beyond one rank, measured with peer access, "
+            f"{fit.key}'s {gib(fit.coefficients[1] * measured[1] * GIB)} beyond one rank, measured with peer access, "
             "not charged")  # fmt: skip
 
 
@@ -219,7 +219,7 @@ def v1_charged_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -
     ranks = sum(c * v for c, v in zip(fit.coefficients[1:], values[1:], strict=True))
     several = inputs.layout.tp * inputs.layout.pp > 1
     error = max(one.error_bytes, context.error_bytes) if several else one.error_bytes
-    said = [f"+ {ranks:.2f} GiB beyond one rank ({fit.key}, TP {inputs.layout.tp})"] if ranks else []
+    said = [f"+ {gib(ranks * GIB)} beyond one rank ({fit.key}, TP {inputs.layout.tp})"] if ranks else []
     said += [why for why in (_no_peer_part(inputs, fits),) if why is not None]
     basis = "; ".join((one.basis, *said))
     return one.model_copy(update={"bytes": max(one.bytes + round(ranks * GIB), 0), "error_bytes": error,
@@ -298,7 +298,7 @@ def _tp_part_stood_in(
         return fit, basis
     stood_in = fit.model_copy(update={"coefficients": (fit.coefficients[0], other.coefficients[1], *fit.coefficients[2:])})
     return stood_in, (f"{basis}; no log of {fit.key} at TP > 1 in its fit: {other.key}'s TP > 1 part "
-                      f"({other.coefficients[1]:.2f} GiB) stands in, the same growth")
+                      f"({gib(other.coefficients[1] * GIB)}) stands in, the same growth")
 
 
 def _board_open(inputs: CalibrationInputs) -> bool:

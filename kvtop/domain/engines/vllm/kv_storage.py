@@ -10,6 +10,7 @@ from kvtop.domain.engines.vllm.dtype_fallback import auto_fp16_below_major
 from kvtop.domain.engines.vllm.encdec import CROSS_GROUP_ERAS
 from kvtop.domain.engines.vllm.eras import honours_checkpoint_kv_dtype
 from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
+from kvtop.domain.gpus import CapabilityFamily
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -33,13 +34,13 @@ def kv_storage_for(model: ModelSpec, settings: LaunchSettings, version: Resolved
         update={
             "honours_checkpoint_kv_dtype": honours_checkpoint_kv_dtype(version),
             "ds_mla_on_fp8_dsa": majors is None,
-            "fp8_dsa_ds_mla_majors": majors or frozenset(),
+            "fp8_dsa_ds_mla_family": CapabilityFamily.of_majors(majors or frozenset()),
             "unstated_ssm_dtype_bytes": unstated_ssm_dtype_bytes(model, version),
             # §4.7: DeepSeek-V4's fp8_ds_mla row (584 B) where its specs are read (dsv4.py), else refused
             "compressed_latent_bytes": ROW_BYTES if DSV4_ERAS.at(version) else 0,
             # §4.8: an encoder-decoder's cross-attention group where it is read (encdec.py), else refused
             "encoder_decoder": "cross_pool" if CROSS_GROUP_ERAS.at(version) else "",
             # a bf16 model under `auto` served as fp16 below sm80 from v0.9.0 (dtype_fallback.py)
-            "auto_fp16_below_major": auto_fp16_below_major(version),
+            "auto_fp16_family": CapabilityFamily.below(auto_fp16_below_major(version)),
         }
     )
