@@ -445,14 +445,20 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
         flag = spelling_of(ledger.settings.engine, smallest.dropped.setting)
         lines.append(
             f"no layout up to 32× {gpu} fits with {flag} {smallest.dropped.value:g}; at the engine's own share {smallest.gpus}× {gpu} "
-            f"fits, {fmt_tokens(smallest.token_capacity)} tokens per rank (engine flags: {shlex.join(smallest.settings.to_flags())})"
+            f"fits, {fmt_tokens(smallest.token_capacity)} tokens per rank ({_flags_said(smallest)})"
         )
     else:
         lines.append(
             f"smallest layout that fits: {smallest.gpus}× {gpu}, {fmt_tokens(smallest.token_capacity)} tokens per rank "
-            f"(engine flags: {shlex.join(smallest.settings.to_flags())})"
+            f"({_flags_said(smallest)})"
         )
     return lines
+
+
+def _flags_said(smallest: FittingLayout) -> str:
+    """'engine flags: --tensor-parallel-size 2', or that the layout that fits takes none (every default)."""
+    flags = smallest.settings.to_flags()
+    return f"engine flags: {shlex.join(flags)}" if flags else "no engine flags: the engine's defaults"
 
 
 def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> dict[str, Any]:

@@ -13,9 +13,12 @@ to it. Nothing here raises on strange input: unknown lines are counted, never gu
 
 from __future__ import annotations
 
+import gzip
+import io
 import re
 import stat
 import sys
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -48,6 +51,7 @@ _MAX_LINE_CHARS = 256 * 1024  # a log line longer than this is cut (a startup lo
 _PREFIX_CHARS = 200
 _MAX_VALUES = 32  # of one kind per rank, at each end (`_FirstAndLast`)
 MAX_LOG_BYTES = 64 << 20  # a startup log is read up to here (its sizing lines come first)
+_GZIP_MAGIC = b"\x1f\x8b"  # a rotated or archived log (`engine.log.gz`, `docker logs … | gzip`)
 _MAX_LAUNCH_LINES = 64  # continuation lines joined into one pasted launch command
 _DATED_WITHIN_LINES = 10_000  # a log's date (its version era) is looked for in its first lines only
 
@@ -414,7 +418,7 @@ def read_engine_log(path: str | Path, field: str = "log") -> EngineLog:
     cap: a startup log states its sizing in its first lines.
     """
     if str(path) == "-":
-        return _parse_start(sys.stdin.buffer.read(MAX_LOG_BYTES + 1), "<stdin>")
+        return _parse_start(_inflated(sys.stdin.buffer.read(MAX_LOG_BYTES + 1), field, "<stdin>"), "<stdin>")
     log_path = Path(path)
     try:
         kind = log_path.stat().st_mode
@@ -433,7 +437,24 @@ def read_engine_log(path: str | Path, field: str = "log") -> EngineLog:
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise InputError(f"cannot read the engine log ({reason})", field=field, source=str(log_path)) from None
-    return _parse_start(raw, str(log_path))
+    return _parse_start(_inflated(raw, field, str(log_path)), str(log_path))
+
+
+def _inflated(raw: bytes, field: str, source: str) -> bytes:
+    """`raw`, or what it holds where it is gzip-compressed (a rotated `engine.log.gz`): read up to the same cap.
+
+    Without this a compressed log read as 'no SGLang, vLLM … startup lines', as if it were not a log at all."""
+    if not raw.startswith(_GZIP_MAGIC):
+        return raw
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as inflating:
+            return inflating.read(MAX_LOG_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as error:
+        raise InputError(
+            f"gzip-compressed, and it does not decompress ({error}): pass the log itself (`zcat FILE | kvtop explain -`)",
+            field=field,
+            source=source,
+        ) from None
 
 
 def _unfinished_line_trimmed(text: str, cut_short: bool) -> str:
