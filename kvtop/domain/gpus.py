@@ -64,6 +64,10 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # 69887719960, 69530223407, 70333623464, and 59744527679 a RunPod pod). Its SM count is printed nowhere read:
     # `GPU_SMS` leaves it out (the context term that reads SMs is assumed on it)
     "RTXPRO4000": 24467,
+    # session 62: 'NVIDIA GeForce GTX 1650, 4096MiB' (torch's device line, search-index id 7073759465), 'GPU: NVIDIA
+    # GeForce GTX 1650, 4096 MiB' (63085462638, 56118351903); under WSL2 vLLM read it whole ('Free memory (3.22/4.0
+    # GiB)', 59255398861)
+    "GTX1650": 4096,
     # session 56: 'NVIDIA RTX 2000 Ada Generation, 16,380 MiB' (nvidia-smi --query-gpu; search-index ids 68330442097,
     # 63453334174, 59906991275, 69106999003; '16380' in 60274483331's fixture of a live printout)
     "RTX2000-ADA": 16380,
@@ -297,6 +301,8 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "RTXPRO4500": (12, 0),
     # session 61: the RTX PRO 4000 Blackwell's 'compute capability 12.0' (69887719960) and '12.0 (`sm_120`)' (69530223407)
     "RTXPRO4000": (12, 0),
+    # session 62: the GTX 1650's 'TU117, compute capability 7.5, no tensor cores' (search-index id 66719803893)
+    "GTX1650": (7, 5),
     # session 61: the TITAN RTX's 'compute capability 7.5' (61502112780), the RTX 6000D's '12.0' (69755146969)
     "TITAN-RTX": (7, 5), "RTX6000D": (12, 0),
     # session 56: the RTX 2000 Ada's 'NVIDIA RTX 2000 Ada Generation (sm_89)' (search-index id 57504630391); AD107, as
@@ -335,6 +341,7 @@ GPU_SMS: dict[str, int] = {
     # '24 SM', 60397801870; RTX 4060 Ti '34 multiprocessors', 71436958038; RTX 4070 SUPER '56 SMs (7168 cores / 128)',
     # 54952659262). A memory variant keyed apart is the same chip (by prefix) except the 3080 12GB (8,960 cores)
     "GTX1070": 15, "GTX1080": 20, "GTX1080-TI": 28, "GTX1660-SUPER": 22, "RTX2060": 30, "RTX2060-SUPER": 34,
+    "GTX1650": 14,  # session 62: NVIDIA's spec page's 896 CUDA cores ÷ 64 (Turing)
     "RTX2080": 46, "RTX2080-SUPER": 48, "RTX2080-TI": 68, "RTX3060": 28, "RTX3060-TI": 38, "RTX3070": 46,
     "RTX3080": 68, "RTX3080-12GB": 70, "RTX3080-TI": 80, "RTX3090-TI": 84, "RTX4060": 24, "RTX4060-TI": 34,
     "RTX4070": 46, "RTX4070-SUPER": 56, "RTX4070-TI": 60, "RTX4070-TI-SUPER": 66, "RTX4080": 76, "RTX4080-SUPER": 80,

@@ -139,3 +139,12 @@ def test_the_rtx_pro_4000_blackwell_is_read_from_its_nvml_name() -> None:
     assert gpu_total_bytes("NVIDIA RTX PRO 4000 Blackwell") == 24_467 * 2**20 == gpu_total_bytes("RTX PRO 4000")
     assert compute_capability("NVIDIA RTX PRO 4000 Blackwell") == (12, 0)
     assert gpu_total_bytes("NVIDIA RTX PRO 4500 Blackwell") == 32_623 * 2**20
+
+
+def test_the_gtx_1650_is_read_from_its_nvml_name() -> None:
+    """'NVIDIA GeForce GTX 1650, 4096MiB' (torch's device line, search-index id 7073759465; 'GPU: NVIDIA GeForce GTX
+    1650, 4096 MiB', 63085462638) and 'TU117, compute capability 7.5' (66719803893): a 4 GB Turing card, not the 6 GB
+    GTX 1660 SUPER the 'GTX16' prefix also begins."""
+    assert gpu_total_bytes("NVIDIA GeForce GTX 1650") == 4_096 * 2**20 == gpu_total_bytes("GTX 1650")
+    assert compute_capability("NVIDIA GeForce GTX 1650") == (7, 5)
+    assert gpu_total_bytes("NVIDIA GeForce GTX 1660 SUPER") == 6_144 * 2**20
