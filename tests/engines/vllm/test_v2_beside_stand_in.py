@@ -51,3 +51,14 @@ def test_the_cold_starts_at_8_seqs_plan_near_their_logs(record_id: str) -> None:
     judged = blind(RECORDS[record_id], _committed(), weights_logged=False)
     assert judged is not None and judged.truth == RECORDS[record_id].tokens
     assert abs(judged.predicted / judged.truth - 1) < 0.025  # +4.1 % / +2.9 % read at the launch's 8 seqs
+
+
+def test_v2_lora_capture_cases_are_named_not_modelled() -> None:
+    from kvtop.domain.engines.vllm.v2_graphs import v2_graphs_not_modelled
+
+    inputs = RECORDS["file69057007511-qwen3-4b-2507-5090-v0290"].inputs()
+    assert v2_graphs_not_modelled(inputs) is None  # plain V2 decoding: every graph it measures is counted
+    flags = {**inputs.settings.flags, "enable-lora": True}
+    with_lora = inputs.model_copy(update={"settings": inputs.settings.model_copy(update={"flags": flags})})
+    said = v2_graphs_not_modelled(with_lora)
+    assert said is not None and "LoRA capture cases" in said  # cudagraph_utils.py:118-134 at v0.29.0

@@ -73,6 +73,7 @@ from kvtop.domain.engines.vllm.v2_graphs import (
     stand_in,
     v1_graph_extras,
     v2_graph_extras,
+    v2_graphs_not_modelled,
     v2_measures_graphs,
     v2_placeholder,
     with_v2_beside,
@@ -295,6 +296,8 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         basis = placeholder or (f"charged since v0.20.0: {piecewise} PIECEWISE + {full} FULL graphs ({sizes}); from "
                                 "v0.26.0 the first FULL capture's transient at max_num_batched_tokens is not "
                                 "modelled")  # fmt: skip
+        unmodelled = v2_graphs_not_modelled(inputs)  # V2's drafter, LoRA and v0.34 decode-shape graphs
+        basis = f"{basis}; {unmodelled}" if unmodelled else basis
         read_at, grid = stand_in(inputs) if placeholder is not None else (inputs, "")  # V2's 256-seq stand-in
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  fit_features("vllm.cuda_graphs", read_at), f"{basis}; {grid}" if grid else basis)  # fmt: skip

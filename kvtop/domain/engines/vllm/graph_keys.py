@@ -34,8 +34,9 @@ decode graph (with a separate decode routine) at each size rounded up to a multi
 q × max_num_seqs and the largest size, once each, the sizes unrounded (cudagraph_utils.py:232-255 at v0.25.0, :239-262
 at v0.28.0, :252-274 at v0.29.0, :321-343 at v0.33.0); the mixed mode's graphs stay one a size.
 Not modelled: the drafter's own graphs (EAGLE's `drafter.initialize_cudagraph_keys`, gpu_model_runner.py:6723 at
-v0.22.0); the V2 runner's decode keys at v0.34.0 (`decode_cudagraph_capture_shapes`,
-cudagraph_utils.py:289-360 at v0.34.0), its LoRA cases and adaptive verification's varlen decode graphs; dynamic
+v0.22.0; V2 measures its speculator's in full from v0.29.0); the V2 runner's decode keys at v0.34.0
+(`decode_cudagraph_capture_shapes`, cudagraph_utils.py:289-360 at v0.34.0), its LoRA cases and adaptive
+verification's varlen decode graphs: named on the graph term where V2 measures (`v2_graphs.v2_graphs_not_modelled`); dynamic
 speculative decoding's tiers (`num_speculative_tokens_per_batch_size`, one q per tier); the V1 runner's keys from
 v0.29.0 (`KEYS_READ`): kvtop keeps a plain count there (a decode graph a size up to max_num_seqs).
 """

@@ -81,8 +81,10 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
+from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
 from kvtop.domain.engines.vllm.profile_run import batch_limits, graph_counts, lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
+from kvtop.domain.engines.vllm.spec_methods import stated_method
 from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
 from kvtop.domain.wording import gib
 
@@ -234,3 +236,42 @@ def with_v2_beside(
         "basis": f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
                  f"v0.29.0){inside}; {why}{'; ' + grid if grid else ''}{'; ' + side if side else ''}",
     })  # fmt: skip
+
+
+# speculative methods without a draft model, so without graphs of their own (config/speculative.py SpeculativeMethod)
+MODEL_FREE_METHODS = frozenset({"ngram", "ngram_gpu", "suffix"})
+
+
+def v2_graphs_not_modelled(inputs: CalibrationInputs) -> str | None:
+    """What V2's measured graph estimate (v0.29.0 on) holds that kvtop's count of the target's graphs leaves out, in
+    words; None where V2 does not measure or nothing is left out. Read at v0.29.0 and v0.34.0
+    (v1/worker/gpu/cudagraph_utils.py): the drafter's own graphs ("PIECEWISE, encoder and speculator graphs are
+    measured in full", v0.29.0:728, :766-785; v0.34.0:999, :1040-1069), the LoRA capture cases (each size captured
+    per case: v0.29.0:118-134, v0.34.0:198, :319-357), adaptive verification's varlen decode graphs
+    (`enable_adaptive_verification`, config/speculative.py:633; cudagraph_utils.py:313-330 at v0.34.0) and, at
+    v0.34.0, the uniform-decode shapes at q > 1 (`decode_cudagraph_capture_shapes`, config/compilation.py:54-68;
+    cudagraph_utils.py:331-352), which kvtop counts as one decode graph a size up to max_num_seqs."""
+    if not v2_measures_graphs(inputs):
+        return None
+    parts = []
+    if spec_tokens(inputs.settings):
+        if stated_method(inputs.settings) not in MODEL_FREE_METHODS:
+            parts.append("the drafter's own graphs (measured in full: cudagraph_utils.py:766-785 at v0.29.0, "
+                         ":1040-1069 at v0.34.0)")  # fmt: skip
+        if decode_query_len(inputs.settings, inputs.version) > 1 and V2_DECODE_KEYS.at(inputs.version) is None:
+            parts.append("the v0.34.0 uniform-decode shapes at q > 1 (decode_cudagraph_capture_shapes, "
+                         "config/compilation.py:54-68: counted as one decode graph a size up to max_num_seqs)")  # fmt: skip
+        if _adaptive(inputs):
+            parts.append("adaptive verification's varlen decode graphs (cudagraph_utils.py:313-330 at v0.34.0)")
+    if lora(inputs):
+        parts.append("the LoRA capture cases (each size once per case: cudagraph_utils.py:118-134 at v0.29.0, "
+                     ":319-357 at v0.34.0)")  # fmt: skip
+    if not parts:
+        return None
+    return f"not modelled in V2's estimate: {'; '.join(parts)}"
+
+
+def _adaptive(inputs: CalibrationInputs) -> bool:
+    """Whether `--speculative-config` asks for adaptive verification (config/speculative.py:633 at v0.34.0)."""
+    raw = inputs.settings.flags.get("speculative-config")
+    return isinstance(raw, str) and '"enable_adaptive_verification": true' in raw.replace("'", '"').lower()
