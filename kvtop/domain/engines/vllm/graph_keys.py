@@ -127,8 +127,14 @@ def v2_decode_graphs(sizes: list[int], query_len: int, seqs: int) -> int:
     """The V2 runner's FULL decode keys from v0.25.0 (`V2_DECODE_KEYS` "keys_rounded"): the sizes rounded up to
     multiples of q, kept at or below q × max_num_seqs and the largest size, once each (a size ≤ max_num_seqs each at
     q = 1)."""
-    bound = min(query_len * seqs, sizes[-1]) if sizes else 0
-    return len({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= bound})
+    return len(rounded_up(sizes, query_len, min(query_len * seqs, sizes[-1]) if sizes else 0))
+
+
+def rounded_up(sizes: list[int], query_len: int, bound: int) -> list[int]:
+    """The sizes rounded up to multiples of the decode query length, kept at or below `bound`, once each, in order:
+    the one rounding both runners' keys take (the V1 runner's `adjust_cudagraph_sizes_for_spec_decode` up to the
+    largest size, `rounded_sizes`; V2's FULL decode keys up to q × max_num_seqs too, `v2_decode_graphs`)."""
+    return sorted({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= bound})
 
 
 def lora_cases(settings: LaunchSettings, fields: Mapping[str, object]) -> int:
@@ -157,8 +163,7 @@ def rounded_sizes(sizes: list[int], query_len: int, mode: str | None, version: R
     if query_len <= 1 or not sizes or not rounds:
         return sizes
     largest = sizes[-1]
-    kept = sorted({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= largest})
-    return kept or ([query_len] if query_len <= largest else [])
+    return rounded_up(sizes, query_len, largest) or ([query_len] if query_len <= largest else [])
 
 
 def keyed_counts(sizes: list[int], seqs: int, mode: str, keys: GraphKeys) -> tuple[int, int]:
