@@ -15,7 +15,7 @@ from kvtop.domain.quant import QuantSpec
 class LoadCasts(BaseModel):
     """One engine's casts at load: which `--dtype` spellings build the model in which width, and which
     `--quantization` methods quantize an unquantized checkpoint as it loads (what each then holds), and which
-    classes build no vision tower unless the launch asks for one."""
+    classes build no vision tower unless the launch asks for one (or where it asks for none)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -32,6 +32,10 @@ class LoadCasts(BaseModel):
     # `multimodal_flag` (a key of `LaunchSettings.flags`), by release, each era with its engine source
     towers_unbuilt: Eras[frozenset[str]] | None = None
     multimodal_flag: str = ""
+    # architectures whose class builds no vision tower (the model served text-only) where the launch sets
+    # `text_only_flag` (a key of `LaunchSettings.flags`), by release, each era with its engine source
+    towers_unbuilt_text_only: Eras[frozenset[str]] | None = None
+    text_only_flag: str = ""
     # architectures whose config class, as this engine reads it, replaces head_dim with qk_rope_head_dim, so the
     # lightning-attention state and projections are that wide (`StateSpec.rope_head_dim`), by release, each era
     # with its engine source

@@ -8,7 +8,8 @@ read the model this returns, so no view derives its own. Which spellings cast, a
 engine's `LoadCasts` (its `flags.py`). A cast the engine's table does not have (bitsandbytes at load,
 a dtype kvtop does not know) leaves the checkpoint's model and is named by `not_modelled_cast`. A class
 that builds no vision tower unless the launch asks for one (SGLang's Llama-4: `LoadCasts.towers_unbuilt`)
-is served without it, so no book counts a tower the engine never loads. A lightning-attention state an engine
+is served without it, as is one that builds none where the launch asks for the text model only (vLLM's
+`--language-model-only`: `LoadCasts.towers_unbuilt_text_only`), so no book counts a tower the engine never loads. A lightning-attention state an engine
 reads at another width than the config's head_dim (vLLM 0.33.0 reading Ling-2.5 through transformers'
 BailingHybridConfig: qk_rope_head_dim, `LoadCasts.state_width_from_rope`) is served at that width, so the weights
 and state books both hold the engine's.
@@ -69,9 +70,15 @@ def _version(settings: LaunchSettings, version: ResolvedVersion | None) -> Resol
 
 
 def tower_unbuilt(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> bool:
-    """Whether this release's class for `model` builds no vision tower at this launch (`LoadCasts.towers_unbuilt`)."""
+    """Whether this release's class for `model` builds no vision tower at this launch (`LoadCasts.towers_unbuilt`, or
+    `towers_unbuilt_text_only` where the launch asks for the text model only)."""
     casts = _casts(settings)
-    if model.tower is None or casts.towers_unbuilt is None:
+    if model.tower is None:
+        return False
+    text_only = casts.towers_unbuilt_text_only
+    if text_only is not None and settings.flags.get(casts.text_only_flag) not in (None, False):
+        return model.architecture in text_only.at(_version(settings, version))
+    if casts.towers_unbuilt is None:
         return False
     if casts.multimodal_flag and settings.flags.get(casts.multimodal_flag) not in (None, False):
         return False

@@ -73,6 +73,8 @@ from kvtop.domain.engines.vllm.v2_graphs import (
     stand_in,
     v1_graph_extras,
     v2_graph_extras,
+    v2_graphs_not_modelled,
+    v2_measures_graphs,
     v2_placeholder,
     with_v2_beside,
 )
@@ -294,15 +296,20 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         basis = placeholder or (f"charged since v0.20.0: {piecewise} PIECEWISE + {full} FULL graphs ({sizes}); from "
                                 "v0.26.0 the first FULL capture's transient at max_num_batched_tokens is not "
                                 "modelled")  # fmt: skip
+        unmodelled = v2_graphs_not_modelled(inputs)  # V2's drafter, LoRA and v0.34 decode-shape graphs
+        basis = f"{basis}; {unmodelled}" if unmodelled else basis
         read_at, grid = stand_in(inputs) if placeholder is not None else (inputs, "")  # V2's 256-seq stand-in
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  fit_features("vllm.cuda_graphs", read_at), f"{basis}; {grid}" if grid else basis)  # fmt: skip
+        # the V1 runner's figure for what V2's profile holds beside (v0.29.0 on), read at the stand-in's grid as
+        # before v0.29.0: it does not grow with max_num_seqs (v2_graphs.py, "Not scaled with max_num_seqs")
+        beside_at, beside_grid = stand_in(inputs) if v2_measures_graphs(inputs) else (inputs, "")
         figure = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
-                                 _graph_features(inputs, v1_runner=True), basis)  # the V1 runner's, for V2's beside
+                                 _graph_features(beside_at, v1_runner=True), basis)  # fmt: skip
         found.append(with_v2_beside(graphs or assumed_estimate(
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
             "charged since v0.20.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
-            "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure))  # fmt: skip
+            "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure, beside_grid))  # fmt: skip
     if extensible(inputs.settings, inputs.version):  # v0.34.0: sized from the free memory at the worker's start
         found.append(context(inputs, fits))
     return tuple(found)

@@ -34,6 +34,7 @@ from kvtop.domain.engines.vllm.profile_run import batch_limits, lora, runs_opt_i
 from kvtop.domain.engines.vllm.rejection_sampler import rejection_extra_bytes
 from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
+from kvtop.domain.engines.vllm.text_only import profiles_encoder, refuse_unread
 from kvtop.domain.engines.vllm.v0_profile import (
     MOE_FORWARD_ERROR,
     fused_moe_forward_bytes,
@@ -58,6 +59,8 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     unfitted estimate, said why. A pooling runner's has no sampler (`_pooling_activation`)."""
     refuse_unmodelled(inputs)  # --runner draft, a pooling launch kvtop does not plan (pooling.py)
     refuse_unmodelled_limits(inputs)  # every modality off: text-only, the tower dropped (mm_limits.py)
+    if inputs.model is not None:  # --language-model-only on a class or release not read (text_only.py)
+        refuse_unread(inputs.model, inputs.settings.flags, inputs.version)
     if runs_opt_in_v1(inputs):  # VLLM_USE_V1=1 at v0.6.5–v0.7.3: no sampler profiled
         return _opt_in_activation(inputs, fits.get(activation_key(inputs)))
     if pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
@@ -104,7 +107,7 @@ def _pooling_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> Te
     features = activation_features(inputs, model)
     fit_forward = _fit_forward(fit, features)
     counted = held_forward_bytes(model, inputs.layout, tokens)
-    encoder = encoder_profile(inputs) if model.multimodal and inputs.layout.pp == 1 and not lora(inputs) else None
+    encoder = encoder_profile(inputs) if _encoder_runs(inputs) and inputs.layout.pp == 1 and not lora(inputs) else None
     estimate = pooling_estimate(inputs, fit_forward, counted, encoder, fit.error_bytes if fit else None, LABEL, tokens)
     # the same forward's buffers as a generating runner's: a later PP stage's intermediate tensors (`_dummy_run`
     # makes them whatever the runner, v1/worker/gpu_model_runner.py:3112-3116 at v0.11.0) and, where read, the fused
@@ -179,7 +182,7 @@ def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm 
 def plan_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
     """The activation fit's feature values for a plan (a forward-bound V0 launch's too: `_forward_floor` sets its
     peak); None for a multimodal model, pipeline stages or LoRA."""
-    if inputs.model is None or inputs.model.multimodal or inputs.layout.pp > 1 or lora(inputs):
+    if inputs.model is None or _encoder_runs(inputs) or inputs.layout.pp > 1 or lora(inputs):
         return None
     return activation_features(inputs, inputs.model)
 
@@ -255,7 +258,7 @@ def _unfitted_activation(
     model = inputs.model
     if fit is not None and model is not None:
         guess = max(fit.predict(activation_features(inputs, model)), 0)
-        encoder = encoder_profile(inputs) if model.multimodal else None
+        encoder = encoder_profile(inputs) if _encoder_runs(inputs) else None
         if encoder is not None and inputs.layout.pp == 1 and not lora(inputs):
             return assumed_estimate(Term.ACTIVATION, label, encoder.peak(guess), max(guess, 2 * GIB),
                                     f"the text model's fit ({gib(guess)}) plus {encoder.peak_words(guess)}")  # fmt: skip
@@ -264,7 +267,7 @@ def _unfitted_activation(
     counted = _counted_sampler(inputs, tokens, seqs)
     if counted is not None and model is not None:
         forward = held_forward_bytes(model, inputs.layout, tokens)
-        encoder = encoder_profile(inputs) if model.multimodal else None
+        encoder = encoder_profile(inputs) if _encoder_runs(inputs) else None
         text = max(counted, forward)
         kept = f"; plus {encoder.peak_words(text)}" if encoder else ""
         return assumed_estimate(
@@ -298,7 +301,7 @@ def _unfitted_because(inputs: CalibrationInputs) -> str:
     sampler, which are a text model's (v0.11.0 v1/worker/gpu_model_runner.py:3325-3403, 3183-3218; v0.11.0-v0.12.0
     expand each output to the budget's rows, v0.10.2 and v0.13.0+ keep it as the encoder returned it)."""
     reasons = []
-    if inputs.model is not None and inputs.model.multimodal:
+    if _encoder_runs(inputs):
         counted = ", ".join(COUNTED_FAMILIES)
         reasons.append("a multimodal model's profile runs the text model's forward and sampler after its encoder, "
                        "whose outputs it keeps through them (not counted: the items' tokens are the processor's; "
@@ -336,7 +339,7 @@ def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: 
     text form 3.53; its v0.19.0 log printed 3.99), plus what a counted encoder profile keeps through it
     (`encoder_profile.py`)."""
     counted = _counted_sampler(inputs, tokens, seqs)
-    encoder = encoder_profile(inputs) if counted is not None and inputs.model and inputs.model.multimodal else None
+    encoder = encoder_profile(inputs) if counted is not None and _encoder_runs(inputs) else None
     counted = encoder.peak(counted) if counted is not None and encoder is not None else counted
     if counted is None or counted <= activation.bytes:
         return activation
@@ -390,3 +393,9 @@ def activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[fl
     hidden = tokens * model.hidden_size * model.dtype_bytes / GIB
     kept = fused_moe_workspace(inputs).modelled  # charged whole (moe_workspace.with_workspace), not by this feature
     return (hidden, logits, 0.0 if moe else mlp, mlp if moe and not kept else 0.0)
+
+
+def _encoder_runs(inputs: CalibrationInputs) -> bool:
+    """Whether the profile runs an encoder before the text model: a multimodal model not served text-only
+    (`--language-model-only` on a class read: text_only.py), whose peak is then a text model's."""
+    return profiles_encoder(inputs.model, inputs.settings.flags, inputs.version)

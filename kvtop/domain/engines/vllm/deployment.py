@@ -70,6 +70,7 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS, draft_tokens, is_mtp, stated_method
+from kvtop.domain.engines.vllm.text_only import served_text_only
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -249,7 +250,9 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
         found.append(gathered)
     if setup.lora:
         found.append(_lora(inputs))
-    if inputs.model.multimodal or inputs.model.vision is not None:
+    if (inputs.model.multimodal or inputs.model.vision is not None) and not served_text_only(
+        inputs.model, inputs.settings.flags, inputs.version
+    ):  # served text-only (--language-model-only, text_only.py): no tower built, no encoder profiled
         found.append(_encoder(inputs))
     return tuple(found)
 

@@ -48,6 +48,11 @@ from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ro
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.vllm.span import NODE_FLAGS, NODE_SPANS, check_node_rank
+from kvtop.domain.engines.vllm.text_only import FLAG as TEXT_ONLY_FLAG
+from kvtop.domain.engines.vllm.text_only import FLAGS as TEXT_ONLY_FLAGS
+from kvtop.domain.engines.vllm.text_only import KEY as TEXT_ONLY_KEY
+from kvtop.domain.engines.vllm.text_only import SPAN as TEXT_ONLY_SPAN
+from kvtop.domain.engines.vllm.text_only import TOWERS_UNBUILT_ERAS
 from kvtop.domain.engines.vllm.v0_backends import ATTENTION_BACKEND_ENV
 from kvtop.domain.engines.vllm.v1_opt_in import USE_V1_ENV
 from kvtop.domain.errors import InputError
@@ -125,11 +130,11 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # "unrecognized arguments"), at the launch check where --engine-version states the release and at the plan's
 # resolved release (a log's too: budget.py): the memory-neutral ones, `-cc` (compilation.py), `--mamba-cache-mode`
 # (hybrid.py), the DP backend and NCCL-off switch (dp_flags.py), the node flags (span.py), the pooling runner's `--runner` / `--convert` / `--task` (pooling.py), `--limit-mm-per-prompt`
-# (mm_limits.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
+# (mm_limits.py), `--language-model-only` (text_only.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
 # human_ints.py; `--rope-scaling` / `--hf-overrides`, rope_override.py) or a value's release (`--load-format
 # runai_streamer`, flags_valued.py)
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, NODE_SPANS, {
-    SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN,
+    SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN, TEXT_ONLY_FLAG: TEXT_ONLY_SPAN,
     ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN, EXTENSIBLE_FLAG: EXTENSIBLE_SPAN,
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
@@ -161,9 +166,11 @@ LOAD_CASTS = LoadCasts(
     online_quant=(("fp8", ONLINE_FP8),),
     ignores_unclaimed_modelopt=UNCLAIMED_MODELOPT,
     state_width_from_rope=STATE_WIDTH_FROM_ROPE_ERAS,
+    towers_unbuilt_text_only=TOWERS_UNBUILT_ERAS,
+    text_only_flag=TEXT_ONLY_KEY,
     releases="--dtype: every release kvtop models; online fp8: v0.4.0 on (Fp8LinearMethod, activation_scheme dynamic); "
     "unclaimed ModelOpt fields: v0.13.0 and v0.33.0 (both wheels read; earlier releases not read); the lightning "
-    "width from qk_rope_head_dim: v0.33.0",
+    "width from qk_rope_head_dim: v0.33.0; --language-model-only's unbuilt towers: v0.19.0, v0.33.0, v0.34.0 (text_only.py)",
     source="vllm/config/model.py (_get_and_verify_dtype), model_executor/layers/quantization/fp8.py, "
     "transformers 5.20.2 models/bailing_hybrid/configuration_bailing_hybrid.py",
 )
@@ -221,7 +228,7 @@ class VllmFlags:
     # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
-                                   | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS
+                                   | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS | MM_LIMIT_FLAGS | TEXT_ONLY_FLAGS | HYBRID_FLAGS
                                    | DP_FLAGS | EXTENSIBLE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG}
                                    | NEUTRAL_SPELLINGS)  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
@@ -229,12 +236,13 @@ class VllmFlags:
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
     # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py; --rope-scaling and
     # --hf-overrides the derived max length, rope_override.py; --runner, --convert and --task the pooling runner,
-    # pooling.py; --limit-mm-per-prompt the encoder profile, mm_limits.py; --mamba-cache-mode a hybrid's
+    # pooling.py; --limit-mm-per-prompt the encoder profile, mm_limits.py; --language-model-only the tower left unbuilt,
+    # text_only.py; --mamba-cache-mode a hybrid's
     # mamba_cache_mode, hybrid.py; --data-parallel-backend and --disable-nccl-for-dp-synchronization the DP launch,
     # dp_flags.py; --performance-mode the default batch and capture sizes, performance_mode.py): `--help` lists them
     # apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
-                                     | POOLING_FLAGS | MM_LIMIT_FLAGS | HYBRID_FLAGS | DP_FLAGS | EXTENSIBLE_FLAGS
+                                     | POOLING_FLAGS | MM_LIMIT_FLAGS | TEXT_ONLY_FLAGS | HYBRID_FLAGS | DP_FLAGS | EXTENSIBLE_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG})  # fmt: skip
     # --rope-scaling, --hf-overrides and --limit-mm-per-prompt take a JSON object (json.loads; rope_override.py,
     # mm_limits.py)

@@ -93,7 +93,6 @@ UNMODELLED: Mapping[str, FlagSpan] = {
     "--kernel-config": FlagSpan("0.19.0", None, "engine/arg_utils.py:1898 (v0.33.0)"),
     "--kv-cache-dtype-skip-layers": FlagSpan("0.19.0", None, "engine/arg_utils.py:1415 (v0.33.0)"),
     "--kv-sharing-fast-prefill": FlagSpan("0.10.1", None, "engine/arg_utils.py:1418 (v0.33.0)"),
-    "--language-model-only": FlagSpan("0.19.0", None, "engine/arg_utils.py:1496 (v0.33.0)"),
     "--linear-backend": FlagSpan("0.22.0", None, "engine/arg_utils.py:1848 (v0.33.0)"),
     "--log-level": FlagSpan("0.32.0", None, "engine/arg_utils.py:1656 (v0.33.0)"),
     "--logging-config": FlagSpan("0.32.0", None, "engine/arg_utils.py:1655 (v0.33.0)"),

@@ -34,8 +34,9 @@ decode graph (with a separate decode routine) at each size rounded up to a multi
 q × max_num_seqs and the largest size, once each, the sizes unrounded (cudagraph_utils.py:232-255 at v0.25.0, :239-262
 at v0.28.0, :252-274 at v0.29.0, :321-343 at v0.33.0); the mixed mode's graphs stay one a size.
 Not modelled: the drafter's own graphs (EAGLE's `drafter.initialize_cudagraph_keys`, gpu_model_runner.py:6723 at
-v0.22.0); the V2 runner's decode keys at v0.34.0 (`decode_cudagraph_capture_shapes`,
-cudagraph_utils.py:289-360 at v0.34.0), its LoRA cases and adaptive verification's varlen decode graphs; dynamic
+v0.22.0; V2 measures its speculator's in full from v0.29.0); the V2 runner's decode keys at v0.34.0
+(`decode_cudagraph_capture_shapes`, cudagraph_utils.py:289-360 at v0.34.0), its LoRA cases and adaptive
+verification's varlen decode graphs: named on the graph term where V2 measures (`v2_graphs.v2_graphs_not_modelled`); dynamic
 speculative decoding's tiers (`num_speculative_tokens_per_batch_size`, one q per tier); the V1 runner's keys from
 v0.29.0 (`KEYS_READ`): kvtop keeps a plain count there (a decode graph a size up to max_num_seqs).
 """
@@ -126,8 +127,14 @@ def v2_decode_graphs(sizes: list[int], query_len: int, seqs: int) -> int:
     """The V2 runner's FULL decode keys from v0.25.0 (`V2_DECODE_KEYS` "keys_rounded"): the sizes rounded up to
     multiples of q, kept at or below q × max_num_seqs and the largest size, once each (a size ≤ max_num_seqs each at
     q = 1)."""
-    bound = min(query_len * seqs, sizes[-1]) if sizes else 0
-    return len({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= bound})
+    return len(rounded_up(sizes, query_len, min(query_len * seqs, sizes[-1]) if sizes else 0))
+
+
+def rounded_up(sizes: list[int], query_len: int, bound: int) -> list[int]:
+    """The sizes rounded up to multiples of the decode query length, kept at or below `bound`, once each, in order:
+    the one rounding both runners' keys take (the V1 runner's `adjust_cudagraph_sizes_for_spec_decode` up to the
+    largest size, `rounded_sizes`; V2's FULL decode keys up to q × max_num_seqs too, `v2_decode_graphs`)."""
+    return sorted({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= bound})
 
 
 def lora_cases(settings: LaunchSettings, fields: Mapping[str, object]) -> int:
@@ -156,8 +163,7 @@ def rounded_sizes(sizes: list[int], query_len: int, mode: str | None, version: R
     if query_len <= 1 or not sizes or not rounds:
         return sizes
     largest = sizes[-1]
-    kept = sorted({round_up(size, query_len) for size in sizes if round_up(size, query_len) <= largest})
-    return kept or ([query_len] if query_len <= largest else [])
+    return rounded_up(sizes, query_len, largest) or ([query_len] if query_len <= largest else [])
 
 
 def keyed_counts(sizes: list[int], seqs: int, mode: str, keys: GraphKeys) -> tuple[int, int]:

@@ -64,6 +64,15 @@ for follows the torch.compile cache instead (docs/engines/vllm.md §9, "Not with
 0.56-1.28 GiB beside kvtop's other terms at 8, 64, 256 and 1,024 seqs, warm ones -0.28 to 0.0. So the V1 runner's figure
 stands in at one grid, vLLM's 256-seq default (PIECEWISE=51, FULL=35 in its own profile line), whatever the launch's
 max_num_seqs; the launch's other graph settings (mode, stated sizes, the token cap) are kept.
+
+From v0.29.0 (session 62, read at v0.29.0): V2 measures its own graphs after the profile, at the launch's grid
+(`profile_cudagraph_memory` after `memory_profiling`, v1/worker/gpu_worker.py:552-570; the estimate taken off beside
+`non_kv_cache_memory`, :606-610), so those are read at the launch's max_num_seqs (`v2_graph_extras`). What stands
+beside them is the same memory as before v0.29.0 (the profile is v0.28.0's), so its figure is read at `stand_in`'s
+grid too (`with_v2_beside`), no longer at the launch's. On the corpus's v0.29+ V2 starts away from 256 seqs (committed
+fits): the cold yuanjuju starts at 8 seqs +4.1 / +2.9 % → +0.6 / +0.6 %, the DGX Spark at 4 seqs +1.4 → +0.7 %, the
+L40S at 512 −0.5 → +0.1 %; the HAMi-sliced A100 at 32 +2.0 → −3.2 %, the H200 starts at 1,024 +0.8 / +0.1 → +1.1 /
++0.2 %, gpt-oss-20b FP8 KV at 512 (an MXFP4 miss) +21.6 → +25.6 %.
 """
 
 from __future__ import annotations
@@ -72,8 +81,10 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
+from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
 from kvtop.domain.engines.vllm.profile_run import batch_limits, graph_counts, lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
+from kvtop.domain.engines.vllm.spec_methods import stated_method
 from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
 from kvtop.domain.wording import gib
 
@@ -96,18 +107,21 @@ STAND_IN_SEQS = 256
 
 
 def stand_in(inputs: CalibrationInputs) -> tuple[CalibrationInputs, str]:
-    """(inputs, why) the graph fit reads where the V1 runner's figure stands in beside V2's profile before v0.29.0: the
-    launch at `STAND_IN_SEQS` seqs, its other fields kept, so the term's bytes, error and feature values are one
-    launch's; why is '' where the launch's seqs count the same graphs."""
+    """(inputs, why) the graph fit reads where the V1 runner's figure stands in for what V2's profile holds beside (before
+    v0.29.0 the whole graph term, from v0.29.0 the part beside V2's measured graphs: `with_v2_beside`): the launch at
+    `STAND_IN_SEQS` seqs, its other fields kept, so the term's bytes, error and feature values are one launch's; why
+    is '' where the launch's seqs count the same graphs (the fit's only feature is the graphs counted, so comparing
+    the two counts is comparing what the fit reads)."""
     fixed = inputs.model_copy(update={
         "settings": inputs.settings.model_copy(update={"max_running_requests": STAND_IN_SEQS})})  # fmt: skip
     launch, grid = graph_counts(inputs), graph_counts(fixed)
     if launch == grid:
         return fixed, ""
+    after = ("; V2's own graphs are measured apart, at the launch's grid (v2_graph_extras)" if V2_GRAPHS_MEASURED.at(
+        inputs.version) else ", and V2 captures its graphs after the KV cache (engine/core.py:329-331 at v0.28.0)")
     return fixed, (f"read at vLLM's {STAND_IN_SEQS}-seq default grid ({1 + v1_graph_extras(*grid)} graphs counted, not "
                    f"the launch's {1 + v1_graph_extras(*launch)}): what it stands for (torch.compile's first compile) "
-                   "does not grow with max_num_seqs, and V2 captures its graphs after the KV cache "
-                   "(engine/core.py:329-331 at v0.28.0)")  # fmt: skip
+                   f"does not grow with max_num_seqs{after}")  # fmt: skip
 
 
 def v2_placeholder(inputs: CalibrationInputs) -> str | None:
@@ -195,13 +209,15 @@ def forward_side(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str
     )
 
 
-def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs, figure: TermEstimate | None) -> TermEstimate:
+def with_v2_beside(
+    graphs: TermEstimate, inputs: CalibrationInputs, figure: TermEstimate | None, grid: str = ""
+) -> TermEstimate:
     """The graph term where V2 runs: before v0.29.0 (`v2_placeholder`) `graphs` is the V1 runner's figure for the
     memory beside V2's profile (the caller reads it at `stand_in`'s grid), charged on the forward's side
     (`forward_side`); where the release measures V2's graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own
-    form: `v2_graph_extras`) and that figure (`figure`), on the forward's side as before. Both are the one fit read at
-    the one launch, so where it errs, both err alike: the errors add, not the root of their squares, which holds for
-    independent errors only."""
+    form: `v2_graph_extras`, at the launch's grid) and that figure (`figure`, read at `stand_in`'s grid as before v0.29.0:
+    `grid` says so where the launch's differs), on the forward's side as before. Both are the one fit, so where it
+    errs, both err alike: the errors add, not the root of their squares, which holds for independent errors only."""
     if v2_placeholder(inputs) is not None:
         charged, side = forward_side(graphs.bytes, inputs)
         return graphs.model_copy(update={"bytes": charged, "basis": f"{graphs.basis}; {side}" if side else graphs.basis})
@@ -218,5 +234,44 @@ def with_v2_beside(graphs: TermEstimate, inputs: CalibrationInputs, figure: Term
         "bytes": graphs.bytes + charged + (workspace[0] if workspace else 0),
         "error_bytes": graphs.error_bytes + figure.error_bytes,
         "basis": f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
-                 f"v0.29.0){inside}; {why}{'; ' + side if side else ''}",
+                 f"v0.29.0){inside}; {why}{'; ' + grid if grid else ''}{'; ' + side if side else ''}",
     })  # fmt: skip
+
+
+# speculative methods without a draft model, so without graphs of their own (config/speculative.py SpeculativeMethod)
+MODEL_FREE_METHODS = frozenset({"ngram", "ngram_gpu", "suffix"})
+
+
+def v2_graphs_not_modelled(inputs: CalibrationInputs) -> str | None:
+    """What V2's measured graph estimate (v0.29.0 on) holds that kvtop's count of the target's graphs leaves out, in
+    words; None where V2 does not measure or nothing is left out. Read at v0.29.0 and v0.34.0
+    (v1/worker/gpu/cudagraph_utils.py): the drafter's own graphs ("PIECEWISE, encoder and speculator graphs are
+    measured in full", v0.29.0:728, :766-785; v0.34.0:999, :1040-1069), the LoRA capture cases (each size captured
+    per case: v0.29.0:118-134, v0.34.0:198, :319-357), adaptive verification's varlen decode graphs
+    (`enable_adaptive_verification`, config/speculative.py:633; cudagraph_utils.py:313-330 at v0.34.0) and, at
+    v0.34.0, the uniform-decode shapes at q > 1 (`decode_cudagraph_capture_shapes`, config/compilation.py:54-68;
+    cudagraph_utils.py:331-352), which kvtop counts as one decode graph a size up to max_num_seqs."""
+    if not v2_measures_graphs(inputs):
+        return None
+    parts = []
+    if spec_tokens(inputs.settings):
+        if stated_method(inputs.settings) not in MODEL_FREE_METHODS:
+            parts.append("the drafter's own graphs (measured in full: cudagraph_utils.py:766-785 at v0.29.0, "
+                         ":1040-1069 at v0.34.0)")  # fmt: skip
+        if decode_query_len(inputs.settings, inputs.version) > 1 and V2_DECODE_KEYS.at(inputs.version) is None:
+            parts.append("the v0.34.0 uniform-decode shapes at q > 1 (decode_cudagraph_capture_shapes, "
+                         "config/compilation.py:54-68: counted as one decode graph a size up to max_num_seqs)")  # fmt: skip
+        if _adaptive(inputs):
+            parts.append("adaptive verification's varlen decode graphs (cudagraph_utils.py:313-330 at v0.34.0)")
+    if lora(inputs):
+        parts.append("the LoRA capture cases (each size once per case: cudagraph_utils.py:118-134 at v0.29.0, "
+                     ":319-357 at v0.34.0)")  # fmt: skip
+    if not parts:
+        return None
+    return f"not modelled in V2's estimate: {'; '.join(parts)}"
+
+
+def _adaptive(inputs: CalibrationInputs) -> bool:
+    """Whether `--speculative-config` asks for adaptive verification (config/speculative.py:633 at v0.34.0)."""
+    raw = inputs.settings.flags.get("speculative-config")
+    return isinstance(raw, str) and '"enable_adaptive_verification": true' in raw.replace("'", '"').lower()

@@ -35,6 +35,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.sampler_peak import moe_workspace_bytes
+from kvtop.domain.engines.vllm.text_only import profiles_encoder
 from kvtop.domain.engines.vllm.v0_profile import held_forward_bytes
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -76,9 +77,12 @@ class StagePeaks(NamedTuple):
 
 def v2_counted(inputs: CalibrationInputs) -> bool:
     """Whether the launch runs V2's profile as counted here: the V2 runner in a release whose dummy sampler runs one
-    default pass, a text model (a multimodal model's encoder profile runs first on the first stage, not counted)."""
+    default pass, a text model (a multimodal model's encoder profile runs first on the first stage, not counted; one
+    served text-only runs none: text_only.py)."""
     model = inputs.model
-    if model is None or model.multimodal or not runs_v2(inputs.version, model, inputs.settings):
+    if model is None or profiles_encoder(model, inputs.settings.flags, inputs.version) or not runs_v2(
+        inputs.version, model, inputs.settings
+    ):
         return False
     return V2_SAMPLER_COUNTED.at(inputs.version)
 

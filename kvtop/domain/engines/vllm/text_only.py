@@ -1,0 +1,79 @@
+"""vLLM's `--language-model-only`: a multimodal model served text-only, its tower never built (docs/engines/vllm.md §10).
+
+The flag sets `MultiModalConfig.language_model_only`, whose `get_limit_per_prompt` then answers 0 for every modality
+(v0.19.0 config/multimodal.py:264-265; v0.33.0 :700-701; engine/arg_utils.py:1072 at v0.19.0, :1497 at v0.33.0). A
+class that builds its tower inside `_mark_tower_model(vllm_config, modalities)` builds it as `StageMissingLayer`
+(`no_init_weights`) where every one of those modalities is at 0 (v0.19.0 model_executor/models/interfaces.py:285;
+v0.27.1 :305; v0.33.0 :390; v0.34.0 :391): its weights are neither allocated nor loaded, so the tower and its
+projector leave the weights book (`LoadCasts.towers_unbuilt_text_only`, served_model.tower_unbuilt). With no modality
+on, `supports_multimodal_inputs` is False and `profile_run` runs no encoder profile: nothing of the encoder is kept
+through the text run (the encoder term says so, deployment.py).
+
+Checked class by class (`TOWERS_UNBUILT_ERAS`): the whole tower kvtop counts (its `vision_config` section and the
+projector) sits inside the marked block at v0.19.0, v0.33.0 and v0.34.0 (the lines below). Another multimodal class
+with the flag, or a release before v0.19.0, is refused by name (`refuse_unread`): its tower may stay partly built.
+
+Checked on a logged start: Qwen/Qwen3.5-35B-A3B bf16 on an RTX PRO 6000 Blackwell Server Edition, vLLM 0.20.0
+`LLM(language_model_only=True)` logs 64.69 GiB of weights, the text model's: kvtop's book less its 0.83 GiB
+Qwen3_5MoeVisionConfig tower (tests/data/calibration/SOURCES.md, search-index id 67603003401).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.flags_table import FlagSpan
+from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.model import ModelSpec
+
+FLAG = "--language-model-only"
+KEY = FLAG[2:]  # its key in LaunchSettings.flags
+# first in the read wheels at v0.19.0 (flags_table.RELEASES_READ; v0.17.1's arg_utils.py:1029 has it too, unread there)
+SPAN = FlagSpan("0.19.0", None, "engine/arg_utils.py:1496 (v0.33.0)")
+FLAGS = frozenset({FLAG})
+
+# The classes whose tower and projector are built inside `_mark_tower_model` (module docstring), by release
+_QWEN = frozenset({
+    "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+})  # fmt: skip
+_SIGLIP_PIXTRAL = frozenset({"Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration"})
+TOWERS_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "not read before v0.19.0 (the flag's first read release)"),
+    Era("0.19.0", _QWEN | _SIGLIP_PIXTRAL,
+        "v0.19.0 models/qwen2_vl.py:1242, qwen2_5_vl.py:1134, qwen3_vl.py:1493, qwen3_vl_moe.py:427, "
+        "qwen3_5.py:597, :821 (`self.visual`, the merger inside), gemma3_mm.py:515-521, mistral3.py:418-434 (the "
+        "tower and multi_modal_projector); v0.33.0 qwen2_vl.py:1412, qwen2_5_vl.py:1434, qwen3_vl.py:2010, "
+        "qwen3_vl_moe.py:255, qwen3_5.py:513, :736, gemma3_mm.py:552-558, mistral3.py:478-486; v0.34.0 alike"),
+))  # fmt: skip
+
+
+def asked(flags: Mapping[str, object]) -> bool:
+    """Whether the launch sets `--language-model-only` (a bare switch: BooleanOptionalAction, `--no-` unset)."""
+    return flags.get(KEY) not in (None, False)
+
+
+def served_text_only(model: ModelSpec, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
+    """Whether vLLM serves this multimodal model text-only: `--language-model-only` on a class read
+    (`TOWERS_UNBUILT_ERAS`). Its tower is then not built (served_model.py drops it from every book) and `profile_run`
+    profiles no encoder, so its peak is a text model's."""
+    return asked(flags) and model.multimodal and model.architecture in TOWERS_UNBUILT_ERAS.at(version)
+
+
+def profiles_encoder(model: ModelSpec | None, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
+    """Whether vLLM's `profile_run` runs this model's encoder first: a multimodal model not served text-only."""
+    return model is not None and model.multimodal and not served_text_only(model, flags, version)
+
+
+def refuse_unread(model: ModelSpec, flags: Mapping[str, object], version: ResolvedVersion) -> None:
+    """A multimodal model launched `--language-model-only` whose class (or release) kvtop did not read
+    (`TOWERS_UNBUILT_ERAS`): refused by name, its tower possibly still partly built."""
+    if not asked(flags) or not model.multimodal or served_text_only(model, flags, version):
+        return
+    raise UnsupportedModelError(
+        f"{FLAG} builds no tower for a class that wraps it in _mark_tower_model (models/interfaces.py:285 at "
+        f"v0.19.0); kvtop read that for {', '.join(sorted(_QWEN | _SIGLIP_PIXTRAL))} from v0.19.0, not for "
+        f"{model.architecture} at vLLM {version.label}: not modelled",
+        field=FLAG,
+    )

@@ -1,0 +1,80 @@
+"""vLLM's `--language-model-only`: the tower of a class read is not built, and the profile runs no encoder (text_only.py).
+
+Expected values from a start's log, not from kvtop: Qwen/Qwen3.5-35B-A3B bf16 through vLLM 0.20.0's `LLM` class
+(`language_model_only=True`, eager, 0.90, max_model_len 4096) on one RTX PRO 6000 Blackwell Server Edition logged
+'Model loading took 64.69 GiB' and 209,088 KV tokens (16.03 GiB; search-index id 67603003401,
+tests/data/calibration/SOURCES.md). The engine's code gives the mechanism: `get_limit_per_prompt` is 0 for every
+modality (v0.19.0 config/multimodal.py:264-265) and `_mark_tower_model` then builds `self.visual` as
+`StageMissingLayer` (models/interfaces.py:285, qwen3_5.py:821).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.domain.calibration.estimate import calibrated_ledger
+from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import Ledger
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
+from tests.data_paths import CONFIGS
+
+GIB = 2**30
+LOGGED_WEIGHTS_GIB, LOGGED_TOKENS = 64.69, 209088
+LAUNCH = ["--enforce-eager", "--gpu-memory-utilization", "0.90", "--max-model-len", "4096", "--llm-class"]
+RTX_PRO_6000_MIB = 97887  # nvidia-smi's total of the card (kvtop/domain/gpus.py)
+
+
+def _model(name: str, folder: str = "heldout") -> ModelSpec:
+    return model_from_config(json.loads((CONFIGS / folder / name).read_text()), source=name)
+
+
+def _plan(model: ModelSpec, *flags: str, release: str = "0.20.0") -> Ledger:
+    settings = parse_flags("vllm", [*LAUNCH, *flags, "--engine-version", release])
+    return calibrated_ledger(model, settings, gpu_total_bytes=RTX_PRO_6000_MIB * 2**20, gpu_name="RTXPRO6000")
+
+
+def test_the_text_only_start_loads_the_logged_weights_without_its_tower() -> None:
+    model = _model("Qwen--Qwen3.5-35B-A3B.json")
+    assert model.tower is not None
+    whole, text_only = _plan(model), _plan(model, "--language-model-only")
+    # the logged load, printed to 0.01 GiB; kvtop's book less the tower (and the loader's calibrated bytes beyond
+    # the checkpoint, 0.12 GiB) lands on it, where the whole book is 0.83 GiB over
+    assert abs(text_only.ranks[0].weights_bytes - LOGGED_WEIGHTS_GIB * GIB) < 0.05 * GIB
+    assert whole.ranks[0].weights_bytes - text_only.ranks[0].weights_bytes > 0.8 * GIB  # the tower left out
+    # within 5 % of the logged pool; the whole model's book would charge the tower's bytes to it
+    assert abs(text_only.ranks[0].token_capacity / LOGGED_TOKENS - 1) < 0.05
+    assert text_only.ranks[0].token_capacity > whole.ranks[0].token_capacity
+
+
+def test_no_encoder_term_for_a_model_served_text_only() -> None:
+    model = _model("Qwen--Qwen3.5-35B-A3B.json")
+    labels = [term.label for term in _plan(model, "--language-model-only").ranks[0].terms]
+    assert not any("encoder" in label for label in labels)
+    assert any("encoder" in term.label for term in _plan(model).ranks[0].terms)
+
+
+def test_a_class_not_read_is_refused() -> None:
+    with pytest.raises(
+        UnsupportedModelError, match="--language-model-only.*LlavaNextForConditionalGeneration"
+    ):
+        _plan(_model("llava-hf--llava-v1.6-mistral-7b-hf.json"), "--language-model-only")
+
+
+def test_a_release_before_the_first_read_is_refused() -> None:
+    # v0.17.1's arg_utils.py has the flag, but its _mark_tower_model was not read: not modelled there
+    with pytest.raises(
+        UnsupportedModelError, match="not for Qwen3_5MoeForConditionalGeneration at vLLM 0.17.1"
+    ):
+        _plan(_model("Qwen--Qwen3.5-35B-A3B.json"), "--language-model-only", release="0.17.1")
+
+
+def test_a_text_model_is_unchanged() -> None:
+    # no multimodal config: the flag has nothing to turn off
+    model = _model("Qwen--Qwen3-8B.json", folder="")
+    plain, flagged = _plan(model), _plan(model, "--language-model-only")
+    assert flagged.ranks[0].token_capacity == plain.ranks[0].token_capacity
+    assert flagged.ranks[0].weights_bytes == plain.ranks[0].weights_bytes
