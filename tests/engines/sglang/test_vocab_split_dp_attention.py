@@ -123,4 +123,29 @@ def test_every_class_names_model_code_whose_eras_the_table_holds() -> None:
     built_by = {entry.built_by for entry in DP_ATTENTION_EMBEDDING_CLASSES}
     assert built_by == set(GROUP_ERAS) == {
         "DeepseekV2Model", "Llama4Model", "Glm4MoeLiteModel", "HYV4Model", "DeepseekV4Model", "SarvamMLAModel",
+        "Qwen2Model", "Qwen2MoeModel", "Glm4MoeModel", "GptOssModel",
     }  # fmt: skip
+
+
+def test_qwen3_embedding_over_tp_whole_then_over_attention_tp_by_release() -> None:
+    """Qwen3ForCausalLM builds Qwen3Model(Qwen2Model) (qwen3.py 0.5.8:315): qwen2.py has no DP-attention argument at
+    0.4.6.post5 (over TP), `enable_tp=not is_dp_attention_enabled()` at 0.4.9.post6:270 … 0.5.8:280 (whole) and
+    `use_attn_tp_group=…` from 0.5.9:281. Qwen3-8B's vocab 151,936 (2,374 × 64) × hidden 4,096 × 2 B; --tp 4 --dp 2:
+    attention TP 2, 75,968 rows a rank; over TP 4: 37,984."""
+    path = DATA / "configs" / "Qwen--Qwen3-8B.json"
+    config = json.loads(path.read_text())
+    flags = ["--tp", "4", "--dp", "2", "--enable-dp-attention", "--engine-version"]
+    assert _embedding(config, path.name, [*flags, "0.4.6.post5"]) == (37_984 * 4_096 * 2, 4) == (311_164_928, 4)
+    assert _embedding(config, path.name, [*flags, "0.5.8"]) == (151_936 * 4_096 * 2, 1) == (1_244_659_712, 1)
+    assert _embedding(config, path.name, [*flags, "0.5.9"]) == (75_968 * 4_096 * 2, 2) == (622_329_856, 2)
+
+
+def test_qwen3_moe_embedding_whole_under_dp_attention_at_dp_equal_tp() -> None:
+    """Qwen3MoeForCausalLM builds Qwen3MoeModel(Qwen2MoeModel) (qwen3_moe.py 0.5.8:871): whole at 0.5.8 (qwen2_moe.py
+    :573), over attention TP 8 ÷ 8 = 1 from 0.5.9 (:577): the whole table at both, not ÷ 8 as the book splits it.
+    Qwen3-235B-A22B's vocab 151,936 × hidden 4,096 × 2 B."""
+    path = DATA / "configs" / "Qwen--Qwen3-235B-A22B.json"
+    config = json.loads(path.read_text())
+    flags = ["--tp", "8", "--dp", "8", "--enable-dp-attention", "--engine-version"]
+    for release in ("0.5.8", "0.5.9"):
+        assert _embedding(config, path.name, [*flags, release]) == (1_244_659_712, 1)

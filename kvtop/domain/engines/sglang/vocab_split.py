@@ -16,9 +16,13 @@ What SGLang's code does, by class (the config's first architecture) and the mode
 - HYV4Model (models/hunyuan_v4.py, first in 0.5.20): over attention TP (get_embedding_tp_kwargs());
 - DeepseekV4Model (models/deepseek_v4.py, first in 0.5.12) and SarvamMLAModel (models/sarvam_moe.py, first in
   0.5.10): whole through 0.5.23;
-- AXK1ForCausalLM and PanguUltraMoEForCausalLM: no SGLang class at 0.5.23 (read as DeepseekV2Model's users).
-Other model code that builds its embedding without TP under DP attention (qwen2.py, qwen2_moe.py, glm4_moe.py,
-gpt_oss.py … at 0.5.7) is not in this table yet: those classes keep the book's split over TP.
+- AXK1ForCausalLM and PanguUltraMoEForCausalLM: no SGLang class at 0.5.23 (read as DeepseekV2Model's users);
+- Qwen2Model (models/qwen2.py; Qwen2, Qwen3): over TP to 0.4.6.post5, whole from 0.4.9.post6 (first read), over
+  attention TP from 0.5.9; Qwen2MoeModel (Qwen2-MoE, Qwen3-MoE): whole from 0.4.6.post5; Glm4MoeModel (GLM-4.5) and
+  GptOssModel: whole, over attention TP from 0.5.9.
+Other model code of the same pattern is not in this table yet (those classes keep the book's split over TP):
+qwen3_next.py and bailing_moe.py (whole at 0.5.2 / 0.5.3 … 0.5.8, over attention TP from 0.5.9), falcon_h1.py,
+step3_vl.py, longcat_flash.py, llada2.py, mimo_v2_flash.py, the Qwen2Model-based VLMs … (not read by release).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class EmbeddingGroup(str, Enum):
 
     WHOLE = "whole"  # enable_tp=False: every rank holds the table, its rows padded to 64
     ATTENTION_TP = "attention_tp"  # use_attn_tp_group=True: rows padded to 64, ÷ attention TP
+    TP = "tp"  # a release before the class read DP attention: the book's split over TP
 
 
 class DpAttentionEmbedding(NamedTuple):
@@ -48,7 +53,7 @@ class DpAttentionEmbedding(NamedTuple):
     source: str  # where the class builds that model code
 
 
-_WHOLE, _ATTN_TP = EmbeddingGroup.WHOLE, EmbeddingGroup.ATTENTION_TP
+_WHOLE, _ATTN_TP, _TP = EmbeddingGroup.WHOLE, EmbeddingGroup.ATTENTION_TP, EmbeddingGroup.TP
 # each model code's embedding under DP attention by release (release file:line of the VocabParallelEmbedding call)
 GROUP_ERAS: dict[str, Eras[EmbeddingGroup]] = {
     "DeepseekV2Model": Eras((
@@ -76,6 +81,26 @@ GROUP_ERAS: dict[str, Eras[EmbeddingGroup]] = {
     "SarvamMLAModel": Eras((
         Era("", _WHOLE, "sarvam_moe.py 0.5.10:1164 … 0.5.23:1107 `enable_tp=not is_dp_attention_enabled()`"),
     )),
+    # the MHA / MoE model code of the same pattern; a release between two reads takes the earlier era
+    "Qwen2Model": Eras((
+        Era("", _TP, "qwen2.py 0.4.0 … 0.4.6.post5: VocabParallelEmbedding over TP"),
+        Era("0.4.9.post6", _WHOLE, "qwen2.py 0.4.9.post6:270 … 0.5.8:280 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "qwen2.py 0.5.9:281 … 0.5.23:374 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "Qwen2MoeModel": Eras((
+        Era("", _TP, "qwen2_moe.py 0.4.0 … 0.4.4.post2: VocabParallelEmbedding over TP"),
+        Era("0.4.6.post5", _WHOLE, "qwen2_moe.py 0.4.6.post5:551 `enable_tp=not global_server_args_dict"
+                                   "['enable_dp_attention']` … 0.5.8:573 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "qwen2_moe.py 0.5.9:577 … 0.5.23:1118 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "Glm4MoeModel": Eras((
+        Era("", _WHOLE, "glm4_moe.py 0.4.9.post6:667 … 0.5.8:898 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "glm4_moe.py 0.5.9:900 … 0.5.23:883 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "GptOssModel": Eras((
+        Era("", _WHOLE, "gpt_oss.py 0.5.1:520 … 0.5.8:502 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "gpt_oss.py 0.5.9:519 … 0.5.23:662 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
 }  # fmt: skip
 
 _DSV2 = "DeepseekV2Model"
@@ -101,6 +126,13 @@ DP_ATTENTION_EMBEDDING_CLASSES: tuple[DpAttentionEmbedding, ...] = (
     DpAttentionEmbedding("SarvamMLAForCausalLM", "SarvamMLAModel", "models/sarvam_moe.py SarvamMLAModel"),
     DpAttentionEmbedding("Llama4ForCausalLM", "Llama4Model", "models/llama4.py Llama4Model"),
     DpAttentionEmbedding("Llama4ForConditionalGeneration", "Llama4Model", "models/mllama4.py:496 Llama4ForCausalLM"),
+    DpAttentionEmbedding("Qwen2ForCausalLM", "Qwen2Model", "models/qwen2.py Qwen2ForCausalLM"),
+    DpAttentionEmbedding("Qwen3ForCausalLM", "Qwen2Model", "models/qwen3.py Qwen3Model(Qwen2Model) (0.4.6.post5:204, 0.5.8:315)"),
+    DpAttentionEmbedding("Qwen2MoeForCausalLM", "Qwen2MoeModel", "models/qwen2_moe.py Qwen2MoeForCausalLM"),
+    DpAttentionEmbedding("Qwen3MoeForCausalLM", "Qwen2MoeModel",
+                         "models/qwen3_moe.py Qwen3MoeModel(Qwen2MoeModel) (0.4.6.post5:618, 0.5.8:871)"),
+    DpAttentionEmbedding("Glm4MoeForCausalLM", "Glm4MoeModel", "models/glm4_moe.py Glm4MoeForCausalLM (0.5.8:1015)"),
+    DpAttentionEmbedding("GptOssForCausalLM", "GptOssModel", "models/gpt_oss.py GptOssForCausalLM (0.5.8:589)"),
 )  # fmt: skip
 _BY_CLASS = {entry.architecture: entry for entry in DP_ATTENTION_EMBEDDING_CLASSES}
 # SGLang's PixtralForConditionalGeneration builds Mistral-Large-3 only (pixtral.py:126): kvtop reads Pixtral-12B's
@@ -130,7 +162,10 @@ def sglang_vocab_split(model: ModelSpec, settings: LaunchSettings, version: Reso
     if entry is None:
         return VocabSplit()
     where = f"SGLang {version.label}'s {entry.built_by}, vocab_split.py"
-    if GROUP_ERAS[entry.built_by].at(version) is EmbeddingGroup.WHOLE:
+    group = GROUP_ERAS[entry.built_by].at(version)
+    if group is EmbeddingGroup.TP:
+        return VocabSplit()
+    if group is EmbeddingGroup.WHOLE:
         return VocabSplit(embedding_whole=True, embedding_rows_padded=True,
                           note=f"SGLang builds it without TP under DP attention ({where})")  # fmt: skip
     return VocabSplit(embedding_over_attention_tp=True, note=f"SGLang splits it over attention TP under DP attention ({where})")
