@@ -49,7 +49,7 @@ def _rows(ledger: Ledger) -> dict[str, tuple[int, int]]:
 def test_deepseek_v3_embedding_whole_at_0_5_7_and_over_attention_tp_from_0_5_8() -> None:
     """--tp 8 --dp 2 --enable-dp-attention: attention TP 8 ÷ 2 = 4. At 0.5.7 the table is whole (129,280 rows,
     already a multiple of 64); at 0.5.8 it is 129,280 ÷ 4 = 32,320 rows a rank. The LM head: 129,280 ÷ 8 = 16,160
-    rows at both (ParallelLMHead over TP, deepseek_v2.py 0.5.8 DeepseekV2ForCausalLM without --enable-dp-lm-head)."""
+    rows at both (ParallelLMHead over TP, deepseek_v2.py 0.5.8:2798-2804: attention TP only with --enable-dp-lm-head)."""
     flags = ["--tp", "8", "--dp", "2", "--enable-dp-attention", "--engine-version"]
     before, after = _rows(_ledger("sglang", [*flags, "0.5.7"])), _rows(_ledger("sglang", [*flags, "0.5.8"]))
     assert before["embedding"] == (129_280 * 7_168 * 2, 1) == (1_853_358_080, 1)
