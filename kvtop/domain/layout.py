@@ -169,9 +169,10 @@ class MlpSplit(BaseModel):
 
 
 class VocabSplit(BaseModel):
-    """Which of the vocab embedding and the LM head the engine's class builds whole on every rank, where the weights
-    book otherwise splits them over TP (vocab-parallel): LMDeploy's PyTorch engine builds most classes' as a plain
-    `nn.Embedding` and a rowwise linear without TP. Each engine states it (`EngineRules.vocab_split`)."""
+    """Which of the vocab embedding and the LM head the engine's class builds whole on every rank, or splits over
+    attention TP, where the weights book otherwise splits them over TP (vocab-parallel): LMDeploy's PyTorch engine
+    builds most classes' as a plain `nn.Embedding` and a rowwise linear without TP. Each engine states it
+    (`EngineRules.vocab_split`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -180,6 +181,10 @@ class VocabSplit(BaseModel):
     # those it splits go over attention TP, not the MLP's (LMDeploy's ParallelEmbedding / ParallelLMHead take
     # layer_type 'attn': world ÷ dp in its DP world, `ParallelLayout.attn_tp`)
     over_attention_tp: bool = False
+    # the embedding alone splits over attention TP (`ParallelLayout.attn_tp`), the LM head over TP: a class whose
+    # embedding reduces within the attention-TP group while its head stays vocab-parallel over TP (SGLang's
+    # `use_attn_tp_group` embedding under DP attention); the engine picks it by class and release
+    embedding_over_attention_tp: bool = False
     # a whole embedding the class still builds as a VocabParallelEmbedding (SGLang's enable_tp=False): its rows padded
     embedding_rows_padded: bool = False
     note: str = ""  # the engine's words and source, shown on the rows it changes

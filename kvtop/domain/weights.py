@@ -95,9 +95,12 @@ COMPONENT_ORDER = (
 
 
 def embedding_tp(layout: ParallelLayout) -> int:
-    """How many ranks split the vocab embedding: TP (or attention TP), or 1 where the engine's class builds it whole
-    (`ParallelLayout.vocab_split`, each engine's `EngineRules.vocab_split`)."""
-    return 1 if layout.vocab_split.embedding_whole else vocab_tp(layout)
+    """How many ranks split the vocab embedding: TP, or attention TP (with the head, or the embedding alone), or 1
+    where the engine's class builds it whole (`ParallelLayout.vocab_split`, each engine's `EngineRules.vocab_split`)."""
+    split = layout.vocab_split
+    if split.embedding_whole:
+        return 1
+    return layout.attn_tp if split.embedding_over_attention_tp else vocab_tp(layout)
 
 
 def vocab_tp(layout: ParallelLayout) -> int:
@@ -196,7 +199,7 @@ def _book_from_config(
         if embedding_shards < layout.tp:
             rank.acc.notes["embedding"] = (
                 f"{_spread(embedding_shards, layout.tp)}: {vocab_split.note}"
-                if vocab_split.embedding_whole or vocab_split.over_attention_tp
+                if vocab_split.embedding_whole or vocab_split.over_attention_tp or vocab_split.embedding_over_attention_tp
                 else "whole on every rank: the engine builds it as a plain nn.Embedding"
             )
         if model.body.learned_positions:  # a learned position table, whole on every rank

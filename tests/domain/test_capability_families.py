@@ -5,8 +5,8 @@ as NVML prints it ('NVIDIA B300 SXM6 AC', capability 10.3 in its printout, searc
 Station's GB300 ('compute capability 10.3', 61363111305) takes what a B200 (10.0) takes, and an SM120 card (RTX PRO 6000
 Blackwell, 'compute cap 12.0', 69692196936) does not:
 - SGLang `is_sm100_supported` (major 10; utils/common.py:244-249 at v0.5.6): fa4's page at 0.5.10rc0 … 0.5.14
-  (server_args.py:4651-4659 at 0.5.14), the FP8 DSA trtllm backends' raw 576-B row from 0.5.10
-  (`_set_default_nsa_backends`), GPT-OSS's trtllm_mha full pool at 0.5.8 … 0.5.9;
+  (server_args.py:4651-4659 at 0.5.14), GPT-OSS's trtllm_mha full pool at 0.5.8 … 0.5.9;
+- SGLang's FP8 DSA trtllm backends' raw 576-B row from 0.5.10 (`_set_default_nsa_backends`, `major >= 10`): SM120 too;
 - SGLang's `auto` DSA KV default, `fp8_e4m3 if major >= 10` (`_set_default_nsa_kv_cache_dtype`): SM120 too;
 - LMDeploy `flash_mla_available` (major >= 9; lmdeploy/pytorch/configurations/utils.py): 64-token blocks for MLA.
 The expected bytes per token are SGLang's own (tests/data/engine_diff/sglang-0.5.23.json, test_sglang_engine_rows.py S1).
@@ -61,10 +61,13 @@ def test_fp8_dsa_keeps_the_raw_latent_on_every_sm100_name(gpu: str) -> None:
 
 
 @pytest.mark.parametrize("gpu", SM120_NAMES)
-def test_fp8_dsa_keeps_656_byte_rows_on_sm120(gpu: str) -> None:
-    assert _sglang("0.5.10", DSV32, "fp8_e4m3", gpu).kv_bytes_per_token == 48_068
-    # `auto` is FP8 there too (SGLang's DSA default: major >= 10), in 656-B rows; bf16 below SM100
-    assert _sglang("0.5.10", DSV32, "auto", gpu).kv_bytes_per_token == 48_068
+def test_fp8_dsa_takes_the_raw_latent_on_sm120_too(gpu: str) -> None:
+    """`_set_default_nsa_backends` sends FP8 to trtllm at `major >= 10` (0.5.10 server_args.py:1464-1467), SM120 too:
+    raw 576-B rows there as on SM100 (eras.DSA_RAW_FP8_ERAS); 656-B rows before 0.5.10."""
+    assert _sglang("0.5.10", DSV32, "fp8_e4m3", gpu).kv_bytes_per_token == 43_188
+    assert _sglang("0.5.9", DSV32, "fp8_e4m3", gpu).kv_bytes_per_token == 48_068
+    # `auto` is FP8 there too (SGLang's DSA default: major >= 10); bf16 below SM100
+    assert _sglang("0.5.10", DSV32, "auto", gpu).kv_bytes_per_token == 43_188
     assert _sglang("0.5.10", DSV32, "auto", "H100").kv_bytes_per_token > 48_068
 
 

@@ -17,6 +17,7 @@ from kvtop.domain.engines.sglang.attention_backends import (
     effective_attention,
     with_default_page,
 )
+from kvtop.domain.engines.sglang.default_mha import default_mha_page
 from kvtop.domain.engines.sglang.default_mla import default_mla_page
 from kvtop.domain.engines.sglang.dsv4 import DSV4_PAGE
 from kvtop.domain.engines.sglang.eras import default_page_size
@@ -129,8 +130,9 @@ def page_size_of(
 ) -> tuple[int, str]:
     """(page size, why) the engine runs with: a DSA model's forced page, else fa4's (fa4.py: set last, over any other),
     else the named backends' (attention_backends.backends_page; a per-phase backend's page under SGLang's default
-    attention backend meets that default's), else the page SGLang's default trtllm_mla sets over a --page-size it
-    does not take (default_mla.py), else --page-size, else the default. `settings` for fa4's EAGLE guard."""
+    attention backend meets that default's), else the page SGLang's default trtllm_mla or trtllm_mha sets over a
+    --page-size it does not take (default_mla.py, default_mha.py), else --page-size, else the default. `settings`
+    for fa4's EAGLE guard."""
     forced = _forced_page(model, settings, gpu_name, version, backends)
     if forced is not None:
         page, why = forced
@@ -142,6 +144,8 @@ def page_size_of(
         return found
     if backends is None and (default_mla := default_mla_page(model, given, gpu_name, version)) is not None:
         return default_mla  # a --page-size SGLang's default trtllm_mla does not take
+    if backends is None and (default_mha := default_mha_page(model, given, gpu_name, version)) is not None:
+        return default_mha  # likewise its default trtllm_mha (default_mha.py)
     if given:
         return given, "--page-size"
     return default_page_size(model, gpu_name, version)

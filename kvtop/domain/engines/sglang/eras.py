@@ -22,6 +22,11 @@ from kvtop.domain.engines.sglang.decode_graphs_off import (
     deepep_reserve_kept,
     dp_padding_off,
 )
+from kvtop.domain.engines.sglang.default_mha import (
+    NEMOTRON_H_ARCHS,
+    NEMOTRON_H_SM100_ERAS,
+    default_trtllm_mha,
+)
 from kvtop.domain.engines.sglang.default_mla import takes_default_trtllm_mla
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import (
@@ -311,17 +316,6 @@ def vit_size_factor(vision: VisionSpec) -> float:
     return min(max(1 - 0.1 * (size_ratio - 1), 0.8), 1.05)
 
 
-# §6.6.1 Nemotron-H's attention backend on SM100 when none is given (no speculative decoding): the generic
-# trtllm_mha default (page 64) at v0.5.6.post1/.post2, flashinfer (page 1) from v0.5.7, trtllm_mha again from
-# v0.5.19 (model_overrides/nemotron_h.py). Checked against SGLang 0.5.6.post2 and 0.5.23 on sm100 (page 64).
-NEMOTRON_H_ARCHS = frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"})
-NEMOTRON_H_SM100_ERAS: Eras[str] = Eras((
-    Era("", "generic", "server_args.py: no Nemotron-H backend choice; the MHA default applies"),
-    Era("0.5.7", "flashinfer", "server_args.py NemotronHForCausalLM: flashinfer on sm100 (… v0.5.18 nemotron_h_hook)"),
-    Era("0.5.19", "trtllm_mha", "arg_groups/model_overrides/nemotron_h.py: trtllm_mha on sm100"),
-))
-
-
 # The default page size when no --page-size is given (§6.6): 1, unless the default attention
 # backend forces one. DSA on CUDA: 64 (v0.5.3+). On Blackwell (SM100): the MLA classes SGLang sends to
 # trtllm_mla (default_mla.DEFAULT_MLA_CLASSES: DeepSeek-V3 from v0.5.3.post2, Kimi-K2.5 from v0.5.9 …), GPT-OSS (trtllm_mha, v0.5.0rc2+) and every MHA model (trtllm_mha,
@@ -335,23 +329,20 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
 
     if model.attention_kind is AttentionKind.DSA and since("0.5.3"):
         return 64, "DSA on CUDA pages by 64"
+    mha = default_trtllm_mha(model, gpu_name, version)  # GPT-OSS, Nemotron-H, every MHA model (default_mha.py)
+    if mha is not None:
+        return 64, f"{mha}, pages by 64"
     blackwell = SM100.holds(gpu_name)  # is_sm100_supported (0.5.6 server_args.py:1068, :1175): not the SM120 cards
     if model.state is not None:
         if blackwell and model.architecture in NEMOTRON_H_ARCHS:
-            era = era_for(NEMOTRON_H_SM100_ERAS, version)
-            if era.value != "generic":
-                page = 64 if era.value == "trtllm_mha" else 1
-                return page, f"{era.value}, Nemotron-H's attention backend on Blackwell, pages by {page}"
+            if era_for(NEMOTRON_H_SM100_ERAS, version).value == "flashinfer":
+                return 1, "flashinfer, Nemotron-H's attention backend on Blackwell, pages by 1"
         else:
             # Qwen3-Next / Qwen3.5 (GDN) run triton on SM100 (the model's override, v0.5.6 … v0.5.23); other
             # hybrids: MambaRadixCache's `no_buffer` works with page 1 only (§6.6.1 for what is not pinned)
             return 1, "page 1 (a linear-attention hybrid: triton / MambaRadixCache)"
     if takes_default_trtllm_mla(model, gpu_name, version):
         return 64, f"trtllm_mla, SGLang's default for {model.architecture} on SM100, pages by 64"
-    if blackwell and model.mla is None and model.model_type == "gpt_oss" and since("0.5.0rc2"):
-        return 64, "trtllm_mha, GPT-OSS's default on Blackwell, pages by 64"
-    if blackwell and model.mla is None and since("0.5.6.post1"):
-        return 64, "trtllm_mha, the default MHA backend on Blackwell, pages by 64"
     return 1, "page 1 (the default backend does not force one)"
 
 

@@ -113,8 +113,16 @@ def _lists(piecewise: frozenset[str], breakable: frozenset[str], *, switch: str)
 # server_args.py:4558-4569, 0.5.19 arg_groups/cuda_graph_hook.py:136-158, 0.5.21 :144-166). 0.5.15.x has no such
 # switch, so its breakable rule drops every multimodal model (0.5.15.post1 server_args.py:3374; its piecewise list,
 # model_config.py:1716, Cohere2-Vision, only serves a tc_piecewise the CUDA default is not). Not applied: from 0.5.18
-# the switch also skips a launch whose attention backend resolves to trtllm_mla (0.5.18 server_args.py:4568), an MLA
-# backend: the piecewise-only classes then (Cohere2-Vision at 0.5.18, MiniMax-M3 to 0.5.21) are not MLA models.
+# the switch also skips a launch whose attention backend resolves to trtllm_mla (0.5.18 server_args.py:4568, its
+# third condition after `not is_multimodal_breakable_cuda_graph_supported`; 0.5.19 cuda_graph_hook.py:148, 0.5.21
+# :156), an MLA backend: the piecewise-only classes then (Cohere2-Vision at 0.5.18, MiniMax-M3 to 0.5.21) are not MLA
+# models. Re-read (session 62) for the multimodal classes on SGLang's default trtllm_mla list (default_mla.py):
+# Kimi-K2.5 (from 0.5.9) is on the breakable list from 0.5.18, so that condition is never reached for it, and 0.5.16 /
+# 0.5.17 switch it to tc_piecewise without one (0.5.16 :3663-3671, 0.5.17 :4352-4360); Pixtral (Mistral-Large-3)
+# and Glm5Next are on no piecewise list. `_disable_prefill_cuda_graph_for_deepseek_trtllm_mla` (DeepseekV3ForCausalLM
+# on trtllm_mla, 0.5.15 … 0.5.23) runs after the reserve is sized (0.5.15.post1 server_args.py :2709 before :2722,
+# 0.5.18 :3677 before :3690; 0.5.23 arg_groups/pipeline.py:218 before :245): no change to the reserve either
+# (tests/engines/sglang/test_prefill_graphs_default_trtllm_mla.py).
 MULTIMODAL_GRAPH_ERAS: Eras[MultimodalGraphs] = Eras((
     Era("", MultimodalGraphs(frozenset()),
         "server_args.py _handle_piecewise_cuda_graph: every multimodal model off (0.5.10 … 0.5.13)"),

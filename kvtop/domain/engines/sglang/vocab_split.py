@@ -1,72 +1,146 @@
-"""SGLang's vocab embedding under --enable-dp-attention: the model classes whose model code builds it without TP
-(`VocabParallelEmbedding(..., enable_tp=not is_dp_attention_enabled())`), so it is whole on every rank, its rows
-still padded to 64; the LM head stays split over TP (attention TP only with --enable-dp-lm-head, not modelled).
+"""SGLang's vocab embedding under --enable-dp-attention, by model class and release: whole on every rank (the class
+builds `VocabParallelEmbedding(..., enable_tp=not is_dp_attention_enabled())`, its rows still padded to 64), or split
+over the attention-TP group (`use_attn_tp_group=is_dp_attention_enabled()`, or `get_embedding_tp_kwargs()`: rows
+padded to 64, ÷ attention TP = tp ÷ dp); a class not listed splits it over TP (the book's split). The LM head stays
+split over TP in every row (`ParallelLMHead`; attention TP only with --enable-dp-lm-head, not modelled).
 
-What SGLang's code does, by class (the config's first architecture), not a fact of the model family: DeepseekV2Model
-(models/deepseek_v2.py, which DeepSeek-V2/V3/V3.2, Kimi-K2/K2.5, GLM-5, Mistral-Large-3 and the DeepSeek-V2-based
-VLMs build), Llama4Model (models/llama4.py), and the classes kvtop reads through the same architecture entries.
-Applied at every release with DP attention, as before session 62; what the releases read say (session 62, left for
-the coordinator: the weights book has no "embedding over attention TP, LM head over TP" split yet):
-- DeepseekV2Model: whole from 0.4.x (0.4.6.post5 deepseek_v2.py:1343 `enable_tp=not
-  global_server_args_dict["enable_dp_attention"]`) to 0.5.7 (:3042); from 0.5.8 split over the attention TP group
-  (`use_attn_tp_group=is_dp_attention_enabled()`, 0.5.8 :2523; 0.5.16 … 0.5.23 `get_embedding_tp_kwargs()`,
-  layers/vocab_parallel_embedding.py:166-185, whole only under SGLANG_ENABLE_EMBED_REPLICATION) — whole where
-  dp == tp (attention TP 1), as the DP-attention launches read;
-- Llama4Model: whole to 0.5.8 (llama4.py:489), over the attention TP group from 0.5.9 (:490);
-- DeepseekV4ForCausalLM (0.5.23 deepseek_v4.py:3773) and SarvamMLAForCausalLM (0.5.23 sarvam_moe.py:1107): whole;
-- Glm4MoeLiteForCausalLM (0.5.23 glm4_moe_lite.py:580-583) and HYV4ForCausalLM (0.5.23 hunyuan_v4.py:688-692): over
-  the attention TP group;
-- AXK1ForCausalLM and PanguUltraMoEForCausalLM: no SGLang class at 0.5.23 (the rule never reached).
+What SGLang's code does, by class (the config's first architecture) and the model code it builds, read in the wheels
+0.4.0 … 0.5.23 (the sources below: release file:line), not a fact of the model family:
+- DeepseekV2Model (models/deepseek_v2.py; DeepSeek-V2/V3/V3.2, Kimi-K2/K2.5, GLM-5, Mistral-Large-3 and the
+  DeepSeek-V2-based VLMs build it): whole to 0.5.7, over attention TP from 0.5.8 — whole where dp == tp (attention
+  TP 1), as the DP-attention launches of the corpus read. From 0.5.13 through `get_embedding_tp_kwargs()`
+  (layers/vocab_parallel_embedding.py:166-185), whole again under SGLANG_ENABLE_EMBED_REPLICATION (an environment
+  variable kvtop does not read: not modelled);
+- Llama4Model (models/llama4.py): whole to 0.5.8, over attention TP from 0.5.9;
+- Glm4MoeLiteModel (models/glm4_moe_lite.py, first in 0.5.8): whole at 0.5.8, over attention TP from 0.5.9;
+- HYV4Model (models/hunyuan_v4.py, first in 0.5.20): over attention TP (get_embedding_tp_kwargs());
+- DeepseekV4Model (models/deepseek_v4.py, first in 0.5.12) and SarvamMLAModel (models/sarvam_moe.py, first in
+  0.5.10): whole through 0.5.23;
+- AXK1ForCausalLM and PanguUltraMoEForCausalLM: no SGLang class at 0.5.23 (read as DeepseekV2Model's users);
+- Qwen2Model (models/qwen2.py; Qwen2, Qwen3): over TP to 0.4.6.post5, whole from 0.4.9.post6 (first read), over
+  attention TP from 0.5.9; Qwen2MoeModel (Qwen2-MoE, Qwen3-MoE): whole from 0.4.6.post5; Glm4MoeModel (GLM-4.5) and
+  GptOssModel: whole, over attention TP from 0.5.9.
+Other model code of the same pattern is not in this table yet (those classes keep the book's split over TP):
+qwen3_next.py and bailing_moe.py (whole at 0.5.2 / 0.5.3 … 0.5.8, over attention TP from 0.5.9), falcon_h1.py,
+step3_vl.py, longcat_flash.py, llada2.py, mimo_v2_flash.py, the Qwen2Model-based VLMs … (not read by release).
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import NamedTuple
 
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import VocabSplit
 from kvtop.domain.model import ModelSpec
 
 
-class WholeEmbeddingClass(NamedTuple):
-    """A model class whose embedding SGLang builds without TP under DP attention: the model code that builds it."""
+class EmbeddingGroup(str, Enum):
+    """Over which ranks a class's embedding splits under DP attention (a class not listed: over TP)."""
+
+    WHOLE = "whole"  # enable_tp=False: every rank holds the table, its rows padded to 64
+    ATTENTION_TP = "attention_tp"  # use_attn_tp_group=True: rows padded to 64, ÷ attention TP
+    TP = "tp"  # a release before the class read DP attention: the book's split over TP
+
+
+class DpAttentionEmbedding(NamedTuple):
+    """A model class whose embedding SGLang builds otherwise than over TP under DP attention: the model code that
+    builds it, and the group by release (that code's eras)."""
 
     architecture: str
     built_by: str
-    source: str
+    source: str  # where the class builds that model code
 
+
+_WHOLE, _ATTN_TP, _TP = EmbeddingGroup.WHOLE, EmbeddingGroup.ATTENTION_TP, EmbeddingGroup.TP
+# each model code's embedding under DP attention by release (release file:line of the VocabParallelEmbedding call)
+GROUP_ERAS: dict[str, Eras[EmbeddingGroup]] = {
+    "DeepseekV2Model": Eras((
+        Era("", _WHOLE, "deepseek_v2.py 0.4.0:692, 0.4.6.post5:1343 `enable_tp=not global_server_args_dict"
+                        "['enable_dp_attention']`; 0.5.1:1981 … 0.5.7:3042 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.8", _ATTN_TP, "deepseek_v2.py 0.5.8:2523 … 0.5.12:2088 `use_attn_tp_group=is_dp_attention_enabled()`; "
+                               "0.5.13:2255 … 0.5.23:2946 `**get_embedding_tp_kwargs()` "
+                               "(layers/vocab_parallel_embedding.py:166-185)"),
+    )),
+    "Llama4Model": Eras((
+        Era("", _WHOLE, "llama4.py 0.4.6.post5:468 `enable_tp=not global_server_args_dict['enable_dp_attention']`; "
+                        "0.5.1:480 … 0.5.8:489 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "llama4.py 0.5.9:490 … 0.5.23:493 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "Glm4MoeLiteModel": Eras((
+        Era("", _WHOLE, "glm4_moe_lite.py 0.5.8:443 `enable_tp=not is_dp_attention_enabled()` (its first release)"),
+        Era("0.5.9", _ATTN_TP, "glm4_moe_lite.py 0.5.9:443 … 0.5.23:583 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "HYV4Model": Eras((
+        Era("", _ATTN_TP, "hunyuan_v4.py 0.5.20:626 … 0.5.23:692 `**get_embedding_tp_kwargs()` (its first release 0.5.20)"),
+    )),
+    "DeepseekV4Model": Eras((
+        Era("", _WHOLE, "deepseek_v4.py 0.5.12:885 … 0.5.23:3773 `enable_tp=not is_dp_attention_enabled()`"),
+    )),
+    "SarvamMLAModel": Eras((
+        Era("", _WHOLE, "sarvam_moe.py 0.5.10:1164 … 0.5.23:1107 `enable_tp=not is_dp_attention_enabled()`"),
+    )),
+    # the MHA / MoE model code of the same pattern; a release between two reads takes the earlier era
+    "Qwen2Model": Eras((
+        Era("", _TP, "qwen2.py 0.4.0 … 0.4.6.post5: VocabParallelEmbedding over TP"),
+        Era("0.4.9.post6", _WHOLE, "qwen2.py 0.4.9.post6:270 … 0.5.8:280 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "qwen2.py 0.5.9:281 … 0.5.23:374 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "Qwen2MoeModel": Eras((
+        Era("", _TP, "qwen2_moe.py 0.4.0 … 0.4.4.post2: VocabParallelEmbedding over TP"),
+        Era("0.4.6.post5", _WHOLE, "qwen2_moe.py 0.4.6.post5:551 `enable_tp=not global_server_args_dict"
+                                   "['enable_dp_attention']` … 0.5.8:573 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "qwen2_moe.py 0.5.9:577 … 0.5.23:1118 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "Glm4MoeModel": Eras((
+        Era("", _WHOLE, "glm4_moe.py 0.4.9.post6:667 … 0.5.8:898 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "glm4_moe.py 0.5.9:900 … 0.5.23:883 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "GptOssModel": Eras((
+        Era("", _WHOLE, "gpt_oss.py 0.5.1:520 … 0.5.8:502 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "gpt_oss.py 0.5.9:519 … 0.5.23:662 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+}  # fmt: skip
 
 _DSV2 = "DeepseekV2Model"
-_DSV2_SOURCE = "models/deepseek_v2.py DeepseekV2Model (0.5.7:3042)"
-WHOLE_EMBEDDING_CLASSES: tuple[WholeEmbeddingClass, ...] = (
-    WholeEmbeddingClass("DeepseekV2ForCausalLM", _DSV2, _DSV2_SOURCE),
-    WholeEmbeddingClass("DeepseekV3ForCausalLM", _DSV2, f"{_DSV2_SOURCE}; DeepseekV3ForCausalLM(DeepseekV2ForCausalLM)"),
-    WholeEmbeddingClass("DeepseekV32ForCausalLM", _DSV2, f"{_DSV2_SOURCE}; 0.5.23 deepseek_v2.py:3522"),
-    WholeEmbeddingClass("MistralLarge3ForCausalLM", _DSV2, "models/mistral_large_3.py:12 (a DeepseekV3ForCausalLM)"),
-    WholeEmbeddingClass("PixtralForConditionalGeneration", _DSV2,
-                        "models/pixtral.py:126 builds MistralLarge3ForCausalLM (0.5.23)"),
-    WholeEmbeddingClass("KimiK25ForConditionalGeneration", _DSV2, "models/kimi_k25.py:693 DeepseekV3ForCausalLM (0.5.23)"),
-    WholeEmbeddingClass("KimiVLForConditionalGeneration", _DSV2, "models/kimi_vl.py:168 DeepseekV2ForCausalLM (0.5.23)"),
-    WholeEmbeddingClass("DeepseekVL2ForCausalLM", _DSV2, "models/deepseek_vl2.py:217 DeepseekV2ForCausalLM (0.5.23)"),
-    WholeEmbeddingClass("DeepseekOCRForCausalLM", _DSV2, "models/deepseek_ocr.py:1485-1497 DeepseekV3/V2ForCausalLM"),
-    WholeEmbeddingClass("DotsVLMForCausalLM", _DSV2, "models/dots_vlm.py:76 DeepseekV2ForCausalLM (0.5.23)"),
-    WholeEmbeddingClass("GlmMoeDsaForCausalLM", _DSV2, "models/glm4_moe.py:1284 GlmMoeDsaForCausalLM(DeepseekV2ForCausalLM)"),
-    WholeEmbeddingClass("Glm4MoeLiteForCausalLM", "Glm4MoeLiteModel", "models/glm4_moe_lite.py:580-583 (0.5.23)"),
-    WholeEmbeddingClass("HYV4ForCausalLM", "HYV4Model", "models/hunyuan_v4.py:688-692 (0.5.23)"),
-    WholeEmbeddingClass("DeepseekV4ForCausalLM", "DeepseekV4Model", "models/deepseek_v4.py:3773 (0.5.23)"),
-    WholeEmbeddingClass("SarvamMLAForCausalLM", "SarvamMLAModel", "models/sarvam_moe.py:1107 (0.5.23)"),
-    WholeEmbeddingClass("AXK1ForCausalLM", _DSV2, "DeepSeek-V3's layout; no SGLang class at 0.5.23"),
-    WholeEmbeddingClass("PanguUltraMoEForCausalLM", _DSV2, "DeepSeek-V3's layout; no SGLang class at 0.5.23"),
-    WholeEmbeddingClass("Llama4ForCausalLM", "Llama4Model", "models/llama4.py Llama4Model (0.5.8:489)"),
-    WholeEmbeddingClass("Llama4ForConditionalGeneration", "Llama4Model", "models/mllama4.py:496 Llama4ForCausalLM"),
+DP_ATTENTION_EMBEDDING_CLASSES: tuple[DpAttentionEmbedding, ...] = (
+    DpAttentionEmbedding("DeepseekV2ForCausalLM", _DSV2, "models/deepseek_v2.py DeepseekV2ForCausalLM"),
+    DpAttentionEmbedding("DeepseekV3ForCausalLM", _DSV2, "DeepseekV3ForCausalLM(DeepseekV2ForCausalLM)"),
+    DpAttentionEmbedding("DeepseekV32ForCausalLM", _DSV2, "0.5.23 deepseek_v2.py:3522"),
+    DpAttentionEmbedding("MistralLarge3ForCausalLM", _DSV2, "models/mistral_large_3.py:12 (a DeepseekV3ForCausalLM)"),
+    DpAttentionEmbedding("PixtralForConditionalGeneration", _DSV2,
+                         "models/pixtral.py:126 builds MistralLarge3ForCausalLM (0.5.23)"),
+    DpAttentionEmbedding("KimiK25ForConditionalGeneration", _DSV2, "models/kimi_k25.py:693 DeepseekV3ForCausalLM (0.5.23)"),
+    DpAttentionEmbedding("KimiVLForConditionalGeneration", _DSV2, "models/kimi_vl.py:168 DeepseekV2ForCausalLM (0.5.23)"),
+    DpAttentionEmbedding("DeepseekVL2ForCausalLM", _DSV2, "models/deepseek_vl2.py:217 DeepseekV2ForCausalLM (0.5.23)"),
+    DpAttentionEmbedding("DeepseekOCRForCausalLM", _DSV2, "models/deepseek_ocr.py:1485-1497 DeepseekV3/V2ForCausalLM"),
+    DpAttentionEmbedding("DotsVLMForCausalLM", _DSV2, "models/dots_vlm.py:76 DeepseekV2ForCausalLM (0.5.23)"),
+    DpAttentionEmbedding("GlmMoeDsaForCausalLM", _DSV2,
+                         "models/glm4_moe.py:1284 GlmMoeDsaForCausalLM(DeepseekV2ForCausalLM)"),
+    DpAttentionEmbedding("AXK1ForCausalLM", _DSV2, "DeepSeek-V3's layout; no SGLang class at 0.5.23"),
+    DpAttentionEmbedding("PanguUltraMoEForCausalLM", _DSV2, "DeepSeek-V3's layout; no SGLang class at 0.5.23"),
+    DpAttentionEmbedding("Glm4MoeLiteForCausalLM", "Glm4MoeLiteModel", "models/glm4_moe_lite.py Glm4MoeLiteModel"),
+    DpAttentionEmbedding("HYV4ForCausalLM", "HYV4Model", "models/hunyuan_v4.py HYV4Model"),
+    DpAttentionEmbedding("DeepseekV4ForCausalLM", "DeepseekV4Model", "models/deepseek_v4.py DeepseekV4Model"),
+    DpAttentionEmbedding("SarvamMLAForCausalLM", "SarvamMLAModel", "models/sarvam_moe.py SarvamMLAModel"),
+    DpAttentionEmbedding("Llama4ForCausalLM", "Llama4Model", "models/llama4.py Llama4Model"),
+    DpAttentionEmbedding("Llama4ForConditionalGeneration", "Llama4Model", "models/mllama4.py:496 Llama4ForCausalLM"),
+    DpAttentionEmbedding("Qwen2ForCausalLM", "Qwen2Model", "models/qwen2.py Qwen2ForCausalLM"),
+    DpAttentionEmbedding("Qwen3ForCausalLM", "Qwen2Model", "models/qwen3.py Qwen3Model(Qwen2Model) (0.4.6.post5:204, 0.5.8:315)"),
+    DpAttentionEmbedding("Qwen2MoeForCausalLM", "Qwen2MoeModel", "models/qwen2_moe.py Qwen2MoeForCausalLM"),
+    DpAttentionEmbedding("Qwen3MoeForCausalLM", "Qwen2MoeModel",
+                         "models/qwen3_moe.py Qwen3MoeModel(Qwen2MoeModel) (0.4.6.post5:618, 0.5.8:871)"),
+    DpAttentionEmbedding("Glm4MoeForCausalLM", "Glm4MoeModel", "models/glm4_moe.py Glm4MoeForCausalLM (0.5.8:1015)"),
+    DpAttentionEmbedding("GptOssForCausalLM", "GptOssModel", "models/gpt_oss.py GptOssForCausalLM (0.5.8:589)"),
 )  # fmt: skip
-_BY_CLASS = {entry.architecture: entry for entry in WHOLE_EMBEDDING_CLASSES}
+_BY_CLASS = {entry.architecture: entry for entry in DP_ATTENTION_EMBEDDING_CLASSES}
 # SGLang's PixtralForConditionalGeneration builds Mistral-Large-3 only (pixtral.py:126): kvtop reads Pixtral-12B's
 # params.json under the same class over a Mistral MHA model, which that code does not build (no latent attention)
 _LATENT_ONLY = frozenset({"PixtralForConditionalGeneration"})
 
 
-def whole_embedding_class(model: ModelSpec) -> WholeEmbeddingClass | None:
+def dp_attention_embedding_class(model: ModelSpec) -> DpAttentionEmbedding | None:
     """The table's entry for this model's class (None: SGLang splits its embedding over TP under DP attention too)."""
     entry = _BY_CLASS.get(model.architecture)
     if entry is None or (entry.architecture in _LATENT_ONLY and model.mla is None):
@@ -74,10 +148,24 @@ def whole_embedding_class(model: ModelSpec) -> WholeEmbeddingClass | None:
     return entry
 
 
-def sglang_vocab_split(model: ModelSpec, settings: LaunchSettings) -> VocabSplit:
-    """Under --enable-dp-attention a class of WHOLE_EMBEDDING_CLASSES has its embedding whole on every rank, its
-    rows padded to 64 (a VocabParallelEmbedding with enable_tp=False); otherwise the book's TP split."""
-    if settings.enable_dp_attention and whole_embedding_class(model) is not None:
+def dp_attention_embedding_era(model: ModelSpec, version: ResolvedVersion) -> Era[EmbeddingGroup] | None:
+    """How the model's class builds its embedding under DP attention at `version`, with its source (None: over TP)."""
+    entry = dp_attention_embedding_class(model)
+    return None if entry is None else GROUP_ERAS[entry.built_by].era(version)
+
+
+def sglang_vocab_split(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> VocabSplit:
+    """Under --enable-dp-attention a class of DP_ATTENTION_EMBEDDING_CLASSES has its embedding whole on every rank
+    (rows padded to 64) or split over attention TP, by its model code's release (GROUP_ERAS); the LM head over TP.
+    Otherwise the book's TP split."""
+    entry = dp_attention_embedding_class(model) if settings.enable_dp_attention else None
+    if entry is None:
+        return VocabSplit()
+    where = f"SGLang {version.label}'s {entry.built_by}, vocab_split.py"
+    group = GROUP_ERAS[entry.built_by].at(version)
+    if group is EmbeddingGroup.TP:
+        return VocabSplit()
+    if group is EmbeddingGroup.WHOLE:
         return VocabSplit(embedding_whole=True, embedding_rows_padded=True,
-                          note="SGLang builds it without TP under DP attention")  # fmt: skip
-    return VocabSplit()
+                          note=f"SGLang builds it without TP under DP attention ({where})")  # fmt: skip
+    return VocabSplit(embedding_over_attention_tp=True, note=f"SGLang splits it over attention TP under DP attention ({where})")

@@ -1,0 +1,70 @@
+"""SGLang's default trtllm_mha: the MHA models SGLang sends to the TensorRT-LLM MHA kernels on SM100 where the launch
+names no attention backend, and the page that backend then sets over a --page-size it does not take.
+
+SGLang picks the default attention backend (`_handle_attention_backend_compatibility`: 0.5.6.post2 server_args.py
+:1359-1384; 0.5.13 `_get_default_attn_backend` :2795-2804, set at :2842-2845; 0.5.23 arg_groups/overrides.py
+`_attention_backend_default` :1127-1141, model_override_base.py get_default_attn_backend) before the page rule that
+reads it (0.5.6.post2 :1465-1477, 0.5.13 :2965-2997, 0.5.23 overrides.py `_mla_backend_page_constraints` :1174-1187,
+run after it by arg_groups/attention_hook.py:120 and :184); a model override that names trtllm_mha (GPT-OSS,
+Nemotron-H from 0.5.19) runs earlier still (`_handle_model_specific_adjustments`, 0.5.6.post2 :647 before :654). So
+the default pages a --page-size it does not take (PAGE_RULES["trtllm_mha"]: 16, 32, 64, and 128 from 0.5.23) by 64,
+as trtllm_mla does (default_mla.py). Not modelled here: the speculative-decoding conditions on the MHA default
+(`is_no_spec_infer_or_topk_one`), and 0.5.23's fa4 for a model with unequal K and V widths (`has_asymmetric_kv`).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.sglang.attention_backends import PAGE_RULES
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
+from kvtop.domain.gpus import SM100
+from kvtop.domain.model import ModelSpec
+
+# §6.6.1 Nemotron-H's attention backend on SM100 when none is given (no speculative decoding): the generic
+# trtllm_mha default (page 64) at v0.5.6.post1/.post2, flashinfer (page 1) from v0.5.7, trtllm_mha again from
+# v0.5.19 (model_overrides/nemotron_h.py). Checked against SGLang 0.5.6.post2 and 0.5.23 on sm100 (page 64).
+NEMOTRON_H_ARCHS = frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"})
+NEMOTRON_H_SM100_ERAS: Eras[str] = Eras((
+    Era("", "generic", "server_args.py: no Nemotron-H backend choice; the MHA default applies"),
+    Era("0.5.7", "flashinfer", "server_args.py NemotronHForCausalLM: flashinfer on sm100 (… v0.5.18 nemotron_h_hook)"),
+    Era("0.5.19", "trtllm_mha", "arg_groups/model_overrides/nemotron_h.py: trtllm_mha on sm100"),
+))  # fmt: skip
+
+
+def _since(version: ResolvedVersion, first: str) -> bool:
+    release = version.release
+    return release is None or release >= (parse_release(first) or release)
+
+
+def default_trtllm_mha(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> str | None:
+    """Why SGLang runs this model on trtllm_mha where the launch names no backend (None: it does not): on SM100
+    (`is_sm100_supported`, capability major 10: not the SM120 cards), a model without MLA — GPT-OSS from v0.5.0rc2
+    (its model override), Nemotron-H by NEMOTRON_H_SM100_ERAS, other linear-attention hybrids never (their own
+    backends), every other MHA model from v0.5.6.post1."""
+    if not SM100.holds(gpu_name) or model.mla is not None:
+        return None
+    if model.state is not None:
+        if model.architecture not in NEMOTRON_H_ARCHS:
+            return None
+        era = era_for(NEMOTRON_H_SM100_ERAS, version).value
+        if era == "trtllm_mha":
+            return "trtllm_mha, Nemotron-H's attention backend on Blackwell"
+        if era != "generic":
+            return None
+    if model.model_type == "gpt_oss" and _since(version, "0.5.0rc2"):
+        return "trtllm_mha, GPT-OSS's default on Blackwell"
+    if _since(version, "0.5.6.post1"):
+        return "trtllm_mha, the default MHA backend on Blackwell"
+    return None
+
+
+def default_mha_page(
+    model: ModelSpec, given: int | None, gpu_name: str | None, version: ResolvedVersion
+) -> tuple[int, str] | None:
+    """(page, why) where SGLang's default trtllm_mha meets a --page-size it does not take: 64; None where it does not
+    apply (no default trtllm_mha, a page it takes, or no --page-size: eras.default_page_size)."""
+    why = default_trtllm_mha(model, gpu_name, version) if given else None
+    live = [rule for rule in PAGE_RULES["trtllm_mha"] if _since(version, rule.since)]
+    if why is None or not live or given in live[-1].takes:
+        return None
+    rule = live[-1]
+    return rule.page, f"{why}, pages by {rule.page} (over --page-size {given}): {rule.source}"
