@@ -18,7 +18,8 @@ QWEN3 = DATA / "calibration/configs/Qwen--Qwen3-0.6B.json"
 
 
 def _stated() -> dict[str, object]:
-    return json.loads(QWEN3.read_text())
+    stated: dict[str, object] = json.loads(QWEN3.read_text())
+    return stated
 
 
 def test_a_config_without_dtype_says_its_16_bit_is_assumed() -> None:

@@ -28,7 +28,7 @@ from kvtop.domain.launch import parse_flags
 )  # fmt: skip
 def test_a_size_above_its_bound_is_said_in_the_unit_typed(engine: str, flag: str, typed: str, said: str) -> None:
     with pytest.raises(InputError) as refused:
-        parse_flags(engine, [flag, typed], strict=True)  # type: ignore[arg-type]
+        parse_flags(engine, [flag, typed], strict=True)
     assert refused.value.field == flag
     assert str(refused.value).endswith(said), str(refused.value)
 

@@ -13,7 +13,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes, checkpoint_half_dtype, unstated_dtype
+from kvtop.domain.architectures.config_dtype import (
+    checkpoint_dtype_bytes,
+    checkpoint_half_dtype,
+    unstated_dtype,
+)
 from kvtop.domain.architectures.coverage import (
     WRAPPERS,
     draft_reason,

@@ -68,7 +68,7 @@ def _command_room(columns: tuple[tuple[str, int], ...], screen_width: int) -> in
 def shown_columns(screen_width: int) -> tuple[tuple[tuple[str, int], ...], int]:
     """The columns drawn at `screen_width` and the command's width: NARROW_DROPS give way in turn while the command
     would get less than MIN_COMMAND_WIDTH (the command never less than 7, its header's width)."""
-    columns = COLUMNS
+    columns: tuple[tuple[str, int], ...] = COLUMNS
     for dropped in NARROW_DROPS:
         if _command_room(columns, screen_width) >= MIN_COMMAND_WIDTH:
             break
