@@ -33,7 +33,8 @@ def test_a_bloom_plan_under_vllm_takes_a_stated_4096_as_it_is(capsys: pytest.Cap
     out = json.loads(capsys.readouterr().out)
     assert out["context_length"] == 4096 and out["kv_bytes_per_token"] == 98_304
     assert out["config_nominal_defaults"] == [NOMINAL]
-    assert out["config_defaults_used"] == ["tie_word_embeddings=True"]  # BloomConfig has that field: the class's
+    # BloomConfig has that field: the class's; the file states no dtype: its 2 B are the engines' 16 bit, assumed
+    assert out["config_defaults_used"] == ["tie_word_embeddings=True", "torch_dtype=bfloat16 (assumed)"]
 
 
 def test_a_bloom_plan_under_sglang_at_4096_is_refused_above_its_2048(capsys: pytest.CaptureFixture[str]) -> None:

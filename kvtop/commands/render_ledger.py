@@ -73,7 +73,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "fits": e.fits, "shortfall_bytes": e.shortfall_bytes, "tokens_per_gib": ledger.tokens_per_gib,
         "steps": [step.model_dump() for step in e.steps], "notes": list(e.notes),
         "not_modelled": list(ledger.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
-        "config_defaults_used": [d.said for d in ledger.model.defaults_used],
+        "config_defaults_used": [d.said for d in (*ledger.model.defaults_used, *ledger.model.assumed_defaults)],
         "config_nominal_defaults": [d.said for d in ledger.model.nominal_defaults],
         "config_format": ledger.model.config_format or None, "read_from": list(ledger.model.read_from),
         "unchecked_class": unchecked_json(ledger.model.unchecked_class),
@@ -275,6 +275,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
             for what in dict.fromkeys(d.what for d in m.defaults_used)
         ),
         *(f"the config leaves out {d.said}" for d in m.nominal_defaults),
+        *(f"the config leaves out {d.said}: {d.what}" for d in m.assumed_defaults),  # a missing dtype: 16 bit
     )
     for note in (*m.reading_notes, *e.notes, *defaulted, *(f"not modelled: {n}" for n in ledger.not_modelled)):
         lines.append(f"note: {note}")

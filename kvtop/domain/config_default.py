@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict
 class DefaultKind(str, Enum):
     CLASS_DEFAULT = "class_default"  # the config class's default: what transformers and the engines read too
     KVTOP_NOMINAL = "kvtop_nominal"  # kvtop's own figure: the config class has no such field
+    # what the engines do with a field the file leaves out, assumed (a missing torch_dtype: served in 16 bit)
+    ENGINE_ASSUMED = "engine_assumed"
 
 
 class ConfigDefault(BaseModel):
@@ -30,8 +32,11 @@ class ConfigDefault(BaseModel):
 
     @property
     def said(self) -> str:
-        """`field=value` for a class default; with what it is for kvtop's own figure (no class says it)."""
+        """`field=value` for a class default, '(assumed)' after it for the engines' handling kvtop assumes (its
+        reason in `what`, which the notes print); with what it is for kvtop's own figure (no class says it)."""
         stated = f"{self.field}={self.value}"
+        if self.kind is DefaultKind.ENGINE_ASSUMED:
+            return f"{stated} (assumed)"
         return stated if self.kind is DefaultKind.CLASS_DEFAULT else f"{stated}: {self.what}"
 
 

@@ -41,7 +41,8 @@ from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
 from kvtop.domain.launch_vocabulary import written_flags as written_flags
 from kvtop.domain.load_casts import LoadCasts
 from kvtop.domain.redact import redact_argv
-from kvtop.domain.units_parse import written_size
+from kvtop.domain.units_parse import written_size, written_unit
+from kvtop.domain.wording import figure
 
 # the `X as X` names above are re-exported: the engine packages and the commands take them from here
 
@@ -282,10 +283,27 @@ def model_args(engine: EngineId, model: str) -> list[str]:
     return [model] if flag is None else [flag, model]
 
 
-def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mapping[str, str]) -> None:
+#: The bounded counts that are sizes in bytes: their bounds are said in the unit typed ('1 TiB'), never a bare count.
+SIZE_COUNTS = frozenset({"kv_cache_memory_bytes", "max_gpu_total_bytes"})
+
+
+def _size(num_bytes: int, written: str | None) -> str:
+    """`num_bytes` in the unit `written` was typed in ('1 TiB', '1,000 TiB', '1,099.51 GB'), in bytes ('1,024 B')
+    where it was typed as a byte count (or an engine's own suffix kvtop does not spell)."""
+    unit = written_unit(written) if written is not None else None
+    if unit is None:
+        return f"{num_bytes:,} B"
+    name, scale = unit
+    return f"{figure(num_bytes / scale, 0 if num_bytes % scale == 0 else 2)} {name}"
+
+
+def check_values(
+    engine: EngineId, values: Mapping[str, object], spelled: Mapping[str, str], written: Mapping[str, str] | None = None
+) -> None:
     """Raise InputError naming the flag when a count or fraction is outside what the engine accepts.
 
-    `spelled` maps a field to the spelling the user typed; otherwise the engine's own spelling is named.
+    `spelled` maps a field to the spelling the user typed; otherwise the engine's own spelling is named. `written`
+    maps a size to the text typed ('1000TiB'): its bounds are said in that unit.
     """
     flags = engine_flags(engine)
     for field in POSITIVE_COUNTS:
@@ -295,6 +313,9 @@ def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mappin
         flag = spelled.get(field) or spelling_of(engine, field)
         flags.refuse(field, value, flag)
         limit = MAX_PARALLEL if field in ("tp", "pp", "dp", "ep", "dcp") else MAX_COUNT
+        if value > limit and field in SIZE_COUNTS:
+            typed = (written or {}).get(field)
+            raise InputError(f"must be at most {_size(limit, typed)} (got {_size(value, typed)})", field=flag)
         if value > limit:
             raise InputError(f"must be at most {limit:,} (got {value:,})", field=flag)
         if value >= 1:
@@ -413,6 +434,7 @@ def parse_flags(
     extra: dict[str, str | bool] = {}
     unknown: list[str] = []  # flags neither the engine's nor kvtop's: kept in `flags`, named as ignored
     spelled: dict[str, str] = {}  # field -> the spelling the user typed, for error messages
+    written: dict[str, str] = {}  # field -> the text typed for it, a size's bounds said in its unit
     # the release typed beside them (the last one wins, as in `values`): the engine's reading of a count may take it
     stated = [str(raw) for typed, raw in pairs if _field_of(engine, flags.as_parsed(typed)) == "engine_version"]
     for typed, raw in pairs:
@@ -467,6 +489,8 @@ def parse_flags(
                              "give it once", field=typed)  # fmt: skip
         values[field] = value
         spelled[field] = typed
+        if isinstance(raw, str):
+            written[field] = raw
     if strict and positionals:
         # quoted as the redactor shows the line: a word left over after a secret flag may be a second key (SGLang's
         # one-valued `--api-key k1 k2`), not a positional to echo
@@ -474,7 +498,7 @@ def parse_flags(
         raise InputError(f"unexpected argument {shown[:80]!r}", field="command line")
     if model is not None and "model" not in values:
         values["model"] = model
-    check_values(engine, values, spelled)
+    check_values(engine, values, spelled, written)
     check_kv_dtype(engine, values.get("kv_cache_dtype"), spelled.get("kv_cache_dtype"))
     values["flags"] = extra
     values["unknown_flags"] = tuple(unknown)

@@ -251,6 +251,12 @@ class ModelSpec(FreshCopyModel):
         return tuple(d for d in self.config_defaults if d.kind is DefaultKind.CLASS_DEFAULT)
 
     @property
+    def assumed_defaults(self) -> tuple[ConfigDefault, ...]:
+        """The fields the file left out whose handling by the engines kvtop assumes (a missing torch_dtype: served
+        in 16 bit), said beside the class defaults (`config_defaults_used`) and in the notes."""
+        return tuple(d for d in self.config_defaults if d.kind is DefaultKind.ENGINE_ASSUMED)
+
+    @property
     def nominal_defaults(self) -> tuple[ConfigDefault, ...]:
         """The fields the file left out that kvtop fills with a figure of its own (the class has no such field)."""
         return tuple(d for d in self.config_defaults if d.kind is DefaultKind.KVTOP_NOMINAL)

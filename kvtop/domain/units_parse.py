@@ -23,3 +23,14 @@ def written_size(text: str) -> int | None:
         return None
     base = 1024 if written.group(3) else 1000
     return int(float(written.group(1)) * base ** _POWER[written.group(2).upper()])
+
+
+def written_unit(text: str) -> tuple[str, int] | None:
+    """The unit a size was written in and its bytes ('1000TiB': ('TiB', 2^40); '20gb': ('GB', 10^9)), or None where
+    `text` is no size written with its unit: a refusal then says its bounds in the unit the operator typed."""
+    raw = text.strip()
+    written = _WRITTEN.fullmatch(raw) if len(raw) <= _LONGEST else None
+    if written is None:
+        return None
+    prefix, binary = written.group(2).upper(), bool(written.group(3))
+    return f"{prefix}{'i' if binary else ''}B", (1024 if binary else 1000) ** _POWER[prefix]

@@ -38,10 +38,15 @@ def test_blooms_positions_are_kvtops_nominal_figure_and_its_tie_a_class_default(
     `return 2048`), said as kvtop's nominal figure as Falcon-Mamba's is, never as a class default."""
     model = _model("families/bigscience--bloom-560m.json")
     read = tuple((d.field, d.value, d.kind) for d in model.config_defaults)
-    assert read == (("max_position_embeddings", 2048, NOMINAL), ("tie_word_embeddings", True, CLASS))
+    # nor does it state a dtype: served in 16 bit, said as assumed (test_config_unstated_dtype.py)
+    assert read == (
+        ("max_position_embeddings", 2048, NOMINAL), ("tie_word_embeddings", True, CLASS),
+        ("torch_dtype", "bfloat16", DefaultKind.ENGINE_ASSUMED),
+    )  # fmt: skip
     assert type(read[0][1]) is int and read[1][1] is True  # a number and a flag, not their words
     assert model.positions_nominal and model.max_position_embeddings == 2048
     assert [d.said for d in model.defaults_used] == ["tie_word_embeddings=True"]
+    assert [d.said for d in model.assumed_defaults] == ["torch_dtype=bfloat16 (assumed)"]
     assert model.defaults_used[0].what == "BloomConfig's class default"
     assert [d.said for d in model.nominal_defaults] == [
         "max_position_embeddings=2048: vLLM's and SGLang's context where a config names no position field "

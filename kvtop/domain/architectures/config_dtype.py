@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from kvtop.domain.config_default import ConfigDefault, DefaultKind
 from kvtop.domain.config_schema import OuterConfig, TextConfig
 from kvtop.domain.errors import InputError
 
@@ -49,6 +50,22 @@ def checkpoint_half_dtype(outer: OuterConfig, text: TextConfig, prefix: str) -> 
 
 
 HALF_NAMES = ("float16", "fp16", "half")
+#: Why a config that states no dtype is sized at 2 B per parameter: vLLM's `_get_and_verify_dtype` reads a missing
+#: torch_dtype as float32 ("config.torch_dtype can be None" → torch.float32), and `--dtype auto` serves float32 in
+#: 16 bit (early releases float16, "following the common practice"; vLLM 0.33.0 config/model.py `_resolve_auto_dtype`
+#: the platform's bfloat16); SGLang's copy of that function (configs/model_config.py) downcasts float32 to float16.
+#: Either 16-bit kind holds 2 B per parameter: the bytes kvtop plans, which kind the release picks assumed.
+UNSTATED_DTYPE_WHY = (
+    "vLLM and SGLang read a missing dtype as float32 and --dtype auto serves that in 16 bit "
+    "(vLLM bfloat16 on CUDA, SGLang float16): 2 B per parameter"
+)
+
+
+def unstated_dtype(outer: OuterConfig, text: TextConfig, prefix: str) -> ConfigDefault | None:
+    """The assumption a config that states no dtype is planned under (None where it states one)."""
+    if any(v is not None for v in (outer.torch_dtype, outer.dtype, text.torch_dtype, text.dtype)):
+        return None
+    return ConfigDefault(field="torch_dtype", value="bfloat16", what=UNSTATED_DTYPE_WHY, kind=DefaultKind.ENGINE_ASSUMED)
 
 
 def checkpoint_dtype_bytes(outer: OuterConfig, text: TextConfig, prefix: str, source: str) -> int:

@@ -13,7 +13,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes, checkpoint_half_dtype
+from kvtop.domain.architectures.config_dtype import (
+    checkpoint_dtype_bytes,
+    checkpoint_half_dtype,
+    unstated_dtype,
+)
 from kvtop.domain.architectures.coverage import (
     WRAPPERS,
     draft_reason,
@@ -149,6 +153,8 @@ def read_config(
         "audio_tower": isinstance(config.get("audio_config"), dict),
         "read_from": (named_words,) if named_words else (),
         "half_dtype": checkpoint_half_dtype(outer, text, prefix),
+        # a config that states no dtype: planned in 16 bit, said as assumed (`config_defaults_used`, the notes)
+        "config_defaults": spec.config_defaults + tuple(d for d in (unstated_dtype(outer, text, prefix),) if d),
     }  # fmt: skip
     update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
     if family is None and outer.architectures and entry.config_class != GENERIC_CLASS:

@@ -56,7 +56,7 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.model_notes import model_notes_text
 from kvtop.ui.widgets.node_header import NodeHeader
-from kvtop.ui.widgets.plan_result import outcome_table
+from kvtop.ui.widgets.plan_result import NO_REQUESTS, outcome_table
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
@@ -337,7 +337,8 @@ class PlannerScreen(NodeScreen):
         defaults = {
             "memory_fraction": f"auto: {after.engine.memory_fraction:.3f}" if shares else "no share",
             "page_size": f"auto: {after.engine.page_size}", "context_length": f"auto: {after.context_length}",
-            "max_running_requests": f"auto: {after.engine.max_running_requests}",
+            # a launch that does not fit runs none: named, never 'auto: 0' (SGLang's figure follows its empty pool)
+            "max_running_requests": f"auto: {after.engine.max_running_requests if after.engine.fits else NO_REQUESTS}",
             # blank: the latest release's rules (`--engine-version` unset), as the engine names one ('latest build')
             "engine_version": f"latest {release_names(after.settings.engine).noun}",
         }  # fmt: skip

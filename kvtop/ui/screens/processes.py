@@ -49,17 +49,36 @@ from kvtop.units import fmt_gib
 #: Columns and their widths; the command takes what the screen has left (the detail line shows it whole).
 #: A tagged process's GPU cell starts with TAG_MARK ('● 3') and its row is bold.
 COLUMNS = (("GPU", 4), ("pid", 7), ("user", 6), ("role", 13), ("engine / rank", 16), ("GiB", 6), ("age", 6))
+#: The columns that give way, first to last, where the command would get less than MIN_COMMAND_WIDTH (80 columns:
+#: the header read 'comman' over 'sglan…'); the detail line then says the selected row's hidden cells.
+NARROW_DROPS = ("age", "user")
 TAG_MARK = "●"
 CELL_PADDING = 2  # DataTable's default: a cell each side
-MIN_COMMAND_WIDTH = 6
+MIN_COMMAND_WIDTH = 16
+#: Below this width the footer is compact (one cell less per key): its eight keys fit 80 columns.
+COMPACT_FOOTER_BELOW = 100
+SIGNAL_KEYS = Binding.Group("Signal")
+
+
+def _command_room(columns: tuple[tuple[str, int], ...], screen_width: int) -> int:
+    """What the command column gets beside `columns` (+ its padding, the scrollbar)."""
+    return screen_width - (sum(width + CELL_PADDING for _, width in columns) + CELL_PADDING + 1)
+
+
+def shown_columns(screen_width: int) -> tuple[tuple[tuple[str, int], ...], int]:
+    """The columns drawn at `screen_width` and the command's width: NARROW_DROPS give way in turn while the command
+    would get less than MIN_COMMAND_WIDTH (the command never less than 7, its header's width)."""
+    columns: tuple[tuple[str, int], ...] = COLUMNS
+    for dropped in NARROW_DROPS:
+        if _command_room(columns, screen_width) >= MIN_COMMAND_WIDTH:
+            break
+        columns = tuple(column for column in columns if column[0] != dropped)
+    return columns, max(len("command"), _command_room(columns, screen_width))
 
 
 def command_width(screen_width: int) -> int:
-    """What the command column gets at `screen_width` (at least MIN_COMMAND_WIDTH)."""
-    taken = (
-        sum(width + CELL_PADDING for _, width in COLUMNS) + CELL_PADDING + 1
-    )  # + its padding, the scrollbar
-    return max(MIN_COMMAND_WIDTH, screen_width - taken)
+    """What the command column gets at `screen_width`."""
+    return shown_columns(screen_width)[1]
 
 
 class SignalRequested(Message):
@@ -77,11 +96,12 @@ class ProcessScreen(NodeScreen):
         Binding("escape", "back", "Back"),
         Binding("s", "sort", "Sort"),
         Binding("slash", "filter", "Filter"),
-        Binding("a", "scope", "All GPUs / one"),
+        Binding("a", "scope", "GPU scope"),  # every GPU / the one opened for (the title says which `a` goes to)
         Binding("space", "tag", "Tag"),
-        Binding("T", "signal('TERMINATE')", "Terminate"),
-        Binding("K", "signal('KILL')", "Kill"),
-        Binding("I", "signal('INTERRUPT')", "Interrupt"),
+        # one footer entry 'T K I Signal' (each key's name its tooltip, the title line spells them): eight keys in 80
+        Binding("T", "signal('TERMINATE')", "Terminate", tooltip="Terminate (SIGTERM)", group=SIGNAL_KEYS),
+        Binding("K", "signal('KILL')", "Kill", tooltip="Kill (SIGKILL)", group=SIGNAL_KEYS),
+        Binding("I", "signal('INTERRUPT')", "Interrupt", tooltip="Interrupt (SIGINT)", group=SIGNAL_KEYS),
     ]
 
     def __init__(
@@ -107,7 +127,7 @@ class ProcessScreen(NodeScreen):
         self._wanted_pid = select_pid  # the pid to select once the rows are in
         self._rows: tuple[ProcessRow, ...] = ()
         self._drawn_tags: tuple[int, ...] = ()
-        self._command_width = 0  # the command column's width the table was built with
+        self._columns: tuple[tuple[tuple[str, int], ...], int] = ((), 0)  # the columns the table was built with
 
     def compose(self) -> ComposeResult:
         yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(
@@ -172,28 +192,30 @@ class ProcessScreen(NodeScreen):
         elif selected is not None:
             keep = (selected.gpu, selected.pid)
         ordered = sorted_rows(rows, PROCESS_SORTS[self.sort_index])
-        width = command_width(self.size.width)
-        if width != self._command_width:
-            self._command_width, self._rows = width, ()
+        columns, width = shown_columns(self.size.width)
+        self.query_one(Footer).compact = self.size.width < COMPACT_FOOTER_BELOW
+        if (columns, width) != self._columns:
+            self._columns, self._rows = (columns, width), ()
             table.clear(columns=True)
-            for label, column in (*COLUMNS, ("command", width)):
+            for label, column in (*columns, ("command", width)):
                 table.add_column(label, key=label, width=column)
         tags = tuple(sorted(self.tagged))
         if (ordered, tags) != (self._rows, self._drawn_tags):
             self._rows, self._drawn_tags = ordered, tags
             table.clear()
+            drawn = {label for label, _ in columns}
             for row in ordered:
                 used = "?" if row.used_bytes is None else fmt_gib(row.used_bytes).removesuffix(" GiB")
-                cells = (
-                    f"{TAG_MARK} {row.gpu}" if row.pid in self.tagged else f"  {row.gpu}",
-                    str(row.pid),
-                    cut(row.user, 6),
-                    row.role_name,
-                    cut(row.engine, 16),
-                    used,
-                    age_text(row.age_s),
-                    cut(row.command, width),
-                )
+                every = {
+                    "GPU": f"{TAG_MARK} {row.gpu}" if row.pid in self.tagged else f"  {row.gpu}",
+                    "pid": str(row.pid),
+                    "user": cut(row.user, 6),
+                    "role": row.role_name,
+                    "engine / rank": cut(row.engine, 16),
+                    "GiB": used,
+                    "age": age_text(row.age_s),
+                }
+                cells = (*(cell for label, cell in every.items() if label in drawn), cut(row.command, width))
                 style = "bold" if row.pid in self.tagged else ""
                 table.add_row(*(Text(cell, style=style) for cell in cells), key=f"{row.gpu}:{row.pid}")  # never markup
         if keep:
@@ -250,14 +272,24 @@ class ProcessScreen(NodeScreen):
             detail.update(Content.styled(f"no process {where}{matching} in the current snapshot", "$text-muted"))
             return
         unnamed = row.process.unidentified_reason()
+        hidden = self._hidden_cells(row)
         if unnamed is None or not self.can_signal:
-            detail.update(Content.assemble(("command ", "bold"), row.command))
+            detail.update(Content.assemble(*hidden, ("command ", "bold"), row.command))
             return
         detail.update(
             Content.assemble(
-                ("command ", "bold"), row.command, "\n", ("no signals ", "bold $warning"), (unnamed, "$text-muted")
+                *hidden, ("command ", "bold"), row.command, "\n", ("no signals ", "bold $warning"), (unnamed, "$text-muted")
             )
         )
+
+    def _hidden_cells(self, row: ProcessRow) -> tuple[tuple[str, str] | str, ...]:
+        """The selected row's cells of the columns a narrow screen gave way ('user bob · age 3m · '), in column order."""
+        drawn = {label for label, _ in self._columns[0]}
+        values = {"user": row.user, "age": age_text(row.age_s)}
+        return tuple(
+            part for label, _ in COLUMNS if label in values and label not in drawn
+            for part in ((f"{label} ", "bold"), f"{values[label]} · ")
+        )  # fmt: skip
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self) -> None:

@@ -32,7 +32,7 @@ from textual.style import Style
 from kvtop.ui.filter_words import FilterError
 from kvtop.ui.gpu_filter import GpuFilter, parse_filter
 from kvtop.ui.widgets.row_painter import RowPainter
-from kvtop.ui.widgets.row_parts import GpuRowData, Line, render_row
+from kvtop.ui.widgets.row_parts import STATE_CELL_MEANS, GpuRowData, Line, render_row
 from kvtop.ui.widgets.row_strips import StyleBook
 
 FINDING_TONES = ("error", "warning", "info")
@@ -96,6 +96,7 @@ class GpuList(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.tooltip = STATE_CELL_MEANS  # what a row's '−122k tok' answers, beside the ▶ answer's one cause
         self._painters: dict[int, RowPainter] = {}  # by GPU index, in the snapshot's order
         self._shown: tuple[int, ...] = ()  # the GPUs the filter lets through, in order
         self._order: tuple[int, ...] | None = None  # GPU indices in the order to list them (None: as given)

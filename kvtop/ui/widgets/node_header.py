@@ -93,6 +93,13 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
 
 
 _ANSWER_STYLES = {Severity.CRITICAL: "bold $error", Severity.WARNING: "bold $warning"}
+#: What the ▶ answer's token figure answers, beside the GPU rows' state cell that answers another question (the
+#: foreign-GPU demo: 'loses 128,660 tokens to pid 4242' over rows reading '−122k tok'); its hover text.
+ANSWER_MEANS = (
+    "▶ the tokens the cause it names costs each rank, alone: kvtop's plan with it against the same plan without "
+    "it. A GPU row's '−122k tok' answers another question: the rank's tokens now against its clean prediction, "
+    "every cause and kvtop's own miss together (the finding's 'tokens per rank' line adds them up)."
+)
 
 
 def answer_line(state: NodeState, width: int | None = None) -> Content:
@@ -174,6 +181,8 @@ class NodeHeader(Widget):
         if inputs == self._inputs:
             return  # what the header reads is the same, and its freshness reads the same
         self._inputs = inputs
+        found = incident(state.snapshot, state.findings) if self._engines and state and state.snapshot else None
+        self.tooltip = ANSWER_MEANS if found is not None and found.severity is not None else None
         content = self.header_content()
         drawn = (content.plain, tuple(content.spans))
         if drawn != self._shown:

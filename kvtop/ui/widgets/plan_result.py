@@ -38,10 +38,20 @@ def _state_requests(ledger: Ledger) -> str:
     return fmt_tokens(capacity.requests) if capacity is not None else "—"
 
 
+#: The requests a launch that does not fit runs: none, named (its engine figure, e.g. SGLang's pool-derived 0, is no
+#: choice the engine makes: the engine does not start), read from the domain's `EngineResult.fits`.
+NO_REQUESTS = "— (does not fit)"
+
+
+def running_requests(ledger: Ledger) -> str:
+    """The engine's max running requests, or `NO_REQUESTS` where the launch does not fit."""
+    return f"{ledger.engine.max_running_requests:,}" if ledger.engine.fits else NO_REQUESTS
+
+
 _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
     ("tokens per rank", _tokens),
     ("state requests", _state_requests),
-    ("max running reqs", lambda ledger: fmt_tokens(ledger.engine.max_running_requests)),
+    ("max running reqs", running_requests),
     ("concurrency @ctx", _concurrency),
     ("context length", lambda ledger: fmt_tokens(ledger.context_length)),
     ("KV B/token/rank", lambda ledger: _cell(ledger)),
