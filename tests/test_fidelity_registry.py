@@ -16,6 +16,9 @@ from benchmarks.engine_diff.registry_configs import REGISTRY_DATA, planned_class
 from benchmarks.engine_diff.registry_render import DOC, SWEPT, VERSIONS, render
 from benchmarks.engine_diff.registry_sweep import TPS, load_rows
 
+# the tests reading `rendered` (kvtop's side of every registry row, ≈ 80 s of a loaded core) run on one xdist worker
+# under `--dist loadgroup` (.ci/run), so the module fixture renders once per run, not once on each worker
+ONE_RENDER = pytest.mark.xdist_group("fidelity-registry-render")
 REGENERATE = "rerun `python benchmarks/engine_diff/registry_render.py` and commit docs/fidelity_registry.md"
 
 
@@ -24,6 +27,7 @@ def rendered() -> str:
     return render()
 
 
+@ONE_RENDER
 def test_the_doc_is_what_this_kvtop_says(rendered: str) -> None:
     assert DOC.read_text() == rendered, REGENERATE
 
@@ -37,6 +41,7 @@ def test_every_real_config_was_built_by_each_engine_at_tp_1_and_2() -> None:
         assert not missing, f"{engine}: {len(missing)} missing, e.g. {missing[:3]}; rerun registry_sweep.py --set real"
 
 
+@ONE_RENDER
 def test_every_registered_class_has_a_row(rendered: str) -> None:
     for engine in SWEPT:
         for name, _, _ in planned_classes(engine):
@@ -71,6 +76,7 @@ def test_checkpoint_heads_name_real_configs_with_their_evidence() -> None:
         assert head["tensor"].endswith("lm_head.weight") and head["source"], name
 
 
+@ONE_RENDER
 def test_a_generic_class_read_through_an_entry_says_which(rendered: str) -> None:
     """HfMoondream has no entry of its own, but its judged config (configs/HfMoondream.json, composed from vLLM 0.33.0's
     Moondream3Config, which registry.py:549 serves the class with) states model_type "moondream3": the plan reads it

@@ -4,7 +4,8 @@
 This is the one GiB formatter, for the domain's sentences and the views alike (kvtop/units.py's fmt_gib calls
 `gib`): GiB (2**30 bytes), two decimals, a thousands comma, a typographic minus, the unit always stated (`gib`,
 `gib_range`, `gib_about`); a size echoed back as an engine's flag value is written in the flag's own unit
-(`gib_setting`).
+(`gib_setting`). A figure an engine or a driver sizes in MiB (a workspace, a page, a staging buffer, a log's KV
+buffer) is written by `mib`, the same figure in MiB (2**20 bytes).
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ def gib(num_bytes: int | float, digits: int = 2) -> str:
     """'6.00 GiB' ('1,024.00 GiB', '−0.09 GiB'; `digits` decimals only where two hide what a figure says: a pool's
     bounds)."""
     return f"{figure(num_bytes / GIB, digits)} GiB"
+
+
+def mib(num_bytes: int | float, digits: int = 0) -> str:
+    """'512 MiB', '1,124 MiB', '1,024.00 MiB': a byte figure in MiB (2**20 B), whole MiB unless `digits` (two where
+    a llama.cpp log's own '%.2f MiB' is said back), the thousands comma and the minus `figure` writes."""
+    return f"{figure(num_bytes / MIB, digits)} MiB"
 
 
 def gib_range(low: int | float, high: int | float, digits: int = 2) -> str:

@@ -26,6 +26,8 @@ from typing import Any
 
 import httpx
 
+from kvtop.domain.wording import mib
+
 #: No answer kvtop reads (a /metrics page, a server-info JSON, a Prometheus vector) comes near this.
 DEFAULT_MAX_BYTES = 64 << 20
 
@@ -61,7 +63,7 @@ class AnswerTooLarge(Exception):
     """The answer, inflated, is larger than the cap."""
 
     def __init__(self, max_bytes: int) -> None:
-        super().__init__(f"the answer is larger than {max_bytes >> 20} MiB (inflated)")
+        super().__init__(f"the answer is larger than {mib(max_bytes)} (inflated)")
         self.max_bytes = max_bytes
 
 

@@ -26,6 +26,7 @@ from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.observe import EndpointState, EngineLive, EngineLiveRank, NodeObservation
 from kvtop.domain.placement import span_of
 from kvtop.domain.terminal import cut, safe_line
+from kvtop.domain.wording import mib
 from kvtop.sources.bounded_http import (
     AnswerTooLarge,
     Deadline,
@@ -168,7 +169,7 @@ def get(http: httpx.Client, url: str, timeout_s: float) -> Page:
         raise EndpointFailure(EndpointState.TIMEOUT, f"{url}: {why}") from None
     except AnswerTooLarge:
         raise EndpointFailure(
-            EndpointState.BAD_PAYLOAD, f"{url} answered more than {MAX_PAGE_BYTES >> 20} MiB: not a page kvtop reads"
+            EndpointState.BAD_PAYLOAD, f"{url} answered more than {mib(MAX_PAGE_BYTES)}: not a page kvtop reads"
         ) from None
     except UnreadableEncoding as error:
         raise EndpointFailure(EndpointState.BAD_PAYLOAD, f"{url}: {error}") from None

@@ -86,14 +86,18 @@ NUMBER_TEXT = st.sampled_from(
 ) | NUMBERS.map(str)
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out: list[tuple[Any, ...]] = []
+def _paths(node: Any, prefix: tuple[Any, ...] = (), out: list[tuple[Any, ...]] | None = None) -> list[tuple[Any, ...]]:
+    """Every place in `node`, depth first (a parent before its children), into one list: a config has thousands, and
+    each mutation walks them (no list copied per level, no call per scalar)."""
+    out = [] if out is None else out
     items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
     for key, child in items:
         if isinstance(node, list) and key > 3:
             break  # a list's first items stand for the rest (exclusion lists run to thousands)
-        out.append((*prefix, key))
-        out.extend(_paths(child, (*prefix, key)))
+        path = (*prefix, key)
+        out.append(path)
+        if isinstance(child, (dict, list)):
+            _paths(child, path, out)
     return out
 
 
@@ -109,7 +113,8 @@ def mutate_document(draw: st.DrawFn, doc: Any, read_keys: Collection[str] = ()) 
 
     Half the time a key in `read_keys` (the fields the reader reads) is chosen where there is one."""
     paths = _paths(doc)
-    read = [p for p in paths if isinstance(p[-1], str) and p[-1] in read_keys]
+    keys = frozenset(read_keys)  # a reader's hundreds of keys: looked up by hash for each of the thousands of paths
+    read = [p for p in paths if isinstance(p[-1], str) and p[-1] in keys]
     if not paths:
         return draw(VALUES), "replaced the whole document"
     path = draw(st.sampled_from(read)) if read and draw(st.booleans()) else draw(st.sampled_from(paths))

@@ -44,9 +44,14 @@ def prometheus_binary() -> str | None:
 
 
 PROMETHEUS = prometheus_binary()
-pytestmark = pytest.mark.skipif(
-    PROMETHEUS is None, reason="no prometheus binary: run `bash .ci/prometheus` (unpacks Debian's package into a cache)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        PROMETHEUS is None, reason="no prometheus binary: run `bash .ci/prometheus` (unpacks Debian's package into a cache)"
+    ),
+    # one xdist worker under `--dist loadgroup` (.ci/run): the module's Prometheus server and exporters start once per
+    # run (the slowest-80 list had `cluster` set up on both workers, 21.75 s + 21.56 s)
+    pytest.mark.xdist_group("prometheus-server"),
+]
 MIB = 1 << 20
 WAIT_S = 30.0
 SCENARIOS = {"node-a": "llama70b-tp8-sglang", "node-b": "llama70b-tp8-foreign-gpu3"}

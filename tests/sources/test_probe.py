@@ -90,6 +90,11 @@ class TorchRuns:
     limit_hit: tuple[int, str, str]
 
 
+# the tests reading `torch_runs` run on one xdist worker under `--dist loadgroup` (.ci/run): the three torch runs are
+# started once per run, not once on each worker (the slowest-80 list had the fixture set up on both, 21 s + 19 s)
+ONE_TORCH_RUN = pytest.mark.xdist_group("probe-torch-runs")
+
+
 @pytest.fixture(scope="module")
 def torch_runs(needs_torch: None) -> TorchRuns:
     """The runs that really allocate, started side by side (each pays for importing torch)."""
@@ -108,6 +113,7 @@ def test_qwen_buffers_predict_57344_bytes_per_token() -> None:
     assert sum(buffer.bytes_per_token for buffer in QWEN) == 57_344
 
 
+@ONE_TORCH_RUN
 def test_target_met_measures_the_predicted_bytes_and_releases(torch_runs: TorchRuns) -> None:
     result = torch_runs.target
     assert result.outcome is ProbeOutcome.OK, result.message
@@ -121,6 +127,7 @@ def test_target_met_measures_the_predicted_bytes_and_releases(torch_runs: TorchR
     assert _pid_gone(result.worker_pid or 0)
 
 
+@ONE_TORCH_RUN
 def test_fill_stays_inside_the_budget_and_gets_close(torch_runs: TorchRuns) -> None:
     result = torch_runs.fill
     usable_tokens = (768 * MIB) // 57_344  # 14,043
@@ -131,6 +138,7 @@ def test_fill_stays_inside_the_budget_and_gets_close(torch_runs: TorchRuns) -> N
     assert result.released
 
 
+@ONE_TORCH_RUN
 def test_limit_hit_is_target_not_met_exit_1_with_the_json_contract(torch_runs: TorchRuns) -> None:
     code, out, _ = torch_runs.limit_hit
     data = json.loads(out)
@@ -151,6 +159,7 @@ def test_limit_hit_is_target_not_met_exit_1_with_the_json_contract(torch_runs: T
     assert data["device"] == "cpu" and data["released"] is True
 
 
+@ONE_TORCH_RUN
 def test_human_output_states_measured_predicted_and_release(torch_runs: TorchRuns) -> None:
     result = torch_runs.target
     text = render_probe_result(result)

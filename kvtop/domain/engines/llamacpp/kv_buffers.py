@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.engines.llamacpp.flags import NO_KV_OFFLOAD_FLAGS, flag_on
-from kvtop.domain.engines.llamacpp.log_records import MIB_BYTES, KvBuffer, KvCacheSummary
+from kvtop.domain.engines.llamacpp.log_records import KvBuffer, KvCacheSummary
 from kvtop.domain.engines.llamacpp.placement import KvPlacement, host_bytes, logged, planned
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.wording import mib
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,12 @@ class KvBufferCheck:
         return self.host_low <= self.predicted_host <= self.host_high
 
     def note(self) -> str:
-        printed = ", ".join(f"{device} {value / MIB_BYTES:,.2f} MiB" for device, value in self.devices)
+        printed = ", ".join(f"{device} {mib(value, 2)}" for device, value in self.devices)
         host = (self.host_low + self.host_high) // 2
         rule = self.placement.why or "every layer's KV on the GPU"
-        said = (f"KV buffers in the log: {printed}; in host memory {host / MIB_BYTES:,.2f} MiB, the rule "
-                f"({rule}) gives {self.predicted_host / MIB_BYTES:,.2f} MiB on the host and "
-                f"{(self.predicted_total - self.predicted_host) / MIB_BYTES:,.2f} MiB on the GPU")  # fmt: skip
+        said = (f"KV buffers in the log: {printed}; in host memory {mib(host, 2)}, the rule "
+                f"({rule}) gives {mib(self.predicted_host, 2)} on the host and "
+                f"{mib(self.predicted_total - self.predicted_host, 2)} on the GPU")  # fmt: skip
         if self.agrees:
             return f"{said}: they agree"
         if self.predicted_host == 0:

@@ -17,14 +17,13 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engine_log_records import GIB_BYTES, Measured, RankLog
 from kvtop.domain.rounding import ceil_div
-
-MIB_BYTES = 1 << 20
+from kvtop.domain.wording import MIB
 
 
 def mib_figure(text: str) -> Measured:
     """A `%7.2f` MiB figure as bytes and the bytes that print the same text."""
     gib = Measured.from_text(text, unit="MiB")
-    scale = GIB_BYTES // MIB_BYTES
+    scale = GIB_BYTES // MIB
     return Measured(value_bytes=gib.value_bytes // scale, low_bytes=gib.low_bytes // scale,
                     high_bytes=ceil_div(gib.high_bytes, scale), decimals=gib.decimals, text=text, unit="MiB")  # fmt: skip
 
@@ -67,7 +66,7 @@ class KvBuffer(BaseModel):
 def whole_mib(text: str) -> Measured:
     """A `%zu` MiB figure (bytes / 1024 / 1024, floored) as bytes: the printed MiB, up to one MiB short."""
     mib = int(text)
-    return Measured(value_bytes=mib * MIB_BYTES, low_bytes=mib * MIB_BYTES, high_bytes=(mib + 1) * MIB_BYTES - 1,
+    return Measured(value_bytes=mib * MIB, low_bytes=mib * MIB, high_bytes=(mib + 1) * MIB - 1,
                     decimals=0, text=text, unit="MiB")  # fmt: skip
 
 

@@ -34,6 +34,7 @@ from kvtop.domain.gpus import SM90_AND_NEWER
 from kvtop.domain.kv import KvBook
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import round_up
+from kvtop.domain.wording import mib
 
 DEFAULT_RATIO = 0.8  # PytorchEngineConfig.cache_max_entry_count
 FIXED_SHARE = 0.7  # v0.2.0 – v0.2.3: gpu_mem_percent
@@ -183,7 +184,7 @@ def _runtime(
     asked = s.max_prefill_tokens or pytorch_prefill(inputs.version).value
     workspace = score_workspace(inputs.model, inputs.version)
     if workspace is not None:
-        notes.append(f"runtime reserve holds the DSA prefill score workspace, {workspace.value >> 20} MiB "
+        notes.append(f"runtime reserve holds the DSA prefill score workspace, {mib(workspace.value)} "
                      f"(the default; 'Reserve … MiB for DSA prefill score workspace'): {workspace.source}")
     extra = workspace.value if workspace is not None else 0
     prefill, runtime = asked, 0

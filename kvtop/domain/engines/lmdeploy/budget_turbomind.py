@@ -39,7 +39,7 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import MIB, mib
 
 RATIO_FLAG = "--cache-max-entry-count"
 # v0.1.0 – v0.2.1's share is of CUDA's total in bytes (TURBOMIND_SHARE_ERAS); read in both tags' source
@@ -210,7 +210,7 @@ def _page_step(inputs: EngineInputs, steps: list[BudgetStep], notes: list[str]) 
         return 0
     if pages:
         steps.append(BudgetStep(label="− weight tensors rounded up to whole device pages (one cudaMalloc each)",
-                                bytes=-pages, note=f"{era.source}; the page assumed {PAGE_BYTES >> 20} MiB (the "
+                                bytes=-pages, note=f"{era.source}; the page assumed {mib(PAGE_BYTES)} (the "
                                                    "driver's large page, not printed): an estimate"))  # fmt: skip
     return pages
 
@@ -267,14 +267,14 @@ def _blocks(
         era = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version)
         layers = layer_staging_bytes(inputs.model, s, inputs.version, inputs.layout.tp)
         leftover = staging_leftover_bytes(inputs.model, s, inputs.version, inputs.layout.tp)
-        head = (f"the LM head's rank slice × {era.value} ({(staged - layers) / MIB:,.0f} MiB): {era.source}"
+        head = (f"the LM head's rank slice × {era.value} ({mib(staged - layers)}): {era.source}"
                 if staged > layers else "the LM head's slice fits the layers' freed segments")  # fmt: skip
         mlp = (f"one layer's MLP: 3 matrices read whole, their 3 zero-pad clones and one rank slice made contiguous "
-               f"({layers / MIB:,.0f} MiB: {era_for(TURBOMIND_LAYER_STAGING_ERAS, inputs.version).source})"
+               f"({mib(layers)}: {era_for(TURBOMIND_LAYER_STAGING_ERAS, inputs.version).source})"
                if layers else _unstaged_layers_why(inputs.model))  # fmt: skip
         steps.append(BudgetStep(label="− torch's cache of the weights' staging (first GPU)", bytes=-staged,
                                 note=f"{mlp}; {head}; the attention's segments may hold about "
-                                     f"{leftover / MIB:,.0f} MiB more (in the interval)"))  # fmt: skip
+                                     f"{mib(leftover)} more (in the interval)"))  # fmt: skip
         notes.append("a Hugging Face checkpoint is copied into TurboMind through torch on the first GPU, whose cache "
                      f"keeps the layers' and the LM head's staging before LMDeploy {inputs.version.label} measures "
                      "free memory (v0.6.2 – v0.8.x); a converted workspace stages nothing: kvtop's own "

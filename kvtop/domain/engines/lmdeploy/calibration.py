@@ -34,7 +34,7 @@ from kvtop.domain.engines.lmdeploy.eras import turbomind_share
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.lmdeploy.turbomind_pages import charged_page_bytes
 from kvtop.domain.errors import InputError
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import mib
 
 # §15.3: no LMDeploy line prints the free memory, so no record of its own measures the context: it stays assumed
 # with the error every other engine's measured contexts give the assumption (features.ASSUMED_CONTEXT_ERROR_GIB),
@@ -125,10 +125,10 @@ def _with_beside(weights: TermEstimate, leftover: int, pages: int | None) -> Ter
     beside = round(math.hypot(leftover, pages or 0))
     said: list[str] = []
     if leftover:
-        said.append(f"± {leftover / MIB:,.0f} MiB of torch's cache the staging charge leaves out "
+        said.append(f"± {mib(leftover)} of torch's cache the staging charge leaves out "
                     "(the attention's projections read whole and copied once, lmdeploy.md §15.1)")  # fmt: skip
     if pages:
-        said.append(f"± {pages / MIB:,.0f} MiB: the pages each weight tensor's cudaMalloc leaves unused, charged "
+        said.append(f"± {mib(pages)}: the pages each weight tensor's cudaMalloc leaves unused, charged "
                     "with a page size assumed (lmdeploy.md §15.7)")  # fmt: skip
     if pages is None:
         said.append(PAGES_OMITTED)

@@ -15,8 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engine_log_records import GIB_BYTES, Measured, RankLog
 from kvtop.domain.rounding import ceil_div
-
-MIB_BYTES = 1 << 20
+from kvtop.domain.wording import MIB
 
 
 class _Frozen(BaseModel):
@@ -32,10 +31,10 @@ def mib_figure(text: str, *, floor: bool = False) -> Measured:
     if floor:
         whole = int(text)
         return Measured(
-            value_bytes=whole * MIB_BYTES, low_bytes=whole * MIB_BYTES, high_bytes=(whole + 1) * MIB_BYTES - 1,
+            value_bytes=whole * MIB, low_bytes=whole * MIB, high_bytes=(whole + 1) * MIB - 1,
             decimals=0, text=text, unit="MiB",
         )  # fmt: skip
-    scale = GIB_BYTES // MIB_BYTES
+    scale = GIB_BYTES // MIB
     return Measured(
         value_bytes=gib.value_bytes // scale, low_bytes=gib.low_bytes // scale,
         high_bytes=ceil_div(gib.high_bytes, scale), decimals=gib.decimals, text=text, unit="MiB",

@@ -70,7 +70,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 from kvtop.domain.rounding import round_down
-from kvtop.domain.wording import GIB, MIB, a_gib, gib
+from kvtop.domain.wording import GIB, MIB, a_gib, gib, mib
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
@@ -177,7 +177,7 @@ class SglangBudget:
             if profiled:
                 what = "the feature-transport pool of SGLang's large-Hopper Qwen3-VL path (VLM cache off)"
             steps.append(
-                BudgetStep(label="− multimodal reserve", bytes=-mm_reserve, note=f"{mm_reserve // MIB} MiB: {what}")
+                BudgetStep(label="− multimodal reserve", bytes=-mm_reserve, note=f"{mib(mm_reserve)}: {what}")
             )
             rest_gib -= mm_reserve / GIB
         state_slots = 0

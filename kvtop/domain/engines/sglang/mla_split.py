@@ -33,7 +33,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.sglang.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.layout import largest_stage_layers
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import mib
 
 # the model classes whose `post_load_weights` splits kv_b_proj (models/deepseek_v2.py and its subclasses)
 SPLIT_CLASSES = frozenset({
@@ -98,6 +98,6 @@ def split_copies(inputs: CalibrationInputs) -> tuple[int, str] | None:
         return None
     size = sum(tensors)
     return size, (
-        f"MLA's w_kc and w_vc, copied from kv_b_proj at the load ({len(tensors) // 2} layers, {size / MIB:,.0f} MiB: "
+        f"MLA's w_kc and w_vc, copied from kv_b_proj at the load ({len(tensors) // 2} layers, {mib(size)}: "
         "post_load_weights in models/deepseek_v2.py, kv_b_proj kept beside them)"
     )

@@ -54,7 +54,7 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.rope_cache import rope_cache_bytes
 from kvtop.domain.torch_segments import reserved_bytes
 from kvtop.domain.weights import WeightsBook, weights_book
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import mib
 
 ROPE_CACHE_BYTES = 4  # float32 on CUDA
 GROK_CLASSES = frozenset({"Grok1ForCausalLM", "Grok1ModelForCausalLM"})  # grok.py (the second subclasses the first)
@@ -122,7 +122,7 @@ def allocator_rounding(inputs: CalibrationInputs, beside: list[int]) -> tuple[in
     if rounding <= 0:
         return None
     return rounding, (
-        f"PyTorch's caching allocator's rounding of the rank's {len(tensors):,} tensors ({rounding / MIB:,.0f} MiB: "
+        f"PyTorch's caching allocator's rounding of the rank's {len(tensors):,} tensors ({mib(rounding)}: "
         "a tensor of 10 MiB or more gets a segment rounded up to 2 MiB, one of 1–10 MiB shares 20 MiB ones; "
         "SGLang's `mem usage` is free memory before less after the load, c10/cuda/CUDACachingAllocator.cpp)"
     )

@@ -63,7 +63,7 @@ from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import GIB, gib
+from kvtop.domain.wording import GIB, gib, mib
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
 # a 2024 TensorRT engine's C++ runtime (§18): its execution context (a constant) and what grows with the logits
@@ -453,7 +453,7 @@ def with_tensorrt_handles(found: TermEstimate, inputs: CalibrationInputs) -> Ter
     handles = handles_bytes(inputs.version)
     if not handles:
         return found
-    return found.plus(handles, why=f"+ {handles >> 20} MiB of TensorRT's cuBLAS/cuBLASLt and cuDNN handles "
+    return found.plus(handles, why=f"+ {mib(handles)} of TensorRT's cuBLAS/cuBLASLt and cuDNN handles "
                                    "(TensorRT 9, before 0.10.0: two inits, §27)")  # fmt: skip
 
 

@@ -37,7 +37,7 @@ from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import resolve_kv_format
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import MIB, mib
 
 Backend = Literal["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN"]
 BACKENDS: tuple[Backend, ...] = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN")
@@ -120,7 +120,7 @@ def flashinfer_workspace(inputs: CalibrationInputs) -> tuple[int, str] | None:
     sized = tokens * heads * model.head_dim * FLASHINFER_PREFILL_WORKSPACE_BYTES_PER_ELEM
     size = max(FLASHINFER_WORKSPACE_DEFAULT, sized)
     return size, (
-        f"FlashInfer's workspace, allocated on its builder's first metadata build ({size / MIB:,.0f} MiB: the larger of "
+        f"FlashInfer's workspace, allocated on its builder's first metadata build ({mib(size)}: the larger of "
         f"394 MiB and {tokens:,} tokens × {heads} query heads × {model.head_dim} × 16 B; flashinfer.py "
         f"_get_workspace_buffer); FLASHINFER runs here: {pick.why}"
     )

@@ -68,7 +68,7 @@ from kvtop.domain.engines.vllm.span import span
 from kvtop.domain.gpus import GRACE_TRAY_GPUS, NVLINK_GPUS, compute_capability, gpu_model_key
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import round_up
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import MIB, mib
 
 # trtllm_ar.py (<= 0.6.8) rounds each buffer to 2 MiB; CU_MEM_ALLOC_GRANULARITY_RECOMMENDED on Hopper too
 ALLOCATION_GRANULARITY = 2 * MIB
@@ -292,12 +292,12 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
         held = allocation_held_bytes(sizes)
         return FusionWorkspace(bytes=held, modelled=True, why=(
             f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({payload.shape}): three buffers held as "
-            f"{held / MIB:,.0f} MiB, each with its signal pad rounded to the {ALLOCATION_GRANULARITY // MIB} MiB "
+            f"{mib(held)}, each with its signal pad rounded to the {mib(ALLOCATION_GRANULARITY)} "
             f"allocation granularity (torch symmetric memory from flashinfer 0.6.10; a floor)"))  # fmt: skip
     held = held_bytes(sizes)
     return FusionWorkspace(bytes=held, modelled=True, why=(
         f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({payload.shape}): three buffers held as "
-        f"{held / MIB:,.0f} MiB, each rounded to the {MULTICAST_GRANULARITY // MIB} MiB multicast granularity"))  # fmt: skip
+        f"{mib(held)}, each rounded to the {mib(MULTICAST_GRANULARITY)} multicast granularity"))  # fmt: skip
 
 
 def _blackwell(inputs: CalibrationInputs, capability: tuple[int, int], max_num_batched_tokens: int) -> FusionWorkspace | None:
@@ -315,7 +315,7 @@ def _blackwell(inputs: CalibrationInputs, capability: tuple[int, int], max_num_b
     trtllm = allocation_held_bytes(payload.buffer_sizes(tp))
     return FusionWorkspace(bytes=mnnvl, modelled=True, other_bytes=trtllm, why=(
         f"FlashInfer's all-reduce + RMSNorm workspace at TP {tp} on Blackwell ({payload.shape}): mnnvl's three Lamport "
-        f"copies held as {mnnvl / MIB:,.0f} MiB (vLLM's default backend), or {trtllm / MIB:,.0f} MiB where the start "
+        f"copies held as {mib(mnnvl)} (vLLM's default backend), or {mib(trtllm)} where the start "
         f"falls back to trtllm (no NVSwitch multicast or fabric memory: not known before the start, kept in the "
         f"interval)"))  # fmt: skip
 
@@ -331,11 +331,11 @@ def _blackwell_trtllm(inputs: CalibrationInputs, capability: tuple[int, int], ma
     sizes = payload.buffer_sizes(tp)
     if trtllm_era(inputs.version) == MULTICAST:
         held = held_bytes(sizes)
-        how = (f"each rounded to the {MULTICAST_GRANULARITY // MIB} MiB multicast granularity (flashinfer <= 0.6.8; "
+        how = (f"each rounded to the {mib(MULTICAST_GRANULARITY)} multicast granularity (flashinfer <= 0.6.8; "
                "the H100's granularity, assumed on Blackwell)")
     else:
         held = allocation_held_bytes(sizes)
-        how = f"each with its signal pad at the {ALLOCATION_GRANULARITY // MIB} MiB allocation granularity"
+        how = f"each with its signal pad at the {mib(ALLOCATION_GRANULARITY)} allocation granularity"
     return FusionWorkspace(bytes=held, modelled=True, why=(
         f"FlashInfer's all-reduce + RMSNorm workspace at TP {tp} on Blackwell, trtllm on one node ({payload.shape}): three "
-        f"buffers held as {held / MIB:,.0f} MiB, {how}"))  # fmt: skip
+        f"buffers held as {mib(held)}, {how}"))  # fmt: skip

@@ -45,7 +45,7 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.fusion_workspace import MULTICAST_GRANULARITY
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.rounding import round_up
-from kvtop.domain.wording import MIB, counted
+from kvtop.domain.wording import MIB, counted, figure, mib
 
 MEM_SIZE = 2 * MIB  # NVLS_MEM_ALIGN_SIZE (transport/nvls.cc)
 # vllm#9699's 8 x H200 line: nvlsPerRankSize 301,989,888 = 24 channels × 2 × (4 MiB + 2 MiB); nHeads 8
@@ -101,8 +101,8 @@ def nvls_buffers(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Nvls
     communicators = COMMUNICATORS if torch_comm else 1
     each = communicator_bytes(nccl.buffer)
     return NvlsBuffers(bytes=communicators * each, why=(
-        f"NCCL's NVLS buffers: {counted(communicators, 'communicator')} x {each / MIB:,.0f} MiB ({CHANNELS_TP8} channels x 2 x "
-        f"({nccl.buffer // MIB} + {MEM_SIZE // MIB} MiB) x {HEADS_TP8} heads, to the {MULTICAST_GRANULARITY // MIB} MiB "
+        f"NCCL's NVLS buffers: {counted(communicators, 'communicator')} x {mib(each)} ({CHANNELS_TP8} channels x 2 x "
+        f"({figure(nccl.buffer / MIB, 0)} + {mib(MEM_SIZE)}) x {HEADS_TP8} heads, to the {mib(MULTICAST_GRANULARITY)} "
         f"multicast granularity; NCCL {nccl.nccl}, made after V0's baseline)"))  # fmt: skip
 
 
