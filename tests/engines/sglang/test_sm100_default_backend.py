@@ -44,9 +44,14 @@ def test_deepseek_v3s_default_backend_pages_by_64_on_sm100_only(
     assert plan["page_size"] == page
 
 
-@pytest.mark.parametrize(("gpu", "page"), [("B200", 64), ("RTX PRO 6000", 1), ("RTX5090", 1)])
-def test_the_mha_default_trtllm_mha_is_sm100s_too(capsys: pytest.CaptureFixture[str], gpu: str, page: int) -> None:
-    plan = plan_json(capsys, SGLANG, "--model", LLAMA_8B, "--gpu", gpu, "--engine-version", "0.5.6.post2")
+# SM120 at 0.5.7: 0.5.6.post1/.post2 pick trtllm_mha there too and raise (test_sm120_default_mha.py)
+@pytest.mark.parametrize(("gpu", "release", "page"), [
+    ("B200", "0.5.6.post2", 64), ("B200", "0.5.7", 64), ("RTX PRO 6000", "0.5.7", 1), ("RTX5090", "0.5.7", 1),
+])  # fmt: skip
+def test_the_mha_default_trtllm_mha_is_sm100s_too(
+    capsys: pytest.CaptureFixture[str], gpu: str, release: str, page: int
+) -> None:
+    plan = plan_json(capsys, SGLANG, "--model", LLAMA_8B, "--gpu", gpu, "--engine-version", release)
     assert plan["page_size"] == page
 
 

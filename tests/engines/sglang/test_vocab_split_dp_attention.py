@@ -123,7 +123,8 @@ def test_every_class_names_model_code_whose_eras_the_table_holds() -> None:
     built_by = {entry.built_by for entry in DP_ATTENTION_EMBEDDING_CLASSES}
     assert built_by == set(GROUP_ERAS) == {
         "DeepseekV2Model", "Llama4Model", "Glm4MoeLiteModel", "HYV4Model", "DeepseekV4Model", "SarvamMLAModel",
-        "Qwen2Model", "Qwen2MoeModel", "Glm4MoeModel", "GptOssModel",
+        "Qwen2Model", "Qwen2MoeModel", "Glm4MoeModel", "GptOssModel", "Qwen3NextModel", "BailingMoEModel",
+        "FalconH1Model", "Step3TextModel", "LongcatFlashModel",
     }  # fmt: skip
 
 

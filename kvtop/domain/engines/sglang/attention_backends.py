@@ -16,7 +16,7 @@ The per-phase flags exist from v0.4.9.post5 (server_args.py:1229-1255; v0.4.9.po
 --attention-backend's choices from v0.5.0rc2. A per-phase backend sets the page where SGLang's rule names that
 phase (`attention_backend == X or decode_attention_backend == X …`: the MLA kernels by their decode backend,
 trtllm_mha, cutedsl_mla and hpc_ops by either), the rules applied in SGLang's order, each on the page the one
-before left. From v0.5.6.post2 the same backend for both phases is the attention backend; otherwise SGLang still
+before left. From v0.5.5 the same backend for both phases is the attention backend; otherwise SGLang still
 picks a default attention backend, whose own page (Blackwell's trtllm_mha / trtllm_mla: 32 or 64) then applies.
 """
 
@@ -70,9 +70,11 @@ PHASE_CHOICE_ERAS: Eras[tuple[str, ...] | None] = Eras((
     Era("0.5.16", _V0516, "server_args.py:1406-1421 ATTENTION_BACKEND_CHOICES (v0.5.16)"),
     Era("0.5.23", _V0523, "arg_groups/fields/exec_.py:215-230 ATTENTION_BACKEND_CHOICES (v0.5.23)"),
 ))  # fmt: skip
-# the same backend for both phases becomes the attention backend (no default is picked) from v0.5.6.post2
-SAME_PHASES_NAME_ATTENTION = Era("0.5.6.post2", True, "server_args.py:1355-1357 (v0.5.6.post2; v0.5.3 has no such "
-                                 "rule); arg_groups/overrides.py:1128-1131 _attention_backend_default (v0.5.23)")
+# the same backend for both phases becomes the attention backend (no default is picked) from v0.5.5 (v0.5.3, v0.5.4
+# have no such rule; v0.5.4.post* not read)
+SAME_PHASES_NAME_ATTENTION = Era("0.5.5", True, "server_args.py:1124-1127 (v0.5.5), :1324-1327 (v0.5.6.post1), "
+                                 ":1355-1357 (v0.5.6.post2); arg_groups/overrides.py:1128-1131 "
+                                 "_attention_backend_default (v0.5.23)")
 
 
 class PageRule(NamedTuple):

@@ -27,6 +27,7 @@ from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.context_len import context_note
 from kvtop.domain.engines.sglang.cuda_graph_bs import decode_graph_max_bs
 from kvtop.domain.engines.sglang.decode_graphs_off import DECODE
+from kvtop.domain.engines.sglang.default_mha import check_sm120_default_mha
 from kvtop.domain.engines.sglang.default_mla import check_default_backend_kv_dtype
 from kvtop.domain.engines.sglang.dsa import (
     check_dsa_dp_attention,
@@ -94,6 +95,7 @@ class SglangBudget:
         check_neutral_flag_releases(s.flags, inputs.version)  # a neutral flag typed where its release has none
         check_attention_backend(s, inputs.gpu_name, inputs.version)
         check_default_backend_kv_dtype(m, s, inputs.gpu_name, inputs.version)  # trtllm_mla, on SM100 (default_mla.py)
+        check_sm120_default_mha(m, s, inputs.gpu_name, inputs.version)  # 0.5.6.post1/.post2's raise (default_mha.py)
         check_optin_flag(inputs)
         check_phase_flags(inputs, PREFILL)  # --cuda-graph-backend-prefill: only `disabled` (graph_phase_flags.py)
         check_phase_flags(inputs, DECODE)  # --cuda-graph-backend-decode: likewise

@@ -14,9 +14,12 @@ as trtllm_mla does (default_mla.py). Not modelled here: the speculative-decoding
 
 from __future__ import annotations
 
-from kvtop.domain.engines.sglang.attention_backends import PAGE_RULES
+from kvtop.domain.deployment_flags import flag_int
+from kvtop.domain.engines.sglang.attention_backends import PAGE_RULES, effective_attention, named_backends
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
-from kvtop.domain.gpus import SM100
+from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import SM100, CapabilityFamily, compute_capability
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
 # §6.6.1 Nemotron-H's attention backend on SM100 when none is given (no speculative decoding): the generic
@@ -68,3 +71,50 @@ def default_mha_page(
         return None
     rule = live[-1]
     return rule.page, f"{why}, pages by {rule.page} (over --page-size {given}): {rule.source}"
+
+
+# SGLang 0.5.6.post1/.post2 give an MHA model trtllm_mha where no attention backend is named on `is_blackwell()`
+# (capability major 10 or 12: utils/common.py 0.5.6.post1:220-223, 0.5.6.post2:221-224; server_args.py
+# 0.5.6.post1:1352-1353, 0.5.6.post2:1382-1383), then raise off SM100 in the same function (0.5.6.post1:1440-1443,
+# 0.5.6.post2:1470-1473). 0.5.6 has no Blackwell MHA default (server_args.py 0.5.6: fa3 / aiter / ascend / flashinfer);
+# 0.5.7 picks trtllm_mha on `is_sm100_supported()` only (server_args.py 0.5.7:1534-1542)
+SM120_DEFAULT_MHA_RAISES: Eras[bool] = Eras((
+    Era("", False, "server_args.py 0.5.6: no trtllm_mha default for an MHA model"),
+    Era("0.5.6.post1", True, "server_args.py 0.5.6.post1:1352-1353 `elif is_blackwell() and "
+                             "is_no_spec_infer_or_topk_one(self)`, :1440-1443 `if not is_sm100_supported(): raise`; "
+                             "0.5.6.post2:1382-1383, :1470-1473"),
+    Era("0.5.7", False, "server_args.py 0.5.7:1534-1542: the default on is_sm100_supported() only"),
+))  # fmt: skip
+SM120 = CapabilityFamily("SM120", 12, 12)  # RTX PRO 6000 Blackwell, RTX 5090 (12.0), GB10 (12.1)
+# the model overrides that pick a backend before that default on SM120 (`_handle_model_specific_adjustments`, run
+# first: 0.5.6.post2 server_args.py:647 then :654): GPT-OSS triton (:1115-1126), Llama 4 triton (:1178-1190), Olmo 2
+# fa3 (`get_device_sm() >= 80`, :1220-1233); the same at 0.5.6.post1 (:1086, :1149, :1191). Qwen3-Next's and the
+# Mamba hybrids' overrides set none off SM100 (:1291-1343): those meet the default and its raise
+_OWN_BACKEND_ON_SM120 = frozenset({"GptOssForCausalLM", "Olmo2ForCausalLM"})
+
+
+def check_sm120_default_mha(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None,
+                            version: ResolvedVersion) -> None:
+    """Refuse as SGLang 0.5.6.post1/.post2 do an MHA model on an SM120 card (RTX PRO 6000, RTX 5090, GB10) with no
+    attention backend named: SGLang picks trtllm_mha there and then raises 'TRTLLM MHA backend is only supported on
+    Blackwell GPUs (SM100)' (SM120_DEFAULT_MHA_RAISES), before it sizes anything. Not where an override picks another
+    backend first, nor under speculative decoding with --speculative-eagle-topk above 1 (or 1 over --page-size > 1:
+    `is_no_spec_infer_or_topk_one`), which takes flashinfer."""
+    era = era_for(SM120_DEFAULT_MHA_RAISES, version)
+    if not era.value or version.approximate or not SM120.holds(gpu_name) or model.mla is not None:
+        return
+    named = named_backends(settings)
+    if named is not None and effective_attention(named, version) is not None:
+        return
+    if model.architecture in _OWN_BACKEND_ON_SM120 or "Llama4" in model.architecture:
+        return
+    topk = flag_int(settings, "speculative-eagle-topk")
+    if topk is not None and (topk > 1 or (settings.page_size or 1) > 1):
+        return
+    capability = compute_capability(gpu_name)
+    sm = f"SM {capability[0]}.{capability[1]}" if capability else "SM 12.x"
+    raise InputError(
+        f"SGLang {version.label} does not start here: with no attention backend named it picks trtllm_mha for this "
+        f"MHA model on any Blackwell GPU, then raises 'TRTLLM MHA backend is only supported on Blackwell GPUs "
+        f"(SM100). Please use a different backend.' on {gpu_name} ({sm}) ({era.source}); name one, e.g. "
+        "--attention-backend flashinfer or triton (0.5.7 picks trtllm_mha on SM100 only)", field="--attention-backend")

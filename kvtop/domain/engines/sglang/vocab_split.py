@@ -20,9 +20,13 @@ What SGLang's code does, by class (the config's first architecture) and the mode
 - Qwen2Model (models/qwen2.py; Qwen2, Qwen3): over TP to 0.4.6.post5, whole from 0.4.9.post6 (first read), over
   attention TP from 0.5.9; Qwen2MoeModel (Qwen2-MoE, Qwen3-MoE): whole from 0.4.6.post5; Glm4MoeModel (GLM-4.5) and
   GptOssModel: whole, over attention TP from 0.5.9.
+- Qwen3NextModel (qwen3_next.py, first in 0.5.2), FalconH1Model (falcon_h1.py, first in 0.5.3), Step3TextModel
+  (step3_vl.py, first in 0.4.10), LongcatFlashModel (longcat_flash.py, first in 0.5.2): whole, over attention TP
+  from 0.5.9; BailingMoEModel (bailing_moe.py; Ling, Ling-2.0): over TP at 0.5.1 … 0.5.2, whole from 0.5.3, over
+  attention TP from 0.5.9; the VLMs whose language model is Qwen2Model (qwen2_vl.py, qwen2_5_vl.py, qwen2_audio.py)
+  take Qwen2Model's eras.
 Other model code of the same pattern is not in this table yet (those classes keep the book's split over TP):
-qwen3_next.py and bailing_moe.py (whole at 0.5.2 / 0.5.3 … 0.5.8, over attention TP from 0.5.9), falcon_h1.py,
-step3_vl.py, longcat_flash.py, llada2.py, mimo_v2_flash.py, the Qwen2Model-based VLMs … (not read by release).
+llada2.py, mimo_v2_flash.py, the VLMs that pick their language model from the config (llava.py, internvl.py …).
 """
 
 from __future__ import annotations
@@ -101,6 +105,30 @@ GROUP_ERAS: dict[str, Eras[EmbeddingGroup]] = {
         Era("", _WHOLE, "gpt_oss.py 0.5.1:520 … 0.5.8:502 `enable_tp=not is_dp_attention_enabled()`"),
         Era("0.5.9", _ATTN_TP, "gpt_oss.py 0.5.9:519 … 0.5.23:662 `use_attn_tp_group=is_dp_attention_enabled()`"),
     )),
+    # hybrid / MoE / VLM model code of the same pattern, first release to 0.5.23 (VocabParallelEmbedding call line)
+    "Qwen3NextModel": Eras((
+        Era("", _WHOLE, "qwen3_next.py 0.5.2:799 … 0.5.8:808 `enable_tp=not is_dp_attention_enabled()` (first in 0.5.2)"),
+        Era("0.5.9", _ATTN_TP, "qwen3_next.py 0.5.9:818 … 0.5.23:922 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "BailingMoEModel": Eras((
+        Era("", _TP, "bailing_moe.py 0.5.1:291 … 0.5.2:291 (its BailingMoeModel): VocabParallelEmbedding over TP"),
+        Era("0.5.3", _WHOLE, "bailing_moe.py 0.5.3:723 … 0.5.8:715 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "bailing_moe.py 0.5.9:716 … 0.5.23:777 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "FalconH1Model": Eras((
+        Era("", _WHOLE, "falcon_h1.py 0.5.3:390 … 0.5.8:393 `enable_tp=not is_dp_attention_enabled()` (first in 0.5.3)"),
+        Era("0.5.9", _ATTN_TP, "falcon_h1.py 0.5.9:393 … 0.5.23:383 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "Step3TextModel": Eras((
+        Era("", _WHOLE, "step3_vl.py 0.4.10:437 `enable_tp=not global_server_args_dict['enable_dp_attention']` "
+                        "(first in 0.4.10); 0.5.1:442 … 0.5.8:443 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("0.5.9", _ATTN_TP, "step3_vl.py 0.5.9:443 … 0.5.23:428 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "LongcatFlashModel": Eras((
+        Era("", _WHOLE, "longcat_flash.py 0.5.2:504 … 0.5.8:503 `enable_tp=not is_dp_attention_enabled()` "
+                        "(first in 0.5.2)"),
+        Era("0.5.9", _ATTN_TP, "longcat_flash.py 0.5.9:503 … 0.5.23:567 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
 }  # fmt: skip
 
 _DSV2 = "DeepseekV2Model"
@@ -133,6 +161,22 @@ DP_ATTENTION_EMBEDDING_CLASSES: tuple[DpAttentionEmbedding, ...] = (
                          "models/qwen3_moe.py Qwen3MoeModel(Qwen2MoeModel) (0.4.6.post5:618, 0.5.8:871)"),
     DpAttentionEmbedding("Glm4MoeForCausalLM", "Glm4MoeModel", "models/glm4_moe.py Glm4MoeForCausalLM (0.5.8:1015)"),
     DpAttentionEmbedding("GptOssForCausalLM", "GptOssModel", "models/gpt_oss.py GptOssForCausalLM (0.5.8:589)"),
+    DpAttentionEmbedding("Qwen2VLForConditionalGeneration", "Qwen2Model",
+                         "models/qwen2_vl.py `self.model = Qwen2Model(` (0.4.0:551, 0.5.8, 0.5.23:478)"),
+    DpAttentionEmbedding("Qwen2_5_VLForConditionalGeneration", "Qwen2Model",
+                         "models/qwen2_5_vl.py `self.model = Qwen2Model(` (0.4.6.post5:475, 0.5.23:720)"),
+    DpAttentionEmbedding("Qwen2AudioForConditionalGeneration", "Qwen2Model",
+                         "models/qwen2_audio.py `Qwen2ForCausalLM(` (0.4.9.post6:106, 0.5.23:99)"),
+    DpAttentionEmbedding("Qwen3NextForCausalLM", "Qwen3NextModel", "models/qwen3_next.py Qwen3NextModel (0.5.23:909)"),
+    DpAttentionEmbedding("BailingMoeForCausalLM", "BailingMoEModel", "models/bailing_moe.py (0.5.1:336 … 0.5.23:1112)"),
+    DpAttentionEmbedding("BailingMoeV2ForCausalLM", "BailingMoEModel",
+                         "models/bailing_moe.py BailingMoeV2ForCausalLM(BailingMoEForCausalLM) (0.5.23:1116)"),
+    DpAttentionEmbedding("BailingMoEForCausalLM", "BailingMoEModel", "models/bailing_moe.py (0.5.23:857)"),
+    DpAttentionEmbedding("FalconH1ForCausalLM", "FalconH1Model", "models/falcon_h1.py FalconH1Model (0.5.23:370)"),
+    DpAttentionEmbedding("Step3VLForConditionalGeneration", "Step3TextModel",
+                         "models/step3_vl.py Step3TextModel (0.5.23:417)"),
+    DpAttentionEmbedding("LongcatFlashForCausalLM", "LongcatFlashModel",
+                         "models/longcat_flash.py LongcatFlashModel (0.5.23:543)"),
 )  # fmt: skip
 _BY_CLASS = {entry.architecture: entry for entry in DP_ATTENTION_EMBEDDING_CLASSES}
 # SGLang's PixtralForConditionalGeneration builds Mistral-Large-3 only (pixtral.py:126): kvtop reads Pixtral-12B's
