@@ -70,3 +70,29 @@ def test_qwen2_5_vl_takes_qwen2_models_eras() -> None:
     flags = ["--tp", "4", "--dp", "2", "--enable-dp-attention", "--dtype", "bfloat16", "--engine-version"]
     assert _rows(config, [*flags, "0.5.8"])["embedding"] == (152_064 * 3_584 * 2, 1)
     assert _rows(config, [*flags, "0.5.9"])["embedding"] == (76_032 * 3_584 * 2, 2)
+
+
+def test_mimo_v2_flash_embedding_whole_at_0_5_8_over_attention_tp_from_0_5_9() -> None:
+    """MiMoV2FlashForCausalLM builds MiMoV2Model: mimo_v2_flash.py 0.5.8:634 `enable_tp=not
+    is_dp_attention_enabled()`, 0.5.9:800 `use_attn_tp_group=…`. MiMo-V2-Flash's vocab 152,576 (2,384 × 64) ×
+    hidden 4,096 × 2 B (bf16); --tp 8 --dp 2: attention TP 4, 38,144 rows a rank; LM head ÷ 8 (untied)."""
+    config = "engine_diff/configs/XiaomiMiMo--MiMo-V2-Flash.json"
+    raw = json.loads((DATA / config).read_text())
+    assert (raw["vocab_size"], raw["hidden_size"], raw["torch_dtype"]) == (152_576, 4_096, "bfloat16")
+    flags = ["--tp", "8", "--dp", "2", "--enable-dp-attention", "--engine-version"]
+    before, after = _rows(config, [*flags, "0.5.8"]), _rows(config, [*flags, "0.5.9"])
+    assert before["embedding"] == (152_576 * 4_096 * 2, 1) == (1_249_902_592, 1)
+    assert after["embedding"] == (38_144 * 4_096 * 2, 4) == (312_475_648, 4)
+    assert before["lm_head"] == after["lm_head"] == (19_072 * 4_096 * 2, 8)
+
+
+def test_internvl_over_qwen2_takes_qwen2_models_eras() -> None:
+    """InternVLChatModel builds Qwen2ForCausalLM when `llm_config.architectures[0] == "Qwen2ForCausalLM"`
+    (internvl.py 0.5.23:546): qwen2.py 0.5.8:280 whole, 0.5.9:281 over attention TP. InternVL3-1B's text vocab
+    151,674 pads to 151,680 (2,370 × 64) × hidden 896 × 2 B (bf16); --tp 4 --dp 2: attention TP 2, 75,840 rows."""
+    config = "configs/heldout/OpenGVLab--InternVL3-1B-Pretrained.json"
+    raw = json.loads((DATA / config).read_text())["llm_config"]
+    assert (raw["architectures"], raw["vocab_size"], raw["hidden_size"]) == (["Qwen2ForCausalLM"], 151_674, 896)
+    flags = ["--tp", "4", "--dp", "2", "--enable-dp-attention", "--dtype", "bfloat16", "--engine-version"]
+    assert _rows(config, [*flags, "0.5.8"])["embedding"] == (151_680 * 896 * 2, 1) == (271_810_560, 1)
+    assert _rows(config, [*flags, "0.5.9"])["embedding"] == (75_840 * 896 * 2, 2) == (135_905_280, 2)

@@ -24,9 +24,19 @@ What SGLang's code does, by class (the config's first architecture) and the mode
   (step3_vl.py, first in 0.4.10), LongcatFlashModel (longcat_flash.py, first in 0.5.2): whole, over attention TP
   from 0.5.9; BailingMoEModel (bailing_moe.py; Ling, Ling-2.0): over TP at 0.5.1 … 0.5.2, whole from 0.5.3, over
   attention TP from 0.5.9; the VLMs whose language model is Qwen2Model (qwen2_vl.py, qwen2_5_vl.py, qwen2_audio.py)
-  take Qwen2Model's eras.
-Other model code of the same pattern is not in this table yet (those classes keep the book's split over TP):
-llada2.py, mimo_v2_flash.py, the VLMs that pick their language model from the config (llava.py, internvl.py …).
+  and LlavaQwenForCausalLM (llava.py, a fixed Qwen2ForCausalLM) take Qwen2Model's eras.
+- LLaDA2MoeModel (llada2.py, first in 0.5.6), MiMoV2Model (mimo_v2_flash.py 0.5.7 … 0.5.10.post1, mimo_v2.py from
+  0.5.11): whole, over attention TP from 0.5.9; BailingMoELinearModel (bailing_moe_linear.py, first in 0.5.9;
+  BailingMoeV2_5ForCausalLM): whole through 0.5.23.
+- VLMs that pick their language model from the config: InternVLChatModel (internvl.py, first in 0.4.6.post5) by
+  `llm_config.architectures[0]` (Qwen2 and InternLM2ForCausalLM; + Qwen3-MoE from 0.4.9.post6; + GPT-OSS and Qwen3
+  from 0.5.2), LlavaForConditionalGeneration (first in 0.4.6.post5; llava.py
+  `_get_sgl_model_cls(text_config, AutoModelForCausalLM)`: the text config's causal-LM class from SGLang's registry).
+  kvtop keeps no nested class name: it maps the text model's `model_type` (ModelSpec.model_type, the entry it read
+  the text section as) to the causal-LM class transformers pairs with it (TEXT_TYPE_CLASS), then that class's row.
+A class planned at a release before its model code exists takes the code's first era here: SGLang would refuse to
+load it; that is the class registry's question (sglang/architectures.py, which reads 0.5.6.post2 and 0.5.23 only),
+not this table's.
 """
 
 from __future__ import annotations
@@ -129,6 +139,19 @@ GROUP_ERAS: dict[str, Eras[EmbeddingGroup]] = {
                         "(first in 0.5.2)"),
         Era("0.5.9", _ATTN_TP, "longcat_flash.py 0.5.9:503 … 0.5.23:567 `use_attn_tp_group=is_dp_attention_enabled()`"),
     )),
+    "LLaDA2MoeModel": Eras((
+        Era("", _WHOLE, "llada2.py 0.5.6:686 … 0.5.8:672 `enable_tp=not is_dp_attention_enabled()` (first in 0.5.6)"),
+        Era("0.5.9", _ATTN_TP, "llada2.py 0.5.9:673 … 0.5.23:1213 `use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "MiMoV2Model": Eras((
+        Era("", _WHOLE, "mimo_v2_flash.py 0.5.7:634 … 0.5.8:634 `enable_tp=not is_dp_attention_enabled()` (first in 0.5.7)"),
+        Era("0.5.9", _ATTN_TP, "mimo_v2_flash.py 0.5.9:800 … 0.5.10.post1:808, mimo_v2.py 0.5.11:851 … 0.5.23:1084 "
+                               "`use_attn_tp_group=is_dp_attention_enabled()`"),
+    )),
+    "BailingMoELinearModel": Eras((
+        Era("", _WHOLE, "bailing_moe_linear.py 0.5.9:910 … 0.5.23:923 `enable_tp=not is_dp_attention_enabled()` "
+                        "(first in 0.5.9)"),
+    )),
 }  # fmt: skip
 
 _DSV2 = "DeepseekV2Model"
@@ -167,6 +190,8 @@ DP_ATTENTION_EMBEDDING_CLASSES: tuple[DpAttentionEmbedding, ...] = (
                          "models/qwen2_5_vl.py `self.model = Qwen2Model(` (0.4.6.post5:475, 0.5.23:720)"),
     DpAttentionEmbedding("Qwen2AudioForConditionalGeneration", "Qwen2Model",
                          "models/qwen2_audio.py `Qwen2ForCausalLM(` (0.4.9.post6:106, 0.5.23:99)"),
+    DpAttentionEmbedding("LlavaQwenForCausalLM", "Qwen2Model",
+                         "models/llava.py `self.language_model = Qwen2ForCausalLM(` (0.4.0:495, 0.5.8:554, 0.5.23:588)"),
     DpAttentionEmbedding("Qwen3NextForCausalLM", "Qwen3NextModel", "models/qwen3_next.py Qwen3NextModel (0.5.23:909)"),
     DpAttentionEmbedding("BailingMoeForCausalLM", "BailingMoEModel", "models/bailing_moe.py (0.5.1:336 … 0.5.23:1112)"),
     DpAttentionEmbedding("BailingMoeV2ForCausalLM", "BailingMoEModel",
@@ -177,8 +202,29 @@ DP_ATTENTION_EMBEDDING_CLASSES: tuple[DpAttentionEmbedding, ...] = (
                          "models/step3_vl.py Step3TextModel (0.5.23:417)"),
     DpAttentionEmbedding("LongcatFlashForCausalLM", "LongcatFlashModel",
                          "models/longcat_flash.py LongcatFlashModel (0.5.23:543)"),
+    DpAttentionEmbedding("LLaDA2MoeModelLM", "LLaDA2MoeModel", "models/llada2.py LLaDA2MoeModelLM (0.5.23:1315, :1506)"),
+    DpAttentionEmbedding("MiMoV2FlashForCausalLM", "MiMoV2Model",
+                         "models/mimo_v2_flash.py (0.5.9:939); MiMoV2FlashForCausalLM(MiMoV2ForCausalLM) mimo_v2.py "
+                         "(0.5.23:1796)"),
+    DpAttentionEmbedding("MiMoV2ForCausalLM", "MiMoV2Model", "models/mimo_v2.py MiMoV2Model (0.5.11, 0.5.23:1237)"),
+    DpAttentionEmbedding("BailingMoeV2_5ForCausalLM", "BailingMoELinearModel",
+                         "models/bailing_moe_linear.py BailingMoeV2_5ForCausalLM(BailingMoELinearForCausalLM) "
+                         "(0.5.23:1581)"),
 )  # fmt: skip
 _BY_CLASS = {entry.architecture: entry for entry in DP_ATTENTION_EMBEDDING_CLASSES}
+# the wrappers that build their language model from the config's text section, by release file:line
+TEXT_PICKING_WRAPPERS: dict[str, str] = {
+    "InternVLChatModel": "internvl.py 0.4.6.post5:506 … 0.5.23:546-565 `config.llm_config.architectures[0] ==`",
+    "LlavaForConditionalGeneration": "llava.py 0.4.6.post5:723 … 0.5.23:779 `_get_sgl_model_cls(self.text_config, "
+                                     "AutoModelForCausalLM)`",
+}
+# the text model's model_type -> the causal-LM class (transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES; the class
+# internvl.py's chain names): only types whose class has a row above
+TEXT_TYPE_CLASS: dict[str, str] = {
+    "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM",
+    "qwen3_moe": "Qwen3MoeForCausalLM", "gpt_oss": "GptOssForCausalLM", "glm4_moe": "Glm4MoeForCausalLM",
+    "llama4_text": "Llama4ForCausalLM", "deepseek_v2": "DeepseekV2ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
+}  # fmt: skip
 # SGLang's PixtralForConditionalGeneration builds Mistral-Large-3 only (pixtral.py:126): kvtop reads Pixtral-12B's
 # params.json under the same class over a Mistral MHA model, which that code does not build (no latent attention)
 _LATENT_ONLY = frozenset({"PixtralForConditionalGeneration"})
@@ -186,6 +232,12 @@ _LATENT_ONLY = frozenset({"PixtralForConditionalGeneration"})
 
 def dp_attention_embedding_class(model: ModelSpec) -> DpAttentionEmbedding | None:
     """The table's entry for this model's class (None: SGLang splits its embedding over TP under DP attention too)."""
+    if model.architecture in TEXT_PICKING_WRAPPERS:
+        inner = _BY_CLASS.get(TEXT_TYPE_CLASS.get(model.model_type, ""))
+        if inner is None:  # a language model of the book's split (InternLM2, Llama …)
+            return None
+        built = f"{TEXT_PICKING_WRAPPERS[model.architecture]}: {inner.architecture}"
+        return DpAttentionEmbedding(model.architecture, inner.built_by, built)
     entry = _BY_CLASS.get(model.architecture)
     if entry is None or (entry.architecture in _LATENT_ONLY and model.mla is None):
         return None
