@@ -22,7 +22,7 @@ def whole_keys(screen) -> dict[str, FooterKey]:  # type: ignore[no-untyped-def]
     footer = screen.query_one(Footer)
     keys = {key.description: key for key in footer.query(FooterKey)}
     for name, key in keys.items():
-        assert 0 <= key.region.x and key.region.right <= WIDTH, (name, key.region)
+        assert key.region.x >= 0 and key.region.right <= WIDTH, (name, key.region)
     assert footer.compact
     return keys
 
