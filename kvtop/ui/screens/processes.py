@@ -55,8 +55,6 @@ NARROW_DROPS = ("age", "user")
 TAG_MARK = "●"
 CELL_PADDING = 2  # DataTable's default: a cell each side
 MIN_COMMAND_WIDTH = 16
-#: Below this width the footer is compact (one cell less per key): its eight keys fit 80 columns.
-COMPACT_FOOTER_BELOW = 100
 SIGNAL_KEYS = Binding.Group("Signal")
 
 
@@ -193,7 +191,6 @@ class ProcessScreen(NodeScreen):
             keep = (selected.gpu, selected.pid)
         ordered = sorted_rows(rows, PROCESS_SORTS[self.sort_index])
         columns, width = shown_columns(self.size.width)
-        self.query_one(Footer).compact = self.size.width < COMPACT_FOOTER_BELOW
         if (columns, width) != self._columns:
             self._columns, self._rows = (columns, width), ()
             table.clear(columns=True)
