@@ -44,6 +44,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.allreduce_workspace import fusion_workspace_bytes, with_fusion_workspace
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
+from kvtop.domain.engines.trtllm.build_tokens import engine_max_num_tokens
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
 from kvtop.domain.engines.trtllm.engine_build import old_builder_flag, runtime_form, tied_head_copy
 from kvtop.domain.engines.trtllm.eras import RuntimeForm
@@ -182,9 +183,13 @@ def _held_beside_book(inputs: CalibrationInputs) -> tuple[int, str] | None:
 
 
 def _batch_and_tokens(inputs: CalibrationInputs) -> tuple[int, int]:
-    """The build's (or the PyTorch executor's) max_batch_size and max_num_tokens, else the defaults (§6)."""
+    """The build's (or the PyTorch executor's) max_batch_size and max_num_tokens, else the defaults (§6); a TensorRT
+    engine's max_num_tokens as trtllm-build caps it at max_batch_size × max_seq_len (`build_tokens.py`)."""
     s = inputs.settings
-    return s.max_running_requests or DEFAULT_MAX_BATCH_SIZE, s.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
+    batch = s.max_running_requests or DEFAULT_MAX_BATCH_SIZE
+    if _profiled(inputs):
+        return batch, s.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
+    return batch, engine_max_num_tokens(s.max_num_batched_tokens, batch, inputs.context_length, inputs.version)
 
 
 def _engine_head(inputs: CalibrationInputs) -> tuple[int, str] | None:
