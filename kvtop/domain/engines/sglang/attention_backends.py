@@ -191,7 +191,7 @@ def effective_attention(named: NamedBackends, version: ResolvedVersion) -> str |
     if named.attention is not None:
         return named.attention
     same = named.prefill is not None and named.prefill == named.decode
-    return named.prefill if same and _since(SAME_PHASES_NAME_ATTENTION.since, version) else None
+    return named.prefill if same and since(SAME_PHASES_NAME_ATTENTION.since, version) else None
 
 
 def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, version: ResolvedVersion) -> None:
@@ -243,11 +243,10 @@ def backends_page(named: NamedBackends, given: int | None, version: ResolvedVers
     attention = effective_attention(named, version)
     phases = ((ATTENTION, attention), (PREFILL, named.prefill), (DECODE, named.decode))
     page, why = given, ""
-    for backend, rules in PAGE_RULES.items():
+    for backend in PAGE_RULES:
         reading = [phase for phase, name in phases if name == backend and phase in PAGED_BY.get(backend, ())]
-        live = [rule for rule in rules if _since(rule.since, version)]
-        if reading and live and page not in live[-1].takes:
-            rule = live[-1]
+        rule = live_page_rule(backend, version)
+        if reading and rule is not None and page not in rule.takes:
             over = f" (over --page-size {page})" if page else ""
             page, why = rule.page, f"{PHASE_FLAG[reading[0]]} {backend} pages by {rule.page}{over}: {rule.source}"
     if why and page is not None:
@@ -270,6 +269,13 @@ def with_default_page(found: tuple[int, str], default: tuple[int, str]) -> tuple
     return found
 
 
-def _since(first: str, version: ResolvedVersion) -> bool:
+def live_page_rule(backend: str, version: ResolvedVersion) -> PageRule | None:
+    """The backend's page rule in force at `version` (PAGE_RULES; None: the backend has none, or none yet)."""
+    live = [rule for rule in PAGE_RULES.get(backend, ()) if since(rule.since, version)]
+    return live[-1] if live else None
+
+
+def since(first: str, version: ResolvedVersion) -> bool:
+    """Whether `version` is `first` or later (a release not stated, or not read: the latest rules, so yes)."""
     release, start = version.release, parse_release(first)
     return release is None or start is None or release >= start

@@ -15,8 +15,13 @@ as trtllm_mla does (default_mla.py). Not modelled here: the speculative-decoding
 from __future__ import annotations
 
 from kvtop.domain.deployment_flags import flag_int
-from kvtop.domain.engines.sglang.attention_backends import PAGE_RULES, effective_attention, named_backends
-from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
+from kvtop.domain.engines.sglang.attention_backends import (
+    effective_attention,
+    live_page_rule,
+    named_backends,
+    since,
+)
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import SM100, CapabilityFamily, compute_capability
 from kvtop.domain.launch import LaunchSettings
@@ -31,11 +36,6 @@ NEMOTRON_H_SM100_ERAS: Eras[str] = Eras((
     Era("0.5.7", "flashinfer", "server_args.py NemotronHForCausalLM: flashinfer on sm100 (… v0.5.18 nemotron_h_hook)"),
     Era("0.5.19", "trtllm_mha", "arg_groups/model_overrides/nemotron_h.py: trtllm_mha on sm100"),
 ))  # fmt: skip
-
-
-def _since(version: ResolvedVersion, first: str) -> bool:
-    release = version.release
-    return release is None or release >= (parse_release(first) or release)
 
 
 def default_trtllm_mha(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> str | None:
@@ -53,9 +53,9 @@ def default_trtllm_mha(model: ModelSpec, gpu_name: str | None, version: Resolved
             return "trtllm_mha, Nemotron-H's attention backend on Blackwell"
         if era != "generic":
             return None
-    if model.model_type == "gpt_oss" and _since(version, "0.5.0rc2"):
+    if model.model_type == "gpt_oss" and since("0.5.0rc2", version):
         return "trtllm_mha, GPT-OSS's default on Blackwell"
-    if _since(version, "0.5.6.post1"):
+    if since("0.5.6.post1", version):
         return "trtllm_mha, the default MHA backend on Blackwell"
     return None
 
@@ -66,10 +66,9 @@ def default_mha_page(
     """(page, why) where SGLang's default trtllm_mha meets a --page-size it does not take: 64; None where it does not
     apply (no default trtllm_mha, a page it takes, or no --page-size: eras.default_page_size)."""
     why = default_trtllm_mha(model, gpu_name, version) if given else None
-    live = [rule for rule in PAGE_RULES["trtllm_mha"] if _since(version, rule.since)]
-    if why is None or not live or given in live[-1].takes:
+    rule = live_page_rule("trtllm_mha", version) if why else None
+    if rule is None or given in rule.takes:
         return None
-    rule = live[-1]
     return rule.page, f"{why}, pages by {rule.page} (over --page-size {given}): {rule.source}"
 
 

@@ -17,11 +17,12 @@ from typing import NamedTuple
 
 from kvtop.domain.engines.sglang.attention_backends import (
     ATTENTION,
-    PAGE_RULES,
     check_kv_dtype,
+    live_page_rule,
     named_backends,
+    since,
 )
-from kvtop.domain.engines.versions import ResolvedVersion, parse_release
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import SM100
 from kvtop.domain.launch import LaunchSettings
@@ -64,10 +65,7 @@ _BY_CLASS = {entry.architecture: entry for entry in DEFAULT_MLA_CLASSES}
 def default_mla_class(model: ModelSpec, version: ResolvedVersion) -> DefaultMlaClass | None:
     """The table's entry for this model's class where the release has it on the list (None: not on it)."""
     entry = _BY_CLASS.get(model.architecture)
-    if entry is None:
-        return None
-    release, first = version.release, parse_release(entry.since)
-    return entry if release is None or first is None or release >= first else None
+    return entry if entry is not None and since(entry.since, version) else None
 
 
 def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
@@ -88,8 +86,8 @@ def default_mla_page(model: ModelSpec, given: int | None, gpu_name: str | None,
     no --page-size: eras.default_page_size)."""
     if not given or not takes_default_trtllm_mla(model, gpu_name, version):
         return None
-    rule = PAGE_RULES["trtllm_mla"][-1]
-    if given in rule.takes:
+    rule = live_page_rule("trtllm_mla", version)
+    if rule is None or given in rule.takes:
         return None
     return rule.page, (f"trtllm_mla, SGLang's default for {model.architecture} on SM100, pages by {rule.page} "
                        f"(over --page-size {given}): {rule.source}")

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.attention_backends import since
 from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
 from kvtop.domain.engines.sglang.decode_graphs_off import (
     decode_graphs_off_reason,
@@ -322,12 +323,7 @@ def vit_size_factor(vision: VisionSpec) -> float:
 # v0.5.6.post1+) take 64.
 def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> tuple[int, str]:
     """(page size, why) for this model, GPU and release."""
-    release = version.release
-
-    def since(text: str) -> bool:
-        return release is None or release >= (parse_release(text) or release)
-
-    if model.attention_kind is AttentionKind.DSA and since("0.5.3"):
+    if model.attention_kind is AttentionKind.DSA and since("0.5.3", version):
         return 64, "DSA on CUDA pages by 64"
     mha = default_trtllm_mha(model, gpu_name, version)  # GPT-OSS, Nemotron-H, every MHA model (default_mha.py)
     if mha is not None:
