@@ -244,12 +244,6 @@ def dp_attention_embedding_class(model: ModelSpec) -> DpAttentionEmbedding | Non
     return entry
 
 
-def dp_attention_embedding_era(model: ModelSpec, version: ResolvedVersion) -> Era[EmbeddingGroup] | None:
-    """How the model's class builds its embedding under DP attention at `version`, with its source (None: over TP)."""
-    entry = dp_attention_embedding_class(model)
-    return None if entry is None else GROUP_ERAS[entry.built_by].era(version)
-
-
 def sglang_vocab_split(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> VocabSplit:
     """Under --enable-dp-attention a class of DP_ATTENTION_EMBEDDING_CLASSES has its embedding whole on every rank
     (rows padded to 64) or split over attention TP, by its model code's release (GROUP_ERAS); the LM head over TP.
