@@ -30,15 +30,23 @@ DTYPE_BYTES = {
 SERVED_16_BIT = 2  # what --dtype auto loads a float32 checkpoint as
 
 
-def _stated_dtype(outer: OuterConfig, text: TextConfig, prefix: str) -> tuple[str, str]:
-    """(field, dtype) the config states first, bfloat16 when it states none."""
+UNSTATED = ("torch_dtype", "bfloat16")  # (field, dtype) read where the config states no dtype (`unstated_dtype`)
+
+
+def _first_stated(outer: OuterConfig, text: TextConfig, prefix: str) -> tuple[str, str] | None:
+    """(field, dtype) the config states first; None where it states none."""
     stated = (
         ("torch_dtype", outer.torch_dtype),
         ("dtype", outer.dtype),
         (prefix + "torch_dtype", text.torch_dtype),
         (prefix + "dtype", text.dtype),
     )
-    return next(((k, v) for k, v in stated if v is not None), ("torch_dtype", "bfloat16"))
+    return next(((k, v) for k, v in stated if v is not None), None)
+
+
+def _stated_dtype(outer: OuterConfig, text: TextConfig, prefix: str) -> tuple[str, str]:
+    """(field, dtype) the config states first, bfloat16 when it states none."""
+    return _first_stated(outer, text, prefix) or UNSTATED
 
 
 def checkpoint_half_dtype(outer: OuterConfig, text: TextConfig, prefix: str) -> Literal["bf16", "fp16"]:
@@ -63,9 +71,10 @@ UNSTATED_DTYPE_WHY = (
 
 def unstated_dtype(outer: OuterConfig, text: TextConfig, prefix: str) -> ConfigDefault | None:
     """The assumption a config that states no dtype is planned under (None where it states one)."""
-    if any(v is not None for v in (outer.torch_dtype, outer.dtype, text.torch_dtype, text.dtype)):
+    if _first_stated(outer, text, prefix) is not None:
         return None
-    return ConfigDefault(field="torch_dtype", value="bfloat16", what=UNSTATED_DTYPE_WHY, kind=DefaultKind.ENGINE_ASSUMED)
+    field, dtype = UNSTATED
+    return ConfigDefault(field=field, value=dtype, what=UNSTATED_DTYPE_WHY, kind=DefaultKind.ENGINE_ASSUMED)
 
 
 def checkpoint_dtype_bytes(outer: OuterConfig, text: TextConfig, prefix: str, source: str) -> int:
