@@ -372,7 +372,7 @@ DSA_CELL_ERAS: Eras[str] = Eras((
 
 def raw_fp8_dsa_family(settings: LaunchSettings, version: ResolvedVersion) -> CapabilityFamily:
     """The GPU family where this release keeps FP8 DSA KV as the raw 576-B latent (its trtllm DSA default, chosen
-    on `is_sm100_supported`); `NO_GPU` where it keeps none."""
+    on capability major >= 10: DSA_RAW_FP8_ERAS); `NO_GPU` where it keeps none."""
     family, single_dp_only = era_for(DSA_RAW_FP8_ERAS, version).value
     return NO_GPU if single_dp_only and settings.dp > 1 else family
 
