@@ -79,6 +79,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
+from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
@@ -272,6 +273,6 @@ def v2_graphs_not_modelled(inputs: CalibrationInputs) -> str | None:
 
 
 def _adaptive(inputs: CalibrationInputs) -> bool:
-    """Whether `--speculative-config` asks for adaptive verification (config/speculative.py:633 at v0.34.0)."""
-    raw = inputs.settings.flags.get("speculative-config")
-    return isinstance(raw, str) and '"enable_adaptive_verification": true' in raw.replace("'", '"').lower()
+    """Whether `--speculative-config` asks for adaptive verification (config/speculative.py:633 at v0.34.0), its JSON
+    read as the other speculative fields are (`flag_json`), whatever its spacing."""
+    return flag_json(inputs.settings, "speculative-config").get("enable_adaptive_verification") is True
