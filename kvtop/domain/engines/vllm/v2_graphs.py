@@ -152,8 +152,7 @@ def v2_placeholder(inputs: CalibrationInputs) -> str | None:
 def v2_beside_kept(inputs: CalibrationInputs) -> str | None:
     """Why the V2 runner's memory beside its profile is charged beside its measured graph estimate (v0.29.0 on);
     None where V2 does not run or its estimate is still the placeholder (`v2_placeholder` says that case)."""
-    model = inputs.model
-    if model is None or not runs_v2(inputs.version, model, inputs.settings) or not V2_GRAPHS_MEASURED.at(inputs.version):
+    if not v2_measures_graphs(inputs):
         return None
     return (
         f"vLLM {inputs.version.label} runs this model on the V2 model runner, which measures its CUDA graphs after the "
