@@ -62,3 +62,28 @@ def test_v2_lora_capture_cases_are_named_not_modelled() -> None:
     with_lora = inputs.model_copy(update={"settings": inputs.settings.model_copy(update={"flags": flags})})
     said = v2_graphs_not_modelled(with_lora)
     assert said is not None and "LoRA capture cases" in said  # cudagraph_utils.py:118-134 at v0.29.0
+
+
+
+@pytest.mark.parametrize("spelling", [
+    '{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4, "enable_adaptive_verification": true}',
+    '{"method":"ngram","num_speculative_tokens":2,"prompt_lookup_max":4,"enable_adaptive_verification":true}',
+])  # fmt: skip
+def test_adaptive_verification_is_named_however_its_json_is_spaced(spelling: str) -> None:
+    from kvtop.domain.calibration.inputs import CalibrationInputs
+    from kvtop.domain.engines.versions import from_flag
+    from kvtop.domain.engines.vllm.release_calendar import CALENDAR
+    from kvtop.domain.engines.vllm.v2_graphs import v2_graphs_not_modelled
+    from kvtop.domain.gpus import gpu_total_bytes
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.layout import ParallelLayout
+    from kvtop.sources.hub import load_config_file
+    from tests.data_paths import CONFIGS
+
+    settings = parse_flags("vllm", ["--engine-version", "0.34.0", "--speculative-config", spelling])
+    inputs = CalibrationInputs(model=load_config_file(CONFIGS / "Qwen--Qwen3-8B.json"), settings=settings,
+                               layout=ParallelLayout(), gpu_name="H100", gpu_total_bytes=gpu_total_bytes("H100"),
+                               version=from_flag("0.34.0", CALENDAR), weights_bytes=16 * 2**30, context_length=40960)  # fmt: skip
+    said = v2_graphs_not_modelled(inputs)
+    # `enable_adaptive_verification` (config/speculative.py:633 at v0.34.0) as json.loads reads it, compact or spaced
+    assert said is not None and "adaptive verification's varlen decode graphs" in said

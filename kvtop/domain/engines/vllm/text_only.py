@@ -71,9 +71,10 @@ def refuse_unread(model: ModelSpec, flags: Mapping[str, object], version: Resolv
     (`TOWERS_UNBUILT_ERAS`): refused by name, its tower possibly still partly built."""
     if not asked(flags) or not model.multimodal or served_text_only(model, flags, version):
         return
+    read = TOWERS_UNBUILT_ERAS[-1]  # the classes read and their first release, as the table says
     raise UnsupportedModelError(
-        f"{FLAG} builds no tower for a class that wraps it in _mark_tower_model (models/interfaces.py:285 at "
-        f"v0.19.0); kvtop read that for {', '.join(sorted(_QWEN | _SIGLIP_PIXTRAL))} from v0.19.0, not for "
+        "builds no tower for a class that wraps it in _mark_tower_model (models/interfaces.py:285 at "
+        f"v0.19.0); kvtop read that for {', '.join(sorted(read.value))} from v{read.since}, not for "
         f"{model.architecture} at vLLM {version.label}: not modelled",
         field=FLAG,
     )

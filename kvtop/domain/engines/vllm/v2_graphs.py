@@ -79,6 +79,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
+from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
@@ -151,8 +152,7 @@ def v2_placeholder(inputs: CalibrationInputs) -> str | None:
 def v2_beside_kept(inputs: CalibrationInputs) -> str | None:
     """Why the V2 runner's memory beside its profile is charged beside its measured graph estimate (v0.29.0 on);
     None where V2 does not run or its estimate is still the placeholder (`v2_placeholder` says that case)."""
-    model = inputs.model
-    if model is None or not runs_v2(inputs.version, model, inputs.settings) or not V2_GRAPHS_MEASURED.at(inputs.version):
+    if not v2_measures_graphs(inputs):
         return None
     return (
         f"vLLM {inputs.version.label} runs this model on the V2 model runner, which measures its CUDA graphs after the "
@@ -272,6 +272,6 @@ def v2_graphs_not_modelled(inputs: CalibrationInputs) -> str | None:
 
 
 def _adaptive(inputs: CalibrationInputs) -> bool:
-    """Whether `--speculative-config` asks for adaptive verification (config/speculative.py:633 at v0.34.0)."""
-    raw = inputs.settings.flags.get("speculative-config")
-    return isinstance(raw, str) and '"enable_adaptive_verification": true' in raw.replace("'", '"').lower()
+    """Whether `--speculative-config` asks for adaptive verification (config/speculative.py:633 at v0.34.0), its JSON
+    read as the other speculative fields are (`flag_json`), whatever its spacing."""
+    return flag_json(inputs.settings, "speculative-config").get("enable_adaptive_verification") is True
