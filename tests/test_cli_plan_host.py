@@ -111,7 +111,7 @@ def test_a_jetson_orin_takes_its_total_from_the_operator(capsys: pytest.CaptureF
 # fit `vllm.activation.v17` on 8,192 tokens (the dummy run's 8,192 × 4,096 bf16 hidden states) and 1,024 seqs × 128,256
 # float32 logits, less the logits' copies beyond one (FlashInfer's sampler), floored by the forward's MLP transient
 # 8,192 × (3 × 14,336 + 4,096) × 2 B = 771,751,936 B beside the residual and normed input, 2 × 8,192 × 4,096 × 2 B
-# (which binds at the fits of 53c086c0); non-torch memory `vllm.non_torch.v18` at TP 1 and V2's sampler state; the CUDA-graph fit over 51 PIECEWISE + 51 FULL sizes, (50 + 50) × 32 layers ÷ 1000
+# (which binds at the fits of 53c086c0); non-torch memory `vllm.non_torch.v18` at TP 1 and V2's sampler state; the CUDA-graph fit over 51 PIECEWISE + 35 FULL sizes (vLLM's 256-seq grid, below), (50 + 34) × 32 layers ÷ 1000
 # (2,034,480,696 B together at the fits of 53c086c0, 2,238,422,084 before vLLM's activation lost its constant). The
 # host is assumed to hold round(0.2934 × T) = 37,709,852,914 B ± round(0.2351 × T) = 30,216,722,632 B, so it leaves
 # T − 37,709,852,914 = 90,817,253,134 B (84.58 GiB) at the centre.
@@ -128,7 +128,10 @@ _ACTIVATION = max(
 # seq on the GPU, which the budget's total_consumed charges from v0.27.0 (v2_sampler_state.py, penalties.py:32-40)
 _SAMPLER_STATE = 1_024 * 128_256 * 4 + 2 * 1_024 * 4_008 * 4
 (_PER_GRAPH_NODE,) = VLLM_FITS["vllm.cuda_graphs"].coefficients  # per graph counted × layer ÷ 1000: the first capture too
-_GRAPHS = fitted_bytes(_PER_GRAPH_NODE * (1 + 50 + 50) * 32 / 1000)
+# the V1 graph figure beside V2's profile is read at vLLM's 256-seq default grid (v2_graphs.stand_in, from v0.29.0 too
+# since session 62): vLLM's own "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at
+# 256 seqs, so 50 + 34 graphs beyond the first, not the launch's 50 + 50 at 1,024 seqs
+_GRAPHS = fitted_bytes(_PER_GRAPH_NODE * (1 + 50 + 34) * 32 / 1000)
 LLAMA_WEIGHTS = 16_094_076_928
 # the latest release runs Llama on V2's runner, which from v0.29.0 takes its measured graphs off beside what its profile
 # held (gpu_worker.py:606-610 at v0.29.0): the V1 graph figure stands for what the profile held, and V2's measured graphs

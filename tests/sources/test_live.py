@@ -243,8 +243,8 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # logits, the MoE transient of 1,024 tokens × 4 experts × (3 × 2,880 ÷ 8 + 2,880) × 2 B) less the copies of the
     # logits beyond one, (coefficient − 1) × 1,024 seqs × 201,088 × 4 B, as the latest release samples with
     # FlashInfer's top-k/top-p on the H100 (vllm#40376, sampler_path.py); the latest release's CUDA-graph estimate is
-    # the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and 51 FULL sizes (1,024 seqs on an H100):
-    # (50 + 50) × 36 layers ÷ 1000, and V2's measured graphs, the fit on the 50 FULL beyond the first × 36 ÷ 1000
+    # the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and 35 FULL sizes (its 256-seq grid, below):
+    # (50 + 34) × 36 layers ÷ 1000, and V2's measured graphs, the fit on the 50 FULL beyond the first × 36 ÷ 1000
     # (v2_graphs.py). At the fits of 6063712d 229,893 blocks of 64 tokens at 4 × 73,728 B (the latest release,
     # 0.34.0: its default block), 2,048 + cdiv(127 + 2 × 1024, 64) + 1 = 2,083 blocks a request (2 batches of
     # --max-num-batched-tokens 1024 in flight)
@@ -262,7 +262,9 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     weights = _gpt_oss_120b_book(8) + 36 * (padding + held) + rope_cache
     assert view.ledger.weights_bytes == weights == 9_266_716_352
     (per_node,) = VLLM_FITS["vllm.cuda_graphs"].coefficients  # per graph counted (the first capture too) × layer
-    graphs = round(per_node * (1 + 50 + 50) * 36 / 1000 * GIB)
+    # the V1 figure beside V2's profile read at vLLM's 256-seq default grid (v2_graphs.stand_in, from v0.29.0 too since
+    # session 62): "PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at 256 seqs, 50 + 34 beyond the first
+    graphs = round(per_node * (1 + 50 + 34) * 36 / 1000 * GIB)
     v2_graphs = round(per_node * (1 + 50) * 36 / 1000 * GIB)  # V2's own form: the first capture, FULL beyond the first
     activation = vllm_activation_bytes("v17", seqs=1_024, vocab=201_088, tokens=1_024, hidden=2_880,
                                        mlp_width=4 * (3 * 2_880 / 8 + 2_880), moe=True)  # fmt: skip
