@@ -15,11 +15,12 @@ from benchmarks.calibration.evaluate import (
     weights_errors,
 )
 from benchmarks.calibration.judgement import PlanScores, engine_scale
-from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY
+from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY, ASSUMED_CONTEXT_GIB
 from kvtop.domain.calibration.fit import quantile
 from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.domain.engines.trtllm.calibration import TP_GROUP_NCCL_GIB_PER_DOUBLING
 from kvtop.domain.wording import GIB, gib
 
 TARGET_MEDIAN, TARGET_WITHIN, TARGET_COVERAGE = 0.02, 0.90, 0.90
@@ -219,11 +220,13 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  Desktop and WSL hosts (the RTX 3090 record's) hold memory before SGLang starts, which kvtop does not model:",
         f"  `plan --desktop` says so and its low end takes the most such starts held ({gib(DESKTOP_HELD_BYTES)};"
         " `host_memory.py`).",
-        "  TensorRT-LLM's context and profiled terms and LMDeploy's context stay **assumed** (0.75 GiB + 0.75 GiB per",
+        "  TensorRT-LLM's context and profiled terms and LMDeploy's context stay **assumed** "
+        f"({gib(ASSUMED_CONTEXT_GIB[0] * GIB)} + {gib(ASSUMED_CONTEXT_GIB[1] * GIB)} per",
         f"  doubling of TP of context, ± {_assumed_context(fits)}; the PyTorch backend's profiled activation the forward of",
         "  max_num_tokens by the code's arithmetic (the MLP's rows and the decoder layer's residual and normed input held",
         "  beside them, docs/engines/trtllm.md §23) and the rest of its peak 1.95 GiB (2.52 GiB less the H200's context)",
-        "  + 0.75 GiB per doubling of TP, read off one 1.2.0rc4 log, faradawn's, whose own plan is therefore in-sample),",
+        f"  + {gib(TP_GROUP_NCCL_GIB_PER_DOUBLING * GIB)} per doubling of TP, read off one 1.2.0rc4 log, faradawn's, whose "
+        "own plan is therefore in-sample),",
         "  with the",
         "  wide intervals that says (the context's error is how far the contexts the other starts measured fell from the",
         "  assumption, the 90th percentile with each source as one, unified-memory and desktop hosts left out; never the",

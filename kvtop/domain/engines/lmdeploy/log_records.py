@@ -27,13 +27,13 @@ def mib_figure(text: str, *, floor: bool = False) -> Measured:
 
     `floor`: the integer print of ≤ v0.7.x (`block_size_ >> 20`): '75' is [75, 76) MiB. Otherwise the
     text is rounded ('0.844' is [0.8435, 0.8445] MiB, `%.3f`)."""
-    gib = Measured.from_text(text, unit="MiB")  # GiB arithmetic, rescaled below
     if floor:
         whole = int(text)
         return Measured(
             value_bytes=whole * MIB, low_bytes=whole * MIB, high_bytes=(whole + 1) * MIB - 1,
             decimals=0, text=text, unit="MiB",
         )  # fmt: skip
+    gib = Measured.from_text(text, unit="MiB")  # GiB arithmetic, rescaled below
     scale = GIB_BYTES // MIB
     return Measured(
         value_bytes=gib.value_bytes // scale, low_bytes=gib.low_bytes // scale,
