@@ -10,7 +10,8 @@ import json
 import re
 import threading
 
-from textual.widgets import Static
+from textual import events
+from textual.widgets import Input, Static
 
 from kvtop.commands.demo_cluster import DEMO_PROMETHEUS_URL, DemoCluster, DemoClusterReader
 from kvtop.domain.cluster import (
@@ -72,6 +73,16 @@ async def retype(pilot, selector: str, text: str) -> None:
     await pilot.click(selector)
     await pilot.press("home", "ctrl+k", *text)
     await pilot.pause()
+
+
+async def paste(pilot, selector: str, text: str) -> None:
+    """`text` in the field as a terminal pastes it (one `Paste` event, to the focused widget): one edit, so one
+    re-solve, where `retype` re-solves the plan once a character (a 75-character path: 75 solves and draws)."""
+    await pilot.click(selector)
+    await pilot.press("home", "ctrl+k")
+    pilot.app.post_message(events.Paste(text))
+    await pilot.pause()
+    assert pilot.app.screen.query_one(selector, Input).value == text
 
 
 def shown(screen, selector: str) -> str:

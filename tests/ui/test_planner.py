@@ -26,7 +26,7 @@ from tests.ui.fakes import (
     llama_plan,
     llama_settings,
 )
-from tests.ui.helpers import open_planner, retype, shown
+from tests.ui.helpers import open_planner, paste, retype, shown
 
 # The fake node's plan by hand (SGLang 0.5.9, docs/engines/sglang.md §4-§5; tests/calibrated_figures.py, from the
 # committed fits): pre-load = CUDA's H100 total less SGLang's calibrated context c + d × log2 TP GiB; KV budget =
@@ -129,7 +129,7 @@ async def test_a_new_model_is_loaded_off_the_event_loop_on_enter(planner_on):
     expected = calibrated_ledger(load_model("llama-3.1-8b"), llama_settings().model_copy(update={"model": "llama-3.1-8b"}),
                                  gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100").token_capacity  # fmt: skip
     async with planner_on() as (_, pilot, screen):
-        await retype(pilot, "#plan-model", "llama-3.1-8b")
+        await paste(pilot, "#plan-model", "llama-3.1-8b")  # one edit, one re-solve (typed: 12)
         assert "press Enter to load 'llama-3.1-8b'" in shown(screen, "#plan-error")
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.outcome.after.model.name == "llama-3.1-8b")
@@ -139,7 +139,7 @@ async def test_a_new_model_is_loaded_off_the_event_loop_on_enter(planner_on):
 
 async def test_a_model_that_cannot_be_found_is_named_and_the_old_model_kept(planner_on):
     async with planner_on() as (_, pilot, screen):
-        await retype(pilot, "#plan-model", "no-such-model")
+        await paste(pilot, "#plan-model", "no-such-model")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "✗ model:" in shown(screen, "#plan-error"))
         assert "no-such-model" in shown(screen, "#plan-error")
@@ -181,12 +181,12 @@ async def test_edits_survive_closing_the_planner_until_ctrl_r(planner_on):
 
 async def test_before_stays_on_the_live_model_and_a_model_that_failed_never_reaches_the_flags(planner_on):
     async with planner_on() as (_, pilot, screen):
-        await retype(pilot, "#plan-model", "llama-3.1-8b")
+        await paste(pilot, "#plan-model", "llama-3.1-8b")  # one edit, one re-solve (typed: 12)
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.outcome.after.model.name == "llama-3.1-8b")
         assert screen.outcome.before.model.name == "meta-llama--Meta-Llama-3-70B"
         assert screen.outcome.before.token_capacity == TP8_TOKENS
-        await retype(pilot, "#plan-model", "no-such-model")
+        await paste(pilot, "#plan-model", "no-such-model")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "✗ model:" in shown(screen, "#plan-error"))
         assert shown(screen, "#plan-flags") == "engine flags: --model-path llama-3.1-8b --tp-size 8"

@@ -18,7 +18,7 @@ from kvtop.domain.architectures.coverage import SPEECH_NOT_MODELLED
 from tests.conftest import CONFIGS
 from tests.domain.test_unchecked_class import unchecked_config
 from tests.ui.conftest import wait_for
-from tests.ui.helpers import retype, shown
+from tests.ui.helpers import paste, shown
 
 # the plan's note for the renamed config (tests/test_cli_plan_unchecked_class.py NOTE, the same words)
 KEYE_NOTE = (
@@ -40,7 +40,9 @@ def notes(screen) -> str:
 
 
 async def load(pilot, screen, ref: str) -> None:
-    await retype(pilot, "#plan-model", ref)
+    """The config's path pasted into the model field, then Enter (typed key by key, each 75-character path was 75
+    re-solves of the live plan: most of this test's 153 s in session 62's slowest list)."""
+    await paste(pilot, "#plan-model", ref)
     await pilot.press("enter")
     await wait_for(pilot, lambda: screen._model_ref == ref or "model: " in shown(screen, "#plan-error"))
     await pilot.pause()

@@ -17,7 +17,7 @@ from textual.widgets import Input
 from kvtop.commands.node_source import DemoSource
 from tests.ui.conftest import wait_for
 from tests.ui.fakes import FakeSource
-from tests.ui.helpers import open_planner, retype, shown
+from tests.ui.helpers import open_planner, paste, retype, shown
 
 MINISTRAL = "tests/data/configs/recon/recon--mistralai--Ministral-3-3B-Instruct-2512"  # a params.json folder
 GEMMA_3N = "tests/data/configs/heldout/wave6c/google--gemma-3n-E2B.json"
@@ -29,7 +29,7 @@ def hint(screen, key: str) -> str:
 
 
 async def load(pilot, screen, ref: str, name: str) -> None:
-    await retype(pilot, "#plan-model", ref)
+    await paste(pilot, "#plan-model", ref)  # one edit: typed key by key, a 76-character path was 76 re-solves
     await pilot.press("enter")
     await wait_for(pilot, lambda: screen.outcome.after is not None and screen.outcome.after.model.name == name)
 
