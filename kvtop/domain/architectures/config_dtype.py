@@ -61,8 +61,9 @@ HALF_NAMES = ("float16", "fp16", "half")
 #: Why a config that states no dtype is sized at 2 B per parameter: vLLM's `_get_and_verify_dtype` reads a missing
 #: torch_dtype as float32 ("config.torch_dtype can be None" → torch.float32), and `--dtype auto` serves float32 as
 #: 16-bit: float16 to v0.9.0 ("following the common practice"), the platform's first supported dtype (bfloat16 on
-#: CUDA) from v0.9.1 (vllm-project/vllm#18751, merged 2025-05-30; read at v0.10.1 config/__init__.py:2751 and 0.33.0
-#: config/model.py `_resolve_auto_dtype`); SGLang's copy of that function (configs/model_config.py) downcasts float32
+#: CUDA) from v0.9.1 (vllm-project/vllm#18751, reviewed 2025-05-30, after v0.9.0: the release inferred from the
+#: PR's date, not read in a 0.9.x wheel; read at v0.10.1 config/__init__.py:2751 and 0.33.0 config/model.py
+#: `_resolve_auto_dtype`); SGLang's copy of that function (configs/model_config.py) downcasts float32
 #: to float16.
 #: Either 16-bit kind holds 2 B per parameter: the bytes kvtop plans, which kind the release picks assumed.
 UNSTATED_DTYPE_WHY = (
