@@ -1,8 +1,8 @@
-"""A config.json that states no dtype is planned in 16 bit, and says so as an assumption (session 62's operator pass).
+"""A config.json that states no dtype is planned as 16-bit, and says so as an assumption (session 62's operator pass).
 
 Qwen/Qwen3-0.6B's config.json (tests/data/calibration/configs) states torch_dtype bfloat16. Without it (and without
 `dtype`) the engines read float32 (vLLM `_get_and_verify_dtype`: "config.torch_dtype can be None" → torch.float32)
-and `--dtype auto` serves that in 16 bit: 2 B per parameter, the same bytes as the stated bfloat16. kvtop planned
+and `--dtype auto` serves that as 16-bit: 2 B per parameter, the same bytes as the stated bfloat16. kvtop planned
 those bytes with no word and an empty `config_defaults_used`; it now says the assumption.
 """
 
@@ -31,7 +31,7 @@ def test_a_config_without_dtype_says_its_16_bit_is_assumed() -> None:
     assert [d.said for d in model.assumed_defaults] == ["torch_dtype=bfloat16 (assumed)"]
     assert model.defaults_used == ()  # no config class's default: what the engines do with the gap, assumed
     (assumed,) = model.assumed_defaults
-    assert assumed.kind is DefaultKind.ENGINE_ASSUMED and "float32" in assumed.what and "16 bit" in assumed.what
+    assert assumed.kind is DefaultKind.ENGINE_ASSUMED and "float32" in assumed.what and "16-bit" in assumed.what
 
 
 def test_a_stated_dtype_is_no_assumption() -> None:
@@ -52,5 +52,6 @@ def test_the_plan_says_the_assumption_in_its_json_and_notes(tmp_path, capsys) ->
     notes = [line for line in capsys.readouterr().out.splitlines() if "torch_dtype" in line]
     assert notes == [
         "note: the config leaves out torch_dtype=bfloat16 (assumed): vLLM and SGLang read a missing dtype as float32 "
-        "and --dtype auto serves that in 16 bit (vLLM bfloat16 on CUDA, SGLang float16): 2 B per parameter"
+        "and --dtype auto serves that as 16-bit (vLLM bfloat16 on CUDA from v0.9.1, float16 before; SGLang float16): "
+        "2 B per parameter"
     ]

@@ -1,8 +1,8 @@
 """The dtype an engine loads a checkpoint's weights in, from the config's `torch_dtype` / `dtype`.
 
-Under `--dtype auto` (every engine's default) a float32 checkpoint is served in 16 bit: vLLM
+Under `--dtype auto` (every engine's default) a float32 checkpoint is served as 16-bit: vLLM
 `config/model.py _resolve_auto_dtype` ("Downcast for float32 models": the platform's preferred dtype,
-bfloat16 on CUDA) and SGLang `configs/model_config.py _get_and_verify_dtype` (float16, bfloat16 for Gemma).
+bfloat16 on CUDA, from v0.9.1; float16 before) and SGLang `configs/model_config.py _get_and_verify_dtype` (float16, bfloat16 for Gemma).
 OLMo-2's real configs say float32: sized in fp32 they would have twice the weights and KV the engines hold.
 """
 
@@ -59,13 +59,16 @@ def checkpoint_half_dtype(outer: OuterConfig, text: TextConfig, prefix: str) -> 
 
 HALF_NAMES = ("float16", "fp16", "half")
 #: Why a config that states no dtype is sized at 2 B per parameter: vLLM's `_get_and_verify_dtype` reads a missing
-#: torch_dtype as float32 ("config.torch_dtype can be None" → torch.float32), and `--dtype auto` serves float32 in
-#: 16 bit (early releases float16, "following the common practice"; vLLM 0.33.0 config/model.py `_resolve_auto_dtype`
-#: the platform's bfloat16); SGLang's copy of that function (configs/model_config.py) downcasts float32 to float16.
+#: torch_dtype as float32 ("config.torch_dtype can be None" → torch.float32), and `--dtype auto` serves float32 as
+#: 16-bit: float16 to v0.9.0 ("following the common practice"), the platform's first supported dtype (bfloat16 on
+#: CUDA) from v0.9.1 (vllm-project/vllm#18751, reviewed 2025-05-30, after v0.9.0: the release inferred from the
+#: PR's date, not read in a 0.9.x wheel; read at v0.10.1 config/__init__.py:2751 and 0.33.0 config/model.py
+#: `_resolve_auto_dtype`); SGLang's copy of that function (configs/model_config.py) downcasts float32
+#: to float16.
 #: Either 16-bit kind holds 2 B per parameter: the bytes kvtop plans, which kind the release picks assumed.
 UNSTATED_DTYPE_WHY = (
-    "vLLM and SGLang read a missing dtype as float32 and --dtype auto serves that in 16 bit "
-    "(vLLM bfloat16 on CUDA, SGLang float16): 2 B per parameter"
+    "vLLM and SGLang read a missing dtype as float32 and --dtype auto serves that as 16-bit "
+    "(vLLM bfloat16 on CUDA from v0.9.1, float16 before; SGLang float16): 2 B per parameter"
 )
 
 

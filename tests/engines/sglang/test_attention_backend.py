@@ -157,9 +157,24 @@ def test_one_backend_for_both_phases_is_the_attention_backend_from_0562(capsys: 
     assert _plan(capsys, *launch, *differ)["page_size"] == 64
 
 
-def test_a_decode_backends_page_meets_the_default_backends(capsys: pytest.CaptureFixture[str]) -> None:
-    """v0.5.16 arg_groups/overrides.py:1682-1740: cutlass_mla (decode) sets 128, then the default trtllm_mla
-    (DeepSeek-V3 on Blackwell) takes 32 or 64 only and sets 64; on an H200 the default pages by nothing: 128."""
+def test_a_decode_backends_page_under_the_generic_mla_default_stays(capsys: pytest.CaptureFixture[str]) -> None:
+    """v0.5.16 arg_groups/overrides.py:1697-1698: cutlass_mla (decode) sets 128. DeepSeek-V3's trtllm_mla override
+    is skipped where a per-phase backend is named (:405-413, all three backends None), and the generic MLA default
+    on SM100 is flashinfer (server_args.py:4933-4938 `_get_default_attn_backend`), which sets no page: 128 on
+    B200 as on H200."""
     decode = ["--decode-attention-backend", "cutlass_mla", "--engine-version", "0.5.16", "--model", DSV3, "--tp", "8"]
-    assert _plan(capsys, *decode, "--gpu", "B200")["page_size"] == 64
+    assert _plan(capsys, *decode, "--gpu", "B200")["page_size"] == 128
     assert _plan(capsys, *decode, "--gpu", "H200")["page_size"] == 128
+
+
+@pytest.mark.parametrize(("version", "page"), [("0.5.13", 64), ("0.5.23", 128)])
+def test_the_generic_mha_default_pages_beside_a_decode_backend(capsys: pytest.CaptureFixture[str], version: str,
+                                                                page: int) -> None:
+    """0.5.13 server_args.py: with only --decode-attention-backend named, `_get_default_attn_backend` still sets
+    attention_backend trtllm_mha on SM100 (:2796-2804, :2842-2845), whose page rule (:2965-2997: `attention_backend
+    == "trtllm_mha" or …`) turns --page-size 128 into 64; 0.5.23 takes 128 (arg_groups/overrides.py:1174-1187), so
+    the page stays. A page trtllm_mha takes (16) stays at 0.5.13 too, and an H100 has no such default."""
+    launch = ["--model", LLAMA_8B, "--engine-version", version, "--decode-attention-backend", "flashinfer"]
+    assert _plan(capsys, *launch, "--gpu", "B200", "--page-size", "128")["page_size"] == page
+    assert _plan(capsys, *launch, "--gpu", "B200", "--page-size", "16")["page_size"] == 16
+    assert _plan(capsys, *launch, "--gpu", "H100", "--page-size", "128")["page_size"] == 128

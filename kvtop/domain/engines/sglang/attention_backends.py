@@ -17,7 +17,8 @@ The per-phase flags exist from v0.4.9.post5 (server_args.py:1229-1255; v0.4.9.po
 phase (`attention_backend == X or decode_attention_backend == X …`: the MLA kernels by their decode backend,
 trtllm_mha, cutedsl_mla and hpc_ops by either), the rules applied in SGLang's order, each on the page the one
 before left. From v0.5.5 the same backend for both phases is the attention backend; otherwise SGLang still
-picks a default attention backend, whose own page (Blackwell's trtllm_mha / trtllm_mla: 32 or 64) then applies.
+picks its generic default attention backend (no model override's: Blackwell's trtllm_mha for an MHA model, flashinfer
+for MLA), whose own page rule then runs on the page they left (dsa.page_size_of, default_mha.py).
 """
 
 from __future__ import annotations
@@ -112,8 +113,6 @@ PAGED_BY: dict[str, frozenset[str]] = {
     "cutedsl_mla": frozenset({ATTENTION, PREFILL, DECODE}), "trtllm_mha": frozenset({ATTENTION, PREFILL, DECODE}),
     "hpc_ops": frozenset({ATTENTION, PREFILL, DECODE}), "intel_xpu": frozenset({ATTENTION}),
 }  # fmt: skip
-# the pages Blackwell's default attention backends (trtllm_mha, trtllm_mla) keep: another becomes 64 (PAGE_RULES)
-DEFAULT_BACKEND_TAKES = (32, 64)
 # the compute-capability majors each backend runs on (None: any GPU); SGLang raises on any other before it sizes
 # anything. trtllm_mla: `is_sm100_supported` (major 10) to v0.5.4, `is_blackwell_supported` (majors 10 and 12, so the
 # RTX PRO 6000 and RTX 5090 too) from v0.5.5 (utils/common.py:201-206), 10, 11 and 12 from v0.5.9 (0.5.8 still
@@ -257,16 +256,6 @@ def backends_page(named: NamedBackends, given: int | None, version: ResolvedVers
         named_by = ATTENTION_BACKEND_FLAG if named.attention else f"{PREFILL_BACKEND_FLAG} and {DECODE_BACKEND_FLAG}"
         return 1, f"page 1 ({named_by} {attention} sets none)"
     return None
-
-
-def with_default_page(found: tuple[int, str], default: tuple[int, str]) -> tuple[int, str]:
-    """A per-phase backend's page where SGLang also picks its default attention backend: a default that pages
-    (Blackwell's trtllm_mha / trtllm_mla) keeps 32 or 64 and sets 64 over any other, its rule after the MLA
-    kernels' (PAGE_RULES order)."""
-    page, why = found
-    if default[0] > 1 and page not in DEFAULT_BACKEND_TAKES:
-        return default[0], f"{default[1]} (over {why})"
-    return found
 
 
 def live_page_rule(backend: str, version: ResolvedVersion) -> PageRule | None:

@@ -38,12 +38,20 @@ NEMOTRON_H_SM100_ERAS: Eras[str] = Eras((
 ))  # fmt: skip
 
 
-def default_trtllm_mha(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> str | None:
-    """Why SGLang runs this model on trtllm_mha where the launch names no backend (None: it does not): on SM100
-    (`is_sm100_supported`, capability major 10: not the SM120 cards), a model without MLA — GPT-OSS from v0.5.0rc2
-    (its model override), Nemotron-H by NEMOTRON_H_SM100_ERAS, other linear-attention hybrids never (their own
-    backends), every other MHA model from v0.5.6.post1."""
+def default_trtllm_mha(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion,
+                       phases_named: bool = False) -> str | None:
+    """Why SGLang runs this model on trtllm_mha where the launch names no attention backend (None: it does not): on
+    SM100 (`is_sm100_supported`, capability major 10: not the SM120 cards), a model without MLA — GPT-OSS from
+    v0.5.0rc2 (its model override), Nemotron-H by NEMOTRON_H_SM100_ERAS, other linear-attention hybrids never (their
+    own backends), every other MHA model from v0.5.6.post1. `phases_named`: a per-phase backend is named, so the
+    model overrides are skipped (`is_attention_backend_not_set`, 0.5.13 server_args.py:7356-7361) and only the
+    generic MHA default is left (0.5.13 `_get_default_attn_backend` :2796-2804, set at :2842-2845); a hybrid under
+    per-phase backends is not followed (None)."""
     if not SM100.holds(gpu_name) or model.mla is not None:
+        return None
+    if phases_named:
+        if model.state is None and since("0.5.6.post1", version):
+            return "trtllm_mha, SGLang's default MHA backend on Blackwell beside the per-phase backends"
         return None
     if model.state is not None:
         if model.architecture not in NEMOTRON_H_ARCHS:
@@ -61,15 +69,16 @@ def default_trtllm_mha(model: ModelSpec, gpu_name: str | None, version: Resolved
 
 
 def default_mha_page(
-    model: ModelSpec, given: int | None, gpu_name: str | None, version: ResolvedVersion
+    model: ModelSpec, page: int, over: str, gpu_name: str | None, version: ResolvedVersion, phases_named: bool = False
 ) -> tuple[int, str] | None:
-    """(page, why) where SGLang's default trtllm_mha meets a --page-size it does not take: 64; None where it does not
-    apply (no default trtllm_mha, a page it takes, or no --page-size: eras.default_page_size)."""
-    why = default_trtllm_mha(model, gpu_name, version) if given else None
+    """(page, why) where SGLang's default trtllm_mha meets a page it does not take (`over`: what set that page,
+    --page-size or a per-phase backend's rule, which SGLang applies first): 64; None where it does not apply (no
+    default trtllm_mha, or a page it takes)."""
+    why = default_trtllm_mha(model, gpu_name, version, phases_named)
     rule = live_page_rule("trtllm_mha", version) if why else None
-    if rule is None or given in rule.takes:
+    if rule is None or page in rule.takes:
         return None
-    return rule.page, f"{why}, pages by {rule.page} (over --page-size {given}): {rule.source}"
+    return rule.page, f"{why}, pages by {rule.page} (over {over}): {rule.source}"
 
 
 # SGLang 0.5.6.post1/.post2 give an MHA model trtllm_mha where no attention backend is named on `is_blackwell()`

@@ -77,20 +77,21 @@ def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: Re
     return SM100.holds(gpu_name) and mla and default_mla_class(model, version) is not None
 
 
-def default_mla_page(model: ModelSpec, given: int | None, gpu_name: str | None,
+def default_mla_page(model: ModelSpec, page: int, over: str, gpu_name: str | None,
                      version: ResolvedVersion) -> tuple[int, str] | None:
     """(page, why) where SGLang's default trtllm_mla meets a --page-size: the backend's page rule reads the
     attention backend the model override set (0.5.6.post2 server_args.py `_handle_model_specific_adjustments` before
     `_handle_attention_backend_compatibility`, :647 and :654; 0.5.13 :970 and :977, the page rule :2897-2910), so
-    a page other than 32 or 64 becomes 64; None where it does not apply (no default trtllm_mla, a page it takes, or
-    no --page-size: eras.default_page_size)."""
-    if not given or not takes_default_trtllm_mla(model, gpu_name, version):
+    a page other than 32 or 64 becomes 64 (`over`: what set that page); None where it does not apply (no default
+    trtllm_mla, or a page it takes). Not where a per-phase backend is named: the override then sets none (the caller's
+    guard; 0.5.16 arg_groups/overrides.py:405-413)."""
+    if not takes_default_trtllm_mla(model, gpu_name, version):
         return None
     rule = live_page_rule("trtllm_mla", version)
-    if rule is None or given in rule.takes:
+    if rule is None or page in rule.takes:
         return None
     return rule.page, (f"trtllm_mla, SGLang's default for {model.architecture} on SM100, pages by {rule.page} "
-                       f"(over --page-size {given}): {rule.source}")
+                       f"(over {over}): {rule.source}")
 
 
 def check_default_backend_kv_dtype(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None,

@@ -15,7 +15,6 @@ from kvtop.domain.engines.sglang.attention_backends import (
     NamedBackends,
     backends_page,
     effective_attention,
-    with_default_page,
 )
 from kvtop.domain.engines.sglang.default_mha import default_mha_page
 from kvtop.domain.engines.sglang.default_mla import default_mla_page
@@ -129,26 +128,25 @@ def page_size_of(
     backends: NamedBackends | None = None, settings: LaunchSettings | None = None,
 ) -> tuple[int, str]:
     """(page size, why) the engine runs with: a DSA model's forced page, else fa4's (fa4.py: set last, over any other),
-    else the named backends' (attention_backends.backends_page; a per-phase backend's page under SGLang's default
-    attention backend meets that default's), else the page SGLang's default trtllm_mla or trtllm_mha sets over a
-    --page-size it does not take (default_mla.py, default_mha.py), else --page-size, else the default. `settings`
-    for fa4's EAGLE guard."""
+    else the named attention backend's (attention_backends.backends_page), else the page the per-phase backends or
+    --page-size left under the page rule of SGLang's default backend (trtllm_mla or trtllm_mha over a page it does
+    not take: default_mla.py, default_mha.py), else the default's own page. `settings` for fa4's EAGLE guard."""
     forced = _forced_page(model, settings, gpu_name, version, backends)
     if forced is not None:
         page, why = forced
         return page, why + (f" (over --page-size {given})" if given and given != page else "")
     found = backends_page(backends, given, version) if backends is not None else None
-    if found is not None and backends is not None and found[0] != given and effective_attention(backends, version) is None:
-        return with_default_page(found, default_page_size(model, gpu_name, version))
-    if found is not None:
-        return found
-    if backends is None and (default_mla := default_mla_page(model, given, gpu_name, version)) is not None:
-        return default_mla  # a --page-size SGLang's default trtllm_mla does not take
-    if backends is None and (default_mha := default_mha_page(model, given, gpu_name, version)) is not None:
-        return default_mha  # likewise its default trtllm_mha (default_mha.py)
-    if given:
-        return given, "--page-size"
-    return default_page_size(model, gpu_name, version)
+    if found is not None and backends is not None and effective_attention(backends, version) is not None:
+        return found  # an attention backend named: SGLang picks no default backend
+    # per-phase backends only: SGLang still picks its generic default, but no model override's (default_mha.py)
+    phases_named = backends is not None
+    page, why = found if found is not None else (given, "--page-size") if given else (0, "")
+    if not page:
+        return default_page_size(model, gpu_name, version, phases_named)
+    # the default backend's page rule runs after the named ones', on the page they left
+    over = f"--page-size {page}" if page == given else why
+    paged = None if phases_named else default_mla_page(model, page, over, gpu_name, version)
+    return paged or default_mha_page(model, page, over, gpu_name, version, phases_named) or (page, why)
 
 
 def dsa_kv_note(model: ModelSpec, requested: str, kv_format: str, version: ResolvedVersion) -> str | None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.sglang.attention_backends import since
+from kvtop.domain.engines.sglang.attention_backends import live_page_rule, since
 from kvtop.domain.engines.sglang.cuda_graph_bs import class_decode_max_bs
 from kvtop.domain.engines.sglang.decode_graphs_off import (
     decode_graphs_off_reason,
@@ -321,13 +321,16 @@ def vit_size_factor(vision: VisionSpec) -> float:
 # backend forces one. DSA on CUDA: 64 (v0.5.3+). On Blackwell (SM100): the MLA classes SGLang sends to
 # trtllm_mla (default_mla.DEFAULT_MLA_CLASSES: DeepSeek-V3 from v0.5.3.post2, Kimi-K2.5 from v0.5.9 …), GPT-OSS (trtllm_mha, v0.5.0rc2+) and every MHA model (trtllm_mha,
 # v0.5.6.post1+) take 64.
-def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> tuple[int, str]:
-    """(page size, why) for this model, GPU and release."""
+def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion,
+                      phases_named: bool = False) -> tuple[int, str]:
+    """(page size, why) for this model, GPU and release; `phases_named`: only per-phase backends are named, so
+    SGLang skips the model overrides and picks its generic default (default_mha.default_trtllm_mha)."""
     if model.attention_kind is AttentionKind.DSA and since("0.5.3", version):
         return 64, "DSA on CUDA pages by 64"
-    mha = default_trtllm_mha(model, gpu_name, version)  # GPT-OSS, Nemotron-H, every MHA model (default_mha.py)
-    if mha is not None:
-        return 64, f"{mha}, pages by 64"
+    mha = default_trtllm_mha(model, gpu_name, version, phases_named)  # GPT-OSS, Nemotron-H, every MHA model
+    mha_rule = live_page_rule("trtllm_mha", version)
+    if mha is not None and mha_rule is not None:
+        return mha_rule.page, f"{mha}, pages by {mha_rule.page}"
     blackwell = SM100.holds(gpu_name)  # is_sm100_supported (0.5.6 server_args.py:1068, :1175): not the SM120 cards
     if model.state is not None:
         if blackwell and model.architecture in NEMOTRON_H_ARCHS:
@@ -337,8 +340,9 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
             # Qwen3-Next / Qwen3.5 (GDN) run triton on SM100 (the model's override, v0.5.6 … v0.5.23); other
             # hybrids: MambaRadixCache's `no_buffer` works with page 1 only (§6.6.1 for what is not pinned)
             return 1, "page 1 (a linear-attention hybrid: triton / MambaRadixCache)"
-    if takes_default_trtllm_mla(model, gpu_name, version):
-        return 64, f"trtllm_mla, SGLang's default for {model.architecture} on SM100, pages by 64"
+    mla_rule = live_page_rule("trtllm_mla", version)
+    if not phases_named and takes_default_trtllm_mla(model, gpu_name, version) and mla_rule is not None:
+        return mla_rule.page, f"trtllm_mla, SGLang's default for {model.architecture} on SM100, pages by {mla_rule.page}"
     return 1, "page 1 (the default backend does not force one)"
 
 
