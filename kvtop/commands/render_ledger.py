@@ -23,7 +23,7 @@ from kvtop.domain.neutral_flags import memory_neutral_flags
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
-from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_spread, fmt_tokens
+from kvtop.units import MIB, fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_spread, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
 UNUSED_SHOWN = 256 * MIB
@@ -205,12 +205,6 @@ def _book_cells(row: WeightRow) -> str:
     return f"{row.params:>16,}{row.bytes_per_param:>9.3f}{row.shards:>8}"
 
 
-def _row_bytes(num_bytes: int) -> str:
-    """'17.64 GB (16.43 GiB)'; a row under 0.01 GB (norms, a rope cache) in binary units, '2.52 MiB', where the two
-    decimals of GB would read 0.00."""
-    return fmt_both(num_bytes) if num_bytes >= 5_000_000 or not num_bytes else fmt_bytes(num_bytes)
-
-
 def gpu_shown(name: str | None, total_bytes: int, origin: GpuTotalOrigin | None) -> str:
     """'H100 (79.65 GiB, nvidia-smi's total)': the GPU a header names, with what its total is (`gpu_total_origin.total_said`
     of the origin every view says, `Ledger.shown_total_origin`), apart from the CUDA total a calibrated budget sizes
@@ -241,7 +235,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         lines.append(f"  {'component':<{name}}{'params':>16}{'B/param':>9}{'shards':>8}  {'bytes':>28}")
         for row in rank.weights.rows:
             note = f"  {row.note}" if row.note else ""
-            lines.append(f"  {component_words(row.component, e.engine):<{name}}{_book_cells(row)}  {_row_bytes(row.bytes):>28}{note}")
+            lines.append(f"  {component_words(row.component, e.engine):<{name}}{_book_cells(row)}  {fmt_both_or_binary(row.bytes):>28}{note}")
         lines.append(
             f"  {'total':<{name}}{rank.weights.total_params:>16,}{'':>17}  {fmt_both(rank.weights_bytes):>28}"
         )
