@@ -23,7 +23,7 @@ from kvtop.domain.neutral_flags import memory_neutral_flags
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
-from kvtop.units import MIB, fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_spread, fmt_tokens
+from kvtop.units import GB, MIB, fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_spread, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
 UNUSED_SHOWN = 256 * MIB
@@ -149,10 +149,11 @@ def step_figure(step: BudgetStep) -> str:
         value = step.value
         return f"{value:,.0f}" if value is not None and float(value).is_integer() else f"{value}"
     size = step.bytes
-    text = fmt_both(abs(size)) if abs(size) >= 1 << 20 else f"{abs(size):,} B"
+    # under 0.01 GB in bytes: from 1 MiB to 5 MB two decimals read '0.00 GB (0.00 GiB)', the step's figure hidden
+    text = fmt_both(abs(size)) if abs(size) >= GB // 100 else f"{abs(size):,} B"
     stated = "−" if step.label.startswith("−") else "+" if step.label.startswith("+") else None
     if stated is None:
-        return text if size >= 0 else (fmt_both(size) if size <= -(1 << 20) else f"{size:,} B")
+        return text if size >= 0 else (fmt_both(size) if size <= -(GB // 100) else f"{size:,} B")
     against = (stated == "−") == (size > 0)  # '− x' of a positive size adds: said, not hidden
     return f"{'+' if size > 0 else '-'}{text}" if against else text
 
@@ -180,7 +181,7 @@ def capacity_lines(ledger: Ledger) -> list[str]:
             lines.append(f"Full-context reqs   {full_context:.2f} requests of {ledger.context_length:,} tokens fit")
         lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
     else:
-        lines.append(f"DOES NOT FIT: short by {fmt_both(e.shortfall_bytes)} per rank (token capacity 0)")
+        lines.append(f"DOES NOT FIT: short by {fmt_both_or_binary(e.shortfall_bytes)} per rank (token capacity 0)")
     return lines
 
 
