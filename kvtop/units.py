@@ -20,7 +20,7 @@ from kvtop.domain.wording import spread as fmt_spread  # one formatter for an in
 GB = 10**9
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 
-__all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "parse_size"]
+__all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_both_or_binary", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "parse_size"]
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")
@@ -71,6 +71,12 @@ def fmt_gb(num_bytes: int | float, digits: int = 2) -> str:
 def fmt_both(num_bytes: int | float, digits: int = 2) -> str:
     """'18.94 GB (17.64 GiB)': both units where a reader may compare with either."""
     return f"{fmt_gb(num_bytes, digits)} ({fmt_gib(num_bytes, digits)})"
+
+
+def fmt_both_or_binary(num_bytes: int | float) -> str:
+    """`fmt_both`, or a size under 0.01 GB (a norm, a rope cache, a KV block's gap) as `fmt_bytes` writes it ('2.52
+    MiB'), where two decimals of GB and GiB would read '0.00 GB (0.00 GiB)'; 0 B stays in both units."""
+    return fmt_both(num_bytes) if abs(num_bytes) >= GB // 100 or not num_bytes else fmt_bytes(num_bytes)
 
 
 def fmt_bytes(num_bytes: int | float) -> str:

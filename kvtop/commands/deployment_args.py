@@ -36,7 +36,7 @@ class DeploymentArgs:
 
 
 def deployment_from_args(
-    args: argparse.Namespace, settings: LaunchSettings, model: ModelSpec | None = None
+    args: argparse.Namespace, settings: LaunchSettings, model: ModelSpec
 ) -> DeploymentArgs:
     """The launch with `--host-cache` in the engine's own flags (split over the ranks `model` lays out), the draft's
     architecture and its weights."""
@@ -81,7 +81,7 @@ def host_cache_ranks(settings: LaunchSettings, model: ModelSpec | None) -> int:
     return layout_from_settings(settings, model).gpus
 
 
-def with_host_cache(settings: LaunchSettings, node_bytes: int, model: ModelSpec | None = None) -> LaunchSettings:
+def with_host_cache(settings: LaunchSettings, node_bytes: int, model: ModelSpec | None) -> LaunchSettings:
     """The launch giving `node_bytes` of host memory to offloaded KV over its ranks here (`host_cache_ranks`), in
     its own flags."""
     if node_bytes <= 0:

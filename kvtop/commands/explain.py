@@ -35,7 +35,7 @@ from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.launch_tokens import split_command
 from kvtop.domain.wording import with_the
 from kvtop.sources.engines.registry import complete_settings
-from kvtop.units import GB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
+from kvtop.units import fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_tokens
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -397,8 +397,7 @@ def verdict_line(result: Explanation) -> str:
             return f"verdict: MISMATCH{agree} — {result.cause}"
         printed = "block" if any(check.name is PoolPart.BLOCK for check in result.pool_checks) else "KV pool"
         # a block's gap is MiB: in GB and GiB at 2 decimals it read '0.00 GB (0.00 GiB) larger'
-        size = fmt_both(abs(gap)) if abs(gap) >= GB // 100 else fmt_bytes(abs(gap))
-        return (f"verdict: MISMATCH{agree} — the logged {printed} is {size} "
+        return (f"verdict: MISMATCH{agree} — the logged {printed} is {fmt_both_or_binary(abs(gap))} "
                 f"{'smaller' if gap < 0 else 'larger'} than predicted. {result.cause}")  # fmt: skip
     if result.verdict == "failed_start":
         return "verdict: FAILED START — " + _refusal_said(result)

@@ -21,7 +21,7 @@ from kvtop.commands.common import (
     settings_from_args,
     total_origin_from_args,
 )
-from kvtop.commands.deployment_args import add_deployment_arguments, deployment_from_args
+from kvtop.commands.deployment_args import DeploymentArgs, add_deployment_arguments, deployment_from_args
 from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
@@ -66,15 +66,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def build_ledger(args: argparse.Namespace, extra: Sequence[str]) -> Ledger:
     """The ledger described by the command line (shared by plan, probe and explain)."""
-    settings = settings_from_args(args, extra)
-    model, measured, total, name = _model_and_device(args, settings)  # the host cache splits over the model's world
-    deployment = deployment_from_args(args, settings, model)
-    if deployment.draft_weights_bytes is not None:
-        measured = measured.model_copy(update={"draft_weights_bytes": deployment.draft_weights_bytes})
+    model, deployment, measured, total, name = _planned_inputs(args, extra)
     return predict(
         model, deployment.settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
         load_mtp=args.load_mtp, draft=deployment.draft,
     )  # fmt: skip
+
+
+def _planned_inputs(
+    args: argparse.Namespace, extra: Sequence[str]
+) -> tuple[ModelSpec, DeploymentArgs, MeasuredInputs, int, str | None]:
+    """The model, the launch with its deployment flags (`--host-cache` split over the model's world, so the model is
+    read first), the measured inputs with the draft's weights, and the GPU's (total bytes, name)."""
+    settings = settings_from_args(args, extra)
+    model, measured, total, name = _model_and_device(args, settings)
+    deployment = deployment_from_args(args, settings, model)
+    if deployment.draft_weights_bytes is not None:
+        measured = measured.model_copy(update={"draft_weights_bytes": deployment.draft_weights_bytes})
+    return model, deployment, measured, total, name
 
 
 def _model_and_device(
@@ -113,13 +122,9 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
     from kvtop.domain.calibration.node import unused_start
     from kvtop.sources.calibration_store import read_store, store_disabled
 
-    settings = settings_from_args(args, extra)
-    model, measured, total, name = _model_and_device(args, settings)  # the host cache splits over the model's world
-    deployment = deployment_from_args(args, settings, model)
+    model, deployment, measured, total, name = _planned_inputs(args, extra)
     if getattr(args, "nodes", None) is not None or getattr(args, "gpus_per_node", None) is not None:
         _check_nodes(args, deployment.settings, model)  # a layout too large for the nodes named so, before it is solved
-    if deployment.draft_weights_bytes is not None:
-        measured = measured.model_copy(update={"draft_weights_bytes": deployment.draft_weights_bytes})
     store = read_store() if not store_disabled(args.no_calibration_store) else None
     if store is not None and store.notice:
         print_error(store.notice, prefix="note: ")

@@ -23,7 +23,7 @@ from kvtop.domain.neutral_flags import memory_neutral_flags
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
-from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_spread, fmt_tokens
+from kvtop.units import GB, MIB, fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_spread, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
 UNUSED_SHOWN = 256 * MIB
@@ -149,10 +149,11 @@ def step_figure(step: BudgetStep) -> str:
         value = step.value
         return f"{value:,.0f}" if value is not None and float(value).is_integer() else f"{value}"
     size = step.bytes
-    text = fmt_both(abs(size)) if abs(size) >= 1 << 20 else f"{abs(size):,} B"
+    # under 0.01 GB in bytes: from 1 MiB to 5 MB two decimals read '0.00 GB (0.00 GiB)', the step's figure hidden
+    text = fmt_both(abs(size)) if abs(size) >= GB // 100 else f"{abs(size):,} B"
     stated = "−" if step.label.startswith("−") else "+" if step.label.startswith("+") else None
     if stated is None:
-        return text if size >= 0 else (fmt_both(size) if size <= -(1 << 20) else f"{size:,} B")
+        return text if size >= 0 else (fmt_both(size) if size <= -(GB // 100) else f"{size:,} B")
     against = (stated == "−") == (size > 0)  # '− x' of a positive size adds: said, not hidden
     return f"{'+' if size > 0 else '-'}{text}" if against else text
 
@@ -180,7 +181,7 @@ def capacity_lines(ledger: Ledger) -> list[str]:
             lines.append(f"Full-context reqs   {full_context:.2f} requests of {ledger.context_length:,} tokens fit")
         lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
     else:
-        lines.append(f"DOES NOT FIT: short by {fmt_both(e.shortfall_bytes)} per rank (token capacity 0)")
+        lines.append(f"DOES NOT FIT: short by {fmt_both_or_binary(e.shortfall_bytes)} per rank (token capacity 0)")
     return lines
 
 
@@ -203,12 +204,6 @@ def _book_cells(row: WeightRow) -> str:
     if not row.params and row.bytes:
         return f"{'—':>16}{'—':>9}{'—':>8}"
     return f"{row.params:>16,}{row.bytes_per_param:>9.3f}{row.shards:>8}"
-
-
-def _row_bytes(num_bytes: int) -> str:
-    """'17.64 GB (16.43 GiB)'; a row under 0.01 GB (norms, a rope cache) in binary units, '2.52 MiB', where the two
-    decimals of GB would read 0.00."""
-    return fmt_both(num_bytes) if num_bytes >= 5_000_000 or not num_bytes else fmt_bytes(num_bytes)
 
 
 def gpu_shown(name: str | None, total_bytes: int, origin: GpuTotalOrigin | None) -> str:
@@ -241,7 +236,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         lines.append(f"  {'component':<{name}}{'params':>16}{'B/param':>9}{'shards':>8}  {'bytes':>28}")
         for row in rank.weights.rows:
             note = f"  {row.note}" if row.note else ""
-            lines.append(f"  {component_words(row.component, e.engine):<{name}}{_book_cells(row)}  {_row_bytes(row.bytes):>28}{note}")
+            lines.append(f"  {component_words(row.component, e.engine):<{name}}{_book_cells(row)}  {fmt_both_or_binary(row.bytes):>28}{note}")
         lines.append(
             f"  {'total':<{name}}{rank.weights.total_params:>16,}{'':>17}  {fmt_both(rank.weights_bytes):>28}"
         )

@@ -418,7 +418,7 @@ def read_engine_log(path: str | Path, field: str = "log") -> EngineLog:
     cap: a startup log states its sizing in its first lines.
     """
     if str(path) == "-":
-        return _parse_start(_inflated(sys.stdin.buffer.read(MAX_LOG_BYTES + 1), field, "<stdin>"), "<stdin>")
+        return _parse_start(sys.stdin.buffer.read(MAX_LOG_BYTES + 1), "<stdin>", field)
     log_path = Path(path)
     try:
         kind = log_path.stat().st_mode
@@ -437,7 +437,7 @@ def read_engine_log(path: str | Path, field: str = "log") -> EngineLog:
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise InputError(f"cannot read the engine log ({reason})", field=field, source=str(log_path)) from None
-    return _parse_start(_inflated(raw, field, str(log_path)), str(log_path))
+    return _parse_start(raw, str(log_path), field)
 
 
 def _inflated(raw: bytes, field: str, source: str) -> bytes:
@@ -472,8 +472,10 @@ def _unfinished_line_trimmed(text: str, cut_short: bool) -> str:
     return text[:start] + (last.rstrip(_FIGURE_CHARS) if last[-1] in _FIGURE_CHARS[:10] else last)
 
 
-def _parse_start(raw: bytes, source: str) -> EngineLog:
-    """Parse what was read: all of it, or the first `MAX_LOG_BYTES` of a longer log (said so)."""
+def _parse_start(raw: bytes, source: str, field: str) -> EngineLog:
+    """Parse what was read (inflated where it is gzip-compressed): all of it, or the first `MAX_LOG_BYTES` of a
+    longer log (said so)."""
+    raw = _inflated(raw, field, source)
     cut_short = len(raw) > MAX_LOG_BYTES
     text = _unfinished_line_trimmed(raw[:MAX_LOG_BYTES].decode("utf-8", errors="replace"), cut_short)
     return parse_engine_log(text, source=source, cut_at_bytes=MAX_LOG_BYTES if cut_short else None)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, ProcessRole
-from kvtop.domain.wording import GIB
 from kvtop.ui.widgets.row_data import rank_label
+from kvtop.units import in_gib
 
 #: Roles of an engine kvtop watches that is serving: stopping one takes the engine down.
 ENGINE_ROLES = (ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER)
@@ -132,7 +132,7 @@ class ProcessSort:
 def shown_gib(row: ProcessRow) -> float:
     """The row's bytes as the table shows them (GiB, 2 decimals): the bytes sort ranks by this, so processes the
     table shows with the same figure keep their pid order, not a reshuffle on every poll by bytes no one sees."""
-    return round((row.used_bytes or 0) / GIB, 2)
+    return round(in_gib(row.used_bytes or 0), 2)
 
 
 PROCESS_SORTS: tuple[ProcessSort, ...] = (

@@ -6,6 +6,7 @@ in quadratic time, 16 MiB in 16 s, 64 MiB past 10 minutes).
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,15 @@ def test_a_log_longer_than_the_cap_is_cut_and_said(
     assert main(["explain", str(long_log), "--model", "qwen3-235b-a22b", "--gpu", "H100"]) == 0
     out = capsys.readouterr().out
     assert "only its first 4.00 KiB were parsed" in out
+
+
+def test_a_gzip_log_is_inflated_no_further_than_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compressed log that inflates past the cap (a zip bomb: 1 MiB of one byte packs into ~1 KiB) is inflated to
+    the cap + 1 byte only, what tells `_parse_start` it was cut, never whole into memory."""
+    monkeypatch.setattr(engine_logs, "MAX_LOG_BYTES", 4096)
+    packed = gzip.compress(b"x" * (1 << 20))
+    assert len(packed) < 4096  # read whole by the byte cap: only the inflating is bounded here
+    assert len(engine_logs._inflated(packed, "log", "bomb.log.gz")) == 4096 + 1
 
 
 def test_the_logs_date_is_looked_for_in_its_first_10000_lines() -> None:

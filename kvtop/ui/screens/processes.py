@@ -74,11 +74,6 @@ def shown_columns(screen_width: int) -> tuple[tuple[tuple[str, int], ...], int]:
     return columns, max(len("command"), _command_room(columns, screen_width))
 
 
-def command_width(screen_width: int) -> int:
-    """What the command column gets at `screen_width`."""
-    return shown_columns(screen_width)[1]
-
-
 class SignalRequested(Message):
     """The operator confirmed this signal in the dialog; the app sends it (in a worker) and logs it."""
 

@@ -45,7 +45,7 @@ NO_REQUESTS = "— (does not fit)"
 
 def running_requests(ledger: Ledger) -> str:
     """The engine's max running requests, or `NO_REQUESTS` where the launch does not fit."""
-    return f"{ledger.engine.max_running_requests:,}" if ledger.engine.fits else NO_REQUESTS
+    return fmt_tokens(ledger.engine.max_running_requests) if ledger.engine.fits else NO_REQUESTS
 
 
 _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
