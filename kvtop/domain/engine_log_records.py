@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.redact import RedactedStr
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, MIB
 
 GIB_BYTES = GIB  # the one GiB (wording.py), under the name the engines' log readers import
 _NUMBER = re.compile(r"([-+]?)(\d+)(?:\.(\d*))?")
@@ -66,6 +67,44 @@ class Measured(_Frozen):
             decimals=places,
             text=text,
             unit=unit,
+        )
+
+    @classmethod
+    def from_mib(
+        cls,
+        text: str,
+        *,
+        printed: Literal["rounded", "floored"] = "rounded",
+        value_bytes: Literal["nearest", "down"] = "nearest",
+    ) -> Measured:
+        """Bytes and interval of a printed MiB figure (unit 'MiB'): one parser for every engine's MiB lines.
+
+        `printed="rounded"`: a `%.Nf` of bytes / 2**20, '0.844' is [0.8435, 0.8445] MiB (floor/ceil to whole bytes).
+        `printed="floored"`: an integer print of `bytes >> 20` (or `/ 1024 / 1024` as `%zu`), '75' is [75, 76) MiB.
+        `value_bytes`: the point figure when the printed MiB is not a whole number of bytes ('0.843' MiB is
+        883,949.568 B): "nearest" (883,950) or "down" (883,949); the interval is the same either way.
+        """
+        match = _NUMBER.fullmatch(text)
+        if match is None:
+            raise ValueError(f"not a number: {text!r}")
+        sign, whole, fraction = match.group(1), match.group(2), match.group(3) or ""
+        if printed == "floored":
+            if fraction or sign == "-":
+                raise ValueError(f"not a whole MiB: {text!r}")
+            mib = int(whole)
+            return cls(value_bytes=mib * MIB, low_bytes=mib * MIB, high_bytes=(mib + 1) * MIB - 1,
+                       decimals=0, text=text, unit="MiB")  # fmt: skip
+        places = len(fraction)
+        scaled = int(whole + fraction) * (-1 if sign == "-" else 1)  # the figure × 10**places
+        denominator = 2 * 10**places
+        point = 2 * scaled * MIB + (10**places if value_bytes == "nearest" else 0)
+        return cls(
+            value_bytes=point // denominator,
+            low_bytes=((2 * scaled - 1) * MIB) // denominator,
+            high_bytes=-((-(2 * scaled + 1) * MIB) // denominator),
+            decimals=places,
+            text=text,
+            unit="MiB",
         )
 
     @property

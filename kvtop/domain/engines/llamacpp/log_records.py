@@ -15,17 +15,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engine_log_records import GIB_BYTES, Measured, RankLog
-from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import MIB
+from kvtop.domain.engine_log_records import Measured, RankLog
 
 
 def mib_figure(text: str) -> Measured:
-    """A `%7.2f` MiB figure as bytes and the bytes that print the same text."""
-    gib = Measured.from_text(text, unit="MiB")
-    scale = GIB_BYTES // MIB
-    return Measured(value_bytes=gib.value_bytes // scale, low_bytes=gib.low_bytes // scale,
-                    high_bytes=ceil_div(gib.high_bytes, scale), decimals=gib.decimals, text=text, unit="MiB")  # fmt: skip
+    """A `%7.2f` MiB figure (`Measured.from_mib`): '2048.00' is [2047.995, 2048.005] MiB, its point the byte below."""
+    return Measured.from_mib(text, value_bytes="down")
 
 
 class KvCacheSummary(BaseModel):
@@ -65,9 +60,7 @@ class KvBuffer(BaseModel):
 
 def whole_mib(text: str) -> Measured:
     """A `%zu` MiB figure (bytes / 1024 / 1024, floored) as bytes: the printed MiB, up to one MiB short."""
-    mib = int(text)
-    return Measured(value_bytes=mib * MIB, low_bytes=mib * MIB, high_bytes=(mib + 1) * MIB - 1,
-                    decimals=0, text=text, unit="MiB")  # fmt: skip
+    return Measured.from_mib(text, printed="floored")
 
 
 class DeviceMemory(BaseModel):

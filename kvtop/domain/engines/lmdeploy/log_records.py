@@ -13,9 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engine_log_records import GIB_BYTES, Measured, RankLog
-from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import MIB
+from kvtop.domain.engine_log_records import Measured, RankLog
 
 
 class _Frozen(BaseModel):
@@ -23,22 +21,9 @@ class _Frozen(BaseModel):
 
 
 def mib_figure(text: str, *, floor: bool = False) -> Measured:
-    """A printed MiB figure as bytes and the bytes that print the same text.
-
-    `floor`: the integer print of ≤ v0.7.x (`block_size_ >> 20`): '75' is [75, 76) MiB. Otherwise the
-    text is rounded ('0.844' is [0.8435, 0.8445] MiB, `%.3f`)."""
-    if floor:
-        whole = int(text)
-        return Measured(
-            value_bytes=whole * MIB, low_bytes=whole * MIB, high_bytes=(whole + 1) * MIB - 1,
-            decimals=0, text=text, unit="MiB",
-        )  # fmt: skip
-    gib = Measured.from_text(text, unit="MiB")  # GiB arithmetic, rescaled below
-    scale = GIB_BYTES // MIB
-    return Measured(
-        value_bytes=gib.value_bytes // scale, low_bytes=gib.low_bytes // scale,
-        high_bytes=ceil_div(gib.high_bytes, scale), decimals=gib.decimals, text=text, unit="MiB",
-    )  # fmt: skip
+    """A printed MiB figure (`Measured.from_mib`). `floor`: the integer print of ≤ v0.7.x (`block_size_ >> 20`),
+    '75' is [75, 76) MiB; otherwise `%.3f`, '0.844' is [0.8435, 0.8445] MiB, its point the byte below."""
+    return Measured.from_mib(text, printed="floored" if floor else "rounded", value_bytes="down")
 
 
 class SessionTruncation(_Frozen):

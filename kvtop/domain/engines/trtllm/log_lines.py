@@ -24,7 +24,6 @@ from kvtop.domain.engines.trtllm.log_records import (
     TrtllmRankLog,
 )
 from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler, single, version_line
-from kvtop.domain.wording import MIB as _MIB
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 _COUNT = r"(\d{1,15})"
@@ -78,18 +77,8 @@ def _gib(text: str) -> Measured:
 
 
 def _mib(text: str) -> Measured:
-    """A MiB figure as bytes and the interval that prints the same text (integer arithmetic)."""
-    places = len(text.split(".", 1)[1]) if "." in text else 0
-    scaled = int(text.replace(".", "").lstrip("-") or "0") * (-1 if text.startswith("-") else 1)
-    denominator = 2 * 10**places
-    return Measured(
-        value_bytes=(2 * scaled * _MIB + 10**places) // denominator,
-        low_bytes=((2 * scaled - 1) * _MIB) // denominator,
-        high_bytes=-((-(2 * scaled + 1) * _MIB) // denominator),
-        decimals=places,
-        text=text,
-        unit="MiB",
-    )
+    """A MiB figure ('1134.01', '6695') as bytes and the interval that prints the same text, its point the nearest byte."""
+    return Measured.from_mib(text, value_bytes="nearest")
 
 
 def _allocated(text: str, fields: Fields) -> bool:
