@@ -30,7 +30,12 @@ PR's own first release is not read). While
 In a 16-bit model that is (3.5 × seqs + SMs) × vocab × 4 B with the hidden states beside it: the v0.19.0 starts of
 llm-d-planner grow by 3.5 of those copies between Llama-3.1-8B's vocabulary (1.89 GiB) and Qwen2.5-7B's (2.21) at 1,024
 seqs, as the count says, and Qwen2.5-72B printed the same 2.29 GiB at TP 2 and TP 4 (the sampler's rows are whole-vocab
-on every rank). Not counted: a multimodal model's encoder cache (the encoder's outputs, kept through the forward and the sampler), and a
+on every rank). On SM 8.0 at 0.19.x the count holds at `vllm serve`'s A100 defaults (2,048 tokens, 256 seqs) for a
+152K vocabulary too: Qwen3-8B's 0.19.1 A100-40GB start leaves under one more copy beside it
+(tests/engines/vllm/test_sampler_peak_sm80.py), so the ≈ 0.6 GiB more that the 0.19.x A100-40GB Llama-3.1-8B and A10G
+Qwen2.5-14B-AWQ starts leave is not the sampler's; a cold torch.compile is the size of it (compile_cache.py, not
+modelled): hpml-team13's A100-40GB Llama-3.1-8B launch at 0.19.0 kept 19.42 GiB of KV cold against 19.92 warm.
+Not counted: a multimodal model's encoder cache (the encoder's outputs, kept through the forward and the sampler), and a
 quantized MoE's workspaces (its experts' kernels are chosen by the checkpoint and the GPU: gpt-oss's MXFP4 at TP 2
 printed 2.87 GiB against 2.73 counted).
 """
