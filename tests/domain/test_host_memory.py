@@ -206,10 +206,16 @@ def test_the_desktop_share_holds_what_the_two_desktop_starts_held_beyond_linux()
     rtx3060 = RECORDS["ghourimarti-travel-planner-qwen2.5-7b-awq-rtx3060-wsl2-mf055"]
     travel = desktop_excess(rtx3060, fits)
     assert travel is not None and 0 < travel <= 3055 << 20
+    # TensorRT-LLM's GLM-4 engine on an RTX 4090 under WSL2 (session 62): 'total: 23.99 GiB, available: 12.22 GiB' when
+    # it sized its KV cache, beside a 10,194 MiB engine: what the card held besides is at most 23.99 − 12.22 − 9.955 GiB,
+    # the desktop's share that less the CUDA context
+    glm4 = RECORDS["tritonbackend-issue625-glm-4-9b-chat-int8wo-4090-wsl2"]
+    engine = desktop_excess(glm4, fits)
+    assert engine is not None and 0 < engine <= round((23.99 - 12.22 - 10_194 / 1024) * GIB)
     most, found = desktop_held(CORPUS, fits)
     assert dict(found) == {sglang.id: wsl2, record.id: windows, rtx5080.id: printed, rtx3050.id: laptop,
-                           rtx3060.id: travel}  # fmt: skip
-    assert most == math.ceil(max(wsl2, windows, printed, laptop, travel) / (1 << 20)) << 20 == DESKTOP_HELD_BYTES
+                           rtx3060.id: travel, glm4.id: engine}  # fmt: skip
+    assert most == math.ceil(max(wsl2, windows, printed, laptop, travel, engine) / (1 << 20)) << 20 == DESKTOP_HELD_BYTES
 
 
 def test_what_vllm_asks_free_on_a_gb10_is_what_its_start_printed() -> None:
@@ -278,6 +284,12 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
             ("qwen3-8b-fp8", "w2-u090-s256"), ("qwen3-8b-fp8", "w2-u082-s256"), ("qwen3-8b-fp8", "w2-u082-s256-mbt8192"),
             ("qwen3-8b", "w2-u082-s40-closedloop"), ("qwen3-8b", "w2-u082-s40-openloop"),
             ("qwen3-8b-fp8-ngram3", "w4-u082-s256"))),
+        # session 62: a desktop RTX 3060 (its report: 'desktop'), an RTX 5070 Ti and a GTX 1650 under WSL2, and
+        # TensorRT-LLM's GLM-4 engine on an RTX 4090 under WSL2 (its total the whole card)
+        *(f"file62571909065-qwen3-0.6b-rtx3060-desktop-v0190-eager-u0{share}" for share in (60, 75)),
+        *(f"file56155919944-qwen3-{run}-rtx5070ti-wsl2-v0230" for run in ("8b-fp8", "8b-nvfp4", "14b-nvfp4")),
+        "luoaini-sm75-qwen2.5-0.5b-gtx1650-wsl2-v0280",
+        "tritonbackend-issue625-glm-4-9b-chat-int8wo-4090-wsl2",
     }
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
     judged = blind(record, corpus_fits(record.source), weights_logged=False)
@@ -324,17 +336,19 @@ def test_each_desktop_start_is_judged_with_the_other_desktop_start_s_share() -> 
     RTX 5080's 1,047 MiB and lmdeploy#1703's 167, for lmdeploy#1703 the two WSL2 starts'), and fits of a corpus with no
     desktop start hold none (a plan's low end then takes nothing for the desktop); the product's fits hold the
     committed `DESKTOP_HELD_BYTES`. Session 58: the RTX 3050 laptop WSL2 start is the fourth (its card's row made its
-    context calibrated); session 60: the RTX 3060 SGLang start under Docker Desktop the fifth, so each fold holds four."""
+    context calibrated); session 60: the RTX 3060 SGLang start under Docker Desktop the fifth; session 62: TensorRT-LLM's
+    GLM-4 engine on an RTX 4090 under WSL2 the sixth, so each fold holds five."""
     starts = [RECORDS[record_id] for record_id in ("my-deepseek-r1-distill-qwen-7b-3090",
               "case-lmdeploy-1703-internlm-20b-w4-3090", "file60166145902-qwen2.5-3b-rtx5080-wsl2-v0260",
               "file68393499563-qwen2.5-3b-awq-rtx3050-4gb-wsl2-v0110",
-              "ghourimarti-travel-planner-qwen2.5-7b-awq-rtx3060-wsl2-mf055")]  # fmt: skip
+              "ghourimarti-travel-planner-qwen2.5-7b-awq-rtx3060-wsl2-mf055",
+              "tritonbackend-issue625-glm-4-9b-chat-int8wo-4090-wsl2")]  # fmt: skip
     for judged in starts:
         fold = corpus_fits(judged.source)
         excesses = [desktop_excess(other, fold) for other in starts if other is not judged]
         assert None not in excesses
         most = max(excess for excess in excesses if excess is not None)
         assert desktop_held_bytes(fold) == math.ceil(most / (1 << 20)) << 20
-        assert fold[DESKTOP_HELD_KEY].records == 4 and fold[DESKTOP_HELD_KEY].sources == 4
+        assert fold[DESKTOP_HELD_KEY].records == 5 and fold[DESKTOP_HELD_KEY].sources == 5
     assert DESKTOP_HELD_KEY not in fit_all({"sglang": [r for r in CORPUS["sglang"] if not r.desktop]})
     assert desktop_held_bytes(engine_fits("sglang")) == DESKTOP_HELD_BYTES

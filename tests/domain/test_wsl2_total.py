@@ -69,8 +69,10 @@ def test_every_record_whose_source_says_wsl_is_planned_as_wsl2() -> None:
     assert said == {r.id for r in RECORDS.values() if r.wsl2}
     # 7 before session 60, + 9 its SOURCES.md names as WSL2 starts: the 7 RTX 4090 lab records (file61510271682-*,
     # file61585879089-*), the RTX 5060 Ti run note (file70376054105-*) and the RTX 3060 SGLang start (ghourimarti-*);
-    # + 11 in session 61: an RTX 4090 class note (file61815222665-*) and one author's SLO lab, ten starts (kuotunyu-*)
-    assert len(said) == 7 + 9 + 11
+    # + 11 in session 61: an RTX 4090 class note (file61815222665-*) and one author's SLO lab, ten starts (kuotunyu-*);
+    # + 5 in session 62: an RTX 5070 Ti's three starts (file56155919944-*), a GTX 1650 (luoaini-*) and TensorRT-LLM's
+    # GLM-4 on an RTX 4090 (tritonbackend-issue625-*)
+    assert len(said) == 7 + 9 + 11 + 5
 
 
 def test_the_wsl2_origin_is_a_cards_own_figure_never_the_operators() -> None:

@@ -156,6 +156,12 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         sources=5, gpus=('L40S',),
         novel_error_bytes=134217728, feature_sources=(5,),
     ),
+    'cuda_total.RTX3060': LinearTerm(
+        key='cuda_total.RTX3060', features=('1 GiB',),
+        coefficients=(11.63,), error_bytes=134217728, records=2,
+        sources=1, gpus=('RTX3060',),
+        novel_error_bytes=134217728, feature_sources=(1,),
+    ),
     'cuda_total.RTX3060-TI': LinearTerm(
         key='cuda_total.RTX3060-TI', features=('1 GiB',),
         coefficients=(7.65,), error_bytes=134217728, records=1,
@@ -224,9 +230,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB', "100 GiB of nvidia-smi's total"),
-        coefficients=(0.359374, 0.221768), error_bytes=239756972, records=27,
-        sources=27, gpus=(),
-        novel_error_bytes=340503154, feature_sources=(27, 27),
+        coefficients=(0.3584, 0.222358), error_bytes=240004866, records=28,
+        sources=28, gpus=(),
+        novel_error_bytes=338157622, feature_sources=(28, 28),
     ),
 }  # fmt: skip
 # END FITTED

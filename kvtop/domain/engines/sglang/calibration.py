@@ -63,17 +63,17 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('100 SMs of 2,048 threads', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.561391, 0.439472, 0.066085), error_bytes=588233022, records=63,
+        coefficients=(0.561421, 0.439469, 0.066071), error_bytes=588182346, records=63,
         sources=41, gpus=('A100-40GB', 'A100-80GB', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXPRO6000', 'T4'),
-        novel_error_bytes=588233022, feature_sources=(41, 10, 4),
-        group_errors=(('100 SMs of 2,048 threads', 405212806), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 597386685), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 292785139)),
+        novel_error_bytes=588182346, feature_sources=(41, 10, 4),
+        group_errors=(('100 SMs of 2,048 threads', 405257669), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 597349945), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 292786130)),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.0519, records=82, sources=51,
+    engine='sglang', factor=1.0519, records=85, sources=53,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='sglang', gpus=('A100-40GB', 'A100-80GB', 'A40', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40S', 'RTX3060', 'RTX3090', 'RTX4060-TI-16GB', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=242, sources=51,
+    engine='sglang', gpus=('A100-40GB', 'A100-80GB', 'A40', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40S', 'RTX3060', 'RTX3090', 'RTX4060-TI-16GB', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=251, sources=53,
 )  # fmt: skip
 # END FITTED
 

@@ -174,10 +174,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
-        coefficients=(0.234543,), error_bytes=1059203470, records=91,
-        sources=25, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTXA6000', 'RTXPRO6000', 'T4'),
-        novel_error_bytes=1059203470, feature_sources=(25,),
-        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1059203470),),
+        coefficients=(0.234259,), error_bytes=1056412005, records=92,
+        sources=26, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTXA6000', 'RTXPRO6000', 'T4'),
+        novel_error_bytes=1056412005, feature_sources=(26,),
+        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1056412005),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -209,10 +209,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=398, sources=216,
+    engine='vllm', factor=1.0, records=420, sources=229,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4090', 'RTX5060-TI', 'RTX5080', 'RTX5090', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1183, sources=216,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'GTX1650', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4090', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1245, sources=229,
 )  # fmt: skip
 # END FITTED
 
