@@ -18,9 +18,11 @@ from kvtop.domain.wording import signed as fmt_signed  # one formatter for a sig
 from kvtop.domain.wording import spread as fmt_spread  # one formatter for an interval's ends about its centre
 
 GB = 10**9
+#: The least size written in both GB and GiB: below 0.01 GB two decimals read '0.00 GB (0.00 GiB)' (fmt_both_or_binary).
+BOTH_UNITS_FROM = GB // 100
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 
-__all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_both_or_binary", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "parse_size"]
+__all__ = ["BOTH_UNITS_FROM", "GB", "GIB", "MIB", "fmt_both", "fmt_both_or_binary", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "parse_size"]
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")
@@ -76,7 +78,7 @@ def fmt_both(num_bytes: int | float, digits: int = 2) -> str:
 def fmt_both_or_binary(num_bytes: int | float) -> str:
     """`fmt_both`, or a size under 0.01 GB (a norm, a rope cache, a KV block's gap) as `fmt_bytes` writes it ('2.52
     MiB'), where two decimals of GB and GiB would read '0.00 GB (0.00 GiB)'; 0 B stays in both units."""
-    return fmt_both(num_bytes) if abs(num_bytes) >= GB // 100 or not num_bytes else fmt_bytes(num_bytes)
+    return fmt_both(num_bytes) if abs(num_bytes) >= BOTH_UNITS_FROM or not num_bytes else fmt_bytes(num_bytes)
 
 
 def fmt_bytes(num_bytes: int | float) -> str:

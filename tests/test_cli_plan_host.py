@@ -130,7 +130,8 @@ _SAMPLER_STATE = 1_024 * 128_256 * 4 + 2 * 1_024 * 4_008 * 4
 (_PER_GRAPH_NODE,) = VLLM_FITS["vllm.cuda_graphs"].coefficients  # per graph counted × layer ÷ 1000: the first capture too
 # the V1 graph figure beside V2's profile is read at vLLM's 256-seq default grid (v2_graphs.stand_in, from v0.29.0 too
 # since session 62): vLLM's own "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at
-# 256 seqs, so 50 + 34 graphs beyond the first, not the launch's 50 + 50 at 1,024 seqs
+# 256 seqs (the 0.19.1 A100-40GB start's line, vllm.jsonl file57978845466-qwen3-8b-a100-40gb-v0191), so 50 + 34 graphs
+# beyond the first, not the launch's 50 + 50 at 1,024 seqs
 _GRAPHS = fitted_bytes(_PER_GRAPH_NODE * (1 + 50 + 34) * 32 / 1000)
 LLAMA_WEIGHTS = 16_094_076_928
 # the latest release runs Llama on V2's runner, which from v0.29.0 takes its measured graphs off beside what its profile

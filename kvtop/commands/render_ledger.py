@@ -23,7 +23,16 @@ from kvtop.domain.neutral_flags import memory_neutral_flags
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
-from kvtop.units import GB, MIB, fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_spread, fmt_tokens
+from kvtop.units import (
+    BOTH_UNITS_FROM,
+    MIB,
+    fmt_both,
+    fmt_both_or_binary,
+    fmt_bytes,
+    fmt_gib,
+    fmt_spread,
+    fmt_tokens,
+)
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
 UNUSED_SHOWN = 256 * MIB
@@ -149,11 +158,11 @@ def step_figure(step: BudgetStep) -> str:
         value = step.value
         return f"{value:,.0f}" if value is not None and float(value).is_integer() else f"{value}"
     size = step.bytes
-    # under 0.01 GB in bytes: from 1 MiB to 5 MB two decimals read '0.00 GB (0.00 GiB)', the step's figure hidden
-    text = fmt_both(abs(size)) if abs(size) >= GB // 100 else f"{abs(size):,} B"
+    # under 0.01 GB (fmt_both_or_binary's bound) in whole bytes, the step's exact figure: '0.00 GB (0.00 GiB)' hides it
+    text = fmt_both(abs(size)) if abs(size) >= BOTH_UNITS_FROM else f"{abs(size):,} B"
     stated = "−" if step.label.startswith("−") else "+" if step.label.startswith("+") else None
     if stated is None:
-        return text if size >= 0 else (fmt_both(size) if size <= -(GB // 100) else f"{size:,} B")
+        return text if size >= 0 else (fmt_both(size) if size <= -BOTH_UNITS_FROM else f"{size:,} B")
     against = (stated == "−") == (size > 0)  # '− x' of a positive size adds: said, not hidden
     return f"{'+' if size > 0 else '-'}{text}" if against else text
 

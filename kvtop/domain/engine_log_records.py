@@ -75,14 +75,14 @@ class Measured(_Frozen):
         text: str,
         *,
         printed: Literal["rounded", "floored"] = "rounded",
-        value_bytes: Literal["nearest", "down"] = "nearest",
+        point: Literal["nearest", "down"] = "nearest",
     ) -> Measured:
         """Bytes and interval of a printed MiB figure (unit 'MiB'): one parser for every engine's MiB lines.
 
         `printed="rounded"`: a `%.Nf` of bytes / 2**20, '0.844' is [0.8435, 0.8445] MiB (floor/ceil to whole bytes).
         `printed="floored"`: an integer print of `bytes >> 20` (or `/ 1024 / 1024` as `%zu`), '75' is [75, 76) MiB.
-        `value_bytes`: the point figure when the printed MiB is not a whole number of bytes ('0.843' MiB is
-        883,949.568 B): "nearest" (883,950) or "down" (883,949); the interval is the same either way.
+        `point`: how `value_bytes`, the point figure, is rounded where the printed MiB is not a whole number of bytes
+        ('0.843' MiB is 883,949.568 B): "nearest" (883,950) or "down" (883,949); the interval is the same either way.
         """
         match = _NUMBER.fullmatch(text)
         if match is None:
@@ -97,9 +97,9 @@ class Measured(_Frozen):
         places = len(fraction)
         scaled = int(whole + fraction) * (-1 if sign == "-" else 1)  # the figure × 10**places
         denominator = 2 * 10**places
-        point = 2 * scaled * MIB + (10**places if value_bytes == "nearest" else 0)
+        doubled = 2 * scaled * MIB + (10**places if point == "nearest" else 0)
         return cls(
-            value_bytes=point // denominator,
+            value_bytes=doubled // denominator,
             low_bytes=((2 * scaled - 1) * MIB) // denominator,
             high_bytes=-((-(2 * scaled + 1) * MIB) // denominator),
             decimals=places,

@@ -29,9 +29,9 @@ def test_trtllm_execution_context_is_the_nearest_byte() -> None:
     assert _bytes(context) == (1_189_090_426, 1_189_095_670, 1_189_100_913)
 
 
-def test_value_bytes_is_the_only_difference_between_nearest_and_down() -> None:
+def test_the_point_is_the_only_difference_between_nearest_and_down() -> None:
     """The same 1134.01 read as LMDeploy and llama.cpp keep their figures: the byte below, the interval unchanged."""
-    nearest, down = Measured.from_mib("1134.01"), Measured.from_mib("1134.01", value_bytes="down")
+    nearest, down = Measured.from_mib("1134.01"), Measured.from_mib("1134.01", point="down")
     assert (nearest.value_bytes, down.value_bytes) == (1_189_095_670, 1_189_095_669)
     assert (nearest.low_bytes, nearest.high_bytes) == (down.low_bytes, down.high_bytes)
 

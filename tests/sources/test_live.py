@@ -263,7 +263,8 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     assert view.ledger.weights_bytes == weights == 9_266_716_352
     (per_node,) = VLLM_FITS["vllm.cuda_graphs"].coefficients  # per graph counted (the first capture too) × layer
     # the V1 figure beside V2's profile read at vLLM's 256-seq default grid (v2_graphs.stand_in, from v0.29.0 too since
-    # session 62): "PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at 256 seqs, 50 + 34 beyond the first
+    # session 62): "PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at 256 seqs, 50 + 34 beyond the first (the 0.19.1
+    # A100-40GB start's line, vllm.jsonl file57978845466-qwen3-8b-a100-40gb-v0191)
     graphs = round(per_node * (1 + 50 + 34) * 36 / 1000 * GIB)
     v2_graphs = round(per_node * (1 + 50) * 36 / 1000 * GIB)  # V2's own form: the first capture, FULL beyond the first
     activation = vllm_activation_bytes("v17", seqs=1_024, vocab=201_088, tokens=1_024, hidden=2_880,

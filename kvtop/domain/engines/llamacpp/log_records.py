@@ -20,7 +20,7 @@ from kvtop.domain.engine_log_records import Measured, RankLog
 
 def mib_figure(text: str) -> Measured:
     """A `%7.2f` MiB figure (`Measured.from_mib`): '2048.00' is [2047.995, 2048.005] MiB, its point the byte below."""
-    return Measured.from_mib(text, value_bytes="down")
+    return Measured.from_mib(text, point="down")
 
 
 class KvCacheSummary(BaseModel):

@@ -23,7 +23,7 @@ class _Frozen(BaseModel):
 def mib_figure(text: str, *, floor: bool = False) -> Measured:
     """A printed MiB figure (`Measured.from_mib`). `floor`: the integer print of ≤ v0.7.x (`block_size_ >> 20`),
     '75' is [75, 76) MiB; otherwise `%.3f`, '0.844' is [0.8435, 0.8445] MiB, its point the byte below."""
-    return Measured.from_mib(text, printed="floored" if floor else "rounded", value_bytes="down")
+    return Measured.from_mib(text, printed="floored" if floor else "rounded", point="down")
 
 
 class SessionTruncation(_Frozen):

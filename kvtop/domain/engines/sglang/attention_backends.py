@@ -185,8 +185,8 @@ def named_backends(settings: LaunchSettings) -> NamedBackends | None:
 
 
 def effective_attention(named: NamedBackends, version: ResolvedVersion) -> str | None:
-    """The attention backend SGLang runs by name: --attention-backend, else (from v0.5.6.post2) the backend named
-    for both phases; None where SGLang picks its default."""
+    """The attention backend SGLang runs by name: --attention-backend, else (from v0.5.5: SAME_PHASES_NAME_ATTENTION)
+    the backend named for both phases; None where SGLang picks its default."""
     if named.attention is not None:
         return named.attention
     same = named.prefill is not None and named.prefill == named.decode

@@ -44,7 +44,6 @@ from kvtop.domain.engines.versions import (
     Eras,
     ResolvedVersion,
     era_for,
-    parse_release,
 )
 from kvtop.domain.gpus import NO_GPU, SM100, SM100_AND_NEWER, CapabilityFamily
 from kvtop.domain.launch import LaunchSettings
@@ -192,8 +191,7 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
         parts += f", no decode graphs (off for {decode_off})"
     elif bs_why:
         parts += f", {bs_why}"
-    release = version.release
-    pcg_on = release is None or release >= (parse_release(PCG_DEFAULT_SINCE) or release)
+    pcg_on = since(PCG_DEFAULT_SINCE, version)
     off_for = prefill_graphs_off_reason(inputs) if pcg_on else None  # prefill_graphs_off.py
     if off_for is not None:
         parts += f", no prefill graphs (off for {off_for})"
@@ -483,10 +481,8 @@ def full_pool_reason(
             return f"SGLang {version.label} turns hybrid SWA memory off for GPT-OSS" + (
                 "" if family is None else f" with trtllm_mha ({family.label})"
             )
-    if model.architecture == "Llama4ForConditionalGeneration":
-        release, since = version.release, parse_release(LLAMA4_HYBRID_SINCE)
-        if release is not None and since is not None and release < since:
-            return f"SGLang {version.label} keeps Llama-4's chunked layers in the full pool (before v0.5.8)"
+    if model.architecture == "Llama4ForConditionalGeneration" and not since(LLAMA4_HYBRID_SINCE, version):
+        return f"SGLang {version.label} keeps Llama-4's chunked layers in the full pool (before v0.5.8)"
     return unlisted_reason(model, version)
 
 

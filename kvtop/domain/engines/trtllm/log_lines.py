@@ -78,7 +78,7 @@ def _gib(text: str) -> Measured:
 
 def _mib(text: str) -> Measured:
     """A MiB figure ('1134.01', '6695') as bytes and the interval that prints the same text, its point the nearest byte."""
-    return Measured.from_mib(text, value_bytes="nearest")
+    return Measured.from_mib(text, point="nearest")
 
 
 def _allocated(text: str, fields: Fields) -> bool:
