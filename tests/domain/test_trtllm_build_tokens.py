@@ -3,18 +3,19 @@ check_max_num_tokens' arithmetic (tensorrt_llm/_common.py at 0fccc5b97dd7): min(
 
 from kvtop.domain.engines.trtllm.build_tokens import engine_max_num_tokens
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.launch import LaunchSettings
 
 
 def test_glm4_issue625_build_is_capped_at_batch_times_seq() -> None:
     # issue 625 (0.13): max_batch_size 1, max_seq_len 2048, no max_num_tokens -> 1 × 2,048
-    assert engine_max_num_tokens(None, 1, 2048, ResolvedVersion(text="0.13.0")) == 2048
+    assert engine_max_num_tokens(LaunchSettings(engine="trtllm"), 1, 2048, ResolvedVersion(text="0.13.0")) == 2048
 
 
 def test_cap_leaves_a_smaller_request() -> None:
     # case 4275 (0.19): 1,024 requested, 2,048 × 2,048 allowed
-    assert engine_max_num_tokens(1024, 2048, 2048, ResolvedVersion(text="0.19.0")) == 1024
+    assert engine_max_num_tokens(LaunchSettings(engine="trtllm", max_num_batched_tokens=1024), 2048, 2048, ResolvedVersion(text="0.19.0")) == 1024
 
 
 def test_v08_is_not_capped() -> None:
     # v0.8 Triton engine at max_batch_size 1 holds 12,288 tokens' logits
-    assert engine_max_num_tokens(12288, 1, 8192, ResolvedVersion(text="0.8.0")) == 12288
+    assert engine_max_num_tokens(LaunchSettings(engine="trtllm", max_num_batched_tokens=12288), 1, 8192, ResolvedVersion(text="0.8.0")) == 12288

@@ -50,6 +50,12 @@ DEFAULT_MAX_BATCH_SIZE = 2048  # BuildConfig.max_batch_size, passed on by trtllm
 DEFAULT_MAX_NUM_TOKENS = 8192  # BuildConfig.max_num_tokens (§6)
 
 
+def launch_max_num_tokens(settings: LaunchSettings) -> int:
+    """The launch's max_num_tokens, else BuildConfig's 8,192 (§6): what the build, the profiling run and the MoE
+    warm-up size against before any trtllm-build cap (`build_tokens.engine_max_num_tokens`)."""
+    return settings.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
+
+
 def runtime(settings: LaunchSettings, version: ResolvedVersion) -> Backend:
     """`--backend` as the engine reads it ('trt' is 'tensorrt'), else the release's default."""
     backend = settings.backend
@@ -120,7 +126,7 @@ def estimation_tokens(
     cuda_graph_config.max_batch_size is read as max_batch_size: its derived default was not read). Only
     the first `Allocated` line and the spring-2025 budget depend on it.
     """
-    budget_tokens = settings.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
+    budget_tokens = launch_max_num_tokens(settings)
     overlap = not settings.flags.get("disable_overlap_scheduler")
     rule = estimation_rule(version)
     extra = 1 + (1 if overlap and rule == "dummy_requests" else 0)

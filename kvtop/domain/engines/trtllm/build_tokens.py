@@ -18,8 +18,9 @@ which of its figures the profiling run reads is not read per release: not modell
 
 from __future__ import annotations
 
-from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_NUM_TOKENS
+from kvtop.domain.engines.trtllm.budget import launch_max_num_tokens
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.launch import LaunchSettings
 
 # whether trtllm-build lowers max_num_tokens to max_batch_size × max_seq_len
 BUILD_TOKEN_CAP_ERAS: Eras[bool] = Eras((
@@ -35,11 +36,11 @@ def build_caps_tokens(version: ResolvedVersion) -> bool:
     return era_for(BUILD_TOKEN_CAP_ERAS, version).value
 
 
-def engine_max_num_tokens(requested: int | None, max_batch_size: int, max_seq_len: int,
+def engine_max_num_tokens(settings: LaunchSettings, max_batch_size: int, max_seq_len: int,
                           version: ResolvedVersion) -> int:
     """The engine's max_num_tokens: the launch's, else 8,192, no more than max_batch_size × max_seq_len where the
     release's trtllm-build caps it (`BUILD_TOKEN_CAP_ERAS`)."""
-    tokens = requested or DEFAULT_MAX_NUM_TOKENS
+    tokens = launch_max_num_tokens(settings)
     if build_caps_tokens(version) and max_seq_len > 0:
         return min(tokens, max_batch_size * max_seq_len)
     return tokens

@@ -43,7 +43,7 @@ from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.allreduce_workspace import fusion_workspace_bytes, with_fusion_workspace
-from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
+from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, launch_max_num_tokens, runtime
 from kvtop.domain.engines.trtllm.build_tokens import engine_max_num_tokens
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
 from kvtop.domain.engines.trtllm.engine_build import old_builder_flag, runtime_form, tied_head_copy
@@ -188,8 +188,8 @@ def _batch_and_tokens(inputs: CalibrationInputs) -> tuple[int, int]:
     s = inputs.settings
     batch = s.max_running_requests or DEFAULT_MAX_BATCH_SIZE
     if _profiled(inputs):
-        return batch, s.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
-    return batch, engine_max_num_tokens(s.max_num_batched_tokens, batch, inputs.context_length, inputs.version)
+        return batch, launch_max_num_tokens(s)
+    return batch, engine_max_num_tokens(s, batch, inputs.context_length, inputs.version)
 
 
 def _engine_head(inputs: CalibrationInputs) -> tuple[int, str] | None:

@@ -14,9 +14,9 @@ from kvtop.domain.engine_log import EngineLog, Measured
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates
 from kvtop.domain.engines.trtllm.budget import (
-    DEFAULT_MAX_NUM_TOKENS,
     estimation_tokens,
     estimator_bytes_per_token,
+    launch_max_num_tokens,
     round_blocks,
     runtime,
     tokens_per_block,
@@ -255,7 +255,7 @@ def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings, v
         same = "=" if predicted == pools[0][1] else "≠"
         notes.append(
             f"temporary pool of the profiling run: logged {pools[0][1]:,} tokens {same} kvtop's {predicted:,} "
-            f"(max_num_tokens {settings.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS:,}, {tpb} per block); the capacity is the last line"
+            f"(max_num_tokens {launch_max_num_tokens(settings):,}, {tpb} per block); the capacity is the last line"
         )
     exact = _exact_max_tokens(log)
     if exact is not None:
