@@ -96,7 +96,8 @@ PAGE_RULES: dict[str, tuple[PageRule, ...]] = {
     "tokenspeed_mla": (PageRule("0.5.16", (32, 64), 64, "arg_groups/overrides.py:1682 (v0.5.16)"),),
     "cutedsl_mla": (PageRule("0.5.16", (32, 64), 64, "arg_groups/overrides.py:1682 (v0.5.16), :1144 (v0.5.23)"),),
     "trtllm_mha": (
-        PageRule("0.5.0rc2", (16, 32, 64), 64, f"TensorRT-LLM MHA pages by 16, 32 or 64: {_MLA_PAGES}"),
+        PageRule("0.5.0rc2", (16, 32, 64), 64, "'TensorRT-LLM MHA only supports page_size of 16, 32 or 64': "
+                 "server_args.py ServerArgs.__post_init__:461-475 (v0.5.0rc2 wheel)"),
         PageRule("0.5.23", (16, 32, 64, 128), 64, "arg_groups/overrides.py:1174-1187 (v0.5.23): 16, 32, 64 or 128"),
     ),
     "hpc_ops": (PageRule("0.5.23", (64,), 64, "arg_groups/overrides.py:1188-1198 (v0.5.23)"),),
