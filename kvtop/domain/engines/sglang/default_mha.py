@@ -108,8 +108,8 @@ def check_sm120_default_mha(model: ModelSpec, settings: LaunchSettings, gpu_name
     Blackwell GPUs (SM100)' (SM120_DEFAULT_MHA_RAISES), before it sizes anything. Not where an override picks another
     backend first, nor under speculative decoding with --speculative-eagle-topk above 1 (or 1 over --page-size > 1:
     `is_no_spec_infer_or_topk_one`), which takes flashinfer."""
-    era = era_for(SM120_DEFAULT_MHA_RAISES, version)
-    if not era.value or version.approximate or not SM120.holds(gpu_name) or model.mla is not None:
+    era, capability = era_for(SM120_DEFAULT_MHA_RAISES, version), compute_capability(gpu_name)
+    if not era.value or version.approximate or capability is None or not SM120.holds(gpu_name) or model.mla is not None:
         return
     named = named_backends(settings)
     if named is not None and effective_attention(named, version) is not None:
@@ -119,10 +119,8 @@ def check_sm120_default_mha(model: ModelSpec, settings: LaunchSettings, gpu_name
     topk = flag_int(settings, "speculative-eagle-topk")
     if topk is not None and (topk > 1 or (settings.page_size or 1) > 1):
         return
-    capability = compute_capability(gpu_name)
-    sm = f"SM {capability[0]}.{capability[1]}" if capability else "SM 12.x"
     raise InputError(
         f"SGLang {version.label} does not start here: with no attention backend named it picks trtllm_mha for this "
         f"MHA model on any Blackwell GPU, then raises 'TRTLLM MHA backend is only supported on Blackwell GPUs "
-        f"(SM100). Please use a different backend.' on {gpu_name} ({sm}) ({era.source}); name one, e.g. "
+        f"(SM100). Please use a different backend.' on {gpu_name} (SM {capability[0]}.{capability[1]}) ({era.source}); name one, e.g. "
         "--attention-backend flashinfer or triton (0.5.7 picks trtllm_mha on SM100 only)", field="--attention-backend")
