@@ -178,3 +178,15 @@ def test_the_generic_mha_default_pages_beside_a_decode_backend(capsys: pytest.Ca
     assert _plan(capsys, *launch, "--gpu", "B200", "--page-size", "128")["page_size"] == page
     assert _plan(capsys, *launch, "--gpu", "B200", "--page-size", "16")["page_size"] == 16
     assert _plan(capsys, *launch, "--gpu", "H100", "--page-size", "128")["page_size"] == 128
+
+
+@pytest.mark.parametrize(("version", "page"), [("0.5.3", 64), ("0.5.3.post1", 1)])
+def test_gpt_oss_override_under_per_phase_backends_until_0531(capsys: pytest.CaptureFixture[str], version: str,
+                                                               page: int) -> None:
+    """GPT-OSS on SM100 with two different per-phase backends: to 0.5.3 its override asks only `attention_backend is
+    None` (server_args.py 0.5.3:734-735) and sets trtllm_mha, whose rule pages by 64 (:461-475 at 0.5.0rc2); from
+    0.5.3.post1 it asks all three unset (:769-774) and is skipped, and no generic MHA default exists before
+    0.5.6.post1: `_handle_page_size` leaves 1 (default_mha.PHASES_SKIP_OVERRIDES)."""
+    phases = ["--prefill-attention-backend", "flashinfer", "--decode-attention-backend", "triton"]
+    gpt_oss = str(CONFIGS / "openai--gpt-oss-20b.json")
+    assert _plan(capsys, "--model", gpt_oss, "--engine-version", version, "--gpu", "B200", *phases)["page_size"] == page

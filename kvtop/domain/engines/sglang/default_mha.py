@@ -37,15 +37,28 @@ NEMOTRON_H_SM100_ERAS: Eras[str] = Eras((
     Era("0.5.19", "trtllm_mha", "arg_groups/model_overrides/nemotron_h.py: trtllm_mha on sm100"),
 ))  # fmt: skip
 
+# whether naming only per-phase backends (--prefill/--decode-attention-backend) skips the model overrides' backend
+# choice: to v0.5.3 the GPT-OSS override reads --attention-backend only (`if self.attention_backend is None`: 0.5.0rc2
+# wheel server_args.py:2118-2119, 0.5.1 :2227-2228, 0.5.3 :734-735), so it still sets trtllm_mha; from v0.5.3.post1
+# the overrides ask all three unset (0.5.3.post1 :769-774, the DeepSeek-V3 trtllm_mla default from 0.5.3.post2
+# :815-822; `is_attention_backend_not_set` from 0.5.7 :4524-4529, 0.5.13 :7356-7361, 0.5.16 arg_groups/overrides.py).
+# Before v0.5.0rc2 no override picks a backend that pages
+PHASES_SKIP_OVERRIDES: Eras[bool] = Eras((
+    Era("", False, "server_args.py GPT-OSS override `if self.attention_backend is None` (0.5.0rc2 :2118-2119, "
+                   "0.5.1 :2227-2228, 0.5.3 :734-735)"),
+    Era("0.5.3.post1", True, "server_args.py overrides ask attention, prefill and decode backends unset "
+                             "(0.5.3.post1 :769-774; 0.5.7 is_attention_backend_not_set :4524-4529; 0.5.13 :7356-7361)"),
+))  # fmt: skip
+
 
 def default_trtllm_mha(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion,
                        phases_named: bool = False) -> str | None:
     """Why SGLang runs this model on trtllm_mha where the launch names no attention backend (None: it does not): on
     SM100 (`is_sm100_supported`, capability major 10: not the SM120 cards), a model without MLA — GPT-OSS from
     v0.5.0rc2 (its model override), Nemotron-H by NEMOTRON_H_SM100_ERAS, other linear-attention hybrids never (their
-    own backends), every other MHA model from v0.5.6.post1. `phases_named`: a per-phase backend is named, so the
-    model overrides are skipped (`is_attention_backend_not_set`, 0.5.13 server_args.py:7356-7361) and only the
-    generic MHA default is left (0.5.13 `_get_default_attn_backend` :2796-2804, set at :2842-2845); a hybrid under
+    own backends), every other MHA model from v0.5.6.post1. `phases_named`: a per-phase backend is named and the
+    release skips the model overrides then (PHASES_SKIP_OVERRIDES, from v0.5.3.post1), so only the generic MHA
+    default is left (0.5.13 `_get_default_attn_backend` :2796-2804, set at :2842-2845); a hybrid under
     per-phase backends is not followed (None)."""
     if not SM100.holds(gpu_name) or model.mla is not None:
         return None

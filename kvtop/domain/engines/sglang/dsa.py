@@ -16,7 +16,7 @@ from kvtop.domain.engines.sglang.attention_backends import (
     backends_page,
     effective_attention,
 )
-from kvtop.domain.engines.sglang.default_mha import default_mha_page
+from kvtop.domain.engines.sglang.default_mha import PHASES_SKIP_OVERRIDES, default_mha_page
 from kvtop.domain.engines.sglang.default_mla import default_mla_page
 from kvtop.domain.engines.sglang.dsv4 import DSV4_PAGE
 from kvtop.domain.engines.sglang.eras import default_page_size
@@ -138,8 +138,9 @@ def page_size_of(
     found = backends_page(backends, given, version) if backends is not None else None
     if found is not None and backends is not None and effective_attention(backends, version) is not None:
         return found  # an attention backend named: SGLang picks no default backend
-    # per-phase backends only: SGLang still picks its generic default, but no model override's (default_mha.py)
-    phases_named = backends is not None
+    # per-phase backends only: SGLang still picks its generic default, but from v0.5.3.post1 no model override's
+    # (default_mha.PHASES_SKIP_OVERRIDES); before, the overrides run as with no backend named
+    phases_named = backends is not None and PHASES_SKIP_OVERRIDES.at(version)
     page, why = found if found is not None else (given, "--page-size") if given else (0, "")
     if not page:
         return default_page_size(model, gpu_name, version, phases_named)

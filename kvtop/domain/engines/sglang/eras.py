@@ -321,8 +321,9 @@ def vit_size_factor(vision: VisionSpec) -> float:
 # v0.5.6.post1+) take 64.
 def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion,
                       phases_named: bool = False) -> tuple[int, str]:
-    """(page size, why) for this model, GPU and release; `phases_named`: only per-phase backends are named, so
-    SGLang skips the model overrides and picks its generic default (default_mha.default_trtllm_mha)."""
+    """(page size, why) for this model, GPU and release; `phases_named`: only per-phase backends are named and
+    the release skips the model overrides then (default_mha.PHASES_SKIP_OVERRIDES), so SGLang picks its generic
+    default (default_mha.default_trtllm_mha)."""
     if model.attention_kind is AttentionKind.DSA and since("0.5.3", version):
         return 64, "DSA on CUDA pages by 64"
     mha = default_trtllm_mha(model, gpu_name, version, phases_named)  # GPT-OSS, Nemotron-H, every MHA model
