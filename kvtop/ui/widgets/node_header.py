@@ -94,10 +94,11 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
 
 _ANSWER_STYLES = {Severity.CRITICAL: "bold $error", Severity.WARNING: "bold $warning"}
 #: What the ▶ answer's token figure answers, beside the GPU rows' state cell that answers another question (the
-#: foreign-GPU demo: 'loses 128,660 tokens to pid 4242' over rows reading '−122k tok'); its hover text.
+#: foreign-GPU demo: 'loses 128,660 tokens to pid 4242' over rows reading '−122k tok'); its hover text, worded for
+#: any node (the rows' '−Nk tok').
 ANSWER_MEANS = (
     "▶ the tokens the cause it names costs each rank, alone: kvtop's plan with it against the same plan without "
-    "it. A GPU row's '−122k tok' answers another question: the rank's tokens now against its clean prediction, "
+    "it. A GPU row's '−Nk tok' answers another question: the rank's tokens now against its clean prediction, "
     "every cause and kvtop's own miss together (the finding's 'tokens per rank' line adds them up)."
 )
 
