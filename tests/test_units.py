@@ -61,3 +61,13 @@ def test_written_size_is_the_number_times_the_unit_written_unit_reads():
     for text, (unit, unit_bytes, size) in cases.items():
         assert written_unit(text) == (unit, unit_bytes) and written_size(text) == size
     assert written_unit("20G") is None and written_unit("1" * 41 + "GiB") is None
+
+
+def test_a_gib_columns_figure_is_fmt_gibs_without_its_unit():
+    """A table whose header says GiB shows the figure alone ('6.00' for 6 × 2^30 B), written as `fmt_gib` writes it."""
+    from kvtop.units import fmt_gib, fmt_gib_figure
+
+    assert fmt_gib_figure(6 << 30) == "6.00" and fmt_gib_figure(1 << 40) == "1,024.00"
+    assert fmt_gib_figure(-(96 << 20)) == "−0.09" and fmt_gib_figure(3 << 29, digits=1) == "1.5"
+    for size in (0, 6 << 30, 81559 << 20, -(96 << 20)):
+        assert fmt_gib(size) == f"{fmt_gib_figure(size)} GiB"
