@@ -14,6 +14,7 @@ from pydantic import ByteSize, TypeAdapter, ValidationError
 from kvtop.domain.errors import InputError
 from kvtop.domain.wording import GIB, MIB, figure
 from kvtop.domain.wording import gib as fmt_gib  # one GiB formatter: the domain's sentences and every view
+from kvtop.domain.wording import gib_figure as fmt_gib_figure  # its figure alone, under a 'GiB' column header
 from kvtop.domain.wording import signed as fmt_signed  # one formatter for a signed token change
 from kvtop.domain.wording import spread as fmt_spread  # one formatter for an interval's ends about its centre
 
@@ -22,7 +23,7 @@ GB = 10**9
 BOTH_UNITS_FROM = GB // 100
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 
-__all__ = ["BOTH_UNITS_FROM", "GB", "GIB", "MIB", "fmt_both", "fmt_both_or_binary", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "parse_size"]
+__all__ = ["BOTH_UNITS_FROM", "GB", "GIB", "MIB", "fmt_both", "fmt_both_or_binary", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_gib_figure", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "parse_size"]
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")

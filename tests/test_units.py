@@ -51,3 +51,23 @@ def test_kvtops_own_written_size_says_its_unit_and_leaves_the_engines_spellings_
     assert written_size("20GiB") == written_size("20 gib") == 21_474_836_480
     assert written_size("20GB") == 20_000_000_000 and written_size("1.5TiB") == 3 << 39
     assert [written_size(text) for text in ("21474836480", "20G", "20g", "20 G", "GiB", "1" * 41 + "GiB")] == [None] * 6
+
+
+def test_written_size_is_the_number_times_the_unit_written_unit_reads():
+    """One reading of a written size: its unit ('1000TiB': TiB, 2^40 bytes) and its bytes (1000 × 2^40) agree."""
+    from kvtop.domain.units_parse import written_size, written_unit
+
+    cases = {" 1000 TiB ": ("TiB", 1 << 40, 1000 << 40), "20gb": ("GB", 10**9, 20 * 10**9), "0.5 KiB": ("KiB", 1024, 512)}
+    for text, (unit, unit_bytes, size) in cases.items():
+        assert written_unit(text) == (unit, unit_bytes) and written_size(text) == size
+    assert written_unit("20G") is None and written_unit("1" * 41 + "GiB") is None
+
+
+def test_a_gib_columns_figure_is_fmt_gibs_without_its_unit():
+    """A table whose header says GiB shows the figure alone ('6.00' for 6 × 2^30 B), written as `fmt_gib` writes it."""
+    from kvtop.units import fmt_gib, fmt_gib_figure
+
+    assert fmt_gib_figure(6 << 30) == "6.00" and fmt_gib_figure(1 << 40) == "1,024.00"
+    assert fmt_gib_figure(-(96 << 20)) == "−0.09" and fmt_gib_figure(3 << 29, digits=1) == "1.5"
+    for size in (0, 6 << 30, 81559 << 20, -(96 << 20)):
+        assert fmt_gib(size) == f"{fmt_gib_figure(size)} GiB"

@@ -17,12 +17,12 @@ _LONGEST = 40  # characters: a longer value is no size (and float() of it is not
 def written_size(text: str) -> int | None:
     """Bytes of a size written with its unit ('20GiB' = 20 × 2^30, '20GB' = 20 × 10^9, '1.5TiB'), or None where
     `text` is not one (a byte count, an engine's suffix like '20G': the engine's reading decides those)."""
-    raw = text.strip()
-    written = _WRITTEN.fullmatch(raw) if len(raw) <= _LONGEST else None
-    if written is None:
+    unit = written_unit(text)
+    if unit is None:
         return None
-    base = 1024 if written.group(3) else 1000
-    return int(float(written.group(1)) * base ** _POWER[written.group(2).upper()])
+    name, unit_bytes = unit
+    number = text.strip()[: -len(name)]  # the unit's letters end the text: what comes before is the number
+    return int(float(number) * unit_bytes)
 
 
 def written_unit(text: str) -> tuple[str, int] | None:

@@ -24,7 +24,12 @@ def figure(value: float, digits: int = 2) -> str:
 def gib(num_bytes: int | float, digits: int = 2) -> str:
     """'6.00 GiB' ('1,024.00 GiB', '−0.09 GiB'; `digits` decimals only where two hide what a figure says: a pool's
     bounds)."""
-    return f"{figure(num_bytes / GIB, digits)} GiB"
+    return f"{gib_figure(num_bytes, digits)} GiB"
+
+
+def gib_figure(num_bytes: int | float, digits: int = 2) -> str:
+    """'6.00': `gib`'s figure without its unit, for a column whose header says GiB."""
+    return figure(num_bytes / GIB, digits)
 
 
 def mib(num_bytes: int | float, digits: int = 0) -> str:

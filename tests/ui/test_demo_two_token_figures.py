@@ -34,3 +34,9 @@ async def test_the_banner_and_the_rows_each_say_which_question_their_tokens_answ
         shown = round((simulated - clean) / 1000)  # −122
         assert f"−{-shown}k" in app.export_screenshot()  # the rows' figure unchanged
         assert rows.tooltip == STATE_CELL_MEANS and "clean prediction" in STATE_CELL_MEANS
+
+
+def test_the_hover_texts_name_no_demo_figure() -> None:
+    """Both hover texts show on every node, so they name the rows' figure generically, never the demo's '−122k'."""
+    for means in (ANSWER_MEANS, STATE_CELL_MEANS):
+        assert "'−Nk tok'" in means and "122k" not in means and "128,660" not in means

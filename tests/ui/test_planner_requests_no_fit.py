@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
+from kvtop.domain.calibration.estimate import calibrated_ledger
+from kvtop.domain.launch import parse_flags
+from kvtop.ui.widgets.plan_result import NO_REQUESTS, requests_run, running_requests
 from tests.ui.conftest import wait_for
+from tests.ui.fakes import H100_TOTAL_BYTES, LLAMA_70B_REF, llama_model, llama_plan
 from tests.ui.helpers import retype, shown
 
 
@@ -25,3 +29,14 @@ async def test_a_plan_that_does_not_fit_says_so_in_the_requests_hint(planner_on)
         await retype(pilot, "#plan-memory_fraction", "")
         await wait_for(pilot, lambda: screen.outcome.after is not None and screen.outcome.after.engine.fits)
         assert field.placeholder == f"auto: {screen.outcome.after.engine.max_running_requests}"
+
+
+def test_the_table_row_and_the_hint_read_one_rule() -> None:
+    """`requests_run`: the engine's figure where the launch fits, None where it does not (SGLang's 0 then is no choice)."""
+    flags = ["--model-path", LLAMA_70B_REF, "--tp-size", "8", "--engine-version", "0.5.9", "--mem-fraction-static", "0.001"]
+    settings = parse_flags("sglang", flags)  # the fake node's launch (`llama_settings`) with the planner trial's share
+    starved = calibrated_ledger(llama_model(), settings, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
+    assert not starved.engine.fits and starved.engine.max_running_requests == 0
+    assert requests_run(starved) is None and running_requests(starved) == NO_REQUESTS
+    fitting = llama_plan()
+    assert fitting.engine.fits and requests_run(fitting) == fitting.engine.max_running_requests > 0

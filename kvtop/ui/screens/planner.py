@@ -56,7 +56,7 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.model_notes import model_notes_text
 from kvtop.ui.widgets.node_header import NodeHeader
-from kvtop.ui.widgets.plan_result import NO_REQUESTS, outcome_table
+from kvtop.ui.widgets.plan_result import NO_REQUESTS, outcome_table, requests_run
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
@@ -334,11 +334,12 @@ class PlannerScreen(NodeScreen):
         if after is None:
             return
         shares = memory_fraction_field(after.settings) is not None  # llama.cpp's 1.0 is a placeholder
+        requests = requests_run(after)  # the result table's 'max running reqs' reads the same
         defaults = {
             "memory_fraction": f"auto: {after.engine.memory_fraction:.3f}" if shares else "no share",
             "page_size": f"auto: {after.engine.page_size}", "context_length": f"auto: {after.context_length}",
             # a launch that does not fit runs none: named, never 'auto: 0' (SGLang's figure follows its empty pool)
-            "max_running_requests": f"auto: {after.engine.max_running_requests if after.engine.fits else NO_REQUESTS}",
+            "max_running_requests": f"auto: {NO_REQUESTS if requests is None else requests}",
             # blank: the latest release's rules (`--engine-version` unset), as the engine names one ('latest build')
             "engine_version": f"latest {release_names(after.settings.engine).noun}",
         }  # fmt: skip

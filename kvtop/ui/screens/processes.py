@@ -44,7 +44,7 @@ from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_data import short_gpu_name
 from kvtop.ui.widgets.typed_input import TypedInput
-from kvtop.units import fmt_gib
+from kvtop.units import fmt_gib, fmt_gib_figure
 
 #: Columns and their widths; the command takes what the screen has left (the detail line shows it whole).
 #: A tagged process's GPU cell starts with TAG_MARK ('● 3') and its row is bold.
@@ -197,7 +197,7 @@ class ProcessScreen(NodeScreen):
             table.clear()
             drawn = {label for label, _ in columns}
             for row in ordered:
-                used = "?" if row.used_bytes is None else fmt_gib(row.used_bytes).removesuffix(" GiB")
+                used = "?" if row.used_bytes is None else fmt_gib_figure(row.used_bytes)
                 every = {
                     "GPU": f"{TAG_MARK} {row.gpu}" if row.pid in self.tagged else f"  {row.gpu}",
                     "pid": str(row.pid),

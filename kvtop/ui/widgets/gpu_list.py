@@ -96,7 +96,7 @@ class GpuList(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.tooltip = STATE_CELL_MEANS  # what a row's '−122k tok' answers, beside the ▶ answer's one cause
+        self.tooltip = STATE_CELL_MEANS  # what a row's '−Nk tok' answers, beside the ▶ answer's one cause
         self._painters: dict[int, RowPainter] = {}  # by GPU index, in the snapshot's order
         self._shown: tuple[int, ...] = ()  # the GPUs the filter lets through, in order
         self._order: tuple[int, ...] | None = None  # GPU indices in the order to list them (None: as given)

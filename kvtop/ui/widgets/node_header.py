@@ -9,11 +9,11 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from kvtop.domain.capacity import capacity_said
-from kvtop.domain.diagnose_findings import Severity
+from kvtop.domain.diagnose_findings import Finding, Severity
 from kvtop.domain.engines.registry import display_name, display_names
 from kvtop.domain.engines.versions import VersionSource
-from kvtop.domain.incident import ALL_CLEAR, incident
-from kvtop.domain.node import EngineView
+from kvtop.domain.incident import ALL_CLEAR, IncidentAnswer, incident
+from kvtop.domain.node import EngineView, NodeSnapshot
 from kvtop.domain.observe import EndpointState
 from kvtop.domain.pressure import pressure_of
 from kvtop.ui.freshness import Wording, simulated_badge
@@ -94,20 +94,18 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
 
 _ANSWER_STYLES = {Severity.CRITICAL: "bold $error", Severity.WARNING: "bold $warning"}
 #: What the ▶ answer's token figure answers, beside the GPU rows' state cell that answers another question (the
-#: foreign-GPU demo: 'loses 128,660 tokens to pid 4242' over rows reading '−122k tok'); its hover text.
+#: foreign-GPU demo: 'loses 128,660 tokens to pid 4242' over rows reading '−122k tok'); its hover text, worded for
+#: any node (the rows' '−Nk tok').
 ANSWER_MEANS = (
     "▶ the tokens the cause it names costs each rank, alone: kvtop's plan with it against the same plan without "
-    "it. A GPU row's '−122k tok' answers another question: the rank's tokens now against its clean prediction, "
+    "it. A GPU row's '−Nk tok' answers another question: the rank's tokens now against its clean prediction, "
     "every cause and kvtop's own miss together (the finding's 'tokens per rank' line adds them up)."
 )
 
 
-def answer_line(state: NodeState, width: int | None = None) -> Content:
+def answer_line(found: IncidentAnswer, width: int | None = None) -> Content:
     """The incident's answer in one sentence (`kvtop.domain.incident`, as `kvtop diagnose` prints it); at
     `width` columns the longest of its shorter forms that fits one line (the findings pane has it whole)."""
-    if state.snapshot is None:
-        return Content("")
-    found = incident(state.snapshot, state.findings)
     severity = found.severity
     answer = found.sentence if width is None else found.within(max(width - 2, 1))  # after the '▶ ' mark
     # no check was made, or the plan itself is off (a token gap no byte names): no ✓ of a check passed
@@ -161,6 +159,7 @@ class NodeHeader(Widget):
         self._engines = engines
         self._shown: tuple[str, tuple[object, ...]] | None = None  # the drawn text and spans
         self._inputs: tuple[object, ...] | None = None  # what `_shown` came from
+        self._answer: tuple[NodeSnapshot, tuple[Finding, ...], IncidentAnswer] | None = None  # (snapshot, findings, their answer)
 
     def watch_state(self) -> None:
         self._refresh_if_changed()
@@ -181,7 +180,7 @@ class NodeHeader(Widget):
         if inputs == self._inputs:
             return  # what the header reads is the same, and its freshness reads the same
         self._inputs = inputs
-        found = incident(state.snapshot, state.findings) if self._engines and state and state.snapshot else None
+        found = self._incident(state)
         self.tooltip = ANSWER_MEANS if found is not None and found.severity is not None else None
         content = self.header_content()
         drawn = (content.plain, tuple(content.spans))
@@ -191,6 +190,16 @@ class NodeHeader(Widget):
 
     def render(self) -> Content:
         return self.header_content()
+
+    def _incident(self, state: NodeState | None) -> IncidentAnswer | None:
+        """The ▶ answer of `state`'s snapshot and findings, computed once for them: the tooltip and every draw of the
+        header read this one (None where the header shows no engines or has no snapshot)."""
+        if not self._engines or state is None or state.snapshot is None:
+            return None
+        kept = self._answer
+        if kept is None or kept[0] is not state.snapshot or kept[1] is not state.findings:
+            kept = self._answer = (state.snapshot, state.findings, incident(state.snapshot, state.findings))
+        return kept[2]
 
     def header_content(self) -> Content:
         """The header's lines for the current state, clock and width."""
@@ -224,8 +233,9 @@ class NodeHeader(Widget):
                     "bold $error",
                 )
             )
-        if self._engines and snapshot is not None:
-            lines.append(answer_line(state, self.content_size.width or None))
+        found = self._incident(state)
+        if found is not None and snapshot is not None:
+            lines.append(answer_line(found, self.content_size.width or None))
             for view in snapshot.engines:
                 lines.append(engine_line(view, compact=self.size.width < 110))
                 pressure = pressure_of(view.engine.live)

@@ -43,9 +43,15 @@ def _state_requests(ledger: Ledger) -> str:
 NO_REQUESTS = "— (does not fit)"
 
 
+def requests_run(ledger: Ledger) -> int | None:
+    """The requests the engine runs at once: its max running requests, None where the launch does not fit."""
+    return ledger.engine.max_running_requests if ledger.engine.fits else None
+
+
 def running_requests(ledger: Ledger) -> str:
     """The engine's max running requests, or `NO_REQUESTS` where the launch does not fit."""
-    return fmt_tokens(ledger.engine.max_running_requests) if ledger.engine.fits else NO_REQUESTS
+    requests = requests_run(ledger)
+    return NO_REQUESTS if requests is None else fmt_tokens(requests)
 
 
 _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (

@@ -345,10 +345,10 @@ def render_row(data: GpuRowData, width: int, compact: bool = False) -> Content:
 # --- one line per GPU --------------------------------------------------------------------------
 
 COMPACT_INDEX_WIDTH = 3
-#: What a rank's state cell ('−122k tok') answers, as its hover text says it: not the ▶ answer's figure (one cause's
+#: What a rank's state cell ('−Nk tok') answers, as its hover text says it: not the ▶ answer's figure (one cause's
 #: cost, 'loses 128,660 tokens to pid 4242' in the foreign-GPU demo), but every cause together.
 STATE_CELL_MEANS = (
-    "A rank's '−122k tok': its tokens now (live, logged or simulated) against its clean prediction (the same launch "
+    "A rank's '−Nk tok': its tokens now (live, logged or simulated) against its clean prediction (the same launch "
     "on empty GPUs), every cause and kvtop's own miss together. The ▶ answer and each finding price one cause alone."
 )
 COMPACT_STATE_WIDTH = 12  # "−129k tok ★" and a space before the bar ("NO-PMEM ★")
