@@ -1,14 +1,17 @@
 """The foreign-GPU demo's two token figures answer two questions, and each says which (session 62's operator pass).
 
-The ▶ answer reads 'loses 128,660 tokens to pid 4242': one cause's cost, kvtop's plan with the 6 GiB process
-against the clean plan (1,222,630 − 1,093,970). Every GPU row reads '−122k tok': the rank's simulated capacity
-against its clean prediction, every cause and kvtop's own miss together (1,100,391 − 1,222,630 = −122,239). Both
-stay as they were; each carries a hover text naming its question.
+The ▶ answer reads 'loses 128,660 tokens to pid 4242': one cause's cost, the co-tenant finding's tokens (the cause
+priced alone on the clean plan; the explained plan with every cause, 1,093,969, may differ from it by a token of rounding).
+Every GPU row reads '−122k tok': the rank's simulated capacity against its clean prediction, every cause and
+kvtop's own miss together (1,100,391 − 1,222,630 = −122,239). Both stay as they were; each carries a hover text
+naming its question.
 """
 
 from __future__ import annotations
 
 from kvtop.commands.node_source import DemoSource
+from kvtop.domain.diagnose import diagnose
+from kvtop.domain.diagnose_findings import Rule
 from kvtop.ui.widgets.gpu_list import GpuList
 from kvtop.ui.widgets.node_header import ANSWER_MEANS, NodeHeader
 from kvtop.ui.widgets.row_parts import STATE_CELL_MEANS
@@ -20,15 +23,17 @@ async def test_the_banner_and_the_rows_each_say_which_question_their_tokens_answ
     node = DemoSource.open("llama70b-tp8-foreign-gpu3").collect_at(0)
     (view,) = node.engines
     assert view.ledger is not None and view.explained is not None
-    clean, predicted, simulated = view.ledger.token_capacity, view.explained.token_capacity, view.engine.live.token_capacity
-    assert (clean, predicted, simulated) == (1_222_630, 1_093_970, 1_100_391) and simulated is not None
+    clean, simulated = view.ledger.token_capacity, view.engine.live.token_capacity
+    assert (clean, simulated) == (1_222_630, 1_100_391) and simulated is not None
+    (co_tenant,) = [f for f in diagnose(node) if f.rule is Rule.CO_TENANT]  # the one cause's cost, computed once
+    assert co_tenant.tokens is not None and abs(co_tenant.tokens - (clean - view.explained.token_capacity)) <= 1
     app = make_app(FakeSource(node, label="demo:llama70b-tp8-foreign-gpu3"))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for_snapshot(pilot)
         await pilot.pause()
         header = app.screen.query_one("#header", NodeHeader)
         answer = header.header_content().plain.splitlines()[1]
-        assert f"loses {clean - predicted:,} tokens to pid 4242" in answer  # the figure unchanged
+        assert f"loses {co_tenant.tokens:,} tokens to pid 4242" in answer  # the finding's figure, not one of its own
         assert header.tooltip == ANSWER_MEANS and "alone" in ANSWER_MEANS and "every cause" in ANSWER_MEANS
         rows = app.screen.query_one(GpuList)
         shown = round((simulated - clean) / 1000)  # −122
