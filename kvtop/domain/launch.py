@@ -42,7 +42,7 @@ from kvtop.domain.launch_vocabulary import written_flags as written_flags
 from kvtop.domain.load_casts import LoadCasts
 from kvtop.domain.redact import redact_argv
 from kvtop.domain.units_parse import written_size, written_unit
-from kvtop.domain.wording import figure
+from kvtop.domain.wording import in_unit
 
 # the `X as X` names above are re-exported: the engine packages and the commands take them from here
 
@@ -287,16 +287,6 @@ def model_args(engine: EngineId, model: str) -> list[str]:
 SIZE_COUNTS = frozenset({"kv_cache_memory_bytes", "max_gpu_total_bytes"})
 
 
-def _size(num_bytes: int, written: str | None) -> str:
-    """`num_bytes` in the unit `written` was typed in ('1 TiB', '1,000 TiB', '1,099.51 GB'), in bytes ('1,024 B')
-    where it was typed as a byte count (or an engine's own suffix kvtop does not spell)."""
-    unit = written_unit(written) if written is not None else None
-    if unit is None:
-        return f"{num_bytes:,} B"
-    name, scale = unit
-    return f"{figure(num_bytes / scale, 0 if num_bytes % scale == 0 else 2)} {name}"
-
-
 def check_values(
     engine: EngineId, values: Mapping[str, object], spelled: Mapping[str, str], written: Mapping[str, str] | None = None
 ) -> None:
@@ -314,8 +304,9 @@ def check_values(
         flags.refuse(field, value, flag)
         limit = MAX_PARALLEL if field in ("tp", "pp", "dp", "ep", "dcp") else MAX_COUNT
         if value > limit and field in SIZE_COUNTS:
-            typed = (written or {}).get(field)
-            raise InputError(f"must be at most {_size(limit, typed)} (got {_size(value, typed)})", field=flag)
+            typed = (written or {}).get(field)  # said in the unit typed ('1 TiB'), in bytes for a byte count
+            unit = written_unit(typed) if typed is not None else None
+            raise InputError(f"must be at most {in_unit(limit, unit)} (got {in_unit(value, unit)})", field=flag)
         if value > limit:
             raise InputError(f"must be at most {limit:,} (got {value:,})", field=flag)
         if value >= 1:

@@ -21,6 +21,15 @@ def figure(value: float, digits: int = 2) -> str:
     return "−" + text[1:] if text.startswith("-") else text
 
 
+def in_unit(num_bytes: int, unit: tuple[str, int] | None) -> str:
+    """`num_bytes` in a unit typed, given as its name and bytes ('1 TiB', '1,000 TiB', '1,099.51 GB': whole where it
+    divides, two decimals where not), or in bytes ('1,024 B') where none was (a byte count, an engine's own suffix)."""
+    if unit is None:
+        return f"{num_bytes:,} B"
+    name, scale = unit
+    return f"{figure(num_bytes / scale, 0 if num_bytes % scale == 0 else 2)} {name}"
+
+
 def gib(num_bytes: int | float, digits: int = 2) -> str:
     """'6.00 GiB' ('1,024.00 GiB', '−0.09 GiB'; `digits` decimals only where two hide what a figure says: a pool's
     bounds)."""

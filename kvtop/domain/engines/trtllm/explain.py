@@ -25,6 +25,7 @@ from kvtop.domain.engines.trtllm.eras import LAST_CEIL_RELEASE, resolve_version,
 from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
 from kvtop.domain.engines.trtllm.primary_pool import logged_tokens_per_block, primary_pool_assumption
 from kvtop.domain.engines.trtllm.rank_spread import least_rank_notes
+from kvtop.domain.engines.trtllm.stated_total import stated_total
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
@@ -215,18 +216,6 @@ def _exact_max_tokens(log: EngineLog) -> int | None:
     return log.first(TrtllmRankLog, lambda r: r.max_tokens_set[-1] if len(r.max_tokens_set) > 1 else None)
 
 
-def _stated_total(log: EngineLog) -> tuple[Measured | None, str]:
-    """The device total the log prints and its line: measured, which wins over --gpu's table total. The PyTorch
-    backend's profiling line (`device total memory 119.70 GiB`, tensorrt_llm/_torch/pyexecutor/_util.py), else
-    the C++ runtime's (`Memory usage when calculating max tokens in paged kv cache: total: 31.84 GiB`,
-    KVCacheManager::calculateMaxNumBlocks, v0.9+; docs/engines/trtllm.md §4.2)."""
-    total = log.first(TrtllmRankLog, lambda r: next((p.device_total for p in reversed(r.profiles) if p.device_total), None))
-    if total is not None:
-        return total, f"`device total memory {total.text} GiB`"
-    total = log.first(TrtllmRankLog, lambda r: r.cpp_memory[-1].total if r.cpp_memory else None)
-    return total, f"`Memory usage when calculating max tokens in paged kv cache: total: {total.text} GiB`" if total else ""
-
-
 def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> list[str]:
     """What the log lets kvtop check besides the capacity: the estimator cost, the temporary pool, the rounding."""
     notes: list[str] = []
@@ -320,7 +309,7 @@ def explain(request: ExplainRequest) -> Explanation:
         return Explanation(
             engine="trtllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
-    printed, line = _stated_total(log)  # the log's own total wins over --gpu's table total; --gpu-memory over it
+    printed, line = stated_total(log)  # the log's own total wins over --gpu's table total; --gpu-memory over it
     stated, total_notes = logged_total_first(printed, line, gpu_total_bytes, request.gpu_total_source, gpu_name,
                                               request.gpu_total_origin)
     notes += total_notes
