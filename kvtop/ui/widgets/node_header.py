@@ -181,7 +181,9 @@ class NodeHeader(Widget):
             return  # what the header reads is the same, and its freshness reads the same
         self._inputs = inputs
         found = self._incident(state)
-        self.tooltip = ANSWER_MEANS if found is not None and found.severity is not None else None
+        tooltip = ANSWER_MEANS if found is not None and found.severity is not None else None
+        if tooltip != self.tooltip:  # not each tick: setting it re-times a tooltip on show (Screen._update_tooltip)
+            self.tooltip = tooltip
         content = self.header_content()
         drawn = (content.plain, tuple(content.spans))
         if drawn != self._shown:
