@@ -68,24 +68,26 @@ def default_mla_class(model: ModelSpec, version: ResolvedVersion) -> DefaultMlaC
     return entry if entry is not None and since(entry.since, version) else None
 
 
-def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> bool:
+def takes_default_trtllm_mla(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion,
+                             phases_named: bool = False) -> bool:
     """Whether SGLang picks trtllm_mla for this model where the launch names no backend: a class of
     DEFAULT_MLA_CLASSES at its release, with MLA and no indexer (a DSA checkpoint takes DSA's own backend at every
     release: 0.5.3.post2 server_args.py:815 `and not is_deepseek_nsa`, 0.5.14 :3529 before :3636, 0.5.23
-    deepseek_v2.py:99 before :177), on SM100 (an SM120 card keeps SGLang's generic default)."""
+    deepseek_v2.py:99 before :177), on SM100 (an SM120 card keeps SGLang's generic default). `phases_named`: only
+    per-phase backends are named and the release skips the model overrides then (default_mha.PHASES_SKIP_OVERRIDES;
+    0.5.16 arg_groups/overrides.py:405-413), so no."""
     mla = model.mla is not None and model.attention_kind is not AttentionKind.DSA
-    return SM100.holds(gpu_name) and mla and default_mla_class(model, version) is not None
+    return not phases_named and SM100.holds(gpu_name) and mla and default_mla_class(model, version) is not None
 
 
 def default_mla_page(model: ModelSpec, page: int, over: str, gpu_name: str | None,
-                     version: ResolvedVersion) -> tuple[int, str] | None:
+                     version: ResolvedVersion, phases_named: bool = False) -> tuple[int, str] | None:
     """(page, why) where SGLang's default trtllm_mla meets a --page-size: the backend's page rule reads the
     attention backend the model override set (0.5.6.post2 server_args.py `_handle_model_specific_adjustments` before
     `_handle_attention_backend_compatibility`, :647 and :654; 0.5.13 :970 and :977, the page rule :2897-2910), so
     a page other than 32 or 64 becomes 64 (`over`: what set that page); None where it does not apply (no default
-    trtllm_mla, or a page it takes). Not where a per-phase backend is named: the override then sets none (the caller's
-    guard; 0.5.16 arg_groups/overrides.py:405-413)."""
-    if not takes_default_trtllm_mla(model, gpu_name, version):
+    trtllm_mla, or a page it takes; `phases_named`: takes_default_trtllm_mla)."""
+    if not takes_default_trtllm_mla(model, gpu_name, version, phases_named):
         return None
     rule = live_page_rule("trtllm_mla", version)
     if rule is None or page in rule.takes:

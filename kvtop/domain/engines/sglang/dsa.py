@@ -146,8 +146,8 @@ def page_size_of(
         return default_page_size(model, gpu_name, version, phases_named)
     # the default backend's page rule runs after the named ones', on the page they left
     over = f"--page-size {page}" if page == given else why
-    paged = None if phases_named else default_mla_page(model, page, over, gpu_name, version)
-    return paged or default_mha_page(model, page, over, gpu_name, version, phases_named) or (page, why)
+    return (default_mla_page(model, page, over, gpu_name, version, phases_named)
+            or default_mha_page(model, page, over, gpu_name, version, phases_named) or (page, why))
 
 
 def dsa_kv_note(model: ModelSpec, requested: str, kv_format: str, version: ResolvedVersion) -> str | None:

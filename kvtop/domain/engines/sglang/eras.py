@@ -340,7 +340,7 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
             # hybrids: MambaRadixCache's `no_buffer` works with page 1 only (§6.6.1 for what is not pinned)
             return 1, "page 1 (a linear-attention hybrid: triton / MambaRadixCache)"
     mla_rule = live_page_rule("trtllm_mla", version)
-    if not phases_named and takes_default_trtllm_mla(model, gpu_name, version) and mla_rule is not None:
+    if takes_default_trtllm_mla(model, gpu_name, version, phases_named) and mla_rule is not None:
         return mla_rule.page, f"trtllm_mla, SGLang's default for {model.architecture} on SM100, pages by {mla_rule.page}"
     return 1, "page 1 (the default backend does not force one)"
 
