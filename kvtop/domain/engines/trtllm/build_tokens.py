@@ -19,7 +19,7 @@ which of its figures the profiling run reads is not read per release: not modell
 from __future__ import annotations
 
 from kvtop.domain.engines.trtllm.budget import launch_max_num_tokens
-from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 
 # whether trtllm-build lowers max_num_tokens to max_batch_size × max_seq_len
@@ -31,16 +31,11 @@ BUILD_TOKEN_CAP_ERAS: Eras[bool] = Eras((
 ))
 
 
-def build_caps_tokens(version: ResolvedVersion) -> bool:
-    """Whether this release's trtllm-build caps max_num_tokens at max_batch_size × max_seq_len."""
-    return era_for(BUILD_TOKEN_CAP_ERAS, version).value
-
-
 def engine_max_num_tokens(settings: LaunchSettings, max_batch_size: int, max_seq_len: int,
                           version: ResolvedVersion) -> int:
     """The engine's max_num_tokens: the launch's, else 8,192, no more than max_batch_size × max_seq_len where the
     release's trtllm-build caps it (`BUILD_TOKEN_CAP_ERAS`)."""
     tokens = launch_max_num_tokens(settings)
-    if build_caps_tokens(version) and max_seq_len > 0:
+    if BUILD_TOKEN_CAP_ERAS.at(version) and max_seq_len > 0:
         return min(tokens, max_batch_size * max_seq_len)
     return tokens

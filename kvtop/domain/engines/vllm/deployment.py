@@ -69,7 +69,13 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 )
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
-from kvtop.domain.engines.vllm.spec_methods import METHOD_ERAS, draft_tokens, is_mtp, stated_method
+from kvtop.domain.engines.vllm.spec_methods import (
+    METHOD_ERAS,
+    NO_DRAFT_METHODS,
+    draft_tokens,
+    is_mtp,
+    stated_method,
+)
 from kvtop.domain.engines.vllm.text_only import served_text_only
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
@@ -87,7 +93,6 @@ _FEATURE_FLAGS = {
     Feature.SPECULATIVE: SPEC_FLAGS, Feature.EXPERT_PARALLEL: EXPERT_FLAGS, Feature.LORA: LORA_FLAGS,
     Feature.HOST_KV: HOST_FLAGS, Feature.ENCODER: (),
 }  # fmt: skip
-NO_DRAFT_METHODS = ("ngram", "suffix", "ngram_gpu")
 NO_KV_METHODS = ("medusa", "mlp_speculator")  # heads without attention: no KV of their own
 DEFAULT_MAX_LORAS = 1  # LoRAConfig.max_loras
 DEFAULT_MAX_LORA_RANK = 16  # LoRAConfig.max_lora_rank

@@ -72,6 +72,11 @@ DETECTION_ERAS: Eras[tuple[DetectRule, ...]] = Eras((
 ))  # fmt: skip
 
 
+# the methods that propose without a draft model, so with no draft weights, KV or graphs of their own
+# (config/speculative.py SpeculativeMethod: n-gram lookup on the CPU or GPU, suffix decoding)
+NO_DRAFT_METHODS = frozenset({"ngram", "ngram_gpu", "suffix"})
+
+
 def is_mtp(method: str) -> bool:
     """Whether the method is an MTP one: "mtp" or a model's `*_mtp` name, which SpeculativeConfig.__post_init__ runs
     as "mtp" (config/speculative.py at v0.13.0 and v0.33.0)."""

@@ -85,7 +85,7 @@ from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
 from kvtop.domain.engines.vllm.profile_run import batch_limits, graph_counts, lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
-from kvtop.domain.engines.vllm.spec_methods import stated_method
+from kvtop.domain.engines.vllm.spec_methods import NO_DRAFT_METHODS, stated_method
 from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
 from kvtop.domain.wording import gib
 
@@ -238,10 +238,6 @@ def with_v2_beside(
     })  # fmt: skip
 
 
-# speculative methods without a draft model, so without graphs of their own (config/speculative.py SpeculativeMethod)
-MODEL_FREE_METHODS = frozenset({"ngram", "ngram_gpu", "suffix"})
-
-
 def v2_graphs_not_modelled(inputs: CalibrationInputs) -> str | None:
     """What V2's measured graph estimate (v0.29.0 on) holds that kvtop's count of the target's graphs leaves out, in
     words; None where V2 does not measure or nothing is left out. Read at v0.29.0 and v0.34.0
@@ -255,7 +251,7 @@ def v2_graphs_not_modelled(inputs: CalibrationInputs) -> str | None:
         return None
     parts = []
     if spec_tokens(inputs.settings):
-        if stated_method(inputs.settings) not in MODEL_FREE_METHODS:
+        if stated_method(inputs.settings) not in NO_DRAFT_METHODS:
             parts.append("the drafter's own graphs (measured in full: cudagraph_utils.py:766-785 at v0.29.0, "
                          ":1040-1069 at v0.34.0)")  # fmt: skip
         if decode_query_len(inputs.settings, inputs.version) > 1 and V2_DECODE_KEYS.at(inputs.version) is None:
