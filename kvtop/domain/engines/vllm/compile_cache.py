@@ -38,6 +38,7 @@ from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
 from kvtop.domain.engines.vllm.compilation import compilation_level, config_fields, level
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB
 
@@ -113,8 +114,12 @@ def compiles(inputs: EngineInputs) -> bool:
 def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:
     """What a cold compile may charge beyond a compiled plan whose budget rests on the profile's estimate
     (`COLD_COMPILE_CHARGE`); None where the launch does not compile, or the KV memory, the non-KV figure or the
-    pool is given (the log's or the operator's figure holds whatever the start paid)."""
+    pool is given (the log's or the operator's figure holds whatever the start paid), or the operator says the cache
+    is warm where V2 runs (`plan --compile-cache warm`: its plan charges no compile)."""
     s, meas = inputs.settings, inputs.measured
     given = s.kv_cache_memory_bytes is not None or s.num_gpu_blocks_override is not None
     given = given or meas.available_kv_bytes is not None or meas.non_kv_bytes is not None
-    return None if given or not compiles(inputs) else COLD_COMPILE_CHARGE
+    # said warm where V2 runs: the figure kept beside its profile, the compile's, is not charged (v2_graphs.py
+    # WARM_CACHE_UNCHARGED), so the plan is a warm start's, not one between the two
+    said_warm = meas.compile_cache == "warm" and runs_v2(inputs.version, inputs.model, s)
+    return None if given or said_warm or not compiles(inputs) else COLD_COMPILE_CHARGE
