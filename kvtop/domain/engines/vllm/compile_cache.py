@@ -26,6 +26,11 @@ NONE: config/vllm.py:440-444 at v0.11.1, the 'Enforce eager set, disabling torch
 where no mode is stated, :1272-1276 at v0.27.1), no compilation-config mode/level 0 or NONE, no backend 'eager'
 (:1243-1251 at v0.27.1: 'Inductor compilation was disabled'). Where a log names the state, `explain` says it measured
 and its ledger, solved from the log's KV memory, carries no such line.
+
+Said warm (`plan --compile-cache warm`, `MeasuredInputs.compile_cache`; session 63): where V2 runs, the figure kvtop
+keeps beside V2's profile stands for the cold compile (v2_graphs.py), so a warm start is charged none of it
+(`WARM_CACHE_UNCHARGED`, its error kept) and no cold-start note is made; on the V1 runner nothing is charged apart for
+the compile, so the said state changes nothing there and the note stays. Said cold, or not said: a cold start's plan.
 """
 
 from __future__ import annotations
