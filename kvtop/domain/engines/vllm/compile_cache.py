@@ -29,7 +29,7 @@ and its ledger, solved from the log's KV memory, carries no such line.
 
 Said warm (`plan --compile-cache warm`, `MeasuredInputs.compile_cache`; session 63): where V2 runs, the figure kvtop
 keeps beside V2's profile stands for the cold compile (v2_graphs.py), so a warm start is charged none of it
-(`WARM_CACHE_UNCHARGED`, its error kept) and no cold-start note is made; on the V1 runner nothing is charged apart for
+(`WARM_CACHE_UNCHARGED`, the figure moved into its error) and no cold-start note is made; on the V1 runner nothing is charged apart for
 the compile, so the said state changes nothing there and the note stays. Said cold, or not said: a cold start's plan.
 """
 
