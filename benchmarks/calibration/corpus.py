@@ -138,7 +138,7 @@ class Record:
         'Compiling a graph for …'), planned as `plan --compile-cache` plans it; None: not said."""
         state = self.raw.get("compile_cache")
         assert state in (None, "warm", "cold"), state
-        return cast(Literal["warm", "cold"] | None, state)
+        return state
 
     def excluded(self, term: Term) -> bool:
         exclude = self.raw.get("exclude") or {}
