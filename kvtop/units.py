@@ -23,7 +23,7 @@ GB = 10**9
 BOTH_UNITS_FROM = GB // 100
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 
-__all__ = ["BOTH_UNITS_FROM", "GB", "GIB", "MIB", "fmt_both", "fmt_both_or_binary", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_gib_figure", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "parse_size"]
+__all__ = ["BOTH_UNITS_FROM", "GB", "GIB", "MIB", "fmt_both", "fmt_both_legible", "fmt_both_or_binary", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_gib_figure", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "legible_digits", "parse_size"]
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")
@@ -74,6 +74,19 @@ def fmt_gb(num_bytes: int | float, digits: int = 2) -> str:
 def fmt_both(num_bytes: int | float, digits: int = 2) -> str:
     """'18.94 GB (17.64 GiB)': both units where a reader may compare with either."""
     return f"{fmt_gb(num_bytes, digits)} ({fmt_gib(num_bytes, digits)})"
+
+
+def legible_digits(num_bytes: int | float) -> int:
+    """Decimals that keep a small figure from reading 0 in GB: 1 from 1 GB (and for 0), 2 from 0.1 GB, else 3 (7 MB
+    reads 0.007 GB, not 0.0 GB)."""
+    size = abs(num_bytes)
+    return 1 if size >= GB or size == 0 else 2 if size >= GB // 10 else 3
+
+
+def fmt_both_legible(num_bytes: int | float) -> str:
+    """`fmt_both` with `legible_digits`: '80.0 GB (74.5 GiB)', '0.30 GB (0.28 GiB)', '0.007 GB (0.007 GiB)', for a
+    column of sizes from a whole GPU down to a few MB (the rank ledger's)."""
+    return fmt_both(num_bytes, legible_digits(num_bytes))
 
 
 def fmt_both_or_binary(num_bytes: int | float) -> str:
