@@ -12,13 +12,12 @@ import re
 from pydantic import ByteSize, TypeAdapter, ValidationError
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.wording import GIB, MIB, figure
+from kvtop.domain.wording import GB, GIB, MIB, figure
 from kvtop.domain.wording import gib as fmt_gib  # one GiB formatter: the domain's sentences and every view
 from kvtop.domain.wording import gib_figure as fmt_gib_figure  # its figure alone, under a 'GiB' column header
 from kvtop.domain.wording import signed as fmt_signed  # one formatter for a signed token change
 from kvtop.domain.wording import spread as fmt_spread  # one formatter for an interval's ends about its centre
 
-GB = 10**9
 #: The least size written in both GB and GiB: below 0.01 GB two decimals read '0.00 GB (0.00 GiB)' (fmt_both_or_binary).
 BOTH_UNITS_FROM = GB // 100
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory

@@ -21,7 +21,7 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_data import rank_label, short_gpu_name
-from kvtop.units import GB, GIB, fmt_both_legible, fmt_bytes, fmt_gib, fmt_tokens
+from kvtop.units import fmt_both_legible, fmt_bytes, fmt_gib, fmt_tokens
 
 _ROW_STYLES = {"total": "bold", "gap": "bold $warning", "gpu": "$text-muted", "item": ""}
 LABEL_WIDTH = 23  # the least: "unattributed (hidden)"; a longer label widens the column where it fits
@@ -94,10 +94,11 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
         ))  # fmt: skip
     if rank.capacity is not None and rank.capacity.terms:
         lines.append(Content.assemble(("tokens         ", "bold"), rank.capacity.describe()))
-    if view.kv_bytes_per_token and view.tokens_per_gib:
+    per_gib, per_gb = view.tokens_per_gib, view.tokens_per_gb  # the rank's rates, as the domain has them
+    if view.kv_bytes_per_token and per_gib and per_gb:
         lines.append(Content.assemble(
             ("exchange rate  ", "bold"),
-            f"{view.tokens_per_gib:,.0f} tokens/GiB · {view.tokens_per_gib * GB / GIB:,.0f} tokens/GB · "
+            f"{per_gib:,.0f} tokens/GiB · {per_gb:,.0f} tokens/GB · "
             f"{fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}",
         ))  # fmt: skip
     if engine.ledger is not None:
