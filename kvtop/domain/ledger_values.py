@@ -13,7 +13,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
-from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, resident_bytes
+from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, gpu_bytes_beside, resident_bytes
 from kvtop.domain.engines.base import EngineResult, KvCell, MeasuredInputs
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin
@@ -150,6 +150,12 @@ class Ledger(BaseModel):
     def terms(self) -> tuple[BudgetTerm, ...]:
         """The deployment's terms of the rank that holds the most beside its weights (the tightest)."""
         return max(self.ranks, key=lambda r: (r.resident_terms_bytes, len(r.terms))).terms if self.ranks else ()
+
+    @property
+    def gpu_bytes_beside(self) -> int:
+        """What the deployment holds on the GPU beside the model, on the rank that holds the most, however the
+        engine charges it (`deployment.gpu_bytes_beside`: the planner's 'beside the model'); 0: none."""
+        return max((gpu_bytes_beside(rank.terms) for rank in self.ranks), default=0)
 
     @property
     def not_modelled(self) -> tuple[str, ...]:

@@ -55,3 +55,12 @@ def test_an_engines_own_cell_is_the_rate_unrounded() -> None:
 
 def test_no_rate_reads_zero_not_a_division_by_zero() -> None:
     assert tokens_per(1 << 30, 0.0) == 0.0 and tokens_per(10**9, 40_960) == pytest.approx(24_414.0625)
+
+
+def test_beside_the_model_is_the_rank_that_holds_the_most() -> None:
+    """SGLang ≥ 0.5.18 keeps SGLANG_VLM_CACHE_SIZE_MB, 100 MiB by default, beside a multimodal model
+    (mm_runtime_reservation_gb): 100 × 2**20 = 104,857,600 B on every rank, the planner's 'beside the model'. A
+    text model on the same engine holds nothing beside it: 0."""
+    gemma = _ledger("google--gemma-3-27b-it.json", "sglang", "H100", "--enable-multimodal")
+    assert gemma.gpu_bytes_beside == 100 * 2**20 == 104_857_600
+    assert _ledger("meta-llama--Llama-3.1-8B.json", "sglang", "H100").gpu_bytes_beside == 0
