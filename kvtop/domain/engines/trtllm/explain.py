@@ -410,7 +410,7 @@ def pool_size_checks(
     legacy = [
         (
             Measured(
-                value_bytes=b, low_bytes=b, high_bytes=b, decimals=0, text=f"{b / (1 << 30):.2f}", unit="GiB"
+                value_bytes=b, low_bytes=b, high_bytes=b, decimals=0, text=f"{b / GIB:.2f}", unit="GiB"
             ),
             t,
         )
