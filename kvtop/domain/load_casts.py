@@ -7,11 +7,22 @@ source it rests on); `kvtop.domain.served_model` applies it. Shared code holds n
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.versions import Eras, ResolvedVersion
 from kvtop.domain.quant import QuantSpec
+
+
+@runtime_checkable
+class TowerRule(Protocol):
+    """Which classes an engine builds without their tower at a launch: a `TowerSwitch`, or an engine's own rule where
+    more than one flag decides it (vLLM's `--language-model-only` or every modality's limit at 0, tower_limits.py)."""
+
+    def builds_no_tower(self, architecture: str, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
+        """Whether this release's class for `architecture` builds no tower at a launch with these flags."""
+        ...
 
 
 class TowerSwitch(BaseModel):
@@ -48,7 +59,7 @@ class LoadCasts(BaseModel):
     # quantization method in them and serves the model unquantized, with its releases and source ('': it reads them)
     ignores_unclaimed_modelopt: str = ""
     # the classes that build no tower at a launch (the model served text-only); None: every class builds its own
-    towers: TowerSwitch | None = None
+    towers: TowerRule | None = None
     # architectures whose config class, as this engine reads it, replaces head_dim with qk_rope_head_dim, so the
     # lightning-attention state and projections are that wide (`StateSpec.rope_head_dim`), by release, each era
     # with its engine source

@@ -8,7 +8,8 @@ read the model this returns, so no view derives its own. Which spellings cast, a
 engine's `LoadCasts` (its `flags.py`). A cast the engine's table does not have (bitsandbytes at load,
 a dtype kvtop does not know) leaves the checkpoint's model and is named by `not_modelled_cast`. A class
 that builds no tower at this launch (`tower_unbuilt`, by the engine's `LoadCasts.towers`: SGLang's Llama-4 without
-`--enable-multimodal`, vLLM's read classes under `--language-model-only`) is served without it, so no book counts a
+`--enable-multimodal`, vLLM's read classes under `--language-model-only` or with every modality's
+`--limit-mm-per-prompt` at 0) is served without it, so no book counts a
 tower the engine never loads, and no engine rule profiles its encoder. A lightning-attention state an engine
 reads at another width than the config's head_dim (vLLM 0.33.0 reading Ling-2.5 through transformers'
 BailingHybridConfig: qk_rope_head_dim, `LoadCasts.state_width_from_rope`) is served at that width, so the weights

@@ -7,7 +7,8 @@ class that builds its tower inside `_mark_tower_model(vllm_config, modalities)` 
 v0.27.1 :305; v0.33.0 :390; v0.34.0 :391): its weights are neither allocated nor loaded, so the tower and its
 projector leave the weights book. With no modality on, `supports_multimodal_inputs` is False and `profile_run` runs
 no encoder profile: nothing of the encoder is kept through the text run (the encoder term says so, deployment.py).
-Both read the one rule, `served_model.tower_unbuilt`, through this package's `TOWERS` (flags.py's `LoadCasts`).
+Both read the one rule, `served_model.tower_unbuilt`, through tower_limits.py's `TOWERS` (flags.py's
+`LoadCasts`), which adds every modality's `--limit-mm-per-prompt` at 0 (the same test).
 
 Checked class by class (`TOWERS_UNBUILT_ERAS`): the whole tower kvtop counts (its `vision_config` section and the
 projector) sits inside the marked block at v0.19.0, v0.33.0 and v0.34.0 (the lines below). Another multimodal class
