@@ -30,7 +30,7 @@ a Mapping of its own with no MoE sizes (`mapping_o` in MLA and Attention, module
 there; the model's Mapping matches it unless the MoE runs expert parallel. At EP > 1 each rank holds two workspaces
 (with attention DP the attention's Mapping has TP 1 and allocates none: one). Measured: the zufayu B200 harness's
 nvidia-smi log (`gpu_*.csv` at f655ecbe) holds each worker at 2,926–2,930 MiB at TP 4 / EP 4 and 4,976 MiB at
-TP 8 / EP 8 before the weights are allocated: 2,048 MiB apart, two workspaces' growth (one's would be 1,024).
+TP 8 / EP 8 before the weights are allocated: 2,050 MiB apart, two workspaces' growth of 2,048 (one: 1,024).
 """
 
 from __future__ import annotations
