@@ -52,9 +52,9 @@ group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner
 v0.25.0, all from v0.29.0: `runner_eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
 modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
-v0.15.x's to v0.19.x's (the same layer, its code moved; unchunked from v0.18.0). At v0.20.x the unquantized kernel
-gathers itself, routing the rank's own rows first (dp_kernel_gather.py); it is not read from v0.21.0: `PRICED_ERAS`
-names where its code changed.
+v0.15.x's to v0.19.x's (the same layer, its code moved; unchunked from v0.18.0). At v0.20.0-v0.24.x the unquantized
+kernel gathers itself, routing the rank's own rows first (dp_kernel_gather.py, V1 runner); it is not read from
+v0.25.0: `PRICED_ERAS` names where its code changed.
 At v0.29.0-v0.32.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
 MarlinExperts over the workspace manager, unchunked), priced in dp_marlin.py (`MARLIN_DP_ERAS`).
 The non-torch fit's TP > 1 part stands in for it, as above.
@@ -177,9 +177,17 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
         "own rows (runner/moe_runner.py:462-476), TritonExperts over the workspace manager unchunked "
         "(modular_kernel.py:1203-1243); 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
         "(config/parallel.py:537-543 at v0.33.0)"),
-    Era("0.21.0", frozenset(), "not read from v0.21.0 (v0.23.0's naive_dp_ep.py, modular_kernel.py, oracle/"
-                               "unquantized.py and the unquantized method differ from v0.20.2's); 'naive' (and "
-                               "'pplx') fall back to 'allgather_reducescatter' (config/parallel.py:537-543 at v0.33.0)"),
+    Era("0.21.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.21.0, v0.22.0, v0.22.1, v0.23.0 and v0.24.0 against v0.20.2 (session 63, dp_kernel_gather.py): "
+        "the same bytes, the code moved: TritonExperts into experts/triton_moe.py (workspace_shapes :129 at v0.21.0, "
+        ":144 v0.22.x, :141 v0.23.0, :181 v0.24.0), the runner's do_naive_dispatch_combine (runner/moe_runner.py:688 "
+        "/ :683 / :683 / :719) false for the unquantized kernel, naive_dp_ep.py's prepare (:112) and finalize "
+        "(:186-209) as at v0.20.x but for LoRA's mapping, the output empty_like (modular_kernel.py:1395 / :1400 / "
+        ":1385 / :1396, in place gone at v0.23.0; torch==2.11.0 at v0.22.1 and v0.24.0), AgRsAll2AllManager's "
+        "dispatch and combine byte-identical to v0.20.0's"),
+    Era("0.25.0", frozenset(), "not read from v0.25.0 (v0.26.0's runner/moe_runner.py, oracle/unquantized.py and "
+                               "experts/triton_moe.py differ from v0.24.0's); 'naive' (and 'pplx') fall back to "
+                               "'allgather_reducescatter' (config/parallel.py:537-543 at v0.33.0)"),
 ))  # fmt: skip
 # Whether the combine leaves a second gathered tensor: the naive all-reduce's out-of-place output (dp × tokens rows,
 # all2all.py:62-72 at v0.10.1.1) or reduce_scatterv's own rows only (cuda_communicator.py:186-220 at v0.11.0)
@@ -291,6 +299,9 @@ def dp_gather(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion
     if quant.method != "none" and modular.value:
         return DpGather(priced=False, why=f"{quant.method} experts at vLLM {version.label}: only the unquantized "
                                           f"modular kernel is read ({modular.source}); {FP8_BACKEND_BY_INSTALL}")  # fmt: skip
+    if KERNEL_GATHERS.at(version) and runs_v2(version, model, settings):
+        return DpGather(priced=False, why=f"vLLM {version.label}'s V2 model runner with the kernel-gathered MoE layer: "
+                                          "its profile not read with it (dp_kernel_gather.py reads V1's)")  # fmt: skip
     if quant.method == "fp8" and capability < (8, 9):
         return DpGather(priced=False, why="FP8 experts below compute capability 8.9 run Marlin: not read")
     deep_gemm = DEEP_GEMM_DEFAULT.era(version)
@@ -361,7 +372,7 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
     backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
     if marlin_dp_read(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, inputs.settings, backend):
         return _with_marlin_layer(activation, inputs, tokens)
-    if KERNEL_GATHERS.at(inputs.version):  # the modular kernel gathers (v0.20.x, dp_kernel_gather.py)
+    if KERNEL_GATHERS.at(inputs.version):  # the modular kernel gathers (v0.20.0-v0.24.x, dp_kernel_gather.py)
         layer = kernel_layer_bytes(inputs.model, inputs.layout, tokens)
         # the manager's one buffer grows from the one rank's rows the count holds (sampler_peak.py) to the gathered
         grown = kernel_workspace_bytes(inputs.model, inputs.layout, tokens) - experts_workspace_bytes(

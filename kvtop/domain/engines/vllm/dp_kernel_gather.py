@@ -1,4 +1,4 @@
-"""vLLM 0.20.x's unquantized MoE layer on the batch gathered over the DP ranks (dp_gather.py prices it through here):
+"""vLLM 0.20.0-0.24.x's unquantized MoE layer on the batch gathered over the DP ranks (dp_gather.py prices it through here):
 the modular kernel gathers, not the runner; the experts route the rank's own rows first.
 
 Read in the v0.20.0 wheel (vllm-0.20.0-cp38-abi3-manylinux_2_35_x86_64.whl, PyPI) against v0.19.0, and in v0.20.2's
@@ -27,7 +27,12 @@ v0.20.0's; its naive_dp_ep.py, all2all.py, all2all_utils.py and runner differ on
 The V1 profile runs `_dummy_run(max_num_tokens)` on every rank (gpu_model_runner.py:5848) and the workspace stays
 through the rest of it, so the peak is the larger of this layer and the profile's counted peak plus the workspace
 (as dp_marlin.py's). The shared experts' output (the rank's own rows) is held through the layer. Not counted:
-moe_align_block_size's sorted ids (under 1 MiB here). From v0.21.0 not read (dp_gather.PRICED_ERAS).
+moe_align_block_size's sorted ids (under 1 MiB here).
+Read again in the v0.21.0, v0.22.0, v0.22.1 (v0.22.0's path byte-identical), v0.23.0 and v0.24.0 wheels against v0.20.2:
+the same bytes, the code moved (dp_gather.PRICED_ERAS: TritonExperts into experts/triton_moe.py, in place gone at
+v0.23.0, the runner split out routed_experts.py at v0.24.0; the oracle still takes Triton under DP on 8.x-9.0,
+oracle/unquantized.py:62-79 at v0.24.0). Priced on the V1 runner only, which every MoE class but v0.24.0's listed
+DeepseekV2, GraniteMoe and Qwen2Moe runs (runner_eras.runs_v2). From v0.25.0 not read.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from kvtop.domain.model import ModelSpec
 # the gathered rows: dp_workspace.py) or the modular kernel's prepare (hidden states and top-k, routed on own rows)
 KERNEL_GATHERS: Eras[bool] = Eras((
     Era("", False, "the runner gathers to v0.19.x (runner/default_moe_runner.py:590-595 at v0.19.0)"),
-    Era("0.20.0", True, "read at v0.20.0 and v0.20.2: oracle/unquantized.py:324-366, all2all_utils.py:110-127 and "
+    Era("0.20.0", True, "read at v0.20.0 and v0.20.2 (to v0.24.0: dp_gather.PRICED_ERAS): oracle/unquantized.py:324-366, all2all_utils.py:110-127 and "
                         ":250, prepare_finalize/naive_dp_ep.py:103-167, modular_kernel.py:1041-1102 and :1203-1243, "
                         ":1372-1377, fused_moe.py:1965-1983, v1/worker/workspace.py:92-190"),
 ))  # fmt: skip
@@ -54,7 +59,7 @@ def kernel_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int
 
 
 def kernel_layer_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> int:
-    """One rank's MoE layer at its largest in a v0.20.x DP profile (`tokens` its own rows; module docstring): the held
+    """One rank's MoE layer at its largest in a v0.20.0-v0.24.x DP profile (`tokens` its own rows; module docstring): the held
     residual and normed input, the router logits and top-k of its own rows, the kernel's output and the
     reduce-scatter's own rows, the shared experts' output, the gathered hidden states and top-k, the workspace."""
     moe = model.moe
