@@ -17,9 +17,12 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.calibration.corpus import load
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang.mamba_slots import mamba_slots
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.gpus import gpu_key
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.wording import GIB
 
@@ -82,6 +85,7 @@ def test_the_oxcart_eagle_start_lands_near_its_log() -> None:
     """Qwen3.6-27B-FP8 on an RTX PRO 6000 Max-Q with EAGLE (0.5.14 stands for the nightly): SGLang reported
     1,206,208 tokens. Planned blind, kvtop had 939,648 (−22.1 %) while it sized 191 slots and no intermediates."""
     record = next(r for r in load("sglang") if r.id == OXCART)
-    ledger = record.ledger()
-    assert ledger is not None
-    assert abs(ledger.token_capacity / 1_206_208 - 1) < 0.05
+    assert record.model is not None and record.gpu_total_bytes is not None
+    plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+                            gpu_name=gpu_key(record.gpu), measured=MeasuredInputs())  # fmt: skip
+    assert abs(plan.ledger.token_capacity / 1_206_208 - 1) < 0.05
