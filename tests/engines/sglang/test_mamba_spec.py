@@ -89,3 +89,21 @@ def test_the_oxcart_eagle_start_lands_near_its_log() -> None:
     plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
                             gpu_name=gpu_key(record.gpu), measured=MeasuredInputs())  # fmt: skip
     assert abs(plan.ledger.token_capacity / 1_206_208 - 1) < 0.05
+
+
+def test_ngram_drafts_twelve_when_not_typed() -> None:
+    """NGRAM's default D = 12 (0.5.14 arg_groups/speculative_hook.py:420-421): K = 28,991,029,248 // (per_req × (1 +
+    12 ÷ 5)) = 55; intermediates min(4, 11) × 12 × per_req."""
+    settings = parse_flags("sglang", ["--speculative-algorithm", "NGRAM", "--max-running-requests", "4"])
+    solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.14"), 5)
+    assert solved.slots == 55
+    assert round(solved.spec_gib * GIB) == 48 * PER_REQ
+
+
+def test_radix_off_under_speculation_takes_the_default_48() -> None:
+    """With no --max-running-requests, the speculative hook sets 48 (0.5.14 arg_groups/speculative_hook.py:270-271)
+    before the pool is sized, so --disable-radix-cache takes 48 slots, 48 × 4 intermediates (0.5.14 :151-166)."""
+    settings = parse_flags("sglang", [*EAGLE[:-2], "--disable-radix-cache"])  # EAGLE less its 4 requests
+    solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.14"), 1)
+    assert solved.slots == 48
+    assert round(solved.spec_gib * GIB) == 48 * 4 * PER_REQ

@@ -26,6 +26,8 @@ DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9  # ServerArgs.mamba_full_memory_ratio (v0.
 # every speculative method's hook sets --max-running-requests to 48 when it is not typed (0.5.10 server_args.py:2994,
 # 0.5.14 arg_groups/speculative_hook.py:270-271, 0.5.23 :1090); handle_max_mamba_cache asserts it is set
 SPEC_DEFAULT_MAX_REQUESTS = 48
+# NGRAM's D when not typed (0.5.10 server_args.py:3108, 0.5.14 arg_groups/speculative_hook.py:420-421, 0.5.23 :1318)
+NGRAM_DEFAULT_DRAFT_TOKENS = 12
 
 # How speculative decoding's intermediate Mamba states are charged, by release (the auto branch's slot solve).
 SPEC_STATE_ERAS: Eras[str] = Eras((
@@ -51,7 +53,7 @@ class MambaSlots:
 def draft_tokens(settings: LaunchSettings) -> int | None:
     """D, the draft tokens a request verifies (None: no speculation). EAGLE-family top-1 drafting takes steps + 1
     whatever was typed (0.5.10 server_args.py:3074-3080, 0.5.14 arg_groups/speculative_hook.py:383-390, 0.5.23 :1255-1262);
-    not typed, SGLang picks it (`_auto_choose_speculative_params`): refused, not guessed."""
+    NGRAM's default is 12; else not typed, SGLang picks it (`_auto_choose_speculative_params`): refused, not guessed."""
     spec = deployment_setup(settings)
     if spec.spec_method is None:
         return None
@@ -61,6 +63,8 @@ def draft_tokens(settings: LaunchSettings) -> int | None:
     )
     if spec.spec_kind is not SpecKind.NGRAM and topk == 1 and steps is not None:
         return steps + 1
+    if spec.spec_kind is SpecKind.NGRAM and spec.draft_tokens is None:
+        return NGRAM_DEFAULT_DRAFT_TOKENS
     if spec.draft_tokens is None:
         raise UnsupportedModelError("a hybrid linear-attention model's state pool holds D intermediate states a "
                                     "request under speculative decoding, and SGLang picks D when "
@@ -82,14 +86,16 @@ def mamba_slots(
     padded = int(MAMBA_SLOT_ERAS.at(version))  # the pool's padding slot charged
     d = draft_tokens(settings)
     era = SPEC_STATE_ERAS.at(version)
-    requests = (settings.max_running_requests or SPEC_DEFAULT_MAX_REQUESTS) // attn_dp
+    # under speculation SGLang has set --max-running-requests (48 where not typed) before it sizes the pool
+    asked = settings.max_running_requests or (SPEC_DEFAULT_MAX_REQUESTS if d is not None else None)
+    requests = (asked or 0) // attn_dp
     spec = 0
     if d is not None and era == "first":
         spec = per_req * requests * d
         rest_gib -= spec / GIB
     share = rest_gib * DEFAULT_MAMBA_FULL_MEMORY_RATIO / (1 + DEFAULT_MAMBA_FULL_MEMORY_RATIO) * GIB
-    if settings.disable_radix_cache and settings.max_running_requests:
-        slots = settings.max_running_requests // attn_dp
+    if settings.disable_radix_cache and asked:
+        slots = requests
         if d is not None and era != "first":
             spec = per_req * (slots + padded) * d
     elif d is not None and era != "first":
