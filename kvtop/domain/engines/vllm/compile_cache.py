@@ -99,6 +99,16 @@ UNREAD_WARM = {
                    "compilation mode or level 0, backend 'eager'): no cache is read; planned as unsaid"),
 }  # fmt: skip
 
+# what a log's 'vLLM's torch.compile cache is disabled.' line earns in `explain` (`compile_cache_note`): what turns the
+# cache off, by release (backends.py's `disable_cache`)
+DISABLED_LOGGED = (
+    "torch.compile's cache: disabled, measured (the log's 'vLLM's torch.compile cache is disabled.' line, "
+    f"{DISABLED_SOURCES.split('; ')[0]}): {DISABLE_ENV}=1 (v0.11.0 reads it alone), at v0.13.0 on also the "
+    "compilation config's inductor_compile_config force_disable_caches (compiler_interface.py:167-181 at v0.13.0), "
+    "at v0.18.0-v0.30.0 n-gram GPU drafting (backends.py:979-983 at v0.18.0, :1085-1089 at v0.30.0; not at v0.17.1 "
+    "or v0.33.0); every start of this launch compiles cold"
+)
+
 # what a log's compile lines earn in `explain`, their figures the plan's (`COLD_COMPILE_CHARGE`: all the pairs)
 _PAIRS = (f"{COLD_COMPILE_CHARGE.spread()} on {COLD_COMPILE_CHARGE.pairs} pairs of one launch in kvtop's corpus, "
           f"median {COLD_COMPILE_CHARGE.median()}; {COLD_COMPILE_CHARGE.source}")
@@ -125,9 +135,13 @@ def compile_cache_state(log: EngineLog) -> CompileCacheState | None:
 
 
 def compile_cache_note(log: EngineLog) -> str | None:
-    """The note a log's compile lines earn (`WARM_COMPILE_CACHE`, `COLD_COMPILE`); None where no line says."""
+    """The note a log's compile lines earn (`WARM_COMPILE_CACHE`, `COLD_COMPILE`), with `DISABLED_LOGGED` where its
+    line says the cache is off; None where no line says."""
     state = compile_cache_state(log)
-    return None if state is None else WARM_COMPILE_CACHE if state == "warm" else COLD_COMPILE
+    said = None if state is None else WARM_COMPILE_CACHE if state == "warm" else COLD_COMPILE
+    if not log.first(VllmRankLog, lambda r: r.compile_cache_disabled or None):
+        return said
+    return DISABLED_LOGGED if said is None else f"{said}; {DISABLED_LOGGED}"
 
 
 def compiles(inputs: EngineInputs) -> bool:
