@@ -49,3 +49,17 @@ def test_a_step_against_its_labels_sign_keeps_its_own_sign() -> None:
     assert step_figure(BudgetStep(label="unused", bytes=-(3 << 30))) == "−3.22 GB (−3.00 GiB)"  # no sign in the label
     assert step_figure(BudgetStep(label="− page rounding", bytes=-4096)) == "4,096 B"
     assert step_figure(BudgetStep(label="tokens", value=1_209_386)) == "1,209,386"
+
+
+def test_a_step_prints_the_one_minus_and_the_one_small_figure_rule() -> None:
+    # a label stating '+' over a negative size, and a signless label over a few negative bytes: the typographic
+    # minus (U+2212) every figure of kvtop's prints, never ASCII '-'; under 0.01 GB the exact bytes
+    assert step_figure(BudgetStep(label="+ graphs", bytes=-(3 << 30))) == "−3.22 GB (3.00 GiB)"
+    assert step_figure(BudgetStep(label="+ rounding", bytes=-4096)) == "−4,096 B"
+    assert step_figure(BudgetStep(label="unused", bytes=-4096)) == "−4,096 B"
+    assert step_figure(BudgetStep(label="− page rounding", bytes=4096)) == "+4,096 B"
+    assert step_figure(BudgetStep(label="+ nothing", bytes=0)) == "0 B"  # no sign on a zero, against no label
+    assert step_figure(BudgetStep(label="tokens", value=-1024)) == "−1,024"
+    # 0.01 GB = 10,000,000 B is the bound: at it both units, a byte below it the exact count
+    assert step_figure(BudgetStep(label="unused", bytes=10_000_000)) == "0.01 GB (0.01 GiB)"
+    assert step_figure(BudgetStep(label="unused", bytes=9_999_999)) == "9,999,999 B"
