@@ -63,3 +63,11 @@ def test_a_step_prints_the_one_minus_and_the_one_small_figure_rule() -> None:
     # 0.01 GB = 10,000,000 B is the bound: at it both units, a byte below it the exact count
     assert step_figure(BudgetStep(label="unused", bytes=10_000_000)) == "0.01 GB (0.01 GiB)"
     assert step_figure(BudgetStep(label="unused", bytes=9_999_999)) == "9,999,999 B"
+
+
+def test_a_mismatch_below_the_interval_prints_its_gap_with_the_one_minus(capsys: pytest.CaptureFixture[str]) -> None:
+    # C13's log (SGLang, Llama-3.1-8B: 444,500 tokens) read against gpt-oss-20b's config: the log's capacity lies
+    # below the predicted interval, a negative gap, written '−' as its bytes beside it are (was 'by -740,766')
+    assert main(["explain", C13_LOG, "--model", str(CONFIGS / "openai--gpt-oss-20b.json")]) == 0
+    verdict = step_line(capsys.readouterr().out, "verdict: MISMATCH")
+    assert re.search(r"MISMATCH by −[\d,]+ tokens \(the log's capacity below", verdict) and "by -" not in verdict
