@@ -12,9 +12,10 @@ import re
 from pydantic import ByteSize, TypeAdapter, ValidationError
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.wording import GB, GIB, MIB, figure
+from kvtop.domain.wording import GB, GIB, MIB, byte_count, figure
 from kvtop.domain.wording import gib as fmt_gib  # one GiB formatter: the domain's sentences and every view
 from kvtop.domain.wording import gib_figure as fmt_gib_figure  # its figure alone, under a 'GiB' column header
+from kvtop.domain.wording import percent as fmt_percent  # one percent: a KV usage, a deviation
 from kvtop.domain.wording import signed as fmt_signed  # one formatter for a signed token change
 from kvtop.domain.wording import spread as fmt_spread  # one formatter for an interval's ends about its centre
 
@@ -22,7 +23,7 @@ from kvtop.domain.wording import spread as fmt_spread  # one formatter for an in
 BOTH_UNITS_FROM = GB // 100
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 
-__all__ = ["BOTH_UNITS_FROM", "GB", "GIB", "MIB", "fmt_both", "fmt_both_legible", "fmt_both_or_binary", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_gib_figure", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "legible_digits", "parse_size"]
+__all__ = ["BOTH_UNITS_FROM", "GB", "GIB", "MIB", "fmt_both", "fmt_both_legible", "fmt_both_or_binary", "fmt_both_or_exact", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_gib_figure", "fmt_percent", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "legible_digits", "parse_size"]
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")
@@ -94,6 +95,12 @@ def fmt_both_or_binary(num_bytes: int | float) -> str:
     return fmt_both(num_bytes) if abs(num_bytes) >= BOTH_UNITS_FROM or not num_bytes else fmt_bytes(num_bytes)
 
 
+def fmt_both_or_exact(num_bytes: int) -> str:
+    """`fmt_both`, or a size under 0.01 GB (`fmt_both_or_binary`'s bound), 0 B included, as its exact byte count
+    ('4,096 B', '−4,096 B'): a budget step's figure, where the steps' bytes are what adds up (`plan`, `explain`)."""
+    return fmt_both(num_bytes) if abs(num_bytes) >= BOTH_UNITS_FROM else byte_count(num_bytes)
+
+
 def fmt_bytes(num_bytes: int | float) -> str:
     """A compact binary size for tables: '57,344 B', '56.0 KiB', '4.60 GiB'."""
     value = float(num_bytes)
@@ -108,8 +115,8 @@ def fmt_bytes(num_bytes: int | float) -> str:
 
 
 def fmt_tokens(tokens: int | float) -> str:
-    """'1,512,448'."""
-    return f"{int(tokens):,}"
+    """'1,512,448' ('−4,096' below zero: the one minus, `fmt_signed`'s)."""
+    return f"{int(tokens):,}".replace("-", "−")
 
 
 def fmt_tokens_brief(change: int) -> str:

@@ -49,3 +49,25 @@ def test_a_step_against_its_labels_sign_keeps_its_own_sign() -> None:
     assert step_figure(BudgetStep(label="unused", bytes=-(3 << 30))) == "−3.22 GB (−3.00 GiB)"  # no sign in the label
     assert step_figure(BudgetStep(label="− page rounding", bytes=-4096)) == "4,096 B"
     assert step_figure(BudgetStep(label="tokens", value=1_209_386)) == "1,209,386"
+
+
+def test_a_step_prints_the_one_minus_and_the_one_small_figure_rule() -> None:
+    # a label stating '+' over a negative size, and a signless label over a few negative bytes: the typographic
+    # minus (U+2212) every figure of kvtop's prints, never ASCII '-'; under 0.01 GB the exact bytes
+    assert step_figure(BudgetStep(label="+ graphs", bytes=-(3 << 30))) == "−3.22 GB (3.00 GiB)"
+    assert step_figure(BudgetStep(label="+ rounding", bytes=-4096)) == "−4,096 B"
+    assert step_figure(BudgetStep(label="unused", bytes=-4096)) == "−4,096 B"
+    assert step_figure(BudgetStep(label="− page rounding", bytes=4096)) == "+4,096 B"
+    assert step_figure(BudgetStep(label="+ nothing", bytes=0)) == "0 B"  # no sign on a zero, against no label
+    assert step_figure(BudgetStep(label="tokens", value=-1024)) == "−1,024"
+    # 0.01 GB = 10,000,000 B is the bound: at it both units, a byte below it the exact count
+    assert step_figure(BudgetStep(label="unused", bytes=10_000_000)) == "0.01 GB (0.01 GiB)"
+    assert step_figure(BudgetStep(label="unused", bytes=9_999_999)) == "9,999,999 B"
+
+
+def test_a_mismatch_below_the_interval_prints_its_gap_with_the_one_minus(capsys: pytest.CaptureFixture[str]) -> None:
+    # C13's log (SGLang, Llama-3.1-8B: 444,500 tokens) read against gpt-oss-20b's config: the log's capacity lies
+    # below the predicted interval, a negative gap, written '−' as its bytes beside it are (was 'by -740,766')
+    assert main(["explain", C13_LOG, "--model", str(CONFIGS / "openai--gpt-oss-20b.json")]) == 0
+    verdict = step_line(capsys.readouterr().out, "verdict: MISMATCH")
+    assert re.search(r"MISMATCH by −[\d,]+ tokens \(the log's capacity below", verdict) and "by -" not in verdict

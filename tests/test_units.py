@@ -82,3 +82,28 @@ def test_a_gib_columns_figure_is_fmt_gibs_without_its_unit():
     assert fmt_gib_figure(-(96 << 20)) == "−0.09" and fmt_gib_figure(3 << 29, digits=1) == "1.5"
     for size in (0, 6 << 30, 81559 << 20, -(96 << 20)):
         assert fmt_gib(size) == f"{fmt_gib_figure(size)} GiB"
+
+
+def test_one_percent_for_a_kv_usage_and_a_deviation():
+    """A KV usage and a measured-vs-predicted deviation, each written once ('42%', '−0.37%'), the views padding it.
+    162 of 167 blocks used = 0.97006 → 97%; a probe measuring 57,344 B per token against 57,556 predicted is
+    (57,344 − 57,556) / 57,556 = −0.3683 % → '−0.37%'; 1 of 80 over is +1.25 %."""
+    from kvtop.domain.wording import percent
+    from kvtop.units import fmt_percent
+
+    assert fmt_percent is percent
+    assert fmt_percent(162 / 167) == "97%" and fmt_percent(1.0) == "100%" and fmt_percent(0.0) == "0%"
+    assert fmt_percent(57_344 / 57_556 - 1, 2, sign=True) == "−0.37%"
+    assert fmt_percent(81 / 80 - 1, 2, sign=True) == "+1.25%"
+    assert fmt_percent(-1e-6, 2, sign=True) == "+0.00%"  # rounds to zero: no minus on a figure that shows none
+    assert f"{fmt_percent(0.05):>4}" == "  5%"  # a column's width is the caller's
+
+
+def test_an_exact_byte_count_and_a_token_count_take_the_one_minus():
+    """Under 0.01 GB (10,000,000 B) a budget step reads its exact bytes; a negative count signs with '−' (U+2212)."""
+    from kvtop.units import fmt_both_or_exact, fmt_tokens
+
+    assert fmt_both_or_exact(4096) == "4,096 B" and fmt_both_or_exact(-4096) == "−4,096 B"
+    assert fmt_both_or_exact(0) == "0 B" and fmt_both_or_exact(9_999_999) == "9,999,999 B"
+    assert fmt_both_or_exact(17_640_734_720) == "17.64 GB (16.43 GiB)"
+    assert fmt_tokens(-4096) == "−4,096" and fmt_tokens(1_512_448) == "1,512,448"

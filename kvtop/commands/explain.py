@@ -35,7 +35,7 @@ from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.launch_tokens import split_command
 from kvtop.domain.wording import with_the
 from kvtop.sources.engines.registry import complete_settings
-from kvtop.units import fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_tokens
+from kvtop.units import fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_signed, fmt_tokens
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -388,7 +388,7 @@ def verdict_line(result: Explanation) -> str:
         # geometry mismatch says is wrong: named, so a gap of 94.92 GiB on a 16 GiB card reads as what it is
         at = f"{fmt_both(result.gap_bytes or 0)} at kvtop's {result.kv_bytes_per_token or 0:,} B per token"
         side = "above" if result.gap_tokens > 0 else "below"
-        return (f"verdict: MISMATCH{with_estimate} by {result.gap_tokens:+,} tokens (the log's capacity {side} the "
+        return (f"verdict: MISMATCH{with_estimate} by {fmt_signed(result.gap_tokens)} tokens (the log's capacity {side} the "
                 f"predicted interval; {at}): {result.cause}")  # fmt: skip
     if result.verdict == "mismatch":
         gap = result.pool_gap_bytes or 0

@@ -19,7 +19,7 @@ from kvtop.domain.host_tier_fit import host_tier_fit
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.ledger_words import FEATURE_WORDS
 from kvtop.domain.whatif import Replay
-from kvtop.units import fmt_both, fmt_tokens
+from kvtop.units import fmt_both, fmt_signed, fmt_tokens
 
 
 def term_json(term: BudgetTerm) -> dict[str, Any]:
@@ -96,7 +96,7 @@ def headroom_lines(ledger: Ledger) -> list[str]:
     line = f"  headroom after the pool: runtime reserve {fmt_both(headroom.left_bytes)}; needs {needs}"
     finding = headroom_short(ledger, Replay(ledger), Thresholds())
     if finding is not None:
-        gain = f" ({finding.gain_tokens:+,} tokens per rank)" if finding.gain_tokens else ""
+        gain = f" ({fmt_signed(finding.gain_tokens)} tokens per rank)" if finding.gain_tokens else ""
         return [line, f"  ! {finding.summary}", f"    fix: {finding.fix}{gain}"]
     return [line]
 

@@ -24,10 +24,10 @@ from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
 from kvtop.units import (
-    BOTH_UNITS_FROM,
     MIB,
     fmt_both,
     fmt_both_or_binary,
+    fmt_both_or_exact,
     fmt_bytes,
     fmt_gib,
     fmt_spread,
@@ -150,21 +150,20 @@ def _kv_heading(label: str, rank: RankLedger) -> list[str]:
 
 def step_figure(step: BudgetStep) -> str:
     """A budget step's figure as `plan` and `explain` print it: '17.64 GB (16.43 GiB)' beside '− weights'. A
-    label that states the sign ('− …', '+ …') is followed by the size alone (not '− weights  -17.64 GB'); a
+    label that states the sign ('− …', '+ …') is followed by the size alone (not '− weights  −17.64 GB'); a
     step whose bytes run against its label's sign shows its own sign, so nothing is hidden. The glyph read is the
     one printed beside the figure, not a meaning: the sign of the figure is its bytes', and a typed sign beside
     the label would be a second statement of what the printed label already says (one that could disagree)."""
     if step.bytes is None:
         value = step.value
-        return f"{value:,.0f}" if value is not None and float(value).is_integer() else f"{value}"
-    size = step.bytes
-    # under 0.01 GB (fmt_both_or_binary's bound) in whole bytes, the step's exact figure: '0.00 GB (0.00 GiB)' hides it
-    text = fmt_both(abs(size)) if abs(size) >= BOTH_UNITS_FROM else f"{abs(size):,} B"
+        return fmt_tokens(value) if value is not None and float(value).is_integer() else f"{value}".replace("-", "−")
+    size = step.bytes  # under 0.01 GB in whole bytes (`fmt_both_or_exact`): '0.00 GB (0.00 GiB)' would hide it
     stated = "−" if step.label.startswith("−") else "+" if step.label.startswith("+") else None
     if stated is None:
-        return text if size >= 0 else (fmt_both(size) if size <= -BOTH_UNITS_FROM else f"{size:,} B")
-    against = (stated == "−") == (size > 0)  # '− x' of a positive size adds: said, not hidden
-    return f"{'+' if size > 0 else '-'}{text}" if against else text
+        return fmt_both_or_exact(size)
+    against = size != 0 and (stated == "−") == (size > 0)  # '− x' of a positive size adds: said, not hidden
+    text = fmt_both_or_exact(abs(size))
+    return f"{'+' if size > 0 else '−'}{text}" if against else text
 
 
 def capacity_lines(ledger: Ledger) -> list[str]:

@@ -19,7 +19,7 @@ from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState
 from kvtop.domain.pressure import pressure_of
 from kvtop.domain.wording import counted
-from kvtop.units import fmt_gib_figure, fmt_signed, fmt_tokens
+from kvtop.units import fmt_gib_figure, fmt_percent, fmt_signed, fmt_tokens
 
 #: How a text output's header marks a demo node (its JSON says `"nvml": {"state": "demo"}`).
 SIMULATED = "a simulated node, not this machine"
@@ -231,7 +231,7 @@ def _engine_rows(view: EngineView) -> list[str]:
             f"{_tokens(rank.capacity.clean_tokens if rank.capacity else None, 14)}"
             f"{_tokens(rank.capacity.actual_tokens if rank.capacity else None, 12)}"
             f"{fmt_signed(rank.capacity.change_tokens) if rank.capacity else '—':>10}"
-            f"  {'—' if usage is None else f'{usage:.0%}':>7}  {_largest(rank.capacity)}"
+            f"  {'—' if usage is None else fmt_percent(usage):>7}  {_largest(rank.capacity)}"
         )
     if not view.ranks:
         lines.append("  (no rank of this engine holds GPU memory that kvtop can see)")

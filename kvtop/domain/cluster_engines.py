@@ -21,7 +21,7 @@ from pydantic import ConfigDict
 from kvtop.domain.capacity import CapacityCause, CapacitySource
 from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.span import EngineSpan, ServingRole
-from kvtop.domain.wording import signed
+from kvtop.domain.wording import percent, signed
 
 #: Sources of `kvtop_rank_token_capacity` that are the engine's own figure, best first.
 ENGINE_SOURCES = (CapacitySource.LIVE, CapacitySource.LOGGED, CapacitySource.SIMULATED)
@@ -275,7 +275,7 @@ class DisaggregatedGroup(_Frozen):
             return None
         short = int((prefill - decode) * context)
         usage = max((u for e in self.decode if (u := e.kv_usage_fraction) is not None), default=None)
-        now = f"; decode KV {usage:.0%} used now" if usage is not None else ""
+        now = f"; decode KV {percent(usage)} used now" if usage is not None else ""
         return DisaggregatedFinding(
             decode_requests=decode, prefill_requests=prefill, tokens_short=short, context_length=context,
             message=(f"decode pools hold {decode:,.1f} full-context requests of {context:,} tokens, prefill pools "

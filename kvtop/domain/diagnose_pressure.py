@@ -18,7 +18,7 @@ from kvtop.domain.ledger import Ledger
 from kvtop.domain.observe import HostMemory
 from kvtop.domain.pressure import EnginePressure, pressure_of
 from kvtop.domain.whatif import Replay
-from kvtop.domain.wording import GIB, gib
+from kvtop.domain.wording import GIB, gib, percent
 
 if TYPE_CHECKING:
     from kvtop.domain.diagnose_engine import EngineOnNode
@@ -86,7 +86,7 @@ def _with_room(
     usage = pressure.kv_usage or 0.0
     return engine.finding(
         rule=Rule.PREEMPTING_WITH_ROOM, severity=Severity.WARNING, bytes=grown.engine.kv_pool_bytes - ledger.engine.kv_pool_bytes,
-        summary=f"preempting {rate:,.1f}/min at {usage:.0%} KV usage with {gib(room + SAFETY_MARGIN_BYTES)} free on "
+        summary=f"preempting {rate:,.1f}/min at {percent(usage)} KV usage with {gib(room + SAFETY_MARGIN_BYTES)} free on "
         f"the least free GPU: +{after - before:.2f} {flag} buys {gain:,} tokens per rank",
         fix=f"{flag} {after:g} (from {before:g}; restart)", gain_tokens=gain, gain_needs_restart=True,
         fix_settings=grown.settings,
@@ -108,7 +108,7 @@ def _pool_full(engine: EngineOnNode, ledger: Ledger, pressure: EnginePressure, r
            if admit else f"a lower {flag}, or more KV per rank (FP8 KV, more GPUs)")  # fmt: skip
     return engine.finding(
         rule=Rule.PREEMPTING_POOL_FULL, severity=Severity.WARNING,
-        summary=f"preempting {rate:,.1f}/min at {usage:.0%} KV usage and no GPU has room to grow the pool: admit fewer requests",
+        summary=f"preempting {rate:,.1f}/min at {percent(usage)} KV usage and no GPU has room to grow the pool: admit fewer requests",
         fix=fix, gain_needs_restart=True,
         evidence=(*_evidence(pressure, ledger),
                   f"the least free GPU has {gib(max(room + SAFETY_MARGIN_BYTES, 0))} free: under "

@@ -177,7 +177,7 @@ def _layout_finding(
         f"{solved.token_capacity:,} × {solved.layout.dp} pools = {node_tokens(solved):,}"
     )  # fmt: skip
     flags = " ".join(alt.to_flags())
-    change, start = capacity_change(base.token_capacity, solved.token_capacity, f"tokens per pool ({per_rank:+,})")
+    change, start = capacity_change(base.token_capacity, solved.token_capacity, f"tokens per pool ({signed(per_rank)})")
     return Finding(
         rule=rule, severity=advice_severity(gain, node_tokens(ledger), thresholds),
         summary=f"attention TP {ledger.layout.attn_tp} copies the KV {copies}× per rank: {solved.layout.describe()} holds +{gain:,} tokens on the node",

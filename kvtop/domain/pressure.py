@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.observe import EndpointState, EngineCounters, EngineLive, NodeObservation
+from kvtop.domain.wording import percent
 
 #: KV usage from which preemption is the pool being full, not a burst.
 FULL_POOL_FRACTION = 0.9
@@ -61,7 +62,7 @@ class EnginePressure(BaseModel):
         if self.waiting is not None:
             parts.append(f"waiting {self.waiting:,}")
         if self.kv_usage is not None:
-            parts.append(f"KV {self.kv_usage:.0%}")
+            parts.append(f"KV {percent(self.kv_usage)}")
         if self.swapped:
             parts.append(f"swapped {self.swapped:,}")
         if self.preemptions_per_min is not None:
@@ -71,7 +72,7 @@ class EnginePressure(BaseModel):
         if self.evicted_tokens_per_min:
             parts.append(f"evicting {self.evicted_tokens_per_min:,.0f} tok/min")
         if self.spec_acceptance is not None:
-            parts.append(f"drafts accepted {self.spec_acceptance:.0%}")
+            parts.append(f"drafts accepted {percent(self.spec_acceptance)}")
         return " · ".join(parts)
 
 

@@ -26,9 +26,22 @@ def in_unit(num_bytes: int, unit: tuple[str, int] | None) -> str:
     """`num_bytes` in a unit typed, given as its name and bytes ('1 TiB', '1,000 TiB', '1,099.51 GB': whole where it
     divides, two decimals where not), or in bytes ('1,024 B') where none was (a byte count, an engine's own suffix)."""
     if unit is None:
-        return f"{num_bytes:,} B"
+        return byte_count(num_bytes)
     name, scale = unit
     return f"{figure(num_bytes / scale, 0 if num_bytes % scale == 0 else 2)} {name}"
+
+
+def byte_count(num_bytes: int) -> str:
+    """'4,096 B', '−4,096 B': an exact byte count, the thousands comma and the minus `figure` writes."""
+    return f"{num_bytes:,} B".replace("-", "−")
+
+
+def percent(fraction: float, digits: int = 0, *, sign: bool = False) -> str:
+    """'42%', '+0.37%', '−1.25%': a fraction (0.42) as a percentage, `digits` decimals, the minus `figure` writes and,
+    where `sign` (a change), a '+' before a figure not below zero. The one percent of a KV usage or a deviation every
+    view prints; a column pads it as it needs."""
+    text = figure(fraction * 100, digits)
+    return f"{'+' if sign and not text.startswith('−') else ''}{text}%"
 
 
 def gib(num_bytes: int | float, digits: int = 2) -> str:

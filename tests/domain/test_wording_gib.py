@@ -32,7 +32,6 @@ LEFT_MIB = {
 LEFT = {
     "domain/wording.py": "the formatter itself",
     "domain/engines/trtllm/explain.py": "a Measured's text, the bare number as the engine's log prints it (unit apart)",
-    "ui/screens/ledger.py": "tokens per GB from tokens per GiB: a rate's unit changed, no byte figure written",
 }
 
 

@@ -21,7 +21,7 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_data import rank_label, short_gpu_name
-from kvtop.units import fmt_both_legible, fmt_bytes, fmt_gib, fmt_tokens
+from kvtop.units import fmt_both_legible, fmt_bytes, fmt_gib, fmt_percent, fmt_tokens
 
 _ROW_STYLES = {"total": "bold", "gap": "bold $warning", "gpu": "$text-muted", "item": ""}
 LABEL_WIDTH = 23  # the least: "unattributed (hidden)"; a longer label widens the column where it fits
@@ -75,7 +75,7 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
         fmt_tokens(observed.token_capacity) if observed.token_capacity is not None else "not reported"
     )
     usage = (
-        f" · KV in use {observed.kv_usage_fraction * 100:.0f}%"
+        f" · KV in use {fmt_percent(observed.kv_usage_fraction)}"
         if observed.kv_usage_fraction is not None
         else ""
     )

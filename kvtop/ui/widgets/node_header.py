@@ -19,7 +19,7 @@ from kvtop.domain.pressure import pressure_of
 from kvtop.ui.freshness import Wording, simulated_badge
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
-from kvtop.units import fmt_gib, fmt_tokens
+from kvtop.units import fmt_gib, fmt_percent, fmt_tokens
 
 _WORDING = Wording(failing="source failing", silent="the source has not answered", first="the first snapshot")
 #: A demo node is never "live": its figures are simulated, whatever their age.
@@ -78,7 +78,7 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
         # a figure read from the startup log (--engine-log) or a demo scenario is no live reading: say whose it is
         parts.append((f" / {fmt_tokens(live.token_capacity)} {capacity_said(view.capacity_source, compact=True)}", "bold $warning" if mismatch else ""))
     if live.kv_usage_fraction is not None and not view.ranks:  # no rank row to show the engine's own usage
-        parts.append(f" · KV {live.kv_usage_fraction:.0%} used")
+        parts.append(f" · KV {fmt_percent(live.kv_usage_fraction)} used")
     if live.token_capacity is None and live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):
         parts.append((f" · endpoint {live.state.value}: {live.message or 'no detail'}", "$warning"))
     if ledger is not None and ledger.tokens_per_gib and not compact:

@@ -58,7 +58,7 @@ from kvtop.ui.widgets.row_data import (
     state_cell,
     who_label,
 )
-from kvtop.units import fmt_gib
+from kvtop.units import fmt_gib, fmt_percent
 
 #: The row's input and labels live in `row_data`; callers may keep importing them from here.
 __all__ = [
@@ -259,7 +259,7 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
     )
     kv_values = data.trend.kv_usage
     kv_now = kv_values[-1] if kv_values else None
-    kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else KV_TEXT_NONE
+    kv_text = f" KV {fmt_percent(kv_now):>4} " if kv_now is not None else KV_TEXT_NONE
     spark_width = at.trend - len(kv_text)
     trend = RowTrend(
         kv_text=kv_text,
@@ -420,7 +420,7 @@ def compact_row_parts(data: GpuRowData, width: int) -> RowParts:
     )
     kv_values = data.trend.kv_usage
     kv_now = kv_values[-1] if kv_values else None
-    kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else KV_TEXT_NONE
+    kv_text = f" KV {fmt_percent(kv_now):>4} " if kv_now is not None else KV_TEXT_NONE
     if at.util:
         util = COMPACT_UTIL_NONE if gpu.utilization_percent is None else f"GPU {gpu.utilization_percent:>3}% "
         kv_text += util
