@@ -63,6 +63,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
 )
 from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
+from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
 from kvtop.domain.engines.sglang.torch_compile import check_torch_compile
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -208,7 +209,11 @@ class SglangBudget:
             tokens = swa_tokens = 0
             pool_bytes = 0
         slots_per_request = mamba_ratio(m, s, inputs.version, page)[0] if state_slots else 1
-        asked = s.max_running_requests or (DEFAULT_MAX_REQUESTS if m.compressed is not None else None)  # dsv4.py
+        # DeepSeek-V4's model hook sets 256 (dsv4.py) before the speculative hook's 48 (spec_requests.py) runs
+        # (0.5.23 arg_groups/pipeline.py:220 model hooks, :306 handle_speculative_decoding)
+        asked = s.max_running_requests or (
+            DEFAULT_MAX_REQUESTS if m.compressed is not None else spec_default_requests(s, inputs.version)
+        )
         context, context_why = inputs.context_length, context_note(m, s)  # the engine's (context_len.py: Whisper's 2048)
         requests = self._max_requests(tokens, context, asked, lay.attn_dp, state_slots, slots_per_request)
         req_to_token = (requests + 1) * (context + 4) * 4 if fits else 0
