@@ -47,6 +47,7 @@ from kvtop.domain.engines.sglang.eras import (
 from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
 from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
 from kvtop.domain.engines.sglang.mamba_slots import mamba_slots
+from kvtop.domain.engines.sglang.mamba_spec_radix import check_spec_radix
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
 from kvtop.domain.engines.sglang.multimodal import (
@@ -90,6 +91,7 @@ class SglangBudget:
     def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
         check_launch(inputs)
+        check_spec_radix(inputs)  # 0.5.10 … 0.5.13: a hybrid under speculation with the radix cache on (mamba_spec_radix.py)
         steps: list[BudgetStep] = []
         notes: list[str] = []
         check_neutral_flag_releases(s.flags, inputs.version)  # a neutral flag typed where its release has none
