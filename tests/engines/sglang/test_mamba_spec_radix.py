@@ -40,3 +40,25 @@ def test_the_releases_around_it_start(release: str) -> None:
 
 def test_the_radix_cache_off_starts() -> None:
     assert _plan("0.5.13", radix_off=True) > 0
+
+
+def _state_pool(release: str, typed_requests: bool = True) -> tuple[int, tuple[str, ...]]:
+    record = next(r for r in load("sglang") if r.id == OXCART)
+    assert record.model is not None and record.gpu_total_bytes is not None
+    update: dict[str, object] = {"engine_version": release}
+    if not typed_requests:
+        update["max_running_requests"] = None
+    settings = record.settings.model_copy(update=update)
+    plan = planned_capacity(record.model, settings, gpu_total_bytes=record.gpu_total_bytes,
+                            gpu_name=gpu_key(record.gpu), measured=MeasuredInputs())  # fmt: skip
+    return plan.ledger.ranks[0].state_pool_bytes, plan.ledger.engine.notes
+
+
+@pytest.mark.parametrize(("typed", "slots"), [(True, 4), (False, 48)])
+def test_059_turns_the_radix_cache_off_under_speculation(typed: bool, slots: int) -> None:
+    """0.5.9 server_args.py:1760-1764 sets disable_radix_cache; handle_max_mamba_cache then takes
+    --max-running-requests as the slots (4 typed, else the speculative hook's 48), one a request; the pool holds them
+    and its padding slot: (slots + 1) × 153,944,064 B (test_mamba_spec.py's per-request state)."""
+    pool, notes = _state_pool("0.5.9", typed)
+    assert pool == (slots + 1) * 153_944_064
+    assert any("turns it off" in note for note in notes)

@@ -47,7 +47,7 @@ from kvtop.domain.engines.sglang.eras import (
 from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
 from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
 from kvtop.domain.engines.sglang.mamba_slots import mamba_slots
-from kvtop.domain.engines.sglang.mamba_spec_radix import check_spec_radix
+from kvtop.domain.engines.sglang.mamba_spec_radix import check_spec_radix, radix_forced_off
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
 from kvtop.domain.engines.sglang.multimodal import (
@@ -94,6 +94,9 @@ class SglangBudget:
         check_spec_radix(inputs)  # 0.5.10 … 0.5.13: a hybrid under speculation with the radix cache on (mamba_spec_radix.py)
         steps: list[BudgetStep] = []
         notes: list[str] = []
+        if forced_off := radix_forced_off(inputs):  # 0.5.8/0.5.9 turn it off themselves (mamba_spec_radix.py)
+            s = s.model_copy(update={"disable_radix_cache": True})
+            notes.append(forced_off)
         check_neutral_flag_releases(s.flags, inputs.version)  # a neutral flag typed where its release has none
         check_attention_backend(s, inputs.gpu_name, inputs.version)
         check_default_backend_kv_dtype(m, s, inputs.gpu_name, inputs.version)  # trtllm_mla, on SM100 (default_mla.py)
