@@ -47,6 +47,7 @@ from kvtop.domain.engines.sglang.eras import (
 from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
 from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
 from kvtop.domain.engines.sglang.mamba_slots import mamba_slots
+from kvtop.domain.engines.sglang.mamba_spec_radix import check_spec_radix, radix_forced_off
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
 from kvtop.domain.engines.sglang.multimodal import (
@@ -63,6 +64,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
 )
 from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
+from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
 from kvtop.domain.engines.sglang.torch_compile import check_torch_compile
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -89,8 +91,12 @@ class SglangBudget:
     def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
         check_launch(inputs)
+        check_spec_radix(inputs)  # 0.5.10 … 0.5.13: a hybrid under speculation with the radix cache on (mamba_spec_radix.py)
         steps: list[BudgetStep] = []
         notes: list[str] = []
+        if forced_off := radix_forced_off(inputs):  # 0.5.8/0.5.9 turn it off themselves (mamba_spec_radix.py)
+            s = s.model_copy(update={"disable_radix_cache": True})
+            notes.append(forced_off)
         check_neutral_flag_releases(s.flags, inputs.version)  # a neutral flag typed where its release has none
         check_attention_backend(s, inputs.gpu_name, inputs.version)
         check_default_backend_kv_dtype(m, s, inputs.gpu_name, inputs.version)  # trtllm_mla, on SM100 (default_mla.py)
@@ -208,7 +214,11 @@ class SglangBudget:
             tokens = swa_tokens = 0
             pool_bytes = 0
         slots_per_request = mamba_ratio(m, s, inputs.version, page)[0] if state_slots else 1
-        asked = s.max_running_requests or (DEFAULT_MAX_REQUESTS if m.compressed is not None else None)  # dsv4.py
+        # DeepSeek-V4's model hook sets 256 (dsv4.py) before the speculative hook's 48 (spec_requests.py) runs
+        # (0.5.23 arg_groups/pipeline.py:220 model hooks, :306 handle_speculative_decoding)
+        asked = s.max_running_requests or (
+            DEFAULT_MAX_REQUESTS if m.compressed is not None else spec_default_requests(s, inputs.version)
+        )
         context, context_why = inputs.context_length, context_note(m, s)  # the engine's (context_len.py: Whisper's 2048)
         requests = self._max_requests(tokens, context, asked, lay.attn_dp, state_slots, slots_per_request)
         req_to_token = (requests + 1) * (context + 4) * 4 if fits else 0

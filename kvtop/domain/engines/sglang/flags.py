@@ -20,6 +20,8 @@ from kvtop.domain.engines.sglang.eras import OVERLAP_OFF_FLAG
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.sglang.flags_table import merged, spellings
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
+from kvtop.domain.engines.sglang.mamba_slots import RATIO_FLAG as MAMBA_RATIO_FLAG
+from kvtop.domain.engines.sglang.mamba_slots import SIZE_FLAG as MAMBA_SIZE_FLAG
 from kvtop.domain.engines.sglang.model_override import FLAG as OVERRIDE_FLAG
 from kvtop.domain.engines.sglang.multimodal import TOWERS
 from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
@@ -118,6 +120,7 @@ class SglangFlags:
     # v0.4.0 on, v0.5.23 srt/arg_groups/fields/exec_.py:691)
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
     # and `--disable-overlap-schedule` (eras.mamba_ratio: a hybrid Mamba model's slots per request; nothing else sized)
+    # and `--mamba-full-memory-ratio`, `--max-mamba-cache-size` (mamba_slots.py: a hybrid's state share and slots)
     # and `--json-model-override-args` (model_override.py: merged into the config before kvtop reads it)
     # and `--cuda-graph-backend-prefill disabled` / `--disable-prefill-cuda-graph` (prefill_graphs_off.py: no prefill
     # graphs in the reserve; the other backends refused by name)
@@ -127,7 +130,8 @@ class SglangFlags:
                                                 *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG,
                                                 OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL.flags,
                                                 TORCH_COMPILE_FLAG, GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG,
-                                                GRAPH_MAX_BS_DECODE_FLAG, *DECODE.flags})
+                                                GRAPH_MAX_BS_DECODE_FLAG, *DECODE.flags,
+                                                MAMBA_RATIO_FLAG, MAMBA_SIZE_FLAG})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS

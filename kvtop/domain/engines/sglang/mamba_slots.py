@@ -7,25 +7,37 @@ slots, and how the release charges them changes the slot count: v0.5.10/v0.5.12 
 `per_req × (max_running_requests ÷ attn_dp) × D` off the rest before sizing the slots; v0.5.13 … v0.5.16 solve the
 slots and the intermediates jointly from the Mamba share (`K = share // (per_req × (1 + D ÷ ratio))`, the
 intermediates for min(max_running_requests ÷ attn_dp, K ÷ ratio) requests); v0.5.17 on counts the pool's padding
-slot on both. Without speculation the slots fill the whole share (§4.2.1)."""
+slot on both. Without speculation the slots fill the whole share (§4.2.1).
+
+`--mamba-full-memory-ratio` r sets the share, rest × r ÷ (1 + r) (default 0.9: 0.5.5 server_args.py:420, 0.5.10 :550,
+0.5.23 arg_groups/fields/schedule.py:220); `--max-mamba-cache-size` M sets the slots, M ÷ attn_dp, the intermediates
+for min(mrr ÷ attn_dp, slots ÷ ratio) requests from v0.5.13 (the branch before the auto one: 0.5.7
+model_runner_kv_cache_mixin.py:150-159, 0.5.10 :201-205, 0.5.13 :92-110, 0.5.17 mem_cache/kv_cache_configurator.py:1874-1895,
+0.5.23 :3303-3324). Before v0.5.7 M is read otherwise (0.5.5 model_runner.py:1325-1343: only with the radix
+cache off, the auto branch overwrites it): refused there."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from kvtop.domain.deployment import SpecKind
-from kvtop.domain.deployment_flags import flag_int
+from kvtop.domain.deployment_flags import flag_float, flag_int
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.eras import MAMBA_SLOT_ERAS
+from kvtop.domain.engines.sglang.flag_releases import check_flag_release
+from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.wording import GIB
 
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9  # ServerArgs.mamba_full_memory_ratio (v0.5.4 … v0.5.23)
-# every speculative method's hook sets --max-running-requests to 48 when it is not typed (0.5.10 server_args.py:2994,
-# 0.5.14 arg_groups/speculative_hook.py:270-271, 0.5.23 :1090); handle_max_mamba_cache asserts it is set
-SPEC_DEFAULT_MAX_REQUESTS = 48
+RATIO_FLAG, SIZE_FLAG = "--mamba-full-memory-ratio", "--max-mamba-cache-size"
+# the first release read whose handle_max_mamba_cache takes a typed M as the slots whatever the radix cache
+SIZE_FROM = Eras((
+    Era("", False, "0.5.5 model_runner.py:1325-1343: M read only with the radix cache off"),
+    Era("0.5.7", True, "0.5.7 model_runner_kv_cache_mixin.py:150-159: M // attn_dp"),
+))  # fmt: skip
 # NGRAM's D when not typed (0.5.10 server_args.py:3108, 0.5.14 arg_groups/speculative_hook.py:420-421, 0.5.23 :1318)
 NGRAM_DEFAULT_DRAFT_TOKENS = 12
 
@@ -73,6 +85,20 @@ def draft_tokens(settings: LaunchSettings) -> int | None:
     return spec.draft_tokens
 
 
+def mamba_flags(settings: LaunchSettings, version: ResolvedVersion) -> tuple[float, int | None]:
+    """(r, M): `--mamba-full-memory-ratio` (else 0.9) and `--max-mamba-cache-size` (else None), each refused at a
+    release without it (flag_releases.py), M before v0.5.7 (SIZE_FROM)."""
+    ratio, size = flag_float(settings, RATIO_FLAG[2:]), flag_int(settings, SIZE_FLAG[2:], least=1)
+    for flag, value in ((RATIO_FLAG, ratio), (SIZE_FLAG, size)):
+        if value is not None:
+            check_flag_release(flag, version)
+    if size is not None and not SIZE_FROM.at(version):
+        raise UnsupportedModelError(f"SGLang {version.label} reads {SIZE_FLAG} only with the radix cache off, its "
+                                    f"automatic slot count otherwise ({SIZE_FROM.era(version).source}): not modelled",
+                                    field=SIZE_FLAG)  # fmt: skip
+    return ratio or DEFAULT_MAMBA_FULL_MEMORY_RATIO, size
+
+
 def mamba_slots(
     rest_gib: float,
     per_req: int,
@@ -86,15 +112,25 @@ def mamba_slots(
     padded = int(MAMBA_SLOT_ERAS.at(version))  # the pool's padding slot charged
     d = draft_tokens(settings)
     era = SPEC_STATE_ERAS.at(version)
-    # under speculation SGLang has set --max-running-requests (48 where not typed) before it sizes the pool
-    asked = settings.max_running_requests or (SPEC_DEFAULT_MAX_REQUESTS if d is not None else None)
+    full_ratio, size = mamba_flags(settings, version)
+    # under speculation SGLang has set --max-running-requests (48 where not typed: spec_requests.py) before it sizes
+    # the pool, and asserts it is set (0.5.10 model_runner_kv_cache_mixin.py:187, 0.5.23 kv_cache_configurator.py:3301)
+    asked = settings.max_running_requests or spec_default_requests(settings, version)
+    if d is not None and not asked:
+        raise UnsupportedModelError("SGLang asserts --max-running-requests is set when it sizes a hybrid's state "
+                                    "pool under speculative decoding, and this method's hook sets none (0.5.23 "
+                                    "kv_cache_configurator.py:3301): type it", field="--max-running-requests")  # fmt: skip
     requests = (asked or 0) // attn_dp
     spec = 0
     if d is not None and era == "first":
         spec = per_req * requests * d
         rest_gib -= spec / GIB
-    share = rest_gib * DEFAULT_MAMBA_FULL_MEMORY_RATIO / (1 + DEFAULT_MAMBA_FULL_MEMORY_RATIO) * GIB
-    if settings.disable_radix_cache and asked:
+    share = rest_gib * full_ratio / (1 + full_ratio) * GIB
+    if size is not None:
+        slots = size // attn_dp
+        if d is not None and era != "first":
+            spec = per_req * (min(requests, slots // ratio) + padded) * d
+    elif settings.disable_radix_cache and asked:
         slots = requests
         if d is not None and era != "first":
             spec = per_req * (slots + padded) * d
@@ -104,7 +140,7 @@ def mamba_slots(
     else:
         slots = int((share - per_req) // per_req) if padded else int(share // per_req)
     state = (slots + padded) * per_req
-    label = f"{slots} slots{' + 1' if padded else ''}" + (
+    label = f"{slots} slots{' + 1' if padded else ''}" + (f" ({SIZE_FLAG})" if size is not None else "") + (
         f", {d} draft tokens' intermediate states" if d else ""
     )
     return MambaSlots(slots=max(slots, 0), state_gib=state / GIB, spec_gib=spec / GIB, label=label)
