@@ -22,6 +22,7 @@ Measured: Qwen2.5-72B-Instruct-AWQ on an H200 at v0.30.0 printed 'Model loading 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.gpus import compute_capability
@@ -42,7 +43,8 @@ ZERO_BYTES = 2  # the scales' dtype (the model's 16-bit dtype) that Machete's ze
 
 # Which AWQ launches reach Machete: None before v0.19.0 (Marlin itself); from v0.19.0 unless `--quantization awq`
 # forces the legacy kernel; from v0.24.0 every AWQ name (AutoAWQConfig)
-MACHETE_ERAS: Eras[str | None] = Eras((
+MacheteReach = Literal["unless-awq", "always"]
+MACHETE_ERAS: Eras[MacheteReach | None] = Eras((
     Era("", None, "awq_marlin.py:375 `ops.awq_marlin_repack` at v0.18.1 (:375 at v0.13.0-v0.18.0): Marlin itself"),
     Era("0.19.0", "unless-awq", "awq_marlin.py:405 choose_mp_linear_kernel at v0.19.0 (:417 v0.20.1, :433 v0.22.0, "
         ":434 v0.23.0); an explicit --quantization awq forces AWQConfig (:248-255)"),
