@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.gptq_kernels import HOPPER, MACHETE_BLOCK  # Machete's shape, as GPTQ reads it
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -36,8 +37,6 @@ from kvtop.domain.weight_shared import hybrid_layer
 from kvtop.domain.weights import WeightRow
 
 AWQ_SCHEMES = ("awq", "awq_marlin")
-HOPPER = (9, 0)
-MACHETE_BLOCK = (64, 128)  # machete_utils.py MACHETE_PREPACKED_BLOCK_SHAPE: input rows, output columns
 MACHETE_GROUPS = (None, 64, 128)  # query_machete_supported_group_sizes for 16-bit activations (None: channelwise)
 ZERO_BYTES = 2  # the scales' dtype (the model's 16-bit dtype) that Machete's zeros take
 
