@@ -44,7 +44,8 @@ ZERO_BYTES = 2  # the scales' dtype (the model's 16-bit dtype) that Machete's ze
 # forces the legacy kernel; from v0.24.0 every AWQ name (AutoAWQConfig)
 MacheteReach = Literal["unless-awq", "always"]
 MACHETE_ERAS: Eras[MacheteReach | None] = Eras((
-    Era("", None, "awq_marlin.py:375 `ops.awq_marlin_repack` at v0.18.1 (:375 at v0.13.0-v0.18.0): Marlin itself"),
+    Era("", None, "awq_marlin.py:375 `ops.awq_marlin_repack` at v0.18.1 (:375 at v0.13.0-v0.18.0): Marlin itself; "
+        "before v0.13.0 not read, Marlin assumed"),
     Era("0.19.0", "unless-awq", "awq_marlin.py:405 choose_mp_linear_kernel at v0.19.0 (:417 v0.20.1, :433 v0.22.0, "
         ":434 v0.23.0); an explicit --quantization awq forces AWQConfig (:248-255)"),
     Era("0.24.0", "always", "auto_awq.py:467 choose_mp_linear_kernel at v0.24.0 (:470 v0.27.1, :444 v0.30.0, "
