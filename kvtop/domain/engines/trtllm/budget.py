@@ -132,11 +132,11 @@ def estimation_tokens(
 ) -> int:
     """Tokens of the temporary pool the profiling run gets (§3 step 1).
 
-    Dummy context requests of min(max_num_tokens, max_seq_len − 1) tokens until max_num_tokens
-    (`executor_max_num_tokens`) are used, each rounded up to whole blocks with one generated token (two with the overlap scheduler
-    before 2026); the 2026 tree also keeps the CUDA-graph warm-up and max_batch_size blocks (an unset
-    cuda_graph_config.max_batch_size is read as max_batch_size: its derived default was not read). Only
-    the first `Allocated` line and the spring-2025 budget depend on it.
+    Dummy context requests of min(max_num_tokens, max_seq_len − 1) tokens until max_num_tokens (the executor's,
+    `executor_max_num_tokens`) are used, each rounded up to whole blocks with one generated token (two with the
+    overlap scheduler before 2026); the 2026 tree also keeps the CUDA-graph warm-up and max_batch_size blocks (an
+    unset cuda_graph_config.max_batch_size is read as max_batch_size: its derived default was not read). Only the
+    first `Allocated` line and the spring-2025 budget depend on it.
     """
     budget_tokens = executor_max_num_tokens(settings, context_length)
     overlap = not settings.flags.get("disable_overlap_scheduler")

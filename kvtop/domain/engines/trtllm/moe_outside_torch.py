@@ -5,7 +5,7 @@ TP group's NCCL per doubling (§19). zufayu/ClaudeSkillsE2EPerf's Blackwell star
 model weights (outside torch)' after the profiling executor is built, so the figure holds the temporary KV pool
 (`[MemUsageChange] Allocated … for max tokens in paged KV cache`, C++-allocated, added back by `_cal_max_memory`; §20).
 Less that pool, the plan's context and non-torch and the all-reduce fusion workspace (`allreduce_workspace.py`, in the
-figure since session 54: 0.50 / 1.00 / 2.00 GiB at TP 2 / 4 / 8), what is left unmodelled (GiB): gpt-oss-120b at TP 1
+figure since session 54: 0.50 / 1.00 / 2.00 GiB a workspace at TP 2 / 4 / 8), what is left unmodelled (GiB): gpt-oss-120b at TP 1
 (B200, B300; 2.25 pool) −0.56 and −0.72 (nothing), DeepSeek-R1 at TP 2 (B300; 2.14 pool) 0.80, TP 8 / EP 1 (FP8; 0.27)
 0.37, TP 4 / EP 4 (2.14) 2.51, TP 8 / EP 8 (0.27, with piecewise CUDA graphs and user buffers the plan does not model)
 5.40. Session 53 read the same lines without the pool, so it sized 1.5–1.7 GiB at TP 1 that is the pool itself.
@@ -19,8 +19,8 @@ buffers.
 The rule: a named assumption, never a shift of the figure: the non-torch term's error widens by
 `MOE_PER_DOUBLING_GIB` per doubling of TP and of EP (root of squares with its own error; nothing at TP 1), so the
 interval says what the plan cannot know; the central figure stays the read log's. Its size: the largest unmodelled
-part per doubling among the four starts (0.80 at TP 2, 0.12 at TP 8 / EP 1, 0.63 at TP 4 / EP 4, 0.90 at TP 8 /
-EP 8), rounded up to a whole GiB: a loose upper bound (TP 8 / EP 1 needs an eighth of it). It is read off that one
+part per doubling among the four starts (0.80 at TP 2, 0.12 at TP 8 / EP 1, 0.38 at TP 4 / EP 4, 0.57 at TP 8 /
+EP 8 with §31's second workspace; 0.63 and 0.90 before it), rounded up to a whole GiB: a loose upper bound (TP 8 / EP 1 needs an eighth of it). It is read off that one
 harness (its records are in-sample for it) and stands until a release's code says what grows.
 """
 

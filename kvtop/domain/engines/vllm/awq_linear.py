@@ -22,8 +22,10 @@ Measured: Qwen2.5-72B-Instruct-AWQ on an H200 at v0.30.0 printed 'Model loading 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.gptq_kernels import HOPPER, MACHETE_BLOCK  # Machete's shape, as GPTQ reads it
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -35,15 +37,15 @@ from kvtop.domain.weight_shared import hybrid_layer
 from kvtop.domain.weights import WeightRow
 
 AWQ_SCHEMES = ("awq", "awq_marlin")
-HOPPER = (9, 0)
-MACHETE_BLOCK = (64, 128)  # machete_utils.py MACHETE_PREPACKED_BLOCK_SHAPE: input rows, output columns
 MACHETE_GROUPS = (None, 64, 128)  # query_machete_supported_group_sizes for 16-bit activations (None: channelwise)
 ZERO_BYTES = 2  # the scales' dtype (the model's 16-bit dtype) that Machete's zeros take
 
 # Which AWQ launches reach Machete: None before v0.19.0 (Marlin itself); from v0.19.0 unless `--quantization awq`
 # forces the legacy kernel; from v0.24.0 every AWQ name (AutoAWQConfig)
-MACHETE_ERAS: Eras[str | None] = Eras((
-    Era("", None, "awq_marlin.py:375 `ops.awq_marlin_repack` at v0.18.1 (:375 at v0.13.0-v0.18.0): Marlin itself"),
+MacheteReach = Literal["unless-awq", "always"]
+MACHETE_ERAS: Eras[MacheteReach | None] = Eras((
+    Era("", None, "awq_marlin.py:375 `ops.awq_marlin_repack` at v0.18.1 (:375 at v0.13.0-v0.18.0): Marlin itself; "
+        "before v0.13.0 not read, Marlin assumed"),
     Era("0.19.0", "unless-awq", "awq_marlin.py:405 choose_mp_linear_kernel at v0.19.0 (:417 v0.20.1, :433 v0.22.0, "
         ":434 v0.23.0); an explicit --quantization awq forces AWQConfig (:248-255)"),
     Era("0.24.0", "always", "auto_awq.py:467 choose_mp_linear_kernel at v0.24.0 (:470 v0.27.1, :444 v0.30.0, "

@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
+from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
@@ -49,7 +50,7 @@ SPAN = FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1499 (v0.33.0)")
 FLAGS = frozenset({FLAG})
 DEFAULT_LIMIT = 999  # a modality left out (config/multimodal.py:106-113 at v0.11.0, :215-225 at v0.12.0)
 SIZE_KEYS = frozenset({"width", "height", "num_frames", "length"})  # BaseDummyOptions' kinds (v0.12.0 :16-44)
-# what kvtop reads of the flag by release: "counts" (modality → int), "options" (or {"count", sizes}), None (not read)
+# whether kvtop read the encoder budget's reading of the flag by release (its form, counts or options: `FORM_ERAS`)
 # v0.10.2 has v0.11.0's code: engine/arg_utils.py:366 dict[str, int]; config/__init__.py:2496-2504
 # get_limit_per_prompt (999 under V1); multimodal/registry.py:99-177 and v1/worker/utils.py:24-127 (MultiModalBudget)
 # the same functions as v0.11.0's. v0.11.1 has v0.11.2's: arg_utils.py:453, config/multimodal.py:20-248
@@ -57,20 +58,21 @@ SIZE_KEYS = frozenset({"width", "height", "num_frames", "length"})  # BaseDummyO
 # arg_utils.py:458, config/multimodal.py:16-47, 146-162, 215-233 (get_limit_per_prompt, the dummy options, their
 # validation), utils.py:27-134 alike, registry.py:146-174 only passing the observability config to the processor.
 # Releases not checked: before v0.10.2, from v0.14.1.
-LIMIT_ERAS: Eras[str | None] = Eras((
-    Era("", None, "not read before v0.10.2"),
-    Era("0.10.2", "counts", "v0.11.0 engine/arg_utils.py:379 (dict[str, int]), v1/worker/utils.py:84-127; v0.10.2 "
-                            "arg_utils.py:366, config/__init__.py:2496-2504, utils.py:84-127 alike"),
-    Era("0.11.1", "options", "v0.11.2 engine/arg_utils.py:453 (int or dict), config/multimodal.py; v0.12.0 "
-                             "config/multimodal.py:14-60, 144-233, v1/worker/utils.py:98-125; v0.11.1, v0.13.0 and "
-                             "v0.14.0 alike"),
-    Era("0.14.1", None, "not read from v0.14.1"),
+LIMIT_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before v0.10.2"),
+    Era("0.10.2", True, "v0.11.0 engine/arg_utils.py:379 (dict[str, int]), v1/worker/utils.py:84-127; v0.10.2 "
+                        "arg_utils.py:366, config/__init__.py:2496-2504, utils.py:84-127 alike"),
+    Era("0.11.1", True, "v0.11.2 engine/arg_utils.py:453 (int or dict), config/multimodal.py; v0.12.0 "
+                        "config/multimodal.py:14-60, 144-233, v1/worker/utils.py:98-125; v0.11.1, v0.13.0 and "
+                        "v0.14.0 alike"),
+    Era("0.14.1", False, "not read from v0.14.1"),
 ))  # fmt: skip
 # the value's form alone (its counts, which decide whether the tower is built: tower_limits.py), read further than the
 # budget: v0.14.1, v0.15.0, v0.16.0, v0.19.0, v0.33.0 and v0.34.0 take v0.12.0's (int or {"count", sizes}, count ≥ 0,
 # a modality left out 999): config/multimodal.py:156-180 `_validate_limit_per_prompt`, :226-239 `get_limit_per_prompt`
 # at v0.16.0; :182-205, :259-273 at v0.19.0; :471-497, :696-710 at v0.33.0
-FORM_ERAS: Eras[str | None] = Eras((
+LimitForm = Literal["counts", "options"]  # modality → int; from v0.11.1 an int or {"count", sizes}
+FORM_ERAS: Eras[LimitForm | None] = Eras((
     Era("", None, "not read before v0.10.2"),
     Era("0.10.2", "counts", "v0.11.0 engine/arg_utils.py:379 (dict[str, int]); v0.10.2 :366 alike"),
     Era("0.11.1", "options", "v0.12.0 config/multimodal.py:14-60, 144-233; v0.16.0 :156-180, v0.19.0 :182-205, "
@@ -132,7 +134,7 @@ def read_limits(flags: Mapping[str, object], version: ResolvedVersion) -> Limits
     if raw is None:
         return NOT_GIVEN
     unread = None
-    if LIMIT_ERAS.at(version) is None:
+    if not LIMIT_ERAS.at(version):
         unread = (f"vLLM {version.label}'s {FLAG} is not modelled in the encoder profile "
                   f"({LIMIT_ERAS.era(version).source}: its budget read at v0.11.0 – v0.13.0, checked at v0.10.2 and "
                   "v0.14.0)")  # fmt: skip

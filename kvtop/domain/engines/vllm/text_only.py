@@ -51,7 +51,7 @@ TOWERS_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
         "tower and multi_modal_projector); v0.33.0 qwen2_vl.py:1412, qwen2_5_vl.py:1434, qwen3_vl.py:2010, "
         "qwen3_vl_moe.py:255, qwen3_5.py:513, :736, gemma3_mm.py:552-558, mistral3.py:478-486; v0.34.0 alike"),
 ))  # fmt: skip
-# the flag set: those classes build no tower (flags.py's LoadCasts.towers; served_model.tower_unbuilt reads it)
+# the flag set: those classes build no tower (one half of tower_limits.TOWERS, flags.py's LoadCasts.towers)
 TOWERS = TowerSwitch(classes=TOWERS_UNBUILT_ERAS, flag=KEY, unbuilt_when_set=True)
 
 
