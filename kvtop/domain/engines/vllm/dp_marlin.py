@@ -44,9 +44,9 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import round_up
 
-# Where the MXFP4 Marlin experts' DP layer was read (module docstring); the rest are dp_gather.PRICED_ERAS' words
+# Where the MXFP4 Marlin experts' DP layer was read (module docstring); the rest are dp_eras.PRICED_ERAS' words
 MARLIN_DP_ERAS: Eras[bool] = Eras((
-    Era("", False, "not read before v0.29.0 (from v0.16.0 the modular kernel changed: dp_gather.PRICED_ERAS)"),
+    Era("", False, "not read before v0.29.0 (from v0.16.0 the modular kernel changed: dp_eras.PRICED_ERAS)"),
     Era("0.29.0", True, "read at v0.29.0: prepare_finalize/naive_dp_ep.py:71-209, modular_kernel.py:1120-1180 and "
                         ":1285-1330, experts/marlin_moe.py:704-734, fused_moe/oracle/mxfp4.py:734-739, "
                         "v1/worker/workspace.py:116-210"),
