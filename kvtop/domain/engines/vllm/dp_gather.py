@@ -55,7 +55,7 @@ modular kernel over the worker's workspace manager, priced in dp_workspace.py (F
 v0.15.x's to v0.19.x's (the same layer, its code moved; unchunked from v0.18.0). From v0.20.0 the unquantized
 kernel gathers itself, routing the rank's own rows first (dp_kernel_gather.py, on the V1 and V2 runners; read to
 v0.34.0, one own-rows tensor fewer from v0.32.0). `PRICED_ERAS` (dp_eras.py) names where each era was read.
-At v0.29.0-v0.32.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
+At v0.29.0-v0.34.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
 MarlinExperts over the workspace manager, unchunked), priced in dp_marlin.py (`MARLIN_DP_ERAS`).
 The non-torch fit's TP > 1 part stands in for it, as above.
 
