@@ -106,10 +106,11 @@ def test_bad_deployment_input_exits_2_naming_the_flag(
 
 
 def test_a_not_modelled_term_is_explained_once(capsys: pytest.CaptureFixture[str]) -> None:
-    """vLLM DP replicas of a MoE model: the gathered batch is not priced (vllm/dp_dispatch.py); its row says 'not
-    modelled' and the 'note: not modelled' line says why, once (the table printed the same sentence above it too)."""
+    """vLLM DP replicas of a MoE model on H100 PCIe (the gathered batch is priced on one NVLink node only): not
+    priced (vllm/dp_dispatch.py); its row says 'not modelled' and the 'note: not modelled' line says why, once (the
+    table printed the same sentence above it too)."""
     config = "tests/data/calibration/configs/Qwen--Qwen3-Coder-30B-A3B-Instruct.json"
-    code, out, _ = _plan(capsys, "--model", config, "--engine", "vllm", "--dp", "2")
+    code, out, _ = _plan(capsys, "--model", config, "--engine", "vllm", "--dp", "2", "--gpu", "H100-PCIE")
     assert code == 0
     beside = out[out.index("Beside the model"):].split("\n\n")[0]
     row = next(line for line in beside.splitlines() if "MoE batch gathered over 2 DP ranks" in line)

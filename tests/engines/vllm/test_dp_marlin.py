@@ -94,18 +94,16 @@ def test_v0_32_reduce_scatters_into_the_output() -> None:
 
 
 def test_unread_launches_stay_named() -> None:
-    """Expert parallelism (experts not split over the DP ranks), TP 2 (the EP group's gather not read) and v0.33.0
-    (its prepare/finalize, MarlinExperts and modular kernel changed: not read) keep the not-modelled line."""
+    """Expert parallelism (experts not split over the DP ranks) and TP 2 (the EP group's gather not read) keep the
+    not-modelled line."""
     for flags in ([*DP4, "--enable-expert-parallel", "--engine-version", "0.29.0"],
-                  [*DP4, "--tensor-parallel-size", "2", "--engine-version", "0.29.0"],
-                  [*DP4, "--engine-version", "0.33.0"]):  # fmt: skip
+                  [*DP4, "--tensor-parallel-size", "2", "--engine-version", "0.33.0"]):  # fmt: skip
         plan = capacity(flags)
         assert len(dp_lines(plan)) == 1, flags
 
 
 @pytest.mark.parametrize(("release", "said"), [
     ("0.28.0", "not read before v0.29.0"),
-    ("0.33.0", "not read from v0.33.0 (naive_dp_ep.py, experts/marlin_moe.py and modular_kernel.py changed"),
 ])  # fmt: skip
 def test_mxfp4_dp_outside_the_marlin_eras_says_why_by_that_era(release: str, said: str) -> None:
     """The MXFP4 experts' DP layer outside the releases read for it: the line cites dp_marlin's era for the release
@@ -113,3 +111,15 @@ def test_mxfp4_dp_outside_the_marlin_eras_says_why_by_that_era(release: str, sai
     plan = capacity([*DP4, "--tensor-parallel-size", "1", "--no-enable-expert-parallel", "--engine-version", release])
     (line,) = dp_lines(plan)
     assert "MXFP4 experts' DP layer" in line and said in line
+
+
+@pytest.mark.parametrize("release", ["0.33.0", "0.34.0"])
+def test_v0_33_and_v0_34_hold_v0_32s_layer(release: str) -> None:
+    """v0.33.0 and v0.34.0 (dp_marlin.MARLIN_DP_ERAS): MarlinExperts.workspace_shapes, the Marlin rounding and the
+    finalize's combine_into_output as at v0.32.0, so the same layer: 1,029,570,560 B less one (4,096, 3,072) bf16
+    tensor of the rank's own rows."""
+    plan = capacity([*DP4, "--tensor-parallel-size", "1", "--no-enable-expert-parallel", "--engine-version", release])
+    activation = plan.estimate.term(Term.ACTIVATION)
+    assert activation is not None and activation.bytes >= 1_029_570_560 - 4096 * 3072 * 2
+    assert f"(4 × 4,096 tokens: {(1_029_570_560 - 4096 * 3072 * 2) / GIB:.2f} GiB" in activation.basis
+    assert not dp_lines(plan)

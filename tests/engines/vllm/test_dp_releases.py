@@ -47,6 +47,8 @@ def path_text(path: str) -> str:
 
 
 QWEN3_30B = load("Qwen--Qwen3-30B-A3B.json")  # bf16, hidden 2,048, 128 experts, top-8, expert intermediate 768
+# Its FP8 block experts: their DP batch is read for no release from v0.20.0 (only the unquantized modular kernel)
+QWEN3_30B_FP8 = QWEN3_30B.model_copy(update={"quant": QWEN3_30B.quant.model_copy(update={"method": "fp8", "block": (128, 128)})})
 QWEN3_CODER_480B_FP8 = load("calibration/configs/Qwen--Qwen3-Coder-480B-A35B-Instruct-FP8.RECONSTRUCTED.json")
 LLAMA8B = load("meta-llama--Llama-3.1-8B-Instruct.json")
 QWEN25_05B = load("calibration/configs/Qwen--Qwen2.5-0.5B.RECONSTRUCTED.json")
@@ -131,11 +133,11 @@ def test_from_v0140_async_scheduling_by_default_pads_a_moe_on_gloo() -> None:
     """A MoE's DP ranks still share a DP group; v0.14.0's VllmConfig sets disable_nccl_for_dp_synchronization to async
     scheduling's value, on by default (config/vllm.py:635-644): the unpriced MoE line names no DP communicator; with
     --no-async-scheduling the padding all-reduces on the DP device group again (v1/worker/dp_utils.py:23/29) and the
-    line names torch's communicator (v0.25.0: its MoE batch not read, so the line is there to say it)."""
+    line names torch's communicator (v0.25.0's FP8 experts: their MoE batch not read, so the line is there to say it)."""
     flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.25.0"]
-    default = dp_lines(capacity(QWEN3_30B, flags))
+    default = dp_lines(capacity(QWEN3_30B_FP8, flags))
     assert len(default) == 1 and "no DP group's NCCL communicator is made" in default[0]
-    sync = dp_lines(capacity(QWEN3_30B, [*flags, "--no-async-scheduling"]))
+    sync = dp_lines(capacity(QWEN3_30B_FP8, [*flags, "--no-async-scheduling"]))
     assert len(sync) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in sync[0]
     priced = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.14.0"]  # v0.14.x priced: the charge
     assert abs(non_torch(capacity(QWEN3_30B, priced)) - CONSTANT * GIB) <= 2
@@ -146,12 +148,12 @@ def test_the_v2_model_runner_pads_on_gloo() -> None:
     """From v0.29.0 a MoE runs the V2 model runner too (VllmConfig.use_v2_model_runner, runner_eras.runs_v2), whose
     `dispatch_cg_and_sync_dp` all-reduces on the DP group's cpu_group (v1/worker/gpu/dp_utils.py:55 at v0.29.0,
     cpu_all_reduce_ :79 at v0.33.0): even without async scheduling the MoE line names no DP communicator, where v0.28.0's
-    V1 runner pads on the device group (v1/worker/dp_utils.py:24/30)."""
+    V1 runner pads on the device group (v1/worker/dp_utils.py:24/30). FP8 experts, whose DP batch stays a line."""
     flags = ["-dp", "2", "--enable-expert-parallel", "--no-async-scheduling"]
-    v1 = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.28.0"]))
+    v1 = dp_lines(capacity(QWEN3_30B_FP8, [*flags, "--engine-version", "0.28.0"]))
     assert len(v1) == 1 and "the DP padding's all-reduce makes torch's NCCL communicator" in v1[0]
     for version in ("0.29.0", "0.33.0"):
-        v2 = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", version]))
+        v2 = dp_lines(capacity(QWEN3_30B_FP8, [*flags, "--engine-version", version]))
         assert len(v2) == 1 and "no DP group's NCCL communicator is made" in v2[0]
 
 
@@ -205,8 +207,8 @@ def test_v0111_and_v0130_read_as_v0120_and_v0140_moe_is_named() -> None:
     layer is v0.12.0's (all2all.py unchanged; unquantized apply still `fused_experts`, unquantized_fused_moe_method.py:
     324-325): priced with the padding's communicator alone. v0.14.x's modular kernel is priced (dp_workspace.py) with
     no communicator (async scheduling pads on Gloo), and so are v0.15.x's to v0.19.x's (the same layer:
-    dp_gather.PRICED_ERAS), and v0.20.0-v0.24.x's kernel-gathered layer (dp_kernel_gather.py); v0.25.0 is named,
-    not read."""
+    dp_eras.PRICED_ERAS), and v0.20.0-v0.34.x's kernel-gathered layer (dp_kernel_gather.py); FP8 experts' at v0.25.0
+    are named, not read."""
     flags = ["-dp", "2", "--enable-expert-parallel"]
     for version in ("0.11.1", "0.12.0", "0.13.0"):
         plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
@@ -216,8 +218,8 @@ def test_v0111_and_v0130_read_as_v0120_and_v0140_moe_is_named() -> None:
         plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
         alone = capacity(QWEN3_30B, ["--enable-expert-parallel", "--engine-version", version])  # one replica
         assert not dp_lines(plan) and non_torch(plan) == non_torch(alone)  # no DP communicator charged
-    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.25.0"]))
-    assert len(unread) == 1 and "not read from v0.25.0" in unread[0]
+    unread = dp_lines(capacity(QWEN3_30B_FP8, [*flags, "--engine-version", "0.25.0"]))
+    assert len(unread) == 1 and "only the unquantized modular kernel is read" in unread[0]
 
 
 def test_the_moe_line_words_the_communicator_as_the_dense_line_does() -> None:
@@ -304,11 +306,11 @@ def test_padding_on_gloo_off_one_nvlink_node_names_no_communicator() -> None:
 def test_a_removed_naive_backend_falls_back_to_allgather_reducescatter() -> None:
     """v0.19.0's ParallelConfig replaces --all2all-backend naive with 'allgather_reducescatter' ("The 'naive' all2all
     backend has been removed. Falling back to 'allgather_reducescatter'", config/parallel.py:344-350): no naive
-    broadcast, so with the padding on Gloo (async scheduling's default) the line names no communicator (v0.25.0, its
-    batch not read) and v0.19.0 prices the AgRs layer as without the flag; at v0.18.1 naive still broadcasts on the DP
+    broadcast, so with the padding on Gloo (async scheduling's default) the line names no communicator (v0.25.0's FP8
+    experts, their batch not read) and v0.19.0 prices the AgRs layer as without the flag; at v0.18.1 naive still broadcasts on the DP
     device group."""
     flags = ["-dp", "2", "--enable-expert-parallel", "--all2all-backend", "naive"]
-    removed = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.25.0"]))
+    removed = dp_lines(capacity(QWEN3_30B_FP8, [*flags, "--engine-version", "0.25.0"]))
     assert len(removed) == 1 and "no DP group's NCCL communicator is made" in removed[0]
     fell_back = capacity(QWEN3_30B, [*flags, "--engine-version", "0.19.0"])
     agrs = capacity(QWEN3_30B, [*flags[:3], "--engine-version", "0.19.0"])
@@ -365,7 +367,7 @@ def test_v014x_modular_layer_by_its_code() -> None:
 
 
 def test_v015x_prices_the_gathered_modular_layer_by_its_code() -> None:
-    """v0.15.0 and v0.15.1 run v0.14.x's layer (dp_gather.PRICED_ERAS): the AgRs dispatch of dp × tokens rows
+    """v0.15.0 and v0.15.1 run v0.14.x's layer (dp_eras.PRICED_ERAS): the AgRs dispatch of dp × tokens rows
     (fused_moe/layer.py:1792-1821 at v0.15.0), select_experts on them (:1876), the kernel's zeroed output under torch
     2.9.1 (modular_kernel.py:1321-1324), TritonExperts' buffers from the workspace manager (:875-980; one chunk's
     workspace13 and output share one buffer, more chunks put the whole output beside them) and the reduce-scatter's own
@@ -392,5 +394,5 @@ def test_v015x_prices_the_gathered_modular_layer_by_its_code() -> None:
     for version in ("0.18.0", "0.18.1", "0.19.0", "0.19.1"):  # v0.19.x: the same bytes, runner helpers
         activation = capacity(QWEN3_30B, [*flags, "--engine-version", version]).estimate.term(Term.ACTIVATION)
         assert activation is not None and activation.bytes == unchunked
-    unread = capacity(QWEN3_30B, [*flags, "--engine-version", "0.25.0"]).estimate.term(Term.ACTIVATION)
+    unread = capacity(QWEN3_30B_FP8, [*flags, "--engine-version", "0.25.0"]).estimate.term(Term.ACTIVATION)
     assert unread is not None and "gathered over" not in unread.basis

@@ -52,10 +52,10 @@ group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner
 v0.25.0, all from v0.29.0: `runner_eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
 modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
-v0.15.x's to v0.19.x's (the same layer, its code moved; unchunked from v0.18.0). At v0.20.0-v0.24.x the unquantized
-kernel gathers itself, routing the rank's own rows first (dp_kernel_gather.py, V1 runner); it is not read from
-v0.25.0: `PRICED_ERAS` names where its code changed.
-At v0.29.0-v0.32.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
+v0.15.x's to v0.19.x's (the same layer, its code moved; unchunked from v0.18.0). From v0.20.0 the unquantized
+kernel gathers itself, routing the rank's own rows first (dp_kernel_gather.py, on the V1 and V2 runners; read to
+v0.34.0, one own-rows tensor fewer from v0.32.0). `PRICED_ERAS` (dp_eras.py) names where each era was read.
+At v0.29.0-v0.34.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
 MarlinExperts over the workspace manager, unchunked), priced in dp_marlin.py (`MARLIN_DP_ERAS`).
 The non-torch fit's TP > 1 part stands in for it, as above.
 
@@ -79,9 +79,11 @@ from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
+from kvtop.domain.engines.vllm.dp_eras import PRICED_ERAS
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
 from kvtop.domain.engines.vllm.dp_kernel_gather import (
     KERNEL_GATHERS,
+    V2_PROFILE_READ,
     kernel_layer_bytes,
     kernel_workspace_bytes,
 )
@@ -117,77 +119,6 @@ REMOVED_BACKENDS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "none removed to v0.16.0"),
     Era("0.17.0", frozenset({"pplx"}), "config/parallel.py:343-348 at v0.17.0, :370-375 at v0.18.0: 'pplx' removed"),
     Era("0.19.0", frozenset({"pplx", "naive"}), "config/parallel.py:344-350 at v0.19.0, :537-543 at v0.33.0"),
-))  # fmt: skip
-# The all-to-all backends whose gathered batch was read, by release (the rest are named not modelled)
-PRICED_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "not read before v0.10.1"),
-    Era("0.10.1", frozenset({"naive"}), "read at v0.10.1.1 and v0.10.2: the naive all-to-all, fused_experts_impl, the "
-                                        "snapshot before the distributed init"),
-    Era("0.11.0", frozenset({"allgather_reducescatter"}),
-        "read at v0.11.0: AgRsAll2AllManager (all2all.py:97-140), the same fused_experts_impl (fused_moe.py:1484-1706), "
-        "the snapshot after the distributed init (gpu_worker.py:165-182)"),
-    Era("0.11.1", frozenset({"allgather_reducescatter"}),
-        "read at v0.11.1 (its fused_moe/, all2all.py, cuda_communicator.py, envs.py the same as v0.11.2's), v0.11.2 "
-        "and v0.12.0: the same AgRsAll2AllManager (all2all.py:102-147 at v0.12.0), no modular kernel "
-        "for it (fused_moe/all2all_utils.py:67-73), the unquantized method's fused_experts (unquantized_fused_moe_method"
-        ".py:382-388 at v0.12.0); and v0.13.0: all2all.py and all2all_utils.py unchanged, reduce_scatterv's output the "
-        "rank's own rows (cuda_communicator.py:222-231), fused_experts_impl's caches unchanged (fused_moe.py), the "
-        "unquantized apply reads its routing from the layer and still calls fused_experts (unquantized_fused_moe_method"
-        ".py:324-325), shared experts before the routed ones (fused_moe/layer.py:1940-1944)"),
-    Era("0.14.0", frozenset({"allgather_reducescatter"}),
-        "read at v0.14.0 (v0.14.1 byte-identical): the unquantized experts' modular kernel over the worker's "
-        "workspace manager (dp_workspace.py), the same AgRs dispatch and combine (fused_moe/layer.py:1922-2025)"),
-    Era("0.15.0", frozenset({"allgather_reducescatter"}),
-        "read at v0.15.0 and v0.15.1 (their fused_moe/modular_kernel.py, prepare_finalize.py, oracle/unquantized.py, "
-        "workspace.py, all2all.py's AgRs manager and profile_run byte-identical): v0.14.x's layer but for its bytes' "
-        "code places (dp_workspace.py): select_experts moved into `FusedMoE.forward_impl` on the same gathered rows "
-        "(fused_moe/layer.py:1792-1821 dispatch, :1847 shared experts first, :1876 select_experts, :1913 combine), "
-        "oracle/unquantized.py:160-167 TritonExperts unless "
-        "VLLM_USE_FLASHINFER_MOE_FP16 (:64-70, never with DP), one chunk's workspace13 and output one buffer "
-        "(modular_kernel.py:963-970), the zeroed output under torch 2.9.1 (:1321-1324, utils.py:379-380)"),
-    Era("0.16.0", frozenset({"allgather_reducescatter"}),
-        "read at v0.16.0 against v0.15.1 (session 60): modular_kernel.py's _allocate_buffers byte-identical (:883), "
-        "its forward's output zeros_like where the kernel is not in place (:1333; oracle/unquantized.py:187-197 "
-        "builds TritonExperts with inplace=not disable_inplace, torch==2.9.1), TritonExperts.workspace_shapes the "
-        "same (fused_moe.py:1953), workspace.py the same but for a type hint, AgRsAll2AllManager's dispatch renamed "
-        "dispatch_router_logits (all2all.py), fused_moe/layer.py forward_impl: the gather (:1875), shared experts "
-        "first (:1902), select_experts on the gathered rows (:1931), the combine (:1965); the V1 profile_run's "
-        "_dummy_run(max_num_tokens) the same"),
-    Era("0.17.0", frozenset({"allgather_reducescatter"}),
-        "read at v0.17.0 and v0.17.1 (session 61, dp_workspace.py): v0.16.0's layer moved into runner/"
-        "default_moe_runner.py (forward_impl :586-725: shared experts first :650, the AgRs gather :657, select_experts "
-        "on the gathered rows :684, the combine :719), the unquantized method's kernel no internal MK "
-        "(unquantized_fused_moe_method.py:73, fused_moe_method_base.py:33-36), TritonExperts over the workspace "
-        "manager (oracle/unquantized.py:243-252), _allocate_buffers (modular_kernel.py:1055) and workspace_shapes "
-        "(fused_moe.py:2001) as at v0.16.0, the output zeroed under torch 2.10.0 (:1519-1522)"),
-    Era("0.18.0", frozenset({"allgather_reducescatter"}),
-        "read at v0.18.0 and v0.18.1 (byte-identical path, session 61): v0.17.x's layer (runner/default_moe_runner.py :654-723, oracle/unquantized.py "
-        "and the unquantized method unchanged but for device calls) with the experts unchunked (modular_kernel.py:1009, "
-        "moe_workspace.CHUNK_ERAS) and an empty_like output (:1350)"),
-    Era("0.19.0", frozenset({"allgather_reducescatter"}),
-        "read at v0.19.0 and v0.19.1 (byte-identical path, session 61): forward_impl split into helpers "
-        "(runner/default_moe_runner.py:772-840) holding v0.18.x's bytes: the AgRs gather (_maybe_dispatch :590-595), "
-        "the shared experts on the rank's own rows (the layer's original input, :489) before select_experts on the "
-        "gathered rows (:498), the combine (:617-620); modular_kernel.py, oracle/unquantized.py, the unquantized "
-        "method, workspace.py and the AgRs manager as at v0.18.0; 'naive' (and 'pplx') fall back to "
-        "'allgather_reducescatter' (config/parallel.py:344-348 at v0.19.0, :537-543 at v0.33.0)"),
-    Era("0.20.0", frozenset({"allgather_reducescatter"}),
-        "read at v0.20.0 and v0.20.2 (session 63, dp_kernel_gather.py): the unquantized method's kernel gathers "
-        "through the naive DP prepare (prepare_finalize/naive_dp_ep.py:103-167) after select_experts on the rank's "
-        "own rows (runner/moe_runner.py:462-476), TritonExperts over the workspace manager unchunked "
-        "(modular_kernel.py:1203-1243); 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
-        "(config/parallel.py:537-543 at v0.33.0)"),
-    Era("0.21.0", frozenset({"allgather_reducescatter"}),
-        "read at v0.21.0, v0.22.0, v0.22.1, v0.23.0 and v0.24.0 against v0.20.2 (session 63, dp_kernel_gather.py): "
-        "the same bytes, the code moved: TritonExperts into experts/triton_moe.py (workspace_shapes :129 at v0.21.0, "
-        ":144 v0.22.x, :141 v0.23.0, :181 v0.24.0), the runner's do_naive_dispatch_combine (runner/moe_runner.py:688 "
-        "/ :683 / :683 / :719) false for the unquantized kernel, naive_dp_ep.py's prepare (:112) and finalize "
-        "(:186-209) as at v0.20.x but for LoRA's mapping, the output empty_like (modular_kernel.py:1395 / :1400 / "
-        ":1385 / :1396, in place gone at v0.23.0; torch==2.11.0 at v0.22.1 and v0.24.0), AgRsAll2AllManager's "
-        "dispatch and combine byte-identical to v0.20.0's"),
-    Era("0.25.0", frozenset(), "not read from v0.25.0 (v0.26.0's runner/moe_runner.py, oracle/unquantized.py and "
-                               "experts/triton_moe.py differ from v0.24.0's); 'naive' (and 'pplx') fall back to "
-                               "'allgather_reducescatter' (config/parallel.py:537-543 at v0.33.0)"),
 ))  # fmt: skip
 # Whether the combine leaves a second gathered tensor: the naive all-reduce's out-of-place output (dp × tokens rows,
 # all2all.py:62-72 at v0.10.1.1) or reduce_scatterv's own rows only (cuda_communicator.py:186-220 at v0.11.0)
@@ -299,9 +230,9 @@ def dp_gather(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion
     if quant.method != "none" and modular.value:
         return DpGather(priced=False, why=f"{quant.method} experts at vLLM {version.label}: only the unquantized "
                                           f"modular kernel is read ({modular.source}); {FP8_BACKEND_BY_INSTALL}")  # fmt: skip
-    if KERNEL_GATHERS.at(version) and runs_v2(version, model, settings):
+    if KERNEL_GATHERS.at(version) and runs_v2(version, model, settings) and not V2_PROFILE_READ.at(version):
         return DpGather(priced=False, why=f"vLLM {version.label}'s V2 model runner with the kernel-gathered MoE layer: "
-                                          "its profile not read with it (dp_kernel_gather.py reads V1's)")  # fmt: skip
+                                          f"its profile not read with it ({V2_PROFILE_READ.era(version).source})")  # fmt: skip
     if quant.method == "fp8" and capability < (8, 9):
         return DpGather(priced=False, why="FP8 experts below compute capability 8.9 run Marlin: not read")
     deep_gemm = DEEP_GEMM_DEFAULT.era(version)
@@ -372,8 +303,9 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
     backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
     if marlin_dp_read(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, inputs.settings, backend):
         return _with_marlin_layer(activation, inputs, tokens)
-    if KERNEL_GATHERS.at(inputs.version):  # the modular kernel gathers (v0.20.0-v0.24.x, dp_kernel_gather.py)
-        layer = kernel_layer_bytes(inputs.model, inputs.layout, tokens)
+    if KERNEL_GATHERS.at(inputs.version):  # the modular kernel gathers (from v0.20.0, dp_kernel_gather.py)
+        layer = kernel_layer_bytes(inputs.model, inputs.layout, tokens,
+                                   scatter_rows=not SCATTER_INTO_OUTPUT.at(inputs.version))  # fmt: skip
         # the manager's one buffer grows from the one rank's rows the count holds (sampler_peak.py) to the gathered
         grown = kernel_workspace_bytes(inputs.model, inputs.layout, tokens) - experts_workspace_bytes(
             inputs.model, inputs.layout, tokens, CHUNK_ERAS.at(inputs.version))

@@ -1,4 +1,4 @@
-"""vLLM 0.29.0-0.31.x's MXFP4 MoE layer on the batch gathered over the DP ranks, with Marlin experts (dp_gather.py prices
+"""vLLM 0.29.0-0.34.x's MXFP4 MoE layer on the batch gathered over the DP ranks, with Marlin experts (dp_gather.py prices
 it through here): the modular kernel `MoEPrepareAndFinalizeNaiveDPEPModular` + `MarlinExperts` over the worker's
 workspace manager.
 
@@ -28,8 +28,8 @@ this layer and the profile's counted peak plus the workspace. Not counted: moe_a
 Marlin's lock workspace (under 1 MiB here). The DP group's pynccl communicator is made at init, before the worker's
 snapshot (dp_gather.COMMUNICATOR_ERAS), and V2 pads on Gloo: no communicator in the profile's growth.
 v0.30.0 and v0.31.0 (their wheels read, session 60) hold this path as v0.29.0 does (`MARLIN_DP_ERAS`); v0.32.0 (read,
-session 61) reduce-scatters into the layer's output, one tensor of own rows fewer (`SCATTER_INTO_OUTPUT`); from v0.33.0
-its prepare/finalize, MarlinExperts and modular kernel changed again, not read.
+session 61) reduce-scatters into the layer's output, one tensor of own rows fewer (`SCATTER_INTO_OUTPUT`); v0.33.0 and
+v0.34.0 (read, session 63) hold v0.32.0's bytes.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import round_up
 
-# Where the MXFP4 Marlin experts' DP layer was read (module docstring); the rest are dp_gather.PRICED_ERAS' words
+# Where the MXFP4 Marlin experts' DP layer was read (module docstring); the rest are dp_eras.PRICED_ERAS' words
 MARLIN_DP_ERAS: Eras[bool] = Eras((
-    Era("", False, "not read before v0.29.0 (from v0.16.0 the modular kernel changed: dp_gather.PRICED_ERAS)"),
+    Era("", False, "not read before v0.29.0 (from v0.16.0 the modular kernel changed: dp_eras.PRICED_ERAS)"),
     Era("0.29.0", True, "read at v0.29.0: prepare_finalize/naive_dp_ep.py:71-209, modular_kernel.py:1120-1180 and "
                         ":1285-1330, experts/marlin_moe.py:704-734, fused_moe/oracle/mxfp4.py:734-739, "
                         "v1/worker/workspace.py:116-210"),
@@ -66,8 +66,14 @@ MARLIN_DP_ERAS: Eras[bool] = Eras((
                         "before (modular_kernel.py:1058-1108); MarlinExperts.workspace_shapes (experts/marlin_moe.py:"
                         "686) and the Marlin rounding (oracle/mxfp4.py:844-846) the same; workspace.py's scratch the "
                         "same but for an allocation context (nullcontext by default)"),
-    Era("0.33.0", False, "not read from v0.33.0 (naive_dp_ep.py, experts/marlin_moe.py and modular_kernel.py changed "
-                         "against v0.32.0)"),
+    Era("0.33.0", True, "read at v0.33.0 and v0.34.0 against v0.32.0 (session 63): naive_dp_ep.py's changes are "
+                        "DBO's comm region (no-op without DBO) and an a1_scale assert, combine_into_output still "
+                        "(:280); MarlinExperts.workspace_shapes byte-identical (experts/marlin_moe.py:691 / :638; "
+                        "v0.33.0 adds a model's post-GEMM2 hook, v0.34.0 drops Marlin's int8/FP8 input quantization), "
+                        "oracle/mxfp4.py's rounding the same (:837 / :822), modular_kernel.py's output new_empty of "
+                        "output_hidden_dim, which MarlinExperts does not override (:1536 / :1596), get_simultaneous "
+                        "(:1207 / :1267) as before; the runner's hidden padding (runner/moe_runner.py:530 / :538) and "
+                        "the TP × DP split (config.py:1106 / :1143) the same; AgRsAll2AllManager byte-identical"),
 ))  # fmt: skip
 # Whether the finalize's reduce-scatter writes into the layer's output (no tensor of the rank's own rows of its own)
 SCATTER_INTO_OUTPUT: Eras[bool] = Eras((
