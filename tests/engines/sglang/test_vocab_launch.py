@@ -86,6 +86,11 @@ def test_dp_lm_head_refusals() -> None:
                     "0.5.23"], None, str(QWEN3))  # fmt: skip
     (refusal,) = [r for r in launch_refusals(qwen) if r.field == "--enable-dp-lm-head"]
     assert "Qwen3ForCausalLM" in refusal.message and "not modelled" in refusal.message
+    for release, words in (("0.5.20", "Please enable dp attention when setting enable_dp_lm_head."),
+                           ("0.5.23", "--enable-dp-lm-head requires attention DP (--attn-dp-size).")):
+        replicas = _ledger(["--tp", "8", "--dp", "2", "--enable-dp-lm-head", "--engine-version", release])
+        (asserted,) = [r for r in launch_refusals(replicas) if r.field == "--enable-dp-lm-head"]
+        assert words in asserted.message  # arg_groups/overrides.py 0.5.20:1485; 0.5.23 _dp_lm_head_validation
     alone = _ledger(["--tp", "8", "--enable-dp-lm-head", "--engine-version", "0.5.23"])
     assert not [r for r in launch_refusals(alone) if r.field == "--enable-dp-lm-head"]
     assert _rows(alone)["lm_head"] == (OVER_8, 8)

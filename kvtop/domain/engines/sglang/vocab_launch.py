@@ -46,6 +46,13 @@ REPLICATING_ERAS: Eras[tuple[frozenset[str], frozenset[str]]] = Eras((
     Era("0.5.20", (frozenset({_DSV2, "HYV4Model"}), _KIMI_K3 | {"Glm5NextForConditionalGeneration"}),
         "hunyuan_v4.py 0.5.20, 0.5.23:692; glm5_next.py Glm5NextModel 0.5.20, 0.5.23:1030 (both first releases)"),
 ))  # fmt: skip
+# SGLang's assertion where the flag is set without DP attention at dp > 1: (its words, where)
+DP_HEAD_ASSERT_ERAS: Eras[tuple[str, str]] = Eras((
+    Era("", ("Please enable dp attention when setting enable_dp_lm_head.", "server_args.py ServerArgs"),
+        "read at 0.4.6.post5, 0.5.12, 0.5.13 (server_args.py:3333), 0.5.17 and 0.5.20 (arg_groups/overrides.py:1485)"),
+    Era("0.5.23", ("--enable-dp-lm-head requires attention DP (--attn-dp-size).",
+                   "arg_groups/overrides.py _dp_lm_head_validation"), "read at 0.5.23 (0.5.21, 0.5.22 not read)"),
+))  # fmt: skip
 DP_HEAD_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "no --enable-dp-lm-head before 0.4.6.post5"),
     Era("0.4.6.post5", frozenset({_DSV2}), "deepseek_v2.py 0.4.6.post5:1422, 0.5.12:2378, 0.5.23:3296 "
@@ -106,10 +113,9 @@ def dp_head_refusal(ledger: Ledger) -> Refusal | None:
     if not settings.enable_dp_attention:
         if settings.dp <= 1:
             return None  # SGLang turns it off where dp is 1
-        return Refusal(field=DP_HEAD_FLAG, message=f"SGLang {ledger.version.label} asserts 'Please enable dp attention "
-                       f"when setting enable_dp_lm_head.': add --enable-dp-attention or drop {DP_HEAD_FLAG}",
-                       source="server_args.py ServerArgs (0.4.6.post5 … 0.5.12); 0.5.23 arg_groups/overrides.py "
-                       "_dp_lm_head_validation")  # fmt: skip
+        words, where = DP_HEAD_ASSERT_ERAS.at(ledger.version)
+        return Refusal(field=DP_HEAD_FLAG, message=f"SGLang {ledger.version.label} asserts {words!r}: add "
+                       f"--enable-dp-attention or drop {DP_HEAD_FLAG}", source=where)  # fmt: skip
     if dp_head(model, settings, ledger.version) is None:
         return Refusal(field=DP_HEAD_FLAG, message=f"{DP_HEAD_FLAG} on {model.architecture}: whether SGLang "
                        f"{ledger.version.label}'s class splits its LM head over attention TP is not read (not "
