@@ -79,13 +79,25 @@ def test_dp_lm_head_splits_deepseek_v3_head_over_attention_tp() -> None:
     assert (early["embedding"], early["lm_head"]) == ((WHOLE, 1), (OVER_4, 4))
 
 
+def test_dp_lm_head_by_class_and_release() -> None:
+    """Qwen3-32B (vocab 151,936 = 2,374 × 64, hidden 5,120): qwen3.py's ParallelLMHead takes use_attn_tp_group=
+    enable_dp_lm_head from 0.5.8 (0.5.7's does not): over attention TP 4, 37,984 rows, at 0.5.23; over TP 8, 18,992
+    rows, at 0.5.7. Qwen2.5-7B (qwen2.py: never): the flag changes nothing. Llama-3.1-8B (llama.py takes it; LlamaModel's
+    embedding under DP attention not read): refused by name."""
+    flags = ["--tp", "8", "--dp", "2", "--enable-dp-attention", "--enable-dp-lm-head", "--engine-version"]
+    assert _rows(_ledger([*flags, "0.5.23"], None, str(QWEN3)))["lm_head"] == (37_984 * 5_120 * 2, 4) == (388_956_160, 4)
+    assert _rows(_ledger([*flags, "0.5.7"], None, str(QWEN3)))["lm_head"] == (18_992 * 5_120 * 2, 8) == (194_478_080, 8)
+    qwen25 = str(DATA / "configs" / "Qwen--Qwen2.5-7B-Instruct.json")
+    with_flag = _ledger([*flags, "0.5.23"], None, qwen25)
+    assert not [r for r in launch_refusals(with_flag) if r.field == "--enable-dp-lm-head"]
+    assert _rows(with_flag)["lm_head"] == _rows(_ledger([*flags[:5], *flags[6:], "0.5.23"], None, qwen25))["lm_head"]
+    llama = _ledger([*flags, "0.5.23"], None, str(DATA / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    (refusal,) = [r for r in launch_refusals(llama) if r.field == "--enable-dp-lm-head"]
+    assert "LlamaForCausalLM" in refusal.message and "not modelled" in refusal.message
+
+
 def test_dp_lm_head_refusals() -> None:
-    """On a class whose head split is not read (Qwen3-32B) it is refused by name; without DP attention at dp > 1
-    SGLang asserts; at dp 1 SGLang turns it off (nothing refused, nothing changed)."""
-    qwen = _ledger(["--tp", "8", "--dp", "2", "--enable-dp-attention", "--enable-dp-lm-head", "--engine-version",
-                    "0.5.23"], None, str(QWEN3))  # fmt: skip
-    (refusal,) = [r for r in launch_refusals(qwen) if r.field == "--enable-dp-lm-head"]
-    assert "Qwen3ForCausalLM" in refusal.message and "not modelled" in refusal.message
+    """Without DP attention at dp > 1 SGLang asserts; at dp 1 SGLang turns it off (nothing refused, nothing changed)."""
     for release, words in (("0.5.20", "Please enable dp attention when setting enable_dp_lm_head."),
                            ("0.5.23", "--enable-dp-lm-head requires attention DP (--attn-dp-size).")):
         replicas = _ledger(["--tp", "8", "--dp", "2", "--enable-dp-lm-head", "--engine-version", release])

@@ -9,9 +9,12 @@
 - `--enable-dp-lm-head` (first in 0.4.6.post5): DeepseekV2ForCausalLM builds `ParallelLMHead(...,
   use_attn_tp_group=enable_dp_lm_head)` (deepseek_v2.py 0.4.6.post5:1422, 0.5.12:2378, 0.5.23:3296), so under DP
   attention its head splits over attention TP (tp ÷ dp; whole where dp == tp), rows padded to 64 as over TP; every
-  class built on it (vocab_split.py's DeepseekV2Model users) alike. Other classes pass it to their own heads or not,
-  by file and release (0.5.23: llama.py, glm4_moe.py, gpt_oss.py, qwen3_vl.py, nemotron_h.py … do; qwen2.py does
-  not): not read, so refused by name under DP attention. Without DP attention SGLang turns it off where dp is 1
+  class built on it (vocab_split.py's DeepseekV2Model users) alike. Other classes pass it to their own heads from a
+  release on (HEAD_OVER_ATTENTION_TP: Qwen2/3-MoE from 0.4.7, GLM-4.5, GPT-OSS, Qwen3 from 0.5.8, …) or never
+  (HEAD_OVER_TP: qwen2.py, llama4.py, step3_vl.py …: the flag changes nothing there); a class in neither (llama.py,
+  qwen3_vl.py, nemotron_h.py … pass it too, their embedding split under DP attention not read) is refused by name,
+  and so is a head over attention TP beside an embedding over TP (Bailing at 0.5.3rc0/rc2), which VocabSplit does
+  not hold. Without DP attention SGLang turns it off where dp is 1
   (server_args.py 0.5.12:3063-3065; 0.5.23 arg_groups/overrides.py `_data_parallelism_defaults`) and asserts
   otherwise ("Please enable dp attention when setting enable_dp_lm_head.", 0.4.6.post5 … 0.5.12 server_args.py;
   0.5.23 `_dp_lm_head_validation`: "--enable-dp-lm-head requires attention DP (--attn-dp-size).").
@@ -21,8 +24,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtop.domain.engines.sglang.vocab_split import dp_attention_embedding_class
-from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.sglang.vocab_split import (
+    TEXT_PICKING_WRAPPERS,
+    TEXT_TYPE_CLASS,
+    dp_attention_embedding_class,
+    sglang_vocab_split,
+)
+from kvtop.domain.engines.versions import FIRST_RELEASE, Era, Eras, ResolvedVersion, parse_release
 from kvtop.domain.layout import VocabSplit
 from kvtop.domain.refusals import Refusal
 
@@ -53,11 +61,31 @@ DP_HEAD_ASSERT_ERAS: Eras[tuple[str, str]] = Eras((
     Era("0.5.23", ("--enable-dp-lm-head requires attention DP (--attn-dp-size).",
                    "arg_groups/overrides.py _dp_lm_head_validation"), "read at 0.5.23 (0.5.21, 0.5.22 not read)"),
 ))  # fmt: skip
-DP_HEAD_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "no --enable-dp-lm-head before 0.4.6.post5"),
-    Era("0.4.6.post5", frozenset({_DSV2}), "deepseek_v2.py 0.4.6.post5:1422, 0.5.12:2378, 0.5.23:3296 "
-                                           "`ParallelLMHead(..., use_attn_tp_group=enable_dp_lm_head)`"),
-))  # fmt: skip
+# class → (the file whose ParallelLMHead takes `use_attn_tp_group=…enable_dp_lm_head`, the first release it does): the
+# wheels 0.4.6.post5, 0.4.7, 0.4.8, 0.4.9, 0.4.9.post5, 0.4.10, 0.5.0rc0, 0.5.1, 0.5.2rc0, 0.5.2, 0.5.3rc0, 0.5.3rc2,
+# 0.5.3, 0.5.4, 0.5.6 … 0.5.12, 0.5.20 and 0.5.23 read (each holds from then through 0.5.23); a release before: over TP
+_BAILING = ("bailing_moe.py", "0.5.3rc0")
+HEAD_OVER_ATTENTION_TP: dict[str, tuple[str, str]] = {
+    "Qwen2MoeForCausalLM": ("qwen2_moe.py", "0.4.7"), "Qwen3MoeForCausalLM": ("qwen3_moe.py", "0.4.7"),
+    "Qwen3ForCausalLM": ("qwen3.py", "0.5.8"), "Glm4MoeForCausalLM": ("glm4_moe.py", "0.4.9.post5"),
+    "GptOssForCausalLM": ("gpt_oss.py", "0.5.0rc0"), "Qwen3NextForCausalLM": ("qwen3_next.py", "0.5.2"),
+    "BailingMoeForCausalLM": _BAILING, "BailingMoeV2ForCausalLM": _BAILING, "BailingMoEForCausalLM": _BAILING,
+    "FalconH1ForCausalLM": ("falcon_h1.py", "0.5.3rc2"), "LongcatFlashForCausalLM": ("longcat_flash.py", "0.5.2rc0"),
+    "LLaDA2MoeModelLM": ("llada2.py", "0.5.6"), "MiMoV2FlashForCausalLM": ("mimo_v2_flash.py, mimo_v2.py", "0.5.7"),
+    "MiMoV2ForCausalLM": ("mimo_v2.py", "0.5.11"), "Glm4MoeLiteForCausalLM": ("glm4_moe_lite.py", "0.5.8"),
+    "SarvamMLAForCausalLM": ("sarvam_moe.py", "0.5.10rc0"), "DeepseekV4ForCausalLM": ("deepseek_v4.py", "0.5.12"),
+    "BailingMoeV2_5ForCausalLM": ("bailing_moe_linear.py", "0.5.9"), "HYV4ForCausalLM": ("hunyuan_v4.py", "0.5.20"),
+}  # fmt: skip
+# every DeepseekV2Model user's head is DeepseekV2ForCausalLM's
+DSV2_HEAD = ("deepseek_v2.py 0.4.6.post5:1422, 0.5.12:2378, 0.5.23:3296", "0.4.6.post5")
+# classes whose head never takes the flag (their file's ParallelLMHead has no use_attn_tp_group, 0.5.23 and every
+# release above read): the flag leaves their weights as they are
+HEAD_OVER_TP: dict[str, str] = {
+    "Qwen2ForCausalLM": "qwen2.py", "Qwen2AudioForConditionalGeneration": "qwen2_audio.py (a Qwen2ForCausalLM)",
+    "LlavaQwenForCausalLM": "llava.py (a Qwen2ForCausalLM)", "Qwen2VLForConditionalGeneration": "qwen2_vl.py",
+    "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl.py", "Llama4ForCausalLM": "llama4.py",
+    "Llama4ForConditionalGeneration": "mllama4.py (a Llama4ForCausalLM)", "Step3VLForConditionalGeneration": "step3_vl.py",
+}  # fmt: skip
 
 
 def replicates_embedding(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
@@ -70,13 +98,23 @@ def replicates_embedding(model: ModelSpec, settings: LaunchSettings, version: Re
     return model.architecture in classes or (entry is not None and entry.built_by in codes)
 
 
+def _head_class(model: ModelSpec) -> str:
+    """The class that builds the LM head: a wrapper's language model (vocab_split.TEXT_PICKING_WRAPPERS) or the model's."""
+    if model.architecture in TEXT_PICKING_WRAPPERS:
+        return TEXT_TYPE_CLASS.get(model.model_type, "")
+    return model.architecture
+
+
 def dp_head(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool | None:
-    """Under DP attention with --enable-dp-lm-head: True where the class's head splits over attention TP (read),
-    None where not read; False where the flag is not set or does nothing (no DP attention)."""
+    """Under DP attention with --enable-dp-lm-head: True where the class's head splits over attention TP at this
+    release, False where it does not (or the flag is not set, or no DP attention), None where not read."""
     if not settings.flags.get(DP_HEAD_KEY) or not settings.enable_dp_attention:
         return False
-    entry = dp_attention_embedding_class(model)
-    return True if entry is not None and entry.built_by in DP_HEAD_ERAS.at(version) else None
+    entry, name = dp_attention_embedding_class(model), _head_class(model)
+    row = DSV2_HEAD if entry is not None and entry.built_by == _DSV2 else HEAD_OVER_ATTENTION_TP.get(name)
+    if row is not None:
+        return version.release is None or version.release >= (parse_release(row[1]) or FIRST_RELEASE)
+    return False if name in HEAD_OVER_TP else None
 
 
 def with_launch_switches(
@@ -116,8 +154,15 @@ def dp_head_refusal(ledger: Ledger) -> Refusal | None:
         words, where = DP_HEAD_ASSERT_ERAS.at(ledger.version)
         return Refusal(field=DP_HEAD_FLAG, message=f"SGLang {ledger.version.label} asserts {words!r}: add "
                        f"--enable-dp-attention or drop {DP_HEAD_FLAG}", source=where)  # fmt: skip
-    if dp_head(model, settings, ledger.version) is None:
+    head = dp_head(model, settings, ledger.version)
+    if head is None:
         return Refusal(field=DP_HEAD_FLAG, message=f"{DP_HEAD_FLAG} on {model.architecture}: whether SGLang "
                        f"{ledger.version.label}'s class splits its LM head over attention TP is not read (not "
-                       "modelled); plan without it", source="vocab_launch.py DP_HEAD_ERAS")  # fmt: skip
+                       "modelled); plan without it", source="vocab_launch.py HEAD_OVER_ATTENTION_TP")  # fmt: skip
+    base = sglang_vocab_split(model, settings, ledger.version)
+    if head and not (base.embedding_whole or base.embedding_over_attention_tp or base.over_attention_tp):
+        return Refusal(field=DP_HEAD_FLAG, message=f"{DP_HEAD_FLAG} on {model.architecture}: SGLang "
+                       f"{ledger.version.label} splits its LM head over attention TP and its embedding over TP, which "
+                       "kvtop's vocab split does not hold (not modelled); plan without it",
+                       source="vocab_launch.py; vocab_split.py GROUP_ERAS")  # fmt: skip
     return None
